@@ -1,0 +1,303 @@
+import { domainToASCII } from 'node:url';
+import {
+  type ContactFinding,
+  type DomainFinding,
+  type Finding,
+  isDomainFinding,
+  type Severity,
+  severityRank,
+} from './classify';
+import type { Report } from './scan';
+
+/**
+ * What a scan says to people and programs: the e-mail digest, the SMS, and the one SNS message
+ * (MessageStructure json) that carries them and the JSON report, kept under SNS's size limit.
+ */
+
+/** SNS's limit for the whole message, attributes included. */
+export const SNS_MAX_BYTES = 262_144;
+/** Room kept for message attributes and the SDK's encoding. */
+const ATTRIBUTE_RESERVE_BYTES = 2_048;
+/** A digest longer than this many detailed items is cut for readability, with an "and N more" line. */
+const DIGEST_DETAIL_LIMIT = 300;
+const INFO_NAMES_SHOWN = 10;
+const SMS_MAX = 160;
+
+export interface RenderOptions {
+  /** IANA zone dates are shown in. @default 'UTC' */
+  readonly timeZone?: string;
+  /** Shown in the subject and the heading, e.g. the reseller account's name. */
+  readonly accountLabel?: string;
+  /** At most this many critical and warning items in detail. @default 300 */
+  readonly detailLimit?: number;
+}
+
+const DAY_MS = 86_400_000;
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+function dateFormat(timeZone: string) {
+  const day = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone });
+  const time = new Intl.DateTimeFormat('en-GB', {
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+    timeZone,
+  });
+  return { day: (iso: string) => day.format(new Date(iso)), time: (iso: string) => `${time.format(new Date(iso))} ${timeZone}` };
+}
+
+/** The problem with one domain, in words a person acts on. */
+export function describeDomainFinding(f: DomainFinding, now: string, day: (iso: string) => string): string {
+  const renew = f.auto_renew === null ? 'auto-renew UNKNOWN (treated as off)' : f.auto_renew ? 'auto-renew on' : 'auto-renew OFF';
+  switch (f.kind) {
+    case 'quarantine': {
+      const since = f.date_deleted ?? f.date_expiry;
+      const days = Math.max(0, Math.floor((Date.parse(now) - Date.parse(since)) / DAY_MS));
+      return `in quarantine since ${day(since)}, ${plural(days, 'day')}`;
+    }
+    case 'expired':
+      return `expired ${day(f.date_expiry)}, ${f.days_left >= -1 ? 'within the last day' : `${-f.days_left} days ago`}, ${renew}`;
+    case 'expiring': {
+      const when = f.days_left === 0 ? 'within a day' : `in ${plural(f.days_left, 'day')}`;
+      return `expires ${day(f.date_expiry)} ${when}, ${renew}`;
+    }
+    case 'auto_renew_off':
+      return `expires ${day(f.date_expiry)} in ${plural(f.days_left, 'day')}, ${renew}`;
+  }
+}
+
+function registrantLine(f: DomainFinding): string | null {
+  const r = f.registrant;
+  if (!r) return null;
+  const who = [r.name, r.company_name ? `(${r.company_name})` : '', r.email ? `<${r.email}>` : ''].filter(Boolean).join(' ');
+  return `Registrant: ${who || 'unknown'} [${r.handle}]`;
+}
+
+function contactLines(f: ContactFinding): string[] {
+  const who = [f.name, f.company_name ? `(${f.company_name})` : '', f.email ? `<${f.email}>` : ''].filter(Boolean).join(' ');
+  return [`- contact ${f.handle}: validation pending; the registry may suspend the domains it holds`, `  ${who}`];
+}
+
+function itemLines(f: Finding, now: string, day: (iso: string) => string): string[] {
+  if (!isDomainFinding(f)) return contactLines(f);
+  const lines = [`- ${f.domain_name}: ${describeDomainFinding(f, now, day)}`];
+  const registrant = registrantLine(f);
+  if (registrant) lines.push(`  ${registrant}`);
+  if (f.restore_url) lines.push(`  Restore: ${f.restore_url}`);
+  return lines;
+}
+
+/** Counts for the subject and the heading. */
+export function headline(report: Report): string {
+  const { critical, warning, info } = report.summary;
+  const parts = [`${critical} critical`, `${warning} warning`];
+  if (info) parts.push(`${info} info`);
+  if (report.problems.length) parts.push(plural(report.problems.length, 'unreadable record'));
+  return parts.join(', ');
+}
+
+/**
+ * The e-mail digest in plain text: critical first, then warning, each domain with what is wrong in
+ * words, the registrant and for quarantine the restore link; info summarised; the footer says when,
+ * how much, and how to change thresholds. Nothing is cut silently.
+ */
+export function renderDigest(report: Report, options: RenderOptions = {}): string {
+  const timeZone = options.timeZone ?? 'UTC';
+  const { day, time } = dateFormat(timeZone);
+  const limit = options.detailLimit ?? DIGEST_DETAIL_LIMIT;
+  const label = options.accountLabel ? ` (${options.accountLabel})` : '';
+  const out: string[] = [`domain-sentinel${label}: ${headline(report)}`, ''];
+
+  let detailBudget = limit;
+  for (const severity of ['critical', 'warning'] as const) {
+    const items = report.findings.filter((f) => f.severity === severity);
+    if (items.length === 0) continue;
+    out.push(`${severity.toUpperCase()} (${items.length})`);
+    const detailed = items.slice(0, Math.max(0, detailBudget));
+    detailBudget -= detailed.length;
+    for (const f of detailed) out.push(...itemLines(f, report.now, day));
+    const omitted = items.length - detailed.length;
+    if (omitted > 0) out.push(`- and ${omitted} more ${severity} (see the JSON report, or run a scan with --json)`);
+    out.push('');
+  }
+  if (report.summary.critical === 0 && report.summary.warning === 0) out.push('Nothing critical or urgent.', '');
+
+  const info = report.findings.filter((f): f is DomainFinding => f.severity === 'info' && isDomainFinding(f));
+  if (report.summary.info > 0) {
+    const renewing = info.filter((f) => f.kind === 'expiring').length;
+    const off = info.filter((f) => f.kind === 'auto_renew_off').length;
+    out.push(
+      `INFO (${report.summary.info}): ${renewing} expiring within ${report.policy.expiry_days} days with auto-renew on, ${off} with auto-renew off`,
+    );
+    const names = info.slice(0, INFO_NAMES_SHOWN).map((f) => f.domain_name);
+    const rest = report.summary.info - names.length;
+    if (names.length) out.push(`  ${names.join(', ')}${rest > 0 ? `, and ${rest} more` : ''}`);
+    out.push('');
+  }
+
+  if (report.problems.length > 0) {
+    const one = report.problems.length === 1;
+    out.push(`PROBLEMS: ${plural(report.problems.length, 'record')} could not be read and ${one ? 'was' : 'were'} not checked:`);
+    for (const p of report.problems.slice(0, 20)) {
+      out.push(`- ${p.resource} ${p.key ?? '(no name)'} on page ${p.page}: ${p.reason}`);
+    }
+    if (report.problems.length > 20) out.push(`- and ${report.problems.length - 20} more (see the JSON report)`);
+    out.push('');
+  }
+
+  const s = report.stats;
+  out.push(
+    '--',
+    `Scanned ${plural(s.domains_scanned, 'domain')} and ${plural(s.contacts_scanned, 'contact')} at ${time(report.now)} (${s.requests} requests, ${(s.duration_ms / 1000).toFixed(1)} s, ${report.source.mode} mode).`,
+    `Dates are shown in ${timeZone}. Thresholds: expiring within ${report.policy.expiry_days} days, critical within ${report.policy.critical_days} days without auto-renew.`,
+    'Change them with EXPIRY_DAYS and CRITICAL_DAYS (or cdk deploy -c expiryDays=N -c criticalDays=N).',
+  );
+  return out.join('\n');
+}
+
+// GSM 03.38 basic character set; the extension set costs two characters each.
+const GSM7_BASIC = new Set(
+  '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà',
+);
+const GSM7_EXTENSION = new Set('^{}\\[~]|€');
+
+/** Length of `text` in GSM-7 septets, or Infinity if it holds a character outside GSM-7. */
+export function gsm7Length(text: string): number {
+  let length = 0;
+  for (const ch of text) {
+    if (GSM7_BASIC.has(ch)) length += 1;
+    else if (GSM7_EXTENSION.has(ch)) length += 2;
+    else return Number.POSITIVE_INFINITY;
+  }
+  return length;
+}
+
+/** Replaces anything outside the GSM-7 basic set with '?'. */
+export function toGsm7(text: string): string {
+  return [...text].map((ch) => (GSM7_BASIC.has(ch) ? ch : '?')).join('');
+}
+
+function smsItem(f: DomainFinding): string {
+  const name = toGsm7(domainToASCII(f.domain_name) || f.domain_name);
+  if (f.kind === 'quarantine') return `${name} quarantine`;
+  if (f.kind === 'expired') return `${name} expired`;
+  return `${name} ${f.days_left}d no renew`;
+}
+
+/**
+ * The SMS: critical items only, at most 160 GSM-7 characters, IDNs in punycode, no links; what does
+ * not fit is counted as "+N more".
+ */
+export function renderSms(report: Report, options: Pick<RenderOptions, 'accountLabel'> = {}): string {
+  const critical = report.findings.filter((f) => f.severity === 'critical');
+  const label = options.accountLabel ? ` ${toGsm7(options.accountLabel).slice(0, 20)}` : '';
+  if (critical.length === 0) {
+    return `domain-sentinel${label}: no critical items; ${report.summary.warning} warning. See e-mail.`.slice(0, SMS_MAX);
+  }
+  const head = `domain-sentinel${label}: ${critical.length} critical:`;
+  const items = critical.map((f) => (isDomainFinding(f) ? smsItem(f) : `contact ${toGsm7(f.handle)}`));
+  let text = head;
+  let used = 0;
+  for (const [index, item] of items.entries()) {
+    const remaining = items.length - index - 1;
+    const candidate = `${text}${used ? ';' : ''} ${item}`;
+    const tail = remaining > 0 ? ` +${remaining} more` : '';
+    if (gsm7Length(candidate + tail) > SMS_MAX) break;
+    text = candidate;
+    used++;
+  }
+  if (used < items.length) text += ` +${items.length - used} more`;
+  // A header so long that not even the count fits (a very long label) still stays within the limit.
+  return gsm7Length(text) <= SMS_MAX ? text : text.slice(0, SMS_MAX);
+}
+
+/** The SNS subject: ASCII, one line, at most 100 characters. */
+export function renderSubject(report: Report, accountLabel?: string): string {
+  const label = accountLabel ? ` [${accountLabel}]` : '';
+  const subject = `domain-sentinel${label}: ${headline(report)}`;
+  return subject
+    .replace(/[^\x20-\x7e]/g, '?')
+    .slice(0, 100)
+    .trim();
+}
+
+/** The JSON report for machines, cut to `limit` findings with the cut stated in the report itself. */
+export function truncateReport(report: Report, limit: number): Report & { truncated?: { findings_omitted: number } } {
+  if (report.findings.length <= limit) return report;
+  return { ...report, findings: report.findings.slice(0, limit), truncated: { findings_omitted: report.findings.length - limit } };
+}
+
+export interface AlertMessage {
+  readonly subject: string;
+  /** The MessageStructure json body. */
+  readonly message: string;
+  readonly attributes: {
+    readonly severity: Severity;
+    readonly critical_count: number;
+    readonly warning_count: number;
+  };
+  /** Findings left out of the digest and the JSON variant to stay under the size limit. */
+  readonly findingsCut: number;
+}
+
+/** The severity the message attributes carry: the highest finding, or warning for unreadable records. */
+export function alertSeverity(report: Report): Severity {
+  if (report.summary.critical > 0) return 'critical';
+  if (report.summary.warning > 0 || report.problems.length > 0) return 'warning';
+  return 'info';
+}
+
+/**
+ * Builds the one SNS message of a scan. If it would pass SNS's 256 KB (measured in bytes of the
+ * final JSON), the digest's detail and the JSON report's findings are cut together, each with an
+ * "and N more" / `truncated` statement, to the largest size that fits.
+ */
+export function buildAlertMessage(report: Report, options: RenderOptions = {}): AlertMessage {
+  const sms = renderSms(report, options);
+  const subject = renderSubject(report, options.accountLabel);
+  const budget = SNS_MAX_BYTES - ATTRIBUTE_RESERVE_BYTES;
+  const compose = (limit: number) => {
+    const digest = renderDigest(report, { ...options, detailLimit: Math.min(limit, options.detailLimit ?? DIGEST_DETAIL_LIMIT) });
+    const json = JSON.stringify(truncateReport(report, limit));
+    return JSON.stringify({ default: digest, email: digest, sms, sqs: json, lambda: json, http: json, https: json });
+  };
+  const fits = (message: string) => Buffer.byteLength(message, 'utf8') <= budget;
+
+  let message = compose(report.findings.length);
+  let cut = 0;
+  if (!fits(message)) {
+    // Largest finding count that fits: binary search, the report is already in priority order.
+    let low = 0;
+    let high = report.findings.length;
+    while (low < high) {
+      const mid = Math.ceil((low + high) / 2);
+      if (fits(compose(mid))) low = mid;
+      else high = mid - 1;
+    }
+    message = compose(low);
+    cut = report.findings.length - low;
+  }
+  return {
+    subject,
+    message,
+    attributes: {
+      severity: alertSeverity(report),
+      critical_count: report.summary.critical,
+      warning_count: report.summary.warning,
+    },
+    findingsCut: cut,
+  };
+}
+
+/**
+ * The notify policy: publish when a finding reaches `minSeverity`, or when records could not be
+ * read (an unreadable record may hide a quarantined domain). One small function, so a state-keeping
+ * policy (alert only on change) can replace it.
+ */
+export function shouldNotify(report: Report, minSeverity: Severity): boolean {
+  if (report.problems.length > 0) return true;
+  return report.findings.some((f) => severityRank(f.severity) >= severityRank(minSeverity));
+}

@@ -1,0 +1,111 @@
+import type { Contact, Domain } from './schemas';
+
+export const SEVERITIES = ['info', 'warning', 'critical'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** Rank for comparisons: critical > warning > info. */
+export const severityRank = (s: Severity): number => SEVERITIES.indexOf(s);
+
+export type DomainFindingKind = 'quarantine' | 'expired' | 'expiring' | 'auto_renew_off';
+
+/** Thresholds of the finding rules. */
+export interface ClassifyPolicy {
+  /** Domains expiring within this many days are `expiring`. @default 30 */
+  readonly expiryDays: number;
+  /** Expiring without auto-renew within this many days is critical. @default 7 */
+  readonly criticalDays: number;
+}
+
+export const DEFAULT_POLICY: ClassifyPolicy = { expiryDays: 30, criticalDays: 7 };
+
+/** What the registrant contact tells the reader: whom to call. */
+export interface Registrant {
+  readonly handle: string;
+  readonly name?: string;
+  readonly company_name?: string;
+  readonly email?: string;
+}
+
+export interface DomainFinding {
+  readonly domain_name: string;
+  readonly kind: DomainFindingKind;
+  readonly severity: Severity;
+  /** ISO 8601, UTC. */
+  readonly date_expiry: string;
+  readonly days_left: number;
+  readonly auto_renew: boolean | null;
+  readonly date_deleted?: string | null;
+  registrant: Registrant | null;
+  restore_url?: string;
+}
+
+export interface ContactFinding {
+  readonly handle: string;
+  readonly kind: 'contact_pending_validation';
+  readonly severity: 'warning';
+  readonly name: string;
+  readonly company_name: string;
+  readonly email: string;
+}
+
+export type Finding = DomainFinding | ContactFinding;
+
+export const isDomainFinding = (f: Finding): f is DomainFinding => f.kind !== 'contact_pending_validation';
+
+const DAY_MS = 86_400_000;
+
+/** Whole days from `now` to `expiry`, rounded down; negative once expired. */
+export const daysLeft = (expiry: number, now: number): number => Math.floor((expiry - now) / DAY_MS);
+
+/**
+ * The finding rules of DESIGN.md, first match wins: quarantine, expired, expiring, auto-renew off.
+ * Pure: no clock, no I/O. A domain with no auto-renew field counts as off (a false alarm is cheaper
+ * than a lost domain). Returns null for a healthy domain.
+ */
+export function classify(domain: Domain, now: number, policy: ClassifyPolicy = DEFAULT_POLICY): DomainFinding | null {
+  const days = daysLeft(domain.date_expiry, now);
+  const renews = domain.auto_renew === true;
+  const base = {
+    domain_name: domain.domain_name,
+    date_expiry: new Date(domain.date_expiry).toISOString(),
+    days_left: days,
+    auto_renew: domain.auto_renew,
+    registrant: domain.registrant_handle ? { handle: domain.registrant_handle } : null,
+  };
+  if (domain.status.includes('quarantine')) {
+    const deleted = domain.date_deleted === null ? null : new Date(domain.date_deleted).toISOString();
+    return { ...base, kind: 'quarantine', severity: 'critical', date_deleted: deleted };
+  }
+  if (domain.date_expiry <= now) return { ...base, kind: 'expired', severity: 'critical' };
+  if (domain.date_expiry <= now + policy.expiryDays * DAY_MS) {
+    const severity: Severity = renews ? 'info' : days <= policy.criticalDays ? 'critical' : 'warning';
+    return { ...base, kind: 'expiring', severity };
+  }
+  if (!renews) return { ...base, kind: 'auto_renew_off', severity: 'info' };
+  return null;
+}
+
+/** A contact still in validation: domains under it may be suspended by the registry. */
+export function classifyContact(contact: Contact): ContactFinding | null {
+  if (!contact.status.includes('pending_validation')) return null;
+  return {
+    handle: contact.handle,
+    kind: 'contact_pending_validation',
+    severity: 'warning',
+    name: contact.name,
+    company_name: contact.company_name,
+    email: contact.email,
+  };
+}
+
+/** Report order: critical first, then fewer days left (contacts last), then name. */
+export function compareFindings(a: Finding, b: Finding): number {
+  const bySeverity = severityRank(b.severity) - severityRank(a.severity);
+  if (bySeverity !== 0) return bySeverity;
+  const daysA = isDomainFinding(a) ? a.days_left : Number.POSITIVE_INFINITY;
+  const daysB = isDomainFinding(b) ? b.days_left : Number.POSITIVE_INFINITY;
+  if (daysA !== daysB) return daysA < daysB ? -1 : 1;
+  const nameA = isDomainFinding(a) ? a.domain_name : a.handle;
+  const nameB = isDomainFinding(b) ? b.domain_name : b.handle;
+  return nameA < nameB ? -1 : nameA > nameB ? 1 : 0;
+}

@@ -1,0 +1,156 @@
+/**
+ * Typed failures of domain-sentinel. Every error a user can meet says what failed and what to do;
+ * none carries a secret (the reseller client redacts its key from response excerpts).
+ */
+
+/** Base of every error this project raises on purpose. */
+export class SentinelError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'SentinelError';
+  }
+}
+
+/** Configuration is missing or invalid; the message names the variable, flag or context key. */
+export class ConfigError extends SentinelError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ConfigError';
+  }
+}
+
+/** What the reseller API answered, for errors built from a response. */
+export interface ResponseFacts {
+  readonly status: number;
+  readonly url: string;
+  readonly requestId?: string | undefined;
+  readonly bodyExcerpt?: string | undefined;
+}
+
+/**
+ * Base class for every failure talking to the reseller API. Carries the HTTP status (0 when no
+ * answer came), the request URL (never the key: it travels in a header) and a short body excerpt.
+ */
+export class ResellerApiError extends SentinelError {
+  readonly status: number;
+  readonly url: string;
+  readonly requestId: string | undefined;
+  readonly bodyExcerpt: string | undefined;
+
+  constructor(message: string, facts: ResponseFacts, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ResellerApiError';
+    this.status = facts.status;
+    this.url = facts.url;
+    this.requestId = facts.requestId;
+    this.bodyExcerpt = facts.bodyExcerpt;
+  }
+
+  /** Picks the subclass that fits a non-success answer. */
+  static fromResponse(facts: ResponseFacts, what: string): ResellerApiError {
+    const detail = facts.bodyExcerpt ? `: ${facts.bodyExcerpt}` : '';
+    const where = `${what} (${facts.url})`;
+    if (facts.status === 401 || facts.status === 403) {
+      return new AuthenticationError(
+        `the reseller API refused the API key (HTTP ${facts.status}) for ${where}; check RESELLER_API_KEY and that it belongs to this environment's base URL`,
+        facts,
+      );
+    }
+    if (facts.status === 404) return new NotFoundError(`not found (HTTP 404): ${where}${detail}`, facts);
+    if (facts.status === 429) {
+      return new RateLimitError(`rate limited by the reseller API (HTTP 429) after retries: ${where}`, facts);
+    }
+    if (facts.status >= 500) {
+      return new ServerError(`the reseller API failed (HTTP ${facts.status}) after retries: ${where}${detail}`, facts);
+    }
+    return new RequestRejectedError(`the reseller API rejected ${where} (HTTP ${facts.status})${detail}`, facts);
+  }
+}
+
+/** 401 or 403: the key is wrong, revoked, or for the other environment. */
+export class AuthenticationError extends ResellerApiError {
+  constructor(message: string, facts: ResponseFacts) {
+    super(message, facts);
+    this.name = 'AuthenticationError';
+  }
+}
+
+/** 404. */
+export class NotFoundError extends ResellerApiError {
+  constructor(message: string, facts: ResponseFacts) {
+    super(message, facts);
+    this.name = 'NotFoundError';
+  }
+}
+
+/** 429 that outlived every retry. */
+export class RateLimitError extends ResellerApiError {
+  constructor(message: string, facts: ResponseFacts) {
+    super(message, facts);
+    this.name = 'RateLimitError';
+  }
+}
+
+/** 5xx that outlived every retry. */
+export class ServerError extends ResellerApiError {
+  constructor(message: string, facts: ResponseFacts) {
+    super(message, facts);
+    this.name = 'ServerError';
+  }
+}
+
+/** Any other 4xx: the API understood the request and refused it (restore of a domain not in quarantine, …). */
+export class RequestRejectedError extends ResellerApiError {
+  constructor(message: string, facts: ResponseFacts) {
+    super(message, facts);
+    this.name = 'RequestRejectedError';
+  }
+}
+
+/** No answer within the per-request timeout, after retries. */
+export class TimeoutError extends ResellerApiError {
+  constructor(message: string, facts: ResponseFacts, options?: { cause?: unknown }) {
+    super(message, facts, options);
+    this.name = 'TimeoutError';
+  }
+}
+
+/** The base URL could not be reached at all (DNS, refused, reset after retries). */
+export class ConnectionError extends ResellerApiError {
+  constructor(message: string, facts: ResponseFacts, options?: { cause?: unknown }) {
+    super(message, facts, options);
+    this.name = 'ConnectionError';
+  }
+}
+
+/** A response that is not the documented envelope (not JSON, no pagination, …). Records that do not parse are problems, not this. */
+export class SchemaValidationError extends ResellerApiError {
+  constructor(message: string, facts: ResponseFacts) {
+    super(message, facts);
+    this.name = 'SchemaValidationError';
+  }
+}
+
+/** The listing could not be read whole (the account changed under the scan, a runaway page count, …). */
+export class IncompleteListingError extends SentinelError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'IncompleteListingError';
+  }
+}
+
+/** The scan's time budget ran out before the account was read. */
+export class DeadlineError extends SentinelError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DeadlineError';
+  }
+}
+
+/** Publishing the alert failed after the SDK's retries. */
+export class PublishError extends SentinelError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PublishError';
+  }
+}

@@ -1,0 +1,70 @@
+import type { SNSClient } from '@aws-sdk/client-sns';
+import { buildAlertMessage, shouldNotify } from './alert';
+import type { ScanSettings } from './config';
+import { type SigningKey, signRestoreLink } from './links';
+import { publishAlert } from './publish';
+import { ResellerClient } from './reseller-client';
+import { type Report, runScan } from './scan';
+
+/** Everything one scan needs besides settings: secrets and the run's clock and budget. */
+export interface ScanJobInput {
+  readonly settings: ScanSettings;
+  readonly apiKey: string;
+  /** Needed when settings.linkBaseUrl is set. */
+  readonly signingKeys?: readonly SigningKey[];
+  /** The instant the rules evaluate against. */
+  readonly now: number;
+  /** Epoch ms by which the scan must have read the account. */
+  readonly deadline?: number;
+  readonly fetch?: typeof fetch;
+}
+
+/** Builds the reseller client from settings and runs the scan: the one path the CLI and the Lambda share. */
+export async function executeScan(input: ScanJobInput): Promise<Report> {
+  const { settings } = input;
+  const client = new ResellerClient({
+    baseUrl: settings.resellerBaseUrl,
+    apiKey: input.apiKey,
+    perPage: settings.perPage,
+    concurrency: settings.concurrency,
+    ...(input.deadline !== undefined ? { deadline: input.deadline } : {}),
+    ...(input.fetch ? { fetch: input.fetch } : {}),
+  });
+  const linkBaseUrl = settings.linkBaseUrl;
+  const keys = input.signingKeys;
+  const restoreLinkFor =
+    linkBaseUrl && keys?.length
+      ? (domain: string) =>
+          signRestoreLink({ baseUrl: linkBaseUrl, domain, keys, now: input.now, ttlSeconds: settings.linkTtlDays * 86_400 })
+      : undefined;
+  return runScan({
+    client,
+    now: input.now,
+    policy: { expiryDays: settings.expiryDays, criticalDays: settings.criticalDays },
+    mode: settings.scanMode,
+    ...(restoreLinkFor ? { restoreLinkFor } : {}),
+    ...(input.deadline !== undefined ? { timeBudgetSeconds: Math.round((input.deadline - Date.now()) / 1000) } : {}),
+  });
+}
+
+export type DeliveryOutcome =
+  | { readonly published: true; readonly messageId: string; readonly findingsCut: number }
+  | { readonly published: false; readonly reason: string };
+
+/** Applies the notify policy and publishes the one alert of this scan. Throws PublishError on failure. */
+export async function deliverAlert(
+  report: Report,
+  settings: ScanSettings,
+  sns: SNSClient,
+  topicArn: string,
+): Promise<DeliveryOutcome> {
+  if (!shouldNotify(report, settings.minSeverity)) {
+    return { published: false, reason: `nothing at ${settings.minSeverity} or above` };
+  }
+  const alert = buildAlertMessage(report, {
+    timeZone: settings.timeZone,
+    ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
+  });
+  const messageId = await publishAlert(sns, topicArn, alert);
+  return { published: true, messageId, findingsCut: alert.findingsCut };
+}

@@ -1,0 +1,173 @@
+import {
+  type ClassifyPolicy,
+  classify,
+  classifyContact,
+  compareFindings,
+  type DomainFinding,
+  type Finding,
+  isDomainFinding,
+  type Severity,
+} from './classify';
+import { DeadlineError, IncompleteListingError } from './errors';
+import type { ListFilter, Problem, ResellerClient } from './reseller-client';
+import type { Domain } from './schemas';
+
+export const SCAN_MODES = ['full', 'filtered'] as const;
+export type ScanMode = (typeof SCAN_MODES)[number];
+
+/** The JSON report: `scan --json`, the SNS JSON variant, the Lambda's log. */
+export interface Report {
+  readonly generated_at: string;
+  readonly now: string;
+  readonly source: { readonly base_url: string; readonly mode: ScanMode };
+  readonly policy: { readonly expiry_days: number; readonly critical_days: number };
+  readonly stats: {
+    readonly domains_scanned: number;
+    readonly contacts_scanned: number;
+    readonly requests: number;
+    readonly duration_ms: number;
+  };
+  readonly summary: Readonly<Record<Severity, number>>;
+  readonly findings: readonly Finding[];
+  readonly problems: readonly Problem[];
+}
+
+/** What a scan needs. */
+export interface ScanOptions {
+  readonly client: ResellerClient;
+  /** The instant the rules evaluate against (epoch ms). */
+  readonly now: number;
+  readonly policy: ClassifyPolicy;
+  /** @default 'full' */
+  readonly mode?: ScanMode;
+  /** Signs a restore link for a quarantined domain; without it findings carry no `restore_url`. */
+  readonly restoreLinkFor?: (domainName: string) => string;
+  /** Seconds the scan may take, for the error that says so. */
+  readonly timeBudgetSeconds?: number;
+  /** Wall clock for `generated_at` and `duration_ms`. @default Date.now */
+  readonly clock?: () => number;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Reads the whole account (domains and contacts, concurrently), classifies page by page keeping
+ * only findings, and returns the report. Throws rather than return a partial report: a listing
+ * that changed under the scan is read once more, then the scan fails.
+ */
+export async function runScan(options: ScanOptions): Promise<Report> {
+  const clock = options.clock ?? Date.now;
+  const started = clock();
+  try {
+    return await scanOnce(options, started, clock);
+  } catch (error) {
+    if (error instanceof IncompleteListingError && !/more than the limit/.test(error.message)) {
+      return await scanOnce(options, started, clock); // the account moved under us: one fresh read
+    }
+    if (error instanceof DeadlineError) {
+      const budget = options.timeBudgetSeconds ? ` of ${options.timeBudgetSeconds} s` : '';
+      throw new DeadlineError(
+        `the scan could not read the whole account within its time budget${budget} (${error.message}); ` +
+          'raise the time budget (Lambda timeout or --time-budget), raise --concurrency, or use --mode filtered',
+      );
+    }
+    throw error;
+  }
+}
+
+async function scanOnce(options: ScanOptions, started: number, clock: () => number): Promise<Report> {
+  const { client, now, policy } = options;
+  const mode = options.mode ?? 'full';
+  const requestsBefore = client.requests;
+  const findings: Finding[] = [];
+  const domainFindings: DomainFinding[] = [];
+  const problems: Problem[] = [];
+  const seenDomains = new Set<string>();
+  const contactsByHandle = new Map<string, { name: string; company_name: string; email: string }>();
+  let contactsScanned = 0;
+
+  const readDomains = async (filter: ListFilter) => {
+    for await (const page of client.listDomains(filter)) {
+      problems.push(...page.problems);
+      for (const domain of page.records) {
+        if (seenDomains.has(domain.domain_name)) continue; // filtered mode: one domain, several filters
+        seenDomains.add(domain.domain_name);
+        const finding = classify(domain, now, policy);
+        if (finding) domainFindings.push(finding);
+      }
+    }
+  };
+  const readContacts = async () => {
+    for await (const page of client.listContacts()) {
+      problems.push(...page.problems);
+      for (const contact of page.records) {
+        contactsScanned++;
+        contactsByHandle.set(contact.handle, {
+          name: contact.name,
+          company_name: contact.company_name,
+          email: contact.email,
+        });
+        const finding = classifyContact(contact);
+        if (finding) findings.push(finding);
+      }
+    }
+  };
+
+  const domainReads =
+    mode === 'full' ? [readDomains({})] : filteredQueries(now, policy).map((filter) => readDomains(filter));
+  await Promise.all([...domainReads, readContacts()]);
+
+  for (const finding of domainFindings) {
+    const handle = finding.registrant?.handle;
+    const contact = handle ? contactsByHandle.get(handle) : undefined;
+    if (handle && contact) finding.registrant = { handle, ...contact };
+    if (finding.kind === 'quarantine' && options.restoreLinkFor) {
+      finding.restore_url = options.restoreLinkFor(finding.domain_name);
+    }
+    findings.push(finding);
+  }
+  findings.sort(compareFindings);
+  problems.sort((a, b) => a.resource.localeCompare(b.resource) || a.page - b.page);
+
+  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
+  for (const f of findings) summary[f.severity]++;
+  const finished = clock();
+  return {
+    generated_at: new Date(finished).toISOString(),
+    now: new Date(now).toISOString(),
+    source: { base_url: client.baseUrl, mode },
+    policy: { expiry_days: policy.expiryDays, critical_days: policy.criticalDays },
+    stats: {
+      domains_scanned: seenDomains.size,
+      contacts_scanned: contactsScanned,
+      requests: client.requests - requestsBefore,
+      duration_ms: finished - started,
+    },
+    summary,
+    findings,
+    problems,
+  };
+}
+
+/**
+ * The searches that together return every domain that can produce a finding: quarantined,
+ * auto-renew off, or expiring by the window's end. A domain outside all three is healthy by the
+ * rules, so the findings equal full mode's (for records that carry the auto-renew field).
+ */
+export function filteredQueries(now: number, policy: ClassifyPolicy): ListFilter[] {
+  const windowEnd = new Date(now + policy.expiryDays * DAY_MS).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return [{ status: ['quarantine'] }, { auto_renewal: false }, { date_expiry: `<=${windowEnd}` }];
+}
+
+/** The highest severity among findings, or null when there are none. */
+export function highestSeverity(findings: readonly Finding[]): Severity | null {
+  let highest: Severity | null = null;
+  for (const f of findings) {
+    if (f.severity === 'critical') return 'critical';
+    if (f.severity === 'warning' || highest === null) highest = f.severity;
+  }
+  return highest;
+}
+
+export type { Domain };
+export { isDomainFinding };

@@ -1,0 +1,159 @@
+import { z } from 'zod';
+
+/**
+ * Schemas for the reseller API's responses, tolerant of the aliases the documentation shows
+ * (`auto_renewal`, `auto_renewal_period`, `registant_handle`, `page`, `connections` as a string)
+ * and of omitted optional fields. Records are parsed one by one so that one bad record becomes a
+ * problem in the report instead of failing the whole page.
+ */
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Parses an RFC 3339 date-time with any offset or fraction into epoch milliseconds, or NaN.
+ * Fractions beyond milliseconds are truncated; impossible dates (month 13, 31 April) are NaN.
+ */
+export function parseRfc3339(text: string): number {
+  const m = RFC3339.exec(text);
+  if (!m) return Number.NaN;
+  const [, y, mo, d, h, mi, s, frac = '', zone = 'Z'] = m;
+  const ms = `${frac}000`.slice(0, 3);
+  const offset = zone.toUpperCase() === 'Z' ? 'Z' : zone;
+  const iso = `${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}${offset}`;
+  const value = Date.parse(iso);
+  if (Number.isNaN(value)) return Number.NaN;
+  // Date.parse rolls 2026-02-30 over to March; reject it by checking the calendar date back.
+  const shifted = new Date(value + offsetMinutes(offset) * 60_000);
+  if (shifted.getUTCDate() !== Number(d) || shifted.getUTCMonth() + 1 !== Number(mo)) return Number.NaN;
+  return value;
+}
+
+function offsetMinutes(zone: string): number {
+  if (zone === 'Z') return 0;
+  const sign = zone.startsWith('-') ? -1 : 1;
+  const [hh = '0', mm = '0'] = zone.slice(1).split(':');
+  return sign * (Number(hh) * 60 + Number(mm));
+}
+
+const dateTime = z.string().transform((text, ctx) => {
+  const ms = parseRfc3339(text);
+  if (Number.isNaN(ms)) {
+    ctx.addIssue({ code: 'custom', message: `not an RFC 3339 date-time: ${JSON.stringify(text.slice(0, 40))}` });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/** Booleans, and the strings "true"/"false" some PHP-backed APIs send instead. */
+const looseBoolean = z.union([z.boolean(), z.enum(['true', 'false']).transform((s) => s === 'true')]);
+
+/** An integer, or a string holding one (the contact table types `connections` as a string). */
+const looseInt = z.union([z.number().int(), z.string().regex(/^-?\d+$/).transform(Number)]);
+
+const stringList = z.union([z.array(z.string()), z.string().transform((s) => [s])]);
+
+/** A domain as domain-sentinel uses it, whatever aliases the record carried. */
+export interface Domain {
+  readonly domain_name: string;
+  readonly status: readonly string[];
+  /** Epoch milliseconds. */
+  readonly date_expiry: number;
+  /** `auto_renew` or its alias `auto_renewal`; null when the record carries neither. */
+  readonly auto_renew: boolean | null;
+  readonly auto_renew_period: number | null;
+  /** Epoch milliseconds, or null. */
+  readonly date_deleted: number | null;
+  readonly registrant_handle: string | null;
+}
+
+export const DomainSchema = z
+  .object({
+    domain_name: z.string().min(1),
+    status: stringList.optional(),
+    date_expiry: dateTime,
+    auto_renew: looseBoolean.nullish(),
+    auto_renewal: looseBoolean.nullish(),
+    auto_renew_period: looseInt.nullish(),
+    auto_renewal_period: looseInt.nullish(),
+    date_deleted: dateTime.nullish(),
+    registrant_handle: z.string().nullish(),
+    registant_handle: z.string().nullish(),
+  })
+  .transform(
+    (r): Domain => ({
+      domain_name: r.domain_name.toLowerCase(),
+      status: r.status ?? [],
+      date_expiry: r.date_expiry,
+      auto_renew: r.auto_renew ?? r.auto_renewal ?? null,
+      auto_renew_period: r.auto_renew_period ?? r.auto_renewal_period ?? null,
+      date_deleted: r.date_deleted ?? null,
+      registrant_handle: r.registrant_handle ?? r.registant_handle ?? null,
+    }),
+  );
+
+/** A contact as domain-sentinel uses it. */
+export interface Contact {
+  readonly handle: string;
+  readonly name: string;
+  readonly company_name: string;
+  readonly email: string;
+  readonly status: readonly string[];
+  readonly connections: number | null;
+}
+
+export const ContactSchema = z
+  .object({
+    handle: z.string().min(1),
+    name: z.string().nullish(),
+    company_name: z.string().nullish(),
+    email: z.string().nullish(),
+    status: stringList.optional(),
+    connections: looseInt.nullish(),
+  })
+  .transform(
+    (r): Contact => ({
+      handle: r.handle,
+      name: r.name ?? '',
+      company_name: r.company_name ?? '',
+      email: r.email ?? '',
+      status: r.status ?? [],
+      connections: r.connections ?? null,
+    }),
+  );
+
+/** The pagination object; `page` is the examples' name for `current_page`. */
+export const PaginationSchema = z
+  .object({
+    current_page: looseInt.optional(),
+    page: looseInt.optional(),
+    per_page: looseInt,
+    total_pages: looseInt,
+    total_results: looseInt,
+  })
+  .transform((p, ctx) => {
+    const current = p.current_page ?? p.page;
+    if (current === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'pagination has neither current_page nor page' });
+      return z.NEVER;
+    }
+    if (p.per_page < 1 || p.total_pages < 0 || p.total_results < 0 || current < 1) {
+      ctx.addIssue({ code: 'custom', message: `pagination out of range: ${JSON.stringify(p)}` });
+      return z.NEVER;
+    }
+    return { current_page: current, per_page: p.per_page, total_pages: p.total_pages, total_results: p.total_results };
+  });
+
+export type Pagination = z.output<typeof PaginationSchema>;
+
+/** The list envelope; records stay unknown here and are parsed one by one. */
+export const ListEnvelopeSchema = z.object({
+  data: z.array(z.unknown()),
+  pagination: PaginationSchema,
+});
+
+/** One line per issue: `date_expiry: not an RFC 3339 date-time`. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : 'record'}: ${issue.message}`)
+    .join('; ');
+}

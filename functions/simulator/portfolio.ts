@@ -1,0 +1,255 @@
+import { domainToASCII } from 'node:url';
+
+/**
+ * A deterministic, realistic reseller portfolio for the simulator, and its ground truth: every
+ * record is generated from an intended scenario, so tests compare the scan against what the
+ * generator meant, not against the classifier itself. Ground truth assumes the default policy
+ * (30-day window, 7 critical days).
+ */
+
+/** A record as the API would send it: plain JSON, aliases and all. */
+export type RawRecord = Record<string, unknown>;
+
+export interface ExpectedFinding {
+  /** Domain name or contact handle. */
+  readonly key: string;
+  readonly kind: string;
+  readonly severity: 'critical' | 'warning' | 'info';
+}
+
+export interface Portfolio {
+  readonly domains: RawRecord[];
+  readonly contacts: RawRecord[];
+  readonly truth: {
+    readonly findings: ExpectedFinding[];
+    /** Keys of records generated malformed on purpose. */
+    readonly problems: string[];
+  };
+}
+
+export interface PortfolioOptions {
+  /** Number of domains. @default 200 */
+  readonly domains?: number;
+  /** @default 1 */
+  readonly seed?: number;
+  /** The instant expiry dates are laid out around (epoch ms). */
+  readonly now: number;
+}
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+
+/** mulberry32: small, fast, and the same sequence on every machine. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+type Scenario =
+  | 'healthy'
+  | 'renews_soon'
+  | 'auto_renew_off'
+  | 'warning'
+  | 'critical'
+  | 'expired'
+  | 'quarantine'
+  | 'missing_auto_renew'
+  | 'boundary_7'
+  | 'boundary_30'
+  | 'expires_now'
+  | 'malformed';
+
+/** Scenario weights; the first domains walk through every scenario so small portfolios hold all kinds. */
+const WEIGHTS: ReadonlyArray<readonly [Scenario, number]> = [
+  ['healthy', 560],
+  ['renews_soon', 100],
+  ['auto_renew_off', 150],
+  ['warning', 50],
+  ['critical', 30],
+  ['expired', 30],
+  ['quarantine', 30],
+  ['missing_auto_renew', 10],
+  ['boundary_7', 1],
+  ['boundary_30', 1],
+  ['expires_now', 1],
+  ['malformed', 2],
+];
+const TOTAL_WEIGHT = WEIGHTS.reduce((sum, [, w]) => sum + w, 0);
+
+const WORDS = ['tulip', 'canal', 'bakery', 'studio', 'garden', 'atelier', 'fiets', 'molen', 'haven', 'polder', 'dijk', 'kaas'];
+const IDN_WORDS = ['bücher', 'café', 'müller', 'straße', 'élan', 'zürich', 'ørsted', 'kœnig'];
+const TLDS = ['nl', 'nl', 'nl', 'com', 'eu', 'be', 'de', 'co.uk', 'com.au', 'org'];
+const FIRST = ['Anna', 'Bram', 'Chen', 'Daan', 'Eva', 'Fatima', 'Gert', 'Hanna', 'Ivo', 'Joke', 'Kees', 'Lotte'];
+const LAST = ['de Vries', 'Jansen', 'Bakker', 'Visser', 'Smit', 'Meijer', 'Mulder', 'Bos', 'Vos', 'Peters'];
+const COMPANIES = ['', '', 'Bloem BV', 'Haven Media', 'Polder IT', 'Kaashandel Gouda', 'Studio Noord'];
+
+const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+
+/** Writes a date the way a careless server might: with an offset or a fraction, still RFC 3339. */
+function isoWithOffset(ms: number, variant: number): string {
+  if (variant === 1) {
+    const local = new Date(ms + 2 * HOUR).toISOString().replace('Z', '');
+    return `${local.slice(0, 19)}+02:00`;
+  }
+  if (variant === 2) return new Date(ms).toISOString().replace('Z', '123Z');
+  return iso(ms);
+}
+
+export function generatePortfolio(options: PortfolioOptions): Portfolio {
+  const count = options.domains ?? 200;
+  const random = seededRandom(options.seed ?? 1);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
+  const now = options.now;
+  const findings: ExpectedFinding[] = [];
+  const problems: string[] = [];
+
+  const contactCount = Math.max(4, Math.ceil(count / 20));
+  const contacts: RawRecord[] = [];
+  for (let i = 0; i < contactCount; i++) {
+    const handle = `C${String(i + 1).padStart(5, '0')}`;
+    const pending = i === 1 || random() < 0.08;
+    const first = pick(FIRST);
+    const last = pick(LAST);
+    const contact: RawRecord = {
+      handle,
+      company_name: pick(COMPANIES),
+      name: `${first} ${last}`,
+      address_1: `Dorpsstraat ${i + 1}`,
+      postal_code: '1234 AB',
+      city: 'Utrecht',
+      country: 'NL',
+      phone: `+31.20${String(1_000_000 + i)}`,
+      email: `${first.toLowerCase()}.${last.toLowerCase().replace(/\s+/g, '')}${i}@example.nl`,
+      status: pending ? ['ok', 'pending_validation'] : ['ok'],
+      // The field table types connections as a string, the examples as an integer: send both.
+      connections: i % 3 === 0 ? String(i % 7) : i % 7,
+      date_created: iso(now - 400 * DAY),
+      date_last_updated: iso(now - 10 * DAY),
+      auto_delete: false,
+    };
+    contacts.push(contact);
+    if (pending) findings.push({ key: handle, kind: 'contact_pending_validation', severity: 'warning' });
+  }
+
+  const domains: RawRecord[] = [];
+  for (let i = 0; i < count; i++) {
+    const scenario = i < WEIGHTS.length ? (WEIGHTS[i]?.[0] as Scenario) : weighted(random());
+    const idn = i % 17 === 5;
+    const word = idn ? pick(IDN_WORDS) : pick(WORDS);
+    const tld = pick(TLDS);
+    const unicodeName = `${word}-${i.toString(36)}.${tld}`;
+    const name = idn ? domainToASCII(unicodeName) : unicodeName;
+    const registrant = contacts[Math.floor(random() * contacts.length)]?.handle as string;
+    const dateVariant = i % 5 === 0 ? 1 : i % 7 === 0 ? 2 : 0;
+
+    let expiry = now + (60 + Math.floor(random() * 640)) * DAY + Math.floor(random() * DAY);
+    let autoRenew: boolean | undefined = true;
+    let status = ['registered'];
+    let deleted: number | null = null;
+    let expected: Omit<ExpectedFinding, 'key'> | null = null;
+    switch (scenario) {
+      case 'healthy':
+        break;
+      case 'renews_soon':
+        expiry = now + (1 + Math.floor(random() * 28)) * DAY + HOUR;
+        expected = { kind: 'expiring', severity: 'info' };
+        break;
+      case 'auto_renew_off':
+        autoRenew = false;
+        expected = { kind: 'auto_renew_off', severity: 'info' };
+        break;
+      case 'warning':
+        autoRenew = false;
+        expiry = now + (8 + Math.floor(random() * 21)) * DAY + 2 * HOUR;
+        expected = { kind: 'expiring', severity: 'warning' };
+        break;
+      case 'critical':
+        autoRenew = false;
+        expiry = now + Math.floor(random() * 7) * DAY + HOUR;
+        expected = { kind: 'expiring', severity: 'critical' };
+        break;
+      case 'boundary_7':
+        autoRenew = false;
+        expiry = now + 7 * DAY;
+        expected = { kind: 'expiring', severity: 'critical' };
+        break;
+      case 'boundary_30':
+        autoRenew = false;
+        expiry = now + 30 * DAY;
+        expected = { kind: 'expiring', severity: 'warning' };
+        break;
+      case 'expires_now':
+        expiry = now;
+        expected = { kind: 'expired', severity: 'critical' };
+        break;
+      case 'expired':
+        autoRenew = false;
+        expiry = now - (1 + Math.floor(random() * 40)) * DAY;
+        expected = { kind: 'expired', severity: 'critical' };
+        break;
+      case 'quarantine':
+        autoRenew = false;
+        expiry = now - (5 + Math.floor(random() * 30)) * DAY;
+        deleted = expiry + DAY;
+        status = ['quarantine'];
+        expected = { kind: 'quarantine', severity: 'critical' };
+        break;
+      case 'missing_auto_renew':
+        autoRenew = undefined;
+        expected = { kind: 'auto_renew_off', severity: 'info' };
+        break;
+      case 'malformed':
+        break;
+    }
+
+    const [sld, ...rest] = name.split('.');
+    const record: RawRecord = {
+      domain_name: name,
+      sld,
+      tld: rest.join('.'),
+      status,
+      date_expiry: scenario === 'malformed' ? `${iso(expiry).slice(0, 10)} sometime` : isoWithOffset(expiry, dateVariant),
+      date_created: iso(now - 800 * DAY),
+      date_deleted: deleted === null ? null : iso(deleted),
+      auth_code: null,
+      transfer_lock: tld === 'nl' ? null : i % 2 === 0,
+      contacts: [
+        { type: 'admin', handle: registrant },
+        { type: 'tech', handle: contacts[0]?.handle },
+      ],
+      premium_domain: false,
+      custom_price_domain: false,
+      dns_hosted: true,
+      dns_hosted_template: null,
+      nsgroup: null,
+      dnssec: i % 4 === 0 ? 'signed' : 'unsigned',
+      tags: i % 9 === 0 ? ['vip'] : [],
+      services: i % 11 === 0 ? ['idprotect'] : [],
+      idn_language: idn ? 'de' : null,
+    };
+    // The documentation's own aliases, in some records, so the client stays honest.
+    if (autoRenew !== undefined) record[i % 4 === 1 ? 'auto_renewal' : 'auto_renew'] = autoRenew;
+    record[i % 6 === 2 ? 'auto_renewal_period' : 'auto_renew_period'] = 12;
+    record[i % 10 === 3 ? 'registant_handle' : 'registrant_handle'] = registrant;
+    domains.push(record);
+
+    if (scenario === 'malformed') problems.push(name);
+    else if (expected) findings.push({ key: name, ...expected });
+  }
+  return { domains, contacts, truth: { findings, problems } };
+}
+
+function weighted(r: number): Scenario {
+  let at = r * TOTAL_WEIGHT;
+  for (const [scenario, weight] of WEIGHTS) {
+    if (at < weight) return scenario;
+    at -= weight;
+  }
+  return 'healthy';
+}

@@ -1,0 +1,195 @@
+import type { RawRecord } from './portfolio';
+
+/**
+ * The documented search conventions, as the simulator implements them: exact match (case-insensitive),
+ * `%` wildcards, comparison operators (`>`, `<`, `>=`, `<=`) on numbers and dates, array filters
+ * (any of the given values), booleans, and `sort` as a comma list with `-` for descending.
+ * Several conditions on one scalar field must all hold (`date_expiry=>a&date_expiry=<b` is a range).
+ */
+
+export class SearchError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SearchError';
+  }
+}
+
+type Getter = (record: RawRecord) => unknown;
+
+const field =
+  (...names: string[]): Getter =>
+  (record) => {
+    for (const name of names) if (record[name] !== undefined) return record[name];
+    return undefined;
+  };
+const contactOfType =
+  (type: string): Getter =>
+  (record) =>
+    (record.contacts as Array<{ type: string; handle: string }> | undefined)?.find((c) => c.type === type)?.handle;
+const nested =
+  (outer: string, inner: string): Getter =>
+  (record) =>
+    (record[outer] as Record<string, unknown> | undefined)?.[inner];
+
+const DOMAIN_FIELDS: Record<string, Getter> = {
+  domain_name: field('domain_name'),
+  sld: field('sld'),
+  tld: field('tld'),
+  status: field('status'),
+  registrant_handle: field('registrant_handle', 'registant_handle'),
+  admin_handle: contactOfType('admin'),
+  tech_handle: contactOfType('tech'),
+  billing_handle: contactOfType('billing'),
+  date_expiry: field('date_expiry'),
+  auto_renewal: field('auto_renew', 'auto_renewal'),
+  auto_renewal_period: field('auto_renew_period', 'auto_renewal_period'),
+  date_renewal: field('date_renewal'),
+  auth_code: field('auth_code'),
+  auth_code_date_expiry: field('auth_code_date_expiry'),
+  idn_language: field('idn_language'),
+  date_created: field('date_created'),
+  date_deleted: field('date_deleted'),
+  transfer_lock: field('transfer_lock'),
+  premium_domain: field('premium_domain'),
+  premium_price: nested('premium_price', 'price'),
+  premium_price_currency: nested('premium_price', 'currency'),
+  custom_price_domain: field('custom_price_domain'),
+  custom_price: nested('custom_price', 'price'),
+  custom_price_currency: nested('custom_price', 'currency'),
+  dns_hosted: field('dns_hosted'),
+  dns_hosted_template: field('dns_hosted_template'),
+  nsgroup: field('nsgroup'),
+  dnssec: field('dnssec'),
+  tags: field('tags'),
+  services: field('services'),
+};
+
+const CONTACT_FIELDS: Record<string, Getter> = Object.fromEntries(
+  [
+    'handle',
+    'company_name',
+    'name',
+    'address_1',
+    'address_2',
+    'postal_code',
+    'city',
+    'state',
+    'country',
+    'phone',
+    'email',
+    'status',
+    'connections',
+    'date_created',
+    'date_last_updated',
+    'auto_delete',
+    'reference',
+  ].map((name) => [name, field(name)]),
+);
+
+/** Sort fields also accept the response's own names (`auto_renew`). */
+const DOMAIN_SORT_ALIASES: Record<string, string> = { auto_renew: 'auto_renewal', auto_renew_period: 'auto_renewal_period' };
+
+export type Resource = 'domains' | 'contacts';
+
+const RESERVED = new Set(['sort', 'page', 'per_page']);
+const DATE = /^\d{4}-\d{2}-\d{2}T/;
+
+function compareScalar(a: unknown, b: string): number | null {
+  if (typeof a === 'number') {
+    const n = Number(b);
+    return Number.isNaN(n) ? null : a - n;
+  }
+  if (typeof a === 'string' && /^-?\d+(\.\d+)?$/.test(a) && /^-?\d+(\.\d+)?$/.test(b)) return Number(a) - Number(b);
+  if (typeof a === 'string' && DATE.test(a) && DATE.test(b)) {
+    const x = Date.parse(a);
+    const y = Date.parse(b);
+    return Number.isNaN(x) || Number.isNaN(y) ? null : x - y;
+  }
+  return null;
+}
+
+function matchesOne(value: unknown, condition: string): boolean {
+  const op = /^(>=|<=|>|<)/.exec(condition)?.[1];
+  if (op) {
+    const diff = compareScalar(value, condition.slice(op.length));
+    if (diff === null) return false;
+    return op === '>' ? diff > 0 : op === '<' ? diff < 0 : op === '>=' ? diff >= 0 : diff <= 0;
+  }
+  if (condition === '') return value === null || value === undefined;
+  if (typeof value === 'boolean') return String(value) === condition.toLowerCase() || (value ? '1' : '0') === condition;
+  if (value === null || value === undefined) return false;
+  const text = String(value).toLowerCase();
+  const wanted = condition.toLowerCase();
+  if (wanted.includes('%')) {
+    const pattern = wanted
+      .split('%')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*');
+    return new RegExp(`^${pattern}$`, 's').test(text);
+  }
+  if (typeof value === 'number' || DATE.test(text)) return compareScalar(value, condition) === 0;
+  return text === wanted;
+}
+
+/** A predicate for the query's filters; throws SearchError on an unknown filter. */
+export function buildFilter(resource: Resource, query: URLSearchParams): (record: RawRecord) => boolean {
+  const fields = resource === 'domains' ? DOMAIN_FIELDS : CONTACT_FIELDS;
+  const conditions = new Map<string, string[]>();
+  for (const [rawKey, value] of query) {
+    const key = rawKey.endsWith('[]') ? rawKey.slice(0, -2) : rawKey;
+    if (RESERVED.has(key)) continue;
+    if (!fields[key]) throw new SearchError(`unknown search parameter: ${key}`);
+    const list = conditions.get(key) ?? [];
+    list.push(value);
+    conditions.set(key, list);
+  }
+  const checks = [...conditions].map(([key, wanted]) => {
+    const get = fields[key] as Getter;
+    return (record: RawRecord) => {
+      const value = get(record);
+      // Array fields: any of the given values. Scalars: every condition (so ranges work).
+      if (Array.isArray(value)) return wanted.some((w) => value.some((v) => matchesOne(v, w)));
+      return wanted.every((w) => matchesOne(value, w));
+    };
+  });
+  return (record) => checks.every((check) => check(record));
+}
+
+/** A comparator for `sort`; throws SearchError on an unknown field. */
+export function buildSort(resource: Resource, sort: string | null): ((a: RawRecord, b: RawRecord) => number) | null {
+  if (!sort) return null;
+  const fields = resource === 'domains' ? DOMAIN_FIELDS : CONTACT_FIELDS;
+  const keys = sort
+    .split(',')
+    .filter(Boolean)
+    .map((spec) => {
+      const desc = spec.startsWith('-');
+      let name = desc ? spec.slice(1) : spec;
+      if (resource === 'domains') name = DOMAIN_SORT_ALIASES[name] ?? name;
+      const get = fields[name];
+      if (!get) throw new SearchError(`unknown sort field: ${name}`);
+      return { get, sign: desc ? -1 : 1 };
+    });
+  return (a, b) => {
+    for (const { get, sign } of keys) {
+      const x = sortable(get(a));
+      const y = sortable(get(b));
+      if (x === y) continue;
+      if (x === null) return 1;
+      if (y === null) return -1;
+      return (x < y ? -1 : 1) * sign;
+    }
+    return 0;
+  };
+}
+
+function sortable(value: unknown): string | number | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'number') return value;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'string' && DATE.test(value)) {
+    const ms = Date.parse(value);
+    return Number.isNaN(ms) ? value : ms;
+  }
+  return Array.isArray(value) ? value.join(',') : String(value);
+}

@@ -1,0 +1,196 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Portfolio, RawRecord } from './portfolio';
+import { buildFilter, buildSort, type Resource, SearchError } from './search';
+
+/**
+ * The embedded reseller simulator: a real HTTP server with the three documented endpoints, Bearer
+ * auth, the search and sort syntax, paging with a server-side per_page maximum, restore, and fault
+ * injection for tests. Used by the tests, `npm start` and `sentinel simulate`.
+ */
+
+/** A fault the simulator injects into one matching request. */
+export type Fault =
+  | { readonly kind: 'status'; readonly status: number; readonly retryAfter?: string }
+  | { readonly kind: 'hang' }
+  | { readonly kind: 'malformed' };
+
+export interface FaultRule {
+  readonly fault: Fault;
+  /** Which requests it hits, e.g. `(r) => r.path === '/v2/domains' && r.query.get('page') === '2'`. @default every request */
+  readonly match?: (request: SimulatedRequest) => boolean;
+  /** How many requests it hits before it is spent. @default 1 */
+  readonly times?: number;
+}
+
+export interface SimulatedRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+}
+
+export interface SimulatorOptions {
+  readonly portfolio: Portfolio;
+  readonly apiKey: string;
+  /** The server caps per_page here, whatever was asked. @default 100 */
+  readonly maxPerPage?: number;
+  /** Added before every answer. @default 0 */
+  readonly latencyMs?: number;
+  /** @default 0 (a free port) */
+  readonly port?: number;
+  /** Loopback only. @default '127.0.0.1' */
+  readonly host?: string;
+  /** The clock restore uses to set the new expiry. @default Date.now */
+  readonly now?: () => number;
+}
+
+export interface Simulator {
+  /** Base URL, e.g. http://127.0.0.1:40123 */
+  readonly url: string;
+  /** Every request answered or hung, in arrival order. */
+  readonly requests: SimulatedRequest[];
+  /** Names the restore endpoint was called for, successful or not. */
+  readonly restoreCalls: string[];
+  injectFault(rule: FaultRule): void;
+  /** The domain record as the simulator now holds it. */
+  domain(name: string): RawRecord | undefined;
+  close(): Promise<void>;
+}
+
+const DEFAULT_PER_PAGE = 50;
+const JSON_TYPE = 'application/json;charset=utf-8';
+
+export async function startSimulator(options: SimulatorOptions): Promise<Simulator> {
+  const maxPerPage = options.maxPerPage ?? 100;
+  const latencyMs = options.latencyMs ?? 0;
+  const clock = options.now ?? Date.now;
+  const domains = options.portfolio.domains.map((d) => ({ ...d }));
+  const contacts = options.portfolio.contacts.map((c) => ({ ...c }));
+  const byName = new Map(domains.map((d) => [String(d.domain_name), d]));
+  const faults: Array<{ rule: FaultRule; left: number }> = [];
+  const requests: SimulatedRequest[] = [];
+  const restoreCalls: string[] = [];
+  // Filtering and sorting 100 000 records per page would dominate a benchmark: cache per query.
+  const cache = new Map<string, RawRecord[]>();
+
+  const send = (res: ServerResponse, status: number, body: unknown) => {
+    const text = body === undefined ? '' : JSON.stringify(body);
+    const headers: Record<string, string> = { 'x-request-id': `sim-${requests.length}` };
+    if (text) headers['content-type'] = JSON_TYPE;
+    res.writeHead(status, headers).end(text);
+  };
+  const error = (res: ServerResponse, status: number, message: string) =>
+    send(res, status, { error: { code: status, message } });
+
+  const list = (resource: Resource, query: URLSearchParams, res: ServerResponse) => {
+    const page = query.has('page') ? Number(query.get('page')) : 1;
+    const askedPerPage = query.has('per_page') ? Number(query.get('per_page')) : DEFAULT_PER_PAGE;
+    if (!Number.isInteger(page) || page < 1) return error(res, 400, 'page must be a positive integer');
+    if (!Number.isInteger(askedPerPage) || askedPerPage < 1) return error(res, 400, 'per_page must be a positive integer');
+    const perPage = Math.min(askedPerPage, maxPerPage);
+    const key = `${resource}?${[...query].filter(([k]) => k !== 'page' && k !== 'per_page').map(([k, v]) => `${k}=${v}`).join('&')}`;
+    let matches = cache.get(key);
+    if (!matches) {
+      const source = resource === 'domains' ? domains : contacts;
+      const filter = buildFilter(resource, query);
+      matches = source.filter(filter);
+      const sort = buildSort(resource, query.get('sort'));
+      if (sort) matches.sort(sort);
+      cache.set(key, matches);
+    }
+    const totalPages = Math.ceil(matches.length / perPage);
+    const data = matches.slice((page - 1) * perPage, page * perPage);
+    // The examples name current_page `page`: the contact list answers that way.
+    const pageField = resource === 'contacts' ? 'page' : 'current_page';
+    send(res, 200, {
+      data,
+      pagination: { [pageField]: page, per_page: perPage, total_pages: totalPages, total_results: matches.length },
+    });
+  };
+
+  const restore = (name: string, res: ServerResponse) => {
+    restoreCalls.push(name);
+    const domain = byName.get(name);
+    if (!domain) return error(res, 404, `domain ${name} not found`);
+    const status = domain.status as string[];
+    if (!status.includes('quarantine')) return error(res, 422, `domain ${name} is not in quarantine`);
+    domain.status = ['registered'];
+    domain.date_deleted = null;
+    const expiry = Math.max(Date.parse(String(domain.date_expiry)), clock());
+    domain.date_expiry = new Date(expiry + 365 * 86_400_000).toISOString().replace('.000Z', 'Z');
+    cache.clear();
+    send(res, 204, undefined);
+  };
+
+  const route = (req: IncomingMessage, res: ServerResponse, request: SimulatedRequest) => {
+    if (req.headers.authorization !== `Bearer ${options.apiKey}`) {
+      return error(res, 401, 'missing or invalid API key');
+    }
+    try {
+      if (req.method === 'GET' && request.path === '/v2/domains') return list('domains', request.query, res);
+      if (req.method === 'GET' && request.path === '/v2/contacts') return list('contacts', request.query, res);
+      const restoreMatch = /^\/v2\/domains\/([^/]+)\/restore$/.exec(request.path);
+      if (restoreMatch?.[1] && req.method === 'POST') return restore(decodeURIComponent(restoreMatch[1]), res);
+      return error(res, 404, `no route for ${req.method} ${request.path}`);
+    } catch (e) {
+      if (e instanceof SearchError) return error(res, 400, e.message);
+      throw e;
+    }
+  };
+
+  const takeFault = (request: SimulatedRequest): Fault | undefined => {
+    const index = faults.findIndex(({ rule }) => !rule.match || rule.match(request));
+    if (index < 0) return undefined;
+    const entry = faults[index] as { rule: FaultRule; left: number };
+    entry.left--;
+    if (entry.left <= 0) faults.splice(index, 1);
+    return entry.rule.fault;
+  };
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://simulator');
+    const request: SimulatedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams };
+    requests.push(request);
+    req.resume(); // bodies are ignored; drain them
+    const fault = takeFault(request);
+    const answer = () => {
+      if (fault?.kind === 'hang') return; // never answers; close() destroys the socket
+      if (fault?.kind === 'malformed') {
+        res.writeHead(200, { 'content-type': JSON_TYPE }).end('{"data": [ {"domain_name": "trunc');
+        return;
+      }
+      if (fault?.kind === 'status') {
+        res.writeHead(fault.status, {
+          'content-type': JSON_TYPE,
+          ...(fault.retryAfter ? { 'retry-after': fault.retryAfter } : {}),
+        });
+        res.end(JSON.stringify({ error: { code: fault.status, message: 'injected fault' } }));
+        return;
+      }
+      route(req, res, request);
+    };
+    if (latencyMs > 0) setTimeout(answer, latencyMs);
+    else answer();
+  });
+  server.keepAliveTimeout = 30_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port, address } = server.address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+
+  return {
+    url: `http://${host}:${port}`,
+    requests,
+    restoreCalls,
+    injectFault: (rule) => faults.push({ rule, left: rule.times ?? 1 }),
+    domain: (name) => byName.get(name),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
