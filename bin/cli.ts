@@ -3,11 +3,17 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { renderDigest, renderSms } from '../functions/core/alert';
 import { SEVERITIES, type Severity, severityRank } from '../functions/core/classify';
-import { ENV, loadScanSettings, type RawSettings, requireEnv, settingsFromEnv } from '../functions/core/config';
+import {
+  ENV,
+  loadScanSettings,
+  type RawSettings,
+  requireEnv,
+  settingsFromEnv,
+} from '../functions/core/config';
 import { ConfigError, SentinelError } from '../functions/core/errors';
 import { parseSigningKeys } from '../functions/core/links';
-import { parseRfc3339 } from '../functions/core/schemas';
 import { deliverAlert, executeScan } from '../functions/core/scan-job';
+import { parseRfc3339 } from '../functions/core/schemas';
 import { generatePortfolio } from '../functions/simulator/portfolio';
 import { type Fault, startSimulator } from '../functions/simulator/server';
 
@@ -92,7 +98,8 @@ function parse<const O extends NonNullable<ParseArgsConfig['options']>>(args: re
 function parseNow(text: string | undefined, flag = '--now'): number {
   if (text === undefined) return Date.now();
   const ms = parseRfc3339(text);
-  if (Number.isNaN(ms)) throw new UsageError(`${flag} must be an RFC 3339 date-time such as 2026-11-22T06:00:00Z`);
+  if (Number.isNaN(ms))
+    throw new UsageError(`${flag} must be an RFC 3339 date-time such as 2026-11-22T06:00:00Z`);
   return ms;
 }
 
@@ -140,7 +147,11 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
   };
   const settings = loadScanSettings(raw);
   const now = parseNow(values.now);
-  const apiKey = requireEnv(io.env, ENV.resellerApiKey, 'export the reseller API key (see README: "Using it on a real account")');
+  const apiKey = requireEnv(
+    io.env,
+    ENV.resellerApiKey,
+    'export the reseller API key (see README: "Using it on a real account")',
+  );
   const signingKeys = settings.linkBaseUrl
     ? parseSigningKeys(
         requireEnv(io.env, ENV.linkSigningKey, `${ENV.linkBaseUrl} is set, so restore links must be signed`),
@@ -151,7 +162,9 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
   if (!dryRun && !topicArn) {
     throw new ConfigError(`${ENV.alertTopicArn} is not set; set it to publish the alert, or pass --dry-run`);
   }
-  const budget = values['time-budget'] ? positiveInt(values['time-budget'], '--time-budget', 0, 86_400) : undefined;
+  const budget = values['time-budget']
+    ? positiveInt(values['time-budget'], '--time-budget', 0, 86_400)
+    : undefined;
 
   const report = await executeScan({
     settings,
@@ -164,8 +177,13 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
   if (values.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
   if (dryRun) {
     if (!values.json) {
-      const options = { timeZone: settings.timeZone, ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}) };
-      io.stdout(`${renderDigest(report, options)}\n\n--- SMS (critical only) ---\n${renderSms(report, options)}\n`);
+      const options = {
+        timeZone: settings.timeZone,
+        ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
+      };
+      io.stdout(
+        `${renderDigest(report, options)}\n\n--- SMS (critical only) ---\n${renderSms(report, options)}\n`,
+      );
     }
   } else if (topicArn) {
     const outcome = await deliverAlert(report, settings, new SNSClient({}), topicArn);
@@ -209,7 +227,10 @@ async function simulateCommand(args: readonly string[], io: CliIo): Promise<numb
     .filter(Boolean)
     .map((name) => {
       const fault = FAULTS[name];
-      if (!fault) throw new UsageError(`--faults: unknown fault ${JSON.stringify(name)}; use ${Object.keys(FAULTS).join(', ')}`);
+      if (!fault)
+        throw new UsageError(
+          `--faults: unknown fault ${JSON.stringify(name)}; use ${Object.keys(FAULTS).join(', ')}`,
+        );
       return fault;
     });
   const keyFromEnv = io.env[ENV.resellerApiKey]?.trim();

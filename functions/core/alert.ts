@@ -46,12 +46,20 @@ function dateFormat(timeZone: string) {
     hourCycle: 'h23',
     timeZone,
   });
-  return { day: (iso: string) => day.format(new Date(iso)), time: (iso: string) => `${time.format(new Date(iso))} ${timeZone}` };
+  return {
+    day: (iso: string) => day.format(new Date(iso)),
+    time: (iso: string) => `${time.format(new Date(iso))} ${timeZone}`,
+  };
 }
 
 /** The problem with one domain, in words a person acts on. */
 export function describeDomainFinding(f: DomainFinding, now: string, day: (iso: string) => string): string {
-  const renew = f.auto_renew === null ? 'auto-renew UNKNOWN (treated as off)' : f.auto_renew ? 'auto-renew on' : 'auto-renew OFF';
+  const renew =
+    f.auto_renew === null
+      ? 'auto-renew UNKNOWN (treated as off)'
+      : f.auto_renew
+        ? 'auto-renew on'
+        : 'auto-renew OFF';
   switch (f.kind) {
     case 'quarantine': {
       const since = f.date_deleted ?? f.date_expiry;
@@ -72,13 +80,20 @@ export function describeDomainFinding(f: DomainFinding, now: string, day: (iso: 
 function registrantLine(f: DomainFinding): string | null {
   const r = f.registrant;
   if (!r) return null;
-  const who = [r.name, r.company_name ? `(${r.company_name})` : '', r.email ? `<${r.email}>` : ''].filter(Boolean).join(' ');
+  const who = [r.name, r.company_name ? `(${r.company_name})` : '', r.email ? `<${r.email}>` : '']
+    .filter(Boolean)
+    .join(' ');
   return `Registrant: ${who || 'unknown'} [${r.handle}]`;
 }
 
 function contactLines(f: ContactFinding): string[] {
-  const who = [f.name, f.company_name ? `(${f.company_name})` : '', f.email ? `<${f.email}>` : ''].filter(Boolean).join(' ');
-  return [`- contact ${f.handle}: validation pending; the registry may suspend the domains it holds`, `  ${who}`];
+  const who = [f.name, f.company_name ? `(${f.company_name})` : '', f.email ? `<${f.email}>` : '']
+    .filter(Boolean)
+    .join(' ');
+  return [
+    `- contact ${f.handle}: validation pending; the registry may suspend the domains it holds`,
+    `  ${who}`,
+  ];
 }
 
 function itemLines(f: Finding, now: string, day: (iso: string) => string): string[] {
@@ -120,10 +135,12 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
     detailBudget -= detailed.length;
     for (const f of detailed) out.push(...itemLines(f, report.now, day));
     const omitted = items.length - detailed.length;
-    if (omitted > 0) out.push(`- and ${omitted} more ${severity} (see the JSON report, or run a scan with --json)`);
+    if (omitted > 0)
+      out.push(`- and ${omitted} more ${severity} (see the JSON report, or run a scan with --json)`);
     out.push('');
   }
-  if (report.summary.critical === 0 && report.summary.warning === 0) out.push('Nothing critical or urgent.', '');
+  if (report.summary.critical === 0 && report.summary.warning === 0)
+    out.push('Nothing critical or urgent.', '');
 
   const info = report.findings.filter((f): f is DomainFinding => f.severity === 'info' && isDomainFinding(f));
   if (report.summary.info > 0) {
@@ -140,11 +157,14 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
 
   if (report.problems.length > 0) {
     const one = report.problems.length === 1;
-    out.push(`PROBLEMS: ${plural(report.problems.length, 'record')} could not be read and ${one ? 'was' : 'were'} not checked:`);
+    out.push(
+      `PROBLEMS: ${plural(report.problems.length, 'record')} could not be read and ${one ? 'was' : 'were'} not checked:`,
+    );
     for (const p of report.problems.slice(0, 20)) {
       out.push(`- ${p.resource} ${p.key ?? '(no name)'} on page ${p.page}: ${p.reason}`);
     }
-    if (report.problems.length > 20) out.push(`- and ${report.problems.length - 20} more (see the JSON report)`);
+    if (report.problems.length > 20)
+      out.push(`- and ${report.problems.length - 20} more (see the JSON report)`);
     out.push('');
   }
 
@@ -195,7 +215,10 @@ export function renderSms(report: Report, options: Pick<RenderOptions, 'accountL
   const critical = report.findings.filter((f) => f.severity === 'critical');
   const label = options.accountLabel ? ` ${toGsm7(options.accountLabel).slice(0, 20)}` : '';
   if (critical.length === 0) {
-    return `domain-sentinel${label}: no critical items; ${report.summary.warning} warning. See e-mail.`.slice(0, SMS_MAX);
+    return `domain-sentinel${label}: no critical items; ${report.summary.warning} warning. See e-mail.`.slice(
+      0,
+      SMS_MAX,
+    );
   }
   const head = `domain-sentinel${label}: ${critical.length} critical:`;
   const items = critical.map((f) => (isDomainFinding(f) ? smsItem(f) : `contact ${toGsm7(f.handle)}`));
@@ -225,9 +248,16 @@ export function renderSubject(report: Report, accountLabel?: string): string {
 }
 
 /** The JSON report for machines, cut to `limit` findings with the cut stated in the report itself. */
-export function truncateReport(report: Report, limit: number): Report & { truncated?: { findings_omitted: number } } {
+export function truncateReport(
+  report: Report,
+  limit: number,
+): Report & { truncated?: { findings_omitted: number } } {
   if (report.findings.length <= limit) return report;
-  return { ...report, findings: report.findings.slice(0, limit), truncated: { findings_omitted: report.findings.length - limit } };
+  return {
+    ...report,
+    findings: report.findings.slice(0, limit),
+    truncated: { findings_omitted: report.findings.length - limit },
+  };
 }
 
 export interface AlertMessage {
@@ -260,9 +290,20 @@ export function buildAlertMessage(report: Report, options: RenderOptions = {}): 
   const subject = renderSubject(report, options.accountLabel);
   const budget = SNS_MAX_BYTES - ATTRIBUTE_RESERVE_BYTES;
   const compose = (limit: number) => {
-    const digest = renderDigest(report, { ...options, detailLimit: Math.min(limit, options.detailLimit ?? DIGEST_DETAIL_LIMIT) });
+    const digest = renderDigest(report, {
+      ...options,
+      detailLimit: Math.min(limit, options.detailLimit ?? DIGEST_DETAIL_LIMIT),
+    });
     const json = JSON.stringify(truncateReport(report, limit));
-    return JSON.stringify({ default: digest, email: digest, sms, sqs: json, lambda: json, http: json, https: json });
+    return JSON.stringify({
+      default: digest,
+      email: digest,
+      sms,
+      sqs: json,
+      lambda: json,
+      http: json,
+      https: json,
+    });
   };
   const fits = (message: string) => Buffer.byteLength(message, 'utf8') <= budget;
 

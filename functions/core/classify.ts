@@ -62,7 +62,11 @@ export const daysLeft = (expiry: number, now: number): number => Math.floor((exp
  * Pure: no clock, no I/O. A domain with no auto-renew field counts as off (a false alarm is cheaper
  * than a lost domain). Returns null for a healthy domain.
  */
-export function classify(domain: Domain, now: number, policy: ClassifyPolicy = DEFAULT_POLICY): DomainFinding | null {
+export function classify(
+  domain: Domain,
+  now: number,
+  policy: ClassifyPolicy = DEFAULT_POLICY,
+): DomainFinding | null {
   const days = daysLeft(domain.date_expiry, now);
   const renews = domain.auto_renew === true;
   const base = {

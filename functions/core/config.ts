@@ -24,6 +24,7 @@ export const ENV = {
   perPage: 'PER_PAGE',
   concurrency: 'SCAN_CONCURRENCY',
   accountLabel: 'ACCOUNT_LABEL',
+  requestTimeoutMs: 'RESELLER_TIMEOUT_MS',
 } as const;
 
 export type SettingName = keyof typeof ENV;
@@ -46,7 +47,12 @@ const int = (min: number, max: number) =>
     .trim()
     .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
     .transform(Number)
-    .pipe(z.number().min(min, `must be a whole number from ${min} to ${max}`).max(max, `must be a whole number from ${min} to ${max}`));
+    .pipe(
+      z
+        .number()
+        .min(min, `must be a whole number from ${min} to ${max}`)
+        .max(max, `must be a whole number from ${min} to ${max}`),
+    );
 
 const httpUrl = z
   .string()
@@ -85,11 +91,14 @@ const ScanSettingsSchema = z
       .optional(),
     expiryDays: int(1, 3650).default(30),
     criticalDays: int(0, 3650).default(7),
-    minSeverity: z.enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` }).default('warning'),
+    minSeverity: z
+      .enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` })
+      .default('warning'),
     timeZone: timeZone.default('UTC'),
     scanMode: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('full'),
     perPage: int(1, 1000).default(100),
     concurrency: int(1, 32).default(4),
+    requestTimeoutMs: int(100, 120_000).default(10_000),
     accountLabel: z.string().trim().max(40).optional(),
   })
   .refine((s) => s.criticalDays <= s.expiryDays, {
@@ -105,7 +114,8 @@ export type RawSettings = Partial<Record<SettingName, string | undefined>>;
 /** Reads every known setting from an environment object. */
 export function settingsFromEnv(env: NodeJS.ProcessEnv): RawSettings {
   const raw: RawSettings = {};
-  for (const [name, variable] of Object.entries(ENV) as Array<[SettingName, string]>) raw[name] = env[variable];
+  for (const [name, variable] of Object.entries(ENV) as Array<[SettingName, string]>)
+    raw[name] = env[variable];
   return raw;
 }
 
@@ -119,7 +129,8 @@ export function loadScanSettings(raw: RawSettings): ScanSettings {
       .map((issue) => {
         const name = issue.path[0] as SettingName | undefined;
         const label = name ? `${ENV[name]}${FLAG_OF[name] ? ` (${FLAG_OF[name]})` : ''}` : 'settings';
-        const message = issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
+        const message =
+          issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
         return `${label} ${message}`;
       })
       .join('; '),

@@ -61,9 +61,15 @@ export class ResellerApiError extends SentinelError {
       return new RateLimitError(`rate limited by the reseller API (HTTP 429) after retries: ${where}`, facts);
     }
     if (facts.status >= 500) {
-      return new ServerError(`the reseller API failed (HTTP ${facts.status}) after retries: ${where}${detail}`, facts);
+      return new ServerError(
+        `the reseller API failed (HTTP ${facts.status}) after retries: ${where}${detail}`,
+        facts,
+      );
     }
-    return new RequestRejectedError(`the reseller API rejected ${where} (HTTP ${facts.status})${detail}`, facts);
+    return new RequestRejectedError(
+      `the reseller API rejected ${where} (HTTP ${facts.status})${detail}`,
+      facts,
+    );
   }
 }
 

@@ -24,7 +24,10 @@ export function parseSigningKeys(value: string, source = 'LINK_SIGNING_KEY'): Si
     .split(',')
     .map((p) => p.trim())
     .filter(Boolean);
-  if (parts.length === 0) throw new ConfigError(`${source} is empty; set it to a random string of at least ${MIN_KEY_LENGTH} characters`);
+  if (parts.length === 0)
+    throw new ConfigError(
+      `${source} is empty; set it to a random string of at least ${MIN_KEY_LENGTH} characters`,
+    );
   return parts.map((secret, index) => {
     if (secret.length < MIN_KEY_LENGTH) {
       throw new ConfigError(
@@ -51,9 +54,11 @@ export function domainNameProblem(name: string): string | null {
   if (labels.length < 2) return 'domain name needs at least two labels';
   for (const label of labels) {
     if (!LABEL.test(label)) return `invalid label ${JSON.stringify(label.slice(0, 70))}`;
-    if (label.slice(2, 4) === '--' && !label.startsWith('xn--')) return `invalid label ${JSON.stringify(label)}`;
+    if (label.slice(2, 4) === '--' && !label.startsWith('xn--'))
+      return `invalid label ${JSON.stringify(label)}`;
   }
-  if (labels.some((l) => l.startsWith('xn--')) && domainToASCII(name) !== name) return 'invalid punycode label';
+  if (labels.some((l) => l.startsWith('xn--')) && domainToASCII(name) !== name)
+    return 'invalid punycode label';
   return null;
 }
 
@@ -79,7 +84,8 @@ export function signRestoreLink(options: {
   const key = options.keys[0];
   if (!key) throw new ConfigError('no link signing key configured');
   const problem = domainNameProblem(options.domain);
-  if (problem) throw new ConfigError(`cannot sign a restore link for ${JSON.stringify(options.domain)}: ${problem}`);
+  if (problem)
+    throw new ConfigError(`cannot sign a restore link for ${JSON.stringify(options.domain)}: ${problem}`);
   const exp = Math.floor(options.now / 1000) + (options.ttlSeconds ?? DEFAULT_LINK_TTL_SECONDS);
   const sig = mac(key, options.domain, exp).toString('base64url');
   const base = options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`;
@@ -111,7 +117,11 @@ export function verifyRestoreLink(options: {
   const expected = mac(key, options.domain, exp);
   const given = Buffer.from(sig, 'base64url');
   // base64url decoding is lenient: re-encode so that a changed trailing character cannot verify.
-  if (given.length !== expected.length || given.toString('base64url') !== sig || !timingSafeEqual(given, expected)) {
+  if (
+    given.length !== expected.length ||
+    given.toString('base64url') !== sig ||
+    !timingSafeEqual(given, expected)
+  ) {
     return { ok: false, reason: 'bad_signature' };
   }
   if (Math.floor(options.now / 1000) >= exp) return { ok: false, reason: 'expired', exp };

@@ -25,6 +25,8 @@ export async function publishAlert(sns: SNSClient, topicArn: string, alert: Aler
   } catch (error) {
     const name = (error as Error).name ?? 'Error';
     const message = (error as Error).message ?? String(error);
-    throw new PublishError(`could not publish the alert to ${topicArn}: ${name}: ${message}`, { cause: error });
+    throw new PublishError(`could not publish the alert to ${topicArn}: ${name}: ${message}`, {
+      cause: error,
+    });
   }
 }

@@ -8,7 +8,14 @@ import {
   SchemaValidationError,
   TimeoutError,
 } from './errors';
-import { type Contact, ContactSchema, type Domain, DomainSchema, describeIssues, ListEnvelopeSchema } from './schemas';
+import {
+  type Contact,
+  ContactSchema,
+  type Domain,
+  DomainSchema,
+  describeIssues,
+  ListEnvelopeSchema,
+} from './schemas';
 
 /** A search filter: values are sent as the documented search syntax (`<`, `>`, `%`, arrays as repeated keys). */
 export type ListFilter = Readonly<Record<string, string | number | boolean | readonly string[] | undefined>>;
@@ -62,7 +69,14 @@ export interface ResellerClientOptions {
   readonly random?: () => number;
 }
 
-const RETRYABLE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ECONNABORTED']);
+const RETRYABLE_CODES = new Set([
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'ECONNABORTED',
+]);
 
 interface RawResponse {
   readonly status: number;
@@ -216,7 +230,10 @@ export class ResellerClient {
     const launch = () => {
       while (inflight.size < this.concurrency && next <= knownPages) {
         const page = next++;
-        inflight.set(page, fetchPage(page).then((result) => ({ page, result })));
+        inflight.set(
+          page,
+          fetchPage(page).then((result) => ({ page, result })),
+        );
       }
     };
     launch();
@@ -265,7 +282,10 @@ export class ResellerClient {
     try {
       body = JSON.parse(res.text);
     } catch {
-      throw new SchemaValidationError(`the reseller API answered ${what} with something that is not JSON`, this.facts(res));
+      throw new SchemaValidationError(
+        `the reseller API answered ${what} with something that is not JSON`,
+        this.facts(res),
+      );
     }
     const envelope = ListEnvelopeSchema.safeParse(body);
     if (!envelope.success) {
@@ -356,12 +376,19 @@ export class ResellerClient {
     return Math.floor(this.random() * ceiling);
   }
 
-  private describeFailure(error: unknown, url: string, what: string, deadlineBound: boolean): ResellerApiError {
+  private describeFailure(
+    error: unknown,
+    url: string,
+    what: string,
+    deadlineBound: boolean,
+  ): ResellerApiError {
     const facts = { status: 0, url };
     const name = (error as { name?: string }).name;
     if (name === 'TimeoutError' || name === 'AbortError') {
       if (deadlineBound) throw new DeadlineError(`the time budget ran out while waiting for ${what}`);
-      return new TimeoutError(`no answer within ${this.timeoutMs} ms for ${what} (${url})`, facts, { cause: error });
+      return new TimeoutError(`no answer within ${this.timeoutMs} ms for ${what} (${url})`, facts, {
+        cause: error,
+      });
     }
     const code = errorCode(error);
     return new ConnectionError(
@@ -372,7 +399,12 @@ export class ResellerClient {
   }
 
   private facts(res: RawResponse): ResponseFacts {
-    return { status: res.status, url: res.url, requestId: res.requestId, bodyExcerpt: this.excerpt(res.text) };
+    return {
+      status: res.status,
+      url: res.url,
+      requestId: res.requestId,
+      bodyExcerpt: this.excerpt(res.text),
+    };
   }
 
   /** A short, single-line excerpt of a body, with the key redacted in case a server echoes it. */

@@ -27,6 +27,7 @@ export async function executeScan(input: ScanJobInput): Promise<Report> {
     apiKey: input.apiKey,
     perPage: settings.perPage,
     concurrency: settings.concurrency,
+    timeoutMs: settings.requestTimeoutMs,
     ...(input.deadline !== undefined ? { deadline: input.deadline } : {}),
     ...(input.fetch ? { fetch: input.fetch } : {}),
   });
@@ -35,7 +36,13 @@ export async function executeScan(input: ScanJobInput): Promise<Report> {
   const restoreLinkFor =
     linkBaseUrl && keys?.length
       ? (domain: string) =>
-          signRestoreLink({ baseUrl: linkBaseUrl, domain, keys, now: input.now, ttlSeconds: settings.linkTtlDays * 86_400 })
+          signRestoreLink({
+            baseUrl: linkBaseUrl,
+            domain,
+            keys,
+            now: input.now,
+            ttlSeconds: settings.linkTtlDays * 86_400,
+          })
       : undefined;
   return runScan({
     client,
@@ -43,7 +50,9 @@ export async function executeScan(input: ScanJobInput): Promise<Report> {
     policy: { expiryDays: settings.expiryDays, criticalDays: settings.criticalDays },
     mode: settings.scanMode,
     ...(restoreLinkFor ? { restoreLinkFor } : {}),
-    ...(input.deadline !== undefined ? { timeBudgetSeconds: Math.round((input.deadline - Date.now()) / 1000) } : {}),
+    ...(input.deadline !== undefined
+      ? { timeBudgetSeconds: Math.round((input.deadline - Date.now()) / 1000) }
+      : {}),
   });
 }
 

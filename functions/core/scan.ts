@@ -5,12 +5,10 @@ import {
   compareFindings,
   type DomainFinding,
   type Finding,
-  isDomainFinding,
   type Severity,
 } from './classify';
 import { DeadlineError, IncompleteListingError } from './errors';
 import type { ListFilter, Problem, ResellerClient } from './reseller-client';
-import type { Domain } from './schemas';
 
 export const SCAN_MODES = ['full', 'filtered'] as const;
 export type ScanMode = (typeof SCAN_MODES)[number];
@@ -168,6 +166,3 @@ export function highestSeverity(findings: readonly Finding[]): Severity | null {
   }
   return highest;
 }
-
-export type { Domain };
-export { isDomainFinding };

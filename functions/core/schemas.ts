@@ -38,7 +38,10 @@ function offsetMinutes(zone: string): number {
 const dateTime = z.string().transform((text, ctx) => {
   const ms = parseRfc3339(text);
   if (Number.isNaN(ms)) {
-    ctx.addIssue({ code: 'custom', message: `not an RFC 3339 date-time: ${JSON.stringify(text.slice(0, 40))}` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `not an RFC 3339 date-time: ${JSON.stringify(text.slice(0, 40))}`,
+    });
     return z.NEVER;
   }
   return ms;
@@ -48,7 +51,13 @@ const dateTime = z.string().transform((text, ctx) => {
 const looseBoolean = z.union([z.boolean(), z.enum(['true', 'false']).transform((s) => s === 'true')]);
 
 /** An integer, or a string holding one (the contact table types `connections` as a string). */
-const looseInt = z.union([z.number().int(), z.string().regex(/^-?\d+$/).transform(Number)]);
+const looseInt = z.union([
+  z.number().int(),
+  z
+    .string()
+    .regex(/^-?\d+$/)
+    .transform(Number),
+]);
 
 const stringList = z.union([z.array(z.string()), z.string().transform((s) => [s])]);
 
@@ -140,7 +149,12 @@ export const PaginationSchema = z
       ctx.addIssue({ code: 'custom', message: `pagination out of range: ${JSON.stringify(p)}` });
       return z.NEVER;
     }
-    return { current_page: current, per_page: p.per_page, total_pages: p.total_pages, total_results: p.total_results };
+    return {
+      current_page: current,
+      per_page: p.per_page,
+      total_pages: p.total_pages,
+      total_results: p.total_results,
+    };
   });
 
 export type Pagination = z.output<typeof PaginationSchema>;

@@ -82,10 +82,36 @@ const WEIGHTS: ReadonlyArray<readonly [Scenario, number]> = [
 ];
 const TOTAL_WEIGHT = WEIGHTS.reduce((sum, [, w]) => sum + w, 0);
 
-const WORDS = ['tulip', 'canal', 'bakery', 'studio', 'garden', 'atelier', 'fiets', 'molen', 'haven', 'polder', 'dijk', 'kaas'];
+const WORDS = [
+  'tulip',
+  'canal',
+  'bakery',
+  'studio',
+  'garden',
+  'atelier',
+  'fiets',
+  'molen',
+  'haven',
+  'polder',
+  'dijk',
+  'kaas',
+];
 const IDN_WORDS = ['bücher', 'café', 'müller', 'straße', 'élan', 'zürich', 'ørsted', 'kœnig'];
 const TLDS = ['nl', 'nl', 'nl', 'com', 'eu', 'be', 'de', 'co.uk', 'com.au', 'org'];
-const FIRST = ['Anna', 'Bram', 'Chen', 'Daan', 'Eva', 'Fatima', 'Gert', 'Hanna', 'Ivo', 'Joke', 'Kees', 'Lotte'];
+const FIRST = [
+  'Anna',
+  'Bram',
+  'Chen',
+  'Daan',
+  'Eva',
+  'Fatima',
+  'Gert',
+  'Hanna',
+  'Ivo',
+  'Joke',
+  'Kees',
+  'Lotte',
+];
 const LAST = ['de Vries', 'Jansen', 'Bakker', 'Visser', 'Smit', 'Meijer', 'Mulder', 'Bos', 'Vos', 'Peters'];
 const COMPANIES = ['', '', 'Bloem BV', 'Haven Media', 'Polder IT', 'Kaashandel Gouda', 'Studio Noord'];
 
@@ -214,7 +240,10 @@ export function generatePortfolio(options: PortfolioOptions): Portfolio {
       sld,
       tld: rest.join('.'),
       status,
-      date_expiry: scenario === 'malformed' ? `${iso(expiry).slice(0, 10)} sometime` : isoWithOffset(expiry, dateVariant),
+      date_expiry:
+        scenario === 'malformed'
+          ? `${iso(expiry).slice(0, 10)} sometime`
+          : isoWithOffset(expiry, dateVariant),
       date_created: iso(now - 800 * DAY),
       date_deleted: deleted === null ? null : iso(deleted),
       auth_code: null,

@@ -25,7 +25,8 @@ const field =
 const contactOfType =
   (type: string): Getter =>
   (record) =>
-    (record.contacts as Array<{ type: string; handle: string }> | undefined)?.find((c) => c.type === type)?.handle;
+    (record.contacts as Array<{ type: string; handle: string }> | undefined)?.find((c) => c.type === type)
+      ?.handle;
 const nested =
   (outer: string, inner: string): Getter =>
   (record) =>
@@ -87,7 +88,10 @@ const CONTACT_FIELDS: Record<string, Getter> = Object.fromEntries(
 );
 
 /** Sort fields also accept the response's own names (`auto_renew`). */
-const DOMAIN_SORT_ALIASES: Record<string, string> = { auto_renew: 'auto_renewal', auto_renew_period: 'auto_renewal_period' };
+const DOMAIN_SORT_ALIASES: Record<string, string> = {
+  auto_renew: 'auto_renewal',
+  auto_renew_period: 'auto_renewal_period',
+};
 
 export type Resource = 'domains' | 'contacts';
 
@@ -99,7 +103,8 @@ function compareScalar(a: unknown, b: string): number | null {
     const n = Number(b);
     return Number.isNaN(n) ? null : a - n;
   }
-  if (typeof a === 'string' && /^-?\d+(\.\d+)?$/.test(a) && /^-?\d+(\.\d+)?$/.test(b)) return Number(a) - Number(b);
+  if (typeof a === 'string' && /^-?\d+(\.\d+)?$/.test(a) && /^-?\d+(\.\d+)?$/.test(b))
+    return Number(a) - Number(b);
   if (typeof a === 'string' && DATE.test(a) && DATE.test(b)) {
     const x = Date.parse(a);
     const y = Date.parse(b);
@@ -116,7 +121,8 @@ function matchesOne(value: unknown, condition: string): boolean {
     return op === '>' ? diff > 0 : op === '<' ? diff < 0 : op === '>=' ? diff >= 0 : diff <= 0;
   }
   if (condition === '') return value === null || value === undefined;
-  if (typeof value === 'boolean') return String(value) === condition.toLowerCase() || (value ? '1' : '0') === condition;
+  if (typeof value === 'boolean')
+    return String(value) === condition.toLowerCase() || (value ? '1' : '0') === condition;
   if (value === null || value === undefined) return false;
   const text = String(value).toLowerCase();
   const wanted = condition.toLowerCase();
@@ -156,7 +162,10 @@ export function buildFilter(resource: Resource, query: URLSearchParams): (record
 }
 
 /** A comparator for `sort`; throws SearchError on an unknown field. */
-export function buildSort(resource: Resource, sort: string | null): ((a: RawRecord, b: RawRecord) => number) | null {
+export function buildSort(
+  resource: Resource,
+  sort: string | null,
+): ((a: RawRecord, b: RawRecord) => number) | null {
   if (!sort) return null;
   const fields = resource === 'domains' ? DOMAIN_FIELDS : CONTACT_FIELDS;
   const keys = sort
@@ -187,6 +196,8 @@ function sortable(value: unknown): string | number | null {
   if (value === null || value === undefined) return null;
   if (typeof value === 'number') return value;
   if (typeof value === 'boolean') return value ? 1 : 0;
+  // connections comes as a string in some records: sort numeric strings as numbers.
+  if (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value)) return Number(value);
   if (typeof value === 'string' && DATE.test(value)) {
     const ms = Date.parse(value);
     return Number.isNaN(ms) ? value : ms;

@@ -86,9 +86,13 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     const page = query.has('page') ? Number(query.get('page')) : 1;
     const askedPerPage = query.has('per_page') ? Number(query.get('per_page')) : DEFAULT_PER_PAGE;
     if (!Number.isInteger(page) || page < 1) return error(res, 400, 'page must be a positive integer');
-    if (!Number.isInteger(askedPerPage) || askedPerPage < 1) return error(res, 400, 'per_page must be a positive integer');
+    if (!Number.isInteger(askedPerPage) || askedPerPage < 1)
+      return error(res, 400, 'per_page must be a positive integer');
     const perPage = Math.min(askedPerPage, maxPerPage);
-    const key = `${resource}?${[...query].filter(([k]) => k !== 'page' && k !== 'per_page').map(([k, v]) => `${k}=${v}`).join('&')}`;
+    const key = `${resource}?${[...query]
+      .filter(([k]) => k !== 'page' && k !== 'per_page')
+      .map(([k, v]) => `${k}=${v}`)
+      .join('&')}`;
     let matches = cache.get(key);
     if (!matches) {
       const source = resource === 'domains' ? domains : contacts;
@@ -104,7 +108,12 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     const pageField = resource === 'contacts' ? 'page' : 'current_page';
     send(res, 200, {
       data,
-      pagination: { [pageField]: page, per_page: perPage, total_pages: totalPages, total_results: matches.length },
+      pagination: {
+        [pageField]: page,
+        per_page: perPage,
+        total_pages: totalPages,
+        total_results: matches.length,
+      },
     });
   };
 
@@ -128,9 +137,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     }
     try {
       if (req.method === 'GET' && request.path === '/v2/domains') return list('domains', request.query, res);
-      if (req.method === 'GET' && request.path === '/v2/contacts') return list('contacts', request.query, res);
+      if (req.method === 'GET' && request.path === '/v2/contacts')
+        return list('contacts', request.query, res);
       const restoreMatch = /^\/v2\/domains\/([^/]+)\/restore$/.exec(request.path);
-      if (restoreMatch?.[1] && req.method === 'POST') return restore(decodeURIComponent(restoreMatch[1]), res);
+      if (restoreMatch?.[1] && req.method === 'POST')
+        return restore(decodeURIComponent(restoreMatch[1]), res);
       return error(res, 404, `no route for ${req.method} ${request.path}`);
     } catch (e) {
       if (e instanceof SearchError) return error(res, 400, e.message);
@@ -149,7 +160,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://simulator');
-    const request: SimulatedRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams };
+    const request: SimulatedRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.searchParams,
+    };
     requests.push(request);
     req.resume(); // bodies are ignored; drain them
     const fault = takeFault(request);

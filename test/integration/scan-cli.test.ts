@@ -1,0 +1,161 @@
+import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { generatePortfolio, type Portfolio } from '../../functions/simulator/portfolio';
+import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { findingKeys, runCli } from '../support/cli';
+
+const NOW = '2026-11-22T06:00:00Z';
+const KEY = 'sk_live_9f8e7d6c5b4a39281706f5e4d3c2b1a0';
+const truthKeys = (p: Portfolio) => p.truth.findings.map((f) => `${f.key} ${f.kind} ${f.severity}`).sort();
+
+let sim: Simulator | undefined;
+afterEach(async () => {
+  await sim?.close();
+  sim = undefined;
+});
+
+async function simulate(domains: number, options: { maxPerPage?: number; seed?: number } = {}) {
+  const portfolio = generatePortfolio({ domains, seed: options.seed ?? 3, now: Date.parse(NOW) });
+  sim = await startSimulator({ portfolio, apiKey: KEY, maxPerPage: options.maxPerPage ?? 100 });
+  return { portfolio, sim, env: { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY } };
+}
+
+describe('sentinel scan against the simulator', () => {
+  it('prints one JSON report whose findings equal the simulator ground truth', async () => {
+    const { portfolio, env } = await simulate(400);
+    const run = await runCli(['scan', '--json', '--dry-run', '--now', NOW], env);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(findingKeys(report)).toEqual(truthKeys(portfolio));
+    expect(report.problems.map((p: { key: string }) => p.key)).toEqual(portfolio.truth.problems);
+    expect(report.stats).toMatchObject({
+      domains_scanned: 400 - portfolio.truth.problems.length,
+      contacts_scanned: 20,
+    });
+    expect(report.summary.critical).toBe(
+      portfolio.truth.findings.filter((f) => f.severity === 'critical').length,
+    );
+  });
+
+  it('still equals ground truth through a 429 with Retry-After, a 500, a request that never answers, and a per_page cap', async () => {
+    const { portfolio, sim, env } = await simulate(400, { maxPerPage: 25 });
+    const onPage = (n: string) => (r: { path: string; query: URLSearchParams }) =>
+      r.path === '/v2/domains' && r.query.get('page') === n;
+    sim.injectFault({ fault: { kind: 'status', status: 429, retryAfter: '1' }, match: onPage('2') });
+    sim.injectFault({ fault: { kind: 'status', status: 500 }, match: onPage('3') });
+    sim.injectFault({ fault: { kind: 'hang' }, match: onPage('4') });
+    const run = await runCli(['scan', '--json', '--dry-run', '--now', NOW, '--per-page', '100'], {
+      ...env,
+      RESELLER_TIMEOUT_MS: '500',
+    });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(findingKeys(report)).toEqual(truthKeys(portfolio));
+    // 16 domain pages + 1 contact page at the capped 25 per page, plus one retry for each fault.
+    const domainRequests = sim.requests.filter((r) => r.path === '/v2/domains');
+    expect(domainRequests.every((r) => r.query.get('per_page') === '100')).toBe(true);
+    expect(domainRequests).toHaveLength(16 + 3);
+    expect(report.stats.requests).toBe(sim.requests.length);
+  });
+
+  it('ends with exit 1 and one line naming the authentication failure when the key is wrong', async () => {
+    const { env } = await simulate(20);
+    const run = await runCli(['scan', '--json', '--dry-run'], { ...env, RESELLER_API_KEY: 'wrong-key-123' });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^sentinel: the reseller API refused the API key \(HTTP 401\)/);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('ends with exit 1 naming the URL when the base URL cannot be reached', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const run = await runCli(['scan', '--dry-run'], { RESELLER_BASE_URL: url, RESELLER_API_KEY: KEY });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain(`could not reach the reseller API at ${url}`);
+  });
+
+  it('fails with exit 1 rather than report a partial result when a page answers garbage', async () => {
+    const { sim, env } = await simulate(300, { maxPerPage: 50 });
+    sim.injectFault({
+      fault: { kind: 'malformed' },
+      match: (r) => r.path === '/v2/domains' && r.query.get('page') === '3',
+    });
+    const run = await runCli(['scan', '--json', '--dry-run'], env);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/domain list page 3 with something that is not JSON/);
+  });
+
+  it('exits 2 naming the setting when configuration is wrong', async () => {
+    const missing = await runCli(['scan', '--dry-run'], { RESELLER_API_KEY: KEY });
+    expect(missing).toMatchObject({ code: 2, stdout: '' });
+    expect(missing.stderr).toContain('RESELLER_BASE_URL (--base-url) is required');
+    const bad = await runCli(['scan', '--dry-run', '--critical-days', 'x'], {
+      RESELLER_BASE_URL: 'http://127.0.0.1:1',
+      RESELLER_API_KEY: KEY,
+    });
+    expect(bad.stderr).toContain('CRITICAL_DAYS (--critical-days) must be a whole number');
+    const noTopic = await runCli(['scan'], {
+      RESELLER_BASE_URL: 'http://127.0.0.1:1',
+      RESELLER_API_KEY: KEY,
+    });
+    expect(noTopic.stderr).toContain('ALERT_TOPIC_ARN is not set');
+    expect(noTopic.code).toBe(2);
+  });
+
+  it('exits 3 when --fail-on is met, after printing the report', async () => {
+    const { env } = await simulate(40);
+    const run = await runCli(['scan', '--json', '--dry-run', '--now', NOW, '--fail-on', 'critical'], env);
+    expect(run.code).toBe(3);
+    expect(JSON.parse(run.stdout).summary.critical).toBeGreaterThan(0);
+  });
+
+  it('prints the digest and the SMS text on --dry-run', async () => {
+    const { env } = await simulate(60);
+    const run = await runCli(['scan', '--dry-run', '--now', NOW], env);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^domain-sentinel: \d+ critical, \d+ warning/);
+    expect(run.stdout).toContain('--- SMS (critical only) ---');
+  });
+
+  it('never prints the API key, whatever happens', async () => {
+    const { env } = await simulate(50);
+    const runs = [
+      await runCli(['scan', '--json', '--dry-run', '--now', NOW], env),
+      await runCli(['scan', '--dry-run', '--now', NOW], env),
+      await runCli(['scan', '--dry-run'], {
+        ...env,
+        RESELLER_BASE_URL: `http://127.0.0.1:${await freePort()}`,
+      }),
+      await runCli(['scan'], env),
+    ];
+    for (const run of runs) expect(`${run.stdout}${run.stderr}`).not.toContain(KEY);
+  });
+
+  it('works as a real process: npm run -s sentinel -- scan --json --dry-run', async () => {
+    const { portfolio, env } = await simulate(120);
+    const { stdout, stderr } = await promisify(execFile)(
+      'npm',
+      ['run', '-s', 'sentinel', '--', 'scan', '--json', '--dry-run', '--now', NOW],
+      { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, cwd: process.cwd() },
+    );
+    expect(findingKeys(JSON.parse(stdout))).toEqual(truthKeys(portfolio));
+    expect(stdout + stderr).not.toContain(KEY);
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

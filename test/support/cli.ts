@@ -1,0 +1,33 @@
+import { type CliIo, main } from '../../bin/cli';
+
+export interface CliRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the CLI in-process with its own environment (nothing from the test's process.env leaks in). */
+export async function runCli(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  extra: Partial<CliIo> = {},
+): Promise<CliRun> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(argv, {
+    env: { AWS_REGION: 'us-east-1', ...env },
+    stdout: (t) => {
+      stdout += t;
+    },
+    stderr: (t) => {
+      stderr += t;
+    },
+    ...extra,
+  });
+  return { code, stdout, stderr };
+}
+
+/** (name, kind, severity) of every finding in a JSON report, sorted, for comparison with ground truth. */
+export function findingKeys(report: { findings: Array<Record<string, unknown>> }): string[] {
+  return report.findings.map((f) => `${f.domain_name ?? f.handle} ${f.kind} ${f.severity}`).sort();
+}

@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { ContactSchema, DomainSchema, PaginationSchema, parseRfc3339 } from '../../functions/core/schemas';
+
+describe('parseRfc3339', () => {
+  it.each([
+    ['2026-11-22T06:00:00Z', '2026-11-22T06:00:00.000Z'],
+    ['2026-11-22T08:00:00+02:00', '2026-11-22T06:00:00.000Z'],
+    ['2026-11-22T01:30:00-04:30', '2026-11-22T06:00:00.000Z'],
+    ['2026-11-22T06:00:00.123456789Z', '2026-11-22T06:00:00.123Z'],
+    ['2026-11-22t06:00:00.5z', '2026-11-22T06:00:00.500Z'],
+    ['2026-11-22 06:00:00Z', '2026-11-22T06:00:00.000Z'],
+  ])('reads %s', (text, iso) => {
+    expect(new Date(parseRfc3339(text)).toISOString()).toBe(iso);
+  });
+
+  it.each([
+    '2026-11-22',
+    '2026-13-01T00:00:00Z',
+    '2026-02-30T00:00:00Z',
+    '22 Nov 2026',
+    '2026-11-22T06:00:00',
+    '',
+  ])('rejects %s', (text) => {
+    expect(parseRfc3339(text)).toBeNaN();
+  });
+});
+
+describe('DomainSchema', () => {
+  const base = { domain_name: 'Example.NL', date_expiry: '2027-01-01T00:00:00Z' };
+
+  it('reads the documented field names', () => {
+    expect(
+      DomainSchema.parse({
+        ...base,
+        status: ['registered'],
+        auto_renew: true,
+        auto_renew_period: 12,
+        registrant_handle: 'C1',
+      }),
+    ).toEqual({
+      domain_name: 'example.nl',
+      status: ['registered'],
+      date_expiry: Date.parse('2027-01-01T00:00:00Z'),
+      auto_renew: true,
+      auto_renew_period: 12,
+      date_deleted: null,
+      registrant_handle: 'C1',
+    });
+  });
+
+  it('accepts every alias the documentation shows', () => {
+    const d = DomainSchema.parse({
+      ...base,
+      auto_renewal: false,
+      auto_renewal_period: 24,
+      registant_handle: 'C2',
+    });
+    expect(d).toMatchObject({ auto_renew: false, auto_renew_period: 24, registrant_handle: 'C2' });
+  });
+
+  it('tolerates omitted optional fields, null auto-renew and a status sent as a string', () => {
+    expect(DomainSchema.parse({ ...base, status: 'quarantine', auto_renew: null })).toMatchObject({
+      status: ['quarantine'],
+      auto_renew: null,
+      registrant_handle: null,
+    });
+  });
+
+  it('names the field that does not parse', () => {
+    const result = DomainSchema.safeParse({ ...base, date_expiry: 'soon' });
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.path).toEqual(['date_expiry']);
+  });
+});
+
+describe('ContactSchema', () => {
+  it('accepts connections as a string or an integer and fills omitted fields', () => {
+    expect(ContactSchema.parse({ handle: 'C1', connections: '5' })).toEqual({
+      handle: 'C1',
+      name: '',
+      company_name: '',
+      email: '',
+      status: [],
+      connections: 5,
+    });
+    expect(ContactSchema.parse({ handle: 'C1', connections: 3 }).connections).toBe(3);
+  });
+});
+
+describe('PaginationSchema', () => {
+  it('accepts page as the alias of current_page', () => {
+    expect(PaginationSchema.parse({ page: 2, per_page: 50, total_pages: 3, total_results: 120 })).toEqual({
+      current_page: 2,
+      per_page: 50,
+      total_pages: 3,
+      total_results: 120,
+    });
+  });
+
+  it('rejects a pagination without a page number', () => {
+    expect(PaginationSchema.safeParse({ per_page: 50, total_pages: 3, total_results: 120 }).success).toBe(
+      false,
+    );
+  });
+});
