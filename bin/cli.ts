@@ -26,6 +26,8 @@ export interface CliIo {
   readonly untilStopped?: Promise<void>;
   /** Called with the address of a server once it listens (simulate, serve). */
   readonly onListening?: (url: string) => void;
+  /** The SNS client to publish with. @default a client configured by the AWS SDK's environment */
+  readonly sns?: () => SNSClient;
 }
 
 /** Exit statuses, as DESIGN.md sets them. */
@@ -186,7 +188,8 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
       );
     }
   } else if (topicArn) {
-    const outcome = await deliverAlert(report, settings, new SNSClient({}), topicArn);
+    const sns = io.sns?.() ?? new SNSClient({});
+    const outcome = await deliverAlert(report, settings, sns, topicArn);
     const line = outcome.published
       ? `published alert ${outcome.messageId} to ${topicArn}${outcome.findingsCut ? ` (${outcome.findingsCut} findings cut to fit SNS's 256 KB)` : ''}`
       : `no alert published: ${outcome.reason}`;

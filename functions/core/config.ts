@@ -143,3 +143,14 @@ export function requireEnv(env: NodeJS.ProcessEnv, name: string, hint: string): 
   if (value === undefined || value.trim() === '') throw new ConfigError(`${name} is not set; ${hint}`);
   return value.trim();
 }
+
+/** CloudWatch names shared by the scan function (emits) and the stack's alarms (watch). */
+export const METRICS = {
+  namespace: 'DomainSentinel',
+  service: 'scan',
+  scanCompleted: 'ScanCompleted',
+  criticalFindings: 'CriticalFindings',
+  warningFindings: 'WarningFindings',
+  domainsScanned: 'DomainsScanned',
+  unreadableRecords: 'UnreadableRecords',
+} as const;

@@ -160,3 +160,11 @@ export class PublishError extends SentinelError {
     this.name = 'PublishError';
   }
 }
+
+/** A secret could not be read from its store; the message names the parameter, never a value. */
+export class SecretError extends SentinelError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'SecretError';
+  }
+}

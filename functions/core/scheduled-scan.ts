@@ -1,0 +1,93 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { SNSClient } from '@aws-sdk/client-sns';
+import { truncateReport } from './alert';
+import { ENV, loadScanSettings, METRICS, settingsFromEnv } from './config';
+import { ConfigError } from './errors';
+import { parseSigningKeys } from './links';
+import { deliverAlert, executeScan } from './scan-job';
+import type { SecretSource } from './secrets';
+
+/** Time kept back from the Lambda's budget for publishing the alert and flushing logs. */
+export const PUBLISH_RESERVE_MS = 20_000;
+/** Findings written to the log in full; the rest are counted (CloudWatch events stop at 256 KB). */
+const LOGGED_FINDINGS = 200;
+
+export interface ScheduledScanDeps {
+  readonly env: NodeJS.ProcessEnv;
+  readonly secrets: SecretSource;
+  readonly sns: SNSClient;
+  readonly logger: Pick<Logger, 'info' | 'error'>;
+  readonly metrics: Pick<Metrics, 'addMetric' | 'publishStoredMetrics'>;
+  /** @default Date.now */
+  readonly clock?: () => number;
+}
+
+export interface ScheduledScanResult {
+  readonly summary: Readonly<Record<string, number>>;
+  readonly domainsScanned: number;
+  readonly problems: number;
+  readonly published: boolean;
+}
+
+/**
+ * One scheduled scan: settings from the environment, secrets from SSM, scan within the Lambda's
+ * remaining time, one alert, metrics. Any failure is logged with its reason and re-thrown, so the
+ * invocation fails, the on-failure destination gets the event, and the error alarm fires.
+ */
+export async function runScheduledScan(
+  deps: ScheduledScanDeps,
+  remainingMs: number,
+): Promise<ScheduledScanResult> {
+  const clock = deps.clock ?? Date.now;
+  try {
+    const settings = loadScanSettings(settingsFromEnv(deps.env));
+    const apiKeyParameter = deps.env[ENV.apiKeyParameter];
+    if (!apiKeyParameter) throw new ConfigError(`${ENV.apiKeyParameter} is not set`);
+    const apiKey = await deps.secrets.get(apiKeyParameter);
+    let signingKeys: ReturnType<typeof parseSigningKeys> | undefined;
+    if (settings.linkBaseUrl) {
+      const parameter = deps.env[ENV.linkSigningKeyParameter];
+      if (!parameter)
+        throw new ConfigError(`${ENV.linkSigningKeyParameter} is not set but ${ENV.linkBaseUrl} is`);
+      signingKeys = parseSigningKeys(await deps.secrets.get(parameter), `SSM parameter ${parameter}`);
+    }
+    const now = clock();
+    const report = await executeScan({
+      settings,
+      apiKey,
+      now,
+      deadline: now + Math.max(5_000, remainingMs - PUBLISH_RESERVE_MS),
+      ...(signingKeys ? { signingKeys } : {}),
+    });
+    deps.logger.info('scan completed', { report: truncateReport(report, LOGGED_FINDINGS) });
+
+    let published = false;
+    if (settings.alertTopicArn) {
+      const outcome = await deliverAlert(report, settings, deps.sns, settings.alertTopicArn);
+      published = outcome.published;
+      deps.logger.info(outcome.published ? 'alert published' : 'no alert published', { outcome });
+    }
+
+    deps.metrics.addMetric(METRICS.criticalFindings, MetricUnit.Count, report.summary.critical);
+    deps.metrics.addMetric(METRICS.warningFindings, MetricUnit.Count, report.summary.warning);
+    deps.metrics.addMetric(METRICS.domainsScanned, MetricUnit.Count, report.stats.domains_scanned);
+    deps.metrics.addMetric(METRICS.unreadableRecords, MetricUnit.Count, report.problems.length);
+    // Last: only a scan that read everything and delivered its alert counts as completed.
+    deps.metrics.addMetric(METRICS.scanCompleted, MetricUnit.Count, 1);
+    return {
+      summary: report.summary,
+      domainsScanned: report.stats.domains_scanned,
+      problems: report.problems.length,
+      published,
+    };
+  } catch (error) {
+    deps.logger.error('scan failed', {
+      reason: error instanceof Error ? error.message : String(error),
+      errorName: (error as Error).name,
+    });
+    throw error;
+  } finally {
+    deps.metrics.publishStoredMetrics();
+  }
+}

@@ -1,0 +1,18 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { SNSClient } from '@aws-sdk/client-sns';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import type { Context } from 'aws-lambda';
+import { METRICS } from './core/config';
+import { runScheduledScan } from './core/scheduled-scan';
+import { SsmSecretSource } from './core/secrets';
+
+// Clients at module scope: created once per container, reused by warm invocations.
+const logger = new Logger({ serviceName: 'domain-sentinel-scan' });
+const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS.service });
+const sns = new SNSClient({});
+const secrets = new SsmSecretSource(new SSMClient({}));
+
+/** EventBridge Scheduler invokes this; the event carries nothing the scan needs. */
+export const handler = async (_event: unknown, context: Context) =>
+  runScheduledScan({ env: process.env, secrets, sns, logger, metrics }, context.getRemainingTimeInMillis());

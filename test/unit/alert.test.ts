@@ -1,0 +1,222 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  buildAlertMessage,
+  gsm7Length,
+  renderDigest,
+  renderSms,
+  renderSubject,
+  SNS_MAX_BYTES,
+  shouldNotify,
+} from '../../functions/core/alert';
+import { type ContactFinding, compareFindings, type DomainFinding } from '../../functions/core/classify';
+import { domainFinding, reportOf } from '../support/report';
+
+const quarantine = domainFinding('example.nl', 'quarantine', 'critical', -25, {
+  date_deleted: '2026-11-02T09:00:00.000Z',
+  restore_url: 'https://restore.example/prod/restore/example.nl?exp=1&kid=a&sig=b',
+});
+const expiring = domainFinding('shop.nl', 'expiring', 'critical', 3);
+const warning = domainFinding('later.eu', 'expiring', 'warning', 20, {
+  auto_renew: null,
+  registrant: { handle: 'C7' },
+});
+const info = domainFinding('fine.com', 'expiring', 'info', 12, { auto_renew: true });
+const contact: ContactFinding = {
+  handle: 'C9',
+  kind: 'contact_pending_validation',
+  severity: 'warning',
+  name: 'Bram Bos',
+  company_name: '',
+  email: 'bram@example.nl',
+};
+
+describe('renderDigest', () => {
+  const report = reportOf([quarantine, expiring, warning, contact, info]);
+
+  it('says what is wrong in words, critical first, with registrant and restore link', () => {
+    const digest = renderDigest(report);
+    expect(digest.split('\n')[0]).toBe('domain-sentinel: 2 critical, 2 warning, 1 info');
+    expect(digest).toContain('- example.nl: in quarantine since 2 Nov 2026, 19 days');
+    expect(digest).toContain('  Restore: https://restore.example/prod/restore/example.nl?exp=1&kid=a&sig=b');
+    expect(digest).toContain('- shop.nl: expires 25 Nov 2026 in 3 days, auto-renew OFF');
+    expect(digest).toContain('  Registrant: Anna de Vries (Bloem BV) <anna@example.nl> [C1]');
+    expect(digest).toContain(
+      '- later.eu: expires 12 Dec 2026 in 20 days, auto-renew UNKNOWN (treated as off)',
+    );
+    expect(digest).toContain('- contact C9: validation pending');
+    expect(digest.indexOf('CRITICAL (2)')).toBeLessThan(digest.indexOf('WARNING (2)'));
+    expect(digest).toContain('INFO (1): 1 expiring within 30 days with auto-renew on, 0 with auto-renew off');
+    expect(digest).toContain('Scanned 1200 domains and 60 contacts at 22 Nov 2026, 06:00 UTC');
+    expect(digest).toContain('EXPIRY_DAYS and CRITICAL_DAYS');
+  });
+
+  it('shows dates in the configured time zone and names it', () => {
+    const late = domainFinding('late.nl', 'expiring', 'critical', 2, {
+      date_expiry: '2026-11-24T23:30:00.000Z',
+    });
+    const digest = renderDigest(reportOf([late]), { timeZone: 'Europe/Amsterdam' });
+    expect(digest).toContain('expires 25 Nov 2026');
+    expect(digest).toContain('at 22 Nov 2026, 07:00 Europe/Amsterdam');
+    expect(digest).toContain('Dates are shown in Europe/Amsterdam');
+  });
+
+  it('lists unreadable records so nothing is lost silently', () => {
+    const digest = renderDigest(
+      reportOf([], [{ resource: 'domain', key: 'odd.nl', page: 3, reason: 'date_expiry: bad' }]),
+    );
+    expect(digest).toContain('PROBLEMS: 1 record could not be read and was not checked:');
+    expect(digest).toContain('- domain odd.nl on page 3: date_expiry: bad');
+  });
+
+  it('cuts a long list with an "and N more" line', () => {
+    const many = Array.from({ length: 50 }, (_, i) =>
+      domainFinding(`d${i}.nl`, 'expired', 'critical', -1 - i),
+    );
+    const digest = renderDigest(reportOf(many), { detailLimit: 10 });
+    expect(digest.match(/^- d\d+\.nl/gm)).toHaveLength(10);
+    expect(digest).toContain('- and 40 more critical');
+  });
+});
+
+describe('renderSms', () => {
+  it('names critical items in GSM-7 with no link', () => {
+    const sms = renderSms(reportOf([quarantine, expiring, warning]));
+    expect(sms).toBe('domain-sentinel: 2 critical: example.nl quarantine; shop.nl 3d no renew');
+    expect(sms).not.toContain('http');
+  });
+
+  it('writes IDN names in punycode and replaces characters outside GSM-7', () => {
+    const idn = domainFinding('bücher.de', 'expired', 'critical', -2);
+    // é is in GSM-7, ë and ™ are not.
+    expect(renderSms(reportOf([idn]), { accountLabel: 'Café Zoë™' })).toBe(
+      'domain-sentinel Café Zo??: 1 critical: xn--bcher-kva.de expired',
+    );
+  });
+
+  const anyFinding = (name: fc.Arbitrary<string>) =>
+    fc
+      .record({
+        name,
+        kind: fc.constantFrom('quarantine', 'expired', 'expiring', 'auto_renew_off') as fc.Arbitrary<
+          DomainFinding['kind']
+        >,
+        severity: fc.constantFrom('critical', 'warning', 'info') as fc.Arbitrary<DomainFinding['severity']>,
+        days: fc.integer({ min: -4000, max: 4000 }),
+      })
+      .map((f) => domainFinding(f.name, f.kind, f.severity, f.days));
+
+  it('stays within 160 GSM-7 characters for any findings and any label', () => {
+    const label = fc.option(fc.string({ maxLength: 60 }), { nil: undefined });
+    fc.assert(
+      fc.property(
+        fc.array(anyFinding(fc.string({ maxLength: 80 })), { maxLength: 300 }),
+        label,
+        (findings, accountLabel) => {
+          const sms = renderSms(reportOf(findings), accountLabel === undefined ? {} : { accountLabel });
+          expect(gsm7Length(sms)).toBeLessThanOrEqual(160);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('names or counts every critical item', () => {
+    fc.assert(
+      fc.property(fc.array(anyFinding(fc.domain()), { maxLength: 300 }), (findings) => {
+        const sms = renderSms(reportOf(findings));
+        const critical = findings.filter((f) => f.severity === 'critical').length;
+        fc.pre(critical > 0);
+        const listed = sms.slice(sms.indexOf('critical:') + 'critical:'.length).replace(/ \+\d+ more$/, '');
+        const named = listed.trim() ? listed.split(';').length : 0;
+        const more = Number(/\+(\d+) more$/.exec(sms)?.[1] ?? 0);
+        expect(named + more).toBe(critical);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('renderSubject', () => {
+  it('says the counts and the account in at most 100 ASCII characters', () => {
+    const subject = renderSubject(reportOf([quarantine, warning]), 'Reseller Bücher '.repeat(10));
+    expect(subject.length).toBeLessThanOrEqual(100);
+    expect(subject).toMatch(/^[\x20-\x7e]+$/);
+    expect(renderSubject(reportOf([quarantine, warning]))).toBe('domain-sentinel: 1 critical, 1 warning');
+  });
+});
+
+describe('buildAlertMessage', () => {
+  it('carries every protocol variant and the attributes', () => {
+    const alert = buildAlertMessage(reportOf([quarantine, warning, info]));
+    const message = JSON.parse(alert.message);
+    expect(Object.keys(message).sort()).toEqual([
+      'default',
+      'email',
+      'http',
+      'https',
+      'lambda',
+      'sms',
+      'sqs',
+    ]);
+    expect(message.email).toBe(message.default);
+    expect(JSON.parse(message.sqs).findings).toHaveLength(3);
+    expect(alert.attributes).toEqual({ severity: 'critical', critical_count: 1, warning_count: 1 });
+    expect(alert.findingsCut).toBe(0);
+  });
+
+  it('stays under 256 KB for 100 000 findings, cutting with "and N more" in every variant', () => {
+    const findings = Array.from({ length: 100_000 }, (_, i) =>
+      domainFinding(
+        `a-rather-long-domain-name-number-${i}.example.co.uk`,
+        i % 3 ? 'expiring' : 'expired',
+        i % 2 ? 'critical' : 'warning',
+        i % 40,
+      ),
+    ).sort(compareFindings);
+    const alert = buildAlertMessage(reportOf(findings));
+    expect(Buffer.byteLength(alert.message)).toBeLessThanOrEqual(SNS_MAX_BYTES);
+    expect(alert.findingsCut).toBeGreaterThan(0);
+    const message = JSON.parse(alert.message);
+    const json = JSON.parse(message.sqs);
+    expect(json.truncated.findings_omitted + json.findings.length).toBe(100_000);
+    expect(json.summary.critical).toBe(50_000);
+    expect(message.email).toMatch(/- and \d+ more critical/);
+  });
+
+  it('names every critical domain in the digest or counts it in an "and N more" line, and fits, for any findings', () => {
+    const finding = fc
+      .record({
+        name: fc.domain(),
+        severity: fc.constantFrom('critical', 'warning', 'info') as fc.Arbitrary<DomainFinding['severity']>,
+        days: fc.integer({ min: -100, max: 100 }),
+      })
+      .map((f) => domainFinding(f.name, 'expiring', f.severity, f.days));
+    fc.assert(
+      fc.property(fc.uniqueArray(finding, { maxLength: 600, selector: (f) => f.domain_name }), (findings) => {
+        const report = reportOf(findings.sort(compareFindings));
+        const alert = buildAlertMessage(report, { detailLimit: 200 });
+        expect(Buffer.byteLength(alert.message)).toBeLessThanOrEqual(SNS_MAX_BYTES);
+        const digest: string = JSON.parse(alert.message).email;
+        const critical = findings.filter((f) => f.severity === 'critical');
+        const named = critical.filter((f) => digest.includes(`- ${f.domain_name}: `)).length;
+        const more = Number(/- and (\d+) more critical/.exec(digest)?.[1] ?? 0);
+        expect(named + more).toBe(critical.length);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('shouldNotify', () => {
+  it('publishes at or above the minimum severity, and for unreadable records', () => {
+    expect(shouldNotify(reportOf([info]), 'warning')).toBe(false);
+    expect(shouldNotify(reportOf([info]), 'info')).toBe(true);
+    expect(shouldNotify(reportOf([warning]), 'warning')).toBe(true);
+    expect(shouldNotify(reportOf([warning]), 'critical')).toBe(false);
+    expect(shouldNotify(reportOf([]), 'warning')).toBe(false);
+    expect(
+      shouldNotify(reportOf([], [{ resource: 'domain', key: null, page: 1, reason: 'x' }]), 'critical'),
+    ).toBe(true);
+  });
+});
