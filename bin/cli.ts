@@ -11,9 +11,18 @@ import {
   settingsFromEnv,
 } from '../functions/core/config';
 import { ConfigError, SentinelError } from '../functions/core/errors';
-import { parseSigningKeys } from '../functions/core/links';
+import {
+  DEFAULT_LINK_TTL_SECONDS,
+  domainNameProblem,
+  parseSigningKeys,
+  signRestoreLink,
+} from '../functions/core/links';
+import { serveLocally } from '../functions/core/local-server';
+import { ResellerClient } from '../functions/core/reseller-client';
+import { createRestoreHandler } from '../functions/core/restore-handler';
 import { deliverAlert, executeScan } from '../functions/core/scan-job';
 import { parseRfc3339 } from '../functions/core/schemas';
+import { EnvSecretSource } from '../functions/core/secrets';
 import { generatePortfolio } from '../functions/simulator/portfolio';
 import { type Fault, startSimulator } from '../functions/simulator/server';
 
@@ -28,6 +37,8 @@ export interface CliIo {
   readonly onListening?: (url: string) => void;
   /** The SNS client to publish with. @default a client configured by the AWS SDK's environment */
   readonly sns?: () => SNSClient;
+  /** Asks the person at the terminal; absent when stdin is not a terminal. */
+  readonly ask?: (question: string) => Promise<string>;
 }
 
 /** Exit statuses, as DESIGN.md sets them. */
@@ -50,6 +61,9 @@ commands:
   simulate  the embedded reseller simulator   [--port N] [--domains N] [--seed S] [--now ISO]
             [--latency MS] [--max-per-page N] [--faults 429,500,hang,malformed]
   demo      simulator + a real dry-run scan against it (what npm start runs)
+  serve     the restore endpoint on a local HTTP server, through the Lambda's own handler  [--port N]
+  link      print a signed restore link                    <domain> [--ttl-days N]
+  restore   restore a domain from quarantine now          <domain> [--yes]
 
 configuration comes from the environment, flags override: ${ENV.resellerBaseUrl}, ${ENV.resellerApiKey},
 ${ENV.linkBaseUrl}, ${ENV.linkSigningKey}, ${ENV.alertTopicArn}, ${ENV.expiryDays}, ${ENV.criticalDays}, ${ENV.minSeverity},
@@ -68,6 +82,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         return await simulateCommand(rest, io);
       case 'demo':
         return await demoCommand(rest, io);
+      case 'serve':
+        return await serveCommand(rest, io);
+      case 'link':
+        return await linkCommand(rest, io);
+      case 'restore':
+        return await restoreCommand(rest, io);
       case undefined:
       case 'help':
       case '--help':
@@ -292,4 +312,82 @@ async function demoCommand(args: readonly string[], io: CliIo): Promise<number> 
   } finally {
     await sim.close();
   }
+}
+
+/** Where `serve` listens and `link` points by default. */
+export const LOCAL_RESTORE_URL = 'http://127.0.0.1:8787';
+
+async function serveCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parse(args, { port: { type: 'string' } });
+  const port = values.port === undefined ? 8787 : positiveInt(values.port, '--port', 8787, 65_535);
+  for (const [name, hint] of [
+    [ENV.resellerBaseUrl, 'the reseller API to restore through'],
+    [ENV.resellerApiKey, 'the reseller API key'],
+    [ENV.linkSigningKey, 'the key restore links are signed with'],
+  ] as const) {
+    requireEnv(io.env, name, `set ${hint}`);
+  }
+  const handler = createRestoreHandler({
+    env: io.env,
+    secrets: new EnvSecretSource(io.env),
+    secretMode: 'env',
+    log: (entry) => io.stderr(`${JSON.stringify({ message: 'restore attempt', ...entry })}\n`),
+  });
+  const server = await serveLocally(handler, { port });
+  io.stdout(`restore endpoint listening on ${server.url}/restore/<domain>; links: sentinel link <domain>\n`);
+  io.onListening?.(server.url);
+  await (io.untilStopped ?? new Promise<void>(() => undefined));
+  await server.close();
+  return EXIT.ok;
+}
+
+function domainArgument(positionals: readonly string[], command: string): string {
+  const [domain, ...extra] = positionals;
+  if (!domain || extra.length) throw new UsageError(`usage: sentinel ${command} <domain>`);
+  const problem = domainNameProblem(domain);
+  if (problem)
+    throw new UsageError(
+      `${JSON.stringify(domain)} is not a valid domain name: ${problem} (IDNs in punycode, e.g. xn--bcher-kva.nl)`,
+    );
+  return domain;
+}
+
+async function linkCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, { 'ttl-days': { type: 'string' } });
+  const domain = domainArgument(positionals, 'link');
+  const keys = parseSigningKeys(
+    requireEnv(io.env, ENV.linkSigningKey, 'set the key restore links are signed with'),
+  );
+  const baseUrl = io.env[ENV.linkBaseUrl]?.trim() || LOCAL_RESTORE_URL;
+  if (!io.env[ENV.linkBaseUrl])
+    io.stderr(`sentinel: ${ENV.linkBaseUrl} is not set; linking to sentinel serve at ${baseUrl}\n`);
+  const ttlDays = positiveInt(values['ttl-days'], '--ttl-days', DEFAULT_LINK_TTL_SECONDS / 86_400, 30);
+  io.stdout(`${signRestoreLink({ baseUrl, domain, keys, now: Date.now(), ttlSeconds: ttlDays * 86_400 })}\n`);
+  return EXIT.ok;
+}
+
+async function restoreCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse(args, { yes: { type: 'boolean', default: false } });
+  const domain = domainArgument(positionals, 'restore');
+  const settings = loadScanSettings(settingsFromEnv(io.env));
+  const apiKey = requireEnv(io.env, ENV.resellerApiKey, 'export the reseller API key');
+  if (!values.yes) {
+    if (!io.ask)
+      throw new UsageError('not asking on a non-interactive terminal; pass --yes to restore without asking');
+    const answer = await io.ask(
+      `Restore ${domain} from quarantine through ${settings.resellerBaseUrl}? [y/N] `,
+    );
+    if (!/^y(es)?$/i.test(answer.trim())) {
+      io.stdout('not restored\n');
+      return EXIT.ok;
+    }
+  }
+  const client = new ResellerClient({
+    baseUrl: settings.resellerBaseUrl,
+    apiKey,
+    timeoutMs: settings.requestTimeoutMs,
+  });
+  await client.restoreDomain(domain);
+  io.stdout(`restored ${domain}\n`);
+  return EXIT.ok;
 }

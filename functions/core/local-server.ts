@@ -1,0 +1,90 @@
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+
+/** The Lambda's handler shape. */
+export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+
+const ROUTE = /^\/restore\/([^/]+)$/;
+const MAX_BODY_BYTES = 16_384;
+
+/**
+ * Serves a Lambda proxy handler on a local HTTP server: each request becomes the API Gateway event
+ * the REST API would send for `/restore/{domain}`, so `sentinel serve` runs the very handler the
+ * Lambda runs.
+ */
+export async function serveLocally(handler: ProxyHandler, options: { port?: number; host?: string } = {}) {
+  const server = createServer(async (req, res) => {
+    try {
+      const body = await readBody(req);
+      const event = toProxyEvent(req, body);
+      const result = event
+        ? await handler(event)
+        : { statusCode: 404, headers: { 'Content-Type': 'text/plain' }, body: 'Not found\n' };
+      res.writeHead(result.statusCode, result.headers as Record<string, string>);
+      res.end(req.method === 'HEAD' ? undefined : result.body);
+    } catch (error) {
+      res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`Internal error: ${(error as Error).name}\n`);
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 8787, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port, address } = server.address() as AddressInfo;
+  return {
+    url: `http://${address.includes(':') ? `[${address}]` : address}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function toProxyEvent(req: IncomingMessage, body: string): APIGatewayProxyEvent | null {
+  const url = new URL(req.url ?? '/', 'http://local');
+  const match = ROUTE.exec(url.pathname);
+  if (!match?.[1]) return null;
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[key] = value;
+  const query = url.searchParams.size ? Object.fromEntries(url.searchParams) : null;
+  return {
+    httpMethod: req.method ?? 'GET',
+    path: url.pathname,
+    resource: '/restore/{domain}',
+    // API Gateway decodes path parameters; keep any decoding failure as the raw text for the validator to reject.
+    pathParameters: { domain: safeDecode(match[1]) },
+    queryStringParameters: query,
+    multiValueQueryStringParameters: null,
+    headers,
+    multiValueHeaders: {},
+    body: body || null,
+    isBase64Encoded: false,
+    stageVariables: null,
+    requestContext: {
+      path: url.pathname,
+      httpMethod: req.method ?? 'GET',
+      identity: { sourceIp: req.socket.remoteAddress ?? '', userAgent: headers['user-agent'] ?? '' },
+    } as APIGatewayProxyEvent['requestContext'],
+  };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  let size = 0;
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) break; // the restore POST has no body; do not buffer a large one
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

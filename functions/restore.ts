@@ -1,0 +1,17 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { createRestoreHandler } from './core/restore-handler';
+import { SsmSecretSource } from './core/secrets';
+
+const logger = new Logger({ serviceName: 'domain-sentinel-restore' });
+
+/** API Gateway (REST, proxy integration) invokes this for GET/HEAD/POST /restore/{domain}. */
+export const handler = createRestoreHandler({
+  env: process.env,
+  secrets: new SsmSecretSource(new SSMClient({})),
+  secretMode: 'ssm',
+  log: (entry) =>
+    entry.status >= 500
+      ? logger.error('restore attempt', { ...entry })
+      : logger.info('restore attempt', { ...entry }),
+});

@@ -1,0 +1,136 @@
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
+import { generatePortfolio } from '../../functions/simulator/portfolio';
+import { type Simulator, startSimulator } from '../../functions/simulator/server';
+
+const API_KEY = 'sk_restore_lambda_c0ffee42';
+const SIGNING_KEY = 'lambda-signing-key-fedcba9876543210fedcba98';
+const ssm = mockClient(SSMClient);
+const portfolio = generatePortfolio({ domains: 200, seed: 4, now: Date.now() });
+const quarantined = portfolio.truth.findings.filter((f) => f.kind === 'quarantine').map((f) => f.key);
+let sim: Simulator;
+let output = '';
+
+/** The event API Gateway's REST API sends through a Lambda proxy integration. */
+function restEvent(method: string, link: string, headers: Record<string, string> = {}): APIGatewayProxyEvent {
+  const url = new URL(link);
+  const domain = url.pathname.split('/').pop() as string;
+  return {
+    resource: '/restore/{domain}',
+    path: `/restore/${domain}`,
+    httpMethod: method,
+    headers: { Host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'User-Agent': 'Mozilla/5.0', ...headers },
+    multiValueHeaders: {},
+    queryStringParameters: Object.fromEntries(url.searchParams),
+    multiValueQueryStringParameters: null,
+    pathParameters: { domain },
+    stageVariables: null,
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'abc123',
+      stage: 'prod',
+      path: `/prod/restore/${domain}`,
+      httpMethod: method,
+      requestId: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
+      identity: { sourceIp: '198.51.100.7', userAgent: 'Mozilla/5.0' },
+    } as APIGatewayProxyEvent['requestContext'],
+    body: null,
+    isBase64Encoded: false,
+  };
+}
+
+const link = (domain: string) =>
+  signRestoreLink({
+    baseUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com/prod/',
+    domain,
+    keys: parseSigningKeys(SIGNING_KEY),
+    now: Date.now(),
+  });
+
+beforeAll(async () => {
+  sim = await startSimulator({ portfolio, apiKey: API_KEY });
+});
+afterAll(() => sim.close());
+beforeEach(() => {
+  vi.resetModules(); // a cold start: empty secret cache
+  ssm.reset();
+  output = '';
+  const capture = (chunk: unknown) => {
+    output += String(chunk);
+    return true;
+  };
+  vi.spyOn(process.stdout, 'write').mockImplementation(capture);
+  vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+  vi.stubEnv('RESELLER_BASE_URL', sim.url);
+  vi.stubEnv('RESELLER_API_KEY_PARAMETER', '/ds/api-key');
+  vi.stubEnv('LINK_SIGNING_KEY_PARAMETER', '/ds/link-key');
+  vi.stubEnv('AWS_REGION', 'eu-west-1');
+  ssm.on(GetParameterCommand, { Name: '/ds/api-key' }).resolves({ Parameter: { Value: API_KEY } });
+  ssm.on(GetParameterCommand, { Name: '/ds/link-key' }).resolves({ Parameter: { Value: SIGNING_KEY } });
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  vi.unstubAllEnvs();
+});
+
+describe('restore Lambda entry point', () => {
+  it('confirms on GET and restores on POST, reading both secrets from SSM with decryption', async () => {
+    const { handler } = await import('../../functions/restore');
+    const domain = quarantined[0] as string;
+    const get = await handler(restEvent('GET', link(domain)));
+    expect(get.statusCode).toBe(200);
+    expect(get.body).toContain('<form method="post"');
+    expect(sim.domain(domain)?.status).toEqual(['quarantine']);
+    const post = await handler(restEvent('POST', link(domain), { Accept: 'application/json' }));
+    expect(post).toMatchObject({
+      statusCode: 200,
+      headers: { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' },
+    });
+    expect(JSON.parse(post.body)).toEqual({
+      outcome: 'restored',
+      message: `${domain} has been restored from quarantine.`,
+    });
+    expect(sim.domain(domain)?.status).toEqual(['registered']);
+
+    const names = ssm.commandCalls(GetParameterCommand).map((c) => c.args[0].input);
+    expect(names).toContainEqual({ Name: '/ds/link-key', WithDecryption: true });
+    expect(names).toContainEqual({ Name: '/ds/api-key', WithDecryption: true });
+    // Cached across the two invocations: each parameter read once.
+    expect(names).toHaveLength(2);
+  });
+
+  it('shows a generic error page and logs the parameter name when a secret cannot be read', async () => {
+    ssm
+      .on(GetParameterCommand, { Name: '/ds/link-key' })
+      .rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
+    const { handler } = await import('../../functions/restore');
+    const res = await handler(restEvent('GET', link(quarantined[1] as string)));
+    expect(res.statusCode).toBe(500);
+    expect(res.body).toContain('not configured correctly');
+    expect(res.body).not.toContain('/ds/link-key');
+    expect(output).toMatch(
+      /"detail":"could not read SSM parameter \/ds\/link-key \(AccessDeniedException\)"/,
+    );
+    expect(sim.restoreCalls).not.toContain(quarantined[1]);
+  });
+
+  it('logs each attempt as one structured line with caller IP and user agent, never a secret or the signature', async () => {
+    const { handler } = await import('../../functions/restore');
+    const url = link(quarantined[2] as string);
+    await handler(restEvent('HEAD', url));
+    await handler(restEvent('GET', `${url.slice(0, -2)}xx`));
+    const lines = output
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.message, l.method, l.outcome, l.status, l.sourceIp])).toEqual([
+      ['restore attempt', 'HEAD', 'head', 200, '198.51.100.7'],
+      ['restore attempt', 'GET', 'bad_signature', 403, '198.51.100.7'],
+    ]);
+    const sig = new URL(url).searchParams.get('sig') as string;
+    for (const secret of [API_KEY, SIGNING_KEY, sig]) expect(output).not.toContain(secret);
+  });
+});

@@ -1,0 +1,39 @@
+import { serveLocally } from '../../functions/core/local-server';
+import { createRestoreHandler, type RestoreLogEntry } from '../../functions/core/restore-handler';
+import { EnvSecretSource } from '../../functions/core/secrets';
+import { generatePortfolio } from '../../functions/simulator/portfolio';
+import { startSimulator } from '../../functions/simulator/server';
+
+export const API_KEY = 'sk_restore_flow_51f0c2d9e8';
+export const SIGNING_KEY = 'restore-signing-key-0123456789abcdef0123';
+
+/** The simulator plus `sentinel serve`'s server, wired as on a laptop; logs collected. */
+export async function startRestoreStack(options: { domains?: number; seed?: number } = {}) {
+  const portfolio = generatePortfolio({
+    domains: options.domains ?? 80,
+    seed: options.seed ?? 21,
+    now: Date.now(),
+  });
+  const sim = await startSimulator({ portfolio, apiKey: API_KEY });
+  const logs: RestoreLogEntry[] = [];
+  const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: API_KEY, LINK_SIGNING_KEY: SIGNING_KEY };
+  const handler = createRestoreHandler({
+    env,
+    secrets: new EnvSecretSource(env),
+    secretMode: 'env',
+    log: (e) => logs.push(e),
+  });
+  const server = await serveLocally(handler, { port: 0 });
+  const quarantined = portfolio.truth.findings.filter((f) => f.kind === 'quarantine').map((f) => f.key);
+  return {
+    sim,
+    server,
+    logs,
+    quarantined,
+    env: { ...env, LINK_BASE_URL: server.url },
+    close: async () => {
+      await server.close();
+      await sim.close();
+    },
+  };
+}
