@@ -1,0 +1,48 @@
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import { Construct } from 'constructs';
+import { ENV } from '../functions/core/config';
+
+export interface AlertTopicProps {
+  /** Encrypts the topic at rest. */
+  readonly key: kms.IKey;
+  /** @default - none */
+  readonly emails?: readonly string[];
+  /** Receive only messages whose `severity` attribute is `critical`. @default - none */
+  readonly smsNumbers?: readonly string[];
+}
+
+/** The topic the scan publishes its one alert per run to, with its e-mail and SMS subscribers. */
+export class AlertTopic extends Construct {
+  readonly topic: sns.Topic;
+
+  constructor(scope: Construct, id: string, props: AlertTopicProps) {
+    super(scope, id);
+    this.topic = new sns.Topic(this, 'Topic', {
+      displayName: 'domain-sentinel alerts',
+      enforceSSL: true,
+      masterKey: props.key,
+    });
+    for (const email of props.emails ?? [])
+      this.topic.addSubscription(new subscriptions.EmailSubscription(email));
+    for (const number of props.smsNumbers ?? []) {
+      this.topic.addSubscription(
+        new subscriptions.SmsSubscription(number, {
+          filterPolicy: { severity: sns.SubscriptionFilter.stringFilter({ allowlist: ['critical'] }) },
+        }),
+      );
+    }
+  }
+
+  /** Lets `fn` publish here, and tells it where: the grant and the environment variable together. */
+  grantPublish(fn: lambda.Function): void {
+    fn.addEnvironment(ENV.alertTopicArn, this.topic.topicArn);
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['sns:Publish'], resources: [this.topic.topicArn] }),
+    );
+    this.topic.masterKey?.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
+  }
+}

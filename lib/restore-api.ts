@@ -1,0 +1,97 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { SentinelFunction } from './sentinel-function';
+
+export interface RestoreApiProps {
+  readonly entry: string;
+  readonly environment: Readonly<Record<string, string>>;
+  /** Requests per second across the API; a few humans clicking links. @default 2 */
+  readonly rateLimit?: number;
+  /** @default 5 */
+  readonly burstLimit?: number;
+}
+
+/**
+ * API Gateway in front of the restore function: GET/HEAD/POST /restore/{domain}. Throttled for a
+ * few humans, with access logs that record the path but never the query string (the signature).
+ */
+export class RestoreApi extends Construct {
+  readonly fn: SentinelFunction;
+  readonly api: apigateway.RestApi;
+  /** Base URL the scan signs restore links under (includes the stage, ends with '/'). */
+  readonly url: string;
+
+  constructor(scope: Construct, id: string, props: RestoreApiProps) {
+    super(scope, id);
+    this.fn = new SentinelFunction(this, 'Function', {
+      entry: props.entry,
+      description: 'domain-sentinel: restore confirmation page and restore',
+      serviceName: 'domain-sentinel-restore',
+      // One reseller call per request: 256 MB and 15 s (two 10 s reseller timeouts would not fit, and need not).
+      memorySize: 256,
+      timeout: Duration.seconds(15),
+      environment: props.environment,
+    });
+
+    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+      retention: logs.RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.api = new apigateway.RestApi(this, 'Api', {
+      description: 'domain-sentinel restore links',
+      endpointTypes: [apigateway.EndpointType.REGIONAL],
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.DESTROY,
+      deployOptions: {
+        stageName: 'prod',
+        throttlingRateLimit: props.rateLimit ?? 2,
+        throttlingBurstLimit: props.burstLimit ?? 5,
+        // Execution logs for errors only, and never request data: the query string holds the signature.
+        loggingLevel: apigateway.MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        accessLogDestination: new apigateway.LogGroupLogDestination(accessLogs),
+        accessLogFormat: apigateway.AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: apigateway.AccessLogField.contextRequestId(),
+            ip: apigateway.AccessLogField.contextIdentitySourceIp(),
+            userAgent: apigateway.AccessLogField.contextIdentityUserAgent(),
+            time: apigateway.AccessLogField.contextRequestTime(),
+            method: apigateway.AccessLogField.contextHttpMethod(),
+            path: apigateway.AccessLogField.contextPath(),
+            status: apigateway.AccessLogField.contextStatus(),
+            latency: apigateway.AccessLogField.contextResponseLatency(),
+          }),
+        ),
+      },
+    });
+    // The restore POST carries no body and the path must name a domain; the function validates the rest.
+    const validator = this.api.addRequestValidator('RequestValidator', {
+      validateRequestParameters: true,
+      validateRequestBody: true,
+    });
+    const integration = new apigateway.LambdaIntegration(this.fn);
+    const restore = this.api.root.addResource('restore').addResource('{domain}');
+    for (const method of ['GET', 'HEAD', 'POST']) {
+      restore.addMethod(method, integration, {
+        requestValidator: validator,
+        requestParameters: { 'method.request.path.domain': true },
+        authorizationType: apigateway.AuthorizationType.NONE,
+      });
+    }
+    this.url = this.api.url;
+
+    const capability =
+      'Restore links are capability URLs: the function verifies an HMAC-SHA256 signature over domain, action and expiry ' +
+      'before it reads the domain or restores it, and the recipients of the alert are e-mail readers without AWS identities.';
+    Validations.of(this.api).acknowledge({ id: 'AwsSolutions-APIG4', reason: capability });
+    Validations.of(this.api).acknowledge({ id: 'AwsSolutions-COG4', reason: capability });
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-APIG3',
+      reason:
+        'The API has one resource whose every action needs a valid HMAC-signed link, and the stage is throttled to a few requests ' +
+        'per second; a WAF web ACL (more than the rest of the stack costs) would add no protection the signature does not give.',
+    });
+  }
+}

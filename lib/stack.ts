@@ -1,0 +1,152 @@
+import { CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import type { Construct } from 'constructs';
+import { ENV } from '../functions/core/config';
+import { AlertTopic } from './alerts';
+import type { StackConfig } from './config';
+import { RestoreApi } from './restore-api';
+import { ScheduledScan } from './scan';
+import { SecretParameter } from './secret-parameter';
+import { Watchdog } from './watchdog';
+
+export interface DomainSentinelStackProps extends StackProps {
+  readonly config: StackConfig & { readonly scanIntervalHours: number };
+  /** Directory holding scan.ts and restore.ts. */
+  readonly functionsDir: string;
+}
+
+/** domain-sentinel in one stack: the scheduled scan, its alerts, the restore API and the alarms that watch them. */
+export class DomainSentinelStack extends Stack {
+  readonly scan: ScheduledScan;
+  readonly restore: RestoreApi;
+  readonly alerts: AlertTopic;
+  readonly watchdog: Watchdog;
+  private readonly config: DomainSentinelStackProps['config'];
+
+  constructor(scope: Construct, id: string, props: DomainSentinelStackProps) {
+    super(scope, id, props);
+    const { config } = props;
+    this.config = config;
+
+    // One customer-managed key for both topics: CloudWatch alarms can publish to an encrypted
+    // topic only through a key whose policy lets CloudWatch use it, which AWS-managed keys do not.
+    const topicKey = new kms.Key(this, 'TopicKey', {
+      enableKeyRotation: true,
+      description: 'domain-sentinel SNS topics',
+    });
+    topicKey.grant(
+      new iam.ServicePrincipal('cloudwatch.amazonaws.com'),
+      'kms:Decrypt',
+      'kms:GenerateDataKey*',
+    );
+
+    const apiKey = new SecretParameter(this, 'ResellerApiKey', {
+      parameterName: config.apiKeyParameterName,
+      ...(config.secretsKmsKeyArn ? { kmsKeyArn: config.secretsKmsKeyArn } : {}),
+    });
+    const signingKey = new SecretParameter(this, 'LinkSigningKey', {
+      parameterName: config.linkSigningKeyParameterName,
+      ...(config.secretsKmsKeyArn ? { kmsKeyArn: config.secretsKmsKeyArn } : {}),
+    });
+
+    this.alerts = new AlertTopic(this, 'Alerts', {
+      key: topicKey,
+      emails: config.alertEmails,
+      smsNumbers: config.alertSmsNumbers,
+    });
+
+    this.restore = new RestoreApi(this, 'Restore', {
+      entry: `${props.functionsDir}/restore.ts`,
+      environment: { [ENV.resellerBaseUrl]: config.resellerBaseUrl },
+    });
+    apiKey.grantRead(this.restore.fn, ENV.apiKeyParameter);
+    signingKey.grantRead(this.restore.fn, ENV.linkSigningKeyParameter);
+
+    this.scan = new ScheduledScan(this, 'Scan', {
+      entry: `${props.functionsDir}/scan.ts`,
+      schedule: config.schedule,
+      timeZone: config.timeZone,
+      environment: {
+        [ENV.resellerBaseUrl]: config.resellerBaseUrl,
+        [ENV.linkBaseUrl]: this.restore.url,
+        [ENV.expiryDays]: String(config.expiryDays),
+        [ENV.criticalDays]: String(config.criticalDays),
+        [ENV.minSeverity]: config.minSeverity,
+        [ENV.timeZone]: config.timeZone,
+        [ENV.scanMode]: config.scanMode,
+        ...(config.accountLabel ? { [ENV.accountLabel]: config.accountLabel } : {}),
+      },
+    });
+    apiKey.grantRead(this.scan.fn, ENV.apiKeyParameter);
+    signingKey.grantRead(this.scan.fn, ENV.linkSigningKeyParameter);
+    this.alerts.grantPublish(this.scan.fn);
+
+    this.watchdog = new Watchdog(this, 'Watchdog', { key: topicKey, emails: config.opsEmails });
+    this.watchdog.watchErrors('ScanErrors', this.scan.fn, 'The domain-sentinel scan');
+    this.watchdog.watchCompletion('ScanNotCompleted', config.scanIntervalHours);
+    this.watchdog.watchQueue('ScanFailedRuns', this.scan.failedRuns, 'Scan runs failed after retries');
+    this.watchdog.watchQueue(
+      'ScheduleDeadLetters',
+      this.scan.scheduleDeadLetters,
+      'The schedule could not invoke the scan',
+    );
+    this.watchdog.watchErrors('RestoreErrors', this.restore.fn, 'The restore function');
+    this.watchdog.watchDelivery('AlertDeliveryFailed', this.alerts.topic);
+
+    new CfnOutput(this, 'RestoreApiUrl', {
+      value: this.restore.url,
+      description: 'Base of the restore links in alerts',
+    });
+    new CfnOutput(this, 'AlertTopicArn', {
+      value: this.alerts.topic.topicArn,
+      description: 'Subscribe more endpoints here',
+    });
+    new CfnOutput(this, 'OpsTopicArn', {
+      value: this.watchdog.topic.topicArn,
+      description: 'Alarms about the scan itself',
+    });
+    new CfnOutput(this, 'ScanFunctionName', {
+      value: this.scan.fn.functionName,
+      description:
+        'Run a scan now: aws lambda invoke --function-name <this> --invocation-type Event /dev/null',
+    });
+
+    this.acknowledgeUnavoidable();
+  }
+
+  /** cdk-nag findings that are the design, each acknowledged exactly, with the reason a security reviewer can check. */
+  private acknowledgeUnavoidable(): void {
+    const ssmKeyFinding = `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${this.region}:<AWS::AccountId>:key/*]`;
+    if (!this.config.secretsKmsKeyArn) {
+      for (const fn of [this.scan.fn, this.restore.fn]) {
+        Validations.of(fn.role as iam.Role).acknowledge({
+          id: ssmKeyFinding,
+          reason:
+            "kms:Decrypt on the account's aws/ssm key, whose id is unknown at synth, limited by kms:ViaService to SSM and by " +
+            'kms:EncryptionContext:PARAMETER_ARN to the exact parameter; set context secretsKmsKeyArn to name the key instead.',
+        });
+      }
+    }
+    Validations.of(this).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${this.getLogicalId(this.scan.fn.node.defaultChild as CfnFunction)}.Arn>:*]`,
+      reason:
+        "EventBridge Scheduler's Lambda target grants lambda:InvokeFunction on the scan function and its versions (ARN:*); " +
+        'it is this one function and nothing else.',
+    });
+    Validations.of(this.restore.api).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      reason:
+        "API Gateway's account-level CloudWatch role needs AmazonAPIGatewayPushToCloudWatchLogs, the policy AWS publishes for " +
+        'exactly that role, so the stage can write its error and access logs; the functions themselves have no managed policies.',
+    });
+    for (const queue of [this.scan.failedRuns, this.scan.scheduleDeadLetters]) {
+      Validations.of(queue).acknowledge({
+        id: 'AwsSolutions-SQS3',
+        reason:
+          "This queue is itself a dead-letter queue (the schedule's, or the scan's on-failure destination).",
+      });
+    }
+  }
+}

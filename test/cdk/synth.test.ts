@@ -1,0 +1,66 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const out = mkdtempSync(join(tmpdir(), 'sentinel-cdk-out-'));
+const env = { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true', CI: 'true' };
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+describe('npx cdk synth (real esbuild bundling, cdk-nag applied by bin/app.ts)', () => {
+  it('synthesises the stack and bundles both functions', async () => {
+    await run(
+      'npx',
+      [
+        'cdk',
+        'synth',
+        '--quiet',
+        '--no-notices',
+        '-o',
+        out,
+        '-c',
+        'resellerBaseUrl=https://api.reseller.example',
+      ],
+      {
+        env,
+        timeout: 120_000,
+      },
+    );
+    const template = JSON.parse(readFileSync(join(out, 'DomainSentinel.template.json'), 'utf8'));
+    const functions = Object.values(template.Resources as Record<string, { Type: string }>).filter(
+      (r) => r.Type === 'AWS::Lambda::Function',
+    );
+    expect(functions.length).toBeGreaterThanOrEqual(2);
+    const bundles = readdirSync(out).filter(
+      (d) => d.startsWith('asset.') && statSync(join(out, d)).isDirectory(),
+    );
+    const withHandler = bundles.filter((d) => readdirSync(join(out, d)).includes('index.js'));
+    expect(withHandler).toHaveLength(2);
+    for (const dir of withHandler) {
+      const code = readFileSync(join(out, dir, 'index.js'), 'utf8');
+      expect(code).toMatch(/exports.handler|handler:/);
+      // The AWS SDK is left to the Node.js 24 runtime: required, not bundled.
+      expect(code).toContain('require("@aws-sdk/client-ssm")');
+    }
+    const report = JSON.parse(readFileSync(join(out, 'validation-report.json'), 'utf8'));
+    expect(report.pluginReports.flatMap((r: { violations?: unknown[] }) => r.violations ?? [])).toEqual([]);
+  });
+
+  it('fails with one line naming resellerBaseUrl when it is not given', async () => {
+    const failure = await run(
+      'npx',
+      ['cdk', 'synth', '--quiet', '--no-notices', '-o', join(out, 'missing')],
+      { env, timeout: 120_000 },
+    ).catch((e) => e);
+    expect(failure.code).toBe(1);
+    const lines = String(failure.stderr)
+      .split('\n')
+      .filter((l) => l.startsWith('domain-sentinel:'));
+    expect(lines).toEqual([
+      'domain-sentinel: invalid context: resellerBaseUrl is required: the reseller API base URL, e.g. -c resellerBaseUrl=https://api.reseller.example',
+    ]);
+  });
+});
