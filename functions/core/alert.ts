@@ -1,4 +1,4 @@
-import { domainToASCII } from 'node:url';
+import { domainToASCII, domainToUnicode } from 'node:url';
 import {
   type ContactFinding,
   type DomainFinding,
@@ -96,9 +96,16 @@ function contactLines(f: ContactFinding): string[] {
   ];
 }
 
+/** `xn--bcher-kva.de (bücher.de)`: the name as the registry knows it, and as the customer reads it. */
+function displayName(name: string): string {
+  if (!name.includes('xn--')) return name;
+  const unicode = domainToUnicode(name);
+  return unicode && unicode !== name ? `${name} (${unicode})` : name;
+}
+
 function itemLines(f: Finding, now: string, day: (iso: string) => string): string[] {
   if (!isDomainFinding(f)) return contactLines(f);
-  const lines = [`- ${f.domain_name}: ${describeDomainFinding(f, now, day)}`];
+  const lines = [`- ${displayName(f.domain_name)}: ${describeDomainFinding(f, now, day)}`];
   const registrant = registrantLine(f);
   if (registrant) lines.push(`  ${registrant}`);
   if (f.restore_url) lines.push(`  Restore: ${f.restore_url}`);

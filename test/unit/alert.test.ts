@@ -51,6 +51,11 @@ describe('renderDigest', () => {
     expect(digest).toContain('EXPIRY_DAYS and CRITICAL_DAYS');
   });
 
+  it('shows an IDN in punycode and in the script its customer reads', () => {
+    const idn = domainFinding('xn--bcher-kva.de', 'expired', 'critical', -2);
+    expect(renderDigest(reportOf([idn]))).toContain('- xn--bcher-kva.de (bücher.de): expired');
+  });
+
   it('shows dates in the configured time zone and names it', () => {
     const late = domainFinding('late.nl', 'expiring', 'critical', 2, {
       date_expiry: '2026-11-24T23:30:00.000Z',
@@ -199,7 +204,9 @@ describe('buildAlertMessage', () => {
         expect(Buffer.byteLength(alert.message)).toBeLessThanOrEqual(SNS_MAX_BYTES);
         const digest: string = JSON.parse(alert.message).email;
         const critical = findings.filter((f) => f.severity === 'critical');
-        const named = critical.filter((f) => digest.includes(`- ${f.domain_name}: `)).length;
+        const named = critical.filter((f) =>
+          new RegExp(`^- ${f.domain_name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[: ]`, 'm').test(digest),
+        ).length;
         const more = Number(/- and (\d+) more critical/.exec(digest)?.[1] ?? 0);
         expect(named + more).toBe(critical.length);
       }),
