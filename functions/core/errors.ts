@@ -139,9 +139,12 @@ export class SchemaValidationError extends ResellerApiError {
 
 /** The listing could not be read whole (the account changed under the scan, a runaway page count, …). */
 export class IncompleteListingError extends SentinelError {
-  constructor(message: string) {
+  /** True when reading again may succeed (the account changed under the scan); false for a runaway page count. */
+  readonly retryable: boolean;
+  constructor(message: string, options: { retryable: boolean }) {
     super(message);
     this.name = 'IncompleteListingError';
+    this.retryable = options.retryable;
   }
 }
 

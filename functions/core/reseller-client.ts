@@ -200,6 +200,7 @@ export class ResellerClient {
       if (pages > this.maxPages) {
         throw new IncompleteListingError(
           `the reseller reports ${pages} pages (${total} ${resource}s) for ${path}, more than the limit of ${this.maxPages}; raise the page limit or per_page`,
+          { retryable: false },
         );
       }
     };
@@ -253,6 +254,7 @@ export class ResellerClient {
     if (received < minTotal) {
       throw new IncompleteListingError(
         `read ${received} of ${minTotal} ${resource}s from ${path}: the account changed while it was read, or the server's paging is inconsistent; run the scan again`,
+        { retryable: true },
       );
     }
   }

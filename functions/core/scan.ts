@@ -56,11 +56,12 @@ const DAY_MS = 86_400_000;
 export async function runScan(options: ScanOptions): Promise<Report> {
   const clock = options.clock ?? Date.now;
   const started = clock();
+  const requestsBefore = options.client.requests;
   try {
-    return await scanOnce(options, started, clock);
+    return await scanOnce(options, started, clock, requestsBefore);
   } catch (error) {
-    if (error instanceof IncompleteListingError && !/more than the limit/.test(error.message)) {
-      return await scanOnce(options, started, clock); // the account moved under us: one fresh read
+    if (error instanceof IncompleteListingError && error.retryable) {
+      return await scanOnce(options, started, clock, requestsBefore); // the account moved under us: one fresh read
     }
     if (error instanceof DeadlineError) {
       const budget = options.timeBudgetSeconds ? ` of ${options.timeBudgetSeconds} s` : '';
@@ -73,14 +74,21 @@ export async function runScan(options: ScanOptions): Promise<Report> {
   }
 }
 
-async function scanOnce(options: ScanOptions, started: number, clock: () => number): Promise<Report> {
+async function scanOnce(
+  options: ScanOptions,
+  started: number,
+  clock: () => number,
+  requestsBefore: number,
+): Promise<Report> {
   const { client, now, policy } = options;
   const mode = options.mode ?? 'full';
-  const requestsBefore = client.requests;
   const findings: Finding[] = [];
   const domainFindings: DomainFinding[] = [];
   const problems: Problem[] = [];
-  const seenDomains = new Set<string>();
+  // Full mode: the client already drops records repeated across pages. Filtered mode also merges
+  // several searches, so it remembers the names it has seen (flagged domains only).
+  const seenAcrossSearches = mode === 'filtered' ? new Set<string>() : null;
+  let domainsScanned = 0;
   const contactsByHandle = new Map<string, { name: string; company_name: string; email: string }>();
   let contactsScanned = 0;
 
@@ -88,8 +96,11 @@ async function scanOnce(options: ScanOptions, started: number, clock: () => numb
     for await (const page of client.listDomains(filter)) {
       problems.push(...page.problems);
       for (const domain of page.records) {
-        if (seenDomains.has(domain.domain_name)) continue; // filtered mode: one domain, several filters
-        seenDomains.add(domain.domain_name);
+        if (seenAcrossSearches) {
+          if (seenAcrossSearches.has(domain.domain_name)) continue;
+          seenAcrossSearches.add(domain.domain_name);
+        }
+        domainsScanned++;
         const finding = classify(domain, now, policy);
         if (finding) domainFindings.push(finding);
       }
@@ -136,7 +147,7 @@ async function scanOnce(options: ScanOptions, started: number, clock: () => numb
     source: { base_url: client.baseUrl, mode },
     policy: { expiry_days: policy.expiryDays, critical_days: policy.criticalDays },
     stats: {
-      domains_scanned: seenDomains.size,
+      domains_scanned: domainsScanned,
       contacts_scanned: contactsScanned,
       requests: client.requests - requestsBefore,
       duration_ms: finished - started,
@@ -148,13 +159,21 @@ async function scanOnce(options: ScanOptions, started: number, clock: () => numb
 }
 
 /**
- * The searches that together return every domain that can produce a finding: quarantined,
- * auto-renew off, or expiring by the window's end. A domain outside all three is healthy by the
- * rules, so the findings equal full mode's (for records that carry the auto-renew field).
+ * The searches that together return every domain that can produce a finding, split on the
+ * window's end so they barely overlap (few wasted requests):
+ *  1. expiry at or before the window's end: expired and expiring domains (and most quarantined);
+ *  2. beyond it, auto-renew off or absent (`auto_renewal=` is the documented "empty" value);
+ *  3. beyond it, quarantined (cancelled before expiry).
+ * A domain outside all three is healthy by the rules, so the findings equal full mode's. This
+ * relies on the server applying the documented search syntax; full mode does not.
  */
 export function filteredQueries(now: number, policy: ClassifyPolicy): ListFilter[] {
   const windowEnd = new Date(now + policy.expiryDays * DAY_MS).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return [{ status: ['quarantine'] }, { auto_renewal: false }, { date_expiry: `<=${windowEnd}` }];
+  return [
+    { date_expiry: `<=${windowEnd}` },
+    { date_expiry: `>${windowEnd}`, auto_renewal: ['false', ''] },
+    { date_expiry: `>${windowEnd}`, status: ['quarantine'] },
+  ];
 }
 
 /** The highest severity among findings, or null when there are none. */

@@ -4,7 +4,10 @@ import type { RawRecord } from './portfolio';
  * The documented search conventions, as the simulator implements them: exact match (case-insensitive),
  * `%` wildcards, comparison operators (`>`, `<`, `>=`, `<=`) on numbers and dates, array filters
  * (any of the given values), booleans, and `sort` as a comma list with `-` for descending.
- * Several conditions on one scalar field must all hold (`date_expiry=>a&date_expiry=<b` is a range).
+ * Several values for one field: plain values are alternatives (`status=a&status=b`,
+ * `auto_renewal=false&auto_renewal=` for "off or absent"), comparisons must all hold
+ * (`date_expiry=>a&date_expiry=<b` is a range). An empty value matches an absent field, as the
+ * documentation says of `transfer_lock`.
  */
 
 export class SearchError extends Error {
@@ -153,9 +156,11 @@ export function buildFilter(resource: Resource, query: URLSearchParams): (record
     const get = fields[key] as Getter;
     return (record: RawRecord) => {
       const value = get(record);
-      // Array fields: any of the given values. Scalars: every condition (so ranges work).
-      if (Array.isArray(value)) return wanted.some((w) => value.some((v) => matchesOne(v, w)));
-      return wanted.every((w) => matchesOne(value, w));
+      const comparisons = wanted.filter((w) => /^[<>]/.test(w));
+      const plain = wanted.filter((w) => !/^[<>]/.test(w));
+      const matches = (w: string) =>
+        Array.isArray(value) ? value.some((v) => matchesOne(v, w)) : matchesOne(value, w);
+      return comparisons.every(matches) && (plain.length === 0 || plain.some(matches));
     };
   });
   return (record) => checks.every((check) => check(record));

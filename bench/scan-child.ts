@@ -1,0 +1,29 @@
+import { createHash } from 'node:crypto';
+import { loadScanSettings } from '../functions/core/config';
+import { executeScan } from '../functions/core/scan-job';
+
+/**
+ * One scan in its own process, so its peak RSS is its own (the simulator lives in the parent).
+ * argv: baseUrl apiKey mode concurrency perPage nowIso. Prints one JSON line.
+ */
+const [baseUrl = '', apiKey = '', mode = 'full', concurrency = '4', perPage = '100', now = ''] =
+  process.argv.slice(2);
+const settings = loadScanSettings({ resellerBaseUrl: baseUrl, scanMode: mode, concurrency, perPage });
+const started = performance.now();
+const report = await executeScan({ settings, apiKey, now: Date.parse(now) });
+const wallMs = performance.now() - started;
+const keys = report.findings
+  .map((f) => `${'domain_name' in f ? f.domain_name : f.handle} ${f.kind} ${f.severity}`)
+  .sort()
+  .join('\n');
+process.stdout.write(
+  `${JSON.stringify({
+    wallMs,
+    requests: report.stats.requests,
+    domainsScanned: report.stats.domains_scanned,
+    findings: report.findings.length,
+    domainFindings: report.findings.filter((f) => 'domain_name' in f).length,
+    findingsHash: createHash('sha256').update(keys).digest('hex').slice(0, 16),
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+  })}\n`,
+);

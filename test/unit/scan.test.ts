@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_POLICY } from '../../functions/core/classify';
+import { IncompleteListingError } from '../../functions/core/errors';
+import { ResellerClient } from '../../functions/core/reseller-client';
+import { filteredQueries, runScan } from '../../functions/core/scan';
+
+const NOW = Date.parse('2026-11-22T06:00:00Z');
+const json = (body: unknown) => new Response(JSON.stringify(body), { status: 200 });
+const page = (data: unknown[], current: number, totalPages: number, total: number) =>
+  json({
+    data,
+    pagination: { current_page: current, per_page: 2, total_pages: totalPages, total_results: total },
+  });
+
+const domains = [
+  { domain_name: 'a.nl', date_expiry: '2026-11-25T00:00:00Z', auto_renew: false, registrant_handle: 'C1' },
+  {
+    domain_name: 'b.nl',
+    date_expiry: '2026-10-01T00:00:00Z',
+    status: ['quarantine'],
+    date_deleted: '2026-10-02T00:00:00Z',
+  },
+  { domain_name: 'c.nl', date_expiry: '2028-01-01T00:00:00Z', auto_renew: true },
+];
+const contacts = [
+  { handle: 'C1', name: 'Anna', company_name: 'Bloem BV', email: 'anna@example.nl', status: ['ok'] },
+];
+
+/** A fake API whose domain list drops a record on page 2 the first `flaky` times it is read. */
+function api(flaky: number) {
+  let reads = 0;
+  const fetch = (async (input: string | URL | Request) => {
+    const url = new URL(String(input));
+    const n = Number(url.searchParams.get('page'));
+    if (url.pathname === '/v2/contacts') return page(contacts, 1, 1, 1);
+    if (n === 1) reads++;
+    const slice = domains.slice((n - 1) * 2, n * 2);
+    return page(n === 2 && reads <= flaky ? [] : slice, n, 2, domains.length);
+  }) as typeof globalThis.fetch;
+  return new ResellerClient({
+    baseUrl: 'https://api.test',
+    apiKey: 'k',
+    fetch,
+    sleep: async () => undefined,
+  });
+}
+
+describe('runScan', () => {
+  it('reads the account once more when it changed under the scan, and counts every request', async () => {
+    const client = api(1);
+    const report = await runScan({ client, now: NOW, policy: DEFAULT_POLICY });
+    expect(report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle))).toEqual([
+      'b.nl',
+      'a.nl',
+    ]);
+    expect(report.stats.requests).toBe(client.requests);
+    expect(report.stats.requests).toBe(6);
+  });
+
+  it('fails when the account is still inconsistent on the second read', async () => {
+    await expect(runScan({ client: api(2), now: NOW, policy: DEFAULT_POLICY })).rejects.toBeInstanceOf(
+      IncompleteListingError,
+    );
+  });
+
+  it('joins the registrant contact and signs restore links for quarantine findings only', async () => {
+    const report = await runScan({
+      client: api(0),
+      now: NOW,
+      policy: DEFAULT_POLICY,
+      restoreLinkFor: (name) => `https://r.example/restore/${name}`,
+    });
+    const [quarantine, expiring] = report.findings;
+    expect(quarantine).toMatchObject({
+      domain_name: 'b.nl',
+      kind: 'quarantine',
+      restore_url: 'https://r.example/restore/b.nl',
+    });
+    expect(expiring).toMatchObject({
+      domain_name: 'a.nl',
+      registrant: { handle: 'C1', name: 'Anna', company_name: 'Bloem BV', email: 'anna@example.nl' },
+    });
+    expect(expiring).not.toHaveProperty('restore_url');
+    expect(report.summary).toEqual({ critical: 2, warning: 0, info: 0 });
+    expect(report.stats).toMatchObject({ domains_scanned: 3, contacts_scanned: 1 });
+  });
+});
+
+describe('filteredQueries', () => {
+  it('splits on the end of the expiry window so the searches barely overlap', () => {
+    expect(filteredQueries(NOW, DEFAULT_POLICY)).toEqual([
+      { date_expiry: '<=2026-12-22T06:00:00Z' },
+      { date_expiry: '>2026-12-22T06:00:00Z', auto_renewal: ['false', ''] },
+      { date_expiry: '>2026-12-22T06:00:00Z', status: ['quarantine'] },
+    ]);
+  });
+});
