@@ -7,5 +7,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Integration tests start servers and Chromium; two cores, so keep parallelism modest.
     maxWorkers: 2,
+    // The JSON results let .ci/run print a plain "N passed, N failed" line.
+    reporters: ['default', 'json'],
+    outputFile: { json: '.tmp/vitest-results.json' },
   },
 });
