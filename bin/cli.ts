@@ -45,10 +45,7 @@ export interface CliIo {
 export const EXIT = { ok: 0, failed: 1, usage: 2, failOn: 3 } as const;
 
 class UsageError extends SentinelError {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
+  override readonly name: string = 'UsageError';
 }
 
 const USAGE = `usage: sentinel <command> [options]

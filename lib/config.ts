@@ -1,6 +1,7 @@
 import type { Node } from 'constructs';
 import { z } from 'zod';
 import { SEVERITIES } from '../functions/core/classify';
+import { isTimeZone } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
 import { SCAN_MODES } from '../functions/core/scan';
 
@@ -54,14 +55,7 @@ export const StackConfigSchema = z.object({
     .default('cron(0 6 * * ? *)'),
   timeZone: z
     .string()
-    .refine((tz) => {
-      try {
-        new Intl.DateTimeFormat('en-GB', { timeZone: tz });
-        return true;
-      } catch {
-        return false;
-      }
-    }, 'must be an IANA time zone such as Europe/Amsterdam')
+    .refine(isTimeZone, 'must be an IANA time zone such as Europe/Amsterdam')
     .default('UTC'),
   /** Longest expected gap between two scans; the dead-man alarm fires after it plus an hour's grace. Derived from rate() schedules. */
   scanIntervalHours: wholeNumber(1, 160).optional(),

@@ -67,17 +67,20 @@ const httpUrl = z
   }, 'must be an http(s) URL, e.g. https://api.example.com')
   .transform((s) => s.replace(/\/+$/, ''));
 
+/** True for an IANA time zone name this runtime knows (UTC, Europe/Amsterdam, …). */
+export function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-GB', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const timeZone = z
   .string()
   .trim()
-  .refine((tz) => {
-    try {
-      new Intl.DateTimeFormat('en-GB', { timeZone: tz });
-      return true;
-    } catch {
-      return false;
-    }
-  }, 'must be an IANA time zone such as UTC or Europe/Amsterdam');
+  .refine(isTimeZone, 'must be an IANA time zone such as UTC or Europe/Amsterdam');
 
 /** Settings shared by the scan wherever it runs. Secrets are not here: they come from the environment or SSM. */
 const ScanSettingsSchema = z

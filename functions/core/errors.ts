@@ -5,18 +5,12 @@
 
 /** Base of every error this project raises on purpose. */
 export class SentinelError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'SentinelError';
-  }
+  override readonly name: string = 'SentinelError';
 }
 
 /** Configuration is missing or invalid; the message names the variable, flag or context key. */
 export class ConfigError extends SentinelError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'ConfigError';
-  }
+  override readonly name: string = 'ConfigError';
 }
 
 /** What the reseller API answered, for errors built from a response. */
@@ -32,6 +26,7 @@ export interface ResponseFacts {
  * answer came), the request URL (never the key: it travels in a header) and a short body excerpt.
  */
 export class ResellerApiError extends SentinelError {
+  override readonly name: string = 'ResellerApiError';
   readonly status: number;
   readonly url: string;
   readonly requestId: string | undefined;
@@ -39,7 +34,6 @@ export class ResellerApiError extends SentinelError {
 
   constructor(message: string, facts: ResponseFacts, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = 'ResellerApiError';
     this.status = facts.status;
     this.url = facts.url;
     this.requestId = facts.requestId;
@@ -75,99 +69,66 @@ export class ResellerApiError extends SentinelError {
 
 /** 401 or 403: the key is wrong, revoked, or for the other environment. */
 export class AuthenticationError extends ResellerApiError {
-  constructor(message: string, facts: ResponseFacts) {
-    super(message, facts);
-    this.name = 'AuthenticationError';
-  }
+  override readonly name: string = 'AuthenticationError';
 }
 
 /** 404. */
 export class NotFoundError extends ResellerApiError {
-  constructor(message: string, facts: ResponseFacts) {
-    super(message, facts);
-    this.name = 'NotFoundError';
-  }
+  override readonly name: string = 'NotFoundError';
 }
 
 /** 429 that outlived every retry. */
 export class RateLimitError extends ResellerApiError {
-  constructor(message: string, facts: ResponseFacts) {
-    super(message, facts);
-    this.name = 'RateLimitError';
-  }
+  override readonly name: string = 'RateLimitError';
 }
 
 /** 5xx that outlived every retry. */
 export class ServerError extends ResellerApiError {
-  constructor(message: string, facts: ResponseFacts) {
-    super(message, facts);
-    this.name = 'ServerError';
-  }
+  override readonly name: string = 'ServerError';
 }
 
 /** Any other 4xx: the API understood the request and refused it (restore of a domain not in quarantine, …). */
 export class RequestRejectedError extends ResellerApiError {
-  constructor(message: string, facts: ResponseFacts) {
-    super(message, facts);
-    this.name = 'RequestRejectedError';
-  }
+  override readonly name: string = 'RequestRejectedError';
 }
 
 /** No answer within the per-request timeout, after retries. */
 export class TimeoutError extends ResellerApiError {
-  constructor(message: string, facts: ResponseFacts, options?: { cause?: unknown }) {
-    super(message, facts, options);
-    this.name = 'TimeoutError';
-  }
+  override readonly name: string = 'TimeoutError';
 }
 
 /** The base URL could not be reached at all (DNS, refused, reset after retries). */
 export class ConnectionError extends ResellerApiError {
-  constructor(message: string, facts: ResponseFacts, options?: { cause?: unknown }) {
-    super(message, facts, options);
-    this.name = 'ConnectionError';
-  }
+  override readonly name: string = 'ConnectionError';
 }
 
 /** A response that is not the documented envelope (not JSON, no pagination, …). Records that do not parse are problems, not this. */
 export class SchemaValidationError extends ResellerApiError {
-  constructor(message: string, facts: ResponseFacts) {
-    super(message, facts);
-    this.name = 'SchemaValidationError';
-  }
+  override readonly name: string = 'SchemaValidationError';
 }
 
 /** The listing could not be read whole (the account changed under the scan, a runaway page count, …). */
 export class IncompleteListingError extends SentinelError {
+  override readonly name: string = 'IncompleteListingError';
   /** True when reading again may succeed (the account changed under the scan); false for a runaway page count. */
   readonly retryable: boolean;
   constructor(message: string, options: { retryable: boolean }) {
     super(message);
-    this.name = 'IncompleteListingError';
     this.retryable = options.retryable;
   }
 }
 
 /** The scan's time budget ran out before the account was read. */
 export class DeadlineError extends SentinelError {
-  constructor(message: string) {
-    super(message);
-    this.name = 'DeadlineError';
-  }
+  override readonly name: string = 'DeadlineError';
 }
 
 /** Publishing the alert failed after the SDK's retries. */
 export class PublishError extends SentinelError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'PublishError';
-  }
+  override readonly name: string = 'PublishError';
 }
 
 /** A secret could not be read from its store; the message names the parameter, never a value. */
 export class SecretError extends SentinelError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'SecretError';
-  }
+  override readonly name: string = 'SecretError';
 }

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { captureOutput } from '../support/capture';
 
 const API_KEY = 'sk_restore_lambda_c0ffee42';
 const SIGNING_KEY = 'lambda-signing-key-fedcba9876543210fedcba98';
@@ -12,7 +13,7 @@ const ssm = mockClient(SSMClient);
 const portfolio = generatePortfolio({ domains: 200, seed: 4, now: Date.now() });
 const quarantined = portfolio.truth.findings.filter((f) => f.kind === 'quarantine').map((f) => f.key);
 let sim: Simulator;
-let output = '';
+let output: () => string;
 
 /** The event API Gateway's REST API sends through a Lambda proxy integration. */
 function restEvent(method: string, link: string, headers: Record<string, string> = {}): APIGatewayProxyEvent {
@@ -57,13 +58,7 @@ afterAll(() => sim.close());
 beforeEach(() => {
   vi.resetModules(); // a cold start: empty secret cache
   ssm.reset();
-  output = '';
-  const capture = (chunk: unknown) => {
-    output += String(chunk);
-    return true;
-  };
-  vi.spyOn(process.stdout, 'write').mockImplementation(capture);
-  vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+  output = captureOutput();
   vi.stubEnv('RESELLER_BASE_URL', sim.url);
   vi.stubEnv('RESELLER_API_KEY_PARAMETER', '/ds/api-key');
   vi.stubEnv('LINK_SIGNING_KEY_PARAMETER', '/ds/link-key');
@@ -111,7 +106,7 @@ describe('restore Lambda entry point', () => {
     expect(res.statusCode).toBe(500);
     expect(res.body).toContain('not configured correctly');
     expect(res.body).not.toContain('/ds/link-key');
-    expect(output).toMatch(
+    expect(output()).toMatch(
       /"detail":"could not read SSM parameter \/ds\/link-key \(AccessDeniedException\)"/,
     );
     expect(sim.restoreCalls).not.toContain(quarantined[1]);
@@ -122,7 +117,7 @@ describe('restore Lambda entry point', () => {
     const url = link(quarantined[2] as string);
     await handler(restEvent('HEAD', url));
     await handler(restEvent('GET', `${url.slice(0, -2)}xx`));
-    const lines = output
+    const lines = output()
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
@@ -131,6 +126,6 @@ describe('restore Lambda entry point', () => {
       ['restore attempt', 'GET', 'bad_signature', 403, '198.51.100.7'],
     ]);
     const sig = new URL(url).searchParams.get('sig') as string;
-    for (const secret of [API_KEY, SIGNING_KEY, sig]) expect(output).not.toContain(secret);
+    for (const secret of [API_KEY, SIGNING_KEY, sig]) expect(output()).not.toContain(secret);
   });
 });

@@ -5,6 +5,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { captureOutput } from '../support/capture';
 import { runCli } from '../support/cli';
 
 const API_KEY = 'sk_scan_handler_7b3f9a2e';
@@ -28,7 +29,7 @@ const scheduledEvent = {
 
 let sim: Simulator;
 const portfolio = generatePortfolio({ domains: 150, seed: 9, now: Date.now() });
-let output = '';
+let output: () => string;
 
 beforeAll(async () => {
   sim = await startSimulator({ portfolio, apiKey: API_KEY });
@@ -38,15 +39,9 @@ afterAll(() => sim.close());
 beforeEach(() => {
   ssm.reset();
   sns.reset();
-  output = '';
   // Each test gets a fresh module: a cold start, with an empty secret cache.
-  vi.resetModules();
-  const capture = (chunk: unknown) => {
-    output += String(chunk);
-    return true;
-  };
-  vi.spyOn(process.stdout, 'write').mockImplementation(capture);
-  vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+  vi.resetModules(); // a cold start: empty secret cache
+  output = captureOutput();
   vi.stubEnv('RESELLER_BASE_URL', sim.url);
   vi.stubEnv('RESELLER_API_KEY_PARAMETER', '/domain-sentinel/api-key');
   vi.stubEnv('LINK_SIGNING_KEY_PARAMETER', '/domain-sentinel/link-signing-key');
@@ -91,10 +86,10 @@ describe('scan Lambda entry point', () => {
     expect(result).toMatchObject({ published: true, summary: { critical: report.summary.critical } });
 
     // Logs: structured JSON lines, an EMF ScanCompleted metric, and no secret anywhere.
-    expect(output).toContain('"message":"scan completed"');
-    expect(output).toMatch(/"ScanCompleted":1/);
-    expect(output).not.toContain(API_KEY);
-    expect(output).not.toContain(SIGNING_KEY);
+    expect(output()).toContain('"message":"scan completed"');
+    expect(output()).toMatch(/"ScanCompleted":1/);
+    expect(output()).not.toContain(API_KEY);
+    expect(output()).not.toContain(SIGNING_KEY);
   });
 
   it('reads the secrets once across warm invocations (cached for a few minutes)', async () => {
@@ -112,8 +107,8 @@ describe('scan Lambda entry point', () => {
     await expect(handler(scheduledEvent, context)).rejects.toThrow(
       `could not publish the alert to ${TOPIC}: ThrottledException: Rate exceeded`,
     );
-    expect(output).toContain('"message":"scan failed"');
-    expect(output).not.toMatch(/"ScanCompleted":1/);
+    expect(output()).toContain('"message":"scan failed"');
+    expect(output()).not.toMatch(/"ScanCompleted":1/);
   });
 
   it('fails naming the parameter when a secret cannot be read', async () => {
