@@ -42,8 +42,9 @@ export class RestoreApi extends Construct {
     this.api = new apigateway.RestApi(this, 'Api', {
       description: 'domain-sentinel restore links',
       endpointTypes: [apigateway.EndpointType.REGIONAL],
+      // The API Gateway CloudWatch role is an account-wide setting other APIs may share: keep it on destroy.
       cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.DESTROY,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
       deployOptions: {
         stageName: 'prod',
         throttlingRateLimit: props.rateLimit ?? 2,

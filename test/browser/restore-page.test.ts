@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
@@ -14,6 +14,11 @@ let stack: Awaited<ReturnType<typeof startRestoreStack>>;
 const screenshots = mkdtempSync(join(tmpdir(), 'sentinel-restore-'));
 
 beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `Chromium not found at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH`,
+    );
+  }
   stack = await startRestoreStack({ domains: 200, seed: 33 });
   browser = await chromium.launch({
     executablePath: CHROMIUM,

@@ -161,6 +161,22 @@ describe('restore API', () => {
     expect(props.AccessLogSetting.Format).not.toMatch(/querystring|requestOverride|\$input/i);
   });
 
+  it("keeps API Gateway's account-wide CloudWatch role when the stack is destroyed", () => {
+    template.hasResource('AWS::IAM::Role', {
+      DeletionPolicy: 'Retain',
+      Properties: {
+        ManagedPolicyArns: [
+          Match.objectLike({
+            'Fn::Join': [
+              '',
+              Match.arrayWith([Match.stringLikeRegexp('AmazonAPIGatewayPushToCloudWatchLogs')]),
+            ],
+          }),
+        ],
+      },
+    });
+  });
+
   it('publishes its URL as an output', () => {
     template.hasOutput('RestoreApiUrl', { Value: Match.objectLike({ 'Fn::Join': Match.anyValue() }) });
   });
