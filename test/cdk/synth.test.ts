@@ -47,6 +47,30 @@ describe('npx cdk synth (real esbuild bundling, cdk-nag applied by bin/app.ts)',
     }
     const report = JSON.parse(readFileSync(join(out, 'validation-report.json'), 'utf8'));
     expect(report.pluginReports.flatMap((r: { violations?: unknown[] }) => r.violations ?? [])).toEqual([]);
+
+    // The bundles load and run as the Lambda runtime runs them: plain Node, CommonJS, the AWS SDK
+    // from outside the bundle. Invoked without configuration, each must fail cleanly before any AWS call.
+    const results = await Promise.all(
+      withHandler.map(async (dir) => {
+        const script = `
+          const { handler } = require(${JSON.stringify(join(out, dir, 'index.js'))});
+          const event = { httpMethod: 'GET', pathParameters: { domain: 'example.nl' }, queryStringParameters: {}, headers: {}, requestContext: {} };
+          Promise.resolve(handler(event, { getRemainingTimeInMillis: () => 60000 }))
+            .then((r) => console.log('RESULT ' + JSON.stringify({ status: r.statusCode })))
+            .catch((e) => console.log('RESULT ' + JSON.stringify({ error: e.message })));`;
+        const { stdout } = await run(process.execPath, ['-e', script], {
+          env: {
+            PATH: process.env.PATH,
+            NODE_PATH: join(process.cwd(), 'node_modules'),
+            AWS_REGION: 'eu-west-1',
+          },
+        });
+        return JSON.parse(stdout.split('RESULT ')[1] ?? '{}');
+      }),
+    );
+    expect(results).toEqual(
+      expect.arrayContaining([{ status: 500 }, { error: 'RESELLER_BASE_URL (--base-url) is required' }]),
+    );
   });
 
   it('fails with one line naming resellerBaseUrl when it is not given', async () => {
