@@ -122,6 +122,14 @@ function parseNow(text: string | undefined, flag = '--now'): number {
   return ms;
 }
 
+/** A TCP port; 0 asks for any free one. */
+function portNumber(text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text) || Number(text) > 65_535)
+    throw new UsageError('--port must be a whole number from 0 to 65535 (0: any free port)');
+  return Number(text);
+}
+
 function positiveInt(text: string | undefined, flag: string, fallback: number, max = 1_000_000): number {
   if (text === undefined) return fallback;
   if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) {
@@ -241,7 +249,7 @@ async function simulateCommand(args: readonly string[], io: CliIo): Promise<numb
     'max-per-page': { type: 'string' },
     faults: { type: 'string' },
   });
-  const port = values.port === undefined ? 8080 : positiveInt(values.port, '--port', 8080, 65_535);
+  const port = portNumber(values.port, 8080);
   const faults = (values.faults ?? '')
     .split(',')
     .filter(Boolean)
@@ -316,7 +324,7 @@ export const LOCAL_RESTORE_URL = 'http://127.0.0.1:8787';
 
 async function serveCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parse(args, { port: { type: 'string' } });
-  const port = values.port === undefined ? 8787 : positiveInt(values.port, '--port', 8787, 65_535);
+  const port = portNumber(values.port, 8787);
   for (const [name, hint] of [
     [ENV.resellerBaseUrl, 'the reseller API to restore through'],
     [ENV.resellerApiKey, 'the reseller API key'],
