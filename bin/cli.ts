@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { renderDigest, renderSms } from '../functions/core/alert';
-import { SEVERITIES, type Severity, severityRank } from '../functions/core/classify';
+import { anyAtOrAbove, SEVERITIES, type Severity } from '../functions/core/classify';
 import {
   ENV,
   loadScanSettings,
@@ -220,7 +220,7 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
       : `no alert published: ${outcome.reason}`;
     (values.json ? io.stderr : io.stdout)(`${line}\n`);
   }
-  if (failOn && report.findings.some((f) => severityRank(f.severity) >= severityRank(failOn as Severity))) {
+  if (failOn && anyAtOrAbove(report.findings, failOn as Severity)) {
     io.stderr(`sentinel: findings at ${failOn} or above (--fail-on ${failOn})\n`);
     return EXIT.failOn;
   }

@@ -1,11 +1,11 @@
 import { domainToASCII, domainToUnicode } from 'node:url';
 import {
+  anyAtOrAbove,
   type ContactFinding,
   type DomainFinding,
   type Finding,
   isDomainFinding,
   type Severity,
-  severityRank,
 } from './classify';
 import type { Report } from './scan';
 
@@ -347,5 +347,5 @@ export function buildAlertMessage(report: Report, options: RenderOptions = {}): 
  */
 export function shouldNotify(report: Report, minSeverity: Severity): boolean {
   if (report.problems.length > 0) return true;
-  return report.findings.some((f) => severityRank(f.severity) >= severityRank(minSeverity));
+  return anyAtOrAbove(report.findings, minSeverity);
 }

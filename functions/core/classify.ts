@@ -102,6 +102,10 @@ export function classifyContact(contact: Contact): ContactFinding | null {
   };
 }
 
+/** True when any finding is at `level` or above. */
+export const anyAtOrAbove = (findings: readonly Finding[], level: Severity): boolean =>
+  findings.some((f) => severityRank(f.severity) >= severityRank(level));
+
 /** Report order: critical first, then fewer days left (contacts last), then name. */
 export function compareFindings(a: Finding, b: Finding): number {
   const bySeverity = severityRank(b.severity) - severityRank(a.severity);

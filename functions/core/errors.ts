@@ -100,6 +100,16 @@ export class TimeoutError extends ResellerApiError {
 /** The base URL could not be reached at all (DNS, refused, reset after retries). */
 export class ConnectionError extends ResellerApiError {
   override readonly name: string = 'ConnectionError';
+  /** The socket-level code (ECONNREFUSED, ECONNRESET, ENOTFOUND, …), when Node gave one. */
+  readonly code: string | undefined;
+  constructor(
+    message: string,
+    facts: ResponseFacts & { readonly code?: string | undefined },
+    options?: { cause?: unknown },
+  ) {
+    super(message, facts, options);
+    this.code = facts.code;
+  }
 }
 
 /** A response that is not the documented envelope (not JSON, no pagination, …). Records that do not parse are problems, not this. */

@@ -395,7 +395,7 @@ export class ResellerClient {
     const code = errorCode(error);
     return new ConnectionError(
       `could not reach the reseller API at ${this.baseUrl} (${code ?? (error as Error).message}) for ${what}`,
-      { ...facts, bodyExcerpt: code },
+      { ...facts, code },
       { cause: error },
     );
   }
@@ -420,7 +420,7 @@ export class ResellerClient {
 
 function isRetryableFailure(failure: ResellerApiError | undefined): boolean {
   if (failure instanceof TimeoutError) return true;
-  return failure instanceof ConnectionError && RETRYABLE_CODES.has(failure.bodyExcerpt ?? '');
+  return failure instanceof ConnectionError && RETRYABLE_CODES.has(failure.code ?? '');
 }
 
 function errorCode(error: unknown): string | undefined {

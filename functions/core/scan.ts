@@ -175,13 +175,3 @@ export function filteredQueries(now: number, policy: ClassifyPolicy): ListFilter
     { date_expiry: `>${windowEnd}`, status: ['quarantine'] },
   ];
 }
-
-/** The highest severity among findings, or null when there are none. */
-export function highestSeverity(findings: readonly Finding[]): Severity | null {
-  let highest: Severity | null = null;
-  for (const f of findings) {
-    if (f.severity === 'critical') return 'critical';
-    if (f.severity === 'warning' || highest === null) highest = f.severity;
-  }
-  return highest;
-}
