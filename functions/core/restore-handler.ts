@@ -25,6 +25,12 @@ export interface RestoreDeps {
   /** @default Date.now */
   readonly clock?: () => number;
   readonly fetch?: typeof fetch;
+  /**
+   * Time the reseller calls of one request may take, retries included; well inside the restore
+   * Lambda's 15 s timeout, so a hung reseller gets our 502 page rather than API Gateway's bare error.
+   * @default 10 000 ms
+   */
+  readonly resellerBudgetMs?: number;
 }
 
 export interface RestoreLogEntry {
@@ -127,9 +133,12 @@ export function createRestoreHandler(deps: RestoreDeps) {
 
     let client: ResellerClient;
     try {
+      const budget = deps.resellerBudgetMs ?? 10_000;
       client = new ResellerClient({
         baseUrl: settings.baseUrl,
         apiKey: await deps.secrets.get(settings.apiKeyName),
+        timeoutMs: Math.min(5_000, budget),
+        deadline: Date.now() + budget,
         ...(deps.fetch ? { fetch: deps.fetch } : {}),
       });
     } catch (error) {

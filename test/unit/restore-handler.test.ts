@@ -115,6 +115,24 @@ describe('createRestoreHandler', () => {
     expect(logs[0]?.detail).toMatch(/refused the API key \(HTTP 401\)/);
   });
 
+  it('answers its own 502 page within its budget when the reseller never answers', async () => {
+    const hanging = ((_url: string, init?: RequestInit) =>
+      new Promise((_resolve, reject) =>
+        init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)),
+      )) as typeof fetch;
+    const handler = createRestoreHandler({
+      env,
+      secrets: new EnvSecretSource(env),
+      secretMode: 'env',
+      log: () => undefined,
+      fetch: hanging,
+      resellerBudgetMs: 300,
+    });
+    const res = await handler(event('GET', 'example.nl', { Accept: 'application/json' }));
+    expect(res.statusCode).toBe(502);
+    expect(JSON.parse(res.body).outcome).toBe('reseller_unreachable');
+  });
+
   it('restores with one POST to the reseller', async () => {
     const { handler, calls } = handlerAnswering(204, '');
     const res = await handler(event('POST'));
