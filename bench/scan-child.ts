@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
+import { runScanJob } from '../functions/adapters/scan-job';
 import { loadScanSettings } from '../functions/core/config';
-import { executeScan } from '../functions/core/scan-job';
 
 /**
  * One scan in its own process, so its peak RSS is its own (the simulator lives in the parent).
@@ -10,7 +10,7 @@ const [baseUrl = '', apiKey = '', mode = 'full', concurrency = '4', perPage = '1
   process.argv.slice(2);
 const settings = loadScanSettings({ resellerBaseUrl: baseUrl, scanMode: mode, concurrency, perPage });
 const started = performance.now();
-const report = await executeScan({ settings, apiKey, now: Date.parse(now) });
+const report = await runScanJob({ settings, apiKey, now: Date.parse(now) });
 const wallMs = performance.now() - started;
 const keys = report.findings
   .map((f) => `${'domain_name' in f ? f.domain_name : f.handle} ${f.kind} ${f.severity}`)

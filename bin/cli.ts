@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { SNSClient } from '@aws-sdk/client-sns';
+import { serveLocally } from '../functions/adapters/local-server';
+import { createRestoreHandler } from '../functions/adapters/restore-handler';
+import { deliverAlert, runScanJob } from '../functions/adapters/scan-job';
+import { EnvSecretSource } from '../functions/adapters/secrets';
 import { renderDigest, renderSms } from '../functions/core/alert';
 import { anyAtOrAbove, SEVERITIES, type Severity } from '../functions/core/classify';
 import {
@@ -17,12 +21,8 @@ import {
   parseSigningKeys,
   signRestoreLink,
 } from '../functions/core/links';
-import { serveLocally } from '../functions/core/local-server';
 import { ResellerClient } from '../functions/core/reseller-client';
-import { createRestoreHandler } from '../functions/core/restore-handler';
-import { deliverAlert, executeScan } from '../functions/core/scan-job';
 import { parseRfc3339 } from '../functions/core/schemas';
-import { EnvSecretSource } from '../functions/core/secrets';
 import { generatePortfolio } from '../functions/simulator/portfolio';
 import { type Fault, startSimulator } from '../functions/simulator/server';
 
@@ -193,7 +193,7 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
     ? positiveInt(values['time-budget'], '--time-budget', 0, 86_400)
     : undefined;
 
-  const report = await executeScan({
+  const report = await runScanJob({
     settings,
     apiKey,
     now,

@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { createRestoreHandler } from './core/restore-handler';
-import { SsmSecretSource } from './core/secrets';
+import { createRestoreHandler } from './adapters/restore-handler';
+import { SsmSecretSource } from './adapters/secrets';
 
 const logger = new Logger({ serviceName: 'domain-sentinel-restore' });
 

@@ -3,9 +3,9 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context } from 'aws-lambda';
+import { handleScheduledScan } from './adapters/scheduled-scan';
+import { SsmSecretSource } from './adapters/secrets';
 import { METRICS } from './core/config';
-import { runScheduledScan } from './core/scheduled-scan';
-import { SsmSecretSource } from './core/secrets';
 
 // Clients at module scope: created once per container, reused by warm invocations.
 const logger = new Logger({ serviceName: 'domain-sentinel-scan' });
@@ -15,4 +15,7 @@ const secrets = new SsmSecretSource(new SSMClient({}));
 
 /** EventBridge Scheduler invokes this; the event carries nothing the scan needs. */
 export const handler = async (_event: unknown, context: Context) =>
-  runScheduledScan({ env: process.env, secrets, sns, logger, metrics }, context.getRemainingTimeInMillis());
+  handleScheduledScan(
+    { env: process.env, secrets, sns, logger, metrics },
+    context.getRemainingTimeInMillis(),
+  );

@@ -4,6 +4,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
+import { ALERT_TOPIC_DISPLAY_NAME } from '../functions/core/alert';
 import { ENV } from '../functions/core/config';
 
 export interface AlertTopicProps {
@@ -22,7 +23,7 @@ export class AlertTopic extends Construct {
   constructor(scope: Construct, id: string, props: AlertTopicProps) {
     super(scope, id);
     this.topic = new sns.Topic(this, 'Topic', {
-      displayName: 'domain-sentinel alerts',
+      displayName: ALERT_TOPIC_DISPLAY_NAME,
       enforceSSL: true,
       masterKey: props.key,
     });

@@ -7,7 +7,7 @@ import { ENV } from '../functions/core/config';
 import { AlertTopic } from './alerts';
 import type { StackConfig } from './config';
 import { RestoreApi } from './restore-api';
-import { ScheduledScan } from './scan';
+import { Scanner } from './scanner';
 import { SecretParameter } from './secret-parameter';
 import { Watchdog } from './watchdog';
 
@@ -19,7 +19,7 @@ export interface DomainSentinelStackProps extends StackProps {
 
 /** domain-sentinel in one stack: the scheduled scan, its alerts, the restore API and the alarms that watch them. */
 export class DomainSentinelStack extends Stack {
-  readonly scan: ScheduledScan;
+  readonly scan: Scanner;
   readonly restore: RestoreApi;
   readonly alerts: AlertTopic;
   readonly watchdog: Watchdog;
@@ -64,7 +64,7 @@ export class DomainSentinelStack extends Stack {
     apiKey.grantRead(this.restore.fn, ENV.apiKeyParameter);
     signingKey.grantRead(this.restore.fn, ENV.linkSigningKeyParameter);
 
-    this.scan = new ScheduledScan(this, 'Scan', {
+    this.scan = new Scanner(this, 'Scan', {
       entry: `${props.functionsDir}/scan.ts`,
       schedule: config.schedule,
       timeZone: config.timeZone,

@@ -23,6 +23,12 @@ const DIGEST_DETAIL_LIMIT = 300;
 const INFO_NAMES_SHOWN = 10;
 const SMS_MAX = 160;
 
+/**
+ * The alert topic's display name. SNS puts it before every SMS sent from the topic as
+ * `<display name>> `, so the SMS budget counts it (see renderSms) and the stack sets it from here.
+ */
+export const ALERT_TOPIC_DISPLAY_NAME = 'domain-sentinel';
+
 export interface RenderOptions {
   /** IANA zone dates are shown in. @default 'UTC' */
   readonly timeZone?: string;

@@ -53,7 +53,7 @@ const DAY_MS = 86_400_000;
  * only findings, and returns the report. Throws rather than return a partial report: a listing
  * that changed under the scan is read once more, then the scan fails.
  */
-export async function runScan(options: ScanOptions): Promise<Report> {
+export async function scanAccount(options: ScanOptions): Promise<Report> {
   const clock = options.clock ?? Date.now;
   const started = clock();
   const requestsBefore = options.client.requests;

@@ -107,7 +107,7 @@ describe('alerts', () => {
       Topics: [{ Ref: logicalId(stack.alerts.topic) }],
     });
     template.hasResourceProperties('AWS::SNS::Topic', {
-      DisplayName: 'domain-sentinel alerts',
+      DisplayName: 'domain-sentinel',
       KmsMasterKeyId: Match.anyValue(),
     });
   });

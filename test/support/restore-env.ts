@@ -1,6 +1,6 @@
-import { serveLocally } from '../../functions/core/local-server';
-import { createRestoreHandler, type RestoreLogEntry } from '../../functions/core/restore-handler';
-import { EnvSecretSource } from '../../functions/core/secrets';
+import { serveLocally } from '../../functions/adapters/local-server';
+import { createRestoreHandler, type RestoreLogEntry } from '../../functions/adapters/restore-handler';
+import { EnvSecretSource } from '../../functions/adapters/secrets';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { startSimulator } from '../../functions/simulator/server';
 

@@ -1,9 +1,9 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { createRestoreHandler, type RestoreLogEntry } from '../../functions/adapters/restore-handler';
+import { EnvSecretSource } from '../../functions/adapters/secrets';
 import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
-import { createRestoreHandler, type RestoreLogEntry } from '../../functions/core/restore-handler';
 import { escapeHtml, renderConfirmPage } from '../../functions/core/restore-page';
-import { EnvSecretSource } from '../../functions/core/secrets';
 
 const SIGNING_KEY = 'unit-signing-key-0123456789abcdef01234567';
 const env = {

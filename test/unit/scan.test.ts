@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY } from '../../functions/core/classify';
 import { IncompleteListingError } from '../../functions/core/errors';
 import { ResellerClient } from '../../functions/core/reseller-client';
-import { filteredQueries, runScan } from '../../functions/core/scan';
+import { filteredQueries, scanAccount } from '../../functions/core/scan';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
 const json = (body: unknown) => new Response(JSON.stringify(body), { status: 200 });
@@ -45,10 +45,10 @@ function api(flaky: number) {
   });
 }
 
-describe('runScan', () => {
+describe('scanAccount', () => {
   it('reads the account once more when it changed under the scan, and counts every request', async () => {
     const client = api(1);
-    const report = await runScan({ client, now: NOW, policy: DEFAULT_POLICY });
+    const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY });
     expect(report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle))).toEqual([
       'b.nl',
       'a.nl',
@@ -58,13 +58,13 @@ describe('runScan', () => {
   });
 
   it('fails when the account is still inconsistent on the second read', async () => {
-    await expect(runScan({ client: api(2), now: NOW, policy: DEFAULT_POLICY })).rejects.toBeInstanceOf(
+    await expect(scanAccount({ client: api(2), now: NOW, policy: DEFAULT_POLICY })).rejects.toBeInstanceOf(
       IncompleteListingError,
     );
   });
 
   it('joins the registrant contact and signs restore links for quarantine findings only', async () => {
-    const report = await runScan({
+    const report = await scanAccount({
       client: api(0),
       now: NOW,
       policy: DEFAULT_POLICY,

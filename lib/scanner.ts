@@ -7,7 +7,7 @@ import { Construct } from 'constructs';
 import { METRICS } from '../functions/core/config';
 import { SentinelFunction } from './sentinel-function';
 
-export interface ScheduledScanProps {
+export interface ScannerProps {
   readonly entry: string;
   /** EventBridge Scheduler expression, e.g. `cron(0 6 * * ? *)`. */
   readonly schedule: string;
@@ -31,13 +31,13 @@ export function deadLetterQueue(scope: Construct, id: string): sqs.Queue {
  * parks undeliverable events in its dead-letter queue; the function retries failed runs and sends
  * the ones that still fail to its on-failure queue.
  */
-export class ScheduledScan extends Construct {
+export class Scanner extends Construct {
   readonly fn: SentinelFunction;
   readonly scheduleDeadLetters: sqs.Queue;
   readonly failedRuns: sqs.Queue;
   readonly schedule: scheduler.Schedule;
 
-  constructor(scope: Construct, id: string, props: ScheduledScanProps) {
+  constructor(scope: Construct, id: string, props: ScannerProps) {
     super(scope, id);
     this.failedRuns = deadLetterQueue(this, 'FailedRuns');
     this.scheduleDeadLetters = deadLetterQueue(this, 'ScheduleDeadLetters');

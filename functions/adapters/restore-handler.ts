@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { ENV } from './config';
+import { ENV } from '../core/config';
 import {
   AuthenticationError,
   ConfigError,
@@ -7,10 +7,10 @@ import {
   RequestRejectedError,
   ResellerApiError,
   SecretError,
-} from './errors';
-import { domainNameProblem, type LinkVerdict, parseSigningKeys, verifyRestoreLink } from './links';
-import { ResellerClient } from './reseller-client';
-import { renderConfirmPage, renderMessagePage, SECURITY_HEADERS } from './restore-page';
+} from '../core/errors';
+import { domainNameProblem, type LinkVerdict, parseSigningKeys, verifyRestoreLink } from '../core/links';
+import { ResellerClient } from '../core/reseller-client';
+import { renderConfirmPage, renderMessagePage, SECURITY_HEADERS } from '../core/restore-page';
 import type { SecretSource } from './secrets';
 
 /** Where the restore function finds its settings and secrets. */

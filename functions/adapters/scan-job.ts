@@ -1,10 +1,10 @@
 import type { SNSClient } from '@aws-sdk/client-sns';
-import { buildAlertMessage, shouldNotify } from './alert';
-import type { ScanSettings } from './config';
-import { type SigningKey, signRestoreLink } from './links';
-import { publishAlert } from './publish';
-import { ResellerClient } from './reseller-client';
-import { type Report, runScan } from './scan';
+import { buildAlertMessage, shouldNotify } from '../core/alert';
+import type { ScanSettings } from '../core/config';
+import { type SigningKey, signRestoreLink } from '../core/links';
+import { ResellerClient } from '../core/reseller-client';
+import { type Report, scanAccount } from '../core/scan';
+import { publishAlert } from './sns-publish';
 
 /** Everything one scan needs besides settings: secrets and the run's clock and budget. */
 export interface ScanJobInput {
@@ -20,7 +20,7 @@ export interface ScanJobInput {
 }
 
 /** Builds the reseller client from settings and runs the scan: the one path the CLI and the Lambda share. */
-export async function executeScan(input: ScanJobInput): Promise<Report> {
+export async function runScanJob(input: ScanJobInput): Promise<Report> {
   const { settings } = input;
   const client = new ResellerClient({
     baseUrl: settings.resellerBaseUrl,
@@ -44,7 +44,7 @@ export async function executeScan(input: ScanJobInput): Promise<Report> {
             ttlSeconds: settings.linkTtlDays * 86_400,
           })
       : undefined;
-  return runScan({
+  return scanAccount({
     client,
     now: input.now,
     policy: { expiryDays: settings.expiryDays, criticalDays: settings.criticalDays },

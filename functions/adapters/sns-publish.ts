@@ -1,6 +1,6 @@
 import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
-import type { AlertMessage } from './alert';
-import { PublishError } from './errors';
+import type { AlertMessage } from '../core/alert';
+import { PublishError } from '../core/errors';
 
 /**
  * Publishes the scan's one alert message. The SDK retries throttling and transient faults itself;

@@ -1,6 +1,6 @@
 import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
 import type { SSMClient } from '@aws-sdk/client-ssm';
-import { SecretError } from './errors';
+import { SecretError } from '../core/errors';
 
 /** How long a secret is kept across warm invocations: long enough to spare SSM, short enough for a rotation to land. */
 export const SECRET_CACHE_SECONDS = 300;

@@ -1,11 +1,11 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SNSClient } from '@aws-sdk/client-sns';
-import { truncateReport } from './alert';
-import { ENV, loadScanSettings, METRICS, settingsFromEnv } from './config';
-import { ConfigError } from './errors';
-import { parseSigningKeys } from './links';
-import { deliverAlert, executeScan } from './scan-job';
+import { truncateReport } from '../core/alert';
+import { ENV, loadScanSettings, METRICS, settingsFromEnv } from '../core/config';
+import { ConfigError } from '../core/errors';
+import { parseSigningKeys } from '../core/links';
+import { deliverAlert, runScanJob } from './scan-job';
 import type { SecretSource } from './secrets';
 
 /** Time kept back from the Lambda's budget for publishing the alert and flushing logs. */
@@ -35,7 +35,7 @@ export interface ScheduledScanResult {
  * remaining time, one alert, metrics. Any failure is logged with its reason and re-thrown, so the
  * invocation fails, the on-failure destination gets the event, and the error alarm fires.
  */
-export async function runScheduledScan(
+export async function handleScheduledScan(
   deps: ScheduledScanDeps,
   remainingMs: number,
 ): Promise<ScheduledScanResult> {
@@ -53,7 +53,7 @@ export async function runScheduledScan(
       signingKeys = parseSigningKeys(await deps.secrets.get(parameter), `SSM parameter ${parameter}`);
     }
     const now = clock();
-    const report = await executeScan({
+    const report = await runScanJob({
       settings,
       apiKey,
       now,
