@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { runScanJob } from '../functions/adapters/scan-job';
+import { EnvSecretSource } from '../functions/adapters/secrets';
 import { loadScanSettings } from '../functions/core/config';
 
 /**
@@ -10,7 +11,8 @@ const [baseUrl = '', apiKey = '', mode = 'full', concurrency = '4', perPage = '1
   process.argv.slice(2);
 const settings = loadScanSettings({ resellerBaseUrl: baseUrl, scanMode: mode, concurrency, perPage });
 const started = performance.now();
-const report = await runScanJob({ settings, apiKey, now: Date.parse(now) });
+const secrets = new EnvSecretSource({ RESELLER_API_KEY: apiKey });
+const report = await runScanJob({ settings, secrets, now: Date.parse(now) });
 const wallMs = performance.now() - started;
 const keys = report.findings
   .map((f) => `${'domain_name' in f ? f.domain_name : f.handle} ${f.kind} ${f.severity}`)

@@ -1,30 +1,29 @@
 import { randomBytes } from 'node:crypto';
-import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { parseArgs } from 'node:util';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { serveLocally } from '../functions/adapters/local-server';
 import { createRestoreHandler } from '../functions/adapters/restore-handler';
 import { deliverAlert, runScanJob } from '../functions/adapters/scan-job';
 import { EnvSecretSource } from '../functions/adapters/secrets';
-import { renderDigest, renderSms } from '../functions/core/alert';
+import { renderDigest, renderSms, smsAsDelivered } from '../functions/core/alert';
 import { anyAtOrAbove, SEVERITIES, type Severity } from '../functions/core/classify';
 import {
   ENV,
+  loadRestoreSettings,
   loadScanSettings,
+  parseSetting,
   type RawSettings,
-  requireEnv,
+  type SettingName,
   settingsFromEnv,
 } from '../functions/core/config';
 import { ConfigError, SentinelError } from '../functions/core/errors';
-import {
-  DEFAULT_LINK_TTL_SECONDS,
-  domainNameProblem,
-  parseSigningKeys,
-  signRestoreLink,
-} from '../functions/core/links';
+import { domainNameProblem, signRestoreLink } from '../functions/core/links';
 import { ResellerClient } from '../functions/core/reseller-client';
 import { parseRfc3339 } from '../functions/core/schemas';
+import { normalizeDomainName } from '../functions/core/text';
 import { generatePortfolio } from '../functions/simulator/portfolio';
 import { type Fault, startSimulator } from '../functions/simulator/server';
+import { type CommandSpec, commandSpec, parseOptionsOf, renderHelp } from './commands';
 
 /** Where the CLI writes and what it reads; tests pass their own. */
 export interface CliIo {
@@ -48,26 +47,6 @@ class UsageError extends SentinelError {
   override readonly name: string = 'UsageError';
 }
 
-const USAGE = `usage: sentinel <command> [options]
-
-commands:
-  scan      one scan of the account: report, digest, alert
-            [--json] [--dry-run] [--now ISO] [--expiry-days N] [--critical-days N]
-            [--mode full|filtered] [--per-page N] [--concurrency N] [--fail-on LEVEL]
-            [--min-severity LEVEL] [--time-zone TZ] [--time-budget SECONDS] [--base-url URL]
-  simulate  the embedded reseller simulator   [--port N] [--domains N] [--seed S] [--now ISO]
-            [--latency MS] [--max-per-page N] [--faults 429,500,hang,malformed]
-  demo      simulator + a real dry-run scan against it (what npm start runs)
-  serve     the restore endpoint on a local HTTP server, through the Lambda's own handler  [--port N]
-  link      print a signed restore link                    <domain> [--ttl-days N]
-  restore   restore a domain from quarantine now          <domain> [--yes]
-
-configuration comes from the environment, flags override: ${ENV.resellerBaseUrl}, ${ENV.resellerApiKey},
-${ENV.linkBaseUrl}, ${ENV.linkSigningKey}, ${ENV.alertTopicArn}, ${ENV.expiryDays}, ${ENV.criticalDays}, ${ENV.minSeverity},
-${ENV.timeZone}, ${ENV.scanMode}, and the AWS SDK's own (AWS_REGION, AWS_ENDPOINT_URL_SNS, …).
-
-exit status: 0 scan completed, 1 it could not complete, 2 bad usage, 3 --fail-on level reached`;
-
 /** Runs one CLI command; returns the exit status. Never throws. */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   const [command, ...rest] = argv;
@@ -89,7 +68,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       case 'help':
       case '--help':
       case '-h':
-        io.stdout(`${USAGE}\n`);
+        (command === undefined ? io.stderr : io.stdout)(`${renderHelp()}\n`);
         return command === undefined ? EXIT.usage : EXIT.ok;
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}; try: sentinel help`);
@@ -106,12 +85,39 @@ function reportError(error: unknown, io: CliIo): number {
   return EXIT.failed;
 }
 
-function parse<const O extends NonNullable<ParseArgsConfig['options']>>(args: readonly string[], options: O) {
+/** Parses a command's argv against its spec in bin/commands.ts: unknown flags are usage errors. */
+function parse(name: string, args: readonly string[]) {
+  const spec = commandSpec(name) as CommandSpec;
   try {
-    return parseArgs({ args: [...args], options, strict: true, allowPositionals: true });
+    const { values, positionals } = parseArgs({
+      args: [...args],
+      options: parseOptionsOf(spec),
+      strict: true,
+      allowPositionals: true,
+    });
+    return { values: values as Record<string, string | boolean | undefined>, positionals };
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(`${(error as Error).message}; try: sentinel help`);
   }
+}
+
+/** The string value of a flag (parseArgs gives booleans for boolean flags only). */
+const str = (value: string | boolean | undefined): string | undefined =>
+  typeof value === 'string' ? value : undefined;
+
+/** Settings from the environment, with every flag of `args` that is bound to a setting on top. */
+function settingsWithFlags(
+  command: string,
+  values: Record<string, string | boolean | undefined>,
+  env: NodeJS.ProcessEnv,
+): RawSettings {
+  const raw: RawSettings = settingsFromEnv(env);
+  const spec = commandSpec(command) as CommandSpec;
+  for (const [flag, option] of Object.entries(spec.options)) {
+    const value = str(values[flag]);
+    if (option.setting && value !== undefined) raw[option.setting as SettingName] = value;
+  }
+  return raw;
 }
 
 function parseNow(text: string | undefined, flag = '--now'): number {
@@ -139,66 +145,29 @@ function positiveInt(text: string | undefined, flag: string, fallback: number, m
 }
 
 async function scanCommand(args: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(args, {
-    json: { type: 'boolean', default: false },
-    'dry-run': { type: 'boolean', default: false },
-    now: { type: 'string' },
-    'expiry-days': { type: 'string' },
-    'critical-days': { type: 'string' },
-    mode: { type: 'string' },
-    'per-page': { type: 'string' },
-    concurrency: { type: 'string' },
-    'fail-on': { type: 'string' },
-    'min-severity': { type: 'string' },
-    'time-zone': { type: 'string' },
-    'time-budget': { type: 'string' },
-    'base-url': { type: 'string' },
-  });
+  const { values, positionals } = parse('scan', args);
   if (positionals.length) throw new UsageError(`scan takes no arguments (got ${positionals.join(' ')})`);
-  const failOn = values['fail-on'];
+  const failOn = str(values['fail-on']);
   if (failOn !== undefined && !SEVERITIES.includes(failOn as Severity)) {
     throw new UsageError(`--fail-on must be one of ${SEVERITIES.join(', ')}`);
   }
-  const raw: RawSettings = {
-    ...settingsFromEnv(io.env),
-    ...definedOnly({
-      resellerBaseUrl: values['base-url'],
-      expiryDays: values['expiry-days'],
-      criticalDays: values['critical-days'],
-      scanMode: values.mode,
-      perPage: values['per-page'],
-      concurrency: values.concurrency,
-      minSeverity: values['min-severity'],
-      timeZone: values['time-zone'],
-    }),
-  };
-  const settings = loadScanSettings(raw);
-  const now = parseNow(values.now);
-  const apiKey = requireEnv(
-    io.env,
-    ENV.resellerApiKey,
-    'export the reseller API key (see README: "Using it on a real account")',
-  );
-  const signingKeys = settings.linkBaseUrl
-    ? parseSigningKeys(
-        requireEnv(io.env, ENV.linkSigningKey, `${ENV.linkBaseUrl} is set, so restore links must be signed`),
-      )
-    : undefined;
-  const dryRun = values['dry-run'];
+  const settings = loadScanSettings(settingsWithFlags('scan', values, io.env));
+  const now = parseNow(str(values.now));
+  // Secrets are checked before anything starts: a bad key is a configuration error (exit 2).
+  const secrets = new EnvSecretSource(io.env);
+  secrets.apiKeyNow();
+  if (settings.linkBaseUrl) secrets.signingKeysNow();
+  const dryRun = values['dry-run'] === true;
   const topicArn = settings.alertTopicArn;
   if (!dryRun && !topicArn) {
     throw new ConfigError(`${ENV.alertTopicArn} is not set; set it to publish the alert, or pass --dry-run`);
   }
-  const budget = values['time-budget']
-    ? positiveInt(values['time-budget'], '--time-budget', 0, 86_400)
-    : undefined;
 
   const report = await runScanJob({
     settings,
-    apiKey,
+    secrets,
     now,
-    ...(signingKeys ? { signingKeys } : {}),
-    ...(budget ? { deadline: Date.now() + budget * 1000 } : {}),
+    deadline: Date.now() + settings.timeBudgetSeconds * 1000,
   });
 
   if (values.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
@@ -209,7 +178,7 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
         ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
       };
       io.stdout(
-        `${renderDigest(report, options)}\n\n--- SMS (critical only) ---\n${renderSms(report, options)}\n`,
+        `${renderDigest(report, options)}\n\n--- SMS (critical only, as a phone receives it) ---\n${smsAsDelivered(renderSms(report, options))}\n`,
       );
     }
   } else if (topicArn) {
@@ -227,10 +196,6 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
   return EXIT.ok;
 }
 
-function definedOnly(values: RawSettings): RawSettings {
-  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
-}
-
 const FAULTS: Record<string, Fault> = {
   '429': { kind: 'status', status: 429, retryAfter: '1' },
   '500': { kind: 'status', status: 500 },
@@ -240,17 +205,9 @@ const FAULTS: Record<string, Fault> = {
 };
 
 async function simulateCommand(args: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parse(args, {
-    port: { type: 'string' },
-    domains: { type: 'string' },
-    seed: { type: 'string' },
-    now: { type: 'string' },
-    latency: { type: 'string' },
-    'max-per-page': { type: 'string' },
-    faults: { type: 'string' },
-  });
-  const port = portNumber(values.port, 8080);
-  const faults = (values.faults ?? '')
+  const { values } = parse('simulate', args);
+  const port = portNumber(str(values.port), 8080);
+  const faults = (str(values.faults) ?? '')
     .split(',')
     .filter(Boolean)
     .map((name) => {
@@ -263,14 +220,15 @@ async function simulateCommand(args: readonly string[], io: CliIo): Promise<numb
     });
   const keyFromEnv = io.env[ENV.resellerApiKey]?.trim();
   const apiKey = keyFromEnv || `sim-${randomBytes(12).toString('hex')}`;
-  const domains = positiveInt(values.domains, '--domains', 500);
-  const seed = positiveInt(values.seed, '--seed', 1);
+  const domains = positiveInt(str(values.domains), '--domains', 500);
+  const seed = positiveInt(str(values.seed), '--seed', 1);
+  const latency = str(values.latency);
   const sim = await startSimulator({
-    portfolio: generatePortfolio({ domains, seed, now: parseNow(values.now) }),
+    portfolio: generatePortfolio({ domains, seed, now: parseNow(str(values.now)) }),
     apiKey,
     port,
-    latencyMs: values.latency === undefined ? 0 : positiveInt(values.latency, '--latency', 0, 60_000),
-    maxPerPage: positiveInt(values['max-per-page'], '--max-per-page', 100, 10_000),
+    latencyMs: latency === undefined || latency === '0' ? 0 : positiveInt(latency, '--latency', 0, 60_000),
+    maxPerPage: positiveInt(str(values['max-per-page']), '--max-per-page', 100, 10_000),
   });
   // Faults hit the domain list's pages after the first, in the order given.
   for (const fault of faults) {
@@ -289,13 +247,13 @@ async function simulateCommand(args: readonly string[], io: CliIo): Promise<numb
 
 /** `npm start`: the simulator on a free port, a real dry-run scan through the same `scan` command. */
 async function demoCommand(args: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parse(args, { domains: { type: 'string' }, seed: { type: 'string' } });
+  const { values } = parse('demo', args);
   const apiKey = `demo-${randomBytes(12).toString('hex')}`;
   const now = Date.now();
   const sim = await startSimulator({
     portfolio: generatePortfolio({
-      domains: positiveInt(values.domains, '--domains', 60),
-      seed: positiveInt(values.seed, '--seed', 7),
+      domains: positiveInt(str(values.domains), '--domains', 60),
+      seed: positiveInt(str(values.seed), '--seed', 7),
       now,
     }),
     apiKey,
@@ -323,23 +281,24 @@ async function demoCommand(args: readonly string[], io: CliIo): Promise<number> 
 export const LOCAL_RESTORE_URL = 'http://127.0.0.1:8787';
 
 async function serveCommand(args: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parse(args, { port: { type: 'string' } });
-  const port = portNumber(values.port, 8787);
-  for (const [name, hint] of [
-    [ENV.resellerBaseUrl, 'the reseller API to restore through'],
-    [ENV.resellerApiKey, 'the reseller API key'],
-    [ENV.linkSigningKey, 'the key restore links are signed with'],
-  ] as const) {
-    requireEnv(io.env, name, `set ${hint}`);
-  }
+  const { values } = parse('serve', args);
+  const port = portNumber(str(values.port), 8787);
+  // Checked at start, with the same rules the handler applies per request, so a typo is exit 2 now
+  // rather than an error page later.
+  loadRestoreSettings(settingsFromEnv(io.env));
+  const secrets = new EnvSecretSource(io.env);
+  secrets.apiKeyNow();
+  secrets.signingKeysNow();
   const handler = createRestoreHandler({
-    env: io.env,
-    secrets: new EnvSecretSource(io.env),
-    secretMode: 'env',
+    settings: () => settingsFromEnv(io.env),
+    secrets,
     log: (entry) => io.stderr(`${JSON.stringify({ message: 'restore attempt', ...entry })}\n`),
   });
   const server = await serveLocally(handler, { port });
-  io.stdout(`restore endpoint listening on ${server.url}/restore/<domain>; links: sentinel link <domain>\n`);
+  io.stdout(
+    `restore endpoint listening on ${server.url}/restore/<domain>\n` +
+      `links for it: ${ENV.linkBaseUrl}=${server.url} ${ENV.linkSigningKey}=<the same key> sentinel link <domain>\n`,
+  );
   io.onListening?.(server.url);
   await (io.untilStopped ?? new Promise<void>(() => undefined));
   await server.close();
@@ -347,36 +306,48 @@ async function serveCommand(args: readonly string[], io: CliIo): Promise<number>
 }
 
 function domainArgument(positionals: readonly string[], command: string): string {
-  const [domain, ...extra] = positionals;
-  if (!domain || extra.length) throw new UsageError(`usage: sentinel ${command} <domain>`);
+  const [given, ...extra] = positionals;
+  if (!given || extra.length) throw new UsageError(`usage: sentinel ${command} <domain>`);
+  // The same normalisation the scan applies before it signs: upper case, a trailing dot and
+  // Unicode names are accepted and written the way the link and the registry use them.
+  const domain = normalizeDomainName(given);
   const problem = domainNameProblem(domain);
-  if (problem)
-    throw new UsageError(
-      `${JSON.stringify(domain)} is not a valid domain name: ${problem} (IDNs in punycode, e.g. xn--bcher-kva.nl)`,
-    );
+  if (problem) throw new UsageError(`${JSON.stringify(given)} is not a valid domain name: ${problem}`);
   return domain;
 }
 
 async function linkCommand(args: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(args, { 'ttl-days': { type: 'string' } });
+  const { values, positionals } = parse('link', args);
   const domain = domainArgument(positionals, 'link');
-  const keys = parseSigningKeys(
-    requireEnv(io.env, ENV.linkSigningKey, 'set the key restore links are signed with'),
-  );
-  const baseUrl = io.env[ENV.linkBaseUrl]?.trim() || LOCAL_RESTORE_URL;
-  if (!io.env[ENV.linkBaseUrl])
+  const keys = new EnvSecretSource(io.env).signingKeysNow();
+  const raw = settingsWithFlags('link', values, io.env);
+  const ttlDays = parseSetting('linkTtlDays', raw.linkTtlDays);
+  const baseUrl = parseSetting('linkBaseUrl', raw.linkBaseUrl) ?? LOCAL_RESTORE_URL;
+  if (!raw.linkBaseUrl)
     io.stderr(`sentinel: ${ENV.linkBaseUrl} is not set; linking to sentinel serve at ${baseUrl}\n`);
-  const ttlDays = positiveInt(values['ttl-days'], '--ttl-days', DEFAULT_LINK_TTL_SECONDS / 86_400, 30);
   io.stdout(`${signRestoreLink({ baseUrl, domain, keys, now: Date.now(), ttlSeconds: ttlDays * 86_400 })}\n`);
   return EXIT.ok;
 }
 
 async function restoreCommand(args: readonly string[], io: CliIo): Promise<number> {
-  const { values, positionals } = parse(args, { yes: { type: 'boolean', default: false } });
+  const { values, positionals } = parse('restore', args);
   const domain = domainArgument(positionals, 'restore');
   const settings = loadScanSettings(settingsFromEnv(io.env));
-  const apiKey = requireEnv(io.env, ENV.resellerApiKey, 'export the reseller API key');
-  if (!values.yes) {
+  const apiKey = new EnvSecretSource(io.env).apiKeyNow();
+  const client = new ResellerClient({
+    baseUrl: settings.resellerBaseUrl,
+    apiKey,
+    timeoutMs: settings.requestTimeoutMs,
+  });
+  // Look first, as the restore endpoint does: restoring twice may be billed twice.
+  const found = await client.findDomain(domain);
+  if (!found) throw new SentinelError(`${domain} is not in this reseller account`);
+  if (!found.status.includes('quarantine')) {
+    throw new SentinelError(
+      `${domain} is not in quarantine (already restored?): its status is ${found.status.join(', ') || 'unknown'}`,
+    );
+  }
+  if (values.yes !== true) {
     if (!io.ask)
       throw new UsageError('not asking on a non-interactive terminal; pass --yes to restore without asking');
     const answer = await io.ask(
@@ -387,12 +358,7 @@ async function restoreCommand(args: readonly string[], io: CliIo): Promise<numbe
       return EXIT.ok;
     }
   }
-  const client = new ResellerClient({
-    baseUrl: settings.resellerBaseUrl,
-    apiKey,
-    timeoutMs: settings.requestTimeoutMs,
-  });
-  await client.restoreDomain(domain);
+  await client.restoreDomain(found.domain_name);
   io.stdout(`restored ${domain}\n`);
   return EXIT.ok;
 }

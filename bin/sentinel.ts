@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { createInterface } from 'node:readline/promises';
-import { main } from './cli';
+import { EXIT, main } from './cli';
 
 // The shell: argv, the real environment and streams, signals. Everything else is in main().
 const stopped = new Promise<void>((resolve) => {
@@ -8,10 +8,29 @@ const stopped = new Promise<void>((resolve) => {
   process.once('SIGTERM', () => resolve());
 });
 
+// A reader that goes away (`sentinel scan --json | head`) makes writes fail with EPIPE: remember it,
+// write nothing more, and let the exit status say the output did not arrive whole.
+let writeFailure: NodeJS.ErrnoException | undefined;
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    writeFailure ??= error;
+  });
+}
+const writer = (stream: NodeJS.WriteStream) => (text: string) => {
+  if (!writeFailure) stream.write(text);
+};
+
+/** Resolves once everything written to `stream` so far has been handed to the OS (or failed). */
+const flushed = (stream: NodeJS.WriteStream) =>
+  new Promise<void>((resolve) => {
+    if (stream.destroyed || stream.writableFinished) return resolve();
+    stream.write('', () => resolve());
+  });
+
 const code = await main(process.argv.slice(2), {
   env: process.env,
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
+  stdout: writer(process.stdout),
+  stderr: writer(process.stderr),
   untilStopped: stopped,
   ...(process.stdin.isTTY
     ? {
@@ -26,6 +45,17 @@ const code = await main(process.argv.slice(2), {
       }
     : {}),
 });
-process.exitCode = code;
-// Long-running commands end on a signal; one-shot ones should not wait for idle keep-alive sockets.
-setImmediate(() => process.exit(code));
+// Exit only once the output has drained: a report piped into `jq` arrives whole (process.exit()
+// before the drain cut it at the 64 KiB pipe buffer). Exiting explicitly still matters: idle
+// keep-alive sockets must not keep a finished one-shot command alive.
+await flushed(process.stdout);
+await flushed(process.stderr);
+if (writeFailure && code === EXIT.ok) {
+  const reason = writeFailure.code ?? writeFailure.message;
+  try {
+    process.stderr.write(`sentinel: could not write the output (${reason}); it did not arrive whole\n`);
+  } catch {
+    // stderr is gone too: the exit status is all that is left to say it.
+  }
+}
+process.exit(writeFailure && code === EXIT.ok ? EXIT.failed : code);

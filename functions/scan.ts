@@ -11,7 +11,7 @@ import { METRICS } from './core/config';
 const logger = new Logger({ serviceName: 'domain-sentinel-scan' });
 const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS.service });
 const sns = new SNSClient({});
-const secrets = new SsmSecretSource(new SSMClient({}));
+const secrets = new SsmSecretSource(new SSMClient({}), process.env);
 
 /** EventBridge Scheduler invokes this; the event carries nothing the scan needs. */
 export const handler = async (_event: unknown, context: Context) =>

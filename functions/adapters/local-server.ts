@@ -1,12 +1,19 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { renderMessagePage, SECURITY_HEADERS } from '../core/restore-page';
 
 /** The Lambda's handler shape. */
 export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
 const ROUTE = /^\/restore\/([^/]+)$/;
-const MAX_BODY_BYTES = 16_384;
+/** The restore POST has no body; API Gateway's own limit is 10 MB, ours far smaller. */
+export const MAX_BODY_BYTES = 16_384;
+
+/** A request body over the limit: answered 413, the rest of the body never read. */
+class BodyTooLargeError extends Error {
+  override readonly name = 'BodyTooLargeError';
+}
 
 /**
  * Serves a Lambda proxy handler on a local HTTP server: each request becomes the API Gateway event
@@ -15,16 +22,27 @@ const MAX_BODY_BYTES = 16_384;
  */
 export async function serveLocally(handler: ProxyHandler, options: { port?: number; host?: string } = {}) {
   const server = createServer(async (req, res) => {
+    // Every answer, errors included, carries the same security headers as the handler's pages.
+    const plain = (status: number, title: string, message: string) => {
+      res.writeHead(status, {
+        ...SECURITY_HEADERS,
+        'Content-Type': 'text/html; charset=utf-8',
+        Connection: 'close',
+      });
+      res.end(req.method === 'HEAD' ? undefined : renderMessagePage({ title, message, ok: false }));
+    };
     try {
       const body = await readBody(req);
       const event = toProxyEvent(req, body);
-      const result = event
-        ? await handler(event)
-        : { statusCode: 404, headers: { 'Content-Type': 'text/plain' }, body: 'Not found\n' };
+      if (!event) return plain(404, 'Not found', 'There is nothing here. Use the link from the alert.');
+      const result = await handler(event);
       res.writeHead(result.statusCode, result.headers as Record<string, string>);
       res.end(req.method === 'HEAD' ? undefined : result.body);
     } catch (error) {
-      res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`Internal error: ${(error as Error).name}\n`);
+      if (error instanceof BodyTooLargeError)
+        return plain(413, 'Request too large', `A request body may hold at most ${MAX_BODY_BYTES} bytes.`);
+      plain(500, 'Internal error', 'The local restore server failed; its terminal says why.');
+      process.emitWarning(`serve: ${(error as Error).name}: ${(error as Error).message}`);
     }
   });
   await new Promise<void>((resolve, reject) => {
@@ -79,11 +97,14 @@ function safeDecode(text: string): string {
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > MAX_BODY_BYTES) throw new BodyTooLargeError();
   let size = 0;
   const chunks: Buffer[] = [];
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) break; // the restore POST has no body; do not buffer a large one
+    // Do not buffer a large body: stop reading, answer 413 and close the connection.
+    if (size > MAX_BODY_BYTES) throw new BodyTooLargeError();
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');

@@ -1,17 +1,17 @@
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { buildAlertMessage, shouldNotify } from '../core/alert';
 import type { ScanSettings } from '../core/config';
-import { type SigningKey, signRestoreLink } from '../core/links';
+import { signRestoreLink } from '../core/links';
 import { ResellerClient } from '../core/reseller-client';
 import { type Report, scanAccount } from '../core/scan';
+import type { SecretSource } from '../core/secrets';
 import { publishAlert } from './sns-publish';
 
 /** Everything one scan needs besides settings: secrets and the run's clock and budget. */
 export interface ScanJobInput {
   readonly settings: ScanSettings;
-  readonly apiKey: string;
-  /** Needed when settings.linkBaseUrl is set. */
-  readonly signingKeys?: readonly SigningKey[];
+  /** The API key, and the link signing keys when settings.linkBaseUrl is set. */
+  readonly secrets: SecretSource;
   /** The instant the rules evaluate against. */
   readonly now: number;
   /** Epoch ms by which the scan must have read the account. */
@@ -24,7 +24,7 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
   const { settings } = input;
   const client = new ResellerClient({
     baseUrl: settings.resellerBaseUrl,
-    apiKey: input.apiKey,
+    apiKey: await input.secrets.apiKey(),
     perPage: settings.perPage,
     concurrency: settings.concurrency,
     timeoutMs: settings.requestTimeoutMs,
@@ -32,7 +32,7 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
     ...(input.fetch ? { fetch: input.fetch } : {}),
   });
   const linkBaseUrl = settings.linkBaseUrl;
-  const keys = input.signingKeys;
+  const keys = linkBaseUrl ? await input.secrets.signingKeys() : undefined;
   const restoreLinkFor =
     linkBaseUrl && keys?.length
       ? (domain: string) =>

@@ -4,7 +4,6 @@ import type { SNSClient } from '@aws-sdk/client-sns';
 import { truncateReport } from '../core/alert';
 import { ENV, loadScanSettings, METRICS, settingsFromEnv } from '../core/config';
 import { ConfigError } from '../core/errors';
-import { parseSigningKeys } from '../core/links';
 import { deliverAlert, runScanJob } from './scan-job';
 import type { SecretSource } from './secrets';
 
@@ -42,23 +41,14 @@ export async function handleScheduledScan(
   const clock = deps.clock ?? Date.now;
   try {
     const settings = loadScanSettings(settingsFromEnv(deps.env));
-    const apiKeyParameter = deps.env[ENV.apiKeyParameter];
-    if (!apiKeyParameter) throw new ConfigError(`${ENV.apiKeyParameter} is not set`);
-    const apiKey = await deps.secrets.get(apiKeyParameter);
-    let signingKeys: ReturnType<typeof parseSigningKeys> | undefined;
-    if (settings.linkBaseUrl) {
-      const parameter = deps.env[ENV.linkSigningKeyParameter];
-      if (!parameter)
-        throw new ConfigError(`${ENV.linkSigningKeyParameter} is not set but ${ENV.linkBaseUrl} is`);
-      signingKeys = parseSigningKeys(await deps.secrets.get(parameter), `SSM parameter ${parameter}`);
-    }
+    if (settings.linkBaseUrl && !deps.secrets.hasSigningKeys())
+      throw new ConfigError(`${ENV.linkSigningKeyParameter} is not set but ${ENV.linkBaseUrl} is`);
     const now = clock();
     const report = await runScanJob({
       settings,
-      apiKey,
+      secrets: deps.secrets,
       now,
       deadline: now + Math.max(5_000, remainingMs - PUBLISH_RESERVE_MS),
-      ...(signingKeys ? { signingKeys } : {}),
     });
     deps.logger.info('scan completed', { report: truncateReport(report, LOGGED_FINDINGS) });
 

@@ -1,4 +1,3 @@
-import { domainToASCII, domainToUnicode } from 'node:url';
 import {
   anyAtOrAbove,
   type ContactFinding,
@@ -7,7 +6,9 @@ import {
   isDomainFinding,
   type Severity,
 } from './classify';
+import type { Problem } from './reseller-client';
 import type { Report } from './scan';
+import { displayDomain, normalizeDomainName, safeText } from './text';
 
 /**
  * What a scan says to people and programs: the e-mail digest, the SMS, and the one SNS message
@@ -21,6 +22,14 @@ const ATTRIBUTE_RESERVE_BYTES = 2_048;
 /** A digest longer than this many detailed items is cut for readability, with an "and N more" line. */
 const DIGEST_DETAIL_LIMIT = 300;
 const INFO_NAMES_SHOWN = 10;
+/** Unreadable records listed in the digest; the rest are counted. */
+const DIGEST_PROBLEMS_SHOWN = 20;
+/** Unreadable records kept in the JSON variants before the size search cuts further. */
+const MESSAGE_PROBLEMS_KEPT = 100;
+/** A problem's reason is cut to this many characters in alerts (a hostile record can hold megabytes). */
+const REASON_MAX = 300;
+/** A name or handle is cut to this many characters in alerts (a valid domain name has at most 253). */
+const KEY_MAX = 260;
 const SMS_MAX = 160;
 
 /**
@@ -28,6 +37,8 @@ const SMS_MAX = 160;
  * `<display name>> `, so the SMS budget counts it (see renderSms) and the stack sets it from here.
  */
 export const ALERT_TOPIC_DISPLAY_NAME = 'domain-sentinel';
+/** What SNS puts before every SMS of the alert topic. */
+export const SMS_PREFIX = `${ALERT_TOPIC_DISPLAY_NAME}> `;
 
 export interface RenderOptions {
   /** IANA zone dates are shown in. @default 'UTC' */
@@ -83,40 +94,49 @@ export function describeDomainFinding(f: DomainFinding, now: string, day: (iso: 
   }
 }
 
+/** `Name (Company) <email>`, each part from the API made safe for one line. */
+function who(name: string | undefined, company: string | undefined, email: string | undefined): string {
+  return [
+    name ? cut(safeText(name), 120) : '',
+    company ? `(${cut(safeText(company), 120)})` : '',
+    email ? `<${cut(safeText(email), 254)}>` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
 function registrantLine(f: DomainFinding): string | null {
   const r = f.registrant;
   if (!r) return null;
-  const who = [r.name, r.company_name ? `(${r.company_name})` : '', r.email ? `<${r.email}>` : '']
-    .filter(Boolean)
-    .join(' ');
-  return `Registrant: ${who || 'unknown'} [${r.handle}]`;
+  return `Registrant: ${who(r.name, r.company_name, r.email) || 'unknown'} [${cut(safeText(r.handle), 64)}]`;
 }
 
 function contactLines(f: ContactFinding): string[] {
-  const who = [f.name, f.company_name ? `(${f.company_name})` : '', f.email ? `<${f.email}>` : '']
-    .filter(Boolean)
-    .join(' ');
   return [
-    `- contact ${f.handle}: validation pending; the registry may suspend the domains it holds`,
-    `  ${who}`,
+    `- contact ${cut(safeText(f.handle), 64)}: validation pending; the registry may suspend the domains it holds`,
+    `  ${who(f.name, f.company_name, f.email)}`,
   ];
-}
-
-/** `xn--bcher-kva.de (bücher.de)`: the name as the registry knows it, and as the customer reads it. */
-function displayName(name: string): string {
-  if (!name.includes('xn--')) return name;
-  const unicode = domainToUnicode(name);
-  return unicode && unicode !== name ? `${name} (${unicode})` : name;
 }
 
 function itemLines(f: Finding, now: string, day: (iso: string) => string): string[] {
   if (!isDomainFinding(f)) return contactLines(f);
-  const lines = [`- ${displayName(f.domain_name)}: ${describeDomainFinding(f, now, day)}`];
+  const lines = [
+    `- ${cut(displayDomain(f.domain_name), 2 * KEY_MAX)}: ${describeDomainFinding(f, now, day)}`,
+  ];
   const registrant = registrantLine(f);
   if (registrant) lines.push(`  ${registrant}`);
   if (f.restore_url) lines.push(`  Restore: ${f.restore_url}`);
+  else if (f.restore_unavailable) lines.push(`  ${safeText(f.restore_unavailable)}`);
   return lines;
 }
+
+/** One unreadable record on one line: its key and reason made safe and cut. */
+export function problemLine(p: Problem): string {
+  const key = p.key === null ? '(no name)' : cut(safeText(p.key), KEY_MAX);
+  return `- ${p.resource} ${key} on page ${p.page}: ${cut(safeText(p.reason), REASON_MAX)}`;
+}
+
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /** Counts for the subject and the heading. */
 export function headline(report: Report): string {
@@ -136,7 +156,7 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
   const timeZone = options.timeZone ?? 'UTC';
   const { day, time } = dateFormat(timeZone);
   const limit = options.detailLimit ?? DIGEST_DETAIL_LIMIT;
-  const label = options.accountLabel ? ` (${options.accountLabel})` : '';
+  const label = options.accountLabel ? ` (${safeText(options.accountLabel)})` : '';
   const out: string[] = [`domain-sentinel${label}: ${headline(report)}`, ''];
 
   let detailBudget = limit;
@@ -162,7 +182,7 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
     out.push(
       `INFO (${report.summary.info}): ${renewing} expiring within ${report.policy.expiry_days} days with auto-renew on, ${off} with auto-renew off`,
     );
-    const names = info.slice(0, INFO_NAMES_SHOWN).map((f) => f.domain_name);
+    const names = info.slice(0, INFO_NAMES_SHOWN).map((f) => cut(displayDomain(f.domain_name), KEY_MAX));
     const rest = report.summary.info - names.length;
     if (names.length) out.push(`  ${names.join(', ')}${rest > 0 ? `, and ${rest} more` : ''}`);
     out.push('');
@@ -173,11 +193,11 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
     out.push(
       `PROBLEMS: ${plural(report.problems.length, 'record')} could not be read and ${one ? 'was' : 'were'} not checked:`,
     );
-    for (const p of report.problems.slice(0, 20)) {
-      out.push(`- ${p.resource} ${p.key ?? '(no name)'} on page ${p.page}: ${p.reason}`);
-    }
-    if (report.problems.length > 20)
-      out.push(`- and ${report.problems.length - 20} more (see the JSON report)`);
+    for (const p of report.problems.slice(0, DIGEST_PROBLEMS_SHOWN)) out.push(problemLine(p));
+    if (report.problems.length > DIGEST_PROBLEMS_SHOWN)
+      out.push(
+        `- and ${report.problems.length - DIGEST_PROBLEMS_SHOWN} more unreadable records (see the JSON report, or run a scan with --json)`,
+      );
     out.push('');
   }
 
@@ -214,26 +234,26 @@ export function toGsm7(text: string): string {
 }
 
 function smsItem(f: DomainFinding): string {
-  const name = toGsm7(domainToASCII(f.domain_name) || f.domain_name);
+  // Punycode, and '?' for anything else outside GSM-7 (controls included): an SMS carries no markup.
+  const name = toGsm7(normalizeDomainName(f.domain_name)).slice(0, 80);
   if (f.kind === 'quarantine') return `${name} quarantine`;
   if (f.kind === 'expired') return `${name} expired`;
   return `${name} ${f.days_left}d no renew`;
 }
 
 /**
- * The SMS: critical items only, at most 160 GSM-7 characters, IDNs in punycode, no links; what does
- * not fit is counted as "+N more".
+ * The SMS body: critical items only, no links, IDNs in punycode; what does not fit is counted as
+ * "+N more". SNS puts {@link SMS_PREFIX} before it, so the body is cut to fit 160 GSM-7 characters
+ * together with that prefix: one billed part, see {@link smsAsDelivered}.
  */
 export function renderSms(report: Report, options: Pick<RenderOptions, 'accountLabel'> = {}): string {
+  const max = SMS_MAX - gsm7Length(SMS_PREFIX);
   const critical = report.findings.filter((f) => f.severity === 'critical');
-  const label = options.accountLabel ? ` ${toGsm7(options.accountLabel).slice(0, 20)}` : '';
+  const label = options.accountLabel ? `${toGsm7(options.accountLabel).slice(0, 20)}: ` : '';
   if (critical.length === 0) {
-    return `domain-sentinel${label}: no critical items; ${report.summary.warning} warning. See e-mail.`.slice(
-      0,
-      SMS_MAX,
-    );
+    return `${label}no critical items; ${report.summary.warning} warning. See e-mail.`.slice(0, max);
   }
-  const head = `domain-sentinel${label}: ${critical.length} critical:`;
+  const head = `${label}${critical.length} critical:`;
   const items = critical.map((f) => (isDomainFinding(f) ? smsItem(f) : `contact ${toGsm7(f.handle)}`));
   let text = head;
   let used = 0;
@@ -241,18 +261,21 @@ export function renderSms(report: Report, options: Pick<RenderOptions, 'accountL
     const remaining = items.length - index - 1;
     const candidate = `${text}${used ? ';' : ''} ${item}`;
     const tail = remaining > 0 ? ` +${remaining} more` : '';
-    if (gsm7Length(candidate + tail) > SMS_MAX) break;
+    if (gsm7Length(candidate + tail) > max) break;
     text = candidate;
     used++;
   }
   if (used < items.length) text += ` +${items.length - used} more`;
   // A header so long that not even the count fits (a very long label) still stays within the limit.
-  return gsm7Length(text) <= SMS_MAX ? text : text.slice(0, SMS_MAX);
+  return gsm7Length(text) <= max ? text : text.slice(0, max);
 }
+
+/** The SMS exactly as a phone receives it from the alert topic: SNS's display-name prefix and the body. */
+export const smsAsDelivered = (body: string): string => `${SMS_PREFIX}${body}`;
 
 /** The SNS subject: ASCII, one line, at most 100 characters. */
 export function renderSubject(report: Report, accountLabel?: string): string {
-  const label = accountLabel ? ` [${accountLabel}]` : '';
+  const label = accountLabel ? ` [${safeText(accountLabel)}]` : '';
   const subject = `domain-sentinel${label}: ${headline(report)}`;
   return subject
     .replace(/[^\x20-\x7e]/g, '?')
@@ -260,16 +283,39 @@ export function renderSubject(report: Report, accountLabel?: string): string {
     .trim();
 }
 
-/** The JSON report for machines, cut to `limit` findings with the cut stated in the report itself. */
+/** What a cut JSON report left out; the `summary` counts always cover everything. */
+export interface Truncation {
+  readonly findings_omitted: number;
+  readonly problems_omitted: number;
+}
+
+/**
+ * The JSON report for machines, cut to `findingLimit` findings and `problemLimit` unreadable records
+ * (reasons cut to a few hundred characters), with the cut stated in the report itself.
+ */
 export function truncateReport(
   report: Report,
-  limit: number,
-): Report & { truncated?: { findings_omitted: number } } {
-  if (report.findings.length <= limit) return report;
+  findingLimit: number,
+  problemLimit = MESSAGE_PROBLEMS_KEPT,
+): Report & { truncated?: Truncation } {
+  const findingsOmitted = Math.max(0, report.findings.length - findingLimit);
+  const problemsOmitted = Math.max(0, report.problems.length - problemLimit);
+  const problems = report.problems
+    .slice(0, problemLimit)
+    .map((p) =>
+      p.reason.length > REASON_MAX || (p.key?.length ?? 0) > KEY_MAX
+        ? { ...p, key: p.key === null ? null : cut(p.key, KEY_MAX), reason: cut(p.reason, REASON_MAX) }
+        : p,
+    );
+  if (findingsOmitted === 0 && problemsOmitted === 0 && problems.every((p, i) => p === report.problems[i]))
+    return report;
   return {
     ...report,
-    findings: report.findings.slice(0, limit),
-    truncated: { findings_omitted: report.findings.length - limit },
+    findings: report.findings.slice(0, findingLimit),
+    problems,
+    ...(findingsOmitted || problemsOmitted
+      ? { truncated: { findings_omitted: findingsOmitted, problems_omitted: problemsOmitted } }
+      : {}),
   };
 }
 
@@ -284,6 +330,8 @@ export interface AlertMessage {
   };
   /** Findings left out of the digest and the JSON variant to stay under the size limit. */
   readonly findingsCut: number;
+  /** Unreadable records left out of the JSON variant (the digest lists a few and counts the rest). */
+  readonly problemsCut: number;
 }
 
 /** The severity the message attributes carry: the highest finding, or warning for unreadable records. */
@@ -296,18 +344,20 @@ export function alertSeverity(report: Report): Severity {
 /**
  * Builds the one SNS message of a scan. If it would pass SNS's 256 KB (measured in bytes of the
  * final JSON), the digest's detail and the JSON report's findings are cut together, each with an
- * "and N more" / `truncated` statement, to the largest size that fits.
+ * "and N more" / `truncated` statement, to the largest size that fits; unreadable records are cut
+ * the same way (to 100 at first, fewer only if the findings alone cannot make room).
  */
 export function buildAlertMessage(report: Report, options: RenderOptions = {}): AlertMessage {
   const sms = renderSms(report, options);
   const subject = renderSubject(report, options.accountLabel);
   const budget = SNS_MAX_BYTES - ATTRIBUTE_RESERVE_BYTES;
+  let problemLimit = Math.min(report.problems.length, MESSAGE_PROBLEMS_KEPT);
   const compose = (limit: number) => {
     const digest = renderDigest(report, {
       ...options,
       detailLimit: Math.min(limit, options.detailLimit ?? DIGEST_DETAIL_LIMIT),
     });
-    const json = JSON.stringify(truncateReport(report, limit));
+    const json = JSON.stringify(truncateReport(report, limit, problemLimit));
     return JSON.stringify({
       default: digest,
       email: digest,
@@ -320,20 +370,33 @@ export function buildAlertMessage(report: Report, options: RenderOptions = {}): 
   };
   const fits = (message: string) => Buffer.byteLength(message, 'utf8') <= budget;
 
-  let message = compose(report.findings.length);
-  let cut = 0;
-  if (!fits(message)) {
-    // Largest finding count that fits: binary search, the report is already in priority order.
+  /** Largest n in [0, max] for which `ok(n)`, given ok is monotone: a binary search. */
+  const largest = (max: number, ok: (n: number) => boolean) => {
     let low = 0;
-    let high = report.findings.length;
+    let high = max;
     while (low < high) {
       const mid = Math.ceil((low + high) / 2);
-      if (fits(compose(mid))) low = mid;
+      if (ok(mid)) low = mid;
       else high = mid - 1;
     }
-    message = compose(low);
-    cut = report.findings.length - low;
+    return low;
+  };
+
+  let findingLimit = report.findings.length;
+  let message = compose(findingLimit);
+  if (!fits(message)) {
+    // The report is already in priority order: keep the most findings that fit.
+    findingLimit = largest(report.findings.length, (n) => fits(compose(n)));
+    if (findingLimit === 0 && !fits(compose(0))) {
+      const best = largest(problemLimit, (n) => {
+        problemLimit = n;
+        return fits(compose(0));
+      });
+      problemLimit = best;
+    }
+    message = compose(findingLimit);
   }
+  const cut = report.findings.length - findingLimit;
   return {
     subject,
     message,
@@ -343,6 +406,7 @@ export function buildAlertMessage(report: Report, options: RenderOptions = {}): 
       warning_count: report.summary.warning,
     },
     findingsCut: cut,
+    problemsCut: report.problems.length - problemLimit,
   };
 }
 

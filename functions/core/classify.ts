@@ -37,6 +37,8 @@ export interface DomainFinding {
   readonly date_deleted?: string | null;
   registrant: Registrant | null;
   restore_url?: string;
+  /** Why a quarantined domain carries no restore link (its name cannot be signed), in words to act on. */
+  restore_unavailable?: string;
 }
 
 export interface ContactFinding {

@@ -4,9 +4,13 @@ import { ConfigError } from './errors';
 import { SCAN_MODES } from './scan';
 
 /**
- * Environment variable names, shared by the functions, the CDK constructs and the command-line
- * tool so that a rename cannot leave one of them behind.
+ * Every setting of domain-sentinel, defined once: its environment variable, command-line flag, CDK
+ * context key, schema, default and one line of documentation. The command line, both Lambdas and the
+ * CDK app (lib/config.ts) parse with these schemas; `sentinel help` and the README's Configuration
+ * table are generated from / checked against this table (test/unit/docs-contract.test.ts).
  */
+
+/** Environment variable names, shared by the functions, the constructs and the command line. */
 export const ENV = {
   resellerBaseUrl: 'RESELLER_BASE_URL',
   resellerApiKey: 'RESELLER_API_KEY',
@@ -25,46 +29,33 @@ export const ENV = {
   concurrency: 'SCAN_CONCURRENCY',
   accountLabel: 'ACCOUNT_LABEL',
   requestTimeoutMs: 'RESELLER_TIMEOUT_MS',
+  timeBudgetSeconds: 'SCAN_TIME_BUDGET',
+  maxResponseMb: 'RESELLER_MAX_RESPONSE_MB',
 } as const;
 
-export type SettingName = keyof typeof ENV;
+export type EnvName = keyof typeof ENV;
 
-/** Which command-line flag sets which setting, for error messages that name both. */
-export const FLAG_OF: Partial<Record<SettingName, string>> = {
-  resellerBaseUrl: '--base-url',
-  expiryDays: '--expiry-days',
-  criticalDays: '--critical-days',
-  minSeverity: '--min-severity',
-  timeZone: '--time-zone',
-  scanMode: '--mode',
-  perPage: '--per-page',
-  concurrency: '--concurrency',
+const wholeNumber = (min: number, max: number) => {
+  const message = `must be a whole number from ${min} to ${max}`;
+  // Strings from the environment and argv, numbers from cdk.json.
+  return z.preprocess(
+    (value) => (typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value),
+    z.number({ error: message }).int(message).min(min, message).max(max, message),
+  );
 };
 
-const int = (min: number, max: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
-    .transform(Number)
-    .pipe(
-      z
-        .number()
-        .min(min, `must be a whole number from ${min} to ${max}`)
-        .max(max, `must be a whole number from ${min} to ${max}`),
-    );
-
-const httpUrl = z
+/** An http(s) URL without trailing slashes. */
+export const httpUrl = z
   .string()
   .trim()
   .refine((s) => {
     try {
       const u = new URL(s);
-      return u.protocol === 'https:' || u.protocol === 'http:';
+      return (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password;
     } catch {
       return false;
     }
-  }, 'must be an http(s) URL, e.g. https://api.example.com')
+  }, 'must be an http(s) URL without credentials, e.g. https://api.example.com')
   .transform((s) => s.replace(/\/+$/, ''));
 
 /** True for an IANA time zone name this runtime knows (UTC, Europe/Amsterdam, …). */
@@ -77,39 +68,178 @@ export function isTimeZone(name: string): boolean {
   }
 }
 
-const timeZone = z
+/**
+ * Text shown in a subject, digest and SMS: printable, one line. Control and invisible format
+ * characters would let a setting forge lines or hide text, exactly as a hostile record could.
+ */
+const printableLabel = z
   .string()
   .trim()
-  .refine(isTimeZone, 'must be an IANA time zone such as UTC or Europe/Amsterdam');
+  .max(40, 'must be at most 40 characters')
+  .refine((s) => !/[\p{Cc}\p{Cf}\u2028\u2029]/u.test(s), 'must not hold control or invisible characters');
 
-/** Settings shared by the scan wherever it runs. Secrets are not here: they come from the environment or SSM. */
-const ScanSettingsSchema = z
-  .object({
-    resellerBaseUrl: httpUrl,
-    linkBaseUrl: httpUrl.optional(),
-    linkTtlDays: int(1, 30).default(7),
-    alertTopicArn: z
+/** One setting: where it comes from, what it must be, and what it is for. */
+export interface SettingSpec {
+  /** Environment variable. */
+  readonly env: string;
+  /** Command-line flag of `scan`, when it has one. */
+  readonly flag?: string;
+  /** CDK context key, when the stack sets it. */
+  readonly context?: string;
+  readonly schema: z.ZodType;
+  /** The one default, shown in help and the README; absent = unset. */
+  readonly default?: string | number;
+  /** One line for `sentinel help` and the README. */
+  readonly doc: string;
+}
+
+/** The settings of a scan and of the restore endpoint (secrets are in SECRET_SETTINGS). */
+export const SETTINGS = {
+  resellerBaseUrl: {
+    env: ENV.resellerBaseUrl,
+    flag: '--base-url',
+    context: 'resellerBaseUrl',
+    schema: httpUrl,
+    doc: 'reseller API base URL (live or test environment), without /v2; required',
+  },
+  linkBaseUrl: {
+    env: ENV.linkBaseUrl,
+    schema: httpUrl.optional(),
+    doc: 'public base of the restore endpoint; without it findings carry no links (the stack sets it)',
+  },
+  linkTtlDays: {
+    env: ENV.linkTtlDays,
+    flag: '--ttl-days',
+    schema: wholeNumber(1, 30).default(7),
+    default: 7,
+    doc: 'days a signed link stays valid',
+  },
+  alertTopicArn: {
+    env: ENV.alertTopicArn,
+    schema: z
       .string()
+      .trim()
       .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must be an SNS topic ARN')
       .optional(),
-    expiryDays: int(1, 3650).default(30),
-    criticalDays: int(0, 3650).default(7),
-    minSeverity: z
-      .enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` })
-      .default('warning'),
-    timeZone: timeZone.default('UTC'),
-    scanMode: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('full'),
-    perPage: int(1, 1000).default(100),
-    concurrency: int(1, 32).default(4),
-    requestTimeoutMs: int(100, 120_000).default(10_000),
-    accountLabel: z.string().trim().max(40).optional(),
-  })
-  .refine((s) => s.criticalDays <= s.expiryDays, {
-    message: 'must not exceed the expiry window',
-    path: ['criticalDays'],
-  });
+    doc: 'SNS topic scan publishes to (the stack sets it); without it, scan needs --dry-run',
+  },
+  expiryDays: {
+    env: ENV.expiryDays,
+    flag: '--expiry-days',
+    context: 'expiryDays',
+    schema: wholeNumber(1, 3650).default(30),
+    default: 30,
+    doc: 'a domain expiring within this many days is `expiring`',
+  },
+  criticalDays: {
+    env: ENV.criticalDays,
+    flag: '--critical-days',
+    context: 'criticalDays',
+    schema: wholeNumber(0, 3650).default(7),
+    default: 7,
+    doc: 'expiring without auto-renew within this many days is critical',
+  },
+  minSeverity: {
+    env: ENV.minSeverity,
+    flag: '--min-severity',
+    context: 'minSeverity',
+    schema: z.enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` }).default('warning'),
+    default: 'warning',
+    doc: 'publish when a finding reaches this severity',
+  },
+  timeZone: {
+    env: ENV.timeZone,
+    flag: '--time-zone',
+    context: 'timeZone',
+    schema: z
+      .string()
+      .trim()
+      .refine(isTimeZone, 'must be an IANA time zone such as UTC or Europe/Amsterdam')
+      .default('UTC'),
+    default: 'UTC',
+    doc: 'zone of the dates in the digest (in the stack also the schedule’s zone)',
+  },
+  scanMode: {
+    env: ENV.scanMode,
+    flag: '--mode',
+    context: 'scanMode',
+    schema: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('full'),
+    default: 'full',
+    doc: `how the account is read: ${SCAN_MODES.join(' or ')} (see Performance)`,
+  },
+  perPage: {
+    env: ENV.perPage,
+    flag: '--per-page',
+    schema: wholeNumber(1, 1000).default(100),
+    default: 100,
+    doc: 'page size asked for; the server’s answer wins',
+  },
+  concurrency: {
+    env: ENV.concurrency,
+    flag: '--concurrency',
+    schema: wholeNumber(1, 32).default(4),
+    default: 4,
+    doc: 'requests in flight at once',
+  },
+  requestTimeoutMs: {
+    env: ENV.requestTimeoutMs,
+    flag: '--timeout-ms',
+    schema: wholeNumber(100, 120_000).default(10_000),
+    default: 10_000,
+    doc: 'per-request timeout of the reseller API, in ms',
+  },
+  timeBudgetSeconds: {
+    env: ENV.timeBudgetSeconds,
+    flag: '--time-budget',
+    schema: wholeNumber(1, 86_400).default(900),
+    default: 900,
+    doc: 'seconds a command-line scan may take before it fails (the Lambda uses its own timeout)',
+  },
+  maxResponseMb: {
+    env: ENV.maxResponseMb,
+    flag: '--max-response-mb',
+    schema: wholeNumber(1, 1024).default(32),
+    default: 32,
+    doc: 'largest reseller API response read, in MiB; a larger one is aborted while it streams',
+  },
+  accountLabel: {
+    env: ENV.accountLabel,
+    context: 'accountLabel',
+    schema: printableLabel.optional(),
+    doc: 'name shown in the subject, digest and SMS (at most 40 characters)',
+  },
+} as const satisfies Record<string, SettingSpec>;
 
-export type ScanSettings = z.output<typeof ScanSettingsSchema>;
+export type SettingName = keyof typeof SETTINGS;
+
+/** Secrets: documented here, read only through a SecretSource (functions/adapters/secrets.ts). */
+export const SECRET_SETTINGS = [
+  {
+    env: ENV.resellerApiKey,
+    doc: 'the reseller API key (command line); sent only as "Authorization: Bearer", never printed',
+  },
+  {
+    env: ENV.linkSigningKey,
+    doc: 'key(s) that sign links, comma-separated, the first signs (at least 32 characters each)',
+  },
+  {
+    env: ENV.apiKeyParameter,
+    context: 'apiKeyParameterName',
+    default: '/domain-sentinel/reseller-api-key',
+    doc: 'SSM SecureString holding the API key (Lambda; the stack sets it)',
+  },
+  {
+    env: ENV.linkSigningKeyParameter,
+    context: 'linkSigningKeyParameterName',
+    default: '/domain-sentinel/link-signing-key',
+    doc: 'SSM SecureString holding the link signing key(s) (Lambda; the stack sets it)',
+  },
+] as const;
+
+type Parsed<N extends SettingName> = z.output<(typeof SETTINGS)[N]['schema']>;
+
+/** Settings of a scan, wherever it runs. */
+export type ScanSettings = { readonly [N in SettingName]: Parsed<N> };
 
 /** Raw values by setting name (strings, as from the environment or argv); undefined and '' mean unset. */
 export type RawSettings = Partial<Record<SettingName, string | undefined>>;
@@ -117,30 +247,52 @@ export type RawSettings = Partial<Record<SettingName, string | undefined>>;
 /** Reads every known setting from an environment object. */
 export function settingsFromEnv(env: NodeJS.ProcessEnv): RawSettings {
   const raw: RawSettings = {};
-  for (const [name, variable] of Object.entries(ENV) as Array<[SettingName, string]>)
-    raw[name] = env[variable];
+  for (const [name, spec] of Object.entries(SETTINGS) as Array<[SettingName, SettingSpec]>)
+    raw[name] = env[spec.env];
   return raw;
 }
 
-/** Validates scan settings; the error names the variable (and flag) and what it must be. */
-export function loadScanSettings(raw: RawSettings): ScanSettings {
-  const cleaned = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = ScanSettingsSchema.safeParse(cleaned);
-  if (parsed.success) return parsed.data;
-  throw new ConfigError(
-    parsed.error.issues
-      .map((issue) => {
-        const name = issue.path[0] as SettingName | undefined;
-        const label = name ? `${ENV[name]}${FLAG_OF[name] ? ` (${FLAG_OF[name]})` : ''}` : 'settings';
-        const message =
-          issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
-        return `${label} ${message}`;
-      })
-      .join('; '),
-  );
+const label = (name: SettingName): string => {
+  const spec: SettingSpec = SETTINGS[name];
+  return `${spec.env}${spec.flag ? ` (${spec.flag})` : ''}`;
+};
+
+/** A zod issue in words that name the setting: `EXPIRY_DAYS (--expiry-days) must be …`. */
+function describe(name: SettingName, issue: z.core.$ZodIssue, given: unknown): string {
+  const missing = given === undefined || given === '';
+  return `${label(name)} ${missing && issue.code === 'invalid_type' ? 'is required' : issue.message}`;
 }
 
-/** Reads one required secret from the environment, naming the variable when it is missing. */
+/** Validates one setting on its own, naming it on failure. */
+export function parseSetting<N extends SettingName>(name: N, value: unknown): Parsed<N> {
+  const parsed = SETTINGS[name].schema.safeParse(value === '' ? undefined : value);
+  if (parsed.success) return parsed.data as Parsed<N>;
+  throw new ConfigError(parsed.error.issues.map((i) => describe(name, i, value)).join('; '));
+}
+
+/** Validates every scan setting; the error names each bad variable (and flag) and what it must be. */
+export function loadScanSettings(raw: RawSettings): ScanSettings {
+  const problems: string[] = [];
+  const out: Record<string, unknown> = {};
+  for (const name of Object.keys(SETTINGS) as SettingName[]) {
+    const value = raw[name];
+    const parsed = SETTINGS[name].schema.safeParse(value === '' ? undefined : value);
+    if (parsed.success) out[name] = parsed.data;
+    else problems.push(...parsed.error.issues.map((i) => describe(name, i, value)));
+  }
+  const settings = out as ScanSettings;
+  if (problems.length === 0 && settings.criticalDays > settings.expiryDays)
+    problems.push(`${label('criticalDays')} must not exceed the expiry window (${label('expiryDays')})`);
+  if (problems.length) throw new ConfigError(problems.join('; '));
+  return settings;
+}
+
+/** The settings the restore endpoint needs: only the reseller's base URL (secrets come from a SecretSource). */
+export function loadRestoreSettings(raw: RawSettings): Pick<ScanSettings, 'resellerBaseUrl'> {
+  return { resellerBaseUrl: parseSetting('resellerBaseUrl', raw.resellerBaseUrl) };
+}
+
+/** Reads one required variable from the environment, naming it when it is missing. */
 export function requireEnv(env: NodeJS.ProcessEnv, name: string, hint: string): string {
   const value = env[name];
   if (value === undefined || value.trim() === '') throw new ConfigError(`${name} is not set; ${hint}`);

@@ -8,7 +8,9 @@ import {
   type Severity,
 } from './classify';
 import { DeadlineError, IncompleteListingError } from './errors';
+import { domainNameProblem } from './links';
 import type { ListFilter, Problem, ResellerClient } from './reseller-client';
+import { normalizeDomainName } from './text';
 
 export const SCAN_MODES = ['full', 'filtered'] as const;
 export type ScanMode = (typeof SCAN_MODES)[number];
@@ -130,9 +132,8 @@ async function scanOnce(
     const handle = finding.registrant?.handle;
     const contact = handle ? contactsByHandle.get(handle) : undefined;
     if (handle && contact) finding.registrant = { handle, ...contact };
-    if (finding.kind === 'quarantine' && options.restoreLinkFor) {
-      finding.restore_url = options.restoreLinkFor(finding.domain_name);
-    }
+    if (finding.kind === 'quarantine' && options.restoreLinkFor)
+      attachRestoreLink(finding, options.restoreLinkFor);
     findings.push(finding);
   }
   findings.sort(compareFindings);
@@ -156,6 +157,25 @@ async function scanOnce(
     findings,
     problems,
   };
+}
+
+/**
+ * Signs the restore link of a quarantined domain under its normalised name (lower case, no trailing
+ * dot, punycode). A name that still cannot be signed gets a line saying so instead: one odd record
+ * must never stop the alert about every other domain.
+ */
+function attachRestoreLink(finding: DomainFinding, sign: (domainName: string) => string): void {
+  const name = normalizeDomainName(finding.domain_name);
+  const problem = domainNameProblem(name);
+  if (problem) {
+    finding.restore_unavailable = `no restore link: ${problem}; restore it in the reseller's control panel`;
+    return;
+  }
+  try {
+    finding.restore_url = sign(name);
+  } catch (error) {
+    finding.restore_unavailable = `no restore link: ${(error as Error).message}; restore it in the reseller's control panel`;
+  }
 }
 
 /**

@@ -121,7 +121,7 @@ describe('sentinel scan against the simulator', () => {
     const run = await runCli(['scan', '--dry-run', '--now', NOW], env);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^domain-sentinel: \d+ critical, \d+ warning/);
-    expect(run.stdout).toContain('--- SMS (critical only) ---');
+    expect(run.stdout).toContain('--- SMS (critical only, as a phone receives it) ---\ndomain-sentinel> ');
   });
 
   it('never prints the API key, whatever happens', async () => {

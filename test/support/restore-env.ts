@@ -1,6 +1,7 @@
 import { serveLocally } from '../../functions/adapters/local-server';
 import { createRestoreHandler, type RestoreLogEntry } from '../../functions/adapters/restore-handler';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { settingsFromEnv } from '../../functions/core/config';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { startSimulator } from '../../functions/simulator/server';
 
@@ -18,9 +19,8 @@ export async function startRestoreStack(options: { domains?: number; seed?: numb
   const logs: RestoreLogEntry[] = [];
   const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: API_KEY, LINK_SIGNING_KEY: SIGNING_KEY };
   const handler = createRestoreHandler({
-    env,
+    settings: () => settingsFromEnv(env),
     secrets: new EnvSecretSource(env),
-    secretMode: 'env',
     log: (e) => logs.push(e),
   });
   const server = await serveLocally(handler, { port: 0 });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  ALERT_TOPIC_DISPLAY_NAME,
   buildAlertMessage,
   gsm7Length,
   renderDigest,
@@ -8,6 +9,7 @@ import {
   renderSubject,
   SNS_MAX_BYTES,
   shouldNotify,
+  smsAsDelivered,
 } from '../../functions/core/alert';
 import { type ContactFinding, compareFindings, type DomainFinding } from '../../functions/core/classify';
 import { domainFinding, reportOf } from '../support/report';
@@ -87,15 +89,30 @@ describe('renderDigest', () => {
 describe('renderSms', () => {
   it('names critical items in GSM-7 with no link', () => {
     const sms = renderSms(reportOf([quarantine, expiring, warning]));
-    expect(sms).toBe('domain-sentinel: 2 critical: example.nl quarantine; shop.nl 3d no renew');
+    expect(sms).toBe('2 critical: example.nl quarantine; shop.nl 3d no renew');
     expect(sms).not.toContain('http');
+  });
+
+  it('fits one 160-character part together with the prefix SNS adds from the topic display name', () => {
+    const many = Array.from({ length: 40 }, (_, i) =>
+      domainFinding(`domain-${i}.example.nl`, 'expired', 'critical', -1),
+    );
+    const delivered = smsAsDelivered(renderSms(reportOf(many), { accountLabel: 'Reseller Holland' }));
+    expect(
+      delivered.startsWith(
+        `${ALERT_TOPIC_DISPLAY_NAME}> Reseller Holland: 40 critical: domain-0.example.nl expired;`,
+      ),
+    ).toBe(true);
+    expect(delivered).toMatch(/ \+\d+ more$/);
+    expect(gsm7Length(delivered)).toBeLessThanOrEqual(160);
+    expect(gsm7Length(delivered)).toBeGreaterThan(140); // the budget is used, not wasted
   });
 
   it('writes IDN names in punycode and replaces characters outside GSM-7', () => {
     const idn = domainFinding('bücher.de', 'expired', 'critical', -2);
     // é is in GSM-7, ë and ™ are not.
     expect(renderSms(reportOf([idn]), { accountLabel: 'Café Zoë™' })).toBe(
-      'domain-sentinel Café Zo??: 1 critical: xn--bcher-kva.de expired',
+      'Café Zo??: 1 critical: xn--bcher-kva.de expired',
     );
   });
 
@@ -111,7 +128,7 @@ describe('renderSms', () => {
       })
       .map((f) => domainFinding(f.name, f.kind, f.severity, f.days));
 
-  it('stays within 160 GSM-7 characters for any findings and any label', () => {
+  it('stays within 160 GSM-7 characters with the prefix, for any findings and any label', () => {
     const label = fc.option(fc.string({ maxLength: 60 }), { nil: undefined });
     fc.assert(
       fc.property(
@@ -119,7 +136,7 @@ describe('renderSms', () => {
         label,
         (findings, accountLabel) => {
           const sms = renderSms(reportOf(findings), accountLabel === undefined ? {} : { accountLabel });
-          expect(gsm7Length(sms)).toBeLessThanOrEqual(160);
+          expect(gsm7Length(smsAsDelivered(sms))).toBeLessThanOrEqual(160);
         },
       ),
       { numRuns: 300 },

@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createRestoreHandler, type RestoreLogEntry } from '../../functions/adapters/restore-handler';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { settingsFromEnv } from '../../functions/core/config';
 import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
 import { escapeHtml, renderConfirmPage } from '../../functions/core/restore-page';
 
@@ -35,17 +36,25 @@ function event(
   } as unknown as APIGatewayProxyEvent;
 }
 
-function handlerAnswering(status: number, body: string) {
+/** A reseller whose list says example.nl is in quarantine, and whose restore answers `status` with `body`. */
+function handlerAnswering(status: number, body: string, listStatus = 200) {
   const calls: string[] = [];
   const logs: RestoreLogEntry[] = [];
   const fetch = (async (input: string | URL | Request, init?: RequestInit) => {
-    calls.push(`${init?.method} ${new URL(String(input)).pathname}`);
+    const url = new URL(String(input));
+    calls.push(`${init?.method} ${url.pathname}`);
+    if (init?.method === 'GET') {
+      const listing = {
+        data: [{ domain_name: 'example.nl', status: ['quarantine'], date_expiry: '2026-10-01T00:00:00Z' }],
+        pagination: { current_page: 1, per_page: 100, total_pages: 1, total_results: 1 },
+      };
+      return new Response(listStatus === 200 ? JSON.stringify(listing) : body, { status: listStatus });
+    }
     return new Response(status === 204 ? null : body, { status }); // a 204 carries no body
   }) as typeof globalThis.fetch;
   const handler = createRestoreHandler({
-    env,
+    settings: () => settingsFromEnv(env),
     secrets: new EnvSecretSource(env),
-    secretMode: 'env',
     log: (e) => logs.push(e),
     fetch,
   });
@@ -108,7 +117,7 @@ describe('createRestoreHandler', () => {
   });
 
   it('answers 502 and logs the authentication failure when the reseller refuses our key', async () => {
-    const { handler, logs } = handlerAnswering(401, '{"error":"bad key"}');
+    const { handler, logs } = handlerAnswering(401, '{"error":"bad key"}', 401);
     const res = await handler(event('POST', 'example.nl', { Accept: 'application/json' }));
     expect(res.statusCode).toBe(502);
     expect(JSON.parse(res.body).outcome).toBe('reseller_auth_failed');
@@ -121,9 +130,8 @@ describe('createRestoreHandler', () => {
         init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)),
       )) as typeof fetch;
     const handler = createRestoreHandler({
-      env,
+      settings: () => settingsFromEnv(env),
       secrets: new EnvSecretSource(env),
-      secretMode: 'env',
       log: () => undefined,
       fetch: hanging,
       resellerBudgetMs: 300,
@@ -137,6 +145,6 @@ describe('createRestoreHandler', () => {
     const { handler, calls } = handlerAnswering(204, '');
     const res = await handler(event('POST'));
     expect(res.statusCode).toBe(200);
-    expect(calls).toEqual(['POST /v2/domains/example.nl/restore']);
+    expect(calls).toEqual(['GET /v2/domains', 'POST /v2/domains/example.nl/restore']);
   });
 });

@@ -1,0 +1,183 @@
+import { ENV, SECRET_SETTINGS, SETTINGS, type SettingName, type SettingSpec } from '../functions/core/config';
+
+/**
+ * The command line's commands and options, defined once: the parser (bin/cli.ts), `sentinel help`
+ * and the README's tables (scripts/readme.ts, checked by test/unit/docs-contract.test.ts) all read
+ * this table, so a flag cannot exist in one and not the others.
+ */
+
+export interface OptionSpec {
+  readonly type: 'string' | 'boolean';
+  /** Placeholder of the value in help, e.g. `N`, `ISO`. */
+  readonly value?: string;
+  readonly doc: string;
+  /** The setting this flag overrides: its variable and default come from there. */
+  readonly setting?: SettingName;
+  /** Shown in help when the option has no setting. */
+  readonly default?: string;
+}
+
+export interface CommandSpec {
+  readonly name: string;
+  /** Positional arguments, e.g. `<domain>`. */
+  readonly args?: string;
+  readonly summary: string;
+  readonly options: Readonly<Record<string, OptionSpec>>;
+}
+
+/** An option bound to a setting: the doc and default are the setting's own. */
+const fromSetting = (name: SettingName, value: string): OptionSpec => {
+  const spec: SettingSpec = SETTINGS[name];
+  return { type: 'string', value, doc: spec.doc, setting: name };
+};
+
+const PORT = (fallback: string): OptionSpec => ({
+  type: 'string',
+  value: 'N',
+  doc: 'TCP port on 127.0.0.1; 0 picks a free one',
+  default: fallback,
+});
+
+export const COMMANDS: readonly CommandSpec[] = [
+  {
+    name: 'scan',
+    summary: 'one scan of the account: report, digest, alert',
+    options: {
+      json: { type: 'boolean', doc: 'print only the JSON report on stdout' },
+      'dry-run': {
+        type: 'boolean',
+        doc: `print the digest and SMS instead of publishing (publishing needs ${ENV.alertTopicArn})`,
+      },
+      now: {
+        type: 'string',
+        value: 'ISO',
+        doc: 'evaluate the rules at this instant (reproducible runs)',
+        default: 'now',
+      },
+      'expiry-days': fromSetting('expiryDays', 'N'),
+      'critical-days': fromSetting('criticalDays', 'N'),
+      mode: fromSetting('scanMode', 'MODE'),
+      'per-page': fromSetting('perPage', 'N'),
+      concurrency: fromSetting('concurrency', 'N'),
+      'timeout-ms': fromSetting('requestTimeoutMs', 'MS'),
+      'time-budget': fromSetting('timeBudgetSeconds', 'S'),
+      'max-response-mb': fromSetting('maxResponseMb', 'N'),
+      'min-severity': fromSetting('minSeverity', 'LEVEL'),
+      'time-zone': fromSetting('timeZone', 'TZ'),
+      'base-url': fromSetting('resellerBaseUrl', 'URL'),
+      'fail-on': {
+        type: 'string',
+        value: 'LEVEL',
+        doc: 'exit 3 when a finding is at info, warning or critical or above',
+        default: 'off',
+      },
+    },
+  },
+  {
+    name: 'simulate',
+    summary: 'the embedded reseller simulator (prints the base URL and a key to export)',
+    options: {
+      port: PORT('8080'),
+      domains: { type: 'string', value: 'N', doc: 'domains in the portfolio', default: '500' },
+      seed: {
+        type: 'string',
+        value: 'S',
+        doc: 'portfolio seed: the same seed, the same portfolio',
+        default: '1',
+      },
+      now: {
+        type: 'string',
+        value: 'ISO',
+        doc: 'lay the portfolio out around this instant (pin it, with scan --now, for the same findings every day)',
+        default: 'now',
+      },
+      latency: { type: 'string', value: 'MS', doc: 'delay added to every answer', default: '0' },
+      'max-per-page': { type: 'string', value: 'N', doc: 'the server caps per_page here', default: '100' },
+      faults: {
+        type: 'string',
+        value: 'LIST',
+        doc: 'faults for the next domain-list requests after page 1, in order: 429 (Retry-After: 1), 500, 503, hang, malformed (a cut JSON body)',
+        default: 'none',
+      },
+    },
+  },
+  {
+    name: 'demo',
+    summary: 'the simulator and a real dry-run scan against it (what npm start runs)',
+    options: {
+      domains: { type: 'string', value: 'N', doc: 'domains in the portfolio', default: '60' },
+      seed: { type: 'string', value: 'S', doc: 'portfolio seed', default: '7' },
+    },
+  },
+  {
+    name: 'serve',
+    summary: 'the restore endpoint on a local HTTP server, through the Lambda’s own handler',
+    options: { port: PORT('8787') },
+  },
+  {
+    name: 'link',
+    args: '<domain>',
+    summary: `print a signed restore link (to ${ENV.linkBaseUrl}, or serve's default address)`,
+    options: { 'ttl-days': fromSetting('linkTtlDays', 'N') },
+  },
+  {
+    name: 'restore',
+    args: '<domain>',
+    summary: 'restore a domain from quarantine now, through the reseller API',
+    options: { yes: { type: 'boolean', doc: 'do not ask first' } },
+  },
+  {
+    name: 'help',
+    summary: 'this text',
+    options: {},
+  },
+];
+
+/** The spec of one command. */
+export function commandSpec(name: string): CommandSpec | undefined {
+  return COMMANDS.find((c) => c.name === name);
+}
+
+/** `parseArgs` options of a command. */
+export function parseOptionsOf(spec: CommandSpec) {
+  return Object.fromEntries(
+    Object.entries(spec.options).map(([flag, o]) => [flag, { type: o.type }]),
+  ) as Record<string, { type: 'string' | 'boolean' }>;
+}
+
+/** What an option's default is, in words. */
+export function defaultOf(option: OptionSpec): string | undefined {
+  if (option.setting) {
+    const d = (SETTINGS[option.setting] as SettingSpec).default;
+    return d === undefined ? undefined : String(d);
+  }
+  return option.default;
+}
+
+/** `sentinel help`: every command, option, variable and default, from the tables above. */
+export function renderHelp(): string {
+  const lines = ['usage: sentinel <command> [options]', '', 'commands:'];
+  for (const command of COMMANDS) {
+    lines.push(`  ${command.name}${command.args ? ` ${command.args}` : ''}`);
+    lines.push(`      ${command.summary}`);
+    for (const [flag, option] of Object.entries(command.options)) {
+      const value = option.value ? ` ${option.value}` : '';
+      const d = defaultOf(option);
+      const env = option.setting ? `; ${SETTINGS[option.setting].env}` : '';
+      lines.push(
+        `      --${flag}${value}  ${option.doc}${d !== undefined ? ` (default ${d}${env})` : env ? ` (${env.slice(2)})` : ''}`,
+      );
+    }
+  }
+  lines.push('', 'environment (flags override):');
+  for (const spec of Object.values(SETTINGS) as SettingSpec[]) {
+    lines.push(`  ${spec.env}  ${spec.doc}${spec.default !== undefined ? ` (default ${spec.default})` : ''}`);
+  }
+  for (const spec of SECRET_SETTINGS) lines.push(`  ${spec.env}  ${spec.doc}`);
+  lines.push(
+    '  and the AWS SDK’s own (AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL_SNS, …)',
+    '',
+    'exit status: 0 completed, 1 could not complete (one line on stderr says why), 2 bad usage or configuration, 3 --fail-on level reached',
+  );
+  return lines.join('\n');
+}

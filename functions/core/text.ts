@@ -1,0 +1,63 @@
+import { domainToASCII, domainToUnicode } from 'node:url';
+
+/**
+ * Text from the reseller API is data, never layout: a domain name holding CR/LF could forge whole
+ * lines in the digest ("Restore: http://phish.example/…"), and bidi or zero-width characters could
+ * make one name read as another. Every string from the API passes through here before it reaches
+ * the digest, the SMS, a subject, a page or a log line.
+ */
+
+/**
+ * C0 and C1 controls, DEL, and the invisible or bidi format characters that reorder or hide text:
+ * zero-width space/joiners and marks (U+200B–U+200F), line/paragraph separators (U+2028, U+2029),
+ * bidi embeddings and overrides (U+202A–U+202E), word joiner and invisible operators (U+2060–U+2064),
+ * bidi isolates (U+2066–U+2069), the BOM (U+FEFF), and every other format character (Cf).
+ */
+const UNSAFE =
+  /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\p{Cf}]/gu;
+
+/** One unsafe character, shown as a visible escape: `\u000a`, `\u202e`. */
+const escapeChar = (ch: string): string => `\\u${(ch.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`;
+
+/**
+ * A string from the API made safe to show on one line: unsafe characters shown escaped (so the
+ * reader sees that something odd was there), everything else as it was.
+ */
+export function safeText(value: string): string {
+  return value.replace(UNSAFE, escapeChar);
+}
+
+/** True when `value` holds a character {@link safeText} would escape. */
+export function hasUnsafeText(value: string): boolean {
+  UNSAFE.lastIndex = 0;
+  const found = UNSAFE.test(value);
+  UNSAFE.lastIndex = 0;
+  return found;
+}
+
+/**
+ * A domain name as people should read it in an alert: the registry's ASCII form first (IDNs as
+ * punycode), with the Unicode form beside it, so `pаypal.com` with a Cyrillic `а` shows as
+ * `xn--pypal-4ve.com (pаypal.com)` and cannot pass for the real name. Anything that is not a
+ * clean name is shown escaped.
+ */
+export function displayDomain(name: string): string {
+  if (hasUnsafeText(name)) return safeText(name);
+  const ascii = /^[\x21-\x7e]*$/.test(name) ? name : domainToASCII(name);
+  if (!ascii) return safeText(name); // not convertible: show it as it came, escaped
+  const unicode = ascii.includes('xn--') ? domainToUnicode(ascii) : '';
+  return unicode && unicode !== ascii ? `${ascii} (${safeText(unicode)})` : ascii;
+}
+
+/**
+ * A name in the form links, state and the reseller's search use: lower case, one trailing dot
+ * dropped, Unicode converted to punycode. Returns the input unchanged when it cannot be converted;
+ * {@link domainNameProblem} then says why.
+ */
+export function normalizeDomainName(name: string): string {
+  const lower = name.trim().toLowerCase().replace(/\.$/, '');
+  if (/^[\x21-\x7e]*$/.test(lower)) return lower;
+  if (hasUnsafeText(lower)) return lower;
+  const ascii = domainToASCII(lower);
+  return ascii || lower;
+}

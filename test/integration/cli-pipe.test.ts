@@ -1,0 +1,81 @@
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generatePortfolio } from '../../functions/simulator/portfolio';
+import { type Simulator, startSimulator } from '../../functions/simulator/server';
+
+const NOW = '2026-11-22T06:00:00Z';
+const KEY = 'pipe-test-key-5c1d7e';
+let sim: Simulator;
+
+beforeAll(async () => {
+  // 20 000 domains: a JSON report of several MB, far past the 64 KiB a pipe buffers.
+  sim = await startSimulator({
+    portfolio: generatePortfolio({ domains: 20_000, seed: 9, now: Date.parse(NOW) }),
+    apiKey: KEY,
+  });
+});
+afterAll(() => sim.close());
+
+/**
+ * The real command line (the same entry `npm run sentinel` runs) with its stdout piped by the shell,
+ * as a user's `| jq` would, into a reader; the command's own exit status from PIPESTATUS.
+ */
+function pipeline(consumer: string) {
+  return new Promise<{ code: number; consumerOut: string; stderr: string }>((resolve, reject) => {
+    const script =
+      'node --import tsx bin/sentinel.ts scan --json --dry-run --now "$NOW" | node -e "$CONSUMER"; ' +
+      'echo "exit=${PIPESTATUS[0]}" >&2';
+    const shell = spawn('bash', ['-c', script], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        RESELLER_BASE_URL: sim.url,
+        RESELLER_API_KEY: KEY,
+        NOW,
+        CONSUMER: consumer,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let consumerOut = '';
+    let stderr = '';
+    shell.stdout.on('data', (d) => {
+      consumerOut += d;
+    });
+    shell.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    shell.on('error', reject);
+    shell.on('close', () => {
+      const code = Number(/exit=(\d+)\n$/.exec(stderr)?.[1] ?? Number.NaN);
+      resolve({ code, consumerOut, stderr: stderr.replace(/exit=\d+\n$/, '') });
+    });
+  });
+}
+
+// A slow reader: the pipe fills up and the writer must wait for it, not exit.
+const PARSE_SLOWLY = `
+let text = '';
+process.stdin.on('data', (chunk) => { text += chunk; process.stdin.pause(); setTimeout(() => process.stdin.resume(), 2); });
+process.stdin.on('end', () => { const r = JSON.parse(text); process.stdout.write(JSON.stringify({ bytes: Buffer.byteLength(text), findings: r.findings.length, domains: r.stats.domains_scanned })); });`;
+
+describe('output through a pipe', () => {
+  it('arrives whole in a slow reader, every time', async () => {
+    const sizes = new Set<number>();
+    for (let run = 0; run < 4; run++) {
+      const { code, consumerOut, stderr } = await pipeline(PARSE_SLOWLY);
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      const parsed = JSON.parse(consumerOut);
+      expect(parsed.bytes).toBeGreaterThan(2_500_000);
+      expect(parsed.domains).toBeGreaterThan(19_900);
+      sizes.add(parsed.bytes);
+    }
+    expect(sizes.size).toBe(1);
+  }, 120_000);
+
+  it('exits non-zero and says so when the reader goes away (EPIPE)', async () => {
+    const { code, stderr } = await pipeline("process.stdin.once('data', () => process.exit(0));");
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/^sentinel: could not write the output \(EPIPE\); it did not arrive whole$/m);
+  }, 60_000);
+});

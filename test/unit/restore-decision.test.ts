@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest';
+import {
+  AuthenticationError,
+  ConnectionError,
+  RequestRejectedError,
+  ResellerApiError,
+  SecretError,
+  TimeoutError,
+} from '../../functions/core/errors';
+import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
+import { decideRestore, type RestoreInput, type RestorePort } from '../../functions/core/restore';
+import type { Domain } from '../../functions/core/schemas';
+
+const KEYS = parseSigningKeys('decision-signing-key-0123456789abcdef0123');
+const NOW = Date.parse('2026-11-22T06:00:00Z');
+
+const domainRecord = (name: string, status: string[]): Domain => ({
+  domain_name: name,
+  status,
+  date_expiry: NOW - 20 * 86_400_000,
+  auto_renew: false,
+  auto_renew_period: 12,
+  date_deleted: NOW - 19 * 86_400_000,
+  registrant_handle: 'C1',
+});
+
+/** A reseller port that records every call and answers from the given record and restore behaviour. */
+function port(found: Domain | null | Error, restore: () => Promise<void> = async () => undefined) {
+  const calls: string[] = [];
+  const reseller: RestorePort = {
+    findDomain: async (name) => {
+      calls.push(`find ${name}`);
+      if (found instanceof Error) throw found;
+      return found;
+    },
+    restoreDomain: async (name) => {
+      calls.push(`restore ${name}`);
+      await restore();
+    },
+  };
+  return { reseller, calls };
+}
+
+function tokenFor(domain: string, now = NOW) {
+  const url = new URL(signRestoreLink({ baseUrl: 'https://x.test/', domain, keys: KEYS, now }));
+  return Object.fromEntries(url.searchParams);
+}
+
+function input(method: string, reseller: RestorePort, overrides: Partial<RestoreInput> = {}): RestoreInput {
+  return {
+    method,
+    domain: 'example.nl',
+    token: tokenFor('example.nl'),
+    now: NOW,
+    signingKeys: async () => KEYS,
+    reseller: async () => reseller,
+    ...overrides,
+  };
+}
+
+describe('decideRestore', () => {
+  it('confirms on GET without restoring, carrying the link’s own query for the form', async () => {
+    const { reseller, calls } = port(domainRecord('example.nl', ['quarantine']));
+    const outcome = await decideRestore(input('GET', reseller));
+    expect(outcome).toMatchObject({ kind: 'confirm', status: 200 });
+    expect(outcome.confirm?.formAction).toMatch(/^\?exp=\d+&kid=[0-9a-f]{8}&sig=[\w-]{43}$/);
+    expect(calls).toEqual(['find example.nl']);
+  });
+
+  it('checks the link on HEAD and asks the reseller nothing', async () => {
+    const { reseller, calls } = port(domainRecord('example.nl', ['quarantine']));
+    expect(await decideRestore(input('HEAD', reseller))).toMatchObject({ kind: 'head', status: 200 });
+    expect(calls).toEqual([]);
+  });
+
+  it('restores on POST after checking the domain is in quarantine', async () => {
+    const { reseller, calls } = port(domainRecord('example.nl', ['quarantine']));
+    expect(await decideRestore(input('POST', reseller))).toMatchObject({ kind: 'restored', status: 200 });
+    expect(calls).toEqual(['find example.nl', 'restore example.nl']);
+  });
+
+  it('answers 409 "not in quarantine (already restored?)" to a POST for a restored domain, without a restore call', async () => {
+    const { reseller, calls } = port(domainRecord('example.nl', ['registered']));
+    const outcome = await decideRestore(input('POST', reseller));
+    expect(outcome).toMatchObject({ kind: 'not_in_quarantine', status: 409 });
+    expect(outcome.message).toContain('not in quarantine (already restored?)');
+    expect(calls).toEqual(['find example.nl']);
+  });
+
+  it('answers 404 for a domain the account does not hold', async () => {
+    const { reseller, calls } = port(null);
+    expect(await decideRestore(input('POST', reseller))).toMatchObject({
+      kind: 'not_in_account',
+      status: 404,
+    });
+    expect(calls).toEqual(['find example.nl']);
+  });
+
+  it('says the outcome is unknown (504) when the restore call times out', async () => {
+    const timeout = new TimeoutError('no answer within 5000 ms for restore of example.nl', {
+      status: 0,
+      url: 'https://api.test/v2/domains/example.nl/restore',
+    });
+    const { reseller } = port(domainRecord('example.nl', ['quarantine']), async () => {
+      throw timeout;
+    });
+    const outcome = await decideRestore(input('POST', reseller));
+    expect(outcome).toMatchObject({ kind: 'outcome_unknown', status: 504 });
+    expect(outcome.message).toMatch(/may or may not have been restored.*Check the domain’s status/);
+    expect(outcome.detail).toMatch(/^outcome unknown: /);
+  });
+
+  it.each([301, 302, 303, 307, 308])(
+    'treats a %i answer to restore as unexpected: 502, NOT restored',
+    async (status) => {
+      const redirect = new ResellerApiError(`the reseller answered with a redirect (HTTP ${status})`, {
+        status,
+        url: 'https://api.test/v2/domains/example.nl/restore',
+      });
+      const { reseller } = port(domainRecord('example.nl', ['quarantine']), async () => {
+        throw redirect;
+      });
+      const outcome = await decideRestore(input('POST', reseller));
+      expect(outcome).toMatchObject({ kind: 'reseller_unexpected', status: 502 });
+      expect(outcome.message).toBe(
+        `The reseller answered unexpectedly (HTTP ${status}); the domain was NOT restored. Check the domain’s status in the reseller’s control panel before trying again.`,
+      );
+    },
+  );
+
+  it('answers 409 when the reseller refuses, with what it said made safe', async () => {
+    const refused = new RequestRejectedError('rejected', {
+      status: 422,
+      url: 'https://api.test/v2/domains/example.nl/restore',
+      bodyExcerpt: 'not in quarantine\u202e',
+    });
+    const { reseller } = port(domainRecord('example.nl', ['quarantine']), async () => {
+      throw refused;
+    });
+    const outcome = await decideRestore(input('POST', reseller));
+    expect(outcome).toMatchObject({ kind: 'refused', status: 409 });
+    expect(outcome.message).toContain('It said: not in quarantine\\u202e');
+  });
+
+  it('answers 502 NOT restored when the reseller fails or cannot be reached', async () => {
+    const down = new ConnectionError('could not reach', { status: 0, url: 'https://api.test' });
+    const { reseller, calls } = port(down);
+    const outcome = await decideRestore(input('POST', reseller));
+    expect(outcome).toMatchObject({ kind: 'reseller_unreachable', status: 502 });
+    expect(outcome.message).toContain('NOT restored');
+    expect(calls).toEqual(['find example.nl']);
+  });
+
+  it('hides an authentication failure behind a generic page and logs it', async () => {
+    const auth = new AuthenticationError('the reseller API refused the API key (HTTP 401)', {
+      status: 401,
+      url: 'https://api.test',
+    });
+    const outcome = await decideRestore(input('GET', port(auth).reseller));
+    expect(outcome).toMatchObject({ kind: 'reseller_auth_failed', status: 502 });
+    expect(outcome.message).not.toContain('401');
+    expect(outcome.detail).toContain('HTTP 401');
+  });
+
+  it.each([
+    ['a tampered signature', { sig: `${'A'.repeat(42)}B` }, 'bad_signature', 403],
+    ['a missing signature', { sig: undefined }, 'malformed', 403],
+    ['an unknown key id', { kid: 'ffffffff' }, 'bad_signature', 403],
+  ])('refuses %s with 403 and no reseller call', async (_name, change, kind, status) => {
+    const { reseller, calls } = port(domainRecord('example.nl', ['quarantine']));
+    const token = { ...tokenFor('example.nl'), ...change };
+    expect(await decideRestore(input('POST', reseller, { token }))).toMatchObject({ kind, status });
+    expect(calls).toEqual([]);
+  });
+
+  it('refuses a link for another domain (403) and an expired one (410), with no reseller call', async () => {
+    const { reseller, calls } = port(domainRecord('example.nl', ['quarantine']));
+    const other = await decideRestore(input('POST', reseller, { token: tokenFor('other.nl') }));
+    expect(other).toMatchObject({ kind: 'bad_signature', status: 403 });
+    const old = await decideRestore(
+      input('POST', reseller, { token: tokenFor('example.nl', NOW - 8 * 86_400_000) }),
+    );
+    expect(old).toMatchObject({ kind: 'link_expired', status: 410 });
+    expect(calls).toEqual([]);
+  });
+
+  it('answers 400 for a name that is not a domain, 405 for another method, 500 without keys', async () => {
+    const { reseller, calls } = port(domainRecord('example.nl', ['quarantine']));
+    expect(await decideRestore(input('POST', reseller, { domain: 'EXAMPLE.nl' }))).toMatchObject({
+      status: 400,
+    });
+    expect(await decideRestore(input('DELETE', reseller))).toMatchObject({
+      kind: 'method_not_allowed',
+      status: 405,
+    });
+    const noKeys = await decideRestore(
+      input('POST', reseller, {
+        signingKeys: async () => {
+          throw new SecretError('could not read SSM parameter /x (ParameterNotFound)');
+        },
+      }),
+    );
+    expect(noKeys).toMatchObject({
+      kind: 'misconfigured',
+      status: 500,
+      detail: expect.stringContaining('/x'),
+    });
+    expect(calls).toEqual([]);
+  });
+
+  it('restores under the account’s own spelling of the name', async () => {
+    const { reseller, calls } = port(domainRecord('ørsted.dk', ['quarantine']));
+    const outcome = await decideRestore(
+      input('POST', reseller, { domain: 'xn--rsted-uua.dk', token: tokenFor('xn--rsted-uua.dk') }),
+    );
+    expect(outcome.kind).toBe('restored');
+    expect(calls).toEqual(['find xn--rsted-uua.dk', 'restore ørsted.dk']);
+  });
+});
