@@ -13,8 +13,7 @@ import type { SigningKey } from './links';
  */
 export function apiKeyProblem(key: string): string | null {
   if (key.length === 0) return 'is empty';
-  if (/[\u0000-\u001f\u007f]/.test(key))
-    return 'holds a control character (CR, LF, tab, …), not allowed in an HTTP header';
+  if (/\p{Cc}/u.test(key)) return 'holds a control character (CR, LF, tab, …), not allowed in an HTTP header';
   if (/[^\u0020-\u00ff]/.test(key)) return 'holds a character outside Latin-1, not allowed in an HTTP header';
   if (/\s/.test(key)) return 'holds whitespace; an API key is one token';
   return null;

@@ -8,13 +8,13 @@ import { domainToASCII, domainToUnicode } from 'node:url';
  */
 
 /**
- * C0 and C1 controls, DEL, and the invisible or bidi format characters that reorder or hide text:
+ * Controls (Cc: C0, DEL, C1) and the invisible or bidi format characters that reorder or hide text:
  * zero-width space/joiners and marks (U+200B–U+200F), line/paragraph separators (U+2028, U+2029),
  * bidi embeddings and overrides (U+202A–U+202E), word joiner and invisible operators (U+2060–U+2064),
- * bidi isolates (U+2066–U+2069), the BOM (U+FEFF), and every other format character (Cf).
+ * bidi isolates (U+2066–U+2069), the BOM (U+FEFF): all of them format characters (Cf) but the two
+ * separators, which are listed on their own.
  */
-const UNSAFE =
-  /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\p{Cf}]/gu;
+const UNSAFE = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
 
 /** One unsafe character, shown as a visible escape: `\u000a`, `\u202e`. */
 const escapeChar = (ch: string): string => `\\u${(ch.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`;
