@@ -228,9 +228,12 @@ export function gsm7Length(text: string): number {
   return length;
 }
 
-/** Replaces anything outside the GSM-7 basic set with '?'. */
+/**
+ * Replaces anything outside the GSM-7 basic set with '?', and line breaks too: GSM-7 has CR and LF,
+ * but an SMS built from API text must stay one line (a name could otherwise forge a second one).
+ */
 export function toGsm7(text: string): string {
-  return [...text].map((ch) => (GSM7_BASIC.has(ch) ? ch : '?')).join('');
+  return [...text].map((ch) => (GSM7_BASIC.has(ch) && ch !== '\n' && ch !== '\r' ? ch : '?')).join('');
 }
 
 function smsItem(f: DomainFinding): string {

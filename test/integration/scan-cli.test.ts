@@ -109,6 +109,30 @@ describe('sentinel scan against the simulator', () => {
     expect(noTopic.code).toBe(2);
   });
 
+  it('refuses an API key that cannot be a header value with exit 2, naming the variable and never the value', async () => {
+    for (const key of [
+      `${KEY.slice(0, 10)}\r${KEY.slice(10)}`,
+      `${KEY}\u0000x`,
+      `${KEY} second`,
+      `${KEY}é€`,
+    ]) {
+      const run = await runCli(['scan', '--dry-run'], {
+        RESELLER_BASE_URL: 'http://127.0.0.1:1',
+        RESELLER_API_KEY: key,
+      });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(/^sentinel: RESELLER_API_KEY holds .*; the value is not shown\n$/);
+      expect(run.stderr).not.toContain(KEY.slice(0, 10));
+    }
+    // The newline a key file ends with is not part of the key.
+    const { env } = await simulate(20);
+    const trailing = await runCli(['scan', '--json', '--dry-run', '--now', NOW], {
+      ...env,
+      RESELLER_API_KEY: `${KEY}\r\n`,
+    });
+    expect(trailing.code).toBe(0);
+  });
+
   it('exits 3 when --fail-on is met, after printing the report', async () => {
     const { env } = await simulate(40);
     const run = await runCli(['scan', '--json', '--dry-run', '--now', NOW, '--fail-on', 'critical'], env);

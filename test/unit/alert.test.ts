@@ -232,6 +232,49 @@ describe('buildAlertMessage', () => {
   });
 });
 
+describe('buildAlertMessage with unreadable records', () => {
+  const problem = (i: number, reason = 'date_expiry: not an RFC 3339 date-time: "2027-12-17 sometime"') => ({
+    resource: 'domain' as const,
+    key: `unreadable-${i}.example.nl`,
+    page: 1 + Math.floor(i / 100),
+    reason,
+  });
+
+  it('cuts 1 000 unreadable records with "and N more unreadable records" and stays under 256 KB', () => {
+    const problems = Array.from({ length: 1_000 }, (_, i) => problem(i));
+    const alert = buildAlertMessage(reportOf([quarantine], problems));
+    expect(Buffer.byteLength(alert.message)).toBeLessThanOrEqual(SNS_MAX_BYTES);
+    const message = JSON.parse(alert.message);
+    expect(message.email).toContain('PROBLEMS: 1000 records could not be read and were not checked:');
+    expect(message.email).toContain('- and 980 more unreadable records');
+    const json = JSON.parse(message.sqs);
+    expect(json.problems.length + json.truncated.problems_omitted).toBe(1_000);
+    expect(alert.problemsCut).toBe(json.truncated.problems_omitted);
+  });
+
+  it('stays under 256 KB in bytes for 100 000 findings and 100 000 problems together, any reason length', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.string({ maxLength: 3_000, unit: 'grapheme' }),
+        (findingCount, problemCount, reason) => {
+          const findings = Array.from({ length: findingCount }, (_, i) =>
+            domainFinding(`d${i}.example.nl`, 'expired', i % 2 ? 'critical' : 'warning', -1),
+          );
+          const problems = Array.from({ length: problemCount }, (_, i) => problem(i, reason));
+          const alert = buildAlertMessage(reportOf(findings, problems));
+          expect(Buffer.byteLength(alert.message, 'utf8')).toBeLessThanOrEqual(SNS_MAX_BYTES);
+          const json = JSON.parse(JSON.parse(alert.message).sqs);
+          expect(json.findings.length + (json.truncated?.findings_omitted ?? 0)).toBe(findingCount);
+          expect(json.problems.length + (json.truncated?.problems_omitted ?? 0)).toBe(problemCount);
+        },
+      ),
+      { numRuns: 6 },
+    );
+  }, 120_000);
+});
+
 describe('shouldNotify', () => {
   it('publishes at or above the minimum severity, and for unreadable records', () => {
     expect(shouldNotify(reportOf([info]), 'warning')).toBe(false);
