@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
@@ -123,7 +123,9 @@ export class DomainSentinelStack extends Stack {
 
   /** cdk-nag findings that are the design, each acknowledged exactly, with the reason a security reviewer can check. */
   private acknowledgeUnavoidable(): void {
-    const ssmKeyFinding = `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${this.region}:<AWS::AccountId>:key/*]`;
+    // cdk-nag writes an environment-agnostic stack's region as <AWS::Region>; a token here would break synth.
+    const region = Token.isUnresolved(this.region) ? '<AWS::Region>' : this.region;
+    const ssmKeyFinding = `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${region}:<AWS::AccountId>:key/*]`;
     if (!this.config.secretsKmsKeyArn) {
       for (const fn of [this.scan.fn, this.restore.fn]) {
         Validations.of(fn.role as iam.Role).acknowledge({

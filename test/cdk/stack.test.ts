@@ -5,6 +5,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadStackConfig } from '../../lib/config';
+import { Scanner } from '../../lib/scanner';
 import { DomainSentinelStack } from '../../lib/stack';
 import { NO_OPS_SUBSCRIBER_WARNING } from '../../lib/watchdog';
 
@@ -139,6 +140,33 @@ const tlsOnly = (topicId: string) => ({
   Action: 'sns:Publish',
   Resource: { Ref: topicId },
   Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+});
+
+describe('Scanner', () => {
+  it('sets its own environment from typed props, leaving unset settings to the function defaults', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const bare = new Stack(app, 'Bare');
+    new Scanner(bare, 'Scan', {
+      entry: `${functionsDir}/scan.ts`,
+      schedule: 'rate(12 hours)',
+      timeZone: 'Europe/Amsterdam',
+      resellerBaseUrl: 'https://api.reseller.example',
+      minSeverity: 'critical',
+    });
+    Template.fromStack(bare).hasResourceProperties('AWS::Lambda::Function', {
+      ReservedConcurrentExecutions: Match.absent(),
+      Environment: {
+        Variables: {
+          NODE_OPTIONS: '--enable-source-maps',
+          POWERTOOLS_SERVICE_NAME: 'domain-sentinel-scan',
+          POWERTOOLS_METRICS_NAMESPACE: 'DomainSentinel',
+          RESELLER_BASE_URL: 'https://api.reseller.example',
+          ALERT_TIME_ZONE: 'Europe/Amsterdam',
+          MIN_SEVERITY: 'critical',
+        },
+      },
+    });
+  });
 });
 
 describe('alerts', () => {
@@ -377,9 +405,9 @@ describe('who may publish to the topics and queues', () => {
     for (const queue of [stack.scan.failedRuns, stack.scan.scheduleDeadLetters]) {
       const queueId = logicalId(queue);
       // SQS-managed encryption: a sender needs no KMS permission.
-      template.hasResourceProperties('AWS::SQS::Queue', {
+      expect(template.toJSON().Resources[queueId].Properties).toEqual({
+        MessageRetentionPeriod: 1209600,
         SqsManagedSseEnabled: true,
-        KmsMasterKeyId: Match.absent(),
       });
       template.hasResourceProperties('AWS::SQS::QueuePolicy', {
         PolicyDocument: {
@@ -563,6 +591,13 @@ describe('configuration', () => {
 describe('cdk-nag AwsSolutions', () => {
   it('finds nothing unacknowledged in the stack', () => {
     const { app } = synth();
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    expect(() => app.synth()).not.toThrow();
+  });
+
+  it('finds nothing unacknowledged when the stack is environment-agnostic (no account or region at synth)', () => {
+    const app = new App({ context: { ...BASE_CONTEXT } });
+    new DomainSentinelStack(app, 'DomainSentinel', { config: loadStackConfig(app.node), functionsDir });
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
     expect(() => app.synth()).not.toThrow();
   });
