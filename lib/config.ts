@@ -4,6 +4,7 @@ import { SEVERITIES } from '../functions/core/classify';
 import { isTimeZone } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
 import { SCAN_MODES } from '../functions/core/scan';
+import { scheduleIntervalHours, scheduleProblem } from './schedule';
 
 /**
  * The deployment's settings, from CDK context (defaults in cdk.json, `-c key=value` overrides),
@@ -33,8 +34,6 @@ const parameterName = z
     'must be an SSM parameter name starting with "/", e.g. /domain-sentinel/reseller-api-key',
   );
 
-const SCHEDULE = /^(cron\(([^)]+)\)|rate\((\d+) (minute|minutes|hour|hours|day|days)\))$/;
-
 export const StackConfigSchema = z.object({
   resellerBaseUrl: z
     .string({
@@ -51,7 +50,11 @@ export const StackConfigSchema = z.object({
     .optional(),
   schedule: z
     .string()
-    .regex(SCHEDULE, 'must be an EventBridge Scheduler expression: cron(0 6 * * ? *) or rate(12 hours)')
+    .trim()
+    .superRefine((expression, ctx) => {
+      const problem = scheduleProblem(expression);
+      if (problem) ctx.addIssue({ code: 'custom', message: `is invalid: ${problem}` });
+    })
     .default('cron(0 6 * * ? *)'),
   timeZone: z
     .string()
@@ -69,6 +72,12 @@ export const StackConfigSchema = z.object({
   ),
   opsEmails: list(z.email('must be e-mail addresses')),
   accountLabel: z.string().max(40).optional(),
+  /**
+   * Reserved concurrency of the scan function (1 = never two scans at once). Opt-in: Lambda keeps a
+   * minimum of unreserved concurrency (100, or all of it on a new account whose quota is 10), so
+   * reserving any there makes the deploy fail and roll back.
+   */
+  scanReservedConcurrency: wholeNumber(1, 1000).optional(),
 });
 
 export type StackConfig = z.output<typeof StackConfigSchema>;
@@ -91,15 +100,5 @@ export function loadStackConfig(node: Node): StackConfig & { readonly scanInterv
   const config = parsed.data;
   if (config.criticalDays > config.expiryDays)
     throw new ConfigError('invalid context: criticalDays must not exceed expiryDays');
-  return { ...config, scanIntervalHours: config.scanIntervalHours ?? intervalOf(config.schedule) };
-}
-
-/** Hours between runs of a rate() schedule; 24 for cron() (daily is the usual cron here). */
-function intervalOf(schedule: string): number {
-  const m = SCHEDULE.exec(schedule);
-  if (!m?.[3]) return 24;
-  const n = Number(m[3]);
-  const unit = m[4] ?? 'hours';
-  const hours = unit.startsWith('minute') ? n / 60 : unit.startsWith('hour') ? n : n * 24;
-  return Math.max(1, Math.ceil(hours));
+  return { ...config, scanIntervalHours: config.scanIntervalHours ?? scheduleIntervalHours(config.schedule) };
 }

@@ -1,12 +1,16 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { ENV } from '../functions/core/config';
 import { SentinelFunction } from './sentinel-function';
 
+/** What the restore function needs to know; its secrets add their own variables through `grantRead`. */
 export interface RestoreApiProps {
+  /** Path of the Lambda entry (functions/restore.ts). */
   readonly entry: string;
-  readonly environment: Readonly<Record<string, string>>;
+  /** Base URL of the reseller API (https). */
+  readonly resellerBaseUrl: string;
   /** Requests per second across the API; a few humans clicking links. @default 2 */
   readonly rateLimit?: number;
   /** @default 5 */
@@ -32,7 +36,7 @@ export class RestoreApi extends Construct {
       // One reseller call per request: 256 MB and 15 s (two 10 s reseller timeouts would not fit, and need not).
       memorySize: 256,
       timeout: Duration.seconds(15),
-      environment: props.environment,
+      environment: { [ENV.resellerBaseUrl]: props.resellerBaseUrl },
     });
 
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
@@ -40,6 +44,9 @@ export class RestoreApi extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     this.api = new apigateway.RestApi(this, 'Api', {
+      // API Gateway's metrics are keyed by API name, not id: a name unique to the stack keeps the
+      // 5XX alarm from counting another API that kept the default name.
+      restApiName: `${Stack.of(this).stackName}-restore`,
       description: 'domain-sentinel restore links',
       endpointTypes: [apigateway.EndpointType.REGIONAL],
       // The API Gateway CloudWatch role is an account-wide setting other APIs may share: keep it on destroy.

@@ -4,17 +4,42 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRICS } from '../functions/core/config';
+import type { Severity } from '../functions/core/classify';
+import { ENV, METRICS } from '../functions/core/config';
+import type { ScanMode } from '../functions/core/scan';
 import { SentinelFunction } from './sentinel-function';
 
+/**
+ * What the scan needs to know. The construct turns these into the function's environment (the
+ * names the function reads, from `ENV`); secrets and the alert topic add their own variables
+ * through their `grantRead` / `grantPublish`.
+ */
 export interface ScannerProps {
+  /** Path of the Lambda entry (functions/scan.ts). */
   readonly entry: string;
   /** EventBridge Scheduler expression, e.g. `cron(0 6 * * ? *)`. */
   readonly schedule: string;
-  /** IANA zone the cron expression is read in. */
+  /** IANA zone the cron expression is read in, and the dates of the digest are written in. */
   readonly timeZone: string;
-  /** Environment of the scan: base URL, thresholds, mode (secrets and topic are added by their constructs). */
-  readonly environment: Readonly<Record<string, string>>;
+  /** Base URL of the reseller API (https). */
+  readonly resellerBaseUrl: string;
+  /** Public base of the restore endpoint; findings in quarantine carry a signed link under it. @default - no restore links */
+  readonly linkBaseUrl?: string;
+  /** Days before expiry a domain without auto-renew is reported. @default 30 (the function's default) */
+  readonly expiryDays?: number;
+  /** Days before expiry such a domain becomes critical. @default 7 (the function's default) */
+  readonly criticalDays?: number;
+  /** Lowest severity that makes the scan publish. @default 'warning' (the function's default) */
+  readonly minSeverity?: Severity;
+  /** How the scan reads the account. @default 'full' (the function's default) */
+  readonly scanMode?: ScanMode;
+  /** Name of the account in subjects, digests and SMS. @default - none */
+  readonly accountLabel?: string;
+  /**
+   * Reserved concurrency of the function; 1 makes Lambda throttle a second scan (the async queue
+   * retries it later). @default - none: new accounts cannot reserve any (see README, Deploying)
+   */
+  readonly reservedConcurrency?: number;
 }
 
 /** A queue that only ever holds failed events: encrypted, TLS-only, kept 14 days for a person to look at. */
@@ -52,9 +77,10 @@ export class Scanner extends Construct {
       // 5 minutes: 100 000 domains at 100 per page and 4 in flight take ~15 s at 50 ms latency; the rest is
       // room for retries with backoff. The scan stops itself 20 s before this to fail with a clear message.
       timeout: Duration.minutes(5),
-      environment: { ...props.environment, POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace },
-      // Two scans never overlap: a second invocation is throttled and retried by the async queue.
-      reservedConcurrentExecutions: 1,
+      environment: { ...scanEnvironment(props), POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace },
+      ...(props.reservedConcurrency !== undefined
+        ? { reservedConcurrentExecutions: props.reservedConcurrency }
+        : {}),
     });
     this.fn.configureAsyncInvoke({
       retryAttempts: 2,
@@ -72,4 +98,23 @@ export class Scanner extends Construct {
       }),
     });
   }
+}
+
+/** The function's environment from the typed props; unset optional props leave the function's defaults. */
+function scanEnvironment(props: ScannerProps): Record<string, string> {
+  const optional: Array<[string, string | number | undefined]> = [
+    [ENV.linkBaseUrl, props.linkBaseUrl],
+    [ENV.expiryDays, props.expiryDays],
+    [ENV.criticalDays, props.criticalDays],
+    [ENV.minSeverity, props.minSeverity],
+    [ENV.scanMode, props.scanMode],
+    [ENV.accountLabel, props.accountLabel],
+  ];
+  return {
+    [ENV.resellerBaseUrl]: props.resellerBaseUrl,
+    [ENV.timeZone]: props.timeZone,
+    ...Object.fromEntries(
+      optional.filter(([, value]) => value !== undefined).map(([name, value]) => [name, String(value)]),
+    ),
+  };
 }

@@ -1,5 +1,5 @@
-import { CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
-import * as iam from 'aws-cdk-lib/aws-iam';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Token, Validations } from 'aws-cdk-lib';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
@@ -23,6 +23,8 @@ export class DomainSentinelStack extends Stack {
   readonly restore: RestoreApi;
   readonly alerts: AlertTopic;
   readonly watchdog: Watchdog;
+  /** Encrypts both topics. */
+  readonly topicKey: kms.Key;
   private readonly config: DomainSentinelStackProps['config'];
 
   constructor(scope: Construct, id: string, props: DomainSentinelStackProps) {
@@ -31,16 +33,16 @@ export class DomainSentinelStack extends Stack {
     this.config = config;
 
     // One customer-managed key for both topics: CloudWatch alarms can publish to an encrypted
-    // topic only through a key whose policy lets CloudWatch use it, which AWS-managed keys do not.
+    // topic only through a key whose policy lets CloudWatch use it (the Watchdog grants that),
+    // which AWS-managed keys do not allow. Destroy schedules its deletion (7 days, the shortest
+    // wait) instead of leaving a key that is billed monthly and protects nothing.
     const topicKey = new kms.Key(this, 'TopicKey', {
       enableKeyRotation: true,
       description: 'domain-sentinel SNS topics',
+      removalPolicy: RemovalPolicy.DESTROY,
+      pendingWindow: Duration.days(7),
     });
-    topicKey.grant(
-      new iam.ServicePrincipal('cloudwatch.amazonaws.com'),
-      'kms:Decrypt',
-      'kms:GenerateDataKey*',
-    );
+    this.topicKey = topicKey;
 
     const apiKey = new SecretParameter(this, 'ResellerApiKey', {
       parameterName: config.apiKeyParameterName,
@@ -59,7 +61,7 @@ export class DomainSentinelStack extends Stack {
 
     this.restore = new RestoreApi(this, 'Restore', {
       entry: `${props.functionsDir}/restore.ts`,
-      environment: { [ENV.resellerBaseUrl]: config.resellerBaseUrl },
+      resellerBaseUrl: config.resellerBaseUrl,
     });
     apiKey.grantRead(this.restore.fn, ENV.apiKeyParameter);
     signingKey.grantRead(this.restore.fn, ENV.linkSigningKeyParameter);
@@ -68,16 +70,14 @@ export class DomainSentinelStack extends Stack {
       entry: `${props.functionsDir}/scan.ts`,
       schedule: config.schedule,
       timeZone: config.timeZone,
-      environment: {
-        [ENV.resellerBaseUrl]: config.resellerBaseUrl,
-        [ENV.linkBaseUrl]: this.restore.url,
-        [ENV.expiryDays]: String(config.expiryDays),
-        [ENV.criticalDays]: String(config.criticalDays),
-        [ENV.minSeverity]: config.minSeverity,
-        [ENV.timeZone]: config.timeZone,
-        [ENV.scanMode]: config.scanMode,
-        ...(config.accountLabel ? { [ENV.accountLabel]: config.accountLabel } : {}),
-      },
+      resellerBaseUrl: config.resellerBaseUrl,
+      linkBaseUrl: this.restore.url,
+      expiryDays: config.expiryDays,
+      criticalDays: config.criticalDays,
+      minSeverity: config.minSeverity,
+      scanMode: config.scanMode,
+      accountLabel: config.accountLabel,
+      reservedConcurrency: config.scanReservedConcurrency,
     });
     apiKey.grantRead(this.scan.fn, ENV.apiKeyParameter);
     signingKey.grantRead(this.scan.fn, ENV.linkSigningKeyParameter);
@@ -93,6 +93,11 @@ export class DomainSentinelStack extends Stack {
       'The schedule could not invoke the scan',
     );
     this.watchdog.watchErrors('RestoreErrors', this.restore.fn, 'The restore function');
+    this.watchdog.watchApiServerErrors(
+      'RestoreServerErrors',
+      this.restore.api.deploymentStage,
+      'The restore API',
+    );
     this.watchdog.watchDelivery('AlertDeliveryFailed', this.alerts.topic);
 
     new CfnOutput(this, 'RestoreApiUrl', {
@@ -118,7 +123,9 @@ export class DomainSentinelStack extends Stack {
 
   /** cdk-nag findings that are the design, each acknowledged exactly, with the reason a security reviewer can check. */
   private acknowledgeUnavoidable(): void {
-    const ssmKeyFinding = `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${this.region}:<AWS::AccountId>:key/*]`;
+    // cdk-nag writes an environment-agnostic stack's region as <AWS::Region>; a token here would break synth.
+    const region = Token.isUnresolved(this.region) ? '<AWS::Region>' : this.region;
+    const ssmKeyFinding = `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${region}:<AWS::AccountId>:key/*]`;
     if (!this.config.secretsKmsKeyArn) {
       for (const fn of [this.scan.fn, this.restore.fn]) {
         Validations.of(fn.role as iam.Role).acknowledge({

@@ -1,6 +1,8 @@
-import { Duration } from 'aws-cdk-lib';
+import { Annotations, Duration, Lazy, Stack } from 'aws-cdk-lib';
+import type * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -10,10 +12,14 @@ import { Construct } from 'constructs';
 import { METRICS } from '../functions/core/config';
 
 export interface WatchdogProps {
+  /** Encrypts the ops topic; the watchdog lets CloudWatch use it for its alarms. */
   readonly key: kms.IKey;
-  /** @default - none (subscribe later, e.g. a pager's HTTPS endpoint) */
+  /** @default - none: synth warns, and alarms wait on the topic for a subscriber (e.g. a pager's HTTPS endpoint) */
   readonly emails?: readonly string[];
 }
+
+/** Id of the synth warning when the ops topic has no subscriber (acknowledge it to silence it). */
+export const NO_OPS_SUBSCRIBER_WARNING = 'domain-sentinel:no-ops-subscriber';
 
 /**
  * Watches the watcher: alarms to an ops topic when the scan fails, when it has not completed in its
@@ -34,7 +40,41 @@ export class Watchdog extends Construct {
     });
     for (const email of props.emails ?? [])
       this.topic.addSubscription(new subscriptions.EmailSubscription(email));
+    if ((props.emails ?? []).length === 0) {
+      Annotations.of(this).addWarningV2(
+        NO_OPS_SUBSCRIBER_WARNING,
+        'No opsEmails configured: alarms (scan failed, scan did not run, restore errors) reach only the ops topic ' +
+          '(output OpsTopicArn) and nobody is told. Subscribe something to it, or deploy with -c opsEmails=you@example.nl.',
+      );
+    }
+    this.allowAlarmsToPublish(props.key);
     this.action = new actions.SnsAction(this.topic);
+  }
+
+  /**
+   * CloudWatch publishes alarm notifications as the service principal, which the topic's own policy
+   * must allow (enforceSSL's policy allows nobody), and it encrypts them with the topic's key.
+   */
+  private allowAlarmsToPublish(key: kms.IKey): void {
+    const cloudwatchService = new iam.ServicePrincipal('cloudwatch.amazonaws.com');
+    // Confused deputy: only this account's alarms, and of those only the ones this construct made.
+    this.topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'AllowAlarmsOfThisStackToPublish',
+        principals: [cloudwatchService],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': Stack.of(this).account },
+          ArnEquals: {
+            'aws:SourceArn': Lazy.list({ produce: () => this.alarms.map((alarm) => alarm.alarmArn) }),
+          },
+        },
+      }),
+    );
+    // As AWS documents it for service event sources: the key alone lets CloudWatch do nothing, since
+    // it can use it only through SNS, for a topic whose policy (above) lets it publish.
+    key.grant(cloudwatchService, 'kms:Decrypt', 'kms:GenerateDataKey*');
   }
 
   private add(id: string, props: cloudwatch.AlarmProps): cloudwatch.Alarm {
@@ -88,6 +128,21 @@ export class Watchdog extends Construct {
         period: Duration.minutes(5),
         statistic: 'Maximum',
       }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+
+  /**
+   * Server errors of an API stage. The restore function answers a failed restore with a 5xx page
+   * instead of throwing, so the function's Errors metric never sees it; API Gateway's 5XXError does.
+   */
+  watchApiServerErrors(id: string, stage: apigateway.Stage, what: string): cloudwatch.Alarm {
+    return this.add(id, {
+      alarmDescription: `${what} answered with a server error (5xx): a restore failed or its outcome is unknown; the function's log says which domain and why.`,
+      metric: stage.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }),
       threshold: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,

@@ -1,11 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import { App, Stack, Validations } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadStackConfig } from '../../lib/config';
+import { Scanner } from '../../lib/scanner';
 import { DomainSentinelStack } from '../../lib/stack';
+import { NO_OPS_SUBSCRIBER_WARNING } from '../../lib/watchdog';
 
 const functionsDir = fileURLToPath(new URL('../../functions', import.meta.url));
 const BASE_CONTEXT = {
@@ -44,27 +46,60 @@ const roleId = (fn: { role?: { node: { defaultChild?: unknown } } }) => {
 };
 
 describe('scan', () => {
-  it('runs on Node.js 24, ARM, 512 MB, 5 minutes, never two at once', () => {
+  it('runs on Node.js 24, ARM, 512 MB, 5 minutes, without reserved concurrency by default', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('scans the reseller account'),
       Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
       MemorySize: 512,
       Timeout: 300,
-      ReservedConcurrentExecutions: 1,
+      // A new account's concurrency quota (10) leaves nothing to reserve: the deploy would roll back.
+      ReservedConcurrentExecutions: Match.absent(),
       Environment: {
-        Variables: Match.objectLike({
+        Variables: {
+          NODE_OPTIONS: '--enable-source-maps',
+          POWERTOOLS_SERVICE_NAME: 'domain-sentinel-scan',
+          POWERTOOLS_METRICS_NAMESPACE: 'DomainSentinel',
           RESELLER_BASE_URL: 'https://api.reseller.example',
           RESELLER_API_KEY_PARAMETER: '/domain-sentinel/reseller-api-key',
           LINK_SIGNING_KEY_PARAMETER: '/domain-sentinel/link-signing-key',
           ALERT_TIME_ZONE: 'Europe/Amsterdam',
           EXPIRY_DAYS: '30',
           CRITICAL_DAYS: '7',
-          ALERT_TOPIC_ARN: { Ref: Match.stringLikeRegexp('AlertsTopic') },
-          LINK_BASE_URL: Match.objectLike({ 'Fn::Join': Match.anyValue() }),
-        }),
+          MIN_SEVERITY: 'warning',
+          SCAN_MODE: 'full',
+          ALERT_TOPIC_ARN: { Ref: logicalId(stack.alerts.topic) },
+          LINK_BASE_URL: {
+            'Fn::Join': [
+              '',
+              [
+                'https://',
+                { Ref: logicalId(stack.restore.api) },
+                '.execute-api.eu-west-1.',
+                { Ref: 'AWS::URLSuffix' },
+                '/',
+                { Ref: logicalId(stack.restore.api.deploymentStage) },
+                '/',
+              ],
+            ],
+          },
+        },
       },
     });
+  });
+
+  it('reserves concurrency only when scanReservedConcurrency asks for it', () => {
+    const { template: t, stack: s } = synth({ scanReservedConcurrency: '1', accountLabel: 'Acme' });
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('scans the reseller account'),
+      ReservedConcurrentExecutions: 1,
+      Environment: { Variables: Match.objectLike({ ACCOUNT_LABEL: 'Acme' }) },
+    });
+    expect(
+      t.findResources('AWS::Lambda::Function', {
+        Properties: { ReservedConcurrentExecutions: Match.anyValue() },
+      }),
+    ).toEqual({ [s.getLogicalId(s.scan.fn.node.defaultChild as never)]: expect.anything() });
   });
 
   it('is invoked by a schedule in the configured time zone, with retries and a dead-letter queue', () => {
@@ -96,19 +131,57 @@ describe('scan', () => {
   });
 });
 
+/** The TLS-only statement enforceSSL puts on a topic. */
+const tlsOnly = (topicId: string) => ({
+  Sid: 'AllowPublishThroughSSLOnly',
+  Effect: 'Deny',
+  Principal: '*',
+  Action: 'sns:Publish',
+  Resource: { Ref: topicId },
+  Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+});
+
+describe('Scanner', () => {
+  it('sets its own environment from typed props, leaving unset settings to the function defaults', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const bare = new Stack(app, 'Bare');
+    new Scanner(bare, 'Scan', {
+      entry: `${functionsDir}/scan.ts`,
+      schedule: 'rate(12 hours)',
+      timeZone: 'Europe/Amsterdam',
+      resellerBaseUrl: 'https://api.reseller.example',
+      minSeverity: 'critical',
+    });
+    Template.fromStack(bare).hasResourceProperties('AWS::Lambda::Function', {
+      ReservedConcurrentExecutions: Match.absent(),
+      Environment: {
+        Variables: {
+          NODE_OPTIONS: '--enable-source-maps',
+          POWERTOOLS_SERVICE_NAME: 'domain-sentinel-scan',
+          POWERTOOLS_METRICS_NAMESPACE: 'DomainSentinel',
+          RESELLER_BASE_URL: 'https://api.reseller.example',
+          ALERT_TIME_ZONE: 'Europe/Amsterdam',
+          MIN_SEVERITY: 'critical',
+        },
+      },
+    });
+  });
+});
+
 describe('alerts', () => {
-  it('refuses plain-HTTP access to the topic and encrypts it', () => {
+  it('refuses plain-HTTP publishing and allows no one else: the scan publishes through its own role', () => {
     template.hasResourceProperties('AWS::SNS::TopicPolicy', {
       PolicyDocument: {
-        Statement: Match.arrayWith([
-          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-        ]),
+        Version: '2012-10-17',
+        Statement: [tlsOnly(logicalId(stack.alerts.topic))],
       },
       Topics: [{ Ref: logicalId(stack.alerts.topic) }],
     });
     template.hasResourceProperties('AWS::SNS::Topic', {
       DisplayName: 'domain-sentinel',
-      KmsMasterKeyId: Match.anyValue(),
+      KmsMasterKeyId: {
+        'Fn::GetAtt': [stack.getLogicalId(stack.topicKey.node.defaultChild as never), 'Arn'],
+      },
     });
   });
 
@@ -198,6 +271,21 @@ describe('least privilege', () => {
     ],
   });
 
+  /** The one statement that lets a function decrypt one parameter, through SSM only, with the account's aws/ssm key. */
+  const ssmDecrypt = (name: string) => ({
+    Action: 'kms:Decrypt',
+    Effect: 'Allow',
+    Resource: {
+      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':kms:eu-west-1:123456789012:key/*']],
+    },
+    Condition: {
+      StringEquals: {
+        'kms:ViaService': 'ssm.eu-west-1.amazonaws.com',
+        'kms:EncryptionContext:PARAMETER_ARN': parameterArn(name),
+      },
+    },
+  });
+
   it('lets the scan read exactly its two parameters, decrypt only through SSM, and publish only to its topic', () => {
     const statements = statementsOf(stack.scan.fn);
     expect(statements).toContainEqual({
@@ -215,12 +303,18 @@ describe('least privilege', () => {
       Effect: 'Allow',
       Resource: { Ref: logicalId(stack.alerts.topic) },
     });
+    // The topic is encrypted: publishing needs the key too (its policy lets the account's IAM decide).
+    expect(statements).toContainEqual({
+      Action: ['kms:GenerateDataKey', 'kms:Decrypt'],
+      Effect: 'Allow',
+      Resource: { 'Fn::GetAtt': [logicalId(stack.topicKey), 'Arn'] },
+    });
+    // A wrong PARAMETER_ARN would deny decryption in production: each statement names its parameter exactly.
     const decrypts = statements.filter((s) => s.Action === 'kms:Decrypt' && s.Condition);
+    expect(decrypts).toEqual(
+      expect.arrayContaining(['reseller-api-key', 'link-signing-key'].map(ssmDecrypt)),
+    );
     expect(decrypts).toHaveLength(2);
-    for (const s of decrypts) {
-      expect(s.Condition.StringEquals['kms:ViaService']).toBe('ssm.eu-west-1.amazonaws.com');
-      expect(s.Condition.StringEquals['kms:EncryptionContext:PARAMETER_ARN']).toBeDefined();
-    }
     const actions = statements.flatMap((s) => [s.Action].flat());
     expect(actions.every((a: string) => !a.endsWith('*') || a === 'kms:GenerateDataKey*')).toBe(true);
   });
@@ -232,6 +326,8 @@ describe('least privilege', () => {
       Effect: 'Allow',
       Resource: parameterArn('reseller-api-key'),
     });
+    expect(statements).toContainEqual(ssmDecrypt('reseller-api-key'));
+    expect(statements).toContainEqual(ssmDecrypt('link-signing-key'));
     expect(statements.flatMap((s) => [s.Action].flat())).not.toContain('sns:Publish');
   });
 
@@ -248,6 +344,116 @@ describe('least privilege', () => {
     t.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: {
         Statement: Match.arrayWith([Match.objectLike({ Action: 'kms:Decrypt', Resource: key })]),
+      },
+    });
+  });
+});
+
+describe('who may publish to the topics and queues', () => {
+  it('lets CloudWatch publish to the ops topic only for this account and only for its alarms, over TLS', () => {
+    const topicId = logicalId(stack.watchdog.topic);
+    const alarmArns = stack.watchdog.alarms.map((a) => ({ 'Fn::GetAtt': [logicalId(a), 'Arn'] }));
+    expect(alarmArns).toHaveLength(7);
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Version: '2012-10-17',
+        Statement: [
+          tlsOnly(topicId),
+          {
+            Sid: 'AllowAlarmsOfThisStackToPublish',
+            Effect: 'Allow',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: 'sns:Publish',
+            Resource: { Ref: topicId },
+            Condition: {
+              StringEquals: { 'aws:SourceAccount': '123456789012' },
+              ArnEquals: { 'aws:SourceArn': alarmArns },
+            },
+          },
+        ],
+      },
+      Topics: [{ Ref: topicId }],
+    });
+  });
+
+  it('lets CloudWatch encrypt alarm notifications with the topic key, which is deleted 7 days after the stack', () => {
+    template.hasResource('AWS::KMS::Key', {
+      DeletionPolicy: 'Delete',
+      UpdateReplacePolicy: 'Delete',
+      Properties: {
+        EnableKeyRotation: true,
+        PendingWindowInDays: 7,
+        KeyPolicy: {
+          Version: '2012-10-17',
+          Statement: [
+            {
+              Action: 'kms:*',
+              Effect: 'Allow',
+              Principal: {
+                AWS: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::123456789012:root']] },
+              },
+              Resource: '*',
+            },
+            {
+              Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+              Effect: 'Allow',
+              Principal: { Service: 'cloudwatch.amazonaws.com' },
+              Resource: '*',
+            },
+          ],
+        },
+      },
+    });
+  });
+
+  it('lets the schedule send to its dead-letter queue and the scan to its on-failure queue, through their roles', () => {
+    for (const queue of [stack.scan.failedRuns, stack.scan.scheduleDeadLetters]) {
+      const queueId = logicalId(queue);
+      // SQS-managed encryption: a sender needs no KMS permission.
+      expect(template.toJSON().Resources[queueId].Properties).toEqual({
+        MessageRetentionPeriod: 1209600,
+        SqsManagedSseEnabled: true,
+      });
+      template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        PolicyDocument: {
+          Version: '2012-10-17',
+          Statement: [
+            {
+              Action: 'sqs:*',
+              Effect: 'Deny',
+              Principal: { AWS: '*' },
+              Resource: { 'Fn::GetAtt': [queueId, 'Arn'] },
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            },
+          ],
+        },
+        Queues: [{ Ref: queueId }],
+      });
+    }
+    const schedule = Object.values(template.findResources('AWS::Scheduler::Schedule'))[0];
+    const schedulerRole = schedule?.Properties.Target.RoleArn['Fn::GetAtt'][0];
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: schedulerRole }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          {
+            Action: 'sqs:SendMessage',
+            Effect: 'Allow',
+            Resource: { 'Fn::GetAtt': [logicalId(stack.scan.scheduleDeadLetters), 'Arn'] },
+          },
+        ]),
+      },
+    });
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: roleId(stack.scan.fn) }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          {
+            Action: ['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'],
+            Effect: 'Allow',
+            Resource: { 'Fn::GetAtt': [logicalId(stack.scan.failedRuns), 'Arn'] },
+          },
+        ]),
       },
     });
   });
@@ -302,15 +508,50 @@ describe('alarms', () => {
       });
     }
     alarm({ MetricName: 'NumberOfNotificationsFailed', Namespace: 'AWS/SNS', Threshold: 1 });
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 6);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 7);
   });
 
-  it('sends alarms to the ops e-mail addresses', () => {
+  it('raises server errors of the restore API, which the function answers as pages without failing', () => {
+    alarm({
+      Namespace: 'AWS/ApiGateway',
+      MetricName: '5XXError',
+      Dimensions: [
+        { Name: 'ApiName', Value: 'DomainSentinel-restore' },
+        { Name: 'Stage', Value: { Ref: logicalId(stack.restore.api.deploymentStage) } },
+      ],
+      Statistic: 'Sum',
+      Period: 300,
+      EvaluationPeriods: 1,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      OKActions: [{ Ref: logicalId(stack.watchdog.topic) }],
+    });
+    // The metric is keyed by API name: the API carries the name the alarm watches.
+    template.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: 'DomainSentinel-restore' });
+  });
+
+  it('sends alarms to the ops e-mail addresses, without a warning', () => {
     template.hasResourceProperties('AWS::SNS::Subscription', {
       Protocol: 'email',
       Endpoint: 'ops@example.nl',
       TopicArn: { Ref: logicalId(stack.watchdog.topic) },
     });
+    Annotations.fromStack(stack).hasNoWarning('*', Match.anyValue());
+  });
+
+  it('warns at synth when no ops e-mail is configured: alarms then reach only the ops topic', () => {
+    const { stack: s, template: t } = synth({ opsEmails: [] });
+    Annotations.fromStack(s).hasWarning(
+      '/DomainSentinel/Watchdog',
+      `No opsEmails configured: alarms (scan failed, scan did not run, restore errors) reach only the ops topic (output OpsTopicArn) and nobody is told. Subscribe something to it, or deploy with -c opsEmails=you@example.nl. [ack: ${NO_OPS_SUBSCRIBER_WARNING}]`,
+    );
+    expect(Annotations.fromStack(s).findWarning('*', Match.anyValue())).toHaveLength(1);
+    t.resourcePropertiesCountIs(
+      'AWS::SNS::Subscription',
+      { TopicArn: { Ref: s.getLogicalId(s.watchdog.topic.node.defaultChild as never) } },
+      0,
+    );
   });
 });
 
@@ -331,11 +572,37 @@ describe('configuration', () => {
       /resellerBaseUrl must be an https URL/,
     );
   });
+
+  it('refuses a schedule EventBridge would reject, naming the key and the rule', () => {
+    expect(() => synth({ schedule: 'cron(0 6 * * * *)' })).toThrow(
+      'invalid context: schedule is invalid: cron(0 6 * * * *) must have ? in exactly one of day-of-month and day-of-week',
+    );
+    expect(() => synth({ schedule: 'rate(1 hours)' })).toThrow(
+      'invalid context: schedule is invalid: rate(1 hours) must say rate(1 hour)',
+    );
+    expect(() => synth({ schedule: 'cron(0 6 * *)' })).toThrow(
+      /^invalid context: schedule is invalid: cron\(0 6 \* \*\) has 4 fields/,
+    );
+  });
+
+  it('refuses a reserved concurrency that is not a positive whole number', () => {
+    for (const value of ['0', 'one', '1.5'])
+      expect(() => synth({ scanReservedConcurrency: value })).toThrow(
+        'invalid context: scanReservedConcurrency must be a whole number from 1 to 1000',
+      );
+  });
 });
 
 describe('cdk-nag AwsSolutions', () => {
   it('finds nothing unacknowledged in the stack', () => {
     const { app } = synth();
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    expect(() => app.synth()).not.toThrow();
+  });
+
+  it('finds nothing unacknowledged when the stack is environment-agnostic (no account or region at synth)', () => {
+    const app = new App({ context: { ...BASE_CONTEXT } });
+    new DomainSentinelStack(app, 'DomainSentinel', { config: loadStackConfig(app.node), functionsDir });
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
     expect(() => app.synth()).not.toThrow();
   });

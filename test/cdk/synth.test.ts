@@ -10,7 +10,9 @@ const out = mkdtempSync(join(tmpdir(), 'sentinel-cdk-out-'));
 const env = { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true', CI: 'true' };
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-describe('npx cdk synth (real esbuild bundling, cdk-nag applied by bin/app.ts)', () => {
+// Each test runs the real CDK CLI in a child process: on two busy cores that can take longer than
+// the suite's 30 s default, so the test waits as long as the process is allowed to run.
+describe('npx cdk synth (real esbuild bundling, cdk-nag applied by bin/app.ts)', { timeout: 120_000 }, () => {
   it('synthesises the stack and bundles both functions', async () => {
     await run(
       'npx',
@@ -85,6 +87,32 @@ describe('npx cdk synth (real esbuild bundling, cdk-nag applied by bin/app.ts)',
       .filter((l) => l.startsWith('domain-sentinel:'));
     expect(lines).toEqual([
       'domain-sentinel: invalid context: resellerBaseUrl is required: the reseller API base URL, e.g. -c resellerBaseUrl=https://api.reseller.example',
+    ]);
+  });
+
+  it('fails with one line naming schedule when EventBridge would reject it, before any deploy', async () => {
+    const failure = await run(
+      'npx',
+      [
+        'cdk',
+        'synth',
+        '--quiet',
+        '--no-notices',
+        '-o',
+        join(out, 'bad-schedule'),
+        '-c',
+        'resellerBaseUrl=https://api.reseller.example',
+        '-c',
+        'schedule=cron(0 6 * * * *)',
+      ],
+      { env, timeout: 120_000 },
+    ).catch((e) => e);
+    expect(failure.code).toBe(1);
+    const lines = String(failure.stderr)
+      .split('\n')
+      .filter((l) => l.startsWith('domain-sentinel:'));
+    expect(lines).toEqual([
+      'domain-sentinel: invalid context: schedule is invalid: cron(0 6 * * * *) must have ? in exactly one of day-of-month and day-of-week (EventBridge cannot combine them), e.g. cron(0 6 * * ? *) or cron(0 6 ? * MON *)',
     ]);
   });
 });
