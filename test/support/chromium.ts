@@ -253,12 +253,14 @@ export async function launchBrowser(options: ResolveChromiumOptions = {}): Promi
   const resolved = await resolveChromium(options);
   const args = chromiumArgs(await packageRecommendedArgs());
   const env = options.env ?? process.env;
-  const libraryPaths = [...resolved.libraryPaths, ...(env.LD_LIBRARY_PATH ?? '').split(delimiter)];
+  const libraryPaths = [...resolved.libraryPaths, ...(env.LD_LIBRARY_PATH ?? '').split(delimiter)].filter(
+    Boolean,
+  );
   try {
     return await chromium.launch({
       executablePath: resolved.executablePath,
       args,
-      env: { ...env, LD_LIBRARY_PATH: libraryPaths.filter(Boolean).join(delimiter) },
+      env: libraryPaths.length > 0 ? { ...env, LD_LIBRARY_PATH: libraryPaths.join(delimiter) } : env,
     });
   } catch (error) {
     const hint = {
