@@ -1,40 +1,22 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeBrowser, launchBrowser } from '../support/chromium';
 import { runCli } from '../support/cli';
 import { startRestoreStack } from '../support/restore-env';
-
-// Debian's Chromium, as the README and .ci/run install it; flags keep it off the (closed) network.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let browser: Browser;
 let stack: Awaited<ReturnType<typeof startRestoreStack>>;
 const screenshots = mkdtempSync(join(tmpdir(), 'sentinel-restore-'));
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium not found at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH`,
-    );
-  }
+  browser = await launchBrowser();
   stack = await startRestoreStack({ domains: 200, seed: 33 });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
 });
 afterAll(async () => {
-  await browser?.close();
+  await closeBrowser(browser);
   await stack?.close();
   rmSync(screenshots, { recursive: true, force: true });
 });
