@@ -3,12 +3,11 @@ import { domainToASCII } from 'node:url';
 import { ConfigError } from './errors';
 
 /**
- * Signed restore links: HMAC-SHA256 over action, domain, expiry and key id. The signing key
+ * Signed links: HMAC-SHA256 over action, subject (a domain, or the account), expiry and key id. The signing key
  * setting holds one or more keys separated by commas: the first signs, every one verifies, so a
  * rotated key keeps the links already in people's mailboxes working until they expire.
  */
 
-export const RESTORE_ACTION = 'restore';
 const MIN_KEY_LENGTH = 32;
 export const DEFAULT_LINK_TTL_SECONDS = 7 * 24 * 3600;
 
@@ -69,8 +68,89 @@ export interface RestoreLinkToken {
   readonly sig: string;
 }
 
-function mac(key: SigningKey, domain: string, exp: number): Buffer {
-  return createHmac('sha256', key.secret).update(`${RESTORE_ACTION}\n${domain}\n${exp}\n${key.id}`).digest();
+/** Links that change something: GET confirms, only POST acts. */
+export const ACTING_ACTIONS = ['restore', 'snooze', 'acknowledge'] as const;
+/** Links that only show something, for the account as a whole. */
+export const READ_ONLY_ACTIONS = ['report', 'calendar'] as const;
+export const LINK_ACTIONS = [...ACTING_ACTIONS, ...READ_ONLY_ACTIONS] as const;
+export type ActingAction = (typeof ACTING_ACTIONS)[number];
+export type ReadOnlyAction = (typeof READ_ONLY_ACTIONS)[number];
+export type LinkAction = (typeof LINK_ACTIONS)[number];
+
+/**
+ * The subject of a read-only link. Not a valid domain name (one label), so an account link's
+ * signature can never be taken for a domain's, whatever the action.
+ */
+export const ACCOUNT_SUBJECT = 'account';
+
+/** Path of a link under the base URL, without the token. */
+export function linkPath(action: LinkAction, subject: string): string {
+  if (action === 'report') return 'report';
+  if (action === 'calendar') return 'calendar.ics';
+  return `${action}/${subject}`;
+}
+
+const ACTING_PATH = /^\/(restore|snooze|acknowledge)\/([^/]+)$/;
+
+/**
+ * The action and subject a link's path names (relative to the link base URL), or null when it
+ * names none. The subject is percent-decoded as API Gateway decodes path parameters; whether it is
+ * a valid domain is for the decision to say.
+ */
+export function parseLinkPath(path: string): { action: LinkAction; subject: string } | null {
+  if (path === '/report') return { action: 'report', subject: ACCOUNT_SUBJECT };
+  if (path === '/calendar.ics') return { action: 'calendar', subject: ACCOUNT_SUBJECT };
+  const match = ACTING_PATH.exec(path);
+  if (!match?.[1] || !match[2]) return null;
+  let subject = match[2];
+  try {
+    subject = decodeURIComponent(subject);
+  } catch {
+    // Kept as it came: the domain check refuses it.
+  }
+  return { action: match[1] as ActingAction, subject };
+}
+
+export const isActing = (action: LinkAction): action is ActingAction =>
+  (ACTING_ACTIONS as readonly string[]).includes(action);
+
+function mac(key: SigningKey, action: LinkAction, subject: string, exp: number): Buffer {
+  // The restore links already in mailboxes were signed over exactly this text: keep it.
+  return createHmac('sha256', key.secret).update(`${action}\n${subject}\n${exp}\n${key.id}`).digest();
+}
+
+/**
+ * Signs a link for `action` on `subject` (a domain for acting links, {@link ACCOUNT_SUBJECT} for
+ * read-only ones), valid until `now + ttlSeconds`.
+ */
+export function signLink(options: {
+  readonly baseUrl: string;
+  readonly action: LinkAction;
+  /** @default ACCOUNT_SUBJECT for read-only actions; required for acting ones */
+  readonly subject?: string;
+  readonly keys: readonly SigningKey[];
+  readonly now: number;
+  readonly ttlSeconds?: number;
+}): string {
+  const key = options.keys[0];
+  if (!key) throw new ConfigError('no link signing key configured');
+  const subject = subjectOf(options.action, options.subject);
+  const exp = Math.floor(options.now / 1000) + (options.ttlSeconds ?? DEFAULT_LINK_TTL_SECONDS);
+  const sig = mac(key, options.action, subject, exp).toString('base64url');
+  const base = options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`;
+  return `${base}${linkPath(options.action, subject)}?exp=${exp}&kid=${key.id}&sig=${sig}`;
+}
+
+function subjectOf(action: LinkAction, subject: string | undefined): string {
+  if (!isActing(action)) {
+    if (subject !== undefined && subject !== ACCOUNT_SUBJECT)
+      throw new ConfigError(`a ${action} link is for the whole account, not for ${JSON.stringify(subject)}`);
+    return ACCOUNT_SUBJECT;
+  }
+  const problem = subject === undefined ? 'no domain given' : domainNameProblem(subject);
+  if (problem)
+    throw new ConfigError(`cannot sign a ${action} link for ${JSON.stringify(subject ?? '')}: ${problem}`);
+  return subject as string;
 }
 
 /** Signs a restore link for `domain`, valid until `now + ttlSeconds`. */
@@ -81,40 +161,38 @@ export function signRestoreLink(options: {
   readonly now: number;
   readonly ttlSeconds?: number;
 }): string {
-  const key = options.keys[0];
-  if (!key) throw new ConfigError('no link signing key configured');
-  const problem = domainNameProblem(options.domain);
-  if (problem)
-    throw new ConfigError(`cannot sign a restore link for ${JSON.stringify(options.domain)}: ${problem}`);
-  const exp = Math.floor(options.now / 1000) + (options.ttlSeconds ?? DEFAULT_LINK_TTL_SECONDS);
-  const sig = mac(key, options.domain, exp).toString('base64url');
-  const base = options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`;
-  return `${base}restore/${options.domain}?exp=${exp}&kid=${key.id}&sig=${sig}`;
+  const { domain, ...rest } = options;
+  return signLink({ ...rest, action: 'restore', subject: domain });
 }
 
 export type LinkVerdict =
   | { readonly ok: true; readonly exp: number }
   | { readonly ok: false; readonly reason: 'malformed' | 'bad_signature' | 'expired'; readonly exp?: number };
 
+/** The query parameters of a link. */
+export type LinkToken = Partial<Record<'exp' | 'kid' | 'sig', string | undefined>>;
+
 /**
- * Verifies a restore link's token for `domain` in constant time. The signature binds the domain,
- * so a link for one domain never restores another. Expiry is checked after the signature, so an
- * attacker cannot learn anything from a forged expiry.
+ * Verifies a link's token for `action` on `subject` in constant time. The signature binds both,
+ * so a snooze link never restores, and a link for one domain never acts on another. Expiry is
+ * checked after the signature, so an attacker cannot learn anything from a forged expiry.
  */
-export function verifyRestoreLink(options: {
-  readonly domain: string;
-  readonly token: Partial<Record<'exp' | 'kid' | 'sig', string | undefined>>;
+export function verifyLink(options: {
+  readonly action: LinkAction;
+  readonly subject: string;
+  readonly token: LinkToken;
   readonly keys: readonly SigningKey[];
   readonly now: number;
 }): LinkVerdict {
   const { exp: expText, kid, sig } = options.token;
-  if (!expText || !kid || !sig || !/^\d{1,12}$/.test(expText) || !/^[A-Za-z0-9_-]{43}$/.test(sig)) {
+  // No leading zeros: one expiry has one spelling, so no changed link can carry the same signature.
+  if (!expText || !kid || !sig || !/^[1-9]\d{0,11}$/.test(expText) || !/^[A-Za-z0-9_-]{43}$/.test(sig)) {
     return { ok: false, reason: 'malformed' };
   }
   const exp = Number(expText);
   const key = options.keys.find((k) => k.id === kid);
   if (!key) return { ok: false, reason: 'bad_signature' };
-  const expected = mac(key, options.domain, exp);
+  const expected = mac(key, options.action, options.subject, exp);
   const given = Buffer.from(sig, 'base64url');
   // base64url decoding is lenient: re-encode so that a changed trailing character cannot verify.
   if (
@@ -126,4 +204,15 @@ export function verifyRestoreLink(options: {
   }
   if (Math.floor(options.now / 1000) >= exp) return { ok: false, reason: 'expired', exp };
   return { ok: true, exp };
+}
+
+/** Verifies a restore link's token for `domain` (see {@link verifyLink}). */
+export function verifyRestoreLink(options: {
+  readonly domain: string;
+  readonly token: LinkToken;
+  readonly keys: readonly SigningKey[];
+  readonly now: number;
+}): LinkVerdict {
+  const { domain, ...rest } = options;
+  return verifyLink({ ...rest, action: 'restore', subject: domain });
 }
