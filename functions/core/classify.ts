@@ -39,6 +39,21 @@ export interface DomainFinding {
   restore_url?: string;
   /** Why a quarantined domain carries no restore link (its name cannot be signed), in words to act on. */
   restore_unavailable?: string;
+  /** Signed links for what can be done about it (functions/core/actions.ts). */
+  actions?: FindingActions;
+  /** ISO 8601: snoozed until then; left out of alerts meanwhile unless it gets worse. */
+  snoozed_until?: string;
+  /** Acknowledged ("we let this one go"): left out of alerts until its expiry, status or auto-renew changes. */
+  acknowledged?: boolean;
+  /** ISO 8601: when it was acknowledged. */
+  acknowledged_at?: string;
+}
+
+/** The signed links of a domain finding, by action. */
+export interface FindingActions {
+  restore?: string;
+  snooze?: string;
+  acknowledge?: string;
 }
 
 export interface ContactFinding {

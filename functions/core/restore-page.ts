@@ -12,6 +12,8 @@ dt{color:#555}dd{margin:0}button{font:inherit;padding:.6rem 1.4rem;background:#0
 .note{color:#555;font-size:.9rem}`;
 
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+/** CSP source of one inline stylesheet, by its hash. */
+export const styleSource = (css: string) => `'sha256-${createHash('sha256').update(css).digest('base64')}'`;
 
 /** Headers every answer carries: never cached, never indexed, never leaks the signed URL as a referrer. */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
@@ -28,10 +30,11 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"'`]/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
 
-function page(title: string, body: string): string {
+/** A page of the web API: the shared stylesheet, `extraStyle` (its hash must be in the CSP) and `body`. */
+export function renderPage(title: string, body: string, extraStyle = ''): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="robots" content="noindex,nofollow"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
+<meta name="robots" content="noindex,nofollow"><title>${escapeHtml(title)}</title><style>${STYLE}</style>${extraStyle ? `<style>${extraStyle}</style>` : ''}</head>
 <body>${body}</body></html>`;
 }
 
@@ -51,7 +54,7 @@ export function renderConfirmPage(input: ConfirmPageInput): string {
   const since = input.quarantinedSince
     ? `<dt>In quarantine since</dt><dd>${escapeHtml(dateTime(input.quarantinedSince))}</dd>`
     : '<dt>Status</dt><dd>in quarantine</dd>';
-  return page(
+  return renderPage(
     `Restore ${input.domain}?`,
     `<h1>Restore <code>${domain}</code> from quarantine?</h1>
 <dl><dt>Domain</dt><dd><code>${domain}</code></dd>${since}<dt>This link expires</dt><dd>${escapeHtml(dateTime(input.linkExpires))}</dd></dl>
@@ -67,7 +70,7 @@ export function renderMessagePage(input: {
   readonly message: string;
   readonly ok: boolean;
 }): string {
-  return page(
+  return renderPage(
     input.title,
     `<h1 class="${input.ok ? 'ok' : 'bad'}">${escapeHtml(input.title)}</h1><p>${escapeHtml(input.message)}</p>`,
   );

@@ -1,0 +1,161 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import {
+  type ActionOutcome,
+  type ActionPort,
+  decideAction,
+  type SilenceAction,
+} from '../core/action-decision';
+import { renderActionConfirmPage } from '../core/action-page';
+import type { ActionStore } from '../core/actions';
+import { classify } from '../core/classify';
+import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/config';
+import { ResellerClient } from '../core/reseller-client';
+import { renderMessagePage, SECURITY_HEADERS } from '../core/restore-page';
+import type { SecretSource } from '../core/secrets';
+import { normalizeDomainName, safeText } from '../core/text';
+import type { RestoreLogEntry } from './restore-handler';
+
+/**
+ * The HTTP mapping of the snooze and acknowledge decisions (functions/core/action-decision.ts):
+ * an API Gateway proxy event in, a page or JSON out. Shared by the web Lambda and `sentinel serve`.
+ */
+
+export interface ActionDeps {
+  readonly settings: () => RawSettings;
+  readonly secrets: SecretSource;
+  /** Where snoozes and acknowledgements go: the state store. */
+  readonly store: () => ActionStore | Promise<ActionStore>;
+  readonly log: (entry: RestoreLogEntry & { readonly action: SilenceAction }) => void;
+  /** @default Date.now */
+  readonly clock?: () => number;
+  readonly fetch?: typeof fetch;
+  /** @default 10 000 ms, as restore */
+  readonly resellerBudgetMs?: number;
+}
+
+/** One handler for both actions; the route says which. */
+export function createActionHandler(deps: ActionDeps) {
+  const clock = deps.clock ?? Date.now;
+  return async (action: SilenceAction, event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+    const method = event.httpMethod.toUpperCase();
+    const domain = event.pathParameters?.domain ?? '';
+    const headers = lowerCaseKeys(event.headers);
+    const accept = headers.accept ?? '';
+    const wantsJson = /application\/json/.test(accept) && !/text\/html/.test(accept);
+    const now = clock();
+    const outcome = await decideAction({
+      action,
+      method,
+      domain,
+      token: event.queryStringParameters ?? {},
+      form: method === 'POST' ? parseForm(event, headers['content-type']) : {},
+      now,
+      signingKeys: () => deps.secrets.signingKeys(),
+      port: () => actionPort(deps),
+    });
+    deps.log({
+      action,
+      domain: safeText(domain.slice(0, 253)),
+      method: safeText(method.slice(0, 16)),
+      outcome: outcome.kind,
+      status: outcome.status,
+      sourceIp: event.requestContext?.identity?.sourceIp,
+      userAgent:
+        headers['user-agent'] === undefined ? undefined : safeText(headers['user-agent'].slice(0, 300)),
+      ...(outcome.detail ? { detail: outcome.detail } : {}),
+    });
+    return respond(method, domain, outcome, wantsJson, now);
+  };
+}
+
+/** The form of a POST: urlencoded (the confirm page) or JSON (programs); anything else is empty. */
+function parseForm(event: APIGatewayProxyEvent, contentType: string | undefined): Record<string, string> {
+  if (!event.body) return {};
+  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  if (/application\/json/i.test(contentType ?? '')) {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (parsed && typeof parsed === 'object')
+        return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)]));
+    } catch {
+      return { days: 'not JSON' };
+    }
+    return {};
+  }
+  return Object.fromEntries(new URLSearchParams(text));
+}
+
+/** The reseller (to see the domain's finding now) and the store, built once the link is proven valid. */
+async function actionPort(deps: ActionDeps): Promise<ActionPort> {
+  const raw = deps.settings();
+  const settings = loadRestoreSettings(raw);
+  const policy = {
+    expiryDays: parseSetting('expiryDays', raw.expiryDays),
+    criticalDays: parseSetting('criticalDays', raw.criticalDays),
+  };
+  const budget = deps.resellerBudgetMs ?? 10_000;
+  const client = new ResellerClient({
+    baseUrl: settings.resellerBaseUrl,
+    apiKey: await deps.secrets.apiKey(),
+    timeoutMs: Math.min(5_000, budget),
+    deadline: Date.now() + budget,
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+  });
+  const store = await deps.store();
+  const clock = deps.clock ?? Date.now;
+  return {
+    store,
+    findFinding: async (name) => {
+      const wanted = normalizeDomainName(name);
+      for await (const page of client.listDomains({ domain_name: name })) {
+        const match = page.records.find((d) => normalizeDomainName(d.domain_name) === wanted);
+        if (match) return classify(match, clock(), policy);
+      }
+      return null;
+    },
+  };
+}
+
+function respond(
+  method: string,
+  domain: string,
+  outcome: ActionOutcome,
+  wantsJson: boolean,
+  now: number,
+): APIGatewayProxyResult {
+  const headers: Record<string, string> = { ...SECURITY_HEADERS };
+  if (outcome.status === 405) headers.Allow = 'GET, HEAD, POST';
+  if (method === 'HEAD')
+    return {
+      statusCode: outcome.status,
+      headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' },
+      body: '',
+    };
+  if (wantsJson) {
+    return {
+      statusCode: outcome.status,
+      headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' },
+      body: JSON.stringify({
+        outcome: outcome.kind,
+        message: outcome.message,
+        ...(outcome.stored && 'until' in outcome.stored ? { snoozed_until: outcome.stored.until } : {}),
+      }),
+    };
+  }
+  const body = outcome.confirm
+    ? renderActionConfirmPage(domain, outcome.confirm, now)
+    : renderMessagePage({ title: outcome.title, message: outcome.message, ok: outcome.status < 300 });
+  return {
+    statusCode: outcome.status,
+    headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' },
+    body,
+  };
+}
+
+function lowerCaseKeys(
+  headers: APIGatewayProxyEvent['headers'] | null | undefined,
+): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [key, value] of Object.entries(headers ?? {})) out[key.toLowerCase()] = value;
+  return out;
+}

@@ -1,0 +1,240 @@
+import {
+  type Acknowledgement,
+  type ActionStore,
+  acknowledgementOf,
+  DEFAULT_SNOOZE_DAYS,
+  SNOOZE_CHOICES,
+  type Snooze,
+  snoozeOf,
+} from './actions';
+import type { DomainFinding } from './classify';
+import { AuthenticationError, ConfigError, SecretError } from './errors';
+import { domainNameProblem, type SigningKey, verifyLink } from './links';
+import { safeText } from './text';
+
+/**
+ * The snooze and acknowledge decisions, pure, in the way of functions/core/restore.ts: method,
+ * domain, link token, form, clock and two ports in; an outcome out. GET confirms (mail scanners
+ * open every link) and changes nothing, HEAD checks the link only, POST acts.
+ */
+
+export type SilenceAction = 'snooze' | 'acknowledge';
+
+/** What the decision needs: the domain's finding as it stands now, and the store the action goes to. */
+export interface ActionPort {
+  findFinding(name: string): Promise<DomainFinding | null>;
+  readonly store: ActionStore;
+}
+
+export interface ActionInput {
+  readonly action: SilenceAction;
+  readonly method: string;
+  /** As it arrived in the path, decoded; validated here before anything else. */
+  readonly domain: string;
+  readonly token: Readonly<Record<string, string | undefined>>;
+  /** The POSTed form (`days` for snooze), already parsed; empty for GET and HEAD. */
+  readonly form: Readonly<Record<string, string | undefined>>;
+  /** Epoch ms. */
+  readonly now: number;
+  readonly signingKeys: () => Promise<readonly SigningKey[]>;
+  /** Built lazily, only once the link is proven valid and the method needs it. */
+  readonly port: () => Promise<ActionPort>;
+}
+
+export type ActionOutcomeKind =
+  | 'method_not_allowed'
+  | 'invalid_domain'
+  | 'malformed'
+  | 'bad_signature'
+  | 'link_expired'
+  | 'head'
+  | 'confirm'
+  | 'no_finding'
+  | 'bad_days'
+  | 'snoozed'
+  | 'acknowledged'
+  | 'lookup_failed'
+  | 'store_failed'
+  | 'misconfigured';
+
+export interface ActionOutcome {
+  readonly kind: ActionOutcomeKind;
+  readonly status: number;
+  readonly title: string;
+  readonly message: string;
+  /** For the log only. */
+  readonly detail?: string;
+  /** Present on `confirm`: what the confirmation page shows. */
+  readonly confirm?: {
+    readonly action: SilenceAction;
+    readonly finding: DomainFinding;
+    readonly linkExpires: number;
+    /** The link's own query, so the form posts to the very same URL. */
+    readonly formAction: string;
+    /** Snooze only: the choices offered and the one chosen by default. */
+    readonly days?: { readonly choices: readonly number[]; readonly chosen: number };
+  };
+  /** What was stored, on `snoozed` / `acknowledged`. */
+  readonly stored?: Snooze | Acknowledgement;
+}
+
+const GENERIC_FAILURE =
+  'This service is not configured correctly. The operator has been told; please try again later.';
+const VERB: Record<SilenceAction, string> = { snooze: 'Snooze', acknowledge: 'Acknowledge' };
+
+/** Decides what a request to a snooze or acknowledge link does and answers. Never throws. */
+export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
+  const method = input.method.toUpperCase();
+  if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') {
+    return outcome('method_not_allowed', 405, 'Not allowed', 'Use the link from the alert.');
+  }
+  const problem = domainNameProblem(input.domain);
+  if (problem) {
+    return outcome(
+      'invalid_domain',
+      400,
+      'Not a valid domain name',
+      `This link is not valid: ${safeText(problem)}.`,
+    );
+  }
+  const domain = input.domain;
+  let keys: readonly SigningKey[];
+  try {
+    keys = await input.signingKeys();
+  } catch (error) {
+    return misconfigured(error);
+  }
+  const verdict = verifyLink({
+    action: input.action,
+    subject: domain,
+    token: input.token,
+    keys,
+    now: input.now,
+  });
+  if (!verdict.ok && verdict.reason === 'expired') {
+    return outcome(
+      'link_expired',
+      410,
+      'This link has expired',
+      `Links in an alert are valid for a limited time. Use the link in the latest alert about ${domain}.`,
+    );
+  }
+  if (!verdict.ok) {
+    return outcome(
+      verdict.reason === 'malformed' ? 'malformed' : 'bad_signature',
+      403,
+      'This link is not valid',
+      'The link was changed, or is for another domain or another action. Use the link from the alert exactly as sent.',
+    );
+  }
+  if (method === 'HEAD') return outcome('head', 200, '', '');
+
+  let days = DEFAULT_SNOOZE_DAYS;
+  if (method === 'POST' && input.action === 'snooze' && input.form.days !== undefined) {
+    const chosen = Number(input.form.days);
+    if (!(SNOOZE_CHOICES as readonly number[]).includes(chosen) || !/^\d+$/.test(input.form.days)) {
+      return outcome(
+        'bad_days',
+        400,
+        'Not a snooze length',
+        `Choose ${SNOOZE_CHOICES.join(', ')} days. Nothing was changed.`,
+      );
+    }
+    days = chosen;
+  }
+
+  let port: ActionPort;
+  try {
+    port = await input.port();
+  } catch (error) {
+    return misconfigured(error);
+  }
+  let finding: DomainFinding | null;
+  try {
+    finding = await port.findFinding(domain);
+  } catch (error) {
+    if (error instanceof AuthenticationError) return { ...misconfigured(error), detail: error.message };
+    return {
+      ...outcome(
+        'lookup_failed',
+        502,
+        'The reseller could not be reached',
+        `Nothing was changed: the reseller’s API did not answer when ${domain} was looked up. Please try again in a few minutes.`,
+      ),
+      detail: detailOf(error),
+    };
+  }
+  if (!finding) {
+    return outcome(
+      'no_finding',
+      method === 'POST' ? 409 : 200,
+      `Nothing to ${input.action} for ${domain}`,
+      `${domain} has nothing to report now (renewed, restored or gone from the account), so there is nothing to ${input.action}.`,
+    );
+  }
+  if (method === 'GET') {
+    return {
+      ...outcome('confirm', 200, `${VERB[input.action]} ${domain}?`, ''),
+      confirm: {
+        action: input.action,
+        finding,
+        linkExpires: verdict.exp * 1000,
+        formAction: `?${new URLSearchParams({ exp: String(input.token.exp), kid: String(input.token.kid), sig: String(input.token.sig) })}`,
+        ...(input.action === 'snooze'
+          ? { days: { choices: SNOOZE_CHOICES, chosen: DEFAULT_SNOOZE_DAYS } }
+          : {}),
+      },
+    };
+  }
+
+  const stored =
+    input.action === 'snooze' ? snoozeOf(finding, days, input.now) : acknowledgementOf(finding, input.now);
+  try {
+    if (input.action === 'snooze') await port.store.snooze(domain, stored as Snooze);
+    else await port.store.acknowledge(domain, stored as Acknowledgement);
+  } catch (error) {
+    return {
+      ...outcome(
+        'store_failed',
+        503,
+        `${domain} was not ${input.action === 'snooze' ? 'snoozed' : 'acknowledged'}`,
+        'Nothing was changed: the state store could not be written. Please try again in a few minutes.',
+      ),
+      detail: detailOf(error),
+    };
+  }
+  if (input.action === 'snooze') {
+    const until = (stored as Snooze).until.replace('T', ' ').slice(0, 16);
+    return {
+      ...outcome(
+        'snoozed',
+        200,
+        `${domain} snoozed`,
+        `Alerts leave ${domain} out until ${until} UTC, unless it gets worse (for example enters quarantine). It stays in the report.`,
+      ),
+      stored,
+    };
+  }
+  return {
+    ...outcome(
+      'acknowledged',
+      200,
+      `${domain} acknowledged`,
+      `Alerts leave ${domain} out until its expiry date, status or auto-renew changes. It stays in the report.`,
+    ),
+    stored,
+  };
+}
+
+function outcome(kind: ActionOutcomeKind, status: number, title: string, message: string): ActionOutcome {
+  return { kind, status, title, message };
+}
+
+function misconfigured(error: unknown): ActionOutcome {
+  const detail =
+    error instanceof SecretError || error instanceof ConfigError ? error.message : (error as Error).name;
+  return { ...outcome('misconfigured', 500, 'Unavailable', GENERIC_FAILURE), detail };
+}
+
+const detailOf = (error: unknown) =>
+  error instanceof Error ? `${error.name}: ${error.message}` : String(error);

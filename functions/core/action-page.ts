@@ -1,0 +1,52 @@
+import type { ActionOutcome } from './action-decision';
+import { describeDomainFinding } from './alert';
+import { escapeHtml, renderPage } from './restore-page';
+import { displayDomain } from './text';
+
+/**
+ * The confirmation pages of snooze and acknowledge: what the domain's problem is, what the action
+ * will do, and one form that posts to the same URL. No script; every value escaped.
+ */
+
+const day = (iso: string) =>
+  new Intl.DateTimeFormat('en-GB', {
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    timeZone: 'UTC',
+  }).format(new Date(iso));
+const dateTime = (ms: number) => `${new Date(ms).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
+
+/** GET on a valid snooze or acknowledge link for a domain with a finding. */
+export function renderActionConfirmPage(
+  domain: string,
+  confirm: NonNullable<ActionOutcome['confirm']>,
+  now: number,
+): string {
+  const shown = escapeHtml(displayDomain(domain));
+  const what = escapeHtml(describeDomainFinding(confirm.finding, new Date(now).toISOString(), day));
+  const facts = `<dl><dt>Domain</dt><dd><code>${shown}</code></dd><dt>Now</dt><dd>${what} (${escapeHtml(confirm.finding.severity)})</dd><dt>This link expires</dt><dd>${escapeHtml(dateTime(confirm.linkExpires))}</dd></dl>`;
+  const note =
+    '<p class="note">Nothing happens until you press the button: opening this page (as mail scanners do) changes nothing.</p>';
+  const action = escapeHtml(confirm.formAction);
+  if (confirm.action === 'snooze') {
+    const choices = (confirm.days?.choices ?? [])
+      .map(
+        (d) =>
+          `<label><input type="radio" name="days" value="${d}"${d === confirm.days?.chosen ? ' checked' : ''}> ${d} day${d === 1 ? '' : 's'}</label>`,
+      )
+      .join(' ');
+    return renderPage(
+      `Snooze ${domain}?`,
+      `<h1>Snooze <code>${shown}</code>?</h1>${facts}
+<p>Alerts leave it out for the days you choose. It stays in the report, and comes back at once if it gets worse (for example enters quarantine).</p>
+<form method="post" action="${action}"><fieldset><legend>Snooze for</legend>${choices}</fieldset><p><button type="submit">Snooze ${shown}</button></p></form>${note}`,
+    );
+  }
+  return renderPage(
+    `Acknowledge ${domain}?`,
+    `<h1>Acknowledge <code>${shown}</code>?</h1>${facts}
+<p>“We let this one go”: alerts leave it out until its expiry date, status or auto-renew changes. It stays in the report.</p>
+<form method="post" action="${action}"><button type="submit">Acknowledge ${shown}</button></form>${note}`,
+  );
+}

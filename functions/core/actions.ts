@@ -1,0 +1,190 @@
+import {
+  type DomainFinding,
+  type DomainFindingKind,
+  isDomainFinding,
+  type Severity,
+  severityRank,
+} from './classify';
+import type { Report } from './scan';
+
+/**
+ * Snooze and acknowledge, pure: what each remembers, whether it still silences a finding, and the
+ * report as alerts see it (silenced findings left out, the rest untouched). The store that keeps
+ * them is a port ({@link ActionStore}); functions/adapters holds its implementations.
+ */
+
+/** Days a snooze link offers; the link's own default is the middle one. */
+export const SNOOZE_CHOICES = [1, 7, 30] as const;
+export const DEFAULT_SNOOZE_DAYS = 7;
+/** The longest snooze the command line accepts. */
+export const MAX_SNOOZE_DAYS = 365;
+
+const DAY_MS = 86_400_000;
+
+/** A snooze: silent until `until`, unless the finding gets worse than it was. */
+export interface Snooze {
+  /** ISO 8601. */
+  readonly until: string;
+  /** ISO 8601: when it was snoozed. */
+  readonly at: string;
+  /** The finding as it was when snoozed: worse than this comes back at once. */
+  readonly kind: DomainFindingKind;
+  readonly severity: Severity;
+}
+
+/** "We let this one go": silent while the expiry date, the status (kind) and auto-renew stay as they were. */
+export interface Acknowledgement {
+  /** ISO 8601: when it was acknowledged. */
+  readonly at: string;
+  readonly kind: DomainFindingKind;
+  readonly severity: Severity;
+  readonly date_expiry: string;
+  readonly auto_renew: boolean | null;
+}
+
+/** What one domain carries. */
+export interface DomainActions {
+  readonly snooze?: Snooze;
+  readonly acknowledged?: Acknowledgement;
+}
+
+/** An action that no longer silences, and why; the scan removes it from the store. */
+export interface Lapse {
+  readonly domain_name: string;
+  readonly action: 'snooze' | 'acknowledge';
+  readonly reason: 'expired' | 'worse' | 'changed' | 'resolved';
+}
+
+/**
+ * Where snoozes and acknowledgements live: the state store (DynamoDB, a JSON file) in practice.
+ * Keys are normalised domain names.
+ */
+export interface ActionStore {
+  /** For messages: the file path or `dynamodb:TABLE`. */
+  readonly location: string;
+  /** Every domain's actions. */
+  load(): Promise<ReadonlyMap<string, DomainActions>>;
+  snooze(domain: string, snooze: Snooze): Promise<void>;
+  acknowledge(domain: string, acknowledgement: Acknowledgement): Promise<void>;
+  /** Removes actions that lapsed; an action set again since is left alone. */
+  lapse(lapses: readonly Lapse[], actions: ReadonlyMap<string, DomainActions>): Promise<void>;
+}
+
+const KIND_RANK: Readonly<Record<DomainFindingKind, number>> = {
+  auto_renew_off: 0,
+  expiring: 1,
+  expired: 2,
+  quarantine: 3,
+};
+
+/** True when `finding` is worse than it was: a higher severity, or further down the road to loss. */
+export function isWorse(
+  finding: DomainFinding,
+  was: { kind: DomainFindingKind; severity: Severity },
+): boolean {
+  return (
+    severityRank(finding.severity) > severityRank(was.severity) ||
+    KIND_RANK[finding.kind] > KIND_RANK[was.kind]
+  );
+}
+
+/** A snooze of `finding` for `days` days from `now` (epoch ms). */
+export function snoozeOf(finding: DomainFinding, days: number, now: number): Snooze {
+  return {
+    until: new Date(now + days * DAY_MS).toISOString(),
+    at: new Date(now).toISOString(),
+    kind: finding.kind,
+    severity: finding.severity,
+  };
+}
+
+/** An acknowledgement of `finding` as it is at `now`. */
+export function acknowledgementOf(finding: DomainFinding, now: number): Acknowledgement {
+  return {
+    at: new Date(now).toISOString(),
+    kind: finding.kind,
+    severity: finding.severity,
+    date_expiry: finding.date_expiry,
+    auto_renew: finding.auto_renew,
+  };
+}
+
+/** Why a snooze no longer silences `finding` at `now`, or null while it does. */
+export function snoozeLapse(snooze: Snooze, finding: DomainFinding, now: number): Lapse['reason'] | null {
+  if (Date.parse(snooze.until) <= now) return 'expired';
+  return isWorse(finding, snooze) ? 'worse' : null;
+}
+
+/** Why an acknowledgement no longer silences `finding`, or null while it does. */
+export function acknowledgementLapse(ack: Acknowledgement, finding: DomainFinding): Lapse['reason'] | null {
+  const same =
+    ack.kind === finding.kind &&
+    Date.parse(ack.date_expiry) === Date.parse(finding.date_expiry) &&
+    ack.auto_renew === finding.auto_renew;
+  return same ? null : 'changed';
+}
+
+export interface AppliedActions {
+  /** Every finding kept; the silenced ones carry `snoozed_until` or `acknowledged`. */
+  readonly report: Report;
+  /** Names of the domains whose finding is silenced in alerts. */
+  readonly silenced: ReadonlySet<string>;
+  readonly lapsed: readonly Lapse[];
+}
+
+/**
+ * Marks each domain finding its snooze or acknowledgement still holds for, and lists the actions
+ * that lapsed: expired, the finding got worse or changed, or it is gone (resolved). A lapsed
+ * action never silences, so a domain comes back in the very scan that sees it get worse.
+ */
+export function applyActions(
+  report: Report,
+  actions: ReadonlyMap<string, DomainActions>,
+  now: number,
+  nameOf: (domainName: string) => string = (n) => n,
+): AppliedActions {
+  const silenced = new Set<string>();
+  const lapsed: Lapse[] = [];
+  const seen = new Set<string>();
+  const findings = report.findings.map((f) => {
+    if (!isDomainFinding(f)) return f;
+    const name = nameOf(f.domain_name);
+    const own = actions.get(name);
+    if (!own) return f;
+    seen.add(name);
+    let marked: DomainFinding = f;
+    if (own.snooze) {
+      const reason = snoozeLapse(own.snooze, f, now);
+      if (reason) lapsed.push({ domain_name: name, action: 'snooze', reason });
+      else marked = { ...marked, snoozed_until: own.snooze.until };
+    }
+    if (own.acknowledged) {
+      const reason = acknowledgementLapse(own.acknowledged, f);
+      if (reason) lapsed.push({ domain_name: name, action: 'acknowledge', reason });
+      else marked = { ...marked, acknowledged: true, acknowledged_at: own.acknowledged.at };
+    }
+    if (marked !== f) silenced.add(f.domain_name);
+    return marked;
+  });
+  for (const [name, own] of actions) {
+    if (seen.has(name)) continue;
+    if (own.snooze) lapsed.push({ domain_name: name, action: 'snooze', reason: 'resolved' });
+    if (own.acknowledged) lapsed.push({ domain_name: name, action: 'acknowledge', reason: 'resolved' });
+  }
+  return { report: { ...report, findings }, silenced, lapsed };
+}
+
+/**
+ * The report as alerts see it: silenced domain findings left out and the summary counted again,
+ * with how many were left out, so the digest can say so (nothing disappears without a word).
+ */
+export function alertView<R extends Report>(
+  report: R,
+  silenced: ReadonlySet<string>,
+): R & { silenced?: number } {
+  if (silenced.size === 0) return report;
+  const findings = report.findings.filter((f) => !(isDomainFinding(f) && silenced.has(f.domain_name)));
+  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
+  for (const f of findings) summary[f.severity]++;
+  return { ...report, findings, summary, silenced: report.findings.length - findings.length };
+}

@@ -1,0 +1,240 @@
+import { describe, expect, it } from 'vitest';
+import { type ActionInput, decideAction } from '../../functions/core/action-decision';
+import { alertView, applyActions } from '../../functions/core/actions';
+import type { DomainFinding } from '../../functions/core/classify';
+import { parseSigningKeys, signLink } from '../../functions/core/links';
+import type { Report } from '../../functions/core/scan';
+import { MemoryActionStore } from '../support/memory-action-store';
+
+const NOW = Date.parse('2026-11-22T06:00:00Z');
+const DAY = 86_400_000;
+const keys = parseSigningKeys('s'.repeat(40));
+
+const finding = (over: Partial<DomainFinding> = {}): DomainFinding => ({
+  domain_name: 'example.nl',
+  kind: 'expiring',
+  severity: 'warning',
+  date_expiry: new Date(NOW + 20 * DAY).toISOString(),
+  days_left: 20,
+  auto_renew: false,
+  registrant: null,
+  ...over,
+});
+
+function tokenFor(action: 'snooze' | 'acknowledge' | 'restore', domain = 'example.nl', now = NOW) {
+  return Object.fromEntries(
+    new URL(signLink({ baseUrl: 'https://x.example', action, subject: domain, keys, now })).searchParams,
+  );
+}
+
+function input(
+  over: Partial<ActionInput> & { store?: MemoryActionStore; current?: DomainFinding | null } = {},
+) {
+  const store = over.store ?? new MemoryActionStore();
+  const current = over.current === undefined ? finding() : over.current;
+  let portBuilt = 0;
+  const value: ActionInput = {
+    action: 'snooze',
+    method: 'POST',
+    domain: 'example.nl',
+    token: tokenFor(over.action === 'acknowledge' ? 'acknowledge' : 'snooze'),
+    form: {},
+    now: NOW,
+    signingKeys: async () => keys,
+    port: async () => {
+      portBuilt++;
+      return { store, findFinding: async () => current };
+    },
+    ...over,
+  };
+  return { value, store, portBuilt: () => portBuilt };
+}
+
+describe('decideAction', () => {
+  it('GET shows the snooze confirmation with 1, 7 and 30 days (7 chosen) and changes nothing', async () => {
+    const { value, store } = input({ method: 'GET' });
+    const outcome = await decideAction(value);
+    expect(outcome).toMatchObject({ kind: 'confirm', status: 200 });
+    expect(outcome.confirm?.days).toEqual({ choices: [1, 7, 30], chosen: 7 });
+    expect(outcome.confirm?.formAction).toBe(
+      `?${new URLSearchParams(value.token as Record<string, string>)}`,
+    );
+    expect(store.writes).toBe(0);
+  });
+
+  it('HEAD checks the link only: no lookup, no write', async () => {
+    const { value, store, portBuilt } = input({ method: 'HEAD' });
+    await expect(decideAction(value)).resolves.toMatchObject({ kind: 'head', status: 200 });
+    expect([portBuilt(), store.writes]).toEqual([0, 0]);
+  });
+
+  it('POST snoozes for the chosen days and stores what the finding was', async () => {
+    const { value, store } = input({ form: { days: '30' } });
+    await expect(decideAction(value)).resolves.toMatchObject({ kind: 'snoozed', status: 200 });
+    expect(store.actions.get('example.nl')).toEqual({
+      snooze: {
+        until: new Date(NOW + 30 * DAY).toISOString(),
+        at: new Date(NOW).toISOString(),
+        kind: 'expiring',
+        severity: 'warning',
+      },
+    });
+  });
+
+  it('POST without a choice snoozes 7 days; a length not offered is refused with no change', async () => {
+    const plain = input();
+    await decideAction(plain.value);
+    expect(plain.store.actions.get('example.nl')?.snooze?.until).toBe(new Date(NOW + 7 * DAY).toISOString());
+    for (const days of ['8', '0', '7.0', '-1', 'seven', '']) {
+      const bad = input({ form: { days } });
+      await expect(decideAction(bad.value)).resolves.toMatchObject({ kind: 'bad_days', status: 400 });
+      expect(bad.store.writes).toBe(0);
+    }
+  });
+
+  it('POST acknowledges with the facts it is silent on: expiry date, status and auto-renew', async () => {
+    const { value, store } = input({ action: 'acknowledge' });
+    await expect(decideAction(value)).resolves.toMatchObject({ kind: 'acknowledged', status: 200 });
+    expect(store.actions.get('example.nl')?.acknowledged).toEqual({
+      at: new Date(NOW).toISOString(),
+      kind: 'expiring',
+      severity: 'warning',
+      date_expiry: finding().date_expiry,
+      auto_renew: false,
+    });
+  });
+
+  it.each([
+    [
+      'a tampered signature',
+      { token: { ...tokenFor('snooze'), sig: `${tokenFor('snooze').sig?.slice(0, -1)}A` } },
+      403,
+      'bad_signature',
+    ],
+    ['a restore link used to snooze', { token: tokenFor('restore') }, 403, 'bad_signature'],
+    ['an acknowledge link used to snooze', { token: tokenFor('acknowledge') }, 403, 'bad_signature'],
+    ['a link for another domain', { token: tokenFor('snooze', 'other.nl') }, 403, 'bad_signature'],
+    ['an expired link', { token: tokenFor('snooze', 'example.nl', NOW - 8 * DAY) }, 410, 'link_expired'],
+    ['a link without a token', { token: {} }, 403, 'malformed'],
+    ['an invalid domain', { domain: '../etc/passwd' }, 400, 'invalid_domain'],
+    ['a PUT', { method: 'PUT' }, 405, 'method_not_allowed'],
+  ] as const)('refuses %s with no lookup and no change of state', async (_, over, status, kind) => {
+    for (const method of ['GET', 'HEAD', 'POST']) {
+      const { value, store, portBuilt } = input({ method, ...over } as Partial<ActionInput>);
+      await expect(decideAction(value)).resolves.toMatchObject({ kind, status });
+      expect([portBuilt(), store.writes]).toEqual([0, 0]);
+    }
+  });
+
+  it('has nothing to snooze for a domain without a finding: 200 on GET, 409 on POST, no change', async () => {
+    const get = input({ method: 'GET', current: null });
+    await expect(decideAction(get.value)).resolves.toMatchObject({ kind: 'no_finding', status: 200 });
+    const post = input({ current: null });
+    await expect(decideAction(post.value)).resolves.toMatchObject({ kind: 'no_finding', status: 409 });
+    expect(post.store.writes).toBe(0);
+  });
+
+  it('says nothing was changed when the store cannot be written, and names the failure for the log', async () => {
+    const store = new MemoryActionStore();
+    store.failing = true;
+    const outcome = await decideAction(input({ store }).value);
+    expect(outcome).toMatchObject({ kind: 'store_failed', status: 503, detail: 'Error: store unavailable' });
+    expect(outcome.message).toMatch(/Nothing was changed/);
+  });
+
+  it('turns a signing key that cannot be read into a generic page, the reason for the log only', async () => {
+    const { value } = input({
+      signingKeys: async () => {
+        throw new Error('boom');
+      },
+    });
+    await expect(decideAction(value)).resolves.toMatchObject({
+      kind: 'misconfigured',
+      status: 500,
+      detail: 'Error',
+    });
+  });
+});
+
+const report = (findings: DomainFinding[]): Report => ({
+  generated_at: new Date(NOW).toISOString(),
+  now: new Date(NOW).toISOString(),
+  source: { base_url: 'https://api.example', mode: 'full' },
+  policy: { expiry_days: 30, critical_days: 7 },
+  stats: { domains_scanned: 10, contacts_scanned: 0, requests: 1, duration_ms: 1 },
+  summary: {
+    critical: findings.filter((f) => f.severity === 'critical').length,
+    warning: findings.filter((f) => f.severity === 'warning').length,
+    info: findings.filter((f) => f.severity === 'info').length,
+  },
+  findings,
+  problems: [],
+});
+
+describe('applyActions', () => {
+  const snooze = {
+    until: new Date(NOW + 3 * DAY).toISOString(),
+    at: new Date(NOW - 4 * DAY).toISOString(),
+    kind: 'expiring' as const,
+    severity: 'warning' as const,
+  };
+  const ack = {
+    at: new Date(NOW - DAY).toISOString(),
+    kind: 'expiring' as const,
+    severity: 'warning' as const,
+    date_expiry: finding().date_expiry,
+    auto_renew: false,
+  };
+
+  it('keeps a snoozed domain in the report, marked, and leaves it out of the alert view', () => {
+    const other = finding({ domain_name: 'other.nl', severity: 'critical', days_left: 2 });
+    const applied = applyActions(report([other, finding()]), new Map([['example.nl', { snooze }]]), NOW);
+    expect(applied.report.findings.map((f) => ('snoozed_until' in f ? f.snoozed_until : null))).toEqual([
+      null,
+      snooze.until,
+    ]);
+    expect(applied.lapsed).toEqual([]);
+    const view = alertView(applied.report, applied.silenced);
+    expect(view.findings.map((f) => ('domain_name' in f ? f.domain_name : ''))).toEqual(['other.nl']);
+    expect(view.summary).toEqual({ critical: 1, warning: 0, info: 0 });
+    expect(view.silenced).toBe(1);
+  });
+
+  it.each([
+    ['enters quarantine', finding({ kind: 'quarantine', severity: 'critical' }), 'worse'],
+    ['becomes critical', finding({ severity: 'critical', days_left: 5 }), 'worse'],
+    ['expires', finding({ kind: 'expired', severity: 'critical' }), 'worse'],
+  ] as const)('lifts a snooze at once when the domain %s', (_, now, reason) => {
+    const applied = applyActions(report([now]), new Map([['example.nl', { snooze }]]), NOW);
+    expect(applied.silenced.size).toBe(0);
+    expect(applied.lapsed).toEqual([{ domain_name: 'example.nl', action: 'snooze', reason }]);
+    expect(applied.report.findings[0]).not.toHaveProperty('snoozed_until');
+  });
+
+  it('lifts a snooze when it expires, and one whose domain has no finding any more', () => {
+    const later = applyActions(report([finding()]), new Map([['example.nl', { snooze }]]), NOW + 3 * DAY);
+    expect(later.lapsed).toEqual([{ domain_name: 'example.nl', action: 'snooze', reason: 'expired' }]);
+    const gone = applyActions(report([]), new Map([['example.nl', { snooze, acknowledged: ack }]]), NOW);
+    expect(gone.lapsed.map((l) => `${l.action} ${l.reason}`)).toEqual([
+      'snooze resolved',
+      'acknowledge resolved',
+    ]);
+  });
+
+  it('keeps an acknowledgement while expiry, status and auto-renew stay; even as the days run down', () => {
+    const nearer = finding({ severity: 'critical', days_left: 3 });
+    const applied = applyActions(report([nearer]), new Map([['example.nl', { acknowledged: ack }]]), NOW);
+    expect(applied.report.findings[0]).toMatchObject({ acknowledged: true, acknowledged_at: ack.at });
+    expect([...applied.silenced]).toEqual(['example.nl']);
+  });
+
+  it.each([
+    ['the expiry date', finding({ date_expiry: new Date(NOW + 40 * DAY).toISOString() })],
+    ['the status', finding({ kind: 'quarantine', severity: 'critical' })],
+    ['auto-renew', finding({ auto_renew: null })],
+  ])('lets an acknowledged domain come back when %s changes', (_, now) => {
+    const applied = applyActions(report([now]), new Map([['example.nl', { acknowledged: ack }]]), NOW);
+    expect(applied.silenced.size).toBe(0);
+    expect(applied.lapsed).toEqual([{ domain_name: 'example.nl', action: 'acknowledge', reason: 'changed' }]);
+  });
+});
