@@ -6,7 +6,12 @@ import { renderMessagePage, SECURITY_HEADERS } from '../core/restore-page';
 /** The Lambda's handler shape. */
 export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
-const ROUTE = /^\/restore\/([^/]+)$/;
+/** The API's resources by path, as API Gateway routes them: acting links carry the domain in the path. */
+const ROUTES: ReadonlyArray<{ readonly path: RegExp; readonly resource: string }> = [
+  { path: /^\/(restore|snooze|acknowledge)\/([^/]+)$/, resource: '/$1/{domain}' },
+  { path: /^\/(report)$/, resource: '/report' },
+  { path: /^\/(calendar\.ics)$/, resource: '/calendar.ics' },
+];
 /** The restore POST has no body; API Gateway's own limit is 10 MB, ours far smaller. */
 export const MAX_BODY_BYTES = 16_384;
 
@@ -17,7 +22,7 @@ class BodyTooLargeError extends Error {
 
 /**
  * Serves a Lambda proxy handler on a local HTTP server: each request becomes the API Gateway event
- * the REST API would send for `/restore/{domain}`, so `sentinel serve` runs the very handler the
+ * the REST API would send for its resource (`/restore/{domain}`, `/snooze/{domain}`, `/report`, …), so `sentinel serve` runs the very handler the
  * Lambda runs.
  */
 export async function serveLocally(handler: ProxyHandler, options: { port?: number; host?: string } = {}) {
@@ -62,17 +67,18 @@ export async function serveLocally(handler: ProxyHandler, options: { port?: numb
 
 function toProxyEvent(req: IncomingMessage, body: string): APIGatewayProxyEvent | null {
   const url = new URL(req.url ?? '/', 'http://local');
-  const match = ROUTE.exec(url.pathname);
-  if (!match?.[1]) return null;
+  const route = ROUTES.find((r) => r.path.test(url.pathname));
+  const match = route?.path.exec(url.pathname);
+  if (!route || !match?.[1]) return null;
   const headers: Record<string, string> = {};
   for (const [key, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[key] = value;
   const query = url.searchParams.size ? Object.fromEntries(url.searchParams) : null;
   return {
     httpMethod: req.method ?? 'GET',
     path: url.pathname,
-    resource: '/restore/{domain}',
+    resource: route.resource.replace('$1', match[1]),
     // API Gateway decodes path parameters; keep any decoding failure as the raw text for the validator to reject.
-    pathParameters: { domain: safeDecode(match[1]) },
+    pathParameters: match[2] ? { domain: safeDecode(match[2]) } : null,
     queryStringParameters: query,
     multiValueQueryStringParameters: null,
     headers,

@@ -2,6 +2,7 @@ import type { SNSClient } from '@aws-sdk/client-sns';
 import { buildAlertMessage, shouldNotify } from '../core/alert';
 import type { ScanSettings } from '../core/config';
 import { signRestoreLink } from '../core/links';
+import { attachLinks } from '../core/report-links';
 import { ResellerClient } from '../core/reseller-client';
 import { type Report, scanAccount } from '../core/scan';
 import type { SecretSource } from '../core/secrets';
@@ -44,7 +45,7 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
             ttlSeconds: settings.linkTtlDays * 86_400,
           })
       : undefined;
-  return scanAccount({
+  const report = await scanAccount({
     client,
     now: input.now,
     policy: { expiryDays: settings.expiryDays, criticalDays: settings.criticalDays },
@@ -54,6 +55,9 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
       ? { timeBudgetSeconds: Math.round((input.deadline - Date.now()) / 1000) }
       : {}),
   });
+  return linkBaseUrl && keys?.length
+    ? attachLinks(report, { baseUrl: linkBaseUrl, keys, now: input.now, ttlDays: settings.linkTtlDays })
+    : report;
 }
 
 export type DeliveryOutcome =

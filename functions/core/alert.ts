@@ -127,7 +127,27 @@ function itemLines(f: Finding, now: string, day: (iso: string) => string): strin
   if (registrant) lines.push(`  ${registrant}`);
   if (f.restore_url) lines.push(`  Restore: ${f.restore_url}`);
   else if (f.restore_unavailable) lines.push(`  ${safeText(f.restore_unavailable)}`);
+  lines.push(...actionLines(f));
   return lines;
+}
+
+/** The snooze and acknowledge links of an item (report-links.ts signs them). */
+function actionLines(f: DomainFinding): string[] {
+  const lines: string[] = [];
+  if (f.actions?.snooze) lines.push(`  Snooze 7 days: ${f.actions.snooze}`);
+  if (f.actions?.acknowledge) lines.push(`  Acknowledge (we let it go): ${f.actions.acknowledge}`);
+  return lines;
+}
+
+/** The digest's opening lines about the web: the full report's link, and what snooze/acknowledge left out. */
+function webLines(report: Report & { readonly silenced?: number }): string[] {
+  const lines: string[] = [];
+  if (report.report_url) lines.push(`Full report: ${report.report_url}`);
+  if (report.silenced)
+    lines.push(
+      `${plural(report.silenced, 'snoozed or acknowledged domain')} left out (see the full report).`,
+    );
+  return lines.length ? [...lines, ''] : [];
 }
 
 /** One unreadable record on one line: its key and reason made safe and cut. */
@@ -158,6 +178,7 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
   const limit = options.detailLimit ?? DIGEST_DETAIL_LIMIT;
   const label = options.accountLabel ? ` (${safeText(options.accountLabel)})` : '';
   const out: string[] = [`domain-sentinel${label}: ${headline(report)}`, ''];
+  out.push(...webLines(report));
 
   let detailBudget = limit;
   for (const severity of ['critical', 'warning'] as const) {

@@ -30,6 +30,10 @@ export interface Report {
   readonly summary: Readonly<Record<Severity, number>>;
   readonly findings: readonly Finding[];
   readonly problems: readonly Problem[];
+  /** Signed read-only link to this report as a page (functions/core/report-links.ts). */
+  readonly report_url?: string;
+  /** Signed read-only link to the calendar feed of the findings. */
+  readonly calendar_url?: string;
 }
 
 /** What a scan needs. */

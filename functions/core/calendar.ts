@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import ical, { ICalAlarmType } from 'ical-generator';
+import { describeDomainFinding } from './alert';
+import { type DomainFinding, isDomainFinding } from './classify';
+import type { Report } from './scan';
+import { displayDomain, normalizeDomainName } from './text';
+
+/**
+ * The calendar feed (RFC 5545, written by ical-generator): one all-day event per domain finding,
+ * on its expiry date (or, in quarantine, the day quarantine began), with an alarm CRITICAL_DAYS
+ * before an expiry. UIDs are a hash of domain, kind and date, so a calendar app that fetches the
+ * feed again updates its events instead of adding copies, and a renewal (a new date) is a new event.
+ */
+
+export const CALENDAR_CONTENT_TYPE = 'text/calendar; charset=utf-8';
+const DAY_MS = 86_400_000;
+
+/** The day an event of `finding` falls on (ISO 8601). */
+export function eventDate(finding: DomainFinding): string {
+  return finding.kind === 'quarantine' ? (finding.date_deleted ?? finding.date_expiry) : finding.date_expiry;
+}
+
+/** The stable UID of a finding's event. */
+export function eventUid(finding: DomainFinding): string {
+  const day = eventDate(finding).slice(0, 10);
+  const hash = createHash('sha256')
+    .update(`${normalizeDomainName(finding.domain_name)}\n${finding.kind}\n${day}`)
+    .digest('hex')
+    .slice(0, 32);
+  return `${hash}@domain-sentinel`;
+}
+
+const dayFormat = (iso: string) =>
+  new Intl.DateTimeFormat('en-GB', {
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    timeZone: 'UTC',
+  }).format(new Date(iso));
+
+function summaryOf(f: DomainFinding, name: string): string {
+  if (f.kind === 'quarantine') return `Quarantine: ${name}`;
+  if (f.kind === 'expired') return `Expired: ${name}`;
+  return `Expires: ${name}${f.auto_renew === true ? '' : ' (auto-renew off)'}`;
+}
+
+/** The feed of `report`'s domain findings. */
+export function renderCalendar(report: Report, options: { readonly accountLabel?: string } = {}): string {
+  const name = `domain-sentinel${options.accountLabel ? ` (${options.accountLabel})` : ''}`;
+  const calendar = ical({
+    name,
+    prodId: { company: 'domain-sentinel', product: 'expiry-feed', language: 'EN' },
+    // Calendar apps poll on their own schedule; this asks for twice a day, as often as scans run.
+    ttl: 12 * 3600,
+  });
+  const criticalDays = report.policy?.critical_days ?? 7;
+  for (const f of report.findings) {
+    if (!isDomainFinding(f)) continue;
+    const shown = displayDomain(f.domain_name);
+    const date = eventDate(f);
+    const isExpiry = f.kind !== 'quarantine';
+    const future = Date.parse(date) > Date.parse(report.now);
+    calendar.createEvent({
+      id: eventUid(f),
+      start: new Date(Date.parse(date.slice(0, 10))),
+      end: new Date(Date.parse(date.slice(0, 10)) + DAY_MS),
+      allDay: true,
+      stamp: new Date(report.generated_at),
+      summary: summaryOf(f, shown),
+      description: `${shown}: ${describeDomainFinding(f, report.now, dayFormat)} (${f.severity}).`,
+      ...(isExpiry && future
+        ? { alarms: [{ type: ICalAlarmType.display, triggerBefore: criticalDays * 86_400 }] }
+        : {}),
+    });
+  }
+  return calendar.toString();
+}
