@@ -1,0 +1,184 @@
+import ICAL from 'ical.js';
+import { describe, expect, it } from 'vitest';
+import { CALENDAR_CONTENT_TYPE, eventUid, renderCalendar } from '../../functions/core/calendar';
+import type { DomainFinding } from '../../functions/core/classify';
+import { parseSigningKeys } from '../../functions/core/links';
+import { attachLinks, CALENDAR_LINK_TTL_DAYS } from '../../functions/core/report-links';
+import { REPORT_PAGE_HEADERS, renderReportPage, renderTimeline } from '../../functions/core/report-page';
+import { domainFinding, NOW_ISO, reportOf } from '../support/report';
+
+const NOW = Date.parse(NOW_ISO);
+const keys = parseSigningKeys('r'.repeat(40));
+
+function parseFeed(text: string) {
+  const calendar = new ICAL.Component(ICAL.parse(text));
+  return calendar.getAllSubcomponents('vevent').map((event) => {
+    const e = new ICAL.Event(event);
+    const alarms = event.getAllSubcomponents('valarm').map((a) => String(a.getFirstPropertyValue('trigger')));
+    return {
+      uid: e.uid,
+      summary: e.summary,
+      start: e.startDate.toString(),
+      allDay: e.startDate.isDate,
+      alarms,
+    };
+  });
+}
+
+const findings = (): DomainFinding[] => [
+  domainFinding('lost.nl', 'quarantine', 'critical', -40, { date_deleted: '2026-11-10T00:00:00.000Z' }),
+  domainFinding('gone.nl', 'expired', 'critical', -2),
+  domainFinding('soon.nl', 'expiring', 'critical', 3),
+  domainFinding('later.nl', 'expiring', 'warning', 20),
+  domainFinding('far.nl', 'auto_renew_off', 'info', 200),
+];
+
+describe('renderCalendar', () => {
+  it('has one all-day event per domain finding: the expiry date, or the day quarantine began', () => {
+    const report = reportOf([
+      ...findings(),
+      {
+        handle: 'C9',
+        kind: 'contact_pending_validation',
+        severity: 'warning',
+        name: 'n',
+        company_name: '',
+        email: '',
+      },
+    ]);
+    const events = parseFeed(renderCalendar(report));
+    expect(events.map((e) => [e.summary, e.start, e.allDay])).toEqual([
+      ['Quarantine: lost.nl', '2026-11-10', true],
+      ['Expired: gone.nl', '2026-11-20', true],
+      ['Expires: soon.nl (auto-renew off)', '2026-11-25', true],
+      ['Expires: later.nl (auto-renew off)', '2026-12-12', true],
+      ['Expires: far.nl (auto-renew off)', '2027-06-10', true],
+    ]);
+  });
+
+  it('sets an alarm CRITICAL_DAYS before each future expiry, and none on the past or quarantine', () => {
+    const events = parseFeed(
+      renderCalendar({ ...reportOf(findings()), policy: { expiry_days: 30, critical_days: 5 } }),
+    );
+    expect(events.map((e) => e.alarms)).toEqual([[], [], ['-P5D'], ['-P5D'], ['-P5D']]);
+  });
+
+  it('keeps the UIDs across two scans a day apart, and gives a renewed domain a new event', () => {
+    const first = parseFeed(renderCalendar(reportOf(findings())));
+    const nextDay = findings().map((f) => ({ ...f, days_left: f.days_left - 1 }));
+    const second = parseFeed(
+      renderCalendar({ ...reportOf(nextDay), generated_at: '2026-11-23T06:00:00.000Z' }),
+    );
+    expect(second.map((e) => e.uid)).toEqual(first.map((e) => e.uid));
+    expect(new Set(first.map((e) => e.uid)).size).toBe(5);
+    const renewed = domainFinding('later.nl', 'expiring', 'warning', 385);
+    expect(eventUid(renewed)).not.toBe(first[3]?.uid);
+  });
+
+  it('carries hostile names as text: no line of the feed can be forged', () => {
+    const evil = domainFinding('evil.nl\r\nBEGIN:VEVENT\r\nUID:forged', 'expiring', 'warning', 10);
+    const text = renderCalendar(reportOf([evil]));
+    expect(text.match(/^BEGIN:VEVENT/gm)).toHaveLength(1);
+    expect(text).not.toMatch(/^UID:forged/m);
+    expect(CALENDAR_CONTENT_TYPE).toBe('text/calendar; charset=utf-8');
+  });
+});
+
+describe('attachLinks', () => {
+  it('gives every domain finding snooze and acknowledge links (restore where it has one) and the report its URLs', () => {
+    const quarantined = {
+      ...findings()[0],
+      restore_url: 'https://x.example/restore/lost.nl?exp=1',
+    } as DomainFinding;
+    const report = attachLinks(reportOf([quarantined, findings()[3] as DomainFinding]), {
+      baseUrl: 'https://x.example/prod',
+      keys,
+      now: NOW,
+      ttlDays: 7,
+    });
+    const [a, b] = report.findings as DomainFinding[];
+    expect(Object.keys(a?.actions ?? {})).toEqual(['restore', 'snooze', 'acknowledge']);
+    expect(Object.keys(b?.actions ?? {})).toEqual(['snooze', 'acknowledge']);
+    expect(b?.actions?.snooze).toMatch(/^https:\/\/x\.example\/prod\/snooze\/later\.nl\?exp=/);
+    expect(report.report_url).toMatch(/^https:\/\/x\.example\/prod\/report\?exp=(\d+)&/);
+    const exp = (url: string | undefined) => Number(new URL(url ?? '').searchParams.get('exp'));
+    expect(exp(report.report_url)).toBe(NOW / 1000 + 7 * 86_400);
+    expect(exp(report.calendar_url)).toBe(NOW / 1000 + CALENDAR_LINK_TTL_DAYS * 86_400);
+  });
+});
+
+describe('renderReportPage', () => {
+  const report = reportOf([
+    ...findings(),
+    domainFinding('<script>alert(1)</script>.nl', 'expiring', 'warning', 12, {
+      registrant: { handle: 'C"1', name: '<img src=x onerror=alert(1)>' },
+    }),
+  ]);
+  const token = { exp: '1', kid: 'abcd1234', sig: 'x'.repeat(43) };
+
+  it('groups findings under the digest’s words, critical first', () => {
+    const html = renderReportPage({ report, token });
+    const headings = [...html.matchAll(/<h2>([^<]+)<\/h2>/g)].map((m) => m[1]);
+    expect(headings).toEqual(['Expiries in the next 90 days', 'CRITICAL (3)', 'WARNING (2)', 'INFO (1)']);
+    expect(html).toContain('<strong>soon.nl</strong>: expires 25 Nov 2026 in 3 days, auto-renew OFF');
+  });
+
+  it('escapes everything from the API', () => {
+    const html = renderReportPage({ report, token });
+    expect(html).not.toContain('<script>alert');
+    expect(html).not.toContain('<img src=x');
+    expect(html).toContain('&#60;script&#62;alert(1)&#60;/script&#62;.nl');
+  });
+
+  it('filters by the text typed, keeping the link’s token in the form', () => {
+    const html = renderReportPage({ report, token, query: 'SOON' });
+    expect(html).toContain('1 of 6 findings match “SOON”.');
+    expect(html).toContain('<strong>soon.nl</strong>');
+    expect(html).not.toContain('<strong>later.nl</strong>');
+    expect(html).toContain(`<input type="hidden" name="sig" value="${token.sig}">`);
+  });
+
+  it('shows the changes since the last scan when the report has them', () => {
+    const withChanges = {
+      ...report,
+      changes: [
+        {
+          domain_name: 'shop.nl',
+          kind: 'transfer_lock_off',
+          severity: 'warning',
+          before: true,
+          after: false,
+        },
+      ],
+    };
+    expect(renderReportPage({ report: withChanges, token })).toContain(
+      '<h2>Changes since the last scan (1)</h2><ul class="items"><li><strong>shop.nl</strong>: transfer lock off (true → false)</li>',
+    );
+    expect(renderReportPage({ report, token })).not.toContain('Changes since');
+  });
+
+  it('marks snoozed and acknowledged domains, which stay in the report', () => {
+    const marked = reportOf([
+      domainFinding('quiet.nl', 'expiring', 'warning', 10, { snoozed_until: '2026-11-29T06:00:00.000Z' }),
+      domainFinding('letgo.nl', 'expiring', 'warning', 11, { acknowledged: true }),
+    ]);
+    const html = renderReportPage({ report: marked, token });
+    expect(html).toContain('<strong>quiet.nl</strong><span class="tag">snoozed until 29 Nov 2026</span>');
+    expect(html).toContain('<strong>letgo.nl</strong><span class="tag">acknowledged</span>');
+  });
+
+  it('draws the expiries of the next 90 days on the timeline, and nothing past or beyond', () => {
+    const svg = renderTimeline(report);
+    const names = [...svg.matchAll(/text-anchor="end">([^<]+)</g)].map((m) => m[1]);
+    expect(names).toEqual(['soon.nl', '&#60;script&#62;alert(1)&#60;/script&#62;…', 'later.nl']);
+  });
+
+  it('allows its own stylesheet by hash and nothing inline besides', () => {
+    const csp = REPORT_PAGE_HEADERS['Content-Security-Policy'] ?? '';
+    expect(csp).toMatch(/^default-src 'none'; style-src 'sha256-[^']+' 'sha256-[^']+'; form-action 'self'/);
+    expect(csp).not.toContain('unsafe-inline');
+    expect(renderReportPage({ report, token })).toContain(
+      '<meta name="viewport" content="width=device-width,initial-scale=1">',
+    );
+  });
+});
