@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { serveLocally } from '../functions/adapters/local-server';
-import { createRestoreHandler } from '../functions/adapters/restore-handler';
+import { finishReport } from '../functions/adapters/report-finish';
 import { deliverAlert, runScanJob } from '../functions/adapters/scan-job';
 import { EnvSecretSource } from '../functions/adapters/secrets';
 import { renderDigest, renderSms, smsAsDelivered } from '../functions/core/alert';
@@ -23,6 +23,7 @@ import { parseRfc3339 } from '../functions/core/schemas';
 import { normalizeDomainName } from '../functions/core/text';
 import { generatePortfolio } from '../functions/simulator/portfolio';
 import { type Fault, startSimulator } from '../functions/simulator/server';
+import { reportStoreFromEnv, webAppForServe } from './cli-web';
 import { type CommandSpec, commandSpec, parseOptionsOf, renderHelp } from './commands';
 
 /** Where the CLI writes and what it reads; tests pass their own. */
@@ -163,11 +164,19 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
     throw new ConfigError(`${ENV.alertTopicArn} is not set; set it to publish the alert, or pass --dry-run`);
   }
 
-  const report = await runScanJob({
+  const read = await runScanJob({
     settings,
     secrets,
     now,
     deadline: Date.now() + settings.timeBudgetSeconds * 1000,
+  });
+  // Kept for the report page and the calendar feed (REPORT_DIR / REPORT_BUCKET), see bin/cli-web.ts.
+  const reports = reportStoreFromEnv(io.env);
+  const { report, alert } = await finishReport({
+    report: read,
+    ...(reports ? { reports } : {}),
+    now,
+    dryRun,
   });
 
   if (values.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
@@ -178,12 +187,12 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
         ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
       };
       io.stdout(
-        `${renderDigest(report, options)}\n\n--- SMS (critical only, as a phone receives it) ---\n${smsAsDelivered(renderSms(report, options))}\n`,
+        `${renderDigest(alert, options)}\n\n--- SMS (critical only, as a phone receives it) ---\n${smsAsDelivered(renderSms(alert, options))}\n`,
       );
     }
   } else if (topicArn) {
     const sns = io.sns?.() ?? new SNSClient({});
-    const outcome = await deliverAlert(report, settings, sns, topicArn);
+    const outcome = await deliverAlert(alert, settings, sns, topicArn);
     const line = outcome.published
       ? `published alert ${outcome.messageId} to ${topicArn}${outcome.findingsCut ? ` (${outcome.findingsCut} findings cut to fit SNS's 256 KB)` : ''}`
       : `no alert published: ${outcome.reason}`;
@@ -289,14 +298,13 @@ async function serveCommand(args: readonly string[], io: CliIo): Promise<number>
   const secrets = new EnvSecretSource(io.env);
   secrets.apiKeyNow();
   secrets.signingKeysNow();
-  const handler = createRestoreHandler({
-    settings: () => settingsFromEnv(io.env),
-    secrets,
-    log: (entry) => io.stderr(`${JSON.stringify({ message: 'restore attempt', ...entry })}\n`),
-  });
+  // Every link (restore, snooze, acknowledge, report, calendar) through the web Lambda's own handler.
+  const handler = webAppForServe(io.env, secrets, (message, entry) =>
+    io.stderr(`${JSON.stringify({ message, ...entry })}\n`),
+  );
   const server = await serveLocally(handler, { port });
   io.stdout(
-    `restore endpoint listening on ${server.url}/restore/<domain>\n` +
+    `web links listening on ${server.url}: /restore/<domain>, /snooze/<domain>, /acknowledge/<domain>, /report, /calendar.ics\n` +
       `links for it: ${ENV.linkBaseUrl}=${server.url} ${ENV.linkSigningKey}=<the same key> sentinel link <domain>\n`,
   );
   io.onListening?.(server.url);

@@ -1,0 +1,55 @@
+import type { ActionStore } from '../core/actions';
+import type { RawSettings } from '../core/config';
+import { ConfigError } from '../core/errors';
+import type { ReportStore } from '../core/report-store';
+import type { SecretSource } from '../core/secrets';
+import { createActionHandler } from './action-handler';
+import type { ProxyHandler } from './local-server';
+import { createRestoreHandler } from './restore-handler';
+import { createViewHandler, createWebHandler } from './web-handler';
+
+/** What the web API needs, wherever it runs (the web Lambda, `sentinel serve`). */
+export interface WebAppDeps {
+  readonly settings: () => RawSettings;
+  readonly secrets: SecretSource;
+  /** The state store's snoozes and acknowledgements; null when no state store is configured. */
+  readonly actions: () => ActionStore | null | Promise<ActionStore | null>;
+  /** Where the latest report is kept; null when none is configured. */
+  readonly reports: () => ReportStore | null;
+  /** One structured line per request; never a secret or a signature. */
+  readonly log: (message: string, entry: Record<string, unknown>) => void;
+  readonly clock?: () => number;
+  readonly fetch?: typeof fetch;
+}
+
+/** Every route of the web API behind one proxy handler. */
+export function createWebApp(deps: WebAppDeps): ProxyHandler {
+  const common = {
+    settings: deps.settings,
+    secrets: deps.secrets,
+    ...(deps.clock ? { clock: deps.clock } : {}),
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+  };
+  return createWebHandler({
+    restore: createRestoreHandler({ ...common, log: (entry) => deps.log('restore attempt', { ...entry }) }),
+    action: createActionHandler({
+      ...common,
+      store: async () => {
+        const store = await deps.actions();
+        if (!store)
+          throw new ConfigError(
+            'snooze and acknowledge need the state store (STATE, or STATE_TABLE_NAME in the stack); none is configured',
+          );
+        return store;
+      },
+      log: (entry) => deps.log(`${entry.action} attempt`, { ...entry }),
+    }),
+    view: createViewHandler({
+      secrets: deps.secrets,
+      reports: deps.reports,
+      accountLabel: () => deps.settings().accountLabel || undefined,
+      ...(deps.clock ? { clock: deps.clock } : {}),
+      log: (entry) => deps.log(`${entry.action} view`, { ...entry }),
+    }),
+  });
+}
