@@ -1,0 +1,56 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serveLocally } from '../../functions/adapters/local-server';
+import { FolderReportStore } from '../../functions/adapters/report-stores';
+import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { createWebApp } from '../../functions/adapters/web-app';
+import type { ActionStore } from '../../functions/core/actions';
+import { settingsFromEnv } from '../../functions/core/config';
+import { generatePortfolio } from '../../functions/simulator/portfolio';
+import { startSimulator } from '../../functions/simulator/server';
+import { MemoryActionStore } from './memory-action-store';
+import { API_KEY, SIGNING_KEY } from './restore-env';
+
+/**
+ * The simulator plus the web app on a local server, wired as `sentinel serve` wires them: a report
+ * folder the scan writes and the page reads, and an action store (in memory unless one is given).
+ */
+export async function startWebStack(
+  options: { domains?: number; seed?: number; actions?: ActionStore } = {},
+) {
+  const now = Date.now();
+  const portfolio = generatePortfolio({ domains: options.domains ?? 120, seed: options.seed ?? 41, now });
+  const sim = await startSimulator({ portfolio, apiKey: API_KEY });
+  const reportDir = mkdtempSync(join(tmpdir(), 'sentinel-web-'));
+  const actions = options.actions ?? new MemoryActionStore();
+  const logs: Array<Record<string, unknown>> = [];
+  const env: Record<string, string> = {
+    RESELLER_BASE_URL: sim.url,
+    RESELLER_API_KEY: API_KEY,
+    LINK_SIGNING_KEY: SIGNING_KEY,
+    REPORT_DIR: reportDir,
+  };
+  const app = createWebApp({
+    settings: () => settingsFromEnv(env),
+    secrets: new EnvSecretSource(env),
+    actions: () => actions,
+    reports: () => new FolderReportStore(reportDir),
+    log: (message, entry) => logs.push({ message, ...entry }),
+  });
+  const server = await serveLocally(app, { port: 0 });
+  return {
+    sim,
+    server,
+    actions,
+    logs,
+    portfolio,
+    reportDir,
+    env: { ...env, LINK_BASE_URL: server.url },
+    close: async () => {
+      await server.close();
+      await sim.close();
+      rmSync(reportDir, { recursive: true, force: true });
+    },
+  };
+}
