@@ -1,21 +1,26 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { S3Client } from '@aws-sdk/client-s3';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context } from 'aws-lambda';
+import { S3ReportStore } from './adapters/report-stores';
 import { handleScheduledScan } from './adapters/scheduled-scan';
 import { SsmSecretSource } from './adapters/secrets';
 import { METRICS } from './core/config';
+import { REPORT_ENV } from './core/report-store';
 
 // Clients at module scope: created once per container, reused by warm invocations.
 const logger = new Logger({ serviceName: 'domain-sentinel-scan' });
 const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS.service });
 const sns = new SNSClient({});
 const secrets = new SsmSecretSource(new SSMClient({}), process.env);
+const bucket = process.env[REPORT_ENV.bucket];
+const reports = bucket ? new S3ReportStore(new S3Client({}), bucket) : undefined;
 
 /** EventBridge Scheduler invokes this; the event carries nothing the scan needs. */
 export const handler = async (_event: unknown, context: Context) =>
   handleScheduledScan(
-    { env: process.env, secrets, sns, logger, metrics },
+    { env: process.env, secrets, sns, logger, metrics, ...(reports ? { reports } : {}) },
     context.getRemainingTimeInMillis(),
   );

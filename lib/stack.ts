@@ -6,10 +6,11 @@ import type { Construct } from 'constructs';
 import { ENV } from '../functions/core/config';
 import { AlertTopic } from './alerts';
 import type { StackConfig } from './config';
-import { RestoreApi } from './restore-api';
+import { ReportBucket } from './report-bucket';
 import { Scanner } from './scanner';
 import { SecretParameter } from './secret-parameter';
 import { Watchdog } from './watchdog';
+import { WebApi } from './web-api';
 
 export interface DomainSentinelStackProps extends StackProps {
   readonly config: StackConfig & { readonly scanIntervalHours: number };
@@ -17,10 +18,12 @@ export interface DomainSentinelStackProps extends StackProps {
   readonly functionsDir: string;
 }
 
-/** domain-sentinel in one stack: the scheduled scan, its alerts, the restore API and the alarms that watch them. */
+/** domain-sentinel in one stack: the scheduled scan, its alerts, the web API of its links, the report bucket and the alarms that watch them. */
 export class DomainSentinelStack extends Stack {
   readonly scan: Scanner;
-  readonly restore: RestoreApi;
+  /** Every link of the alerts: restore, snooze, acknowledge, report page, calendar feed. */
+  readonly web: WebApi;
+  readonly reports: ReportBucket;
   readonly alerts: AlertTopic;
   readonly watchdog: Watchdog;
   /** Encrypts both topics. */
@@ -59,19 +62,20 @@ export class DomainSentinelStack extends Stack {
       smsNumbers: config.alertSmsNumbers,
     });
 
-    this.restore = new RestoreApi(this, 'Restore', {
+    // The id stays 'Restore': the API's logical id, and so the URL in every link already sent, stays the same.
+    this.web = new WebApi(this, 'Restore', {
       entry: `${props.functionsDir}/restore.ts`,
       resellerBaseUrl: config.resellerBaseUrl,
     });
-    apiKey.grantRead(this.restore.fn, ENV.apiKeyParameter);
-    signingKey.grantRead(this.restore.fn, ENV.linkSigningKeyParameter);
+    apiKey.grantRead(this.web.fn, ENV.apiKeyParameter);
+    signingKey.grantRead(this.web.fn, ENV.linkSigningKeyParameter);
 
     this.scan = new Scanner(this, 'Scan', {
       entry: `${props.functionsDir}/scan.ts`,
       schedule: config.schedule,
       timeZone: config.timeZone,
       resellerBaseUrl: config.resellerBaseUrl,
-      linkBaseUrl: this.restore.url,
+      linkBaseUrl: this.web.url,
       expiryDays: config.expiryDays,
       criticalDays: config.criticalDays,
       minSeverity: config.minSeverity,
@@ -83,6 +87,10 @@ export class DomainSentinelStack extends Stack {
     signingKey.grantRead(this.scan.fn, ENV.linkSigningKeyParameter);
     this.alerts.grantPublish(this.scan.fn);
 
+    this.reports = new ReportBucket(this, 'Reports');
+    this.reports.grantWrite(this.scan.fn);
+    this.reports.grantReadLatest(this.web.fn);
+
     this.watchdog = new Watchdog(this, 'Watchdog', { key: topicKey, emails: config.opsEmails });
     this.watchdog.watchErrors('ScanErrors', this.scan.fn, 'The domain-sentinel scan');
     this.watchdog.watchCompletion('ScanNotCompleted', config.scanIntervalHours);
@@ -92,17 +100,17 @@ export class DomainSentinelStack extends Stack {
       this.scan.scheduleDeadLetters,
       'The schedule could not invoke the scan',
     );
-    this.watchdog.watchErrors('RestoreErrors', this.restore.fn, 'The restore function');
-    this.watchdog.watchApiServerErrors(
-      'RestoreServerErrors',
-      this.restore.api.deploymentStage,
-      'The restore API',
+    this.watchdog.watchErrors(
+      'RestoreErrors',
+      this.web.fn,
+      'The web function (restore, snooze, acknowledge, report, calendar)',
     );
+    this.watchdog.watchApiServerErrors('RestoreServerErrors', this.web.api.deploymentStage, 'The web API');
     this.watchdog.watchDelivery('AlertDeliveryFailed', this.alerts.topic);
 
     new CfnOutput(this, 'RestoreApiUrl', {
-      value: this.restore.url,
-      description: 'Base of the restore links in alerts',
+      value: this.web.url,
+      description: 'Base of every link in alerts (restore, snooze, acknowledge, report, calendar)',
     });
     new CfnOutput(this, 'AlertTopicArn', {
       value: this.alerts.topic.topicArn,
@@ -127,7 +135,7 @@ export class DomainSentinelStack extends Stack {
     const region = Token.isUnresolved(this.region) ? '<AWS::Region>' : this.region;
     const ssmKeyFinding = `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${region}:<AWS::AccountId>:key/*]`;
     if (!this.config.secretsKmsKeyArn) {
-      for (const fn of [this.scan.fn, this.restore.fn]) {
+      for (const fn of [this.scan.fn, this.web.fn]) {
         Validations.of(fn.role as iam.Role).acknowledge({
           id: ssmKeyFinding,
           reason:
@@ -142,7 +150,7 @@ export class DomainSentinelStack extends Stack {
         "EventBridge Scheduler's Lambda target grants lambda:InvokeFunction on the scan function and its versions (ARN:*); " +
         'it is this one function and nothing else.',
     });
-    Validations.of(this.restore.api).acknowledge({
+    Validations.of(this.web.api).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
       reason:
         "API Gateway's account-level CloudWatch role needs AmazonAPIGatewayPushToCloudWatchLogs, the policy AWS publishes for " +

@@ -4,6 +4,8 @@ import type { SNSClient } from '@aws-sdk/client-sns';
 import { truncateReport } from '../core/alert';
 import { ENV, loadScanSettings, METRICS, settingsFromEnv } from '../core/config';
 import { ConfigError } from '../core/errors';
+import type { ReportStore } from '../core/report-store';
+import { finishReport } from './report-finish';
 import { deliverAlert, runScanJob } from './scan-job';
 import type { SecretSource } from './secrets';
 
@@ -18,6 +20,8 @@ export interface ScheduledScanDeps {
   readonly sns: SNSClient;
   readonly logger: Pick<Logger, 'info' | 'error'>;
   readonly metrics: Pick<Metrics, 'addMetric' | 'publishStoredMetrics'>;
+  /** Where the report is kept for the report page (the stack's bucket); absent, it is not kept. */
+  readonly reports?: ReportStore;
   /** @default Date.now */
   readonly clock?: () => number;
 }
@@ -44,17 +48,24 @@ export async function handleScheduledScan(
     if (settings.linkBaseUrl && !deps.secrets.hasSigningKeys())
       throw new ConfigError(`${ENV.linkSigningKeyParameter} is not set but ${ENV.linkBaseUrl} is`);
     const now = clock();
-    const report = await runScanJob({
+    const read = await runScanJob({
       settings,
       secrets: deps.secrets,
       now,
       deadline: now + Math.max(5_000, remainingMs - PUBLISH_RESERVE_MS),
     });
+    // The report page and the calendar feed read the report from the bucket the stack names.
+    const { report, alert } = await finishReport({
+      report: read,
+      ...(deps.reports ? { reports: deps.reports } : {}),
+      now,
+      dryRun: false,
+    });
     deps.logger.info('scan completed', { report: truncateReport(report, LOGGED_FINDINGS) });
 
     let published = false;
     if (settings.alertTopicArn) {
-      const outcome = await deliverAlert(report, settings, deps.sns, settings.alertTopicArn);
+      const outcome = await deliverAlert(alert, settings, deps.sns, settings.alertTopicArn);
       published = outcome.published;
       deps.logger.info(outcome.published ? 'alert published' : 'no alert published', { outcome });
     }

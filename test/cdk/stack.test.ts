@@ -74,11 +74,11 @@ describe('scan', () => {
               '',
               [
                 'https://',
-                { Ref: logicalId(stack.restore.api) },
+                { Ref: logicalId(stack.web.api) },
                 '.execute-api.eu-west-1.',
                 { Ref: 'AWS::URLSuffix' },
                 '/',
-                { Ref: logicalId(stack.restore.api.deploymentStage) },
+                { Ref: logicalId(stack.web.api.deploymentStage) },
                 '/',
               ],
             ],
@@ -320,7 +320,7 @@ describe('least privilege', () => {
   });
 
   it('gives the restore function its parameters and no publish right', () => {
-    const statements = statementsOf(stack.restore.fn);
+    const statements = statementsOf(stack.web.fn);
     expect(statements).toContainEqual({
       Action: 'ssm:GetParameter',
       Effect: 'Allow',
@@ -332,7 +332,7 @@ describe('least privilege', () => {
   });
 
   it('attaches no managed policy to either function', () => {
-    for (const fn of [stack.scan.fn, stack.restore.fn]) {
+    for (const fn of [stack.scan.fn, stack.web.fn]) {
       const role = template.findResources('AWS::IAM::Role')[roleId(fn)];
       expect(role?.Properties.ManagedPolicyArns).toBeUndefined();
     }
@@ -467,7 +467,7 @@ describe('alarms', () => {
     });
 
   it('raises scan and restore errors', () => {
-    for (const fn of [stack.scan.fn, stack.restore.fn]) {
+    for (const fn of [stack.scan.fn, stack.web.fn]) {
       alarm({
         MetricName: 'Errors',
         Namespace: 'AWS/Lambda',
@@ -517,7 +517,7 @@ describe('alarms', () => {
       MetricName: '5XXError',
       Dimensions: [
         { Name: 'ApiName', Value: 'DomainSentinel-restore' },
-        { Name: 'Stage', Value: { Ref: logicalId(stack.restore.api.deploymentStage) } },
+        { Name: 'Stage', Value: { Ref: logicalId(stack.web.api.deploymentStage) } },
       ],
       Statistic: 'Sum',
       Period: 300,

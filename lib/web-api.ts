@@ -5,9 +5,9 @@ import { Construct } from 'constructs';
 import { ENV } from '../functions/core/config';
 import { SentinelFunction } from './sentinel-function';
 
-/** What the restore function needs to know; its secrets add their own variables through `grantRead`. */
-export interface RestoreApiProps {
-  /** Path of the Lambda entry (functions/restore.ts). */
+/** What the web function needs to know; secrets, the state table and the report bucket add their own variables through their grants. */
+export interface WebApiProps {
+  /** Path of the Lambda entry (functions/restore.ts, which serves every link). */
   readonly entry: string;
   /** Base URL of the reseller API (https). */
   readonly resellerBaseUrl: string;
@@ -18,22 +18,24 @@ export interface RestoreApiProps {
 }
 
 /**
- * API Gateway in front of the restore function: GET/HEAD/POST /restore/{domain}. Throttled for a
- * few humans, with access logs that record the path but never the query string (the signature).
+ * API Gateway in front of the web function: GET/HEAD/POST /restore/{domain}, /snooze/{domain} and
+ * /acknowledge/{domain}; GET/HEAD /report and /calendar.ics. Throttled for a few humans (and the
+ * calendar apps polling the feed), with access logs that record the path but never the query
+ * string (the signature).
  */
-export class RestoreApi extends Construct {
+export class WebApi extends Construct {
   readonly fn: SentinelFunction;
   readonly api: apigateway.RestApi;
-  /** Base URL the scan signs restore links under (includes the stage, ends with '/'). */
+  /** Base URL the scan signs every link under (includes the stage, ends with '/'). */
   readonly url: string;
 
-  constructor(scope: Construct, id: string, props: RestoreApiProps) {
+  constructor(scope: Construct, id: string, props: WebApiProps) {
     super(scope, id);
     this.fn = new SentinelFunction(this, 'Function', {
       entry: props.entry,
-      description: 'domain-sentinel: restore confirmation page and restore',
+      description: 'domain-sentinel: web links (restore, snooze, acknowledge, report page, calendar feed)',
       serviceName: 'domain-sentinel-restore',
-      // One reseller call per request: 256 MB and 15 s (two 10 s reseller timeouts would not fit, and need not).
+      // At most one reseller lookup and one state or report read per request: 256 MB and 15 s.
       memorySize: 256,
       timeout: Duration.seconds(15),
       environment: { [ENV.resellerBaseUrl]: props.resellerBaseUrl },
@@ -74,31 +76,43 @@ export class RestoreApi extends Construct {
         ),
       },
     });
-    // The restore POST carries no body and the path must name a domain; the function validates the rest.
+    // Acting paths must name a domain; the function validates the rest (and the snooze form).
     const validator = this.api.addRequestValidator('RequestValidator', {
       validateRequestParameters: true,
       validateRequestBody: true,
     });
     const integration = new apigateway.LambdaIntegration(this.fn);
-    const restore = this.api.root.addResource('restore').addResource('{domain}');
-    for (const method of ['GET', 'HEAD', 'POST']) {
-      restore.addMethod(method, integration, {
-        requestValidator: validator,
-        requestParameters: { 'method.request.path.domain': true },
-        authorizationType: apigateway.AuthorizationType.NONE,
-      });
+    for (const action of ['restore', 'snooze', 'acknowledge']) {
+      const resource = this.api.root.addResource(action).addResource('{domain}');
+      for (const method of ['GET', 'HEAD', 'POST']) {
+        resource.addMethod(method, integration, {
+          requestValidator: validator,
+          requestParameters: { 'method.request.path.domain': true },
+          authorizationType: apigateway.AuthorizationType.NONE,
+        });
+      }
+    }
+    // Read-only links: no POST route at all.
+    for (const path of ['report', 'calendar.ics']) {
+      const resource = this.api.root.addResource(path);
+      for (const method of ['GET', 'HEAD']) {
+        resource.addMethod(method, integration, {
+          requestValidator: validator,
+          authorizationType: apigateway.AuthorizationType.NONE,
+        });
+      }
     }
     this.url = this.api.url;
 
     const capability =
-      'Restore links are capability URLs: the function verifies an HMAC-SHA256 signature over domain, action and expiry ' +
-      'before it reads the domain or restores it, and the recipients of the alert are e-mail readers without AWS identities.';
+      'Every link is a capability URL: the function verifies an HMAC-SHA256 signature over action, subject and expiry ' +
+      'before it reads or changes anything, and the recipients of the alert are e-mail readers without AWS identities.';
     Validations.of(this.api).acknowledge({ id: 'AwsSolutions-APIG4', reason: capability });
     Validations.of(this.api).acknowledge({ id: 'AwsSolutions-COG4', reason: capability });
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG3',
       reason:
-        'The API has one resource whose every action needs a valid HMAC-signed link, and the stage is throttled to a few requests ' +
+        'Every method of the API needs a valid HMAC-signed link, and the stage is throttled to a few requests ' +
         'per second; a WAF web ACL (more than the rest of the stack costs) would add no protection the signature does not give.',
     });
   }

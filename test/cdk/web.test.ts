@@ -1,0 +1,159 @@
+import { fileURLToPath } from 'node:url';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadStackConfig } from '../../lib/config';
+import { DomainSentinelStack } from '../../lib/stack';
+
+const functionsDir = fileURLToPath(new URL('../../functions', import.meta.url));
+
+let template: Template;
+let stack: DomainSentinelStack;
+beforeAll(() => {
+  const app = new App({
+    context: {
+      'aws:cdk:bundling-stacks': [],
+      resellerBaseUrl: 'https://api.reseller.example',
+      alertEmails: 'alerts@example.nl',
+      opsEmails: 'ops@example.nl',
+    },
+  });
+  stack = new DomainSentinelStack(app, 'DomainSentinel', {
+    config: loadStackConfig(app.node),
+    functionsDir,
+    env: { account: '123456789012', region: 'eu-west-1' },
+  });
+  template = Template.fromStack(stack);
+});
+
+const id = (construct: { node: { defaultChild?: unknown } }) =>
+  stack.getLogicalId(construct.node.defaultChild as never);
+const bucketArn = () => ({ 'Fn::GetAtt': [id(stack.reports.bucket), 'Arn'] });
+const objectArn = (key: string) => ({ 'Fn::Join': ['', [bucketArn(), `/${key}`]] });
+const statementsOf = (fn: { role?: { node: { defaultChild?: unknown } } }) => {
+  const roleId = stack.getLogicalId(fn.role?.node.defaultChild as never);
+  const policies = template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: roleId }] } });
+  return Object.values(policies).flatMap((p) => p.Properties.PolicyDocument.Statement);
+};
+
+describe('WebApi', () => {
+  /** path → methods, from the template's resources and methods. */
+  function routes(): Record<string, string[]> {
+    const resources = template.findResources('AWS::ApiGateway::Resource');
+    const pathOf = (resourceId: string): string => {
+      const r = resources[resourceId];
+      if (!r) return '';
+      const parent = r.Properties.ParentId;
+      const parentPath = parent.Ref ? pathOf(parent.Ref) : '';
+      return `${parentPath}/${r.Properties.PathPart}`;
+    };
+    const out: Record<string, string[]> = {};
+    for (const m of Object.values(template.findResources('AWS::ApiGateway::Method'))) {
+      const path = pathOf(m.Properties.ResourceId.Ref);
+      out[path] = [...(out[path] ?? []), m.Properties.HttpMethod].sort();
+    }
+    return out;
+  }
+
+  it('routes every link through the one function: acting links GET/HEAD/POST, read-only links GET/HEAD', () => {
+    expect(routes()).toEqual({
+      '/restore/{domain}': ['GET', 'HEAD', 'POST'],
+      '/snooze/{domain}': ['GET', 'HEAD', 'POST'],
+      '/acknowledge/{domain}': ['GET', 'HEAD', 'POST'],
+      '/report': ['GET', 'HEAD'],
+      '/calendar.ics': ['GET', 'HEAD'],
+    });
+    const integrations = Object.values(template.findResources('AWS::ApiGateway::Method')).map(
+      (m) => m.Properties.Integration.Uri['Fn::Join'][1][3]['Fn::GetAtt'][0],
+    );
+    expect(new Set(integrations)).toEqual(new Set([id(stack.web.fn)]));
+  });
+
+  it('keeps one stage throttled for a few people, and the 5XX and error alarms on it', () => {
+    template.resourceCountIs('AWS::ApiGateway::Stage', 1);
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({ ThrottlingRateLimit: 2, ThrottlingBurstLimit: 5, DataTraceEnabled: false }),
+      ]),
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: id(stack.web.fn) } }],
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: '5XXError',
+      Namespace: 'AWS/ApiGateway',
+    });
+  });
+});
+
+describe('ReportBucket', () => {
+  it('is private, encrypted, TLS-only, and expires old reports', () => {
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          { Id: 'ExpireOldReports', Prefix: 'reports/', ExpirationInDays: 30, Status: 'Enabled' },
+        ]),
+      },
+    });
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: id(stack.reports.bucket) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 's3:*',
+            Principal: { AWS: '*' },
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('lets the scan put latest.json and reports/ only, and names the bucket in its environment', () => {
+    const puts = statementsOf(stack.scan.fn).filter((s) =>
+      [s.Action].flat().some((a: string) => a.startsWith('s3:')),
+    );
+    expect(puts).toEqual([
+      {
+        Action: 's3:PutObject',
+        Effect: 'Allow',
+        Resource: [objectArn('latest.json'), objectArn('reports/*')],
+      },
+    ]);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: Match.absent(),
+      Description: Match.stringLikeRegexp('scans the reseller account'),
+      Environment: { Variables: Match.objectLike({ REPORT_BUCKET: { Ref: id(stack.reports.bucket) } }) },
+    });
+  });
+
+  it('lets the web function read latest.json and nothing else', () => {
+    const s3 = statementsOf(stack.web.fn).filter((s) =>
+      [s.Action].flat().some((a: string) => a.startsWith('s3:')),
+    );
+    expect(s3).toEqual([
+      { Action: 's3:GetObject', Effect: 'Allow', Resource: objectArn('latest.json') },
+      {
+        Action: 's3:ListBucket',
+        Effect: 'Allow',
+        Resource: bucketArn(),
+        Condition: { StringEquals: { 's3:prefix': 'latest.json' } },
+      },
+    ]);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('web links'),
+      Environment: { Variables: Match.objectLike({ REPORT_BUCKET: { Ref: id(stack.reports.bucket) } }) },
+    });
+  });
+});
