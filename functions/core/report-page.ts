@@ -102,8 +102,9 @@ export function renderTimeline(report: Report): string {
     .filter((f) => Date.parse(f.date_expiry) >= start && Date.parse(f.date_expiry) <= end)
     .sort((a, b) => Date.parse(a.date_expiry) - Date.parse(b.date_expiry));
   const rows = due.slice(0, TIMELINE_ROWS);
-  const left = 150;
-  const width = 600;
+  // Narrow enough that 10-unit text stays readable when a phone scales the chart to its width.
+  const left = 140;
+  const width = 420;
   const rowHeight = 14;
   const top = 18;
   const height = top + Math.max(1, rows.length) * rowHeight + 6;
@@ -119,7 +120,7 @@ export function renderTimeline(report: Report): string {
     const y = top + i * rowHeight + rowHeight / 2;
     const cx = x(Date.parse(f.date_expiry)).toFixed(1);
     const name = displayDomain(f.domain_name);
-    const label = name.length > 26 ? `${name.slice(0, 25)}…` : name;
+    const label = name.length > 24 ? `${name.slice(0, 23)}…` : name;
     return `<g class="tl-${f.severity}"><title>${escapeHtml(`${name}: expires ${dayFormat(f.date_expiry)} (${f.severity})`)}</title><text x="${left - 6}" y="${y + 3}" text-anchor="end">${escapeHtml(label)}</text><circle cx="${cx}" cy="${y}" r="4"/></g>`;
   });
   const empty =

@@ -1,0 +1,81 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DomainFinding } from '../../functions/core/classify';
+import { displayDomain } from '../../functions/core/text';
+import { closeBrowser, launchBrowser } from '../support/chromium';
+import { runCli } from '../support/cli';
+import { startWebStack } from '../support/web-env';
+
+/** Screenshots are kept as test artifacts (CI uploads .tmp/). */
+const ARTIFACTS = join(process.cwd(), '.tmp', 'screenshots');
+const DAY = 86_400_000;
+
+let browser: Browser;
+let stack: Awaited<ReturnType<typeof startWebStack>>;
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  browser = await launchBrowser();
+  stack = await startWebStack({ domains: 150, seed: 52 });
+});
+afterAll(async () => {
+  await closeBrowser(browser);
+  await stack?.close();
+});
+
+describe('report page in Chromium', () => {
+  it('opens from a scan’s report_url on a phone, shows the expiring domains on the timeline, and filters', async () => {
+    const scan = await runCli(['scan', '--json', '--dry-run'], stack.env);
+    expect(scan.code).toBe(0);
+    const report = JSON.parse(scan.stdout) as { report_url: string; now: string; findings: DomainFinding[] };
+    const now = Date.parse(report.now);
+    const expiring = report.findings
+      .filter((f) => 'domain_name' in f && f.kind !== 'quarantine')
+      .filter((f) => Date.parse(f.date_expiry) >= now && Date.parse(f.date_expiry) <= now + 90 * DAY)
+      .map((f) => f.domain_name);
+    expect(expiring.length).toBeGreaterThan(2);
+
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true });
+    const page = await context.newPage();
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    });
+    const answer = await page.goto(report.report_url);
+    expect(answer?.status()).toBe(200);
+    await page.screenshot({ path: join(ARTIFACTS, 'report-page-phone.png') });
+    await page.screenshot({ path: join(ARTIFACTS, 'report-page-phone-full.png'), fullPage: true });
+
+    const onTimeline = await page.locator('svg g text').allTextContents();
+    expect(onTimeline.slice(0, expiring.length).sort()).toEqual(
+      expiring
+        .slice(0, 60)
+        .map(displayDomain) // IDNs as punycode with the Unicode form beside, as everywhere else
+        .map((n) => (n.length > 24 ? `${n.slice(0, 23)}…` : n))
+        .sort(),
+    );
+    // Styled by its hashed stylesheet (a strict CSP that still renders), and no sideways scrolling on a phone.
+    const markColour = await page
+      .locator('svg g.tl-critical circle, svg g.tl-warning circle')
+      .first()
+      .evaluate((el) => getComputedStyle(el).fill);
+    expect(['rgb(164, 14, 38)', 'rgb(179, 92, 0)']).toContain(markColour);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await expect(page.locator('h2').allTextContents()).resolves.toContain('Expiries in the next 90 days');
+
+    const wanted = expiring.find((n) => !n.includes('xn--')) ?? '';
+    await page.getByRole('searchbox', { name: 'Filter findings' }).fill(wanted);
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/q=/);
+    const listed = await page.locator('ul.items li > strong').allTextContents();
+    expect(listed).toEqual([wanted]);
+    expect(new URL(page.url()).searchParams.get('sig')).toBe(
+      new URL(report.report_url).searchParams.get('sig'),
+    );
+    expect(violations).toEqual([]);
+    await context.close();
+  });
+});
