@@ -38,8 +38,8 @@ export type RequestEvent =
     };
 
 /**
- * AIMD: +1 after `limit` fast successes in a row (about one round of requests), halved on a
- * throttle. Requests that were already in flight when the limit was cut do not cut it again: one
+ * AIMD: +1 after `limit` fast successes in a row (about one round of requests), four rounds when
+ * the next step would reach the limit the server last pushed back at; halved on a throttle. Requests that were already in flight when the limit was cut do not cut it again: one
  * burst of 429s is one signal, as in TCP's one decrease per window.
  */
 export class ConcurrencyController {
@@ -48,6 +48,8 @@ export class ConcurrencyController {
   private current: number;
   private fastInARow = 0;
   private lastDecreaseAt = Number.NEGATIVE_INFINITY;
+  /** The limit at which the server last pushed back: growth slows near it, to probe rather than storm. */
+  private throttledAt = Number.POSITIVE_INFINITY;
   private pause = 0;
 
   constructor(options: ConcurrencyControllerOptions) {
@@ -74,7 +76,8 @@ export class ConcurrencyController {
         return;
       }
       this.fastInARow++;
-      if (this.fastInARow >= this.current && this.current < this.ceiling) {
+      const rounds = this.current + 1 >= this.throttledAt ? 4 : 1;
+      if (this.fastInARow >= this.current * rounds && this.current < this.ceiling) {
         this.current++;
         this.fastInARow = 0;
       }
@@ -83,6 +86,7 @@ export class ConcurrencyController {
     if (event.kind === 'throttled') {
       this.fastInARow = 0;
       if (event.startedAt >= this.lastDecreaseAt) {
+        this.throttledAt = this.current;
         this.current = Math.max(1, Math.floor(this.current / 2));
         this.lastDecreaseAt = event.now;
       }

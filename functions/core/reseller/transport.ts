@@ -102,7 +102,11 @@ export type RetryDecision =
   | { readonly retry: true; readonly delayMs: number }
   | {
       readonly retry: false;
-      readonly reason: 'done' | 'attempts-exhausted' | 'retry-after-beyond-deadline' | 'backoff-beyond-deadline';
+      readonly reason:
+        | 'done'
+        | 'attempts-exhausted'
+        | 'retry-after-beyond-deadline'
+        | 'backoff-beyond-deadline';
     };
 
 /**
@@ -119,7 +123,8 @@ export function retryDecision(input: RetryInput): RetryDecision {
   if (!retryable) return { retry: false, reason: 'done' };
   if (input.attempt >= input.maxAttempts) return { retry: false, reason: 'attempts-exhausted' };
   if (input.retryAfterMs !== undefined) {
-    if (input.retryAfterMs >= input.remainingMs) return { retry: false, reason: 'retry-after-beyond-deadline' };
+    if (input.retryAfterMs >= input.remainingMs)
+      return { retry: false, reason: 'retry-after-beyond-deadline' };
     return { retry: true, delayMs: Math.min(input.retryAfterMs, input.maxRetryAfterMs ?? 60_000) };
   }
   const ceiling = Math.min(input.retryMaxMs ?? 8_000, (input.retryBaseMs ?? 250) * 2 ** (input.attempt - 1));
@@ -139,12 +144,12 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 }
 
 const CHAR_NAMES: Record<number, string> = {
-  0x00: 'a NUL character',
-  0x09: 'a tab',
-  0x0a: 'a line feed (LF)',
-  0x0d: 'a carriage return (CR)',
-  0x20: 'a space',
-  0x7f: 'a DEL character',
+  0: 'a NUL character',
+  9: 'a tab',
+  10: 'a line feed (LF)',
+  13: 'a carriage return (CR)',
+  32: 'a space',
+  127: 'a DEL character',
 };
 
 /**
@@ -158,7 +163,8 @@ export function apiKeyProblem(key: string): string | null {
     const code = key.charCodeAt(i);
     // RFC 9110 field-value: visible ASCII, SP, HTAB and obs-text; fetch refuses the rest.
     if (code < 0x20 || code === 0x7f) {
-      const what = CHAR_NAMES[code] ?? `a control character (U+${code.toString(16).toUpperCase().padStart(4, '0')})`;
+      const what =
+        CHAR_NAMES[code] ?? `a control character (U+${code.toString(16).toUpperCase().padStart(4, '0')})`;
       if (code !== 0x09) return `holds ${what} at position ${i + 1}; an HTTP header cannot carry it`;
     }
     if (code > 0xff) {
@@ -186,7 +192,10 @@ export function scrubSecrets(text: string, secret: string): string {
   }
   return out
     .replace(/\b(bearer)(\s+)(?!\[redacted\])[^\s"'`,;)\]}]+/gi, '$1$2[redacted]')
-    .replace(/\b(authorization)(["']?\s*[:=]\s*["']?)(?!bearer\b|\[redacted\])[^\s"'`,;)\]}]+/gi, '$1$2[redacted]');
+    .replace(
+      /\b(authorization)(["']?\s*[:=]\s*["']?)(?!bearer\b|\[redacted\])[^\s"'`,;)\]}]+/gi,
+      '$1$2[redacted]',
+    );
 }
 
 const RETRYABLE_CODES = new Set([
@@ -358,7 +367,12 @@ export class Transport {
     }
   }
 
-  private async fetchOnce(method: string, url: string, timeoutMs: number, what: string): Promise<RawResponse> {
+  private async fetchOnce(
+    method: string,
+    url: string,
+    timeoutMs: number,
+    what: string,
+  ): Promise<RawResponse> {
     const res = await this.fetchImpl(url, {
       method,
       headers: {
@@ -430,7 +444,9 @@ export class Transport {
     const facts = { status: 0, url };
     if (isAbort(error)) {
       return [
-        new TimeoutError(`no answer within ${this.timeoutMs} ms for ${what} (${url})`, facts, { cause: error }),
+        new TimeoutError(`no answer within ${this.timeoutMs} ms for ${what} (${url})`, facts, {
+          cause: error,
+        }),
         'timeout',
       ];
     }
