@@ -86,8 +86,8 @@ const client = (fetch: typeof globalThis.fetch, options: Partial<ResellerClientO
     ...options,
   });
 
-async function readAll(pages: AsyncIterable<ListPage<Domain>>) {
-  const records: Domain[] = [];
+async function readAll<T = Domain>(pages: AsyncIterable<ListPage<T>>) {
+  const records: T[] = [];
   const problems = [];
   for await (const page of pages) {
     records.push(...page.records);

@@ -186,7 +186,7 @@ export function scrubSecrets(text: string, secret: string): string {
   if (secret) {
     out = out.split(secret).join('[redacted]');
     // A key with a CR or LF in it reaches messages in pieces; hide every piece long enough to matter.
-    for (const piece of secret.split(/[\u0000-\u001f\u007f]+/)) {
+    for (const piece of splitOnControls(secret)) {
       if (piece.length >= 6 && piece !== secret) out = out.split(piece).join('[redacted]');
     }
   }
@@ -196,6 +196,21 @@ export function scrubSecrets(text: string, secret: string): string {
       /\b(authorization)(["']?\s*[:=]\s*["']?)(?!bearer\b|\[redacted\])[^\s"'`,;)\]}]+/gi,
       '$1$2[redacted]',
     );
+}
+
+/** The runs of `text` between control characters. */
+function splitOnControls(text: string): string[] {
+  const pieces: string[] = [];
+  let current = '';
+  for (const ch of text) {
+    const code = ch.charCodeAt(0);
+    if (code < 0x20 || code === 0x7f) {
+      if (current) pieces.push(current);
+      current = '';
+    } else current += ch;
+  }
+  if (current) pieces.push(current);
+  return pieces;
 }
 
 const RETRYABLE_CODES = new Set([
