@@ -98,6 +98,21 @@ describe('ConcurrencyController', () => {
     expect(c.limit).toBe(1);
   });
 
+  it('paces requests at the rate the server delivered between two cuts, then probes upward slowly', () => {
+    const c = new ConcurrencyController({ ceiling: 8 });
+    expect(c.intervalMs).toBe(0);
+    // one early 429 with too few answers to measure: no pacing
+    c.record(fast(0));
+    c.record({ kind: 'throttled', startedAt: 0, now: 100 });
+    expect(c.intervalMs).toBe(0);
+    // 20 answers in the 2 s after that cut, then a 429: 10 per second, one start per 100 ms
+    for (let i = 0; i < 20; i++) c.record(fast(200 + i * 100));
+    c.record({ kind: 'throttled', startedAt: 2_000, now: 2_100 });
+    expect(c.intervalMs).toBe(100);
+    for (let i = 0; i < 100; i++) c.record(fast(3_000));
+    expect(c.intervalMs).toBeCloseTo(100 * 0.999 ** 100, 6);
+  });
+
   it('settles near what a server that allows 5 in flight can take, with few 429s', () => {
     // Replays rounds: each round sends `limit` requests; those beyond 5 get a 429.
     const c = new ConcurrencyController({ ceiling: 16 });

@@ -51,6 +51,11 @@ export class ConcurrencyController {
   /** The limit at which the server last pushed back: growth slows near it, to probe rather than storm. */
   private throttledAt = Number.POSITIVE_INFINITY;
   private pause = 0;
+  /** Pacing between request starts; 0 until the server first pushes back. */
+  private interval = 0;
+  /** Start of the current measuring window: the first request, then the last cut. */
+  private windowStart = Number.NaN;
+  private successesInWindow = 0;
 
   constructor(options: ConcurrencyControllerOptions) {
     this.ceiling = Math.max(1, Math.floor(options.ceiling));
@@ -68,9 +73,22 @@ export class ConcurrencyController {
     return this.pause;
   }
 
+  /**
+   * Least time between two request starts, in ms; 0 for none. Set at each cut to the rate the
+   * server actually delivered since the previous one, because a server that limits requests per
+   * second cannot be matched by concurrency alone (one request in flight can still be too fast).
+   * It then shrinks by 0.1 % per success, so the client keeps probing upward gently.
+   */
+  get intervalMs(): number {
+    return this.interval;
+  }
+
   /** Feeds one request's outcome. */
   record(event: RequestEvent): void {
     if (event.kind === 'success') {
+      if (Number.isNaN(this.windowStart)) this.windowStart = event.startedAt;
+      this.successesInWindow++;
+      this.interval *= 0.999;
       if (event.latencyMs > this.slowMs) {
         this.fastInARow = 0;
         return;
@@ -86,6 +104,11 @@ export class ConcurrencyController {
     if (event.kind === 'throttled') {
       this.fastInARow = 0;
       if (event.startedAt >= this.lastDecreaseAt) {
+        // Too few answers to measure a rate (a single early 429): leave pacing as it is.
+        const elapsed = event.now - this.windowStart;
+        if (this.successesInWindow >= 5 && elapsed > 0) this.interval = elapsed / this.successesInWindow;
+        this.windowStart = event.now;
+        this.successesInWindow = 0;
         this.throttledAt = this.current;
         this.current = Math.max(1, Math.floor(this.current / 2));
         this.lastDecreaseAt = event.now;
@@ -105,6 +128,7 @@ export class ConcurrencyLimiter {
   readonly controller: ConcurrencyController;
   private inFlight = 0;
   private waiters: Array<() => void> = [];
+  private nextStartAt = 0;
 
   constructor(
     controller: ConcurrencyController,
@@ -136,10 +160,21 @@ export class ConcurrencyLimiter {
       }
       if (this.inFlight < this.controller.limit) {
         this.inFlight++;
+        await this.pace();
         return;
       }
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
+  }
+
+  /** Reserves the next start time the pacing allows, and waits for it (once: no re-check, no spin). */
+  private async pace(): Promise<void> {
+    const interval = this.controller.intervalMs;
+    if (interval <= 0) return;
+    const now = this.now();
+    const at = Math.max(now, this.nextStartAt);
+    this.nextStartAt = at + interval;
+    if (at > now) await this.sleep(at - now);
   }
 
   /** Frees a slot and lets every waiter look again. */
