@@ -4,6 +4,7 @@ import {
   HOSTILE_NOW,
   type HostileMode,
   type HostileServer,
+  ODD_NAMES,
   startHostileServer,
 } from '../support/hostile-server';
 
@@ -83,6 +84,14 @@ describe('sentinel scan against a hostile reseller (issue 15)', () => {
       // two reads (the first and the one retry), each stopped within page 1's promise of 3 pages
       expect(domainRequests(server).length).toBeLessThanOrEqual(6);
     });
+  });
+
+  it('reads records with CR/LF, markup and Unicode in their names whole: every odd quarantined name is a finding', async () => {
+    const { run } = await scanAgainst('odd-names');
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.stats.domains_scanned).toBe(300 + ODD_NAMES.length);
+    expect(report.summary.critical).toBe(1 + ODD_NAMES.length);
   });
 
   describe('5. the key', () => {

@@ -664,3 +664,15 @@ describe('ResellerClient against a rate-limited server (fake clock)', () => {
     expect(slowdown).toBeLessThan(1.15);
   });
 });
+
+describe('ResellerClient.restoreDomain and the time budget', () => {
+  it('reports the spent budget, not an unknown outcome, when the budget ran out before the restore went out', async () => {
+    const api = fakeApi(0, 10, () => new Response(null, { status: 204 }));
+    const error = await client(api.fetch, { now: () => 5_000, deadline: 4_000 })
+      .restoreDomain('example.nl')
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(DeadlineError);
+    expect(error.message).toBe('the time budget ran out before restore of example.nl');
+    expect(api.calls).toHaveLength(0);
+  });
+});

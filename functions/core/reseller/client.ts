@@ -99,15 +99,20 @@ export class ResellerClient {
   async restoreDomain(name: string): Promise<void> {
     const what = `restore of ${name}`;
     let res: RawResponse;
+    let sent = false;
     try {
       res = await this.transport.send({
         method: 'POST',
         path: `/v2/domains/${encodeURIComponent(name)}/restore`,
         what,
         maxAttempts: 1,
+        onSend: () => {
+          sent = true;
+        },
       });
     } catch (error) {
-      if (error instanceof TimeoutError || error instanceof DeadlineError) {
+      // Only a request that went out can have restored the domain; one stopped before it did not.
+      if (sent && (error instanceof TimeoutError || error instanceof DeadlineError)) {
         throw new TimeoutError(
           `no answer in time for ${what}: the outcome is unknown; check the domain's status in the reseller's control panel before trying again`,
           { status: 0, url: error instanceof TimeoutError ? error.url : this.baseUrl },

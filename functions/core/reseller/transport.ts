@@ -59,6 +59,8 @@ export interface TransportRequest {
   readonly what: string;
   /** @default the transport's `maxAttempts`; 1 for calls that must never repeat. */
   readonly maxAttempts?: number;
+  /** Called just before each attempt goes out (after every wait), so a caller knows it was sent. */
+  readonly onSend?: () => void;
 }
 
 /** An answer, whatever its status; its body was read whole (and within the size limit). */
@@ -326,6 +328,7 @@ export class Transport {
       try {
         const budget = this.remainingOrThrow(`before ${what}`);
         this.requests++;
+        request.onSend?.();
         try {
           res = await this.fetchOnce(request.method, url, Math.min(this.timeoutMs, budget), what);
         } catch (error) {
