@@ -676,3 +676,23 @@ describe('ResellerClient.restoreDomain and the time budget', () => {
     expect(api.calls).toHaveLength(0);
   });
 });
+
+describe('ResellerClient scrubs what the server puts in a record', () => {
+  it('keeps the key out of a problem whose reason quotes the value it got', async () => {
+    const api = fakeApi(1, 10, () =>
+      json(200, {
+        data: [{ domain_name: 'x.nl', date_expiry: KEY }],
+        pagination: { current_page: 1, per_page: 10, total_pages: 1, total_results: 1 },
+      }),
+    );
+    const { problems } = await readAll(client(api.fetch).listDomains());
+    expect(problems).toEqual([
+      {
+        resource: 'domain',
+        key: 'x.nl',
+        page: 1,
+        reason: 'date_expiry: not an RFC 3339 date-time: "[redacted]"',
+      },
+    ]);
+  });
+});

@@ -97,6 +97,14 @@ export class ResellerClient {
    * retried: a restore is not something to repeat behind a person's back; the caller decides.
    */
   async restoreDomain(name: string): Promise<void> {
+    try {
+      await this.restore(name);
+    } catch (error) {
+      throw this.transport.scrubError(error);
+    }
+  }
+
+  private async restore(name: string): Promise<void> {
     const what = `restore of ${name}`;
     let res: RawResponse;
     let sent = false;
@@ -145,7 +153,21 @@ export class ResellerClient {
     });
   }
 
+  /** One page, parsed; what the server put in an error (an envelope's values too) leaves scrubbed. */
   private async fetchPage<T>(
+    listing: Listing<T>,
+    filter: ListFilter,
+    page: number,
+    perPage: number,
+  ): Promise<ListPage<T>> {
+    try {
+      return await this.readPage(listing, filter, page, perPage);
+    } catch (error) {
+      throw this.transport.scrubError(error);
+    }
+  }
+
+  private async readPage<T>(
     listing: Listing<T>,
     filter: ListFilter,
     page: number,
@@ -189,7 +211,14 @@ export class ResellerClient {
         records.push(parsed.data);
         this.rawKeys.set(parsed.data as object, readableKey(item) ?? '');
       } else {
-        problems.push({ resource, key: readableKey(item), page, reason: describeIssues(parsed.error) });
+        // A reason may quote the value it got: a server echoing the key must not put it in the report.
+        const key = readableKey(item);
+        problems.push({
+          resource,
+          key: key === null ? null : this.transport.scrub(key),
+          page,
+          reason: this.transport.scrub(describeIssues(parsed.error)),
+        });
       }
     }
     const p = envelope.data.pagination;

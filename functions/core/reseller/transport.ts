@@ -481,7 +481,7 @@ export class Transport {
    * The last line of defence: whatever is thrown (fetch's own TypeErrors quote header values), its
    * message, stack, facts and causes leave without the key or an Authorization value.
    */
-  private scrubError(error: unknown): unknown {
+  scrubError(error: unknown): unknown {
     if (!(error instanceof Error)) return new Error(this.scrub(String(error)));
     const writable = error as unknown as Record<string, unknown>;
     for (const field of ['message', 'stack', 'url', 'requestId', 'bodyExcerpt', 'location']) {
