@@ -24,6 +24,7 @@ import {
 import { ResellerClient } from '../functions/core/reseller-client';
 import { parseRfc3339 } from '../functions/core/schemas';
 import { generatePortfolio } from '../functions/simulator/portfolio';
+import { SEARCH_SEMANTICS, type SearchSemantics } from '../functions/simulator/search';
 import { type Fault, startSimulator } from '../functions/simulator/server';
 
 /** Where the CLI writes and what it reads; tests pass their own. */
@@ -57,6 +58,7 @@ commands:
             [--min-severity LEVEL] [--time-zone TZ] [--time-budget SECONDS] [--base-url URL]
   simulate  the embedded reseller simulator   [--port N] [--domains N] [--seed S] [--now ISO]
             [--latency MS] [--max-per-page N] [--faults 429,500,hang,malformed]
+            [--rate-limit RPS] [--search-semantics and|or|ignore]
   demo      simulator + a real dry-run scan against it (what npm start runs)
   serve     the restore endpoint on a local HTTP server, through the Lambda's own handler  [--port N]
   link      print a signed restore link                    <domain> [--ttl-days N]
@@ -248,8 +250,15 @@ async function simulateCommand(args: readonly string[], io: CliIo): Promise<numb
     latency: { type: 'string' },
     'max-per-page': { type: 'string' },
     faults: { type: 'string' },
+    'rate-limit': { type: 'string' },
+    'search-semantics': { type: 'string' },
   });
   const port = portNumber(values.port, 8080);
+  const semantics = values['search-semantics'];
+  if (semantics !== undefined && !SEARCH_SEMANTICS.includes(semantics as SearchSemantics)) {
+    throw new UsageError(`--search-semantics must be one of ${SEARCH_SEMANTICS.join(', ')}`);
+  }
+  const rateLimit = positiveInt(values['rate-limit'], '--rate-limit', 0, 100_000);
   const faults = (values.faults ?? '')
     .split(',')
     .filter(Boolean)
@@ -271,6 +280,8 @@ async function simulateCommand(args: readonly string[], io: CliIo): Promise<numb
     port,
     latencyMs: values.latency === undefined ? 0 : positiveInt(values.latency, '--latency', 0, 60_000),
     maxPerPage: positiveInt(values['max-per-page'], '--max-per-page', 100, 10_000),
+    ...(semantics ? { searchSemantics: semantics as SearchSemantics } : {}),
+    ...(rateLimit ? { rateLimit } : {}),
   });
   // Faults hit the domain list's pages after the first, in the order given.
   for (const fault of faults) {

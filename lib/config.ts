@@ -62,7 +62,7 @@ export const StackConfigSchema = z.object({
   expiryDays: wholeNumber(1, 3650).default(30),
   criticalDays: wholeNumber(0, 3650).default(7),
   minSeverity: z.enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` }).default('warning'),
-  scanMode: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('full'),
+  scanMode: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('auto'),
   alertEmails: list(z.email('must be e-mail addresses')),
   alertSmsNumbers: list(
     z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164 phone numbers such as +31612345678'),

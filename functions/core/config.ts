@@ -98,7 +98,7 @@ const ScanSettingsSchema = z
       .enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` })
       .default('warning'),
     timeZone: timeZone.default('UTC'),
-    scanMode: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('full'),
+    scanMode: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('auto'),
     perPage: int(1, 1000).default(100),
     concurrency: int(1, 32).default(4),
     requestTimeoutMs: int(100, 120_000).default(10_000),

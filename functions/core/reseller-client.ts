@@ -416,6 +416,41 @@ export class ResellerClient {
     const redacted = this.apiKey ? flat.split(this.apiKey).join('[redacted]') : flat;
     return redacted.length > 200 ? `${redacted.slice(0, 200)}…` : redacted;
   }
+
+  /**
+   * How many domains match `filter`, from the pagination total of one `per_page=1` request: what
+   * the filtered read's proof is built on. Arrays are sent as repeated keys, as in listings.
+   */
+  async countDomains(filter: ListFilter = {}): Promise<number> {
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(filter)) {
+      if (value === undefined) continue;
+      if (Array.isArray(value)) for (const v of value) query.append(key, v);
+      else query.append(key, String(value));
+    }
+    query.set('page', '1');
+    query.set('per_page', '1');
+    const what = 'domain count';
+    const res = await this.send('GET', '/v2/domains', query, what, this.maxAttempts);
+    if (res.status !== 200) throw ResellerApiError.fromResponse(this.facts(res), what);
+    let body: unknown;
+    try {
+      body = JSON.parse(res.text);
+    } catch {
+      throw new SchemaValidationError(
+        `the reseller API answered ${what} with something that is not JSON`,
+        this.facts(res),
+      );
+    }
+    const envelope = ListEnvelopeSchema.safeParse(body);
+    if (!envelope.success) {
+      throw new SchemaValidationError(
+        `the reseller API answered ${what} without the documented list shape (${describeIssues(envelope.error)})`,
+        this.facts(res),
+      );
+    }
+    return envelope.data.pagination.total_results;
+  }
 }
 
 function isRetryableFailure(failure: ResellerApiError | undefined): boolean {
