@@ -131,7 +131,13 @@ describe('sentinel simulate knobs', () => {
       },
     );
     const base = await Promise.race([url, done.then((r) => Promise.reject(new Error(r.stderr)))]);
-    return { base, stop: () => (stop(), done) };
+    return {
+      base,
+      stop: () => {
+        stop();
+        return done;
+      },
+    };
   }
 
   it('passes --search-semantics and --rate-limit to the simulator', async () => {
