@@ -113,15 +113,16 @@ async function scanOnce(
   let coverage: CoverageCounts | undefined;
 
   // A filtered read merges several searches that may overlap (quarantined and auto-renew off, say):
-  // the names seen so far (flagged domains and problems only) keep each record once.
+  // the names seen so far keep each record once. A problem without a readable name cannot be
+  // matched across searches; it may then be listed twice, never lost.
   const seenAcrossSearches = new Set<string>();
+  const problemsSeen = new Set<string>();
   const readDomains = async (filter: ListFilter, merging: boolean) => {
     for await (const page of client.listDomains(filter)) {
       for (const problem of page.problems) {
-        const key = `problem ${problem.key ?? ''} ${problem.reason}`;
         if (merging && problem.key !== null) {
-          if (seenAcrossSearches.has(key)) continue;
-          seenAcrossSearches.add(key);
+          if (problemsSeen.has(problem.key)) continue;
+          problemsSeen.add(problem.key);
         }
         problems.push(problem);
       }
