@@ -185,7 +185,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     requests.push(request);
     req.resume(); // bodies are ignored; drain them
     const waitMs = limiter?.take();
-    const fault = takeFault(request);
+    // A request the rate limit turns away never reaches the application, nor its injected faults.
+    const fault = waitMs === undefined ? takeFault(request) : undefined;
     const answer = () => {
       if (waitMs !== undefined) {
         rateLimited++;
