@@ -170,7 +170,7 @@ async function main() {
   const rows: Array<{ label: string; full: ChildResult; auto: ChildResult; filtered: ChildResult }> = [];
   for (const [label, accounts] of [
     ['default', portfolio],
-    [`default without the ${garbled.size} unselectable dates`, selectable],
+    [`default without its ${garbled.size} unselectable dates`, selectable],
   ] as const) {
     const sim = await startSimulator({
       portfolio: accounts,
@@ -191,7 +191,7 @@ async function main() {
     ] as const) {
       if (r.error) {
         console.log(
-          `| ${label} | ${mode} | refused after ${r.domainRequests} counts: ${r.error.slice(0, 90)}… | ${(r.wallMs / 1000).toFixed(2)} s | — | ${r.served} (${r.domainRequests}) | — | — | ${r.peakRssMb.toFixed(0)} MB |`,
+          `| ${label} | ${mode} | refused after ${r.domainRequests} counts | ${(r.wallMs / 1000).toFixed(2)} s | — | ${r.served} (${r.domainRequests}) | — | — | ${r.peakRssMb.toFixed(0)} MB |`,
         );
         continue;
       }
@@ -202,6 +202,9 @@ async function main() {
     }
   }
   const [plain, clean] = rows as [(typeof rows)[number], (typeof rows)[number]];
+  for (const { label, filtered } of rows) {
+    if (filtered.error) console.log(`\nfiltered on "${label}" refused: ${filtered.error}`);
+  }
   const peak = Math.max(...rows.flatMap((r) => [r.full, r.auto, r.filtered].map((x) => x.peakRssMb)));
   const flaggedShare = clean.full.domainFindings / clean.full.domainsScanned;
   console.log(
