@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../functions/simulator/server';
-import { runCli } from '../support/cli';
+import { runCli, startCliServer } from '../support/cli';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
 const KEY = 'simulator-knobs-key';
@@ -113,32 +113,12 @@ describe('rate limit', () => {
 });
 
 describe('sentinel simulate knobs', () => {
-  async function simulate(args: string[]) {
-    let stop: () => void = () => undefined;
-    const untilStopped = new Promise<void>((resolve) => {
-      stop = resolve;
+  const simulate = async (args: string[]) => {
+    const server = await startCliServer(['simulate', '--port', '0', '--domains', '50', ...args], {
+      RESELLER_API_KEY: KEY,
     });
-    let listening: (url: string) => void = () => undefined;
-    const url = new Promise<string>((resolve) => {
-      listening = resolve;
-    });
-    const done = runCli(
-      ['simulate', '--port', '0', '--domains', '50', ...args],
-      { RESELLER_API_KEY: KEY },
-      {
-        untilStopped,
-        onListening: listening,
-      },
-    );
-    const base = await Promise.race([url, done.then((r) => Promise.reject(new Error(r.stderr)))]);
-    return {
-      base,
-      stop: () => {
-        stop();
-        return done;
-      },
-    };
-  }
+    return { base: server.url, stop: server.stop };
+  };
 
   it('passes --search-semantics and --rate-limit to the simulator', async () => {
     const { base, stop } = await simulate(['--search-semantics', 'ignore', '--rate-limit', '1']);
