@@ -9,6 +9,7 @@ import {
 } from './classify';
 import { DeadlineError, IncompleteListingError } from './errors';
 import type { ListFilter, Problem, ResellerClient } from './reseller-client';
+import type { Domain } from './schemas';
 
 export const SCAN_MODES = ['full', 'filtered'] as const;
 export type ScanMode = (typeof SCAN_MODES)[number];
@@ -44,6 +45,11 @@ export interface ScanOptions {
   readonly timeBudgetSeconds?: number;
   /** Wall clock for `generated_at` and `duration_ms`. @default Date.now */
   readonly clock?: () => number;
+  /**
+   * Sees every domain read, with or without a finding (the state store watches their fields).
+   * `attempt` rises when the read starts over: drop what earlier attempts handed out.
+   */
+  readonly observe?: (domain: Domain, attempt: number) => void;
 }
 
 const DAY_MS = 86_400_000;
@@ -58,10 +64,10 @@ export async function scanAccount(options: ScanOptions): Promise<Report> {
   const started = clock();
   const requestsBefore = options.client.requests;
   try {
-    return await scanOnce(options, started, clock, requestsBefore);
+    return await scanOnce(options, started, clock, requestsBefore, 1);
   } catch (error) {
     if (error instanceof IncompleteListingError && error.retryable) {
-      return await scanOnce(options, started, clock, requestsBefore); // the account moved under us: one fresh read
+      return await scanOnce(options, started, clock, requestsBefore, 2); // the account moved under us: one fresh read
     }
     if (error instanceof DeadlineError) {
       const budget = options.timeBudgetSeconds ? ` of ${options.timeBudgetSeconds} s` : '';
@@ -79,6 +85,7 @@ async function scanOnce(
   started: number,
   clock: () => number,
   requestsBefore: number,
+  attempt: number,
 ): Promise<Report> {
   const { client, now, policy } = options;
   const mode = options.mode ?? 'full';
@@ -101,6 +108,7 @@ async function scanOnce(
           seenAcrossSearches.add(domain.domain_name);
         }
         domainsScanned++;
+        options.observe?.(domain, attempt);
         const finding = classify(domain, now, policy);
         if (finding) domainFindings.push(finding);
       }
