@@ -7,6 +7,7 @@ import {
   isDomainFinding,
   type Severity,
 } from './classify';
+import { changeMarker, renderChangesSection, renderResolvedSection } from './digest-changes';
 import type { Report } from './scan';
 
 /**
@@ -97,7 +98,7 @@ function contactLines(f: ContactFinding): string[] {
     .filter(Boolean)
     .join(' ');
   return [
-    `- contact ${f.handle}: validation pending; the registry may suspend the domains it holds`,
+    `- ${changeMarker(f)}contact ${f.handle}: validation pending; the registry may suspend the domains it holds`,
     `  ${who}`,
   ];
 }
@@ -111,7 +112,7 @@ function displayName(name: string): string {
 
 function itemLines(f: Finding, now: string, day: (iso: string) => string): string[] {
   if (!isDomainFinding(f)) return contactLines(f);
-  const lines = [`- ${displayName(f.domain_name)}: ${describeDomainFinding(f, now, day)}`];
+  const lines = [`- ${changeMarker(f)}${displayName(f.domain_name)}: ${describeDomainFinding(f, now, day)}`];
   const registrant = registrantLine(f);
   if (registrant) lines.push(`  ${registrant}`);
   if (f.restore_url) lines.push(`  Restore: ${f.restore_url}`);
@@ -138,6 +139,7 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
   const limit = options.detailLimit ?? DIGEST_DETAIL_LIMIT;
   const label = options.accountLabel ? ` (${options.accountLabel})` : '';
   const out: string[] = [`domain-sentinel${label}: ${headline(report)}`, ''];
+  out.push(...renderChangesSection(report));
 
   let detailBudget = limit;
   for (const severity of ['critical', 'warning'] as const) {
@@ -181,6 +183,7 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
     out.push('');
   }
 
+  out.push(...renderResolvedSection(report));
   const s = report.stats;
   out.push(
     '--',
