@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { serveLocally } from '../functions/adapters/local-server';
 import { createRestoreHandler } from '../functions/adapters/restore-handler';
@@ -23,8 +24,10 @@ import {
 } from '../functions/core/links';
 import { ResellerClient } from '../functions/core/reseller-client';
 import { parseRfc3339 } from '../functions/core/schemas';
+import { STATE_ENV } from '../functions/core/state-config';
 import { generatePortfolio } from '../functions/simulator/portfolio';
 import { type Fault, startSimulator } from '../functions/simulator/server';
+import { scanWithState, stateCommand, stateLocationText } from './cli-state';
 
 /** Where the CLI writes and what it reads; tests pass their own. */
 export interface CliIo {
@@ -37,6 +40,8 @@ export interface CliIo {
   readonly onListening?: (url: string) => void;
   /** The SNS client to publish with. @default a client configured by the AWS SDK's environment */
   readonly sns?: () => SNSClient;
+  /** The DynamoDB client for `--state dynamodb:TABLE`. @default configured from `env` */
+  readonly dynamodb?: () => DynamoDBClient;
   /** Asks the person at the terminal; absent when stdin is not a terminal. */
   readonly ask?: (question: string) => Promise<string>;
 }
@@ -55,6 +60,8 @@ commands:
             [--json] [--dry-run] [--now ISO] [--expiry-days N] [--critical-days N]
             [--mode full|filtered] [--per-page N] [--concurrency N] [--fail-on LEVEL]
             [--min-severity LEVEL] [--time-zone TZ] [--time-budget SECONDS] [--base-url URL]
+            [--state PATH|dynamodb:TABLE]  (memory between scans: alert on change; forces full mode)
+  state     init dynamodb:TABLE: create the state table with the stack's definition
   simulate  the embedded reseller simulator   [--port N] [--domains N] [--seed S] [--now ISO]
             [--latency MS] [--max-per-page N] [--faults 429,500,hang,malformed]
   demo      simulator + a real dry-run scan against it (what npm start runs)
@@ -64,7 +71,7 @@ commands:
 
 configuration comes from the environment, flags override: ${ENV.resellerBaseUrl}, ${ENV.resellerApiKey},
 ${ENV.linkBaseUrl}, ${ENV.linkSigningKey}, ${ENV.alertTopicArn}, ${ENV.expiryDays}, ${ENV.criticalDays}, ${ENV.minSeverity},
-${ENV.timeZone}, ${ENV.scanMode}, and the AWS SDK's own (AWS_REGION, AWS_ENDPOINT_URL_SNS, …).
+${ENV.timeZone}, ${ENV.scanMode}, ${STATE_ENV.state}, and the AWS SDK's own (AWS_REGION, AWS_ENDPOINT_URL_SNS, …).
 
 exit status: 0 scan completed, 1 it could not complete, 2 bad usage, 3 --fail-on level reached`;
 
@@ -85,6 +92,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         return await linkCommand(rest, io);
       case 'restore':
         return await restoreCommand(rest, io);
+      case 'state':
+        await stateCommand(rest, io);
+        return EXIT.ok;
       case undefined:
       case 'help':
       case '--help':
@@ -153,6 +163,7 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
     'time-zone': { type: 'string' },
     'time-budget': { type: 'string' },
     'base-url': { type: 'string' },
+    state: { type: 'string' },
   });
   if (positionals.length) throw new UsageError(`scan takes no arguments (got ${positionals.join(' ')})`);
   const failOn = values['fail-on'];
@@ -192,6 +203,29 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
   const budget = values['time-budget']
     ? positiveInt(values['time-budget'], '--time-budget', 0, 86_400)
     : undefined;
+
+  if (stateLocationText(values.state, io.env) !== undefined) {
+    const job = {
+      settings,
+      apiKey,
+      now,
+      ...(signingKeys ? { signingKeys } : {}),
+      ...(budget ? { deadline: Date.now() + budget * 1000 } : {}),
+    };
+    const failOnMet = await scanWithState(
+      {
+        flag: values.state,
+        job,
+        dryRun,
+        json: values.json,
+        topicArn,
+        failOn: failOn as Severity | undefined,
+      },
+      io,
+    );
+    if (failOnMet) io.stderr(`sentinel: findings at ${failOn} or above (--fail-on ${failOn})\n`);
+    return failOnMet ? EXIT.failOn : EXIT.ok;
+  }
 
   const report = await runScanJob({
     settings,

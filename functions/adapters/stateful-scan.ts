@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { buildAlertMessage } from '../core/alert';
-import type { ScanSettings } from '../core/config';
+import { ENV, type ScanSettings } from '../core/config';
 import { ConfigError } from '../core/errors';
 import type { Domain } from '../core/schemas';
 import {
@@ -14,6 +14,7 @@ import {
   type WatchedFields,
   watchedFieldsOf,
 } from '../core/state';
+import { loadStatePolicy, STATE_ENV } from '../core/state-config';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { FileStateStore } from './file-state-store';
 import { runScanJob, type ScanJobInput } from './scan-job';
@@ -196,4 +197,34 @@ export function snsPublisher(settings: ScanSettings, sns: SNSClient, topicArn: s
     const messageId = await publishAlert(sns, topicArn, alert);
     return { messageId, findingsCut: alert.findingsCut };
   };
+}
+
+export interface ScheduledStatefulScanInput {
+  readonly job: ScanJobInput;
+  readonly tableName: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly dynamodb: DynamoDBClient;
+  readonly sns: SNSClient;
+}
+
+/** The Lambda's scan with memory: the DynamoDB store its environment names, the alert topic, the policy from the environment. */
+export async function runScheduledStatefulScan(
+  input: ScheduledStatefulScanInput,
+): Promise<StatefulScanOutcome> {
+  const { settings } = input.job;
+  const topicArn = settings.alertTopicArn;
+  if (!topicArn)
+    throw new ConfigError(
+      `${STATE_ENV.tableName} is set but ${ENV.alertTopicArn} is not: state advances only after an alert is delivered`,
+    );
+  return runStatefulScan({
+    job: input.job,
+    store: new DynamoDbStateStore({
+      client: input.dynamodb,
+      tableName: input.tableName,
+      scope: settings.resellerBaseUrl,
+    }),
+    policy: loadStatePolicy(input.env, settings.minSeverity),
+    publish: snsPublisher(settings, input.sns, topicArn),
+  });
 }
