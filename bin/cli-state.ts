@@ -1,6 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SNSClient } from '@aws-sdk/client-sns';
-import { createStateTable } from '../functions/adapters/dynamodb-state-store';
+import { createStateTable, DynamoDbStateStore } from '../functions/adapters/dynamodb-state-store';
+import { FileStateStore } from '../functions/adapters/file-state-store';
 import type { ScanJobInput } from '../functions/adapters/scan-job';
 import {
   dynamoDbClientFromEnv,
@@ -11,6 +12,7 @@ import {
 } from '../functions/adapters/stateful-scan';
 import { renderDigest, renderSms } from '../functions/core/alert';
 import { anyAtOrAbove, type Severity } from '../functions/core/classify';
+import { ENV, requireEnv } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
 import { loadStatePolicy, STATE_ENV } from '../functions/core/state-config';
 
@@ -95,20 +97,44 @@ export async function scanWithState(command: StatefulScanCommand, io: StateCliIo
   return command.failOn !== undefined && anyAtOrAbove(result.report.findings, command.failOn);
 }
 
-/** `sentinel state init dynamodb:TABLE`: creates the state table with the stack's own definition. */
+/**
+ * `sentinel state init dynamodb:TABLE`: creates the state table with the stack's own definition.
+ * `sentinel state reset PATH|dynamodb:TABLE --yes`: forgets this account's state (the next scan is a first run).
+ */
 export async function stateCommand(args: readonly string[], io: StateCliIo): Promise<void> {
   const [sub, target, ...extra] = args;
-  if (sub !== 'init' || !target || extra.length)
-    throw new ConfigError('usage: sentinel state init dynamodb:TABLE');
-  const location = parseStateLocation(target, 'state init');
-  if (location.kind !== 'dynamodb')
-    throw new ConfigError(
-      'a state file needs no init: scan --state PATH creates it; state init takes dynamodb:TABLE',
+  const usage = 'usage: sentinel state init dynamodb:TABLE | sentinel state reset PATH|dynamodb:TABLE --yes';
+  if (!target || (sub !== 'init' && sub !== 'reset')) throw new ConfigError(usage);
+  const location = parseStateLocation(target, `state ${sub}`);
+  const client = () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env);
+  if (sub === 'init') {
+    if (extra.length) throw new ConfigError(usage);
+    if (location.kind !== 'dynamodb')
+      throw new ConfigError(
+        'a state file needs no init: scan --state PATH creates it; state init takes dynamodb:TABLE',
+      );
+    const notes = await createStateTable(client(), location.table);
+    io.stdout(
+      `created DynamoDB table ${location.table} (pk/sk, on demand, encrypted); use: scan --state dynamodb:${location.table}\n`,
     );
-  const client = io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env);
-  const notes = await createStateTable(client, location.table);
-  io.stdout(
-    `created DynamoDB table ${location.table} (pk/sk, on demand, encrypted); use: scan --state dynamodb:${location.table}\n`,
-  );
-  for (const note of notes) io.stderr(`sentinel: ${note}\n`);
+    for (const note of notes) io.stderr(`sentinel: ${note}\n`);
+    return;
+  }
+  if (extra.length !== 1 || extra[0] !== '--yes')
+    throw new ConfigError(
+      `state reset forgets every finding, alert and watched field: confirm with --yes (${usage})`,
+    );
+  if (location.kind === 'file') {
+    const existed = await new FileStateStore(location.path).clear();
+    io.stdout(existed ? `removed the state file ${location.path}\n` : `no state file at ${location.path}\n`);
+    return;
+  }
+  const scope = requireEnv(io.env, ENV.resellerBaseUrl, 'the state in a table is kept per reseller base URL');
+  const store = new DynamoDbStateStore({
+    client: client(),
+    tableName: location.table,
+    scope: scope.replace(/\/+$/, ''),
+  });
+  const removed = await store.clear();
+  io.stdout(`removed ${removed} state items of ${scope} from dynamodb:${location.table}\n`);
 }

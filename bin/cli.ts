@@ -62,6 +62,7 @@ commands:
             [--min-severity LEVEL] [--time-zone TZ] [--time-budget SECONDS] [--base-url URL]
             [--state PATH|dynamodb:TABLE]  (memory between scans: alert on change; forces full mode)
   state     init dynamodb:TABLE: create the state table with the stack's definition
+            reset PATH|dynamodb:TABLE --yes: forget this account's state (the next scan is a first run)
   simulate  the embedded reseller simulator   [--port N] [--domains N] [--seed S] [--now ISO]
             [--latency MS] [--max-per-page N] [--faults 429,500,hang,malformed]
   demo      simulator + a real dry-run scan against it (what npm start runs)

@@ -242,6 +242,31 @@ export class DynamoDbStateStore implements StateStore {
     }
   }
 
+  /** Deletes this account's state (every item of its partition); returns how many items went. */
+  async clear(): Promise<number> {
+    const keys: WriteRequest[] = [];
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.wrap('read the state', () =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: '#pk = :pk',
+            ExpressionAttributeNames: { '#pk': PK.name, '#sk': SK.name },
+            ExpressionAttributeValues: { ':pk': { S: this.scope } },
+            ProjectionExpression: '#pk, #sk',
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        ),
+      );
+      for (const item of page.Items ?? []) keys.push({ DeleteRequest: { Key: item } });
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    for (let i = 0; i < keys.length; i += BATCH) await this.batchWrite(keys.slice(i, i + BATCH));
+    return keys.length;
+  }
+
   /** Item writes are not conditional (BatchWriteItem cannot be): check the lease is still ours first. */
   private async ensureLease(generation: number, owner: string): Promise<void> {
     await this.conditional(

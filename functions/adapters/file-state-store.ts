@@ -84,6 +84,15 @@ export class FileStateStore implements StateStore {
     });
   }
 
+  /** Deletes the state file; returns false when there was none. */
+  async clear(): Promise<boolean> {
+    return this.locked(async () => {
+      const existed = (await this.read()) !== null;
+      await rm(this.path, { force: true });
+      return existed;
+    });
+  }
+
   /** Fails unless the file is still at `generation` and no one else holds a live lease. */
   private check(current: FileContent | null, generation: number, owner: string, now: number): void {
     const at = current?.generation ?? 0;

@@ -176,6 +176,22 @@ describe.each([
       expect(late[0]?.email).toMatch(/^- ESCALATED soon\.nl: expires .* in 5 days, auto-renew OFF$/m);
       expect((await s.scan(T0 + 15 * DAY + 3_600_000)).stdout).toMatch(/^no alert published/);
       expect(await s.messages()).toEqual([]);
+
+      // 5. Reset: asks for --yes, then forgets; the next scan is a first run again.
+      const resetEnv = { RESELLER_BASE_URL: s.sim.url };
+      const unconfirmed = await runCli(['state', 'reset', state], resetEnv, { dynamodb: db.client });
+      expect(unconfirmed.code).toBe(2);
+      expect(unconfirmed.stderr).toMatch(/confirm with --yes/);
+      const reset = await runCli(['state', 'reset', state, '--yes'], resetEnv, { dynamodb: db.client });
+      expect(reset.stdout).toMatch(
+        state.startsWith('dynamodb:')
+          ? /^removed 5 state items of http:\/\/127\.0\.0\.1:\d+ from dynamodb:sentinel-state\n$/
+          : /^removed the state file .*state\.json\n$/,
+      );
+      expect((await s.scan(T0 + 15 * DAY + 2 * 3_600_000)).stdout).toMatch(
+        /^published alert \S+ to \S+ \(1 new\)/,
+      );
+      expect(await s.messages()).toHaveLength(1);
     } finally {
       await s.sim.close();
     }
