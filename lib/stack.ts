@@ -111,6 +111,10 @@ export class DomainSentinelStack extends Stack {
       value: this.watchdog.topic.topicArn,
       description: 'Alarms about the scan itself',
     });
+    new CfnOutput(this, 'StateTableName', {
+      value: this.state.table.tableName,
+      description: 'Memory between scans; reset: sentinel state reset dynamodb:<this> --yes',
+    });
     new CfnOutput(this, 'ScanFunctionName', {
       value: this.scan.fn.functionName,
       description:

@@ -187,9 +187,33 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
   }
 }
 
+/** Changes and resolved entries carried in one message: the JSON goes into it four times (sqs, lambda, http, https). */
+export const MESSAGE_CHANGES_LIMIT = 100;
+
+/**
+ * The report as one message carries it: `changes` and `resolved` cut to `limit` each, the cut
+ * stated in the report (an account emptied at once must not make every message too big for SNS,
+ * which would make every run fail and alert nobody).
+ */
+export function capForMessage(report: StatefulReport, limit = MESSAGE_CHANGES_LIMIT): StatefulReport {
+  if (report.changes.length <= limit && report.resolved.length <= limit) return report;
+  return {
+    ...report,
+    changes: report.changes.slice(0, limit),
+    resolved: report.resolved.slice(0, limit),
+    ...{
+      changes_truncated: {
+        changes_omitted: Math.max(0, report.changes.length - limit),
+        resolved_omitted: Math.max(0, report.resolved.length - limit),
+      },
+    },
+  };
+}
+
 /** The publisher for a stateful scan: the same one SNS message as without state, carrying change, changes and resolved. */
 export function snsPublisher(settings: ScanSettings, sns: SNSClient, topicArn: string) {
-  return async (report: StatefulReport): Promise<Published> => {
+  return async (full: StatefulReport): Promise<Published> => {
+    const report = capForMessage(full);
     const alert = buildAlertMessage(report, {
       timeZone: settings.timeZone,
       ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),

@@ -38,10 +38,14 @@ function plain(value: unknown): string {
   return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
 }
 
-function hasMemory(report: Report): report is Report & {
+type WithMemory = Report & {
   readonly changes: readonly DomainChange[];
   readonly resolved: readonly Resolution[];
-} {
+  /** Set when a message carries only the first of many (see capForMessage). */
+  readonly changes_truncated?: { readonly changes_omitted: number; readonly resolved_omitted: number };
+};
+
+function hasMemory(report: Report): report is WithMemory {
   return 'changes' in report && 'resolved' in report;
 }
 
@@ -76,18 +80,23 @@ export function renderChangesSection(report: Report): string[] {
   const findings = report.findings as readonly Partial<StatefulFinding>[];
   const fresh = findings.filter((f) => f.change === 'new').length;
   const escalated = findings.filter((f) => f.change === 'escalated').length;
+  const changesTotal = report.changes.length + (report.changes_truncated?.changes_omitted ?? 0);
+  const resolvedTotal = report.resolved.length + (report.changes_truncated?.resolved_omitted ?? 0);
   const counts = [
-    report.changes.length ? `${report.changes.length} changed` : '',
+    changesTotal ? `${changesTotal} changed` : '',
     fresh ? `${fresh} new` : '',
     escalated ? `${escalated} escalated` : '',
-    report.resolved.length ? `${report.resolved.length} resolved` : '',
+    resolvedTotal ? `${resolvedTotal} resolved` : '',
   ].filter(Boolean);
   const out = [`Since the last scan: ${counts.length ? counts.join(', ') : 'nothing changed'}.`, ''];
-  if (report.changes.length === 0) return out;
-  out.push(`CHANGES (${report.changes.length})`);
-  for (const c of report.changes.slice(0, SECTION_LIMIT)) out.push(changeLine(c));
-  if (report.changes.length > SECTION_LIMIT)
-    out.push(`- and ${report.changes.length - SECTION_LIMIT} more changes (see the JSON report)`);
+  if (changesTotal === 0) return out;
+  out.push(`CHANGES (${changesTotal})`);
+  const shown = report.changes.slice(0, SECTION_LIMIT);
+  for (const c of shown) out.push(changeLine(c));
+  if (changesTotal > shown.length)
+    out.push(
+      `- and ${changesTotal - shown.length} more changes (see the JSON report, or run a scan with --json)`,
+    );
   out.push('');
   return out;
 }
@@ -95,14 +104,16 @@ export function renderChangesSection(report: Report): string[] {
 /** The digest's last section: "Resolved since the last alert". Empty without memory or resolutions. */
 export function renderResolvedSection(report: Report): string[] {
   if (!hasMemory(report) || report.resolved.length === 0) return [];
-  const out = [`Resolved since the last alert (${report.resolved.length})`];
-  for (const r of report.resolved.slice(0, SECTION_LIMIT)) {
+  const total = report.resolved.length + (report.changes_truncated?.resolved_omitted ?? 0);
+  const shown = report.resolved.slice(0, SECTION_LIMIT);
+  const out = [`Resolved since the last alert (${total})`];
+  for (const r of shown) {
     const who = plain(r.domain_name ?? `contact ${r.handle ?? '?'}`);
     const left = r.now ? `; now ${r.now.severity} (${r.now.kind.replace(/_/g, ' ')})` : '';
     out.push(`- ${who}: ${r.kind.replace(/_/g, ' ')} [${r.severity}]: ${REASON_WORDS[r.reason]}${left}`);
   }
-  if (report.resolved.length > SECTION_LIMIT)
-    out.push(`- and ${report.resolved.length - SECTION_LIMIT} more (see the JSON report)`);
+  if (total > shown.length)
+    out.push(`- and ${total - shown.length} more (see the JSON report, or run a scan with --json)`);
   out.push('');
   return out;
 }

@@ -86,6 +86,10 @@ describe('state table', () => {
     });
   });
 
+  it('publishes its name as an output, for state reset', () => {
+    template.hasOutput('StateTableName', { Value: { Ref: logicalId(stack.state.table) } });
+  });
+
   it('gives the restore function no access to it', () => {
     const restoreRole = stack.getLogicalId(stack.restore.fn.role?.node.defaultChild as never);
     const policies = template.findResources('AWS::IAM::Policy', {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { renderDigest } from '../../functions/core/alert';
+import { capForMessage } from '../../functions/adapters/stateful-scan';
+import { buildAlertMessage, renderDigest, SNS_MAX_BYTES } from '../../functions/core/alert';
 import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE } from '../../functions/core/state';
 import { DAY, domain, scanOf } from '../support/state-scan';
 
@@ -46,5 +47,27 @@ describe('digest with memory', () => {
     const digest = renderDigest(report);
     expect(digest).not.toMatch(/Since the last scan|NEW|ongoing|Resolved since/);
     expect(digest).toMatch(/^- a\.nl: expires /m);
+  });
+
+  it('keeps an account emptied at once within one SNS message, every departure counted', () => {
+    const many = Array.from({ length: 5_000 }, (_, i) =>
+      domain(`gone-${i}.nl`, T0, i % 2 ? {} : { auto_renew: false, date_expiry: T0 + 10 * DAY }),
+    );
+    const first = compareWithState({ ...scanOf(many, T0), state: EMPTY_STATE, policy: DEFAULT_STATE_POLICY });
+    const emptied = compareWithState({
+      ...scanOf([], T0 + DAY),
+      state: first.next,
+      policy: DEFAULT_STATE_POLICY,
+    });
+    expect(emptied.report.changes).toHaveLength(5_000);
+    const capped = capForMessage(emptied.report);
+    const alert = buildAlertMessage(capped);
+    expect(Buffer.byteLength(alert.message)).toBeLessThan(SNS_MAX_BYTES);
+    const { email, sqs } = JSON.parse(alert.message) as { email: string; sqs: string };
+    expect(email).toContain('Since the last scan: 5000 changed, 2500 resolved.');
+    expect(email).toContain('CHANGES (5000)');
+    expect(email).toContain('- and 4900 more changes (see the JSON report, or run a scan with --json)');
+    expect(email).toContain('Resolved since the last alert (2500)');
+    expect(JSON.parse(sqs).changes_truncated).toEqual({ changes_omitted: 4_900, resolved_omitted: 2_400 });
   });
 });
