@@ -134,19 +134,31 @@ export class DynamoDbStateStore implements StateStore {
       startKey = page.LastEvaluatedKey;
     } while (startKey);
 
+    const parse = (sk: string, body: string): unknown => {
+      try {
+        return JSON.parse(body);
+      } catch (error) {
+        throw new StateError(
+          `the state item ${sk} in ${this.location} (${this.scope}) is not JSON; reset the state`,
+          {
+            cause: error,
+          },
+        );
+      }
+    };
     const generation = meta?.generation?.N ? Number(meta.generation.N) : 0;
     const lease =
       meta?.lease_owner?.S && meta.lease_expires?.N
         ? { owner: meta.lease_owner.S, expiresAt: Number(meta.lease_expires.N) }
         : null;
-    const header = meta?.h?.S ? StateHeaderSchema.safeParse(JSON.parse(meta.h.S)) : null;
+    const header = meta?.h?.S ? StateHeaderSchema.safeParse(parse(META_SORT_KEY, meta.h.S)) : null;
     if (header && !header.success)
       throw new StateError(`the state in ${this.location} (${this.scope}) is not domain-sentinel state`);
     const domains: Record<string, unknown> = {};
     const contacts: Record<string, unknown> = {};
     for (const [sk, body] of items) {
-      if (sk.startsWith(DOMAIN_PREFIX)) domains[sk.slice(DOMAIN_PREFIX.length)] = JSON.parse(body);
-      else if (sk.startsWith(CONTACT_PREFIX)) contacts[sk.slice(CONTACT_PREFIX.length)] = JSON.parse(body);
+      if (sk.startsWith(DOMAIN_PREFIX)) domains[sk.slice(DOMAIN_PREFIX.length)] = parse(sk, body);
+      else if (sk.startsWith(CONTACT_PREFIX)) contacts[sk.slice(CONTACT_PREFIX.length)] = parse(sk, body);
     }
     const state = header
       ? parseState({ ...header.data, domains, contacts }, `${this.location} (${this.scope})`)
