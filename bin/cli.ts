@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { serveLocally } from '../functions/adapters/local-server';
 import { createRestoreHandler } from '../functions/adapters/restore-handler';
@@ -24,6 +25,7 @@ import { normalizeDomainName } from '../functions/core/text';
 import { generatePortfolio } from '../functions/simulator/portfolio';
 import { SEARCH_SEMANTICS, type SearchSemantics } from '../functions/simulator/search';
 import { type Fault, startSimulator } from '../functions/simulator/server';
+import { scanWithState, stateCommand, stateLocationText } from './cli-state';
 import { type CommandSpec, commandSpec, parseOptionsOf, renderHelp } from './commands';
 
 /** Where the CLI writes and what it reads; tests pass their own. */
@@ -37,6 +39,8 @@ export interface CliIo {
   readonly onListening?: (url: string) => void;
   /** The SNS client to publish with. @default a client configured by the AWS SDK's environment */
   readonly sns?: () => SNSClient;
+  /** The DynamoDB client for `--state dynamodb:TABLE`. @default configured from `env` */
+  readonly dynamodb?: () => DynamoDBClient;
   /** Asks the person at the terminal; absent when stdin is not a terminal. */
   readonly ask?: (question: string) => Promise<string>;
 }
@@ -65,6 +69,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         return await linkCommand(rest, io);
       case 'restore':
         return await restoreCommand(rest, io);
+      case 'state':
+        await stateCommand(rest, io);
+        return EXIT.ok;
       case undefined:
       case 'help':
       case '--help':
@@ -162,6 +169,24 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
   const topicArn = settings.alertTopicArn;
   if (!dryRun && !topicArn) {
     throw new ConfigError(`${ENV.alertTopicArn} is not set; set it to publish the alert, or pass --dry-run`);
+  }
+
+  const stateFlag = str(values.state);
+  if (stateLocationText(stateFlag, io.env) !== undefined) {
+    const job = { settings, secrets, now, deadline: Date.now() + settings.timeBudgetSeconds * 1000 };
+    const failOnMet = await scanWithState(
+      {
+        flag: stateFlag,
+        job,
+        dryRun,
+        json: values.json === true,
+        topicArn,
+        failOn: failOn as Severity | undefined,
+      },
+      io,
+    );
+    if (failOnMet) io.stderr(`sentinel: findings at ${failOn} or above (--fail-on ${failOn})\n`);
+    return failOnMet ? EXIT.failOn : EXIT.ok;
   }
 
   const report = await runScanJob({

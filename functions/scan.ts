@@ -1,5 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context } from 'aws-lambda';
@@ -11,11 +12,12 @@ import { METRICS } from './core/config';
 const logger = new Logger({ serviceName: 'domain-sentinel-scan' });
 const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS.service });
 const sns = new SNSClient({});
+const dynamodb = new DynamoDBClient({});
 const secrets = new SsmSecretSource(new SSMClient({}), process.env);
 
 /** EventBridge Scheduler invokes this; the event carries nothing the scan needs. */
 export const handler = async (_event: unknown, context: Context) =>
   handleScheduledScan(
-    { env: process.env, secrets, sns, logger, metrics },
+    { env: process.env, secrets, sns, dynamodb, logger, metrics },
     context.getRemainingTimeInMillis(),
   );

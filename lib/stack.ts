@@ -9,6 +9,7 @@ import type { StackConfig } from './config';
 import { RestoreApi } from './restore-api';
 import { Scanner } from './scanner';
 import { SecretParameter } from './secret-parameter';
+import { StateTable } from './state-table';
 import { Watchdog } from './watchdog';
 
 export interface DomainSentinelStackProps extends StackProps {
@@ -25,6 +26,7 @@ export class DomainSentinelStack extends Stack {
   readonly watchdog: Watchdog;
   /** Encrypts both topics. */
   readonly topicKey: kms.Key;
+  readonly state: StateTable;
   private readonly config: DomainSentinelStackProps['config'];
 
   constructor(scope: Construct, id: string, props: DomainSentinelStackProps) {
@@ -82,6 +84,8 @@ export class DomainSentinelStack extends Stack {
     apiKey.grantRead(this.scan.fn, ENV.apiKeyParameter);
     signingKey.grantRead(this.scan.fn, ENV.linkSigningKeyParameter);
     this.alerts.grantPublish(this.scan.fn);
+    this.state = new StateTable(this, 'State');
+    this.state.grantReadWrite(this.scan.fn);
 
     this.watchdog = new Watchdog(this, 'Watchdog', { key: topicKey, emails: config.opsEmails });
     this.watchdog.watchErrors('ScanErrors', this.scan.fn, 'The domain-sentinel scan');
@@ -111,6 +115,10 @@ export class DomainSentinelStack extends Stack {
     new CfnOutput(this, 'OpsTopicArn', {
       value: this.watchdog.topic.topicArn,
       description: 'Alarms about the scan itself',
+    });
+    new CfnOutput(this, 'StateTableName', {
+      value: this.state.table.tableName,
+      description: 'Memory between scans; reset: sentinel state reset dynamodb:<this> --yes',
     });
     new CfnOutput(this, 'ScanFunctionName', {
       value: this.scan.fn.functionName,

@@ -3,7 +3,7 @@ import { buildAlertMessage, shouldNotify } from '../core/alert';
 import type { ScanSettings } from '../core/config';
 import { signRestoreLink } from '../core/links';
 import { ResellerClient } from '../core/reseller-client';
-import { type Report, scanAccount } from '../core/scan';
+import { type Report, type ScanOptions, scanAccount } from '../core/scan';
 import type { SecretSource } from '../core/secrets';
 import { publishAlert } from './sns-publish';
 
@@ -17,6 +17,11 @@ export interface ScanJobInput {
   /** Epoch ms by which the scan must have read the account. */
   readonly deadline?: number;
   readonly fetch?: typeof fetch;
+  /**
+   * Sees every domain read (memory between scans). Forces full mode: only a read of the whole
+   * account proves that a domain left it.
+   */
+  readonly observe?: ScanOptions['observe'];
 }
 
 /** Builds the reseller client from settings and runs the scan: the one path the CLI and the Lambda share. */
@@ -49,7 +54,8 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
     client,
     now: input.now,
     policy: { expiryDays: settings.expiryDays, criticalDays: settings.criticalDays },
-    mode: settings.scanMode,
+    mode: input.observe ? 'full' : settings.scanMode,
+    ...(input.observe ? { observe: input.observe } : {}),
     ...(restoreLinkFor ? { restoreLinkFor } : {}),
     ...(input.deadline !== undefined
       ? { timeBudgetSeconds: Math.round((input.deadline - Date.now()) / 1000) }

@@ -31,6 +31,11 @@ export const ENV = {
   requestTimeoutMs: 'RESELLER_TIMEOUT_MS',
   timeBudgetSeconds: 'SCAN_TIME_BUDGET',
   maxResponseMb: 'RESELLER_MAX_RESPONSE_MB',
+  state: 'STATE',
+  stateTableName: 'STATE_TABLE_NAME',
+  alertThresholds: 'ALERT_THRESHOLDS',
+  criticalRepeatHours: 'CRITICAL_REPEAT_HOURS',
+  summaryEveryDays: 'SUMMARY_EVERY_DAYS',
 } as const;
 
 export type EnvName = keyof typeof ENV;
@@ -202,6 +207,48 @@ export const SETTINGS = {
     schema: wholeNumber(1, 1024).default(32),
     default: 32,
     doc: 'largest reseller API response read, in MiB; a larger one is aborted while it streams',
+  },
+  state: {
+    env: ENV.state,
+    flag: '--state',
+    schema: z.string().trim().min(1).optional(),
+    doc: 'memory between scans: a JSON file PATH, or dynamodb:TABLE; alert on change (forces a full read)',
+  },
+  stateTableName: {
+    env: ENV.stateTableName,
+    schema: z.string().trim().min(1).optional(),
+    doc: 'the state table of the scan Lambda (the stack sets it)',
+  },
+  alertThresholds: {
+    env: ENV.alertThresholds,
+    schema: z
+      .string()
+      .trim()
+      .regex(
+        /^\d{1,4}(\s*,\s*\d{1,4})*$/,
+        'must list whole numbers of days, comma-separated, e.g. 30,14,7,3,1',
+      )
+      .transform((text) => [...new Set(text.split(',').map((p) => Number(p.trim())))].sort((a, b) => b - a))
+      .pipe(
+        z.array(
+          z.number().int().min(1, 'must list days from 1 to 3650').max(3650, 'must list days from 1 to 3650'),
+        ),
+      )
+      .default([30, 14, 7, 3, 1]),
+    default: '30,14,7,3,1',
+    doc: 'with state: the days-left rungs an expiring domain is alerted again at',
+  },
+  criticalRepeatHours: {
+    env: ENV.criticalRepeatHours,
+    schema: wholeNumber(1, 8760).default(20),
+    default: 20,
+    doc: 'with state: a critical finding is repeated after this many hours until resolved',
+  },
+  summaryEveryDays: {
+    env: ENV.summaryEveryDays,
+    schema: wholeNumber(0, 365).default(7),
+    default: 7,
+    doc: 'with state: a summary even when nothing changed, every this many days (0: never)',
   },
   accountLabel: {
     env: ENV.accountLabel,

@@ -18,6 +18,7 @@ import {
 import { DeadlineError, IncompleteListingError, ResellerApiError, UnprovenFilteredReadError } from './errors';
 import { domainNameProblem } from './links';
 import type { ListFilter, Problem, ResellerClient } from './reseller-client';
+import type { Domain } from './schemas';
 import { normalizeDomainName } from './text';
 
 /**
@@ -68,6 +69,11 @@ export interface ScanOptions {
   readonly timeBudgetSeconds?: number;
   /** Wall clock for `generated_at` and `duration_ms`. @default Date.now */
   readonly clock?: () => number;
+  /**
+   * Sees every domain read, with or without a finding (the state store watches their fields).
+   * `attempt` rises when the read starts over: drop what earlier attempts handed out.
+   */
+  readonly observe?: (domain: Domain, attempt: number) => void;
 }
 
 /**
@@ -81,12 +87,12 @@ export async function scanAccount(options: ScanOptions): Promise<Report> {
   const requestsBefore = options.client.requests;
   try {
     try {
-      return await scanOnce(options, started, clock, requestsBefore);
+      return await scanOnce(options, started, clock, requestsBefore, 1);
     } catch (error) {
       if (!(error instanceof IncompleteListingError && error.retryable)) throw error;
     }
     try {
-      return await scanOnce(options, started, clock, requestsBefore); // the account moved under us: one fresh read
+      return await scanOnce(options, started, clock, requestsBefore, 2); // the account moved under us: one fresh read
     } catch (again) {
       if (!(again instanceof IncompleteListingError)) throw again;
       throw new IncompleteListingError(
@@ -111,6 +117,7 @@ async function scanOnce(
   started: number,
   clock: () => number,
   requestsBefore: number,
+  attempt: number,
 ): Promise<Report> {
   const { client, now, policy } = options;
   const mode = options.mode ?? 'auto';
@@ -144,6 +151,7 @@ async function scanOnce(
           seenAcrossSearches.add(domain.domain_name);
         }
         domainsScanned++;
+        options.observe?.(domain, attempt);
         const finding = classify(domain, now, policy);
         if (finding) domainFindings.push(finding);
       }

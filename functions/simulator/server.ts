@@ -64,6 +64,12 @@ export interface Simulator {
   injectFault(rule: FaultRule): void;
   /** The domain record as the simulator now holds it. */
   domain(name: string): RawRecord | undefined;
+  /**
+   * Changes the portfolio while it runs: merges `patch` into the domain (adding it when new), or
+   * removes it with null. Returns false when there was nothing to remove. Also over HTTP:
+   * `POST /_admin/domains/<name>` with a JSON patch, `DELETE /_admin/domains/<name>`, same key.
+   */
+  updateDomain(name: string, patch: RawRecord | null): boolean;
   close(): Promise<void>;
 }
 
@@ -166,6 +172,58 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     }
   };
 
+  const updateDomain = (name: string, patch: RawRecord | null): boolean => {
+    const existing = byName.get(name);
+    if (patch === null) {
+      if (!existing) return false;
+      domains.splice(domains.indexOf(existing), 1);
+      byName.delete(name);
+    } else if (existing) Object.assign(existing, patch, { domain_name: name });
+    else {
+      const record = { ...patch, domain_name: name };
+      domains.push(record);
+      byName.set(name, record);
+    }
+    cache.clear();
+    return true;
+  };
+
+  /** Test-only portfolio changes; not counted in `requests` and never hit by injected faults. */
+  const admin = (req: IncomingMessage, res: ServerResponse, name: string) => {
+    if (req.headers.authorization !== `Bearer ${options.apiKey}`) {
+      req.resume();
+      return error(res, 401, 'missing or invalid API key');
+    }
+    if (req.method === 'DELETE') {
+      req.resume();
+      return updateDomain(name, null)
+        ? send(res, 204, undefined)
+        : error(res, 404, `domain ${name} not found`);
+    }
+    if (req.method !== 'POST') {
+      req.resume();
+      return error(res, 405, 'use POST with a JSON patch, or DELETE');
+    }
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      body += chunk;
+      if (body.length > 65_536) req.destroy();
+    });
+    req.on('end', () => {
+      let patch: unknown;
+      try {
+        patch = JSON.parse(body);
+      } catch {
+        return error(res, 400, 'the body must be a JSON object');
+      }
+      if (typeof patch !== 'object' || patch === null || Array.isArray(patch))
+        return error(res, 400, 'the body must be a JSON object');
+      updateDomain(name, patch as RawRecord);
+      send(res, 200, { data: byName.get(name) });
+    });
+  };
+
   const takeFault = (request: SimulatedRequest): Fault | undefined => {
     const index = faults.findIndex(({ rule }) => !rule.match || rule.match(request));
     if (index < 0) return undefined;
@@ -177,6 +235,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://simulator');
+    const adminMatch = /^\/_admin\/domains\/([^/]+)$/.exec(url.pathname);
+    if (adminMatch?.[1]) return admin(req, res, decodeURIComponent(adminMatch[1]));
     const request: SimulatedRequest = {
       method: req.method ?? 'GET',
       path: url.pathname,
@@ -233,6 +293,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     },
     injectFault: (rule) => faults.push({ rule, left: rule.times ?? 1 }),
     domain: (name) => byName.get(name),
+    updateDomain,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -24,6 +24,7 @@ function pipeline(consumer: string) {
   return new Promise<{ code: number; consumerOut: string; stderr: string }>((resolve, reject) => {
     const script =
       'node --import tsx bin/sentinel.ts scan --json --dry-run --now "$NOW" | node -e "$CONSUMER"; ' +
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's own ${…}, not a template
       'echo "exit=${PIPESTATUS[0]}" >&2';
     const shell = spawn('bash', ['-c', script], {
       env: {
