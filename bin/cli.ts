@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { serveLocally } from '../functions/adapters/local-server';
 import { finishReport } from '../functions/adapters/report-finish';
@@ -22,7 +23,9 @@ import { ResellerClient } from '../functions/core/reseller-client';
 import { parseRfc3339 } from '../functions/core/schemas';
 import { normalizeDomainName } from '../functions/core/text';
 import { generatePortfolio } from '../functions/simulator/portfolio';
+import { SEARCH_SEMANTICS, type SearchSemantics } from '../functions/simulator/search';
 import { type Fault, startSimulator } from '../functions/simulator/server';
+import { scanWithState, stateCommand, stateLocationText } from './cli-state';
 import { reportStoreFromEnv, webAppForServe } from './cli-web';
 import { type CommandSpec, commandSpec, parseOptionsOf, renderHelp } from './commands';
 
@@ -37,11 +40,13 @@ export interface CliIo {
   readonly onListening?: (url: string) => void;
   /** The SNS client to publish with. @default a client configured by the AWS SDK's environment */
   readonly sns?: () => SNSClient;
+  /** The DynamoDB client for `--state dynamodb:TABLE`. @default configured from `env` */
+  readonly dynamodb?: () => DynamoDBClient;
   /** Asks the person at the terminal; absent when stdin is not a terminal. */
   readonly ask?: (question: string) => Promise<string>;
 }
 
-/** Exit statuses, as DESIGN.md sets them. */
+/** Exit statuses: 0 completed, 1 could not complete, 2 bad usage or configuration, 3 --fail-on reached. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, failOn: 3 } as const;
 
 class UsageError extends SentinelError {
@@ -65,6 +70,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         return await linkCommand(rest, io);
       case 'restore':
         return await restoreCommand(rest, io);
+      case 'state':
+        await stateCommand(rest, io);
+        return EXIT.ok;
       case undefined:
       case 'help':
       case '--help':
@@ -164,6 +172,24 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
     throw new ConfigError(`${ENV.alertTopicArn} is not set; set it to publish the alert, or pass --dry-run`);
   }
 
+  const stateFlag = str(values.state);
+  if (stateLocationText(stateFlag, io.env) !== undefined) {
+    const job = { settings, secrets, now, deadline: Date.now() + settings.timeBudgetSeconds * 1000 };
+    const failOnMet = await scanWithState(
+      {
+        flag: stateFlag,
+        job,
+        dryRun,
+        json: values.json === true,
+        topicArn,
+        failOn: failOn as Severity | undefined,
+      },
+      io,
+    );
+    if (failOnMet) io.stderr(`sentinel: findings at ${failOn} or above (--fail-on ${failOn})\n`);
+    return failOnMet ? EXIT.failOn : EXIT.ok;
+  }
+
   const read = await runScanJob({
     settings,
     secrets,
@@ -216,6 +242,11 @@ const FAULTS: Record<string, Fault> = {
 async function simulateCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parse('simulate', args);
   const port = portNumber(str(values.port), 8080);
+  const semantics = str(values['search-semantics']);
+  if (semantics !== undefined && !SEARCH_SEMANTICS.includes(semantics as SearchSemantics)) {
+    throw new UsageError(`--search-semantics must be one of ${SEARCH_SEMANTICS.join(', ')}`);
+  }
+  const rateLimit = positiveInt(str(values['rate-limit']), '--rate-limit', 0, 100_000);
   const faults = (str(values.faults) ?? '')
     .split(',')
     .filter(Boolean)
@@ -238,6 +269,8 @@ async function simulateCommand(args: readonly string[], io: CliIo): Promise<numb
     port,
     latencyMs: latency === undefined || latency === '0' ? 0 : positiveInt(latency, '--latency', 0, 60_000),
     maxPerPage: positiveInt(str(values['max-per-page']), '--max-per-page', 100, 10_000),
+    ...(semantics ? { searchSemantics: semantics as SearchSemantics } : {}),
+    ...(rateLimit ? { rateLimit } : {}),
   });
   // Faults hit the domain list's pages after the first, in the order given.
   for (const fault of faults) {

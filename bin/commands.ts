@@ -65,6 +65,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'min-severity': fromSetting('minSeverity', 'LEVEL'),
       'time-zone': fromSetting('timeZone', 'TZ'),
       'base-url': fromSetting('resellerBaseUrl', 'URL'),
+      state: fromSetting('state', 'PATH|dynamodb:TABLE'),
       'fail-on': {
         type: 'string',
         value: 'LEVEL',
@@ -72,6 +73,13 @@ export const COMMANDS: readonly CommandSpec[] = [
         default: 'off',
       },
     },
+  },
+  {
+    name: 'state',
+    args: 'init dynamodb:TABLE | reset PATH|dynamodb:TABLE',
+    summary:
+      'init: create the state table with the stack’s own definition (AWS_ENDPOINT_URL_DYNAMODB for a local one); reset: forget this account’s state',
+    options: { yes: { type: 'boolean', doc: 'reset without asking' } },
   },
   {
     name: 'simulate',
@@ -98,6 +106,18 @@ export const COMMANDS: readonly CommandSpec[] = [
         value: 'LIST',
         doc: 'faults for the next domain-list requests after page 1, in order: 429 (Retry-After: 1), 500, 503, hang, malformed (a cut JSON body)',
         default: 'none',
+      },
+      'rate-limit': {
+        type: 'string',
+        value: 'RPS',
+        doc: 'answer 429 with Retry-After beyond this many requests a second (a token bucket)',
+        default: 'none',
+      },
+      'search-semantics': {
+        type: 'string',
+        value: 'HOW',
+        doc: 'how repeated search parameters combine: or, and, or ignore (search parameters are ignored)',
+        default: 'or',
       },
     },
   },

@@ -1,5 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SSMClient } from '@aws-sdk/client-ssm';
@@ -14,6 +15,7 @@ import { REPORT_ENV } from './core/report-store';
 const logger = new Logger({ serviceName: 'domain-sentinel-scan' });
 const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS.service });
 const sns = new SNSClient({});
+const dynamodb = new DynamoDBClient({});
 const secrets = new SsmSecretSource(new SSMClient({}), process.env);
 const bucket = process.env[REPORT_ENV.bucket];
 const reports = bucket ? new S3ReportStore(new S3Client({}), bucket) : undefined;
@@ -21,6 +23,6 @@ const reports = bucket ? new S3ReportStore(new S3Client({}), bucket) : undefined
 /** EventBridge Scheduler invokes this; the event carries nothing the scan needs. */
 export const handler = async (_event: unknown, context: Context) =>
   handleScheduledScan(
-    { env: process.env, secrets, sns, logger, metrics, ...(reports ? { reports } : {}) },
+    { env: process.env, secrets, sns, dynamodb, logger, metrics, ...(reports ? { reports } : {}) },
     context.getRemainingTimeInMillis(),
   );

@@ -9,6 +9,7 @@ import type { StackConfig } from './config';
 import { ReportBucket } from './report-bucket';
 import { Scanner } from './scanner';
 import { SecretParameter } from './secret-parameter';
+import { StateTable } from './state-table';
 import { Watchdog } from './watchdog';
 import { WebApi } from './web-api';
 
@@ -28,6 +29,7 @@ export class DomainSentinelStack extends Stack {
   readonly watchdog: Watchdog;
   /** Encrypts both topics. */
   readonly topicKey: kms.Key;
+  readonly state: StateTable;
   private readonly config: DomainSentinelStackProps['config'];
 
   constructor(scope: Construct, id: string, props: DomainSentinelStackProps) {
@@ -86,6 +88,8 @@ export class DomainSentinelStack extends Stack {
     apiKey.grantRead(this.scan.fn, ENV.apiKeyParameter);
     signingKey.grantRead(this.scan.fn, ENV.linkSigningKeyParameter);
     this.alerts.grantPublish(this.scan.fn);
+    this.state = new StateTable(this, 'State');
+    this.state.grantReadWrite(this.scan.fn);
 
     this.reports = new ReportBucket(this, 'Reports');
     this.reports.grantWrite(this.scan.fn);
@@ -119,6 +123,10 @@ export class DomainSentinelStack extends Stack {
     new CfnOutput(this, 'OpsTopicArn', {
       value: this.watchdog.topic.topicArn,
       description: 'Alarms about the scan itself',
+    });
+    new CfnOutput(this, 'StateTableName', {
+      value: this.state.table.tableName,
+      description: 'Memory between scans; reset: sentinel state reset dynamodb:<this> --yes',
     });
     new CfnOutput(this, 'ScanFunctionName', {
       value: this.scan.fn.functionName,

@@ -4,7 +4,7 @@ import type { ScanSettings } from '../core/config';
 import { signRestoreLink } from '../core/links';
 import { attachLinks } from '../core/report-links';
 import { ResellerClient } from '../core/reseller-client';
-import { type Report, scanAccount } from '../core/scan';
+import { type Report, type ScanOptions, scanAccount } from '../core/scan';
 import type { SecretSource } from '../core/secrets';
 import { publishAlert } from './sns-publish';
 
@@ -18,6 +18,11 @@ export interface ScanJobInput {
   /** Epoch ms by which the scan must have read the account. */
   readonly deadline?: number;
   readonly fetch?: typeof fetch;
+  /**
+   * Sees every domain read (memory between scans). Forces full mode: only a read of the whole
+   * account proves that a domain left it.
+   */
+  readonly observe?: ScanOptions['observe'];
 }
 
 /** Builds the reseller client from settings and runs the scan: the one path the CLI and the Lambda share. */
@@ -31,6 +36,7 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
     timeoutMs: settings.requestTimeoutMs,
     ...(input.deadline !== undefined ? { deadline: input.deadline } : {}),
     ...(input.fetch ? { fetch: input.fetch } : {}),
+    maxResponseBytes: settings.maxResponseMb * 1024 * 1024,
   });
   const linkBaseUrl = settings.linkBaseUrl;
   const keys = linkBaseUrl ? await input.secrets.signingKeys() : undefined;
@@ -49,7 +55,8 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
     client,
     now: input.now,
     policy: { expiryDays: settings.expiryDays, criticalDays: settings.criticalDays },
-    mode: settings.scanMode,
+    mode: input.observe ? 'full' : settings.scanMode,
+    ...(input.observe ? { observe: input.observe } : {}),
     ...(restoreLinkFor ? { restoreLinkFor } : {}),
     ...(input.deadline !== undefined
       ? { timeBudgetSeconds: Math.round((input.deadline - Date.now()) / 1000) }

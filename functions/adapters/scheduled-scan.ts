@@ -1,13 +1,16 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { truncateReport } from '../core/alert';
 import { ENV, loadScanSettings, METRICS, settingsFromEnv } from '../core/config';
 import { ConfigError } from '../core/errors';
 import type { ReportStore } from '../core/report-store';
+import { STATE_ENV } from '../core/state-config';
 import { finishReport } from './report-finish';
 import { deliverAlert, runScanJob } from './scan-job';
 import type { SecretSource } from './secrets';
+import { runScheduledStatefulScan } from './stateful-scan';
 
 /** Time kept back from the Lambda's budget for publishing the alert and flushing logs. */
 export const PUBLISH_RESERVE_MS = 20_000;
@@ -18,6 +21,8 @@ export interface ScheduledScanDeps {
   readonly env: NodeJS.ProcessEnv;
   readonly secrets: SecretSource;
   readonly sns: SNSClient;
+  /** Used when the environment names a state table (memory between scans). */
+  readonly dynamodb?: DynamoDBClient;
   readonly logger: Pick<Logger, 'info' | 'error'>;
   readonly metrics: Pick<Metrics, 'addMetric' | 'publishStoredMetrics'>;
   /** Where the report is kept for the report page (the stack's bucket); absent, it is not kept. */
@@ -48,23 +53,39 @@ export async function handleScheduledScan(
     if (settings.linkBaseUrl && !deps.secrets.hasSigningKeys())
       throw new ConfigError(`${ENV.linkSigningKeyParameter} is not set but ${ENV.linkBaseUrl} is`);
     const now = clock();
-    const read = await runScanJob({
+    const job = {
       settings,
       secrets: deps.secrets,
       now,
       deadline: now + Math.max(5_000, remainingMs - PUBLISH_RESERVE_MS),
-    });
+    };
+    // With a state table: alert on change, and only after delivery does the state move on.
+    const stateTable = deps.env[STATE_ENV.tableName];
+    const stateful = stateTable
+      ? await runScheduledStatefulScan({
+          job,
+          tableName: stateTable,
+          env: deps.env,
+          dynamodb: deps.dynamodb ?? new DynamoDBClient({}),
+          sns: deps.sns,
+        })
+      : undefined;
     // The report page and the calendar feed read the report from the bucket the stack names.
     const { report, alert } = await finishReport({
-      report: read,
+      report: stateful?.result.report ?? (await runScanJob(job)),
       ...(deps.reports ? { reports: deps.reports } : {}),
       now,
       dryRun: false,
     });
     deps.logger.info('scan completed', { report: truncateReport(report, LOGGED_FINDINGS) });
 
-    let published = false;
-    if (settings.alertTopicArn) {
+    let published = Boolean(stateful?.published);
+    if (stateful)
+      deps.logger.info(published ? 'alert published' : 'no alert published', {
+        why: stateful.result.why,
+        published: stateful.published,
+      });
+    else if (settings.alertTopicArn) {
       const outcome = await deliverAlert(alert, settings, deps.sns, settings.alertTopicArn);
       published = outcome.published;
       deps.logger.info(outcome.published ? 'alert published' : 'no alert published', { outcome });

@@ -6,6 +6,7 @@ import {
   isDomainFinding,
   type Severity,
 } from './classify';
+import { changeMarker, renderChangesSection, renderResolvedSection } from './digest-changes';
 import type { Problem } from './reseller-client';
 import type { Report } from './scan';
 import { displayDomain, normalizeDomainName, safeText } from './text';
@@ -113,7 +114,7 @@ function registrantLine(f: DomainFinding): string | null {
 
 function contactLines(f: ContactFinding): string[] {
   return [
-    `- contact ${cut(safeText(f.handle), 64)}: validation pending; the registry may suspend the domains it holds`,
+    `- ${changeMarker(f)}contact ${cut(safeText(f.handle), 64)}: validation pending; the registry may suspend the domains it holds`,
     `  ${who(f.name, f.company_name, f.email)}`,
   ];
 }
@@ -121,7 +122,7 @@ function contactLines(f: ContactFinding): string[] {
 function itemLines(f: Finding, now: string, day: (iso: string) => string): string[] {
   if (!isDomainFinding(f)) return contactLines(f);
   const lines = [
-    `- ${cut(displayDomain(f.domain_name), 2 * KEY_MAX)}: ${describeDomainFinding(f, now, day)}`,
+    `- ${changeMarker(f)}${cut(displayDomain(f.domain_name), 2 * KEY_MAX)}: ${describeDomainFinding(f, now, day)}`,
   ];
   const registrant = registrantLine(f);
   if (registrant) lines.push(`  ${registrant}`);
@@ -179,6 +180,7 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
   const label = options.accountLabel ? ` (${safeText(options.accountLabel)})` : '';
   const out: string[] = [`domain-sentinel${label}: ${headline(report)}`, ''];
   out.push(...webLines(report));
+  out.push(...renderChangesSection(report));
 
   let detailBudget = limit;
   for (const severity of ['critical', 'warning'] as const) {
@@ -222,10 +224,16 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
     out.push('');
   }
 
+  out.push(...renderResolvedSection(report));
   const s = report.stats;
   out.push(
     '--',
     `Scanned ${plural(s.domains_scanned, 'domain')} and ${plural(s.contacts_scanned, 'contact')} at ${time(report.now)} (${s.requests} requests, ${(s.duration_ms / 1000).toFixed(1)} s, ${report.source.mode} mode).`,
+    ...(report.source.fallback_reason
+      ? [
+          `The filtered read could not be proven complete (${report.source.fallback_reason}), so the account was read in full.`,
+        ]
+      : []),
     `Dates are shown in ${timeZone}. Thresholds: expiring within ${report.policy.expiry_days} days, critical within ${report.policy.critical_days} days without auto-renew.`,
     'Change them with EXPIRY_DAYS and CRITICAL_DAYS (or cdk deploy -c expiryDays=N -c criticalDays=N).',
   );

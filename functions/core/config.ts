@@ -31,11 +31,17 @@ export const ENV = {
   requestTimeoutMs: 'RESELLER_TIMEOUT_MS',
   timeBudgetSeconds: 'SCAN_TIME_BUDGET',
   maxResponseMb: 'RESELLER_MAX_RESPONSE_MB',
+  state: 'STATE',
+  stateTableName: 'STATE_TABLE_NAME',
+  alertThresholds: 'ALERT_THRESHOLDS',
+  criticalRepeatHours: 'CRITICAL_REPEAT_HOURS',
+  summaryEveryDays: 'SUMMARY_EVERY_DAYS',
 } as const;
 
 export type EnvName = keyof typeof ENV;
 
-const wholeNumber = (min: number, max: number) => {
+/** A whole number in [min, max], from a string (environment, argv, `-c key=value`) or a number (cdk.json). */
+export const wholeNumber = (min: number, max: number) => {
   const message = `must be a whole number from ${min} to ${max}`;
   // Strings from the environment and argv, numbers from cdk.json.
   return z.preprocess(
@@ -163,9 +169,9 @@ export const SETTINGS = {
     env: ENV.scanMode,
     flag: '--mode',
     context: 'scanMode',
-    schema: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('full'),
-    default: 'full',
-    doc: `how the account is read: ${SCAN_MODES.join(' or ')} (see Performance)`,
+    schema: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('auto'),
+    default: 'auto',
+    doc: 'how the account is read: auto (a filtered read proven complete by counts, else full), full, or filtered (proven, or fail)',
   },
   perPage: {
     env: ENV.perPage,
@@ -177,9 +183,9 @@ export const SETTINGS = {
   concurrency: {
     env: ENV.concurrency,
     flag: '--concurrency',
-    schema: wholeNumber(1, 32).default(4),
-    default: 4,
-    doc: 'requests in flight at once',
+    schema: wholeNumber(1, 32).default(8),
+    default: 8,
+    doc: 'most requests in flight at once: the scan starts at 4, grows while answers come fast, halves on 429/503',
   },
   requestTimeoutMs: {
     env: ENV.requestTimeoutMs,
@@ -202,6 +208,48 @@ export const SETTINGS = {
     default: 32,
     doc: 'largest reseller API response read, in MiB; a larger one is aborted while it streams',
   },
+  state: {
+    env: ENV.state,
+    flag: '--state',
+    schema: z.string().trim().min(1).optional(),
+    doc: 'memory between scans: a JSON file PATH, or dynamodb:TABLE; alert on change (forces a full read)',
+  },
+  stateTableName: {
+    env: ENV.stateTableName,
+    schema: z.string().trim().min(1).optional(),
+    doc: 'the state table of the scan Lambda (the stack sets it)',
+  },
+  alertThresholds: {
+    env: ENV.alertThresholds,
+    schema: z
+      .string()
+      .trim()
+      .regex(
+        /^\d{1,4}(\s*,\s*\d{1,4})*$/,
+        'must list whole numbers of days, comma-separated, e.g. 30,14,7,3,1',
+      )
+      .transform((text) => [...new Set(text.split(',').map((p) => Number(p.trim())))].sort((a, b) => b - a))
+      .pipe(
+        z.array(
+          z.number().int().min(1, 'must list days from 1 to 3650').max(3650, 'must list days from 1 to 3650'),
+        ),
+      )
+      .default([30, 14, 7, 3, 1]),
+    default: '30,14,7,3,1',
+    doc: 'with state: the days-left rungs an expiring domain is alerted again at',
+  },
+  criticalRepeatHours: {
+    env: ENV.criticalRepeatHours,
+    schema: wholeNumber(1, 8760).default(20),
+    default: 20,
+    doc: 'with state: a critical finding is repeated after this many hours until resolved',
+  },
+  summaryEveryDays: {
+    env: ENV.summaryEveryDays,
+    schema: wholeNumber(0, 365).default(7),
+    default: 7,
+    doc: 'with state: a summary even when nothing changed, every this many days (0: never)',
+  },
   accountLabel: {
     env: ENV.accountLabel,
     context: 'accountLabel',
@@ -211,6 +259,14 @@ export const SETTINGS = {
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;
+
+/** The name of an SSM parameter, as the stack is given it. */
+export const ssmParameterName = z
+  .string()
+  .regex(
+    /^\/[A-Za-z0-9_.\-/]{1,1010}$/,
+    'must be an SSM parameter name starting with "/", e.g. /domain-sentinel/reseller-api-key',
+  );
 
 /** Secrets: documented here, read only through a SecretSource (functions/adapters/secrets.ts). */
 export const SECRET_SETTINGS = [

@@ -59,7 +59,13 @@ const looseInt = z.union([
     .transform(Number),
 ]);
 
-const stringList = z.union([z.array(z.string()), z.string().transform((s) => [s])]);
+/**
+ * A list of status values. A lone string is accepted where the documentation shows an array, and
+ * values are lower-cased: `QUARANTINE` and `Quarantine` must still be seen as quarantine.
+ */
+const stringList = z
+  .union([z.array(z.string()), z.string().transform((s) => [s])])
+  .transform((values) => values.map((v) => v.toLowerCase()));
 
 /** A domain as domain-sentinel uses it, whatever aliases the record carried. */
 export interface Domain {
@@ -73,6 +79,13 @@ export interface Domain {
   /** Epoch milliseconds, or null. */
   readonly date_deleted: number | null;
   readonly registrant_handle: string | null;
+  /** Watched fields (state between scans); undefined when the record omits the field. */
+  readonly transfer_lock?: boolean | null;
+  /** Whether an auth code exists; the code itself is a secret and is never kept. */
+  readonly auth_code_present?: boolean;
+  readonly nsgroup?: string | null;
+  readonly dns_hosted?: boolean | null;
+  readonly dnssec?: string | null;
 }
 
 export const DomainSchema = z
@@ -87,6 +100,16 @@ export const DomainSchema = z
     date_deleted: dateTime.nullish(),
     registrant_handle: z.string().nullish(),
     registant_handle: z.string().nullish(),
+    // Watched fields: tolerant, since a scan must not fail over a field it only watches.
+    transfer_lock: looseBoolean.nullish().catch(undefined),
+    auth_code: z.string().nullish().catch(undefined),
+    // The search table types nsgroup as a boolean, the field table as a string: keep it as text.
+    nsgroup: z
+      .union([z.string(), z.boolean().transform(String)])
+      .nullish()
+      .catch(undefined),
+    dns_hosted: looseBoolean.nullish().catch(undefined),
+    dnssec: z.string().nullish().catch(undefined),
   })
   .transform(
     (r): Domain => ({
@@ -97,8 +120,25 @@ export const DomainSchema = z
       auto_renew_period: r.auto_renew_period ?? r.auto_renewal_period ?? null,
       date_deleted: r.date_deleted ?? null,
       registrant_handle: r.registrant_handle ?? r.registant_handle ?? null,
+      ...watchedFields(r),
     }),
   );
+
+function watchedFields(r: {
+  transfer_lock?: boolean | null | undefined;
+  auth_code?: string | null | undefined;
+  nsgroup?: string | null | undefined;
+  dns_hosted?: boolean | null | undefined;
+  dnssec?: string | null | undefined;
+}): Partial<Domain> {
+  const out: { -readonly [K in keyof Domain]?: Domain[K] } = {};
+  if (r.transfer_lock !== undefined) out.transfer_lock = r.transfer_lock;
+  if (r.auth_code !== undefined) out.auth_code_present = Boolean(r.auth_code);
+  if (r.nsgroup !== undefined) out.nsgroup = r.nsgroup;
+  if (r.dns_hosted !== undefined) out.dns_hosted = r.dns_hosted;
+  if (r.dnssec !== undefined) out.dnssec = r.dnssec;
+  return out;
+}
 
 /** A contact as domain-sentinel uses it. */
 export interface Contact {

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Portfolio, RawRecord } from './portfolio';
-import { buildFilter, buildSort, type Resource, SearchError } from './search';
+import { buildFilter, buildSort, type Resource, SearchError, type SearchSemantics } from './search';
 
 /**
  * The embedded reseller simulator: a real HTTP server with the three documented endpoints, Bearer
@@ -42,6 +42,14 @@ export interface SimulatorOptions {
   readonly host?: string;
   /** The clock restore uses to set the new expiry. @default Date.now */
   readonly now?: () => number;
+  /** How repeated search parameters combine, or whether they are ignored. @default 'or' */
+  readonly searchSemantics?: SearchSemantics;
+  /** With `searchSemantics: 'ignore'`, the parameters ignored. @default every filter parameter */
+  readonly ignoredSearchParameters?: readonly string[];
+  /** Requests a second the server accepts (token bucket); beyond it, 429 with Retry-After. @default unlimited */
+  readonly rateLimit?: number;
+  /** Requests the bucket holds, i.e. the burst accepted after a quiet spell. @default rateLimit (one second's worth) */
+  readonly rateLimitBurst?: number;
 }
 
 export interface Simulator {
@@ -51,9 +59,17 @@ export interface Simulator {
   readonly requests: SimulatedRequest[];
   /** Names the restore endpoint was called for, successful or not. */
   readonly restoreCalls: string[];
+  /** Requests answered 429 by the rate limit (injected faults not counted). */
+  readonly rateLimited: number;
   injectFault(rule: FaultRule): void;
   /** The domain record as the simulator now holds it. */
   domain(name: string): RawRecord | undefined;
+  /**
+   * Changes the portfolio while it runs: merges `patch` into the domain (adding it when new), or
+   * removes it with null. Returns false when there was nothing to remove. Also over HTTP:
+   * `POST /_admin/domains/<name>` with a JSON patch, `DELETE /_admin/domains/<name>`, same key.
+   */
+  updateDomain(name: string, patch: RawRecord | null): boolean;
   close(): Promise<void>;
 }
 
@@ -72,6 +88,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const restoreCalls: string[] = [];
   // Filtering and sorting 100 000 records per page would dominate a benchmark: cache per query.
   const cache = new Map<string, RawRecord[]>();
+  const limiter = options.rateLimit
+    ? tokenBucket(options.rateLimit, options.rateLimitBurst ?? Math.max(1, options.rateLimit))
+    : undefined;
+  let rateLimited = 0;
 
   const send = (res: ServerResponse, status: number, body: unknown) => {
     const text = body === undefined ? '' : JSON.stringify(body);
@@ -96,7 +116,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     let matches = cache.get(key);
     if (!matches) {
       const source = resource === 'domains' ? domains : contacts;
-      const filter = buildFilter(resource, query);
+      const filter = buildFilter(resource, query, {
+        ...(options.searchSemantics ? { semantics: options.searchSemantics } : {}),
+        ...(options.ignoredSearchParameters ? { ignored: options.ignoredSearchParameters } : {}),
+      });
       matches = source.filter(filter);
       const sort = buildSort(resource, query.get('sort'));
       if (sort) matches.sort(sort);
@@ -149,6 +172,58 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     }
   };
 
+  const updateDomain = (name: string, patch: RawRecord | null): boolean => {
+    const existing = byName.get(name);
+    if (patch === null) {
+      if (!existing) return false;
+      domains.splice(domains.indexOf(existing), 1);
+      byName.delete(name);
+    } else if (existing) Object.assign(existing, patch, { domain_name: name });
+    else {
+      const record = { ...patch, domain_name: name };
+      domains.push(record);
+      byName.set(name, record);
+    }
+    cache.clear();
+    return true;
+  };
+
+  /** Test-only portfolio changes; not counted in `requests` and never hit by injected faults. */
+  const admin = (req: IncomingMessage, res: ServerResponse, name: string) => {
+    if (req.headers.authorization !== `Bearer ${options.apiKey}`) {
+      req.resume();
+      return error(res, 401, 'missing or invalid API key');
+    }
+    if (req.method === 'DELETE') {
+      req.resume();
+      return updateDomain(name, null)
+        ? send(res, 204, undefined)
+        : error(res, 404, `domain ${name} not found`);
+    }
+    if (req.method !== 'POST') {
+      req.resume();
+      return error(res, 405, 'use POST with a JSON patch, or DELETE');
+    }
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      body += chunk;
+      if (body.length > 65_536) req.destroy();
+    });
+    req.on('end', () => {
+      let patch: unknown;
+      try {
+        patch = JSON.parse(body);
+      } catch {
+        return error(res, 400, 'the body must be a JSON object');
+      }
+      if (typeof patch !== 'object' || patch === null || Array.isArray(patch))
+        return error(res, 400, 'the body must be a JSON object');
+      updateDomain(name, patch as RawRecord);
+      send(res, 200, { data: byName.get(name) });
+    });
+  };
+
   const takeFault = (request: SimulatedRequest): Fault | undefined => {
     const index = faults.findIndex(({ rule }) => !rule.match || rule.match(request));
     if (index < 0) return undefined;
@@ -160,6 +235,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://simulator');
+    const adminMatch = /^\/_admin\/domains\/([^/]+)$/.exec(url.pathname);
+    if (adminMatch?.[1]) return admin(req, res, decodeURIComponent(adminMatch[1]));
     const request: SimulatedRequest = {
       method: req.method ?? 'GET',
       path: url.pathname,
@@ -167,8 +244,19 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     };
     requests.push(request);
     req.resume(); // bodies are ignored; drain them
-    const fault = takeFault(request);
+    const waitMs = limiter?.take();
+    // A request the rate limit turns away never reaches the application, nor its injected faults.
+    const fault = waitMs === undefined ? takeFault(request) : undefined;
     const answer = () => {
+      if (waitMs !== undefined) {
+        rateLimited++;
+        res.writeHead(429, {
+          'content-type': JSON_TYPE,
+          'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))),
+        });
+        res.end(JSON.stringify({ error: { code: 429, message: 'rate limit exceeded' } }));
+        return;
+      }
       if (fault?.kind === 'hang') return; // never answers; close() destroys the socket
       if (fault?.kind === 'malformed') {
         res.writeHead(200, { 'content-type': JSON_TYPE }).end('{"data": [ {"domain_name": "trunc');
@@ -200,12 +288,38 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     url: `http://${host}:${port}`,
     requests,
     restoreCalls,
+    get rateLimited() {
+      return rateLimited;
+    },
     injectFault: (rule) => faults.push({ rule, left: rule.times ?? 1 }),
     domain: (name) => byName.get(name),
+    updateDomain,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * A token bucket on the monotonic clock: `rate` tokens a second, at most `burst` held. `take()`
+ * spends a token and returns undefined, or returns the ms until one will be there (nothing spent).
+ */
+function tokenBucket(rate: number, burst: number): { take(): number | undefined } {
+  if (!(rate > 0) || !(burst >= 1)) throw new RangeError('rateLimit must be > 0 and rateLimitBurst ≥ 1');
+  let tokens = burst;
+  let last = performance.now();
+  return {
+    take() {
+      const at = performance.now();
+      tokens = Math.min(burst, tokens + ((at - last) * rate) / 1000);
+      last = at;
+      if (tokens >= 1) {
+        tokens -= 1;
+        return undefined;
+      }
+      return ((1 - tokens) * 1000) / rate;
+    },
   };
 }

@@ -67,7 +67,7 @@ describe('scan', () => {
           EXPIRY_DAYS: '30',
           CRITICAL_DAYS: '7',
           MIN_SEVERITY: 'warning',
-          SCAN_MODE: 'full',
+          SCAN_MODE: 'auto',
           ALERT_TOPIC_ARN: { Ref: logicalId(stack.alerts.topic) },
           LINK_BASE_URL: {
             'Fn::Join': [

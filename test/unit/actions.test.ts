@@ -159,7 +159,7 @@ describe('decideAction', () => {
 const report = (findings: DomainFinding[]): Report => ({
   generated_at: new Date(NOW).toISOString(),
   now: new Date(NOW).toISOString(),
-  source: { base_url: 'https://api.example', mode: 'full' },
+  source: { base_url: 'https://api.example', mode: 'full', read: 'full' },
   policy: { expiry_days: 30, critical_days: 7 },
   stats: { domains_scanned: 10, contacts_scanned: 0, requests: 1, duration_ms: 1 },
   summary: {

@@ -1,0 +1,140 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SNSClient } from '@aws-sdk/client-sns';
+import { createStateTable, DynamoDbStateStore } from '../functions/adapters/dynamodb-state-store';
+import { FileStateStore } from '../functions/adapters/file-state-store';
+import type { ScanJobInput } from '../functions/adapters/scan-job';
+import {
+  dynamoDbClientFromEnv,
+  openStateStore,
+  parseStateLocation,
+  runStatefulScan,
+  snsPublisher,
+} from '../functions/adapters/stateful-scan';
+import { renderDigest, renderSms } from '../functions/core/alert';
+import { anyAtOrAbove, type Severity } from '../functions/core/classify';
+import { ENV, requireEnv } from '../functions/core/config';
+import { ConfigError } from '../functions/core/errors';
+import { loadStatePolicy, STATE_ENV } from '../functions/core/state-config';
+
+/**
+ * The command-line side of memory between scans: `scan --state` and `state init`. Kept apart
+ * from cli.ts, which calls in here; what it needs of the CLI's I/O comes in as plain values.
+ */
+
+export interface StateCliIo {
+  readonly env: NodeJS.ProcessEnv;
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly sns?: () => SNSClient;
+  /** The DynamoDB client for `dynamodb:TABLE`. @default configured from `env` (AWS_ENDPOINT_URL_DYNAMODB, …) */
+  readonly dynamodb?: () => DynamoDBClient;
+}
+
+export interface StatefulScanCommand {
+  /** The `--state` value, or undefined to read STATE. */
+  readonly flag: string | undefined;
+  readonly job: ScanJobInput;
+  readonly dryRun: boolean;
+  readonly json: boolean;
+  readonly topicArn: string | undefined;
+  readonly failOn: Severity | undefined;
+}
+
+/** `--state` if given, else STATE; undefined when neither is set (the scan stays stateless). */
+export function stateLocationText(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  return flag ?? (env[STATE_ENV.state]?.trim() || undefined);
+}
+
+/** `scan --state …`: the scan with memory. Returns true when `--fail-on` is met. */
+export async function scanWithState(command: StatefulScanCommand, io: StateCliIo): Promise<boolean> {
+  const { job, dryRun } = command;
+  const { settings } = job;
+  const text = stateLocationText(command.flag, io.env) ?? '';
+  const location = parseStateLocation(text, command.flag !== undefined ? '--state' : STATE_ENV.state);
+  const store = openStateStore(
+    location,
+    settings.resellerBaseUrl,
+    () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env),
+  );
+  const policy = loadStatePolicy(io.env, settings.minSeverity);
+  const topicArn = command.topicArn;
+  const publish =
+    dryRun || !topicArn ? undefined : snsPublisher(settings, io.sns?.() ?? new SNSClient({}), topicArn);
+
+  const { result, published, saved, conflicts } = await runStatefulScan({
+    job,
+    store,
+    policy,
+    ...(publish ? { publish } : {}),
+  });
+  const say = command.json ? io.stderr : io.stdout;
+  if (conflicts > 0)
+    say(
+      `another scan moved the state on while this one ran: re-read it ${conflicts} time${conflicts === 1 ? '' : 's'} before deciding\n`,
+    );
+  if (command.json) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
+  if (dryRun) {
+    if (!command.json) {
+      const options = {
+        timeZone: settings.timeZone,
+        ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
+      };
+      io.stdout(
+        `${renderDigest(result.report, options)}\n\n--- SMS (critical only) ---\n${renderSms(result.report, options)}\n`,
+      );
+    }
+    say(
+      `state in ${store.location} not written (--dry-run); a real run would ${result.publish ? 'publish' : 'publish nothing'}: ${result.why.join(', ')}\n`,
+    );
+  } else {
+    say(
+      published
+        ? `published alert ${published.messageId} to ${topicArn} (${result.why.join(', ')})${published.findingsCut ? ` (${published.findingsCut} findings cut to fit SNS's 256 KB)` : ''}\n`
+        : `no alert published: ${result.why.join(', ')}\n`,
+    );
+    if (saved) say(`state saved to ${store.location}\n`);
+  }
+  return command.failOn !== undefined && anyAtOrAbove(result.report.findings, command.failOn);
+}
+
+/**
+ * `sentinel state init dynamodb:TABLE`: creates the state table with the stack's own definition.
+ * `sentinel state reset PATH|dynamodb:TABLE --yes`: forgets this account's state (the next scan is a first run).
+ */
+export async function stateCommand(args: readonly string[], io: StateCliIo): Promise<void> {
+  const [sub, target, ...extra] = args;
+  const usage = 'usage: sentinel state init dynamodb:TABLE | sentinel state reset PATH|dynamodb:TABLE --yes';
+  if (!target || (sub !== 'init' && sub !== 'reset')) throw new ConfigError(usage);
+  const location = parseStateLocation(target, `state ${sub}`);
+  const client = () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env);
+  if (sub === 'init') {
+    if (extra.length) throw new ConfigError(usage);
+    if (location.kind !== 'dynamodb')
+      throw new ConfigError(
+        'a state file needs no init: scan --state PATH creates it; state init takes dynamodb:TABLE',
+      );
+    const notes = await createStateTable(client(), location.table);
+    io.stdout(
+      `created DynamoDB table ${location.table} (pk/sk, on demand, encrypted); use: scan --state dynamodb:${location.table}\n`,
+    );
+    for (const note of notes) io.stderr(`sentinel: ${note}\n`);
+    return;
+  }
+  if (extra.length !== 1 || extra[0] !== '--yes')
+    throw new ConfigError(
+      `state reset forgets every finding, alert and watched field: confirm with --yes (${usage})`,
+    );
+  if (location.kind === 'file') {
+    const existed = await new FileStateStore(location.path).clear();
+    io.stdout(existed ? `removed the state file ${location.path}\n` : `no state file at ${location.path}\n`);
+    return;
+  }
+  const scope = requireEnv(io.env, ENV.resellerBaseUrl, 'the state in a table is kept per reseller base URL');
+  const store = new DynamoDbStateStore({
+    client: client(),
+    tableName: location.table,
+    scope: scope.replace(/\/+$/, ''),
+  });
+  const removed = await store.clear();
+  io.stdout(`removed ${removed} state items of ${scope} from dynamodb:${location.table}\n`);
+}

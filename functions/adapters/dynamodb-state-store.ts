@@ -1,0 +1,333 @@
+import {
+  type AttributeValue,
+  BatchWriteItemCommand,
+  ConditionalCheckFailedException,
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  type DynamoDBClient,
+  QueryCommand,
+  UpdateContinuousBackupsCommand,
+  UpdateItemCommand,
+  type WriteRequest,
+} from '@aws-sdk/client-dynamodb';
+import {
+  ContactMemorySchema,
+  DomainMemorySchema,
+  parseState,
+  type ScanState,
+  StateConflictError,
+  StateError,
+  StateHeaderSchema,
+} from '../core/state';
+import type { Lease, StateStore, StoredState } from './state-store';
+import { META_SORT_KEY, STATE_TABLE_DEFINITION } from './state-table-definition';
+
+const { partitionKey: PK, sortKey: SK } = STATE_TABLE_DEFINITION;
+const DOMAIN_PREFIX = 'domain#';
+const CONTACT_PREFIX = 'contact#';
+/** BatchWriteItem's limit per call. */
+const BATCH = 25;
+const UNPROCESSED_RETRIES = 8;
+
+/** CreateTable input for the state table, from the one definition the stack also uses. */
+export function createStateTableInput(tableName: string): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    AttributeDefinitions: [
+      { AttributeName: PK.name, AttributeType: PK.type },
+      { AttributeName: SK.name, AttributeType: SK.type },
+    ],
+    KeySchema: [
+      { AttributeName: PK.name, KeyType: 'HASH' },
+      { AttributeName: SK.name, KeyType: 'RANGE' },
+    ],
+    BillingMode: STATE_TABLE_DEFINITION.billingMode,
+    // SSEType KMS without a key id: the AWS-managed key, as the stack's TableEncryption.AWS_MANAGED.
+    SSESpecification: { Enabled: true, SSEType: 'KMS' },
+  };
+}
+
+/**
+ * Creates the state table (`sentinel state init dynamodb:TABLE`) and turns on point-in-time
+ * recovery. Returns what could not be done (an emulator may not know continuous backups).
+ */
+export async function createStateTable(client: DynamoDBClient, tableName: string): Promise<string[]> {
+  const notes: string[] = [];
+  try {
+    await client.send(new CreateTableCommand(createStateTableInput(tableName)));
+  } catch (error) {
+    throw new StateError(`could not create the DynamoDB table ${tableName}: ${describe(error)}`, {
+      cause: error,
+    });
+  }
+  if (STATE_TABLE_DEFINITION.pointInTimeRecovery) {
+    try {
+      await client.send(
+        new UpdateContinuousBackupsCommand({
+          TableName: tableName,
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        }),
+      );
+    } catch (error) {
+      notes.push(`point-in-time recovery not turned on: ${describe(error)}`);
+    }
+  }
+  return notes;
+}
+
+const describe = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
+
+export interface DynamoDbStateStoreOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /** The account the state belongs to (the reseller base URL): its partition. */
+  readonly scope: string;
+  /** @default Date.now */
+  readonly clock?: () => number;
+}
+
+/**
+ * The state in DynamoDB: one partition per account, one item per domain and per flagged contact
+ * (so a scan writes only the items that changed), and a `#meta` item with the generation and the
+ * lease. Only the lease holder writes items; the last write moves the generation on and releases
+ * the lease, conditional on still holding it.
+ */
+export class DynamoDbStateStore implements StateStore {
+  readonly location: string;
+  private readonly client: DynamoDBClient;
+  private readonly table: string;
+  private readonly scope: string;
+  private readonly clock: () => number;
+  /** Item bodies as loaded, to write only what changed. */
+  private readonly loadedItems = new WeakMap<StoredState, Map<string, string>>();
+
+  constructor(options: DynamoDbStateStoreOptions) {
+    this.client = options.client;
+    this.table = options.tableName;
+    this.scope = options.scope;
+    this.clock = options.clock ?? Date.now;
+    this.location = `dynamodb:${options.tableName}`;
+  }
+
+  async load(): Promise<StoredState> {
+    const items = new Map<string, string>();
+    let meta: Record<string, AttributeValue> | undefined;
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.wrap('read the state', () =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: '#pk = :pk',
+            ExpressionAttributeNames: { '#pk': PK.name },
+            ExpressionAttributeValues: { ':pk': { S: this.scope } },
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        ),
+      );
+      for (const item of page.Items ?? []) {
+        const sk = item[SK.name]?.S;
+        if (sk === META_SORT_KEY) meta = item;
+        else if (sk && item.m?.S !== undefined) items.set(sk, item.m.S);
+      }
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+
+    const parse = (sk: string, body: string): unknown => {
+      try {
+        return JSON.parse(body);
+      } catch (error) {
+        throw new StateError(
+          `the state item ${sk} in ${this.location} (${this.scope}) is not JSON; reset the state`,
+          {
+            cause: error,
+          },
+        );
+      }
+    };
+    const generation = meta?.generation?.N ? Number(meta.generation.N) : 0;
+    const lease =
+      meta?.lease_owner?.S && meta.lease_expires?.N
+        ? { owner: meta.lease_owner.S, expiresAt: Number(meta.lease_expires.N) }
+        : null;
+    const header = meta?.h?.S ? StateHeaderSchema.safeParse(parse(META_SORT_KEY, meta.h.S)) : null;
+    if (header && !header.success)
+      throw new StateError(`the state in ${this.location} (${this.scope}) is not domain-sentinel state`);
+    const domains: Record<string, unknown> = {};
+    const contacts: Record<string, unknown> = {};
+    for (const [sk, body] of items) {
+      if (sk.startsWith(DOMAIN_PREFIX)) domains[sk.slice(DOMAIN_PREFIX.length)] = parse(sk, body);
+      else if (sk.startsWith(CONTACT_PREFIX)) contacts[sk.slice(CONTACT_PREFIX.length)] = parse(sk, body);
+    }
+    const state = header
+      ? parseState({ ...header.data, domains, contacts }, `${this.location} (${this.scope})`)
+      : parseState(
+          {
+            version: 1,
+            scope: null,
+            started_at: null,
+            last_scan_at: null,
+            last_published_at: null,
+            problem_keys: [],
+            domains,
+            contacts,
+          },
+          this.location,
+        );
+    const stored = { state, generation, lease };
+    this.loadedItems.set(stored, items);
+    return stored;
+  }
+
+  async claim(generation: number, lease: Lease): Promise<void> {
+    await this.conditional(
+      new UpdateItemCommand({
+        TableName: this.table,
+        Key: this.key(META_SORT_KEY),
+        UpdateExpression:
+          'SET generation = if_not_exists(generation, :g), lease_owner = :o, lease_expires = :e',
+        ConditionExpression:
+          '(attribute_not_exists(generation) OR generation = :g) AND ' +
+          '(attribute_not_exists(lease_owner) OR lease_owner = :o OR lease_expires < :now)',
+        ExpressionAttributeValues: {
+          ':g': { N: String(generation) },
+          ':o': { S: lease.owner },
+          ':e': { N: String(lease.expiresAt) },
+          ':now': { N: String(this.clock()) },
+        },
+      }),
+      `another scan moved the state on or holds its lease (${this.location}, generation ${generation})`,
+    );
+  }
+
+  async save(state: ScanState, loaded: StoredState, owner: string): Promise<void> {
+    const before = this.loadedItems.get(loaded) ?? new Map<string, string>();
+    const after = new Map<string, string>();
+    for (const [name, memory] of Object.entries(state.domains))
+      after.set(`${DOMAIN_PREFIX}${name}`, JSON.stringify(DomainMemorySchema.parse(memory)));
+    for (const [handle, memory] of Object.entries(state.contacts))
+      after.set(`${CONTACT_PREFIX}${handle}`, JSON.stringify(ContactMemorySchema.parse(memory)));
+
+    const writes: WriteRequest[] = [];
+    for (const [sk, body] of after)
+      if (before.get(sk) !== body) writes.push({ PutRequest: { Item: { ...this.key(sk), m: { S: body } } } });
+    for (const sk of before.keys()) if (!after.has(sk)) writes.push({ DeleteRequest: { Key: this.key(sk) } });
+
+    await this.ensureLease(loaded.generation, owner);
+    for (let i = 0; i < writes.length; i += BATCH) await this.batchWrite(writes.slice(i, i + BATCH));
+
+    const { domains: _d, contacts: _c, ...header } = state;
+    await this.conditional(
+      new UpdateItemCommand({
+        TableName: this.table,
+        Key: this.key(META_SORT_KEY),
+        UpdateExpression: 'SET generation = :next, h = :h REMOVE lease_owner, lease_expires',
+        ConditionExpression: 'generation = :g AND lease_owner = :o',
+        ExpressionAttributeValues: {
+          ':g': { N: String(loaded.generation) },
+          ':next': { N: String(loaded.generation + 1) },
+          ':o': { S: owner },
+          ':h': { S: JSON.stringify(header) },
+        },
+      }),
+      `the state lease on ${this.location} was lost before the state was saved`,
+    );
+  }
+
+  async release(generation: number, owner: string): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: this.key(META_SORT_KEY),
+          UpdateExpression: 'REMOVE lease_owner, lease_expires',
+          ConditionExpression: 'generation = :g AND lease_owner = :o',
+          ExpressionAttributeValues: { ':g': { N: String(generation) }, ':o': { S: owner } },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return; // not ours any more: nothing to give up
+      throw new StateError(`could not release the state lease on ${this.location}: ${describe(error)}`, {
+        cause: error,
+      });
+    }
+  }
+
+  /** Deletes this account's state (every item of its partition); returns how many items went. */
+  async clear(): Promise<number> {
+    const keys: WriteRequest[] = [];
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.wrap('read the state', () =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: '#pk = :pk',
+            ExpressionAttributeNames: { '#pk': PK.name, '#sk': SK.name },
+            ExpressionAttributeValues: { ':pk': { S: this.scope } },
+            ProjectionExpression: '#pk, #sk',
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        ),
+      );
+      for (const item of page.Items ?? []) keys.push({ DeleteRequest: { Key: item } });
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    for (let i = 0; i < keys.length; i += BATCH) await this.batchWrite(keys.slice(i, i + BATCH));
+    return keys.length;
+  }
+
+  /** Item writes are not conditional (BatchWriteItem cannot be): check the lease is still ours first. */
+  private async ensureLease(generation: number, owner: string): Promise<void> {
+    await this.conditional(
+      new UpdateItemCommand({
+        TableName: this.table,
+        Key: this.key(META_SORT_KEY),
+        UpdateExpression: 'SET lease_owner = :o',
+        ConditionExpression: 'generation = :g AND lease_owner = :o',
+        ExpressionAttributeValues: { ':g': { N: String(generation) }, ':o': { S: owner } },
+      }),
+      `the state lease on ${this.location} was lost before the state was saved`,
+    );
+  }
+
+  private async batchWrite(requests: WriteRequest[]): Promise<void> {
+    let pending = requests;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > UNPROCESSED_RETRIES)
+        throw new StateError(
+          `${this.location}: ${pending.length} state items stayed unprocessed after ${UNPROCESSED_RETRIES} retries (throttled?)`,
+        );
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, 2_000)));
+      const batch = pending;
+      const out = await this.wrap('write the state', () =>
+        this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: batch } })),
+      );
+      pending = out.UnprocessedItems?.[this.table] ?? [];
+    }
+  }
+
+  private key(sk: string): Record<string, AttributeValue> {
+    return { [PK.name]: { S: this.scope }, [SK.name]: { S: sk } };
+  }
+
+  private async conditional(command: UpdateItemCommand, conflict: string): Promise<void> {
+    try {
+      await this.client.send(command);
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException)
+        throw new StateConflictError(conflict, { cause: error });
+      throw new StateError(`${this.location}: ${describe(error)}`, { cause: error });
+    }
+  }
+
+  private async wrap<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      throw new StateError(`could not ${what} in ${this.location}: ${describe(error)}`, { cause: error });
+    }
+  }
+}

@@ -1,0 +1,220 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { EMPTY_STATE, parseState, type ScanState, StateConflictError, StateError } from '../core/state';
+import type { Lease, StateStore, StoredState } from './state-store';
+
+/** A lock file older than this belongs to a process that died inside the few milliseconds it holds one. */
+const STALE_LOCK_MS = 30_000;
+/** How long to wait for another process's lock before giving up. */
+const LOCK_WAIT_MS = 10_000;
+
+interface FileContent {
+  readonly format: 'domain-sentinel-state';
+  readonly generation: number;
+  readonly lease: Lease | null;
+  readonly state: ScanState;
+}
+
+export interface FileStateStoreOptions {
+  /**
+   * Runs after the temporary file is written and synced, before the rename: tests throw here to
+   * play a crash at the worst moment.
+   */
+  readonly beforeRename?: (tempPath: string) => Promise<void>;
+}
+
+/**
+ * The state as one JSON file, for the command line. Every write is atomic: a temporary file in
+ * the same directory, fsync, rename over the old one, fsync of the directory; a crash leaves the
+ * old file or the new one, never half of either. Read-check-write runs under an exclusive lock
+ * file (O_EXCL), so concurrent savers take turns and the generation check holds between processes.
+ */
+export class FileStateStore implements StateStore {
+  readonly location: string;
+  private readonly path: string;
+  private readonly beforeRename: FileStateStoreOptions['beforeRename'];
+
+  constructor(path: string, options: FileStateStoreOptions = {}) {
+    this.path = resolve(path);
+    this.location = path;
+    this.beforeRename = options.beforeRename;
+  }
+
+  async load(): Promise<StoredState> {
+    const content = await this.read();
+    return content
+      ? { state: content.state, generation: content.generation, lease: content.lease }
+      : { state: EMPTY_STATE, generation: 0, lease: null };
+  }
+
+  async claim(generation: number, lease: Lease): Promise<void> {
+    await this.locked(async () => {
+      const current = await this.read();
+      this.check(current, generation, lease.owner, Date.now());
+      await this.write({
+        format: 'domain-sentinel-state',
+        generation,
+        lease,
+        state: current?.state ?? EMPTY_STATE,
+      });
+    });
+  }
+
+  async save(state: ScanState, loaded: StoredState, owner: string): Promise<void> {
+    await this.locked(async () => {
+      const current = await this.read();
+      this.check(current, loaded.generation, owner, Date.now());
+      if (current?.lease?.owner !== owner)
+        throw new StateConflictError(`${this.location}: the state lease was lost before the state was saved`);
+      await this.write({
+        format: 'domain-sentinel-state',
+        generation: loaded.generation + 1,
+        lease: null,
+        state,
+      });
+    });
+  }
+
+  async release(generation: number, owner: string): Promise<void> {
+    await this.locked(async () => {
+      const current = await this.read();
+      if (!current || current.generation !== generation || current.lease?.owner !== owner) return;
+      await this.write({ ...current, lease: null });
+    });
+  }
+
+  /** Deletes the state file; returns false when there was none. */
+  async clear(): Promise<boolean> {
+    return this.locked(async () => {
+      const existed = (await this.read()) !== null;
+      await rm(this.path, { force: true });
+      return existed;
+    });
+  }
+
+  /** Fails unless the file is still at `generation` and no one else holds a live lease. */
+  private check(current: FileContent | null, generation: number, owner: string, now: number): void {
+    const at = current?.generation ?? 0;
+    if (at !== generation)
+      throw new StateConflictError(
+        `${this.location}: another scan saved the state first (generation ${at}, expected ${generation})`,
+      );
+    const lease = current?.lease;
+    if (lease && lease.owner !== owner && lease.expiresAt > now)
+      throw new StateConflictError(
+        `${this.location}: another scan holds the state until ${new Date(lease.expiresAt).toISOString()}`,
+      );
+  }
+
+  private async read(): Promise<FileContent | null> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw new StateError(`cannot read the state file ${this.location}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (error) {
+      throw new StateError(
+        `the state file ${this.location} is not JSON (${(error as Error).message}); remove it to start over`,
+        { cause: error },
+      );
+    }
+    const content = raw as Partial<FileContent>;
+    if (content?.format !== 'domain-sentinel-state' || typeof content.generation !== 'number')
+      throw new StateError(
+        `${this.location} is not a domain-sentinel state file; point --state elsewhere, or remove it to start over`,
+      );
+    const lease =
+      content.lease && typeof content.lease.owner === 'string' && typeof content.lease.expiresAt === 'number'
+        ? { owner: content.lease.owner, expiresAt: content.lease.expiresAt }
+        : null;
+    return {
+      format: 'domain-sentinel-state',
+      generation: content.generation,
+      lease,
+      state: parseState(content.state, this.location),
+    };
+  }
+
+  private async write(content: FileContent): Promise<void> {
+    const dir = dirname(this.path);
+    await mkdir(dir, { recursive: true });
+    const temp = join(dir, `.${basename(this.path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+    try {
+      const handle = await open(temp, 'wx', 0o600);
+      try {
+        await handle.writeFile(`${JSON.stringify(content)}\n`, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await this.beforeRename?.(temp);
+      await rename(temp, this.path);
+    } catch (error) {
+      await rm(temp, { force: true });
+      if (error instanceof StateError) throw error;
+      throw new StateError(`cannot write the state file ${this.location}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    await syncDirectory(dir);
+  }
+
+  /** Runs `fn` holding `<file>.lock`, created with O_EXCL: one process at a time. */
+  private async locked<T>(fn: () => Promise<T>): Promise<T> {
+    const lock = `${this.path}.lock`;
+    await mkdir(dirname(this.path), { recursive: true });
+    const started = Date.now();
+    for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
+      try {
+        const handle = await open(lock, 'wx', 0o600);
+        await handle.close();
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+          throw new StateError(`cannot lock the state file ${this.location}: ${(error as Error).message}`, {
+            cause: error,
+          });
+        const age = await stat(lock).then(
+          (s) => Date.now() - s.mtimeMs,
+          () => 0,
+        );
+        if (age > STALE_LOCK_MS) {
+          await rm(lock, { force: true });
+          continue;
+        }
+        if (Date.now() - started > LOCK_WAIT_MS)
+          throw new StateConflictError(
+            `${this.location} stayed locked by another process for ${LOCK_WAIT_MS / 1000} s (${lock}); remove the lock file if no scan is running`,
+          );
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+    try {
+      return await fn();
+    } finally {
+      await rm(lock, { force: true });
+    }
+  }
+}
+
+/** Makes the rename durable; some platforms cannot open a directory for sync, and that is no error. */
+async function syncDirectory(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // EISDIR/EPERM on platforms without directory fsync: the rename itself is still atomic.
+  }
+}

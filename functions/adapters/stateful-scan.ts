@@ -1,0 +1,254 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SNSClient } from '@aws-sdk/client-sns';
+import { buildAlertMessage } from '../core/alert';
+import { ENV, type ScanSettings } from '../core/config';
+import { ConfigError } from '../core/errors';
+import type { Domain } from '../core/schemas';
+import {
+  type CompareResult,
+  compareWithState,
+  StateConflictError,
+  StateError,
+  type StatefulReport,
+  type StatePolicy,
+  type WatchedFields,
+  watchedFieldsOf,
+} from '../core/state';
+import { loadStatePolicy, STATE_ENV } from '../core/state-config';
+import { DynamoDbStateStore } from './dynamodb-state-store';
+import { FileStateStore } from './file-state-store';
+import { runScanJob, type ScanJobInput } from './scan-job';
+import { publishAlert } from './sns-publish';
+import type { StateStore, StoredState } from './state-store';
+
+/** How long a lease holds: far longer than a publish and a save take; a crashed holder blocks no longer. */
+export const LEASE_MS = 120_000;
+/** How long a scan waits for another one holding the lease before it fails. */
+export const CONFLICT_WAIT_MS = 30_000;
+
+const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
+
+/** `dynamodb:TABLE` or a file path, as `--state` / `STATE` take it. */
+export type StateLocation =
+  | { readonly kind: 'dynamodb'; readonly table: string }
+  | { readonly kind: 'file'; readonly path: string };
+
+/** Reads `--state` / `STATE`; the error says what a good value looks like. */
+export function parseStateLocation(text: string, source = '--state'): StateLocation {
+  const value = text.trim();
+  if (value.startsWith('dynamodb:')) {
+    const table = value.slice('dynamodb:'.length);
+    if (!TABLE_NAME.test(table))
+      throw new ConfigError(
+        `${source}: ${JSON.stringify(table)} is not a DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -)`,
+      );
+    return { kind: 'dynamodb', table };
+  }
+  if (!value) throw new ConfigError(`${source} must be a file path or dynamodb:TABLE`);
+  return { kind: 'file', path: value };
+}
+
+/**
+ * A DynamoDB client configured from an environment object the way the SDK configures itself from
+ * process.env (endpoint, region, static keys), so the CLI honours AWS_ENDPOINT_URL_DYNAMODB from
+ * the environment it was given.
+ */
+export function dynamoDbClientFromEnv(env: NodeJS.ProcessEnv): DynamoDBClient {
+  const endpoint = env.AWS_ENDPOINT_URL_DYNAMODB ?? env.AWS_ENDPOINT_URL;
+  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
+  const {
+    AWS_ACCESS_KEY_ID: accessKeyId,
+    AWS_SECRET_ACCESS_KEY: secretAccessKey,
+    AWS_SESSION_TOKEN: sessionToken,
+  } = env;
+  return new DynamoDBClient({
+    ...(endpoint ? { endpoint } : {}),
+    ...(region ? { region } : {}),
+    ...(accessKeyId && secretAccessKey
+      ? { credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } }
+      : {}),
+  });
+}
+
+/** Opens the store a location names; `scope` (the reseller base URL) keeps accounts apart. */
+export function openStateStore(
+  location: StateLocation,
+  scope: string,
+  dynamodb: () => DynamoDBClient,
+): StateStore {
+  return location.kind === 'dynamodb'
+    ? new DynamoDbStateStore({ client: dynamodb(), tableName: location.table, scope })
+    : new FileStateStore(location.path);
+}
+
+/** Loads the state and refuses one written for another account. */
+export async function loadState(store: StateStore, scope: string): Promise<StoredState> {
+  const loaded = await store.load();
+  if (loaded.state.scope !== null && loaded.state.scope !== scope)
+    throw new StateError(
+      `the state in ${store.location} belongs to ${loaded.state.scope}, but this scan reads ${scope}; use another --state for each account`,
+    );
+  return loaded;
+}
+
+export interface Published {
+  readonly messageId: string;
+  readonly findingsCut: number;
+}
+
+export interface StatefulScanInput {
+  readonly job: ScanJobInput;
+  readonly store: StateStore;
+  readonly policy: StatePolicy;
+  /** Delivers the message; absent, nothing is published and nothing is written (a dry run). */
+  readonly publish?: (report: StatefulReport) => Promise<Published>;
+  /** Names this scan in the lease. @default a random id */
+  readonly owner?: string;
+  /** @default Date.now */
+  readonly clock?: () => number;
+  /** @default CONFLICT_WAIT_MS */
+  readonly waitMs?: number;
+}
+
+export interface StatefulScanOutcome {
+  readonly result: CompareResult;
+  readonly published: Published | null;
+  /** False for a dry run. */
+  readonly saved: boolean;
+  /** How many times the state had to be re-read because another scan moved it. */
+  readonly conflicts: number;
+}
+
+/**
+ * One scan with memory: load the state, read the whole account (full mode: only a complete read
+ * proves a domain left), compare, take the lease, publish if the comparison says so, then save and
+ * release. A failed publish releases the lease unsaved, so the next run says it again (at least
+ * once); a scan that finds the state moved or leased re-reads it and recomputes, so what the other
+ * scan announced is not announced twice (at most once).
+ */
+export async function runStatefulScan(input: StatefulScanInput): Promise<StatefulScanOutcome> {
+  const { store, policy } = input;
+  const scope = input.job.settings.resellerBaseUrl;
+  const clock = input.clock ?? Date.now;
+  const owner = input.owner ?? `scan-${Math.random().toString(36).slice(2, 10)}-${clock()}`;
+  let loaded = await loadState(store, scope);
+
+  const observed = new Map<string, WatchedFields>();
+  let attemptSeen = 0;
+  const report = await runScanJob({
+    ...input.job,
+    observe: (domain: Domain, attempt: number) => {
+      if (attempt !== attemptSeen) {
+        observed.clear(); // the read started over: only the last attempt's domains count
+        attemptSeen = attempt;
+      }
+      observed.set(domain.domain_name, watchedFieldsOf(domain));
+    },
+  });
+
+  const started = clock();
+  const waitMs = input.waitMs ?? CONFLICT_WAIT_MS;
+  for (let conflicts = 0; ; conflicts++) {
+    const result = compareWithState({ report, observed, state: loaded.state, policy, scope });
+    if (!input.publish) return { result, published: null, saved: false, conflicts };
+    try {
+      await store.claim(loaded.generation, { owner, expiresAt: clock() + LEASE_MS });
+    } catch (error) {
+      if (!(error instanceof StateConflictError)) throw error;
+      if (clock() - started >= waitMs)
+        throw new StateConflictError(
+          `gave up after ${Math.round(waitMs / 1000)} s: ${error.message}; another scan is running, or crashed holding the lease (it lapses ${LEASE_MS / 1000} s after it was taken)`,
+          { cause: error },
+        );
+      await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** conflicts, 2_000)));
+      loaded = await loadState(store, scope);
+      continue;
+    }
+    let published: Published | null = null;
+    if (result.publish) {
+      try {
+        published = await input.publish(result.report);
+      } catch (error) {
+        // If the release fails too, the lease lapses by itself; the publish failure is what to report.
+        await store.release(loaded.generation, owner).catch(() => undefined);
+        throw error;
+      }
+    }
+    try {
+      await store.save(result.next, loaded, owner);
+    } catch (error) {
+      if (!published) throw error;
+      throw new StateError(
+        `the alert was published (${published.messageId}) but the state could not be saved (${(error as Error).message}); the next scan will announce the same again`,
+        { cause: error },
+      );
+    }
+    return { result, published, saved: true, conflicts };
+  }
+}
+
+/** Changes and resolved entries carried in one message: the JSON goes into it four times (sqs, lambda, http, https). */
+export const MESSAGE_CHANGES_LIMIT = 100;
+
+/**
+ * The report as one message carries it: `changes` and `resolved` cut to `limit` each, the cut
+ * stated in the report (an account emptied at once must not make every message too big for SNS,
+ * which would make every run fail and alert nobody).
+ */
+export function capForMessage(report: StatefulReport, limit = MESSAGE_CHANGES_LIMIT): StatefulReport {
+  if (report.changes.length <= limit && report.resolved.length <= limit) return report;
+  return {
+    ...report,
+    changes: report.changes.slice(0, limit),
+    resolved: report.resolved.slice(0, limit),
+    ...{
+      changes_truncated: {
+        changes_omitted: Math.max(0, report.changes.length - limit),
+        resolved_omitted: Math.max(0, report.resolved.length - limit),
+      },
+    },
+  };
+}
+
+/** The publisher for a stateful scan: the same one SNS message as without state, carrying change, changes and resolved. */
+export function snsPublisher(settings: ScanSettings, sns: SNSClient, topicArn: string) {
+  return async (full: StatefulReport): Promise<Published> => {
+    const report = capForMessage(full);
+    const alert = buildAlertMessage(report, {
+      timeZone: settings.timeZone,
+      ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
+    });
+    const messageId = await publishAlert(sns, topicArn, alert);
+    return { messageId, findingsCut: alert.findingsCut };
+  };
+}
+
+export interface ScheduledStatefulScanInput {
+  readonly job: ScanJobInput;
+  readonly tableName: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly dynamodb: DynamoDBClient;
+  readonly sns: SNSClient;
+}
+
+/** The Lambda's scan with memory: the DynamoDB store its environment names, the alert topic, the policy from the environment. */
+export async function runScheduledStatefulScan(
+  input: ScheduledStatefulScanInput,
+): Promise<StatefulScanOutcome> {
+  const { settings } = input.job;
+  const topicArn = settings.alertTopicArn;
+  if (!topicArn)
+    throw new ConfigError(
+      `${STATE_ENV.tableName} is set but ${ENV.alertTopicArn} is not: state advances only after an alert is delivered`,
+    );
+  return runStatefulScan({
+    job: input.job,
+    store: new DynamoDbStateStore({
+      client: input.dynamodb,
+      tableName: input.tableName,
+      scope: settings.resellerBaseUrl,
+    }),
+    policy: loadStatePolicy(input.env, settings.minSeverity),
+    publish: snsPublisher(settings, input.sns, topicArn),
+  });
+}

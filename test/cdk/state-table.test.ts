@@ -1,0 +1,104 @@
+import { fileURLToPath } from 'node:url';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createStateTableInput } from '../../functions/adapters/dynamodb-state-store';
+import { loadStackConfig } from '../../lib/config';
+import { DomainSentinelStack } from '../../lib/stack';
+
+const functionsDir = fileURLToPath(new URL('../../functions', import.meta.url));
+const BASE_CONTEXT = {
+  // Template tests skip esbuild; one real bundling synth runs in synth.test.ts.
+  'aws:cdk:bundling-stacks': [],
+  resellerBaseUrl: 'https://api.reseller.example',
+  schedule: 'cron(0 7 * * ? *)',
+  timeZone: 'Europe/Amsterdam',
+  alertEmails: 'alerts@example.nl',
+  opsEmails: ['ops@example.nl'],
+};
+
+function synth(context: Record<string, unknown> = {}) {
+  const app = new App({ context: { ...BASE_CONTEXT, ...context } });
+  const stack = new DomainSentinelStack(app, 'DomainSentinel', {
+    config: loadStackConfig(app.node),
+    functionsDir,
+    env: { account: '123456789012', region: 'eu-west-1' },
+  });
+  return { app, stack, template: Template.fromStack(stack) };
+}
+
+let template: Template;
+let stack: DomainSentinelStack;
+beforeAll(() => {
+  ({ template, stack } = synth());
+});
+const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
+  stack.getLogicalId(construct.node.defaultChild as never);
+
+describe('state table', () => {
+  it('is on demand, recoverable to any point, encrypted, and kept when the stack goes', () => {
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: {
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'S' },
+        ],
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+      },
+    });
+  });
+
+  it('has the very keys and billing that `sentinel state init` creates', () => {
+    const input = createStateTableInput('t');
+    const [table] = Object.values(template.findResources('AWS::DynamoDB::Table'));
+    expect(table?.Properties.KeySchema).toEqual(input.KeySchema);
+    expect(table?.Properties.AttributeDefinitions).toEqual(input.AttributeDefinitions);
+    expect(table?.Properties.BillingMode).toBe(input.BillingMode);
+  });
+
+  it('names itself to the scan function and lets it query, update and batch-write that table only', () => {
+    const tableId = logicalId(stack.state.table);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('scans the reseller account'),
+      Environment: { Variables: Match.objectLike({ STATE_TABLE_NAME: { Ref: tableId } }) },
+    });
+    const scanRole = stack.getLogicalId(stack.scan.fn.role?.node.defaultChild as never);
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: scanRole }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          {
+            Action: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
+            Effect: 'Allow',
+            Resource: [{ 'Fn::GetAtt': [tableId, 'Arn'] }],
+          },
+        ]),
+      },
+    });
+  });
+
+  it('publishes its name as an output, for state reset', () => {
+    template.hasOutput('StateTableName', { Value: { Ref: logicalId(stack.state.table) } });
+  });
+
+  it('gives the restore function no access to it', () => {
+    const restoreRole = stack.getLogicalId(stack.web.fn.role?.node.defaultChild as never);
+    const policies = template.findResources('AWS::IAM::Policy', {
+      Properties: { Roles: [{ Ref: restoreRole }] },
+    });
+    expect(JSON.stringify(policies)).not.toMatch(/dynamodb:/);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('restore'),
+      Environment: { Variables: Match.not(Match.objectLike({ STATE_TABLE_NAME: Match.anyValue() })) },
+    });
+  });
+});

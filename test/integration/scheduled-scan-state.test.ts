@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStateTable } from '../../functions/adapters/dynamodb-state-store';
+import { handleScheduledScan, type ScheduledScanDeps } from '../../functions/adapters/scheduled-scan';
+import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { generatePortfolio } from '../../functions/simulator/portfolio';
+import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { startDynalite } from '../support/dynalite';
+import { sqsVariant, startSnsEmulator } from '../support/sns-emulator';
+
+const KEY = 'sk_state_lambda_51c2';
+// The handler's clock also sets the scan's deadline, so it runs on real time, shifted per run.
+const NOW = Date.now();
+let sim: Simulator;
+let emulator: Awaited<ReturnType<typeof startSnsEmulator>>;
+let db: Awaited<ReturnType<typeof startDynalite>>;
+beforeAll(async () => {
+  [sim, emulator, db] = await Promise.all([
+    startSimulator({ portfolio: generatePortfolio({ domains: 80, seed: 4, now: NOW }), apiKey: KEY }),
+    startSnsEmulator(),
+    startDynalite(),
+  ]);
+});
+afterAll(() => Promise.all([sim.close(), emulator.close(), db.close()]));
+
+describe('the scan Lambda with a state table', () => {
+  it('publishes the first scan, stays silent on the unchanged second, and speaks when a domain leaves', async () => {
+    await createStateTable(db.client(), 'lambda-state');
+    const topicArn = await emulator.topic('lambda-state');
+    const queue = await emulator.queueSubscribedTo(topicArn, 'lambda-state-all');
+    const logs: Array<[string, unknown]> = [];
+    const deps = (offsetMs: number): ScheduledScanDeps => ({
+      env: {
+        RESELLER_BASE_URL: sim.url,
+        RESELLER_API_KEY_PARAMETER: '/sentinel/key',
+        ALERT_TOPIC_ARN: topicArn,
+        STATE_TABLE_NAME: 'lambda-state',
+      },
+      secrets: new EnvSecretSource({ RESELLER_API_KEY: KEY }),
+      sns: emulator.snsClient(),
+      dynamodb: db.client(),
+      logger: {
+        info: (m: string, ...x: unknown[]) => {
+          logs.push([m, x[0]]);
+        },
+        error: (m: string, ...x: unknown[]) => {
+          logs.push([m, x[0]]);
+        },
+      },
+      metrics: {
+        addMetric: () => undefined,
+        publishStoredMetrics: () => undefined,
+      } as unknown as ScheduledScanDeps['metrics'],
+      clock: () => Date.now() + offsetMs,
+    });
+
+    expect((await handleScheduledScan(deps(0), 60_000)).published).toBe(true);
+    expect(await emulator.drain(queue)).toHaveLength(1);
+    expect((await handleScheduledScan(deps(3_600_000), 60_000)).published).toBe(false);
+    expect(await emulator.drain(queue)).toHaveLength(0);
+    expect(logs.at(-1)).toEqual([
+      'no alert published',
+      { why: ['nothing new, escalated, changed or resolved at warning or above'], published: null },
+    ]);
+
+    const leaving = generatePortfolio({ domains: 80, seed: 4, now: NOW }).domains[10]?.domain_name as string;
+    sim.updateDomain(leaving, null);
+    expect((await handleScheduledScan(deps(2 * 3_600_000), 60_000)).published).toBe(true);
+    const [message] = await emulator.drain(queue);
+    const report = JSON.parse(sqsVariant(message as never));
+    expect(report.changes).toContainEqual(
+      expect.objectContaining({ domain_name: leaving, kind: 'left_account', severity: 'critical' }),
+    );
+  });
+});

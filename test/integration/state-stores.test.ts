@@ -1,0 +1,243 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DescribeTableCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
+import { FileStateStore } from '../../functions/adapters/file-state-store';
+import type { StateStore } from '../../functions/adapters/state-store';
+import { EMPTY_STATE, type ScanState, StateConflictError, StateError } from '../../functions/core/state';
+import { startDynalite } from '../support/dynalite';
+
+const HOUR = 3_600_000;
+const memory = (name: string) => ({
+  watched: { registrant_handle: `C-${name}`, transfer_lock: true, auto_renew: true },
+  finding: null,
+  alerted: null,
+});
+function stateWith(names: readonly string[], extra: Partial<ScanState> = {}): ScanState {
+  return {
+    ...EMPTY_STATE,
+    scope: 'http://reseller.test',
+    started_at: '2026-11-22T06:00:00.000Z',
+    last_scan_at: '2026-11-22T06:00:00.000Z',
+    domains: Object.fromEntries(names.map((n) => [n, memory(n)])),
+    ...extra,
+  };
+}
+
+/** The contract both stores keep: conditional on the generation, leased, released. */
+function storeContract(open: () => Promise<StateStore>) {
+  it('starts empty at generation 0, and saves generation by generation', async () => {
+    const store = await open();
+    const empty = await store.load();
+    expect(empty).toEqual({ state: EMPTY_STATE, generation: 0, lease: null });
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + HOUR });
+    await store.save(stateWith(['one.nl', 'two.nl']), empty, 'a');
+    const first = await store.load();
+    expect(first.generation).toBe(1);
+    expect(first.lease).toBeNull();
+    expect(first.state).toEqual(stateWith(['one.nl', 'two.nl']));
+    await store.claim(1, { owner: 'b', expiresAt: Date.now() + HOUR });
+    await store.save(stateWith(['two.nl', 'three.nl']), first, 'b');
+    expect(await store.load()).toEqual({
+      state: stateWith(['two.nl', 'three.nl']),
+      generation: 2,
+      lease: null,
+    });
+  });
+
+  it('lets only one of two scans claim the same generation', async () => {
+    const store = await open();
+    const outcomes = await Promise.allSettled([
+      store.claim(0, { owner: 'a', expiresAt: Date.now() + HOUR }),
+      store.claim(0, { owner: 'b', expiresAt: Date.now() + HOUR }),
+    ]);
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    const rejected = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
+    expect(rejected.reason).toBeInstanceOf(StateConflictError);
+  });
+
+  it('refuses a claim on a generation that moved on, and a save without the lease', async () => {
+    const store = await open();
+    const empty = await store.load();
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + HOUR });
+    await expect(store.save(stateWith(['x.nl']), empty, 'b')).rejects.toBeInstanceOf(StateConflictError);
+    await store.save(stateWith(['x.nl']), empty, 'a');
+    await expect(store.claim(0, { owner: 'b', expiresAt: Date.now() + HOUR })).rejects.toThrow(
+      StateConflictError,
+    );
+  });
+
+  it('lets a lapsed lease be taken over, and a released one at once', async () => {
+    const store = await open();
+    await store.claim(0, { owner: 'crashed', expiresAt: Date.now() - 1 });
+    await store.claim(0, { owner: 'next', expiresAt: Date.now() + HOUR });
+    await store.release(0, 'next');
+    await store.claim(0, { owner: 'third', expiresAt: Date.now() + HOUR });
+    expect((await store.load()).lease?.owner).toBe('third');
+  });
+}
+
+describe('DynamoDbStateStore (dynalite, real SDK)', () => {
+  let db: Awaited<ReturnType<typeof startDynalite>>;
+  let table = 0;
+  beforeAll(async () => {
+    db = await startDynalite();
+  });
+  afterAll(() => db.close());
+  const open = async (scope = 'http://reseller.test') => {
+    const tableName = `state-${++table}`;
+    expect(await createStateTable(db.client(), tableName)).toEqual([
+      expect.stringMatching(/^point-in-time recovery not turned on: /),
+    ]);
+    return new DynamoDbStateStore({ client: db.client(), tableName, scope });
+  };
+
+  storeContract(() => open());
+
+  it('creates the table from the one definition: pk/sk strings, on demand', async () => {
+    await open();
+    const { Table } = await db.client().send(new DescribeTableCommand({ TableName: `state-${table}` }));
+    expect(Table?.KeySchema).toEqual([
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ]);
+    expect(Table?.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
+  });
+
+  it('keeps one item per domain, writes only what changed, and deletes what left', async () => {
+    const store = await open();
+    const names = Array.from({ length: 60 }, (_, i) => `d${i}.nl`);
+    const empty = await store.load();
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + HOUR });
+    await store.save(stateWith(names), empty, 'a');
+    const loaded = await store.load();
+    expect(Object.keys(loaded.state.domains)).toHaveLength(60);
+
+    const client = db.client();
+    const sent: string[] = [];
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(String(context.commandName));
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const counting = new DynamoDbStateStore({
+      client,
+      tableName: `state-${table}`,
+      scope: 'http://reseller.test',
+    });
+    const again = await counting.load();
+    const changed = stateWith(names.slice(1));
+    await counting.claim(1, { owner: 'b', expiresAt: Date.now() + HOUR });
+    await counting.save(changed, again, 'b');
+    // Only d0.nl left: one delete in one batch (plus load, claim, lease check and commit).
+    expect(sent.filter((s) => s === 'BatchWriteItemCommand')).toHaveLength(1);
+    const items = await client.send(
+      new QueryCommand({
+        TableName: `state-${table}`,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': { S: 'http://reseller.test' } },
+      }),
+    );
+    expect(items.Count).toBe(60); // 59 domains and the meta item
+    expect((await counting.load()).state).toEqual(changed);
+  });
+
+  it('keeps accounts apart: one partition per scope', async () => {
+    const store = await open('https://live.example');
+    const empty = await store.load();
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + HOUR });
+    await store.save(stateWith(['live.nl']), empty, 'a');
+    const other = new DynamoDbStateStore({
+      client: db.client(),
+      tableName: `state-${table}`,
+      scope: 'https://test.example',
+    });
+    expect((await other.load()).state).toEqual(EMPTY_STATE);
+  });
+
+  it('fails naming the table when it does not exist', async () => {
+    const store = new DynamoDbStateStore({ client: db.client(), tableName: 'no-such-table', scope: 's' });
+    await expect(store.load()).rejects.toThrow(
+      /could not read the state in dynamodb:no-such-table: ResourceNotFoundException/,
+    );
+  });
+});
+
+describe('FileStateStore', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sentinel-state-'));
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  storeContract(async () => new FileStateStore(join(dir, `state-${Math.random()}.json`)));
+
+  it('leaves the old file whole when the process dies between the temporary write and the rename', async () => {
+    const path = join(dir, 'state.json');
+    const store = new FileStateStore(path);
+    const empty = await store.load();
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + HOUR });
+    await store.save(stateWith(['old.nl']), empty, 'a');
+    const before = await readFile(path, 'utf8');
+
+    let temp = '';
+    const crashing = new FileStateStore(path, {
+      beforeRename: async (t) => {
+        temp = t;
+        expect(JSON.parse(await readFile(t, 'utf8')).generation).toBe(1); // written whole, not yet in place
+        throw new Error('power cut');
+      },
+    });
+    const loaded = await crashing.load();
+    await expect(crashing.claim(1, { owner: 'b', expiresAt: Date.now() + HOUR })).rejects.toThrow(
+      /cannot write the state file .*power cut/,
+    );
+    expect(temp).toMatch(/\.state\.json\.\d+\.[0-9a-f]+\.tmp$/);
+    expect(await readFile(path, 'utf8')).toBe(before);
+    expect((await store.load()).state).toEqual(loaded.state);
+    expect(await readdir(dir)).toEqual(['state.json']);
+  });
+
+  it('lets concurrent savers take turns: no update lost, no file interleaved', async () => {
+    const path = join(dir, 'state.json');
+    const writers = Array.from({ length: 8 }, (_, i) => ({
+      store: new FileStateStore(path),
+      name: `w${i}.nl`,
+    }));
+    await Promise.all(
+      writers.map(async ({ store, name }) => {
+        for (;;) {
+          const loaded = await store.load();
+          try {
+            await store.claim(loaded.generation, { owner: name, expiresAt: Date.now() + HOUR });
+          } catch (error) {
+            if (!(error instanceof StateConflictError)) throw error;
+            await new Promise((r) => setTimeout(r, 1));
+            continue;
+          }
+          await store.save(stateWith([...Object.keys(loaded.state.domains), name]), loaded, name);
+          return;
+        }
+      }),
+    );
+    const final = await new FileStateStore(path).load();
+    expect(final.generation).toBe(8);
+    expect(Object.keys(final.state.domains).sort()).toEqual(writers.map((w) => w.name).sort());
+    expect(await readdir(dir)).toEqual(['state.json']);
+  });
+
+  it('refuses a file that is not domain-sentinel state, naming it', async () => {
+    const path = join(dir, 'notes.json');
+    await writeFile(path, '{"hello": 1}');
+    await expect(new FileStateStore(path).load()).rejects.toThrow(StateError);
+    await expect(new FileStateStore(path).load()).rejects.toThrow(
+      /notes\.json is not a domain-sentinel state file/,
+    );
+    await writeFile(path, 'not json');
+    await expect(new FileStateStore(path).load()).rejects.toThrow(/is not JSON/);
+  });
+});

@@ -1,0 +1,55 @@
+import { classify, compareFindings, type Finding, type Severity } from '../../functions/core/classify';
+import type { Report } from '../../functions/core/scan';
+import type { Domain } from '../../functions/core/schemas';
+import { type WatchedFields, watchedFieldsOf } from '../../functions/core/state';
+
+export const DAY = 86_400_000;
+
+/** A healthy, locked, signed domain expiring in a year; override what the test is about. */
+export function domain(name: string, now: number, overrides: Partial<Domain> = {}): Domain {
+  return {
+    domain_name: name,
+    status: ['registered'],
+    date_expiry: now + 365 * DAY,
+    auto_renew: true,
+    auto_renew_period: 12,
+    date_deleted: null,
+    registrant_handle: 'C1',
+    transfer_lock: true,
+    auth_code_present: false,
+    nsgroup: null,
+    dns_hosted: true,
+    dnssec: 'signed',
+    ...overrides,
+  };
+}
+
+/** The report and observations a full scan of `domains` at `now` would hand the state comparison. */
+export function scanOf(
+  domains: readonly Domain[],
+  now: number,
+  options: { mode?: 'full' | 'filtered'; problems?: Report['problems'] } = {},
+): { report: Report; observed: Map<string, WatchedFields> } {
+  const findings: Finding[] = [];
+  for (const d of domains) {
+    const f = classify(d, now);
+    if (f) findings.push(f);
+  }
+  findings.sort(compareFindings);
+  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
+  for (const f of findings) summary[f.severity]++;
+  const iso = new Date(now).toISOString();
+  return {
+    report: {
+      generated_at: iso,
+      now: iso,
+      source: { base_url: 'http://reseller.test', mode: options.mode ?? 'full', read: 'full' },
+      policy: { expiry_days: 30, critical_days: 7 },
+      stats: { domains_scanned: domains.length, contacts_scanned: 0, requests: 1, duration_ms: 1 },
+      summary,
+      findings,
+      problems: options.problems ?? [],
+    },
+    observed: new Map(domains.map((d) => [d.domain_name, watchedFieldsOf(d)])),
+  };
+}

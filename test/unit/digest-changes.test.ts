@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { capForMessage } from '../../functions/adapters/stateful-scan';
+import { buildAlertMessage, renderDigest, SNS_MAX_BYTES } from '../../functions/core/alert';
+import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE } from '../../functions/core/state';
+import { DAY, domain, scanOf } from '../support/state-scan';
+
+const T0 = Date.parse('2026-11-22T06:00:00Z');
+
+function twoScans() {
+  const before = [
+    domain('stays.nl', T0, { auto_renew: false, date_expiry: T0 + 20 * DAY + 3_600_000 }),
+    domain('fixed.nl', T0, { auto_renew: false, date_expiry: T0 + 5 * DAY + 3_600_000 }),
+    domain('gone.nl', T0),
+    domain('locked.com', T0),
+  ];
+  const first = compareWithState({ ...scanOf(before, T0), state: EMPTY_STATE, policy: DEFAULT_STATE_POLICY });
+  const after = [
+    before[0] as (typeof before)[number],
+    { ...(before[1] as (typeof before)[number]), auto_renew: true },
+    domain('locked.com', T0, { transfer_lock: false, nsgroup: 'ns\nevil', dns_hosted: false }),
+    domain('late.nl', T0, { auto_renew: false, date_expiry: T0 + 10 * DAY }),
+  ];
+  return compareWithState({ ...scanOf(after, T0 + DAY), state: first.next, policy: DEFAULT_STATE_POLICY });
+}
+
+describe('digest with memory', () => {
+  it('opens with the changes, marks each item, and ends with what was resolved', () => {
+    const digest = renderDigest(twoScans().report);
+    const lines = digest.split('\n');
+    expect(lines[2]).toBe('Since the last scan: 3 changed, 1 new, 1 resolved.');
+    expect(lines.slice(4, 8)).toEqual([
+      'CHANGES (3)',
+      '- gone.nl: LEFT THE ACCOUNT: no longer listed (transferred out or deleted?) [critical]',
+      '- locked.com: nameservers changed (hosted DNS → nsgroup ns evil) [warning]',
+      '- locked.com: transfer lock turned OFF [warning]',
+    ]);
+    expect(digest).toMatch(/^- NEW late\.nl: expires /m);
+    expect(digest).toMatch(/^- ongoing stays\.nl: expires /m);
+    const resolved = digest.indexOf('Resolved since the last alert (1)');
+    expect(resolved).toBeGreaterThan(digest.indexOf('WARNING ('));
+    expect(resolved).toBeLessThan(digest.indexOf('\n--\n'));
+    expect(digest).toContain('- fixed.nl: expiring [critical]: auto-renew turned on; now info (expiring)');
+  });
+
+  it('leaves the digest of a scan without memory as it was', () => {
+    const { report } = scanOf([domain('a.nl', T0, { auto_renew: false, date_expiry: T0 + 3 * DAY })], T0);
+    const digest = renderDigest(report);
+    expect(digest).not.toMatch(/Since the last scan|NEW|ongoing|Resolved since/);
+    expect(digest).toMatch(/^- a\.nl: expires /m);
+  });
+
+  it('keeps an account emptied at once within one SNS message, every departure counted', () => {
+    const many = Array.from({ length: 5_000 }, (_, i) =>
+      domain(`gone-${i}.nl`, T0, i % 2 ? {} : { auto_renew: false, date_expiry: T0 + 10 * DAY }),
+    );
+    const first = compareWithState({ ...scanOf(many, T0), state: EMPTY_STATE, policy: DEFAULT_STATE_POLICY });
+    const emptied = compareWithState({
+      ...scanOf([], T0 + DAY),
+      state: first.next,
+      policy: DEFAULT_STATE_POLICY,
+    });
+    expect(emptied.report.changes).toHaveLength(5_000);
+    const capped = capForMessage(emptied.report);
+    const alert = buildAlertMessage(capped);
+    expect(Buffer.byteLength(alert.message)).toBeLessThan(SNS_MAX_BYTES);
+    const { email, sqs } = JSON.parse(alert.message) as { email: string; sqs: string };
+    expect(email).toContain('Since the last scan: 5000 changed, 2500 resolved.');
+    expect(email).toContain('CHANGES (5000)');
+    expect(email).toContain('- and 4900 more changes (see the JSON report, or run a scan with --json)');
+    expect(email).toContain('Resolved since the last alert (2500)');
+    expect(JSON.parse(sqs).changes_truncated).toEqual({ changes_omitted: 4_900, resolved_omitted: 2_400 });
+  });
+});
