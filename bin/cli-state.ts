@@ -10,11 +10,13 @@ import {
   runStatefulScan,
   snsPublisher,
 } from '../functions/adapters/stateful-scan';
+import { alertView } from '../functions/core/actions';
 import { renderDigest, renderSms } from '../functions/core/alert';
 import { anyAtOrAbove, type Severity } from '../functions/core/classify';
 import { ENV, requireEnv } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
 import { loadStatePolicy, STATE_ENV } from '../functions/core/state-config';
+import { reportStoreFromEnv } from './cli-web';
 
 /**
  * The command-line side of memory between scans: `scan --state` and `state init`. Kept apart
@@ -67,6 +69,8 @@ export async function scanWithState(command: StatefulScanCommand, io: StateCliIo
     policy,
     ...(publish ? { publish } : {}),
   });
+  // The report page and the calendar feed read the report from here (bin/cli-web.ts).
+  await reportStoreFromEnv(io.env, location.kind === 'file' ? location.path : undefined)?.put(result.report);
   const say = command.json ? io.stderr : io.stdout;
   if (conflicts > 0)
     say(
@@ -79,8 +83,9 @@ export async function scanWithState(command: StatefulScanCommand, io: StateCliIo
         timeZone: settings.timeZone,
         ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
       };
+      const alert = alertView(result.report, result.silenced); // snoozed and acknowledged left out
       io.stdout(
-        `${renderDigest(result.report, options)}\n\n--- SMS (critical only) ---\n${renderSms(result.report, options)}\n`,
+        `${renderDigest(alert, options)}\n\n--- SMS (critical only) ---\n${renderSms(alert, options)}\n`,
       );
     }
     say(

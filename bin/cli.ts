@@ -6,6 +6,7 @@ import { serveLocally } from '../functions/adapters/local-server';
 import { finishReport } from '../functions/adapters/report-finish';
 import { deliverAlert, runScanJob } from '../functions/adapters/scan-job';
 import { EnvSecretSource } from '../functions/adapters/secrets';
+import { DEFAULT_SNOOZE_DAYS, MAX_SNOOZE_DAYS } from '../functions/core/actions';
 import { renderDigest, renderSms, smsAsDelivered } from '../functions/core/alert';
 import { anyAtOrAbove, SEVERITIES, type Severity } from '../functions/core/classify';
 import {
@@ -26,7 +27,7 @@ import { generatePortfolio } from '../functions/simulator/portfolio';
 import { SEARCH_SEMANTICS, type SearchSemantics } from '../functions/simulator/search';
 import { type Fault, startSimulator } from '../functions/simulator/server';
 import { scanWithState, stateCommand, stateLocationText } from './cli-state';
-import { reportStoreFromEnv, webAppForServe } from './cli-web';
+import { reportStoreFromEnv, silenceCommand, webAppForServe } from './cli-web';
 import { type CommandSpec, commandSpec, parseOptionsOf, renderHelp } from './commands';
 
 /** Where the CLI writes and what it reads; tests pass their own. */
@@ -70,6 +71,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         return await linkCommand(rest, io);
       case 'restore':
         return await restoreCommand(rest, io);
+      case 'snooze':
+        return await snoozeCommand(rest, io);
+      case 'ack':
+        return await ackCommand(rest, io);
       case 'state':
         await stateCommand(rest, io);
         return EXIT.ok;
@@ -401,5 +406,22 @@ async function restoreCommand(args: readonly string[], io: CliIo): Promise<numbe
   }
   await client.restoreDomain(found.domain_name);
   io.stdout(`restored ${domain}\n`);
+  return EXIT.ok;
+}
+
+/** `sentinel snooze <domain> [--days N]`: the snooze link's POST, from the command line (bin/cli-web.ts). */
+async function snoozeCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse('snooze', args);
+  const domain = domainArgument(positionals, 'snooze');
+  const days = positiveInt(str(values.days), '--days', DEFAULT_SNOOZE_DAYS, MAX_SNOOZE_DAYS);
+  await silenceCommand({ action: 'snooze', domain, days, stateFlag: str(values.state) }, io);
+  return EXIT.ok;
+}
+
+/** `sentinel ack <domain>`: the acknowledge link's POST, from the command line (bin/cli-web.ts). */
+async function ackCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse('ack', args);
+  const domain = domainArgument(positionals, 'ack');
+  await silenceCommand({ action: 'acknowledge', domain, days: 0, stateFlag: str(values.state) }, io);
   return EXIT.ok;
 }

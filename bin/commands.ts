@@ -147,6 +147,21 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: { yes: { type: 'boolean', doc: 'do not ask first' } },
   },
   {
+    name: 'snooze',
+    args: '<domain>',
+    summary: 'leave a domain out of alerts for N days (in the report still; back at once if it gets worse)',
+    options: {
+      days: { type: 'string', value: 'N', doc: 'days to snooze, 1 to 365', default: '7' },
+      state: fromSetting('state', 'PATH|dynamodb:TABLE'),
+    },
+  },
+  {
+    name: 'ack',
+    args: '<domain>',
+    summary: 'acknowledge a domain: out of alerts until its expiry date, status or auto-renew changes',
+    options: { state: fromSetting('state', 'PATH|dynamodb:TABLE') },
+  },
+  {
     name: 'help',
     summary: 'this text',
     options: {},

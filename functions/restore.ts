@@ -1,21 +1,33 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
+import { DynamoDbStateStore } from './adapters/dynamodb-state-store';
 import { S3ReportStore } from './adapters/report-stores';
 import { SsmSecretSource } from './adapters/secrets';
+import { StateActionStore } from './adapters/state-action-store';
 import { createWebApp } from './adapters/web-app';
-import { settingsFromEnv } from './core/config';
+import { ENV, parseSetting, settingsFromEnv } from './core/config';
 import { REPORT_ENV } from './core/report-store';
+import { STATE_ENV } from './core/state-config';
 
+// Clients at module scope: created once per container, reused by warm invocations.
 const logger = new Logger({ serviceName: 'domain-sentinel-web' });
 const bucket = process.env[REPORT_ENV.bucket];
 const reports = bucket ? new S3ReportStore(new S3Client({}), bucket) : null;
+const table = process.env[STATE_ENV.tableName];
+const dynamodb = table ? new DynamoDBClient({}) : null;
 
 /** API Gateway (REST, proxy integration) invokes this for every link: restore, snooze, acknowledge, report, calendar. */
 export const handler = createWebApp({
   settings: () => settingsFromEnv(process.env),
   secrets: new SsmSecretSource(new SSMClient({}), process.env),
-  actions: () => null,
+  // Built per request, so a bad setting is a logged error page rather than a crashed cold start.
+  actions: () => {
+    if (!table || !dynamodb) return null;
+    const scope = parseSetting('resellerBaseUrl', process.env[ENV.resellerBaseUrl]);
+    return new StateActionStore(new DynamoDbStateStore({ client: dynamodb, tableName: table, scope }), scope);
+  },
   reports: () => reports,
   log: (message, entry) =>
     Number(entry.status) >= 500 ? logger.error(message, { ...entry }) : logger.info(message, { ...entry }),

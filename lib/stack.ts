@@ -90,6 +90,8 @@ export class DomainSentinelStack extends Stack {
     this.alerts.grantPublish(this.scan.fn);
     this.state = new StateTable(this, 'State');
     this.state.grantReadWrite(this.scan.fn);
+    // Snooze and acknowledge links write to the same state, through the store's conditional steps.
+    this.state.grantReadWrite(this.web.fn);
 
     this.reports = new ReportBucket(this, 'Reports');
     this.reports.grantWrite(this.scan.fn);

@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
+import { alertView } from '../core/actions';
 import { buildAlertMessage } from '../core/alert';
 import { ENV, type ScanSettings } from '../core/config';
 import { ConfigError } from '../core/errors';
@@ -167,7 +168,8 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
     let published: Published | null = null;
     if (result.publish) {
       try {
-        published = await input.publish(result.report);
+        // Snoozed and acknowledged domains stay in the report and the state, but not in the message.
+        published = await input.publish(alertView(result.report, result.silenced));
       } catch (error) {
         // If the release fails too, the lease lapses by itself; the publish failure is what to report.
         await store.release(loaded.generation, owner).catch(() => undefined);

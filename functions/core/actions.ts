@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import {
   type DomainFinding,
   type DomainFindingKind,
@@ -47,6 +48,24 @@ export interface DomainActions {
   readonly snooze?: Snooze;
   readonly acknowledged?: Acknowledgement;
 }
+
+const severitySchema = z.enum(['info', 'warning', 'critical']);
+const kindSchema = z.enum(['quarantine', 'expired', 'expiring', 'auto_renew_off']);
+/** A domain's actions as a state store keeps them. */
+export const DomainActionsSchema = z.object({
+  snooze: z
+    .object({ until: z.string(), at: z.string(), kind: kindSchema, severity: severitySchema })
+    .optional(),
+  acknowledged: z
+    .object({
+      at: z.string(),
+      kind: kindSchema,
+      severity: severitySchema,
+      date_expiry: z.string(),
+      auto_renew: z.boolean().nullable(),
+    })
+    .optional(),
+});
 
 /** An action that no longer silences, and why; the scan removes it from the store. */
 export interface Lapse {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { applyActions, type DomainActions, DomainActionsSchema, type Lapse } from './actions';
 import {
   type DomainFinding,
   type DomainFindingKind,
@@ -11,6 +12,7 @@ import {
 import { SentinelError } from './errors';
 import type { Report } from './scan';
 import type { Domain } from './schemas';
+import { normalizeDomainName } from './text';
 
 /**
  * Memory between scans, pure: what one scan remembers for the next, and the one function that
@@ -95,6 +97,8 @@ export interface DomainMemory {
   readonly watched: WatchedFields;
   readonly finding: FindingMemory | null;
   readonly alerted: AlertMemory | null;
+  /** Snooze and acknowledgement (functions/core/actions.ts); absent when neither is set. */
+  readonly actions?: DomainActions;
 }
 
 export interface ContactMemory {
@@ -192,6 +196,8 @@ export interface CompareInput {
 
 export interface CompareResult {
   readonly report: StatefulReport;
+  /** Domains whose finding a snooze or acknowledgement keeps out of the alert (see alertView). */
+  readonly silenced: ReadonlySet<string>;
   readonly publish: boolean;
   /** Why it publishes, or why not, in words for the log. */
   readonly why: readonly string[];
@@ -290,7 +296,16 @@ function resolvedReason(
  * to the 7-day rung). A renewal (later expiry) resolves the old finding; what remains is new.
  */
 export function compareWithState(input: CompareInput): CompareResult {
-  const { report, observed, state, policy } = input;
+  const { observed, state, policy } = input;
+  // Snoozed and acknowledged findings stay in the report, marked, and are never announced; an
+  // action that lapsed (expired, worse, changed, resolved) is dropped from the next state.
+  const silencing = applyActions(
+    input.report,
+    actionsOf(state),
+    Date.parse(input.report.now),
+    normalizeDomainName,
+  );
+  const report = silencing.report;
   const now = report.now;
   const nowMs = Date.parse(now);
   const { thresholds, minSeverity } = policy;
@@ -349,7 +364,8 @@ export function compareWithState(input: CompareInput): CompareResult {
     }
     const marked = { ...f, change } as StatefulFinding;
     findings.push(marked);
-    if (change !== 'ongoing' && atOrAbove(f.severity, minSeverity)) announced.push(marked);
+    if (change !== 'ongoing' && atOrAbove(f.severity, minSeverity) && !silencing.silenced.has(key))
+      announced.push(marked);
   }
 
   // Domains remembered: resolved, left, or (read incomplete / unreadable) carried over unchanged.
@@ -414,6 +430,7 @@ export function compareWithState(input: CompareInput): CompareResult {
   count(resolved.filter((r) => atOrAbove(r.severity, minSeverity)).length, 'resolved');
   const repeatDue = (f: StatefulFinding) => {
     if (f.severity !== 'critical' || f.change !== 'ongoing' || !isDomainFinding(f)) return false;
+    if (silencing.silenced.has(f.domain_name)) return false;
     const alerted = state.domains[f.domain_name]?.alerted;
     return !alerted || nowMs - Date.parse(alerted.at) >= policy.criticalRepeatHours * HOUR_MS;
   };
@@ -471,6 +488,8 @@ export function compareWithState(input: CompareInput): CompareResult {
     }
   }
 
+  carryActions(state, nextDomains, silencing.lapsed);
+
   const order = (a: { domain_name?: string; handle?: string }, b: typeof a) =>
     (a.domain_name ?? a.handle ?? '').localeCompare(b.domain_name ?? b.handle ?? '');
   changes.sort(
@@ -481,6 +500,7 @@ export function compareWithState(input: CompareInput): CompareResult {
 
   return {
     report: { ...report, findings, changes, resolved },
+    silenced: silencing.silenced,
     publish,
     why,
     complete,
@@ -495,6 +515,31 @@ export function compareWithState(input: CompareInput): CompareResult {
       contacts: nextContacts,
     },
   };
+}
+
+/** Every domain's snooze and acknowledgement, by normalised name. */
+export function actionsOf(state: ScanState): Map<string, DomainActions> {
+  const out = new Map<string, DomainActions>();
+  for (const [name, memory] of Object.entries(state.domains))
+    if (memory.actions && (memory.actions.snooze || memory.actions.acknowledged))
+      out.set(normalizeDomainName(name), memory.actions);
+  return out;
+}
+
+/** Keeps each domain's actions in the next state, less the ones that lapsed. */
+function carryActions(state: ScanState, next: Record<string, DomainMemory>, lapsed: readonly Lapse[]): void {
+  const gone = new Set(lapsed.map((l) => `${l.domain_name} ${l.action}`));
+  for (const [name, memory] of Object.entries(state.domains)) {
+    const target = next[name];
+    if (!memory.actions || !target || target === memory) continue;
+    const key = normalizeDomainName(name);
+    const { snooze, acknowledged } = memory.actions;
+    const kept: DomainActions = {
+      ...(snooze && !gone.has(`${key} snooze`) ? { snooze } : {}),
+      ...(acknowledged && !gone.has(`${key} acknowledge`) ? { acknowledged } : {}),
+    };
+    if (kept.snooze || kept.acknowledged) next[name] = { ...target, actions: kept };
+  }
 }
 
 /** The state could not be read or written. */
@@ -544,6 +589,7 @@ export const DomainMemorySchema = z.object({
   watched: WatchedSchema,
   finding: FindingMemorySchema.nullable(),
   alerted: AlertMemorySchema.nullable(),
+  actions: DomainActionsSchema.optional(),
 });
 /** One contact's memory, as a store keeps it. */
 export const ContactMemorySchema = z.object({

@@ -56,7 +56,7 @@ describe('npx cdk synth (real esbuild bundling, cdk-nag applied by bin/app.ts)',
       withHandler.map(async (dir) => {
         const script = `
           const { handler } = require(${JSON.stringify(join(out, dir, 'index.js'))});
-          const event = { httpMethod: 'GET', pathParameters: { domain: 'example.nl' }, queryStringParameters: {}, headers: {}, requestContext: {} };
+          const event = { httpMethod: 'GET', resource: '/restore/{domain}', pathParameters: { domain: 'example.nl' }, queryStringParameters: {}, headers: {}, requestContext: {} };
           Promise.resolve(handler(event, { getRemainingTimeInMillis: () => 60000 }))
             .then((r) => console.log('RESULT ' + JSON.stringify({ status: r.statusCode })))
             .catch((e) => console.log('RESULT ' + JSON.stringify({ error: e.message })));`;
