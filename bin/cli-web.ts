@@ -54,9 +54,17 @@ export function webAppForServe(
     settings: () => settingsFromEnv(env),
     secrets,
     actions: () => actionStoreFromEnv(env),
-    reports: () => reportStoreFromEnv(env),
+    reports: () => reportStoreFromEnv(env, stateFileOf(env)),
     log,
   });
+}
+
+/** The path of the state file `STATE` names, if it names a file: the report folder is beside it. */
+function stateFileOf(env: NodeJS.ProcessEnv): string | undefined {
+  const text = stateLocationText(undefined, env);
+  if (text === undefined) return undefined;
+  const location = parseStateLocation(text, ENV.state);
+  return location.kind === 'file' ? location.path : undefined;
 }
 
 /** The snoozes and acknowledgements of the state store `STATE` names; null without one. */
