@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { snoozeOf } from '../../functions/core/actions';
+import type { DomainFinding } from '../../functions/core/classify';
+import {
+  compareWithState,
+  DEFAULT_STATE_POLICY,
+  EMPTY_STATE,
+  parseState,
+  type ScanState,
+} from '../../functions/core/state';
+import { DAY, domain, scanOf } from '../support/state-scan';
+
+const T0 = Date.parse('2026-11-22T06:00:00Z');
+const HOUR = 3_600_000;
+
+function run(domains: Parameters<typeof scanOf>[0], now: number, state: ScanState) {
+  const { report, observed } = scanOf(domains, now, {});
+  return compareWithState({
+    report,
+    observed,
+    state,
+    policy: DEFAULT_STATE_POLICY,
+    scope: 'http://reseller.test',
+  });
+}
+const findingOf = (r: ReturnType<typeof run>, name: string) =>
+  r.report.findings.find((f) => 'domain_name' in f && f.domain_name === name) as
+    | (DomainFinding & { change: string })
+    | undefined;
+
+/** The state with a snooze set on `name`, as the snooze link's POST leaves it. */
+function snoozed(
+  state: ScanState,
+  name: string,
+  finding: DomainFinding,
+  days: number,
+  at: number,
+): ScanState {
+  const memory = state.domains[name];
+  if (!memory) throw new Error(`no memory of ${name}`);
+  return {
+    ...state,
+    domains: { ...state.domains, [name]: { ...memory, actions: { snooze: snoozeOf(finding, days, at) } } },
+  };
+}
+
+describe('compareWithState with snoozes and acknowledgements', () => {
+  const warning = domain('warning.nl', T0, { auto_renew: false, date_expiry: T0 + 15 * DAY + HOUR });
+  const critical = domain('critical.nl', T0, { auto_renew: false, date_expiry: T0 + 5 * DAY + HOUR });
+
+  it('never announces a snoozed finding that escalates on the ladder, keeps the snooze, and marks it', () => {
+    const first = run([warning], T0, EMPTY_STATE);
+    const w = findingOf(first, 'warning.nl') as DomainFinding;
+    const state = snoozed(first.next, 'warning.nl', w, 7, T0 + HOUR);
+    // Two days on, 13 days left: down from the 30 rung to the 14 rung, still a warning.
+    const later = run([warning], T0 + 2 * DAY, state);
+    expect(findingOf(later, 'warning.nl')).toMatchObject({
+      change: 'escalated',
+      severity: 'warning',
+      snoozed_until: expect.any(String),
+    });
+    expect(later.silenced).toEqual(new Set(['warning.nl']));
+    expect([later.publish, later.why]).toEqual([
+      false,
+      ['nothing new, escalated, changed or resolved at warning or above'],
+    ]);
+    expect(later.next.domains['warning.nl']?.actions?.snooze?.until).toBe(
+      new Date(T0 + HOUR + 7 * DAY).toISOString(),
+    );
+    expect(parseState(JSON.parse(JSON.stringify(later.next)), 'test').domains['warning.nl']?.actions).toEqual(
+      later.next.domains['warning.nl']?.actions,
+    );
+  });
+
+  it('lets a snoozed domain come back at once when it enters quarantine, and drops the snooze', () => {
+    const first = run([warning, critical], T0, EMPTY_STATE);
+    const state = snoozed(first.next, 'warning.nl', findingOf(first, 'warning.nl') as DomainFinding, 30, T0);
+    const quarantined = { ...warning, status: ['quarantine'], date_deleted: T0 + 2 * DAY };
+    const later = run([quarantined, critical], T0 + 2 * DAY + HOUR, state);
+    expect(findingOf(later, 'warning.nl')).toMatchObject({ kind: 'quarantine', change: 'escalated' });
+    expect(findingOf(later, 'warning.nl')).not.toHaveProperty('snoozed_until');
+    expect(later.silenced.size).toBe(0);
+    expect(later.publish).toBe(true);
+    expect(later.next.domains['warning.nl']?.actions).toBeUndefined();
+  });
+
+  it('does not repeat a snoozed critical after a day, but repeats the others', () => {
+    const other = domain('other.nl', T0, { auto_renew: false, date_expiry: T0 + 6 * DAY + HOUR });
+    const first = run([critical, other], T0, EMPTY_STATE);
+    const state = snoozed(first.next, 'critical.nl', findingOf(first, 'critical.nl') as DomainFinding, 7, T0);
+    const later = run([critical, other], T0 + 21 * HOUR, state);
+    expect(later.why).toEqual(['1 critical repeated after 20 h']);
+  });
+});
