@@ -131,7 +131,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'serve',
-    summary: 'the restore endpoint on a local HTTP server, through the Lambda’s own handler',
+    summary:
+      'every link (restore, snooze, acknowledge, report page, calendar feed) on a local HTTP server, through the web Lambda’s own handler',
     options: { port: PORT('8787') },
   },
   {

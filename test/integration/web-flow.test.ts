@@ -118,3 +118,20 @@ describe('the web links through serve, from a scan report', () => {
     expect(answer.headers.get('x-frame-options')).toBe('DENY');
   });
 });
+
+describe('read-only links', () => {
+  it('answer HEAD without a body, and an expired calendar link with 410 and how to subscribe again', async () => {
+    const head = await send(report.calendar_url, { method: 'HEAD' });
+    expect([head.status, await head.text()]).toEqual([200, '']);
+    const expired = signLink({
+      baseUrl: stack.server.url,
+      action: 'calendar',
+      keys: parseSigningKeys(SIGNING_KEY),
+      now: Date.now() - 400 * 86_400_000,
+      ttlSeconds: 365 * 86_400,
+    });
+    const answer = await send(expired);
+    expect(answer.status).toBe(410);
+    expect(await answer.text()).toContain('Subscribe again with the calendar link of the latest alert.');
+  });
+});
