@@ -24,6 +24,7 @@ import { normalizeDomainName } from '../functions/core/text';
 import { generatePortfolio } from '../functions/simulator/portfolio';
 import { type Fault, startSimulator } from '../functions/simulator/server';
 import { type CommandSpec, commandSpec, parseOptionsOf, renderHelp } from './commands';
+import { tryAlertsCommand } from './try-alerts';
 
 /** Where the CLI writes and what it reads; tests pass their own. */
 export interface CliIo {
@@ -40,7 +41,7 @@ export interface CliIo {
   readonly ask?: (question: string) => Promise<string>;
 }
 
-/** Exit statuses, as DESIGN.md sets them. */
+/** Exit statuses (the README's "Exit status" and `sentinel help` say the same). */
 export const EXIT = { ok: 0, failed: 1, usage: 2, failOn: 3 } as const;
 
 class UsageError extends SentinelError {
@@ -64,6 +65,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         return await linkCommand(rest, io);
       case 'restore':
         return await restoreCommand(rest, io);
+      case 'try-alerts':
+        return await tryAlertsCommand(rest, io, main);
       case undefined:
       case 'help':
       case '--help':
@@ -249,7 +252,7 @@ async function simulateCommand(args: readonly string[], io: CliIo): Promise<numb
 async function demoCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parse('demo', args);
   const apiKey = `demo-${randomBytes(12).toString('hex')}`;
-  const now = Date.now();
+  const now = parseNow(str(values.now));
   const sim = await startSimulator({
     portfolio: generatePortfolio({
       domains: positiveInt(str(values.domains), '--domains', 60),

@@ -107,6 +107,27 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: {
       domains: { type: 'string', value: 'N', doc: 'domains in the portfolio', default: '60' },
       seed: { type: 'string', value: 'S', doc: 'portfolio seed', default: '7' },
+      now: {
+        type: 'string',
+        value: 'ISO',
+        doc: 'lay the portfolio out and scan at this instant (the same output every day)',
+        default: 'now',
+      },
+    },
+  },
+  {
+    name: 'try-alerts',
+    summary:
+      'the alert path end to end without AWS: an SNS/SQS emulator (fauxqs) on 127.0.0.1 with a topic and two queues (one unfiltered, one with the SMS filter severity = critical), the simulator, one real scan publishing through the AWS SDK, and what each queue received',
+    options: {
+      domains: { type: 'string', value: 'N', doc: 'domains in the portfolio', default: '60' },
+      seed: { type: 'string', value: 'S', doc: 'portfolio seed', default: '7' },
+      now: {
+        type: 'string',
+        value: 'ISO',
+        doc: 'lay the portfolio out and scan at this instant',
+        default: 'now',
+      },
     },
   },
   {
