@@ -1,14 +1,14 @@
 import type { Node } from 'constructs';
 import { z } from 'zod';
-import { SEVERITIES } from '../functions/core/classify';
-import { isTimeZone } from '../functions/core/config';
+import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
-import { SCAN_MODES } from '../functions/core/scan';
 import { scheduleIntervalHours, scheduleProblem } from './schedule';
 
 /**
- * The deployment's settings, from CDK context (defaults in cdk.json, `-c key=value` overrides),
- * validated at synth time so a typo fails `cdk synth` with the key's name instead of a broken stack.
+ * The deployment's settings, from CDK context (`-c key=value`, or cdk.json), validated at synth time
+ * so a typo fails `cdk synth` with the key's name instead of a broken stack. Settings the functions
+ * also read (thresholds, time zone, mode, label, base URL) use the very schema and default of
+ * functions/core/config.ts; only what is the stack's own (schedule, subscribers, …) is defined here.
  */
 
 const list = <T extends z.ZodType<string>>(item: T) =>
@@ -22,27 +22,17 @@ const list = <T extends z.ZodType<string>>(item: T) =>
     return value;
   }, z.array(item).default([]));
 
-const wholeNumber = (min: number, max: number) => {
-  const message = `must be a whole number from ${min} to ${max}`;
-  return z.coerce.number({ error: message }).int(message).min(min, message).max(max, message);
-};
-
-const parameterName = z
-  .string()
-  .regex(
-    /^\/[A-Za-z0-9_.\-/]{1,1010}$/,
-    'must be an SSM parameter name starting with "/", e.g. /domain-sentinel/reseller-api-key',
-  );
+const [, , apiKeyParameter, signingKeyParameter] = SECRET_SETTINGS;
 
 export const StackConfigSchema = z.object({
   resellerBaseUrl: z
     .string({
       message: 'is required: the reseller API base URL, e.g. -c resellerBaseUrl=https://api.reseller.example',
     })
-    .url('must be an https URL')
+    .pipe(SETTINGS.resellerBaseUrl.schema)
     .refine((u) => u.startsWith('https://'), 'must be an https URL: the API key travels in its requests'),
-  apiKeyParameterName: parameterName.default('/domain-sentinel/reseller-api-key'),
-  linkSigningKeyParameterName: parameterName.default('/domain-sentinel/link-signing-key'),
+  apiKeyParameterName: ssmParameterName.default(apiKeyParameter.default),
+  linkSigningKeyParameterName: ssmParameterName.default(signingKeyParameter.default),
   /** KMS key of the two SecureStrings; without it, decryption is allowed for any key but only through SSM and only for these parameters. */
   secretsKmsKeyArn: z
     .string()
@@ -56,22 +46,19 @@ export const StackConfigSchema = z.object({
       if (problem) ctx.addIssue({ code: 'custom', message: `is invalid: ${problem}` });
     })
     .default('cron(0 6 * * ? *)'),
-  timeZone: z
-    .string()
-    .refine(isTimeZone, 'must be an IANA time zone such as Europe/Amsterdam')
-    .default('UTC'),
+  timeZone: SETTINGS.timeZone.schema,
   /** Longest expected gap between two scans; the dead-man alarm fires after it plus an hour's grace. Derived from rate() schedules. */
   scanIntervalHours: wholeNumber(1, 160).optional(),
-  expiryDays: wholeNumber(1, 3650).default(30),
-  criticalDays: wholeNumber(0, 3650).default(7),
-  minSeverity: z.enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` }).default('warning'),
-  scanMode: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('full'),
+  expiryDays: SETTINGS.expiryDays.schema,
+  criticalDays: SETTINGS.criticalDays.schema,
+  minSeverity: SETTINGS.minSeverity.schema,
+  scanMode: SETTINGS.scanMode.schema,
   alertEmails: list(z.email('must be e-mail addresses')),
   alertSmsNumbers: list(
     z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164 phone numbers such as +31612345678'),
   ),
   opsEmails: list(z.email('must be e-mail addresses')),
-  accountLabel: z.string().max(40).optional(),
+  accountLabel: SETTINGS.accountLabel.schema,
   /**
    * Reserved concurrency of the scan function (1 = never two scans at once). Opt-in: Lambda keeps a
    * minimum of unreserved concurrency (100, or all of it on a new account whose quota is 10), so

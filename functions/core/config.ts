@@ -35,7 +35,8 @@ export const ENV = {
 
 export type EnvName = keyof typeof ENV;
 
-const wholeNumber = (min: number, max: number) => {
+/** A whole number in [min, max], from a string (environment, argv, `-c key=value`) or a number (cdk.json). */
+export const wholeNumber = (min: number, max: number) => {
   const message = `must be a whole number from ${min} to ${max}`;
   // Strings from the environment and argv, numbers from cdk.json.
   return z.preprocess(
@@ -211,6 +212,14 @@ export const SETTINGS = {
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;
+
+/** The name of an SSM parameter, as the stack is given it. */
+export const ssmParameterName = z
+  .string()
+  .regex(
+    /^\/[A-Za-z0-9_.\-/]{1,1010}$/,
+    'must be an SSM parameter name starting with "/", e.g. /domain-sentinel/reseller-api-key',
+  );
 
 /** Secrets: documented here, read only through a SecretSource (functions/adapters/secrets.ts). */
 export const SECRET_SETTINGS = [

@@ -19,6 +19,18 @@ export interface ResponseFacts {
   readonly url: string;
   readonly requestId?: string | undefined;
   readonly bodyExcerpt?: string | undefined;
+  /** The `Location` header of a redirect, already scrubbed of secrets. */
+  readonly location?: string | undefined;
+}
+
+/** The origin a redirect pointed at (never its path or query, which could carry anything). */
+function locationOrigin(facts: ResponseFacts): string {
+  if (!facts.location) return 'no Location';
+  try {
+    return new URL(facts.location, facts.url).origin;
+  } catch {
+    return 'an unreadable Location';
+  }
 }
 
 /**
@@ -44,9 +56,27 @@ export class ResellerApiError extends SentinelError {
   static fromResponse(facts: ResponseFacts, what: string): ResellerApiError {
     const detail = facts.bodyExcerpt ? `: ${facts.bodyExcerpt}` : '';
     const where = `${what} (${facts.url})`;
-    if (facts.status === 401 || facts.status === 403) {
+    if (facts.status === 401) {
       return new AuthenticationError(
-        `the reseller API refused the API key (HTTP ${facts.status}) for ${where}; check RESELLER_API_KEY and that it belongs to this environment's base URL`,
+        `the reseller API refused the API key (HTTP 401) for ${where}; check RESELLER_API_KEY and that it belongs to this environment's base URL`,
+        facts,
+      );
+    }
+    if (facts.status === 403) {
+      return new AccessDeniedError(
+        `the reseller API accepted the API key but it lacks access to ${where} (HTTP 403); give the key access to this resource in the reseller's control panel`,
+        facts,
+      );
+    }
+    if (facts.status >= 300 && facts.status < 400) {
+      return new UnexpectedResponseError(
+        `the reseller API answered ${what} with a redirect (HTTP ${facts.status}) to ${locationOrigin(facts)}; redirects are never followed, so the key is not sent elsewhere: check RESELLER_BASE_URL`,
+        facts,
+      );
+    }
+    if (facts.status < 300) {
+      return new UnexpectedResponseError(
+        `the reseller API answered ${where} unexpectedly (HTTP ${facts.status})${detail}`,
         facts,
       );
     }
@@ -67,9 +97,27 @@ export class ResellerApiError extends SentinelError {
   }
 }
 
-/** 401 or 403: the key is wrong, revoked, or for the other environment. */
+/** 401 (and, as its subclass, 403): the key is wrong, revoked, for the other environment, or lacks access. */
 export class AuthenticationError extends ResellerApiError {
   override readonly name: string = 'AuthenticationError';
+}
+
+/** 403: the key was accepted but may not use this resource. */
+export class AccessDeniedError extends AuthenticationError {
+  override readonly name: string = 'AccessDeniedError';
+}
+
+/**
+ * An answer outside the documented ones: any redirect (never followed), a 2xx other than the one
+ * documented for the call, or a success body that cannot be what it claims to be.
+ */
+export class UnexpectedResponseError extends ResellerApiError {
+  override readonly name: string = 'UnexpectedResponseError';
+}
+
+/** A response larger than the client's `maxResponseBytes`; reading stopped as soon as that was known. */
+export class ResponseTooLargeError extends ResellerApiError {
+  override readonly name: string = 'ResponseTooLargeError';
 }
 
 /** 404. */
@@ -122,8 +170,8 @@ export class IncompleteListingError extends SentinelError {
   override readonly name: string = 'IncompleteListingError';
   /** True when reading again may succeed (the account changed under the scan); false for a runaway page count. */
   readonly retryable: boolean;
-  constructor(message: string, options: { retryable: boolean }) {
-    super(message);
+  constructor(message: string, options: { retryable: boolean; cause?: unknown }) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.retryable = options.retryable;
   }
 }

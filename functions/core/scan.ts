@@ -60,11 +60,21 @@ export async function scanAccount(options: ScanOptions): Promise<Report> {
   const started = clock();
   const requestsBefore = options.client.requests;
   try {
-    return await scanOnce(options, started, clock, requestsBefore);
-  } catch (error) {
-    if (error instanceof IncompleteListingError && error.retryable) {
-      return await scanOnce(options, started, clock, requestsBefore); // the account moved under us: one fresh read
+    try {
+      return await scanOnce(options, started, clock, requestsBefore);
+    } catch (error) {
+      if (!(error instanceof IncompleteListingError && error.retryable)) throw error;
     }
+    try {
+      return await scanOnce(options, started, clock, requestsBefore); // the account moved under us: one fresh read
+    } catch (again) {
+      if (!(again instanceof IncompleteListingError)) throw again;
+      throw new IncompleteListingError(
+        `the account changed while it was read, twice in a row (${again.message}); run the scan again when the account is quiet`,
+        { retryable: false, cause: again },
+      );
+    }
+  } catch (error) {
     if (error instanceof DeadlineError) {
       const budget = options.timeBudgetSeconds ? ` of ${options.timeBudgetSeconds} s` : '';
       throw new DeadlineError(

@@ -59,7 +59,13 @@ const looseInt = z.union([
     .transform(Number),
 ]);
 
-const stringList = z.union([z.array(z.string()), z.string().transform((s) => [s])]);
+/**
+ * A list of status values. A lone string is accepted where the documentation shows an array, and
+ * values are lower-cased: `QUARANTINE` and `Quarantine` must still be seen as quarantine.
+ */
+const stringList = z
+  .union([z.array(z.string()), z.string().transform((s) => [s])])
+  .transform((values) => values.map((v) => v.toLowerCase()));
 
 /** A domain as domain-sentinel uses it, whatever aliases the record carried. */
 export interface Domain {

@@ -1,15 +1,19 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
+  AccessDeniedError,
   AuthenticationError,
+  ConfigError,
   ConnectionError,
+  DeadlineError,
   IncompleteListingError,
+  ResponseTooLargeError,
   SchemaValidationError,
   ServerError,
   TimeoutError,
+  UnexpectedResponseError,
 } from '../../functions/core/errors';
 import {
   type ListPage,
-  parseRetryAfter,
   ResellerClient,
   type ResellerClientOptions,
 } from '../../functions/core/reseller-client';
@@ -33,7 +37,7 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 function fakeApi(
   total: number,
   cap = 10,
-  override?: (url: URL, call: number) => Response | Promise<Response> | undefined,
+  override?: (url: URL, call: number) => Response | Promise<Response | undefined> | undefined,
 ) {
   const calls: Array<{ url: URL; init: RequestInit | undefined }> = [];
   let inFlight = 0;
@@ -82,8 +86,8 @@ const client = (fetch: typeof globalThis.fetch, options: Partial<ResellerClientO
     ...options,
   });
 
-async function readAll(pages: AsyncIterable<ListPage<Domain>>) {
-  const records: Domain[] = [];
+async function readAll<T = Domain>(pages: AsyncIterable<ListPage<T>>) {
+  const records: T[] = [];
   const problems = [];
   for await (const page of pages) {
     records.push(...page.records);
@@ -269,7 +273,7 @@ describe('ResellerClient.listDomains', () => {
     await expect(readAll(client(api.fetch).listDomains())).rejects.toThrow(/read 20 of 30 domains/);
   });
 
-  it('reads pages that appear while the listing runs', async () => {
+  it('fails, saying what changed, when pages appear while the listing runs (the scan then reads again)', async () => {
     let total = 20;
     const api = fakeApi(0, 10, (url) => {
       const page = Number(url.searchParams.get('page'));
@@ -285,6 +289,11 @@ describe('ResellerClient.listDomains', () => {
         },
       });
     });
+    const error = await readAll(client(api.fetch, { concurrency: 1 }).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.retryable).toBe(true);
+    expect(error.message).toContain('total_results changed from 20 to 25 while domain list pages were read');
+    // and a second read from the start, on the grown account, is complete
     const { records } = await readAll(client(api.fetch, { concurrency: 1 }).listDomains());
     expect(records).toHaveLength(25);
   });
@@ -306,13 +315,384 @@ describe('ResellerClient.restoreDomain', () => {
   });
 });
 
-describe('parseRetryAfter', () => {
-  it('reads delay-seconds and HTTP dates', () => {
-    const now = Date.parse('2026-11-22T06:00:00Z');
-    expect(parseRetryAfter('3', now)).toBe(3000);
-    expect(parseRetryAfter('Sun, 22 Nov 2026 06:00:10 GMT', now)).toBe(10_000);
-    expect(parseRetryAfter('Sun, 22 Nov 2026 05:00:00 GMT', now)).toBe(0);
-    expect(parseRetryAfter('soon', now)).toBeUndefined();
-    expect(parseRetryAfter(null, now)).toBeUndefined();
+describe('ResellerClient answers a hostile server safely', () => {
+  beforeEach(() => {
+    sleeps.length = 0;
+  });
+
+  it('says 401 refused the key and 403 means the key lacks access to that resource', async () => {
+    const unauthorized = await readAll(client(fakeApi(1, 10, () => json(401, {})).fetch).listDomains()).catch(
+      (e) => e,
+    );
+    expect(unauthorized).toBeInstanceOf(AuthenticationError);
+    expect(unauthorized).not.toBeInstanceOf(AccessDeniedError);
+    expect(unauthorized.message).toContain('refused the API key (HTTP 401)');
+    const forbidden = await readAll(client(fakeApi(1, 10, () => json(403, {})).fetch).listContacts()).catch(
+      (e) => e,
+    );
+    expect(forbidden).toBeInstanceOf(AccessDeniedError);
+    expect(forbidden.message).toContain('accepted the API key but it lacks access to contact list page 1');
+    expect(forbidden.message).not.toContain('refused');
+  });
+
+  it('never follows a redirect: asks fetch for manual redirects and fails naming the status and origin', async () => {
+    const api = fakeApi(10, 10, () =>
+      json(302, {}, { location: 'https://evil.example:8443/v2/domains?steal=1' }),
+    );
+    const error = await readAll(client(api.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(UnexpectedResponseError);
+    expect(error.message).toContain('with a redirect (HTTP 302) to https://evil.example:8443;');
+    expect(error.message).not.toContain('steal');
+    expect(api.calls).toHaveLength(1);
+    expect(api.calls[0]?.init?.redirect).toBe('manual');
+  });
+
+  it('scrubs the key from a server that echoes it in the body, the request id and the Location', async () => {
+    const echo = fakeApi(1, 10, () =>
+      json(
+        400,
+        { error: `bad key ${KEY}`, got: `Authorization: Bearer ${KEY}` },
+        { 'x-request-id': `req-${KEY}` },
+      ),
+    );
+    const rejected = await readAll(client(echo.fetch).listDomains()).catch((e) => e);
+    const redirect = fakeApi(1, 10, () => json(307, {}, { location: `https://other.example/?key=${KEY}` }));
+    const moved = await readAll(client(redirect.fetch).listDomains()).catch((e) => e);
+    for (const error of [rejected, moved]) {
+      const everything = JSON.stringify({ ...error, message: error.message, stack: error.stack });
+      expect(everything).not.toContain(KEY);
+    }
+    expect(rejected.bodyExcerpt).toContain('[redacted]');
+  });
+
+  it("scrubs the key from fetch's own TypeError, its message, stack and cause", async () => {
+    const throwing = (async () => {
+      throw new TypeError('fetch failed', {
+        cause: new TypeError(`Headers.append: "Bearer ${KEY}" is an invalid header value.`),
+      });
+    }) as typeof fetch;
+    const error = await readAll(client(throwing).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    const chain: unknown[] = [];
+    for (let e: unknown = error; e; e = (e as Error).cause) chain.push(e);
+    expect(chain).toHaveLength(3);
+    for (const e of chain) {
+      const { message, stack } = e as Error;
+      expect(`${message} ${stack}`).not.toContain(KEY);
+    }
+    expect((chain[2] as Error).message).toBe(
+      'Headers.append: "Bearer [redacted]" is an invalid header value.',
+    );
+  });
+
+  it('refuses a key with a CR before any request, with a ConfigError that does not hold it', () => {
+    expect(() => client(fakeApi(1).fetch, { apiKey: `${KEY}\r` })).toThrow(ConfigError);
+    expect(() => client(fakeApi(1).fetch, { apiKey: `${KEY}\r` })).toThrow(
+      /carriage return \(CR\) at position 28/,
+    );
+    try {
+      client(fakeApi(1).fetch, { apiKey: `${KEY}\r` });
+    } catch (error) {
+      expect(String((error as Error).stack)).not.toContain(KEY);
+    }
+  });
+
+  it('fails at once when the Retry-After does not fit in the time budget left', async () => {
+    const clock = 1_000_000;
+    const api = fakeApi(10, 10, () => json(429, {}, { 'retry-after': '86400' }));
+    const c = client(api.fetch, { now: () => clock, deadline: clock + 840_000 });
+    const error = await readAll(c.listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(DeadlineError);
+    expect(error.message).toBe(
+      "the reseller asked to wait 86400 s (Retry-After) before domain list page 1 but the scan's time budget has 840 s left",
+    );
+    expect(sleeps).toEqual([]);
+    expect(api.calls).toHaveLength(1);
+  });
+
+  it('fails before reading a body whose Content-Length is over the limit', async () => {
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new Uint8Array(1024));
+      },
+    });
+    const api = fakeApi(
+      1,
+      10,
+      () => new Response(body, { status: 200, headers: { 'content-length': '2000000' } }),
+    );
+    const error = await readAll(client(api.fetch, { maxResponseBytes: 1_000_000 }).listDomains()).catch(
+      (e) => e,
+    );
+    expect(error).toBeInstanceOf(ResponseTooLargeError);
+    expect(error.message).toContain(
+      "the reseller API's answer to domain list page 1 declares 2000000 bytes (Content-Length), more than the limit of 1000000 bytes",
+    );
+    expect(pulled).toBeLessThanOrEqual(1); // the stream's own first pull; never read past it
+  });
+
+  it('aborts a body that streams past the limit, while it streams', async () => {
+    let sent = 0;
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        sent += 64 * 1024;
+        controller.enqueue(new Uint8Array(64 * 1024).fill(32));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const api = fakeApi(1, 10, () => new Response(body, { status: 200 }));
+    const error = await readAll(client(api.fetch, { maxResponseBytes: 1024 * 1024 }).listDomains()).catch(
+      (e) => e,
+    );
+    expect(error).toBeInstanceOf(ResponseTooLargeError);
+    expect(error.message).toContain('ran past 1 MiB, more than the limit of 1 MiB (maxResponseBytes)');
+    expect(cancelled).toBe(true);
+    expect(sent).toBeLessThan(2 * 1024 * 1024);
+    expect(api.calls).toHaveLength(1); // not retried
+  });
+
+  it('reads upper-case status values and a string status as the documented array', async () => {
+    const api = fakeApi(2, 10, () =>
+      json(200, {
+        data: [
+          { ...record(1), status: ['QUARANTINE'] },
+          { ...record(2), status: 'Quarantine' },
+        ],
+        pagination: { current_page: 1, per_page: 10, total_pages: 1, total_results: 2 },
+      }),
+    );
+    const { records } = await readAll(client(api.fetch).listDomains());
+    expect(records.map((d) => d.status)).toEqual([['quarantine'], ['quarantine']]);
+  });
+
+  it('makes two names differing only in case one problem record, and the listing is complete', async () => {
+    const api = fakeApi(3, 10, () =>
+      json(200, {
+        data: [{ ...record(1), domain_name: 'Shop.nl' }, { ...record(2), domain_name: 'shop.nl' }, record(3)],
+        pagination: { current_page: 1, per_page: 10, total_pages: 1, total_results: 3 },
+      }),
+    );
+    const { records, problems } = await readAll(client(api.fetch).listDomains());
+    expect(records.map((d) => d.domain_name)).toEqual(['shop.nl', 'd0003.nl']);
+    expect(problems).toEqual([
+      {
+        resource: 'domain',
+        key: 'shop.nl',
+        page: 1,
+        reason:
+          'duplicate domain name differing only in case: "Shop.nl" and "shop.nl"; only the first was checked',
+      },
+    ]);
+  });
+});
+
+describe('ResellerClient.countDomains and findDomain', () => {
+  it('counts with one per_page=1 request, from the pagination totals', async () => {
+    const api = fakeApi(1234, 10);
+    const c = client(api.fetch);
+    expect(await c.countDomains({ auto_renewal: false })).toBe(1234);
+    expect(api.calls).toHaveLength(1);
+    expect(api.calls[0]?.url.searchParams.get('per_page')).toBe('1');
+    expect(api.calls[0]?.url.searchParams.get('auto_renewal')).toBe('false');
+    expect(c.requests).toBe(1);
+  });
+
+  it('finds a domain whatever the letter case, or answers null', async () => {
+    const api = fakeApi(30, 10);
+    expect(await client(api.fetch).findDomain('D0012.nl')).toMatchObject({ domain_name: 'd0012.nl' });
+    expect(await client(fakeApi(0).fetch).findDomain('nope.nl')).toBeNull();
+  });
+});
+
+describe('ResellerClient adaptive concurrency', () => {
+  it('starts at 4 in flight and reaches the ceiling against a server that answers fast', async () => {
+    const api = fakeApi(600, 10);
+    const c = client(api.fetch, { concurrency: 8, now: () => 0 });
+    const { records } = await readAll(c.listDomains());
+    expect(records).toHaveLength(600);
+    expect(api.maxInFlight()).toBe(8);
+  });
+
+  it('starts at no more than 4 in flight', async () => {
+    const api = fakeApi(60, 10);
+    await readAll(client(api.fetch, { concurrency: 8, now: () => 0 }).listDomains({}));
+    // 6 pages: page 1 alone, then 5 wanted at once but only 4 allowed before any answer came back
+    expect(api.maxInFlight()).toBe(4);
+  });
+
+  it('after a 429 with Retry-After, holds every other request back until the pause ends', async () => {
+    let clock = 0;
+    const started: number[] = [];
+    let throttled = false;
+    const api = fakeApi(300, 10, (url) => {
+      started.push(clock);
+      if (!throttled && url.searchParams.get('page') === '2') {
+        throttled = true;
+        return json(429, {}, { 'retry-after': '2' });
+      }
+      return undefined;
+    });
+    const c = client(api.fetch, {
+      concurrency: 8,
+      now: () => clock,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        const end = clock + ms;
+        await new Promise((resolve) => setImmediate(resolve));
+        clock = Math.max(clock, end);
+      },
+    });
+    const { records } = await readAll(c.listDomains());
+    expect(records).toHaveLength(300);
+    // page 1, then pages 2-5 already in flight when the 429 came; nothing else before the pause ends
+    expect(started.filter((t) => t < 2_000)).toHaveLength(5);
+    expect(started.length).toBe(31);
+  });
+});
+
+describe('ResellerClient.restoreDomain answers', () => {
+  const restoreWith = (res: () => Response) => {
+    const api = fakeApi(0, 10, res);
+    return { api, run: client(api.fetch).restoreDomain('example.nl') };
+  };
+
+  it('means restored only for 204, or 200 with an empty or JSON body', async () => {
+    await expect(restoreWith(() => new Response(null, { status: 204 })).run).resolves.toBeUndefined();
+    await expect(restoreWith(() => new Response('', { status: 200 })).run).resolves.toBeUndefined();
+    await expect(restoreWith(() => json(200, { ok: true })).run).resolves.toBeUndefined();
+  });
+
+  it('treats a redirect, another 2xx or a 200 page that is not JSON as NOT restored', async () => {
+    const redirect = restoreWith(() => json(302, {}, { location: 'https://login.example/sso' }));
+    const e302 = await redirect.run.catch((e) => e);
+    expect(e302).toBeInstanceOf(UnexpectedResponseError);
+    expect(e302.message).toBe(
+      'the reseller answered unexpectedly (HTTP 302 to https://login.example) to restore of example.nl; the domain was NOT restored',
+    );
+    expect(redirect.api.calls).toHaveLength(1);
+    const accepted = await restoreWith(() => json(202, {})).run.catch((e) => e);
+    expect(accepted).toBeInstanceOf(UnexpectedResponseError);
+    expect(accepted.message).toContain('(HTTP 202) to restore of example.nl; the domain was NOT restored');
+    const html = await restoreWith(() => new Response('<html>login</html>', { status: 200 })).run.catch(
+      (e) => e,
+    );
+    expect(html).toBeInstanceOf(UnexpectedResponseError);
+  });
+
+  it('says the outcome is unknown when the restore times out, and does not repeat it', async () => {
+    let calls = 0;
+    const hanging = ((_url: string, init?: RequestInit) => {
+      calls++;
+      return new Promise((_resolve, reject) => {
+        init?.signal?.addEventListener('abort', () => reject(init.signal?.reason));
+      });
+    }) as typeof fetch;
+    const error = await client(hanging, { timeoutMs: 20 })
+      .restoreDomain('example.nl')
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error.message).toContain('restore of example.nl: the outcome is unknown');
+    expect(calls).toBe(1);
+  });
+});
+
+/** A fake clock whose timers fire only when every promise chain has settled: time passes in jumps. */
+function fakeTime() {
+  let clock = 0;
+  const timers: Array<{ at: number; fire: () => void }> = [];
+  const delay = (ms: number) =>
+    new Promise<void>((resolve) => {
+      timers.push({ at: clock + ms, fire: resolve });
+    });
+  async function drive<T>(work: Promise<T>): Promise<T> {
+    let settled = false;
+    work.then(
+      () => {
+        settled = true;
+      },
+      () => {
+        settled = true;
+      },
+    );
+    while (!settled) {
+      for (let i = 0; i < 4; i++) await new Promise((resolve) => setImmediate(resolve));
+      if (settled) break;
+      timers.sort((a, b) => a.at - b.at);
+      const next = timers.shift();
+      if (!next) throw new Error('nothing left to wait for, and the work did not finish');
+      clock = Math.max(clock, next.at);
+      next.fire();
+    }
+    return work;
+  }
+  return { now: () => clock, delay, drive };
+}
+
+describe('ResellerClient against a rate-limited server (fake clock)', () => {
+  it('settles under a 10 requests/s token bucket: near pages / rate, with few 429s', async () => {
+    const time = fakeTime();
+    const rate = 10;
+    let tokens = rate;
+    let refilledAt = 0;
+    let ok = 0;
+    let limited = 0;
+    const api = fakeApi(3000, 10, async () => {
+      await time.delay(50);
+      tokens = Math.min(rate, tokens + ((time.now() - refilledAt) / 1000) * rate);
+      refilledAt = time.now();
+      if (tokens < 1) {
+        limited++;
+        return json(429, {}, { 'retry-after': '1' });
+      }
+      tokens--;
+      ok++;
+      return undefined;
+    });
+    const c = client(api.fetch, { concurrency: 8, now: time.now, sleep: time.delay });
+    const { records } = await time.drive(readAll(c.listDomains()));
+    expect(records).toHaveLength(3000);
+    const pages = 300;
+    const share = limited / (ok + limited);
+    const slowdown = time.now() / ((pages / rate) * 1000);
+    // issue 11's targets: at most 5 % 429 answers, within 1.15 × pages / rate
+    expect(share).toBeLessThan(0.05);
+    expect(slowdown).toBeLessThan(1.15);
+  });
+});
+
+describe('ResellerClient.restoreDomain and the time budget', () => {
+  it('reports the spent budget, not an unknown outcome, when the budget ran out before the restore went out', async () => {
+    const api = fakeApi(0, 10, () => new Response(null, { status: 204 }));
+    const error = await client(api.fetch, { now: () => 5_000, deadline: 4_000 })
+      .restoreDomain('example.nl')
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(DeadlineError);
+    expect(error.message).toBe('the time budget ran out before restore of example.nl');
+    expect(api.calls).toHaveLength(0);
+  });
+});
+
+describe('ResellerClient scrubs what the server puts in a record', () => {
+  it('keeps the key out of a problem whose reason quotes the value it got', async () => {
+    const api = fakeApi(1, 10, () =>
+      json(200, {
+        data: [{ domain_name: 'x.nl', date_expiry: KEY }],
+        pagination: { current_page: 1, per_page: 10, total_pages: 1, total_results: 1 },
+      }),
+    );
+    const { problems } = await readAll(client(api.fetch).listDomains());
+    expect(problems).toEqual([
+      {
+        resource: 'domain',
+        key: 'x.nl',
+        page: 1,
+        reason: 'date_expiry: not an RFC 3339 date-time: "[redacted]"',
+      },
+    ]);
   });
 });

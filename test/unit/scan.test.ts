@@ -57,10 +57,40 @@ describe('scanAccount', () => {
     expect(report.stats.requests).toBe(6);
   });
 
-  it('fails when the account is still inconsistent on the second read', async () => {
-    await expect(scanAccount({ client: api(2), now: NOW, policy: DEFAULT_POLICY })).rejects.toBeInstanceOf(
-      IncompleteListingError,
+  it('fails when the account is still inconsistent on the second read, saying what was wrong', async () => {
+    const error = await scanAccount({ client: api(2), now: NOW, policy: DEFAULT_POLICY }).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toBe(
+      "the account changed while it was read, twice in a row (read 2 of 3 domains from /v2/domains: the pages held fewer records than total_results promised; the account changed while it was read, or the server's paging is inconsistent); run the scan again when the account is quiet",
     );
+  });
+
+  it('reads again from the start when pages appear while the listing runs, and reports the grown account', async () => {
+    let total = 3;
+    let reads = 0;
+    const all = [...domains, { domain_name: 'd.nl', date_expiry: '2026-11-24T00:00:00Z', auto_renew: false }];
+    const fetch = (async (input: string | URL | Request) => {
+      const url = new URL(String(input));
+      const n = Number(url.searchParams.get('page'));
+      if (url.pathname === '/v2/contacts') return page(contacts, 1, 1, 1);
+      if (n === 1) reads++;
+      if (n === 2 && reads === 1) total = 4; // a domain was registered while page 1 was read
+      return page(all.slice(0, total).slice((n - 1) * 2, n * 2), n, Math.ceil(total / 2), total);
+    }) as typeof globalThis.fetch;
+    const client = new ResellerClient({
+      baseUrl: 'https://api.test',
+      apiKey: 'k',
+      fetch,
+      sleep: async () => undefined,
+    });
+    const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY });
+    expect(reads).toBe(2);
+    expect(report.stats.domains_scanned).toBe(4);
+    expect(report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle))).toEqual([
+      'b.nl',
+      'd.nl',
+      'a.nl',
+    ]);
   });
 
   it('joins the registrant contact and signs restore links for quarantine findings only', async () => {

@@ -1,0 +1,142 @@
+import { IncompleteListingError } from '../errors';
+
+/** A record the scan could not use, with the reason. Never dropped silently. */
+export interface Problem {
+  readonly resource: 'domain' | 'contact';
+  /** The domain name or handle, when the record had a readable one. */
+  readonly key: string | null;
+  readonly page: number;
+  readonly reason: string;
+}
+
+/** One page of a listing: the records that parsed and the ones that did not. */
+export interface ListPage<T> {
+  readonly page: number;
+  readonly records: readonly T[];
+  readonly problems: readonly Problem[];
+  readonly totalResults: number;
+  readonly totalPages: number;
+}
+
+/** What {@link paginate} needs: a way to read one page, and how to tell records apart. */
+export interface PaginateOptions<T> {
+  /** Reads page `page` (1-based) of the listing. */
+  readonly fetchPage: (page: number) => Promise<ListPage<T>>;
+  /** The record's identity as the server sent it (the domain name or handle). */
+  readonly keyOf: (record: T) => string;
+  /** Names differing only in case are one name: the later record becomes a problem. */
+  readonly caseInsensitiveKeys?: boolean;
+  /** Pages in flight at once after page 1. @default 4 */
+  readonly concurrency?: number;
+  /** A listing reporting more pages than this fails instead of running away. @default 20 000 */
+  readonly maxPages?: number;
+  /** For messages: `domain`, `contact`. */
+  readonly resource: Problem['resource'];
+  /** For messages: `/v2/domains`. */
+  readonly source: string;
+}
+
+/**
+ * Every page of one listing, in the way of octokit's paginate plugin: page 1 first, then pages
+ * 2…N concurrently, each yielded as it arrives. Page 1's totals are a promise the listing must
+ * keep, because a listing that moved while it was read can hide a live domain in the gap:
+ *  - any later page reporting another `total_results` or `total_pages` fails the listing at once
+ *    (retryable: reading again from the start may succeed);
+ *  - it never reads past page 1's page count;
+ *  - at the end, records + problems must equal page 1's `total_results`.
+ * A record repeated verbatim (it shifted onto the next page) is read once; a name repeated with
+ * other letter case becomes a problem record, counted toward the total.
+ */
+export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<ListPage<T>> {
+  const { fetchPage, keyOf, resource, source } = options;
+  const concurrency = Math.max(1, options.concurrency ?? 4);
+  const maxPages = options.maxPages ?? 20_000;
+  const fold = options.caseInsensitiveKeys ? (key: string) => key.toLowerCase() : (key: string) => key;
+  const listing = `${resource} list`;
+
+  const first = await fetchPage(1);
+  const promisedResults = first.totalResults;
+  const promisedPages = first.totalPages;
+  if (promisedPages > maxPages) {
+    throw new IncompleteListingError(
+      `the reseller reports ${promisedPages} pages (${promisedResults} ${resource}s) for ${source}, more than the limit of ${maxPages}; raise the page limit or per_page`,
+      { retryable: false },
+    );
+  }
+
+  const exact = new Set<string>();
+  const byFolded = new Map<string, string>();
+  let received = 0;
+
+  const take = (p: ListPage<T>): ListPage<T> => {
+    if (p.totalResults !== promisedResults) {
+      throw new IncompleteListingError(
+        `total_results changed from ${promisedResults} to ${p.totalResults} while ${listing} pages were read (page ${p.page}): the account changed during the scan`,
+        { retryable: true },
+      );
+    }
+    if (p.totalPages !== promisedPages) {
+      throw new IncompleteListingError(
+        `total_pages changed from ${promisedPages} to ${p.totalPages} while ${listing} pages were read (page ${p.page}); the listing stopped at the page count page 1 promised`,
+        { retryable: true },
+      );
+    }
+    const records: T[] = [];
+    const problems = [...p.problems];
+    for (const record of p.records) {
+      const key = keyOf(record);
+      if (exact.has(key)) continue; // shifted onto the next page while we read: the same record
+      const folded = fold(key);
+      const earlier = byFolded.get(folded);
+      if (earlier !== undefined) {
+        problems.push({
+          resource,
+          key,
+          page: p.page,
+          reason: `duplicate ${resource} name differing only in case: ${JSON.stringify(earlier)} and ${JSON.stringify(key)}; only the first was checked`,
+        });
+        exact.add(key);
+        continue;
+      }
+      exact.add(key);
+      byFolded.set(folded, key);
+      records.push(record);
+    }
+    received += records.length + problems.length;
+    return { ...p, records, problems };
+  };
+
+  yield take(first);
+
+  let next = 2;
+  const inflight = new Map<number, Promise<ListPage<T>>>();
+  const launch = () => {
+    while (inflight.size < concurrency && next <= promisedPages) {
+      const page = next++;
+      inflight.set(page, fetchPage(page));
+    }
+  };
+  launch();
+  try {
+    while (inflight.size > 0) {
+      const [page, result] = await Promise.race(
+        [...inflight].map(([n, pending]) => pending.then((r) => [n, r] as const)),
+      );
+      inflight.delete(page);
+      const taken = take(result);
+      launch();
+      yield taken;
+    }
+  } finally {
+    // A failed page ends the listing; do not leave the others' rejections unhandled.
+    for (const pending of inflight.values()) pending.catch(() => undefined);
+  }
+
+  if (received !== promisedResults) {
+    const more = received > promisedResults;
+    throw new IncompleteListingError(
+      `read ${received} of ${promisedResults} ${resource}s from ${source}: ${more ? 'more records arrived than total_results promised' : 'the pages held fewer records than total_results promised'}; the account changed while it was read, or the server's paging is inconsistent`,
+      { retryable: true },
+    );
+  }
+}

@@ -1,0 +1,530 @@
+import {
+  ConfigError,
+  ConnectionError,
+  DeadlineError,
+  type ResellerApiError,
+  type ResponseFacts,
+  ResponseTooLargeError,
+  TimeoutError,
+} from '../errors';
+import { ConcurrencyController, ConcurrencyLimiter } from './limiter';
+
+/**
+ * The reseller transport: sends one request and gives back its answer. It owns everything that is
+ * about HTTP rather than about the API's resources: the key, per-request timeout, the scan's
+ * deadline, retries (decided by the pure {@link retryDecision}), adaptive concurrency, the response
+ * size limit, refusing redirects, and scrubbing the key out of every error it lets through.
+ */
+
+/** Options of {@link Transport}; {@link ResellerClientOptions} adds the resource-level ones. */
+export interface TransportOptions {
+  /** Base URL of the live or the test environment, without `/v2`. */
+  readonly baseUrl: string;
+  /** Sent as `Authorization: Bearer …`; never logged or put in an error. */
+  readonly apiKey: string;
+  /** @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+  /** Per-request timeout. @default 10 000 ms */
+  readonly timeoutMs?: number;
+  /** Attempts for a request that may be repeated (429, 5xx, timeouts, resets). @default 5 */
+  readonly maxAttempts?: number;
+  /** Backoff base and cap (full jitter). @default 250 ms, 8 000 ms */
+  readonly retryBaseMs?: number;
+  readonly retryMaxMs?: number;
+  /** Longest `Retry-After` waited for; a longer one that still fits the deadline is cut to this. @default 60 000 ms */
+  readonly maxRetryAfterMs?: number;
+  /** Ceiling of requests in flight at once, across every listing of this client. @default 8 */
+  readonly concurrency?: number;
+  /** Requests in flight at the start; grows toward `concurrency` while answers are fast. @default 4 */
+  readonly initialConcurrency?: number;
+  /** Epoch ms (of `now`) after which no request starts and no retry waits. */
+  readonly deadline?: number;
+  /** Largest response body read, in bytes; a larger one is aborted while it streams. @default 32 MiB */
+  readonly maxResponseBytes?: number;
+  /** @default setTimeout-based sleep */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** @default Math.random */
+  readonly random?: () => number;
+  /** The clock the deadline, Retry-After and latencies are measured with. @default Date.now */
+  readonly now?: () => number;
+}
+
+/** One request to send. */
+export interface TransportRequest {
+  readonly method: 'GET' | 'POST';
+  /** Path below the base URL, starting with `/v2/`. */
+  readonly path: string;
+  readonly query?: URLSearchParams;
+  /** What is being read, for error messages: `domain list page 3`. */
+  readonly what: string;
+  /** @default the transport's `maxAttempts`; 1 for calls that must never repeat. */
+  readonly maxAttempts?: number;
+  /** Called just before each attempt goes out (after every wait), so a caller knows it was sent. */
+  readonly onSend?: () => void;
+}
+
+/** An answer, whatever its status; its body was read whole (and within the size limit). */
+export interface RawResponse {
+  readonly status: number;
+  readonly text: string;
+  readonly url: string;
+  readonly requestId: string | undefined;
+  readonly retryAfter: string | null;
+  readonly location: string | undefined;
+}
+
+/** Why a request failed without an answer, as {@link retryDecision} needs to know it. */
+export type FailureKind = 'timeout' | 'reset' | 'fatal';
+
+/** The facts of one attempt that decide whether to repeat it. */
+export interface RetryInput {
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  /** The HTTP status, when an answer came. */
+  readonly status?: number | undefined;
+  /** Why no answer came. */
+  readonly failure?: FailureKind | undefined;
+  /** The server's Retry-After in ms, when it sent a readable one. */
+  readonly retryAfterMs?: number | undefined;
+  /** Time left before the deadline; Infinity without one. */
+  readonly remainingMs: number;
+  /** @default 60 000 */
+  readonly maxRetryAfterMs?: number;
+  /** @default 250 */
+  readonly retryBaseMs?: number;
+  /** @default 8 000 */
+  readonly retryMaxMs?: number;
+  /** A number in [0, 1) for full jitter. @default 0.5 */
+  readonly jitter?: number;
+}
+
+/** Retry after `delayMs`, or stop for `reason`. */
+export type RetryDecision =
+  | { readonly retry: true; readonly delayMs: number }
+  | {
+      readonly retry: false;
+      readonly reason:
+        | 'done'
+        | 'attempts-exhausted'
+        | 'retry-after-beyond-deadline'
+        | 'backoff-beyond-deadline';
+    };
+
+/**
+ * Whether to repeat a request, and after how long: pure, in the way of stripe-node's
+ * `RequestSender._shouldRetry`. 429 and 5xx answers, timeouts and resets are retried; a
+ * Retry-After is honoured (cut to `maxRetryAfterMs`), else full-jitter exponential backoff. A wait
+ * that cannot end before the deadline stops at once instead of sleeping into it.
+ */
+export function retryDecision(input: RetryInput): RetryDecision {
+  const retryable =
+    input.status !== undefined
+      ? input.status === 429 || input.status >= 500
+      : input.failure === 'timeout' || input.failure === 'reset';
+  if (!retryable) return { retry: false, reason: 'done' };
+  if (input.attempt >= input.maxAttempts) return { retry: false, reason: 'attempts-exhausted' };
+  if (input.retryAfterMs !== undefined) {
+    if (input.retryAfterMs >= input.remainingMs)
+      return { retry: false, reason: 'retry-after-beyond-deadline' };
+    return { retry: true, delayMs: Math.min(input.retryAfterMs, input.maxRetryAfterMs ?? 60_000) };
+  }
+  const ceiling = Math.min(input.retryMaxMs ?? 8_000, (input.retryBaseMs ?? 250) * 2 ** (input.attempt - 1));
+  const delayMs = Math.floor((input.jitter ?? 0.5) * ceiling);
+  if (delayMs >= input.remainingMs) return { retry: false, reason: 'backoff-beyond-deadline' };
+  return { retry: true, delayMs };
+}
+
+/** `Retry-After` as delay-seconds or an HTTP date, in ms; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
+
+const CHAR_NAMES: Record<number, string> = {
+  0: 'a NUL character',
+  9: 'a tab',
+  10: 'a line feed (LF)',
+  13: 'a carriage return (CR)',
+  32: 'a space',
+  127: 'a DEL character',
+};
+
+/**
+ * Why `key` cannot be sent as `Authorization: Bearer <key>`, or null when it can. Names the
+ * offending character and its position, never the key. The configuration layer calls this to name
+ * its variable; the client calls it too, as a last check.
+ */
+export function apiKeyProblem(key: string): string | null {
+  if (key.length === 0) return 'is empty';
+  for (let i = 0; i < key.length; i++) {
+    const code = key.charCodeAt(i);
+    // RFC 9110 field-value: visible ASCII, SP, HTAB and obs-text; fetch refuses the rest.
+    if (code < 0x20 || code === 0x7f) {
+      const what =
+        CHAR_NAMES[code] ?? `a control character (U+${code.toString(16).toUpperCase().padStart(4, '0')})`;
+      if (code !== 0x09) return `holds ${what} at position ${i + 1}; an HTTP header cannot carry it`;
+    }
+    if (code > 0xff) {
+      return `holds a non-Latin-1 character at position ${i + 1}; an HTTP header cannot carry it`;
+    }
+  }
+  const first = key.charCodeAt(0);
+  const last = key.charCodeAt(key.length - 1);
+  if (first === 0x20 || first === 0x09 || last === 0x20 || last === 0x09) {
+    // fetch strips them silently, so the server would see another key than the one configured.
+    return 'starts or ends with whitespace; remove it';
+  }
+  return null;
+}
+
+/** Text that could carry the key, with the key and any Authorization/Bearer value replaced. */
+export function scrubSecrets(text: string, secret: string): string {
+  let out = text;
+  if (secret) {
+    out = out.split(secret).join('[redacted]');
+    // A key with a CR or LF in it reaches messages in pieces; hide every piece long enough to matter.
+    for (const piece of splitOnControls(secret)) {
+      if (piece.length >= 6 && piece !== secret) out = out.split(piece).join('[redacted]');
+    }
+  }
+  return out
+    .replace(/\b(bearer)(\s+)(?!\[redacted\])[^\s"'`,;)\]}]+/gi, '$1$2[redacted]')
+    .replace(
+      /\b(authorization)(["']?\s*[:=]\s*["']?)(?!bearer\b|\[redacted\])[^\s"'`,;)\]}]+/gi,
+      '$1$2[redacted]',
+    );
+}
+
+/** The runs of `text` between control characters. */
+function splitOnControls(text: string): string[] {
+  const pieces: string[] = [];
+  let current = '';
+  for (const ch of text) {
+    const code = ch.charCodeAt(0);
+    if (code < 0x20 || code === 0x7f) {
+      if (current) pieces.push(current);
+      current = '';
+    } else current += ch;
+  }
+  if (current) pieces.push(current);
+  return pieces;
+}
+
+const RETRYABLE_CODES = new Set([
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'ECONNABORTED',
+]);
+
+const MIB = 1024 * 1024;
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Bytes as a person reads them: `32 MiB`, `1500 bytes`. */
+function bytes(n: number): string {
+  return n >= MIB && n % MIB === 0 ? `${n / MIB} MiB` : `${n} bytes`;
+}
+
+/** Sends requests to the reseller API; shared by every listing and call of one client. */
+export class Transport {
+  /** @see retryDecision */
+  static readonly retryDecision = retryDecision;
+
+  readonly baseUrl: string;
+  readonly timeoutMs: number;
+  readonly maxAttempts: number;
+  readonly ceiling: number;
+  readonly maxResponseBytes: number;
+  readonly limiter: ConcurrencyLimiter;
+  /** Requests sent, retries included. */
+  requests = 0;
+  private readonly apiKey: string;
+  private readonly fetchImpl: typeof fetch;
+  private readonly retryBaseMs: number;
+  private readonly retryMaxMs: number;
+  private readonly maxRetryAfterMs: number;
+  private readonly deadline: number | undefined;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+  private readonly now: () => number;
+
+  /** @throws ConfigError when the key cannot travel in a header (the message never holds the key). */
+  constructor(options: TransportOptions) {
+    const problem = apiKeyProblem(options.apiKey);
+    if (problem) {
+      throw new ConfigError(`the reseller API key ${problem}; set it again without that character`);
+    }
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.apiKey = options.apiKey;
+    this.fetchImpl = options.fetch ?? globalThis.fetch;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.maxAttempts = Math.max(1, options.maxAttempts ?? 5);
+    this.retryBaseMs = options.retryBaseMs ?? 250;
+    this.retryMaxMs = options.retryMaxMs ?? 8_000;
+    this.maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
+    this.maxResponseBytes = options.maxResponseBytes ?? 32 * MIB;
+    this.deadline = options.deadline;
+    this.sleep = options.sleep ?? defaultSleep;
+    this.random = options.random ?? Math.random;
+    this.now = options.now ?? Date.now;
+    this.ceiling = Math.max(1, options.concurrency ?? 8);
+    const controller = new ConcurrencyController({
+      ceiling: this.ceiling,
+      initial: options.initialConcurrency ?? 4,
+    });
+    this.limiter = new ConcurrencyLimiter(controller, this.now, this.sleep);
+  }
+
+  /**
+   * Sends one request, retrying what {@link retryDecision} allows, and returns the final answer
+   * whatever its status. Throws for no answer (timeout, connection), the deadline, and a body over
+   * the size limit; every error leaves here scrubbed of the key.
+   */
+  async send(request: TransportRequest): Promise<RawResponse> {
+    try {
+      return await this.sendWithRetries(request);
+    } catch (error) {
+      throw this.scrubError(error);
+    }
+  }
+
+  /** The facts of an answer for an error, scrubbed and cut short. */
+  facts(res: RawResponse): ResponseFacts {
+    const flat = this.scrub(res.text).replace(/\s+/g, ' ').trim();
+    return {
+      status: res.status,
+      url: this.scrub(res.url),
+      requestId: res.requestId === undefined ? undefined : this.scrub(res.requestId).slice(0, 100),
+      bodyExcerpt: flat ? (flat.length > 200 ? `${flat.slice(0, 200)}…` : flat) : undefined,
+      location: res.location === undefined ? undefined : this.scrub(res.location),
+    };
+  }
+
+  /** `text` without the key or any Authorization value. */
+  scrub(text: string): string {
+    return scrubSecrets(text, this.apiKey);
+  }
+
+  private async sendWithRetries(request: TransportRequest): Promise<RawResponse> {
+    const { what } = request;
+    const url = `${this.baseUrl}${request.path}${request.query ? `?${request.query}` : ''}`;
+    const maxAttempts = Math.max(1, request.maxAttempts ?? this.maxAttempts);
+    const controller = this.limiter.controller;
+    let pauseWaited = 0;
+    for (let attempt = 1; ; attempt++) {
+      this.remainingOrThrow(`before ${what}`);
+      await this.limiter.acquire(pauseWaited);
+      let res: RawResponse | undefined;
+      let failure: ResellerApiError | undefined;
+      let failureKind: FailureKind | undefined;
+      const startedAt = this.now();
+      try {
+        const budget = this.remainingOrThrow(`before ${what}`);
+        this.requests++;
+        request.onSend?.();
+        try {
+          res = await this.fetchOnce(request.method, url, Math.min(this.timeoutMs, budget), what);
+        } catch (error) {
+          if (error instanceof ResponseTooLargeError) throw error;
+          if (isAbort(error) && budget < this.timeoutMs) {
+            throw new DeadlineError(`the time budget ran out while waiting for ${what}`);
+          }
+          [failure, failureKind] = this.describeFailure(error, url, what);
+        }
+      } finally {
+        this.limiter.release();
+      }
+
+      const status = res?.status;
+      const retryAfterMs = res ? parseRetryAfter(res.retryAfter, this.now()) : undefined;
+      const remainingMs = this.remainingMs();
+      const decision = retryDecision({
+        attempt,
+        maxAttempts,
+        status,
+        failure: failureKind,
+        retryAfterMs,
+        remainingMs,
+        maxRetryAfterMs: this.maxRetryAfterMs,
+        retryBaseMs: this.retryBaseMs,
+        retryMaxMs: this.retryMaxMs,
+        jitter: this.random(),
+      });
+
+      const now = this.now();
+      if (status === 429 || status === 503) {
+        const pause = decision.retry && retryAfterMs !== undefined ? decision.delayMs : undefined;
+        controller.record({ kind: 'throttled', startedAt, now, retryAfterMs: pause });
+      } else if (status !== undefined && status < 400) {
+        controller.record({ kind: 'success', startedAt, latencyMs: now - startedAt });
+      } else {
+        controller.record({ kind: 'other' });
+      }
+
+      if (!decision.retry) {
+        if (decision.reason === 'retry-after-beyond-deadline') {
+          throw new DeadlineError(
+            `the reseller asked to wait ${Math.ceil((retryAfterMs ?? 0) / 1000)} s (Retry-After) before ${what} but the scan's time budget has ${Math.floor(remainingMs / 1000)} s left`,
+          );
+        }
+        if (decision.reason === 'backoff-beyond-deadline') {
+          throw new DeadlineError(`the time budget ran out while retrying ${what}`);
+        }
+        if (failure) throw failure;
+        return res as RawResponse;
+      }
+      if (retryAfterMs !== undefined) pauseWaited = controller.pausedUntil;
+      await this.sleep(decision.delayMs);
+    }
+  }
+
+  private async fetchOnce(
+    method: string,
+    url: string,
+    timeoutMs: number,
+    what: string,
+  ): Promise<RawResponse> {
+    const res = await this.fetchImpl(url, {
+      method,
+      headers: {
+        Authorization: `Bearer ${this.apiKey}`,
+        Accept: 'application/json',
+        ...(method === 'POST' ? { 'Content-Type': 'application/json' } : {}),
+      },
+      // A redirect is an answer to report, never to follow: it could lead the key to another origin.
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await this.readBody(res, url, what);
+    return {
+      status: res.status,
+      text,
+      url,
+      requestId: res.headers.get('x-request-id') ?? undefined,
+      retryAfter: res.headers.get('retry-after'),
+      location: res.headers.get('location') ?? undefined,
+    };
+  }
+
+  /**
+   * The body as text, read chunk by chunk so a body over the limit is cancelled while it streams
+   * (the scan's memory stays bounded whatever the server sends).
+   */
+  private async readBody(res: Response, url: string, what: string): Promise<string> {
+    const limit = this.maxResponseBytes;
+    const tooLarge = (detail: string) =>
+      new ResponseTooLargeError(
+        `the reseller API's answer to ${what} ${detail}, more than the limit of ${bytes(limit)} (maxResponseBytes); reading stopped. Lower per_page, or raise the limit if the account really needs it`,
+        { status: res.status, url },
+      );
+    const declared = res.headers.get('content-length');
+    if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared) > limit) {
+      await res.body?.cancel().catch(() => undefined);
+      throw tooLarge(`declares ${bytes(Number(declared))} (Content-Length)`);
+    }
+    if (!res.body) return '';
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    const parts: string[] = [];
+    let received = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      received += value.byteLength;
+      if (received > limit) {
+        await reader.cancel().catch(() => undefined);
+        throw tooLarge(`ran past ${bytes(limit)}`);
+      }
+      parts.push(decoder.decode(value, { stream: true }));
+    }
+    parts.push(decoder.decode());
+    return parts.join('');
+  }
+
+  private remainingMs(): number {
+    return this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - this.now();
+  }
+
+  private remainingOrThrow(when: string): number {
+    const left = this.remainingMs();
+    if (left <= 0) throw new DeadlineError(`the time budget ran out ${when}`);
+    return left;
+  }
+
+  private describeFailure(error: unknown, url: string, what: string): [ResellerApiError, FailureKind] {
+    const facts = { status: 0, url };
+    if (isAbort(error)) {
+      return [
+        new TimeoutError(`no answer within ${this.timeoutMs} ms for ${what} (${url})`, facts, {
+          cause: error,
+        }),
+        'timeout',
+      ];
+    }
+    const code = errorCode(error);
+    const failure = new ConnectionError(
+      `could not reach the reseller API at ${this.baseUrl} (${code ?? (error as Error).message}) for ${what}`,
+      { ...facts, code },
+      { cause: error },
+    );
+    return [failure, RETRYABLE_CODES.has(code ?? '') ? 'reset' : 'fatal'];
+  }
+
+  /**
+   * The last line of defence: whatever is thrown (fetch's own TypeErrors quote header values), its
+   * message, stack, facts and causes leave without the key or an Authorization value.
+   */
+  scrubError(error: unknown): unknown {
+    if (!(error instanceof Error)) return new Error(this.scrub(String(error)));
+    const writable = error as unknown as Record<string, unknown>;
+    for (const field of ['message', 'stack', 'url', 'requestId', 'bodyExcerpt', 'location']) {
+      const value = writable[field];
+      if (typeof value === 'string') {
+        Object.defineProperty(error, field, { value: this.scrub(value), writable: true, configurable: true });
+      }
+    }
+    if (error.cause !== undefined) {
+      Object.defineProperty(error, 'cause', {
+        value: this.scrubCause(error.cause, 0),
+        writable: true,
+        configurable: true,
+      });
+    }
+    return error;
+  }
+
+  private scrubCause(cause: unknown, depth: number): unknown {
+    if (depth > 4) return undefined;
+    if (typeof cause === 'string') return this.scrub(cause);
+    if (!cause || typeof cause !== 'object') return cause;
+    const source = cause as { name?: unknown; message?: unknown; code?: unknown; cause?: unknown };
+    const copy = new Error(this.scrub(String(source.message ?? '')));
+    copy.name = typeof source.name === 'string' ? source.name : 'Error';
+    copy.stack = `${copy.name}: ${copy.message}`;
+    if (typeof source.code === 'string') Object.assign(copy, { code: source.code });
+    if (source.cause !== undefined) copy.cause = this.scrubCause(source.cause, depth + 1);
+    return copy;
+  }
+}
+
+function isAbort(error: unknown): boolean {
+  const name = (error as { name?: string } | undefined)?.name;
+  return name === 'TimeoutError' || name === 'AbortError';
+}
+
+function errorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 4; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

@@ -1,0 +1,199 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli';
+import {
+  HOSTILE_NOW,
+  type HostileMode,
+  type HostileServer,
+  ODD_NAMES,
+  startHostileServer,
+} from '../support/hostile-server';
+
+const KEY = 'sk_live_h0stile_9f8e7d6c5b4a3928';
+
+let server: HostileServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function scanAgainst(
+  mode: HostileMode,
+  options: { args?: string[]; env?: NodeJS.ProcessEnv; key?: string } = {},
+) {
+  server = await startHostileServer({ mode, apiKey: KEY });
+  const run = await runCli(['scan', '--json', '--dry-run', '--now', HOSTILE_NOW, ...(options.args ?? [])], {
+    RESELLER_BASE_URL: server.url,
+    RESELLER_API_KEY: options.key ?? KEY,
+    ...options.env,
+  });
+  // Whatever happened, the key is never shown to the user.
+  expect(run.stdout).not.toContain(KEY);
+  expect(run.stderr).not.toContain(KEY);
+  return { run, server };
+}
+
+/** Exit 1 with one line on stderr matching `line`, and no report on stdout. */
+function expectFailure(run: { code: number; stdout: string; stderr: string }, line: RegExp) {
+  expect(run.code).toBe(1);
+  expect(run.stdout).toBe('');
+  expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+  expect(run.stderr).toMatch(line);
+}
+
+const domainRequests = (s: HostileServer) => s.requests.filter((r) => r.path === '/v2/domains');
+const findingNames = (stdout: string) =>
+  (JSON.parse(stdout) as { findings: Array<{ domain_name?: string; kind: string }> }).findings.map(
+    (f) => `${f.domain_name} ${f.kind}`,
+  );
+
+describe('sentinel scan against a hostile reseller (issue 15)', () => {
+  it('reads a faithful account whole (the control)', async () => {
+    const { run } = await scanAgainst('healthy');
+    expect(run.code).toBe(0);
+    expect(findingNames(run.stdout)).toEqual(['d0250.nl quarantine']);
+  });
+
+  describe('1. a listing that moves while it is read', () => {
+    it('fails, after one more read, when later pages report fewer domains than page 1', async () => {
+      const { run, server } = await scanAgainst('shrinking-listing');
+      expectFailure(
+        run,
+        /^sentinel: the account changed while it was read, twice in a row \(total_results changed from 300 to 100 while domain list pages were read/,
+      );
+      expect(domainRequests(server).filter((r) => r.query.get('page') === '1')).toHaveLength(2);
+    });
+
+    it('fails when the totals change after page 1 on every read', async () => {
+      const { run } = await scanAgainst('totals-change-after-page-1');
+      expectFailure(run, /total_results changed from 300 to 200 while domain list pages were read/);
+    });
+
+    it('reads again from the start when the account lost domains once, and finds the quarantined one', async () => {
+      const { run, server } = await scanAgainst('loses-domains-after-page-1');
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const report = JSON.parse(run.stdout);
+      expect(report.stats.domains_scanned).toBe(200);
+      expect(findingNames(run.stdout)).toEqual(['d0250.nl quarantine']);
+      expect(domainRequests(server).filter((r) => r.query.get('page') === '1')).toHaveLength(2);
+    });
+
+    it('stops at the page count page 1 promised when every page reports one more', async () => {
+      const { run, server } = await scanAgainst('growing-pages');
+      expectFailure(run, /total_pages changed from 3 to 4 while domain list pages were read/);
+      // two reads (the first and the one retry), each stopped within page 1's promise of 3 pages
+      expect(domainRequests(server).length).toBeLessThanOrEqual(6);
+    });
+  });
+
+  it('reads records with CR/LF, markup and Unicode in their names whole: every odd quarantined name is a finding', async () => {
+    const { run } = await scanAgainst('odd-names');
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.stats.domains_scanned).toBe(300 + ODD_NAMES.length);
+    expect(report.summary.critical).toBe(1 + ODD_NAMES.length);
+  });
+
+  describe('5. the key', () => {
+    it('refuses a key holding a CR before any request, without printing it', async () => {
+      const [head, tail] = [KEY.slice(0, 16), KEY.slice(16)];
+      const { run, server } = await scanAgainst('healthy', { key: `${head}\r${tail}` });
+      expect(run.code).toBe(2);
+      // The configuration layer names the variable; the client's own check is the one behind it.
+      expect(run.stderr).toMatch(
+        /(RESELLER_API_KEY|the reseller API key) holds a (carriage return|control character)/,
+      );
+      expect(run.stderr).not.toContain(head);
+      expect(run.stderr).not.toContain(tail);
+      expect(server.requests).toHaveLength(0);
+    });
+
+    it('never prints the key a server echoes in its body and headers', async () => {
+      const { run } = await scanAgainst('echo-key');
+      expectFailure(run, /rejected domain list page 1 .*\(HTTP 400\).*Bearer \[redacted\]/);
+    });
+  });
+
+  describe('6. unbounded waits and bodies', () => {
+    it('fails at once when Retry-After does not fit in the time budget', async () => {
+      const started = Date.now();
+      const { run, server } = await scanAgainst('retry-after-day', { args: ['--time-budget', '900'] });
+      expectFailure(
+        run,
+        /the reseller asked to wait 86400 s \(Retry-After\) before domain list page 1 but the scan's time budget has (899|900) s left/,
+      );
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(domainRequests(server)).toHaveLength(1);
+    });
+
+    it('aborts a 64 MiB body at the 32 MiB limit', async () => {
+      const { run } = await scanAgainst('huge-body');
+      expectFailure(
+        run,
+        /answer to domain list page 1 ran past 32 MiB, more than the limit of 32 MiB \(maxResponseBytes\)/,
+      );
+    });
+
+    it('fails before reading a body whose Content-Length is over the limit', async () => {
+      const { run } = await scanAgainst('content-length-lie');
+      expectFailure(run, /declares 10240 MiB \(Content-Length\), more than the limit of 32 MiB/);
+    });
+
+    it('gives up on a server that never answers, after the per-request timeout and retries', async () => {
+      const { run } = await scanAgainst('hang', { env: { RESELLER_TIMEOUT_MS: '100' } });
+      expectFailure(run, /no answer within 100 ms for domain list page 1/);
+    });
+  });
+
+  describe('7. smaller ones', () => {
+    it('reads status values whatever their case, and a string where an array is documented', async () => {
+      const upper = await scanAgainst('upper-case-status');
+      expect(upper.run.code).toBe(0);
+      expect(findingNames(upper.run.stdout)).toEqual(
+        expect.arrayContaining(['upper.nl quarantine', 'title.nl quarantine']),
+      );
+      await server?.close();
+      const single = await scanAgainst('string-status');
+      expect(findingNames(single.run.stdout)).toEqual(expect.arrayContaining(['single.nl quarantine']));
+    });
+
+    it('reports two names differing only in case as one problem record, not a changed account', async () => {
+      const { run } = await scanAgainst('case-duplicates');
+      expect(run.code).toBe(0);
+      const report = JSON.parse(run.stdout);
+      expect(report.problems).toEqual([
+        expect.objectContaining({
+          key: 'shop.nl',
+          reason: expect.stringContaining(
+            'duplicate domain name differing only in case: "Shop.nl" and "shop.nl"',
+          ),
+        }),
+      ]);
+      expect(findingNames(run.stdout)).toEqual(expect.arrayContaining(['shop.nl quarantine']));
+    });
+
+    it('says 401 refused the key, and 403 that the key lacks access to that resource', async () => {
+      const unauthorized = await scanAgainst('unauthorized');
+      expectFailure(unauthorized.run, /refused the API key \(HTTP 401\)/);
+      await server?.close();
+      const forbidden = await scanAgainst('forbidden-contacts');
+      expectFailure(
+        forbidden.run,
+        /accepted the API key but it lacks access to contact list page 1 .*\(HTTP 403\)/,
+      );
+    });
+
+    for (const status of [302, 307] as const) {
+      it(`fails on a ${status} to another origin, which never hears from the scan`, async () => {
+        const { run, server } = await scanAgainst(`redirect-${status}`);
+        expectFailure(
+          run,
+          new RegExp(
+            `with a redirect \\(HTTP ${status}\\) to ${server.otherOrigin.url.replace(/\./g, '\\.')};`,
+          ),
+        );
+        expect(server.otherOrigin.requests).toHaveLength(0);
+      });
+    }
+  });
+});

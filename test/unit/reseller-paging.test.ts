@@ -1,0 +1,153 @@
+import { describe, expect, it } from 'vitest';
+import { IncompleteListingError } from '../../functions/core/errors';
+import { type ListPage, paginate } from '../../functions/core/reseller/paging';
+
+interface Rec {
+  readonly name: string;
+}
+
+/** A page function over `names` with `perPage` a page; `tweak` may rewrite any page. */
+function pages(names: readonly string[], perPage: number, tweak?: (p: ListPage<Rec>) => ListPage<Rec>) {
+  const asked: number[] = [];
+  const fetchPage = async (page: number): Promise<ListPage<Rec>> => {
+    asked.push(page);
+    const base: ListPage<Rec> = {
+      page,
+      records: names.slice((page - 1) * perPage, page * perPage).map((name) => ({ name })),
+      problems: [],
+      totalResults: names.length,
+      totalPages: Math.ceil(names.length / perPage),
+    };
+    return tweak ? tweak(base) : base;
+  };
+  return { fetchPage, asked };
+}
+
+const names = (n: number) => Array.from({ length: n }, (_, i) => `d${String(i).padStart(4, '0')}.nl`);
+
+async function collect(it: AsyncIterable<ListPage<Rec>>) {
+  const records: string[] = [];
+  const problems: string[] = [];
+  for await (const page of it) {
+    records.push(...page.records.map((r) => r.name));
+    problems.push(...page.problems.map((p) => p.reason));
+  }
+  return { records, problems };
+}
+
+const options = (fetchPage: (page: number) => Promise<ListPage<Rec>>) => ({
+  fetchPage,
+  keyOf: (r: Rec) => r.name,
+  caseInsensitiveKeys: true,
+  resource: 'domain' as const,
+  source: '/v2/domains',
+});
+
+describe('paginate', () => {
+  it('reads page 1, then every other page page 1 promised, at most `concurrency` at once', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const api = pages(names(95), 10);
+    const slow = async (page: number) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => setImmediate(resolve));
+      inFlight--;
+      return api.fetchPage(page);
+    };
+    const { records } = await collect(paginate({ ...options(slow), concurrency: 3 }));
+    expect(records).toHaveLength(95);
+    expect(api.asked.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(most).toBe(3);
+  });
+
+  it('fails, saying what changed, when total_results shrinks after page 1 (300 in 3 pages, then 100)', async () => {
+    const api = pages(names(300), 100, (p) =>
+      p.page === 1 ? p : { ...p, records: [], totalResults: 100, totalPages: 1 },
+    );
+    const error = await collect(paginate(options(api.fetchPage))).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.retryable).toBe(true);
+    expect(error.message).toContain(
+      'total_results changed from 300 to 100 while domain list pages were read',
+    );
+  });
+
+  it('fails when the account loses domains after page 1 and the offsets shift', async () => {
+    let lost = false;
+    const all = names(300);
+    const fetchPage = async (page: number): Promise<ListPage<Rec>> => {
+      const now = lost ? all.slice(100) : all;
+      if (page === 1) lost = true; // 100 domains leave the account right after page 1 is read
+      return {
+        page,
+        records: now.slice((page - 1) * 100, page * 100).map((name) => ({ name })),
+        problems: [],
+        totalResults: now.length,
+        totalPages: Math.ceil(now.length / 100),
+      };
+    };
+    await expect(collect(paginate(options(fetchPage)))).rejects.toThrow(
+      /total_results changed from 300 to 200/,
+    );
+  });
+
+  it('never reads past the page count page 1 promised, even when every page reports one more', async () => {
+    const api = pages(names(30), 10, (p) => ({ ...p, totalPages: p.page + 2, totalResults: 30 }));
+    const error = await collect(paginate({ ...options(api.fetchPage), concurrency: 1 })).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toContain('total_pages changed from 3 to 4');
+    expect(api.asked).toEqual([1, 2]);
+  });
+
+  it('fails when the pages hold fewer records than total_results promised, with unchanged totals', async () => {
+    const api = pages(names(30), 10, (p) => (p.page === 3 ? { ...p, records: [] } : p));
+    await expect(collect(paginate(options(api.fetchPage)))).rejects.toThrow(
+      /read 20 of 30 domains from \/v2\/domains: the pages held fewer records/,
+    );
+  });
+
+  it('fails when more records arrive than total_results promised', async () => {
+    const api = pages(names(20), 10, (p) => ({ ...p, totalResults: 15 }));
+    await expect(collect(paginate(options(api.fetchPage)))).rejects.toThrow(/read 20 of 15 domains/);
+  });
+
+  it('reads a record that shifted onto the next page once, and the totals still match', async () => {
+    const all = names(20);
+    const api = pages(all, 10, (p) =>
+      p.page === 2 ? { ...p, records: [{ name: all[9] as string }, ...p.records] } : p,
+    );
+    const { records, problems } = await collect(paginate(options(api.fetchPage)));
+    expect(records).toEqual(all);
+    expect(problems).toEqual([]);
+  });
+
+  it('makes a name differing only in case one problem record, counted toward the total', async () => {
+    const api = pages(['a.nl', 'B.nl', 'b.nl', 'c.nl'], 2);
+    const { records, problems } = await collect(paginate(options(api.fetchPage)));
+    expect(records).toEqual(['a.nl', 'B.nl', 'c.nl']);
+    expect(problems).toEqual([
+      'duplicate domain name differing only in case: "B.nl" and "b.nl"; only the first was checked',
+    ]);
+  });
+
+  it('keeps names differing in case apart where keys are case-sensitive (contact handles)', async () => {
+    const api = pages(['h1', 'H1'], 2);
+    const { records } = await collect(paginate({ ...options(api.fetchPage), caseInsensitiveKeys: false }));
+    expect(records).toEqual(['h1', 'H1']);
+  });
+
+  it('refuses a runaway page count before reading page 2', async () => {
+    const api = pages(names(1), 1, (p) => ({ ...p, totalPages: 1e9, totalResults: 1e9 }));
+    const error = await collect(paginate({ ...options(api.fetchPage), maxPages: 1000 })).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.retryable).toBe(false);
+    expect(api.asked).toEqual([1]);
+  });
+
+  it('reads an empty listing with one request', async () => {
+    const api = pages([], 10);
+    expect(await collect(paginate(options(api.fetchPage)))).toEqual({ records: [], problems: [] });
+    expect(api.asked).toEqual([1]);
+  });
+});

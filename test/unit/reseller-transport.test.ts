@@ -1,0 +1,201 @@
+import { describe, expect, it } from 'vitest';
+import { ConcurrencyController } from '../../functions/core/reseller/limiter';
+import {
+  apiKeyProblem,
+  parseRetryAfter,
+  retryDecision,
+  scrubSecrets,
+  Transport,
+} from '../../functions/core/reseller/transport';
+
+const base = { attempt: 1, maxAttempts: 5, remainingMs: Number.POSITIVE_INFINITY, jitter: 0.5 };
+
+describe('retryDecision', () => {
+  it('is the static of the transport, in the way of stripe-node', () => {
+    expect(Transport.retryDecision).toBe(retryDecision);
+  });
+
+  it('retries 429, 5xx, timeouts and resets; not 2xx, 3xx, 4xx or a refused connection', () => {
+    for (const status of [429, 500, 502, 503]) expect(retryDecision({ ...base, status }).retry).toBe(true);
+    for (const failure of ['timeout', 'reset'] as const) {
+      expect(retryDecision({ ...base, failure }).retry).toBe(true);
+    }
+    for (const status of [200, 204, 302, 400, 401, 403, 404]) {
+      expect(retryDecision({ ...base, status })).toEqual({ retry: false, reason: 'done' });
+    }
+    expect(retryDecision({ ...base, failure: 'fatal' })).toEqual({ retry: false, reason: 'done' });
+  });
+
+  it('backs off exponentially with full jitter, up to the cap', () => {
+    const delays = [1, 2, 3, 4, 5, 6, 7].map((attempt) =>
+      retryDecision({ ...base, attempt, maxAttempts: 10, status: 503, retryBaseMs: 100, retryMaxMs: 1_000 }),
+    );
+    expect(delays).toEqual([50, 100, 200, 400, 500, 500, 500].map((delayMs) => ({ retry: true, delayMs })));
+  });
+
+  it('stops after the last attempt', () => {
+    expect(retryDecision({ ...base, attempt: 5, status: 500 })).toEqual({
+      retry: false,
+      reason: 'attempts-exhausted',
+    });
+  });
+
+  it('honours a Retry-After, cut to the longest wait allowed', () => {
+    expect(retryDecision({ ...base, status: 429, retryAfterMs: 2_000 })).toEqual({
+      retry: true,
+      delayMs: 2_000,
+    });
+    expect(retryDecision({ ...base, status: 429, retryAfterMs: 3_600_000, maxRetryAfterMs: 5_000 })).toEqual({
+      retry: true,
+      delayMs: 5_000,
+    });
+  });
+
+  it('stops at once when the Retry-After does not fit in the time left, instead of sleeping into the deadline', () => {
+    expect(retryDecision({ ...base, status: 429, retryAfterMs: 86_400_000, remainingMs: 840_000 })).toEqual({
+      retry: false,
+      reason: 'retry-after-beyond-deadline',
+    });
+    expect(retryDecision({ ...base, status: 503, retryBaseMs: 1_000, remainingMs: 400 })).toEqual({
+      retry: false,
+      reason: 'backoff-beyond-deadline',
+    });
+  });
+});
+
+describe('ConcurrencyController', () => {
+  const fast = (startedAt = 0) => ({ kind: 'success' as const, startedAt, latencyMs: 30 });
+
+  it('starts at 4 and grows by one per round of fast successes, up to the ceiling', () => {
+    const c = new ConcurrencyController({ ceiling: 8 });
+    expect(c.limit).toBe(4);
+    const seen: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      c.record(fast());
+      seen.push(c.limit);
+    }
+    expect(seen.slice(0, 4)).toEqual([4, 4, 4, 5]);
+    expect(c.limit).toBe(8);
+  });
+
+  it('does not grow on slow answers', () => {
+    const c = new ConcurrencyController({ ceiling: 8, slowMs: 1_000 });
+    for (let i = 0; i < 40; i++) c.record({ kind: 'success', startedAt: 0, latencyMs: 1_500 });
+    expect(c.limit).toBe(4);
+  });
+
+  it('halves once per burst of 429s and sets one shared pause from Retry-After', () => {
+    const c = new ConcurrencyController({ ceiling: 8, initial: 8 });
+    // eight requests sent at t=0 all come back 429 at t=100
+    for (let i = 0; i < 8; i++) c.record({ kind: 'throttled', startedAt: 0, now: 100, retryAfterMs: 2_000 });
+    expect(c.limit).toBe(4);
+    expect(c.pausedUntil).toBe(2_100);
+    // a request sent after the cut that is throttled again cuts again
+    c.record({ kind: 'throttled', startedAt: 2_200, now: 2_300 });
+    expect(c.limit).toBe(2);
+    c.record({ kind: 'throttled', startedAt: 2_400, now: 2_500 });
+    c.record({ kind: 'throttled', startedAt: 2_600, now: 2_700 });
+    expect(c.limit).toBe(1);
+  });
+
+  it('paces requests at the rate the server delivered between two cuts, then probes upward slowly', () => {
+    const c = new ConcurrencyController({ ceiling: 8 });
+    expect(c.intervalMs).toBe(0);
+    // one early 429 with too few answers to measure: no pacing
+    c.record(fast(0));
+    c.record({ kind: 'throttled', startedAt: 0, now: 100 });
+    expect(c.intervalMs).toBe(0);
+    // 20 answers in the 2 s after that cut, then a 429: 10 per second, one start per 100 ms
+    for (let i = 0; i < 20; i++) c.record(fast(200 + i * 100));
+    c.record({ kind: 'throttled', startedAt: 2_000, now: 2_100 });
+    expect(c.intervalMs).toBe(100);
+    for (let i = 0; i < 100; i++) c.record(fast(3_000));
+    expect(c.intervalMs).toBeCloseTo(100 * 0.999 ** 100, 6);
+  });
+
+  it('settles near what a server that allows 5 in flight can take, with few 429s', () => {
+    // Replays rounds: each round sends `limit` requests; those beyond 5 get a 429.
+    const c = new ConcurrencyController({ ceiling: 16 });
+    let sent = 0;
+    let throttled = 0;
+    const limits: number[] = [];
+    for (let round = 0, t = 0; round < 200; round++, t += 100) {
+      const n = c.limit;
+      for (let i = 0; i < n; i++) {
+        sent++;
+        if (i >= 5) {
+          throttled++;
+          c.record({ kind: 'throttled', startedAt: t, now: t + 50 });
+        } else c.record(fast(t));
+      }
+      limits.push(c.limit);
+    }
+    expect(Math.max(...limits.slice(50))).toBeLessThanOrEqual(6);
+    expect(Math.min(...limits.slice(50))).toBeGreaterThanOrEqual(3);
+    expect(throttled / sent).toBeLessThan(0.05);
+  });
+});
+
+describe('apiKeyProblem', () => {
+  it('accepts a normal key', () => {
+    expect(apiKeyProblem('sk_live_9f8e7d6c5b4a3928')).toBeNull();
+  });
+
+  it('names the character and its place, never the key', () => {
+    const key = 'sk_live_abc\rdef';
+    const problem = apiKeyProblem(key);
+    expect(problem).toBe('holds a carriage return (CR) at position 12; an HTTP header cannot carry it');
+    expect(apiKeyProblem('sk_live\n')).toContain('line feed (LF) at position 8');
+    expect(apiKeyProblem('a\u0000b')).toContain('NUL');
+    expect(apiKeyProblem('a\u001bb')).toContain('control character (U+001B)');
+    expect(apiKeyProblem('clé-€')).toContain('non-Latin-1 character at position 5');
+    expect(apiKeyProblem(' key')).toContain('whitespace');
+    expect(apiKeyProblem('')).toBe('is empty');
+  });
+
+  it('refuses such a key when the transport is built, with a ConfigError that does not hold it', () => {
+    const key = 'sk_live_SECRETVALUE\r\nX-Injected: 1';
+    let caught: unknown;
+    try {
+      new Transport({ baseUrl: 'https://api.test', apiKey: key });
+    } catch (error) {
+      caught = error;
+    }
+    expect((caught as Error).name).toBe('ConfigError');
+    expect((caught as Error).message).toContain('carriage return (CR) at position 20');
+    expect((caught as Error).message).not.toContain('SECRETVALUE');
+  });
+});
+
+describe('scrubSecrets', () => {
+  const key = 'sk_live_0123456789abcdef';
+
+  it("removes the key, and any Bearer or Authorization value, from fetch's own messages", () => {
+    expect(scrubSecrets(`Headers.append: "Bearer ${key}" is an invalid header value.`, key)).toBe(
+      'Headers.append: "Bearer [redacted]" is an invalid header value.',
+    );
+    expect(scrubSecrets('authorization: Bearer other-token-value', key)).toBe(
+      'authorization: Bearer [redacted]',
+    );
+    expect(scrubSecrets('{"Authorization":"abcdef123"}', key)).toBe('{"Authorization":"[redacted]"}');
+    expect(scrubSecrets(`echo ${key} echo`, key)).toBe('echo [redacted] echo');
+  });
+
+  it('removes the pieces of a key split by a CR or LF', () => {
+    const split = 'sk_live_first\r\nsecondhalf';
+    const out = scrubSecrets('value "sk_live_first" then "secondhalf" seen', split);
+    expect(out).not.toContain('sk_live_first');
+    expect(out).not.toContain('secondhalf');
+  });
+});
+
+describe('parseRetryAfter', () => {
+  it('reads delay-seconds and HTTP dates', () => {
+    const now = Date.parse('2026-11-22T06:00:00Z');
+    expect(parseRetryAfter('3', now)).toBe(3000);
+    expect(parseRetryAfter('Sun, 22 Nov 2026 06:00:10 GMT', now)).toBe(10_000);
+    expect(parseRetryAfter('Sun, 22 Nov 2026 05:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter(null, now)).toBeUndefined();
+  });
+});

@@ -1,0 +1,59 @@
+import { App } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { loadScanSettings, SETTINGS } from '../../functions/core/config';
+import { ConfigError } from '../../functions/core/errors';
+import { loadStackConfig } from '../../lib/config';
+
+const BASE = 'https://api.reseller.example';
+const stackConfig = (context: Record<string, unknown>) =>
+  loadStackConfig(new App({ context: { resellerBaseUrl: BASE, ...context } }).node);
+
+describe('one schema and one default per setting', () => {
+  it('gives the command line, the Lambdas and the CDK app the same defaults', () => {
+    const cli = loadScanSettings({ resellerBaseUrl: BASE });
+    const cdk = stackConfig({});
+    for (const key of ['expiryDays', 'criticalDays', 'minSeverity', 'timeZone', 'scanMode'] as const) {
+      expect(cdk[key], key).toEqual(cli[key]);
+      expect(String(cli[key]), key).toBe(String(SETTINGS[key].default));
+    }
+  });
+
+  it.each([
+    ['expiryDays', '45', 45],
+    ['criticalDays', '3', 3],
+    ['minSeverity', 'critical', 'critical'],
+    ['timeZone', 'Europe/Amsterdam', 'Europe/Amsterdam'],
+  ] as const)('reads %s=%s the same way everywhere', (key, value, expected) => {
+    expect(loadScanSettings({ resellerBaseUrl: BASE, [key]: value })[key]).toEqual(expected);
+    expect(stackConfig({ [key]: value })[key]).toEqual(expected);
+  });
+
+  it.each([
+    ['expiryDays', 'soon', 'EXPIRY_DAYS (--expiry-days) must be a whole number from 1 to 3650'],
+    ['timeZone', 'Mars/Olympus', 'ALERT_TIME_ZONE (--time-zone) must be an IANA time zone'],
+    [
+      'accountLabel',
+      'Reseller\nInjected line',
+      'ACCOUNT_LABEL must not hold control or invisible characters',
+    ],
+    ['accountLabel', 'x'.repeat(41), 'ACCOUNT_LABEL must be at most 40 characters'],
+  ] as const)('refuses %s=%j everywhere, naming it', (key, value, message) => {
+    expect(() => loadScanSettings({ resellerBaseUrl: BASE, [key]: value })).toThrow(message);
+    expect(() => stackConfig({ [key]: value })).toThrow(new RegExp(`^invalid context: ${key} `));
+  });
+
+  it('names every bad setting at once and says what a required one is', () => {
+    const error = (() => {
+      try {
+        loadScanSettings({ perPage: '0', concurrency: 'many' });
+      } catch (e) {
+        return e as ConfigError;
+      }
+    })();
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error?.message).toBe(
+      'RESELLER_BASE_URL (--base-url) is required; PER_PAGE (--per-page) must be a whole number from 1 to 1000; ' +
+        'SCAN_CONCURRENCY (--concurrency) must be a whole number from 1 to 32',
+    );
+  });
+});
