@@ -103,7 +103,11 @@ export async function tryAlertsCommand(
       return QueueUrl as string;
     };
     const queues = [
-      { name: 'all-alerts', url: await subscribe('all-alerts'), about: 'no filter, like the e-mail subscribers' },
+      {
+        name: 'all-alerts',
+        url: await subscribe('all-alerts'),
+        about: 'no filter, like the e-mail subscribers',
+      },
       {
         name: 'critical-only',
         url: await subscribe('critical-only', SMS_FILTER),
@@ -137,8 +141,11 @@ export async function tryAlertsCommand(
           MessageAttributeNames: ['All'],
         }),
       );
-      io.stdout(`\nqueue ${queue.name} received ${Messages.length} message${Messages.length === 1 ? '' : 's'}\n`);
-      for (const message of Messages) io.stdout(describeDelivery(JSON.parse(message.Body ?? '{}') as Envelope));
+      io.stdout(
+        `\nqueue ${queue.name} received ${Messages.length} message${Messages.length === 1 ? '' : 's'}\n`,
+      );
+      for (const message of Messages)
+        io.stdout(describeDelivery(JSON.parse(message.Body ?? '{}') as Envelope));
     }
     return 0;
   } finally {

@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type CliIo, main } from '../bin/cli';
+import { main } from '../bin/cli';
 import { COMMANDS, type CommandSpec, defaultOf, renderHelp } from '../bin/commands';
 import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/config';
 import { generatePortfolio } from '../functions/simulator/portfolio';
@@ -23,11 +23,14 @@ export const TRY_SIGNING_KEY = 'try-out-signing-key-not-a-secret-0123456789';
 /** The portfolio of the README's simulator examples. */
 export const SIM = { domains: 500, seed: 1, port: 8080 } as const;
 const SERVE_PORT = 8787;
+/** The simulator's faults in the README's example, in the order they hit. */
+const FAULTS = '429,500,503,hang,malformed';
 
 /** Context keys of the stack that are not command-line settings, documented here (lib/config.ts validates them). */
 const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
   schedule: 'EventBridge Scheduler expression (six cron fields, or `rate(…)`), in `timeZone`',
-  scanIntervalHours: 'dead-man window: the alarm fires when no scan completed in it (derived from `rate()` schedules)',
+  scanIntervalHours:
+    'dead-man window: the alarm fires when no scan completed in it (derived from `rate()` schedules)',
   alertEmails: 'e-mail addresses that get the digest',
   alertSmsNumbers: 'E.164 numbers that get the SMS (critical only)',
   opsEmails: 'e-mail addresses that get the alarms about the scan itself',
@@ -43,9 +46,11 @@ const DEPLOY_CONTEXT_DEFAULTS: Readonly<Record<string, string>> = {
 const code = (text: string) => `\`${text.replaceAll('|', '\\|')}\``;
 const cell = (text: string) => text.replaceAll('|', '\\|');
 const table = (head: string[], rows: string[][]) =>
-  [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join(
-    '\n',
-  );
+  [
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
 
 function optionRows(spec: CommandSpec): string[][] {
   return Object.entries(spec.options).map(([flag, option]) => {
@@ -69,7 +74,12 @@ export function commandsTable(commands: readonly CommandSpec[]): string {
   const rows: string[][] = [];
   for (const command of commands) {
     if (command.name === 'scan') continue;
-    rows.push([code(`sentinel ${command.name}${command.args ? ` ${command.args}` : ''}`), cell(command.summary), '', '']);
+    rows.push([
+      code(`sentinel ${command.name}${command.args ? ` ${command.args}` : ''}`),
+      cell(command.summary),
+      '',
+      '',
+    ]);
     for (const [flag, meaning, variable, d] of optionRows(command))
       rows.push([`  ${flag}`, meaning as string, variable as string, d as string]);
   }
@@ -102,16 +112,25 @@ export function configurationTable(): string {
     if (documented.has(key)) continue;
     const doc = DEPLOY_CONTEXT_DOCS[key];
     if (!doc)
-      throw new Error(`CDK context key ${key} is not documented: add it to DEPLOY_CONTEXT_DOCS in scripts/readme.ts`);
-    const parsed = (StackConfigSchema.shape as Record<string, import('zod').ZodType>)[key]?.safeParse(undefined);
+      throw new Error(
+        `CDK context key ${key} is not documented: add it to DEPLOY_CONTEXT_DOCS in scripts/readme.ts`,
+      );
+    const parsed = (StackConfigSchema.shape as Record<string, import('zod').ZodType>)[key]?.safeParse(
+      undefined,
+    );
     const d = parsed?.success && parsed.data !== undefined ? JSON.stringify(parsed.data) : undefined;
-    rows.push(['', code(key), cell(doc), DEPLOY_CONTEXT_DEFAULTS[key] ?? (d && d !== '[]' ? code(JSON.parse(d)) : 'none')]);
+    rows.push([
+      '',
+      code(key),
+      cell(doc),
+      DEPLOY_CONTEXT_DEFAULTS[key] ?? (d && d !== '[]' ? code(JSON.parse(d)) : 'none'),
+    ]);
   }
   return table(['environment', 'context', 'meaning', 'default'], rows);
 }
 
 /** Output of one in-process run, stdout and stderr interleaved as a terminal shows them. */
-async function run(argv: readonly string[], env: NodeJS.ProcessEnv, extra: Partial<CliIo> = {}) {
+async function run(argv: readonly string[], env: NodeJS.ProcessEnv, expectStatus = 0) {
   let out = '';
   const status = await main(argv, {
     env,
@@ -121,9 +140,8 @@ async function run(argv: readonly string[], env: NodeJS.ProcessEnv, extra: Parti
     stderr: (t) => {
       out += t;
     },
-    ...extra,
   });
-  if (status !== 0) throw new Error(`sentinel ${argv.join(' ')} exited ${status}: ${out}`);
+  if (status !== expectStatus) throw new Error(`sentinel ${argv.join(' ')} exited ${status}: ${out}`);
   return out;
 }
 
@@ -149,7 +167,10 @@ async function startServer(argv: readonly string[], env: NodeJS.ProcessEnv) {
     untilStopped: stopped,
     onListening: listening,
   });
-  const address = await Promise.race([url, done.then((s) => Promise.reject(new Error(`exited ${s}: ${out}`)))]);
+  const address = await Promise.race([
+    url,
+    done.then((s) => Promise.reject(new Error(`exited ${s}: ${out}`))),
+  ]);
   return {
     url: address,
     output: () => out,
@@ -176,7 +197,10 @@ export const VOLATILE = {
 } as const satisfies Record<string, readonly [RegExp, string]>;
 
 /** `text` with the given volatile values (default: all) replaced by their placeholders. */
-export function mask(text: string, names: ReadonlyArray<keyof typeof VOLATILE> = Object.keys(VOLATILE) as never) {
+export function mask(
+  text: string,
+  names: ReadonlyArray<keyof typeof VOLATILE> = Object.keys(VOLATILE) as never,
+) {
   return names.reduce((t, name) => t.replace(VOLATILE[name][0], VOLATILE[name][1]), text);
 }
 
@@ -201,7 +225,10 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
   const scanEnv = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: TRY_API_KEY };
   const report = JSON.parse(await run(['scan', '--json', '--dry-run', '--now', NOW], scanEnv));
 
-  const serve = await startServer(['serve', '--port', '0'], { ...scanEnv, LINK_SIGNING_KEY: TRY_SIGNING_KEY });
+  const serve = await startServer(['serve', '--port', '0'], {
+    ...scanEnv,
+    LINK_SIGNING_KEY: TRY_SIGNING_KEY,
+  });
   const linkEnv = { ...scanEnv, LINK_SIGNING_KEY: TRY_SIGNING_KEY, LINK_BASE_URL: serve.url };
   const link = (await run(['link', restoreDomain], linkEnv)).trim();
   const restored = await (
@@ -209,6 +236,17 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
   ).text();
   await serve.close();
   await sim.close();
+
+  // The faults of the README's example: all but `malformed` are retried; a body that is not JSON fails
+  // the scan (exit 1) rather than let it report part of the account.
+  const faultArgs = ['--max-per-page', '25', '--faults', FAULTS];
+  const faulty = await startServer(['simulate', '--port', '0', ...simArgs, ...faultArgs], simEnv);
+  const faultScan = await run(
+    ['scan', '--dry-run', '--now', NOW, '--timeout-ms', '2000'],
+    { RESELLER_BASE_URL: faulty.url, RESELLER_API_KEY: TRY_API_KEY },
+    1,
+  );
+  await faulty.close();
 
   const demo = await run(['demo', '--now', NOW], { LINK_SIGNING_KEY: TRY_SIGNING_KEY });
   const tryAlerts = await run(['try-alerts', '--now', NOW], {});
@@ -242,6 +280,19 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
         '',
         runnable(`# terminal 2\n${exportsFor(SIM.port)}\nnpm run -s sentinel -- scan --dry-run --now ${NOW}`),
       ].join('\n'),
+    'faults-tryout': () =>
+      [
+        runnable(
+          `# terminal 1\nexport RESELLER_API_KEY=${TRY_API_KEY}\n${simCommand} \\\n  ${faultArgs.join(' ')}`,
+          true,
+        ),
+        '',
+        runnable(
+          `# terminal 2\n${exportsFor(SIM.port)}\nnpm run -s sentinel -- scan --dry-run --now ${NOW} --timeout-ms 2000 || echo "exit status $?"`,
+        ),
+        // Which page gets the cut body depends on the order the requests arrive in.
+        output(`${faultScan.replace(/page \d+/, 'page <n>')}exit status 1`),
+      ].join('\n'),
     'json-excerpt': () =>
       [
         runnable(`npm run -s sentinel -- scan --json --dry-run --now ${NOW}`),
@@ -264,7 +315,9 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
           `# terminal 2: the restore endpoint, with the simulator's variables and a signing key\n${exportsFor(SIM.port)}\nexport LINK_SIGNING_KEY=${TRY_SIGNING_KEY}\nnpm run -s sentinel -- serve --port ${SERVE_PORT}`,
           true,
         ),
-        output(atPort(serve.output(), serve.url, SERVE_PORT).replace(/\{"message":"restore attempt".*\n/g, '')),
+        output(
+          atPort(serve.output(), serve.url, SERVE_PORT).replace(/\{"message":"restore attempt".*\n/g, ''),
+        ),
         '',
         runnable(
           `# terminal 3: a link signed with the same key, then the button's POST\n${exportsFor(SIM.port)}\nexport LINK_SIGNING_KEY=${TRY_SIGNING_KEY} LINK_BASE_URL=http://127.0.0.1:${SERVE_PORT}\nnpm run -s sentinel -- link ${restoreDomain}`,
@@ -286,13 +339,16 @@ export async function renderReadme(readme: string): Promise<string> {
   const gen = await generators();
   const names = [...readme.matchAll(REGION)].map((m) => m[1] as string);
   const unknown = names.filter((n) => !(n in gen));
-  if (unknown.length) throw new Error(`README.md has generated regions this script does not know: ${unknown.join(', ')}`);
+  if (unknown.length)
+    throw new Error(`README.md has generated regions this script does not know: ${unknown.join(', ')}`);
   const texts = new Map<string, string>();
   for (const name of new Set(names)) texts.set(name, await (gen[name] as () => string | Promise<string>)());
   return readme.replace(REGION, (_all, name: string, old: string) => {
     const text = texts.get(name) as string;
     // A region on its own lines holds a block; one inside a sentence holds a word.
-    return old.startsWith('\n') ? `<!-- generated:${name} -->\n${text}\n<!-- /generated -->` : `<!-- generated:${name} -->${text}<!-- /generated -->`;
+    return old.startsWith('\n')
+      ? `<!-- generated:${name} -->\n${text}\n<!-- /generated -->`
+      : `<!-- generated:${name} -->${text}<!-- /generated -->`;
   });
 }
 

@@ -27,7 +27,8 @@ export function readmeBlocks(readme: string): ReadmeBlock[] {
   let section = '';
   let terminal = 'main';
   const fenceAfter = (i: number) => {
-    if (!/^```/.test(lines[i + 1] ?? '')) throw new Error(`README.md:${i + 1}: a readme directive must be followed by a fenced block`);
+    if (!/^```/.test(lines[i + 1] ?? ''))
+      throw new Error(`README.md:${i + 1}: a readme directive must be followed by a fenced block`);
     const end = lines.findIndex((l, j) => j > i + 1 && l === '```');
     if (end < 0) throw new Error(`README.md:${i + 2}: unclosed fenced block`);
     return { text: lines.slice(i + 2, end).join('\n'), end };
@@ -96,5 +97,7 @@ export function jsonSubsetMismatch(expected: unknown, actual: unknown, path = '$
     }
     return undefined;
   }
-  return expected === actual ? undefined : `${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`;
+  return expected === actual
+    ? undefined
+    : `${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`;
 }
