@@ -2,7 +2,7 @@ import { ENV, SECRET_SETTINGS, SETTINGS, type SettingName, type SettingSpec } fr
 
 /**
  * The command line's commands and options, defined once: the parser (bin/cli.ts), `sentinel help`
- * and the README's tables (scripts/readme.ts, checked by test/unit/docs-contract.test.ts) all read
+ * and the README's tables (scripts/readme.ts, checked by test/docs/readme-generated.test.ts) all read
  * this table, so a flag cannot exist in one and not the others.
  */
 
