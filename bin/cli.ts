@@ -41,7 +41,7 @@ export interface CliIo {
   readonly ask?: (question: string) => Promise<string>;
 }
 
-/** Exit statuses (the README's "Exit status" and `sentinel help` say the same). */
+/** Exit statuses: 0 completed, 1 could not complete, 2 bad usage or configuration, 3 --fail-on reached. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, failOn: 3 } as const;
 
 class UsageError extends SentinelError {

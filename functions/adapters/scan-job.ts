@@ -17,8 +17,6 @@ export interface ScanJobInput {
   /** Epoch ms by which the scan must have read the account. */
   readonly deadline?: number;
   readonly fetch?: typeof fetch;
-  /** Largest reseller response read, in bytes. @default the client's 32 MiB */
-  readonly maxResponseBytes?: number;
 }
 
 /** Builds the reseller client from settings and runs the scan: the one path the CLI and the Lambda share. */
@@ -32,7 +30,7 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
     timeoutMs: settings.requestTimeoutMs,
     ...(input.deadline !== undefined ? { deadline: input.deadline } : {}),
     ...(input.fetch ? { fetch: input.fetch } : {}),
-    ...(input.maxResponseBytes !== undefined ? { maxResponseBytes: input.maxResponseBytes } : {}),
+    maxResponseBytes: settings.maxResponseMb * 1024 * 1024,
   });
   const linkBaseUrl = settings.linkBaseUrl;
   const keys = linkBaseUrl ? await input.secrets.signingKeys() : undefined;

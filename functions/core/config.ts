@@ -178,9 +178,9 @@ export const SETTINGS = {
   concurrency: {
     env: ENV.concurrency,
     flag: '--concurrency',
-    schema: wholeNumber(1, 32).default(4),
-    default: 4,
-    doc: 'requests in flight at once',
+    schema: wholeNumber(1, 32).default(8),
+    default: 8,
+    doc: 'most requests in flight at once: the scan starts at 4, grows while answers come fast, halves on 429/503',
   },
   requestTimeoutMs: {
     env: ENV.requestTimeoutMs,

@@ -1,23 +1,11 @@
 import { ConfigError } from './errors';
 import type { SigningKey } from './links';
+import { apiKeyProblem } from './reseller/transport';
 
 /**
  * Rules for secret values, wherever they come from (environment, SSM). Errors name where the value
  * came from and never the value itself.
  */
-
-/**
- * Why an API key cannot be sent as `Authorization: Bearer <key>`, or null when it can. A key with
- * CR, LF or other controls would be refused by fetch with the whole header, key included, in its
- * error message; one outside Latin-1 cannot be a header value at all.
- */
-export function apiKeyProblem(key: string): string | null {
-  if (key.length === 0) return 'is empty';
-  if (/\p{Cc}/u.test(key)) return 'holds a control character (CR, LF, tab, …), not allowed in an HTTP header';
-  if (/[^\u0020-\u00ff]/.test(key)) return 'holds a character outside Latin-1, not allowed in an HTTP header';
-  if (/\s/.test(key)) return 'holds whitespace; an API key is one token';
-  return null;
-}
 
 /**
  * Checks an API key read from `source` (a variable or parameter name); surrounding whitespace, such

@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { gsm7Length, SNS_MAX_BYTES, smsAsDelivered } from '../../functions/core/alert';
 import { generatePortfolio, type Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';
+import { quarantinedRecord, startFixedReseller } from '../support/fixed-reseller';
 import { sqsVariant, startSnsEmulator } from '../support/sns-emulator';
 
 const NOW = '2026-11-22T06:00:00Z';
@@ -75,7 +77,40 @@ describe('alerts through SNS (fauxqs emulator, real SDK clients)', () => {
     expect(report.summary.critical).toBe(expectedCritical);
     const structure = JSON.parse(critical?.Message ?? '{}');
     expect(structure.email).toContain('CRITICAL (');
-    expect(structure.sms.length).toBeLessThanOrEqual(160);
+    // What a phone receives: SNS's display-name prefix and the body, in one 160-character part.
+    expect(gsm7Length(smsAsDelivered(structure.sms))).toBeLessThanOrEqual(160);
+  });
+
+  it('publishes an alert under 256 KB for 1 000 unreadable records, cut with "and N more unreadable records"', async () => {
+    const { topicArn, everything } = await topicWithSubscribers('many-problems');
+    const broken = Array.from({ length: 1_000 }, (_, i) => ({
+      domain_name: `unreadable-${i}-${'x'.repeat(40)}.nl`,
+      status: ['registered'],
+      date_expiry: `2027-12-17 sometime ${'later '.repeat(40)}`,
+    }));
+    const reseller = await startFixedReseller({
+      apiKey: KEY,
+      domains: [quarantinedRecord('lost.nl'), ...broken],
+    });
+    try {
+      const run = await runCli(
+        ['scan', '--now', NOW],
+        { RESELLER_BASE_URL: reseller.url, RESELLER_API_KEY: KEY, ALERT_TOPIC_ARN: topicArn },
+        { sns: emulator.snsClient },
+      );
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const [delivered] = await emulator.drain(everything);
+      expect(Buffer.byteLength(delivered?.Message ?? '')).toBeLessThanOrEqual(SNS_MAX_BYTES);
+      const structure = JSON.parse(delivered?.Message ?? '{}');
+      expect(structure.email).toContain('- lost.nl: in quarantine');
+      expect(structure.email).toContain('PROBLEMS: 1000 records could not be read and were not checked:');
+      expect(structure.email).toMatch(/- and 980 more unreadable records/);
+      const report = JSON.parse(structure.sqs);
+      expect(report.problems.length + report.truncated.problems_omitted).toBe(1_000);
+    } finally {
+      await reseller.close();
+    }
   });
 
   it('delivers a warning-only scan to the unfiltered subscriber only', async () => {

@@ -94,6 +94,50 @@ describe('sentinel scan against a hostile reseller (issue 15)', () => {
     expect(report.summary.critical).toBe(1 + ODD_NAMES.length);
   });
 
+  describe('2 and 3. odd names with restore links on (as in the deployed stack)', () => {
+    const links = {
+      LINK_BASE_URL: 'https://restore.example/prod',
+      LINK_SIGNING_KEY: 'hostile-link-signing-key-0123456789abcdef',
+    };
+
+    it('still alerts about every domain, with a link or "no restore link" for each odd name, exit 0', async () => {
+      const { run } = await scanAgainst('odd-names', { env: links });
+      expect(run.stderr).toBe('');
+      expect(run.code).toBe(0);
+      const report = JSON.parse(run.stdout) as {
+        findings: Array<{
+          domain_name?: string;
+          kind: string;
+          restore_url?: string;
+          restore_unavailable?: string;
+        }>;
+      };
+      const quarantined = report.findings.filter((f) => f.kind === 'quarantine');
+      expect(quarantined).toHaveLength(1 + ODD_NAMES.length);
+      for (const f of quarantined) {
+        expect(f.restore_url ?? f.restore_unavailable).toMatch(
+          /^(https:\/\/restore\.example\/prod\/restore\/[a-z0-9.-]+\?exp=\d+&kid=\w+&sig=[\w-]+|no restore link: .+; restore it in the reseller's control panel)$/,
+        );
+      }
+    });
+
+    it('shows the digest and SMS without a forged line or a hidden character', async () => {
+      server = await startHostileServer({ mode: 'odd-names', apiKey: KEY });
+      const run = await runCli(['scan', '--dry-run', '--now', HOSTILE_NOW], {
+        RESELLER_BASE_URL: server.url,
+        RESELLER_API_KEY: KEY,
+        ...links,
+      });
+      expect(run.code).toBe(0);
+      const lines = run.stdout.split('\n');
+      expect(lines.filter((l) => l.startsWith('- paypal.com'))).toEqual([]);
+      expect(lines.filter((l) => l.startsWith('Restore: http://phish'))).toEqual([]);
+      expect(run.stdout).not.toMatch(/[\r\u202e\u0000-\u0008]/);
+      expect(run.stdout).toContain('- xn--pypal-4ve.com (p\u0430ypal.com): in quarantine');
+      expect(run.stdout).toContain('<script>alert(1)</script>.nl: in quarantine'); // text, not markup, in a plain-text mail
+    });
+  });
+
   describe('5. the key', () => {
     it('refuses a key holding a CR before any request, without printing it', async () => {
       const [head, tail] = [KEY.slice(0, 16), KEY.slice(16)];
@@ -117,7 +161,7 @@ describe('sentinel scan against a hostile reseller (issue 15)', () => {
   describe('6. unbounded waits and bodies', () => {
     it('fails at once when Retry-After does not fit in the time budget', async () => {
       const started = Date.now();
-      const { run, server } = await scanAgainst('retry-after-day', { args: ['--time-budget', '900'] });
+      const { run, server } = await scanAgainst('retry-after-day'); // the default time budget of 900 s
       expectFailure(
         run,
         /the reseller asked to wait 86400 s \(Retry-After\) before domain list page 1 but the scan's time budget has (899|900) s left/,

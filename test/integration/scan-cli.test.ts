@@ -113,7 +113,7 @@ describe('sentinel scan against the simulator', () => {
     for (const key of [
       `${KEY.slice(0, 10)}\r${KEY.slice(10)}`,
       `${KEY}\u0000x`,
-      `${KEY} second`,
+      `${KEY}\nsecond`,
       `${KEY}é€`,
     ]) {
       const run = await runCli(['scan', '--dry-run'], {
