@@ -138,6 +138,8 @@ export async function tryAlertsCommand(
         new ReceiveMessageCommand({
           QueueUrl: queue.url,
           MaxNumberOfMessages: 10,
+          // Long polling: a delivery still on its way is waited for, an empty queue costs a second.
+          WaitTimeSeconds: 1,
           MessageAttributeNames: ['All'],
         }),
       );
