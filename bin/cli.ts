@@ -22,6 +22,7 @@ import { ResellerClient } from '../functions/core/reseller-client';
 import { parseRfc3339 } from '../functions/core/schemas';
 import { normalizeDomainName } from '../functions/core/text';
 import { generatePortfolio } from '../functions/simulator/portfolio';
+import { SEARCH_SEMANTICS, type SearchSemantics } from '../functions/simulator/search';
 import { type Fault, startSimulator } from '../functions/simulator/server';
 import { type CommandSpec, commandSpec, parseOptionsOf, renderHelp } from './commands';
 import { tryAlertsCommand } from './try-alerts';
@@ -210,6 +211,11 @@ const FAULTS: Record<string, Fault> = {
 async function simulateCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parse('simulate', args);
   const port = portNumber(str(values.port), 8080);
+  const semantics = str(values['search-semantics']);
+  if (semantics !== undefined && !SEARCH_SEMANTICS.includes(semantics as SearchSemantics)) {
+    throw new UsageError(`--search-semantics must be one of ${SEARCH_SEMANTICS.join(', ')}`);
+  }
+  const rateLimit = positiveInt(str(values['rate-limit']), '--rate-limit', 0, 100_000);
   const faults = (str(values.faults) ?? '')
     .split(',')
     .filter(Boolean)
@@ -232,6 +238,8 @@ async function simulateCommand(args: readonly string[], io: CliIo): Promise<numb
     port,
     latencyMs: latency === undefined || latency === '0' ? 0 : positiveInt(latency, '--latency', 0, 60_000),
     maxPerPage: positiveInt(str(values['max-per-page']), '--max-per-page', 100, 10_000),
+    ...(semantics ? { searchSemantics: semantics as SearchSemantics } : {}),
+    ...(rateLimit ? { rateLimit } : {}),
   });
   // Faults hit the domain list's pages after the first, in the order given.
   for (const fault of faults) {

@@ -99,6 +99,18 @@ export const COMMANDS: readonly CommandSpec[] = [
         doc: 'faults for the next domain-list requests after page 1, in order: 429 (Retry-After: 1), 500, 503, hang, malformed (a cut JSON body)',
         default: 'none',
       },
+      'rate-limit': {
+        type: 'string',
+        value: 'RPS',
+        doc: 'answer 429 with Retry-After beyond this many requests a second (a token bucket)',
+        default: 'none',
+      },
+      'search-semantics': {
+        type: 'string',
+        value: 'HOW',
+        doc: 'how repeated search parameters combine: or, and, or ignore (search parameters are ignored)',
+        default: 'or',
+      },
     },
   },
   {

@@ -205,6 +205,11 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
   out.push(
     '--',
     `Scanned ${plural(s.domains_scanned, 'domain')} and ${plural(s.contacts_scanned, 'contact')} at ${time(report.now)} (${s.requests} requests, ${(s.duration_ms / 1000).toFixed(1)} s, ${report.source.mode} mode).`,
+    ...(report.source.fallback_reason
+      ? [
+          `The filtered read could not be proven complete (${report.source.fallback_reason}), so the account was read in full.`,
+        ]
+      : []),
     `Dates are shown in ${timeZone}. Thresholds: expiring within ${report.policy.expiry_days} days, critical within ${report.policy.critical_days} days without auto-renew.`,
     'Change them with EXPIRY_DAYS and CRITICAL_DAYS (or cdk deploy -c expiryDays=N -c criticalDays=N).',
   );

@@ -164,9 +164,9 @@ export const SETTINGS = {
     env: ENV.scanMode,
     flag: '--mode',
     context: 'scanMode',
-    schema: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('full'),
-    default: 'full',
-    doc: `how the account is read: ${SCAN_MODES.join(' or ')} (see Performance)`,
+    schema: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('auto'),
+    default: 'auto',
+    doc: 'how the account is read: auto (a filtered read proven complete by counts, else full), full, or filtered (proven, or fail)',
   },
   perPage: {
     env: ENV.perPage,

@@ -7,19 +7,41 @@ import {
   type Finding,
   type Severity,
 } from './classify';
-import { DeadlineError, IncompleteListingError } from './errors';
+import {
+  COVERAGE_PARTS,
+  type CoverageCounts,
+  type CoveragePart,
+  coverageSearches,
+  proveCoverage,
+  READ_PARTS,
+} from './coverage';
+import { DeadlineError, IncompleteListingError, ResellerApiError, UnprovenFilteredReadError } from './errors';
 import { domainNameProblem } from './links';
 import type { ListFilter, Problem, ResellerClient } from './reseller-client';
 import { normalizeDomainName } from './text';
 
-export const SCAN_MODES = ['full', 'filtered'] as const;
+/**
+ * How the scan reads the domains. `full`: every page. `filtered`: only the searches whose
+ * pagination totals prove they cover the whole account, and a failed scan when they do not.
+ * `auto` (the default): the proven filtered read, or the whole account when the proof fails.
+ */
+export const SCAN_MODES = ['auto', 'full', 'filtered'] as const;
 export type ScanMode = (typeof SCAN_MODES)[number];
 
 /** The JSON report: `scan --json`, the SNS JSON variant, the Lambda's log. */
 export interface Report {
   readonly generated_at: string;
   readonly now: string;
-  readonly source: { readonly base_url: string; readonly mode: ScanMode };
+  readonly source: {
+    readonly base_url: string;
+    readonly mode: ScanMode;
+    /** What was read: every domain page, or only the searches the counts proved complete. */
+    readonly read: 'full' | 'filtered';
+    /** Why `auto` mode could not prove a filtered read and read the account in full. */
+    readonly fallback_reason?: string;
+    /** The searches' pagination totals the proof was made from (auto and filtered modes). */
+    readonly coverage?: CoverageCounts;
+  };
   readonly policy: { readonly expiry_days: number; readonly critical_days: number };
   readonly stats: {
     readonly domains_scanned: number;
@@ -38,7 +60,7 @@ export interface ScanOptions {
   /** The instant the rules evaluate against (epoch ms). */
   readonly now: number;
   readonly policy: ClassifyPolicy;
-  /** @default 'full' */
+  /** @default 'auto' */
   readonly mode?: ScanMode;
   /** Signs a restore link for a quarantined domain; without it findings carry no `restore_url`. */
   readonly restoreLinkFor?: (domainName: string) => string;
@@ -47,8 +69,6 @@ export interface ScanOptions {
   /** Wall clock for `generated_at` and `duration_ms`. @default Date.now */
   readonly clock?: () => number;
 }
-
-const DAY_MS = 86_400_000;
 
 /**
  * Reads the whole account (domains and contacts, concurrently), classifies page by page keeping
@@ -93,22 +113,33 @@ async function scanOnce(
   requestsBefore: number,
 ): Promise<Report> {
   const { client, now, policy } = options;
-  const mode = options.mode ?? 'full';
+  const mode = options.mode ?? 'auto';
   const findings: Finding[] = [];
   const domainFindings: DomainFinding[] = [];
   const problems: Problem[] = [];
-  // Full mode: the client already drops records repeated across pages. Filtered mode also merges
-  // several searches, so it remembers the names it has seen (flagged domains only).
-  const seenAcrossSearches = mode === 'filtered' ? new Set<string>() : null;
   let domainsScanned = 0;
   const contactsByHandle = new Map<string, { name: string; company_name: string; email: string }>();
   let contactsScanned = 0;
+  let read: Report['source']['read'] = 'full';
+  let fallbackReason: string | undefined;
+  let coverage: CoverageCounts | undefined;
 
-  const readDomains = async (filter: ListFilter) => {
+  // A filtered read merges several searches that may overlap (quarantined and auto-renew off, say):
+  // the names seen so far keep each record once. A problem without a readable name cannot be
+  // matched across searches; it may then be listed twice, never lost.
+  const seenAcrossSearches = new Set<string>();
+  const problemsSeen = new Set<string>();
+  const readDomains = async (filter: ListFilter, merging: boolean) => {
     for await (const page of client.listDomains(filter)) {
-      problems.push(...page.problems);
+      for (const problem of page.problems) {
+        if (merging && problem.key !== null) {
+          if (problemsSeen.has(problem.key)) continue;
+          problemsSeen.add(problem.key);
+        }
+        problems.push(problem);
+      }
       for (const domain of page.records) {
-        if (seenAcrossSearches) {
+        if (merging) {
           if (seenAcrossSearches.has(domain.domain_name)) continue;
           seenAcrossSearches.add(domain.domain_name);
         }
@@ -133,10 +164,30 @@ async function scanOnce(
       }
     }
   };
+  const readAllDomains = async () => {
+    if (mode === 'full') return readDomains({}, false);
+    const searches = coverageSearches(now, policy);
+    const proof = await countCoverage(client, searches);
+    if (proof.counts) coverage = proof.counts;
+    if (proof.proven) {
+      read = 'filtered';
+      const counts = proof.counts;
+      // A part the counts say is empty costs no request.
+      const parts = READ_PARTS.filter((part) => counts[part] > 0);
+      await Promise.all(parts.map((part) => readDomains(searches[part], true)));
+      return;
+    }
+    if (mode === 'filtered') {
+      throw new UnprovenFilteredReadError(
+        `the filtered read could not be proven complete: ${proof.reason}; use --mode auto (SCAN_MODE=auto) to read the account in full when this happens, or --mode full`,
+      );
+    }
+    fallbackReason = proof.reason;
+    await readDomains({}, false);
+  };
 
-  const domainReads =
-    mode === 'full' ? [readDomains({})] : filteredQueries(now, policy).map((filter) => readDomains(filter));
-  await Promise.all([...domainReads, readContacts()]);
+  // Contacts are needed whatever the domains' proof says: read them while it is counted.
+  await Promise.all([readAllDomains(), readContacts()]);
 
   for (const finding of domainFindings) {
     const handle = finding.registrant?.handle;
@@ -155,7 +206,13 @@ async function scanOnce(
   return {
     generated_at: new Date(finished).toISOString(),
     now: new Date(now).toISOString(),
-    source: { base_url: client.baseUrl, mode },
+    source: {
+      base_url: client.baseUrl,
+      mode,
+      read,
+      ...(fallbackReason !== undefined ? { fallback_reason: fallbackReason } : {}),
+      ...(coverage ? { coverage } : {}),
+    },
     policy: { expiry_days: policy.expiryDays, critical_days: policy.criticalDays },
     stats: {
       domains_scanned: domainsScanned,
@@ -168,6 +225,10 @@ async function scanOnce(
     problems,
   };
 }
+
+type CoverageProof =
+  | { readonly proven: true; readonly counts: CoverageCounts }
+  | { readonly proven: false; readonly counts?: CoverageCounts; readonly reason: string };
 
 /**
  * Signs the restore link of a quarantined domain under its normalised name (lower case, no trailing
@@ -189,19 +250,26 @@ function attachRestoreLink(finding: DomainFinding, sign: (domainName: string) =>
 }
 
 /**
- * The searches that together return every domain that can produce a finding, split on the
- * window's end so they barely overlap (few wasted requests):
- *  1. expiry at or before the window's end: expired and expiring domains (and most quarantined);
- *  2. beyond it, auto-renew off or absent (`auto_renewal=` is the documented "empty" value);
- *  3. beyond it, quarantined (cancelled before expiry).
- * A domain outside all three is healthy by the rules, so the findings equal full mode's. This
- * relies on the server applying the documented search syntax; full mode does not.
+ * Counts every part of the proof (one `per_page=1` request each, concurrently) and checks the sums.
+ * A server that refuses one of the searches (400, 422: a parameter or value it does not accept)
+ * cannot be proven either; any other failure is the scan's failure, as in full mode.
  */
-export function filteredQueries(now: number, policy: ClassifyPolicy): ListFilter[] {
-  const windowEnd = new Date(now + policy.expiryDays * DAY_MS).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  return [
-    { date_expiry: `<=${windowEnd}` },
-    { date_expiry: `>${windowEnd}`, auto_renewal: ['false', ''] },
-    { date_expiry: `>${windowEnd}`, status: ['quarantine'] },
-  ];
+async function countCoverage(
+  client: ResellerClient,
+  searches: Readonly<Record<CoveragePart, ListFilter>>,
+): Promise<CoverageProof> {
+  let entries: Array<readonly [CoveragePart, number]>;
+  try {
+    entries = await Promise.all(
+      COVERAGE_PARTS.map(async (part) => [part, await client.countDomains(searches[part])] as const),
+    );
+  } catch (error) {
+    if (error instanceof ResellerApiError && (error.status === 400 || error.status === 422)) {
+      return { proven: false, reason: `the server refused one of its searches (HTTP ${error.status})` };
+    }
+    throw error;
+  }
+  const counts = Object.fromEntries(entries) as CoverageCounts;
+  const verdict = proveCoverage(counts);
+  return verdict.proven ? { proven: true, counts } : { proven: false, counts, reason: verdict.reason };
 }

@@ -34,6 +34,14 @@ export interface PortfolioOptions {
   readonly seed?: number;
   /** The instant expiry dates are laid out around (epoch ms). */
   readonly now: number;
+  /**
+   * Appends this many records after the regular ones (which stay as the seed makes them), cycling
+   * through the cases a filtered read can miss: no `date_expiry` (a problem), `date_expiry: null`
+   * (a problem), auto-renew `null` beyond the window, no auto-renew field within it, and a domain
+   * cancelled before it expired (quarantined, expiry beyond the window, auto-renew still on).
+   * @default 0
+   */
+  readonly edgeCases?: number;
 }
 
 const DAY = 86_400_000;
@@ -271,7 +279,64 @@ export function generatePortfolio(options: PortfolioOptions): Portfolio {
     if (scenario === 'malformed') problems.push(name);
     else if (expected) findings.push({ key: name, ...expected });
   }
+  for (let i = 0; i < (options.edgeCases ?? 0); i++) {
+    const edge = edgeCase(i, now, contacts[i % contacts.length]?.handle as string);
+    domains.push(edge.record);
+    if (edge.expected === 'problem') problems.push(String(edge.record.domain_name));
+    else findings.push({ key: String(edge.record.domain_name), ...edge.expected });
+  }
   return { domains, contacts, truth: { findings, problems } };
+}
+
+const EDGE_CASES = [
+  'no_date_expiry',
+  'null_date_expiry',
+  'null_auto_renew_beyond',
+  'no_auto_renew_in_window',
+  'cancelled_early',
+] as const;
+
+/** One appended edge-case record, with what the rules must make of it. No randomness: seeds stay as they were. */
+function edgeCase(
+  i: number,
+  now: number,
+  registrant: string,
+): { record: RawRecord; expected: Omit<ExpectedFinding, 'key'> | 'problem' } {
+  const kind = EDGE_CASES[i % EDGE_CASES.length] as (typeof EDGE_CASES)[number];
+  const name = `edge-${kind.replace(/_/g, '-')}-${i.toString(36)}.nl`;
+  const record: RawRecord = {
+    domain_name: name,
+    sld: name.slice(0, -3),
+    tld: 'nl',
+    status: ['registered'],
+    date_expiry: iso(now + (200 + i) * DAY),
+    auto_renew: true,
+    auto_renew_period: 12,
+    date_created: iso(now - 800 * DAY),
+    date_deleted: null,
+    registrant_handle: registrant,
+    contacts: [{ type: 'admin', handle: registrant }],
+  };
+  switch (kind) {
+    case 'no_date_expiry':
+      delete record.date_expiry;
+      return { record, expected: 'problem' };
+    case 'null_date_expiry':
+      record.date_expiry = null;
+      record.auto_renew = false;
+      return { record, expected: 'problem' };
+    case 'null_auto_renew_beyond':
+      record.auto_renew = null;
+      return { record, expected: { kind: 'auto_renew_off', severity: 'info' } };
+    case 'no_auto_renew_in_window':
+      delete record.auto_renew;
+      record.date_expiry = iso(now + 12 * DAY + HOUR);
+      return { record, expected: { kind: 'expiring', severity: 'warning' } };
+    case 'cancelled_early':
+      record.status = ['quarantine'];
+      record.date_deleted = iso(now - 2 * DAY);
+      return { record, expected: { kind: 'quarantine', severity: 'critical' } };
+  }
 }
 
 function weighted(r: number): Scenario {

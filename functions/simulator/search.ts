@@ -4,11 +4,29 @@ import type { RawRecord } from './portfolio';
  * The documented search conventions, as the simulator implements them: exact match (case-insensitive),
  * `%` wildcards, comparison operators (`>`, `<`, `>=`, `<=`) on numbers and dates, array filters
  * (any of the given values), booleans, and `sort` as a comma list with `-` for descending.
- * Several values for one field: plain values are alternatives (`status=a&status=b`,
- * `auto_renewal=false&auto_renewal=` for "off or absent"), comparisons must all hold
- * (`date_expiry=>a&date_expiry=<b` is a range). An empty value matches an absent field, as the
- * documentation says of `transfer_lock`.
+ * The documentation does not say how several values for one field combine; {@link SearchSemantics}
+ * picks a reading. An empty value matches an absent field, as the documentation says of `transfer_lock`.
  */
+
+/**
+ * How the simulator reads search parameters, so that a client can be tested against each reading:
+ * - `or` (the default): plain values of a repeated parameter are alternatives (`status=a&status=b`,
+ *   `auto_renewal=false&auto_renewal=` for "off or absent"); comparisons must all hold
+ *   (`date_expiry=>a&date_expiry=<b` is a range);
+ * - `and`: every value of a repeated parameter must hold (`auto_renewal=false&auto_renewal=` matches nothing);
+ * - `ignore`: the server does not know the search parameters and ignores them (all of them, or
+ *   the ones named), answering as if they were not sent, where the others answer 400.
+ */
+export const SEARCH_SEMANTICS = ['or', 'and', 'ignore'] as const;
+export type SearchSemantics = (typeof SEARCH_SEMANTICS)[number];
+
+/** Options of {@link buildFilter}. */
+export interface FilterOptions {
+  /** @default 'or' */
+  readonly semantics?: SearchSemantics;
+  /** With `ignore`: the parameters ignored. @default every filter parameter */
+  readonly ignored?: readonly string[];
+}
 
 export class SearchError extends Error {
   constructor(message: string) {
@@ -140,13 +158,20 @@ function matchesOne(value: unknown, condition: string): boolean {
   return text === wanted;
 }
 
-/** A predicate for the query's filters; throws SearchError on an unknown filter. */
-export function buildFilter(resource: Resource, query: URLSearchParams): (record: RawRecord) => boolean {
+/** A predicate for the query's filters; throws SearchError on an unknown filter (unless ignoring it). */
+export function buildFilter(
+  resource: Resource,
+  query: URLSearchParams,
+  options: FilterOptions = {},
+): (record: RawRecord) => boolean {
   const fields = resource === 'domains' ? DOMAIN_FIELDS : CONTACT_FIELDS;
+  const semantics = options.semantics ?? 'or';
+  const ignored = (key: string) =>
+    semantics === 'ignore' && (!options.ignored || options.ignored.includes(key));
   const conditions = new Map<string, string[]>();
   for (const [rawKey, value] of query) {
     const key = rawKey.endsWith('[]') ? rawKey.slice(0, -2) : rawKey;
-    if (RESERVED.has(key)) continue;
+    if (RESERVED.has(key) || ignored(key)) continue;
     if (!fields[key]) throw new SearchError(`unknown search parameter: ${key}`);
     const list = conditions.get(key) ?? [];
     list.push(value);
@@ -160,6 +185,7 @@ export function buildFilter(resource: Resource, query: URLSearchParams): (record
       const plain = wanted.filter((w) => !/^[<>]/.test(w));
       const matches = (w: string) =>
         Array.isArray(value) ? value.some((v) => matchesOne(v, w)) : matchesOne(value, w);
+      if (semantics === 'and') return wanted.every(matches);
       return comparisons.every(matches) && (plain.length === 0 || plain.some(matches));
     };
   });

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Portfolio, RawRecord } from './portfolio';
-import { buildFilter, buildSort, type Resource, SearchError } from './search';
+import { buildFilter, buildSort, type Resource, SearchError, type SearchSemantics } from './search';
 
 /**
  * The embedded reseller simulator: a real HTTP server with the three documented endpoints, Bearer
@@ -42,6 +42,14 @@ export interface SimulatorOptions {
   readonly host?: string;
   /** The clock restore uses to set the new expiry. @default Date.now */
   readonly now?: () => number;
+  /** How repeated search parameters combine, or whether they are ignored. @default 'or' */
+  readonly searchSemantics?: SearchSemantics;
+  /** With `searchSemantics: 'ignore'`, the parameters ignored. @default every filter parameter */
+  readonly ignoredSearchParameters?: readonly string[];
+  /** Requests a second the server accepts (token bucket); beyond it, 429 with Retry-After. @default unlimited */
+  readonly rateLimit?: number;
+  /** Requests the bucket holds, i.e. the burst accepted after a quiet spell. @default rateLimit (one second's worth) */
+  readonly rateLimitBurst?: number;
 }
 
 export interface Simulator {
@@ -51,6 +59,8 @@ export interface Simulator {
   readonly requests: SimulatedRequest[];
   /** Names the restore endpoint was called for, successful or not. */
   readonly restoreCalls: string[];
+  /** Requests answered 429 by the rate limit (injected faults not counted). */
+  readonly rateLimited: number;
   injectFault(rule: FaultRule): void;
   /** The domain record as the simulator now holds it. */
   domain(name: string): RawRecord | undefined;
@@ -72,6 +82,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const restoreCalls: string[] = [];
   // Filtering and sorting 100 000 records per page would dominate a benchmark: cache per query.
   const cache = new Map<string, RawRecord[]>();
+  const limiter = options.rateLimit
+    ? tokenBucket(options.rateLimit, options.rateLimitBurst ?? Math.max(1, options.rateLimit))
+    : undefined;
+  let rateLimited = 0;
 
   const send = (res: ServerResponse, status: number, body: unknown) => {
     const text = body === undefined ? '' : JSON.stringify(body);
@@ -96,7 +110,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     let matches = cache.get(key);
     if (!matches) {
       const source = resource === 'domains' ? domains : contacts;
-      const filter = buildFilter(resource, query);
+      const filter = buildFilter(resource, query, {
+        ...(options.searchSemantics ? { semantics: options.searchSemantics } : {}),
+        ...(options.ignoredSearchParameters ? { ignored: options.ignoredSearchParameters } : {}),
+      });
       matches = source.filter(filter);
       const sort = buildSort(resource, query.get('sort'));
       if (sort) matches.sort(sort);
@@ -167,8 +184,19 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     };
     requests.push(request);
     req.resume(); // bodies are ignored; drain them
-    const fault = takeFault(request);
+    const waitMs = limiter?.take();
+    // A request the rate limit turns away never reaches the application, nor its injected faults.
+    const fault = waitMs === undefined ? takeFault(request) : undefined;
     const answer = () => {
+      if (waitMs !== undefined) {
+        rateLimited++;
+        res.writeHead(429, {
+          'content-type': JSON_TYPE,
+          'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))),
+        });
+        res.end(JSON.stringify({ error: { code: 429, message: 'rate limit exceeded' } }));
+        return;
+      }
       if (fault?.kind === 'hang') return; // never answers; close() destroys the socket
       if (fault?.kind === 'malformed') {
         res.writeHead(200, { 'content-type': JSON_TYPE }).end('{"data": [ {"domain_name": "trunc');
@@ -200,6 +228,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     url: `http://${host}:${port}`,
     requests,
     restoreCalls,
+    get rateLimited() {
+      return rateLimited;
+    },
     injectFault: (rule) => faults.push({ rule, left: rule.times ?? 1 }),
     domain: (name) => byName.get(name),
     close: () =>
@@ -207,5 +238,27 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * A token bucket on the monotonic clock: `rate` tokens a second, at most `burst` held. `take()`
+ * spends a token and returns undefined, or returns the ms until one will be there (nothing spent).
+ */
+function tokenBucket(rate: number, burst: number): { take(): number | undefined } {
+  if (!(rate > 0) || !(burst >= 1)) throw new RangeError('rateLimit must be > 0 and rateLimitBurst ≥ 1');
+  let tokens = burst;
+  let last = performance.now();
+  return {
+    take() {
+      const at = performance.now();
+      tokens = Math.min(burst, tokens + ((at - last) * rate) / 1000);
+      last = at;
+      if (tokens >= 1) {
+        tokens -= 1;
+        return undefined;
+      }
+      return ((1 - tokens) * 1000) / rate;
+    },
   };
 }

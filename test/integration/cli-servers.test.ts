@@ -1,37 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
-import { findingKeys, runCli } from '../support/cli';
+import { findingKeys, runCli, startCliServer } from '../support/cli';
 
 const NOW = '2026-11-22T06:00:00Z';
 const KEY = 'cli-servers-key-77aa';
 
-/** Starts a long-running CLI command in-process; resolves with its URL and a stop function. */
-async function start(argv: string[], env: NodeJS.ProcessEnv) {
-  let stop: () => void = () => undefined;
-  const untilStopped = new Promise<void>((resolve) => {
-    stop = resolve;
-  });
-  let listening: (url: string) => void = () => undefined;
-  const url = new Promise<string>((resolve) => {
-    listening = resolve;
-  });
-  const done = runCli(argv, env, { untilStopped, onListening: listening });
-  const result = await Promise.race([
-    url,
-    done.then((r) => Promise.reject(new Error(`exited early: ${r.stderr}`))),
-  ]);
-  return {
-    url: result,
-    stop: async () => {
-      stop();
-      return done;
-    },
-  };
-}
-
 describe('sentinel simulate + sentinel scan', () => {
   it('equals ground truth through the --faults and --max-per-page the command offers', async () => {
-    const sim = await start(
+    const sim = await startCliServer(
       [
         'simulate',
         '--port',
@@ -70,7 +46,7 @@ describe('sentinel simulate + sentinel scan', () => {
 
 describe('sentinel serve', () => {
   it('serves the restore handler against the simulator', async () => {
-    const sim = await start(['simulate', '--port', '0', '--domains', '120', '--seed', '2'], {
+    const sim = await startCliServer(['simulate', '--port', '0', '--domains', '120', '--seed', '2'], {
       RESELLER_API_KEY: KEY,
     });
     const env = {
@@ -78,7 +54,7 @@ describe('sentinel serve', () => {
       RESELLER_API_KEY: KEY,
       LINK_SIGNING_KEY: 'serve-test-signing-key-0123456789abcdef',
     };
-    const serve = await start(['serve', '--port', '0'], env);
+    const serve = await startCliServer(['serve', '--port', '0'], env);
     const scan = await runCli(['scan', '--json', '--dry-run'], { ...env, LINK_BASE_URL: serve.url });
     const link = JSON.parse(scan.stdout).findings.find(
       (f: { kind: string }) => f.kind === 'quarantine',

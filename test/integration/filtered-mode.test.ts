@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { generatePortfolio } from '../../functions/simulator/portfolio';
-import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { READ_PARTS } from '../../functions/core/coverage';
+import { generatePortfolio, type Portfolio } from '../../functions/simulator/portfolio';
+import { type Simulator, type SimulatorOptions, startSimulator } from '../../functions/simulator/server';
 import { findingKeys, runCli } from '../support/cli';
 
 const NOW = '2026-11-22T06:00:00Z';
@@ -11,43 +12,144 @@ afterEach(async () => {
   sim = undefined;
 });
 
-async function scan(mode: 'full' | 'filtered', seed: number, domains: number, extra: string[] = []) {
-  const portfolio = generatePortfolio({ domains, seed, now: Date.parse(NOW) });
-  sim = await startSimulator({ portfolio, apiKey: KEY, maxPerPage: 50 });
+type Mode = 'auto' | 'full' | 'filtered';
+type ServerReading = Pick<SimulatorOptions, 'searchSemantics' | 'ignoredSearchParameters'>;
+interface JsonReport {
+  source: { mode: Mode; read: string; fallback_reason?: string; coverage?: Record<string, number> };
+  findings: Array<Record<string, unknown>>;
+  problems: Array<{ resource: string; key: string | null; page: number; reason: string }>;
+}
+
+/**
+ * A portfolio with the edge cases appended (no date_expiry, null date_expiry, auto-renew null or
+ * absent, quarantined before expiry with auto-renew on). Without `garbledDates`, the generator's
+ * malformed records are left out: no search can select a date the server cannot compare, so they
+ * always make the proof fail (the fallback tests keep them).
+ */
+function portfolioOf(seed: number, domains: number, garbledDates: boolean): Portfolio {
+  const p = generatePortfolio({ domains, seed, now: Date.parse(NOW), edgeCases: 25 });
+  if (garbledDates) return p;
+  const garbled = new Set(p.truth.problems.filter((name) => !name.startsWith('edge-')));
+  return {
+    domains: p.domains.filter((d) => !garbled.has(String(d.domain_name))),
+    contacts: p.contacts,
+    truth: { findings: p.truth.findings, problems: p.truth.problems.filter((name) => !garbled.has(name)) },
+  };
+}
+
+async function scan(portfolio: Portfolio, reading: ServerReading, mode: Mode, json = true) {
+  sim = await startSimulator({ portfolio, apiKey: KEY, maxPerPage: 50, ...reading });
   const run = await runCli(
-    ['scan', '--json', '--dry-run', '--now', NOW, '--mode', mode, '--per-page', '50', ...extra],
-    {
-      RESELLER_BASE_URL: sim.url,
-      RESELLER_API_KEY: KEY,
-    },
+    ['scan', ...(json ? ['--json'] : []), '--dry-run', '--now', NOW, '--mode', mode, '--per-page', '50'],
+    { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY },
   );
-  expect(run.stderr).toBe('');
   const domainRequests = sim.requests.filter((r) => r.path === '/v2/domains').length;
   await sim.close();
   sim = undefined;
-  return { report: JSON.parse(run.stdout), domainRequests, portfolio };
+  const report = json && run.code === 0 ? (JSON.parse(run.stdout) as JsonReport) : undefined;
+  return { run, report, domainRequests };
 }
 
-describe('--mode filtered', () => {
-  it.each([
-    [1, 600],
-    [2, 1500],
-    [3, 250],
-  ])(
-    'gives exactly the findings of full mode (seed %i, %i domains) in fewer requests',
-    async (seed, domains) => {
-      const full = await scan('full', seed, domains);
-      const filtered = await scan('filtered', seed, domains);
-      expect(findingKeys(filtered.report)).toEqual(findingKeys(full.report));
-      // Ordered the same way too, and with the same registrant details.
-      expect(filtered.report.findings).toEqual(full.report.findings);
-      const flagged = full.report.findings.filter((f: { domain_name?: string }) => f.domain_name).length;
-      expect(filtered.domainRequests).toBeLessThanOrEqual(2 * Math.ceil(flagged / 50) + 3);
-      expect(filtered.domainRequests).toBeLessThan(full.domainRequests);
-    },
-  );
+/** Problems by what they say; the page is the page of whichever search read the record. */
+const problemKeys = (report: JsonReport | undefined) =>
+  (report?.problems ?? []).map((p) => `${p.resource} ${p.key} ${p.reason}`).sort();
 
-  it('stays within three requests for an account where nothing can be flagged', async () => {
+const READINGS: ReadonlyArray<readonly [string, ServerReading, boolean]> = [
+  ['or', { searchSemantics: 'or' }, true],
+  ['and', { searchSemantics: 'and' }, true],
+  ['ignore (every search parameter)', { searchSemantics: 'ignore' }, false],
+  [
+    'ignore (auto_renewal only)',
+    { searchSemantics: 'ignore', ignoredSearchParameters: ['auto_renewal'] },
+    false,
+  ],
+  [
+    'ignore (date_expiry only)',
+    { searchSemantics: 'ignore', ignoredSearchParameters: ['date_expiry'] },
+    false,
+  ],
+  ['ignore (status only)', { searchSemantics: 'ignore', ignoredSearchParameters: ['status'] }, false],
+];
+
+describe.each(READINGS)('a server whose search semantics are %s', (_name, reading, provable) => {
+  it('auto and filtered give exactly the findings and problems of full mode', async () => {
+    const portfolio = portfolioOf(2, 1500, false);
+    const full = await scan(portfolio, reading, 'full');
+    const auto = await scan(portfolio, reading, 'auto');
+    const filtered = await scan(portfolio, reading, 'filtered');
+
+    // Full mode matches what the generator meant, edge cases included.
+    expect(findingKeys(full.report as JsonReport)).toEqual(
+      portfolio.truth.findings.map((f) => `${f.key} ${f.kind} ${f.severity}`).sort(),
+    );
+    expect(full.report?.problems.map((p) => p.key).sort()).toEqual([...portfolio.truth.problems].sort());
+
+    expect(auto.run.stderr).toBe('');
+    expect(auto.report?.findings).toEqual(full.report?.findings);
+    expect(problemKeys(auto.report)).toEqual(problemKeys(full.report));
+    if (provable) {
+      expect(auto.report?.source).toMatchObject({ mode: 'auto', read: 'filtered' });
+      expect(auto.report?.source.fallback_reason).toBeUndefined();
+      expect(auto.domainRequests).toBeLessThan(full.domainRequests);
+      // Eight counts, then only the pages of the parts that are read.
+      const coverage = auto.report?.source.coverage as Record<string, number>;
+      const pages = READ_PARTS.reduce((n, part) => n + Math.ceil((coverage[part] as number) / 50), 0);
+      expect(auto.domainRequests).toBe(8 + pages);
+
+      expect(filtered.run.code).toBe(0);
+      expect(filtered.report?.findings).toEqual(full.report?.findings);
+      expect(problemKeys(filtered.report)).toEqual(problemKeys(full.report));
+      expect(filtered.report?.source).toMatchObject({ mode: 'filtered', read: 'filtered' });
+    } else {
+      expect(auto.report?.source).toMatchObject({ mode: 'auto', read: 'full' });
+      expect(auto.report?.source.fallback_reason).toMatch(/counted|narrow/);
+      // The fallback read is full mode's read, page for page.
+      expect(auto.report?.problems).toEqual(full.report?.problems);
+      expect(auto.domainRequests).toBe(full.domainRequests + 8);
+
+      expect(filtered.run.code).toBe(1);
+      expect(filtered.run.stdout).toBe('');
+      expect(filtered.run.stderr).toMatch(
+        /^sentinel: the filtered read could not be proven complete: .*; use --mode auto \(SCAN_MODE=auto\) to read the account in full when this happens, or --mode full\n$/,
+      );
+    }
+  });
+});
+
+describe('auto mode on an account with dates no search can select', () => {
+  it('reads in full, says so in the report and the digest, and loses no problem', async () => {
+    const portfolio = portfolioOf(1, 600, true);
+    const full = await scan(portfolio, {}, 'full');
+    const auto = await scan(portfolio, {}, 'auto');
+    expect(auto.report?.findings).toEqual(full.report?.findings);
+    expect(auto.report?.problems).toEqual(full.report?.problems);
+    expect(auto.report?.problems.length).toBeGreaterThan(0);
+    expect(auto.report?.source.read).toBe('full');
+    expect(auto.report?.source.fallback_reason).toMatch(
+      / in none of the searches: values the server cannot compare\)$/,
+    );
+
+    const digest = await scan(portfolio, {}, 'auto', false);
+    expect(digest.run.stdout).toContain(
+      `The filtered read could not be proven complete (${auto.report?.source.fallback_reason}), so the account was read in full.`,
+    );
+    const fullDigest = await scan(portfolio, {}, 'full', false);
+    expect(fullDigest.run.stdout).not.toContain('could not be proven complete');
+  });
+
+  it('is the default mode', async () => {
+    const portfolio = portfolioOf(1, 100, true);
+    sim = await startSimulator({ portfolio, apiKey: KEY });
+    const run = await runCli(['scan', '--json', '--dry-run', '--now', NOW], {
+      RESELLER_BASE_URL: sim.url,
+      RESELLER_API_KEY: KEY,
+    });
+    expect(JSON.parse(run.stdout).source).toMatchObject({ mode: 'auto', read: 'full' });
+  });
+});
+
+describe('auto mode on an account where nothing can be flagged', () => {
+  it('reads no domain page at all: the eight counts prove every domain healthy', async () => {
     const portfolio = generatePortfolio({ domains: 300, seed: 8, now: Date.parse(NOW) });
     const healthy = portfolio.domains.filter(
       (d) =>
@@ -55,14 +157,16 @@ describe('--mode filtered', () => {
         !portfolio.truth.problems.includes(String(d.domain_name)),
     );
     sim = await startSimulator({ portfolio: { ...portfolio, domains: healthy }, apiKey: KEY });
-    const run = await runCli(['scan', '--json', '--dry-run', '--now', NOW, '--mode', 'filtered'], {
+    const run = await runCli(['scan', '--json', '--dry-run', '--now', NOW, '--mode', 'auto'], {
       RESELLER_BASE_URL: sim.url,
       RESELLER_API_KEY: KEY,
     });
-    expect(JSON.parse(run.stdout).findings.filter((f: { domain_name?: string }) => f.domain_name)).toEqual(
-      [],
-    );
-    expect(sim.requests.filter((r) => r.path === '/v2/domains')).toHaveLength(3);
+    const report = JSON.parse(run.stdout);
+    expect(report.findings.filter((f: { domain_name?: string }) => f.domain_name)).toEqual([]);
+    expect(report.source).toMatchObject({ read: 'filtered', coverage: { all: healthy.length } });
+    const domainRequests = sim.requests.filter((r) => r.path === '/v2/domains');
+    expect(domainRequests).toHaveLength(8);
+    expect(domainRequests.every((r) => r.query.get('per_page') === '1')).toBe(true);
   });
 });
 

@@ -47,10 +47,14 @@ describe('sentinel scan against the simulator', () => {
     sim.injectFault({ fault: { kind: 'status', status: 429, retryAfter: '1' }, match: onPage('2') });
     sim.injectFault({ fault: { kind: 'status', status: 500 }, match: onPage('3') });
     sim.injectFault({ fault: { kind: 'hang' }, match: onPage('4') });
-    const run = await runCli(['scan', '--json', '--dry-run', '--now', NOW, '--per-page', '100'], {
-      ...env,
-      RESELLER_TIMEOUT_MS: '500',
-    });
+    // Full mode: the page-by-page read is what the faults are aimed at.
+    const run = await runCli(
+      ['scan', '--json', '--dry-run', '--now', NOW, '--mode', 'full', '--per-page', '100'],
+      {
+        ...env,
+        RESELLER_TIMEOUT_MS: '500',
+      },
+    );
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout);

@@ -31,3 +31,27 @@ export async function runCli(
 export function findingKeys(report: { findings: Array<Record<string, unknown>> }): string[] {
   return report.findings.map((f) => `${f.domain_name ?? f.handle} ${f.kind} ${f.severity}`).sort();
 }
+
+/** Starts a long-running CLI command (simulate, serve) in-process; resolves with its URL and a stop function. */
+export async function startCliServer(argv: readonly string[], env: NodeJS.ProcessEnv) {
+  let stop: () => void = () => undefined;
+  const untilStopped = new Promise<void>((resolve) => {
+    stop = resolve;
+  });
+  let listening: (url: string) => void = () => undefined;
+  const url = new Promise<string>((resolve) => {
+    listening = resolve;
+  });
+  const done = runCli(argv, env, { untilStopped, onListening: listening });
+  const result = await Promise.race([
+    url,
+    done.then((r) => Promise.reject(new Error(`exited early: ${r.stderr}`))),
+  ]);
+  return {
+    url: result,
+    stop: async () => {
+      stop();
+      return done;
+    },
+  };
+}

@@ -31,7 +31,7 @@ export function reportOf(findings: Finding[], problems: Report['problems'] = [])
   return {
     generated_at: NOW_ISO,
     now: NOW_ISO,
-    source: { base_url: 'https://api.example.test', mode: 'full' },
+    source: { base_url: 'https://api.example.test', mode: 'full', read: 'full' },
     policy: { expiry_days: 30, critical_days: 7 },
     stats: { domains_scanned: 1200, contacts_scanned: 60, requests: 14, duration_ms: 812 },
     summary,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY } from '../../functions/core/classify';
-import { IncompleteListingError } from '../../functions/core/errors';
+import { IncompleteListingError, UnprovenFilteredReadError } from '../../functions/core/errors';
 import { ResellerClient } from '../../functions/core/reseller-client';
-import { filteredQueries, scanAccount } from '../../functions/core/scan';
+import { scanAccount } from '../../functions/core/scan';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
 const json = (body: unknown) => new Response(JSON.stringify(body), { status: 200 });
@@ -26,10 +26,13 @@ const contacts = [
   { handle: 'C1', name: 'Anna', company_name: 'Bloem BV', email: 'anna@example.nl', status: ['ok'] },
 ];
 
-/** A fake API whose domain list drops a record on page 2 the first `flaky` times it is read. */
-function api(flaky: number) {
+/**
+ * A fake API whose domain list drops a record on page 2 the first `flaky` times it is read. It
+ * ignores every search parameter, as some servers do.
+ */
+function apiFetch(flaky: number) {
   let reads = 0;
-  const fetch = (async (input: string | URL | Request) => {
+  return (async (input: string | URL | Request) => {
     const url = new URL(String(input));
     const n = Number(url.searchParams.get('page'));
     if (url.pathname === '/v2/contacts') return page(contacts, 1, 1, 1);
@@ -37,10 +40,13 @@ function api(flaky: number) {
     const slice = domains.slice((n - 1) * 2, n * 2);
     return page(n === 2 && reads <= flaky ? [] : slice, n, 2, domains.length);
   }) as typeof globalThis.fetch;
+}
+
+function api(flaky: number) {
   return new ResellerClient({
     baseUrl: 'https://api.test',
     apiKey: 'k',
-    fetch,
+    fetch: apiFetch(flaky),
     sleep: async () => undefined,
   });
 }
@@ -48,7 +54,7 @@ function api(flaky: number) {
 describe('scanAccount', () => {
   it('reads the account once more when it changed under the scan, and counts every request', async () => {
     const client = api(1);
-    const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY });
+    const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'full' });
     expect(report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle))).toEqual([
       'b.nl',
       'a.nl',
@@ -58,7 +64,9 @@ describe('scanAccount', () => {
   });
 
   it('fails when the account is still inconsistent on the second read, saying what was wrong', async () => {
-    const error = await scanAccount({ client: api(2), now: NOW, policy: DEFAULT_POLICY }).catch((e) => e);
+    const error = await scanAccount({ client: api(2), now: NOW, policy: DEFAULT_POLICY, mode: 'full' }).catch(
+      (e) => e,
+    );
     expect(error).toBeInstanceOf(IncompleteListingError);
     expect(error.message).toBe(
       "the account changed while it was read, twice in a row (read 2 of 3 domains from /v2/domains: the pages held fewer records than total_results promised; the account changed while it was read, or the server's paging is inconsistent); run the scan again when the account is quiet",
@@ -83,7 +91,7 @@ describe('scanAccount', () => {
       fetch,
       sleep: async () => undefined,
     });
-    const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY });
+    const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'full' });
     expect(reads).toBe(2);
     expect(report.stats.domains_scanned).toBe(4);
     expect(report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle))).toEqual([
@@ -116,12 +124,56 @@ describe('scanAccount', () => {
   });
 });
 
-describe('filteredQueries', () => {
-  it('splits on the end of the expiry window so the searches barely overlap', () => {
-    expect(filteredQueries(NOW, DEFAULT_POLICY)).toEqual([
-      { date_expiry: '<=2026-12-22T06:00:00Z' },
-      { date_expiry: '>2026-12-22T06:00:00Z', auto_renewal: ['false', ''] },
-      { date_expiry: '>2026-12-22T06:00:00Z', status: ['quarantine'] },
-    ]);
+describe('scanAccount modes', () => {
+  it('auto: reads in full when every count comes back as the whole account, and says why', async () => {
+    const full = await scanAccount({ client: api(0), now: NOW, policy: DEFAULT_POLICY, mode: 'full' });
+    const client = api(0); // ignores every search parameter
+    const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY });
+    expect(report.source).toEqual({
+      base_url: 'https://api.test',
+      mode: 'auto',
+      read: 'full',
+      fallback_reason:
+        'searches on date_expiry counted 3 within the window + 3 beyond it + 3 without it = 9, but the account holds 3 domains (6 counted twice: the server may ignore a search parameter)',
+      coverage: {
+        all: 3,
+        in_window: 3,
+        beyond_window: 3,
+        no_expiry: 3,
+        beyond_renewing: 3,
+        beyond_not_renewing: 3,
+        beyond_renewal_unknown: 3,
+        beyond_quarantined: 3,
+      },
+    });
+    expect(report.findings).toEqual(full.findings);
+    expect(full.source).toEqual({ base_url: 'https://api.test', mode: 'full', read: 'full' });
+    // Eight counts, then the two domain pages; the contact page is read alongside.
+    expect(report.stats.requests).toBe(8 + 2 + 1);
+  });
+
+  it('filtered: fails naming the check that did not add up, instead of reading in full', async () => {
+    const scan = scanAccount({ client: api(0), now: NOW, policy: DEFAULT_POLICY, mode: 'filtered' });
+    await expect(scan).rejects.toBeInstanceOf(UnprovenFilteredReadError);
+    await expect(scan).rejects.toThrow(
+      /^the filtered read could not be proven complete: searches on date_expiry counted .*; use --mode auto/,
+    );
+  });
+
+  it('auto: reads in full when the server refuses one of the searches', async () => {
+    const inner = apiFetch(0);
+    const fetch = (async (input: string | URL | Request) => {
+      const url = new URL(String(input));
+      if (url.searchParams.get('auto_renewal') === '')
+        return new Response('{"error":"auto_renewal must be true or false"}', { status: 400 });
+      return inner(input);
+    }) as typeof globalThis.fetch;
+    const client = new ResellerClient({ baseUrl: 'https://api.test', apiKey: 'k', fetch });
+    const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'auto' });
+    expect(report.source).toMatchObject({
+      read: 'full',
+      fallback_reason: 'the server refused one of its searches (HTTP 400)',
+    });
+    expect(report.stats.domains_scanned).toBe(3);
   });
 });

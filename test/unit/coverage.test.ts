@@ -1,0 +1,160 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_POLICY } from '../../functions/core/classify';
+import {
+  COVERAGE_PARTS,
+  type CoverageCounts,
+  type CoveragePart,
+  coverageSearches,
+  proveCoverage,
+  READ_PARTS,
+} from '../../functions/core/coverage';
+
+const NOW = Date.parse('2026-11-22T06:00:00Z');
+
+/** A consistent account: 100 domains, 30 in the window, 2 without a date, 68 beyond it. */
+const GOOD: CoverageCounts = {
+  all: 100,
+  in_window: 30,
+  beyond_window: 68,
+  no_expiry: 2,
+  beyond_renewing: 50,
+  beyond_not_renewing: 15,
+  beyond_renewal_unknown: 3,
+  beyond_quarantined: 4,
+};
+
+describe('coverageSearches', () => {
+  it('sends each parameter once per search, split on the end of the window', () => {
+    const end = '2026-12-22T06:00:00Z';
+    expect(coverageSearches(NOW, DEFAULT_POLICY)).toEqual({
+      all: {},
+      in_window: { date_expiry: `<=${end}` },
+      beyond_window: { date_expiry: `>${end}` },
+      no_expiry: { date_expiry: '' },
+      beyond_renewing: { date_expiry: `>${end}`, auto_renewal: 'true' },
+      beyond_not_renewing: { date_expiry: `>${end}`, auto_renewal: 'false' },
+      beyond_renewal_unknown: { date_expiry: `>${end}`, auto_renewal: '' },
+      beyond_quarantined: { date_expiry: `>${end}`, status: 'quarantine' },
+    });
+  });
+
+  it('rounds the window end up to a whole second, so no expiring domain falls beyond it', () => {
+    const searches = coverageSearches(NOW + 400, DEFAULT_POLICY);
+    expect(searches.in_window).toEqual({ date_expiry: '<=2026-12-22T06:00:01Z' });
+  });
+});
+
+describe('proveCoverage', () => {
+  it('proves an account whose two splits add up exactly', () => {
+    expect(proveCoverage(GOOD)).toEqual({ proven: true });
+  });
+
+  it('proves an empty account', () => {
+    const zero = Object.fromEntries(COVERAGE_PARTS.map((p) => [p, 0])) as CoverageCounts;
+    expect(proveCoverage(zero)).toEqual({ proven: true });
+  });
+
+  it('fails when records fall in no search on date_expiry (a date the server cannot compare)', () => {
+    expect(proveCoverage({ ...GOOD, all: 103 })).toEqual({
+      proven: false,
+      reason:
+        'searches on date_expiry counted 30 within the window + 68 beyond it + 2 without it = 100, but the account holds 103 domains (3 in none of the searches: values the server cannot compare)',
+    });
+  });
+
+  it('fails when a server that ignores every search parameter answers each with the whole account', () => {
+    const ignored = Object.fromEntries(COVERAGE_PARTS.map((p) => [p, 100])) as CoverageCounts;
+    const verdict = proveCoverage(ignored);
+    expect(verdict).toMatchObject({ proven: false });
+    expect(!verdict.proven && verdict.reason).toContain('200 counted twice');
+  });
+
+  it('fails when the server ignores auto_renewal (each search answers everything beyond the window)', () => {
+    const verdict = proveCoverage({
+      ...GOOD,
+      beyond_renewing: 68,
+      beyond_not_renewing: 68,
+      beyond_renewal_unknown: 68,
+    });
+    expect(!verdict.proven && verdict.reason).toMatch(/^beyond the window, searches on auto_renewal counted/);
+  });
+
+  it('fails when an auto-renew value is neither true, false nor absent', () => {
+    const verdict = proveCoverage({ ...GOOD, beyond_renewing: 49 });
+    expect(!verdict.proven && verdict.reason).toContain('1 in none of the searches');
+  });
+
+  it('fails when status=quarantine does not narrow the search beyond the window', () => {
+    expect(proveCoverage({ ...GOOD, beyond_quarantined: 68 })).toEqual({
+      proven: false,
+      reason:
+        'status=quarantine did not narrow the search beyond the window (68 of 68): the server may ignore it',
+    });
+  });
+
+  it('fails when a part counts more than the search it narrows', () => {
+    const verdict = proveCoverage({ ...GOOD, beyond_quarantined: 70 });
+    expect(!verdict.proven && verdict.reason).toBe(
+      'the search for "quarantined" counted 70 domains, more than "expiring beyond it" (68)',
+    );
+  });
+
+  it('fails on a total that is not a count', () => {
+    expect(proveCoverage({ ...GOOD, no_expiry: Number.NaN })).toMatchObject({ proven: false });
+  });
+});
+
+/**
+ * Soundness, whatever the server does: a random account, counted by a server that applies or
+ * ignores each parameter and cannot compare some values; whenever the proof holds, every domain
+ * the read leaves out is healthy (beyond the window, auto-renew on, not quarantined).
+ */
+describe('proveCoverage soundness', () => {
+  type Expiry = 'in' | 'beyond' | 'none' | 'garbled';
+  type Renewal = 'true' | 'false' | 'absent' | 'garbled';
+  interface Rec {
+    readonly expiry: Expiry;
+    readonly renewal: Renewal;
+    readonly quarantined: boolean;
+  }
+  const record = fc.record({
+    expiry: fc.constantFrom<Expiry>('in', 'beyond', 'none', 'garbled'),
+    renewal: fc.constantFrom<Renewal>('true', 'false', 'absent', 'garbled'),
+    quarantined: fc.boolean(),
+  });
+  const server = fc.record({
+    ignoresDate: fc.boolean(),
+    ignoresRenewal: fc.boolean(),
+    ignoresStatus: fc.boolean(),
+  });
+
+  it('never leaves out a domain that could give a finding or a problem', () => {
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 12 }), server, (recs, srv) => {
+        const date = (r: Rec, want: Expiry) => srv.ignoresDate || r.expiry === want;
+        const renew = (r: Rec, want: Renewal) => srv.ignoresRenewal || r.renewal === want;
+        const status = (r: Rec) => srv.ignoresStatus || r.quarantined;
+        const match: Record<CoveragePart, (r: Rec) => boolean> = {
+          all: () => true,
+          in_window: (r) => date(r, 'in'),
+          beyond_window: (r) => date(r, 'beyond'),
+          no_expiry: (r) => date(r, 'none'),
+          beyond_renewing: (r) => date(r, 'beyond') && renew(r, 'true'),
+          beyond_not_renewing: (r) => date(r, 'beyond') && renew(r, 'false'),
+          beyond_renewal_unknown: (r) => date(r, 'beyond') && renew(r, 'absent'),
+          beyond_quarantined: (r) => date(r, 'beyond') && status(r),
+        };
+        const counts = Object.fromEntries(
+          COVERAGE_PARTS.map((p) => [p, recs.filter(match[p]).length]),
+        ) as CoverageCounts;
+        if (!proveCoverage(counts).proven) return;
+        const unread = recs.filter((r) => !READ_PARTS.some((p) => match[p](r)));
+        for (const r of unread) {
+          expect(r).toEqual({ expiry: 'beyond', renewal: 'true', quarantined: false });
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
