@@ -27,6 +27,7 @@ import { SEARCH_SEMANTICS, type SearchSemantics } from '../functions/simulator/s
 import { type Fault, startSimulator } from '../functions/simulator/server';
 import { scanWithState, stateCommand, stateLocationText } from './cli-state';
 import { type CommandSpec, commandSpec, parseOptionsOf, renderHelp } from './commands';
+import { tryAlertsCommand } from './try-alerts';
 
 /** Where the CLI writes and what it reads; tests pass their own. */
 export interface CliIo {
@@ -69,9 +70,14 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         return await linkCommand(rest, io);
       case 'restore':
         return await restoreCommand(rest, io);
-      case 'state':
-        await stateCommand(rest, io);
+      case 'state': {
+        // The table's parser first, so an unknown flag is refused here as for every command.
+        const { values, positionals } = parse('state', rest);
+        await stateCommand([...positionals, ...(values.yes === true ? ['--yes'] : [])], io);
         return EXIT.ok;
+      }
+      case 'try-alerts':
+        return await tryAlertsCommand(rest, io, main);
       case undefined:
       case 'help':
       case '--help':
@@ -282,7 +288,7 @@ async function simulateCommand(args: readonly string[], io: CliIo): Promise<numb
 async function demoCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parse('demo', args);
   const apiKey = `demo-${randomBytes(12).toString('hex')}`;
-  const now = Date.now();
+  const now = parseNow(str(values.now));
   const sim = await startSimulator({
     portfolio: generatePortfolio({
       domains: positiveInt(str(values.domains), '--domains', 60),
