@@ -29,6 +29,7 @@ import { type Fault, startSimulator } from '../functions/simulator/server';
 import { scanWithState, stateCommand, stateLocationText } from './cli-state';
 import { reportStoreFromEnv, silenceCommand, webAppForServe } from './cli-web';
 import { type CommandSpec, commandSpec, parseOptionsOf, renderHelp } from './commands';
+import { tryAlertsCommand } from './try-alerts';
 
 /** Where the CLI writes and what it reads; tests pass their own. */
 export interface CliIo {
@@ -75,9 +76,14 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         return await snoozeCommand(rest, io);
       case 'ack':
         return await ackCommand(rest, io);
-      case 'state':
-        await stateCommand(rest, io);
+      case 'state': {
+        // The table's parser first, so an unknown flag is refused here as for every command.
+        const { values, positionals } = parse('state', rest);
+        await stateCommand([...positionals, ...(values.yes === true ? ['--yes'] : [])], io);
         return EXIT.ok;
+      }
+      case 'try-alerts':
+        return await tryAlertsCommand(rest, io, main);
       case undefined:
       case 'help':
       case '--help':
@@ -296,7 +302,7 @@ async function simulateCommand(args: readonly string[], io: CliIo): Promise<numb
 async function demoCommand(args: readonly string[], io: CliIo): Promise<number> {
   const { values } = parse('demo', args);
   const apiKey = `demo-${randomBytes(12).toString('hex')}`;
-  const now = Date.now();
+  const now = parseNow(str(values.now));
   const sim = await startSimulator({
     portfolio: generatePortfolio({
       domains: positiveInt(str(values.domains), '--domains', 60),

@@ -2,7 +2,7 @@ import { ENV, SECRET_SETTINGS, SETTINGS, type SettingName, type SettingSpec } fr
 
 /**
  * The command line's commands and options, defined once: the parser (bin/cli.ts), `sentinel help`
- * and the README's tables (scripts/readme.ts, checked by test/unit/docs-contract.test.ts) all read
+ * and the README's tables (scripts/readme.ts, checked by test/docs/readme-generated.test.ts) all read
  * this table, so a flag cannot exist in one and not the others.
  */
 
@@ -76,7 +76,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'state',
-    args: 'init dynamodb:TABLE | reset PATH|dynamodb:TABLE',
+    args: '<init|reset> <PATH|dynamodb:TABLE>',
     summary:
       'init: create the state table with the stack’s own definition (AWS_ENDPOINT_URL_DYNAMODB for a local one); reset: forget this account’s state',
     options: { yes: { type: 'boolean', doc: 'reset without asking' } },
@@ -127,6 +127,27 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: {
       domains: { type: 'string', value: 'N', doc: 'domains in the portfolio', default: '60' },
       seed: { type: 'string', value: 'S', doc: 'portfolio seed', default: '7' },
+      now: {
+        type: 'string',
+        value: 'ISO',
+        doc: 'lay the portfolio out and scan at this instant (the same output every day)',
+        default: 'now',
+      },
+    },
+  },
+  {
+    name: 'try-alerts',
+    summary:
+      'the alert path end to end without AWS: an SNS/SQS emulator (fauxqs) on 127.0.0.1 with a topic and two queues (one unfiltered, one with the SMS filter severity = critical), the simulator, one real scan publishing through the AWS SDK, and what each queue received',
+    options: {
+      domains: { type: 'string', value: 'N', doc: 'domains in the portfolio', default: '60' },
+      seed: { type: 'string', value: 'S', doc: 'portfolio seed', default: '7' },
+      now: {
+        type: 'string',
+        value: 'ISO',
+        doc: 'lay the portfolio out and scan at this instant',
+        default: 'now',
+      },
     },
   },
   {

@@ -75,7 +75,7 @@ const DAY_MS = 86_400_000;
 export const daysLeft = (expiry: number, now: number): number => Math.floor((expiry - now) / DAY_MS);
 
 /**
- * The finding rules of DESIGN.md, first match wins: quarantine, expired, expiring, auto-renew off.
+ * The finding rules (README, "What it finds"), first match wins: quarantine, expired, expiring, auto-renew off.
  * Pure: no clock, no I/O. A domain with no auto-renew field counts as off (a false alarm is cheaper
  * than a lost domain). Returns null for a healthy domain.
  */

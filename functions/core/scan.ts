@@ -109,7 +109,7 @@ export async function scanAccount(options: ScanOptions): Promise<Report> {
       const budget = options.timeBudgetSeconds ? ` of ${options.timeBudgetSeconds} s` : '';
       throw new DeadlineError(
         `the scan could not read the whole account within its time budget${budget} (${error.message}); ` +
-          'raise the time budget (Lambda timeout or --time-budget), raise --concurrency, or use --mode filtered',
+          'raise the time budget (Lambda timeout or --time-budget) or --concurrency; --mode auto (the default) reads less when its proof holds',
       );
     }
     throw error;

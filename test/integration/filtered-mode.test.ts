@@ -181,7 +181,7 @@ describe('time budget', () => {
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(
-      /^sentinel: the scan could not read the whole account within its time budget of 1 s \(.*\); raise the time budget \(Lambda timeout or --time-budget\), raise --concurrency, or use --mode filtered\n$/,
+      /^sentinel: the scan could not read the whole account within its time budget of 1 s \(.*\); raise the time budget \(Lambda timeout or --time-budget\) or --concurrency; --mode auto \(the default\) reads less when its proof holds\n$/,
     );
   });
 });

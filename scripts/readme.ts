@@ -1,0 +1,364 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { main } from '../bin/cli';
+import { COMMANDS, type CommandSpec, defaultOf, renderHelp } from '../bin/commands';
+import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/config';
+import { generatePortfolio } from '../functions/simulator/portfolio';
+import { StackConfigSchema } from '../lib/config';
+
+/**
+ * `npm run docs`: rewrites the parts of README.md between `<!-- generated:NAME -->` and
+ * `<!-- /generated -->` from the code (bin/commands.ts, SETTINGS, the stack's context schema) and
+ * from real runs of the command line against the embedded simulator, with a pinned instant, seed and
+ * keys so the output is the same on every run. test/docs/readme-generated.test.ts fails when
+ * README.md differs from what this script writes; test/docs/readme-commands.test.ts runs the
+ * README's marked command blocks and compares their output with what is written here.
+ */
+
+/** The instant every example is pinned to. */
+export const NOW = '2026-11-22T06:00:00Z';
+/** Throwaway keys of the try-outs; they guard nothing but a simulator on 127.0.0.1. */
+export const TRY_API_KEY = 'try-out-api-key-not-a-secret';
+export const TRY_SIGNING_KEY = 'try-out-signing-key-not-a-secret-0123456789';
+/** The portfolio of the README's simulator examples. */
+export const SIM = { domains: 500, seed: 1, port: 8080 } as const;
+const SERVE_PORT = 8787;
+/** The simulator's faults in the README's example, in the order they hit. */
+const FAULTS = '429,500,503,hang,malformed';
+
+/** Context keys of the stack that are not command-line settings, documented here (lib/config.ts validates them). */
+const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
+  schedule: 'EventBridge Scheduler expression (six cron fields, or `rate(…)`), in `timeZone`',
+  scanIntervalHours:
+    'dead-man window: the alarm fires when no scan completed in it (derived from `rate()` schedules)',
+  alertEmails: 'e-mail addresses that get the digest',
+  alertSmsNumbers: 'E.164 numbers that get the SMS (critical only)',
+  opsEmails: 'e-mail addresses that get the alarms about the scan itself',
+  secretsKmsKeyArn: 'KMS key of the SecureStrings, to scope decrypt to it',
+  scanReservedConcurrency: 'reserved concurrency of the scan function (see Two scans at once)',
+};
+const DEPLOY_CONTEXT_DEFAULTS: Readonly<Record<string, string>> = {
+  scanIntervalHours: '24 for cron schedules',
+  secretsKmsKeyArn: 'any key, through SSM only',
+  scanReservedConcurrency: 'none',
+};
+
+const code = (text: string) => `\`${text.replaceAll('|', '\\|')}\``;
+const cell = (text: string) => text.replaceAll('|', '\\|');
+const table = (head: string[], rows: string[][]) =>
+  [
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+
+function optionRows(spec: CommandSpec): string[][] {
+  return Object.entries(spec.options).map(([flag, option]) => {
+    const variable = option.setting ? code(SETTINGS[option.setting].env) : '';
+    return [
+      code(`--${flag}${option.value ? ` ${option.value}` : ''}`),
+      cell(option.doc),
+      variable,
+      cell(defaultOf(option) ?? (option.type === 'boolean' ? 'off' : 'none')),
+    ];
+  });
+}
+
+/** The options table of one command. */
+export function optionsTable(spec: CommandSpec): string {
+  return table(['flag', 'meaning', 'variable', 'default'], optionRows(spec));
+}
+
+/** Every command but `scan` (which has its own table), with its options. */
+export function commandsTable(commands: readonly CommandSpec[]): string {
+  const rows: string[][] = [];
+  for (const command of commands) {
+    if (command.name === 'scan') continue;
+    rows.push([
+      code(`sentinel ${command.name}${command.args ? ` ${command.args}` : ''}`),
+      cell(command.summary),
+      '',
+      '',
+    ]);
+    for (const [flag, meaning, variable, d] of optionRows(command))
+      rows.push([`  ${flag}`, meaning as string, variable as string, d as string]);
+  }
+  return table(['command / flag', 'meaning', 'variable', 'default'], rows);
+}
+
+/** Environment variables (SETTINGS, SECRET_SETTINGS) and the stack's context keys. */
+export function configurationTable(): string {
+  const rows: string[][] = [];
+  const settings = Object.values(SETTINGS) as SettingSpec[];
+  for (const s of settings)
+    rows.push([
+      code(s.env),
+      s.context ? code(s.context) : '',
+      cell(s.doc),
+      s.default !== undefined ? code(String(s.default)) : 'none',
+    ]);
+  for (const s of SECRET_SETTINGS)
+    rows.push([
+      code(s.env),
+      'context' in s ? code(s.context) : '',
+      cell(s.doc),
+      'default' in s ? code(s.default) : 'none',
+    ]);
+  const documented = new Set<string>([
+    ...settings.flatMap((s) => (s.context ? [s.context] : [])),
+    ...SECRET_SETTINGS.flatMap((s) => ('context' in s ? [s.context] : [])),
+  ]);
+  for (const key of Object.keys(StackConfigSchema.shape)) {
+    if (documented.has(key)) continue;
+    const doc = DEPLOY_CONTEXT_DOCS[key];
+    if (!doc)
+      throw new Error(
+        `CDK context key ${key} is not documented: add it to DEPLOY_CONTEXT_DOCS in scripts/readme.ts`,
+      );
+    const parsed = (StackConfigSchema.shape as Record<string, import('zod').ZodType>)[key]?.safeParse(
+      undefined,
+    );
+    const d = parsed?.success && parsed.data !== undefined ? JSON.stringify(parsed.data) : undefined;
+    rows.push([
+      '',
+      code(key),
+      cell(doc),
+      DEPLOY_CONTEXT_DEFAULTS[key] ?? (d && d !== '[]' ? code(JSON.parse(d)) : 'none'),
+    ]);
+  }
+  return table(['environment', 'context', 'meaning', 'default'], rows);
+}
+
+/** Output of one in-process run, stdout and stderr interleaved as a terminal shows them. */
+async function run(argv: readonly string[], env: NodeJS.ProcessEnv, expectStatus = 0) {
+  let out = '';
+  const status = await main(argv, {
+    env,
+    stdout: (t) => {
+      out += t;
+    },
+    stderr: (t) => {
+      out += t;
+    },
+  });
+  if (status !== expectStatus) throw new Error(`sentinel ${argv.join(' ')} exited ${status}: ${out}`);
+  return out;
+}
+
+/** A long-running command (simulate, serve) started in-process; resolves once it listens. */
+async function startServer(argv: readonly string[], env: NodeJS.ProcessEnv) {
+  let stop = () => {};
+  const stopped = new Promise<void>((resolve) => {
+    stop = resolve;
+  });
+  let out = '';
+  let listening: (url: string) => void = () => {};
+  const url = new Promise<string>((resolve) => {
+    listening = resolve;
+  });
+  const done = main(argv, {
+    env,
+    stdout: (t) => {
+      out += t;
+    },
+    stderr: (t) => {
+      out += t;
+    },
+    untilStopped: stopped,
+    onListening: listening,
+  });
+  const address = await Promise.race([
+    url,
+    done.then((s) => Promise.reject(new Error(`exited ${s}: ${out}`))),
+  ]);
+  return {
+    url: address,
+    output: () => out,
+    async close() {
+      stop();
+      await done;
+    },
+  };
+}
+
+/** Where an in-process server listened, replaced by the port the README's command names. */
+const atPort = (text: string, url: string, port: number | string) =>
+  text.replaceAll(url, `http://127.0.0.1:${port}`);
+
+/**
+ * Values that differ from run to run, shown as `<name>` placeholders. This script writes them so; the
+ * README test masks both what the README shows and what a command printed before it compares them.
+ */
+export const VOLATILE = {
+  port: [/127\.0\.0\.1:\d+/g, '127.0.0.1:<port>'],
+  seconds: [/(\d+ requests?, )\d+\.\d s/g, '$1<seconds> s'],
+  messageId: [/published alert [\w-]+ to/g, 'published alert <message-id> to'],
+  link: [/exp=\d+&kid=[^&\s]+&sig=[\w-]+/g, 'exp=<exp>&kid=<kid>&sig=<sig>'],
+} as const satisfies Record<string, readonly [RegExp, string]>;
+
+/** `text` with the given volatile values (default: all) replaced by their placeholders. */
+export function mask(
+  text: string,
+  names: ReadonlyArray<keyof typeof VOLATILE> = Object.keys(VOLATILE) as never,
+) {
+  return names.reduce((t, name) => t.replace(VOLATILE[name][0], VOLATILE[name][1]), text);
+}
+
+const fence = (body: string, info = '') => `\`\`\`${info}\n${body.replace(/\n+$/, '')}\n\`\`\``;
+const output = (body: string, kind = '') => `<!-- readme-output${kind ? ` ${kind}` : ''} -->\n${fence(body)}`;
+const runnable = (body: string, background = false) =>
+  `<!-- readme-test${background ? ' background' : ''} -->\n${fence(body, 'sh')}`;
+
+/** The generated regions, by name. */
+async function generators(): Promise<Record<string, () => string | Promise<string>>> {
+  const portfolio = generatePortfolio({ domains: SIM.domains, seed: SIM.seed, now: Date.parse(NOW) });
+  const quarantined = portfolio.truth.findings.filter((f) => f.kind === 'quarantine').map((f) => f.key);
+  const restoreDomain = quarantined.find((d) => /^[a-z0-9.-]+$/.test(d) && !d.startsWith('xn--')) as string;
+  const simEnv = { RESELLER_API_KEY: TRY_API_KEY };
+  const simArgs = ['--domains', String(SIM.domains), '--seed', String(SIM.seed), '--now', NOW];
+  const simCommand = `npm run -s sentinel -- simulate --port ${SIM.port} ${simArgs.join(' ')}`;
+  const exportsFor = (port: number) =>
+    `export RESELLER_BASE_URL=http://127.0.0.1:${port} RESELLER_API_KEY=${TRY_API_KEY}`;
+
+  // One simulator for the runs below, as terminal 1 of the README starts it.
+  const sim = await startServer(['simulate', '--port', '0', ...simArgs], simEnv);
+  const scanEnv = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: TRY_API_KEY };
+  const report = JSON.parse(await run(['scan', '--json', '--dry-run', '--now', NOW], scanEnv));
+
+  const serve = await startServer(['serve', '--port', '0'], {
+    ...scanEnv,
+    LINK_SIGNING_KEY: TRY_SIGNING_KEY,
+  });
+  const linkEnv = { ...scanEnv, LINK_SIGNING_KEY: TRY_SIGNING_KEY, LINK_BASE_URL: serve.url };
+  const link = (await run(['link', restoreDomain], linkEnv)).trim();
+  const restored = await (
+    await fetch(link, { method: 'POST', headers: { accept: 'application/json' } })
+  ).text();
+  await serve.close();
+  await sim.close();
+
+  // The faults of the README's example: all but `malformed` are retried; a body that is not JSON fails
+  // the scan (exit 1) rather than let it report part of the account.
+  const faultArgs = ['--max-per-page', '25', '--faults', FAULTS];
+  const faulty = await startServer(['simulate', '--port', '0', ...simArgs, ...faultArgs], simEnv);
+  const faultScan = await run(
+    ['scan', '--dry-run', '--now', NOW, '--timeout-ms', '2000'],
+    { RESELLER_BASE_URL: faulty.url, RESELLER_API_KEY: TRY_API_KEY },
+    1,
+  );
+  await faulty.close();
+
+  const demo = await run(['demo', '--now', NOW], { LINK_SIGNING_KEY: TRY_SIGNING_KEY });
+  const tryAlerts = await run(['try-alerts', '--now', NOW], {});
+
+  const excerpt = {
+    ...report,
+    generated_at: '<time>',
+    source: { ...report.source, base_url: `http://127.0.0.1:${SIM.port}` },
+    stats: { ...report.stats, duration_ms: '<ms>' },
+    findings: [
+      ...report.findings.slice(0, 2),
+      report.findings.find((f: { kind: string }) => f.kind === 'contact_pending_validation'),
+    ].filter(Boolean),
+    problems: report.problems.slice(0, 1),
+  };
+  // The excerpt's findings are the report's first two and its first contact finding: keep their order.
+  excerpt.findings = report.findings.filter((f: unknown) => excerpt.findings.includes(f));
+
+  const terminal1 = `# terminal 1: the simulator (leave it running; Ctrl-C stops it)\nexport RESELLER_API_KEY=${TRY_API_KEY}\n${simCommand}`;
+  return {
+    'scan-options': () => optionsTable(COMMANDS.find((c) => c.name === 'scan') as CommandSpec),
+    commands: () => commandsTable(COMMANDS),
+    configuration: configurationTable,
+    help: () => fence(renderHelp()),
+    'malformed-count': () => String(portfolio.truth.problems.length),
+    'quarantine-count': () => String(quarantined.length),
+    'simulate-tryout': () =>
+      [
+        runnable(terminal1, true),
+        output(atPort(sim.output(), sim.url, SIM.port)),
+        '',
+        runnable(`# terminal 2\n${exportsFor(SIM.port)}\nnpm run -s sentinel -- scan --dry-run --now ${NOW}`),
+      ].join('\n'),
+    'faults-tryout': () =>
+      [
+        runnable(
+          `# terminal 1\nexport RESELLER_API_KEY=${TRY_API_KEY}\n${simCommand} \\\n  ${faultArgs.join(' ')}`,
+          true,
+        ),
+        '',
+        runnable(
+          `# terminal 2\n${exportsFor(SIM.port)}\nnpm run -s sentinel -- scan --dry-run --now ${NOW} --timeout-ms 2000 || echo "exit status $?"`,
+        ),
+        // Which page gets the cut body depends on the order the requests arrive in.
+        output(`${faultScan.replace(/page \d+/, 'page <n>')}exit status 1`),
+      ].join('\n'),
+    'json-excerpt': () =>
+      [
+        runnable(`npm run -s sentinel -- scan --json --dry-run --now ${NOW}`),
+        output(JSON.stringify(excerpt, null, 2), 'json-subset'),
+      ].join('\n'),
+    'json-counts': () =>
+      `${report.findings.length} findings and ${report.problems.length} unreadable records (${report.stats.domains_scanned} domains)`,
+    demo: () =>
+      [
+        runnable(`npm start -s -- --now ${NOW}`),
+        output(mask(demo.replace(/(simulator on http:\/\/127\.0\.0\.1:)\d+/, '$1<port>'), ['seconds'])),
+      ].join('\n'),
+    'try-alerts': () =>
+      [runnable(`npm run -s sentinel -- try-alerts --now ${NOW}`), output(mask(tryAlerts))].join('\n'),
+    'restore-tryout': () =>
+      [
+        runnable(terminal1.replace('the simulator', 'the simulator, as above'), true),
+        '',
+        runnable(
+          `# terminal 2: the restore endpoint, with the simulator's variables and a signing key\n${exportsFor(SIM.port)}\nexport LINK_SIGNING_KEY=${TRY_SIGNING_KEY}\nnpm run -s sentinel -- serve --port ${SERVE_PORT}`,
+          true,
+        ),
+        output(
+          atPort(serve.output(), serve.url, SERVE_PORT).replace(/\{"message":"restore attempt".*\n/g, ''),
+        ),
+        '',
+        runnable(
+          `# terminal 3: a link signed with the same key, then the button's POST\n${exportsFor(SIM.port)}\nexport LINK_SIGNING_KEY=${TRY_SIGNING_KEY} LINK_BASE_URL=http://127.0.0.1:${SERVE_PORT}\nnpm run -s sentinel -- link ${restoreDomain}`,
+        ),
+        output(mask(atPort(link, serve.url, SERVE_PORT), ['link'])),
+        '',
+        runnable(
+          `curl -s -X POST -H 'Accept: application/json' -w '\\n' "$(npm run -s sentinel -- link ${restoreDomain})"`,
+        ),
+        output(restored),
+      ].join('\n'),
+  };
+}
+
+const REGION = /<!-- generated:([\w-]+) -->([\s\S]*?)<!-- \/generated -->/g;
+
+/** README.md with every generated region rewritten; throws on a region this script does not know. */
+export async function renderReadme(readme: string): Promise<string> {
+  const gen = await generators();
+  const names = [...readme.matchAll(REGION)].map((m) => m[1] as string);
+  const unknown = names.filter((n) => !(n in gen));
+  if (unknown.length)
+    throw new Error(`README.md has generated regions this script does not know: ${unknown.join(', ')}`);
+  const texts = new Map<string, string>();
+  for (const name of new Set(names)) texts.set(name, await (gen[name] as () => string | Promise<string>)());
+  return readme.replace(REGION, (_all, name: string, old: string) => {
+    const text = texts.get(name) as string;
+    // A region on its own lines holds a block; one inside a sentence holds a word.
+    return old.startsWith('\n')
+      ? `<!-- generated:${name} -->\n${text}\n<!-- /generated -->`
+      : `<!-- generated:${name} -->${text}<!-- /generated -->`;
+  });
+}
+
+/** Path of the README this script maintains. */
+export const README_PATH = fileURLToPath(new URL('../README.md', import.meta.url));
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const before = readFileSync(README_PATH, 'utf8');
+  const after = await renderReadme(before);
+  if (after !== before) writeFileSync(README_PATH, after);
+  process.stdout.write(`README.md ${after === before ? 'was up to date' : 'rewritten'}\n`);
+  process.exit(0);
+}
