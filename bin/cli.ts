@@ -212,8 +212,6 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
   const { report, alert } = await finishReport({
     report: read,
     ...(reports ? { reports } : {}),
-    now,
-    dryRun,
   });
 
   if (values.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);

@@ -73,9 +73,8 @@ export async function handleScheduledScan(
     // The report page and the calendar feed read the report from the bucket the stack names.
     const { report, alert } = await finishReport({
       report: stateful?.result.report ?? (await runScanJob(job)),
+      ...(stateful ? { silenced: stateful.result.silenced } : {}),
       ...(deps.reports ? { reports: deps.reports } : {}),
-      now,
-      dryRun: false,
     });
     deps.logger.info('scan completed', { report: truncateReport(report, LOGGED_FINDINGS) });
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Acknowledgement, ActionStore, DomainActions, Lapse, Snooze } from '../core/actions';
-import { actionsOf, type DomainMemory, type ScanState, StateConflictError } from '../core/state';
+import type { Acknowledgement, ActionStore, DomainActions, Snooze } from '../core/actions';
+import { type DomainMemory, type ScanState, StateConflictError } from '../core/state';
 import { normalizeDomainName } from '../core/text';
 import type { StateStore } from './state-store';
 import { loadState } from './stateful-scan';
@@ -24,12 +24,13 @@ export class StateActionStore implements ActionStore {
     /** The account the state belongs to (the reseller base URL), as the scan checks it. */
     private readonly scope: string,
     private readonly clock: () => number = Date.now,
+    /** How often to try when a scan holds the lease, and the first wait (doubling). @default 6 tries from 200 ms */
+    private readonly retry: { readonly attempts: number; readonly backoffMs: number } = {
+      attempts: ATTEMPTS,
+      backoffMs: 200,
+    },
   ) {
     this.location = store.location;
-  }
-
-  async load(): Promise<ReadonlyMap<string, DomainActions>> {
-    return actionsOf((await loadState(this.store, this.scope)).state);
   }
 
   snooze(domain: string, snooze: Snooze): Promise<void> {
@@ -38,17 +39,6 @@ export class StateActionStore implements ActionStore {
 
   acknowledge(domain: string, acknowledged: Acknowledgement): Promise<void> {
     return this.change((actions) => ({ ...actions, acknowledged }), domain);
-  }
-
-  async lapse(lapses: readonly Lapse[]): Promise<void> {
-    for (const lapse of lapses) {
-      await this.change((actions) => {
-        const { snooze, acknowledged } = actions;
-        return lapse.action === 'snooze'
-          ? { ...(acknowledged ? { acknowledged } : {}) }
-          : { ...(snooze ? { snooze } : {}) };
-      }, lapse.domain_name);
-    }
   }
 
   /** One conditional step: retried when a scan holds the lease or saved first. */
@@ -61,8 +51,8 @@ export class StateActionStore implements ActionStore {
         await this.store.save(withActions(loaded.state, domain, update), loaded, owner);
         return;
       } catch (error) {
-        if (!(error instanceof StateConflictError) || attempt >= ATTEMPTS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+        if (!(error instanceof StateConflictError) || attempt >= this.retry.attempts) throw error;
+        await new Promise((resolve) => setTimeout(resolve, this.retry.backoffMs * 2 ** (attempt - 1)));
       }
     }
   }

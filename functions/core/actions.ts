@@ -67,7 +67,7 @@ export const DomainActionsSchema = z.object({
     .optional(),
 });
 
-/** An action that no longer silences, and why; the scan removes it from the store. */
+/** An action that no longer silences, and why; the scan leaves it out of the next state. */
 export interface Lapse {
   readonly domain_name: string;
   readonly action: 'snooze' | 'acknowledge';
@@ -75,18 +75,15 @@ export interface Lapse {
 }
 
 /**
- * Where snoozes and acknowledgements live: the state store (DynamoDB, a JSON file) in practice.
- * Keys are normalised domain names.
+ * Where the links and the command line put snoozes and acknowledgements: the state store
+ * (DynamoDB, a JSON file), whose scans read them back through compareWithState. Keys are
+ * normalised domain names.
  */
 export interface ActionStore {
   /** For messages: the file path or `dynamodb:TABLE`. */
   readonly location: string;
-  /** Every domain's actions. */
-  load(): Promise<ReadonlyMap<string, DomainActions>>;
   snooze(domain: string, snooze: Snooze): Promise<void>;
   acknowledge(domain: string, acknowledgement: Acknowledgement): Promise<void>;
-  /** Removes actions that lapsed; an action set again since is left alone. */
-  lapse(lapses: readonly Lapse[], actions: ReadonlyMap<string, DomainActions>): Promise<void>;
 }
 
 const KIND_RANK: Readonly<Record<DomainFindingKind, number>> = {

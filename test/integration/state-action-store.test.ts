@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
+import { StateActionStore } from '../../functions/adapters/state-action-store';
+import { acknowledgementOf, snoozeOf } from '../../functions/core/actions';
+import { actionsOf, StateConflictError } from '../../functions/core/state';
+import { startDynalite } from '../support/dynalite';
+import { domainFinding, NOW_ISO } from '../support/report';
+
+const SCOPE = 'https://api.reseller.test';
+const NOW = Date.parse(NOW_ISO);
+let db: Awaited<ReturnType<typeof startDynalite>>;
+beforeAll(async () => {
+  db = await startDynalite();
+  await createStateTable(db.client(), 'actions');
+});
+afterAll(() => db?.close());
+
+describe('StateActionStore on DynamoDB (real SDK client against dynalite)', () => {
+  it('keeps snoozes and acknowledgements in the state the scans read, one conditional step each', async () => {
+    const state = new DynamoDbStateStore({ client: db.client(), tableName: 'actions', scope: SCOPE });
+    const store = new StateActionStore(state, SCOPE);
+    const soon = domainFinding('soon.nl', 'expiring', 'critical', 3);
+    const later = domainFinding('later.nl', 'expiring', 'warning', 20);
+    await store.snooze('soon.nl', snoozeOf(soon, 7, NOW));
+    await store.acknowledge('later.nl', acknowledgementOf(later, NOW));
+    await store.snooze('later.nl', snoozeOf(later, 1, NOW));
+
+    const loaded = await state.load();
+    expect(loaded.generation).toBe(3);
+    expect(loaded.lease).toBeNull();
+    expect(Object.fromEntries(actionsOf(loaded.state))).toEqual({
+      'soon.nl': { snooze: snoozeOf(soon, 7, NOW) },
+      'later.nl': { acknowledged: acknowledgementOf(later, NOW), snooze: snoozeOf(later, 1, NOW) },
+    });
+  });
+
+  it('refuses to write while a scan holds the lease, and says so', async () => {
+    const state = new DynamoDbStateStore({ client: db.client(), tableName: 'actions', scope: SCOPE });
+    const loaded = await state.load();
+    await state.claim(loaded.generation, { owner: 'scan-1', expiresAt: Date.now() + 60_000 });
+    const store = new StateActionStore(state, SCOPE, Date.now, { attempts: 2, backoffMs: 10 });
+    await expect(
+      store.snooze('soon.nl', snoozeOf(domainFinding('soon.nl', 'expiring', 'critical', 3), 30, NOW)),
+    ).rejects.toThrow(StateConflictError);
+    await state.release(loaded.generation, 'scan-1');
+    expect((await state.load()).generation).toBe(loaded.generation);
+  });
+});
