@@ -10,8 +10,8 @@ import {
   runStatefulScan,
   snsPublisher,
 } from '../functions/adapters/stateful-scan';
-import { renderDigest, renderSms } from '../functions/core/alert';
-import { anyAtOrAbove, type Severity } from '../functions/core/classify';
+import { renderDigest, renderSms, reportReaches } from '../functions/core/alert';
+import type { Severity } from '../functions/core/classify';
 import { ENV, requireEnv } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
 import { loadStatePolicy, STATE_ENV } from '../functions/core/state-config';
@@ -94,7 +94,7 @@ export async function scanWithState(command: StatefulScanCommand, io: StateCliIo
     );
     if (saved) say(`state saved to ${store.location}\n`);
   }
-  return command.failOn !== undefined && anyAtOrAbove(result.report.findings, command.failOn);
+  return command.failOn !== undefined && reportReaches(result.report, command.failOn);
 }
 
 /**

@@ -6,8 +6,8 @@ import { serveLocally } from '../functions/adapters/local-server';
 import { createRestoreHandler } from '../functions/adapters/restore-handler';
 import { deliverAlert, runScanJob } from '../functions/adapters/scan-job';
 import { EnvSecretSource } from '../functions/adapters/secrets';
-import { renderDigest, renderSms, smsAsDelivered } from '../functions/core/alert';
-import { anyAtOrAbove, SEVERITIES, type Severity } from '../functions/core/classify';
+import { renderDigest, renderSms, reportReaches, smsAsDelivered } from '../functions/core/alert';
+import { SEVERITIES, type Severity } from '../functions/core/classify';
 import {
   ENV,
   loadRestoreSettings,
@@ -221,7 +221,7 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
       : `no alert published: ${outcome.reason}`;
     (values.json ? io.stderr : io.stdout)(`${line}\n`);
   }
-  if (failOn && anyAtOrAbove(report.findings, failOn as Severity)) {
+  if (failOn && reportReaches(report, failOn as Severity)) {
     io.stderr(`sentinel: findings at ${failOn} or above (--fail-on ${failOn})\n`);
     return EXIT.failOn;
   }

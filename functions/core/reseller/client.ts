@@ -13,6 +13,7 @@ import {
   DomainSchema,
   describeIssues,
   ListEnvelopeSchema,
+  statusValues,
 } from '../schemas';
 import { type ListPage, type Problem, paginate } from './paging';
 import { type RawResponse, Transport, type TransportOptions } from './transport';
@@ -37,6 +38,8 @@ interface Listing<T> {
   readonly sortField: string;
   readonly schema: z.ZodType<T>;
   readonly caseInsensitiveKeys: boolean;
+  /** How serious a record is that could not be checked, judged from what can be read of it. */
+  readonly problemSeverity: (raw: unknown) => Problem['severity'];
 }
 
 /**
@@ -146,6 +149,7 @@ export class ResellerClient {
       fetchPage: (page) => this.fetchPage(listing, filter, page, this.perPage),
       keyOf: (record) => this.rawKeys.get(record as object) ?? '',
       caseInsensitiveKeys: listing.caseInsensitiveKeys,
+      problemSeverity: listing.problemSeverity,
       concurrency: this.transport.ceiling,
       maxPages: this.maxPages,
       resource: listing.resource,
@@ -213,11 +217,13 @@ export class ResellerClient {
       } else {
         // A reason may quote the value it got: a server echoing the key must not put it in the report.
         const key = readableKey(item);
+        const severity = listing.problemSeverity(item);
         problems.push({
           resource,
           key: key === null ? null : this.transport.scrub(key),
           page,
           reason: this.transport.scrub(describeIssues(parsed.error)),
+          ...(severity ? { severity } : {}),
         });
       }
     }
@@ -233,6 +239,12 @@ const DOMAINS: Listing<Domain> = {
   schema: DomainSchema,
   // DNS names are case-insensitive: `Example.nl` and `example.nl` are one domain.
   caseInsensitiveKeys: true,
+  // Rule 1 needs only the status: a record that says quarantine stays critical even when another
+  // field of it cannot be read.
+  problemSeverity: (raw) =>
+    statusValues((raw as { status?: unknown } | null)?.status).includes('quarantine')
+      ? 'critical'
+      : undefined,
 };
 
 const CONTACTS: Listing<Contact> = {
@@ -241,6 +253,7 @@ const CONTACTS: Listing<Contact> = {
   sortField: 'handle',
   schema: ContactSchema,
   caseInsensitiveKeys: false,
+  problemSeverity: () => undefined,
 };
 
 function isEmptyOrJson(text: string): boolean {
