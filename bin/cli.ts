@@ -397,7 +397,18 @@ async function restoreCommand(args: readonly string[], io: CliIo): Promise<numbe
       return EXIT.ok;
     }
   }
-  await client.restoreDomain(found.domain_name);
+  const answer = await client.restoreDomain(found.domain_name);
+  if (answer.status !== 204) {
+    // Not the documented success (a 202, a 200 carrying an error): only the domain's status tells.
+    const now = await client.findDomain(domain);
+    if (!now || now.status.includes('quarantine')) {
+      throw new SentinelError(
+        `${domain} was NOT restored: the reseller answered the restore with HTTP ${answer.status}, not the documented 204, and ${now ? 'the domain is still in quarantine' : 'the domain is no longer found'}`,
+      );
+    }
+    io.stdout(`restored ${domain} (confirmed by a fresh look-up)\n`);
+    return EXIT.ok;
+  }
   io.stdout(`restored ${domain}\n`);
   return EXIT.ok;
 }
