@@ -690,6 +690,25 @@ describe('ResellerClient.restoreDomain and the time budget', () => {
 });
 
 describe('ResellerClient scrubs what the server puts in a record', () => {
+  it('keeps the key out of a problem when the record echoes it encoded or in another case', async () => {
+    const echoes = [
+      Buffer.from(KEY).toString('base64'),
+      Buffer.from(KEY).toString('base64url'),
+      encodeURIComponent(KEY),
+      KEY.toLowerCase(),
+    ];
+    const api = fakeApi(1, 10, () =>
+      json(200, {
+        data: echoes.map((echo, i) => ({ domain_name: `x${i}.nl`, date_expiry: echo })),
+        pagination: { current_page: 1, per_page: 10, total_pages: 1, total_results: echoes.length },
+      }),
+    );
+    const { problems } = await readAll(client(api.fetch).listDomains());
+    expect(problems.map((p) => p.reason)).toEqual(
+      echoes.map(() => 'date_expiry: not an RFC 3339 date-time: "[redacted]"'),
+    );
+  });
+
   it('keeps the key out of a problem whose reason quotes the value it got', async () => {
     const api = fakeApi(1, 10, () =>
       json(200, {
