@@ -171,6 +171,12 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
   const secrets = new EnvSecretSource(io.env);
   secrets.apiKeyNow();
   if (settings.linkBaseUrl) secrets.signingKeysNow();
+  else if (secrets.hasSigningKeys()) {
+    // A key without a base is most likely a half-done setup: say so rather than drop links silently.
+    io.stderr(
+      `sentinel: note: findings carry no restore links because ${ENV.linkBaseUrl} is not set (${ENV.linkSigningKey} is)\n`,
+    );
+  }
   const dryRun = values['dry-run'] === true;
   const topicArn = settings.alertTopicArn;
   if (!dryRun && !topicArn) {
