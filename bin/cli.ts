@@ -171,6 +171,12 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
   const secrets = new EnvSecretSource(io.env);
   secrets.apiKeyNow();
   if (settings.linkBaseUrl) secrets.signingKeysNow();
+  else if (secrets.hasSigningKeys()) {
+    // A key without a base is most likely a half-done setup: say so rather than drop links silently.
+    io.stderr(
+      `sentinel: note: findings carry no restore links because ${ENV.linkBaseUrl} is not set (${ENV.linkSigningKey} is)\n`,
+    );
+  }
   const dryRun = values['dry-run'] === true;
   const topicArn = settings.alertTopicArn;
   if (!dryRun && !topicArn) {
@@ -397,7 +403,18 @@ async function restoreCommand(args: readonly string[], io: CliIo): Promise<numbe
       return EXIT.ok;
     }
   }
-  await client.restoreDomain(found.domain_name);
+  const answer = await client.restoreDomain(found.domain_name);
+  if (answer.status !== 204) {
+    // Not the documented success (a 202, a 200 carrying an error): only the domain's status tells.
+    const now = await client.findDomain(domain);
+    if (!now || now.status.includes('quarantine')) {
+      throw new SentinelError(
+        `${domain} was NOT restored: the reseller answered the restore with HTTP ${answer.status}, not the documented 204, and ${now ? 'the domain is still in quarantine' : 'the domain is no longer found'}`,
+      );
+    }
+    io.stdout(`restored ${domain} (confirmed by a fresh look-up)\n`);
+    return EXIT.ok;
+  }
   io.stdout(`restored ${domain}\n`);
   return EXIT.ok;
 }
