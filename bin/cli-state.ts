@@ -11,8 +11,8 @@ import {
   snsPublisher,
 } from '../functions/adapters/stateful-scan';
 import { alertView } from '../functions/core/actions';
-import { renderDigest, renderSms } from '../functions/core/alert';
-import { anyAtOrAbove, type Severity } from '../functions/core/classify';
+import { renderDigest, renderSms, reportReaches } from '../functions/core/alert';
+import type { Severity } from '../functions/core/classify';
 import { ENV, requireEnv } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
 import { loadStatePolicy, STATE_ENV } from '../functions/core/state-config';
@@ -99,7 +99,7 @@ export async function scanWithState(command: StatefulScanCommand, io: StateCliIo
     );
     if (saved) say(`state saved to ${store.location}\n`);
   }
-  return command.failOn !== undefined && anyAtOrAbove(result.report.findings, command.failOn);
+  return command.failOn !== undefined && reportReaches(result.report, command.failOn);
 }
 
 /**

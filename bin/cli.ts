@@ -7,8 +7,8 @@ import { finishReport } from '../functions/adapters/report-finish';
 import { deliverAlert, runScanJob } from '../functions/adapters/scan-job';
 import { EnvSecretSource } from '../functions/adapters/secrets';
 import { DEFAULT_SNOOZE_DAYS, MAX_SNOOZE_DAYS } from '../functions/core/actions';
-import { renderDigest, renderSms, smsAsDelivered } from '../functions/core/alert';
-import { anyAtOrAbove, SEVERITIES, type Severity } from '../functions/core/classify';
+import { renderDigest, renderSms, reportReaches, smsAsDelivered } from '../functions/core/alert';
+import { SEVERITIES, type Severity } from '../functions/core/classify';
 import {
   ENV,
   loadRestoreSettings,
@@ -177,6 +177,12 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
   const secrets = new EnvSecretSource(io.env);
   secrets.apiKeyNow();
   if (settings.linkBaseUrl) secrets.signingKeysNow();
+  else if (secrets.hasSigningKeys()) {
+    // A key without a base is most likely a half-done setup: say so rather than drop links silently.
+    io.stderr(
+      `sentinel: note: findings carry no restore links because ${ENV.linkBaseUrl} is not set (${ENV.linkSigningKey} is)\n`,
+    );
+  }
   const dryRun = values['dry-run'] === true;
   const topicArn = settings.alertTopicArn;
   if (!dryRun && !topicArn) {
@@ -233,7 +239,7 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
       : `no alert published: ${outcome.reason}`;
     (values.json ? io.stderr : io.stdout)(`${line}\n`);
   }
-  if (failOn && anyAtOrAbove(report.findings, failOn as Severity)) {
+  if (failOn && reportReaches(report, failOn as Severity)) {
     io.stderr(`sentinel: findings at ${failOn} or above (--fail-on ${failOn})\n`);
     return EXIT.failOn;
   }
@@ -408,7 +414,18 @@ async function restoreCommand(args: readonly string[], io: CliIo): Promise<numbe
       return EXIT.ok;
     }
   }
-  await client.restoreDomain(found.domain_name);
+  const answer = await client.restoreDomain(found.domain_name);
+  if (answer.status !== 204) {
+    // Not the documented success (a 202, a 200 carrying an error): only the domain's status tells.
+    const now = await client.findDomain(domain);
+    if (!now || now.status.includes('quarantine')) {
+      throw new SentinelError(
+        `${domain} was NOT restored: the reseller answered the restore with HTTP ${answer.status}, not the documented 204, and ${now ? 'the domain is still in quarantine' : 'the domain is no longer found'}`,
+      );
+    }
+    io.stdout(`restored ${domain} (confirmed by a fresh look-up)\n`);
+    return EXIT.ok;
+  }
   io.stdout(`restored ${domain}\n`);
   return EXIT.ok;
 }

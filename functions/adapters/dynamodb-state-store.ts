@@ -112,27 +112,11 @@ export class DynamoDbStateStore implements StateStore {
   async load(): Promise<StoredState> {
     const items = new Map<string, string>();
     let meta: Record<string, AttributeValue> | undefined;
-    let startKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await this.wrap('read the state', () =>
-        this.client.send(
-          new QueryCommand({
-            TableName: this.table,
-            KeyConditionExpression: '#pk = :pk',
-            ExpressionAttributeNames: { '#pk': PK.name },
-            ExpressionAttributeValues: { ':pk': { S: this.scope } },
-            ConsistentRead: true,
-            ExclusiveStartKey: startKey,
-          }),
-        ),
-      );
-      for (const item of page.Items ?? []) {
-        const sk = item[SK.name]?.S;
-        if (sk === META_SORT_KEY) meta = item;
-        else if (sk && item.m?.S !== undefined) items.set(sk, item.m.S);
-      }
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    for await (const item of this.partitionItems()) {
+      const sk = item[SK.name]?.S;
+      if (sk === META_SORT_KEY) meta = item;
+      else if (sk && item.m?.S !== undefined) items.set(sk, item.m.S);
+    }
 
     const parse = (sk: string, body: string): unknown => {
       try {
@@ -257,6 +241,13 @@ export class DynamoDbStateStore implements StateStore {
   /** Deletes this account's state (every item of its partition); returns how many items went. */
   async clear(): Promise<number> {
     const keys: WriteRequest[] = [];
+    for await (const item of this.partitionItems(true)) keys.push({ DeleteRequest: { Key: item } });
+    for (let i = 0; i < keys.length; i += BATCH) await this.batchWrite(keys.slice(i, i + BATCH));
+    return keys.length;
+  }
+
+  /** Every item of this account's partition, consistently read, page by page (only the keys when `keysOnly`). */
+  private async *partitionItems(keysOnly = false): AsyncGenerator<Record<string, AttributeValue>> {
     let startKey: Record<string, AttributeValue> | undefined;
     do {
       const page = await this.wrap('read the state', () =>
@@ -264,19 +255,17 @@ export class DynamoDbStateStore implements StateStore {
           new QueryCommand({
             TableName: this.table,
             KeyConditionExpression: '#pk = :pk',
-            ExpressionAttributeNames: { '#pk': PK.name, '#sk': SK.name },
+            ExpressionAttributeNames: keysOnly ? { '#pk': PK.name, '#sk': SK.name } : { '#pk': PK.name },
             ExpressionAttributeValues: { ':pk': { S: this.scope } },
-            ProjectionExpression: '#pk, #sk',
+            ...(keysOnly ? { ProjectionExpression: '#pk, #sk' } : {}),
             ConsistentRead: true,
             ExclusiveStartKey: startKey,
           }),
         ),
       );
-      for (const item of page.Items ?? []) keys.push({ DeleteRequest: { Key: item } });
+      yield* page.Items ?? [];
       startKey = page.LastEvaluatedKey;
     } while (startKey);
-    for (let i = 0; i < keys.length; i += BATCH) await this.batchWrite(keys.slice(i, i + BATCH));
-    return keys.length;
   }
 
   /** Item writes are not conditional (BatchWriteItem cannot be): check the lease is still ours first. */

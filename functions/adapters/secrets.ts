@@ -90,7 +90,7 @@ export class EnvSecretSource implements SecretSource {
     const value = this.env[ENV.linkSigningKey];
     if (value === undefined || value.trim() === '') {
       throw new ConfigError(
-        `${ENV.linkSigningKey} is not set; set it to the key links are signed with (the same key for scan, link and serve; e.g. openssl rand -hex 32)`,
+        `${ENV.linkSigningKey} is not set; set it to the key links are signed with (the same key for scan, link and serve; generate one with: node -e "console.log(require('crypto').randomBytes(32).toString('hex'))")`,
       );
     }
     return parseSigningKeys(value, ENV.linkSigningKey);

@@ -5,6 +5,7 @@ import {
   type Finding,
   isDomainFinding,
   type Severity,
+  severityRank,
 } from './classify';
 import { changeMarker, renderChangesSection, renderResolvedSection } from './digest-changes';
 import type { Problem } from './reseller-client';
@@ -80,9 +81,11 @@ export function describeDomainFinding(f: DomainFinding, now: string, day: (iso: 
         : 'auto-renew OFF';
   switch (f.kind) {
     case 'quarantine': {
-      const since = f.date_deleted ?? f.date_expiry;
-      const days = Math.max(0, Math.floor((Date.parse(now) - Date.parse(since)) / DAY_MS));
-      return `in quarantine since ${day(since)}, ${plural(days, 'day')}`;
+      // The record says when the domain was cancelled only in date_deleted; the expiry date is no
+      // stand-in (a domain cancelled early would read "since" a date still to come).
+      if (!f.date_deleted) return `in quarantine (since when not given; expiry date ${day(f.date_expiry)})`;
+      const days = Math.max(0, Math.floor((Date.parse(now) - Date.parse(f.date_deleted)) / DAY_MS));
+      return `in quarantine since ${day(f.date_deleted)}, ${plural(days, 'day')}`;
     }
     case 'expired':
       return `expired ${day(f.date_expiry)}, ${f.days_left >= -1 ? 'within the last day' : `${-f.days_left} days ago`}, ${renew}`;
@@ -162,10 +165,33 @@ const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0,
 /** Counts for the subject and the heading. */
 export function headline(report: Report): string {
   const { critical, warning, info } = report.summary;
-  const parts = [`${critical} critical`, `${warning} warning`];
+  const parts = [`${critical + criticalProblems(report).length} critical`, `${warning} warning`];
   if (info) parts.push(`${info} info`);
   if (report.problems.length) parts.push(plural(report.problems.length, 'unreadable record'));
   return parts.join(', ');
+}
+
+/**
+ * True when the report holds anything at `level` or above: a finding, or an unreadable record
+ * (critical when it says quarantine, else a warning: it may hide anything). For `--fail-on`.
+ */
+export function reportReaches(report: Report, level: Severity): boolean {
+  if (anyAtOrAbove(report.findings, level)) return true;
+  return report.problems.some(
+    (p) => severityRank(p.severity === 'critical' ? 'critical' : 'warning') >= severityRank(level),
+  );
+}
+
+/** Records that could not be checked but say the domain is in quarantine: critical items too. */
+export const criticalProblems = (report: Report): readonly Problem[] =>
+  report.problems.filter((p) => p.severity === 'critical');
+
+function criticalProblemLines(p: Problem): string[] {
+  const name = p.key === null ? '(no name)' : cut(displayDomain(p.key), 2 * KEY_MAX);
+  return [
+    `- ${name}: says it is in quarantine, but its record could not be read, so it was not checked`,
+    `  ${cut(safeText(p.reason), REASON_MAX)}; check it in the reseller's control panel`,
+  ];
 }
 
 /**
@@ -183,10 +209,14 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
   out.push(...renderChangesSection(report));
 
   let detailBudget = limit;
+  const unreadableCritical = criticalProblems(report);
   for (const severity of ['critical', 'warning'] as const) {
     const items = report.findings.filter((f) => f.severity === severity);
-    if (items.length === 0) continue;
-    out.push(`${severity.toUpperCase()} (${items.length})`);
+    const extra = severity === 'critical' ? unreadableCritical : [];
+    if (items.length === 0 && extra.length === 0) continue;
+    out.push(`${severity.toUpperCase()} (${items.length + extra.length})`);
+    // First: what may be in quarantine but could not be read (never cut: each is a domain at risk).
+    for (const p of extra) out.push(...criticalProblemLines(p));
     const detailed = items.slice(0, Math.max(0, detailBudget));
     detailBudget -= detailed.length;
     for (const f of detailed) out.push(...itemLines(f, report.now, day));
@@ -195,8 +225,14 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
       out.push(`- and ${omitted} more ${severity} (see the JSON report, or run a scan with --json)`);
     out.push('');
   }
-  if (report.summary.critical === 0 && report.summary.warning === 0)
-    out.push('Nothing critical or urgent.', '');
+  if (report.summary.critical === 0 && report.summary.warning === 0 && unreadableCritical.length === 0) {
+    out.push(
+      report.problems.length
+        ? 'Nothing critical or urgent among the records that could be read; see PROBLEMS for the rest.'
+        : 'Nothing critical or urgent.',
+      '',
+    );
+  }
 
   const info = report.findings.filter((f): f is DomainFinding => f.severity === 'info' && isDomainFinding(f));
   if (report.summary.info > 0) {
@@ -281,12 +317,18 @@ function smsItem(f: DomainFinding): string {
 export function renderSms(report: Report, options: Pick<RenderOptions, 'accountLabel'> = {}): string {
   const max = SMS_MAX - gsm7Length(SMS_PREFIX);
   const critical = report.findings.filter((f) => f.severity === 'critical');
+  const unreadable = criticalProblems(report).map(
+    (p) => `${toGsm7(normalizeDomainName(p.key ?? '?')).slice(0, 80)} quarantine?`,
+  );
   const label = options.accountLabel ? `${toGsm7(options.accountLabel).slice(0, 20)}: ` : '';
-  if (critical.length === 0) {
+  if (critical.length === 0 && unreadable.length === 0) {
     return `${label}no critical items; ${report.summary.warning} warning. See e-mail.`.slice(0, max);
   }
-  const head = `${label}${critical.length} critical:`;
-  const items = critical.map((f) => (isDomainFinding(f) ? smsItem(f) : `contact ${toGsm7(f.handle)}`));
+  const head = `${label}${critical.length + unreadable.length} critical:`;
+  const items = [
+    ...unreadable,
+    ...critical.map((f) => (isDomainFinding(f) ? smsItem(f) : `contact ${toGsm7(f.handle)}`)),
+  ];
   let text = head;
   let used = 0;
   for (const [index, item] of items.entries()) {
@@ -368,7 +410,7 @@ export interface AlertMessage {
 
 /** The severity the message attributes carry: the highest finding, or warning for unreadable records. */
 export function alertSeverity(report: Report): Severity {
-  if (report.summary.critical > 0) return 'critical';
+  if (report.summary.critical > 0 || criticalProblems(report).length > 0) return 'critical';
   if (report.summary.warning > 0 || report.problems.length > 0) return 'warning';
   return 'info';
 }
@@ -434,7 +476,7 @@ export function buildAlertMessage(report: Report, options: RenderOptions = {}): 
     message,
     attributes: {
       severity: alertSeverity(report),
-      critical_count: report.summary.critical,
+      critical_count: report.summary.critical + criticalProblems(report).length,
       warning_count: report.summary.warning,
     },
     findingsCut: cut,

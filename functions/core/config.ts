@@ -54,14 +54,26 @@ export const wholeNumber = (min: number, max: number) => {
 export const httpUrl = z
   .string()
   .trim()
-  .refine((s) => {
+  .superRefine((s, ctx) => {
+    let u: URL;
     try {
-      const u = new URL(s);
-      return (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password;
+      u = new URL(s);
     } catch {
-      return false;
+      u = new URL('about:blank');
     }
-  }, 'must be an http(s) URL without credentials, e.g. https://api.example.com')
+    if ((u.protocol !== 'https:' && u.protocol !== 'http:') || u.username || u.password) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must be an http(s) URL without credentials, e.g. https://api.example.com',
+      });
+    } else if (/[?#]/.test(s)) {
+      // Paths are appended to this base: `…/base?x=1` would turn every link into `…/base?x=1/restore/…`.
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must not carry a query (?…) or a fragment (#…): paths are appended to it; remove them',
+      });
+    }
+  })
   .transform((s) => s.replace(/\/+$/, ''));
 
 /** True for an IANA time zone name this runtime knows (UTC, Europe/Amsterdam, …). */

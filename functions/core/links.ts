@@ -30,7 +30,7 @@ export function parseSigningKeys(value: string, source = 'LINK_SIGNING_KEY'): Si
   return parts.map((secret, index) => {
     if (secret.length < MIN_KEY_LENGTH) {
       throw new ConfigError(
-        `${source}: key ${index + 1} is shorter than ${MIN_KEY_LENGTH} characters; generate one with \`openssl rand -hex 32\``,
+        `${source}: key ${index + 1} is shorter than ${MIN_KEY_LENGTH} characters; generate one with: node -e "console.log(require('crypto').randomBytes(32).toString('hex'))"`,
       );
     }
     const id = createHash('sha256').update(`domain-sentinel key id\n${secret}`).digest('hex').slice(0, 8);

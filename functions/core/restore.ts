@@ -1,13 +1,13 @@
 import {
   AuthenticationError,
   ConfigError,
-  NotFoundError,
-  RequestRejectedError,
+  DeadlineError,
   ResellerApiError,
   SecretError,
   TimeoutError,
 } from './errors';
 import { domainNameProblem, type SigningKey, verifyRestoreLink } from './links';
+import type { ResellerClient, RestoreAnswer } from './reseller/client';
 import type { Domain } from './schemas';
 import { safeText } from './text';
 
@@ -20,7 +20,12 @@ import { safeText } from './text';
 /** What the decision needs from the reseller. */
 export interface RestorePort {
   findDomain(name: string): Promise<Domain | null>;
-  restoreDomain(name: string): Promise<void>;
+  /**
+   * Sends the restore once. Resolves with any 2xx answer; throws for the rest, as
+   * {@link ResellerClient.restoreDomain} does (a TimeoutError or ConnectionError once the request
+   * went out, a DeadlineError before it did).
+   */
+  restoreDomain(name: string): Promise<RestoreAnswer>;
 }
 
 export interface RestoreInput {
@@ -135,15 +140,7 @@ export async function decideRestore(input: RestoreInput): Promise<RestoreOutcome
   if (!found) {
     return outcome('not_in_account', 404, 'Domain not found', `${domain} is not in this reseller account.`);
   }
-  const status = found.status.map((s) => safeText(s)).join(', ') || 'unknown';
-  if (!found.status.includes('quarantine')) {
-    return outcome(
-      'not_in_quarantine',
-      method === 'POST' ? 409 : 200,
-      `${domain} is not in quarantine`,
-      `${domain} is not in quarantine (already restored?): its status is ${status}, so there is nothing to restore.`,
-    );
-  }
+  if (!found.status.includes('quarantine')) return notInQuarantine(domain, found, method);
   if (method === 'GET') {
     const token = verdictQuery(input.token);
     return {
@@ -152,12 +149,21 @@ export async function decideRestore(input: RestoreInput): Promise<RestoreOutcome
     };
   }
 
+  let answer: RestoreAnswer;
   try {
-    await reseller.restoreDomain(found.domain_name); // the account's own spelling of the name
+    answer = await reseller.restoreDomain(found.domain_name); // the account's own spelling of the name
   } catch (error) {
-    return restoreFailure(error, domain);
+    return restoreFailure(error, domain, reseller);
   }
-  return outcome('restored', 200, `${domain} restored`, `${domain} has been restored from quarantine.`);
+  if (answer.status === 204) return restored(domain);
+  // Not the documented success: a 202 may be queued, a 200 may carry {"success":false}. Only the
+  // domain's status tells.
+  const answered = `HTTP ${answer.status}${answer.bodyEmpty ? '' : ' with a body'}`;
+  return recheck(reseller, domain, {
+    answered,
+    detail: `the reseller answered the restore with ${answered}, not the documented 204`,
+    kind: 'reseller_unexpected',
+  });
 }
 
 function outcome(kind: RestoreOutcomeKind, status: number, title: string, message: string): RestoreOutcome {
@@ -194,47 +200,157 @@ function lookupFailure(error: unknown, domain: string): RestoreOutcome {
   };
 }
 
-/** What the restore call's failure means for the domain: refused, not done, or unknown. */
-function restoreFailure(error: unknown, domain: string): RestoreOutcome {
-  const detail = errorDetail(error);
-  if (error instanceof TimeoutError) {
+function restored(domain: string, confirmed = false): RestoreOutcome {
+  return outcome(
+    'restored',
+    200,
+    `${domain} restored`,
+    confirmed
+      ? `${domain} has been restored from quarantine (confirmed by a fresh look-up of its status).`
+      : `${domain} has been restored from quarantine.`,
+  );
+}
+
+function notInQuarantine(domain: string, found: Domain, method: string): RestoreOutcome {
+  const status = found.status.map((s) => safeText(s)).join(', ') || 'unknown';
+  return outcome(
+    'not_in_quarantine',
+    method === 'POST' ? 409 : 200,
+    `${domain} is not in quarantine`,
+    `${domain} is not in quarantine (already restored?): its status is ${status}, so there is nothing to restore.`,
+  );
+}
+
+function unknownOutcome(domain: string, why: string, detail: string): RestoreOutcome {
+  return {
+    ...outcome(
+      'outcome_unknown',
+      504,
+      `The outcome for ${domain} is unknown`,
+      `${why}, so ${domain} may or may not have been restored. ${CHECK_FIRST}`,
+    ),
+    detail: `outcome unknown: ${detail}`,
+  };
+}
+
+interface Recheck {
+  /** What the restore call got, for the person: `HTTP 500`, `no answer`. */
+  readonly answered: string;
+  /** What the restore call got, for the log. */
+  readonly detail: string;
+  readonly kind: RestoreOutcomeKind;
+  /** A request that got no answer may still be running: still in quarantine is then no proof. */
+  readonly stillQuarantinedIsUnknown?: boolean;
+}
+
+/**
+ * The restore call's answer was not the documented success and not a clear refusal: a fresh
+ * look-up decides. Restored when the domain left quarantine, NOT restored when it is still there,
+ * unknown when the look-up fails too.
+ */
+async function recheck(reseller: RestorePort, domain: string, call: Recheck): Promise<RestoreOutcome> {
+  let now: Domain | null;
+  try {
+    now = await reseller.findDomain(domain);
+  } catch (error) {
+    return unknownOutcome(
+      domain,
+      `The reseller answered the restore of ${domain} with ${call.answered}, and its status could not be checked afterwards`,
+      `${call.detail}; the look-up that followed failed: ${errorDetail(error)}`,
+    );
+  }
+  if (now && !now.status.includes('quarantine')) {
     return {
-      ...outcome(
-        'outcome_unknown',
-        504,
-        `The outcome for ${domain} is unknown`,
-        `The reseller did not answer the restore of ${domain} in time, so it may or may not have been restored. ${CHECK_FIRST}`,
-      ),
-      detail: `outcome unknown: ${detail}`,
+      ...restored(domain, true),
+      detail: `${call.detail}; a fresh look-up shows it out of quarantine`,
     };
   }
+  if (!now || call.stillQuarantinedIsUnknown) {
+    return unknownOutcome(
+      domain,
+      `The reseller answered the restore of ${domain} with ${call.answered}`,
+      `${call.detail}; a fresh look-up ${now ? 'still shows it in quarantine' : 'no longer finds it'}`,
+    );
+  }
+  return {
+    ...outcome(
+      call.kind,
+      502,
+      `${domain} was not restored`,
+      `${domain} was NOT restored: the reseller answered the restore with ${call.answered}, and a fresh look-up shows the domain still in quarantine. Please try again in a few minutes.`,
+    ),
+    detail: `${call.detail}; a fresh look-up still shows it in quarantine`,
+  };
+}
+
+/** What the restore call's failure means for the domain: refused, not done, done after all, or unknown. */
+async function restoreFailure(
+  error: unknown,
+  domain: string,
+  reseller: RestorePort,
+): Promise<RestoreOutcome> {
+  const detail = errorDetail(error);
   if (error instanceof AuthenticationError) {
     return { ...outcome('reseller_auth_failed', 502, 'Restore unavailable', GENERIC_FAILURE), detail };
   }
-  if (error instanceof ResellerApiError && error.status >= 300 && error.status < 400) {
-    return unexpected(domain, error.status, detail);
-  }
-  if (error instanceof RequestRejectedError || error instanceof NotFoundError) {
-    const said = error.bodyExcerpt ? ` It said: ${safeText(error.bodyExcerpt).slice(0, 160)}` : '';
+  if (error instanceof DeadlineError) {
+    // Thrown only before the request went out (after, the client reports a TimeoutError).
     return {
       ...outcome(
-        'refused',
-        409,
+        'reseller_unreachable',
+        502,
         `${domain} was not restored`,
-        `The reseller refused to restore ${domain} (HTTP ${error.status}).${said}`,
+        `${domain} was NOT restored: the reseller’s API did not answer in time, so the restore was not sent. Please try again in a few minutes.`,
       ),
       detail,
     };
   }
-  if (error instanceof ResellerApiError && error.status >= 200 && error.status < 300) {
-    return unexpected(domain, error.status, detail);
+  if (error instanceof TimeoutError) {
+    return recheck(reseller, domain, {
+      answered: 'no answer in time',
+      detail,
+      kind: 'outcome_unknown',
+      stillQuarantinedIsUnknown: true,
+    });
   }
+  const status = error instanceof ResellerApiError ? error.status : 0;
+  if (status >= 300 && status < 400) return unexpected(domain, status, detail);
+  if (status >= 400 && status < 500) return refusal(error as ResellerApiError, domain, reseller);
+  return recheck(reseller, domain, {
+    answered: status ? `HTTP ${status}` : 'a broken connection',
+    detail,
+    kind: status >= 200 && status < 300 ? 'reseller_unexpected' : 'reseller_unreachable',
+  });
+}
+
+/**
+ * A 4xx answer. Two people clicking one link at once: the second restore is refused because the
+ * first succeeded, and its clicker must read that the domain is out of quarantine, not "refused".
+ */
+async function refusal(
+  error: ResellerApiError,
+  domain: string,
+  reseller: RestorePort,
+): Promise<RestoreOutcome> {
+  const detail = errorDetail(error);
+  try {
+    const now = await reseller.findDomain(domain);
+    if (now && !now.status.includes('quarantine')) {
+      return {
+        ...notInQuarantine(domain, now, 'POST'),
+        detail: `${detail}; a fresh look-up shows it out of quarantine`,
+      };
+    }
+  } catch {
+    // The refusal stands on its own; the look-up was only to explain it better.
+  }
+  const said = error.bodyExcerpt ? ` It said: ${safeText(error.bodyExcerpt).slice(0, 160)}` : '';
   return {
     ...outcome(
-      'reseller_unreachable',
-      502,
+      'refused',
+      409,
       `${domain} was not restored`,
-      `${domain} was NOT restored: the reseller’s API failed${error instanceof ResellerApiError && error.status ? ` (HTTP ${error.status})` : ''}. Please try again in a few minutes.`,
+      `The reseller refused to restore ${domain} (HTTP ${error.status}).${said}`,
     ),
     detail,
   };

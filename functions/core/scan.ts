@@ -18,7 +18,7 @@ import {
 import { DeadlineError, IncompleteListingError, ResellerApiError, UnprovenFilteredReadError } from './errors';
 import { domainNameProblem } from './links';
 import type { ListFilter, Problem, ResellerClient } from './reseller-client';
-import type { Domain } from './schemas';
+import { DOCUMENTED_DOMAIN_STATUSES, type Domain } from './schemas';
 import { normalizeDomainName } from './text';
 
 /**
@@ -140,8 +140,16 @@ async function scanOnce(
   // matched across searches; it may then be listed twice, never lost.
   const seenAcrossSearches = new Set<string>();
   const problemsSeen = new Set<string>();
-  const readDomains = async (filter: ListFilter, merging: boolean) => {
+  const readDomains = async (filter: ListFilter, merging: boolean, expectedTotal?: number) => {
     for await (const page of client.listDomains(filter)) {
+      // The proof counted this search a moment ago: a read that finds another total means the
+      // account moved in between (or the server answers counts and reads differently). Read again.
+      if (expectedTotal !== undefined && page.page === 1 && page.totalResults !== expectedTotal) {
+        throw new IncompleteListingError(
+          `a search counted ${expectedTotal} domains for the proof but listed ${page.totalResults} when read`,
+          { retryable: true },
+        );
+      }
       for (const problem of page.problems) {
         if (merging && problem.key !== null) {
           if (problemsSeen.has(problem.key)) continue;
@@ -158,10 +166,36 @@ async function scanOnce(
         options.observe?.(domain, attempt);
         const finding = classify(domain, now, policy);
         if (finding) domainFindings.push(finding);
+        const undocumented = domain.status.filter((v) => !DOCUMENTED_DOMAIN_STATUSES.includes(v));
+        if (undocumented.length > 0) {
+          // Never depend on an unstated rule: a status the documentation does not show (pending
+          // delete, redemption, transferred out…) may be a domain about to be lost.
+          problems.push({
+            resource: 'domain',
+            key: domain.domain_name,
+            page: page.page,
+            reason: `status ${undocumented.map((v) => JSON.stringify(v)).join(', ')} is not one the API documents (registered, quarantine); the domain was checked by its dates only: look at it in the reseller's control panel`,
+          });
+        }
       }
     }
   };
   const readContacts = async () => {
+    try {
+      await readContactPages();
+    } catch (error) {
+      // Contacts only name registrants and flag pending validations: a key that may not read them
+      // (or a contact list that fails) must not stop the alert about every domain.
+      if (!(error instanceof ResellerApiError)) throw error;
+      problems.push({
+        resource: 'contact',
+        key: null,
+        page: 0,
+        reason: `the contact list could not be read (${error.message}); registrants are not named and contacts pending validation are not checked`,
+      });
+    }
+  };
+  const readContactPages = async () => {
     for await (const page of client.listContacts()) {
       problems.push(...page.problems);
       for (const contact of page.records) {
@@ -186,7 +220,7 @@ async function scanOnce(
       const counts = proof.counts;
       // A part the counts say is empty costs no request.
       const parts = READ_PARTS.filter((part) => counts[part] > 0);
-      await Promise.all(parts.map((part) => readDomains(searches[part], true)));
+      await Promise.all(parts.map((part) => readDomains(searches[part], true, counts[part])));
       return;
     }
     if (mode === 'filtered') {
@@ -210,7 +244,24 @@ async function scanOnce(
     findings.push(finding);
   }
   findings.sort(compareFindings);
-  problems.sort((a, b) => a.resource.localeCompare(b.resource) || a.page - b.page);
+  const accountSize = coverage?.all ?? domainsScanned;
+  if (accountSize === 0 && !problems.some((p) => p.resource === 'domain')) {
+    // An empty account is far more often the wrong key, account or environment than a real one.
+    problems.push({
+      resource: 'domain',
+      key: null,
+      page: 1,
+      reason:
+        'the account lists no domains at all: check that the key and RESELLER_BASE_URL are for the account you mean (live, not test), or whether every domain left it',
+    });
+  }
+  // Records that may be quarantined domains first: they are critical items.
+  problems.sort(
+    (a, b) =>
+      Number(b.severity === 'critical') - Number(a.severity === 'critical') ||
+      a.resource.localeCompare(b.resource) ||
+      a.page - b.page,
+  );
 
   const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
   for (const f of findings) summary[f.severity]++;

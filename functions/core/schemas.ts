@@ -60,12 +60,23 @@ const looseInt = z.union([
 ]);
 
 /**
- * A list of status values. A lone string is accepted where the documentation shows an array, and
- * values are lower-cased: `QUARANTINE` and `Quarantine` must still be seen as quarantine.
+ * Status values as a clean list, from whatever a record holds: an array, or a lone string where the
+ * documentation shows an array (also `"registered,quarantine"`); each value trimmed and lower-cased,
+ * so `QUARANTINE`, `Quarantine ` and ` quarantine` are all seen as quarantine. Anything else: none.
  */
-const stringList = z
-  .union([z.array(z.string()), z.string().transform((s) => [s])])
-  .transform((values) => values.map((v) => v.toLowerCase()));
+export function statusValues(raw: unknown): string[] {
+  const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? [raw] : [];
+  return list
+    .filter((v): v is string => typeof v === 'string')
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim().toLowerCase())
+    .filter(Boolean);
+}
+
+/** The status values the documentation shows; any other is reported (see functions/core/scan.ts). */
+export const DOCUMENTED_DOMAIN_STATUSES: readonly string[] = ['registered', 'quarantine'];
+
+const stringList = z.union([z.array(z.string()), z.string()]).transform(statusValues);
 
 /** A domain as domain-sentinel uses it, whatever aliases the record carried. */
 export interface Domain {

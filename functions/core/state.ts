@@ -438,6 +438,19 @@ export function compareWithState(input: CompareInput): CompareResult {
     count(findings.filter(repeatDue).length, `critical repeated after ${policy.criticalRepeatHours} h`);
   const oldProblems = new Set(state.problem_keys);
   count(problemKeys.filter((k) => !oldProblems.has(k)).length, 'new unreadable records');
+  // A record that says quarantine but cannot be read is as critical as a quarantine finding:
+  // repeated on the same rhythm until it is fixed.
+  const lastPublished = state.last_published_at === null ? null : Date.parse(state.last_published_at);
+  if (
+    why.length === 0 &&
+    atOrAbove('critical', minSeverity) &&
+    lastPublished !== null &&
+    nowMs - lastPublished >= policy.criticalRepeatHours * HOUR_MS
+  )
+    count(
+      report.problems.filter((p) => p.severity === 'critical').length,
+      `unreadable records in quarantine repeated after ${policy.criticalRepeatHours} h`,
+    );
   const lastSpoke = state.last_published_at ?? state.started_at;
   if (
     why.length === 0 &&

@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -8,28 +7,9 @@ import { loadStackConfig } from '../../lib/config';
 import { Scanner } from '../../lib/scanner';
 import { DomainSentinelStack } from '../../lib/stack';
 import { NO_OPS_SUBSCRIBER_WARNING } from '../../lib/watchdog';
+import { BASE_CONTEXT, functionsDir, synthStack } from '../support/stack';
 
-const functionsDir = fileURLToPath(new URL('../../functions', import.meta.url));
-const BASE_CONTEXT = {
-  // Template tests skip esbuild; one real bundling synth runs in synth.test.ts.
-  'aws:cdk:bundling-stacks': [],
-  resellerBaseUrl: 'https://api.reseller.example',
-  schedule: 'cron(0 7 * * ? *)',
-  timeZone: 'Europe/Amsterdam',
-  alertEmails: 'alerts@example.nl,oncall@example.nl',
-  alertSmsNumbers: '+31612345678',
-  opsEmails: ['ops@example.nl'],
-};
-
-function synth(context: Record<string, unknown> = {}) {
-  const app = new App({ context: { ...BASE_CONTEXT, ...context } });
-  const stack = new DomainSentinelStack(app, 'DomainSentinel', {
-    config: loadStackConfig(app.node),
-    functionsDir,
-    env: { account: '123456789012', region: 'eu-west-1' },
-  });
-  return { app, stack, template: Template.fromStack(stack) };
-}
+const synth = synthStack;
 
 let template: Template;
 let stack: DomainSentinelStack;

@@ -1,31 +1,10 @@
-import { fileURLToPath } from 'node:url';
-import { App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createStateTableInput } from '../../functions/adapters/dynamodb-state-store';
-import { loadStackConfig } from '../../lib/config';
-import { DomainSentinelStack } from '../../lib/stack';
+import type { DomainSentinelStack } from '../../lib/stack';
+import { synthStack } from '../support/stack';
 
-const functionsDir = fileURLToPath(new URL('../../functions', import.meta.url));
-const BASE_CONTEXT = {
-  // Template tests skip esbuild; one real bundling synth runs in synth.test.ts.
-  'aws:cdk:bundling-stacks': [],
-  resellerBaseUrl: 'https://api.reseller.example',
-  schedule: 'cron(0 7 * * ? *)',
-  timeZone: 'Europe/Amsterdam',
-  alertEmails: 'alerts@example.nl',
-  opsEmails: ['ops@example.nl'],
-};
-
-function synth(context: Record<string, unknown> = {}) {
-  const app = new App({ context: { ...BASE_CONTEXT, ...context } });
-  const stack = new DomainSentinelStack(app, 'DomainSentinel', {
-    config: loadStackConfig(app.node),
-    functionsDir,
-    env: { account: '123456789012', region: 'eu-west-1' },
-  });
-  return { app, stack, template: Template.fromStack(stack) };
-}
+const synth = synthStack;
 
 let template: Template;
 let stack: DomainSentinelStack;

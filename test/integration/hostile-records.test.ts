@@ -120,3 +120,144 @@ describe('text from the API cannot forge lines or pass for another name', () => 
     expect(run.stdout).toContain('domain-sentinel> 1 critical: xn--pypal-4ve.com quarantine');
   });
 });
+
+describe('what a record says is never lost because another field of it is odd', () => {
+  it('keeps a quarantined domain with an unreadable date critical: in the digest, the SMS, the severity and --fail-on', async () => {
+    const domains = [
+      { ...quarantinedRecord('odd-date.nl'), date_expiry: '2026-11-25' },
+      { ...quarantinedRecord('no-date.nl'), date_expiry: undefined },
+      {
+        domain_name: 'fine.nl',
+        status: ['registered'],
+        date_expiry: '2027-06-01T00:00:00Z',
+        auto_renew: true,
+      },
+    ];
+    const report = JSON.parse((await scanOf(domains)).stdout);
+    expect(report.summary.critical).toBe(0);
+    expect(report.problems.map((p: { key: string; severity?: string }) => [p.key, p.severity])).toEqual([
+      ['odd-date.nl', 'critical'],
+      ['no-date.nl', 'critical'],
+    ]);
+    const digest = await scanOf(domains, [], false);
+    expect(digest.stdout.split('\n')[0]).toBe('domain-sentinel: 2 critical, 0 warning, 2 unreadable records');
+    expect(digest.stdout).toContain(
+      'CRITICAL (2)\n- odd-date.nl: says it is in quarantine, but its record could not be read',
+    );
+    expect(digest.stdout).not.toContain('Nothing critical');
+    expect(digest.stdout).toContain(
+      'domain-sentinel> 2 critical: odd-date.nl quarantine?; no-date.nl quarantine?',
+    );
+    const failOn = await runCli(['scan', '--json', '--dry-run', '--now', NOW, '--fail-on', 'critical'], {
+      RESELLER_BASE_URL: (await startFixedReseller({ apiKey: KEY, domains })).url,
+      RESELLER_API_KEY: KEY,
+    });
+    expect(failOn.code).toBe(3);
+  });
+
+  it('reads status values trimmed, split on commas and in any case, and reports one the API does not document', async () => {
+    const domains = [
+      quarantinedRecord('spaced.nl', { status: [' Quarantine '] }),
+      quarantinedRecord('joined.nl', { status: 'registered,quarantine' }),
+      quarantinedRecord('pending.nl', {
+        status: ['pending_delete'],
+        date_expiry: '2027-06-01T00:00:00Z',
+        auto_renew: true,
+      }),
+    ];
+    const report = JSON.parse((await scanOf(domains)).stdout);
+    expect(
+      report.findings.map((f: { domain_name: string; kind: string }) => `${f.domain_name} ${f.kind}`).sort(),
+    ).toEqual(['joined.nl quarantine', 'spaced.nl quarantine']);
+    expect(report.problems).toEqual([
+      {
+        resource: 'domain',
+        key: 'pending.nl',
+        page: 1,
+        reason: expect.stringMatching(/^status "pending_delete" is not one the API documents/),
+      },
+    ]);
+  });
+
+  it('reports a second record under the same name with other content, critical when it says quarantine', async () => {
+    const domains = [
+      {
+        domain_name: 'twice.nl',
+        status: ['registered'],
+        date_expiry: '2027-06-01T00:00:00Z',
+        auto_renew: true,
+      },
+      quarantinedRecord('twice.nl'),
+    ];
+    const report = JSON.parse((await scanOf(domains)).stdout);
+    expect(report.problems).toEqual([
+      {
+        resource: 'domain',
+        key: 'twice.nl',
+        page: 1,
+        reason: 'a second domain record named "twice.nl" with different content; only the first was checked',
+        severity: 'critical',
+      },
+    ]);
+  });
+
+  it('says so when the account lists no domains at all (the wrong key or environment, or everything left)', async () => {
+    const run = await scanOf([], [], false);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('the account lists no domains at all');
+    expect(run.stdout).not.toMatch(/^Nothing critical or urgent\.$/m);
+  });
+
+  it('does not date a quarantine from the expiry when the record does not say when it began', async () => {
+    const run = await scanOf(
+      [quarantinedRecord('early.nl', { date_deleted: null, date_expiry: '2027-11-01T00:00:00Z' })],
+      [],
+      false,
+    );
+    expect(run.stdout).toContain('- early.nl: in quarantine (since when not given; expiry date 1 Nov 2027)');
+  });
+});
+
+describe('a filtered read must list what its proof counted', () => {
+  it('reads again, then fails, when the searches count domains the reads then do not list', async () => {
+    const { startSimulator } = await import('../../functions/simulator/server');
+    const { generatePortfolio } = await import('../../functions/simulator/portfolio');
+    const full = generatePortfolio({ domains: 60, seed: 4, now: Date.parse(NOW) });
+    // Without the malformed records no search can select, so that the proof holds.
+    const domains = full.domains.filter((d) => !full.truth.problems.includes(String(d.domain_name)));
+    const sim = await startSimulator({ portfolio: { ...full, domains }, apiKey: KEY });
+    // Honest counts (per_page=1), but every real read of the domain list comes back empty.
+    const { createServer } = await import('node:http');
+    const proxy = createServer(async (req, res) => {
+      const url = new URL(req.url ?? '/', sim.url);
+      const answer = await fetch(url, { headers: { authorization: req.headers.authorization ?? '' } });
+      let body = await answer.text();
+      if (
+        url.pathname === '/v2/domains' &&
+        url.searchParams.get('per_page') !== '1' &&
+        answer.status === 200
+      ) {
+        const parsed = JSON.parse(body);
+        body = JSON.stringify({
+          data: [],
+          pagination: { ...parsed.pagination, total_pages: 0, total_results: 0 },
+        });
+      }
+      res.writeHead(answer.status, { 'content-type': 'application/json' }).end(body);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    close = async () => {
+      proxy.closeAllConnections();
+      await new Promise((r) => proxy.close(r));
+      await sim.close();
+    };
+    const port = (proxy.address() as { port: number }).port;
+    const run = await runCli(['scan', '--json', '--dry-run', '--now', NOW, '--mode', 'filtered'], {
+      RESELLER_BASE_URL: `http://127.0.0.1:${port}`,
+      RESELLER_API_KEY: KEY,
+    });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/counted \d+ domains for the proof but listed 0 when read/);
+  });
+});

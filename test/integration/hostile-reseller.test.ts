@@ -236,11 +236,23 @@ describe('sentinel scan against a hostile reseller (issue 15)', () => {
       const unauthorized = await scanAgainst('unauthorized');
       expectFailure(unauthorized.run, /refused the API key \(HTTP 401\)/);
       await server?.close();
+      // A key that may read domains but not contacts still gets every domain alert, with the
+      // contact list named as a problem (registrants unnamed, validations unchecked).
       const forbidden = await scanAgainst('forbidden-contacts');
-      expectFailure(
-        forbidden.run,
-        /accepted the API key but it lacks access to contact list page 1 .*\(HTTP 403\)/,
-      );
+      expect(forbidden.run.code).toBe(0);
+      const report = JSON.parse(forbidden.run.stdout);
+      expect(report.stats.domains_scanned).toBe(300);
+      expect(report.summary.critical).toBeGreaterThan(0);
+      expect(report.problems).toEqual([
+        {
+          resource: 'contact',
+          key: null,
+          page: 0,
+          reason: expect.stringMatching(
+            /^the contact list could not be read \(.*accepted the API key but it lacks access to contact list page 1 .*\(HTTP 403\).*\); registrants are not named and contacts pending validation are not checked$/,
+          ),
+        },
+      ]);
     });
 
     for (const status of [302, 307] as const) {

@@ -30,17 +30,27 @@ async function listen(handler: Handler) {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+interface State {
+  restored: boolean;
+  /** Look-ups answer 500 from now on. */
+  lookupFails: boolean;
+}
+
 /**
  * A reseller whose list shows DOMAIN in quarantine until a restore succeeds, and whose restore
  * endpoint answers as `restore` says. Every request is recorded.
  */
-async function reseller(restore: (res: ServerResponse, state: { restored: boolean }) => void) {
-  const state = { restored: false };
+async function reseller(restore: (res: ServerResponse, state: State, req: IncomingMessage) => void) {
+  const state: State = { restored: false, lookupFails: false };
   const calls: string[] = [];
   const url = await listen((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     calls.push(`${req.method} ${path}`);
     if (req.method === 'GET' && path === '/v2/domains') {
+      if (state.lookupFails) {
+        res.writeHead(500).end();
+        return;
+      }
       const record = {
         domain_name: DOMAIN,
         status: [state.restored ? 'registered' : 'quarantine'],
@@ -55,7 +65,7 @@ async function reseller(restore: (res: ServerResponse, state: { restored: boolea
       );
       return;
     }
-    if (req.method === 'POST' && path === `/v2/domains/${DOMAIN}/restore`) return restore(res, state);
+    if (req.method === 'POST' && path === `/v2/domains/${DOMAIN}/restore`) return restore(res, state, req);
     res.writeHead(200, { 'content-type': 'text/html' }).end('<html>Login</html>');
   });
   return { url, calls, state };
@@ -143,6 +153,103 @@ describe('restore tells the truth', () => {
     expect(again.status).toBe(409);
     expect(again.body.message).toContain('not in quarantine (already restored?)');
     expect(api.calls.filter((c) => c.startsWith('POST'))).toHaveLength(1);
+  });
+
+  it('says the outcome is unknown, not NOT restored, when the connection breaks after the restore was sent and the re-check fails', async () => {
+    const api = await reseller((_res, state, req) => {
+      state.lookupFails = true;
+      req.socket.destroy(); // reset once the whole request arrived
+    });
+    const endpoint = await restoreEndpoint(api.url, 1_500);
+    const { status, body } = await endpoint.post();
+    expect(status).toBe(504);
+    expect(body.outcome).toBe('outcome_unknown');
+    expect(body.message).toMatch(/may or may not have been restored\. Check the domain’s status/);
+    expect(api.calls.filter((c) => c.startsWith('POST'))).toHaveLength(1);
+  });
+
+  it('answers 502 NOT restored when a reset restore leaves the domain in quarantine, and restored when it does not', async () => {
+    const api = await reseller((_res, state, req) => {
+      state.restored = calls++ > 0;
+      req.socket.destroy();
+    });
+    let calls = 0;
+    const endpoint = await restoreEndpoint(api.url);
+    const first = await endpoint.post();
+    expect(first.status).toBe(502);
+    expect(first.body.message).toBe(
+      `${DOMAIN} was NOT restored: the reseller answered the restore with a broken connection, and a fresh look-up shows the domain still in quarantine. Please try again in a few minutes.`,
+    );
+    const second = await endpoint.post();
+    expect(second).toEqual({
+      status: 200,
+      body: {
+        outcome: 'restored',
+        message: `${DOMAIN} has been restored from quarantine (confirmed by a fresh look-up of its status).`,
+      },
+    });
+    expect(api.calls.filter((c) => c.startsWith('POST'))).toHaveLength(2);
+  });
+
+  it('answers a 500 with NOT restored after one POST, never "after retries"', async () => {
+    const api = await reseller((res) => {
+      res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"internal"}');
+    });
+    const endpoint = await restoreEndpoint(api.url);
+    const { status, body } = await endpoint.post();
+    expect(status).toBe(502);
+    expect(body.message).toContain(
+      `${DOMAIN} was NOT restored: the reseller answered the restore with HTTP 500`,
+    );
+    expect(`${body.message} ${endpoint.logs.at(-1)?.detail}`).not.toMatch(/retries/);
+    expect(api.calls.filter((c) => c.startsWith('POST'))).toHaveLength(1);
+  });
+
+  it('re-checks a 202 and a 200 carrying an error: restored only when the domain left quarantine', async () => {
+    const accepted = await reseller((res, state) => {
+      state.restored = true; // the job ran by the time of the look-up
+      res.writeHead(202).end();
+    });
+    const one = await (await restoreEndpoint(accepted.url)).post();
+    expect(one.status).toBe(200);
+    expect(one.body.message).toContain('confirmed by a fresh look-up');
+
+    const failed = await reseller((res) => {
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end('{"error":"domain not restorable","success":false}');
+    });
+    const two = await (await restoreEndpoint(failed.url)).post();
+    expect(two.status).toBe(502);
+    expect(two.body.message).toContain(
+      'NOT restored: the reseller answered the restore with HTTP 200 with a body',
+    );
+  });
+
+  it('tells the loser of two simultaneous clicks "not in quarantine (already restored?)", not "refused"', async () => {
+    let pending = 0;
+    const waiting: Array<() => void> = [];
+    const api = await reseller((res, state) => {
+      pending++;
+      // Both restores are in before either answers: the first wins, the second is refused.
+      waiting.push(() => {
+        if (!state.restored) {
+          state.restored = true;
+          res.writeHead(204).end();
+        } else {
+          res
+            .writeHead(422, { 'content-type': 'application/json' })
+            .end('{"error":"domain is not in quarantine"}');
+        }
+      });
+      if (pending === 2) for (const answer of waiting) answer();
+    });
+    const endpoint = await restoreEndpoint(api.url);
+    const results = await Promise.all([endpoint.post(), endpoint.post()]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    const loser = results.find((r) => r.status === 409);
+    expect(loser?.body.outcome).toBe('not_in_quarantine');
+    expect(loser?.body.message).toContain('not in quarantine (already restored?)');
   });
 
   it('serve answers a body over its limit with 413 and the usual security headers', async () => {

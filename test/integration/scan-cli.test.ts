@@ -40,6 +40,27 @@ describe('sentinel scan against the simulator', () => {
     );
   });
 
+  it('notes once on stderr that findings carry no restore links when LINK_SIGNING_KEY is set without LINK_BASE_URL', async () => {
+    const { env } = await simulate(20);
+    const signingKey = 'scan-cli-signing-key-0123456789abcdef0123';
+    const run = await runCli(['scan', '--json', '--dry-run', '--now', NOW], {
+      ...env,
+      LINK_SIGNING_KEY: signingKey,
+    });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe(
+      'sentinel: note: findings carry no restore links because LINK_BASE_URL is not set (LINK_SIGNING_KEY is)\n',
+    );
+    expect(run.stdout).not.toContain('/restore/');
+    const linked = await runCli(['scan', '--json', '--dry-run', '--now', NOW], {
+      ...env,
+      LINK_SIGNING_KEY: signingKey,
+      LINK_BASE_URL: 'https://sentinel.example',
+    });
+    expect(linked.stderr).toBe('');
+    expect(linked.stdout).toContain('https://sentinel.example/restore/');
+  });
+
   it('still equals ground truth through a 429 with Retry-After, a 500, a request that never answers, and a per_page cap', async () => {
     const { portfolio, sim, env } = await simulate(400, { maxPerPage: 25 });
     const onPage = (n: string) => (r: { path: string; query: URLSearchParams }) =>

@@ -7,6 +7,7 @@ import {
   scrubSecrets,
   Transport,
 } from '../../functions/core/reseller/transport';
+import { checkApiKey } from '../../functions/core/secrets';
 
 const base = { attempt: 1, maxAttempts: 5, remainingMs: Number.POSITIVE_INFINITY, jitter: 0.5 };
 
@@ -153,6 +154,19 @@ describe('apiKeyProblem', () => {
     expect(apiKeyProblem('')).toBe('is empty');
   });
 
+  it('refuses a key shorter than 8 characters, which scrubbing could not tell from ordinary text', () => {
+    expect(apiKeyProblem('abc1234')).toBe(
+      'is shorter than 8 characters; a real reseller key is longer, check that the whole key was copied',
+    );
+    expect(apiKeyProblem('abc12345')).toBeNull();
+    expect(() => checkApiKey('abc\n', 'RESELLER_API_KEY')).toThrow(
+      'RESELLER_API_KEY is shorter than 8 characters; a real reseller key is longer, check that the whole key was copied; the value is not shown',
+    );
+    expect(() => new Transport({ baseUrl: 'https://api.test', apiKey: 'e' })).toThrow(
+      /^the reseller API key is shorter than 8 characters; a real reseller key is longer/,
+    );
+  });
+
   it('refuses such a key when the transport is built, with a ConfigError that does not hold it', () => {
     const key = 'sk_live_SECRETVALUE\r\nX-Injected: 1';
     let caught: unknown;
@@ -179,6 +193,27 @@ describe('scrubSecrets', () => {
     );
     expect(scrubSecrets('{"Authorization":"abcdef123"}', key)).toBe('{"Authorization":"[redacted]"}');
     expect(scrubSecrets(`echo ${key} echo`, key)).toBe('echo [redacted] echo');
+  });
+
+  it('removes the key echoed URL-encoded, base64 or base64url encoded, or in another letter case', () => {
+    const odd = 'sk/live+key=é?&01~';
+    const forms = [
+      encodeURIComponent(odd),
+      encodeURIComponent(odd).toLowerCase(),
+      new URLSearchParams({ q: `${odd} x` }).toString().slice(2, -2),
+      Buffer.from(odd).toString('base64'),
+      Buffer.from(odd).toString('base64').replace(/=+$/, ''),
+      Buffer.from(odd).toString('base64url'),
+      Buffer.from(odd, 'latin1').toString('base64'),
+      odd.toUpperCase(),
+    ];
+    for (const form of forms) {
+      expect(scrubSecrets(`path /v2/x?k=${form}&page=2 said`, odd)).toBe(
+        'path /v2/x?k=[redacted]&page=2 said',
+      );
+    }
+    expect(scrubSecrets(`{"echo":"${key.toUpperCase()}"}`, key)).toBe('{"echo":"[redacted]"}');
+    expect(scrubSecrets(`token ${Buffer.from(key).toString('base64url')}.`, key)).toBe('token [redacted].');
   });
 
   it('removes the pieces of a key split by a CR or LF', () => {

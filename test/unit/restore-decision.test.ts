@@ -2,12 +2,15 @@ import { describe, expect, it } from 'vitest';
 import {
   AuthenticationError,
   ConnectionError,
+  DeadlineError,
   RequestRejectedError,
   ResellerApiError,
   SecretError,
+  ServerError,
   TimeoutError,
 } from '../../functions/core/errors';
 import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
+import type { RestoreAnswer } from '../../functions/core/reseller/client';
 import { decideRestore, type RestoreInput, type RestorePort } from '../../functions/core/restore';
 import type { Domain } from '../../functions/core/schemas';
 
@@ -24,18 +27,30 @@ const domainRecord = (name: string, status: string[]): Domain => ({
   registrant_handle: 'C1',
 });
 
-/** A reseller port that records every call and answers from the given record and restore behaviour. */
-function port(found: Domain | null | Error, restore: () => Promise<void> = async () => undefined) {
+type Found = Domain | null | Error;
+
+/**
+ * A reseller port that records every call and answers from the given record and restore behaviour;
+ * `after` is what look-ups answer once restore was called (by default the same as before).
+ */
+function port(
+  found: Found,
+  restore: () => Promise<RestoreAnswer> = async () => ({ status: 204, bodyEmpty: true }),
+  after: Found = found,
+) {
   const calls: string[] = [];
+  let restoreCalled = false;
   const reseller: RestorePort = {
     findDomain: async (name) => {
       calls.push(`find ${name}`);
-      if (found instanceof Error) throw found;
-      return found;
+      const answer = restoreCalled ? after : found;
+      if (answer instanceof Error) throw answer;
+      return answer;
     },
     restoreDomain: async (name) => {
       calls.push(`restore ${name}`);
-      await restore();
+      restoreCalled = true;
+      return restore();
     },
   };
   return { reseller, calls };
@@ -160,6 +175,98 @@ describe('decideRestore', () => {
     expect(outcome).toMatchObject({ kind: 'reseller_auth_failed', status: 502 });
     expect(outcome.message).not.toContain('401');
     expect(outcome.detail).toContain('HTTP 401');
+  });
+
+  const QUARANTINED = domainRecord('example.nl', ['quarantine']);
+  const RESTORED = domainRecord('example.nl', ['registered']);
+  const URL_ = 'https://api.test/v2/domains/example.nl/restore';
+  const serverError = () =>
+    new ServerError('the reseller API failed (HTTP 500) on restore of example.nl, sent once', {
+      status: 500,
+      url: URL_,
+    });
+  const reset = () =>
+    new ConnectionError(
+      'the connection to the reseller API broke (ECONNRESET) after restore of example.nl was sent',
+      {
+        status: 0,
+        url: URL_,
+        code: 'ECONNRESET',
+      },
+    );
+
+  it.each([
+    ['a 500', async () => Promise.reject(serverError()), 'HTTP 500'],
+    ['a connection reset after sending', async () => Promise.reject(reset()), 'a broken connection'],
+    ['a 202', async () => ({ status: 202, bodyEmpty: true }), 'HTTP 202'],
+    ['a 200 with an error body', async () => ({ status: 200, bodyEmpty: false }), 'HTTP 200 with a body'],
+  ] as const)(
+    'after %s, re-checks: still in quarantine is 502 NOT restored, never "after retries"',
+    async (_n, restore, said) => {
+      const { reseller, calls } = port(QUARANTINED, restore);
+      const outcome = await decideRestore(input('POST', reseller));
+      expect(outcome.status).toBe(502);
+      expect(outcome.message).toBe(
+        `example.nl was NOT restored: the reseller answered the restore with ${said}, and a fresh look-up shows the domain still in quarantine. Please try again in a few minutes.`,
+      );
+      expect(`${outcome.message} ${outcome.detail}`).not.toMatch(/retr/i);
+      expect(calls).toEqual(['find example.nl', 'restore example.nl', 'find example.nl']);
+    },
+  );
+
+  it.each([
+    ['a 500', async () => Promise.reject(serverError())],
+    ['a connection reset after sending', async () => Promise.reject(reset())],
+    ['a 202', async () => ({ status: 202, bodyEmpty: true })],
+    ['a 200 with a body', async () => ({ status: 200, bodyEmpty: false })],
+    ['a timeout', async () => Promise.reject(new TimeoutError('no answer', { status: 0, url: URL_ }))],
+  ] as const)(
+    'after %s, re-checks: out of quarantine is restored, confirmed by the look-up',
+    async (_n, restore) => {
+      const { reseller } = port(QUARANTINED, restore, RESTORED);
+      const outcome = await decideRestore(input('POST', reseller));
+      expect(outcome).toMatchObject({ kind: 'restored', status: 200 });
+      expect(outcome.message).toBe(
+        'example.nl has been restored from quarantine (confirmed by a fresh look-up of its status).',
+      );
+    },
+  );
+
+  it.each([
+    ['a 500', async () => Promise.reject(serverError())],
+    ['a reset', async () => Promise.reject(reset())],
+    ['a 202', async () => ({ status: 202, bodyEmpty: true })],
+  ] as const)('after %s, a failing re-check makes the outcome unknown (504)', async (_n, restore) => {
+    const down = new ConnectionError('could not reach', { status: 0, url: 'https://api.test' });
+    const { reseller } = port(QUARANTINED, restore, down);
+    const outcome = await decideRestore(input('POST', reseller));
+    expect(outcome).toMatchObject({ kind: 'outcome_unknown', status: 504 });
+    expect(outcome.message).toMatch(
+      /may or may not have been restored\. Check the domain’s status .* before trying again/,
+    );
+  });
+
+  it('answers a refusal that lost a race with "not in quarantine (already restored?)", not "refused"', async () => {
+    const refused = new RequestRejectedError('rejected', {
+      status: 422,
+      url: URL_,
+      bodyExcerpt: 'not in quarantine',
+    });
+    const { reseller } = port(QUARANTINED, async () => Promise.reject(refused), RESTORED);
+    const outcome = await decideRestore(input('POST', reseller));
+    expect(outcome).toMatchObject({ kind: 'not_in_quarantine', status: 409 });
+    expect(outcome.message).toContain('not in quarantine (already restored?)');
+    expect(outcome.message).not.toContain('refused');
+  });
+
+  it('says NOT restored, without a re-check, when the time budget ran out before the restore was sent', async () => {
+    const { reseller, calls } = port(QUARANTINED, async () =>
+      Promise.reject(new DeadlineError('the time budget ran out before restore of example.nl')),
+    );
+    const outcome = await decideRestore(input('POST', reseller));
+    expect(outcome).toMatchObject({ kind: 'reseller_unreachable', status: 502 });
+    expect(outcome.message).toContain('so the restore was not sent');
+    expect(calls).toEqual(['find example.nl', 'restore example.nl']);
   });
 
   it.each([

@@ -9,7 +9,7 @@ import { escapeHtml, renderConfirmPage } from '../../functions/core/restore-page
 const SIGNING_KEY = 'unit-signing-key-0123456789abcdef01234567';
 const env = {
   RESELLER_BASE_URL: 'https://api.test',
-  RESELLER_API_KEY: 'k-unit',
+  RESELLER_API_KEY: 'k-unit-restore-handler',
   LINK_SIGNING_KEY: SIGNING_KEY,
 };
 

@@ -45,7 +45,7 @@ function apiFetch(flaky: number) {
 function api(flaky: number) {
   return new ResellerClient({
     baseUrl: 'https://api.test',
-    apiKey: 'k',
+    apiKey: 'k-unit-scan',
     fetch: apiFetch(flaky),
     sleep: async () => undefined,
   });
@@ -87,7 +87,7 @@ describe('scanAccount', () => {
     }) as typeof globalThis.fetch;
     const client = new ResellerClient({
       baseUrl: 'https://api.test',
-      apiKey: 'k',
+      apiKey: 'k-unit-scan',
       fetch,
       sleep: async () => undefined,
     });
@@ -168,7 +168,7 @@ describe('scanAccount modes', () => {
         return new Response('{"error":"auto_renewal must be true or false"}', { status: 400 });
       return inner(input);
     }) as typeof globalThis.fetch;
-    const client = new ResellerClient({ baseUrl: 'https://api.test', apiKey: 'k', fetch });
+    const client = new ResellerClient({ baseUrl: 'https://api.test', apiKey: 'k-unit-scan', fetch });
     const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'auto' });
     expect(report.source).toMatchObject({
       read: 'full',

@@ -42,6 +42,31 @@ describe('one schema and one default per setting', () => {
     expect(() => stackConfig({ [key]: value })).toThrow(new RegExp(`^invalid context: ${key} `));
   });
 
+  it.each([
+    'https://sentinel.example/base?x=1',
+    'https://sentinel.example/base?',
+    'https://sentinel.example/base#top',
+    'https://sentinel.example/#',
+  ])('refuses a base URL with a query or a fragment (%s), which would break every link and path', (url) => {
+    const rule = 'must not carry a query (?…) or a fragment (#…): paths are appended to it; remove them';
+    expect(() => loadScanSettings({ resellerBaseUrl: BASE, linkBaseUrl: url })).toThrow(
+      new ConfigError(`LINK_BASE_URL ${rule}`),
+    );
+    expect(() => loadScanSettings({ resellerBaseUrl: url })).toThrow(
+      `RESELLER_BASE_URL (--base-url) ${rule}`,
+    );
+    expect(() => stackConfig({ resellerBaseUrl: url })).toThrow(rule);
+  });
+
+  it('keeps a base URL with a path, dropping trailing slashes', () => {
+    expect(
+      loadScanSettings({ resellerBaseUrl: BASE, linkBaseUrl: 'https://s.example/base/' }).linkBaseUrl,
+    ).toBe('https://s.example/base');
+    expect(() => loadScanSettings({ resellerBaseUrl: 'ftp://x.example' })).toThrow(
+      'RESELLER_BASE_URL (--base-url) must be an http(s) URL without credentials',
+    );
+  });
+
   it('names every bad setting at once and says what a required one is', () => {
     const error = (() => {
       try {

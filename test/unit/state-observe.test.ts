@@ -62,7 +62,7 @@ describe('scanAccount observe', () => {
     }) as typeof globalThis.fetch;
     const client = new ResellerClient({
       baseUrl: 'https://api.test',
-      apiKey: 'k',
+      apiKey: 'k-unit-scan',
       fetch,
       sleep: async () => undefined,
     });

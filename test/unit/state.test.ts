@@ -293,3 +293,35 @@ describe('parseState', () => {
     );
   });
 });
+
+describe('compareWithState and records that may be quarantined', () => {
+  const healthy = [domain('healthy.nl', T0)];
+  const quarantinedButUnreadable = [
+    {
+      resource: 'domain' as const,
+      key: 'odd.nl',
+      page: 1,
+      reason: 'date_expiry: not a date',
+      severity: 'critical' as const,
+    },
+  ];
+
+  it('repeats an unreadable record that says quarantine after the critical repeat, like a quarantine finding', () => {
+    const first = run(healthy, T0, EMPTY_STATE, { problems: quarantinedButUnreadable });
+    expect(first.publish).toBe(true);
+    const sameDay = run(healthy, T0 + 4 * HOUR, first.next, { problems: quarantinedButUnreadable });
+    expect(sameDay.publish).toBe(false);
+    const nextDay = run(healthy, T0 + 21 * HOUR, first.next, { problems: quarantinedButUnreadable });
+    expect(nextDay.publish).toBe(true);
+    expect(nextDay.why).toEqual(['1 unreadable records in quarantine repeated after 20 h']);
+  });
+
+  it('does not repeat an ordinary unreadable record', () => {
+    const ordinary = [
+      { resource: 'domain' as const, key: 'odd.nl', page: 1, reason: 'date_expiry: not a date' },
+    ];
+    const first = run(healthy, T0, EMPTY_STATE, { problems: ordinary });
+    const nextDay = run(healthy, T0 + 21 * HOUR, first.next, { problems: ordinary });
+    expect(nextDay.publish).toBe(false);
+  });
+});

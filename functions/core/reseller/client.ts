@@ -1,8 +1,11 @@
 import type { z } from 'zod';
 import {
+  ConnectionError,
   DeadlineError,
+  RateLimitError,
   ResellerApiError,
   SchemaValidationError,
+  ServerError,
   TimeoutError,
   UnexpectedResponseError,
 } from '../errors';
@@ -13,6 +16,7 @@ import {
   DomainSchema,
   describeIssues,
   ListEnvelopeSchema,
+  statusValues,
 } from '../schemas';
 import { type ListPage, type Problem, paginate } from './paging';
 import { type RawResponse, Transport, type TransportOptions } from './transport';
@@ -22,6 +26,12 @@ export { apiKeyProblem, parseRetryAfter, retryDecision, scrubSecrets } from './t
 
 /** A search filter: values are sent as the documented search syntax (`<`, `>`, `%`, arrays as repeated keys). */
 export type ListFilter = Readonly<Record<string, string | number | boolean | readonly string[] | undefined>>;
+
+/** A 2xx answer to a restore: only 204 with an empty body is the documented success. */
+export interface RestoreAnswer {
+  readonly status: number;
+  readonly bodyEmpty: boolean;
+}
 
 /** Options of {@link ResellerClient}. */
 export interface ResellerClientOptions extends TransportOptions {
@@ -37,6 +47,8 @@ interface Listing<T> {
   readonly sortField: string;
   readonly schema: z.ZodType<T>;
   readonly caseInsensitiveKeys: boolean;
+  /** How serious a record is that could not be checked, judged from what can be read of it. */
+  readonly problemSeverity: (raw: unknown) => Problem['severity'];
 }
 
 /**
@@ -92,19 +104,24 @@ export class ResellerClient {
   }
 
   /**
-   * Restores a domain from quarantine. Only 204, or 200 with an empty or JSON body, means restored;
-   * anything else throws, and no answer throws a TimeoutError saying the outcome is unknown. Never
-   * retried: a restore is not something to repeat behind a person's back; the caller decides.
+   * Sends the restore of a domain from quarantine, once: a restore is not something to repeat behind
+   * a person's back; the caller decides. Resolves with any 2xx answer, for the caller to judge: only
+   * 204 with an empty body is the documented success, so anything else (202, a 200 carrying an
+   * error) needs a fresh look at the domain before it can be called restored. Throws
+   * {@link UnexpectedResponseError} for a redirect (never followed: NOT restored), the
+   * {@link ResellerApiError} subclass of a 4xx or 5xx answer, {@link TimeoutError} or
+   * {@link ConnectionError} when the request went out and no answer came (outcome unknown), and
+   * {@link DeadlineError} when the time budget ran out before it went out (not sent).
    */
-  async restoreDomain(name: string): Promise<void> {
+  async restoreDomain(name: string): Promise<RestoreAnswer> {
     try {
-      await this.restore(name);
+      return await this.restore(name);
     } catch (error) {
       throw this.transport.scrubError(error);
     }
   }
 
-  private async restore(name: string): Promise<void> {
+  private async restore(name: string): Promise<RestoreAnswer> {
     const what = `restore of ${name}`;
     let res: RawResponse;
     let sent = false;
@@ -127,9 +144,18 @@ export class ResellerClient {
           { cause: error },
         );
       }
+      // A refused or unresolvable connection never reached the server; anything else may have.
+      if (sent && error instanceof ConnectionError && !NEVER_ARRIVED.has(error.code ?? '')) {
+        throw new ConnectionError(
+          `the connection to the reseller API broke (${error.code ?? 'no answer'}) after ${what} was sent: the outcome is unknown until the domain's status is checked`,
+          { status: 0, url: error.url, code: error.code },
+          { cause: error },
+        );
+      }
       throw error;
     }
-    if (res.status === 204 || (res.status === 200 && isEmptyOrJson(res.text))) return;
+    if (res.status >= 200 && res.status < 300)
+      return { status: res.status, bodyEmpty: res.text.trim() === '' };
     const facts = this.transport.facts(res);
     if (res.status < 400) {
       const redirect = res.status >= 300 ? ` to ${originOf(facts.location, res.url)}` : '';
@@ -137,6 +163,17 @@ export class ResellerClient {
         `the reseller answered unexpectedly (HTTP ${res.status}${redirect}) to ${what}; the domain was NOT restored`,
         facts,
       );
+    }
+    // fromResponse speaks of retries for these; a restore is sent once.
+    const said = facts.bodyExcerpt ? `: ${facts.bodyExcerpt}` : '';
+    if (res.status >= 500) {
+      throw new ServerError(
+        `the reseller API failed (HTTP ${res.status}) on ${what}, sent once${said}`,
+        facts,
+      );
+    }
+    if (res.status === 429) {
+      throw new RateLimitError(`rate limited by the reseller API (HTTP 429) on ${what}, sent once`, facts);
     }
     throw ResellerApiError.fromResponse(facts, what);
   }
@@ -146,6 +183,7 @@ export class ResellerClient {
       fetchPage: (page) => this.fetchPage(listing, filter, page, this.perPage),
       keyOf: (record) => this.rawKeys.get(record as object) ?? '',
       caseInsensitiveKeys: listing.caseInsensitiveKeys,
+      problemSeverity: listing.problemSeverity,
       concurrency: this.transport.ceiling,
       maxPages: this.maxPages,
       resource: listing.resource,
@@ -213,11 +251,13 @@ export class ResellerClient {
       } else {
         // A reason may quote the value it got: a server echoing the key must not put it in the report.
         const key = readableKey(item);
+        const severity = listing.problemSeverity(item);
         problems.push({
           resource,
           key: key === null ? null : this.transport.scrub(key),
           page,
           reason: this.transport.scrub(describeIssues(parsed.error)),
+          ...(severity ? { severity } : {}),
         });
       }
     }
@@ -226,6 +266,8 @@ export class ResellerClient {
   }
 }
 
+const NEVER_ARRIVED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
 const DOMAINS: Listing<Domain> = {
   path: '/v2/domains',
   resource: 'domain',
@@ -233,6 +275,12 @@ const DOMAINS: Listing<Domain> = {
   schema: DomainSchema,
   // DNS names are case-insensitive: `Example.nl` and `example.nl` are one domain.
   caseInsensitiveKeys: true,
+  // Rule 1 needs only the status: a record that says quarantine stays critical even when another
+  // field of it cannot be read.
+  problemSeverity: (raw) =>
+    statusValues((raw as { status?: unknown } | null)?.status).includes('quarantine')
+      ? 'critical'
+      : undefined,
 };
 
 const CONTACTS: Listing<Contact> = {
@@ -241,17 +289,8 @@ const CONTACTS: Listing<Contact> = {
   sortField: 'handle',
   schema: ContactSchema,
   caseInsensitiveKeys: false,
+  problemSeverity: () => undefined,
 };
-
-function isEmptyOrJson(text: string): boolean {
-  if (text.trim() === '') return true;
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function originOf(location: string | undefined, base: string): string {
   if (!location) return 'no Location';

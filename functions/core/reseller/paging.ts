@@ -7,6 +7,11 @@ export interface Problem {
   readonly key: string | null;
   readonly page: number;
   readonly reason: string;
+  /**
+   * `critical` when the record says the domain is in quarantine although it could not be checked:
+   * rule 1 needs only the status, so the alert treats it as a critical item. Absent: a warning.
+   */
+  readonly severity?: 'critical';
 }
 
 /** One page of a listing: the records that parsed and the ones that did not. */
@@ -26,6 +31,8 @@ export interface PaginateOptions<T> {
   readonly keyOf: (record: T) => string;
   /** Names differing only in case are one name: the later record becomes a problem. */
   readonly caseInsensitiveKeys?: boolean;
+  /** The severity of a problem made of a record that could not be checked (a second record of a name). */
+  readonly problemSeverity?: (record: T) => Problem['severity'];
   /** Pages in flight at once after page 1. @default 4 */
   readonly concurrency?: number;
   /** A listing reporting more pages than this fails instead of running away. @default 20 000 */
@@ -64,7 +71,9 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
     );
   }
 
-  const exact = new Set<string>();
+  // Each name's content fingerprint: the same record again is a page shift; another record under
+  // the same name is a problem (the second may be the quarantined one).
+  const exact = new Map<string, number>();
   const byFolded = new Map<string, string>();
   let received = 0;
 
@@ -85,7 +94,20 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
     const problems = [...p.problems];
     for (const record of p.records) {
       const key = keyOf(record);
-      if (exact.has(key)) continue; // shifted onto the next page while we read: the same record
+      const fingerprint = fingerprintOf(record);
+      const seen = exact.get(key);
+      if (seen === fingerprint) continue; // shifted onto the next page while we read: the same record
+      if (seen !== undefined) {
+        const severity = options.problemSeverity?.(record);
+        problems.push({
+          resource,
+          key,
+          page: p.page,
+          reason: `a second ${resource} record named ${JSON.stringify(key)} with different content; only the first was checked`,
+          ...(severity ? { severity } : {}),
+        });
+        continue;
+      }
       const folded = fold(key);
       const earlier = byFolded.get(folded);
       if (earlier !== undefined) {
@@ -95,10 +117,10 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
           page: p.page,
           reason: `duplicate ${resource} name differing only in case: ${JSON.stringify(earlier)} and ${JSON.stringify(key)}; only the first was checked`,
         });
-        exact.add(key);
+        exact.set(key, fingerprint);
         continue;
       }
-      exact.add(key);
+      exact.set(key, fingerprint);
       byFolded.set(folded, key);
       records.push(record);
     }
@@ -139,4 +161,15 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
       { retryable: true },
     );
   }
+}
+
+/** A 32-bit FNV-1a hash of a record's JSON: enough to tell a repeated record from a different one. */
+function fingerprintOf(record: unknown): number {
+  const text = JSON.stringify(record) ?? '';
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
 }

@@ -145,6 +145,9 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   return Math.max(0, at - now);
 }
 
+/** Shortest API key accepted (see {@link apiKeyProblem}). */
+export const MIN_KEY_LENGTH = 8;
+
 const CHAR_NAMES: Record<number, string> = {
   0: 'a NUL character',
   9: 'a tab',
@@ -179,17 +182,31 @@ export function apiKeyProblem(key: string): string | null {
     // fetch strips them silently, so the server would see another key than the one configured.
     return 'starts or ends with whitespace; remove it';
   }
+  if (key.length < MIN_KEY_LENGTH) {
+    // Scrubbing replaces every occurrence: a 3-letter key would redact ordinary words in every error.
+    return `is shorter than ${MIN_KEY_LENGTH} characters; a real reseller key is longer, check that the whole key was copied`;
+  }
   return null;
 }
 
-/** Text that could carry the key, with the key and any Authorization/Bearer value replaced. */
+/**
+ * Text that could carry the key, with the key and any Authorization/Bearer value replaced. A server
+ * may echo the key in another form: URL-encoded (as a path or query), base64 or base64url (as in a
+ * Basic credential or a token), or in another letter case; each of these forms goes too.
+ */
 export function scrubSecrets(text: string, secret: string): string {
   let out = text;
   if (secret) {
-    out = out.split(secret).join('[redacted]');
+    for (const form of secretForms(secret)) {
+      out = out.replace(new RegExp(escapeRegExp(form), 'gi'), '[redacted]');
+    }
     // A key with a CR or LF in it reaches messages in pieces; hide every piece long enough to matter.
     for (const piece of splitOnControls(secret)) {
-      if (piece.length >= 6 && piece !== secret) out = out.split(piece).join('[redacted]');
+      if (piece.length >= 6 && piece !== secret) {
+        for (const form of secretForms(piece)) {
+          out = out.replace(new RegExp(escapeRegExp(form), 'gi'), '[redacted]');
+        }
+      }
     }
   }
   return out
@@ -198,6 +215,28 @@ export function scrubSecrets(text: string, secret: string): string {
       /\b(authorization)(["']?\s*[:=]\s*["']?)(?!bearer\b|\[redacted\])[^\s"'`,;)\]}]+/gi,
       '$1$2[redacted]',
     );
+}
+
+/** The forms a server may echo `secret` in, longest first so a shorter one does not split a longer. */
+function secretForms(secret: string): string[] {
+  const forms = new Set([
+    secret,
+    encodeURIComponent(secret),
+    new URLSearchParams({ k: secret }).toString().slice(2), // form encoding: a space as `+`
+  ]);
+  // The header carries Latin-1 bytes; a server re-encoding it may have read them as UTF-8 or not.
+  for (const encoding of ['utf8', 'latin1'] as const) {
+    const bytes = Buffer.from(secret, encoding);
+    const base64 = bytes.toString('base64');
+    forms.add(base64);
+    forms.add(base64.replace(/=+$/, ''));
+    forms.add(bytes.toString('base64url'));
+  }
+  return [...forms].filter((f) => f.length > 0).sort((a, b) => b.length - a.length);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
 /** The runs of `text` between control characters. */
@@ -259,7 +298,8 @@ export class Transport {
   constructor(options: TransportOptions) {
     const problem = apiKeyProblem(options.apiKey);
     if (problem) {
-      throw new ConfigError(`the reseller API key ${problem}; set it again without that character`);
+      const fix = problem.startsWith('holds') ? '; set it again without that character' : '';
+      throw new ConfigError(`the reseller API key ${problem}${fix}`);
     }
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.apiKey = options.apiKey;
