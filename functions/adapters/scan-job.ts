@@ -63,7 +63,14 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
       : {}),
   });
   return linkBaseUrl && keys?.length
-    ? attachLinks(report, { baseUrl: linkBaseUrl, keys, now: input.now, ttlDays: settings.linkTtlDays })
+    ? attachLinks(report, {
+        baseUrl: linkBaseUrl,
+        keys,
+        now: input.now,
+        ttlDays: settings.linkTtlDays,
+        // Snoozes and acknowledgements live in the state store: offer them only with one.
+        silencing: input.observe !== undefined,
+      })
     : report;
 }
 

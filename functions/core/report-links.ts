@@ -21,6 +21,11 @@ export interface LinkSigning {
   readonly now: number;
   /** Days acting and report links stay valid. */
   readonly ttlDays: number;
+  /**
+   * Whether snooze and acknowledge links are offered: they are kept in the state store, so without
+   * one a link would only lead to an error page. @default true
+   */
+  readonly silencing?: boolean;
 }
 
 /** The report with every link it can carry; a name that cannot be signed gets no links (restore says why). */
@@ -40,8 +45,9 @@ export function attachLinks<R extends Report>(report: R, signing: LinkSigning): 
     if (domainNameProblem(name)) return f;
     const actions: FindingActions = {
       ...(f.restore_url ? { restore: f.restore_url } : {}),
-      snooze: sign('snooze', name),
-      acknowledge: sign('acknowledge', name),
+      ...(signing.silencing === false
+        ? {}
+        : { snooze: sign('snooze', name), acknowledge: sign('acknowledge', name) }),
     };
     return { ...f, actions } satisfies DomainFinding;
   });

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import ICAL from 'ical.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/classify';
@@ -13,7 +16,10 @@ let target: DomainFinding;
 
 beforeAll(async () => {
   stack = await startWebStack();
-  const scan = await runCli(['scan', '--json', '--dry-run'], stack.env);
+  // Snooze and acknowledge links are offered with a state store only (it keeps them); a dry run
+  // reads the state file but never writes it.
+  const stateFile = join(mkdtempSync(join(tmpdir(), 'web-flow-')), 'state.json');
+  const scan = await runCli(['scan', '--json', '--dry-run', '--state', stateFile], stack.env);
   expect(scan.code).toBe(0);
   report = JSON.parse(scan.stdout);
   const found = report.findings.find((f) => f.kind === 'expiring' && f.severity === 'warning');
@@ -36,6 +42,15 @@ describe('the web links through serve, from a scan report', () => {
     expect(quarantined.every((f) => f.actions?.restore === f.restore_url)).toBe(true);
     expect(report.report_url.startsWith(`${stack.server.url}/report?exp=`)).toBe(true);
     expect(report.calendar_url.startsWith(`${stack.server.url}/calendar.ics?exp=`)).toBe(true);
+  });
+
+  it('offers no snooze or acknowledge link without a state store to keep them', async () => {
+    const scan = await runCli(['scan', '--json', '--dry-run'], stack.env);
+    const stateless = JSON.parse(scan.stdout) as { findings: DomainFinding[] };
+    const actions = stateless.findings.filter((f) => 'domain_name' in f).map((f) => f.actions ?? {});
+    expect(actions.length).toBeGreaterThan(0);
+    expect(actions.some((a) => a.snooze || a.acknowledge)).toBe(false);
+    expect(actions.some((a) => a.restore)).toBe(true);
   });
 
   it('serves the report page the scan stored, with the strict headers', async () => {
