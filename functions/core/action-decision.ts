@@ -9,8 +9,8 @@ import {
 } from './actions';
 import type { DomainFinding } from './classify';
 import { AuthenticationError, ConfigError, SecretError } from './errors';
-import { domainNameProblem, type SigningKey, verifyLink } from './links';
-import { safeText } from './text';
+import { checkActingLink } from './link-gate';
+import type { SigningKey } from './links';
 
 /**
  * The snooze and acknowledge decisions, pure, in the way of functions/core/restore.ts: method,
@@ -84,49 +84,21 @@ const VERB: Record<SilenceAction, string> = { snooze: 'Snooze', acknowledge: 'Ac
 
 /** Decides what a request to a snooze or acknowledge link does and answers. Never throws. */
 export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
-  const method = input.method.toUpperCase();
-  if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') {
-    return outcome('method_not_allowed', 405, 'Not allowed', 'Use the link from the alert.');
-  }
-  const problem = domainNameProblem(input.domain);
-  if (problem) {
-    return outcome(
-      'invalid_domain',
-      400,
-      'Not a valid domain name',
-      `This link is not valid: ${safeText(problem)}.`,
-    );
-  }
-  const domain = input.domain;
-  let keys: readonly SigningKey[];
-  try {
-    keys = await input.signingKeys();
-  } catch (error) {
-    return misconfigured(error);
-  }
-  const verdict = verifyLink({
+  const gate = await checkActingLink({
     action: input.action,
-    subject: domain,
+    method: input.method,
+    domain: input.domain,
     token: input.token,
-    keys,
     now: input.now,
-  });
-  if (!verdict.ok && verdict.reason === 'expired') {
-    return outcome(
-      'link_expired',
-      410,
-      'This link has expired',
-      `Links in an alert are valid for a limited time. Use the link in the latest alert about ${domain}.`,
-    );
-  }
-  if (!verdict.ok) {
-    return outcome(
-      verdict.reason === 'malformed' ? 'malformed' : 'bad_signature',
-      403,
-      'This link is not valid',
+    signingKeys: input.signingKeys,
+    expiredMessage: `Links in an alert are valid for a limited time. Use the link in the latest alert about ${input.domain}.`,
+    invalidMessage:
       'The link was changed, or is for another domain or another action. Use the link from the alert exactly as sent.',
-    );
-  }
+    unavailableMessage: GENERIC_FAILURE,
+  });
+  if (!gate.ok) return gate.refusal;
+  const { method, exp } = gate;
+  const domain = input.domain;
   if (method === 'HEAD') return outcome('head', 200, '', '');
 
   let days = DEFAULT_SNOOZE_DAYS;
@@ -178,7 +150,7 @@ export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
       confirm: {
         action: input.action,
         finding,
-        linkExpires: verdict.exp * 1000,
+        linkExpires: exp * 1000,
         formAction: `?${new URLSearchParams({ exp: String(input.token.exp), kid: String(input.token.kid), sig: String(input.token.sig) })}`,
         ...(input.action === 'snooze'
           ? { days: { choices: SNOOZE_CHOICES, chosen: DEFAULT_SNOOZE_DAYS } }

@@ -6,7 +6,8 @@ import {
   SecretError,
   TimeoutError,
 } from './errors';
-import { domainNameProblem, type SigningKey, verifyRestoreLink } from './links';
+import { checkActingLink } from './link-gate';
+import type { SigningKey } from './links';
 import type { ResellerClient, RestoreAnswer } from './reseller/client';
 import type { Domain } from './schemas';
 import { safeText } from './text';
@@ -82,44 +83,21 @@ const CHECK_FIRST = 'Check the domain’s status in the reseller’s control pan
 
 /** Decides what a request to a restore link does and answers. Never throws. */
 export async function decideRestore(input: RestoreInput): Promise<RestoreOutcome> {
-  const method = input.method.toUpperCase();
-  if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') {
-    return outcome('method_not_allowed', 405, 'Not allowed', 'Use the link from the alert.');
-  }
-  const problem = domainNameProblem(input.domain);
-  if (problem) {
-    return outcome(
-      'invalid_domain',
-      400,
-      'Not a valid domain name',
-      `This link is not valid: ${safeText(problem)}.`,
-    );
-  }
-  const domain = input.domain;
-
-  let keys: readonly SigningKey[];
-  try {
-    keys = await input.signingKeys();
-  } catch (error) {
-    return misconfigured(error);
-  }
-  const verdict = verifyRestoreLink({ domain, token: input.token, keys, now: input.now });
-  if (!verdict.ok && verdict.reason === 'expired') {
-    return outcome(
-      'link_expired',
-      410,
-      'This link has expired',
-      `Restore links are valid for a limited time. The next scan sends a fresh link while ${domain} is in quarantine.`,
-    );
-  }
-  if (!verdict.ok) {
-    return outcome(
-      verdict.reason === 'malformed' ? 'malformed' : 'bad_signature',
-      403,
-      'This link is not valid',
+  const gate = await checkActingLink({
+    action: 'restore',
+    method: input.method,
+    domain: input.domain,
+    token: input.token,
+    now: input.now,
+    signingKeys: input.signingKeys,
+    expiredMessage: `Restore links are valid for a limited time. The next scan sends a fresh link while ${input.domain} is in quarantine.`,
+    invalidMessage:
       'The link was changed or is for another domain. Use the link from the alert exactly as sent.',
-    );
-  }
+    unavailableMessage: GENERIC_FAILURE,
+  });
+  if (!gate.ok) return gate.refusal;
+  const { method, exp } = gate;
+  const domain = input.domain;
   if (method === 'HEAD') return outcome('head', 200, '', '');
 
   let reseller: RestorePort;
@@ -145,7 +123,7 @@ export async function decideRestore(input: RestoreInput): Promise<RestoreOutcome
     const token = verdictQuery(input.token);
     return {
       ...outcome('confirm', 200, `Restore ${domain}?`, `${domain} is in quarantine and can be restored.`),
-      confirm: { quarantinedSince: found.date_deleted, linkExpires: verdict.exp * 1000, formAction: token },
+      confirm: { quarantinedSince: found.date_deleted, linkExpires: exp * 1000, formAction: token },
     };
   }
 
