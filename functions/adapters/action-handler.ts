@@ -10,9 +10,10 @@ import type { ActionStore } from '../core/actions';
 import { classify } from '../core/classify';
 import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/config';
 import { ResellerClient } from '../core/reseller-client';
-import { renderMessagePage, SECURITY_HEADERS } from '../core/restore-page';
+import { renderMessagePage } from '../core/restore-page';
 import type { SecretSource } from '../core/secrets';
 import { normalizeDomainName, safeText } from '../core/text';
+import { answer, lowerCaseKeys, wantsJson } from './http-answer';
 import type { RestoreLogEntry } from './restore-handler';
 
 /**
@@ -40,8 +41,6 @@ export function createActionHandler(deps: ActionDeps) {
     const method = event.httpMethod.toUpperCase();
     const domain = event.pathParameters?.domain ?? '';
     const headers = lowerCaseKeys(event.headers);
-    const accept = headers.accept ?? '';
-    const wantsJson = /application\/json/.test(accept) && !/text\/html/.test(accept);
     const now = clock();
     const outcome = await decideAction({
       action,
@@ -64,7 +63,7 @@ export function createActionHandler(deps: ActionDeps) {
         headers['user-agent'] === undefined ? undefined : safeText(headers['user-agent'].slice(0, 300)),
       ...(outcome.detail ? { detail: outcome.detail } : {}),
     });
-    return respond(method, domain, outcome, wantsJson, now);
+    return respond(method, domain, outcome, wantsJson(headers), now);
   };
 }
 
@@ -120,42 +119,21 @@ function respond(
   method: string,
   domain: string,
   outcome: ActionOutcome,
-  wantsJson: boolean,
+  json: boolean,
   now: number,
 ): APIGatewayProxyResult {
-  const headers: Record<string, string> = { ...SECURITY_HEADERS };
-  if (outcome.status === 405) headers.Allow = 'GET, HEAD, POST';
-  if (method === 'HEAD')
-    return {
-      statusCode: outcome.status,
-      headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' },
-      body: '',
-    };
-  if (wantsJson) {
-    return {
-      statusCode: outcome.status,
-      headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' },
-      body: JSON.stringify({
-        outcome: outcome.kind,
-        message: outcome.message,
-        ...(outcome.stored && 'until' in outcome.stored ? { snoozed_until: outcome.stored.until } : {}),
-      }),
-    };
-  }
-  const body = outcome.confirm
-    ? renderActionConfirmPage(domain, outcome.confirm, now)
-    : renderMessagePage({ title: outcome.title, message: outcome.message, ok: outcome.status < 300 });
-  return {
-    statusCode: outcome.status,
-    headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' },
-    body,
-  };
-}
-
-function lowerCaseKeys(
-  headers: APIGatewayProxyEvent['headers'] | null | undefined,
-): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const [key, value] of Object.entries(headers ?? {})) out[key.toLowerCase()] = value;
-  return out;
+  return answer({
+    method,
+    status: outcome.status,
+    json,
+    jsonBody: () => ({
+      outcome: outcome.kind,
+      message: outcome.message,
+      ...(outcome.stored && 'until' in outcome.stored ? { snoozed_until: outcome.stored.until } : {}),
+    }),
+    page: () =>
+      outcome.confirm
+        ? renderActionConfirmPage(domain, outcome.confirm, now)
+        : renderMessagePage({ title: outcome.title, message: outcome.message, ok: outcome.status < 300 }),
+  });
 }

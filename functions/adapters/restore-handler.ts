@@ -2,9 +2,10 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { loadRestoreSettings, type RawSettings } from '../core/config';
 import { ResellerClient } from '../core/reseller-client';
 import { decideRestore, type RestoreOutcome, type RestorePort } from '../core/restore';
-import { renderConfirmPage, renderMessagePage, SECURITY_HEADERS } from '../core/restore-page';
+import { renderConfirmPage, renderMessagePage } from '../core/restore-page';
 import type { SecretSource } from '../core/secrets';
 import { normalizeDomainName, safeText } from '../core/text';
+import { answer, lowerCaseKeys, wantsJson } from './http-answer';
 
 /**
  * The HTTP mapping of the restore decision (functions/core/restore.ts): an API Gateway proxy event
@@ -45,8 +46,6 @@ export function createRestoreHandler(deps: RestoreDeps) {
     const method = event.httpMethod.toUpperCase();
     const domain = event.pathParameters?.domain ?? '';
     const headers = lowerCaseKeys(event.headers);
-    const accept = headers.accept ?? '';
-    const wantsJson = /application\/json/.test(accept) && !/text\/html/.test(accept);
 
     const outcome = await decideRestore({
       method,
@@ -66,7 +65,7 @@ export function createRestoreHandler(deps: RestoreDeps) {
         headers['user-agent'] === undefined ? undefined : safeText(headers['user-agent'].slice(0, 300)),
       ...(outcome.detail ? { detail: outcome.detail } : {}),
     });
-    return respond(method, domain, outcome, wantsJson);
+    return respond(method, domain, outcome, wantsJson(headers));
   };
 }
 
@@ -101,38 +100,16 @@ function respond(
   method: string,
   domain: string,
   outcome: RestoreOutcome,
-  wantsJson: boolean,
+  json: boolean,
 ): APIGatewayProxyResult {
-  const headers: Record<string, string> = { ...SECURITY_HEADERS };
-  if (outcome.status === 405) headers.Allow = 'GET, HEAD, POST';
-  if (method === 'HEAD') {
-    return {
-      statusCode: outcome.status,
-      headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' },
-      body: '',
-    };
-  }
-  if (wantsJson) {
-    return {
-      statusCode: outcome.status,
-      headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' },
-      body: JSON.stringify({ outcome: outcome.kind, message: outcome.message }),
-    };
-  }
-  const body = outcome.confirm
-    ? renderConfirmPage({ domain, ...outcome.confirm })
-    : renderMessagePage({ title: outcome.title, message: outcome.message, ok: outcome.status < 300 });
-  return {
-    statusCode: outcome.status,
-    headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' },
-    body,
-  };
-}
-
-function lowerCaseKeys(
-  headers: APIGatewayProxyEvent['headers'] | null | undefined,
-): Record<string, string | undefined> {
-  const out: Record<string, string | undefined> = {};
-  for (const [key, value] of Object.entries(headers ?? {})) out[key.toLowerCase()] = value;
-  return out;
+  return answer({
+    method,
+    status: outcome.status,
+    json,
+    jsonBody: () => ({ outcome: outcome.kind, message: outcome.message }),
+    page: () =>
+      outcome.confirm
+        ? renderConfirmPage({ domain, ...outcome.confirm })
+        : renderMessagePage({ title: outcome.title, message: outcome.message, ok: outcome.status < 300 }),
+  });
 }

@@ -1,0 +1,52 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { SECURITY_HEADERS } from '../core/restore-page';
+
+/** The HTTP side every acting link shares: which form the caller wants, and the answer in it. */
+
+/** Request headers by lower-case name (API Gateway keeps the client's spelling). */
+export function lowerCaseKeys(
+  headers: APIGatewayProxyEvent['headers'] | null | undefined,
+): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [key, value] of Object.entries(headers ?? {})) out[key.toLowerCase()] = value;
+  return out;
+}
+
+/** A program that asks for JSON (and not HTML) gets `{outcome, message, …}` instead of a page. */
+export const wantsJson = (headers: Record<string, string | undefined>): boolean => {
+  const accept = headers.accept ?? '';
+  return /application\/json/.test(accept) && !/text\/html/.test(accept);
+};
+
+/**
+ * An outcome as HTTP: headers only for HEAD, JSON for programs, else the page; every answer with
+ * the security headers, and `Allow` on a 405.
+ */
+export function answer(options: {
+  readonly method: string;
+  readonly status: number;
+  readonly json: boolean;
+  readonly jsonBody: () => Record<string, unknown>;
+  readonly page: () => string;
+}): APIGatewayProxyResult {
+  const headers: Record<string, string> = { ...SECURITY_HEADERS };
+  if (options.status === 405) headers.Allow = 'GET, HEAD, POST';
+  if (options.method === 'HEAD')
+    return {
+      statusCode: options.status,
+      headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' },
+      body: '',
+    };
+  if (options.json) {
+    return {
+      statusCode: options.status,
+      headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' },
+      body: JSON.stringify(options.jsonBody()),
+    };
+  }
+  return {
+    statusCode: options.status,
+    headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' },
+    body: options.page(),
+  };
+}
