@@ -1,5 +1,5 @@
 import type { ActionOutcome } from './action-decision';
-import { describeDomainFinding } from './alert';
+import { dateFormat, describeDomainFinding } from './alert';
 import { escapeHtml, renderPage } from './restore-page';
 import { displayDomain } from './text';
 
@@ -8,13 +8,7 @@ import { displayDomain } from './text';
  * will do, and one form that posts to the same URL. No script; every value escaped.
  */
 
-const day = (iso: string) =>
-  new Intl.DateTimeFormat('en-GB', {
-    day: 'numeric',
-    month: 'short',
-    year: 'numeric',
-    timeZone: 'UTC',
-  }).format(new Date(iso));
+const day = dateFormat('UTC').day;
 const dateTime = (ms: number) => `${new Date(ms).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
 
 /** GET on a valid snooze or acknowledge link for a domain with a finding. */

@@ -54,7 +54,8 @@ export interface RenderOptions {
 const DAY_MS = 86_400_000;
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-function dateFormat(timeZone: string) {
+/** Day and time formatters for one zone (made once: Intl formatters are costly to build). */
+export function dateFormat(timeZone: string) {
   const day = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone });
   const time = new Intl.DateTimeFormat('en-GB', {
     day: 'numeric',

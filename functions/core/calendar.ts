@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import ical, { ICalAlarmType } from 'ical-generator';
-import { describeDomainFinding } from './alert';
+import { dateFormat, describeDomainFinding } from './alert';
 import { type DomainFinding, isDomainFinding } from './classify';
 import type { Report } from './scan';
 import { displayDomain, normalizeDomainName } from './text';
@@ -30,13 +30,7 @@ export function eventUid(finding: DomainFinding): string {
   return `${hash}@domain-sentinel`;
 }
 
-const dayFormat = (iso: string) =>
-  new Intl.DateTimeFormat('en-GB', {
-    day: 'numeric',
-    month: 'short',
-    year: 'numeric',
-    timeZone: 'UTC',
-  }).format(new Date(iso));
+const dayFormat = dateFormat('UTC').day;
 
 function summaryOf(f: DomainFinding, name: string): string {
   if (f.kind === 'quarantine') return `Quarantine: ${name}`;

@@ -1,4 +1,4 @@
-import { describeDomainFinding, headline } from './alert';
+import { dateFormat, describeDomainFinding, headline } from './alert';
 import { type DomainFinding, type Finding, isDomainFinding, SEVERITIES, type Severity } from './classify';
 import { escapeHtml, renderPage, SECURITY_HEADERS, styleSource } from './restore-page';
 import type { Report } from './scan';
@@ -38,13 +38,7 @@ export const TIMELINE_DAYS = 90;
 const TIMELINE_ROWS = 60;
 const WORDS: Record<Severity, string> = { critical: 'CRITICAL', warning: 'WARNING', info: 'INFO' };
 
-const dayFormat = (iso: string) =>
-  new Intl.DateTimeFormat('en-GB', {
-    day: 'numeric',
-    month: 'short',
-    year: 'numeric',
-    timeZone: 'UTC',
-  }).format(new Date(iso));
+const dayFormat = dateFormat('UTC').day;
 
 export interface ReportPageInput {
   readonly report: Report;
