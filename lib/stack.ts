@@ -68,6 +68,8 @@ export class DomainSentinelStack extends Stack {
     this.web = new WebApi(this, 'Restore', {
       entry: `${props.functionsDir}/restore.ts`,
       resellerBaseUrl: config.resellerBaseUrl,
+      expiryDays: config.expiryDays,
+      criticalDays: config.criticalDays,
     });
     apiKey.grantRead(this.web.fn, ENV.apiKeyParameter);
     signingKey.grantRead(this.web.fn, ENV.linkSigningKeyParameter);

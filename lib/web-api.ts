@@ -11,6 +11,12 @@ export interface WebApiProps {
   readonly entry: string;
   /** Base URL of the reseller API (https). */
   readonly resellerBaseUrl: string;
+  /**
+   * The scan's thresholds: a snooze or acknowledgement records the finding as the scan judges it,
+   * so that "it got worse" means the same thing on both sides.
+   */
+  readonly expiryDays: number;
+  readonly criticalDays: number;
   /** Requests per second across the API; a few humans clicking links. @default 2 */
   readonly rateLimit?: number;
   /** @default 5 */
@@ -38,7 +44,11 @@ export class WebApi extends Construct {
       // At most one reseller lookup and one state or report read per request: 256 MB and 15 s.
       memorySize: 256,
       timeout: Duration.seconds(15),
-      environment: { [ENV.resellerBaseUrl]: props.resellerBaseUrl },
+      environment: {
+        [ENV.resellerBaseUrl]: props.resellerBaseUrl,
+        [ENV.expiryDays]: String(props.expiryDays),
+        [ENV.criticalDays]: String(props.criticalDays),
+      },
     });
 
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', {

@@ -127,11 +127,19 @@ export function acknowledgementOf(finding: DomainFinding, now: number): Acknowle
 
 /** Why a snooze no longer silences `finding` at `now`, or null while it does. */
 export function snoozeLapse(snooze: Snooze, finding: DomainFinding, now: number): Lapse['reason'] | null {
-  if (Date.parse(snooze.until) <= now) return 'expired';
+  // A date that does not parse (a hand-edited state) never silences: NaN would never expire.
+  const until = Date.parse(snooze.until);
+  const at = Date.parse(snooze.at);
+  // Nor does a snooze longer than any the tool makes (366 days).
+  if (Number.isNaN(until) || Number.isNaN(at) || until <= now || until - at > 366 * DAY_MS) return 'expired';
   return isWorse(finding, snooze) ? 'worse' : null;
 }
 
-/** Why an acknowledgement no longer silences `finding`, or null while it does. */
+/**
+ * Why an acknowledgement no longer silences `finding`, or null while it does. "We let this one go"
+ * accepts the days running down (a warning turning critical as expiry nears: the very thing that was
+ * decided), so only a change of expiry, kind (expired, quarantine) or auto-renew lifts it.
+ */
 export function acknowledgementLapse(ack: Acknowledgement, finding: DomainFinding): Lapse['reason'] | null {
   const same =
     ack.kind === finding.kind &&

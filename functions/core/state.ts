@@ -470,6 +470,9 @@ export function compareWithState(input: CompareInput): CompareResult {
   // The next state, assuming the message (if any) is delivered.
   const at = now;
   const alertedNow = (f: Finding, prev: AlertMemory | null | undefined): AlertMemory | null => {
+    // A silenced finding was left out of the message: its memory stays what was last announced,
+    // so it comes back (and repeats) as if the silence had not been there.
+    if (isDomainFinding(f) && silencing.silenced.has(f.domain_name)) return prev ?? null;
     if (publish && atOrAbove(f.severity, minSeverity))
       return { kind: f.kind, severity: f.severity, stage: stageOf(f, thresholds), at };
     return prev ?? null;

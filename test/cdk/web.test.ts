@@ -4,6 +4,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadStackConfig } from '../../lib/config';
 import { DomainSentinelStack } from '../../lib/stack';
+import { synthStack } from '../support/stack';
 
 const functionsDir = fileURLToPath(new URL('../../functions', import.meta.url));
 
@@ -67,6 +68,16 @@ describe('WebApi', () => {
       (m) => m.Properties.Integration.Uri['Fn::Join'][1][3]['Fn::GetAtt'][0],
     );
     expect(new Set(integrations)).toEqual(new Set([id(stack.web.fn)]));
+  });
+
+  it('judges findings with the scan’s own thresholds, so a snooze means the same severity on both sides', () => {
+    const { template: t } = synthStack({ expiryDays: 45, criticalDays: 3 });
+    for (const description of ['web links', 'scans the reseller account']) {
+      t.hasResourceProperties('AWS::Lambda::Function', {
+        Description: Match.stringLikeRegexp(description),
+        Environment: { Variables: Match.objectLike({ EXPIRY_DAYS: '45', CRITICAL_DAYS: '3' }) },
+      });
+    }
   });
 
   it('keeps one stage throttled for a few people, and the 5XX and error alarms on it', () => {

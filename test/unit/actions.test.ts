@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ActionInput, decideAction } from '../../functions/core/action-decision';
-import { alertView, applyActions } from '../../functions/core/actions';
+import { alertView, applyActions, snoozeLapse } from '../../functions/core/actions';
 import type { DomainFinding } from '../../functions/core/classify';
 import { parseSigningKeys, signLink } from '../../functions/core/links';
 import type { Report } from '../../functions/core/scan';
@@ -236,5 +236,15 @@ describe('applyActions', () => {
     const applied = applyActions(report([now]), new Map([['example.nl', { acknowledged: ack }]]), NOW);
     expect(applied.silenced.size).toBe(0);
     expect(applied.lapsed).toEqual([{ domain_name: 'example.nl', action: 'acknowledge', reason: 'changed' }]);
+  });
+});
+
+describe('a snooze from a hand-edited state', () => {
+  it('never silences with an until that is not a date, or longer than any snooze the tool makes', () => {
+    const base = { at: new Date(NOW).toISOString(), kind: 'expiring' as const, severity: 'warning' as const };
+    const f = finding({});
+    expect(snoozeLapse({ ...base, until: 'never' }, f, NOW)).toBe('expired');
+    expect(snoozeLapse({ ...base, until: new Date(NOW + 400 * DAY).toISOString() }, f, NOW)).toBe('expired');
+    expect(snoozeLapse({ ...base, until: new Date(NOW + 30 * DAY).toISOString() }, f, NOW)).toBeNull();
   });
 });

@@ -234,3 +234,41 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(null, now)).toBeUndefined();
   });
 });
+
+describe('Transport response size', () => {
+  /** A body of `total` bytes in 64 KiB chunks, each after a turn of the event loop (so reads interleave). */
+  const streamed = (total: number) =>
+    new ReadableStream<Uint8Array>({
+      start() {},
+      async pull(controller) {
+        await new Promise((resolve) => setImmediate(resolve));
+        const sent = (this as unknown as { sent?: number }).sent ?? 0;
+        if (sent >= total) return controller.close();
+        const size = Math.min(65_536, total - sent);
+        (this as unknown as { sent: number }).sent = sent + size;
+        controller.enqueue(new Uint8Array(size).fill(0x20));
+      },
+    });
+
+  it('holds every body being read at once to the one limit, not the limit per request', async () => {
+    const MIB = 1024 * 1024;
+    const fetch = (async () => new Response(streamed(3 * MIB), { status: 200 })) as typeof globalThis.fetch;
+    const transport = new Transport({
+      baseUrl: 'https://api.test',
+      apiKey: 'sk_test_0123456789',
+      fetch,
+      maxResponseBytes: 4 * MIB,
+      maxAttempts: 1,
+    });
+    const read = (n: number) => transport.send({ method: 'GET', path: '/v2/domains', what: `page ${n}` });
+    // Alone, a 3 MiB body is within 4 MiB.
+    expect((await read(1)).text).toHaveLength(3 * MIB);
+    // Three at once would hold 9 MiB: at least one is stopped, naming why.
+    const results = await Promise.allSettled([read(2), read(3), read(4)]);
+    const refused = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
+    expect(refused.length).toBeGreaterThan(0);
+    expect(String(refused[0]?.reason)).toMatch(/together with the other answers being read at once/);
+    // And the budget is given back: a read alone afterwards succeeds again.
+    expect((await read(5)).text).toHaveLength(3 * MIB);
+  });
+});

@@ -281,6 +281,8 @@ export class Transport {
   readonly maxAttempts: number;
   readonly ceiling: number;
   readonly maxResponseBytes: number;
+  /** Bytes of response bodies being read right now, across every request in flight. */
+  private bodyBytesInFlight = 0;
   readonly limiter: ConcurrencyLimiter;
   /** Requests sent, retries included. */
   requests = 0;
@@ -474,15 +476,26 @@ export class Transport {
     const decoder = new TextDecoder();
     const parts: string[] = [];
     let received = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      received += value.byteLength;
-      if (received > limit) {
-        await reader.cancel().catch(() => undefined);
-        throw tooLarge(`ran past ${bytes(limit)}`);
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        received += value.byteLength;
+        this.bodyBytesInFlight += value.byteLength;
+        if (received > limit) {
+          await reader.cancel().catch(() => undefined);
+          throw tooLarge(`ran past ${bytes(limit)}`);
+        }
+        // One limit for every body being read at once: with 8 requests in flight, 8 bodies just
+        // under the limit would otherwise hold 8 times the memory the limit promises.
+        if (this.bodyBytesInFlight > limit) {
+          await reader.cancel().catch(() => undefined);
+          throw tooLarge(`ran past ${bytes(limit)} together with the other answers being read at once`);
+        }
+        parts.push(decoder.decode(value, { stream: true }));
       }
-      parts.push(decoder.decode(value, { stream: true }));
+    } finally {
+      this.bodyBytesInFlight -= received;
     }
     parts.push(decoder.decode());
     return parts.join('');
