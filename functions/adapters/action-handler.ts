@@ -12,8 +12,8 @@ import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/con
 import { ResellerClient } from '../core/reseller-client';
 import { renderMessagePage } from '../core/restore-page';
 import type { SecretSource } from '../core/secrets';
-import { normalizeDomainName, safeText } from '../core/text';
-import { answer, lowerCaseKeys, wantsJson } from './http-answer';
+import { normalizeDomainName } from '../core/text';
+import { answer, lowerCaseKeys, requestLogFields, wantsJson } from './http-answer';
 import type { RestoreLogEntry } from './restore-handler';
 
 /**
@@ -54,13 +54,9 @@ export function createActionHandler(deps: ActionDeps) {
     });
     deps.log({
       action,
-      domain: safeText(domain.slice(0, 253)),
-      method: safeText(method.slice(0, 16)),
+      ...requestLogFields(event, headers, method, domain),
       outcome: outcome.kind,
       status: outcome.status,
-      sourceIp: event.requestContext?.identity?.sourceIp,
-      userAgent:
-        headers['user-agent'] === undefined ? undefined : safeText(headers['user-agent'].slice(0, 300)),
       ...(outcome.detail ? { detail: outcome.detail } : {}),
     });
     return respond(method, domain, outcome, wantsJson(headers), now);

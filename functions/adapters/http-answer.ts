@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { SECURITY_HEADERS } from '../core/restore-page';
+import { safeText } from '../core/text';
 
 /** The HTTP side every acting link shares: which form the caller wants, and the answer in it. */
 
@@ -48,5 +49,24 @@ export function answer(options: {
     statusCode: options.status,
     headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' },
     body: options.page(),
+  };
+}
+
+/**
+ * What every acting link logs about the request: made safe and cut (the path and headers are the
+ * caller's text), never the query string, which holds the signature.
+ */
+export function requestLogFields(
+  event: APIGatewayProxyEvent,
+  headers: Record<string, string | undefined>,
+  method: string,
+  domain: string,
+) {
+  const userAgent = headers['user-agent'];
+  return {
+    domain: safeText(domain.slice(0, 253)),
+    method: safeText(method.slice(0, 16)),
+    sourceIp: event.requestContext?.identity?.sourceIp,
+    userAgent: userAgent === undefined ? undefined : safeText(userAgent.slice(0, 300)),
   };
 }

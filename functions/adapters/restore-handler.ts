@@ -4,8 +4,8 @@ import { ResellerClient } from '../core/reseller-client';
 import { decideRestore, type RestoreOutcome, type RestorePort } from '../core/restore';
 import { renderConfirmPage, renderMessagePage } from '../core/restore-page';
 import type { SecretSource } from '../core/secrets';
-import { normalizeDomainName, safeText } from '../core/text';
-import { answer, lowerCaseKeys, wantsJson } from './http-answer';
+import { normalizeDomainName } from '../core/text';
+import { answer, lowerCaseKeys, requestLogFields, wantsJson } from './http-answer';
 
 /**
  * The HTTP mapping of the restore decision (functions/core/restore.ts): an API Gateway proxy event
@@ -56,13 +56,9 @@ export function createRestoreHandler(deps: RestoreDeps) {
       reseller: () => resellerPort(deps),
     });
     deps.log({
-      domain: safeText(domain.slice(0, 253)),
-      method: safeText(method.slice(0, 16)),
+      ...requestLogFields(event, headers, method, domain),
       outcome: outcome.kind,
       status: outcome.status,
-      sourceIp: event.requestContext?.identity?.sourceIp,
-      userAgent:
-        headers['user-agent'] === undefined ? undefined : safeText(headers['user-agent'].slice(0, 300)),
       ...(outcome.detail ? { detail: outcome.detail } : {}),
     });
     return respond(method, domain, outcome, wantsJson(headers));

@@ -326,6 +326,17 @@ export function compareWithState(input: CompareInput): CompareResult {
   const findingByDomain = new Map<string, DomainFinding>();
   for (const f of report.findings) if (isDomainFinding(f)) findingByDomain.set(f.domain_name, f);
 
+  /** The finding remembered for `key` went away or fell: a resolved entry, with what stands now. */
+  const resolveStill = (key: string, prev: FindingMemory, f: DomainFinding) => {
+    resolved.push({
+      domain_name: key,
+      kind: prev.kind,
+      severity: prev.severity,
+      reason: resolvedReason(prev, f, observed.get(key)),
+      now: { kind: f.kind, severity: f.severity },
+    });
+    resolvedNames.add(key);
+  };
   for (const f of report.findings) {
     const key = keyOfFinding(f);
     const prev = isDomainFinding(f) ? state.domains[key]?.finding : state.contacts[key]?.finding;
@@ -337,25 +348,11 @@ export function compareWithState(input: CompareInput): CompareResult {
       Date.parse(f.date_expiry) > Date.parse(prev.date_expiry)
     ) {
       // Renewed but still flagged (e.g. renewed for too short a term): the old finding is resolved.
-      resolved.push({
-        domain_name: key,
-        kind: prev.kind,
-        severity: prev.severity,
-        reason: resolvedReason(prev, f, observed.get(key)),
-        now: { kind: f.kind, severity: f.severity },
-      });
-      resolvedNames.add(key);
+      resolveStill(key, prev, f);
       change = 'new';
     } else if (severityRank(f.severity) < severityRank(prev.severity) && isDomainFinding(f)) {
       // Fell in severity (auto-renew turned on): resolved, whatever rung it now stands on.
-      resolved.push({
-        domain_name: key,
-        kind: prev.kind,
-        severity: prev.severity,
-        reason: resolvedReason(prev, f, observed.get(key)),
-        now: { kind: f.kind, severity: f.severity },
-      });
-      resolvedNames.add(key);
+      resolveStill(key, prev, f);
     } else if (
       severityRank(f.severity) > severityRank(prev.severity) ||
       lower(stageOf(f, thresholds), prev.stage)
