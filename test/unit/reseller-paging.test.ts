@@ -35,8 +35,12 @@ async function collect(it: AsyncIterable<ListPage<Rec>>) {
   return { records, problems };
 }
 
+/** paginate wants the answer first and the parsing on demand; these fakes parse nothing. */
 const options = (fetchPage: (page: number) => Promise<ListPage<Rec>>) => ({
-  fetchPage,
+  fetchPage: async (page: number) => {
+    const read = await fetchPage(page);
+    return () => read;
+  },
   keyOf: (r: Rec) => r.name,
   caseInsensitiveKeys: true,
   resource: 'domain' as const,
@@ -97,7 +101,53 @@ describe('paginate', () => {
     const error = await collect(paginate({ ...options(api.fetchPage), concurrency: 1 })).catch((e) => e);
     expect(error).toBeInstanceOf(IncompleteListingError);
     expect(error.message).toContain('total_pages changed from 3 to 4');
-    expect(api.asked).toEqual([1, 2]);
+    // Page 3 left when page 2 arrived, before page 2's totals were read; nothing past page 1's count.
+    expect(api.asked).toEqual([1, 2, 3]);
+    const wide = pages(names(30), 10, (p) => ({ ...p, totalPages: p.page + 2, totalResults: 30 }));
+    await collect(paginate({ ...options(wide.fetchPage), concurrency: 8 })).catch(() => undefined);
+    expect(wide.asked.sort((a, b) => a - b)).toEqual([1, 2, 3]);
+  });
+
+  it('sends the next request when an answer arrives, before that page is parsed', async () => {
+    const events: string[] = [];
+    const api = pages(names(40), 10);
+    const fetchPage = async (page: number) => {
+      events.push(`send ${page}`);
+      const read = await api.fetchPage(page);
+      await new Promise((resolve) => setImmediate(resolve));
+      return () => {
+        events.push(`parse ${page}`);
+        return read;
+      };
+    };
+    const { records } = await collect(paginate({ ...options(api.fetchPage), fetchPage, concurrency: 1 }));
+    expect(records).toHaveLength(40);
+    expect(events).toEqual([
+      'send 1',
+      'parse 1',
+      'send 2',
+      'send 3',
+      'parse 2',
+      'send 4',
+      'parse 3',
+      'parse 4',
+    ]);
+  });
+
+  it('holds back sending while the reader is busy: no request leaves while `concurrency` pages wait', async () => {
+    const api = pages(names(200), 10);
+    const listing = paginate({ ...options(api.fetchPage), concurrency: 2 })[Symbol.asyncIterator]();
+    await listing.next(); // page 1
+    await listing.next(); // one of pages 2…3; the reader then stops pulling for a while
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    // The two pages read, and read-ahead of at most twice `concurrency` (two that arrived stop the
+    // sending; two in flight then may still land): not the 20 pages a free-running listing sends.
+    const sent = api.asked.length;
+    expect(sent).toBeGreaterThan(2);
+    expect(sent).toBeLessThanOrEqual(2 + 2 * 2);
+    await listing.return?.(undefined);
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(api.asked).toHaveLength(sent); // a reader that stopped sends nothing more
   });
 
   it('fails when the pages hold fewer records than total_results promised, with unchanged totals', async () => {

@@ -90,7 +90,7 @@ export class ResellerClient {
   /** How many domains match `filter`: one request with `per_page=1`, read from the pagination totals. */
   async countDomains(filter: ListFilter = {}): Promise<number> {
     const page = await this.fetchPage(DOMAINS, filter, 1, 1);
-    return page.totalResults;
+    return page().totalResults;
   }
 
   /** One domain by name (letter case does not matter), or null when the account does not hold it. */
@@ -191,27 +191,40 @@ export class ResellerClient {
     });
   }
 
-  /** One page, parsed; what the server put in an error (an envelope's values too) leaves scrubbed. */
+  /**
+   * One page: resolves once the answer has arrived, to a function that parses it, so paginate can
+   * send the next request before this page's parsing starts. What the server put in an error (an
+   * envelope's values too) leaves scrubbed, from either step.
+   */
   private async fetchPage<T>(
     listing: Listing<T>,
     filter: ListFilter,
     page: number,
     perPage: number,
-  ): Promise<ListPage<T>> {
+  ): Promise<() => ListPage<T>> {
+    let res: RawResponse;
+    const what = `${listing.resource} list page ${page}`;
     try {
-      return await this.readPage(listing, filter, page, perPage);
+      res = await this.receivePage(listing, filter, page, perPage, what);
     } catch (error) {
       throw this.transport.scrubError(error);
     }
+    return () => {
+      try {
+        return this.parsePage(listing, page, res, what);
+      } catch (error) {
+        throw this.transport.scrubError(error);
+      }
+    };
   }
 
-  private async readPage<T>(
+  private async receivePage<T>(
     listing: Listing<T>,
     filter: ListFilter,
     page: number,
     perPage: number,
-  ): Promise<ListPage<T>> {
-    const { resource } = listing;
+    what: string,
+  ): Promise<RawResponse> {
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(filter)) {
       if (value === undefined) continue;
@@ -221,10 +234,13 @@ export class ResellerClient {
     query.set('sort', listing.sortField);
     query.set('page', String(page));
     query.set('per_page', String(perPage));
-    const what = `${resource} list page ${page}`;
     const res = await this.transport.send({ method: 'GET', path: listing.path, query, what });
     if (res.status !== 200) throw ResellerApiError.fromResponse(this.transport.facts(res), what);
+    return res;
+  }
 
+  private parsePage<T>(listing: Listing<T>, page: number, res: RawResponse, what: string): ListPage<T> {
+    const { resource } = listing;
     let body: unknown;
     try {
       body = JSON.parse(res.text);

@@ -25,15 +25,23 @@ export interface ListPage<T> {
 
 /** What {@link paginate} needs: a way to read one page, and how to tell records apart. */
 export interface PaginateOptions<T> {
-  /** Reads page `page` (1-based) of the listing. */
-  readonly fetchPage: (page: number) => Promise<ListPage<T>>;
+  /**
+   * Requests page `page` (1-based) of the listing. Resolves as soon as the answer has arrived, to a
+   * function that parses it: the next request leaves before this page's parsing starts, so parsing
+   * overlaps the network wait instead of adding to it.
+   */
+  readonly fetchPage: (page: number) => Promise<() => ListPage<T>>;
   /** The record's identity as the server sent it (the domain name or handle). */
   readonly keyOf: (record: T) => string;
   /** Names differing only in case are one name: the later record becomes a problem. */
   readonly caseInsensitiveKeys?: boolean;
   /** The severity of a problem made of a record that could not be checked (a second record of a name). */
   readonly problemSeverity?: (record: T) => Problem['severity'];
-  /** Pages in flight at once after page 1. @default 4 */
+  /**
+   * Pages in flight at once after page 1. @default 4. No request leaves while as many pages that
+   * arrived wait to be parsed, so a slow reader holds the listing back instead of buffering it (at
+   * most twice this many pages are held at once).
+   */
   readonly concurrency?: number;
   /** A listing reporting more pages than this fails instead of running away. @default 20 000 */
   readonly maxPages?: number;
@@ -45,7 +53,8 @@ export interface PaginateOptions<T> {
 
 /**
  * Every page of one listing, in the way of octokit's paginate plugin: page 1 first, then pages
- * 2…N concurrently, each yielded as it arrives. Page 1's totals are a promise the listing must
+ * 2…N concurrently, each yielded as it arrives (and each arrival sends the next request before the
+ * page is parsed). Page 1's totals are a promise the listing must
  * keep, because a listing that moved while it was read can hide a live domain in the gap:
  *  - any later page reporting another `total_results` or `total_pages` fails the listing at once
  *    (retryable: reading again from the start may succeed);
@@ -61,7 +70,7 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
   const fold = options.caseInsensitiveKeys ? (key: string) => key.toLowerCase() : (key: string) => key;
   const listing = `${resource} list`;
 
-  const first = await fetchPage(1);
+  const first = (await fetchPage(1))();
   const promisedResults = first.totalResults;
   const promisedPages = first.totalPages;
   if (promisedPages > maxPages) {
@@ -130,28 +139,68 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
 
   yield take(first);
 
+  // Pages 2…N: each answer that arrives sends the next request at once (in the callback, whatever
+  // the reader is doing), and waits in `arrived` until the reader parses it.
   let next = 2;
-  const inflight = new Map<number, Promise<ListPage<T>>>();
+  let inflight = 0;
+  let closed = false;
+  // Set from the callbacks; a cast keeps TypeScript from narrowing it to null in the loop below.
+  let failure = null as { readonly error: unknown } | null;
+  const arrived: Array<() => ListPage<T>> = [];
+  let wake: (() => void) | null = null;
+  const signal = () => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
   const launch = () => {
-    while (inflight.size < concurrency && next <= promisedPages) {
+    while (
+      !closed &&
+      failure === null &&
+      inflight < concurrency &&
+      arrived.length < concurrency &&
+      next <= promisedPages
+    ) {
       const page = next++;
-      inflight.set(page, fetchPage(page));
+      inflight++;
+      fetchPage(page).then(
+        (parse) => {
+          inflight--;
+          arrived.push(parse);
+          launch();
+          signal();
+        },
+        (error: unknown) => {
+          inflight--;
+          failure ??= { error };
+          signal();
+        },
+      );
     }
   };
   launch();
   try {
-    while (inflight.size > 0) {
-      const [page, result] = await Promise.race(
-        [...inflight].map(([n, pending]) => pending.then((r) => [n, r] as const)),
-      );
-      inflight.delete(page);
-      const taken = take(result);
+    while (inflight > 0 || arrived.length > 0) {
+      if (failure) throw failure.error;
+      const parse = arrived.shift();
+      if (!parse) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        continue;
+      }
+      // Its place in the queue is free: the next request leaves before this page is parsed. Then let
+      // answers that arrived meanwhile send theirs before parsing holds the thread for a few
+      // milliseconds: pages arrive in bursts, and parsing a burst before the next sends would add
+      // its time to every round.
       launch();
-      yield taken;
+      await new Promise((resolve) => setImmediate(resolve));
+      yield take(parse());
     }
+    if (failure) throw failure.error;
   } finally {
-    // A failed page ends the listing; do not leave the others' rejections unhandled.
-    for (const pending of inflight.values()) pending.catch(() => undefined);
+    // A failed page or a reader that stopped ends the listing: nothing more is sent.
+    closed = true;
   }
 
   if (received !== promisedResults) {
