@@ -34,7 +34,10 @@ export interface SimulatorOptions {
   readonly apiKey: string;
   /** The server caps per_page here, whatever was asked. @default 100 */
   readonly maxPerPage?: number;
-  /** Added before every answer. @default 0 */
+  /**
+   * Every answer leaves this long after its request arrived, the simulator's own work (filtering,
+   * serialising) included, like a server that answers in this time. @default 0
+   */
   readonly latencyMs?: number;
   /** @default 0 (a free port) */
   readonly port?: number;
@@ -93,11 +96,18 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     : undefined;
   let rateLimited = 0;
 
+  // When each answer is due (performance.now()); answers without one (admin) leave at once.
+  const dueAt = new WeakMap<ServerResponse, number>();
+  const deliver = (res: ServerResponse, write: () => void) => {
+    const wait = (dueAt.get(res) ?? 0) - performance.now();
+    if (wait > 0) setTimeout(write, wait);
+    else write();
+  };
   const send = (res: ServerResponse, status: number, body: unknown) => {
     const text = body === undefined ? '' : JSON.stringify(body);
     const headers: Record<string, string> = { 'x-request-id': `sim-${requests.length}` };
     if (text) headers['content-type'] = JSON_TYPE;
-    res.writeHead(status, headers).end(text);
+    deliver(res, () => res.writeHead(status, headers).end(text));
   };
   const error = (res: ServerResponse, status: number, message: string) =>
     send(res, status, { error: { code: status, message } });
@@ -247,33 +257,34 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     const waitMs = limiter?.take();
     // A request the rate limit turns away never reaches the application, nor its injected faults.
     const fault = waitMs === undefined ? takeFault(request) : undefined;
-    const answer = () => {
-      if (waitMs !== undefined) {
-        rateLimited++;
-        res.writeHead(429, {
-          'content-type': JSON_TYPE,
-          'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))),
-        });
-        res.end(JSON.stringify({ error: { code: 429, message: 'rate limit exceeded' } }));
-        return;
-      }
-      if (fault?.kind === 'hang') return; // never answers; close() destroys the socket
-      if (fault?.kind === 'malformed') {
-        res.writeHead(200, { 'content-type': JSON_TYPE }).end('{"data": [ {"domain_name": "trunc');
-        return;
-      }
-      if (fault?.kind === 'status') {
-        res.writeHead(fault.status, {
-          'content-type': JSON_TYPE,
-          ...(fault.retryAfter ? { 'retry-after': fault.retryAfter } : {}),
-        });
-        res.end(JSON.stringify({ error: { code: fault.status, message: 'injected fault' } }));
-        return;
-      }
-      route(req, res, request);
-    };
-    if (latencyMs > 0) setTimeout(answer, latencyMs);
-    else answer();
+    if (latencyMs > 0) dueAt.set(res, performance.now() + latencyMs);
+    if (waitMs !== undefined) {
+      rateLimited++;
+      const text = JSON.stringify({ error: { code: 429, message: 'rate limit exceeded' } });
+      const retryAfter = String(Math.max(1, Math.ceil(waitMs / 1000)));
+      return deliver(res, () =>
+        res.writeHead(429, { 'content-type': JSON_TYPE, 'retry-after': retryAfter }).end(text),
+      );
+    }
+    if (fault?.kind === 'hang') return; // never answers; close() destroys the socket
+    if (fault?.kind === 'malformed') {
+      return deliver(res, () =>
+        res.writeHead(200, { 'content-type': JSON_TYPE }).end('{"data": [ {"domain_name": "trunc'),
+      );
+    }
+    if (fault?.kind === 'status') {
+      const { status, retryAfter } = fault;
+      const text = JSON.stringify({ error: { code: status, message: 'injected fault' } });
+      return deliver(res, () =>
+        res
+          .writeHead(status, {
+            'content-type': JSON_TYPE,
+            ...(retryAfter ? { 'retry-after': retryAfter } : {}),
+          })
+          .end(text),
+      );
+    }
+    route(req, res, request);
   });
   server.keepAliveTimeout = 30_000;
 
