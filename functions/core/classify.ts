@@ -123,14 +123,35 @@ export function classifyContact(contact: Contact): ContactFinding | null {
 export const anyAtOrAbove = (findings: readonly Finding[], level: Severity): boolean =>
   findings.some((f) => severityRank(f.severity) >= severityRank(level));
 
+/** What the report order compares: critical first, then fewer days left (contacts last), then name. */
+interface OrderKey {
+  readonly rank: number;
+  readonly days: number;
+  readonly name: string;
+}
+
+const orderKey = (f: Finding): OrderKey =>
+  isDomainFinding(f)
+    ? { rank: severityRank(f.severity), days: f.days_left, name: f.domain_name }
+    : { rank: severityRank(f.severity), days: Number.POSITIVE_INFINITY, name: f.handle };
+
+function compareKeys(a: OrderKey, b: OrderKey): number {
+  if (a.rank !== b.rank) return b.rank - a.rank;
+  if (a.days !== b.days) return a.days < b.days ? -1 : 1;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
 /** Report order: critical first, then fewer days left (contacts last), then name. */
-export function compareFindings(a: Finding, b: Finding): number {
-  const bySeverity = severityRank(b.severity) - severityRank(a.severity);
-  if (bySeverity !== 0) return bySeverity;
-  const daysA = isDomainFinding(a) ? a.days_left : Number.POSITIVE_INFINITY;
-  const daysB = isDomainFinding(b) ? b.days_left : Number.POSITIVE_INFINITY;
-  if (daysA !== daysB) return daysA < daysB ? -1 : 1;
-  const nameA = isDomainFinding(a) ? a.domain_name : a.handle;
-  const nameB = isDomainFinding(b) ? b.domain_name : b.handle;
-  return nameA < nameB ? -1 : nameA > nameB ? 1 : 0;
+export const compareFindings = (a: Finding, b: Finding): number => compareKeys(orderKey(a), orderKey(b));
+
+/**
+ * Sorts `findings` in place in {@link compareFindings}'s order, computing each key once: findings
+ * come in several shapes, and reading their fields in each of n·log n comparisons was most of a
+ * 100 000-domain scan's time after its last page.
+ */
+export function sortFindings<T extends Finding>(findings: T[]): T[] {
+  const keyed = findings.map((finding) => ({ finding, key: orderKey(finding) }));
+  keyed.sort((a, b) => compareKeys(a.key, b.key));
+  for (let i = 0; i < keyed.length; i++) findings[i] = (keyed[i] as (typeof keyed)[number]).finding;
+  return findings;
 }

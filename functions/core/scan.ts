@@ -2,10 +2,10 @@ import {
   type ClassifyPolicy,
   classify,
   classifyContact,
-  compareFindings,
   type DomainFinding,
   type Finding,
   type Severity,
+  sortFindings,
 } from './classify';
 import {
   COVERAGE_PARTS,
@@ -243,7 +243,7 @@ async function scanOnce(
       attachRestoreLink(finding, options.restoreLinkFor);
     findings.push(finding);
   }
-  findings.sort(compareFindings);
+  sortFindings(findings);
   const accountSize = coverage?.all ?? domainsScanned;
   if (accountSize === 0 && !problems.some((p) => p.resource === 'domain')) {
     // An empty account is far more often the wrong key, account or environment than a real one.

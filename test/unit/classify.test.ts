@@ -6,6 +6,7 @@ import {
   compareFindings,
   DEFAULT_POLICY,
   type Finding,
+  sortFindings,
 } from '../../functions/core/classify';
 import { ContactSchema, type Domain, DomainSchema } from '../../functions/core/schemas';
 
@@ -204,5 +205,30 @@ describe('compareFindings', () => {
       'b.nl',
       'A1',
     ]);
+  });
+
+  it('sortFindings puts any findings in exactly the order compareFindings gives', () => {
+    const finding = fc.oneof(
+      fc.record({
+        domain_name: fc.constantFrom('a.nl', 'b.nl', 'c.nl', 'B.nl'),
+        kind: fc.constant('expiring'),
+        severity: fc.constantFrom('critical', 'warning', 'info'),
+        days_left: fc.integer({ min: -5, max: 5 }),
+      }),
+      fc.record({
+        handle: fc.constantFrom('C1', 'C2'),
+        kind: fc.constant('contact_pending_validation'),
+        severity: fc.constantFrom('critical', 'warning', 'info'),
+      }),
+    );
+    fc.assert(
+      fc.property(fc.array(finding as fc.Arbitrary<Finding>, { maxLength: 60 }), (findings) => {
+        const expected = [...findings].sort(compareFindings);
+        const copy = [...findings];
+        expect(sortFindings(copy)).toBe(copy);
+        // The same objects in the same places: equal keys keep their order (both sorts are stable).
+        expect(copy.every((f, i) => f === expected[i])).toBe(true);
+      }),
+    );
   });
 });
