@@ -35,7 +35,15 @@ function offsetMinutes(zone: string): number {
   return sign * (Number(hh) * 60 + Number(mm));
 }
 
-const dateTime = z.string().transform((text, ctx) => {
+/** What a record holds instead of the date-time it should, in words rather than zod's default. */
+const notADateTime = (input: unknown): string =>
+  input === undefined
+    ? 'missing'
+    : input === null
+      ? 'null instead of an RFC 3339 date-time'
+      : `${Array.isArray(input) ? 'a list' : typeof input === 'object' ? 'an object' : `a ${typeof input}`} instead of an RFC 3339 date-time`;
+
+const dateTime = z.string({ error: (issue) => notADateTime(issue.input) }).transform((text, ctx) => {
   const ms = parseRfc3339(text);
   if (Number.isNaN(ms)) {
     ctx.addIssue({

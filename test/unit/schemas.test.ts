@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ContactSchema, DomainSchema, PaginationSchema, parseRfc3339 } from '../../functions/core/schemas';
+import {
+  ContactSchema,
+  DomainSchema,
+  describeIssues,
+  PaginationSchema,
+  parseRfc3339,
+} from '../../functions/core/schemas';
 
 describe('parseRfc3339', () => {
   it.each([
@@ -70,6 +76,17 @@ describe('DomainSchema', () => {
     const result = DomainSchema.safeParse({ ...base, date_expiry: 'soon' });
     expect(result.success).toBe(false);
     expect(result.error?.issues[0]?.path).toEqual(['date_expiry']);
+  });
+
+  it.each([
+    [undefined, 'date_expiry: missing'],
+    [null, 'date_expiry: null instead of an RFC 3339 date-time'],
+    [20270101, 'date_expiry: a number instead of an RFC 3339 date-time'],
+    [{}, 'date_expiry: an object instead of an RFC 3339 date-time'],
+    ['soon', 'date_expiry: not an RFC 3339 date-time: "soon"'],
+  ])('says in words what stands where a date should (%j)', (value, reason) => {
+    const result = DomainSchema.safeParse({ ...base, date_expiry: value });
+    expect(result.success ? 'parsed' : describeIssues(result.error)).toBe(reason);
   });
 });
 
