@@ -4,6 +4,7 @@ import {
   classifyContact,
   type DomainFinding,
   type Finding,
+  type Registrant,
   type Severity,
   sortFindings,
 } from './classify';
@@ -129,7 +130,8 @@ async function scanOnce(
   const domainFindings: DomainFinding[] = [];
   const problems: Problem[] = [];
   let domainsScanned = 0;
-  const contactsByHandle = new Map<string, { name: string; company_name: string; email: string }>();
+  // One registrant object per contact, shared by the findings of its domains (they never change it).
+  const contactsByHandle = new Map<string, Registrant>();
   let contactsScanned = 0;
   let read: Report['source']['read'] = 'full';
   let fallbackReason: string | undefined;
@@ -201,6 +203,7 @@ async function scanOnce(
       for (const contact of page.records) {
         contactsScanned++;
         contactsByHandle.set(contact.handle, {
+          handle: contact.handle,
           name: contact.name,
           company_name: contact.company_name,
           email: contact.email,
@@ -238,7 +241,7 @@ async function scanOnce(
   for (const finding of domainFindings) {
     const handle = finding.registrant?.handle;
     const contact = handle ? contactsByHandle.get(handle) : undefined;
-    if (handle && contact) finding.registrant = { handle, ...contact };
+    if (contact) finding.registrant = contact;
     if (finding.kind === 'quarantine' && options.restoreLinkFor)
       attachRestoreLink(finding, options.restoreLinkFor);
     findings.push(finding);
