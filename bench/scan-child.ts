@@ -20,6 +20,8 @@ try {
     now: Date.parse(now),
   });
   const wallMs = performance.now() - started;
+  // The scan's peak, before this process builds its own comparison keys below.
+  const scanPeakRssMb = peakRssMb();
   const keys = report.findings
     .map((f) => `${'domain_name' in f ? f.domain_name : f.handle} ${f.kind} ${f.severity}`)
     .sort()
@@ -44,7 +46,7 @@ try {
         .slice(0, 16),
       read: report.source.read,
       fallbackReason: report.source.fallback_reason ?? null,
-      peakRssMb: peakRssMb(),
+      peakRssMb: scanPeakRssMb,
     })}\n`,
   );
 } catch (error) {
