@@ -266,6 +266,11 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
   out.push(
     '--',
     `Scanned ${plural(s.domains_scanned, 'domain')} and ${plural(s.contacts_scanned, 'contact')} at ${time(report.now)} (${s.requests} requests, ${(s.duration_ms / 1000).toFixed(1)} s, ${report.source.mode} mode).`,
+    ...(report.source.read === 'filtered' && report.source.coverage
+      ? [
+          `The account holds ${plural(report.source.coverage.all, 'domain')}; search counts proved which could need attention, and only those were read.`,
+        ]
+      : []),
     ...(report.source.fallback_reason
       ? [
           `The filtered read could not be proven complete (${report.source.fallback_reason}), so the account was read in full.`,

@@ -84,6 +84,27 @@ describe('renderDigest', () => {
     expect(digest.match(/^- d\d+\.nl/gm)).toHaveLength(10);
     expect(digest).toContain('- and 40 more critical');
   });
+
+  it('says, after a proven filtered read, how many domains the account holds and that only some were read', () => {
+    const coverage = {
+      all: 5000,
+      in_window: 400,
+      beyond_window: 4600,
+      no_expiry: 0,
+      beyond_renewing: 4400,
+      beyond_not_renewing: 200,
+      beyond_renewal_unknown: 0,
+      beyond_quarantined: 0,
+    };
+    const filtered = {
+      ...reportOf([]),
+      source: { base_url: 'x', mode: 'auto', read: 'filtered', coverage },
+    } as const;
+    expect(renderDigest(filtered)).toContain(
+      'The account holds 5000 domains; search counts proved which could need attention, and only those were read.',
+    );
+    expect(renderDigest(reportOf([]))).not.toContain('The account holds');
+  });
 });
 
 describe('renderSms', () => {
