@@ -23,7 +23,11 @@ import { domainNameProblem, signRestoreLink } from '../functions/core/links';
 import { ResellerClient } from '../functions/core/reseller-client';
 import { parseRfc3339 } from '../functions/core/schemas';
 import { normalizeDomainName } from '../functions/core/text';
-import { generatePortfolio } from '../functions/simulator/portfolio';
+import {
+  generatePortfolio,
+  PORTFOLIO_PROFILES,
+  type PortfolioProfile,
+} from '../functions/simulator/portfolio';
 import { SEARCH_SEMANTICS, type SearchSemantics } from '../functions/simulator/search';
 import { type Fault, startSimulator } from '../functions/simulator/server';
 import { scanWithState, stateCommand, stateLocationText } from './cli-state';
@@ -276,10 +280,19 @@ async function simulateCommand(args: readonly string[], io: CliIo): Promise<numb
   const keyFromEnv = io.env[ENV.resellerApiKey]?.trim();
   const apiKey = keyFromEnv || `sim-${randomBytes(12).toString('hex')}`;
   const domains = positiveInt(str(values.domains), '--domains', 500);
+  const profile = str(values.portfolio) ?? 'realistic';
+  if (!PORTFOLIO_PROFILES.includes(profile as PortfolioProfile)) {
+    throw new UsageError(`--portfolio must be one of ${PORTFOLIO_PROFILES.join(', ')}`);
+  }
   const seed = positiveInt(str(values.seed), '--seed', 1);
   const latency = str(values.latency);
   const sim = await startSimulator({
-    portfolio: generatePortfolio({ domains, seed, now: parseNow(str(values.now)) }),
+    portfolio: generatePortfolio({
+      domains,
+      seed,
+      now: parseNow(str(values.now)),
+      profile: profile as PortfolioProfile,
+    }),
     apiKey,
     port,
     latencyMs: latency === undefined || latency === '0' ? 0 : positiveInt(latency, '--latency', 0, 60_000),
@@ -292,7 +305,7 @@ async function simulateCommand(args: readonly string[], io: CliIo): Promise<numb
     sim.injectFault({ fault, match: (r) => r.path === '/v2/domains' && r.query.get('page') !== '1' });
   }
   io.stdout(
-    `reseller simulator listening on ${sim.url} (${domains} domains, seed ${seed})\n` +
+    `reseller simulator listening on ${sim.url} (${domains} domains, ${profile} portfolio, seed ${seed})\n` +
       `export ${ENV.resellerBaseUrl}=${sim.url}\n` +
       `export ${ENV.resellerApiKey}=${keyFromEnv ? '<the key already in your environment>' : apiKey}\n`,
   );

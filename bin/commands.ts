@@ -87,6 +87,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     options: {
       port: PORT('8080'),
       domains: { type: 'string', value: 'N', doc: 'domains in the portfolio', default: '500' },
+      portfolio: {
+        type: 'string',
+        value: 'PROFILE',
+        doc: 'realistic (about 14 % of domains flagged) or stress (about 42 %, and dates no search can select)',
+        default: 'realistic',
+      },
       seed: {
         type: 'string',
         value: 'S',
@@ -99,7 +105,12 @@ export const COMMANDS: readonly CommandSpec[] = [
         doc: 'lay the portfolio out around this instant (pin it, with scan --now, for the same findings every day)',
         default: 'now',
       },
-      latency: { type: 'string', value: 'MS', doc: 'delay added to every answer', default: '0' },
+      latency: {
+        type: 'string',
+        value: 'MS',
+        doc: 'every answer leaves this long after its request arrived',
+        default: '0',
+      },
       'max-per-page': { type: 'string', value: 'N', doc: 'the server caps per_page here', default: '100' },
       faults: {
         type: 'string',

@@ -1,10 +1,22 @@
 import { domainToASCII } from 'node:url';
 
 /**
- * A deterministic, realistic reseller portfolio for the simulator, and its ground truth: every
- * record is generated from an intended scenario, so tests compare the scan against what the
- * generator meant, not against the classifier itself. Ground truth assumes the default policy
- * (30-day window, 7 critical days).
+ * A deterministic reseller portfolio for the simulator, and its ground truth: every record is
+ * generated from an intended scenario, so tests compare the scan against what the generator meant,
+ * not against the classifier itself. Ground truth assumes the default policy (30-day window, 7
+ * critical days).
+ *
+ * Two profiles ({@link PORTFOLIO_PROFILES}):
+ * - `realistic` (the default): a reseller's year. Expiry dates spread over twelve months, so about
+ *   30/365 of the domains fall in any 30-day window; about 5 % with auto-renew off; a few expired,
+ *   in quarantine or without an auto-renew value; about 14 % of the domains give a finding. A record
+ *   the scan cannot read has no expiry date (`null`): what a server with a typed date column can get
+ *   wrong, and what the empty search value still selects.
+ * - `stress`: every kind in bulk (about 42 % of the domains flagged) and unreadable records whose
+ *   `date_expiry` is free text no date search can select, so a proven filtered read must fall back.
+ *   Its records are exactly what the generator made before profiles existed.
+ *
+ * The first domains walk through every scenario in both, so small portfolios hold every kind.
  */
 
 /** A record as the API would send it: plain JSON, aliases and all. */
@@ -27,7 +39,13 @@ export interface Portfolio {
   };
 }
 
+/** The portfolio profiles; see the module comment. */
+export const PORTFOLIO_PROFILES = ['realistic', 'stress'] as const;
+export type PortfolioProfile = (typeof PORTFOLIO_PROFILES)[number];
+
 export interface PortfolioOptions {
+  /** @default 'realistic' */
+  readonly profile?: PortfolioProfile;
   /** Number of domains. @default 200 */
   readonly domains?: number;
   /** @default 1 */
@@ -73,22 +91,40 @@ type Scenario =
   | 'expires_now'
   | 'malformed';
 
-/** Scenario weights; the first domains walk through every scenario so small portfolios hold all kinds. */
-const WEIGHTS: ReadonlyArray<readonly [Scenario, number]> = [
-  ['healthy', 560],
-  ['renews_soon', 100],
-  ['auto_renew_off', 150],
-  ['warning', 50],
-  ['critical', 30],
-  ['expired', 30],
-  ['quarantine', 30],
-  ['missing_auto_renew', 10],
-  ['boundary_7', 1],
-  ['boundary_30', 1],
-  ['expires_now', 1],
-  ['malformed', 2],
-];
-const TOTAL_WEIGHT = WEIGHTS.reduce((sum, [, w]) => sum + w, 0);
+/** Scenario weights per profile; the first domains walk through every scenario so small portfolios hold all kinds. */
+const WEIGHTS: Readonly<Record<PortfolioProfile, ReadonlyArray<readonly [Scenario, number]>>> = {
+  // Per 1 000 domains. Expiry spread over a year puts 30/365 ≈ 8 % in the window: 75 with
+  // auto-renew on, the rest without it (warning, critical, the boundaries) or past it. About 5 % of
+  // the domains have auto-renew off, and a handful are expired, quarantined or without the field.
+  realistic: [
+    ['healthy', 857],
+    ['renews_soon', 75],
+    ['auto_renew_off', 45],
+    ['warning', 4],
+    ['critical', 2],
+    ['expired', 3],
+    ['quarantine', 4],
+    ['missing_auto_renew', 5],
+    ['boundary_7', 1],
+    ['boundary_30', 1],
+    ['expires_now', 1],
+    ['malformed', 2],
+  ],
+  stress: [
+    ['healthy', 560],
+    ['renews_soon', 100],
+    ['auto_renew_off', 150],
+    ['warning', 50],
+    ['critical', 30],
+    ['expired', 30],
+    ['quarantine', 30],
+    ['missing_auto_renew', 10],
+    ['boundary_7', 1],
+    ['boundary_30', 1],
+    ['expires_now', 1],
+    ['malformed', 2],
+  ],
+};
 
 const WORDS = [
   'tulip',
@@ -137,6 +173,9 @@ function isoWithOffset(ms: number, variant: number): string {
 
 export function generatePortfolio(options: PortfolioOptions): Portfolio {
   const count = options.domains ?? 200;
+  const profile = options.profile ?? 'realistic';
+  const weights = WEIGHTS[profile];
+  const totalWeight = weights.reduce((sum, [, w]) => sum + w, 0);
   const random = seededRandom(options.seed ?? 1);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
   const now = options.now;
@@ -173,7 +212,8 @@ export function generatePortfolio(options: PortfolioOptions): Portfolio {
 
   const domains: RawRecord[] = [];
   for (let i = 0; i < count; i++) {
-    const scenario = i < WEIGHTS.length ? (WEIGHTS[i]?.[0] as Scenario) : weighted(random());
+    const scenario =
+      i < weights.length ? (weights[i]?.[0] as Scenario) : weighted(weights, random() * totalWeight);
     const idn = i % 17 === 5;
     const word = idn ? pick(IDN_WORDS) : pick(WORDS);
     const tld = pick(TLDS);
@@ -249,9 +289,11 @@ export function generatePortfolio(options: PortfolioOptions): Portfolio {
       tld: rest.join('.'),
       status,
       date_expiry:
-        scenario === 'malformed'
-          ? `${iso(expiry).slice(0, 10)} sometime`
-          : isoWithOffset(expiry, dateVariant),
+        scenario !== 'malformed'
+          ? isoWithOffset(expiry, dateVariant)
+          : profile === 'stress'
+            ? `${iso(expiry).slice(0, 10)} sometime`
+            : null,
       date_created: iso(now - 800 * DAY),
       date_deleted: deleted === null ? null : iso(deleted),
       auth_code: null,
@@ -339,9 +381,8 @@ function edgeCase(
   }
 }
 
-function weighted(r: number): Scenario {
-  let at = r * TOTAL_WEIGHT;
-  for (const [scenario, weight] of WEIGHTS) {
+function weighted(weights: ReadonlyArray<readonly [Scenario, number]>, at: number): Scenario {
+  for (const [scenario, weight] of weights) {
     if (at < weight) return scenario;
     at -= weight;
   }

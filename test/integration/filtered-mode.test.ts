@@ -22,19 +22,19 @@ interface JsonReport {
 
 /**
  * A portfolio with the edge cases appended (no date_expiry, null date_expiry, auto-renew null or
- * absent, quarantined before expiry with auto-renew on). Without `garbledDates`, the generator's
- * malformed records are left out: no search can select a date the server cannot compare, so they
- * always make the proof fail (the fallback tests keep them).
+ * absent, quarantined before expiry with auto-renew on). With `garbledDates`, the stress profile,
+ * whose malformed records have a free-text date_expiry no search can select, so they always make
+ * the proof fail (the fallback tests); without, the realistic profile, whose malformed records have
+ * none (the empty search value selects them).
  */
 function portfolioOf(seed: number, domains: number, garbledDates: boolean): Portfolio {
-  const p = generatePortfolio({ domains, seed, now: Date.parse(NOW), edgeCases: 25 });
-  if (garbledDates) return p;
-  const garbled = new Set(p.truth.problems.filter((name) => !name.startsWith('edge-')));
-  return {
-    domains: p.domains.filter((d) => !garbled.has(String(d.domain_name))),
-    contacts: p.contacts,
-    truth: { findings: p.truth.findings, problems: p.truth.problems.filter((name) => !garbled.has(name)) },
-  };
+  return generatePortfolio({
+    domains,
+    seed,
+    now: Date.parse(NOW),
+    edgeCases: 25,
+    profile: garbledDates ? 'stress' : 'realistic',
+  });
 }
 
 async function scan(portfolio: Portfolio, reading: ServerReading, mode: Mode, json = true) {

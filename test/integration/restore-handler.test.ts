@@ -10,7 +10,7 @@ import { captureOutput } from '../support/capture';
 const API_KEY = 'sk_restore_lambda_c0ffee42';
 const SIGNING_KEY = 'lambda-signing-key-fedcba9876543210fedcba98';
 const ssm = mockClient(SSMClient);
-const portfolio = generatePortfolio({ domains: 200, seed: 4, now: Date.now() });
+const portfolio = generatePortfolio({ domains: 200, seed: 4, now: Date.now(), profile: 'stress' });
 const quarantined = portfolio.truth.findings.filter((f) => f.kind === 'quarantine').map((f) => f.key);
 let sim: Simulator;
 let output: () => string;

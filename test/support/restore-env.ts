@@ -14,6 +14,7 @@ export async function startRestoreStack(options: { domains?: number; seed?: numb
     domains: options.domains ?? 80,
     seed: options.seed ?? 21,
     now: Date.now(),
+    profile: 'stress', // every test takes its own quarantined domains
   });
   const sim = await startSimulator({ portfolio, apiKey: API_KEY });
   const logs: RestoreLogEntry[] = [];
