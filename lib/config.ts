@@ -1,5 +1,5 @@
 import type { Node } from 'constructs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
 import { scheduleIntervalHours, scheduleProblem } from './schedule';

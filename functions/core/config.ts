@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { SEVERITIES } from './classify';
 import { ConfigError } from './errors';
 import { SCAN_MODES } from './scan';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Schemas for the reseller API's responses, tolerant of the aliases the documentation shows

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { applyActions, type DomainActions, DomainActionsSchema, type Lapse } from './actions';
 import {
   type DomainFinding,
