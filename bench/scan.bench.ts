@@ -5,7 +5,8 @@
  * and prints from one run:
  *  - for `--size` domains: full, auto and filtered mode's wall time as a ratio to the paging limit,
  *    requests, peak RSS, and whether the findings and problems equal full mode's; on the default
- *    portfolio, and on the same portfolio without its records whose date no search can select;
+ *    (realistic) portfolio, on the stress portfolio, and on the stress portfolio without its records
+ *    whose date no search can select;
  *  - against a simulator limited to `--rate-limit` requests a second: full mode's wall time as a
  *    ratio to pages / rate, and the share of 429 answers;
  *  - each Lambda bundle's size and import time against a bare `node` start.
@@ -74,7 +75,7 @@ async function bundle(entry: string, name: string, format: 'cjs' | 'esm' = 'cjs'
 }
 
 /** The budget the README promises for each Lambda bundle. */
-const BUNDLE_BUDGET = { kib: 600, importMs: 250 };
+const BUNDLE_BUDGET = { kib: 300, importMs: 250 };
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
@@ -145,23 +146,31 @@ async function main() {
     };
   };
 
-  // 1. Full, auto and filtered on the default portfolio, and on it without the unselectable dates.
+  // 1. Full, auto and filtered on the default portfolio, the stress one, and the stress one without
+  //    its unselectable dates.
   const portfolio = generatePortfolio({ domains: size, seed: 1, now: Date.parse(NOW) });
-  const garbled = new Set(portfolio.truth.problems);
+  const stress = generatePortfolio({ domains: size, seed: 1, now: Date.parse(NOW), profile: 'stress' });
+  const garbled = new Set(stress.truth.problems);
   const selectable: Portfolio = {
-    domains: portfolio.domains.filter((d) => !garbled.has(String(d.domain_name))),
-    contacts: portfolio.contacts,
-    truth: { findings: portfolio.truth.findings, problems: [] },
+    domains: stress.domains.filter((d) => !garbled.has(String(d.domain_name))),
+    contacts: stress.contacts,
+    truth: { findings: stress.truth.findings, problems: [] },
   };
-  const pages = Math.ceil(size / perPage);
-  const pagingLimitMs = (1 + Math.ceil((pages - 1) / concurrency)) * latency;
-  const flagged = portfolio.truth.findings.filter((f) => !f.key.startsWith('C')).length;
+  // The paging limit, issue 6's formula over every page a full scan reads: domains and contacts.
+  // The domain pages alone give a stricter figure, printed beside it.
+  const domainPages = Math.ceil(size / perPage);
+  const pages = domainPages + Math.ceil(portfolio.contacts.length / perPage);
+  const limitOf = (n: number) => (1 + Math.ceil((n - 1) / concurrency)) * latency;
+  const pagingLimitMs = limitOf(pages);
+  const domainPagesLimitMs = limitOf(domainPages);
+  const flaggedShare = (p: Portfolio) => p.truth.findings.filter((f) => !f.key.startsWith('C')).length / size;
   console.log(
-    `${size.toLocaleString('en')} domains, seed 1: ${pages} domain pages; ${flagged.toLocaleString('en')} domains flagged (${pct(flagged, size)}); ` +
-      `${garbled.size} records with a date_expiry no search can select (the generator's "malformed" scenario).`,
+    `${size.toLocaleString('en')} domains and ${portfolio.contacts.length.toLocaleString('en')} contacts, seed 1: ${domainPages} domain pages + ${pages - domainPages} contact pages. ` +
+      `Default (realistic) portfolio: ${pct(flaggedShare(portfolio), 1)} of the domains flagged. ` +
+      `Stress portfolio: ${pct(flaggedShare(stress), 1)} flagged, and ${garbled.size} records with a date_expiry no search can select.`,
   );
   console.log(
-    `paging limit (1 + ceil((pages − 1) / concurrency)) × latency = ${(pagingLimitMs / 1000).toFixed(2)} s\n`,
+    `paging limit (1 + ceil((pages − 1) / concurrency)) × latency = ${(pagingLimitMs / 1000).toFixed(2)} s for ${pages} pages (${(domainPagesLimitMs / 1000).toFixed(2)} s for the ${domainPages} domain pages alone)\n`,
   );
   console.log(
     "| portfolio | mode | read | wall time | × paging limit | requests (domain list) | % of full's requests | same findings and problems as full | peak RSS |",
@@ -169,8 +178,9 @@ async function main() {
   console.log('|---|---|---|---|---|---|---|---|---|');
   const rows: Array<{ label: string; full: ChildResult; auto: ChildResult; filtered: ChildResult }> = [];
   for (const [label, accounts] of [
-    ['default', portfolio],
-    [`default without its ${garbled.size} unselectable dates`, selectable],
+    ['default (realistic)', portfolio],
+    ['stress', stress],
+    [`stress without its ${garbled.size} unselectable dates`, selectable],
   ] as const) {
     const sim = await startSimulator({
       portfolio: accounts,
@@ -201,19 +211,27 @@ async function main() {
       );
     }
   }
-  const [plain, clean] = rows as [(typeof rows)[number], (typeof rows)[number]];
+  const [plain, crowded, clean] = rows as [
+    (typeof rows)[number],
+    (typeof rows)[number],
+    (typeof rows)[number],
+  ];
   for (const { label, filtered } of rows) {
     if (filtered.error) console.log(`\nfiltered on "${label}" refused: ${filtered.error}`);
   }
   const peak = Math.max(...rows.flatMap((r) => [r.full, r.auto, r.filtered].map((x) => x.peakRssMb)));
-  const flaggedShare = clean.full.domainFindings / clean.full.domainsScanned;
+  const fullRatio = Math.max(...rows.map((r) => r.full.wallMs / pagingLimitMs));
   console.log(
     [
       '',
-      `full ≤ 1.10× the paging limit: ${(plain.full.wallMs / pagingLimitMs).toFixed(2)}× — ${yes(plain.full.wallMs / pagingLimitMs <= 1.1)}`,
+      `full ≤ 1.10× the paging limit: ${fullRatio.toFixed(2)}× at most — ${yes(fullRatio <= 1.1)} ` +
+        `(against the domain pages alone: ${(Math.max(...rows.map((r) => r.full.wallMs)) / domainPagesLimitMs).toFixed(2)}×)`,
       `auto ≤ 20% of full's requests on the default portfolio: ${pct(plain.auto.requests, plain.full.requests)} — ${yes(plain.auto.requests <= 0.2 * plain.full.requests)}` +
         (plain.auto.fallbackReason ? ` (read in full: ${plain.auto.fallbackReason})` : ''),
-      `  without the unselectable dates: ${pct(clean.auto.requests, clean.full.requests)}; ${pct(flaggedShare, 1)} of its domains are flagged, and a filtered read must list every one of them`,
+      `  on the stress portfolio: ${pct(crowded.auto.requests, crowded.full.requests)}` +
+        (crowded.auto.fallbackReason ? ' (its unselectable dates make the proof fail: read in full)' : '') +
+        `; without those dates ${pct(clean.auto.requests, clean.full.requests)}, ${pct(clean.full.domainFindings / clean.full.domainsScanned, 1)} of its domains being flagged`,
+      `auto and filtered give full mode's findings and problems wherever they read: ${yes(rows.every((r) => [r.auto, r.filtered].every((x) => x.error !== undefined || x.findingsHash === r.full.findingsHash)))}`,
       `peak RSS ≤ 200 MB: ${peak.toFixed(0)} MB at most — ${yes(peak <= 200)}`,
       '',
     ].join('\n'),
