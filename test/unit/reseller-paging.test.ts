@@ -108,6 +108,23 @@ describe('paginate', () => {
     expect(wide.asked.sort((a, b) => a - b)).toEqual([1, 2, 3]);
   });
 
+  it.each([3, 4])(
+    'fails the listing, sending nothing more, when fetchPage throws instead of rejecting (page %i)',
+    async (throwing) => {
+      const api = pages(names(100), 10);
+      const fetchPage = (page: number) => {
+        if (page === throwing) throw new Error(`sync ${page}`);
+        return options(api.fetchPage).fetchPage(page);
+      };
+      const listing = paginate({ ...options(api.fetchPage), fetchPage, concurrency: 2 });
+      await expect(collect(listing)).rejects.toThrow(`sync ${throwing}`);
+      const sent = api.asked.length;
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(api.asked).toHaveLength(sent);
+      expect(Math.max(...api.asked)).toBeLessThan(throwing + 2);
+    },
+  );
+
   it('sends the next request when an answer arrives, before that page is parsed', async () => {
     const events: string[] = [];
     const api = pages(names(40), 10);

@@ -163,7 +163,17 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
     ) {
       const page = next++;
       inflight++;
-      fetchPage(page).then(
+      let pending: Promise<() => ListPage<T>>;
+      try {
+        pending = fetchPage(page);
+      } catch (error) {
+        // A fetchPage that throws instead of rejecting fails the listing all the same.
+        inflight--;
+        failure ??= { error };
+        signal();
+        return;
+      }
+      pending.then(
         (parse) => {
           inflight--;
           arrived.push(parse);
@@ -178,8 +188,8 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
       );
     }
   };
-  launch();
   try {
+    launch();
     while (inflight > 0 || arrived.length > 0) {
       if (failure) throw failure.error;
       const parse = arrived.shift();
