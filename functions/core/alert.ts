@@ -272,9 +272,7 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
         ]
       : []),
     ...(report.source.fallback_reason
-      ? [
-          `The filtered read could not be proven complete (${report.source.fallback_reason}), so the account was read in full.`,
-        ]
+      ? [`The account was read in full: ${report.source.fallback_reason}.`]
       : []),
     `Dates are shown in ${timeZone}. Thresholds: expiring within ${report.policy.expiry_days} days, critical within ${report.policy.critical_days} days without auto-renew.`,
     'Change them with EXPIRY_DAYS and CRITICAL_DAYS (or cdk deploy -c expiryDays=N -c criticalDays=N).',

@@ -190,11 +190,3 @@ export class PublishError extends SentinelError {
 export class SecretError extends SentinelError {
   override readonly name: string = 'SecretError';
 }
-
-/**
- * `--mode filtered` could not prove from the searches' totals that they cover the whole account;
- * the message says which check failed. `auto` mode reads the account in full instead.
- */
-export class UnprovenFilteredReadError extends SentinelError {
-  override readonly name: string = 'UnprovenFilteredReadError';
-}

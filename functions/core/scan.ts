@@ -16,7 +16,7 @@ import {
   proveCoverage,
   READ_PARTS,
 } from './coverage';
-import { DeadlineError, IncompleteListingError, ResellerApiError, UnprovenFilteredReadError } from './errors';
+import { DeadlineError, IncompleteListingError, ResellerApiError } from './errors';
 import { domainNameProblem } from './links';
 import type { ListFilter, Problem, ResellerClient } from './reseller-client';
 import { DOCUMENTED_DOMAIN_STATUSES, type Domain } from './schemas';
@@ -219,19 +219,22 @@ async function scanOnce(
     const proof = await countCoverage(client, searches);
     if (proof.counts) coverage = proof.counts;
     if (proof.proven) {
-      read = 'filtered';
       const counts = proof.counts;
       // A part the counts say is empty costs no request.
       const parts = READ_PARTS.filter((part) => counts[part] > 0);
-      await Promise.all(parts.map((part) => readDomains(searches[part], true, counts[part])));
-      return;
+      const pagesOf = (n: number) => Math.ceil(n / client.perPage);
+      const filteredPages = parts.reduce((n, part) => n + pagesOf(counts[part]), 0);
+      const fullPages = pagesOf(counts.all);
+      // auto takes the cheaper of two complete reads; filtered was asked for by name.
+      if (mode === 'filtered' || filteredPages <= fullPages) {
+        read = 'filtered';
+        await Promise.all(parts.map((part) => readDomains(searches[part], true, counts[part])));
+        return;
+      }
+      fallbackReason = `reading only the parts that can give a finding would take ${filteredPages} pages, the whole account ${fullPages}`;
+    } else {
+      fallbackReason = `the filtered read could not be proven complete: ${proof.reason}`;
     }
-    if (mode === 'filtered') {
-      throw new UnprovenFilteredReadError(
-        `the filtered read could not be proven complete: ${proof.reason}; use --mode auto (SCAN_MODE=auto) to read the account in full when this happens, or --mode full`,
-      );
-    }
-    fallbackReason = proof.reason;
     await readDomains({}, false);
   };
 

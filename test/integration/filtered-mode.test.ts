@@ -107,11 +107,12 @@ describe.each(READINGS)('a server whose search semantics are %s', (_name, readin
       expect(auto.report?.problems).toEqual(full.report?.problems);
       expect(auto.domainRequests).toBe(full.domainRequests + 8);
 
-      expect(filtered.run.code).toBe(1);
-      expect(filtered.run.stdout).toBe('');
-      expect(filtered.run.stderr).toMatch(
-        /^sentinel: the filtered read could not be proven complete: .*; use --mode auto \(SCAN_MODE=auto\) to read the account in full when this happens, or --mode full\n$/,
-      );
+      // filtered, asked for by name, falls back the same way and says so.
+      expect(filtered.run.code).toBe(0);
+      expect(filtered.report?.findings).toEqual(full.report?.findings);
+      expect(filtered.report?.problems).toEqual(full.report?.problems);
+      expect(filtered.report?.source).toMatchObject({ mode: 'filtered', read: 'full' });
+      expect(filtered.report?.source.fallback_reason).toBe(auto.report?.source.fallback_reason);
     }
   });
 });
@@ -126,15 +127,15 @@ describe('auto mode on an account with dates no search can select', () => {
     expect(auto.report?.problems.length).toBeGreaterThan(0);
     expect(auto.report?.source.read).toBe('full');
     expect(auto.report?.source.fallback_reason).toMatch(
-      / in none of the searches: values the server cannot compare\)$/,
+      /^the filtered read could not be proven complete: .* in none of the searches: values the server cannot compare\)$/,
     );
 
     const digest = await scan(portfolio, {}, 'auto', false);
     expect(digest.run.stdout).toContain(
-      `The filtered read could not be proven complete (${auto.report?.source.fallback_reason}), so the account was read in full.`,
+      `The account was read in full: ${auto.report?.source.fallback_reason}.`,
     );
     const fullDigest = await scan(portfolio, {}, 'full', false);
-    expect(fullDigest.run.stdout).not.toContain('could not be proven complete');
+    expect(fullDigest.run.stdout).not.toContain('read in full');
   });
 
   it('is the default mode', async () => {
@@ -145,6 +146,41 @@ describe('auto mode on an account with dates no search can select', () => {
       RESELLER_API_KEY: KEY,
     });
     expect(JSON.parse(run.stdout).source).toMatchObject({ mode: 'auto', read: 'full' });
+  });
+});
+
+describe('auto mode when the proven filtered read would take more pages than a full one', () => {
+  it('reads in full and says why; filtered, asked for by name, reads the parts all the same', async () => {
+    // 120 domains quarantined beyond the window with auto-renew off, each in two read parts
+    // (auto-renew off, quarantined), and 10 healthy ones: the parts take 6 pages, the account 3.
+    const domains = Array.from({ length: 130 }, (_, i) => ({
+      domain_name: `${i < 120 ? 'cancelled' : 'healthy'}-${i}.nl`,
+      status: [i < 120 ? 'quarantine' : 'registered'],
+      date_expiry: '2027-09-01T00:00:00Z',
+      date_deleted: i < 120 ? '2026-11-01T00:00:00Z' : null,
+      auto_renew: i >= 120,
+      registrant_handle: 'C1',
+    }));
+    const portfolio: Portfolio = {
+      domains,
+      contacts: [{ handle: 'C1', name: 'Anna', status: ['ok'] }],
+      truth: { findings: [], problems: [] },
+    };
+    const full = await scan(portfolio, {}, 'full');
+    const auto = await scan(portfolio, {}, 'auto');
+    const filtered = await scan(portfolio, {}, 'filtered');
+    expect(full.report?.findings).toHaveLength(120);
+    expect(auto.report?.source).toMatchObject({
+      mode: 'auto',
+      read: 'full',
+      fallback_reason:
+        'reading only the parts that can give a finding would take 6 pages, the whole account 3',
+    });
+    expect(auto.report?.findings).toEqual(full.report?.findings);
+    expect(auto.domainRequests).toBe(8 + 3);
+    expect(filtered.report?.source).toMatchObject({ mode: 'filtered', read: 'filtered' });
+    expect(filtered.report?.findings).toEqual(full.report?.findings);
+    expect(filtered.domainRequests).toBe(8 + 6);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY } from '../../functions/core/classify';
-import { IncompleteListingError, UnprovenFilteredReadError } from '../../functions/core/errors';
+import { IncompleteListingError } from '../../functions/core/errors';
 import { ResellerClient } from '../../functions/core/reseller-client';
 import { scanAccount } from '../../functions/core/scan';
 
@@ -134,7 +134,7 @@ describe('scanAccount modes', () => {
       mode: 'auto',
       read: 'full',
       fallback_reason:
-        'searches on date_expiry counted 3 within the window + 3 beyond it + 3 without it = 9, but the account holds 3 domains (6 counted twice: the server may ignore a search parameter)',
+        'the filtered read could not be proven complete: searches on date_expiry counted 3 within the window + 3 beyond it + 3 without it = 9, but the account holds 3 domains (6 counted twice: the server may ignore a search parameter)',
       coverage: {
         all: 3,
         in_window: 3,
@@ -152,12 +152,15 @@ describe('scanAccount modes', () => {
     expect(report.stats.requests).toBe(8 + 2 + 1);
   });
 
-  it('filtered: fails naming the check that did not add up, instead of reading in full', async () => {
-    const scan = scanAccount({ client: api(0), now: NOW, policy: DEFAULT_POLICY, mode: 'filtered' });
-    await expect(scan).rejects.toBeInstanceOf(UnprovenFilteredReadError);
-    await expect(scan).rejects.toThrow(
-      /^the filtered read could not be proven complete: searches on date_expiry counted .*; use --mode auto/,
+  it('filtered: reads in full too when the counts do not add up, naming the check', async () => {
+    const full = await scanAccount({ client: api(0), now: NOW, policy: DEFAULT_POLICY, mode: 'full' });
+    const report = await scanAccount({ client: api(0), now: NOW, policy: DEFAULT_POLICY, mode: 'filtered' });
+    expect(report.source).toMatchObject({ mode: 'filtered', read: 'full' });
+    expect(report.source.fallback_reason).toMatch(
+      /^the filtered read could not be proven complete: searches on date_expiry counted 3 within the window/,
     );
+    expect(report.findings).toEqual(full.findings);
+    expect(report.problems).toEqual(full.problems);
   });
 
   it('auto: reads in full when the server refuses one of the searches', async () => {
@@ -172,7 +175,8 @@ describe('scanAccount modes', () => {
     const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'auto' });
     expect(report.source).toMatchObject({
       read: 'full',
-      fallback_reason: 'the server refused one of its searches (HTTP 400)',
+      fallback_reason:
+        'the filtered read could not be proven complete: the server refused one of its searches (HTTP 400)',
     });
     expect(report.stats.domains_scanned).toBe(3);
   });

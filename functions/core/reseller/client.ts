@@ -59,7 +59,8 @@ interface Listing<T> {
 export class ResellerClient {
   readonly baseUrl: string;
   private readonly transport: Transport;
-  private readonly perPage: number;
+  /** Records asked for per page (the server may send fewer). */
+  readonly perPage: number;
   private readonly maxPages: number;
   /** The name as the server spelled it (schemas lower-case it), to tell a case-only twin from a repeat. */
   private readonly rawKeys = new WeakMap<object, string>();
