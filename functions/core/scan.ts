@@ -18,14 +18,15 @@ import {
 } from './coverage';
 import { DeadlineError, IncompleteListingError, ResellerApiError } from './errors';
 import { domainNameProblem } from './links';
+import { fingerprintOf } from './reseller/paging';
 import type { ListFilter, Problem, ResellerClient } from './reseller-client';
 import { DOCUMENTED_DOMAIN_STATUSES, type Domain } from './schemas';
 import { normalizeDomainName } from './text';
 
 /**
  * How the scan reads the domains. `full`: every page. `filtered`: only the searches whose
- * pagination totals prove they cover the whole account, and a failed scan when they do not.
- * `auto` (the default): the proven filtered read, or the whole account when the proof fails.
+ * pagination totals prove they cover the whole account, or every page when they do not.
+ * `auto` (the default): as filtered, and every page also when that takes fewer pages.
  */
 export const SCAN_MODES = ['auto', 'full', 'filtered'] as const;
 export type ScanMode = (typeof SCAN_MODES)[number];
@@ -39,7 +40,7 @@ export interface Report {
     readonly mode: ScanMode;
     /** What was read: every domain page, or only the searches the counts proved complete. */
     readonly read: 'full' | 'filtered';
-    /** Why `auto` mode could not prove a filtered read and read the account in full. */
+    /** Why `auto` or `filtered` mode read the account in full: the proof failed, or it was cheaper. */
     readonly fallback_reason?: string;
     /** The searches' pagination totals the proof was made from (auto and filtered modes). */
     readonly coverage?: CoverageCounts;
@@ -137,10 +138,11 @@ async function scanOnce(
   let fallbackReason: string | undefined;
   let coverage: CoverageCounts | undefined;
 
-  // A filtered read merges several searches that may overlap (quarantined and auto-renew off, say):
-  // the names seen so far keep each record once. A problem without a readable name cannot be
-  // matched across searches; it may then be listed twice, never lost.
-  const seenAcrossSearches = new Set<string>();
+  // A filtered read merges several searches. The same record in two of them (the account moved
+  // between them) is read once; another record under the same name is a problem, as paginate makes
+  // it within one listing: critical when it says quarantine, since it was not checked. A problem
+  // without a readable name cannot be matched across searches; it may be listed twice, never lost.
+  const mergedByName = new Map<string, { readonly key: string; readonly fingerprint: number }>();
   const problemsSeen = new Set<string>();
   const readDomains = async (filter: ListFilter, merging: boolean, expectedTotal?: number) => {
     for await (const page of client.listDomains(filter)) {
@@ -154,15 +156,32 @@ async function scanOnce(
       }
       for (const problem of page.problems) {
         if (merging && problem.key !== null) {
-          if (problemsSeen.has(problem.key)) continue;
-          problemsSeen.add(problem.key);
+          const seen = `${problem.key}\n${problem.reason}`;
+          if (problemsSeen.has(seen)) continue;
+          problemsSeen.add(seen);
         }
         problems.push(problem);
       }
       for (const domain of page.records) {
         if (merging) {
-          if (seenAcrossSearches.has(domain.domain_name)) continue;
-          seenAcrossSearches.add(domain.domain_name);
+          const key = client.rawKeyOf(domain) || domain.domain_name;
+          const fingerprint = fingerprintOf(domain);
+          const earlier = mergedByName.get(domain.domain_name);
+          if (earlier?.key === key && earlier.fingerprint === fingerprint) continue;
+          if (earlier !== undefined) {
+            problems.push({
+              resource: 'domain',
+              key,
+              page: page.page,
+              reason:
+                earlier.key === key
+                  ? `a second domain record named ${JSON.stringify(key)} with different content, in another search; only the first was checked`
+                  : `duplicate domain name differing only in case: ${JSON.stringify(earlier.key)} and ${JSON.stringify(key)}; only the first was checked`,
+              ...(domain.status.includes('quarantine') ? { severity: 'critical' as const } : {}),
+            });
+            continue;
+          }
+          mergedByName.set(domain.domain_name, { key, fingerprint });
         }
         domainsScanned++;
         options.observe?.(domain, attempt);
@@ -222,7 +241,8 @@ async function scanOnce(
       const counts = proof.counts;
       // A part the counts say is empty costs no request.
       const parts = READ_PARTS.filter((part) => counts[part] > 0);
-      const pagesOf = (n: number) => Math.ceil(n / client.perPage);
+      // At the page size the server serves, which may be below the one asked for.
+      const pagesOf = (n: number) => Math.ceil(n / proof.perPage);
       const filteredPages = parts.reduce((n, part) => n + pagesOf(counts[part]), 0);
       const fullPages = pagesOf(counts.all);
       // auto takes the cheaper of two complete reads; filtered was asked for by name.
@@ -296,7 +316,7 @@ async function scanOnce(
 }
 
 type CoverageProof =
-  | { readonly proven: true; readonly counts: CoverageCounts }
+  | { readonly proven: true; readonly counts: CoverageCounts; readonly perPage: number }
   | { readonly proven: false; readonly counts?: CoverageCounts; readonly reason: string };
 
 /**
@@ -319,7 +339,8 @@ function attachRestoreLink(finding: DomainFinding, sign: (domainName: string) =>
 }
 
 /**
- * Counts every part of the proof (one `per_page=1` request each, concurrently) and checks the sums.
+ * Counts every part of the proof (one `per_page=1` request each, concurrently; `all` at the scan's
+ * page size, to learn the size the server really serves) and checks the sums.
  * A server that refuses one of the searches (400, 422: a parameter or value it does not accept)
  * cannot be proven either; any other failure is the scan's failure, as in full mode.
  */
@@ -328,9 +349,15 @@ async function countCoverage(
   searches: Readonly<Record<CoveragePart, ListFilter>>,
 ): Promise<CoverageProof> {
   let entries: Array<readonly [CoveragePart, number]>;
+  let perPage = client.perPage;
   try {
     entries = await Promise.all(
-      COVERAGE_PARTS.map(async (part) => [part, await client.countDomains(searches[part])] as const),
+      COVERAGE_PARTS.map(async (part) => {
+        if (part !== 'all') return [part, await client.countDomains(searches[part])] as const;
+        const measured = await client.measureDomains(searches.all);
+        perPage = measured.perPage;
+        return [part, measured.total] as const;
+      }),
     );
   } catch (error) {
     if (error instanceof ResellerApiError && (error.status === 400 || error.status === 422)) {
@@ -340,5 +367,7 @@ async function countCoverage(
   }
   const counts = Object.fromEntries(entries) as CoverageCounts;
   const verdict = proveCoverage(counts);
-  return verdict.proven ? { proven: true, counts } : { proven: false, counts, reason: verdict.reason };
+  return verdict.proven
+    ? { proven: true, counts, perPage }
+    : { proven: false, counts, reason: verdict.reason };
 }

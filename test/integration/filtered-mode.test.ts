@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { READ_PARTS } from '../../functions/core/coverage';
+import { COVERAGE_PARTS, READ_PARTS } from '../../functions/core/coverage';
 import { generatePortfolio, type Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../functions/simulator/server';
 import { findingKeys, runCli } from '../support/cli';
@@ -91,10 +91,10 @@ describe.each(READINGS)('a server whose search semantics are %s', (_name, readin
       expect(auto.report?.source).toMatchObject({ mode: 'auto', read: 'filtered' });
       expect(auto.report?.source.fallback_reason).toBeUndefined();
       expect(auto.domainRequests).toBeLessThan(full.domainRequests);
-      // Eight counts, then only the pages of the parts that are read.
+      // The counts, then only the pages of the parts that are read.
       const coverage = auto.report?.source.coverage as Record<string, number>;
       const pages = READ_PARTS.reduce((n, part) => n + Math.ceil((coverage[part] as number) / 50), 0);
-      expect(auto.domainRequests).toBe(8 + pages);
+      expect(auto.domainRequests).toBe(COVERAGE_PARTS.length + pages);
 
       expect(filtered.run.code).toBe(0);
       expect(filtered.report?.findings).toEqual(full.report?.findings);
@@ -105,7 +105,7 @@ describe.each(READINGS)('a server whose search semantics are %s', (_name, readin
       expect(auto.report?.source.fallback_reason).toMatch(/counted|narrow/);
       // The fallback read is full mode's read, page for page.
       expect(auto.report?.problems).toEqual(full.report?.problems);
-      expect(auto.domainRequests).toBe(full.domainRequests + 8);
+      expect(auto.domainRequests).toBe(full.domainRequests + COVERAGE_PARTS.length);
 
       // filtered, asked for by name, falls back the same way and says so.
       expect(filtered.run.code).toBe(0);
@@ -151,15 +151,20 @@ describe('auto mode on an account with dates no search can select', () => {
 
 describe('auto mode when the proven filtered read would take more pages than a full one', () => {
   it('reads in full and says why; filtered, asked for by name, reads the parts all the same', async () => {
-    // 120 domains quarantined beyond the window with auto-renew off, each in two read parts
-    // (auto-renew off, quarantined), and 10 healthy ones: the parts take 6 pages, the account 3.
-    const domains = Array.from({ length: 130 }, (_, i) => ({
-      domain_name: `${i < 120 ? 'cancelled' : 'healthy'}-${i}.nl`,
-      status: [i < 120 ? 'quarantine' : 'registered'],
-      date_expiry: '2027-09-01T00:00:00Z',
-      date_deleted: i < 120 ? '2026-11-01T00:00:00Z' : null,
-      auto_renew: i >= 120,
+    // 60 domains, 50 a page: the whole account is 2 pages, but its four read parts of 10 each are
+    // a page apiece.
+    const kinds = [
+      { date_expiry: '2026-12-01T00:00:00Z', auto_renew: true, status: ['registered'] },
+      { date_expiry: '2027-09-01T00:00:00Z', auto_renew: false, status: ['registered'] },
+      { date_expiry: '2027-09-01T00:00:00Z', status: ['registered'] },
+      { date_expiry: '2027-09-01T00:00:00Z', auto_renew: true, status: ['quarantine'] },
+      { date_expiry: '2027-09-01T00:00:00Z', auto_renew: true, status: ['registered'] },
+      { date_expiry: '2027-09-01T00:00:00Z', auto_renew: true, status: ['registered'] },
+    ];
+    const domains = Array.from({ length: 60 }, (_, i) => ({
+      domain_name: `d${i}.nl`,
       registrant_handle: 'C1',
+      ...kinds[i % kinds.length],
     }));
     const portfolio: Portfolio = {
       domains,
@@ -169,23 +174,81 @@ describe('auto mode when the proven filtered read would take more pages than a f
     const full = await scan(portfolio, {}, 'full');
     const auto = await scan(portfolio, {}, 'auto');
     const filtered = await scan(portfolio, {}, 'filtered');
-    expect(full.report?.findings).toHaveLength(120);
+    expect(full.report?.findings).toHaveLength(40);
     expect(auto.report?.source).toMatchObject({
       mode: 'auto',
       read: 'full',
       fallback_reason:
-        'reading only the parts that can give a finding would take 6 pages, the whole account 3',
+        'reading only the parts that can give a finding would take 4 pages, the whole account 2',
     });
     expect(auto.report?.findings).toEqual(full.report?.findings);
-    expect(auto.domainRequests).toBe(8 + 3);
+    expect(auto.domainRequests).toBe(COVERAGE_PARTS.length + 2);
     expect(filtered.report?.source).toMatchObject({ mode: 'filtered', read: 'filtered' });
     expect(filtered.report?.findings).toEqual(full.report?.findings);
-    expect(filtered.domainRequests).toBe(8 + 6);
+    expect(filtered.domainRequests).toBe(COVERAGE_PARTS.length + 4);
+  });
+});
+
+describe('records a filtered read meets in two searches, or leaves unread', () => {
+  const far = '2027-09-01T00:00:00Z';
+  const healthy = Array.from({ length: 120 }, (_, i) => ({
+    domain_name: `ok${i}.nl`,
+    status: ['registered'],
+    date_expiry: far,
+    auto_renew: true,
+  }));
+  const accountWith = (extra: Array<Record<string, unknown>>): Portfolio => ({
+    domains: [...healthy, ...extra],
+    contacts: [],
+    truth: { findings: [], problems: [] },
+  });
+  /** What every mode says about the names under test: findings and problems, severities included. */
+  const about = (report: JsonReport | undefined, prefix: string) => ({
+    critical:
+      (report?.findings ?? []).filter(
+        (f) => String(f.domain_name).startsWith(prefix) && f.severity === 'critical',
+      ).length +
+      (report?.problems ?? []).filter(
+        (p) =>
+          p.key?.toLowerCase().startsWith(prefix) && (p as { severity?: string }).severity === 'critical',
+      ).length,
+    items:
+      (report?.findings ?? []).filter((f) => String(f.domain_name).startsWith(prefix)).length +
+      (report?.problems ?? []).filter((p) => p.key?.toLowerCase().startsWith(prefix)).length,
+  });
+
+  it('keeps a second record under one name as a problem, critical when it says quarantine', async () => {
+    // One name twice: registered without auto-renew (one search), quarantined with it (another).
+    const portfolio = accountWith([
+      { domain_name: 'twin.nl', status: ['registered'], date_expiry: far, auto_renew: false },
+      { domain_name: 'twin.nl', status: ['quarantine'], date_expiry: far, auto_renew: true },
+    ]);
+    const full = await scan(portfolio, {}, 'full');
+    expect(about(full.report, 'twin')).toEqual({ critical: 1, items: 2 });
+    for (const mode of ['auto', 'filtered'] as const) {
+      const run = await scan(portfolio, {}, mode);
+      expect(run.report?.source.read).toBe('filtered');
+      expect(about(run.report, 'twin')).toEqual({ critical: 1, items: 2 });
+    }
+  });
+
+  it('reads in full when a domain it would leave unread has a status the API does not document', async () => {
+    const portfolio = accountWith([
+      { domain_name: 'leaving.nl', status: ['pending_delete'], date_expiry: far, auto_renew: true },
+    ]);
+    const full = await scan(portfolio, {}, 'full');
+    const auto = await scan(portfolio, {}, 'auto');
+    expect(auto.report?.source.read).toBe('full');
+    expect(auto.report?.source.fallback_reason).toContain('1 with another status');
+    expect(problemKeys(auto.report)).toEqual(problemKeys(full.report));
+    expect(problemKeys(full.report).join('\n')).toContain(
+      'leaving.nl status "pending_delete" is not one the API documents',
+    );
   });
 });
 
 describe('auto mode on an account where nothing can be flagged', () => {
-  it('reads no domain page at all: the eight counts prove every domain healthy', async () => {
+  it('reads no domain page at all: the counts prove every domain healthy', async () => {
     const portfolio = generatePortfolio({ domains: 300, seed: 8, now: Date.parse(NOW) });
     const healthy = portfolio.domains.filter(
       (d) =>
@@ -201,8 +264,10 @@ describe('auto mode on an account where nothing can be flagged', () => {
     expect(report.findings.filter((f: { domain_name?: string }) => f.domain_name)).toEqual([]);
     expect(report.source).toMatchObject({ read: 'filtered', coverage: { all: healthy.length } });
     const domainRequests = sim.requests.filter((r) => r.path === '/v2/domains');
-    expect(domainRequests).toHaveLength(8);
-    expect(domainRequests.every((r) => r.query.get('per_page') === '1')).toBe(true);
+    expect(domainRequests).toHaveLength(COVERAGE_PARTS.length);
+    // Counts at per_page=1, but the whole account's, read at the scan's page size to learn the one served.
+    const measured = domainRequests.filter((r) => r.query.get('per_page') !== '1');
+    expect(measured.map((r) => [...r.query.keys()].sort())).toEqual([['page', 'per_page', 'sort']]);
   });
 });
 

@@ -226,7 +226,8 @@ describe('a filtered read must list what its proof counted', () => {
     // Without the malformed records no search can select, so that the proof holds.
     const domains = full.domains.filter((d) => !full.truth.problems.includes(String(d.domain_name)));
     const sim = await startSimulator({ portfolio: { ...full, domains }, apiKey: KEY });
-    // Honest counts (per_page=1), but every real read of the domain list comes back empty.
+    // Honest counts (per_page=1, and page 1 of the whole account, which measures the page size), but
+    // every read of a part of the proof comes back empty.
     const { createServer } = await import('node:http');
     const proxy = createServer(async (req, res) => {
       const url = new URL(req.url ?? '/', sim.url);
@@ -235,6 +236,7 @@ describe('a filtered read must list what its proof counted', () => {
       if (
         url.pathname === '/v2/domains' &&
         url.searchParams.get('per_page') !== '1' &&
+        url.searchParams.has('date_expiry') &&
         answer.status === 200
       ) {
         const parsed = JSON.parse(body);

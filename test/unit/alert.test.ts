@@ -94,7 +94,8 @@ describe('renderDigest', () => {
       beyond_renewing: 4400,
       beyond_not_renewing: 200,
       beyond_renewal_unknown: 0,
-      beyond_quarantined: 0,
+      beyond_renewing_registered: 4400,
+      beyond_renewing_quarantined: 0,
     };
     const filtered = {
       ...reportOf([]),

@@ -143,13 +143,14 @@ describe('scanAccount modes', () => {
         beyond_renewing: 3,
         beyond_not_renewing: 3,
         beyond_renewal_unknown: 3,
-        beyond_quarantined: 3,
+        beyond_renewing_registered: 3,
+        beyond_renewing_quarantined: 3,
       },
     });
     expect(report.findings).toEqual(full.findings);
     expect(full.source).toEqual({ base_url: 'https://api.test', mode: 'full', read: 'full' });
-    // Eight counts, then the two domain pages; the contact page is read alongside.
-    expect(report.stats.requests).toBe(8 + 2 + 1);
+    // Nine counts, then the two domain pages; the contact page is read alongside.
+    expect(report.stats.requests).toBe(9 + 2 + 1);
   });
 
   it('filtered: reads in full too when the counts do not add up, naming the check', async () => {

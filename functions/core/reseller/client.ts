@@ -88,10 +88,25 @@ export class ResellerClient {
     return this.list(CONTACTS, filter);
   }
 
+  /** The name a record had as the server sent it (records carry it lower-cased); '' when unknown. */
+  rawKeyOf(record: object): string {
+    return this.rawKeys.get(record) ?? '';
+  }
+
   /** How many domains match `filter`: one request with `per_page=1`, read from the pagination totals. */
   async countDomains(filter: ListFilter = {}): Promise<number> {
     const page = await this.fetchPage(DOMAINS, filter, 1, 1);
     return page().totalResults;
+  }
+
+  /**
+   * How many domains match `filter`, and the page size the server really uses for this client's
+   * `per_page` (it may cap it lower): one request for page 1 at that size.
+   */
+  async measureDomains(filter: ListFilter = {}): Promise<{ total: number; perPage: number }> {
+    const page = (await this.fetchPage(DOMAINS, filter, 1, this.perPage))();
+    const served = page.perPage ?? page.records.length + page.problems.length;
+    return { total: page.totalResults, perPage: served > 0 ? served : this.perPage };
   }
 
   /** One domain by name (letter case does not matter), or null when the account does not hold it. */
@@ -279,7 +294,14 @@ export class ResellerClient {
       }
     }
     const p = envelope.data.pagination;
-    return { page, records, problems, totalResults: p.total_results, totalPages: p.total_pages };
+    return {
+      page,
+      records,
+      problems,
+      totalResults: p.total_results,
+      totalPages: p.total_pages,
+      perPage: p.per_page,
+    };
   }
 }
 

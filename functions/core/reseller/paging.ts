@@ -21,6 +21,8 @@ export interface ListPage<T> {
   readonly problems: readonly Problem[];
   readonly totalResults: number;
   readonly totalPages: number;
+  /** The page size the server says it used, when it says. */
+  readonly perPage?: number;
 }
 
 /** What {@link paginate} needs: a way to read one page, and how to tell records apart. */
@@ -223,7 +225,7 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
 }
 
 /** A 32-bit FNV-1a hash of a record's JSON: enough to tell a repeated record from a different one. */
-function fingerprintOf(record: unknown): number {
+export function fingerprintOf(record: unknown): number {
   const text = JSON.stringify(record) ?? '';
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
