@@ -10,7 +10,7 @@ import {
 import { changeMarker, renderChangesSection, renderResolvedSection } from './digest-changes';
 import type { Problem } from './reseller-client';
 import type { Report } from './scan';
-import { displayDomain, normalizeDomainName, safeText } from './text';
+import { displayDomain, normalizeDomainName, plural, safeText } from './text';
 
 /**
  * What a scan says to people and programs: the e-mail digest, the SMS, and the one SNS message
@@ -52,7 +52,6 @@ export interface RenderOptions {
 }
 
 const DAY_MS = 86_400_000;
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** Day and time formatters for one zone (made once: Intl formatters are costly to build). */
 export function dateFormat(timeZone: string) {

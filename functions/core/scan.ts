@@ -19,9 +19,9 @@ import {
 import { DeadlineError, IncompleteListingError, ResellerApiError } from './errors';
 import { domainNameProblem } from './links';
 import { fingerprintOf } from './reseller/paging';
-import type { ListFilter, Problem, ResellerClient } from './reseller-client';
+import type { ListFilter, ListPage, Problem, ResellerClient } from './reseller-client';
 import { DOCUMENTED_DOMAIN_STATUSES, type Domain } from './schemas';
-import { normalizeDomainName } from './text';
+import { normalizeDomainName, plural } from './text';
 
 /**
  * How the scan reads the domains. `full`: every page. `filtered`: only the searches whose
@@ -144,8 +144,13 @@ async function scanOnce(
   // without a readable name cannot be matched across searches; it may be listed twice, never lost.
   const mergedByName = new Map<string, { readonly key: string; readonly fingerprint: number }>();
   const problemsSeen = new Set<string>();
-  const readDomains = async (filter: ListFilter, merging: boolean, expectedTotal?: number) => {
-    for await (const page of client.listDomains(filter)) {
+  const readDomains = async (
+    filter: ListFilter,
+    merging: boolean,
+    expectedTotal?: number,
+    first?: ListPage<Domain>,
+  ) => {
+    for await (const page of client.listDomains(filter, first)) {
       // The proof counted this search a moment ago: a read that finds another total means the
       // account moved in between (or the server answers counts and reads differently). Read again.
       if (expectedTotal !== undefined && page.page === 1 && page.totalResults !== expectedTotal) {
@@ -235,27 +240,34 @@ async function scanOnce(
   const readAllDomains = async () => {
     if (mode === 'full') return readDomains({}, false);
     const searches = coverageSearches(now, policy);
-    const proof = await countCoverage(client, searches);
+    // Page 1 of the whole account first: it counts the account, shows the page size the server
+    // serves, and is the first page of the full read if one follows.
+    const whole = await client.measureDomains(searches.all);
+    // What a full read still costs after it, at the size served.
+    const rest = Math.max(0, Math.ceil(whole.total / whole.perPage) - 1);
+    const counts = COVERAGE_PARTS.length - 1;
+    if (mode === 'auto' && rest <= counts) {
+      fallbackReason = `the account fits in ${plural(rest + 1, 'page')}: reading it whole costs no more requests than the ${counts} counts a filtered read starts with`;
+      return readDomains({}, false, undefined, whole.first);
+    }
+    const proof = await countCoverage(client, searches, whole.total);
     if (proof.counts) coverage = proof.counts;
     if (proof.proven) {
-      const counts = proof.counts;
+      const proven = proof.counts;
       // A part the counts say is empty costs no request.
-      const parts = READ_PARTS.filter((part) => counts[part] > 0);
-      // At the page size the server serves, which may be below the one asked for.
-      const pagesOf = (n: number) => Math.ceil(n / proof.perPage);
-      const filteredPages = parts.reduce((n, part) => n + pagesOf(counts[part]), 0);
-      const fullPages = pagesOf(counts.all);
+      const parts = READ_PARTS.filter((part) => proven[part] > 0);
+      const filteredPages = parts.reduce((n, part) => n + Math.ceil(proven[part] / whole.perPage), 0);
       // auto takes the cheaper of two complete reads; filtered was asked for by name.
-      if (mode === 'filtered' || filteredPages <= fullPages) {
+      if (mode === 'filtered' || filteredPages <= rest) {
         read = 'filtered';
-        await Promise.all(parts.map((part) => readDomains(searches[part], true, counts[part])));
+        await Promise.all(parts.map((part) => readDomains(searches[part], true, proven[part])));
         return;
       }
-      fallbackReason = `reading only the parts that can give a finding would take ${filteredPages} pages, the whole account ${fullPages}`;
+      fallbackReason = `reading only the parts that can give a finding would take ${plural(filteredPages, 'page')}, the rest of the account ${rest}`;
     } else {
       fallbackReason = `the filtered read could not be proven complete: ${proof.reason}`;
     }
-    await readDomains({}, false);
+    await readDomains({}, false, undefined, whole.first);
   };
 
   // Contacts are needed whatever the domains' proof says: read them while it is counted.
@@ -316,7 +328,7 @@ async function scanOnce(
 }
 
 type CoverageProof =
-  | { readonly proven: true; readonly counts: CoverageCounts; readonly perPage: number }
+  | { readonly proven: true; readonly counts: CoverageCounts }
   | { readonly proven: false; readonly counts?: CoverageCounts; readonly reason: string };
 
 /**
@@ -339,25 +351,24 @@ function attachRestoreLink(finding: DomainFinding, sign: (domainName: string) =>
 }
 
 /**
- * Counts every part of the proof (one `per_page=1` request each, concurrently; `all` at the scan's
- * page size, to learn the size the server really serves) and checks the sums.
+ * Counts every part of the proof but `all`, which the caller measured (one `per_page=1` request
+ * each, concurrently) and checks the sums.
  * A server that refuses one of the searches (400, 422: a parameter or value it does not accept)
  * cannot be proven either; any other failure is the scan's failure, as in full mode.
  */
 async function countCoverage(
   client: ResellerClient,
   searches: Readonly<Record<CoveragePart, ListFilter>>,
+  all: number,
 ): Promise<CoverageProof> {
   let entries: Array<readonly [CoveragePart, number]>;
-  let perPage = client.perPage;
   try {
     entries = await Promise.all(
-      COVERAGE_PARTS.map(async (part) => {
-        if (part !== 'all') return [part, await client.countDomains(searches[part])] as const;
-        const measured = await client.measureDomains(searches.all);
-        perPage = measured.perPage;
-        return [part, measured.total] as const;
-      }),
+      COVERAGE_PARTS.map(async (part) =>
+        part === 'all'
+          ? ([part, all] as const)
+          : ([part, await client.countDomains(searches[part])] as const),
+      ),
     );
   } catch (error) {
     if (error instanceof ResellerApiError && (error.status === 400 || error.status === 422)) {
@@ -367,7 +378,5 @@ async function countCoverage(
   }
   const counts = Object.fromEntries(entries) as CoverageCounts;
   const verdict = proveCoverage(counts);
-  return verdict.proven
-    ? { proven: true, counts, perPage }
-    : { proven: false, counts, reason: verdict.reason };
+  return verdict.proven ? { proven: true, counts } : { proven: false, counts, reason: verdict.reason };
 }

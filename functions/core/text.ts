@@ -61,3 +61,6 @@ export function normalizeDomainName(name: string): string {
   const ascii = domainToASCII(lower);
   return ascii || lower;
 }
+
+/** `1 page`, `3 pages`. */
+export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -105,7 +105,8 @@ describe.each(READINGS)('a server whose search semantics are %s', (_name, readin
       expect(auto.report?.source.fallback_reason).toMatch(/counted|narrow/);
       // The fallback read is full mode's read, page for page.
       expect(auto.report?.problems).toEqual(full.report?.problems);
-      expect(auto.domainRequests).toBe(full.domainRequests + COVERAGE_PARTS.length);
+      // The counts on top; the whole account's page 1, which measured it, is the full read's first.
+      expect(auto.domainRequests).toBe(full.domainRequests + COVERAGE_PARTS.length - 1);
 
       // filtered, asked for by name, falls back the same way and says so.
       expect(filtered.run.code).toBe(0);
@@ -149,49 +150,69 @@ describe('auto mode on an account with dates no search can select', () => {
   });
 });
 
-describe('auto mode when the proven filtered read would take more pages than a full one', () => {
-  it('reads in full and says why; filtered, asked for by name, reads the parts all the same', async () => {
-    // 60 domains, 50 a page: the whole account is 2 pages, but its four read parts of 10 each are
-    // a page apiece.
-    const kinds = [
-      { date_expiry: '2026-12-01T00:00:00Z', auto_renew: true, status: ['registered'] },
-      { date_expiry: '2027-09-01T00:00:00Z', auto_renew: false, status: ['registered'] },
-      { date_expiry: '2027-09-01T00:00:00Z', status: ['registered'] },
-      { date_expiry: '2027-09-01T00:00:00Z', auto_renew: true, status: ['quarantine'] },
-      { date_expiry: '2027-09-01T00:00:00Z', auto_renew: true, status: ['registered'] },
-      { date_expiry: '2027-09-01T00:00:00Z', auto_renew: true, status: ['registered'] },
-    ];
-    const domains = Array.from({ length: 60 }, (_, i) => ({
+describe('auto mode reads in full when that takes fewer requests', () => {
+  /** `n` domains cycling through the four kinds a filtered read lists, and two healthy kinds. */
+  const accountOf = (n: number, kinds: Array<Record<string, unknown>>): Portfolio => ({
+    domains: Array.from({ length: n }, (_, i) => ({
       domain_name: `d${i}.nl`,
       registrant_handle: 'C1',
       ...kinds[i % kinds.length],
-    }));
-    const portfolio: Portfolio = {
-      domains,
-      contacts: [{ handle: 'C1', name: 'Anna', status: ['ok'] }],
-      truth: { findings: [], problems: [] },
-    };
+    })),
+    contacts: [{ handle: 'C1', name: 'Anna', status: ['ok'] }],
+    truth: { findings: [], problems: [] },
+  });
+  const far = '2027-09-01T00:00:00Z';
+  const flagged = [
+    { date_expiry: '2026-12-01T00:00:00Z', auto_renew: true, status: ['registered'] },
+    { date_expiry: far, auto_renew: false, status: ['registered'] },
+    { date_expiry: far, status: ['registered'] },
+    { date_expiry: far, auto_renew: true, status: ['quarantine'] },
+  ];
+
+  it('on a small account, without counting: the page that measured it starts the read', async () => {
+    const portfolio = accountOf(60, [
+      ...flagged,
+      ...Array(2).fill({ date_expiry: far, auto_renew: true, status: ['registered'] }),
+    ]);
+    const full = await scan(portfolio, {}, 'full');
+    const auto = await scan(portfolio, {}, 'auto');
+    expect(auto.report?.source).toEqual({
+      base_url: expect.any(String),
+      mode: 'auto',
+      read: 'full',
+      fallback_reason:
+        'the account fits in 2 pages: reading it whole costs no more requests than the 8 counts a filtered read starts with',
+    });
+    expect(auto.report?.findings).toEqual(full.report?.findings);
+    expect(auto.domainRequests).toBe(full.domainRequests);
+    expect(auto.domainRequests).toBe(2);
+  });
+
+  it('when the proven parts would take more pages than the rest of the account; filtered reads them anyway', async () => {
+    // 600 domains, 50 a page: 12 pages. The four read parts of 150 each take 3 pages apiece: 12,
+    // more than the 11 a full read still needs after its measured page 1.
+    const portfolio = accountOf(600, flagged);
     const full = await scan(portfolio, {}, 'full');
     const auto = await scan(portfolio, {}, 'auto');
     const filtered = await scan(portfolio, {}, 'filtered');
-    expect(full.report?.findings).toHaveLength(40);
+    expect(full.report?.findings).toHaveLength(600);
     expect(auto.report?.source).toMatchObject({
       mode: 'auto',
       read: 'full',
       fallback_reason:
-        'reading only the parts that can give a finding would take 4 pages, the whole account 2',
+        'reading only the parts that can give a finding would take 12 pages, the rest of the account 11',
     });
     expect(auto.report?.findings).toEqual(full.report?.findings);
-    expect(auto.domainRequests).toBe(COVERAGE_PARTS.length + 2);
+    expect(auto.domainRequests).toBe(COVERAGE_PARTS.length + 11);
     expect(filtered.report?.source).toMatchObject({ mode: 'filtered', read: 'filtered' });
     expect(filtered.report?.findings).toEqual(full.report?.findings);
-    expect(filtered.domainRequests).toBe(COVERAGE_PARTS.length + 4);
+    expect(filtered.domainRequests).toBe(COVERAGE_PARTS.length + 12);
   });
 });
 
 describe('records a filtered read meets in two searches, or leaves unread', () => {
   const far = '2027-09-01T00:00:00Z';
-  const healthy = Array.from({ length: 120 }, (_, i) => ({
+  const healthy = Array.from({ length: 500 }, (_, i) => ({
     domain_name: `ok${i}.nl`,
     status: ['registered'],
     date_expiry: far,
@@ -249,7 +270,7 @@ describe('records a filtered read meets in two searches, or leaves unread', () =
 
 describe('auto mode on an account where nothing can be flagged', () => {
   it('reads no domain page at all: the counts prove every domain healthy', async () => {
-    const portfolio = generatePortfolio({ domains: 300, seed: 8, now: Date.parse(NOW) });
+    const portfolio = generatePortfolio({ domains: 1500, seed: 8, now: Date.parse(NOW) });
     const healthy = portfolio.domains.filter(
       (d) =>
         !portfolio.truth.findings.some((f) => f.key === d.domain_name) &&

@@ -125,13 +125,30 @@ describe('scanAccount', () => {
 });
 
 describe('scanAccount modes', () => {
-  it('auto: reads in full when every count comes back as the whole account, and says why', async () => {
+  it('auto: reads a small account in full without counting, starting from the page that measured it', async () => {
     const full = await scanAccount({ client: api(0), now: NOW, policy: DEFAULT_POLICY, mode: 'full' });
-    const client = api(0); // ignores every search parameter
-    const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY });
+    const report = await scanAccount({ client: api(0), now: NOW, policy: DEFAULT_POLICY });
     expect(report.source).toEqual({
       base_url: 'https://api.test',
       mode: 'auto',
+      read: 'full',
+      fallback_reason:
+        'the account fits in 2 pages: reading it whole costs no more requests than the 8 counts a filtered read starts with',
+    });
+    expect(report.findings).toEqual(full.findings);
+    expect(report.problems).toEqual(full.problems);
+    // Exactly full mode's requests: page 1 (which measured the account), page 2, the contact page.
+    expect(report.stats.requests).toBe(full.stats.requests);
+    expect(report.stats.requests).toBe(3);
+  });
+
+  it('filtered: reads in full when every count comes back as the whole account, and says why', async () => {
+    const full = await scanAccount({ client: api(0), now: NOW, policy: DEFAULT_POLICY, mode: 'full' });
+    const client = api(0); // ignores every search parameter
+    const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'filtered' });
+    expect(report.source).toEqual({
+      base_url: 'https://api.test',
+      mode: 'filtered',
       read: 'full',
       fallback_reason:
         'the filtered read could not be proven complete: searches on date_expiry counted 3 within the window + 3 beyond it + 3 without it = 9, but the account holds 3 domains (6 counted twice: the server may ignore a search parameter)',
@@ -149,8 +166,9 @@ describe('scanAccount modes', () => {
     });
     expect(report.findings).toEqual(full.findings);
     expect(full.source).toEqual({ base_url: 'https://api.test', mode: 'full', read: 'full' });
-    // Nine counts, then the two domain pages; the contact page is read alongside.
-    expect(report.stats.requests).toBe(9 + 2 + 1);
+    // Page 1 (it measured the account and starts the full read), eight counts, page 2; the contact
+    // page is read alongside.
+    expect(report.stats.requests).toBe(1 + 8 + 1 + 1);
   });
 
   it('filtered: reads in full too when the counts do not add up, naming the check', async () => {
@@ -164,7 +182,7 @@ describe('scanAccount modes', () => {
     expect(report.problems).toEqual(full.problems);
   });
 
-  it('auto: reads in full when the server refuses one of the searches', async () => {
+  it('filtered: reads in full when the server refuses one of the searches', async () => {
     const inner = apiFetch(0);
     const fetch = (async (input: string | URL | Request) => {
       const url = new URL(String(input));
@@ -173,7 +191,7 @@ describe('scanAccount modes', () => {
       return inner(input);
     }) as typeof globalThis.fetch;
     const client = new ResellerClient({ baseUrl: 'https://api.test', apiKey: 'k-unit-scan', fetch });
-    const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'auto' });
+    const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'filtered' });
     expect(report.source).toMatchObject({
       read: 'full',
       fallback_reason:

@@ -78,9 +78,12 @@ export class ResellerClient {
     return this.transport.requests;
   }
 
-  /** Every domain matching `filter`, page by page, sorted by name so pages do not shift. */
-  listDomains(filter: ListFilter = {}): AsyncIterable<ListPage<Domain>> {
-    return this.list(DOMAINS, filter);
+  /**
+   * Every domain matching `filter`, page by page, sorted by name so pages do not shift. `first` is
+   * page 1 of this very listing when {@link measureDomains} read it already.
+   */
+  listDomains(filter: ListFilter = {}, first?: ListPage<Domain>): AsyncIterable<ListPage<Domain>> {
+    return this.list(DOMAINS, filter, first);
   }
 
   /** Every contact matching `filter`, page by page, sorted by handle. */
@@ -100,13 +103,21 @@ export class ResellerClient {
   }
 
   /**
-   * How many domains match `filter`, and the page size the server really uses for this client's
-   * `per_page` (it may cap it lower): one request for page 1 at that size.
+   * Page 1 of the domains matching `filter`, as {@link listDomains} would read it: how many there
+   * are, the page size the server really uses for this client's `per_page` (it may cap it lower),
+   * and the page itself, for `listDomains(filter, first)` to start from.
    */
-  async measureDomains(filter: ListFilter = {}): Promise<{ total: number; perPage: number }> {
-    const page = (await this.fetchPage(DOMAINS, filter, 1, this.perPage))();
-    const served = page.perPage ?? page.records.length + page.problems.length;
-    return { total: page.totalResults, perPage: served > 0 ? served : this.perPage };
+  async measureDomains(
+    filter: ListFilter = {},
+  ): Promise<{ total: number; perPage: number; pages: number; first: ListPage<Domain> }> {
+    const first = (await this.fetchPage(DOMAINS, filter, 1, this.perPage))();
+    const served = first.perPage ?? first.records.length + first.problems.length;
+    return {
+      total: first.totalResults,
+      perPage: served > 0 ? served : this.perPage,
+      pages: first.totalPages,
+      first,
+    };
   }
 
   /** One domain by name (letter case does not matter), or null when the account does not hold it. */
@@ -194,8 +205,9 @@ export class ResellerClient {
     throw ResellerApiError.fromResponse(facts, what);
   }
 
-  private list<T>(listing: Listing<T>, filter: ListFilter): AsyncIterable<ListPage<T>> {
+  private list<T>(listing: Listing<T>, filter: ListFilter, first?: ListPage<T>): AsyncIterable<ListPage<T>> {
     return paginate({
+      ...(first ? { first } : {}),
       fetchPage: (page) => this.fetchPage(listing, filter, page, this.perPage),
       keyOf: (record) => this.rawKeys.get(record as object) ?? '',
       caseInsensitiveKeys: listing.caseInsensitiveKeys,

@@ -33,6 +33,8 @@ export interface PaginateOptions<T> {
    * overlaps the network wait instead of adding to it.
    */
   readonly fetchPage: (page: number) => Promise<() => ListPage<T>>;
+  /** Page 1, when it was read already (the same request the listing would send); not fetched again. */
+  readonly first?: ListPage<T>;
   /** The record's identity as the server sent it (the domain name or handle). */
   readonly keyOf: (record: T) => string;
   /** Names differing only in case are one name: the later record becomes a problem. */
@@ -72,7 +74,7 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
   const fold = options.caseInsensitiveKeys ? (key: string) => key.toLowerCase() : (key: string) => key;
   const listing = `${resource} list`;
 
-  const first = (await fetchPage(1))();
+  const first = options.first ?? (await fetchPage(1))();
   const promisedResults = first.totalResults;
   const promisedPages = first.totalPages;
   if (promisedPages > maxPages) {
