@@ -183,7 +183,7 @@ export const SETTINGS = {
     context: 'scanMode',
     schema: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('auto'),
     default: 'auto',
-    doc: 'how the account is read: auto (a filtered read proven complete by counts, or the whole account when that takes fewer requests or the proof fails), filtered (proven by counts, else the whole account), or full',
+    doc: 'how the account is read: auto (a filtered read proven complete by counts, or the whole account when it is a few pages, the proven parts would take more, or the proof fails), filtered (proven by counts, else the whole account), or full',
   },
   perPage: {
     env: ENV.perPage,

@@ -241,13 +241,11 @@ async function scanOnce(
     if (mode === 'full') return readDomains({}, false);
     const searches = coverageSearches(now, policy);
     // Page 1 of the whole account first: it counts the account, shows the page size the server
-    // serves, and is the first page of the full read if one follows.
+    // serves, and on an account of a few pages starts the full read at once.
     const whole = await client.measureDomains(searches.all);
-    // What a full read still costs after it, at the size served.
-    const rest = Math.max(0, Math.ceil(whole.total / whole.perPage) - 1);
     const counts = COVERAGE_PARTS.length - 1;
-    if (mode === 'auto' && rest <= counts) {
-      fallbackReason = `the account fits in ${plural(rest + 1, 'page')}: reading it whole costs no more requests than the ${counts} counts a filtered read starts with`;
+    if (mode === 'auto' && whole.pages - 1 <= counts) {
+      fallbackReason = `the account fits in ${plural(Math.max(whole.pages, 1), 'page')}: reading the rest of it costs no more requests than the ${counts} counts a filtered read starts with`;
       return readDomains({}, false, undefined, whole.first);
     }
     const proof = await countCoverage(client, searches, whole.total);
@@ -257,17 +255,18 @@ async function scanOnce(
       // A part the counts say is empty costs no request.
       const parts = READ_PARTS.filter((part) => proven[part] > 0);
       const filteredPages = parts.reduce((n, part) => n + Math.ceil(proven[part] / whole.perPage), 0);
-      // auto takes the cheaper of two complete reads; filtered was asked for by name.
-      if (mode === 'filtered' || filteredPages <= rest) {
+      // auto takes the cheaper of two complete reads; filtered was asked for by name. A full read
+      // now starts again at page 1: the account may have changed during the counts.
+      if (mode === 'filtered' || filteredPages <= whole.pages) {
         read = 'filtered';
         await Promise.all(parts.map((part) => readDomains(searches[part], true, proven[part])));
         return;
       }
-      fallbackReason = `reading only the parts that can give a finding would take ${plural(filteredPages, 'page')}, the rest of the account ${rest}`;
+      fallbackReason = `reading only the parts that can give a finding would take ${plural(filteredPages, 'page')}, the whole account ${whole.pages}`;
     } else {
       fallbackReason = `the filtered read could not be proven complete: ${proof.reason}`;
     }
-    await readDomains({}, false, undefined, whole.first);
+    await readDomains({}, false);
   };
 
   // Contacts are needed whatever the domains' proof says: read them while it is counted.
