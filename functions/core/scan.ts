@@ -18,7 +18,7 @@ import {
 } from './coverage';
 import { DeadlineError, IncompleteListingError, ResellerApiError } from './errors';
 import { domainNameProblem } from './links';
-import { fingerprintOf } from './reseller/paging';
+import { RecordRegistry } from './reseller/paging';
 import type { ListFilter, ListPage, Problem, ResellerClient } from './reseller-client';
 import { DOCUMENTED_DOMAIN_STATUSES, type Domain } from './schemas';
 import { normalizeDomainName, plural } from './text';
@@ -142,7 +142,7 @@ async function scanOnce(
   // between them) is read once; another record under the same name is a problem, as paginate makes
   // it within one listing: critical when it says quarantine, since it was not checked. A problem
   // without a readable name cannot be matched across searches; it may be listed twice, never lost.
-  const mergedByName = new Map<string, { readonly key: string; readonly fingerprint: number }>();
+  const merged = new RecordRegistry('domain', (key) => key.toLowerCase());
   const problemsSeen = new Set<string>();
   const readDomains = async (
     filter: ListFilter,
@@ -170,23 +170,18 @@ async function scanOnce(
       for (const domain of page.records) {
         if (merging) {
           const key = client.rawKeyOf(domain) || domain.domain_name;
-          const fingerprint = fingerprintOf(domain);
-          const earlier = mergedByName.get(domain.domain_name);
-          if (earlier?.key === key && earlier.fingerprint === fingerprint) continue;
-          if (earlier !== undefined) {
+          const admission = merged.admit(key, domain, ', in another search');
+          if (admission.kind === 'repeat') continue;
+          if (admission.kind !== 'new') {
             problems.push({
               resource: 'domain',
               key,
               page: page.page,
-              reason:
-                earlier.key === key
-                  ? `a second domain record named ${JSON.stringify(key)} with different content, in another search; only the first was checked`
-                  : `duplicate domain name differing only in case: ${JSON.stringify(earlier.key)} and ${JSON.stringify(key)}; only the first was checked`,
+              reason: admission.reason,
               ...(domain.status.includes('quarantine') ? { severity: 'critical' as const } : {}),
             });
             continue;
           }
-          mergedByName.set(domain.domain_name, { key, fingerprint });
         }
         domainsScanned++;
         options.observe?.(domain, attempt);

@@ -84,10 +84,7 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
     );
   }
 
-  // Each name's content fingerprint: the same record again is a page shift; another record under
-  // the same name is a problem (the second may be the quarantined one).
-  const exact = new Map<string, number>();
-  const byFolded = new Map<string, string>();
+  const seen = new RecordRegistry(resource, fold);
   let received = 0;
 
   const take = (p: ListPage<T>): ListPage<T> => {
@@ -107,35 +104,19 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
     const problems = [...p.problems];
     for (const record of p.records) {
       const key = keyOf(record);
-      const fingerprint = fingerprintOf(record);
-      const seen = exact.get(key);
-      if (seen === fingerprint) continue; // shifted onto the next page while we read: the same record
-      if (seen !== undefined) {
-        const severity = options.problemSeverity?.(record);
+      // A repeat shifted onto the next page while we read: the same record, read once.
+      const admission = seen.admit(key, record);
+      if (admission.kind === 'new') records.push(record);
+      else if (admission.kind !== 'repeat') {
+        const severity = admission.kind === 'second' ? options.problemSeverity?.(record) : undefined;
         problems.push({
           resource,
           key,
           page: p.page,
-          reason: `a second ${resource} record named ${JSON.stringify(key)} with different content; only the first was checked`,
+          reason: admission.reason,
           ...(severity ? { severity } : {}),
         });
-        continue;
       }
-      const folded = fold(key);
-      const earlier = byFolded.get(folded);
-      if (earlier !== undefined) {
-        problems.push({
-          resource,
-          key,
-          page: p.page,
-          reason: `duplicate ${resource} name differing only in case: ${JSON.stringify(earlier)} and ${JSON.stringify(key)}; only the first was checked`,
-        });
-        exact.set(key, fingerprint);
-        continue;
-      }
-      exact.set(key, fingerprint);
-      byFolded.set(folded, key);
-      records.push(record);
     }
     received += records.length + problems.length;
     return { ...p, records, problems };
@@ -226,8 +207,57 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
   }
 }
 
+/** What {@link RecordRegistry.admit} made of a record. */
+export type Admission =
+  | { readonly kind: 'new' }
+  /** The same content under the same name: a record read twice (pages shifted, searches overlapped). */
+  | { readonly kind: 'repeat' }
+  /** Other content under a name already read: a problem (the second may be the quarantined one). */
+  | { readonly kind: 'second'; readonly reason: string }
+  /** A name already read in other letter case: a problem. */
+  | { readonly kind: 'case'; readonly reason: string };
+
+/**
+ * The names read so far, with each one's content fingerprint, to tell a record read twice from
+ * another record under the same name. One per listing in paginate, and one across the searches a
+ * filtered read merges.
+ */
+export class RecordRegistry {
+  private readonly exact = new Map<string, number>();
+  private readonly byFolded = new Map<string, string>();
+
+  constructor(
+    private readonly resource: string,
+    private readonly fold: (key: string) => string,
+  ) {}
+
+  /** Registers `record` under `key` (the name as the server sent it); `where` ends a second record's reason. */
+  admit(key: string, record: unknown, where = ''): Admission {
+    const fingerprint = fingerprintOf(record);
+    const seen = this.exact.get(key);
+    if (seen === fingerprint) return { kind: 'repeat' };
+    if (seen !== undefined) {
+      return {
+        kind: 'second',
+        reason: `a second ${this.resource} record named ${JSON.stringify(key)} with different content${where}; only the first was checked`,
+      };
+    }
+    const folded = this.fold(key);
+    const earlier = this.byFolded.get(folded);
+    this.exact.set(key, fingerprint);
+    if (earlier !== undefined) {
+      return {
+        kind: 'case',
+        reason: `duplicate ${this.resource} name differing only in case: ${JSON.stringify(earlier)} and ${JSON.stringify(key)}; only the first was checked`,
+      };
+    }
+    this.byFolded.set(folded, key);
+    return { kind: 'new' };
+  }
+}
+
 /** A 32-bit FNV-1a hash of a record's JSON: enough to tell a repeated record from a different one. */
-export function fingerprintOf(record: unknown): number {
+function fingerprintOf(record: unknown): number {
   const text = JSON.stringify(record) ?? '';
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
