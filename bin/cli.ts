@@ -204,6 +204,7 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
         json: values.json === true,
         topicArn,
         failOn: failOn as Severity | undefined,
+        allowClockSkew: values['allow-clock-skew'] === true,
       },
       io,
     );

@@ -68,6 +68,7 @@ export async function handleScheduledScan(
           env: deps.env,
           dynamodb: deps.dynamodb ?? new DynamoDBClient({}),
           sns: deps.sns,
+          clock,
         })
       : undefined;
     // The report page and the calendar feed read the report from the bucket the stack names.

@@ -7,6 +7,7 @@ import {
   severityRank,
 } from './classify';
 import type { Report } from './scan';
+import { CLOCK_TOLERANCE_MS, StoredDateTime } from './state-time';
 
 /**
  * Snooze and acknowledge, pure: what each remembers, whether it still silences a finding, and the
@@ -54,14 +55,14 @@ const kindSchema = z.enum(['quarantine', 'expired', 'expiring', 'auto_renew_off'
 /** A domain's actions as a state store keeps them. */
 export const DomainActionsSchema = z.object({
   snooze: z
-    .object({ until: z.string(), at: z.string(), kind: kindSchema, severity: severitySchema })
+    .object({ until: StoredDateTime, at: StoredDateTime, kind: kindSchema, severity: severitySchema })
     .optional(),
   acknowledged: z
     .object({
-      at: z.string(),
+      at: StoredDateTime,
       kind: kindSchema,
       severity: severitySchema,
-      date_expiry: z.string(),
+      date_expiry: StoredDateTime,
       auto_renew: z.boolean().nullable(),
     })
     .optional(),
@@ -130,8 +131,16 @@ export function snoozeLapse(snooze: Snooze, finding: DomainFinding, now: number)
   // A date that does not parse (a hand-edited state) never silences: NaN would never expire.
   const until = Date.parse(snooze.until);
   const at = Date.parse(snooze.at);
-  // Nor does a snooze longer than any the tool makes (366 days).
-  if (Number.isNaN(until) || Number.isNaN(at) || until <= now || until - at > 366 * DAY_MS) return 'expired';
+  // Nor does a snooze longer than any the tool makes (366 days), or one made in the future of this
+  // scan beyond what clocks differ by (a clock that ran ahead): it could not have been made yet.
+  if (
+    Number.isNaN(until) ||
+    Number.isNaN(at) ||
+    until <= now ||
+    at - now > CLOCK_TOLERANCE_MS ||
+    until - at > 366 * DAY_MS
+  )
+    return 'expired';
   return isWorse(finding, snooze) ? 'worse' : null;
 }
 
