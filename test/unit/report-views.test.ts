@@ -99,7 +99,10 @@ describe('attachLinks', () => {
     const [a, b] = report.findings as DomainFinding[];
     expect(Object.keys(a?.actions ?? {})).toEqual(['restore', 'snooze', 'acknowledge']);
     expect(Object.keys(b?.actions ?? {})).toEqual(['snooze', 'acknowledge']);
-    expect(b?.actions?.snooze).toMatch(/^https:\/\/x\.example\/prod\/snooze\/later\.nl\?exp=/);
+    // Each carries the finding it was sent for (see action-decision.ts).
+    expect(b?.actions?.snooze).toMatch(
+      new RegExp(`^https://x\\.example/prod/snooze/later\\.nl\\?kind=${b?.kind}&sev=${b?.severity}&exp=`),
+    );
     expect(report.report_url).toMatch(/^https:\/\/x\.example\/prod\/report\?exp=(\d+)&/);
     const exp = (url: string | undefined) => Number(new URL(url ?? '').searchParams.get('exp'));
     expect(exp(report.report_url)).toBe(NOW / 1000 + 7 * 86_400);
