@@ -29,6 +29,7 @@ export const handler = createWebApp({
     return new StateActionStore(new DynamoDbStateStore({ client: dynamodb, tableName: table, scope }), scope);
   },
   reports: () => reports,
-  log: (message, entry) =>
-    Number(entry.status) >= 500 ? logger.error(message, { ...entry }) : logger.info(message, { ...entry }),
+  // Powertools writes the level itself (and reserves the key): the entry's decides which call.
+  log: (message, { level, ...entry }) =>
+    level === 'error' ? logger.error(message, entry) : logger.info(message, entry),
 });
