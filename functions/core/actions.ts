@@ -131,16 +131,8 @@ export function snoozeLapse(snooze: Snooze, finding: DomainFinding, now: number)
   // A date that does not parse (a hand-edited state) never silences: NaN would never expire.
   const until = Date.parse(snooze.until);
   const at = Date.parse(snooze.at);
-  // Nor does a snooze longer than any the tool makes (366 days), or one made in the future of this
-  // scan beyond what clocks differ by (a clock that ran ahead): it could not have been made yet.
-  if (
-    Number.isNaN(until) ||
-    Number.isNaN(at) ||
-    until <= now ||
-    at - now > CLOCK_TOLERANCE_MS ||
-    until - at > 366 * DAY_MS
-  )
-    return 'expired';
+  // Nor does a snooze longer than any the tool makes (366 days).
+  if (Number.isNaN(until) || Number.isNaN(at) || until <= now || until - at > 366 * DAY_MS) return 'expired';
   return isWorse(finding, snooze) ? 'worse' : null;
 }
 
@@ -186,7 +178,10 @@ export function applyActions(
     if (!own) return f;
     seen.add(name);
     let marked: DomainFinding = f;
-    if (own.snooze) {
+    // A snooze made after this scan's time (a replay of the past, or a clock that ran ahead when it
+    // was made) cannot silence it: it could not have been made yet. It is kept for later scans.
+    const notYet = own.snooze && Date.parse(own.snooze.at) - now > CLOCK_TOLERANCE_MS;
+    if (own.snooze && !notYet) {
       const reason = snoozeLapse(own.snooze, f, now);
       if (reason) lapsed.push({ domain_name: name, action: 'snooze', reason });
       else marked = { ...marked, snoozed_until: own.snooze.until };

@@ -71,7 +71,7 @@ export function shownCut(text: string): string {
  */
 export function boundField(value: string): string {
   if (value.length <= MAX_FIELD_LENGTH) return value;
-  return `${shownCut(value.slice(0, SHOWN_LENGTH))} (${value.length} characters, sha256 ${sha256(value).slice(0, 32)})`;
+  return `${shownCut(value.slice(0, SHOWN_LENGTH + 1))} (${value.length} characters, sha256 ${sha256(value).slice(0, 32)})`;
 }
 
 /** A problem's key as the state keeps it (`domain:<name>`), bounded by hashing a long one. */
