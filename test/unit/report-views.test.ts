@@ -75,6 +75,16 @@ describe('renderCalendar', () => {
     expect(eventUid(renewed)).not.toBe(first[3]?.uid);
   });
 
+  it('gives two records whose names normalise the same two events, not one', () => {
+    const twins = [
+      domainFinding('twin.nl', 'expiring', 'warning', 10),
+      domainFinding('TWIN.nl.', 'expiring', 'warning', 10),
+    ];
+    const events = parseFeed(renderCalendar(reportOf(twins)));
+    expect(events).toHaveLength(2);
+    expect(new Set(events.map((e) => e.uid)).size).toBe(2);
+  });
+
   it('carries hostile names as text: no line of the feed can be forged', () => {
     const evil = domainFinding('evil.nl\r\nBEGIN:VEVENT\r\nUID:forged', 'expiring', 'warning', 10);
     const text = renderCalendar(reportOf([evil]));
