@@ -15,9 +15,15 @@ export const MAX_KEY_LENGTH = 253;
 export const MAX_FIELD_LENGTH = 256;
 /** The longest cut of a name or field shown beside its hash. */
 export const SHOWN_LENGTH = 80;
-/** Unreadable-record keys kept between scans (each at most {@link MAX_PROBLEM_KEY_LENGTH}). */
+/**
+ * Unreadable-record keys kept between scans, each at most {@link MAX_PROBLEM_KEY_LENGTH} plain
+ * characters (one byte each, also in JSON): together at most about 150 KB, well inside the 400 KB
+ * DynamoDB item that holds them with the rest of the account-wide state.
+ */
 export const MAX_PROBLEM_KEYS = 1_000;
-export const MAX_PROBLEM_KEY_LENGTH = 300;
+export const MAX_PROBLEM_KEY_LENGTH = 150;
+/** Printable ASCII that JSON writes as it is (no quote, no backslash). */
+const ONE_BYTE_IN_JSON = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
 /** Every hashed key starts with this; a name that starts with `#` is always hashed itself. */
 export const HASH_KEY_PREFIX = '#sha256:';
@@ -74,9 +80,9 @@ export function boundField(value: string): string {
   return `${shownCut(value.slice(0, SHOWN_LENGTH + 1))} (${value.length} characters, sha256 ${sha256(value).slice(0, 32)})`;
 }
 
-/** A problem's key as the state keeps it (`domain:<name>`), bounded by hashing a long one. */
+/** A problem's key as the state keeps it (`domain:<name>`), bounded by hashing a long or unusual one. */
 export function boundProblemKey(key: string): string {
-  if (key.length <= MAX_PROBLEM_KEY_LENGTH) return key;
+  if (key.length <= MAX_PROBLEM_KEY_LENGTH && ONE_BYTE_IN_JSON.test(key)) return key;
   const colon = key.indexOf(':');
   const resource = colon > 0 && colon < 20 ? key.slice(0, colon + 1) : '';
   return `${resource}${HASH_KEY_PREFIX}${sha256(key)}`;

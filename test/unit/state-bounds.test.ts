@@ -137,7 +137,12 @@ describe('memory keys', () => {
     }));
     const { next } = run([domain('a.nl', T0)], T0, EMPTY_STATE, { problems });
     expect(next.problem_keys).toHaveLength(MAX_PROBLEM_KEYS);
-    expect(Math.max(...next.problem_keys.map((k) => k.length))).toBeLessThanOrEqual(300);
+    expect(Math.max(...next.problem_keys.map((k) => k.length))).toBeLessThanOrEqual(150);
+    expect(Buffer.byteLength(JSON.stringify(next.problem_keys))).toBeLessThan(160_000);
+    const quoted = run([domain('a.nl', T0)], T0, EMPTY_STATE, {
+      problems: [{ resource: 'domain', key: '"\\é', page: 1, reason: 'unreadable' }],
+    });
+    expect(quoted.next.problem_keys).toEqual([expect.stringMatching(/^domain:#sha256:[0-9a-f]{64}$/)]);
   });
 });
 
