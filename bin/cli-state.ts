@@ -76,6 +76,8 @@ export async function scanWithState(command: StatefulScanCommand, io: StateCliIo
   });
   const say = command.json ? io.stderr : io.stdout;
   if (superseded) {
+    // The report as read is still printed; the stored one (the later scan's) is kept.
+    if (command.json) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
     say(`no alert published and state not written: ${superseded}\n`);
     return false;
   }

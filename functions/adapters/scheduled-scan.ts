@@ -82,7 +82,7 @@ export async function handleScheduledScan(
     let published = Boolean(stateful?.published);
     if (stateful)
       deps.logger.info(published ? 'alert published' : 'no alert published', {
-        why: stateful.result.why,
+        why: stateful.superseded ? [stateful.superseded] : stateful.result.why,
         published: stateful.published,
       });
     else if (settings.alertTopicArn) {

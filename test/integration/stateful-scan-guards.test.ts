@@ -16,6 +16,7 @@ import {
 } from '../../functions/core/state';
 import type { Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { runCli } from '../support/cli';
 import { startDynalite } from '../support/dynalite';
 
 const KEY = 'sk_guards_0c41aa';
@@ -155,6 +156,17 @@ describe('the state path', () => {
     await store.save({ ...loaded.state, last_scan_at: iso(R) }, loaded, 'a');
     expect(JSON.parse(await readFile(target, 'utf8')).generation).toBe(1);
     expect((await lstat(link)).isSymbolicLink()).toBe(true);
+  });
+
+  it('refuses --allow-clock-skew without a state: there is no time to check', async () => {
+    const run = await runCli(['scan', '--dry-run', '--allow-clock-skew'], {
+      RESELLER_BASE_URL: sim.url,
+      RESELLER_API_KEY: KEY,
+    });
+    expect([run.code, run.stderr]).toEqual([
+      2,
+      'sentinel: --allow-clock-skew is for scans with --state (or STATE): without state no time is checked\n',
+    ]);
   });
 
   it('refuses a path with white space around it instead of using another file', () => {

@@ -192,12 +192,14 @@ describe('stored times', () => {
   it('repeats a quarantine whose last alert is stored in the future, and the summary whose last publish is', () => {
     const first = run([quarantine('q.nl', T0)], T0, EMPTY_STATE);
     const future = new Date(T0 + 30 * DAY).toISOString();
+    const memory = first.next.domains['q.nl'];
+    if (!memory) throw new Error('q.nl not remembered');
     const skewed: ScanState = {
       ...first.next,
       last_published_at: future,
       domains: {
         'q.nl': {
-          ...(first.next.domains['q.nl'] as never),
+          ...memory,
           alerted: { kind: 'quarantine', severity: 'critical', stage: -1, at: future },
         },
       },
