@@ -353,7 +353,7 @@ describe.each([
       apiKey: 'key-of-account-a-0001',
     });
     const b = await startSimulator({
-      portfolio: portfolio([record('b1.nl')]),
+      portfolio: portfolio([record('b1.nl', { auto_renew: false, date_expiry: iso(R + 20 * DAY) })]),
       apiKey: 'key-of-account-b-0002',
     });
     const accounts = new Map([
@@ -398,6 +398,9 @@ describe.each([
         `sentinel: the state in ${state} belongs to another account of ${reseller.url} (it was bound to another API key); use another --state for each account, or if this account's key was rotated: sentinel state rebind ${state} --yes\n`,
       );
       expect(await messages()).toEqual([]);
+      // Nor can account B's snooze land in it (where b1.nl would look like a domain that left).
+      const snoozeB = await runCli(['snooze', 'b1.nl', '--state', state], env('key-of-account-b-0002'), io());
+      expect([snoozeB.code, snoozeB.stderr]).toEqual([2, other.stderr]);
       expect(await snapshot()).toBe(before);
 
       // Account A's key is rotated: refused as well, until the state is rebound to the new key.
