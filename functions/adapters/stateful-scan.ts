@@ -42,8 +42,7 @@ export type StateLocation =
  * Reads `--state` / `STATE`; the error says what a good value looks like. A path is used exactly as
  * given (never trimmed into another file's name): one with spaces around it is refused.
  */
-export function parseStateLocation(text: string, source = '--state'): StateLocation {
-  const value = text;
+export function parseStateLocation(value: string, source = '--state'): StateLocation {
   if (value.trim() !== value)
     throw new ConfigError(
       `${source}: ${JSON.stringify(value)} starts or ends with white space; give the path or dynamodb:TABLE without it`,
@@ -194,7 +193,7 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
   const timeProblem = input.allowClockSkew ? null : scanTimeProblem(now, clock(), loaded.state.last_scan_at);
   if (timeProblem)
     throw new StateRefusedError(
-      `${timeProblem}: refused, so that no time in the state runs ahead of the clock; pass --allow-clock-skew to scan anyway (a replay, or a clock that was wrong)`,
+      `${timeProblem}: refused; pass --allow-clock-skew to scan anyway (a replay, or a clock that was wrong)`,
     );
   const apiKey = await input.job.secrets.apiKey();
   let account = await accountFor(loaded.state, apiKey, store.location);
