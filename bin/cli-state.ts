@@ -3,17 +3,19 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { createStateTable, DynamoDbStateStore } from '../functions/adapters/dynamodb-state-store';
 import { FileStateStore } from '../functions/adapters/file-state-store';
 import type { ScanJobInput } from '../functions/adapters/scan-job';
+import { EnvSecretSource } from '../functions/adapters/secrets';
 import {
   dynamoDbClientFromEnv,
   openStateStore,
   parseStateLocation,
+  rebindState,
   runStatefulScan,
   snsPublisher,
 } from '../functions/adapters/stateful-scan';
 import { alertView } from '../functions/core/actions';
 import { renderDigest, renderSms, reportReaches } from '../functions/core/alert';
 import type { Severity } from '../functions/core/classify';
-import { ENV, requireEnv } from '../functions/core/config';
+import { ENV, parseSetting, requireEnv } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
 import { loadStatePolicy, STATE_ENV } from '../functions/core/state-config';
 import { reportStoreFromEnv } from './cli-web';
@@ -40,6 +42,8 @@ export interface StatefulScanCommand {
   readonly json: boolean;
   readonly topicArn: string | undefined;
   readonly failOn: Severity | undefined;
+  /** `--allow-clock-skew`: scan even when the time does not fit the state's (replays). */
+  readonly allowClockSkew?: boolean;
 }
 
 /** `--state` if given, else STATE; undefined when neither is set (the scan stays stateless). */
@@ -63,15 +67,22 @@ export async function scanWithState(command: StatefulScanCommand, io: StateCliIo
   const publish =
     dryRun || !topicArn ? undefined : snsPublisher(settings, io.sns?.() ?? new SNSClient({}), topicArn);
 
-  const { result, published, saved, conflicts } = await runStatefulScan({
+  const { result, published, saved, conflicts, superseded } = await runStatefulScan({
     job,
     store,
     policy,
     ...(publish ? { publish } : {}),
+    ...(command.allowClockSkew ? { allowClockSkew: true } : {}),
   });
+  const say = command.json ? io.stderr : io.stdout;
+  if (superseded) {
+    // The report as read is still printed; the stored one (the later scan's) is kept.
+    if (command.json) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
+    say(`no alert published and state not written: ${superseded}\n`);
+    return false;
+  }
   // The report page and the calendar feed read the report from here (bin/cli-web.ts).
   await reportStoreFromEnv(io.env, location.kind === 'file' ? location.path : undefined)?.put(result.report);
-  const say = command.json ? io.stderr : io.stdout;
   if (conflicts > 0)
     say(
       `another scan moved the state on while this one ran: re-read it ${conflicts} time${conflicts === 1 ? '' : 's'} before deciding\n`,
@@ -105,13 +116,30 @@ export async function scanWithState(command: StatefulScanCommand, io: StateCliIo
 /**
  * `sentinel state init dynamodb:TABLE`: creates the state table with the stack's own definition.
  * `sentinel state reset PATH|dynamodb:TABLE --yes`: forgets this account's state (the next scan is a first run).
+ * `sentinel state rebind PATH|dynamodb:TABLE --yes`: binds the state to RESELLER_API_KEY (a rotated key), keeping its memory.
  */
 export async function stateCommand(args: readonly string[], io: StateCliIo): Promise<void> {
   const [sub, target, ...extra] = args;
-  const usage = 'usage: sentinel state init dynamodb:TABLE | sentinel state reset PATH|dynamodb:TABLE --yes';
-  if (!target || (sub !== 'init' && sub !== 'reset')) throw new ConfigError(usage);
+  const usage =
+    'usage: sentinel state init dynamodb:TABLE | sentinel state reset|rebind PATH|dynamodb:TABLE --yes';
+  if (!target || (sub !== 'init' && sub !== 'reset' && sub !== 'rebind')) throw new ConfigError(usage);
   const location = parseStateLocation(target, `state ${sub}`);
   const client = () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env);
+  if (sub === 'rebind') {
+    if (extra.length !== 1 || extra[0] !== '--yes')
+      throw new ConfigError(
+        `state rebind gives this state's memory to the account of ${ENV.resellerApiKey}: do it only when that key was rotated for the same account, and confirm with --yes (${usage})`,
+      );
+    const scope = parseSetting('resellerBaseUrl', io.env[ENV.resellerBaseUrl]);
+    const apiKey = new EnvSecretSource(io.env).apiKeyNow();
+    const changed = await rebindState(openStateStore(location, scope, client), scope, apiKey);
+    io.stdout(
+      changed
+        ? `the state in ${target} now belongs to the account of ${ENV.resellerApiKey}; its memory is kept\n`
+        : `the state in ${target} already belongs to the account of ${ENV.resellerApiKey}; nothing changed\n`,
+    );
+    return;
+  }
   if (sub === 'init') {
     if (extra.length) throw new ConfigError(usage);
     if (location.kind !== 'dynamodb')

@@ -86,7 +86,7 @@ export function actionStoreFor(
     scope,
     () => dynamodb?.() ?? dynamoDbClientFromEnv(env),
   );
-  return new StateActionStore(store, scope);
+  return new StateActionStore(store, scope, { apiKey: async () => new EnvSecretSource(env).apiKeyNow() });
 }
 
 export interface SilenceCommand {

@@ -194,7 +194,12 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
   }
 
   const stateFlag = str(values.state);
-  if (stateLocationText(stateFlag, io.env) !== undefined) {
+  const stateful = stateLocationText(stateFlag, io.env) !== undefined;
+  if (values['allow-clock-skew'] === true && !stateful)
+    throw new UsageError(
+      '--allow-clock-skew is for scans with --state (or STATE): without state no time is checked',
+    );
+  if (stateful) {
     const job = { settings, secrets, now, deadline: Date.now() + settings.timeBudgetSeconds * 1000 };
     const failOnMet = await scanWithState(
       {
@@ -204,6 +209,7 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
         json: values.json === true,
         topicArn,
         failOn: failOn as Severity | undefined,
+        allowClockSkew: values['allow-clock-skew'] === true,
       },
       io,
     );

@@ -66,6 +66,10 @@ export const COMMANDS: readonly CommandSpec[] = [
       'time-zone': fromSetting('timeZone', 'TZ'),
       'base-url': fromSetting('resellerBaseUrl', 'URL'),
       state: fromSetting('state', 'PATH|dynamodb:TABLE'),
+      'allow-clock-skew': {
+        type: 'boolean',
+        doc: "with --state: scan even when --now is more than 5 minutes ahead of this machine's clock or before the state's last scan (a replay, or a clock that was wrong); stored times in the future then count as due",
+      },
       'fail-on': {
         type: 'string',
         value: 'LEVEL',
@@ -76,10 +80,10 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'state',
-    args: '<init|reset> <PATH|dynamodb:TABLE>',
+    args: '<init|reset|rebind> <PATH|dynamodb:TABLE>',
     summary:
-      'init: create the state table with the stack’s own definition (AWS_ENDPOINT_URL_DYNAMODB for a local one); reset: forget this account’s state',
-    options: { yes: { type: 'boolean', doc: 'reset without asking' } },
+      'init: create the state table with the stack’s own definition (AWS_ENDPOINT_URL_DYNAMODB for a local one); reset: forget this account’s state; rebind: after a key rotation, bind the state to RESELLER_API_KEY, keeping its memory',
+    options: { yes: { type: 'boolean', doc: 'confirm reset or rebind' } },
   },
   {
     name: 'simulate',

@@ -19,16 +19,25 @@ const table = process.env[STATE_ENV.tableName];
 const dynamodb = table ? new DynamoDBClient({}) : null;
 
 /** API Gateway (REST, proxy integration) invokes this for every link: restore, snooze, acknowledge, report, calendar. */
+const secrets = new SsmSecretSource(new SSMClient({}), process.env);
+
 export const handler = createWebApp({
   settings: () => settingsFromEnv(process.env),
-  secrets: new SsmSecretSource(new SSMClient({}), process.env),
+  secrets,
   // Built per request, so a bad setting is a logged error page rather than a crashed cold start.
   actions: () => {
     if (!table || !dynamodb) return null;
     const scope = parseSetting('resellerBaseUrl', process.env[ENV.resellerBaseUrl]);
-    return new StateActionStore(new DynamoDbStateStore({ client: dynamodb, tableName: table, scope }), scope);
+    return new StateActionStore(
+      new DynamoDbStateStore({ client: dynamodb, tableName: table, scope }),
+      scope,
+      {
+        apiKey: () => secrets.apiKey(),
+      },
+    );
   },
   reports: () => reports,
-  log: (message, entry) =>
-    Number(entry.status) >= 500 ? logger.error(message, { ...entry }) : logger.info(message, { ...entry }),
+  // Powertools writes the level itself (and reserves the key): the entry's decides which call.
+  log: (message, { level, ...entry }) =>
+    level === 'error' ? logger.error(message, entry) : logger.info(message, entry),
 });

@@ -5,7 +5,7 @@ import {
   decideAction,
   type SilenceAction,
 } from '../core/action-decision';
-import { renderActionConfirmPage } from '../core/action-page';
+import { renderActionConfirmPage, renderFindingChangedPage } from '../core/action-page';
 import type { ActionStore } from '../core/actions';
 import { classify } from '../core/classify';
 import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/config';
@@ -126,10 +126,18 @@ function respond(
       outcome: outcome.kind,
       message: outcome.message,
       ...(outcome.stored && 'until' in outcome.stored ? { snoozed_until: outcome.stored.until } : {}),
+      ...(outcome.changed
+        ? {
+            now: { kind: outcome.changed.now.kind, severity: outcome.changed.now.severity },
+            // Relative to this link's URL, as on the page.
+            links: outcome.changed.links,
+          }
+        : {}),
     }),
-    page: () =>
-      outcome.confirm
-        ? renderActionConfirmPage(domain, outcome.confirm, now)
-        : renderMessagePage({ title: outcome.title, message: outcome.message, ok: outcome.status < 300 }),
+    page: () => {
+      if (outcome.confirm) return renderActionConfirmPage(domain, outcome.confirm, now);
+      if (outcome.changed) return renderFindingChangedPage({ ...outcome, changed: outcome.changed });
+      return renderMessagePage({ title: outcome.title, message: outcome.message, ok: outcome.status < 300 });
+    },
   });
 }

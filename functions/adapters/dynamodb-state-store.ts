@@ -10,6 +10,7 @@ import {
   UpdateItemCommand,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
+import { ConfigError } from '../core/errors';
 import {
   ContactMemorySchema,
   DomainMemorySchema,
@@ -18,8 +19,10 @@ import {
   StateConflictError,
   StateError,
   StateHeaderSchema,
+  statePath,
 } from '../core/state';
-import type { Lease, StateStore, StoredState } from './state-store';
+import { shownCut } from '../core/state-bounds';
+import { type Lease, MAX_LEASE_MS, type StateStore, type StoredState } from './state-store';
 import { META_SORT_KEY, STATE_TABLE_DEFINITION } from './state-table-definition';
 
 const { partitionKey: PK, sortKey: SK } = STATE_TABLE_DEFINITION;
@@ -28,6 +31,10 @@ const CONTACT_PREFIX = 'contact#';
 /** BatchWriteItem's limit per call. */
 const BATCH = 25;
 const UNPROCESSED_RETRIES = 8;
+/** DynamoDB's limits (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html). */
+const MAX_ITEM_BYTES = 400 * 1024;
+const MAX_SORT_KEY_BYTES = 1024;
+const MAX_PARTITION_KEY_BYTES = 2048;
 
 /** CreateTable input for the state table, from the one definition the stack also uses. */
 export function createStateTableInput(tableName: string): CreateTableCommandInput {
@@ -102,6 +109,10 @@ export class DynamoDbStateStore implements StateStore {
   private readonly loadedItems = new WeakMap<StoredState, Map<string, string>>();
 
   constructor(options: DynamoDbStateStoreOptions) {
+    if (Buffer.byteLength(options.scope, 'utf8') > MAX_PARTITION_KEY_BYTES)
+      throw new ConfigError(
+        `the reseller base URL is longer than the ${MAX_PARTITION_KEY_BYTES} bytes a DynamoDB partition key holds; the state table keeps each account under its base URL`,
+      );
     this.client = options.client;
     this.table = options.tableName;
     this.scope = options.scope;
@@ -136,10 +147,15 @@ export class DynamoDbStateStore implements StateStore {
         ? { owner: meta.lease_owner.S, expiresAt: Number(meta.lease_expires.N) }
         : null;
     const header = meta?.h?.S ? StateHeaderSchema.safeParse(parse(META_SORT_KEY, meta.h.S)) : null;
-    if (header && !header.success)
-      throw new StateError(`the state in ${this.location} (${this.scope}) is not domain-sentinel state`);
-    const domains: Record<string, unknown> = {};
-    const contacts: Record<string, unknown> = {};
+    if (header && !header.success) {
+      const issue = header.error.issues[0];
+      throw new StateError(
+        `the state in ${this.location} (${this.scope}) cannot be used (${issue ? `${statePath(issue.path)}: ${issue.message}` : 'invalid'}); correct that value, or reset the state`,
+      );
+    }
+    // Keys are data: an object without a prototype, so no key can reach JavaScript's own machinery.
+    const domains: Record<string, unknown> = Object.create(null);
+    const contacts: Record<string, unknown> = Object.create(null);
     for (const [sk, body] of items) {
       if (sk.startsWith(DOMAIN_PREFIX)) domains[sk.slice(DOMAIN_PREFIX.length)] = parse(sk, body);
       else if (sk.startsWith(CONTACT_PREFIX)) contacts[sk.slice(CONTACT_PREFIX.length)] = parse(sk, body);
@@ -150,6 +166,7 @@ export class DynamoDbStateStore implements StateStore {
           {
             version: 1,
             scope: null,
+            account: null,
             started_at: null,
             last_scan_at: null,
             last_published_at: null,
@@ -171,14 +188,16 @@ export class DynamoDbStateStore implements StateStore {
         Key: this.key(META_SORT_KEY),
         UpdateExpression:
           'SET generation = if_not_exists(generation, :g), lease_owner = :o, lease_expires = :e',
+        // A lease further ahead than any is taken for was taken by a clock that ran ahead: lapsed.
         ConditionExpression:
           '(attribute_not_exists(generation) OR generation = :g) AND ' +
-          '(attribute_not_exists(lease_owner) OR lease_owner = :o OR lease_expires < :now)',
+          '(attribute_not_exists(lease_owner) OR lease_owner = :o OR lease_expires < :now OR lease_expires > :far)',
         ExpressionAttributeValues: {
           ':g': { N: String(generation) },
           ':o': { S: lease.owner },
           ':e': { N: String(lease.expiresAt) },
           ':now': { N: String(this.clock()) },
+          ':far': { N: String(this.clock() + MAX_LEASE_MS) },
         },
       }),
       `another scan moved the state on or holds its lease (${this.location}, generation ${generation})`,
@@ -195,13 +214,17 @@ export class DynamoDbStateStore implements StateStore {
 
     const writes: WriteRequest[] = [];
     for (const [sk, body] of after)
-      if (before.get(sk) !== body) writes.push({ PutRequest: { Item: { ...this.key(sk), m: { S: body } } } });
+      if (before.get(sk) !== body) {
+        this.checkItemSize(sk, body);
+        writes.push({ PutRequest: { Item: { ...this.key(sk), m: { S: body } } } });
+      }
     for (const sk of before.keys()) if (!after.has(sk)) writes.push({ DeleteRequest: { Key: this.key(sk) } });
+    const { domains: _d, contacts: _c, ...header } = state;
+    this.checkItemSize(META_SORT_KEY, JSON.stringify(header));
 
     await this.ensureLease(loaded.generation, owner);
     for (let i = 0; i < writes.length; i += BATCH) await this.batchWrite(writes.slice(i, i + BATCH));
 
-    const { domains: _d, contacts: _c, ...header } = state;
     await this.conditional(
       new UpdateItemCommand({
         TableName: this.table,
@@ -296,6 +319,26 @@ export class DynamoDbStateStore implements StateStore {
       );
       pending = out.UnprocessedItems?.[this.table] ?? [];
     }
+  }
+
+  /**
+   * Fails before anything is written when an item would break DynamoDB's limits (sort key 1 024
+   * bytes, item 400 KB). compareWithState bounds every name and field, so this names a bug rather
+   * than the reseller's data; it still says which item, instead of a failed batch halfway through.
+   */
+  private checkItemSize(sk: string, body: string): void {
+    const keyBytes = Buffer.byteLength(sk, 'utf8');
+    const bytes =
+      Buffer.byteLength(this.scope, 'utf8') +
+      keyBytes +
+      Buffer.byteLength(body, 'utf8') +
+      PK.name.length +
+      SK.name.length +
+      1;
+    if (keyBytes > MAX_SORT_KEY_BYTES || bytes > MAX_ITEM_BYTES)
+      throw new StateError(
+        `${this.location}: the state item ${JSON.stringify(shownCut(sk))} would be ${bytes} bytes (sort key ${keyBytes}), over DynamoDB's limits (${MAX_ITEM_BYTES} bytes an item, ${MAX_SORT_KEY_BYTES} a sort key); nothing was written`,
+      );
   }
 
   private key(sk: string): Record<string, AttributeValue> {

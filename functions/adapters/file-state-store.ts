@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, readlink, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { EMPTY_STATE, parseState, type ScanState, StateConflictError, StateError } from '../core/state';
-import type { Lease, StateStore, StoredState } from './state-store';
+import { type Lease, leaseHolds, type StateStore, type StoredState } from './state-store';
 
 /** A lock file older than this belongs to a process that died inside the few milliseconds it holds one. */
 const STALE_LOCK_MS = 30_000;
@@ -32,13 +32,25 @@ export interface FileStateStoreOptions {
  */
 export class FileStateStore implements StateStore {
   readonly location: string;
-  private readonly path: string;
+  private readonly requested: string;
+  private resolved: Promise<string> | undefined;
   private readonly beforeRename: FileStateStoreOptions['beforeRename'];
 
   constructor(path: string, options: FileStateStoreOptions = {}) {
-    this.path = resolve(path);
+    this.requested = path;
     this.location = path;
     this.beforeRename = options.beforeRename;
+  }
+
+  /** The file the path names: a symbolic link is followed, so the file read is the file written. */
+  private get path(): Promise<string> {
+    this.resolved ??= fileBehind(this.requested).catch((error: unknown) => {
+      this.resolved = undefined;
+      throw new StateError(`cannot open the state file ${this.location}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    });
+    return this.resolved;
   }
 
   async load(): Promise<StoredState> {
@@ -88,7 +100,7 @@ export class FileStateStore implements StateStore {
   async clear(): Promise<boolean> {
     return this.locked(async () => {
       const existed = (await this.read()) !== null;
-      await rm(this.path, { force: true });
+      await rm(await this.path, { force: true });
       return existed;
     });
   }
@@ -101,7 +113,7 @@ export class FileStateStore implements StateStore {
         `${this.location}: another scan saved the state first (generation ${at}, expected ${generation})`,
       );
     const lease = current?.lease;
-    if (lease && lease.owner !== owner && lease.expiresAt > now)
+    if (lease && lease.owner !== owner && leaseHolds(lease, now))
       throw new StateConflictError(
         `${this.location}: another scan holds the state until ${new Date(lease.expiresAt).toISOString()}`,
       );
@@ -110,7 +122,7 @@ export class FileStateStore implements StateStore {
   private async read(): Promise<FileContent | null> {
     let text: string;
     try {
-      text = await readFile(this.path, 'utf8');
+      text = await readFile(await this.path, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw new StateError(`cannot read the state file ${this.location}: ${(error as Error).message}`, {
@@ -144,9 +156,10 @@ export class FileStateStore implements StateStore {
   }
 
   private async write(content: FileContent): Promise<void> {
-    const dir = dirname(this.path);
+    const path = await this.path;
+    const dir = dirname(path);
     await mkdir(dir, { recursive: true });
-    const temp = join(dir, `.${basename(this.path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+    const temp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     try {
       const handle = await open(temp, 'wx', 0o600);
       try {
@@ -156,7 +169,7 @@ export class FileStateStore implements StateStore {
         await handle.close();
       }
       await this.beforeRename?.(temp);
-      await rename(temp, this.path);
+      await rename(temp, path);
     } catch (error) {
       await rm(temp, { force: true });
       if (error instanceof StateError) throw error;
@@ -169,8 +182,9 @@ export class FileStateStore implements StateStore {
 
   /** Runs `fn` holding `<file>.lock`, created with O_EXCL: one process at a time. */
   private async locked<T>(fn: () => Promise<T>): Promise<T> {
-    const lock = `${this.path}.lock`;
-    await mkdir(dirname(this.path), { recursive: true });
+    const path = await this.path;
+    const lock = `${path}.lock`;
+    await mkdir(dirname(path), { recursive: true });
     const started = Date.now();
     for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
       try {
@@ -202,6 +216,24 @@ export class FileStateStore implements StateStore {
     } finally {
       await rm(lock, { force: true });
     }
+  }
+}
+
+/**
+ * The file behind `path`: itself, or the file a symbolic link points at (also one not created yet),
+ * so the rename of a save replaces that file and never the link.
+ */
+async function fileBehind(path: string): Promise<string> {
+  const absolute = resolve(path);
+  try {
+    return await realpath(absolute);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  try {
+    return resolve(dirname(absolute), await readlink(absolute));
+  } catch {
+    return absolute; // no file and no link yet: the first save creates it
   }
 }
 

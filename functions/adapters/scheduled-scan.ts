@@ -68,6 +68,7 @@ export async function handleScheduledScan(
           env: deps.env,
           dynamodb: deps.dynamodb ?? new DynamoDBClient({}),
           sns: deps.sns,
+          clock,
         })
       : undefined;
     // The report page and the calendar feed read the report from the bucket the stack names.
@@ -81,7 +82,7 @@ export async function handleScheduledScan(
     let published = Boolean(stateful?.published);
     if (stateful)
       deps.logger.info(published ? 'alert published' : 'no alert published', {
-        why: stateful.result.why,
+        why: stateful.superseded ? [stateful.superseded] : stateful.result.why,
         published: stateful.published,
       });
     else if (settings.alertTopicArn) {

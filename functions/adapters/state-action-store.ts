@@ -3,7 +3,7 @@ import type { Acknowledgement, ActionStore, DomainActions, Snooze } from '../cor
 import { type DomainMemory, type ScanState, StateConflictError } from '../core/state';
 import { normalizeDomainName } from '../core/text';
 import type { StateStore } from './state-store';
-import { loadState } from './stateful-scan';
+import { accountFor, loadState } from './stateful-scan';
 
 /** How long a snooze's write may hold the state's lease; a write takes milliseconds. */
 const LEASE_MS = 15_000;
@@ -16,21 +16,36 @@ const ATTEMPTS = 6;
  * save the next), so a scan running at the same moment either sees the action or re-reads the
  * state and then sees it; neither write is lost.
  */
+export interface StateActionStoreOptions {
+  /** @default Date.now */
+  readonly clock?: () => number;
+  /** How often to try when a scan holds the lease, and the first wait (doubling). @default 6 tries from 200 ms */
+  readonly retry?: { readonly attempts: number; readonly backoffMs: number };
+  /**
+   * The API key the domain was looked up with: a state bound to another account is refused, so no
+   * snooze of one account lands in another's memory (where its domain would look like it left).
+   */
+  readonly apiKey?: () => Promise<string>;
+}
+
 export class StateActionStore implements ActionStore {
   readonly location: string;
+  private readonly clock: () => number;
+  private readonly retry: { readonly attempts: number; readonly backoffMs: number };
+  private readonly apiKey: (() => Promise<string>) | undefined;
+  /** The binding already checked against the key (scrypt costs some 50 ms). */
+  private checked: string | undefined;
 
   constructor(
     private readonly store: StateStore,
     /** The account the state belongs to (the reseller base URL), as the scan checks it. */
     private readonly scope: string,
-    private readonly clock: () => number = Date.now,
-    /** How often to try when a scan holds the lease, and the first wait (doubling). @default 6 tries from 200 ms */
-    private readonly retry: { readonly attempts: number; readonly backoffMs: number } = {
-      attempts: ATTEMPTS,
-      backoffMs: 200,
-    },
+    options: StateActionStoreOptions = {},
   ) {
     this.location = store.location;
+    this.clock = options.clock ?? Date.now;
+    this.retry = options.retry ?? { attempts: ATTEMPTS, backoffMs: 200 };
+    this.apiKey = options.apiKey;
   }
 
   snooze(domain: string, snooze: Snooze): Promise<void> {
@@ -46,6 +61,7 @@ export class StateActionStore implements ActionStore {
     const owner = `web-${randomBytes(6).toString('hex')}`;
     for (let attempt = 1; ; attempt++) {
       const loaded = await loadState(this.store, this.scope);
+      await this.checkAccount(loaded.state);
       try {
         await this.store.claim(loaded.generation, { owner, expiresAt: this.clock() + LEASE_MS });
         await this.store.save(withActions(loaded.state, domain, update), loaded, owner);
@@ -55,6 +71,13 @@ export class StateActionStore implements ActionStore {
         await new Promise((resolve) => setTimeout(resolve, this.retry.backoffMs * 2 ** (attempt - 1)));
       }
     }
+  }
+
+  /** Refuses a state bound to another account than the key's; an unbound one is left for a scan to bind. */
+  private async checkAccount(state: ScanState): Promise<void> {
+    if (!this.apiKey || state.account === null || state.account.hash === this.checked) return;
+    await accountFor(state, await this.apiKey(), this.store.location);
+    this.checked = state.account.hash;
   }
 }
 

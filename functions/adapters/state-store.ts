@@ -1,5 +1,16 @@
 import type { ScanState } from '../core/state';
 
+/**
+ * The longest lease anyone takes. A lease that claims to last longer was taken by a clock that ran
+ * ahead (or written by hand): it is treated as lapsed, so no clock can hold the state for good.
+ */
+export const MAX_LEASE_MS = 10 * 60_000;
+
+/** True while `lease` still holds at `now`: not yet expired, and not longer than any lease is taken for. */
+export function leaseHolds(lease: Lease, now: number): boolean {
+  return lease.expiresAt > now && lease.expiresAt - now <= MAX_LEASE_MS;
+}
+
 /** Who may publish the step from one generation to the next, until when. */
 export interface Lease {
   readonly owner: string;

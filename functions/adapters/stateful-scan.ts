@@ -8,14 +8,18 @@ import type { Domain } from '../core/schemas';
 import {
   type CompareResult,
   compareWithState,
+  type ScanState,
   StateConflictError,
   StateError,
   type StatefulReport,
   type StatePolicy,
+  StateRefusedError,
   type WatchedFields,
   watchedFieldsOf,
 } from '../core/state';
+import { type AccountBinding, belongsTo, bindAccount } from '../core/state-account';
 import { loadStatePolicy, STATE_ENV } from '../core/state-config';
+import { scanTimeProblem } from '../core/state-time';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { FileStateStore } from './file-state-store';
 import { runScanJob, type ScanJobInput } from './scan-job';
@@ -34,9 +38,15 @@ export type StateLocation =
   | { readonly kind: 'dynamodb'; readonly table: string }
   | { readonly kind: 'file'; readonly path: string };
 
-/** Reads `--state` / `STATE`; the error says what a good value looks like. */
-export function parseStateLocation(text: string, source = '--state'): StateLocation {
-  const value = text.trim();
+/**
+ * Reads `--state` / `STATE`; the error says what a good value looks like. A path is used exactly as
+ * given (never trimmed into another file's name): one with spaces around it is refused.
+ */
+export function parseStateLocation(value: string, source = '--state'): StateLocation {
+  if (value.trim() !== value)
+    throw new ConfigError(
+      `${source}: ${JSON.stringify(value)} starts or ends with white space; give the path or dynamodb:TABLE without it`,
+    );
   if (value.startsWith('dynamodb:')) {
     const table = value.slice('dynamodb:'.length);
     if (!TABLE_NAME.test(table))
@@ -82,14 +92,52 @@ export function openStateStore(
     : new FileStateStore(location.path);
 }
 
-/** Loads the state and refuses one written for another account. */
+/** Loads the state and refuses one written for another reseller (base URL). */
 export async function loadState(store: StateStore, scope: string): Promise<StoredState> {
   const loaded = await store.load();
   if (loaded.state.scope !== null && loaded.state.scope !== scope)
-    throw new StateError(
+    throw new StateRefusedError(
       `the state in ${store.location} belongs to ${loaded.state.scope}, but this scan reads ${scope}; use another --state for each account`,
     );
   return loaded;
+}
+
+/**
+ * The account binding to save with the next state: the state's own when `apiKey` is the key it was
+ * bound with, a new one for a state not bound yet (a first scan, or a state from before states were
+ * bound). A state bound to another key is refused: two accounts of one reseller share a base URL,
+ * and one's memory would announce the other's domains as gone and drop its snoozes.
+ */
+export async function accountFor(
+  state: ScanState,
+  apiKey: string,
+  location: string,
+): Promise<AccountBinding> {
+  if (state.account === null) return bindAccount(apiKey);
+  if (await belongsTo(state.account, apiKey)) return state.account;
+  throw new StateRefusedError(
+    `the state in ${location} belongs to another account of ${state.scope ?? 'this reseller'} (it was bound to another API key); use another --state for each account, or if this account's key was rotated: sentinel state rebind ${location} --yes`,
+  );
+}
+
+/**
+ * `sentinel state rebind`: binds the state to the account of `apiKey`, keeping all of its memory
+ * (after a key rotation of the same account). One conditional step of the store's protocol, as a
+ * snooze is. Returns false when the state already belonged to that key.
+ */
+export async function rebindState(store: StateStore, scope: string, apiKey: string): Promise<boolean> {
+  const owner = `rebind-${Math.random().toString(36).slice(2, 10)}`;
+  const loaded = await loadState(store, scope);
+  if (loaded.state.account && (await belongsTo(loaded.state.account, apiKey))) return false;
+  const account = await bindAccount(apiKey);
+  await store.claim(loaded.generation, { owner, expiresAt: Date.now() + 15_000 });
+  try {
+    await store.save({ ...loaded.state, scope: loaded.state.scope ?? scope, account }, loaded, owner);
+  } catch (error) {
+    await store.release(loaded.generation, owner).catch(() => undefined);
+    throw error;
+  }
+  return true;
 }
 
 export interface Published {
@@ -109,15 +157,22 @@ export interface StatefulScanInput {
   readonly clock?: () => number;
   /** @default CONFLICT_WAIT_MS */
   readonly waitMs?: number;
+  /**
+   * Scan even when the scan's time is far ahead of the clock or before the state's last scan (a
+   * replay, or a clock that was wrong; stored times in the future then count as due). @default false
+   */
+  readonly allowClockSkew?: boolean;
 }
 
 export interface StatefulScanOutcome {
   readonly result: CompareResult;
   readonly published: Published | null;
-  /** False for a dry run. */
+  /** False for a dry run, and when superseded. */
   readonly saved: boolean;
   /** How many times the state had to be re-read because another scan moved it. */
   readonly conflicts: number;
+  /** Why nothing was published or saved: another scan saved a later one while this one ran. */
+  readonly superseded?: string;
 }
 
 /**
@@ -131,26 +186,38 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
   const { store, policy } = input;
   const scope = input.job.settings.resellerBaseUrl;
   const clock = input.clock ?? Date.now;
+  const now = input.job.now;
   const owner = input.owner ?? `scan-${Math.random().toString(36).slice(2, 10)}-${clock()}`;
   let loaded = await loadState(store, scope);
+  // Checked before the account is read: a refused scan costs no request.
+  const timeProblem = input.allowClockSkew ? null : scanTimeProblem(now, clock(), loaded.state.last_scan_at);
+  if (timeProblem)
+    throw new StateRefusedError(
+      `${timeProblem}: refused; pass --allow-clock-skew to scan anyway (a replay, or a clock that was wrong)`,
+    );
+  const apiKey = await input.job.secrets.apiKey();
+  let account = await accountFor(loaded.state, apiKey, store.location);
 
   const observed = new Map<string, WatchedFields>();
+  const pages = new Map<string, number>();
   let attemptSeen = 0;
   const report = await runScanJob({
     ...input.job,
-    observe: (domain: Domain, attempt: number) => {
+    observe: (domain: Domain, attempt: number, page: number) => {
       if (attempt !== attemptSeen) {
         observed.clear(); // the read started over: only the last attempt's domains count
+        pages.clear();
         attemptSeen = attempt;
       }
       observed.set(domain.domain_name, watchedFieldsOf(domain));
+      pages.set(domain.domain_name, page);
     },
   });
 
   const started = clock();
   const waitMs = input.waitMs ?? CONFLICT_WAIT_MS;
   for (let conflicts = 0; ; conflicts++) {
-    const result = compareWithState({ report, observed, state: loaded.state, policy, scope });
+    const result = compareWithState({ report, observed, state: loaded.state, policy, scope, account, pages });
     if (!input.publish) return { result, published: null, saved: false, conflicts };
     try {
       await store.claim(loaded.generation, { owner, expiresAt: clock() + LEASE_MS });
@@ -163,6 +230,19 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
         );
       await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** conflicts, 2_000)));
       loaded = await loadState(store, scope);
+      if (loaded.state.account?.hash !== account.hash)
+        account = await accountFor(loaded.state, apiKey, store.location);
+      // The other scan read the account later than this one: what it saved is newer than what this
+      // one read, and going back to this one's would move the state's time backwards.
+      const last = loaded.state.last_scan_at === null ? Number.NaN : Date.parse(loaded.state.last_scan_at);
+      if (!input.allowClockSkew && last > now)
+        return {
+          result,
+          published: null,
+          saved: false,
+          conflicts: conflicts + 1,
+          superseded: `another scan saved a later scan (${loaded.state.last_scan_at}) while this one ran, so this one's older read was not used`,
+        };
       continue;
     }
     let published: Published | null = null;
@@ -179,9 +259,13 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
     try {
       await store.save(result.next, loaded, owner);
     } catch (error) {
-      if (!published) throw error;
+      // Never leave the lease behind: the next scan must be able to try again at once.
+      await store.release(loaded.generation, owner).catch(() => undefined);
+      const what = (error as Error).message;
       throw new StateError(
-        `the alert was published (${published.messageId}) but the state could not be saved (${(error as Error).message}); the next scan will announce the same again`,
+        published
+          ? `the alert was published (${published.messageId}) but the state could not be saved to ${store.location} (${what}); the lease was released and the next scan will announce the same again`
+          : `the state could not be saved to ${store.location} (${what}); the lease was released, nothing was published`,
         { cause: error },
       );
     }
@@ -231,6 +315,8 @@ export interface ScheduledStatefulScanInput {
   readonly env: NodeJS.ProcessEnv;
   readonly dynamodb: DynamoDBClient;
   readonly sns: SNSClient;
+  /** The clock the scan's time is checked against. @default Date.now */
+  readonly clock?: () => number;
 }
 
 /** The Lambda's scan with memory: the DynamoDB store its environment names, the alert topic, the policy from the environment. */
@@ -252,5 +338,6 @@ export async function runScheduledStatefulScan(
     }),
     policy: loadStatePolicy(input.env, settings.minSeverity),
     publish: snsPublisher(settings, input.sns, topicArn),
+    ...(input.clock ? { clock: input.clock } : {}),
   });
 }

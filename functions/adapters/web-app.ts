@@ -16,7 +16,10 @@ export interface WebAppDeps {
   readonly actions: () => ActionStore | null | Promise<ActionStore | null>;
   /** Where the latest report is kept; null when none is configured. */
   readonly reports: () => ReportStore | null;
-  /** One structured line per request; never a secret or a signature. */
+  /**
+   * One structured line per request; never a secret or a signature. Each entry carries `level`:
+   * `error` for an answer of 500 or more (the ops alarm watches those), else `info`.
+   */
   readonly log: (message: string, entry: Record<string, unknown>) => void;
   readonly clock?: () => number;
   readonly fetch?: typeof fetch;
@@ -24,6 +27,8 @@ export interface WebAppDeps {
 
 /** Every route of the web API behind one proxy handler. */
 export function createWebApp(deps: WebAppDeps): ProxyHandler {
+  const log = (message: string, entry: Record<string, unknown>) =>
+    deps.log(message, { level: Number(entry.status) >= 500 ? 'error' : 'info', ...entry });
   const common = {
     settings: deps.settings,
     secrets: deps.secrets,
@@ -31,7 +36,7 @@ export function createWebApp(deps: WebAppDeps): ProxyHandler {
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
   };
   return createWebHandler({
-    restore: createRestoreHandler({ ...common, log: (entry) => deps.log('restore attempt', { ...entry }) }),
+    restore: createRestoreHandler({ ...common, log: (entry) => log('restore attempt', { ...entry }) }),
     action: createActionHandler({
       ...common,
       store: async () => {
@@ -42,14 +47,14 @@ export function createWebApp(deps: WebAppDeps): ProxyHandler {
           );
         return store;
       },
-      log: (entry) => deps.log(`${entry.action} attempt`, { ...entry }),
+      log: (entry) => log(`${entry.action} attempt`, { ...entry }),
     }),
     view: createViewHandler({
       secrets: deps.secrets,
       reports: deps.reports,
       accountLabel: () => deps.settings().accountLabel || undefined,
       ...(deps.clock ? { clock: deps.clock } : {}),
-      log: (entry) => deps.log(`${entry.action} view`, { ...entry }),
+      log: (entry) => log(`${entry.action} view`, { ...entry }),
     }),
   });
 }

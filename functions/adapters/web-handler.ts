@@ -4,8 +4,9 @@ import type { ReadOnlyAction } from '../core/links';
 import { REPORT_PAGE_HEADERS, renderReportPage } from '../core/report-page';
 import type { ReportStore } from '../core/report-store';
 import { renderMessagePage, SECURITY_HEADERS } from '../core/restore-page';
+import type { Report } from '../core/scan';
 import type { SecretSource } from '../core/secrets';
-import { decideView } from '../core/view-decision';
+import { decideView, unreadableReport, type ViewOutcome } from '../core/view-decision';
 import type { ProxyHandler } from './local-server';
 
 /**
@@ -52,7 +53,7 @@ export function createViewHandler(deps: ViewDeps) {
   return async (action: ReadOnlyAction, event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
     const method = event.httpMethod.toUpperCase();
     const token = event.queryStringParameters ?? {};
-    const outcome = await decideView({
+    const decided = await decideView({
       action,
       method,
       token,
@@ -60,49 +61,78 @@ export function createViewHandler(deps: ViewDeps) {
       signingKeys: () => deps.secrets.signingKeys(),
       latestReport: async () => (await deps.reports())?.latest() ?? null,
     });
+    // Rendered before the log line, so the log says what was answered (a report that fails to
+    // render is a 503, not the 200 it was decided as).
+    const { outcome, result } = render(action, method, decided, event, deps.accountLabel?.());
     deps.log({
       action,
       method: method.slice(0, 16),
       outcome: outcome.kind,
-      status: outcome.status,
+      status: result.statusCode,
       sourceIp: event.requestContext?.identity?.sourceIp,
       ...('detail' in outcome && outcome.detail ? { detail: outcome.detail } : {}),
     });
-    if (outcome.kind !== 'show') {
-      const headers: Record<string, string> = {
-        ...SECURITY_HEADERS,
-        'Content-Type': 'text/html; charset=utf-8',
-      };
-      if (outcome.status === 405) headers.Allow = 'GET, HEAD';
-      const body =
-        method === 'HEAD'
-          ? ''
-          : renderMessagePage({ title: outcome.title, message: outcome.message, ok: outcome.status < 300 });
-      return { statusCode: outcome.status, headers, body };
+    return result;
+  };
+}
+
+/** A view outcome as HTTP; rendering a report that throws becomes the report_unreadable outcome. */
+function render(
+  action: ReadOnlyAction,
+  method: string,
+  outcome: ViewOutcome,
+  event: APIGatewayProxyEvent,
+  label: string | undefined,
+): { outcome: ViewOutcome; result: APIGatewayProxyResult } {
+  if (outcome.kind === 'show') {
+    try {
+      return { outcome, result: showReport(action, outcome.report, event, label) };
+    } catch (error) {
+      const failed = unreadableReport(
+        `rendering the report failed: ${(error as Error).name}: ${(error as Error).message}`,
+      );
+      return render(action, method, failed, event, label);
     }
-    const label = deps.accountLabel?.();
-    if (action === 'calendar') {
-      return {
-        statusCode: 200,
-        headers: {
-          ...SECURITY_HEADERS,
-          'Content-Type': CALENDAR_CONTENT_TYPE,
-          'Content-Disposition': 'inline; filename="domain-sentinel.ics"',
-        },
-        body: renderCalendar(outcome.report, label ? { accountLabel: label } : {}),
-      };
-    }
-    const query = (event.queryStringParameters ?? {}) as Record<string, string>;
+  }
+  const headers: Record<string, string> = {
+    ...SECURITY_HEADERS,
+    'Content-Type': 'text/html; charset=utf-8',
+  };
+  if (outcome.status === 405) headers.Allow = 'GET, HEAD';
+  const body =
+    method === 'HEAD'
+      ? ''
+      : renderMessagePage({ title: outcome.title, message: outcome.message, ok: outcome.status < 300 });
+  return { outcome, result: { statusCode: outcome.status, headers, body } };
+}
+
+function showReport(
+  action: ReadOnlyAction,
+  report: Report,
+  event: APIGatewayProxyEvent,
+  label: string | undefined,
+): APIGatewayProxyResult {
+  if (action === 'calendar') {
     return {
       statusCode: 200,
-      headers: { ...REPORT_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
-      body: renderReportPage({
-        report: outcome.report,
-        token: query,
-        ...(query.q !== undefined ? { query: query.q } : {}),
-        ...(label ? { accountLabel: label } : {}),
-      }),
+      headers: {
+        ...SECURITY_HEADERS,
+        'Content-Type': CALENDAR_CONTENT_TYPE,
+        'Content-Disposition': 'inline; filename="domain-sentinel.ics"',
+      },
+      body: renderCalendar(report, label ? { accountLabel: label } : {}),
     };
+  }
+  const query = (event.queryStringParameters ?? {}) as Record<string, string>;
+  return {
+    statusCode: 200,
+    headers: { ...REPORT_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
+    body: renderReportPage({
+      report,
+      token: query,
+      ...(query.q !== undefined ? { query: query.q } : {}),
+      ...(label ? { accountLabel: label } : {}),
+    }),
   };
 }
 

@@ -7,10 +7,10 @@ import {
   type Snooze,
   snoozeOf,
 } from './actions';
-import type { DomainFinding } from './classify';
+import { type DomainFinding, severityRank } from './classify';
 import { AuthenticationError, ConfigError, SecretError } from './errors';
 import { checkActingLink } from './link-gate';
-import type { SigningKey } from './links';
+import { type LinkFinding, type SigningKey, signLinkQuery } from './links';
 
 /**
  * The snooze and acknowledge decisions, pure, in the way of functions/core/restore.ts: method,
@@ -51,6 +51,7 @@ export type ActionOutcomeKind =
   | 'confirm'
   | 'no_finding'
   | 'bad_days'
+  | 'finding_changed'
   | 'snoozed'
   | 'acknowledged'
   | 'lookup_failed'
@@ -73,6 +74,17 @@ export interface ActionOutcome {
     readonly formAction: string;
     /** Snooze only: the choices offered and the one chosen by default. */
     readonly days?: { readonly choices: readonly number[]; readonly chosen: number };
+    /** What the link was sent for, when the finding has since changed (the form then acts on what it is now). */
+    readonly sentFor?: LinkFinding;
+  };
+  /**
+   * On `finding_changed`: the domain's finding is another kind or more severe than the one the link
+   * was sent for, and links (relative to this one) for the finding as it is now.
+   */
+  readonly changed?: {
+    readonly sentFor: LinkFinding;
+    readonly now: DomainFinding;
+    readonly links: { readonly snooze: string; readonly acknowledge: string };
   };
   /** What was stored, on `snoozed` / `acknowledged`. */
   readonly stored?: Snooze | Acknowledgement;
@@ -144,18 +156,65 @@ export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
       `${domain} has nothing to report now (renewed, restored or gone from the account), so there is nothing to ${input.action}.`,
     );
   }
+  // A link acts only on what it was sent for: a finding that became another kind or more severe
+  // (a warning's link, used after the domain went into quarantine) is not silenced by it.
+  const sentFor = gate.finding;
+  const changed =
+    sentFor !== undefined &&
+    (finding.kind !== sentFor.kind || severityRank(finding.severity) > severityRank(sentFor.severity));
+  let currentQuery: ((action: SilenceAction) => string) | undefined;
+  if (changed) {
+    let keys: readonly SigningKey[];
+    try {
+      keys = await input.signingKeys();
+    } catch (error) {
+      return misconfigured(error);
+    }
+    const current = { kind: finding.kind, severity: finding.severity };
+    currentQuery = (action) =>
+      signLinkQuery({
+        action,
+        subject: domain,
+        finding: current,
+        keys,
+        now: input.now,
+        ttlSeconds: CURRENT_LINK_TTL_SECONDS,
+      });
+  }
   if (method === 'GET') {
+    const query = currentQuery
+      ? currentQuery(input.action)
+      : `${new URLSearchParams({
+          ...(sentFor ? { kind: sentFor.kind, sev: sentFor.severity } : {}),
+          exp: String(input.token.exp),
+          kid: String(input.token.kid),
+          sig: String(input.token.sig),
+        })}`;
     return {
       ...outcome('confirm', 200, `${VERB[input.action]} ${domain}?`, ''),
       confirm: {
         action: input.action,
         finding,
-        linkExpires: exp * 1000,
-        formAction: `?${new URLSearchParams({ exp: String(input.token.exp), kid: String(input.token.kid), sig: String(input.token.sig) })}`,
+        linkExpires: currentQuery ? input.now + CURRENT_LINK_TTL_SECONDS * 1000 : exp * 1000,
+        formAction: `?${query}`,
         ...(input.action === 'snooze'
           ? { days: { choices: SNOOZE_CHOICES, chosen: DEFAULT_SNOOZE_DAYS } }
           : {}),
+        ...(changed && sentFor ? { sentFor } : {}),
       },
+    };
+  }
+  if (currentQuery && sentFor) {
+    const path = (action: SilenceAction) =>
+      `../${action}/${encodeURIComponent(domain)}?${currentQuery(action)}`;
+    return {
+      ...outcome(
+        'finding_changed',
+        409,
+        `${domain} is now ${findingWords(finding)}`,
+        `This link was sent when ${domain} was ${findingWords(sentFor)}; it is now ${findingWords(finding)}, so the link does not ${input.action} it. Nothing was changed. To ${input.action} it as it is now, use a link below.`,
+      ),
+      changed: { sentFor, now: finding, links: { snooze: path('snooze'), acknowledge: path('acknowledge') } },
     };
   }
 
@@ -196,6 +255,21 @@ export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
     ),
     stored,
   };
+}
+
+/** How long the links offered for a finding that changed stay valid: for use now, from the page. */
+const CURRENT_LINK_TTL_SECONDS = 86_400;
+
+const KIND_WORDS: Readonly<Record<string, string>> = {
+  quarantine: 'in quarantine',
+  expired: 'expired',
+  expiring: 'expiring',
+  auto_renew_off: 'set not to renew',
+};
+
+/** A finding in words: `in quarantine (critical)`. */
+export function findingWords(finding: LinkFinding): string {
+  return `${KIND_WORDS[finding.kind] ?? finding.kind.replace(/_/g, ' ')} (${finding.severity})`;
 }
 
 function outcome(kind: ActionOutcomeKind, status: number, title: string, message: string): ActionOutcome {

@@ -1,4 +1,4 @@
-import type { ActionOutcome } from './action-decision';
+import { type ActionOutcome, findingWords } from './action-decision';
 import { dateFormat, describeDomainFinding } from './alert';
 import { escapeHtml, renderPage } from './restore-page';
 import { displayDomain } from './text';
@@ -19,7 +19,11 @@ export function renderActionConfirmPage(
 ): string {
   const shown = escapeHtml(displayDomain(domain));
   const what = escapeHtml(describeDomainFinding(confirm.finding, new Date(now).toISOString(), day));
-  const facts = `<dl><dt>Domain</dt><dd><code>${shown}</code></dd><dt>Now</dt><dd>${what} (${escapeHtml(confirm.finding.severity)})</dd><dt>This link expires</dt><dd>${escapeHtml(dateTime(confirm.linkExpires))}</dd></dl>`;
+  // Said before the button: the link was sent for something else than what the button acts on now.
+  const changed = confirm.sentFor
+    ? `<p class="bad">This link was sent when <code>${shown}</code> was ${escapeHtml(findingWords(confirm.sentFor))}. It is now ${escapeHtml(findingWords(confirm.finding))}: the button below acts on it as it is now.</p>`
+    : '';
+  const facts = `${changed}<dl><dt>Domain</dt><dd><code>${shown}</code></dd><dt>Now</dt><dd>${what} (${escapeHtml(confirm.finding.severity)})</dd><dt>This link expires</dt><dd>${escapeHtml(dateTime(confirm.linkExpires))}</dd></dl>`;
   const note =
     '<p class="note">Nothing happens until you press the button: opening this page (as mail scanners do) changes nothing.</p>';
   const action = escapeHtml(confirm.formAction);
@@ -42,5 +46,18 @@ export function renderActionConfirmPage(
     `<h1>Acknowledge <code>${shown}</code>?</h1>${facts}
 <p>“We let this one go”: alerts leave it out until its expiry date, status or auto-renew changes. It stays in the report.</p>
 <form method="post" action="${action}"><button type="submit">Acknowledge ${shown}</button></form>${note}`,
+  );
+}
+
+/** POST on a snooze or acknowledge link whose domain's finding changed: what it is now, and links for that. */
+export function renderFindingChangedPage(
+  outcome: ActionOutcome & { readonly changed: NonNullable<ActionOutcome['changed']> },
+): string {
+  const { links } = outcome.changed;
+  return renderPage(
+    outcome.title,
+    `<h1 class="bad">${escapeHtml(outcome.title)}</h1><p>${escapeHtml(outcome.message)}</p>
+<ul><li><a href="${escapeHtml(links.snooze)}">Snooze it as it is now</a></li><li><a href="${escapeHtml(links.acknowledge)}">Acknowledge it as it is now</a></li></ul>
+<p class="note">Each link opens a page that says what it will do; nothing happens until you press its button.</p>`,
   );
 }

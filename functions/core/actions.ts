@@ -7,6 +7,7 @@ import {
   severityRank,
 } from './classify';
 import type { Report } from './scan';
+import { CLOCK_TOLERANCE_MS, StoredDateTime } from './state-time';
 
 /**
  * Snooze and acknowledge, pure: what each remembers, whether it still silences a finding, and the
@@ -54,14 +55,14 @@ const kindSchema = z.enum(['quarantine', 'expired', 'expiring', 'auto_renew_off'
 /** A domain's actions as a state store keeps them. */
 export const DomainActionsSchema = z.object({
   snooze: z
-    .object({ until: z.string(), at: z.string(), kind: kindSchema, severity: severitySchema })
+    .object({ until: StoredDateTime, at: StoredDateTime, kind: kindSchema, severity: severitySchema })
     .optional(),
   acknowledged: z
     .object({
-      at: z.string(),
+      at: StoredDateTime,
       kind: kindSchema,
       severity: severitySchema,
-      date_expiry: z.string(),
+      date_expiry: StoredDateTime,
       auto_renew: z.boolean().nullable(),
     })
     .optional(),
@@ -177,7 +178,10 @@ export function applyActions(
     if (!own) return f;
     seen.add(name);
     let marked: DomainFinding = f;
-    if (own.snooze) {
+    // A snooze made after this scan's time (a replay of the past, or a clock that ran ahead when it
+    // was made) cannot silence it: it could not have been made yet. It is kept for later scans.
+    const notYet = own.snooze && Date.parse(own.snooze.at) - now > CLOCK_TOLERANCE_MS;
+    if (own.snooze && !notYet) {
       const reason = snoozeLapse(own.snooze, f, now);
       if (reason) lapsed.push({ domain_name: name, action: 'snooze', reason });
       else marked = { ...marked, snoozed_until: own.snooze.until };

@@ -20,11 +20,11 @@ export function eventDate(finding: DomainFinding): string {
   return finding.kind === 'quarantine' ? (finding.date_deleted ?? finding.date_expiry) : finding.date_expiry;
 }
 
-/** The stable UID of a finding's event. */
-export function eventUid(finding: DomainFinding): string {
+/** The stable UID of a finding's event; `repeat` tells apart records that would share one. */
+export function eventUid(finding: DomainFinding, repeat = ''): string {
   const day = eventDate(finding).slice(0, 10);
   const hash = createHash('sha256')
-    .update(`${normalizeDomainName(finding.domain_name)}\n${finding.kind}\n${day}`)
+    .update(`${normalizeDomainName(finding.domain_name)}\n${finding.kind}\n${day}${repeat}`)
     .digest('hex')
     .slice(0, 32);
   return `${hash}@domain-sentinel`;
@@ -48,14 +48,19 @@ export function renderCalendar(report: Report, options: { readonly accountLabel?
     ttl: 12 * 3600,
   });
   const criticalDays = report.policy?.critical_days ?? 7;
+  const uids = new Set<string>();
   for (const f of report.findings) {
     if (!isDomainFinding(f)) continue;
+    // Two records whose names normalise the same (a reseller's duplicate) must not share an event.
+    let id = eventUid(f);
+    for (let n = 2; uids.has(id); n++) id = eventUid(f, `\n${f.domain_name}\n${n}`);
+    uids.add(id);
     const shown = displayDomain(f.domain_name);
     const date = eventDate(f);
     const isExpiry = f.kind !== 'quarantine';
     const future = Date.parse(date) > Date.parse(report.now);
     calendar.createEvent({
-      id: eventUid(f),
+      id,
       start: new Date(Date.parse(date.slice(0, 10))),
       end: new Date(Date.parse(date.slice(0, 10)) + DAY_MS),
       allDay: true,

@@ -1,5 +1,12 @@
 import { ConfigError, SecretError } from './errors';
-import { domainNameProblem, type LinkAction, type LinkToken, type SigningKey, verifyLink } from './links';
+import {
+  domainNameProblem,
+  type LinkAction,
+  type LinkFinding,
+  type LinkToken,
+  type SigningKey,
+  verifyLink,
+} from './links';
 import { safeText } from './text';
 
 /**
@@ -43,7 +50,13 @@ export interface GateInput {
 }
 
 export type GateResult =
-  | { readonly ok: true; readonly method: 'GET' | 'HEAD' | 'POST'; readonly exp: number }
+  | {
+      readonly ok: true;
+      readonly method: 'GET' | 'HEAD' | 'POST';
+      readonly exp: number;
+      /** Snooze and acknowledge: the finding the link was sent for (signed). */
+      readonly finding?: LinkFinding;
+    }
   | { readonly ok: false; readonly refusal: GateRefusal };
 
 const refuse = (
@@ -91,6 +104,14 @@ export async function checkActingLink(input: GateInput): Promise<GateResult> {
   if (!verdict.ok && verdict.reason === 'expired') {
     return refuse('link_expired', 410, 'This link has expired', input.expiredMessage);
   }
+  if (!verdict.ok && verdict.reason === 'outdated') {
+    return refuse(
+      'link_expired',
+      410,
+      'This link is out of date',
+      `This link was made before links named the problem they were sent for, so it can no longer say what it would ${input.action}. Use the link in the latest alert about ${input.domain}.`,
+    );
+  }
   if (!verdict.ok) {
     return refuse(
       verdict.reason === 'malformed' ? 'malformed' : 'bad_signature',
@@ -99,5 +120,7 @@ export async function checkActingLink(input: GateInput): Promise<GateResult> {
       input.invalidMessage,
     );
   }
-  return { ok: true, method, exp: verdict.exp };
+  return verdict.finding
+    ? { ok: true, method, exp: verdict.exp, finding: verdict.finding }
+    : { ok: true, method, exp: verdict.exp };
 }

@@ -1,5 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { domainToASCII } from 'node:url';
+import { SEVERITIES, type Severity } from './classify';
 import { ConfigError } from './errors';
 
 /**
@@ -114,31 +115,80 @@ export function parseLinkPath(path: string): { action: LinkAction; subject: stri
 export const isActing = (action: LinkAction): action is ActingAction =>
   (ACTING_ACTIONS as readonly string[]).includes(action);
 
-function mac(key: SigningKey, action: LinkAction, subject: string, exp: number): Buffer {
+/**
+ * The finding a snooze or acknowledge link was sent for, signed into it: an old link must not act
+ * on a finding that has since become another kind or more severe (a warning's acknowledge link
+ * must never acknowledge the quarantine that followed).
+ */
+export interface LinkFinding {
+  readonly kind: string;
+  readonly severity: Severity;
+}
+
+/** Actions whose links carry the finding they were sent for (restore is always about quarantine). */
+export const isFindingBound = (action: LinkAction): action is 'snooze' | 'acknowledge' =>
+  action === 'snooze' || action === 'acknowledge';
+
+const FINDING_KIND = /^[a-z][a-z_]{0,39}$/;
+
+function mac(
+  key: SigningKey,
+  action: LinkAction,
+  subject: string,
+  exp: number,
+  finding?: LinkFinding,
+): Buffer {
   // The restore links already in mailboxes were signed over exactly this text: keep it.
-  return createHmac('sha256', key.secret).update(`${action}\n${subject}\n${exp}\n${key.id}`).digest();
+  const base = `${action}\n${subject}\n${exp}\n${key.id}`;
+  const text = finding ? `${base}\n${finding.kind}\n${finding.severity}` : base;
+  return createHmac('sha256', key.secret).update(text).digest();
+}
+
+export interface SignLinkOptions {
+  readonly action: LinkAction;
+  /** @default ACCOUNT_SUBJECT for read-only actions; required for acting ones */
+  readonly subject?: string;
+  /** Required for snooze and acknowledge links (see {@link LinkFinding}); refused for the others. */
+  readonly finding?: LinkFinding;
+  readonly keys: readonly SigningKey[];
+  readonly now: number;
+  readonly ttlSeconds?: number;
+}
+
+/**
+ * The query of a signed link (`kind=…&sev=…&exp=…&kid=…&sig=…`, the finding only on snooze and
+ * acknowledge links), for a page that links to a sibling of its own URL.
+ */
+export function signLinkQuery(options: SignLinkOptions): string {
+  const key = options.keys[0];
+  if (!key) throw new ConfigError('no link signing key configured');
+  const subject = subjectOf(options.action, options.subject);
+  const finding = findingOf(options.action, options.finding);
+  const exp = Math.floor(options.now / 1000) + (options.ttlSeconds ?? DEFAULT_LINK_TTL_SECONDS);
+  const sig = mac(key, options.action, subject, exp, finding).toString('base64url');
+  const bound = finding ? `kind=${finding.kind}&sev=${finding.severity}&` : '';
+  return `${bound}exp=${exp}&kid=${key.id}&sig=${sig}`;
 }
 
 /**
  * Signs a link for `action` on `subject` (a domain for acting links, {@link ACCOUNT_SUBJECT} for
  * read-only ones), valid until `now + ttlSeconds`.
  */
-export function signLink(options: {
-  readonly baseUrl: string;
-  readonly action: LinkAction;
-  /** @default ACCOUNT_SUBJECT for read-only actions; required for acting ones */
-  readonly subject?: string;
-  readonly keys: readonly SigningKey[];
-  readonly now: number;
-  readonly ttlSeconds?: number;
-}): string {
-  const key = options.keys[0];
-  if (!key) throw new ConfigError('no link signing key configured');
+export function signLink(options: SignLinkOptions & { readonly baseUrl: string }): string {
+  const query = signLinkQuery(options);
   const subject = subjectOf(options.action, options.subject);
-  const exp = Math.floor(options.now / 1000) + (options.ttlSeconds ?? DEFAULT_LINK_TTL_SECONDS);
-  const sig = mac(key, options.action, subject, exp).toString('base64url');
   const base = options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`;
-  return `${base}${linkPath(options.action, subject)}?exp=${exp}&kid=${key.id}&sig=${sig}`;
+  return `${base}${linkPath(options.action, subject)}?${query}`;
+}
+
+function findingOf(action: LinkAction, finding: LinkFinding | undefined): LinkFinding | undefined {
+  if (!isFindingBound(action)) {
+    if (finding) throw new ConfigError(`a ${action} link carries no finding`);
+    return undefined;
+  }
+  if (!finding || !FINDING_KIND.test(finding.kind) || !SEVERITIES.includes(finding.severity))
+    throw new ConfigError(`a ${action} link needs the kind and severity of the finding it is sent for`);
+  return { kind: finding.kind, severity: finding.severity };
 }
 
 function subjectOf(action: LinkAction, subject: string | undefined): string {
@@ -166,16 +216,27 @@ export function signRestoreLink(options: {
 }
 
 export type LinkVerdict =
-  | { readonly ok: true; readonly exp: number }
-  | { readonly ok: false; readonly reason: 'malformed' | 'bad_signature' | 'expired'; readonly exp?: number };
+  | {
+      readonly ok: true;
+      readonly exp: number;
+      /** On snooze and acknowledge links: the finding the link was sent for. */
+      readonly finding?: LinkFinding;
+    }
+  | {
+      readonly ok: false;
+      /** `outdated`: a snooze or acknowledge link signed before links carried their finding. */
+      readonly reason: 'malformed' | 'bad_signature' | 'expired' | 'outdated';
+      readonly exp?: number;
+    };
 
 /** The query parameters of a link. */
-export type LinkToken = Partial<Record<'exp' | 'kid' | 'sig', string | undefined>>;
+export type LinkToken = Partial<Record<'exp' | 'kid' | 'sig' | 'kind' | 'sev', string | undefined>>;
 
 /**
- * Verifies a link's token for `action` on `subject` in constant time. The signature binds both,
- * so a snooze link never restores, and a link for one domain never acts on another. Expiry is
- * checked after the signature, so an attacker cannot learn anything from a forged expiry.
+ * Verifies a link's token for `action` on `subject` in constant time. The signature binds both
+ * (and on snooze and acknowledge links the finding's kind and severity), so a snooze link never
+ * restores, and a link for one domain never acts on another. Expiry is checked after the
+ * signature, so an attacker cannot learn anything from a forged expiry.
  */
 export function verifyLink(options: {
   readonly action: LinkAction;
@@ -184,15 +245,22 @@ export function verifyLink(options: {
   readonly keys: readonly SigningKey[];
   readonly now: number;
 }): LinkVerdict {
-  const { exp: expText, kid, sig } = options.token;
+  const { exp: expText, kid, sig, kind, sev } = options.token;
   // No leading zeros: one expiry has one spelling, so no changed link can carry the same signature.
   if (!expText || !kid || !sig || !/^[1-9]\d{0,11}$/.test(expText) || !/^[A-Za-z0-9_-]{43}$/.test(sig)) {
     return { ok: false, reason: 'malformed' };
   }
+  let finding: LinkFinding | undefined;
+  const bound = isFindingBound(options.action);
+  if (bound && (kind !== undefined || sev !== undefined)) {
+    if (!kind || !FINDING_KIND.test(kind) || !sev || !(SEVERITIES as readonly string[]).includes(sev))
+      return { ok: false, reason: 'malformed' };
+    finding = { kind, severity: sev as Severity };
+  }
   const exp = Number(expText);
   const key = options.keys.find((k) => k.id === kid);
   if (!key) return { ok: false, reason: 'bad_signature' };
-  const expected = mac(key, options.action, options.subject, exp);
+  const expected = mac(key, options.action, options.subject, exp, finding);
   const given = Buffer.from(sig, 'base64url');
   // base64url decoding is lenient: re-encode so that a changed trailing character cannot verify.
   if (
@@ -203,7 +271,9 @@ export function verifyLink(options: {
     return { ok: false, reason: 'bad_signature' };
   }
   if (Math.floor(options.now / 1000) >= exp) return { ok: false, reason: 'expired', exp };
-  return { ok: true, exp };
+  // Genuine, but from before links named their finding: it cannot say what it was sent for.
+  if (bound && !finding) return { ok: false, reason: 'outdated', exp };
+  return finding ? { ok: true, exp, finding } : { ok: true, exp };
 }
 
 /** Verifies a restore link's token for `domain` (see {@link verifyLink}). */

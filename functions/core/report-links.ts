@@ -1,5 +1,5 @@
 import { type DomainFinding, type FindingActions, isDomainFinding } from './classify';
-import { domainNameProblem, type LinkAction, type SigningKey, signLink } from './links';
+import { domainNameProblem, type LinkAction, type LinkFinding, type SigningKey, signLink } from './links';
 import type { Report } from './scan';
 import { normalizeDomainName } from './text';
 
@@ -30,11 +30,12 @@ export interface LinkSigning {
 
 /** The report with every link it can carry; a name that cannot be signed gets no links (restore says why). */
 export function attachLinks<R extends Report>(report: R, signing: LinkSigning): R {
-  const sign = (action: LinkAction, subject?: string, ttlDays = signing.ttlDays) =>
+  const sign = (action: LinkAction, subject?: string, ttlDays = signing.ttlDays, finding?: LinkFinding) =>
     signLink({
       baseUrl: signing.baseUrl,
       action,
       ...(subject ? { subject } : {}),
+      ...(finding ? { finding } : {}),
       keys: signing.keys,
       now: signing.now,
       ttlSeconds: ttlDays * 86_400,
@@ -47,7 +48,11 @@ export function attachLinks<R extends Report>(report: R, signing: LinkSigning): 
       ...(f.restore_url ? { restore: f.restore_url } : {}),
       ...(signing.silencing === false
         ? {}
-        : { snooze: sign('snooze', name), acknowledge: sign('acknowledge', name) }),
+        : {
+            // Each carries the finding it is sent for: it will not act on a worse one later.
+            snooze: sign('snooze', name, signing.ttlDays, f),
+            acknowledge: sign('acknowledge', name, signing.ttlDays, f),
+          }),
     };
     return { ...f, actions } satisfies DomainFinding;
   });

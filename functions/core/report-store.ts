@@ -1,6 +1,8 @@
 import * as z from 'zod';
+import { SEVERITIES } from './classify';
 import { SentinelError } from './errors';
 import type { Report } from './scan';
+import { parseRfc3339 } from './schemas';
 
 /**
  * Where the latest full report is kept for the report page and the calendar feed: a folder beside
@@ -33,16 +35,61 @@ export const LATEST_REPORT_KEY = 'latest.json';
 export const reportHistoryKey = (report: Report) =>
   `reports/${report.generated_at.replace(/[:.]/g, '-')}.json`;
 
-// Only what the page and the feed rely on is checked; the rest is kept as it was written.
-const StoredReport = z
-  .object({
-    generated_at: z.string(),
-    now: z.string(),
-    summary: z.object({ critical: z.number(), warning: z.number(), info: z.number() }),
-    findings: z.array(z.object({ kind: z.string(), severity: z.string() }).passthrough()),
-    problems: z.array(z.unknown()),
-  })
-  .passthrough();
+/**
+ * The stored report is not a report the page and the feed can show: not JSON, or a field they
+ * rely on is missing or wrong. Nothing but the next scan mends it, so it is answered with 503 and
+ * logged as an error (the ops alarm sees it), never as the page it cannot be.
+ */
+export class DamagedReportError extends ReportStoreError {
+  override readonly name: string = 'DamagedReportError';
+}
+
+const dateTime = z.string().refine((text) => !Number.isNaN(parseRfc3339(text)), 'not an RFC 3339 date-time');
+const severity = z.enum(SEVERITIES);
+const DomainFindingShape = z.looseObject({
+  domain_name: z.string(),
+  kind: z.string(),
+  severity,
+  date_expiry: dateTime,
+  days_left: z.number(),
+  auto_renew: z.boolean().nullable(),
+  date_deleted: dateTime.nullable().optional(),
+  registrant: z.looseObject({ handle: z.string() }).nullable().optional(),
+  actions: z.record(z.string(), z.string()).optional(),
+  snoozed_until: dateTime.optional(),
+});
+const ContactFindingShape = z.looseObject({
+  handle: z.string(),
+  kind: z.literal('contact_pending_validation'),
+  severity,
+  name: z.string(),
+  company_name: z.string(),
+  email: z.string(),
+});
+/** A finding as the page and the feed read it: a contact's by its kind, any other a domain's. */
+const StoredFinding = z.looseObject({ kind: z.string(), severity }).check((ctx) => {
+  const shape = ctx.value.kind === 'contact_pending_validation' ? ContactFindingShape : DomainFindingShape;
+  const parsed = shape.safeParse(ctx.value);
+  if (!parsed.success)
+    for (const issue of parsed.error.issues)
+      ctx.issues.push({ code: 'custom', message: issue.message, path: issue.path, input: ctx.value });
+});
+
+// What the page and the feed rely on is checked; the rest is kept as it was written.
+const StoredReport = z.looseObject({
+  generated_at: dateTime,
+  now: dateTime,
+  summary: z.object({ critical: z.number(), warning: z.number(), info: z.number() }),
+  findings: z.array(StoredFinding),
+  problems: z.array(
+    z.looseObject({
+      resource: z.string(),
+      key: z.string().nullable(),
+      page: z.number(),
+      reason: z.string(),
+    }),
+  ),
+});
 
 /** Parses a stored report; one that is not a report fails with the place and the reason. */
 export function parseStoredReport(text: string, where: string): Report {
@@ -50,14 +97,14 @@ export function parseStoredReport(text: string, where: string): Report {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new ReportStoreError(`the report in ${where} is not JSON (${(error as Error).message})`, {
+    throw new DamagedReportError(`the report in ${where} is not JSON (${(error as Error).message})`, {
       cause: error,
     });
   }
   const parsed = StoredReport.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ReportStoreError(
+    throw new DamagedReportError(
       `the report in ${where} is not a domain-sentinel report (${issue ? `${issue.path.join('.') || 'root'}: ${issue.message}` : 'invalid'})`,
     );
   }

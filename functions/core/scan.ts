@@ -76,10 +76,10 @@ export interface ScanOptions {
   /** Wall clock for `generated_at` and `duration_ms`. @default Date.now */
   readonly clock?: () => number;
   /**
-   * Sees every domain read, with or without a finding (the state store watches their fields).
-   * `attempt` rises when the read starts over: drop what earlier attempts handed out.
+   * Sees every domain read, with or without a finding (the state store watches their fields), and
+   * the page it was on. `attempt` rises when the read starts over: drop what earlier attempts handed out.
    */
-  readonly observe?: (domain: Domain, attempt: number) => void;
+  readonly observe?: (domain: Domain, attempt: number, page: number) => void;
 }
 
 /**
@@ -184,7 +184,7 @@ async function scanOnce(
           }
         }
         domainsScanned++;
-        options.observe?.(domain, attempt);
+        options.observe?.(domain, attempt, page.page);
         const finding = classify(domain, now, policy);
         if (finding) domainFindings.push(finding);
         const undocumented = domain.status.filter((v) => !DOCUMENTED_DOMAIN_STATUSES.includes(v));

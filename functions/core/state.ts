@@ -9,10 +9,27 @@ import {
   type Severity,
   severityRank,
 } from './classify';
-import { SentinelError } from './errors';
+import { ConfigError, SentinelError } from './errors';
+import type { Problem } from './reseller/paging';
 import type { Report } from './scan';
 import type { Domain } from './schemas';
-import { normalizeDomainName } from './text';
+import { type AccountBinding, AccountBindingSchema } from './state-account';
+import {
+  boundField,
+  boundProblemKey,
+  domainKey,
+  isHashedKey,
+  isPlainKey,
+  keyOf,
+  MAX_FIELD_LENGTH,
+  MAX_KEY_LENGTH,
+  MAX_PROBLEM_KEYS,
+  shownCut,
+  storedContactKey,
+  storedDomainKey,
+} from './state-bounds';
+import { isDue, StoredDateTime } from './state-time';
+import { normalizeDomainName, safeText } from './text';
 
 /**
  * Memory between scans, pure: what one scan remembers for the next, and the one function that
@@ -94,6 +111,8 @@ export interface AlertMemory {
 }
 
 export interface DomainMemory {
+  /** The name (cut) when the memory is kept under a hash of it (see state-bounds.ts). */
+  readonly name?: string;
   readonly watched: WatchedFields;
   readonly finding: FindingMemory | null;
   readonly alerted: AlertMemory | null;
@@ -102,6 +121,8 @@ export interface DomainMemory {
 }
 
 export interface ContactMemory {
+  /** The handle (cut) when the memory is kept under a hash of it. */
+  readonly handle?: string;
   readonly finding: FindingMemory;
   readonly alerted: AlertMemory | null;
 }
@@ -111,13 +132,17 @@ export interface ScanState {
   readonly version: 1;
   /** The reseller base URL the state belongs to; a store refuses to mix accounts. */
   readonly scope: string | null;
+  /** The account (API key) the state belongs to, never the key itself; null until the first save. */
+  readonly account: AccountBinding | null;
   /** The first scan saved (the weekly summary counts from it until the first publish). */
   readonly started_at: string | null;
   readonly last_scan_at: string | null;
   readonly last_published_at: string | null;
-  /** `domain:<name>` / `contact:<handle>` / `domain@page<n>` of the records that could not be read. */
+  /** `domain:<name>` / `contact:<handle>` / `domain@page<n>` of the records that could not be read (bounded). */
   readonly problem_keys: readonly string[];
+  /** By key: the normalised name, or a hash of it (functions/core/state-bounds.ts). */
   readonly domains: Readonly<Record<string, DomainMemory>>;
+  /** By key: the handle, or a hash of it. */
   readonly contacts: Readonly<Record<string, ContactMemory>>;
 }
 
@@ -125,6 +150,7 @@ export interface ScanState {
 export const EMPTY_STATE: ScanState = {
   version: 1,
   scope: null,
+  account: null,
   started_at: null,
   last_scan_at: null,
   last_published_at: null,
@@ -192,6 +218,10 @@ export interface CompareInput {
   readonly policy: StatePolicy;
   /** The account the scan read (its base URL); saved in the state. */
   readonly scope?: string;
+  /** The account's binding (state-account.ts) to save; the state's own is kept when absent. */
+  readonly account?: AccountBinding;
+  /** The page each domain (by name as read) was read on, for the problems the memory adds. */
+  readonly pages?: ReadonlyMap<string, number>;
 }
 
 export interface CompareResult {
@@ -227,7 +257,6 @@ export function stageOf(finding: Finding, thresholds: readonly number[]): number
 
 const atOrAbove = (s: Severity, level: Severity) => severityRank(s) >= severityRank(level);
 const lower = (a: number | null, b: number | null) => a !== null && (b === null || a < b);
-const keyOfFinding = (f: Finding) => (isDomainFinding(f) ? f.domain_name : f.handle);
 
 function memoryOf(f: Finding, thresholds: readonly number[]): FindingMemory {
   return {
@@ -238,8 +267,10 @@ function memoryOf(f: Finding, thresholds: readonly number[]): FindingMemory {
   };
 }
 
-function problemKey(p: Report['problems'][number]): string {
-  return p.key === null ? `${p.resource}@page${p.page}` : `${p.resource}:${p.key.toLowerCase()}`;
+function problemKey(p: Problem): string {
+  return boundProblemKey(
+    p.key === null ? `${p.resource}@page${p.page}` : `${p.resource}:${p.key.toLowerCase()}`,
+  );
 }
 
 /** The watched-field changes between two reads of one domain. */
@@ -285,6 +316,130 @@ function resolvedReason(
   return 'no_longer_flagged';
 }
 
+/** A stored record's entries by key, own entries only; keys of older states are made again. */
+function byKey<T>(record: Readonly<Record<string, T>>, rekey: (key: string) => string): Map<string, T> {
+  const out = new Map<string, T>();
+  for (const [stored, value] of Object.entries(record)) {
+    const key = rekey(stored);
+    if (!out.has(key)) out.set(key, value);
+  }
+  return out;
+}
+
+/** How a name is shown in changes and resolved entries: as read, or cut when it is kept under a hash. */
+const shownName = (name: string, key: string) => (isHashedKey(key) ? shownCut(name) : name);
+
+const BOUNDED_FIELDS = ['registrant_handle', 'nsgroup', 'dnssec'] as const;
+
+/** One domain as this scan read it, under its memory key. */
+interface Seen {
+  /** The name as read. */
+  readonly name: string;
+  /** Its watched fields, each bounded (state-bounds.ts). */
+  readonly watched: WatchedFields;
+}
+
+/** The report and the observations with every domain under its memory key (see keyRecords). */
+interface Keyed {
+  readonly report: Report;
+  readonly observed: ReadonlyMap<string, Seen>;
+  readonly findingByKey: ReadonlyMap<string, DomainFinding>;
+}
+
+/**
+ * Puts every domain under its memory key, and turns what the memory cannot keep as it is into
+ * problem records, so nothing from the reseller can wedge a store or be mistaken for another
+ * domain: a second record whose normalised name is one already read (its finding is left out of
+ * the findings and named in a problem, critical when the finding was, as paging does for a name
+ * repeated in other letter case), a name longer than any domain name (kept under a hash of it),
+ * and a watched field too long to keep (kept cut, with a hash, so a change is still seen).
+ */
+function keyRecords(input: CompareInput): Keyed {
+  const { report, observed, pages } = input;
+  const extra: Problem[] = [];
+  const pageOf = (name: string) => pages?.get(name) ?? 0;
+  const problem = (name: string, reason: string, critical = false) =>
+    extra.push({
+      resource: 'domain',
+      key: shownCut(name),
+      page: pageOf(name),
+      reason,
+      ...(critical ? { severity: 'critical' as const } : {}),
+    });
+  const checkName = (name: string) => {
+    const length = normalizeDomainName(name).length;
+    if (length > MAX_KEY_LENGTH)
+      problem(
+        name,
+        `the name is ${length} characters, longer than any domain name (${MAX_KEY_LENGTH}): remembered under a hash of it; the domain itself was checked`,
+      );
+  };
+  const bounded = (name: string, watched: WatchedFields): WatchedFields => {
+    let out = watched;
+    for (const field of BOUNDED_FIELDS) {
+      const value = watched[field];
+      if (typeof value !== 'string') continue;
+      const kept = boundField(value);
+      if (kept === value) continue;
+      out = { ...out, [field]: kept };
+      problem(
+        name,
+        `its ${field} is ${value.length} characters, more than the ${MAX_FIELD_LENGTH} the state keeps: remembered cut, with a hash that still shows a change; the domain itself was checked`,
+      );
+    }
+    return out;
+  };
+  const second = (name: string, first: string, critical: boolean) =>
+    problem(
+      name,
+      name === first
+        ? `a second domain record named ${JSON.stringify(shownCut(name))}; only the first is remembered and alerted on`
+        : `a second domain record whose name is the same as ${JSON.stringify(shownCut(first))} once normalised; only the first is remembered and alerted on`,
+      critical,
+    );
+
+  const seen = new Map<string, Seen>();
+  const seconds = new Map<string, string>();
+  for (const [name, watched] of observed) {
+    const key = domainKey(name);
+    const first = seen.get(key);
+    if (first) {
+      seconds.set(name, first.name);
+      continue;
+    }
+    checkName(name);
+    seen.set(key, { name, watched: bounded(name, watched) });
+  }
+  const findings: Finding[] = [];
+  const findingByKey = new Map<string, DomainFinding>();
+  const named = new Set<string>();
+  for (const f of report.findings) {
+    if (!isDomainFinding(f)) {
+      findings.push(f);
+      continue;
+    }
+    const key = domainKey(f.domain_name);
+    const owner = findingByKey.get(key)?.domain_name ?? seen.get(key)?.name;
+    if (findingByKey.has(key) || (owner !== undefined && owner !== f.domain_name)) {
+      second(f.domain_name, owner ?? f.domain_name, f.severity === 'critical');
+      named.add(f.domain_name);
+      continue;
+    }
+    if (!seen.has(key)) checkName(f.domain_name);
+    findingByKey.set(key, f);
+    findings.push(f);
+  }
+  for (const [name, first] of seconds) if (!named.has(name)) second(name, first, false);
+  if (extra.length === 0) return { report, observed: seen, findingByKey };
+  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
+  for (const f of findings) summary[f.severity]++;
+  return {
+    report: { ...report, findings, summary, problems: [...report.problems, ...extra] },
+    observed: seen,
+    findingByKey,
+  };
+}
+
 /**
  * Compares this scan with the memory of the last one: marks each finding new, escalated or
  * ongoing; lists the changes to watched fields and the domains that left the account (only from a
@@ -294,23 +449,30 @@ function resolvedReason(
  * Escalated: the severity rose, or the finding stands on a lower rung of the threshold ladder
  * than when last seen, however many runs were missed in between (30 → 5 days left escalates once,
  * to the 7-day rung). A renewal (later expiry) resolves the old finding; what remains is new.
+ *
+ * Stored times are checked, never trusted: an age from a time in the future (or one that does not
+ * parse) counts as due, so no stored value can hold a repeat or the summary back.
  */
 export function compareWithState(input: CompareInput): CompareResult {
-  const { observed, state, policy } = input;
+  const { state, policy } = input;
+  const keyed = keyRecords(input);
+  const priorDomains = byKey(state.domains, storedDomainKey);
+  const priorContacts = byKey(state.contacts, storedContactKey);
   // Snoozed and acknowledged findings stay in the report, marked, and are never announced; an
   // action that lapsed (expired, worse, changed, resolved) is dropped from the next state.
-  const silencing = applyActions(
-    input.report,
-    actionsOf(state),
-    Date.parse(input.report.now),
-    normalizeDomainName,
-  );
+  const silencing = applyActions(keyed.report, actionsOf(state), Date.parse(input.report.now), domainKey);
   const report = silencing.report;
   const now = report.now;
   const nowMs = Date.parse(now);
   const { thresholds, minSeverity } = policy;
   const problemKeys = report.problems.map(problemKey);
-  const unreadable = new Set(problemKeys);
+  const unreadableDomains = new Set<string>();
+  const unreadableContacts = new Set<string>();
+  for (const p of report.problems) {
+    if (p.key === null) continue;
+    if (p.resource === 'domain') unreadableDomains.add(domainKey(p.key));
+    else unreadableContacts.add(keyOf(p.key.toLowerCase())).add(keyOf(p.key));
+  }
   // A record that could not be read may be any domain: then nobody can be said to have left.
   const complete =
     report.source.mode === 'full' && report.problems.every((p) => p.resource !== 'domain' || p.key !== null);
@@ -322,37 +484,30 @@ export function compareWithState(input: CompareInput): CompareResult {
   const nextDomains: Record<string, DomainMemory> = {};
   const nextContacts: Record<string, ContactMemory> = {};
   const announced: StatefulFinding[] = [];
-  const resolvedNames = new Set<string>();
-  const findingByDomain = new Map<string, DomainFinding>();
-  for (const f of report.findings) if (isDomainFinding(f)) findingByDomain.set(f.domain_name, f);
+  const resolvedKeys = new Set<string>();
+  const silenced = (f: Finding) => isDomainFinding(f) && silencing.silenced.has(f.domain_name);
 
-  /** The finding remembered for `key` went away or fell: a resolved entry, with what stands now. */
-  const resolveStill = (key: string, prev: FindingMemory, f: DomainFinding) => {
-    resolved.push({
-      domain_name: key,
-      kind: prev.kind,
-      severity: prev.severity,
-      reason: resolvedReason(prev, f, observed.get(key)),
-      now: { kind: f.kind, severity: f.severity },
-    });
-    resolvedNames.add(key);
-  };
   for (const f of report.findings) {
-    const key = keyOfFinding(f);
-    const prev = isDomainFinding(f) ? state.domains[key]?.finding : state.contacts[key]?.finding;
+    const key = isDomainFinding(f) ? domainKey(f.domain_name) : keyOf(f.handle);
+    const prev = isDomainFinding(f) ? priorDomains.get(key)?.finding : priorContacts.get(key)?.finding;
     let change: Change = 'ongoing';
-    if (!prev) change = 'new';
-    else if (
+    const renewed =
       isDomainFinding(f) &&
-      prev.date_expiry &&
-      Date.parse(f.date_expiry) > Date.parse(prev.date_expiry)
-    ) {
-      // Renewed but still flagged (e.g. renewed for too short a term): the old finding is resolved.
-      resolveStill(key, prev, f);
-      change = 'new';
-    } else if (severityRank(f.severity) < severityRank(prev.severity) && isDomainFinding(f)) {
-      // Fell in severity (auto-renew turned on): resolved, whatever rung it now stands on.
-      resolveStill(key, prev, f);
+      prev?.date_expiry !== undefined &&
+      Date.parse(f.date_expiry) > Date.parse(prev.date_expiry);
+    if (!prev) change = 'new';
+    else if (isDomainFinding(f) && (renewed || severityRank(f.severity) < severityRank(prev.severity))) {
+      // Renewed but still flagged (e.g. renewed for too short a term), or fell in severity
+      // (auto-renew turned on): the old finding is resolved, with what stands now.
+      resolved.push({
+        domain_name: shownName(f.domain_name, key),
+        kind: prev.kind,
+        severity: prev.severity,
+        reason: resolvedReason(prev, f, keyed.observed.get(key)?.watched),
+        now: { kind: f.kind, severity: f.severity },
+      });
+      resolvedKeys.add(key);
+      if (renewed) change = 'new';
     } else if (
       severityRank(f.severity) > severityRank(prev.severity) ||
       lower(stageOf(f, thresholds), prev.stage)
@@ -361,15 +516,15 @@ export function compareWithState(input: CompareInput): CompareResult {
     }
     const marked = { ...f, change } as StatefulFinding;
     findings.push(marked);
-    if (change !== 'ongoing' && atOrAbove(f.severity, minSeverity) && !silencing.silenced.has(key))
-      announced.push(marked);
+    if (change !== 'ongoing' && atOrAbove(f.severity, minSeverity) && !silenced(f)) announced.push(marked);
   }
 
   // Domains remembered: resolved, left, or (read incomplete / unreadable) carried over unchanged.
-  for (const [name, memory] of Object.entries(state.domains)) {
-    const seen = observed.has(name) || findingByDomain.has(name);
-    if (!seen) {
-      if (complete && !unreadable.has(`domain:${name}`)) {
+  for (const [key, memory] of priorDomains) {
+    const seenNow = keyed.observed.get(key);
+    const name = seenNow ? shownName(seenNow.name, key) : (memory.name ?? key);
+    if (!seenNow && !keyed.findingByKey.has(key)) {
+      if (complete && !unreadableDomains.has(key)) {
         changes.push({
           domain_name: name,
           kind: 'left_account',
@@ -386,31 +541,34 @@ export function compareWithState(input: CompareInput): CompareResult {
             now: null,
           });
       } else {
-        nextDomains[name] = memory;
+        nextDomains[key] = memory;
       }
       continue;
     }
-    const watchedNow = observed.get(name);
-    if (complete && watchedNow) changes.push(...fieldChanges(name, memory.watched, watchedNow));
-    if (memory.finding && !findingByDomain.has(name)) {
+    if (complete && seenNow) changes.push(...fieldChanges(name, memory.watched, seenNow.watched));
+    if (memory.finding && !keyed.findingByKey.has(key)) {
       resolved.push({
         domain_name: name,
         kind: memory.finding.kind,
         severity: memory.finding.severity,
-        reason: resolvedReason(memory.finding, null, watchedNow),
+        reason: resolvedReason(memory.finding, null, seenNow?.watched),
         now: null,
       });
     }
   }
-  for (const [handle, memory] of Object.entries(state.contacts)) {
-    const still = report.findings.some((f) => !isDomainFinding(f) && f.handle === handle);
-    if (still) continue;
-    if (unreadable.has(`contact:${handle.toLowerCase()}`)) {
-      nextContacts[handle] = memory;
+  const contactFindings = new Set<string>();
+  for (const f of report.findings) if (!isDomainFinding(f)) contactFindings.add(keyOf(f.handle));
+  for (const [key, memory] of priorContacts) {
+    if (contactFindings.has(key)) continue;
+    if (
+      unreadableContacts.has(key) ||
+      (isPlainKey(key) && unreadableContacts.has(keyOf(key.toLowerCase())))
+    ) {
+      nextContacts[key] = memory;
       continue;
     }
     resolved.push({
-      handle,
+      handle: memory.handle ?? key,
       kind: memory.finding.kind,
       severity: memory.finding.severity,
       reason: 'no_longer_pending',
@@ -425,11 +583,12 @@ export function compareWithState(input: CompareInput): CompareResult {
   count(announced.filter((f) => f.change === 'escalated').length, 'escalated');
   count(changes.filter((c) => atOrAbove(c.severity, minSeverity)).length, 'changed');
   count(resolved.filter((r) => atOrAbove(r.severity, minSeverity)).length, 'resolved');
+  const repeatMs = policy.criticalRepeatHours * HOUR_MS;
   const repeatDue = (f: StatefulFinding) => {
-    if (f.severity !== 'critical' || f.change !== 'ongoing' || !isDomainFinding(f)) return false;
-    if (silencing.silenced.has(f.domain_name)) return false;
-    const alerted = state.domains[f.domain_name]?.alerted;
-    return !alerted || nowMs - Date.parse(alerted.at) >= policy.criticalRepeatHours * HOUR_MS;
+    if (f.severity !== 'critical' || f.change !== 'ongoing' || !isDomainFinding(f) || silenced(f))
+      return false;
+    const alerted = priorDomains.get(domainKey(f.domain_name))?.alerted;
+    return !alerted || isDue(alerted.at, nowMs, repeatMs);
   };
   if (atOrAbove('critical', minSeverity))
     count(findings.filter(repeatDue).length, `critical repeated after ${policy.criticalRepeatHours} h`);
@@ -437,12 +596,11 @@ export function compareWithState(input: CompareInput): CompareResult {
   count(problemKeys.filter((k) => !oldProblems.has(k)).length, 'new unreadable records');
   // A record that says quarantine but cannot be read is as critical as a quarantine finding:
   // repeated on the same rhythm until it is fixed.
-  const lastPublished = state.last_published_at === null ? null : Date.parse(state.last_published_at);
   if (
     why.length === 0 &&
     atOrAbove('critical', minSeverity) &&
-    lastPublished !== null &&
-    nowMs - lastPublished >= policy.criticalRepeatHours * HOUR_MS
+    state.last_published_at !== null &&
+    isDue(state.last_published_at, nowMs, repeatMs)
   )
     count(
       report.problems.filter((p) => p.severity === 'critical').length,
@@ -453,7 +611,7 @@ export function compareWithState(input: CompareInput): CompareResult {
     why.length === 0 &&
     policy.summaryEveryDays > 0 &&
     lastSpoke !== null &&
-    nowMs - Date.parse(lastSpoke) >= policy.summaryEveryDays * DAY_MS
+    isDue(lastSpoke, nowMs, policy.summaryEveryDays * DAY_MS)
   )
     why.push(`summary: nothing published for ${policy.summaryEveryDays} days`);
   const publish = why.length > 0;
@@ -469,39 +627,43 @@ export function compareWithState(input: CompareInput): CompareResult {
   const alertedNow = (f: Finding, prev: AlertMemory | null | undefined): AlertMemory | null => {
     // A silenced finding was left out of the message: its memory stays what was last announced,
     // so it comes back (and repeats) as if the silence had not been there.
-    if (isDomainFinding(f) && silencing.silenced.has(f.domain_name)) return prev ?? null;
+    if (silenced(f)) return prev ?? null;
     if (publish && atOrAbove(f.severity, minSeverity))
       return { kind: f.kind, severity: f.severity, stage: stageOf(f, thresholds), at };
     return prev ?? null;
   };
-  for (const [name, watched] of observed) {
-    const f = findingByDomain.get(name) ?? null;
-    const prevAlert = resolvedNames.has(name) ? null : state.domains[name]?.alerted;
-    nextDomains[name] = {
-      watched,
+  const nameOf = (key: string, name: string) => (isHashedKey(key) ? { name: shownCut(name) } : {});
+  for (const [key, seen] of keyed.observed) {
+    const f = keyed.findingByKey.get(key) ?? null;
+    const prevAlert = resolvedKeys.has(key) ? null : priorDomains.get(key)?.alerted;
+    nextDomains[key] = {
+      ...nameOf(key, seen.name),
+      watched: seen.watched,
       finding: f ? memoryOf(f, thresholds) : null,
       alerted: f ? alertedNow(f, prevAlert) : null,
     };
   }
+  for (const [key, f] of keyed.findingByKey) {
+    if (keyed.observed.has(key)) continue;
+    const prevAlert = resolvedKeys.has(key) ? null : priorDomains.get(key)?.alerted;
+    nextDomains[key] = {
+      ...nameOf(key, f.domain_name),
+      watched: priorDomains.get(key)?.watched ?? {},
+      finding: memoryOf(f, thresholds),
+      alerted: alertedNow(f, prevAlert),
+    };
+  }
   for (const f of report.findings) {
-    if (isDomainFinding(f)) {
-      if (!observed.has(f.domain_name)) {
-        const prevAlert = resolvedNames.has(f.domain_name) ? null : state.domains[f.domain_name]?.alerted;
-        nextDomains[f.domain_name] = {
-          watched: state.domains[f.domain_name]?.watched ?? {},
-          finding: memoryOf(f, thresholds),
-          alerted: alertedNow(f, prevAlert),
-        };
-      }
-    } else {
-      nextContacts[f.handle] = {
-        finding: memoryOf(f, thresholds),
-        alerted: alertedNow(f, state.contacts[f.handle]?.alerted),
-      };
-    }
+    if (isDomainFinding(f)) continue;
+    const key = keyOf(f.handle);
+    nextContacts[key] = {
+      ...(isHashedKey(key) ? { handle: shownCut(f.handle) } : {}),
+      finding: memoryOf(f, thresholds),
+      alerted: alertedNow(f, priorContacts.get(key)?.alerted),
+    };
   }
 
-  carryActions(state, nextDomains, silencing.lapsed);
+  carryActions(priorDomains, nextDomains, silencing.lapsed);
 
   const order = (a: { domain_name?: string; handle?: string }, b: typeof a) =>
     (a.domain_name ?? a.handle ?? '').localeCompare(b.domain_name ?? b.handle ?? '');
@@ -520,44 +682,57 @@ export function compareWithState(input: CompareInput): CompareResult {
     next: {
       version: 1,
       scope: input.scope ?? state.scope,
+      account: input.account ?? state.account ?? null,
       started_at: state.started_at ?? now,
       last_scan_at: now,
       last_published_at: publish ? now : state.last_published_at,
-      problem_keys: problemKeys,
+      // Bounded: past the cap, the rest count as new in every scan (louder, never quieter).
+      problem_keys: [...new Set(problemKeys)].slice(0, MAX_PROBLEM_KEYS),
       domains: nextDomains,
       contacts: nextContacts,
     },
   };
 }
 
-/** Every domain's snooze and acknowledgement, by normalised name. */
+/** Every domain's snooze and acknowledgement, by memory key (for a valid domain name: its normalised name). */
 export function actionsOf(state: ScanState): Map<string, DomainActions> {
   const out = new Map<string, DomainActions>();
   for (const [name, memory] of Object.entries(state.domains))
     if (memory.actions && (memory.actions.snooze || memory.actions.acknowledged))
-      out.set(normalizeDomainName(name), memory.actions);
+      out.set(storedDomainKey(name), memory.actions);
   return out;
 }
 
 /** Keeps each domain's actions in the next state, less the ones that lapsed. */
-function carryActions(state: ScanState, next: Record<string, DomainMemory>, lapsed: readonly Lapse[]): void {
+function carryActions(
+  prior: ReadonlyMap<string, DomainMemory>,
+  next: Record<string, DomainMemory>,
+  lapsed: readonly Lapse[],
+): void {
   const gone = new Set(lapsed.map((l) => `${l.domain_name} ${l.action}`));
-  for (const [name, memory] of Object.entries(state.domains)) {
-    const target = next[name];
+  for (const [key, memory] of prior) {
+    const target = next[key];
     if (!memory.actions || !target || target === memory) continue;
-    const key = normalizeDomainName(name);
     const { snooze, acknowledged } = memory.actions;
     const kept: DomainActions = {
       ...(snooze && !gone.has(`${key} snooze`) ? { snooze } : {}),
       ...(acknowledged && !gone.has(`${key} acknowledge`) ? { acknowledged } : {}),
     };
-    if (kept.snooze || kept.acknowledged) next[name] = { ...target, actions: kept };
+    if (kept.snooze || kept.acknowledged) next[key] = { ...target, actions: kept };
   }
 }
 
 /** The state could not be read or written. */
 export class StateError extends SentinelError {
   override readonly name: string = 'StateError';
+}
+
+/**
+ * This scan must not use this state: it belongs to another account, or the scan's time does not
+ * fit it (see state-time.ts). A usage error (exit 2): the message says what to pass or point elsewhere.
+ */
+export class StateRefusedError extends ConfigError {
+  override readonly name: string = 'StateRefusedError';
 }
 
 /**
@@ -580,13 +755,13 @@ const FindingMemorySchema = z.object({
   kind: findingKind,
   severity,
   stage: z.number().nullable(),
-  date_expiry: z.string().optional(),
+  date_expiry: StoredDateTime.optional(),
 });
 const AlertMemorySchema = z.object({
   kind: findingKind,
   severity,
   stage: z.number().nullable(),
-  at: z.string(),
+  at: StoredDateTime,
 });
 const WatchedSchema = z.object({
   registrant_handle: z.string().nullable().optional(),
@@ -599,6 +774,7 @@ const WatchedSchema = z.object({
 });
 /** One domain's memory, as a store keeps it. */
 export const DomainMemorySchema = z.object({
+  name: z.string().optional(),
   watched: WatchedSchema,
   finding: FindingMemorySchema.nullable(),
   alerted: AlertMemorySchema.nullable(),
@@ -606,16 +782,21 @@ export const DomainMemorySchema = z.object({
 });
 /** One contact's memory, as a store keeps it. */
 export const ContactMemorySchema = z.object({
+  handle: z.string().optional(),
   finding: FindingMemorySchema,
   alerted: AlertMemorySchema.nullable(),
 });
-/** The account-wide part of the state (everything but the per-domain and per-contact records). */
+/**
+ * The account-wide part of the state (everything but the per-domain and per-contact records). A
+ * state written before states were bound to an account has no `account`: it is bound by its next scan.
+ */
 export const StateHeaderSchema = z.object({
   version: z.literal(1),
   scope: z.string().nullable(),
-  started_at: z.string().nullable(),
-  last_scan_at: z.string().nullable(),
-  last_published_at: z.string().nullable(),
+  account: AccountBindingSchema.nullable().default(null),
+  started_at: StoredDateTime.nullable(),
+  last_scan_at: StoredDateTime.nullable(),
+  last_published_at: StoredDateTime.nullable(),
   problem_keys: z.array(z.string()),
 });
 const ScanStateSchema = StateHeaderSchema.extend({
@@ -623,13 +804,25 @@ const ScanStateSchema = StateHeaderSchema.extend({
   contacts: z.record(z.string(), ContactMemorySchema),
 });
 
+/** Where in the state an issue is, e.g. `domains["example.nl"].alerted.at` (names cut and made safe). */
+export function statePath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else if (typeof part === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(part))
+      out += out ? `.${part}` : part;
+    else out += `[${JSON.stringify(shownCut(String(part)))}]`;
+  }
+  return out || 'root';
+}
+
 /** Validates stored state; a store that holds something else fails with the place and the reason. */
 export function parseState(value: unknown, where: string): ScanState {
   const parsed = ScanStateSchema.safeParse(value);
   if (parsed.success) return parsed.data as ScanState;
   const issue = parsed.error.issues[0];
   throw new StateError(
-    `the state in ${where} is not domain-sentinel state (${issue ? `${issue.path.join('.') || 'root'}: ${issue.message}` : 'invalid'}); ` +
-      'point --state elsewhere, or remove it to start over',
+    `the state in ${where} cannot be used (${issue ? `${statePath(issue.path)}: ${safeText(issue.message)}` : 'invalid'}); ` +
+      'correct that value, point --state elsewhere, or remove the state to start over',
   );
 }

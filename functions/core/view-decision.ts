@@ -1,5 +1,6 @@
 import { ConfigError, SecretError } from './errors';
 import { ACCOUNT_SUBJECT, type ReadOnlyAction, type SigningKey, verifyLink } from './links';
+import { DamagedReportError } from './report-store';
 import type { Report } from './scan';
 
 /**
@@ -28,6 +29,7 @@ export type ViewOutcome =
         | 'link_expired'
         | 'head'
         | 'no_report'
+        | 'report_unreadable'
         | 'store_failed'
         | 'misconfigured';
       readonly status: number;
@@ -81,6 +83,7 @@ export async function decideView(input: ViewInput): Promise<ViewOutcome> {
   try {
     report = await input.latestReport();
   } catch (error) {
+    if (error instanceof DamagedReportError) return unreadableReport(error.message);
     return failed('store_failed', 503, error);
   }
   if (!report)
@@ -106,6 +109,20 @@ function failed(kind: 'misconfigured' | 'store_failed', status: number, error: u
       kind === 'store_failed'
         ? 'The report could not be read. Please try again in a few minutes.'
         : 'This service is not configured correctly. The operator has been told; please try again later.',
+    detail,
+  };
+}
+
+/**
+ * The latest report is there but cannot be shown (it does not parse, or rendering it failed): a 503
+ * that says so, with what failed for the log. Only the next scan mends it.
+ */
+export function unreadableReport(detail: string): ViewOutcome {
+  return {
+    kind: 'report_unreadable',
+    status: 503,
+    title: 'The latest report could not be read',
+    message: 'The latest report could not be read; the next scan writes a new one.',
     detail,
   };
 }

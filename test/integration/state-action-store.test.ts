@@ -38,7 +38,7 @@ describe('StateActionStore on DynamoDB (real SDK client against dynalite)', () =
     const state = new DynamoDbStateStore({ client: db.client(), tableName: 'actions', scope: SCOPE });
     const loaded = await state.load();
     await state.claim(loaded.generation, { owner: 'scan-1', expiresAt: Date.now() + 60_000 });
-    const store = new StateActionStore(state, SCOPE, Date.now, { attempts: 2, backoffMs: 10 });
+    const store = new StateActionStore(state, SCOPE, { retry: { attempts: 2, backoffMs: 10 } });
     await expect(
       store.snooze('soon.nl', snoozeOf(domainFinding('soon.nl', 'expiring', 'critical', 3), 30, NOW)),
     ).rejects.toThrow(StateConflictError);

@@ -8,7 +8,8 @@ import { runCli } from '../support/cli';
 import { startDynalite } from '../support/dynalite';
 import { sqsVariant, startSnsEmulator } from '../support/sns-emulator';
 
-const T0 = Date.parse('2026-11-22T06:00:00Z');
+// Sixteen days ago on the hour: the scans below run up to 15 days later, all in the past of the clock.
+const T0 = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 16 * 86_400_000;
 const DAY = 86_400_000;
 const KEY = 'state-test-key-9e1f';
 const iso = (ms: number) => new Date(ms).toISOString();

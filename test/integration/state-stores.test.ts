@@ -9,7 +9,9 @@ import type { StateStore } from '../../functions/adapters/state-store';
 import { EMPTY_STATE, type ScanState, StateConflictError, StateError } from '../../functions/core/state';
 import { startDynalite } from '../support/dynalite';
 
-const HOUR = 3_600_000;
+/** As long as a scan's lease: a lease of more than MAX_LEASE_MS counts as lapsed. */
+const LEASE_MS = 120_000;
+
 const memory = (name: string) => ({
   watched: { registrant_handle: `C-${name}`, transfer_lock: true, auto_renew: true },
   finding: null,
@@ -32,13 +34,13 @@ function storeContract(open: () => Promise<StateStore>) {
     const store = await open();
     const empty = await store.load();
     expect(empty).toEqual({ state: EMPTY_STATE, generation: 0, lease: null });
-    await store.claim(0, { owner: 'a', expiresAt: Date.now() + HOUR });
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
     await store.save(stateWith(['one.nl', 'two.nl']), empty, 'a');
     const first = await store.load();
     expect(first.generation).toBe(1);
     expect(first.lease).toBeNull();
     expect(first.state).toEqual(stateWith(['one.nl', 'two.nl']));
-    await store.claim(1, { owner: 'b', expiresAt: Date.now() + HOUR });
+    await store.claim(1, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
     await store.save(stateWith(['two.nl', 'three.nl']), first, 'b');
     expect(await store.load()).toEqual({
       state: stateWith(['two.nl', 'three.nl']),
@@ -50,8 +52,8 @@ function storeContract(open: () => Promise<StateStore>) {
   it('lets only one of two scans claim the same generation', async () => {
     const store = await open();
     const outcomes = await Promise.allSettled([
-      store.claim(0, { owner: 'a', expiresAt: Date.now() + HOUR }),
-      store.claim(0, { owner: 'b', expiresAt: Date.now() + HOUR }),
+      store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS }),
+      store.claim(0, { owner: 'b', expiresAt: Date.now() + LEASE_MS }),
     ]);
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
     const rejected = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
@@ -61,10 +63,10 @@ function storeContract(open: () => Promise<StateStore>) {
   it('refuses a claim on a generation that moved on, and a save without the lease', async () => {
     const store = await open();
     const empty = await store.load();
-    await store.claim(0, { owner: 'a', expiresAt: Date.now() + HOUR });
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
     await expect(store.save(stateWith(['x.nl']), empty, 'b')).rejects.toBeInstanceOf(StateConflictError);
     await store.save(stateWith(['x.nl']), empty, 'a');
-    await expect(store.claim(0, { owner: 'b', expiresAt: Date.now() + HOUR })).rejects.toThrow(
+    await expect(store.claim(0, { owner: 'b', expiresAt: Date.now() + LEASE_MS })).rejects.toThrow(
       StateConflictError,
     );
   });
@@ -72,9 +74,9 @@ function storeContract(open: () => Promise<StateStore>) {
   it('lets a lapsed lease be taken over, and a released one at once', async () => {
     const store = await open();
     await store.claim(0, { owner: 'crashed', expiresAt: Date.now() - 1 });
-    await store.claim(0, { owner: 'next', expiresAt: Date.now() + HOUR });
+    await store.claim(0, { owner: 'next', expiresAt: Date.now() + LEASE_MS });
     await store.release(0, 'next');
-    await store.claim(0, { owner: 'third', expiresAt: Date.now() + HOUR });
+    await store.claim(0, { owner: 'third', expiresAt: Date.now() + LEASE_MS });
     expect((await store.load()).lease?.owner).toBe('third');
   });
 }
@@ -110,7 +112,7 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     const store = await open();
     const names = Array.from({ length: 60 }, (_, i) => `d${i}.nl`);
     const empty = await store.load();
-    await store.claim(0, { owner: 'a', expiresAt: Date.now() + HOUR });
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
     await store.save(stateWith(names), empty, 'a');
     const loaded = await store.load();
     expect(Object.keys(loaded.state.domains)).toHaveLength(60);
@@ -131,7 +133,7 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     });
     const again = await counting.load();
     const changed = stateWith(names.slice(1));
-    await counting.claim(1, { owner: 'b', expiresAt: Date.now() + HOUR });
+    await counting.claim(1, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
     await counting.save(changed, again, 'b');
     // Only d0.nl left: one delete in one batch (plus load, claim, lease check and commit).
     expect(sent.filter((s) => s === 'BatchWriteItemCommand')).toHaveLength(1);
@@ -149,7 +151,7 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
   it('keeps accounts apart: one partition per scope', async () => {
     const store = await open('https://live.example');
     const empty = await store.load();
-    await store.claim(0, { owner: 'a', expiresAt: Date.now() + HOUR });
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
     await store.save(stateWith(['live.nl']), empty, 'a');
     const other = new DynamoDbStateStore({
       client: db.client(),
@@ -180,7 +182,7 @@ describe('FileStateStore', () => {
     const path = join(dir, 'state.json');
     const store = new FileStateStore(path);
     const empty = await store.load();
-    await store.claim(0, { owner: 'a', expiresAt: Date.now() + HOUR });
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
     await store.save(stateWith(['old.nl']), empty, 'a');
     const before = await readFile(path, 'utf8');
 
@@ -193,7 +195,7 @@ describe('FileStateStore', () => {
       },
     });
     const loaded = await crashing.load();
-    await expect(crashing.claim(1, { owner: 'b', expiresAt: Date.now() + HOUR })).rejects.toThrow(
+    await expect(crashing.claim(1, { owner: 'b', expiresAt: Date.now() + LEASE_MS })).rejects.toThrow(
       /cannot write the state file .*power cut/,
     );
     expect(temp).toMatch(/\.state\.json\.\d+\.[0-9a-f]+\.tmp$/);
@@ -213,7 +215,7 @@ describe('FileStateStore', () => {
         for (;;) {
           const loaded = await store.load();
           try {
-            await store.claim(loaded.generation, { owner: name, expiresAt: Date.now() + HOUR });
+            await store.claim(loaded.generation, { owner: name, expiresAt: Date.now() + LEASE_MS });
           } catch (error) {
             if (!(error instanceof StateConflictError)) throw error;
             await new Promise((r) => setTimeout(r, 1));

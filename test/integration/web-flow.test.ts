@@ -107,6 +107,7 @@ describe('the web links through serve, from a scan report', () => {
       baseUrl: stack.server.url,
       action: 'acknowledge',
       subject: target.domain_name,
+      finding: target,
       keys,
       now: Date.now() - 8 * 86_400_000,
     });

@@ -1,8 +1,10 @@
+import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   ACCOUNT_SUBJECT,
   type LinkAction,
+  type LinkFinding,
   parseLinkPath,
   parseSigningKeys,
   signLink,
@@ -15,6 +17,10 @@ const NOW = Date.parse('2026-11-22T06:00:00Z');
 const BASE = 'https://x.example/prod/';
 const keys = parseSigningKeys('k'.repeat(40));
 const rotated = parseSigningKeys(`${'n'.repeat(40)},${'k'.repeat(40)}`);
+/** What a snooze or acknowledge link is sent for. */
+const WARNING: LinkFinding = { kind: 'expiring', severity: 'warning' };
+const forAction = (action: LinkAction) =>
+  action === 'snooze' || action === 'acknowledge' ? { finding: WARNING } : {};
 
 /** What the router does with a link: path relative to the base, then action, subject and token. */
 function refusedOrVerdict(url: string, now = NOW) {
@@ -45,7 +51,7 @@ function signedPart(url: string): string | null {
     return JSON.stringify([
       u.origin,
       u.pathname,
-      ...['exp', 'kid', 'sig'].map((k) => u.searchParams.getAll(k)),
+      ...['kind', 'sev', 'exp', 'kid', 'sig'].map((k) => u.searchParams.getAll(k)),
     ]);
   } catch {
     return null;
@@ -67,8 +73,15 @@ describe('signLink / verifyLink', () => {
     ['calendar', 'calendar.ics'],
   ] as const)('builds a %s link at /%s that verifies for that action only', (action, path) => {
     const subject = action === 'report' || action === 'calendar' ? undefined : 'example.nl';
-    const link = signLink({ baseUrl: BASE, action, ...(subject ? { subject } : {}), keys, now: NOW });
-    expect(link.startsWith(`${BASE}${path}?exp=`)).toBe(true);
+    const link = signLink({
+      baseUrl: BASE,
+      action,
+      ...(subject ? { subject } : {}),
+      ...forAction(action),
+      keys,
+      now: NOW,
+    });
+    expect(link.startsWith(`${BASE}${path}?${subject ? 'kind=expiring&sev=warning&' : ''}exp=`)).toBe(true);
     expect(refusedOrVerdict(link)).toEqual({ ok: true, action, subject: subject ?? ACCOUNT_SUBJECT });
   });
 
@@ -77,7 +90,8 @@ describe('signLink / verifyLink', () => {
     for (const signed of actions) {
       const subject = signed === 'report' || signed === 'calendar' ? ACCOUNT_SUBJECT : 'example.nl';
       const token = Object.fromEntries(
-        new URL(signLink({ baseUrl: BASE, action: signed, subject, keys, now: NOW })).searchParams,
+        new URL(signLink({ baseUrl: BASE, action: signed, subject, ...forAction(signed), keys, now: NOW }))
+          .searchParams,
       );
       for (const used of actions) {
         const verdict = verifyLink({ action: used, subject, token, keys, now: NOW });
@@ -85,7 +99,7 @@ describe('signLink / verifyLink', () => {
       }
     }
     const snooze = new URL(
-      signLink({ baseUrl: BASE, action: 'snooze', subject: 'example.nl', keys, now: NOW }),
+      signLink({ baseUrl: BASE, action: 'snooze', subject: 'example.nl', finding: WARNING, keys, now: NOW }),
     );
     expect(
       verifyRestoreLink({
@@ -98,7 +112,14 @@ describe('signLink / verifyLink', () => {
   });
 
   it('refuses a link moved to another domain, an expired one, and keeps verifying across a key rotation', () => {
-    const link = signLink({ baseUrl: BASE, action: 'snooze', subject: 'example.nl', keys, now: NOW });
+    const link = signLink({
+      baseUrl: BASE,
+      action: 'snooze',
+      subject: 'example.nl',
+      finding: WARNING,
+      keys,
+      now: NOW,
+    });
     expect(refusedOrVerdict(link.replace('example.nl', 'example.com'))).toBe('bad_signature');
     expect(refusedOrVerdict(link, NOW + 7 * 86_400_000)).toBe('expired');
     const token = Object.fromEntries(new URL(link).searchParams);
@@ -108,7 +129,14 @@ describe('signLink / verifyLink', () => {
   });
 
   it('refuses an expiry written with a leading zero, which would otherwise carry the same signature', () => {
-    const link = signLink({ baseUrl: BASE, action: 'acknowledge', subject: 'example.nl', keys, now: NOW });
+    const link = signLink({
+      baseUrl: BASE,
+      action: 'acknowledge',
+      subject: 'example.nl',
+      finding: WARNING,
+      keys,
+      now: NOW,
+    });
     expect(refusedOrVerdict(link.replace('exp=', 'exp=0'))).toBe('malformed');
   });
 
@@ -122,11 +150,85 @@ describe('signLink / verifyLink', () => {
     ).toThrow(/two labels/);
   });
 
+  it('signs the finding into snooze and acknowledge links (only there), and refuses one that was changed', () => {
+    expect(() =>
+      signLink({ baseUrl: BASE, action: 'snooze', subject: 'example.nl', keys, now: NOW }),
+    ).toThrow(/needs the kind and severity of the finding/);
+    expect(() =>
+      signLink({ baseUrl: BASE, action: 'restore', subject: 'example.nl', finding: WARNING, keys, now: NOW }),
+    ).toThrow(/carries no finding/);
+    const link = signLink({
+      baseUrl: BASE,
+      action: 'acknowledge',
+      subject: 'example.nl',
+      finding: WARNING,
+      keys,
+      now: NOW,
+    });
+    const token = Object.fromEntries(new URL(link).searchParams);
+    expect(verifyLink({ action: 'acknowledge', subject: 'example.nl', token, keys, now: NOW })).toEqual({
+      ok: true,
+      exp: Number(token.exp),
+      finding: WARNING,
+    });
+    for (const changed of [
+      { ...token, sev: 'critical' },
+      { ...token, sev: 'info' },
+      { ...token, kind: 'quarantine' },
+    ])
+      expect(
+        verifyLink({ action: 'acknowledge', subject: 'example.nl', token: changed, keys, now: NOW }),
+      ).toEqual({
+        ok: false,
+        reason: 'bad_signature',
+      });
+    const { kind: _kind, ...noKind } = token;
+    expect(
+      verifyLink({ action: 'acknowledge', subject: 'example.nl', token: noKind, keys, now: NOW }),
+    ).toEqual({
+      ok: false,
+      reason: 'malformed',
+    });
+  });
+
+  it('tells a genuine link from before links named their finding (outdated) from a forged one', () => {
+    const key = keys[0];
+    if (!key) throw new Error('no key');
+    const exp = Math.floor(NOW / 1000) + 3600;
+    const sig = createHmac('sha256', key.secret)
+      .update(`snooze\nexample.nl\n${exp}\n${key.id}`)
+      .digest('base64url');
+    const token = { exp: String(exp), kid: key.id, sig };
+    expect(verifyLink({ action: 'snooze', subject: 'example.nl', token, keys, now: NOW })).toEqual({
+      ok: false,
+      reason: 'outdated',
+      exp,
+    });
+    expect(verifyLink({ action: 'snooze', subject: 'example.com', token, keys, now: NOW })).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
+  });
+
   it('refuses every one-character change of any link (substitution, deletion or insertion)', () => {
     const links = [
       signLink({ baseUrl: BASE, action: 'restore', subject: 'example.nl', keys, now: NOW }),
-      signLink({ baseUrl: BASE, action: 'snooze', subject: 'shop.example.nl', keys, now: NOW }),
-      signLink({ baseUrl: BASE, action: 'acknowledge', subject: 'xn--bcher-kva.de', keys, now: NOW }),
+      signLink({
+        baseUrl: BASE,
+        action: 'snooze',
+        subject: 'shop.example.nl',
+        finding: WARNING,
+        keys,
+        now: NOW,
+      }),
+      signLink({
+        baseUrl: BASE,
+        action: 'acknowledge',
+        subject: 'xn--bcher-kva.de',
+        finding: { kind: 'quarantine', severity: 'critical' },
+        keys,
+        now: NOW,
+      }),
       signLink({ baseUrl: BASE, action: 'report', keys, now: NOW }),
       signLink({ baseUrl: BASE, action: 'calendar', keys, now: NOW }),
     ];

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { type ActionInput, decideAction } from '../../functions/core/action-decision';
 import { alertView, applyActions, snoozeLapse } from '../../functions/core/actions';
 import type { DomainFinding } from '../../functions/core/classify';
-import { parseSigningKeys, signLink } from '../../functions/core/links';
+import { type LinkFinding, parseSigningKeys, signLink, verifyLink } from '../../functions/core/links';
 import type { Report } from '../../functions/core/scan';
 import { MemoryActionStore } from '../support/memory-action-store';
 
@@ -21,9 +21,23 @@ const finding = (over: Partial<DomainFinding> = {}): DomainFinding => ({
   ...over,
 });
 
-function tokenFor(action: 'snooze' | 'acknowledge' | 'restore', domain = 'example.nl', now = NOW) {
+function tokenFor(
+  action: 'snooze' | 'acknowledge' | 'restore',
+  domain = 'example.nl',
+  now = NOW,
+  sentFor: LinkFinding = { kind: 'expiring', severity: 'warning' },
+) {
   return Object.fromEntries(
-    new URL(signLink({ baseUrl: 'https://x.example', action, subject: domain, keys, now })).searchParams,
+    new URL(
+      signLink({
+        baseUrl: 'https://x.example',
+        action,
+        subject: domain,
+        ...(action === 'restore' ? {} : { finding: sentFor }),
+        keys,
+        now,
+      }),
+    ).searchParams,
   );
 }
 
@@ -124,6 +138,66 @@ describe('decideAction', () => {
       await expect(decideAction(value)).resolves.toMatchObject({ kind, status });
       expect([portBuilt(), store.writes]).toEqual([0, 0]);
     }
+  });
+
+  it('refuses a link sent for a lesser finding on POST (409, no change) and offers links for what it is now', async () => {
+    const quarantine = finding({ kind: 'quarantine', severity: 'critical', days_left: -40 });
+    for (const action of ['snooze', 'acknowledge'] as const) {
+      const { value, store } = input({ action, token: tokenFor(action), current: quarantine });
+      const outcome = await decideAction(value);
+      expect(outcome).toMatchObject({
+        kind: 'finding_changed',
+        status: 409,
+        title: 'example.nl is now in quarantine (critical)',
+      });
+      expect(outcome.message).toBe(
+        `This link was sent when example.nl was expiring (warning); it is now in quarantine (critical), so the link does not ${action} it. Nothing was changed. To ${action} it as it is now, use a link below.`,
+      );
+      expect(store.writes).toBe(0);
+      // The links offered are signed for the quarantine, siblings of this link's URL.
+      for (const offered of ['snooze', 'acknowledge'] as const) {
+        const link = new URL(
+          outcome.changed?.links[offered] ?? '',
+          'https://x.example/prod/snooze/example.nl',
+        );
+        expect(link.pathname).toBe(`/prod/${offered}/example.nl`);
+        const verdict = verifyLink({
+          action: offered,
+          subject: 'example.nl',
+          token: Object.fromEntries(link.searchParams),
+          keys,
+          now: NOW,
+        });
+        expect(verdict).toMatchObject({ ok: true, finding: { kind: 'quarantine', severity: 'critical' } });
+      }
+    }
+  });
+
+  it('says on GET, before the button, that the finding changed; the button acts on what it is now', async () => {
+    const quarantine = finding({ kind: 'quarantine', severity: 'critical', days_left: -40 });
+    const { value, store } = input({ method: 'GET', current: quarantine });
+    const outcome = await decideAction(value);
+    expect(outcome).toMatchObject({ kind: 'confirm', status: 200 });
+    expect(outcome.confirm?.sentFor).toEqual({ kind: 'expiring', severity: 'warning' });
+    const posted = Object.fromEntries(new URLSearchParams(outcome.confirm?.formAction.slice(1)));
+    expect(posted).toMatchObject({ kind: 'quarantine', sev: 'critical' });
+    const post = input({ token: posted, current: quarantine, store });
+    await expect(decideAction(post.value)).resolves.toMatchObject({ kind: 'snoozed', status: 200 });
+    expect(store.actions.get('example.nl')?.snooze).toMatchObject({
+      kind: 'quarantine',
+      severity: 'critical',
+    });
+  });
+
+  it('acts on a finding of the same kind that became less severe, and on one of the same kind and severity', async () => {
+    const sentFor = { kind: 'expiring', severity: 'critical' } as const;
+    for (const current of [finding(), finding({ severity: 'critical', days_left: 3 })]) {
+      const { value, store } = input({ token: tokenFor('snooze', 'example.nl', NOW, sentFor), current });
+      await expect(decideAction(value)).resolves.toMatchObject({ kind: 'snoozed', status: 200 });
+      expect(store.writes).toBe(1);
+    }
+    const worse = input({ current: finding({ severity: 'critical', days_left: 3 }) });
+    await expect(decideAction(worse.value)).resolves.toMatchObject({ kind: 'finding_changed', status: 409 });
   });
 
   it('has nothing to snooze for a domain without a finding: 200 on GET, 409 on POST, no change', async () => {

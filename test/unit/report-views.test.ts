@@ -75,6 +75,16 @@ describe('renderCalendar', () => {
     expect(eventUid(renewed)).not.toBe(first[3]?.uid);
   });
 
+  it('gives two records whose names normalise the same two events, not one', () => {
+    const twins = [
+      domainFinding('twin.nl', 'expiring', 'warning', 10),
+      domainFinding('TWIN.nl.', 'expiring', 'warning', 10),
+    ];
+    const events = parseFeed(renderCalendar(reportOf(twins)));
+    expect(events).toHaveLength(2);
+    expect(new Set(events.map((e) => e.uid)).size).toBe(2);
+  });
+
   it('carries hostile names as text: no line of the feed can be forged', () => {
     const evil = domainFinding('evil.nl\r\nBEGIN:VEVENT\r\nUID:forged', 'expiring', 'warning', 10);
     const text = renderCalendar(reportOf([evil]));
@@ -99,7 +109,10 @@ describe('attachLinks', () => {
     const [a, b] = report.findings as DomainFinding[];
     expect(Object.keys(a?.actions ?? {})).toEqual(['restore', 'snooze', 'acknowledge']);
     expect(Object.keys(b?.actions ?? {})).toEqual(['snooze', 'acknowledge']);
-    expect(b?.actions?.snooze).toMatch(/^https:\/\/x\.example\/prod\/snooze\/later\.nl\?exp=/);
+    // Each carries the finding it was sent for (see action-decision.ts).
+    expect(b?.actions?.snooze).toMatch(
+      new RegExp(`^https://x\\.example/prod/snooze/later\\.nl\\?kind=${b?.kind}&sev=${b?.severity}&exp=`),
+    );
     expect(report.report_url).toMatch(/^https:\/\/x\.example\/prod\/report\?exp=(\d+)&/);
     const exp = (url: string | undefined) => Number(new URL(url ?? '').searchParams.get('exp'));
     expect(exp(report.report_url)).toBe(NOW / 1000 + 7 * 86_400);

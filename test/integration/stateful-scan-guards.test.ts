@@ -1,0 +1,178 @@
+import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
+import { FileStateStore } from '../../functions/adapters/file-state-store';
+import { EnvSecretSource } from '../../functions/adapters/secrets';
+import type { StateStore } from '../../functions/adapters/state-store';
+import { parseStateLocation, runStatefulScan } from '../../functions/adapters/stateful-scan';
+import { loadScanSettings, settingsFromEnv } from '../../functions/core/config';
+import {
+  DEFAULT_STATE_POLICY,
+  EMPTY_STATE,
+  StateConflictError,
+  StateError,
+} from '../../functions/core/state';
+import type { Portfolio } from '../../functions/simulator/portfolio';
+import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { runCli } from '../support/cli';
+import { startDynalite } from '../support/dynalite';
+
+const KEY = 'sk_guards_0c41aa';
+const HOUR = 3_600_000;
+const R = Date.now();
+const iso = (ms: number) => new Date(ms).toISOString();
+
+const portfolio: Portfolio = {
+  domains: [
+    {
+      domain_name: 'lost.nl',
+      status: ['quarantine'],
+      date_expiry: iso(R - 40 * 86_400_000),
+      date_deleted: iso(R - 10 * 86_400_000),
+      auto_renew: false,
+    },
+  ],
+  contacts: [],
+  truth: { findings: [], problems: [] },
+};
+
+let sim: Simulator;
+let db: Awaited<ReturnType<typeof startDynalite>>;
+let dir: string;
+beforeAll(async () => {
+  [sim, db, dir] = await Promise.all([
+    startSimulator({ portfolio, apiKey: KEY }),
+    startDynalite(),
+    mkdtemp(join(tmpdir(), 'sentinel-guards-')),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([sim.close(), db.close(), rm(dir, { recursive: true, force: true })]);
+});
+
+const job = (now: number) => ({
+  settings: loadScanSettings(settingsFromEnv({ RESELLER_BASE_URL: sim.url })),
+  secrets: new EnvSecretSource({ RESELLER_API_KEY: KEY }),
+  now,
+});
+const publish = async () => ({ messageId: 'm-1', findingsCut: 0 });
+
+describe('runStatefulScan guards', () => {
+  it('releases the lease when the save fails, and says what failed', async () => {
+    const path = join(dir, 'failing.json');
+    const file = new FileStateStore(path);
+    const failing: StateStore = {
+      location: file.location,
+      load: () => file.load(),
+      claim: (g, l) => file.claim(g, l),
+      release: (g, o) => file.release(g, o),
+      save: async () => {
+        throw new Error('disk full');
+      },
+    };
+    const run = runStatefulScan({
+      job: job(R - HOUR),
+      store: failing,
+      policy: DEFAULT_STATE_POLICY,
+      publish,
+    });
+    await expect(run).rejects.toThrow(StateError);
+    await expect(run).rejects.toThrow(
+      `the alert was published (m-1) but the state could not be saved to ${path} (disk full); the lease was released and the next scan will announce the same again`,
+    );
+    expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ generation: 0, lease: null });
+    // The next scan is not held up.
+    await expect(
+      runStatefulScan({ job: job(R - HOUR), store: file, policy: DEFAULT_STATE_POLICY, publish }),
+    ).resolves.toMatchObject({ saved: true });
+  });
+
+  it('leaves a scan that lost the race to a later one unpublished and unsaved (superseded)', async () => {
+    const store = new FileStateStore(join(dir, 'race.json'));
+    let raced = false;
+    const racing: StateStore = {
+      location: store.location,
+      load: () => store.load(),
+      release: (g, o) => store.release(g, o),
+      save: (s, l, o) => store.save(s, l, o),
+      claim: async (generation, lease) => {
+        if (!raced) {
+          raced = true;
+          // Another scan, of a later instant, saves first.
+          await runStatefulScan({ job: job(R - HOUR), store, policy: DEFAULT_STATE_POLICY, publish });
+        }
+        return store.claim(generation, lease);
+      },
+    };
+    const outcome = await runStatefulScan({
+      job: job(R - 2 * HOUR),
+      store: racing,
+      policy: DEFAULT_STATE_POLICY,
+      publish,
+    });
+    expect(outcome).toMatchObject({ saved: false, published: null, conflicts: 1 });
+    expect(outcome.superseded).toBe(
+      `another scan saved a later scan (${iso(R - HOUR)}) while this one ran, so this one's older read was not used`,
+    );
+    expect((await store.load()).state.last_scan_at).toBe(iso(R - HOUR));
+  });
+});
+
+describe('leases a clock ran ahead for', () => {
+  it.each([
+    ['a file', async () => new FileStateStore(join(dir, 'lease.json'))],
+    [
+      'DynamoDB',
+      async () => {
+        await createStateTable(db.client(), 'guards-lease');
+        return new DynamoDbStateStore({ client: db.client(), tableName: 'guards-lease', scope: sim.url });
+      },
+    ],
+  ] as const)('counts a lease longer than any is taken for as lapsed (%s)', async (_label, open) => {
+    const store = await open();
+    await store.claim(0, { owner: 'jumped', expiresAt: Date.now() + 30 * 86_400_000 });
+    await store.claim(0, { owner: 'next', expiresAt: Date.now() + 120_000 });
+    await expect(store.claim(0, { owner: 'third', expiresAt: Date.now() + 120_000 })).rejects.toThrow(
+      StateConflictError,
+    );
+  });
+});
+
+describe('the state path', () => {
+  it('reads and writes the file a symbolic link points at, never replacing the link', async () => {
+    const target = join(dir, 'real', 'state.json');
+    await mkdir(join(dir, 'real'));
+    const link = join(dir, 'link.json');
+    await symlink(target, link);
+    await writeFile(
+      target,
+      JSON.stringify({ format: 'domain-sentinel-state', generation: 0, lease: null, state: EMPTY_STATE }),
+    );
+    const store = new FileStateStore(link);
+    const loaded = await store.load();
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + 60_000 });
+    await store.save({ ...loaded.state, last_scan_at: iso(R) }, loaded, 'a');
+    expect(JSON.parse(await readFile(target, 'utf8')).generation).toBe(1);
+    expect((await lstat(link)).isSymbolicLink()).toBe(true);
+  });
+
+  it('refuses --allow-clock-skew without a state: there is no time to check', async () => {
+    const run = await runCli(['scan', '--dry-run', '--allow-clock-skew'], {
+      RESELLER_BASE_URL: sim.url,
+      RESELLER_API_KEY: KEY,
+    });
+    expect([run.code, run.stderr]).toEqual([
+      2,
+      'sentinel: --allow-clock-skew is for scans with --state (or STATE): without state no time is checked\n',
+    ]);
+  });
+
+  it('refuses a path with white space around it instead of using another file', () => {
+    expect(() => parseStateLocation(' state.json')).toThrow(
+      '--state: " state.json" starts or ends with white space; give the path or dynamodb:TABLE without it',
+    );
+    expect(parseStateLocation('./dynamodb:x')).toEqual({ kind: 'file', path: './dynamodb:x' });
+  });
+});
