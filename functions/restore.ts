@@ -29,6 +29,12 @@ export const handler = createWebApp({
     return new StateActionStore(new DynamoDbStateStore({ client: dynamodb, tableName: table, scope }), scope);
   },
   reports: () => reports,
+  // Restore attempts are kept in the state table, in the account's partition.
+  audit: () => {
+    if (!table || !dynamodb) return null;
+    const scope = parseSetting('resellerBaseUrl', process.env[ENV.resellerBaseUrl]);
+    return new DynamoDbStateStore({ client: dynamodb, tableName: table, scope });
+  },
   log: (message, entry) =>
     Number(entry.status) >= 500 ? logger.error(message, { ...entry }) : logger.info(message, { ...entry }),
 });

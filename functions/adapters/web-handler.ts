@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { AuditEntry, AuditTrail } from '../core/audit';
 import { CALENDAR_CONTENT_TYPE, renderCalendar } from '../core/calendar';
 import type { ReadOnlyAction } from '../core/links';
 import { REPORT_PAGE_HEADERS, renderReportPage } from '../core/report-page';
@@ -35,6 +36,8 @@ export interface ViewDeps {
   readonly accountLabel?: () => string | undefined;
   /** @default Date.now */
   readonly clock?: () => number;
+  /** The restore attempts the report page lists; absent, the page has no such section. */
+  readonly audit?: () => AuditTrail | null | Promise<AuditTrail | null>;
 }
 
 /** Resources of the API, as API Gateway names them in `event.resource`. */
@@ -93,6 +96,7 @@ export function createViewHandler(deps: ViewDeps) {
       };
     }
     const query = (event.queryStringParameters ?? {}) as Record<string, string>;
+    const audit = await auditFor(deps);
     return {
       statusCode: 200,
       headers: { ...REPORT_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
@@ -101,9 +105,20 @@ export function createViewHandler(deps: ViewDeps) {
         token: query,
         ...(query.q !== undefined ? { query: query.q } : {}),
         ...(label ? { accountLabel: label } : {}),
+        ...(audit !== undefined ? { audit } : {}),
       }),
     };
   };
+}
+
+/** The audit trail's entries for the report page: undefined without a trail, null when it cannot be read. */
+async function auditFor(deps: ViewDeps): Promise<AuditEntry[] | null | undefined> {
+  try {
+    const trail = await deps.audit?.();
+    return trail ? await trail.listAudit() : undefined;
+  } catch {
+    return null;
+  }
 }
 
 /** Routes an event to the handler of its resource; anything else is 404 with the same security headers. */

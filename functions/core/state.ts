@@ -10,6 +10,14 @@ import {
   severityRank,
 } from './classify';
 import { SentinelError } from './errors';
+import {
+  lastDaysRepeatDue,
+  premiumPriceChange,
+  premiumPriceOf,
+  type RenewalWatch,
+  rememberRenewals,
+  renewalObservation,
+} from './renewal-memory';
 import type { Report } from './scan';
 import type { Domain } from './schemas';
 import { normalizeDomainName } from './text';
@@ -32,6 +40,7 @@ export const CHANGE_KINDS = [
   'nameservers_changed',
   'auto_renew_turned_off',
   'dnssec_unsigned',
+  'premium_price_changed',
 ] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
@@ -59,6 +68,10 @@ export interface WatchedFields {
   readonly dns_hosted?: boolean | null;
   readonly auto_renew?: boolean | null;
   readonly dnssec?: string | null;
+  /** Premium domains: the price as read; null when the record states none. */
+  readonly premium_price?: { readonly currency: string; readonly amount: number } | null;
+  /** Auto-renew domains: the renewal watched for (functions/core/renewal-memory.ts). */
+  readonly renewal?: RenewalWatch;
 }
 
 /** The watched fields of one domain as read. */
@@ -72,6 +85,10 @@ export function watchedFieldsOf(domain: Domain): WatchedFields {
   if (domain.nsgroup !== undefined) out.nsgroup = domain.nsgroup;
   if (domain.dns_hosted !== undefined) out.dns_hosted = domain.dns_hosted;
   if (domain.dnssec !== undefined) out.dnssec = domain.dnssec;
+  const premium = premiumPriceOf(domain);
+  if (premium !== undefined) out.premium_price = premium;
+  const renewal = renewalObservation(domain);
+  if (renewal) out.renewal = renewal;
   return out;
 }
 
@@ -270,6 +287,8 @@ export function fieldChanges(name: string, before: WatchedFields, after: Watched
   if (before.auto_renew === true && after.auto_renew !== undefined && after.auto_renew !== true)
     add('auto_renew_turned_off', true, after.auto_renew);
   if (before.dnssec === 'signed' && after.dnssec === 'unsigned') add('dnssec_unsigned', 'signed', 'unsigned');
+  const price = premiumPriceChange(name, before, after);
+  if (price) out.push(price);
   return out;
 }
 
@@ -296,11 +315,14 @@ function resolvedReason(
  * to the 7-day rung). A renewal (later expiry) resolves the old finding; what remains is new.
  */
 export function compareWithState(input: CompareInput): CompareResult {
-  const { observed, state, policy } = input;
+  const { state, policy } = input;
+  // First, what only memory can tell about renewals (renewal-memory.ts): its own step.
+  const renewals = rememberRenewals({ report: input.report, observed: input.observed, state });
+  const observed = renewals.observed;
   // Snoozed and acknowledged findings stay in the report, marked, and are never announced; an
   // action that lapsed (expired, worse, changed, resolved) is dropped from the next state.
   const silencing = applyActions(
-    input.report,
+    renewals.report,
     actionsOf(state),
     Date.parse(input.report.now),
     normalizeDomainName,
@@ -433,6 +455,16 @@ export function compareWithState(input: CompareInput): CompareResult {
   };
   if (atOrAbove('critical', minSeverity))
     count(findings.filter(repeatDue).length, `critical repeated after ${policy.criticalRepeatHours} h`);
+  if (atOrAbove('critical', minSeverity))
+    count(
+      findings.filter(
+        (f) =>
+          isDomainFinding(f) &&
+          !silencing.silenced.has(f.domain_name) &&
+          lastDaysRepeatDue(f, state, nowMs, policy.criticalRepeatHours),
+      ).length,
+      'in the last days to restore, repeated daily',
+    );
   const oldProblems = new Set(state.problem_keys);
   count(problemKeys.filter((k) => !oldProblems.has(k)).length, 'new unreadable records');
   // A record that says quarantine but cannot be read is as critical as a quarantine finding:
@@ -572,6 +604,7 @@ const severity = z.enum(SEVERITIES);
 const findingKind = z.enum([
   'quarantine',
   'expired',
+  'renewal_failed',
   'expiring',
   'auto_renew_off',
   'contact_pending_validation',
@@ -596,6 +629,16 @@ const WatchedSchema = z.object({
   dns_hosted: z.boolean().nullable().optional(),
   auto_renew: z.boolean().nullable().optional(),
   dnssec: z.string().nullable().optional(),
+  premium_price: z
+    .object({ currency: z.string().max(3), amount: z.number() })
+    .nullable()
+    .optional(),
+  renewal: z
+    .object({
+      due: z.iso.datetime({ offset: true }).nullable(),
+      expiry: z.iso.datetime({ offset: true }),
+    })
+    .optional(),
 });
 /** One domain's memory, as a store keeps it. */
 export const DomainMemorySchema = z.object({
