@@ -195,7 +195,10 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'the audit trail of restores kept in the state store: every attempt, newest first',
     options: {
       json: { type: 'boolean', doc: 'print the entries as JSON' },
-      state: fromSetting('state', 'PATH|dynamodb:TABLE'),
+      state: {
+        ...fromSetting('state', 'PATH|dynamodb:TABLE'),
+        doc: 'the state store (file or table) the scans and the restore links use',
+      },
     },
   },
   {

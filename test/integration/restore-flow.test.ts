@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
 import { runCli } from '../support/cli';
@@ -169,8 +172,33 @@ describe('restore flow: sentinel serve + simulator', () => {
     expect(noConsent.code).toBe(2);
     expect(noConsent.stderr).toContain('only with the registrant’s consent; pass --consent with --yes');
     expect(stack.sim.domain(nl)?.status).toEqual(['quarantine']);
-    const consented = await runCli(['restore', nl, '--yes', '--consent'], stack.env);
+    const state = join(mkdtempSync(join(tmpdir(), 'restore-flow-')), 'state.json');
+    const consented = await runCli(['restore', nl, '--yes', '--consent', '--state', state], stack.env);
     expect(consented.code).toBe(0);
+    expect(stack.sim.domain(nl)?.status).toEqual(['registered']);
+    // The attempt is kept in the audit trail of the state it was given, as a link's would be.
+    const audit = JSON.parse((await runCli(['audit', '--json', '--state', state], stack.env)).stdout);
+    expect(audit.entries).toEqual([
+      expect.objectContaining({ domain: nl, outcome: 'restored', via: 'cli', key_id: null, client_ip: null }),
+    ]);
+  });
+
+  it('asks for the name typed and, for .nl, the registrant’s consent before restoring from the command line', async () => {
+    const nl = stack.quarantined.slice(5).filter((d) => d.endsWith('.nl'))[1] as string;
+    const questions: string[] = [];
+    const answers = [nl.toUpperCase(), 'n', nl, 'yes'];
+    const ask = async (question: string) => {
+      questions.push(question);
+      return answers.shift() ?? '';
+    };
+    const refused = await runCli(['restore', nl], stack.env, { ask });
+    expect(refused.stdout).toContain('not restored: the registrant’s consent was not confirmed');
+    expect(stack.sim.domain(nl)?.status).toEqual(['quarantine']);
+    const run = await runCli(['restore', nl], stack.env, { ask });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/restore by \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC \(\d+ days left\)/);
+    expect(questions[0]).toMatch(/^Type the domain name to restore it through /);
+    expect(questions[1]).toMatch(/^Did the registrant .* agree to this restore\?/);
     expect(stack.sim.domain(nl)?.status).toEqual(['registered']);
   });
 });
