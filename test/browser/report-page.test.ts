@@ -53,7 +53,9 @@ describe('report page in Chromium', () => {
     expect(quarantined.length).toBeGreaterThan(0);
     const deadline = page.locator('ul.deadlines li').first();
     await expect(deadline.textContent()).resolves.toMatch(
-      new RegExp(`^${displayDomain(quarantined[0]?.domain_name ?? '')}: (LAST DAYS: )?restore by \\d{1,2} \\w{3} \\d{4}, \\d+ days? left$`),
+      new RegExp(
+        `^${displayDomain(quarantined[0]?.domain_name ?? '')}: (LAST DAYS: )?restore by \\d{1,2} \\w{3} \\d{4}, \\d+ days? left$`,
+      ),
     );
     const box = await deadline.boundingBox();
     expect((box?.y ?? Number.POSITIVE_INFINITY) + (box?.height ?? 0)).toBeLessThanOrEqual(844);

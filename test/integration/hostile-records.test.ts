@@ -111,7 +111,9 @@ describe('text from the API cannot forge lines or pass for another name', () => 
     const run = await scanOf(domains, contacts, false);
     const sms = run.stdout.slice(run.stdout.indexOf('--- SMS')).split('\n');
     // Quarantines come first by days left to restore; the bidi override in the second name is a '?'.
-    expect(sms[1]).toMatch(/^domain-sentinel> 4 critical: xn--pypal-4ve\.com restore-by PASSED; bank\?gro\.nl /);
+    expect(sms[1]).toMatch(
+      /^domain-sentinel> 4 critical: xn--pypal-4ve\.com restore-by PASSED; bank\?gro\.nl /,
+    );
     expect(sms.slice(2).join('').trim()).toBe('');
   });
 
