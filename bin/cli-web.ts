@@ -1,5 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { openAuditTrail } from '../functions/adapters/audit-trail';
 import type { ProxyHandler } from '../functions/adapters/local-server';
 import { FolderReportStore, S3ReportStore } from '../functions/adapters/report-stores';
 import { EnvSecretSource } from '../functions/adapters/secrets';
@@ -12,6 +13,7 @@ import {
 import { createWebApp } from '../functions/adapters/web-app';
 import type { SilenceAction } from '../functions/core/action-decision';
 import { type ActionStore, acknowledgementOf, snoozeOf } from '../functions/core/actions';
+import type { AuditTrail } from '../functions/core/audit';
 import { classify } from '../functions/core/classify';
 import { ENV, loadScanSettings, parseSetting, settingsFromEnv } from '../functions/core/config';
 import { ConfigError, SentinelError } from '../functions/core/errors';
@@ -55,8 +57,25 @@ export function webAppForServe(
     secrets,
     actions: () => actionStoreFromEnv(env),
     reports: () => reportStoreFromEnv(env, stateFileOf(env)),
+    audit: () => auditTrailFor(undefined, env),
     log,
   });
+}
+
+/** The audit trail of the state store `--state` or STATE names; null when none is named. */
+export function auditTrailFor(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+  dynamodb?: () => DynamoDBClient,
+): AuditTrail | null {
+  const text = stateLocationText(flag, env);
+  if (text === undefined) return null;
+  const scope = parseSetting('resellerBaseUrl', env[ENV.resellerBaseUrl]);
+  return openAuditTrail(
+    parseStateLocation(text, flag !== undefined ? '--state' : ENV.state),
+    scope,
+    () => dynamodb?.() ?? dynamoDbClientFromEnv(env),
+  );
 }
 
 /** The path of the state file `STATE` names, if it names a file: the report folder is beside it. */

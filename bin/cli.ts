@@ -8,6 +8,7 @@ import { deliverAlert, runScanJob } from '../functions/adapters/scan-job';
 import { EnvSecretSource } from '../functions/adapters/secrets';
 import { DEFAULT_SNOOZE_DAYS, MAX_SNOOZE_DAYS } from '../functions/core/actions';
 import { renderDigest, renderSms, reportReaches, smsAsDelivered } from '../functions/core/alert';
+import { auditEntry, auditLine } from '../functions/core/audit';
 import { SEVERITIES, type Severity } from '../functions/core/classify';
 import {
   ENV,
@@ -20,7 +21,9 @@ import {
 } from '../functions/core/config';
 import { ConfigError, SentinelError } from '../functions/core/errors';
 import { domainNameProblem, signRestoreLink } from '../functions/core/links';
+import { restoreDeadline, tldOf } from '../functions/core/quarantine-periods';
 import { ResellerClient } from '../functions/core/reseller-client';
+import { needsConsent, typedNameMatches } from '../functions/core/restore';
 import { parseRfc3339 } from '../functions/core/schemas';
 import { normalizeDomainName } from '../functions/core/text';
 import {
@@ -31,7 +34,7 @@ import {
 import { SEARCH_SEMANTICS, type SearchSemantics } from '../functions/simulator/search';
 import { type Fault, startSimulator } from '../functions/simulator/server';
 import { scanWithState, stateCommand, stateLocationText } from './cli-state';
-import { reportStoreFromEnv, silenceCommand, webAppForServe } from './cli-web';
+import { auditTrailFor, reportStoreFromEnv, silenceCommand, webAppForServe } from './cli-web';
 import { type CommandSpec, commandSpec, parseOptionsOf, renderHelp } from './commands';
 import { tryAlertsCommand } from './try-alerts';
 
@@ -80,6 +83,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         return await snoozeCommand(rest, io);
       case 'ack':
         return await ackCommand(rest, io);
+      case 'audit':
+        return await auditCommand(rest, io);
       case 'state': {
         // The table's parser first, so an unknown flag is refused here as for every command.
         const { values, positionals } = parse('state', rest);
@@ -409,6 +414,17 @@ async function restoreCommand(args: readonly string[], io: CliIo): Promise<numbe
   const domain = domainArgument(positionals, 'restore');
   const settings = loadScanSettings(settingsFromEnv(io.env));
   const apiKey = new EnvSecretSource(io.env).apiKeyNow();
+  const trail = auditTrailFor(str(values.state), io.env, io.dynamodb);
+  const consentNeeded = needsConsent(domain);
+  // Asked before anything is looked up, so a script missing a flag fails at once (exit 2).
+  if (values.yes === true && consentNeeded && values.consent !== true)
+    throw new UsageError(
+      `${domain}: the registry restores a .${tldOf(domain)} name only with the registrant’s consent; pass --consent with --yes once the registrant agreed`,
+    );
+  if (values.yes !== true && !io.ask)
+    throw new UsageError(
+      `not asking on a non-interactive terminal; pass --yes${consentNeeded ? ' --consent' : ''} to restore without asking`,
+    );
   const client = new ResellerClient({
     baseUrl: settings.resellerBaseUrl,
     apiKey,
@@ -422,30 +438,80 @@ async function restoreCommand(args: readonly string[], io: CliIo): Promise<numbe
       `${domain} is not in quarantine (already restored?): its status is ${found.status.join(', ') || 'unknown'}`,
     );
   }
-  if (values.yes !== true) {
-    if (!io.ask)
-      throw new UsageError('not asking on a non-interactive terminal; pass --yes to restore without asking');
-    const answer = await io.ask(
-      `Restore ${domain} from quarantine through ${settings.resellerBaseUrl}? [y/N] `,
-    );
-    if (!/^y(es)?$/i.test(answer.trim())) {
-      io.stdout('not restored\n');
+  const now = Date.now();
+  const deadline = restoreDeadline(found.domain_name, found.date_deleted, now, settings.quarantineDays);
+  io.stdout(
+    `${domain} is in quarantine; ${deadline.known ? `restore by ${deadline.restore_by.replace('T', ' ').slice(0, 16)} UTC (${deadline.days_to_restore} days left)` : `restore deadline unknown: ${deadline.reason}`}.\n` +
+      'A restore is a paid action: the reseller charges for it, and its API does not state the price.\n',
+  );
+  if (values.yes !== true && io.ask) {
+    const typed = await io.ask(`Type the domain name to restore it through ${settings.resellerBaseUrl}: `);
+    if (!typedNameMatches(typed, domain)) {
+      io.stdout(`not restored: the name typed is not ${domain}\n`);
       return EXIT.ok;
     }
+    if (consentNeeded && values.consent !== true) {
+      const agreed = await io.ask(
+        `Did the registrant (the holder when it was cancelled) agree to this restore? The registry restores a .${tldOf(domain)} name only with the registrant’s consent. [y/N] `,
+      );
+      if (!/^y(es)?$/i.test(agreed.trim())) {
+        io.stdout('not restored: the registrant’s consent was not confirmed\n');
+        return EXIT.ok;
+      }
+    }
   }
-  const answer = await client.restoreDomain(found.domain_name);
+  const keep = async (outcome: string) => {
+    if (!trail) return;
+    await trail.recordAudit(
+      auditEntry({ at: now, domain, outcome, status: 0, via: 'cli', userAgent: 'sentinel restore' }),
+    );
+  };
+  let answer: Awaited<ReturnType<ResellerClient['restoreDomain']>>;
+  try {
+    answer = await client.restoreDomain(found.domain_name);
+  } catch (error) {
+    await keep(`failed: ${(error as Error).name}`);
+    throw error;
+  }
   if (answer.status !== 204) {
     // Not the documented success (a 202, a 200 carrying an error): only the domain's status tells.
-    const now = await client.findDomain(domain);
-    if (!now || now.status.includes('quarantine')) {
+    const after = await client.findDomain(domain);
+    if (!after || after.status.includes('quarantine')) {
+      await keep('not_restored');
       throw new SentinelError(
-        `${domain} was NOT restored: the reseller answered the restore with HTTP ${answer.status}, not the documented 204, and ${now ? 'the domain is still in quarantine' : 'the domain is no longer found'}`,
+        `${domain} was NOT restored: the reseller answered the restore with HTTP ${answer.status}, not the documented 204, and ${after ? 'the domain is still in quarantine' : 'the domain is no longer found'}`,
       );
     }
+    await keep('restored');
     io.stdout(`restored ${domain} (confirmed by a fresh look-up)\n`);
     return EXIT.ok;
   }
+  await keep('restored');
   io.stdout(`restored ${domain}\n`);
+  return EXIT.ok;
+}
+
+/** `sentinel audit [--json] [--state …]`: the restore attempts the state store keeps, newest first. */
+async function auditCommand(args: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parse('audit', args);
+  if (positionals.length) throw new UsageError(`audit takes no arguments (got ${positionals.join(' ')})`);
+  const trail = auditTrailFor(str(values.state), io.env, io.dynamodb);
+  if (!trail)
+    throw new ConfigError(
+      `audit reads the trail from the state store the scans and links use: pass --state PATH|dynamodb:TABLE or set ${ENV.state}`,
+    );
+  const entries = await trail.listAudit();
+  if (values.json === true) {
+    io.stdout(`${JSON.stringify({ location: trail.location, entries }, null, 2)}\n`);
+    return EXIT.ok;
+  }
+  if (entries.length === 0) {
+    io.stdout(`no restore attempts in ${trail.location}\n`);
+    return EXIT.ok;
+  }
+  io.stdout(
+    `${entries.length} restore attempt${entries.length === 1 ? '' : 's'} in ${trail.location}, newest first:\n${entries.map(auditLine).join('\n')}\n`,
+  );
   return EXIT.ok;
 }
 

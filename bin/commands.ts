@@ -180,8 +180,30 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'restore',
     args: '<domain>',
-    summary: 'restore a domain from quarantine now, through the reseller API',
-    options: { yes: { type: 'boolean', doc: 'do not ask first' } },
+    summary:
+      'restore a domain from quarantine now, through the reseller API (a paid action): asks for the name typed, and for .nl the registrant’s consent',
+    options: {
+      yes: { type: 'boolean', doc: 'do not ask to type the name' },
+      consent: {
+        type: 'boolean',
+        doc: 'the registrant agreed to the restore (needed with --yes for .nl: SIDN restores only with the registrant’s consent)',
+      },
+      state: {
+        ...fromSetting('state', 'PATH|dynamodb:TABLE'),
+        doc: 'keep the attempt in this state store’s audit trail (as the restore link does)',
+      },
+    },
+  },
+  {
+    name: 'audit',
+    summary: 'the audit trail of restores kept in the state store: every attempt, newest first',
+    options: {
+      json: { type: 'boolean', doc: 'print the entries as JSON' },
+      state: {
+        ...fromSetting('state', 'PATH|dynamodb:TABLE'),
+        doc: 'the state store (file or table) the scans and the restore links use',
+      },
+    },
   },
   {
     name: 'snooze',

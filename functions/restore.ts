@@ -37,6 +37,12 @@ export const handler = createWebApp({
     );
   },
   reports: () => reports,
+  // Restore attempts are kept in the state table, in the account's partition.
+  audit: () => {
+    if (!table || !dynamodb) return null;
+    const scope = parseSetting('resellerBaseUrl', process.env[ENV.resellerBaseUrl]);
+    return new DynamoDbStateStore({ client: dynamodb, tableName: table, scope });
+  },
   // Powertools writes the level itself (and reserves the key): the entry's decides which call.
   log: (message, { level, ...entry }) =>
     level === 'error' ? logger.error(message, entry) : logger.info(message, entry),

@@ -59,6 +59,15 @@ export const StackConfigSchema = z.object({
   ),
   opsEmails: list(z.email('must be e-mail addresses')),
   accountLabel: SETTINGS.accountLabel.schema,
+  /** QUARANTINE_DAYS as the functions take it (`nl=40,shop=30`), checked with the functions' own parser. */
+  quarantineDays: z
+    .string()
+    .superRefine((text, ctx) => {
+      const parsed = SETTINGS.quarantineDays.schema.safeParse(text);
+      if (!parsed.success)
+        ctx.addIssue({ code: 'custom', message: parsed.error.issues[0]?.message ?? 'is invalid' });
+    })
+    .optional(),
   /**
    * Reserved concurrency of the scan function (1 = never two scans at once). Opt-in: Lambda keeps a
    * minimum of unreserved concurrency (100, or all of it on a new account whose quota is 10), so

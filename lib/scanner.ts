@@ -35,6 +35,8 @@ export interface ScannerProps {
   readonly scanMode?: ScanMode;
   /** Name of the account in subjects, digests and SMS. @default - none */
   readonly accountLabel?: string;
+  /** Restore periods by TLD over the built-in table, as QUARANTINE_DAYS takes them (`nl=40,shop=30`). @default - the table only */
+  readonly quarantineDays?: string;
   /**
    * Reserved concurrency of the function; 1 makes Lambda throttle a second scan (the async queue
    * retries it later). @default - none: new accounts cannot reserve any (see README, Deploying)
@@ -109,6 +111,7 @@ function scanEnvironment(props: ScannerProps): Record<string, string> {
     [ENV.minSeverity, props.minSeverity],
     [ENV.scanMode, props.scanMode],
     [ENV.accountLabel, props.accountLabel],
+    [ENV.quarantineDays, props.quarantineDays],
   ];
   return {
     [ENV.resellerBaseUrl]: props.resellerBaseUrl,

@@ -70,6 +70,7 @@ export class DomainSentinelStack extends Stack {
       resellerBaseUrl: config.resellerBaseUrl,
       expiryDays: config.expiryDays,
       criticalDays: config.criticalDays,
+      quarantineDays: config.quarantineDays,
     });
     apiKey.grantRead(this.web.fn, ENV.apiKeyParameter);
     signingKey.grantRead(this.web.fn, ENV.linkSigningKeyParameter);
@@ -85,6 +86,7 @@ export class DomainSentinelStack extends Stack {
       minSeverity: config.minSeverity,
       scanMode: config.scanMode,
       accountLabel: config.accountLabel,
+      quarantineDays: config.quarantineDays,
       reservedConcurrency: config.scanReservedConcurrency,
     });
     apiKey.grantRead(this.scan.fn, ENV.apiKeyParameter);

@@ -17,6 +17,8 @@ export interface WebApiProps {
    */
   readonly expiryDays: number;
   readonly criticalDays: number;
+  /** QUARANTINE_DAYS, so the restore page shows the restore-by date the scan reports. @default - the table only */
+  readonly quarantineDays?: string;
   /** Requests per second across the API; a few humans clicking links. @default 2 */
   readonly rateLimit?: number;
   /** @default 5 */
@@ -48,6 +50,7 @@ export class WebApi extends Construct {
         [ENV.resellerBaseUrl]: props.resellerBaseUrl,
         [ENV.expiryDays]: String(props.expiryDays),
         [ENV.criticalDays]: String(props.criticalDays),
+        ...(props.quarantineDays ? { [ENV.quarantineDays]: props.quarantineDays } : {}),
       },
     });
 

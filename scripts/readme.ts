@@ -231,8 +231,14 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
   });
   const linkEnv = { ...scanEnv, LINK_SIGNING_KEY: TRY_SIGNING_KEY, LINK_BASE_URL: serve.url };
   const link = (await run(['link', restoreDomain], linkEnv)).trim();
+  // What the confirmation page's form sends: the name typed, and the registrant's consent (.nl).
+  const confirmation = `confirm_domain=${restoreDomain}&registrant_consent=yes`;
   const restored = await (
-    await fetch(link, { method: 'POST', headers: { accept: 'application/json' } })
+    await fetch(link, {
+      method: 'POST',
+      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+      body: confirmation,
+    })
   ).text();
   await serve.close();
   await sim.close();
@@ -325,7 +331,7 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
         output(mask(atPort(link, serve.url, SERVE_PORT), ['link'])),
         '',
         runnable(
-          `curl -s -X POST -H 'Accept: application/json' -w '\\n' "$(npm run -s sentinel -- link ${restoreDomain})"`,
+          `curl -s -H 'Accept: application/json' -d '${confirmation}' -w '\\n' "$(npm run -s sentinel -- link ${restoreDomain})"`,
         ),
         output(restored),
       ].join('\n'),

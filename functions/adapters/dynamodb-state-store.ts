@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import {
   type AttributeValue,
   BatchWriteItemCommand,
@@ -10,6 +11,7 @@ import {
   UpdateItemCommand,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
+import { AUDIT_MAX_ENTRIES, type AuditEntry, type AuditTrail, parseAuditEntries } from '../core/audit';
 import { ConfigError } from '../core/errors';
 import {
   ContactMemorySchema,
@@ -28,6 +30,12 @@ import { META_SORT_KEY, STATE_TABLE_DEFINITION } from './state-table-definition'
 const { partitionKey: PK, sortKey: SK } = STATE_TABLE_DEFINITION;
 const DOMAIN_PREFIX = 'domain#';
 const CONTACT_PREFIX = 'contact#';
+/**
+ * Restore attempts: `audit#<ISO time>#<random>` in the account's partition, the entry in attribute
+ * `a`. load() reads only items with `m`, and save() writes and deletes only those, so the trail
+ * never takes part in a scan's state.
+ */
+const AUDIT_PREFIX = 'audit#';
 /** BatchWriteItem's limit per call. */
 const BATCH = 25;
 const UNPROCESSED_RETRIES = 8;
@@ -99,7 +107,7 @@ export interface DynamoDbStateStoreOptions {
  * lease. Only the lease holder writes items; the last write moves the generation on and releases
  * the lease, conditional on still holding it.
  */
-export class DynamoDbStateStore implements StateStore {
+export class DynamoDbStateStore implements StateStore, AuditTrail {
   readonly location: string;
   private readonly client: DynamoDBClient;
   private readonly table: string;
@@ -261,7 +269,66 @@ export class DynamoDbStateStore implements StateStore {
     }
   }
 
-  /** Deletes this account's state (every item of its partition); returns how many items went. */
+  /**
+   * Adds a restore attempt as an item of its own (an UpdateItem: the actions the state store is
+   * granted), then deletes the oldest beyond AUDIT_MAX_ENTRIES.
+   */
+  async recordAudit(entry: AuditEntry): Promise<void> {
+    const sk = `${AUDIT_PREFIX}${entry.at}#${randomBytes(4).toString('hex')}`;
+    await this.wrap('keep the restore attempt', () =>
+      this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: this.key(sk),
+          UpdateExpression: 'SET a = :a',
+          ExpressionAttributeValues: { ':a': { S: JSON.stringify(entry) } },
+        }),
+      ),
+    );
+    const keys: Array<Record<string, AttributeValue>> = [];
+    for await (const item of this.auditItems(true)) keys.push(item);
+    const old = keys.slice(AUDIT_MAX_ENTRIES).map((Key): WriteRequest => ({ DeleteRequest: { Key } }));
+    for (let i = 0; i < old.length; i += BATCH) await this.batchWrite(old.slice(i, i + BATCH));
+  }
+
+  /** The restore attempts kept, newest first; an item that does not parse is left out. */
+  async listAudit(): Promise<AuditEntry[]> {
+    const values: unknown[] = [];
+    for await (const item of this.auditItems(false)) {
+      try {
+        values.push(JSON.parse(item.a?.S ?? ''));
+      } catch {
+        // Not JSON: not an entry this tool wrote; left out.
+      }
+      if (values.length >= AUDIT_MAX_ENTRIES) break;
+    }
+    return parseAuditEntries(values);
+  }
+
+  /** The audit items of this account, newest first (only the keys when `keysOnly`). */
+  private async *auditItems(keysOnly: boolean): AsyncGenerator<Record<string, AttributeValue>> {
+    let startKey: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.wrap('read the audit trail', () =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+            ExpressionAttributeNames: { '#pk': PK.name, '#sk': SK.name },
+            ExpressionAttributeValues: { ':pk': { S: this.scope }, ':prefix': { S: AUDIT_PREFIX } },
+            ...(keysOnly ? { ProjectionExpression: '#pk, #sk' } : {}),
+            ScanIndexForward: false,
+            ConsistentRead: true,
+            ExclusiveStartKey: startKey,
+          }),
+        ),
+      );
+      yield* page.Items ?? [];
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+  }
+
+  /** Deletes this account's state and audit trail (every item of its partition); returns how many items went. */
   async clear(): Promise<number> {
     const keys: WriteRequest[] = [];
     for await (const item of this.partitionItems(true)) keys.push({ DeleteRequest: { Key: item } });

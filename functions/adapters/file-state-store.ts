@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, readlink, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { AUDIT_MAX_ENTRIES, type AuditEntry, type AuditTrail, parseAuditEntries } from '../core/audit';
 import { EMPTY_STATE, parseState, type ScanState, StateConflictError, StateError } from '../core/state';
 import { type Lease, leaseHolds, type StateStore, type StoredState } from './state-store';
 
@@ -14,6 +15,8 @@ interface FileContent {
   readonly generation: number;
   readonly lease: Lease | null;
   readonly state: ScanState;
+  /** The restore attempts, newest first (functions/core/audit.ts); absent until the first. */
+  readonly audit?: readonly AuditEntry[];
 }
 
 export interface FileStateStoreOptions {
@@ -30,7 +33,7 @@ export interface FileStateStoreOptions {
  * old file or the new one, never half of either. Read-check-write runs under an exclusive lock
  * file (O_EXCL), so concurrent savers take turns and the generation check holds between processes.
  */
-export class FileStateStore implements StateStore {
+export class FileStateStore implements StateStore, AuditTrail {
   readonly location: string;
   private readonly requested: string;
   private resolved: Promise<string> | undefined;
@@ -69,6 +72,7 @@ export class FileStateStore implements StateStore {
         generation,
         lease,
         state: current?.state ?? EMPTY_STATE,
+        ...(current?.audit ? { audit: current.audit } : {}),
       });
     });
   }
@@ -84,6 +88,7 @@ export class FileStateStore implements StateStore {
         generation: loaded.generation + 1,
         lease: null,
         state,
+        ...(current?.audit ? { audit: current.audit } : {}),
       });
     });
   }
@@ -96,7 +101,27 @@ export class FileStateStore implements StateStore {
     });
   }
 
-  /** Deletes the state file; returns false when there was none. */
+  /**
+   * Adds a restore attempt to the trail in the same file, newest first, the oldest dropped beyond
+   * AUDIT_MAX_ENTRIES. Under the file's lock, but outside the generation protocol: an attempt is
+   * kept whatever a scan is doing, and changes nothing a scan decides on.
+   */
+  async recordAudit(entry: AuditEntry): Promise<void> {
+    await this.locked(async () => {
+      const current = await this.read();
+      await this.write({
+        ...(current ?? { format: 'domain-sentinel-state', generation: 0, lease: null, state: EMPTY_STATE }),
+        audit: [entry, ...(current?.audit ?? [])].slice(0, AUDIT_MAX_ENTRIES),
+      });
+    });
+  }
+
+  /** The restore attempts kept, newest first. */
+  async listAudit(): Promise<AuditEntry[]> {
+    return [...((await this.read())?.audit ?? [])];
+  }
+
+  /** Deletes the state file (the audit trail in it too); returns false when there was none. */
   async clear(): Promise<boolean> {
     return this.locked(async () => {
       const existed = (await this.read()) !== null;
@@ -152,6 +177,8 @@ export class FileStateStore implements StateStore {
       generation: content.generation,
       lease,
       state: parseState(content.state, this.location),
+      // An entry that does not parse (a hand-edited file) is left out; the state is still read.
+      ...(Array.isArray(content.audit) ? { audit: parseAuditEntries(content.audit) } : {}),
     };
   }
 

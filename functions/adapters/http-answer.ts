@@ -70,3 +70,35 @@ export function requestLogFields(
     userAgent: userAgent === undefined ? undefined : safeText(userAgent.slice(0, 300)),
   };
 }
+
+/** A form larger than this is read as empty: no confirmation form comes near it. */
+export const MAX_FORM_CHARS = 16_384;
+
+/**
+ * The form of a POST: urlencoded (a page's form) or a JSON object (programs), values as strings;
+ * anything else, or anything too large, is an empty form.
+ */
+export function readForm(
+  event: APIGatewayProxyEvent,
+  contentType: string | undefined,
+): Record<string, string> {
+  if (
+    !event.body ||
+    event.body.length > (event.isBase64Encoded ? (MAX_FORM_CHARS * 4) / 3 + 4 : MAX_FORM_CHARS)
+  )
+    return {};
+  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  if (/application\/json/i.test(contentType ?? '')) {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+        return Object.fromEntries(
+          Object.entries(parsed).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+        );
+    } catch {
+      // Not JSON: no form at all, so nothing is confirmed.
+    }
+    return {};
+  }
+  return Object.fromEntries(new URLSearchParams(text));
+}

@@ -1,11 +1,13 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { loadRestoreSettings, type RawSettings } from '../core/config';
+import { type AuditTrail, auditEntry } from '../core/audit';
+import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/config';
+import type { QuarantineOverrides } from '../core/quarantine-periods';
 import { ResellerClient } from '../core/reseller-client';
 import { decideRestore, type RestoreOutcome, type RestorePort } from '../core/restore';
 import { renderConfirmPage, renderMessagePage } from '../core/restore-page';
 import type { SecretSource } from '../core/secrets';
 import { normalizeDomainName } from '../core/text';
-import { answer, lowerCaseKeys, requestLogFields, wantsJson } from './http-answer';
+import { answer, lowerCaseKeys, readForm, requestLogFields, wantsJson } from './http-answer';
 
 /**
  * The HTTP mapping of the restore decision (functions/core/restore.ts): an API Gateway proxy event
@@ -27,6 +29,11 @@ export interface RestoreDeps {
    * @default 10 000 ms
    */
   readonly resellerBudgetMs?: number;
+  /**
+   * Where every restore attempt (a POST on a valid link) and its outcome is kept: the state store.
+   * Absent or null, attempts are only logged.
+   */
+  readonly audit?: () => AuditTrail | null | Promise<AuditTrail | null>;
 }
 
 export interface RestoreLogEntry {
@@ -47,22 +54,74 @@ export function createRestoreHandler(deps: RestoreDeps) {
     const domain = event.pathParameters?.domain ?? '';
     const headers = lowerCaseKeys(event.headers);
 
+    const token = event.queryStringParameters ?? {};
+    const now = clock();
     const outcome = await decideRestore({
       method,
       domain,
-      token: event.queryStringParameters ?? {},
-      now: clock(),
+      token,
+      now,
       signingKeys: () => deps.secrets.signingKeys(),
       reseller: () => resellerPort(deps),
+      form: method === 'POST' ? readForm(event, headers['content-type']) : {},
+      quarantineDays: quarantineDaysOf(deps),
     });
+    const request = requestLogFields(event, headers, method, domain);
     deps.log({
-      ...requestLogFields(event, headers, method, domain),
+      ...request,
       outcome: outcome.kind,
       status: outcome.status,
       ...(outcome.detail ? { detail: outcome.detail } : {}),
     });
+    if (outcome.attempt) await keepAttempt(deps, request, outcome, token.kid, now);
     return respond(method, domain, outcome, wantsJson(headers));
   };
+}
+
+/**
+ * Keeps the attempt in the audit trail. The restore's outcome stands whatever happens here: a
+ * domain restored must not be reported as failed because the trail could not be written, so a
+ * failure is logged (at error level: status 500) with the attempt it could not keep.
+ */
+async function keepAttempt(
+  deps: RestoreDeps,
+  request: ReturnType<typeof requestLogFields>,
+  outcome: RestoreOutcome,
+  keyId: string | undefined,
+  now: number,
+): Promise<void> {
+  try {
+    const trail = await deps.audit?.();
+    if (!trail) return;
+    await trail.recordAudit(
+      auditEntry({
+        at: now,
+        domain: request.domain,
+        outcome: outcome.kind,
+        status: outcome.status,
+        via: 'web',
+        keyId: keyId ?? null,
+        clientIp: request.sourceIp ?? null,
+        userAgent: request.userAgent ?? null,
+      }),
+    );
+  } catch (error) {
+    deps.log({
+      ...request,
+      outcome: 'audit_failed',
+      status: 500,
+      detail: `the restore attempt (${outcome.kind}, HTTP ${outcome.status}) could not be kept in the audit trail: ${(error as Error).name}: ${(error as Error).message}`,
+    });
+  }
+}
+
+/** QUARANTINE_DAYS for the confirmation page's restore-by date; a bad value shows it as unknown rather than block a restore. */
+function quarantineDaysOf(deps: RestoreDeps): QuarantineOverrides | undefined {
+  try {
+    return parseSetting('quarantineDays', deps.settings().quarantineDays);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The reseller as the decision sees it, built per request with a bounded time for its calls. */

@@ -54,7 +54,11 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
   const report = await scanAccount({
     client,
     now: input.now,
-    policy: { expiryDays: settings.expiryDays, criticalDays: settings.criticalDays },
+    policy: {
+      expiryDays: settings.expiryDays,
+      criticalDays: settings.criticalDays,
+      quarantineDays: settings.quarantineDays,
+    },
     mode: input.observe ? 'full' : settings.scanMode,
     ...(input.observe ? { observe: input.observe } : {}),
     ...(restoreLinkFor ? { restoreLinkFor } : {}),

@@ -1,4 +1,5 @@
 import type { ActionStore } from '../core/actions';
+import type { AuditTrail } from '../core/audit';
 import type { RawSettings } from '../core/config';
 import { ConfigError } from '../core/errors';
 import type { ReportStore } from '../core/report-store';
@@ -16,6 +17,8 @@ export interface WebAppDeps {
   readonly actions: () => ActionStore | null | Promise<ActionStore | null>;
   /** Where the latest report is kept; null when none is configured. */
   readonly reports: () => ReportStore | null;
+  /** The audit trail of restores (the state store); absent or null when none is configured. */
+  readonly audit?: () => AuditTrail | null | Promise<AuditTrail | null>;
   /**
    * One structured line per request; never a secret or a signature. Each entry carries `level`:
    * `error` for an answer of 500 or more (the ops alarm watches those), else `info`.
@@ -36,7 +39,11 @@ export function createWebApp(deps: WebAppDeps): ProxyHandler {
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
   };
   return createWebHandler({
-    restore: createRestoreHandler({ ...common, log: (entry) => log('restore attempt', { ...entry }) }),
+    restore: createRestoreHandler({
+      ...common,
+      ...(deps.audit ? { audit: deps.audit } : {}),
+      log: (entry) => log('restore attempt', { ...entry }),
+    }),
     action: createActionHandler({
       ...common,
       store: async () => {
@@ -52,6 +59,7 @@ export function createWebApp(deps: WebAppDeps): ProxyHandler {
     view: createViewHandler({
       secrets: deps.secrets,
       reports: deps.reports,
+      ...(deps.audit ? { audit: deps.audit } : {}),
       accountLabel: () => deps.settings().accountLabel || undefined,
       ...(deps.clock ? { clock: deps.clock } : {}),
       log: (entry) => log(`${entry.action} view`, { ...entry }),

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { AuditEntry, AuditTrail } from '../core/audit';
 import { CALENDAR_CONTENT_TYPE, renderCalendar } from '../core/calendar';
 import type { ReadOnlyAction } from '../core/links';
 import { REPORT_PAGE_HEADERS, renderReportPage } from '../core/report-page';
@@ -36,6 +37,8 @@ export interface ViewDeps {
   readonly accountLabel?: () => string | undefined;
   /** @default Date.now */
   readonly clock?: () => number;
+  /** The restore attempts the report page lists; absent, the page has no such section. */
+  readonly audit?: () => AuditTrail | null | Promise<AuditTrail | null>;
 }
 
 /** Resources of the API, as API Gateway names them in `event.resource`. */
@@ -63,7 +66,8 @@ export function createViewHandler(deps: ViewDeps) {
     });
     // Rendered before the log line, so the log says what was answered (a report that fails to
     // render is a 503, not the 200 it was decided as).
-    const { outcome, result } = render(action, method, decided, event, deps.accountLabel?.());
+    const audit = decided.kind === 'show' && action === 'report' ? await auditFor(deps) : undefined;
+    const { outcome, result } = render(action, method, decided, event, deps.accountLabel?.(), audit);
     deps.log({
       action,
       method: method.slice(0, 16),
@@ -83,15 +87,16 @@ function render(
   outcome: ViewOutcome,
   event: APIGatewayProxyEvent,
   label: string | undefined,
+  audit: AuditEntry[] | null | undefined,
 ): { outcome: ViewOutcome; result: APIGatewayProxyResult } {
   if (outcome.kind === 'show') {
     try {
-      return { outcome, result: showReport(action, outcome.report, event, label) };
+      return { outcome, result: showReport(action, outcome.report, event, label, audit) };
     } catch (error) {
       const failed = unreadableReport(
         `rendering the report failed: ${(error as Error).name}: ${(error as Error).message}`,
       );
-      return render(action, method, failed, event, label);
+      return render(action, method, failed, event, label, audit);
     }
   }
   const headers: Record<string, string> = {
@@ -111,6 +116,7 @@ function showReport(
   report: Report,
   event: APIGatewayProxyEvent,
   label: string | undefined,
+  audit: AuditEntry[] | null | undefined,
 ): APIGatewayProxyResult {
   if (action === 'calendar') {
     return {
@@ -132,8 +138,19 @@ function showReport(
       token: query,
       ...(query.q !== undefined ? { query: query.q } : {}),
       ...(label ? { accountLabel: label } : {}),
+      ...(audit !== undefined ? { audit } : {}),
     }),
   };
+}
+
+/** The audit trail's entries for the report page: undefined without a trail, null when it cannot be read. */
+async function auditFor(deps: ViewDeps): Promise<AuditEntry[] | null | undefined> {
+  try {
+    const trail = await deps.audit?.();
+    return trail ? await trail.listAudit() : undefined;
+  } catch {
+    return null;
+  }
 }
 
 /** Routes an event to the handler of its resource; anything else is 404 with the same security headers. */

@@ -51,7 +51,7 @@ export interface DomainActions {
 }
 
 const severitySchema = z.enum(['info', 'warning', 'critical']);
-const kindSchema = z.enum(['quarantine', 'expired', 'expiring', 'auto_renew_off']);
+const kindSchema = z.enum(['quarantine', 'expired', 'renewal_failed', 'expiring', 'auto_renew_off']);
 /** A domain's actions as a state store keeps them. */
 export const DomainActionsSchema = z.object({
   snooze: z
@@ -90,8 +90,9 @@ export interface ActionStore {
 const KIND_RANK: Readonly<Record<DomainFindingKind, number>> = {
   auto_renew_off: 0,
   expiring: 1,
-  expired: 2,
-  quarantine: 3,
+  renewal_failed: 2,
+  expired: 3,
+  quarantine: 4,
 };
 
 /** True when `finding` is worse than it was: a higher severity, or further down the road to loss. */

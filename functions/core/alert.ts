@@ -8,9 +8,11 @@ import {
   severityRank,
 } from './classify';
 import { changeMarker, renderChangesSection, renderResolvedSection } from './digest-changes';
+import { LAST_DAYS } from './quarantine-periods';
 import type { Problem } from './reseller-client';
-import type { Report } from './scan';
-import { displayDomain, normalizeDomainName, plural, safeText } from './text';
+import type { RenewalCosts, Report } from './scan';
+import type { DomainPrice } from './schemas';
+import { displayDomain, formatAmount, normalizeDomainName, plural, safeText } from './text';
 
 /**
  * What a scan says to people and programs: the e-mail digest, the SMS, and the one SNS message
@@ -83,10 +85,14 @@ export function describeDomainFinding(f: DomainFinding, now: string, day: (iso: 
     case 'quarantine': {
       // The record says when the domain was cancelled only in date_deleted; the expiry date is no
       // stand-in (a domain cancelled early would read "since" a date still to come).
-      if (!f.date_deleted) return `in quarantine (since when not given; expiry date ${day(f.date_expiry)})`;
+      const deadline = restoreDeadlineText(f, day);
+      if (!f.date_deleted)
+        return `in quarantine (since when not given; expiry date ${day(f.date_expiry)}); ${deadline}`;
       const days = Math.max(0, Math.floor((Date.parse(now) - Date.parse(f.date_deleted)) / DAY_MS));
-      return `in quarantine since ${day(f.date_deleted)}, ${plural(days, 'day')}`;
+      return `in quarantine since ${day(f.date_deleted)}, ${plural(days, 'day')}; ${deadline}`;
     }
+    case 'renewal_failed':
+      return `auto-renew is on but the renewal due on ${day(f.date_renewal ?? f.date_expiry)} did not happen: check the account's balance and payment method; expires ${day(f.date_expiry)} ${f.days_left === 0 ? 'within a day' : `in ${plural(f.days_left, 'day')}`}`;
     case 'expired':
       return `expired ${day(f.date_expiry)}, ${f.days_left >= -1 ? 'within the last day' : `${-f.days_left} days ago`}, ${renew}`;
     case 'expiring': {
@@ -96,6 +102,66 @@ export function describeDomainFinding(f: DomainFinding, now: string, day: (iso: 
     case 'auto_renew_off':
       return `expires ${day(f.date_expiry)} in ${plural(f.days_left, 'day')}, ${renew}`;
   }
+}
+
+/**
+ * The restore deadline of a quarantine finding in words: "restore by 2 Dec 2026, 9 days left";
+ * "LAST DAYS: …" in the last week; past, critically; unknown, with the reason.
+ */
+export function restoreDeadlineText(f: DomainFinding, day: (iso: string) => string): string {
+  const left = f.days_to_restore;
+  if (!f.restore_by || typeof left !== 'number')
+    return `restore deadline unknown${f.restore_deadline_unknown ? ` (${safeText(f.restore_deadline_unknown)})` : ''}`;
+  if (left < 0)
+    return `its restore-by date ${day(f.restore_by)} has PASSED (${plural(-left, 'day')} ago) and it is still listed: the registry may release it at any moment; restore it now or check it in the reseller's control panel`;
+  const when = `restore by ${day(f.restore_by)}, ${left === 0 ? 'the last day' : `${plural(left, 'day')} left`}`;
+  return left <= LAST_DAYS ? `LAST DAYS: ${when}` : when;
+}
+
+/** `premium, EUR 400` or `custom price (amount not stated)`. */
+export function priceText(price: DomainPrice): string {
+  const kind = price.kind === 'premium' ? 'premium' : 'custom price';
+  return price.currency !== undefined && price.amount !== undefined
+    ? `${kind}, ${price.currency} ${formatAmount(price.amount)}`
+    : `${kind} (amount not stated by the API)`;
+}
+
+/** "3 premium renewals due in 30 days: EUR 1 240": the totals line of the digest and the report page. */
+export function renewalCostLine(costs: RenewalCosts): string {
+  const count = costs.premium + costs.custom;
+  const kinds =
+    costs.custom === 0
+      ? `${plural(costs.premium, 'premium renewal')}`
+      : costs.premium === 0
+        ? `${plural(costs.custom, 'custom-priced renewal')}`
+        : `${costs.premium} premium and ${costs.custom} custom-priced renewals`;
+  const sums = costs.totals.map((t) => `${t.currency} ${formatAmount(t.amount)}`).join('; ');
+  const unpriced = costs.unpriced ? ` (${costs.unpriced} of ${count} without a stated price)` : '';
+  return `${kinds} due in ${costs.window_days} days: ${sums || 'no price stated'}${unpriced}`;
+}
+
+/** The digest's section on what renewals will cost: the totals, then each priced renewal due. */
+function renewalCostLines(report: Report, day: (iso: string) => string, limit: number): string[] {
+  const costs = report.renewal_costs;
+  if (!costs) return [];
+  const now = Date.parse(report.now);
+  const due = report.findings.filter(
+    (f): f is DomainFinding =>
+      isDomainFinding(f) &&
+      f.price !== undefined &&
+      (f.kind === 'expiring' || f.kind === 'renewal_failed') &&
+      Date.parse(f.date_expiry) > now &&
+      Date.parse(f.date_expiry) <= now + costs.window_days * DAY_MS,
+  );
+  const out = [`RENEWAL COSTS: ${renewalCostLine(costs)}`];
+  for (const f of due.slice(0, limit)) {
+    out.push(
+      `- ${cut(displayDomain(f.domain_name), KEY_MAX)}: ${priceText(f.price as DomainPrice)}, expires ${day(f.date_expiry)}, auto-renew ${f.auto_renew === true ? 'on' : 'OFF'}`,
+    );
+  }
+  if (due.length > limit) out.push(`- and ${due.length - limit} more (see the JSON report)`);
+  out.push('');
+  return out;
 }
 
 /** `Name (Company) <email>`, each part from the API made safe for one line. */
@@ -129,6 +195,7 @@ function itemLines(f: Finding, now: string, day: (iso: string) => string): strin
   ];
   const registrant = registrantLine(f);
   if (registrant) lines.push(`  ${registrant}`);
+  if (f.price) lines.push(`  Renewal price: ${priceText(f.price)}`);
   if (f.restore_url) lines.push(`  Restore: ${f.restore_url}`);
   else if (f.restore_unavailable) lines.push(`  ${safeText(f.restore_unavailable)}`);
   lines.push(...actionLines(f));
@@ -234,6 +301,8 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
     );
   }
 
+  out.push(...renewalCostLines(report, day, Math.max(0, Math.min(limit, 100))));
+
   const info = report.findings.filter((f): f is DomainFinding => f.severity === 'info' && isDomainFinding(f));
   if (report.summary.info > 0) {
     const renewing = info.filter((f) => f.kind === 'expiring').length;
@@ -273,6 +342,9 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
     ...(report.source.fallback_reason
       ? [`The account was read in full: ${report.source.fallback_reason}.`]
       : []),
+    ...(report.renewal_rule_off
+      ? [`Failed renewals were not checked: ${safeText(report.renewal_rule_off)}.`]
+      : []),
     `Dates are shown in ${timeZone}. Thresholds: expiring within ${report.policy.expiry_days} days, critical within ${report.policy.critical_days} days without auto-renew.`,
     'Change them with EXPIRY_DAYS and CRITICAL_DAYS (or cdk deploy -c expiryDays=N -c criticalDays=N).',
   );
@@ -307,8 +379,14 @@ export function toGsm7(text: string): string {
 function smsItem(f: DomainFinding): string {
   // Punycode, and '?' for anything else outside GSM-7 (controls included): an SMS carries no markup.
   const name = toGsm7(normalizeDomainName(f.domain_name)).slice(0, 80);
-  if (f.kind === 'quarantine') return `${name} quarantine`;
+  if (f.kind === 'quarantine') {
+    const left = f.days_to_restore;
+    if (typeof left !== 'number') return `${name} quarantine`;
+    if (left < 0) return `${name} restore-by PASSED`;
+    return left <= LAST_DAYS ? `${name} LAST DAYS ${left}d to restore` : `${name} quarantine ${left}d left`;
+  }
   if (f.kind === 'expired') return `${name} expired`;
+  if (f.kind === 'renewal_failed') return `${name} renewal failed`;
   return `${name} ${f.days_left}d no renew`;
 }
 

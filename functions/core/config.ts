@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { SEVERITIES } from './classify';
 import { ConfigError } from './errors';
+import { parseQuarantineDays } from './quarantine-periods';
 import { SCAN_MODES } from './scan';
 
 /**
@@ -36,6 +37,7 @@ export const ENV = {
   alertThresholds: 'ALERT_THRESHOLDS',
   criticalRepeatHours: 'CRITICAL_REPEAT_HOURS',
   summaryEveryDays: 'SUMMARY_EVERY_DAYS',
+  quarantineDays: 'QUARANTINE_DAYS',
 } as const;
 
 export type EnvName = keyof typeof ENV;
@@ -261,6 +263,27 @@ export const SETTINGS = {
     schema: wholeNumber(0, 365).default(7),
     default: 7,
     doc: 'with state: a summary even when nothing changed, every this many days (0: never)',
+  },
+  quarantineDays: {
+    env: ENV.quarantineDays,
+    context: 'quarantineDays',
+    schema: z
+      .string()
+      .trim()
+      .max(2_000, 'must be at most 2000 characters')
+      .transform((text, ctx) => {
+        try {
+          return parseQuarantineDays(text);
+        } catch (error) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `must list tld=days pairs, e.g. nl=40,be=40: ${(error as Error).message}`,
+          });
+          return z.NEVER;
+        }
+      })
+      .default({}),
+    doc: 'restore periods by TLD over the built-in table (docs/deadlines.md), e.g. nl=40,shop=30; a TLD in neither says "restore deadline unknown"',
   },
   accountLabel: {
     env: ENV.accountLabel,

@@ -1,6 +1,7 @@
 import type { Finding } from './classify';
 import type { Report } from './scan';
 import type { ChangeKind, DomainChange, Resolution, ResolvedReason, StatefulFinding } from './state';
+import { formatAmount } from './text';
 
 /**
  * The digest's parts that only a scan with memory has: the changes it opens with, the NEW /
@@ -19,6 +20,7 @@ const CHANGE_WORDS: Record<ChangeKind, string> = {
   nameservers_changed: 'nameservers changed',
   auto_renew_turned_off: 'auto-renew turned OFF',
   dnssec_unsigned: 'DNSSEC turned off (now unsigned)',
+  premium_price_changed: 'premium renewal price changed',
 };
 
 const REASON_WORDS: Record<ResolvedReason, string> = {
@@ -64,8 +66,15 @@ function changeLine(c: DomainChange): string {
       ? ''
       : c.kind === 'nameservers_changed'
         ? ` (${nameservers(c.before)} → ${nameservers(c.after)})`
-        : ` (${plain(c.before)} → ${plain(c.after)})`;
+        : c.kind === 'premium_price_changed'
+          ? ` (${price(c.before)} → ${price(c.after)})`
+          : ` (${plain(c.before)} → ${plain(c.after)})`;
   return `- ${plain(c.domain_name)}: ${CHANGE_WORDS[c.kind]}${detail} [${c.severity}]`;
+}
+
+function price(value: unknown): string {
+  const v = (value ?? {}) as { currency?: unknown; amount?: unknown };
+  return typeof v.amount === 'number' ? `${plain(v.currency)} ${formatAmount(v.amount)}` : plain(value);
 }
 
 function nameservers(value: unknown): string {

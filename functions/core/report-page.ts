@@ -1,4 +1,5 @@
-import { dateFormat, describeDomainFinding, headline } from './alert';
+import { dateFormat, describeDomainFinding, headline, renewalCostLine, restoreDeadlineText } from './alert';
+import { type AuditEntry, auditLine } from './audit';
 import { type DomainFinding, type Finding, isDomainFinding, SEVERITIES, type Severity } from './classify';
 import { escapeHtml, renderPage, SECURITY_HEADERS, styleSource } from './restore-page';
 import type { Report } from './scan';
@@ -6,9 +7,10 @@ import { displayDomain, safeText } from './text';
 
 /**
  * The report page: the latest full report, server-rendered. Findings grouped by severity in the
- * digest's words, the changes since the last scan, a filter (a GET form: no script at all), and a
- * timeline of the expiries of the next 90 days as inline SVG. Every value from the report is
- * escaped; the only styles are two inline sheets allowed by their hashes.
+ * digest's words, the restore deadlines and renewal costs, the changes since the last scan, the
+ * restore attempts of the audit trail, a filter (a GET form: no script at all), and a timeline of
+ * the expiries and restore deadlines of the next 90 days as inline SVG. Every value from the report
+ * is escaped; the only styles are two inline sheets allowed by their hashes.
  */
 
 const STYLE = `body{max-width:60rem;margin:1rem auto}
@@ -19,7 +21,7 @@ ul.items{list-style:none;padding:0}ul.items li{margin:.5rem 0;padding:.4rem .6re
 .links a{margin-right:.8rem;font-size:.9rem}form.filter{display:flex;gap:.5rem;margin:1rem 0}
 form.filter input[type=search]{flex:1;min-width:0;font:inherit;padding:.4rem}svg{width:100%;height:auto;display:block}
 svg text{font:10px system-ui,sans-serif}.tl-critical{fill:#a40e26}.tl-warning{fill:#b35c00}.tl-info{fill:#5a6b7b}
-.axis{stroke:#bbb}.tick{fill:#555}
+.axis{stroke:#bbb}.tick{fill:#555}.deadlines li{margin:.2rem 0}.note{color:#555;font-size:.9rem}
 @media (max-width:40rem){body{margin:.5rem auto;font-size:15px}h1{font-size:1.2rem}}`;
 
 /** Headers of the report page: the restore pages' own, with this page's stylesheet allowed as well. */
@@ -47,7 +49,15 @@ export interface ReportPageInput {
   /** The link's own token, so the filter form keeps the page's signature. */
   readonly token: Readonly<Record<string, string>>;
   readonly accountLabel?: string;
+  /**
+   * The restore attempts of the audit trail, newest first; null when it could not be read; absent
+   * when no state store keeps one.
+   */
+  readonly audit?: readonly AuditEntry[] | null;
 }
+
+/** Restore deadlines and restore attempts listed on the page; the rest are counted. */
+const LIST_SHOWN = 20;
 
 /** Text a finding is matched against by the filter. */
 function searchable(f: Finding): string {
@@ -84,17 +94,33 @@ function itemHtml(f: Finding, now: string): string {
   return `<li class="${f.severity}" data-domain="${escapeHtml(displayDomain(f.domain_name))}"><strong>${escapeHtml(displayDomain(f.domain_name))}</strong>${tags}: ${escapeHtml(describeDomainFinding(f, now, dayFormat))}${who}${links}</li>`;
 }
 
+/** One row of the timeline: an expiry, or a quarantined domain's restore-by day. */
+interface TimelineRow {
+  readonly finding: DomainFinding;
+  /** Epoch ms the mark stands at. */
+  readonly at: number;
+  readonly restore: boolean;
+}
+
 /**
- * The timeline of expiries in the next {@link TIMELINE_DAYS} days: one row per domain, a mark on
- * its expiry date, coloured by severity; weekly ticks. Pure SVG, scaled to the screen.
+ * The timeline of the next {@link TIMELINE_DAYS} days: one row per domain, a dot on its expiry
+ * date or a square on its restore-by day (quarantine), coloured by severity; weekly ticks. A
+ * restore-by day already past stands at today. Pure SVG, scaled to the screen.
  */
 export function renderTimeline(report: Report): string {
   const start = Date.parse(report.now);
   const end = start + TIMELINE_DAYS * DAY_MS;
-  const due = report.findings
-    .filter((f): f is DomainFinding => isDomainFinding(f) && f.kind !== 'quarantine')
-    .filter((f) => Date.parse(f.date_expiry) >= start && Date.parse(f.date_expiry) <= end)
-    .sort((a, b) => Date.parse(a.date_expiry) - Date.parse(b.date_expiry));
+  const due: TimelineRow[] = [];
+  for (const f of report.findings) {
+    if (!isDomainFinding(f)) continue;
+    if (f.kind === 'quarantine') {
+      if (f.restore_by && Date.parse(f.restore_by) <= end)
+        due.push({ finding: f, at: Math.max(start, Date.parse(f.restore_by)), restore: true });
+    } else if (Date.parse(f.date_expiry) >= start && Date.parse(f.date_expiry) <= end) {
+      due.push({ finding: f, at: Date.parse(f.date_expiry), restore: false });
+    }
+  }
+  due.sort((a, b) => a.at - b.at);
   const rows = due.slice(0, TIMELINE_ROWS);
   // Narrow enough that 10-unit text stays readable when a phone scales the chart to its width.
   const left = 140;
@@ -110,22 +136,63 @@ export function renderTimeline(report: Report): string {
       `<line class="axis" x1="${at}" y1="${top - 4}" x2="${at}" y2="${height}"/><text class="tick" x="${at}" y="10" text-anchor="middle">${escapeHtml(d === 0 ? 'today' : `+${d}d`)}</text>`,
     );
   }
-  const marks = rows.map((f, i) => {
+  const marks = rows.map(({ finding: f, at, restore }, i) => {
     const y = top + i * rowHeight + rowHeight / 2;
-    const cx = x(Date.parse(f.date_expiry)).toFixed(1);
+    const cx = x(at);
     const name = displayDomain(f.domain_name);
     const label = name.length > 24 ? `${name.slice(0, 23)}…` : name;
-    return `<g class="tl-${f.severity}"><title>${escapeHtml(`${name}: expires ${dayFormat(f.date_expiry)} (${f.severity})`)}</title><text x="${left - 6}" y="${y + 3}" text-anchor="end">${escapeHtml(label)}</text><circle cx="${cx}" cy="${y}" r="4"/></g>`;
+    const what = restore ? restoreDeadlineText(f, dayFormat) : `expires ${dayFormat(f.date_expiry)}`;
+    const mark = restore
+      ? `<rect x="${(cx - 4).toFixed(1)}" y="${y - 4}" width="8" height="8"/>`
+      : `<circle cx="${cx.toFixed(1)}" cy="${y}" r="4"/>`;
+    return `<g class="tl-${f.severity}${restore ? ' tl-restore' : ''}"><title>${escapeHtml(`${name}: ${what} (${f.severity})`)}</title><text x="${left - 6}" y="${y + 3}" text-anchor="end">${escapeHtml(label)}</text>${mark}</g>`;
   });
   const empty =
     rows.length === 0
-      ? `<text x="${left}" y="${top + 10}">No expiries in the next ${TIMELINE_DAYS} days.</text>`
+      ? `<text x="${left}" y="${top + 10}">Nothing due in the next ${TIMELINE_DAYS} days.</text>`
       : '';
   const more =
     due.length > rows.length
-      ? `<p class="note">and ${due.length - rows.length} more expiries in the next ${TIMELINE_DAYS} days (see the list below)</p>`
+      ? `<p class="note">and ${due.length - rows.length} more dates in the next ${TIMELINE_DAYS} days (see the list below)</p>`
       : '';
-  return `<svg viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="tl-title"><title id="tl-title">Expiries in the next ${TIMELINE_DAYS} days</title>${ticks.join('')}${marks.join('')}${empty}</svg>${more}`;
+  return `<svg viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="tl-title"><title id="tl-title">Expiries (dots) and restore deadlines (squares) in the next ${TIMELINE_DAYS} days</title>${ticks.join('')}${marks.join('')}${empty}</svg>${more}`;
+}
+
+/** The quarantined domains by days left to restore (the report's own order), each with its deadline. */
+function deadlinesHtml(report: Report): string {
+  const quarantined = report.findings.filter(
+    (f): f is DomainFinding => isDomainFinding(f) && f.kind === 'quarantine',
+  );
+  if (quarantined.length === 0) return '';
+  const items = quarantined
+    .slice(0, LIST_SHOWN)
+    .map(
+      (f) =>
+        `<li class="critical"><strong>${escapeHtml(displayDomain(f.domain_name))}</strong>: ${escapeHtml(restoreDeadlineText(f, dayFormat))}</li>`,
+    );
+  const rest = quarantined.length - items.length;
+  return `<h2>Restore deadlines (${quarantined.length})</h2><ul class="items deadlines">${items.join('')}</ul>${rest > 0 ? `<p class="note">and ${rest} more (see CRITICAL below)</p>` : ''}`;
+}
+
+/** What the renewals due in the window cost, and why failed renewals were not checked (when so). */
+function renewalHtml(report: Report): string {
+  const costs = report.renewal_costs
+    ? `<p class="costs"><strong>Renewal costs:</strong> ${escapeHtml(renewalCostLine(report.renewal_costs))}</p>`
+    : '';
+  const off = report.renewal_rule_off
+    ? `<p class="note">Failed renewals were not checked: ${escapeHtml(safeText(report.renewal_rule_off))}.</p>`
+    : '';
+  return costs + off;
+}
+
+/** The restore attempts of the audit trail, newest first. */
+function auditHtml(audit: readonly AuditEntry[] | null | undefined): string {
+  if (audit === undefined) return '';
+  if (audit === null)
+    return '<h2>Restore attempts</h2><p class="note">The audit trail could not be read; `sentinel audit` shows it.</p>';
+  const items = audit.slice(0, LIST_SHOWN).map((e) => `<li>${escapeHtml(auditLine(e))}</li>`);
+  const rest = audit.length - items.length;
+  return `<h2>Restore attempts (${audit.length})</h2>${items.length ? `<ul class="items">${items.join('')}</ul>` : '<p>None.</p>'}${rest > 0 ? `<p class="note">and ${rest} older (sentinel audit lists them all)</p>` : ''}`;
 }
 
 interface ChangeLike {
@@ -180,10 +247,11 @@ export function renderReportPage(input: ReportPageInput): string {
     `<h1>domain-sentinel${escapeHtml(label)}</h1>
 <p>${escapeHtml(headline(report))}. Scanned ${escapeHtml(dayFormat(report.now))} (${escapeHtml(report.now.replace('T', ' ').slice(0, 16))} UTC).</p>
 <ul class="sum"><li class="critical">${report.summary.critical} critical</li><li class="warning">${report.summary.warning} warning</li><li class="info">${report.summary.info} info</li></ul>
-<h2>Expiries in the next ${TIMELINE_DAYS} days</h2>${renderTimeline(report)}
+${deadlinesHtml(report)}${renewalHtml(report)}
+<h2>Expiries and restore deadlines in the next ${TIMELINE_DAYS} days</h2>${renderTimeline(report)}
 ${changesHtml(report)}
 <form class="filter" method="get" action="">${hidden}<input type="search" name="q" value="${escapeHtml(query)}" placeholder="Filter: domain, registrant, kind" aria-label="Filter findings"><button type="submit">Filter</button></form>
-${filtered}${sections || '<p>No findings.</p>'}${problems}`,
+${filtered}${sections || '<p>No findings.</p>'}${problems}${auditHtml(input.audit)}`,
     STYLE,
   );
 }

@@ -8,9 +8,10 @@ import {
 } from './errors';
 import { checkActingLink } from './link-gate';
 import type { SigningKey } from './links';
+import { type QuarantineOverrides, type RestoreDeadline, restoreDeadline, tldOf } from './quarantine-periods';
 import type { ResellerClient, RestoreAnswer } from './reseller/client';
 import type { Domain } from './schemas';
-import { safeText } from './text';
+import { normalizeDomainName, safeText } from './text';
 
 /**
  * The restore decision, pure: method, domain, link token, clock and two ports in; an outcome out.
@@ -40,7 +41,39 @@ export interface RestoreInput {
   readonly signingKeys: () => Promise<readonly SigningKey[]>;
   /** Built lazily, only once the link is proven valid and the method needs the reseller. */
   readonly reseller: () => Promise<RestorePort>;
+  /**
+   * The POST's form: `confirm_domain` (the name as typed) and, for TLDs whose registry restores only
+   * with the registrant's consent (.nl), `registrant_consent`. Without them nothing is called.
+   */
+  readonly form?: Readonly<Record<string, string | undefined>>;
+  /** QUARANTINE_DAYS, for the restore-by date the confirmation page shows. */
+  readonly quarantineDays?: QuarantineOverrides;
 }
+
+/** The form field holding the domain name as the person typed it. */
+export const CONFIRM_FIELD = 'confirm_domain';
+/** The form field confirming the registrant's consent. */
+export const CONSENT_FIELD = 'registrant_consent';
+/**
+ * TLDs whose registry lets a registrar restore only with the registrant's consent. SIDN: "only the
+ * last registrant … can get a quarantined .nl domain name reinstated by a registrar"
+ * (https://www.sidn.nl/a/nl-domain-name/undoing-the-cancellation-of-a-domain-name?language_id=2).
+ */
+export const CONSENT_TLDS: readonly string[] = ['nl'];
+
+/** True when restoring `domain` needs the registrant's consent confirmed first. */
+export const needsConsent = (domain: string): boolean => CONSENT_TLDS.includes(tldOf(domain));
+
+/** True when `typed` is `domain` (case, a trailing dot and the Unicode form aside). */
+export function typedNameMatches(typed: string | undefined, domain: string): boolean {
+  if (typed === undefined || typed.length > 1_000) return false;
+  const name = typed.trim();
+  return name !== '' && normalizeDomainName(name) === normalizeDomainName(domain);
+}
+
+/** True for the values a checkbox or a program sends for "yes". */
+export const consentGiven = (value: string | undefined): boolean =>
+  value !== undefined && /^(?:yes|on|true|1)$/i.test(value.trim());
 
 export type RestoreOutcomeKind =
   | 'method_not_allowed'
@@ -49,6 +82,8 @@ export type RestoreOutcomeKind =
   | 'bad_signature'
   | 'link_expired'
   | 'head'
+  | 'confirmation_missing'
+  | 'consent_missing'
   | 'confirm'
   | 'not_in_account'
   | 'not_in_quarantine'
@@ -68,12 +103,18 @@ export interface RestoreOutcome {
   readonly message: string;
   /** For the log only: what an operator acts on (which parameter failed, what the reseller said). */
   readonly detail?: string;
+  /** Set on a POST to a valid link: a restore attempt, kept in the audit trail. */
+  readonly attempt?: true;
   /** Present on `confirm`: what the confirmation page shows. */
   readonly confirm?: {
     readonly quarantinedSince: number | null;
     readonly linkExpires: number;
     /** The link's own query, so the form posts to the very same URL. */
     readonly formAction: string;
+    /** When it must be restored by, or why that is unknown. */
+    readonly deadline: RestoreDeadline;
+    /** The page asks to confirm the registrant's consent (.nl). */
+    readonly consentRequired: boolean;
   };
 }
 
@@ -96,9 +137,38 @@ export async function decideRestore(input: RestoreInput): Promise<RestoreOutcome
     unavailableMessage: GENERIC_FAILURE,
   });
   if (!gate.ok) return gate.refusal;
-  const { method, exp } = gate;
+  const decided = await decideSigned(input, gate.method, gate.exp);
+  // Every POST on a valid link is an attempt at a paid action: the audit trail keeps it, whatever
+  // came of it. Refusals before the signature was proven are anyone's noise and are only logged.
+  return gate.method === 'POST' ? { ...decided, attempt: true } : decided;
+}
+
+/** The decision once the link is proven valid. */
+async function decideSigned(
+  input: RestoreInput,
+  method: 'GET' | 'HEAD' | 'POST',
+  exp: number,
+): Promise<RestoreOutcome> {
   const domain = input.domain;
   if (method === 'HEAD') return outcome('head', 200, '', '');
+  // A restore is paid: a robot that POSTs the form as it found it, or a program that sends no
+  // name, reaches nothing, not even a look-up.
+  if (method === 'POST' && !typedNameMatches(input.form?.[CONFIRM_FIELD], domain)) {
+    return outcome(
+      'confirmation_missing',
+      422,
+      `${domain} was not restored`,
+      `Type the domain name (${domain}) into the confirmation field to restore it; nothing was restored.`,
+    );
+  }
+  if (method === 'POST' && needsConsent(domain) && !consentGiven(input.form?.[CONSENT_FIELD])) {
+    return outcome(
+      'consent_missing',
+      422,
+      `${domain} was not restored`,
+      `Confirm that the registrant agreed to the restore: the registry restores a .${tldOf(domain)} name only with the registrant's consent. Nothing was restored.`,
+    );
+  }
 
   let reseller: RestorePort;
   try {
@@ -123,7 +193,13 @@ export async function decideRestore(input: RestoreInput): Promise<RestoreOutcome
     const token = verdictQuery(input.token);
     return {
       ...outcome('confirm', 200, `Restore ${domain}?`, `${domain} is in quarantine and can be restored.`),
-      confirm: { quarantinedSince: found.date_deleted, linkExpires: exp * 1000, formAction: token },
+      confirm: {
+        quarantinedSince: found.date_deleted,
+        linkExpires: exp * 1000,
+        formAction: token,
+        deadline: restoreDeadline(found.domain_name, found.date_deleted, input.now, input.quarantineDays),
+        consentRequired: needsConsent(domain),
+      },
     };
   }
 

@@ -4,6 +4,7 @@ import {
   classifyContact,
   type DomainFinding,
   type Finding,
+  isDomainFinding,
   type Registrant,
   type Severity,
   sortFindings,
@@ -45,7 +46,19 @@ export interface Report {
     /** The searches' pagination totals the proof was made from (auto and filtered modes). */
     readonly coverage?: CoverageCounts;
   };
-  readonly policy: { readonly expiry_days: number; readonly critical_days: number };
+  readonly policy: {
+    readonly expiry_days: number;
+    readonly critical_days: number;
+    /** QUARANTINE_DAYS, when set: restore periods by TLD over the built-in table. */
+    readonly quarantine_days?: Readonly<Record<string, number>>;
+  };
+  /**
+   * Why the `renewal_failed` rule is off for this account: its records' `date_renewal` reads as
+   * something other than the coming renewal. Absent while the rule applies.
+   */
+  readonly renewal_rule_off?: string;
+  /** What the renewals due in the expiry window that carry a price will cost, per currency. */
+  readonly renewal_costs?: RenewalCosts;
   readonly stats: {
     readonly domains_scanned: number;
     readonly contacts_scanned: number;
@@ -59,6 +72,80 @@ export interface Report {
   readonly report_url?: string;
   /** Signed read-only link to the calendar feed of the findings. */
   readonly calendar_url?: string;
+}
+
+/** The renewals due in the expiry window of premium and custom-priced domains, and what they cost. */
+export interface RenewalCosts {
+  readonly window_days: number;
+  /** Per currency: how many renewals carry a price in it, and their sum. */
+  readonly totals: ReadonlyArray<{
+    readonly currency: string;
+    readonly count: number;
+    readonly amount: number;
+  }>;
+  readonly premium: number;
+  readonly custom: number;
+  /** Premium or custom-priced renewals whose record states no price. */
+  readonly unpriced: number;
+}
+
+/** Findings whose renewal falls due in the window: expiring, or a renewal that failed and expires in it. */
+export function isRenewalDue(f: DomainFinding, now: number, windowDays: number): boolean {
+  if (f.kind !== 'expiring' && f.kind !== 'renewal_failed') return false;
+  const expiry = Date.parse(f.date_expiry);
+  return expiry > now && expiry <= now + windowDays * 86_400_000;
+}
+
+/**
+ * The cost of the priced renewals due in the window, per currency. Sums in cents, so 0.1 + 0.2 stays
+ * 0.3; null when no renewal due in the window is premium or custom-priced.
+ */
+export function renewalCosts(
+  findings: readonly Finding[],
+  now: number,
+  windowDays: number,
+): RenewalCosts | null {
+  const cents = new Map<string, { count: number; cents: number }>();
+  let premium = 0;
+  let custom = 0;
+  let unpriced = 0;
+  for (const f of findings) {
+    if (!isDomainFinding(f) || !f.price || !isRenewalDue(f, now, windowDays)) continue;
+    if (f.price.kind === 'premium') premium++;
+    else custom++;
+    const { currency, amount } = f.price;
+    if (currency === undefined || amount === undefined) {
+      unpriced++;
+      continue;
+    }
+    const sum = cents.get(currency) ?? { count: 0, cents: 0 };
+    sum.count++;
+    sum.cents += Math.round(amount * 100);
+    cents.set(currency, sum);
+  }
+  if (premium + custom === 0) return null;
+  const totals = [...cents]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([currency, sum]) => ({ currency, count: sum.count, amount: sum.cents / 100 }));
+  return { window_days: windowDays, totals, premium, custom, unpriced };
+}
+
+/** Records with auto-renew on and a renewal date, and how many of those read as last year's renewal. */
+interface RenewalMeaning {
+  dated: number;
+  yearBefore: number;
+}
+
+/**
+ * The seed describes `date_renewal` as the coming renewal, a little before expiry. A server that
+ * keeps the last renewal there instead shows it about a year before expiry on most records; then
+ * `renewal_failed` would judge a date that means something else, so it stays off for the account.
+ */
+const YEAR_BEFORE_MS = 300 * 86_400_000;
+
+function renewalRuleOff(meaning: RenewalMeaning): string | undefined {
+  if (meaning.dated === 0 || meaning.yearBefore * 2 <= meaning.dated) return undefined;
+  return `date_renewal is 300 days or more before date_expiry on ${meaning.yearBefore} of the ${meaning.dated} domains with auto-renew on: in this account it reads as the last renewal, not the coming one, so failed renewals are not checked`;
 }
 
 /** What a scan needs. */
@@ -131,6 +218,9 @@ async function scanOnce(
   const domainFindings: DomainFinding[] = [];
   const problems: Problem[] = [];
   let domainsScanned = 0;
+  const meaning: RenewalMeaning = { dated: 0, yearBefore: 0 };
+  // Kept only for the few domains flagged renewal_failed: classified again if the rule is off.
+  const renewalSuspects = new Map<DomainFinding, Domain>();
   // One registrant object per contact, shared by the findings of its domains (they never change it).
   const contactsByHandle = new Map<string, Registrant>();
   let contactsScanned = 0;
@@ -187,6 +277,11 @@ async function scanOnce(
         options.observe?.(domain, attempt, page.page);
         const finding = classify(domain, now, policy);
         if (finding) domainFindings.push(finding);
+        if (domain.auto_renew === true && typeof domain.date_renewal === 'number') {
+          meaning.dated++;
+          if (domain.date_expiry - domain.date_renewal >= YEAR_BEFORE_MS) meaning.yearBefore++;
+        }
+        if (finding?.kind === 'renewal_failed') renewalSuspects.set(finding, domain);
         const undocumented = domain.status.filter((v) => !DOCUMENTED_DOMAIN_STATUSES.includes(v));
         if (undocumented.length > 0) {
           // Never depend on an unstated rule: a status the documentation does not show (pending
@@ -267,6 +362,17 @@ async function scanOnce(
   // Contacts are needed whatever the domains' proof says: read them while it is counted.
   await Promise.all([readAllDomains(), readContacts()]);
 
+  const renewalOff = renewalRuleOff(meaning);
+  if (renewalOff) {
+    for (let i = 0; i < domainFindings.length; i++) {
+      const domain = renewalSuspects.get(domainFindings[i] as DomainFinding);
+      if (!domain) continue;
+      const again = classify(domain, now, { ...policy, renewalCheck: false });
+      if (again) domainFindings[i] = again;
+      else domainFindings.splice(i--, 1);
+    }
+  }
+
   for (const finding of domainFindings) {
     const handle = finding.registrant?.handle;
     const contact = handle ? contactsByHandle.get(handle) : undefined;
@@ -297,6 +403,8 @@ async function scanOnce(
 
   const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
   for (const f of findings) summary[f.severity]++;
+  const costs = renewalCosts(findings, now, policy.expiryDays);
+  const overrides = policy.quarantineDays ?? {};
   const finished = clock();
   return {
     generated_at: new Date(finished).toISOString(),
@@ -308,7 +416,13 @@ async function scanOnce(
       ...(fallbackReason !== undefined ? { fallback_reason: fallbackReason } : {}),
       ...(coverage ? { coverage } : {}),
     },
-    policy: { expiry_days: policy.expiryDays, critical_days: policy.criticalDays },
+    policy: {
+      expiry_days: policy.expiryDays,
+      critical_days: policy.criticalDays,
+      ...(Object.keys(overrides).length ? { quarantine_days: overrides } : {}),
+    },
+    ...(renewalOff ? { renewal_rule_off: renewalOff } : {}),
+    ...(costs ? { renewal_costs: costs } : {}),
     stats: {
       domains_scanned: domainsScanned,
       contacts_scanned: contactsScanned,

@@ -84,6 +84,19 @@ export function statusValues(raw: unknown): string[] {
 /** The status values the documentation shows; any other is reported (see functions/core/scan.ts). */
 export const DOCUMENTED_DOMAIN_STATUSES: readonly string[] = ['registered', 'quarantine'];
 
+/** An ISO 4217 currency code; anything else is no currency (it reaches the digest and the SMS). */
+const currencyCode = z
+  .string()
+  .trim()
+  .toUpperCase()
+  .regex(/^[A-Z]{3}$/);
+
+/** A price: a float (or a string holding one), finite, not negative, below a billion. */
+const priceAmount = z.preprocess(
+  (v) => (typeof v === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v),
+  z.number().finite().min(0).max(999_999_999),
+);
+
 const stringList = z.union([z.array(z.string()), z.string()]).transform(statusValues);
 
 /** A domain as domain-sentinel uses it, whatever aliases the record carried. */
@@ -105,6 +118,18 @@ export interface Domain {
   readonly nsgroup?: string | null;
   readonly dns_hosted?: boolean | null;
   readonly dnssec?: string | null;
+  /** Epoch ms: the coming renewal (the seed: "when the domain is renewed"); null when absent or unreadable. */
+  readonly date_renewal?: number | null;
+  /** Set for premium and custom-priced domains: what a renewal costs, as far as the record says. */
+  readonly price?: DomainPrice;
+}
+
+/** The renewal price of a premium or custom-priced domain; currency and amount absent when the record does not state them. */
+export interface DomainPrice {
+  readonly kind: 'premium' | 'custom';
+  /** ISO 4217 code, upper case. */
+  readonly currency?: string;
+  readonly amount?: number;
 }
 
 export const DomainSchema = z
@@ -129,6 +154,20 @@ export const DomainSchema = z
       .catch(undefined),
     dns_hosted: looseBoolean.nullish().catch(undefined),
     dnssec: z.string().nullish().catch(undefined),
+    // Renewal and price fields only add rules and totals: an odd value must not cost the record.
+    date_renewal: dateTime.nullish().catch(undefined),
+    premium_domain: looseBoolean.nullish().catch(undefined),
+    premium_price: z
+      .object({
+        currency: currencyCode.optional().catch(undefined),
+        price: priceAmount.optional().catch(undefined),
+      })
+      .nullish()
+      .catch(undefined),
+    custom_price_domain: looseBoolean.nullish().catch(undefined),
+    // Not in the field table, but the search takes them: read them when a record carries them.
+    custom_price: priceAmount.nullish().catch(undefined),
+    custom_price_currency: currencyCode.nullish().catch(undefined),
   })
   .transform(
     (r): Domain => ({
@@ -140,8 +179,35 @@ export const DomainSchema = z
       date_deleted: r.date_deleted ?? null,
       registrant_handle: r.registrant_handle ?? r.registant_handle ?? null,
       ...watchedFields(r),
+      ...renewalFields(r),
     }),
   );
+
+function renewalFields(r: {
+  date_renewal?: number | null | undefined;
+  premium_domain?: boolean | null | undefined;
+  premium_price?: { currency?: string | undefined; price?: number | undefined } | null | undefined;
+  custom_price_domain?: boolean | null | undefined;
+  custom_price?: number | null | undefined;
+  custom_price_currency?: string | null | undefined;
+}): Partial<Domain> {
+  const out: { -readonly [K in keyof Domain]?: Domain[K] } = {};
+  if (r.date_renewal !== undefined) out.date_renewal = r.date_renewal;
+  if (r.premium_domain === true)
+    out.price = priceOf('premium', r.premium_price?.currency, r.premium_price?.price);
+  else if (r.custom_price_domain === true)
+    out.price = priceOf('custom', r.custom_price_currency ?? undefined, r.custom_price ?? undefined);
+  return out;
+}
+
+/** A price is only a price with both its currency and its amount; otherwise only its kind is known. */
+function priceOf(
+  kind: DomainPrice['kind'],
+  currency: string | undefined,
+  amount: number | undefined,
+): DomainPrice {
+  return currency !== undefined && amount !== undefined ? { kind, currency, amount } : { kind };
+}
 
 function watchedFields(r: {
   transfer_lock?: boolean | null | undefined;

@@ -10,6 +10,14 @@ import {
   severityRank,
 } from './classify';
 import { ConfigError, SentinelError } from './errors';
+import {
+  lastDaysRepeatDue,
+  premiumPriceChange,
+  premiumPriceOf,
+  type RenewalWatch,
+  rememberRenewals,
+  renewalObservation,
+} from './renewal-memory';
 import type { Problem } from './reseller/paging';
 import type { Report } from './scan';
 import type { Domain } from './schemas';
@@ -49,6 +57,7 @@ export const CHANGE_KINDS = [
   'nameservers_changed',
   'auto_renew_turned_off',
   'dnssec_unsigned',
+  'premium_price_changed',
 ] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
@@ -76,6 +85,10 @@ export interface WatchedFields {
   readonly dns_hosted?: boolean | null;
   readonly auto_renew?: boolean | null;
   readonly dnssec?: string | null;
+  /** Premium domains: the price as read; null when the record states none. */
+  readonly premium_price?: { readonly currency: string; readonly amount: number } | null;
+  /** Auto-renew domains: the renewal watched for (functions/core/renewal-memory.ts). */
+  readonly renewal?: RenewalWatch;
 }
 
 /** The watched fields of one domain as read. */
@@ -89,6 +102,10 @@ export function watchedFieldsOf(domain: Domain): WatchedFields {
   if (domain.nsgroup !== undefined) out.nsgroup = domain.nsgroup;
   if (domain.dns_hosted !== undefined) out.dns_hosted = domain.dns_hosted;
   if (domain.dnssec !== undefined) out.dnssec = domain.dnssec;
+  const premium = premiumPriceOf(domain);
+  if (premium !== undefined) out.premium_price = premium;
+  const renewal = renewalObservation(domain);
+  if (renewal) out.renewal = renewal;
   return out;
 }
 
@@ -301,6 +318,8 @@ export function fieldChanges(name: string, before: WatchedFields, after: Watched
   if (before.auto_renew === true && after.auto_renew !== undefined && after.auto_renew !== true)
     add('auto_renew_turned_off', true, after.auto_renew);
   if (before.dnssec === 'signed' && after.dnssec === 'unsigned') add('dnssec_unsigned', 'signed', 'unsigned');
+  const price = premiumPriceChange(name, before, after);
+  if (price) out.push(price);
   return out;
 }
 
@@ -455,9 +474,12 @@ function keyRecords(input: CompareInput): Keyed {
  */
 export function compareWithState(input: CompareInput): CompareResult {
   const { state, policy } = input;
-  const keyed = keyRecords(input);
   const priorDomains = byKey(state.domains, storedDomainKey);
   const priorContacts = byKey(state.contacts, storedContactKey);
+  const prior = (name: string) => priorDomains.get(domainKey(name));
+  // First, what only memory can tell about renewals (renewal-memory.ts): its own step.
+  const renewals = rememberRenewals({ report: input.report, observed: input.observed, prior });
+  const keyed = keyRecords({ ...input, report: renewals.report, observed: renewals.observed });
   // Snoozed and acknowledged findings stay in the report, marked, and are never announced; an
   // action that lapsed (expired, worse, changed, resolved) is dropped from the next state.
   const silencing = applyActions(keyed.report, actionsOf(state), Date.parse(input.report.now), domainKey);
@@ -592,6 +614,16 @@ export function compareWithState(input: CompareInput): CompareResult {
   };
   if (atOrAbove('critical', minSeverity))
     count(findings.filter(repeatDue).length, `critical repeated after ${policy.criticalRepeatHours} h`);
+  if (atOrAbove('critical', minSeverity))
+    count(
+      findings.filter(
+        (f) =>
+          isDomainFinding(f) &&
+          !silencing.silenced.has(f.domain_name) &&
+          lastDaysRepeatDue(f, prior, nowMs, policy.criticalRepeatHours),
+      ).length,
+      'in the last days to restore, repeated daily',
+    );
   const oldProblems = new Set(state.problem_keys);
   count(problemKeys.filter((k) => !oldProblems.has(k)).length, 'new unreadable records');
   // A record that says quarantine but cannot be read is as critical as a quarantine finding:
@@ -747,6 +779,7 @@ const severity = z.enum(SEVERITIES);
 const findingKind = z.enum([
   'quarantine',
   'expired',
+  'renewal_failed',
   'expiring',
   'auto_renew_off',
   'contact_pending_validation',
@@ -771,6 +804,11 @@ const WatchedSchema = z.object({
   dns_hosted: z.boolean().nullable().optional(),
   auto_renew: z.boolean().nullable().optional(),
   dnssec: z.string().nullable().optional(),
+  premium_price: z
+    .object({ currency: z.string().max(3), amount: z.number() })
+    .nullable()
+    .optional(),
+  renewal: z.object({ due: StoredDateTime.nullable(), expiry: StoredDateTime }).optional(),
 });
 /** One domain's memory, as a store keeps it. */
 export const DomainMemorySchema = z.object({

@@ -64,3 +64,10 @@ export function normalizeDomainName(name: string): string {
 
 /** `1 page`, `3 pages`. */
 export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** `1 240`, `1 240.50`: an amount as people read it, in ASCII (it also goes into the SMS). */
+export function formatAmount(amount: number): string {
+  const [whole = '0', cents] = amount.toFixed(2).split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
+  return cents === '00' ? grouped : `${grouped}.${cents}`;
+}

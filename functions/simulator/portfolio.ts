@@ -1,4 +1,5 @@
 import { domainToASCII } from 'node:url';
+import { quarantinePeriodOf } from '../core/quarantine-periods';
 
 /**
  * A deterministic reseller portfolio for the simulator, and its ground truth: every record is
@@ -17,6 +18,13 @@ import { domainToASCII } from 'node:url';
  *   Its records are exactly what the generator made before profiles existed.
  *
  * The first domains walk through every scenario in both, so small portfolios hold every kind.
+ *
+ * Deadlines (derived from each record's index and dates, never from the random sequence, so a seed
+ * gives the same portfolio as before they existed): every record has `date_renewal`, the day before
+ * expiry (the coming renewal); a quarantined domain's `date_deleted` lies within its TLD's real
+ * restore period (functions/core/quarantine-periods.ts), the .de and gTLD ones in their last days;
+ * some auto-renew domains expiring soon have a renewal that failed (`date_renewal` days past, the
+ * expiry not moved); and some domains are premium (EUR, a few USD) or custom-priced.
  */
 
 /** A record as the API would send it: plain JSON, aliases and all. */
@@ -232,7 +240,9 @@ export function generatePortfolio(options: PortfolioOptions): Portfolio {
         break;
       case 'renews_soon':
         expiry = now + (1 + Math.floor(random() * 28)) * DAY + HOUR;
-        expected = { kind: 'expiring', severity: 'info' };
+        expected = renewalFails(i)
+          ? { kind: 'renewal_failed', severity: 'critical' }
+          : { kind: 'expiring', severity: 'info' };
         break;
       case 'auto_renew_off':
         autoRenew = false;
@@ -270,7 +280,7 @@ export function generatePortfolio(options: PortfolioOptions): Portfolio {
       case 'quarantine':
         autoRenew = false;
         expiry = now - (5 + Math.floor(random() * 30)) * DAY;
-        deleted = expiry + DAY;
+        deleted = deletedWithinPeriod(name, expiry, now, i);
         status = ['quarantine'];
         expected = { kind: 'quarantine', severity: 'critical' };
         break;
@@ -296,14 +306,18 @@ export function generatePortfolio(options: PortfolioOptions): Portfolio {
             : null,
       date_created: iso(now - 800 * DAY),
       date_deleted: deleted === null ? null : iso(deleted),
+      // The coming renewal, the day before expiry; a failed one lies days in the past, the expiry unmoved.
+      date_renewal:
+        scenario === 'malformed'
+          ? null
+          : iso(scenario === 'renews_soon' && renewalFails(i) ? now - (2 + (i % 4)) * DAY : expiry - DAY),
       auth_code: null,
       transfer_lock: tld === 'nl' ? null : i % 2 === 0,
       contacts: [
         { type: 'admin', handle: registrant },
         { type: 'tech', handle: contacts[0]?.handle },
       ],
-      premium_domain: false,
-      custom_price_domain: false,
+      ...priceFields(i),
       dns_hosted: true,
       dns_hosted_template: null,
       nsgroup: null,
@@ -328,6 +342,33 @@ export function generatePortfolio(options: PortfolioOptions): Portfolio {
     else findings.push({ key: String(edge.record.domain_name), ...edge.expected });
   }
   return { domains, contacts, truth: { findings, problems } };
+}
+
+/** Auto-renew domains expiring soon whose renewal failed (a spent prepaid balance): the first one and about 1 in 25 after. */
+const renewalFails = (i: number): boolean => i % 25 === 1;
+
+/** About 1 in 29 domains is premium (EUR, a third of those USD), 1 in 31 custom-priced. */
+function priceFields(i: number): RawRecord {
+  if (i % 29 === 3)
+    return {
+      premium_domain: true,
+      premium_price: { currency: i % 87 === 32 ? 'USD' : 'EUR', price: 120 + (i % 9) * 35.5 },
+      custom_price_domain: false,
+    };
+  return { premium_domain: false, custom_price_domain: i % 31 === 7 };
+}
+
+/**
+ * When a quarantined domain was deleted: the day after expiry, but inside its TLD's restore period
+ * (a name past it would have been released). The 30-day TLDs (.de, gTLDs) fall in their last days,
+ * so a portfolio shows both ordinary and LAST DAYS deadlines; unknown TLDs keep the day after expiry.
+ */
+function deletedWithinPeriod(name: string, expiry: number, now: number, i: number): number {
+  const period = quarantinePeriodOf(name);
+  const dayAfter = expiry + DAY;
+  if (!period) return dayAfter;
+  const latestAgo = (period.restoreDays - 2 - (i % 4)) * DAY;
+  return period.restoreDays <= 30 ? now - latestAgo : Math.max(dayAfter, now - latestAgo);
 }
 
 const EDGE_CASES = [

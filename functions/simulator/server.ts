@@ -160,6 +160,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     domain.date_deleted = null;
     const expiry = Math.max(Date.parse(String(domain.date_expiry)), clock());
     domain.date_expiry = new Date(expiry + 365 * 86_400_000).toISOString().replace('.000Z', 'Z');
+    domain.date_renewal = new Date(expiry + 364 * 86_400_000).toISOString().replace('.000Z', 'Z');
     cache.clear();
     send(res, 204, undefined);
   };

@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 describe('report page in Chromium', () => {
-  it('opens from a scan’s report_url on a phone, shows the expiring domains on the timeline, and filters', async () => {
+  it('opens from a scan’s report_url on a phone, shows restore-by dates and the expiring domains on the timeline, and filters', async () => {
     const scan = await runCli(['scan', '--json', '--dry-run'], stack.env);
     expect(scan.code).toBe(0);
     const report = JSON.parse(scan.stdout) as { report_url: string; now: string; findings: DomainFinding[] };
@@ -48,7 +48,20 @@ describe('report page in Chromium', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'report-page-phone.png') });
     await page.screenshot({ path: join(ARTIFACTS, 'report-page-phone-full.png'), fullPage: true });
 
-    const onTimeline = await page.locator('svg g text').allTextContents();
+    // The first screen of a phone shows when each quarantined domain must be restored by.
+    const quarantined = report.findings.filter((f) => f.kind === 'quarantine' && f.restore_by);
+    expect(quarantined.length).toBeGreaterThan(0);
+    const deadline = page.locator('ul.deadlines li').first();
+    await expect(deadline.textContent()).resolves.toMatch(
+      new RegExp(
+        `^${displayDomain(quarantined[0]?.domain_name ?? '')}: (LAST DAYS: )?restore by \\d{1,2} \\w{3} \\d{4}, \\d+ days? left$`,
+      ),
+    );
+    const box = await deadline.boundingBox();
+    expect((box?.y ?? Number.POSITIVE_INFINITY) + (box?.height ?? 0)).toBeLessThanOrEqual(844);
+    await expect(page.locator('svg g.tl-restore rect').count()).resolves.toBe(quarantined.length);
+
+    const onTimeline = await page.locator('svg g:not(.tl-restore) text').allTextContents();
     expect(onTimeline.slice(0, expiring.length).sort()).toEqual(
       expiring
         .slice(0, 60)
@@ -64,13 +77,15 @@ describe('report page in Chromium', () => {
     expect(['rgb(164, 14, 38)', 'rgb(179, 92, 0)']).toContain(markColour);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow).toBeLessThanOrEqual(0);
-    await expect(page.locator('h2').allTextContents()).resolves.toContain('Expiries in the next 90 days');
+    await expect(page.locator('h2').allTextContents()).resolves.toContain(
+      'Expiries and restore deadlines in the next 90 days',
+    );
 
     const wanted = expiring.find((n) => !n.includes('xn--')) ?? '';
     await page.getByRole('searchbox', { name: 'Filter findings' }).fill(wanted);
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(/q=/);
-    const listed = await page.locator('ul.items li > strong').allTextContents();
+    const listed = await page.locator('ul.items:not(.deadlines) li > strong').allTextContents();
     expect(listed).toEqual([wanted]);
     expect(new URL(page.url()).searchParams.get('sig')).toBe(
       new URL(report.report_url).searchParams.get('sig'),

@@ -82,6 +82,20 @@ describe('scan', () => {
     ).toEqual({ [s.getLogicalId(s.scan.fn.node.defaultChild as never)]: expect.anything() });
   });
 
+  it('gives QUARANTINE_DAYS to the scan and the web function alike, and nothing when it is not set', () => {
+    const { template: t } = synth({ quarantineDays: 'nl=45,shop=30' });
+    for (const description of ['scans the reseller account', 'web links'])
+      t.hasResourceProperties('AWS::Lambda::Function', {
+        Description: Match.stringLikeRegexp(description),
+        Environment: { Variables: Match.objectLike({ QUARANTINE_DAYS: 'nl=45,shop=30' }) },
+      });
+    const unset = synth({}).template.findResources('AWS::Lambda::Function', {
+      Properties: { Environment: { Variables: Match.objectLike({ QUARANTINE_DAYS: Match.anyValue() }) } },
+    });
+    expect(unset).toEqual({});
+    expect(() => synth({ quarantineDays: 'nl=forty' })).toThrow(/quarantineDays .*"nl=forty"/);
+  });
+
   it('is invoked by a schedule in the configured time zone, with retries and a dead-letter queue', () => {
     template.hasResourceProperties('AWS::Scheduler::Schedule', {
       ScheduleExpression: 'cron(0 7 * * ? *)',

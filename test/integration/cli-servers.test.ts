@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { findingKeys, runCli, startCliServer } from '../support/cli';
+import { confirmedPost } from '../support/restore-env';
 
 const NOW = '2026-11-22T06:00:00Z';
 const KEY = 'cli-servers-key-77aa';
@@ -56,13 +57,12 @@ describe('sentinel serve', () => {
     };
     const serve = await startCliServer(['serve', '--port', '0'], env);
     const scan = await runCli(['scan', '--json', '--dry-run'], { ...env, LINK_BASE_URL: serve.url });
-    const link = JSON.parse(scan.stdout).findings.find(
-      (f: { kind: string }) => f.kind === 'quarantine',
-    ).restore_url;
+    const finding = JSON.parse(scan.stdout).findings.find((f: { kind: string }) => f.kind === 'quarantine');
+    const link = finding.restore_url;
     const page = await fetch(link);
     expect(page.status).toBe(200);
-    expect(await page.text()).toContain('<form method="post"');
-    const posted = await fetch(link, { method: 'POST', headers: { Accept: 'application/json' } });
+    expect(await page.text()).toContain('<form class="confirm" method="post"');
+    const posted = await fetch(link, confirmedPost(finding.domain_name, { Accept: 'application/json' }));
     expect(await posted.json()).toMatchObject({ outcome: 'restored' });
     const served = await serve.stop();
     await sim.stop();

@@ -110,14 +110,18 @@ describe('text from the API cannot forge lines or pass for another name', () => 
   it('keeps the SMS to one line of GSM-7', async () => {
     const run = await scanOf(domains, contacts, false);
     const sms = run.stdout.slice(run.stdout.indexOf('--- SMS')).split('\n');
-    expect(sms[1]).toMatch(/^domain-sentinel> 4 critical: .*fake\.nl\?- fake-bank\.com/);
+    // Quarantines come first by days left to restore; the bidi override in the second name is a '?'.
+    expect(sms[1]).toMatch(
+      /^domain-sentinel> 4 critical: xn--pypal-4ve\.com restore-by PASSED; bank\?gro\.nl /,
+    );
     expect(sms.slice(2).join('').trim()).toBe('');
   });
 
   it('shows a confusable name as punycode first, the Unicode beside it', async () => {
     const run = await scanOf([quarantinedRecord('p\u0430ypal.com')], [], false);
     expect(run.stdout).toContain('- xn--pypal-4ve.com (p\u0430ypal.com): in quarantine');
-    expect(run.stdout).toContain('domain-sentinel> 1 critical: xn--pypal-4ve.com quarantine');
+    // Deleted 21 Oct: .com's 30-day redemption period ended 20 Nov.
+    expect(run.stdout).toContain('domain-sentinel> 1 critical: xn--pypal-4ve.com restore-by PASSED');
   });
 });
 

@@ -1,7 +1,10 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
 import { runCli } from '../support/cli';
-import { API_KEY, SIGNING_KEY, startRestoreStack } from '../support/restore-env';
+import { API_KEY, confirmedPost, SIGNING_KEY, startRestoreStack } from '../support/restore-env';
 
 let stack: Awaited<ReturnType<typeof startRestoreStack>>;
 const keys = parseSigningKeys(SIGNING_KEY);
@@ -30,7 +33,7 @@ describe('restore flow: sentinel serve + simulator', () => {
     const html = await get.text();
     expect(html).toContain(`Restore <code>${domain}</code> from quarantine?`);
     expect(html).toMatch(
-      /<form method="post" action="\?exp=\d+&#38;kid=[0-9a-f]{8}&#38;sig=[\w-]+"><button type="submit">/,
+      /<form class="confirm" method="post" action="\?exp=\d+&#38;kid=[0-9a-f]{8}&#38;sig=[\w-]+"><label for="confirm_domain">/,
     );
     expect(html).not.toMatch(/<script/i);
     const head = await fetch(url, { method: 'HEAD' });
@@ -38,13 +41,18 @@ describe('restore flow: sentinel serve + simulator', () => {
     expect(stack.sim.domain(domain)?.status).toEqual(['quarantine']);
     expect(restoreCalls()).toBe(0);
 
-    const post = await fetch(url, { method: 'POST' });
+    // The form as it stands, untyped (what a robot that submits forms sends): refused, nothing called.
+    const robot = await fetch(url, { method: 'POST' });
+    expect(robot.status).toBe(422);
+    expect(stack.sim.restoreCalls).toEqual([]);
+
+    const post = await fetch(url, confirmedPost(domain));
     expect(post.status).toBe(200);
     expect(await post.text()).toContain(`${domain} restored`);
     expect(stack.sim.domain(domain)?.status).toEqual(['registered']);
     expect(stack.sim.restoreCalls).toEqual([domain]);
 
-    const again = await fetch(url, { method: 'POST', headers: { Accept: 'application/json' } });
+    const again = await fetch(url, confirmedPost(domain, { Accept: 'application/json' }));
     expect(again.status).toBe(409);
     // The replay looks first and never calls restore again.
     expect(await again.json()).toEqual({
@@ -110,7 +118,7 @@ describe('restore flow: sentinel serve + simulator', () => {
       match: (r) => r.method === 'POST',
       times: 1,
     });
-    const res = await fetch(link(domain), { method: 'POST', headers: { Accept: 'application/json' } });
+    const res = await fetch(link(domain), confirmedPost(domain, { Accept: 'application/json' }));
     expect(res.status).toBe(502);
     expect((await res.json()).outcome).toBe('reseller_unreachable');
     expect(stack.sim.domain(domain)?.status).toEqual(['quarantine']);
@@ -145,16 +153,52 @@ describe('restore flow: sentinel serve + simulator', () => {
     expect((await runCli(['link', 'Not_A_Domain'], stack.env)).code).toBe(2);
   });
 
-  it('restores at once with `sentinel restore --yes`, and refuses to run unasked without it', async () => {
-    const domain = stack.quarantined[5] as string;
+  it('restores at once with `sentinel restore --yes` (and --consent for .nl), and refuses to run unasked without it', async () => {
+    const domain = stack.quarantined.slice(5).find((d) => !d.endsWith('.nl')) as string;
     const unasked = await runCli(['restore', domain], stack.env);
     expect(unasked.code).toBe(2);
     expect(unasked.stderr).toContain('pass --yes');
     const declined = await runCli(['restore', domain], stack.env, { ask: async () => 'n' });
-    expect(declined.stdout).toBe('not restored\n');
+    expect(declined.stdout).toContain(`not restored: the name typed is not ${domain}\n`);
+    expect(declined.stdout).toContain('A restore is a paid action');
     expect(stack.sim.domain(domain)?.status).toEqual(['quarantine']);
     const run = await runCli(['restore', domain, '--yes'], stack.env);
-    expect(run).toMatchObject({ code: 0, stdout: `restored ${domain}\n` });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(new RegExp(`restored ${domain.replaceAll('.', '\\.')}\n$`));
     expect(stack.sim.domain(domain)?.status).toEqual(['registered']);
+
+    const nl = stack.quarantined.slice(5).find((d) => d.endsWith('.nl')) as string;
+    const noConsent = await runCli(['restore', nl, '--yes'], stack.env);
+    expect(noConsent.code).toBe(2);
+    expect(noConsent.stderr).toContain('only with the registrant’s consent; pass --consent with --yes');
+    expect(stack.sim.domain(nl)?.status).toEqual(['quarantine']);
+    const state = join(mkdtempSync(join(tmpdir(), 'restore-flow-')), 'state.json');
+    const consented = await runCli(['restore', nl, '--yes', '--consent', '--state', state], stack.env);
+    expect(consented.code).toBe(0);
+    expect(stack.sim.domain(nl)?.status).toEqual(['registered']);
+    // The attempt is kept in the audit trail of the state it was given, as a link's would be.
+    const audit = JSON.parse((await runCli(['audit', '--json', '--state', state], stack.env)).stdout);
+    expect(audit.entries).toEqual([
+      expect.objectContaining({ domain: nl, outcome: 'restored', via: 'cli', key_id: null, client_ip: null }),
+    ]);
+  });
+
+  it('asks for the name typed and, for .nl, the registrant’s consent before restoring from the command line', async () => {
+    const nl = stack.quarantined.slice(5).filter((d) => d.endsWith('.nl'))[1] as string;
+    const questions: string[] = [];
+    const answers = [nl.toUpperCase(), 'n', nl, 'yes'];
+    const ask = async (question: string) => {
+      questions.push(question);
+      return answers.shift() ?? '';
+    };
+    const refused = await runCli(['restore', nl], stack.env, { ask });
+    expect(refused.stdout).toContain('not restored: the registrant’s consent was not confirmed');
+    expect(stack.sim.domain(nl)?.status).toEqual(['quarantine']);
+    const run = await runCli(['restore', nl], stack.env, { ask });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/restore by \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC \(\d+ days left\)/);
+    expect(questions[0]).toMatch(/^Type the domain name to restore it through /);
+    expect(questions[1]).toMatch(/^Did the registrant .* agree to this restore\?/);
+    expect(stack.sim.domain(nl)?.status).toEqual(['registered']);
   });
 });

@@ -2,10 +2,12 @@ import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
 import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { captureOutput } from '../support/capture';
+import { startDynalite } from '../support/dynalite';
 
 const API_KEY = 'sk_restore_lambda_c0ffee42';
 const SIGNING_KEY = 'lambda-signing-key-fedcba9876543210fedcba98';
@@ -15,15 +17,24 @@ const quarantined = portfolio.truth.findings.filter((f) => f.kind === 'quarantin
 let sim: Simulator;
 let output: () => string;
 
-/** The event API Gateway's REST API sends through a Lambda proxy integration. */
+/**
+ * The event API Gateway's REST API sends through a Lambda proxy integration for a request to
+ * `link`; a POST carries the confirmation form filled in.
+ */
 function restEvent(method: string, link: string, headers: Record<string, string> = {}): APIGatewayProxyEvent {
   const url = new URL(link);
   const domain = url.pathname.split('/').pop() as string;
+  const form = method === 'POST' ? `confirm_domain=${domain}&registrant_consent=yes` : null;
   return {
     resource: '/restore/{domain}',
     path: `/restore/${domain}`,
     httpMethod: method,
-    headers: { Host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'User-Agent': 'Mozilla/5.0', ...headers },
+    headers: {
+      Host: 'abc123.execute-api.eu-west-1.amazonaws.com',
+      'User-Agent': 'Mozilla/5.0',
+      ...(form ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
+      ...headers,
+    },
     multiValueHeaders: {},
     queryStringParameters: Object.fromEntries(url.searchParams),
     multiValueQueryStringParameters: null,
@@ -38,8 +49,9 @@ function restEvent(method: string, link: string, headers: Record<string, string>
       requestId: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
       identity: { sourceIp: '198.51.100.7', userAgent: 'Mozilla/5.0' },
     } as APIGatewayProxyEvent['requestContext'],
-    body: null,
-    isBase64Encoded: false,
+    // API Gateway hands a form body over base64-encoded unless the API lists it as text.
+    body: form === null ? null : Buffer.from(form).toString('base64'),
+    isBase64Encoded: form !== null,
   };
 }
 
@@ -77,7 +89,7 @@ describe('restore Lambda entry point', () => {
     const domain = quarantined[0] as string;
     const get = await handler(restEvent('GET', link(domain)));
     expect(get.statusCode).toBe(200);
-    expect(get.body).toContain('<form method="post"');
+    expect(get.body).toContain('<form class="confirm" method="post"');
     expect(sim.domain(domain)?.status).toEqual(['quarantine']);
     const post = await handler(restEvent('POST', link(domain), { Accept: 'application/json' }));
     expect(post).toMatchObject({
@@ -127,5 +139,30 @@ describe('restore Lambda entry point', () => {
     ]);
     const sig = new URL(url).searchParams.get('sig') as string;
     for (const secret of [API_KEY, SIGNING_KEY, sig]) expect(output()).not.toContain(secret);
+  });
+
+  it('keeps every restore POST in the state table’s audit trail, with the caller API Gateway saw', async () => {
+    const db = await startDynalite();
+    try {
+      await createStateTable(db.client(), 'web-state');
+      for (const [name, value] of Object.entries({ ...db.sdkEnv, STATE_TABLE_NAME: 'web-state' }))
+        vi.stubEnv(name, value);
+      const { handler } = await import('../../functions/restore');
+      const domain = quarantined[3] as string;
+      const untyped = restEvent('POST', link(domain));
+      untyped.body = null;
+      untyped.isBase64Encoded = false;
+      expect((await handler(untyped)).statusCode).toBe(422);
+      expect((await handler(restEvent('POST', link(domain)))).statusCode).toBe(200);
+      const trail = new DynamoDbStateStore({ client: db.client(), tableName: 'web-state', scope: sim.url });
+      const entries = await trail.listAudit();
+      expect(entries.map((e) => [e.domain, e.outcome, e.status, e.client_ip, e.user_agent, e.via])).toEqual([
+        [domain, 'restored', 200, '198.51.100.7', 'Mozilla/5.0', 'web'],
+        [domain, 'confirmation_missing', 422, '198.51.100.7', 'Mozilla/5.0', 'web'],
+      ]);
+      expect(entries[0]?.key_id).toBe(new URL(link(domain)).searchParams.get('kid'));
+    } finally {
+      await db.close();
+    }
   });
 });

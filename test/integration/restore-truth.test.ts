@@ -6,6 +6,7 @@ import { createRestoreHandler, type RestoreLogEntry } from '../../functions/adap
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import { settingsFromEnv } from '../../functions/core/config';
 import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
+import { confirmedPost } from '../support/restore-env';
 
 const KEY = 'sk_restore_truth_9d1f2a';
 const SIGNING_KEY = 'restore-truth-signing-key-0123456789abcdef';
@@ -90,7 +91,7 @@ async function restoreEndpoint(resellerUrl: string, resellerBudgetMs?: number) {
     now: Date.now(),
   });
   const post = async () => {
-    const res = await fetch(link, { method: 'POST', headers: { Accept: 'application/json' } });
+    const res = await fetch(link, confirmedPost(DOMAIN, { Accept: 'application/json' }));
     return { status: res.status, body: (await res.json()) as { outcome: string; message: string } };
   };
   return { link, post, logs, url: server.url };

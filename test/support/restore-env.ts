@@ -38,3 +38,15 @@ export async function startRestoreStack(options: { domains?: number; seed?: numb
     },
   };
 }
+
+/**
+ * The confirmation page's POST as a person sends it: the domain name typed and (where the registry
+ * needs it, as for .nl) the registrant's consent checked. Merge into `fetch`'s init.
+ */
+export function confirmedPost(domain: string, headers: Record<string, string> = {}): RequestInit {
+  return {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams({ confirm_domain: domain, registrant_consent: 'yes' }).toString(),
+  };
+}

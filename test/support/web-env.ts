@@ -6,6 +6,7 @@ import { FolderReportStore } from '../../functions/adapters/report-stores';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import { createWebApp } from '../../functions/adapters/web-app';
 import type { ActionStore } from '../../functions/core/actions';
+import type { AuditTrail } from '../../functions/core/audit';
 import { settingsFromEnv } from '../../functions/core/config';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { startSimulator } from '../../functions/simulator/server';
@@ -17,7 +18,7 @@ import { API_KEY, SIGNING_KEY } from './restore-env';
  * folder the scan writes and the page reads, and an action store (in memory unless one is given).
  */
 export async function startWebStack(
-  options: { domains?: number; seed?: number; actions?: ActionStore } = {},
+  options: { domains?: number; seed?: number; actions?: ActionStore; audit?: AuditTrail } = {},
 ) {
   const now = Date.now();
   const portfolio = generatePortfolio({ domains: options.domains ?? 120, seed: options.seed ?? 41, now });
@@ -36,6 +37,7 @@ export async function startWebStack(
     secrets: new EnvSecretSource(env),
     actions: () => actions,
     reports: () => new FolderReportStore(reportDir),
+    ...(options.audit ? { audit: () => options.audit ?? null } : {}),
     log: (message, entry) => logs.push({ message, ...entry }),
   });
   const server = await serveLocally(app, { port: 0 });

@@ -132,7 +132,13 @@ describe('renderReportPage', () => {
   it('groups findings under the digest’s words, critical first', () => {
     const html = renderReportPage({ report, token });
     const headings = [...html.matchAll(/<h2>([^<]+)<\/h2>/g)].map((m) => m[1]);
-    expect(headings).toEqual(['Expiries in the next 90 days', 'CRITICAL (3)', 'WARNING (2)', 'INFO (1)']);
+    expect(headings).toEqual([
+      'Restore deadlines (1)',
+      'Expiries and restore deadlines in the next 90 days',
+      'CRITICAL (3)',
+      'WARNING (2)',
+      'INFO (1)',
+    ]);
     expect(html).toContain('<strong>soon.nl</strong>: expires 25 Nov 2026 in 3 days, auto-renew OFF');
   });
 

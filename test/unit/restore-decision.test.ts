@@ -61,14 +61,17 @@ function tokenFor(domain: string, now = NOW) {
   return Object.fromEntries(url.searchParams);
 }
 
+/** The request; a POST carries the confirmation page's form filled in, unless `overrides.form` says otherwise. */
 function input(method: string, reseller: RestorePort, overrides: Partial<RestoreInput> = {}): RestoreInput {
+  const domain = overrides.domain ?? 'example.nl';
   return {
     method,
-    domain: 'example.nl',
+    domain,
     token: tokenFor('example.nl'),
     now: NOW,
     signingKeys: async () => KEYS,
     reseller: async () => reseller,
+    form: { confirm_domain: domain, registrant_consent: 'yes' },
     ...overrides,
   };
 }
@@ -80,6 +83,73 @@ describe('decideRestore', () => {
     expect(outcome).toMatchObject({ kind: 'confirm', status: 200 });
     expect(outcome.confirm?.formAction).toMatch(/^\?exp=\d+&kid=[0-9a-f]{8}&sig=[\w-]{43}$/);
     expect(calls).toEqual(['find example.nl']);
+  });
+
+  it('shows the restore-by date and asks for the registrant’s consent on a .nl confirmation', async () => {
+    const { reseller } = port(domainRecord('example.nl', ['quarantine']));
+    const outcome = await decideRestore(input('GET', reseller));
+    // Deleted 19 days before NOW: .nl's 40 days leave 21.
+    expect(outcome.confirm).toMatchObject({
+      deadline: {
+        known: true,
+        restore_by: new Date(NOW + 21 * 86_400_000).toISOString(),
+        days_to_restore: 21,
+      },
+      consentRequired: true,
+    });
+    expect(outcome.attempt).toBeUndefined();
+  });
+
+  it('asks no consent for a TLD whose registry does not require it', async () => {
+    const { reseller } = port(domainRecord('example.com', ['quarantine']));
+    const outcome = await decideRestore(
+      input('GET', reseller, { domain: 'example.com', token: tokenFor('example.com') }),
+    );
+    expect(outcome.confirm?.consentRequired).toBe(false);
+    const post = await decideRestore(
+      input('POST', reseller, {
+        domain: 'example.com',
+        token: tokenFor('example.com'),
+        form: { confirm_domain: 'example.com' },
+      }),
+    );
+    expect(post).toMatchObject({ kind: 'restored', attempt: true });
+  });
+
+  it('refuses a POST without the typed name (422) before building the reseller or calling anything', async () => {
+    let built = 0;
+    const { reseller, calls } = port(domainRecord('example.nl', ['quarantine']));
+    for (const form of [
+      {},
+      { confirm_domain: '' },
+      { confirm_domain: 'example.com' },
+      { confirm_domain: 'x'.repeat(5000) },
+    ]) {
+      const outcome = await decideRestore(
+        input('POST', reseller, {
+          form: { ...form, registrant_consent: 'yes' },
+          reseller: async () => {
+            built++;
+            return reseller;
+          },
+        }),
+      );
+      expect(outcome).toMatchObject({ kind: 'confirmation_missing', status: 422, attempt: true });
+    }
+    expect(built).toBe(0);
+    expect(calls).toEqual([]);
+  });
+
+  it('refuses a .nl POST without the registrant’s consent (422), calling nothing', async () => {
+    const { reseller, calls } = port(domainRecord('example.nl', ['quarantine']));
+    for (const consent of [undefined, '', 'no', 'false']) {
+      const outcome = await decideRestore(
+        input('POST', reseller, { form: { confirm_domain: 'EXAMPLE.nl', registrant_consent: consent } }),
+      );
+      expect(outcome).toMatchObject({ kind: 'consent_missing', status: 422 });
+      expect(outcome.message).toMatch(/only with the registrant's consent/);
+    }
+    expect(calls).toEqual([]);
   });
 
   it('checks the link on HEAD and asks the reseller nothing', async () => {

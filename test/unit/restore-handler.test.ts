@@ -2,9 +2,10 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createRestoreHandler, type RestoreLogEntry } from '../../functions/adapters/restore-handler';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
+import type { AuditEntry, AuditTrail } from '../../functions/core/audit';
 import { settingsFromEnv } from '../../functions/core/config';
 import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
-import { escapeHtml, renderConfirmPage } from '../../functions/core/restore-page';
+import { escapeHtml, renderConfirmPage, typedNamePattern } from '../../functions/core/restore-page';
 
 const SIGNING_KEY = 'unit-signing-key-0123456789abcdef01234567';
 const env = {
@@ -13,10 +14,15 @@ const env = {
   LINK_SIGNING_KEY: SIGNING_KEY,
 };
 
+/**
+ * A request to a signed link; a POST carries the confirmation page's form filled in (the typed
+ * name and the .nl consent) unless `body` says otherwise.
+ */
 function event(
   method: string,
   domain = 'example.nl',
   headers: Record<string, string> = {},
+  body: string | null = method === 'POST' ? `confirm_domain=${domain}&registrant_consent=yes` : null,
 ): APIGatewayProxyEvent {
   const url = new URL(
     signRestoreLink({
@@ -31,13 +37,14 @@ function event(
     path: url.pathname,
     pathParameters: { domain },
     queryStringParameters: Object.fromEntries(url.searchParams),
-    headers,
+    headers: body === null ? headers : { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+    body,
     requestContext: { identity: { sourceIp: '203.0.113.9' } },
   } as unknown as APIGatewayProxyEvent;
 }
 
 /** A reseller whose list says example.nl is in quarantine, and whose restore answers `status` with `body`. */
-function handlerAnswering(status: number, body: string, listStatus = 200) {
+function handlerAnswering(status: number, body: string, listStatus = 200, audit?: AuditTrail) {
   const calls: string[] = [];
   const logs: RestoreLogEntry[] = [];
   const fetch = (async (input: string | URL | Request, init?: RequestInit) => {
@@ -57,8 +64,23 @@ function handlerAnswering(status: number, body: string, listStatus = 200) {
     secrets: new EnvSecretSource(env),
     log: (e) => logs.push(e),
     fetch,
+    ...(audit ? { audit: () => audit } : {}),
   });
   return { handler, calls, logs };
+}
+
+/** An audit trail in memory, or one whose writes fail. */
+function memoryTrail(fails = false) {
+  const entries: AuditEntry[] = [];
+  const trail: AuditTrail = {
+    location: 'memory',
+    recordAudit: async (entry) => {
+      if (fails) throw new Error('the table is gone');
+      entries.unshift(entry);
+    },
+    listAudit: async () => [...entries],
+  };
+  return { trail, entries };
 }
 
 describe('restore page escaping', () => {
@@ -78,6 +100,41 @@ describe('restore page escaping', () => {
     expect(html).not.toContain('<b>x</b>');
     expect(html).not.toContain('"><script>');
     expect(html).toContain('&#60;b&#62;x&#60;/b&#62;');
+  });
+
+  it('builds a pattern the browser compiles (v flag) that takes the name in either form and any case', () => {
+    const compiled = (domain: string) => new RegExp(`^(?:${typedNamePattern(domain)})$`, 'v');
+    const plain = compiled('my-shop.nl');
+    for (const typed of ['my-shop.nl', 'MY-Shop.NL', ' my-shop.nl. '])
+      expect(plain.test(typed), typed).toBe(true);
+    for (const typed of ['myxshop.nl', 'my-shop.com', 'my-shop.nl.evil', ''])
+      expect(plain.test(typed), typed).toBe(false);
+    const idn = compiled('xn--bcher-kva.de');
+    expect(idn.test('bücher.de')).toBe(true);
+    expect(idn.test('XN--BCHER-KVA.de')).toBe(true);
+  });
+
+  it('shows the restore-by date, says the restore is paid, and asks for consent only where the registry needs it', () => {
+    const base = { quarantinedSince: null, linkExpires: 0, formAction: '?a=1' };
+    const nl = renderConfirmPage({
+      ...base,
+      domain: 'shop.nl',
+      deadline: { known: true, restore_by: '2026-12-02T06:00:00.000Z', days_to_restore: 5 },
+      consentRequired: true,
+    });
+    expect(nl).toContain('<dt>Restore by</dt><dd>2026-12-02 06:00 UTC (5 days left, LAST DAYS)</dd>');
+    expect(nl).toContain(
+      'A restore is a paid action: the reseller charges for it, and its API does not state the price.',
+    );
+    expect(nl).toContain('<input type="text" id="confirm_domain" name="confirm_domain" required pattern=');
+    expect(nl).toContain('<input type="checkbox" name="registrant_consent" value="yes" required>');
+    const com = renderConfirmPage({
+      ...base,
+      domain: 'shop.com',
+      deadline: { known: false, reason: 'no quarantine period is known for .com' },
+    });
+    expect(com).toContain('<dt>Restore by</dt><dd>unknown: no quarantine period is known for .com</dd>');
+    expect(com).not.toContain('registrant_consent');
   });
 
   it('escapes what the reseller says when it refuses a restore', async () => {
@@ -146,5 +203,101 @@ describe('createRestoreHandler', () => {
     const res = await handler(event('POST'));
     expect(res.statusCode).toBe(200);
     expect(calls).toEqual(['GET /v2/domains', 'POST /v2/domains/example.nl/restore']);
+  });
+
+  it('refuses a POST without the typed name with 422, calling nothing at all', async () => {
+    const { handler, calls, logs } = handlerAnswering(204, '');
+    const res = await handler(event('POST', 'example.nl', { Accept: 'application/json' }, ''));
+    expect(res.statusCode).toBe(422);
+    expect(JSON.parse(res.body).outcome).toBe('confirmation_missing');
+    expect(calls).toEqual([]);
+    expect(logs[0]).toMatchObject({ outcome: 'confirmation_missing', status: 422 });
+  });
+
+  it('refuses a POST whose typed name is another domain, calling nothing', async () => {
+    const { handler, calls } = handlerAnswering(204, '');
+    const res = await handler(
+      event('POST', 'example.nl', {}, 'confirm_domain=example.com&registrant_consent=yes'),
+    );
+    expect(res.statusCode).toBe(422);
+    expect(res.body).toContain('was not restored');
+    expect(calls).toEqual([]);
+  });
+
+  it('refuses a .nl restore without the registrant’s consent, calling nothing', async () => {
+    const { handler, calls } = handlerAnswering(204, '');
+    const res = await handler(
+      event('POST', 'example.nl', { Accept: 'application/json' }, 'confirm_domain=example.nl'),
+    );
+    expect(res.statusCode).toBe(422);
+    expect(JSON.parse(res.body)).toMatchObject({ outcome: 'consent_missing' });
+    expect(calls).toEqual([]);
+  });
+
+  it('takes the typed name and consent as JSON from a program, in any case and with a trailing dot', async () => {
+    const { handler, calls } = handlerAnswering(204, '');
+    const res = await handler(
+      event(
+        'POST',
+        'example.nl',
+        { Accept: 'application/json', 'Content-Type': 'application/json' },
+        JSON.stringify({ confirm_domain: ' Example.NL. ', registrant_consent: true }),
+      ),
+    );
+    expect(res.statusCode).toBe(200);
+    expect(calls).toEqual(['GET /v2/domains', 'POST /v2/domains/example.nl/restore']);
+  });
+
+  it('reads an oversized form as no form: 422, nothing called', async () => {
+    const { handler, calls } = handlerAnswering(204, '');
+    const padding = 'x'.repeat(20_000);
+    const res = await handler(
+      event('POST', 'example.nl', {}, `pad=${padding}&confirm_domain=example.nl&registrant_consent=yes`),
+    );
+    expect(res.statusCode).toBe(422);
+    expect(calls).toEqual([]);
+  });
+
+  it('keeps every POST on a valid link in the audit trail with its outcome, never the signature', async () => {
+    const { trail, entries } = memoryTrail();
+    const { handler } = handlerAnswering(204, '', 200, trail);
+    await handler(event('GET'));
+    await handler(event('POST', 'example.nl', { 'User-Agent': 'Mozilla/5.0 test' }, ''));
+    const signed = event('POST', 'example.nl', { 'User-Agent': 'Mozilla/5.0 test' });
+    await handler(signed);
+    expect(entries.map((e) => [e.domain, e.outcome, e.status])).toEqual([
+      ['example.nl', 'restored', 200],
+      ['example.nl', 'confirmation_missing', 422],
+    ]);
+    expect(entries[0]).toMatchObject({
+      action: 'restore',
+      via: 'web',
+      key_id: signed.queryStringParameters?.kid,
+      client_ip: '203.0.113.9',
+      user_agent: 'Mozilla/5.0 test',
+    });
+    expect(JSON.stringify(entries)).not.toContain(String(signed.queryStringParameters?.sig));
+  });
+
+  it('keeps no entry for a POST whose signature is wrong (anyone could send those)', async () => {
+    const { trail, entries } = memoryTrail();
+    const { handler } = handlerAnswering(204, '', 200, trail);
+    const tampered = event('POST');
+    tampered.queryStringParameters = { ...tampered.queryStringParameters, sig: 'AAAA' };
+    const res = await handler(tampered);
+    expect(res.statusCode).toBe(403);
+    expect(entries).toEqual([]);
+  });
+
+  it('answers the restore’s own outcome when the audit trail cannot be written, and logs that at error level', async () => {
+    const { trail } = memoryTrail(true);
+    const { handler, logs } = handlerAnswering(204, '', 200, trail);
+    const res = await handler(event('POST'));
+    expect(res.statusCode).toBe(200);
+    expect(logs.map((l) => [l.outcome, l.status])).toEqual([
+      ['restored', 200],
+      ['audit_failed', 500],
+    ]);
+    expect(logs[1]?.detail).toMatch(/could not be kept in the audit trail: Error: the table is gone/);
   });
 });

@@ -1,0 +1,19 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { AuditTrail } from '../core/audit';
+import { DynamoDbStateStore } from './dynamodb-state-store';
+import { FileStateStore } from './file-state-store';
+import type { StateLocation } from './stateful-scan';
+
+/**
+ * The audit trail of the state store a location names: the same file or table (and, in a table,
+ * the same account partition) the scans keep their state in.
+ */
+export function openAuditTrail(
+  location: StateLocation,
+  scope: string,
+  dynamodb: () => DynamoDBClient,
+): AuditTrail {
+  return location.kind === 'dynamodb'
+    ? new DynamoDbStateStore({ client: dynamodb(), tableName: location.table, scope })
+    : new FileStateStore(location.path);
+}

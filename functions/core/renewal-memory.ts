@@ -1,0 +1,167 @@
+import {
+  type DomainFinding,
+  daysLeft,
+  type Finding,
+  isDomainFinding,
+  RENEWAL_GRACE_MS,
+  type Severity,
+  sortFindings,
+} from './classify';
+import { LAST_DAYS } from './quarantine-periods';
+import type { Report } from './scan';
+import type { Domain } from './schemas';
+import type { DomainChange, DomainMemory, StatefulFinding, WatchedFields } from './state';
+
+/**
+ * What memory adds to the deadline rules, as steps of their own that the comparison with the last
+ * scan (state.ts) calls: a renewal that fell due between two scans without the expiry moving is a
+ * `renewal_failed` finding even when the record no longer shows it (the reseller moved
+ * `date_renewal` on, or it lies outside the 60-day window); a premium price that changed is a
+ * change; quarantined domains in their last days to restore are repeated daily.
+ */
+
+/** The renewal a domain is watched for: when it is due, and the expiry it is to extend. */
+export interface RenewalWatch {
+  /** ISO 8601; null in an observation whose record has no `date_renewal`. */
+  readonly due: string | null;
+  /** ISO 8601: the expiry as read. */
+  readonly expiry: string;
+}
+
+/** The renewal fields of a domain read now: only auto-renew domains are renewed by the reseller. */
+export function renewalObservation(domain: Domain): RenewalWatch | undefined {
+  if (domain.auto_renew !== true) return undefined;
+  const due = typeof domain.date_renewal === 'number' ? new Date(domain.date_renewal).toISOString() : null;
+  return { due, expiry: new Date(domain.date_expiry).toISOString() };
+}
+
+/** The premium price as watched between scans: null for a premium domain whose record states none. */
+export function premiumPriceOf(domain: Domain): WatchedFields['premium_price'] {
+  if (domain.price?.kind !== 'premium') return undefined;
+  const { currency, amount } = domain.price;
+  return currency !== undefined && amount !== undefined ? { currency, amount } : null;
+}
+
+/** `premium_price_changed` when a premium domain's price or currency differs from the last scan's. */
+export function premiumPriceChange(
+  name: string,
+  before: WatchedFields,
+  after: WatchedFields,
+): DomainChange | null {
+  const b = before.premium_price;
+  const a = after.premium_price;
+  if (!b || !a || (b.currency === a.currency && b.amount === a.amount)) return null;
+  return { domain_name: name, kind: 'premium_price_changed', severity: 'warning', before: b, after: a };
+}
+
+export interface RenewalMemoryInput {
+  readonly report: Report;
+  readonly observed: ReadonlyMap<string, WatchedFields>;
+  /** The memory of the domain a name read now stands for (names are keyed as the state keys them). */
+  readonly prior: (name: string) => DomainMemory | undefined;
+}
+
+export interface RenewalMemoryResult {
+  /** The report with renewals that failed while watched marked `renewal_failed` (summary and order updated). */
+  readonly report: Report;
+  /** The observations with `renewal` as the next state keeps it. */
+  readonly observed: ReadonlyMap<string, WatchedFields>;
+}
+
+/**
+ * Compares each domain's renewal with the one remembered. The state keeps a renewal only once a
+ * scan saw it still ahead, so "passed between two scans" is proven, not assumed; it keeps it while
+ * it passed and the expiry did not move. Once it is 24 hours past (as the rule without memory
+ * allows), the domain's finding becomes `renewal_failed` unless it is already worse.
+ */
+export function rememberRenewals(input: RenewalMemoryInput): RenewalMemoryResult {
+  const { report, observed, prior } = input;
+  const now = Date.parse(report.now);
+  const next = new Map<string, WatchedFields>();
+  const failed = new Map<string, { due: string; expiry: string; watched: WatchedFields }>();
+  for (const [name, watched] of observed) {
+    const current = watched.renewal;
+    const before = prior(name)?.watched.renewal;
+    const beforeDue = before?.due ? Date.parse(before.due) : Number.NaN;
+    let keep: RenewalWatch | undefined;
+    if (current && before?.due && current.expiry === before.expiry && beforeDue <= now) {
+      keep = before;
+      if (now - beforeDue >= RENEWAL_GRACE_MS)
+        failed.set(name, { due: before.due, expiry: current.expiry, watched });
+    } else if (current?.due && Date.parse(current.due) > now) {
+      keep = current;
+    }
+    const { renewal: _seen, ...rest } = watched;
+    next.set(name, keep ? { ...rest, renewal: keep } : rest);
+  }
+  if (failed.size === 0 || report.renewal_rule_off) return { report, observed: next };
+
+  const findings: Finding[] = [];
+  const seen = new Set<string>();
+  for (const f of report.findings) {
+    const miss = isDomainFinding(f) ? failed.get(f.domain_name) : undefined;
+    if (!miss || !isDomainFinding(f)) {
+      findings.push(f);
+      continue;
+    }
+    seen.add(f.domain_name);
+    findings.push(
+      f.kind === 'quarantine' || f.kind === 'expired' || f.kind === 'renewal_failed'
+        ? f
+        : failedFinding(f.domain_name, miss, now, f),
+    );
+  }
+  for (const [name, miss] of failed)
+    if (!seen.has(name) && Date.parse(miss.expiry) > now) findings.push(failedFinding(name, miss, now));
+  sortFindings(findings);
+  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
+  for (const f of findings) summary[f.severity]++;
+  return { report: { ...report, findings, summary }, observed: next };
+}
+
+function failedFinding(
+  name: string,
+  miss: { due: string; expiry: string; watched: WatchedFields },
+  now: number,
+  was?: DomainFinding,
+): DomainFinding {
+  const expiry = Date.parse(miss.expiry);
+  const handle = miss.watched.registrant_handle;
+  return {
+    domain_name: name,
+    date_expiry: new Date(expiry).toISOString(),
+    days_left: daysLeft(expiry, now),
+    auto_renew: true,
+    registrant: was?.registrant ?? (handle ? { handle } : null),
+    kind: 'renewal_failed',
+    severity: 'critical',
+    date_renewal: miss.due,
+    ...(was?.price ? { price: was.price } : {}),
+    ...(was?.actions ? { actions: was.actions } : {}),
+  };
+}
+
+/** Hours between repeats of a quarantine in its last days to restore: daily, with room for a late run. */
+export const LAST_DAYS_REPEAT_HOURS = 20;
+
+/**
+ * True when a quarantine finding in its last {@link LAST_DAYS} days to restore is due again daily,
+ * where CRITICAL_REPEAT_HOURS is longer than a day (the rule for other criticals covers the rest).
+ */
+export function lastDaysRepeatDue(
+  f: StatefulFinding,
+  prior: (name: string) => DomainMemory | undefined,
+  now: number,
+  criticalRepeatHours: number,
+): boolean {
+  if (!isDomainFinding(f) || f.kind !== 'quarantine' || f.change !== 'ongoing') return false;
+  const left = f.days_to_restore;
+  if (typeof left !== 'number' || left > LAST_DAYS) return false;
+  const at = prior(f.domain_name)?.alerted?.at;
+  const elapsed = at === undefined ? Number.NaN : now - Date.parse(at);
+  return (
+    Number.isFinite(elapsed) &&
+    elapsed >= LAST_DAYS_REPEAT_HOURS * 3_600_000 &&
+    elapsed < criticalRepeatHours * 3_600_000
+  );
+}

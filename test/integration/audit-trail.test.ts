@@ -1,0 +1,166 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
+import { FileStateStore } from '../../functions/adapters/file-state-store';
+import type { StateStore } from '../../functions/adapters/state-store';
+import { AUDIT_MAX_ENTRIES, type AuditEntry, type AuditTrail, auditEntry } from '../../functions/core/audit';
+import { EMPTY_STATE, type ScanState } from '../../functions/core/state';
+import { runCli } from '../support/cli';
+import { startDynalite } from '../support/dynalite';
+
+const T0 = Date.parse('2026-11-22T06:00:00Z');
+const HOUR = 3_600_000;
+const SCOPE = 'http://reseller.test';
+
+const attempt = (n: number, extra: Partial<Parameters<typeof auditEntry>[0]> = {}): AuditEntry =>
+  auditEntry({
+    at: T0 + n * 1000,
+    domain: `d${n}.nl`,
+    outcome: 'restored',
+    status: 200,
+    via: 'web',
+    keyId: 'abcd1234',
+    clientIp: '203.0.113.9',
+    userAgent: 'Mozilla/5.0',
+    ...extra,
+  });
+
+const state: ScanState = {
+  ...EMPTY_STATE,
+  scope: SCOPE,
+  started_at: new Date(T0).toISOString(),
+  last_scan_at: new Date(T0).toISOString(),
+  domains: { 'kept.nl': { watched: { auto_renew: true }, finding: null, alerted: null } },
+};
+
+let db: Awaited<ReturnType<typeof startDynalite>>;
+let dir: string;
+let tables = 0;
+beforeAll(async () => {
+  [db, dir] = await Promise.all([startDynalite(), mkdtemp(join(tmpdir(), 'sentinel-audit-'))]);
+});
+afterAll(async () => {
+  await Promise.all([db.close(), rm(dir, { recursive: true, force: true })]);
+});
+
+async function newTable(): Promise<string> {
+  const name = `audit-${++tables}`;
+  await createStateTable(db.client(), name);
+  return name;
+}
+
+/** What both stores keep: every attempt, newest first, bounded, and apart from the scans' state. */
+function trailContract(open: () => Promise<StateStore & AuditTrail>) {
+  it('keeps every attempt, newest first, and lists none before the first', async () => {
+    const store = await open();
+    expect(await store.listAudit()).toEqual([]);
+    for (const n of [1, 2, 3]) await store.recordAudit(attempt(n));
+    expect((await store.listAudit()).map((e) => e.domain)).toEqual(['d3.nl', 'd2.nl', 'd1.nl']);
+    expect((await store.listAudit())[0]).toEqual(attempt(3));
+  });
+
+  it('stays bounded: beyond the limit the oldest attempts go', async () => {
+    const store = await open();
+    for (let n = 0; n < AUDIT_MAX_ENTRIES + 5; n++) await store.recordAudit(attempt(n));
+    const kept = await store.listAudit();
+    expect(kept).toHaveLength(AUDIT_MAX_ENTRIES);
+    expect(kept[0]?.domain).toBe(`d${AUDIT_MAX_ENTRIES + 4}.nl`);
+    expect(kept.at(-1)?.domain).toBe('d5.nl');
+  });
+
+  it('cuts what a request can make large: a megabyte of user agent is kept as 300 characters', async () => {
+    const store = await open();
+    await store.recordAudit(attempt(1, { userAgent: 'x'.repeat(1_000_000), clientIp: '1'.repeat(5_000) }));
+    const [entry] = await store.listAudit();
+    expect(entry?.user_agent).toHaveLength(300);
+    expect(entry?.client_ip).toHaveLength(64);
+  });
+
+  it('takes no part in the scans’ state: a save neither loses nor moves the trail, nor the trail the state', async () => {
+    const store = await open();
+    const empty = await store.load();
+    await store.claim(0, { owner: 'scan', expiresAt: Date.now() + HOUR });
+    await store.recordAudit(attempt(1)); // a click while a scan holds the lease
+    await store.save(state, empty, 'scan');
+    await store.recordAudit(attempt(2));
+    const loaded = await store.load();
+    expect(loaded).toEqual({ state, generation: 1, lease: null });
+    expect((await store.listAudit()).map((e) => e.domain)).toEqual(['d2.nl', 'd1.nl']);
+    await store.claim(1, { owner: 'next', expiresAt: Date.now() + HOUR });
+    await store.save({ ...state, domains: {} }, loaded, 'next');
+    expect(await store.listAudit()).toHaveLength(2);
+  });
+}
+
+describe('the audit trail in the file store', () => {
+  let n = 0;
+  trailContract(async () => new FileStateStore(join(dir, `state-${++n}.json`)));
+
+  it('leaves out an entry a hand edit broke, and still reads the state', async () => {
+    const path = join(dir, 'edited.json');
+    const store = new FileStateStore(path);
+    await store.recordAudit(attempt(1));
+    await store.recordAudit(attempt(2));
+    const content = JSON.parse(await readFile(path, 'utf8'));
+    content.audit[0].status = 'two hundred';
+    await writeFile(path, JSON.stringify(content));
+    expect((await store.listAudit()).map((e) => e.domain)).toEqual(['d1.nl']);
+    expect((await store.load()).generation).toBe(0);
+  });
+});
+
+describe('the audit trail in DynamoDB (dynalite)', () => {
+  trailContract(
+    async () => new DynamoDbStateStore({ client: db.client(), tableName: await newTable(), scope: SCOPE }),
+  );
+
+  it('keeps each account’s trail in its own partition', async () => {
+    const table = await newTable();
+    const one = new DynamoDbStateStore({ client: db.client(), tableName: table, scope: SCOPE });
+    const other = new DynamoDbStateStore({
+      client: db.client(),
+      tableName: table,
+      scope: 'http://other.test',
+    });
+    await one.recordAudit(attempt(1));
+    expect(await other.listAudit()).toEqual([]);
+    expect(await one.listAudit()).toHaveLength(1);
+  });
+
+  it('leaves out an item that is not an entry', async () => {
+    const table = await newTable();
+    const store = new DynamoDbStateStore({ client: db.client(), tableName: table, scope: SCOPE });
+    await store.recordAudit(attempt(1));
+    await db.client().send(
+      new UpdateItemCommand({
+        TableName: table,
+        Key: { pk: { S: SCOPE }, sk: { S: 'audit#9999-12-31T00:00:00.000Z#ffffffff' } },
+        UpdateExpression: 'SET a = :a',
+        ExpressionAttributeValues: { ':a': { S: '{"not":"an entry"' } },
+      }),
+    );
+    expect((await store.listAudit()).map((e) => e.domain)).toEqual(['d1.nl']);
+  });
+
+  it('is read by `sentinel audit --state dynamodb:TABLE --json`', async () => {
+    const table = await newTable();
+    const store = new DynamoDbStateStore({ client: db.client(), tableName: table, scope: SCOPE });
+    await store.recordAudit(attempt(1, { outcome: 'confirmation_missing', status: 422 }));
+    const run = await runCli(
+      ['audit', '--state', `dynamodb:${table}`, '--json'],
+      { RESELLER_BASE_URL: SCOPE },
+      { dynamodb: db.client },
+    );
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({
+      location: `dynamodb:${table}`,
+      entries: [attempt(1, { outcome: 'confirmation_missing', status: 422 })],
+    });
+    const none = await runCli(['audit'], { RESELLER_BASE_URL: SCOPE });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('pass --state PATH|dynamodb:TABLE or set STATE');
+  });
+});

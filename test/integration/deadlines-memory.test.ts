@@ -1,0 +1,131 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Portfolio, RawRecord } from '../../functions/simulator/portfolio';
+import { startSimulator } from '../../functions/simulator/server';
+import { runCli } from '../support/cli';
+import { sqsVariant, startSnsEmulator } from '../support/sns-emulator';
+
+const T0 = Date.parse('2026-11-22T06:00:00Z');
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const KEY = 'deadlines-memory-key-7c3d';
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function record(name: string, overrides: RawRecord = {}): RawRecord {
+  return {
+    domain_name: name,
+    status: ['registered'],
+    date_expiry: iso(T0 + 300 * DAY),
+    date_renewal: iso(T0 + 299 * DAY),
+    auto_renew: true,
+    registrant_handle: 'C00001',
+    ...overrides,
+  };
+}
+
+/**
+ * retry.nl renews tomorrow; gold.com is premium at EUR 400; lost.de was deleted 21 days ago, so
+ * .de's 30 days leave 9 to restore.
+ */
+function portfolio(): Portfolio {
+  return {
+    domains: [
+      record('retry.nl', { date_expiry: iso(T0 + 20 * DAY), date_renewal: iso(T0 + DAY) }),
+      record('gold.com', { premium_domain: true, premium_price: { currency: 'EUR', price: 400 } }),
+      record('lost.de', {
+        status: ['quarantine'],
+        auto_renew: false,
+        date_expiry: iso(T0 - 40 * DAY),
+        date_deleted: iso(T0 - 21 * DAY),
+      }),
+      record('healthy.eu'),
+    ],
+    contacts: [
+      { handle: 'C00001', name: 'Anna Bakker', company_name: '', email: 'anna@example.nl', status: ['ok'] },
+    ],
+    truth: { findings: [], problems: [] },
+  };
+}
+
+let emulator: Awaited<ReturnType<typeof startSnsEmulator>>;
+let dir: string;
+beforeAll(async () => {
+  [emulator, dir] = await Promise.all([startSnsEmulator(), mkdtemp(join(tmpdir(), 'sentinel-deadlines-'))]);
+});
+afterAll(async () => {
+  await Promise.all([emulator.close(), rm(dir, { recursive: true, force: true })]);
+});
+
+type Finding = { domain_name?: string; kind?: string; change?: string; date_renewal?: string };
+
+describe('deadlines with memory (scan --state, alerts through the SNS emulator)', () => {
+  it('finds a renewal that passed without the expiry moving, a premium price that changed, and repeats the last days daily saying LAST DAYS', async () => {
+    const sim = await startSimulator({ portfolio: portfolio(), apiKey: KEY });
+    const topicArn = await emulator.topic('deadlines-memory');
+    const queue = await emulator.queueSubscribedTo(topicArn, 'deadlines-memory-all');
+    const state = join(dir, 'state.json');
+    // Criticals otherwise repeat weekly here: the daily repeat comes from the last days alone.
+    const scan = (now: number) =>
+      runCli(
+        ['scan', '--now', iso(now), '--state', state],
+        {
+          RESELLER_BASE_URL: sim.url,
+          RESELLER_API_KEY: KEY,
+          ALERT_TOPIC_ARN: topicArn,
+          CRITICAL_REPEAT_HOURS: '168',
+        },
+        { sns: emulator.snsClient },
+      );
+    const messages = async () =>
+      (await emulator.drain(queue)).map((e) => ({
+        report: JSON.parse(sqsVariant(e)) as { findings: Finding[]; changes: Finding[] },
+        sms: (JSON.parse(e.Message) as { sms: string }).sms,
+      }));
+    try {
+      const first = await scan(T0);
+      expect(first.stdout).toMatch(/^published alert \S+ to \S+ \(1 new\)/);
+      const [one] = await messages();
+      expect(one?.sms).toBe('1 critical: lost.de quarantine 9d left');
+
+      // The next day: nothing new, the quarantine is not in its last week yet: nothing sent.
+      expect((await scan(T0 + DAY)).stdout).toMatch(/^no alert published/);
+      expect(await messages()).toEqual([]);
+
+      // The reseller's renewal of retry.nl was due on day 1 and did not happen; its record now
+      // shows a retry on day 5, so only memory can tell. gold.com's premium price went up.
+      sim.updateDomain('retry.nl', { date_renewal: iso(T0 + 5 * DAY) });
+      sim.updateDomain('gold.com', { premium_price: { currency: 'EUR', price: 520 } });
+      const third = await scan(T0 + 3 * DAY);
+      expect(third.stdout).toMatch(
+        /\(1 escalated, 1 changed, 1 in the last days to restore, repeated daily\)/,
+      );
+      const [alert, ...more] = await messages();
+      expect(more).toEqual([]);
+      expect(alert?.report.findings.find((f) => f.domain_name === 'retry.nl')).toMatchObject({
+        kind: 'renewal_failed',
+        change: 'escalated',
+        date_renewal: iso(T0 + DAY),
+      });
+      expect(alert?.report.changes).toEqual([
+        {
+          domain_name: 'gold.com',
+          kind: 'premium_price_changed',
+          severity: 'warning',
+          before: { currency: 'EUR', amount: 400 },
+          after: { currency: 'EUR', amount: 520 },
+        },
+      ]);
+      expect(alert?.sms).toBe('2 critical: lost.de LAST DAYS 6d to restore; retry.nl renewal failed');
+
+      // Hours later: said already today. The next day: said again.
+      expect((await scan(T0 + 3 * DAY + 6 * HOUR)).stdout).toMatch(/^no alert published/);
+      expect((await scan(T0 + 4 * DAY)).stdout).toMatch(/in the last days to restore, repeated daily/);
+      const [again] = await messages();
+      expect(again?.sms).toMatch(/^2 critical: lost\.de LAST DAYS 5d to restore/);
+    } finally {
+      await sim.close();
+    }
+  });
+});

@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { renderDigest } from '../../functions/core/alert';
+import type { Domain } from '../../functions/core/schemas';
+import {
+  compareWithState,
+  DEFAULT_STATE_POLICY,
+  EMPTY_STATE,
+  parseState,
+  type ScanState,
+  type StatePolicy,
+} from '../../functions/core/state';
+import { DAY, domain, scanOf } from '../support/state-scan';
+
+const T0 = Date.parse('2026-11-22T06:00:00Z');
+const HOUR = 3_600_000;
+
+function run(
+  domains: readonly Domain[],
+  now: number,
+  state: ScanState,
+  policy: StatePolicy = DEFAULT_STATE_POLICY,
+) {
+  const { report, observed } = scanOf(domains, now);
+  return compareWithState({ report, observed, state, policy, scope: 'http://reseller.test' });
+}
+const findingOf = (r: ReturnType<typeof run>, name: string) =>
+  r.report.findings.find((f) => 'domain_name' in f && f.domain_name === name);
+
+describe('renewals with memory', () => {
+  const expiry = T0 + 20 * DAY;
+  const scheduled = (renewal: number, overrides: Partial<Domain> = {}) =>
+    domain('shop.nl', T0, { date_expiry: expiry, date_renewal: renewal, ...overrides });
+
+  it('flags a renewal that passed between two scans while the expiry did not move, even after the reseller moved date_renewal on', () => {
+    const first = run([scheduled(T0 + DAY)], T0, EMPTY_STATE);
+    expect(findingOf(first, 'shop.nl')).toMatchObject({ kind: 'expiring', severity: 'info' });
+    // Three days later the due date has passed; the reseller now shows a retry in the future, so the
+    // record alone looks fine. The expiry is where it was: the renewal did not happen.
+    const later = run([scheduled(T0 + 5 * DAY)], T0 + 3 * DAY, first.next);
+    expect(findingOf(later, 'shop.nl')).toMatchObject({
+      kind: 'renewal_failed',
+      severity: 'critical',
+      date_renewal: new Date(T0 + DAY).toISOString(),
+      change: 'escalated',
+    });
+    expect(later.report.summary).toMatchObject({ critical: 1, info: 0 });
+    expect(later.publish).toBe(true);
+    expect(renderDigest(later.report)).toContain(
+      'ESCALATED shop.nl: auto-renew is on but the renewal due on 23 Nov 2026 did not happen',
+    );
+  });
+
+  it('waits the same day the rule without memory waits before calling it failed', () => {
+    const first = run([scheduled(T0 + DAY)], T0, EMPTY_STATE);
+    const soon = run([scheduled(T0 + 5 * DAY)], T0 + DAY + 23 * HOUR, first.next);
+    expect(findingOf(soon, 'shop.nl')).toMatchObject({ kind: 'expiring' });
+    // The renewal it watches is kept while the expiry has not moved, so the next scan still sees it.
+    const next = run([scheduled(T0 + 5 * DAY)], T0 + 2 * DAY + HOUR, soon.next);
+    expect(findingOf(next, 'shop.nl')).toMatchObject({ kind: 'renewal_failed' });
+  });
+
+  it('lets the renewal go once the expiry moved: renewed', () => {
+    const first = run([scheduled(T0 + DAY)], T0, EMPTY_STATE);
+    const renewed = run(
+      [scheduled(expiry + 364 * DAY, { date_expiry: expiry + 365 * DAY })],
+      T0 + 3 * DAY,
+      first.next,
+    );
+    expect(findingOf(renewed, 'shop.nl')).toBeUndefined();
+    expect(renewed.next.domains['shop.nl']?.watched.renewal).toEqual({
+      due: new Date(expiry + 364 * DAY).toISOString(),
+      expiry: new Date(expiry + 365 * DAY).toISOString(),
+    });
+  });
+
+  it('gives one finding, not two, when the record shows the failure too', () => {
+    const first = run([scheduled(T0 + DAY)], T0, EMPTY_STATE);
+    const later = run([scheduled(T0 + DAY)], T0 + 3 * DAY, first.next);
+    expect(
+      later.report.findings.filter((f) => 'domain_name' in f && f.domain_name === 'shop.nl'),
+    ).toHaveLength(1);
+    expect(findingOf(later, 'shop.nl')).toMatchObject({ kind: 'renewal_failed' });
+  });
+
+  it('never calls a renewal failed that no scan saw ahead of it (a date_renewal that means last year)', () => {
+    const lastYear = domain('old.nl', T0, { date_expiry: T0 + 200 * DAY, date_renewal: T0 - 165 * DAY });
+    const first = run([lastYear], T0, EMPTY_STATE);
+    const later = run([lastYear], T0 + 3 * DAY, first.next);
+    expect(findingOf(later, 'old.nl')).toBeUndefined();
+    expect(later.next.domains['old.nl']?.watched.renewal).toBeUndefined();
+  });
+
+  it('stays off for an account whose date_renewal means something else', () => {
+    const first = run([scheduled(T0 + DAY)], T0, EMPTY_STATE);
+    const { report, observed } = scanOf([scheduled(T0 + 5 * DAY)], T0 + 3 * DAY);
+    const later = compareWithState({
+      report: { ...report, renewal_rule_off: 'reads as the last renewal' },
+      observed,
+      state: first.next,
+      policy: DEFAULT_STATE_POLICY,
+    });
+    expect(findingOf(later, 'shop.nl')).toMatchObject({ kind: 'expiring' });
+  });
+
+  it('refuses a stored renewal that is not a date-time', () => {
+    const first = run([scheduled(T0 + DAY)], T0, EMPTY_STATE);
+    const tampered = JSON.parse(JSON.stringify(first.next));
+    tampered.domains['shop.nl'].watched.renewal.due = 'yesterday';
+    expect(() => parseState(tampered, 'test')).toThrow(/renewal\.due/);
+  });
+});
+
+describe('premium prices with memory', () => {
+  const premium = (amount: number, currency = 'EUR') =>
+    domain('gold.com', T0, { price: { kind: 'premium', currency, amount } });
+
+  it('reports a premium price that changed between scans as a change', () => {
+    const first = run([premium(400)], T0, EMPTY_STATE);
+    const same = run([premium(400)], T0 + DAY, first.next);
+    expect(same.report.changes).toEqual([]);
+    const changed = run([premium(520)], T0 + 2 * DAY, same.next);
+    expect(changed.report.changes).toEqual([
+      {
+        domain_name: 'gold.com',
+        kind: 'premium_price_changed',
+        severity: 'warning',
+        before: { currency: 'EUR', amount: 400 },
+        after: { currency: 'EUR', amount: 520 },
+      },
+    ]);
+    expect(changed.publish).toBe(true);
+    expect(renderDigest(changed.report)).toContain(
+      '- gold.com: premium renewal price changed (EUR 400 → EUR 520) [warning]',
+    );
+    const currency = run([premium(520, 'USD')], T0 + 3 * DAY, changed.next);
+    expect(currency.report.changes.map((c) => c.kind)).toEqual(['premium_price_changed']);
+  });
+});
+
+describe('the last days to restore, with memory', () => {
+  const quarantined = (deletedAgo: number) =>
+    domain('lost.de', T0, {
+      status: ['quarantine'],
+      date_expiry: T0 - 40 * DAY,
+      auto_renew: false,
+      date_deleted: T0 - deletedAgo * DAY,
+    });
+  const weekly: StatePolicy = { ...DEFAULT_STATE_POLICY, criticalRepeatHours: 168 };
+
+  it('repeats a quarantine daily in its last 7 days, even when criticals otherwise repeat weekly', () => {
+    const first = run([quarantined(20)], T0, EMPTY_STATE, weekly); // 10 days left
+    expect(first.publish).toBe(true);
+    const dayLater = run([quarantined(21)], T0 + DAY, first.next, weekly); // 9 days left
+    expect(dayLater.publish).toBe(false);
+    const lastDays = run([quarantined(24)], T0 + 4 * DAY, dayLater.next, weekly); // 6 days left
+    expect(lastDays.publish).toBe(true);
+    expect(lastDays.why).toContain('1 in the last days to restore, repeated daily');
+    const sameDay = run([quarantined(24)], T0 + 4 * DAY + 6 * HOUR, lastDays.next, weekly);
+    expect(sameDay.publish).toBe(false);
+    const nextDay = run([quarantined(25)], T0 + 5 * DAY, lastDays.next, weekly);
+    expect(nextDay.publish).toBe(true);
+  });
+});
