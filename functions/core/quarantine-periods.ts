@@ -138,9 +138,11 @@ export function quarantinePeriodOf(
 ): AppliedPeriod | null {
   const tld = tldOf(domainName);
   if (!tld) return null;
-  const own = overrides[tld];
+  // A TLD label from the API is data: own entries only, so `constructor` or `tostring` finds no period
+  // on Object.prototype (a function there made every date NaN and failed the whole scan).
+  const own = Object.hasOwn(overrides, tld) ? overrides[tld] : undefined;
   if (own !== undefined) return { tld, restoreDays: own, pendingDeleteDays: 0, source: 'QUARANTINE_DAYS' };
-  const known = QUARANTINE_PERIODS[tld];
+  const known = Object.hasOwn(QUARANTINE_PERIODS, tld) ? QUARANTINE_PERIODS[tld] : undefined;
   if (!known) return null;
   return {
     tld,

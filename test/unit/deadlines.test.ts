@@ -61,6 +61,15 @@ describe('the quarantine-period table', () => {
     expect(quarantinePeriodOf(name)).toMatchObject({ restoreDays: days, pendingDeleteDays: pending });
   });
 
+  it.each(['x.constructor', 'x.tostring', 'x.hasownproperty', 'x.valueof'])(
+    'knows no period for %s: a TLD is data, not a key of the language\'s own objects',
+    (name) => {
+      expect(quarantinePeriodOf(name)).toBeNull();
+      expect(quarantinePeriodOf(name, parseQuarantineDays('nl=40'))).toBeNull();
+      expect(restoreDeadline(name, NOW - 10 * DAY, NOW)).toMatchObject({ known: false });
+    },
+  );
+
   it('names a registry policy page for every entry', () => {
     for (const [tld, period] of Object.entries(QUARANTINE_PERIODS)) {
       expect(period.sources.length, tld).toBeGreaterThan(0);
