@@ -31,6 +31,11 @@ const NEXT_SHIFT = 6;
 const NEXT_MASK = 3 << NEXT_SHIFT;
 /** The key is a hash of the name (state-bounds.ts): the next memory carries the name cut. */
 const HASHED = 1 << 8;
+/** Which renewal watch the next memory keeps (renewal-memory.ts): as read, none, or the remembered one. */
+const KEEP_SHIFT = 9;
+const KEEP_MASK = 3 << KEEP_SHIFT;
+const KEEP_NONE = 1;
+const KEEP_PRIOR = 2;
 
 /** What a domain's next memory is. */
 export const NEXT = {
@@ -123,10 +128,14 @@ export class MemoryTable {
   private readonly prior = new WatchedColumns();
   private readonly seen = new WatchedColumns();
   private pages = new Uint32Array(1024);
+  /** {@link stableKeyHash} of each key: where a store files it. */
+  private stable = new Uint32Array(1024);
   private readonly pool = new StringPool();
   private readonly priorFull = new Map<number, DomainMemory>();
   private readonly seenFull = new Map<number, WatchedFields>();
   private readonly nextFull = new Map<number, DomainMemory>();
+  /** Next watched fields made as objects (a renewal watch kept from a memory held as one). */
+  private readonly nextWatchedFull = new Map<number, WatchedFields>();
   /** The name as read, where it is not the key itself. */
   private readonly names = new Map<number, string>();
   /** How many domains have a prior memory. */
@@ -148,11 +157,22 @@ export class MemoryTable {
       const pages = new Uint32Array(n);
       pages.set(this.pages);
       this.pages = pages;
+      const stable = new Uint32Array(n);
+      stable.set(this.stable);
+      this.stable = stable;
     }
     this.prior.reserve(id + 1);
     this.seen.reserve(id + 1);
-    if (key.charCodeAt(0) === 0x23) this.flags[id] = (this.flags[id] as number) | HASHED;
+    if (id === this.keys.size - 1 && this.stable[id] === 0) {
+      this.stable[id] = stableKeyHash(key);
+      if (key.charCodeAt(0) === 0x23) this.flags[id] = (this.flags[id] as number) | HASHED;
+    }
     return id;
+  }
+
+  /** Where a store files the domain (see {@link stableKeyHash}). */
+  bucketHash(id: number): number {
+    return this.stable[id] as number;
   }
 
   /** The number of `key`, or -1 when the table does not know it. */
@@ -201,15 +221,44 @@ export class MemoryTable {
     if (name !== key) this.names.set(id, name);
   }
 
-  /** Replaces what was read of `id` with `watched` (the renewal watch as the next state keeps it). */
-  setSeenWatched(id: number, watched: WatchedFields): void {
-    if (this.encode(this.seen, id, watched)) {
-      this.flags[id] = (this.flags[id] as number) & ~SEEN_FULL;
-      this.seenFull.delete(id);
-    } else {
-      this.flags[id] = (this.flags[id] as number) | SEEN_FULL;
-      this.seenFull.set(id, watched);
-    }
+  /** Sets the watched fields `id` remembers next (read, with the renewal watch decided) as an object. */
+  setNextWatched(id: number, watched: WatchedFields): void {
+    this.nextWatchedFull.set(id, watched);
+  }
+
+  /** Keeps the renewal watch of a compact `id` as read, none, or the remembered one. */
+  keepRenewal(id: number, keep: 'none' | 'prior' | 'seen'): void {
+    const code = keep === 'none' ? KEEP_NONE : keep === 'prior' ? KEEP_PRIOR : 0;
+    this.flags[id] = ((this.flags[id] as number) & ~KEEP_MASK) | (code << KEEP_SHIFT);
+  }
+
+  /** The watched fields `id` remembers next: as read, with the renewal watch decided. */
+  nextWatched(id: number): WatchedFields {
+    const full = this.nextWatchedFull.get(id);
+    if (full) return full;
+    const watched = this.seenWatched(id);
+    const keep = ((this.flags[id] as number) & KEEP_MASK) >> KEEP_SHIFT;
+    if (keep === 0) return watched;
+    const { renewal: _read, ...rest } = watched;
+    if (keep === KEEP_NONE) return rest;
+    const prior = this.decode(this.prior, id).renewal;
+    return prior ? { ...rest, renewal: prior } : rest;
+  }
+
+  /** Forgets every prior memory (the state moved on: it is read again). */
+  clearPrior(): void {
+    for (let id = 0; id < this.size; id++)
+      this.flags[id] = (this.flags[id] as number) & ~(PRIOR | PRIOR_FULL | REWRITE);
+    this.priorFull.clear();
+    this.priorCount = 0;
+  }
+
+  /** Forgets every next memory and renewal decision, so a comparison can run again. */
+  resetNext(): void {
+    for (let id = 0; id < this.size; id++)
+      this.flags[id] = (this.flags[id] as number) & ~(NEXT_MASK | CHANGED | KEEP_MASK);
+    this.nextFull.clear();
+    this.nextWatchedFull.clear();
   }
 
   /** Forgets what this scan read (the read started over). */
@@ -217,6 +266,7 @@ export class MemoryTable {
     for (let id = 0; id < this.size; id++) this.flags[id] = (this.flags[id] as number) & ~(SEEN | SEEN_FULL);
     this.seenFull.clear();
     this.names.clear();
+    this.resetNext();
   }
 
   hasPrior(id: number): boolean {
@@ -310,22 +360,6 @@ export class MemoryTable {
     return { has, due: columns.times[2 * id] as number, expiry: columns.times[2 * id + 1] as number };
   }
 
-  /** Sets the renewal watch of what was read of a compact `id` (none, the prior one, or as read). */
-  keepRenewal(id: number, keep: 'none' | 'prior' | 'seen'): void {
-    if (keep === 'seen') return;
-    const s = this.seen;
-    if (keep === 'none') {
-      s.bits[id] = (s.bits[id] as number) & ~RENEWAL;
-      s.times[2 * id] = 0;
-      s.times[2 * id + 1] = 0;
-      return;
-    }
-    const p = this.prior;
-    s.bits[id] = ((s.bits[id] as number) & ~RENEWAL) | ((p.bits[id] as number) & RENEWAL);
-    s.times[2 * id] = p.times[2 * id] as number;
-    s.times[2 * id + 1] = p.times[2 * id + 1] as number;
-  }
-
   /** Sets what `id` remembers next; `memory` for {@link NEXT.full}. */
   setNext(id: number, kind: NextKind, memory?: DomainMemory): void {
     this.flags[id] = ((this.flags[id] as number) & ~NEXT_MASK) | (kind << NEXT_SHIFT);
@@ -343,7 +377,7 @@ export class MemoryTable {
       case NEXT.prior:
         return this.priorMemory(id);
       case NEXT.seen:
-        return { watched: this.seenWatched(id), finding: null, alerted: null };
+        return { watched: this.nextWatched(id), finding: null, alerted: null };
       case NEXT.full:
         return this.nextFull.get(id);
       default:
@@ -365,8 +399,8 @@ export class MemoryTable {
       if (!(flags & PRIOR)) differs = kind !== NEXT.none;
       else if (kind === NEXT.none) differs = true;
       else if (kind === NEXT.prior) differs = false;
-      else if (kind === NEXT.seen && !(flags & PRIOR_FULL) && !(flags & SEEN_FULL))
-        differs = !this.sameSeenAndPrior(id);
+      else if (kind === NEXT.seen && !(flags & (PRIOR_FULL | SEEN_FULL)) && !this.nextWatchedFull.has(id))
+        differs = !this.sameNextAndPrior(id);
       else {
         const before = this.priorMemory(id);
         const after = this.nextMemory(id);
@@ -395,13 +429,19 @@ export class MemoryTable {
     );
   }
 
-  private sameSeenAndPrior(id: number): boolean {
+  /** For compact records: whether the next watched fields (renewal watch as decided) equal the prior ones. */
+  private sameNextAndPrior(id: number): boolean {
     const p = this.prior;
     const s = this.seen;
-    if (p.bits[id] !== s.bits[id]) return false;
+    const pBits = p.bits[id] as number;
+    if ((pBits & FIELD_BITS) !== ((s.bits[id] as number) & FIELD_BITS)) return false;
     const at = id * STRINGS;
     for (let i = 0; i < STRINGS; i++) if (p.strings[at + i] !== s.strings[at + i]) return false;
-    if (((p.bits[id] as number) & RENEWAL) === 0) return true;
+    const keep = ((this.flags[id] as number) & KEEP_MASK) >> KEEP_SHIFT;
+    if (keep === KEEP_PRIOR) return true;
+    if (keep === KEEP_NONE) return (pBits & RENEWAL) === 0;
+    if ((pBits & RENEWAL) !== ((s.bits[id] as number) & RENEWAL)) return false;
+    if ((pBits & RENEWAL) === 0) return true;
     const due = p.times[2 * id] as number;
     const other = s.times[2 * id] as number;
     return (
@@ -504,6 +544,18 @@ export class MemoryTable {
     if (!Number.isFinite(amount) || Object.keys(value).length !== 2) return -1;
     return this.pool.idOf(JSON.stringify([currency, amount])) + 2;
   }
+}
+
+/**
+ * A hash of a memory key that never changes between versions or processes (FNV-1a, 32 bits, over
+ * the key's UTF-16 code units; memory keys are ASCII): stores file a domain under it, so it is
+ * part of the stored layout and must not change.
+ */
+export function stableKeyHash(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  // Never 0: the table keeps 0 for "not computed yet".
+  return h >>> 0 || 1;
 }
 
 function booleanBits(value: unknown, nullable: boolean): number {

@@ -39,7 +39,7 @@ import {
   storedContactKey,
   storedDomainKey,
 } from './state-bounds';
-import { MemoryTable, NEXT } from './state-table';
+import { fastMemory, MemoryTable, NEXT } from './state-table';
 import { isDue, StoredDateTime } from './state-time';
 import { normalizeDomainName, safeText } from './text';
 
@@ -424,6 +424,11 @@ export class ScanMemory {
     this.table.markSeen(id, name, kept, page, key);
   }
 
+  /** Forgets the prior memories: the state moved on and is read again (what was read stays). */
+  forgetPrior(): void {
+    this.table.clearPrior();
+  }
+
   /** Forgets what was read so far: the read started over, only the last attempt's domains count. */
   restart(): void {
     this.table.clearSeen();
@@ -481,7 +486,7 @@ export class ScanMemory {
       const keep =
         step.keep === 'before' ? remembered : step.keep === 'current' ? watched.renewal : undefined;
       const { renewal: _read, ...rest } = watched;
-      table.setSeenWatched(id, keep ? { ...rest, renewal: keep } : rest);
+      table.setNextWatched(id, keep ? { ...rest, renewal: keep } : rest);
     }
     for (const second of this.seconds) {
       const remembered = this.prior(second.name)?.watched.renewal;
@@ -631,6 +636,7 @@ export function memoryJson(memory: DomainMemory): string {
 export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
   const { state, policy, memory } = input;
   const table = memory.table;
+  table.resetNext();
   const nowMs = Date.parse(input.report.now);
   // First, what only memory can tell about renewals (renewal-memory.ts): its own step.
   const renewed = withFailedRenewals(input.report, memory.stepRenewals(nowMs));
@@ -682,7 +688,7 @@ export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
         domain_name: shownName(f.domain_name, table.keyOf(id)),
         kind: prev.kind,
         severity: prev.severity,
-        reason: resolvedReason(prev, f, table.isSeen(id) ? table.seenWatched(id) : undefined),
+        reason: resolvedReason(prev, f, table.isSeen(id) ? table.nextWatched(id) : undefined),
         now: { kind: f.kind, severity: f.severity },
       });
       resolvedIds.add(id);
@@ -737,13 +743,13 @@ export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
     const key = table.keyOf(id);
     const seenName = nameOf(id);
     const name = seenName !== undefined ? shownName(seenName, key) : (was?.name ?? key);
-    if (fieldsMoved && was) changes.push(...fieldChanges(name, was.watched, table.seenWatched(id)));
+    if (fieldsMoved && was) changes.push(...fieldChanges(name, was.watched, table.nextWatched(id)));
     if (priorFindingNow) {
       resolved.push({
         domain_name: name,
         kind: priorFindingNow.kind,
         severity: priorFindingNow.severity,
-        reason: resolvedReason(priorFindingNow, null, seenNow ? table.seenWatched(id) : undefined),
+        reason: resolvedReason(priorFindingNow, null, seenNow ? table.nextWatched(id) : undefined),
         now: null,
       });
     }
@@ -846,7 +852,7 @@ export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
       else
         table.setNext(id, NEXT.full, {
           ...hashedName(id, table.seenName(id)),
-          watched: table.seenWatched(id),
+          watched: table.nextWatched(id),
           finding: null,
           alerted: null,
         });
@@ -856,7 +862,7 @@ export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
     const prevAlert = resolvedIds.has(id) ? null : priorAlert(id);
     table.setNext(id, NEXT.full, {
       ...hashedName(id, name),
-      watched: table.seenWatched(id),
+      watched: table.nextWatched(id),
       finding: memoryOf(f, thresholds),
       alerted: alertedNow(f, prevAlert),
     });
@@ -947,6 +953,55 @@ export function stateOf(next: NextState): ScanState {
     if (memory) domains[table.keyOf(id)] = memory;
   }
   return { ...next.head, domains };
+}
+
+/** The state as loaded: `head` with the prior memories of `memory` as objects. */
+export function priorStateOf(head: StateHead, memory: ScanMemory): ScanState {
+  const table = memory.table;
+  const domains: Record<string, DomainMemory> = {};
+  for (let id = 0; id < table.size; id++) {
+    const prior = table.priorMemory(id);
+    if (prior) domains[table.keyOf(id)] = prior;
+  }
+  return { ...head, domains };
+}
+
+/**
+ * Makes `domains` (a state handled whole) the next memory of every domain in `memory`: the ones it
+ * leaves out are forgotten. Throws (the schema's error) for a memory no store may keep.
+ */
+export function nextFromState(memory: ScanMemory, domains: Readonly<Record<string, DomainMemory>>): number {
+  const table = memory.table;
+  table.resetNext();
+  for (const [stored, value] of Object.entries(domains)) {
+    const id = table.idOf(storedDomainKey(stored));
+    if (table.nextKind(id) === NEXT.none) table.setNext(id, NEXT.full, value);
+  }
+  return table.markChanged(memoryJson);
+}
+
+/**
+ * One stored domain memory, read back: a plain one needs no schema (most of an account, see
+ * fastMemory), anything else is checked by DomainMemorySchema and refused with the place and the
+ * reason, as {@link parseState} refuses a state.
+ */
+export function readStoredMemory(value: unknown, storedKey: string, where: string): DomainMemory {
+  const fast = fastMemory(value);
+  if (fast) return fast;
+  const parsed = DomainMemorySchema.safeParse(value);
+  if (parsed.success) return parsed.data as DomainMemory;
+  throw stateIssue(
+    where,
+    ['domains', storedKey, ...(parsed.error.issues[0]?.path ?? [])],
+    parsed.error.issues[0]?.message,
+  );
+}
+
+function stateIssue(where: string, path: readonly PropertyKey[], message: string | undefined): StateError {
+  return new StateError(
+    `the state in ${where} cannot be used (${message !== undefined ? `${statePath(path)}: ${safeText(message)}` : 'invalid'}); ` +
+      'correct that value, point --state elsewhere, or remove the state to start over',
+  );
 }
 
 /** Every domain's snooze and acknowledgement, by memory key (for a valid domain name: its normalised name). */
@@ -1083,8 +1138,5 @@ export function parseState(value: unknown, where: string): ScanState {
   const parsed = ScanStateSchema.safeParse(value);
   if (parsed.success) return parsed.data as ScanState;
   const issue = parsed.error.issues[0];
-  throw new StateError(
-    `the state in ${where} cannot be used (${issue ? `${statePath(issue.path)}: ${safeText(issue.message)}` : 'invalid'}); ` +
-      'correct that value, point --state elsewhere, or remove the state to start over',
-  );
+  throw stateIssue(where, issue?.path ?? [], issue?.message);
 }

@@ -212,16 +212,29 @@ describe('3. an oversized record in DynamoDB state', () => {
             'its nsgroup is 500000 characters, more than the 256 the state keeps: remembered cut, with a hash that still shows a change; the domain itself was checked',
         }),
       ]);
-      // Every item within DynamoDB's limits.
-      const items = await db.client().send(
-        new QueryCommand({
-          TableName: table,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': { S: sim.url } },
-        }),
-      );
-      expect(items.Items?.length).toBe(5);
-      for (const item of items.Items ?? []) {
+      // Every item within DynamoDB's limits: the account's partition and its 16 shards.
+      const partitions = [sim.url, ...Array.from({ length: 16 }, (_, n) => `${sim.url}#${n}`)];
+      const items = (
+        await Promise.all(
+          partitions.map(
+            async (pk) =>
+              (
+                await db.client().send(
+                  new QueryCommand({
+                    TableName: table,
+                    KeyConditionExpression: 'pk = :pk',
+                    ExpressionAttributeValues: { ':pk': { S: pk } },
+                  }),
+                )
+              ).Items ?? [],
+          ),
+        )
+      ).flat();
+      // The meta item, the layout marker, and one bucket item holding the four domains.
+      expect(items.length).toBe(3);
+      const buckets = items.filter((item) => item.pk?.S !== sim.url);
+      expect(buckets.reduce((n, item) => n + Object.keys(JSON.parse(item.m?.S ?? '{}')).length, 0)).toBe(4);
+      for (const item of items) {
         expect(Buffer.byteLength(item.sk?.S ?? '')).toBeLessThanOrEqual(1024);
         expect(JSON.stringify(item).length).toBeLessThan(10_000);
       }
@@ -371,18 +384,24 @@ describe.each([
     });
     const scan = (key: string, now?: number) =>
       runCli(['scan', '--state', state, '--json', ...(now ? ['--now', iso(now)] : [])], env(key), io());
+    // Every item of the account: its partition and the 16 its domains are spread over.
     const snapshot = async () =>
       state.startsWith('dynamodb:')
         ? JSON.stringify(
-            (
-              await db.client().send(
-                new QueryCommand({
-                  TableName: 'memory-accounts',
-                  KeyConditionExpression: 'pk = :pk',
-                  ExpressionAttributeValues: { ':pk': { S: reseller.url } },
-                }),
-              )
-            ).Items,
+            await Promise.all(
+              [reseller.url, ...Array.from({ length: 16 }, (_, n) => `${reseller.url}#${n}`)].map(
+                async (pk) =>
+                  (
+                    await db.client().send(
+                      new QueryCommand({
+                        TableName: 'memory-accounts',
+                        KeyConditionExpression: 'pk = :pk',
+                        ExpressionAttributeValues: { ':pk': { S: pk } },
+                      }),
+                    )
+                  ).Items,
+              ),
+            ),
           )
         : readFile(state, 'utf8');
     try {
