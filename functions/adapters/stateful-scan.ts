@@ -15,7 +15,6 @@ import {
   type StatefulReport,
   type StatePolicy,
   StateRefusedError,
-  watchedFieldsOf,
 } from '../core/state';
 import { type AccountBinding, belongsTo, bindAccount } from '../core/state-account';
 import { loadStatePolicy, STATE_ENV } from '../core/state-config';
@@ -296,7 +295,7 @@ async function readBoth(
         memory.restart(); // the read started over: only the last attempt's domains count
         attemptSeen = attempt;
       }
-      memory.observe(domain.domain_name, watchedFieldsOf(domain), page);
+      memory.observeDomain(domain, page);
     },
   });
   const stopping = scan.catch((error: unknown) => {

@@ -73,6 +73,17 @@ export class KeyIndex {
     return new TextDecoder().decode(this.bytes.subarray(start, end));
   }
 
+  /**
+   * FNV-1a (32 bits) of key `id`'s bytes, with no seed: the same in every process and version (for
+   * ASCII keys, stableKeyHash of the key as a string).
+   */
+  stableHash(id: number): number {
+    let h = 0x811c9dc5;
+    for (let i = this.starts[id] as number; i < (this.starts[id + 1] as number); i++)
+      h = Math.imul(h ^ (this.bytes[i] as number), 0x01000193);
+    return h >>> 0;
+  }
+
   /** Bytes held, for measurements. */
   get byteLength(): number {
     return this.bytes.byteLength + this.starts.byteLength + this.hashes.byteLength + this.slots.byteLength;

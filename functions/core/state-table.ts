@@ -1,38 +1,44 @@
+import type { Finding } from './classify';
 import { grow, KeyIndex } from './key-index';
-import type { DomainMemory, WatchedFields } from './state';
+import type { Domain } from './schemas';
+import type { AlertMemory, DomainMemory, FindingMemory, WatchedFields } from './state';
+import { MAX_FIELD_LENGTH } from './state-bounds';
 
 /**
  * The memory of one account's domains while a scan compares itself with it, kept so that its size
- * follows the findings, not the account. A domain with nothing to say (no finding, no alert, no
- * snooze, a name that is its own key) is what most of an account is: its watched fields are kept
- * as numbers in typed arrays (strings shared through one pool), about 100 bytes a domain with its
- * key, twice (as remembered and as read now). Anything else is kept as the object it is, in a map
- * that grows with the findings. Pure: the stores fill it, state.ts compares it, the stores write
- * back what changed.
+ * follows the findings, not the account. Per domain (numbered by its key, see {@link KeyIndex}):
+ * its memory from the last scan ("prior"), what this scan read ("seen"), and, once compared, what
+ * to remember next ("next"). Pure: the stores fill it, state.ts compares it, the stores write back
+ * what changed.
  *
- * Each domain has a number (its key's, see {@link KeyIndex}); per number the table knows its
- * memory from the last scan ("prior"), what this scan read ("seen"), and, once compared, what to
- * remember next ("next").
+ * What most of an account is, a domain read as it was remembered, costs about 60 bytes beside its
+ * key: its watched fields once, as numbers in typed arrays (strings shared through one pool), for
+ * the prior and the seen memory alike. A finding and its last alert take a slot of numbers of
+ * their own. Objects are kept only for what has no compact form: a snooze or acknowledgement, a
+ * name kept beside a hashed key, an odd stored value, and a domain whose watched fields changed
+ * since the last scan (its seen fields then).
  */
 
 /** Has a memory from the last scan. */
 const PRIOR = 1;
-/** That memory is an object in `priorFull` (else compact). */
-const PRIOR_FULL = 2;
+/** That memory is an object in `priorFull` (actions, a name, a value with no compact form). */
+const PRIOR_OBJECT = 2;
 /** Read by this scan (its first record). */
 const SEEN = 4;
-/** What was read is an object in `seenFull` (else compact). */
-const SEEN_FULL = 8;
+/** The columns hold the prior watched fields. */
+const COLUMNS_PRIOR = 8;
+/** The columns hold the seen watched fields (with COLUMNS_PRIOR: the two are the same). */
+const COLUMNS_SEEN = 16;
 /** The store must write this domain's item even when nothing changed (it moves to another layout). */
-const REWRITE = 16;
+const REWRITE = 32;
 /** The next memory differs from the prior one: its item must be written (or deleted). */
-const CHANGED = 32;
-const NEXT_SHIFT = 6;
+const CHANGED = 64;
+const NEXT_SHIFT = 7;
 const NEXT_MASK = 3 << NEXT_SHIFT;
 /** The key is a hash of the name (state-bounds.ts): the next memory carries the name cut. */
-const HASHED = 1 << 8;
+const HASHED = 1 << 9;
 /** Which renewal watch the next memory keeps (renewal-memory.ts): as read, none, or the remembered one. */
-const KEEP_SHIFT = 9;
+const KEEP_SHIFT = 10;
 const KEEP_MASK = 3 << KEEP_SHIFT;
 const KEEP_NONE = 1;
 const KEEP_PRIOR = 2;
@@ -43,8 +49,8 @@ export const NEXT = {
   none: 0,
   /** The prior memory, as it was (a domain not read by an incomplete scan). */
   prior: 1,
-  /** What was read, with no finding, alert or action: compact. */
-  seen: 2,
+  /** What was read (renewal watch as decided), with the finding and alert set by setNextCompact. */
+  compact: 2,
   /** An object in `nextFull`. */
   full: 3,
 } as const;
@@ -66,21 +72,31 @@ const RENEWAL = 1 << 8;
 const FIELD_BITS = 0xff;
 
 const ISO_LENGTH = 24;
-/** `due` and `expiry` of a renewal watch, kept as epoch ms when they read back exactly as written. */
+/** A time as the state writes it (toISOString), kept as epoch ms; NaN for anything else. */
 function canonicalTime(value: unknown): number {
   if (typeof value !== 'string' || value.length !== ISO_LENGTH) return Number.NaN;
   const ms = Date.parse(value);
   return Number.isFinite(ms) && new Date(ms).toISOString() === value ? ms : Number.NaN;
 }
+const isoOf = (ms: number) => new Date(ms).toISOString();
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** One column set of compact watched records (prior or seen). */
+/** An epoch-ms time a Date holds exactly: toISOString of it reads back as the same number. */
+const validTime = (ms: number): boolean => Number.isInteger(ms) && Math.abs(ms) <= 8.64e15;
+
+/** Compact watched records: strings, bits and the renewal watch's two times. */
 class WatchedColumns {
-  strings = new Uint32Array(STRINGS * 1024);
-  bits = new Uint16Array(1024);
-  times = new Float64Array(2 * 1024);
+  strings: Uint32Array;
+  bits: Uint16Array;
+  times: Float64Array;
+
+  constructor(size: number) {
+    this.strings = new Uint32Array(STRINGS * size);
+    this.bits = new Uint16Array(size);
+    this.times = new Float64Array(2 * size);
+  }
 
   reserve(size: number): void {
     if (size <= this.bits.length) return;
@@ -96,10 +112,85 @@ class WatchedColumns {
     this.times = times;
   }
 
+  copy(from: number, to: WatchedColumns, at: number): void {
+    for (let i = 0; i < STRINGS; i++)
+      to.strings[at * STRINGS + i] = this.strings[from * STRINGS + i] as number;
+    to.bits[at] = this.bits[from] as number;
+    to.times[2 * at] = this.times[2 * from] as number;
+    to.times[2 * at + 1] = this.times[2 * from + 1] as number;
+  }
+
+  equals(a: number, other: WatchedColumns, b: number): boolean {
+    if (this.bits[a] !== other.bits[b]) return false;
+    for (let i = 0; i < STRINGS; i++)
+      if (this.strings[a * STRINGS + i] !== other.strings[b * STRINGS + i]) return false;
+    if (((this.bits[a] as number) & RENEWAL) === 0) return true;
+    return (
+      sameTime(this.times[2 * a] as number, other.times[2 * b] as number) &&
+      this.times[2 * a + 1] === other.times[2 * b + 1]
+    );
+  }
+
   get byteLength(): number {
     return this.strings.byteLength + this.bits.byteLength + this.times.byteLength;
   }
 }
+
+const sameTime = (a: number, b: number) => a === b || (Number.isNaN(a) && Number.isNaN(b));
+
+/** Kinds and severities of a finding or an alert as small numbers (0: none). */
+const KINDS = ['', 'quarantine', 'expired', 'renewal_failed', 'expiring', 'auto_renew_off'] as const;
+const SEVERITY_CODES = ['', 'info', 'warning', 'critical'] as const;
+const NO_STAGE = -32768;
+
+/**
+ * The finding and last alert of domains that have one, prior and next: four records of a kind, a
+ * severity, a rung and a time (the finding's expiry, the alert's moment) in typed arrays.
+ */
+class FindingSlots {
+  kinds = new Uint8Array(4 * 256);
+  severities = new Uint8Array(4 * 256);
+  stages = new Int16Array(4 * 256);
+  times = new Float64Array(4 * 256);
+  size = 0;
+  private free: number[] = [];
+
+  allocate(): number {
+    const slot = this.free.pop() ?? this.size++;
+    if (4 * (slot + 1) > this.kinds.length) {
+      const n = 4 * grow(slot + 1, this.kinds.length / 4);
+      const kinds = new Uint8Array(n);
+      kinds.set(this.kinds);
+      this.kinds = kinds;
+      const severities = new Uint8Array(n);
+      severities.set(this.severities);
+      this.severities = severities;
+      const stages = new Int16Array(n);
+      stages.set(this.stages);
+      this.stages = stages;
+      const times = new Float64Array(n);
+      times.set(this.times);
+      this.times = times;
+    }
+    for (let i = 0; i < 4; i++) this.kinds[4 * slot + i] = 0;
+    return slot;
+  }
+
+  release(slot: number): void {
+    this.free.push(slot);
+  }
+
+  get byteLength(): number {
+    return (
+      this.kinds.byteLength + this.severities.byteLength + this.stages.byteLength + this.times.byteLength
+    );
+  }
+}
+/** Which of a slot's four records: the prior finding, the prior alert, the next finding, the next alert. */
+const PRIOR_FINDING = 0;
+const PRIOR_ALERT = 1;
+const NEXT_FINDING = 2;
+const NEXT_ALERT = 3;
 
 /** Strings shared by the compact records: registrant handles, nameserver groups, DNSSEC states, prices. */
 class StringPool {
@@ -125,11 +216,13 @@ export class MemoryTable {
   /** Memory keys (state-bounds.ts) and their numbers. */
   readonly keys = new KeyIndex();
   private flags = new Uint16Array(1024);
-  private readonly prior = new WatchedColumns();
-  private readonly seen = new WatchedColumns();
-  private pages = new Uint32Array(1024);
-  /** {@link stableKeyHash} of each key: where a store files it. */
-  private stable = new Uint32Array(1024);
+  private columns = new WatchedColumns(1024);
+  /** One record to encode into before comparing with the columns. */
+  private readonly scratch = new WatchedColumns(1);
+  private pages = new Uint16Array(1024);
+  /** Each domain's slot in `slots`, or -1. */
+  private slotOf = new Int32Array(1024).fill(-1);
+  private readonly slots = new FindingSlots();
   private readonly pool = new StringPool();
   private readonly priorFull = new Map<number, DomainMemory>();
   private readonly seenFull = new Map<number, WatchedFields>();
@@ -146,33 +239,20 @@ export class MemoryTable {
     return this.keys.size;
   }
 
+  /** Room for `count` domains without growing (a store that knows the count avoids the copies). */
+  reserve(count: number): void {
+    this.grow(count);
+  }
+
   /** The number of `key`, adding it when new. */
   idOf(key: string): number {
+    const before = this.keys.size;
     const id = this.keys.add(key);
-    if (id >= this.flags.length) {
-      const n = grow(id + 1, this.flags.length);
-      const flags = new Uint16Array(n);
-      flags.set(this.flags);
-      this.flags = flags;
-      const pages = new Uint32Array(n);
-      pages.set(this.pages);
-      this.pages = pages;
-      const stable = new Uint32Array(n);
-      stable.set(this.stable);
-      this.stable = stable;
-    }
-    this.prior.reserve(id + 1);
-    this.seen.reserve(id + 1);
-    if (id === this.keys.size - 1 && this.stable[id] === 0) {
-      this.stable[id] = stableKeyHash(key);
+    if (id === before) {
+      this.grow(id + 1);
       if (key.charCodeAt(0) === 0x23) this.flags[id] = (this.flags[id] as number) | HASHED;
     }
     return id;
-  }
-
-  /** Where a store files the domain (see {@link stableKeyHash}). */
-  bucketHash(id: number): number {
-    return this.stable[id] as number;
   }
 
   /** The number of `key`, or -1 when the table does not know it. */
@@ -184,6 +264,11 @@ export class MemoryTable {
     return this.keys.keyOf(id);
   }
 
+  /** Where a store files the domain: {@link stableKeyHash} of its key, from the key's bytes. */
+  bucketHash(id: number): number {
+    return this.keys.stableHash(id);
+  }
+
   /**
    * Remembers `memory` (already valid: see {@link fastMemory} and DomainMemorySchema) as the prior
    * memory of `key`. The first memory of a key wins, as a stored record's first entry does; returns
@@ -191,82 +276,126 @@ export class MemoryTable {
    */
   addPrior(key: string, memory: DomainMemory, rewrite = false): boolean {
     const id = this.idOf(key);
-    const flags = this.flags[id] as number;
+    let flags = this.flags[id] as number;
     if (flags & PRIOR) return false;
-    let next = flags | PRIOR | (rewrite ? REWRITE : 0);
-    const simple =
-      memory.finding === null &&
-      memory.alerted === null &&
-      memory.actions === undefined &&
-      memory.name === undefined;
-    if (!simple || !this.encode(this.prior, id, memory.watched)) {
-      next |= PRIOR_FULL;
-      this.priorFull.set(id, memory);
-    }
-    this.flags[id] = next;
+    flags |= PRIOR | (rewrite ? REWRITE : 0);
     this.priorCount++;
+    if (memory.actions !== undefined || memory.name !== undefined || !this.slotable(memory)) {
+      this.flags[id] = flags | PRIOR_OBJECT;
+      this.priorFull.set(id, memory);
+      return true;
+    }
+    // The watched fields into the columns: free, or holding the same fields as read already.
+    let placed = false;
+    if (!(flags & COLUMNS_SEEN)) {
+      placed = this.encode(this.columns, id, memory.watched);
+      if (placed) flags |= COLUMNS_PRIOR;
+    } else if (this.encode(this.scratch, 0, memory.watched) && this.scratch.equals(0, this.columns, id)) {
+      placed = true;
+      flags |= COLUMNS_PRIOR;
+    }
+    if (!placed) {
+      this.flags[id] = flags | PRIOR_OBJECT;
+      this.priorFull.set(id, memory);
+      return true;
+    }
+    this.flags[id] = flags;
+    this.setSlot(id, PRIOR_FINDING, memory.finding);
+    this.setSlot(id, PRIOR_ALERT, memory.alerted);
     return true;
   }
 
   /** Marks `id` as read by this scan as `name`, with its (bounded) watched fields, on `page`. */
   markSeen(id: number, name: string, watched: WatchedFields, page: number, key: string): void {
-    let flags = (this.flags[id] as number) | SEEN;
-    if (this.encode(this.seen, id, watched)) flags &= ~SEEN_FULL;
-    else {
-      flags |= SEEN_FULL;
-      this.seenFull.set(id, watched);
-    }
-    this.flags[id] = flags;
-    this.pages[id] = page;
+    this.seenAs(id, this.encode(this.scratch, 0, watched) ? null : watched);
+    this.pages[id] = Math.min(page, 0xffff);
     if (name !== key) this.names.set(id, name);
   }
 
-  /** Sets the watched fields `id` remembers next (read, with the renewal watch decided) as an object. */
-  setNextWatched(id: number, watched: WatchedFields): void {
-    this.nextWatchedFull.set(id, watched);
+  /**
+   * Marks `id` as read as `domain` (its first record), straight from the record: the watched fields
+   * watchedFieldsOf would make, without making them (a scan of a million domains would make and
+   * drop a million objects and two million date strings). False when some field has no compact form
+   * (or a text field needs bounding): the caller goes through {@link markSeen} then.
+   */
+  markSeenDomain(id: number, domain: Domain, page: number, key: string): boolean {
+    const handle = this.plainSlot(domain.registrant_handle);
+    const nsgroup = this.plainSlot(domain.nsgroup);
+    const dnssec = this.plainSlot(domain.dnssec);
+    if (handle < 0 || nsgroup < 0 || dnssec < 0) return false;
+    let price = 0;
+    if (domain.price?.kind === 'premium') {
+      const { currency, amount } = domain.price;
+      if (currency === undefined || amount === undefined) price = 1;
+      else if (currency.length > 3 || !Number.isFinite(amount)) return false;
+      else price = this.pool.idOf(JSON.stringify([currency, amount])) + 2;
+    }
+    const lock = booleanBits(domain.transfer_lock, true);
+    const auth = booleanBits(domain.auth_code_present, false);
+    const hosted = booleanBits(domain.dns_hosted, true);
+    const renew = booleanBits(domain.auto_renew, true);
+    if (lock < 0 || auth < 0 || hosted < 0 || renew < 0) return false;
+    let bits = (lock << TRANSFER_LOCK) | (auth << AUTH_CODE) | (hosted << DNS_HOSTED) | (renew << AUTO_RENEW);
+    let due = 0;
+    let expiry = 0;
+    // As renewalObservation: only auto-renew domains are renewed by the reseller.
+    if (domain.auto_renew === true) {
+      if (!validTime(domain.date_expiry)) return false;
+      const renewal = domain.date_renewal;
+      if (typeof renewal === 'number' && !validTime(renewal)) return false;
+      due = typeof renewal === 'number' ? renewal : Number.NaN;
+      expiry = domain.date_expiry;
+      bits |= RENEWAL;
+    }
+    const s = this.scratch;
+    s.strings[HANDLE] = handle;
+    s.strings[NSGROUP] = nsgroup;
+    s.strings[DNSSEC] = dnssec;
+    s.strings[PRICE] = price;
+    s.bits[0] = bits;
+    s.times[0] = due;
+    s.times[1] = expiry;
+    this.seenAs(id, null);
+    this.pages[id] = Math.min(page, 0xffff);
+    if (domain.domain_name !== key) this.names.set(id, domain.domain_name);
+    return true;
   }
 
-  /** Keeps the renewal watch of a compact `id` as read, none, or the remembered one. */
-  keepRenewal(id: number, keep: 'none' | 'prior' | 'seen'): void {
-    const code = keep === 'none' ? KEEP_NONE : keep === 'prior' ? KEEP_PRIOR : 0;
-    this.flags[id] = ((this.flags[id] as number) & ~KEEP_MASK) | (code << KEEP_SHIFT);
-  }
-
-  /** The watched fields `id` remembers next: as read, with the renewal watch decided. */
-  nextWatched(id: number): WatchedFields {
-    const full = this.nextWatchedFull.get(id);
-    if (full) return full;
-    const watched = this.seenWatched(id);
-    const keep = ((this.flags[id] as number) & KEEP_MASK) >> KEEP_SHIFT;
-    if (keep === 0) return watched;
-    const { renewal: _read, ...rest } = watched;
-    if (keep === KEEP_NONE) return rest;
-    const prior = this.decode(this.prior, id).renewal;
-    return prior ? { ...rest, renewal: prior } : rest;
-  }
-
-  /** Forgets every prior memory (the state moved on: it is read again). */
-  clearPrior(): void {
+  /** Forgets what this scan read (the read started over). */
+  clearSeen(): void {
     for (let id = 0; id < this.size; id++)
-      this.flags[id] = (this.flags[id] as number) & ~(PRIOR | PRIOR_FULL | REWRITE);
+      this.flags[id] = (this.flags[id] as number) & ~(SEEN | COLUMNS_SEEN | NEXT_MASK | CHANGED | KEEP_MASK);
+    this.seenFull.clear();
+    this.names.clear();
+    this.resetNext();
+  }
+
+  /** Forgets every prior memory (the state moved on: it is read again). What was read stays. */
+  clearPrior(): void {
+    for (let id = 0; id < this.size; id++) {
+      this.flags[id] = (this.flags[id] as number) & ~(PRIOR | PRIOR_OBJECT | COLUMNS_PRIOR | REWRITE);
+      const slot = this.slotOf[id] as number;
+      if (slot >= 0) {
+        this.slots.kinds[4 * slot + PRIOR_FINDING] = 0;
+        this.slots.kinds[4 * slot + PRIOR_ALERT] = 0;
+      }
+    }
     this.priorFull.clear();
     this.priorCount = 0;
   }
 
   /** Forgets every next memory and renewal decision, so a comparison can run again. */
   resetNext(): void {
-    for (let id = 0; id < this.size; id++)
+    for (let id = 0; id < this.size; id++) {
       this.flags[id] = (this.flags[id] as number) & ~(NEXT_MASK | CHANGED | KEEP_MASK);
+      const slot = this.slotOf[id] as number;
+      if (slot >= 0) {
+        this.slots.kinds[4 * slot + NEXT_FINDING] = 0;
+        this.slots.kinds[4 * slot + NEXT_ALERT] = 0;
+      }
+    }
     this.nextFull.clear();
     this.nextWatchedFull.clear();
-  }
-
-  /** Forgets what this scan read (the read started over). */
-  clearSeen(): void {
-    for (let id = 0; id < this.size; id++) this.flags[id] = (this.flags[id] as number) & ~(SEEN | SEEN_FULL);
-    this.seenFull.clear();
-    this.names.clear();
-    this.resetNext();
   }
 
   hasPrior(id: number): boolean {
@@ -282,11 +411,6 @@ export class MemoryTable {
     return ((this.flags[id] as number) & HASHED) !== 0;
   }
 
-  /** The prior memory of `id` when it is kept as an object (it may have a finding, an alert, actions). */
-  fullPrior(id: number): DomainMemory | undefined {
-    return ((this.flags[id] as number) & PRIOR_FULL) !== 0 ? this.priorFull.get(id) : undefined;
-  }
-
   needsRewrite(id: number): boolean {
     return ((this.flags[id] as number) & REWRITE) !== 0;
   }
@@ -300,15 +424,35 @@ export class MemoryTable {
     return this.pages[id] as number;
   }
 
-  /** The prior memory of `id` (made again from the compact record when it is one), or undefined. */
+  /** The prior memory of `id` (made again from its compact form when it has one), or undefined. */
   priorMemory(id: number): DomainMemory | undefined {
     const flags = this.flags[id] as number;
     if (!(flags & PRIOR)) return undefined;
-    if (flags & PRIOR_FULL) return this.priorFull.get(id);
-    return { watched: this.decode(this.prior, id), finding: null, alerted: null };
+    if (flags & PRIOR_OBJECT) return this.priorFull.get(id);
+    return {
+      watched: this.decode(this.columns, id),
+      finding: this.slotFinding(id, PRIOR_FINDING),
+      alerted: this.slotAlert(id, PRIOR_ALERT),
+    };
   }
 
-  /** Prior memories kept as objects (findings, alerts, snoozes, hashed names, odd values): few. */
+  /** The prior finding of `id`, if any, without making its watched fields. */
+  priorFinding(id: number): FindingMemory | null {
+    const flags = this.flags[id] as number;
+    if (!(flags & PRIOR)) return null;
+    if (flags & PRIOR_OBJECT) return this.priorFull.get(id)?.finding ?? null;
+    return this.slotFinding(id, PRIOR_FINDING);
+  }
+
+  /** The last alert remembered for `id`, if any. */
+  priorAlert(id: number): AlertMemory | null {
+    const flags = this.flags[id] as number;
+    if (!(flags & PRIOR)) return null;
+    if (flags & PRIOR_OBJECT) return this.priorFull.get(id)?.alerted ?? null;
+    return this.slotAlert(id, PRIOR_ALERT);
+  }
+
+  /** Prior memories kept as objects (snoozes and acknowledgements are among them): few. */
   fullPriors(): IterableIterator<[number, DomainMemory]> {
     return this.priorFull.entries();
   }
@@ -316,48 +460,59 @@ export class MemoryTable {
   priorWatched(id: number): WatchedFields | undefined {
     const flags = this.flags[id] as number;
     if (!(flags & PRIOR)) return undefined;
-    if (flags & PRIOR_FULL) return this.priorFull.get(id)?.watched;
-    return this.decode(this.prior, id);
+    if (flags & PRIOR_OBJECT) return this.priorFull.get(id)?.watched;
+    return this.decode(this.columns, id);
   }
 
   seenWatched(id: number): WatchedFields {
     const flags = this.flags[id] as number;
-    if (flags & SEEN_FULL) return this.seenFull.get(id) ?? {};
-    return this.decode(this.seen, id);
+    if (flags & COLUMNS_SEEN) return this.decode(this.columns, id);
+    return this.seenFull.get(id) ?? {};
   }
 
-  /**
-   * True when what was read of `id` has the same watched fields as its prior memory, the renewal
-   * watch left aside (fieldChanges does not look at it): then no field changed.
-   */
+  /** True when what was read of `id` is what was remembered (watched fields and renewal watch alike). */
   sameFields(id: number): boolean {
     const flags = this.flags[id] as number;
-    if (!(flags & PRIOR_FULL) && !(flags & SEEN_FULL)) {
-      const p = this.prior;
-      const s = this.seen;
-      const at = id * STRINGS;
-      return (
-        ((p.bits[id] as number) & FIELD_BITS) === ((s.bits[id] as number) & FIELD_BITS) &&
-        p.strings[at] === s.strings[at] &&
-        p.strings[at + 1] === s.strings[at + 1] &&
-        p.strings[at + 2] === s.strings[at + 2] &&
-        p.strings[at + 3] === s.strings[at + 3]
-      );
-    }
-    return false;
+    return (flags & (COLUMNS_PRIOR | COLUMNS_SEEN)) === (COLUMNS_PRIOR | COLUMNS_SEEN);
   }
 
   /**
    * The renewal watch of `id` as remembered (`prior`) or read (`seen`), as numbers: whether there is
-   * one, its due time (NaN when none) and its expiry. A record kept as an object answers undefined:
-   * the caller asks for the object.
+   * one, its due time (NaN when none) and its expiry. Undefined when that side is an object: the
+   * caller asks for the object. `into` is filled and returned (no allocation).
    */
-  renewalOf(which: 'prior' | 'seen', id: number): { has: boolean; due: number; expiry: number } | undefined {
+  renewalOf(which: 'prior' | 'seen', id: number, into: RenewalNumbers): RenewalNumbers | undefined {
     const flags = this.flags[id] as number;
-    if (which === 'prior' ? flags & PRIOR_FULL : flags & SEEN_FULL) return undefined;
-    const columns = which === 'prior' ? this.prior : this.seen;
-    const has = ((columns.bits[id] as number) & RENEWAL) !== 0;
-    return { has, due: columns.times[2 * id] as number, expiry: columns.times[2 * id + 1] as number };
+    if (!(flags & (which === 'prior' ? COLUMNS_PRIOR : COLUMNS_SEEN))) return undefined;
+    const c = this.columns;
+    into.has = ((c.bits[id] as number) & RENEWAL) !== 0;
+    into.due = c.times[2 * id] as number;
+    into.expiry = c.times[2 * id + 1] as number;
+    return into;
+  }
+
+  /** Keeps the renewal watch of a compact `id` as read, none, or the remembered one. */
+  keepRenewal(id: number, keep: 'none' | 'prior' | 'seen'): void {
+    const code = keep === 'none' ? KEEP_NONE : keep === 'prior' ? KEEP_PRIOR : 0;
+    this.flags[id] = ((this.flags[id] as number) & ~KEEP_MASK) | (code << KEEP_SHIFT);
+  }
+
+  /** Sets the watched fields `id` remembers next (read, with the renewal watch decided) as an object. */
+  setNextWatched(id: number, watched: WatchedFields): void {
+    this.nextWatchedFull.set(id, watched);
+  }
+
+  /** The watched fields `id` remembers next: as read, with the renewal watch decided. */
+  nextWatched(id: number): WatchedFields {
+    const full = this.nextWatchedFull.get(id);
+    if (full) return full;
+    const watched = this.seenWatched(id);
+    const keep = ((this.flags[id] as number) & KEEP_MASK) >> KEEP_SHIFT;
+    if (keep === 0) return watched;
+    const { renewal: _read, ...rest } = watched;
+    if (keep === KEEP_NONE) return rest;
+    const prior = this.priorWatched(id)?.renewal;
+    return prior ? { ...rest, renewal: prior } : rest;
   }
 
   /** Sets what `id` remembers next; `memory` for {@link NEXT.full}. */
@@ -365,6 +520,18 @@ export class MemoryTable {
     this.flags[id] = ((this.flags[id] as number) & ~NEXT_MASK) | (kind << NEXT_SHIFT);
     if (kind === NEXT.full && memory) this.nextFull.set(id, memory);
     else this.nextFull.delete(id);
+  }
+
+  /**
+   * Sets `id` to remember next what it read (renewal watch as decided) with this finding and
+   * alert, kept as numbers. False when one of them has no compact form: set {@link NEXT.full} then.
+   */
+  setNextCompact(id: number, finding: FindingMemory | null, alerted: AlertMemory | null): boolean {
+    if (!slotable(finding, false) || !slotable(alerted, true)) return false;
+    this.setNext(id, NEXT.compact);
+    this.setSlot(id, NEXT_FINDING, finding);
+    this.setSlot(id, NEXT_ALERT, alerted);
+    return true;
   }
 
   nextKind(id: number): NextKind {
@@ -376,8 +543,12 @@ export class MemoryTable {
     switch (this.nextKind(id)) {
       case NEXT.prior:
         return this.priorMemory(id);
-      case NEXT.seen:
-        return { watched: this.nextWatched(id), finding: null, alerted: null };
+      case NEXT.compact:
+        return {
+          watched: this.nextWatched(id),
+          finding: this.slotFinding(id, NEXT_FINDING),
+          alerted: this.slotAlert(id, NEXT_ALERT),
+        };
       case NEXT.full:
         return this.nextFull.get(id);
       default:
@@ -399,8 +570,8 @@ export class MemoryTable {
       if (!(flags & PRIOR)) differs = kind !== NEXT.none;
       else if (kind === NEXT.none) differs = true;
       else if (kind === NEXT.prior) differs = false;
-      else if (kind === NEXT.seen && !(flags & (PRIOR_FULL | SEEN_FULL)) && !this.nextWatchedFull.has(id))
-        differs = !this.sameNextAndPrior(id);
+      else if (kind === NEXT.compact && this.sameFields(id) && !this.nextWatchedFull.has(id))
+        differs = !this.sameCompactNext(id);
       else {
         const before = this.priorMemory(id);
         const after = this.nextMemory(id);
@@ -424,30 +595,119 @@ export class MemoryTable {
       this.keys.byteLength +
       this.flags.byteLength +
       this.pages.byteLength +
-      this.prior.byteLength +
-      this.seen.byteLength
+      this.slotOf.byteLength +
+      this.columns.byteLength +
+      this.slots.byteLength
     );
   }
 
-  /** For compact records: whether the next watched fields (renewal watch as decided) equal the prior ones. */
-  private sameNextAndPrior(id: number): boolean {
-    const p = this.prior;
-    const s = this.seen;
-    const pBits = p.bits[id] as number;
-    if ((pBits & FIELD_BITS) !== ((s.bits[id] as number) & FIELD_BITS)) return false;
-    const at = id * STRINGS;
-    for (let i = 0; i < STRINGS; i++) if (p.strings[at + i] !== s.strings[at + i]) return false;
+  private grow(size: number): void {
+    if (size > this.flags.length) {
+      const n = grow(size, this.flags.length);
+      const flags = new Uint16Array(n);
+      flags.set(this.flags);
+      this.flags = flags;
+      const pages = new Uint16Array(n);
+      pages.set(this.pages);
+      this.pages = pages;
+      const slotOf = new Int32Array(n).fill(-1);
+      slotOf.set(this.slotOf);
+      this.slotOf = slotOf;
+    }
+    this.columns.reserve(size);
+  }
+
+  /** Records that `id` was read: the scratch record (or `object`, which has no compact form). */
+  private seenAs(id: number, object: WatchedFields | null): void {
+    let flags = ((this.flags[id] as number) | SEEN) & ~COLUMNS_SEEN;
+    this.seenFull.delete(id);
+    if (object) this.seenFull.set(id, object);
+    else if (flags & COLUMNS_PRIOR) {
+      if (this.scratch.equals(0, this.columns, id)) flags |= COLUMNS_SEEN;
+      else this.seenFull.set(id, this.decode(this.scratch, 0));
+    } else {
+      this.scratch.copy(0, this.columns, id);
+      flags |= COLUMNS_SEEN;
+    }
+    this.flags[id] = flags;
+  }
+
+  /** For a compact next memory over equal watched fields: whether renewal, finding and alert are the prior ones. */
+  private sameCompactNext(id: number): boolean {
     const keep = ((this.flags[id] as number) & KEEP_MASK) >> KEEP_SHIFT;
-    if (keep === KEEP_PRIOR) return true;
-    if (keep === KEEP_NONE) return (pBits & RENEWAL) === 0;
-    if ((pBits & RENEWAL) !== ((s.bits[id] as number) & RENEWAL)) return false;
-    if ((pBits & RENEWAL) === 0) return true;
-    const due = p.times[2 * id] as number;
-    const other = s.times[2 * id] as number;
+    if (keep === KEEP_NONE && ((this.columns.bits[id] as number) & RENEWAL) !== 0) return false;
+    const slot = this.slotOf[id] as number;
+    if (slot < 0) return true;
     return (
-      (due === other || (Number.isNaN(due) && Number.isNaN(other))) &&
-      p.times[2 * id + 1] === s.times[2 * id + 1]
+      this.sameRecord(slot, PRIOR_FINDING, NEXT_FINDING) && this.sameRecord(slot, PRIOR_ALERT, NEXT_ALERT)
     );
+  }
+
+  private sameRecord(slot: number, a: number, b: number): boolean {
+    const s = this.slots;
+    const i = 4 * slot + a;
+    const j = 4 * slot + b;
+    if (s.kinds[i] !== s.kinds[j]) return false;
+    if (s.kinds[i] === 0) return true;
+    return (
+      s.severities[i] === s.severities[j] &&
+      s.stages[i] === s.stages[j] &&
+      sameTime(s.times[i] as number, s.times[j] as number)
+    );
+  }
+
+  /** Whether a plain memory's finding and alert fit a slot. */
+  private slotable(memory: DomainMemory): boolean {
+    return slotable(memory.finding, false) && slotable(memory.alerted, true);
+  }
+
+  private setSlot(id: number, which: number, value: FindingMemory | AlertMemory | null): void {
+    let slot = this.slotOf[id] as number;
+    if (value === null) {
+      if (slot >= 0) this.slots.kinds[4 * slot + which] = 0;
+      return;
+    }
+    if (slot < 0) {
+      slot = this.slots.allocate();
+      this.slotOf[id] = slot;
+    }
+    const at = 4 * slot + which;
+    this.slots.kinds[at] = KINDS.indexOf(value.kind as (typeof KINDS)[number]);
+    this.slots.severities[at] = SEVERITY_CODES.indexOf(value.severity);
+    this.slots.stages[at] = value.stage === null ? NO_STAGE : value.stage;
+    const time = 'at' in value ? value.at : value.date_expiry;
+    this.slots.times[at] = time === undefined ? Number.NaN : Date.parse(time);
+  }
+
+  private slotFinding(id: number, which: number): FindingMemory | null {
+    const slot = this.slotOf[id] as number;
+    if (slot < 0) return null;
+    const at = 4 * slot + which;
+    const kind = this.slots.kinds[at] as number;
+    if (kind === 0) return null;
+    const time = this.slots.times[at] as number;
+    const stage = this.slots.stages[at] as number;
+    return {
+      kind: KINDS[kind] as Finding['kind'],
+      severity: SEVERITY_CODES[this.slots.severities[at] as number] as FindingMemory['severity'],
+      stage: stage === NO_STAGE ? null : stage,
+      ...(Number.isNaN(time) ? {} : { date_expiry: isoOf(time) }),
+    };
+  }
+
+  private slotAlert(id: number, which: number): AlertMemory | null {
+    const slot = this.slotOf[id] as number;
+    if (slot < 0) return null;
+    const at = 4 * slot + which;
+    const kind = this.slots.kinds[at] as number;
+    if (kind === 0) return null;
+    const stage = this.slots.stages[at] as number;
+    return {
+      kind: KINDS[kind] as Finding['kind'],
+      severity: SEVERITY_CODES[this.slots.severities[at] as number] as AlertMemory['severity'],
+      stage: stage === NO_STAGE ? null : stage,
+      at: isoOf(this.slots.times[at] as number),
+    };
   }
 
   /** Writes `watched` as a compact record; false when some value has no compact form (kept as an object then). */
@@ -520,8 +780,8 @@ export class MemoryTable {
     if (bits & RENEWAL) {
       const due = columns.times[2 * id] as number;
       out.renewal = {
-        due: Number.isNaN(due) ? null : new Date(due).toISOString(),
-        expiry: new Date(columns.times[2 * id + 1] as number).toISOString(),
+        due: Number.isNaN(due) ? null : isoOf(due),
+        expiry: isoOf(columns.times[2 * id + 1] as number),
       };
     }
     return out;
@@ -531,6 +791,13 @@ export class MemoryTable {
     if (value === undefined) return 0;
     if (value === null) return 1;
     return typeof value === 'string' ? this.pool.idOf(value) + 2 : -1;
+  }
+
+  /** A text field read from a record: kept as it is only within the state's bound (else the caller bounds it). */
+  private plainSlot(value: string | null | undefined): number {
+    if (value === undefined) return 0;
+    if (value === null) return 1;
+    return value.length > MAX_FIELD_LENGTH ? -1 : this.pool.idOf(value) + 2;
   }
 
   private priceSlot(value: unknown): number {
@@ -546,6 +813,28 @@ export class MemoryTable {
   }
 }
 
+/** A renewal watch as numbers (see {@link MemoryTable.renewalOf}). */
+export interface RenewalNumbers {
+  has: boolean;
+  due: number;
+  expiry: number;
+}
+
+/** Whether a finding (or an alert: `alert`) memory fits a slot exactly: a known kind, canonical times, a small rung. */
+function slotable(value: FindingMemory | AlertMemory | null, alert: boolean): boolean {
+  if (value === null) return true;
+  if (!isRecord(value)) return false;
+  const keys = Object.keys(value);
+  if (KINDS.indexOf(value.kind as (typeof KINDS)[number]) < 1) return false;
+  if (SEVERITY_CODES.indexOf(value.severity) < 1) return false;
+  if (value.stage !== null && !(Number.isInteger(value.stage) && Math.abs(value.stage) < 32_000))
+    return false;
+  if (alert) return keys.length === 4 && !Number.isNaN(canonicalTime((value as AlertMemory).at));
+  const expiry = (value as FindingMemory).date_expiry;
+  if (expiry === undefined) return keys.length === 3;
+  return keys.length === 4 && !Number.isNaN(canonicalTime(expiry));
+}
+
 /**
  * A hash of a memory key that never changes between versions or processes (FNV-1a, 32 bits, over
  * the key's UTF-16 code units; memory keys are ASCII): stores file a domain under it, so it is
@@ -554,8 +843,7 @@ export class MemoryTable {
 export function stableKeyHash(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  // Never 0: the table keeps 0 for "not computed yet".
-  return h >>> 0 || 1;
+  return h >>> 0;
 }
 
 function booleanBits(value: unknown, nullable: boolean): number {
@@ -567,14 +855,19 @@ function booleanBits(value: unknown, nullable: boolean): number {
 }
 
 /**
- * A stored domain memory that needs no schema check to be read as it is: no finding, alert,
- * snooze or hashed name, and watched fields of the plain kinds a compact record holds. Most of an
- * account; the rest goes through DomainMemorySchema, which names what is wrong. Returns the memory
- * to keep (unknown fields dropped, as the schema drops them), or null.
+ * A stored domain memory that needs no schema check to be read as it is: no snooze or hashed name,
+ * watched fields of the plain kinds a compact record holds, and a finding and alert a slot holds.
+ * Most of an account; the rest goes through DomainMemorySchema, which names what is wrong. Returns
+ * the memory to keep (unknown fields dropped, as the schema drops them), or null.
  */
 export function fastMemory(value: unknown): DomainMemory | null {
-  if (!isRecord(value) || value.finding !== null || value.alerted !== null) return null;
-  if (value.actions !== undefined || value.name !== undefined || !isRecord(value.watched)) return null;
+  if (!isRecord(value) || value.actions !== undefined || value.name !== undefined) return null;
+  if (!isRecord(value.watched)) return null;
+  const finding = value.finding ?? null;
+  const alerted = value.alerted ?? null;
+  if (value.finding === undefined || value.alerted === undefined) return null;
+  if (!slotable(finding as FindingMemory | null, false) || !slotable(alerted as AlertMemory | null, true))
+    return null;
   const w = value.watched;
   for (const key in w) if (!FAST_FIELDS.has(key)) return null;
   const str = (v: unknown) => v === undefined || v === null || typeof v === 'string';
@@ -594,7 +887,11 @@ export function fastMemory(value: unknown): DomainMemory | null {
     if (Number.isNaN(canonicalTime(renewal.expiry))) return null;
     if (renewal.due !== null && Number.isNaN(canonicalTime(renewal.due))) return null;
   }
-  return { watched: w as WatchedFields, finding: null, alerted: null };
+  return {
+    watched: w as WatchedFields,
+    finding: finding as FindingMemory | null,
+    alerted: alerted as AlertMemory | null,
+  };
 }
 
 const FAST_FIELDS = new Set([

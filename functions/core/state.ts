@@ -39,7 +39,7 @@ import {
   storedContactKey,
   storedDomainKey,
 } from './state-bounds';
-import { fastMemory, MemoryTable, NEXT } from './state-table';
+import { fastMemory, MemoryTable, NEXT, type RenewalNumbers } from './state-table';
 import { isDue, StoredDateTime } from './state-time';
 import { normalizeDomainName, safeText } from './text';
 
@@ -424,6 +424,20 @@ export class ScanMemory {
     this.table.markSeen(id, name, kept, page, key);
   }
 
+  /**
+   * One domain as read ({@link observe} with watchedFieldsOf(domain)), without making its watched
+   * fields as objects when they fit the table as they are.
+   */
+  observeDomain(domain: Domain, page: number): void {
+    const name = domain.domain_name;
+    const key = domainKey(name);
+    const id = this.table.idOf(key);
+    // A hashed key (a name too long or odd to keep) goes the long way, which names the problem.
+    if (!this.table.isSeen(id) && !isHashedKey(key) && this.table.markSeenDomain(id, domain, page, key))
+      return;
+    this.observe(name, watchedFieldsOf(domain), page);
+  }
+
   /** Forgets the prior memories: the state moved on and is read again (what was read stays). */
   forgetPrior(): void {
     this.table.clearPrior();
@@ -449,26 +463,27 @@ export class ScanMemory {
   stepRenewals(now: number): Map<string, FailedRenewal> {
     const table = this.table;
     const failed = new Map<string, FailedRenewal>();
+    const seen: RenewalNumbers = { has: false, due: Number.NaN, expiry: Number.NaN };
+    const prior: RenewalNumbers = { has: false, due: Number.NaN, expiry: Number.NaN };
+    const none: RenewalNumbers = { has: false, due: Number.NaN, expiry: Number.NaN };
     for (let id = 0; id < table.size; id++) {
       if (!table.isSeen(id)) continue;
-      const seen = table.renewalOf('seen', id);
-      const before = table.hasPrior(id)
-        ? table.renewalOf('prior', id)
-        : { has: false, due: NaN, expiry: NaN };
-      if (seen && before) {
+      const read = table.renewalOf('seen', id, seen);
+      const before = table.hasPrior(id) ? table.renewalOf('prior', id, prior) : none;
+      if (read && before) {
         // Compact records hold canonical times: equal numbers are equal strings.
-        if (!seen.has && !before.has) continue;
+        if (!read.has && !before.has) continue;
         const step = renewalStep(
-          seen.has,
-          seen.due,
+          read.has,
+          read.due,
           before.has ? before.due : NaN,
-          seen.expiry === before.expiry,
+          read.expiry === before.expiry,
           now,
         );
         if (step.failed)
           failed.set(table.seenName(id), {
             due: new Date(before.due).toISOString(),
-            expiry: new Date(seen.expiry).toISOString(),
+            expiry: new Date(read.expiry).toISOString(),
             watched: table.seenWatched(id),
           });
         table.keepRenewal(id, step.keep === 'before' ? 'prior' : step.keep === 'current' ? 'seen' : 'none');
@@ -670,7 +685,7 @@ export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
   const resolvedIds = new Set<number>();
   const silenced = (f: Finding) => isDomainFinding(f) && silencing.silenced.has(f.domain_name);
   const idOfFinding = (f: DomainFinding) => table.find(domainKey(f.domain_name));
-  const priorFinding = (id: number) => (id < 0 ? undefined : table.priorMemory(id)?.finding);
+  const priorFinding = (id: number) => (id < 0 ? undefined : (table.priorFinding(id) ?? undefined));
   const nameOf = (id: number) => (table.isSeen(id) ? table.seenName(id) : undefined);
 
   for (const f of report.findings) {
@@ -737,7 +752,7 @@ export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
     }
     // Only a memory kept as an object can hold a finding; compact ones compare as numbers.
     const fieldsMoved = complete && seenNow && !table.sameFields(id);
-    const priorFindingNow = found ? undefined : table.fullPrior(id)?.finding;
+    const priorFindingNow = found ? undefined : table.priorFinding(id);
     if (!fieldsMoved && !priorFindingNow) continue;
     const was = table.priorMemory(id);
     const key = table.keyOf(id);
@@ -782,7 +797,7 @@ export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
   count(changes.filter((c) => atOrAbove(c.severity, minSeverity)).length, 'changed');
   count(resolved.filter((r) => atOrAbove(r.severity, minSeverity)).length, 'resolved');
   const repeatMs = policy.criticalRepeatHours * HOUR_MS;
-  const priorAlert = (id: number) => (id < 0 ? undefined : table.priorMemory(id)?.alerted);
+  const priorAlert = (id: number) => (id < 0 ? undefined : table.priorAlert(id));
   const repeatDue = (f: StatefulFinding) => {
     if (f.severity !== 'critical' || f.change !== 'ongoing' || !isDomainFinding(f) || silenced(f))
       return false;
@@ -848,7 +863,7 @@ export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
     const f = findingById.get(id);
     if (!f) {
       // What most of an account is: read, nothing to say. Kept compact unless its key is a hash.
-      if (!table.isHashed(id)) table.setNext(id, NEXT.seen);
+      if (!table.isHashed(id)) table.setNextCompact(id, null, null);
       else
         table.setNext(id, NEXT.full, {
           ...hashedName(id, table.seenName(id)),
@@ -860,11 +875,14 @@ export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
     }
     const name = table.seenName(id);
     const prevAlert = resolvedIds.has(id) ? null : priorAlert(id);
+    const finding = memoryOf(f, thresholds);
+    const alerted = alertedNow(f, prevAlert);
+    if (!table.isHashed(id) && table.setNextCompact(id, finding, alerted)) continue;
     table.setNext(id, NEXT.full, {
       ...hashedName(id, name),
       watched: table.nextWatched(id),
-      finding: memoryOf(f, thresholds),
-      alerted: alertedNow(f, prevAlert),
+      finding,
+      alerted,
     });
   }
   for (const [id, f] of findingById) {
