@@ -816,7 +816,6 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
         ...(query.newestFirst ? { ScanIndexForward: false } : {}),
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
-        ...(process.env.QLIMIT ? { Limit: Number(process.env.QLIMIT) } : {}),
       };
       const page = await this.wrap(
         query.prefix === AUDIT_PREFIX ? 'read the audit trail' : 'read the state',
