@@ -17,6 +17,7 @@ import { renderDigest, renderSms, reportReaches } from '../functions/core/alert'
 import type { Severity } from '../functions/core/classify';
 import { ENV, parseSetting, requireEnv } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
+import { prettyReportJson } from '../functions/core/report-json';
 import { loadStatePolicy, STATE_ENV } from '../functions/core/state-config';
 import { reportStoreFromEnv } from './cli-web';
 
@@ -77,7 +78,7 @@ export async function scanWithState(command: StatefulScanCommand, io: StateCliIo
   const say = command.json ? io.stderr : io.stdout;
   if (superseded) {
     // The report as read is still printed; the stored one (the later scan's) is kept.
-    if (command.json) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
+    if (command.json) for (const piece of prettyReportJson(result.report, '\n')) io.stdout(piece);
     say(`no alert published and state not written: ${superseded}\n`);
     return false;
   }
@@ -87,7 +88,7 @@ export async function scanWithState(command: StatefulScanCommand, io: StateCliIo
     say(
       `another scan moved the state on while this one ran: re-read it ${conflicts} time${conflicts === 1 ? '' : 's'} before deciding\n`,
     );
-  if (command.json) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
+  if (command.json) for (const piece of prettyReportJson(result.report, '\n')) io.stdout(piece);
   if (dryRun) {
     if (!command.json) {
       const options = {

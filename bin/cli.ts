@@ -22,6 +22,7 @@ import {
 import { ConfigError, SentinelError } from '../functions/core/errors';
 import { domainNameProblem, signRestoreLink } from '../functions/core/links';
 import { restoreDeadline, tldOf } from '../functions/core/quarantine-periods';
+import { prettyReportJson } from '../functions/core/report-json';
 import { ResellerClient } from '../functions/core/reseller-client';
 import { needsConsent, typedNameMatches } from '../functions/core/restore';
 import { parseRfc3339 } from '../functions/core/schemas';
@@ -235,7 +236,8 @@ async function scanCommand(args: readonly string[], io: CliIo): Promise<number> 
     ...(reports ? { reports } : {}),
   });
 
-  if (values.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+  // In pieces: at a million domains the report is some 100 MB, which one string would hold twice over.
+  if (values.json) for (const piece of prettyReportJson(report, '\n')) io.stdout(piece);
   if (dryRun) {
     if (!values.json) {
       const options = {

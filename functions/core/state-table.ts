@@ -68,8 +68,6 @@ const AUTH_CODE = 2;
 const DNS_HOSTED = 4;
 const AUTO_RENEW = 6;
 const RENEWAL = 1 << 8;
-/** The bits fieldChanges looks at (all but the renewal watch). */
-const FIELD_BITS = 0xff;
 
 const ISO_LENGTH = 24;
 /** A time as the state writes it (toISOString), kept as epoch ms; NaN for anything else. */

@@ -475,10 +475,13 @@ describe('6. a damaged stored report', () => {
       const { report_url, calendar_url } = JSON.parse(scanned.stdout);
       expect((await fetch(report_url)).status).toBe(200);
 
-      const path = join(reports, 'latest.json');
-      const stored = JSON.parse(await readFile(path, 'utf8'));
-      delete stored.findings[0].domain_name;
-      await writeFile(path, JSON.stringify(stored));
+      // The report and the view beside it that the page and the feed read (the filter reads the report).
+      const paths = ['latest.json', 'latest-view.json'].map((name) => join(reports, name));
+      for (const path of paths) {
+        const stored = JSON.parse(await readFile(path, 'utf8'));
+        delete stored.findings[0].domain_name;
+        await writeFile(path, JSON.stringify(stored));
+      }
       for (const url of [report_url, calendar_url]) {
         const answer = await fetch(url);
         expect(answer.status).toBe(503);
@@ -487,7 +490,7 @@ describe('6. a damaged stored report', () => {
           'The latest report could not be read; the next scan writes a new one.',
         );
       }
-      await writeFile(path, 'not a report');
+      for (const path of paths) await writeFile(path, 'not a report');
       expect((await fetch(report_url)).status).toBe(503);
 
       // The next scan writes a new one.
