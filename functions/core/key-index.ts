@@ -1,9 +1,9 @@
 /**
  * A set of string keys numbered 0, 1, 2… in the order they were added, kept as bytes in one growing
  * buffer with an open-addressing table over them. A `Map<string, …>` costs some 80–150 bytes a key
- * (the entry, the string's header, the table); this costs the key's bytes plus 16, so a million
- * domain names fit in about 35 MB instead of 150. Callers keep what they know per key in typed
- * arrays indexed by the key's number. Pure.
+ * (the entry, the string's header, the table); this costs the key's bytes plus about 12, so a
+ * million domain names fit in about 30 MB instead of 150. Callers keep what they know per key in
+ * typed arrays indexed by the key's number. Pure.
  *
  * The slot hash is seeded at random per index: a reseller cannot choose names that pile up in one
  * chain. Every hit is checked byte for byte, so a hash collision never confuses two keys.
@@ -13,7 +13,6 @@ export class KeyIndex {
   private used = 0;
   /** Key `id` is bytes[starts[id], starts[id + 1]). */
   private starts = new Uint32Array(1 << 12);
-  private hashes = new Uint32Array(1 << 12);
   /** id + 1 of the key in each slot, 0 for an empty slot; kept at most half full. */
   private slots = new Int32Array(1 << 13);
   private mask = (1 << 13) - 1;
@@ -33,7 +32,7 @@ export class KeyIndex {
     for (let slot = hash & this.mask; ; slot = (slot + 1) & this.mask) {
       const at = this.slots[slot] as number;
       if (at === 0) return -1;
-      if (this.hashes[at - 1] === hash && this.matches(at - 1)) return at - 1;
+      if (this.matches(at - 1)) return at - 1;
     }
   }
 
@@ -44,15 +43,14 @@ export class KeyIndex {
     for (; ; slot = (slot + 1) & this.mask) {
       const at = this.slots[slot] as number;
       if (at === 0) break;
-      if (this.hashes[at - 1] === hash && this.matches(at - 1)) return at - 1;
+      if (this.matches(at - 1)) return at - 1;
     }
     const id = this.size;
-    this.reserve(id + 2, this.used + this.scratchLength);
+    this.reserveSpace(id + 2, this.used + this.scratchLength);
     this.bytes.set(this.scratch.subarray(0, this.scratchLength), this.used);
     this.starts[id] = this.used;
     this.used += this.scratchLength;
     this.starts[id + 1] = this.used;
-    this.hashes[id] = hash;
     this.size++;
     if (this.size * 2 > this.slots.length) this.rehash(this.slots.length * 2);
     else this.slots[slot] = id + 1;
@@ -86,7 +84,7 @@ export class KeyIndex {
 
   /** Bytes held, for measurements. */
   get byteLength(): number {
-    return this.bytes.byteLength + this.starts.byteLength + this.hashes.byteLength + this.slots.byteLength;
+    return this.bytes.byteLength + this.starts.byteLength + this.slots.byteLength;
   }
 
   /** Writes `key` as UTF-8 into the scratch buffer and returns its hash. */
@@ -107,9 +105,13 @@ export class KeyIndex {
       n = new TextEncoder().encodeInto(key, this.scratch).written;
     }
     this.scratchLength = n;
-    // FNV-1a over the bytes from a random basis, then murmur3's finaliser so every bit mixes.
+    return this.hashOf(this.scratch, 0, n);
+  }
+
+  /** FNV-1a over the bytes from a random basis, then murmur3's finaliser so every bit mixes. */
+  private hashOf(bytes: Uint8Array, start: number, end: number): number {
     let h = this.seed ^ 0x811c9dc5;
-    for (let i = 0; i < n; i++) h = Math.imul(h ^ (this.scratch[i] as number), 0x01000193);
+    for (let i = start; i < end; i++) h = Math.imul(h ^ (bytes[i] as number), 0x01000193);
     h ^= h >>> 16;
     h = Math.imul(h, 0x85ebca6b);
     h ^= h >>> 13;
@@ -126,15 +128,11 @@ export class KeyIndex {
     return true;
   }
 
-  private reserve(ids: number, bytes: number): void {
+  private reserveSpace(ids: number, bytes: number): void {
     if (ids > this.starts.length) {
-      const grown = grow(ids, this.starts.length);
-      const starts = new Uint32Array(grown);
+      const starts = new Uint32Array(grow(ids, this.starts.length));
       starts.set(this.starts);
       this.starts = starts;
-      const hashes = new Uint32Array(grown);
-      hashes.set(this.hashes);
-      this.hashes = hashes;
     }
     if (bytes > this.bytes.length) {
       const next = new Uint8Array(grow(bytes, this.bytes.length));
@@ -143,11 +141,13 @@ export class KeyIndex {
     }
   }
 
+  /** Hashes are not kept (4 bytes a key): a rehash, once per doubling, hashes the keys again. */
   private rehash(length: number): void {
     this.slots = new Int32Array(length);
     this.mask = length - 1;
     for (let id = 0; id < this.size; id++) {
-      let slot = (this.hashes[id] as number) & this.mask;
+      let slot =
+        this.hashOf(this.bytes, this.starts[id] as number, this.starts[id + 1] as number) & this.mask;
       while (this.slots[slot] !== 0) slot = (slot + 1) & this.mask;
       this.slots[slot] = id + 1;
     }
