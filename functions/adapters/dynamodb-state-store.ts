@@ -159,6 +159,9 @@ export async function createStateTable(client: DynamoDBClient, tableName: string
 }
 
 const describe = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
+/** Bucket items taken in between two turns of the event loop (about 1 ms of work). */
+const YIELD_EVERY = 16;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface DynamoDbStateStoreOptions {
@@ -339,7 +342,15 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
     const shard = async (n: number) => {
       const pk = `${this.scope}#${n}`;
       for await (const page of this.pages({ pk }, signal)) {
+        let sinceYield = 0;
         for (const item of page) {
+          // A page of a million-domain state takes tens of milliseconds to take in: let the
+          // account's answers that arrived meanwhile through first, so its requests keep flowing
+          // and the state is read in the time the account read spends waiting.
+          if (++sinceYield === YIELD_EVERY) {
+            sinceYield = 0;
+            await new Promise(setImmediate);
+          }
           const sk = item[SK.name]?.S ?? '';
           const match = BUCKET_SK.exec(sk);
           const body = item.m?.S;
