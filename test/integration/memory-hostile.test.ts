@@ -475,13 +475,15 @@ describe('6. a damaged stored report', () => {
       const { report_url, calendar_url } = JSON.parse(scanned.stdout);
       expect((await fetch(report_url)).status).toBe(200);
 
-      // The report and the view beside it that the page and the feed read (the filter reads the report).
-      const paths = ['latest.json', 'latest-view.json'].map((name) => join(reports, name));
-      for (const path of paths) {
+      // The page and the feed read the view kept beside the report; the filter reads the report.
+      const view = join(reports, 'latest-view.json');
+      const whole = join(reports, 'latest.json');
+      const damage = async (path: string) => {
         const stored = JSON.parse(await readFile(path, 'utf8'));
         delete stored.findings[0].domain_name;
         await writeFile(path, JSON.stringify(stored));
-      }
+      };
+      await damage(view);
       for (const url of [report_url, calendar_url]) {
         const answer = await fetch(url);
         expect(answer.status).toBe(503);
@@ -490,8 +492,14 @@ describe('6. a damaged stored report', () => {
           'The latest report could not be read; the next scan writes a new one.',
         );
       }
-      for (const path of paths) await writeFile(path, 'not a report');
+      await writeFile(view, 'not a report');
       expect((await fetch(report_url)).status).toBe(503);
+      await damage(whole);
+      const filtered = await fetch(`${report_url}&q=soon.nl`);
+      expect(filtered.status).toBe(503);
+      expect(await filtered.text()).toContain(
+        'The latest report could not be read; the next scan writes a new one.',
+      );
 
       // The next scan writes a new one.
       await runCli(['scan', '--dry-run'], { ...env, LINK_BASE_URL: serve.url });
@@ -509,12 +517,16 @@ describe('6. a damaged stored report', () => {
         ['report view', 503, 'error', 'report_unreadable'],
         ['calendar view', 503, 'error', 'report_unreadable'],
         ['report view', 503, 'error', 'report_unreadable'],
+        ['report view', 503, 'error', 'report_unreadable'],
         ['report view', 200, 'info', 'show'],
       ]);
       expect(lines[1].detail).toMatch(
-        /findings\.0\.domain_name: Invalid input: expected string, received undefined/,
+        /latest-view\.json.*findings\.0\.domain_name: Invalid input: expected string, received undefined/,
       );
       expect(lines[3].detail).toMatch(/is not JSON/);
+      expect(lines[4].detail).toMatch(
+        /latest\.json.*findings\.0\.domain_name: Invalid input: expected string, received undefined/,
+      );
     } finally {
       if (!stopped) await serve.stop();
       await sim.close();
