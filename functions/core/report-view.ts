@@ -1,6 +1,13 @@
 import * as z from 'zod';
-import { type DomainFinding, type Finding, isDomainFinding, SEVERITIES } from './classify';
+import {
+  type DomainFinding,
+  type Finding,
+  type FindingActions,
+  isDomainFinding,
+  SEVERITIES,
+} from './classify';
 import type { ReportList, ReportReader } from './report-json';
+import { SignedActions } from './report-links';
 import type { Report } from './scan';
 import { parseRfc3339 } from './schemas';
 import { displayDomain } from './text';
@@ -129,7 +136,18 @@ const DomainFindingShape = z.looseObject({
   auto_renew: z.boolean().nullable(),
   date_deleted: dateTime.nullable().optional(),
   registrant: z.looseObject({ handle: z.string() }).nullable().optional(),
-  actions: z.record(z.string(), z.string()).optional(),
+  // Links a scan signs as they are read (report-links.ts) stay as they are: checking them would sign them all.
+  actions: z
+    .custom<FindingActions>(
+      (value) =>
+        value instanceof SignedActions ||
+        (typeof value === 'object' &&
+          value !== null &&
+          !Array.isArray(value) &&
+          Object.values(value).every((link) => typeof link === 'string')),
+      'Invalid input: expected a record of links',
+    )
+    .optional(),
   snoozed_until: dateTime.optional(),
 });
 const ContactFindingShape = z.looseObject({
