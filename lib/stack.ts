@@ -143,9 +143,11 @@ export class DomainSentinelStack extends Stack {
 
   /** cdk-nag findings that are the design, each acknowledged exactly, with the reason a security reviewer can check. */
   private acknowledgeUnavoidable(): void {
-    // cdk-nag writes an environment-agnostic stack's region as <AWS::Region>; a token here would break synth.
+    // cdk-nag names the resource as the template has it: a concrete account or region (cdk deploy
+    // with credentials sets CDK_DEFAULT_ACCOUNT) as itself, an environment-agnostic one as <AWS::…>.
     const region = Token.isUnresolved(this.region) ? '<AWS::Region>' : this.region;
-    const ssmKeyFinding = `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${region}:<AWS::AccountId>:key/*]`;
+    const account = Token.isUnresolved(this.account) ? '<AWS::AccountId>' : this.account;
+    const ssmKeyFinding = `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${region}:${account}:key/*]`;
     if (!this.config.secretsKmsKeyArn) {
       for (const fn of [this.scan.fn, this.web.fn]) {
         Validations.of(fn.role as iam.Role).acknowledge({

@@ -1,13 +1,10 @@
-import { App, Stack, Validations } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadStackConfig } from '../../lib/config';
 import { Scanner } from '../../lib/scanner';
-import { DomainSentinelStack } from '../../lib/stack';
+import type { DomainSentinelStack } from '../../lib/stack';
 import { NO_OPS_SUBSCRIBER_WARNING } from '../../lib/watchdog';
-import { BASE_CONTEXT, functionsDir, synthStack } from '../support/stack';
+import { functionsDir, synthStack } from '../support/stack';
 
 const synth = synthStack;
 
@@ -570,28 +567,5 @@ describe('configuration', () => {
       expect(() => synth({ scanReservedConcurrency: value })).toThrow(
         'invalid context: scanReservedConcurrency must be a whole number from 1 to 1000',
       );
-  });
-});
-
-describe('cdk-nag AwsSolutions', () => {
-  it('finds nothing unacknowledged in the stack', () => {
-    const { app } = synth();
-    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-    expect(() => app.synth()).not.toThrow();
-  });
-
-  it('finds nothing unacknowledged when the stack is environment-agnostic (no account or region at synth)', () => {
-    const app = new App({ context: { ...BASE_CONTEXT } });
-    new DomainSentinelStack(app, 'DomainSentinel', { config: loadStackConfig(app.node), functionsDir });
-    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-    expect(() => app.synth()).not.toThrow();
-  });
-
-  it('does fail synth on a finding (the check is really running)', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-    const bad = new Stack(app, 'Bad');
-    new sqs.Queue(bad, 'Plain', { encryption: sqs.QueueEncryption.UNENCRYPTED });
-    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-    expect(() => app.synth()).toThrow(/The SQS Queue does not have server-side encryption enabled/);
   });
 });

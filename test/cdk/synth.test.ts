@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cdkProject } from '../support/cdk-cli';
+import { DEPLOY_DOCS, deployCommands, documentedFiles } from '../support/deploy-docs';
 
 const run = promisify(execFile);
 const out = mkdtempSync(join(tmpdir(), 'sentinel-cdk-out-'));
@@ -117,4 +119,29 @@ describe('npx cdk synth (real esbuild bundling, cdk-nag applied by bin/app.ts)',
       'domain-sentinel: invalid context: schedule is invalid: cron(0 6 * * * *) must have ? in exactly one of day-of-month and day-of-week (EventBridge cannot combine them), e.g. cron(0 6 * * ? *) or cron(0 6 ? * MON *)',
     ]);
   });
+});
+
+describe('the documented deploy commands, as `cdk synth` with credentials (CDK_DEFAULT_ACCOUNT set)', {
+  timeout: 160_000,
+}, () => {
+  const project = cdkProject();
+  afterAll(() => project.close());
+  const commands = DEPLOY_DOCS.flatMap((file) => deployCommands(file));
+
+  it('finds the deploy commands of the documents', () => {
+    expect(commands.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it.each(commands.map((c) => [c.where, c] as const))(
+    '%s synthesizes, cdk-nag on, in a concrete account',
+    async (_where, command) => {
+      for (const file of DEPLOY_DOCS)
+        for (const [name, text] of documentedFiles(file)) project.write(name, text);
+      const run = await project.run('deploy', command.args);
+      expect(run.stderr.match(/^(ERROR|domain-sentinel:).*$/gm) ?? [], run.stderr).toEqual([]);
+      expect(run.code).toBe(0);
+      const report = JSON.parse(readFileSync(join(run.out, 'validation-report.json'), 'utf8'));
+      expect(report.pluginReports.flatMap((r: { violations?: unknown[] }) => r.violations ?? [])).toEqual([]);
+    },
+  );
 });
