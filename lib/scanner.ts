@@ -40,6 +40,8 @@ export interface ScannerProps {
    * retries it later). @default - none: new accounts cannot reserve any (see README, Deploying)
    */
   readonly reservedConcurrency?: number;
+  /** The `deployment` dimension of the function's metrics (DEPLOYMENT_NAME). @default - none */
+  readonly deploymentName?: string;
 }
 
 /** A queue that only ever holds failed events: encrypted, TLS-only, kept 14 days for a person to look at. */
@@ -109,6 +111,7 @@ function scanEnvironment(props: ScannerProps): Record<string, string> {
     [ENV.minSeverity, props.minSeverity],
     [ENV.scanMode, props.scanMode],
     [ENV.accountLabel, props.accountLabel],
+    [ENV.deploymentName, props.deploymentName],
   ];
   return {
     [ENV.resellerBaseUrl]: props.resellerBaseUrl,

@@ -2,9 +2,8 @@ import { App, type Environment, Stack, Validations } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
-import { loadStackConfig } from '../../lib/config';
 import { DomainSentinelStack } from '../../lib/stack';
-import { BASE_CONTEXT, functionsDir } from '../support/stack';
+import { BASE_CONTEXT, settingsFromContext } from '../support/stack';
 
 /**
  * cdk-nag as a deploy runs it: the plugin is added to a fresh App before anything synthesizes, so
@@ -25,8 +24,7 @@ function nagErrors(env: Environment | undefined): string[] {
   const app = new App({ context: { ...BASE_CONTEXT } });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   new DomainSentinelStack(app, 'DomainSentinel', {
-    config: loadStackConfig(app.node),
-    functionsDir,
+    settings: settingsFromContext(app),
     ...(env ? { env } : {}),
   });
   try {
