@@ -36,6 +36,7 @@ export const ENV = {
   alertThresholds: 'ALERT_THRESHOLDS',
   criticalRepeatHours: 'CRITICAL_REPEAT_HOURS',
   summaryEveryDays: 'SUMMARY_EVERY_DAYS',
+  deploymentName: 'DEPLOYMENT_NAME',
 } as const;
 
 export type EnvName = keyof typeof ENV;
@@ -262,6 +263,16 @@ export const SETTINGS = {
     default: 7,
     doc: 'with state: a summary even when nothing changed, every this many days (0: never)',
   },
+  deploymentName: {
+    env: ENV.deploymentName,
+    schema: z
+      .string()
+      .trim()
+      .max(255, 'must be at most 255 characters')
+      .refine((s) => !/[\p{Cc}\p{Cf}]/u.test(s), 'must not hold control or invisible characters')
+      .optional(),
+    doc: 'the dimension `deployment` of every metric, telling two deployments in one account apart (the stack sets it)',
+  },
   accountLabel: {
     env: ENV.accountLabel,
     context: 'accountLabel',
@@ -376,4 +387,12 @@ export const METRICS = {
   warningFindings: 'WarningFindings',
   domainsScanned: 'DomainsScanned',
   unreadableRecords: 'UnreadableRecords',
+  /** HTTP requests sent to the reseller API, retries included, and those answered 429. */
+  resellerRequests: 'ResellerRequests',
+  resellerThrottled: 'ResellerThrottled',
+  /** The web function's service dimension, and its one metric: a request's outcome (dimensions action, outcome). */
+  webService: 'web',
+  webOutcome: 'WebOutcome',
+  /** Dimension naming the deployment (SETTINGS.deploymentName), on every metric of both functions. */
+  deploymentDimension: 'deployment',
 } as const;
