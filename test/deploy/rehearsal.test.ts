@@ -325,7 +325,10 @@ interface WatchedMetric {
 function watchedMetrics(resources: unknown): WatchedMetric[] {
   const out: WatchedMetric[] = [];
   const walk = (value: unknown): void => {
-    if (Array.isArray(value)) return value.forEach(walk);
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item);
+      return;
+    }
     if (value === null || typeof value !== 'object') return;
     const v = value as Record<string, unknown>;
     if (typeof v.Namespace === 'string' && typeof v.MetricName === 'string')
@@ -347,7 +350,7 @@ function watchedMetrics(resources: unknown): WatchedMetric[] {
             dimensions[pairs[i] as string] = pairs[i + 1] as string;
           out.push({ namespace, name, dimensions });
         }
-    Object.values(v).forEach(walk);
+    for (const item of Object.values(v)) walk(item);
   };
   walk(resources);
   return out;

@@ -139,7 +139,9 @@ export async function startWorld(
     forcePathStyle: true,
     credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
   });
-  closers.push(() => [sns, sqs, dynamodb, s3].forEach((c) => c.destroy()));
+  closers.push(() => {
+    for (const client of [sns, sqs, dynamodb, s3]) client.destroy();
+  });
 
   const topicKeys = new Map<string, string>();
   for (const id of resolver.ofType('AWS::SNS::Topic')) {
