@@ -37,7 +37,7 @@ export interface ScannerProps {
   readonly accountLabel?: string;
   /**
    * Reserved concurrency of the function; 1 makes Lambda throttle a second scan (the async queue
-   * retries it later). @default - none: new accounts cannot reserve any (see README, Deploying)
+   * retries it later). @default - none: new accounts cannot reserve any (see docs/deploy.md)
    */
   readonly reservedConcurrency?: number;
   /** The `deployment` dimension of the function's metrics (DEPLOYMENT_NAME). @default - none */

@@ -24,13 +24,14 @@ export function deployCommands(file: string): DeployCommand[] {
   if (!existsSync(path)) return [];
   const lines = readFileSync(path, 'utf8').split('\n');
   const commands: DeployCommand[] = [];
-  let inShell = false;
+  let fence: 'shell' | 'other' | undefined;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] as string;
     if (/^```/.test(line)) {
-      inShell = !inShell && /^```(sh|bash|shell)?\s*$/.test(line);
+      fence = fence ? undefined : /^```(sh|bash|shell)?\s*$/.test(line) ? 'shell' : 'other';
       continue;
     }
+    const inShell = fence === 'shell';
     if (!inShell || !/^npx cdk deploy(\s|$)/.test(line)) continue;
     let text = line;
     const start = i;
