@@ -44,12 +44,15 @@ export function awsManagedKeyPolicy(account: string, service: string, region: st
   };
 }
 
-export interface Principal {
-  /** Logical id of the role in the template. */
-  readonly roleId: string;
-  /** The session name (the function's name). */
-  readonly session: string;
-}
+/** Who makes a call: a role of the template (a function's, the schedule's), or an AWS service. */
+export type Principal =
+  | {
+      /** Logical id of the role in the template. */
+      readonly roleId: string;
+      /** The session name (the function's name). */
+      readonly session: string;
+    }
+  | { readonly service: string };
 
 /**
  * Evaluates each call against its caller's role. Resolves to the calls IAM would refuse, each with
@@ -68,25 +71,32 @@ export async function denials(
     const key = JSON.stringify([call.caller, call.action, call.resource, call.context]);
     let result = seen.get(key);
     if (result === undefined) {
-      const { roleId, session } = principalOf(call.caller);
-      const roleName = resolver.ref(roleId);
+      const principal = principalOf(call.caller);
+      const roleName = 'roleId' in principal ? resolver.ref(principal.roleId) : undefined;
       const resourcePolicy =
         resourcePolicyFor(resolver, call.resource) ?? extraResourcePolicies.get(call.resource);
       const response = await runSimulation(
         {
-          identityPolicies: rolePolicies(resolver, roleId),
+          identityPolicies: 'roleId' in principal ? rolePolicies(resolver, principal.roleId) : [],
           serviceControlPolicies: [],
           resourceControlPolicies: [],
           ...(resourcePolicy ? { resourcePolicy } : {}),
           request: {
             action: call.action,
-            principal: `arn:aws:sts::${account}:assumed-role/${roleName}/${session}`,
+            principal:
+              'roleId' in principal
+                ? `arn:aws:sts::${account}:assumed-role/${roleName}/${principal.session}`
+                : principal.service,
             resource: { accountId: account, resource: call.resource },
             contextVariables: {
               // The SDK speaks HTTPS to AWS; the rehearsal's emulators are plain HTTP on loopback.
               'aws:SecureTransport': 'true',
-              'aws:PrincipalAccount': account,
-              'aws:PrincipalArn': `arn:aws:iam::${account}:role/${roleName}`,
+              ...(roleName
+                ? {
+                    'aws:PrincipalAccount': account,
+                    'aws:PrincipalArn': `arn:aws:iam::${account}:role/${roleName}`,
+                  }
+                : {}),
               ...call.context,
             },
           },

@@ -123,6 +123,17 @@ function apiRequest(link: string, method: string, body?: string) {
 
 async function follow(link: string, method: string, body?: string) {
   const { fn, event } = apiRequest(link, method, body);
+  // API Gateway invokes the function as itself; the function's policy (its Lambda permissions) must let it.
+  world.calls.push({
+    caller: API_GATEWAY,
+    action: 'lambda:InvokeFunction',
+    resource: world.resolver.attribute(fn.id, 'Arn'),
+    context: {
+      'aws:SourceArn': `arn:aws:execute-api:${PLACE.region}:${PLACE.account}:${event.requestContext.apiId}/${event.requestContext.stage}/${method}${event.path}`,
+      'aws:SourceAccount': PLACE.account,
+    },
+    via: `API Gateway routing ${method} ${event.resource}`,
+  });
   const { result, error } = await fn.invoke(event);
   if (error) throw new Error(`${method} ${link} threw ${error.name}: ${error.message}`);
   return result as { statusCode: number; headers: Record<string, string>; body: string };
@@ -176,8 +187,25 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
 
   it('runs a scheduled scan: reads the account, publishes one alert, keeps the report and its state', async () => {
     const schedule = world.resolver.ofType('AWS::Scheduler::Schedule')[0] as string;
-    const target = world.resolver.resource(schedule).Properties?.Target as { Arn: unknown; Input?: string };
+    const target = world.resolver.resource(schedule).Properties?.Target as {
+      Arn: unknown;
+      RoleArn: unknown;
+      Input?: string;
+    };
     expect(JSON.stringify(target.Arn)).toContain(scan.id);
+    // The schedule invokes the scan with its own role.
+    world.calls.push({
+      caller: roleIdOf(target.RoleArn),
+      action: 'lambda:InvokeFunction',
+      resource: world.resolver.string(target.Arn, 'the schedule’s target'),
+      context: {},
+      via: 'EventBridge Scheduler running the schedule',
+    });
+    // One 429 on the way, as a busy reseller answers: retried, and counted on the dashboard.
+    sim.injectFault({
+      fault: { kind: 'status', status: 429, retryAfter: '0' },
+      match: (r) => r.path === '/v2/domains',
+    });
     const outcome = await scan.invoke(target.Input ? JSON.parse(target.Input) : {});
     expect(outcome.error, JSON.stringify(outcome.error) + scan.lines.join('\n')).toBeUndefined();
     expect(outcome.result).toMatchObject({ published: true, problems: expect.any(Number) });
@@ -186,6 +214,10 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     const alerts = await world.alertMessages();
     expect(alerts).toHaveLength(1);
     expect(alerts[0]?.Subject).toMatch(/domain-sentinel/);
+
+    const counted = emfRecords(scan.lines).find((r) => 'ResellerRequests' in r);
+    expect(counted?.ResellerThrottled).toBe(1);
+    expect(counted?.ResellerRequests).toBe(sim.requests.length);
 
     const bucket = world.resolver.ofType('AWS::S3::Bucket')[0] as string;
     report = (await world.readObject(bucket, 'latest.json')) as typeof report;
@@ -221,6 +253,27 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     const calendar = await follow(report.calendar_url, 'GET');
     expect(calendar.statusCode).toBe(200);
     expect(calendar.body).toMatch(/^BEGIN:VCALENDAR/);
+  });
+
+  it('parks a run that fails in the on-failure queue, through the function’s role', async () => {
+    sim.injectFault({ fault: { kind: 'status', status: 401 }, times: 20 });
+    const outcome = await scan.invoke({});
+    expect(outcome.error?.message).toMatch(/401/);
+    // Lambda, after its retries, sends the event to the on-failure destination as the function.
+    const config = world.resolver.ofType('AWS::Lambda::EventInvokeConfig')[0] as string;
+    const destination = (
+      world.resolver.resolve(world.resolver.resource(config).Properties) as {
+        DestinationConfig: { OnFailure: { Destination: string } };
+      }
+    ).DestinationConfig.OnFailure.Destination;
+    world.calls.push({
+      caller: scan.id,
+      action: 'sqs:SendMessage',
+      resource: destination,
+      context: {},
+      via: 'Lambda sending the failed run to its on-failure destination',
+    });
+    expect(destination).toMatch(/^arn:aws:sqs:/);
   });
 
   it('drove every function of the template', () => {
@@ -304,6 +357,16 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     const noState = withoutStatement(world.resolver.template, web.roleId, (s) =>
       JSON.stringify(s.Resource).includes(table),
     );
+    // The route's Lambda permission removed: API Gateway may no longer invoke the function for it.
+    const noRestorePost = structuredClone(world.resolver.template) as Template;
+    for (const [id, r] of Object.entries(noRestorePost.Resources))
+      if (r.Type === 'AWS::Lambda::Permission' && JSON.stringify(r.Properties).includes('/POST/restore/'))
+        delete noRestorePost.Resources[id];
+    const webArn = world.resolver.attribute(web.id, 'Arn');
+    expect(await judge(noRestorePost)).toEqual([
+      `${API_GATEWAY} may not lambda:InvokeFunction on ${webArn} (made by AWS for API Gateway routing POST /restore/{domain}): ImplicitlyDenied`,
+    ]);
+
     const refused = await judge(noState);
     expect(refused.length).toBeGreaterThan(0);
     for (const line of refused)
@@ -359,6 +422,15 @@ function watchedMetrics(resources: unknown): WatchedMetric[] {
 const same = (a: Record<string, string>, b: Record<string, string>) =>
   JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
 
+const API_GATEWAY = 'apigateway.amazonaws.com';
+
+/** The logical id of the role a `Fn::GetAtt [Role, Arn]` names. */
+function roleIdOf(value: unknown): string {
+  const id = /"Fn::GetAtt":\["([^"]+)","Arn"\]/.exec(JSON.stringify(value))?.[1];
+  if (!id) throw new Error(`not a role of the template: ${JSON.stringify(value)}`);
+  return id;
+}
+
 /** The rehearsal's calls judged against a template's policies; each refusal in words. */
 async function judge(template: Template): Promise<string[]> {
   const resolver = new TemplateResolver(template, world.resolver.env);
@@ -367,9 +439,12 @@ async function judge(template: Template): Promise<string[]> {
     resolver,
     world.calls,
     (caller) => {
+      if (caller === API_GATEWAY) return { service: API_GATEWAY };
       const fn = world.functions.get(caller);
-      if (!fn) throw new Error(`a call signed by ${caller}, which is no function of the template`);
-      return { roleId: fn.roleId, session: fn.name };
+      if (fn) return { roleId: fn.roleId, session: fn.name };
+      if (resolver.template.Resources[caller]?.Type === 'AWS::IAM::Role')
+        return { roleId: caller, session: 'rehearsal' };
+      throw new Error(`a call by ${caller}, which is no function or role of the template`);
     },
     new Map([[ssmKey, awsManagedKeyPolicy(PLACE.account, 'ssm', PLACE.region)]]),
   );

@@ -320,6 +320,27 @@ export function resourcePolicyFor(resolver: TemplateResolver, arn: string): Poli
     );
     if (queues.includes(arn)) return resolver.resolve(props.PolicyDocument) as PolicyDocument;
   }
+  // A function's policy is the sum of its AWS::Lambda::Permission resources, as Lambda renders them.
+  const permissions = resolver.ofType('AWS::Lambda::Permission').filter((id) => {
+    const target = String(resolver.resolve(resolver.resource(id).Properties?.FunctionName));
+    return target === arn || arn.endsWith(`:function:${target}`);
+  });
+  if (permissions.length > 0)
+    return {
+      Version: '2012-10-17',
+      Statement: permissions.map((id) => {
+        const props = resolver.resolve(resolver.resource(id).Properties) as Record<string, string>;
+        const principal = props.Principal ?? '';
+        return {
+          Sid: id,
+          Effect: 'Allow',
+          Principal: principal.endsWith('.amazonaws.com') ? { Service: principal } : { AWS: principal },
+          Action: props.Action,
+          Resource: arn,
+          ...(props.SourceArn ? { Condition: { ArnLike: { 'AWS:SourceArn': props.SourceArn } } } : {}),
+        };
+      }),
+    };
   for (const id of resolver.ofType('AWS::KMS::Key'))
     if (resolver.attribute(id, 'Arn') === arn)
       return resolver.resolve(resolver.resource(id).Properties?.KeyPolicy) as PolicyDocument;
