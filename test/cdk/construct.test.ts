@@ -6,8 +6,15 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { afterAll, describe, expect, it } from 'vitest';
-import { DomainSentinel, loadDeploySettings, NO_ALERT_SUBSCRIBER } from '../../lib/index';
+import { afterAll, describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  DomainSentinel,
+  type DomainSentinelProps,
+  loadDeploySettings,
+  NO_ALERT_SUBSCRIBER,
+  type SentinelSettings,
+  SentinelSettingsSchema,
+} from '../../lib/index';
 import { buildTwoAccounts } from './fixtures/two-accounts';
 
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
@@ -121,6 +128,33 @@ describe('deploy settings: a settings file, then -c key=value over it', () => {
 
 describe('DomainSentinel props', () => {
   const stack = () => new Stack(new App({ context: NO_BUNDLING }), 'S', { env: ENV });
+
+  it('are the settings of the one schema, key for key (checked by tsc as well)', () => {
+    expectTypeOf<keyof DomainSentinelProps>().toEqualTypeOf<keyof SentinelSettings>();
+    expect(Object.keys(SentinelSettingsSchema.shape).sort()).toEqual(
+      [
+        'resellerBaseUrl',
+        'apiKeyParameterName',
+        'linkSigningKeyParameterName',
+        'secretsKmsKeyArn',
+        'schedule',
+        'timeZone',
+        'scanIntervalHours',
+        'expiryDays',
+        'criticalDays',
+        'minSeverity',
+        'scanMode',
+        'alertEmails',
+        'alertSmsNumbers',
+        'opsEmails',
+        'accountLabel',
+        'scanReservedConcurrency',
+        'alertSubscribersOutsideStack',
+        'smsSpendAlarmUsd',
+        'ownsAccountSettings',
+      ].sort(),
+    );
+  });
 
   it('are validated by the same schema, naming the key', () => {
     expect(

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { appErrors, type CdkRun, cdkProject } from '../support/cdk-cli';
-import { DEPLOY_DOCS, deployCommands, documentedFiles, ROOT } from '../support/deploy-docs';
+import { codeBlocks, DEPLOY_DOCS, deployCommands, documentedFiles, ROOT } from '../support/deploy-docs';
 
 const run = promisify(execFile);
 const project = cdkProject();
@@ -167,13 +167,17 @@ describe('npx cdk synth refuses bad settings in one line each, before any deploy
   });
 });
 
-describe('a user’s own CDK app outside bin/ with two copies (test/cdk/fixtures/two-accounts-app.ts)', {
-  timeout: 160_000,
-}, () => {
-  it('synthesizes through the CLI, bundling every function from the package, cdk-nag on', async () => {
-    const app = `node --import tsx ${join(ROOT, 'test/cdk/fixtures/two-accounts-app.ts')}`;
-    const r = await project.run('synth', ['--app', app]);
-    expect(r.stderr.match(/^ERROR.*$/gm) ?? [], r.stderr).toEqual([]);
+describe('the documented CDK app of your own, with two copies (docs/deploy.md)', { timeout: 160_000 }, () => {
+  it('synthesizes through the CLI from the user’s directory, bundling every function from the package', async () => {
+    const [example] = codeBlocks('docs/deploy.md', 'ts');
+    if (!example) throw new Error('docs/deploy.md shows no CDK app');
+    // As saved in a clone: './lib/index' is this repository's.
+    project.write(
+      'accounts.ts',
+      example.replace("'./lib/index'", JSON.stringify(join(ROOT, 'lib', 'index.ts'))),
+    );
+    const r = await project.run('synth', ['--app', 'node --import tsx accounts.ts']);
+    expect(r.stderr.match(/^(ERROR|Error).*$/gm) ?? [], r.stderr).toEqual([]);
     expect(r.code).toBe(0);
     for (const stack of ['AcmeSentinel', 'GlobexSentinel']) {
       const bundles = bundlesOf(r, stack);

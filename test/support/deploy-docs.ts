@@ -68,3 +68,12 @@ export function documentedFiles(file: string): Map<string, string> {
   }
   return files;
 }
+
+/** The fenced blocks of one language in a document (```ts …```), in order. */
+export function codeBlocks(file: string, language: string): string[] {
+  const path = join(ROOT, file);
+  if (!existsSync(path)) return [];
+  return [
+    ...readFileSync(path, 'utf8').matchAll(new RegExp(`^\`\`\`${language}\n([\\s\\S]*?)^\`\`\`$`, 'gm')),
+  ].map((m) => m[1] as string);
+}
