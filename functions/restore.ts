@@ -1,18 +1,21 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDbStateStore } from './adapters/dynamodb-state-store';
+import { sentinelMetrics } from './adapters/metrics';
 import { S3ReportStore } from './adapters/report-stores';
 import { SsmSecretSource } from './adapters/secrets';
 import { StateActionStore } from './adapters/state-action-store';
 import { createWebApp } from './adapters/web-app';
-import { ENV, parseSetting, settingsFromEnv } from './core/config';
+import { ENV, METRICS, parseSetting, settingsFromEnv } from './core/config';
 import { REPORT_ENV } from './core/report-store';
 import { STATE_ENV } from './core/state-config';
 
 // Clients at module scope: created once per container, reused by warm invocations.
 const logger = new Logger({ serviceName: 'domain-sentinel-web' });
+const metrics = sentinelMetrics(METRICS.webService, process.env);
 const bucket = process.env[REPORT_ENV.bucket];
 const reports = bucket ? new S3ReportStore(new S3Client({}), bucket) : null;
 const table = process.env[STATE_ENV.tableName];
@@ -44,6 +47,14 @@ export const handler = createWebApp({
     return new DynamoDbStateStore({ client: dynamodb, tableName: table, scope });
   },
   // Powertools writes the level itself (and reserves the key): the entry's decides which call.
-  log: (message, { level, ...entry }) =>
-    level === 'error' ? logger.error(message, entry) : logger.info(message, entry),
+  log: (message, { level, ...entry }) => {
+    if (level === 'error') logger.error(message, entry);
+    else logger.info(message, entry);
+    // One data point per request, by route and outcome (restored, outcome_unknown, …): the
+    // dashboard's web outcomes. Both are the code's own words, never request data.
+    const outcome = metrics.singleMetric();
+    outcome.addDimension('action', String(entry.action ?? message.split(' ')[0]));
+    outcome.addDimension('outcome', String(entry.outcome));
+    outcome.addMetric(METRICS.webOutcome, MetricUnit.Count, 1);
+  },
 });

@@ -1,10 +1,10 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context } from 'aws-lambda';
+import { sentinelMetrics } from './adapters/metrics';
 import { S3ReportStore } from './adapters/report-stores';
 import { handleScheduledScan } from './adapters/scheduled-scan';
 import { SsmSecretSource } from './adapters/secrets';
@@ -13,7 +13,7 @@ import { REPORT_ENV } from './core/report-store';
 
 // Clients at module scope: created once per container, reused by warm invocations.
 const logger = new Logger({ serviceName: 'domain-sentinel-scan' });
-const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS.service });
+const metrics = sentinelMetrics(METRICS.service, process.env);
 const sns = new SNSClient({});
 const dynamodb = new DynamoDBClient({});
 const secrets = new SsmSecretSource(new SSMClient({}), process.env);

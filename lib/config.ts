@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Node } from 'constructs';
 import * as z from 'zod';
 import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/config';
@@ -5,15 +7,17 @@ import { ConfigError } from '../functions/core/errors';
 import { scheduleIntervalHours, scheduleProblem } from './schedule';
 
 /**
- * The deployment's settings, from CDK context (`-c key=value`, or cdk.json), validated at synth time
- * so a typo fails `cdk synth` with the key's name instead of a broken stack. Settings the functions
- * also read (thresholds, time zone, mode, label, base URL) use the very schema and default of
- * functions/core/config.ts; only what is the stack's own (schedule, subscribers, …) is defined here.
+ * The deployment's settings, defined once. The same schema validates the `DomainSentinel`
+ * construct's props, a settings file (`cdk deploy -c settings=FILE`) and CDK context
+ * (`-c key=value`, cdk.json), so a typo fails `cdk synth` with the key's name instead of a broken
+ * stack. Settings the functions also read (thresholds, time zone, mode, label, base URL) use the
+ * very schema and default of functions/core/config.ts; only what is the stack's own (schedule,
+ * subscribers, alarms, …) is defined here.
  */
 
 const list = <T extends z.ZodType<string>>(item: T) =>
   z.preprocess((value) => {
-    // `-c alertEmails=a@x.nl,b@x.nl` arrives as one string; cdk.json may hold an array.
+    // `-c alertEmails=a@x.nl,b@x.nl` arrives as one string; a settings file or props hold an array.
     if (typeof value === 'string')
       return value
         .split(',')
@@ -22,79 +26,236 @@ const list = <T extends z.ZodType<string>>(item: T) =>
     return value;
   }, z.array(item).default([]));
 
+/** true/false from a settings file or props, "true"/"false" from `-c key=value`. */
+const flag = z.preprocess(
+  (value) => (value === 'true' ? true : value === 'false' ? false : value),
+  z.boolean({ error: 'must be true or false' }),
+);
+
+/** An amount in US dollars, from a string (`-c`) or a number. */
+const dollars = z.preprocess(
+  (value) => (typeof value === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : value),
+  z
+    .number({ error: 'must be an amount in USD such as 0.8' })
+    .positive('must be an amount in USD above 0')
+    .max(100_000, 'must be at most 100000 USD'),
+);
+
 const [, , apiKeyParameter, signingKeyParameter] = SECRET_SETTINGS;
 
-export const StackConfigSchema = z.object({
-  resellerBaseUrl: z
-    .string({
-      message: 'is required: the reseller API base URL, e.g. -c resellerBaseUrl=https://api.reseller.example',
-    })
-    .pipe(SETTINGS.resellerBaseUrl.schema)
-    .refine((u) => u.startsWith('https://'), 'must be an https URL: the API key travels in its requests'),
-  apiKeyParameterName: ssmParameterName.default(apiKeyParameter.default),
-  linkSigningKeyParameterName: ssmParameterName.default(signingKeyParameter.default),
-  /** KMS key of the two SecureStrings; without it, decryption is allowed for any key but only through SSM and only for these parameters. */
-  secretsKmsKeyArn: z
-    .string()
-    .regex(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[0-9a-f-]+$/, 'must be a KMS key ARN')
-    .optional(),
-  schedule: z
-    .string()
-    .trim()
-    .superRefine((expression, ctx) => {
-      const problem = scheduleProblem(expression);
-      if (problem) ctx.addIssue({ code: 'custom', message: `is invalid: ${problem}` });
-    })
-    .default('cron(0 6 * * ? *)'),
-  timeZone: SETTINGS.timeZone.schema,
-  /** Longest expected gap between two scans; the dead-man alarm fires after it plus an hour's grace. Derived from rate() schedules. */
-  scanIntervalHours: wholeNumber(1, 160).optional(),
-  expiryDays: SETTINGS.expiryDays.schema,
-  criticalDays: SETTINGS.criticalDays.schema,
-  minSeverity: SETTINGS.minSeverity.schema,
-  scanMode: SETTINGS.scanMode.schema,
-  alertEmails: list(z.email('must be e-mail addresses')),
-  alertSmsNumbers: list(
-    z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164 phone numbers such as +31612345678'),
-  ),
-  opsEmails: list(z.email('must be e-mail addresses')),
-  accountLabel: SETTINGS.accountLabel.schema,
-  /** QUARANTINE_DAYS as the functions take it (`nl=40,shop=30`), checked with the functions' own parser. */
-  quarantineDays: z
-    .string()
-    .superRefine((text, ctx) => {
-      const parsed = SETTINGS.quarantineDays.schema.safeParse(text);
-      if (!parsed.success)
-        ctx.addIssue({ code: 'custom', message: parsed.error.issues[0]?.message ?? 'is invalid' });
-    })
-    .optional(),
-  /**
-   * Reserved concurrency of the scan function (1 = never two scans at once). Opt-in: Lambda keeps a
-   * minimum of unreserved concurrency (100, or all of it on a new account whose quota is 10), so
-   * reserving any there makes the deploy fail and roll back.
-   */
-  scanReservedConcurrency: wholeNumber(1, 1000).optional(),
-});
+/** The settings of one DomainSentinel: its props, and the keys of a settings file and of `-c`. */
+export const SentinelSettingsSchema = z
+  .object({
+    resellerBaseUrl: z
+      .string({
+        message:
+          'is required: the reseller API base URL, e.g. -c resellerBaseUrl=https://api.reseller.example',
+      })
+      .pipe(SETTINGS.resellerBaseUrl.schema)
+      .refine((u) => u.startsWith('https://'), 'must be an https URL: the API key travels in its requests'),
+    apiKeyParameterName: ssmParameterName.default(apiKeyParameter.default),
+    linkSigningKeyParameterName: ssmParameterName.default(signingKeyParameter.default),
+    /** KMS key of the two SecureStrings; without it, decryption is allowed for any key but only through SSM and only for these parameters. */
+    secretsKmsKeyArn: z
+      .string()
+      .regex(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[0-9a-f-]+$/, 'must be a KMS key ARN')
+      .optional(),
+    schedule: z
+      .string()
+      .trim()
+      .superRefine((expression, ctx) => {
+        const problem = scheduleProblem(expression);
+        if (problem) ctx.addIssue({ code: 'custom', message: `is invalid: ${problem}` });
+      })
+      .default('cron(0 6 * * ? *)'),
+    timeZone: SETTINGS.timeZone.schema,
+    /** Longest expected gap between two scans; the dead-man alarm fires after it plus an hour's grace. Derived from rate() schedules. */
+    scanIntervalHours: wholeNumber(1, 160).optional(),
+    expiryDays: SETTINGS.expiryDays.schema,
+    criticalDays: SETTINGS.criticalDays.schema,
+    minSeverity: SETTINGS.minSeverity.schema,
+    scanMode: SETTINGS.scanMode.schema,
+    alertEmails: list(z.email('must be e-mail addresses')),
+    alertSmsNumbers: list(
+      z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164 phone numbers such as +31612345678'),
+    ),
+    opsEmails: list(z.email('must be e-mail addresses')),
+    accountLabel: SETTINGS.accountLabel.schema,
+    /** QUARANTINE_DAYS as the functions take it (`nl=40,shop=30`), checked with the functions' own parser. */
+    quarantineDays: z
+      .string()
+      .superRefine((text, ctx) => {
+        const parsed = SETTINGS.quarantineDays.schema.safeParse(text);
+        if (!parsed.success)
+          ctx.addIssue({ code: 'custom', message: parsed.error.issues[0]?.message ?? 'is invalid' });
+      })
+      .optional(),
+    /**
+     * Reserved concurrency of the scan function (1 = never two scans at once). Opt-in: Lambda keeps a
+     * minimum of unreserved concurrency (100, or all of it on a new account whose quota is 10), so
+     * reserving any there makes the deploy fail and roll back.
+     */
+    scanReservedConcurrency: wholeNumber(1, 1000).optional(),
+    /** The alert topic is subscribed outside the stack (after the deploy, by hand or by another stack). */
+    alertSubscribersOutsideStack: flag.default(false),
+    /** The SMS spend alarm fires when SNS's month-to-date SMS spend reaches this (the account's limit is 1 USD until raised). */
+    smsSpendAlarmUsd: dollars.default(0.8),
+    /** This copy sets the account's and region's own settings (API Gateway's CloudWatch role, SMS delivery-status logging). */
+    ownsAccountSettings: flag.optional(),
+  })
+  .strict();
 
-export type StackConfig = z.output<typeof StackConfigSchema>;
+/** A CloudFormation stack name: a letter, then letters, digits and hyphens, at most 128. */
+const stackName = z
+  .string()
+  .regex(
+    /^[A-Za-z][A-Za-z0-9-]{0,127}$/,
+    'must be a CloudFormation stack name: a letter, then letters, digits and hyphens (at most 128)',
+  );
 
-const KEYS = Object.keys(StackConfigSchema.shape) as Array<keyof StackConfig>;
+/** What `bin/app.ts` deploys: one DomainSentinel's settings plus the name of its stack. */
+export const DeploySettingsSchema = SentinelSettingsSchema.extend({
+  stackName: stackName.default('DomainSentinel'),
+}).strict();
 
-/** Reads every key from the construct tree's context and validates it; the error names each bad key. */
-export function loadStackConfig(node: Node): StackConfig & { readonly scanIntervalHours: number } {
-  const raw: Record<string, unknown> = {};
-  for (const key of KEYS) {
-    const value = node.tryGetContext(key);
-    if (value !== undefined && value !== '') raw[key] = value;
+/** The stack's context keys (the README's Configuration table lists exactly these). */
+export const StackConfigSchema = DeploySettingsSchema;
+
+export type SentinelSettings = z.output<typeof SentinelSettingsSchema>;
+export type DeploySettings = z.output<typeof DeploySettingsSchema>;
+/** @deprecated the name of DeploySettings before settings files; kept for existing imports. */
+export type StackConfig = DeploySettings;
+
+/** A setting's value with its derived parts filled in. */
+export type ResolvedSettings<T extends SentinelSettings = SentinelSettings> = T & {
+  readonly scanIntervalHours: number;
+};
+
+const KNOWN = Object.keys(DeploySettingsSchema.shape);
+
+/**
+ * Context keys that are not domain-sentinel's: CDK's own (`@aws-cdk/…` feature flags, `aws:cdk:…`,
+ * lookups such as `availability-zones:…`), the notices the CLI was told to hide, and `settings`, the
+ * file that holds the rest.
+ */
+const isForeignContextKey = (key: string) =>
+  key.startsWith('@') || key.includes(':') || key === 'acknowledged-issue-numbers' || key === 'settings';
+
+/** Edit distance, to name the known setting an unknown key was probably meant to be. */
+function distance(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  let previous = Array.from({ length: y.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= x.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= y.length; j++)
+      row[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (row[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + (x[i - 1] === y[j - 1] ? 0 : 1),
+      );
+    previous = row;
   }
-  const parsed = StackConfigSchema.safeParse(raw);
+  return previous[y.length] ?? 0;
+}
+
+/** The known setting closest to `key`. */
+export function closestSetting(key: string, known: readonly string[] = KNOWN): string {
+  return [...known].sort((a, b) => distance(key, a) - distance(key, b))[0] ?? '';
+}
+
+const unknownKey = (key: string, where: string, known: readonly string[]) =>
+  `${where}: unknown setting ${key}; did you mean ${closestSetting(key, known)}?`;
+
+/** Validates settings from one source; the error names each bad key and where it came from. */
+function parseWith<S extends z.ZodObject>(schema: S, raw: unknown, where: string): z.output<S> {
+  const known = Object.keys(schema.shape);
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) {
+    const problems = parsed.error.issues.flatMap((issue) =>
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => unknownKey(key, where, known))
+        : [`${where}: ${String(issue.path[0] ?? 'settings')} ${issue.message}`],
+    );
+    throw new ConfigError(problems.join('; '));
+  }
+  const settings = parsed.data as Partial<SentinelSettings>;
+  if ((settings.criticalDays ?? 0) > (settings.expiryDays ?? Number.POSITIVE_INFINITY))
+    throw new ConfigError(`${where}: criticalDays must not exceed expiryDays`);
+  return parsed.data as z.output<S>;
+}
+
+/** Fills in what is derived from other settings. */
+function resolved<T extends SentinelSettings>(settings: T): ResolvedSettings<T> {
+  return {
+    ...settings,
+    scanIntervalHours: settings.scanIntervalHours ?? scheduleIntervalHours(settings.schedule),
+  };
+}
+
+/**
+ * Validates the props of a DomainSentinel with the one schema: a user's CDK app gets the same
+ * errors, naming the same keys, as `cdk deploy -c key=value`.
+ */
+export function parseSentinelSettings(
+  props: unknown,
+  where = 'invalid DomainSentinel props',
+): ResolvedSettings {
+  return resolved(parseWith(SentinelSettingsSchema, props, where));
+}
+
+/** Reads a settings file: a JSON object of settings, resolved from the directory `cdk` runs in. */
+export function readSettingsFile(path: string, cwd = process.cwd()): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(resolve(cwd, path), 'utf8');
+  } catch (error) {
     throw new ConfigError(
-      `invalid context: ${parsed.error.issues.map((i) => `${String(i.path[0] ?? 'context')} ${i.message}`).join('; ')}`,
+      `settings file ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      { cause: error },
     );
   }
-  const config = parsed.data;
-  if (config.criticalDays > config.expiryDays)
-    throw new ConfigError('invalid context: criticalDays must not exceed expiryDays');
-  return { ...config, scanIntervalHours: config.scanIntervalHours ?? scheduleIntervalHours(config.schedule) };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`settings file ${path} is not JSON (${(error as Error).message})`, {
+      cause: error,
+    });
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new ConfigError(
+      `settings file ${path} must hold a JSON object of settings, e.g. {"resellerBaseUrl": "https://…"}`,
+    );
+  return value as Record<string, unknown>;
 }
+
+/**
+ * The deploy settings of `bin/app.ts`: the settings file named by context `settings` (if any), then
+ * every other context key over it (`-c key=value` overrides the file). An unknown key, in the file
+ * or in the context, fails with the key and the closest known one; so does a bad value.
+ */
+export function loadDeploySettings(node: Node, cwd = process.cwd()): ResolvedSettings<DeploySettings> {
+  const context = node.getAllContext() as Record<string, unknown>;
+  const file = typeof context.settings === 'string' && context.settings !== '' ? context.settings : undefined;
+  const fromFile = file ? readSettingsFile(file, cwd) : {};
+  const unknown = Object.keys(context).filter((key) => !isForeignContextKey(key) && !KNOWN.includes(key));
+  if (unknown.length > 0)
+    throw new ConfigError(unknown.map((key) => unknownKey(key, 'invalid context', KNOWN)).join('; '));
+  const fromContext: Record<string, unknown> = {};
+  for (const key of KNOWN) {
+    const value = context[key];
+    if (value !== undefined && value !== '') fromContext[key] = value;
+  }
+  // Each source is checked alone first, so an error names where the bad key or value came from.
+  if (file) parseWith(DeploySettingsSchema.partial(), fromFile, `invalid settings in ${file}`);
+  const where = file
+    ? Object.keys(fromContext).length > 0
+      ? `invalid settings (${file} and context)`
+      : `invalid settings in ${file}`
+    : 'invalid context';
+  return resolved(parseWith(DeploySettingsSchema, { ...fromFile, ...fromContext }, where));
+}
+
+/** Reads the deploy settings from CDK context alone (and a settings file it names). */
+export const loadStackConfig = (node: Node): ResolvedSettings<DeploySettings> => loadDeploySettings(node);

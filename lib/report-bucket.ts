@@ -31,7 +31,7 @@ export class ReportBucket extends Construct {
         { id: 'ExpireOldReports', prefix: HISTORY_PREFIX, expiration: Duration.days(props.keepDays ?? 30) },
         { id: 'AbortIncompleteUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
-      // Kept on destroy: emptying it would need a custom-resource Lambda of its own (see README, Teardown).
+      // Kept on destroy: emptying it would need a custom-resource Lambda of its own (docs/deploy.md, Tear down).
       removalPolicy: RemovalPolicy.RETAIN,
     });
     Validations.of(this.bucket).acknowledge({

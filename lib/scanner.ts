@@ -39,9 +39,11 @@ export interface ScannerProps {
   readonly quarantineDays?: string;
   /**
    * Reserved concurrency of the function; 1 makes Lambda throttle a second scan (the async queue
-   * retries it later). @default - none: new accounts cannot reserve any (see README, Deploying)
+   * retries it later). @default - none: new accounts cannot reserve any (see docs/deploy.md)
    */
   readonly reservedConcurrency?: number;
+  /** The `deployment` dimension of the function's metrics (DEPLOYMENT_NAME). @default - none */
+  readonly deploymentName?: string;
 }
 
 /** A queue that only ever holds failed events: encrypted, TLS-only, kept 14 days for a person to look at. */
@@ -112,6 +114,7 @@ function scanEnvironment(props: ScannerProps): Record<string, string> {
     [ENV.scanMode, props.scanMode],
     [ENV.accountLabel, props.accountLabel],
     [ENV.quarantineDays, props.quarantineDays],
+    [ENV.deploymentName, props.deploymentName],
   ];
   return {
     [ENV.resellerBaseUrl]: props.resellerBaseUrl,

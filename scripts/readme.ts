@@ -35,12 +35,19 @@ const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
   alertSmsNumbers: 'E.164 numbers that get the SMS (critical only)',
   opsEmails: 'e-mail addresses that get the alarms about the scan itself',
   secretsKmsKeyArn: 'KMS key of the SecureStrings, to scope decrypt to it',
-  scanReservedConcurrency: 'reserved concurrency of the scan function (see Two scans at once)',
+  scanReservedConcurrency: 'reserved concurrency of the scan function (see docs/deploy.md)',
+  alertSubscribersOutsideStack:
+    'the alert topic is subscribed outside the stack; without it (and alertEmails, alertSmsNumbers) the synth fails',
+  smsSpendAlarmUsd: 'month-to-date SMS spend (USD) that raises the SMS spend alarm (with alertSmsNumbers)',
+  ownsAccountSettings:
+    'this copy sets API Gateway’s CloudWatch role and SMS delivery-status logging of the account and region',
+  stackName: 'name of the CloudFormation stack (`cdk deploy -c settings=FILE`: keep it in the file)',
 };
 const DEPLOY_CONTEXT_DEFAULTS: Readonly<Record<string, string>> = {
   scanIntervalHours: '24 for cron schedules',
   secretsKmsKeyArn: 'any key, through SSM only',
   scanReservedConcurrency: 'none',
+  ownsAccountSettings: 'the first copy of an app that needs them',
 };
 
 const code = (text: string) => `\`${text.replaceAll('|', '\\|')}\``;
@@ -123,7 +130,7 @@ export function configurationTable(): string {
       '',
       code(key),
       cell(doc),
-      DEPLOY_CONTEXT_DEFAULTS[key] ?? (d && d !== '[]' ? code(JSON.parse(d)) : 'none'),
+      DEPLOY_CONTEXT_DEFAULTS[key] ?? (d && d !== '[]' ? code(String(JSON.parse(d))) : 'none'),
     ]);
   }
   return table(['environment', 'context', 'meaning', 'default'], rows);

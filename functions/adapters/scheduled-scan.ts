@@ -7,6 +7,7 @@ import { ENV, loadScanSettings, METRICS, settingsFromEnv } from '../core/config'
 import { ConfigError } from '../core/errors';
 import type { ReportStore } from '../core/report-store';
 import { STATE_ENV } from '../core/state-config';
+import { countingFetch } from './metrics';
 import { finishReport } from './report-finish';
 import { deliverAlert, runScanJob } from './scan-job';
 import type { SecretSource } from './secrets';
@@ -29,6 +30,8 @@ export interface ScheduledScanDeps {
   readonly reports?: ReportStore;
   /** @default Date.now */
   readonly clock?: () => number;
+  /** How the reseller API is reached. @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
 }
 
 export interface ScheduledScanResult {
@@ -48,6 +51,7 @@ export async function handleScheduledScan(
   remainingMs: number,
 ): Promise<ScheduledScanResult> {
   const clock = deps.clock ?? Date.now;
+  const reseller = countingFetch(deps.fetch);
   try {
     const settings = loadScanSettings(settingsFromEnv(deps.env));
     if (settings.linkBaseUrl && !deps.secrets.hasSigningKeys())
@@ -58,6 +62,7 @@ export async function handleScheduledScan(
       secrets: deps.secrets,
       now,
       deadline: now + Math.max(5_000, remainingMs - PUBLISH_RESERVE_MS),
+      fetch: reseller.fetch,
     };
     // With a state table: alert on change, and only after delivery does the state move on.
     const stateTable = deps.env[STATE_ENV.tableName];
@@ -110,6 +115,8 @@ export async function handleScheduledScan(
     });
     throw error;
   } finally {
+    // Also when the scan failed: a run that ends in 429s is what this pair of metrics is for.
+    reseller.addTo(deps.metrics);
     deps.metrics.publishStoredMetrics();
   }
 }

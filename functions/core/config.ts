@@ -38,6 +38,7 @@ export const ENV = {
   criticalRepeatHours: 'CRITICAL_REPEAT_HOURS',
   summaryEveryDays: 'SUMMARY_EVERY_DAYS',
   quarantineDays: 'QUARANTINE_DAYS',
+  deploymentName: 'DEPLOYMENT_NAME',
 } as const;
 
 export type EnvName = keyof typeof ENV;
@@ -285,6 +286,16 @@ export const SETTINGS = {
       .default({}),
     doc: 'restore periods by TLD over the built-in table (docs/deadlines.md), e.g. nl=40,shop=30; a TLD in neither says "restore deadline unknown"',
   },
+  deploymentName: {
+    env: ENV.deploymentName,
+    schema: z
+      .string()
+      .trim()
+      .max(255, 'must be at most 255 characters')
+      .refine((s) => !/[\p{Cc}\p{Cf}]/u.test(s), 'must not hold control or invisible characters')
+      .optional(),
+    doc: 'the dimension `deployment` of every metric, telling two deployments in one account apart (the stack sets it)',
+  },
   accountLabel: {
     env: ENV.accountLabel,
     context: 'accountLabel',
@@ -399,4 +410,12 @@ export const METRICS = {
   warningFindings: 'WarningFindings',
   domainsScanned: 'DomainsScanned',
   unreadableRecords: 'UnreadableRecords',
+  /** HTTP requests sent to the reseller API, retries included, and those answered 429. */
+  resellerRequests: 'ResellerRequests',
+  resellerThrottled: 'ResellerThrottled',
+  /** The web function's service dimension, and its one metric: a request's outcome (dimensions action, outcome). */
+  webService: 'web',
+  webOutcome: 'WebOutcome',
+  /** Dimension naming the deployment (SETTINGS.deploymentName), on every metric of both functions. */
+  deploymentDimension: 'deployment',
 } as const;

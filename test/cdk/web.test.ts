@@ -1,12 +1,8 @@
-import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadStackConfig } from '../../lib/config';
 import { DomainSentinelStack } from '../../lib/stack';
-import { synthStack } from '../support/stack';
-
-const functionsDir = fileURLToPath(new URL('../../functions', import.meta.url));
+import { settingsFromContext, synthStack } from '../support/stack';
 
 let template: Template;
 let stack: DomainSentinelStack;
@@ -20,8 +16,7 @@ beforeAll(() => {
     },
   });
   stack = new DomainSentinelStack(app, 'DomainSentinel', {
-    config: loadStackConfig(app.node),
-    functionsDir,
+    settings: settingsFromContext(app),
     env: { account: '123456789012', region: 'eu-west-1' },
   });
   template = Template.fromStack(stack);

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { loadStackConfig } from '../../lib/config';
+import { loadDeploySettings } from '../../lib/config';
 import { DomainSentinelStack } from '../../lib/stack';
 
 export const functionsDir = fileURLToPath(new URL('../../functions', import.meta.url));
@@ -22,11 +22,16 @@ export const BASE_CONTEXT = {
 export function synthStack(context: Record<string, unknown> = {}) {
   const app = new App({ context: { ...BASE_CONTEXT, ...context } });
   const stack = new DomainSentinelStack(app, 'DomainSentinel', {
-    config: loadStackConfig(app.node),
-    functionsDir,
+    settings: settingsFromContext(app),
     env: { account: '123456789012', region: 'eu-west-1' },
   });
   return { app, stack, template: Template.fromStack(stack) };
+}
+
+/** The construct's settings from an app's context, as bin/app.ts reads them (less the stack's name). */
+export function settingsFromContext(app: App) {
+  const { stackName: _stackName, ...settings } = loadDeploySettings(app.node);
+  return settings;
 }
 
 /** The logical id of a construct's CloudFormation resource in `stack`. */

@@ -1,0 +1,358 @@
+import { fileURLToPath } from 'node:url';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import type { Severity } from '../functions/core/classify';
+import { ENV } from '../functions/core/config';
+import { ConfigError } from '../functions/core/errors';
+import type { ScanMode } from '../functions/core/scan';
+import { AlertTopic } from './alerts';
+import { parseSentinelSettings, type ResolvedSettings } from './config';
+import { SentinelDashboard } from './dashboard';
+import { ReportBucket } from './report-bucket';
+import { Scanner } from './scanner';
+import { SecretParameter } from './secret-parameter';
+import { SmsDeliveryStatusLogging } from './sms-delivery-logging';
+import { StateTable } from './state-table';
+import { Watchdog } from './watchdog';
+import { WebApi } from './web-api';
+
+/** Where the Lambda entries are, beside this package's lib/. */
+const FUNCTIONS_DIR = fileURLToPath(new URL('../functions', import.meta.url));
+
+/**
+ * The settings of one domain-sentinel, as props. The names are those of `-c key=value` and of a
+ * settings file, and one schema (lib/config.ts) validates all three: a bad value fails the synth
+ * naming the key.
+ */
+export interface DomainSentinelProps {
+  /** Base URL of the reseller API (https), without /v2. */
+  readonly resellerBaseUrl: string;
+  /** SSM SecureString holding the reseller API key. @default '/domain-sentinel/reseller-api-key' */
+  readonly apiKeyParameterName?: string;
+  /** SSM SecureString holding the link signing key(s). @default '/domain-sentinel/link-signing-key' */
+  readonly linkSigningKeyParameterName?: string;
+  /** KMS key of both SecureStrings, to scope decryption to it. @default - any key, through SSM only, for these parameters only */
+  readonly secretsKmsKeyArn?: string;
+  /** EventBridge Scheduler expression of the scan, in `timeZone`. @default 'cron(0 6 * * ? *)' */
+  readonly schedule?: string;
+  /** IANA zone of the schedule and of the dates in alerts. @default 'UTC' */
+  readonly timeZone?: string;
+  /** Longest expected gap between scans; the dead-man alarm fires after it plus an hour. @default - from a rate() schedule, else 24 */
+  readonly scanIntervalHours?: number;
+  /** A domain expiring within this many days is reported. @default 30 */
+  readonly expiryDays?: number;
+  /** Expiring without auto-renew within this many days is critical. @default 7 */
+  readonly criticalDays?: number;
+  /** Lowest severity that makes the scan publish. @default 'warning' */
+  readonly minSeverity?: Severity;
+  /** How the scan reads the account. @default 'auto' */
+  readonly scanMode?: ScanMode;
+  /** E-mail addresses that get the digest. @default - none */
+  readonly alertEmails?: readonly string[];
+  /** E.164 numbers that get an SMS for critical findings. @default - none */
+  readonly alertSmsNumbers?: readonly string[];
+  /** E-mail addresses that get the alarms about the scan itself. @default - none: synth warns */
+  readonly opsEmails?: readonly string[];
+  /** Name of the account in subjects, digests and SMS. @default - none */
+  readonly accountLabel?: string;
+  /** Restore periods by TLD over the built-in table (docs/deadlines.md), as QUARANTINE_DAYS takes them: `nl=40,shop=30`. @default - the built-in table only */
+  readonly quarantineDays?: string;
+  /** Reserved concurrency of the scan function. @default - none (a new account has none to reserve) */
+  readonly scanReservedConcurrency?: number;
+  /**
+   * The alert topic is subscribed outside the stack (output AlertTopicArn), so a synth without
+   * alertEmails, alertSmsNumbers or a subscription in code is not a mistake.
+   * @default false - such a synth fails, saying how to add a subscriber
+   */
+  readonly alertSubscribersOutsideStack?: boolean;
+  /** Month-to-date SMS spend (USD) at which the SMS spend alarm fires; only with alertSmsNumbers. @default 0.8 */
+  readonly smsSpendAlarmUsd?: number;
+  /**
+   * This copy sets what exists once per account and region: API Gateway's CloudWatch Logs role
+   * and (when it has alertSmsNumbers) SNS's SMS delivery-status logging. false in every copy but
+   * one when several are deployed from separate apps into one account and region.
+   * @default - true for each of them, unless an earlier DomainSentinel of the same app, account and region made it
+   */
+  readonly ownsAccountSettings?: boolean;
+}
+
+/** A scan that takes more than this share of its timeout raises an alarm: the account outgrows it. */
+const SCAN_DURATION_ALARM_SHARE = 0.8;
+
+/** Copies made so far per app and environment, to share what exists once per account and region. */
+const COPIES = new WeakMap<Construct, DomainSentinel[]>();
+
+/** `account/region` as the template has them; an environment-agnostic part is one unknown. */
+const environmentOf = (stack: Stack) =>
+  `${Token.isUnresolved(stack.account) ? '*' : stack.account}/${Token.isUnresolved(stack.region) ? '*' : stack.region}`;
+
+/**
+ * domain-sentinel as one construct: the scheduled scan and its alerts, the web API of its links
+ * (restore, snooze, acknowledge, report, calendar), the state table and report bucket, and the
+ * alarms and dashboard that watch them. Instantiate it in any stack; two copies (two reseller
+ * accounts) can live in one account and region: every physical name is CDK's, every metric carries
+ * the copy's `deploymentName`, and what exists once per account is owned by one copy.
+ */
+export class DomainSentinel extends Construct {
+  /** The props, validated, with defaults and derived values filled in. */
+  readonly settings: ResolvedSettings;
+  /** Tells this copy's metrics apart from another's in the same account and region: the dimension `deployment`. */
+  readonly deploymentName: string;
+  /** Whether this copy owns API Gateway's CloudWatch role of the account and region (see DomainSentinelProps.ownsAccountSettings). */
+  readonly ownsAccountSettings: boolean;
+  readonly scan: Scanner;
+  /** Every link of the alerts: restore, snooze, acknowledge, report page, calendar feed. */
+  readonly web: WebApi;
+  readonly reports: ReportBucket;
+  readonly alerts: AlertTopic;
+  readonly watchdog: Watchdog;
+  /** Encrypts both topics. */
+  readonly topicKey: kms.Key;
+  readonly state: StateTable;
+  /** Scan, findings, requests, publishes, web outcomes and errors of this copy. */
+  readonly dashboard: SentinelDashboard;
+  /** SNS's SMS delivery-status logging, when this copy sends SMS and is the first in its account and region to. */
+  readonly smsDeliveryStatusLogging?: SmsDeliveryStatusLogging;
+  readonly apiKey: SecretParameter;
+  readonly signingKey: SecretParameter;
+
+  constructor(scope: Construct, id: string, props: DomainSentinelProps) {
+    super(scope, id);
+    const settings = parseSentinelSettings(props);
+    this.settings = settings;
+    const stack = Stack.of(this);
+    this.deploymentName = deploymentNameOf(this);
+    const earlier = this.joinCopies(settings);
+    // What exists once per account and region is made by the first copy that needs it.
+    const owns = (made: (c: DomainSentinel) => boolean) => props.ownsAccountSettings ?? !earlier.some(made);
+    this.ownsAccountSettings = owns((c) => c.ownsAccountSettings);
+
+    // One customer-managed key for both topics: CloudWatch alarms can publish to an encrypted
+    // topic only through a key whose policy lets CloudWatch use it (the Watchdog grants that),
+    // which AWS-managed keys do not allow. Destroy schedules its deletion (7 days, the shortest
+    // wait) instead of leaving a key that is billed monthly and protects nothing.
+    this.topicKey = new kms.Key(this, 'TopicKey', {
+      enableKeyRotation: true,
+      description: 'domain-sentinel SNS topics',
+      removalPolicy: RemovalPolicy.DESTROY,
+      pendingWindow: Duration.days(7),
+    });
+
+    const kmsKeyArn = settings.secretsKmsKeyArn ? { kmsKeyArn: settings.secretsKmsKeyArn } : {};
+    this.apiKey = new SecretParameter(this, 'ResellerApiKey', {
+      parameterName: settings.apiKeyParameterName,
+      ...kmsKeyArn,
+    });
+    this.signingKey = new SecretParameter(this, 'LinkSigningKey', {
+      parameterName: settings.linkSigningKeyParameterName,
+      ...kmsKeyArn,
+    });
+
+    this.alerts = new AlertTopic(this, 'Alerts', {
+      key: this.topicKey,
+      emails: settings.alertEmails,
+      smsNumbers: settings.alertSmsNumbers,
+    });
+
+    // The id stays 'Restore': the API's logical id, and so the URL in every link already sent, stays the same.
+    this.web = new WebApi(this, 'Restore', {
+      entry: `${FUNCTIONS_DIR}/restore.ts`,
+      resellerBaseUrl: settings.resellerBaseUrl,
+      expiryDays: settings.expiryDays,
+      criticalDays: settings.criticalDays,
+      quarantineDays: settings.quarantineDays,
+      apiName: `${this.deploymentName.replaceAll('/', '-')}-restore`,
+      cloudWatchRole: this.ownsAccountSettings,
+      deploymentName: this.deploymentName,
+    });
+    this.apiKey.grantRead(this.web.fn, ENV.apiKeyParameter);
+    this.signingKey.grantRead(this.web.fn, ENV.linkSigningKeyParameter);
+
+    this.scan = new Scanner(this, 'Scan', {
+      entry: `${FUNCTIONS_DIR}/scan.ts`,
+      schedule: settings.schedule,
+      timeZone: settings.timeZone,
+      resellerBaseUrl: settings.resellerBaseUrl,
+      linkBaseUrl: this.web.url,
+      expiryDays: settings.expiryDays,
+      criticalDays: settings.criticalDays,
+      minSeverity: settings.minSeverity,
+      scanMode: settings.scanMode,
+      accountLabel: settings.accountLabel,
+      quarantineDays: settings.quarantineDays,
+      reservedConcurrency: settings.scanReservedConcurrency,
+      deploymentName: this.deploymentName,
+    });
+    this.apiKey.grantRead(this.scan.fn, ENV.apiKeyParameter);
+    this.signingKey.grantRead(this.scan.fn, ENV.linkSigningKeyParameter);
+    this.alerts.grantPublish(this.scan.fn);
+    this.state = new StateTable(this, 'State');
+    this.state.grantReadWrite(this.scan.fn);
+    // Snooze and acknowledge links write to the same state, through the store's conditional steps.
+    this.state.grantReadWrite(this.web.fn);
+
+    this.reports = new ReportBucket(this, 'Reports');
+    this.reports.grantWrite(this.scan.fn);
+    this.reports.grantReadLatest(this.web.fn);
+
+    this.watchdog = new Watchdog(this, 'Watchdog', {
+      key: this.topicKey,
+      emails: settings.opsEmails,
+      deploymentName: this.deploymentName,
+    });
+    this.watchdog.watchErrors('ScanErrors', this.scan.fn, 'The domain-sentinel scan');
+    this.watchdog.watchCompletion('ScanNotCompleted', settings.scanIntervalHours);
+    this.watchdog.watchQueue('ScanFailedRuns', this.scan.failedRuns, 'Scan runs failed after retries');
+    this.watchdog.watchQueue(
+      'ScheduleDeadLetters',
+      this.scan.scheduleDeadLetters,
+      'The schedule could not invoke the scan',
+    );
+    this.watchdog.watchErrors(
+      'RestoreErrors',
+      this.web.fn,
+      'The web function (restore, snooze, acknowledge, report, calendar)',
+    );
+    this.watchdog.watchApiServerErrors('RestoreServerErrors', this.web.api.deploymentStage, 'The web API');
+    this.watchdog.watchDelivery('AlertDeliveryFailed', this.alerts.topic);
+    this.watchdog.watchThrottles('ScanThrottled', this.scan.fn, 'The scan');
+    this.watchdog.watchThrottles('WebThrottled', this.web.fn, 'The web function');
+    this.watchdog.watchDuration('ScanNearTimeout', this.scan.fn, SCAN_DURATION_ALARM_SHARE, 'A scan');
+    if (settings.alertSmsNumbers.length > 0) {
+      this.watchdog.watchSmsSpend('SmsSpend', settings.smsSpendAlarmUsd);
+      if (owns((c) => c.smsDeliveryStatusLogging !== undefined))
+        this.smsDeliveryStatusLogging = new SmsDeliveryStatusLogging(this, 'SmsDeliveryStatusLogging');
+    }
+
+    this.dashboard = new SentinelDashboard(this, 'Dashboard', {
+      scan: this.scan.fn,
+      web: this.web.fn,
+      stage: this.web.api.deploymentStage,
+      alertTopic: this.alerts.topic,
+      deploymentName: this.deploymentName,
+      durationAlarmShare: SCAN_DURATION_ALARM_SHARE,
+    });
+
+    this.addOutputs();
+    this.requireAlertSubscriber(settings.alertSubscribersOutsideStack);
+    this.acknowledgeUnavoidable(stack);
+  }
+
+  /**
+   * Registers this copy with the others of its app and environment: two copies reading one API key
+   * would scan one reseller account twice; what exists once per account is owned by the first copy
+   * unless the props say otherwise.
+   */
+  private joinCopies(settings: ResolvedSettings): DomainSentinel[] {
+    const root = this.node.root;
+    const copies = COPIES.get(root) ?? [];
+    COPIES.set(root, [...copies, this]);
+    const here = environmentOf(Stack.of(this));
+    const same = copies.filter((c) => environmentOf(Stack.of(c)) === here);
+    const twin = same.find((c) => c.settings.apiKeyParameterName === settings.apiKeyParameterName);
+    if (twin)
+      throw new ConfigError(
+        `invalid DomainSentinel props: apiKeyParameterName ${settings.apiKeyParameterName} is already read by ${twin.node.path}; ` +
+          'give each copy (each reseller account) its own apiKeyParameterName',
+      );
+    return same;
+  }
+
+  private addOutputs(): void {
+    new CfnOutput(this, 'RestoreApiUrl', {
+      value: this.web.url,
+      description: 'Base of every link in alerts (restore, snooze, acknowledge, report, calendar)',
+    });
+    new CfnOutput(this, 'AlertTopicArn', {
+      value: this.alerts.topic.topicArn,
+      description: 'Subscribe more endpoints here',
+    });
+    new CfnOutput(this, 'OpsTopicArn', {
+      value: this.watchdog.topic.topicArn,
+      description: 'Alarms about the scan itself',
+    });
+    new CfnOutput(this, 'StateTableName', {
+      value: this.state.table.tableName,
+      description: 'Memory between scans; reset: sentinel state reset dynamodb:<this> --yes',
+    });
+    new CfnOutput(this, 'ScanFunctionName', {
+      value: this.scan.fn.functionName,
+      description:
+        'Run a scan now: aws lambda invoke --function-name <this> --invocation-type Event /dev/null',
+    });
+  }
+
+  /**
+   * Fails the synth when alerts would reach nobody. It runs at synth, after the app has had its
+   * chance to subscribe something in code (`sentinel.alerts.topic.addSubscription(…)`).
+   */
+  private requireAlertSubscriber(outsideStack: boolean): void {
+    this.node.addValidation({
+      validate: () => {
+        if (outsideStack) return [];
+        const topicArn = this.alerts.topic.topicArn;
+        const subscribed = this.node.root.node
+          .findAll()
+          .some((c) => c instanceof sns.CfnSubscription && c.topicArn === topicArn);
+        return subscribed ? [] : [NO_ALERT_SUBSCRIBER];
+      },
+    });
+  }
+
+  /** cdk-nag findings that are the design, each acknowledged exactly, with the reason a security reviewer can check. */
+  private acknowledgeUnavoidable(stack: Stack): void {
+    // cdk-nag names the resource as the template has it: a concrete account or region (cdk deploy
+    // with credentials sets CDK_DEFAULT_ACCOUNT) as itself, an environment-agnostic one as <AWS::…>.
+    const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
+    const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
+    const ssmKeyFinding = `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${region}:${account}:key/*]`;
+    if (!this.settings.secretsKmsKeyArn) {
+      for (const fn of [this.scan.fn, this.web.fn]) {
+        Validations.of(fn.role as iam.Role).acknowledge({
+          id: ssmKeyFinding,
+          reason:
+            "kms:Decrypt on the account's aws/ssm key, whose id is unknown at synth, limited by kms:ViaService to SSM and by " +
+            'kms:EncryptionContext:PARAMETER_ARN to the exact parameter; set secretsKmsKeyArn to name the key instead.',
+        });
+      }
+    }
+    // On the stack: EventBridge Scheduler's target role is one per stack, shared by every schedule in it.
+    Validations.of(stack).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(this.scan.fn.node.defaultChild as CfnFunction)}.Arn>:*]`,
+      reason:
+        "EventBridge Scheduler's Lambda target grants lambda:InvokeFunction on the scan function and its versions (ARN:*); " +
+        'it is this one function and nothing else.',
+    });
+    for (const queue of [this.scan.failedRuns, this.scan.scheduleDeadLetters]) {
+      Validations.of(queue).acknowledge({
+        id: 'AwsSolutions-SQS3',
+        reason:
+          "This queue is itself a dead-letter queue (the schedule's, or the scan's on-failure destination).",
+      });
+    }
+  }
+}
+
+/** The synth error when the alert topic would have no subscriber. */
+export const NO_ALERT_SUBSCRIBER =
+  'No one would receive alerts: the alert topic has no subscriber. Add alertEmails (-c alertEmails=you@example.nl, ' +
+  'or "alertEmails": ["you@example.nl"] in the settings file) or alertSmsNumbers, or subscribe in code ' +
+  '(sentinel.alerts.topic.addSubscription(...)); if you subscribe the topic yourself after the deploy ' +
+  '(output AlertTopicArn), set alertSubscribersOutsideStack to true.';
+
+/**
+ * The stack's name, then the construct's path in it: `DomainSentinel` for the clone-and-deploy stack
+ * (whose construct's id is `Default`), `Sentinels/AcmeAccount` for a copy with id `AcmeAccount`.
+ */
+function deploymentNameOf(construct: Construct): string {
+  const stack = Stack.of(construct);
+  const inStack = construct.node.scopes
+    .slice(stack.node.scopes.length)
+    .map((c) => c.node.id)
+    .filter((id) => id !== 'Default');
+  return [stack.stackName, ...inStack].join('/');
+}
