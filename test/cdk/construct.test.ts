@@ -148,6 +148,7 @@ describe('DomainSentinel props', () => {
         'alertSmsNumbers',
         'opsEmails',
         'accountLabel',
+        'quarantineDays',
         'scanReservedConcurrency',
         'alertSubscribersOutsideStack',
         'smsSpendAlarmUsd',

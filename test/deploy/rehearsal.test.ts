@@ -231,7 +231,12 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     const restore = quarantined.actions.restore;
     expect((await follow(restore, 'GET')).statusCode).toBe(200);
     expect((await follow(restore, 'HEAD')).statusCode).toBe(200);
-    const restored = await follow(restore, 'POST', 'confirm=1');
+    // As the confirmation page asks: the domain name typed, and (for .nl) the registrant's consent.
+    const restored = await follow(
+      restore,
+      'POST',
+      `confirm_domain=${encodeURIComponent(quarantined.domain_name)}&registrant_consent=yes`,
+    );
     expect(restored.statusCode, restored.body).toBe(200);
     expect(sim.restoreCalls).toEqual([quarantined.domain_name]);
 
