@@ -47,6 +47,7 @@ export type RestoreOutcomeKind =
   | 'invalid_domain'
   | 'malformed'
   | 'bad_signature'
+  | 'unknown_key'
   | 'link_expired'
   | 'head'
   | 'confirm'
