@@ -1,13 +1,16 @@
 import { parseArgs } from 'node:util';
 import {
   type FlagOf,
+  parseSetting,
   type RawSettings,
+  type ScanSettings,
   SECRET_SETTINGS,
   SETTINGS,
   type SettingName,
   type SettingSpec,
   settingsFromEnv,
 } from '../functions/core/config';
+import { ConfigError } from '../functions/core/errors';
 import { domainNameProblem } from '../functions/core/links';
 import { REPORT_ENV } from '../functions/core/report-store';
 import { parseRfc3339 } from '../functions/core/schemas';
@@ -103,6 +106,30 @@ export function settingsWithFlags(command: Command, args: ParsedArgs, env: NodeJ
     if (option.setting && value !== undefined) raw[option.setting as SettingName] = value;
   }
   return raw;
+}
+
+/**
+ * Only the settings a command uses, from its flags over the environment, each checked with its
+ * schema: a command is not refused for a setting it never reads. Every problem is named at once.
+ */
+export function loadSettings<N extends SettingName>(
+  command: Command,
+  args: ParsedArgs,
+  env: NodeJS.ProcessEnv,
+  names: readonly N[],
+): Pick<ScanSettings, N> {
+  const raw = settingsWithFlags(command, args, env);
+  const out: Partial<Pick<ScanSettings, N>> = {};
+  const problems: string[] = [];
+  for (const name of names) {
+    try {
+      out[name] = parseSetting(name, raw[name], flagsOf(command)) as ScanSettings[N];
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+  }
+  if (problems.length) throw new ConfigError(problems.join('; '));
+  return out as Pick<ScanSettings, N>;
 }
 
 /** Every variable the settings tables know, for "did you mean" on a mistyped one. */

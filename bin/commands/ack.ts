@@ -1,6 +1,5 @@
-import { ENV } from '../../functions/core/config';
 import { BASE_URL_OPTION, type Command, STATE_OPTION } from '../command';
-import { silence } from './snooze';
+import { SILENCE_ENV, silence } from './snooze';
 
 export const ack: Command = {
   name: 'ack',
@@ -9,6 +8,6 @@ export const ack: Command = {
   about:
     'What the acknowledge link’s button does ("we let this one go"), from the command line. Needs the state store the scans use.',
   options: { state: STATE_OPTION, 'base-url': BASE_URL_OPTION },
-  env: [ENV.resellerApiKey],
+  env: SILENCE_ENV,
   run: (args, io) => silence(ack, 'acknowledge', 0, args, io),
 };

@@ -1,9 +1,9 @@
 import { EnvSecretSource } from '../../functions/adapters/secrets';
-import { ENV, loadScanSettings } from '../../functions/core/config';
+import { ENV } from '../../functions/core/config';
 import { SentinelError } from '../../functions/core/errors';
 import { ResellerClient } from '../../functions/core/reseller/client';
 import type { Domain } from '../../functions/core/schemas';
-import { domainArgument, flagsOf, settingsWithFlags } from '../args';
+import { domainArgument, loadSettings } from '../args';
 import { BASE_URL_OPTION, type CliIo, type Command, EXIT, UsageError } from '../command';
 
 export const restore: Command = {
@@ -14,10 +14,10 @@ export const restore: Command = {
     'Looks the domain up first (restoring twice may be billed twice), asks before it restores unless --yes, ' +
     'and confirms an undocumented answer with a fresh look-up.',
   options: { yes: { type: 'boolean', doc: 'do not ask first' }, 'base-url': BASE_URL_OPTION },
-  env: [ENV.resellerApiKey],
+  env: [ENV.resellerApiKey, ENV.requestTimeoutMs],
   run: async (args, io) => {
     const domain = domainArgument(restore, args);
-    const settings = loadScanSettings(settingsWithFlags(restore, args, io.env), flagsOf(restore));
+    const settings = loadSettings(restore, args, io.env, ['resellerBaseUrl', 'requestTimeoutMs']);
     const client = new ResellerClient({
       baseUrl: settings.resellerBaseUrl,
       apiKey: new EnvSecretSource(io.env).apiKeyNow(),

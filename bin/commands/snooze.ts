@@ -7,12 +7,15 @@ import {
   snoozeOf,
 } from '../../functions/core/actions';
 import { classify } from '../../functions/core/classify';
-import { ENV, loadScanSettings } from '../../functions/core/config';
+import { ENV } from '../../functions/core/config';
 import { ConfigError, SentinelError } from '../../functions/core/errors';
 import { ResellerClient } from '../../functions/core/reseller/client';
-import { domainArgument, flagsOf, positiveInt, settingsWithFlags, str } from '../args';
+import { domainArgument, flagsOf, loadSettings, positiveInt, str } from '../args';
 import { BASE_URL_OPTION, type CliIo, type Command, EXIT, type ParsedArgs, STATE_OPTION } from '../command';
 import { actionStoreFor } from '../local-stores';
+
+/** What snooze and ack read besides their flags: the key, and what a finding is judged by. */
+export const SILENCE_ENV = [ENV.resellerApiKey, ENV.requestTimeoutMs, ENV.expiryDays, ENV.criticalDays];
 
 export const snooze: Command = {
   name: 'snooze',
@@ -31,7 +34,7 @@ export const snooze: Command = {
     state: STATE_OPTION,
     'base-url': BASE_URL_OPTION,
   },
-  env: [ENV.resellerApiKey],
+  env: SILENCE_ENV,
   run: async (args, io) => {
     const days = positiveInt(str(args.values.days), '--days', DEFAULT_SNOOZE_DAYS, MAX_SNOOZE_DAYS);
     return silence(snooze, 'snooze', days, args, io);
@@ -51,8 +54,12 @@ export async function silence(
   io: CliIo,
 ): Promise<number> {
   const domain = domainArgument(command, args);
-  const raw = settingsWithFlags(command, args, io.env);
-  const settings = loadScanSettings(raw, flagsOf(command));
+  const settings = loadSettings(command, args, io.env, [
+    'resellerBaseUrl',
+    'requestTimeoutMs',
+    'expiryDays',
+    'criticalDays',
+  ]);
   const env = { ...io.env, [ENV.resellerBaseUrl]: settings.resellerBaseUrl };
   const store = actionStoreFor(str(args.values.state), env, io.dynamodb, flagsOf(command));
   if (!store)

@@ -1,8 +1,7 @@
 import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
 import { FileStateStore } from '../../functions/adapters/file-state-store';
 import { dynamoDbClientFromEnv, parseStateLocation } from '../../functions/adapters/stateful-scan';
-import { parseSetting } from '../../functions/core/config';
-import { flagsOf, settingsWithFlags } from '../args';
+import { loadSettings } from '../args';
 import { BASE_URL_OPTION, type CliIo, type Command, EXIT, UsageError } from '../command';
 
 const USAGE = 'usage: sentinel state init dynamodb:TABLE | sentinel state reset PATH|dynamodb:TABLE --yes';
@@ -55,7 +54,7 @@ export const state: Command = {
     }
     return resetTable(
       location.table,
-      parseSetting('resellerBaseUrl', settingsWithFlags(state, args, io.env).resellerBaseUrl, flagsOf(state)),
+      loadSettings(state, args, io.env, ['resellerBaseUrl']).resellerBaseUrl,
       client,
       io,
     );
