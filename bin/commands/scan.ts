@@ -10,6 +10,7 @@ import {
   openStateStore,
   type Published,
   runStatefulScan,
+  type StateLocation,
 } from '../../functions/adapters/stateful-scan';
 import { alertView } from '../../functions/core/actions';
 import { renderDigest, renderSms, reportReaches, smsAsDelivered } from '../../functions/core/alert';
@@ -106,9 +107,8 @@ export const scan: Command = {
   ],
   run: async (args, io) => {
     const run = checkScanRun(args, io);
-    const report = stateLocationOf(run.stateFlag, io.env)
-      ? await scanWithMemory(run, io)
-      : await scanAlone(run, io);
+    const location = stateLocationOf(run.stateFlag, io.env);
+    const report = location ? await scanWithMemory(run, location, io) : await scanAlone(run, io);
     if (run.failOn && reportReaches(report, run.failOn)) {
       io.stderr(`sentinel: findings at ${run.failOn} or above (--fail-on ${run.failOn})\n`);
       return EXIT.failOn;
@@ -209,10 +209,8 @@ async function scanAlone(run: ScanRun, io: CliIo): Promise<Report> {
 }
 
 /** `scan --state …`: compare with the last scan, deliver what is news, then save the state. */
-async function scanWithMemory(run: ScanRun, io: CliIo): Promise<Report> {
+async function scanWithMemory(run: ScanRun, location: StateLocation, io: CliIo): Promise<Report> {
   const { settings } = run.job;
-  const location = stateLocationOf(run.stateFlag, io.env);
-  if (!location) throw new ConfigError('no state location'); // checked by the caller
   const store = openStateStore(
     location,
     settings.resellerBaseUrl,
