@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../scripts/docs';
-import { type CodeMessage, codeMessages, WILD } from '../support/error-messages';
+import { type CodeMessage, codeMessages, quotesMessage, WILD } from '../support/error-messages';
 
 /**
  * docs/troubleshooting.md has a row for every error message of the code, and every row of its
@@ -49,50 +49,6 @@ function rows(markdown: string): Array<{ line: number; quotes: string[] }> {
 
 /** A quoted row as a pattern: `…` and `<name>` stand for any value. */
 const rowPattern = (quote: string) => quote.replace(/…|<[\w-]+>/g, WILD);
-
-/** The longest stretch of fixed text in a pattern. */
-const longestText = (pattern: string) => Math.max(0, ...pattern.split(WILD).map((s) => s.length));
-
-/**
- * Whether the row quotes the code's message: some message the row describes is part of some
- * message the code can give (a wildcard on either side stands for any text), and in that reading at
- * least `need` characters in a row of the row's fixed text are the code's own fixed text, so a row
- * that only fits into a value the code puts in does not count.
- */
-export function quotesMessage(row: string, code: string, need = Math.min(12, longestText(code))): boolean {
-  const n = code.length;
-  // For each place in the code: -1 unreachable, else how many fixed characters matched in a row so far (need: done).
-  let at: Int16Array = new Int16Array(n + 1).fill(0); // a row may quote any part: start anywhere
-  const step = (v: number) => (v >= need ? need : 0);
-  const close = (set: Int16Array): Int16Array => {
-    for (let p = 0; p < n; p++) {
-      const v = set[p] as number;
-      if (v >= 0 && code[p] === WILD) set[p + 1] = Math.max(set[p + 1] as number, step(v));
-    }
-    return set;
-  };
-  at = close(at);
-  for (const ch of row) {
-    const next = new Int16Array(n + 1).fill(-1);
-    if (ch === WILD) {
-      let best = -1;
-      for (let p = 0; p <= n; p++) {
-        if ((at[p] as number) >= 0) best = Math.max(best, step(at[p] as number));
-        next[p] = best;
-      }
-    } else {
-      for (let p = 0; p < n; p++) {
-        const v = at[p] as number;
-        if (v < 0) continue;
-        if (code[p] === ch) next[p + 1] = Math.max(next[p + 1] as number, v >= need ? need : v + 1);
-        if (code[p] === WILD) next[p] = Math.max(next[p] as number, step(v)); // the code's value holds it
-      }
-    }
-    at = close(next);
-    if (!at.some((v) => v >= 0)) return false;
-  }
-  return at.some((v) => v >= need);
-}
 
 const telling = (row: string, message: CodeMessage) => quotesMessage(row, message.pattern);
 
