@@ -47,7 +47,7 @@ function print(io: CliIo, text: string): number {
 /** `help`, `help <command>`, `help <VARIABLE>`. */
 function help(args: readonly string[], io: CliIo): number {
   const [topic, ...extra] = args;
-  if (topic === undefined) return print(io, renderOverview(COMMANDS));
+  if (topic === undefined || topic === '--help' || topic === '-h') return print(io, renderOverview(COMMANDS));
   if (extra.length) throw new UsageError('usage: sentinel help [command]');
   const command = commandNamed(topic);
   if (command) return print(io, renderCommandHelp(command));
@@ -60,10 +60,13 @@ function help(args: readonly string[], io: CliIo): number {
 
 function unknownCommand(word: string): UsageError {
   const names = COMMANDS.map((c) => c.name);
-  if (word.startsWith('-'))
+  if (word.startsWith('-')) {
+    const near = closest(word, ['--help', '--version']);
+    if (near) return new UsageError(`unknown flag ${word}; did you mean ${near}?`);
     return new UsageError(
       `${word} goes after a command (sentinel <command> ${word}); the commands: ${names.join(', ')}`,
     );
+  }
   const near = closest(word, [...names, 'help']);
   return new UsageError(
     `unknown command ${JSON.stringify(word)}; ${near ? `did you mean ${near}?` : `the commands: ${names.join(', ')}`}`,

@@ -37,6 +37,8 @@ describe('sentinel --version and help', () => {
     expect(bare).toMatchObject({ code: 2, stdout: '' });
     expect(help).toMatchObject({ code: 0, stderr: '' });
     expect(bare.stderr).toBe(help.stdout);
+    expect(await runCli(['help'], {})).toEqual(help);
+    expect(await runCli(['help', '--help'], {})).toEqual(help);
   });
 
   it('shows help for `--help` anywhere before `--`, even after a flag it would refuse', async () => {
@@ -59,6 +61,8 @@ describe('did you mean', () => {
     [['simualte'], 'did you mean simulate?'],
     [['help', 'scna'], 'did you mean scan?'],
     [['help', 'EXPIRY_DAY'], 'did you mean EXPIRY_DAYS?'],
+    [['--versoin'], 'unknown flag --versoin; did you mean --version?'],
+    [['--json'], '--json goes after a command (sentinel <command> --json)'],
     [['scan', '--dryrun'], 'unknown flag --dryrun for scan; did you mean --dry-run?'],
     [['scan', '--jsno'], 'did you mean --json?'],
     [['scan', '--dry'], 'did you mean --dry-run?'],
