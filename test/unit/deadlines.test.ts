@@ -62,7 +62,7 @@ describe('the quarantine-period table', () => {
   });
 
   it.each(['x.constructor', 'x.tostring', 'x.hasownproperty', 'x.valueof'])(
-    'knows no period for %s: a TLD is data, not a key of the language\'s own objects',
+    "knows no period for %s: a TLD is data, not a key of the language's own objects",
     (name) => {
       expect(quarantinePeriodOf(name)).toBeNull();
       expect(quarantinePeriodOf(name, parseQuarantineDays('nl=40'))).toBeNull();
