@@ -1,4 +1,3 @@
-import type { SNSClient } from '@aws-sdk/client-sns';
 import { buildAlertMessage, shouldNotify } from '../core/alert';
 import type { ScanSettings } from '../core/config';
 import { signRestoreLink } from '../core/links';
@@ -6,7 +5,7 @@ import { attachLinks } from '../core/report-links';
 import { ResellerClient } from '../core/reseller-client';
 import { type Report, type ScanOptions, scanAccount } from '../core/scan';
 import type { SecretSource } from '../core/secrets';
-import { publishAlert } from './sns-publish';
+import type { AlertSender } from './sns-publish';
 
 /** Everything one scan needs besides settings: secrets and the run's clock and budget. */
 export interface ScanJobInput {
@@ -82,12 +81,11 @@ export type DeliveryOutcome =
   | { readonly published: true; readonly messageId: string; readonly findingsCut: number }
   | { readonly published: false; readonly reason: string };
 
-/** Applies the notify policy and publishes the one alert of this scan. Throws PublishError on failure. */
+/** Applies the notify policy and delivers the one alert of this scan. Throws PublishError on failure. */
 export async function deliverAlert(
   report: Report,
   settings: ScanSettings,
-  sns: SNSClient,
-  topicArn: string,
+  send: AlertSender,
 ): Promise<DeliveryOutcome> {
   if (!shouldNotify(report, settings.minSeverity)) {
     return { published: false, reason: `nothing at ${settings.minSeverity} or above` };
@@ -96,6 +94,6 @@ export async function deliverAlert(
     timeZone: settings.timeZone,
     ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
   });
-  const messageId = await publishAlert(sns, topicArn, alert);
+  const messageId = await send(alert);
   return { published: true, messageId, findingsCut: alert.findingsCut };
 }

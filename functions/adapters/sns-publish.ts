@@ -2,6 +2,15 @@ import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
 import type { AlertMessage } from '../core/alert';
 import { PublishError } from '../core/errors';
 
+/** Delivers the scan's one alert message and returns its message id: SNS in AWS, stdout or a file locally. */
+export type AlertSender = (alert: AlertMessage) => Promise<string>;
+
+/** The sender of a deployed scan: the alert topic. */
+export const snsSender =
+  (sns: SNSClient, topicArn: string): AlertSender =>
+  (alert) =>
+    publishAlert(sns, topicArn, alert);
+
 /**
  * Publishes the scan's one alert message. The SDK retries throttling and transient faults itself;
  * what still fails becomes a PublishError so the run fails and the alarm fires.

@@ -46,6 +46,7 @@ export type ActionOutcomeKind =
   | 'invalid_domain'
   | 'malformed'
   | 'bad_signature'
+  | 'unknown_key'
   | 'link_expired'
   | 'head'
   | 'confirm'

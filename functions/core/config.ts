@@ -79,6 +79,18 @@ export const httpUrl = z
   })
   .transform((s) => s.replace(/\/+$/, ''));
 
+/**
+ * The reseller API's base, without its version: the client puts `/v2/…` after it, so a base that
+ * already ends in `/v2` would ask for `/v2/v2/domains` and get a 404 that names no cause.
+ */
+export const resellerBaseUrl = httpUrl.superRefine((url, ctx) => {
+  if (/\/v2$/i.test(url))
+    ctx.addIssue({
+      code: 'custom',
+      message: `must not end in /v2: the client adds /v2 to every path itself; use ${url.replace(/\/v2$/i, '')}`,
+    });
+});
+
 /** True for an IANA time zone name this runtime knows (UTC, Europe/Amsterdam, …). */
 export function isTimeZone(name: string): boolean {
   try {
@@ -120,7 +132,7 @@ export const SETTINGS = {
     env: ENV.resellerBaseUrl,
     flag: '--base-url',
     context: 'resellerBaseUrl',
-    schema: httpUrl,
+    schema: resellerBaseUrl,
     doc: 'reseller API base URL (live or test environment), without /v2; required',
   },
   linkBaseUrl: {
@@ -142,7 +154,7 @@ export const SETTINGS = {
       .trim()
       .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must be an SNS topic ARN')
       .optional(),
-    doc: 'SNS topic scan publishes to (the stack sets it); without it, scan needs --dry-run',
+    doc: 'SNS topic scan publishes to (the stack sets it); without it, scan needs --alert-to or --dry-run',
   },
   expiryDays: {
     env: ENV.expiryDays,
@@ -354,44 +366,61 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): RawSettings {
   return raw;
 }
 
-const label = (name: SettingName): string => {
-  const spec: SettingSpec = SETTINGS[name];
-  return `${spec.env}${spec.flag ? ` (${spec.flag})` : ''}`;
+/**
+ * The flag that sets a setting where the message is read, if any: a message names only a flag the
+ * command at hand accepts. @default the setting's own `flag` (the scan's)
+ */
+export type FlagOf = (name: SettingName) => string | undefined;
+
+const ownFlag: FlagOf = (name) => (SETTINGS[name] as SettingSpec).flag;
+
+const label = (name: SettingName, flagOf: FlagOf): string => {
+  const flag = flagOf(name);
+  return `${SETTINGS[name].env}${flag ? ` (${flag})` : ''}`;
 };
 
 /** A zod issue in words that name the setting: `EXPIRY_DAYS (--expiry-days) must be …`. */
-function describe(name: SettingName, issue: z.core.$ZodIssue, given: unknown): string {
+function describe(name: SettingName, issue: z.core.$ZodIssue, given: unknown, flagOf: FlagOf): string {
   const missing = given === undefined || given === '';
-  return `${label(name)} ${missing && issue.code === 'invalid_type' ? 'is required' : issue.message}`;
+  return `${label(name, flagOf)} ${missing && issue.code === 'invalid_type' ? 'is required' : issue.message}`;
 }
 
 /** Validates one setting on its own, naming it on failure. */
-export function parseSetting<N extends SettingName>(name: N, value: unknown): Parsed<N> {
+export function parseSetting<N extends SettingName>(
+  name: N,
+  value: unknown,
+  flagOf: FlagOf = ownFlag,
+): Parsed<N> {
   const parsed = SETTINGS[name].schema.safeParse(value === '' ? undefined : value);
   if (parsed.success) return parsed.data as Parsed<N>;
-  throw new ConfigError(parsed.error.issues.map((i) => describe(name, i, value)).join('; '));
+  throw new ConfigError(parsed.error.issues.map((i) => describe(name, i, value, flagOf)).join('; '));
 }
 
 /** Validates every scan setting; the error names each bad variable (and flag) and what it must be. */
-export function loadScanSettings(raw: RawSettings): ScanSettings {
+export function loadScanSettings(raw: RawSettings, flagOf: FlagOf = ownFlag): ScanSettings {
   const problems: string[] = [];
   const out: Record<string, unknown> = {};
   for (const name of Object.keys(SETTINGS) as SettingName[]) {
     const value = raw[name];
     const parsed = SETTINGS[name].schema.safeParse(value === '' ? undefined : value);
     if (parsed.success) out[name] = parsed.data;
-    else problems.push(...parsed.error.issues.map((i) => describe(name, i, value)));
+    else problems.push(...parsed.error.issues.map((i) => describe(name, i, value, flagOf)));
   }
   const settings = out as ScanSettings;
   if (problems.length === 0 && settings.criticalDays > settings.expiryDays)
-    problems.push(`${label('criticalDays')} must not exceed the expiry window (${label('expiryDays')})`);
+    problems.push(
+      `${label('criticalDays', flagOf)} must not exceed the expiry window (${label('expiryDays', flagOf)})`,
+    );
   if (problems.length) throw new ConfigError(problems.join('; '));
   return settings;
 }
 
 /** The settings the restore endpoint needs: only the reseller's base URL (secrets come from a SecretSource). */
-export function loadRestoreSettings(raw: RawSettings): Pick<ScanSettings, 'resellerBaseUrl'> {
-  return { resellerBaseUrl: parseSetting('resellerBaseUrl', raw.resellerBaseUrl) };
+export function loadRestoreSettings(
+  raw: RawSettings,
+  flagOf: FlagOf = ownFlag,
+): Pick<ScanSettings, 'resellerBaseUrl'> {
+  return { resellerBaseUrl: parseSetting('resellerBaseUrl', raw.resellerBaseUrl, flagOf) };
 }
 
 /** Reads one required variable from the environment, naming it when it is missing. */

@@ -480,6 +480,8 @@ describe('6. a damaged stored report', () => {
       const lines = stderr
         .trim()
         .split('\n')
+        // serve says where it listens in words; each request is one JSON line after that.
+        .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l))
         .filter((l) => /view$/.test(l.message));
       expect(lines.map((l) => [l.message, l.status, l.level, l.outcome])).toEqual([

@@ -132,6 +132,8 @@ describe('sentinel simulate knobs', () => {
   it('refuses an unknown search semantics with a usage error', async () => {
     const run = await runCli(['simulate', '--search-semantics', 'xor'], { RESELLER_API_KEY: KEY });
     expect(run.code).toBe(2);
-    expect(run.stderr).toBe('sentinel: --search-semantics must be one of or, and, ignore\n');
+    expect(run.stderr).toBe(
+      'sentinel: --search-semantics must be one of or, and, ignore; did you mean or?\n',
+    );
   });
 });

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webAppForServe } from '../../bin/cli-web';
+import { webAppForServe } from '../../bin/commands/serve';
 import { serveLocally } from '../../functions/adapters/local-server';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import type { DomainFinding } from '../../functions/core/classify';
@@ -41,7 +41,7 @@ beforeAll(async () => {
   };
   // `sentinel serve`'s own app, on the same state file the scans use.
   server = await serveLocally(
-    webAppForServe(env, new EnvSecretSource(env), () => undefined),
+    webAppForServe({ env, secrets: new EnvSecretSource(env), log: () => undefined }),
     { port: 0 },
   );
   env.LINK_BASE_URL = server.url;

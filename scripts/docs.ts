@@ -1,18 +1,21 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '../bin/cli';
-import { COMMANDS, type CommandSpec, defaultOf, renderHelp } from '../bin/commands';
+import type { Command } from '../bin/command';
+import { COMMANDS } from '../bin/commands/index';
+import { flagUsage, OTHER_VARIABLES, optionDoc, renderOverview, variablesOf } from '../bin/help';
 import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/config';
 import { generatePortfolio } from '../functions/simulator/portfolio';
 import { StackConfigSchema } from '../lib/config';
 
 /**
- * `npm run docs`: rewrites the parts of README.md between `<!-- generated:NAME -->` and
- * `<!-- /generated -->` from the code (bin/commands.ts, SETTINGS, the stack's context schema) and
- * from real runs of the command line against the embedded simulator, with a pinned instant, seed and
- * keys so the output is the same on every run. test/docs/readme-generated.test.ts fails when
- * README.md differs from what this script writes; test/docs/readme-commands.test.ts runs the
- * README's marked command blocks and compares their output with what is written here.
+ * `npm run docs`: rewrites the parts of README.md and docs/*.md between `<!-- generated:NAME -->`
+ * and `<!-- /generated -->` from the code (the commands in bin/commands/, SETTINGS, the stack's
+ * context schema) and from real runs of the command line against the embedded simulator, with a
+ * pinned instant, seed and keys so the output is the same on every run. test/docs/generated.test.ts
+ * fails when a file differs from what this script writes; test/docs/commands.test.ts runs the
+ * files' marked command blocks and compares their output with what is written here.
  */
 
 /** The instant every example is pinned to. */
@@ -20,10 +23,15 @@ export const NOW = '2026-11-22T06:00:00Z';
 /** Throwaway keys of the try-outs; they guard nothing but a simulator on 127.0.0.1. */
 export const TRY_API_KEY = 'try-out-api-key-not-a-secret';
 export const TRY_SIGNING_KEY = 'try-out-signing-key-not-a-secret-0123456789';
-/** The portfolio of the README's simulator examples. */
+/** The portfolio of the try-outs' simulator. */
 export const SIM = { domains: 500, seed: 1, port: 8080 } as const;
+/** The portfolio `demo` (npm start) scans, as `demo`'s defaults say. */
+const DEMO = { domains: 60, seed: 7 } as const;
+/** Files of the memory try-out, relative to the repository's root (where the docs' commands run). */
+const MEMORY_TRY_OUT = { state: '.sentinel/memory.json', alerts: '.sentinel/alerts.txt' } as const;
+const SNOOZE_STATE = '.sentinel/state.json';
 const SERVE_PORT = 8787;
-/** The simulator's faults in the README's example, in the order they hit. */
+/** The simulator's faults in the try-out, in the order they hit. */
 const FAULTS = '429,500,503,hang,malformed';
 
 /** Context keys of the stack that are not command-line settings, documented here (lib/config.ts validates them). */
@@ -59,38 +67,32 @@ const table = (head: string[], rows: string[][]) =>
     ...rows.map((r) => `| ${r.join(' | ')} |`),
   ].join('\n');
 
-function optionRows(spec: CommandSpec): string[][] {
-  return Object.entries(spec.options).map(([flag, option]) => {
-    const variable = option.setting ? code(SETTINGS[option.setting].env) : '';
-    return [
-      code(`--${flag}${option.value ? ` ${option.value}` : ''}`),
-      cell(option.doc),
-      variable,
-      cell(defaultOf(option) ?? (option.type === 'boolean' ? 'off' : 'none')),
-    ];
-  });
+/** The options table of one command: flag, meaning (with its default and variable, as its help says). */
+export function optionsTable(command: Command): string {
+  const rows = Object.keys(command.options).map((flag) => [
+    code(flagUsage(flag, command)),
+    cell(optionDoc(flag, command)),
+  ]);
+  return table(['flag', 'meaning'], rows);
 }
 
-/** The options table of one command. */
-export function optionsTable(spec: CommandSpec): string {
-  return table(['flag', 'meaning', 'variable', 'default'], optionRows(spec));
-}
-
-/** Every command but `scan` (which has its own table), with its options. */
-export function commandsTable(commands: readonly CommandSpec[]): string {
-  const rows: string[][] = [];
-  for (const command of commands) {
-    if (command.name === 'scan') continue;
-    rows.push([
-      code(`sentinel ${command.name}${command.args ? ` ${command.args}` : ''}`),
-      cell(command.summary),
-      '',
-      '',
-    ]);
-    for (const [flag, meaning, variable, d] of optionRows(command))
-      rows.push([`  ${flag}`, meaning as string, variable as string, d as string]);
-  }
-  return table(['command / flag', 'meaning', 'variable', 'default'], rows);
+/** Every command: usage, what it does, its options and the variables it reads. */
+export function cliReference(commands: readonly Command[]): string {
+  return commands
+    .map((command) => {
+      const variables = variablesOf(command);
+      return [
+        `### \`sentinel ${command.name}${command.args ? ` ${command.args}` : ''}\``,
+        '',
+        `${command.summary[0]?.toUpperCase()}${command.summary.slice(1)}.${command.about ? ` ${command.about}` : ''}`,
+        '',
+        Object.keys(command.options).length ? optionsTable(command) : 'No options.',
+        ...(variables.length
+          ? ['', `Environment: ${variables.map((v) => `[\`${v}\`](configuration.md)`).join(', ')}.`]
+          : []),
+      ].join('\n');
+    })
+    .join('\n\n');
 }
 
 /** Environment variables (SETTINGS, SECRET_SETTINGS) and the stack's context keys. */
@@ -111,6 +113,7 @@ export function configurationTable(): string {
       cell(s.doc),
       'default' in s ? code(s.default) : 'none',
     ]);
+  for (const [name, doc] of Object.entries(OTHER_VARIABLES)) rows.push([code(name), '', cell(doc), 'none']);
   const documented = new Set<string>([
     ...settings.flatMap((s) => (s.context ? [s.context] : [])),
     ...SECRET_SETTINGS.flatMap((s) => ('context' in s ? [s.context] : [])),
@@ -120,7 +123,7 @@ export function configurationTable(): string {
     const doc = DEPLOY_CONTEXT_DOCS[key];
     if (!doc)
       throw new Error(
-        `CDK context key ${key} is not documented: add it to DEPLOY_CONTEXT_DOCS in scripts/readme.ts`,
+        `CDK context key ${key} is not documented: add it to DEPLOY_CONTEXT_DOCS in scripts/docs.ts`,
       );
     const parsed = (StackConfigSchema.shape as Record<string, import('zod').ZodType>)[key]?.safeParse(
       undefined,
@@ -188,19 +191,20 @@ async function startServer(argv: readonly string[], env: NodeJS.ProcessEnv) {
   };
 }
 
-/** Where an in-process server listened, replaced by the port the README's command names. */
+/** Where an in-process server listened, replaced by the port the documented command names. */
 const atPort = (text: string, url: string, port: number | string) =>
   text.replaceAll(url, `http://127.0.0.1:${port}`);
 
 /**
  * Values that differ from run to run, shown as `<name>` placeholders. This script writes them so; the
- * README test masks both what the README shows and what a command printed before it compares them.
+ * docs' command test masks both what a file shows and what a command printed before it compares them.
  */
 export const VOLATILE = {
   port: [/127\.0\.0\.1:\d+/g, '127.0.0.1:<port>'],
   seconds: [/(\d+ requests?, )\d+\.\d s/g, '$1<seconds> s'],
   messageId: [/published alert [\w-]+ to/g, 'published alert <message-id> to'],
   link: [/exp=\d+&kid=[^&\s]+&sig=[\w-]+/g, 'exp=<exp>&kid=<kid>&sig=<sig>'],
+  until: [/until \d{4}-\d\d-\d\dT[\d:.]+Z/g, 'until <time>'],
 } as const satisfies Record<string, readonly [RegExp, string]>;
 
 /** `text` with the given volatile values (default: all) replaced by their placeholders. */
@@ -216,6 +220,9 @@ const output = (body: string, kind = '') => `<!-- readme-output${kind ? ` ${kind
 const runnable = (body: string, background = false) =>
   `<!-- readme-test${background ? ' background' : ''} -->\n${fence(body, 'sh')}`;
 
+/** How the docs run the command line: the package's own bin, as a new user would after `npm ci`. */
+const SENTINEL = 'npx sentinel';
+
 /** The generated regions, by name. */
 async function generators(): Promise<Record<string, () => string | Promise<string>>> {
   const portfolio = generatePortfolio({ domains: SIM.domains, seed: SIM.seed, now: Date.parse(NOW) });
@@ -223,15 +230,26 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
   const restoreDomain = quarantined.find((d) => /^[a-z0-9.-]+$/.test(d) && !d.startsWith('xn--')) as string;
   const simEnv = { RESELLER_API_KEY: TRY_API_KEY };
   const simArgs = ['--domains', String(SIM.domains), '--seed', String(SIM.seed), '--now', NOW];
-  const simCommand = `npm run -s sentinel -- simulate --port ${SIM.port} ${simArgs.join(' ')}`;
+  const simCommand = `${SENTINEL} simulate --port ${SIM.port} ${simArgs.join(' ')}`;
   const exportsFor = (port: number) =>
     `export RESELLER_BASE_URL=http://127.0.0.1:${port} RESELLER_API_KEY=${TRY_API_KEY}`;
 
-  // One simulator for the runs below, as terminal 1 of the README starts it.
+  // One simulator for the runs below, as terminal 1 of the try-outs starts it.
   const sim = await startServer(['simulate', '--port', '0', ...simArgs], simEnv);
   const scanEnv = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: TRY_API_KEY };
   const report = JSON.parse(await run(['scan', '--json', '--dry-run', '--now', NOW], scanEnv));
 
+  // Memory on a laptop (before the restore below changes the account): a first scan that delivers to a file and saves the state, a second that stays quiet.
+  const memory = MEMORY_TRY_OUT;
+  const memoryArgs = ['scan', '--state', memory.state, '--alert-to', memory.alerts, '--now', NOW];
+  rmSync(memory.state, { force: true });
+  rmSync(memory.alerts, { force: true });
+  const firstScan = await run(memoryArgs, scanEnv);
+  const alertHead = readFileSync(memory.alerts, 'utf8').split('\n').slice(0, 3).join('\n');
+  const secondScan = await run(memoryArgs, scanEnv);
+  rmSync(memory.state, { force: true });
+  rmSync(`${memory.state}.reports`, { recursive: true, force: true });
+  rmSync(memory.alerts, { force: true });
   const serve = await startServer(['serve', '--port', '0'], {
     ...scanEnv,
     LINK_SIGNING_KEY: TRY_SIGNING_KEY,
@@ -248,9 +266,27 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
     })
   ).text();
   await serve.close();
+
   await sim.close();
 
-  // The faults of the README's example: all but `malformed` are retried; a body that is not JSON fails
+  // Snooze and acknowledge against the demo's portfolio, on its two quarantined domains.
+  const demoPortfolio = generatePortfolio({ domains: DEMO.domains, seed: DEMO.seed, now: Date.parse(NOW) });
+  const [snoozed, acknowledged] = demoPortfolio.truth.findings
+    .filter((f) => f.kind === 'quarantine')
+    .map((f) => f.key);
+  const demoArgs = ['--domains', String(DEMO.domains), '--seed', String(DEMO.seed), '--now', NOW];
+  const demoSim = await startServer(['simulate', '--port', '0', ...demoArgs], simEnv);
+  const demoEnv = { RESELLER_BASE_URL: demoSim.url, RESELLER_API_KEY: TRY_API_KEY };
+  rmSync(SNOOZE_STATE, { force: true });
+  const snoozeOut = await run(
+    ['snooze', snoozed as string, '--days', '30', '--state', SNOOZE_STATE],
+    demoEnv,
+  );
+  const ackOut = await run(['ack', acknowledged as string, '--state', SNOOZE_STATE], demoEnv);
+  rmSync(SNOOZE_STATE, { force: true });
+  await demoSim.close();
+
+  // The faults of the try-out: all but `malformed` are retried; a body that is not JSON fails
   // the scan (exit 1) rather than let it report part of the account.
   const faultArgs = ['--max-per-page', '25', '--faults', FAULTS];
   const faulty = await startServer(['simulate', '--port', '0', ...simArgs, ...faultArgs], simEnv);
@@ -280,10 +316,9 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
 
   const terminal1 = `# terminal 1: the simulator (leave it running; Ctrl-C stops it)\nexport RESELLER_API_KEY=${TRY_API_KEY}\n${simCommand}`;
   return {
-    'scan-options': () => optionsTable(COMMANDS.find((c) => c.name === 'scan') as CommandSpec),
-    commands: () => commandsTable(COMMANDS),
+    overview: () => fence(renderOverview(COMMANDS)),
+    'cli-reference': () => cliReference(COMMANDS),
     configuration: configurationTable,
-    help: () => fence(renderHelp()),
     'malformed-count': () => String(portfolio.truth.problems.length),
     'quarantine-count': () => String(quarantined.length),
     'simulate-tryout': () =>
@@ -291,7 +326,7 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
         runnable(terminal1, true),
         output(atPort(sim.output(), sim.url, SIM.port)),
         '',
-        runnable(`# terminal 2\n${exportsFor(SIM.port)}\nnpm run -s sentinel -- scan --dry-run --now ${NOW}`),
+        runnable(`# terminal 2\n${exportsFor(SIM.port)}\n${SENTINEL} scan --dry-run --now ${NOW}`),
       ].join('\n'),
     'faults-tryout': () =>
       [
@@ -301,31 +336,59 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
         ),
         '',
         runnable(
-          `# terminal 2\n${exportsFor(SIM.port)}\nnpm run -s sentinel -- scan --dry-run --now ${NOW} --timeout-ms 2000 || echo "exit status $?"`,
+          `# terminal 2\n${exportsFor(SIM.port)}\n${SENTINEL} scan --dry-run --now ${NOW} --timeout-ms 2000 || echo "exit status $?"`,
         ),
         // Which page gets the cut body depends on the order the requests arrive in.
         output(`${faultScan.replace(/page \d+/, 'page <n>')}exit status 1`),
       ].join('\n'),
     'json-excerpt': () =>
       [
-        runnable(`npm run -s sentinel -- scan --json --dry-run --now ${NOW}`),
+        runnable(`${SENTINEL} scan --json --dry-run --now ${NOW}`),
         output(JSON.stringify(excerpt, null, 2), 'json-subset'),
       ].join('\n'),
     'json-counts': () =>
       `${report.findings.length} findings and ${report.problems.length} unreadable records (${report.stats.domains_scanned} domains)`,
     demo: () =>
       [
-        runnable(`npm start -s -- --now ${NOW}`),
+        runnable(`${SENTINEL} demo --now ${NOW}`),
         output(mask(demo.replace(/(simulator on http:\/\/127\.0\.0\.1:)\d+/, '$1<port>'), ['seconds'])),
       ].join('\n'),
-    'try-alerts': () =>
-      [runnable(`npm run -s sentinel -- try-alerts --now ${NOW}`), output(mask(tryAlerts))].join('\n'),
+    'try-alerts': () => [runnable(`${SENTINEL} try-alerts --now ${NOW}`), output(mask(tryAlerts))].join('\n'),
+    'memory-tryout': () =>
+      [
+        runnable(terminal1.replace('the simulator', 'the simulator, as above'), true),
+        '',
+        runnable(
+          `# terminal 2: start from no memory, scan, and read what was delivered\n${exportsFor(SIM.port)}\nrm -f ${memory.state} ${memory.alerts}\n${SENTINEL} ${memoryArgs.join(' ')}`,
+        ),
+        output(firstScan),
+        '',
+        runnable(`head -n 3 ${memory.alerts}`),
+        output(alertHead),
+        '',
+        runnable(
+          `# the same scan again: nothing is news, so nothing is delivered\n${SENTINEL} ${memoryArgs.join(' ')}`,
+        ),
+        output(secondScan),
+      ].join('\n'),
+    'snooze-tryout': () =>
+      [
+        runnable(
+          `# terminal 1: the simulator with the demo's portfolio\nexport RESELLER_API_KEY=${TRY_API_KEY}\n${SENTINEL} simulate --port ${SIM.port} ${demoArgs.join(' ')}`,
+          true,
+        ),
+        '',
+        runnable(
+          `# terminal 2\n${exportsFor(SIM.port)}\nrm -f ${SNOOZE_STATE}\n${SENTINEL} snooze ${snoozed} --days 30 --state ${SNOOZE_STATE}\n${SENTINEL} ack ${acknowledged} --state ${SNOOZE_STATE}`,
+        ),
+        output(mask(snoozeOut + ackOut, ['until'])),
+      ].join('\n'),
     'restore-tryout': () =>
       [
         runnable(terminal1.replace('the simulator', 'the simulator, as above'), true),
         '',
         runnable(
-          `# terminal 2: the restore endpoint, with the simulator's variables and a signing key\n${exportsFor(SIM.port)}\nexport LINK_SIGNING_KEY=${TRY_SIGNING_KEY}\nnpm run -s sentinel -- serve --port ${SERVE_PORT}`,
+          `# terminal 2: the restore endpoint, with the simulator's variables and a signing key\n${exportsFor(SIM.port)}\nexport LINK_SIGNING_KEY=${TRY_SIGNING_KEY}\n${SENTINEL} serve --port ${SERVE_PORT}`,
           true,
         ),
         output(
@@ -333,12 +396,12 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
         ),
         '',
         runnable(
-          `# terminal 3: a link signed with the same key, then the button's POST\n${exportsFor(SIM.port)}\nexport LINK_SIGNING_KEY=${TRY_SIGNING_KEY} LINK_BASE_URL=http://127.0.0.1:${SERVE_PORT}\nnpm run -s sentinel -- link ${restoreDomain}`,
+          `# terminal 3: a link signed with the same key, then the button's POST\n${exportsFor(SIM.port)}\nexport LINK_SIGNING_KEY=${TRY_SIGNING_KEY} LINK_BASE_URL=http://127.0.0.1:${SERVE_PORT}\n${SENTINEL} link ${restoreDomain}`,
         ),
         output(mask(atPort(link, serve.url, SERVE_PORT), ['link'])),
         '',
         runnable(
-          `curl -s -H 'Accept: application/json' -d '${confirmation}' -w '\\n' "$(npm run -s sentinel -- link ${restoreDomain})"`,
+          `curl -s -H 'Accept: application/json' -d '${confirmation}' -w '\\n' "$(${SENTINEL} link ${restoreDomain})"`,
         ),
         output(restored),
       ].join('\n'),
@@ -347,31 +410,46 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
 
 const REGION = /<!-- generated:([\w-]+) -->([\s\S]*?)<!-- \/generated -->/g;
 
-/** README.md with every generated region rewritten; throws on a region this script does not know. */
-export async function renderReadme(readme: string): Promise<string> {
-  const gen = await generators();
-  const names = [...readme.matchAll(REGION)].map((m) => m[1] as string);
+/** The repository's root. */
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Every file the docs generation and tests cover: README.md, then docs/*.md, as paths from the root. */
+export function docFiles(): string[] {
+  const docs = readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`);
+  return ['README.md', ...docs];
+}
+
+let cached: Promise<Record<string, () => string | Promise<string>>> | undefined;
+
+/** `text` (the file `name`) with every generated region rewritten; throws on a region this script does not know. */
+export async function renderDoc(name: string, text: string): Promise<string> {
+  cached ??= generators();
+  const gen = await cached;
+  const names = [...text.matchAll(REGION)].map((m) => m[1] as string);
   const unknown = names.filter((n) => !(n in gen));
   if (unknown.length)
-    throw new Error(`README.md has generated regions this script does not know: ${unknown.join(', ')}`);
+    throw new Error(`${name} has generated regions this script does not know: ${unknown.join(', ')}`);
   const texts = new Map<string, string>();
-  for (const name of new Set(names)) texts.set(name, await (gen[name] as () => string | Promise<string>)());
-  return readme.replace(REGION, (_all, name: string, old: string) => {
-    const text = texts.get(name) as string;
+  for (const region of new Set(names))
+    texts.set(region, await (gen[region] as () => string | Promise<string>)());
+  return text.replace(REGION, (_all, region: string, old: string) => {
+    const body = texts.get(region) as string;
     // A region on its own lines holds a block; one inside a sentence holds a word.
     return old.startsWith('\n')
-      ? `<!-- generated:${name} -->\n${text}\n<!-- /generated -->`
-      : `<!-- generated:${name} -->${text}<!-- /generated -->`;
+      ? `<!-- generated:${region} -->\n${body}\n<!-- /generated -->`
+      : `<!-- generated:${region} -->${body}<!-- /generated -->`;
   });
 }
 
-/** Path of the README this script maintains. */
-export const README_PATH = fileURLToPath(new URL('../README.md', import.meta.url));
-
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const before = readFileSync(README_PATH, 'utf8');
-  const after = await renderReadme(before);
-  if (after !== before) writeFileSync(README_PATH, after);
-  process.stdout.write(`README.md ${after === before ? 'was up to date' : 'rewritten'}\n`);
+  for (const file of docFiles()) {
+    const before = readFileSync(join(ROOT, file), 'utf8');
+    const after = await renderDoc(file, before);
+    if (after !== before) writeFileSync(join(ROOT, file), after);
+    process.stdout.write(`${file} ${after === before ? 'was up to date' : 'rewritten'}\n`);
+  }
   process.exit(0);
 }

@@ -1,0 +1,270 @@
+import { SNSClient } from '@aws-sdk/client-sns';
+import { type LocalAlertTarget, localSender, parseAlertTarget } from '../../functions/adapters/local-alert';
+import { finishReport } from '../../functions/adapters/report-finish';
+import { deliverAlert, runScanJob, type ScanJobInput } from '../../functions/adapters/scan-job';
+import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { type AlertSender, snsSender } from '../../functions/adapters/sns-publish';
+import {
+  alertPublisher,
+  dynamoDbClientFromEnv,
+  openStateStore,
+  type Published,
+  runStatefulScan,
+  type StateLocation,
+} from '../../functions/adapters/stateful-scan';
+import { alertView } from '../../functions/core/actions';
+import { renderDigest, renderSms, reportReaches, smsAsDelivered } from '../../functions/core/alert';
+import { SEVERITIES, type Severity } from '../../functions/core/classify';
+import { ENV, loadScanSettings, type ScanSettings } from '../../functions/core/config';
+import { ConfigError } from '../../functions/core/errors';
+import { REPORT_ENV } from '../../functions/core/report-store';
+import type { Report } from '../../functions/core/scan';
+import { loadStatePolicy } from '../../functions/core/state-config';
+import { flagsOf, noPositionals, oneOf, parseNow, settingsWithFlags, str } from '../args';
+import {
+  BASE_URL_OPTION,
+  type CliIo,
+  type Command,
+  EXIT,
+  fromSetting,
+  type ParsedArgs,
+  STATE_OPTION,
+  UsageError,
+} from '../command';
+import { reportStoreFor, stateLocationOf } from '../local-stores';
+
+/** Where this run's alert goes. */
+type Delivery =
+  | { readonly kind: 'dry-run' }
+  | { readonly kind: 'sns'; readonly topicArn: string }
+  | { readonly kind: 'local'; readonly target: LocalAlertTarget };
+
+/** A scan as the command line asked for it, checked before anything starts. */
+interface ScanRun {
+  readonly job: ScanJobInput;
+  readonly delivery: Delivery;
+  readonly json: boolean;
+  readonly failOn: Severity | undefined;
+  readonly stateFlag: string | undefined;
+  /** `--allow-clock-skew`: scan with state even when the time does not fit the state's (replays). */
+  readonly allowClockSkew: boolean;
+}
+
+export const scan: Command = {
+  name: 'scan',
+  summary: 'one scan of the account: report, digest, alert',
+  about:
+    'Reads the whole account (or the part a proven filtered read needs), classifies every domain and ' +
+    'delivers one alert: to the SNS topic, to stdout or a file (--alert-to), or nowhere (--dry-run). ' +
+    'With --state it remembers the last scan and alerts only on news.',
+  options: {
+    json: { type: 'boolean', doc: 'print only the JSON report on stdout' },
+    'dry-run': {
+      type: 'boolean',
+      doc: `print the digest and SMS instead of publishing, and write no state (publishing needs ${ENV.alertTopicArn})`,
+    },
+    'alert-to': {
+      type: 'string',
+      value: 'stdout|FILE',
+      doc: 'deliver the alert here instead of SNS: printed, or appended to FILE; it counts as delivered, so --state is saved',
+      default: 'the SNS topic',
+    },
+    now: {
+      type: 'string',
+      value: 'ISO',
+      doc: 'evaluate the rules at this instant (reproducible runs)',
+      default: 'now',
+    },
+    'expiry-days': fromSetting('expiryDays', 'N'),
+    'critical-days': fromSetting('criticalDays', 'N'),
+    mode: fromSetting('scanMode', 'MODE'),
+    'per-page': fromSetting('perPage', 'N'),
+    concurrency: fromSetting('concurrency', 'N'),
+    'timeout-ms': fromSetting('requestTimeoutMs', 'MS'),
+    'time-budget': fromSetting('timeBudgetSeconds', 'S'),
+    'max-response-mb': fromSetting('maxResponseMb', 'N'),
+    'min-severity': fromSetting('minSeverity', 'LEVEL'),
+    'time-zone': fromSetting('timeZone', 'TZ'),
+    'base-url': BASE_URL_OPTION,
+    state: STATE_OPTION,
+    'allow-clock-skew': {
+      type: 'boolean',
+      doc: "with --state: scan even when --now is more than 5 minutes ahead of this machine's clock or before the state's last scan (a replay, or a clock that was wrong); stored times in the future then count as due",
+    },
+    'fail-on': {
+      type: 'string',
+      value: 'LEVEL',
+      doc: 'exit 3 when a finding is at info, warning or critical or above',
+      default: 'off',
+    },
+  },
+  env: [
+    ENV.resellerApiKey,
+    ENV.alertTopicArn,
+    ENV.linkBaseUrl,
+    ENV.linkSigningKey,
+    ENV.linkTtlDays,
+    ENV.accountLabel,
+    ENV.alertThresholds,
+    ENV.criticalRepeatHours,
+    ENV.summaryEveryDays,
+    ENV.quarantineDays,
+    REPORT_ENV.dir,
+    REPORT_ENV.bucket,
+  ],
+  run: async (args, io) => {
+    const run = checkScanRun(args, io);
+    const location = stateLocationOf(run.stateFlag, io.env);
+    if (run.allowClockSkew && !location)
+      throw new UsageError(
+        '--allow-clock-skew is for scans with --state (or STATE): without state no time is checked',
+      );
+    const report = location ? await scanWithMemory(run, location, io) : await scanAlone(run, io);
+    if (report && run.failOn && reportReaches(report, run.failOn)) {
+      io.stderr(`sentinel: findings at ${run.failOn} or above (--fail-on ${run.failOn})\n`);
+      return EXIT.failOn;
+    }
+    return EXIT.ok;
+  },
+};
+
+/** Every flag, setting and secret checked up front: a bad one is exit 2 before a request leaves. */
+function checkScanRun(args: ParsedArgs, io: CliIo): ScanRun {
+  noPositionals(scan, args);
+  const failOn = oneOf(str(args.values['fail-on']), '--fail-on', SEVERITIES);
+  const settings = loadScanSettings(settingsWithFlags(scan, args, io.env), flagsOf(scan));
+  const now = parseNow(str(args.values.now));
+  const secrets = new EnvSecretSource(io.env);
+  secrets.apiKeyNow();
+  if (settings.linkBaseUrl) secrets.signingKeysNow();
+  else if (secrets.hasSigningKeys()) {
+    // A key without a base is most likely a half-done setup: say so rather than drop links silently.
+    io.stderr(
+      `sentinel: note: findings carry no restore links because ${ENV.linkBaseUrl} is not set (${ENV.linkSigningKey} is)\n`,
+    );
+  }
+  const json = args.values.json === true;
+  return {
+    job: { settings, secrets, now, deadline: Date.now() + settings.timeBudgetSeconds * 1000 },
+    delivery: chooseDelivery(args, settings, json),
+    json,
+    failOn,
+    stateFlag: str(args.values.state),
+    allowClockSkew: args.values['allow-clock-skew'] === true,
+  };
+}
+
+function chooseDelivery(args: ParsedArgs, settings: ScanSettings, json: boolean): Delivery {
+  const alertTo = str(args.values['alert-to']);
+  const dryRun = args.values['dry-run'] === true;
+  if (alertTo !== undefined && dryRun)
+    throw new UsageError('--dry-run delivers nothing and --alert-to delivers the alert: pass one of them');
+  if (alertTo === 'stdout' && json)
+    throw new UsageError('--json and --alert-to stdout would both write to stdout: use --alert-to FILE');
+  if (alertTo === '') throw new UsageError('--alert-to needs stdout or a file path');
+  if (alertTo !== undefined) return { kind: 'local', target: parseAlertTarget(alertTo) };
+  if (dryRun) return { kind: 'dry-run' };
+  if (settings.alertTopicArn) return { kind: 'sns', topicArn: settings.alertTopicArn };
+  throw new ConfigError(
+    `${ENV.alertTopicArn} is not set; set it to publish the alert, pass --alert-to stdout to print it, or pass --dry-run`,
+  );
+}
+
+function senderFor(delivery: Delivery, io: CliIo): AlertSender | undefined {
+  if (delivery.kind === 'sns') return snsSender(io.sns?.() ?? new SNSClient({}), delivery.topicArn);
+  if (delivery.kind === 'local') return localSender(delivery.target, io.stdout);
+  return undefined;
+}
+
+/** `published alert <id> to <topic>`, `delivered the alert to stdout`, `appended the alert to FILE`. */
+function deliveredLine(delivery: Delivery, published: Published, why?: readonly string[]): string {
+  const reason = why?.length ? ` (${why.join(', ')})` : '';
+  const cut = published.findingsCut ? ` (${published.findingsCut} findings cut to fit SNS's 256 KB)` : '';
+  if (delivery.kind === 'sns')
+    return `published alert ${published.messageId} to ${delivery.topicArn}${reason}${cut}`;
+  const where =
+    delivery.kind === 'local' && delivery.target.kind === 'file'
+      ? `appended the alert to ${delivery.target.path}`
+      : 'delivered the alert to stdout';
+  return `${where}${reason}${cut}`;
+}
+
+/** The digest and the SMS a dry run prints in place of delivering them. */
+function printDryRun(report: Report, settings: ScanSettings, io: CliIo): void {
+  const options = {
+    timeZone: settings.timeZone,
+    ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
+  };
+  io.stdout(
+    `${renderDigest(report, options)}\n\n--- SMS (critical only, as a phone receives it) ---\n${smsAsDelivered(renderSms(report, options))}\n`,
+  );
+}
+
+/** A scan without memory: read, keep the report, deliver if the notify policy says so. */
+async function scanAlone(run: ScanRun, io: CliIo): Promise<Report> {
+  const { settings } = run.job;
+  const read = await runScanJob(run.job);
+  // A report that carries links is kept where `serve` looks by default, so its report_url leads to it.
+  const reports = reportStoreFor({ env: io.env, cwd: io.cwd }, read.report_url === undefined);
+  const { report, alert } = await finishReport({ report: read, ...(reports ? { reports } : {}) });
+  if (run.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+  const send = senderFor(run.delivery, io);
+  if (!send) {
+    if (!run.json) printDryRun(alert, settings, io);
+    return report;
+  }
+  const outcome = await deliverAlert(alert, settings, send);
+  (run.json ? io.stderr : io.stdout)(
+    `${outcome.published ? deliveredLine(run.delivery, outcome) : `no alert published: ${outcome.reason}`}\n`,
+  );
+  return report;
+}
+
+/**
+ * `scan --state …`: compare with the last scan, deliver what is news, then save the state.
+ * Undefined when another scan saved a later one meanwhile: that scan's outcome stands, not this one's.
+ */
+async function scanWithMemory(run: ScanRun, location: StateLocation, io: CliIo): Promise<Report | undefined> {
+  const { settings } = run.job;
+  const store = openStateStore(
+    location,
+    settings.resellerBaseUrl,
+    () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env),
+  );
+  const send = senderFor(run.delivery, io);
+  const { result, published, saved, conflicts, superseded } = await runStatefulScan({
+    job: run.job,
+    store,
+    policy: loadStatePolicy(io.env, settings.minSeverity),
+    ...(send ? { publish: alertPublisher(settings, send) } : {}),
+    ...(run.allowClockSkew ? { allowClockSkew: true } : {}),
+  });
+  const say = run.json ? io.stderr : io.stdout;
+  if (superseded) {
+    // The report as read is still printed; the stored one (the later scan's) is kept.
+    if (run.json) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
+    say(`no alert published and state not written: ${superseded}\n`);
+    return undefined;
+  }
+  await reportStoreFor(
+    { env: io.env, stateFlag: run.stateFlag, cwd: io.cwd },
+    result.report.report_url === undefined,
+  )?.put(result.report);
+  if (conflicts > 0)
+    say(
+      `another scan moved the state on while this one ran: re-read it ${conflicts} time${conflicts === 1 ? '' : 's'} before deciding\n`,
+    );
+  if (run.json) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
+  if (!send) {
+    if (!run.json) printDryRun(alertView(result.report, result.silenced), settings, io);
+    say(
+      `state in ${store.location} not written (--dry-run); a real run would ${result.publish ? 'publish' : 'publish nothing'}: ${result.why.join(', ')}\n`,
+    );
+    return result.report;
+  }
+  say(
+    `${published ? deliveredLine(run.delivery, published, result.why) : `no alert published: ${result.why.join(', ') || 'nothing new'}`}\n`,
+  );
+  if (saved) say(`state saved to ${store.location}\n`);
+  return result.report;
+}
