@@ -26,6 +26,11 @@ const COVERED_ELSEWHERE: ReadonlyArray<{
     why: 'each setting’s own schema message, joined; one row explains the form, configuration.md the values',
   },
   {
+    construction: /^lib\/config\.ts:\d+: new ConfigError\((problems\.join|unknown\.map)/,
+    row: '`invalid context: unknown setting alertEmail; did you mean alertEmails?`',
+    why: 'the deploy settings’ schema messages and unknown keys, joined; the rows of Deploying show the forms',
+  },
+  {
     construction: /^functions\/adapters\/dynamodb-state-store\.ts:\d+: new StateConflictError\(conflict\)/,
     row: '`another scan moved the state on or holds its lease (…, generation 7)`',
     why: 'the message is the second argument of conditional(); its callers pass the texts of the row',
