@@ -78,7 +78,8 @@ export const restore: Command = {
         return EXIT.ok;
       }
     }
-    io.stdout(`${await restoreAndConfirm(client, found, keeper(trail, domain, now))}\n`);
+    const keep = keeper(trail, domain, now, (line) => io.stderr(`${line}\n`));
+    io.stdout(`${await restoreAndConfirm(client, found, keep)}\n`);
     return EXIT.ok;
   },
 };
@@ -114,13 +115,23 @@ async function askBeforeRestore(
   return /^y(es)?$/i.test(agreed.trim()) ? undefined : 'the registrant’s consent was not confirmed';
 }
 
-/** Keeps an attempt's outcome in the audit trail, when the command was given a state store. */
-function keeper(trail: AuditTrail | null, domain: string, at: number) {
+/**
+ * Keeps an attempt's outcome in the audit trail, when the command was given a state store. A trail
+ * that cannot be written is a warning: what the reseller did (a paid restore, done) must still be
+ * said, as the restore link's answer stands when its audit write fails.
+ */
+function keeper(trail: AuditTrail | null, domain: string, at: number, warn: (line: string) => void) {
   return async (outcome: string): Promise<void> => {
     if (!trail) return;
-    await trail.recordAudit(
-      auditEntry({ at, domain, outcome, status: 0, via: 'cli', userAgent: 'sentinel restore' }),
-    );
+    try {
+      await trail.recordAudit(
+        auditEntry({ at, domain, outcome, status: 0, via: 'cli', userAgent: 'sentinel restore' }),
+      );
+    } catch (error) {
+      warn(
+        `warning: this attempt (${outcome}) could not be kept in the audit trail of ${trail.location}: ${(error as Error).message}`,
+      );
+    }
   };
 }
 
