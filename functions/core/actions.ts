@@ -7,6 +7,7 @@ import {
   severityRank,
 } from './classify';
 import type { Report } from './scan';
+import { MAX_INSTANT_MS } from './schemas';
 import { CLOCK_TOLERANCE_MS, StoredDateTime } from './state-time';
 
 /**
@@ -109,7 +110,8 @@ export function isWorse(
 /** A snooze of `finding` for `days` days from `now` (epoch ms). */
 export function snoozeOf(finding: DomainFinding, days: number, now: number): Snooze {
   return {
-    until: new Date(now + days * DAY_MS).toISOString(),
+    // Never past the last instant a four-digit year holds: the state could not read it back.
+    until: new Date(Math.min(now + days * DAY_MS, MAX_INSTANT_MS)).toISOString(),
     at: new Date(now).toISOString(),
     kind: finding.kind,
     severity: finding.severity,
