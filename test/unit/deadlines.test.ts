@@ -62,7 +62,7 @@ describe('the quarantine-period table', () => {
   });
 
   it.each(['x.constructor', 'x.tostring', 'x.hasownproperty', 'x.valueof'])(
-    'knows no period for %s: a TLD is data, not a key of the language\'s own objects',
+    "knows no period for %s: a TLD is data, not a key of the language's own objects",
     (name) => {
       expect(quarantinePeriodOf(name)).toBeNull();
       expect(quarantinePeriodOf(name, parseQuarantineDays('nl=40'))).toBeNull();
@@ -100,6 +100,27 @@ describe('the quarantine-period table', () => {
     expect(restoreDeadline('shop.nl', null, NOW)).toEqual({
       known: false,
       reason: expect.stringContaining('no date_deleted'),
+    });
+  });
+
+  it('says "unknown" for a date_deleted in the future: no domain gets more days than its TLD allows', () => {
+    expect(restoreDeadline('shop.nl', NOW + 365 * DAY, NOW)).toEqual({
+      known: false,
+      reason: 'date_deleted is in the future, so when the quarantine ends is not known',
+    });
+    expect(restoreDeadline('shop.nl', NOW + 2 * HOUR, NOW)).toMatchObject({ known: false });
+    // Within the leeway for two hosts' clocks the deadline stands, and stays within the period.
+    expect(restoreDeadline('shop.nl', NOW + 30 * 60_000, NOW)).toMatchObject({
+      known: true,
+      days_to_restore: 40,
+    });
+  });
+
+  it('says "unknown" rather than write a deadline past the year 9999', () => {
+    const late = Date.parse('9999-12-20T00:00:00Z');
+    expect(restoreDeadline('shop.nl', late, late)).toEqual({
+      known: false,
+      reason: 'the restore deadline falls after the year 9999',
     });
   });
 
