@@ -9,6 +9,7 @@ import {
 import { LAST_DAYS } from './quarantine-periods';
 import type { Report } from './scan';
 import { MAX_INSTANT_MS } from './schemas';
+import type { DomainMemory } from './state';
 import { CLOCK_TOLERANCE_MS, StoredDateTime } from './state-time';
 
 /**
@@ -88,6 +89,11 @@ export interface ActionStore {
   readonly location: string;
   snooze(domain: string, snooze: Snooze): Promise<void>;
   acknowledge(domain: string, acknowledgement: Acknowledgement): Promise<void>;
+  /**
+   * What the scans remember of `domain` (a renewal that fell due while watched), so that a link
+   * judges the domain's finding the way the alert did; absent in a store that keeps no memory.
+   */
+  memoryOf?(domain: string): Promise<DomainMemory | undefined>;
 }
 
 const KIND_RANK: Readonly<Record<DomainFindingKind, number>> = {
