@@ -408,6 +408,28 @@ describe('alerts: restore deadlines', () => {
     expect(new Set(events.map((e) => e.uid)).size).toBe(2);
   });
 
+  it('dates the restore-by event on the last day a restore is possible in the alert’s time zone', () => {
+    const deadline = (restore_by: string) =>
+      reportOf([{ ...quarantined('zone.nl', 5), restore_by, days_to_restore: 9 } as DomainFinding]);
+    const restoreEvent = (report: ReturnType<typeof deadline>, timeZone?: string) =>
+      new ICAL.Component(ICAL.parse(renderCalendar(report, timeZone ? { timeZone } : {})))
+        .getAllSubcomponents('vevent')
+        .map((e) => new ICAL.Event(e))
+        .find((e) => e.summary.startsWith('Restore by:')) as InstanceType<typeof ICAL.Event>;
+    const at2 = deadline('2026-12-02T02:00:00.000Z');
+    // 18:00 on 1 Dec in Los Angeles, the digest's "restore by 1 Dec 2026": not on 2 Dec, when it has passed.
+    const west = restoreEvent(at2, 'America/Los_Angeles');
+    expect(west.startDate.toString()).toBe('2026-12-01');
+    expect(west.description).toContain('the deadline is 1 Dec 2026, 18:00 America/Los_Angeles');
+    expect(renderDigest(at2, { timeZone: 'America/Los_Angeles' })).toContain('restore by 1 Dec 2026');
+    expect(restoreEvent(at2, 'Europe/Amsterdam').startDate.toString()).toBe('2026-12-02');
+    expect(restoreEvent(at2).startDate.toString()).toBe('2026-12-02');
+    // A deadline at midnight sharp leaves nothing of its day.
+    expect(restoreEvent(deadline('2026-12-02T00:00:00.000Z')).startDate.toString()).toBe('2026-12-01');
+    // The UID names the deadline, not the zone's day: the same event everywhere, scan after scan.
+    expect(west.uid).toBe(restoreEvent(at2, 'Asia/Tokyo').uid);
+  });
+
   it('lists the deadlines on the report page and marks them on the timeline', () => {
     const page = renderReportPage({ report, token: {} });
     expect(page).toContain('<h2>Restore deadlines (4)</h2>');
