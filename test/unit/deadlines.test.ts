@@ -290,11 +290,11 @@ describe('scanAccount: renewal_failed per account', () => {
     expect(report.renewal_rule_off).toBeUndefined();
   });
 
-  it('turns the rule off, and says why, when most records show date_renewal a year before expiry', async () => {
+  it('turns the rule off, and says why, when most records it judges show date_renewal a year before expiry', async () => {
     const lastYear = [1, 2, 3].map((n) => ({
       domain_name: `old${n}.nl`,
-      date_expiry: iso(NOW + 100 * n * DAY),
-      date_renewal: iso(NOW + (100 * n - 365) * DAY),
+      date_expiry: iso(NOW + (25 + 10 * n) * DAY),
+      date_renewal: iso(NOW + (25 + 10 * n - 365) * DAY),
       auto_renew: true,
     }));
     const report = await scanAccount({
@@ -306,10 +306,41 @@ describe('scanAccount: renewal_failed per account', () => {
     expect(report.findings).toEqual([
       expect.objectContaining({ domain_name: 'failing.nl', kind: 'expiring', severity: 'info' }),
     ]);
-    expect(report.renewal_rule_off).toMatch(/on 3 of the 4 domains with auto-renew on/);
+    expect(report.renewal_rule_off).toMatch(
+      /on 3 of the 4 domains with auto-renew on that expire within 59 days/,
+    );
     expect(renderDigest(report)).toContain(
       'Failed renewals were not checked: date_renewal is 300 days or more',
     );
+  });
+});
+
+describe('scanAccount: the renewal vote, the same in every mode', () => {
+  it('is taken among the domains the rule judges (expiring within 59 days), which every read lists', async () => {
+    const failing = {
+      domain_name: 'failing.nl',
+      date_expiry: iso(NOW + 20 * DAY),
+      date_renewal: iso(NOW - 3 * DAY),
+      auto_renew: true,
+    };
+    // Many domains far out whose date_renewal lies a year before expiry (a filtered read leaves them
+    // unread): they cannot be judged by the rule, and do not turn it off for the ones it can.
+    const far = [1, 2, 3, 4, 5].map((n) => ({
+      domain_name: `far${n}.nl`,
+      date_expiry: iso(NOW + (200 + n) * DAY),
+      date_renewal: iso(NOW + (200 + n - 365) * DAY),
+      auto_renew: true,
+    }));
+    const report = await scanAccount({
+      client: client([failing, ...far]),
+      now: NOW,
+      policy: DEFAULT_POLICY,
+      mode: 'full',
+    });
+    expect(report.renewal_rule_off).toBeUndefined();
+    expect(report.findings).toEqual([
+      expect.objectContaining({ domain_name: 'failing.nl', kind: 'renewal_failed' }),
+    ]);
   });
 });
 
