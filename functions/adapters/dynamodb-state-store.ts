@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   type AttributeValue,
   BatchWriteItemCommand,
@@ -31,11 +30,15 @@ const { partitionKey: PK, sortKey: SK } = STATE_TABLE_DEFINITION;
 const DOMAIN_PREFIX = 'domain#';
 const CONTACT_PREFIX = 'contact#';
 /**
- * Restore attempts: `audit#<ISO time>#<random>` in the account's partition, the entry in attribute
- * `a`. load() reads only items with `m`, and save() writes and deletes only those, so the trail
- * never takes part in a scan's state.
+ * Restore attempts: `audit#seq#<16 digits>` in the account's partition, the entry in attribute `a`,
+ * numbered in order of arrival by the counter item `audit-counter` (attribute `n`). load() reads
+ * only items with `m`, and save() writes and deletes only those, so the trail never takes part in a
+ * scan's state. Items of older versions, `audit#<ISO time>#<random>`, sort before every numbered
+ * one, as they arrived before them.
  */
 const AUDIT_PREFIX = 'audit#';
+const AUDIT_SEQUENCE_PREFIX = `${AUDIT_PREFIX}seq#`;
+const AUDIT_COUNTER_SORT_KEY = 'audit-counter';
 /** BatchWriteItem's limit per call. */
 const BATCH = 25;
 const UNPROCESSED_RETRIES = 8;
@@ -270,11 +273,30 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
   }
 
   /**
-   * Adds a restore attempt as an item of its own (an UpdateItem: the actions the state store is
-   * granted), then deletes the oldest beyond AUDIT_MAX_ENTRIES.
+   * Adds a restore attempt as an item of its own (UpdateItems: the actions the state store is
+   * granted), then deletes the oldest beyond AUDIT_MAX_ENTRIES. Ordered by arrival, never by the
+   * time in the entry: keyed by that clock, an attempt recorded after it stepped back (an NTP
+   * correction, another function's clock) sorted as the oldest and was trimmed the moment it was
+   * written. The atomic counter cannot go backwards, also between two functions at once.
    */
   async recordAudit(entry: AuditEntry): Promise<void> {
-    const sk = `${AUDIT_PREFIX}${entry.at}#${randomBytes(4).toString('hex')}`;
+    const counted = await this.wrap('number the restore attempt', () =>
+      this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: this.key(AUDIT_COUNTER_SORT_KEY),
+          UpdateExpression: 'ADD n :one',
+          ExpressionAttributeValues: { ':one': { N: '1' } },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      ),
+    );
+    const sequence = Number(counted.Attributes?.n?.N);
+    if (!Number.isSafeInteger(sequence) || sequence < 1)
+      throw new StateError(
+        `could not number the restore attempt in ${this.location}: the counter ${AUDIT_COUNTER_SORT_KEY} holds ${JSON.stringify(counted.Attributes?.n?.N ?? null)}`,
+      );
+    const sk = `${AUDIT_SEQUENCE_PREFIX}${String(sequence).padStart(16, '0')}`;
     await this.wrap('keep the restore attempt', () =>
       this.client.send(
         new UpdateItemCommand({

@@ -65,14 +65,29 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
       ? { timeBudgetSeconds: Math.round((input.deadline - Date.now()) / 1000) }
       : {}),
   });
-  return linkBaseUrl && keys?.length
+  // With memory, the comparison may still change a finding (a renewal_failed only memory knows):
+  // the stateful scan signs the links once it has (signReportLinks), so each acts on what is shown.
+  return input.observe ? report : signReportLinks(report, input, false);
+}
+
+/**
+ * The report with every signed link it can carry (functions/core/report-links.ts), when
+ * LINK_BASE_URL is set; `silencing` offers snooze and acknowledge, which need the state store.
+ */
+export async function signReportLinks<R extends Report>(
+  report: R,
+  input: Pick<ScanJobInput, 'settings' | 'secrets' | 'now'>,
+  silencing: boolean,
+): Promise<R> {
+  const { settings } = input;
+  const keys = settings.linkBaseUrl ? await input.secrets.signingKeys() : undefined;
+  return settings.linkBaseUrl && keys?.length
     ? attachLinks(report, {
-        baseUrl: linkBaseUrl,
+        baseUrl: settings.linkBaseUrl,
         keys,
         now: input.now,
         ttlDays: settings.linkTtlDays,
-        // Snoozes and acknowledgements live in the state store: offer them only with one.
-        silencing: input.observe !== undefined,
+        silencing,
       })
     : report;
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Acknowledgement, ActionStore, DomainActions, Snooze } from '../core/actions';
 import { type DomainMemory, type ScanState, StateConflictError } from '../core/state';
+import { domainKey, storedDomainKey } from '../core/state-bounds';
 import { normalizeDomainName } from '../core/text';
 import type { StateStore } from './state-store';
 import { accountFor, loadState } from './stateful-scan';
@@ -54,6 +55,17 @@ export class StateActionStore implements ActionStore {
 
   acknowledge(domain: string, acknowledged: Acknowledgement): Promise<void> {
     return this.change((actions) => ({ ...actions, acknowledged }), domain);
+  }
+
+  /** The domain's memory as the last scan saved it, under any spelling of its name. */
+  async memoryOf(domain: string): Promise<DomainMemory | undefined> {
+    const { state } = await loadState(this.store, this.scope);
+    await this.checkAccount(state);
+    const wanted = domainKey(domain);
+    if (Object.hasOwn(state.domains, wanted)) return state.domains[wanted];
+    for (const [key, memory] of Object.entries(state.domains))
+      if (storedDomainKey(key) === wanted) return memory;
+    return undefined;
   }
 
   /** One conditional step: retried when a scan holds the lease or saved first. */

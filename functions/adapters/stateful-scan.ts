@@ -22,7 +22,7 @@ import { loadStatePolicy, STATE_ENV } from '../core/state-config';
 import { scanTimeProblem } from '../core/state-time';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { FileStateStore } from './file-state-store';
-import { runScanJob, type ScanJobInput } from './scan-job';
+import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
 import { type AlertSender, snsSender } from './sns-publish';
 import type { StateStore, StoredState } from './state-store';
 
@@ -217,7 +217,17 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
   const started = clock();
   const waitMs = input.waitMs ?? CONFLICT_WAIT_MS;
   for (let conflicts = 0; ; conflicts++) {
-    const result = compareWithState({ report, observed, state: loaded.state, policy, scope, account, pages });
+    const compared = compareWithState({
+      report,
+      observed,
+      state: loaded.state,
+      policy,
+      scope,
+      account,
+      pages,
+    });
+    // Links are signed for the findings as compared: a snooze link must act on what the alert shows.
+    const result = { ...compared, report: await signReportLinks(compared.report, input.job, true) };
     if (!input.publish) return { result, published: null, saved: false, conflicts };
     try {
       await store.claim(loaded.generation, { owner, expiresAt: clock() + LEASE_MS });

@@ -2,9 +2,12 @@ import {
   type Acknowledgement,
   type ActionStore,
   acknowledgementOf,
+  cannotBeSilenced,
   DEFAULT_SNOOZE_DAYS,
   SNOOZE_CHOICES,
   type Snooze,
+  silenceEndsAt,
+  snoozeChoicesFor,
   snoozeOf,
 } from './actions';
 import { type DomainFinding, severityRank } from './classify';
@@ -51,6 +54,7 @@ export type ActionOutcomeKind =
   | 'head'
   | 'confirm'
   | 'no_finding'
+  | 'last_days'
   | 'bad_days'
   | 'finding_changed'
   | 'snoozed'
@@ -114,18 +118,13 @@ export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
   const domain = input.domain;
   if (method === 'HEAD') return outcome('head', 200, '', '');
 
-  let days = DEFAULT_SNOOZE_DAYS;
+  // The form's days are checked against the finding's own choices once it is known (a quarantine's
+  // are cut to its days to restore); anything beyond the longest choice is refused before a lookup.
+  let posted: number | undefined;
   if (method === 'POST' && input.action === 'snooze' && input.form.days !== undefined) {
-    const chosen = Number(input.form.days);
-    if (!(SNOOZE_CHOICES as readonly number[]).includes(chosen) || !/^\d+$/.test(input.form.days)) {
-      return outcome(
-        'bad_days',
-        400,
-        'Not a snooze length',
-        `Choose ${SNOOZE_CHOICES.join(', ')} days. Nothing was changed.`,
-      );
-    }
-    days = chosen;
+    posted = Number(input.form.days);
+    if (!/^\d+$/.test(input.form.days) || posted < 1 || posted > Math.max(...SNOOZE_CHOICES))
+      return badDays(SNOOZE_CHOICES);
   }
 
   let port: ActionPort;
@@ -157,6 +156,18 @@ export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
       `${domain} has nothing to report now (renewed, restored or gone from the account), so there is nothing to ${input.action}.`,
     );
   }
+  // A quarantine in its last days to restore (or past it) is alerted daily whatever anyone chose.
+  if (cannotBeSilenced(finding)) {
+    return outcome(
+      'last_days',
+      method === 'POST' ? 409 : 200,
+      `${domain} cannot be ${input.action === 'snooze' ? 'snoozed' : 'acknowledged'} now`,
+      `${domain} is ${lastDaysWords(finding)}: alerts about it repeat daily until it is restored or gone, and cannot be snoozed or acknowledged. Nothing was changed.`,
+    );
+  }
+  const choices = snoozeChoicesFor(finding);
+  const days = posted ?? Math.min(DEFAULT_SNOOZE_DAYS, Math.max(...choices));
+  if (!choices.includes(days)) return badDays(choices);
   // A link acts only on what it was sent for: a finding that became another kind or more severe
   // (a warning's link, used after the domain went into quarantine) is not silenced by it.
   const sentFor = gate.finding;
@@ -198,9 +209,7 @@ export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
         finding,
         linkExpires: currentQuery ? input.now + CURRENT_LINK_TTL_SECONDS * 1000 : exp * 1000,
         formAction: `?${query}`,
-        ...(input.action === 'snooze'
-          ? { days: { choices: SNOOZE_CHOICES, chosen: DEFAULT_SNOOZE_DAYS } }
-          : {}),
+        ...(input.action === 'snooze' ? { days: { choices, chosen: days } } : {}),
         ...(changed && sentFor ? { sentFor } : {}),
       },
     };
@@ -235,14 +244,17 @@ export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
       detail: detailOf(error),
     };
   }
+  const ends = silenceEndsAt(finding);
+  const lastDays =
+    ends === null ? '' : ` Its last days to restore begin ${utc(ends)}: from then on it is alerted daily.`;
   if (input.action === 'snooze') {
-    const until = (stored as Snooze).until.replace('T', ' ').slice(0, 16);
+    const until = utc(Date.parse((stored as Snooze).until));
     return {
       ...outcome(
         'snoozed',
         200,
         `${domain} snoozed`,
-        `Alerts leave ${domain} out until ${until} UTC, unless it gets worse (for example enters quarantine). It stays in the report.`,
+        `Alerts leave ${domain} out until ${until}, unless it gets worse (for example enters quarantine). It stays in the report.${lastDays}`,
       ),
       stored,
     };
@@ -252,10 +264,29 @@ export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
       'acknowledged',
       200,
       `${domain} acknowledged`,
-      `Alerts leave ${domain} out until its expiry date, status or auto-renew changes. It stays in the report.`,
+      `Alerts leave ${domain} out until its expiry date, status or auto-renew changes. It stays in the report.${lastDays}`,
     ),
     stored,
   };
+}
+
+const utc = (ms: number) => `${new Date(ms).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
+
+/** `in its last days to restore, 3 days left (restore by 2026-12-02 02:00 UTC)`, or that the date has passed. */
+function lastDaysWords(finding: DomainFinding): string {
+  const left = finding.days_to_restore ?? 0;
+  const by = finding.restore_by ? utc(Date.parse(finding.restore_by)) : 'unknown';
+  if (left < 0) return `past its restore-by date (${by})`;
+  return `in its last days to restore, ${left === 0 ? 'on the last day' : `${left} day${left === 1 ? '' : 's'} left`} (restore by ${by})`;
+}
+
+function badDays(choices: readonly number[]): ActionOutcome {
+  return outcome(
+    'bad_days',
+    400,
+    'Not a snooze length',
+    `Choose ${choices.join(', ')} days. Nothing was changed.`,
+  );
 }
 
 /** How long the links offered for a finding that changed stay valid: for use now, from the page. */

@@ -9,9 +9,12 @@ import { displayDomain, normalizeDomainName } from './text';
 /**
  * The calendar feed (RFC 5545, written by ical-generator): one all-day event per domain finding,
  * on its expiry date (or, in quarantine, the day quarantine began), with an alarm CRITICAL_DAYS
- * before an expiry; a quarantined domain with a known restore deadline has a second event on its
- * restore-by day. UIDs are a hash of domain, kind and date, so a calendar app that fetches the
- * feed again updates its events instead of adding copies, and a renewal (a new date) is a new event.
+ * before an expiry; a quarantined domain with a known restore deadline has a second event on the
+ * last day a restore is still possible. All-day events float (they have no zone), so each is dated
+ * as the day reads in the alert's time zone (ALERT_TIME_ZONE): dated in UTC, a deadline of 18:00
+ * in Los Angeles would show on the next day there, after it passed. UIDs are a hash of domain,
+ * kind and the UTC date, so a calendar app that fetches the feed again updates its events instead
+ * of adding copies, and a renewal (a new date) is a new event.
  */
 
 export const CALENDAR_CONTENT_TYPE = 'text/calendar; charset=utf-8';
@@ -40,7 +43,17 @@ function uidOf(domainName: string, kind: string, date: string, repeat: string): 
   return `${hash}@domain-sentinel`;
 }
 
-const dayFormat = dateFormat('UTC').day;
+/** The calendar date (YYYY-MM-DD) `ms` falls on in `timeZone`, as the midnight UTC an all-day event is given. */
+function dayIn(ms: number, timeZone: string): Date {
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).formatToParts(new Date(ms));
+  const part = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+  return new Date(Date.UTC(part('year'), part('month') - 1, part('day')));
+}
 
 function summaryOf(f: DomainFinding, name: string): string {
   if (f.kind === 'quarantine') return `Quarantine: ${name}`;
@@ -49,8 +62,17 @@ function summaryOf(f: DomainFinding, name: string): string {
   return `Expires: ${name}${f.auto_renew === true ? '' : ' (auto-renew off)'}`;
 }
 
+export interface CalendarOptions {
+  readonly accountLabel?: string;
+  /** The zone whose days the events fall on (ALERT_TIME_ZONE). @default 'UTC' */
+  readonly timeZone?: string;
+}
+
 /** The feed of `report`'s domain findings. */
-export function renderCalendar(report: Report, options: { readonly accountLabel?: string } = {}): string {
+export function renderCalendar(report: Report, options: CalendarOptions = {}): string {
+  const timeZone = options.timeZone ?? 'UTC';
+  const format = dateFormat(timeZone);
+  const dayFormat = format.day;
   const name = `domain-sentinel${options.accountLabel ? ` (${options.accountLabel})` : ''}`;
   const calendar = ical({
     name,
@@ -70,10 +92,11 @@ export function renderCalendar(report: Report, options: { readonly accountLabel?
     const date = eventDate(f);
     const isExpiry = f.kind !== 'quarantine';
     const future = Date.parse(date) > Date.parse(report.now);
+    const day = dayIn(Date.parse(date), timeZone).getTime();
     calendar.createEvent({
       id,
-      start: new Date(Date.parse(date.slice(0, 10))),
-      end: new Date(Date.parse(date.slice(0, 10)) + DAY_MS),
+      start: new Date(day),
+      end: new Date(day + DAY_MS),
       allDay: true,
       stamp: new Date(report.generated_at),
       summary: summaryOf(f, shown),
@@ -87,15 +110,18 @@ export function renderCalendar(report: Report, options: { readonly accountLabel?
       restoreUid = restoreByUid(f, `\n${f.domain_name}\n${n}`);
     if (restoreUid && f.restore_by) {
       uids.add(restoreUid);
-      const day = Date.parse(f.restore_by.slice(0, 10));
+      // The last day a restore is still possible: the day the deadline falls on (a deadline at
+      // midnight sharp leaves none of that day), never a day that begins after it.
+      const deadline = Date.parse(f.restore_by);
+      const last = dayIn(deadline - 1, timeZone).getTime();
       calendar.createEvent({
         id: restoreUid,
-        start: new Date(day),
-        end: new Date(day + DAY_MS),
+        start: new Date(last),
+        end: new Date(last + DAY_MS),
         allDay: true,
         stamp: new Date(report.generated_at),
         summary: `Restore by: ${shown} (last day to restore)`,
-        description: `${shown}: ${restoreDeadlineText(f, dayFormat)}. After it, the domain can no longer be restored.`,
+        description: `${shown}: ${restoreDeadlineText(f, dayFormat)}; the deadline is ${format.time(f.restore_by)}. After it, the domain can no longer be restored.`,
         ...(Date.parse(f.restore_by) > Date.parse(report.now)
           ? { alarms: [{ type: ICalAlarmType.display, triggerBefore: LAST_DAYS * 86_400 }] }
           : {}),

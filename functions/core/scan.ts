@@ -5,6 +5,8 @@ import {
   type DomainFinding,
   type Finding,
   isDomainFinding,
+  RENEWAL_GRACE_MS,
+  RENEWAL_WINDOW_MS,
   type Registrant,
   type Severity,
   sortFindings,
@@ -130,11 +132,29 @@ export function renewalCosts(
   return { window_days: windowDays, totals, premium, custom, unpriced };
 }
 
-/** Records with auto-renew on and a renewal date, and how many of those read as last year's renewal. */
+/**
+ * The records the renewal rule judges (auto-renew on, a renewal date, not expired and expiring
+ * within {@link RENEWAL_REACH_MS}), and how many of those read as last year's renewal.
+ */
 interface RenewalMeaning {
   dated: number;
   yearBefore: number;
 }
+
+/**
+ * How far ahead a failed renewal's expiry can lie: its `date_renewal` is at least a day past and at
+ * most 60 days before expiry. The account's vote on what `date_renewal` means is taken among these
+ * domains only: every mode reads all of them (a filtered read lists the next 60 days whole), so a
+ * filtered read votes as a full one does, on the very domains the rule would judge.
+ */
+const RENEWAL_REACH_MS = RENEWAL_WINDOW_MS - RENEWAL_GRACE_MS;
+
+/** True for a domain the renewal rule judges, whose `date_renewal` counts in the account's vote. */
+const votesOnRenewal = (domain: Domain, now: number): boolean =>
+  domain.auto_renew === true &&
+  typeof domain.date_renewal === 'number' &&
+  domain.date_expiry > now &&
+  domain.date_expiry <= now + RENEWAL_REACH_MS;
 
 /**
  * The seed describes `date_renewal` as the coming renewal, a little before expiry. A server that
@@ -145,7 +165,7 @@ const YEAR_BEFORE_MS = 300 * 86_400_000;
 
 function renewalRuleOff(meaning: RenewalMeaning): string | undefined {
   if (meaning.dated === 0 || meaning.yearBefore * 2 <= meaning.dated) return undefined;
-  return `date_renewal is 300 days or more before date_expiry on ${meaning.yearBefore} of the ${meaning.dated} domains with auto-renew on: in this account it reads as the last renewal, not the coming one, so failed renewals are not checked`;
+  return `date_renewal is 300 days or more before date_expiry on ${meaning.yearBefore} of the ${meaning.dated} domains with auto-renew on that expire within ${RENEWAL_REACH_MS / 86_400_000} days: in this account it reads as the last renewal, not the coming one, so failed renewals are not checked`;
 }
 
 /** What a scan needs. */
@@ -277,9 +297,9 @@ async function scanOnce(
         options.observe?.(domain, attempt, page.page);
         const finding = classify(domain, now, policy);
         if (finding) domainFindings.push(finding);
-        if (domain.auto_renew === true && typeof domain.date_renewal === 'number') {
+        if (votesOnRenewal(domain, now)) {
           meaning.dated++;
-          if (domain.date_expiry - domain.date_renewal >= YEAR_BEFORE_MS) meaning.yearBefore++;
+          if (domain.date_expiry - (domain.date_renewal as number) >= YEAR_BEFORE_MS) meaning.yearBefore++;
         }
         if (finding?.kind === 'renewal_failed') renewalSuspects.set(finding, domain);
         const undocumented = domain.status.filter((v) => !DOCUMENTED_DOMAIN_STATUSES.includes(v));

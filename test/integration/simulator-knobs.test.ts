@@ -41,11 +41,11 @@ describe('portfolio edge cases', () => {
       'edge-null-auto-renew-beyond-2.nl',
       'edge-no-auto-renew-in-window-3.nl',
       'edge-cancelled-early-4.nl',
-      'edge-no-date-expiry-5.nl',
-      'edge-null-date-expiry-6.nl',
-      'edge-null-auto-renew-beyond-7.nl',
-      'edge-no-auto-renew-in-window-8.nl',
-      'edge-cancelled-early-9.nl',
+      'edge-renewal-failed-beyond-5.nl',
+      'edge-no-date-expiry-6.nl',
+      'edge-null-date-expiry-7.nl',
+      'edge-null-auto-renew-beyond-8.nl',
+      'edge-no-auto-renew-in-window-9.nl',
     ]);
     expect(portfolio.domains[200]).not.toHaveProperty('date_expiry');
     expect(portfolio.truth.problems).toContain('edge-null-date-expiry-1.nl');
