@@ -165,6 +165,7 @@ export class DomainSentinel extends Construct {
       expiryDays: settings.expiryDays,
       criticalDays: settings.criticalDays,
       quarantineDays: settings.quarantineDays,
+      timeZone: settings.timeZone,
       apiName: `${this.deploymentName.replaceAll('/', '-')}-restore`,
       cloudWatchRole: this.ownsAccountSettings,
       deploymentName: this.deploymentName,

@@ -22,6 +22,11 @@ export interface WebApiProps {
   readonly criticalDays: number;
   /** QUARANTINE_DAYS, so the restore page shows the restore-by date the scan reports. @default - the table only */
   readonly quarantineDays?: string;
+  /**
+   * ALERT_TIME_ZONE: the calendar feed dates its events (a restore-by day above all) by the day in
+   * this zone, so a deadline is never shown a day late west of UTC. @default 'UTC'
+   */
+  readonly timeZone?: string;
   /** Requests per second across the API; a few humans clicking links. @default 2 */
   readonly rateLimit?: number;
   /** @default 5 */
@@ -69,6 +74,7 @@ export class WebApi extends Construct {
         [ENV.expiryDays]: String(props.expiryDays),
         [ENV.criticalDays]: String(props.criticalDays),
         ...(props.quarantineDays ? { [ENV.quarantineDays]: props.quarantineDays } : {}),
+        ...(props.timeZone ? { [ENV.timeZone]: props.timeZone } : {}),
         ...(props.deploymentName ? { [ENV.deploymentName]: props.deploymentName } : {}),
       },
     });

@@ -269,10 +269,13 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
 
   await sim.close();
 
-  // Snooze and acknowledge against the demo's portfolio, on its two quarantined domains.
+  // Snooze and acknowledge against the demo's portfolio, on its two expiring warnings. Not on a
+  // quarantine: `snooze` and `ack` judge by the real clock (they act now, like the links), so a
+  // quarantine pinned near 2026-11-22 is in its last days to restore (which refuses both) within
+  // weeks, and the documented commands would stop working as written.
   const demoPortfolio = generatePortfolio({ domains: DEMO.domains, seed: DEMO.seed, now: Date.parse(NOW) });
   const [snoozed, acknowledged] = demoPortfolio.truth.findings
-    .filter((f) => f.kind === 'quarantine')
+    .filter((f) => f.kind === 'expiring' && f.severity === 'warning')
     .map((f) => f.key);
   const demoArgs = ['--domains', String(DEMO.domains), '--seed', String(DEMO.seed), '--now', NOW];
   const demoSim = await startServer(['simulate', '--port', '0', ...demoArgs], simEnv);

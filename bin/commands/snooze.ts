@@ -1,7 +1,8 @@
 import { EnvSecretSource } from '../../functions/adapters/secrets';
-import type { SilenceAction } from '../../functions/core/action-decision';
+import { lastDaysWords, type SilenceAction } from '../../functions/core/action-decision';
 import {
   acknowledgementOf,
+  cannotBeSilenced,
   DEFAULT_SNOOZE_DAYS,
   MAX_SNOOZE_DAYS,
   snoozeOf,
@@ -9,13 +10,20 @@ import {
 import { classify } from '../../functions/core/classify';
 import { ENV } from '../../functions/core/config';
 import { ConfigError, SentinelError } from '../../functions/core/errors';
+import { findingWithMemory } from '../../functions/core/renewal-memory';
 import { ResellerClient } from '../../functions/core/reseller/client';
 import { domainArgument, flagsOf, loadSettings, positiveInt, str } from '../args';
 import { BASE_URL_OPTION, type CliIo, type Command, EXIT, type ParsedArgs, STATE_OPTION } from '../command';
 import { actionStoreFor } from '../local-stores';
 
 /** What snooze and ack read besides their flags: the key, and what a finding is judged by. */
-export const SILENCE_ENV = [ENV.resellerApiKey, ENV.requestTimeoutMs, ENV.expiryDays, ENV.criticalDays];
+export const SILENCE_ENV = [
+  ENV.resellerApiKey,
+  ENV.requestTimeoutMs,
+  ENV.expiryDays,
+  ENV.criticalDays,
+  ENV.quarantineDays,
+];
 
 export const snooze: Command = {
   name: 'snooze',
@@ -59,6 +67,7 @@ export async function silence(
     'requestTimeoutMs',
     'expiryDays',
     'criticalDays',
+    'quarantineDays',
   ]);
   const env = { ...io.env, [ENV.resellerBaseUrl]: settings.resellerBaseUrl };
   const store = actionStoreFor(str(args.values.state), env, io.dynamodb, flagsOf(command));
@@ -74,13 +83,27 @@ export async function silence(
   const found = await client.findDomain(domain);
   if (!found) throw new SentinelError(`${domain} is not in this reseller account`);
   const now = Date.now();
-  const finding = classify(found, now, {
-    expiryDays: settings.expiryDays,
-    criticalDays: settings.criticalDays,
-  });
+  // Judged as the link judges it (and as the alert did): the record by the scan's rules, then what
+  // the scans' memory adds (a renewal_failed the record no longer shows).
+  const memory = await store.memoryOf?.(domain).catch(() => undefined);
+  const finding = findingWithMemory(
+    classify(found, now, {
+      expiryDays: settings.expiryDays,
+      criticalDays: settings.criticalDays,
+      quarantineDays: settings.quarantineDays,
+    }),
+    found,
+    memory,
+    now,
+  );
   if (!finding)
     throw new SentinelError(
       `${domain} has nothing to report now (renewed, restored or healthy), so there is nothing to ${action}`,
+    );
+  // A quarantine in its last days to restore is alerted daily whatever anyone chose, as the links say.
+  if (cannotBeSilenced(finding))
+    throw new SentinelError(
+      `${domain} is ${lastDaysWords(finding)}: alerts about it repeat daily until it is restored or gone, and cannot be ${action === 'snooze' ? 'snoozed' : 'acknowledged'}; nothing was changed`,
     );
   if (action === 'snooze') {
     const until = snoozeOf(finding, days, now);

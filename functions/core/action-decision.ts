@@ -273,7 +273,8 @@ export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
 const utc = (ms: number) => `${new Date(ms).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
 
 /** `in its last days to restore, 3 days left (restore by 2026-12-02 02:00 UTC)`, or that the date has passed. */
-function lastDaysWords(finding: DomainFinding): string {
+/** Where a quarantine stands in (or past) its last days to restore, in words: "in its last days to restore, 3 days left (restore by …)". */
+export function lastDaysWords(finding: DomainFinding): string {
   const left = finding.days_to_restore ?? 0;
   const by = finding.restore_by ? utc(Date.parse(finding.restore_by)) : 'unknown';
   if (left < 0) return `past its restore-by date (${by})`;

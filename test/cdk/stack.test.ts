@@ -93,6 +93,13 @@ describe('scan', () => {
     expect(() => synth({ quarantineDays: 'nl=forty' })).toThrow(/quarantineDays .*"nl=forty"/);
   });
 
+  it('gives the web function the alerts’ time zone, so the calendar dates a restore-by day as the digest does', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('web links'),
+      Environment: { Variables: Match.objectLike({ ALERT_TIME_ZONE: 'Europe/Amsterdam' }) },
+    });
+  });
+
   it('is invoked by a schedule in the configured time zone, with retries and a dead-letter queue', () => {
     template.hasResourceProperties('AWS::Scheduler::Schedule', {
       ScheduleExpression: 'cron(0 7 * * ? *)',

@@ -126,3 +126,51 @@ describe('snooze through its link, with the state store', () => {
     expect(noState.stderr).toMatch(/ack needs the state store the scans use: pass --state/);
   });
 });
+
+describe('snooze and ack from the command line, for a quarantine in its last days to restore', () => {
+  it('refuse, say why, and write nothing, as the links do', async () => {
+    // Prepare: a .nl domain cancelled 34½ days ago: SIDN's 40 days leave 5 whole days to restore.
+    const DAY = 24 * HOUR;
+    const now = Date.now();
+    const last = await startSimulator({
+      portfolio: {
+        domains: [
+          {
+            domain_name: 'last-days.nl',
+            status: ['quarantine'],
+            date_expiry: new Date(now - 60 * DAY).toISOString(),
+            date_deleted: new Date(now - 34.5 * DAY).toISOString(),
+            auto_renew: false,
+            registrant_handle: 'C1',
+          },
+        ],
+        contacts: [],
+        truth: { findings: [], problems: [] },
+      },
+      apiKey: API_KEY,
+    });
+    const state = join(dir, 'last-days.json');
+    const lastEnv = { RESELLER_BASE_URL: last.url, RESELLER_API_KEY: API_KEY, STATE: state };
+    try {
+      // Act
+      const snoozed = await runCli(['snooze', 'last-days.nl', '--days', '30'], lastEnv);
+      const acked = await runCli(['ack', 'last-days.nl'], lastEnv);
+
+      // Assess
+      for (const [run, verb] of [
+        [snoozed, 'snoozed'],
+        [acked, 'acknowledged'],
+      ] as const) {
+        expect(run.code).toBe(1);
+        expect(run.stderr).toMatch(
+          new RegExp(
+            `^sentinel: last-days\\.nl is in its last days to restore, 5 days left \\(restore by .*\\): alerts about it repeat daily until it is restored or gone, and cannot be ${verb}; nothing was changed\\n$`,
+          ),
+        );
+      }
+      expect(() => readFileSync(state, 'utf8')).toThrow(/ENOENT/);
+    } finally {
+      await last.close();
+    }
+  });
+});
