@@ -201,6 +201,24 @@ export class Watchdog extends Construct {
     });
   }
 
+  /** Any count of a custom metric a function of this deployment emits as `service` (e.g. WebhookRejected). */
+  watchCount(id: string, metricName: string, service: string, what: string): cloudwatch.Alarm {
+    return this.add(id, {
+      alarmDescription: what,
+      metric: new cloudwatch.Metric({
+        namespace: METRICS.namespace,
+        metricName,
+        dimensionsMap: { service, [METRICS.deploymentDimension]: this.deploymentName },
+        statistic: 'Sum',
+        period: Duration.minutes(5),
+      }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+
   /** Anything waiting in a dead-letter queue. */
   watchQueue(id: string, queue: sqs.IQueue, what: string): cloudwatch.Alarm {
     return this.add(id, {

@@ -20,8 +20,18 @@ const ENVIRONMENTS: ReadonlyArray<[string, Environment | undefined]> = [
   ['a concrete region, account-agnostic', { region: 'eu-central-1' }],
 ];
 
-function nagErrors(env: Environment | undefined): string[] {
-  const app = new App({ context: { ...BASE_CONTEXT } });
+/** The optional chat parts (docs/chat.md): Slack and Teams channels, and one webhook of each format. */
+export const CHAT_CONTEXT = {
+  slackWorkspaceId: 'T07ABCDEF12',
+  slackChannelId: 'C07ABCDEF12',
+  teamsTeamId: '0b2c3d4e-5f60-4a1b-8c2d-3e4f5a6b7c8d',
+  teamsTenantId: '1a2b3c4d-5e6f-4a1b-9c2d-3e4f5a6b7c8d',
+  teamsChannelId: '19%3a0123456789abcdef0123456789abcdef%40thread.tacv2',
+  webhooks: 'slack:/domain-sentinel/webhook/slack,teams:/domain-sentinel/webhook/teams,json:/domain-sentinel/webhook/json',
+};
+
+function nagErrors(env: Environment | undefined, context: Record<string, unknown> = {}): string[] {
+  const app = new App({ context: { ...BASE_CONTEXT, ...context } });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   new DomainSentinelStack(app, 'DomainSentinel', {
     settings: settingsFromContext(app),
@@ -38,6 +48,10 @@ function nagErrors(env: Environment | undefined): string[] {
 describe('cdk-nag AwsSolutions, added before the first synth', () => {
   it.each(ENVIRONMENTS)('finds nothing unacknowledged with %s', (_name, env) => {
     expect(nagErrors(env)).toEqual([]);
+  });
+
+  it.each(ENVIRONMENTS)('finds nothing unacknowledged with the chat channels and webhooks, %s', (_name, env) => {
+    expect(nagErrors(env, CHAT_CONTEXT)).toEqual([]);
   });
 
   it('does fail synth on a finding (the check is really running)', () => {
