@@ -187,7 +187,12 @@ export class WebhookSubscriber extends Construct {
 
   /** Its alarms on the ops topic: alerts parked in the dead-letter queue, and webhooks that answer 4xx. */
   watchWith(watchdog: Watchdog): void {
-    watchdog.watchQueue('WebhookDeadLetters', this.deadLetters, 'Alerts no webhook retry delivered');
+    watchdog.watchQueue(
+      'WebhookDeadLetters',
+      this.deadLetters,
+      'Alerts no webhook retry delivered',
+      'an alert one webhook did not get: fix its URL parameter, then redrive the queue (docs/chat.md)',
+    );
     watchdog.watchCount(
       'WebhookRejected',
       METRICS.webhookRejected,

@@ -219,10 +219,15 @@ export class Watchdog extends Construct {
     });
   }
 
-  /** Anything waiting in a dead-letter queue. */
-  watchQueue(id: string, queue: sqs.IQueue, what: string): cloudwatch.Alarm {
+  /** Anything waiting in a dead-letter queue; `each` says what one message is. */
+  watchQueue(
+    id: string,
+    queue: sqs.IQueue,
+    what: string,
+    each = 'a scan that did not run',
+  ): cloudwatch.Alarm {
     return this.add(id, {
-      alarmDescription: `${what}: messages are waiting in ${queue.node.path}; each is a scan that did not run.`,
+      alarmDescription: `${what}: messages are waiting in ${queue.node.path}; each is ${each}.`,
       metric: queue.metricApproximateNumberOfMessagesVisible({
         period: Duration.minutes(5),
         statistic: 'Maximum',

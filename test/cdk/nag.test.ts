@@ -3,7 +3,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { DomainSentinelStack } from '../../lib/stack';
-import { BASE_CONTEXT, settingsFromContext } from '../support/stack';
+import { BASE_CONTEXT, CHAT_CONTEXT, settingsFromContext } from '../support/stack';
 
 /**
  * cdk-nag as a deploy runs it: the plugin is added to a fresh App before anything synthesizes, so
@@ -19,16 +19,6 @@ const ENVIRONMENTS: ReadonlyArray<[string, Environment | undefined]> = [
   ['a concrete account, region-agnostic', { account: '123456789012' }],
   ['a concrete region, account-agnostic', { region: 'eu-central-1' }],
 ];
-
-/** The optional chat parts (docs/chat.md): Slack and Teams channels, and one webhook of each format. */
-export const CHAT_CONTEXT = {
-  slackWorkspaceId: 'T07ABCDEF12',
-  slackChannelId: 'C07ABCDEF12',
-  teamsTeamId: '0b2c3d4e-5f60-4a1b-8c2d-3e4f5a6b7c8d',
-  teamsTenantId: '1a2b3c4d-5e6f-4a1b-9c2d-3e4f5a6b7c8d',
-  teamsChannelId: '19%3a0123456789abcdef0123456789abcdef%40thread.tacv2',
-  webhooks: 'slack:/domain-sentinel/webhook/slack,teams:/domain-sentinel/webhook/teams,json:/domain-sentinel/webhook/json',
-};
 
 function nagErrors(env: Environment | undefined, context: Record<string, unknown> = {}): string[] {
   const app = new App({ context: { ...BASE_CONTEXT, ...context } });
@@ -50,9 +40,12 @@ describe('cdk-nag AwsSolutions, added before the first synth', () => {
     expect(nagErrors(env)).toEqual([]);
   });
 
-  it.each(ENVIRONMENTS)('finds nothing unacknowledged with the chat channels and webhooks, %s', (_name, env) => {
-    expect(nagErrors(env, CHAT_CONTEXT)).toEqual([]);
-  });
+  it.each(ENVIRONMENTS)(
+    'finds nothing unacknowledged with the chat channels and webhooks, %s',
+    (_name, env) => {
+      expect(nagErrors(env, CHAT_CONTEXT)).toEqual([]);
+    },
+  );
 
   it('does fail synth on a finding (the check is really running)', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
