@@ -64,6 +64,18 @@ export function chatPlain(text: string): string {
   return safeText(text).replace(/[^\p{L}\p{N}\p{M}\p{Zs}.,:;()'/%+=\\-]/gu, escapeChar);
 }
 
+/**
+ * A link of ours as chat markdown shows it bare (clients link it themselves): every character that
+ * markdown or a mention could read (`* _ ~ ( ) ! ' @ < > |` and the like, which a domain name in the
+ * path may bring) percent-encoded, which means the same to the server.
+ */
+export const chatUrl = (url: string): string =>
+  url.replace(/[^A-Za-z0-9\-.:/?&=%#+,;$]/g, (ch) =>
+    [...new TextEncoder().encode(ch)]
+      .map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`)
+      .join(''),
+  );
+
 /** `name` as inline code in markdown: the chat-safe form holds no backtick, so it cannot close the span. */
 export const codeSpan = (name: string): string => `\`${name}\``;
 
@@ -169,7 +181,7 @@ const slug = (label: string | undefined): string =>
 
 /** One item as a line of the description: `- \`name\`: what. Restore: https://…`. */
 function itemLine(item: ChatItem): string {
-  const restore = item.restoreUrl ? `\n  Restore: ${item.restoreUrl}` : '';
+  const restore = item.restoreUrl ? `\n  Restore: ${chatUrl(item.restoreUrl)}` : '';
   return `- ${codeSpan(item.name)}: ${item.what}${restore}`;
 }
 
@@ -188,7 +200,8 @@ export function buildChatNotification(report: Report, options: ChatOptions = {})
   const title = cutText(chatTitle(report, options.accountLabel), limits.title);
   const items = chatItems(report, timeZone);
   const detailLimit = options.detailLimit ?? CHAT_DETAIL_LIMIT;
-  const reportLink = report.report_url ? `Full report: ${report.report_url}` : '';
+  const reportUrl = report.report_url ? chatUrl(report.report_url) : undefined;
+  const reportLink = reportUrl ? `Full report: ${reportUrl}` : '';
   const footer = `Scanned ${plural(report.stats.domains_scanned, 'domain')} at ${time(report.now)}.`;
 
   const head: string[] = [];
@@ -243,8 +256,7 @@ export function buildChatNotification(report: Report, options: ChatOptions = {})
     nextSteps.push(
       `${plural(report.problems.length, 'record')} could not be read: check them in the reseller's control panel.`,
     );
-  if (report.report_url && report.report_url.length + 13 <= limits.nextStep)
-    nextSteps.push(`Full report: ${report.report_url}`);
+  if (reportUrl && reportUrl.length + 13 <= limits.nextStep) nextSteps.push(`Full report: ${reportUrl}`);
 
   const label = options.accountLabel ? chatPlain(options.accountLabel) : undefined;
   const keywords = ['domain-sentinel', `${report.summary.critical} critical`, ...(label ? [label] : [])].map(

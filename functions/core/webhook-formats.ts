@@ -1,7 +1,15 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as z from 'zod';
 import { dateFormat } from './alert';
-import { type ChatItem, type ChatOptions, chatItems, chatTitle, codeSpan, omittedByCut } from './chat';
+import {
+  type ChatItem,
+  type ChatOptions,
+  chatItems,
+  chatTitle,
+  chatUrl,
+  codeSpan,
+  omittedByCut,
+} from './chat';
 import { ConfigError } from './errors';
 import type { Report } from './scan';
 import { plural } from './text';
@@ -101,7 +109,7 @@ const plainText = (text: string): SlackText => ({ type: 'plain_text', text, emoj
 const button = (text: string, url: string, id: string): SlackButton => ({
   type: 'button',
   text: plainText(cut(text, SLACK_LIMITS.buttonText)),
-  url,
+  url: chatUrl(url),
   action_id: id,
 });
 const textOf = (block: SlackBlock): number =>
@@ -127,7 +135,8 @@ export function renderSlackMessage(report: Report, options: ChatOptions = {}): S
   const items = chatItems(report, timeZone);
   const { time } = dateFormat(timeZone);
   const head: SlackBlock[] = [{ type: 'header', text: plainText(cut(title, SLACK_LIMITS.headerText)) }];
-  const urlFits = (url: string | undefined): url is string => !!url && url.length <= SLACK_LIMITS.buttonUrl;
+  const urlFits = (url: string | undefined): url is string =>
+    !!url && chatUrl(url).length <= SLACK_LIMITS.buttonUrl;
   if (urlFits(report.report_url))
     head.push({ type: 'actions', elements: [button('Open the full report', report.report_url, 'report')] });
   const footer: SlackBlock = {
@@ -247,7 +256,7 @@ function cardItem(item: ChatItem): CardElement {
               text: 'Restore',
               weight: 'Bolder',
               color: 'Accent',
-              selectAction: { type: 'Action.OpenUrl', url: item.restoreUrl, title: 'Restore' },
+              selectAction: { type: 'Action.OpenUrl', url: chatUrl(item.restoreUrl), title: 'Restore' },
             },
           ]
         : []),
@@ -286,7 +295,7 @@ export function renderTeamsMessage(report: Report, options: ChatOptions = {}): T
         ]
       : [];
   const actions: CardElement[] = report.report_url
-    ? [{ type: 'Action.OpenUrl', title: 'Open the full report', url: report.report_url }]
+    ? [{ type: 'Action.OpenUrl', title: 'Open the full report', url: chatUrl(report.report_url) }]
     : [];
   const message = (body: CardElement[]): TeamsMessage => ({
     type: 'message',
