@@ -87,7 +87,11 @@ describe('the chat message (custom notification)', () => {
     for (let i = 0; i < 70_000; i++)
       findings.push(domainFinding(`expiring-${i}.com`, 'expiring', 'warning', 10 + (i % 20)));
     const base = reportOf(findings);
-    const report = { ...base, stats: { ...base.stats, domains_scanned: 100_000 }, report_url: small().report_url };
+    const report = {
+      ...base,
+      stats: { ...base.stats, domains_scanned: 100_000 },
+      report_url: small().report_url,
+    };
     const alert = buildAlertMessage(report);
     expect(Buffer.byteLength(alert.message)).toBeLessThanOrEqual(SNS_MAX_BYTES);
     expect(alert.findingsCut).toBeGreaterThan(0);
