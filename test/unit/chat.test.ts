@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildAlertMessage, SNS_MAX_BYTES } from '../../functions/core/alert';
-import {
-  buildChatNotification,
-  CUSTOM_NOTIFICATION_LIMITS,
-  chatName,
-  chatNotificationOf,
-} from '../../functions/core/chat';
+import { CUSTOM_NOTIFICATION_LIMITS, chatName, chatNotificationOf } from '../../functions/core/chat';
 import type { DomainFinding, Finding } from '../../functions/core/classify';
 import type { Report } from '../../functions/core/scan';
 import {
