@@ -48,7 +48,11 @@ export interface WebhookSubscriberDeps {
   readonly env: NodeJS.ProcessEnv;
   readonly secrets: SecretReader;
   readonly logger: Pick<Logger, 'info' | 'error'>;
-  readonly metrics: Pick<Metrics, 'addMetric' | 'publishStoredMetrics'>;
+  /** Powertools Metrics, or anything that counts the same way. */
+  readonly metrics: {
+    addMetric(name: string, unit: Parameters<Metrics['addMetric']>[1], value: number): unknown;
+    publishStoredMetrics(): unknown;
+  };
   readonly post?: PostOptions;
   /** @default Date.now */
   readonly clock?: () => number;

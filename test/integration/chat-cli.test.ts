@@ -73,6 +73,18 @@ describe('sentinel scan with CHAT_TOPIC_ARN', () => {
   });
 });
 
+describe('sentinel try-alerts --webhook-format', () => {
+  it('runs the webhook path end to end: emulator, the subscriber handler, a receiver that prints the signed JSON', async () => {
+    const run = await runCli(['try-alerts', '--webhook-format', 'json', '--now', NOW], {});
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('queue webhook-json: subscribed with the SNS envelope');
+    expect(run.stdout).toMatch(
+      /queue webhook-json: the webhook subscriber \(posted the alert to the webhook; 0 failed\)/,
+    );
+    expect(run.stdout).toMatch(/POST \/json \d+ bytes, X-Sentinel-Signature: t=\d+,v1=/);
+  }, 60_000);
+});
+
 describe('sentinel scan --dry-run --chat', () => {
   it('prints only the custom-notification JSON the chat topic would get', async () => {
     const run = await runCli(['scan', '--dry-run', '--chat', '--now', NOW], {
