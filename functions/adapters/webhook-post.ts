@@ -40,6 +40,27 @@ export interface PostOptions {
 /** At most this much of a webhook's answer is read: it only explains a refusal. */
 const ANSWER_EXCERPT = 300;
 
+/** The first few hundred bytes of an answer, without reading the rest (a hostile server can send gigabytes). */
+async function excerpt(response: Response): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < ANSWER_EXCERPT) {
+      const { done, value } = await reader.read();
+      if (done || !value) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } catch {
+    // An answer cut off midway still explains what it can.
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return Buffer.concat(chunks).toString('utf8').slice(0, ANSWER_EXCERPT);
+}
+
 /**
  * Posts `body` (JSON) to a webhook, retrying what may pass (timeouts, 408/425/429, 5xx) with backoff
  * (1 s, 2 s, … or the Retry-After it asks, up to 10 s). A redirect is not followed. The URL is the
@@ -59,15 +80,18 @@ export async function postWebhook(
   let last: WebhookOutcome = { kind: 'failed', status: 0, attempts: 0, reason: 'not tried', host };
   for (let attempt = 0; attempt < attempts; attempt++) {
     let retryAfter: string | null = null;
+    // A try never runs past the deadline: the function must answer before Lambda's timeout.
+    const left = options.deadline === undefined ? Number.POSITIVE_INFINITY : options.deadline - clock();
+    if (left < 1_000) break;
     try {
       const response = await doFetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
         body,
         redirect: 'manual',
-        signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+        signal: AbortSignal.timeout(Math.min(options.timeoutMs ?? 10_000, left)),
       });
-      const text = safeText((await response.text().catch(() => '')).slice(0, ANSWER_EXCERPT));
+      const text = safeText(await excerpt(response));
       const kind = answerKind(response.status);
       last = {
         kind,

@@ -118,10 +118,19 @@ export function chatItems(report: Report, timeZone = 'UTC'): ChatItem[] {
   return items;
 }
 
-/** Findings and records a report that was cut to fit SNS left out (its `truncated` statement). */
-export function omittedByCut(report: Report): number {
-  const cut = (report as Report & { truncated?: { findings_omitted?: number } }).truncated;
-  return typeof cut?.findings_omitted === 'number' ? cut.findings_omitted : 0;
+/**
+ * How many critical and warning items the whole account has: the report's `summary` (which covers
+ * every finding even when SNS's size cut the list) plus unreadable records that say quarantine.
+ * "and N more" is counted from these, so nothing a cut left out goes uncounted.
+ */
+export function chatCounts(report: Report): {
+  readonly critical: number;
+  readonly warning: number;
+  readonly total: number;
+} {
+  const critical = report.summary.critical + report.problems.filter((p) => p.severity === 'critical').length;
+  const warning = report.summary.warning;
+  return { critical, warning, total: critical + warning };
 }
 
 /** What chat messages are told besides the report: the zone of dates and the account's name. */
@@ -209,11 +218,7 @@ export function buildChatNotification(report: Report, options: ChatOptions = {})
   const lines: string[] = [];
   let shown = 0;
   let section: ChatItem['severity'] | undefined;
-  const counts = {
-    critical: items.filter((i) => i.severity === 'critical').length,
-    warning: items.filter((i) => i.severity === 'warning').length,
-  };
-  const omitted = omittedByCut(report);
+  const counts = chatCounts(report);
   const tail = (rest: number) =>
     rest > 0
       ? [
@@ -230,7 +235,7 @@ export function buildChatNotification(report: Report, options: ChatOptions = {})
         ? [...(section ? [''] : []), `${item.severity.toUpperCase()} (${counts[item.severity]})`]
         : [];
     const candidate = [...lines, ...heading, itemLine(item)];
-    if (compose(candidate, items.length - shown - 1 + omitted).length > limits.description) break;
+    if (compose(candidate, counts.total - shown - 1).length > limits.description) break;
     lines.push(...heading, itemLine(item));
     section = item.severity;
     shown++;
@@ -241,7 +246,7 @@ export function buildChatNotification(report: Report, options: ChatOptions = {})
         ? 'Nothing critical or urgent among the records that could be read.'
         : 'Nothing critical or urgent.',
     );
-  let description = compose(lines, items.length - shown + omitted);
+  let description = compose(lines, counts.total - shown);
   // Only a report link longer than the whole budget could still pass it: cut it rather than fail.
   description = cutText(description, limits.description);
 

@@ -1,15 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as z from 'zod';
 import { dateFormat } from './alert';
-import {
-  type ChatItem,
-  type ChatOptions,
-  chatItems,
-  chatTitle,
-  chatUrl,
-  codeSpan,
-  omittedByCut,
-} from './chat';
+import { type ChatItem, type ChatOptions, chatCounts, chatItems, chatTitle, chatUrl, codeSpan } from './chat';
 import { ConfigError } from './errors';
 import type { Report } from './scan';
 import { plural } from './text';
@@ -150,7 +142,7 @@ export function renderSlackMessage(report: Report, options: ChatOptions = {}): S
       },
     ],
   };
-  const omitted = omittedByCut(report);
+  const counts = chatCounts(report);
   const more = (rest: number): SlackBlock[] =>
     rest > 0
       ? [
@@ -177,7 +169,7 @@ export function renderSlackMessage(report: Report, options: ChatOptions = {}): S
     if (shown >= limit) break;
     const candidate = [...body];
     if (item.severity !== section) {
-      const count = items.filter((i) => i.severity === item.severity).length;
+      const count = counts[item.severity];
       candidate.push({
         type: 'section',
         text: { type: 'mrkdwn', text: `*${item.severity.toUpperCase()} (${count})*` },
@@ -207,7 +199,7 @@ export function renderSlackMessage(report: Report, options: ChatOptions = {}): S
         text: { type: 'mrkdwn', text: cut(line, SLACK_LIMITS.sectionText) },
       });
     }
-    if (!fits(candidate, items.length - shown - 1 + omitted)) break;
+    if (!fits(candidate, counts.total - shown - 1)) break;
     body.splice(0, body.length, ...candidate);
     section = item.severity;
     shown++;
@@ -216,7 +208,7 @@ export function renderSlackMessage(report: Report, options: ChatOptions = {}): S
     body.push({ type: 'section', text: { type: 'mrkdwn', text: 'Nothing critical or urgent.' } });
   return {
     text: slackEscape(title),
-    blocks: [...head, ...body, ...more(items.length - shown + omitted), footer],
+    blocks: [...head, ...body, ...more(counts.total - shown), footer],
   };
 }
 
@@ -278,7 +270,7 @@ export function renderTeamsMessage(report: Report, options: ChatOptions = {}): T
   const timeZone = options.timeZone ?? 'UTC';
   const items = chatItems(report, timeZone);
   const { time } = dateFormat(timeZone);
-  const omitted = omittedByCut(report);
+  const counts = chatCounts(report);
   const heading = plainRun(chatTitle(report, options.accountLabel), { size: 'Medium', weight: 'Bolder' });
   const footer = plainRun(
     `Scanned ${plural(report.stats.domains_scanned, 'domain')} at ${time(report.now)}.`,
@@ -321,7 +313,7 @@ export function renderTeamsMessage(report: Report, options: ChatOptions = {}): T
   const limit = options.detailLimit ?? Number.POSITIVE_INFINITY;
   for (const item of items) {
     if (shown >= limit) break;
-    const count = items.filter((i) => i.severity === item.severity).length;
+    const count = counts[item.severity];
     const add: CardElement[] =
       item.severity !== section
         ? [
@@ -336,14 +328,14 @@ export function renderTeamsMessage(report: Report, options: ChatOptions = {}): T
           ]
         : [];
     const candidate = [...body, ...add, cardItem(item)];
-    const rest = items.length - shown - 1 + omitted;
+    const rest = counts.total - shown - 1;
     if (bytes(message([heading, ...candidate, ...more(rest), footer])) > TEAMS_MAX_BYTES) break;
     body.push(...add, cardItem(item));
     section = item.severity;
     shown++;
   }
   if (items.length === 0) body.push(plainRun('Nothing critical or urgent.'));
-  return message([heading, ...body, ...more(items.length - shown + omitted), footer]);
+  return message([heading, ...body, ...more(counts.total - shown), footer]);
 }
 
 /** The signature header of the JSON webhook. */

@@ -11,6 +11,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { publishAlert } from '../../functions/adapters/sns-publish';
+import { postWebhook } from '../../functions/adapters/webhook-post';
 import { handleWebhookEvent, ssmSecretReader } from '../../functions/adapters/webhook-subscriber';
 import { buildAlertMessage } from '../../functions/core/alert';
 import type { Report } from '../../functions/core/scan';
@@ -70,6 +71,13 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const path = req.url ?? '/';
+      // A lying webhook: one that never answers, one that answers a refusal of megabytes.
+      if (path === '/hang') return;
+      if (path === '/huge') {
+        res.writeHead(403);
+        res.end('x'.repeat(5 * 1024 * 1024));
+        return;
+      }
       received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
       const queue = [...answers.entries()].find(([prefix]) => path.startsWith(prefix))?.[1];
       const answer = queue?.shift() ?? { status: path.startsWith('/teams') ? 202 : 200, body: 'ok' };
@@ -305,5 +313,32 @@ describe('webhooks: fauxqs → the subscriber handler → a receiver on 127.0.0.
     );
     expect(lines.join('\n')).toContain('the message is not a domain-sentinel report');
     expect(received).toEqual([]);
+  });
+});
+
+describe('postWebhook against a lying webhook', () => {
+  it('gives up on one that never answers within each try and the deadline, and reads only an excerpt of a huge refusal', async () => {
+    const sleeps: number[] = [];
+    const started = Date.now();
+    const hung = await postWebhook(
+      `${receiverUrl}/hang`,
+      '{}',
+      {},
+      {
+        timeoutMs: 300,
+        attempts: 2,
+        sleep: async (ms) => void sleeps.push(ms),
+      },
+    );
+    expect(hung).toMatchObject({ kind: 'failed', status: 0, attempts: 2, reason: 'no answer in time' });
+    expect(sleeps).toEqual([1000]);
+    // Nothing runs past the deadline: with under a second left, no try starts.
+    const late = await postWebhook(`${receiverUrl}/hang`, '{}', {}, { deadline: Date.now() + 500 });
+    expect(late).toMatchObject({ kind: 'failed', attempts: 0 });
+    expect(Date.now() - started).toBeLessThan(5_000);
+
+    const huge = await postWebhook(`${receiverUrl}/huge`, '{}', {});
+    expect(huge).toMatchObject({ kind: 'rejected', status: 403, attempts: 1 });
+    expect(huge.reason.length).toBeLessThanOrEqual(300);
   });
 });

@@ -112,6 +112,23 @@ describe('the chat message (custom notification)', () => {
     expect(adaptiveCardProblems(teams.attachments[0]?.content as never)).toEqual([]);
   });
 
+  it('counts "and N more" from the summary: info the SNS cut left out is not counted as unshown critical items', () => {
+    const findings: Finding[] = [
+      inQuarantine('one.nl', 5),
+      domainFinding('two.nl', 'expiring', 'critical', 2),
+    ];
+    for (let i = 0; i < 40_000; i++)
+      findings.push(domainFinding(`renewing-${i}.com`, 'expiring', 'info', 12, { auto_renew: true }));
+    const report = reportOf(findings);
+    const alert = buildAlertMessage(report);
+    expect(alert.findingsCut).toBeGreaterThan(0);
+    const message = chatNotificationOf(alert);
+    expect(message.content.description).toContain('CRITICAL (2)');
+    expect(message.content.description).not.toContain('more');
+    const slack = renderSlackMessage(parseAlertReport(JSON.parse(alert.message).sqs));
+    expect(JSON.stringify(slack)).not.toContain('more (');
+  });
+
   const HOSTILE = [
     '<!channel>.nl',
     '@here.nl',
