@@ -89,7 +89,6 @@ export const scan: Command = {
       type: 'string',
       value: 'URL',
       doc: `post the alert to this webhook instead of SNS, in --webhook-format (or set ${ENV.webhookUrl}: a URL on the command line is seen by other users of this machine); it counts as delivered, so --state is saved`,
-      default: ENV.webhookUrl,
     },
     'webhook-format': fromSetting('webhookFormat', 'slack|teams|json'),
     'alert-to': {
