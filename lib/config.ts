@@ -4,6 +4,7 @@ import type { Node } from 'constructs';
 import * as z from 'zod';
 import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
+import { parseWebhookSpec } from '../functions/core/webhook-delivery';
 import { scheduleIntervalHours, scheduleProblem } from './schedule';
 
 /**
@@ -41,7 +42,25 @@ const dollars = z.preprocess(
     .max(100_000, 'must be at most 100000 USD'),
 );
 
-const [, , apiKeyParameter, signingKeyParameter] = SECRET_SETTINGS;
+const [, , apiKeyParameter, signingKeyParameter, , , webhookSigningKeyParameter] = SECRET_SETTINGS;
+
+/** A `FORMAT:/ssm/parameter` entry of `webhooks`, checked with the function's own parser. */
+const webhookEntry = z.string().superRefine((text, ctx) => {
+  try {
+    parseWebhookSpec(text);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+  }
+});
+
+/** A Microsoft Entra id (team, tenant): a GUID. */
+const guid = (what: string) =>
+  z
+    .string()
+    .regex(
+      /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
+      `must be the ${what}, a GUID`,
+    );
 
 /** The settings of one DomainSentinel: its props, and the keys of a settings file and of `-c`. */
 export const SentinelSettingsSchema = z
@@ -96,6 +115,31 @@ export const SentinelSettingsSchema = z
      * reserving any there makes the deploy fail and roll back.
      */
     scanReservedConcurrency: wholeNumber(1, 1000).optional(),
+    /** Slack workspace (team) id of Amazon Q Developer in chat applications, after its one-time authorisation. */
+    slackWorkspaceId: z
+      .string()
+      .regex(
+        /^[0-9A-Z]{1,255}$/,
+        'must be a Slack workspace id such as T07ABCDEF12 (upper-case letters and digits)',
+      )
+      .optional(),
+    /** Slack channel id the chat message goes to. */
+    slackChannelId: z
+      .string()
+      .regex(/^[A-Za-z0-9]{1,255}$/, 'must be a Slack channel id such as C07ABCDEF12 (letters and digits)')
+      .optional(),
+    teamsTeamId: guid('team id from the channel link (groupId=…)').optional(),
+    teamsTenantId: guid('tenant id from the channel link (tenantId=…)').optional(),
+    teamsChannelId: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9\-_=+/.,]*%3[aA][A-Za-z0-9\-_=+/.,]*%40[A-Za-z0-9\-_=+/.,]*$/,
+        'must be the Teams channel id from the channel link, URL-encoded: 19%3a…%40thread.tacv2',
+      )
+      .optional(),
+    /** Webhooks the webhook subscriber posts each alert to: `FORMAT:/ssm/parameter` (slack, teams or json). */
+    webhooks: list(webhookEntry),
+    webhookSigningKeyParameterName: ssmParameterName.default(webhookSigningKeyParameter.default),
     /** The alert topic is subscribed outside the stack (after the deploy, by hand or by another stack). */
     alertSubscribersOutsideStack: flag.default(false),
     /** The SMS spend alarm fires when SNS's month-to-date SMS spend reaches this (the account's limit is 1 USD until raised). */
@@ -182,6 +226,14 @@ function parseWith<S extends z.ZodObject>(schema: S, raw: unknown, where: string
   const settings = parsed.data as Partial<SentinelSettings>;
   if ((settings.criticalDays ?? 0) > (settings.expiryDays ?? Number.POSITIVE_INFINITY))
     throw new ConfigError(`${where}: criticalDays must not exceed expiryDays`);
+  const partial = (keys: readonly (keyof SentinelSettings)[]) =>
+    keys.some((k) => settings[k] !== undefined) && !keys.every((k) => settings[k] !== undefined);
+  if (schema.shape.slackWorkspaceId && partial(['slackWorkspaceId', 'slackChannelId']))
+    throw new ConfigError(`${where}: slackWorkspaceId and slackChannelId go together: set both, or neither`);
+  if (schema.shape.teamsTeamId && partial(['teamsTeamId', 'teamsTenantId', 'teamsChannelId']))
+    throw new ConfigError(
+      `${where}: teamsTeamId, teamsTenantId and teamsChannelId go together: set all three, or none`,
+    );
   return parsed.data as z.output<S>;
 }
 

@@ -9,7 +9,9 @@ import type { Severity } from '../functions/core/classify';
 import { ENV } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
 import type { ScanMode } from '../functions/core/scan';
+import { parseWebhookSpec } from '../functions/core/webhook-delivery';
 import { AlertTopic } from './alerts';
+import { ChatChannels, WebhookSubscriber } from './chat';
 import { parseSentinelSettings, type ResolvedSettings } from './config';
 import { SentinelDashboard } from './dashboard';
 import { ReportBucket } from './report-bucket';
@@ -71,6 +73,20 @@ export interface DomainSentinelProps {
   readonly alertSubscribersOutsideStack?: boolean;
   /** Month-to-date SMS spend (USD) at which the SMS spend alarm fires; only with alertSmsNumbers. @default 0.8 */
   readonly smsSpendAlarmUsd?: number;
+  /** Slack workspace id (T…) of Amazon Q Developer in chat applications; with slackChannelId. @default - no Slack channel */
+  readonly slackWorkspaceId?: string;
+  /** Slack channel id (C…) the chat message goes to. @default - no Slack channel */
+  readonly slackChannelId?: string;
+  /** Teams team id (a GUID); with teamsTenantId and teamsChannelId. @default - no Teams channel */
+  readonly teamsTeamId?: string;
+  /** Teams tenant id (a GUID). @default - no Teams channel */
+  readonly teamsTenantId?: string;
+  /** Teams channel id, URL-encoded (19%3a…%40thread.tacv2). @default - no Teams channel */
+  readonly teamsChannelId?: string;
+  /** Webhooks each alert is posted to: `slack:/ssm/param`, `teams:/ssm/param`, `json:/ssm/param` (docs/chat.md). @default - none */
+  readonly webhooks?: readonly string[];
+  /** SSM SecureString holding the key that signs json webhooks. @default '/domain-sentinel/webhook-signing-key' */
+  readonly webhookSigningKeyParameterName?: string;
   /**
    * This copy sets what exists once per account and region: API Gateway's CloudWatch Logs role
    * and (when it has alertSmsNumbers) SNS's SMS delivery-status logging. false in every copy but
@@ -109,6 +125,10 @@ export class DomainSentinel extends Construct {
   readonly web: WebApi;
   readonly reports: ReportBucket;
   readonly alerts: AlertTopic;
+  /** The chat topic and its Slack/Teams channels, when the settings name a channel. */
+  readonly chat?: ChatChannels;
+  /** The webhook subscriber, when the settings list webhooks. */
+  readonly webhooks?: WebhookSubscriber;
   readonly watchdog: Watchdog;
   /** Encrypts both topics. */
   readonly topicKey: kms.Key;
@@ -191,6 +211,8 @@ export class DomainSentinel extends Construct {
     this.apiKey.grantRead(this.scan.fn, ENV.apiKeyParameter);
     this.signingKey.grantRead(this.scan.fn, ENV.linkSigningKeyParameter);
     this.alerts.grantPublish(this.scan.fn);
+    this.chat = this.chatChannels(settings);
+    this.chat?.grantPublish(this.scan.fn);
     this.state = new StateTable(this, 'State');
     this.state.grantReadWrite(this.scan.fn);
     // Snooze and acknowledge links write to the same state, through the store's conditional steps.
@@ -220,6 +242,19 @@ export class DomainSentinel extends Construct {
     );
     this.watchdog.watchApiServerErrors('RestoreServerErrors', this.web.api.deploymentStage, 'The web API');
     this.watchdog.watchDelivery('AlertDeliveryFailed', this.alerts.topic);
+    if (settings.webhooks.length > 0) {
+      this.webhooks = new WebhookSubscriber(this, 'Webhooks', {
+        entry: `${FUNCTIONS_DIR}/webhook.ts`,
+        alertTopic: this.alerts.topic,
+        webhooks: settings.webhooks.map(parseWebhookSpec),
+        signingKeyParameterName: settings.webhookSigningKeyParameterName,
+        timeZone: settings.timeZone,
+        deploymentName: this.deploymentName,
+        ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
+        ...kmsKeyArn,
+      });
+      this.webhooks.watchWith(this.watchdog);
+    }
     this.watchdog.watchThrottles('ScanThrottled', this.scan.fn, 'The scan');
     this.watchdog.watchThrottles('WebThrottled', this.web.fn, 'The web function');
     this.watchdog.watchDuration('ScanNearTimeout', this.scan.fn, SCAN_DURATION_ALARM_SHARE, 'A scan');
@@ -239,8 +274,32 @@ export class DomainSentinel extends Construct {
     });
 
     this.addOutputs();
-    this.requireAlertSubscriber(settings.alertSubscribersOutsideStack);
+    // A chat channel is a subscriber too, on the chat topic.
+    this.requireAlertSubscriber(settings.alertSubscribersOutsideStack || this.chat !== undefined);
     this.acknowledgeUnavoidable(stack);
+  }
+
+  /** The chat topic and its channels, when the settings name a Slack or Teams channel. */
+  private chatChannels(settings: ResolvedSettings): ChatChannels | undefined {
+    const slack =
+      settings.slackWorkspaceId && settings.slackChannelId
+        ? { workspaceId: settings.slackWorkspaceId, channelId: settings.slackChannelId }
+        : undefined;
+    const teams =
+      settings.teamsTeamId && settings.teamsTenantId && settings.teamsChannelId
+        ? {
+            teamId: settings.teamsTeamId,
+            tenantId: settings.teamsTenantId,
+            channelId: settings.teamsChannelId,
+          }
+        : undefined;
+    if (!slack && !teams) return undefined;
+    return new ChatChannels(this, 'Chat', {
+      key: this.topicKey,
+      configurationName: this.deploymentName,
+      ...(slack ? { slack } : {}),
+      ...(teams ? { teams } : {}),
+    });
   }
 
   /**
@@ -312,7 +371,7 @@ export class DomainSentinel extends Construct {
     const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
     const ssmKeyFinding = `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:${region}:${account}:key/*]`;
     if (!this.settings.secretsKmsKeyArn) {
-      for (const fn of [this.scan.fn, this.web.fn]) {
+      for (const fn of [this.scan.fn, this.web.fn, ...(this.webhooks ? [this.webhooks.fn] : [])]) {
         Validations.of(fn.role as iam.Role).acknowledge({
           id: ssmKeyFinding,
           reason:
@@ -328,11 +387,15 @@ export class DomainSentinel extends Construct {
         "EventBridge Scheduler's Lambda target grants lambda:InvokeFunction on the scan function and its versions (ARN:*); " +
         'it is this one function and nothing else.',
     });
-    for (const queue of [this.scan.failedRuns, this.scan.scheduleDeadLetters]) {
+    for (const queue of [
+      this.scan.failedRuns,
+      this.scan.scheduleDeadLetters,
+      ...(this.webhooks ? [this.webhooks.deadLetters] : []),
+    ]) {
       Validations.of(queue).acknowledge({
         id: 'AwsSolutions-SQS3',
         reason:
-          "This queue is itself a dead-letter queue (the schedule's, or the scan's on-failure destination).",
+          "This queue is itself a dead-letter queue (the schedule's, the scan's on-failure destination, or the webhook queues').",
       });
     }
   }

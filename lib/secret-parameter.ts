@@ -33,6 +33,11 @@ export class SecretParameter extends Construct {
 
   grantRead(fn: lambda.Function, environmentVariable: string): void {
     fn.addEnvironment(environmentVariable, this.parameterName);
+    this.grantDecryptedRead(fn);
+  }
+
+  /** The IAM half of {@link grantRead}, for a function told the parameter's name some other way. */
+  grantDecryptedRead(fn: lambda.Function): void {
     fn.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['ssm:GetParameter'], resources: [this.parameterArn] }),
     );

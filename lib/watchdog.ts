@@ -201,10 +201,33 @@ export class Watchdog extends Construct {
     });
   }
 
-  /** Anything waiting in a dead-letter queue. */
-  watchQueue(id: string, queue: sqs.IQueue, what: string): cloudwatch.Alarm {
+  /** Any count of a custom metric a function of this deployment emits as `service` (e.g. WebhookRejected). */
+  watchCount(id: string, metricName: string, service: string, what: string): cloudwatch.Alarm {
     return this.add(id, {
-      alarmDescription: `${what}: messages are waiting in ${queue.node.path}; each is a scan that did not run.`,
+      alarmDescription: what,
+      metric: new cloudwatch.Metric({
+        namespace: METRICS.namespace,
+        metricName,
+        dimensionsMap: { service, [METRICS.deploymentDimension]: this.deploymentName },
+        statistic: 'Sum',
+        period: Duration.minutes(5),
+      }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+
+  /** Anything waiting in a dead-letter queue; `each` says what one message is. */
+  watchQueue(
+    id: string,
+    queue: sqs.IQueue,
+    what: string,
+    each = 'a scan that did not run',
+  ): cloudwatch.Alarm {
+    return this.add(id, {
+      alarmDescription: `${what}: messages are waiting in ${queue.node.path}; each is ${each}.`,
       metric: queue.metricApproximateNumberOfMessagesVisible({
         period: Duration.minutes(5),
         statistic: 'Maximum',

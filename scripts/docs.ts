@@ -50,12 +50,24 @@ const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
   ownsAccountSettings:
     'this copy sets API Gateway’s CloudWatch role and SMS delivery-status logging of the account and region',
   stackName: 'name of the CloudFormation stack (`cdk deploy -c settings=FILE`: keep it in the file)',
+  slackWorkspaceId:
+    'Slack workspace id (T…) authorised once in Amazon Q Developer in chat applications; with slackChannelId a Slack channel gets each alert (docs/chat.md)',
+  slackChannelId: 'Slack channel id (C…) the chat message goes to; with slackWorkspaceId',
+  teamsTeamId:
+    'Teams team id (a GUID); with teamsTenantId and teamsChannelId a Teams channel gets each alert (docs/chat.md)',
+  teamsTenantId: 'Teams tenant id (a GUID) authorised once in Amazon Q Developer in chat applications',
+  teamsChannelId: 'Teams channel id from the channel link, URL-encoded (19%3a…%40thread.tacv2)',
+  webhooks:
+    'webhooks each alert is posted to, `FORMAT:/ssm/parameter` with FORMAT slack, teams or json; each parameter a SecureString holding the URL (docs/chat.md)',
 };
 const DEPLOY_CONTEXT_DEFAULTS: Readonly<Record<string, string>> = {
   scanIntervalHours: '24 for cron schedules',
   secretsKmsKeyArn: 'any key, through SSM only',
   scanReservedConcurrency: 'none',
   ownsAccountSettings: 'the first copy of an app that needs them',
+  slackWorkspaceId: 'none: no Slack channel',
+  teamsTeamId: 'none: no Teams channel',
+  webhooks: 'none',
 };
 
 const code = (text: string) => `\`${text.replaceAll('|', '\\|')}\``;

@@ -3,7 +3,7 @@ import { type LocalAlertTarget, localSender, parseAlertTarget } from '../../func
 import { finishReport } from '../../functions/adapters/report-finish';
 import { deliverAlert, runScanJob, type ScanJobInput } from '../../functions/adapters/scan-job';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
-import { type AlertSender, snsSender } from '../../functions/adapters/sns-publish';
+import { type AlertSender, chatTargetOf, snsSender } from '../../functions/adapters/sns-publish';
 import {
   alertPublisher,
   dynamoDbClientFromEnv,
@@ -12,14 +12,24 @@ import {
   runStatefulScan,
   type StateLocation,
 } from '../../functions/adapters/stateful-scan';
+import { webhookSender } from '../../functions/adapters/webhook-post';
 import { alertView } from '../../functions/core/actions';
-import { renderDigest, renderSms, reportReaches, smsAsDelivered } from '../../functions/core/alert';
+import {
+  buildAlertMessage,
+  renderDigest,
+  renderSms,
+  reportReaches,
+  smsAsDelivered,
+} from '../../functions/core/alert';
+import { chatNotificationOf } from '../../functions/core/chat';
 import { SEVERITIES, type Severity } from '../../functions/core/classify';
 import { ENV, loadScanSettings, type ScanSettings } from '../../functions/core/config';
 import { ConfigError } from '../../functions/core/errors';
 import { REPORT_ENV } from '../../functions/core/report-store';
 import type { Report } from '../../functions/core/scan';
 import { loadStatePolicy } from '../../functions/core/state-config';
+import { checkWebhookUrl, webhookHost } from '../../functions/core/webhook-delivery';
+import type { WebhookFormat } from '../../functions/core/webhook-formats';
 import { flagsOf, noPositionals, oneOf, parseNow, settingsWithFlags, str } from '../args';
 import {
   BASE_URL_OPTION,
@@ -37,13 +47,21 @@ import { reportStoreFor, stateLocationOf } from '../local-stores';
 type Delivery =
   | { readonly kind: 'dry-run' }
   | { readonly kind: 'sns'; readonly topicArn: string }
-  | { readonly kind: 'local'; readonly target: LocalAlertTarget };
+  | { readonly kind: 'local'; readonly target: LocalAlertTarget }
+  | {
+      readonly kind: 'webhook';
+      readonly url: string;
+      readonly format: WebhookFormat;
+      readonly signingKey?: string;
+    };
 
 /** A scan as the command line asked for it, checked before anything starts. */
 interface ScanRun {
   readonly job: ScanJobInput;
   readonly delivery: Delivery;
   readonly json: boolean;
+  /** `--chat`: a dry run prints the chat message (the custom-notification JSON) instead of the digest. */
+  readonly chat: boolean;
   readonly failOn: Severity | undefined;
   readonly stateFlag: string | undefined;
   /** `--allow-clock-skew`: scan with state even when the time does not fit the state's (replays). */
@@ -63,6 +81,16 @@ export const scan: Command = {
       type: 'boolean',
       doc: `print the digest and SMS instead of publishing, and write no state (publishing needs ${ENV.alertTopicArn})`,
     },
+    chat: {
+      type: 'boolean',
+      doc: 'with --dry-run: print the chat message (the Amazon Q Developer custom-notification JSON that CHAT_TOPIC_ARN would get) instead of the digest and SMS',
+    },
+    webhook: {
+      type: 'string',
+      value: 'URL',
+      doc: `post the alert to this webhook instead of SNS, in --webhook-format (or set ${ENV.webhookUrl}: a URL on the command line is seen by other users of this machine); it counts as delivered, so --state is saved`,
+    },
+    'webhook-format': fromSetting('webhookFormat', 'slack|teams|json'),
     'alert-to': {
       type: 'string',
       value: 'stdout|FILE',
@@ -101,6 +129,9 @@ export const scan: Command = {
   env: [
     ENV.resellerApiKey,
     ENV.alertTopicArn,
+    ENV.chatTopicArn,
+    ENV.webhookUrl,
+    ENV.webhookSigningKey,
     ENV.linkBaseUrl,
     ENV.linkSigningKey,
     ENV.linkTtlDays,
@@ -144,19 +175,51 @@ function checkScanRun(args: ParsedArgs, io: CliIo): ScanRun {
     );
   }
   const json = args.values.json === true;
+  const chat = args.values.chat === true;
+  if (chat && args.values['dry-run'] !== true)
+    throw new UsageError(
+      '--chat prints the chat message of a dry run: add --dry-run (CHAT_TOPIC_ARN publishes it)',
+    );
+  if (chat && json) throw new UsageError('--json and --chat would both write to stdout: pass one of them');
   return {
     job: { settings, secrets, now, deadline: Date.now() + settings.timeBudgetSeconds * 1000 },
-    delivery: chooseDelivery(args, settings, json),
+    delivery: chooseDelivery(args, settings, json, io.env),
     json,
+    chat,
     failOn,
     stateFlag: str(args.values.state),
     allowClockSkew: args.values['allow-clock-skew'] === true,
   };
 }
 
-function chooseDelivery(args: ParsedArgs, settings: ScanSettings, json: boolean): Delivery {
+function chooseDelivery(
+  args: ParsedArgs,
+  settings: ScanSettings,
+  json: boolean,
+  env: NodeJS.ProcessEnv,
+): Delivery {
   const alertTo = str(args.values['alert-to']);
   const dryRun = args.values['dry-run'] === true;
+  const webhook = str(args.values.webhook) ?? (env[ENV.webhookUrl]?.trim() || undefined);
+  if (webhook !== undefined) {
+    if (dryRun || alertTo !== undefined)
+      throw new UsageError(
+        '--webhook delivers the alert, as --alert-to does and --dry-run does not: pass one of them',
+      );
+    const format = settings.webhookFormat;
+    if (!format)
+      throw new UsageError(
+        `--webhook needs --webhook-format slack, teams or json (or ${ENV.webhookFormat}): the webhook at ${webhookHost(webhook)} takes one of them`,
+      );
+    const url = checkWebhookUrl(
+      webhook,
+      str(args.values.webhook) !== undefined ? '--webhook' : ENV.webhookUrl,
+    );
+    const signingKey = env[ENV.webhookSigningKey]?.trim();
+    if (signingKey !== undefined && signingKey.length < 32)
+      throw new ConfigError(`${ENV.webhookSigningKey} must be at least 32 characters`);
+    return { kind: 'webhook', url, format, ...(signingKey ? { signingKey } : {}) };
+  }
   if (alertTo !== undefined && dryRun)
     throw new UsageError('--dry-run delivers nothing and --alert-to delivers the alert: pass one of them');
   if (alertTo === 'stdout' && json)
@@ -170,9 +233,18 @@ function chooseDelivery(args: ParsedArgs, settings: ScanSettings, json: boolean)
   );
 }
 
-function senderFor(delivery: Delivery, io: CliIo): AlertSender | undefined {
-  if (delivery.kind === 'sns') return snsSender(io.sns?.() ?? new SNSClient({}), delivery.topicArn);
+function senderFor(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertSender | undefined {
+  if (delivery.kind === 'sns')
+    return snsSender(io.sns?.() ?? new SNSClient({}), delivery.topicArn, chatTargetOf(settings));
   if (delivery.kind === 'local') return localSender(delivery.target, io.stdout);
+  if (delivery.kind === 'webhook')
+    return webhookSender({
+      url: delivery.url,
+      format: delivery.format,
+      timeZone: settings.timeZone,
+      ...(delivery.signingKey ? { signingKey: delivery.signingKey } : {}),
+      ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
+    });
   return undefined;
 }
 
@@ -182,6 +254,7 @@ function deliveredLine(delivery: Delivery, published: Published, why?: readonly 
   const cut = published.findingsCut ? ` (${published.findingsCut} findings cut to fit SNS's 256 KB)` : '';
   if (delivery.kind === 'sns')
     return `published alert ${published.messageId} to ${delivery.topicArn}${reason}${cut}`;
+  if (delivery.kind === 'webhook') return `posted the alert to the ${published.messageId}${reason}${cut}`;
   const where =
     delivery.kind === 'local' && delivery.target.kind === 'file'
       ? `appended the alert to ${delivery.target.path}`
@@ -189,12 +262,17 @@ function deliveredLine(delivery: Delivery, published: Published, why?: readonly 
   return `${where}${reason}${cut}`;
 }
 
-/** The digest and the SMS a dry run prints in place of delivering them. */
-function printDryRun(report: Report, settings: ScanSettings, io: CliIo): void {
+/** The digest and the SMS a dry run prints in place of delivering them; with --chat, the chat message. */
+function printDryRun(report: Report, settings: ScanSettings, io: CliIo, chat: boolean): void {
   const options = {
     timeZone: settings.timeZone,
     ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
   };
+  if (chat) {
+    io.stdout(`${JSON.stringify(chatNotificationOf(buildAlertMessage(report, options), options), null, 2)}
+`);
+    return;
+  }
   io.stdout(
     `${renderDigest(report, options)}\n\n--- SMS (critical only, as a phone receives it) ---\n${smsAsDelivered(renderSms(report, options))}\n`,
   );
@@ -208,9 +286,9 @@ async function scanAlone(run: ScanRun, io: CliIo): Promise<Report> {
   const reports = reportStoreFor({ env: io.env, cwd: io.cwd }, read.report_url === undefined);
   const { report, alert } = await finishReport({ report: read, ...(reports ? { reports } : {}) });
   if (run.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
-  const send = senderFor(run.delivery, io);
+  const send = senderFor(run.delivery, run.job.settings, io);
   if (!send) {
-    if (!run.json) printDryRun(alert, settings, io);
+    if (!run.json) printDryRun(alert, settings, io, run.chat);
     return report;
   }
   const outcome = await deliverAlert(alert, settings, send);
@@ -231,7 +309,7 @@ async function scanWithMemory(run: ScanRun, location: StateLocation, io: CliIo):
     settings.resellerBaseUrl,
     () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env),
   );
-  const send = senderFor(run.delivery, io);
+  const send = senderFor(run.delivery, run.job.settings, io);
   const { result, published, saved, conflicts, superseded } = await runStatefulScan({
     job: run.job,
     store,
@@ -239,7 +317,7 @@ async function scanWithMemory(run: ScanRun, location: StateLocation, io: CliIo):
     ...(send ? { publish: alertPublisher(settings, send) } : {}),
     ...(run.allowClockSkew ? { allowClockSkew: true } : {}),
   });
-  const say = run.json ? io.stderr : io.stdout;
+  const say = run.json || run.chat ? io.stderr : io.stdout;
   if (superseded) {
     // The report as read is still printed; the stored one (the later scan's) is kept.
     if (run.json) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
@@ -256,7 +334,7 @@ async function scanWithMemory(run: ScanRun, location: StateLocation, io: CliIo):
     );
   if (run.json) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
   if (!send) {
-    if (!run.json) printDryRun(alertView(result.report, result.silenced), settings, io);
+    if (!run.json) printDryRun(alertView(result.report, result.silenced), settings, io, run.chat);
     say(
       `state in ${store.location} not written (--dry-run); a real run would ${result.publish ? 'publish' : 'publish nothing'}: ${result.why.join(', ')}\n`,
     );

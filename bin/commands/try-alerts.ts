@@ -1,9 +1,14 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
+import type { SQSEvent } from 'aws-lambda';
+import { handleWebhookEvent } from '../../functions/adapters/webhook-subscriber';
 import { ENV } from '../../functions/core/config';
 import { ConfigError } from '../../functions/core/errors';
+import { WEBHOOK_FORMATS, type WebhookFormat } from '../../functions/core/webhook-formats';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
-import { noPositionals, parseNow, positiveInt, str } from '../args';
+import { noPositionals, oneOf, parseNow, positiveInt, str } from '../args';
 import { type CliIo, type Command, EXIT, type ParsedArgs } from '../command';
 import { scan } from './scan';
 
@@ -18,8 +23,15 @@ export const tryAlerts: Command = {
   about:
     'Starts an SNS/SQS emulator (fauxqs) on 127.0.0.1 with a topic and two queues (one unfiltered, one with ' +
     'the SMS filter severity = critical), the simulator, and one real scan publishing through the AWS SDK; ' +
-    'then prints what each queue received.',
+    'then prints what each queue received. With --webhook-format, a third queue feeds the webhook subscriber ' +
+    '(the Lambda handler), which posts to a receiver on 127.0.0.1 that prints what arrived.',
   options: {
+    'webhook-format': {
+      type: 'string',
+      value: 'slack|teams|json',
+      doc: 'also run the webhook subscriber on its own queue, posting in this format to a local receiver',
+      default: 'none',
+    },
     domains: { type: 'string', value: 'N', doc: 'domains in the portfolio', default: '60' },
     seed: { type: 'string', value: 'S', doc: 'portfolio seed', default: '7' },
     now: {
@@ -53,6 +65,9 @@ interface Queue {
   readonly name: string;
   readonly url: string;
   readonly about: string;
+  readonly arn?: string;
+  /** The format of the webhook this queue feeds (--webhook-format). */
+  readonly webhook?: WebhookFormat;
 }
 
 interface Envelope {
@@ -67,11 +82,12 @@ async function runTryAlerts(args: ParsedArgs, io: CliIo): Promise<number> {
   const now = parseNow(str(args.values.now));
   const domains = positiveInt(str(args.values.domains), '--domains', 60, 100_000);
   const seed = positiveInt(str(args.values.seed), '--seed', 7, 100_000);
+  const format = oneOf(str(args.values['webhook-format']), '--webhook-format', WEBHOOK_FORMATS);
   const emulator = await startEmulator();
   let sim: Simulator | undefined;
   try {
     sim = await startSimulator({ portfolio: generatePortfolio({ domains, seed, now }), apiKey: API_KEY });
-    const { topicArn, queues } = await createTopicWithQueues(emulator);
+    const { topicArn, queues } = await createTopicWithQueues(emulator, format);
     io.stdout(
       `SNS/SQS emulator (fauxqs) on ${emulator.endpoint}, topic ${topicArn}\n` +
         queues.map((q) => `  queue ${q.name}: subscribed with ${q.about}\n`).join('') +
@@ -80,7 +96,12 @@ async function runTryAlerts(args: ParsedArgs, io: CliIo): Promise<number> {
     );
     const code = await scanPublishingTo(topicArn, sim.url, now, emulator, io);
     if (code !== EXIT.ok) return code;
-    for (const queue of queues) io.stdout(await describeQueue(queue, emulator));
+    for (const queue of queues)
+      io.stdout(
+        queue.webhook
+          ? await deliverToWebhook(queue, queue.webhook, emulator)
+          : await describeQueue(queue, emulator),
+      );
     return EXIT.ok;
   } finally {
     await sim?.close();
@@ -116,7 +137,7 @@ async function startEmulator(): Promise<Emulator> {
 }
 
 /** The alert topic with two SQS subscribers: one like the e-mail ones, one with the stack's SMS filter. */
-async function createTopicWithQueues(emulator: Emulator) {
+async function createTopicWithQueues(emulator: Emulator, format: WebhookFormat | undefined) {
   const sns = emulator.sns();
   const { CreateQueueCommand, GetQueueAttributesCommand } = emulator.sqsModule;
   const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: TOPIC }));
@@ -134,7 +155,7 @@ async function createTopicWithQueues(emulator: Emulator) {
         Attributes: filter ? { FilterPolicy: JSON.stringify(filter) } : {},
       }),
     );
-    return { name, url: QueueUrl as string, about };
+    return { name, url: QueueUrl as string, about, arn: Attributes?.QueueArn as string };
   };
   const queues = [
     await subscribe('all-alerts', 'no filter, like the e-mail subscribers'),
@@ -144,6 +165,11 @@ async function createTopicWithQueues(emulator: Emulator) {
       SMS_FILTER,
     ),
   ];
+  if (format)
+    queues.push({
+      ...(await subscribe(`webhook-${format}`, `the SNS envelope, as the stack's webhook queue (${format})`)),
+      webhook: format,
+    });
   return { topicArn, queues };
 }
 
@@ -205,3 +231,80 @@ function describeDelivery(envelope: Envelope): string {
     `  (the same message carries the digest for e-mail and this SMS: ${JSON.stringify(structure.sms ?? '')})\n`
   );
 }
+
+/**
+ * The webhook queue's message handed to the real subscriber handler (as Lambda's poller hands it),
+ * which posts to a receiver on 127.0.0.1; prints what the receiver got.
+ */
+async function deliverToWebhook(queue: Queue, format: WebhookFormat, emulator: Emulator): Promise<string> {
+  const got: Array<{ headers: Record<string, unknown>; body: string }> = [];
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      got.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/${format}`;
+  try {
+    const { Messages = [] } = await emulator.sqs.send(
+      new emulator.sqsModule.ReceiveMessageCommand({
+        QueueUrl: queue.url,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 1,
+      }),
+    );
+    const event: SQSEvent = {
+      Records: Messages.map((m) => {
+        const envelope = JSON.parse(m.Body ?? '{}') as Envelope;
+        // Real SNS puts only the `sqs` member into an SQS subscriber's envelope; fauxqs keeps them all.
+        const structure = JSON.parse(envelope.Message) as Record<string, string>;
+        return {
+          messageId: m.MessageId as string,
+          receiptHandle: m.ReceiptHandle as string,
+          body: JSON.stringify({ ...envelope, Message: structure.sqs ?? envelope.Message }),
+          attributes: {} as SQSEvent['Records'][number]['attributes'],
+          messageAttributes: {},
+          md5OfBody: '',
+          eventSource: 'aws:sqs',
+          eventSourceARN: queue.arn as string,
+          awsRegion: REGION,
+        };
+      }),
+    };
+    const lines: string[] = [];
+    const outcome = await handleWebhookEvent(
+      event,
+      {
+        env: {
+          [ENV.webhookTargets]: JSON.stringify([
+            { format, parameter: '/try-alerts/webhook', queue: queue.arn },
+          ]),
+          [ENV.webhookSigningKeyParameter]: '/try-alerts/signing-key',
+        },
+        secrets: async (name) => (name === '/try-alerts/webhook' ? url : TRY_SIGNING_KEY),
+        logger: { info: (m: string) => void lines.push(m), error: (m: string) => void lines.push(m) },
+        metrics: { addMetric: () => {}, publishStoredMetrics: () => {} },
+      },
+      30_000,
+    );
+    const shown = got
+      .map(
+        (p) =>
+          `  POST /${format} ${Buffer.byteLength(p.body)} bytes${p.headers['x-sentinel-signature'] ? `, X-Sentinel-Signature: ${String(p.headers['x-sentinel-signature']).slice(0, 30)}…` : ''}\n` +
+          `  ${p.body.slice(0, 300)}${p.body.length > 300 ? '…' : ''}\n`,
+      )
+      .join('');
+    return (
+      `\nqueue ${queue.name}: the webhook subscriber (${lines.join('; ')}; ${outcome.batchItemFailures.length} failed) posted to a receiver on 127.0.0.1:\n` +
+      shown
+    );
+  } finally {
+    await new Promise<void>((r) => receiver.close(() => r()));
+  }
+}
+
+/** Signs the json format in the try-out (a try-out key, not a secret). */
+const TRY_SIGNING_KEY = 'try-alerts-webhook-signing-key-not-a-secret';

@@ -11,7 +11,7 @@ import { countingFetch } from './metrics';
 import { finishReport } from './report-finish';
 import { deliverAlert, runScanJob } from './scan-job';
 import type { SecretSource } from './secrets';
-import { snsSender } from './sns-publish';
+import { chatTargetOf, snsSender } from './sns-publish';
 import { runScheduledStatefulScan } from './stateful-scan';
 
 /** Time kept back from the Lambda's budget for publishing the alert and flushing logs. */
@@ -92,7 +92,11 @@ export async function handleScheduledScan(
         published: stateful.published,
       });
     else if (settings.alertTopicArn) {
-      const outcome = await deliverAlert(alert, settings, snsSender(deps.sns, settings.alertTopicArn));
+      const outcome = await deliverAlert(
+        alert,
+        settings,
+        snsSender(deps.sns, settings.alertTopicArn, chatTargetOf(settings)),
+      );
       published = outcome.published;
       deps.logger.info(outcome.published ? 'alert published' : 'no alert published', { outcome });
     }

@@ -23,7 +23,7 @@ import { scanTimeProblem } from '../core/state-time';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { FileStateStore } from './file-state-store';
 import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
-import { type AlertSender, snsSender } from './sns-publish';
+import { type AlertSender, chatTargetOf, snsSender } from './sns-publish';
 import type { StateStore, StoredState } from './state-store';
 
 /** How long a lease holds: far longer than a publish and a save take; a crashed holder blocks no longer. */
@@ -308,7 +308,7 @@ export function capForMessage(report: StatefulReport, limit = MESSAGE_CHANGES_LI
 
 /** The publisher for a stateful scan: the same one SNS message as without state, carrying change, changes and resolved. */
 export function snsPublisher(settings: ScanSettings, sns: SNSClient, topicArn: string) {
-  return alertPublisher(settings, snsSender(sns, topicArn));
+  return alertPublisher(settings, snsSender(sns, topicArn, chatTargetOf(settings)));
 }
 
 /** The publisher for a stateful scan that delivers through `send` (SNS, or stdout / a file locally). */

@@ -3,6 +3,7 @@ import { SEVERITIES } from './classify';
 import { ConfigError } from './errors';
 import { parseQuarantineDays } from './quarantine-periods';
 import { SCAN_MODES } from './scan';
+import { WEBHOOK_FORMATS } from './webhook-formats';
 
 /**
  * Every setting of domain-sentinel, defined once: its environment variable, command-line flag, CDK
@@ -39,6 +40,12 @@ export const ENV = {
   summaryEveryDays: 'SUMMARY_EVERY_DAYS',
   quarantineDays: 'QUARANTINE_DAYS',
   deploymentName: 'DEPLOYMENT_NAME',
+  chatTopicArn: 'CHAT_TOPIC_ARN',
+  webhookUrl: 'WEBHOOK_URL',
+  webhookFormat: 'WEBHOOK_FORMAT',
+  webhookSigningKey: 'WEBHOOK_SIGNING_KEY',
+  webhookSigningKeyParameter: 'WEBHOOK_SIGNING_KEY_PARAMETER',
+  webhookTargets: 'WEBHOOK_TARGETS',
 } as const;
 
 export type EnvName = keyof typeof ENV;
@@ -155,6 +162,21 @@ export const SETTINGS = {
       .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must be an SNS topic ARN')
       .optional(),
     doc: 'SNS topic scan publishes to (the stack sets it); without it, scan needs --alert-to or --dry-run',
+  },
+  chatTopicArn: {
+    env: ENV.chatTopicArn,
+    schema: z
+      .string()
+      .trim()
+      .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must be an SNS topic ARN')
+      .optional(),
+    doc: 'second SNS topic: each published alert is also published here as an Amazon Q Developer (AWS Chatbot) custom notification for Slack and Teams channels (the stack sets it; docs/chat.md)',
+  },
+  webhookFormat: {
+    env: ENV.webhookFormat,
+    flag: '--webhook-format',
+    schema: z.enum(WEBHOOK_FORMATS, { message: `must be one of ${WEBHOOK_FORMATS.join(', ')}` }).optional(),
+    doc: 'with --webhook (WEBHOOK_URL): the body posted, a Slack incoming webhook (slack), a Teams Workflows webhook (teams) or the signed JSON report (json); docs/chat.md',
   },
   expiryDays: {
     env: ENV.expiryDays,
@@ -348,6 +370,20 @@ export const SECRET_SETTINGS = [
     default: '/domain-sentinel/link-signing-key',
     doc: 'SSM SecureString holding the link signing key(s) (Lambda; the stack sets it)',
   },
+  {
+    env: ENV.webhookUrl,
+    doc: 'scan --webhook: the webhook the alert is posted to (a secret: never printed, only its host)',
+  },
+  {
+    env: ENV.webhookSigningKey,
+    doc: 'key that signs the JSON webhook (X-Sentinel-Signature, docs/chat.md), at least 32 characters (command line)',
+  },
+  {
+    env: ENV.webhookSigningKeyParameter,
+    context: 'webhookSigningKeyParameterName',
+    default: '/domain-sentinel/webhook-signing-key',
+    doc: 'SSM SecureString holding the JSON webhook signing key (Lambda; the stack sets it when a json webhook is configured)',
+  },
 ] as const;
 
 type Parsed<N extends SettingName> = z.output<(typeof SETTINGS)[N]['schema']>;
@@ -445,6 +481,9 @@ export const METRICS = {
   /** The web function's service dimension, and its one metric: a request's outcome (dimensions action, outcome). */
   webService: 'web',
   webOutcome: 'WebOutcome',
+  /** The webhook subscriber's service dimension, and its count of webhooks that answered 4xx (a configuration error). */
+  webhookService: 'webhook',
+  webhookRejected: 'WebhookRejected',
   /** Dimension naming the deployment (SETTINGS.deploymentName), on every metric of both functions. */
   deploymentDimension: 'deployment',
 } as const;

@@ -153,6 +153,13 @@ describe('DomainSentinel props', () => {
         'alertSubscribersOutsideStack',
         'smsSpendAlarmUsd',
         'ownsAccountSettings',
+        'slackWorkspaceId',
+        'slackChannelId',
+        'teamsTeamId',
+        'teamsTenantId',
+        'teamsChannelId',
+        'webhooks',
+        'webhookSigningKeyParameterName',
       ].sort(),
     );
   });

@@ -3,7 +3,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { DomainSentinelStack } from '../../lib/stack';
-import { BASE_CONTEXT, settingsFromContext } from '../support/stack';
+import { BASE_CONTEXT, CHAT_CONTEXT, settingsFromContext } from '../support/stack';
 
 /**
  * cdk-nag as a deploy runs it: the plugin is added to a fresh App before anything synthesizes, so
@@ -20,8 +20,8 @@ const ENVIRONMENTS: ReadonlyArray<[string, Environment | undefined]> = [
   ['a concrete region, account-agnostic', { region: 'eu-central-1' }],
 ];
 
-function nagErrors(env: Environment | undefined): string[] {
-  const app = new App({ context: { ...BASE_CONTEXT } });
+function nagErrors(env: Environment | undefined, context: Record<string, unknown> = {}): string[] {
+  const app = new App({ context: { ...BASE_CONTEXT, ...context } });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   new DomainSentinelStack(app, 'DomainSentinel', {
     settings: settingsFromContext(app),
@@ -39,6 +39,13 @@ describe('cdk-nag AwsSolutions, added before the first synth', () => {
   it.each(ENVIRONMENTS)('finds nothing unacknowledged with %s', (_name, env) => {
     expect(nagErrors(env)).toEqual([]);
   });
+
+  it.each(ENVIRONMENTS)(
+    'finds nothing unacknowledged with the chat channels and webhooks, %s',
+    (_name, env) => {
+      expect(nagErrors(env, CHAT_CONTEXT)).toEqual([]);
+    },
+  );
 
   it('does fail synth on a finding (the check is really running)', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });

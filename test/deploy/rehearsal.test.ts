@@ -1,4 +1,6 @@
 import { rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/classify';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
@@ -33,16 +35,40 @@ const SETTINGS = {
   alertSmsNumbers: '+31612345678',
   opsEmails: 'ops@example.nl',
   timeZone: 'Europe/Amsterdam',
+  // The chat parts (docs/chat.md): a Slack channel and a webhook of each format.
+  slackWorkspaceId: 'T07ABCDEF12',
+  slackChannelId: 'C07ABCDEF12',
+  webhooks:
+    'slack:/domain-sentinel/webhook/slack,teams:/domain-sentinel/webhook/teams,json:/domain-sentinel/webhook/json',
 };
+const WEBHOOK_SIGNING_KEY = 'rehearsal-webhook-signing-key-0123456789';
 
 let cdkOut: string;
 let world: World;
 let sim: Simulator;
 let scan: RunningFunction;
 let web: RunningFunction;
+let webhook: RunningFunction;
 const signingKey = newSigningKey();
+/** The alert as the scan published it (an SQS subscriber's SNS envelope), for the webhook subscriber. */
+let alertEnvelope: { Message: string; MessageId?: string };
+/** A webhook receiver on 127.0.0.1: each webhook's SSM parameter points here. */
+let receiver: Server;
+let receiverUrl = '';
+const posts: Array<{ path: string; headers: Record<string, unknown>; body: string }> = [];
+const receiverAnswers: number[] = [];
 
 beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      posts.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(receiverAnswers.shift() ?? 200).end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
   cdkOut = await synthesize(SETTINGS);
   // 500 domains of seed 1: findings of every kind, one of them in quarantine (see README).
   sim = await startSimulator({
@@ -51,7 +77,14 @@ beforeAll(async () => {
   });
   world = await startWorld(cdkOut, {
     overrides: { RESELLER_BASE_URL: sim.url },
-    secrets: (name) => (name.endsWith('reseller-api-key') ? API_KEY : signingKey),
+    secrets: (name) =>
+      name.endsWith('reseller-api-key')
+        ? API_KEY
+        : name.startsWith('/domain-sentinel/webhook/')
+          ? `${receiverUrl}/${name.split('/').at(-1)}/secret-path`
+          : name.endsWith('webhook-signing-key')
+            ? WEBHOOK_SIGNING_KEY
+            : signingKey,
   });
   const byDescription = (pattern: RegExp) => {
     const found = [...world.functions.values()].find((f) =>
@@ -62,11 +95,13 @@ beforeAll(async () => {
   };
   scan = byDescription(/scans the reseller account/);
   web = byDescription(/web links/);
+  webhook = byDescription(/posts each alert to its webhooks/);
 }, 180_000);
 
 afterAll(async () => {
   await world?.close();
   await sim?.close();
+  await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
   if (cdkOut) rmSync(cdkOut, { recursive: true, force: true });
 });
 
@@ -214,6 +249,7 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     const alerts = await world.alertMessages();
     expect(alerts).toHaveLength(1);
     expect(alerts[0]?.Subject).toMatch(/domain-sentinel/);
+    alertEnvelope = alerts[0] as typeof alertEnvelope;
 
     const counted = emfRecords(scan.lines).find((r) => 'ResellerRequests' in r);
     expect(counted?.ResellerThrottled).toBe(1);
@@ -260,6 +296,67 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     expect(calendar.body).toMatch(/^BEGIN:VCALENDAR/);
   });
 
+  it('posts the alert to each webhook from its own queue, and counts a webhook that answers 4xx', async () => {
+    // What Lambda's poller hands the function: each webhook queue's message (real SNS puts only
+    // the `sqs` member of the MessageStructure=json message into it; fauxqs keeps them all).
+    const message = JSON.parse(alertEnvelope.Message) as { sqs: string };
+    const mappings = world.resolver
+      .ofType('AWS::Lambda::EventSourceMapping')
+      .map(
+        (id) => world.resolver.resolve(world.resolver.resource(id).Properties) as { EventSourceArn: string },
+      );
+    expect(mappings).toHaveLength(3);
+    const eventFor = (queueArn: string) => ({
+      Records: [
+        {
+          messageId: `rehearsal-${queueArn.split(':').at(-1)}`,
+          receiptHandle: 'rehearsal',
+          body: JSON.stringify({ ...alertEnvelope, Message: message.sqs }),
+          attributes: {},
+          messageAttributes: {},
+          md5OfBody: '',
+          eventSource: 'aws:sqs',
+          eventSourceARN: queueArn,
+          awsRegion: PLACE.region,
+        },
+      ],
+    });
+    const poll = (queueArn: string) => {
+      // The event source mapping polls and deletes with the function's role.
+      for (const action of [
+        'sqs:ReceiveMessage',
+        'sqs:DeleteMessage',
+        'sqs:GetQueueAttributes',
+        'sqs:ChangeMessageVisibility',
+      ])
+        world.calls.push({
+          caller: webhook.id,
+          action,
+          resource: queueArn,
+          context: {},
+          via: 'Lambda polling the webhook queue',
+        });
+    };
+    receiverAnswers.push(404);
+    const first = mappings[0]?.EventSourceArn as string;
+    poll(first);
+    const refused = await webhook.invoke(eventFor(first));
+    expect(refused.result).toEqual({
+      batchItemFailures: [{ itemIdentifier: `rehearsal-${first.split(':').at(-1)}` }],
+    });
+    for (const { EventSourceArn } of mappings) {
+      poll(EventSourceArn);
+      const delivered = await webhook.invoke(eventFor(EventSourceArn));
+      expect(delivered.result, webhook.lines.join('\n')).toEqual({ batchItemFailures: [] });
+    }
+    expect(posts.map((p) => p.path).sort()).toEqual(
+      ['/json/secret-path', '/slack/secret-path', '/slack/secret-path', '/teams/secret-path'].sort(),
+    );
+    const json = posts.find((p) => p.path.startsWith('/json'));
+    expect(json?.headers['x-sentinel-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(webhook.lines.join('\n')).not.toContain('secret-path');
+  });
+
   it('parks a run that fails in the on-failure queue, through the function’s role', async () => {
     sim.injectFault({ fault: { kind: 'status', status: 401 }, times: 20 });
     const outcome = await scan.invoke({});
@@ -289,7 +386,7 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
   });
 
   it('emits every custom metric the alarms and the dashboard watch, with their dimensions', () => {
-    const emitted = [scan, web].flatMap((f) =>
+    const emitted = [scan, web, webhook].flatMap((f) =>
       emfRecords(f.lines).flatMap((record) =>
         record._aws.CloudWatchMetrics.flatMap((m) =>
           m.Metrics.map((metric) => ({
@@ -310,6 +407,7 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
       'ScanCompleted',
       'UnreadableRecords',
       'WarningFindings',
+      'WebhookRejected',
     ]);
     for (const metric of ours)
       expect(
@@ -348,6 +446,9 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
         'RestoreFunction ssm:GetParameter',
         'RestoreFunction s3:GetObject',
         'RestoreFunction dynamodb:UpdateItem',
+        'WebhooksFunction ssm:GetParameter',
+        'WebhooksFunction kms:Decrypt',
+        'WebhooksFunction sqs:ReceiveMessage',
       ]),
     );
     const refused = await judge(world.resolver.template);
@@ -356,8 +457,19 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
 
   it('fails, naming the action and the resource, when a statement the functions need is removed', async () => {
     const topic = scan.env.ALERT_TOPIC_ARN as string;
-    const without = withoutStatement(world.resolver.template, scan.roleId, (s) => s.Action === 'sns:Publish');
+    // The alert topic taken out of the scan's sns:Publish (CDK merges it with the chat topic's).
+    const without = withoutResource(world.resolver.template, scan.roleId, 'sns:Publish', 'AlertsTopic');
     expect(await judge(without)).toEqual([`${scan.id} may not sns:Publish on ${topic}: ImplicitlyDenied`]);
+    // The webhook subscriber without the read of its Slack webhook's parameter.
+    const noSlackUrl = withoutResource(
+      world.resolver.template,
+      webhook.roleId,
+      'ssm:GetParameter',
+      'webhook/slack',
+    );
+    expect(await judge(noSlackUrl)).toEqual([
+      `${webhook.id} may not ssm:GetParameter on arn:aws:ssm:${PLACE.region}:${PLACE.account}:parameter/domain-sentinel/webhook/slack: ImplicitlyDenied`,
+    ]);
     const table = world.resolver.ofType('AWS::DynamoDB::Table')[0] as string;
     const noState = withoutStatement(world.resolver.template, web.roleId, (s) =>
       JSON.stringify(s.Resource).includes(table),
@@ -454,6 +566,29 @@ async function judge(template: Template): Promise<string[]> {
     new Map([[ssmKey, awsManagedKeyPolicy(PLACE.account, 'ssm', PLACE.region)]]),
   );
   return [...new Set(refused.map(describeDenial))];
+}
+
+/** A copy of the template whose `action` statements of a role's policies no longer name resources holding `part`. */
+function withoutResource(template: Template, roleId: string, action: string, part: string): Template {
+  const copy = structuredClone(template) as Template;
+  let dropped = 0;
+  for (const resource of Object.values(copy.Resources)) {
+    if (resource.Type !== 'AWS::IAM::Policy') continue;
+    const props = resource.Properties as {
+      Roles: Array<{ Ref?: string }>;
+      PolicyDocument: { Statement: Array<Record<string, unknown>> };
+    };
+    if (!props.Roles.some((r) => r.Ref === roleId)) continue;
+    for (const statement of props.PolicyDocument.Statement) {
+      if (statement.Action !== action) continue;
+      const all = ([] as unknown[]).concat(statement.Resource);
+      const kept = all.filter((r) => !JSON.stringify(r).includes(part));
+      dropped += all.length - kept.length;
+      statement.Resource = kept;
+    }
+  }
+  if (dropped === 0) throw new Error(`no ${action} of ${roleId} names ${part}`);
+  return copy;
 }
 
 /** A copy of the template without the statements of a role's policies that `drop` picks. */

@@ -206,8 +206,16 @@ export async function startWorld(
     );
     closers.push(fn.stop);
     functions.set(id, fn);
-    for (const variable of ['RESELLER_API_KEY_PARAMETER', 'LINK_SIGNING_KEY_PARAMETER']) {
-      const name = fn.env[variable];
+    // The webhook subscriber learns its webhooks' parameters from WEBHOOK_TARGETS.
+    const webhookParameters = fn.env.WEBHOOK_TARGETS
+      ? (JSON.parse(fn.env.WEBHOOK_TARGETS) as Array<{ parameter: string }>).map((t) => t.parameter)
+      : [];
+    for (const name of [
+      ...['RESELLER_API_KEY_PARAMETER', 'LINK_SIGNING_KEY_PARAMETER', 'WEBHOOK_SIGNING_KEY_PARAMETER'].map(
+        (variable) => fn.env[variable],
+      ),
+      ...webhookParameters,
+    ]) {
       if (name && !parameters.has(name))
         parameters.set(name, { value: options.secrets(name), keyArn: ssmKey });
     }
