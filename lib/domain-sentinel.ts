@@ -10,7 +10,7 @@ import { ENV } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
 import type { ScanMode } from '../functions/core/scan';
 import { AlertTopic } from './alerts';
-import { parseSentinelSettings, type ResolvedSettings } from './config';
+import { type AccountSettings, parseSentinelSettings, type ResolvedSettings } from './config';
 import { SentinelDashboard } from './dashboard';
 import { ReportBucket } from './report-bucket';
 import { Scanner } from './scanner';
@@ -78,6 +78,15 @@ export interface DomainSentinelProps {
    * @default - true for each of them, unless an earlier DomainSentinel of the same app, account and region made it
    */
   readonly ownsAccountSettings?: boolean;
+  /**
+   * Several reseller accounts (docs/accounts.md): the accounts file's path, or its accounts. One
+   * schedule starts a state machine that scans each account once, with its own key parameter,
+   * state, report, links and `account` message attribute; each account's own recipients get only
+   * its alerts. @default - one account: resellerBaseUrl with apiKeyParameterName
+   */
+  readonly accounts?: string | readonly AccountSettings[];
+  /** Accounts scanned at once (the state machine Map's MaxConcurrency); only with accounts. @default 4 */
+  readonly accountConcurrency?: number;
 }
 
 /** A scan that takes more than this share of its timeout raises an alarm: the account outgrows it. */

@@ -22,6 +22,8 @@ export interface ScanJobInput {
    * account proves that a domain left it.
    */
   readonly observe?: ScanOptions['observe'];
+  /** The account's name when the deployment scans several: the report's `source.account`. */
+  readonly account?: string;
 }
 
 /** Builds the reseller client from settings and runs the scan: the one path the CLI and the Lambda share. */
@@ -65,8 +67,9 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
       ? { timeBudgetSeconds: Math.round((input.deadline - Date.now()) / 1000) }
       : {}),
   });
+  const named = input.account ? { ...report, source: { ...report.source, account: input.account } } : report;
   return linkBaseUrl && keys?.length
-    ? attachLinks(report, {
+    ? attachLinks(named, {
         baseUrl: linkBaseUrl,
         keys,
         now: input.now,
@@ -74,7 +77,7 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
         // Snoozes and acknowledgements live in the state store: offer them only with one.
         silencing: input.observe !== undefined,
       })
-    : report;
+    : named;
 }
 
 export type DeliveryOutcome =

@@ -27,6 +27,9 @@ export async function publishAlert(sns: SNSClient, topicArn: string, alert: Aler
           severity: { DataType: 'String', StringValue: alert.attributes.severity },
           critical_count: { DataType: 'Number', StringValue: String(alert.attributes.critical_count) },
           warning_count: { DataType: 'Number', StringValue: String(alert.attributes.warning_count) },
+          ...(alert.attributes.account
+            ? { account: { DataType: 'String', StringValue: alert.attributes.account } }
+            : {}),
         },
       }),
     );

@@ -153,6 +153,8 @@ describe('DomainSentinel props', () => {
         'alertSubscribersOutsideStack',
         'smsSpendAlarmUsd',
         'ownsAccountSettings',
+        'accounts',
+        'accountConcurrency',
       ].sort(),
     );
   });
