@@ -1,7 +1,5 @@
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import {
-  ACCOUNT_SCAN_SETTINGS,
-  type AccountScanInput,
   accountLinkBase,
   accountRawSettings,
   accountScope,
@@ -13,11 +11,10 @@ import {
 import { headline, reportReaches } from '../../functions/core/alert';
 import { SEVERITIES, type Severity } from '../../functions/core/classify';
 import { ENV, loadScanSettings, parseSetting } from '../../functions/core/config';
-import { ConfigError } from '../../functions/core/errors';
 import { signLinkQuery } from '../../functions/core/links';
 import type { Report } from '../../functions/core/scan';
-import { checkApiKey, type SecretSource } from '../../functions/core/secrets';
 import { type AccountSettings, readAccountsFile } from '../../lib/config';
+import { accountEntryOf, accountKeySource } from '../accounts';
 import { flagsOf, noPositionals, oneOf, parseNow, positiveInt, settingsWithFlags, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
 import { accountStateLocation, accountStoresFor, stateLocationOf } from '../local-stores';
@@ -42,36 +39,6 @@ function errorEntry(account: AccountSettings, baseUrl: string | undefined, error
     source: { account: account.name, ...(baseUrl ? { base_url: baseUrl } : {}) },
     error: { name: error.name, message: error.message.split('\n')[0] },
   };
-}
-
-/** The account's key, from the variable its `apiKeyEnv` names; errors name the variable and the account. */
-function accountKeySource(env: NodeJS.ProcessEnv, account: AccountSettings): SecretSource {
-  const base = new EnvSecretSource(env);
-  return {
-    apiKey: async () => {
-      const variable = account.apiKeyEnv;
-      if (!variable)
-        throw new ConfigError(
-          `account ${account.name} has no apiKeyEnv: name the variable that holds its API key in the accounts file`,
-        );
-      const value = env[variable];
-      if (value === undefined || value.trim() === '')
-        throw new ConfigError(`${variable} is not set; export account ${account.name}'s API key in it`);
-      return checkApiKey(value, variable);
-    },
-    signingKeys: () => base.signingKeys(),
-    hasSigningKeys: () => base.hasSigningKeys(),
-  };
-}
-
-/** An account of the file as the scan function takes it: its own settings only. */
-function inputOf(account: AccountSettings): Pick<AccountScanInput, 'account' | 'settings'> {
-  const settings: Record<string, string | number> = {};
-  for (const name of ACCOUNT_SCAN_SETTINGS) {
-    const value = account[name];
-    if (value !== undefined) settings[name] = value;
-  }
-  return { account: account.name, settings };
 }
 
 /** Runs `fn` over `items` with at most `limit` at once, keeping their order in the results. */
@@ -127,7 +94,7 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
       },
     };
     try {
-      const settings = loadScanSettings(accountRawSettings(base, inputOf(account)), flagsOf(scan));
+      const settings = loadScanSettings(accountRawSettings(base, accountEntryOf(account)), flagsOf(scan));
       const secrets = accountSecrets(accountKeySource(io.env, account), account.name);
       await secrets.apiKey();
       const run = scanRunOf(

@@ -1,5 +1,6 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import {
@@ -14,9 +15,12 @@ import {
 } from '../core/accounts';
 import { ENV } from '../core/config';
 import { ReportStoreError } from '../core/report-store';
+import type { AccountWebStores } from './accounts-web';
+import { DynamoDbStateStore } from './dynamodb-state-store';
 import { S3ReportStore } from './report-stores';
 import type { AccountScanDeps } from './scheduled-scan';
 import { SsmSecretSource } from './secrets';
+import { StateActionStore } from './state-action-store';
 
 /**
  * What the web function knows of several accounts: the deployment's accounts (`accounts.json`,
@@ -159,5 +163,59 @@ export function awsAccountScanDeps(
           summaries: new S3AccountSummaries(s3, bucket),
         }
       : {}),
+  };
+}
+
+/** How long the web function keeps the accounts it read: they change only with a deploy. */
+export const DIRECTORY_CACHE_MS = 300_000;
+
+/** The deployment's accounts from the report bucket, read at most every {@link DIRECTORY_CACHE_MS}. */
+export function cachedDirectory(
+  s3: S3Client,
+  bucket: string,
+  clock: () => number = Date.now,
+): () => Promise<AccountDirectory> {
+  let kept: { at: number; directory: AccountDirectory } | undefined;
+  return async () => {
+    if (kept && clock() - kept.at < DIRECTORY_CACHE_MS) return kept.directory;
+    const directory = await readS3AccountDirectory(s3, bucket);
+    kept = { at: clock(), directory };
+    return directory;
+  };
+}
+
+/**
+ * What the web Lambda serves one account of several with: its key from its own SSM parameter,
+ * its state and audit trail in the state table under its scope, its report under its prefix.
+ */
+export function awsAccountWebStores(options: {
+  readonly env: NodeJS.ProcessEnv;
+  readonly ssm: SSMClient;
+  readonly s3: S3Client;
+  readonly bucket: string | undefined;
+  readonly table: string | undefined;
+  readonly dynamodb: DynamoDBClient | null;
+  readonly log: (message: string, entry: Record<string, unknown>) => void;
+}): AccountWebStores {
+  const { env, ssm, s3, bucket, table, dynamodb } = options;
+  const sources = new Map<string, SsmSecretSource>();
+  const store = (scope: string) =>
+    table && dynamodb ? new DynamoDbStateStore({ client: dynamodb, tableName: table, scope }) : null;
+  return {
+    env,
+    secrets: (input) => {
+      const source =
+        sources.get(input.apiKeyParameter) ??
+        new SsmSecretSource(ssm, { ...env, [ENV.apiKeyParameter]: input.apiKeyParameter });
+      sources.set(input.apiKeyParameter, source);
+      return source;
+    },
+    actions: (scope, secrets) => {
+      const state = store(scope);
+      return state ? new StateActionStore(state, scope, { apiKey: () => secrets.apiKey() }) : null;
+    },
+    reports: (account) => (bucket ? new S3ReportStore(s3, bucket, accountReportPrefix(account)) : null),
+    audit: (scope) => store(scope),
+    log: options.log,
   };
 }
