@@ -93,8 +93,9 @@ describe('a deployment of several accounts', () => {
     };
     expect(map).toMatchObject({ Type: 'Map', MaxConcurrency: 4, ItemsPath: '$.accounts' });
     expect(map.ItemProcessor.ProcessorConfig.Mode).toBe('INLINE');
-    const items = (definition.States[ACCOUNT_SCAN_STATES.accounts]?.Result as { accounts: unknown[] })
-      .accounts;
+    const items = (
+      definition.States[ACCOUNT_SCAN_STATES.accounts]?.Result as unknown as { accounts: unknown[] }
+    ).accounts;
     expect(items).toEqual([
       { account: 'brand-a', apiKeyParameter: '/domain-sentinel/brand-a/api-key', settings: {} },
       {
@@ -146,9 +147,9 @@ describe('a deployment of several accounts', () => {
       expect(contexts.sort()).toEqual(readable);
     }
     const env = (
-      built.resolver.resource(built.stack.getLogicalId(stack.scan.fn.node.defaultChild as never)).Properties
-        ?.Environment as { Variables: Record<string, unknown> }
-    ).Variables;
+      built.resolver.resource(built.stack.getLogicalId(stack.scan.fn.node.defaultChild as never))
+        .Properties as { Environment: { Variables: Record<string, unknown> } }
+    ).Environment.Variables;
     expect(env.ACCOUNTS_ONLY).toBe('true');
     expect(env).not.toHaveProperty('RESELLER_API_KEY_PARAMETER');
   });
@@ -172,7 +173,7 @@ describe('a deployment of several accounts', () => {
     const [schedule] = resolver.ofType('AWS::Scheduler::Schedule');
     const schedulerRole = /"Fn::GetAtt":\["([^"]+)","Arn"\]/.exec(
       JSON.stringify(
-        (resolver.resource(schedule as string).Properties?.Target as { RoleArn: unknown }).RoleArn,
+        (resolver.resource(schedule as string).Properties as { Target: { RoleArn: unknown } }).Target.RoleArn,
       ),
     )?.[1] as string;
     expect(statementsOf(schedulerRole).map((s) => [s.Action, s.Resource])).toEqual([
