@@ -93,9 +93,10 @@ describe('a deployment of several accounts', () => {
     };
     expect(map).toMatchObject({ Type: 'Map', MaxConcurrency: 4, ItemsPath: '$.accounts' });
     expect(map.ItemProcessor.ProcessorConfig.Mode).toBe('INLINE');
-    const items = (
-      definition.States[ACCOUNT_SCAN_STATES.accounts]?.Result as unknown as { accounts: unknown[] }
-    ).accounts;
+    const pass = definition.States[ACCOUNT_SCAN_STATES.accounts] as unknown as {
+      Result: { accounts: unknown[] };
+    };
+    const items = pass.Result.accounts;
     expect(items).toEqual([
       { account: 'brand-a', apiKeyParameter: '/domain-sentinel/brand-a/api-key', settings: {} },
       {
