@@ -292,7 +292,7 @@ export async function runStateMachine(
       }
       if (state.OutputPath && !caught) value = readPath(value, state.OutputPath);
       history.push(`${state.Type}StateExited`);
-      if (state.End || next === undefined) return value;
+      if ((state.End && !caught) || next === undefined) return value;
       name = next;
     }
   };
