@@ -93,7 +93,7 @@ beforeAll(async () => {
   // The function's environment as the template gives it; only what points outside is replaced.
   scanEnv = {
     ...(resolver.resolve(
-      (resolver.resource(scanId).Properties?.Environment as { Variables: object }).Variables,
+      (resolver.resource(scanId).Properties as { Environment: { Variables: object } }).Environment.Variables,
     ) as Record<string, string>),
     RESELLER_BASE_URL: sim.url,
     ALERT_TOPIC_ARN: topic,
@@ -197,10 +197,10 @@ describe('the state machine’s definition, run against the scan handler', { tim
 
   it('counts the failed account in the very metric its alarm watches, naming it', () => {
     expect(first.sdkCalls).toHaveLength(1);
-    const [call] = first.sdkCalls;
-    expect(call?.service).toBe('cloudwatch');
-    expect(call?.action).toBe('putMetricData');
-    const { Namespace, MetricData } = call?.parameters as {
+    const call = first.sdkCalls[0] as (typeof first.sdkCalls)[number];
+    expect(call.service).toBe('cloudwatch');
+    expect(call.action).toBe('putMetricData');
+    const { Namespace, MetricData } = call.parameters as {
       Namespace: string;
       MetricData: Array<{ MetricName: string; Dimensions: Array<{ Name: string; Value: string }> }>;
     };
