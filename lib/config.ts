@@ -383,17 +383,14 @@ function readJsonObject(path: string, cwd: string, what: string): Record<string,
 export function readAccountsFile(path: string, cwd = process.cwd()): AccountSettings[] {
   const file = readJsonObject(path, cwd, 'accounts file');
   const where = `accounts file ${path}`;
-  const extra = Object.keys(file).filter((key) => key !== 'accounts');
-  if (extra.length > 0)
-    throw new ConfigError(
-      extra
-        .map((key) =>
-          KNOWN.includes(key) || ACCOUNT_KEYS.includes(key)
-            ? `${where}: ${key} belongs inside an account (or in the settings), not beside "accounts"`
-            : `${where}: unknown key ${key}; did you mean accounts?`,
-        )
-        .join('; '),
+  const problems = Object.keys(file)
+    .filter((key) => key !== 'accounts')
+    .map((key) =>
+      KNOWN.includes(key) || ACCOUNT_KEYS.includes(key)
+        ? `${where}: ${key} belongs inside an account (or in the settings), not beside "accounts"`
+        : `${where}: unknown key ${key}; did you mean accounts?`,
     );
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
   return parseAccounts(file.accounts, where);
 }
 

@@ -50,12 +50,16 @@ const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
   ownsAccountSettings:
     'this copy sets API Gateway’s CloudWatch role and SMS delivery-status logging of the account and region',
   stackName: 'name of the CloudFormation stack (`cdk deploy -c settings=FILE`: keep it in the file)',
+  accounts:
+    'the accounts file (docs/accounts.md): several reseller accounts, each with its own key parameter, settings and recipients, scanned by a state machine',
+  accountConcurrency: 'with accounts: accounts scanned at once (the state machine Map’s MaxConcurrency, 1 to 40)',
 };
 const DEPLOY_CONTEXT_DEFAULTS: Readonly<Record<string, string>> = {
   scanIntervalHours: '24 for cron schedules',
   secretsKmsKeyArn: 'any key, through SSM only',
   scanReservedConcurrency: 'none',
   ownsAccountSettings: 'the first copy of an app that needs them',
+  accounts: 'one account: `resellerBaseUrl` with `apiKeyParameterName`',
 };
 
 const code = (text: string) => `\`${text.replaceAll('|', '\\|')}\``;

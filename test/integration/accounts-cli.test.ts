@@ -7,7 +7,7 @@ import { FileStateStore } from '../../functions/adapters/file-state-store';
 import { accountScope } from '../../functions/core/accounts';
 import { generatePortfolio, type Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
-import { findingKeys, runCli } from '../support/cli';
+import { findingKeys, runCli, startCliServer } from '../support/cli';
 import { startDynalite } from '../support/dynalite';
 import { type SnsEnvelope, sqsVariant, startSnsEmulator } from '../support/sns-emulator';
 
@@ -277,6 +277,42 @@ describe('scan --accounts with memory: state per account', () => {
       expect(Object.keys(plain.state.domains)).toEqual([]);
     } finally {
       await dynalite.close();
+    }
+  });
+});
+
+describe('simulate --accounts: several accounts on a laptop', () => {
+  it('serves one portfolio per account, each behind its own key, and prints the keys it made up', async () => {
+    const path = accountsFile();
+    const server = await startCliServer(['simulate', '--port', '0', '--domains', '30', '--accounts', path], {
+      BRAND_A_KEY: KEYS.a,
+    });
+    try {
+      const { stdout } = server.output();
+      // brand-a's key came from the environment: never echoed.
+      expect(stdout).not.toContain('BRAND_A_KEY');
+      const exports = Object.fromEntries(
+        [...stdout.matchAll(/^export (\w+)=(\S+)$/gm)].map((m) => [m[1] as string, m[2] as string]),
+      );
+      expect(Object.keys(exports).sort()).toEqual([
+        'BRAND_B_KEY',
+        'BRAND_C_KEY',
+        'RESELLER_API_KEY',
+        'RESELLER_BASE_URL',
+      ]);
+      const run = await runCli(['scan', '--accounts', path, '--json', '--dry-run'], {
+        ...exports,
+        BRAND_A_KEY: KEYS.a,
+        REPORT_DIR: join(dir, 'reports'),
+      });
+      expect(run.code, run.stderr).toBe(0);
+      const reports = JSON.parse(run.stdout).accounts as Array<{ findings: Array<{ domain_name?: string }> }>;
+      expect(reports).toHaveLength(3);
+      // Three portfolios, not one served three times.
+      const names = reports.map((r) => JSON.stringify(r.findings.map((f) => f.domain_name).sort()));
+      expect(new Set(names).size).toBe(3);
+    } finally {
+      await server.stop();
     }
   });
 });
