@@ -52,7 +52,8 @@ const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
   stackName: 'name of the CloudFormation stack (`cdk deploy -c settings=FILE`: keep it in the file)',
   accounts:
     'the accounts file (docs/accounts.md): several reseller accounts, each with its own key parameter, settings and recipients, scanned by a state machine',
-  accountConcurrency: 'with accounts: accounts scanned at once (the state machine Map’s MaxConcurrency, 1 to 40)',
+  accountConcurrency:
+    'with accounts: accounts scanned at once (the state machine Map’s MaxConcurrency, 1 to 40)',
 };
 const DEPLOY_CONTEXT_DEFAULTS: Readonly<Record<string, string>> = {
   scanIntervalHours: '24 for cron schedules',

@@ -19,7 +19,14 @@ import { flagsOf, noPositionals, oneOf, parseNow, positiveInt, settingsWithFlags
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
 import { accountStateLocation, accountStoresFor, stateLocationOf } from '../local-stores';
 import { closest } from '../suggest';
-import { DEFAULT_ACCOUNT_CONCURRENCY, scan, scanAlone, scanRunOf, scanWithMemory } from './scan';
+import {
+  chooseDelivery,
+  DEFAULT_ACCOUNT_CONCURRENCY,
+  scan,
+  scanAlone,
+  scanRunOf,
+  scanWithMemory,
+} from './scan';
 
 /**
  * `scan --accounts FILE`: every account of an accounts file, each as its own scan (its own key,
@@ -77,8 +84,11 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
   }
   const json = args.values.json === true;
   const base = settingsWithFlags(scan, args, io.env);
-  // The settings every account shares are checked once, up front: a bad flag is exit 2 for all.
-  loadScanSettings(base, flagsOf(scan));
+  // What every account shares is checked once, up front: a bad flag, no way to deliver, links
+  // without a signing key are exit 2 for all, before any account is read.
+  const shared = loadScanSettings(base, flagsOf(scan));
+  chooseDelivery(args, shared, json);
+  if (shared.linkBaseUrl) new EnvSecretSource(io.env).signingKeysNow();
   const location = stateLocationOf(str(args.values.state), io.env);
   const stores = accountStoresFor({ env: io.env, stateFlag: str(args.values.state), cwd: io.cwd });
 

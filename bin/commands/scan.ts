@@ -202,7 +202,7 @@ export function scanRunOf(
   };
 }
 
-function chooseDelivery(args: ParsedArgs, settings: ScanSettings, json: boolean): Delivery {
+export function chooseDelivery(args: ParsedArgs, settings: ScanSettings, json: boolean): Delivery {
   const alertTo = str(args.values['alert-to']);
   const dryRun = args.values['dry-run'] === true;
   if (alertTo !== undefined && dryRun)

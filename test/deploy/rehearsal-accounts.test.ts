@@ -8,7 +8,15 @@ import { type Simulator, startSimulator } from '../../functions/simulator/server
 import { ACCOUNT_SCAN_STATES } from '../../lib/account-scans';
 import { type Json, type Machine, runStateMachine, TaskFailedError } from '../support/asl';
 import { awsManagedKeyPolicy, denials, describeDenial } from './iam';
-import { newSigningKey, PLACE, type RunningFunction, startWorld, synthesize, type World } from './rehearsal';
+import {
+  emfRecords,
+  newSigningKey,
+  PLACE,
+  type RunningFunction,
+  startWorld,
+  synthesize,
+  type World,
+} from './rehearsal';
 import { routesOf, TemplateResolver } from './template';
 
 /**
@@ -42,6 +50,22 @@ let scan: RunningFunction;
 let web: RunningFunction;
 let definition: Machine;
 let machineRole: string;
+/** What the state machine's catch put for the failed account. */
+let failurePut:
+  | { MetricData: Array<{ MetricName: string; Dimensions: Array<{ Name: string; Value: string }> }> }
+  | undefined;
+
+interface Alarm {
+  readonly AlarmName: string;
+  readonly MetricName?: string;
+  readonly Dimensions?: Array<{ Name: string; Value: string }>;
+  readonly Metrics?: Array<{
+    readonly Id: string;
+    readonly MetricStat?: {
+      Metric: { MetricName: string; Dimensions: Array<{ Name: string; Value: string }> };
+    };
+  }>;
+}
 const signingKey = newSigningKey();
 
 beforeAll(async () => {
@@ -189,6 +213,7 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
           return result as Json;
         },
         sdk: async (service, action, parameters) => {
+          failurePut = parameters as typeof failurePut;
           world.calls.push({
             caller: machineRole,
             action: `${service}:${action.replace(/^./, (c) => c.toUpperCase())}`,
@@ -232,6 +257,52 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
     expect(page.body).toContain('domain-sentinel (brand-a)');
     const moved = await follow(report.report_url.replace('/accounts/brand-a/', '/accounts/brand-b/'));
     expect(moved.statusCode).toBe(403);
+  });
+
+  it('emits, per account, every metric its alarms watch, with exactly their dimensions', () => {
+    const emitted = emfRecords(scan.lines).flatMap((record) =>
+      record._aws.CloudWatchMetrics.flatMap((m) =>
+        m.Metrics.map((metric) => ({
+          name: metric.Name,
+          dimensions: Object.fromEntries((m.Dimensions[0] ?? []).map((d) => [d, String(record[d])])),
+        })),
+      ),
+    );
+    // ScanFailed is put by the state machine's catch, with the account from its item.
+    const put = failurePut?.MetricData[0];
+    if (put)
+      emitted.push({
+        name: put.MetricName,
+        dimensions: Object.fromEntries(put.Dimensions.map((d) => [d.Name, d.Value])),
+      });
+    const same = (a: Record<string, string>, b: Record<string, string>) =>
+      JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+    const checked: string[] = [];
+    for (const id of world.resolver.ofType('AWS::CloudWatch::Alarm')) {
+      const props = world.resolver.resolve(world.resolver.resource(id).Properties) as Alarm;
+      // What this run could make true: brand-a and brand-b completed, brand-c failed.
+      const match = /\/(ScanNotCompleted-brand-[ab]|ScanFailed-brand-c)$/.exec(props.AlarmName);
+      if (!match) continue;
+      const metric = props.MetricName
+        ? { name: props.MetricName, dimensions: props.Dimensions ?? [] }
+        : (props.Metrics ?? [])
+            .filter((m) => m.Id === 'completed')
+            .map((m) => ({
+              name: m.MetricStat?.Metric.MetricName ?? '',
+              dimensions: m.MetricStat?.Metric.Dimensions ?? [],
+            }))[0];
+      const dimensions = Object.fromEntries((metric?.dimensions ?? []).map((d) => [d.Name, d.Value]));
+      expect(
+        emitted.some((e) => e.name === metric?.name && same(e.dimensions, dimensions)),
+        `${props.AlarmName} watches ${metric?.name} ${JSON.stringify(dimensions)}, never emitted`,
+      ).toBe(true);
+      checked.push(match[1] as string);
+    }
+    expect(checked.sort()).toEqual([
+      'ScanFailed-brand-c',
+      'ScanNotCompleted-brand-a',
+      'ScanNotCompleted-brand-b',
+    ]);
   });
 
   it('makes only calls the template’s policies allow, the state machine’s included', async () => {

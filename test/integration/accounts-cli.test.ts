@@ -316,3 +316,20 @@ describe('simulate --accounts: several accounts on a laptop', () => {
     }
   });
 });
+
+describe('scan --accounts refuses what no account could do, before reading any', () => {
+  it('exits 2 when there is nowhere to deliver, or links without a signing key', async () => {
+    const path = accountsFile();
+    const requestsBefore = sim.requests.length;
+    const nowhere = await runCli(['scan', '--accounts', path], env());
+    expect(nowhere.code).toBe(2);
+    expect(nowhere.stderr).toMatch(/^sentinel: ALERT_TOPIC_ARN is not set; /);
+    const unsigned = await runCli(
+      ['scan', '--accounts', path, '--dry-run'],
+      env({ LINK_BASE_URL: 'https://links.example' }),
+    );
+    expect(unsigned.code).toBe(2);
+    expect(unsigned.stderr).toMatch(/^sentinel: LINK_SIGNING_KEY is not set; /);
+    expect(sim.requests).toHaveLength(requestsBefore);
+  });
+});
