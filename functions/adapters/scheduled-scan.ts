@@ -4,6 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import {
   ACCOUNT_ENV,
+  ACCOUNT_NAME,
   type AccountScanInput,
   type AccountSummaryStore,
   accountLinkBase,
@@ -144,7 +145,10 @@ export async function handleScheduledScan(
       ...(account ? { account: account.account } : {}),
     };
   } catch (error) {
+    const named = isAccountEvent(event) ? (event as { account?: unknown }).account : undefined;
     deps.logger.error('scan failed', {
+      // The account the input named, when it is a name (an invalid input is the reason itself).
+      ...(typeof named === 'string' && ACCOUNT_NAME.test(named) ? { account: named } : {}),
       reason: error instanceof Error ? error.message : String(error),
       errorName: (error as Error).name,
     });

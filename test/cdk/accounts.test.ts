@@ -237,6 +237,20 @@ describe('a deployment of several accounts', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'DomainSentinel/AccountScansFailed',
     });
+    // The dashboard draws one line per account: a search over the account dimension of this deployment.
+    const dashboard = built.resolver.resolve(
+      Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]?.Properties?.DashboardBody,
+    ) as string;
+    const searches = (JSON.parse(dashboard).widgets as Array<{ properties: { metrics?: unknown[][] } }>)
+      .flatMap((w) => w.properties.metrics ?? [])
+      .map((row) => (row[0] as { expression?: string }).expression ?? '')
+      .filter((e) => e.includes(',account,'));
+    expect(searches.sort()).toEqual(
+      ['CriticalFindings', 'ScanCompleted', 'ScanFailed'].map(
+        (m) =>
+          `SEARCH('{DomainSentinel,account,deployment,service} MetricName="${m}" deployment="DomainSentinel"', 'Sum', 3600)`,
+      ),
+    );
     // No dead-man switch for a deployment-wide scan that no longer runs.
     expect(JSON.stringify(template.findResources('AWS::CloudWatch::Alarm'))).not.toContain(
       '"AlarmName":"DomainSentinel/ScanNotCompleted"',
