@@ -59,6 +59,7 @@ async function pooled<T, R>(items: readonly T[], limit: number, fn: (item: T) =>
   return results;
 }
 
+/** `scan --accounts FILE`: every account (or `--account NAME`), then one line each; returns the exit status. */
 export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number> {
   noPositionals(scan, args);
   const file = str(args.values.accounts) as string;

@@ -202,6 +202,7 @@ export function scanRunOf(
   };
 }
 
+/** Where the alert goes (`--dry-run`, `--alert-to`, or the topic); a combination that cannot work is a UsageError. */
 export function chooseDelivery(args: ParsedArgs, settings: ScanSettings, json: boolean): Delivery {
   const alertTo = str(args.values['alert-to']);
   const dryRun = args.values['dry-run'] === true;

@@ -17,6 +17,7 @@ import type { SecretSource } from './secrets';
  */
 export const ACCOUNT_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
 
+/** An account's name, checked ({@link ACCOUNT_NAME}). */
 export const accountName = z
   .string({ error: 'must be a name such as brand-a' })
   .regex(
