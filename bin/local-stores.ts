@@ -1,6 +1,7 @@
-import { resolve } from 'node:path';
+import { extname, join, resolve } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { FolderAccountSummaries, S3AccountSummaries } from '../functions/adapters/account-stores';
 import { openAuditTrail } from '../functions/adapters/audit-trail';
 import { FolderReportStore, S3ReportStore } from '../functions/adapters/report-stores';
 import { EnvSecretSource } from '../functions/adapters/secrets';
@@ -11,6 +12,7 @@ import {
   parseStateLocation,
   type StateLocation,
 } from '../functions/adapters/stateful-scan';
+import { type AccountSummaryStore, accountReportPrefix } from '../functions/core/accounts';
 import type { ActionStore } from '../functions/core/actions';
 import type { AuditTrail } from '../functions/core/audit';
 import { ENV, type FlagOf, parseSetting } from '../functions/core/config';
@@ -98,4 +100,51 @@ export function auditTrailFor(
   if (!location) return null;
   const scope = parseSetting('resellerBaseUrl', env[ENV.resellerBaseUrl], flagOf);
   return openAuditTrail(location, scope, () => dynamodb?.() ?? dynamoDbClientFromEnv(env));
+}
+
+/** An account's own state file beside the one `--state` names: `state.json` → `state.brand-a.json`. */
+export function accountStatePath(path: string, account: string): string {
+  const ext = extname(path);
+  return ext && ext !== path ? `${path.slice(0, -ext.length)}.${account}${ext}` : `${path}.${account}`;
+}
+
+/**
+ * Where an account of several keeps its state: the same table under its own scope, or its own
+ * file beside the one named.
+ */
+export function accountStateLocation(location: StateLocation, account: string): StateLocation {
+  return location.kind === 'file'
+    ? { kind: 'file', path: accountStatePath(location.path, account) }
+    : location;
+}
+
+/**
+ * Where the accounts of an accounts file keep their reports and summaries, by the rules of
+ * {@link reportStoreFor}: under `accounts/<name>/` of REPORT_DIR, of REPORT_BUCKET, of the folder
+ * beside the state file, or of {@link DEFAULT_REPORT_DIR}; `configuredOnly` leaves out the last.
+ */
+export function accountStoresFor(
+  place: ReportPlace,
+  configuredOnly = false,
+): { reports: (account: string) => ReportStore; summaries: AccountSummaryStore } | null {
+  const { env } = place;
+  const folder = (root: string) => ({
+    reports: (account: string) => new FolderReportStore(join(root, accountReportPrefix(account))),
+    summaries: new FolderAccountSummaries(root),
+  });
+  const dir = env[REPORT_ENV.dir]?.trim();
+  if (dir) return folder(dir);
+  const bucket = env[REPORT_ENV.bucket]?.trim();
+  if (bucket) {
+    const endpoint = env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
+    const client = new S3Client({ ...(endpoint ? { endpoint, forcePathStyle: true } : {}) });
+    return {
+      reports: (account) => new S3ReportStore(client, bucket, accountReportPrefix(account)),
+      summaries: new S3AccountSummaries(client, bucket),
+    };
+  }
+  const state = stateLocationOf(place.stateFlag, env);
+  if (state?.kind === 'file') return folder(`${state.path}.reports`);
+  if (configuredOnly) return null;
+  return folder(resolve(place.cwd ?? process.cwd(), DEFAULT_REPORT_DIR));
 }

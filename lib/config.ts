@@ -2,8 +2,11 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Node } from 'constructs';
 import * as z from 'zod';
+import { ACCOUNT_SCAN_SETTINGS, accountName, MAX_ACCOUNTS } from '../functions/core/accounts';
+import type { Severity } from '../functions/core/classify';
 import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
+import type { ScanMode } from '../functions/core/scan';
 import { parseWebhookSpec } from '../functions/core/webhook-delivery';
 import { scheduleIntervalHours, scheduleProblem } from './schedule';
 
@@ -146,6 +149,16 @@ export const SentinelSettingsSchema = z
     smsSpendAlarmUsd: dollars.default(0.8),
     /** This copy sets the account's and region's own settings (API Gateway's CloudWatch role, SMS delivery-status logging). */
     ownsAccountSettings: flag.optional(),
+    /**
+     * Several reseller accounts (docs/accounts.md): the accounts file's path (`-c accounts=FILE`,
+     * `"accounts": "accounts.json"`) or its list. Read and checked before the rest (see
+     * {@link parseAccounts}), so here it is always the checked list.
+     */
+    accounts: z
+      .custom<readonly AccountSettings[]>((value) => Array.isArray(value), 'must be the accounts file')
+      .optional(),
+    /** Accounts scanned at once by the state machine's Map (its MaxConcurrency). */
+    accountConcurrency: wholeNumber(1, 40).default(4),
   })
   .strict();
 
@@ -212,8 +225,14 @@ const unknownKey = (key: string, where: string, known: readonly string[]) =>
   `${where}: unknown setting ${key}; did you mean ${closestSetting(key, known)}?`;
 
 /** Validates settings from one source; the error names each bad key and where it came from. */
-function parseWith<S extends z.ZodObject>(schema: S, raw: unknown, where: string): z.output<S> {
+function parseWith<S extends z.ZodObject>(
+  schema: S,
+  given: unknown,
+  where: string,
+  cwd = process.cwd(),
+): z.output<S> {
   const known = Object.keys(schema.shape);
+  const raw = withAccountsRead(given, where, cwd);
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.flatMap((issue) =>
@@ -234,6 +253,14 @@ function parseWith<S extends z.ZodObject>(schema: S, raw: unknown, where: string
     throw new ConfigError(
       `${where}: teamsTeamId, teamsTenantId and teamsChannelId go together: set all three, or none`,
     );
+  for (const account of settings.accounts ?? []) {
+    const critical = account.criticalDays ?? settings.criticalDays ?? 0;
+    const expiry = account.expiryDays ?? settings.expiryDays ?? Number.POSITIVE_INFINITY;
+    if (critical > expiry)
+      throw new ConfigError(
+        `${where}: account ${account.name}: criticalDays (${critical}) must not exceed expiryDays (${expiry})`,
+      );
+  }
   return parsed.data as z.output<S>;
 }
 
@@ -252,8 +279,9 @@ function resolved<T extends SentinelSettings>(settings: T): ResolvedSettings<T> 
 export function parseSentinelSettings(
   props: unknown,
   where = 'invalid DomainSentinel props',
+  cwd = process.cwd(),
 ): ResolvedSettings {
-  return resolved(parseWith(SentinelSettingsSchema, props, where));
+  return resolved(parseWith(SentinelSettingsSchema, props, where, cwd));
 }
 
 /** Reads a settings file: a JSON object of settings, resolved from the directory `cdk` runs in. */
@@ -300,14 +328,201 @@ export function loadDeploySettings(node: Node, cwd = process.cwd()): ResolvedSet
     if (value !== undefined && value !== '') fromContext[key] = value;
   }
   // Each source is checked alone first, so an error names where the bad key or value came from.
-  if (file) parseWith(DeploySettingsSchema.partial(), fromFile, `invalid settings in ${file}`);
+  if (file) parseWith(DeploySettingsSchema.partial(), fromFile, `invalid settings in ${file}`, cwd);
   const where = file
     ? Object.keys(fromContext).length > 0
       ? `invalid settings (${file} and context)`
       : `invalid settings in ${file}`
     : 'invalid context';
-  return resolved(parseWith(DeploySettingsSchema, { ...fromFile, ...fromContext }, where));
+  return resolved(parseWith(DeploySettingsSchema, { ...fromFile, ...fromContext }, where, cwd));
 }
 
 /** Reads the deploy settings from CDK context alone (and a settings file it names). */
 export const loadStackConfig = (node: Node): ResolvedSettings<DeploySettings> => loadDeploySettings(node);
+
+/*
+ * The accounts file (docs/accounts.md): `{ "accounts": [ { "name": "brand-a", … } ] }`. Each account
+ * is checked by the settings schema above, narrowed to what one account may set for itself; a key
+ * of the whole deployment (schedule, opsEmails, …) is refused as such, any other unknown key with
+ * the closest account key.
+ */
+
+/** The settings an account sets for itself: what its scan reads, and who gets its alerts. */
+const ACCOUNT_OVERRIDES = [...ACCOUNT_SCAN_SETTINGS, 'alertEmails', 'alertSmsNumbers'] as const;
+
+/** An environment variable's name, as `apiKeyEnv` names where the command line finds the key. */
+const environmentVariable = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name such as BRAND_A_KEY');
+
+/** One account of the accounts file, with only the keys it set (defaults are the deployment's). */
+export const AccountSettingsSchema = SentinelSettingsSchema.pick(
+  Object.fromEntries(ACCOUNT_OVERRIDES.map((key) => [key, true])) as {
+    [K in (typeof ACCOUNT_OVERRIDES)[number]]: true;
+  },
+)
+  .partial()
+  .extend({
+    name: accountName,
+    /** Where the command line reads the account's API key. */
+    apiKeyEnv: environmentVariable.optional(),
+    /** The SSM SecureString the stack reads the account's API key from. */
+    apiKeyParameter: ssmParameterName.optional(),
+  })
+  .strict();
+
+/** The keys an account may have. */
+export const ACCOUNT_KEYS: readonly string[] = Object.keys(AccountSettingsSchema.shape);
+
+/** One account as the accounts file sets it: its name, where its key is, and its own settings. */
+export interface AccountSettings {
+  /** Unique, 1 to 32 of a-z, 0-9 and "-": it appears in URLs, metric dimensions and message attributes. */
+  readonly name: string;
+  /** Where the command line reads the account's API key. @default - the command line cannot scan it */
+  readonly apiKeyEnv?: string;
+  /** The SSM SecureString the stack reads the account's API key from; required to deploy. */
+  readonly apiKeyParameter?: string;
+  /** @default - the deployment's */
+  readonly resellerBaseUrl?: string;
+  /** @default - the deployment's */
+  readonly expiryDays?: number;
+  /** @default - the deployment's */
+  readonly criticalDays?: number;
+  /** @default - the deployment's */
+  readonly minSeverity?: Severity;
+  /** Zone of the dates in this account's alerts (the schedule stays the deployment's). @default - the deployment's */
+  readonly timeZone?: string;
+  /** Name shown in this account's subject, digest and SMS. @default - the account's name */
+  readonly accountLabel?: string;
+  /** @default - the deployment's */
+  readonly quarantineDays?: string;
+  /** @default - the deployment's */
+  readonly scanMode?: ScanMode;
+  /** Who gets this account's alerts only (a subscription filtered on its `account` attribute). @default - none */
+  readonly alertEmails?: readonly string[];
+  /** Who gets this account's critical SMS only. @default - none */
+  readonly alertSmsNumbers?: readonly string[];
+}
+
+/** Reads a JSON file whose top level must be an object; the errors name the file. */
+function readJsonObject(path: string, cwd: string, what: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(resolve(cwd, path), 'utf8');
+  } catch (error) {
+    throw new ConfigError(
+      `${what} ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      { cause: error },
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`${what} ${path} is not JSON (${(error as Error).message})`, { cause: error });
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new ConfigError(
+      `${what} ${path} must hold a JSON object, e.g. {"accounts": [{"name": "brand-a", "apiKeyEnv": "BRAND_A_KEY"}]}`,
+    );
+  return value as Record<string, unknown>;
+}
+
+/**
+ * Reads and checks an accounts file: `{ "accounts": [ … ] }`, resolved from `cwd`. The errors
+ * name the file, the account and the key.
+ */
+export function readAccountsFile(path: string, cwd = process.cwd()): AccountSettings[] {
+  const file = readJsonObject(path, cwd, 'accounts file');
+  const where = `accounts file ${path}`;
+  const problems = Object.keys(file)
+    .filter((key) => key !== 'accounts')
+    .map((key) =>
+      KNOWN.includes(key) || ACCOUNT_KEYS.includes(key)
+        ? `${where}: ${key} belongs inside an account (or in the settings), not beside "accounts"`
+        : `${where}: unknown key ${key}; did you mean accounts?`,
+    );
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+  return parseAccounts(file.accounts, where);
+}
+
+/**
+ * Checks a list of accounts (an accounts file's, or the `accounts` prop): each account with the
+ * schema, then across them: unique names, and no key read by two accounts.
+ */
+export function parseAccounts(value: unknown, where: string): AccountSettings[] {
+  if (!Array.isArray(value) || value.length === 0)
+    throw new ConfigError(
+      `${where}: accounts must be a list of at least one account, e.g. [{"name": "brand-a", "apiKeyEnv": "BRAND_A_KEY"}]`,
+    );
+  if (value.length > MAX_ACCOUNTS)
+    throw new ConfigError(
+      `${where}: ${value.length} accounts; one deployment scans at most ${MAX_ACCOUNTS} (docs/accounts.md): split them over two deployments`,
+    );
+  const problems: string[] = [];
+  const accounts: AccountSettings[] = [];
+  for (const [index, entry] of value.entries()) {
+    const name =
+      entry && typeof entry === 'object' && typeof (entry as { name?: unknown }).name === 'string'
+        ? (entry as { name: string }).name
+        : undefined;
+    const at = `${where}: account ${name && name.length <= 40 ? `${JSON.stringify(name)} ` : ''}(accounts[${index}])`;
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
+      problems.push(`${at} must be an object with at least a name`);
+      continue;
+    }
+    const parsed = AccountSettingsSchema.safeParse(entry);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        if (issue.code === 'unrecognized_keys')
+          for (const key of issue.keys)
+            problems.push(
+              KNOWN.includes(key)
+                ? `${at}: ${key} is a setting of the whole deployment, not of one account; set it beside "accounts" in the settings`
+                : `${at}: unknown setting ${key}; did you mean ${closestSetting(key, ACCOUNT_KEYS)}?`,
+            );
+        else problems.push(`${at}: ${String(issue.path[0] ?? 'account')} ${issue.message}`);
+      }
+      continue;
+    }
+    // Only what the account set: the schema's defaults are the deployment's business, not the account's.
+    const own = Object.fromEntries(
+      Object.entries(parsed.data).filter(([key]) => key in (entry as object)),
+    ) as unknown as AccountSettings;
+    accounts.push(own);
+  }
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+  const twice = (key: 'name' | 'apiKeyEnv' | 'apiKeyParameter', what: string) => {
+    const first = new Map<string, string>();
+    for (const account of accounts) {
+      const v = account[key];
+      if (v === undefined) continue;
+      const earlier = first.get(v);
+      if (earlier !== undefined)
+        problems.push(
+          key === 'name'
+            ? `${where}: two accounts are named ${v}; each name must be unique`
+            : `${where}: accounts ${earlier} and ${account.name} both ${what} ${v}; each account has its own key`,
+        );
+      else first.set(v, account.name);
+    }
+  };
+  twice('name', '');
+  twice('apiKeyEnv', 'read their key from');
+  twice('apiKeyParameter', 'read their key from');
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+  return accounts;
+}
+
+/** Settings with `accounts` read (a path becomes the file's checked accounts, a list is checked). */
+function withAccountsRead(raw: unknown, where: string, cwd: string): unknown {
+  if (raw === null || typeof raw !== 'object' || !('accounts' in raw)) return raw;
+  const value = (raw as { accounts: unknown }).accounts;
+  if (value === undefined || value === '') {
+    const { accounts: _, ...rest } = raw as Record<string, unknown>;
+    return rest;
+  }
+  const accounts =
+    typeof value === 'string' ? readAccountsFile(value, cwd) : parseAccounts(value, `${where}: accounts`);
+  return { ...raw, accounts };
+}

@@ -17,6 +17,8 @@ export interface SentinelDashboardProps {
   readonly deploymentName: string;
   /** The scan-duration alarm's share of the timeout, drawn as a second line. @default 0.8 */
   readonly durationAlarmShare?: number;
+  /** Several accounts: a row of graphs with one line per account (their scans carry its name). @default false */
+  readonly accounts?: boolean;
 }
 
 /**
@@ -124,7 +126,39 @@ export class SentinelDashboard extends Construct {
             width: 24,
           }),
         ],
+        ...(props.accounts ? [accountWidgets(deployment)] : []),
       ],
     });
   }
+}
+
+/**
+ * One line per account: a search over the account dimension, so an account added to the file
+ * appears without a new dashboard, and no widget's list of metrics grows with the accounts.
+ */
+function accountWidgets(deployment: string): cloudwatch.IWidget[] {
+  const perAccount = (metricName: string, label: string) =>
+    new cloudwatch.MathExpression({
+      expression: `SEARCH('{${METRICS.namespace},${METRICS.accountDimension},${METRICS.deploymentDimension},service} MetricName="${metricName}" ${METRICS.deploymentDimension}="${deployment}"', 'Sum', 3600)`,
+      usingMetrics: {},
+      label,
+      period: Duration.hours(1),
+    });
+  return [
+    new cloudwatch.GraphWidget({
+      title: 'Critical findings per account',
+      left: [perAccount(METRICS.criticalFindings, '')],
+      width: 8,
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Scans completed per account',
+      left: [perAccount(METRICS.scanCompleted, '')],
+      width: 8,
+    }),
+    new cloudwatch.GraphWidget({
+      title: 'Scans failed per account',
+      left: [perAccount(METRICS.scanFailed, '')],
+      width: 8,
+    }),
+  ];
 }

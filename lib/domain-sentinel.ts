@@ -5,6 +5,11 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import {
+  ACCOUNT_DIRECTORY_KEY,
+  ACCOUNT_SCAN_SETTINGS,
+  type AccountScanInput,
+} from '../functions/core/accounts';
 import type { Severity } from '../functions/core/classify';
 import { ENV } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
@@ -12,7 +17,7 @@ import type { ScanMode } from '../functions/core/scan';
 import { parseWebhookSpec } from '../functions/core/webhook-delivery';
 import { AlertTopic } from './alerts';
 import { ChatChannels, WebhookSubscriber } from './chat';
-import { parseSentinelSettings, type ResolvedSettings } from './config';
+import { type AccountSettings, parseSentinelSettings, type ResolvedSettings } from './config';
 import { SentinelDashboard } from './dashboard';
 import { ReportBucket } from './report-bucket';
 import { Scanner } from './scanner';
@@ -94,6 +99,15 @@ export interface DomainSentinelProps {
    * @default - true for each of them, unless an earlier DomainSentinel of the same app, account and region made it
    */
   readonly ownsAccountSettings?: boolean;
+  /**
+   * Several reseller accounts (docs/accounts.md): the accounts file's path, or its accounts. One
+   * schedule starts a state machine that scans each account once, with its own key parameter,
+   * state, report, links and `account` message attribute; each account's own recipients get only
+   * its alerts. @default - one account: resellerBaseUrl with apiKeyParameterName
+   */
+  readonly accounts?: string | readonly AccountSettings[];
+  /** Accounts scanned at once (the state machine Map's MaxConcurrency); only with accounts. @default 4 */
+  readonly accountConcurrency?: number;
 }
 
 /** A scan that takes more than this share of its timeout raises an alarm: the account outgrows it. */
@@ -139,6 +153,11 @@ export class DomainSentinel extends Construct {
   readonly smsDeliveryStatusLogging?: SmsDeliveryStatusLogging;
   readonly apiKey: SecretParameter;
   readonly signingKey: SecretParameter;
+  /**
+   * Several accounts: each account's item of the state machine (its name, its key's parameter and
+   * its own settings), and its key parameter, which the scan and web functions may read, and no other.
+   */
+  readonly accounts?: ReadonlyArray<{ readonly item: AccountScanInput; readonly key: SecretParameter }>;
 
   constructor(scope: Construct, id: string, props: DomainSentinelProps) {
     super(scope, id);
@@ -146,6 +165,7 @@ export class DomainSentinel extends Construct {
     this.settings = settings;
     const stack = Stack.of(this);
     this.deploymentName = deploymentNameOf(this);
+    const items = settings.accounts ? accountItems(settings.accounts) : undefined;
     const earlier = this.joinCopies(settings);
     // What exists once per account and region is made by the first copy that needs it.
     const owns = (made: (c: DomainSentinel) => boolean) => props.ownsAccountSettings ?? !earlier.some(made);
@@ -171,12 +191,29 @@ export class DomainSentinel extends Construct {
       parameterName: settings.linkSigningKeyParameterName,
       ...kmsKeyArn,
     });
+    if (items)
+      this.accounts = items.map((item) => ({
+        item,
+        key: new SecretParameter(this, `AccountKey-${item.account}`, {
+          parameterName: item.apiKeyParameter,
+          ...kmsKeyArn,
+        }),
+      }));
 
     this.alerts = new AlertTopic(this, 'Alerts', {
       key: this.topicKey,
       emails: settings.alertEmails,
       smsNumbers: settings.alertSmsNumbers,
     });
+    if (settings.accounts)
+      this.alerts.subscribeAccounts(
+        settings.accounts.map((a) => ({
+          name: a.name,
+          ...(a.alertEmails ? { emails: a.alertEmails } : {}),
+          ...(a.alertSmsNumbers ? { smsNumbers: a.alertSmsNumbers } : {}),
+        })),
+        { emails: settings.alertEmails, smsNumbers: settings.alertSmsNumbers },
+      );
 
     // The id stays 'Restore': the API's logical id, and so the URL in every link already sent, stays the same.
     this.web = new WebApi(this, 'Restore', {
@@ -189,8 +226,15 @@ export class DomainSentinel extends Construct {
       apiName: `${this.deploymentName.replaceAll('/', '-')}-restore`,
       cloudWatchRole: this.ownsAccountSettings,
       deploymentName: this.deploymentName,
+      accounts: this.accounts !== undefined,
     });
-    this.apiKey.grantRead(this.web.fn, ENV.apiKeyParameter);
+    // Several accounts: each account's key and no deployment-wide one (each invocation names its account's).
+    if (this.accounts)
+      SecretParameter.grantReadAll(
+        this.web.fn,
+        this.accounts.map((a) => a.key),
+      );
+    else this.apiKey.grantRead(this.web.fn, ENV.apiKeyParameter);
     this.signingKey.grantRead(this.web.fn, ENV.linkSigningKeyParameter);
 
     this.scan = new Scanner(this, 'Scan', {
@@ -207,8 +251,14 @@ export class DomainSentinel extends Construct {
       quarantineDays: settings.quarantineDays,
       reservedConcurrency: settings.scanReservedConcurrency,
       deploymentName: this.deploymentName,
+      ...(items ? { accounts: items, accountConcurrency: settings.accountConcurrency } : {}),
     });
-    this.apiKey.grantRead(this.scan.fn, ENV.apiKeyParameter);
+    if (this.accounts)
+      SecretParameter.grantReadAll(
+        this.scan.fn,
+        this.accounts.map((a) => a.key),
+      );
+    else this.apiKey.grantRead(this.scan.fn, ENV.apiKeyParameter);
     this.signingKey.grantRead(this.scan.fn, ENV.linkSigningKeyParameter);
     this.alerts.grantPublish(this.scan.fn);
     this.chat = this.chatChannels(settings);
@@ -219,8 +269,21 @@ export class DomainSentinel extends Construct {
     this.state.grantReadWrite(this.web.fn);
 
     this.reports = new ReportBucket(this, 'Reports');
-    this.reports.grantWrite(this.scan.fn);
-    this.reports.grantReadLatest(this.web.fn);
+    if (items) {
+      // Each account's reports under its own prefix; the web function learns the accounts from the deploy's copy.
+      this.reports.grantWriteAccounts(
+        this.scan.fn,
+        items.map((i) => i.account),
+      );
+      this.reports.grantReadAccounts(this.web.fn);
+      this.reports.writeAccountDirectory(
+        { accounts: items },
+        `${this.deploymentName}/${ACCOUNT_DIRECTORY_KEY}`,
+      );
+    } else {
+      this.reports.grantWrite(this.scan.fn);
+      this.reports.grantReadLatest(this.web.fn);
+    }
 
     this.watchdog = new Watchdog(this, 'Watchdog', {
       key: this.topicKey,
@@ -228,7 +291,14 @@ export class DomainSentinel extends Construct {
       deploymentName: this.deploymentName,
     });
     this.watchdog.watchErrors('ScanErrors', this.scan.fn, 'The domain-sentinel scan');
-    this.watchdog.watchCompletion('ScanNotCompleted', settings.scanIntervalHours);
+    if (items && this.scan.accountScans) {
+      // Per account: its own dead-man switch, and an alarm that names it when its scan fails.
+      for (const { account } of items) {
+        this.watchdog.watchCompletion(`ScanNotCompleted-${account}`, settings.scanIntervalHours, account);
+        this.watchdog.watchAccountFailures(`ScanFailed-${account}`, account);
+      }
+      this.watchdog.watchStateMachine('AccountScansFailed', this.scan.accountScans.stateMachine);
+    } else this.watchdog.watchCompletion('ScanNotCompleted', settings.scanIntervalHours);
     this.watchdog.watchQueue('ScanFailedRuns', this.scan.failedRuns, 'Scan runs failed after retries');
     this.watchdog.watchQueue(
       'ScheduleDeadLetters',
@@ -258,7 +328,11 @@ export class DomainSentinel extends Construct {
     this.watchdog.watchThrottles('ScanThrottled', this.scan.fn, 'The scan');
     this.watchdog.watchThrottles('WebThrottled', this.web.fn, 'The web function');
     this.watchdog.watchDuration('ScanNearTimeout', this.scan.fn, SCAN_DURATION_ALARM_SHARE, 'A scan');
-    if (settings.alertSmsNumbers.length > 0) {
+    const smsNumbers = [
+      ...settings.alertSmsNumbers,
+      ...(settings.accounts ?? []).flatMap((a) => a.alertSmsNumbers ?? []),
+    ];
+    if (smsNumbers.length > 0) {
       this.watchdog.watchSmsSpend('SmsSpend', settings.smsSpendAlarmUsd);
       if (owns((c) => c.smsDeliveryStatusLogging !== undefined))
         this.smsDeliveryStatusLogging = new SmsDeliveryStatusLogging(this, 'SmsDeliveryStatusLogging');
@@ -271,6 +345,7 @@ export class DomainSentinel extends Construct {
       alertTopic: this.alerts.topic,
       deploymentName: this.deploymentName,
       durationAlarmShare: SCAN_DURATION_ALARM_SHARE,
+      accounts: items !== undefined,
     });
 
     this.addOutputs();
@@ -313,12 +388,15 @@ export class DomainSentinel extends Construct {
     COPIES.set(root, [...copies, this]);
     const here = environmentOf(Stack.of(this));
     const same = copies.filter((c) => environmentOf(Stack.of(c)) === here);
-    const twin = same.find((c) => c.settings.apiKeyParameterName === settings.apiKeyParameterName);
-    if (twin)
+    const mine = keyParametersOf(settings);
+    const twin = same.find((c) => keyParametersOf(c.settings).some((p) => mine.includes(p)));
+    if (twin) {
+      const shared = keyParametersOf(twin.settings).find((p) => mine.includes(p));
       throw new ConfigError(
-        `invalid DomainSentinel props: apiKeyParameterName ${settings.apiKeyParameterName} is already read by ${twin.node.path}; ` +
+        `invalid DomainSentinel props: apiKeyParameterName ${shared} is already read by ${twin.node.path}; ` +
           'give each copy (each reseller account) its own apiKeyParameterName',
       );
+    }
     return same;
   }
 
@@ -341,9 +419,15 @@ export class DomainSentinel extends Construct {
     });
     new CfnOutput(this, 'ScanFunctionName', {
       value: this.scan.fn.functionName,
-      description:
-        'Run a scan now: aws lambda invoke --function-name <this> --invocation-type Event /dev/null',
+      description: this.scan.accountScans
+        ? 'The scan function; it scans one account per invocation, as the state machine (ScanStateMachineArn) gives it'
+        : 'Run a scan now: aws lambda invoke --function-name <this> --invocation-type Event /dev/null',
     });
+    if (this.scan.accountScans)
+      new CfnOutput(this, 'ScanStateMachineArn', {
+        value: this.scan.accountScans.stateMachine.stateMachineArn,
+        description: 'Scan every account now: aws stepfunctions start-execution --state-machine-arn <this>',
+      });
   }
 
   /**
@@ -355,10 +439,20 @@ export class DomainSentinel extends Construct {
       validate: () => {
         if (outsideStack) return [];
         const topicArn = this.alerts.topic.topicArn;
-        const subscribed = this.node.root.node
+        const subscriptions = this.node.root.node
           .findAll()
-          .some((c) => c instanceof sns.CfnSubscription && c.topicArn === topicArn);
-        return subscribed ? [] : [NO_ALERT_SUBSCRIBER];
+          .filter(
+            (c): c is sns.CfnSubscription => c instanceof sns.CfnSubscription && c.topicArn === topicArn,
+          );
+        if (subscriptions.length === 0) return [NO_ALERT_SUBSCRIBER];
+        // Several accounts: each needs someone who gets its alerts (a filter on account, or none).
+        const covered = (account: string) =>
+          subscriptions.some((s) => {
+            const filter = s.filterPolicy as { account?: unknown } | undefined;
+            return !filter?.account || (Array.isArray(filter.account) && filter.account.includes(account));
+          });
+        const alone = (this.accounts ?? []).map((a) => a.item.account).filter((a) => !covered(a));
+        return alone.length ? [`${NO_ACCOUNT_SUBSCRIBER}: ${alone.join(', ')}`] : [];
       },
     });
   }
@@ -407,6 +501,38 @@ export const NO_ALERT_SUBSCRIBER =
   'or "alertEmails": ["you@example.nl"] in the settings file) or alertSmsNumbers, or subscribe in code ' +
   '(sentinel.alerts.topic.addSubscription(...)); if you subscribe the topic yourself after the deploy ' +
   '(output AlertTopicArn), set alertSubscribersOutsideStack to true.';
+
+/** The synth error when an account's alerts would reach nobody (the accounts follow it). */
+export const NO_ACCOUNT_SUBSCRIBER =
+  'No one would receive the alerts of these accounts: give each an alertEmails or alertSmsNumbers of its own in the ' +
+  'accounts file, or add a recipient of every account (alertEmails beside "accounts" in the settings)';
+
+/** The key parameters a copy reads: its accounts' own, or the deployment's one. */
+const keyParametersOf = (settings: ResolvedSettings): string[] =>
+  settings.accounts
+    ? settings.accounts.flatMap((a) => (a.apiKeyParameter ? [a.apiKeyParameter] : []))
+    : [settings.apiKeyParameterName];
+
+/**
+ * The state machine's item of each account: its name, its key's parameter and its own settings
+ * (the deployment's are the scan function's environment). The stack reads each key from its own
+ * parameter, so every account must name one.
+ */
+function accountItems(accounts: readonly AccountSettings[]): AccountScanInput[] {
+  const missing = accounts.filter((a) => !a.apiKeyParameter).map((a) => a.name);
+  if (missing.length > 0)
+    throw new ConfigError(
+      `invalid DomainSentinel props: accounts ${missing.join(', ')} have no apiKeyParameter: the stack reads each account's key from its own SSM SecureString, e.g. "apiKeyParameter": "/domain-sentinel/${missing[0]}/api-key"`,
+    );
+  return accounts.map((a) => {
+    const settings: Record<string, string | number> = {};
+    for (const name of ACCOUNT_SCAN_SETTINGS) {
+      const value = a[name];
+      if (value !== undefined) settings[name] = value;
+    }
+    return { account: a.name, apiKeyParameter: a.apiKeyParameter as string, settings };
+  });
+}
 
 /**
  * The stack's name, then the construct's path in it: `DomainSentinel` for the clone-and-deploy stack

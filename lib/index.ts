@@ -9,13 +9,17 @@
  * The props are the deploy settings of `cdk deploy -c key=value` and of a settings file, validated
  * by the same schema (docs/deploy.md).
  */
+export { AccountScans, type AccountScansProps } from './account-scans';
 export { AlertTopic, type AlertTopicProps } from './alerts';
 export {
+  type AccountSettings,
   closestSetting,
   type DeploySettings,
   DeploySettingsSchema,
   loadDeploySettings,
+  parseAccounts,
   parseSentinelSettings,
+  readAccountsFile,
   readSettingsFile,
   type SentinelSettings,
   SentinelSettingsSchema,

@@ -31,8 +31,13 @@ export class SecretParameter extends Construct {
     );
   }
 
-  grantRead(fn: lambda.Function, environmentVariable: string): void {
-    fn.addEnvironment(environmentVariable, this.parameterName);
+  /**
+   * Lets `fn` read the parameter, decrypted, through SSM only. `environmentVariable` names it in
+   * the function's environment; without one (an account of several, whose parameter each
+   * invocation is given) only the grant is made.
+   */
+  grantRead(fn: lambda.Function, environmentVariable?: string): void {
+    if (environmentVariable) fn.addEnvironment(environmentVariable, this.parameterName);
     this.grantDecryptedRead(fn);
   }
 
@@ -53,6 +58,34 @@ export class SecretParameter extends Construct {
           StringEquals: {
             'kms:ViaService': `ssm.${stack.region}.amazonaws.com`,
             'kms:EncryptionContext:PARAMETER_ARN': this.parameterArn,
+          },
+        },
+      }),
+    );
+  }
+
+  /**
+   * Lets `fn` read each of `parameters` (the keys of several accounts) and nothing else: one
+   * statement that lists them, and one decrypt statement whose condition lists them, so the
+   * policy grows by two ARNs per account rather than by two statements.
+   */
+  static grantReadAll(fn: lambda.Function, parameters: readonly SecretParameter[]): void {
+    const [first] = parameters;
+    if (!first) return;
+    const stack = Stack.of(fn);
+    const arns = parameters.map((p) => p.parameterArn);
+    fn.addToRolePolicy(new iam.PolicyStatement({ actions: ['ssm:GetParameter'], resources: arns }));
+    const keys = [...new Set(parameters.map((p) => p.kmsKeyArn))];
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['kms:Decrypt'],
+        resources: keys.map(
+          (key) => key ?? Arn.format({ service: 'kms', resource: 'key', resourceName: '*' }, stack),
+        ),
+        conditions: {
+          StringEquals: {
+            'kms:ViaService': `ssm.${stack.region}.amazonaws.com`,
+            'kms:EncryptionContext:PARAMETER_ARN': arns,
           },
         },
       }),

@@ -8,6 +8,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { METRICS } from '../functions/core/config';
@@ -150,13 +151,17 @@ export class Watchdog extends Construct {
    * Running a first scan during the deploy instead would alert before anyone could confirm the
    * e-mail subscription, and with memory between scans those findings would not be sent again.
    */
-  watchCompletion(id: string, intervalHours: number): cloudwatch.Alarm {
+  watchCompletion(id: string, intervalHours: number, account?: string): cloudwatch.Alarm {
     const hours = intervalHours + 1;
+    // An account of several has its own switch: its scans carry its name as a dimension.
+    const dimensions = account
+      ? { ...this.scanDimensions, [METRICS.accountDimension]: account }
+      : this.scanDimensions;
     const metric = (metricName: string) =>
       new cloudwatch.Metric({
         namespace: METRICS.namespace,
         metricName,
-        dimensionsMap: this.scanDimensions,
+        dimensionsMap: dimensions,
         statistic: 'Sum',
         period: Duration.hours(1),
       });
@@ -169,13 +174,15 @@ export class Watchdog extends Construct {
           MetricData: [
             {
               MetricName: DEAD_MAN_ARMED_METRIC,
-              Dimensions: Object.entries(this.scanDimensions).map(([Name, Value]) => ({ Name, Value })),
+              Dimensions: Object.entries(dimensions).map(([Name, Value]) => ({ Name, Value })),
               Value: 1,
               Unit: 'Count',
             },
           ],
         },
-        physicalResourceId: cr.PhysicalResourceId.of(`${this.deploymentName}/${DEAD_MAN_ARMED_METRIC}`),
+        physicalResourceId: cr.PhysicalResourceId.of(
+          `${this.deploymentName}/${DEAD_MAN_ARMED_METRIC}${account ? `/${account}` : ''}`,
+        ),
       },
       statements: [
         new iam.PolicyStatement({
@@ -186,7 +193,9 @@ export class Watchdog extends Construct {
       ],
     });
     return this.add(id, {
-      alarmDescription: `No domain-sentinel scan has completed in ${hours} hours: the schedule may be disabled, or every run failed.`,
+      alarmDescription: account
+        ? `No scan of account ${account} has completed in ${hours} hours: the schedule may be disabled, or its every run failed (its ScanFailed alarm and the state machine's executions say why).`
+        : `No domain-sentinel scan has completed in ${hours} hours: the schedule may be disabled, or every run failed.`,
       metric: new cloudwatch.MathExpression({
         expression: 'FILL(completed, 0) + FILL(armed, 0)',
         usingMetrics: { completed: metric(METRICS.scanCompleted), armed: metric(DEAD_MAN_ARMED_METRIC) },
@@ -305,6 +314,51 @@ export class Watchdog extends Construct {
         period: Duration.hours(1),
       }),
       threshold: usd,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+
+  /**
+   * A scan of one account of several failed (after its retry): the state machine counts it as
+   * ScanFailed with the account's name, so this alarm names the account whatever failed (its key,
+   * its reseller, a timeout), and the others' scans go on.
+   */
+  watchAccountFailures(id: string, account: string): cloudwatch.Alarm {
+    return this.add(id, {
+      alarmDescription: `The scan of account ${account} failed: its reseller could not be read (a refused key, the reseller down, a timeout); the state machine's execution and the scan function's log say why. The other accounts were scanned.`,
+      metric: new cloudwatch.Metric({
+        namespace: METRICS.namespace,
+        metricName: METRICS.scanFailed,
+        dimensionsMap: { ...this.scanDimensions, [METRICS.accountDimension]: account },
+        statistic: 'Sum',
+        period: Duration.hours(1),
+      }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+
+  /** An execution of the accounts' state machine that failed, timed out or was aborted as a whole. */
+  watchStateMachine(id: string, stateMachine: sfn.IStateMachine): cloudwatch.Alarm {
+    const period = Duration.hours(1);
+    return this.add(id, {
+      alarmDescription:
+        "The state machine that scans the accounts failed as a whole (not one account's scan: those are caught); its execution history says at which state.",
+      metric: new cloudwatch.MathExpression({
+        expression: 'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)',
+        usingMetrics: {
+          failed: stateMachine.metricFailed({ period, statistic: 'Sum' }),
+          timedOut: stateMachine.metricTimedOut({ period, statistic: 'Sum' }),
+          aborted: stateMachine.metricAborted({ period, statistic: 'Sum' }),
+        },
+        period,
+        label: 'Executions failed, timed out or aborted',
+      }),
+      threshold: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,

@@ -2,6 +2,7 @@ import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { ACCOUNT_ENV } from '../functions/core/accounts';
 import { ENV } from '../functions/core/config';
 import { SentinelFunction } from './sentinel-function';
 
@@ -44,6 +45,11 @@ export interface WebApiProps {
   readonly cloudWatchRole?: boolean;
   /** The `deployment` dimension of the function's metrics (DEPLOYMENT_NAME). @default - none */
   readonly deploymentName?: string;
+  /**
+   * Several accounts (docs/accounts.md): each account's links under /accounts/{account}/ and the
+   * overview at /accounts. @default false
+   */
+  readonly accounts?: boolean;
 }
 
 /**
@@ -76,6 +82,7 @@ export class WebApi extends Construct {
         ...(props.quarantineDays ? { [ENV.quarantineDays]: props.quarantineDays } : {}),
         ...(props.timeZone ? { [ENV.timeZone]: props.timeZone } : {}),
         ...(props.deploymentName ? { [ENV.deploymentName]: props.deploymentName } : {}),
+        ...(props.accounts ? { [ACCOUNT_ENV.accountsOnly]: 'true' } : {}),
       },
     });
 
@@ -139,6 +146,37 @@ export class WebApi extends Construct {
           requestValidator: validator,
           authorizationType: apigateway.AuthorizationType.NONE,
         });
+      }
+    }
+    if (props.accounts) {
+      // The overview, and every route above again under each account's own path. Without the
+      // console's test-invoke permissions: the function's resource policy (20 KB) holds one
+      // statement per permission, and these would double the routes' share of it.
+      const integration = new apigateway.LambdaIntegration(this.fn, { allowTestInvoke: false });
+      const root = this.api.root.addResource('accounts');
+      for (const method of ['GET', 'HEAD'])
+        root.addMethod(method, integration, {
+          requestValidator: validator,
+          authorizationType: apigateway.AuthorizationType.NONE,
+        });
+      const account = root.addResource('{account}');
+      for (const action of ['restore', 'snooze', 'acknowledge']) {
+        const resource = account.addResource(action).addResource('{domain}');
+        for (const method of ['GET', 'HEAD', 'POST'])
+          resource.addMethod(method, integration, {
+            requestValidator: validator,
+            requestParameters: { 'method.request.path.account': true, 'method.request.path.domain': true },
+            authorizationType: apigateway.AuthorizationType.NONE,
+          });
+      }
+      for (const path of ['report', 'calendar.ics']) {
+        const resource = account.addResource(path);
+        for (const method of ['GET', 'HEAD'])
+          resource.addMethod(method, integration, {
+            requestValidator: validator,
+            requestParameters: { 'method.request.path.account': true },
+            authorizationType: apigateway.AuthorizationType.NONE,
+          });
       }
     }
     this.url = this.api.url;

@@ -59,6 +59,10 @@ const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
   teamsChannelId: 'Teams channel id from the channel link, URL-encoded (19%3a…%40thread.tacv2)',
   webhooks:
     'webhooks each alert is posted to, `FORMAT:/ssm/parameter` with FORMAT slack, teams or json; each parameter a SecureString holding the URL (docs/chat.md)',
+  accounts:
+    'the accounts file (docs/accounts.md): several reseller accounts, each with its own key parameter, settings and recipients, scanned by a state machine',
+  accountConcurrency:
+    'with accounts: accounts scanned at once (the state machine Map’s MaxConcurrency, 1 to 40)',
 };
 const DEPLOY_CONTEXT_DEFAULTS: Readonly<Record<string, string>> = {
   scanIntervalHours: '24 for cron schedules',
@@ -68,6 +72,7 @@ const DEPLOY_CONTEXT_DEFAULTS: Readonly<Record<string, string>> = {
   slackWorkspaceId: 'none: no Slack channel',
   teamsTeamId: 'none: no Teams channel',
   webhooks: 'none',
+  accounts: 'one account: `resellerBaseUrl` with `apiKeyParameterName`',
 };
 
 const code = (text: string) => `\`${text.replaceAll('|', '\\|')}\``;

@@ -25,8 +25,9 @@ import { chatNotificationOf } from '../../functions/core/chat';
 import { SEVERITIES, type Severity } from '../../functions/core/classify';
 import { ENV, loadScanSettings, type ScanSettings } from '../../functions/core/config';
 import { ConfigError } from '../../functions/core/errors';
-import { REPORT_ENV } from '../../functions/core/report-store';
+import { REPORT_ENV, type ReportStore } from '../../functions/core/report-store';
 import type { Report } from '../../functions/core/scan';
+import type { SecretSource } from '../../functions/core/secrets';
 import { loadStatePolicy } from '../../functions/core/state-config';
 import { checkWebhookUrl, webhookHost } from '../../functions/core/webhook-delivery';
 import type { WebhookFormat } from '../../functions/core/webhook-formats';
@@ -42,6 +43,10 @@ import {
   UsageError,
 } from '../command';
 import { reportStoreFor, stateLocationOf } from '../local-stores';
+import { scanAccounts } from './scan-accounts';
+
+/** Accounts of an accounts file scanned at once by default. */
+export const DEFAULT_ACCOUNT_CONCURRENCY = 4;
 
 /** Where this run's alert goes. */
 type Delivery =
@@ -56,7 +61,7 @@ type Delivery =
     };
 
 /** A scan as the command line asked for it, checked before anything starts. */
-interface ScanRun {
+export interface ScanRun {
   readonly job: ScanJobInput;
   readonly delivery: Delivery;
   readonly json: boolean;
@@ -66,6 +71,15 @@ interface ScanRun {
   readonly stateFlag: string | undefined;
   /** `--allow-clock-skew`: scan with state even when the time does not fit the state's (replays). */
   readonly allowClockSkew: boolean;
+}
+
+/**
+ * Where one account of several keeps what is its own (scan --accounts): its state scope and its
+ * report store; its report is returned rather than printed, the status lines go to stderr.
+ */
+export interface AccountPlace {
+  readonly scope: string;
+  readonly reports: ReportStore | null;
 }
 
 export const scan: Command = {
@@ -125,6 +139,24 @@ export const scan: Command = {
       doc: 'exit 3 when a finding is at info, warning or critical or above',
       default: 'off',
     },
+    accounts: {
+      type: 'string',
+      value: 'FILE',
+      doc: 'scan every account of this accounts file (docs/accounts.md), each with its own key, state, report and alert; exit 1 once all were tried if any could not be read',
+      default: 'one account',
+    },
+    account: {
+      type: 'string',
+      value: 'NAME',
+      doc: 'with --accounts: scan only the account of this name',
+      default: 'every account',
+    },
+    'account-concurrency': {
+      type: 'string',
+      value: 'N',
+      doc: 'with --accounts: accounts scanned at once, each at its own reseller’s pace',
+      default: String(DEFAULT_ACCOUNT_CONCURRENCY),
+    },
   },
   env: [
     ENV.resellerApiKey,
@@ -144,6 +176,10 @@ export const scan: Command = {
     REPORT_ENV.bucket,
   ],
   run: async (args, io) => {
+    if (str(args.values.accounts) !== undefined) return scanAccounts(args, io);
+    for (const flag of ['account', 'account-concurrency'])
+      if (args.values[flag] !== undefined)
+        throw new UsageError(`--${flag} goes with --accounts FILE (the accounts file, docs/accounts.md)`);
     const run = checkScanRun(args, io);
     const location = stateLocationOf(run.stateFlag, io.env);
     if (run.allowClockSkew && !location)
@@ -167,7 +203,19 @@ function checkScanRun(args: ParsedArgs, io: CliIo): ScanRun {
   const now = parseNow(str(args.values.now));
   const secrets = new EnvSecretSource(io.env);
   secrets.apiKeyNow();
-  if (settings.linkBaseUrl) secrets.signingKeysNow();
+  return scanRunOf(args, io, settings, secrets, now, failOn);
+}
+
+/** The run of checked settings and secrets, with the flags that are the same for every account. */
+export function scanRunOf(
+  args: ParsedArgs,
+  io: CliIo,
+  settings: ScanSettings,
+  secrets: SecretSource,
+  now: number,
+  failOn: Severity | undefined,
+): ScanRun {
+  if (settings.linkBaseUrl) new EnvSecretSource(io.env).signingKeysNow();
   else if (secrets.hasSigningKeys()) {
     // A key without a base is most likely a half-done setup: say so rather than drop links silently.
     io.stderr(
@@ -192,7 +240,8 @@ function checkScanRun(args: ParsedArgs, io: CliIo): ScanRun {
   };
 }
 
-function chooseDelivery(
+/** Where the alert goes (`--dry-run`, `--alert-to`, `--webhook`, or the topic); a combination that cannot work is a UsageError. */
+export function chooseDelivery(
   args: ParsedArgs,
   settings: ScanSettings,
   json: boolean,
@@ -279,13 +328,15 @@ function printDryRun(report: Report, settings: ScanSettings, io: CliIo, chat: bo
 }
 
 /** A scan without memory: read, keep the report, deliver if the notify policy says so. */
-async function scanAlone(run: ScanRun, io: CliIo): Promise<Report> {
+export async function scanAlone(run: ScanRun, io: CliIo, place?: AccountPlace): Promise<Report> {
   const { settings } = run.job;
   const read = await runScanJob(run.job);
   // A report that carries links is kept where `serve` looks by default, so its report_url leads to it.
-  const reports = reportStoreFor({ env: io.env, cwd: io.cwd }, read.report_url === undefined);
+  const reports = place
+    ? place.reports
+    : reportStoreFor({ env: io.env, cwd: io.cwd }, read.report_url === undefined);
   const { report, alert } = await finishReport({ report: read, ...(reports ? { reports } : {}) });
-  if (run.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+  if (run.json && !place) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
   const send = senderFor(run.delivery, run.job.settings, io);
   if (!send) {
     if (!run.json) printDryRun(alert, settings, io, run.chat);
@@ -302,13 +353,15 @@ async function scanAlone(run: ScanRun, io: CliIo): Promise<Report> {
  * `scan --state …`: compare with the last scan, deliver what is news, then save the state.
  * Undefined when another scan saved a later one meanwhile: that scan's outcome stands, not this one's.
  */
-async function scanWithMemory(run: ScanRun, location: StateLocation, io: CliIo): Promise<Report | undefined> {
+export async function scanWithMemory(
+  run: ScanRun,
+  location: StateLocation,
+  io: CliIo,
+  place?: AccountPlace,
+): Promise<Report | undefined> {
   const { settings } = run.job;
-  const store = openStateStore(
-    location,
-    settings.resellerBaseUrl,
-    () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env),
-  );
+  const scope = place?.scope ?? settings.resellerBaseUrl;
+  const store = openStateStore(location, scope, () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env));
   const send = senderFor(run.delivery, run.job.settings, io);
   const { result, published, saved, conflicts, superseded } = await runStatefulScan({
     job: run.job,
@@ -316,23 +369,28 @@ async function scanWithMemory(run: ScanRun, location: StateLocation, io: CliIo):
     policy: loadStatePolicy(io.env, settings.minSeverity),
     ...(send ? { publish: alertPublisher(settings, send) } : {}),
     ...(run.allowClockSkew ? { allowClockSkew: true } : {}),
+    ...(place ? { scope } : {}),
   });
   const say = run.json || run.chat ? io.stderr : io.stdout;
+  const print = run.json && !place;
   if (superseded) {
     // The report as read is still printed; the stored one (the later scan's) is kept.
-    if (run.json) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
+    if (print) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
     say(`no alert published and state not written: ${superseded}\n`);
     return undefined;
   }
-  await reportStoreFor(
-    { env: io.env, stateFlag: run.stateFlag, cwd: io.cwd },
-    result.report.report_url === undefined,
-  )?.put(result.report);
+  const reports = place
+    ? place.reports
+    : reportStoreFor(
+        { env: io.env, stateFlag: run.stateFlag, cwd: io.cwd },
+        result.report.report_url === undefined,
+      );
+  await reports?.put(result.report);
   if (conflicts > 0)
     say(
       `another scan moved the state on while this one ran: re-read it ${conflicts} time${conflicts === 1 ? '' : 's'} before deciding\n`,
     );
-  if (run.json) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
+  if (print) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
   if (!send) {
     if (!run.json) printDryRun(alertView(result.report, result.silenced), settings, io, run.chat);
     say(

@@ -7,6 +7,7 @@ import {
 } from '../../functions/simulator/portfolio';
 import { SEARCH_SEMANTICS } from '../../functions/simulator/search';
 import { type Fault, startSimulator } from '../../functions/simulator/server';
+import { readAccountsFile } from '../../lib/config';
 import { noPositionals, oneOf, parseNow, portNumber, positiveInt, str } from '../args';
 import { type CliIo, type Command, EXIT, type ParsedArgs, portOption, UsageError } from '../command';
 
@@ -71,6 +72,12 @@ export const simulate: Command = {
       doc: 'how repeated search parameters combine: or, and, or ignore (search parameters are ignored)',
       default: 'or',
     },
+    accounts: {
+      type: 'string',
+      value: 'FILE',
+      doc: 'serve one account per account of this accounts file (docs/accounts.md), each its own portfolio (seed S+1, S+2, …) and key: the one its apiKeyEnv holds, else one made up and printed as an export of that variable',
+      default: 'one account',
+    },
   },
   env: [ENV.resellerApiKey],
   run: runSimulator,
@@ -103,13 +110,22 @@ async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number> {
   const profile = oneOf(str(values.portfolio), '--portfolio', PORTFOLIO_PROFILES) ?? 'realistic';
   const seed = positiveInt(str(values.seed), '--seed', 1);
   const latency = str(values.latency);
+  const now = parseNow(str(values.now));
+  const portfolio = (s: number) =>
+    generatePortfolio({ domains, seed: s, now, profile: profile as PortfolioProfile });
+  const accountsFile = str(values.accounts);
+  const accounts = (accountsFile ? readAccountsFile(accountsFile, io.cwd) : []).map((account, index) => {
+    const own = account.apiKeyEnv ? io.env[account.apiKeyEnv]?.trim() : undefined;
+    return {
+      account,
+      apiKey: own || `sim-${randomBytes(12).toString('hex')}`,
+      madeUp: !own,
+      portfolio: portfolio(seed + index + 1),
+    };
+  });
   const sim = await startSimulator({
-    portfolio: generatePortfolio({
-      domains,
-      seed,
-      now: parseNow(str(values.now)),
-      profile: profile as PortfolioProfile,
-    }),
+    portfolio: portfolio(seed),
+    accounts: accounts.map(({ apiKey: key, portfolio: p }) => ({ apiKey: key, portfolio: p })),
     apiKey,
     port,
     latencyMs: latency === undefined || latency === '0' ? 0 : positiveInt(latency, '--latency', 0, 60_000),
@@ -131,8 +147,16 @@ async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number> {
   );
   io.stdout(
     `export ${ENV.resellerBaseUrl}=${sim.url}\n` +
-      (keyFromEnv ? '' : `export ${ENV.resellerApiKey}=${apiKey}\n`),
+      (keyFromEnv ? '' : `export ${ENV.resellerApiKey}=${apiKey}\n`) +
+      accounts
+        .filter((a) => a.madeUp && a.account.apiKeyEnv)
+        .map((a) => `export ${a.account.apiKeyEnv}=${a.apiKey}\n`)
+        .join(''),
   );
+  for (const { account } of accounts.filter((a) => !a.account.apiKeyEnv))
+    io.stderr(
+      `sentinel: account ${account.name} has no apiKeyEnv: it is served, but scan --accounts cannot read it\n`,
+    );
   io.onListening?.(sim.url);
   await (io.untilStopped ?? new Promise<void>(() => undefined));
   await sim.close();

@@ -56,18 +56,20 @@ export class FolderReportStore implements ReportStore {
 export class S3ReportStore implements ReportStore {
   readonly location: string;
 
+  /** @param prefix where this store's keys start (an account's own folder, see accountReportPrefix); '' for the bucket's root */
   constructor(
     private readonly client: S3Client,
     private readonly bucket: string,
+    private readonly prefix = '',
   ) {
-    this.location = `s3://${bucket}`;
+    this.location = `s3://${bucket}${prefix ? `/${prefix.replace(/\/$/, '')}` : ''}`;
   }
 
   async put(report: Report): Promise<void> {
     const body = JSON.stringify(report);
     try {
       // History first: a latest.json never points past what the history holds.
-      for (const key of [reportHistoryKey(report), LATEST_REPORT_KEY]) {
+      for (const key of [reportHistoryKey(report), LATEST_REPORT_KEY].map((k) => this.prefix + k)) {
         await this.client.send(
           new PutObjectCommand({
             Bucket: this.bucket,
@@ -88,7 +90,7 @@ export class S3ReportStore implements ReportStore {
     let text: string;
     try {
       const answer = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: LATEST_REPORT_KEY }),
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + LATEST_REPORT_KEY }),
       );
       text = (await answer.Body?.transformToString('utf-8')) ?? '';
     } catch (error) {

@@ -22,6 +22,8 @@ export interface ScanJobInput {
    * account proves that a domain left it.
    */
   readonly observe?: ScanOptions['observe'];
+  /** The account's name when the deployment scans several: the report's `source.account`. */
+  readonly account?: string;
 }
 
 /** Builds the reseller client from settings and runs the scan: the one path the CLI and the Lambda share. */
@@ -67,7 +69,8 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
   });
   // With memory, the comparison may still change a finding (a renewal_failed only memory knows):
   // the stateful scan signs the links once it has (signReportLinks), so each acts on what is shown.
-  return input.observe ? report : signReportLinks(report, input, false);
+  const named = input.account ? { ...report, source: { ...report.source, account: input.account } } : report;
+  return input.observe ? named : signReportLinks(named, input, false);
 }
 
 /**

@@ -48,6 +48,10 @@ export async function publishChat(sns: SNSClient, chat: ChatTarget, alert: Alert
         Message: JSON.stringify(chatNotificationOf(alert, chat)),
         MessageAttributes: {
           severity: { DataType: 'String', StringValue: alert.attributes.severity },
+          // As on the alert topic: a webhook or channel of one account filters on it.
+          ...(alert.attributes.account
+            ? { account: { DataType: 'String', StringValue: alert.attributes.account } }
+            : {}),
         },
       }),
     );
@@ -76,6 +80,9 @@ export async function publishAlert(sns: SNSClient, topicArn: string, alert: Aler
           severity: { DataType: 'String', StringValue: alert.attributes.severity },
           critical_count: { DataType: 'Number', StringValue: String(alert.attributes.critical_count) },
           warning_count: { DataType: 'Number', StringValue: String(alert.attributes.warning_count) },
+          ...(alert.attributes.account
+            ? { account: { DataType: 'String', StringValue: alert.attributes.account } }
+            : {}),
         },
       }),
     );

@@ -162,6 +162,11 @@ export interface StatefulScanInput {
    * replay, or a clock that was wrong; stored times in the future then count as due). @default false
    */
   readonly allowClockSkew?: boolean;
+  /**
+   * Whose state this is: the scope the store was opened with (an account of several has its own,
+   * see accountScope). @default the reseller base URL
+   */
+  readonly scope?: string;
 }
 
 export interface StatefulScanOutcome {
@@ -184,7 +189,7 @@ export interface StatefulScanOutcome {
  */
 export async function runStatefulScan(input: StatefulScanInput): Promise<StatefulScanOutcome> {
   const { store, policy } = input;
-  const scope = input.job.settings.resellerBaseUrl;
+  const scope = input.scope ?? input.job.settings.resellerBaseUrl;
   const clock = input.clock ?? Date.now;
   const now = input.job.now;
   const owner = input.owner ?? `scan-${Math.random().toString(36).slice(2, 10)}-${clock()}`;
@@ -332,6 +337,8 @@ export interface ScheduledStatefulScanInput {
   readonly sns: SNSClient;
   /** The clock the scan's time is checked against. @default Date.now */
   readonly clock?: () => number;
+  /** The state's scope (an account's own, see accountScope). @default the reseller base URL */
+  readonly scope?: string;
 }
 
 /** The Lambda's scan with memory: the DynamoDB store its environment names, the alert topic, the policy from the environment. */
@@ -339,6 +346,7 @@ export async function runScheduledStatefulScan(
   input: ScheduledStatefulScanInput,
 ): Promise<StatefulScanOutcome> {
   const { settings } = input.job;
+  const scope = input.scope ?? settings.resellerBaseUrl;
   const topicArn = settings.alertTopicArn;
   if (!topicArn)
     throw new ConfigError(
@@ -349,10 +357,11 @@ export async function runScheduledStatefulScan(
     store: new DynamoDbStateStore({
       client: input.dynamodb,
       tableName: input.tableName,
-      scope: settings.resellerBaseUrl,
+      scope,
     }),
     policy: loadStatePolicy(input.env, settings.minSeverity),
     publish: snsPublisher(settings, input.sns, topicArn),
     ...(input.clock ? { clock: input.clock } : {}),
+    ...(input.scope ? { scope } : {}),
   });
 }

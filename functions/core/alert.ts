@@ -485,6 +485,8 @@ export interface AlertMessage {
     readonly severity: Severity;
     readonly critical_count: number;
     readonly warning_count: number;
+    /** The account's name (`report.source.account`), for subscriptions that filter on it. */
+    readonly account?: string;
   };
   /** Findings left out of the digest and the JSON variant to stay under the size limit. */
   readonly findingsCut: number;
@@ -562,6 +564,7 @@ export function buildAlertMessage(report: Report, options: RenderOptions = {}): 
       severity: alertSeverity(report),
       critical_count: report.summary.critical + criticalProblems(report).length,
       warning_count: report.summary.warning,
+      ...(report.source?.account ? { account: report.source.account } : {}),
     },
     findingsCut: cut,
     problemsCut: report.problems.length - problemLimit,

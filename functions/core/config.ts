@@ -486,4 +486,8 @@ export const METRICS = {
   webhookRejected: 'WebhookRejected',
   /** Dimension naming the deployment (SETTINGS.deploymentName), on every metric of both functions. */
   deploymentDimension: 'deployment',
+  /** Dimension naming the account, on the scan's metrics when the deployment scans several (docs/accounts.md). */
+  accountDimension: 'account',
+  /** An account's scan failed (put by the state machine, which sees every way an invocation fails). */
+  scanFailed: 'ScanFailed',
 } as const;

@@ -40,6 +40,8 @@ export interface Report {
   readonly now: string;
   readonly source: {
     readonly base_url: string;
+    /** The account's name, when the deployment scans several (docs/accounts.md). */
+    readonly account?: string;
     readonly mode: ScanMode;
     /** What was read: every domain page, or only the searches the counts proved complete. */
     readonly read: 'full' | 'filtered';

@@ -160,6 +160,8 @@ describe('DomainSentinel props', () => {
         'teamsChannelId',
         'webhooks',
         'webhookSigningKeyParameterName',
+        'accounts',
+        'accountConcurrency',
       ].sort(),
     );
   });

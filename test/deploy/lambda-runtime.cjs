@@ -34,7 +34,14 @@ https.request = (options, callback) => {
 const handler = require(join(bundleDir, file))[exported];
 if (typeof handler !== 'function') throw new Error(`${handlerName} is not a function in ${bundleDir}`);
 
-process.on('message', async ({ id, event, timeoutMs }) => {
+// One invocation at a time, as in a Lambda execution environment: what a handler keeps at module
+// scope between invocations (metrics and their dimensions, caches) is never shared by two at once.
+let queue = Promise.resolve();
+process.on('message', ({ id, event, timeoutMs }) => {
+  queue = queue.then(() => invoke(id, event, timeoutMs));
+});
+
+async function invoke(id, event, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   const context = {
     functionName: process.env.AWS_LAMBDA_FUNCTION_NAME,
@@ -53,5 +60,5 @@ process.on('message', async ({ id, event, timeoutMs }) => {
   } catch (error) {
     process.send({ type: 'result', id, error: { name: error?.name, message: error?.message } });
   }
-});
+}
 process.send({ type: 'ready' });

@@ -101,6 +101,8 @@ export async function startWorld(
   options: {
     readonly overrides: Record<string, string>;
     readonly secrets: (parameterName: string) => string;
+    /** More SecureStrings than the functions' environments name (each account's key, named by the state machine's items). */
+    readonly parameters?: readonly string[];
   },
 ): Promise<World> {
   const manifest = JSON.parse(readFileSync(join(cdkOut, 'manifest.json'), 'utf8'));
@@ -230,6 +232,9 @@ export async function startWorld(
         }),
       );
   }
+
+  for (const name of options.parameters ?? [])
+    parameters.set(name, { value: options.secrets(name), keyArn: ssmKey });
 
   return {
     resolver,

@@ -188,6 +188,11 @@ export class TemplateResolver {
         return { ref: `${id}-resource`, attributes: { ResourceId: `${id}-resource` } };
       case 'AWS::ApiGateway::Stage':
         return { ref: String(props.StageName ?? 'prod'), attributes: {} };
+      case 'AWS::StepFunctions::StateMachine': {
+        const name = typeof props.StateMachineName === 'string' ? props.StateMachineName : generated;
+        const stateMachineArn = arn('states', `stateMachine:${name}`);
+        return { ref: stateMachineArn, attributes: { Arn: stateMachineArn, Name: name } };
+      }
       case 'AWS::CloudWatch::Alarm': {
         const name = typeof props.AlarmName === 'string' ? props.AlarmName : generated;
         return { ref: name, attributes: { Arn: arn('cloudwatch', `alarm:${name}`) } };
