@@ -14,9 +14,9 @@ import { ConfigError } from '../functions/core/errors';
 import { domainNameProblem } from '../functions/core/links';
 import { REPORT_ENV } from '../functions/core/report-store';
 import { parseRfc3339 } from '../functions/core/schemas';
+import { closest, editDistance } from '../functions/core/suggest';
 import { normalizeDomainName } from '../functions/core/text';
 import { type Command, type ParsedArgs, UsageError } from './command';
-import { closest, editDistance } from './suggest';
 
 /**
  * A command's argv, read against its declaration: every refusal is ours, in words that name the

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../functions/core/errors';
+import { closest } from '../functions/core/suggest';
 import { asksForHelp, checkVariableNames, KNOWN_VARIABLES, parseCommandArgs } from './args';
 import { type CliIo, EXIT, UsageError } from './command';
 import { COMMANDS, commandNamed, commandsWithFlag } from './commands/index';
 import { renderCommandHelp, renderOverview, renderVariableHelp, variableDoc } from './help';
-import { closest } from './suggest';
 
 export { type CliIo, EXIT } from './command';
 

@@ -7,6 +7,7 @@ import type { Severity } from '../functions/core/classify';
 import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
 import type { ScanMode } from '../functions/core/scan';
+import { editDistance } from '../functions/core/suggest';
 import { parseWebhookSpec } from '../functions/core/webhook-delivery';
 import { scheduleIntervalHours, scheduleProblem } from './schedule';
 
@@ -198,27 +199,11 @@ const KNOWN = Object.keys(DeploySettingsSchema.shape);
 const isForeignContextKey = (key: string) =>
   key.startsWith('@') || key.includes(':') || key === 'acknowledged-issue-numbers' || key === 'settings';
 
-/** Edit distance, to name the known setting an unknown key was probably meant to be. */
-function distance(a: string, b: string): number {
-  const x = a.toLowerCase();
-  const y = b.toLowerCase();
-  let previous = Array.from({ length: y.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= x.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= y.length; j++)
-      row[j] = Math.min(
-        (previous[j] ?? 0) + 1,
-        (row[j - 1] ?? 0) + 1,
-        (previous[j - 1] ?? 0) + (x[i - 1] === y[j - 1] ? 0 : 1),
-      );
-    previous = row;
-  }
-  return previous[y.length] ?? 0;
-}
-
 /** The known setting closest to `key`. */
 export function closestSetting(key: string, known: readonly string[] = KNOWN): string {
-  return [...known].sort((a, b) => distance(key, a) - distance(key, b))[0] ?? '';
+  const lower = key.toLowerCase();
+  const away = (name: string) => editDistance(lower, name.toLowerCase());
+  return [...known].sort((a, b) => away(a) - away(b))[0] ?? '';
 }
 
 const unknownKey = (key: string, where: string, known: readonly string[]) =>

@@ -13,12 +13,12 @@ import { SEVERITIES, type Severity } from '../../functions/core/classify';
 import { ENV, loadScanSettings, parseSetting } from '../../functions/core/config';
 import { signLinkQuery } from '../../functions/core/links';
 import type { Report } from '../../functions/core/scan';
+import { closest } from '../../functions/core/suggest';
 import { type AccountSettings, readAccountsFile } from '../../lib/config';
 import { accountEntryOf, accountKeySource } from '../accounts';
 import { flagsOf, noPositionals, oneOf, parseNow, positiveInt, settingsWithFlags, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
 import { accountStateLocation, accountStoresFor, stateLocationOf } from '../local-stores';
-import { closest } from '../suggest';
 import {
   chooseDelivery,
   DEFAULT_ACCOUNT_CONCURRENCY,

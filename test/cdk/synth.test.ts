@@ -66,7 +66,7 @@ describe('the documented deploy commands, as `cdk synth` with credentials (CDK_D
 
   it.each(commands.map((c) => [c.where, c] as const))(
     '%s synthesizes, cdk-nag on, in a concrete account',
-    async (where, command) => {
+    async (_where, command) => {
       const r = await synthOf(command.args);
       expect(r.stderr.match(/^(ERROR|domain-sentinel:).*$/gm) ?? [], r.stderr).toEqual([]);
       expect(r.code).toBe(0);
