@@ -23,6 +23,7 @@ import {
 } from '../../functions/core/alert';
 import { chatNotificationOf } from '../../functions/core/chat';
 import { SEVERITIES, type Severity } from '../../functions/core/classify';
+import type { WebhookFormat } from '../../functions/core/config';
 import { ENV, loadScanSettings, type ScanSettings } from '../../functions/core/config';
 import { ConfigError } from '../../functions/core/errors';
 import { REPORT_ENV, type ReportStore } from '../../functions/core/report-store';
@@ -30,7 +31,6 @@ import type { Report } from '../../functions/core/scan';
 import type { SecretSource } from '../../functions/core/secrets';
 import { loadStatePolicy } from '../../functions/core/state-config';
 import { checkWebhookUrl, webhookHost } from '../../functions/core/webhook-delivery';
-import type { WebhookFormat } from '../../functions/core/webhook-formats';
 import { flagsOf, noPositionals, oneOf, parseNow, settingsWithFlags, str } from '../args';
 import {
   BASE_URL_OPTION,

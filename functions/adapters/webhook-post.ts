@@ -1,3 +1,4 @@
+import type { WebhookFormat } from '../core/config';
 import { PublishError } from '../core/errors';
 import { safeText } from '../core/text';
 import { type AnswerKind, answerKind, retryDelayMs, webhookHost } from '../core/webhook-delivery';
@@ -6,7 +7,6 @@ import {
   renderWebhookBody,
   SIGNATURE_HEADER,
   signWebhookBody,
-  type WebhookFormat,
 } from '../core/webhook-formats';
 import type { AlertSender } from './sns-publish';
 

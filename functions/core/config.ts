@@ -3,7 +3,6 @@ import { SEVERITIES } from './classify';
 import { ConfigError } from './errors';
 import { parseQuarantineDays } from './quarantine-periods';
 import { SCAN_MODES } from './scan';
-import { WEBHOOK_FORMATS } from './webhook-formats';
 
 /**
  * Every setting of domain-sentinel, defined once: its environment variable, command-line flag, CDK
@@ -13,6 +12,11 @@ import { WEBHOOK_FORMATS } from './webhook-formats';
  */
 
 /** Environment variable names, shared by the functions, the constructs and the command line. */
+
+/** The bodies a webhook can take (functions/core/webhook-formats.ts writes them). */
+export const WEBHOOK_FORMATS = ['slack', 'teams', 'json'] as const;
+export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
+
 export const ENV = {
   resellerBaseUrl: 'RESELLER_BASE_URL',
   resellerApiKey: 'RESELLER_API_KEY',

@@ -1,5 +1,5 @@
+import { WEBHOOK_FORMATS, type WebhookFormat } from './config';
 import { ConfigError } from './errors';
-import { WEBHOOK_FORMATS, type WebhookFormat } from './webhook-formats';
 
 /**
  * Which webhooks a deployment posts to, and what an answer means: the decisions of the webhook

@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as z from 'zod';
 import { dateFormat } from './alert';
 import { type ChatItem, type ChatOptions, chatCounts, chatItems, chatTitle, chatUrl, codeSpan } from './chat';
+import type { WebhookFormat } from './config';
 import { ConfigError } from './errors';
 import type { Report } from './scan';
 import { plural } from './text';
@@ -13,9 +14,6 @@ import { plural } from './text';
  * chat-safe (chat.ts); in Slack they sit in code spans, in Teams in plain TextRuns, which Adaptive
  * Cards never read as markdown.
  */
-
-export const WEBHOOK_FORMATS = ['slack', 'teams', 'json'] as const;
-export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
 
 /**
  * Slack's limits for a message: 50 blocks, 3 000 characters in a section's text, 150 in a header,
