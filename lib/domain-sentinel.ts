@@ -166,6 +166,7 @@ export class DomainSentinel extends Construct {
     const stack = Stack.of(this);
     this.deploymentName = deploymentNameOf(this);
     const items = settings.accounts ? accountItems(settings.accounts) : undefined;
+    if (items) checkAccountConcurrency(settings);
     const earlier = this.joinCopies(settings);
     // What exists once per account and region is made by the first copy that needs it.
     const owns = (made: (c: DomainSentinel) => boolean) => props.ownsAccountSettings ?? !earlier.some(made);
@@ -512,6 +513,21 @@ const keyParametersOf = (settings: ResolvedSettings): string[] =>
   settings.accounts
     ? settings.accounts.flatMap((a) => (a.apiKeyParameter ? [a.apiKeyParameter] : []))
     : [settings.apiKeyParameterName];
+
+/**
+ * The Map starts up to `accountConcurrency` scans at once and Lambda throttles those beyond the
+ * reserved concurrency; the task does not retry a throttle, so such an account would fail its scan
+ * and raise its alarm with nothing wrong.
+ */
+function checkAccountConcurrency(settings: ResolvedSettings): void {
+  const reserved = settings.scanReservedConcurrency;
+  if (reserved !== undefined && reserved < settings.accountConcurrency)
+    throw new ConfigError(
+      `invalid DomainSentinel props: scanReservedConcurrency (${reserved}) is below accountConcurrency (${settings.accountConcurrency}): ` +
+        `the state machine would start ${settings.accountConcurrency} scans at once and Lambda would throttle all but ${reserved}; ` +
+        'lower accountConcurrency, or raise scanReservedConcurrency (or leave it unset)',
+    );
+}
 
 /**
  * The state machine's item of each account: its name, its key's parameter and its own settings

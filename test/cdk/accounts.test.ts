@@ -319,6 +319,16 @@ describe('a deployment of several accounts', () => {
       'many.json',
     );
     expect(() => synthStack({ accounts: many })).toThrow(`one deployment scans at most ${MAX_ACCOUNTS}`);
+    // Reserved concurrency below the Map's: the Map's invocations beyond it are throttled, and
+    // an account whose scan is throttled twice fails and raises its alarm, though nothing is wrong.
+    expect(() =>
+      synthStack({ accounts: accountsFile(ACCOUNTS), scanReservedConcurrency: '1', accountConcurrency: '2' }),
+    ).toThrow(
+      'invalid DomainSentinel props: scanReservedConcurrency (1) is below accountConcurrency (2): the state machine would start 2 scans at once and Lambda would throttle all but 1',
+    );
+    expect(() =>
+      synthStack({ accounts: accountsFile(ACCOUNTS), scanReservedConcurrency: '2', accountConcurrency: '2' }),
+    ).not.toThrow();
     const badName = accountsFile([{ name: 'Brand A', apiKeyParameter: '/a' }], 'bad-name.json');
     expect(() => synthStack({ accounts: badName })).toThrow(
       /account "Brand A" \(accounts\[0\]\): name must be 1 to 32 of a-z/,
