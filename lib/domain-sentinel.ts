@@ -21,7 +21,7 @@ import { type AccountSettings, parseSentinelSettings, type ResolvedSettings } fr
 import { SentinelDashboard } from './dashboard';
 import { ReportBucket } from './report-bucket';
 import { Scanner } from './scanner';
-import { SecretParameter } from './secret-parameter';
+import { keyPolicyCount, MAX_KEY_POLICIES, SecretParameter } from './secret-parameter';
 import { SmsDeliveryStatusLogging } from './sms-delivery-logging';
 import { StateTable } from './state-table';
 import { Watchdog } from './watchdog';
@@ -166,6 +166,10 @@ export class DomainSentinel extends Construct {
     const stack = Stack.of(this);
     this.deploymentName = deploymentNameOf(this);
     const items = settings.accounts ? accountItems(settings.accounts) : undefined;
+    if (items) {
+      checkAccountConcurrency(settings);
+      checkKeyParameterNames(items);
+    }
     const earlier = this.joinCopies(settings);
     // What exists once per account and region is made by the first copy that needs it.
     const owns = (made: (c: DomainSentinel) => boolean) => props.ownsAccountSettings ?? !earlier.some(made);
@@ -512,6 +516,37 @@ const keyParametersOf = (settings: ResolvedSettings): string[] =>
   settings.accounts
     ? settings.accounts.flatMap((a) => (a.apiKeyParameter ? [a.apiKeyParameter] : []))
     : [settings.apiKeyParameterName];
+
+/**
+ * The Map starts up to `accountConcurrency` scans at once and Lambda throttles those beyond the
+ * reserved concurrency; the task does not retry a throttle, so such an account would fail its scan
+ * and raise its alarm with nothing wrong.
+ */
+function checkAccountConcurrency(settings: ResolvedSettings): void {
+  const reserved = settings.scanReservedConcurrency;
+  if (reserved !== undefined && reserved < settings.accountConcurrency)
+    throw new ConfigError(
+      `invalid DomainSentinel props: scanReservedConcurrency (${reserved}) is below accountConcurrency (${settings.accountConcurrency}): ` +
+        `the state machine would start ${settings.accountConcurrency} scans at once and Lambda would throttle all but ${reserved}; ` +
+        'lower accountConcurrency, or raise scanReservedConcurrency (or leave it unset)',
+    );
+}
+
+/**
+ * Each function lists every account's key parameter twice in its policies (see
+ * SecretParameter.grantReadAll); names too long together would need more managed policies than IAM
+ * attaches to a role, which only the deploy would find.
+ */
+function checkKeyParameterNames(items: readonly AccountScanInput[]): void {
+  const names = items.map((i) => i.apiKeyParameter);
+  const policies = keyPolicyCount(names);
+  if (policies > MAX_KEY_POLICIES)
+    throw new ConfigError(
+      `invalid DomainSentinel props: the accounts' apiKeyParameter names are too long together (${names.reduce((n, name) => n + name.length, 0)} characters): ` +
+        `reading them takes ${policies} IAM managed policies of 6 144 characters, and a role holds ${MAX_KEY_POLICIES} of them here; ` +
+        'shorten the names (e.g. /domain-sentinel/<name>/api-key), or split the accounts over two deployments',
+    );
+}
 
 /**
  * The state machine's item of each account: its name, its key's parameter and its own settings

@@ -54,7 +54,10 @@ const built = synth();
 
 /** Every statement of a role's policies (inline, attached and overflow), resolved. */
 function statementsOf(roleId: string) {
-  const { resolver } = built;
+  return statementsOfIn(built.resolver, roleId);
+}
+
+function statementsOfIn(resolver: TemplateResolver, roleId: string) {
   return [...resolver.ofType('AWS::IAM::Policy'), ...resolver.ofType('AWS::IAM::ManagedPolicy')]
     .filter((id) =>
       ((resolver.resource(id).Properties?.Roles as Array<{ Ref?: string }>) ?? []).some(
@@ -280,6 +283,49 @@ describe('a deployment of several accounts', () => {
     }
   });
 
+  it('keeps every role’s policies within IAM’s sizes with the most accounts and long key parameter names', () => {
+    // 50 accounts whose key parameters have 124-character names: each function lists all 50 twice
+    // (ssm:GetParameter and the kms:Decrypt condition). IAM counts characters without whitespace:
+    // a role's inline policies together at most 10 240, each managed policy at most 6 144, and at
+    // most 10 managed policies per role without a quota increase.
+    const long = Array.from({ length: MAX_ACCOUNTS }, (_, i) => ({
+      name: `brand-${i}`,
+      apiKeyParameter: `/domain-sentinel/${'resellers/'.repeat(9)}brand-${String(i).padStart(3, '0')}/api-key`,
+    }));
+    expect(long[0]?.apiKeyParameter).toHaveLength(124);
+    const { template } = synthStack({ accounts: accountsFile(long, 'long-names.json') });
+    const json = template.toJSON() as Template;
+    const resolver = new TemplateResolver(json, ENV);
+    const sizes = new Map<string, { inline: number; managed: number[] }>();
+    for (const type of ['AWS::IAM::Policy', 'AWS::IAM::ManagedPolicy'])
+      for (const id of resolver.ofType(type)) {
+        const properties = resolver.resource(id).Properties ?? {};
+        const size = JSON.stringify(resolver.resolve(properties.PolicyDocument)).length;
+        for (const role of (properties.Roles as Array<{ Ref: string }>) ?? []) {
+          const entry = sizes.get(role.Ref) ?? { inline: 0, managed: [] };
+          if (type === 'AWS::IAM::Policy') entry.inline += size;
+          else entry.managed.push(size);
+          sizes.set(role.Ref, entry);
+        }
+      }
+    const scanRole = [...sizes.keys()].find((role) => role.startsWith('ScanFunctionRole'));
+    // The grant is there (the sizes below are about it): every account's key, readable.
+    expect(
+      statementsOfIn(resolver, scanRole as string)
+        .filter((s) => list(s.Action).includes('ssm:GetParameter'))
+        .flatMap((s) => list(s.Resource)),
+    ).toEqual(expect.arrayContaining(long.map((a) => parameterArn(a.apiKeyParameter))));
+    const over = [...sizes.entries()].filter(
+      ([, { inline, managed }]) => inline > 10_240 || managed.some((m) => m > 6_144) || managed.length > 10,
+    );
+    expect(over).toEqual([]);
+    // Names so long together that no role could hold them: refused at synth, not by the deploy.
+    const tooLong = long.map((a) => ({ ...a, apiKeyParameter: `${a.apiKeyParameter}/${'x'.repeat(300)}` }));
+    expect(() => synthStack({ accounts: accountsFile(tooLong, 'too-long-names.json') })).toThrow(
+      /^invalid DomainSentinel props: the accounts' apiKeyParameter names are too long together \(21250 characters\): reading them takes \d+ IAM managed policies/,
+    );
+  });
+
   it('refuses accounts the stack cannot deploy, naming the account', () => {
     const noParameter = accountsFile([{ name: 'brand-a', apiKeyEnv: 'BRAND_A_KEY' }], 'no-parameter.json');
     expect(() => synthStack({ accounts: noParameter })).toThrow(
@@ -319,6 +365,16 @@ describe('a deployment of several accounts', () => {
       'many.json',
     );
     expect(() => synthStack({ accounts: many })).toThrow(`one deployment scans at most ${MAX_ACCOUNTS}`);
+    // Reserved concurrency below the Map's: the Map's invocations beyond it are throttled, and
+    // an account whose scan is throttled twice fails and raises its alarm, though nothing is wrong.
+    expect(() =>
+      synthStack({ accounts: accountsFile(ACCOUNTS), scanReservedConcurrency: '1', accountConcurrency: '2' }),
+    ).toThrow(
+      'invalid DomainSentinel props: scanReservedConcurrency (1) is below accountConcurrency (2): the state machine would start 2 scans at once and Lambda would throttle all but 1',
+    );
+    expect(() =>
+      synthStack({ accounts: accountsFile(ACCOUNTS), scanReservedConcurrency: '2', accountConcurrency: '2' }),
+    ).not.toThrow();
     const badName = accountsFile([{ name: 'Brand A', apiKeyParameter: '/a' }], 'bad-name.json');
     expect(() => synthStack({ accounts: badName })).toThrow(
       /account "Brand A" \(accounts\[0\]\): name must be 1 to 32 of a-z/,

@@ -253,7 +253,7 @@ export interface PolicyDocument {
   readonly Statement: ReadonlyArray<Record<string, unknown>>;
 }
 
-/** Every identity policy of a role: its inline policies and each AWS::IAM::Policy attached to it, resolved. */
+/** Every identity policy of a role: its inline policies and each AWS::IAM::Policy or ManagedPolicy attached to it, resolved. */
 export function rolePolicies(
   resolver: TemplateResolver,
   roleId: string,
@@ -264,8 +264,8 @@ export function rolePolicies(
   const inline = (
     (role.Policies as Array<{ PolicyName: string; PolicyDocument: unknown }> | undefined) ?? []
   ).map((p) => ({ name: p.PolicyName, policy: resolver.resolve(p.PolicyDocument) as PolicyDocument }));
-  const attached = resolver
-    .ofType('AWS::IAM::Policy')
+  // Inline policies, and customer managed policies made for the role (CDK's overflow, the accounts' keys).
+  const attached = [...resolver.ofType('AWS::IAM::Policy'), ...resolver.ofType('AWS::IAM::ManagedPolicy')]
     .filter((id) =>
       ((resolver.resource(id).Properties?.Roles as unknown[]) ?? []).some(
         (r) => (r as { Ref?: string }).Ref === roleId,
