@@ -392,7 +392,6 @@ function silenced(
 
 const utc = (ms: number) => `${new Date(ms).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
 
-/** `in its last days to restore, 3 days left (restore by 2026-12-02 02:00 UTC)`, or that the date has passed. */
 /** Where a quarantine stands in (or past) its last days to restore, in words: "in its last days to restore, 3 days left (restore by …)". */
 export function lastDaysWords(finding: DomainFinding): string {
   const left = finding.days_to_restore ?? 0;
