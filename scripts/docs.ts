@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main } from '../bin/cli';
@@ -257,16 +258,16 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
   const report = JSON.parse(await run(['scan', '--json', '--dry-run', '--now', NOW], scanEnv));
 
   // Memory on a laptop (before the restore below changes the account): a first scan that delivers to a file and saves the state, a second that stays quiet.
+  // The runs keep their files in a folder of their own, shown as .sentinel/: the documents' own
+  // commands (test/docs/commands.test.ts) use the real .sentinel/ at the same time.
   const memory = MEMORY_TRY_OUT;
   const memoryArgs = ['scan', '--state', memory.state, '--alert-to', memory.alerts, '--now', NOW];
-  rmSync(memory.state, { force: true });
-  rmSync(memory.alerts, { force: true });
-  const firstScan = await run(memoryArgs, scanEnv);
-  const alertHead = readFileSync(memory.alerts, 'utf8').split('\n').slice(0, 3).join('\n');
-  const secondScan = await run(memoryArgs, scanEnv);
-  rmSync(memory.state, { force: true });
-  rmSync(`${memory.state}.reports`, { recursive: true, force: true });
-  rmSync(memory.alerts, { force: true });
+  const own = mkdtempSync(join(tmpdir(), 'sentinel-docs-'));
+  const inOwn = (args: readonly string[]) => args.map((a) => a.replace(/^\.sentinel\//, `${own}/`));
+  const shownAsDocumented = (text: string) => text.replaceAll(`${own}/`, '.sentinel/');
+  const firstScan = shownAsDocumented(await run(inOwn(memoryArgs), scanEnv));
+  const alertHead = readFileSync(join(own, 'alerts.txt'), 'utf8').split('\n').slice(0, 3).join('\n');
+  const secondScan = shownAsDocumented(await run(inOwn(memoryArgs), scanEnv));
   const serve = await startServer(['serve', '--port', '0'], {
     ...scanEnv,
     LINK_SIGNING_KEY: TRY_SIGNING_KEY,
@@ -297,13 +298,13 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
   const demoArgs = ['--domains', String(DEMO.domains), '--seed', String(DEMO.seed), '--now', NOW];
   const demoSim = await startServer(['simulate', '--port', '0', ...demoArgs], simEnv);
   const demoEnv = { RESELLER_BASE_URL: demoSim.url, RESELLER_API_KEY: TRY_API_KEY };
-  rmSync(SNOOZE_STATE, { force: true });
-  const snoozeOut = await run(
-    ['snooze', snoozed as string, '--days', '30', '--state', SNOOZE_STATE],
-    demoEnv,
+  const snoozeOut = shownAsDocumented(
+    await run(inOwn(['snooze', snoozed as string, '--days', '30', '--state', SNOOZE_STATE]), demoEnv),
   );
-  const ackOut = await run(['ack', acknowledged as string, '--state', SNOOZE_STATE], demoEnv);
-  rmSync(SNOOZE_STATE, { force: true });
+  const ackOut = shownAsDocumented(
+    await run(inOwn(['ack', acknowledged as string, '--state', SNOOZE_STATE]), demoEnv),
+  );
+  rmSync(own, { recursive: true, force: true });
   await demoSim.close();
 
   // The faults of the try-out: all but `malformed` are retried; a body that is not JSON fails
