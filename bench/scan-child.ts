@@ -7,6 +7,7 @@ import { finishReport } from '../functions/adapters/report-finish';
 import { FolderReportStore } from '../functions/adapters/report-stores';
 import { deliverAlert, runScanJob } from '../functions/adapters/scan-job';
 import { EnvSecretSource } from '../functions/adapters/secrets';
+import { chatTargetOf, snsSender } from '../functions/adapters/sns-publish';
 import { runScheduledStatefulScan } from '../functions/adapters/stateful-scan';
 import { eventUid } from '../functions/core/calendar';
 import { isDomainFinding } from '../functions/core/classify';
@@ -124,8 +125,7 @@ try {
     const delivered = await deliverAlert(
       finished.alert,
       settings,
-      answeringSns(),
-      settings.alertTopicArn ?? '',
+      snsSender(answeringSns(), settings.alertTopicArn ?? '', chatTargetOf(settings)),
     );
     extra = { published: delivered.published };
   } else {

@@ -1,26 +1,32 @@
 #!/usr/bin/env node
-import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ConfigError } from '../functions/core/errors';
-import { loadStackConfig } from '../lib/config';
+import { loadDeploySettings } from '../lib/config';
 import { DomainSentinelStack } from '../lib/stack';
 
-// The one place that reads the environment: account and region from the CLI's profile.
+// The clone-and-deploy app: settings from a settings file (-c settings=FILE) and -c key=value, one
+// stack. The one place that reads the environment: account and region from the CLI's profile.
 const app = new App();
 try {
-  const config = loadStackConfig(app.node);
-  new DomainSentinelStack(app, 'DomainSentinel', {
-    config,
-    functionsDir: fileURLToPath(new URL('../functions', import.meta.url)),
+  const { stackName, ...settings } = loadDeploySettings(app.node);
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  new DomainSentinelStack(app, stackName, {
+    settings,
     description:
       'domain-sentinel: scans a domain-reseller account, alerts before domains are lost, restores from quarantine',
     env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   });
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  app.synth();
 } catch (error) {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`domain-sentinel: ${error.message}\n`);
+  const message = error instanceof Error ? error.message : String(error);
+  // A bad setting, or a construct's own check (no one would receive alerts), in one line each.
+  const validation = /^Validation failed with the following errors:\n([\s\S]*)$/.exec(message);
+  if (error instanceof ConfigError || validation) {
+    const lines = validation
+      ? (validation[1] ?? '').split('\n').map((l) => l.replace(/^\s*\[[^\]]*\]\s*/, '').trim())
+      : [message];
+    for (const line of lines.filter(Boolean)) process.stderr.write(`domain-sentinel: ${line}\n`);
     process.exit(1);
   }
   throw error;

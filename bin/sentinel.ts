@@ -31,6 +31,9 @@ const code = await main(process.argv.slice(2), {
   env: process.env,
   stdout: writer(process.stdout),
   stderr: writer(process.stderr),
+  cwd: process.cwd(),
+  // A person watching: `demo` keeps its links served until Ctrl-C instead of exiting.
+  interactive: process.stdout.isTTY === true,
   untilStopped: stopped,
   ...(process.stdin.isTTY
     ? {

@@ -1,27 +1,34 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
+import { awsAccountWebStores, cachedDirectory, S3AccountSummaries } from './adapters/account-stores';
+import { accountWebApp, createAccountsWebApp } from './adapters/accounts-web';
 import { DynamoDbStateStore } from './adapters/dynamodb-state-store';
+import { sentinelMetrics } from './adapters/metrics';
 import { S3ReportStore } from './adapters/report-stores';
 import { SsmSecretSource } from './adapters/secrets';
 import { StateActionStore } from './adapters/state-action-store';
 import { createWebApp } from './adapters/web-app';
-import { ENV, parseSetting, settingsFromEnv } from './core/config';
+import { ACCOUNT_ENV } from './core/accounts';
+import { ENV, METRICS, parseSetting, settingsFromEnv } from './core/config';
 import { REPORT_ENV } from './core/report-store';
 import { STATE_ENV } from './core/state-config';
 
 // Clients at module scope: created once per container, reused by warm invocations.
 const logger = new Logger({ serviceName: 'domain-sentinel-web' });
+const metrics = sentinelMetrics(METRICS.webService, process.env);
 const bucket = process.env[REPORT_ENV.bucket];
 const reports = bucket ? new S3ReportStore(new S3Client({}), bucket) : null;
 const table = process.env[STATE_ENV.tableName];
 const dynamodb = table ? new DynamoDBClient({}) : null;
 
 /** API Gateway (REST, proxy integration) invokes this for every link: restore, snooze, acknowledge, report, calendar. */
-const secrets = new SsmSecretSource(new SSMClient({}), process.env);
+const ssm = new SSMClient({});
+const secrets = new SsmSecretSource(ssm, process.env);
 
-export const handler = createWebApp({
+const ownApp = createWebApp({
   settings: () => settingsFromEnv(process.env),
   secrets,
   // Built per request, so a bad setting is a logged error page rather than a crashed cold start.
@@ -43,7 +50,42 @@ export const handler = createWebApp({
     const scope = parseSetting('resellerBaseUrl', process.env[ENV.resellerBaseUrl]);
     return new DynamoDbStateStore({ client: dynamodb, tableName: table, scope });
   },
+  log: (message, entry) => logLine(message, entry),
+});
+
+/** One log line per request, and its outcome as a metric. */
+function logLine(message: string, { level, ...entry }: Record<string, unknown>): void {
   // Powertools writes the level itself (and reserves the key): the entry's decides which call.
-  log: (message, { level, ...entry }) =>
-    level === 'error' ? logger.error(message, entry) : logger.info(message, entry),
+  if (level === 'error') logger.error(message, entry);
+  else logger.info(message, entry);
+  // One data point per request, by route and outcome (restored, outcome_unknown, …): the
+  // dashboard's web outcomes. Both are the code's own words, never request data.
+  const outcome = metrics.singleMetric();
+  outcome.addDimension('action', String(entry.action ?? message.split(' ')[0]));
+  outcome.addDimension('outcome', String(entry.outcome));
+  outcome.addMetric(METRICS.webOutcome, MetricUnit.Count, 1);
+}
+
+// Several accounts (docs/accounts.md): the accounts the deploy wrote beside the reports, each
+// account's links under /accounts/<name>/ with its own key, state and report.
+const s3 = new S3Client({});
+const directory =
+  bucket && process.env[ACCOUNT_ENV.accountsOnly] === 'true' ? cachedDirectory(s3, bucket) : null;
+const accountStores = awsAccountWebStores({
+  env: process.env,
+  ssm,
+  s3,
+  bucket,
+  table,
+  dynamodb,
+  log: logLine,
+});
+
+export const handler = createAccountsWebApp({
+  directory: async () => (directory ? directory() : null),
+  appFor: (input) => accountWebApp(input, accountStores),
+  summaries: () => (bucket ? new S3AccountSummaries(s3, bucket) : null),
+  signingKeys: () => secrets.signingKeys(),
+  fallback: ownApp,
+  log: logLine,
 });

@@ -1,10 +1,11 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context } from 'aws-lambda';
+import { awsAccountScanDeps } from './adapters/account-stores';
+import { sentinelMetrics } from './adapters/metrics';
 import { S3ReportStore } from './adapters/report-stores';
 import { handleScheduledScan } from './adapters/scheduled-scan';
 import { SsmSecretSource } from './adapters/secrets';
@@ -13,16 +14,20 @@ import { REPORT_ENV } from './core/report-store';
 
 // Clients at module scope: created once per container, reused by warm invocations.
 const logger = new Logger({ serviceName: 'domain-sentinel-scan' });
-const metrics = new Metrics({ namespace: METRICS.namespace, serviceName: METRICS.service });
+const metrics = sentinelMetrics(METRICS.service, process.env);
 const sns = new SNSClient({});
 const dynamodb = new DynamoDBClient({});
-const secrets = new SsmSecretSource(new SSMClient({}), process.env);
+const ssm = new SSMClient({});
+const s3 = new S3Client({});
+const secrets = new SsmSecretSource(ssm, process.env);
 const bucket = process.env[REPORT_ENV.bucket];
-const reports = bucket ? new S3ReportStore(new S3Client({}), bucket) : undefined;
+const reports = bucket ? new S3ReportStore(s3, bucket) : undefined;
+const accounts = awsAccountScanDeps(ssm, s3, process.env, bucket);
 
-/** EventBridge Scheduler invokes this; the event carries nothing the scan needs. */
-export const handler = async (_event: unknown, context: Context) =>
+/** EventBridge Scheduler invokes this with nothing the scan needs; the state machine with one account's input. */
+export const handler = async (event: unknown, context: Context) =>
   handleScheduledScan(
-    { env: process.env, secrets, sns, dynamodb, logger, metrics, ...(reports ? { reports } : {}) },
+    { env: process.env, secrets, sns, dynamodb, logger, metrics, accounts, ...(reports ? { reports } : {}) },
     context.getRemainingTimeInMillis(),
+    event,
   );

@@ -38,6 +38,46 @@ export class AlertTopic extends Construct {
     }
   }
 
+  /**
+   * Each account's own recipients (docs/accounts.md): a subscription whose filter policy on the
+   * `account` attribute lets only that account's messages through (an SMS also only critical
+   * ones). A recipient of several accounts gets one subscription for all of them (SNS keeps one
+   * subscription per endpoint and topic); one the topic already sends everything is left as it is.
+   */
+  subscribeAccounts(
+    accounts: ReadonlyArray<{
+      readonly name: string;
+      readonly emails?: readonly string[];
+      readonly smsNumbers?: readonly string[];
+    }>,
+    everything: { readonly emails: readonly string[]; readonly smsNumbers: readonly string[] },
+  ): void {
+    const byEndpoint = (
+      pick: (a: (typeof accounts)[number]) => readonly string[] | undefined,
+      all: readonly string[],
+    ) => {
+      const out = new Map<string, string[]>();
+      for (const account of accounts)
+        for (const endpoint of pick(account) ?? [])
+          if (!all.includes(endpoint)) out.set(endpoint, [...(out.get(endpoint) ?? []), account.name]);
+      return out;
+    };
+    const account = (names: string[]) => sns.SubscriptionFilter.stringFilter({ allowlist: names });
+    for (const [email, names] of byEndpoint((a) => a.emails, everything.emails))
+      this.topic.addSubscription(
+        new subscriptions.EmailSubscription(email, { filterPolicy: { account: account(names) } }),
+      );
+    for (const [number, names] of byEndpoint((a) => a.smsNumbers, everything.smsNumbers))
+      this.topic.addSubscription(
+        new subscriptions.SmsSubscription(number, {
+          filterPolicy: {
+            account: account(names),
+            severity: sns.SubscriptionFilter.stringFilter({ allowlist: ['critical'] }),
+          },
+        }),
+      );
+  }
+
   /** Lets `fn` publish here, and tells it where: the grant and the environment variable together. */
   grantPublish(fn: lambda.Function): void {
     fn.addEnvironment(ENV.alertTopicArn, this.topic.topicArn);

@@ -1,19 +1,28 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Node } from 'constructs';
 import * as z from 'zod';
+import { ACCOUNT_SCAN_SETTINGS, accountName, MAX_ACCOUNTS } from '../functions/core/accounts';
+import type { Severity } from '../functions/core/classify';
 import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/config';
 import { ConfigError } from '../functions/core/errors';
+import type { ScanMode } from '../functions/core/scan';
+import { editDistance } from '../functions/core/suggest';
+import { parseWebhookSpec } from '../functions/core/webhook-delivery';
 import { scheduleIntervalHours, scheduleProblem } from './schedule';
 
 /**
- * The deployment's settings, from CDK context (`-c key=value`, or cdk.json), validated at synth time
- * so a typo fails `cdk synth` with the key's name instead of a broken stack. Settings the functions
- * also read (thresholds, time zone, mode, label, base URL) use the very schema and default of
- * functions/core/config.ts; only what is the stack's own (schedule, subscribers, …) is defined here.
+ * The deployment's settings, defined once. The same schema validates the `DomainSentinel`
+ * construct's props, a settings file (`cdk deploy -c settings=FILE`) and CDK context
+ * (`-c key=value`, cdk.json), so a typo fails `cdk synth` with the key's name instead of a broken
+ * stack. Settings the functions also read (thresholds, time zone, mode, label, base URL) use the
+ * very schema and default of functions/core/config.ts; only what is the stack's own (schedule,
+ * subscribers, alarms, …) is defined here.
  */
 
 const list = <T extends z.ZodType<string>>(item: T) =>
   z.preprocess((value) => {
-    // `-c alertEmails=a@x.nl,b@x.nl` arrives as one string; cdk.json may hold an array.
+    // `-c alertEmails=a@x.nl,b@x.nl` arrives as one string; a settings file or props hold an array.
     if (typeof value === 'string')
       return value
         .split(',')
@@ -22,79 +31,483 @@ const list = <T extends z.ZodType<string>>(item: T) =>
     return value;
   }, z.array(item).default([]));
 
-const [, , apiKeyParameter, signingKeyParameter] = SECRET_SETTINGS;
+/** true/false from a settings file or props, "true"/"false" from `-c key=value`. */
+const flag = z.preprocess(
+  (value) => (value === 'true' ? true : value === 'false' ? false : value),
+  z.boolean({ error: 'must be true or false' }),
+);
 
-export const StackConfigSchema = z.object({
-  resellerBaseUrl: z
-    .string({
-      message: 'is required: the reseller API base URL, e.g. -c resellerBaseUrl=https://api.reseller.example',
-    })
-    .pipe(SETTINGS.resellerBaseUrl.schema)
-    .refine((u) => u.startsWith('https://'), 'must be an https URL: the API key travels in its requests'),
-  apiKeyParameterName: ssmParameterName.default(apiKeyParameter.default),
-  linkSigningKeyParameterName: ssmParameterName.default(signingKeyParameter.default),
-  /** KMS key of the two SecureStrings; without it, decryption is allowed for any key but only through SSM and only for these parameters. */
-  secretsKmsKeyArn: z
-    .string()
-    .regex(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[0-9a-f-]+$/, 'must be a KMS key ARN')
-    .optional(),
-  schedule: z
-    .string()
-    .trim()
-    .superRefine((expression, ctx) => {
-      const problem = scheduleProblem(expression);
-      if (problem) ctx.addIssue({ code: 'custom', message: `is invalid: ${problem}` });
-    })
-    .default('cron(0 6 * * ? *)'),
-  timeZone: SETTINGS.timeZone.schema,
-  /** Longest expected gap between two scans; the dead-man alarm fires after it plus an hour's grace. Derived from rate() schedules. */
-  scanIntervalHours: wholeNumber(1, 160).optional(),
-  expiryDays: SETTINGS.expiryDays.schema,
-  criticalDays: SETTINGS.criticalDays.schema,
-  minSeverity: SETTINGS.minSeverity.schema,
-  scanMode: SETTINGS.scanMode.schema,
-  alertEmails: list(z.email('must be e-mail addresses')),
-  alertSmsNumbers: list(
-    z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164 phone numbers such as +31612345678'),
-  ),
-  opsEmails: list(z.email('must be e-mail addresses')),
-  accountLabel: SETTINGS.accountLabel.schema,
-  /** QUARANTINE_DAYS as the functions take it (`nl=40,shop=30`), checked with the functions' own parser. */
-  quarantineDays: z
-    .string()
-    .superRefine((text, ctx) => {
-      const parsed = SETTINGS.quarantineDays.schema.safeParse(text);
-      if (!parsed.success)
-        ctx.addIssue({ code: 'custom', message: parsed.error.issues[0]?.message ?? 'is invalid' });
-    })
-    .optional(),
-  /**
-   * Reserved concurrency of the scan function (1 = never two scans at once). Opt-in: Lambda keeps a
-   * minimum of unreserved concurrency (100, or all of it on a new account whose quota is 10), so
-   * reserving any there makes the deploy fail and roll back.
-   */
-  scanReservedConcurrency: wholeNumber(1, 1000).optional(),
+/** An amount in US dollars, from a string (`-c`) or a number. */
+const dollars = z.preprocess(
+  (value) => (typeof value === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : value),
+  z
+    .number({ error: 'must be an amount in USD such as 0.8' })
+    .positive('must be an amount in USD above 0')
+    .max(100_000, 'must be at most 100000 USD'),
+);
+
+const [, , apiKeyParameter, signingKeyParameter, , , webhookSigningKeyParameter] = SECRET_SETTINGS;
+
+/** A `FORMAT:/ssm/parameter` entry of `webhooks`, checked with the function's own parser. */
+const webhookEntry = z.string().superRefine((text, ctx) => {
+  try {
+    parseWebhookSpec(text);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+  }
 });
 
-export type StackConfig = z.output<typeof StackConfigSchema>;
+/** A Microsoft Entra id (team, tenant): a GUID. */
+const guid = (what: string) =>
+  z
+    .string()
+    .regex(
+      /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
+      `must be the ${what}, a GUID`,
+    );
 
-const KEYS = Object.keys(StackConfigSchema.shape) as Array<keyof StackConfig>;
+/** The settings of one DomainSentinel: its props, and the keys of a settings file and of `-c`. */
+export const SentinelSettingsSchema = z
+  .object({
+    resellerBaseUrl: z
+      .string({
+        message:
+          'is required: the reseller API base URL, e.g. -c resellerBaseUrl=https://api.reseller.example',
+      })
+      .pipe(SETTINGS.resellerBaseUrl.schema)
+      .refine((u) => u.startsWith('https://'), 'must be an https URL: the API key travels in its requests'),
+    apiKeyParameterName: ssmParameterName.default(apiKeyParameter.default),
+    linkSigningKeyParameterName: ssmParameterName.default(signingKeyParameter.default),
+    /** KMS key of the two SecureStrings; without it, decryption is allowed for any key but only through SSM and only for these parameters. */
+    secretsKmsKeyArn: z
+      .string()
+      .regex(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[0-9a-f-]+$/, 'must be a KMS key ARN')
+      .optional(),
+    schedule: z
+      .string()
+      .trim()
+      .superRefine((expression, ctx) => {
+        const problem = scheduleProblem(expression);
+        if (problem) ctx.addIssue({ code: 'custom', message: `is invalid: ${problem}` });
+      })
+      .default('cron(0 6 * * ? *)'),
+    timeZone: SETTINGS.timeZone.schema,
+    /** Longest expected gap between two scans; the dead-man alarm fires after it plus an hour's grace. Derived from rate() schedules. */
+    scanIntervalHours: wholeNumber(1, 160).optional(),
+    expiryDays: SETTINGS.expiryDays.schema,
+    criticalDays: SETTINGS.criticalDays.schema,
+    minSeverity: SETTINGS.minSeverity.schema,
+    scanMode: SETTINGS.scanMode.schema,
+    alertEmails: list(z.email('must be e-mail addresses')),
+    alertSmsNumbers: list(
+      z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164 phone numbers such as +31612345678'),
+    ),
+    opsEmails: list(z.email('must be e-mail addresses')),
+    accountLabel: SETTINGS.accountLabel.schema,
+    /** QUARANTINE_DAYS as the functions take it (`nl=40,shop=30`), checked with the functions' own parser. */
+    quarantineDays: z
+      .string()
+      .superRefine((text, ctx) => {
+        const parsed = SETTINGS.quarantineDays.schema.safeParse(text);
+        if (!parsed.success)
+          ctx.addIssue({ code: 'custom', message: parsed.error.issues[0]?.message ?? 'is invalid' });
+      })
+      .optional(),
+    /**
+     * Reserved concurrency of the scan function (1 = never two scans at once). Opt-in: Lambda keeps a
+     * minimum of unreserved concurrency (100, or all of it on a new account whose quota is 10), so
+     * reserving any there makes the deploy fail and roll back.
+     */
+    scanReservedConcurrency: wholeNumber(1, 1000).optional(),
+    /** Slack workspace (team) id of Amazon Q Developer in chat applications, after its one-time authorisation. */
+    slackWorkspaceId: z
+      .string()
+      .regex(
+        /^[0-9A-Z]{1,255}$/,
+        'must be a Slack workspace id such as T07ABCDEF12 (upper-case letters and digits)',
+      )
+      .optional(),
+    /** Slack channel id the chat message goes to. */
+    slackChannelId: z
+      .string()
+      .regex(/^[A-Za-z0-9]{1,255}$/, 'must be a Slack channel id such as C07ABCDEF12 (letters and digits)')
+      .optional(),
+    teamsTeamId: guid('team id from the channel link (groupId=…)').optional(),
+    teamsTenantId: guid('tenant id from the channel link (tenantId=…)').optional(),
+    teamsChannelId: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9\-_=+/.,]*%3[aA][A-Za-z0-9\-_=+/.,]*%40[A-Za-z0-9\-_=+/.,]*$/,
+        'must be the Teams channel id from the channel link, URL-encoded: 19%3a…%40thread.tacv2',
+      )
+      .optional(),
+    /** Webhooks the webhook subscriber posts each alert to: `FORMAT:/ssm/parameter` (slack, teams or json). */
+    webhooks: list(webhookEntry),
+    webhookSigningKeyParameterName: ssmParameterName.default(webhookSigningKeyParameter.default),
+    /** The alert topic is subscribed outside the stack (after the deploy, by hand or by another stack). */
+    alertSubscribersOutsideStack: flag.default(false),
+    /** The SMS spend alarm fires when SNS's month-to-date SMS spend reaches this (the account's limit is 1 USD until raised). */
+    smsSpendAlarmUsd: dollars.default(0.8),
+    /** This copy sets the account's and region's own settings (API Gateway's CloudWatch role, SMS delivery-status logging). */
+    ownsAccountSettings: flag.optional(),
+    /**
+     * Several reseller accounts (docs/accounts.md): the accounts file's path (`-c accounts=FILE`,
+     * `"accounts": "accounts.json"`) or its list. Read and checked before the rest (see
+     * {@link parseAccounts}), so here it is always the checked list.
+     */
+    accounts: z
+      .custom<readonly AccountSettings[]>((value) => Array.isArray(value), 'must be the accounts file')
+      .optional(),
+    /** Accounts scanned at once by the state machine's Map (its MaxConcurrency). */
+    accountConcurrency: wholeNumber(1, 40).default(4),
+  })
+  .strict();
 
-/** Reads every key from the construct tree's context and validates it; the error names each bad key. */
-export function loadStackConfig(node: Node): StackConfig & { readonly scanIntervalHours: number } {
-  const raw: Record<string, unknown> = {};
-  for (const key of KEYS) {
-    const value = node.tryGetContext(key);
-    if (value !== undefined && value !== '') raw[key] = value;
-  }
-  const parsed = StackConfigSchema.safeParse(raw);
+/** A CloudFormation stack name: a letter, then letters, digits and hyphens, at most 128. */
+const stackName = z
+  .string()
+  .regex(
+    /^[A-Za-z][A-Za-z0-9-]{0,127}$/,
+    'must be a CloudFormation stack name: a letter, then letters, digits and hyphens (at most 128)',
+  );
+
+/** What `bin/app.ts` deploys: one DomainSentinel's settings plus the name of its stack. */
+export const DeploySettingsSchema = SentinelSettingsSchema.extend({
+  stackName: stackName.default('DomainSentinel'),
+}).strict();
+
+/** The stack's context keys (the README's Configuration table lists exactly these). */
+export const StackConfigSchema = DeploySettingsSchema;
+
+export type SentinelSettings = z.output<typeof SentinelSettingsSchema>;
+export type DeploySettings = z.output<typeof DeploySettingsSchema>;
+/** @deprecated the name of DeploySettings before settings files; kept for existing imports. */
+export type StackConfig = DeploySettings;
+
+/** A setting's value with its derived parts filled in. */
+export type ResolvedSettings<T extends SentinelSettings = SentinelSettings> = T & {
+  readonly scanIntervalHours: number;
+};
+
+const KNOWN = Object.keys(DeploySettingsSchema.shape);
+
+/**
+ * Context keys that are not domain-sentinel's: CDK's own (`@aws-cdk/…` feature flags, `aws:cdk:…`,
+ * lookups such as `availability-zones:…`), the notices the CLI was told to hide, and `settings`, the
+ * file that holds the rest.
+ */
+const isForeignContextKey = (key: string) =>
+  key.startsWith('@') || key.includes(':') || key === 'acknowledged-issue-numbers' || key === 'settings';
+
+/** The known setting closest to `key`. */
+export function closestSetting(key: string, known: readonly string[] = KNOWN): string {
+  const lower = key.toLowerCase();
+  const away = (name: string) => editDistance(lower, name.toLowerCase());
+  return [...known].sort((a, b) => away(a) - away(b))[0] ?? '';
+}
+
+const unknownKey = (key: string, where: string, known: readonly string[]) =>
+  `${where}: unknown setting ${key}; did you mean ${closestSetting(key, known)}?`;
+
+/** Validates settings from one source; the error names each bad key and where it came from. */
+function parseWith<S extends z.ZodObject>(
+  schema: S,
+  given: unknown,
+  where: string,
+  cwd = process.cwd(),
+): z.output<S> {
+  const known = Object.keys(schema.shape);
+  const raw = withAccountsRead(given, where, cwd);
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) {
+    const problems = parsed.error.issues.flatMap((issue) =>
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => unknownKey(key, where, known))
+        : [`${where}: ${String(issue.path[0] ?? 'settings')} ${issue.message}`],
+    );
+    throw new ConfigError(problems.join('; '));
+  }
+  const settings = parsed.data as Partial<SentinelSettings>;
+  if ((settings.criticalDays ?? 0) > (settings.expiryDays ?? Number.POSITIVE_INFINITY))
+    throw new ConfigError(`${where}: criticalDays must not exceed expiryDays`);
+  const partial = (keys: readonly (keyof SentinelSettings)[]) =>
+    keys.some((k) => settings[k] !== undefined) && !keys.every((k) => settings[k] !== undefined);
+  if (schema.shape.slackWorkspaceId && partial(['slackWorkspaceId', 'slackChannelId']))
+    throw new ConfigError(`${where}: slackWorkspaceId and slackChannelId go together: set both, or neither`);
+  if (schema.shape.teamsTeamId && partial(['teamsTeamId', 'teamsTenantId', 'teamsChannelId']))
     throw new ConfigError(
-      `invalid context: ${parsed.error.issues.map((i) => `${String(i.path[0] ?? 'context')} ${i.message}`).join('; ')}`,
+      `${where}: teamsTeamId, teamsTenantId and teamsChannelId go together: set all three, or none`,
+    );
+  for (const account of settings.accounts ?? []) {
+    const critical = account.criticalDays ?? settings.criticalDays ?? 0;
+    const expiry = account.expiryDays ?? settings.expiryDays ?? Number.POSITIVE_INFINITY;
+    if (critical > expiry)
+      throw new ConfigError(
+        `${where}: account ${account.name}: criticalDays (${critical}) must not exceed expiryDays (${expiry})`,
+      );
+  }
+  return parsed.data as z.output<S>;
+}
+
+/** Fills in what is derived from other settings. */
+function resolved<T extends SentinelSettings>(settings: T): ResolvedSettings<T> {
+  return {
+    ...settings,
+    scanIntervalHours: settings.scanIntervalHours ?? scheduleIntervalHours(settings.schedule),
+  };
+}
+
+/**
+ * Validates the props of a DomainSentinel with the one schema: a user's CDK app gets the same
+ * errors, naming the same keys, as `cdk deploy -c key=value`.
+ */
+export function parseSentinelSettings(
+  props: unknown,
+  where = 'invalid DomainSentinel props',
+  cwd = process.cwd(),
+): ResolvedSettings {
+  return resolved(parseWith(SentinelSettingsSchema, props, where, cwd));
+}
+
+/** Reads a settings file: a JSON object of settings, resolved from the directory `cdk` runs in. */
+export function readSettingsFile(path: string, cwd = process.cwd()): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(resolve(cwd, path), 'utf8');
+  } catch (error) {
+    throw new ConfigError(
+      `settings file ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      { cause: error },
     );
   }
-  const config = parsed.data;
-  if (config.criticalDays > config.expiryDays)
-    throw new ConfigError('invalid context: criticalDays must not exceed expiryDays');
-  return { ...config, scanIntervalHours: config.scanIntervalHours ?? scheduleIntervalHours(config.schedule) };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`settings file ${path} is not JSON (${(error as Error).message})`, {
+      cause: error,
+    });
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new ConfigError(
+      `settings file ${path} must hold a JSON object of settings, e.g. {"resellerBaseUrl": "https://…"}`,
+    );
+  return value as Record<string, unknown>;
+}
+
+/**
+ * The deploy settings of `bin/app.ts`: the settings file named by context `settings` (if any), then
+ * every other context key over it (`-c key=value` overrides the file). An unknown key, in the file
+ * or in the context, fails with the key and the closest known one; so does a bad value.
+ */
+export function loadDeploySettings(node: Node, cwd = process.cwd()): ResolvedSettings<DeploySettings> {
+  const context = node.getAllContext() as Record<string, unknown>;
+  const file = typeof context.settings === 'string' && context.settings !== '' ? context.settings : undefined;
+  const fromFile = file ? readSettingsFile(file, cwd) : {};
+  const unknown = Object.keys(context).filter((key) => !isForeignContextKey(key) && !KNOWN.includes(key));
+  if (unknown.length > 0)
+    throw new ConfigError(unknown.map((key) => unknownKey(key, 'invalid context', KNOWN)).join('; '));
+  const fromContext: Record<string, unknown> = {};
+  for (const key of KNOWN) {
+    const value = context[key];
+    if (value !== undefined && value !== '') fromContext[key] = value;
+  }
+  // Each source is checked alone first, so an error names where the bad key or value came from.
+  if (file) parseWith(DeploySettingsSchema.partial(), fromFile, `invalid settings in ${file}`, cwd);
+  const where = file
+    ? Object.keys(fromContext).length > 0
+      ? `invalid settings (${file} and context)`
+      : `invalid settings in ${file}`
+    : 'invalid context';
+  return resolved(parseWith(DeploySettingsSchema, { ...fromFile, ...fromContext }, where, cwd));
+}
+
+/** Reads the deploy settings from CDK context alone (and a settings file it names). */
+export const loadStackConfig = (node: Node): ResolvedSettings<DeploySettings> => loadDeploySettings(node);
+
+/*
+ * The accounts file (docs/accounts.md): `{ "accounts": [ { "name": "brand-a", … } ] }`. Each account
+ * is checked by the settings schema above, narrowed to what one account may set for itself; a key
+ * of the whole deployment (schedule, opsEmails, …) is refused as such, any other unknown key with
+ * the closest account key.
+ */
+
+/** The settings an account sets for itself: what its scan reads, and who gets its alerts. */
+const ACCOUNT_OVERRIDES = [...ACCOUNT_SCAN_SETTINGS, 'alertEmails', 'alertSmsNumbers'] as const;
+
+/** An environment variable's name, as `apiKeyEnv` names where the command line finds the key. */
+const environmentVariable = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name such as BRAND_A_KEY');
+
+/** One account of the accounts file, with only the keys it set (defaults are the deployment's). */
+export const AccountSettingsSchema = SentinelSettingsSchema.pick(
+  Object.fromEntries(ACCOUNT_OVERRIDES.map((key) => [key, true])) as {
+    [K in (typeof ACCOUNT_OVERRIDES)[number]]: true;
+  },
+)
+  .partial()
+  .extend({
+    name: accountName,
+    /** Where the command line reads the account's API key. */
+    apiKeyEnv: environmentVariable.optional(),
+    /** The SSM SecureString the stack reads the account's API key from. */
+    apiKeyParameter: ssmParameterName.optional(),
+  })
+  .strict();
+
+/** The keys an account may have. */
+export const ACCOUNT_KEYS: readonly string[] = Object.keys(AccountSettingsSchema.shape);
+
+/** One account as the accounts file sets it: its name, where its key is, and its own settings. */
+export interface AccountSettings {
+  /** Unique, 1 to 32 of a-z, 0-9 and "-": it appears in URLs, metric dimensions and message attributes. */
+  readonly name: string;
+  /** Where the command line reads the account's API key. @default - the command line cannot scan it */
+  readonly apiKeyEnv?: string;
+  /** The SSM SecureString the stack reads the account's API key from; required to deploy. */
+  readonly apiKeyParameter?: string;
+  /** @default - the deployment's */
+  readonly resellerBaseUrl?: string;
+  /** @default - the deployment's */
+  readonly expiryDays?: number;
+  /** @default - the deployment's */
+  readonly criticalDays?: number;
+  /** @default - the deployment's */
+  readonly minSeverity?: Severity;
+  /** Zone of the dates in this account's alerts (the schedule stays the deployment's). @default - the deployment's */
+  readonly timeZone?: string;
+  /** Name shown in this account's subject, digest and SMS. @default - the account's name */
+  readonly accountLabel?: string;
+  /** @default - the deployment's */
+  readonly quarantineDays?: string;
+  /** @default - the deployment's */
+  readonly scanMode?: ScanMode;
+  /** Who gets this account's alerts only (a subscription filtered on its `account` attribute). @default - none */
+  readonly alertEmails?: readonly string[];
+  /** Who gets this account's critical SMS only. @default - none */
+  readonly alertSmsNumbers?: readonly string[];
+}
+
+/** Reads a JSON file whose top level must be an object; the errors name the file. */
+function readJsonObject(path: string, cwd: string, what: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(resolve(cwd, path), 'utf8');
+  } catch (error) {
+    throw new ConfigError(
+      `${what} ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      { cause: error },
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`${what} ${path} is not JSON (${(error as Error).message})`, { cause: error });
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new ConfigError(
+      `${what} ${path} must hold a JSON object, e.g. {"accounts": [{"name": "brand-a", "apiKeyEnv": "BRAND_A_KEY"}]}`,
+    );
+  return value as Record<string, unknown>;
+}
+
+/**
+ * Reads and checks an accounts file: `{ "accounts": [ … ] }`, resolved from `cwd`. The errors
+ * name the file, the account and the key.
+ */
+export function readAccountsFile(path: string, cwd = process.cwd()): AccountSettings[] {
+  const file = readJsonObject(path, cwd, 'accounts file');
+  const where = `accounts file ${path}`;
+  const problems = Object.keys(file)
+    .filter((key) => key !== 'accounts')
+    .map((key) =>
+      KNOWN.includes(key) || ACCOUNT_KEYS.includes(key)
+        ? `${where}: ${key} belongs inside an account (or in the settings), not beside "accounts"`
+        : `${where}: unknown key ${key}; did you mean accounts?`,
+    );
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+  return parseAccounts(file.accounts, where);
+}
+
+/**
+ * Checks a list of accounts (an accounts file's, or the `accounts` prop): each account with the
+ * schema, then across them: unique names, and no key read by two accounts.
+ */
+export function parseAccounts(value: unknown, where: string): AccountSettings[] {
+  if (!Array.isArray(value) || value.length === 0)
+    throw new ConfigError(
+      `${where}: accounts must be a list of at least one account, e.g. [{"name": "brand-a", "apiKeyEnv": "BRAND_A_KEY"}]`,
+    );
+  if (value.length > MAX_ACCOUNTS)
+    throw new ConfigError(
+      `${where}: ${value.length} accounts; one deployment scans at most ${MAX_ACCOUNTS} (docs/accounts.md): split them over two deployments`,
+    );
+  const problems: string[] = [];
+  const accounts: AccountSettings[] = [];
+  for (const [index, entry] of value.entries()) {
+    const name =
+      entry && typeof entry === 'object' && typeof (entry as { name?: unknown }).name === 'string'
+        ? (entry as { name: string }).name
+        : undefined;
+    const at = `${where}: account ${name && name.length <= 40 ? `${JSON.stringify(name)} ` : ''}(accounts[${index}])`;
+    if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) {
+      problems.push(`${at} must be an object with at least a name`);
+      continue;
+    }
+    const parsed = AccountSettingsSchema.safeParse(entry);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        if (issue.code === 'unrecognized_keys')
+          for (const key of issue.keys)
+            problems.push(
+              KNOWN.includes(key)
+                ? `${at}: ${key} is a setting of the whole deployment, not of one account; set it beside "accounts" in the settings`
+                : `${at}: unknown setting ${key}; did you mean ${closestSetting(key, ACCOUNT_KEYS)}?`,
+            );
+        else problems.push(`${at}: ${String(issue.path[0] ?? 'account')} ${issue.message}`);
+      }
+      continue;
+    }
+    // Only what the account set: the schema's defaults are the deployment's business, not the account's.
+    const own = Object.fromEntries(
+      Object.entries(parsed.data).filter(([key]) => key in (entry as object)),
+    ) as unknown as AccountSettings;
+    accounts.push(own);
+  }
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+  const twice = (key: 'name' | 'apiKeyEnv' | 'apiKeyParameter', what: string) => {
+    const first = new Map<string, string>();
+    for (const account of accounts) {
+      const v = account[key];
+      if (v === undefined) continue;
+      const earlier = first.get(v);
+      if (earlier !== undefined)
+        problems.push(
+          key === 'name'
+            ? `${where}: two accounts are named ${v}; each name must be unique`
+            : `${where}: accounts ${earlier} and ${account.name} both ${what} ${v}; each account has its own key`,
+        );
+      else first.set(v, account.name);
+    }
+  };
+  twice('name', '');
+  twice('apiKeyEnv', 'read their key from');
+  twice('apiKeyParameter', 'read their key from');
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+  return accounts;
+}
+
+/** Settings with `accounts` read (a path becomes the file's checked accounts, a list is checked). */
+function withAccountsRead(raw: unknown, where: string, cwd: string): unknown {
+  if (raw === null || typeof raw !== 'object' || !('accounts' in raw)) return raw;
+  const value = (raw as { accounts: unknown }).accounts;
+  if (value === undefined || value === '') {
+    const { accounts: _, ...rest } = raw as Record<string, unknown>;
+    return rest;
+  }
+  const accounts =
+    typeof value === 'string' ? readAccountsFile(value, cwd) : parseAccounts(value, `${where}: accounts`);
+  return { ...raw, accounts };
 }

@@ -2,10 +2,19 @@ import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
-import { LATEST_REPORT_KEY, REPORT_ENV } from '../functions/core/report-store';
+import {
+  ACCOUNT_DIRECTORY_KEY,
+  ACCOUNT_SUMMARY_KEY,
+  type AccountDirectory,
+  accountReportPrefix,
+} from '../functions/core/accounts';
+import { LATEST_REPORT_KEY, LATEST_VIEW_KEY, REPORT_ENV } from '../functions/core/report-store';
+import { sdkCall } from './sdk-call';
 
 const HISTORY_PREFIX = 'reports/';
+const ACCOUNTS_PREFIX = 'accounts/';
 
 export interface ReportBucketProps {
   /** Days each report is kept under `reports/`; `latest.json` is overwritten by every scan. @default 30 */
@@ -19,9 +28,11 @@ export interface ReportBucketProps {
  */
 export class ReportBucket extends Construct {
   readonly bucket: s3.Bucket;
+  private readonly keepDays: number;
 
   constructor(scope: Construct, id: string, props: ReportBucketProps = {}) {
     super(scope, id);
+    this.keepDays = props.keepDays ?? 30;
     this.bucket = new s3.Bucket(this, 'Bucket', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       encryption: s3.BucketEncryption.S3_MANAGED,
@@ -31,7 +42,7 @@ export class ReportBucket extends Construct {
         { id: 'ExpireOldReports', prefix: HISTORY_PREFIX, expiration: Duration.days(props.keepDays ?? 30) },
         { id: 'AbortIncompleteUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
-      // Kept on destroy: emptying it would need a custom-resource Lambda of its own (see README, Teardown).
+      // Kept on destroy: emptying it would need a custom-resource Lambda of its own (docs/deploy.md, Tear down).
       removalPolicy: RemovalPolicy.RETAIN,
     });
     Validations.of(this.bucket).acknowledge({
@@ -43,7 +54,10 @@ export class ReportBucket extends Construct {
     });
   }
 
-  /** Lets the scan keep its reports here (PutObject on latest.json and reports/ only) and sets the variable naming the bucket. */
+  /**
+   * Lets the scan keep its reports here (PutObject on latest.json, the view beside it that the page
+   * and the feed read, and reports/ only) and sets the variable naming the bucket.
+   */
   grantWrite(fn: lambda.Function): void {
     fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
     iam.Grant.addToPrincipal({
@@ -51,34 +65,133 @@ export class ReportBucket extends Construct {
       actions: ['s3:PutObject'],
       resourceArns: [
         this.bucket.arnForObjects(LATEST_REPORT_KEY),
+        this.bucket.arnForObjects(LATEST_VIEW_KEY),
         this.bucket.arnForObjects(`${HISTORY_PREFIX}*`),
       ],
     });
     Validations.of(fn.role as iam.Role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket)}.Arn>/${HISTORY_PREFIX}*]`,
       reason:
-        'The scan writes one new object per report under reports/ (the key is the report time); it may put objects there and nowhere else but latest.json.',
+        'The scan writes one new object per report under reports/ (the key is the report time); it may put objects there and nowhere else but latest.json and latest-view.json.',
     });
   }
 
   /**
-   * Lets the web function read latest.json and nothing else, and sets the variable naming the
-   * bucket. Listing is allowed for that one key only, so a missing report is NoSuchKey (there is
-   * none yet) rather than AccessDenied.
+   * Lets the web function read latest.json and the view beside it (the page and the feed read the
+   * view, a filter the report) and nothing else, and sets the variable naming the bucket. Listing
+   * is allowed for those keys only, so a missing report is NoSuchKey (there is none yet) rather
+   * than AccessDenied.
    */
   grantReadLatest(fn: lambda.Function): void {
     fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
     iam.Grant.addToPrincipal({
       grantee: fn,
       actions: ['s3:GetObject'],
-      resourceArns: [this.bucket.arnForObjects(LATEST_REPORT_KEY)],
+      resourceArns: [
+        this.bucket.arnForObjects(LATEST_REPORT_KEY),
+        this.bucket.arnForObjects(LATEST_VIEW_KEY),
+      ],
     });
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['s3:ListBucket'],
         resources: [this.bucket.bucketArn],
-        conditions: { StringEquals: { 's3:prefix': LATEST_REPORT_KEY } },
+        conditions: { StringEquals: { 's3:prefix': [LATEST_REPORT_KEY, LATEST_VIEW_KEY] } },
       }),
     );
+  }
+
+  /**
+   * Several accounts (docs/accounts.md): lets the scan keep each account's report, history and
+   * summary under `accounts/<name>/`, and expires each account's history like the deployment's.
+   */
+  grantWriteAccounts(fn: lambda.Function, accounts: readonly string[]): void {
+    fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
+    const keys = [
+      `${ACCOUNTS_PREFIX}*/${LATEST_REPORT_KEY}`,
+      `${ACCOUNTS_PREFIX}*/${LATEST_VIEW_KEY}`,
+      `${ACCOUNTS_PREFIX}*/${ACCOUNT_SUMMARY_KEY}`,
+      `${ACCOUNTS_PREFIX}*/${HISTORY_PREFIX}*`,
+    ];
+    iam.Grant.addToPrincipal({
+      grantee: fn,
+      actions: ['s3:PutObject'],
+      resourceArns: keys.map((key) => this.bucket.arnForObjects(key)),
+    });
+    for (const account of accounts)
+      this.bucket.addLifecycleRule({
+        id: `ExpireOldReports-${account}`,
+        prefix: `${accountReportPrefix(account)}${HISTORY_PREFIX}`,
+        expiration: Duration.days(this.keepDays),
+      });
+    this.acknowledgeAccountKeys(
+      fn,
+      keys,
+      'The scan writes each account’s report, its view, summary and history under its own prefix, accounts/<name>/; it may put objects there and nowhere else but latest.json, latest-view.json and reports/.',
+    );
+  }
+
+  /**
+   * Lets the web function read the deployment's accounts (`accounts.json`), and each account's
+   * latest report, its view and summary; listing only for those keys, so a missing one is NoSuchKey.
+   */
+  grantReadAccounts(fn: lambda.Function): void {
+    fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
+    const keys = [
+      `${ACCOUNTS_PREFIX}*/${LATEST_REPORT_KEY}`,
+      `${ACCOUNTS_PREFIX}*/${LATEST_VIEW_KEY}`,
+      `${ACCOUNTS_PREFIX}*/${ACCOUNT_SUMMARY_KEY}`,
+    ];
+    iam.Grant.addToPrincipal({
+      grantee: fn,
+      actions: ['s3:GetObject'],
+      resourceArns: [ACCOUNT_DIRECTORY_KEY, ...keys].map((key) => this.bucket.arnForObjects(key)),
+    });
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:ListBucket'],
+        resources: [this.bucket.bucketArn],
+        conditions: { StringLike: { 's3:prefix': [ACCOUNT_DIRECTORY_KEY, ...keys] } },
+      }),
+    );
+    this.acknowledgeAccountKeys(
+      fn,
+      keys,
+      'The web function reads each account’s latest report, its view and summary under accounts/<name>/ (the accounts are those of accounts.json); it may read nothing else there.',
+    );
+  }
+
+  /** The deploy's own copy of the accounts for the web function: `accounts.json`, written on every deploy. */
+  writeAccountDirectory(directory: AccountDirectory, physicalId: string): void {
+    const call = {
+      service: 'S3',
+      action: 'putObject',
+      parameters: {
+        Bucket: this.bucket.bucketName,
+        Key: ACCOUNT_DIRECTORY_KEY,
+        Body: JSON.stringify(directory),
+        ContentType: 'application/json; charset=utf-8',
+      },
+      physicalResourceId: cr.PhysicalResourceId.of(physicalId),
+    };
+    sdkCall(this, 'AccountDirectory', {
+      onCreate: call,
+      onUpdate: call,
+      statements: [
+        new iam.PolicyStatement({
+          actions: ['s3:PutObject'],
+          resources: [this.bucket.arnForObjects(ACCOUNT_DIRECTORY_KEY)],
+        }),
+      ],
+    });
+  }
+
+  private acknowledgeAccountKeys(fn: lambda.Function, keys: readonly string[], reason: string): void {
+    const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket);
+    for (const key of keys)
+      Validations.of(fn.role as iam.Role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${key}]`,
+        reason,
+      });
   }
 }

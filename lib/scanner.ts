@@ -1,12 +1,14 @@
-import { Duration, TimeZone } from 'aws-cdk-lib';
+import { Duration, Stack, TimeZone } from 'aws-cdk-lib';
 import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { ACCOUNT_ENV, type AccountScanInput } from '../functions/core/accounts';
 import type { Severity } from '../functions/core/classify';
 import { ENV, METRICS } from '../functions/core/config';
 import type { ScanMode } from '../functions/core/scan';
+import { AccountScans } from './account-scans';
 import { SentinelFunction } from './sentinel-function';
 
 /**
@@ -39,9 +41,19 @@ export interface ScannerProps {
   readonly quarantineDays?: string;
   /**
    * Reserved concurrency of the function; 1 makes Lambda throttle a second scan (the async queue
-   * retries it later). @default - none: new accounts cannot reserve any (see README, Deploying)
+   * retries it later). @default - none: new accounts cannot reserve any (see docs/deploy.md)
    */
   readonly reservedConcurrency?: number;
+  /** The `deployment` dimension of the function's metrics (DEPLOYMENT_NAME). @default - none */
+  readonly deploymentName?: string;
+  /**
+   * Several accounts (docs/accounts.md): the schedule starts a state machine that scans each of
+   * these once (see AccountScans), and the function scans only what an invocation names.
+   * @default - one account: the schedule invokes the function itself
+   */
+  readonly accounts?: readonly AccountScanInput[];
+  /** Accounts scanned at once. @default 4 */
+  readonly accountConcurrency?: number;
 }
 
 /** A queue that only ever holds failed events: encrypted, TLS-only, kept 14 days for a person to look at. */
@@ -63,6 +75,8 @@ export class Scanner extends Construct {
   readonly scheduleDeadLetters: sqs.Queue;
   readonly failedRuns: sqs.Queue;
   readonly schedule: scheduler.Schedule;
+  /** The state machine the schedule starts, when there are several accounts. */
+  readonly accountScans?: AccountScans;
 
   constructor(scope: Construct, id: string, props: ScannerProps) {
     super(scope, id);
@@ -79,7 +93,11 @@ export class Scanner extends Construct {
       // 5 minutes: 100 000 domains at 100 per page and 4 in flight take ~15 s at 50 ms latency; the rest is
       // room for retries with backoff. The scan stops itself 20 s before this to fail with a clear message.
       timeout: Duration.minutes(5),
-      environment: { ...scanEnvironment(props), POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace },
+      environment: {
+        ...scanEnvironment(props),
+        POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,
+        ...(props.accounts ? { [ACCOUNT_ENV.accountsOnly]: 'true' } : {}),
+      },
       ...(props.reservedConcurrency !== undefined
         ? { reservedConcurrentExecutions: props.reservedConcurrency }
         : {}),
@@ -90,14 +108,25 @@ export class Scanner extends Construct {
       onFailure: new destinations.SqsDestination(this.failedRuns),
     });
 
+    const delivery = {
+      retryAttempts: 3,
+      maxEventAge: Duration.hours(1),
+      deadLetterQueue: this.scheduleDeadLetters,
+    };
+    if (props.accounts)
+      this.accountScans = new AccountScans(this, 'Accounts', {
+        scan: this.fn,
+        scanTimeout: this.fn.timeout ?? Duration.minutes(5),
+        accounts: props.accounts,
+        maxConcurrency: props.accountConcurrency ?? 4,
+        deploymentName: props.deploymentName ?? Stack.of(this).stackName,
+      });
     this.schedule = new scheduler.Schedule(this, 'Schedule', {
       description: 'domain-sentinel scan',
       schedule: scheduler.ScheduleExpression.expression(props.schedule, TimeZone.of(props.timeZone)),
-      target: new targets.LambdaInvoke(this.fn, {
-        retryAttempts: 3,
-        maxEventAge: Duration.hours(1),
-        deadLetterQueue: this.scheduleDeadLetters,
-      }),
+      target: this.accountScans
+        ? new targets.StepFunctionsStartExecution(this.accountScans.stateMachine, delivery)
+        : new targets.LambdaInvoke(this.fn, delivery),
     });
   }
 }
@@ -112,6 +141,7 @@ function scanEnvironment(props: ScannerProps): Record<string, string> {
     [ENV.scanMode, props.scanMode],
     [ENV.accountLabel, props.accountLabel],
     [ENV.quarantineDays, props.quarantineDays],
+    [ENV.deploymentName, props.deploymentName],
   ];
   return {
     [ENV.resellerBaseUrl]: props.resellerBaseUrl,

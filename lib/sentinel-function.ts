@@ -1,9 +1,17 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+
+/**
+ * The package the functions are built from. esbuild resolves their imports here and CDK hashes the
+ * lock file here, whatever directory `cdk` runs in: a user's own CDK app elsewhere builds the same bundles.
+ */
+const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 export interface SentinelFunctionProps
   extends Pick<
@@ -47,6 +55,8 @@ export class SentinelFunction extends NodejsFunction {
       timeout: props.timeout ?? Duration.seconds(30),
       role,
       logGroup,
+      projectRoot: PACKAGE_ROOT,
+      depsLockFilePath: join(PACKAGE_ROOT, 'package-lock.json'),
       ...(props.reservedConcurrentExecutions !== undefined
         ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
         : {}),

@@ -2,8 +2,12 @@ import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { ACCOUNT_ENV } from '../functions/core/accounts';
 import { ENV } from '../functions/core/config';
 import { SentinelFunction } from './sentinel-function';
+
+/** The API's one stage: part of every link's URL. */
+const STAGE = 'prod';
 
 /** What the web function needs to know; secrets, the state table and the report bucket add their own variables through their grants. */
 export interface WebApiProps {
@@ -19,10 +23,33 @@ export interface WebApiProps {
   readonly criticalDays: number;
   /** QUARANTINE_DAYS, so the restore page shows the restore-by date the scan reports. @default - the table only */
   readonly quarantineDays?: string;
+  /**
+   * ALERT_TIME_ZONE: the calendar feed dates its events (a restore-by day above all) by the day in
+   * this zone, so a deadline is never shown a day late west of UTC. @default 'UTC'
+   */
+  readonly timeZone?: string;
   /** Requests per second across the API; a few humans clicking links. @default 2 */
   readonly rateLimit?: number;
   /** @default 5 */
   readonly burstLimit?: number;
+  /**
+   * Name of the REST API. API Gateway keys its metrics by name, not id, so the 5XX alarm counts
+   * every API of that name in the region: each copy needs its own. @default `${stackName}-restore`
+   */
+  readonly apiName?: string;
+  /**
+   * Create API Gateway's CloudWatch Logs role and set it for the account and region (one per
+   * region: a second copy shares the first's). The stage's execution logs need it to be set.
+   * @default true
+   */
+  readonly cloudWatchRole?: boolean;
+  /** The `deployment` dimension of the function's metrics (DEPLOYMENT_NAME). @default - none */
+  readonly deploymentName?: string;
+  /**
+   * Several accounts (docs/accounts.md): each account's links under /accounts/{account}/ and the
+   * overview at /accounts. @default false
+   */
+  readonly accounts?: boolean;
 }
 
 /**
@@ -36,6 +63,8 @@ export class WebApi extends Construct {
   readonly api: apigateway.RestApi;
   /** Base URL the scan signs every link under (includes the stage, ends with '/'). */
   readonly url: string;
+  /** The stage's execution log group (errors only), created by the stack with a retention. */
+  readonly executionLogs: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: WebApiProps) {
     super(scope, id);
@@ -51,6 +80,9 @@ export class WebApi extends Construct {
         [ENV.expiryDays]: String(props.expiryDays),
         [ENV.criticalDays]: String(props.criticalDays),
         ...(props.quarantineDays ? { [ENV.quarantineDays]: props.quarantineDays } : {}),
+        ...(props.timeZone ? { [ENV.timeZone]: props.timeZone } : {}),
+        ...(props.deploymentName ? { [ENV.deploymentName]: props.deploymentName } : {}),
+        ...(props.accounts ? { [ACCOUNT_ENV.accountsOnly]: 'true' } : {}),
       },
     });
 
@@ -61,14 +93,15 @@ export class WebApi extends Construct {
     this.api = new apigateway.RestApi(this, 'Api', {
       // API Gateway's metrics are keyed by API name, not id: a name unique to the stack keeps the
       // 5XX alarm from counting another API that kept the default name.
-      restApiName: `${Stack.of(this).stackName}-restore`,
+      restApiName: props.apiName ?? `${Stack.of(this).stackName}-restore`,
       description: 'domain-sentinel restore links',
       endpointTypes: [apigateway.EndpointType.REGIONAL],
       // The API Gateway CloudWatch role is an account-wide setting other APIs may share: keep it on destroy.
-      cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      ...((props.cloudWatchRole ?? true)
+        ? { cloudWatchRole: true, cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN }
+        : { cloudWatchRole: false }),
       deployOptions: {
-        stageName: 'prod',
+        stageName: STAGE,
         throttlingRateLimit: props.rateLimit ?? 2,
         throttlingBurstLimit: props.burstLimit ?? 5,
         // Execution logs for errors only, and never request data: the query string holds the signature.
@@ -115,13 +148,60 @@ export class WebApi extends Construct {
         });
       }
     }
+    if (props.accounts) {
+      // The overview, and every route above again under each account's own path. Without the
+      // console's test-invoke permissions: the function's resource policy (20 KB) holds one
+      // statement per permission, and these would double the routes' share of it.
+      const integration = new apigateway.LambdaIntegration(this.fn, { allowTestInvoke: false });
+      const root = this.api.root.addResource('accounts');
+      for (const method of ['GET', 'HEAD'])
+        root.addMethod(method, integration, {
+          requestValidator: validator,
+          authorizationType: apigateway.AuthorizationType.NONE,
+        });
+      const account = root.addResource('{account}');
+      for (const action of ['restore', 'snooze', 'acknowledge']) {
+        const resource = account.addResource(action).addResource('{domain}');
+        for (const method of ['GET', 'HEAD', 'POST'])
+          resource.addMethod(method, integration, {
+            requestValidator: validator,
+            requestParameters: { 'method.request.path.account': true, 'method.request.path.domain': true },
+            authorizationType: apigateway.AuthorizationType.NONE,
+          });
+      }
+      for (const path of ['report', 'calendar.ics']) {
+        const resource = account.addResource(path);
+        for (const method of ['GET', 'HEAD'])
+          resource.addMethod(method, integration, {
+            requestValidator: validator,
+            requestParameters: { 'method.request.path.account': true },
+            authorizationType: apigateway.AuthorizationType.NONE,
+          });
+      }
+    }
     this.url = this.api.url;
+
+    // API Gateway writes execution logs to a group it names itself and would create without a
+    // retention, to outlive `cdk destroy`. Made here first (the stage waits for it), it has one and goes with the stack.
+    this.executionLogs = new logs.LogGroup(this, 'ExecutionLogs', {
+      logGroupName: `API-Gateway-Execution-Logs_${this.api.restApiId}/${STAGE}`,
+      retention: logs.RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.api.deploymentStage.node.addDependency(this.executionLogs);
 
     const capability =
       'Every link is a capability URL: the function verifies an HMAC-SHA256 signature over action, subject and expiry ' +
       'before it reads or changes anything, and the recipients of the alert are e-mail readers without AWS identities.';
     Validations.of(this.api).acknowledge({ id: 'AwsSolutions-APIG4', reason: capability });
     Validations.of(this.api).acknowledge({ id: 'AwsSolutions-COG4', reason: capability });
+    if (props.cloudWatchRole ?? true)
+      Validations.of(this.api).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason:
+          "API Gateway's account-level CloudWatch role needs AmazonAPIGatewayPushToCloudWatchLogs, the policy AWS publishes for " +
+          'exactly that role, so the stage can write its error and access logs; the functions themselves have no managed policies.',
+      });
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG3',
       reason:

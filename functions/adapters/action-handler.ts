@@ -9,9 +9,11 @@ import { renderActionConfirmPage, renderFindingChangedPage } from '../core/actio
 import type { ActionStore } from '../core/actions';
 import { classify } from '../core/classify';
 import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/config';
+import { findingWithMemory } from '../core/renewal-memory';
 import { ResellerClient } from '../core/reseller-client';
 import { renderMessagePage } from '../core/restore-page';
 import type { SecretSource } from '../core/secrets';
+import type { DomainMemory } from '../core/state';
 import { normalizeDomainName } from '../core/text';
 import { answer, lowerCaseKeys, requestLogFields, wantsJson } from './http-answer';
 import type { RestoreLogEntry } from './restore-handler';
@@ -87,6 +89,7 @@ async function actionPort(deps: ActionDeps): Promise<ActionPort> {
   const policy = {
     expiryDays: parseSetting('expiryDays', raw.expiryDays),
     criticalDays: parseSetting('criticalDays', raw.criticalDays),
+    quarantineDays: parseSetting('quarantineDays', raw.quarantineDays),
   };
   const budget = deps.resellerBudgetMs ?? 10_000;
   const client = new ResellerClient({
@@ -104,11 +107,27 @@ async function actionPort(deps: ActionDeps): Promise<ActionPort> {
       const wanted = normalizeDomainName(name);
       for await (const page of client.listDomains({ domain_name: name })) {
         const match = page.records.find((d) => normalizeDomainName(d.domain_name) === wanted);
-        if (match) return classify(match, clock(), policy);
+        if (!match) continue;
+        // Judged as the alert was: the record by the rules, then what the scans' memory adds (a
+        // renewal_failed the record no longer shows), so the action is on the finding that was sent.
+        const now = clock();
+        return findingWithMemory(classify(match, now, policy), match, await memoryOf(store, name), now);
       }
       return null;
     },
   };
+}
+
+/**
+ * The domain's memory, or none when it cannot be read: the record alone then decides, and the
+ * store's own write says what is wrong with it.
+ */
+async function memoryOf(store: ActionStore, name: string): Promise<DomainMemory | undefined> {
+  try {
+    return await store.memoryOf?.(name);
+  } catch {
+    return undefined;
+  }
 }
 
 function respond(

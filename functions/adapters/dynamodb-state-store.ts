@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   type AttributeValue,
   BatchWriteItemCommand,
@@ -52,10 +51,15 @@ const CONTACT_PREFIX = 'contact#';
  */
 const LAYOUT_MARKER = `${LEGACY_PREFIX}!layout`;
 /**
- * Restore attempts: `audit#<ISO time>#<random>` in the account's partition, the entry in attribute
- * `a`; no scan reads or writes them.
+ * Restore attempts: `audit#seq#<16 digits>` in the account's partition, the entry in attribute `a`,
+ * numbered in order of arrival by the counter item `audit-counter` (attribute `n`); no scan reads or
+ * writes them (open() reads the #meta item and the contacts by their keys and prefixes only). Items
+ * of older versions, `audit#<ISO time>#<random>`, sort before every numbered one, as they arrived
+ * before them.
  */
 const AUDIT_PREFIX = 'audit#';
+const AUDIT_SEQUENCE_PREFIX = `${AUDIT_PREFIX}seq#`;
+const AUDIT_COUNTER_SORT_KEY = 'audit-counter';
 /**
  * Partitions the domains are spread over: `<base URL>#0` … `#15`. One partition key serves at most
  * 1 000 write and 3 000 read units a second; a first scan of a million domains under one key would
@@ -460,6 +464,31 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
     await this.writeAll(cleanup).catch(() => undefined);
   }
 
+  async readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
+    const exponent = this.internals(opened).exponent;
+    if (exponent === null) {
+      // One item per domain (a state from before buckets), under its key.
+      const sk = `${LEGACY_PREFIX}${key}`;
+      for await (const page of this.pages({ sk }))
+        for (const item of page)
+          if (item.m?.S !== undefined) return readStoredMemory(this.parse(sk, item.m.S), key, this.where);
+      return undefined;
+    }
+    const bucket = stableKeyHash(key) & ((1 << exponent) - 1);
+    for await (const page of this.pages({ pk: this.shardPk(bucket), prefix: bucketSk(exponent, bucket) }))
+      for (const item of page) {
+        const sk = item[SK.name]?.S ?? '';
+        const match = BUCKET_SK.exec(sk);
+        const body = item.m?.S;
+        if (!match || Number.parseInt(match[2] as string, 16) !== bucket || body === undefined) continue;
+        const members = this.parse(sk, body) as Record<string, unknown>;
+        for (const [stored, value] of Object.entries(members ?? {}))
+          if (storedDomainKey(stored) === key) return readStoredMemory(value, stored, this.where);
+      }
+    // A memory filed in another bucket (the next scan moves it) is not looked for: that would read them all.
+    return undefined;
+  }
+
   async changeDomain(
     key: string,
     update: (memory: DomainMemory | undefined) => DomainMemory,
@@ -577,11 +606,30 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
   }
 
   /**
-   * Adds a restore attempt as an item of its own (an UpdateItem: the actions the state store is
-   * granted), then deletes the oldest beyond AUDIT_MAX_ENTRIES.
+   * Adds a restore attempt as an item of its own (UpdateItems: the actions the state store is
+   * granted), then deletes the oldest beyond AUDIT_MAX_ENTRIES. Ordered by arrival, never by the
+   * time in the entry: keyed by that clock, an attempt recorded after it stepped back (an NTP
+   * correction, another function's clock) sorted as the oldest and was trimmed the moment it was
+   * written. The atomic counter cannot go backwards, also between two functions at once.
    */
   async recordAudit(entry: AuditEntry): Promise<void> {
-    const sk = `${AUDIT_PREFIX}${entry.at}#${randomBytes(4).toString('hex')}`;
+    const counted = await this.wrap('number the restore attempt', () =>
+      this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: this.key(AUDIT_COUNTER_SORT_KEY),
+          UpdateExpression: 'ADD n :one',
+          ExpressionAttributeValues: { ':one': { N: '1' } },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      ),
+    );
+    const sequence = Number(counted.Attributes?.n?.N);
+    if (!Number.isSafeInteger(sequence) || sequence < 1)
+      throw new StateError(
+        `could not number the restore attempt in ${this.location}: the counter ${AUDIT_COUNTER_SORT_KEY} holds ${JSON.stringify(counted.Attributes?.n?.N ?? null)}`,
+      );
+    const sk = `${AUDIT_SEQUENCE_PREFIX}${String(sequence).padStart(16, '0')}`;
     await this.wrap('keep the restore attempt', () =>
       this.client.send(
         new UpdateItemCommand({

@@ -98,6 +98,14 @@ export class FileStateStore implements StateStore, AuditTrail {
     this.openedMemory.set(opened, memory);
   }
 
+  async readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
+    const domains = this.openedDomains.get(opened);
+    if (!domains) throw new StateError(`${this.location}: that state was not opened by this store`);
+    // A state from before keys were normalised may keep the domain under its name as read.
+    for (const [stored, value] of Object.entries(domains)) if (storedDomainKey(stored) === key) return value;
+    return undefined;
+  }
+
   async saveNext(next: NextToSave, opened: OpenedState, owner: string): Promise<void> {
     if (next.memory && this.openedMemory.get(opened) !== next.memory)
       throw new StateError(`${this.location}: the memory to save was not read from this state`);

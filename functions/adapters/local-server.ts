@@ -12,6 +12,23 @@ const ROUTES: ReadonlyArray<{ readonly path: RegExp; readonly resource: string }
   { path: /^\/(report)$/, resource: '/report' },
   { path: /^\/(calendar\.ics)$/, resource: '/calendar.ics' },
 ];
+/** The routes of several accounts (functions/adapters/accounts-web.ts): the overview, and each account's own links. */
+function accountRoute(
+  path: string,
+): { resource: string; pathParameters: Record<string, string> | null } | null {
+  if (path === '/accounts') return { resource: '/accounts', pathParameters: null };
+  const acting = /^\/accounts\/([^/]+)\/(restore|snooze|acknowledge)\/([^/]+)$/.exec(path);
+  if (acting?.[1] && acting[2] && acting[3])
+    return {
+      resource: `/accounts/{account}/${acting[2]}/{domain}`,
+      pathParameters: { account: safeDecode(acting[1]), domain: safeDecode(acting[3]) },
+    };
+  const view = /^\/accounts\/([^/]+)\/(report|calendar\.ics)$/.exec(path);
+  if (view?.[1] && view[2])
+    return { resource: `/accounts/{account}/${view[2]}`, pathParameters: { account: safeDecode(view[1]) } };
+  return null;
+}
+
 /** The restore POST has no body; API Gateway's own limit is 10 MB, ours far smaller. */
 export const MAX_BODY_BYTES = 16_384;
 
@@ -69,16 +86,17 @@ function toProxyEvent(req: IncomingMessage, body: string): APIGatewayProxyEvent 
   const url = new URL(req.url ?? '/', 'http://local');
   const route = ROUTES.find((r) => r.path.test(url.pathname));
   const match = route?.path.exec(url.pathname);
-  if (!route || !match?.[1]) return null;
+  const account = route ? null : accountRoute(url.pathname);
+  if ((!route || !match?.[1]) && !account) return null;
   const headers: Record<string, string> = {};
   for (const [key, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[key] = value;
   const query = url.searchParams.size ? Object.fromEntries(url.searchParams) : null;
   return {
     httpMethod: req.method ?? 'GET',
     path: url.pathname,
-    resource: route.resource.replace('$1', match[1]),
+    resource: account ? account.resource : (route?.resource ?? '').replace('$1', match?.[1] ?? ''),
     // API Gateway decodes path parameters; keep any decoding failure as the raw text for the validator to reject.
-    pathParameters: match[2] ? { domain: safeDecode(match[2]) } : null,
+    pathParameters: account ? account.pathParameters : match?.[2] ? { domain: safeDecode(match[2]) } : null,
     queryStringParameters: query,
     multiValueQueryStringParameters: null,
     headers,

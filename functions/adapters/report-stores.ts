@@ -118,11 +118,13 @@ function measure(pieces: Iterable<string>): { length: number; crc32: string } {
 export class S3ReportStore implements ReportStore {
   readonly location: string;
 
+  /** @param prefix where this store's keys start (an account's own folder, see accountReportPrefix); '' for the bucket's root */
   constructor(
     private readonly client: S3Client,
     private readonly bucket: string,
+    private readonly prefix = '',
   ) {
-    this.location = `s3://${bucket}`;
+    this.location = `s3://${bucket}${prefix ? `/${prefix.replace(/\/$/, '')}` : ''}`;
   }
 
   async put(report: Report): Promise<void> {
@@ -138,7 +140,7 @@ export class S3ReportStore implements ReportStore {
         await this.client.send(
           new PutObjectCommand({
             Bucket: this.bucket,
-            Key: key,
+            Key: this.prefix + key,
             Body: Readable.from(
               (function* () {
                 for (const piece of pieces()) yield Buffer.from(piece, 'utf8');
@@ -161,7 +163,7 @@ export class S3ReportStore implements ReportStore {
     let text: string;
     try {
       const answer = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: LATEST_REPORT_KEY }),
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + LATEST_REPORT_KEY }),
       );
       text = (await answer.Body?.transformToString('utf-8')) ?? '';
     } catch (error) {
@@ -178,7 +180,9 @@ export class S3ReportStore implements ReportStore {
     for (const key of keys) {
       let body: Readable;
       try {
-        const answer = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+        const answer = await this.client.send(
+          new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }),
+        );
         body = answer.Body as Readable;
       } catch (error) {
         if (error instanceof NoSuchKey || (error as Error).name === 'NoSuchKey') continue;

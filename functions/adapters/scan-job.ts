@@ -1,4 +1,3 @@
-import type { SNSClient } from '@aws-sdk/client-sns';
 import { buildAlertMessage, shouldNotify } from '../core/alert';
 import type { ScanSettings } from '../core/config';
 import { signRestoreLink } from '../core/links';
@@ -6,7 +5,7 @@ import { attachLinks } from '../core/report-links';
 import { ResellerClient } from '../core/reseller-client';
 import { type Report, type ScanOptions, scanAccount } from '../core/scan';
 import type { SecretSource } from '../core/secrets';
-import { publishAlert } from './sns-publish';
+import type { AlertSender } from './sns-publish';
 
 /** Everything one scan needs besides settings: secrets and the run's clock and budget. */
 export interface ScanJobInput {
@@ -23,6 +22,8 @@ export interface ScanJobInput {
    * account proves that a domain left it.
    */
   readonly observe?: ScanOptions['observe'];
+  /** The account's name when the deployment scans several: the report's `source.account`. */
+  readonly account?: string;
 }
 
 /** Builds the reseller client from settings and runs the scan: the one path the CLI and the Lambda share. */
@@ -66,14 +67,30 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
       ? { timeBudgetSeconds: Math.round((input.deadline - Date.now()) / 1000) }
       : {}),
   });
-  return linkBaseUrl && keys?.length
+  // With memory, the comparison may still change a finding (a renewal_failed only memory knows):
+  // the stateful scan signs the links once it has (signReportLinks), so each acts on what is shown.
+  const named = input.account ? { ...report, source: { ...report.source, account: input.account } } : report;
+  return input.observe ? named : signReportLinks(named, input, false);
+}
+
+/**
+ * The report with every signed link it can carry (functions/core/report-links.ts), when
+ * LINK_BASE_URL is set; `silencing` offers snooze and acknowledge, which need the state store.
+ */
+export async function signReportLinks<R extends Report>(
+  report: R,
+  input: Pick<ScanJobInput, 'settings' | 'secrets' | 'now'>,
+  silencing: boolean,
+): Promise<R> {
+  const { settings } = input;
+  const keys = settings.linkBaseUrl ? await input.secrets.signingKeys() : undefined;
+  return settings.linkBaseUrl && keys?.length
     ? attachLinks(report, {
-        baseUrl: linkBaseUrl,
+        baseUrl: settings.linkBaseUrl,
         keys,
         now: input.now,
         ttlDays: settings.linkTtlDays,
-        // Snoozes and acknowledgements live in the state store: offer them only with one.
-        silencing: input.observe !== undefined,
+        silencing,
       })
     : report;
 }
@@ -82,12 +99,11 @@ export type DeliveryOutcome =
   | { readonly published: true; readonly messageId: string; readonly findingsCut: number }
   | { readonly published: false; readonly reason: string };
 
-/** Applies the notify policy and publishes the one alert of this scan. Throws PublishError on failure. */
+/** Applies the notify policy and delivers the one alert of this scan. Throws PublishError on failure. */
 export async function deliverAlert(
   report: Report,
   settings: ScanSettings,
-  sns: SNSClient,
-  topicArn: string,
+  send: AlertSender,
 ): Promise<DeliveryOutcome> {
   if (!shouldNotify(report, settings.minSeverity)) {
     return { published: false, reason: `nothing at ${settings.minSeverity} or above` };
@@ -96,6 +112,6 @@ export async function deliverAlert(
     timeZone: settings.timeZone,
     ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
   });
-  const messageId = await publishAlert(sns, topicArn, alert);
+  const messageId = await send(alert);
   return { published: true, messageId, findingsCut: alert.findingsCut };
 }

@@ -2,14 +2,29 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
+import {
+  ACCOUNT_ENV,
+  ACCOUNT_NAME,
+  type AccountScanInput,
+  type AccountSummaryStore,
+  accountLinkBase,
+  accountRawSettings,
+  accountScope,
+  accountSecrets,
+  accountSummaryOf,
+  isAccountEvent,
+  parseAccountInput,
+} from '../core/accounts';
 import { truncateReport } from '../core/alert';
 import { ENV, loadScanSettings, METRICS, settingsFromEnv } from '../core/config';
 import { ConfigError } from '../core/errors';
 import type { ReportStore } from '../core/report-store';
 import { STATE_ENV } from '../core/state-config';
+import { countingFetch } from './metrics';
 import { finishReport } from './report-finish';
 import { deliverAlert, runScanJob } from './scan-job';
 import type { SecretSource } from './secrets';
+import { chatTargetOf, snsSender } from './sns-publish';
 import { runScheduledStatefulScan } from './stateful-scan';
 
 /** Time kept back from the Lambda's budget for publishing the alert and flushing logs. */
@@ -24,11 +39,26 @@ export interface ScheduledScanDeps {
   /** Used when the environment names a state table (memory between scans). */
   readonly dynamodb?: DynamoDBClient;
   readonly logger: Pick<Logger, 'info' | 'error'>;
-  readonly metrics: Pick<Metrics, 'addMetric' | 'publishStoredMetrics'>;
+  readonly metrics: Pick<Metrics, 'addMetric' | 'publishStoredMetrics'> &
+    Partial<Pick<Metrics, 'addDimension'>>;
   /** Where the report is kept for the report page (the stack's bucket); absent, it is not kept. */
   readonly reports?: ReportStore;
   /** @default Date.now */
   readonly clock?: () => number;
+  /** How the reseller API is reached. @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+  /** What a scan of one account of several reads with (docs/accounts.md); absent, an account's input is refused. */
+  readonly accounts?: AccountScanDeps;
+}
+
+/** Where one account's scan finds its own key and keeps its own report. */
+export interface AccountScanDeps {
+  /** The secrets with the API key read from the account's own parameter; signing keys the deployment's. */
+  readonly secrets: (apiKeyParameter: string) => SecretSource;
+  /** The account's report store (its own prefix of the bucket). */
+  readonly reports?: (account: string) => ReportStore;
+  /** Where the overview page reads the account's last completed scan. */
+  readonly summaries?: AccountSummaryStore;
 }
 
 export interface ScheduledScanResult {
@@ -36,6 +66,8 @@ export interface ScheduledScanResult {
   readonly domainsScanned: number;
   readonly problems: number;
   readonly published: boolean;
+  /** The account scanned, when the input named one. */
+  readonly account?: string;
 }
 
 /**
@@ -46,18 +78,23 @@ export interface ScheduledScanResult {
 export async function handleScheduledScan(
   deps: ScheduledScanDeps,
   remainingMs: number,
+  event?: unknown,
 ): Promise<ScheduledScanResult> {
   const clock = deps.clock ?? Date.now;
+  const reseller = countingFetch(deps.fetch);
   try {
-    const settings = loadScanSettings(settingsFromEnv(deps.env));
-    if (settings.linkBaseUrl && !deps.secrets.hasSigningKeys())
+    const target = scanTarget(deps, event);
+    const { settings, secrets, account } = target;
+    if (settings.linkBaseUrl && !secrets.hasSigningKeys())
       throw new ConfigError(`${ENV.linkSigningKeyParameter} is not set but ${ENV.linkBaseUrl} is`);
     const now = clock();
     const job = {
       settings,
-      secrets: deps.secrets,
+      secrets,
       now,
       deadline: now + Math.max(5_000, remainingMs - PUBLISH_RESERVE_MS),
+      fetch: reseller.fetch,
+      ...(account ? { account: account.account } : {}),
     };
     // With a state table: alert on change, and only after delivery does the state move on.
     const stateTable = deps.env[STATE_ENV.tableName];
@@ -69,14 +106,17 @@ export async function handleScheduledScan(
           dynamodb: deps.dynamodb ?? new DynamoDBClient({}),
           sns: deps.sns,
           clock,
+          ...(account ? { scope: accountScope(settings.resellerBaseUrl, account.account) } : {}),
         })
       : undefined;
     // The report page and the calendar feed read the report from the bucket the stack names.
     const { report, alert } = await finishReport({
       report: stateful?.result.report ?? (await runScanJob(job)),
       ...(stateful ? { silenced: stateful.result.silenced } : {}),
-      ...(deps.reports ? { reports: deps.reports } : {}),
+      ...(target.reports ? { reports: target.reports } : {}),
     });
+    if (account)
+      await deps.accounts?.summaries?.put(accountSummaryOf(report, account.account, settings.accountLabel));
     deps.logger.info('scan completed', { report: truncateReport(report, LOGGED_FINDINGS) });
 
     let published = Boolean(stateful?.published);
@@ -86,7 +126,11 @@ export async function handleScheduledScan(
         published: stateful.published,
       });
     else if (settings.alertTopicArn) {
-      const outcome = await deliverAlert(alert, settings, deps.sns, settings.alertTopicArn);
+      const outcome = await deliverAlert(
+        alert,
+        settings,
+        snsSender(deps.sns, settings.alertTopicArn, chatTargetOf(settings)),
+      );
       published = outcome.published;
       deps.logger.info(outcome.published ? 'alert published' : 'no alert published', { outcome });
     }
@@ -102,14 +146,54 @@ export async function handleScheduledScan(
       domainsScanned: report.stats.domains_scanned,
       problems: report.problems.length,
       published,
+      ...(account ? { account: account.account } : {}),
     };
   } catch (error) {
+    const named = isAccountEvent(event) ? (event as { account?: unknown }).account : undefined;
     deps.logger.error('scan failed', {
+      // The account the input named, when it is a name (an invalid input is the reason itself).
+      ...(typeof named === 'string' && ACCOUNT_NAME.test(named) ? { account: named } : {}),
       reason: error instanceof Error ? error.message : String(error),
       errorName: (error as Error).name,
     });
     throw error;
   } finally {
+    // Also when the scan failed: a run that ends in 429s is what this pair of metrics is for.
+    reseller.addTo(deps.metrics);
     deps.metrics.publishStoredMetrics();
   }
+}
+
+/**
+ * What this invocation scans: the deployment's own account (the schedule's empty event), or the
+ * one account its input names (the state machine's Map item): that account's settings over the
+ * deployment's, its own key, its own links, report and state. An input that names an account but
+ * is not a valid one fails loudly; so does an empty one where only accounts are scanned.
+ */
+function scanTarget(deps: ScheduledScanDeps, event: unknown) {
+  if (!isAccountEvent(event)) {
+    if (deps.env[ACCOUNT_ENV.accountsOnly] === 'true')
+      throw new ConfigError(
+        "this deployment scans the accounts of its accounts file: start its state machine (output ScanStateMachineArn), or invoke the scan with one account's input",
+      );
+    return {
+      settings: loadScanSettings(settingsFromEnv(deps.env)),
+      secrets: deps.secrets,
+      reports: deps.reports,
+      account: undefined,
+    };
+  }
+  const input: AccountScanInput = parseAccountInput(event);
+  deps.metrics.addDimension?.(METRICS.accountDimension, input.account);
+  if (!deps.accounts)
+    throw new ConfigError(`this scan function cannot scan an account of several (account ${input.account})`);
+  const settings = loadScanSettings(accountRawSettings(settingsFromEnv(deps.env), input));
+  return {
+    settings: settings.linkBaseUrl
+      ? { ...settings, linkBaseUrl: accountLinkBase(settings.linkBaseUrl, input.account) }
+      : settings,
+    secrets: accountSecrets(deps.accounts.secrets(input.apiKeyParameter), input.account),
+    reports: deps.accounts.reports?.(input.account),
+    account: input,
+  };
 }

@@ -1,6 +1,68 @@
 import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
 import type { AlertMessage } from '../core/alert';
+import { type ChatOptions, chatNotificationOf } from '../core/chat';
+import type { ScanSettings } from '../core/config';
 import { PublishError } from '../core/errors';
+
+/** Delivers the scan's one alert message and returns its message id: SNS in AWS, stdout or a file locally. */
+export type AlertSender = (alert: AlertMessage) => Promise<string>;
+
+/** Where the chat message goes besides the alert, and what it is told. */
+export interface ChatTarget extends ChatOptions {
+  /** The chat topic (CHAT_TOPIC_ARN) the Slack and Teams channel configurations subscribe to. */
+  readonly topicArn: string;
+}
+
+/** The chat target the settings name (CHAT_TOPIC_ARN), if any. */
+export const chatTargetOf = (settings: ScanSettings): ChatTarget | undefined =>
+  settings.chatTopicArn
+    ? {
+        topicArn: settings.chatTopicArn,
+        timeZone: settings.timeZone,
+        ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
+      }
+    : undefined;
+
+/**
+ * The sender of a deployed scan: the alert topic, then (when the stack has a chat topic) the same
+ * alert as a custom notification on the chat topic. Alert first: it is the one every subscriber
+ * reads; a chat publish that fails still fails the run, so the next run says it again.
+ */
+export const snsSender =
+  (sns: SNSClient, topicArn: string, chat?: ChatTarget): AlertSender =>
+  async (alert) => {
+    const messageId = await publishAlert(sns, topicArn, alert);
+    if (chat) await publishChat(sns, chat, alert);
+    return messageId;
+  };
+
+/**
+ * Publishes the custom notification (a plain JSON message: Amazon Q Developer in chat applications
+ * drops any other format without a word, counting it in its UnsupportedEvents metric).
+ */
+export async function publishChat(sns: SNSClient, chat: ChatTarget, alert: AlertMessage): Promise<string> {
+  try {
+    const out = await sns.send(
+      new PublishCommand({
+        TopicArn: chat.topicArn,
+        Message: JSON.stringify(chatNotificationOf(alert, chat)),
+        MessageAttributes: {
+          severity: { DataType: 'String', StringValue: alert.attributes.severity },
+          // As on the alert topic: a webhook or channel of one account filters on it.
+          ...(alert.attributes.account
+            ? { account: { DataType: 'String', StringValue: alert.attributes.account } }
+            : {}),
+        },
+      }),
+    );
+    return out.MessageId ?? '(no message id)';
+  } catch (error) {
+    throw new PublishError(
+      `could not publish the chat message to ${chat.topicArn}: ${(error as Error).name ?? 'Error'}: ${(error as Error).message ?? String(error)}`,
+      { cause: error },
+    );
+  }
+}
 
 /**
  * Publishes the scan's one alert message. The SDK retries throttling and transient faults itself;
@@ -18,6 +80,9 @@ export async function publishAlert(sns: SNSClient, topicArn: string, alert: Aler
           severity: { DataType: 'String', StringValue: alert.attributes.severity },
           critical_count: { DataType: 'Number', StringValue: String(alert.attributes.critical_count) },
           warning_count: { DataType: 'Number', StringValue: String(alert.attributes.warning_count) },
+          ...(alert.attributes.account
+            ? { account: { DataType: 'String', StringValue: alert.attributes.account } }
+            : {}),
         },
       }),
     );

@@ -57,6 +57,13 @@ export class StateActionStore implements ActionStore {
     return this.change((actions) => ({ ...actions, acknowledged }), domain);
   }
 
+  /** The domain's memory as the last scan saved it, under any spelling of its name. */
+  async memoryOf(domain: string): Promise<DomainMemory | undefined> {
+    const opened = await openState(this.store, this.scope);
+    await this.checkAccount(opened.head);
+    return this.store.readDomain(opened, domainKey(domain));
+  }
+
   /** One conditional step: retried when a scan holds the lease or saved first. */
   private async change(update: (actions: DomainActions) => DomainActions, domain: string): Promise<void> {
     const owner = `web-${randomBytes(6).toString('hex')}`;

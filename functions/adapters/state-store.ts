@@ -64,6 +64,11 @@ export interface StateStore {
    * an error of its own, when `signal` aborts (the scan it runs beside failed).
    */
   readDomains(opened: OpenedState, memory: ScanMemory, signal?: AbortSignal): Promise<void>;
+  /**
+   * The memory of one domain's key in `opened` (undefined when it has none), reading no more than
+   * that domain's share of the state: a link's page must not read a million domains for one.
+   */
+  readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined>;
   /** Takes the lease on `generation`; fails when the state moved on or another live lease holds it. */
   claim(generation: number, lease: Lease): Promise<void>;
   /**

@@ -21,8 +21,8 @@ import { loadStatePolicy, STATE_ENV } from '../core/state-config';
 import { scanTimeProblem } from '../core/state-time';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { FileStateStore } from './file-state-store';
-import { runScanJob, type ScanJobInput } from './scan-job';
-import { publishAlert } from './sns-publish';
+import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
+import { type AlertSender, chatTargetOf, snsSender } from './sns-publish';
 import type { OpenedState, StateStore } from './state-store';
 
 /** How long a lease holds: far longer than a publish and a save take; a crashed holder blocks no longer. */
@@ -166,6 +166,11 @@ export interface StatefulScanInput {
    * replay, or a clock that was wrong; stored times in the future then count as due). @default false
    */
   readonly allowClockSkew?: boolean;
+  /**
+   * Whose state this is: the scope the store was opened with (an account of several has its own,
+   * see accountScope). @default the reseller base URL
+   */
+  readonly scope?: string;
 }
 
 export interface StatefulScanOutcome {
@@ -190,7 +195,7 @@ export interface StatefulScanOutcome {
  */
 export async function runStatefulScan(input: StatefulScanInput): Promise<StatefulScanOutcome> {
   const { store, policy } = input;
-  const scope = input.job.settings.resellerBaseUrl;
+  const scope = input.scope ?? input.job.settings.resellerBaseUrl;
   const clock = input.clock ?? Date.now;
   const now = input.job.now;
   const owner = input.owner ?? `scan-${Math.random().toString(36).slice(2, 10)}-${clock()}`;
@@ -210,7 +215,9 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
   const started = clock();
   const waitMs = input.waitMs ?? CONFLICT_WAIT_MS;
   for (let conflicts = 0; ; conflicts++) {
-    const result = compareMemory({ report, memory, state: opened.head, policy, scope, account });
+    const compared = compareMemory({ report, memory, state: opened.head, policy, scope, account });
+    // Links are signed for the findings as compared: a snooze link must act on what the alert shows.
+    const result = { ...compared, report: await signReportLinks(compared.report, input.job, true) };
     if (!input.publish) return { result, published: null, saved: false, conflicts };
     try {
       await store.claim(opened.generation, { owner, expiresAt: clock() + LEASE_MS });
@@ -333,13 +340,18 @@ export function capForMessage(report: StatefulReport, limit = MESSAGE_CHANGES_LI
 
 /** The publisher for a stateful scan: the same one SNS message as without state, carrying change, changes and resolved. */
 export function snsPublisher(settings: ScanSettings, sns: SNSClient, topicArn: string) {
+  return alertPublisher(settings, snsSender(sns, topicArn, chatTargetOf(settings)));
+}
+
+/** The publisher for a stateful scan that delivers through `send` (SNS, or stdout / a file locally). */
+export function alertPublisher(settings: ScanSettings, send: AlertSender) {
   return async (full: StatefulReport): Promise<Published> => {
     const report = capForMessage(full);
     const alert = buildAlertMessage(report, {
       timeZone: settings.timeZone,
       ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
     });
-    const messageId = await publishAlert(sns, topicArn, alert);
+    const messageId = await send(alert);
     return { messageId, findingsCut: alert.findingsCut };
   };
 }
@@ -352,6 +364,8 @@ export interface ScheduledStatefulScanInput {
   readonly sns: SNSClient;
   /** The clock the scan's time is checked against. @default Date.now */
   readonly clock?: () => number;
+  /** The state's scope (an account's own, see accountScope). @default the reseller base URL */
+  readonly scope?: string;
 }
 
 /** The Lambda's scan with memory: the DynamoDB store its environment names, the alert topic, the policy from the environment. */
@@ -359,6 +373,7 @@ export async function runScheduledStatefulScan(
   input: ScheduledStatefulScanInput,
 ): Promise<StatefulScanOutcome> {
   const { settings } = input.job;
+  const scope = input.scope ?? settings.resellerBaseUrl;
   const topicArn = settings.alertTopicArn;
   if (!topicArn)
     throw new ConfigError(
@@ -369,10 +384,11 @@ export async function runScheduledStatefulScan(
     store: new DynamoDbStateStore({
       client: input.dynamodb,
       tableName: input.tableName,
-      scope: settings.resellerBaseUrl,
+      scope,
     }),
     policy: loadStatePolicy(input.env, settings.minSeverity),
     publish: snsPublisher(settings, input.sns, topicArn),
     ...(input.clock ? { clock: input.clock } : {}),
+    ...(input.scope ? { scope } : {}),
   });
 }

@@ -1,6 +1,6 @@
 import type { ActionStore } from '../core/actions';
 import type { AuditTrail } from '../core/audit';
-import type { RawSettings } from '../core/config';
+import { parseSetting, type RawSettings } from '../core/config';
 import { ConfigError } from '../core/errors';
 import type { ReportStore } from '../core/report-store';
 import type { SecretSource } from '../core/secrets';
@@ -61,8 +61,21 @@ export function createWebApp(deps: WebAppDeps): ProxyHandler {
       reports: deps.reports,
       ...(deps.audit ? { audit: deps.audit } : {}),
       accountLabel: () => deps.settings().accountLabel || undefined,
+      timeZone: () => alertTimeZone(deps.settings()),
       ...(deps.clock ? { clock: deps.clock } : {}),
       log: (entry) => log(`${entry.action} view`, { ...entry }),
     }),
   });
+}
+
+/**
+ * ALERT_TIME_ZONE for the calendar's days; one that does not read as a zone is UTC here, since the
+ * scan refuses it at start and says so (a feed must not go down over it).
+ */
+function alertTimeZone(raw: RawSettings): string | undefined {
+  try {
+    return parseSetting('timeZone', raw.timeZone);
+  } catch {
+    return undefined;
+  }
 }

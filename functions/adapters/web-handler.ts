@@ -35,6 +35,8 @@ export interface ViewDeps {
   readonly reports: () => ReportStore | null;
   readonly log: (entry: ViewLogEntry) => void;
   readonly accountLabel?: () => string | undefined;
+  /** The alert's time zone (ALERT_TIME_ZONE): the calendar's days are its days. @default UTC */
+  readonly timeZone?: () => string | undefined;
   /** @default Date.now */
   readonly clock?: () => number;
   /** The restore attempts the report page lists; absent, the page has no such section. */
@@ -73,7 +75,7 @@ export function createViewHandler(deps: ViewDeps) {
     // Rendered before the log line, so the log says what was answered (a report that fails to
     // render is a 503, not the 200 it was decided as).
     const audit = decided.kind === 'show' && action === 'report' ? await auditFor(deps) : undefined;
-    const { outcome, result } = render(action, method, decided, event, deps.accountLabel?.(), audit);
+    const { outcome, result } = render(action, method, decided, event, viewOptions(deps), audit);
     deps.log({
       action,
       method: method.slice(0, 16),
@@ -92,17 +94,17 @@ function render(
   method: string,
   outcome: ViewOutcome,
   event: APIGatewayProxyEvent,
-  label: string | undefined,
+  options: ViewOptions,
   audit: AuditEntry[] | null | undefined,
 ): { outcome: ViewOutcome; result: APIGatewayProxyResult } {
   if (outcome.kind === 'show') {
     try {
-      return { outcome, result: showReport(action, outcome.report, event, label, audit) };
+      return { outcome, result: showReport(action, outcome.report, event, options, audit) };
     } catch (error) {
       const failed = unreadableReport(
         `rendering the report failed: ${(error as Error).name}: ${(error as Error).message}`,
       );
-      return render(action, method, failed, event, label, audit);
+      return render(action, method, failed, event, options, audit);
     }
   }
   const headers: Record<string, string> = {
@@ -121,9 +123,10 @@ function showReport(
   action: ReadOnlyAction,
   report: Report,
   event: APIGatewayProxyEvent,
-  label: string | undefined,
+  options: ViewOptions,
   audit: AuditEntry[] | null | undefined,
 ): APIGatewayProxyResult {
+  const label = options.accountLabel;
   if (action === 'calendar') {
     return {
       statusCode: 200,
@@ -132,7 +135,7 @@ function showReport(
         'Content-Type': CALENDAR_CONTENT_TYPE,
         'Content-Disposition': 'inline; filename="domain-sentinel.ics"',
       },
-      body: renderCalendar(report, label ? { accountLabel: label } : {}),
+      body: renderCalendar(report, options),
     };
   }
   const query = (event.queryStringParameters ?? {}) as Record<string, string>;
@@ -147,6 +150,17 @@ function showReport(
       ...(audit !== undefined ? { audit } : {}),
     }),
   };
+}
+
+interface ViewOptions {
+  readonly accountLabel?: string;
+  readonly timeZone?: string;
+}
+
+function viewOptions(deps: ViewDeps): ViewOptions {
+  const accountLabel = deps.accountLabel?.();
+  const timeZone = deps.timeZone?.();
+  return { ...(accountLabel ? { accountLabel } : {}), ...(timeZone ? { timeZone } : {}) };
 }
 
 /** The audit trail's entries for the report page: undefined without a trail, null when it cannot be read. */

@@ -2,14 +2,17 @@ import {
   type Acknowledgement,
   type ActionStore,
   acknowledgementOf,
+  cannotBeSilenced,
   DEFAULT_SNOOZE_DAYS,
   SNOOZE_CHOICES,
   type Snooze,
+  silenceEndsAt,
+  snoozeChoicesFor,
   snoozeOf,
 } from './actions';
 import { type DomainFinding, severityRank } from './classify';
 import { AuthenticationError, ConfigError, SecretError } from './errors';
-import { checkActingLink } from './link-gate';
+import { checkActingLink, type GateResult } from './link-gate';
 import { type LinkFinding, type SigningKey, signLinkQuery } from './links';
 
 /**
@@ -46,10 +49,12 @@ export type ActionOutcomeKind =
   | 'invalid_domain'
   | 'malformed'
   | 'bad_signature'
+  | 'unknown_key'
   | 'link_expired'
   | 'head'
   | 'confirm'
   | 'no_finding'
+  | 'last_days'
   | 'bad_days'
   | 'finding_changed'
   | 'snoozed'
@@ -96,7 +101,45 @@ const VERB: Record<SilenceAction, string> = { snooze: 'Snooze', acknowledge: 'Ac
 
 /** Decides what a request to a snooze or acknowledge link does and answers. Never throws. */
 export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
-  const gate = await checkActingLink({
+  const gate = await checkLink(input);
+  if (!gate.ok) return gate.refusal;
+  const { method, exp, finding: sentFor } = gate;
+  if (method === 'HEAD') return outcome('head', 200, '', '');
+  const posted = postedDays(input, method);
+  if (!posted.ok) return posted.refusal;
+  const found = await findSilenceable(input, method);
+  if (!found.ok) return found.refusal;
+  const { port, finding } = found;
+  const days = daysFor(finding, posted.days);
+  if (!days.ok) return days.refusal;
+  const current = await linksForChangedFinding(input, sentFor, finding);
+  if (!current.ok) return current.refusal;
+  if (method === 'GET') {
+    return confirmation(input, { exp, sentFor, finding, days, currentQuery: current.query });
+  }
+  if (current.query && sentFor) return findingChanged(input, sentFor, finding, current.query);
+  const silence = await storeSilence(input, port, finding, days.chosen);
+  if (!silence.ok) return silence.refusal;
+  return silenced(input, finding, silence.stored);
+}
+
+/** A step of the decision: what it found, or the outcome that answers the request there. */
+type Step<T> = ({ readonly ok: true } & T) | { readonly ok: false; readonly refusal: ActionOutcome };
+
+const refuse = (refusal: ActionOutcome) => ({ ok: false, refusal }) as const;
+
+/** The query of a fresh link for the finding as it is now, per action. */
+type CurrentQuery = (action: SilenceAction) => string;
+
+/** The snooze lengths the finding offers, and the one this request asks for. */
+interface DaysChoice {
+  readonly choices: readonly number[];
+  readonly chosen: number;
+}
+
+/** The link's signature, expiry and domain, checked before anything is looked up. */
+function checkLink(input: ActionInput): Promise<GateResult> {
+  return checkActingLink({
     action: input.action,
     method: input.method,
     domain: input.domain,
@@ -108,123 +151,200 @@ export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
       'The link was changed, or is for another domain or another action. Use the link from the alert exactly as sent.',
     unavailableMessage: GENERIC_FAILURE,
   });
-  if (!gate.ok) return gate.refusal;
-  const { method, exp } = gate;
-  const domain = input.domain;
-  if (method === 'HEAD') return outcome('head', 200, '', '');
+}
 
-  let days = DEFAULT_SNOOZE_DAYS;
-  if (method === 'POST' && input.action === 'snooze' && input.form.days !== undefined) {
-    const chosen = Number(input.form.days);
-    if (!(SNOOZE_CHOICES as readonly number[]).includes(chosen) || !/^\d+$/.test(input.form.days)) {
-      return outcome(
-        'bad_days',
-        400,
-        'Not a snooze length',
-        `Choose ${SNOOZE_CHOICES.join(', ')} days. Nothing was changed.`,
-      );
-    }
-    days = chosen;
+/**
+ * The form's days are checked against the finding's own choices once it is known (a quarantine's
+ * are cut to its days to restore); anything beyond the longest choice is refused before a lookup.
+ */
+function postedDays(input: ActionInput, method: 'GET' | 'POST'): Step<{ readonly days?: number }> {
+  const form = input.form.days;
+  if (method !== 'POST' || input.action !== 'snooze' || form === undefined) return { ok: true };
+  const days = Number(form);
+  if (!/^\d+$/.test(form) || days < 1 || days > Math.max(...SNOOZE_CHOICES)) {
+    return refuse(badDays(SNOOZE_CHOICES));
   }
+  return { ok: true, days };
+}
 
+/**
+ * The domain's finding as it stands now, when a link may silence it: there is one, and it is not a
+ * quarantine in its last days to restore (or past them), which is alerted daily whatever anyone chose.
+ */
+async function findSilenceable(
+  input: ActionInput,
+  method: 'GET' | 'POST',
+): Promise<Step<{ readonly port: ActionPort; readonly finding: DomainFinding }>> {
+  const found = await lookUpFinding(input);
+  if (!found.ok) return found;
+  const { finding } = found;
+  const domain = input.domain;
+  if (!finding) {
+    return refuse(
+      outcome(
+        'no_finding',
+        method === 'POST' ? 409 : 200,
+        `Nothing to ${input.action} for ${domain}`,
+        `${domain} has nothing to report now (renewed, restored or gone from the account), so there is nothing to ${input.action}.`,
+      ),
+    );
+  }
+  if (cannotBeSilenced(finding)) {
+    return refuse(
+      outcome(
+        'last_days',
+        method === 'POST' ? 409 : 200,
+        `${domain} cannot be ${input.action === 'snooze' ? 'snoozed' : 'acknowledged'} now`,
+        `${domain} is ${lastDaysWords(finding)}: alerts about it repeat daily until it is restored or gone, and cannot be snoozed or acknowledged. Nothing was changed.`,
+      ),
+    );
+  }
+  return { ok: true, port: found.port, finding };
+}
+
+/**
+ * Builds the port (only now that the link is proven valid) and looks the domain up. A key the
+ * reseller refuses is the operator's to fix; any other failure is worth trying again.
+ */
+async function lookUpFinding(
+  input: ActionInput,
+): Promise<Step<{ readonly port: ActionPort; readonly finding: DomainFinding | null }>> {
   let port: ActionPort;
   try {
     port = await input.port();
   } catch (error) {
-    return misconfigured(error);
+    return refuse(misconfigured(error));
   }
-  let finding: DomainFinding | null;
   try {
-    finding = await port.findFinding(domain);
+    return { ok: true, port, finding: await port.findFinding(input.domain) };
   } catch (error) {
-    if (error instanceof AuthenticationError) return { ...misconfigured(error), detail: error.message };
-    return {
+    if (error instanceof AuthenticationError)
+      return refuse({ ...misconfigured(error), detail: error.message });
+    return refuse({
       ...outcome(
         'lookup_failed',
         502,
         'The reseller could not be reached',
-        `Nothing was changed: the reseller’s API did not answer when ${domain} was looked up. Please try again in a few minutes.`,
+        `Nothing was changed: the reseller’s API did not answer when ${input.domain} was looked up. Please try again in a few minutes.`,
       ),
       detail: detailOf(error),
-    };
+    });
   }
-  if (!finding) {
-    return outcome(
-      'no_finding',
-      method === 'POST' ? 409 : 200,
-      `Nothing to ${input.action} for ${domain}`,
-      `${domain} has nothing to report now (renewed, restored or gone from the account), so there is nothing to ${input.action}.`,
-    );
-  }
-  // A link acts only on what it was sent for: a finding that became another kind or more severe
-  // (a warning's link, used after the domain went into quarantine) is not silenced by it.
-  const sentFor = gate.finding;
+}
+
+/** The snooze length asked for (posted, or the default cut to the finding's longest), if the finding offers it. */
+function daysFor(finding: DomainFinding, posted: number | undefined): Step<DaysChoice> {
+  const choices = snoozeChoicesFor(finding);
+  const chosen = posted ?? Math.min(DEFAULT_SNOOZE_DAYS, Math.max(...choices));
+  if (!choices.includes(chosen)) return refuse(badDays(choices));
+  return { ok: true, choices, chosen };
+}
+
+/**
+ * A link acts only on what it was sent for: a finding that became another kind or more severe (a
+ * warning's link, used after the domain went into quarantine) is not silenced by it. For such a
+ * finding, the query of a fresh link for what it is now; none while the finding is what was sent.
+ */
+async function linksForChangedFinding(
+  input: ActionInput,
+  sentFor: LinkFinding | undefined,
+  finding: DomainFinding,
+): Promise<Step<{ readonly query?: CurrentQuery }>> {
   const changed =
     sentFor !== undefined &&
     (finding.kind !== sentFor.kind || severityRank(finding.severity) > severityRank(sentFor.severity));
-  let currentQuery: ((action: SilenceAction) => string) | undefined;
-  if (changed) {
-    let keys: readonly SigningKey[];
-    try {
-      keys = await input.signingKeys();
-    } catch (error) {
-      return misconfigured(error);
-    }
-    const current = { kind: finding.kind, severity: finding.severity };
-    currentQuery = (action) =>
-      signLinkQuery({
-        action,
-        subject: domain,
-        finding: current,
-        keys,
-        now: input.now,
-        ttlSeconds: CURRENT_LINK_TTL_SECONDS,
-      });
+  if (!changed) return { ok: true };
+  let keys: readonly SigningKey[];
+  try {
+    keys = await input.signingKeys();
+  } catch (error) {
+    return refuse(misconfigured(error));
   }
-  if (method === 'GET') {
-    const query = currentQuery
-      ? currentQuery(input.action)
-      : `${new URLSearchParams({
-          ...(sentFor ? { kind: sentFor.kind, sev: sentFor.severity } : {}),
-          exp: String(input.token.exp),
-          kid: String(input.token.kid),
-          sig: String(input.token.sig),
-        })}`;
-    return {
-      ...outcome('confirm', 200, `${VERB[input.action]} ${domain}?`, ''),
-      confirm: {
-        action: input.action,
-        finding,
-        linkExpires: currentQuery ? input.now + CURRENT_LINK_TTL_SECONDS * 1000 : exp * 1000,
-        formAction: `?${query}`,
-        ...(input.action === 'snooze'
-          ? { days: { choices: SNOOZE_CHOICES, chosen: DEFAULT_SNOOZE_DAYS } }
-          : {}),
-        ...(changed && sentFor ? { sentFor } : {}),
-      },
-    };
-  }
-  if (currentQuery && sentFor) {
-    const path = (action: SilenceAction) =>
-      `../${action}/${encodeURIComponent(domain)}?${currentQuery(action)}`;
-    return {
-      ...outcome(
-        'finding_changed',
-        409,
-        `${domain} is now ${findingWords(finding)}`,
-        `This link was sent when ${domain} was ${findingWords(sentFor)}; it is now ${findingWords(finding)}, so the link does not ${input.action} it. Nothing was changed. To ${input.action} it as it is now, use a link below.`,
-      ),
-      changed: { sentFor, now: finding, links: { snooze: path('snooze'), acknowledge: path('acknowledge') } },
-    };
-  }
+  const current = { kind: finding.kind, severity: finding.severity };
+  const query: CurrentQuery = (action) =>
+    signLinkQuery({
+      action,
+      subject: input.domain,
+      finding: current,
+      keys,
+      now: input.now,
+      ttlSeconds: CURRENT_LINK_TTL_SECONDS,
+    });
+  return { ok: true, query };
+}
 
+/**
+ * GET asks to confirm and changes nothing (mail scanners open every link). The form posts to the
+ * very link that was opened, or to a fresh one when the finding has changed since it was sent.
+ */
+function confirmation(
+  input: ActionInput,
+  link: {
+    readonly exp: number;
+    readonly sentFor: LinkFinding | undefined;
+    readonly finding: DomainFinding;
+    readonly days: DaysChoice;
+    readonly currentQuery: CurrentQuery | undefined;
+  },
+): ActionOutcome {
+  const { exp, sentFor, finding, days, currentQuery } = link;
+  const query = currentQuery
+    ? currentQuery(input.action)
+    : `${new URLSearchParams({
+        ...(sentFor ? { kind: sentFor.kind, sev: sentFor.severity } : {}),
+        exp: String(input.token.exp),
+        kid: String(input.token.kid),
+        sig: String(input.token.sig),
+      })}`;
+  return {
+    ...outcome('confirm', 200, `${VERB[input.action]} ${input.domain}?`, ''),
+    confirm: {
+      action: input.action,
+      finding,
+      linkExpires: currentQuery ? input.now + CURRENT_LINK_TTL_SECONDS * 1000 : exp * 1000,
+      formAction: `?${query}`,
+      ...(input.action === 'snooze' ? { days: { choices: days.choices, chosen: days.chosen } } : {}),
+      ...(currentQuery && sentFor ? { sentFor } : {}),
+    },
+  };
+}
+
+/** POST with a link for a finding that has since changed: nothing is silenced; links for it as it is now. */
+function findingChanged(
+  input: ActionInput,
+  sentFor: LinkFinding,
+  finding: DomainFinding,
+  currentQuery: CurrentQuery,
+): ActionOutcome {
+  const domain = input.domain;
+  const path = (action: SilenceAction) =>
+    `../${action}/${encodeURIComponent(domain)}?${currentQuery(action)}`;
+  return {
+    ...outcome(
+      'finding_changed',
+      409,
+      `${domain} is now ${findingWords(finding)}`,
+      `This link was sent when ${domain} was ${findingWords(sentFor)}; it is now ${findingWords(finding)}, so the link does not ${input.action} it. Nothing was changed. To ${input.action} it as it is now, use a link below.`,
+    ),
+    changed: { sentFor, now: finding, links: { snooze: path('snooze'), acknowledge: path('acknowledge') } },
+  };
+}
+
+/** Writes the snooze or acknowledgement; a store that fails changes nothing and says to try again. */
+async function storeSilence(
+  input: ActionInput,
+  port: ActionPort,
+  finding: DomainFinding,
+  days: number,
+): Promise<Step<{ readonly stored: Snooze | Acknowledgement }>> {
+  const domain = input.domain;
   const stored =
     input.action === 'snooze' ? snoozeOf(finding, days, input.now) : acknowledgementOf(finding, input.now);
   try {
     if (input.action === 'snooze') await port.store.snooze(domain, stored as Snooze);
     else await port.store.acknowledge(domain, stored as Acknowledgement);
   } catch (error) {
-    return {
+    return refuse({
       ...outcome(
         'store_failed',
         503,
@@ -232,16 +352,29 @@ export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
         'Nothing was changed: the state store could not be written. Please try again in a few minutes.',
       ),
       detail: detailOf(error),
-    };
+    });
   }
+  return { ok: true, stored };
+}
+
+/** What the silence means for the alerts, and when a quarantine's last days end it. */
+function silenced(
+  input: ActionInput,
+  finding: DomainFinding,
+  stored: Snooze | Acknowledgement,
+): ActionOutcome {
+  const domain = input.domain;
+  const ends = silenceEndsAt(finding);
+  const lastDays =
+    ends === null ? '' : ` Its last days to restore begin ${utc(ends)}: from then on it is alerted daily.`;
   if (input.action === 'snooze') {
-    const until = (stored as Snooze).until.replace('T', ' ').slice(0, 16);
+    const until = utc(Date.parse((stored as Snooze).until));
     return {
       ...outcome(
         'snoozed',
         200,
         `${domain} snoozed`,
-        `Alerts leave ${domain} out until ${until} UTC, unless it gets worse (for example enters quarantine). It stays in the report.`,
+        `Alerts leave ${domain} out until ${until}, unless it gets worse (for example enters quarantine). It stays in the report.${lastDays}`,
       ),
       stored,
     };
@@ -251,10 +384,29 @@ export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
       'acknowledged',
       200,
       `${domain} acknowledged`,
-      `Alerts leave ${domain} out until its expiry date, status or auto-renew changes. It stays in the report.`,
+      `Alerts leave ${domain} out until its expiry date, status or auto-renew changes. It stays in the report.${lastDays}`,
     ),
     stored,
   };
+}
+
+const utc = (ms: number) => `${new Date(ms).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
+
+/** Where a quarantine stands in (or past) its last days to restore, in words: "in its last days to restore, 3 days left (restore by …)". */
+export function lastDaysWords(finding: DomainFinding): string {
+  const left = finding.days_to_restore ?? 0;
+  const by = finding.restore_by ? utc(Date.parse(finding.restore_by)) : 'unknown';
+  if (left < 0) return `past its restore-by date (${by})`;
+  return `in its last days to restore, ${left === 0 ? 'on the last day' : `${left} day${left === 1 ? '' : 's'} left`} (restore by ${by})`;
+}
+
+function badDays(choices: readonly number[]): ActionOutcome {
+  return outcome(
+    'bad_days',
+    400,
+    'Not a snooze length',
+    `Choose ${choices.join(', ')} days. Nothing was changed.`,
+  );
 }
 
 /** How long the links offered for a finding that changed stay valid: for use now, from the page. */

@@ -1,5 +1,7 @@
 import { type ActionOutcome, findingWords } from './action-decision';
+import { silenceEndsAt } from './actions';
 import { dateFormat, describeDomainFinding } from './alert';
+import { LAST_DAYS } from './quarantine-periods';
 import { escapeHtml, renderPage } from './restore-page';
 import { displayDomain } from './text';
 
@@ -23,7 +25,22 @@ export function renderActionConfirmPage(
   const changed = confirm.sentFor
     ? `<p class="bad">This link was sent when <code>${shown}</code> was ${escapeHtml(findingWords(confirm.sentFor))}. It is now ${escapeHtml(findingWords(confirm.finding))}: the button below acts on it as it is now.</p>`
     : '';
-  const facts = `${changed}<dl><dt>Domain</dt><dd><code>${shown}</code></dd><dt>Now</dt><dd>${what} (${escapeHtml(confirm.finding.severity)})</dd><dt>This link expires</dt><dd>${escapeHtml(dateTime(confirm.linkExpires))}</dd></dl>`;
+  const f = confirm.finding;
+  // A quarantine's deadline is what the person weighs a silence against: shown, with when it ends.
+  const restoreBy =
+    f.kind !== 'quarantine'
+      ? ''
+      : `<dt>Restore by</dt><dd>${
+          f.restore_by && typeof f.days_to_restore === 'number'
+            ? `${escapeHtml(dateTime(Date.parse(f.restore_by)))} (${f.days_to_restore} day${f.days_to_restore === 1 ? '' : 's'} left)`
+            : 'unknown'
+        }</dd>`;
+  const facts = `${changed}<dl><dt>Domain</dt><dd><code>${shown}</code></dd><dt>Now</dt><dd>${what} (${escapeHtml(f.severity)})</dd>${restoreBy}<dt>This link expires</dt><dd>${escapeHtml(dateTime(confirm.linkExpires))}</dd></dl>`;
+  const ends = silenceEndsAt(f);
+  const lastDays =
+    ends === null
+      ? ''
+      : `<p class="bad">Its last ${LAST_DAYS} days to restore begin ${escapeHtml(dateTime(ends))}: from then on it is alerted daily, whatever you choose here.</p>`;
   const note =
     '<p class="note">Nothing happens until you press the button: opening this page (as mail scanners do) changes nothing.</p>';
   const action = escapeHtml(confirm.formAction);
@@ -37,14 +54,14 @@ export function renderActionConfirmPage(
     return renderPage(
       `Snooze ${domain}?`,
       `<h1>Snooze <code>${shown}</code>?</h1>${facts}
-<p>Alerts leave it out for the days you choose. It stays in the report, and comes back at once if it gets worse (for example enters quarantine).</p>
+<p>Alerts leave it out for the days you choose. It stays in the report, and comes back at once if it gets worse (for example enters quarantine).</p>${lastDays}
 <form method="post" action="${action}"><fieldset><legend>Snooze for</legend>${choices}</fieldset><p><button type="submit">Snooze ${shown}</button></p></form>${note}`,
     );
   }
   return renderPage(
     `Acknowledge ${domain}?`,
     `<h1>Acknowledge <code>${shown}</code>?</h1>${facts}
-<p>“We let this one go”: alerts leave it out until its expiry date, status or auto-renew changes. It stays in the report.</p>
+<p>“We let this one go”: alerts leave it out until its expiry date, status or auto-renew changes. It stays in the report.</p>${lastDays}
 <form method="post" action="${action}"><button type="submit">Acknowledge ${shown}</button></form>${note}`,
   );
 }

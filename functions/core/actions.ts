@@ -6,7 +6,10 @@ import {
   type Severity,
   severityRank,
 } from './classify';
+import { LAST_DAYS } from './quarantine-periods';
 import type { Report } from './scan';
+import { MAX_INSTANT_MS } from './schemas';
+import type { DomainMemory } from './state';
 import { CLOCK_TOLERANCE_MS, StoredDateTime } from './state-time';
 
 /**
@@ -72,7 +75,8 @@ export const DomainActionsSchema = z.object({
 export interface Lapse {
   readonly domain_name: string;
   readonly action: 'snooze' | 'acknowledge';
-  readonly reason: 'expired' | 'worse' | 'changed' | 'resolved';
+  /** `last_days`: a quarantine entered its last {@link LAST_DAYS} days to restore (or passed its restore-by date). */
+  readonly reason: 'expired' | 'worse' | 'changed' | 'resolved' | 'last_days';
 }
 
 /**
@@ -85,6 +89,11 @@ export interface ActionStore {
   readonly location: string;
   snooze(domain: string, snooze: Snooze): Promise<void>;
   acknowledge(domain: string, acknowledgement: Acknowledgement): Promise<void>;
+  /**
+   * What the scans remember of `domain` (a renewal that fell due while watched), so that a link
+   * judges the domain's finding the way the alert did; absent in a store that keeps no memory.
+   */
+  memoryOf?(domain: string): Promise<DomainMemory | undefined>;
 }
 
 const KIND_RANK: Readonly<Record<DomainFindingKind, number>> = {
@@ -106,10 +115,49 @@ export function isWorse(
   );
 }
 
-/** A snooze of `finding` for `days` days from `now` (epoch ms). */
+/**
+ * When silence about a quarantine ends whatever was chosen: as its last {@link LAST_DAYS} days to
+ * restore begin (days_to_restore, rounded down, reaches LAST_DAYS). Null for any other finding, or
+ * a quarantine whose restore deadline is unknown.
+ */
+export function silenceEndsAt(finding: DomainFinding): number | null {
+  if (finding.kind !== 'quarantine' || !finding.restore_by) return null;
+  const restoreBy = Date.parse(finding.restore_by);
+  return Number.isNaN(restoreBy) ? null : restoreBy - (LAST_DAYS + 1) * DAY_MS;
+}
+
+/**
+ * True when `finding` is a quarantine in its last days to restore, or past its restore-by date:
+ * the daily LAST DAYS alert and the PASSED alert are what stands between the person and the loss
+ * of the domain, so no snooze or acknowledgement keeps them out.
+ */
+export function cannotBeSilenced(finding: DomainFinding): boolean {
+  return (
+    finding.kind === 'quarantine' &&
+    typeof finding.days_to_restore === 'number' &&
+    finding.days_to_restore <= LAST_DAYS
+  );
+}
+
+/**
+ * The snooze lengths offered for `finding`: {@link SNOOZE_CHOICES}, for a quarantine cut to the
+ * whole days before its last days to restore begin (so never more than its days to restore), and
+ * none once they have.
+ */
+export function snoozeChoicesFor(finding: DomainFinding): readonly number[] {
+  if (cannotBeSilenced(finding)) return [];
+  const left = finding.kind === 'quarantine' ? finding.days_to_restore : null;
+  if (typeof left !== 'number') return SNOOZE_CHOICES;
+  const cap = left - LAST_DAYS;
+  return [...new Set(SNOOZE_CHOICES.map((days) => Math.min(days, cap)))];
+}
+
+/** A snooze of `finding` for `days` days from `now` (epoch ms); a quarantine's ends as its last days begin. */
 export function snoozeOf(finding: DomainFinding, days: number, now: number): Snooze {
+  const ends = silenceEndsAt(finding) ?? Number.POSITIVE_INFINITY;
   return {
-    until: new Date(now + days * DAY_MS).toISOString(),
+    // Never past the last instant a four-digit year holds: the state could not read it back.
+    until: new Date(Math.min(now + days * DAY_MS, ends, MAX_INSTANT_MS)).toISOString(),
     at: new Date(now).toISOString(),
     kind: finding.kind,
     severity: finding.severity,
@@ -134,20 +182,24 @@ export function snoozeLapse(snooze: Snooze, finding: DomainFinding, now: number)
   const at = Date.parse(snooze.at);
   // Nor does a snooze longer than any the tool makes (366 days).
   if (Number.isNaN(until) || Number.isNaN(at) || until <= now || until - at > 366 * DAY_MS) return 'expired';
-  return isWorse(finding, snooze) ? 'worse' : null;
+  if (isWorse(finding, snooze)) return 'worse';
+  // A snooze made before the restore-by date was known, or by hand, never outlasts the last days.
+  return cannotBeSilenced(finding) ? 'last_days' : null;
 }
 
 /**
  * Why an acknowledgement no longer silences `finding`, or null while it does. "We let this one go"
  * accepts the days running down (a warning turning critical as expiry nears: the very thing that was
- * decided), so only a change of expiry, kind (expired, quarantine) or auto-renew lifts it.
+ * decided), so only a change of expiry, kind (expired, quarantine) or auto-renew lifts it; and a
+ * quarantine's last days to restore, after which the domain is gone for good, are always alerted.
  */
 export function acknowledgementLapse(ack: Acknowledgement, finding: DomainFinding): Lapse['reason'] | null {
   const same =
     ack.kind === finding.kind &&
     Date.parse(ack.date_expiry) === Date.parse(finding.date_expiry) &&
     ack.auto_renew === finding.auto_renew;
-  return same ? null : 'changed';
+  if (!same) return 'changed';
+  return cannotBeSilenced(finding) ? 'last_days' : null;
 }
 
 export interface AppliedActions {

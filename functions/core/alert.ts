@@ -88,7 +88,10 @@ export function describeDomainFinding(f: DomainFinding, now: string, day: (iso: 
       const deadline = restoreDeadlineText(f, day);
       if (!f.date_deleted)
         return `in quarantine (since when not given; expiry date ${day(f.date_expiry)}); ${deadline}`;
-      const days = Math.max(0, Math.floor((Date.parse(now) - Date.parse(f.date_deleted)) / DAY_MS));
+      const since = Date.parse(now) - Date.parse(f.date_deleted);
+      if (since < 0)
+        return `in quarantine (the record dates it from ${day(f.date_deleted)}, still to come); ${deadline}`;
+      const days = Math.floor(since / DAY_MS);
       return `in quarantine since ${day(f.date_deleted)}, ${plural(days, 'day')}; ${deadline}`;
     }
     case 'renewal_failed':
@@ -482,6 +485,8 @@ export interface AlertMessage {
     readonly severity: Severity;
     readonly critical_count: number;
     readonly warning_count: number;
+    /** The account's name (`report.source.account`), for subscriptions that filter on it. */
+    readonly account?: string;
   };
   /** Findings left out of the digest and the JSON variant to stay under the size limit. */
   readonly findingsCut: number;
@@ -568,6 +573,7 @@ export function buildAlertMessage(report: Report, options: RenderOptions = {}): 
       severity: alertSeverity(report),
       critical_count: report.summary.critical + criticalProblems(report).length,
       warning_count: report.summary.warning,
+      ...(report.source?.account ? { account: report.source.account } : {}),
     },
     findingsCut: cut,
     problemsCut: report.problems.length - problemLimit,

@@ -92,19 +92,20 @@ export const AuditEntrySchema = z.object({
     .nullable(),
 });
 
-/** The stored entries that parse, newest first, at most {@link AUDIT_MAX_ENTRIES}. */
+/**
+ * The stored entries that parse, in the order the store keeps them (newest first by arrival), at
+ * most {@link AUDIT_MAX_ENTRIES}. Never re-sorted by their times: a time is the recording
+ * function's clock, which can step back, and an attempt sorted by it as the oldest was the next
+ * one trimmed.
+ */
 export function parseAuditEntries(values: readonly unknown[]): AuditEntry[] {
   const entries: AuditEntry[] = [];
   for (const value of values) {
     const parsed = AuditEntrySchema.safeParse(value);
     if (parsed.success) entries.push(parsed.data);
   }
-  return newestFirst(entries).slice(0, AUDIT_MAX_ENTRIES);
+  return entries.slice(0, AUDIT_MAX_ENTRIES);
 }
-
-/** Newest first; ISO 8601 times in UTC sort as text. */
-export const newestFirst = (entries: readonly AuditEntry[]): AuditEntry[] =>
-  [...entries].sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
 
 /** One entry on one line, for `sentinel audit` and the report page. */
 export function auditLine(entry: AuditEntry): string {

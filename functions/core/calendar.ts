@@ -9,9 +9,12 @@ import { displayDomain, normalizeDomainName } from './text';
 /**
  * The calendar feed (RFC 5545): one all-day event per domain finding, on its expiry date (or, in
  * quarantine, the day quarantine began), with an alarm CRITICAL_DAYS before an expiry; a
- * quarantined domain with a known restore deadline has a second event on its restore-by day. UIDs
- * are a hash of domain, kind and date, so a calendar app that fetches the feed again updates its
- * events instead of adding copies, and a renewal (a new date) is a new event.
+ * quarantined domain with a known restore deadline has a second event on the last day a restore is
+ * still possible. All-day events float (they have no zone), so each is dated as the day reads in
+ * the alert's time zone (ALERT_TIME_ZONE): dated in UTC, a deadline of 18:00 in Los Angeles would
+ * show on the next day there, after it passed. UIDs are a hash of domain, kind and the UTC date, so
+ * a calendar app that fetches the feed again updates its events instead of adding copies, and a
+ * renewal (a new date) is a new event.
  *
  * A calendar app subscribes to one URL and cannot page, and some fetch it without compression:
  * the feed always fits one Lambda answer ({@link RESPONSE_BUDGET_BYTES}). Every critical and
@@ -46,7 +49,23 @@ function uidOf(domainName: string, kind: string, date: string, repeat: string): 
   return `${hash}@domain-sentinel`;
 }
 
-const dayFormat = dateFormat('UTC').day;
+/**
+ * The calendar date `ms` falls on in `timeZone`, as the midnight UTC an all-day event is given
+ * (epoch ms). One formatter for the whole feed: making one per event cost more than the event.
+ */
+function dayIn(timeZone: string): (ms: number) => number {
+  const format = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  });
+  return (ms) => {
+    const parts = format.formatToParts(new Date(ms));
+    const part = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+    return Date.UTC(part('year'), part('month') - 1, part('day'));
+  };
+}
 
 function summaryOf(f: DomainFinding, name: string): string {
   if (f.kind === 'quarantine') return `Quarantine: ${name}`;
@@ -131,7 +150,10 @@ function eventText(input: {
 }
 
 /** The events of `report`'s domain findings, most urgent first (the report's order). */
-function eventsOf(report: Report): EventText[] {
+function eventsOf(report: Report, timeZone: string): EventText[] {
+  const format = dateFormat(timeZone);
+  const dayFormat = format.day;
+  const dayOf = dayIn(timeZone);
   const criticalDays = report.policy?.critical_days ?? 7;
   const uids = new Set<string>();
   const dtstamp = stamp(report.generated_at);
@@ -152,7 +174,7 @@ function eventsOf(report: Report): EventText[] {
       ...eventText({
         uid: id,
         stamp: dtstamp,
-        start: Date.parse(date.slice(0, 10)),
+        start: dayOf(Date.parse(date)),
         summary: summaryOf(f, shown),
         description: `${shown}: ${describeDomainFinding(f, report.now, dayFormat)} (${f.severity}).`,
         alarmDays: isExpiry && future ? criticalDays : null,
@@ -164,14 +186,17 @@ function eventsOf(report: Report): EventText[] {
       restoreUid = restoreByUid(f, `\n${f.domain_name}\n${n}`);
     if (restoreUid && f.restore_by) {
       uids.add(restoreUid);
+      // The last day a restore is still possible: the day the deadline falls on (a deadline at
+      // midnight sharp leaves none of that day), never a day that begins after it.
+      const deadline = Date.parse(f.restore_by);
       events.push({
         ...eventText({
           uid: restoreUid,
           stamp: dtstamp,
-          start: Date.parse(f.restore_by.slice(0, 10)),
+          start: dayOf(deadline - 1),
           summary: `Restore by: ${shown} (last day to restore)`,
-          description: `${shown}: ${restoreDeadlineText(f, dayFormat)}. After it, the domain can no longer be restored.`,
-          alarmDays: Date.parse(f.restore_by) > now ? LAST_DAYS : null,
+          description: `${shown}: ${restoreDeadlineText(f, dayFormat)}; the deadline is ${format.time(f.restore_by)}. After it, the domain can no longer be restored.`,
+          alarmDays: deadline > now ? LAST_DAYS : null,
         }),
         info,
       });
@@ -182,6 +207,8 @@ function eventsOf(report: Report): EventText[] {
 
 export interface CalendarOptions {
   readonly accountLabel?: string;
+  /** The zone whose days the events fall on (ALERT_TIME_ZONE). @default 'UTC' */
+  readonly timeZone?: string;
   /** The most the answer may take, as the Lambda counts it. @default RESPONSE_BUDGET_BYTES */
   readonly budgetBytes?: number;
 }
@@ -190,7 +217,7 @@ export interface CalendarOptions {
 export function renderCalendar(report: ReportView, options: CalendarOptions = {}): string {
   const budget = options.budgetBytes ?? RESPONSE_BUDGET_BYTES;
   const name = `domain-sentinel${options.accountLabel ? ` (${options.accountLabel})` : ''}`;
-  const events = eventsOf(report);
+  const events = eventsOf(report, options.timeZone ?? 'UTC');
   const omittedInfo = report.view?.omittedTotal ?? 0;
 
   const head = (note: string) =>

@@ -12,6 +12,11 @@ import { SCAN_MODES } from './scan';
  */
 
 /** Environment variable names, shared by the functions, the constructs and the command line. */
+
+/** The bodies a webhook can take (functions/core/webhook-formats.ts writes them). */
+export const WEBHOOK_FORMATS = ['slack', 'teams', 'json'] as const;
+export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
+
 export const ENV = {
   resellerBaseUrl: 'RESELLER_BASE_URL',
   resellerApiKey: 'RESELLER_API_KEY',
@@ -38,6 +43,13 @@ export const ENV = {
   criticalRepeatHours: 'CRITICAL_REPEAT_HOURS',
   summaryEveryDays: 'SUMMARY_EVERY_DAYS',
   quarantineDays: 'QUARANTINE_DAYS',
+  deploymentName: 'DEPLOYMENT_NAME',
+  chatTopicArn: 'CHAT_TOPIC_ARN',
+  webhookUrl: 'WEBHOOK_URL',
+  webhookFormat: 'WEBHOOK_FORMAT',
+  webhookSigningKey: 'WEBHOOK_SIGNING_KEY',
+  webhookSigningKeyParameter: 'WEBHOOK_SIGNING_KEY_PARAMETER',
+  webhookTargets: 'WEBHOOK_TARGETS',
 } as const;
 
 export type EnvName = keyof typeof ENV;
@@ -77,6 +89,18 @@ export const httpUrl = z
     }
   })
   .transform((s) => s.replace(/\/+$/, ''));
+
+/**
+ * The reseller API's base, without its version: the client puts `/v2/…` after it, so a base that
+ * already ends in `/v2` would ask for `/v2/v2/domains` and get a 404 that names no cause.
+ */
+export const resellerBaseUrl = httpUrl.superRefine((url, ctx) => {
+  if (/\/v2$/i.test(url))
+    ctx.addIssue({
+      code: 'custom',
+      message: `must not end in /v2: the client adds /v2 to every path itself; use ${url.replace(/\/v2$/i, '')}`,
+    });
+});
 
 /** True for an IANA time zone name this runtime knows (UTC, Europe/Amsterdam, …). */
 export function isTimeZone(name: string): boolean {
@@ -119,7 +143,7 @@ export const SETTINGS = {
     env: ENV.resellerBaseUrl,
     flag: '--base-url',
     context: 'resellerBaseUrl',
-    schema: httpUrl,
+    schema: resellerBaseUrl,
     doc: 'reseller API base URL (live or test environment), without /v2; required',
   },
   linkBaseUrl: {
@@ -141,7 +165,22 @@ export const SETTINGS = {
       .trim()
       .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must be an SNS topic ARN')
       .optional(),
-    doc: 'SNS topic scan publishes to (the stack sets it); without it, scan needs --dry-run',
+    doc: 'SNS topic scan publishes to (the stack sets it); without it, scan needs --alert-to or --dry-run',
+  },
+  chatTopicArn: {
+    env: ENV.chatTopicArn,
+    schema: z
+      .string()
+      .trim()
+      .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must be an SNS topic ARN')
+      .optional(),
+    doc: 'second SNS topic: each published alert is also published here as an Amazon Q Developer (AWS Chatbot) custom notification for Slack and Teams channels (the stack sets it; docs/chat.md)',
+  },
+  webhookFormat: {
+    env: ENV.webhookFormat,
+    flag: '--webhook-format',
+    schema: z.enum(WEBHOOK_FORMATS, { message: `must be one of ${WEBHOOK_FORMATS.join(', ')}` }).optional(),
+    doc: 'with --webhook (WEBHOOK_URL): the body posted, a Slack incoming webhook (slack), a Teams Workflows webhook (teams) or the signed JSON report (json); docs/chat.md',
   },
   expiryDays: {
     env: ENV.expiryDays,
@@ -285,6 +324,16 @@ export const SETTINGS = {
       .default({}),
     doc: 'restore periods by TLD over the built-in table (docs/deadlines.md), e.g. nl=40,shop=30; a TLD in neither says "restore deadline unknown"',
   },
+  deploymentName: {
+    env: ENV.deploymentName,
+    schema: z
+      .string()
+      .trim()
+      .max(255, 'must be at most 255 characters')
+      .refine((s) => !/[\p{Cc}\p{Cf}]/u.test(s), 'must not hold control or invisible characters')
+      .optional(),
+    doc: 'the dimension `deployment` of every metric, telling two deployments in one account apart (the stack sets it)',
+  },
   accountLabel: {
     env: ENV.accountLabel,
     context: 'accountLabel',
@@ -325,6 +374,20 @@ export const SECRET_SETTINGS = [
     default: '/domain-sentinel/link-signing-key',
     doc: 'SSM SecureString holding the link signing key(s) (Lambda; the stack sets it)',
   },
+  {
+    env: ENV.webhookUrl,
+    doc: 'scan --webhook: the webhook the alert is posted to (a secret: never printed, only its host)',
+  },
+  {
+    env: ENV.webhookSigningKey,
+    doc: 'key that signs the JSON webhook (X-Sentinel-Signature, docs/chat.md), at least 32 characters (command line)',
+  },
+  {
+    env: ENV.webhookSigningKeyParameter,
+    context: 'webhookSigningKeyParameterName',
+    default: '/domain-sentinel/webhook-signing-key',
+    doc: 'SSM SecureString holding the JSON webhook signing key (Lambda; the stack sets it when a json webhook is configured)',
+  },
 ] as const;
 
 type Parsed<N extends SettingName> = z.output<(typeof SETTINGS)[N]['schema']>;
@@ -343,44 +406,61 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): RawSettings {
   return raw;
 }
 
-const label = (name: SettingName): string => {
-  const spec: SettingSpec = SETTINGS[name];
-  return `${spec.env}${spec.flag ? ` (${spec.flag})` : ''}`;
+/**
+ * The flag that sets a setting where the message is read, if any: a message names only a flag the
+ * command at hand accepts. @default the setting's own `flag` (the scan's)
+ */
+export type FlagOf = (name: SettingName) => string | undefined;
+
+const ownFlag: FlagOf = (name) => (SETTINGS[name] as SettingSpec).flag;
+
+const label = (name: SettingName, flagOf: FlagOf): string => {
+  const flag = flagOf(name);
+  return `${SETTINGS[name].env}${flag ? ` (${flag})` : ''}`;
 };
 
 /** A zod issue in words that name the setting: `EXPIRY_DAYS (--expiry-days) must be …`. */
-function describe(name: SettingName, issue: z.core.$ZodIssue, given: unknown): string {
+function describe(name: SettingName, issue: z.core.$ZodIssue, given: unknown, flagOf: FlagOf): string {
   const missing = given === undefined || given === '';
-  return `${label(name)} ${missing && issue.code === 'invalid_type' ? 'is required' : issue.message}`;
+  return `${label(name, flagOf)} ${missing && issue.code === 'invalid_type' ? 'is required' : issue.message}`;
 }
 
 /** Validates one setting on its own, naming it on failure. */
-export function parseSetting<N extends SettingName>(name: N, value: unknown): Parsed<N> {
+export function parseSetting<N extends SettingName>(
+  name: N,
+  value: unknown,
+  flagOf: FlagOf = ownFlag,
+): Parsed<N> {
   const parsed = SETTINGS[name].schema.safeParse(value === '' ? undefined : value);
   if (parsed.success) return parsed.data as Parsed<N>;
-  throw new ConfigError(parsed.error.issues.map((i) => describe(name, i, value)).join('; '));
+  throw new ConfigError(parsed.error.issues.map((i) => describe(name, i, value, flagOf)).join('; '));
 }
 
 /** Validates every scan setting; the error names each bad variable (and flag) and what it must be. */
-export function loadScanSettings(raw: RawSettings): ScanSettings {
+export function loadScanSettings(raw: RawSettings, flagOf: FlagOf = ownFlag): ScanSettings {
   const problems: string[] = [];
   const out: Record<string, unknown> = {};
   for (const name of Object.keys(SETTINGS) as SettingName[]) {
     const value = raw[name];
     const parsed = SETTINGS[name].schema.safeParse(value === '' ? undefined : value);
     if (parsed.success) out[name] = parsed.data;
-    else problems.push(...parsed.error.issues.map((i) => describe(name, i, value)));
+    else problems.push(...parsed.error.issues.map((i) => describe(name, i, value, flagOf)));
   }
   const settings = out as ScanSettings;
   if (problems.length === 0 && settings.criticalDays > settings.expiryDays)
-    problems.push(`${label('criticalDays')} must not exceed the expiry window (${label('expiryDays')})`);
+    problems.push(
+      `${label('criticalDays', flagOf)} must not exceed the expiry window (${label('expiryDays', flagOf)})`,
+    );
   if (problems.length) throw new ConfigError(problems.join('; '));
   return settings;
 }
 
 /** The settings the restore endpoint needs: only the reseller's base URL (secrets come from a SecretSource). */
-export function loadRestoreSettings(raw: RawSettings): Pick<ScanSettings, 'resellerBaseUrl'> {
-  return { resellerBaseUrl: parseSetting('resellerBaseUrl', raw.resellerBaseUrl) };
+export function loadRestoreSettings(
+  raw: RawSettings,
+  flagOf: FlagOf = ownFlag,
+): Pick<ScanSettings, 'resellerBaseUrl'> {
+  return { resellerBaseUrl: parseSetting('resellerBaseUrl', raw.resellerBaseUrl, flagOf) };
 }
 
 /** Reads one required variable from the environment, naming it when it is missing. */
@@ -399,4 +479,19 @@ export const METRICS = {
   warningFindings: 'WarningFindings',
   domainsScanned: 'DomainsScanned',
   unreadableRecords: 'UnreadableRecords',
+  /** HTTP requests sent to the reseller API, retries included, and those answered 429. */
+  resellerRequests: 'ResellerRequests',
+  resellerThrottled: 'ResellerThrottled',
+  /** The web function's service dimension, and its one metric: a request's outcome (dimensions action, outcome). */
+  webService: 'web',
+  webOutcome: 'WebOutcome',
+  /** The webhook subscriber's service dimension, and its count of webhooks that answered 4xx (a configuration error). */
+  webhookService: 'webhook',
+  webhookRejected: 'WebhookRejected',
+  /** Dimension naming the deployment (SETTINGS.deploymentName), on every metric of both functions. */
+  deploymentDimension: 'deployment',
+  /** Dimension naming the account, on the scan's metrics when the deployment scans several (docs/accounts.md). */
+  accountDimension: 'account',
+  /** An account's scan failed (put by the state machine, which sees every way an invocation fails). */
+  scanFailed: 'ScanFailed',
 } as const;

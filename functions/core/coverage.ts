@@ -1,4 +1,4 @@
-import type { ClassifyPolicy } from './classify';
+import { type ClassifyPolicy, RENEWAL_WINDOW_MS } from './classify';
 import type { ListFilter } from './reseller-client';
 
 /**
@@ -13,8 +13,11 @@ import type { ListFilter } from './reseller-client';
  *   beyond_renewing  = beyond_renewing_registered + beyond_renewing_quarantined
  *                                                                   (on status: `registered`, `quarantine`)
  *
- * Only `beyond_renewing_registered` is left unread: by the rules those domains are healthy, and
- * their status is one the documentation shows. A quarantined domain with auto-renew on is read
+ * "The window" here is the read window: the expiry window, widened to 60 days while the
+ * `renewal_failed` rule applies ({@link readWindowDays}). Only `beyond_renewing_registered` is left
+ * unread: by the rules those domains are healthy (a failed renewal needs a `date_renewal` at least
+ * 24 hours past and at most 60 days before expiry, so an expiry less than 59 days away), and their
+ * status is one the documentation shows. A quarantined domain with auto-renew on is read
  * (`status=quarantine`, the documentation's own example); one whose status is neither (pending
  * delete, redemption…: perhaps a domain about to be lost, which full mode reports) falls in no part
  * of the third split and breaks its sum. Every search sends each parameter once, so how a server
@@ -53,12 +56,23 @@ export const READ_PARTS = [
 const DAY_MS = 86_400_000;
 
 /**
- * The search of every part. The window's end is rounded up to a whole second (the documented
- * search format has none), so `in_window` holds every domain the rules call expiring, and a few
- * beyond it at most, which are read and classified as usual.
+ * Days ahead the filtered read lists every domain: the expiry window, or 60 days while the
+ * `renewal_failed` rule applies (an auto-renew domain whose renewal failed may expire up to 59
+ * days from now, beyond a shorter expiry window, and is critical).
+ */
+export function readWindowDays(policy: ClassifyPolicy): number {
+  return policy.renewalCheck === false
+    ? policy.expiryDays
+    : Math.max(policy.expiryDays, RENEWAL_WINDOW_MS / DAY_MS);
+}
+
+/**
+ * The search of every part. The read window's end is rounded up to a whole second (the documented
+ * search format has none), so `in_window` holds every domain the rules call expiring or may call a
+ * failed renewal, and a few beyond at most, which are read and classified as usual.
  */
 export function coverageSearches(now: number, policy: ClassifyPolicy): Record<CoveragePart, ListFilter> {
-  const end = Math.ceil((now + policy.expiryDays * DAY_MS) / 1000) * 1000;
+  const end = Math.ceil((now + readWindowDays(policy) * DAY_MS) / 1000) * 1000;
   const windowEnd = new Date(end).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const beyond = { date_expiry: `>${windowEnd}` };
   return {

@@ -20,8 +20,21 @@ export type GateRefusalKind =
   | 'invalid_domain'
   | 'malformed'
   | 'bad_signature'
+  | 'unknown_key'
   | 'link_expired'
   | 'misconfigured';
+
+export const UNKNOWN_KEY_TITLE = 'This link was signed with another key';
+
+/**
+ * A link whose key id this side does not know was most likely made by another setup (a `sentinel
+ * link` or scan with another LINK_SIGNING_KEY, a key rotated out): say so, rather than call it changed.
+ * Key ids are derived from the keys by a hash and already travel in every link, so naming them
+ * reveals nothing about a key.
+ */
+export function unknownKeyMessage(kid: string, held: readonly string[]): string {
+  return `This link was signed with key id ${kid}; this server holds ${held.join(', ') || 'no key'}: are both sides using the same LINK_SIGNING_KEY?`;
+}
 
 /** A refusal in the shape both decisions answer with. */
 export interface GateRefusal {
@@ -111,6 +124,9 @@ export async function checkActingLink(input: GateInput): Promise<GateResult> {
       'This link is out of date',
       `This link was made before links named the problem they were sent for, so it can no longer say what it would ${input.action}. Use the link in the latest alert about ${input.domain}.`,
     );
+  }
+  if (!verdict.ok && verdict.reason === 'unknown_key') {
+    return refuse('unknown_key', 403, UNKNOWN_KEY_TITLE, unknownKeyMessage(verdict.kid, verdict.held));
   }
   if (!verdict.ok) {
     return refuse(

@@ -10,6 +10,8 @@ import { ConfigError } from './errors';
  */
 
 const MIN_KEY_LENGTH = 32;
+/** A key id as {@link parseSigningKeys} derives it: 8 hex digits. */
+const KEY_ID = /^[0-9a-f]{8}$/;
 export const DEFAULT_LINK_TTL_SECONDS = 7 * 24 * 3600;
 
 export interface SigningKey {
@@ -227,6 +229,14 @@ export type LinkVerdict =
       /** `outdated`: a snooze or acknowledge link signed before links carried their finding. */
       readonly reason: 'malformed' | 'bad_signature' | 'expired' | 'outdated';
       readonly exp?: number;
+    }
+  | {
+      /** Signed with a key this side does not hold: two setups with different keys, not a changed link. */
+      readonly ok: false;
+      readonly reason: 'unknown_key';
+      readonly kid: string;
+      /** The ids of the keys this side holds (ids reveal nothing about the keys). */
+      readonly held: readonly string[];
     };
 
 /** The query parameters of a link. */
@@ -247,7 +257,14 @@ export function verifyLink(options: {
 }): LinkVerdict {
   const { exp: expText, kid, sig, kind, sev } = options.token;
   // No leading zeros: one expiry has one spelling, so no changed link can carry the same signature.
-  if (!expText || !kid || !sig || !/^[1-9]\d{0,11}$/.test(expText) || !/^[A-Za-z0-9_-]{43}$/.test(sig)) {
+  if (
+    !expText ||
+    !kid ||
+    !sig ||
+    !/^[1-9]\d{0,11}$/.test(expText) ||
+    !KEY_ID.test(kid) ||
+    !/^[A-Za-z0-9_-]{43}$/.test(sig)
+  ) {
     return { ok: false, reason: 'malformed' };
   }
   let finding: LinkFinding | undefined;
@@ -259,7 +276,7 @@ export function verifyLink(options: {
   }
   const exp = Number(expText);
   const key = options.keys.find((k) => k.id === kid);
-  if (!key) return { ok: false, reason: 'bad_signature' };
+  if (!key) return { ok: false, reason: 'unknown_key', kid, held: options.keys.map((k) => k.id) };
   const expected = mac(key, options.action, options.subject, exp, finding);
   const given = Buffer.from(sig, 'base64url');
   // base64url decoding is lenient: re-encode so that a changed trailing character cannot verify.

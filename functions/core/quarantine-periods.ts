@@ -1,4 +1,5 @@
 import { domainToASCII } from 'node:url';
+import { isStorableInstant } from './schemas';
 
 /**
  * How long a deleted (quarantined) domain can still be restored, per TLD, each period with the
@@ -153,6 +154,8 @@ export function quarantinePeriodOf(
 }
 
 const DAY_MS = 86_400_000;
+/** How far after now a `date_deleted` may lie and still be believed: clocks of two hosts differ a little. */
+export const DATE_DELETED_LEEWAY_MS = 3_600_000;
 
 /** When a quarantined domain must be restored by, or why that is unknown. */
 export type RestoreDeadline =
@@ -167,7 +170,8 @@ export type RestoreDeadline =
 
 /**
  * The restore deadline of a quarantined domain: `date_deleted` + its TLD's period. Unknown, never
- * guessed, when the record has no `date_deleted` or the TLD has no known period.
+ * guessed, when the record has no `date_deleted`, one later than now (beyond
+ * {@link DATE_DELETED_LEEWAY_MS}), or the TLD has no known period.
  */
 export function restoreDeadline(
   domainName: string,
@@ -189,7 +193,18 @@ export function restoreDeadline(
       reason: `no quarantine period is known for ${tld ? `.${tld}` : 'this name'} (set QUARANTINE_DAYS, e.g. ${tld || 'tld'}=40, from the registry's policy)`,
     };
   }
+  // No domain can have been deleted after now: a date_deleted in the future (a lying server, a
+  // registry clock, a typo) would give more days to restore than the TLD allows. A little leeway
+  // for clocks of two hosts: within it, the days left stay within the period (they round down).
+  if (dateDeleted - now > DATE_DELETED_LEEWAY_MS)
+    return {
+      known: false,
+      reason: 'date_deleted is in the future, so when the quarantine ends is not known',
+    };
   const restoreBy = dateDeleted + period.restoreDays * DAY_MS;
+  // A deadline no ISO 8601 year can hold (a replay dated in the year 9999) is not a date to show.
+  if (!isStorableInstant(restoreBy))
+    return { known: false, reason: 'the restore deadline falls after the year 9999' };
   return {
     known: true,
     restore_by: new Date(restoreBy).toISOString(),

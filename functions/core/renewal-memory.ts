@@ -127,11 +127,8 @@ export function rememberRenewals(input: RenewalMemoryInput): RenewalMemoryResult
   const next = new Map<string, WatchedFields>();
   const failed = new Map<string, FailedRenewal>();
   for (const [name, watched] of observed) {
-    const before = prior(name)?.watched.renewal;
-    const step = renewalStepOf(watched.renewal, before, now);
-    const keep = step.keep === 'before' ? before : step.keep === 'current' ? watched.renewal : undefined;
-    if (step.failed && before?.due)
-      failed.set(name, { due: before.due, expiry: watched.renewal?.expiry ?? '', watched });
+    const { keep, miss } = compareRenewal(watched, prior(name), now);
+    if (miss) failed.set(name, miss);
     const { renewal: _seen, ...rest } = watched;
     next.set(name, keep ? { ...rest, renewal: keep } : rest);
   }
@@ -155,18 +152,64 @@ export function withFailedRenewals(report: Report, failed: ReadonlyMap<string, F
       continue;
     }
     seen.add(f.domain_name);
-    findings.push(
-      f.kind === 'quarantine' || f.kind === 'expired' || f.kind === 'renewal_failed'
-        ? f
-        : failedFinding(f.domain_name, miss, now, f),
-    );
+    findings.push(withMiss(f, f.domain_name, miss, now) as DomainFinding);
   }
   for (const [name, miss] of failed)
-    if (!seen.has(name) && Date.parse(miss.expiry) > now) findings.push(failedFinding(name, miss, now));
+    if (!seen.has(name)) {
+      const f = withMiss(null, name, miss, now);
+      if (f) findings.push(f);
+    }
   sortFindings(findings);
   const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
   for (const f of findings) summary[f.severity]++;
   return { ...report, findings, summary };
+}
+
+/** The renewal to keep watching, and the one that was missed (24 hours past, expiry unmoved), if any. */
+function compareRenewal(
+  watched: WatchedFields,
+  memory: DomainMemory | undefined,
+  now: number,
+): { keep?: RenewalWatch; miss?: FailedRenewal } {
+  const before = memory?.watched.renewal;
+  const step = renewalStepOf(watched.renewal, before, now);
+  const keep = step.keep === 'before' ? before : step.keep === 'current' ? watched.renewal : undefined;
+  const miss =
+    step.failed && before?.due
+      ? { due: before.due, expiry: watched.renewal?.expiry ?? '', watched }
+      : undefined;
+  return { ...(keep ? { keep } : {}), ...(miss ? { miss } : {}) };
+}
+
+/** The finding once a missed renewal is known: `renewal_failed` unless it is already that or worse. */
+function withMiss(
+  f: DomainFinding | null,
+  name: string,
+  miss: FailedRenewal,
+  now: number,
+): DomainFinding | null {
+  if (f && (f.kind === 'quarantine' || f.kind === 'expired' || f.kind === 'renewal_failed')) return f;
+  if (!f && Date.parse(miss.expiry) <= now) return null;
+  return failedFinding(name, miss, now, f ?? undefined);
+}
+
+/**
+ * One domain's finding as a scan with memory reports it (with the renewal rule on): the record's
+ * `finding`, or `renewal_failed` where the memory proves a renewal fell due and did not happen.
+ * For the snooze and acknowledge links, which must act on what the alert showed.
+ */
+export function findingWithMemory(
+  finding: DomainFinding | null,
+  domain: Domain,
+  memory: DomainMemory | undefined,
+  now: number,
+): DomainFinding | null {
+  const watched = renewalObservation(domain);
+  const observed: WatchedFields = watched
+    ? { registrant_handle: domain.registrant_handle, renewal: watched }
+    : { registrant_handle: domain.registrant_handle };
+  const { miss } = compareRenewal(observed, memory, now);
+  return miss ? withMiss(finding, domain.domain_name, miss, now) : finding;
 }
 
 function failedFinding(name: string, miss: FailedRenewal, now: number, was?: DomainFinding): DomainFinding {
@@ -182,7 +225,8 @@ function failedFinding(name: string, miss: FailedRenewal, now: number, was?: Dom
     severity: 'critical',
     date_renewal: miss.due,
     ...(was?.price ? { price: was.price } : {}),
-    ...(was?.actions ? { actions: was.actions } : {}),
+    // Not `was.actions`: its snooze and acknowledge links were signed for the finding replaced
+    // here, and would act on that one; the scan signs links for this one (scan-job.ts).
   };
 }
 

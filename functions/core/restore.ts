@@ -80,6 +80,7 @@ export type RestoreOutcomeKind =
   | 'invalid_domain'
   | 'malformed'
   | 'bad_signature'
+  | 'unknown_key'
   | 'link_expired'
   | 'head'
   | 'confirmation_missing'

@@ -10,21 +10,53 @@ import * as z from 'zod';
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /**
+ * The instants an ISO 8601 string with a four-digit year can hold once in UTC: 0000-01-01 to
+ * 9999-12-31. `9999-12-31T23:00:00-02:00` is valid RFC 3339 but falls in the year 10000 UTC, which
+ * `toISOString()` writes as `+010000-…`: a time that no RFC 3339 reader (the state's among them)
+ * reads back.
+ */
+export const MIN_INSTANT_MS = Date.parse('0000-01-01T00:00:00.000Z');
+export const MAX_INSTANT_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** True when `ms` is an instant {@link MIN_INSTANT_MS}..{@link MAX_INSTANT_MS}: one `toISOString()` writes as RFC 3339. */
+export const isStorableInstant = (ms: number): boolean =>
+  Number.isFinite(ms) && ms >= MIN_INSTANT_MS && ms <= MAX_INSTANT_MS;
+
+/**
+ * Why `text` is not a usable date-time (null when it is): not RFC 3339, an impossible calendar
+ * date, or an instant outside the years 0000–9999 once in UTC.
+ */
+export function rfc3339Problem(text: string): string | null {
+  const ms = parseCalendar(text);
+  if (ms === null) return `not an RFC 3339 date-time: ${JSON.stringify(text.slice(0, 40))}`;
+  if (!isStorableInstant(ms))
+    return `an RFC 3339 date-time outside the years 0000–9999 in UTC: ${JSON.stringify(text.slice(0, 40))}`;
+  return null;
+}
+
+/**
  * Parses an RFC 3339 date-time with any offset or fraction into epoch milliseconds, or NaN.
- * Fractions beyond milliseconds are truncated; impossible dates (month 13, 31 April) are NaN.
+ * Fractions beyond milliseconds are truncated; impossible dates (month 13, 31 April) are NaN, and
+ * so is an instant outside the years 0000–9999 in UTC, so that every time read can be written back
+ * as RFC 3339 (see {@link isStorableInstant}).
  */
 export function parseRfc3339(text: string): number {
+  const ms = parseCalendar(text);
+  return ms !== null && isStorableInstant(ms) ? ms : Number.NaN;
+}
+
+function parseCalendar(text: string): number | null {
   const m = RFC3339.exec(text);
-  if (!m) return Number.NaN;
+  if (!m) return null;
   const [, y, mo, d, h, mi, s, frac = '', zone = 'Z'] = m;
   const ms = `${frac}000`.slice(0, 3);
   const offset = zone.toUpperCase() === 'Z' ? 'Z' : zone;
   const iso = `${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}${offset}`;
   const value = Date.parse(iso);
-  if (Number.isNaN(value)) return Number.NaN;
+  if (Number.isNaN(value)) return null;
   // Date.parse rolls 2026-02-30 over to March; reject it by checking the calendar date back.
   const shifted = new Date(value + offsetMinutes(offset) * 60_000);
-  if (shifted.getUTCDate() !== Number(d) || shifted.getUTCMonth() + 1 !== Number(mo)) return Number.NaN;
+  if (shifted.getUTCDate() !== Number(d) || shifted.getUTCMonth() + 1 !== Number(mo)) return null;
   return value;
 }
 
@@ -44,15 +76,12 @@ const notADateTime = (input: unknown): string =>
       : `${Array.isArray(input) ? 'a list' : typeof input === 'object' ? 'an object' : `a ${typeof input}`} instead of an RFC 3339 date-time`;
 
 const dateTime = z.string({ error: (issue) => notADateTime(issue.input) }).transform((text, ctx) => {
-  const ms = parseRfc3339(text);
-  if (Number.isNaN(ms)) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `not an RFC 3339 date-time: ${JSON.stringify(text.slice(0, 40))}`,
-    });
+  const problem = rfc3339Problem(text);
+  if (problem !== null) {
+    ctx.addIssue({ code: 'custom', message: problem });
     return z.NEVER;
   }
-  return ms;
+  return parseRfc3339(text);
 });
 
 /** Booleans, and the strings "true"/"false" some PHP-backed APIs send instead. */

@@ -1,4 +1,5 @@
 import { ConfigError, SecretError } from './errors';
+import { UNKNOWN_KEY_TITLE, unknownKeyMessage } from './link-gate';
 import { ACCOUNT_SUBJECT, type ReadOnlyAction, type SigningKey, verifyLink } from './links';
 import { DamagedReportError } from './report-store';
 import type { Report } from './scan';
@@ -26,6 +27,7 @@ export type ViewOutcome =
         | 'method_not_allowed'
         | 'malformed'
         | 'bad_signature'
+        | 'unknown_key'
         | 'link_expired'
         | 'head'
         | 'no_report'
@@ -70,6 +72,13 @@ export async function decideView(input: ViewInput): Promise<ViewOutcome> {
         input.action === 'calendar'
           ? 'This calendar link has expired. Subscribe again with the calendar link of the latest alert.'
           : 'Links in an alert are valid for a limited time. Use the link in the latest alert.',
+    };
+  if (!verdict.ok && verdict.reason === 'unknown_key')
+    return {
+      kind: 'unknown_key',
+      status: 403,
+      title: UNKNOWN_KEY_TITLE,
+      message: unknownKeyMessage(verdict.kid, verdict.held),
     };
   if (!verdict.ok)
     return {

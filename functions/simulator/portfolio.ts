@@ -63,8 +63,9 @@ export interface PortfolioOptions {
   /**
    * Appends this many records after the regular ones (which stay as the seed makes them), cycling
    * through the cases a filtered read can miss: no `date_expiry` (a problem), `date_expiry: null`
-   * (a problem), auto-renew `null` beyond the window, no auto-renew field within it, and a domain
-   * cancelled before it expired (quarantined, expiry beyond the window, auto-renew still on).
+   * (a problem), auto-renew `null` beyond the window, no auto-renew field within it, a domain
+   * cancelled before it expired (quarantined, expiry beyond the window, auto-renew still on), and a
+   * renewal that failed two days ago on a domain expiring in 43 days, beyond the expiry window.
    * @default 0
    */
   readonly edgeCases?: number;
@@ -377,6 +378,7 @@ const EDGE_CASES = [
   'null_auto_renew_beyond',
   'no_auto_renew_in_window',
   'cancelled_early',
+  'renewal_failed_beyond',
 ] as const;
 
 /** One appended edge-case record, with what the rules must make of it. No randomness: seeds stay as they were. */
@@ -419,6 +421,10 @@ function edgeCase(
       record.status = ['quarantine'];
       record.date_deleted = iso(now - 2 * DAY);
       return { record, expected: { kind: 'quarantine', severity: 'critical' } };
+    case 'renewal_failed_beyond':
+      record.date_expiry = iso(now + 43 * DAY + HOUR);
+      record.date_renewal = iso(now - 2 * DAY);
+      return { record, expected: { kind: 'renewal_failed', severity: 'critical' } };
   }
 }
 

@@ -29,9 +29,20 @@ export interface SimulatedRequest {
   readonly query: URLSearchParams;
 }
 
+/** One more reseller account the simulator serves, told apart by its key. */
+export interface SimulatedAccount {
+  readonly apiKey: string;
+  readonly portfolio: Portfolio;
+}
+
 export interface SimulatorOptions {
   readonly portfolio: Portfolio;
   readonly apiKey: string;
+  /**
+   * More accounts on the same server, one per key (several accounts of one reseller, as an agency
+   * holds them): each request sees only the portfolio of the key it carries. @default none
+   */
+  readonly accounts?: readonly SimulatedAccount[];
   /** The server caps per_page here, whatever was asked. @default 100 */
   readonly maxPerPage?: number;
   /**
@@ -73,7 +84,37 @@ export interface Simulator {
    * `POST /_admin/domains/<name>` with a JSON patch, `DELETE /_admin/domains/<name>`, same key.
    */
   updateDomain(name: string, patch: RawRecord | null): boolean;
+  /** The account of another key (SimulatorOptions.accounts), with the same views of its own portfolio. */
+  account(apiKey: string): SimulatedAccountView | undefined;
   close(): Promise<void>;
+}
+
+/** One account of the simulator, as a test sees it. */
+export interface SimulatedAccountView {
+  readonly restoreCalls: string[];
+  domain(name: string): RawRecord | undefined;
+  updateDomain(name: string, patch: RawRecord | null): boolean;
+}
+
+/** The records of one account, and its answers cached per query. */
+interface AccountData {
+  readonly domains: RawRecord[];
+  readonly contacts: RawRecord[];
+  readonly byName: Map<string, RawRecord>;
+  readonly cache: Map<string, RawRecord[]>;
+  readonly restoreCalls: string[];
+}
+
+function accountData(portfolio: Portfolio): AccountData {
+  const domains = portfolio.domains.map((d) => ({ ...d }));
+  return {
+    domains,
+    contacts: portfolio.contacts.map((c) => ({ ...c })),
+    byName: new Map(domains.map((d) => [String(d.domain_name), d])),
+    // Filtering and sorting 100 000 records per page would dominate a benchmark: cache per query.
+    cache: new Map(),
+    restoreCalls: [],
+  };
 }
 
 const DEFAULT_PER_PAGE = 50;
@@ -83,17 +124,27 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const maxPerPage = options.maxPerPage ?? 100;
   const latencyMs = options.latencyMs ?? 0;
   const clock = options.now ?? Date.now;
-  const domains = options.portfolio.domains.map((d) => ({ ...d }));
-  const contacts = options.portfolio.contacts.map((c) => ({ ...c }));
-  const byName = new Map(domains.map((d) => [String(d.domain_name), d]));
+  const primary = accountData(options.portfolio);
+  const byKey = new Map<string, AccountData>([[options.apiKey, primary]]);
+  for (const extra of options.accounts ?? []) {
+    if (byKey.has(extra.apiKey)) throw new RangeError('each simulated account needs its own key');
+    byKey.set(extra.apiKey, accountData(extra.portfolio));
+  }
   const faults: Array<{ rule: FaultRule; left: number }> = [];
   const requests: SimulatedRequest[] = [];
-  const restoreCalls: string[] = [];
-  // Filtering and sorting 100 000 records per page would dominate a benchmark: cache per query.
-  const cache = new Map<string, RawRecord[]>();
-  const limiter = options.rateLimit
-    ? tokenBucket(options.rateLimit, options.rateLimitBurst ?? Math.max(1, options.rateLimit))
-    : undefined;
+  // A reseller limits each key on its own: one bucket per account.
+  const limiters = new Map(
+    [...byKey.keys()].map((key) => [
+      key,
+      options.rateLimit
+        ? tokenBucket(options.rateLimit, options.rateLimitBurst ?? Math.max(1, options.rateLimit))
+        : undefined,
+    ]),
+  );
+  const accountOf = (req: IncomingMessage): AccountData | undefined => {
+    const header = req.headers.authorization ?? '';
+    return header.startsWith('Bearer ') ? byKey.get(header.slice('Bearer '.length)) : undefined;
+  };
   let rateLimited = 0;
 
   // When each answer is due (performance.now()); answers without one (admin) leave at once.
@@ -112,7 +163,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const error = (res: ServerResponse, status: number, message: string) =>
     send(res, status, { error: { code: status, message } });
 
-  const list = (resource: Resource, query: URLSearchParams, res: ServerResponse) => {
+  const list = (account: AccountData, resource: Resource, query: URLSearchParams, res: ServerResponse) => {
+    const { cache, domains, contacts } = account;
     const page = query.has('page') ? Number(query.get('page')) : 1;
     const askedPerPage = query.has('per_page') ? Number(query.get('per_page')) : DEFAULT_PER_PAGE;
     if (!Number.isInteger(page) || page < 1) return error(res, 400, 'page must be a positive integer');
@@ -150,7 +202,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     });
   };
 
-  const restore = (name: string, res: ServerResponse) => {
+  const restore = (account: AccountData, name: string, res: ServerResponse) => {
+    const { restoreCalls, byName, cache } = account;
     restoreCalls.push(name);
     const domain = byName.get(name);
     if (!domain) return error(res, 404, `domain ${name} not found`);
@@ -166,16 +219,18 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   };
 
   const route = (req: IncomingMessage, res: ServerResponse, request: SimulatedRequest) => {
-    if (req.headers.authorization !== `Bearer ${options.apiKey}`) {
+    const account = accountOf(req);
+    if (!account) {
       return error(res, 401, 'missing or invalid API key');
     }
     try {
-      if (req.method === 'GET' && request.path === '/v2/domains') return list('domains', request.query, res);
+      if (req.method === 'GET' && request.path === '/v2/domains')
+        return list(account, 'domains', request.query, res);
       if (req.method === 'GET' && request.path === '/v2/contacts')
-        return list('contacts', request.query, res);
+        return list(account, 'contacts', request.query, res);
       const restoreMatch = /^\/v2\/domains\/([^/]+)\/restore$/.exec(request.path);
       if (restoreMatch?.[1] && req.method === 'POST')
-        return restore(decodeURIComponent(restoreMatch[1]), res);
+        return restore(account, decodeURIComponent(restoreMatch[1]), res);
       return error(res, 404, `no route for ${req.method} ${request.path}`);
     } catch (e) {
       if (e instanceof SearchError) return error(res, 400, e.message);
@@ -183,7 +238,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     }
   };
 
-  const updateDomain = (name: string, patch: RawRecord | null): boolean => {
+  const updateDomainOf = (account: AccountData, name: string, patch: RawRecord | null): boolean => {
+    const { byName, domains, cache } = account;
     const existing = byName.get(name);
     if (patch === null) {
       if (!existing) return false;
@@ -199,15 +255,18 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     return true;
   };
 
+  const updateDomain = (name: string, patch: RawRecord | null) => updateDomainOf(primary, name, patch);
+
   /** Test-only portfolio changes; not counted in `requests` and never hit by injected faults. */
   const admin = (req: IncomingMessage, res: ServerResponse, name: string) => {
-    if (req.headers.authorization !== `Bearer ${options.apiKey}`) {
+    const account = accountOf(req);
+    if (!account) {
       req.resume();
       return error(res, 401, 'missing or invalid API key');
     }
     if (req.method === 'DELETE') {
       req.resume();
-      return updateDomain(name, null)
+      return updateDomainOf(account, name, null)
         ? send(res, 204, undefined)
         : error(res, 404, `domain ${name} not found`);
     }
@@ -230,8 +289,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       }
       if (typeof patch !== 'object' || patch === null || Array.isArray(patch))
         return error(res, 400, 'the body must be a JSON object');
-      updateDomain(name, patch as RawRecord);
-      send(res, 200, { data: byName.get(name) });
+      updateDomainOf(account, name, patch as RawRecord);
+      send(res, 200, { data: account.byName.get(name) });
     });
   };
 
@@ -255,7 +314,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     };
     requests.push(request);
     req.resume(); // bodies are ignored; drain them
-    const waitMs = limiter?.take();
+    // A request without a known key has no bucket: it is answered 401 by the route.
+    const waitMs = limiters.get(accountOf(req) ? (req.headers.authorization ?? '').slice(7) : '')?.take();
     // A request the rate limit turns away never reaches the application, nor its injected faults.
     const fault = waitMs === undefined ? takeFault(request) : undefined;
     if (latencyMs > 0) dueAt.set(res, performance.now() + latencyMs);
@@ -299,13 +359,23 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   return {
     url: `http://${host}:${port}`,
     requests,
-    restoreCalls,
+    restoreCalls: primary.restoreCalls,
     get rateLimited() {
       return rateLimited;
     },
     injectFault: (rule) => faults.push({ rule, left: rule.times ?? 1 }),
-    domain: (name) => byName.get(name),
+    domain: (name) => primary.byName.get(name),
     updateDomain,
+    account: (apiKey) => {
+      const data = byKey.get(apiKey);
+      return data
+        ? {
+            restoreCalls: data.restoreCalls,
+            domain: (name) => data.byName.get(name),
+            updateDomain: (name, patch) => updateDomainOf(data, name, patch),
+          }
+        : undefined;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webAppForServe } from '../../bin/cli-web';
+import { webAppForServe } from '../../bin/commands/serve';
 import { serveLocally } from '../../functions/adapters/local-server';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import type { DomainFinding } from '../../functions/core/classify';
@@ -46,7 +46,7 @@ beforeAll(async () => {
     STATE: join(dir, 'state.json'),
   };
   server = await serveLocally(
-    webAppForServe(env, new EnvSecretSource(env), () => undefined),
+    webAppForServe({ env, secrets: new EnvSecretSource(env), log: () => undefined }),
     { port: 0 },
   );
   env.LINK_BASE_URL = server.url;

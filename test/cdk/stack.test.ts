@@ -1,13 +1,10 @@
-import { App, Stack, Validations } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import * as sqs from 'aws-cdk-lib/aws-sqs';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadStackConfig } from '../../lib/config';
 import { Scanner } from '../../lib/scanner';
-import { DomainSentinelStack } from '../../lib/stack';
+import type { DomainSentinelStack } from '../../lib/stack';
 import { NO_OPS_SUBSCRIBER_WARNING } from '../../lib/watchdog';
-import { BASE_CONTEXT, functionsDir, synthStack } from '../support/stack';
+import { functionsDir, synthStack } from '../support/stack';
 
 const synth = synthStack;
 
@@ -94,6 +91,13 @@ describe('scan', () => {
     });
     expect(unset).toEqual({});
     expect(() => synth({ quarantineDays: 'nl=forty' })).toThrow(/quarantineDays .*"nl=forty"/);
+  });
+
+  it('gives the web function the alerts’ time zone, so the calendar dates a restore-by day as the digest does', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('web links'),
+      Environment: { Variables: Match.objectLike({ ALERT_TIME_ZONE: 'Europe/Amsterdam' }) },
+    });
   });
 
   it('is invoked by a schedule in the configured time zone, with retries and a dead-letter queue', () => {
@@ -347,7 +351,7 @@ describe('who may publish to the topics and queues', () => {
   it('lets CloudWatch publish to the ops topic only for this account and only for its alarms, over TLS', () => {
     const topicId = logicalId(stack.watchdog.topic);
     const alarmArns = stack.watchdog.alarms.map((a) => ({ 'Fn::GetAtt': [logicalId(a), 'Arn'] }));
-    expect(alarmArns).toHaveLength(7);
+    expect(alarmArns).toHaveLength(11);
     template.hasResourceProperties('AWS::SNS::TopicPolicy', {
       PolicyDocument: {
         Version: '2012-10-17',
@@ -389,10 +393,27 @@ describe('who may publish to the topics and queues', () => {
               Resource: '*',
             },
             {
+              Sid: 'AllowAlarmsOfThisStackToEncrypt',
               Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
               Effect: 'Allow',
               Principal: { Service: 'cloudwatch.amazonaws.com' },
               Resource: '*',
+              // Bound like the topic policy: this account, and alarms named with this deployment's prefix.
+              Condition: {
+                StringEquals: { 'aws:SourceAccount': '123456789012' },
+                ArnLike: {
+                  'aws:SourceArn': {
+                    'Fn::Join': [
+                      '',
+                      [
+                        'arn:',
+                        { Ref: 'AWS::Partition' },
+                        ':cloudwatch:eu-west-1:123456789012:alarm:DomainSentinel/*',
+                      ],
+                    ],
+                  },
+                },
+              },
             },
           ],
         },
@@ -474,12 +495,30 @@ describe('alarms', () => {
     }
   });
 
-  it('has a dead-man switch on ScanCompleted that treats missing data as breaching', () => {
+  it('has a dead-man switch on ScanCompleted of this deployment that treats missing data as breaching', () => {
+    const scanMetric = (id: string, metricName: string) => ({
+      Id: id,
+      MetricStat: {
+        Metric: {
+          Namespace: 'DomainSentinel',
+          MetricName: metricName,
+          Dimensions: [
+            { Name: 'deployment', Value: 'DomainSentinel' },
+            { Name: 'service', Value: 'scan' },
+          ],
+        },
+        Period: 3600,
+        Stat: 'Sum',
+      },
+      ReturnData: false,
+    });
     alarm({
-      MetricName: 'ScanCompleted',
-      Namespace: 'DomainSentinel',
-      Dimensions: [{ Name: 'service', Value: 'scan' }],
-      Period: 3600,
+      AlarmName: 'DomainSentinel/ScanNotCompleted',
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Id: 'expr_1', Expression: 'FILL(completed, 0) + FILL(armed, 0)' }),
+        scanMetric('completed', 'ScanCompleted'),
+        scanMetric('armed', 'DeadManArmed'),
+      ]),
       EvaluationPeriods: 25,
       DatapointsToAlarm: 25,
       Threshold: 1,
@@ -490,7 +529,10 @@ describe('alarms', () => {
 
   it('sizes the dead-man window from a rate() schedule', () => {
     const { template: t } = synth({ schedule: 'rate(6 hours)' });
-    t.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ScanCompleted', EvaluationPeriods: 7 });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'DomainSentinel/ScanNotCompleted',
+      EvaluationPeriods: 7,
+    });
   });
 
   it('raises dead-letter queues that are not empty and alerts SNS could not deliver', () => {
@@ -502,7 +544,20 @@ describe('alarms', () => {
       });
     }
     alarm({ MetricName: 'NumberOfNotificationsFailed', Namespace: 'AWS/SNS', Threshold: 1 });
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 7);
+    expect(stack.watchdog.alarms.map((a) => a.node.id)).toEqual([
+      'ScanErrors',
+      'ScanNotCompleted',
+      'ScanFailedRuns',
+      'ScheduleDeadLetters',
+      'RestoreErrors',
+      'RestoreServerErrors',
+      'AlertDeliveryFailed',
+      'ScanThrottled',
+      'WebThrottled',
+      'ScanNearTimeout',
+      'SmsSpend',
+    ]);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 11);
   });
 
   it('raises server errors of the restore API, which the function answers as pages without failing', () => {
@@ -537,7 +592,7 @@ describe('alarms', () => {
   it('warns at synth when no ops e-mail is configured: alarms then reach only the ops topic', () => {
     const { stack: s, template: t } = synth({ opsEmails: [] });
     Annotations.fromStack(s).hasWarning(
-      '/DomainSentinel/Watchdog',
+      '/DomainSentinel/Default/Watchdog',
       `No opsEmails configured: alarms (scan failed, scan did not run, restore errors) reach only the ops topic (output OpsTopicArn) and nobody is told. Subscribe something to it, or deploy with -c opsEmails=you@example.nl. [ack: ${NO_OPS_SUBSCRIBER_WARNING}]`,
     );
     expect(Annotations.fromStack(s).findWarning('*', Match.anyValue())).toHaveLength(1);
@@ -584,28 +639,5 @@ describe('configuration', () => {
       expect(() => synth({ scanReservedConcurrency: value })).toThrow(
         'invalid context: scanReservedConcurrency must be a whole number from 1 to 1000',
       );
-  });
-});
-
-describe('cdk-nag AwsSolutions', () => {
-  it('finds nothing unacknowledged in the stack', () => {
-    const { app } = synth();
-    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-    expect(() => app.synth()).not.toThrow();
-  });
-
-  it('finds nothing unacknowledged when the stack is environment-agnostic (no account or region at synth)', () => {
-    const app = new App({ context: { ...BASE_CONTEXT } });
-    new DomainSentinelStack(app, 'DomainSentinel', { config: loadStackConfig(app.node), functionsDir });
-    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-    expect(() => app.synth()).not.toThrow();
-  });
-
-  it('does fail synth on a finding (the check is really running)', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-    const bad = new Stack(app, 'Bad');
-    new sqs.Queue(bad, 'Plain', { encryption: sqs.QueueEncryption.UNENCRYPTED });
-    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-    expect(() => app.synth()).toThrow(/The SQS Queue does not have server-side encryption enabled/);
   });
 });

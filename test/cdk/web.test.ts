@@ -1,12 +1,8 @@
-import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadStackConfig } from '../../lib/config';
 import { DomainSentinelStack } from '../../lib/stack';
-import { synthStack } from '../support/stack';
-
-const functionsDir = fileURLToPath(new URL('../../functions', import.meta.url));
+import { settingsFromContext, synthStack } from '../support/stack';
 
 let template: Template;
 let stack: DomainSentinelStack;
@@ -20,8 +16,7 @@ beforeAll(() => {
     },
   });
   stack = new DomainSentinelStack(app, 'DomainSentinel', {
-    config: loadStackConfig(app.node),
-    functionsDir,
+    settings: settingsFromContext(app),
     env: { account: '123456789012', region: 'eu-west-1' },
   });
   template = Template.fromStack(stack);
@@ -131,7 +126,7 @@ describe('ReportBucket', () => {
     });
   });
 
-  it('lets the scan put latest.json and reports/ only, and names the bucket in its environment', () => {
+  it('lets the scan put latest.json, its view and reports/ only, and names the bucket in its environment', () => {
     const puts = statementsOf(stack.scan.fn).filter((s) =>
       [s.Action].flat().some((a: string) => a.startsWith('s3:')),
     );
@@ -139,7 +134,7 @@ describe('ReportBucket', () => {
       {
         Action: 's3:PutObject',
         Effect: 'Allow',
-        Resource: [objectArn('latest.json'), objectArn('reports/*')],
+        Resource: [objectArn('latest.json'), objectArn('latest-view.json'), objectArn('reports/*')],
       },
     ]);
     template.hasResourceProperties('AWS::Lambda::Function', {
@@ -149,17 +144,21 @@ describe('ReportBucket', () => {
     });
   });
 
-  it('lets the web function read latest.json and nothing else', () => {
+  it('lets the web function read latest.json and its view (latest-view.json) and nothing else', () => {
     const s3 = statementsOf(stack.web.fn).filter((s) =>
       [s.Action].flat().some((a: string) => a.startsWith('s3:')),
     );
     expect(s3).toEqual([
-      { Action: 's3:GetObject', Effect: 'Allow', Resource: objectArn('latest.json') },
+      {
+        Action: 's3:GetObject',
+        Effect: 'Allow',
+        Resource: [objectArn('latest.json'), objectArn('latest-view.json')],
+      },
       {
         Action: 's3:ListBucket',
         Effect: 'Allow',
         Resource: bucketArn(),
-        Condition: { StringEquals: { 's3:prefix': 'latest.json' } },
+        Condition: { StringEquals: { 's3:prefix': ['latest.json', 'latest-view.json'] } },
       },
     ]);
     template.hasResourceProperties('AWS::Lambda::Function', {

@@ -71,6 +71,24 @@ function trailContract(open: () => Promise<StateStore & AuditTrail>) {
     expect(kept.at(-1)?.domain).toBe('d5.nl');
   });
 
+  it('orders and trims by arrival, not by the clock: an attempt recorded after the clock stepped back is kept, first', async () => {
+    const store = await open();
+    for (let n = 0; n < AUDIT_MAX_ENTRIES; n++) await store.recordAudit(attempt(n));
+    // An NTP correction, or another function whose clock ran behind: an hour before the others.
+    const latest = attempt(0, { at: T0 - HOUR, domain: 'latest.nl' });
+    await store.recordAudit(latest);
+    const kept = await store.listAudit();
+    expect(kept).toHaveLength(AUDIT_MAX_ENTRIES);
+    expect(kept[0]).toEqual(latest);
+    expect(kept.at(-1)?.domain).toBe('d1.nl');
+    // And it ages by arrival: the next attempts push out the oldest before it, not it.
+    await store.recordAudit(attempt(AUDIT_MAX_ENTRIES));
+    expect((await store.listAudit()).map((e) => e.domain).slice(0, 2)).toEqual([
+      `d${AUDIT_MAX_ENTRIES}.nl`,
+      'latest.nl',
+    ]);
+  });
+
   it('cuts what a request can make large: a megabyte of user agent is kept as 300 characters', async () => {
     const store = await open();
     await store.recordAudit(attempt(1, { userAgent: 'x'.repeat(1_000_000), clientIp: '1'.repeat(5_000) }));
@@ -143,6 +161,31 @@ describe('the audit trail in DynamoDB (dynalite)', () => {
       }),
     );
     expect((await store.listAudit()).map((e) => e.domain)).toEqual(['d1.nl']);
+  });
+
+  it('lists the attempts kept before they were numbered by arrival as older than every numbered one', async () => {
+    const table = await newTable();
+    const store = new DynamoDbStateStore({ client: db.client(), tableName: table, scope: SCOPE });
+    // As an earlier version keyed them: by the time in the entry, even one from far ahead.
+    for (const [n, at] of [
+      [1, '2026-11-22T06:00:01.000Z'],
+      [2, '2099-01-01T00:00:00.000Z'],
+    ] as const)
+      await db.client().send(
+        new UpdateItemCommand({
+          TableName: table,
+          Key: { pk: { S: SCOPE }, sk: { S: `audit#${at}#0000000${n}` } },
+          UpdateExpression: 'SET a = :a',
+          ExpressionAttributeValues: { ':a': { S: JSON.stringify(attempt(n)) } },
+        }),
+      );
+    await store.recordAudit(attempt(3, { at: T0 - HOUR }));
+    expect((await store.listAudit()).map((e) => e.domain)).toEqual(['d3.nl', 'd2.nl', 'd1.nl']);
+    for (let n = 4; n < AUDIT_MAX_ENTRIES + 3; n++) await store.recordAudit(attempt(n));
+    const kept = await store.listAudit();
+    expect(kept).toHaveLength(AUDIT_MAX_ENTRIES);
+    expect(kept.map((e) => e.domain)).not.toContain('d2.nl');
+    expect(kept.at(-1)?.domain).toBe('d3.nl');
   });
 
   it('is read by `sentinel audit --state dynamodb:TABLE --json`', async () => {

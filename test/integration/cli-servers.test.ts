@@ -70,6 +70,7 @@ describe('sentinel serve', () => {
     const lines = served.stderr
       .trim()
       .split('\n')
+      .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.outcome)).toEqual(['confirm', 'restored']);
     expect(served.stderr).not.toContain(new URL(link).searchParams.get('sig'));

@@ -1,10 +1,14 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { webAppForServe } from '../../bin/commands/serve';
+import { serveLocally } from '../../functions/adapters/local-server';
+import { EnvSecretSource } from '../../functions/adapters/secrets';
 import type { Portfolio, RawRecord } from '../../functions/simulator/portfolio';
 import { startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';
+import { SIGNING_KEY } from '../support/restore-env';
 import { sqsVariant, startSnsEmulator } from '../support/sns-emulator';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
@@ -126,6 +130,70 @@ describe('deadlines with memory (scan --state, alerts through the SNS emulator)'
       const [again] = await messages();
       expect(again?.sms).toMatch(/^2 critical: lost\.de LAST DAYS 5d to restore/);
     } finally {
+      await sim.close();
+    }
+  });
+});
+
+describe('a renewal_failed only memory knows, acknowledged through its link (scan --state, serve)', () => {
+  it('is sent with links signed for renewal_failed, acknowledged as renewal_failed, and stays silent in the next scan', async () => {
+    // Times from this machine's clock: serve judges the domain at its own time, as a Lambda does.
+    const R = Date.now();
+    const sim = await startSimulator({
+      portfolio: {
+        ...portfolio(),
+        domains: [record('retry.nl', { date_expiry: iso(R + 20 * DAY), date_renewal: iso(R - 2 * DAY) })],
+      },
+      apiKey: KEY,
+    });
+    const state = join(dir, 'acknowledged.json');
+    const env: Record<string, string> = {
+      RESELLER_BASE_URL: sim.url,
+      RESELLER_API_KEY: KEY,
+      LINK_SIGNING_KEY: SIGNING_KEY,
+      ALERT_TOPIC_ARN: await emulator.topic('deadlines-memory-ack'),
+      STATE: state,
+    };
+    const server = await serveLocally(
+      webAppForServe({ env, secrets: new EnvSecretSource(env), log: () => undefined }),
+      { port: 0 },
+    );
+    env.LINK_BASE_URL = server.url;
+    const scan = async (now: number) => {
+      const run = await runCli(['scan', '--json', '--now', iso(now)], env, { sns: emulator.snsClient });
+      expect(run.code, run.stderr).toBe(0);
+      const report = JSON.parse(run.stdout) as { findings: Array<Finding & Record<string, unknown>> };
+      return report.findings.find((f) => f.domain_name === 'retry.nl');
+    };
+    try {
+      // Three days ago its renewal (two days ago) was still ahead: the state watches it.
+      expect(await scan(R - 3 * DAY)).toMatchObject({ kind: 'expiring', severity: 'info' });
+      // It did not happen, and the reseller moved date_renewal on: only memory knows.
+      sim.updateDomain('retry.nl', { date_renewal: iso(R + 5 * DAY) });
+      const failed = (await scan(R - HOUR)) as Finding & { actions: { acknowledge: string } };
+      expect(failed).toMatchObject({ kind: 'renewal_failed', severity: 'critical' });
+      expect(failed.actions.acknowledge).toContain('kind=renewal_failed&sev=critical');
+
+      // The person acknowledges it from the alert: serve judges it with the memory, as the alert did.
+      const page = await (await fetch(failed.actions.acknowledge)).text();
+      expect(page).toContain('auto-renew is on but the renewal due on');
+      const post = await fetch(failed.actions.acknowledge, {
+        method: 'POST',
+        headers: { Accept: 'application/json' },
+      });
+      expect([post.status, ((await post.json()) as { outcome: string }).outcome]).toEqual([
+        200,
+        'acknowledged',
+      ]);
+      const stored = JSON.parse(await readFile(state, 'utf8')).state.domains['retry.nl'].actions;
+      expect(stored.acknowledged).toMatchObject({ kind: 'renewal_failed', severity: 'critical' });
+
+      // The next scan keeps it acknowledged: left out of the alert, not lapsed as "changed".
+      expect(await scan(Date.now())).toMatchObject({ kind: 'renewal_failed', acknowledged: true });
+      const after = JSON.parse(await readFile(state, 'utf8')).state.domains['retry.nl'].actions;
+      expect(after.acknowledged).toMatchObject({ kind: 'renewal_failed' });
+    } finally {
+      await server.close();
       await sim.close();
     }
   });

@@ -35,9 +35,11 @@ describe('restore deadlines and failed renewals through the simulator', () => {
   let sim: Awaited<ReturnType<typeof startSimulator>>;
   let env: Record<string, string>;
   let report: Report;
+  /** The web app's own settings (ALERT_TIME_ZONE), read at each request. */
+  const webSettings: Record<string, string> = {};
 
   beforeAll(async () => {
-    stack = await startWebStack({ domains: 10, seed: 1 });
+    stack = await startWebStack({ domains: 10, seed: 1, settings: webSettings });
     // The web stack serves the report and calendar; its scans read this portfolio instead.
     sim = await startSimulator({ portfolio, apiKey: API_KEY });
     env = { ...stack.env, RESELLER_BASE_URL: sim.url };
@@ -109,7 +111,15 @@ describe('restore deadlines and failed renewals through the simulator', () => {
     expect(report.renewal_costs?.totals.map((t) => [t.currency, t.amount])).toEqual([...totals].sort());
   });
 
-  it('puts an event on each restore-by day in the calendar feed, with a UID of its own', async () => {
+  it('puts an event on each restore-by day of the alert’s time zone in the calendar feed, with a UID of its own', async () => {
+    // A zone where some deadline's local day is not its UTC day: UTC-11 for deadlines before 10:00
+    // UTC, UTC+14 for the rest, whatever the hour this test runs at.
+    const utcHours = quarantines().flatMap((f) =>
+      f.restore_by ? [new Date(f.restore_by).getUTCHours()] : [],
+    );
+    expect(utcHours.length).toBeGreaterThan(0);
+    const zone = utcHours.some((h) => h < 10) ? 'Pacific/Pago_Pago' : 'Pacific/Kiritimati';
+    webSettings.ALERT_TIME_ZONE = zone;
     const feed = await (await fetch(report.calendar_url)).text();
     const events = new ICAL.Component(ICAL.parse(feed))
       .getAllSubcomponents('vevent')
@@ -122,7 +132,12 @@ describe('restore deadlines and failed renewals through the simulator', () => {
         expect(restore).toEqual([]);
         continue;
       }
-      expect(restore.map((e) => e.startDate.toString())).toEqual([f.restore_by.slice(0, 10)]);
+      // The last day a restore is possible where the alert's readers are: the day the deadline
+      // falls on in ALERT_TIME_ZONE (the day before, for a deadline at midnight sharp).
+      const lastDay = new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(
+        new Date(Date.parse(f.restore_by) - 1),
+      );
+      expect(restore.map((e) => e.startDate.toString())).toEqual([lastDay]);
       const quarantine = events.find((e) => e.summary === `Quarantine: ${f.domain_name}`);
       expect(quarantine?.uid).toMatch(/@domain-sentinel$/);
       expect(restore[0]?.uid).not.toBe(quarantine?.uid);

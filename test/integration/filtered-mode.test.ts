@@ -22,7 +22,7 @@ interface JsonReport {
 
 /**
  * A portfolio with the edge cases appended (no date_expiry, null date_expiry, auto-renew null or
- * absent, quarantined before expiry with auto-renew on). With `garbledDates`, the stress profile,
+ * absent, quarantined before expiry with auto-renew on, a failed renewal expiring in 43 days). With `garbledDates`, the stress profile,
  * whose malformed records have a free-text date_expiry no search can select, so they always make
  * the proof fail (the fallback tests); without, the realistic profile, whose malformed records have
  * none (the empty search value selects them).
@@ -83,6 +83,10 @@ describe.each(READINGS)('a server whose search semantics are %s', (_name, readin
       portfolio.truth.findings.map((f) => `${f.key} ${f.kind} ${f.severity}`).sort(),
     );
     expect(full.report?.problems.map((p) => p.key).sort()).toEqual([...portfolio.truth.problems].sort());
+    // Among the edge cases: renewals that failed on domains expiring in 43 days, beyond the window.
+    expect(full.report?.findings).toContainEqual(
+      expect.objectContaining({ domain_name: 'edge-renewal-failed-beyond-5.nl', kind: 'renewal_failed' }),
+    );
 
     expect(auto.run.stderr).toBe('');
     expect(auto.report?.findings).toEqual(full.report?.findings);
@@ -264,6 +268,47 @@ describe('records a filtered read meets in two searches, or leaves unread', () =
     expect(problemKeys(full.report).join('\n')).toContain(
       'leaving.nl status "pending_delete" is not one the API documents',
     );
+  });
+});
+
+describe('the account’s vote on what date_renewal means', () => {
+  it('is taken on the same domains in every mode, so a filtered read flags the renewals full mode flags', async () => {
+    const day = 86_400_000;
+    const now = Date.parse(NOW);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const domains = [
+      // 500 healthy domains far out without a renewal date, and six with last year's renewal date:
+      // a filtered read leaves all of them unread.
+      ...Array.from({ length: 500 }, (_, i) => ({
+        domain_name: `ok${i}.nl`,
+        status: ['registered'],
+        date_expiry: '2027-09-01T00:00:00Z',
+        auto_renew: true,
+      })),
+      ...Array.from({ length: 6 }, (_, i) => ({
+        domain_name: `far${i}.nl`,
+        status: ['registered'],
+        date_expiry: iso(now + (200 + i) * day),
+        date_renewal: iso(now + (200 + i - 365) * day),
+        auto_renew: true,
+      })),
+      // A renewal that failed three days ago, expiring in 20 days: the one domain the rule judges.
+      {
+        domain_name: 'failing.nl',
+        status: ['registered'],
+        date_expiry: iso(now + 20 * day),
+        date_renewal: iso(now - 3 * day),
+        auto_renew: true,
+      },
+    ];
+    const portfolio: Portfolio = { domains, contacts: [], truth: { findings: [], problems: [] } };
+    const full = await scan(portfolio, {}, 'full');
+    const filtered = await scan(portfolio, {}, 'filtered');
+    expect(filtered.report?.source.read).toBe('filtered');
+    expect(full.report?.findings).toEqual([
+      expect.objectContaining({ domain_name: 'failing.nl', kind: 'renewal_failed', severity: 'critical' }),
+    ]);
+    expect(filtered.report?.findings).toEqual(full.report?.findings);
   });
 });
 

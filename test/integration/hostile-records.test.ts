@@ -220,6 +220,26 @@ describe('what a record says is never lost because another field of it is odd', 
     );
     expect(run.stdout).toContain('- early.nl: in quarantine (since when not given; expiry date 1 Nov 2027)');
   });
+
+  it('gives no restore deadline from a date_deleted in the future: unknown, never more days than the TLD allows', async () => {
+    const records = [quarantinedRecord('future-deleted.nl', { date_deleted: '2027-11-22T00:00:00Z' })];
+    const json = await scanOf(records);
+    expect(json.code, json.stderr).toBe(0);
+    const [finding] = JSON.parse(json.stdout).findings;
+    expect(finding).toMatchObject({
+      domain_name: 'future-deleted.nl',
+      kind: 'quarantine',
+      severity: 'critical',
+      restore_by: null,
+      days_to_restore: null,
+      restore_deadline_unknown: expect.stringMatching(/^date_deleted is in the future/),
+    });
+    const digest = await scanOf(records, [], false);
+    expect(digest.stdout).toContain(
+      '- future-deleted.nl: in quarantine (the record dates it from 22 Nov 2027, still to come); restore deadline unknown (date_deleted is in the future',
+    );
+    expect(digest.stdout).not.toMatch(/days left/);
+  });
 });
 
 describe('a filtered read must list what its proof counted', () => {

@@ -264,6 +264,47 @@ describe('3. an oversized record in DynamoDB state', () => {
   });
 });
 
+describe.each([
+  ['a state file', 'file'],
+  ['a DynamoDB table', 'dynamodb'],
+])('a record dated past the year 9999 in UTC, with %s', (_name, kind) => {
+  // "9999-12-31T23:00:00-02:00" is valid RFC 3339 (the "never expires" date, with an offset), but
+  // in UTC it is 10000-01-01: written back as "+010000-…", a time no reader of the state accepts.
+  it('is reported as an unreadable record, and the state stays usable by the next scan', async () => {
+    const state = kind === 'file' ? join(dir, 'year-10000.json') : 'dynamodb:memory-year-10000';
+    if (kind === 'dynamodb') expect((await runCli(['state', 'init', state], {}, io())).code).toBe(0);
+    const sim = await startSimulator({
+      portfolio: portfolio([
+        quarantined('lost.nl'),
+        record('forever.nl', { date_expiry: '9999-12-31T23:00:00-02:00' }),
+        record('fine.nl', { date_expiry: '9999-12-31T23:00:00+02:00' }),
+      ]),
+      apiKey: KEY,
+    });
+    const { topicArn, messages } = await channel(`memory-year-10000-${kind}`);
+    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY, ALERT_TOPIC_ARN: topicArn };
+    const scan = (now: number) => runCli(['scan', '--state', state, '--now', iso(now)], env, io());
+    try {
+      const first = await scan(R - 2 * HOUR);
+      expect([first.code, first.stderr]).toEqual([0, '']);
+      const [report] = await messages();
+      expect(report.problems).toEqual([
+        expect.objectContaining({
+          resource: 'domain',
+          key: 'forever.nl',
+          reason:
+            'date_expiry: an RFC 3339 date-time outside the years 0000–9999 in UTC: "9999-12-31T23:00:00-02:00"',
+        }),
+      ]);
+      const second = await scan(R - HOUR);
+      expect([second.code, second.stderr]).toEqual([0, '']);
+      expect(second.stdout).toMatch(/^no alert published: nothing new/);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
 describe('4. an old acting link', () => {
   it('does not acknowledge a quarantine with the link sent for a warning: 409 with what it is now', async () => {
     const warning = record('warn.nl', { auto_renew: false, date_expiry: iso(R + 17 * DAY + HOUR) });
@@ -510,6 +551,8 @@ describe('6. a damaged stored report', () => {
       const lines = stderr
         .trim()
         .split('\n')
+        // serve says where it listens in words; each request is one JSON line after that.
+        .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l))
         .filter((l) => /view$/.test(l.message));
       expect(lines.map((l) => [l.message, l.status, l.level, l.outcome])).toEqual([

@@ -133,9 +133,16 @@ describe('restore Lambda entry point', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    expect(lines.map((l) => [l.message, l.method, l.outcome, l.status, l.sourceIp])).toEqual([
+    const logs = lines.filter((l) => !l._aws);
+    expect(logs.map((l) => [l.message, l.method, l.outcome, l.status, l.sourceIp])).toEqual([
       ['restore attempt', 'HEAD', 'head', 200, '198.51.100.7'],
       ['restore attempt', 'GET', 'bad_signature', 403, '198.51.100.7'],
+    ]);
+    // And one WebOutcome data point (CloudWatch EMF) per request, by route and outcome: the dashboard's web outcomes.
+    const metrics = lines.filter((l) => l._aws);
+    expect(metrics.map((l) => [l.service, l.action, l.outcome, l.WebOutcome])).toEqual([
+      ['web', 'restore', 'head', 1],
+      ['web', 'restore', 'bad_signature', 1],
     ]);
     const sig = new URL(url).searchParams.get('sig') as string;
     for (const secret of [API_KEY, SIGNING_KEY, sig]) expect(output()).not.toContain(secret);

@@ -41,11 +41,11 @@ describe('portfolio edge cases', () => {
       'edge-null-auto-renew-beyond-2.nl',
       'edge-no-auto-renew-in-window-3.nl',
       'edge-cancelled-early-4.nl',
-      'edge-no-date-expiry-5.nl',
-      'edge-null-date-expiry-6.nl',
-      'edge-null-auto-renew-beyond-7.nl',
-      'edge-no-auto-renew-in-window-8.nl',
-      'edge-cancelled-early-9.nl',
+      'edge-renewal-failed-beyond-5.nl',
+      'edge-no-date-expiry-6.nl',
+      'edge-null-date-expiry-7.nl',
+      'edge-null-auto-renew-beyond-8.nl',
+      'edge-no-auto-renew-in-window-9.nl',
     ]);
     expect(portfolio.domains[200]).not.toHaveProperty('date_expiry');
     expect(portfolio.truth.problems).toContain('edge-null-date-expiry-1.nl');
@@ -132,6 +132,8 @@ describe('sentinel simulate knobs', () => {
   it('refuses an unknown search semantics with a usage error', async () => {
     const run = await runCli(['simulate', '--search-semantics', 'xor'], { RESELLER_API_KEY: KEY });
     expect(run.code).toBe(2);
-    expect(run.stderr).toBe('sentinel: --search-semantics must be one of or, and, ignore\n');
+    expect(run.stderr).toBe(
+      'sentinel: --search-semantics must be one of or, and, ignore; did you mean or?\n',
+    );
   });
 });

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { webAppForServe } from '../../bin/cli-web';
+import { webAppForServe } from '../../bin/commands/serve';
 import { serveLocally } from '../../functions/adapters/local-server';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import type { DomainFinding } from '../../functions/core/classify';
@@ -41,7 +41,7 @@ beforeAll(async () => {
   };
   // `sentinel serve`'s own app, on the same state file the scans use.
   server = await serveLocally(
-    webAppForServe(env, new EnvSecretSource(env), () => undefined),
+    webAppForServe({ env, secrets: new EnvSecretSource(env), log: () => undefined }),
     { port: 0 },
   );
   env.LINK_BASE_URL = server.url;
@@ -124,5 +124,53 @@ describe('snooze through its link, with the state store', () => {
     const noState = await runCli(['ack', b.domain_name], { ...env, STATE: '' });
     expect(noState.code).toBe(2);
     expect(noState.stderr).toMatch(/ack needs the state store the scans use: pass --state/);
+  });
+});
+
+describe('snooze and ack from the command line, for a quarantine in its last days to restore', () => {
+  it('refuse, say why, and write nothing, as the links do', async () => {
+    // Prepare: a .nl domain cancelled 34½ days ago: SIDN's 40 days leave 5 whole days to restore.
+    const DAY = 24 * HOUR;
+    const now = Date.now();
+    const last = await startSimulator({
+      portfolio: {
+        domains: [
+          {
+            domain_name: 'last-days.nl',
+            status: ['quarantine'],
+            date_expiry: new Date(now - 60 * DAY).toISOString(),
+            date_deleted: new Date(now - 34.5 * DAY).toISOString(),
+            auto_renew: false,
+            registrant_handle: 'C1',
+          },
+        ],
+        contacts: [],
+        truth: { findings: [], problems: [] },
+      },
+      apiKey: API_KEY,
+    });
+    const state = join(dir, 'last-days.json');
+    const lastEnv = { RESELLER_BASE_URL: last.url, RESELLER_API_KEY: API_KEY, STATE: state };
+    try {
+      // Act
+      const snoozed = await runCli(['snooze', 'last-days.nl', '--days', '30'], lastEnv);
+      const acked = await runCli(['ack', 'last-days.nl'], lastEnv);
+
+      // Assess
+      for (const [run, verb] of [
+        [snoozed, 'snoozed'],
+        [acked, 'acknowledged'],
+      ] as const) {
+        expect(run.code).toBe(1);
+        expect(run.stderr).toMatch(
+          new RegExp(
+            `^sentinel: last-days\\.nl is in its last days to restore, 5 days left \\(restore by .*\\): alerts about it repeat daily until it is restored or gone, and cannot be ${verb}; nothing was changed\\n$`,
+          ),
+        );
+      }
+      expect(() => readFileSync(state, 'utf8')).toThrow(/ENOENT/);
+    } finally {
+      await last.close();
+    }
   });
 });

@@ -1,4 +1,6 @@
 import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,6 +112,102 @@ describe('runStatefulScan guards', () => {
       `another scan saved a later scan (${iso(R - HOUR)}) while this one ran, so this one's older read was not used`,
     );
     expect((await store.load()).state.last_scan_at).toBe(iso(R - HOUR));
+  });
+});
+
+/**
+ * A loopback proxy in front of the simulator that holds every request arriving while `hold` is on
+ * until `release()`: one scan stays in the middle of its read while another runs to the end, both
+ * through the same base URL (the state's scope).
+ */
+async function holdingProxy(target: string) {
+  let holding = true;
+  const held: Array<() => void> = [];
+  let heldOne: () => void = () => undefined;
+  const firstHeld = new Promise<void>((resolve) => {
+    heldOne = resolve;
+  });
+  const server = createServer((req, res) => {
+    const forward = () => {
+      const upstream = request(
+        new URL(req.url ?? '/', target),
+        { method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    };
+    if (!holding) return forward();
+    held.push(forward);
+    heldOne();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    firstHeld,
+    /** New requests pass; the held ones stay held until {@link release}. */
+    stopHolding: () => {
+      holding = false;
+    },
+    release: () => {
+      for (const forward of held.splice(0)) forward();
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('a scan that lost the race, through the command line', () => {
+  it('prints its JSON and says it was superseded, publishes and saves nothing, and leaves --fail-on to the later scan', async () => {
+    const proxy = await holdingProxy(sim.url);
+    try {
+      const state = join(dir, 'race-cli.json');
+      const alerts = join(dir, 'race-cli-alerts.txt');
+      const env = { RESELLER_BASE_URL: proxy.url, RESELLER_API_KEY: KEY };
+      const scan = (now: number) =>
+        runCli(
+          [
+            'scan',
+            '--json',
+            '--state',
+            state,
+            '--alert-to',
+            alerts,
+            '--fail-on',
+            'critical',
+            '--now',
+            iso(now),
+          ],
+          env,
+        );
+      // The earlier scan reads first and is held mid-read; the later one runs to the end meanwhile.
+      const earlier = scan(R - 2 * HOUR);
+      await proxy.firstHeld;
+      proxy.stopHolding();
+      const later = await scan(R - HOUR);
+      expect(later.code, later.stderr).toBe(3);
+      const delivered = await readFile(alerts, 'utf8');
+      proxy.release();
+      const lost = await earlier;
+
+      expect(lost.code, lost.stderr).toBe(0);
+      expect(JSON.parse(lost.stdout)).toMatchObject({
+        now: iso(R - 2 * HOUR),
+        findings: [{ domain_name: 'lost.nl', kind: 'quarantine', severity: 'critical' }],
+      });
+      expect(lost.stderr).toBe(
+        `no alert published and state not written: another scan saved a later scan (${iso(R - HOUR)}) while this one ran, so this one's older read was not used\n`,
+      );
+      expect(await readFile(alerts, 'utf8')).toBe(delivered);
+      expect(JSON.parse(await readFile(state, 'utf8'))).toMatchObject({
+        generation: 1,
+        state: { last_scan_at: iso(R - HOUR) },
+      });
+    } finally {
+      await proxy.close();
+    }
   });
 });
 

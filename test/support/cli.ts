@@ -33,7 +33,11 @@ export function findingKeys(report: { findings: Array<Record<string, unknown>> }
 }
 
 /** Starts a long-running CLI command (simulate, serve) in-process; resolves with its URL and a stop function. */
-export async function startCliServer(argv: readonly string[], env: NodeJS.ProcessEnv) {
+export async function startCliServer(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  extra: Partial<CliIo> = {},
+) {
   let stop: () => void = () => undefined;
   const untilStopped = new Promise<void>((resolve) => {
     stop = resolve;
@@ -42,13 +46,28 @@ export async function startCliServer(argv: readonly string[], env: NodeJS.Proces
   const url = new Promise<string>((resolve) => {
     listening = resolve;
   });
-  const done = runCli(argv, env, { untilStopped, onListening: listening });
+  let stdout = '';
+  let stderr = '';
+  const done = runCli(argv, env, {
+    ...extra,
+    untilStopped,
+    onListening: listening,
+    // Teed, so what a server printed can be read while it runs.
+    stdout: (t) => {
+      stdout += t;
+    },
+    stderr: (t) => {
+      stderr += t;
+    },
+  }).then((run) => ({ ...run, stdout, stderr }));
   const result = await Promise.race([
     url,
     done.then((r) => Promise.reject(new Error(`exited early: ${r.stderr}`))),
   ]);
   return {
     url: result,
+    /** What it has printed so far. */
+    output: () => ({ stdout, stderr }),
     stop: async () => {
       stop();
       return done;

@@ -1,5 +1,5 @@
 /**
- * The README's runnable blocks, as test/docs/readme-commands.test.ts finds them: a fenced block
+ * The runnable blocks of README.md and docs/*.md, as test/docs/commands.test.ts finds them: a fenced block
  * right after `<!-- readme-test -->` (or `<!-- readme-test background -->` for a command that keeps
  * running, such as `simulate` or `serve`), optionally followed by `<!-- readme-output -->` (or
  * `<!-- readme-output json-subset -->`) and a fenced block with what it prints.
@@ -20,17 +20,17 @@ export interface ReadmeBlock {
 
 const DIRECTIVE = /^<!-- readme-(test|output)(?: ([\w-]+))? -->$/;
 
-/** Every marked block of a README, in order. Throws on a directive that is not followed by a fence. */
-export function readmeBlocks(readme: string): ReadmeBlock[] {
+/** Every marked block of a Markdown file, in order. Throws on a directive that is not followed by a fence. */
+export function readmeBlocks(readme: string, file = 'README.md'): ReadmeBlock[] {
   const lines = readme.split('\n');
   const blocks: ReadmeBlock[] = [];
   let section = '';
   let terminal = 'main';
   const fenceAfter = (i: number) => {
     if (!/^```/.test(lines[i + 1] ?? ''))
-      throw new Error(`README.md:${i + 1}: a readme directive must be followed by a fenced block`);
+      throw new Error(`${file}:${i + 1}: a readme directive must be followed by a fenced block`);
     const end = lines.findIndex((l, j) => j > i + 1 && l === '```');
-    if (end < 0) throw new Error(`README.md:${i + 2}: unclosed fenced block`);
+    if (end < 0) throw new Error(`${file}:${i + 2}: unclosed fenced block`);
     return { text: lines.slice(i + 2, end).join('\n'), end };
   };
   for (let i = 0; i < lines.length; i++) {
@@ -46,7 +46,7 @@ export function readmeBlocks(readme: string): ReadmeBlock[] {
     const { text, end } = fenceAfter(i);
     if (what === 'test') {
       if (option !== undefined && option !== 'background')
-        throw new Error(`README.md:${i + 1}: unknown readme-test option ${option}`);
+        throw new Error(`${file}:${i + 1}: unknown readme-test option ${option}`);
       const named = /^# terminal (\w+)/.exec(text);
       if (named) terminal = named[1] as string;
       blocks.push({
@@ -58,9 +58,9 @@ export function readmeBlocks(readme: string): ReadmeBlock[] {
     } else {
       const previous = blocks.at(-1);
       if (!previous || previous.expected)
-        throw new Error(`README.md:${i + 1}: readme-output must follow a readme-test block`);
+        throw new Error(`${file}:${i + 1}: readme-output must follow a readme-test block`);
       if (option !== undefined && option !== 'json-subset')
-        throw new Error(`README.md:${i + 1}: unknown readme-output option ${option}`);
+        throw new Error(`${file}:${i + 1}: unknown readme-output option ${option}`);
       blocks[blocks.length - 1] = {
         ...previous,
         expected: { text, kind: option === 'json-subset' ? 'json-subset' : 'lines' },

@@ -18,7 +18,14 @@ import { API_KEY, SIGNING_KEY } from './restore-env';
  * folder the scan writes and the page reads, and an action store (in memory unless one is given).
  */
 export async function startWebStack(
-  options: { domains?: number; seed?: number; actions?: ActionStore; audit?: AuditTrail } = {},
+  options: {
+    domains?: number;
+    seed?: number;
+    actions?: ActionStore;
+    audit?: AuditTrail;
+    /** More settings for the web app, read at each request (a test may change them between requests). */
+    settings?: Record<string, string>;
+  } = {},
 ) {
   const now = Date.now();
   const portfolio = generatePortfolio({ domains: options.domains ?? 120, seed: options.seed ?? 41, now });
@@ -33,7 +40,7 @@ export async function startWebStack(
     REPORT_DIR: reportDir,
   };
   const app = createWebApp({
-    settings: () => settingsFromEnv(env),
+    settings: () => settingsFromEnv({ ...env, ...options.settings }),
     secrets: new EnvSecretSource(env),
     actions: () => actions,
     reports: () => new FolderReportStore(reportDir),

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { type ActionInput, decideAction } from '../../functions/core/action-decision';
-import { alertView, applyActions, snoozeLapse } from '../../functions/core/actions';
+import { renderActionConfirmPage } from '../../functions/core/action-page';
+import {
+  acknowledgementOf,
+  alertView,
+  applyActions,
+  snoozeChoicesFor,
+  snoozeLapse,
+  snoozeOf,
+} from '../../functions/core/actions';
 import type { DomainFinding } from '../../functions/core/classify';
 import { type LinkFinding, parseSigningKeys, signLink, verifyLink } from '../../functions/core/links';
 import type { Report } from '../../functions/core/scan';
@@ -20,6 +28,17 @@ const finding = (over: Partial<DomainFinding> = {}): DomainFinding => ({
   registrant: null,
   ...over,
 });
+
+/** A quarantine with `left` whole days to restore (restore_by at noon, NOW is 06:00). */
+const quarantine = (left: number): DomainFinding =>
+  finding({
+    kind: 'quarantine',
+    severity: 'critical',
+    days_left: -40,
+    date_deleted: new Date(NOW - 10 * DAY).toISOString(),
+    restore_by: new Date(NOW + left * DAY + 6 * 3_600_000).toISOString(),
+    days_to_restore: left,
+  });
 
 function tokenFor(
   action: 'snooze' | 'acknowledge' | 'restore',
@@ -200,6 +219,50 @@ describe('decideAction', () => {
     await expect(decideAction(worse.value)).resolves.toMatchObject({ kind: 'finding_changed', status: 409 });
   });
 
+  it('offers a quarantine snooze lengths only up to its last days to restore, and shows its restore-by date', async () => {
+    // 20 days to restore: its last 7 days begin in 13 days (restore_by − 8 days, as days round down).
+    const sentFor = { kind: 'quarantine', severity: 'critical' } as const;
+    const token = tokenFor('snooze', 'example.nl', NOW, sentFor);
+    const get = input({ method: 'GET', token, current: quarantine(20) });
+    const outcome = await decideAction(get.value);
+    expect(outcome.confirm?.days).toEqual({ choices: [1, 7, 13], chosen: 7 });
+    const page = renderActionConfirmPage(
+      'example.nl',
+      outcome.confirm as NonNullable<typeof outcome.confirm>,
+      NOW,
+    );
+    expect(page).toContain('<dt>Restore by</dt><dd>2026-12-12 12:00 UTC (20 days left)</dd>');
+    expect(page).toContain('Its last 7 days to restore begin 2026-12-04 12:00 UTC');
+    // 30 is not offered for it; 13 is, and then the snooze ends as the last days begin.
+    const thirty = input({ token, form: { days: '30' }, current: quarantine(20) });
+    await expect(decideAction(thirty.value)).resolves.toMatchObject({ kind: 'bad_days', status: 400 });
+    expect(thirty.store.writes).toBe(0);
+    const thirteen = input({ token, form: { days: '13' }, current: quarantine(20) });
+    await expect(decideAction(thirteen.value)).resolves.toMatchObject({
+      kind: 'snoozed',
+      message: expect.stringContaining('Its last days to restore begin 2026-12-04 12:00 UTC'),
+    });
+    expect(thirteen.store.actions.get('example.nl')?.snooze?.until).toBe('2026-12-04T12:00:00.000Z');
+  });
+
+  it.each([
+    ['snooze', 7],
+    ['acknowledge', 0],
+    ['snooze', -2],
+  ] as const)(
+    'will not %s a quarantine with %i days to restore: 200 on GET, 409 on POST, no change',
+    async (action, left) => {
+      const token = tokenFor(action, 'example.nl', NOW, { kind: 'quarantine', severity: 'critical' });
+      const get = input({ action, method: 'GET', token, current: quarantine(left) });
+      await expect(decideAction(get.value)).resolves.toMatchObject({ kind: 'last_days', status: 200 });
+      const post = input({ action, token, current: quarantine(left) });
+      const outcome = await decideAction(post.value);
+      expect(outcome).toMatchObject({ kind: 'last_days', status: 409 });
+      expect(outcome.message).toMatch(left < 0 ? /past its restore-by date/ : /in its last days to restore/);
+      expect(post.store.writes).toBe(0);
+    },
+  );
+
   it('has nothing to snooze for a domain without a finding: 200 on GET, 409 on POST, no change', async () => {
     const get = input({ method: 'GET', current: null });
     await expect(decideAction(get.value)).resolves.toMatchObject({ kind: 'no_finding', status: 200 });
@@ -310,6 +373,57 @@ describe('applyActions', () => {
     const applied = applyActions(report([now]), new Map([['example.nl', { acknowledged: ack }]]), NOW);
     expect(applied.silenced.size).toBe(0);
     expect(applied.lapsed).toEqual([{ domain_name: 'example.nl', action: 'acknowledge', reason: 'changed' }]);
+  });
+});
+
+describe('a silenced quarantine in its last days to restore', () => {
+  const q = quarantine(20);
+  // As a state written before snoozes of a quarantine ended with its last days would hold them.
+  const snooze = {
+    until: new Date(NOW + 30 * DAY).toISOString(),
+    at: new Date(NOW).toISOString(),
+    kind: 'quarantine' as const,
+    severity: 'critical' as const,
+  };
+  const acknowledged = acknowledgementOf(q, NOW);
+
+  it.each([8, 7, 0, -3])('with %i days to restore is silenced only before its last 7 days', (left) => {
+    const applied = applyActions(
+      report([quarantine(left)]),
+      new Map([['example.nl', { snooze, acknowledged }]]),
+      NOW,
+    );
+    if (left > 7) {
+      expect([...applied.silenced]).toEqual(['example.nl']);
+      expect(applied.lapsed).toEqual([]);
+    } else {
+      expect(applied.silenced.size).toBe(0);
+      expect(applied.lapsed).toEqual([
+        { domain_name: 'example.nl', action: 'snooze', reason: 'last_days' },
+        { domain_name: 'example.nl', action: 'acknowledge', reason: 'last_days' },
+      ]);
+    }
+  });
+
+  it('keeps silencing a quarantine whose restore deadline is unknown (nothing to count down to)', () => {
+    const unknown = finding({
+      kind: 'quarantine',
+      severity: 'critical',
+      restore_by: null,
+      days_to_restore: null,
+    });
+    expect(snoozeLapse(snooze, unknown, NOW)).toBeNull();
+    expect(snoozeChoicesFor(unknown)).toEqual([1, 7, 30]);
+  });
+
+  it('snoozes a quarantine at most until its last days begin, and offers no snooze within them', () => {
+    expect(snoozeOf(q, 30, NOW).until).toBe(
+      new Date(Date.parse(q.restore_by as string) - 8 * DAY).toISOString(),
+    );
+    expect(snoozeChoicesFor(quarantine(40))).toEqual([1, 7, 30]);
+    expect(snoozeChoicesFor(quarantine(9))).toEqual([1, 2]);
+    expect(snoozeChoicesFor(quarantine(8))).toEqual([1]);
+    expect(snoozeChoicesFor(quarantine(7))).toEqual([]);
   });
 });
 

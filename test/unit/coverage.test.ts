@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_POLICY } from '../../functions/core/classify';
+import { classify, DEFAULT_POLICY } from '../../functions/core/classify';
 import {
   COVERAGE_PARTS,
   type CoverageCounts,
@@ -8,7 +8,11 @@ import {
   coverageSearches,
   proveCoverage,
   READ_PARTS,
+  readWindowDays,
 } from '../../functions/core/coverage';
+import { DomainSchema } from '../../functions/core/schemas';
+import type { RawRecord } from '../../functions/simulator/portfolio';
+import { buildFilter } from '../../functions/simulator/search';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
 
@@ -28,7 +32,7 @@ const GOOD: CoverageCounts = {
 describe('coverageSearches', () => {
   it('sends each parameter once per search, split on the end of the window', () => {
     const end = '2026-12-22T06:00:00Z';
-    expect(coverageSearches(NOW, DEFAULT_POLICY)).toEqual({
+    expect(coverageSearches(NOW, { ...DEFAULT_POLICY, renewalCheck: false })).toEqual({
       all: {},
       in_window: { date_expiry: `<=${end}` },
       beyond_window: { date_expiry: `>${end}` },
@@ -41,9 +45,17 @@ describe('coverageSearches', () => {
     });
   });
 
+  it('reads 60 days ahead while the renewal rule applies, and the expiry window when that is longer or the rule is off', () => {
+    const endOf = (policy: typeof DEFAULT_POLICY) => coverageSearches(NOW, policy).in_window.date_expiry;
+    expect(endOf(DEFAULT_POLICY)).toBe('<=2027-01-21T06:00:00Z');
+    expect(endOf({ ...DEFAULT_POLICY, expiryDays: 90 })).toBe('<=2027-02-20T06:00:00Z');
+    expect(endOf({ ...DEFAULT_POLICY, renewalCheck: false })).toBe('<=2026-12-22T06:00:00Z');
+    expect(readWindowDays(DEFAULT_POLICY)).toBe(60);
+  });
+
   it('rounds the window end up to a whole second, so no expiring domain falls beyond it', () => {
     const searches = coverageSearches(NOW + 400, DEFAULT_POLICY);
-    expect(searches.in_window).toEqual({ date_expiry: '<=2026-12-22T06:00:01Z' });
+    expect(searches.in_window).toEqual({ date_expiry: '<=2027-01-21T06:00:01Z' });
   });
 });
 
@@ -172,6 +184,68 @@ describe('proveCoverage soundness', () => {
         }
       }),
       { numRuns: 3000 },
+    );
+  });
+});
+
+/**
+ * The same, against the rules themselves: random records, searched as the simulator searches them
+ * (the documented conventions), and classified as a scan classifies them. Whatever the expiry
+ * window, a record no read part lists gets no finding: not even a renewal that failed and expires
+ * beyond the window.
+ */
+describe('the filtered read against the finding rules', () => {
+  const DAY = 86_400_000;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const raw = fc
+    .record({
+      expiryDays: fc.integer({ min: -40, max: 400 }),
+      expiryMs: fc.integer({ min: 0, max: DAY - 1 }),
+      autoRenew: fc.constantFrom(true, false, undefined),
+      status: fc.constantFrom('registered', 'quarantine'),
+      // The coming renewal some days before expiry (a failed one lies in the past), or none.
+      renewalBefore: fc.option(fc.integer({ min: -2, max: 400 }), { nil: undefined }),
+      renewalHours: fc.integer({ min: 0, max: 23 }),
+    })
+    .map((r): RawRecord => {
+      const expiry = NOW + r.expiryDays * DAY + r.expiryMs;
+      return {
+        domain_name: 'searched.nl',
+        status: [r.status],
+        date_expiry: iso(expiry),
+        ...(r.autoRenew === undefined ? {} : { auto_renew: r.autoRenew }),
+        ...(r.renewalBefore === undefined
+          ? {}
+          : { date_renewal: iso(expiry - r.renewalBefore * DAY - r.renewalHours * 3_600_000) }),
+        date_deleted: r.status === 'quarantine' ? iso(NOW - 5 * DAY) : null,
+      };
+    });
+
+  it('leaves unread only domains that are healthy by every rule, renewal_failed included', () => {
+    fc.assert(
+      fc.property(
+        fc.array(raw, { maxLength: 30 }),
+        fc.integer({ min: 1, max: 120 }),
+        (records, expiryDays) => {
+          const policy = { ...DEFAULT_POLICY, expiryDays };
+          const searches = coverageSearches(NOW, policy);
+          const match = Object.fromEntries(
+            COVERAGE_PARTS.map((part) => [
+              part,
+              buildFilter('domains', new URLSearchParams(searches[part] as Record<string, string>)),
+            ]),
+          ) as Record<CoveragePart, (r: RawRecord) => boolean>;
+          const counts = Object.fromEntries(
+            COVERAGE_PARTS.map((part) => [part, records.filter(match[part]).length]),
+          ) as CoverageCounts;
+          expect(proveCoverage(counts)).toEqual({ proven: true });
+          for (const record of records.filter((r) => !READ_PARTS.some((part) => match[part](r)))) {
+            const domain = DomainSchema.parse(record);
+            expect(classify(domain, NOW, policy), JSON.stringify(record)).toBeNull();
+          }
+        },
+      ),
+      { numRuns: 2000 },
     );
   });
 });

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { renderDigest } from '../../functions/core/alert';
+import { classify, type DomainFinding } from '../../functions/core/classify';
+import { parseSigningKeys } from '../../functions/core/links';
+import { findingWithMemory } from '../../functions/core/renewal-memory';
+import { attachLinks } from '../../functions/core/report-links';
 import type { Domain } from '../../functions/core/schemas';
 import {
   compareWithState,
@@ -9,6 +13,7 @@ import {
   type ScanState,
   type StatePolicy,
 } from '../../functions/core/state';
+import { reportOf } from '../support/report';
 import { DAY, domain, scanOf } from '../support/state-scan';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
@@ -48,6 +53,61 @@ describe('renewals with memory', () => {
     expect(renderDigest(later.report)).toContain(
       'ESCALATED shop.nl: auto-renew is on but the renewal due on 23 Nov 2026 did not happen',
     );
+  });
+
+  it('keeps no links signed for the finding that memory replaced with renewal_failed', () => {
+    const keys = parseSigningKeys('k'.repeat(40));
+    const linked = (renewal: number, now: number, state: ScanState) => {
+      const scanned = scanOf([scheduled(renewal)], now);
+      const report = attachLinks(scanned.report, {
+        baseUrl: 'https://links.example/',
+        keys,
+        now,
+        ttlDays: 7,
+      });
+      return compareWithState({
+        ...scanned,
+        report,
+        state,
+        policy: DEFAULT_STATE_POLICY,
+        scope: 'http://r.test',
+      });
+    };
+    const first = linked(T0 + DAY, T0, EMPTY_STATE);
+    expect((findingOf(first, 'shop.nl') as DomainFinding).actions?.acknowledge).toContain(
+      'kind=expiring&sev=info',
+    );
+    const later = findingOf(linked(T0 + 5 * DAY, T0 + 3 * DAY, first.next), 'shop.nl') as DomainFinding;
+    expect(later.kind).toBe('renewal_failed');
+    // Signed for expiring/info, they would act on that; the scan signs its own once memory is done.
+    expect(later.actions).toBeUndefined();
+    expect(
+      attachLinks(reportOf([later]), { baseUrl: 'https://l.example/', keys, now: T0, ttlDays: 7 })
+        .findings[0],
+    ).toMatchObject({
+      actions: { acknowledge: expect.stringContaining('kind=renewal_failed&sev=critical') },
+    });
+  });
+
+  it('judges one domain for a link as the scan with memory does', () => {
+    const first = run([scheduled(T0 + DAY)], T0, EMPTY_STATE);
+    const now = T0 + 3 * DAY;
+    const record = scheduled(T0 + 5 * DAY);
+    const judged = findingWithMemory(classify(record, now), record, first.next.domains['shop.nl'], now);
+    const { change: _, ...scanned } = findingOf(
+      run([record], now, first.next),
+      'shop.nl',
+    ) as DomainFinding & {
+      change: string;
+    };
+    expect(scanned).toMatchObject({ kind: 'renewal_failed', date_renewal: new Date(T0 + DAY).toISOString() });
+    expect(judged).toEqual(scanned);
+    // Without memory, or once renewed, the record alone decides.
+    expect(findingWithMemory(classify(record, now), record, undefined, now)).toMatchObject({
+      kind: 'expiring',
+    });
+    const renewed = scheduled(T0 + 370 * DAY, { date_expiry: T0 + 385 * DAY });
+    expect(findingWithMemory(classify(renewed, now), renewed, first.next.domains['shop.nl'], now)).toBeNull();
   });
 
   it('waits the same day the rule without memory waits before calling it failed', () => {

@@ -103,6 +103,27 @@ describe('the quarantine-period table', () => {
     });
   });
 
+  it('says "unknown" for a date_deleted in the future: no domain gets more days than its TLD allows', () => {
+    expect(restoreDeadline('shop.nl', NOW + 365 * DAY, NOW)).toEqual({
+      known: false,
+      reason: 'date_deleted is in the future, so when the quarantine ends is not known',
+    });
+    expect(restoreDeadline('shop.nl', NOW + 2 * HOUR, NOW)).toMatchObject({ known: false });
+    // Within the leeway for two hosts' clocks the deadline stands, and stays within the period.
+    expect(restoreDeadline('shop.nl', NOW + 30 * 60_000, NOW)).toMatchObject({
+      known: true,
+      days_to_restore: 40,
+    });
+  });
+
+  it('says "unknown" rather than write a deadline past the year 9999', () => {
+    const late = Date.parse('9999-12-20T00:00:00Z');
+    expect(restoreDeadline('shop.nl', late, late)).toEqual({
+      known: false,
+      reason: 'the restore deadline falls after the year 9999',
+    });
+  });
+
   it('takes QUARANTINE_DAYS over the table and for TLDs the table lacks', () => {
     const overrides = parseSetting('quarantineDays', 'nl=45, .SHOP=30,ευ=10');
     expect(overrides).toEqual({ nl: 45, shop: 30, 'xn--qxa6a': 10 });
@@ -269,11 +290,11 @@ describe('scanAccount: renewal_failed per account', () => {
     expect(report.renewal_rule_off).toBeUndefined();
   });
 
-  it('turns the rule off, and says why, when most records show date_renewal a year before expiry', async () => {
+  it('turns the rule off, and says why, when most records it judges show date_renewal a year before expiry', async () => {
     const lastYear = [1, 2, 3].map((n) => ({
       domain_name: `old${n}.nl`,
-      date_expiry: iso(NOW + 100 * n * DAY),
-      date_renewal: iso(NOW + (100 * n - 365) * DAY),
+      date_expiry: iso(NOW + (25 + 10 * n) * DAY),
+      date_renewal: iso(NOW + (25 + 10 * n - 365) * DAY),
       auto_renew: true,
     }));
     const report = await scanAccount({
@@ -285,10 +306,41 @@ describe('scanAccount: renewal_failed per account', () => {
     expect(report.findings).toEqual([
       expect.objectContaining({ domain_name: 'failing.nl', kind: 'expiring', severity: 'info' }),
     ]);
-    expect(report.renewal_rule_off).toMatch(/on 3 of the 4 domains with auto-renew on/);
+    expect(report.renewal_rule_off).toMatch(
+      /on 3 of the 4 domains with auto-renew on that expire within 59 days/,
+    );
     expect(renderDigest(report)).toContain(
       'Failed renewals were not checked: date_renewal is 300 days or more',
     );
+  });
+});
+
+describe('scanAccount: the renewal vote, the same in every mode', () => {
+  it('is taken among the domains the rule judges (expiring within 59 days), which every read lists', async () => {
+    const failing = {
+      domain_name: 'failing.nl',
+      date_expiry: iso(NOW + 20 * DAY),
+      date_renewal: iso(NOW - 3 * DAY),
+      auto_renew: true,
+    };
+    // Many domains far out whose date_renewal lies a year before expiry (a filtered read leaves them
+    // unread): they cannot be judged by the rule, and do not turn it off for the ones it can.
+    const far = [1, 2, 3, 4, 5].map((n) => ({
+      domain_name: `far${n}.nl`,
+      date_expiry: iso(NOW + (200 + n) * DAY),
+      date_renewal: iso(NOW + (200 + n - 365) * DAY),
+      auto_renew: true,
+    }));
+    const report = await scanAccount({
+      client: client([failing, ...far]),
+      now: NOW,
+      policy: DEFAULT_POLICY,
+      mode: 'full',
+    });
+    expect(report.renewal_rule_off).toBeUndefined();
+    expect(report.findings).toEqual([
+      expect.objectContaining({ domain_name: 'failing.nl', kind: 'renewal_failed' }),
+    ]);
   });
 });
 
@@ -385,6 +437,28 @@ describe('alerts: restore deadlines', () => {
       ['Restore by: later.nl (last day to restore)', '2026-12-27'],
     ]);
     expect(new Set(events.map((e) => e.uid)).size).toBe(2);
+  });
+
+  it('dates the restore-by event on the last day a restore is possible in the alert’s time zone', () => {
+    const deadline = (restore_by: string) =>
+      reportOf([{ ...quarantined('zone.nl', 5), restore_by, days_to_restore: 9 } as DomainFinding]);
+    const restoreEvent = (report: ReturnType<typeof deadline>, timeZone?: string) =>
+      new ICAL.Component(ICAL.parse(renderCalendar(report, timeZone ? { timeZone } : {})))
+        .getAllSubcomponents('vevent')
+        .map((e) => new ICAL.Event(e))
+        .find((e) => e.summary.startsWith('Restore by:')) as InstanceType<typeof ICAL.Event>;
+    const at2 = deadline('2026-12-02T02:00:00.000Z');
+    // 18:00 on 1 Dec in Los Angeles, the digest's "restore by 1 Dec 2026": not on 2 Dec, when it has passed.
+    const west = restoreEvent(at2, 'America/Los_Angeles');
+    expect(west.startDate.toString()).toBe('2026-12-01');
+    expect(west.description).toContain('the deadline is 1 Dec 2026, 18:00 America/Los_Angeles');
+    expect(renderDigest(at2, { timeZone: 'America/Los_Angeles' })).toContain('restore by 1 Dec 2026');
+    expect(restoreEvent(at2, 'Europe/Amsterdam').startDate.toString()).toBe('2026-12-02');
+    expect(restoreEvent(at2).startDate.toString()).toBe('2026-12-02');
+    // A deadline at midnight sharp leaves nothing of its day.
+    expect(restoreEvent(deadline('2026-12-02T00:00:00.000Z')).startDate.toString()).toBe('2026-12-01');
+    // The UID names the deadline, not the zone's day: the same event everywhere, scan after scan.
+    expect(west.uid).toBe(restoreEvent(at2, 'Asia/Tokyo').uid);
   });
 
   it('lists the deadlines on the report page and marks them on the timeline', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mask } from '../../scripts/readme';
+import { mask } from '../../scripts/docs';
 import { jsonSubsetMismatch, readmeBlocks } from '../support/readme-blocks';
 
 const README = [

@@ -342,12 +342,33 @@ describe('decideRestore', () => {
   it.each([
     ['a tampered signature', { sig: `${'A'.repeat(42)}B` }, 'bad_signature', 403],
     ['a missing signature', { sig: undefined }, 'malformed', 403],
-    ['an unknown key id', { kid: 'ffffffff' }, 'bad_signature', 403],
+    ['an unknown key id', { kid: 'ffffffff' }, 'unknown_key', 403],
+    ['a key id that no key could have', { kid: '<b>x</b>' }, 'malformed', 403],
   ])('refuses %s with 403 and no reseller call', async (_name, change, kind, status) => {
     const { reseller, calls } = port(domainRecord('example.nl', ['quarantine']));
     const token = { ...tokenFor('example.nl'), ...change };
     expect(await decideRestore(input('POST', reseller, { token }))).toMatchObject({ kind, status });
     expect(calls).toEqual([]);
+  });
+
+  it('tells a link signed with a key this server does not hold from a changed one, naming both key ids', async () => {
+    const { reseller } = port(domainRecord('example.nl', ['quarantine']));
+    const other = parseSigningKeys('another-setup-signing-key-0123456789abcdef');
+    const foreign = Object.fromEntries(
+      new URL(signRestoreLink({ baseUrl: 'https://x.test/', domain: 'example.nl', keys: other, now: NOW }))
+        .searchParams,
+    );
+    const held = KEYS.map((k) => k.id).join(', ');
+    const outcome = await decideRestore(input('GET', reseller, { token: foreign }));
+    expect(outcome).toMatchObject({ kind: 'unknown_key', status: 403 });
+    expect(outcome.message).toBe(
+      `This link was signed with key id ${other[0]?.id}; this server holds ${held}: are both sides using the same LINK_SIGNING_KEY?`,
+    );
+    const changed = await decideRestore(
+      input('GET', reseller, { token: { ...tokenFor('example.nl'), sig: `${'A'.repeat(42)}B` } }),
+    );
+    expect(changed).toMatchObject({ kind: 'bad_signature', status: 403 });
+    expect(changed.message).toContain('The link was changed');
   });
 
   it('refuses a link for another domain (403) and an expired one (410), with no reseller call', async () => {

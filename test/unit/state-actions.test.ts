@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { snoozeOf } from '../../functions/core/actions';
+import { acknowledgementOf, snoozeOf } from '../../functions/core/actions';
 import type { DomainFinding } from '../../functions/core/classify';
 import {
   compareWithState,
@@ -91,4 +91,55 @@ describe('compareWithState with snoozes and acknowledgements', () => {
     const later = run([critical, other], T0 + 21 * HOUR, state);
     expect(later.why).toEqual(['1 critical repeated after 20 h']);
   });
+});
+
+describe('a snoozed or acknowledged quarantine near its restore-by date', () => {
+  // .nl: 40 days from date_deleted, so restore by T0 + 9 days.
+  const lost = (now: number) =>
+    domain('lost.nl', now, {
+      status: ['quarantine'],
+      auto_renew: false,
+      date_expiry: T0 - 40 * DAY,
+      date_deleted: T0 - 31 * DAY,
+    });
+
+  it.each([
+    ['snoozed for 30 days', 'snooze'],
+    ['acknowledged', 'acknowledge'],
+  ] as const)(
+    'when %s, is alerted every day of its last days to restore and after its restore-by date passed',
+    (_, action) => {
+      const first = run([lost(T0)], T0, EMPTY_STATE);
+      const finding = findingOf(first, 'lost.nl') as DomainFinding;
+      expect(finding.days_to_restore).toBe(9);
+      const memory = first.next.domains['lost.nl'];
+      if (!memory) throw new Error('no memory of lost.nl');
+      // As a state saved before a quarantine's silence ended with its last days would hold it.
+      const actions =
+        action === 'snooze'
+          ? {
+              snooze: {
+                until: new Date(T0 + 30 * DAY).toISOString(),
+                at: new Date(T0).toISOString(),
+                kind: 'quarantine' as const,
+                severity: 'critical' as const,
+              },
+            }
+          : { acknowledged: acknowledgementOf(finding, T0) };
+      let state: ScanState = { ...first.next, domains: { 'lost.nl': { ...memory, actions } } };
+      const days: Array<[number, boolean, boolean]> = [];
+      for (let day = 1; day <= 12; day++) {
+        const r = run([lost(T0 + day * DAY)], T0 + day * DAY, state);
+        const left = (findingOf(r, 'lost.nl') as DomainFinding).days_to_restore as number;
+        days.push([left, r.silenced.has('lost.nl'), r.publish]);
+        state = r.next;
+      }
+      // Silent while more than 7 days are left; from then on (and past the deadline) published daily.
+      expect(days).toEqual([
+        [8, true, false],
+        ...[7, 6, 5, 4, 3, 2, 1, 0, -1, -2, -3].map((left) => [left, false, true]),
+      ]);
+      expect(state.domains['lost.nl']?.actions).toBeUndefined();
+    },
+  );
 });

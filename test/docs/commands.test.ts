@@ -1,22 +1,24 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { mask, README_PATH } from '../../scripts/readme';
+import { docFiles, mask, ROOT } from '../../scripts/docs';
 import { jsonSubsetMismatch, type ReadmeBlock, readmeBlocks } from '../support/readme-blocks';
 
 /**
- * Runs the README's marked command blocks the way a new user would: in bash, from the repository's
- * root, through `npm run -s sentinel`, with nothing in the environment but PATH and HOME. Blocks of a
- * terminal share what they export; a `background` block (simulate, serve) keeps running while the
- * next ones run. Ports are the only thing changed: a documented `--port 8080` becomes `--port 0`,
- * and `127.0.0.1:8080` in later blocks the port it got, so the test never collides with anything
- * else on the machine.
+ * Runs the marked command blocks of README.md and docs/*.md the way a new user would: in bash, from
+ * the repository's root, through `npx sentinel` (the package's own bin), with nothing in the
+ * environment but PATH and HOME. Blocks of a terminal share what they export; a `background` block
+ * (simulate, serve) keeps running while the next ones run. Ports are the only thing changed: a
+ * documented `--port 8080` becomes `--port 0`, and `127.0.0.1:8080` in later blocks the port it got,
+ * so the test never collides with anything else on the machine.
  */
 
-const ROOT = dirname(README_PATH);
-const blocks = readmeBlocks(readFileSync(README_PATH, 'utf8'));
+const files = docFiles().map((file) => ({
+  file,
+  blocks: readmeBlocks(readFileSync(join(ROOT, file), 'utf8'), file),
+}));
 const scratch = mkdtempSync(join(tmpdir(), 'readme-test-'));
 const baseEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME };
 const ports = new Map<string, string>();
@@ -48,7 +50,9 @@ const lines = (text: string) =>
     .map((l) => l.trimEnd())
     .filter((l, i, all) => l !== '' || all.slice(i).some((rest) => rest !== ''));
 
-function start(block: ReadmeBlock, script: string, env: NodeJS.ProcessEnv) {
+type FileBlock = ReadmeBlock & { readonly file: string };
+
+function start(block: FileBlock, script: string, env: NodeJS.ProcessEnv) {
   const child = spawn('bash', ['-c', `exec 2>&1\nset -euo pipefail\n${script}`], {
     cwd: ROOT,
     env,
@@ -62,14 +66,14 @@ function start(block: ReadmeBlock, script: string, env: NodeJS.ProcessEnv) {
   return { child, output: () => output, block };
 }
 
-function expectShown(block: ReadmeBlock, output: string) {
+function expectShown(block: FileBlock, output: string) {
   const { expected } = block;
   if (!expected) return;
   if (expected.kind === 'json-subset') {
     const problem = jsonSubsetMismatch(JSON.parse(mask(expected.text)), JSON.parse(mask(shown(output))));
-    expect(problem, `README.md:${block.line}: the output no longer matches the README`).toBeUndefined();
+    expect(problem, `${block.file}:${block.line}: the output no longer matches the file`).toBeUndefined();
   } else {
-    // A `<name>` left in the README after masking (a page number, say) stands for any text.
+    // A `<name>` left in the file after masking (a page number, say) stands for any text.
     const patterns = lines(expected.text).map(
       (line) => new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/<[\w-]+>/g, '.+?')}$`),
     );
@@ -78,19 +82,19 @@ function expectShown(block: ReadmeBlock, output: string) {
       actual.length === patterns.length && patterns.every((p, i) => p.test(actual[i] as string));
     // On a mismatch, show the difference line by line.
     if (!matches)
-      expect(actual, `README.md:${block.line}: the output no longer matches the README`).toEqual(
+      expect(actual, `${block.file}:${block.line}: the output no longer matches the file`).toEqual(
         lines(expected.text),
       );
   }
 }
 
-async function runInBackground(block: ReadmeBlock) {
+async function runInBackground(block: FileBlock) {
   const documented = [...block.script.matchAll(/--port (\d+)/g)].map((m) => m[1] as string);
   const script = withPorts(block.script).replace(/--port \d+/g, '--port 0');
   const proc = start(block, script, { ...baseEnv });
   running.push(proc.child);
   const want = block.expected ? lines(block.expected.text).length : 1;
-  // Ready once it says where it listens and has printed as much as the README shows.
+  // Ready once it says where it listens and has printed as much as the file shows.
   const url = await new Promise<string>((resolve, reject) => {
     const check = () => {
       const found = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(proc.output());
@@ -98,22 +102,22 @@ async function runInBackground(block: ReadmeBlock) {
     };
     proc.child.stdout?.on('data', check);
     proc.child.on('exit', (code) =>
-      reject(new Error(`README.md:${block.line} exited ${code}:\n${proc.output()}`)),
+      reject(new Error(`${block.file}:${block.line} exited ${code}:\n${proc.output()}`)),
     );
   });
   for (const port of documented) ports.set(port, url);
   expectShown(block, lines(shown(proc.output())).slice(0, want).join('\n'));
 }
 
-async function runInForeground(block: ReadmeBlock) {
-  const envFile = join(scratch, `env-${block.line}`);
-  const env = terminals.get(block.terminal) ?? { ...baseEnv };
+async function runInForeground(block: FileBlock) {
+  const envFile = join(scratch, `env-${block.file.replace(/\W/g, '-')}-${block.line}`);
+  const env = terminals.get(`${block.file} / ${block.terminal}`) ?? { ...baseEnv };
   const proc = start(block, `${withPorts(block.script)}\nenv -0 > "$README_TEST_ENV_FILE"`, {
     ...env,
     README_TEST_ENV_FILE: envFile,
   });
   const code = await new Promise<number | null>((resolve) => proc.child.on('close', resolve));
-  expect(code, `README.md:${block.line} failed:\n${proc.output()}`).toBe(0);
+  expect(code, `${block.file}:${block.line} failed:\n${proc.output()}`).toBe(0);
   // What the block exported stays for the next block in the same terminal.
   const after: NodeJS.ProcessEnv = {};
   for (const entry of readFileSync(envFile, 'utf8').split('\0')) {
@@ -121,18 +125,23 @@ async function runInForeground(block: ReadmeBlock) {
     if (at > 0) after[entry.slice(0, at)] = entry.slice(at + 1);
   }
   for (const name of ['README_TEST_ENV_FILE', 'PWD', 'OLDPWD', 'SHLVL', '_']) delete after[name];
-  terminals.set(block.terminal, after);
+  terminals.set(`${block.file} / ${block.terminal}`, after);
   expectShown(block, proc.output());
 }
 
-describe('the README’s command blocks, run as written', () => {
+describe('the command blocks of README.md and docs/, run as written', () => {
   it('finds the marked blocks', () => {
-    expect(blocks.filter((b) => b.background).length).toBeGreaterThanOrEqual(2);
-    expect(blocks.filter((b) => b.expected).length).toBeGreaterThanOrEqual(5);
+    const all = files.flatMap((f) => f.blocks);
+    expect(all.filter((b) => b.background).length).toBeGreaterThanOrEqual(4);
+    expect(all.filter((b) => b.expected).length).toBeGreaterThanOrEqual(10);
+    expect(files.find((f) => f.file === 'README.md')?.blocks.length).toBeGreaterThanOrEqual(1);
   });
 
-  for (const block of blocks) {
-    const title = `README.md:${block.line} (${block.terminal}${block.background ? ', background' : ''}): ${block.script.split('\n').at(-1)}`;
-    it(title, () => (block.background ? runInBackground(block) : runInForeground(block)), 60_000);
+  for (const { file, blocks } of files) {
+    for (const readmeBlock of blocks) {
+      const block = { ...readmeBlock, file };
+      const title = `${file}:${block.line} (${block.terminal}${block.background ? ', background' : ''}): ${block.script.split('\n').at(-1)}`;
+      it(title, () => (block.background ? runInBackground(block) : runInForeground(block)), 60_000);
+    }
   }
 });

@@ -1,0 +1,221 @@
+import { parseArgs } from 'node:util';
+import {
+  type FlagOf,
+  parseSetting,
+  type RawSettings,
+  type ScanSettings,
+  SECRET_SETTINGS,
+  SETTINGS,
+  type SettingName,
+  type SettingSpec,
+  settingsFromEnv,
+} from '../functions/core/config';
+import { ConfigError } from '../functions/core/errors';
+import { domainNameProblem } from '../functions/core/links';
+import { REPORT_ENV } from '../functions/core/report-store';
+import { parseRfc3339 } from '../functions/core/schemas';
+import { closest, editDistance } from '../functions/core/suggest';
+import { normalizeDomainName } from '../functions/core/text';
+import { type Command, type ParsedArgs, UsageError } from './command';
+
+/**
+ * A command's argv, read against its declaration: every refusal is ours, in words that name the
+ * command and a flag it accepts, never Node's parser text. Also the small value parsers the
+ * commands share.
+ */
+
+/** `--help` or `-h` before a `--`: the command's help instead of the command. */
+export function asksForHelp(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '--help' || a === '-h');
+}
+
+/** Which commands have a flag, for "--state is a flag of scan, snooze, ack". */
+export type FlagOwners = (flag: string) => readonly string[];
+
+/** Parses `argv` against `command`'s options; unknown flags and missing values are UsageErrors. */
+export function parseCommandArgs(
+  command: Command,
+  argv: readonly string[],
+  owners: FlagOwners = () => [],
+): ParsedArgs {
+  const options = Object.fromEntries(
+    Object.entries(command.options).map(([flag, o]) => [flag, { type: o.type }]),
+  );
+  // Lenient mode and tokens: every check below is ours, so every message is too.
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const values: Record<string, string | boolean> = {};
+  const positionals: string[] = [];
+  for (const token of tokens) {
+    if (token.kind === 'positional') positionals.push(token.value);
+    if (token.kind !== 'option') continue;
+    const spec = command.options[token.name];
+    if (!spec) throw unknownFlag(command, token.rawName, owners);
+    if (spec.type === 'boolean') {
+      if (token.inlineValue)
+        throw new UsageError(`${token.rawName} takes no value (got ${token.rawName}=${token.value})`);
+      values[token.name] = true;
+    } else {
+      // `--now --json`: the parser would take `--json` as the value; a value never starts with '-'.
+      if (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))
+        throw new UsageError(
+          `${token.rawName} needs a value (${token.rawName} ${spec.value ?? 'VALUE'}); see sentinel ${command.name} --help`,
+        );
+      values[token.name] = token.value;
+    }
+  }
+  return { values, positionals };
+}
+
+function unknownFlag(command: Command, raw: string, owners: FlagOwners): UsageError {
+  const flags = Object.keys(command.options).map((f) => `--${f}`);
+  const near = closest(raw.replace(/=.*$/, ''), flags);
+  const elsewhere = owners(raw.replace(/^-+/, '')).filter((name) => name !== command.name);
+  const hint = near
+    ? `did you mean ${near}?`
+    : flags.length
+      ? `${command.name} takes ${flags.join(', ')}`
+      : `${command.name} takes no flags`;
+  const other = elsewhere.length ? ` (${raw} is a flag of ${elsewhere.join(', ')})` : '';
+  return new UsageError(`unknown flag ${raw} for ${command.name}${other}; ${hint}`);
+}
+
+/** The string value of a flag (booleans are flags without a value). */
+export const str = (value: string | boolean | undefined): string | undefined =>
+  typeof value === 'string' ? value : undefined;
+
+/** The flag of `command` bound to each setting, so a message names only flags it accepts. */
+export function flagsOf(command: Command): FlagOf {
+  return (name) => {
+    const found = Object.entries(command.options).find(([, o]) => o.setting === name);
+    return found ? `--${found[0]}` : undefined;
+  };
+}
+
+/** Settings from the environment, with every flag of the command that is bound to a setting on top. */
+export function settingsWithFlags(command: Command, args: ParsedArgs, env: NodeJS.ProcessEnv): RawSettings {
+  const raw: RawSettings = settingsFromEnv(env);
+  for (const [flag, option] of Object.entries(command.options)) {
+    const value = str(args.values[flag]);
+    if (option.setting && value !== undefined) raw[option.setting as SettingName] = value;
+  }
+  return raw;
+}
+
+/**
+ * Only the settings a command uses, from its flags over the environment, each checked with its
+ * schema: a command is not refused for a setting it never reads. Every problem is named at once.
+ */
+export function loadSettings<N extends SettingName>(
+  command: Command,
+  args: ParsedArgs,
+  env: NodeJS.ProcessEnv,
+  names: readonly N[],
+): Pick<ScanSettings, N> {
+  const raw = settingsWithFlags(command, args, env);
+  const out: Partial<Pick<ScanSettings, N>> = {};
+  const problems: string[] = [];
+  for (const name of names) {
+    try {
+      out[name] = parseSetting(name, raw[name], flagsOf(command)) as ScanSettings[N];
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+  }
+  if (problems.length) throw new ConfigError(problems.join('; '));
+  return out as Pick<ScanSettings, N>;
+}
+
+/** Every variable the settings tables know, for "did you mean" on a mistyped one. */
+export const KNOWN_VARIABLES: readonly string[] = [
+  ...(Object.values(SETTINGS) as SettingSpec[]).map((s) => s.env),
+  ...SECRET_SETTINGS.map((s) => s.env),
+  ...Object.values(REPORT_ENV),
+];
+
+/**
+ * Refuses a variable one or two typos away from a setting (`EXPIRY_DAY` for `EXPIRY_DAYS`): left
+ * alone, it would be ignored and the default used without a word. Only names that share their first
+ * word with a setting of two or more words are compared, so `STAGE` or `PATH` never are.
+ */
+export function checkVariableNames(env: NodeJS.ProcessEnv, known: readonly string[] = KNOWN_VARIABLES): void {
+  const names = new Set(known);
+  for (const name of Object.keys(env)) {
+    if (names.has(name) || !name.includes('_')) continue;
+    const family = known.filter((k) => k.includes('_') && k.split('_')[0] === name.split('_')[0]);
+    const near = family
+      .map((k) => ({ k, d: editDistance(name, k) }))
+      .sort((a, b) => a.d - b.d)
+      .find((c) => c.d <= 2);
+    if (near) throw new UsageError(`unknown setting ${name}; did you mean ${near.k}?`);
+  }
+}
+
+/** `--now`: an RFC 3339 instant, or the current time. */
+export function parseNow(text: string | undefined, flag = '--now'): number {
+  if (text === undefined) return Date.now();
+  const ms = parseRfc3339(text);
+  if (Number.isNaN(ms))
+    throw new UsageError(`${flag} must be an RFC 3339 date-time such as 2026-11-22T06:00:00Z`);
+  return ms;
+}
+
+/** A TCP port; 0 asks for any free one. */
+export function portNumber(text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text) || Number(text) > 65_535)
+    throw new UsageError('--port must be a whole number from 0 to 65535 (0: any free port)');
+  return Number(text);
+}
+
+/** A whole number from 1 to `max`. */
+export function positiveInt(
+  text: string | undefined,
+  flag: string,
+  fallback: number,
+  max = 1_000_000,
+): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) {
+    throw new UsageError(`${flag} must be a whole number from 1 to ${max}`);
+  }
+  return Number(text);
+}
+
+/** One of a fixed list of words. */
+export function oneOf<T extends string>(
+  text: string | undefined,
+  flag: string,
+  allowed: readonly T[],
+): T | undefined {
+  if (text === undefined || allowed.includes(text as T)) return text as T | undefined;
+  const near = closest(text, allowed);
+  throw new UsageError(
+    `${flag} must be one of ${allowed.join(', ')}${near ? `; did you mean ${near}?` : ''}`,
+  );
+}
+
+/** A command that takes no positional arguments got some. */
+export function noPositionals(command: Command, args: ParsedArgs): void {
+  if (args.positionals.length)
+    throw new UsageError(
+      `${command.name} takes no arguments (got ${args.positionals.join(' ')}); see sentinel ${command.name} --help`,
+    );
+}
+
+/** The one `<domain>` argument, normalised the way the scan normalises names before it signs links. */
+export function domainArgument(command: Command, args: ParsedArgs): string {
+  const [given, ...extra] = args.positionals;
+  if (!given || extra.length) throw new UsageError(`usage: sentinel ${command.name} <domain>`);
+  // Upper case, a trailing dot and Unicode names are accepted and written the way links and the registry use them.
+  const domain = normalizeDomainName(given);
+  const problem = domainNameProblem(domain);
+  if (problem) throw new UsageError(`${JSON.stringify(given)} is not a valid domain name: ${problem}`);
+  return domain;
+}

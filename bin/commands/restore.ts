@@ -1,0 +1,166 @@
+import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { type AuditTrail, auditEntry } from '../../functions/core/audit';
+import { ENV } from '../../functions/core/config';
+import { SentinelError } from '../../functions/core/errors';
+import { restoreDeadline, tldOf } from '../../functions/core/quarantine-periods';
+import { ResellerClient } from '../../functions/core/reseller/client';
+import { needsConsent, typedNameMatches } from '../../functions/core/restore';
+import type { Domain } from '../../functions/core/schemas';
+import { domainArgument, flagsOf, loadSettings, str } from '../args';
+import { BASE_URL_OPTION, type CliIo, type Command, EXIT, STATE_OPTION, UsageError } from '../command';
+import { auditTrailFor } from '../local-stores';
+
+export const restore: Command = {
+  name: 'restore',
+  args: '<domain>',
+  summary: 'restore a quarantined domain through the reseller API (a paid action: it asks first)',
+  about:
+    'Looks the domain up first (restoring twice may be billed twice), shows its restore-by date, asks for ' +
+    'the name to be typed and, for .nl, the registrant’s consent (SIDN restores only with it) unless --yes, ' +
+    'and confirms an undocumented answer with a fresh look-up. With a ' +
+    'state store, every attempt and its outcome is kept in its audit trail (sentinel audit shows it).',
+  options: {
+    yes: { type: 'boolean', doc: 'do not ask to type the name' },
+    consent: {
+      type: 'boolean',
+      doc: 'the registrant agreed to the restore (needed with --yes for .nl: SIDN restores only with the registrant’s consent)',
+    },
+    state: {
+      ...STATE_OPTION,
+      doc: 'keep the attempt in this state store’s audit trail (as the restore link does)',
+    },
+    'base-url': BASE_URL_OPTION,
+  },
+  env: [ENV.resellerApiKey, ENV.requestTimeoutMs, ENV.quarantineDays],
+  run: async (args, io) => {
+    const domain = domainArgument(restore, args);
+    const settings = loadSettings(restore, args, io.env, [
+      'resellerBaseUrl',
+      'requestTimeoutMs',
+      'quarantineDays',
+    ]);
+    const apiKey = new EnvSecretSource(io.env).apiKeyNow();
+    const env = { ...io.env, [ENV.resellerBaseUrl]: settings.resellerBaseUrl };
+    const trail = auditTrailFor(str(args.values.state), env, io.dynamodb, flagsOf(restore));
+    const yes = args.values.yes === true;
+    const consent = args.values.consent === true;
+    const consentNeeded = needsConsent(domain);
+    // Checked before anything is looked up, so a script missing a flag fails at once (exit 2).
+    if (yes && consentNeeded && !consent)
+      throw new UsageError(
+        `${domain}: the registry restores a .${tldOf(domain)} name only with the registrant’s consent; pass --consent with --yes once the registrant agreed`,
+      );
+    if (!yes && !io.ask)
+      throw new UsageError(
+        `not asking on a non-interactive terminal; pass --yes${consentNeeded ? ' --consent' : ''} to restore without asking`,
+      );
+    const client = new ResellerClient({
+      baseUrl: settings.resellerBaseUrl,
+      apiKey,
+      timeoutMs: settings.requestTimeoutMs,
+    });
+    const found = await findInQuarantine(client, domain);
+    const now = Date.now();
+    const deadline = restoreDeadline(found.domain_name, found.date_deleted, now, settings.quarantineDays);
+    io.stdout(
+      `${domain} is in quarantine; ${deadline.known ? `restore by ${deadline.restore_by.replace('T', ' ').slice(0, 16)} UTC (${deadline.days_to_restore} days left)` : `restore deadline unknown: ${deadline.reason}`}.\n` +
+        'A restore is a paid action: the reseller charges for it, and its API does not state the price.\n',
+    );
+    if (!yes && io.ask) {
+      const refusal = await askBeforeRestore(
+        io.ask,
+        domain,
+        settings.resellerBaseUrl,
+        consentNeeded && !consent,
+      );
+      if (refusal) {
+        io.stdout(`not restored: ${refusal}\n`);
+        return EXIT.ok;
+      }
+    }
+    const keep = keeper(trail, domain, now, (line) => io.stderr(`${line}\n`));
+    io.stdout(`${await restoreAndConfirm(client, found, keep)}\n`);
+    return EXIT.ok;
+  },
+};
+
+/** Look first, as the restore endpoint does: restoring twice may be billed twice. */
+async function findInQuarantine(client: ResellerClient, domain: string): Promise<Domain> {
+  const found = await client.findDomain(domain);
+  if (!found) throw new SentinelError(`${domain} is not in this reseller account`);
+  if (!found.status.includes('quarantine')) {
+    throw new SentinelError(
+      `${domain} is not in quarantine (already restored?): its status is ${found.status.join(', ') || 'unknown'}`,
+    );
+  }
+  return found;
+}
+
+/**
+ * The confirmation page's questions, at the terminal: the name typed, then (for .nl, without
+ * --consent) the registrant's consent. Why it is not restored, or undefined to go ahead.
+ */
+async function askBeforeRestore(
+  ask: NonNullable<CliIo['ask']>,
+  domain: string,
+  baseUrl: string,
+  askConsent: boolean,
+): Promise<string | undefined> {
+  const typed = await ask(`Type the domain name to restore it through ${baseUrl}: `);
+  if (!typedNameMatches(typed, domain)) return `the name typed is not ${domain}`;
+  if (!askConsent) return undefined;
+  const agreed = await ask(
+    `Did the registrant (the holder when it was cancelled) agree to this restore? The registry restores a .${tldOf(domain)} name only with the registrant’s consent. [y/N] `,
+  );
+  return /^y(es)?$/i.test(agreed.trim()) ? undefined : 'the registrant’s consent was not confirmed';
+}
+
+/**
+ * Keeps an attempt's outcome in the audit trail, when the command was given a state store. A trail
+ * that cannot be written is a warning: what the reseller did (a paid restore, done) must still be
+ * said, as the restore link's answer stands when its audit write fails.
+ */
+function keeper(trail: AuditTrail | null, domain: string, at: number, warn: (line: string) => void) {
+  return async (outcome: string): Promise<void> => {
+    if (!trail) return;
+    try {
+      await trail.recordAudit(
+        auditEntry({ at, domain, outcome, status: 0, via: 'cli', userAgent: 'sentinel restore' }),
+      );
+    } catch (error) {
+      warn(
+        `warning: this attempt (${outcome}) could not be kept in the audit trail of ${trail.location}: ${(error as Error).message}`,
+      );
+    }
+  };
+}
+
+/** The restore call; an answer other than the documented 204 is believed only after a fresh look-up. */
+async function restoreAndConfirm(
+  client: ResellerClient,
+  found: Domain,
+  keep: (outcome: string) => Promise<void>,
+): Promise<string> {
+  const domain = found.domain_name;
+  let answer: Awaited<ReturnType<ResellerClient['restoreDomain']>>;
+  try {
+    answer = await client.restoreDomain(domain);
+  } catch (error) {
+    await keep(`failed: ${(error as Error).name}`);
+    throw error;
+  }
+  if (answer.status === 204) {
+    await keep('restored');
+    return `restored ${domain}`;
+  }
+  // Not the documented success (a 202, a 200 carrying an error): only the domain's status tells.
+  const now = await client.findDomain(domain);
+  if (!now || now.status.includes('quarantine')) {
+    await keep('not_restored');
+    throw new SentinelError(
+      `${domain} was NOT restored: the reseller answered the restore with HTTP ${answer.status}, not the documented 204, and ${now ? 'the domain is still in quarantine' : 'the domain is no longer found'}`,
+    );
+  }
+  await keep('restored');
+  return `restored ${domain} (confirmed by a fresh look-up)`;
+}

@@ -1,0 +1,207 @@
+import { EnvSecretSource } from '../../functions/adapters/secrets';
+import {
+  accountLinkBase,
+  accountRawSettings,
+  accountScope,
+  accountSecrets,
+  accountSummaryOf,
+  overviewLinkPath,
+  overviewSigningKeys,
+} from '../../functions/core/accounts';
+import { headline, reportReaches } from '../../functions/core/alert';
+import { SEVERITIES, type Severity } from '../../functions/core/classify';
+import { ENV, loadScanSettings, parseSetting } from '../../functions/core/config';
+import { signLinkQuery } from '../../functions/core/links';
+import type { Report } from '../../functions/core/scan';
+import { closest } from '../../functions/core/suggest';
+import { type AccountSettings, readAccountsFile } from '../../lib/config';
+import { accountEntryOf, accountKeySource } from '../accounts';
+import { flagsOf, noPositionals, oneOf, parseNow, positiveInt, settingsWithFlags, str } from '../args';
+import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
+import { accountStateLocation, accountStoresFor, stateLocationOf } from '../local-stores';
+import {
+  chooseDelivery,
+  DEFAULT_ACCOUNT_CONCURRENCY,
+  scan,
+  scanAlone,
+  scanRunOf,
+  scanWithMemory,
+} from './scan';
+
+/**
+ * `scan --accounts FILE`: every account of an accounts file, each as its own scan (its own key,
+ * reseller client and pace, state scope, report and alert), a few at a time. One account that
+ * cannot be read does not stop the others: its entry carries the error, and the exit status says
+ * so once every account was tried.
+ */
+
+/** What one account's scan came to: its report, or why it could not be read. */
+type AccountOutcome =
+  | { readonly account: AccountSettings; readonly report: Report; readonly output: string }
+  | { readonly account: AccountSettings; readonly error: Error; readonly output: string };
+
+/** The entry of an account that could not be read, in `--json`'s list. */
+function errorEntry(account: AccountSettings, baseUrl: string | undefined, error: Error) {
+  return {
+    source: { account: account.name, ...(baseUrl ? { base_url: baseUrl } : {}) },
+    error: { name: error.name, message: error.message.split('\n')[0] },
+  };
+}
+
+/** Runs `fn` over `items` with at most `limit` at once, keeping their order in the results. */
+async function pooled<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) results[i] = await fn(items[i] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** `scan --accounts FILE`: every account (or `--account NAME`), then one line each; returns the exit status. */
+export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number> {
+  noPositionals(scan, args);
+  const file = str(args.values.accounts) as string;
+  const failOn = oneOf(str(args.values['fail-on']), '--fail-on', SEVERITIES);
+  const concurrency = positiveInt(
+    str(args.values['account-concurrency']),
+    '--account-concurrency',
+    DEFAULT_ACCOUNT_CONCURRENCY,
+    32,
+  );
+  const now = parseNow(str(args.values.now));
+  const all = readAccountsFile(file, io.cwd);
+  const only = str(args.values.account);
+  const accounts = only === undefined ? all : all.filter((a) => a.name === only);
+  if (accounts.length === 0) {
+    const near = closest(
+      only ?? '',
+      all.map((a) => a.name),
+    );
+    throw new UsageError(
+      `--account ${only}: no account of that name in ${file}; ${near ? `did you mean ${near}?` : `its accounts: ${all.map((a) => a.name).join(', ')}`}`,
+    );
+  }
+  const json = args.values.json === true;
+  const base = settingsWithFlags(scan, args, io.env);
+  // What every account shares is checked once, up front: a bad flag, no way to deliver, links
+  // without a signing key are exit 2 for all, before any account is read.
+  const shared = loadScanSettings(base, flagsOf(scan));
+  chooseDelivery(args, shared, json, io.env);
+  if (shared.linkBaseUrl) new EnvSecretSource(io.env).signingKeysNow();
+  const location = stateLocationOf(str(args.values.state), io.env);
+  const stores = accountStoresFor({ env: io.env, stateFlag: str(args.values.state), cwd: io.cwd });
+
+  const outcomes = await pooled(accounts, concurrency, async (account): Promise<AccountOutcome> => {
+    let output = '';
+    const own: CliIo = {
+      ...io,
+      stdout: (text) => {
+        output += text;
+      },
+      stderr: (text) => {
+        output += text;
+      },
+    };
+    try {
+      const settings = loadScanSettings(accountRawSettings(base, accountEntryOf(account)), flagsOf(scan));
+      const secrets = accountSecrets(accountKeySource(io.env, account), account.name);
+      await secrets.apiKey();
+      const run = scanRunOf(
+        args,
+        own,
+        settings.linkBaseUrl
+          ? { ...settings, linkBaseUrl: accountLinkBase(settings.linkBaseUrl, account.name) }
+          : settings,
+        secrets,
+        now,
+        failOn,
+      );
+      const accountRun = {
+        ...run,
+        json,
+        job: { ...run.job, account: account.name },
+      };
+      const place = {
+        scope: accountScope(settings.resellerBaseUrl, account.name),
+        reports: stores?.reports(account.name) ?? null,
+      };
+      const report = location
+        ? await scanWithMemory(accountRun, accountStateLocation(location, account.name), own, place)
+        : await scanAlone(accountRun, own, place);
+      if (!report) return { account, error: new Error('superseded by a later scan'), output };
+      await stores?.summaries.put(accountSummaryOf(report, account.name, settings.accountLabel));
+      return { account, report, output };
+    } catch (error) {
+      return { account, error: error instanceof Error ? error : new Error(String(error)), output };
+    }
+  });
+
+  const failed = outcomes.filter((o): o is Extract<AccountOutcome, { error: Error }> => 'error' in o);
+  if (json) {
+    for (const o of outcomes) if (o.output) io.stderr(prefixed(o.account.name, o.output));
+    const entries = outcomes.map((o) =>
+      'report' in o ? o.report : errorEntry(o.account, baseUrlOf(o.account, base), o.error),
+    );
+    io.stdout(`${JSON.stringify({ accounts: entries }, null, 2)}\n`);
+  } else {
+    for (const o of outcomes) io.stdout(`== account ${o.account.name} ==\n${o.output}\n`);
+    io.stdout(`${summaryLines(outcomes, io.env, now)}\n`);
+  }
+  for (const o of failed)
+    io.stderr(`sentinel: account ${o.account.name} could not be read: ${o.error.message.split('\n')[0]}\n`);
+  if (failed.length > 0) return EXIT.failed;
+  const reached = (level: Severity) => outcomes.some((o) => 'report' in o && reportReaches(o.report, level));
+  if (failOn && reached(failOn)) {
+    io.stderr(`sentinel: findings at ${failOn} or above (--fail-on ${failOn})\n`);
+    return EXIT.failOn;
+  }
+  return EXIT.ok;
+}
+
+/** The account's reseller, for an error entry (the setting may itself be what failed). */
+function baseUrlOf(account: AccountSettings, base: Record<string, string | undefined>): string | undefined {
+  try {
+    return parseSetting('resellerBaseUrl', account.resellerBaseUrl ?? base.resellerBaseUrl);
+  } catch {
+    return undefined;
+  }
+}
+
+const prefixed = (name: string, text: string) =>
+  text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => `[${name}] ${line}\n`)
+    .join('');
+
+/** The last lines: one per account (its counts, or that it could not be read), then the overview's link. */
+function summaryLines(outcomes: readonly AccountOutcome[], env: NodeJS.ProcessEnv, now: number): string {
+  const lines = outcomes.map((o) =>
+    'report' in o
+      ? `${o.account.name}: ${headline(o.report)}`
+      : `${o.account.name}: COULD NOT BE READ: ${o.error.message.split('\n')[0]}`,
+  );
+  const overview = overviewLink(env, now);
+  return [
+    `Accounts (${outcomes.length}):`,
+    ...lines.map((l) => `  ${l}`),
+    ...(overview ? [overview] : []),
+  ].join('\n');
+}
+
+/** The signed link of the overview page of every account, when links are configured. */
+function overviewLink(env: NodeJS.ProcessEnv, now: number): string | undefined {
+  const secrets = new EnvSecretSource(env);
+  const baseUrl = env[ENV.linkBaseUrl]?.trim();
+  if (!baseUrl || !secrets.hasSigningKeys()) return undefined;
+  const ttlDays = parseSetting('linkTtlDays', env[ENV.linkTtlDays]);
+  const query = signLinkQuery({
+    action: 'report',
+    keys: overviewSigningKeys(secrets.signingKeysNow()),
+    now,
+    ttlSeconds: ttlDays * 86_400,
+  });
+  return `Overview of every account: ${baseUrl.replace(/\/+$/, '')}/${overviewLinkPath}?${query}`;
+}

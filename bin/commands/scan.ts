@@ -1,0 +1,408 @@
+import { SNSClient } from '@aws-sdk/client-sns';
+import { type LocalAlertTarget, localSender, parseAlertTarget } from '../../functions/adapters/local-alert';
+import { finishReport } from '../../functions/adapters/report-finish';
+import { deliverAlert, runScanJob, type ScanJobInput } from '../../functions/adapters/scan-job';
+import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { type AlertSender, chatTargetOf, snsSender } from '../../functions/adapters/sns-publish';
+import {
+  alertPublisher,
+  dynamoDbClientFromEnv,
+  openStateStore,
+  type Published,
+  runStatefulScan,
+  type StateLocation,
+} from '../../functions/adapters/stateful-scan';
+import { webhookSender } from '../../functions/adapters/webhook-post';
+import { alertView } from '../../functions/core/actions';
+import {
+  buildAlertMessage,
+  renderDigest,
+  renderSms,
+  reportReaches,
+  smsAsDelivered,
+} from '../../functions/core/alert';
+import { chatNotificationOf } from '../../functions/core/chat';
+import { SEVERITIES, type Severity } from '../../functions/core/classify';
+import type { WebhookFormat } from '../../functions/core/config';
+import { ENV, loadScanSettings, type ScanSettings } from '../../functions/core/config';
+import { ConfigError } from '../../functions/core/errors';
+import { prettyReportJson } from '../../functions/core/report-json';
+import { REPORT_ENV, type ReportStore } from '../../functions/core/report-store';
+import type { Report } from '../../functions/core/scan';
+import type { SecretSource } from '../../functions/core/secrets';
+import { loadStatePolicy } from '../../functions/core/state-config';
+import { checkWebhookUrl, webhookHost } from '../../functions/core/webhook-delivery';
+import { flagsOf, noPositionals, oneOf, parseNow, settingsWithFlags, str } from '../args';
+import {
+  BASE_URL_OPTION,
+  type CliIo,
+  type Command,
+  EXIT,
+  fromSetting,
+  type ParsedArgs,
+  STATE_OPTION,
+  UsageError,
+} from '../command';
+import { reportStoreFor, stateLocationOf } from '../local-stores';
+import { scanAccounts } from './scan-accounts';
+
+/** Accounts of an accounts file scanned at once by default. */
+export const DEFAULT_ACCOUNT_CONCURRENCY = 4;
+
+/** Where this run's alert goes. */
+type Delivery =
+  | { readonly kind: 'dry-run' }
+  | { readonly kind: 'sns'; readonly topicArn: string }
+  | { readonly kind: 'local'; readonly target: LocalAlertTarget }
+  | {
+      readonly kind: 'webhook';
+      readonly url: string;
+      readonly format: WebhookFormat;
+      readonly signingKey?: string;
+    };
+
+/** A scan as the command line asked for it, checked before anything starts. */
+export interface ScanRun {
+  readonly job: ScanJobInput;
+  readonly delivery: Delivery;
+  readonly json: boolean;
+  /** `--chat`: a dry run prints the chat message (the custom-notification JSON) instead of the digest. */
+  readonly chat: boolean;
+  readonly failOn: Severity | undefined;
+  readonly stateFlag: string | undefined;
+  /** `--allow-clock-skew`: scan with state even when the time does not fit the state's (replays). */
+  readonly allowClockSkew: boolean;
+}
+
+/**
+ * Where one account of several keeps what is its own (scan --accounts): its state scope and its
+ * report store; its report is returned rather than printed, the status lines go to stderr.
+ */
+export interface AccountPlace {
+  readonly scope: string;
+  readonly reports: ReportStore | null;
+}
+
+export const scan: Command = {
+  name: 'scan',
+  summary: 'one scan of the account: report, digest, alert',
+  about:
+    'Reads the whole account (or the part a proven filtered read needs), classifies every domain and ' +
+    'delivers one alert: to the SNS topic, to stdout or a file (--alert-to), or nowhere (--dry-run). ' +
+    'With --state it remembers the last scan and alerts only on news.',
+  options: {
+    json: { type: 'boolean', doc: 'print only the JSON report on stdout' },
+    'dry-run': {
+      type: 'boolean',
+      doc: `print the digest and SMS instead of publishing, and write no state (publishing needs ${ENV.alertTopicArn})`,
+    },
+    chat: {
+      type: 'boolean',
+      doc: 'with --dry-run: print the chat message (the Amazon Q Developer custom-notification JSON that CHAT_TOPIC_ARN would get) instead of the digest and SMS',
+    },
+    webhook: {
+      type: 'string',
+      value: 'URL',
+      doc: `post the alert to this webhook instead of SNS, in --webhook-format (or set ${ENV.webhookUrl}: a URL on the command line is seen by other users of this machine); it counts as delivered, so --state is saved`,
+    },
+    'webhook-format': fromSetting('webhookFormat', 'slack|teams|json'),
+    'alert-to': {
+      type: 'string',
+      value: 'stdout|FILE',
+      doc: 'deliver the alert here instead of SNS: printed, or appended to FILE; it counts as delivered, so --state is saved',
+      default: 'the SNS topic',
+    },
+    now: {
+      type: 'string',
+      value: 'ISO',
+      doc: 'evaluate the rules at this instant (reproducible runs)',
+      default: 'now',
+    },
+    'expiry-days': fromSetting('expiryDays', 'N'),
+    'critical-days': fromSetting('criticalDays', 'N'),
+    mode: fromSetting('scanMode', 'MODE'),
+    'per-page': fromSetting('perPage', 'N'),
+    concurrency: fromSetting('concurrency', 'N'),
+    'timeout-ms': fromSetting('requestTimeoutMs', 'MS'),
+    'time-budget': fromSetting('timeBudgetSeconds', 'S'),
+    'max-response-mb': fromSetting('maxResponseMb', 'N'),
+    'min-severity': fromSetting('minSeverity', 'LEVEL'),
+    'time-zone': fromSetting('timeZone', 'TZ'),
+    'base-url': BASE_URL_OPTION,
+    state: STATE_OPTION,
+    'allow-clock-skew': {
+      type: 'boolean',
+      doc: "with --state: scan even when --now is more than 5 minutes ahead of this machine's clock or before the state's last scan (a replay, or a clock that was wrong); stored times in the future then count as due",
+    },
+    'fail-on': {
+      type: 'string',
+      value: 'LEVEL',
+      doc: 'exit 3 when a finding is at info, warning or critical or above',
+      default: 'off',
+    },
+    accounts: {
+      type: 'string',
+      value: 'FILE',
+      doc: 'scan every account of this accounts file (docs/accounts.md), each with its own key, state, report and alert; exit 1 once all were tried if any could not be read',
+      default: 'one account',
+    },
+    account: {
+      type: 'string',
+      value: 'NAME',
+      doc: 'with --accounts: scan only the account of this name',
+      default: 'every account',
+    },
+    'account-concurrency': {
+      type: 'string',
+      value: 'N',
+      doc: 'with --accounts: accounts scanned at once, each at its own reseller’s pace',
+      default: String(DEFAULT_ACCOUNT_CONCURRENCY),
+    },
+  },
+  env: [
+    ENV.resellerApiKey,
+    ENV.alertTopicArn,
+    ENV.chatTopicArn,
+    ENV.webhookUrl,
+    ENV.webhookSigningKey,
+    ENV.linkBaseUrl,
+    ENV.linkSigningKey,
+    ENV.linkTtlDays,
+    ENV.accountLabel,
+    ENV.alertThresholds,
+    ENV.criticalRepeatHours,
+    ENV.summaryEveryDays,
+    ENV.quarantineDays,
+    REPORT_ENV.dir,
+    REPORT_ENV.bucket,
+  ],
+  run: async (args, io) => {
+    if (str(args.values.accounts) !== undefined) return scanAccounts(args, io);
+    for (const flag of ['account', 'account-concurrency'])
+      if (args.values[flag] !== undefined)
+        throw new UsageError(`--${flag} goes with --accounts FILE (the accounts file, docs/accounts.md)`);
+    const run = checkScanRun(args, io);
+    const location = stateLocationOf(run.stateFlag, io.env);
+    if (run.allowClockSkew && !location)
+      throw new UsageError(
+        '--allow-clock-skew is for scans with --state (or STATE): without state no time is checked',
+      );
+    const report = location ? await scanWithMemory(run, location, io) : await scanAlone(run, io);
+    if (report && run.failOn && reportReaches(report, run.failOn)) {
+      io.stderr(`sentinel: findings at ${run.failOn} or above (--fail-on ${run.failOn})\n`);
+      return EXIT.failOn;
+    }
+    return EXIT.ok;
+  },
+};
+
+/** Every flag, setting and secret checked up front: a bad one is exit 2 before a request leaves. */
+function checkScanRun(args: ParsedArgs, io: CliIo): ScanRun {
+  noPositionals(scan, args);
+  const failOn = oneOf(str(args.values['fail-on']), '--fail-on', SEVERITIES);
+  const settings = loadScanSettings(settingsWithFlags(scan, args, io.env), flagsOf(scan));
+  const now = parseNow(str(args.values.now));
+  const secrets = new EnvSecretSource(io.env);
+  secrets.apiKeyNow();
+  return scanRunOf(args, io, settings, secrets, now, failOn);
+}
+
+/** The run of checked settings and secrets, with the flags that are the same for every account. */
+export function scanRunOf(
+  args: ParsedArgs,
+  io: CliIo,
+  settings: ScanSettings,
+  secrets: SecretSource,
+  now: number,
+  failOn: Severity | undefined,
+): ScanRun {
+  if (settings.linkBaseUrl) new EnvSecretSource(io.env).signingKeysNow();
+  else if (secrets.hasSigningKeys()) {
+    // A key without a base is most likely a half-done setup: say so rather than drop links silently.
+    io.stderr(
+      `sentinel: note: findings carry no restore links because ${ENV.linkBaseUrl} is not set (${ENV.linkSigningKey} is)\n`,
+    );
+  }
+  const json = args.values.json === true;
+  const chat = args.values.chat === true;
+  if (chat && args.values['dry-run'] !== true)
+    throw new UsageError(
+      '--chat prints the chat message of a dry run: add --dry-run (CHAT_TOPIC_ARN publishes it)',
+    );
+  if (chat && json) throw new UsageError('--json and --chat would both write to stdout: pass one of them');
+  return {
+    job: { settings, secrets, now, deadline: Date.now() + settings.timeBudgetSeconds * 1000 },
+    delivery: chooseDelivery(args, settings, json, io.env),
+    json,
+    chat,
+    failOn,
+    stateFlag: str(args.values.state),
+    allowClockSkew: args.values['allow-clock-skew'] === true,
+  };
+}
+
+/** Where the alert goes (`--dry-run`, `--alert-to`, `--webhook`, or the topic); a combination that cannot work is a UsageError. */
+export function chooseDelivery(
+  args: ParsedArgs,
+  settings: ScanSettings,
+  json: boolean,
+  env: NodeJS.ProcessEnv,
+): Delivery {
+  const alertTo = str(args.values['alert-to']);
+  const dryRun = args.values['dry-run'] === true;
+  const webhook = str(args.values.webhook) ?? (env[ENV.webhookUrl]?.trim() || undefined);
+  if (webhook !== undefined) {
+    if (dryRun || alertTo !== undefined)
+      throw new UsageError(
+        '--webhook delivers the alert, as --alert-to does and --dry-run does not: pass one of them',
+      );
+    const format = settings.webhookFormat;
+    if (!format)
+      throw new UsageError(
+        `--webhook needs --webhook-format slack, teams or json (or ${ENV.webhookFormat}): the webhook at ${webhookHost(webhook)} takes one of them`,
+      );
+    const url = checkWebhookUrl(
+      webhook,
+      str(args.values.webhook) !== undefined ? '--webhook' : ENV.webhookUrl,
+    );
+    const signingKey = env[ENV.webhookSigningKey]?.trim();
+    if (signingKey !== undefined && signingKey.length < 32)
+      throw new ConfigError(`${ENV.webhookSigningKey} must be at least 32 characters`);
+    return { kind: 'webhook', url, format, ...(signingKey ? { signingKey } : {}) };
+  }
+  if (alertTo !== undefined && dryRun)
+    throw new UsageError('--dry-run delivers nothing and --alert-to delivers the alert: pass one of them');
+  if (alertTo === 'stdout' && json)
+    throw new UsageError('--json and --alert-to stdout would both write to stdout: use --alert-to FILE');
+  if (alertTo === '') throw new UsageError('--alert-to needs stdout or a file path');
+  if (alertTo !== undefined) return { kind: 'local', target: parseAlertTarget(alertTo) };
+  if (dryRun) return { kind: 'dry-run' };
+  if (settings.alertTopicArn) return { kind: 'sns', topicArn: settings.alertTopicArn };
+  throw new ConfigError(
+    `${ENV.alertTopicArn} is not set; set it to publish the alert, pass --alert-to stdout to print it, or pass --dry-run`,
+  );
+}
+
+function senderFor(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertSender | undefined {
+  if (delivery.kind === 'sns')
+    return snsSender(io.sns?.() ?? new SNSClient({}), delivery.topicArn, chatTargetOf(settings));
+  if (delivery.kind === 'local') return localSender(delivery.target, io.stdout);
+  if (delivery.kind === 'webhook')
+    return webhookSender({
+      url: delivery.url,
+      format: delivery.format,
+      timeZone: settings.timeZone,
+      ...(delivery.signingKey ? { signingKey: delivery.signingKey } : {}),
+      ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
+    });
+  return undefined;
+}
+
+/** `published alert <id> to <topic>`, `delivered the alert to stdout`, `appended the alert to FILE`. */
+function deliveredLine(delivery: Delivery, published: Published, why?: readonly string[]): string {
+  const reason = why?.length ? ` (${why.join(', ')})` : '';
+  const cut = published.findingsCut ? ` (${published.findingsCut} findings cut to fit SNS's 256 KB)` : '';
+  if (delivery.kind === 'sns')
+    return `published alert ${published.messageId} to ${delivery.topicArn}${reason}${cut}`;
+  if (delivery.kind === 'webhook') return `posted the alert to the ${published.messageId}${reason}${cut}`;
+  const where =
+    delivery.kind === 'local' && delivery.target.kind === 'file'
+      ? `appended the alert to ${delivery.target.path}`
+      : 'delivered the alert to stdout';
+  return `${where}${reason}${cut}`;
+}
+
+/** The digest and the SMS a dry run prints in place of delivering them; with --chat, the chat message. */
+function printDryRun(report: Report, settings: ScanSettings, io: CliIo, chat: boolean): void {
+  const options = {
+    timeZone: settings.timeZone,
+    ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
+  };
+  if (chat) {
+    io.stdout(`${JSON.stringify(chatNotificationOf(buildAlertMessage(report, options), options), null, 2)}
+`);
+    return;
+  }
+  io.stdout(
+    `${renderDigest(report, options)}\n\n--- SMS (critical only, as a phone receives it) ---\n${smsAsDelivered(renderSms(report, options))}\n`,
+  );
+}
+
+/** A scan without memory: read, keep the report, deliver if the notify policy says so. */
+export async function scanAlone(run: ScanRun, io: CliIo, place?: AccountPlace): Promise<Report> {
+  const { settings } = run.job;
+  const read = await runScanJob(run.job);
+  // A report that carries links is kept where `serve` looks by default, so its report_url leads to it.
+  const reports = place
+    ? place.reports
+    : reportStoreFor({ env: io.env, cwd: io.cwd }, read.report_url === undefined);
+  const { report, alert } = await finishReport({ report: read, ...(reports ? { reports } : {}) });
+  // In pieces: at a million domains the report is some 100 MB, which one string would hold twice over.
+  if (run.json && !place) for (const piece of prettyReportJson(report, '\n')) io.stdout(piece);
+  const send = senderFor(run.delivery, run.job.settings, io);
+  if (!send) {
+    if (!run.json) printDryRun(alert, settings, io, run.chat);
+    return report;
+  }
+  const outcome = await deliverAlert(alert, settings, send);
+  (run.json ? io.stderr : io.stdout)(
+    `${outcome.published ? deliveredLine(run.delivery, outcome) : `no alert published: ${outcome.reason}`}\n`,
+  );
+  return report;
+}
+
+/**
+ * `scan --state …`: compare with the last scan, deliver what is news, then save the state.
+ * Undefined when another scan saved a later one meanwhile: that scan's outcome stands, not this one's.
+ */
+export async function scanWithMemory(
+  run: ScanRun,
+  location: StateLocation,
+  io: CliIo,
+  place?: AccountPlace,
+): Promise<Report | undefined> {
+  const { settings } = run.job;
+  const scope = place?.scope ?? settings.resellerBaseUrl;
+  const store = openStateStore(location, scope, () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env));
+  const send = senderFor(run.delivery, run.job.settings, io);
+  const { result, published, saved, conflicts, superseded } = await runStatefulScan({
+    job: run.job,
+    store,
+    policy: loadStatePolicy(io.env, settings.minSeverity),
+    ...(send ? { publish: alertPublisher(settings, send) } : {}),
+    ...(run.allowClockSkew ? { allowClockSkew: true } : {}),
+    ...(place ? { scope } : {}),
+  });
+  const say = run.json || run.chat ? io.stderr : io.stdout;
+  const print = run.json && !place;
+  if (superseded) {
+    // The report as read is still printed; the stored one (the later scan's) is kept.
+    if (print) for (const piece of prettyReportJson(result.report, '\n')) io.stdout(piece);
+    say(`no alert published and state not written: ${superseded}\n`);
+    return undefined;
+  }
+  const reports = place
+    ? place.reports
+    : reportStoreFor(
+        { env: io.env, stateFlag: run.stateFlag, cwd: io.cwd },
+        result.report.report_url === undefined,
+      );
+  await reports?.put(result.report);
+  if (conflicts > 0)
+    say(
+      `another scan moved the state on while this one ran: re-read it ${conflicts} time${conflicts === 1 ? '' : 's'} before deciding\n`,
+    );
+  if (print) for (const piece of prettyReportJson(result.report, '\n')) io.stdout(piece);
+  if (!send) {
+    if (!run.json) printDryRun(alertView(result.report, result.silenced), settings, io, run.chat);
+    say(
+      `state in ${store.location} not written (--dry-run); a real run would ${result.publish ? 'publish' : 'publish nothing'}: ${result.why.join(', ')}\n`,
+    );
+    return result.report;
+  }
+  say(
+    `${published ? deliveredLine(run.delivery, published, result.why) : `no alert published: ${result.why.join(', ') || 'nothing new'}`}\n`,
+  );
+  if (saved) say(`state saved to ${store.location}\n`);
+  return result.report;
+}

@@ -1,0 +1,149 @@
+import { accountWebApp, createAccountsWebApp } from '../../functions/adapters/accounts-web';
+import { openAuditTrail } from '../../functions/adapters/audit-trail';
+import { type ProxyHandler, serveLocally } from '../../functions/adapters/local-server';
+import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { StateActionStore } from '../../functions/adapters/state-action-store';
+import { dynamoDbClientFromEnv, openStateStore } from '../../functions/adapters/stateful-scan';
+import { createWebApp } from '../../functions/adapters/web-app';
+import { accountRawSettings } from '../../functions/core/accounts';
+import { ENV, loadRestoreSettings, settingsFromEnv } from '../../functions/core/config';
+import { REPORT_ENV } from '../../functions/core/report-store';
+import type { SecretSource } from '../../functions/core/secrets';
+import { type AccountSettings, readAccountsFile } from '../../lib/config';
+import { accountEntryOf, accountKeySource } from '../accounts';
+import { flagsOf, noPositionals, portNumber, str } from '../args';
+import { BASE_URL_OPTION, type CliIo, type Command, EXIT, portOption, STATE_OPTION } from '../command';
+import {
+  accountStateLocation,
+  accountStoresFor,
+  actionStoreFor,
+  auditTrailFor,
+  reportStoreFor,
+  stateLocationOf,
+} from '../local-stores';
+
+/** Where `serve` listens and `link` points by default. */
+export const LOCAL_LINK_PORT = 8787;
+export const LOCAL_LINK_URL = `http://127.0.0.1:${LOCAL_LINK_PORT}`;
+
+/** Where the web links find what the command line keeps: the same rules `scan` stores by. */
+export interface LinksPlace {
+  readonly env: NodeJS.ProcessEnv;
+  readonly secrets: SecretSource;
+  readonly stateFlag?: string | undefined;
+  readonly cwd?: string | undefined;
+  readonly log: (message: string, entry: Record<string, unknown>) => void;
+}
+
+/**
+ * The web Lambda's own app (restore, snooze, acknowledge, report page, calendar feed) with the
+ * command line's stores: restore attempts go to the audit trail of the same state store.
+ */
+export function webAppForServe(place: LinksPlace): ProxyHandler {
+  return createWebApp({
+    settings: () => settingsFromEnv(place.env),
+    secrets: place.secrets,
+    actions: () => actionStoreFor(place.stateFlag, place.env, undefined, flagsOf(serve)),
+    reports: () => reportStoreFor({ env: place.env, stateFlag: place.stateFlag, cwd: place.cwd }),
+    audit: () => auditTrailFor(place.stateFlag, place.env, undefined, flagsOf(serve)),
+    log: place.log,
+  });
+}
+
+/**
+ * `serve --accounts FILE`: each account's links under /accounts/<name>/ with the stores `scan
+ * --accounts` keeps them in (its own state file or scope, its own report folder), and the overview.
+ */
+export function accountsAppForServe(place: LinksPlace, accounts: readonly AccountSettings[]): ProxyHandler {
+  const byName = new Map(accounts.map((a) => [a.name, a]));
+  const entries = accounts.map(accountEntryOf);
+  const stores = accountStoresFor({ env: place.env, stateFlag: place.stateFlag, cwd: place.cwd });
+  const location = stateLocationOf(place.stateFlag, place.env);
+  const dynamodb = () => dynamoDbClientFromEnv(place.env);
+  const stateOf = (scope: string, name: string) =>
+    location ? openStateStore(accountStateLocation(location, name), scope, dynamodb) : null;
+  return createAccountsWebApp({
+    directory: async () => ({ accounts: entries }),
+    appFor: (entry) =>
+      accountWebApp(entry, {
+        env: place.env,
+        secrets: (e) => accountKeySource(place.env, byName.get(e.account) as AccountSettings),
+        actions: (scope, secrets) => {
+          const store = stateOf(scope, entry.account);
+          return store ? new StateActionStore(store, scope, { apiKey: () => secrets.apiKey() }) : null;
+        },
+        reports: (name) => stores?.reports(name) ?? null,
+        audit: (scope) =>
+          location ? openAuditTrail(accountStateLocation(location, entry.account), scope, dynamodb) : null,
+        log: place.log,
+      }),
+    summaries: () => stores?.summaries ?? null,
+    signingKeys: () => place.secrets.signingKeys(),
+    fallback: webAppForServe(place),
+    log: place.log,
+  });
+}
+
+/** One JSON line per request on stderr, as the Lambda logs it. */
+export const logTo =
+  (io: CliIo) =>
+  (message: string, entry: Record<string, unknown>): void =>
+    io.stderr(`${JSON.stringify({ message, ...entry })}\n`);
+
+export const serve: Command = {
+  name: 'serve',
+  summary: 'every link (restore, snooze, acknowledge, report, calendar) on a local server',
+  about:
+    'Serves /restore/<domain>, /snooze/<domain>, /acknowledge/<domain>, /report and /calendar.ics through ' +
+    `the web Lambda’s own handler. It reads the report where scan keeps it (${REPORT_ENV.dir}, else beside ` +
+    'the state file, else .sentinel/reports), and keeps snoozes and the audit trail of restores in the state ' +
+    'store (--state or STATE).',
+  options: {
+    port: portOption(String(LOCAL_LINK_PORT)),
+    'base-url': BASE_URL_OPTION,
+    state: STATE_OPTION,
+    accounts: {
+      type: 'string',
+      value: 'FILE',
+      doc: 'also serve every account of this accounts file: its links under /accounts/<name>/, each with its own key (apiKeyEnv), state and report, and the overview at /accounts',
+      default: 'one account',
+    },
+  },
+  env: [ENV.resellerApiKey, ENV.linkSigningKey, REPORT_ENV.dir, REPORT_ENV.bucket],
+  run: async (args, io) => {
+    noPositionals(serve, args);
+    const port = portNumber(str(args.values.port), LOCAL_LINK_PORT);
+    const baseUrl = str(args.values['base-url']);
+    const env = baseUrl === undefined ? io.env : { ...io.env, [ENV.resellerBaseUrl]: baseUrl };
+    // Checked at start, with the rules the handler applies per request: a typo is exit 2 now, not an error page later.
+    const secrets = new EnvSecretSource(env);
+    const accountsFile = str(args.values.accounts);
+    const accounts = accountsFile ? readAccountsFile(accountsFile, io.cwd) : undefined;
+    if (accounts)
+      // Each account's reseller, checked as its links will read it; its key when it is used.
+      for (const account of accounts)
+        loadRestoreSettings(
+          accountRawSettings(settingsFromEnv(env), accountEntryOf(account)),
+          flagsOf(serve),
+        );
+    else {
+      loadRestoreSettings(settingsFromEnv(env), flagsOf(serve));
+      secrets.apiKeyNow();
+    }
+    secrets.signingKeysNow();
+    const stateFlag = str(args.values.state);
+    const place = { env, secrets, stateFlag, cwd: io.cwd, log: logTo(io) };
+    const app = accounts ? accountsAppForServe(place, accounts) : webAppForServe(place);
+    const server = await serveLocally(app, { port });
+    // As `simulate`: stdout holds only what a shell takes as it is.
+    io.stderr(
+      `web links listening on ${server.url}: /restore/<domain>, /snooze/<domain>, /acknowledge/<domain>, /report, /calendar.ics; Ctrl-C stops it\n` +
+        `in the terminal you make links in (sentinel link, or a scan), set the same ${ENV.linkSigningKey} and paste:\n`,
+    );
+    io.stdout(`export ${ENV.linkBaseUrl}=${server.url}\n`);
+    io.onListening?.(server.url);
+    await (io.untilStopped ?? new Promise<void>(() => undefined));
+    await server.close();
+    return EXIT.ok;
+  },
+};

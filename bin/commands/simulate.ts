@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import { ENV } from '../../functions/core/config';
+import {
+  generatePortfolio,
+  PORTFOLIO_PROFILES,
+  type PortfolioProfile,
+} from '../../functions/simulator/portfolio';
+import { SEARCH_SEMANTICS } from '../../functions/simulator/search';
+import { type Fault, startSimulator } from '../../functions/simulator/server';
+import { readAccountsFile } from '../../lib/config';
+import { noPositionals, oneOf, parseNow, portNumber, positiveInt, str } from '../args';
+import { type CliIo, type Command, EXIT, type ParsedArgs, portOption, UsageError } from '../command';
+
+const FAULTS: Record<string, Fault> = {
+  '429': { kind: 'status', status: 429, retryAfter: '1' },
+  '500': { kind: 'status', status: 500 },
+  '503': { kind: 'status', status: 503 },
+  hang: { kind: 'hang' },
+  malformed: { kind: 'malformed' },
+};
+
+export const simulate: Command = {
+  name: 'simulate',
+  summary: 'the embedded reseller simulator, until Ctrl-C',
+  about:
+    'A real HTTP server on 127.0.0.1 with the documented endpoints, Bearer auth, search, paging and restore, ' +
+    'serving a generated portfolio. It prints the lines to paste into the terminal you scan from; ' +
+    `without ${ENV.resellerApiKey} in its environment it makes up a key and prints it.`,
+  options: {
+    port: portOption('8080'),
+    domains: { type: 'string', value: 'N', doc: 'domains in the portfolio', default: '500' },
+    portfolio: {
+      type: 'string',
+      value: 'PROFILE',
+      doc: 'realistic (about 14 % of domains flagged) or stress (about 42 %, and dates no search can select)',
+      default: 'realistic',
+    },
+    seed: {
+      type: 'string',
+      value: 'S',
+      doc: 'portfolio seed: the same seed, the same portfolio',
+      default: '1',
+    },
+    now: {
+      type: 'string',
+      value: 'ISO',
+      doc: 'lay the portfolio out around this instant (pin it, with scan --now, for the same findings every day)',
+      default: 'now',
+    },
+    latency: {
+      type: 'string',
+      value: 'MS',
+      doc: 'every answer leaves this long after its request arrived',
+      default: '0',
+    },
+    'max-per-page': { type: 'string', value: 'N', doc: 'the server caps per_page here', default: '100' },
+    faults: {
+      type: 'string',
+      value: 'LIST',
+      doc: 'faults for the next domain-list requests after page 1, in order: 429 (Retry-After: 1), 500, 503, hang, malformed (a cut JSON body)',
+      default: 'none',
+    },
+    'rate-limit': {
+      type: 'string',
+      value: 'RPS',
+      doc: 'answer 429 with Retry-After beyond this many requests a second (a token bucket)',
+      default: 'none',
+    },
+    'search-semantics': {
+      type: 'string',
+      value: 'HOW',
+      doc: 'how repeated search parameters combine: or, and, or ignore (search parameters are ignored)',
+      default: 'or',
+    },
+    accounts: {
+      type: 'string',
+      value: 'FILE',
+      doc: 'serve one account per account of this accounts file (docs/accounts.md), each its own portfolio (seed S+1, S+2, …) and key: the one its apiKeyEnv holds, else one made up and printed as an export of that variable',
+      default: 'one account',
+    },
+  },
+  env: [ENV.resellerApiKey],
+  run: runSimulator,
+};
+
+function faultsOf(text: string | undefined): Fault[] {
+  return (text ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((name) => {
+      const fault = FAULTS[name];
+      if (!fault)
+        throw new UsageError(
+          `--faults: unknown fault ${JSON.stringify(name)}; use ${Object.keys(FAULTS).join(', ')}`,
+        );
+      return fault;
+    });
+}
+
+async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number> {
+  noPositionals(simulate, args);
+  const { values } = args;
+  const port = portNumber(str(values.port), 8080);
+  const semantics = oneOf(str(values['search-semantics']), '--search-semantics', SEARCH_SEMANTICS);
+  const rateLimit = positiveInt(str(values['rate-limit']), '--rate-limit', 0, 100_000);
+  const faults = faultsOf(str(values.faults));
+  const keyFromEnv = io.env[ENV.resellerApiKey]?.trim();
+  const apiKey = keyFromEnv || `sim-${randomBytes(12).toString('hex')}`;
+  const domains = positiveInt(str(values.domains), '--domains', 500);
+  const profile = oneOf(str(values.portfolio), '--portfolio', PORTFOLIO_PROFILES) ?? 'realistic';
+  const seed = positiveInt(str(values.seed), '--seed', 1);
+  const latency = str(values.latency);
+  const now = parseNow(str(values.now));
+  const portfolio = (s: number) =>
+    generatePortfolio({ domains, seed: s, now, profile: profile as PortfolioProfile });
+  const accountsFile = str(values.accounts);
+  const accounts = (accountsFile ? readAccountsFile(accountsFile, io.cwd) : []).map((account, index) => {
+    const own = account.apiKeyEnv ? io.env[account.apiKeyEnv]?.trim() : undefined;
+    return {
+      account,
+      apiKey: own || `sim-${randomBytes(12).toString('hex')}`,
+      madeUp: !own,
+      portfolio: portfolio(seed + index + 1),
+    };
+  });
+  const sim = await startSimulator({
+    portfolio: portfolio(seed),
+    accounts: accounts.map(({ apiKey: key, portfolio: p }) => ({ apiKey: key, portfolio: p })),
+    apiKey,
+    port,
+    latencyMs: latency === undefined || latency === '0' ? 0 : positiveInt(latency, '--latency', 0, 60_000),
+    maxPerPage: positiveInt(str(values['max-per-page']), '--max-per-page', 100, 10_000),
+    ...(semantics ? { searchSemantics: semantics } : {}),
+    ...(rateLimit ? { rateLimit } : {}),
+  });
+  // Faults hit the domain list's pages after the first, in the order given.
+  for (const fault of faults) {
+    sim.injectFault({ fault, match: (r) => r.path === '/v2/domains' && r.query.get('page') !== '1' });
+  }
+  // stdout holds only lines a shell takes as they are; what describes them goes to stderr. A key
+  // that came from the environment is never echoed: it may be a real one.
+  io.stderr(
+    `reseller simulator listening on ${sim.url} (${domains} domains, ${profile} portfolio, seed ${seed}); Ctrl-C stops it\n` +
+      (keyFromEnv
+        ? `in the terminal you scan from, set ${ENV.resellerApiKey} to the key this one has, and paste:\n`
+        : 'in the terminal you scan from, paste:\n'),
+  );
+  io.stdout(
+    `export ${ENV.resellerBaseUrl}=${sim.url}\n` +
+      (keyFromEnv ? '' : `export ${ENV.resellerApiKey}=${apiKey}\n`) +
+      accounts
+        .filter((a) => a.madeUp && a.account.apiKeyEnv)
+        .map((a) => `export ${a.account.apiKeyEnv}=${a.apiKey}\n`)
+        .join(''),
+  );
+  for (const { account } of accounts.filter((a) => !a.account.apiKeyEnv))
+    io.stderr(
+      `sentinel: account ${account.name} has no apiKeyEnv: it is served, but scan --accounts cannot read it\n`,
+    );
+  io.onListening?.(sim.url);
+  await (io.untilStopped ?? new Promise<void>(() => undefined));
+  await sim.close();
+  return EXIT.ok;
+}

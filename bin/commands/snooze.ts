@@ -1,0 +1,121 @@
+import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { lastDaysWords, type SilenceAction } from '../../functions/core/action-decision';
+import {
+  acknowledgementOf,
+  cannotBeSilenced,
+  DEFAULT_SNOOZE_DAYS,
+  MAX_SNOOZE_DAYS,
+  snoozeOf,
+} from '../../functions/core/actions';
+import { classify } from '../../functions/core/classify';
+import { ENV } from '../../functions/core/config';
+import { ConfigError, SentinelError } from '../../functions/core/errors';
+import { findingWithMemory } from '../../functions/core/renewal-memory';
+import { ResellerClient } from '../../functions/core/reseller/client';
+import { domainArgument, flagsOf, loadSettings, positiveInt, str } from '../args';
+import { BASE_URL_OPTION, type CliIo, type Command, EXIT, type ParsedArgs, STATE_OPTION } from '../command';
+import { actionStoreFor } from '../local-stores';
+
+/** What snooze and ack read besides their flags: the key, and what a finding is judged by. */
+export const SILENCE_ENV = [
+  ENV.resellerApiKey,
+  ENV.requestTimeoutMs,
+  ENV.expiryDays,
+  ENV.criticalDays,
+  ENV.quarantineDays,
+];
+
+export const snooze: Command = {
+  name: 'snooze',
+  args: '<domain>',
+  summary: 'leave a domain out of alerts for N days (back at once if it gets worse)',
+  about:
+    'What the snooze link’s button does, from the command line: the domain stays in the report, and comes ' +
+    'back into alerts at once when it gets worse. Needs the state store the scans use.',
+  options: {
+    days: {
+      type: 'string',
+      value: 'N',
+      doc: `days to snooze, 1 to ${MAX_SNOOZE_DAYS}`,
+      default: String(DEFAULT_SNOOZE_DAYS),
+    },
+    state: STATE_OPTION,
+    'base-url': BASE_URL_OPTION,
+  },
+  env: SILENCE_ENV,
+  run: async (args, io) => {
+    const days = positiveInt(str(args.values.days), '--days', DEFAULT_SNOOZE_DAYS, MAX_SNOOZE_DAYS);
+    return silence(snooze, 'snooze', days, args, io);
+  },
+};
+
+/**
+ * `snooze` / `ack`: what the links do, from the command line. Looks the domain up first (only a
+ * domain with a finding can be silenced, and the action remembers the finding as it is), then
+ * writes to the state store.
+ */
+export async function silence(
+  command: Command,
+  action: SilenceAction,
+  days: number,
+  args: ParsedArgs,
+  io: CliIo,
+): Promise<number> {
+  const domain = domainArgument(command, args);
+  const settings = loadSettings(command, args, io.env, [
+    'resellerBaseUrl',
+    'requestTimeoutMs',
+    'expiryDays',
+    'criticalDays',
+    'quarantineDays',
+  ]);
+  const env = { ...io.env, [ENV.resellerBaseUrl]: settings.resellerBaseUrl };
+  const store = actionStoreFor(str(args.values.state), env, io.dynamodb, flagsOf(command));
+  if (!store)
+    throw new ConfigError(
+      `${command.name} needs the state store the scans use: pass --state PATH|dynamodb:TABLE or set ${ENV.state}`,
+    );
+  const client = new ResellerClient({
+    baseUrl: settings.resellerBaseUrl,
+    apiKey: new EnvSecretSource(io.env).apiKeyNow(),
+    timeoutMs: settings.requestTimeoutMs,
+  });
+  const found = await client.findDomain(domain);
+  if (!found) throw new SentinelError(`${domain} is not in this reseller account`);
+  const now = Date.now();
+  // Judged as the link judges it (and as the alert did): the record by the scan's rules, then what
+  // the scans' memory adds (a renewal_failed the record no longer shows).
+  const memory = await store.memoryOf?.(domain).catch(() => undefined);
+  const finding = findingWithMemory(
+    classify(found, now, {
+      expiryDays: settings.expiryDays,
+      criticalDays: settings.criticalDays,
+      quarantineDays: settings.quarantineDays,
+    }),
+    found,
+    memory,
+    now,
+  );
+  if (!finding)
+    throw new SentinelError(
+      `${domain} has nothing to report now (renewed, restored or healthy), so there is nothing to ${action}`,
+    );
+  // A quarantine in its last days to restore is alerted daily whatever anyone chose, as the links say.
+  if (cannotBeSilenced(finding))
+    throw new SentinelError(
+      `${domain} is ${lastDaysWords(finding)}: alerts about it repeat daily until it is restored or gone, and cannot be ${action === 'snooze' ? 'snoozed' : 'acknowledged'}; nothing was changed`,
+    );
+  if (action === 'snooze') {
+    const until = snoozeOf(finding, days, now);
+    await store.snooze(domain, until);
+    io.stdout(
+      `snoozed ${domain} until ${until.until} in ${store.location}: alerts leave it out unless it gets worse (now: ${finding.kind}, ${finding.severity})\n`,
+    );
+  } else {
+    await store.acknowledge(domain, acknowledgementOf(finding, now));
+    io.stdout(
+      `acknowledged ${domain} in ${store.location}: alerts leave it out until its expiry date (${finding.date_expiry.slice(0, 10)}), status or auto-renew changes\n`,
+    );
+  }
+  return EXIT.ok;
+}

@@ -1,0 +1,150 @@
+import { extname, join, resolve } from 'node:path';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { FolderAccountSummaries, S3AccountSummaries } from '../functions/adapters/account-stores';
+import { openAuditTrail } from '../functions/adapters/audit-trail';
+import { FolderReportStore, S3ReportStore } from '../functions/adapters/report-stores';
+import { EnvSecretSource } from '../functions/adapters/secrets';
+import { StateActionStore } from '../functions/adapters/state-action-store';
+import {
+  dynamoDbClientFromEnv,
+  openStateStore,
+  parseStateLocation,
+  type StateLocation,
+} from '../functions/adapters/stateful-scan';
+import { type AccountSummaryStore, accountReportPrefix } from '../functions/core/accounts';
+import type { ActionStore } from '../functions/core/actions';
+import type { AuditTrail } from '../functions/core/audit';
+import { ENV, type FlagOf, parseSetting } from '../functions/core/config';
+import { REPORT_ENV, type ReportStore } from '../functions/core/report-store';
+
+/**
+ * Where the command line keeps things between commands: the state store (`--state` / STATE), the
+ * snoozes and acknowledgements and the audit trail of restores in it, and the latest report the
+ * report page shows. `scan`, `serve`, `snooze`, `ack`, `restore`, `audit` and `state` all resolve
+ * them here, by the same rules, so what one command stores the next one finds without extra flags.
+ */
+
+/** Where the report is kept when nothing says otherwise: relative to the working directory. */
+export const DEFAULT_REPORT_DIR = '.sentinel/reports';
+
+/** `--state` if given, else STATE; undefined when neither is set (the scan stays stateless). */
+export function stateLocationText(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  return flag ?? (env[ENV.state]?.trim() || undefined);
+}
+
+/** The state location `--state` or STATE names, parsed; undefined when neither is set. */
+export function stateLocationOf(flag: string | undefined, env: NodeJS.ProcessEnv): StateLocation | undefined {
+  const text = stateLocationText(flag, env);
+  return text === undefined
+    ? undefined
+    : parseStateLocation(text, flag !== undefined ? '--state' : ENV.state);
+}
+
+export interface ReportPlace {
+  readonly env: NodeJS.ProcessEnv;
+  /** `--state`, when the command was given one. */
+  readonly stateFlag?: string | undefined;
+  /** The working directory {@link DEFAULT_REPORT_DIR} is under. @default process.cwd() */
+  readonly cwd?: string | undefined;
+}
+
+/**
+ * The report store: `REPORT_DIR` (a folder), else `REPORT_BUCKET` (S3, as the stack's scan), else
+ * a folder beside the state file when the state is a file, else {@link DEFAULT_REPORT_DIR}.
+ * `configuredOnly` leaves out the last (a scan whose report carries no link keeps it nowhere).
+ */
+export function reportStoreFor(place: ReportPlace, configuredOnly = false): ReportStore | null {
+  const { env } = place;
+  const dir = env[REPORT_ENV.dir]?.trim();
+  if (dir) return new FolderReportStore(dir);
+  const bucket = env[REPORT_ENV.bucket]?.trim();
+  if (bucket) {
+    const endpoint = env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
+    return new S3ReportStore(
+      new S3Client({ ...(endpoint ? { endpoint, forcePathStyle: true } : {}) }),
+      bucket,
+    );
+  }
+  const state = stateLocationOf(place.stateFlag, env);
+  if (state?.kind === 'file') return new FolderReportStore(`${state.path}.reports`);
+  if (configuredOnly) return null;
+  return new FolderReportStore(resolve(place.cwd ?? process.cwd(), DEFAULT_REPORT_DIR));
+}
+
+/**
+ * The state store `--state` or STATE names, as snoozes and acknowledgements see it; null when none
+ * is named. It refuses a state bound to another account than RESELLER_API_KEY's, as a scan does.
+ */
+export function actionStoreFor(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+  dynamodb?: () => DynamoDBClient,
+  flagOf?: FlagOf,
+): ActionStore | null {
+  const location = stateLocationOf(flag, env);
+  if (!location) return null;
+  const scope = parseSetting('resellerBaseUrl', env[ENV.resellerBaseUrl], flagOf);
+  const store = openStateStore(location, scope, () => dynamodb?.() ?? dynamoDbClientFromEnv(env));
+  return new StateActionStore(store, scope, { apiKey: async () => new EnvSecretSource(env).apiKeyNow() });
+}
+
+/** The audit trail of restores in the state store `--state` or STATE names; null when none is named. */
+export function auditTrailFor(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+  dynamodb?: () => DynamoDBClient,
+  flagOf?: FlagOf,
+): AuditTrail | null {
+  const location = stateLocationOf(flag, env);
+  if (!location) return null;
+  const scope = parseSetting('resellerBaseUrl', env[ENV.resellerBaseUrl], flagOf);
+  return openAuditTrail(location, scope, () => dynamodb?.() ?? dynamoDbClientFromEnv(env));
+}
+
+/** An account's own state file beside the one `--state` names: `state.json` → `state.brand-a.json`. */
+export function accountStatePath(path: string, account: string): string {
+  const ext = extname(path);
+  return ext && ext !== path ? `${path.slice(0, -ext.length)}.${account}${ext}` : `${path}.${account}`;
+}
+
+/**
+ * Where an account of several keeps its state: the same table under its own scope, or its own
+ * file beside the one named.
+ */
+export function accountStateLocation(location: StateLocation, account: string): StateLocation {
+  return location.kind === 'file'
+    ? { kind: 'file', path: accountStatePath(location.path, account) }
+    : location;
+}
+
+/**
+ * Where the accounts of an accounts file keep their reports and summaries, by the rules of
+ * {@link reportStoreFor}: under `accounts/<name>/` of REPORT_DIR, of REPORT_BUCKET, of the folder
+ * beside the state file, or of {@link DEFAULT_REPORT_DIR}; `configuredOnly` leaves out the last.
+ */
+export function accountStoresFor(
+  place: ReportPlace,
+  configuredOnly = false,
+): { reports: (account: string) => ReportStore; summaries: AccountSummaryStore } | null {
+  const { env } = place;
+  const folder = (root: string) => ({
+    reports: (account: string) => new FolderReportStore(join(root, accountReportPrefix(account))),
+    summaries: new FolderAccountSummaries(root),
+  });
+  const dir = env[REPORT_ENV.dir]?.trim();
+  if (dir) return folder(dir);
+  const bucket = env[REPORT_ENV.bucket]?.trim();
+  if (bucket) {
+    const endpoint = env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
+    const client = new S3Client({ ...(endpoint ? { endpoint, forcePathStyle: true } : {}) });
+    return {
+      reports: (account) => new S3ReportStore(client, bucket, accountReportPrefix(account)),
+      summaries: new S3AccountSummaries(client, bucket),
+    };
+  }
+  const state = stateLocationOf(place.stateFlag, env);
+  if (state?.kind === 'file') return folder(`${state.path}.reports`);
+  if (configuredOnly) return null;
+  return folder(resolve(place.cwd ?? process.cwd(), DEFAULT_REPORT_DIR));
+}

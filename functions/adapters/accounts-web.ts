@@ -1,0 +1,239 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import {
+  ACCOUNT_NAME,
+  type AccountScanInput,
+  type AccountSummaryStore,
+  accountRawSettings,
+  accountScope,
+  accountSecrets,
+  accountSigningKeys,
+  overviewSigningKeys,
+} from '../core/accounts';
+import type { ActionStore } from '../core/actions';
+import type { AuditTrail } from '../core/audit';
+import { parseSetting, settingsFromEnv } from '../core/config';
+import { type SigningKey, signLinkQuery } from '../core/links';
+import { OVERVIEW_PAGE_HEADERS, type OverviewLine, renderOverviewPage } from '../core/overview-page';
+import type { ReportStore } from '../core/report-store';
+import { renderMessagePage, SECURITY_HEADERS } from '../core/restore-page';
+import type { SecretSource } from '../core/secrets';
+import { decideView } from '../core/view-decision';
+import type { ProxyHandler } from './local-server';
+import { createWebApp } from './web-app';
+
+/**
+ * The web surface of several accounts: every link of an account lives under
+ * `/accounts/<name>/` (its report page, calendar feed, restore, snooze and acknowledge links), is
+ * signed with the account's own derived key and served by an app with the account's own settings,
+ * key, state and report; `/accounts` is the overview of every account. Anything else is the
+ * deployment's own app.
+ */
+
+/** The API's resources for several accounts, as API Gateway names them in `event.resource`. */
+export const ACCOUNT_WEB_RESOURCES = {
+  overview: '/accounts',
+  /** Before each of the app's own resources (WEB_RESOURCES): `/accounts/{account}/report`, … */
+  prefix: '/accounts/{account}',
+} as const;
+
+/** What the web surface knows of an account: its name and its own settings (and, in AWS, its key's parameter). */
+export type AccountEntry = Pick<AccountScanInput, 'account' | 'settings'>;
+
+export interface AccountsWebDeps<A extends AccountEntry = AccountScanInput> {
+  /** The deployment's accounts; null when it has none. */
+  readonly directory: () => Promise<{ readonly accounts: readonly A[] } | null>;
+  /** The web app of one account: its own settings, key, state and report (built once per account and input). */
+  readonly appFor: (input: A) => ProxyHandler;
+  /** Where the overview reads each account's last completed scan. */
+  readonly summaries: () => AccountSummaryStore | null;
+  /** The deployment's signing keys; each account's and the overview's are derived from them. */
+  readonly signingKeys: () => Promise<readonly SigningKey[]>;
+  /** The deployment's own routes (`/restore/{domain}`, `/report`, …). */
+  readonly fallback: ProxyHandler;
+  readonly log: (message: string, entry: Record<string, unknown>) => void;
+  /** @default Date.now */
+  readonly clock?: () => number;
+}
+
+const page = (status: number, title: string, message: string, method: string): APIGatewayProxyResult => ({
+  statusCode: status,
+  headers: { ...SECURITY_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
+  body: method === 'HEAD' ? '' : renderMessagePage({ title, message, ok: status < 300 }),
+});
+
+/** Every route of several accounts in front of the deployment's own. */
+export function createAccountsWebApp<A extends AccountEntry>(deps: AccountsWebDeps<A>): ProxyHandler {
+  const clock = deps.clock ?? Date.now;
+  const apps = new Map<string, ProxyHandler>();
+  const appOf = (input: A) => {
+    // Keyed by the whole input: a deploy that changes an account's settings gets a new app.
+    const key = JSON.stringify(input);
+    const app = apps.get(key) ?? deps.appFor(input);
+    apps.set(key, app);
+    return app;
+  };
+
+  const overview = async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+    const method = event.httpMethod.toUpperCase();
+    const token = event.queryStringParameters ?? {};
+    const now = clock();
+    const keys = async () => overviewSigningKeys(await deps.signingKeys());
+    // The report link's own checks (method, signature, expiry) with the overview's keys; its
+    // "no report yet" is the one outcome that means the link is good.
+    const gate = await decideView({
+      action: 'report',
+      method,
+      token,
+      now,
+      signingKeys: keys,
+      latestReport: async () => null,
+    });
+    let result: APIGatewayProxyResult;
+    let outcome: string = gate.kind;
+    if (gate.kind === 'no_report') {
+      try {
+        const lines = await overviewLines(deps, Number(token.exp) - Math.floor(now / 1000), now);
+        outcome = 'show';
+        result = {
+          statusCode: 200,
+          headers: { ...OVERVIEW_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
+          body: method === 'HEAD' ? '' : renderOverviewPage(lines),
+        };
+      } catch (error) {
+        outcome = 'store_failed';
+        deps.log('overview view', {
+          action: 'overview',
+          outcome,
+          status: 503,
+          detail: (error as Error).message,
+        });
+        return page(
+          503,
+          'Unavailable',
+          'The accounts could not be read. Please try again in a few minutes.',
+          method,
+        );
+      }
+    } else if (gate.kind === 'head') {
+      result = { statusCode: 200, headers: { ...OVERVIEW_PAGE_HEADERS }, body: '' };
+    } else if (gate.kind === 'show') {
+      // Never: the overview's gate has no report to show.
+      result = page(500, 'Unavailable', 'Please try again later.', method);
+    } else {
+      result = page(gate.status, gate.title, gate.message, method);
+    }
+    deps.log('overview view', {
+      action: 'overview',
+      method: method.slice(0, 16),
+      outcome,
+      status: result.statusCode,
+      sourceIp: event.requestContext?.identity?.sourceIp,
+    });
+    return result;
+  };
+
+  return async (event) => {
+    if (event.resource === ACCOUNT_WEB_RESOURCES.overview) return overview(event);
+    if (!event.resource.startsWith(`${ACCOUNT_WEB_RESOURCES.prefix}/`)) return deps.fallback(event);
+    const method = event.httpMethod.toUpperCase();
+    const { account: name = '', ...rest } = event.pathParameters ?? {};
+    let directory: { readonly accounts: readonly A[] } | null;
+    try {
+      directory = ACCOUNT_NAME.test(name) ? await deps.directory() : null;
+    } catch (error) {
+      deps.log('account link', { outcome: 'misconfigured', status: 500, detail: (error as Error).message });
+      return page(
+        500,
+        'Unavailable',
+        'This service is not configured correctly. The operator has been told; please try again later.',
+        method,
+      );
+    }
+    const input = directory?.accounts.find((a) => a.account === name);
+    // An account that is not (or no longer) one of the deployment's answers as a link that was
+    // changed does: whether a name is an account is not told to whoever guesses names.
+    if (!input) {
+      deps.log('account link', { outcome: 'unknown_account', status: 403 });
+      return page(
+        403,
+        'This link is not valid',
+        'The link was changed, or is for something else. Use the link from the alert exactly as sent.',
+        method,
+      );
+    }
+    return appOf(input)({
+      ...event,
+      resource: event.resource.slice(ACCOUNT_WEB_RESOURCES.prefix.length),
+      pathParameters: Object.keys(rest).length ? (rest as Record<string, string>) : null,
+    });
+  };
+}
+
+/** Each account's line, its report linked with a signature of its own that lasts as long as the overview's. */
+async function overviewLines<A extends AccountEntry>(
+  deps: AccountsWebDeps<A>,
+  ttlSeconds: number,
+  now: number,
+): Promise<OverviewLine[]> {
+  const directory = (await deps.directory()) ?? { accounts: [] };
+  const keys = await deps.signingKeys();
+  const summaries = deps.summaries();
+  return Promise.all(
+    directory.accounts.map(async (input) => {
+      let summary: OverviewLine['summary'] = null;
+      try {
+        summary = (await summaries?.get(input.account)) ?? null;
+      } catch {
+        summary = 'unreadable';
+      }
+      const query = signLinkQuery({
+        action: 'report',
+        keys: accountSigningKeys(keys, input.account),
+        now,
+        ttlSeconds: Math.max(1, ttlSeconds),
+      });
+      const label = input.settings.accountLabel;
+      return {
+        account: input.account,
+        ...(typeof label === 'string' ? { label } : {}),
+        summary,
+        reportHref: `accounts/${input.account}/report?${query}`,
+      };
+    }),
+  );
+}
+
+/** Where one account's web app finds what is its own, given the account's state scope. */
+export interface AccountWebStores<A extends AccountEntry = AccountScanInput> {
+  readonly env: NodeJS.ProcessEnv;
+  /** The source of the account's own API key (its parameter, or its variable); signing keys the deployment's. */
+  readonly secrets: (input: A) => SecretSource;
+  readonly actions: (scope: string, secrets: SecretSource) => ActionStore | null;
+  readonly reports: (account: string) => ReportStore | null;
+  readonly audit: (scope: string) => AuditTrail | null;
+  readonly log: (message: string, entry: Record<string, unknown>) => void;
+  readonly clock?: () => number;
+  readonly fetch?: typeof fetch;
+}
+
+/**
+ * The web app of one account of several: the deployment's settings with the account's own over
+ * them, its own key for restores, links checked with its own derived keys, and its own state (the
+ * scope of its name at its reseller) and report. Every log line names the account.
+ */
+export function accountWebApp<A extends AccountEntry>(input: A, stores: AccountWebStores<A>): ProxyHandler {
+  const settings = () => accountRawSettings(settingsFromEnv(stores.env), input);
+  const scope = () =>
+    accountScope(parseSetting('resellerBaseUrl', settings().resellerBaseUrl), input.account);
+  const secrets = accountSecrets(stores.secrets(input), input.account);
+  return createWebApp({
+    settings,
+    secrets,
+    actions: () => stores.actions(scope(), secrets),
+    reports: () => stores.reports(input.account),
+    audit: () => stores.audit(scope()),
+    log: (message, entry) => stores.log(message, { ...entry, account: input.account }),
+    ...(stores.clock ? { clock: stores.clock } : {}),
+    ...(stores.fetch ? { fetch: stores.fetch } : {}),
+  });
+}

@@ -1,0 +1,48 @@
+import { appendFile, mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { type AlertMessage, smsAsDelivered } from '../core/alert';
+import { PublishError } from '../core/errors';
+import type { AlertSender } from './sns-publish';
+
+/**
+ * `scan --alert-to stdout|FILE`: the alert delivered on this machine instead of through SNS, so
+ * memory between scans can be tried without an SNS emulator. What is written is what the topic's
+ * subscribers would get: the subject, the e-mail digest and the SMS of the one message built for
+ * SNS (cut to SNS's size the same way). A FILE is appended to, one alert after the other, like a mailbox.
+ */
+
+/** Where a local alert goes: `stdout` (through `write`), or a file path. */
+export type LocalAlertTarget = { readonly kind: 'stdout' } | { readonly kind: 'file'; readonly path: string };
+
+/** `--alert-to`'s value: `stdout`, or anything else as a file path. */
+export const parseAlertTarget = (text: string): LocalAlertTarget =>
+  text === 'stdout' ? { kind: 'stdout' } : { kind: 'file', path: text };
+
+/** The alert as its subscribers read it: subject and digest (e-mail), then the SMS. */
+export function renderDelivered(alert: AlertMessage): string {
+  const variants = JSON.parse(alert.message) as { email: string; sms: string };
+  return (
+    `Subject: ${alert.subject}\n\n${variants.email}\n\n` +
+    `--- SMS (critical only, as a phone receives it) ---\n${smsAsDelivered(variants.sms)}\n`
+  );
+}
+
+/** A sender that delivers to `target`; the id it returns says where the alert went. */
+export function localSender(target: LocalAlertTarget, write: (text: string) => void): AlertSender {
+  return async (alert) => {
+    const text = renderDelivered(alert);
+    if (target.kind === 'stdout') {
+      write(text);
+      return 'stdout';
+    }
+    try {
+      await mkdir(dirname(target.path), { recursive: true });
+      await appendFile(target.path, `${text}\n`, { mode: 0o600 });
+    } catch (error) {
+      throw new PublishError(`could not write the alert to ${target.path}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    return target.path;
+  };
+}

@@ -1,0 +1,160 @@
+import type { WebhookFormat } from '../core/config';
+import { PublishError } from '../core/errors';
+import { safeText } from '../core/text';
+import { type AnswerKind, answerKind, retryDelayMs, webhookHost } from '../core/webhook-delivery';
+import {
+  parseAlertReport,
+  renderWebhookBody,
+  SIGNATURE_HEADER,
+  signWebhookBody,
+} from '../core/webhook-formats';
+import type { AlertSender } from './sns-publish';
+
+/** What became of one post to a webhook, after its retries. */
+export interface WebhookOutcome {
+  readonly kind: AnswerKind | 'failed';
+  /** The last HTTP status, 0 when no answer came. */
+  readonly status: number;
+  readonly attempts: number;
+  /** The webhook's own words (Slack's `invalid_token`, …), cut and made safe, or what went wrong. */
+  readonly reason: string;
+  /** Where it went, as it may be said: the host only. */
+  readonly host: string;
+}
+
+export interface PostOptions {
+  /** @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+  /** Tries in all. @default 3 */
+  readonly attempts?: number;
+  /** Per try. @default 10 000 ms */
+  readonly timeoutMs?: number;
+  /** Epoch ms after which no further try starts (the function's own deadline). @default none */
+  readonly deadline?: number;
+  /** @default setTimeout */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** @default Date.now */
+  readonly clock?: () => number;
+}
+
+/** At most this much of a webhook's answer is read: it only explains a refusal. */
+const ANSWER_EXCERPT = 300;
+
+/** The first few hundred bytes of an answer, without reading the rest (a hostile server can send gigabytes). */
+async function excerpt(response: Response): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < ANSWER_EXCERPT) {
+      const { done, value } = await reader.read();
+      if (done || !value) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } catch {
+    // An answer cut off midway still explains what it can.
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return Buffer.concat(chunks).toString('utf8').slice(0, ANSWER_EXCERPT);
+}
+
+/**
+ * Posts `body` (JSON) to a webhook, retrying what may pass (timeouts, 408/425/429, 5xx) with backoff
+ * (1 s, 2 s, … or the Retry-After it asks, up to 10 s). A redirect is not followed. The URL is the
+ * webhook's secret: nothing returned or thrown here holds more of it than its host.
+ */
+export async function postWebhook(
+  url: string,
+  body: string,
+  headers: Readonly<Record<string, string>>,
+  options: PostOptions = {},
+): Promise<WebhookOutcome> {
+  const doFetch = options.fetch ?? globalThis.fetch;
+  const attempts = options.attempts ?? 3;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const clock = options.clock ?? Date.now;
+  const host = webhookHost(url);
+  let last: WebhookOutcome = { kind: 'failed', status: 0, attempts: 0, reason: 'not tried', host };
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    let retryAfter: string | null = null;
+    // A try never runs past the deadline: the function must answer before Lambda's timeout.
+    const left = options.deadline === undefined ? Number.POSITIVE_INFINITY : options.deadline - clock();
+    if (left < 1_000) break;
+    try {
+      const response = await doFetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(Math.min(options.timeoutMs ?? 10_000, left)),
+      });
+      const text = safeText(await excerpt(response));
+      const kind = answerKind(response.status);
+      last = {
+        kind,
+        status: response.status,
+        attempts: attempt + 1,
+        reason: text || response.statusText,
+        host,
+      };
+      if (kind !== 'retry') return last;
+      retryAfter = response.headers.get('retry-after');
+    } catch (error) {
+      // The error of a failed fetch can quote the URL: only its name and our words are kept.
+      const name = (error as Error).name;
+      last = {
+        kind: 'failed',
+        status: 0,
+        attempts: attempt + 1,
+        reason: name === 'TimeoutError' ? 'no answer in time' : `no answer (${name})`,
+        host,
+      };
+    }
+    if (attempt + 1 >= attempts) break;
+    const wait = retryDelayMs(attempt, retryAfter, clock());
+    if (wait === null || (options.deadline !== undefined && clock() + wait >= options.deadline)) break;
+    await sleep(wait);
+  }
+  return last.kind === 'retry' ? { ...last, kind: 'failed' } : last;
+}
+
+/** Where `scan --webhook` posts: the URL (a secret), its format, and the JSON format's signing key. */
+export interface WebhookDestination {
+  readonly url: string;
+  readonly format: WebhookFormat;
+  /** Signs the json format (WEBHOOK_SIGNING_KEY); absent, the json body goes unsigned. */
+  readonly signingKey?: string;
+  readonly accountLabel?: string;
+  readonly timeZone?: string;
+}
+
+/**
+ * `scan --webhook URL --webhook-format F`: the alert posted from this machine, the body built from
+ * the message SNS would carry (its JSON report), as the webhook subscriber builds it. A webhook that
+ * does not take it is a PublishError naming its host and answer, never its URL.
+ */
+export function webhookSender(destination: WebhookDestination, options: PostOptions = {}): AlertSender {
+  return async (alert) => {
+    const reportJson = (JSON.parse(alert.message) as { sqs: string }).sqs;
+    const body = renderWebhookBody(destination.format, reportJson, parseAlertReport(reportJson), {
+      ...(destination.timeZone ? { timeZone: destination.timeZone } : {}),
+      ...(destination.accountLabel ? { accountLabel: destination.accountLabel } : {}),
+    });
+    const headers: Record<string, string> = { 'user-agent': 'domain-sentinel' };
+    if (destination.format === 'json' && destination.signingKey)
+      headers[SIGNATURE_HEADER.toLowerCase()] = signWebhookBody(
+        body,
+        destination.signingKey,
+        Math.floor((options.clock ?? Date.now)() / 1000),
+      );
+    const outcome = await postWebhook(destination.url, body, headers, options);
+    if (outcome.kind !== 'delivered')
+      throw new PublishError(
+        `the ${destination.format} webhook at ${outcome.host} ${outcome.status ? `answered HTTP ${outcome.status}` : 'gave no answer'} after ${outcome.attempts} ${outcome.attempts === 1 ? 'try' : 'tries'}${outcome.reason ? ` (${outcome.reason.slice(0, 120)})` : ''}; ${outcome.kind === 'rejected' ? 'check the webhook URL and --webhook-format' : 'try again later'}`,
+      );
+    return `${destination.format} webhook at ${outcome.host}`;
+  };
+}

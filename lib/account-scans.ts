@@ -1,0 +1,166 @@
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
+import { Construct } from 'constructs';
+import { type AccountScanInput, AccountScanInputSchema, MAX_ACCOUNTS } from '../functions/core/accounts';
+import { METRICS } from '../functions/core/config';
+import { ConfigError } from '../functions/core/errors';
+
+export interface AccountScansProps {
+  /** The scan function; each account is one invocation of it. */
+  readonly scan: lambda.IFunction;
+  /** Its timeout: a task waits this long (and a little more) for one account. */
+  readonly scanTimeout: Duration;
+  /** One item per account: exactly what its invocation is given (the scan function's input). */
+  readonly accounts: readonly AccountScanInput[];
+  /** Accounts scanned at once. */
+  readonly maxConcurrency: number;
+  /** The `deployment` dimension of the failure metric. */
+  readonly deploymentName: string;
+}
+
+/** States of the definition, by name: the tests read the definition by these. */
+export const ACCOUNT_SCAN_STATES = {
+  accounts: 'Accounts',
+  map: 'ScanEachAccount',
+  scan: 'ScanAccount',
+  recordFailure: 'RecordFailure',
+  failed: 'AccountFailed',
+} as const;
+
+/**
+ * One scan per account, on AWS's own engine: a Step Functions state machine whose Map runs the
+ * scan function once per account of the accounts file, at most `maxConcurrency` at once. An
+ * account whose scan fails (after a retry) is caught in its own branch: the failure is counted as
+ * the `ScanFailed` metric with the account as a dimension (its alarm names the account), and the
+ * others go on; the execution as a whole succeeds.
+ *
+ * Inline Map, not Distributed: the accounts are known at synth (at most {@link MAX_ACCOUNTS}),
+ * every one of them is scanned in each execution, and an account's branch writes at most some
+ * 20 history events (its task, a retry, the failure's metric), so even the largest deployment
+ * stays near 1 000 of an execution's 25 000; a Distributed Map would add a child execution per
+ * account (and its cost and permissions) for concurrency this needs none of (at most 40 at once,
+ * the inline Map's own bound).
+ */
+export class AccountScans extends Construct {
+  readonly stateMachine: sfn.StateMachine;
+  /** The items, as the definition holds them. */
+  readonly items: readonly AccountScanInput[];
+
+  constructor(scope: Construct, id: string, props: AccountScansProps) {
+    super(scope, id);
+    if (props.accounts.length === 0 || props.accounts.length > MAX_ACCOUNTS)
+      throw new ConfigError(
+        `a state machine scans 1 to ${MAX_ACCOUNTS} accounts, not ${props.accounts.length}`,
+      );
+    // Each item is checked as the scan function will check it: a bad one fails the synth, not a scan.
+    this.items = props.accounts.map((item) => AccountScanInputSchema.parse(item));
+
+    const accounts = new sfn.Pass(this, ACCOUNT_SCAN_STATES.accounts, {
+      comment: 'The accounts of the accounts file, as deployed (an execution’s own input is not used)',
+      result: sfn.Result.fromObject({ accounts: this.items }),
+    });
+    const scan = new tasks.LambdaInvoke(this, ACCOUNT_SCAN_STATES.scan, {
+      lambdaFunction: props.scan,
+      // Exactly the item's own fields: its name, its key's parameter, its own settings.
+      payload: sfn.TaskInput.fromObject({
+        account: sfn.JsonPath.stringAt('$.account'),
+        apiKeyParameter: sfn.JsonPath.stringAt('$.apiKeyParameter'),
+        settings: sfn.JsonPath.objectAt('$.settings'),
+      }),
+      outputPath: '$.Payload',
+      taskTimeout: sfn.Timeout.duration(props.scanTimeout.plus(Duration.seconds(30))),
+    });
+    // A transient failure (the reseller down for a moment) gets one more try a little later.
+    scan.addRetry({
+      errors: [sfn.Errors.ALL],
+      interval: Duration.minutes(2),
+      maxAttempts: 1,
+      backoffRate: 1,
+    });
+    const recordFailure = new sfn.CustomState(this, ACCOUNT_SCAN_STATES.recordFailure, {
+      stateJson: {
+        Type: 'Task',
+        Comment: 'Counts the failed scan with the account as a dimension: its own alarm names it',
+        Resource: `arn:${Stack.of(this).partition}:states:::aws-sdk:cloudwatch:putMetricData`,
+        Parameters: {
+          Namespace: METRICS.namespace,
+          MetricData: [
+            {
+              MetricName: METRICS.scanFailed,
+              Dimensions: [
+                { Name: 'service', Value: METRICS.service },
+                { Name: METRICS.deploymentDimension, Value: props.deploymentName },
+                { Name: METRICS.accountDimension, 'Value.$': '$.account' },
+              ],
+              Value: 1,
+              Unit: 'Count',
+            },
+          ],
+        },
+        ResultPath: null,
+        Retry: [{ ErrorEquals: ['States.ALL'], IntervalSeconds: 5, MaxAttempts: 3, BackoffRate: 2 }],
+      },
+    });
+    const failed = new sfn.Pass(this, ACCOUNT_SCAN_STATES.failed, {
+      parameters: {
+        account: sfn.JsonPath.stringAt('$.account'),
+        failed: true,
+        error: sfn.JsonPath.stringAt('$.error.Error'),
+      },
+    });
+    scan.addCatch(recordFailure.next(failed), { errors: [sfn.Errors.ALL], resultPath: '$.error' });
+
+    const map = new sfn.Map(this, ACCOUNT_SCAN_STATES.map, {
+      itemsPath: '$.accounts',
+      maxConcurrency: props.maxConcurrency,
+    });
+    map.itemProcessor(scan);
+
+    const logGroup = new logs.LogGroup(this, 'Logs', {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      comment: 'domain-sentinel: scans each account of the accounts file',
+      definitionBody: sfn.DefinitionBody.fromChainable(accounts.next(map)),
+      // Every account's scan, its retry and the failure's metric, well inside: a stuck one is cut.
+      timeout: Duration.hours(6),
+      logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: true },
+    });
+    this.stateMachine.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['cloudwatch:PutMetricData'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'cloudwatch:namespace': METRICS.namespace } },
+      }),
+    );
+    this.acknowledge(props.scan);
+  }
+
+  private acknowledge(scan: lambda.IFunction): void {
+    const role = this.stateMachine.role as iam.Role;
+    const fnId = Stack.of(this).getLogicalId(scan.node.defaultChild as lambda.CfnFunction);
+    for (const [id, reason] of [
+      [
+        `AwsSolutions-IAM5[Resource::<${fnId}.Arn>:*]`,
+        'lambda:InvokeFunction on the scan function and its versions (ARN:*), as the Lambda task grants it; this one function only.',
+      ],
+      [
+        'AwsSolutions-IAM5[Resource::*]',
+        'cloudwatch:PutMetricData (limited by cloudwatch:namespace to DomainSentinel) and the CloudWatch Logs delivery ' +
+          'actions of the execution log have no resource-level permissions: * is the only resource they accept.',
+      ],
+    ] as const)
+      Validations.of(role).acknowledge({ id, reason });
+    Validations.of(this.stateMachine).acknowledge({
+      id: 'AwsSolutions-SF2',
+      reason:
+        'X-Ray would trace one Lambda invocation per account a day; the execution history, its log (ALL events) and the ' +
+        "scan function's own logs and metrics already show each account's run.",
+    });
+  }
+}

@@ -1,0 +1,203 @@
+import { Aws, Duration, Stack } from 'aws-cdk-lib';
+import * as chatbot from 'aws-cdk-lib/aws-chatbot';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { ENV, METRICS } from '../functions/core/config';
+import type { WebhookSpec } from '../functions/core/webhook-delivery';
+import { deadLetterQueue } from './scanner';
+import { SecretParameter } from './secret-parameter';
+import { SentinelFunction } from './sentinel-function';
+import type { Watchdog } from './watchdog';
+
+/** A Slack channel, as Amazon Q Developer in chat applications names it once the workspace is authorised. */
+export interface SlackChannel {
+  /** The workspace id (T…), shown in the console after the one-time authorisation. */
+  readonly workspaceId: string;
+  /** The channel id (C…), from the channel's details in Slack. */
+  readonly channelId: string;
+}
+
+/** A Teams channel, as Amazon Q Developer in chat applications names it once the tenant is authorised. */
+export interface TeamsChannel {
+  readonly teamId: string;
+  readonly tenantId: string;
+  /** The channel id from the channel's link, URL-encoded as the console shows it (19%3a…%40thread.tacv2). */
+  readonly channelId: string;
+}
+
+export interface ChatChannelsProps {
+  /** Encrypts the chat topic (the alert topic's key). */
+  readonly key: kms.IKey;
+  /** @default - no Slack channel */
+  readonly slack?: SlackChannel;
+  /** @default - no Teams channel */
+  readonly teams?: TeamsChannel;
+  /** Prefix of the channel configurations' names (they must be unique in the account). */
+  readonly configurationName: string;
+}
+
+/** AWS's managed policy that allows nothing: the guardrail of the channels. */
+const DENY_ALL = `arn:${Aws.PARTITION}:iam::aws:policy/AWSDenyAll`;
+
+/**
+ * The chat topic and the Slack and Teams channels subscribed to it through Amazon Q Developer in chat
+ * applications (AWS Chatbot). The scan publishes each alert here as a custom notification; the
+ * service posts it to the channels, threaded. Nobody in the channel can act on AWS through it: the
+ * channel role has no permissions and the guardrail policy allows nothing.
+ */
+export class ChatChannels extends Construct {
+  readonly topic: sns.Topic;
+  /** The role the channels act with: no permissions at all (notifications need none). */
+  readonly role: iam.Role;
+  readonly slack?: chatbot.CfnSlackChannelConfiguration;
+  readonly teams?: chatbot.CfnMicrosoftTeamsChannelConfiguration;
+
+  constructor(scope: Construct, id: string, props: ChatChannelsProps) {
+    super(scope, id);
+    this.topic = new sns.Topic(this, 'Topic', {
+      displayName: 'domain-sentinel chat',
+      enforceSSL: true,
+      masterKey: props.key,
+    });
+    this.role = new iam.Role(this, 'ChannelRole', {
+      assumedBy: new iam.ServicePrincipal('chatbot.amazonaws.com'),
+      description: 'domain-sentinel chat channels: notifications only, no permissions',
+    });
+    const name = (suffix: string) =>
+      `${props.configurationName.replace(/[^A-Za-z0-9_-]/g, '-')}-${suffix}`.slice(-128);
+    const common = {
+      iamRoleArn: this.role.roleArn,
+      snsTopicArns: [this.topic.topicArn],
+      guardrailPolicies: [DENY_ALL],
+      loggingLevel: 'NONE',
+      userRoleRequired: false,
+    };
+    if (props.slack)
+      this.slack = new chatbot.CfnSlackChannelConfiguration(this, 'Slack', {
+        ...common,
+        configurationName: name('slack'),
+        slackWorkspaceId: props.slack.workspaceId,
+        slackChannelId: props.slack.channelId,
+      });
+    if (props.teams)
+      this.teams = new chatbot.CfnMicrosoftTeamsChannelConfiguration(this, 'Teams', {
+        ...common,
+        configurationName: name('teams'),
+        teamId: props.teams.teamId,
+        teamsTenantId: props.teams.tenantId,
+        teamsChannelId: props.teams.channelId,
+      });
+  }
+
+  /** Lets `fn` publish the chat message, and tells it where: the grant and CHAT_TOPIC_ARN together. */
+  grantPublish(fn: lambda.Function): void {
+    fn.addEnvironment(ENV.chatTopicArn, this.topic.topicArn);
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['sns:Publish'], resources: [this.topic.topicArn] }),
+    );
+    this.topic.masterKey?.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
+  }
+}
+
+export interface WebhookSubscriberProps {
+  /** Path of the Lambda entry (functions/webhook.ts). */
+  readonly entry: string;
+  /** The alert topic: each webhook gets its own queue subscribed to it. */
+  readonly alertTopic: sns.ITopic;
+  readonly webhooks: readonly WebhookSpec[];
+  /** The SecureString that signs the json format; needed when a json webhook is listed. */
+  readonly signingKeyParameterName: string;
+  /** KMS key of the SecureStrings. @default - the account's aws/ssm key, through SSM only */
+  readonly kmsKeyArn?: string;
+  readonly timeZone: string;
+  /** @default - none */
+  readonly accountLabel?: string;
+  readonly deploymentName: string;
+}
+
+/** Deliveries of one alert to one webhook before it is parked in the dead-letter queue. */
+export const WEBHOOK_MAX_RECEIVES = 4;
+const FUNCTION_TIMEOUT = Duration.seconds(30);
+
+/**
+ * The webhook subscriber: one SQS queue per webhook on the alert topic (so a webhook that fails is
+ * retried alone, and the others are not posted to twice), one function that posts each alert in its
+ * webhook's format, and one dead-letter queue for what no retry delivered. The function may read its
+ * webhooks' SecureStrings and consume its queues, nothing else.
+ */
+export class WebhookSubscriber extends Construct {
+  readonly fn: SentinelFunction;
+  readonly queues: sqs.Queue[] = [];
+  readonly deadLetters: sqs.Queue;
+  readonly parameters: SecretParameter[] = [];
+
+  constructor(scope: Construct, id: string, props: WebhookSubscriberProps) {
+    super(scope, id);
+    this.deadLetters = deadLetterQueue(this, 'DeadLetters');
+    this.fn = new SentinelFunction(this, 'Function', {
+      entry: props.entry,
+      description: 'domain-sentinel: posts each alert to its webhooks (Slack, Teams, signed JSON)',
+      serviceName: 'domain-sentinel-webhook',
+      timeout: FUNCTION_TIMEOUT,
+      environment: {
+        [ENV.timeZone]: props.timeZone,
+        [ENV.deploymentName]: props.deploymentName,
+        POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,
+        ...(props.accountLabel ? { [ENV.accountLabel]: props.accountLabel } : {}),
+      },
+    });
+    const kms = props.kmsKeyArn ? { kmsKeyArn: props.kmsKeyArn } : {};
+    const targets = props.webhooks.map((webhook, index) => {
+      const queue = new sqs.Queue(this, `Queue${index}`, {
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        // Six times the function's timeout, as Lambda advises for a queue it polls.
+        visibilityTimeout: Duration.seconds(FUNCTION_TIMEOUT.toSeconds() * 6),
+        deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: WEBHOOK_MAX_RECEIVES },
+      });
+      props.alertTopic.addSubscription(
+        new subscriptions.SqsSubscription(queue, { rawMessageDelivery: false }),
+      );
+      this.fn.addEventSource(new SqsEventSource(queue, { batchSize: 1, reportBatchItemFailures: true }));
+      this.queues.push(queue);
+      const parameter = new SecretParameter(this, `Url${index}`, {
+        parameterName: webhook.parameter,
+        ...kms,
+      });
+      parameter.grantDecryptedRead(this.fn);
+      this.parameters.push(parameter);
+      return { format: webhook.format, parameter: webhook.parameter, queue: queue.queueArn };
+    });
+    this.fn.addEnvironment(ENV.webhookTargets, Stack.of(this).toJsonString(targets));
+    if (props.webhooks.some((w) => w.format === 'json')) {
+      const signingKey = new SecretParameter(this, 'SigningKey', {
+        parameterName: props.signingKeyParameterName,
+        ...kms,
+      });
+      signingKey.grantRead(this.fn, ENV.webhookSigningKeyParameter);
+      this.parameters.push(signingKey);
+    }
+  }
+
+  /** Its alarms on the ops topic: alerts parked in the dead-letter queue, and webhooks that answer 4xx. */
+  watchWith(watchdog: Watchdog): void {
+    watchdog.watchQueue(
+      'WebhookDeadLetters',
+      this.deadLetters,
+      'Alerts no webhook retry delivered',
+      'an alert one webhook did not get: fix its URL parameter, then redrive the queue (docs/chat.md)',
+    );
+    watchdog.watchCount(
+      'WebhookRejected',
+      METRICS.webhookRejected,
+      METRICS.webhookService,
+      'A webhook refused an alert (HTTP 4xx): its URL in SSM is wrong, revoked or moved; the function log names the parameter. Fix it, then redrive the webhook dead-letter queue.',
+    );
+  }
+}

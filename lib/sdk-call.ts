@@ -1,0 +1,58 @@
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as cr from 'aws-cdk-lib/custom-resources';
+import type { Construct } from 'constructs';
+
+const LOGS_ID = 'DomainSentinelSdkCallLogs';
+
+export interface SdkCallProps {
+  /** The AWS API call made when the resource is created. */
+  readonly onCreate: cr.AwsSdkCall;
+  /** The call made when the resource's properties change. @default - none */
+  readonly onUpdate?: cr.AwsSdkCall;
+  /** What the call may do: exactly its action and resources. */
+  readonly statements: iam.PolicyStatement[];
+}
+
+/** Why a deploy-time call may name `*`: the only resource its action accepts. */
+const WILDCARD_REASON =
+  'cloudwatch:PutMetricData and sns:SetSMSAttributes have no resource-level permissions, so * is the only resource ' +
+  'they accept; PutMetricData is limited by cloudwatch:namespace to DomainSentinel, and iam:PassRole names its one role.';
+
+/**
+ * One AWS API call at deploy time, for what CloudFormation has no resource for (account-level SMS
+ * attributes, a metric data point). CDK runs every such call of a stack in one shared function,
+ * whose log group the stack creates here, with a retention, so nothing of it outlives the stack.
+ */
+export function sdkCall(scope: Construct, id: string, props: SdkCallProps): cr.AwsCustomResource {
+  const stack = Stack.of(scope);
+  const logGroup =
+    (stack.node.tryFindChild(LOGS_ID) as logs.LogGroup | undefined) ??
+    new logs.LogGroup(stack, LOGS_ID, {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+  const call = new cr.AwsCustomResource(scope, id, {
+    onCreate: props.onCreate,
+    ...(props.onUpdate ? { onUpdate: props.onUpdate } : {}),
+    policy: cr.AwsCustomResourcePolicy.fromStatements(props.statements),
+    installLatestAwsSdk: false,
+    logGroup,
+    timeout: Duration.minutes(1),
+  });
+  const provider = stack.node.tryFindChild(
+    `AWS${cr.AwsCustomResource.PROVIDER_FUNCTION_UUID.replaceAll('-', '')}`,
+  );
+  if (provider) {
+    Validations.of(provider).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      reason:
+        "CDK's AwsCustomResource function writes its own logs with the managed basic execution policy; it makes the " +
+        "stack's deploy-time API calls and nothing else.",
+    });
+  }
+  if (props.statements.some((s) => s.resources.includes('*')))
+    Validations.of(call).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: WILDCARD_REASON });
+  return call;
+}

@@ -1,0 +1,383 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Validations } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AccountScanInputSchema, MAX_ACCOUNTS } from '../../functions/core/accounts';
+import { ACCOUNT_SCAN_STATES } from '../../lib/account-scans';
+import { DomainSentinelStack } from '../../lib/stack';
+import { type Template, TemplateResolver } from '../deploy/template';
+import type { Machine } from '../support/asl';
+import { BASE_CONTEXT, settingsFromContext, synthStack } from '../support/stack';
+
+/** A deployment of three accounts (issue 22): the state machine, its items, the grants, the recipients, the alarms. */
+
+const dir = mkdtempSync(join(tmpdir(), 'sentinel-accounts-cdk-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const ACCOUNTS = [
+  { name: 'brand-a', apiKeyParameter: '/domain-sentinel/brand-a/api-key', alertEmails: ['a@example.nl'] },
+  {
+    name: 'brand-b',
+    apiKeyParameter: '/domain-sentinel/brand-b/api-key',
+    resellerBaseUrl: 'https://api.other-reseller.example',
+    expiryDays: 45,
+    accountLabel: 'Brand B',
+    alertEmails: ['b@example.nl', 'a@example.nl'],
+    alertSmsNumbers: ['+31600000002'],
+  },
+  { name: 'test-env', apiKeyParameter: '/domain-sentinel/test-env/api-key', minSeverity: 'critical' },
+];
+
+function accountsFile(accounts: unknown, name = 'accounts.json'): string {
+  const path = join(dir, name);
+  writeFileSync(path, JSON.stringify({ accounts }));
+  return path;
+}
+
+const ENV = { account: '123456789012', region: 'eu-west-1', stackName: 'DomainSentinel' };
+
+function synth(context: Record<string, unknown> = {}) {
+  const { stack, template } = synthStack({ accounts: accountsFile(ACCOUNTS), ...context });
+  const json = template.toJSON() as Template;
+  const resolver = new TemplateResolver(json, ENV);
+  const [machineId] = resolver.ofType('AWS::StepFunctions::StateMachine');
+  const definition = JSON.parse(
+    resolver.string(resolver.resource(machineId as string).Properties?.DefinitionString, 'the definition'),
+  ) as Machine;
+  return { stack, template, resolver, definition, machineId: machineId as string };
+}
+
+const built = synth();
+
+/** Every statement of a role's policies (inline, attached and overflow), resolved. */
+function statementsOf(roleId: string) {
+  return statementsOfIn(built.resolver, roleId);
+}
+
+function statementsOfIn(resolver: TemplateResolver, roleId: string) {
+  return [...resolver.ofType('AWS::IAM::Policy'), ...resolver.ofType('AWS::IAM::ManagedPolicy')]
+    .filter((id) =>
+      ((resolver.resource(id).Properties?.Roles as Array<{ Ref?: string }>) ?? []).some(
+        (r) => r.Ref === roleId,
+      ),
+    )
+    .flatMap(
+      (id) =>
+        (
+          resolver.resolve(resolver.resource(id).Properties?.PolicyDocument) as {
+            Statement: Array<Record<string, unknown>>;
+          }
+        ).Statement,
+    );
+}
+const roleOf = (fn: { role?: unknown }) =>
+  built.stack.getLogicalId((fn.role as { node: { defaultChild: never } }).node.defaultChild);
+const list = (v: unknown) => (Array.isArray(v) ? v : [v]) as string[];
+const parameterArn = (name: string) => `arn:aws:ssm:eu-west-1:123456789012:parameter${name}`;
+
+describe('a deployment of several accounts', () => {
+  it('starts one state machine from the schedule, whose Map holds one item per account', () => {
+    const { template, resolver, definition, machineId } = built;
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
+    const [schedule] = resolver.ofType('AWS::Scheduler::Schedule');
+    const target = resolver.resolve(resolver.resource(schedule as string).Properties?.Target) as {
+      Arn: string;
+    };
+    expect(target.Arn).toBe(resolver.attribute(machineId, 'Arn'));
+
+    const map = definition.States[ACCOUNT_SCAN_STATES.map] as unknown as {
+      Type: string;
+      MaxConcurrency: number;
+      ItemsPath: string;
+      ItemProcessor: { ProcessorConfig: { Mode: string } };
+    };
+    expect(map).toMatchObject({ Type: 'Map', MaxConcurrency: 4, ItemsPath: '$.accounts' });
+    expect(map.ItemProcessor.ProcessorConfig.Mode).toBe('INLINE');
+    const pass = definition.States[ACCOUNT_SCAN_STATES.accounts] as unknown as {
+      Result: { accounts: unknown[] };
+    };
+    const items = pass.Result.accounts;
+    expect(items).toEqual([
+      { account: 'brand-a', apiKeyParameter: '/domain-sentinel/brand-a/api-key', settings: {} },
+      {
+        account: 'brand-b',
+        apiKeyParameter: '/domain-sentinel/brand-b/api-key',
+        settings: {
+          resellerBaseUrl: 'https://api.other-reseller.example',
+          expiryDays: 45,
+          accountLabel: 'Brand B',
+        },
+      },
+      {
+        account: 'test-env',
+        apiKeyParameter: '/domain-sentinel/test-env/api-key',
+        settings: { minSeverity: 'critical' },
+      },
+    ]);
+    // Each item is an input the scan function accepts, naming its own account's parameter and no other's.
+    for (const [index, item] of items.entries()) {
+      expect(AccountScanInputSchema.safeParse(item).success).toBe(true);
+      expect((item as { apiKeyParameter: string }).apiKeyParameter).toBe(ACCOUNTS[index]?.apiKeyParameter);
+    }
+    expect(synth({ accountConcurrency: '2' }).definition.States[ACCOUNT_SCAN_STATES.map]).toMatchObject({
+      MaxConcurrency: 2,
+    });
+  });
+
+  it('lets the scan and web functions read exactly the accounts’ key parameters (and the signing key)', () => {
+    const { stack } = built;
+    for (const fn of [stack.scan.fn, stack.web.fn]) {
+      const statements = statementsOf(roleOf(fn));
+      const readable = statements
+        .filter((s) => list(s.Action).includes('ssm:GetParameter'))
+        .flatMap((s) => list(s.Resource))
+        .sort();
+      expect(readable).toEqual(
+        [...ACCOUNTS.map((a) => a.apiKeyParameter), '/domain-sentinel/link-signing-key']
+          .map(parameterArn)
+          .sort(),
+      );
+      const decrypt = statements.filter((s) => list(s.Action).includes('kms:Decrypt') && s.Condition);
+      const contexts = decrypt.flatMap((s) =>
+        list(
+          (s.Condition as { StringEquals: Record<string, unknown> }).StringEquals[
+            'kms:EncryptionContext:PARAMETER_ARN'
+          ],
+        ),
+      );
+      expect(contexts.sort()).toEqual(readable);
+    }
+    const env = (
+      built.resolver.resource(built.stack.getLogicalId(stack.scan.fn.node.defaultChild as never))
+        .Properties as { Environment: { Variables: Record<string, unknown> } }
+    ).Environment.Variables;
+    expect(env.ACCOUNTS_ONLY).toBe('true');
+    expect(env).not.toHaveProperty('RESELLER_API_KEY_PARAMETER');
+  });
+
+  it('lets only the state machine invoke the scan function, and the schedule only start the state machine', () => {
+    const { resolver, stack, machineId } = built;
+    const scanArn = resolver.attribute(stack.getLogicalId(stack.scan.fn.node.defaultChild as never), 'Arn');
+    const invokers = resolver
+      .ofType('AWS::IAM::Role')
+      .filter((role) =>
+        statementsOf(role).some(
+          (s) =>
+            list(s.Action).includes('lambda:InvokeFunction') &&
+            list(s.Resource).some((r) => r.startsWith(scanArn)),
+        ),
+      );
+    const machineRole = /"Fn::GetAtt":\["([^"]+)","Arn"\]/.exec(
+      JSON.stringify(resolver.resource(machineId).Properties?.RoleArn),
+    )?.[1];
+    expect(invokers).toEqual([machineRole]);
+    const [schedule] = resolver.ofType('AWS::Scheduler::Schedule');
+    const schedulerRole = /"Fn::GetAtt":\["([^"]+)","Arn"\]/.exec(
+      JSON.stringify(
+        (resolver.resource(schedule as string).Properties as { Target: { RoleArn: unknown } }).Target.RoleArn,
+      ),
+    )?.[1] as string;
+    expect(statementsOf(schedulerRole).map((s) => [s.Action, s.Resource])).toEqual([
+      ['states:StartExecution', resolver.attribute(machineId, 'Arn')],
+      // Its dead-letter queue, for a start it could not deliver.
+      ['sqs:SendMessage', expect.stringMatching(/:DomainSentinel-ScanScheduleDeadLetters/)],
+    ]);
+  });
+
+  it('subscribes each account’s own recipients with a filter on its account; a recipient of every account without', () => {
+    const { template } = built;
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'alerts@example.nl',
+      FilterPolicy: Match.absent(),
+    });
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'a@example.nl',
+      FilterPolicy: { account: ['brand-a', 'brand-b'] },
+    });
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'b@example.nl',
+      FilterPolicy: { account: ['brand-b'] },
+    });
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'sms',
+      Endpoint: '+31600000002',
+      FilterPolicy: { account: ['brand-b'], severity: ['critical'] },
+    });
+  });
+
+  it('raises an alarm naming the account when its scan fails, and keeps a dead-man switch per account', () => {
+    const { template } = built;
+    for (const { name } of ACCOUNTS) {
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        AlarmName: `DomainSentinel/ScanFailed-${name}`,
+        AlarmDescription: Match.stringLikeRegexp(`^The scan of account ${name} failed`),
+        Namespace: 'DomainSentinel',
+        MetricName: 'ScanFailed',
+        Dimensions: Match.arrayWith([{ Name: 'account', Value: name }]),
+        Threshold: 1,
+      });
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        AlarmName: `DomainSentinel/ScanNotCompleted-${name}`,
+        Metrics: Match.arrayWith([
+          Match.objectLike({
+            Id: 'completed',
+            MetricStat: Match.objectLike({
+              Metric: Match.objectLike({
+                MetricName: 'ScanCompleted',
+                Dimensions: Match.arrayWith([{ Name: 'account', Value: name }]),
+              }),
+            }),
+          }),
+        ]),
+      });
+    }
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'DomainSentinel/AccountScansFailed',
+    });
+    // The dashboard draws one line per account: a search over the account dimension of this deployment.
+    const dashboard = built.resolver.resolve(
+      Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]?.Properties?.DashboardBody,
+    ) as string;
+    const searches = (JSON.parse(dashboard).widgets as Array<{ properties: { metrics?: unknown[][] } }>)
+      .flatMap((w) => w.properties.metrics ?? [])
+      .map((row) => (row[0] as { expression?: string }).expression ?? '')
+      .filter((e) => e.includes(',account,'));
+    expect(searches.sort()).toEqual(
+      ['CriticalFindings', 'ScanCompleted', 'ScanFailed'].map(
+        (m) =>
+          `SEARCH('{DomainSentinel,account,deployment,service} MetricName="${m}" deployment="DomainSentinel"', 'Sum', 3600)`,
+      ),
+    );
+    // No dead-man switch for a deployment-wide scan that no longer runs.
+    expect(JSON.stringify(template.findResources('AWS::CloudWatch::Alarm'))).not.toContain(
+      '"AlarmName":"DomainSentinel/ScanNotCompleted"',
+    );
+  });
+
+  it('routes each account’s links under /accounts/{account}/ and the overview at /accounts', () => {
+    const paths = Object.values(built.template.findResources('AWS::ApiGateway::Resource')).map(
+      (r) => (r as { Properties: { PathPart: string } }).Properties.PathPart,
+    );
+    expect(paths).toEqual(expect.arrayContaining(['accounts', '{account}', 'report', 'calendar.ics']));
+    built.template.hasResourceProperties('AWS::ApiGateway::Method', {
+      HttpMethod: 'POST',
+      RequestParameters: { 'method.request.path.account': true, 'method.request.path.domain': true },
+    });
+  });
+
+  it('passes cdk-nag with accounts, in a concrete account and environment-agnostic', () => {
+    for (const env of [{ account: '123456789012', region: 'eu-west-1' }, undefined]) {
+      const app = new App({ context: { ...BASE_CONTEXT, accounts: accountsFile(ACCOUNTS) } });
+      Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+      new DomainSentinelStack(app, 'DomainSentinel', {
+        settings: settingsFromContext(app),
+        ...(env ? { env } : {}),
+      });
+      expect(() => app.synth()).not.toThrow();
+    }
+  });
+
+  it('keeps every role’s policies within IAM’s sizes with the most accounts and long key parameter names', () => {
+    // 50 accounts whose key parameters have 124-character names: each function lists all 50 twice
+    // (ssm:GetParameter and the kms:Decrypt condition). IAM counts characters without whitespace:
+    // a role's inline policies together at most 10 240, each managed policy at most 6 144, and at
+    // most 10 managed policies per role without a quota increase.
+    const long = Array.from({ length: MAX_ACCOUNTS }, (_, i) => ({
+      name: `brand-${i}`,
+      apiKeyParameter: `/domain-sentinel/${'resellers/'.repeat(9)}brand-${String(i).padStart(3, '0')}/api-key`,
+    }));
+    expect(long[0]?.apiKeyParameter).toHaveLength(124);
+    const { template } = synthStack({ accounts: accountsFile(long, 'long-names.json') });
+    const json = template.toJSON() as Template;
+    const resolver = new TemplateResolver(json, ENV);
+    const sizes = new Map<string, { inline: number; managed: number[] }>();
+    for (const type of ['AWS::IAM::Policy', 'AWS::IAM::ManagedPolicy'])
+      for (const id of resolver.ofType(type)) {
+        const properties = resolver.resource(id).Properties ?? {};
+        const size = JSON.stringify(resolver.resolve(properties.PolicyDocument)).length;
+        for (const role of (properties.Roles as Array<{ Ref: string }>) ?? []) {
+          const entry = sizes.get(role.Ref) ?? { inline: 0, managed: [] };
+          if (type === 'AWS::IAM::Policy') entry.inline += size;
+          else entry.managed.push(size);
+          sizes.set(role.Ref, entry);
+        }
+      }
+    const scanRole = [...sizes.keys()].find((role) => role.startsWith('ScanFunctionRole'));
+    // The grant is there (the sizes below are about it): every account's key, readable.
+    expect(
+      statementsOfIn(resolver, scanRole as string)
+        .filter((s) => list(s.Action).includes('ssm:GetParameter'))
+        .flatMap((s) => list(s.Resource)),
+    ).toEqual(expect.arrayContaining(long.map((a) => parameterArn(a.apiKeyParameter))));
+    const over = [...sizes.entries()].filter(
+      ([, { inline, managed }]) => inline > 10_240 || managed.some((m) => m > 6_144) || managed.length > 10,
+    );
+    expect(over).toEqual([]);
+    // Names so long together that no role could hold them: refused at synth, not by the deploy.
+    const tooLong = long.map((a) => ({ ...a, apiKeyParameter: `${a.apiKeyParameter}/${'x'.repeat(300)}` }));
+    expect(() => synthStack({ accounts: accountsFile(tooLong, 'too-long-names.json') })).toThrow(
+      /^invalid DomainSentinel props: the accounts' apiKeyParameter names are too long together \(21250 characters\): reading them takes \d+ IAM managed policies/,
+    );
+  });
+
+  it('refuses accounts the stack cannot deploy, naming the account', () => {
+    const noParameter = accountsFile([{ name: 'brand-a', apiKeyEnv: 'BRAND_A_KEY' }], 'no-parameter.json');
+    expect(() => synthStack({ accounts: noParameter })).toThrow(
+      'invalid DomainSentinel props: accounts brand-a have no apiKeyParameter',
+    );
+    const nobody = accountsFile(
+      [
+        { name: 'brand-a', apiKeyParameter: '/a', alertEmails: ['a@example.nl'] },
+        { name: 'brand-b', apiKeyParameter: '/b' },
+      ],
+      'nobody.json',
+    );
+    const app = new App({
+      context: { ...BASE_CONTEXT, alertEmails: '', alertSmsNumbers: '', accounts: nobody },
+    });
+    new DomainSentinelStack(app, 'DomainSentinel', { settings: settingsFromContext(app) });
+    expect(() => app.synth()).toThrow(/No one would receive the alerts of these accounts.*: brand-b$/m);
+    const deploymentKey = accountsFile(
+      [{ name: 'brand-a', apiKeyParameter: '/a', schedule: 'rate(1 hour)' }],
+      'key.json',
+    );
+    expect(() => synthStack({ accounts: deploymentKey })).toThrow(
+      `accounts file ${deploymentKey}: account "brand-a" (accounts[0]): schedule is a setting of the whole deployment, not of one account`,
+    );
+    const twice = accountsFile(
+      [
+        { name: 'brand-a', apiKeyParameter: '/same' },
+        { name: 'brand-b', apiKeyParameter: '/same' },
+      ],
+      'twice.json',
+    );
+    expect(() => synthStack({ accounts: twice })).toThrow(
+      'accounts brand-a and brand-b both read their key from /same',
+    );
+    const many = accountsFile(
+      Array.from({ length: MAX_ACCOUNTS + 1 }, (_, i) => ({ name: `a${i}`, apiKeyParameter: `/a${i}` })),
+      'many.json',
+    );
+    expect(() => synthStack({ accounts: many })).toThrow(`one deployment scans at most ${MAX_ACCOUNTS}`);
+    // Reserved concurrency below the Map's: the Map's invocations beyond it are throttled, and
+    // an account whose scan is throttled twice fails and raises its alarm, though nothing is wrong.
+    expect(() =>
+      synthStack({ accounts: accountsFile(ACCOUNTS), scanReservedConcurrency: '1', accountConcurrency: '2' }),
+    ).toThrow(
+      'invalid DomainSentinel props: scanReservedConcurrency (1) is below accountConcurrency (2): the state machine would start 2 scans at once and Lambda would throttle all but 1',
+    );
+    expect(() =>
+      synthStack({ accounts: accountsFile(ACCOUNTS), scanReservedConcurrency: '2', accountConcurrency: '2' }),
+    ).not.toThrow();
+    const badName = accountsFile([{ name: 'Brand A', apiKeyParameter: '/a' }], 'bad-name.json');
+    expect(() => synthStack({ accounts: badName })).toThrow(
+      /account "Brand A" \(accounts\[0\]\): name must be 1 to 32 of a-z/,
+    );
+  });
+});

@@ -1,0 +1,57 @@
+import { App, type Environment, Stack, Validations } from 'aws-cdk-lib';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { describe, expect, it } from 'vitest';
+import { DomainSentinelStack } from '../../lib/stack';
+import { BASE_CONTEXT, CHAT_CONTEXT, settingsFromContext } from '../support/stack';
+
+/**
+ * cdk-nag as a deploy runs it: the plugin is added to a fresh App before anything synthesizes, so
+ * the check really runs (a plugin added after Template.fromStack() never does), and the stack is
+ * built in each kind of environment the CDK CLI gives an app.
+ */
+const ENVIRONMENTS: ReadonlyArray<[string, Environment | undefined]> = [
+  ['no account or region (environment-agnostic)', undefined],
+  [
+    'a concrete account and region (cdk deploy with credentials)',
+    { account: '123456789012', region: 'eu-west-1' },
+  ],
+  ['a concrete account, region-agnostic', { account: '123456789012' }],
+  ['a concrete region, account-agnostic', { region: 'eu-central-1' }],
+];
+
+function nagErrors(env: Environment | undefined, context: Record<string, unknown> = {}): string[] {
+  const app = new App({ context: { ...BASE_CONTEXT, ...context } });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  new DomainSentinelStack(app, 'DomainSentinel', {
+    settings: settingsFromContext(app),
+    ...(env ? { env } : {}),
+  });
+  try {
+    app.synth();
+    return [];
+  } catch (error) {
+    return [(error as Error).message];
+  }
+}
+
+describe('cdk-nag AwsSolutions, added before the first synth', () => {
+  it.each(ENVIRONMENTS)('finds nothing unacknowledged with %s', (_name, env) => {
+    expect(nagErrors(env)).toEqual([]);
+  });
+
+  it.each(ENVIRONMENTS)(
+    'finds nothing unacknowledged with the chat channels and webhooks, %s',
+    (_name, env) => {
+      expect(nagErrors(env, CHAT_CONTEXT)).toEqual([]);
+    },
+  );
+
+  it('does fail synth on a finding (the check is really running)', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    const bad = new Stack(app, 'Bad', { env: { account: '123456789012', region: 'eu-west-1' } });
+    new sqs.Queue(bad, 'Plain', { encryption: sqs.QueueEncryption.UNENCRYPTED });
+    expect(() => app.synth()).toThrow(/The SQS Queue does not have server-side encryption enabled/);
+  });
+});

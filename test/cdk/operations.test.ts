@@ -1,0 +1,289 @@
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { DomainSentinelStack } from '../../lib/stack';
+import { synthStack } from '../support/stack';
+
+let template: Template;
+let stack: DomainSentinelStack;
+beforeAll(() => {
+  ({ template, stack } = synthStack());
+});
+const id = (construct: { node: { defaultChild?: unknown } }) =>
+  stack.getLogicalId(construct.node.defaultChild as never);
+const alarmNamed = (name: string) =>
+  Object.values(template.findResources('AWS::CloudWatch::Alarm', { Properties: { AlarmName: name } }))[0]
+    ?.Properties;
+
+/** A Fn::Join of the template as one string, each reference shown as `{Logical.Attr}`. */
+function joined(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const v = value as Record<string, unknown>;
+  if (v['Fn::Join']) {
+    const [separator, parts] = v['Fn::Join'] as [string, unknown[]];
+    return parts.map(joined).join(separator);
+  }
+  if (v.Ref) return `{${v.Ref}}`;
+  if (v['Fn::GetAtt']) return `{${(v['Fn::GetAtt'] as string[]).join('.')}}`;
+  throw new Error(`cannot join ${JSON.stringify(value)}`);
+}
+
+interface Widget {
+  readonly properties: {
+    readonly title: string;
+    readonly metrics?: unknown[][];
+    readonly annotations?: { horizontal?: Array<{ value: number; label: string }> };
+  };
+}
+
+describe('dashboard', () => {
+  const widgets = () => {
+    const dashboard = Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0];
+    return (JSON.parse(joined(dashboard?.Properties.DashboardBody)) as { widgets: Widget[] }).widgets;
+  };
+  const metricsOf = (title: RegExp) => {
+    const widget = widgets().find((w) => title.test(w.properties.title));
+    if (!widget) throw new Error(`no widget ${title}`);
+    return JSON.stringify(widget.properties.metrics);
+  };
+
+  it('shows scan duration against its timeout and the alarm’s share of it', () => {
+    const widget = widgets().find((w) => /duration/i.test(w.properties.title));
+    expect(widget?.properties.annotations?.horizontal).toEqual([
+      expect.objectContaining({ value: 300_000, label: 'timeout' }),
+      expect.objectContaining({ value: 240_000, label: 'alarm (80 %)' }),
+    ]);
+    expect(JSON.stringify(widget?.properties.metrics)).toContain(
+      `["AWS/Lambda","Duration","FunctionName","{${id(stack.scan.fn)}}",{"label":"longest run","period":3600,"stat":"Maximum"}]`,
+    );
+  });
+
+  it('shows domains read, findings by severity, requests and 429s of this deployment’s scan', () => {
+    const scan = (metric: string) =>
+      `["DomainSentinel","${metric}","deployment","DomainSentinel","service","scan"`;
+    expect(metricsOf(/Domains read/)).toContain(scan('DomainsScanned'));
+    expect(metricsOf(/Findings/)).toContain(scan('CriticalFindings'));
+    expect(metricsOf(/Findings/)).toContain(scan('WarningFindings'));
+    expect(metricsOf(/429/)).toContain(scan('ResellerRequests'));
+    expect(metricsOf(/429/)).toContain(scan('ResellerThrottled'));
+  });
+
+  it('shows publishes of the alert topic, web outcomes and errors', () => {
+    expect(metricsOf(/published/)).toContain(
+      `["AWS/SNS","NumberOfMessagesPublished","TopicName","{${id(stack.alerts.topic)}.TopicName}"`,
+    );
+    expect(metricsOf(/Web outcomes/)).toContain(
+      `SEARCH('{DomainSentinel,action,deployment,outcome,service} MetricName=\\"WebOutcome\\" deployment=\\"DomainSentinel\\"', 'Sum', 3600)`,
+    );
+    const errors = metricsOf(/Errors/);
+    for (const fn of [stack.scan.fn, stack.web.fn]) {
+      expect(errors).toContain(`["AWS/Lambda","Errors","FunctionName","{${id(fn)}}"`);
+      expect(errors).toContain(`["AWS/Lambda","Throttles","FunctionName","{${id(fn)}}"`);
+    }
+    expect(errors).toContain('["AWS/ApiGateway","5XXError","ApiName","DomainSentinel-restore"');
+  });
+});
+
+describe('alarms added for operations', () => {
+  it('raise throttles of either function', () => {
+    for (const [name, fn] of [
+      ['DomainSentinel/ScanThrottled', stack.scan.fn],
+      ['DomainSentinel/WebThrottled', stack.web.fn],
+    ] as const) {
+      expect(alarmNamed(name)).toMatchObject({
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Throttles',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: id(fn) } }],
+        Statistic: 'Sum',
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+        AlarmActions: [{ Ref: id(stack.watchdog.topic) }],
+      });
+    }
+  });
+
+  it('raise a scan that took more than 80 % of its timeout', () => {
+    expect(alarmNamed('DomainSentinel/ScanNearTimeout')).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Duration',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: id(stack.scan.fn) } }],
+      Statistic: 'Maximum',
+      Threshold: 240_000,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it('raise SMS spend at the configured threshold when SMS numbers are configured, and not otherwise', () => {
+    expect(alarmNamed('DomainSentinel/SmsSpend')).toMatchObject({
+      Namespace: 'AWS/SNS',
+      MetricName: 'SMSMonthToDateSpentUSD',
+      Statistic: 'Maximum',
+      Threshold: 0.8,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    expect(alarmNamed('DomainSentinel/SmsSpend')?.Dimensions).toBeUndefined();
+    const { template: custom } = synthStack({ smsSpendAlarmUsd: '20' });
+    custom.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'DomainSentinel/SmsSpend',
+      Threshold: 20,
+    });
+    const { template: noSms } = synthStack({ alertSmsNumbers: '' });
+    expect(
+      noSms.findResources('AWS::CloudWatch::Alarm', { Properties: { MetricName: 'SMSMonthToDateSpentUSD' } }),
+    ).toEqual({});
+    expect(
+      noSms.findResources('Custom::AWS', {
+        Properties: { Create: Match.stringLikeRegexp('setSMSAttributes') },
+      }),
+    ).toEqual({});
+  });
+});
+
+describe('SMS delivery-status logging', () => {
+  it('sets the account’s SMS delivery-status role, and may pass only that role to SNS', () => {
+    const logging = stack.sentinel.smsDeliveryStatusLogging;
+    if (!logging) throw new Error('no SMS delivery-status logging');
+    const roleId = id(logging.role);
+    const call = Object.values(
+      template.findResources('Custom::AWS', { Properties: { Create: Match.anyValue() } }),
+    ).find((r) => joined(r.Properties.Create).includes('setSMSAttributes'));
+    expect(JSON.parse(joined(call?.Properties.Create).replace(`{${roleId}.Arn}`, 'ROLE'))).toEqual({
+      service: 'SNS',
+      action: 'setSMSAttributes',
+      parameters: { attributes: { DeliveryStatusIAMRole: 'ROLE', DeliveryStatusSuccessSamplingRate: '100' } },
+      physicalResourceId: { id: 'sms-delivery-status-logging' },
+    });
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: [
+          { Action: 'sns:SetSMSAttributes', Effect: 'Allow', Resource: '*' },
+          {
+            Action: 'iam:PassRole',
+            Effect: 'Allow',
+            Resource: { 'Fn::GetAtt': [roleId, 'Arn'] },
+            Condition: { StringEquals: { 'iam:PassedToService': 'sns.amazonaws.com' } },
+          },
+        ],
+      },
+    });
+  });
+
+  it('lets SNS write only SNS’s log groups, keeps its role (the account setting names it), and makes both SMS log groups with a retention', () => {
+    const logging = stack.sentinel.smsDeliveryStatusLogging;
+    if (!logging) throw new Error('no SMS delivery-status logging');
+    template.hasResource('AWS::IAM::Role', {
+      DeletionPolicy: 'Retain',
+      Properties: {
+        AssumeRolePolicyDocument: {
+          Statement: [
+            {
+              Action: 'sts:AssumeRole',
+              Effect: 'Allow',
+              Principal: { Service: 'sns.amazonaws.com' },
+              Condition: { StringEquals: { 'aws:SourceAccount': '123456789012' } },
+            },
+          ],
+        },
+        Policies: [
+          {
+            PolicyName: 'SmsDeliveryLogs',
+            PolicyDocument: {
+              Statement: [
+                Match.objectLike({
+                  Resource: {
+                    'Fn::Join': [
+                      '',
+                      [
+                        'arn:',
+                        { Ref: 'AWS::Partition' },
+                        ':logs:eu-west-1:123456789012:log-group:sns/eu-west-1/123456789012/*',
+                      ],
+                    ],
+                  },
+                }),
+              ],
+            },
+          },
+        ],
+      },
+    });
+    for (const name of [
+      'sns/eu-west-1/123456789012/DirectPublishToPhoneNumber',
+      'sns/eu-west-1/123456789012/DirectPublishToPhoneNumber/Failure',
+    ])
+      template.hasResource('AWS::Logs::LogGroup', {
+        DeletionPolicy: 'Delete',
+        Properties: { LogGroupName: name, RetentionInDays: 30 },
+      });
+  });
+});
+
+describe('the dead-man alarm after the first deploy', () => {
+  it('is armed by one DeadManArmed data point the deploy puts on create, in this deployment’s dimensions', () => {
+    const call = Object.values(template.findResources('Custom::AWS')).find((r) =>
+      joined(r.Properties.Create).includes('putMetricData'),
+    );
+    expect(call?.Properties.Update).toBeUndefined();
+    expect(call?.Properties.Delete).toBeUndefined();
+    expect(JSON.parse(joined(call?.Properties.Create))).toEqual({
+      service: 'CloudWatch',
+      action: 'putMetricData',
+      parameters: {
+        Namespace: 'DomainSentinel',
+        MetricData: [
+          {
+            MetricName: 'DeadManArmed',
+            Dimensions: [
+              { Name: 'service', Value: 'scan' },
+              { Name: 'deployment', Value: 'DomainSentinel' },
+            ],
+            Value: 1,
+            Unit: 'Count',
+          },
+        ],
+      },
+      physicalResourceId: { id: 'DomainSentinel/DeadManArmed' },
+    });
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: [
+          {
+            Action: 'cloudwatch:PutMetricData',
+            Effect: 'Allow',
+            Resource: '*',
+            Condition: { StringEquals: { 'cloudwatch:namespace': 'DomainSentinel' } },
+          },
+        ],
+      },
+    });
+  });
+
+  it('runs that call in a function whose log group the stack makes, with a retention', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      LoggingConfig: { LogGroup: { Ref: Match.stringLikeRegexp('^DomainSentinelSdkCallLogs') } },
+    });
+    template.hasResource('AWS::Logs::LogGroup', {
+      DeletionPolicy: 'Delete',
+      Properties: { RetentionInDays: 30 },
+    });
+  });
+});
+
+describe('API Gateway execution logs', () => {
+  it('go to a log group the stack creates first, named as API Gateway names it, with a retention', () => {
+    const groupId = id(stack.web.executionLogs);
+    template.hasResource('AWS::Logs::LogGroup', {
+      DeletionPolicy: 'Delete',
+      Properties: {
+        LogGroupName: {
+          'Fn::Join': ['', ['API-Gateway-Execution-Logs_', { Ref: id(stack.web.api) }, '/prod']],
+        },
+        RetentionInDays: 90,
+      },
+    });
+    template.hasResource('AWS::ApiGateway::Stage', {
+      DependsOn: Match.arrayWith([groupId]),
+      Properties: { StageName: 'prod' },
+    });
+  });
+});

@@ -1,0 +1,615 @@
+import { rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DomainFinding } from '../../functions/core/classify';
+import { generatePortfolio } from '../../functions/simulator/portfolio';
+import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { metricData, smsSettings } from './aws-calls';
+import { awsManagedKeyPolicy, denials, describeDenial } from './iam';
+import {
+  emfRecords,
+  newSigningKey,
+  PLACE,
+  type RunningFunction,
+  startWorld,
+  synthesize,
+  type World,
+} from './rehearsal';
+import { routesOf, type Template, TemplateResolver } from './template';
+
+/**
+ * The deploy rehearsal: the stack as `cdk deploy` would build it, run on loopback. bin/app.ts is
+ * synthesized with real bundling and a concrete account; every Lambda function in the template is
+ * started from its bundle exactly as cdk.out holds it, with the environment the template gives it,
+ * against SNS/SQS (fauxqs), DynamoDB (dynalite), S3 (s3rver), SSM and CloudWatch (faked here);
+ * a scheduled scan and every web route are driven through them, and every AWS call the bundles
+ * make is judged against the role policies of the template by an IAM policy evaluator.
+ * Nothing here needs an AWS account; the only value replaced is the reseller's URL (the simulator).
+ */
+
+const API_KEY = 'rehearsal-api-key-0123456789';
+const SETTINGS = {
+  resellerBaseUrl: 'https://api.reseller.example',
+  alertEmails: 'alerts@example.nl',
+  alertSmsNumbers: '+31612345678',
+  opsEmails: 'ops@example.nl',
+  timeZone: 'Europe/Amsterdam',
+  // The chat parts (docs/chat.md): a Slack channel and a webhook of each format.
+  slackWorkspaceId: 'T07ABCDEF12',
+  slackChannelId: 'C07ABCDEF12',
+  webhooks:
+    'slack:/domain-sentinel/webhook/slack,teams:/domain-sentinel/webhook/teams,json:/domain-sentinel/webhook/json',
+};
+const WEBHOOK_SIGNING_KEY = 'rehearsal-webhook-signing-key-0123456789';
+
+let cdkOut: string;
+let world: World;
+let sim: Simulator;
+let scan: RunningFunction;
+let web: RunningFunction;
+let webhook: RunningFunction;
+const signingKey = newSigningKey();
+/** The alert as the scan published it (an SQS subscriber's SNS envelope), for the webhook subscriber. */
+let alertEnvelope: { Message: string; MessageId?: string };
+/** A webhook receiver on 127.0.0.1: each webhook's SSM parameter points here. */
+let receiver: Server;
+let receiverUrl = '';
+const posts: Array<{ path: string; headers: Record<string, unknown>; body: string }> = [];
+const receiverAnswers: number[] = [];
+
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      posts.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(receiverAnswers.shift() ?? 200).end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  cdkOut = await synthesize(SETTINGS);
+  // 500 domains of seed 1: findings of every kind, one of them in quarantine (see README).
+  sim = await startSimulator({
+    portfolio: generatePortfolio({ domains: 500, seed: 1, now: Date.now() }),
+    apiKey: API_KEY,
+  });
+  world = await startWorld(cdkOut, {
+    overrides: { RESELLER_BASE_URL: sim.url },
+    secrets: (name) =>
+      name.endsWith('reseller-api-key')
+        ? API_KEY
+        : name.startsWith('/domain-sentinel/webhook/')
+          ? `${receiverUrl}/${name.split('/').at(-1)}/secret-path`
+          : name.endsWith('webhook-signing-key')
+            ? WEBHOOK_SIGNING_KEY
+            : signingKey,
+  });
+  const byDescription = (pattern: RegExp) => {
+    const found = [...world.functions.values()].find((f) =>
+      pattern.test(String(world.resolver.resource(f.id).Properties?.Description)),
+    );
+    if (!found) throw new Error(`no function ${pattern}`);
+    return found;
+  };
+  scan = byDescription(/scans the reseller account/);
+  web = byDescription(/web links/);
+  webhook = byDescription(/posts each alert to its webhooks/);
+}, 180_000);
+
+afterAll(async () => {
+  await world?.close();
+  await sim?.close();
+  await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
+  if (cdkOut) rmSync(cdkOut, { recursive: true, force: true });
+});
+
+/** The API Gateway proxy event for a link, routed by the template's own resources and methods. */
+function apiRequest(link: string, method: string, body?: string) {
+  const base = scan.env.LINK_BASE_URL as string;
+  if (!link.startsWith(base)) throw new Error(`${link} is not under the API's URL ${base}`);
+  const url = new URL(link);
+  const path = `/${url.pathname.slice(new URL(base).pathname.length)}`;
+  const route = routesOf(world.resolver).find(
+    (r) =>
+      r.method === method &&
+      new RegExp(`^${r.resourcePath.replace(/\{(\w+)\}/g, '(?<$1>[^/]+)')}$`).test(path),
+  );
+  if (!route) throw new Error(`the API has no ${method} ${path}`);
+  const match = new RegExp(`^${route.resourcePath.replace(/\{(\w+)\}/g, '(?<$1>[^/]+)')}$`).exec(path);
+  const pathParameters = Object.fromEntries(
+    Object.entries(match?.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]),
+  );
+  for (const required of route.requiredPathParameters)
+    if (!pathParameters[required]) throw new Error(`the API refuses ${path}: ${required} is required`);
+  const headers: Record<string, string> = {
+    Host: url.host,
+    'User-Agent': 'Mozilla/5.0 (rehearsal)',
+    ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+  };
+  const event = {
+    resource: route.resourcePath,
+    path,
+    httpMethod: method,
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])),
+    queryStringParameters: url.search ? Object.fromEntries(url.searchParams) : null,
+    multiValueQueryStringParameters: null,
+    pathParameters: Object.keys(pathParameters).length ? pathParameters : null,
+    stageVariables: null,
+    requestContext: {
+      accountId: PLACE.account,
+      apiId: url.hostname.split('.')[0],
+      stage: 'prod',
+      path: url.pathname,
+      httpMethod: method,
+      resourcePath: route.resourcePath,
+      requestId: `rehearsal-${Math.random()}`,
+      identity: { sourceIp: '198.51.100.7', userAgent: 'Mozilla/5.0 (rehearsal)' },
+    },
+    body: body ?? null,
+    isBase64Encoded: false,
+  };
+  const fn = world.functions.get(route.functionId);
+  if (!fn) throw new Error(`${route.functionId} is not a function of the template`);
+  return { fn, event };
+}
+
+async function follow(link: string, method: string, body?: string) {
+  const { fn, event } = apiRequest(link, method, body);
+  // API Gateway invokes the function as itself; the function's policy (its Lambda permissions) must let it.
+  world.calls.push({
+    caller: API_GATEWAY,
+    action: 'lambda:InvokeFunction',
+    resource: world.resolver.attribute(fn.id, 'Arn'),
+    context: {
+      'aws:SourceArn': `arn:aws:execute-api:${PLACE.region}:${PLACE.account}:${event.requestContext.apiId}/${event.requestContext.stage}/${method}${event.path}`,
+      'aws:SourceAccount': PLACE.account,
+    },
+    via: `API Gateway routing ${method} ${event.resource}`,
+  });
+  const { result, error } = await fn.invoke(event);
+  if (error) throw new Error(`${method} ${link} threw ${error.name}: ${error.message}`);
+  return result as { statusCode: number; headers: Record<string, string>; body: string };
+}
+
+describe('deploy rehearsal: the built bundles against their own template', { timeout: 120_000 }, () => {
+  let report: { findings: DomainFinding[]; report_url: string; calendar_url: string };
+
+  it('runs every deploy-time call of the stack (custom resources) to success', async () => {
+    const customs = world.resolver
+      .ofType('Custom::AWS')
+      .concat(world.resolver.ofType('AWS::CloudFormation::CustomResource'));
+    expect(customs.length).toBeGreaterThanOrEqual(2);
+    for (const id of customs) {
+      const props = world.resolver.resolve(world.resolver.resource(id).Properties) as Record<string, unknown>;
+      const functionId = /"Fn::GetAtt":\["([^"]+)","Arn"\]/.exec(
+        JSON.stringify(world.resolver.resource(id).Properties?.ServiceToken),
+      )?.[1];
+      const fn = functionId ? world.functions.get(functionId) : undefined;
+      if (!fn) throw new Error(`${id}: no function of the template serves it`);
+      const before = fn.cfnResponses.length;
+      await fn.invoke({
+        RequestType: 'Create',
+        ServiceToken: props.ServiceToken,
+        ResponseURL: 'https://cloudformation-response.rehearsal.invalid/response',
+        StackId: `arn:aws:cloudformation:${PLACE.region}:${PLACE.account}:stack/${world.resolver.env.stackName}/rehearsal`,
+        RequestId: `create-${id}`,
+        LogicalResourceId: id,
+        ResourceType: world.resolver.resource(id).Type,
+        ResourceProperties: props,
+      });
+      expect(fn.cfnResponses.slice(before).map((r) => [r.LogicalResourceId, r.Status])).toEqual([
+        [id, 'SUCCESS'],
+      ]);
+    }
+    // What they did: SMS delivery-status logging on, with the stack's role; the dead-man alarm armed.
+    const role = world.resolver.ofType('AWS::IAM::Role').find((r) => /SmsDeliveryStatusLogging/.test(r));
+    expect(smsSettings).toEqual([
+      {
+        DeliveryStatusIAMRole: world.resolver.attribute(role ?? '', 'Arn'),
+        DeliveryStatusSuccessSamplingRate: '100',
+      },
+    ]);
+    expect(metricData).toEqual([
+      expect.objectContaining({
+        Namespace: 'DomainSentinel',
+        MetricData: [expect.objectContaining({ MetricName: 'DeadManArmed', Value: 1 })],
+      }),
+    ]);
+  });
+
+  it('runs a scheduled scan: reads the account, publishes one alert, keeps the report and its state', async () => {
+    const schedule = world.resolver.ofType('AWS::Scheduler::Schedule')[0] as string;
+    const target = world.resolver.resource(schedule).Properties?.Target as {
+      Arn: unknown;
+      RoleArn: unknown;
+      Input?: string;
+    };
+    expect(JSON.stringify(target.Arn)).toContain(scan.id);
+    // The schedule invokes the scan with its own role.
+    world.calls.push({
+      caller: roleIdOf(target.RoleArn),
+      action: 'lambda:InvokeFunction',
+      resource: world.resolver.string(target.Arn, 'the schedule’s target'),
+      context: {},
+      via: 'EventBridge Scheduler running the schedule',
+    });
+    // One 429 on the way, as a busy reseller answers: retried, and counted on the dashboard.
+    sim.injectFault({
+      fault: { kind: 'status', status: 429, retryAfter: '0' },
+      match: (r) => r.path === '/v2/domains',
+    });
+    const outcome = await scan.invoke(target.Input ? JSON.parse(target.Input) : {});
+    expect(outcome.error, JSON.stringify(outcome.error) + scan.lines.join('\n')).toBeUndefined();
+    expect(outcome.result).toMatchObject({ published: true, problems: expect.any(Number) });
+    expect((outcome.result as { domainsScanned: number }).domainsScanned).toBeGreaterThan(400);
+
+    const alerts = await world.alertMessages();
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]?.Subject).toMatch(/domain-sentinel/);
+    alertEnvelope = alerts[0] as typeof alertEnvelope;
+
+    const counted = emfRecords(scan.lines).find((r) => 'ResellerRequests' in r);
+    expect(counted?.ResellerThrottled).toBe(1);
+    expect(counted?.ResellerRequests).toBe(sim.requests.length);
+
+    const bucket = world.resolver.ofType('AWS::S3::Bucket')[0] as string;
+    report = (await world.readObject(bucket, 'latest.json')) as typeof report;
+    expect(report.findings.length).toBeGreaterThan(10);
+    expect(report.report_url.startsWith(scan.env.LINK_BASE_URL as string)).toBe(true);
+  });
+
+  it('serves every web route through the API’s own routes: restore, snooze, acknowledge, report, calendar', async () => {
+    const quarantined = report.findings.find((f) => f.actions?.restore);
+    if (!quarantined?.actions?.restore) throw new Error('the scan found nothing to restore');
+    const restore = quarantined.actions.restore;
+    expect((await follow(restore, 'GET')).statusCode).toBe(200);
+    expect((await follow(restore, 'HEAD')).statusCode).toBe(200);
+    // As the confirmation page asks: the domain name typed, and (for .nl) the registrant's consent.
+    const restored = await follow(
+      restore,
+      'POST',
+      `confirm_domain=${encodeURIComponent(quarantined.domain_name)}&registrant_consent=yes`,
+    );
+    expect(restored.statusCode, restored.body).toBe(200);
+    expect(sim.restoreCalls).toEqual([quarantined.domain_name]);
+
+    const [toSnooze, toAcknowledge] = report.findings.filter(
+      (f) => f.actions?.snooze && f.domain_name !== quarantined.domain_name,
+    );
+    if (!toSnooze?.actions?.snooze || !toAcknowledge?.actions?.acknowledge)
+      throw new Error('nothing to snooze');
+    expect((await follow(toSnooze.actions.snooze, 'GET')).statusCode).toBe(200);
+    const snoozed = await follow(toSnooze.actions.snooze, 'POST', 'days=7');
+    expect(snoozed.statusCode, snoozed.body).toBe(200);
+    expect(snoozed.body).toContain(`${toSnooze.domain_name} snoozed`);
+    const acknowledged = await follow(toAcknowledge.actions.acknowledge, 'POST', 'confirm=1');
+    expect(acknowledged.statusCode, acknowledged.body).toBe(200);
+
+    const page = await follow(report.report_url, 'GET');
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain(toSnooze.domain_name);
+    const calendar = await follow(report.calendar_url, 'GET');
+    expect(calendar.statusCode).toBe(200);
+    expect(calendar.body).toMatch(/^BEGIN:VCALENDAR/);
+  });
+
+  it('posts the alert to each webhook from its own queue, and counts a webhook that answers 4xx', async () => {
+    // What Lambda's poller hands the function: each webhook queue's message (real SNS puts only
+    // the `sqs` member of the MessageStructure=json message into it; fauxqs keeps them all).
+    const message = JSON.parse(alertEnvelope.Message) as { sqs: string };
+    const mappings = world.resolver
+      .ofType('AWS::Lambda::EventSourceMapping')
+      .map(
+        (id) => world.resolver.resolve(world.resolver.resource(id).Properties) as { EventSourceArn: string },
+      );
+    expect(mappings).toHaveLength(3);
+    const eventFor = (queueArn: string) => ({
+      Records: [
+        {
+          messageId: `rehearsal-${queueArn.split(':').at(-1)}`,
+          receiptHandle: 'rehearsal',
+          body: JSON.stringify({ ...alertEnvelope, Message: message.sqs }),
+          attributes: {},
+          messageAttributes: {},
+          md5OfBody: '',
+          eventSource: 'aws:sqs',
+          eventSourceARN: queueArn,
+          awsRegion: PLACE.region,
+        },
+      ],
+    });
+    const poll = (queueArn: string) => {
+      // The event source mapping polls and deletes with the function's role.
+      for (const action of [
+        'sqs:ReceiveMessage',
+        'sqs:DeleteMessage',
+        'sqs:GetQueueAttributes',
+        'sqs:ChangeMessageVisibility',
+      ])
+        world.calls.push({
+          caller: webhook.id,
+          action,
+          resource: queueArn,
+          context: {},
+          via: 'Lambda polling the webhook queue',
+        });
+    };
+    receiverAnswers.push(404);
+    const first = mappings[0]?.EventSourceArn as string;
+    poll(first);
+    const refused = await webhook.invoke(eventFor(first));
+    expect(refused.result).toEqual({
+      batchItemFailures: [{ itemIdentifier: `rehearsal-${first.split(':').at(-1)}` }],
+    });
+    for (const { EventSourceArn } of mappings) {
+      poll(EventSourceArn);
+      const delivered = await webhook.invoke(eventFor(EventSourceArn));
+      expect(delivered.result, webhook.lines.join('\n')).toEqual({ batchItemFailures: [] });
+    }
+    expect(posts.map((p) => p.path).sort()).toEqual(
+      ['/json/secret-path', '/slack/secret-path', '/slack/secret-path', '/teams/secret-path'].sort(),
+    );
+    const json = posts.find((p) => p.path.startsWith('/json'));
+    expect(json?.headers['x-sentinel-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(webhook.lines.join('\n')).not.toContain('secret-path');
+  });
+
+  it('parks a run that fails in the on-failure queue, through the function’s role', async () => {
+    sim.injectFault({ fault: { kind: 'status', status: 401 }, times: 20 });
+    const outcome = await scan.invoke({});
+    expect(outcome.error?.message).toMatch(/401/);
+    // Lambda, after its retries, sends the event to the on-failure destination as the function.
+    const config = world.resolver.ofType('AWS::Lambda::EventInvokeConfig')[0] as string;
+    const destination = (
+      world.resolver.resolve(world.resolver.resource(config).Properties) as {
+        DestinationConfig: { OnFailure: { Destination: string } };
+      }
+    ).DestinationConfig.OnFailure.Destination;
+    world.calls.push({
+      caller: scan.id,
+      action: 'sqs:SendMessage',
+      resource: destination,
+      context: {},
+      via: 'Lambda sending the failed run to its on-failure destination',
+    });
+    expect(destination).toMatch(/^arn:aws:sqs:/);
+  });
+
+  it('drove every function of the template', () => {
+    const invoked = new Set(
+      world.calls.filter((c) => c.via === 'Lambda writing the function’s logs').map((c) => c.caller),
+    );
+    expect([...invoked].sort()).toEqual(world.resolver.ofType('AWS::Lambda::Function').sort());
+  });
+
+  it('emits every custom metric the alarms and the dashboard watch, with their dimensions', () => {
+    const emitted = [scan, web, webhook].flatMap((f) =>
+      emfRecords(f.lines).flatMap((record) =>
+        record._aws.CloudWatchMetrics.flatMap((m) =>
+          m.Metrics.map((metric) => ({
+            key: `${m.Namespace}/${metric.Name}`,
+            dimensions: Object.fromEntries((m.Dimensions[0] ?? []).map((d) => [d, String(record[d])])),
+          })),
+        ),
+      ),
+    );
+    const watched = watchedMetrics(world.resolver.resolve(world.resolver.template.Resources));
+    // DeadManArmed is put by the deploy, not emitted by a function (checked above).
+    const ours = watched.filter((m) => m.namespace === 'DomainSentinel' && m.name !== 'DeadManArmed');
+    expect([...new Set(ours.map((m) => m.name))].sort()).toEqual([
+      'CriticalFindings',
+      'DomainsScanned',
+      'ResellerRequests',
+      'ResellerThrottled',
+      'ScanCompleted',
+      'UnreadableRecords',
+      'WarningFindings',
+      'WebhookRejected',
+    ]);
+    for (const metric of ours)
+      expect(
+        emitted.some(
+          (e) => e.key === `DomainSentinel/${metric.name}` && same(e.dimensions, metric.dimensions),
+        ),
+        `${metric.name} ${JSON.stringify(metric.dimensions)} is watched but never emitted`,
+      ).toBe(true);
+    const outcomes = emitted.filter((e) => e.key === 'DomainSentinel/WebOutcome').map((e) => e.dimensions);
+    expect(outcomes).toContainEqual({
+      action: 'restore',
+      deployment: 'DomainSentinel',
+      outcome: 'restored',
+      service: 'web',
+    });
+    expect(outcomes).toContainEqual({
+      action: 'snooze',
+      deployment: 'DomainSentinel',
+      outcome: 'snoozed',
+      service: 'web',
+    });
+  });
+
+  it('makes only calls the template’s policies allow, judged by an IAM policy evaluator', async () => {
+    expect(world.calls.length).toBeGreaterThan(20);
+    const actions = new Set(world.calls.map((c) => `${c.caller.replace(/[A-F0-9]{8}$/, '')} ${c.action}`));
+    // The calls of each function, as the rehearsal saw them (a change in what a bundle does shows here).
+    expect([...actions].sort()).toEqual(
+      expect.arrayContaining([
+        'ScanFunction sns:Publish',
+        'ScanFunction kms:GenerateDataKey',
+        'ScanFunction ssm:GetParameter',
+        'ScanFunction kms:Decrypt',
+        'ScanFunction s3:PutObject',
+        'ScanFunction dynamodb:Query',
+        'RestoreFunction ssm:GetParameter',
+        'RestoreFunction s3:GetObject',
+        'RestoreFunction dynamodb:UpdateItem',
+        'WebhooksFunction ssm:GetParameter',
+        'WebhooksFunction kms:Decrypt',
+        'WebhooksFunction sqs:ReceiveMessage',
+      ]),
+    );
+    const refused = await judge(world.resolver.template);
+    expect(refused).toEqual([]);
+  });
+
+  it('fails, naming the action and the resource, when a statement the functions need is removed', async () => {
+    const topic = scan.env.ALERT_TOPIC_ARN as string;
+    // The alert topic taken out of the scan's sns:Publish (CDK merges it with the chat topic's).
+    const without = withoutResource(world.resolver.template, scan.roleId, 'sns:Publish', 'AlertsTopic');
+    expect(await judge(without)).toEqual([`${scan.id} may not sns:Publish on ${topic}: ImplicitlyDenied`]);
+    // The webhook subscriber without the read of its Slack webhook's parameter.
+    const noSlackUrl = withoutResource(
+      world.resolver.template,
+      webhook.roleId,
+      'ssm:GetParameter',
+      'webhook/slack',
+    );
+    expect(await judge(noSlackUrl)).toEqual([
+      `${webhook.id} may not ssm:GetParameter on arn:aws:ssm:${PLACE.region}:${PLACE.account}:parameter/domain-sentinel/webhook/slack: ImplicitlyDenied`,
+    ]);
+    const table = world.resolver.ofType('AWS::DynamoDB::Table')[0] as string;
+    const noState = withoutStatement(world.resolver.template, web.roleId, (s) =>
+      JSON.stringify(s.Resource).includes(table),
+    );
+    // The route's Lambda permission removed: API Gateway may no longer invoke the function for it.
+    const noRestorePost = structuredClone(world.resolver.template) as Template;
+    for (const [id, r] of Object.entries(noRestorePost.Resources))
+      if (r.Type === 'AWS::Lambda::Permission' && JSON.stringify(r.Properties).includes('/POST/restore/'))
+        delete noRestorePost.Resources[id];
+    const webArn = world.resolver.attribute(web.id, 'Arn');
+    expect(await judge(noRestorePost)).toEqual([
+      `${API_GATEWAY} may not lambda:InvokeFunction on ${webArn} (made by AWS for API Gateway routing POST /restore/{domain}): ImplicitlyDenied`,
+    ]);
+
+    const refused = await judge(noState);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const line of refused)
+      expect(line).toMatch(
+        new RegExp(
+          `^${web.id} may not dynamodb:\\w+ on ${world.resolver.attribute(table, 'Arn')}: ImplicitlyDenied$`,
+        ),
+      );
+  });
+});
+
+interface WatchedMetric {
+  readonly namespace: string;
+  readonly name: string;
+  readonly dimensions: Record<string, string>;
+}
+
+/** Every metric an alarm or a dashboard of the (resolved) template reads, with its dimensions. */
+function watchedMetrics(resources: unknown): WatchedMetric[] {
+  const out: WatchedMetric[] = [];
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item);
+      return;
+    }
+    if (value === null || typeof value !== 'object') return;
+    const v = value as Record<string, unknown>;
+    if (typeof v.Namespace === 'string' && typeof v.MetricName === 'string')
+      out.push({
+        namespace: v.Namespace,
+        name: v.MetricName,
+        dimensions: Object.fromEntries(
+          ((v.Dimensions as Array<{ Name: string; Value: string }>) ?? []).map((d) => [d.Name, d.Value]),
+        ),
+      });
+    if (typeof v.DashboardBody === 'string')
+      for (const widget of JSON.parse(v.DashboardBody).widgets ?? [])
+        for (const row of widget.properties?.metrics ?? []) {
+          const plain = (row as unknown[]).filter((x) => typeof x === 'string') as string[];
+          const [namespace, name, ...pairs] = plain;
+          if (!namespace || !name || namespace.startsWith('SEARCH')) continue;
+          const dimensions: Record<string, string> = {};
+          for (let i = 0; i + 1 < pairs.length; i += 2)
+            dimensions[pairs[i] as string] = pairs[i + 1] as string;
+          out.push({ namespace, name, dimensions });
+        }
+    for (const item of Object.values(v)) walk(item);
+  };
+  walk(resources);
+  return out;
+}
+
+const same = (a: Record<string, string>, b: Record<string, string>) =>
+  JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+
+const API_GATEWAY = 'apigateway.amazonaws.com';
+
+/** The logical id of the role a `Fn::GetAtt [Role, Arn]` names. */
+function roleIdOf(value: unknown): string {
+  const id = /"Fn::GetAtt":\["([^"]+)","Arn"\]/.exec(JSON.stringify(value))?.[1];
+  if (!id) throw new Error(`not a role of the template: ${JSON.stringify(value)}`);
+  return id;
+}
+
+/** The rehearsal's calls judged against a template's policies; each refusal in words. */
+async function judge(template: Template): Promise<string[]> {
+  const resolver = new TemplateResolver(template, world.resolver.env);
+  const ssmKey = `arn:aws:kms:${PLACE.region}:${PLACE.account}:key/aws-ssm-managed-key`;
+  const refused = await denials(
+    resolver,
+    world.calls,
+    (caller) => {
+      if (caller === API_GATEWAY) return { service: API_GATEWAY };
+      const fn = world.functions.get(caller);
+      if (fn) return { roleId: fn.roleId, session: fn.name };
+      if (resolver.template.Resources[caller]?.Type === 'AWS::IAM::Role')
+        return { roleId: caller, session: 'rehearsal' };
+      throw new Error(`a call by ${caller}, which is no function or role of the template`);
+    },
+    new Map([[ssmKey, awsManagedKeyPolicy(PLACE.account, 'ssm', PLACE.region)]]),
+  );
+  return [...new Set(refused.map(describeDenial))];
+}
+
+/** A copy of the template whose `action` statements of a role's policies no longer name resources holding `part`. */
+function withoutResource(template: Template, roleId: string, action: string, part: string): Template {
+  const copy = structuredClone(template) as Template;
+  let dropped = 0;
+  for (const resource of Object.values(copy.Resources)) {
+    if (resource.Type !== 'AWS::IAM::Policy') continue;
+    const props = resource.Properties as {
+      Roles: Array<{ Ref?: string }>;
+      PolicyDocument: { Statement: Array<Record<string, unknown>> };
+    };
+    if (!props.Roles.some((r) => r.Ref === roleId)) continue;
+    for (const statement of props.PolicyDocument.Statement) {
+      if (statement.Action !== action) continue;
+      const all = ([] as unknown[]).concat(statement.Resource);
+      const kept = all.filter((r) => !JSON.stringify(r).includes(part));
+      dropped += all.length - kept.length;
+      statement.Resource = kept;
+    }
+  }
+  if (dropped === 0) throw new Error(`no ${action} of ${roleId} names ${part}`);
+  return copy;
+}
+
+/** A copy of the template without the statements of a role's policies that `drop` picks. */
+function withoutStatement(
+  template: Template,
+  roleId: string,
+  drop: (statement: Record<string, unknown>) => boolean,
+): Template {
+  const copy = structuredClone(template) as Template;
+  let dropped = 0;
+  for (const resource of Object.values(copy.Resources)) {
+    if (resource.Type !== 'AWS::IAM::Policy') continue;
+    const props = resource.Properties as {
+      Roles: Array<{ Ref?: string }>;
+      PolicyDocument: { Statement: Array<Record<string, unknown>> };
+    };
+    if (!props.Roles.some((r) => r.Ref === roleId)) continue;
+    const kept = props.PolicyDocument.Statement.filter((s) => !drop(s));
+    dropped += props.PolicyDocument.Statement.length - kept.length;
+    props.PolicyDocument.Statement = kept;
+  }
+  if (dropped === 0) throw new Error(`no statement of ${roleId} matched`);
+  return copy;
+}

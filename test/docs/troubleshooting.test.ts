@@ -1,0 +1,112 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../../scripts/docs';
+import { type CodeMessage, codeMessages, quotesMessage, WILD } from '../support/error-messages';
+
+/**
+ * docs/troubleshooting.md has a row for every error message of the code, and every row of its
+ * message tables is a message the code can give. A row quotes a message (or a telling part of it)
+ * with `…` or `<name>` where the code puts a value in, or with an example value there.
+ */
+
+const DOC = 'docs/troubleshooting.md';
+const doc = readFileSync(join(ROOT, DOC), 'utf8');
+
+/** Constructions whose message is not written out where they are, and the row that covers them. */
+const COVERED_ELSEWHERE: ReadonlyArray<{
+  readonly construction: RegExp;
+  readonly row: string;
+  readonly why: string;
+}> = [
+  {
+    construction:
+      /^(bin\/args\.ts|functions\/core\/config\.ts):\d+: new ConfigError\((problems\.join|parsed\.error\.issues)/,
+    row: '`RESELLER_BASE_URL (--base-url) is required`',
+    why: 'each setting’s own schema message, joined; one row explains the form, configuration.md the values',
+  },
+  {
+    construction: /^lib\/config\.ts:\d+: new ConfigError\((problems\.join|unknown\.map)/,
+    row: '`invalid context: unknown setting alertEmail; did you mean alertEmails?`',
+    why: 'the deploy settings’ schema messages and unknown keys, joined; the rows of Deploying show the forms',
+  },
+  {
+    construction: /^functions\/adapters\/dynamodb-state-store\.ts:\d+: new StateConflictError\(conflict\)/,
+    row: '`another scan moved the state on or holds its lease (…, generation 7)`',
+    why: 'the message is the second argument of conditional(); its callers pass the texts of the row',
+  },
+];
+
+/** The quoted messages of the rows of every table whose first column is headed "message". */
+function rows(markdown: string): Array<{ line: number; quotes: string[] }> {
+  const found: Array<{ line: number; quotes: string[] }> = [];
+  let checked = false;
+  for (const [i, line] of markdown.split('\n').entries()) {
+    if (/^\| *message *\|/.test(line)) checked = true;
+    else if (/^\| *you see *\|/.test(line)) checked = false;
+    if (!checked || !line.startsWith('| `')) continue;
+    const first = line.slice(2).split(/ \| /)[0] as string;
+    const quotes = [...first.matchAll(/`([^`]+)`/g)].map((m) => (m[1] as string).replace(/\\\|/g, '|'));
+    found.push({ line: i + 1, quotes });
+  }
+  return found;
+}
+
+/** A quoted row as a pattern: `…` and `<name>` stand for any value. */
+const rowPattern = (quote: string) => quote.replace(/…|<[\w-]+>/g, WILD);
+
+const telling = (row: string, message: CodeMessage) => quotesMessage(row, message.pattern);
+
+const { messages, dynamic } = codeMessages(ROOT);
+const table = rows(doc);
+const quotes = table.flatMap((r) =>
+  r.quotes.map((q) => ({ line: r.line, quote: q, pattern: rowPattern(q) })),
+);
+
+describe('docs/troubleshooting.md and the code’s messages', () => {
+  it('reads the messages from the code (the extractor itself)', () => {
+    expect(messages.length).toBeGreaterThan(100);
+    const texts = messages.map((m) => m.pattern);
+    expect(texts).toContain(`unknown command ${WILD}; ${WILD}`);
+    expect(texts).toContain('This link has expired');
+    expect(texts).toContain(`could not write the output (${WILD}); it did not arrive whole`);
+    expect(messages.some((m) => m.where.startsWith('functions/simulator/'))).toBe(false);
+  });
+
+  it('has a row for every message of the code', () => {
+    const missing = messages
+      .filter((m) => m.pattern.replaceAll(WILD, '').trim().length > 0)
+      .filter((m) => !quotes.some((q) => telling(q.pattern, m)))
+      .map((m) => `${m.where}: ${m.pattern.replaceAll(WILD, '…')}`);
+    expect(missing, `add a row to ${DOC} for each`).toEqual([]);
+  });
+
+  it('has no row for a message the code no longer gives', () => {
+    const stale = table
+      .filter((r) => !r.quotes.some((q) => messages.some((m) => telling(rowPattern(q), m))))
+      .map((r) => `${DOC}:${r.line}: ${r.quotes.join(' / ')}`);
+    expect(stale).toEqual([]);
+  });
+
+  it('knows where every message not written out in its construction is explained', () => {
+    const unexplained = dynamic.filter((d) => !COVERED_ELSEWHERE.some((c) => c.construction.test(d)));
+    expect(unexplained).toEqual([]);
+    for (const covered of COVERED_ELSEWHERE) expect(doc, covered.why).toContain(`| ${covered.row}`);
+  });
+
+  it('matches a row to a message by its fixed text, wherever either has a value (the matcher itself)', () => {
+    const code = `the reseller API refused the API key (HTTP 401) for ${WILD}; check RESELLER_API_KEY`;
+    expect(quotesMessage('the reseller API refused the API key (HTTP 401)', code)).toBe(true);
+    expect(quotesMessage(`refused the API key (HTTP 401) for ${WILD}; check`, code)).toBe(true);
+    expect(quotesMessage('refused the API key (HTTP 401) for example.nl (https://x); check', code)).toBe(
+      true,
+    );
+    expect(quotesMessage('the reseller API refused the API key (HTTP 403)', code)).toBe(false);
+    expect(quotesMessage('RESELLER_BASE_URL (--base-url) is required', `${WILD} is required`)).toBe(true);
+    // Fitting into the code's values alone is not quoting it.
+    expect(quotesMessage('EXPIRY_DAYS is required', `${WILD} must be ${WILD}`)).toBe(false);
+    expect(quotesMessage(`${WILD}: ${WILD}`, `could not read ${WILD}: ${WILD}`)).toBe(false);
+    expect(quotesMessage('Unavailable', 'Unavailable')).toBe(true);
+    expect(quotesMessage('Not allowed', 'Not a valid domain name')).toBe(false);
+  });
+});

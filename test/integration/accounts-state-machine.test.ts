@@ -1,0 +1,284 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { S3Client } from '@aws-sdk/client-s3';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { awsAccountScanDeps } from '../../functions/adapters/account-stores';
+import { createStateTable } from '../../functions/adapters/dynamodb-state-store';
+import { handleScheduledScan, type ScheduledScanDeps } from '../../functions/adapters/scheduled-scan';
+import { SsmSecretSource } from '../../functions/adapters/secrets';
+import { MAX_ACCOUNTS } from '../../functions/core/accounts';
+import { generatePortfolio, type Portfolio } from '../../functions/simulator/portfolio';
+import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { ACCOUNT_SCAN_STATES } from '../../lib/account-scans';
+import { type Template, TemplateResolver } from '../deploy/template';
+import { type Json, type Machine, runStateMachine, TaskFailedError } from '../support/asl';
+import { findingKeys } from '../support/cli';
+import { startDynalite } from '../support/dynalite';
+import { type SnsEnvelope, sqsVariant, startSnsEmulator } from '../support/sns-emulator';
+import { synthStack } from '../support/stack';
+
+/**
+ * The state machine of a three-account deployment, run locally (issue 22): its synthesized
+ * definition interpreted state by state (test/support/asl.ts; no Step Functions Local here), each
+ * Map item invoking the scan function's own handler with the item as its event, against the
+ * simulator (one key per account, one of them refused), SNS/SQS in fauxqs with the stack's own
+ * filter policy, and the state in dynalite.
+ */
+
+const KEYS = {
+  'brand-a': 'sk_live_sfn_brand_a_0123456789ab',
+  'brand-b': 'sk_live_sfn_brand_b_0123456789ab',
+  'brand-c': 'sk_live_sfn_wrong_0123456789abcd',
+};
+const SIGNING_KEY = 'sfn-signing-key-0123456789abcdef0123456789';
+const ACCOUNTS = [
+  { name: 'brand-a', apiKeyParameter: '/ds/brand-a/api-key', alertEmails: ['a@example.nl'] },
+  { name: 'brand-b', apiKeyParameter: '/ds/brand-b/api-key', accountLabel: 'Brand B' },
+  { name: 'brand-c', apiKeyParameter: '/ds/brand-c/api-key' },
+];
+const ENV = { account: '123456789012', region: 'eu-west-1', stackName: 'DomainSentinel' };
+const NOW = Date.now();
+const portfolios: Record<string, Portfolio> = {
+  'brand-a': generatePortfolio({ domains: 70, seed: 31, now: NOW }),
+  'brand-b': generatePortfolio({ domains: 40, seed: 32, now: NOW }),
+};
+const truthKeys = (p: Portfolio) => p.truth.findings.map((f) => `${f.key} ${f.kind} ${f.severity}`).sort();
+
+const ssm = mockClient(SSMClient);
+let dir: string;
+let sim: Simulator;
+let emulator: Awaited<ReturnType<typeof startSnsEmulator>>;
+let dynalite: Awaited<ReturnType<typeof startDynalite>>;
+let resolver: TemplateResolver;
+let definition: Machine;
+let scanArn: string;
+let scanEnv: Record<string, string>;
+let queues: { brandA: string; everything: string };
+const dimensions: string[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sentinel-sfn-'));
+  const file = join(dir, 'accounts.json');
+  writeFileSync(file, JSON.stringify({ accounts: ACCOUNTS }));
+  const { stack, template } = synthStack({ accounts: file, accountConcurrency: '2' });
+  resolver = new TemplateResolver(template.toJSON() as Template, ENV);
+  const [machine] = resolver.ofType('AWS::StepFunctions::StateMachine');
+  definition = JSON.parse(
+    resolver.string(resolver.resource(machine as string).Properties?.DefinitionString, 'definition'),
+  ) as Machine;
+  const scanId = stack.getLogicalId(stack.scan.fn.node.defaultChild as never);
+  scanArn = resolver.attribute(scanId, 'Arn');
+
+  sim = await startSimulator({
+    portfolio: portfolios['brand-a'] as Portfolio,
+    apiKey: KEYS['brand-a'],
+    accounts: [{ apiKey: KEYS['brand-b'], portfolio: portfolios['brand-b'] as Portfolio }],
+  });
+  emulator = await startSnsEmulator();
+  dynalite = await startDynalite();
+  await createStateTable(dynalite.client(), 'sfn-state');
+  const topic = await emulator.topic('sfn-alerts');
+  // brand-a's recipient, subscribed with the very filter policy the stack gives it.
+  const subscription = Object.values(template.findResources('AWS::SNS::Subscription')).find(
+    (r) => (r as { Properties: { Endpoint: string } }).Properties.Endpoint === 'a@example.nl',
+  ) as { Properties: { FilterPolicy: Record<string, unknown> } };
+  expect(subscription.Properties.FilterPolicy).toEqual({ account: ['brand-a'] });
+  queues = {
+    brandA: await emulator.queueSubscribedTo(topic, 'sfn-brand-a', subscription.Properties.FilterPolicy),
+    everything: await emulator.queueSubscribedTo(topic, 'sfn-everything'),
+  };
+  // The function's environment as the template gives it; only what points outside is replaced.
+  scanEnv = {
+    ...(resolver.resolve(
+      (resolver.resource(scanId).Properties as { Environment: { Variables: object } }).Environment.Variables,
+    ) as Record<string, string>),
+    RESELLER_BASE_URL: sim.url,
+    ALERT_TOPIC_ARN: topic,
+    STATE_TABLE_NAME: 'sfn-state',
+  };
+  ssm
+    .on(GetParameterCommand, { Name: scanEnv.LINK_SIGNING_KEY_PARAMETER })
+    .resolves({ Parameter: { Value: SIGNING_KEY } });
+  for (const account of ACCOUNTS)
+    ssm
+      .on(GetParameterCommand, { Name: account.apiKeyParameter })
+      .resolves({ Parameter: { Value: KEYS[account.name as keyof typeof KEYS] } });
+}, 60_000);
+
+afterAll(async () => {
+  await sim?.close();
+  await emulator?.close();
+  await dynalite?.close();
+  ssm.restore();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The scan function's handler as the Lambda runs it, with the emulators' clients. */
+function scanDeps(): ScheduledScanDeps {
+  const ssmClient = new SSMClient({ region: 'eu-west-1' });
+  return {
+    env: scanEnv,
+    secrets: new SsmSecretSource(ssmClient, scanEnv),
+    sns: emulator.snsClient(),
+    dynamodb: dynalite.client(),
+    logger: { info: () => undefined, error: () => undefined },
+    metrics: {
+      addMetric: () => undefined,
+      publishStoredMetrics: () => undefined,
+      addDimension: (name: string, value: string) => {
+        dimensions.push(`${name}=${value}`);
+      },
+    } as unknown as ScheduledScanDeps['metrics'],
+    accounts: awsAccountScanDeps(ssmClient, new S3Client({ region: 'eu-west-1' }), scanEnv, undefined),
+  };
+}
+
+/** One execution: every Lambda task runs the handler; every AWS SDK task is recorded. */
+async function execute() {
+  const invocations: Json[] = [];
+  const sdkCalls: Array<{ service: string; action: string; parameters: Json }> = [];
+  const execution = await runStateMachine(
+    definition,
+    {},
+    {
+      lambda: async (functionName, payload) => {
+        expect(functionName).toBe(scanArn);
+        invocations.push(payload);
+        try {
+          return (await handleScheduledScan(scanDeps(), 300_000, payload)) as unknown as Json;
+        } catch (error) {
+          // As Lambda reports a function's error to Step Functions: its type is the error's name.
+          throw new TaskFailedError(
+            (error as Error).name,
+            JSON.stringify({ errorType: (error as Error).name, errorMessage: (error as Error).message }),
+          );
+        }
+      },
+      sdk: async (service, action, parameters) => {
+        sdkCalls.push({ service, action, parameters });
+        return {};
+      },
+    },
+  );
+  return { ...execution, invocations, sdkCalls };
+}
+
+describe('the state machine’s definition, run against the scan handler', { timeout: 60_000 }, () => {
+  let first: Awaited<ReturnType<typeof execute>>;
+
+  it('invokes the scan once per account with that account’s own item, two at a time, and tolerates the failed one', async () => {
+    first = await execute();
+    const items = (
+      definition.States[ACCOUNT_SCAN_STATES.accounts] as unknown as { Result: { accounts: Json[] } }
+    ).Result.accounts;
+    // brand-c's scan was tried twice (its retry); every invocation was exactly an account's item.
+    expect(first.invocations).toHaveLength(4);
+    expect([...new Set(first.invocations.map((i) => JSON.stringify(i)))].sort()).toEqual(
+      items.map((i) => JSON.stringify(i)).sort(),
+    );
+    expect(first.mostInFlight).toBe(2);
+    expect(first.retries).toEqual([
+      { state: ACCOUNT_SCAN_STATES.scan, error: 'AuthenticationError', intervalSeconds: 120 },
+    ]);
+    expect(first.output).toEqual([
+      expect.objectContaining({ account: 'brand-a', published: true }),
+      expect.objectContaining({ account: 'brand-b', published: true }),
+      { account: 'brand-c', failed: true, error: 'AuthenticationError' },
+    ]);
+    expect([...new Set(dimensions)].sort()).toEqual([
+      'account=brand-a',
+      'account=brand-b',
+      'account=brand-c',
+    ]);
+  });
+
+  it('counts the failed account in the very metric its alarm watches, naming it', () => {
+    expect(first.sdkCalls).toHaveLength(1);
+    const call = first.sdkCalls[0] as (typeof first.sdkCalls)[number];
+    expect(call.service).toBe('cloudwatch');
+    expect(call.action).toBe('putMetricData');
+    const { Namespace, MetricData } = call.parameters as {
+      Namespace: string;
+      MetricData: Array<{ MetricName: string; Dimensions: Array<{ Name: string; Value: string }> }>;
+    };
+    const alarm = resolver
+      .ofType('AWS::CloudWatch::Alarm')
+      .find(
+        (id) => resolver.resource(id).Properties?.AlarmName === 'DomainSentinel/ScanFailed-brand-c',
+      ) as string;
+    const watched = resolver.resource(alarm).Properties as {
+      Namespace: string;
+      MetricName: string;
+      Dimensions: Array<{ Name: string; Value: string }>;
+    };
+    expect(Namespace).toBe(watched.Namespace);
+    expect(MetricData[0]?.MetricName).toBe(watched.MetricName);
+    const sorted = (d: Array<{ Name: string; Value: string }>) =>
+      [...d].sort((x, y) => x.Name.localeCompare(y.Name));
+    expect(sorted(MetricData[0]?.Dimensions ?? [])).toEqual(sorted(watched.Dimensions));
+  });
+
+  it('publishes one message per account, each with its account attribute; the stack’s filter lets only brand-a’s through', async () => {
+    const all = await emulator.drain(queues.everything);
+    expect(all.map((m) => m.MessageAttributes.account?.Value).sort()).toEqual(['brand-a', 'brand-b']);
+    const filtered = await emulator.drain(queues.brandA);
+    expect(filtered.map((m) => m.MessageAttributes.account?.Value)).toEqual(['brand-a']);
+    const report = JSON.parse(sqsVariant(filtered[0] as SnsEnvelope));
+    expect(findingKeys(report)).toEqual(truthKeys(portfolios['brand-a'] as Portfolio));
+    const fromB = all.find((m) => m.MessageAttributes.account?.Value === 'brand-b') as SnsEnvelope;
+    expect(fromB.Subject).toMatch(/^domain-sentinel \[Brand B\]: /);
+    expect(findingKeys(JSON.parse(sqsVariant(fromB)))).toEqual(truthKeys(portfolios['brand-b'] as Portfolio));
+  });
+
+  it('is quiet the second time for every account that was read, each with its own memory', async () => {
+    const second = await execute();
+    expect(second.output).toEqual([
+      expect.objectContaining({ account: 'brand-a', published: false }),
+      expect.objectContaining({ account: 'brand-b', published: false }),
+      { account: 'brand-c', failed: true, error: 'AuthenticationError' },
+    ]);
+    expect(await emulator.drain(queues.everything)).toEqual([]);
+  });
+
+  it('keeps the history of the largest deployment far inside Step Functions’ 25 000 events', () => {
+    // This execution of three accounts, one of them failing through its retry and its metric,
+    // took fewer events than 50 such accounts would need each: even if every account of the
+    // largest deployment took as many as these three together, the history would stay well inside.
+    expect(first.history.length).toBeLessThan(50);
+    expect(first.history.length * MAX_ACCOUNTS).toBeLessThan(25_000 / 10);
+  });
+
+  it('refuses an input that names another account’s key or state', async () => {
+    // brand-a's name with brand-b's key: brand-a's state is bound to brand-a's key and refuses it.
+    await expect(
+      handleScheduledScan(scanDeps(), 300_000, {
+        account: 'brand-a',
+        apiKeyParameter: '/ds/brand-b/api-key',
+        settings: {},
+      }),
+    ).rejects.toThrow(/belongs to another account of account brand-a at /);
+    // An item cannot carry a state scope, a table or a topic of its own: only its account's settings.
+    await expect(
+      handleScheduledScan(scanDeps(), 300_000, {
+        account: 'brand-a',
+        apiKeyParameter: '/ds/brand-a/api-key',
+        settings: {},
+        scope: `account brand-b at ${sim.url}`,
+      }),
+    ).rejects.toThrow("the scan's input is not one account's scan: the input has unknown field(s) scope");
+    await expect(
+      handleScheduledScan(scanDeps(), 300_000, {
+        account: 'brand-a',
+        apiKeyParameter: '/ds/brand-a/api-key',
+        settings: { stateTableName: 'other' },
+      }),
+    ).rejects.toThrow('settings has unknown field(s) stateTableName');
+    // And without an account, a scan function of accounts scans nothing.
+    await expect(handleScheduledScan(scanDeps(), 300_000, {})).rejects.toThrow(
+      'this deployment scans the accounts of its accounts file',
+    );
+  });
+});

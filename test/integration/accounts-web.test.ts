@@ -1,0 +1,147 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DomainFinding } from '../../functions/core/classify';
+import { generatePortfolio } from '../../functions/simulator/portfolio';
+import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { runCli, startCliServer } from '../support/cli';
+import { SIGNING_KEY } from '../support/restore-env';
+
+/**
+ * The web surface of several accounts (issue 22): each account's links under /accounts/<name>/,
+ * signed for that account, served with its own key, state and report; the overview at /accounts.
+ */
+
+const NOW = Date.now();
+const KEY_A = 'sk_live_web_brand_a_0123456789ab';
+const KEY_B = 'sk_live_web_brand_b_0123456789ab';
+const ACCOUNTS = {
+  accounts: [
+    { name: 'brand-a', apiKeyEnv: 'BRAND_A_KEY' },
+    { name: 'brand-b', apiKeyEnv: 'BRAND_B_KEY', accountLabel: 'Brand <B>' },
+  ],
+};
+
+type Report = {
+  source: { account: string };
+  findings: DomainFinding[];
+  report_url: string;
+  calendar_url: string;
+};
+
+let sim: Simulator;
+let server: Awaited<ReturnType<typeof startCliServer>>;
+let dir: string;
+let reports: Record<string, Report>;
+let overview: string;
+
+beforeAll(async () => {
+  sim = await startSimulator({
+    portfolio: generatePortfolio({ domains: 80, seed: 21, now: NOW }),
+    apiKey: KEY_A,
+    accounts: [{ apiKey: KEY_B, portfolio: generatePortfolio({ domains: 50, seed: 22, now: NOW }) }],
+  });
+  dir = mkdtempSync(join(tmpdir(), 'sentinel-accounts-web-'));
+  const file = join(dir, 'accounts.json');
+  writeFileSync(file, JSON.stringify(ACCOUNTS));
+  const env = {
+    RESELLER_BASE_URL: sim.url,
+    BRAND_A_KEY: KEY_A,
+    BRAND_B_KEY: KEY_B,
+    LINK_SIGNING_KEY: SIGNING_KEY,
+    REPORT_DIR: join(dir, 'reports'),
+  };
+  const state = join(dir, 'state.json');
+  server = await startCliServer(['serve', '--port', '0', '--accounts', file, '--state', state], env);
+  const linked = { ...env, LINK_BASE_URL: server.url };
+  const scan = await runCli(
+    ['scan', '--accounts', file, '--state', state, '--alert-to', join(dir, 'alerts.txt')],
+    linked,
+  );
+  expect(scan.code, scan.stderr).toBe(0);
+  overview = /^Overview of every account: (\S+)$/m.exec(scan.stdout)?.[1] ?? '';
+  const json = await runCli(['scan', '--accounts', file, '--json', '--dry-run'], linked);
+  reports = Object.fromEntries(
+    (JSON.parse(json.stdout).accounts as Report[]).map((r) => [r.source.account, r]),
+  );
+});
+afterAll(async () => {
+  await server?.stop();
+  await sim?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const send = (url: string, init: RequestInit = {}) => fetch(url, { redirect: 'manual', ...init });
+const a = () => reports['brand-a'] as Report;
+const b = () => reports['brand-b'] as Report;
+
+describe('links of several accounts, each signed for its account', () => {
+  it('puts every link of an account under its own path', () => {
+    expect(a().report_url.startsWith(`${server.url}/accounts/brand-a/report?exp=`)).toBe(true);
+    expect(b().calendar_url.startsWith(`${server.url}/accounts/brand-b/calendar.ics?exp=`)).toBe(true);
+    const restore = a().findings.find((f) => f.actions?.restore)?.actions?.restore ?? '';
+    expect(restore.startsWith(`${server.url}/accounts/brand-a/restore/`)).toBe(true);
+  });
+
+  it('opens each account’s own report, and refuses an account’s link moved to another account', async () => {
+    const pageA = await (await send(a().report_url)).text();
+    const onlyInA = a().findings.find(
+      (f) => f.domain_name && !b().findings.some((g) => g.domain_name === f.domain_name),
+    )?.domain_name;
+    expect(pageA).toContain(`<strong>${onlyInA}</strong>`);
+    expect(pageA).toContain('domain-sentinel (brand-a)');
+    const pageB = await (await send(b().report_url)).text();
+    expect(pageB).toContain('domain-sentinel (Brand &#60;B&#62;)');
+    expect(pageB).not.toContain(`<strong>${onlyInA}</strong>`);
+
+    const moved = await send(a().report_url.replace('/accounts/brand-a/', '/accounts/brand-b/'));
+    expect(moved.status).toBe(403);
+    expect(await moved.text()).not.toContain(String(onlyInA));
+    expect((await send(a().calendar_url.replace('/accounts/brand-a/', '/accounts/brand-b/'))).status).toBe(
+      403,
+    );
+    // Nor is it the deployment's own report link, nor one of an account that does not exist.
+    expect((await send(a().report_url.replace('/accounts/brand-a/', '/'))).status).toBe(403);
+    expect((await send(a().report_url.replace('/accounts/brand-a/', '/accounts/brand-x/'))).status).toBe(403);
+  });
+
+  it('restores through an account’s link at that account’s reseller with its key, never another’s', async () => {
+    const quarantined = b().findings.find((f) => f.actions?.restore);
+    const restore = quarantined?.actions?.restore ?? '';
+    const moved = await send(restore.replace('/accounts/brand-b/', '/accounts/brand-a/'), {
+      method: 'POST',
+      headers: { accept: 'application/json' },
+    });
+    expect(moved.status).toBe(403);
+    const answer = await send(restore, {
+      method: 'POST',
+      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+      body: `confirm_domain=${encodeURIComponent(quarantined?.domain_name ?? '')}&registrant_consent=yes`,
+    });
+    expect(answer.status, await answer.clone().text()).toBe(200);
+    expect(sim.account(KEY_B)?.restoreCalls).toEqual([quarantined?.domain_name]);
+    expect(sim.restoreCalls).toEqual([]);
+  });
+
+  it('shows one line per account on the overview, each linking to its own report', async () => {
+    expect(overview.startsWith(`${server.url}/accounts?exp=`)).toBe(true);
+    const answer = await send(overview);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-security-policy')).toMatch(/^default-src 'none'; style-src 'sha256-/);
+    const html = await answer.text();
+    const rows = [...html.matchAll(/<tr><td>(.*?)<\/tr>/g)].map((m) => m[1] as string);
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatch(/^brand-a<\/td><td class="n( critical)?">\d+<\/td>/);
+    expect(rows[1]).toContain('Brand &#60;B&#62; <span class="name">brand-b</span>');
+    const hrefs = [...html.matchAll(/href="([^"]+)"/g)].map((m) => (m[1] as string).replaceAll('&#38;', '&'));
+    for (const [index, name] of ['brand-a', 'brand-b'].entries()) {
+      const href = new URL(hrefs[index] as string, overview).toString();
+      expect(href.startsWith(`${server.url}/accounts/${name}/report?`)).toBe(true);
+      expect((await send(href)).status).toBe(200);
+    }
+    // The overview's signature is its own: an account's report link does not open it, nor it an account's report.
+    expect((await send(a().report_url.replace('/accounts/brand-a/report', '/accounts'))).status).toBe(403);
+    expect((await send(overview.replace('/accounts?', '/accounts/brand-a/report?'))).status).toBe(403);
+  });
+});

@@ -1,0 +1,210 @@
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VERSION } from '../../bin/cli';
+import { COMMANDS } from '../../bin/commands/index';
+import { SETTINGS, type SettingSpec } from '../../functions/core/config';
+import { generatePortfolio } from '../../functions/simulator/portfolio';
+import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { runCli, startCliServer } from '../support/cli';
+
+const NOW = '2026-11-22T06:00:00Z';
+const KEY = 'cli-usage-key-3f9a1c';
+/** Node's own parser text, which a user must never see. */
+const NODE_PARSER_TEXT = /Unknown option '|To specify a positional argument|ERR_PARSE_ARGS|argument missing/;
+
+let sim: Simulator;
+let quarantined: string;
+beforeAll(async () => {
+  const portfolio = generatePortfolio({ domains: 60, seed: 7, now: Date.parse(NOW) });
+  quarantined = portfolio.truth.findings.find((f) => f.kind === 'quarantine')?.key as string;
+  sim = await startSimulator({ portfolio, apiKey: KEY });
+});
+afterAll(() => sim.close());
+
+describe('sentinel --version and help', () => {
+  it('prints the package version', async () => {
+    expect(await runCli(['--version'], {})).toEqual({
+      code: 0,
+      stdout: `domain-sentinel ${VERSION}\n`,
+      stderr: '',
+    });
+    expect(VERSION).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('answers `sentinel` alone with the overview on stderr and exit 2, `sentinel --help` on stdout and exit 0', async () => {
+    const bare = await runCli([], {});
+    const help = await runCli(['--help'], {});
+    expect(bare).toMatchObject({ code: 2, stdout: '' });
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(bare.stderr).toBe(help.stdout);
+    expect(await runCli(['help'], {})).toEqual(help);
+    expect(await runCli(['help', '--help'], {})).toEqual(help);
+  });
+
+  it('shows help for `--help` anywhere before `--`, even after a flag it would refuse', async () => {
+    const run = await runCli(['scan', '--dryrun', '--help'], {});
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(run.stdout).toMatch(/^usage: sentinel scan \[options\]/);
+  });
+
+  it('explains one setting by its variable, and which commands read it', async () => {
+    const run = await runCli(['help', 'EXPIRY_DAYS'], {});
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(SETTINGS.expiryDays.doc);
+    expect(run.stdout).toMatch(/read by: scan, snooze, ack\n$/);
+  });
+});
+
+describe('did you mean', () => {
+  it.each([
+    [['scna'], 'unknown command "scna"; did you mean scan?'],
+    [['simualte'], 'did you mean simulate?'],
+    [['help', 'scna'], 'did you mean scan?'],
+    [['help', 'EXPIRY_DAY'], 'did you mean EXPIRY_DAYS?'],
+    [['--versoin'], 'unknown flag --versoin; did you mean --version?'],
+    [['--json'], '--json goes after a command (sentinel <command> --json)'],
+    [['scan', '--dryrun'], 'unknown flag --dryrun for scan; did you mean --dry-run?'],
+    [['scan', '--jsno'], 'did you mean --json?'],
+    [['scan', '--dry'], 'did you mean --dry-run?'],
+    [['serve', '--prot', '0'], 'unknown flag --prot for serve; did you mean --port?'],
+    [
+      ['simulate', '--portfolio', 'stres'],
+      '--portfolio must be one of realistic, stress; did you mean stress?',
+    ],
+    [['scan', '--fail-on', 'critcal'], 'did you mean critical?'],
+  ])('%j answers exit 2 with the closest name', async (argv, hint) => {
+    const run = await runCli(argv, {});
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr).toContain(hint);
+    expect(run.stderr).not.toMatch(NODE_PARSER_TEXT);
+  });
+
+  it('suggests, for every command, each of its own flags from a one-letter slip, and never one it lacks', async () => {
+    for (const command of COMMANDS) {
+      for (const flag of Object.keys(command.options)) {
+        const slip = `--${flag.slice(0, -1)}${flag.at(-1) === 'x' ? 'y' : 'x'}`;
+        const run = await runCli([command.name, slip], {});
+        expect(run.code, `${command.name} ${slip}`).toBe(2);
+        const named = [...run.stderr.matchAll(/did you mean (--[\w-]+)\?/g)].map((m) => m[1]);
+        expect(named, `${command.name} ${slip}: ${run.stderr}`).toEqual([`--${flag}`]);
+      }
+    }
+  });
+
+  it('names a flag that belongs to another command, and lists what this one takes', async () => {
+    const run = await runCli(['link', 'example.nl', '--state', 'x.json'], {});
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      'sentinel: unknown flag --state for link (--state is a flag of scan, serve, restore, audit, snooze, ack); link takes --ttl-days\n',
+    );
+  });
+
+  it('refuses a flag without its value, or a value on a switch, in its own words', async () => {
+    const missing = await runCli(['scan', '--now'], {});
+    expect(missing.stderr).toBe('sentinel: --now needs a value (--now ISO); see sentinel scan --help\n');
+    const swallowed = await runCli(['scan', '--now', '--json'], {});
+    expect(swallowed.stderr).toContain('--now needs a value');
+    const switched = await runCli(['scan', '--json=yes'], {});
+    expect(switched.stderr).toBe('sentinel: --json takes no value (got --json=yes)\n');
+    for (const run of [missing, swallowed, switched]) expect(run.code).toBe(2);
+  });
+
+  it('refuses a variable one typo away from a setting, naming the setting', async () => {
+    const run = await runCli(['scan', '--dry-run'], {
+      RESELLER_BASE_URL: sim.url,
+      RESELLER_API_KEY: KEY,
+      EXPIRY_DAY: '10',
+    });
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr).toBe('sentinel: unknown setting EXPIRY_DAY; did you mean EXPIRY_DAYS?\n');
+    // Variables of other programs are left alone, however short or close to a one-word setting.
+    const others = await runCli(['scan', '--json', '--dry-run', '--now', NOW], {
+      RESELLER_BASE_URL: sim.url,
+      RESELLER_API_KEY: KEY,
+      STAGE: 'prod',
+      SCAN_ID: '42',
+      LINK: 'x',
+    });
+    expect(others.code).toBe(0);
+  });
+
+  it('names, in every command’s errors, only flags that command accepts', async () => {
+    // Every setting invalid at once: each command reports the ones it reads.
+    const env: Record<string, string> = {};
+    for (const spec of Object.values(SETTINGS) as SettingSpec[]) env[spec.env] = '!';
+    env.RESELLER_API_KEY = KEY;
+    env.LINK_SIGNING_KEY = 'cli-usage-signing-key-0123456789abcdef';
+    for (const command of COMMANDS) {
+      if (['simulate', 'demo', 'try-alerts'].includes(command.name)) continue; // they read no settings
+      const args = command.args?.includes('<domain>')
+        ? [quarantined]
+        : command.name === 'state'
+          ? ['reset', 'dynamodb:some-table', '--yes']
+          : [];
+      const run = await runCli([command.name, ...args], env);
+      expect(run.code, `${command.name}: ${run.stderr}`).toBe(2);
+      for (const [, flag] of run.stderr.matchAll(/(--[a-z][\w-]*)/g))
+        expect(
+          Object.keys(command.options).map((f) => `--${f}`),
+          `${command.name}: ${run.stderr}`,
+        ).toContain(flag);
+    }
+  });
+});
+
+describe('a base URL ending in /v2', () => {
+  it('is refused before a request leaves, saying why and which base to use', async () => {
+    const run = await runCli(['scan', '--dry-run'], {
+      RESELLER_BASE_URL: `${sim.url}/v2/`,
+      RESELLER_API_KEY: KEY,
+    });
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr).toBe(
+      `sentinel: RESELLER_BASE_URL (--base-url) must not end in /v2: the client adds /v2 to every path itself; use ${sim.url}\n`,
+    );
+    const flag = await runCli(['restore', quarantined, '--base-url', `${sim.url}/V2`], {
+      RESELLER_API_KEY: KEY,
+    });
+    expect(flag.stderr).toContain(
+      `must not end in /v2: the client adds /v2 to every path itself; use ${sim.url}`,
+    );
+  });
+});
+
+describe('--base-url on the commands that talk to the reseller', () => {
+  it('takes restore, snooze, ack and serve to the account it names, as their errors say', async () => {
+    const missing = await runCli(['restore', quarantined, '--yes'], { RESELLER_API_KEY: KEY });
+    expect(missing.stderr).toContain('RESELLER_BASE_URL (--base-url) is required');
+    const restored = await runCli(['restore', quarantined, '--yes', '--base-url', sim.url], {
+      RESELLER_API_KEY: KEY,
+    });
+    expect(restored.code, restored.stderr).toBe(0);
+    // What restore says before it restores (its restore-by date: days left count from the real clock), then the outcome.
+    expect(restored.stdout).toMatch(
+      new RegExp(
+        `^${quarantined.replaceAll('.', '\\.')} is in quarantine; restore by 2026-11-26 06:00 UTC \\(-?\\d+ days left\\)\\.\\n` +
+          'A restore is a paid action: the reseller charges for it, and its API does not state the price\\.\\n' +
+          `restored ${quarantined.replaceAll('.', '\\.')}\\n$`,
+      ),
+    );
+
+    const state = `${execFileSync('mktemp', ['-d']).toString().trim()}/state.json`;
+    const other = generatePortfolio({ domains: 60, seed: 7, now: Date.parse(NOW) }).truth.findings.find(
+      (f) => f.kind === 'expired',
+    )?.key as string;
+    const snoozed = await runCli(['snooze', other, '--state', state, '--base-url', sim.url], {
+      RESELLER_API_KEY: KEY,
+    });
+    expect(snoozed.code, snoozed.stderr).toBe(0);
+    const acked = await runCli(['ack', other, '--state', state, '--base-url', sim.url], {
+      RESELLER_API_KEY: KEY,
+    });
+    expect(acked.code, acked.stderr).toBe(0);
+
+    const serve = await startCliServer(['serve', '--port', '0', '--base-url', sim.url], {
+      RESELLER_API_KEY: KEY,
+      LINK_SIGNING_KEY: 'cli-usage-signing-key-0123456789abcdef',
+    });
+    expect((await serve.stop()).code).toBe(0);
+  });
+});

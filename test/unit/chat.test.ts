@@ -1,0 +1,207 @@
+import { describe, expect, it } from 'vitest';
+import { buildAlertMessage, SNS_MAX_BYTES } from '../../functions/core/alert';
+import { CUSTOM_NOTIFICATION_LIMITS, chatName, chatNotificationOf } from '../../functions/core/chat';
+import type { DomainFinding, Finding } from '../../functions/core/classify';
+import type { Report } from '../../functions/core/scan';
+import {
+  parseAlertReport,
+  renderSlackMessage,
+  renderTeamsMessage,
+  SIGNATURE_TOLERANCE_SECONDS,
+  signWebhookBody,
+  TEAMS_MAX_BYTES,
+  verifyWebhookSignature,
+} from '../../functions/core/webhook-formats';
+import {
+  adaptiveCardProblems,
+  blocksText,
+  CustomNotificationSchema,
+  SlackMessageSchema,
+  TeamsMessageSchema,
+} from '../support/chat-schemas';
+import { domainFinding, NOW_ISO, reportOf } from '../support/report';
+
+const RESTORE = 'https://abc123.execute-api.eu-west-1.amazonaws.com/prod/restore/';
+const inQuarantine = (name: string, daysToRestore: number, extra: Partial<DomainFinding> = {}) =>
+  domainFinding(name, 'quarantine', 'critical', -20, {
+    date_deleted: '2026-11-02T09:00:00.000Z',
+    restore_by: new Date(Date.parse(NOW_ISO) + daysToRestore * 86_400_000).toISOString(),
+    days_to_restore: daysToRestore,
+    restore_url: `${RESTORE}${encodeURIComponent(name)}?exp=1795500000&kid=k1&sig=${'a'.repeat(43)}`,
+    ...extra,
+  });
+
+const small = (): Report => ({
+  ...reportOf([
+    inQuarantine('example.nl', 3),
+    domainFinding('shop.nl', 'expiring', 'critical', 2),
+    domainFinding('later.eu', 'expiring', 'warning', 20),
+    domainFinding('fine.com', 'expiring', 'info', 12, { auto_renew: true }),
+  ]),
+  report_url: 'https://abc123.execute-api.eu-west-1.amazonaws.com/prod/report?exp=1&kid=k1&sig=s',
+});
+
+/** What Amazon Q Developer reads from the chat topic: the notification of the one SNS message. */
+const notify = (report: Report, accountLabel?: string) =>
+  chatNotificationOf(
+    buildAlertMessage(report, accountLabel ? { accountLabel } : {}),
+    accountLabel ? { accountLabel } : {},
+  );
+
+describe('the chat message (custom notification)', () => {
+  it('is a valid custom notification for a small account: counts in the title, critical first with restore-by and link, next steps, a thread per day', () => {
+    const message = notify(small(), 'Acme Hosting');
+    expect(CustomNotificationSchema.parse(message)).toEqual(message);
+    expect(message.content.title).toBe('domain-sentinel (Acme Hosting): 2 critical, 1 warning, 1 info');
+    const d = message.content.description;
+    expect(d.indexOf('CRITICAL (2)')).toBeLessThan(d.indexOf('WARNING (1)'));
+    expect(d).toContain(
+      '- `example.nl`: in quarantine since 2 Nov 2026, 19 days; LAST DAYS: restore by 25 Nov 2026, 3 days left',
+    );
+    expect(d).toContain(`  Restore: ${RESTORE}example.nl?exp=1795500000`);
+    expect(d).toContain('- `later.eu`: expires 12 Dec 2026 in 20 days, auto-renew OFF');
+    expect(d).not.toContain('fine.com');
+    expect(d.split('\n')[0]).toBe(`Full report: ${small().report_url}`);
+    expect(message.content.nextSteps?.[0]).toMatch(
+      /^Restore each domain in quarantine before its restore-by date/,
+    );
+    expect(message.content.keywords).toEqual(['domain-sentinel', '2 critical', 'Acme Hosting']);
+    expect(message.metadata.threadId).toBe('domain-sentinel-acme-hosting-2026-11-22');
+    expect(message.metadata.summary).toBe(message.content.title);
+    // The same day's next alert joins the thread; the next day's starts another.
+    const later = { ...small(), now: '2026-11-22T18:00:00.000Z', generated_at: '2026-11-22T18:00:01.000Z' };
+    const nextDay = { ...small(), now: '2026-11-23T06:00:00.000Z', generated_at: '2026-11-23T06:00:01.000Z' };
+    expect(notify(later, 'Acme Hosting').metadata.threadId).toBe(message.metadata.threadId);
+    expect(notify(nextDay, 'Acme Hosting').metadata.threadId).toBe('domain-sentinel-acme-hosting-2026-11-23');
+    expect(notify(later, 'Acme Hosting').id).not.toBe(message.id);
+  });
+
+  it('cuts a 100 000-domain account within the limits, counting what it left out and pointing to the report', () => {
+    const findings: Finding[] = [];
+    for (let i = 0; i < 30_000; i++) findings.push(inQuarantine(`quarantined-${i}.nl`, i % 40));
+    for (let i = 0; i < 70_000; i++)
+      findings.push(domainFinding(`expiring-${i}.com`, 'expiring', 'warning', 10 + (i % 20)));
+    const base = reportOf(findings);
+    const report = {
+      ...base,
+      stats: { ...base.stats, domains_scanned: 100_000 },
+      report_url: small().report_url,
+    };
+    const alert = buildAlertMessage(report);
+    expect(Buffer.byteLength(alert.message)).toBeLessThanOrEqual(SNS_MAX_BYTES);
+    expect(alert.findingsCut).toBeGreaterThan(0);
+
+    const message = notify(report);
+    expect(CustomNotificationSchema.parse(message)).toEqual(message);
+    const d = message.content.description;
+    expect(d.length).toBeLessThanOrEqual(CUSTOM_NOTIFICATION_LIMITS.description);
+    const shown = d.split('\n').filter((l) => l.startsWith('- `')).length;
+    expect(shown).toBeGreaterThan(5);
+    // Everything not shown is counted, including what SNS's 256 KB cut from the report.
+    expect(d).toContain(`… and ${100_000 - shown} more (see the full report)`);
+    expect(message.content.title).toBe('domain-sentinel: 30000 critical, 70000 warning');
+
+    const slack = renderSlackMessage(parseAlertReport(JSON.parse(alert.message).sqs));
+    expect(SlackMessageSchema.safeParse(slack).error).toBeUndefined();
+    expect(blocksText(slack.blocks)).toBeLessThanOrEqual(12_000);
+    expect(slack.blocks.at(-2)).toMatchObject({ text: { text: expect.stringMatching(/^… and \d+ more/) } });
+
+    const teams = renderTeamsMessage(parseAlertReport(JSON.parse(alert.message).sqs));
+    expect(TeamsMessageSchema.safeParse(teams).error).toBeUndefined();
+    expect(Buffer.byteLength(JSON.stringify(teams))).toBeLessThanOrEqual(TEAMS_MAX_BYTES);
+    expect(adaptiveCardProblems(teams.attachments[0]?.content as never)).toEqual([]);
+  });
+
+  it('counts "and N more" from the summary: info the SNS cut left out is not counted as unshown critical items', () => {
+    const findings: Finding[] = [
+      inQuarantine('one.nl', 5),
+      domainFinding('two.nl', 'expiring', 'critical', 2),
+    ];
+    for (let i = 0; i < 40_000; i++)
+      findings.push(domainFinding(`renewing-${i}.com`, 'expiring', 'info', 12, { auto_renew: true }));
+    const report = reportOf(findings);
+    const alert = buildAlertMessage(report);
+    expect(alert.findingsCut).toBeGreaterThan(0);
+    const message = chatNotificationOf(alert);
+    expect(message.content.description).toContain('CRITICAL (2)');
+    expect(message.content.description).not.toContain('more');
+    const slack = renderSlackMessage(parseAlertReport(JSON.parse(alert.message).sqs));
+    expect(JSON.stringify(slack)).not.toContain('more (');
+  });
+
+  const HOSTILE = [
+    '<!channel>.nl',
+    '@here.nl',
+    '*bold*_it_~s~.nl',
+    '[click](https://evil.example).nl',
+    '<https://evil.example|click>.nl',
+    '<at>everyone</at>.nl',
+    'abc\u202Egnp.exe',
+    'zero\u200Bwidth.nl',
+    '`code`:smile:.nl',
+  ];
+  const hostile = (): Report =>
+    reportOf(
+      HOSTILE.map((name, i) =>
+        i % 2 ? domainFinding(name, 'expiring', 'critical', 2) : inQuarantine(name, 10 + i),
+      ),
+      [{ resource: 'domain', key: '<!here> @channel', page: 1, reason: 'x', severity: 'critical' } as never],
+    );
+
+  it('keeps hostile names data: no markdown, mention, link or bidi from the API survives, in any format', () => {
+    const message = notify(hostile(), 'Ops <!channel>');
+    expect(CustomNotificationSchema.parse(message)).toEqual(message);
+    const slack = renderSlackMessage(hostile(), { accountLabel: 'Ops <!channel>' });
+    const teams = renderTeamsMessage(hostile(), { accountLabel: 'Ops <!channel>' });
+    expect(SlackMessageSchema.safeParse(slack).error).toBeUndefined();
+    expect(adaptiveCardProblems(teams.attachments[0]?.content as never)).toEqual([]);
+    const texts = {
+      chat: JSON.stringify(message),
+      slack: JSON.stringify(slack),
+      teams: JSON.stringify(teams),
+    };
+    for (const [format, text] of Object.entries(texts)) {
+      for (const raw of [
+        '<!channel>',
+        '<!here>',
+        '@here',
+        '@channel',
+        '*bold*',
+        '](https',
+        '<https',
+        '|click',
+        '<at>',
+        '`code`',
+        ':smile:',
+      ])
+        expect(text, `${format} carries ${raw}`).not.toContain(raw);
+      expect(text, format).not.toMatch(/[\u202E\u200B]/);
+      // Each name is there, in its chat-safe form, so people still see what the API sent.
+      expect(text, format).toContain(JSON.stringify(chatName('<!channel>.nl')).slice(1, -1));
+    }
+    expect(chatName('<!channel>.nl')).toBe('\\u003c\\u0021channel\\u003e.nl');
+    expect(chatName('abc\u202Egnp.exe')).toBe('abc\\u202egnp.exe');
+    expect(chatName('pаypal.com')).toBe('xn--pypal-4ve.com (pаypal.com)');
+    // In markdown the names sit in code spans; in the card they are TextRuns, which are never markdown.
+    expect(message.content.description).toContain('- `\\u003c\\u0021channel\\u003e.nl`:');
+    const runs = JSON.stringify(teams.attachments[0]?.content.body);
+    expect(runs).not.toMatch(/"type":"TextBlock","text":"[^"]*\\\\u003c/);
+  });
+});
+
+describe('the JSON webhook signature', () => {
+  const key = 'k'.repeat(40);
+  const body = JSON.stringify(small());
+  const t = 1_795_300_000;
+
+  it('verifies as a receiver checks it, and refuses a changed body, another key, or an old time', () => {
+    const header = signWebhookBody(body, key, t);
+    expect(header).toMatch(/^t=1795300000,v1=[0-9a-f]{64}$/);
+    expect(verifyWebhookSignature(body, header, key, t + 10)).toBeNull();
+    expect(verifyWebhookSignature(`${body} `, header, key, t)).toBe('signature does not match');
+    expect(verifyWebhookSignature(body, header, 'x'.repeat(40), t)).toBe('signature does not match');
+    expect(verifyWebhookSignature(body, header, key, t + SIGNATURE_TOLERANCE_SECONDS + 1)).toMatch(/replay/);
+    expect(verifyWebhookSignature(body, undefined, key, t)).toBe('no valid signature header');
+    expect(verifyWebhookSignature(body, 't=1,v1=zz', key, 1)).toBe('no valid signature header');
+  });
+});
