@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DescribeTableCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
 import { FileStateStore } from '../../functions/adapters/file-state-store';
@@ -30,6 +30,17 @@ function stateWith(names: readonly string[], extra: Partial<ScanState> = {}): Sc
 
 /** The contract both stores keep: conditional on the generation, leased, released. */
 function storeContract(open: () => Promise<StateStore>) {
+  it('reads one domain as saved, and nothing for a domain it does not remember', async () => {
+    const store = await open();
+    const names = Array.from({ length: 40 }, (_, i) => `d${i}.nl`);
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await store.save(stateWith(names), await store.load(), 'a');
+    const opened = await store.open();
+    expect(await store.readDomain(opened, 'd17.nl')).toEqual((await store.load()).state.domains['d17.nl']);
+    expect(await store.readDomain(opened, 'd17.nl')).toBeDefined();
+    expect(await store.readDomain(opened, 'never.nl')).toBeUndefined();
+  });
+
   it('starts empty at generation 0, and saves generation by generation', async () => {
     const store = await open();
     const empty = await store.load();
@@ -106,6 +117,32 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
       { AttributeName: 'sk', KeyType: 'RANGE' },
     ]);
     expect(Table?.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
+  });
+
+  it("reads one domain's memory with one query, of its own bucket", async () => {
+    const store = await open();
+    const names = Array.from({ length: 200 }, (_, i) => `d${i}.nl`);
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await store.save(stateWith(names), await store.load(), 'a');
+    const client = db.client();
+    const queries: string[] = [];
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'QueryCommand')
+          queries.push(String((args.input as QueryCommandInput).ExpressionAttributeValues?.[':pk']?.S));
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const counting = new DynamoDbStateStore({
+      client,
+      tableName: `state-${table}`,
+      scope: 'http://reseller.test',
+    });
+    const opened = await counting.open();
+    queries.length = 0;
+    expect((await counting.readDomain(opened, 'd123.nl'))?.watched).toEqual(memory('d123.nl').watched);
+    expect(queries).toEqual([expect.stringMatching(/^http:\/\/reseller\.test#\d+$/)]);
   });
 
   it('keeps domains in buckets over 16 partitions, writes only the bucket that changed, and deletes what left', async () => {
