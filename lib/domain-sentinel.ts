@@ -280,10 +280,14 @@ export class DomainSentinel extends Construct {
         items.map((i) => i.account),
       );
       this.reports.grantReadAccounts(this.web.fn);
-      this.reports.writeAccountDirectory(
+      // The scan refuses an input that is not exactly its account's item of the deployed accounts.
+      this.reports.grantReadAccountDirectory(this.scan.fn);
+      const directory = this.reports.writeAccountDirectory(
         { accounts: items },
         `${this.deploymentName}/${ACCOUNT_DIRECTORY_KEY}`,
       );
+      // A first deploy's schedule must not start scans before the accounts they are checked against exist.
+      this.scan.schedule.node.addDependency(directory);
     } else {
       this.reports.grantWrite(this.scan.fn);
       this.reports.grantReadLatest(this.web.fn);

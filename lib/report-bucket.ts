@@ -148,8 +148,25 @@ export class ReportBucket extends Construct {
     );
   }
 
-  /** The deploy's own copy of the accounts for the web function: `accounts.json`, written on every deploy. */
-  writeAccountDirectory(directory: AccountDirectory, physicalId: string): void {
+  /**
+   * Lets the scan read the deployment's accounts (`accounts.json`) and nothing else of the bucket
+   * beyond what it writes: it scans an account's input only when it is that account's item there.
+   * No listing: a missing object is AccessDenied for it, and a deploy writes it again either way.
+   */
+  grantReadAccountDirectory(fn: lambda.Function): void {
+    fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
+    iam.Grant.addToPrincipal({
+      grantee: fn,
+      actions: ['s3:GetObject'],
+      resourceArns: [this.bucket.arnForObjects(ACCOUNT_DIRECTORY_KEY)],
+    });
+  }
+
+  /**
+   * The deploy's own copy of the accounts, for the web function and the scan's check of its input:
+   * `accounts.json`, written on every deploy. Returns the deploy-time call, for what must wait for it.
+   */
+  writeAccountDirectory(directory: AccountDirectory, physicalId: string): cr.AwsCustomResource {
     const call = {
       service: 'S3',
       action: 'putObject',
@@ -161,7 +178,7 @@ export class ReportBucket extends Construct {
       },
       physicalResourceId: cr.PhysicalResourceId.of(physicalId),
     };
-    sdkCall(this, 'AccountDirectory', {
+    return sdkCall(this, 'AccountDirectory', {
       onCreate: call,
       onUpdate: call,
       statements: [

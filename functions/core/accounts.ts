@@ -236,6 +236,39 @@ export function accountSecrets(source: SecretSource, name: string): SecretSource
   };
 }
 
+/** The fields (dotted paths) in which two parsed values differ; key order is not a difference. */
+function differingFields(a: unknown, b: unknown, path = ''): string[] {
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (isObject(a) && isObject(b))
+    return [...new Set([...Object.keys(a), ...Object.keys(b)])]
+      .sort()
+      .flatMap((key) => differingFields(a[key], b[key], path ? `${path}.${key}` : key));
+  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length)
+    return a.flatMap((item, i) => differingFields(item, b[i], `${path}[${i}]`));
+  return Object.is(a, b) ? [] : [path || 'the input'];
+}
+
+/**
+ * Refuses an account's input that is not exactly the deployment's item for that account (its
+ * `accounts.json`, written at deploy): IAM lets the one scan function read every account's key, so
+ * only this check keeps an invocation that names brand-a with brand-b's key parameter (or brand-b's
+ * settings) from scanning brand-b's domains as brand-a. The message names the account and the
+ * differing fields, never a value: the values are the caller's and could be anything.
+ */
+export function checkDeployedItem(input: AccountScanInput, directory: AccountDirectory): void {
+  const deployed = directory.accounts.find((item) => item.account === input.account);
+  if (!deployed)
+    throw new ConfigError(
+      `refused the scan of account ${input.account}: the deployment's accounts (${ACCOUNT_DIRECTORY_KEY} in the report bucket) have no account of that name; only the state machine's items are scanned`,
+    );
+  const differing = differingFields(deployed, input);
+  if (differing.length > 0)
+    throw new ConfigError(
+      `refused the scan of account ${input.account}: its input differs from its item in the deployment's accounts (${ACCOUNT_DIRECTORY_KEY} in the report bucket) in ${differing.join(', ')}; only the state machine's items are scanned`,
+    );
+}
+
 /** Checks one account's scan input; the error names the field and says where inputs come from. */
 export function parseAccountInput(value: unknown): AccountScanInput {
   const problem = accountInputProblem(value);
