@@ -1,24 +1,136 @@
 import { createHash } from 'node:crypto';
-import { runScanJob } from '../functions/adapters/scan-job';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SNSClient } from '@aws-sdk/client-sns';
+import { finishReport } from '../functions/adapters/report-finish';
+import { FolderReportStore } from '../functions/adapters/report-stores';
+import { deliverAlert, runScanJob } from '../functions/adapters/scan-job';
 import { EnvSecretSource } from '../functions/adapters/secrets';
+import { chatTargetOf, snsSender } from '../functions/adapters/sns-publish';
+import { runScheduledStatefulScan } from '../functions/adapters/stateful-scan';
+import { eventUid } from '../functions/core/calendar';
+import { isDomainFinding } from '../functions/core/classify';
 import { loadScanSettings } from '../functions/core/config';
+import type { Report } from '../functions/core/scan';
+import { displayDomain } from '../functions/core/text';
 
 /**
- * One scan in its own process, so its peak RSS is its own (the simulator lives in the parent).
- * argv: baseUrl apiKey mode concurrency perPage nowIso. Prints one JSON line; a scan that fails
- * prints its error instead (a refused filtered read is a result worth showing, not a crash).
+ * One scan in its own process, so its peak RSS is its own (the simulator and dynalite live
+ * elsewhere). argv: baseUrl apiKey mode concurrency perPage nowIso. Prints one JSON line; a scan
+ * that fails prints its error instead (a refused filtered read is a result worth showing).
+ *
+ * `mode` is full, auto or filtered (the scan alone), or, doing what the scan function does with
+ * its report (links signed, the alert built, the report stored in BENCH_REPORT_DIR):
+ *  - `lambda`: stateless, full mode;
+ *  - `stateful`: with its state in the DynamoDB table BENCH_STATE_TABLE at BENCH_DYNAMODB_ENDPOINT.
+ * The alert goes through the real SNS client up to the point of sending, where a middleware answers
+ * for SNS. Both write `urgent.json` beside the report: every critical and warning domain finding's
+ * name (as the page shows it) and calendar UID, for the web check (bench/web-child.ts).
  */
 const [baseUrl = '', apiKey = '', mode = 'full', concurrency = '4', perPage = '100', now = ''] =
   process.argv.slice(2);
-const settings = loadScanSettings({ resellerBaseUrl: baseUrl, scanMode: mode, concurrency, perPage });
+const lambda = mode === 'lambda' || mode === 'stateful';
+const reportDir = process.env.BENCH_REPORT_DIR ?? '';
+const settings = loadScanSettings({
+  resellerBaseUrl: baseUrl,
+  scanMode: lambda ? 'full' : mode,
+  concurrency,
+  perPage,
+  ...(lambda
+    ? {
+        linkBaseUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com/prod',
+        alertTopicArn: 'arn:aws:sns:eu-west-1:123456789012:bench-alerts',
+      }
+    : {}),
+});
+const secrets = new EnvSecretSource({ RESELLER_API_KEY: apiKey, LINK_SIGNING_KEY: 'b'.repeat(64) });
 const started = performance.now();
 const peakRssMb = () => process.resourceUsage().maxRSS / 1024;
-try {
-  const report = await runScanJob({
-    settings,
-    secrets: new EnvSecretSource({ RESELLER_API_KEY: apiKey }),
-    now: Date.parse(now),
+// BENCH_TRACE=<ms>: the process's memory on stderr every <ms>, to see which phase of a scan needs it.
+if (process.env.BENCH_TRACE) {
+  const t = setInterval(() => {
+    const m = process.memoryUsage();
+    process.stderr.write(
+      `${((performance.now() - started) / 1000).toFixed(1)}s rss ${(m.rss / 2 ** 20).toFixed(0)} heap ${(m.heapUsed / 2 ** 20).toFixed(0)}/${(m.heapTotal / 2 ** 20).toFixed(0)} ext ${(m.external / 2 ** 20).toFixed(0)} ab ${(m.arrayBuffers / 2 ** 20).toFixed(0)}\n`,
+    );
+  }, Number(process.env.BENCH_TRACE));
+  t.unref();
+}
+
+/** An SNS client that builds and signs nothing past the middleware stack's start: it answers for SNS. */
+function answeringSns(): SNSClient {
+  const sns = new SNSClient({ region: 'eu-west-1', credentials: { accessKeyId: 'b', secretAccessKey: 'b' } });
+  sns.middlewareStack.add(
+    () => async () => ({ output: { MessageId: 'bench', $metadata: {} } as never, response: {} }),
+    {
+      step: 'initialize',
+    },
+  );
+  return sns;
+}
+
+/** The first start and last end of each DynamoDB command (ms since the scan began): when it read, when it wrote. */
+function timedDynamo(endpoint: string, windows: Record<string, { from: number; to: number; calls: number }>) {
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
   });
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const name = String(context.commandName).replace(/Command$/, '');
+      const from = performance.now() - started;
+      try {
+        return await next(args);
+      } finally {
+        const w = windows[name] ?? { from, to: 0, calls: 0 };
+        windows[name] = w;
+        w.to = performance.now() - started;
+        w.calls++;
+      }
+    },
+    { step: 'initialize' },
+  );
+  return client;
+}
+
+try {
+  const job = { settings, secrets, now: Date.parse(now) };
+  let report: Report;
+  let extra: Record<string, unknown> = {};
+  if (mode === 'stateful') {
+    const windows: Record<string, { from: number; to: number; calls: number }> = {};
+    const outcome = await runScheduledStatefulScan({
+      job,
+      tableName: process.env.BENCH_STATE_TABLE ?? '',
+      env: {},
+      dynamodb: timedDynamo(process.env.BENCH_DYNAMODB_ENDPOINT ?? '', windows),
+      sns: answeringSns(),
+      clock: () => Date.parse(now) + (performance.now() - started),
+    });
+    const finished = await finishReport({
+      report: outcome.result.report,
+      silenced: outcome.result.silenced,
+      reports: new FolderReportStore(reportDir),
+    });
+    report = finished.report;
+    extra = { published: outcome.published !== null, saved: outcome.saved, why: outcome.result.why, windows };
+  } else if (mode === 'lambda') {
+    const finished = await finishReport({
+      report: await runScanJob(job),
+      reports: new FolderReportStore(reportDir),
+    });
+    report = finished.report;
+    const delivered = await deliverAlert(
+      finished.alert,
+      settings,
+      snsSender(answeringSns(), settings.alertTopicArn ?? '', chatTargetOf(settings)),
+    );
+    extra = { published: delivered.published };
+  } else {
+    report = await runScanJob(job);
+  }
   const wallMs = performance.now() - started;
   // The scan's peak, before this process builds its own comparison keys below.
   const scanPeakRssMb = peakRssMb();
@@ -30,6 +142,23 @@ try {
     .map((p) => `${p.resource} ${p.key} ${p.reason}`)
     .sort()
     .join('\n');
+  if (lambda) {
+    const urgent = report.findings
+      .filter(isDomainFinding)
+      .filter((f) => f.severity !== 'info')
+      .map((f) => ({ name: f.domain_name, shown: displayDomain(f.domain_name), uid: eventUid(f) }));
+    writeFileSync(join(reportDir, 'urgent.json'), JSON.stringify(urgent));
+    // The last info domain: beyond what the page lists, so only the filter finds it.
+    const probe = report.findings.filter(isDomainFinding).findLast((f) => f.severity === 'info');
+    extra = {
+      ...extra,
+      urgent: urgent.length,
+      reportUrl: report.report_url,
+      calendarUrl: report.calendar_url,
+      filterProbe: probe?.domain_name,
+      filterProbeShown: probe ? displayDomain(probe.domain_name) : undefined,
+    };
+  }
   process.stdout.write(
     `${JSON.stringify({
       wallMs,
@@ -47,6 +176,7 @@ try {
       read: report.source.read,
       fallbackReason: report.source.fallback_reason ?? null,
       peakRssMb: scanPeakRssMb,
+      ...extra,
     })}\n`,
   );
 } catch (error) {

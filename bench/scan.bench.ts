@@ -1,5 +1,6 @@
 /**
- * npm run bench [-- --latency 50 --size 100000 --concurrency 4 --per-page 100 --rate-limit 10 --rate-limited-size 20000]
+ * npm run bench [-- --latency 50 --size 100000 --concurrency 4 --per-page 100 --rate-limit 10 --rate-limited-size 20000
+ *   --stateful-sizes 100000,1000000 --sections modes,rate,bundles,stateful]
  *
  * Scans simulated accounts over loopback with per-request latency, each scan in its own process,
  * and prints from one run:
@@ -9,14 +10,23 @@
  *    whose date no search can select;
  *  - against a simulator limited to `--rate-limit` requests a second: full mode's wall time as a
  *    ratio to pages / rate, and the share of 429 answers;
- *  - each Lambda bundle's size and import time against a bare `node` start.
+ *  - each Lambda bundle's size and import time against a bare `node` start;
+ *  - for each of `--stateful-sizes` domains (realistic portfolio): scans with their state in
+ *    dynalite (the first, every domain new; the same again, nothing changed) against the stateless
+ *    full scan of the same run, their peak RSS, and the web function's report page, calendar feed
+ *    and filtered page for that report: size as Lambda counts it, time, and whether every critical
+ *    and warning domain is in the page and the feed.
+ *
+ * `--sections modes,rate,bundles,stateful` picks what runs (all by default).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { build } from 'esbuild';
+import { createStateTable } from '../functions/adapters/dynamodb-state-store';
 import { DEFAULT_POLICY } from '../functions/core/classify';
 import { COVERAGE_PARTS, coverageSearches, READ_PARTS } from '../functions/core/coverage';
 import { generatePortfolio, type Portfolio } from '../functions/simulator/portfolio';
@@ -31,6 +41,8 @@ const { values } = parseArgs({
     'per-page': { type: 'string', default: '100' },
     'rate-limit': { type: 'string', default: '10' },
     'rate-limited-size': { type: 'string', default: '20000' },
+    'stateful-sizes': { type: 'string', default: '100000,1000000' },
+    sections: { type: 'string', default: 'modes,rate,bundles,stateful' },
   },
 });
 const latency = Number(values.latency);
@@ -39,11 +51,24 @@ const concurrency = Number(values.concurrency);
 const perPage = Number(values['per-page']);
 const rateLimit = Number(values['rate-limit']);
 const rateLimitedSize = Number(values['rate-limited-size']);
+const statefulSizes = String(values['stateful-sizes']).split(',').filter(Boolean).map(Number);
+const sections = new Set(String(values.sections).split(','));
 const NOW = '2026-11-22T06:00:00Z';
 const KEY = 'bench-key';
 const work = mkdtempSync(join(tmpdir(), 'sentinel-bench-'));
 
 interface ChildResult {
+  /** Stateful scans: each DynamoDB command's first start and last end (ms since the scan began). */
+  windows?: Record<string, { from: number; to: number; calls: number }>;
+  published?: boolean;
+  saved?: boolean;
+  /** Scans as the Lambda runs them: the signed links to the page and the feed, and one info domain to filter for. */
+  reportUrl?: string;
+  calendarUrl?: string;
+  filterProbe?: string;
+  filterProbeShown?: string;
+  /** Stateful scans: why it published, or why not. */
+  why?: string[];
   wallMs: number;
   requests: number;
   domainsScanned: number;
@@ -69,6 +94,14 @@ async function bundle(entry: string, name: string, format: 'cjs' | 'esm' = 'cjs'
     minify: true,
     outfile,
     external: format === 'cjs' ? ['@aws-sdk/*'] : [],
+    // The AWS SDK requires Node built-ins at run time: give the ES module a require of its own.
+    ...(format === 'esm'
+      ? {
+          banner: {
+            js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+          },
+        }
+      : {}),
     logLevel: 'error',
   });
   return outfile;
@@ -125,18 +158,22 @@ async function main() {
   console.log(`latency ${latency} ms per request, concurrency ${concurrency}, per_page ${perPage}\n`);
 
   const child = await bundle('bench/scan-child.ts', 'scan-child', 'esm');
-  const scanOnce = async (url: string, mode: string): Promise<ChildResult> => {
+  const scanOnce = async (
+    url: string,
+    mode: string,
+    env: Record<string, string> = {},
+  ): Promise<ChildResult> => {
     const { stdout } = await run(
       process.execPath,
       [child, url, KEY, mode, String(concurrency), String(perPage), NOW],
-      { maxBuffer: 1 << 20 },
+      { maxBuffer: 1 << 20, env: { ...process.env, ...env } },
     );
     return JSON.parse(stdout);
   };
-  const measure = async (sim: Simulator, mode: string) => {
+  const measure: Measure = async (sim, mode, env = {}) => {
     const before = sim.requests.length;
     const limitedBefore = sim.rateLimited;
-    const result = await scanOnce(sim.url, mode);
+    const result = await scanOnce(sim.url, mode, env);
     const seen = sim.requests.slice(before);
     return {
       ...result,
@@ -146,8 +183,23 @@ async function main() {
     };
   };
 
-  // 1. Full, auto and filtered on the default portfolio, the stress one, and the stress one without
-  //    its unselectable dates.
+  if (sections.has('modes')) await modesSection(measure);
+  if (sections.has('rate')) await rateSection(measure);
+  if (sections.has('bundles')) await bundleSection();
+  if (sections.has('stateful')) await statefulSection(measure);
+}
+
+type Measure = (
+  sim: Simulator,
+  mode: string,
+  env?: Record<string, string>,
+) => Promise<ChildResult & { served: number; domainRequests: number; rateLimited: number }>;
+
+/**
+ * 1. Full, auto and filtered on the default portfolio, the stress one, and the stress one without
+ *    its unselectable dates.
+ */
+async function modesSection(measure: Measure) {
   const portfolio = generatePortfolio({ domains: size, seed: 1, now: Date.parse(NOW) });
   const stress = generatePortfolio({ domains: size, seed: 1, now: Date.parse(NOW), profile: 'stress' });
   const garbled = new Set(stress.truth.problems);
@@ -236,8 +288,10 @@ async function main() {
       '',
     ].join('\n'),
   );
+}
 
-  // 2. Full mode against a rate limit.
+/** 2. Full mode against a rate limit. */
+async function rateSection(measure: Measure) {
   const limited = generatePortfolio({ domains: rateLimitedSize, seed: 1, now: Date.parse(NOW) });
   const sim = await startSimulator({
     portfolio: limited,
@@ -265,8 +319,10 @@ async function main() {
           `  429 answers: ${r.rateLimited} of ${r.served} requests = ${(100 * share).toFixed(1)}% — target ≤ 5%: ${yes(share <= 0.05)}; peak RSS ${r.peakRssMb.toFixed(0)} MB`,
   );
   console.log('');
+}
 
-  // 3. Lambda bundles: size, and import time against a bare node start in the same run.
+/** 3. Lambda bundles: size, and import time against a bare node start in the same run. */
+async function bundleSection() {
   const baseline = await timeNode(['-e', '']);
   console.log(
     `| bundle | size | import time (median of 7, minus bare node start) | within budget (${BUNDLE_BUDGET.kib} KiB, ${BUNDLE_BUDGET.importMs} ms) |`,
@@ -282,6 +338,172 @@ async function main() {
       `| ${name} | ${kib.toFixed(0)} KiB | ${importMs.toFixed(0)} ms (bare node: ${baseline.toFixed(0)} ms; ${(loaded / baseline).toFixed(2)}× of it) | ${ok ? 'yes' : 'NO'} |`,
     );
   }
+}
+
+/** dynalite in a process of its own (bench/dynalite-server.ts); its endpoint and a way to stop it. */
+async function startDynaliteProcess(): Promise<{
+  endpoint: string;
+  client: DynamoDBClient;
+  stop: () => void;
+}> {
+  const server = spawn(process.execPath, ['--import', 'tsx', 'bench/dynalite-server.ts'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const endpoint = await new Promise<string>((resolve, reject) => {
+    server.once('error', reject);
+    server.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
+  });
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+  });
+  return { endpoint, client, stop: () => server.kill() };
+}
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(2)} MB`;
+/** A synchronous Lambda answer, counted as Lambda counts it (the proxy result as JSON). */
+const LAMBDA_RESPONSE_BYTES = 6 * 2 ** 20;
+
+interface WebResult {
+  status: number;
+  lambdaBytes: number;
+  bodyBytes: number;
+  ms: number;
+  peakRssMb: number;
+  urgent: number;
+  missing: number | null;
+  missingExample: string | null;
+  matched: boolean | null;
+}
+
+/**
+ * 4. Scans with memory, state in dynalite (a process of its own), each doing what the scan function
+ *    does with its report (links, the alert, the report stored): on the realistic portfolio of each
+ *    size, a stateless full scan, the first scan with state (every domain new: every bucket
+ *    written), the same scan again (nothing changed: nothing but the meta item written), and the
+ *    stateless scan once more; each stateful time as a ratio to the mean of the two stateless ones,
+ *    the peak RSS of each, and when the state was read and written (DynamoDB calls, first start to
+ *    last end). Then the web function's answers for that report: the page, the calendar feed and a
+ *    filtered page, each in its own process: size as Lambda counts it, time, peak RSS, and whether
+ *    every critical and warning domain is in the page and in the feed.
+ */
+async function statefulSection(measure: Measure) {
+  const dynamo = await startDynaliteProcess();
+  const webChild = await bundle('bench/web-child.ts', 'web-child', 'esm');
+  const rows: Array<{
+    size: number;
+    ratios: { first: number; unchanged: number };
+    peak: number;
+    web: Array<{ what: string; r: WebResult }>;
+    failed: boolean;
+  }> = [];
+  try {
+    console.log(
+      `scans with memory, state in dynalite (own process), realistic portfolio, latency ${latency} ms, concurrency ${concurrency}; every scan signs links, builds the alert and stores the report:\n`,
+    );
+    console.log(
+      '| domains | scan | wall time | × stateless full | peak RSS | state read (from – to) | state written (from – to, batches) | published |',
+    );
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const size of statefulSizes) {
+      const portfolio = generatePortfolio({ domains: size, seed: 1, now: Date.parse(NOW) });
+      const sim = await startSimulator({ portfolio, apiKey: KEY, latencyMs: latency, maxPerPage: perPage });
+      const reportDir = mkdtempSync(join(work, `reports-${size}-`));
+      try {
+        await warm(sim, true);
+        const table = `bench-state-${size}`;
+        await createStateTable(dynamo.client, table);
+        const env = {
+          BENCH_REPORT_DIR: reportDir,
+          BENCH_DYNAMODB_ENDPOINT: dynamo.endpoint,
+          BENCH_STATE_TABLE: table,
+        };
+        const before = await measure(sim, 'lambda', env);
+        const first = await measure(sim, 'stateful', env);
+        const unchanged = await measure(sim, 'stateful', env);
+        // The web function's answers for the report the unchanged scan stored (links to snooze and all).
+        const web: Array<{ what: string; r: WebResult }> = [];
+        for (const what of ['page', 'calendar', 'filter'] as const) {
+          const url = what === 'calendar' ? unchanged.calendarUrl : unchanged.reportUrl;
+          const { stdout } = await run(
+            process.execPath,
+            [
+              webChild,
+              reportDir,
+              what,
+              url ?? '',
+              NOW,
+              unchanged.filterProbe ?? '',
+              unchanged.filterProbeShown ?? '',
+            ],
+            { maxBuffer: 1 << 20 },
+          );
+          web.push({ what, r: JSON.parse(stdout) });
+        }
+        const after = await measure(sim, 'lambda', env);
+        const baseline = (before.wallMs + after.wallMs) / 2;
+        const window = (w: { from: number; to: number; calls: number } | undefined, calls = false) =>
+          w ? `${seconds(w.from)} – ${seconds(w.to)}${calls ? `, ${w.calls}` : ''}` : '—';
+        const line = (label: string, r: ChildResult) => {
+          if (r.error)
+            return `| ${size.toLocaleString('en')} | ${label} | FAILED: ${r.error} | | ${r.peakRssMb.toFixed(0)} MB | | | |`;
+          const w = r.windows;
+          return `| ${size.toLocaleString('en')} | ${label} | ${seconds(r.wallMs)} | ${w ? `${(r.wallMs / baseline).toFixed(2)}×` : '—'} | ${r.peakRssMb.toFixed(0)} MB | ${w ? window(w.Query) : '—'} | ${w ? window(w.BatchWriteItem, true) : '—'} | ${r.published === undefined ? '—' : r.published ? `yes${r.why ? ` (${r.why.join(', ')})` : ''}` : 'no'} |`;
+        };
+        console.log(line('stateless full', before));
+        console.log(line('first with state', first));
+        console.log(line('unchanged with state', unchanged));
+        console.log(line('stateless full again', after));
+        const scans = [before, first, unchanged, after];
+        const same = [first, unchanged, after].every((r) => r.findingsHash === before.findingsHash);
+        if (!same)
+          console.log(
+            `| ${size.toLocaleString('en')} | NOTE: the scans' findings differ (${scans.map((r) => r.findingsHash).join(', ')}) | | | | | | |`,
+          );
+        rows.push({
+          size,
+          ratios: { first: first.wallMs / baseline, unchanged: unchanged.wallMs / baseline },
+          peak: Math.max(...scans.map((r) => r.peakRssMb)),
+          web,
+          failed: scans.some((r) => r.error !== undefined) || !same,
+        });
+      } finally {
+        await sim.close();
+        rmSync(reportDir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    dynamo.stop();
+  }
+  console.log('');
+  console.log(
+    `the web function's answers for the unchanged stateful scan's report (each in its own process; Lambda's limit ${mb(LAMBDA_RESPONSE_BYTES)}):\n`,
+  );
+  console.log(
+    '| domains | answer | status | size as Lambda counts it | body | time | peak RSS | critical and warning domains in it |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const row of rows)
+    for (const { what, r } of row.web)
+      console.log(
+        `| ${row.size.toLocaleString('en')} | ${what === 'filter' ? 'page with a filter (one info domain the page does not list)' : what === 'page' ? 'report page' : 'calendar feed'} | ${r.status} | ${mb(r.lambdaBytes)} | ${mb(r.bodyBytes)} | ${r.ms.toFixed(0)} ms | ${r.peakRssMb.toFixed(0)} MB | ${r.missing === null ? (r.matched ? 'found it' : 'NOT FOUND') : `${r.urgent - r.missing} of ${r.urgent}${r.missing ? ` (missing e.g. ${r.missingExample})` : ''}`} |`,
+      );
+  console.log('');
+  for (const r of rows) {
+    const limit = r.size <= 100_000 ? 300 : 400;
+    const targets =
+      r.size === 100_000
+        ? ` — unchanged ≤ 1.3×: ${r.ratios.unchanged.toFixed(2)}× ${yes(r.ratios.unchanged <= 1.3)}; first ≤ 2×: ${r.ratios.first.toFixed(2)}× ${yes(r.ratios.first <= 2)}`
+        : ` — unchanged ${r.ratios.unchanged.toFixed(2)}×, first ${r.ratios.first.toFixed(2)}×`;
+    const fits = r.web.every(({ r: w }) => w.status === 200 && w.lambdaBytes <= LAMBDA_RESPONSE_BYTES);
+    const complete = r.web.every(({ r: w }) => (w.missing === null ? w.matched === true : w.missing === 0));
+    console.log(
+      `${r.size.toLocaleString('en')} domains: every scan completed with the same findings: ${yes(!r.failed)}; peak RSS ≤ ${limit} MB: ${r.peak.toFixed(0)} MB at most ${yes(r.peak <= limit)}${targets}; page, feed and filter answered within ${mb(LAMBDA_RESPONSE_BYTES)}: ${yes(fits)}, every critical and warning domain in page and feed (the filter found its domain): ${yes(complete)}`,
+    );
+  }
+  console.log('');
 }
 
 try {

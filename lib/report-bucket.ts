@@ -10,7 +10,7 @@ import {
   type AccountDirectory,
   accountReportPrefix,
 } from '../functions/core/accounts';
-import { LATEST_REPORT_KEY, REPORT_ENV } from '../functions/core/report-store';
+import { LATEST_REPORT_KEY, LATEST_VIEW_KEY, REPORT_ENV } from '../functions/core/report-store';
 import { sdkCall } from './sdk-call';
 
 const HISTORY_PREFIX = 'reports/';
@@ -54,7 +54,10 @@ export class ReportBucket extends Construct {
     });
   }
 
-  /** Lets the scan keep its reports here (PutObject on latest.json and reports/ only) and sets the variable naming the bucket. */
+  /**
+   * Lets the scan keep its reports here (PutObject on latest.json, the view beside it that the page
+   * and the feed read, and reports/ only) and sets the variable naming the bucket.
+   */
   grantWrite(fn: lambda.Function): void {
     fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
     iam.Grant.addToPrincipal({
@@ -62,33 +65,38 @@ export class ReportBucket extends Construct {
       actions: ['s3:PutObject'],
       resourceArns: [
         this.bucket.arnForObjects(LATEST_REPORT_KEY),
+        this.bucket.arnForObjects(LATEST_VIEW_KEY),
         this.bucket.arnForObjects(`${HISTORY_PREFIX}*`),
       ],
     });
     Validations.of(fn.role as iam.Role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket)}.Arn>/${HISTORY_PREFIX}*]`,
       reason:
-        'The scan writes one new object per report under reports/ (the key is the report time); it may put objects there and nowhere else but latest.json.',
+        'The scan writes one new object per report under reports/ (the key is the report time); it may put objects there and nowhere else but latest.json and latest-view.json.',
     });
   }
 
   /**
-   * Lets the web function read latest.json and nothing else, and sets the variable naming the
-   * bucket. Listing is allowed for that one key only, so a missing report is NoSuchKey (there is
-   * none yet) rather than AccessDenied.
+   * Lets the web function read latest.json and the view beside it (the page and the feed read the
+   * view, a filter the report) and nothing else, and sets the variable naming the bucket. Listing
+   * is allowed for those keys only, so a missing report is NoSuchKey (there is none yet) rather
+   * than AccessDenied.
    */
   grantReadLatest(fn: lambda.Function): void {
     fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
     iam.Grant.addToPrincipal({
       grantee: fn,
       actions: ['s3:GetObject'],
-      resourceArns: [this.bucket.arnForObjects(LATEST_REPORT_KEY)],
+      resourceArns: [
+        this.bucket.arnForObjects(LATEST_REPORT_KEY),
+        this.bucket.arnForObjects(LATEST_VIEW_KEY),
+      ],
     });
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['s3:ListBucket'],
         resources: [this.bucket.bucketArn],
-        conditions: { StringEquals: { 's3:prefix': LATEST_REPORT_KEY } },
+        conditions: { StringEquals: { 's3:prefix': [LATEST_REPORT_KEY, LATEST_VIEW_KEY] } },
       }),
     );
   }
@@ -101,6 +109,7 @@ export class ReportBucket extends Construct {
     fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
     const keys = [
       `${ACCOUNTS_PREFIX}*/${LATEST_REPORT_KEY}`,
+      `${ACCOUNTS_PREFIX}*/${LATEST_VIEW_KEY}`,
       `${ACCOUNTS_PREFIX}*/${ACCOUNT_SUMMARY_KEY}`,
       `${ACCOUNTS_PREFIX}*/${HISTORY_PREFIX}*`,
     ];
@@ -118,17 +127,21 @@ export class ReportBucket extends Construct {
     this.acknowledgeAccountKeys(
       fn,
       keys,
-      'The scan writes each account’s report, summary and history under its own prefix, accounts/<name>/; it may put objects there and nowhere else but latest.json and reports/.',
+      'The scan writes each account’s report, its view, summary and history under its own prefix, accounts/<name>/; it may put objects there and nowhere else but latest.json, latest-view.json and reports/.',
     );
   }
 
   /**
    * Lets the web function read the deployment's accounts (`accounts.json`), and each account's
-   * latest report and summary; listing only for those keys, so a missing one is NoSuchKey.
+   * latest report, its view and summary; listing only for those keys, so a missing one is NoSuchKey.
    */
   grantReadAccounts(fn: lambda.Function): void {
     fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
-    const keys = [`${ACCOUNTS_PREFIX}*/${LATEST_REPORT_KEY}`, `${ACCOUNTS_PREFIX}*/${ACCOUNT_SUMMARY_KEY}`];
+    const keys = [
+      `${ACCOUNTS_PREFIX}*/${LATEST_REPORT_KEY}`,
+      `${ACCOUNTS_PREFIX}*/${LATEST_VIEW_KEY}`,
+      `${ACCOUNTS_PREFIX}*/${ACCOUNT_SUMMARY_KEY}`,
+    ];
     iam.Grant.addToPrincipal({
       grantee: fn,
       actions: ['s3:GetObject'],
@@ -144,7 +157,7 @@ export class ReportBucket extends Construct {
     this.acknowledgeAccountKeys(
       fn,
       keys,
-      'The web function reads each account’s latest report and summary under accounts/<name>/ (the accounts are those of accounts.json); it may read nothing else there.',
+      'The web function reads each account’s latest report, its view and summary under accounts/<name>/ (the accounts are those of accounts.json); it may read nothing else there.',
     );
   }
 

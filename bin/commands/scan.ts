@@ -26,6 +26,7 @@ import { SEVERITIES, type Severity } from '../../functions/core/classify';
 import type { WebhookFormat } from '../../functions/core/config';
 import { ENV, loadScanSettings, type ScanSettings } from '../../functions/core/config';
 import { ConfigError } from '../../functions/core/errors';
+import { prettyReportJson } from '../../functions/core/report-json';
 import { REPORT_ENV, type ReportStore } from '../../functions/core/report-store';
 import type { Report } from '../../functions/core/scan';
 import type { SecretSource } from '../../functions/core/secrets';
@@ -336,7 +337,8 @@ export async function scanAlone(run: ScanRun, io: CliIo, place?: AccountPlace): 
     ? place.reports
     : reportStoreFor({ env: io.env, cwd: io.cwd }, read.report_url === undefined);
   const { report, alert } = await finishReport({ report: read, ...(reports ? { reports } : {}) });
-  if (run.json && !place) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+  // In pieces: at a million domains the report is some 100 MB, which one string would hold twice over.
+  if (run.json && !place) for (const piece of prettyReportJson(report, '\n')) io.stdout(piece);
   const send = senderFor(run.delivery, run.job.settings, io);
   if (!send) {
     if (!run.json) printDryRun(alert, settings, io, run.chat);
@@ -375,7 +377,7 @@ export async function scanWithMemory(
   const print = run.json && !place;
   if (superseded) {
     // The report as read is still printed; the stored one (the later scan's) is kept.
-    if (print) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
+    if (print) for (const piece of prettyReportJson(result.report, '\n')) io.stdout(piece);
     say(`no alert published and state not written: ${superseded}\n`);
     return undefined;
   }
@@ -390,7 +392,7 @@ export async function scanWithMemory(
     say(
       `another scan moved the state on while this one ran: re-read it ${conflicts} time${conflicts === 1 ? '' : 's'} before deciding\n`,
     );
-  if (print) io.stdout(`${JSON.stringify(result.report, null, 2)}\n`);
+  if (print) for (const piece of prettyReportJson(result.report, '\n')) io.stdout(piece);
   if (!send) {
     if (!run.json) printDryRun(alertView(result.report, result.silenced), settings, io, run.chat);
     say(

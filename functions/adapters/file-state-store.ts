@@ -2,8 +2,25 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, readlink, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { AUDIT_MAX_ENTRIES, type AuditEntry, type AuditTrail, parseAuditEntries } from '../core/audit';
-import { EMPTY_STATE, parseState, type ScanState, StateConflictError, StateError } from '../core/state';
-import { type Lease, leaseHolds, type StateStore, type StoredState } from './state-store';
+import {
+  type DomainMemory,
+  EMPTY_STATE,
+  parseState,
+  type ScanMemory,
+  type ScanState,
+  StateConflictError,
+  StateError,
+  stateOf,
+} from '../core/state';
+import { storedDomainKey } from '../core/state-bounds';
+import {
+  type Lease,
+  leaseHolds,
+  type NextToSave,
+  type OpenedState,
+  type StateStore,
+  type StoredState,
+} from './state-store';
 
 /** A lock file older than this belongs to a process that died inside the few milliseconds it holds one. */
 const STALE_LOCK_MS = 30_000;
@@ -32,6 +49,10 @@ export interface FileStateStoreOptions {
  * the same directory, fsync, rename over the old one, fsync of the directory; a crash leaves the
  * old file or the new one, never half of either. Read-check-write runs under an exclusive lock
  * file (O_EXCL), so concurrent savers take turns and the generation check holds between processes.
+ *
+ * The file is one JSON text: it is read and written whole, so a scan with a file state holds the
+ * whole state as objects while it reads and writes it (about 1 KB a domain). For a laptop and
+ * accounts of some ten thousand domains; the DynamoDB store is the one whose memory stays compact.
  */
 export class FileStateStore implements StateStore, AuditTrail {
   readonly location: string;
@@ -54,6 +75,80 @@ export class FileStateStore implements StateStore, AuditTrail {
       });
     });
     return this.resolved;
+  }
+
+  /** Domains of each opened state, until readDomains hands them over. */
+  private readonly openedDomains = new WeakMap<OpenedState, ScanState['domains']>();
+  private readonly openedMemory = new WeakMap<OpenedState, ScanMemory>();
+
+  async open(): Promise<OpenedState> {
+    const { state, generation, lease } = await this.load();
+    const { domains, ...head } = state;
+    const opened: OpenedState = { head, generation, lease };
+    this.openedDomains.set(opened, domains);
+    return opened;
+  }
+
+  async readDomains(opened: OpenedState, memory: ScanMemory): Promise<void> {
+    const domains = this.openedDomains.get(opened);
+    if (!domains) throw new StateError(`${this.location}: that state was not opened by this store`);
+    for (const [stored, value] of Object.entries(domains))
+      memory.table.addPrior(storedDomainKey(stored), value);
+    this.openedDomains.delete(opened);
+    this.openedMemory.set(opened, memory);
+  }
+
+  async readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
+    const domains = this.openedDomains.get(opened);
+    if (!domains) throw new StateError(`${this.location}: that state was not opened by this store`);
+    // A state from before keys were normalised may keep the domain under its name as read.
+    for (const [stored, value] of Object.entries(domains)) if (storedDomainKey(stored) === key) return value;
+    return undefined;
+  }
+
+  async saveNext(next: NextToSave, opened: OpenedState, owner: string): Promise<void> {
+    if (next.memory && this.openedMemory.get(opened) !== next.memory)
+      throw new StateError(`${this.location}: the memory to save was not read from this state`);
+    await this.locked(async () => {
+      const current = await this.read();
+      this.check(current, opened.generation, owner, Date.now());
+      if (current?.lease?.owner !== owner)
+        throw new StateConflictError(`${this.location}: the state lease was lost before the state was saved`);
+      const state = next.memory
+        ? stateOf({ head: next.head, memory: next.memory, changed: 0 })
+        : { ...next.head, domains: current.state.domains };
+      await this.write({
+        format: 'domain-sentinel-state',
+        generation: opened.generation + 1,
+        lease: null,
+        state,
+        ...(current.audit ? { audit: current.audit } : {}),
+      });
+    });
+  }
+
+  async changeDomain(
+    key: string,
+    update: (memory: DomainMemory | undefined) => DomainMemory,
+    opened: OpenedState,
+    owner: string,
+  ): Promise<void> {
+    await this.locked(async () => {
+      const current = await this.read();
+      this.check(current, opened.generation, owner, Date.now());
+      if (current?.lease?.owner !== owner)
+        throw new StateConflictError(`${this.location}: the state lease was lost before the state was saved`);
+      // A state from before keys were normalised may keep the domain under its name as read.
+      const domains = current.state.domains;
+      const stored = Object.keys(domains).find((name) => storedDomainKey(name) === key) ?? key;
+      await this.write({
+        format: 'domain-sentinel-state',
+        generation: opened.generation + 1,
+        lease: null,
+        state: { ...current.state, domains: { ...domains, [stored]: update(domains[stored]) } },
+        ...(current.audit ? { audit: current.audit } : {}),
+      });
+    });
   }
 
   async load(): Promise<StoredState> {

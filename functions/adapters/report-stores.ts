@@ -1,38 +1,61 @@
 import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { crc32 } from 'node:zlib';
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { reportLines } from '../core/report-json';
 import {
   LATEST_REPORT_KEY,
+  LATEST_VIEW_KEY,
   parseStoredReport,
   type ReportStore,
   ReportStoreError,
   reportHistoryKey,
+  viewFromText,
 } from '../core/report-store';
+import { type ReportView, type ViewSelection, viewOf } from '../core/report-view';
 import type { Report } from '../core/scan';
 
-/** The latest report in a folder: written to a temporary file, flushed, then renamed over the old one. */
+/**
+ * The two texts a report is kept as: the report in its stored form, and its view (what the page
+ * and the feed show without a filter). Each is made in pieces, as often as it is written: never
+ * held whole (at 1 000 000 domains the report is some 100 MB).
+ */
+function texts(report: Report): { report: () => Iterable<string>; view: () => Iterable<string> } {
+  const view = viewOf(report, { purpose: 'page' });
+  return { report: () => reportLines(report), view: () => reportLines(view) };
+}
+
+/** The latest report in a folder: each text written to a temporary file, flushed, then renamed over the old one. */
 export class FolderReportStore implements ReportStore {
   constructor(readonly location: string) {}
 
   async put(report: Report): Promise<void> {
-    const target = join(this.location, LATEST_REPORT_KEY);
-    const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
-    try {
-      await mkdir(this.location, { recursive: true });
-      const file = await open(temp, 'wx', 0o600);
+    const made = texts(report);
+    for (const [name, pieces] of [
+      [LATEST_REPORT_KEY, made.report],
+      [LATEST_VIEW_KEY, made.view],
+    ] as const) {
+      const target = join(this.location, name);
+      const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
       try {
-        await file.writeFile(JSON.stringify(report));
-        await file.sync();
-      } finally {
-        await file.close();
+        await mkdir(this.location, { recursive: true });
+        const file = await open(temp, 'wx', 0o600);
+        try {
+          for (const piece of pieces()) await file.write(piece);
+          await file.sync();
+        } finally {
+          await file.close();
+        }
+        await rename(temp, target);
+      } catch (error) {
+        await rm(temp, { force: true });
+        throw new ReportStoreError(`could not write the report to ${target}: ${(error as Error).message}`, {
+          cause: error,
+        });
       }
-      await rename(temp, target);
-    } catch (error) {
-      await rm(temp, { force: true });
-      throw new ReportStoreError(`could not write the report to ${target}: ${(error as Error).message}`, {
-        cause: error,
-      });
     }
   }
 
@@ -47,11 +70,50 @@ export class FolderReportStore implements ReportStore {
     }
     return parseStoredReport(text, path);
   }
+
+  async view(selection: ViewSelection): Promise<ReportView | null> {
+    const names = selection.query?.trim() ? [LATEST_REPORT_KEY] : [LATEST_VIEW_KEY, LATEST_REPORT_KEY];
+    for (const name of names) {
+      const path = join(this.location, name);
+      const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 });
+      try {
+        await new Promise<void>((resolve, reject) => {
+          stream.once('open', () => resolve());
+          stream.once('error', reject);
+        });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw new ReportStoreError(`could not read ${path}: ${(error as Error).message}`, { cause: error });
+      }
+      try {
+        return await viewFromText(stream as AsyncIterable<string>, selection, path);
+      } finally {
+        stream.destroy();
+      }
+    }
+    return null;
+  }
+}
+
+/** Length and CRC32 (base64, as S3 takes it) of a text made in pieces, from one pass over it. */
+function measure(pieces: Iterable<string>): { length: number; crc32: string } {
+  let length = 0;
+  let crc = 0;
+  for (const piece of pieces) {
+    const bytes = Buffer.from(piece, 'utf8');
+    length += bytes.length;
+    crc = crc32(bytes, crc);
+  }
+  const out = Buffer.alloc(4);
+  out.writeUInt32BE(crc >>> 0);
+  return { length, crc32: out.toString('base64') };
 }
 
 /**
- * The latest report in S3 as `latest.json`, and each report under `reports/` as well, where the
- * bucket's lifecycle rule expires it. Encrypted at rest by the bucket's own default.
+ * The latest report in S3 as `latest.json` with its view beside it (`latest-view.json`), and each
+ * report under `reports/` as well, where the bucket's lifecycle rule expires it. Encrypted at rest
+ * by the bucket's own default. Each object is streamed with its length and CRC32 given (measured
+ * in a first pass), so S3 checks what it received and nothing holds the text whole.
  */
 export class S3ReportStore implements ReportStore {
   readonly location: string;
@@ -66,15 +128,26 @@ export class S3ReportStore implements ReportStore {
   }
 
   async put(report: Report): Promise<void> {
-    const body = JSON.stringify(report);
+    const made = texts(report);
+    const whole = measure(made.report());
     try {
-      // History first: a latest.json never points past what the history holds.
-      for (const key of [reportHistoryKey(report), LATEST_REPORT_KEY].map((k) => this.prefix + k)) {
+      // History first: a latest.json never points past what the history holds; the view last.
+      for (const [key, pieces, size] of [
+        [reportHistoryKey(report), made.report, whole],
+        [LATEST_REPORT_KEY, made.report, whole],
+        [LATEST_VIEW_KEY, made.view, measure(made.view())],
+      ] as const) {
         await this.client.send(
           new PutObjectCommand({
             Bucket: this.bucket,
-            Key: key,
-            Body: body,
+            Key: this.prefix + key,
+            Body: Readable.from(
+              (function* () {
+                for (const piece of pieces()) yield Buffer.from(piece, 'utf8');
+              })(),
+            ),
+            ContentLength: size.length,
+            ChecksumCRC32: size.crc32,
             ContentType: 'application/json; charset=utf-8',
           }),
         );
@@ -100,6 +173,31 @@ export class S3ReportStore implements ReportStore {
       });
     }
     return parseStoredReport(text, `${this.location}/${LATEST_REPORT_KEY}`);
+  }
+
+  async view(selection: ViewSelection): Promise<ReportView | null> {
+    const keys = selection.query?.trim() ? [LATEST_REPORT_KEY] : [LATEST_VIEW_KEY, LATEST_REPORT_KEY];
+    for (const key of keys) {
+      let body: Readable;
+      try {
+        const answer = await this.client.send(
+          new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }),
+        );
+        body = answer.Body as Readable;
+      } catch (error) {
+        if (error instanceof NoSuchKey || (error as Error).name === 'NoSuchKey') continue;
+        throw new ReportStoreError(`could not read the report from ${this.location}: ${describe(error)}`, {
+          cause: error,
+        });
+      }
+      body.setEncoding('utf8');
+      try {
+        return await viewFromText(body as AsyncIterable<string>, selection, `${this.location}/${key}`);
+      } finally {
+        body.destroy();
+      }
+    }
+    return null;
   }
 }
 

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Acknowledgement, ActionStore, DomainActions, Snooze } from '../core/actions';
 import { type DomainMemory, type ScanState, StateConflictError } from '../core/state';
-import { domainKey, storedDomainKey } from '../core/state-bounds';
-import { normalizeDomainName } from '../core/text';
+import { domainKey } from '../core/state-bounds';
 import type { StateStore } from './state-store';
-import { accountFor, loadState } from './stateful-scan';
+import { accountFor, openState } from './stateful-scan';
 
 /** How long a snooze's write may hold the state's lease; a write takes milliseconds. */
 const LEASE_MS = 15_000;
@@ -13,9 +12,10 @@ const ATTEMPTS = 6;
 
 /**
  * Snoozes and acknowledgements in the state store, beside each domain's memory: each change is
- * one conditional step of the store's own protocol (load, claim the lease on that generation,
- * save the next), so a scan running at the same moment either sees the action or re-reads the
- * state and then sees it; neither write is lost.
+ * one conditional step of the store's own protocol (open, claim the lease on that generation,
+ * write the one domain's memory as the next), so a scan running at the same moment either sees the
+ * action or re-reads the state and then sees it; neither write is lost. Only the domain's own item
+ * is read and written, whatever the size of the account.
  */
 export interface StateActionStoreOptions {
   /** @default Date.now */
@@ -59,24 +59,25 @@ export class StateActionStore implements ActionStore {
 
   /** The domain's memory as the last scan saved it, under any spelling of its name. */
   async memoryOf(domain: string): Promise<DomainMemory | undefined> {
-    const { state } = await loadState(this.store, this.scope);
-    await this.checkAccount(state);
-    const wanted = domainKey(domain);
-    if (Object.hasOwn(state.domains, wanted)) return state.domains[wanted];
-    for (const [key, memory] of Object.entries(state.domains))
-      if (storedDomainKey(key) === wanted) return memory;
-    return undefined;
+    const opened = await openState(this.store, this.scope);
+    await this.checkAccount(opened.head);
+    return this.store.readDomain(opened, domainKey(domain));
   }
 
   /** One conditional step: retried when a scan holds the lease or saved first. */
   private async change(update: (actions: DomainActions) => DomainActions, domain: string): Promise<void> {
     const owner = `web-${randomBytes(6).toString('hex')}`;
     for (let attempt = 1; ; attempt++) {
-      const loaded = await loadState(this.store, this.scope);
-      await this.checkAccount(loaded.state);
+      const opened = await openState(this.store, this.scope);
+      await this.checkAccount(opened.head);
       try {
-        await this.store.claim(loaded.generation, { owner, expiresAt: this.clock() + LEASE_MS });
-        await this.store.save(withActions(loaded.state, domain, update), loaded, owner);
+        await this.store.claim(opened.generation, { owner, expiresAt: this.clock() + LEASE_MS });
+        await this.store.changeDomain(
+          domainKey(domain),
+          (memory) => withActions(memory, update),
+          opened,
+          owner,
+        );
         return;
       } catch (error) {
         if (!(error instanceof StateConflictError) || attempt >= this.retry.attempts) throw error;
@@ -86,7 +87,7 @@ export class StateActionStore implements ActionStore {
   }
 
   /** Refuses a state bound to another account than the key's; an unbound one is left for a scan to bind. */
-  private async checkAccount(state: ScanState): Promise<void> {
+  private async checkAccount(state: Pick<ScanState, 'account' | 'scope'>): Promise<void> {
     if (!this.apiKey || state.account === null || state.account.hash === this.checked) return;
     await accountFor(state, await this.apiKey(), this.store.location);
     this.checked = state.account.hash;
@@ -94,20 +95,15 @@ export class StateActionStore implements ActionStore {
 }
 
 /**
- * The state with one domain's actions changed. The memory is found by normalised name (the
- * account may spell it in upper case); a domain with no memory yet (scanned without state so far)
- * gets one that holds only the actions, which the next scan fills in.
+ * One domain's memory with its actions changed. A domain with no memory yet (scanned without state
+ * so far) gets one that holds only the actions, which the next scan fills in.
  */
 function withActions(
-  state: ScanState,
-  domain: string,
+  memory: DomainMemory | undefined,
   update: (actions: DomainActions) => DomainActions,
-): ScanState {
-  const wanted = normalizeDomainName(domain);
-  const key = Object.keys(state.domains).find((name) => normalizeDomainName(name) === wanted) ?? wanted;
-  const memory: DomainMemory = state.domains[key] ?? { watched: {}, finding: null, alerted: null };
-  const actions = update(memory.actions ?? {});
-  const { actions: _old, ...rest } = memory;
-  const next: DomainMemory = actions.snooze || actions.acknowledged ? { ...rest, actions } : rest;
-  return { ...state, domains: { ...state.domains, [key]: next } };
+): DomainMemory {
+  const current: DomainMemory = memory ?? { watched: {}, finding: null, alerted: null };
+  const actions = update(current.actions ?? {});
+  const { actions: _old, ...rest } = current;
+  return actions.snooze || actions.acknowledged ? { ...rest, actions } : rest;
 }

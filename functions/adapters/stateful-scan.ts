@@ -6,16 +6,15 @@ import { ENV, type ScanSettings } from '../core/config';
 import { ConfigError } from '../core/errors';
 import type { Domain } from '../core/schemas';
 import {
-  type CompareResult,
-  compareWithState,
+  compareMemory,
+  type MemoryCompareResult,
+  ScanMemory,
   type ScanState,
   StateConflictError,
   StateError,
   type StatefulReport,
   type StatePolicy,
   StateRefusedError,
-  type WatchedFields,
-  watchedFieldsOf,
 } from '../core/state';
 import { type AccountBinding, belongsTo, bindAccount } from '../core/state-account';
 import { loadStatePolicy, STATE_ENV } from '../core/state-config';
@@ -24,7 +23,7 @@ import { DynamoDbStateStore } from './dynamodb-state-store';
 import { FileStateStore } from './file-state-store';
 import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
 import { type AlertSender, chatTargetOf, snsSender } from './sns-publish';
-import type { StateStore, StoredState } from './state-store';
+import type { OpenedState, StateStore } from './state-store';
 
 /** How long a lease holds: far longer than a publish and a save take; a crashed holder blocks no longer. */
 export const LEASE_MS = 120_000;
@@ -92,14 +91,14 @@ export function openStateStore(
     : new FileStateStore(location.path);
 }
 
-/** Loads the state and refuses one written for another reseller (base URL). */
-export async function loadState(store: StateStore, scope: string): Promise<StoredState> {
-  const loaded = await store.load();
-  if (loaded.state.scope !== null && loaded.state.scope !== scope)
+/** Opens the state (everything but its domains) and refuses one written for another reseller (base URL). */
+export async function openState(store: StateStore, scope: string): Promise<OpenedState> {
+  const opened = await store.open();
+  if (opened.head.scope !== null && opened.head.scope !== scope)
     throw new StateRefusedError(
-      `the state in ${store.location} belongs to ${loaded.state.scope}, but this scan reads ${scope}; use another --state for each account`,
+      `the state in ${store.location} belongs to ${opened.head.scope}, but this scan reads ${scope}; use another --state for each account`,
     );
-  return loaded;
+  return opened;
 }
 
 /**
@@ -109,7 +108,7 @@ export async function loadState(store: StateStore, scope: string): Promise<Store
  * and one's memory would announce the other's domains as gone and drop its snoozes.
  */
 export async function accountFor(
-  state: ScanState,
+  state: Pick<ScanState, 'account' | 'scope'>,
   apiKey: string,
   location: string,
 ): Promise<AccountBinding> {
@@ -127,14 +126,19 @@ export async function accountFor(
  */
 export async function rebindState(store: StateStore, scope: string, apiKey: string): Promise<boolean> {
   const owner = `rebind-${Math.random().toString(36).slice(2, 10)}`;
-  const loaded = await loadState(store, scope);
-  if (loaded.state.account && (await belongsTo(loaded.state.account, apiKey))) return false;
+  const opened = await openState(store, scope);
+  if (opened.head.account && (await belongsTo(opened.head.account, apiKey))) return false;
   const account = await bindAccount(apiKey);
-  await store.claim(loaded.generation, { owner, expiresAt: Date.now() + 15_000 });
+  await store.claim(opened.generation, { owner, expiresAt: Date.now() + 15_000 });
   try {
-    await store.save({ ...loaded.state, scope: loaded.state.scope ?? scope, account }, loaded, owner);
+    // The account-wide part only: every domain's memory stays as it is.
+    await store.saveNext(
+      { head: { ...opened.head, scope: opened.head.scope ?? scope, account } },
+      opened,
+      owner,
+    );
   } catch (error) {
-    await store.release(loaded.generation, owner).catch(() => undefined);
+    await store.release(opened.generation, owner).catch(() => undefined);
     throw error;
   }
   return true;
@@ -170,7 +174,7 @@ export interface StatefulScanInput {
 }
 
 export interface StatefulScanOutcome {
-  readonly result: CompareResult;
+  readonly result: MemoryCompareResult;
   readonly published: Published | null;
   /** False for a dry run, and when superseded. */
   readonly saved: boolean;
@@ -181,11 +185,13 @@ export interface StatefulScanOutcome {
 }
 
 /**
- * One scan with memory: load the state, read the whole account (full mode: only a complete read
- * proves a domain left), compare, take the lease, publish if the comparison says so, then save and
- * release. A failed publish releases the lease unsaved, so the next run says it again (at least
- * once); a scan that finds the state moved or leased re-reads it and recomputes, so what the other
- * scan announced is not announced twice (at most once).
+ * One scan with memory: open the state (the account-wide part), check the scan's time and the
+ * account against it, then read the whole account (full mode: only a complete read proves a
+ * domain left) and the remembered domains at once into one ScanMemory, compare, take the lease,
+ * publish if the comparison says so, then save what changed and release. A failed publish releases
+ * the lease unsaved, so the next run says it again (at least once); a scan that finds the state
+ * moved or leased re-reads it and recomputes, so what the other scan announced is not announced
+ * twice (at most once).
  */
 export async function runStatefulScan(input: StatefulScanInput): Promise<StatefulScanOutcome> {
   const { store, policy } = input;
@@ -193,49 +199,28 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
   const clock = input.clock ?? Date.now;
   const now = input.job.now;
   const owner = input.owner ?? `scan-${Math.random().toString(36).slice(2, 10)}-${clock()}`;
-  let loaded = await loadState(store, scope);
+  let opened = await openState(store, scope);
   // Checked before the account is read: a refused scan costs no request.
-  const timeProblem = input.allowClockSkew ? null : scanTimeProblem(now, clock(), loaded.state.last_scan_at);
+  const timeProblem = input.allowClockSkew ? null : scanTimeProblem(now, clock(), opened.head.last_scan_at);
   if (timeProblem)
     throw new StateRefusedError(
       `${timeProblem}: refused; pass --allow-clock-skew to scan anyway (a replay, or a clock that was wrong)`,
     );
   const apiKey = await input.job.secrets.apiKey();
-  let account = await accountFor(loaded.state, apiKey, store.location);
+  let account = await accountFor(opened.head, apiKey, store.location);
 
-  const observed = new Map<string, WatchedFields>();
-  const pages = new Map<string, number>();
-  let attemptSeen = 0;
-  const report = await runScanJob({
-    ...input.job,
-    observe: (domain: Domain, attempt: number, page: number) => {
-      if (attempt !== attemptSeen) {
-        observed.clear(); // the read started over: only the last attempt's domains count
-        pages.clear();
-        attemptSeen = attempt;
-      }
-      observed.set(domain.domain_name, watchedFieldsOf(domain));
-      pages.set(domain.domain_name, page);
-    },
-  });
+  const memory = new ScanMemory();
+  const report = await readBoth(store, opened, memory, input.job);
 
   const started = clock();
   const waitMs = input.waitMs ?? CONFLICT_WAIT_MS;
   for (let conflicts = 0; ; conflicts++) {
-    const compared = compareWithState({
-      report,
-      observed,
-      state: loaded.state,
-      policy,
-      scope,
-      account,
-      pages,
-    });
+    const compared = compareMemory({ report, memory, state: opened.head, policy, scope, account });
     // Links are signed for the findings as compared: a snooze link must act on what the alert shows.
     const result = { ...compared, report: await signReportLinks(compared.report, input.job, true) };
     if (!input.publish) return { result, published: null, saved: false, conflicts };
     try {
-      await store.claim(loaded.generation, { owner, expiresAt: clock() + LEASE_MS });
+      await store.claim(opened.generation, { owner, expiresAt: clock() + LEASE_MS });
     } catch (error) {
       if (!(error instanceof StateConflictError)) throw error;
       if (clock() - started >= waitMs)
@@ -244,20 +229,23 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
           { cause: error },
         );
       await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** conflicts, 2_000)));
-      loaded = await loadState(store, scope);
-      if (loaded.state.account?.hash !== account.hash)
-        account = await accountFor(loaded.state, apiKey, store.location);
+      opened = await openState(store, scope);
+      if (opened.head.account?.hash !== account.hash)
+        account = await accountFor(opened.head, apiKey, store.location);
       // The other scan read the account later than this one: what it saved is newer than what this
       // one read, and going back to this one's would move the state's time backwards.
-      const last = loaded.state.last_scan_at === null ? Number.NaN : Date.parse(loaded.state.last_scan_at);
+      const last = opened.head.last_scan_at === null ? Number.NaN : Date.parse(opened.head.last_scan_at);
       if (!input.allowClockSkew && last > now)
         return {
           result,
           published: null,
           saved: false,
           conflicts: conflicts + 1,
-          superseded: `another scan saved a later scan (${loaded.state.last_scan_at}) while this one ran, so this one's older read was not used`,
+          superseded: `another scan saved a later scan (${opened.head.last_scan_at}) while this one ran, so this one's older read was not used`,
         };
+      // What this scan read stays; the memory it is compared with is read again.
+      memory.forgetPrior();
+      await store.readDomains(opened, memory);
       continue;
     }
     let published: Published | null = null;
@@ -267,15 +255,15 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
         published = await input.publish(alertView(result.report, result.silenced));
       } catch (error) {
         // If the release fails too, the lease lapses by itself; the publish failure is what to report.
-        await store.release(loaded.generation, owner).catch(() => undefined);
+        await store.release(opened.generation, owner).catch(() => undefined);
         throw error;
       }
     }
     try {
-      await store.save(result.next, loaded, owner);
+      await store.saveNext({ head: result.next.head, memory: result.next.memory }, opened, owner);
     } catch (error) {
       // Never leave the lease behind: the next scan must be able to try again at once.
-      await store.release(loaded.generation, owner).catch(() => undefined);
+      await store.release(opened.generation, owner).catch(() => undefined);
       const what = (error as Error).message;
       throw new StateError(
         published
@@ -286,6 +274,45 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
     }
     return { result, published, saved: true, conflicts };
   }
+}
+
+/**
+ * Reads the account and the remembered domains at the same time into `memory`: the store's
+ * queries run while the reseller's pages are awaited. Either failing stops the other: a state that
+ * cannot be read ends the scan at its next domain, a scan that fails stops the state's queries.
+ */
+async function readBoth(
+  store: StateStore,
+  opened: OpenedState,
+  memory: ScanMemory,
+  job: ScanJobInput,
+): Promise<Awaited<ReturnType<typeof runScanJob>>> {
+  const stop = new AbortController();
+  let stateFailure: { readonly error: unknown } | null = null;
+  let attemptSeen = 0;
+  const domains = store.readDomains(opened, memory, stop.signal).catch((error: unknown) => {
+    stateFailure = { error };
+    throw error;
+  });
+  const scan = runScanJob({
+    ...job,
+    observe: (domain: Domain, attempt: number, page: number) => {
+      if (stateFailure) throw stateFailure.error;
+      if (attempt !== attemptSeen) {
+        memory.restart(); // the read started over: only the last attempt's domains count
+        attemptSeen = attempt;
+      }
+      memory.observeDomain(domain, page);
+    },
+  });
+  const stopping = scan.catch((error: unknown) => {
+    stop.abort();
+    throw error;
+  });
+  const [scanned, read] = await Promise.allSettled([stopping, domains]);
+  if (read.status === 'rejected') throw read.reason;
+  if (scanned.status === 'rejected') throw scanned.reason;
+  return scanned.value;
 }
 
 /** Changes and resolved entries carried in one message: the JSON goes into it four times (sqs, lambda, http, https). */

@@ -64,7 +64,13 @@ export function createViewHandler(deps: ViewDeps) {
       token,
       now: clock(),
       signingKeys: () => deps.secrets.signingKeys(),
-      latestReport: async () => (await deps.reports())?.latest() ?? null,
+      // Read one element at a time: the view the page or the feed shows, never the whole report.
+      latestReport: async () =>
+        (await deps.reports())?.view(
+          action === 'calendar'
+            ? { purpose: 'calendar' }
+            : { purpose: 'page', ...(token.q !== undefined ? { query: token.q } : {}) },
+        ) ?? null,
     });
     // Rendered before the log line, so the log says what was answered (a report that fails to
     // render is a 503, not the 200 it was decided as).

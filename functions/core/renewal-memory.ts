@@ -68,6 +68,53 @@ export interface RenewalMemoryResult {
   readonly observed: ReadonlyMap<string, WatchedFields>;
 }
 
+/** What to keep of a domain's renewal watch, and whether its renewal failed while watched. */
+export interface RenewalStep {
+  /** 'none': no watch; 'before': the remembered one (it passed, the expiry did not move); 'current': the one read now. */
+  readonly keep: 'none' | 'before' | 'current';
+  readonly failed: boolean;
+}
+
+/**
+ * One domain's step of the renewal memory, on numbers so a scan of a million domains allocates
+ * nothing for it: the watch read now (whether there is one, its due time, NaN for none), the
+ * remembered due time (NaN for none), whether the expiry is the one remembered, and the scan's time.
+ */
+export function renewalStep(
+  current: boolean,
+  currentDue: number,
+  beforeDue: number,
+  sameExpiry: boolean,
+  now: number,
+): RenewalStep {
+  if (current && sameExpiry && beforeDue <= now)
+    return { keep: 'before', failed: now - beforeDue >= RENEWAL_GRACE_MS };
+  if (current && currentDue > now) return { keep: 'current', failed: false };
+  return { keep: 'none', failed: false };
+}
+
+/** {@link renewalStep} for a watch as objects (a stored one may be written any RFC 3339 way). */
+export function renewalStepOf(
+  current: RenewalWatch | undefined,
+  before: RenewalWatch | undefined,
+  now: number,
+): RenewalStep {
+  return renewalStep(
+    current !== undefined,
+    current?.due ? Date.parse(current.due) : Number.NaN,
+    before?.due ? Date.parse(before.due) : Number.NaN,
+    current !== undefined && before !== undefined && current.expiry === before.expiry,
+    now,
+  );
+}
+
+/** A renewal that fell due while watched and did not happen: what its finding is made of. */
+export interface FailedRenewal {
+  readonly due: string;
+  readonly expiry: string;
+  readonly watched: WatchedFields;
+}
+
 /**
  * Compares each domain's renewal with the one remembered. The state keeps a renewal only once a
  * scan saw it still ahead, so "passed between two scans" is proven, not assumed; it keeps it while
@@ -78,15 +125,24 @@ export function rememberRenewals(input: RenewalMemoryInput): RenewalMemoryResult
   const { report, observed, prior } = input;
   const now = Date.parse(report.now);
   const next = new Map<string, WatchedFields>();
-  const failed = new Map<string, { due: string; expiry: string; watched: WatchedFields }>();
+  const failed = new Map<string, FailedRenewal>();
   for (const [name, watched] of observed) {
     const { keep, miss } = compareRenewal(watched, prior(name), now);
     if (miss) failed.set(name, miss);
     const { renewal: _seen, ...rest } = watched;
     next.set(name, keep ? { ...rest, renewal: keep } : rest);
   }
-  if (failed.size === 0 || report.renewal_rule_off) return { report, observed: next };
+  return { report: withFailedRenewals(report, failed), observed: next };
+}
 
+/**
+ * The report with the renewals that failed while watched as `renewal_failed` findings (summary and
+ * order updated): a domain already expired, in quarantine or failed keeps its finding; one whose
+ * expiry already passed gets none from memory.
+ */
+export function withFailedRenewals(report: Report, failed: ReadonlyMap<string, FailedRenewal>): Report {
+  if (failed.size === 0 || report.renewal_rule_off) return report;
+  const now = Date.parse(report.now);
   const findings: Finding[] = [];
   const seen = new Set<string>();
   for (const f of report.findings) {
@@ -106,30 +162,32 @@ export function rememberRenewals(input: RenewalMemoryInput): RenewalMemoryResult
   sortFindings(findings);
   const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
   for (const f of findings) summary[f.severity]++;
-  return { report: { ...report, findings, summary }, observed: next };
+  return { ...report, findings, summary };
 }
-
-type Miss = { due: string; expiry: string; watched: WatchedFields };
 
 /** The renewal to keep watching, and the one that was missed (24 hours past, expiry unmoved), if any. */
 function compareRenewal(
   watched: WatchedFields,
   memory: DomainMemory | undefined,
   now: number,
-): { keep?: RenewalWatch; miss?: Miss } {
-  const current = watched.renewal;
+): { keep?: RenewalWatch; miss?: FailedRenewal } {
   const before = memory?.watched.renewal;
-  const beforeDue = before?.due ? Date.parse(before.due) : Number.NaN;
-  if (current && before?.due && current.expiry === before.expiry && beforeDue <= now)
-    return now - beforeDue >= RENEWAL_GRACE_MS
-      ? { keep: before, miss: { due: before.due, expiry: current.expiry, watched } }
-      : { keep: before };
-  if (current?.due && Date.parse(current.due) > now) return { keep: current };
-  return {};
+  const step = renewalStepOf(watched.renewal, before, now);
+  const keep = step.keep === 'before' ? before : step.keep === 'current' ? watched.renewal : undefined;
+  const miss =
+    step.failed && before?.due
+      ? { due: before.due, expiry: watched.renewal?.expiry ?? '', watched }
+      : undefined;
+  return { ...(keep ? { keep } : {}), ...(miss ? { miss } : {}) };
 }
 
 /** The finding once a missed renewal is known: `renewal_failed` unless it is already that or worse. */
-function withMiss(f: DomainFinding | null, name: string, miss: Miss, now: number): DomainFinding | null {
+function withMiss(
+  f: DomainFinding | null,
+  name: string,
+  miss: FailedRenewal,
+  now: number,
+): DomainFinding | null {
   if (f && (f.kind === 'quarantine' || f.kind === 'expired' || f.kind === 'renewal_failed')) return f;
   if (!f && Date.parse(miss.expiry) <= now) return null;
   return failedFinding(name, miss, now, f ?? undefined);
@@ -154,12 +212,7 @@ export function findingWithMemory(
   return miss ? withMiss(finding, domain.domain_name, miss, now) : finding;
 }
 
-function failedFinding(
-  name: string,
-  miss: { due: string; expiry: string; watched: WatchedFields },
-  now: number,
-  was?: DomainFinding,
-): DomainFinding {
+function failedFinding(name: string, miss: FailedRenewal, now: number, was?: DomainFinding): DomainFinding {
   const expiry = Date.parse(miss.expiry);
   const handle = miss.watched.registrant_handle;
   return {

@@ -1,9 +1,20 @@
 import { dateFormat, describeDomainFinding, headline, renewalCostLine, restoreDeadlineText } from './alert';
 import { type AuditEntry, auditLine } from './audit';
 import { type DomainFinding, type Finding, isDomainFinding, SEVERITIES, type Severity } from './classify';
+import {
+  filterText,
+  RESPONSE_BUDGET_BYTES,
+  type ReportView,
+  responseBytes,
+  searchable,
+  TIMELINE_DAYS,
+  TIMELINE_ROWS,
+  type TimelineRow,
+  timelineRowOf,
+} from './report-view';
 import { escapeHtml, renderPage, SECURITY_HEADERS, styleSource } from './restore-page';
 import type { Report } from './scan';
-import { displayDomain, safeText } from './text';
+import { displayDomain, plural, safeText } from './text';
 
 /**
  * The report page: the latest full report, server-rendered. Findings grouped by severity in the
@@ -11,6 +22,11 @@ import { displayDomain, safeText } from './text';
  * restore attempts of the audit trail, a filter (a GET form: no script at all), and a timeline of
  * the expiries and restore deadlines of the next 90 days as inline SVG. Every value from the report
  * is escaped; the only styles are two inline sheets allowed by their hashes.
+ *
+ * It always fits one Lambda answer ({@link RESPONSE_BUDGET_BYTES}): every critical and warning
+ * finding is on it, the most urgent first with registrant and links, and where the whole list would
+ * not fit the rest briefly (the filter shows any of them in full). Info findings beyond the first
+ * thousand are counted by kind, and the filter finds them (report-view.ts reads them so).
  */
 
 const STYLE = `body{max-width:60rem;margin:1rem auto}
@@ -33,17 +49,16 @@ export const REPORT_PAGE_HEADERS: Readonly<Record<string, string>> = {
   ),
 };
 
+export { TIMELINE_DAYS };
+
 const DAY_MS = 86_400_000;
-/** Days the timeline looks ahead. */
-export const TIMELINE_DAYS = 90;
-/** Rows drawn on the timeline; the rest are counted beneath it. */
-const TIMELINE_ROWS = 60;
 const WORDS: Record<Severity, string> = { critical: 'CRITICAL', warning: 'WARNING', info: 'INFO' };
 
 const dayFormat = dateFormat('UTC').day;
 
 export interface ReportPageInput {
-  readonly report: Report;
+  /** The report, or a view of the stored one (report-view.ts). */
+  readonly report: ReportView;
   /** The filter's text, as typed. */
   readonly query?: string;
   /** The link's own token, so the filter form keeps the page's signature. */
@@ -54,21 +69,12 @@ export interface ReportPageInput {
    * when no state store keeps one.
    */
   readonly audit?: readonly AuditEntry[] | null;
+  /** The most the page may take, as the Lambda counts it. @default RESPONSE_BUDGET_BYTES */
+  readonly budgetBytes?: number;
 }
 
 /** Restore deadlines and restore attempts listed on the page; the rest are counted. */
 const LIST_SHOWN = 20;
-
-/** Text a finding is matched against by the filter. */
-function searchable(f: Finding): string {
-  if (!isDomainFinding(f))
-    return `${f.handle} ${f.name} ${f.company_name} ${f.email} ${f.kind}`.toLowerCase();
-  const r = f.registrant;
-  return [displayDomain(f.domain_name), f.kind, f.severity, r?.handle, r?.name, r?.company_name, r?.email]
-    .filter(Boolean)
-    .join(' ')
-    .toLowerCase();
-}
 
 function itemHtml(f: Finding, now: string): string {
   if (!isDomainFinding(f)) {
@@ -91,15 +97,30 @@ function itemHtml(f: Finding, now: string): string {
         )
         .join('')}</div>`
     : '';
-  return `<li class="${f.severity}" data-domain="${escapeHtml(displayDomain(f.domain_name))}"><strong>${escapeHtml(displayDomain(f.domain_name))}</strong>${tags}: ${escapeHtml(describeDomainFinding(f, now, dayFormat))}${who}${links}</li>`;
+  const name = escapeHtml(displayDomain(f.domain_name));
+  // Joined, not templated: a page keeps tens of thousands of items until it is written, and a
+  // string made of pieces is a tree of them, several times its length in memory.
+  return [
+    `<li class="${f.severity}" data-domain="${name}"><strong>${name}</strong>`,
+    tags,
+    ': ',
+    escapeHtml(describeDomainFinding(f, now, dayFormat)),
+    who,
+    links,
+    '</li>',
+  ].join('');
 }
 
-/** One row of the timeline: an expiry, or a quarantined domain's restore-by day. */
-interface TimelineRow {
-  readonly finding: DomainFinding;
-  /** Epoch ms the mark stands at. */
-  readonly at: number;
-  readonly restore: boolean;
+/** An item in brief: the name and what is wrong, without registrant and links. */
+function briefHtml(f: Finding, now: string): string {
+  if (!isDomainFinding(f))
+    return `<li class="${f.severity}"><strong>contact ${escapeHtml(safeText(f.handle))}</strong>: validation pending</li>`;
+  const name = escapeHtml(displayDomain(f.domain_name));
+  return [
+    `<li class="${f.severity}" data-domain="${name}"><strong>${name}</strong>: `,
+    escapeHtml(describeDomainFinding(f, now, dayFormat)),
+    '</li>',
+  ].join('');
 }
 
 /**
@@ -107,21 +128,24 @@ interface TimelineRow {
  * date or a square on its restore-by day (quarantine), coloured by severity; weekly ticks. A
  * restore-by day already past stands at today. Pure SVG, scaled to the screen.
  */
-export function renderTimeline(report: Report): string {
+export function renderTimeline(report: ReportView): string {
   const start = Date.parse(report.now);
   const end = start + TIMELINE_DAYS * DAY_MS;
-  const due: TimelineRow[] = [];
-  for (const f of report.findings) {
-    if (!isDomainFinding(f)) continue;
-    if (f.kind === 'quarantine') {
-      if (f.restore_by && Date.parse(f.restore_by) <= end)
-        due.push({ finding: f, at: Math.max(start, Date.parse(f.restore_by)), restore: true });
-    } else if (Date.parse(f.date_expiry) >= start && Date.parse(f.date_expiry) <= end) {
-      due.push({ finding: f, at: Date.parse(f.date_expiry), restore: false });
+  let rows: readonly TimelineRow[];
+  let total: number;
+  if (report.view?.timeline) {
+    rows = report.view.timeline.rows;
+    total = report.view.timeline.total;
+  } else {
+    const due: TimelineRow[] = [];
+    for (const f of report.findings) {
+      const row = timelineRowOf(f, start);
+      if (row) due.push(row);
     }
+    due.sort((a, b) => a.at - b.at);
+    rows = due.slice(0, TIMELINE_ROWS);
+    total = due.length;
   }
-  due.sort((a, b) => a.at - b.at);
-  const rows = due.slice(0, TIMELINE_ROWS);
   // Narrow enough that 10-unit text stays readable when a phone scales the chart to its width.
   const left = 140;
   const width = 420;
@@ -152,8 +176,8 @@ export function renderTimeline(report: Report): string {
       ? `<text x="${left}" y="${top + 10}">Nothing due in the next ${TIMELINE_DAYS} days.</text>`
       : '';
   const more =
-    due.length > rows.length
-      ? `<p class="note">and ${due.length - rows.length} more dates in the next ${TIMELINE_DAYS} days (see the list below)</p>`
+    total > rows.length
+      ? `<p class="note">and ${total - rows.length} more dates in the next ${TIMELINE_DAYS} days (see the list below)</p>`
       : '';
   return `<svg viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="tl-title"><title id="tl-title">Expiries (dots) and restore deadlines (squares) in the next ${TIMELINE_DAYS} days</title>${ticks.join('')}${marks.join('')}${empty}</svg>${more}`;
 }
@@ -202,9 +226,10 @@ interface ChangeLike {
   readonly after?: unknown;
 }
 
-function changesHtml(report: Report): string {
+function changesHtml(report: ReportView): string {
   const changes = (report as { changes?: unknown }).changes;
   if (!Array.isArray(changes)) return '';
+  const total = report.view?.changesTotal ?? changes.length;
   const items = (changes as ChangeLike[]).map((c) => {
     const name = typeof c.domain_name === 'string' ? displayDomain(c.domain_name) : '?';
     const kind = typeof c.kind === 'string' ? c.kind.replace(/_/g, ' ') : 'changed';
@@ -214,13 +239,79 @@ function changesHtml(report: Report): string {
         : '';
     return `<li><strong>${escapeHtml(name)}</strong>: ${escapeHtml(kind + detail)}</li>`;
   });
-  return `<h2>Changes since the last scan (${items.length})</h2>${items.length ? `<ul class="items">${items.join('')}</ul>` : '<p>None.</p>'}`;
+  const rest = total - items.length;
+  return `<h2>Changes since the last scan (${total})</h2>${items.length ? `<ul class="items">${items.join('')}</ul>` : '<p>None.</p>'}${rest > 0 ? `<p class="note">and ${rest} more (the JSON report lists them all)</p>` : ''}`;
+}
+
+/** What info findings a view counted instead of carrying, in words: `60 211 expiring, 55 000 auto_renew off`. */
+function omittedWords(omitted: Readonly<Record<string, number>>): string {
+  return Object.entries(omitted)
+    .sort(([, a], [, b]) => b - a)
+    .map(([kind, n]) => `${n} ${kind.replace(/_/g, ' ')}`)
+    .join(', ');
+}
+
+interface Item {
+  readonly full: string;
+  readonly brief: string;
+}
+
+/**
+ * The finding lists within `budget` bytes: every item brief first, then from the most urgent on
+ * each in full while it fits; if even brief ones do not fit, the least urgent are left out, said so.
+ */
+function listsHtml(
+  sections: ReadonlyArray<{
+    readonly heading: string;
+    readonly items: readonly Item[];
+    readonly after: string;
+  }>,
+  budget: number,
+): string {
+  const all = sections.flatMap((section) => section.items);
+  const briefSizes = all.map((item) => responseBytes(item.brief));
+  // The two notes below and the lists' own tags, whatever the numbers in them.
+  let size = 1_024;
+  for (const section of sections) size += responseBytes(section.heading) + responseBytes(section.after) + 32;
+  for (const n of briefSizes) size += n;
+  let kept = all.length;
+  while (kept > 0 && size > budget) size -= briefSizes[--kept] as number;
+  let full = 0;
+  while (full < kept) {
+    const extra = responseBytes((all[full] as Item).full) - (briefSizes[full] as number);
+    if (size + extra > budget) break;
+    size += extra;
+    full++;
+  }
+  const notes: string[] = [];
+  if (full < kept)
+    notes.push(
+      `<p class="note">The first ${full} of ${plural(all.length, 'item')} show registrant and links; the rest are listed briefly so the page stays within what the web function can answer. Filter to see any of them in full.</p>`,
+    );
+  if (kept < all.length)
+    notes.push(
+      `<p class="note">${all.length - kept} more items did not fit on this page: filter to find them, or see the JSON report.</p>`,
+    );
+  let index = 0;
+  const html = sections
+    .map((section) => {
+      const items = section.items
+        .map((item) => {
+          const at = index++;
+          return at >= kept ? '' : at < full ? item.full : item.brief;
+        })
+        .join('');
+      return `${section.heading}${items ? `<ul class="items">${items}</ul>` : ''}${section.after}`;
+    })
+    .join('');
+  return notes.join('') + html;
 }
 
 /** The whole page. */
 export function renderReportPage(input: ReportPageInput): string {
   const { report } = input;
-  const query = (input.query ?? '').trim().slice(0, 200);
+  const view = report.view;
+  const query = filterText(input.query);
   const needle = query.toLowerCase();
   const shown = needle ? report.findings.filter((f) => searchable(f).includes(needle)) : report.findings;
   const label = input.accountLabel ? ` (${safeText(input.accountLabel)})` : '';
@@ -228,30 +319,48 @@ export function renderReportPage(input: ReportPageInput): string {
     .filter(([k]) => ['exp', 'kid', 'sig'].includes(k))
     .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`)
     .join('');
+  const total = report.findings.length + (view?.omittedTotal ?? 0);
+  const matches = view?.matches ?? shown.length;
   const sections = [...SEVERITIES]
     .reverse()
     .map((severity) => {
       const items = shown.filter((f) => f.severity === severity);
-      if (items.length === 0) return '';
-      return `<h2>${WORDS[severity]} (${items.length})</h2><ul class="items">${items.map((f) => itemHtml(f, report.now)).join('')}</ul>`;
+      const left = severity === 'info' ? (needle ? matches - shown.length : (view?.omittedTotal ?? 0)) : 0;
+      if (items.length === 0 && left <= 0) return null;
+      const after =
+        left > 0
+          ? needle
+            ? `<p class="note">and ${left} more matching info findings: make the filter narrower to list them.</p>`
+            : `<p class="note">and ${left} more info findings (${escapeHtml(omittedWords(view?.omitted ?? {}))}): type a name, registrant or kind in the filter to list them, or see the JSON report.</p>`
+          : '';
+      return {
+        heading: `<h2>${WORDS[severity]} (${items.length + Math.max(0, left)})</h2>`,
+        items: items.map((f) => ({ full: itemHtml(f, report.now), brief: briefHtml(f, report.now) })),
+        after,
+      };
     })
-    .join('');
+    .filter((section) => section !== null);
   const filtered = needle
-    ? `<p>${shown.length} of ${report.findings.length} findings match “${escapeHtml(safeText(query))}”.</p>`
+    ? `<p>${matches} of ${total} findings match “${escapeHtml(safeText(query))}”.</p>`
     : '';
-  const problems = report.problems.length
-    ? `<h2>Unreadable records (${report.problems.length})</h2><p>They could not be read and were not checked; the JSON report lists them.</p>`
+  const problemCount = view?.problemsTotal ?? report.problems.length;
+  const problems = problemCount
+    ? `<h2>Unreadable records (${problemCount})</h2><p>They could not be read and were not checked; the JSON report lists them.</p>`
     : '';
-  return renderPage(
-    `domain-sentinel report${label}`,
-    `<h1>domain-sentinel${escapeHtml(label)}</h1>
+  const render = (lists: string) =>
+    renderPage(
+      `domain-sentinel report${label}`,
+      `<h1>domain-sentinel${escapeHtml(label)}</h1>
 <p>${escapeHtml(headline(report))}. Scanned ${escapeHtml(dayFormat(report.now))} (${escapeHtml(report.now.replace('T', ' ').slice(0, 16))} UTC).</p>
 <ul class="sum"><li class="critical">${report.summary.critical} critical</li><li class="warning">${report.summary.warning} warning</li><li class="info">${report.summary.info} info</li></ul>
 ${deadlinesHtml(report)}${renewalHtml(report)}
 <h2>Expiries and restore deadlines in the next ${TIMELINE_DAYS} days</h2>${renderTimeline(report)}
 ${changesHtml(report)}
 <form class="filter" method="get" action="">${hidden}<input type="search" name="q" value="${escapeHtml(query)}" placeholder="Filter: domain, registrant, kind" aria-label="Filter findings"><button type="submit">Filter</button></form>
-${filtered}${sections || '<p>No findings.</p>'}${problems}${auditHtml(input.audit)}`,
-    STYLE,
-  );
+${filtered}${lists || '<p>No findings.</p>'}${problems}${auditHtml(input.audit)}`,
+      STYLE,
+    );
+  const skeleton = responseBytes(render(''));
+  const budget = (input.budgetBytes ?? RESPONSE_BUDGET_BYTES) - skeleton;
+  return render(sections.length ? listsHtml(sections, budget) : '');
 }

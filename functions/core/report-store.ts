@@ -1,6 +1,8 @@
 import * as z from 'zod';
 import { SEVERITIES } from './classify';
 import { SentinelError } from './errors';
+import { ReportTextError, readReportText } from './report-json';
+import { type ReportView, ReportViewBuilder, ViewDataError, type ViewSelection } from './report-view';
 import type { Report } from './scan';
 import { parseRfc3339 } from './schemas';
 
@@ -11,9 +13,15 @@ import { parseRfc3339 } from './schemas';
 export interface ReportStore {
   /** For messages: the folder or `s3://bucket/prefix`. */
   readonly location: string;
+  /** Keeps `report` as the latest (and its view, see {@link LATEST_VIEW_KEY}), written in pieces. */
   put(report: Report): Promise<void>;
-  /** The report last put, or null before the first. */
+  /** The report last put, whole, or null before the first. */
   latest(): Promise<Report | null>;
+  /**
+   * What the page or the feed shows of the report last put, read one element at a time: from the
+   * view kept beside it, or (a filter, or a report kept by an older version) from the report.
+   */
+  view(selection: ViewSelection): Promise<ReportView | null>;
 }
 
 /** A report could not be kept or read back. */
@@ -31,6 +39,12 @@ export const REPORT_ENV = {
 
 /** The object key (S3) or file name (folder) of the latest report. */
 export const LATEST_REPORT_KEY = 'latest.json';
+/**
+ * The latest report as the page and the feed read it (report-view.ts): every critical and warning
+ * finding, the first info findings, the rest counted. At 1 000 000 domains some 16 MB beside a
+ * report of 100 MB, so the web function reads a sixth of it; only a filter reads the report.
+ */
+export const LATEST_VIEW_KEY = 'latest-view.json';
 /** Where each report is kept as well, by its time; the bucket's lifecycle rule expires them. */
 export const reportHistoryKey = (report: Report) =>
   `reports/${report.generated_at.replace(/[:.]/g, '-')}.json`;
@@ -109,4 +123,30 @@ export function parseStoredReport(text: string, where: string): Report {
     );
   }
   return parsed.data as unknown as Report;
+}
+
+/**
+ * Reads stored report text (the stored form, a view, or a report written whole) into the view
+ * `selection` asks for. What is not a report the page and the feed can show is refused as
+ * DamagedReportError, with the place and the reason.
+ */
+export async function viewFromText(
+  chunks: AsyncIterable<string>,
+  selection: ViewSelection,
+  where: string,
+): Promise<ReportView> {
+  const builder = new ReportViewBuilder(selection);
+  try {
+    await readReportText(chunks, builder);
+    return builder.result();
+  } catch (error) {
+    if (error instanceof ReportTextError && /is not JSON/.test(error.message))
+      throw new DamagedReportError(`the report in ${where} is not JSON (${error.message})`, { cause: error });
+    if (error instanceof ReportTextError || error instanceof ViewDataError)
+      throw new DamagedReportError(
+        `the report in ${where} is not a domain-sentinel report (${error.message})`,
+        { cause: error },
+      );
+    throw error;
+  }
 }

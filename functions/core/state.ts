@@ -11,12 +11,15 @@ import {
 } from './classify';
 import { ConfigError, SentinelError } from './errors';
 import {
+  type FailedRenewal,
   lastDaysRepeatDue,
   premiumPriceChange,
   premiumPriceOf,
   type RenewalWatch,
-  rememberRenewals,
   renewalObservation,
+  renewalStep,
+  renewalStepOf,
+  withFailedRenewals,
 } from './renewal-memory';
 import type { Problem } from './reseller/paging';
 import type { Report } from './scan';
@@ -36,6 +39,7 @@ import {
   storedContactKey,
   storedDomainKey,
 } from './state-bounds';
+import { fastMemory, MemoryTable, NEXT, type RenewalNumbers } from './state-table';
 import { isDue, StoredDateTime } from './state-time';
 import { normalizeDomainName, safeText } from './text';
 
@@ -350,120 +354,289 @@ const shownName = (name: string, key: string) => (isHashedKey(key) ? shownCut(na
 
 const BOUNDED_FIELDS = ['registrant_handle', 'nsgroup', 'dnssec'] as const;
 
-/** One domain as this scan read it, under its memory key. */
-interface Seen {
-  /** The name as read. */
+/** A second record whose name is one already read once normalised: kept for the problem it becomes. */
+interface SecondRecord {
   readonly name: string;
-  /** Its watched fields, each bounded (state-bounds.ts). */
+  /** The name of the first record of that key, as read. */
+  readonly first: string;
+  readonly page: number;
   readonly watched: WatchedFields;
 }
 
-/** The report and the observations with every domain under its memory key (see keyRecords). */
-interface Keyed {
-  readonly report: Report;
-  readonly observed: ReadonlyMap<string, Seen>;
-  readonly findingByKey: ReadonlyMap<string, DomainFinding>;
-}
-
 /**
- * Puts every domain under its memory key, and turns what the memory cannot keep as it is into
- * problem records, so nothing from the reseller can wedge a store or be mistaken for another
- * domain: a second record whose normalised name is one already read (its finding is left out of
- * the findings and named in a problem, critical when the finding was, as paging does for a name
- * repeated in other letter case), a name longer than any domain name (kept under a hash of it),
- * and a watched field too long to keep (kept cut, with a hash, so a change is still seen).
+ * What one scan read of the account's domains, put beside the memory of the last scan: each domain
+ * under its memory key in a {@link MemoryTable}, the first record of a key only. What the memory
+ * cannot keep as it is becomes a problem record, so nothing from the reseller can wedge a store or
+ * be mistaken for another domain: a second record whose normalised name is one already read (its
+ * finding is left out of the findings and named in a problem, critical when the finding was, as
+ * paging does for a name repeated in other letter case), a name longer than any domain name (kept
+ * under a hash of it), and a watched field too long to keep (kept cut, with a hash, so a change is
+ * still seen). Fed one domain at a time while the account is read, so nothing but the compact
+ * table grows with the account.
  */
-function keyRecords(input: CompareInput): Keyed {
-  const { report, observed, pages } = input;
-  const extra: Problem[] = [];
-  const pageOf = (name: string) => pages?.get(name) ?? 0;
-  const problem = (name: string, reason: string, critical = false) =>
-    extra.push({
-      resource: 'domain',
-      key: shownCut(name),
-      page: pageOf(name),
-      reason,
-      ...(critical ? { severity: 'critical' as const } : {}),
-    });
-  const checkName = (name: string) => {
+export class ScanMemory {
+  /** The first records' problems (a name or a field too long to keep), in the order read. */
+  private nameProblems: Problem[] = [];
+  private seconds: SecondRecord[] = [];
+
+  constructor(readonly table: MemoryTable = new MemoryTable()) {}
+
+  /** The memory of `state.domains`, as a store would hand it over (keys of older states made again). */
+  static of(domains: Readonly<Record<string, DomainMemory>>): ScanMemory {
+    const memory = new ScanMemory();
+    for (const [stored, value] of Object.entries(domains))
+      memory.table.addPrior(storedDomainKey(stored), value);
+    return memory;
+  }
+
+  /** One domain as read, with its watched fields, on `page`. */
+  observe(name: string, watched: WatchedFields, page: number): void {
+    const key = domainKey(name);
+    const id = this.table.idOf(key);
+    if (this.table.isSeen(id)) {
+      this.seconds.push({ name, first: this.table.seenName(id), page, watched });
+      return;
+    }
     const length = normalizeDomainName(name).length;
     if (length > MAX_KEY_LENGTH)
-      problem(
-        name,
-        `the name is ${length} characters, longer than any domain name (${MAX_KEY_LENGTH}): remembered under a hash of it; the domain itself was checked`,
+      this.nameProblems.push(
+        problemOf(
+          name,
+          page,
+          `the name is ${length} characters, longer than any domain name (${MAX_KEY_LENGTH}): remembered under a hash of it; the domain itself was checked`,
+        ),
       );
-  };
-  const bounded = (name: string, watched: WatchedFields): WatchedFields => {
-    let out = watched;
+    let kept = watched;
     for (const field of BOUNDED_FIELDS) {
       const value = watched[field];
       if (typeof value !== 'string') continue;
-      const kept = boundField(value);
-      if (kept === value) continue;
-      out = { ...out, [field]: kept };
-      problem(
-        name,
-        `its ${field} is ${value.length} characters, more than the ${MAX_FIELD_LENGTH} the state keeps: remembered cut, with a hash that still shows a change; the domain itself was checked`,
+      const bounded = boundField(value);
+      if (bounded === value) continue;
+      kept = { ...kept, [field]: bounded };
+      this.nameProblems.push(
+        problemOf(
+          name,
+          page,
+          `its ${field} is ${value.length} characters, more than the ${MAX_FIELD_LENGTH} the state keeps: remembered cut, with a hash that still shows a change; the domain itself was checked`,
+        ),
       );
     }
-    return out;
-  };
-  const second = (name: string, first: string, critical: boolean) =>
-    problem(
-      name,
-      name === first
-        ? `a second domain record named ${JSON.stringify(shownCut(name))}; only the first is remembered and alerted on`
-        : `a second domain record whose name is the same as ${JSON.stringify(shownCut(first))} once normalised; only the first is remembered and alerted on`,
-      critical,
-    );
+    this.table.markSeen(id, name, kept, page, key);
+  }
 
-  const seen = new Map<string, Seen>();
-  const seconds = new Map<string, string>();
-  for (const [name, watched] of observed) {
+  /**
+   * One domain as read ({@link observe} with watchedFieldsOf(domain)), without making its watched
+   * fields as objects when they fit the table as they are.
+   */
+  observeDomain(domain: Domain, page: number): void {
+    const name = domain.domain_name;
     const key = domainKey(name);
-    const first = seen.get(key);
-    if (first) {
-      seconds.set(name, first.name);
-      continue;
-    }
-    checkName(name);
-    seen.set(key, { name, watched: bounded(name, watched) });
+    const id = this.table.idOf(key);
+    // A hashed key (a name too long or odd to keep) goes the long way, which names the problem.
+    if (!this.table.isSeen(id) && !isHashedKey(key) && this.table.markSeenDomain(id, domain, page, key))
+      return;
+    this.observe(name, watchedFieldsOf(domain), page);
   }
-  const findings: Finding[] = [];
-  const findingByKey = new Map<string, DomainFinding>();
-  const named = new Set<string>();
-  for (const f of report.findings) {
-    if (!isDomainFinding(f)) {
+
+  /** Forgets the prior memories: the state moved on and is read again (what was read stays). */
+  forgetPrior(): void {
+    this.table.clearPrior();
+  }
+
+  /** Forgets what was read so far: the read started over, only the last attempt's domains count. */
+  restart(): void {
+    this.table.clearSeen();
+    this.nameProblems = [];
+    this.seconds = [];
+  }
+
+  /** The prior memory of the domain a name stands for. */
+  prior(name: string): DomainMemory | undefined {
+    const id = this.table.find(domainKey(name));
+    return id < 0 ? undefined : this.table.priorMemory(id);
+  }
+
+  /**
+   * The renewal memory's step (renewal-memory.ts) for every domain read: the watch each one keeps
+   * next is set in the table, and the renewals that failed while watched come back by name.
+   */
+  stepRenewals(now: number): Map<string, FailedRenewal> {
+    const table = this.table;
+    const failed = new Map<string, FailedRenewal>();
+    const seen: RenewalNumbers = { has: false, due: Number.NaN, expiry: Number.NaN };
+    const prior: RenewalNumbers = { has: false, due: Number.NaN, expiry: Number.NaN };
+    const none: RenewalNumbers = { has: false, due: Number.NaN, expiry: Number.NaN };
+    for (let id = 0; id < table.size; id++) {
+      if (!table.isSeen(id)) continue;
+      const read = table.renewalOf('seen', id, seen);
+      const before = table.hasPrior(id) ? table.renewalOf('prior', id, prior) : none;
+      if (read && before) {
+        // Compact records hold canonical times: equal numbers are equal strings.
+        if (!read.has && !before.has) continue;
+        const step = renewalStep(
+          read.has,
+          read.due,
+          before.has ? before.due : NaN,
+          read.expiry === before.expiry,
+          now,
+        );
+        if (step.failed)
+          failed.set(table.seenName(id), {
+            due: new Date(before.due).toISOString(),
+            expiry: new Date(read.expiry).toISOString(),
+            watched: table.seenWatched(id),
+          });
+        table.keepRenewal(id, step.keep === 'before' ? 'prior' : step.keep === 'current' ? 'seen' : 'none');
+        continue;
+      }
+      const watched = table.seenWatched(id);
+      const remembered = table.priorWatched(id)?.renewal;
+      const step = renewalStepOf(watched.renewal, remembered, now);
+      if (step.failed && remembered?.due)
+        failed.set(table.seenName(id), {
+          due: remembered.due,
+          expiry: watched.renewal?.expiry ?? '',
+          watched,
+        });
+      const keep =
+        step.keep === 'before' ? remembered : step.keep === 'current' ? watched.renewal : undefined;
+      const { renewal: _read, ...rest } = watched;
+      table.setNextWatched(id, keep ? { ...rest, renewal: keep } : rest);
+    }
+    for (const second of this.seconds) {
+      const remembered = this.prior(second.name)?.watched.renewal;
+      const step = renewalStepOf(second.watched.renewal, remembered, now);
+      if (step.failed && remembered?.due && !failed.has(second.name))
+        failed.set(second.name, {
+          due: remembered.due,
+          expiry: second.watched.renewal?.expiry ?? '',
+          watched: second.watched,
+        });
+    }
+    return failed;
+  }
+
+  /**
+   * Puts every domain finding under its memory key and turns what cannot be remembered into
+   * problems (see the class comment): a finding of a key that already has one, or of a name other
+   * than the first one read of its key, is left out and named.
+   */
+  keyFindings(report: Report): { report: Report; findingById: Map<number, DomainFinding> } {
+    const table = this.table;
+    const extra: Problem[] = [...this.nameProblems];
+    const secondPages = new Map(this.seconds.map((s) => [s.name, s.page]));
+    const pageOf = (name: string) => {
+      const page = secondPages.get(name);
+      if (page !== undefined) return page;
+      const id = table.find(domainKey(name));
+      return id >= 0 && table.isSeen(id) && table.seenName(id) === name ? table.pageOf(id) : 0;
+    };
+    const second = (name: string, first: string, critical: boolean) =>
+      extra.push(
+        problemOf(
+          name,
+          pageOf(name),
+          name === first
+            ? `a second domain record named ${JSON.stringify(shownCut(name))}; only the first is remembered and alerted on`
+            : `a second domain record whose name is the same as ${JSON.stringify(shownCut(first))} once normalised; only the first is remembered and alerted on`,
+          critical,
+        ),
+      );
+    const findings: Finding[] = [];
+    const findingById = new Map<number, DomainFinding>();
+    const named = new Set<string>();
+    for (const f of report.findings) {
+      if (!isDomainFinding(f)) {
+        findings.push(f);
+        continue;
+      }
+      const id = table.idOf(domainKey(f.domain_name));
+      const owner = findingById.get(id)?.domain_name ?? (table.isSeen(id) ? table.seenName(id) : undefined);
+      if (findingById.has(id) || (owner !== undefined && owner !== f.domain_name)) {
+        second(f.domain_name, owner ?? f.domain_name, f.severity === 'critical');
+        named.add(f.domain_name);
+        continue;
+      }
+      if (!table.isSeen(id)) {
+        const length = normalizeDomainName(f.domain_name).length;
+        if (length > MAX_KEY_LENGTH)
+          extra.push(
+            problemOf(
+              f.domain_name,
+              pageOf(f.domain_name),
+              `the name is ${length} characters, longer than any domain name (${MAX_KEY_LENGTH}): remembered under a hash of it; the domain itself was checked`,
+            ),
+          );
+      }
+      findingById.set(id, f);
       findings.push(f);
-      continue;
     }
-    const key = domainKey(f.domain_name);
-    const owner = findingByKey.get(key)?.domain_name ?? seen.get(key)?.name;
-    if (findingByKey.has(key) || (owner !== undefined && owner !== f.domain_name)) {
-      second(f.domain_name, owner ?? f.domain_name, f.severity === 'critical');
-      named.add(f.domain_name);
-      continue;
-    }
-    if (!seen.has(key)) checkName(f.domain_name);
-    findingByKey.set(key, f);
-    findings.push(f);
+    for (const s of this.seconds) if (!named.has(s.name)) second(s.name, s.first, false);
+    if (extra.length === 0) return { report, findingById };
+    const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
+    for (const f of findings) summary[f.severity]++;
+    return {
+      report: { ...report, findings, summary, problems: [...report.problems, ...extra] },
+      findingById,
+    };
   }
-  for (const [name, first] of seconds) if (!named.has(name)) second(name, first, false);
-  if (extra.length === 0) return { report, observed: seen, findingByKey };
-  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
-  for (const f of findings) summary[f.severity]++;
-  return {
-    report: { ...report, findings, summary, problems: [...report.problems, ...extra] },
-    observed: seen,
-    findingByKey,
-  };
+
+  /** Every domain's snooze and acknowledgement, by memory key. */
+  actions(): Map<string, DomainActions> {
+    const out = new Map<string, DomainActions>();
+    for (const [id, memory] of this.table.fullPriors())
+      if (memory.actions && (memory.actions.snooze || memory.actions.acknowledged))
+        out.set(this.table.keyOf(id), memory.actions);
+    return out;
+  }
+}
+
+const problemOf = (name: string, page: number, reason: string, critical = false): Problem => ({
+  resource: 'domain',
+  key: shownCut(name),
+  page,
+  reason,
+  ...(critical ? { severity: 'critical' as const } : {}),
+});
+
+/** Everything remembered about one account but its domains (which a {@link ScanMemory} holds). */
+export type StateHead = Omit<ScanState, 'domains'>;
+
+export interface MemoryCompareInput {
+  readonly report: Report;
+  /** The state's domains and what this scan read of them (see {@link ScanMemory.observe}). */
+  readonly memory: ScanMemory;
+  /** The rest of the state as loaded. */
+  readonly state: StateHead;
+  readonly policy: StatePolicy;
+  /** The account the scan read (its base URL); saved in the state. */
+  readonly scope?: string;
+  /** The account's binding (state-account.ts) to save; the state's own is kept when absent. */
+  readonly account?: AccountBinding;
+}
+
+/** What to remember next: the account-wide part, and each domain's next memory in the table. */
+export interface NextState {
+  readonly head: StateHead;
+  readonly memory: ScanMemory;
+  /** How many domains' memories changed (items to write or delete). */
+  readonly changed: number;
+}
+
+export interface MemoryCompareResult extends Omit<CompareResult, 'next'> {
+  readonly next: NextState;
+}
+
+/** A domain memory as JSON, fields in the schema's order: equal memories give equal text. */
+export function memoryJson(memory: DomainMemory): string {
+  return JSON.stringify(DomainMemorySchema.parse(memory));
 }
 
 /**
  * Compares this scan with the memory of the last one: marks each finding new, escalated or
  * ongoing; lists the changes to watched fields and the domains that left the account (only from a
  * read proven complete: full mode, every unreadable record identified); lists what was resolved;
- * decides whether to publish; and returns the state to save once that is done.
+ * decides whether to publish; and sets in the table what to remember once that is done.
  *
  * Escalated: the severity rose, or the finding stands on a lower rung of the threshold ladder
  * than when last seen, however many runs were missed in between (30 → 5 days left escalates once,
@@ -471,21 +644,25 @@ function keyRecords(input: CompareInput): Keyed {
  *
  * Stored times are checked, never trusted: an age from a time in the future (or one that does not
  * parse) counts as due, so no stored value can hold a repeat or the summary back.
+ *
+ * It walks the table once per step with typed-array checks; objects are made only for domains with
+ * a finding, an alert, an action or a change.
  */
-export function compareWithState(input: CompareInput): CompareResult {
-  const { state, policy } = input;
-  const priorDomains = byKey(state.domains, storedDomainKey);
-  const priorContacts = byKey(state.contacts, storedContactKey);
-  const prior = (name: string) => priorDomains.get(domainKey(name));
+export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
+  const { state, policy, memory } = input;
+  const table = memory.table;
+  table.resetNext();
+  const nowMs = Date.parse(input.report.now);
   // First, what only memory can tell about renewals (renewal-memory.ts): its own step.
-  const renewals = rememberRenewals({ report: input.report, observed: input.observed, prior });
-  const keyed = keyRecords({ ...input, report: renewals.report, observed: renewals.observed });
+  const renewed = withFailedRenewals(input.report, memory.stepRenewals(nowMs));
+  const keyed = memory.keyFindings(renewed);
+  const findingById = keyed.findingById;
+  const priorContacts = byKey(state.contacts, storedContactKey);
   // Snoozed and acknowledged findings stay in the report, marked, and are never announced; an
   // action that lapsed (expired, worse, changed, resolved) is dropped from the next state.
-  const silencing = applyActions(keyed.report, actionsOf(state), Date.parse(input.report.now), domainKey);
+  const silencing = applyActions(keyed.report, memory.actions(), nowMs, domainKey);
   const report = silencing.report;
   const now = report.now;
-  const nowMs = Date.parse(now);
   const { thresholds, minSeverity } = policy;
   const problemKeys = report.problems.map(problemKey);
   const unreadableDomains = new Set<string>();
@@ -503,33 +680,34 @@ export function compareWithState(input: CompareInput): CompareResult {
   const findings: StatefulFinding[] = [];
   const resolved: Resolution[] = [];
   const changes: DomainChange[] = [];
-  const nextDomains: Record<string, DomainMemory> = {};
   const nextContacts: Record<string, ContactMemory> = {};
   const announced: StatefulFinding[] = [];
-  const resolvedKeys = new Set<string>();
+  const resolvedIds = new Set<number>();
   const silenced = (f: Finding) => isDomainFinding(f) && silencing.silenced.has(f.domain_name);
+  const idOfFinding = (f: DomainFinding) => table.find(domainKey(f.domain_name));
+  const priorFinding = (id: number) => (id < 0 ? undefined : (table.priorFinding(id) ?? undefined));
+  const nameOf = (id: number) => (table.isSeen(id) ? table.seenName(id) : undefined);
 
   for (const f of report.findings) {
-    const key = isDomainFinding(f) ? domainKey(f.domain_name) : keyOf(f.handle);
-    const prev = isDomainFinding(f) ? priorDomains.get(key)?.finding : priorContacts.get(key)?.finding;
+    const dom = isDomainFinding(f);
+    const id = dom ? idOfFinding(f) : -1;
+    const prev = dom ? priorFinding(id) : priorContacts.get(keyOf(f.handle))?.finding;
     let change: Change = 'ongoing';
-    const renewed =
-      isDomainFinding(f) &&
-      prev?.date_expiry !== undefined &&
-      Date.parse(f.date_expiry) > Date.parse(prev.date_expiry);
+    const renewal =
+      dom && prev?.date_expiry !== undefined && Date.parse(f.date_expiry) > Date.parse(prev.date_expiry);
     if (!prev) change = 'new';
-    else if (isDomainFinding(f) && (renewed || severityRank(f.severity) < severityRank(prev.severity))) {
+    else if (dom && (renewal || severityRank(f.severity) < severityRank(prev.severity))) {
       // Renewed but still flagged (e.g. renewed for too short a term), or fell in severity
       // (auto-renew turned on): the old finding is resolved, with what stands now.
       resolved.push({
-        domain_name: shownName(f.domain_name, key),
+        domain_name: shownName(f.domain_name, table.keyOf(id)),
         kind: prev.kind,
         severity: prev.severity,
-        reason: resolvedReason(prev, f, keyed.observed.get(key)?.watched),
+        reason: resolvedReason(prev, f, table.isSeen(id) ? table.nextWatched(id) : undefined),
         now: { kind: f.kind, severity: f.severity },
       });
-      resolvedKeys.add(key);
-      if (renewed) change = 'new';
+      resolvedIds.add(id);
+      if (renewal) change = 'new';
     } else if (
       severityRank(f.severity) > severityRank(prev.severity) ||
       lower(stageOf(f, thresholds), prev.stage)
@@ -542,11 +720,15 @@ export function compareWithState(input: CompareInput): CompareResult {
   }
 
   // Domains remembered: resolved, left, or (read incomplete / unreadable) carried over unchanged.
-  for (const [key, memory] of priorDomains) {
-    const seenNow = keyed.observed.get(key);
-    const name = seenNow ? shownName(seenNow.name, key) : (memory.name ?? key);
-    if (!seenNow && !keyed.findingByKey.has(key)) {
+  for (let id = 0; id < table.size; id++) {
+    if (!table.hasPrior(id)) continue;
+    const seenNow = table.isSeen(id);
+    const found = findingById.has(id);
+    if (!seenNow && !found) {
+      const key = complete ? table.keyOf(id) : '';
       if (complete && !unreadableDomains.has(key)) {
+        const was = table.priorMemory(id);
+        const name = was?.name ?? key;
         changes.push({
           domain_name: name,
           kind: 'left_account',
@@ -554,45 +736,54 @@ export function compareWithState(input: CompareInput): CompareResult {
           before: 'in the account',
           after: 'not in the account',
         });
-        if (memory.finding)
+        if (was?.finding)
           resolved.push({
             domain_name: name,
-            kind: memory.finding.kind,
-            severity: memory.finding.severity,
+            kind: was.finding.kind,
+            severity: was.finding.severity,
             reason: 'left_account',
             now: null,
           });
+        table.setNext(id, NEXT.none);
       } else {
-        nextDomains[key] = memory;
+        table.setNext(id, NEXT.prior);
       }
       continue;
     }
-    if (complete && seenNow) changes.push(...fieldChanges(name, memory.watched, seenNow.watched));
-    if (memory.finding && !keyed.findingByKey.has(key)) {
+    // Only a memory kept as an object can hold a finding; compact ones compare as numbers.
+    const fieldsMoved = complete && seenNow && !table.sameFields(id);
+    const priorFindingNow = found ? undefined : table.priorFinding(id);
+    if (!fieldsMoved && !priorFindingNow) continue;
+    const was = table.priorMemory(id);
+    const key = table.keyOf(id);
+    const seenName = nameOf(id);
+    const name = seenName !== undefined ? shownName(seenName, key) : (was?.name ?? key);
+    if (fieldsMoved && was) changes.push(...fieldChanges(name, was.watched, table.nextWatched(id)));
+    if (priorFindingNow) {
       resolved.push({
         domain_name: name,
-        kind: memory.finding.kind,
-        severity: memory.finding.severity,
-        reason: resolvedReason(memory.finding, null, seenNow?.watched),
+        kind: priorFindingNow.kind,
+        severity: priorFindingNow.severity,
+        reason: resolvedReason(priorFindingNow, null, seenNow ? table.nextWatched(id) : undefined),
         now: null,
       });
     }
   }
   const contactFindings = new Set<string>();
   for (const f of report.findings) if (!isDomainFinding(f)) contactFindings.add(keyOf(f.handle));
-  for (const [key, memory] of priorContacts) {
+  for (const [key, remembered] of priorContacts) {
     if (contactFindings.has(key)) continue;
     if (
       unreadableContacts.has(key) ||
       (isPlainKey(key) && unreadableContacts.has(keyOf(key.toLowerCase())))
     ) {
-      nextContacts[key] = memory;
+      nextContacts[key] = remembered;
       continue;
     }
     resolved.push({
-      handle: memory.handle ?? key,
-      kind: memory.finding.kind,
-      severity: memory.finding.severity,
+      handle: remembered.handle ?? key,
+      kind: remembered.finding.kind,
+      severity: remembered.finding.severity,
       reason: 'no_longer_pending',
       now: null,
     });
@@ -606,12 +797,14 @@ export function compareWithState(input: CompareInput): CompareResult {
   count(changes.filter((c) => atOrAbove(c.severity, minSeverity)).length, 'changed');
   count(resolved.filter((r) => atOrAbove(r.severity, minSeverity)).length, 'resolved');
   const repeatMs = policy.criticalRepeatHours * HOUR_MS;
+  const priorAlert = (id: number) => (id < 0 ? undefined : table.priorAlert(id));
   const repeatDue = (f: StatefulFinding) => {
     if (f.severity !== 'critical' || f.change !== 'ongoing' || !isDomainFinding(f) || silenced(f))
       return false;
-    const alerted = priorDomains.get(domainKey(f.domain_name))?.alerted;
+    const alerted = priorAlert(idOfFinding(f));
     return !alerted || isDue(alerted.at, nowMs, repeatMs);
   };
+  const prior = (name: string) => memory.prior(name);
   if (atOrAbove('critical', minSeverity))
     count(findings.filter(repeatDue).length, `critical repeated after ${policy.criticalRepeatHours} h`);
   if (atOrAbove('critical', minSeverity))
@@ -664,26 +857,43 @@ export function compareWithState(input: CompareInput): CompareResult {
       return { kind: f.kind, severity: f.severity, stage: stageOf(f, thresholds), at };
     return prev ?? null;
   };
-  const nameOf = (key: string, name: string) => (isHashedKey(key) ? { name: shownCut(name) } : {});
-  for (const [key, seen] of keyed.observed) {
-    const f = keyed.findingByKey.get(key) ?? null;
-    const prevAlert = resolvedKeys.has(key) ? null : priorDomains.get(key)?.alerted;
-    nextDomains[key] = {
-      ...nameOf(key, seen.name),
-      watched: seen.watched,
-      finding: f ? memoryOf(f, thresholds) : null,
-      alerted: f ? alertedNow(f, prevAlert) : null,
-    };
+  const hashedName = (id: number, name: string) => (table.isHashed(id) ? { name: shownCut(name) } : {});
+  for (let id = 0; id < table.size; id++) {
+    if (!table.isSeen(id)) continue;
+    const f = findingById.get(id);
+    if (!f) {
+      // What most of an account is: read, nothing to say. Kept compact unless its key is a hash.
+      if (!table.isHashed(id)) table.setNextCompact(id, null, null);
+      else
+        table.setNext(id, NEXT.full, {
+          ...hashedName(id, table.seenName(id)),
+          watched: table.nextWatched(id),
+          finding: null,
+          alerted: null,
+        });
+      continue;
+    }
+    const name = table.seenName(id);
+    const prevAlert = resolvedIds.has(id) ? null : priorAlert(id);
+    const finding = memoryOf(f, thresholds);
+    const alerted = alertedNow(f, prevAlert);
+    if (!table.isHashed(id) && table.setNextCompact(id, finding, alerted)) continue;
+    table.setNext(id, NEXT.full, {
+      ...hashedName(id, name),
+      watched: table.nextWatched(id),
+      finding,
+      alerted,
+    });
   }
-  for (const [key, f] of keyed.findingByKey) {
-    if (keyed.observed.has(key)) continue;
-    const prevAlert = resolvedKeys.has(key) ? null : priorDomains.get(key)?.alerted;
-    nextDomains[key] = {
-      ...nameOf(key, f.domain_name),
-      watched: priorDomains.get(key)?.watched ?? {},
+  for (const [id, f] of findingById) {
+    if (table.isSeen(id)) continue;
+    const prevAlert = resolvedIds.has(id) ? null : priorAlert(id);
+    table.setNext(id, NEXT.full, {
+      ...hashedName(id, f.domain_name),
+      watched: table.priorWatched(id) ?? {},
       finding: memoryOf(f, thresholds),
       alerted: alertedNow(f, prevAlert),
-    };
+    });
   }
   for (const f of report.findings) {
     if (isDomainFinding(f)) continue;
@@ -695,7 +905,8 @@ export function compareWithState(input: CompareInput): CompareResult {
     };
   }
 
-  carryActions(priorDomains, nextDomains, silencing.lapsed);
+  carryActions(table, silencing.lapsed);
+  const changed = table.markChanged(memoryJson);
 
   const order = (a: { domain_name?: string; handle?: string }, b: typeof a) =>
     (a.domain_name ?? a.handle ?? '').localeCompare(b.domain_name ?? b.handle ?? '');
@@ -712,18 +923,103 @@ export function compareWithState(input: CompareInput): CompareResult {
     why,
     complete,
     next: {
-      version: 1,
-      scope: input.scope ?? state.scope,
-      account: input.account ?? state.account ?? null,
-      started_at: state.started_at ?? now,
-      last_scan_at: now,
-      last_published_at: publish ? now : state.last_published_at,
-      // Bounded: past the cap, the rest count as new in every scan (louder, never quieter).
-      problem_keys: [...new Set(problemKeys)].slice(0, MAX_PROBLEM_KEYS),
-      domains: nextDomains,
-      contacts: nextContacts,
+      head: {
+        version: 1,
+        scope: input.scope ?? state.scope,
+        account: input.account ?? state.account ?? null,
+        started_at: state.started_at ?? now,
+        last_scan_at: now,
+        last_published_at: publish ? now : state.last_published_at,
+        // Bounded: past the cap, the rest count as new in every scan (louder, never quieter).
+        problem_keys: [...new Set(problemKeys)].slice(0, MAX_PROBLEM_KEYS),
+        contacts: nextContacts,
+      },
+      memory,
+      changed,
     },
   };
+}
+
+/**
+ * Compares this scan with the memory of the last one ({@link compareMemory}), for a state held
+ * whole as objects: the command line's tests and small states. `observed` holds the watched
+ * fields of every domain read, by name as read.
+ */
+export function compareWithState(input: CompareInput): CompareResult {
+  const { state, observed, pages } = input;
+  const memory = ScanMemory.of(state.domains);
+  for (const [name, watched] of observed) memory.observe(name, watched, pages?.get(name) ?? 0);
+  const { domains: _domains, ...head } = state;
+  const result = compareMemory({
+    report: input.report,
+    memory,
+    state: head,
+    policy: input.policy,
+    ...(input.scope !== undefined ? { scope: input.scope } : {}),
+    ...(input.account !== undefined ? { account: input.account } : {}),
+  });
+  return { ...result, next: stateOf(result.next) };
+}
+
+/** The next state whole, as objects (a file store writes it so; tests read it). */
+export function stateOf(next: NextState): ScanState {
+  const table = next.memory.table;
+  // Memory keys are never names objects answer to by themselves (state-bounds.ts): a plain object is safe.
+  const domains: Record<string, DomainMemory> = {};
+  for (let id = 0; id < table.size; id++) {
+    const memory = table.nextMemory(id);
+    if (memory) domains[table.keyOf(id)] = memory;
+  }
+  return { ...next.head, domains };
+}
+
+/** The state as loaded: `head` with the prior memories of `memory` as objects. */
+export function priorStateOf(head: StateHead, memory: ScanMemory): ScanState {
+  const table = memory.table;
+  const domains: Record<string, DomainMemory> = {};
+  for (let id = 0; id < table.size; id++) {
+    const prior = table.priorMemory(id);
+    if (prior) domains[table.keyOf(id)] = prior;
+  }
+  return { ...head, domains };
+}
+
+/**
+ * Makes `domains` (a state handled whole) the next memory of every domain in `memory`: the ones it
+ * leaves out are forgotten. Throws (the schema's error) for a memory no store may keep.
+ */
+export function nextFromState(memory: ScanMemory, domains: Readonly<Record<string, DomainMemory>>): number {
+  const table = memory.table;
+  table.resetNext();
+  for (const [stored, value] of Object.entries(domains)) {
+    const id = table.idOf(storedDomainKey(stored));
+    if (table.nextKind(id) === NEXT.none) table.setNext(id, NEXT.full, value);
+  }
+  return table.markChanged(memoryJson);
+}
+
+/**
+ * One stored domain memory, read back: a plain one needs no schema (most of an account, see
+ * fastMemory), anything else is checked by DomainMemorySchema and refused with the place and the
+ * reason, as {@link parseState} refuses a state.
+ */
+export function readStoredMemory(value: unknown, storedKey: string, where: string): DomainMemory {
+  const fast = fastMemory(value);
+  if (fast) return fast;
+  const parsed = DomainMemorySchema.safeParse(value);
+  if (parsed.success) return parsed.data as DomainMemory;
+  throw stateIssue(
+    where,
+    ['domains', storedKey, ...(parsed.error.issues[0]?.path ?? [])],
+    parsed.error.issues[0]?.message,
+  );
+}
+
+function stateIssue(where: string, path: readonly PropertyKey[], message: string | undefined): StateError {
+  return new StateError(
+    `the state in ${where} cannot be used (${message !== undefined ? `${statePath(path)}: ${safeText(message)}` : 'invalid'}); ` +
+      'correct that value, point --state elsewhere, or remove the state to start over',
+  );
 }
 
 /** Every domain's snooze and acknowledgement, by memory key (for a valid domain name: its normalised name). */
@@ -736,21 +1032,22 @@ export function actionsOf(state: ScanState): Map<string, DomainActions> {
 }
 
 /** Keeps each domain's actions in the next state, less the ones that lapsed. */
-function carryActions(
-  prior: ReadonlyMap<string, DomainMemory>,
-  next: Record<string, DomainMemory>,
-  lapsed: readonly Lapse[],
-): void {
+function carryActions(table: MemoryTable, lapsed: readonly Lapse[]): void {
   const gone = new Set(lapsed.map((l) => `${l.domain_name} ${l.action}`));
-  for (const [key, memory] of prior) {
-    const target = next[key];
-    if (!memory.actions || !target || target === memory) continue;
+  for (const [id, memory] of table.fullPriors()) {
+    if (!memory.actions) continue;
+    const kind = table.nextKind(id);
+    // Carried over as it was (not read): its actions with it.
+    if (kind === NEXT.none || kind === NEXT.prior) continue;
+    const key = table.keyOf(id);
     const { snooze, acknowledged } = memory.actions;
     const kept: DomainActions = {
       ...(snooze && !gone.has(`${key} snooze`) ? { snooze } : {}),
       ...(acknowledged && !gone.has(`${key} acknowledge`) ? { acknowledged } : {}),
     };
-    if (kept.snooze || kept.acknowledged) next[key] = { ...target, actions: kept };
+    const target = table.nextMemory(id);
+    if (target && (kept.snooze || kept.acknowledged))
+      table.setNext(id, NEXT.full, { ...target, actions: kept });
   }
 }
 
@@ -859,8 +1156,5 @@ export function parseState(value: unknown, where: string): ScanState {
   const parsed = ScanStateSchema.safeParse(value);
   if (parsed.success) return parsed.data as ScanState;
   const issue = parsed.error.issues[0];
-  throw new StateError(
-    `the state in ${where} cannot be used (${issue ? `${statePath(issue.path)}: ${safeText(issue.message)}` : 'invalid'}); ` +
-      'correct that value, point --state elsewhere, or remove the state to start over',
-  );
+  throw stateIssue(where, issue?.path ?? [], issue?.message);
 }

@@ -126,7 +126,7 @@ describe('ReportBucket', () => {
     });
   });
 
-  it('lets the scan put latest.json and reports/ only, and names the bucket in its environment', () => {
+  it('lets the scan put latest.json, its view and reports/ only, and names the bucket in its environment', () => {
     const puts = statementsOf(stack.scan.fn).filter((s) =>
       [s.Action].flat().some((a: string) => a.startsWith('s3:')),
     );
@@ -134,7 +134,7 @@ describe('ReportBucket', () => {
       {
         Action: 's3:PutObject',
         Effect: 'Allow',
-        Resource: [objectArn('latest.json'), objectArn('reports/*')],
+        Resource: [objectArn('latest.json'), objectArn('latest-view.json'), objectArn('reports/*')],
       },
     ]);
     template.hasResourceProperties('AWS::Lambda::Function', {
@@ -144,17 +144,21 @@ describe('ReportBucket', () => {
     });
   });
 
-  it('lets the web function read latest.json and nothing else', () => {
+  it('lets the web function read latest.json and its view (latest-view.json) and nothing else', () => {
     const s3 = statementsOf(stack.web.fn).filter((s) =>
       [s.Action].flat().some((a: string) => a.startsWith('s3:')),
     );
     expect(s3).toEqual([
-      { Action: 's3:GetObject', Effect: 'Allow', Resource: objectArn('latest.json') },
+      {
+        Action: 's3:GetObject',
+        Effect: 'Allow',
+        Resource: [objectArn('latest.json'), objectArn('latest-view.json')],
+      },
       {
         Action: 's3:ListBucket',
         Effect: 'Allow',
         Resource: bucketArn(),
-        Condition: { StringEquals: { 's3:prefix': 'latest.json' } },
+        Condition: { StringEquals: { 's3:prefix': ['latest.json', 'latest-view.json'] } },
       },
     ]);
     template.hasResourceProperties('AWS::Lambda::Function', {

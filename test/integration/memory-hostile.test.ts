@@ -212,16 +212,29 @@ describe('3. an oversized record in DynamoDB state', () => {
             'its nsgroup is 500000 characters, more than the 256 the state keeps: remembered cut, with a hash that still shows a change; the domain itself was checked',
         }),
       ]);
-      // Every item within DynamoDB's limits.
-      const items = await db.client().send(
-        new QueryCommand({
-          TableName: table,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': { S: sim.url } },
-        }),
-      );
-      expect(items.Items?.length).toBe(5);
-      for (const item of items.Items ?? []) {
+      // Every item within DynamoDB's limits: the account's partition and its 16 shards.
+      const partitions = [sim.url, ...Array.from({ length: 16 }, (_, n) => `${sim.url}#${n}`)];
+      const items = (
+        await Promise.all(
+          partitions.map(
+            async (pk) =>
+              (
+                await db.client().send(
+                  new QueryCommand({
+                    TableName: table,
+                    KeyConditionExpression: 'pk = :pk',
+                    ExpressionAttributeValues: { ':pk': { S: pk } },
+                  }),
+                )
+              ).Items ?? [],
+          ),
+        )
+      ).flat();
+      // The meta item, the layout marker, and one bucket item holding the four domains.
+      expect(items.length).toBe(3);
+      const buckets = items.filter((item) => item.pk?.S !== sim.url);
+      expect(buckets.reduce((n, item) => n + Object.keys(JSON.parse(item.m?.S ?? '{}')).length, 0)).toBe(4);
+      for (const item of items) {
         expect(Buffer.byteLength(item.sk?.S ?? '')).toBeLessThanOrEqual(1024);
         expect(JSON.stringify(item).length).toBeLessThan(10_000);
       }
@@ -412,18 +425,24 @@ describe.each([
     });
     const scan = (key: string, now?: number) =>
       runCli(['scan', '--state', state, '--json', ...(now ? ['--now', iso(now)] : [])], env(key), io());
+    // Every item of the account: its partition and the 16 its domains are spread over.
     const snapshot = async () =>
       state.startsWith('dynamodb:')
         ? JSON.stringify(
-            (
-              await db.client().send(
-                new QueryCommand({
-                  TableName: 'memory-accounts',
-                  KeyConditionExpression: 'pk = :pk',
-                  ExpressionAttributeValues: { ':pk': { S: reseller.url } },
-                }),
-              )
-            ).Items,
+            await Promise.all(
+              [reseller.url, ...Array.from({ length: 16 }, (_, n) => `${reseller.url}#${n}`)].map(
+                async (pk) =>
+                  (
+                    await db.client().send(
+                      new QueryCommand({
+                        TableName: 'memory-accounts',
+                        KeyConditionExpression: 'pk = :pk',
+                        ExpressionAttributeValues: { ':pk': { S: pk } },
+                      }),
+                    )
+                  ).Items,
+              ),
+            ),
           )
         : readFile(state, 'utf8');
     try {
@@ -497,10 +516,15 @@ describe('6. a damaged stored report', () => {
       const { report_url, calendar_url } = JSON.parse(scanned.stdout);
       expect((await fetch(report_url)).status).toBe(200);
 
-      const path = join(reports, 'latest.json');
-      const stored = JSON.parse(await readFile(path, 'utf8'));
-      delete stored.findings[0].domain_name;
-      await writeFile(path, JSON.stringify(stored));
+      // The page and the feed read the view kept beside the report; the filter reads the report.
+      const view = join(reports, 'latest-view.json');
+      const whole = join(reports, 'latest.json');
+      const damage = async (path: string) => {
+        const stored = JSON.parse(await readFile(path, 'utf8'));
+        delete stored.findings[0].domain_name;
+        await writeFile(path, JSON.stringify(stored));
+      };
+      await damage(view);
       for (const url of [report_url, calendar_url]) {
         const answer = await fetch(url);
         expect(answer.status).toBe(503);
@@ -509,8 +533,14 @@ describe('6. a damaged stored report', () => {
           'The latest report could not be read; the next scan writes a new one.',
         );
       }
-      await writeFile(path, 'not a report');
+      await writeFile(view, 'not a report');
       expect((await fetch(report_url)).status).toBe(503);
+      await damage(whole);
+      const filtered = await fetch(`${report_url}&q=soon.nl`);
+      expect(filtered.status).toBe(503);
+      expect(await filtered.text()).toContain(
+        'The latest report could not be read; the next scan writes a new one.',
+      );
 
       // The next scan writes a new one.
       await runCli(['scan', '--dry-run'], { ...env, LINK_BASE_URL: serve.url });
@@ -530,12 +560,16 @@ describe('6. a damaged stored report', () => {
         ['report view', 503, 'error', 'report_unreadable'],
         ['calendar view', 503, 'error', 'report_unreadable'],
         ['report view', 503, 'error', 'report_unreadable'],
+        ['report view', 503, 'error', 'report_unreadable'],
         ['report view', 200, 'info', 'show'],
       ]);
       expect(lines[1].detail).toMatch(
-        /findings\.0\.domain_name: Invalid input: expected string, received undefined/,
+        /latest-view\.json.*findings\.0\.domain_name: Invalid input: expected string, received undefined/,
       );
       expect(lines[3].detail).toMatch(/is not JSON/);
+      expect(lines[4].detail).toMatch(
+        /latest\.json.*findings\.0\.domain_name: Invalid input: expected string, received undefined/,
+      );
     } finally {
       if (!stopped) await serve.stop();
       await sim.close();

@@ -1,10 +1,18 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderReportStore, S3ReportStore } from '../../functions/adapters/report-stores';
+import { reportLines } from '../../functions/core/report-json';
+import { INFO_LISTED } from '../../functions/core/report-view';
 import { domainFinding, reportOf } from '../support/report';
 
 const BUCKET = 'sentinel-reports';
@@ -35,6 +43,15 @@ afterAll(async () => {
 });
 
 const first = reportOf([domainFinding('soon.nl', 'expiring', 'critical', 3)]);
+/** A report of `n` findings: a third critical, the rest info. */
+const many = (n: number) =>
+  reportOf(
+    Array.from({ length: n }, (_, i) =>
+      i < n / 3
+        ? domainFinding(`crit-${i}.nl`, 'expiring', 'critical', 3)
+        : domainFinding(`info-${i}.nl`, 'auto_renew_off', 'info', 200),
+    ),
+  );
 const second = {
   ...reportOf([domainFinding('later.nl', 'expiring', 'warning', 20)]),
   generated_at: '2026-11-23T06:00:00.000Z',
@@ -49,10 +66,53 @@ describe('S3ReportStore (real S3 client against s3rver)', () => {
     await expect(store.latest()).resolves.toEqual(second);
     const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET }));
     expect(listed.Contents?.map((o) => o.Key).sort()).toEqual([
+      'latest-view.json',
       'latest.json',
       'reports/2026-11-22T06-00-00-000Z.json',
       'reports/2026-11-23T06-00-00-000Z.json',
     ]);
+  });
+
+  it('streams the report in its stored form, one finding a line, the body S3 received exactly that', async () => {
+    const store = new S3ReportStore(client, BUCKET);
+    const report = many(3_000);
+    await store.put(report);
+    const text = await (
+      await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'latest.json' }))
+    ).Body?.transformToString('utf-8');
+    expect(text).toBe([...reportLines(report)].join(''));
+    const lines = text?.split('\n') ?? [];
+    expect(lines.slice(1, 3_001).map((line) => JSON.parse(line.replace(/,$/, '')))).toEqual(report.findings);
+    await expect(store.latest()).resolves.toEqual(report);
+  });
+
+  it('answers the page and the feed from the view beside the report, and a filter from the report itself', async () => {
+    const store = new S3ReportStore(client, BUCKET);
+    const report = many(3_000);
+    await store.put(report);
+    const page = await store.view({ purpose: 'page' });
+    // Every critical and warning finding, the first info ones, the rest counted by kind.
+    expect(page?.findings.filter((f) => f.severity !== 'info')).toHaveLength(1_000);
+    expect(page?.findings.filter((f) => f.severity === 'info')).toHaveLength(INFO_LISTED);
+    expect(page?.view?.omitted).toEqual({ auto_renew_off: 2_000 - INFO_LISTED });
+    const filtered = await store.view({ purpose: 'page', query: 'info-1999.nl' });
+    expect(filtered?.view?.matches).toBe(1);
+    expect(filtered?.findings.map((f) => ('domain_name' in f ? f.domain_name : ''))).toContain(
+      'info-1999.nl',
+    );
+    const calendar = await store.view({ purpose: 'calendar' });
+    expect(calendar?.findings).toHaveLength(1_000 + INFO_LISTED);
+  });
+
+  it('still reads a report an older version stored whole, with no view beside it', async () => {
+    const bucket = 'sentinel-older';
+    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+    await client.send(
+      new PutObjectCommand({ Bucket: bucket, Key: 'latest.json', Body: JSON.stringify(second) }),
+    );
+    const store = new S3ReportStore(client, bucket);
+    expect((await store.view({ purpose: 'page' }))?.findings).toEqual(second.findings);
+    await expect(store.latest()).resolves.toEqual(second);
   });
 
   it('fails with the bucket named when it cannot write', async () => {
@@ -69,6 +129,21 @@ describe('FolderReportStore', () => {
     await store.put(first);
     await store.put(second);
     await expect(store.latest()).resolves.toEqual(second);
+  });
+
+  it('keeps the view beside the report, and refuses a damaged one with the place and the reason', async () => {
+    const dir = tempDir();
+    const store = new FolderReportStore(dir);
+    await store.put(many(1_500));
+    expect((await store.view({ purpose: 'page' }))?.view?.omittedTotal).toBe(500 - (INFO_LISTED - 500));
+    const view = readFileSync(join(dir, 'latest-view.json'), 'utf8').split('\n');
+    view[3] = '{"kind":"expiring","severity":"critical"},';
+    writeFileSync(join(dir, 'latest-view.json'), view.join('\n'));
+    await expect(store.view({ purpose: 'page' })).rejects.toThrow(
+      new RegExp(
+        `the report in ${join(dir, 'latest-view.json')} is not a domain-sentinel report \\(findings\\.2\\.domain_name`,
+      ),
+    );
   });
 
   it('refuses a file that is not a report, naming it', async () => {

@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DescribeTableCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
 import { FileStateStore } from '../../functions/adapters/file-state-store';
@@ -30,6 +30,17 @@ function stateWith(names: readonly string[], extra: Partial<ScanState> = {}): Sc
 
 /** The contract both stores keep: conditional on the generation, leased, released. */
 function storeContract(open: () => Promise<StateStore>) {
+  it('reads one domain as saved, and nothing for a domain it does not remember', async () => {
+    const store = await open();
+    const names = Array.from({ length: 40 }, (_, i) => `d${i}.nl`);
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await store.save(stateWith(names), await store.load(), 'a');
+    const opened = await store.open();
+    expect(await store.readDomain(opened, 'd17.nl')).toEqual((await store.load()).state.domains['d17.nl']);
+    expect(await store.readDomain(opened, 'd17.nl')).toBeDefined();
+    expect(await store.readDomain(opened, 'never.nl')).toBeUndefined();
+  });
+
   it('starts empty at generation 0, and saves generation by generation', async () => {
     const store = await open();
     const empty = await store.load();
@@ -108,7 +119,33 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect(Table?.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
   });
 
-  it('keeps one item per domain, writes only what changed, and deletes what left', async () => {
+  it("reads one domain's memory with one query, of its own bucket", async () => {
+    const store = await open();
+    const names = Array.from({ length: 200 }, (_, i) => `d${i}.nl`);
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await store.save(stateWith(names), await store.load(), 'a');
+    const client = db.client();
+    const queries: string[] = [];
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'QueryCommand')
+          queries.push(String((args.input as QueryCommandInput).ExpressionAttributeValues?.[':pk']?.S));
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const counting = new DynamoDbStateStore({
+      client,
+      tableName: `state-${table}`,
+      scope: 'http://reseller.test',
+    });
+    const opened = await counting.open();
+    queries.length = 0;
+    expect((await counting.readDomain(opened, 'd123.nl'))?.watched).toEqual(memory('d123.nl').watched);
+    expect(queries).toEqual([expect.stringMatching(/^http:\/\/reseller\.test#\d+$/)]);
+  });
+
+  it('keeps domains in buckets over 16 partitions, writes only the bucket that changed, and deletes what left', async () => {
     const store = await open();
     const names = Array.from({ length: 60 }, (_, i) => `d${i}.nl`);
     const empty = await store.load();
@@ -118,10 +155,34 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect(Object.keys(loaded.state.domains)).toHaveLength(60);
 
     const client = db.client();
-    const sent: string[] = [];
+    const itemsOf = async (pk: string) =>
+      (
+        await client.send(
+          new QueryCommand({
+            TableName: `state-${table}`,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': { S: pk } },
+          }),
+        )
+      ).Items ?? [];
+    const shards = async () =>
+      (await Promise.all(Array.from({ length: 16 }, (_, n) => itemsOf(`http://reseller.test#${n}`)))).flat();
+    // The account's partition: the meta item and the marker older versions stop at; no domain there.
+    expect((await itemsOf('http://reseller.test')).map((i) => i.sk?.S).sort()).toEqual([
+      '#meta',
+      'domain#!layout',
+    ]);
+    const buckets = await shards();
+    // 60 domains in 8 buckets of about 8 (2 KB items), spread over the shard partitions.
+    expect(buckets.length).toBeGreaterThan(1);
+    expect(buckets.length).toBeLessThanOrEqual(8);
+    expect(new Set(buckets.map((i) => i.pk?.S)).size).toBe(buckets.length);
+    expect(buckets.reduce((n, i) => n + Object.keys(JSON.parse(i.m?.S ?? '{}')).length, 0)).toBe(60);
+
+    const sent: Array<{ command: string; input: unknown }> = [];
     client.middlewareStack.add(
       (next, context) => async (args) => {
-        sent.push(String(context.commandName));
+        sent.push({ command: String(context.commandName), input: args.input });
         return next(args);
       },
       { step: 'initialize' },
@@ -135,16 +196,15 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     const changed = stateWith(names.slice(1));
     await counting.claim(1, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
     await counting.save(changed, again, 'b');
-    // Only d0.nl left: one delete in one batch (plus load, claim, lease check and commit).
-    expect(sent.filter((s) => s === 'BatchWriteItemCommand')).toHaveLength(1);
-    const items = await client.send(
-      new QueryCommand({
-        TableName: `state-${table}`,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': { S: 'http://reseller.test' } },
-      }),
-    );
-    expect(items.Count).toBe(60); // 59 domains and the meta item
+    // Only d0.nl left: its bucket is written again without it, in one batch; nothing else is written.
+    const writes = sent.filter((s) => s.command === 'BatchWriteItemCommand');
+    expect(writes).toHaveLength(1);
+    const input = writes[0]?.input as { RequestItems: Record<string, unknown[]> };
+    const requests = Object.values(input.RequestItems).flat();
+    expect(requests).toHaveLength(1);
+    const put = (requests[0] as { PutRequest: { Item: Record<string, { S: string }> } }).PutRequest.Item;
+    expect(Object.keys(JSON.parse(put.m?.S ?? '{}'))).not.toContain('d0.nl');
+    expect((await shards()).reduce((n, i) => n + Object.keys(JSON.parse(i.m?.S ?? '{}')).length, 0)).toBe(59);
     expect((await counting.load()).state).toEqual(changed);
   });
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
 import { FileStateStore } from '../../functions/adapters/file-state-store';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
-import type { StateStore } from '../../functions/adapters/state-store';
+import type { Lease, StateStore } from '../../functions/adapters/state-store';
 import { parseStateLocation, runStatefulScan } from '../../functions/adapters/stateful-scan';
 import { loadScanSettings, settingsFromEnv } from '../../functions/core/config';
 import {
@@ -65,15 +65,12 @@ describe('runStatefulScan guards', () => {
   it('releases the lease when the save fails, and says what failed', async () => {
     const path = join(dir, 'failing.json');
     const file = new FileStateStore(path);
-    const failing: StateStore = {
-      location: file.location,
-      load: () => file.load(),
-      claim: (g, l) => file.claim(g, l),
-      release: (g, o) => file.release(g, o),
-      save: async () => {
+    // The file store, but its save fails.
+    const failing: StateStore = Object.assign(Object.create(file) as StateStore, {
+      saveNext: async () => {
         throw new Error('disk full');
       },
-    };
+    });
     const run = runStatefulScan({
       job: job(R - HOUR),
       store: failing,
@@ -94,12 +91,8 @@ describe('runStatefulScan guards', () => {
   it('leaves a scan that lost the race to a later one unpublished and unsaved (superseded)', async () => {
     const store = new FileStateStore(join(dir, 'race.json'));
     let raced = false;
-    const racing: StateStore = {
-      location: store.location,
-      load: () => store.load(),
-      release: (g, o) => store.release(g, o),
-      save: (s, l, o) => store.save(s, l, o),
-      claim: async (generation, lease) => {
+    const racing: StateStore = Object.assign(Object.create(store) as StateStore, {
+      claim: async (generation: number, lease: Lease) => {
         if (!raced) {
           raced = true;
           // Another scan, of a later instant, saves first.
@@ -107,7 +100,7 @@ describe('runStatefulScan guards', () => {
         }
         return store.claim(generation, lease);
       },
-    };
+    });
     const outcome = await runStatefulScan({
       job: job(R - 2 * HOUR),
       store: racing,
