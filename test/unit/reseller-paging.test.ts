@@ -167,6 +167,26 @@ describe('paginate', () => {
     expect(api.asked).toHaveLength(sent); // a reader that stopped sends nothing more
   });
 
+  it('sends nothing more once the reader stops, even as answers in flight still land', async () => {
+    const api = pages(names(200), 10);
+    // Pages after 2 are answered only when the test says so: they are in flight when the reader stops.
+    const held: Array<() => void> = [];
+    const fetchPage = (page: number) =>
+      page <= 2
+        ? api.fetchPage(page)
+        : new Promise<ListPage<Rec>>((resolve) => held.push(() => resolve(api.fetchPage(page))));
+    const listing = paginate({ ...options(fetchPage), concurrency: 2 })[Symbol.asyncIterator]();
+    await listing.next(); // page 1
+    await listing.next(); // page 2, with page 3 and 4 sent and unanswered
+    expect(held).toHaveLength(2);
+    await listing.return?.(undefined);
+    for (const answer of held.splice(0)) answer();
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    // Each answer that lands would send the next request of a listing still open.
+    expect(held).toHaveLength(0);
+    expect(api.asked).toEqual([1, 2, 3, 4]);
+  });
+
   it('fails when the pages hold fewer records than total_results promised, with unchanged totals', async () => {
     const api = pages(names(30), 10, (p) => (p.page === 3 ? { ...p, records: [] } : p));
     await expect(collect(paginate(options(api.fetchPage)))).rejects.toThrow(
