@@ -4,13 +4,13 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
+import { LATEST_REPORT_KEY, LATEST_VIEW_KEY, REPORT_ENV } from '../functions/core/memory/report-store';
 import {
   ACCOUNT_DIRECTORY_KEY,
   ACCOUNT_SUMMARY_KEY,
   type AccountDirectory,
   accountReportPrefix,
-} from '../functions/core/accounts';
-import { LATEST_REPORT_KEY, LATEST_VIEW_KEY, REPORT_ENV } from '../functions/core/report-store';
+} from '../functions/core/scan/accounts';
 import { sdkCall } from './sdk-call';
 
 const HISTORY_PREFIX = 'reports/';

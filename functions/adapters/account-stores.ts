@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { SSMClient } from '@aws-sdk/client-ssm';
+import { ConfigError } from '../core/base/errors';
+import { REPORT_ENV, ReportStoreError } from '../core/memory/report-store';
 import {
   ACCOUNT_DIRECTORY_KEY,
   ACCOUNT_SUMMARY_KEY,
@@ -12,10 +14,8 @@ import {
   AccountSummarySchema,
   type AccountSummaryStore,
   accountReportPrefix,
-} from '../core/accounts';
-import { ENV } from '../core/config';
-import { ConfigError } from '../core/errors';
-import { REPORT_ENV, ReportStoreError } from '../core/report-store';
+} from '../core/scan/accounts';
+import { ENV } from '../core/scan/config';
 import type { AccountWebStores } from './accounts-web';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { S3ReportStore } from './report-stores';

@@ -2,6 +2,10 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
+import { truncateReport } from '../core/alerts/alert';
+import { ConfigError } from '../core/base/errors';
+import type { ReportStore } from '../core/memory/report-store';
+import { STATE_ENV } from '../core/memory/state-config';
 import {
   ACCOUNT_ENV,
   ACCOUNT_NAME,
@@ -16,12 +20,8 @@ import {
   checkDeployedItem,
   isAccountEvent,
   parseAccountInput,
-} from '../core/accounts';
-import { truncateReport } from '../core/alert';
-import { ENV, loadScanSettings, METRICS, settingsFromEnv } from '../core/config';
-import { ConfigError } from '../core/errors';
-import type { ReportStore } from '../core/report-store';
-import { STATE_ENV } from '../core/state-config';
+} from '../core/scan/accounts';
+import { ENV, loadScanSettings, METRICS, settingsFromEnv } from '../core/scan/config';
 import { countingFetch } from './metrics';
 import { finishReport } from './report-finish';
 import { deliverAlert, runScanJob } from './scan-job';

@@ -5,7 +5,7 @@ import { App, Validations } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AccountScanInputSchema, MAX_ACCOUNTS } from '../../functions/core/accounts';
+import { AccountScanInputSchema, MAX_ACCOUNTS } from '../../functions/core/scan/accounts';
 import { ACCOUNT_SCAN_STATES } from '../../lib/account-scans';
 import { DomainSentinelStack } from '../../lib/stack';
 import { type Template, TemplateResolver } from '../deploy/template';

@@ -10,7 +10,7 @@ import { awsAccountScanDeps } from '../../functions/adapters/account-stores';
 import { createStateTable } from '../../functions/adapters/dynamodb-state-store';
 import { handleScheduledScan, type ScheduledScanDeps } from '../../functions/adapters/scheduled-scan';
 import { SsmSecretSource } from '../../functions/adapters/secrets';
-import { ACCOUNT_DIRECTORY_KEY, MAX_ACCOUNTS } from '../../functions/core/accounts';
+import { ACCOUNT_DIRECTORY_KEY, MAX_ACCOUNTS } from '../../functions/core/scan/accounts';
 import { generatePortfolio, type Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { ACCOUNT_SCAN_STATES } from '../../lib/account-scans';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IncompleteListingError } from '../../functions/core/errors';
+import { IncompleteListingError } from '../../functions/core/base/errors';
 import { type ListPage, paginate } from '../../functions/core/reseller/paging';
 
 interface Rec {

@@ -1,5 +1,5 @@
-import { IncompleteListingError } from '../errors';
-import { grow, KeyIndex } from '../key-index';
+import { IncompleteListingError } from '../base/errors';
+import { grow, KeyIndex } from '../base/key-index';
 
 /** A record the scan could not use, with the reason. Never dropped silently. */
 export interface Problem {
