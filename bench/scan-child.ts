@@ -9,11 +9,11 @@ import { deliverAlert, runScanJob } from '../functions/adapters/scan-job';
 import { EnvSecretSource } from '../functions/adapters/secrets';
 import { chatTargetOf, snsSender } from '../functions/adapters/sns-publish';
 import { runScheduledStatefulScan } from '../functions/adapters/stateful-scan';
-import { eventUid } from '../functions/core/calendar';
-import { isDomainFinding } from '../functions/core/classify';
-import { loadScanSettings } from '../functions/core/config';
-import type { Report } from '../functions/core/scan';
-import { displayDomain } from '../functions/core/text';
+import { displayDomain } from '../functions/core/base/text';
+import { isDomainFinding } from '../functions/core/findings/classify';
+import { eventUid } from '../functions/core/pages/calendar';
+import { loadScanSettings } from '../functions/core/scan/config';
+import type { Report } from '../functions/core/scan/scan';
 
 /**
  * One scan in its own process, so its peak RSS is its own (the simulator and dynalite live

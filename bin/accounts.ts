@@ -1,7 +1,7 @@
 import { EnvSecretSource } from '../functions/adapters/secrets';
-import { ACCOUNT_SCAN_SETTINGS, type AccountScanInput } from '../functions/core/accounts';
-import { ConfigError } from '../functions/core/errors';
-import { checkApiKey, type SecretSource } from '../functions/core/secrets';
+import { ConfigError } from '../functions/core/base/errors';
+import { checkApiKey, type SecretSource } from '../functions/core/links/secrets';
+import { ACCOUNT_SCAN_SETTINGS, type AccountScanInput } from '../functions/core/scan/accounts';
 import type { AccountSettings } from '../lib/config';
 
 /**

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { ConfigError } from '../functions/core/errors';
+import { ConfigError } from '../functions/core/base/errors';
 import { loadDeploySettings } from '../lib/config';
 import { DomainSentinelStack } from '../lib/stack';
 

@@ -1,4 +1,10 @@
 import { parseArgs } from 'node:util';
+import { ConfigError } from '../functions/core/base/errors';
+import { closest, editDistance } from '../functions/core/base/suggest';
+import { normalizeDomainName } from '../functions/core/base/text';
+import { domainNameProblem } from '../functions/core/links/links';
+import { REPORT_ENV } from '../functions/core/memory/report-store';
+import { parseRfc3339 } from '../functions/core/reseller/schemas';
 import {
   type FlagOf,
   parseSetting,
@@ -9,13 +15,7 @@ import {
   type SettingName,
   type SettingSpec,
   settingsFromEnv,
-} from '../functions/core/config';
-import { ConfigError } from '../functions/core/errors';
-import { domainNameProblem } from '../functions/core/links';
-import { REPORT_ENV } from '../functions/core/report-store';
-import { parseRfc3339 } from '../functions/core/schemas';
-import { closest, editDistance } from '../functions/core/suggest';
-import { normalizeDomainName } from '../functions/core/text';
+} from '../functions/core/scan/config';
 import { type Command, type ParsedArgs, UsageError } from './command';
 
 /**

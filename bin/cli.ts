@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../functions/core/errors';
-import { closest } from '../functions/core/suggest';
+import { ConfigError } from '../functions/core/base/errors';
+import { closest } from '../functions/core/base/suggest';
 import { asksForHelp, checkVariableNames, KNOWN_VARIABLES, parseCommandArgs } from './args';
 import { type CliIo, EXIT, UsageError } from './command';
 import { COMMANDS, commandNamed, commandsWithFlag } from './commands/index';

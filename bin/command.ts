@@ -1,7 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
-import { SETTINGS, type SettingName, type SettingSpec } from '../functions/core/config';
-import { SentinelError } from '../functions/core/errors';
+import { SentinelError } from '../functions/core/base/errors';
+import { SETTINGS, type SettingName, type SettingSpec } from '../functions/core/scan/config';
 
 /**
  * What a command of the command line is made of. Each command is one module in bin/commands/ that

@@ -1,5 +1,5 @@
-import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/config';
-import { REPORT_ENV } from '../functions/core/report-store';
+import { REPORT_ENV } from '../functions/core/memory/report-store';
+import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/scan/config';
 import { type Command, defaultOf } from './command';
 
 /**

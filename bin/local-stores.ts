@@ -12,11 +12,11 @@ import {
   parseStateLocation,
   type StateLocation,
 } from '../functions/adapters/stateful-scan';
-import { type AccountSummaryStore, accountReportPrefix } from '../functions/core/accounts';
-import type { ActionStore } from '../functions/core/actions';
-import type { AuditTrail } from '../functions/core/audit';
-import { ENV, type FlagOf, parseSetting } from '../functions/core/config';
-import { REPORT_ENV, type ReportStore } from '../functions/core/report-store';
+import type { ActionStore } from '../functions/core/memory/actions';
+import type { AuditTrail } from '../functions/core/memory/audit';
+import { REPORT_ENV, type ReportStore } from '../functions/core/memory/report-store';
+import { type AccountSummaryStore, accountReportPrefix } from '../functions/core/scan/accounts';
+import { ENV, type FlagOf, parseSetting } from '../functions/core/scan/config';
 
 /**
  * Where the command line keeps things between commands: the state store (`--state` / STATE), the

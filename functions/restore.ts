@@ -11,10 +11,10 @@ import { S3ReportStore } from './adapters/report-stores';
 import { SsmSecretSource } from './adapters/secrets';
 import { StateActionStore } from './adapters/state-action-store';
 import { createWebApp } from './adapters/web-app';
-import { ACCOUNT_ENV } from './core/accounts';
-import { ENV, METRICS, parseSetting, settingsFromEnv } from './core/config';
-import { REPORT_ENV } from './core/report-store';
-import { STATE_ENV } from './core/state-config';
+import { REPORT_ENV } from './core/memory/report-store';
+import { STATE_ENV } from './core/memory/state-config';
+import { ACCOUNT_ENV } from './core/scan/accounts';
+import { ENV, METRICS, parseSetting, settingsFromEnv } from './core/scan/config';
 
 // Clients at module scope: created once per container, reused by warm invocations.
 const logger = new Logger({ serviceName: 'domain-sentinel-web' });

@@ -9,8 +9,8 @@ import { sentinelMetrics } from './adapters/metrics';
 import { S3ReportStore } from './adapters/report-stores';
 import { handleScheduledScan } from './adapters/scheduled-scan';
 import { SsmSecretSource } from './adapters/secrets';
-import { METRICS } from './core/config';
-import { REPORT_ENV } from './core/report-store';
+import { REPORT_ENV } from './core/memory/report-store';
+import { METRICS } from './core/scan/config';
 
 // Clients at module scope: created once per container, reused by warm invocations.
 const logger = new Logger({ serviceName: 'domain-sentinel-scan' });

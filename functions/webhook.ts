@@ -3,7 +3,7 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { sentinelMetrics } from './adapters/metrics';
 import { handleWebhookEvent, ssmSecretReader } from './adapters/webhook-subscriber';
-import { METRICS } from './core/config';
+import { METRICS } from './core/scan/config';
 
 // Clients at module scope: created once per container, reused by warm invocations.
 const logger = new Logger({ serviceName: 'domain-sentinel-webhook' });

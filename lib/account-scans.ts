@@ -5,9 +5,9 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { type AccountScanInput, AccountScanInputSchema, MAX_ACCOUNTS } from '../functions/core/accounts';
-import { METRICS } from '../functions/core/config';
-import { ConfigError } from '../functions/core/errors';
+import { ConfigError } from '../functions/core/base/errors';
+import { type AccountScanInput, AccountScanInputSchema, MAX_ACCOUNTS } from '../functions/core/scan/accounts';
+import { METRICS } from '../functions/core/scan/config';
 
 export interface AccountScansProps {
   /** The scan function; each account is one invocation of it. */

@@ -4,8 +4,8 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { ALERT_TOPIC_DISPLAY_NAME } from '../functions/core/alert';
-import { ENV } from '../functions/core/config';
+import { ALERT_TOPIC_DISPLAY_NAME } from '../functions/core/alerts/alert';
+import { ENV } from '../functions/core/scan/config';
 
 export interface AlertTopicProps {
   /** Encrypts the topic at rest. */

@@ -2,13 +2,13 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Node } from 'constructs';
 import * as z from 'zod';
-import { ACCOUNT_SCAN_SETTINGS, accountName, MAX_ACCOUNTS } from '../functions/core/accounts';
-import type { Severity } from '../functions/core/classify';
-import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/config';
-import { ConfigError } from '../functions/core/errors';
-import type { ScanMode } from '../functions/core/scan';
-import { editDistance } from '../functions/core/suggest';
-import { parseWebhookSpec } from '../functions/core/webhook-delivery';
+import { parseWebhookSpec } from '../functions/core/alerts/webhook-delivery';
+import { ConfigError } from '../functions/core/base/errors';
+import { editDistance } from '../functions/core/base/suggest';
+import type { Severity } from '../functions/core/findings/classify';
+import { ACCOUNT_SCAN_SETTINGS, accountName, MAX_ACCOUNTS } from '../functions/core/scan/accounts';
+import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/scan/config';
+import type { ScanMode } from '../functions/core/scan/scan';
 import { scheduleIntervalHours, scheduleProblem } from './schedule';
 
 /**
@@ -16,7 +16,7 @@ import { scheduleIntervalHours, scheduleProblem } from './schedule';
  * construct's props, a settings file (`cdk deploy -c settings=FILE`) and CDK context
  * (`-c key=value`, cdk.json), so a typo fails `cdk synth` with the key's name instead of a broken
  * stack. Settings the functions also read (thresholds, time zone, mode, label, base URL) use the
- * very schema and default of functions/core/config.ts; only what is the stack's own (schedule,
+ * very schema and default of functions/core/scan/config.ts; only what is the stack's own (schedule,
  * subscribers, alarms, …) is defined here.
  */
 

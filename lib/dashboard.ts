@@ -4,7 +4,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { METRICS } from '../functions/core/config';
+import { METRICS } from '../functions/core/scan/config';
 
 export interface SentinelDashboardProps {
   /** The scan function; its timeout is drawn on the duration graph. */

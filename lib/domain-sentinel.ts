@@ -5,16 +5,16 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import { parseWebhookSpec } from '../functions/core/alerts/webhook-delivery';
+import { ConfigError } from '../functions/core/base/errors';
+import type { Severity } from '../functions/core/findings/classify';
 import {
   ACCOUNT_DIRECTORY_KEY,
   ACCOUNT_SCAN_SETTINGS,
   type AccountScanInput,
-} from '../functions/core/accounts';
-import type { Severity } from '../functions/core/classify';
-import { ENV } from '../functions/core/config';
-import { ConfigError } from '../functions/core/errors';
-import type { ScanMode } from '../functions/core/scan';
-import { parseWebhookSpec } from '../functions/core/webhook-delivery';
+} from '../functions/core/scan/accounts';
+import { ENV } from '../functions/core/scan/config';
+import type { ScanMode } from '../functions/core/scan/scan';
 import { AlertTopic } from './alerts';
 import { ChatChannels, WebhookSubscriber } from './chat';
 import { type AccountSettings, parseSentinelSettings, type ResolvedSettings } from './config';
@@ -280,10 +280,14 @@ export class DomainSentinel extends Construct {
         items.map((i) => i.account),
       );
       this.reports.grantReadAccounts(this.web.fn);
-      this.reports.writeAccountDirectory(
+      // The scan refuses an input that is not exactly its account's item of the deployed accounts.
+      this.reports.grantReadAccountDirectory(this.scan.fn);
+      const directory = this.reports.writeAccountDirectory(
         { accounts: items },
         `${this.deploymentName}/${ACCOUNT_DIRECTORY_KEY}`,
       );
+      // A first deploy's schedule must not start scans before the accounts they are checked against exist.
+      this.scan.schedule.node.addDependency(directory);
     } else {
       this.reports.grantWrite(this.scan.fn);
       this.reports.grantReadLatest(this.web.fn);

@@ -4,13 +4,13 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
+import { LATEST_REPORT_KEY, LATEST_VIEW_KEY, REPORT_ENV } from '../functions/core/memory/report-store';
 import {
   ACCOUNT_DIRECTORY_KEY,
   ACCOUNT_SUMMARY_KEY,
   type AccountDirectory,
   accountReportPrefix,
-} from '../functions/core/accounts';
-import { LATEST_REPORT_KEY, LATEST_VIEW_KEY, REPORT_ENV } from '../functions/core/report-store';
+} from '../functions/core/scan/accounts';
 import { sdkCall } from './sdk-call';
 
 const HISTORY_PREFIX = 'reports/';
@@ -161,8 +161,25 @@ export class ReportBucket extends Construct {
     );
   }
 
-  /** The deploy's own copy of the accounts for the web function: `accounts.json`, written on every deploy. */
-  writeAccountDirectory(directory: AccountDirectory, physicalId: string): void {
+  /**
+   * Lets the scan read the deployment's accounts (`accounts.json`) and nothing else of the bucket
+   * beyond what it writes: it scans an account's input only when it is that account's item there.
+   * No listing: a missing object is AccessDenied for it, and a deploy writes it again either way.
+   */
+  grantReadAccountDirectory(fn: lambda.Function): void {
+    fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
+    iam.Grant.addToPrincipal({
+      grantee: fn,
+      actions: ['s3:GetObject'],
+      resourceArns: [this.bucket.arnForObjects(ACCOUNT_DIRECTORY_KEY)],
+    });
+  }
+
+  /**
+   * The deploy's own copy of the accounts, for the web function and the scan's check of its input:
+   * `accounts.json`, written on every deploy. Returns the deploy-time call, for what must wait for it.
+   */
+  writeAccountDirectory(directory: AccountDirectory, physicalId: string): cr.AwsCustomResource {
     const call = {
       service: 'S3',
       action: 'putObject',
@@ -174,7 +191,7 @@ export class ReportBucket extends Construct {
       },
       physicalResourceId: cr.PhysicalResourceId.of(physicalId),
     };
-    sdkCall(this, 'AccountDirectory', {
+    return sdkCall(this, 'AccountDirectory', {
       onCreate: call,
       onUpdate: call,
       statements: [

@@ -4,10 +4,10 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { ACCOUNT_ENV, type AccountScanInput } from '../functions/core/accounts';
-import type { Severity } from '../functions/core/classify';
-import { ENV, METRICS } from '../functions/core/config';
-import type { ScanMode } from '../functions/core/scan';
+import type { Severity } from '../functions/core/findings/classify';
+import { ACCOUNT_ENV, type AccountScanInput } from '../functions/core/scan/accounts';
+import { ENV, METRICS } from '../functions/core/scan/config';
+import type { ScanMode } from '../functions/core/scan/scan';
 import { AccountScans } from './account-scans';
 import { SentinelFunction } from './sentinel-function';
 

@@ -11,7 +11,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
-import { METRICS } from '../functions/core/config';
+import { METRICS } from '../functions/core/scan/config';
 import { sdkCall } from './sdk-call';
 
 export interface WatchdogProps {

@@ -2,8 +2,8 @@ import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ACCOUNT_ENV } from '../functions/core/accounts';
-import { ENV } from '../functions/core/config';
+import { ACCOUNT_ENV } from '../functions/core/scan/accounts';
+import { ENV } from '../functions/core/scan/config';
 import { SentinelFunction } from './sentinel-function';
 
 /** The API's one stage: part of every link's URL. */

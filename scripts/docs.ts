@@ -6,7 +6,7 @@ import { main } from '../bin/cli';
 import type { Command } from '../bin/command';
 import { COMMANDS } from '../bin/commands/index';
 import { flagUsage, OTHER_VARIABLES, optionDoc, renderOverview, variablesOf } from '../bin/help';
-import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/config';
+import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/scan/config';
 import { generatePortfolio } from '../functions/simulator/portfolio';
 import { StackConfigSchema } from '../lib/config';
 

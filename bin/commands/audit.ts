@@ -1,6 +1,6 @@
-import { auditLine } from '../../functions/core/audit';
-import { ENV } from '../../functions/core/config';
-import { ConfigError } from '../../functions/core/errors';
+import { ConfigError } from '../../functions/core/base/errors';
+import { auditLine } from '../../functions/core/memory/audit';
+import { ENV } from '../../functions/core/scan/config';
 import { flagsOf, noPositionals, settingsWithFlags, str } from '../args';
 import { BASE_URL_OPTION, type Command, EXIT, STATE_OPTION } from '../command';
 import { auditTrailFor } from '../local-stores';

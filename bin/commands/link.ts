@@ -1,6 +1,6 @@
 import { EnvSecretSource } from '../../functions/adapters/secrets';
-import { ENV, parseSetting } from '../../functions/core/config';
-import { signRestoreLink } from '../../functions/core/links';
+import { signRestoreLink } from '../../functions/core/links/links';
+import { ENV, parseSetting } from '../../functions/core/scan/config';
 import { domainArgument, flagsOf, settingsWithFlags } from '../args';
 import { type Command, EXIT, fromSetting } from '../command';
 import { LOCAL_LINK_URL } from './serve';

@@ -1,11 +1,11 @@
 import { EnvSecretSource } from '../../functions/adapters/secrets';
-import { type AuditTrail, auditEntry } from '../../functions/core/audit';
-import { ENV } from '../../functions/core/config';
-import { SentinelError } from '../../functions/core/errors';
-import { restoreDeadline, tldOf } from '../../functions/core/quarantine-periods';
+import { SentinelError } from '../../functions/core/base/errors';
+import { needsConsent, typedNameMatches } from '../../functions/core/decisions/restore';
+import { restoreDeadline, tldOf } from '../../functions/core/findings/quarantine-periods';
+import { type AuditTrail, auditEntry } from '../../functions/core/memory/audit';
 import { ResellerClient } from '../../functions/core/reseller/client';
-import { needsConsent, typedNameMatches } from '../../functions/core/restore';
-import type { Domain } from '../../functions/core/schemas';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import { ENV } from '../../functions/core/scan/config';
 import { domainArgument, flagsOf, loadSettings, str } from '../args';
 import { BASE_URL_OPTION, type CliIo, type Command, EXIT, STATE_OPTION, UsageError } from '../command';
 import { auditTrailFor } from '../local-stores';

@@ -1,4 +1,8 @@
 import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { headline, reportReaches } from '../../functions/core/alerts/alert';
+import { closest } from '../../functions/core/base/suggest';
+import { SEVERITIES, type Severity } from '../../functions/core/findings/classify';
+import { signLinkQuery } from '../../functions/core/links/links';
 import {
   accountLinkBase,
   accountRawSettings,
@@ -7,13 +11,9 @@ import {
   accountSummaryOf,
   overviewLinkPath,
   overviewSigningKeys,
-} from '../../functions/core/accounts';
-import { headline, reportReaches } from '../../functions/core/alert';
-import { SEVERITIES, type Severity } from '../../functions/core/classify';
-import { ENV, loadScanSettings, parseSetting } from '../../functions/core/config';
-import { signLinkQuery } from '../../functions/core/links';
-import type { Report } from '../../functions/core/scan';
-import { closest } from '../../functions/core/suggest';
+} from '../../functions/core/scan/accounts';
+import { ENV, loadScanSettings, parseSetting } from '../../functions/core/scan/config';
+import type { Report } from '../../functions/core/scan/scan';
 import { type AccountSettings, readAccountsFile } from '../../lib/config';
 import { accountEntryOf, accountKeySource } from '../accounts';
 import { flagsOf, noPositionals, oneOf, parseNow, positiveInt, settingsWithFlags, str } from '../args';

@@ -13,25 +13,25 @@ import {
   type StateLocation,
 } from '../../functions/adapters/stateful-scan';
 import { webhookSender } from '../../functions/adapters/webhook-post';
-import { alertView } from '../../functions/core/actions';
 import {
   buildAlertMessage,
   renderDigest,
   renderSms,
   reportReaches,
   smsAsDelivered,
-} from '../../functions/core/alert';
-import { chatNotificationOf } from '../../functions/core/chat';
-import { SEVERITIES, type Severity } from '../../functions/core/classify';
-import type { WebhookFormat } from '../../functions/core/config';
-import { ENV, loadScanSettings, type ScanSettings } from '../../functions/core/config';
-import { ConfigError } from '../../functions/core/errors';
-import { prettyReportJson } from '../../functions/core/report-json';
-import { REPORT_ENV, type ReportStore } from '../../functions/core/report-store';
-import type { Report } from '../../functions/core/scan';
-import type { SecretSource } from '../../functions/core/secrets';
-import { loadStatePolicy } from '../../functions/core/state-config';
-import { checkWebhookUrl, webhookHost } from '../../functions/core/webhook-delivery';
+} from '../../functions/core/alerts/alert';
+import { chatNotificationOf } from '../../functions/core/alerts/chat';
+import { checkWebhookUrl, webhookHost } from '../../functions/core/alerts/webhook-delivery';
+import { ConfigError } from '../../functions/core/base/errors';
+import { SEVERITIES, type Severity } from '../../functions/core/findings/classify';
+import type { SecretSource } from '../../functions/core/links/secrets';
+import { alertView } from '../../functions/core/memory/actions';
+import { prettyReportJson } from '../../functions/core/memory/report-json';
+import { REPORT_ENV, type ReportStore } from '../../functions/core/memory/report-store';
+import { loadStatePolicy } from '../../functions/core/memory/state-config';
+import type { WebhookFormat } from '../../functions/core/scan/config';
+import { ENV, loadScanSettings, type ScanSettings } from '../../functions/core/scan/config';
+import type { Report } from '../../functions/core/scan/scan';
 import { flagsOf, noPositionals, oneOf, parseNow, settingsWithFlags, str } from '../args';
 import {
   BASE_URL_OPTION,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ENV } from '../../functions/core/config';
+import { ENV } from '../../functions/core/scan/config';
 import {
   generatePortfolio,
   PORTFOLIO_PROFILES,

@@ -1,17 +1,17 @@
 import { EnvSecretSource } from '../../functions/adapters/secrets';
-import { lastDaysWords, type SilenceAction } from '../../functions/core/action-decision';
+import { ConfigError, SentinelError } from '../../functions/core/base/errors';
+import { lastDaysWords, type SilenceAction } from '../../functions/core/decisions/action-decision';
+import { classify } from '../../functions/core/findings/classify';
 import {
   acknowledgementOf,
   cannotBeSilenced,
   DEFAULT_SNOOZE_DAYS,
   MAX_SNOOZE_DAYS,
   snoozeOf,
-} from '../../functions/core/actions';
-import { classify } from '../../functions/core/classify';
-import { ENV } from '../../functions/core/config';
-import { ConfigError, SentinelError } from '../../functions/core/errors';
-import { findingWithMemory } from '../../functions/core/renewal-memory';
+} from '../../functions/core/memory/actions';
+import { findingWithMemory } from '../../functions/core/memory/renewal-memory';
 import { ResellerClient } from '../../functions/core/reseller/client';
+import { ENV } from '../../functions/core/scan/config';
 import { domainArgument, flagsOf, loadSettings, positiveInt, str } from '../args';
 import { BASE_URL_OPTION, type CliIo, type Command, EXIT, type ParsedArgs, STATE_OPTION } from '../command';
 import { actionStoreFor } from '../local-stores';

@@ -8,7 +8,7 @@ import {
   rebindState,
   type StateLocation,
 } from '../../functions/adapters/stateful-scan';
-import { ENV } from '../../functions/core/config';
+import { ENV } from '../../functions/core/scan/config';
 import { loadSettings } from '../args';
 import { BASE_URL_OPTION, type CliIo, type Command, EXIT, type ParsedArgs, UsageError } from '../command';
 

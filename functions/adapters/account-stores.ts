@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { SSMClient } from '@aws-sdk/client-ssm';
+import { ConfigError } from '../core/base/errors';
+import { REPORT_ENV, ReportStoreError } from '../core/memory/report-store';
 import {
   ACCOUNT_DIRECTORY_KEY,
   ACCOUNT_SUMMARY_KEY,
@@ -12,9 +14,8 @@ import {
   AccountSummarySchema,
   type AccountSummaryStore,
   accountReportPrefix,
-} from '../core/accounts';
-import { ENV } from '../core/config';
-import { ReportStoreError } from '../core/report-store';
+} from '../core/scan/accounts';
+import { ENV } from '../core/scan/config';
 import type { AccountWebStores } from './accounts-web';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { S3ReportStore } from './report-stores';
@@ -139,9 +140,15 @@ async function getText(client: S3Client, bucket: string, key: string): Promise<s
 }
 
 /**
- * What the scan Lambda reads one account of several with: the account's key from its own SSM
- * parameter (one source per parameter, so each keeps its cache across warm invocations), its own
- * prefix of the report bucket, and the summaries the overview page reads.
+ * What the scan Lambda reads one account of several with: the deployment's accounts (to check the
+ * input against), the account's key from its own SSM parameter (one source per parameter, so each
+ * keeps its cache across warm invocations), its own prefix of the report bucket, and the summaries
+ * the overview page reads.
+ *
+ * The accounts are read afresh for every account's scan, not through {@link cachedDirectory}: one
+ * GET per account and run costs nothing beside the scan, and a cache would refuse an account a
+ * deploy has just added or changed (the scan function's containers outlive a deploy that only
+ * changes the accounts), failing its scan and raising its alarm for the cache's five minutes.
  */
 export function awsAccountScanDeps(
   ssm: SSMClient,
@@ -151,6 +158,14 @@ export function awsAccountScanDeps(
 ): AccountScanDeps {
   const sources = new Map<string, SsmSecretSource>();
   return {
+    directory: bucket
+      ? () => readS3AccountDirectory(s3, bucket)
+      : () =>
+          Promise.reject(
+            new ConfigError(
+              `${REPORT_ENV.bucket} is not set: the scan of an account checks its input against the deployment's ${ACCOUNT_DIRECTORY_KEY} in the report bucket`,
+            ),
+          ),
     secrets: (parameter) => {
       const source =
         sources.get(parameter) ?? new SsmSecretSource(ssm, { ...env, [ENV.apiKeyParameter]: parameter });

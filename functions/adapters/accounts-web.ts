@@ -1,4 +1,12 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { decideView } from '../core/decisions/view-decision';
+import { type SigningKey, signLinkQuery } from '../core/links/links';
+import type { SecretSource } from '../core/links/secrets';
+import type { ActionStore } from '../core/memory/actions';
+import type { AuditTrail } from '../core/memory/audit';
+import type { ReportStore } from '../core/memory/report-store';
+import { OVERVIEW_PAGE_HEADERS, type OverviewLine, renderOverviewPage } from '../core/pages/overview-page';
+import { renderMessagePage, SECURITY_HEADERS } from '../core/pages/restore-page';
 import {
   ACCOUNT_NAME,
   type AccountScanInput,
@@ -8,16 +16,8 @@ import {
   accountSecrets,
   accountSigningKeys,
   overviewSigningKeys,
-} from '../core/accounts';
-import type { ActionStore } from '../core/actions';
-import type { AuditTrail } from '../core/audit';
-import { parseSetting, settingsFromEnv } from '../core/config';
-import { type SigningKey, signLinkQuery } from '../core/links';
-import { OVERVIEW_PAGE_HEADERS, type OverviewLine, renderOverviewPage } from '../core/overview-page';
-import type { ReportStore } from '../core/report-store';
-import { renderMessagePage, SECURITY_HEADERS } from '../core/restore-page';
-import type { SecretSource } from '../core/secrets';
-import { decideView } from '../core/view-decision';
+} from '../core/scan/accounts';
+import { parseSetting, settingsFromEnv } from '../core/scan/config';
 import type { ProxyHandler } from './local-server';
 import { createWebApp } from './web-app';
 

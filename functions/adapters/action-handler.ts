@@ -1,25 +1,25 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { normalizeDomainName } from '../core/base/text';
 import {
   type ActionOutcome,
   type ActionPort,
   decideAction,
   type SilenceAction,
-} from '../core/action-decision';
-import { renderActionConfirmPage, renderFindingChangedPage } from '../core/action-page';
-import type { ActionStore } from '../core/actions';
-import { classify } from '../core/classify';
-import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/config';
-import { findingWithMemory } from '../core/renewal-memory';
-import { ResellerClient } from '../core/reseller-client';
-import { renderMessagePage } from '../core/restore-page';
-import type { SecretSource } from '../core/secrets';
-import type { DomainMemory } from '../core/state';
-import { normalizeDomainName } from '../core/text';
+} from '../core/decisions/action-decision';
+import { classify } from '../core/findings/classify';
+import type { SecretSource } from '../core/links/secrets';
+import type { ActionStore } from '../core/memory/actions';
+import { findingWithMemory } from '../core/memory/renewal-memory';
+import type { DomainMemory } from '../core/memory/state';
+import { renderActionConfirmPage, renderFindingChangedPage } from '../core/pages/action-page';
+import { renderMessagePage } from '../core/pages/restore-page';
+import { ResellerClient } from '../core/reseller/client';
+import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/scan/config';
 import { answer, lowerCaseKeys, requestLogFields, wantsJson } from './http-answer';
 import type { RestoreLogEntry } from './restore-handler';
 
 /**
- * The HTTP mapping of the snooze and acknowledge decisions (functions/core/action-decision.ts):
+ * The HTTP mapping of the snooze and acknowledge decisions (functions/core/decisions/action-decision.ts):
  * an API Gateway proxy event in, a page or JSON out. Shared by the web Lambda and `sentinel serve`.
  */
 

@@ -1,5 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { AuditTrail } from '../core/audit';
+import type { AuditTrail } from '../core/memory/audit';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { FileStateStore } from './file-state-store';
 import type { StateLocation } from './stateful-scan';

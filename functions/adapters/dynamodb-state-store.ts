@@ -11,8 +11,8 @@ import {
   UpdateItemCommand,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
-import { AUDIT_MAX_ENTRIES, type AuditEntry, type AuditTrail, parseAuditEntries } from '../core/audit';
-import { ConfigError } from '../core/errors';
+import { ConfigError } from '../core/base/errors';
+import { AUDIT_MAX_ENTRIES, type AuditEntry, type AuditTrail, parseAuditEntries } from '../core/memory/audit';
 import {
   ContactMemorySchema,
   type DomainMemory,
@@ -27,9 +27,9 @@ import {
   type StateHead,
   StateHeaderSchema,
   statePath,
-} from '../core/state';
-import { shownCut, storedContactKey, storedDomainKey } from '../core/state-bounds';
-import { NEXT, stableKeyHash } from '../core/state-table';
+} from '../core/memory/state';
+import { shownCut, storedContactKey, storedDomainKey } from '../core/memory/state-bounds';
+import { NEXT, stableKeyHash } from '../core/memory/state-table';
 import {
   type Lease,
   MAX_LEASE_MS,

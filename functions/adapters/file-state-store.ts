@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, readlink, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { AUDIT_MAX_ENTRIES, type AuditEntry, type AuditTrail, parseAuditEntries } from '../core/audit';
+import { AUDIT_MAX_ENTRIES, type AuditEntry, type AuditTrail, parseAuditEntries } from '../core/memory/audit';
 import {
   type DomainMemory,
   EMPTY_STATE,
@@ -11,8 +11,8 @@ import {
   StateConflictError,
   StateError,
   stateOf,
-} from '../core/state';
-import { storedDomainKey } from '../core/state-bounds';
+} from '../core/memory/state';
+import { storedDomainKey } from '../core/memory/state-bounds';
 import {
   type Lease,
   leaseHolds,
@@ -32,7 +32,7 @@ interface FileContent {
   readonly generation: number;
   readonly lease: Lease | null;
   readonly state: ScanState;
-  /** The restore attempts, newest first (functions/core/audit.ts); absent until the first. */
+  /** The restore attempts, newest first (functions/core/memory/audit.ts); absent until the first. */
   readonly audit?: readonly AuditEntry[];
 }
 

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { SECURITY_HEADERS } from '../core/restore-page';
-import { safeText } from '../core/text';
+import { safeText } from '../core/base/text';
+import { SECURITY_HEADERS } from '../core/pages/restore-page';
 
 /** The HTTP side every acting link shares: which form the caller wants, and the answer in it. */
 

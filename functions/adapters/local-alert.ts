@@ -1,7 +1,7 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { type AlertMessage, smsAsDelivered } from '../core/alert';
-import { PublishError } from '../core/errors';
+import { type AlertMessage, smsAsDelivered } from '../core/alerts/alert';
+import { PublishError } from '../core/base/errors';
 import type { AlertSender } from './sns-publish';
 
 /**

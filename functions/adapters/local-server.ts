@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { renderMessagePage, SECURITY_HEADERS } from '../core/restore-page';
+import { renderMessagePage, SECURITY_HEADERS } from '../core/pages/restore-page';
 
 /** The Lambda's handler shape. */
 export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;

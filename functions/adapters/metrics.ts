@@ -1,5 +1,5 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { ENV, METRICS, parseSetting } from '../core/config';
+import { ENV, METRICS, parseSetting } from '../core/scan/config';
 
 /**
  * The metrics of one function: namespace DomainSentinel, the service dimension, and the deployment

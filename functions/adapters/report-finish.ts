@@ -1,6 +1,6 @@
-import { alertView } from '../core/actions';
-import type { ReportStore } from '../core/report-store';
-import type { Report } from '../core/scan';
+import { alertView } from '../core/memory/actions';
+import type { ReportStore } from '../core/memory/report-store';
+import type { Report } from '../core/scan/scan';
 
 /** What a scan does with its report once the account is read and compared: the report kept, the alert view made. */
 export interface FinishInput<R extends Report> {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { reportLines } from '../core/report-json';
+import { reportLines } from '../core/memory/report-json';
 import {
   LATEST_REPORT_KEY,
   LATEST_VIEW_KEY,
@@ -14,9 +14,9 @@ import {
   ReportStoreError,
   reportHistoryKey,
   viewFromText,
-} from '../core/report-store';
-import { type ReportView, type ViewSelection, viewOf } from '../core/report-view';
-import type { Report } from '../core/scan';
+} from '../core/memory/report-store';
+import { type ReportView, type ViewSelection, viewOf } from '../core/memory/report-view';
+import type { Report } from '../core/scan/scan';
 
 /**
  * The two texts a report is kept as: the report in its stored form, and its view (what the page

@@ -1,16 +1,16 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { type AuditTrail, auditEntry } from '../core/audit';
-import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/config';
-import type { QuarantineOverrides } from '../core/quarantine-periods';
-import { ResellerClient } from '../core/reseller-client';
-import { decideRestore, type RestoreOutcome, type RestorePort } from '../core/restore';
-import { renderConfirmPage, renderMessagePage } from '../core/restore-page';
-import type { SecretSource } from '../core/secrets';
-import { normalizeDomainName } from '../core/text';
+import { normalizeDomainName } from '../core/base/text';
+import { decideRestore, type RestoreOutcome, type RestorePort } from '../core/decisions/restore';
+import type { QuarantineOverrides } from '../core/findings/quarantine-periods';
+import type { SecretSource } from '../core/links/secrets';
+import { type AuditTrail, auditEntry } from '../core/memory/audit';
+import { renderConfirmPage, renderMessagePage } from '../core/pages/restore-page';
+import { ResellerClient } from '../core/reseller/client';
+import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/scan/config';
 import { answer, lowerCaseKeys, readForm, requestLogFields, wantsJson } from './http-answer';
 
 /**
- * The HTTP mapping of the restore decision (functions/core/restore.ts): an API Gateway proxy event
+ * The HTTP mapping of the restore decision (functions/core/decisions/restore.ts): an API Gateway proxy event
  * in, a page or JSON out. Shared by the restore Lambda and `sentinel serve`.
  */
 

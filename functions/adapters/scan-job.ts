@@ -1,10 +1,10 @@
-import { buildAlertMessage, shouldNotify } from '../core/alert';
-import type { ScanSettings } from '../core/config';
-import { signRestoreLink } from '../core/links';
-import { attachLinks } from '../core/report-links';
-import { ResellerClient } from '../core/reseller-client';
-import { type Report, type ScanOptions, scanAccount } from '../core/scan';
-import type { SecretSource } from '../core/secrets';
+import { buildAlertMessage, shouldNotify } from '../core/alerts/alert';
+import { signRestoreLink } from '../core/links/links';
+import type { SecretSource } from '../core/links/secrets';
+import { ResellerClient } from '../core/reseller/client';
+import type { ScanSettings } from '../core/scan/config';
+import { attachLinks } from '../core/scan/report-links';
+import { type Report, type ScanOptions, scanAccount } from '../core/scan/scan';
 import type { AlertSender } from './sns-publish';
 
 /** Everything one scan needs besides settings: secrets and the run's clock and budget. */
@@ -74,7 +74,7 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
 }
 
 /**
- * The report with every signed link it can carry (functions/core/report-links.ts), when
+ * The report with every signed link it can carry (functions/core/scan/report-links.ts), when
  * LINK_BASE_URL is set; `silencing` offers snooze and acknowledge, which need the state store.
  */
 export async function signReportLinks<R extends Report>(

@@ -2,9 +2,14 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
+import { truncateReport } from '../core/alerts/alert';
+import { ConfigError } from '../core/base/errors';
+import type { ReportStore } from '../core/memory/report-store';
+import { STATE_ENV } from '../core/memory/state-config';
 import {
   ACCOUNT_ENV,
   ACCOUNT_NAME,
+  type AccountDirectory,
   type AccountScanInput,
   type AccountSummaryStore,
   accountLinkBase,
@@ -12,14 +17,11 @@ import {
   accountScope,
   accountSecrets,
   accountSummaryOf,
+  checkDeployedItem,
   isAccountEvent,
   parseAccountInput,
-} from '../core/accounts';
-import { truncateReport } from '../core/alert';
-import { ENV, loadScanSettings, METRICS, settingsFromEnv } from '../core/config';
-import { ConfigError } from '../core/errors';
-import type { ReportStore } from '../core/report-store';
-import { STATE_ENV } from '../core/state-config';
+} from '../core/scan/accounts';
+import { ENV, loadScanSettings, METRICS, settingsFromEnv } from '../core/scan/config';
 import { countingFetch } from './metrics';
 import { finishReport } from './report-finish';
 import { deliverAlert, runScanJob } from './scan-job';
@@ -53,6 +55,12 @@ export interface ScheduledScanDeps {
 
 /** Where one account's scan finds its own key and keeps its own report. */
 export interface AccountScanDeps {
+  /**
+   * The deployment's accounts as the deploy wrote them (`accounts.json` in the report bucket): an
+   * input is scanned only when it is exactly its account's item there. Required, so the check
+   * cannot be left out; without a bucket the reader refuses.
+   */
+  readonly directory: () => Promise<AccountDirectory>;
   /** The secrets with the API key read from the account's own parameter; signing keys the deployment's. */
   readonly secrets: (apiKeyParameter: string) => SecretSource;
   /** The account's report store (its own prefix of the bucket). */
@@ -83,7 +91,7 @@ export async function handleScheduledScan(
   const clock = deps.clock ?? Date.now;
   const reseller = countingFetch(deps.fetch);
   try {
-    const target = scanTarget(deps, event);
+    const target = await scanTarget(deps, event);
     const { settings, secrets, account } = target;
     if (settings.linkBaseUrl && !secrets.hasSigningKeys())
       throw new ConfigError(`${ENV.linkSigningKeyParameter} is not set but ${ENV.linkBaseUrl} is`);
@@ -168,9 +176,11 @@ export async function handleScheduledScan(
  * What this invocation scans: the deployment's own account (the schedule's empty event), or the
  * one account its input names (the state machine's Map item): that account's settings over the
  * deployment's, its own key, its own links, report and state. An input that names an account but
- * is not a valid one fails loudly; so does an empty one where only accounts are scanned.
+ * is not a valid one, or not exactly that account's item of the deployed directory, fails loudly
+ * before any key is read; so does an empty one where only accounts are scanned, and an account's
+ * input where the deployment has no accounts.
  */
-function scanTarget(deps: ScheduledScanDeps, event: unknown) {
+async function scanTarget(deps: ScheduledScanDeps, event: unknown) {
   if (!isAccountEvent(event)) {
     if (deps.env[ACCOUNT_ENV.accountsOnly] === 'true')
       throw new ConfigError(
@@ -184,9 +194,11 @@ function scanTarget(deps: ScheduledScanDeps, event: unknown) {
     };
   }
   const input: AccountScanInput = parseAccountInput(event);
-  deps.metrics.addDimension?.(METRICS.accountDimension, input.account);
-  if (!deps.accounts)
+  if (!deps.accounts || deps.env[ACCOUNT_ENV.accountsOnly] !== 'true')
     throw new ConfigError(`this scan function cannot scan an account of several (account ${input.account})`);
+  checkDeployedItem(input, await deps.accounts.directory());
+  // Only now: a refused input must not make a metric of whatever account it named.
+  deps.metrics.addDimension?.(METRICS.accountDimension, input.account);
   const settings = loadScanSettings(accountRawSettings(settingsFromEnv(deps.env), input));
   return {
     settings: settings.linkBaseUrl

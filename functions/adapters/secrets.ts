@@ -1,11 +1,11 @@
 import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
 import type { SSMClient } from '@aws-sdk/client-ssm';
-import { ENV } from '../core/config';
-import { ConfigError, SecretError } from '../core/errors';
-import { parseSigningKeys, type SigningKey } from '../core/links';
-import { checkApiKey, type SecretSource } from '../core/secrets';
+import { ConfigError, SecretError } from '../core/base/errors';
+import { parseSigningKeys, type SigningKey } from '../core/links/links';
+import { checkApiKey, type SecretSource } from '../core/links/secrets';
+import { ENV } from '../core/scan/config';
 
-export type { SecretSource } from '../core/secrets';
+export type { SecretSource } from '../core/links/secrets';
 
 /** How long a secret is kept across warm invocations: long enough to spare SSM, short enough for a rotation to land. */
 export const SECRET_CACHE_SECONDS = 300;

@@ -1,8 +1,8 @@
 import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
-import type { AlertMessage } from '../core/alert';
-import { type ChatOptions, chatNotificationOf } from '../core/chat';
-import type { ScanSettings } from '../core/config';
-import { PublishError } from '../core/errors';
+import type { AlertMessage } from '../core/alerts/alert';
+import { type ChatOptions, chatNotificationOf } from '../core/alerts/chat';
+import { PublishError } from '../core/base/errors';
+import type { ScanSettings } from '../core/scan/config';
 
 /** Delivers the scan's one alert message and returns its message id: SNS in AWS, stdout or a file locally. */
 export type AlertSender = (alert: AlertMessage) => Promise<string>;

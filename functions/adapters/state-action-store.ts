@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Acknowledgement, ActionStore, DomainActions, Snooze } from '../core/actions';
-import { type DomainMemory, type ScanState, StateConflictError } from '../core/state';
-import { domainKey } from '../core/state-bounds';
+import type { Acknowledgement, ActionStore, DomainActions, Snooze } from '../core/memory/actions';
+import { type DomainMemory, type ScanState, StateConflictError } from '../core/memory/state';
+import { domainKey } from '../core/memory/state-bounds';
 import type { StateStore } from './state-store';
 import { accountFor, openState } from './stateful-scan';
 

@@ -1,4 +1,4 @@
-import type { DomainMemory, NextState, ScanMemory, ScanState, StateHead } from '../core/state';
+import type { DomainMemory, NextState, ScanMemory, ScanState, StateHead } from '../core/memory/state';
 
 /**
  * The longest lease anyone takes. A lease that claims to last longer was taken by a clock that ran

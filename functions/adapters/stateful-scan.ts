@@ -1,10 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
-import { alertView } from '../core/actions';
-import { buildAlertMessage } from '../core/alert';
-import { ENV, type ScanSettings } from '../core/config';
-import { ConfigError } from '../core/errors';
-import type { Domain } from '../core/schemas';
+import { buildAlertMessage } from '../core/alerts/alert';
+import { ConfigError } from '../core/base/errors';
+import { alertView } from '../core/memory/actions';
 import {
   compareMemory,
   type MemoryCompareResult,
@@ -15,10 +13,12 @@ import {
   type StatefulReport,
   type StatePolicy,
   StateRefusedError,
-} from '../core/state';
-import { type AccountBinding, belongsTo, bindAccount } from '../core/state-account';
-import { loadStatePolicy, STATE_ENV } from '../core/state-config';
-import { scanTimeProblem } from '../core/state-time';
+} from '../core/memory/state';
+import { type AccountBinding, belongsTo, bindAccount } from '../core/memory/state-account';
+import { loadStatePolicy, STATE_ENV } from '../core/memory/state-config';
+import { scanTimeProblem } from '../core/memory/state-time';
+import type { Domain } from '../core/reseller/schemas';
+import { ENV, type ScanSettings } from '../core/scan/config';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { FileStateStore } from './file-state-store';
 import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';

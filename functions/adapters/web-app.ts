@@ -1,9 +1,9 @@
-import type { ActionStore } from '../core/actions';
-import type { AuditTrail } from '../core/audit';
-import { parseSetting, type RawSettings } from '../core/config';
-import { ConfigError } from '../core/errors';
-import type { ReportStore } from '../core/report-store';
-import type { SecretSource } from '../core/secrets';
+import { ConfigError } from '../core/base/errors';
+import type { SecretSource } from '../core/links/secrets';
+import type { ActionStore } from '../core/memory/actions';
+import type { AuditTrail } from '../core/memory/audit';
+import type { ReportStore } from '../core/memory/report-store';
+import { parseSetting, type RawSettings } from '../core/scan/config';
 import { createActionHandler } from './action-handler';
 import type { ProxyHandler } from './local-server';
 import { createRestoreHandler } from './restore-handler';

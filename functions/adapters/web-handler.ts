@@ -1,13 +1,13 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { AuditEntry, AuditTrail } from '../core/audit';
-import { CALENDAR_CONTENT_TYPE, renderCalendar } from '../core/calendar';
-import type { ReadOnlyAction } from '../core/links';
-import { REPORT_PAGE_HEADERS, renderReportPage } from '../core/report-page';
-import type { ReportStore } from '../core/report-store';
-import { renderMessagePage, SECURITY_HEADERS } from '../core/restore-page';
-import type { Report } from '../core/scan';
-import type { SecretSource } from '../core/secrets';
-import { decideView, unreadableReport, type ViewOutcome } from '../core/view-decision';
+import { decideView, unreadableReport, type ViewOutcome } from '../core/decisions/view-decision';
+import type { ReadOnlyAction } from '../core/links/links';
+import type { SecretSource } from '../core/links/secrets';
+import type { AuditEntry, AuditTrail } from '../core/memory/audit';
+import type { ReportStore } from '../core/memory/report-store';
+import { CALENDAR_CONTENT_TYPE, renderCalendar } from '../core/pages/calendar';
+import { REPORT_PAGE_HEADERS, renderReportPage } from '../core/pages/report-page';
+import { renderMessagePage, SECURITY_HEADERS } from '../core/pages/restore-page';
+import type { Report } from '../core/scan/scan';
 import type { ProxyHandler } from './local-server';
 
 /**

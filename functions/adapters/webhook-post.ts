@@ -1,13 +1,13 @@
-import type { WebhookFormat } from '../core/config';
-import { PublishError } from '../core/errors';
-import { safeText } from '../core/text';
-import { type AnswerKind, answerKind, retryDelayMs, webhookHost } from '../core/webhook-delivery';
+import { type AnswerKind, answerKind, retryDelayMs, webhookHost } from '../core/alerts/webhook-delivery';
 import {
   parseAlertReport,
   renderWebhookBody,
   SIGNATURE_HEADER,
   signWebhookBody,
-} from '../core/webhook-formats';
+} from '../core/alerts/webhook-formats';
+import { PublishError } from '../core/base/errors';
+import { safeText } from '../core/base/text';
+import type { WebhookFormat } from '../core/scan/config';
 import type { AlertSender } from './sns-publish';
 
 /** What became of one post to a webhook, after its retries. */

@@ -3,15 +3,15 @@ import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { ENV, METRICS, parseSetting } from '../core/config';
-import { ConfigError, SecretError } from '../core/errors';
-import { checkWebhookUrl, parseWebhookTargets, type WebhookTarget } from '../core/webhook-delivery';
+import { checkWebhookUrl, parseWebhookTargets, type WebhookTarget } from '../core/alerts/webhook-delivery';
 import {
   parseAlertReport,
   renderWebhookBody,
   SIGNATURE_HEADER,
   signWebhookBody,
-} from '../core/webhook-formats';
+} from '../core/alerts/webhook-formats';
+import { ConfigError, SecretError } from '../core/base/errors';
+import { ENV, METRICS, parseSetting } from '../core/scan/config';
 import { type PostOptions, postWebhook, type WebhookOutcome } from './webhook-post';
 
 /** Reads a SecureString by name; errors name the parameter, never a value. */

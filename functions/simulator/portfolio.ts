@@ -1,5 +1,5 @@
 import { domainToASCII } from 'node:url';
-import { quarantinePeriodOf } from '../core/quarantine-periods';
+import { quarantinePeriodOf } from '../core/findings/quarantine-periods';
 
 /**
  * A deterministic reseller portfolio for the simulator, and its ground truth: every record is
@@ -22,7 +22,7 @@ import { quarantinePeriodOf } from '../core/quarantine-periods';
  * Deadlines (derived from each record's index and dates, never from the random sequence, so a seed
  * gives the same portfolio as before they existed): every record has `date_renewal`, the day before
  * expiry (the coming renewal); a quarantined domain's `date_deleted` lies within its TLD's real
- * restore period (functions/core/quarantine-periods.ts), the .de and gTLD ones in their last days;
+ * restore period (functions/core/findings/quarantine-periods.ts), the .de and gTLD ones in their last days;
  * some auto-renew domains expiring soon have a renewal that failed (`date_renewal` days past, the
  * expiry not moved); and some domains are premium (EUR, a few USD) or custom-priced.
  */

@@ -5,7 +5,7 @@ import { App, Validations } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AccountScanInputSchema, MAX_ACCOUNTS } from '../../functions/core/accounts';
+import { AccountScanInputSchema, MAX_ACCOUNTS } from '../../functions/core/scan/accounts';
 import { ACCOUNT_SCAN_STATES } from '../../lib/account-scans';
 import { DomainSentinelStack } from '../../lib/stack';
 import { type Template, TemplateResolver } from '../deploy/template';
@@ -156,6 +156,33 @@ describe('a deployment of several accounts', () => {
     ).Environment.Variables;
     expect(env.ACCOUNTS_ONLY).toBe('true');
     expect(env).not.toHaveProperty('RESELLER_API_KEY_PARAMETER');
+  });
+
+  it('lets the scan read the deployed accounts.json and no other object, and schedules no scan before the deploy wrote it', () => {
+    const { resolver, stack } = built;
+    const bucketId = stack.getLogicalId(stack.reports.bucket.node.defaultChild as never);
+    const bucketArn = resolver.attribute(bucketId, 'Arn');
+    const reads = statementsOf(roleOf(stack.scan.fn)).filter((s) =>
+      // Every S3 action but the writes of its own reports (asserted where those are).
+      list(s.Action).some((a) => a.startsWith('s3:') && a !== 's3:PutObject'),
+    );
+    expect(reads.map((s) => [s.Effect, s.Action, s.Resource])).toEqual([
+      ['Allow', 's3:GetObject', `${bucketArn}/accounts.json`],
+    ]);
+    const env = (
+      resolver.resource(stack.getLogicalId(stack.scan.fn.node.defaultChild as never)).Properties as {
+        Environment: { Variables: Record<string, unknown> };
+      }
+    ).Environment.Variables;
+    expect(resolver.resolve(env.REPORT_BUCKET)).toBe(resolver.resolve({ Ref: bucketId }));
+    // The deploy-time call that writes accounts.json comes before the schedule that starts the scans.
+    const [schedule] = resolver.ofType('AWS::Scheduler::Schedule');
+    const writer = resolver
+      .ofType('Custom::AWS')
+      .find((id) =>
+        String(resolver.resolve(resolver.resource(id).Properties?.Create)).includes('"Key":"accounts.json"'),
+      );
+    expect(resolver.resource(schedule as string).DependsOn).toContain(writer);
   });
 
   it('lets only the state machine invoke the scan function, and the schedule only start the state machine', () => {

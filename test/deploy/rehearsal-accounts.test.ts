@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DomainFinding } from '../../functions/core/classify';
+import type { DomainFinding } from '../../functions/core/findings/classify';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { ACCOUNT_SCAN_STATES } from '../../lib/account-scans';
@@ -245,6 +245,26 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
     );
   });
 
+  it('has the scan bundle refuse an item that is not its account’s deployed one, before it reads a key', async () => {
+    const before = world.calls.length;
+    const { error } = await scan.invoke({
+      account: 'brand-a',
+      apiKeyParameter: '/domain-sentinel/brand-b/api-key',
+      settings: {},
+    });
+    expect(error?.name).toBe('ConfigError');
+    expect(error?.message).toMatch(
+      /^refused the scan of account brand-a: its input differs .* in apiKeyParameter; /,
+    );
+    // It read accounts.json (the grant is judged with every other call below) and, but for its logs, nothing else.
+    expect(
+      world.calls
+        .slice(before)
+        .filter((c) => !c.action.startsWith('logs:'))
+        .map((c) => `${c.action} ${c.resource.replace(/^.*:::[^/]+/, '')}`),
+    ).toEqual(['s3:GetObject /accounts.json']);
+  });
+
   it('serves each account’s report through its own route, and the web function reads only its own things', async () => {
     const bucket = world.resolver.ofType('AWS::S3::Bucket')[0] as string;
     const report = (await world.readObject(bucket, 'accounts/brand-a/latest.json')) as {
@@ -313,6 +333,7 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
         'ScanAccountsStateMachineRole cloudwatch:PutMetricData',
         'ScanFunction ssm:GetParameter',
         'ScanFunction s3:PutObject',
+        'ScanFunction s3:GetObject',
         'RestoreFunction s3:GetObject',
       ]),
     );

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DomainFinding } from '../../functions/core/classify';
+import type { DomainFinding } from '../../functions/core/findings/classify';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { metricData, smsSettings } from './aws-calls';

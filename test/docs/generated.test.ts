@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Command } from '../../bin/command';
 import { COMMANDS } from '../../bin/commands/index';
 import { OTHER_VARIABLES, renderCommandHelp, renderOverview } from '../../bin/help';
-import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../../functions/core/config';
+import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../../functions/core/scan/config';
 import { StackConfigSchema } from '../../lib/config';
 import { cliReference, docFiles, optionsTable, ROOT, renderDoc } from '../../scripts/docs';
 import { runCli } from '../support/cli';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
 import { FileStateStore } from '../../functions/adapters/file-state-store';
-import { accountScope } from '../../functions/core/accounts';
+import { accountScope } from '../../functions/core/scan/accounts';
 import { generatePortfolio, type Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { findingKeys, runCli, startCliServer } from '../support/cli';

@@ -1,15 +1,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
+import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { awsAccountScanDeps } from '../../functions/adapters/account-stores';
 import { createStateTable } from '../../functions/adapters/dynamodb-state-store';
 import { handleScheduledScan, type ScheduledScanDeps } from '../../functions/adapters/scheduled-scan';
 import { SsmSecretSource } from '../../functions/adapters/secrets';
-import { MAX_ACCOUNTS } from '../../functions/core/accounts';
+import { ACCOUNT_DIRECTORY_KEY, MAX_ACCOUNTS } from '../../functions/core/scan/accounts';
 import { generatePortfolio, type Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { ACCOUNT_SCAN_STATES } from '../../lib/account-scans';
@@ -25,7 +26,8 @@ import { synthStack } from '../support/stack';
  * definition interpreted state by state (test/support/asl.ts; no Step Functions Local here), each
  * Map item invoking the scan function's own handler with the item as its event, against the
  * simulator (one key per account, one of them refused), SNS/SQS in fauxqs with the stack's own
- * filter policy, and the state in dynalite.
+ * filter policy, the state in dynalite, and the report bucket in s3rver holding the accounts.json
+ * the deploy writes (its deploy-time call's own body), which each scan checks its input against.
  */
 
 const KEYS = {
@@ -52,12 +54,18 @@ let dir: string;
 let sim: Simulator;
 let emulator: Awaited<ReturnType<typeof startSnsEmulator>>;
 let dynalite: Awaited<ReturnType<typeof startDynalite>>;
+let s3server: S3rver;
+let s3: S3Client;
+/** accounts.json as the deploy's call writes it. */
+let directoryBody: string;
 let resolver: TemplateResolver;
 let definition: Machine;
 let scanArn: string;
 let scanEnv: Record<string, string>;
 let queues: { brandA: string; everything: string };
 const dimensions: string[] = [];
+/** Every request the scans sent to the reseller. */
+const resellerRequests: string[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sentinel-sfn-'));
@@ -80,6 +88,14 @@ beforeAll(async () => {
   emulator = await startSnsEmulator();
   dynalite = await startDynalite();
   await createStateTable(dynalite.client(), 'sfn-state');
+  s3server = new S3rver({ port: 0, address: '127.0.0.1', directory: join(dir, 's3'), silent: true });
+  const { port: s3port } = await s3server.run();
+  s3 = new S3Client({
+    endpoint: `http://127.0.0.1:${s3port}`,
+    region: 'eu-west-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
   const topic = await emulator.topic('sfn-alerts');
   // brand-a's recipient, subscribed with the very filter policy the stack gives it.
   const subscription = Object.values(template.findResources('AWS::SNS::Subscription')).find(
@@ -99,6 +115,22 @@ beforeAll(async () => {
     ALERT_TOPIC_ARN: topic,
     STATE_TABLE_NAME: 'sfn-state',
   };
+  // accounts.json where the scan function finds it: the bucket its environment names, with the
+  // body of the stack's own deploy-time putObject of that key.
+  const write = resolver
+    .ofType('Custom::AWS')
+    .map((id) => JSON.parse(String(resolver.resolve(resolver.resource(id).Properties?.Create))))
+    .find((call) => call.action === 'putObject' && call.parameters.Key === ACCOUNT_DIRECTORY_KEY);
+  expect(write.parameters.Bucket).toBe(scanEnv.REPORT_BUCKET);
+  directoryBody = write.parameters.Body;
+  await s3.send(new CreateBucketCommand({ Bucket: write.parameters.Bucket }));
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: write.parameters.Bucket,
+      Key: ACCOUNT_DIRECTORY_KEY,
+      Body: directoryBody,
+    }),
+  );
   ssm
     .on(GetParameterCommand, { Name: scanEnv.LINK_SIGNING_KEY_PARAMETER })
     .resolves({ Parameter: { Value: SIGNING_KEY } });
@@ -112,15 +144,23 @@ afterAll(async () => {
   await sim?.close();
   await emulator?.close();
   await dynalite?.close();
+  s3?.destroy();
+  await s3server?.close();
   ssm.restore();
   rmSync(dir, { recursive: true, force: true });
 });
 
 /** The scan function's handler as the Lambda runs it, with the emulators' clients. */
-function scanDeps(): ScheduledScanDeps {
+function scanDeps(options: { env?: Record<string, string>; bucket?: string | null } = {}): ScheduledScanDeps {
   const ssmClient = new SSMClient({ region: 'eu-west-1' });
+  const env = options.env ?? scanEnv;
+  const bucket = options.bucket === undefined ? scanEnv.REPORT_BUCKET : (options.bucket ?? undefined);
   return {
-    env: scanEnv,
+    env,
+    fetch: async (input, init) => {
+      resellerRequests.push(String(input instanceof Request ? input.url : input));
+      return fetch(input, init);
+    },
     secrets: new SsmSecretSource(ssmClient, scanEnv),
     sns: emulator.snsClient(),
     dynamodb: dynalite.client(),
@@ -132,7 +172,7 @@ function scanDeps(): ScheduledScanDeps {
         dimensions.push(`${name}=${value}`);
       },
     } as unknown as ScheduledScanDeps['metrics'],
-    accounts: awsAccountScanDeps(ssmClient, new S3Client({ region: 'eu-west-1' }), scanEnv, undefined),
+    accounts: awsAccountScanDeps(ssmClient, s3, env, bucket),
   };
 }
 
@@ -251,15 +291,7 @@ describe('the state machine’s definition, run against the scan handler', { tim
     expect(first.history.length * MAX_ACCOUNTS).toBeLessThan(25_000 / 10);
   });
 
-  it('refuses an input that names another account’s key or state', async () => {
-    // brand-a's name with brand-b's key: brand-a's state is bound to brand-a's key and refuses it.
-    await expect(
-      handleScheduledScan(scanDeps(), 300_000, {
-        account: 'brand-a',
-        apiKeyParameter: '/ds/brand-b/api-key',
-        settings: {},
-      }),
-    ).rejects.toThrow(/belongs to another account of account brand-a at /);
+  it('refuses an input that names another account’s state, a table or a topic', async () => {
     // An item cannot carry a state scope, a table or a topic of its own: only its account's settings.
     await expect(
       handleScheduledScan(scanDeps(), 300_000, {
@@ -280,5 +312,145 @@ describe('the state machine’s definition, run against the scan handler', { tim
     await expect(handleScheduledScan(scanDeps(), 300_000, {})).rejects.toThrow(
       'this deployment scans the accounts of its accounts file',
     );
+  });
+});
+
+describe('the scan’s check of its input against the deployed accounts.json', { timeout: 60_000 }, () => {
+  const ssmReads = () => ssm.commandCalls(GetParameterCommand).length;
+
+  /** Runs the handler with `input`; what it threw, and whether it read a key or sent a request. */
+  async function refusal(input: unknown, options: Parameters<typeof scanDeps>[0] = {}) {
+    const reads = ssmReads();
+    const requests = resellerRequests.length;
+    const marks = dimensions.length;
+    const error = await handleScheduledScan(scanDeps(options), 300_000, input).then(
+      () => null,
+      (e: Error) => e,
+    );
+    return {
+      error,
+      keysRead: ssmReads() - reads,
+      requestsSent: resellerRequests.length - requests,
+      dimensions: dimensions.slice(marks),
+    };
+  }
+
+  it('scans an input that is exactly its account’s deployed item, whatever the order of its keys', async () => {
+    const item = (JSON.parse(directoryBody) as { accounts: Array<{ account: string }> }).accounts.find(
+      (a) => a.account === 'brand-b',
+    );
+    expect(item).toEqual({
+      account: 'brand-b',
+      apiKeyParameter: '/ds/brand-b/api-key',
+      settings: { accountLabel: 'Brand B' },
+    });
+    const reads = ssmReads();
+    const result = await handleScheduledScan(scanDeps(), 300_000, {
+      settings: { accountLabel: 'Brand B' },
+      apiKeyParameter: '/ds/brand-b/api-key',
+      account: 'brand-b',
+    });
+    expect(result.account).toBe('brand-b');
+    expect(result.domainsScanned + result.problems).toBe((portfolios['brand-b'] as Portfolio).domains.length);
+    const names = ssm
+      .commandCalls(GetParameterCommand)
+      .slice(reads)
+      .map((c) => c.args[0].input.Name);
+    expect(names).toContain('/ds/brand-b/api-key');
+    expect(names).not.toContain('/ds/brand-a/api-key');
+  });
+
+  it('refuses brand-a’s name with brand-b’s key parameter before reading a key or sending a request', async () => {
+    const outcome = await refusal({
+      account: 'brand-a',
+      apiKeyParameter: '/ds/brand-b/api-key',
+      settings: {},
+    });
+    expect(outcome.error?.name).toBe('ConfigError');
+    expect(outcome.error?.message).toBe(
+      "refused the scan of account brand-a: its input differs from its item in the deployment's accounts (accounts.json in the report bucket) in apiKeyParameter; only the state machine's items are scanned",
+    );
+    expect(outcome.error?.message).not.toContain('/ds/brand-b/api-key');
+    expect(outcome).toMatchObject({ keysRead: 0, requestsSent: 0, dimensions: [] });
+  });
+
+  it('refuses an account’s item with settings other than its own, naming each one that differs', async () => {
+    for (const [settings, differing] of [
+      [{}, 'settings.accountLabel'],
+      [{ accountLabel: 'Brand B', expiryDays: 400 }, 'settings.expiryDays'],
+      [{ accountLabel: 'Brand B', resellerBaseUrl: 'https://api.other.example' }, 'settings.resellerBaseUrl'],
+      [{ accountLabel: 'Brand A' }, 'settings.accountLabel'],
+    ] as const) {
+      const outcome = await refusal({ account: 'brand-b', apiKeyParameter: '/ds/brand-b/api-key', settings });
+      expect(outcome.error?.message).toContain(`refused the scan of account brand-b: its input differs`);
+      expect(outcome.error?.message).toContain(` in ${differing}; `);
+      expect(outcome).toMatchObject({ keysRead: 0, requestsSent: 0 });
+    }
+    // A setting's value as text where the deploy gave a number is another item too.
+    const typed = await refusal({
+      account: 'brand-b',
+      apiKeyParameter: '/ds/brand-b/api-key',
+      settings: { accountLabel: 'Brand B', expiryDays: '30' },
+    });
+    expect(typed.error?.message).toContain(' in settings.expiryDays; ');
+  });
+
+  it('refuses an account the deployment does not have, even with a deployed account’s key parameter', async () => {
+    const outcome = await refusal({
+      account: 'brand-z',
+      apiKeyParameter: '/ds/brand-a/api-key',
+      settings: {},
+    });
+    expect(outcome.error?.message).toBe(
+      "refused the scan of account brand-z: the deployment's accounts (accounts.json in the report bucket) have no account of that name; only the state machine's items are scanned",
+    );
+    // No metric of an account the deployment does not have.
+    expect(outcome).toMatchObject({ keysRead: 0, requestsSent: 0, dimensions: [] });
+  });
+
+  it('refuses every account when the deployed accounts cannot be read, or there is no bucket to read them from', async () => {
+    const item = { account: 'brand-a', apiKeyParameter: '/ds/brand-a/api-key', settings: {} };
+    await s3.send(new DeleteObjectCommand({ Bucket: scanEnv.REPORT_BUCKET, Key: ACCOUNT_DIRECTORY_KEY }));
+    try {
+      const missing = await refusal(item);
+      expect(missing.error?.message).toBe(
+        `s3://${scanEnv.REPORT_BUCKET}/accounts.json is missing: the deploy writes it; deploy the stack again`,
+      );
+      expect(missing).toMatchObject({ keysRead: 0, requestsSent: 0 });
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: scanEnv.REPORT_BUCKET,
+          Key: ACCOUNT_DIRECTORY_KEY,
+          Body: '{"accounts": "all"}',
+        }),
+      );
+      const tampered = await refusal(item);
+      expect(tampered.error?.message).toMatch(/accounts\.json is not a list of accounts \(accounts: /);
+      expect(tampered).toMatchObject({ keysRead: 0, requestsSent: 0 });
+    } finally {
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: scanEnv.REPORT_BUCKET,
+          Key: ACCOUNT_DIRECTORY_KEY,
+          Body: directoryBody,
+        }),
+      );
+    }
+    const unset = await refusal(item, { bucket: null });
+    expect(unset.error?.message).toBe(
+      "REPORT_BUCKET is not set: the scan of an account checks its input against the deployment's accounts.json in the report bucket",
+    );
+    expect(unset).toMatchObject({ keysRead: 0, requestsSent: 0 });
+    // And a scan function of a deployment without accounts scans no account's input at all.
+    const { ACCOUNTS_ONLY: _, ...single } = scanEnv;
+    const notAccounts = await refusal(item, { env: single });
+    expect(notAccounts.error?.message).toBe(
+      'this scan function cannot scan an account of several (account brand-a)',
+    );
+    expect(notAccounts).toMatchObject({ keysRead: 0, requestsSent: 0 });
+    // With accounts.json back in place, the same item is scanned.
+    await expect(handleScheduledScan(scanDeps(), 300_000, item)).resolves.toMatchObject({
+      account: 'brand-a',
+    });
   });
 });

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DomainFinding } from '../../functions/core/classify';
+import type { DomainFinding } from '../../functions/core/findings/classify';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli, startCliServer } from '../support/cli';

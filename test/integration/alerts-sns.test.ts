@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { gsm7Length, SNS_MAX_BYTES, smsAsDelivered } from '../../functions/core/alert';
+import { gsm7Length, SNS_MAX_BYTES, smsAsDelivered } from '../../functions/core/alerts/alert';
 import { generatePortfolio, type Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';

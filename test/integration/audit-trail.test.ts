@@ -6,8 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
 import { FileStateStore } from '../../functions/adapters/file-state-store';
 import type { StateStore } from '../../functions/adapters/state-store';
-import { AUDIT_MAX_ENTRIES, type AuditEntry, type AuditTrail, auditEntry } from '../../functions/core/audit';
-import { EMPTY_STATE, type ScanState } from '../../functions/core/state';
+import {
+  AUDIT_MAX_ENTRIES,
+  type AuditEntry,
+  type AuditTrail,
+  auditEntry,
+} from '../../functions/core/memory/audit';
+import { EMPTY_STATE, type ScanState } from '../../functions/core/memory/state';
 import { runCli } from '../support/cli';
 import { startDynalite } from '../support/dynalite';
 

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { verifyWebhookSignature } from '../../functions/core/webhook-formats';
+import { verifyWebhookSignature } from '../../functions/core/alerts/webhook-formats';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { adaptiveCardProblems, CustomNotificationSchema, SlackMessageSchema } from '../support/chat-schemas';

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERSION } from '../../bin/cli';
 import { COMMANDS } from '../../bin/commands/index';
-import { SETTINGS, type SettingSpec } from '../../functions/core/config';
+import { SETTINGS, type SettingSpec } from '../../functions/core/scan/config';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli, startCliServer } from '../support/cli';

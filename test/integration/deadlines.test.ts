@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import ICAL from 'ical.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileStateStore } from '../../functions/adapters/file-state-store';
-import type { DomainFinding } from '../../functions/core/classify';
+import type { DomainFinding } from '../../functions/core/findings/classify';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { COVERAGE_PARTS, READ_PARTS } from '../../functions/core/coverage';
+import { COVERAGE_PARTS, READ_PARTS } from '../../functions/core/scan/coverage';
 import { generatePortfolio, type Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, type SimulatorOptions, startSimulator } from '../../functions/simulator/server';
 import { findingKeys, runCli } from '../support/cli';

@@ -11,8 +11,8 @@ import {
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderReportStore, S3ReportStore } from '../../functions/adapters/report-stores';
-import { reportLines } from '../../functions/core/report-json';
-import { INFO_LISTED } from '../../functions/core/report-view';
+import { reportLines } from '../../functions/core/memory/report-json';
+import { INFO_LISTED } from '../../functions/core/memory/report-view';
 import { domainFinding, reportOf } from '../support/report';
 
 const BUCKET = 'sentinel-reports';

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
+import { parseSigningKeys, signRestoreLink } from '../../functions/core/links/links';
 import { runCli } from '../support/cli';
 import { API_KEY, confirmedPost, SIGNING_KEY, startRestoreStack } from '../support/restore-env';
 

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
-import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
+import { parseSigningKeys, signRestoreLink } from '../../functions/core/links/links';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { captureOutput } from '../support/capture';

@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { serveLocally } from '../../functions/adapters/local-server';
 import { createRestoreHandler, type RestoreLogEntry } from '../../functions/adapters/restore-handler';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
-import { settingsFromEnv } from '../../functions/core/config';
-import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
+import { parseSigningKeys, signRestoreLink } from '../../functions/core/links/links';
+import { settingsFromEnv } from '../../functions/core/scan/config';
 import { confirmedPost } from '../support/restore-env';
 
 const KEY = 'sk_restore_truth_9d1f2a';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webAppForServe } from '../../bin/commands/serve';
 import { serveLocally } from '../../functions/adapters/local-server';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
-import type { DomainFinding } from '../../functions/core/classify';
+import type { DomainFinding } from '../../functions/core/findings/classify';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';

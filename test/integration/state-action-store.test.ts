@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
 import { StateActionStore } from '../../functions/adapters/state-action-store';
-import { acknowledgementOf, snoozeOf } from '../../functions/core/actions';
-import { actionsOf, StateConflictError } from '../../functions/core/state';
+import { acknowledgementOf, snoozeOf } from '../../functions/core/memory/actions';
+import { actionsOf, StateConflictError } from '../../functions/core/memory/state';
 import { startDynalite } from '../support/dynalite';
 import { domainFinding, NOW_ISO } from '../support/report';
 

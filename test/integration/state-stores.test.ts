@@ -6,7 +6,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
 import { FileStateStore } from '../../functions/adapters/file-state-store';
 import type { StateStore } from '../../functions/adapters/state-store';
-import { EMPTY_STATE, type ScanState, StateConflictError, StateError } from '../../functions/core/state';
+import {
+  EMPTY_STATE,
+  type ScanState,
+  StateConflictError,
+  StateError,
+} from '../../functions/core/memory/state';
 import { startDynalite } from '../support/dynalite';
 
 /** As long as a scan's lease: a lease of more than MAX_LEASE_MS counts as lapsed. */

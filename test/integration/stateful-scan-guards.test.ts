@@ -9,13 +9,13 @@ import { FileStateStore } from '../../functions/adapters/file-state-store';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import type { Lease, StateStore } from '../../functions/adapters/state-store';
 import { parseStateLocation, runStatefulScan } from '../../functions/adapters/stateful-scan';
-import { loadScanSettings, settingsFromEnv } from '../../functions/core/config';
 import {
   DEFAULT_STATE_POLICY,
   EMPTY_STATE,
   StateConflictError,
   StateError,
-} from '../../functions/core/state';
+} from '../../functions/core/memory/state';
+import { loadScanSettings, settingsFromEnv } from '../../functions/core/scan/config';
 import type { Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';

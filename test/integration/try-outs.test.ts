@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseSigningKeys } from '../../functions/core/links';
+import { parseSigningKeys } from '../../functions/core/links/links';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli, startCliServer } from '../support/cli';

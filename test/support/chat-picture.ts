@@ -1,12 +1,12 @@
 import { join } from 'node:path';
-import { buildAlertMessage } from '../../functions/core/alert';
-import { type ChatNotification, chatNotificationOf } from '../../functions/core/chat';
-import type { Report } from '../../functions/core/scan';
+import { buildAlertMessage } from '../../functions/core/alerts/alert';
+import { type ChatNotification, chatNotificationOf } from '../../functions/core/alerts/chat';
 import {
   renderSlackMessage,
   renderTeamsMessage,
   type SlackMessage,
-} from '../../functions/core/webhook-formats';
+} from '../../functions/core/alerts/webhook-formats';
+import type { Report } from '../../functions/core/scan/scan';
 import { ROOT } from '../../scripts/docs';
 import { domainFinding, NOW_ISO, reportOf } from './report';
 import { sha256 } from './report-screenshot';

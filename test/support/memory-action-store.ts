@@ -1,4 +1,9 @@
-import type { Acknowledgement, ActionStore, DomainActions, Snooze } from '../../functions/core/actions';
+import type {
+  Acknowledgement,
+  ActionStore,
+  DomainActions,
+  Snooze,
+} from '../../functions/core/memory/actions';
 
 /** An ActionStore in memory, for tests of the decisions; `writes` counts every change. */
 export class MemoryActionStore implements ActionStore {

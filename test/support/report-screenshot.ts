@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { REPORT_PAGE_HEADERS, renderReportPage } from '../../functions/core/report-page';
-import type { Report } from '../../functions/core/scan';
+import { REPORT_PAGE_HEADERS, renderReportPage } from '../../functions/core/pages/report-page';
+import type { Report } from '../../functions/core/scan/scan';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { startSimulator } from '../../functions/simulator/server';
 import { NOW, ROOT, TRY_SIGNING_KEY } from '../../scripts/docs';

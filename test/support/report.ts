@@ -1,5 +1,5 @@
-import type { DomainFinding, Finding, Severity } from '../../functions/core/classify';
-import type { Report } from '../../functions/core/scan';
+import type { DomainFinding, Finding, Severity } from '../../functions/core/findings/classify';
+import type { Report } from '../../functions/core/scan/scan';
 
 export const NOW_ISO = '2026-11-22T06:00:00.000Z';
 const DAY = 86_400_000;

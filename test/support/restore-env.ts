@@ -1,7 +1,7 @@
 import { serveLocally } from '../../functions/adapters/local-server';
 import { createRestoreHandler, type RestoreLogEntry } from '../../functions/adapters/restore-handler';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
-import { settingsFromEnv } from '../../functions/core/config';
+import { settingsFromEnv } from '../../functions/core/scan/config';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { startSimulator } from '../../functions/simulator/server';
 

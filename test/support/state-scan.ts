@@ -1,7 +1,12 @@
-import { classify, compareFindings, type Finding, type Severity } from '../../functions/core/classify';
-import type { Report } from '../../functions/core/scan';
-import type { Domain } from '../../functions/core/schemas';
-import { type WatchedFields, watchedFieldsOf } from '../../functions/core/state';
+import {
+  classify,
+  compareFindings,
+  type Finding,
+  type Severity,
+} from '../../functions/core/findings/classify';
+import { type WatchedFields, watchedFieldsOf } from '../../functions/core/memory/state';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import type { Report } from '../../functions/core/scan/scan';
 
 export const DAY = 86_400_000;
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { type ActionInput, decideAction } from '../../functions/core/action-decision';
-import type { DomainFinding } from '../../functions/core/classify';
-import { AuthenticationError, ConfigError } from '../../functions/core/errors';
-import { parseSigningKeys, signLink } from '../../functions/core/links';
+import { AuthenticationError, ConfigError } from '../../functions/core/base/errors';
+import { type ActionInput, decideAction } from '../../functions/core/decisions/action-decision';
+import type { DomainFinding } from '../../functions/core/findings/classify';
+import { parseSigningKeys, signLink } from '../../functions/core/links/links';
 import { MemoryActionStore } from '../support/memory-action-store';
 
 // The failure paths of decideAction's steps that test/unit/actions.test.ts does not reach: what

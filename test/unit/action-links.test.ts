@@ -11,7 +11,7 @@ import {
   signRestoreLink,
   verifyLink,
   verifyRestoreLink,
-} from '../../functions/core/links';
+} from '../../functions/core/links/links';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
 const BASE = 'https://x.example/prod/';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type ActionInput, decideAction } from '../../functions/core/action-decision';
-import { renderActionConfirmPage } from '../../functions/core/action-page';
+import { type ActionInput, decideAction } from '../../functions/core/decisions/action-decision';
+import type { DomainFinding } from '../../functions/core/findings/classify';
+import { type LinkFinding, parseSigningKeys, signLink, verifyLink } from '../../functions/core/links/links';
 import {
   acknowledgementOf,
   alertView,
@@ -8,10 +9,9 @@ import {
   snoozeChoicesFor,
   snoozeLapse,
   snoozeOf,
-} from '../../functions/core/actions';
-import type { DomainFinding } from '../../functions/core/classify';
-import { type LinkFinding, parseSigningKeys, signLink, verifyLink } from '../../functions/core/links';
-import type { Report } from '../../functions/core/scan';
+} from '../../functions/core/memory/actions';
+import { renderActionConfirmPage } from '../../functions/core/pages/action-page';
+import type { Report } from '../../functions/core/scan/scan';
 import { MemoryActionStore } from '../support/memory-action-store';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');

@@ -10,8 +10,12 @@ import {
   SNS_MAX_BYTES,
   shouldNotify,
   smsAsDelivered,
-} from '../../functions/core/alert';
-import { type ContactFinding, compareFindings, type DomainFinding } from '../../functions/core/classify';
+} from '../../functions/core/alerts/alert';
+import {
+  type ContactFinding,
+  compareFindings,
+  type DomainFinding,
+} from '../../functions/core/findings/classify';
 import { domainFinding, reportOf } from '../support/report';
 
 const quarantine = domainFinding('example.nl', 'quarantine', 'critical', -25, {

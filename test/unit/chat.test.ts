@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildAlertMessage, SNS_MAX_BYTES } from '../../functions/core/alert';
-import { CUSTOM_NOTIFICATION_LIMITS, chatName, chatNotificationOf } from '../../functions/core/chat';
-import type { DomainFinding, Finding } from '../../functions/core/classify';
-import type { Report } from '../../functions/core/scan';
+import { buildAlertMessage, SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
+import { CUSTOM_NOTIFICATION_LIMITS, chatName, chatNotificationOf } from '../../functions/core/alerts/chat';
 import {
   parseAlertReport,
   renderSlackMessage,
@@ -11,7 +9,9 @@ import {
   signWebhookBody,
   TEAMS_MAX_BYTES,
   verifyWebhookSignature,
-} from '../../functions/core/webhook-formats';
+} from '../../functions/core/alerts/webhook-formats';
+import type { DomainFinding, Finding } from '../../functions/core/findings/classify';
+import type { Report } from '../../functions/core/scan/scan';
 import {
   adaptiveCardProblems,
   blocksText,

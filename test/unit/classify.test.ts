@@ -7,8 +7,8 @@ import {
   DEFAULT_POLICY,
   type Finding,
   sortFindings,
-} from '../../functions/core/classify';
-import { ContactSchema, type Domain, DomainSchema } from '../../functions/core/schemas';
+} from '../../functions/core/findings/classify';
+import { ContactSchema, type Domain, DomainSchema } from '../../functions/core/reseller/schemas';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
 const DAY = 86_400_000;

@@ -60,3 +60,76 @@ describe('the pure core (functions/core)', () => {
     }
   });
 });
+
+/** The core's groups, lowest first: each may import only from those before it (docs/contributing.md). */
+const GROUPS = ['base', 'reseller', 'findings', 'links', 'scan', 'memory', 'alerts', 'decisions', 'pages'];
+
+/** Lints a scratch tree of `files` (path → source) with the project's biome.json, in one run. */
+function lintTree(files: Record<string, string>) {
+  const root = mkdtempSync(join(tmpdir(), 'core-layers-'));
+  try {
+    copyFileSync(join(process.cwd(), 'biome.json'), join(root, 'biome.json'));
+    for (const [path, source] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), source);
+    }
+    const biome = join(process.cwd(), 'node_modules', '.bin', 'biome');
+    const run = spawnSync(biome, ['lint', '--max-diagnostics=none', 'functions'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    const output = `${run.stdout}${run.stderr}`;
+    // The files a noRestrictedImports diagnostic names.
+    const flagged = new Set(
+      [...output.matchAll(/^(functions\/\S+\.ts):\d+:\d+ lint\/style\/noRestrictedImports/gm)].map(
+        (m) => m[1],
+      ),
+    );
+    return { flagged, output };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+describe('the core’s groups, in order (functions/core/<group>)', () => {
+  it('keeps every file of the core in a group, and every group in the order', () => {
+    const dir = join(process.cwd(), 'functions', 'core');
+    const entries = readdirSync(dir, { withFileTypes: true });
+    expect(entries.filter((e) => e.isFile() && e.name.endsWith('.ts')).map((e) => e.name)).toEqual([]);
+    expect(
+      entries
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)
+        .sort(),
+    ).toEqual([...GROUPS].sort());
+  });
+
+  it('fails lint on an import from a higher group, and allows one from a lower group or its own', () => {
+    const probes: Record<string, { readonly source: string; readonly upward: boolean }> = {};
+    GROUPS.forEach((group, i) => {
+      GROUPS.forEach((other, j) => {
+        probes[`functions/core/${group}/probe-${other}.ts`] = {
+          source: `import { x } from '../${other}/thing';\nexport const y = x;\n`,
+          upward: j > i,
+        };
+      });
+    });
+    const { flagged, output } = lintTree(
+      Object.fromEntries(Object.entries(probes).map(([path, p]) => [path, p.source])),
+    );
+    const upward = Object.keys(probes).filter((path) => probes[path]?.upward);
+    expect(upward.length).toBe((GROUPS.length * (GROUPS.length - 1)) / 2);
+    expect([...flagged].sort(), output).toEqual(upward.sort());
+  });
+
+  it('keeps every group pure: the outside world is refused in each, whatever its own rule says', () => {
+    const probes = Object.fromEntries(
+      GROUPS.map((group) => [
+        `functions/core/${group}/probe.ts`,
+        "import { SNSClient } from '@aws-sdk/client-sns';\nexport const x = SNSClient;\n",
+      ]),
+    );
+    const { flagged, output } = lintTree(probes);
+    expect([...flagged].sort(), output).toEqual(Object.keys(probes).sort());
+  });
+});

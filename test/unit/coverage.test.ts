@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { classify, DEFAULT_POLICY } from '../../functions/core/classify';
+import { classify, DEFAULT_POLICY } from '../../functions/core/findings/classify';
+import { DomainSchema } from '../../functions/core/reseller/schemas';
 import {
   COVERAGE_PARTS,
   type CoverageCounts,
@@ -9,8 +10,7 @@ import {
   proveCoverage,
   READ_PARTS,
   readWindowDays,
-} from '../../functions/core/coverage';
-import { DomainSchema } from '../../functions/core/schemas';
+} from '../../functions/core/scan/coverage';
 import type { RawRecord } from '../../functions/simulator/portfolio';
 import { buildFilter } from '../../functions/simulator/search';
 

@@ -1,10 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { renderDigest } from '../../functions/core/alert';
-import { classify, type DomainFinding } from '../../functions/core/classify';
-import { parseSigningKeys } from '../../functions/core/links';
-import { findingWithMemory } from '../../functions/core/renewal-memory';
-import { attachLinks } from '../../functions/core/report-links';
-import type { Domain } from '../../functions/core/schemas';
+import { renderDigest } from '../../functions/core/alerts/alert';
+import { classify, type DomainFinding } from '../../functions/core/findings/classify';
+import { parseSigningKeys } from '../../functions/core/links/links';
+import { findingWithMemory } from '../../functions/core/memory/renewal-memory';
 import {
   compareWithState,
   DEFAULT_STATE_POLICY,
@@ -12,7 +10,9 @@ import {
   parseState,
   type ScanState,
   type StatePolicy,
-} from '../../functions/core/state';
+} from '../../functions/core/memory/state';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import { attachLinks } from '../../functions/core/scan/report-links';
 import { reportOf } from '../support/report';
 import { DAY, domain, scanOf } from '../support/state-scan';
 

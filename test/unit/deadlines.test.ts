@@ -1,20 +1,25 @@
 import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
-import { renderDigest, renderSms } from '../../functions/core/alert';
-import { renderCalendar } from '../../functions/core/calendar';
-import { classify, DEFAULT_POLICY, type DomainFinding, sortFindings } from '../../functions/core/classify';
-import { loadScanSettings, parseSetting } from '../../functions/core/config';
-import { ConfigError } from '../../functions/core/errors';
+import { renderDigest, renderSms } from '../../functions/core/alerts/alert';
+import { ConfigError } from '../../functions/core/base/errors';
+import {
+  classify,
+  DEFAULT_POLICY,
+  type DomainFinding,
+  sortFindings,
+} from '../../functions/core/findings/classify';
 import {
   parseQuarantineDays,
   QUARANTINE_PERIODS,
   quarantinePeriodOf,
   restoreDeadline,
-} from '../../functions/core/quarantine-periods';
-import { renderReportPage, renderTimeline } from '../../functions/core/report-page';
-import { ResellerClient } from '../../functions/core/reseller-client';
-import { renewalCosts, scanAccount } from '../../functions/core/scan';
-import { type Domain, DomainSchema } from '../../functions/core/schemas';
+} from '../../functions/core/findings/quarantine-periods';
+import { renderCalendar } from '../../functions/core/pages/calendar';
+import { renderReportPage, renderTimeline } from '../../functions/core/pages/report-page';
+import { ResellerClient } from '../../functions/core/reseller/client';
+import { type Domain, DomainSchema } from '../../functions/core/reseller/schemas';
+import { loadScanSettings, parseSetting } from '../../functions/core/scan/config';
+import { renewalCosts, scanAccount } from '../../functions/core/scan/scan';
 import { domainFinding, NOW_ISO, reportOf } from '../support/report';
 
 const NOW = Date.parse(NOW_ISO);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { KeyIndex } from '../../functions/core/key-index';
-import { stableKeyHash } from '../../functions/core/state-table';
+import { KeyIndex } from '../../functions/core/base/key-index';
+import { stableKeyHash } from '../../functions/core/memory/state-table';
 
 /** The same keys through a Map: what KeyIndex must agree with. */
 function check(keys: readonly string[], seed?: number) {

@@ -5,7 +5,7 @@ import {
   parseSigningKeys,
   signRestoreLink,
   verifyRestoreLink,
-} from '../../functions/core/links';
+} from '../../functions/core/links/links';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
 const keys = parseSigningKeys('a'.repeat(32));

@@ -1,11 +1,11 @@
 import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
-import { eventUid, renderCalendar } from '../../functions/core/calendar';
-import type { DomainFinding, Finding } from '../../functions/core/classify';
-import { parseSigningKeys } from '../../functions/core/links';
-import { attachLinks } from '../../functions/core/report-links';
-import { renderReportPage, renderTimeline } from '../../functions/core/report-page';
-import { INFO_LISTED, responseBytes, viewOf } from '../../functions/core/report-view';
+import type { DomainFinding, Finding } from '../../functions/core/findings/classify';
+import { parseSigningKeys } from '../../functions/core/links/links';
+import { INFO_LISTED, responseBytes, viewOf } from '../../functions/core/memory/report-view';
+import { eventUid, renderCalendar } from '../../functions/core/pages/calendar';
+import { renderReportPage, renderTimeline } from '../../functions/core/pages/report-page';
+import { attachLinks } from '../../functions/core/scan/report-links';
 import { domainFinding, NOW_ISO, reportOf } from '../support/report';
 
 const keys = parseSigningKeys('b'.repeat(40));

@@ -6,8 +6,8 @@ import {
   ReportTextError,
   readReportText,
   reportLines,
-} from '../../functions/core/report-json';
-import type { Report } from '../../functions/core/scan';
+} from '../../functions/core/memory/report-json';
+import type { Report } from '../../functions/core/scan/scan';
 import { domainFinding, reportOf } from '../support/report';
 
 /** Reads text (cut into pieces at the given places) back into a plain object. */

@@ -1,10 +1,14 @@
 import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
-import { CALENDAR_CONTENT_TYPE, eventUid, renderCalendar } from '../../functions/core/calendar';
-import type { DomainFinding } from '../../functions/core/classify';
-import { parseSigningKeys } from '../../functions/core/links';
-import { attachLinks, CALENDAR_LINK_TTL_DAYS } from '../../functions/core/report-links';
-import { REPORT_PAGE_HEADERS, renderReportPage, renderTimeline } from '../../functions/core/report-page';
+import type { DomainFinding } from '../../functions/core/findings/classify';
+import { parseSigningKeys } from '../../functions/core/links/links';
+import { CALENDAR_CONTENT_TYPE, eventUid, renderCalendar } from '../../functions/core/pages/calendar';
+import {
+  REPORT_PAGE_HEADERS,
+  renderReportPage,
+  renderTimeline,
+} from '../../functions/core/pages/report-page';
+import { attachLinks, CALENDAR_LINK_TTL_DAYS } from '../../functions/core/scan/report-links';
 import { domainFinding, NOW_ISO, reportOf } from '../support/report';
 
 const NOW = Date.parse(NOW_ISO);

@@ -11,13 +11,13 @@ import {
   ServerError,
   TimeoutError,
   UnexpectedResponseError,
-} from '../../functions/core/errors';
+} from '../../functions/core/base/errors';
 import {
   type ListPage,
   ResellerClient,
   type ResellerClientOptions,
-} from '../../functions/core/reseller-client';
-import type { Domain } from '../../functions/core/schemas';
+} from '../../functions/core/reseller/client';
+import type { Domain } from '../../functions/core/reseller/schemas';
 
 const KEY = 'key-0123456789abcdef-SECRET';
 const BASE = 'https://api.test.example';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IncompleteListingError } from '../../functions/core/errors';
+import { IncompleteListingError } from '../../functions/core/base/errors';
 import { type ListPage, paginate } from '../../functions/core/reseller/paging';
 
 interface Rec {
@@ -165,6 +165,26 @@ describe('paginate', () => {
     await listing.return?.(undefined);
     for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
     expect(api.asked).toHaveLength(sent); // a reader that stopped sends nothing more
+  });
+
+  it('sends nothing more once the reader stops, even as answers in flight still land', async () => {
+    const api = pages(names(200), 10);
+    // Pages after 2 are answered only when the test says so: they are in flight when the reader stops.
+    const held: Array<() => void> = [];
+    const fetchPage = (page: number) =>
+      page <= 2
+        ? api.fetchPage(page)
+        : new Promise<ListPage<Rec>>((resolve) => held.push(() => resolve(api.fetchPage(page))));
+    const listing = paginate({ ...options(fetchPage), concurrency: 2 })[Symbol.asyncIterator]();
+    await listing.next(); // page 1
+    await listing.next(); // page 2, with page 3 and 4 sent and unanswered
+    expect(held).toHaveLength(2);
+    await listing.return?.(undefined);
+    for (const answer of held.splice(0)) answer();
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    // Each answer that lands would send the next request of a listing still open.
+    expect(held).toHaveLength(0);
+    expect(api.asked).toEqual([1, 2, 3, 4]);
   });
 
   it('fails when the pages hold fewer records than total_results promised, with unchanged totals', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { checkApiKey } from '../../functions/core/links/secrets';
 import { ConcurrencyController } from '../../functions/core/reseller/limiter';
 import {
   apiKeyProblem,
@@ -7,7 +8,6 @@ import {
   scrubSecrets,
   Transport,
 } from '../../functions/core/reseller/transport';
-import { checkApiKey } from '../../functions/core/secrets';
 
 const base = { attempt: 1, maxAttempts: 5, remainingMs: Number.POSITIVE_INFINITY, jitter: 0.5 };
 

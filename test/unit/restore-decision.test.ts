@@ -8,11 +8,11 @@ import {
   SecretError,
   ServerError,
   TimeoutError,
-} from '../../functions/core/errors';
-import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
+} from '../../functions/core/base/errors';
+import { decideRestore, type RestoreInput, type RestorePort } from '../../functions/core/decisions/restore';
+import { parseSigningKeys, signRestoreLink } from '../../functions/core/links/links';
 import type { RestoreAnswer } from '../../functions/core/reseller/client';
-import { decideRestore, type RestoreInput, type RestorePort } from '../../functions/core/restore';
-import type { Domain } from '../../functions/core/schemas';
+import type { Domain } from '../../functions/core/reseller/schemas';
 
 const KEYS = parseSigningKeys('decision-signing-key-0123456789abcdef0123');
 const NOW = Date.parse('2026-11-22T06:00:00Z');

@@ -2,10 +2,10 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createRestoreHandler, type RestoreLogEntry } from '../../functions/adapters/restore-handler';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
-import type { AuditEntry, AuditTrail } from '../../functions/core/audit';
-import { settingsFromEnv } from '../../functions/core/config';
-import { parseSigningKeys, signRestoreLink } from '../../functions/core/links';
-import { escapeHtml, renderConfirmPage, typedNamePattern } from '../../functions/core/restore-page';
+import { parseSigningKeys, signRestoreLink } from '../../functions/core/links/links';
+import type { AuditEntry, AuditTrail } from '../../functions/core/memory/audit';
+import { escapeHtml, renderConfirmPage, typedNamePattern } from '../../functions/core/pages/restore-page';
+import { settingsFromEnv } from '../../functions/core/scan/config';
 
 const SIGNING_KEY = 'unit-signing-key-0123456789abcdef01234567';
 const env = {

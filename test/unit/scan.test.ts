@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_POLICY } from '../../functions/core/classify';
-import { IncompleteListingError } from '../../functions/core/errors';
-import { ResellerClient } from '../../functions/core/reseller-client';
-import { scanAccount } from '../../functions/core/scan';
+import { IncompleteListingError } from '../../functions/core/base/errors';
+import { DEFAULT_POLICY } from '../../functions/core/findings/classify';
+import { ResellerClient } from '../../functions/core/reseller/client';
+import { scanAccount } from '../../functions/core/scan/scan';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
 const json = (body: unknown) => new Response(JSON.stringify(body), { status: 200 });

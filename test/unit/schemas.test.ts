@@ -5,7 +5,7 @@ import {
   describeIssues,
   PaginationSchema,
   parseRfc3339,
-} from '../../functions/core/schemas';
+} from '../../functions/core/reseller/schemas';
 
 describe('parseRfc3339', () => {
   it.each([

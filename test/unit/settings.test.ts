@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { loadScanSettings, SETTINGS } from '../../functions/core/config';
-import { ConfigError } from '../../functions/core/errors';
+import { ConfigError } from '../../functions/core/base/errors';
+import { loadScanSettings, SETTINGS } from '../../functions/core/scan/config';
 import { loadStackConfig } from '../../lib/config';
 
 const BASE = 'https://api.reseller.example';

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { acknowledgementOf, snoozeOf } from '../../functions/core/actions';
-import type { DomainFinding } from '../../functions/core/classify';
+import type { DomainFinding } from '../../functions/core/findings/classify';
+import { acknowledgementOf, snoozeOf } from '../../functions/core/memory/actions';
 import {
   compareWithState,
   DEFAULT_STATE_POLICY,
   EMPTY_STATE,
   parseState,
   type ScanState,
-} from '../../functions/core/state';
+} from '../../functions/core/memory/state';
 import { DAY, domain, scanOf } from '../support/state-scan';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');

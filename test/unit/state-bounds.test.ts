@@ -5,16 +5,16 @@ import {
   EMPTY_STATE,
   parseState,
   type ScanState,
-} from '../../functions/core/state';
-import { belongsTo, bindAccount } from '../../functions/core/state-account';
+} from '../../functions/core/memory/state';
+import { belongsTo, bindAccount } from '../../functions/core/memory/state-account';
 import {
   boundField,
   domainKey,
   isHashedKey,
   MAX_PROBLEM_KEYS,
   storedDomainKey,
-} from '../../functions/core/state-bounds';
-import { isDue, scanTimeProblem } from '../../functions/core/state-time';
+} from '../../functions/core/memory/state-bounds';
+import { isDue, scanTimeProblem } from '../../functions/core/memory/state-time';
 import { DAY, domain, scanOf } from '../support/state-scan';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');

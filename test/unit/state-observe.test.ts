@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_POLICY } from '../../functions/core/classify';
-import { ResellerClient } from '../../functions/core/reseller-client';
-import { scanAccount } from '../../functions/core/scan';
-import { type Domain, DomainSchema } from '../../functions/core/schemas';
-import { ScanMemory, watchedFieldsOf } from '../../functions/core/state';
+import { DEFAULT_POLICY } from '../../functions/core/findings/classify';
+import { ScanMemory, watchedFieldsOf } from '../../functions/core/memory/state';
+import { ResellerClient } from '../../functions/core/reseller/client';
+import { type Domain, DomainSchema } from '../../functions/core/reseller/schemas';
+import { scanAccount } from '../../functions/core/scan/scan';
 import { reportOf } from '../support/report';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalTime } from '../../functions/core/state-table';
+import { canonicalTime } from '../../functions/core/memory/state-table';
 
 /** What canonicalTime must agree with: the time when toISOString of it gives the string back. */
 function byDate(value: string): number {

@@ -1,15 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { alertView } from '../../functions/core/actions';
-import { isDomainFinding } from '../../functions/core/classify';
-import { parseRfc3339 } from '../../functions/core/schemas';
+import { isDomainFinding } from '../../functions/core/findings/classify';
+import { alertView } from '../../functions/core/memory/actions';
 import {
   compareWithState,
   DEFAULT_STATE_POLICY,
   parseState,
   type ScanState,
-} from '../../functions/core/state';
-import { scanTimeProblem } from '../../functions/core/state-time';
+} from '../../functions/core/memory/state';
+import { scanTimeProblem } from '../../functions/core/memory/state-time';
+import { parseRfc3339 } from '../../functions/core/reseller/schemas';
 import { DAY, domain, scanOf } from '../support/state-scan';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');

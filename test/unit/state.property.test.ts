@@ -1,14 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isDomainFinding, type Severity, severityRank } from '../../functions/core/classify';
-import type { Domain } from '../../functions/core/schemas';
+import { isDomainFinding, type Severity, severityRank } from '../../functions/core/findings/classify';
 import {
   compareWithState,
   DEFAULT_STATE_POLICY,
   EMPTY_STATE,
   type ScanState,
   stageOf,
-} from '../../functions/core/state';
+} from '../../functions/core/memory/state';
+import type { Domain } from '../../functions/core/reseller/schemas';
 import { DAY, domain, scanOf } from '../support/state-scan';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');

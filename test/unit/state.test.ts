@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DomainFinding } from '../../functions/core/classify';
+import type { DomainFinding } from '../../functions/core/findings/classify';
 import {
   type CompareResult,
   compareWithState,
@@ -9,7 +9,7 @@ import {
   type ScanState,
   StateError,
   stageOf,
-} from '../../functions/core/state';
+} from '../../functions/core/memory/state';
 import { DAY, domain, scanOf } from '../support/state-scan';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');

@@ -1,10 +1,20 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { acknowledgementOf, snoozeOf } from '../../functions/core/actions';
-import { type DomainFinding, isDomainFinding } from '../../functions/core/classify';
-import { DomainSchema, MAX_INSTANT_MS, MIN_INSTANT_MS, parseRfc3339 } from '../../functions/core/schemas';
-import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, parseState } from '../../functions/core/state';
-import { StoredDateTime } from '../../functions/core/state-time';
+import { type DomainFinding, isDomainFinding } from '../../functions/core/findings/classify';
+import { acknowledgementOf, snoozeOf } from '../../functions/core/memory/actions';
+import {
+  compareWithState,
+  DEFAULT_STATE_POLICY,
+  EMPTY_STATE,
+  parseState,
+} from '../../functions/core/memory/state';
+import { StoredDateTime } from '../../functions/core/memory/state-time';
+import {
+  DomainSchema,
+  MAX_INSTANT_MS,
+  MIN_INSTANT_MS,
+  parseRfc3339,
+} from '../../functions/core/reseller/schemas';
 import { scanOf } from '../support/state-scan';
 
 /**

@@ -8,7 +8,8 @@ import {
   ServerError,
   TimeoutError,
   UnexpectedResponseError,
-} from '../errors';
+} from '../base/errors';
+import { type ListPage, type Problem, paginate } from './paging';
 import {
   type Contact,
   ContactSchema,
@@ -17,8 +18,7 @@ import {
   describeIssues,
   ListEnvelopeSchema,
   statusValues,
-} from '../schemas';
-import { type ListPage, type Problem, paginate } from './paging';
+} from './schemas';
 import { type RawResponse, Transport, type TransportOptions } from './transport';
 
 export type { ListPage, Problem } from './paging';

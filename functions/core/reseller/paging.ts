@@ -1,5 +1,5 @@
-import { IncompleteListingError } from '../errors';
-import { grow, KeyIndex } from '../key-index';
+import { IncompleteListingError } from '../base/errors';
+import { grow, KeyIndex } from '../base/key-index';
 
 /** A record the scan could not use, with the reason. Never dropped silently. */
 export interface Problem {
@@ -69,64 +69,101 @@ export interface PaginateOptions<T> {
  * other letter case becomes a problem record, counted toward the total.
  */
 export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<ListPage<T>> {
-  const { fetchPage, keyOf, resource, source } = options;
-  const concurrency = Math.max(1, options.concurrency ?? 4);
-  const maxPages = options.maxPages ?? 20_000;
-  const fold = options.caseInsensitiveKeys ? (key: string) => key.toLowerCase() : (key: string) => key;
-  const listing = `${resource} list`;
+  const first = options.first ?? (await options.fetchPage(1))();
+  const promise = promiseOfFirstPage(first, options);
+  const admission = new PageAdmission(promise, options);
+  yield admission.take(first);
+  for await (const parse of fetchAhead(options, promise.pages)) yield admission.take(parse());
+  checkEverythingRead(admission.received, promise, options);
+}
 
-  const first = options.first ?? (await fetchPage(1))();
-  const promisedResults = first.totalResults;
-  const promisedPages = first.totalPages;
-  if (promisedPages > maxPages) {
+/** What page 1 says the whole listing holds: every later page must say the same. */
+interface ListingPromise {
+  readonly results: number;
+  readonly pages: number;
+}
+
+/** Page 1's totals, refused when they ask for more pages than a scan may read. */
+function promiseOfFirstPage<T>(first: ListPage<T>, options: PaginateOptions<T>): ListingPromise {
+  const maxPages = options.maxPages ?? 20_000;
+  if (first.totalPages > maxPages) {
     throw new IncompleteListingError(
-      `the reseller reports ${promisedPages} pages (${promisedResults} ${resource}s) for ${source}, more than the limit of ${maxPages}; raise the page limit or per_page`,
+      `the reseller reports ${first.totalPages} pages (${first.totalResults} ${options.resource}s) for ${options.source}, more than the limit of ${maxPages}; raise the page limit or per_page`,
       { retryable: false },
     );
   }
+  return { results: first.totalResults, pages: first.totalPages };
+}
 
-  const seen = new RecordRegistry(resource, fold);
-  let received = 0;
+/**
+ * Takes the pages of one listing in: each must keep page 1's promise; its records are admitted
+ * once by name (a repeat read once, a second record of a name a problem); what was taken is counted.
+ */
+class PageAdmission<T> {
+  /** Records and problems taken so far, to hold against page 1's `total_results`. */
+  received = 0;
+  private readonly seen: RecordRegistry;
 
-  const take = (p: ListPage<T>): ListPage<T> => {
-    if (p.totalResults !== promisedResults) {
-      throw new IncompleteListingError(
-        `total_results changed from ${promisedResults} to ${p.totalResults} while ${listing} pages were read (page ${p.page}): the account changed during the scan`,
-        { retryable: true },
-      );
-    }
-    if (p.totalPages !== promisedPages) {
-      throw new IncompleteListingError(
-        `total_pages changed from ${promisedPages} to ${p.totalPages} while ${listing} pages were read (page ${p.page}); the listing stopped at the page count page 1 promised`,
-        { retryable: true },
-      );
-    }
+  constructor(
+    private readonly promise: ListingPromise,
+    private readonly options: PaginateOptions<T>,
+  ) {
+    const fold = options.caseInsensitiveKeys ? (key: string) => key.toLowerCase() : (key: string) => key;
+    this.seen = new RecordRegistry(options.resource, fold);
+  }
+
+  take(page: ListPage<T>): ListPage<T> {
+    this.checkPromiseKept(page);
+    const { resource, keyOf, problemSeverity } = this.options;
     const records: T[] = [];
-    const problems = [...p.problems];
-    for (const record of p.records) {
+    const problems = [...page.problems];
+    for (const record of page.records) {
       const key = keyOf(record);
       // A repeat shifted onto the next page while we read: the same record, read once.
-      const admission = seen.admit(key, record);
+      const admission = this.seen.admit(key, record);
       if (admission.kind === 'new') records.push(record);
       else if (admission.kind !== 'repeat') {
-        const severity = admission.kind === 'second' ? options.problemSeverity?.(record) : undefined;
+        const severity = admission.kind === 'second' ? problemSeverity?.(record) : undefined;
         problems.push({
           resource,
           key,
-          page: p.page,
+          page: page.page,
           reason: admission.reason,
           ...(severity ? { severity } : {}),
         });
       }
     }
-    received += records.length + problems.length;
-    return { ...p, records, problems };
-  };
+    this.received += records.length + problems.length;
+    return { ...page, records, problems };
+  }
 
-  yield take(first);
+  /** A page with other totals than page 1's: the account changed while it was read. */
+  private checkPromiseKept(page: ListPage<T>): void {
+    const listing = `${this.options.resource} list`;
+    if (page.totalResults !== this.promise.results) {
+      throw new IncompleteListingError(
+        `total_results changed from ${this.promise.results} to ${page.totalResults} while ${listing} pages were read (page ${page.page}): the account changed during the scan`,
+        { retryable: true },
+      );
+    }
+    if (page.totalPages !== this.promise.pages) {
+      throw new IncompleteListingError(
+        `total_pages changed from ${this.promise.pages} to ${page.totalPages} while ${listing} pages were read (page ${page.page}); the listing stopped at the page count page 1 promised`,
+        { retryable: true },
+      );
+    }
+  }
+}
 
-  // Pages 2…N: each answer that arrives sends the next request at once (in the callback, whatever
-  // the reader is doing), and waits in `arrived` until the reader parses it.
+/**
+ * Pages 2…`pages`, as parse functions in the order they arrive. Up to `concurrency` requests are in
+ * flight; each answer that arrives sends the next request at once (in the callback, whatever the
+ * reader is doing) and waits until the reader parses it. No request leaves while `concurrency`
+ * answers wait, so a slow reader holds the listing back instead of buffering it. The first failure
+ * ends it; so does a reader that stops: nothing more is sent.
+ */
+async function* fetchAhead<T>(options: PaginateOptions<T>, pages: number): AsyncGenerator<() => ListPage<T>> {
+  const concurrency = Math.max(1, options.concurrency ?? 4);
   let next = 2;
   let inflight = 0;
   let closed = false;
@@ -145,13 +182,13 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
       failure === null &&
       inflight < concurrency &&
       arrived.length < concurrency &&
-      next <= promisedPages
+      next <= pages
     ) {
       const page = next++;
       inflight++;
       let pending: Promise<() => ListPage<T>>;
       try {
-        pending = fetchPage(page);
+        pending = options.fetchPage(page);
       } catch (error) {
         // A fetchPage that throws instead of rejecting fails the listing all the same.
         inflight--;
@@ -191,21 +228,26 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
       // its time to every round.
       launch();
       await new Promise((resolve) => setImmediate(resolve));
-      yield take(parse());
+      yield parse;
     }
     if (failure) throw failure.error;
   } finally {
-    // A failed page or a reader that stopped ends the listing: nothing more is sent.
     closed = true;
   }
+}
 
-  if (received !== promisedResults) {
-    const more = received > promisedResults;
-    throw new IncompleteListingError(
-      `read ${received} of ${promisedResults} ${resource}s from ${source}: ${more ? 'more records arrived than total_results promised' : 'the pages held fewer records than total_results promised'}; the account changed while it was read, or the server's paging is inconsistent`,
-      { retryable: true },
-    );
-  }
+/** At the end, records + problems must be what page 1 promised: fewer or more means the listing moved. */
+function checkEverythingRead<T>(
+  received: number,
+  promise: ListingPromise,
+  options: PaginateOptions<T>,
+): void {
+  if (received === promise.results) return;
+  const more = received > promise.results;
+  throw new IncompleteListingError(
+    `read ${received} of ${promise.results} ${options.resource}s from ${options.source}: ${more ? 'more records arrived than total_results promised' : 'the pages held fewer records than total_results promised'}; the account changed while it was read, or the server's paging is inconsistent`,
+    { retryable: true },
+  );
 }
 
 /** What {@link RecordRegistry.admit} made of a record. */

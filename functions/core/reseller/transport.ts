@@ -6,7 +6,7 @@ import {
   type ResponseFacts,
   ResponseTooLargeError,
   TimeoutError,
-} from '../errors';
+} from '../base/errors';
 import { ConcurrencyController, ConcurrencyLimiter } from './limiter';
 
 /**

@@ -1,0 +1,304 @@
+import { displayDomain, plural, safeText } from '../base/text';
+import { type DomainFinding, type Finding, isDomainFinding } from '../findings/classify';
+import type { Problem } from '../reseller/client';
+import type { Report } from '../scan/scan';
+import { type AlertMessage, dateFormat, describeDomainFinding, headline } from './alert';
+
+/**
+ * What a scan says in a team's chat. Three formats share one reading of the report (the items
+ * below): the custom notification Amazon Q Developer in chat applications (AWS Chatbot) delivers
+ * to Slack and Teams channels, and the Slack and Teams webhook bodies (webhook-formats.ts).
+ *
+ * Text from the reseller API is data. Chat clients render markdown, mentions (`<!channel>`,
+ * `@here`, `<at>`), links and emoji codes, so a name is shown in a form none of them can read as
+ * markup: every character that is not a letter, digit, mark, dot, hyphen, parenthesis or space
+ * is written as a visible `\uXXXX` escape (a real domain name has none, so it reads as it is),
+ * and in markdown formats it sits in a code span besides, which no client links or formats.
+ */
+
+/**
+ * The documented limits of a custom notification (Amazon Q Developer in chat applications, "Custom
+ * notifications", parameter details). Characters, not bytes.
+ */
+export const CUSTOM_NOTIFICATION_LIMITS = {
+  title: 250,
+  description: 8_000,
+  nextStep: 350,
+  keyword: 75,
+} as const;
+
+/** Items listed in detail in a chat message at most; the rest are counted ("and N more"). */
+export const CHAT_DETAIL_LIMIT = 40;
+
+/** One thing the chat says about a domain (or a contact, or an unreadable record). */
+export interface ChatItem {
+  readonly severity: 'critical' | 'warning';
+  /** The name, already in its chat-safe form ({@link chatName}). */
+  readonly name: string;
+  /** What is wrong, in words, chat-safe ({@link chatPlain}). */
+  readonly what: string;
+  /** The signed restore link, for a domain in quarantine. */
+  readonly restoreUrl?: string;
+}
+
+/** A character shown as a visible escape: `\u003c`. */
+const escapeChar = (ch: string): string =>
+  [...ch].map((c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`).join('');
+
+/**
+ * A name as chat shows it: the alert's display form (punycode first, then the Unicode form; control
+ * and bidi characters already escaped), with every character other than letters, digits, marks,
+ * `.`, `-`, `(`, `)`, space and the backslash of an escape written as `\uXXXX`. `<!channel>`,
+ * `@here`, `*bold*`, `[x](https://…)` and `:emoji:` cannot survive it as markup.
+ */
+export function chatName(name: string): string {
+  return displayDomain(name).replace(/[^\p{L}\p{N}\p{M}.() \\-]/gu, escapeChar);
+}
+
+/**
+ * Running text of our own that may carry a value from the API (a TLD, a reason): safeText, then
+ * anything outside plain prose punctuation written as `\uXXXX`, so no markup character from the API
+ * survives. Our own sentences use none of them and read unchanged.
+ */
+export function chatPlain(text: string): string {
+  return safeText(text).replace(/[^\p{L}\p{N}\p{M}\p{Zs}.,:;()'/%+=\\-]/gu, escapeChar);
+}
+
+/**
+ * A link of ours as chat markdown shows it bare (clients link it themselves): every character that
+ * markdown or a mention could read (`* _ ~ ( ) ! ' @ < > |` and the like, which a domain name in the
+ * path may bring) percent-encoded, which means the same to the server.
+ */
+export const chatUrl = (url: string): string =>
+  url.replace(/[^A-Za-z0-9\-.:/?&=%#+,;$]/g, (ch) =>
+    [...new TextEncoder().encode(ch)]
+      .map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`)
+      .join(''),
+  );
+
+/** `name` as inline code in markdown: the chat-safe form holds no backtick, so it cannot close the span. */
+export const codeSpan = (name: string): string => `\`${name}\``;
+
+function domainItem(f: DomainFinding, now: string, day: (iso: string) => string): ChatItem {
+  return {
+    severity: f.severity === 'critical' ? 'critical' : 'warning',
+    name: chatName(f.domain_name),
+    what: chatPlain(describeDomainFinding(f, now, day)),
+    ...(f.restore_url ? { restoreUrl: f.restore_url } : {}),
+  };
+}
+
+const unreadableItem = (p: Problem): ChatItem => ({
+  severity: 'critical',
+  name: chatName(p.key ?? '(no name)'),
+  what: "says it is in quarantine, but its record could not be read, so it was not checked: check it in the reseller's control panel",
+});
+
+/**
+ * The report's critical and warning items in the order people act on them: unreadable records that
+ * say quarantine, then the findings as the report orders them (critical first, the nearest restore-by
+ * or expiry first). Info is left to the report.
+ */
+export function chatItems(report: Report, timeZone = 'UTC'): ChatItem[] {
+  const { day } = dateFormat(timeZone);
+  const items: ChatItem[] = report.problems.filter((p) => p.severity === 'critical').map(unreadableItem);
+  for (const severity of ['critical', 'warning'] as const)
+    for (const f of report.findings as readonly Finding[]) {
+      if (f.severity !== severity) continue;
+      items.push(
+        isDomainFinding(f)
+          ? domainItem(f, report.now, day)
+          : {
+              severity: 'warning',
+              name: chatName(f.handle),
+              what: 'contact validation pending: the registry may suspend the domains it holds',
+            },
+      );
+    }
+  return items;
+}
+
+/**
+ * How many critical and warning items the whole account has: the report's `summary` (which covers
+ * every finding even when SNS's size cut the list) plus unreadable records that say quarantine.
+ * "and N more" is counted from these, so nothing a cut left out goes uncounted.
+ */
+export function chatCounts(report: Report): {
+  readonly critical: number;
+  readonly warning: number;
+  readonly total: number;
+} {
+  const critical = report.summary.critical + report.problems.filter((p) => p.severity === 'critical').length;
+  const warning = report.summary.warning;
+  return { critical, warning, total: critical + warning };
+}
+
+/** What chat messages are told besides the report: the zone of dates and the account's name. */
+export interface ChatOptions {
+  /** IANA zone dates are shown in. @default 'UTC' */
+  readonly timeZone?: string;
+  /** The account's name (ACCOUNT_LABEL, or the `account` a message carries). @default - none */
+  readonly accountLabel?: string;
+  /** Items in detail at most. @default CHAT_DETAIL_LIMIT */
+  readonly detailLimit?: number;
+}
+
+/** `domain-sentinel (Acme): 3 critical, 2 warning`, chat-safe. */
+export function chatTitle(report: Report, accountLabel?: string): string {
+  const label = accountLabel ? ` (${chatPlain(accountLabel)})` : '';
+  return `domain-sentinel${label}: ${headline(report)}`;
+}
+
+/** The custom-notification event (version 1.0) as Amazon Q Developer in chat applications reads it from SNS. */
+export interface ChatNotification {
+  readonly version: '1.0';
+  readonly source: 'custom';
+  readonly id: string;
+  readonly content: {
+    readonly textType: 'client-markdown';
+    readonly title: string;
+    readonly description: string;
+    readonly nextSteps?: readonly string[];
+    readonly keywords?: readonly string[];
+  };
+  readonly metadata: {
+    readonly threadId: string;
+    readonly summary: string;
+    readonly eventType: string;
+    readonly additionalContext: Readonly<Record<string, string>>;
+  };
+}
+
+/** `2026-11-22` in `timeZone`: the day a scan belongs to, so one day's alerts share a thread. */
+function dayKey(iso: string, timeZone: string): string {
+  return new Intl.DateTimeFormat('en-CA', {
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    timeZone,
+  }).format(new Date(iso));
+}
+
+/** `acme-reseller`: a label as an id part (threadId and id are ids, not text to read). */
+const slug = (label: string | undefined): string =>
+  (label ?? '')
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
+
+/** One item as a line of the description: `- \`name\`: what. Restore: https://…`. */
+function itemLine(item: ChatItem): string {
+  const restore = item.restoreUrl ? `\n  Restore: ${chatUrl(item.restoreUrl)}` : '';
+  return `- ${codeSpan(item.name)}: ${item.what}${restore}`;
+}
+
+const cutText = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/**
+ * The scan's message for Slack and Teams channels through Amazon Q Developer in chat applications:
+ * a title with the counts, a description that lists critical items first (restore-by dates and
+ * restore links), next steps, keywords, and a thread per day. What does not fit the description's
+ * 8 000 characters is counted ("and N more", with the report's link), never left out silently.
+ */
+export function buildChatNotification(report: Report, options: ChatOptions = {}): ChatNotification {
+  const timeZone = options.timeZone ?? 'UTC';
+  const { time } = dateFormat(timeZone);
+  const limits = CUSTOM_NOTIFICATION_LIMITS;
+  const title = cutText(chatTitle(report, options.accountLabel), limits.title);
+  const items = chatItems(report, timeZone);
+  const detailLimit = options.detailLimit ?? CHAT_DETAIL_LIMIT;
+  const reportUrl = report.report_url ? chatUrl(report.report_url) : undefined;
+  const reportLink = reportUrl ? `Full report: ${reportUrl}` : '';
+  const footer = `Scanned ${plural(report.stats.domains_scanned, 'domain')} at ${time(report.now)}.`;
+
+  const head: string[] = [];
+  if (reportLink) head.push(reportLink, '');
+  const lines: string[] = [];
+  let shown = 0;
+  let section: ChatItem['severity'] | undefined;
+  const counts = chatCounts(report);
+  const tail = (rest: number) =>
+    rest > 0
+      ? [
+          '',
+          `… and ${rest} more (${report.report_url ? 'see the full report' : 'run a scan with --json for all of them'})`,
+        ]
+      : [];
+  const compose = (body: readonly string[], rest: number) =>
+    [...head, ...body, ...tail(rest), '', footer].join('\n');
+  for (const item of items) {
+    if (shown >= detailLimit) break;
+    const heading =
+      item.severity !== section
+        ? [...(section ? [''] : []), `${item.severity.toUpperCase()} (${counts[item.severity]})`]
+        : [];
+    const candidate = [...lines, ...heading, itemLine(item)];
+    if (compose(candidate, counts.total - shown - 1).length > limits.description) break;
+    lines.push(...heading, itemLine(item));
+    section = item.severity;
+    shown++;
+  }
+  if (items.length === 0)
+    lines.push(
+      report.problems.length
+        ? 'Nothing critical or urgent among the records that could be read.'
+        : 'Nothing critical or urgent.',
+    );
+  let description = compose(lines, counts.total - shown);
+  // Only a report link longer than the whole budget could still pass it: cut it rather than fail.
+  description = cutText(description, limits.description);
+
+  const nextSteps: string[] = [];
+  if (items.some((i) => i.restoreUrl))
+    nextSteps.push(
+      'Restore each domain in quarantine before its restore-by date: its Restore link asks to confirm, then restores.',
+    );
+  if (items.some((i) => /expires|expired|renewal/.test(i.what)))
+    nextSteps.push("Renew the expiring domains, or turn auto-renew on, in the reseller's control panel.");
+  if (report.problems.length)
+    nextSteps.push(
+      `${plural(report.problems.length, 'record')} could not be read: check them in the reseller's control panel.`,
+    );
+  if (reportUrl && reportUrl.length + 13 <= limits.nextStep) nextSteps.push(`Full report: ${reportUrl}`);
+
+  const label = options.accountLabel ? chatPlain(options.accountLabel) : undefined;
+  const keywords = ['domain-sentinel', `${report.summary.critical} critical`, ...(label ? [label] : [])].map(
+    (k) => cutText(k, limits.keyword),
+  );
+  const day = dayKey(report.now, timeZone);
+  const threadId = ['domain-sentinel', slug(options.accountLabel), day].filter(Boolean).join('-');
+  return {
+    version: '1.0',
+    source: 'custom',
+    id: `${threadId}-${Date.parse(report.generated_at) || 0}`,
+    content: {
+      textType: 'client-markdown',
+      title,
+      description,
+      ...(nextSteps.length ? { nextSteps: nextSteps.map((s) => cutText(s, limits.nextStep)) } : {}),
+      keywords,
+    },
+    metadata: {
+      threadId,
+      summary: cutText(title, limits.title),
+      eventType: 'domain-sentinel-alert',
+      additionalContext: {
+        critical: String(counts.critical),
+        warning: String(report.summary.warning),
+        domainsScanned: String(report.stats.domains_scanned),
+        unreadableRecords: String(report.problems.length),
+      },
+    },
+  };
+}
+
+/**
+ * The custom notification of the alert SNS is about to carry: built from the message's own JSON
+ * variant (the report as cut to fit SNS), so chat, webhooks and the JSON subscribers read one report.
+ */
+export function chatNotificationOf(alert: AlertMessage, options: ChatOptions = {}): ChatNotification {
+  const variants = JSON.parse(alert.message) as { sqs: string };
+  return buildChatNotification(JSON.parse(variants.sqs) as Report, options);
+}

@@ -1,0 +1,128 @@
+import { formatAmount } from '../base/text';
+import type { Finding } from '../findings/classify';
+import type { ChangeKind, DomainChange, Resolution, ResolvedReason, StatefulFinding } from '../memory/state';
+import type { Report } from '../scan/scan';
+
+/**
+ * The digest's parts that only a scan with memory has: the changes it opens with, the NEW /
+ * ESCALATED / ongoing marker on each item, and "Resolved since the last alert" at the end.
+ * A report without memory renders none of them, so the stateless digest stays as it was.
+ */
+
+/** At most this many changes and resolved items in detail; the rest are counted. */
+const SECTION_LIMIT = 100;
+
+const CHANGE_WORDS: Record<ChangeKind, string> = {
+  left_account: 'LEFT THE ACCOUNT: no longer listed (transferred out or deleted?)',
+  transfer_lock_off: 'transfer lock turned OFF',
+  auth_code_issued: 'auth code issued (a transfer can start)',
+  registrant_changed: 'registrant changed',
+  nameservers_changed: 'nameservers changed',
+  auto_renew_turned_off: 'auto-renew turned OFF',
+  dnssec_unsigned: 'DNSSEC turned off (now unsigned)',
+  premium_price_changed: 'premium renewal price changed',
+};
+
+const REASON_WORDS: Record<ResolvedReason, string> = {
+  renewed: 'renewed',
+  auto_renew_on: 'auto-renew turned on',
+  restored: 'restored from quarantine',
+  left_account: 'left the account',
+  no_longer_pending: 'contact no longer pending validation',
+  no_longer_flagged: 'no longer flagged',
+};
+
+/** Text from the API on one digest line: no line breaks or control characters, bounded length. */
+function plain(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
+  const flat = (text ?? 'null').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ');
+  return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
+}
+
+type WithMemory = Report & {
+  readonly changes: readonly DomainChange[];
+  readonly resolved: readonly Resolution[];
+  /** Set when a message carries only the first of many (see capForMessage). */
+  readonly changes_truncated?: { readonly changes_omitted: number; readonly resolved_omitted: number };
+};
+
+function hasMemory(report: Report): report is WithMemory {
+  return 'changes' in report && 'resolved' in report;
+}
+
+/** `NEW `, `ESCALATED `, `ongoing ` before an item; nothing for a finding without memory. */
+export function changeMarker(finding: Finding): string {
+  const change = (finding as Partial<StatefulFinding>).change;
+  if (change === 'new') return 'NEW ';
+  if (change === 'escalated') return 'ESCALATED ';
+  if (change === 'ongoing') return 'ongoing ';
+  return '';
+}
+
+function changeLine(c: DomainChange): string {
+  const detail =
+    c.kind === 'left_account' || c.kind === 'transfer_lock_off' || c.kind === 'auth_code_issued'
+      ? ''
+      : c.kind === 'nameservers_changed'
+        ? ` (${nameservers(c.before)} → ${nameservers(c.after)})`
+        : c.kind === 'premium_price_changed'
+          ? ` (${price(c.before)} → ${price(c.after)})`
+          : ` (${plain(c.before)} → ${plain(c.after)})`;
+  return `- ${plain(c.domain_name)}: ${CHANGE_WORDS[c.kind]}${detail} [${c.severity}]`;
+}
+
+function price(value: unknown): string {
+  const v = (value ?? {}) as { currency?: unknown; amount?: unknown };
+  return typeof v.amount === 'number' ? `${plain(v.currency)} ${formatAmount(v.amount)}` : plain(value);
+}
+
+function nameservers(value: unknown): string {
+  const v = (value ?? {}) as { nsgroup?: unknown; dns_hosted?: unknown };
+  if (v.dns_hosted === true && (v.nsgroup === null || v.nsgroup === undefined)) return 'hosted DNS';
+  return `nsgroup ${plain(v.nsgroup ?? 'none')}${v.dns_hosted === true ? ', hosted DNS' : ''}`;
+}
+
+/** The lines the digest opens with: what changed since the last scan. Empty without memory or changes. */
+export function renderChangesSection(report: Report): string[] {
+  if (!hasMemory(report)) return [];
+  const findings = report.findings as readonly Partial<StatefulFinding>[];
+  const fresh = findings.filter((f) => f.change === 'new').length;
+  const escalated = findings.filter((f) => f.change === 'escalated').length;
+  const changesTotal = report.changes.length + (report.changes_truncated?.changes_omitted ?? 0);
+  const resolvedTotal = report.resolved.length + (report.changes_truncated?.resolved_omitted ?? 0);
+  const counts = [
+    changesTotal ? `${changesTotal} changed` : '',
+    fresh ? `${fresh} new` : '',
+    escalated ? `${escalated} escalated` : '',
+    resolvedTotal ? `${resolvedTotal} resolved` : '',
+  ].filter(Boolean);
+  const out = [`Since the last scan: ${counts.length ? counts.join(', ') : 'nothing changed'}.`, ''];
+  if (changesTotal === 0) return out;
+  out.push(`CHANGES (${changesTotal})`);
+  const shown = report.changes.slice(0, SECTION_LIMIT);
+  for (const c of shown) out.push(changeLine(c));
+  if (changesTotal > shown.length)
+    out.push(
+      `- and ${changesTotal - shown.length} more changes (see the JSON report, or run a scan with --json)`,
+    );
+  out.push('');
+  return out;
+}
+
+/** The digest's last section: "Resolved since the last alert". Empty without memory or resolutions. */
+export function renderResolvedSection(report: Report): string[] {
+  if (!hasMemory(report) || report.resolved.length === 0) return [];
+  const total = report.resolved.length + (report.changes_truncated?.resolved_omitted ?? 0);
+  const shown = report.resolved.slice(0, SECTION_LIMIT);
+  const out = [`Resolved since the last alert (${total})`];
+  for (const r of shown) {
+    const who = plain(r.domain_name ?? `contact ${r.handle ?? '?'}`);
+    const left = r.now ? `; now ${r.now.severity} (${r.now.kind.replace(/_/g, ' ')})` : '';
+    out.push(`- ${who}: ${r.kind.replace(/_/g, ' ')} [${r.severity}]: ${REASON_WORDS[r.reason]}${left}`);
+  }
+  if (total > shown.length)
+    out.push(`- and ${total - shown.length} more (see the JSON report, or run a scan with --json)`);
+  out.push('');
+  return out;
+}

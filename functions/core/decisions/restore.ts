@@ -1,0 +1,433 @@
+import {
+  AuthenticationError,
+  ConfigError,
+  DeadlineError,
+  ResellerApiError,
+  SecretError,
+  TimeoutError,
+} from '../base/errors';
+import { normalizeDomainName, safeText } from '../base/text';
+import {
+  type QuarantineOverrides,
+  type RestoreDeadline,
+  restoreDeadline,
+  tldOf,
+} from '../findings/quarantine-periods';
+import { checkActingLink } from '../links/link-gate';
+import type { SigningKey } from '../links/links';
+import type { ResellerClient, RestoreAnswer } from '../reseller/client';
+import type { Domain } from '../reseller/schemas';
+
+/**
+ * The restore decision, pure: method, domain, link token, clock and two ports in; an outcome out.
+ * No HTTP, no AWS: functions/adapters/restore-http.ts maps it to API Gateway and `sentinel serve`.
+ * GET confirms (mail scanners open every link), HEAD checks the link only, POST restores.
+ */
+
+/** What the decision needs from the reseller. */
+export interface RestorePort {
+  findDomain(name: string): Promise<Domain | null>;
+  /**
+   * Sends the restore once. Resolves with any 2xx answer; throws for the rest, as
+   * {@link ResellerClient.restoreDomain} does (a TimeoutError or ConnectionError once the request
+   * went out, a DeadlineError before it did).
+   */
+  restoreDomain(name: string): Promise<RestoreAnswer>;
+}
+
+export interface RestoreInput {
+  readonly method: string;
+  /** As it arrived in the path, decoded; validated here before anything else. */
+  readonly domain: string;
+  readonly token: Readonly<Record<string, string | undefined>>;
+  /** Epoch ms. */
+  readonly now: number;
+  /** Loaded lazily: a misconfigured key is an outcome, not a crash. */
+  readonly signingKeys: () => Promise<readonly SigningKey[]>;
+  /** Built lazily, only once the link is proven valid and the method needs the reseller. */
+  readonly reseller: () => Promise<RestorePort>;
+  /**
+   * The POST's form: `confirm_domain` (the name as typed) and, for TLDs whose registry restores only
+   * with the registrant's consent (.nl), `registrant_consent`. Without them nothing is called.
+   */
+  readonly form?: Readonly<Record<string, string | undefined>>;
+  /** QUARANTINE_DAYS, for the restore-by date the confirmation page shows. */
+  readonly quarantineDays?: QuarantineOverrides;
+}
+
+/** The form field holding the domain name as the person typed it. */
+export const CONFIRM_FIELD = 'confirm_domain';
+/** The form field confirming the registrant's consent. */
+export const CONSENT_FIELD = 'registrant_consent';
+/**
+ * TLDs whose registry lets a registrar restore only with the registrant's consent. SIDN: "only the
+ * last registrant … can get a quarantined .nl domain name reinstated by a registrar"
+ * (https://www.sidn.nl/a/nl-domain-name/undoing-the-cancellation-of-a-domain-name?language_id=2).
+ */
+export const CONSENT_TLDS: readonly string[] = ['nl'];
+
+/** True when restoring `domain` needs the registrant's consent confirmed first. */
+export const needsConsent = (domain: string): boolean => CONSENT_TLDS.includes(tldOf(domain));
+
+/** True when `typed` is `domain` (case, a trailing dot and the Unicode form aside). */
+export function typedNameMatches(typed: string | undefined, domain: string): boolean {
+  if (typed === undefined || typed.length > 1_000) return false;
+  const name = typed.trim();
+  return name !== '' && normalizeDomainName(name) === normalizeDomainName(domain);
+}
+
+/** True for the values a checkbox or a program sends for "yes". */
+export const consentGiven = (value: string | undefined): boolean =>
+  value !== undefined && /^(?:yes|on|true|1)$/i.test(value.trim());
+
+export type RestoreOutcomeKind =
+  | 'method_not_allowed'
+  | 'invalid_domain'
+  | 'malformed'
+  | 'bad_signature'
+  | 'unknown_key'
+  | 'link_expired'
+  | 'head'
+  | 'confirmation_missing'
+  | 'consent_missing'
+  | 'confirm'
+  | 'not_in_account'
+  | 'not_in_quarantine'
+  | 'restored'
+  | 'refused'
+  | 'reseller_auth_failed'
+  | 'reseller_unexpected'
+  | 'reseller_unreachable'
+  | 'outcome_unknown'
+  | 'misconfigured';
+
+export interface RestoreOutcome {
+  readonly kind: RestoreOutcomeKind;
+  readonly status: number;
+  readonly title: string;
+  /** For the person (or program) who followed the link. */
+  readonly message: string;
+  /** For the log only: what an operator acts on (which parameter failed, what the reseller said). */
+  readonly detail?: string;
+  /** Set on a POST to a valid link: a restore attempt, kept in the audit trail. */
+  readonly attempt?: true;
+  /** Present on `confirm`: what the confirmation page shows. */
+  readonly confirm?: {
+    readonly quarantinedSince: number | null;
+    readonly linkExpires: number;
+    /** The link's own query, so the form posts to the very same URL. */
+    readonly formAction: string;
+    /** When it must be restored by, or why that is unknown. */
+    readonly deadline: RestoreDeadline;
+    /** The page asks to confirm the registrant's consent (.nl). */
+    readonly consentRequired: boolean;
+  };
+}
+
+const GENERIC_FAILURE =
+  'The restore service is not configured correctly. The operator has been told; please try again later.';
+const CHECK_FIRST = 'Check the domain’s status in the reseller’s control panel before trying again.';
+
+/** Decides what a request to a restore link does and answers. Never throws. */
+export async function decideRestore(input: RestoreInput): Promise<RestoreOutcome> {
+  const gate = await checkActingLink({
+    action: 'restore',
+    method: input.method,
+    domain: input.domain,
+    token: input.token,
+    now: input.now,
+    signingKeys: input.signingKeys,
+    expiredMessage: `Restore links are valid for a limited time. The next scan sends a fresh link while ${input.domain} is in quarantine.`,
+    invalidMessage:
+      'The link was changed or is for another domain. Use the link from the alert exactly as sent.',
+    unavailableMessage: GENERIC_FAILURE,
+  });
+  if (!gate.ok) return gate.refusal;
+  const decided = await decideSigned(input, gate.method, gate.exp);
+  // Every POST on a valid link is an attempt at a paid action: the audit trail keeps it, whatever
+  // came of it. Refusals before the signature was proven are anyone's noise and are only logged.
+  return gate.method === 'POST' ? { ...decided, attempt: true } : decided;
+}
+
+/** The decision once the link is proven valid. */
+async function decideSigned(
+  input: RestoreInput,
+  method: 'GET' | 'HEAD' | 'POST',
+  exp: number,
+): Promise<RestoreOutcome> {
+  const domain = input.domain;
+  if (method === 'HEAD') return outcome('head', 200, '', '');
+  // A restore is paid: a robot that POSTs the form as it found it, or a program that sends no
+  // name, reaches nothing, not even a look-up.
+  if (method === 'POST' && !typedNameMatches(input.form?.[CONFIRM_FIELD], domain)) {
+    return outcome(
+      'confirmation_missing',
+      422,
+      `${domain} was not restored`,
+      `Type the domain name (${domain}) into the confirmation field to restore it; nothing was restored.`,
+    );
+  }
+  if (method === 'POST' && needsConsent(domain) && !consentGiven(input.form?.[CONSENT_FIELD])) {
+    return outcome(
+      'consent_missing',
+      422,
+      `${domain} was not restored`,
+      `Confirm that the registrant agreed to the restore: the registry restores a .${tldOf(domain)} name only with the registrant's consent. Nothing was restored.`,
+    );
+  }
+
+  let reseller: RestorePort;
+  try {
+    reseller = await input.reseller();
+  } catch (error) {
+    return misconfigured(error);
+  }
+
+  // Both GET and POST look first: a replayed POST, or one for a domain restored meanwhile, must not
+  // call restore again (the reseller may charge for it, and its answer would be misleading).
+  let found: Domain | null;
+  try {
+    found = await reseller.findDomain(domain);
+  } catch (error) {
+    return lookupFailure(error, domain);
+  }
+  if (!found) {
+    return outcome('not_in_account', 404, 'Domain not found', `${domain} is not in this reseller account.`);
+  }
+  if (!found.status.includes('quarantine')) return notInQuarantine(domain, found, method);
+  if (method === 'GET') {
+    const token = verdictQuery(input.token);
+    return {
+      ...outcome('confirm', 200, `Restore ${domain}?`, `${domain} is in quarantine and can be restored.`),
+      confirm: {
+        quarantinedSince: found.date_deleted,
+        linkExpires: exp * 1000,
+        formAction: token,
+        deadline: restoreDeadline(found.domain_name, found.date_deleted, input.now, input.quarantineDays),
+        consentRequired: needsConsent(domain),
+      },
+    };
+  }
+
+  let answer: RestoreAnswer;
+  try {
+    answer = await reseller.restoreDomain(found.domain_name); // the account's own spelling of the name
+  } catch (error) {
+    return restoreFailure(error, domain, reseller);
+  }
+  if (answer.status === 204) return restored(domain);
+  // Not the documented success: a 202 may be queued, a 200 may carry {"success":false}. Only the
+  // domain's status tells.
+  const answered = `HTTP ${answer.status}${answer.bodyEmpty ? '' : ' with a body'}`;
+  return recheck(reseller, domain, {
+    answered,
+    detail: `the reseller answered the restore with ${answered}, not the documented 204`,
+    kind: 'reseller_unexpected',
+  });
+}
+
+function outcome(kind: RestoreOutcomeKind, status: number, title: string, message: string): RestoreOutcome {
+  return { kind, status, title, message };
+}
+
+function verdictQuery(token: RestoreInput['token']): string {
+  return `?${new URLSearchParams({ exp: String(token.exp), kid: String(token.kid), sig: String(token.sig) })}`;
+}
+
+/** The caller sees a generic page; the log names what is wrong (a parameter name, never a value). */
+function misconfigured(error: unknown): RestoreOutcome {
+  const detail =
+    error instanceof SecretError || error instanceof ConfigError ? error.message : (error as Error).name;
+  return { ...outcome('misconfigured', 500, 'Restore unavailable', GENERIC_FAILURE), detail };
+}
+
+/** The reseller could not tell us the domain's status: nothing was restored. */
+function lookupFailure(error: unknown, domain: string): RestoreOutcome {
+  if (error instanceof AuthenticationError) {
+    return {
+      ...outcome('reseller_auth_failed', 502, 'Restore unavailable', GENERIC_FAILURE),
+      detail: error.message,
+    };
+  }
+  return {
+    ...outcome(
+      'reseller_unreachable',
+      502,
+      'The reseller could not be reached',
+      `${domain} was NOT restored: the reseller’s API did not answer when its status was checked. Please try again in a few minutes.`,
+    ),
+    detail: errorDetail(error),
+  };
+}
+
+function restored(domain: string, confirmed = false): RestoreOutcome {
+  return outcome(
+    'restored',
+    200,
+    `${domain} restored`,
+    confirmed
+      ? `${domain} has been restored from quarantine (confirmed by a fresh look-up of its status).`
+      : `${domain} has been restored from quarantine.`,
+  );
+}
+
+function notInQuarantine(domain: string, found: Domain, method: string): RestoreOutcome {
+  const status = found.status.map((s) => safeText(s)).join(', ') || 'unknown';
+  return outcome(
+    'not_in_quarantine',
+    method === 'POST' ? 409 : 200,
+    `${domain} is not in quarantine`,
+    `${domain} is not in quarantine (already restored?): its status is ${status}, so there is nothing to restore.`,
+  );
+}
+
+function unknownOutcome(domain: string, why: string, detail: string): RestoreOutcome {
+  return {
+    ...outcome(
+      'outcome_unknown',
+      504,
+      `The outcome for ${domain} is unknown`,
+      `${why}, so ${domain} may or may not have been restored. ${CHECK_FIRST}`,
+    ),
+    detail: `outcome unknown: ${detail}`,
+  };
+}
+
+interface Recheck {
+  /** What the restore call got, for the person: `HTTP 500`, `no answer`. */
+  readonly answered: string;
+  /** What the restore call got, for the log. */
+  readonly detail: string;
+  readonly kind: RestoreOutcomeKind;
+  /** A request that got no answer may still be running: still in quarantine is then no proof. */
+  readonly stillQuarantinedIsUnknown?: boolean;
+}
+
+/**
+ * The restore call's answer was not the documented success and not a clear refusal: a fresh
+ * look-up decides. Restored when the domain left quarantine, NOT restored when it is still there,
+ * unknown when the look-up fails too.
+ */
+async function recheck(reseller: RestorePort, domain: string, call: Recheck): Promise<RestoreOutcome> {
+  let now: Domain | null;
+  try {
+    now = await reseller.findDomain(domain);
+  } catch (error) {
+    return unknownOutcome(
+      domain,
+      `The reseller answered the restore of ${domain} with ${call.answered}, and its status could not be checked afterwards`,
+      `${call.detail}; the look-up that followed failed: ${errorDetail(error)}`,
+    );
+  }
+  if (now && !now.status.includes('quarantine')) {
+    return {
+      ...restored(domain, true),
+      detail: `${call.detail}; a fresh look-up shows it out of quarantine`,
+    };
+  }
+  if (!now || call.stillQuarantinedIsUnknown) {
+    return unknownOutcome(
+      domain,
+      `The reseller answered the restore of ${domain} with ${call.answered}`,
+      `${call.detail}; a fresh look-up ${now ? 'still shows it in quarantine' : 'no longer finds it'}`,
+    );
+  }
+  return {
+    ...outcome(
+      call.kind,
+      502,
+      `${domain} was not restored`,
+      `${domain} was NOT restored: the reseller answered the restore with ${call.answered}, and a fresh look-up shows the domain still in quarantine. Please try again in a few minutes.`,
+    ),
+    detail: `${call.detail}; a fresh look-up still shows it in quarantine`,
+  };
+}
+
+/** What the restore call's failure means for the domain: refused, not done, done after all, or unknown. */
+async function restoreFailure(
+  error: unknown,
+  domain: string,
+  reseller: RestorePort,
+): Promise<RestoreOutcome> {
+  const detail = errorDetail(error);
+  if (error instanceof AuthenticationError) {
+    return { ...outcome('reseller_auth_failed', 502, 'Restore unavailable', GENERIC_FAILURE), detail };
+  }
+  if (error instanceof DeadlineError) {
+    // Thrown only before the request went out (after, the client reports a TimeoutError).
+    return {
+      ...outcome(
+        'reseller_unreachable',
+        502,
+        `${domain} was not restored`,
+        `${domain} was NOT restored: the reseller’s API did not answer in time, so the restore was not sent. Please try again in a few minutes.`,
+      ),
+      detail,
+    };
+  }
+  if (error instanceof TimeoutError) {
+    return recheck(reseller, domain, {
+      answered: 'no answer in time',
+      detail,
+      kind: 'outcome_unknown',
+      stillQuarantinedIsUnknown: true,
+    });
+  }
+  const status = error instanceof ResellerApiError ? error.status : 0;
+  if (status >= 300 && status < 400) return unexpected(domain, status, detail);
+  if (status >= 400 && status < 500) return refusal(error as ResellerApiError, domain, reseller);
+  return recheck(reseller, domain, {
+    answered: status ? `HTTP ${status}` : 'a broken connection',
+    detail,
+    kind: status >= 200 && status < 300 ? 'reseller_unexpected' : 'reseller_unreachable',
+  });
+}
+
+/**
+ * A 4xx answer. Two people clicking one link at once: the second restore is refused because the
+ * first succeeded, and its clicker must read that the domain is out of quarantine, not "refused".
+ */
+async function refusal(
+  error: ResellerApiError,
+  domain: string,
+  reseller: RestorePort,
+): Promise<RestoreOutcome> {
+  const detail = errorDetail(error);
+  try {
+    const now = await reseller.findDomain(domain);
+    if (now && !now.status.includes('quarantine')) {
+      return {
+        ...notInQuarantine(domain, now, 'POST'),
+        detail: `${detail}; a fresh look-up shows it out of quarantine`,
+      };
+    }
+  } catch {
+    // The refusal stands on its own; the look-up was only to explain it better.
+  }
+  const said = error.bodyExcerpt ? ` It said: ${safeText(error.bodyExcerpt).slice(0, 160)}` : '';
+  return {
+    ...outcome(
+      'refused',
+      409,
+      `${domain} was not restored`,
+      `The reseller refused to restore ${domain} (HTTP ${error.status}).${said}`,
+    ),
+    detail,
+  };
+}
+
+function unexpected(domain: string, status: number, detail: string): RestoreOutcome {
+  return {
+    ...outcome(
+      'reseller_unexpected',
+      502,
+      `${domain} was not restored`,
+      `The reseller answered unexpectedly (HTTP ${status}); the domain was NOT restored. ${CHECK_FIRST}`,
+    ),
+    detail,
+  };
+}
+
+function errorDetail(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,137 @@
+import { ConfigError, SecretError } from '../base/errors';
+import { UNKNOWN_KEY_TITLE, unknownKeyMessage } from '../links/link-gate';
+import { ACCOUNT_SUBJECT, type ReadOnlyAction, type SigningKey, verifyLink } from '../links/links';
+import { DamagedReportError } from '../memory/report-store';
+import type { Report } from '../scan/scan';
+
+/**
+ * The read-only links (report page, calendar feed), decided in the core like restore: a valid,
+ * unexpired link for the action reads the latest report; nothing ever changes.
+ */
+
+export interface ViewInput {
+  readonly action: ReadOnlyAction;
+  readonly method: string;
+  readonly token: Readonly<Record<string, string | undefined>>;
+  /** Epoch ms. */
+  readonly now: number;
+  readonly signingKeys: () => Promise<readonly SigningKey[]>;
+  /** Read only once the link is proven valid. */
+  readonly latestReport: () => Promise<Report | null>;
+}
+
+export type ViewOutcome =
+  | { readonly kind: 'show'; readonly status: 200; readonly report: Report }
+  | {
+      readonly kind:
+        | 'method_not_allowed'
+        | 'malformed'
+        | 'bad_signature'
+        | 'unknown_key'
+        | 'link_expired'
+        | 'head'
+        | 'no_report'
+        | 'report_unreadable'
+        | 'store_failed'
+        | 'misconfigured';
+      readonly status: number;
+      readonly title: string;
+      readonly message: string;
+      readonly detail?: string;
+    };
+
+/** Decides what a request to a report or calendar link answers. Never throws. */
+export async function decideView(input: ViewInput): Promise<ViewOutcome> {
+  const method = input.method.toUpperCase();
+  if (method !== 'GET' && method !== 'HEAD')
+    return {
+      kind: 'method_not_allowed',
+      status: 405,
+      title: 'Not allowed',
+      message: 'This link is read-only.',
+    };
+  let keys: readonly SigningKey[];
+  try {
+    keys = await input.signingKeys();
+  } catch (error) {
+    return failed('misconfigured', 500, error);
+  }
+  const verdict = verifyLink({
+    action: input.action,
+    subject: ACCOUNT_SUBJECT,
+    token: input.token,
+    keys,
+    now: input.now,
+  });
+  if (!verdict.ok && verdict.reason === 'expired')
+    return {
+      kind: 'link_expired',
+      status: 410,
+      title: 'This link has expired',
+      message:
+        input.action === 'calendar'
+          ? 'This calendar link has expired. Subscribe again with the calendar link of the latest alert.'
+          : 'Links in an alert are valid for a limited time. Use the link in the latest alert.',
+    };
+  if (!verdict.ok && verdict.reason === 'unknown_key')
+    return {
+      kind: 'unknown_key',
+      status: 403,
+      title: UNKNOWN_KEY_TITLE,
+      message: unknownKeyMessage(verdict.kid, verdict.held),
+    };
+  if (!verdict.ok)
+    return {
+      kind: verdict.reason === 'malformed' ? 'malformed' : 'bad_signature',
+      status: 403,
+      title: 'This link is not valid',
+      message: 'The link was changed, or is for something else. Use the link from the alert exactly as sent.',
+    };
+  if (method === 'HEAD') return { kind: 'head', status: 200, title: '', message: '' };
+  let report: Report | null;
+  try {
+    report = await input.latestReport();
+  } catch (error) {
+    if (error instanceof DamagedReportError) return unreadableReport(error.message);
+    return failed('store_failed', 503, error);
+  }
+  if (!report)
+    return {
+      kind: 'no_report',
+      status: 404,
+      title: 'No report yet',
+      message: 'No scan has stored a report yet. The next scan will.',
+    };
+  return { kind: 'show', status: 200, report };
+}
+
+function failed(kind: 'misconfigured' | 'store_failed', status: number, error: unknown): ViewOutcome {
+  const detail =
+    error instanceof SecretError || error instanceof ConfigError || kind === 'store_failed'
+      ? (error as Error).message
+      : (error as Error).name;
+  return {
+    kind,
+    status,
+    title: 'Unavailable',
+    message:
+      kind === 'store_failed'
+        ? 'The report could not be read. Please try again in a few minutes.'
+        : 'This service is not configured correctly. The operator has been told; please try again later.',
+    detail,
+  };
+}
+
+/**
+ * The latest report is there but cannot be shown (it does not parse, or rendering it failed): a 503
+ * that says so, with what failed for the log. Only the next scan mends it.
+ */
+export function unreadableReport(detail: string): ViewOutcome {
+  return {
+    kind: 'report_unreadable',
+    status: 503,
+    title: 'The latest report could not be read',
+    message: 'The latest report could not be read; the next scan writes a new one.',
+    detail,
+  };
+}

@@ -1,0 +1,271 @@
+import * as z from 'zod';
+import {
+  type DomainFinding,
+  type DomainFindingKind,
+  isDomainFinding,
+  type Severity,
+  severityRank,
+} from '../findings/classify';
+import { LAST_DAYS } from '../findings/quarantine-periods';
+import { MAX_INSTANT_MS } from '../reseller/schemas';
+import type { Report } from '../scan/scan';
+import type { DomainMemory } from './state';
+import { CLOCK_TOLERANCE_MS, StoredDateTime } from './state-time';
+
+/**
+ * Snooze and acknowledge, pure: what each remembers, whether it still silences a finding, and the
+ * report as alerts see it (silenced findings left out, the rest untouched). The store that keeps
+ * them is a port ({@link ActionStore}); functions/adapters holds its implementations.
+ */
+
+/** Days a snooze link offers; the link's own default is the middle one. */
+export const SNOOZE_CHOICES = [1, 7, 30] as const;
+export const DEFAULT_SNOOZE_DAYS = 7;
+/** The longest snooze the command line accepts. */
+export const MAX_SNOOZE_DAYS = 365;
+
+const DAY_MS = 86_400_000;
+
+/** A snooze: silent until `until`, unless the finding gets worse than it was. */
+export interface Snooze {
+  /** ISO 8601. */
+  readonly until: string;
+  /** ISO 8601: when it was snoozed. */
+  readonly at: string;
+  /** The finding as it was when snoozed: worse than this comes back at once. */
+  readonly kind: DomainFindingKind;
+  readonly severity: Severity;
+}
+
+/** "We let this one go": silent while the expiry date, the status (kind) and auto-renew stay as they were. */
+export interface Acknowledgement {
+  /** ISO 8601: when it was acknowledged. */
+  readonly at: string;
+  readonly kind: DomainFindingKind;
+  readonly severity: Severity;
+  readonly date_expiry: string;
+  readonly auto_renew: boolean | null;
+}
+
+/** What one domain carries. */
+export interface DomainActions {
+  readonly snooze?: Snooze;
+  readonly acknowledged?: Acknowledgement;
+}
+
+const severitySchema = z.enum(['info', 'warning', 'critical']);
+const kindSchema = z.enum(['quarantine', 'expired', 'renewal_failed', 'expiring', 'auto_renew_off']);
+/** A domain's actions as a state store keeps them. */
+export const DomainActionsSchema = z.object({
+  snooze: z
+    .object({ until: StoredDateTime, at: StoredDateTime, kind: kindSchema, severity: severitySchema })
+    .optional(),
+  acknowledged: z
+    .object({
+      at: StoredDateTime,
+      kind: kindSchema,
+      severity: severitySchema,
+      date_expiry: StoredDateTime,
+      auto_renew: z.boolean().nullable(),
+    })
+    .optional(),
+});
+
+/** An action that no longer silences, and why; the scan leaves it out of the next state. */
+export interface Lapse {
+  readonly domain_name: string;
+  readonly action: 'snooze' | 'acknowledge';
+  /** `last_days`: a quarantine entered its last {@link LAST_DAYS} days to restore (or passed its restore-by date). */
+  readonly reason: 'expired' | 'worse' | 'changed' | 'resolved' | 'last_days';
+}
+
+/**
+ * Where the links and the command line put snoozes and acknowledgements: the state store
+ * (DynamoDB, a JSON file), whose scans read them back through compareWithState. Keys are
+ * normalised domain names.
+ */
+export interface ActionStore {
+  /** For messages: the file path or `dynamodb:TABLE`. */
+  readonly location: string;
+  snooze(domain: string, snooze: Snooze): Promise<void>;
+  acknowledge(domain: string, acknowledgement: Acknowledgement): Promise<void>;
+  /**
+   * What the scans remember of `domain` (a renewal that fell due while watched), so that a link
+   * judges the domain's finding the way the alert did; absent in a store that keeps no memory.
+   */
+  memoryOf?(domain: string): Promise<DomainMemory | undefined>;
+}
+
+const KIND_RANK: Readonly<Record<DomainFindingKind, number>> = {
+  auto_renew_off: 0,
+  expiring: 1,
+  renewal_failed: 2,
+  expired: 3,
+  quarantine: 4,
+};
+
+/** True when `finding` is worse than it was: a higher severity, or further down the road to loss. */
+export function isWorse(
+  finding: DomainFinding,
+  was: { kind: DomainFindingKind; severity: Severity },
+): boolean {
+  return (
+    severityRank(finding.severity) > severityRank(was.severity) ||
+    KIND_RANK[finding.kind] > KIND_RANK[was.kind]
+  );
+}
+
+/**
+ * When silence about a quarantine ends whatever was chosen: as its last {@link LAST_DAYS} days to
+ * restore begin (days_to_restore, rounded down, reaches LAST_DAYS). Null for any other finding, or
+ * a quarantine whose restore deadline is unknown.
+ */
+export function silenceEndsAt(finding: DomainFinding): number | null {
+  if (finding.kind !== 'quarantine' || !finding.restore_by) return null;
+  const restoreBy = Date.parse(finding.restore_by);
+  return Number.isNaN(restoreBy) ? null : restoreBy - (LAST_DAYS + 1) * DAY_MS;
+}
+
+/**
+ * True when `finding` is a quarantine in its last days to restore, or past its restore-by date:
+ * the daily LAST DAYS alert and the PASSED alert are what stands between the person and the loss
+ * of the domain, so no snooze or acknowledgement keeps them out.
+ */
+export function cannotBeSilenced(finding: DomainFinding): boolean {
+  return (
+    finding.kind === 'quarantine' &&
+    typeof finding.days_to_restore === 'number' &&
+    finding.days_to_restore <= LAST_DAYS
+  );
+}
+
+/**
+ * The snooze lengths offered for `finding`: {@link SNOOZE_CHOICES}, for a quarantine cut to the
+ * whole days before its last days to restore begin (so never more than its days to restore), and
+ * none once they have.
+ */
+export function snoozeChoicesFor(finding: DomainFinding): readonly number[] {
+  if (cannotBeSilenced(finding)) return [];
+  const left = finding.kind === 'quarantine' ? finding.days_to_restore : null;
+  if (typeof left !== 'number') return SNOOZE_CHOICES;
+  const cap = left - LAST_DAYS;
+  return [...new Set(SNOOZE_CHOICES.map((days) => Math.min(days, cap)))];
+}
+
+/** A snooze of `finding` for `days` days from `now` (epoch ms); a quarantine's ends as its last days begin. */
+export function snoozeOf(finding: DomainFinding, days: number, now: number): Snooze {
+  const ends = silenceEndsAt(finding) ?? Number.POSITIVE_INFINITY;
+  return {
+    // Never past the last instant a four-digit year holds: the state could not read it back.
+    until: new Date(Math.min(now + days * DAY_MS, ends, MAX_INSTANT_MS)).toISOString(),
+    at: new Date(now).toISOString(),
+    kind: finding.kind,
+    severity: finding.severity,
+  };
+}
+
+/** An acknowledgement of `finding` as it is at `now`. */
+export function acknowledgementOf(finding: DomainFinding, now: number): Acknowledgement {
+  return {
+    at: new Date(now).toISOString(),
+    kind: finding.kind,
+    severity: finding.severity,
+    date_expiry: finding.date_expiry,
+    auto_renew: finding.auto_renew,
+  };
+}
+
+/** Why a snooze no longer silences `finding` at `now`, or null while it does. */
+export function snoozeLapse(snooze: Snooze, finding: DomainFinding, now: number): Lapse['reason'] | null {
+  // A date that does not parse (a hand-edited state) never silences: NaN would never expire.
+  const until = Date.parse(snooze.until);
+  const at = Date.parse(snooze.at);
+  // Nor does a snooze longer than any the tool makes (366 days).
+  if (Number.isNaN(until) || Number.isNaN(at) || until <= now || until - at > 366 * DAY_MS) return 'expired';
+  if (isWorse(finding, snooze)) return 'worse';
+  // A snooze made before the restore-by date was known, or by hand, never outlasts the last days.
+  return cannotBeSilenced(finding) ? 'last_days' : null;
+}
+
+/**
+ * Why an acknowledgement no longer silences `finding`, or null while it does. "We let this one go"
+ * accepts the days running down (a warning turning critical as expiry nears: the very thing that was
+ * decided), so only a change of expiry, kind (expired, quarantine) or auto-renew lifts it; and a
+ * quarantine's last days to restore, after which the domain is gone for good, are always alerted.
+ */
+export function acknowledgementLapse(ack: Acknowledgement, finding: DomainFinding): Lapse['reason'] | null {
+  const same =
+    ack.kind === finding.kind &&
+    Date.parse(ack.date_expiry) === Date.parse(finding.date_expiry) &&
+    ack.auto_renew === finding.auto_renew;
+  if (!same) return 'changed';
+  return cannotBeSilenced(finding) ? 'last_days' : null;
+}
+
+export interface AppliedActions {
+  /** Every finding kept; the silenced ones carry `snoozed_until` or `acknowledged`. */
+  readonly report: Report;
+  /** Names of the domains whose finding is silenced in alerts. */
+  readonly silenced: ReadonlySet<string>;
+  readonly lapsed: readonly Lapse[];
+}
+
+/**
+ * Marks each domain finding its snooze or acknowledgement still holds for, and lists the actions
+ * that lapsed: expired, the finding got worse or changed, or it is gone (resolved). A lapsed
+ * action never silences, so a domain comes back in the very scan that sees it get worse.
+ */
+export function applyActions(
+  report: Report,
+  actions: ReadonlyMap<string, DomainActions>,
+  now: number,
+  nameOf: (domainName: string) => string = (n) => n,
+): AppliedActions {
+  const silenced = new Set<string>();
+  const lapsed: Lapse[] = [];
+  const seen = new Set<string>();
+  const findings = report.findings.map((f) => {
+    if (!isDomainFinding(f)) return f;
+    const name = nameOf(f.domain_name);
+    const own = actions.get(name);
+    if (!own) return f;
+    seen.add(name);
+    let marked: DomainFinding = f;
+    // A snooze made after this scan's time (a replay of the past, or a clock that ran ahead when it
+    // was made) cannot silence it: it could not have been made yet. It is kept for later scans.
+    const notYet = own.snooze && Date.parse(own.snooze.at) - now > CLOCK_TOLERANCE_MS;
+    if (own.snooze && !notYet) {
+      const reason = snoozeLapse(own.snooze, f, now);
+      if (reason) lapsed.push({ domain_name: name, action: 'snooze', reason });
+      else marked = { ...marked, snoozed_until: own.snooze.until };
+    }
+    if (own.acknowledged) {
+      const reason = acknowledgementLapse(own.acknowledged, f);
+      if (reason) lapsed.push({ domain_name: name, action: 'acknowledge', reason });
+      else marked = { ...marked, acknowledged: true, acknowledged_at: own.acknowledged.at };
+    }
+    if (marked !== f) silenced.add(f.domain_name);
+    return marked;
+  });
+  for (const [name, own] of actions) {
+    if (seen.has(name)) continue;
+    if (own.snooze) lapsed.push({ domain_name: name, action: 'snooze', reason: 'resolved' });
+    if (own.acknowledged) lapsed.push({ domain_name: name, action: 'acknowledge', reason: 'resolved' });
+  }
+  return { report: { ...report, findings }, silenced, lapsed };
+}
+
+/**
+ * The report as alerts see it: silenced domain findings left out and the summary counted again,
+ * with how many were left out, so the digest can say so (nothing disappears without a word).
+ */
+export function alertView<R extends Report>(
+  report: R,
+  silenced: ReadonlySet<string>,
+): R & { silenced?: number } {
+  if (silenced.size === 0) return report;
+  const findings = report.findings.filter((f) => !(isDomainFinding(f) && silenced.has(f.domain_name)));
+  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
+  for (const f of findings) summary[f.severity]++;
+  return { ...report, findings, summary, silenced: report.findings.length - findings.length };
+}

@@ -1,0 +1,119 @@
+import * as z from 'zod';
+import { safeText } from '../base/text';
+
+/**
+ * The audit trail of restores, pure: what one attempt records, how it is bounded, and the port the
+ * state stores implement (functions/adapters: the file store and DynamoDB keep it beside the
+ * state). A restore is a paid action: who pressed it, when, from where and with what outcome is
+ * kept where the report page and `sentinel audit` show it. Never the link's signature.
+ */
+
+/** Entries kept per account; the oldest go first. A trail anyone with a link can add to must stay small. */
+export const AUDIT_MAX_ENTRIES = 200;
+
+/** Longest text kept per field: no request header can make an entry (or the trail) large. */
+const FIELD_MAX = { domain: 253, outcome: 40, keyId: 64, client: 64, userAgent: 300 } as const;
+
+/** One restore attempt and its outcome. */
+export interface AuditEntry {
+  readonly action: 'restore';
+  /** ISO 8601: when the attempt was decided. */
+  readonly at: string;
+  readonly domain: string;
+  /** The decision's outcome: `restored`, `refused`, `confirmation_missing`, `outcome_unknown`, … */
+  readonly outcome: string;
+  /** The HTTP status answered (0 from the command line). */
+  readonly status: number;
+  /** Where it came from: a signed link (`web`) or `sentinel restore` (`cli`). */
+  readonly via: 'web' | 'cli';
+  /** The id of the key that signed the link; null from the command line. */
+  readonly key_id: string | null;
+  /** The client address as the web function sees it (API Gateway's source IP). */
+  readonly client_ip: string | null;
+  readonly user_agent: string | null;
+}
+
+/** Where the trail is kept: the state store (the file, or the DynamoDB table). */
+export interface AuditTrail {
+  /** For messages: the file path or `dynamodb:TABLE`. */
+  readonly location: string;
+  /** Adds one entry, dropping the oldest beyond {@link AUDIT_MAX_ENTRIES}. */
+  recordAudit(entry: AuditEntry): Promise<void>;
+  /** The entries kept, newest first. */
+  listAudit(): Promise<AuditEntry[]>;
+}
+
+const cut = (value: string | null | undefined, max: number): string | null =>
+  value === null || value === undefined ? null : safeText(value.slice(0, max));
+
+/** An entry with every field made safe and cut to its bound, whatever the request carried. */
+export function auditEntry(input: {
+  readonly at: number;
+  readonly domain: string;
+  readonly outcome: string;
+  readonly status: number;
+  readonly via: AuditEntry['via'];
+  readonly keyId?: string | null | undefined;
+  readonly clientIp?: string | null | undefined;
+  readonly userAgent?: string | null | undefined;
+}): AuditEntry {
+  return {
+    action: 'restore',
+    at: new Date(input.at).toISOString(),
+    domain: cut(input.domain, FIELD_MAX.domain) ?? '',
+    outcome: cut(input.outcome, FIELD_MAX.outcome) ?? '',
+    status: Number.isInteger(input.status) ? input.status : 0,
+    via: input.via,
+    key_id: cut(input.keyId, FIELD_MAX.keyId),
+    client_ip: cut(input.clientIp, FIELD_MAX.client),
+    user_agent: cut(input.userAgent, FIELD_MAX.userAgent),
+  };
+}
+
+/** An entry as a store keeps it; one that does not parse is left out when the trail is read. */
+export const AuditEntrySchema = z.object({
+  action: z.literal('restore'),
+  at: z.string().max(40),
+  domain: z.string().max(FIELD_MAX.domain * 6),
+  outcome: z.string().max(FIELD_MAX.outcome * 6),
+  status: z.number().int(),
+  via: z.enum(['web', 'cli']),
+  key_id: z
+    .string()
+    .max(FIELD_MAX.keyId * 6)
+    .nullable(),
+  client_ip: z
+    .string()
+    .max(FIELD_MAX.client * 6)
+    .nullable(),
+  user_agent: z
+    .string()
+    .max(FIELD_MAX.userAgent * 6)
+    .nullable(),
+});
+
+/**
+ * The stored entries that parse, in the order the store keeps them (newest first by arrival), at
+ * most {@link AUDIT_MAX_ENTRIES}. Never re-sorted by their times: a time is the recording
+ * function's clock, which can step back, and an attempt sorted by it as the oldest was the next
+ * one trimmed.
+ */
+export function parseAuditEntries(values: readonly unknown[]): AuditEntry[] {
+  const entries: AuditEntry[] = [];
+  for (const value of values) {
+    const parsed = AuditEntrySchema.safeParse(value);
+    if (parsed.success) entries.push(parsed.data);
+  }
+  return entries.slice(0, AUDIT_MAX_ENTRIES);
+}
+
+/** One entry on one line, for `sentinel audit` and the report page. */
+export function auditLine(entry: AuditEntry): string {
+  const when = `${entry.at.replace('T', ' ').slice(0, 19)} UTC`;
+  const status = entry.status ? ` (HTTP ${entry.status})` : '';
+  const from =
+    entry.via === 'cli'
+      ? 'sentinel restore'
+      : `link key ${entry.key_id ?? '?'}, ${entry.client_ip ?? 'unknown address'}, ${entry.user_agent ? JSON.stringify(entry.user_agent) : 'no user agent'}`;
+  return `${when}  ${entry.domain}: ${entry.outcome}${status}; ${from}`;
+}

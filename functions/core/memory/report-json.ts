@@ -1,0 +1,197 @@
+import type { Report } from '../scan/scan';
+
+/**
+ * The report as JSON text in pieces, so nothing has to hold it as one string: at 1 000 000 domains
+ * it is some 100 MB (145 000 findings with their links), which a Lambda would hold two or three
+ * times over while writing it. Pure.
+ *
+ * Two forms:
+ * - the stored form ({@link reportLines}): one JSON value, but every element of the four lists that
+ *   grow with an account (findings, problems, changes, resolved) on a line of its own after the
+ *   small fields, so a reader can take one element at a time (report-view.ts);
+ * - the printed form ({@link prettyReportJson}): exactly `JSON.stringify(report, null, 2)`.
+ */
+
+/** The report's lists that grow with the account, in the order the stored form writes them. */
+export const REPORT_LISTS = ['findings', 'problems', 'changes', 'resolved'] as const;
+export type ReportList = (typeof REPORT_LISTS)[number];
+
+/** Text is handed out in pieces of about this many characters. */
+const PIECE = 64 * 1024;
+
+const isList = (key: string): key is ReportList => (REPORT_LISTS as readonly string[]).includes(key);
+
+/**
+ * The stored form, in pieces: `{<small fields>,"findings":[` then one element a line, `]` and the
+ * next list on the line after the last element, `]}` at the end. JSON.stringify never writes a raw
+ * line break inside a value, so a line is always one element.
+ */
+export function* reportLines(report: Report): Generator<string> {
+  const small: Record<string, unknown> = {};
+  const lists: Array<[ReportList, readonly unknown[]]> = [];
+  for (const [key, value] of Object.entries(report)) {
+    if (isList(key) && Array.isArray(value)) lists.push([key, value]);
+    else small[key] = value;
+  }
+  let piece = JSON.stringify(small).slice(0, -1);
+  let first = piece === '{';
+  for (const [key, values] of lists) {
+    piece += `${first ? '' : ','}${JSON.stringify(key)}:[`;
+    first = false;
+    for (let i = 0; i < values.length; i++) {
+      piece += `\n${JSON.stringify(values[i] ?? null)}${i + 1 < values.length ? ',' : ''}`;
+      if (piece.length >= PIECE) {
+        yield piece;
+        piece = '';
+      }
+    }
+    piece += '\n]';
+  }
+  yield `${piece}}\n`;
+}
+
+/**
+ * `JSON.stringify(report, null, 2)` (and `end` after it), in pieces: the lists element by element,
+ * the rest as it is.
+ */
+export function* prettyReportJson(report: Report, end = ''): Generator<string> {
+  const indent = (text: string, by: string) => text.replace(/\n/g, `\n${by}`);
+  const entries = Object.entries(report).filter(
+    ([, value]) => value !== undefined && typeof value !== 'function',
+  );
+  let piece = '{';
+  for (let e = 0; e < entries.length; e++) {
+    const [key, value] = entries[e] as [string, unknown];
+    piece += `\n  ${JSON.stringify(key)}: `;
+    if (isList(key) && Array.isArray(value) && value.length > 0) {
+      piece += '[';
+      for (let i = 0; i < value.length; i++) {
+        piece += `\n    ${indent(JSON.stringify(value[i] ?? null, null, 2), '    ')}${i + 1 < value.length ? ',' : ''}`;
+        if (piece.length >= PIECE) {
+          yield piece;
+          piece = '';
+        }
+      }
+      piece += '\n  ]';
+    } else {
+      piece += indent(JSON.stringify(value, null, 2), '  ');
+    }
+    if (e + 1 < entries.length) piece += ',';
+  }
+  yield `${piece}${entries.length ? '\n' : ''}}${end}`;
+}
+
+/** Everything the stored form held, taken one element at a time. */
+export interface ReportReader {
+  /** The small fields, before any list. */
+  head(value: Record<string, unknown>): void;
+  /** A list begins (also an empty one: a stored report with `changes` is a report with memory). */
+  open(list: ReportList): void;
+  /** One element of a list. */
+  element(list: ReportList, value: unknown): void;
+}
+
+/** The stored text is not a report: its place and what is wrong (the caller wraps it). */
+export class ReportTextError extends Error {
+  override readonly name: string = 'ReportTextError';
+}
+
+const OPENING = /(,?)"(findings|problems|changes|resolved)":\[$/;
+
+/**
+ * Reads stored report text, element by element, into `reader`. The stored form is read line by
+ * line; anything else (a report written whole, by an older version) is read whole, as it was.
+ * Throws ReportTextError for text that is not JSON or not an object.
+ */
+export async function readReportText(chunks: AsyncIterable<string>, reader: ReportReader): Promise<void> {
+  let mode: 'unknown' | 'lines' | 'whole' = 'unknown';
+  let pending = '';
+  let state = 'list' as 'list' | 'done';
+  let list: ReportList = 'findings';
+  let lineNo = 0;
+  const parse = (text: string, where: string): unknown => {
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      throw new ReportTextError(`${where} is not JSON (${(error as Error).message})`);
+    }
+  };
+  const line = (text: string) => {
+    lineNo++;
+    if (lineNo === 1) {
+      const match = OPENING.exec(text) as RegExpExecArray;
+      const head = parse(`${text.slice(0, match.index)}}`, 'its first line');
+      if (typeof head !== 'object' || head === null || Array.isArray(head))
+        throw new ReportTextError('its first line is not an object');
+      reader.head(head as Record<string, unknown>);
+      list = match[2] as ReportList;
+      reader.open(list);
+      return;
+    }
+    if (state === 'done') {
+      if (text.trim() === '') return;
+      throw new ReportTextError(`line ${lineNo} follows the end of the report`);
+    }
+    if (!text.startsWith(']')) {
+      reader.element(list, parse(text.endsWith(',') ? text.slice(0, -1) : text, `line ${lineNo}`));
+      return;
+    }
+    const rest = text.slice(1);
+    if (rest === '}') {
+      state = 'done';
+      return;
+    }
+    const next = OPENING.exec(rest);
+    if (next?.index !== 0 || next[1] !== ',')
+      throw new ReportTextError(`line ${lineNo} neither ends the report nor opens its next list`);
+    list = next[2] as ReportList;
+    reader.open(list);
+  };
+  let whole = '';
+  for await (const chunk of chunks) {
+    if (mode === 'whole') {
+      whole += chunk;
+      continue;
+    }
+    pending += chunk;
+    let start = 0;
+    for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n', start)) {
+      const text = pending.slice(start, nl);
+      if (mode === 'unknown') {
+        if (!text.startsWith('{') || !OPENING.test(text)) {
+          // Not the stored form: a report written whole (older versions), read whole as then.
+          mode = 'whole';
+          break;
+        }
+        mode = 'lines';
+      }
+      line(text);
+      start = nl + 1;
+    }
+    if (mode === 'whole') {
+      whole = pending;
+      pending = '';
+    } else pending = pending.slice(start);
+  }
+  if (mode === 'lines') {
+    if (pending.trim() !== '') line(pending);
+    if (state !== 'done') throw new ReportTextError('it ends before the report does');
+    return;
+  }
+  const value = parse(mode === 'whole' ? whole : pending, 'it');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ReportTextError('it is not an object');
+  const { findings, problems, changes, resolved, ...head } = value as Record<string, unknown>;
+  reader.head(head);
+  for (const [name, values] of [
+    ['findings', findings],
+    ['problems', problems],
+    ['changes', changes],
+    ['resolved', resolved],
+  ] as const) {
+    if (values === undefined) continue;
+    if (!Array.isArray(values)) throw new ReportTextError(`${name} is not a list`);
+    reader.open(name);
+    for (const v of values) reader.element(name, v);
+  }
+}

@@ -1,0 +1,152 @@
+import * as z from 'zod';
+import { SentinelError } from '../base/errors';
+import { SEVERITIES } from '../findings/classify';
+import { parseRfc3339 } from '../reseller/schemas';
+import type { Report } from '../scan/scan';
+import { ReportTextError, readReportText } from './report-json';
+import { type ReportView, ReportViewBuilder, ViewDataError, type ViewSelection } from './report-view';
+
+/**
+ * Where the latest full report is kept for the report page and the calendar feed: a folder beside
+ * the state file on a laptop, an S3 bucket in AWS (functions/adapters/report-stores.ts).
+ */
+export interface ReportStore {
+  /** For messages: the folder or `s3://bucket/prefix`. */
+  readonly location: string;
+  /** Keeps `report` as the latest (and its view, see {@link LATEST_VIEW_KEY}), written in pieces. */
+  put(report: Report): Promise<void>;
+  /** The report last put, whole, or null before the first. */
+  latest(): Promise<Report | null>;
+  /**
+   * What the page or the feed shows of the report last put, read one element at a time: from the
+   * view kept beside it, or (a filter, or a report kept by an older version) from the report.
+   */
+  view(selection: ViewSelection): Promise<ReportView | null>;
+}
+
+/** A report could not be kept or read back. */
+export class ReportStoreError extends SentinelError {
+  override readonly name: string = 'ReportStoreError';
+}
+
+/** Environment of the report store, shared by the functions, the constructs and the command line. */
+export const REPORT_ENV = {
+  /** Bucket of the S3 store (the stack sets it). */
+  bucket: 'REPORT_BUCKET',
+  /** Folder of the local store; defaults to one beside the state file. */
+  dir: 'REPORT_DIR',
+} as const;
+
+/** The object key (S3) or file name (folder) of the latest report. */
+export const LATEST_REPORT_KEY = 'latest.json';
+/**
+ * The latest report as the page and the feed read it (report-view.ts): every critical and warning
+ * finding, the first info findings, the rest counted. At 1 000 000 domains some 16 MB beside a
+ * report of 100 MB, so the web function reads a sixth of it; only a filter reads the report.
+ */
+export const LATEST_VIEW_KEY = 'latest-view.json';
+/** Where each report is kept as well, by its time; the bucket's lifecycle rule expires them. */
+export const reportHistoryKey = (report: Report) =>
+  `reports/${report.generated_at.replace(/[:.]/g, '-')}.json`;
+
+/**
+ * The stored report is not a report the page and the feed can show: not JSON, or a field they
+ * rely on is missing or wrong. Nothing but the next scan mends it, so it is answered with 503 and
+ * logged as an error (the ops alarm sees it), never as the page it cannot be.
+ */
+export class DamagedReportError extends ReportStoreError {
+  override readonly name: string = 'DamagedReportError';
+}
+
+const dateTime = z.string().refine((text) => !Number.isNaN(parseRfc3339(text)), 'not an RFC 3339 date-time');
+const severity = z.enum(SEVERITIES);
+const DomainFindingShape = z.looseObject({
+  domain_name: z.string(),
+  kind: z.string(),
+  severity,
+  date_expiry: dateTime,
+  days_left: z.number(),
+  auto_renew: z.boolean().nullable(),
+  date_deleted: dateTime.nullable().optional(),
+  registrant: z.looseObject({ handle: z.string() }).nullable().optional(),
+  actions: z.record(z.string(), z.string()).optional(),
+  snoozed_until: dateTime.optional(),
+});
+const ContactFindingShape = z.looseObject({
+  handle: z.string(),
+  kind: z.literal('contact_pending_validation'),
+  severity,
+  name: z.string(),
+  company_name: z.string(),
+  email: z.string(),
+});
+/** A finding as the page and the feed read it: a contact's by its kind, any other a domain's. */
+const StoredFinding = z.looseObject({ kind: z.string(), severity }).check((ctx) => {
+  const shape = ctx.value.kind === 'contact_pending_validation' ? ContactFindingShape : DomainFindingShape;
+  const parsed = shape.safeParse(ctx.value);
+  if (!parsed.success)
+    for (const issue of parsed.error.issues)
+      ctx.issues.push({ code: 'custom', message: issue.message, path: issue.path, input: ctx.value });
+});
+
+// What the page and the feed rely on is checked; the rest is kept as it was written.
+const StoredReport = z.looseObject({
+  generated_at: dateTime,
+  now: dateTime,
+  summary: z.object({ critical: z.number(), warning: z.number(), info: z.number() }),
+  findings: z.array(StoredFinding),
+  problems: z.array(
+    z.looseObject({
+      resource: z.string(),
+      key: z.string().nullable(),
+      page: z.number(),
+      reason: z.string(),
+    }),
+  ),
+});
+
+/** Parses a stored report; one that is not a report fails with the place and the reason. */
+export function parseStoredReport(text: string, where: string): Report {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new DamagedReportError(`the report in ${where} is not JSON (${(error as Error).message})`, {
+      cause: error,
+    });
+  }
+  const parsed = StoredReport.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new DamagedReportError(
+      `the report in ${where} is not a domain-sentinel report (${issue ? `${issue.path.join('.') || 'root'}: ${issue.message}` : 'invalid'})`,
+    );
+  }
+  return parsed.data as unknown as Report;
+}
+
+/**
+ * Reads stored report text (the stored form, a view, or a report written whole) into the view
+ * `selection` asks for. What is not a report the page and the feed can show is refused as
+ * DamagedReportError, with the place and the reason.
+ */
+export async function viewFromText(
+  chunks: AsyncIterable<string>,
+  selection: ViewSelection,
+  where: string,
+): Promise<ReportView> {
+  const builder = new ReportViewBuilder(selection);
+  try {
+    await readReportText(chunks, builder);
+    return builder.result();
+  } catch (error) {
+    if (error instanceof ReportTextError && /is not JSON/.test(error.message))
+      throw new DamagedReportError(`the report in ${where} is not JSON (${error.message})`, { cause: error });
+    if (error instanceof ReportTextError || error instanceof ViewDataError)
+      throw new DamagedReportError(
+        `the report in ${where} is not a domain-sentinel report (${error.message})`,
+        { cause: error },
+      );
+    throw error;
+  }
+}

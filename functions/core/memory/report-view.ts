@@ -1,0 +1,354 @@
+import * as z from 'zod';
+import { displayDomain } from '../base/text';
+import {
+  type DomainFinding,
+  type Finding,
+  type FindingActions,
+  isDomainFinding,
+  SEVERITIES,
+} from '../findings/classify';
+import { parseRfc3339 } from '../reseller/schemas';
+import { SignedActions } from '../scan/report-links';
+import type { Report } from '../scan/scan';
+import type { ReportList, ReportReader } from './report-json';
+
+/**
+ * What the report page and the calendar feed take from a stored report, read one element at a
+ * time (report-json.ts): every critical and warning finding, and of the rest what the page lists
+ * and counts. At 1 000 000 domains a report holds some 120 000 info findings: the web function
+ * never holds them, it counts them by kind, keeps the ones a filter asks for, and keeps the few
+ * the timeline draws. Pure.
+ */
+
+/** Info findings listed without a filter; the rest are counted by kind, and the filter finds them. */
+export const INFO_LISTED = 1_000;
+/** Changes since the last scan listed on the page; the rest are counted. */
+export const CHANGES_LISTED = 1_000;
+/** Unreadable records carried (the page shows their number). */
+const PROBLEMS_KEPT = 100;
+/** Days the timeline looks ahead, and its rows; the rest are counted beneath it. */
+export const TIMELINE_DAYS = 90;
+export const TIMELINE_ROWS = 60;
+const DAY_MS = 86_400_000;
+
+/** What a view is for: the page (with its filter) or the calendar feed. */
+export interface ViewSelection {
+  readonly purpose: 'page' | 'calendar';
+  /** The page's filter, as typed. */
+  readonly query?: string;
+}
+
+/** One row of the timeline: an expiry, or a quarantined domain's restore-by day. */
+export interface TimelineRow {
+  readonly finding: DomainFinding;
+  /** Epoch ms the mark stands at. */
+  readonly at: number;
+  readonly restore: boolean;
+}
+
+/** What a view left out of `findings`, and what the page needs of the whole report. */
+export interface ViewNotes {
+  /** Findings not carried, by kind (info beyond what is listed). */
+  readonly omitted: Readonly<Record<string, number>>;
+  readonly omittedTotal: number;
+  /** With a filter: how many findings of the whole report match it. */
+  readonly matches?: number;
+  /** The timeline's first rows, by date, and how many dates fall in its window in all. */
+  readonly timeline?: { readonly rows: readonly TimelineRow[]; readonly total: number };
+  /** How many changes the report holds (the first {@link CHANGES_LISTED} are carried). */
+  readonly changesTotal?: number;
+  /** How many unreadable records the report holds. */
+  readonly problemsTotal: number;
+}
+
+/** A report as a view carries it: `findings` holds only what was kept, `view` says what was not. */
+export type ReportView = Report & { readonly view?: ViewNotes };
+
+/**
+ * What a synchronous Lambda may answer is 6 MB, counted on the JSON the runtime sends (the body
+ * escaped: every quote, backslash and line break costs a byte more). The page and the feed are
+ * made to stay within this, headers and envelope left room.
+ */
+export const RESPONSE_BUDGET_BYTES = 5 * 1024 * 1024;
+
+/** Bytes `text` takes as a JSON string's content (UTF-8, escapes counted). */
+export function responseBytes(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 || c === 0x5c || c === 0x0a || c === 0x0d || c === 0x09 || c === 0x08 || c === 0x0c)
+      n += 2;
+    else if (c < 0x20) n += 6;
+    else if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else if (c >= 0xd800 && c <= 0xdfff)
+      n += 6; // a lone surrogate: JSON writes it escaped
+    else n += 3;
+  }
+  return n;
+}
+
+/** The filter's text, normalised as the page normalises it. */
+export const filterText = (query: string | undefined): string => (query ?? '').trim().slice(0, 200);
+
+/** Text a finding is matched against by the filter. */
+export function searchable(f: Finding): string {
+  if (!isDomainFinding(f))
+    return `${f.handle} ${f.name} ${f.company_name} ${f.email} ${f.kind}`.toLowerCase();
+  const r = f.registrant;
+  return [displayDomain(f.domain_name), f.kind, f.severity, r?.handle, r?.name, r?.company_name, r?.email]
+    .filter(Boolean)
+    .join(' ')
+    .toLowerCase();
+}
+
+/**
+ * The timeline row of a finding, or null when it has no date in the window: a quarantined domain's
+ * restore-by day (today when it passed), any other domain's expiry.
+ */
+export function timelineRowOf(f: Finding, start: number): TimelineRow | null {
+  if (!isDomainFinding(f)) return null;
+  const end = start + TIMELINE_DAYS * DAY_MS;
+  if (f.kind === 'quarantine') {
+    const by = f.restore_by ? Date.parse(f.restore_by) : Number.NaN;
+    return by <= end ? { finding: f, at: Math.max(start, by), restore: true } : null;
+  }
+  const expiry = Date.parse(f.date_expiry);
+  return expiry >= start && expiry <= end ? { finding: f, at: expiry, restore: false } : null;
+}
+
+/** A stored report the page and the feed cannot show: the place in it and what is wrong. */
+export class ViewDataError extends Error {
+  override readonly name: string = 'ViewDataError';
+}
+
+const dateTime = z.string().refine((text) => !Number.isNaN(parseRfc3339(text)), 'not an RFC 3339 date-time');
+const severity = z.enum(SEVERITIES);
+const DomainFindingShape = z.looseObject({
+  domain_name: z.string(),
+  kind: z.string(),
+  severity,
+  date_expiry: dateTime,
+  days_left: z.number(),
+  auto_renew: z.boolean().nullable(),
+  date_deleted: dateTime.nullable().optional(),
+  registrant: z.looseObject({ handle: z.string() }).nullable().optional(),
+  // Links a scan signs as they are read (report-links.ts) stay as they are: checking them would sign them all.
+  actions: z
+    .custom<FindingActions>(
+      (value) =>
+        value instanceof SignedActions ||
+        (typeof value === 'object' &&
+          value !== null &&
+          !Array.isArray(value) &&
+          Object.values(value).every((link) => typeof link === 'string')),
+      'Invalid input: expected a record of links',
+    )
+    .optional(),
+  snoozed_until: dateTime.optional(),
+});
+const ContactFindingShape = z.looseObject({
+  handle: z.string(),
+  kind: z.literal('contact_pending_validation'),
+  severity,
+  name: z.string(),
+  company_name: z.string(),
+  email: z.string(),
+});
+/** What the page and the feed rely on in the small fields; the rest is kept as it was written. */
+const StoredHead = z.looseObject({
+  generated_at: dateTime,
+  now: dateTime,
+  summary: z.object({ critical: z.number(), warning: z.number(), info: z.number() }),
+});
+const StoredNotes = z.object({
+  omitted: z.record(z.string(), z.number()),
+  omittedTotal: z.number(),
+  matches: z.number().optional(),
+  timeline: z
+    .object({
+      rows: z.array(z.object({ finding: z.unknown(), at: z.number(), restore: z.boolean() })),
+      total: z.number(),
+    })
+    .optional(),
+  changesTotal: z.number().optional(),
+  problemsTotal: z.number(),
+});
+const StoredProblem = z.looseObject({
+  resource: z.string(),
+  key: z.string().nullable(),
+  page: z.number(),
+  reason: z.string(),
+});
+
+function check<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const path = [where, ...(issue?.path ?? []).map(String)].filter(Boolean).join('.');
+  throw new ViewDataError(`${path || 'root'}: ${issue?.message ?? 'invalid'}`);
+}
+
+/** A finding as the page and the feed read it: a contact's by its kind, any other a domain's. */
+function checkFinding(value: unknown, index: number): Finding {
+  const kind = (value as { kind?: unknown } | null)?.kind;
+  return check(
+    (kind === 'contact_pending_validation' ? ContactFindingShape : DomainFindingShape) as z.ZodType<Finding>,
+    value,
+    `findings.${index}`,
+  );
+}
+
+/**
+ * Builds a {@link ReportView} from a stored report read one element at a time (a ReportReader),
+ * checking what the page and the feed rely on as it goes: a damaged report is refused with the
+ * place and the reason (ViewDataError), never shown as what it is not.
+ */
+export class ReportViewBuilder implements ReportReader {
+  private head_: Record<string, unknown> | null = null;
+  private readonly findings: Finding[] = [];
+  private readonly problems: unknown[] = [];
+  private changes: unknown[] | undefined;
+  private readonly omitted: Record<string, number> = {};
+  private omittedTotal = 0;
+  private infoKept = 0;
+  private matches = 0;
+  private findingCount = 0;
+  private problemsTotal = 0;
+  private changesTotal = 0;
+  private rows: TimelineRow[] = [];
+  private rowsTotal = 0;
+  private start = 0;
+  private readonly needle: string;
+  /** Set when the text is a view kept beside the report: its elements are already the ones to show. */
+  private base: ViewNotes | null = null;
+
+  constructor(private readonly selection: ViewSelection) {
+    this.needle = filterText(selection.query).toLowerCase();
+  }
+
+  head(value: Record<string, unknown>): void {
+    const { view, ...rest } = value;
+    this.head_ = check(StoredHead, rest, '') as Record<string, unknown>;
+    this.start = Date.parse(String(value.now));
+    if (view === undefined) return;
+    const notes = check(StoredNotes, view, 'view');
+    this.base = {
+      ...notes,
+      ...(notes.timeline
+        ? {
+            timeline: {
+              rows: notes.timeline.rows.map((row, i) => ({
+                ...row,
+                finding: checkFinding(row.finding, i) as DomainFinding,
+              })),
+              total: notes.timeline.total,
+            },
+          }
+        : {}),
+    } as ViewNotes;
+  }
+
+  open(list: ReportList): void {
+    if (list === 'changes') this.changes = [];
+  }
+
+  element(list: ReportList, value: unknown): void {
+    if (list === 'problems') {
+      const problem = check(StoredProblem, value, `problems.${this.problemsTotal}`);
+      if (this.problemsTotal++ < PROBLEMS_KEPT) this.problems.push(problem);
+      return;
+    }
+    if (list === 'changes') {
+      if (this.changesTotal++ < CHANGES_LISTED) this.changes?.push(value);
+      return;
+    }
+    if (list !== 'findings') return;
+    const f = checkFinding(value, this.findingCount++);
+    if (this.base) {
+      if (this.selection.purpose === 'page' || isDomainFinding(f)) this.findings.push(f);
+      return;
+    }
+    if (this.selection.purpose === 'calendar') {
+      if (!isDomainFinding(f)) return;
+      if (f.severity !== 'info' || this.infoKept++ < INFO_LISTED) this.findings.push(f);
+      else this.omit(f);
+      return;
+    }
+    const matching = this.needle === '' || searchable(f).includes(this.needle);
+    if (this.needle !== '' && matching) this.matches++;
+    const row = timelineRowOf(f, this.start);
+    if (row) this.addRow(row);
+    if (f.severity !== 'info') this.findings.push(f);
+    else if (matching && this.infoKept < INFO_LISTED) {
+      this.infoKept++;
+      this.findings.push(f);
+    } else this.omit(f);
+  }
+
+  /** The view; throws ViewDataError when the text held no report at all. */
+  result(): ReportView {
+    if (!this.head_) throw new ViewDataError('root: no report');
+    const rows = this.sortedRows();
+    const base = this.base;
+    const view: ViewNotes = base
+      ? {
+          omitted: base.omitted,
+          omittedTotal: base.omittedTotal,
+          ...(this.selection.purpose === 'page' && base.timeline ? { timeline: base.timeline } : {}),
+          ...(base.changesTotal !== undefined ? { changesTotal: base.changesTotal } : {}),
+          problemsTotal: base.problemsTotal,
+        }
+      : {
+          omitted: this.omitted,
+          omittedTotal: this.omittedTotal,
+          ...(this.needle !== '' ? { matches: this.matches } : {}),
+          ...(this.selection.purpose === 'page' ? { timeline: { rows, total: this.rowsTotal } } : {}),
+          ...(this.changes ? { changesTotal: this.changesTotal } : {}),
+          problemsTotal: this.problemsTotal,
+        };
+    return {
+      ...(this.head_ as unknown as Report),
+      findings: this.findings,
+      problems: this.problems as Report['problems'],
+      ...(this.changes ? { changes: this.changes } : {}),
+      view,
+    };
+  }
+
+  private omit(f: Finding): void {
+    this.omitted[f.kind] = (this.omitted[f.kind] ?? 0) + 1;
+    this.omittedTotal++;
+  }
+
+  /** Keeps the earliest rows only, sorting now and then: the order of equal dates is the report's. */
+  private addRow(row: TimelineRow): void {
+    this.rowsTotal++;
+    this.rows.push(row);
+    if (this.rows.length >= TIMELINE_ROWS * 8) this.rows = this.sortedRows();
+  }
+
+  private sortedRows(): TimelineRow[] {
+    return this.rows.sort((a, b) => a.at - b.at).slice(0, TIMELINE_ROWS);
+  }
+}
+
+/** The view of a report held whole (tests, a report just made): the same as reading it back. */
+export function viewOf(report: Report, selection: ViewSelection): ReportView {
+  const builder = new ReportViewBuilder(selection);
+  const { findings, problems, ...head } = report;
+  const changes = (report as { changes?: unknown }).changes;
+  builder.head(head as Record<string, unknown>);
+  builder.open('findings');
+  for (const f of findings) builder.element('findings', f);
+  builder.open('problems');
+  for (const p of problems) builder.element('problems', p);
+  if (Array.isArray(changes)) {
+    builder.open('changes');
+    for (const c of changes) builder.element('changes', c);
+  }
+  return builder.result();
+}

@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+import { normalizeDomainName, safeText } from '../base/text';
+
+/**
+ * What the state keeps of a name or a field from the reseller, bounded by what every store accepts:
+ * DynamoDB takes a sort key of at most 1 024 bytes and an item of at most 400 KB, a JSON file has
+ * to fit in one string. A name becomes a key as it is only when it is a short, plain run of
+ * printable ASCII that cannot be mistaken for anything else; every other name is kept under a hash
+ * of it, with a cut of the name to show. Pure.
+ */
+
+/** The longest name kept as its own key: no domain name is longer (RFC 1035: 253 characters). */
+export const MAX_KEY_LENGTH = 253;
+/** The longest watched field (registrant handle, nameserver group, DNSSEC) kept as it is. */
+export const MAX_FIELD_LENGTH = 256;
+/** The longest cut of a name or field shown beside its hash. */
+export const SHOWN_LENGTH = 80;
+/**
+ * Unreadable-record keys kept between scans, each at most {@link MAX_PROBLEM_KEY_LENGTH} plain
+ * characters (one byte each, also in JSON): together at most about 150 KB, well inside the 400 KB
+ * DynamoDB item that holds them with the rest of the account-wide state.
+ */
+export const MAX_PROBLEM_KEYS = 1_000;
+export const MAX_PROBLEM_KEY_LENGTH = 150;
+/** Printable ASCII that JSON writes as it is (no quote, no backslash). */
+const ONE_BYTE_IN_JSON = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** Every hashed key starts with this; a name that starts with `#` is always hashed itself. */
+export const HASH_KEY_PREFIX = '#sha256:';
+const HASHED_KEY = /^#sha256:[0-9a-f]{64}$/;
+const PLAIN = /^[\x21-\x7e]+$/;
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/**
+ * True when `name` can be a key as it is: 1–253 printable ASCII characters, not starting with `#`
+ * (the hashed keys' prefix, and DynamoDB's `#meta`), and not a name JavaScript objects answer to
+ * by themselves (`__proto__`, `constructor`, `toString`…).
+ */
+export function isPlainKey(name: string): boolean {
+  return (
+    name.length > 0 &&
+    name.length <= MAX_KEY_LENGTH &&
+    PLAIN.test(name) &&
+    !name.startsWith('#') &&
+    !(name in Object.prototype)
+  );
+}
+
+/** True for a key made by hashing (so stored keys are never hashed twice). */
+export const isHashedKey = (key: string): boolean => HASHED_KEY.test(key);
+
+/** The key a name is remembered under: itself when plain, else a hash of it. */
+export function keyOf(name: string): string {
+  return isPlainKey(name) ? name : `${HASH_KEY_PREFIX}${sha256(name)}`;
+}
+
+/**
+ * The key of a domain's memory: its normalised name (lower case, no trailing dot, punycode), so a
+ * second record of the same normalised name meets the first one's memory instead of making its own.
+ */
+export const domainKey = (name: string): string => keyOf(normalizeDomainName(name));
+
+/** A key read back from a store: kept when it is a hash, else made again from the name (older states). */
+export const storedDomainKey = (key: string): string => (isHashedKey(key) ? key : domainKey(key));
+export const storedContactKey = (key: string): string => (isHashedKey(key) ? key : keyOf(key));
+
+/** A cut of text from the reseller to show: made safe for one line, at most {@link SHOWN_LENGTH} characters. */
+export function shownCut(text: string): string {
+  const safe = safeText(text);
+  return safe.length > SHOWN_LENGTH ? `${safe.slice(0, SHOWN_LENGTH - 1)}…` : safe;
+}
+
+/**
+ * A field value as the state keeps it: itself when at most {@link MAX_FIELD_LENGTH} characters,
+ * else a cut with its length and hash, so a change of the value is still seen as one.
+ */
+export function boundField(value: string): string {
+  if (value.length <= MAX_FIELD_LENGTH) return value;
+  return `${shownCut(value.slice(0, SHOWN_LENGTH + 1))} (${value.length} characters, sha256 ${sha256(value).slice(0, 32)})`;
+}
+
+/** A problem's key as the state keeps it (`domain:<name>`), bounded by hashing a long or unusual one. */
+export function boundProblemKey(key: string): string {
+  if (key.length <= MAX_PROBLEM_KEY_LENGTH && ONE_BYTE_IN_JSON.test(key)) return key;
+  const colon = key.indexOf(':');
+  const resource = colon > 0 && colon < 20 ? key.slice(0, colon + 1) : '';
+  return `${resource}${HASH_KEY_PREFIX}${sha256(key)}`;
+}

@@ -1,0 +1,378 @@
+import {
+  dateFormat,
+  describeDomainFinding,
+  headline,
+  renewalCostLine,
+  restoreDeadlineText,
+} from '../alerts/alert';
+import { displayDomain, plural, safeText } from '../base/text';
+import {
+  type DomainFinding,
+  type Finding,
+  isDomainFinding,
+  SEVERITIES,
+  type Severity,
+} from '../findings/classify';
+import { type AuditEntry, auditLine } from '../memory/audit';
+import {
+  filterText,
+  RESPONSE_BUDGET_BYTES,
+  type ReportView,
+  responseBytes,
+  searchable,
+  TIMELINE_DAYS,
+  TIMELINE_ROWS,
+  type TimelineRow,
+  timelineRowOf,
+} from '../memory/report-view';
+import type { Report } from '../scan/scan';
+import { escapeHtml, renderPage, SECURITY_HEADERS, styleSource } from './restore-page';
+
+/**
+ * The report page: the latest full report, server-rendered. Findings grouped by severity in the
+ * digest's words, the restore deadlines and renewal costs, the changes since the last scan, the
+ * restore attempts of the audit trail, a filter (a GET form: no script at all), and a timeline of
+ * the expiries and restore deadlines of the next 90 days as inline SVG. Every value from the report
+ * is escaped; the only styles are two inline sheets allowed by their hashes.
+ *
+ * It always fits one Lambda answer ({@link RESPONSE_BUDGET_BYTES}): every critical and warning
+ * finding is on it, the most urgent first with registrant and links, and where the whole list would
+ * not fit the rest briefly (the filter shows any of them in full). Info findings beyond the first
+ * thousand are counted by kind, and the filter finds them (report-view.ts reads them so).
+ */
+
+const STYLE = `body{max-width:60rem;margin:1rem auto}
+.sum{display:flex;flex-wrap:wrap;gap:.5rem;padding:0;list-style:none}.sum li{padding:.2rem .6rem;border-radius:3px;background:#eee}
+.critical{border-left:4px solid #a40e26}.warning{border-left:4px solid #b35c00}.info{border-left:4px solid #5a6b7b}
+ul.items{list-style:none;padding:0}ul.items li{margin:.5rem 0;padding:.4rem .6rem;background:#fafafa;overflow-wrap:anywhere}
+.who{color:#555;font-size:.9rem}.tag{font-size:.8rem;background:#e8eef5;padding:0 .3rem;border-radius:3px;margin-left:.3rem}
+.links a{margin-right:.8rem;font-size:.9rem}form.filter{display:flex;gap:.5rem;margin:1rem 0}
+form.filter input[type=search]{flex:1;min-width:0;font:inherit;padding:.4rem}svg{width:100%;height:auto;display:block}
+svg text{font:10px system-ui,sans-serif}.tl-critical{fill:#a40e26}.tl-warning{fill:#b35c00}.tl-info{fill:#5a6b7b}
+.axis{stroke:#bbb}.tick{fill:#555}.deadlines li{margin:.2rem 0}.note{color:#555;font-size:.9rem}
+@media (max-width:40rem){body{margin:.5rem auto;font-size:15px}h1{font-size:1.2rem}}`;
+
+/** Headers of the report page: the restore pages' own, with this page's stylesheet allowed as well. */
+export const REPORT_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  ...SECURITY_HEADERS,
+  'Content-Security-Policy': (SECURITY_HEADERS['Content-Security-Policy'] ?? '').replace(
+    /style-src ([^;]+);/,
+    `style-src $1 ${styleSource(STYLE)};`,
+  ),
+};
+
+export { TIMELINE_DAYS };
+
+const DAY_MS = 86_400_000;
+const WORDS: Record<Severity, string> = { critical: 'CRITICAL', warning: 'WARNING', info: 'INFO' };
+
+const dayFormat = dateFormat('UTC').day;
+
+export interface ReportPageInput {
+  /** The report, or a view of the stored one (report-view.ts). */
+  readonly report: ReportView;
+  /** The filter's text, as typed. */
+  readonly query?: string;
+  /** The link's own token, so the filter form keeps the page's signature. */
+  readonly token: Readonly<Record<string, string>>;
+  readonly accountLabel?: string;
+  /**
+   * The restore attempts of the audit trail, newest first; null when it could not be read; absent
+   * when no state store keeps one.
+   */
+  readonly audit?: readonly AuditEntry[] | null;
+  /** The most the page may take, as the Lambda counts it. @default RESPONSE_BUDGET_BYTES */
+  readonly budgetBytes?: number;
+}
+
+/** Restore deadlines and restore attempts listed on the page; the rest are counted. */
+const LIST_SHOWN = 20;
+
+function itemHtml(f: Finding, now: string): string {
+  if (!isDomainFinding(f)) {
+    return `<li class="${f.severity}"><strong>contact ${escapeHtml(safeText(f.handle))}</strong>: validation pending; the registry may suspend the domains it holds<div class="who">${escapeHtml(safeText([f.name, f.company_name, f.email].filter(Boolean).join(' · ')))}</div></li>`;
+  }
+  const tags = [
+    f.snoozed_until ? `<span class="tag">snoozed until ${escapeHtml(dayFormat(f.snoozed_until))}</span>` : '',
+    f.acknowledged ? '<span class="tag">acknowledged</span>' : '',
+  ].join('');
+  const r = f.registrant;
+  const who = r
+    ? `<div class="who">Registrant: ${escapeHtml(safeText([r.name, r.company_name ? `(${r.company_name})` : '', r.email ? `<${r.email}>` : ''].filter(Boolean).join(' ') || 'unknown'))} [${escapeHtml(safeText(r.handle))}]</div>`
+    : '';
+  const links = f.actions
+    ? `<div class="links">${(['restore', 'snooze', 'acknowledge'] as const)
+        .filter((a) => f.actions?.[a])
+        .map(
+          (a) =>
+            `<a href="${escapeHtml(f.actions?.[a] ?? '')}" rel="noreferrer">${a === 'snooze' ? 'Snooze' : a === 'restore' ? 'Restore' : 'Acknowledge'}</a>`,
+        )
+        .join('')}</div>`
+    : '';
+  const name = escapeHtml(displayDomain(f.domain_name));
+  // Joined, not templated: a page keeps tens of thousands of items until it is written, and a
+  // string made of pieces is a tree of them, several times its length in memory.
+  return [
+    `<li class="${f.severity}" data-domain="${name}"><strong>${name}</strong>`,
+    tags,
+    ': ',
+    escapeHtml(describeDomainFinding(f, now, dayFormat)),
+    who,
+    links,
+    '</li>',
+  ].join('');
+}
+
+/** An item in brief: the name and what is wrong, without registrant and links. */
+function briefHtml(f: Finding, now: string): string {
+  if (!isDomainFinding(f))
+    return `<li class="${f.severity}"><strong>contact ${escapeHtml(safeText(f.handle))}</strong>: validation pending</li>`;
+  const name = escapeHtml(displayDomain(f.domain_name));
+  return [
+    `<li class="${f.severity}" data-domain="${name}"><strong>${name}</strong>: `,
+    escapeHtml(describeDomainFinding(f, now, dayFormat)),
+    '</li>',
+  ].join('');
+}
+
+/**
+ * The timeline of the next {@link TIMELINE_DAYS} days: one row per domain, a dot on its expiry
+ * date or a square on its restore-by day (quarantine), coloured by severity; weekly ticks. A
+ * restore-by day already past stands at today. Pure SVG, scaled to the screen.
+ */
+export function renderTimeline(report: ReportView): string {
+  const start = Date.parse(report.now);
+  const end = start + TIMELINE_DAYS * DAY_MS;
+  let rows: readonly TimelineRow[];
+  let total: number;
+  if (report.view?.timeline) {
+    rows = report.view.timeline.rows;
+    total = report.view.timeline.total;
+  } else {
+    const due: TimelineRow[] = [];
+    for (const f of report.findings) {
+      const row = timelineRowOf(f, start);
+      if (row) due.push(row);
+    }
+    due.sort((a, b) => a.at - b.at);
+    rows = due.slice(0, TIMELINE_ROWS);
+    total = due.length;
+  }
+  // Narrow enough that 10-unit text stays readable when a phone scales the chart to its width.
+  const left = 140;
+  const width = 420;
+  const rowHeight = 14;
+  const top = 18;
+  const height = top + Math.max(1, rows.length) * rowHeight + 6;
+  const x = (ms: number) => left + ((ms - start) / (end - start)) * (width - left - 10);
+  const ticks: string[] = [];
+  for (let d = 0; d <= TIMELINE_DAYS; d += 14) {
+    const at = x(start + d * DAY_MS).toFixed(1);
+    ticks.push(
+      `<line class="axis" x1="${at}" y1="${top - 4}" x2="${at}" y2="${height}"/><text class="tick" x="${at}" y="10" text-anchor="middle">${escapeHtml(d === 0 ? 'today' : `+${d}d`)}</text>`,
+    );
+  }
+  const marks = rows.map(({ finding: f, at, restore }, i) => {
+    const y = top + i * rowHeight + rowHeight / 2;
+    const cx = x(at);
+    const name = displayDomain(f.domain_name);
+    const label = name.length > 24 ? `${name.slice(0, 23)}…` : name;
+    const what = restore ? restoreDeadlineText(f, dayFormat) : `expires ${dayFormat(f.date_expiry)}`;
+    const mark = restore
+      ? `<rect x="${(cx - 4).toFixed(1)}" y="${y - 4}" width="8" height="8"/>`
+      : `<circle cx="${cx.toFixed(1)}" cy="${y}" r="4"/>`;
+    return `<g class="tl-${f.severity}${restore ? ' tl-restore' : ''}"><title>${escapeHtml(`${name}: ${what} (${f.severity})`)}</title><text x="${left - 6}" y="${y + 3}" text-anchor="end">${escapeHtml(label)}</text>${mark}</g>`;
+  });
+  const empty =
+    rows.length === 0
+      ? `<text x="${left}" y="${top + 10}">Nothing due in the next ${TIMELINE_DAYS} days.</text>`
+      : '';
+  const more =
+    total > rows.length
+      ? `<p class="note">and ${total - rows.length} more dates in the next ${TIMELINE_DAYS} days (see the list below)</p>`
+      : '';
+  return `<svg viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="tl-title"><title id="tl-title">Expiries (dots) and restore deadlines (squares) in the next ${TIMELINE_DAYS} days</title>${ticks.join('')}${marks.join('')}${empty}</svg>${more}`;
+}
+
+/** The quarantined domains by days left to restore (the report's own order), each with its deadline. */
+function deadlinesHtml(report: Report): string {
+  const quarantined = report.findings.filter(
+    (f): f is DomainFinding => isDomainFinding(f) && f.kind === 'quarantine',
+  );
+  if (quarantined.length === 0) return '';
+  const items = quarantined
+    .slice(0, LIST_SHOWN)
+    .map(
+      (f) =>
+        `<li class="critical"><strong>${escapeHtml(displayDomain(f.domain_name))}</strong>: ${escapeHtml(restoreDeadlineText(f, dayFormat))}</li>`,
+    );
+  const rest = quarantined.length - items.length;
+  return `<h2>Restore deadlines (${quarantined.length})</h2><ul class="items deadlines">${items.join('')}</ul>${rest > 0 ? `<p class="note">and ${rest} more (see CRITICAL below)</p>` : ''}`;
+}
+
+/** What the renewals due in the window cost, and why failed renewals were not checked (when so). */
+function renewalHtml(report: Report): string {
+  const costs = report.renewal_costs
+    ? `<p class="costs"><strong>Renewal costs:</strong> ${escapeHtml(renewalCostLine(report.renewal_costs))}</p>`
+    : '';
+  const off = report.renewal_rule_off
+    ? `<p class="note">Failed renewals were not checked: ${escapeHtml(safeText(report.renewal_rule_off))}.</p>`
+    : '';
+  return costs + off;
+}
+
+/** The restore attempts of the audit trail, newest first. */
+function auditHtml(audit: readonly AuditEntry[] | null | undefined): string {
+  if (audit === undefined) return '';
+  if (audit === null)
+    return '<h2>Restore attempts</h2><p class="note">The audit trail could not be read; `sentinel audit` shows it.</p>';
+  const items = audit.slice(0, LIST_SHOWN).map((e) => `<li>${escapeHtml(auditLine(e))}</li>`);
+  const rest = audit.length - items.length;
+  return `<h2>Restore attempts (${audit.length})</h2>${items.length ? `<ul class="items">${items.join('')}</ul>` : '<p>None.</p>'}${rest > 0 ? `<p class="note">and ${rest} older (sentinel audit lists them all)</p>` : ''}`;
+}
+
+interface ChangeLike {
+  readonly domain_name?: unknown;
+  readonly kind?: unknown;
+  readonly before?: unknown;
+  readonly after?: unknown;
+}
+
+function changesHtml(report: ReportView): string {
+  const changes = (report as { changes?: unknown }).changes;
+  if (!Array.isArray(changes)) return '';
+  const total = report.view?.changesTotal ?? changes.length;
+  const items = (changes as ChangeLike[]).map((c) => {
+    const name = typeof c.domain_name === 'string' ? displayDomain(c.domain_name) : '?';
+    const kind = typeof c.kind === 'string' ? c.kind.replace(/_/g, ' ') : 'changed';
+    const detail =
+      c.before !== undefined || c.after !== undefined
+        ? ` (${safeText(JSON.stringify(c.before) ?? '')} → ${safeText(JSON.stringify(c.after) ?? '')})`
+        : '';
+    return `<li><strong>${escapeHtml(name)}</strong>: ${escapeHtml(kind + detail)}</li>`;
+  });
+  const rest = total - items.length;
+  return `<h2>Changes since the last scan (${total})</h2>${items.length ? `<ul class="items">${items.join('')}</ul>` : '<p>None.</p>'}${rest > 0 ? `<p class="note">and ${rest} more (the JSON report lists them all)</p>` : ''}`;
+}
+
+/** What info findings a view counted instead of carrying, in words: `60 211 expiring, 55 000 auto_renew off`. */
+function omittedWords(omitted: Readonly<Record<string, number>>): string {
+  return Object.entries(omitted)
+    .sort(([, a], [, b]) => b - a)
+    .map(([kind, n]) => `${n} ${kind.replace(/_/g, ' ')}`)
+    .join(', ');
+}
+
+interface Item {
+  readonly full: string;
+  readonly brief: string;
+}
+
+/**
+ * The finding lists within `budget` bytes: every item brief first, then from the most urgent on
+ * each in full while it fits; if even brief ones do not fit, the least urgent are left out, said so.
+ */
+function listsHtml(
+  sections: ReadonlyArray<{
+    readonly heading: string;
+    readonly items: readonly Item[];
+    readonly after: string;
+  }>,
+  budget: number,
+): string {
+  const all = sections.flatMap((section) => section.items);
+  const briefSizes = all.map((item) => responseBytes(item.brief));
+  // The two notes below and the lists' own tags, whatever the numbers in them.
+  let size = 1_024;
+  for (const section of sections) size += responseBytes(section.heading) + responseBytes(section.after) + 32;
+  for (const n of briefSizes) size += n;
+  let kept = all.length;
+  while (kept > 0 && size > budget) size -= briefSizes[--kept] as number;
+  let full = 0;
+  while (full < kept) {
+    const extra = responseBytes((all[full] as Item).full) - (briefSizes[full] as number);
+    if (size + extra > budget) break;
+    size += extra;
+    full++;
+  }
+  const notes: string[] = [];
+  if (full < kept)
+    notes.push(
+      `<p class="note">The first ${full} of ${plural(all.length, 'item')} show registrant and links; the rest are listed briefly so the page stays within what the web function can answer. Filter to see any of them in full.</p>`,
+    );
+  if (kept < all.length)
+    notes.push(
+      `<p class="note">${all.length - kept} more items did not fit on this page: filter to find them, or see the JSON report.</p>`,
+    );
+  let index = 0;
+  const html = sections
+    .map((section) => {
+      const items = section.items
+        .map((item) => {
+          const at = index++;
+          return at >= kept ? '' : at < full ? item.full : item.brief;
+        })
+        .join('');
+      return `${section.heading}${items ? `<ul class="items">${items}</ul>` : ''}${section.after}`;
+    })
+    .join('');
+  return notes.join('') + html;
+}
+
+/** The whole page. */
+export function renderReportPage(input: ReportPageInput): string {
+  const { report } = input;
+  const view = report.view;
+  const query = filterText(input.query);
+  const needle = query.toLowerCase();
+  const shown = needle ? report.findings.filter((f) => searchable(f).includes(needle)) : report.findings;
+  const label = input.accountLabel ? ` (${safeText(input.accountLabel)})` : '';
+  const hidden = Object.entries(input.token)
+    .filter(([k]) => ['exp', 'kid', 'sig'].includes(k))
+    .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`)
+    .join('');
+  const total = report.findings.length + (view?.omittedTotal ?? 0);
+  const matches = view?.matches ?? shown.length;
+  const sections = [...SEVERITIES]
+    .reverse()
+    .map((severity) => {
+      const items = shown.filter((f) => f.severity === severity);
+      const left = severity === 'info' ? (needle ? matches - shown.length : (view?.omittedTotal ?? 0)) : 0;
+      if (items.length === 0 && left <= 0) return null;
+      const after =
+        left > 0
+          ? needle
+            ? `<p class="note">and ${left} more matching info findings: make the filter narrower to list them.</p>`
+            : `<p class="note">and ${left} more info findings (${escapeHtml(omittedWords(view?.omitted ?? {}))}): type a name, registrant or kind in the filter to list them, or see the JSON report.</p>`
+          : '';
+      return {
+        heading: `<h2>${WORDS[severity]} (${items.length + Math.max(0, left)})</h2>`,
+        items: items.map((f) => ({ full: itemHtml(f, report.now), brief: briefHtml(f, report.now) })),
+        after,
+      };
+    })
+    .filter((section) => section !== null);
+  const filtered = needle
+    ? `<p>${matches} of ${total} findings match “${escapeHtml(safeText(query))}”.</p>`
+    : '';
+  const problemCount = view?.problemsTotal ?? report.problems.length;
+  const problems = problemCount
+    ? `<h2>Unreadable records (${problemCount})</h2><p>They could not be read and were not checked; the JSON report lists them.</p>`
+    : '';
+  const render = (lists: string) =>
+    renderPage(
+      `domain-sentinel report${label}`,
+      `<h1>domain-sentinel${escapeHtml(label)}</h1>
+<p>${escapeHtml(headline(report))}. Scanned ${escapeHtml(dayFormat(report.now))} (${escapeHtml(report.now.replace('T', ' ').slice(0, 16))} UTC).</p>
+<ul class="sum"><li class="critical">${report.summary.critical} critical</li><li class="warning">${report.summary.warning} warning</li><li class="info">${report.summary.info} info</li></ul>
+${deadlinesHtml(report)}${renewalHtml(report)}
+<h2>Expiries and restore deadlines in the next ${TIMELINE_DAYS} days</h2>${renderTimeline(report)}
+${changesHtml(report)}
+<form class="filter" method="get" action="">${hidden}<input type="search" name="q" value="${escapeHtml(query)}" placeholder="Filter: domain, registrant, kind" aria-label="Filter findings"><button type="submit">Filter</button></form>
+${filtered}${lists || '<p>No findings.</p>'}${problems}${auditHtml(input.audit)}`,
+      STYLE,
+    );
+  const skeleton = responseBytes(render(''));
+  const budget = (input.budgetBytes ?? RESPONSE_BUDGET_BYTES) - skeleton;
+  return render(sections.length ? listsHtml(sections, budget) : '');
+}

@@ -1,0 +1,677 @@
+import { DeadlineError, IncompleteListingError, ResellerApiError } from '../base/errors';
+import { normalizeDomainName, plural } from '../base/text';
+import {
+  type ClassifyPolicy,
+  classify,
+  classifyContact,
+  type DomainFinding,
+  type Finding,
+  isDomainFinding,
+  RENEWAL_GRACE_MS,
+  RENEWAL_WINDOW_MS,
+  type Registrant,
+  type Severity,
+  sortFindings,
+} from '../findings/classify';
+import { domainNameProblem } from '../links/links';
+import type { ListFilter, ListPage, Problem, ResellerClient } from '../reseller/client';
+import { RecordRegistry } from '../reseller/paging';
+import { DOCUMENTED_DOMAIN_STATUSES, type Domain } from '../reseller/schemas';
+import {
+  COVERAGE_PARTS,
+  type CoverageCounts,
+  type CoveragePart,
+  coverageSearches,
+  proveCoverage,
+  READ_PARTS,
+} from './coverage';
+
+/**
+ * How the scan reads the domains. `full`: every page. `filtered`: only the searches whose
+ * pagination totals prove they cover the whole account, or every page when they do not.
+ * `auto` (the default): as filtered, and every page also when that takes fewer pages.
+ */
+export const SCAN_MODES = ['auto', 'full', 'filtered'] as const;
+export type ScanMode = (typeof SCAN_MODES)[number];
+
+/** The JSON report: `scan --json`, the SNS JSON variant, the Lambda's log. */
+export interface Report {
+  readonly generated_at: string;
+  readonly now: string;
+  readonly source: {
+    readonly base_url: string;
+    /** The account's name, when the deployment scans several (docs/accounts.md). */
+    readonly account?: string;
+    readonly mode: ScanMode;
+    /** What was read: every domain page, or only the searches the counts proved complete. */
+    readonly read: 'full' | 'filtered';
+    /** Why `auto` or `filtered` mode read the account in full: the proof failed, or it was cheaper. */
+    readonly fallback_reason?: string;
+    /** The searches' pagination totals the proof was made from (auto and filtered modes). */
+    readonly coverage?: CoverageCounts;
+  };
+  readonly policy: {
+    readonly expiry_days: number;
+    readonly critical_days: number;
+    /** QUARANTINE_DAYS, when set: restore periods by TLD over the built-in table. */
+    readonly quarantine_days?: Readonly<Record<string, number>>;
+  };
+  /**
+   * Why the `renewal_failed` rule is off for this account: its records' `date_renewal` reads as
+   * something other than the coming renewal. Absent while the rule applies.
+   */
+  readonly renewal_rule_off?: string;
+  /** What the renewals due in the expiry window that carry a price will cost, per currency. */
+  readonly renewal_costs?: RenewalCosts;
+  readonly stats: {
+    readonly domains_scanned: number;
+    readonly contacts_scanned: number;
+    readonly requests: number;
+    readonly duration_ms: number;
+  };
+  readonly summary: Readonly<Record<Severity, number>>;
+  readonly findings: readonly Finding[];
+  readonly problems: readonly Problem[];
+  /** Signed read-only link to this report as a page (functions/core/scan/report-links.ts). */
+  readonly report_url?: string;
+  /** Signed read-only link to the calendar feed of the findings. */
+  readonly calendar_url?: string;
+}
+
+/** The renewals due in the expiry window of premium and custom-priced domains, and what they cost. */
+export interface RenewalCosts {
+  readonly window_days: number;
+  /** Per currency: how many renewals carry a price in it, and their sum. */
+  readonly totals: ReadonlyArray<{
+    readonly currency: string;
+    readonly count: number;
+    readonly amount: number;
+  }>;
+  readonly premium: number;
+  readonly custom: number;
+  /** Premium or custom-priced renewals whose record states no price. */
+  readonly unpriced: number;
+}
+
+/** Findings whose renewal falls due in the window: expiring, or a renewal that failed and expires in it. */
+export function isRenewalDue(f: DomainFinding, now: number, windowDays: number): boolean {
+  if (f.kind !== 'expiring' && f.kind !== 'renewal_failed') return false;
+  const expiry = Date.parse(f.date_expiry);
+  return expiry > now && expiry <= now + windowDays * 86_400_000;
+}
+
+/**
+ * The cost of the priced renewals due in the window, per currency. Sums in cents, so 0.1 + 0.2 stays
+ * 0.3; null when no renewal due in the window is premium or custom-priced.
+ */
+export function renewalCosts(
+  findings: readonly Finding[],
+  now: number,
+  windowDays: number,
+): RenewalCosts | null {
+  const cents = new Map<string, { count: number; cents: number }>();
+  let premium = 0;
+  let custom = 0;
+  let unpriced = 0;
+  for (const f of findings) {
+    if (!isDomainFinding(f) || !f.price || !isRenewalDue(f, now, windowDays)) continue;
+    if (f.price.kind === 'premium') premium++;
+    else custom++;
+    const { currency, amount } = f.price;
+    if (currency === undefined || amount === undefined) {
+      unpriced++;
+      continue;
+    }
+    const sum = cents.get(currency) ?? { count: 0, cents: 0 };
+    sum.count++;
+    sum.cents += Math.round(amount * 100);
+    cents.set(currency, sum);
+  }
+  if (premium + custom === 0) return null;
+  const totals = [...cents]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([currency, sum]) => ({ currency, count: sum.count, amount: sum.cents / 100 }));
+  return { window_days: windowDays, totals, premium, custom, unpriced };
+}
+
+/**
+ * The records the renewal rule judges (auto-renew on, a renewal date, not expired and expiring
+ * within {@link RENEWAL_REACH_MS}), and how many of those read as last year's renewal.
+ */
+interface RenewalMeaning {
+  dated: number;
+  yearBefore: number;
+}
+
+/**
+ * How far ahead a failed renewal's expiry can lie: its `date_renewal` is at least a day past and at
+ * most 60 days before expiry. The account's vote on what `date_renewal` means is taken among these
+ * domains only: every mode reads all of them (a filtered read lists the next 60 days whole), so a
+ * filtered read votes as a full one does, on the very domains the rule would judge.
+ */
+const RENEWAL_REACH_MS = RENEWAL_WINDOW_MS - RENEWAL_GRACE_MS;
+
+/** True for a domain the renewal rule judges, whose `date_renewal` counts in the account's vote. */
+const votesOnRenewal = (domain: Domain, now: number): boolean =>
+  domain.auto_renew === true &&
+  typeof domain.date_renewal === 'number' &&
+  domain.date_expiry > now &&
+  domain.date_expiry <= now + RENEWAL_REACH_MS;
+
+/**
+ * The seed describes `date_renewal` as the coming renewal, a little before expiry. A server that
+ * keeps the last renewal there instead shows it about a year before expiry on most records; then
+ * `renewal_failed` would judge a date that means something else, so it stays off for the account.
+ */
+const YEAR_BEFORE_MS = 300 * 86_400_000;
+
+function renewalRuleOff(meaning: RenewalMeaning): string | undefined {
+  if (meaning.dated === 0 || meaning.yearBefore * 2 <= meaning.dated) return undefined;
+  return `date_renewal is 300 days or more before date_expiry on ${meaning.yearBefore} of the ${meaning.dated} domains with auto-renew on that expire within ${RENEWAL_REACH_MS / 86_400_000} days: in this account it reads as the last renewal, not the coming one, so failed renewals are not checked`;
+}
+
+/** What a scan needs. */
+export interface ScanOptions {
+  readonly client: ResellerClient;
+  /** The instant the rules evaluate against (epoch ms). */
+  readonly now: number;
+  readonly policy: ClassifyPolicy;
+  /** @default 'auto' */
+  readonly mode?: ScanMode;
+  /** Signs a restore link for a quarantined domain; without it findings carry no `restore_url`. */
+  readonly restoreLinkFor?: (domainName: string) => string;
+  /** Seconds the scan may take, for the error that says so. */
+  readonly timeBudgetSeconds?: number;
+  /** Wall clock for `generated_at` and `duration_ms`. @default Date.now */
+  readonly clock?: () => number;
+  /**
+   * Sees every domain read, with or without a finding (the state store watches their fields), and
+   * the page it was on. `attempt` rises when the read starts over: drop what earlier attempts handed out.
+   */
+  readonly observe?: (domain: Domain, attempt: number, page: number) => void;
+}
+
+/**
+ * Reads the whole account (domains and contacts, concurrently), classifies page by page keeping
+ * only findings, and returns the report. Throws rather than return a partial report: a listing
+ * that changed under the scan is read once more, then the scan fails.
+ */
+export async function scanAccount(options: ScanOptions): Promise<Report> {
+  const clock = options.clock ?? Date.now;
+  const started = clock();
+  const requestsBefore = options.client.requests;
+  try {
+    try {
+      return await scanOnce(options, started, clock, requestsBefore, 1);
+    } catch (error) {
+      if (!(error instanceof IncompleteListingError && error.retryable)) throw error;
+    }
+    try {
+      return await scanOnce(options, started, clock, requestsBefore, 2); // the account moved under us: one fresh read
+    } catch (again) {
+      if (!(again instanceof IncompleteListingError)) throw again;
+      throw new IncompleteListingError(
+        `the account changed while it was read, twice in a row (${again.message}); run the scan again when the account is quiet`,
+        { retryable: false, cause: again },
+      );
+    }
+  } catch (error) {
+    if (error instanceof DeadlineError) {
+      const budget = options.timeBudgetSeconds ? ` of ${options.timeBudgetSeconds} s` : '';
+      throw new DeadlineError(
+        `the scan could not read the whole account within its time budget${budget} (${error.message}); ` +
+          'raise the time budget (Lambda timeout or --time-budget) or --concurrency; --mode auto (the default) reads less when its proof holds',
+      );
+    }
+    throw error;
+  }
+}
+
+/**
+ * One read of the whole account into a report: domains and contacts together, then the renewal
+ * rule settled by the account's vote, then findings and problems put in the report's order.
+ */
+async function scanOnce(
+  options: ScanOptions,
+  started: number,
+  clock: () => number,
+  requestsBefore: number,
+  attempt: number,
+): Promise<Report> {
+  const { client, now, policy } = options;
+  const mode = options.mode ?? 'auto';
+  const gathered = startGathering();
+  // Contacts are needed whatever the domains' proof says: read them while it is counted.
+  const [howRead] = await Promise.all([
+    readAllDomains({ options, attempt, gathered }, mode),
+    readContacts(client, gathered),
+  ]);
+  const renewalOff = renewalRuleOff(gathered.meaning);
+  if (renewalOff) judgeWithoutRenewalRule(gathered, now, policy);
+  const findings = [...gathered.contactFindings, ...completeDomainFindings(gathered, options.restoreLinkFor)];
+  sortFindings(findings);
+  flagEmptyAccount(gathered.problems, howRead.coverage?.all ?? gathered.domainsScanned);
+  sortProblems(gathered.problems);
+  return assembleReport({
+    options,
+    mode,
+    howRead,
+    gathered,
+    findings,
+    renewalOff,
+    requests: client.requests - requestsBefore,
+    started,
+    finished: clock(),
+  });
+}
+
+/** What the concurrent reads of domains and contacts gather, kept for one attempt. */
+interface Gathering {
+  /** Shared by both reads in the order they arrive; sorted for the report at the end. */
+  readonly problems: Problem[];
+  readonly contactFindings: Finding[];
+  /** Kept apart until the contacts are read: their registrants are named from the contact list. */
+  readonly domainFindings: DomainFinding[];
+  /** Kept only for the few domains flagged renewal_failed: classified again if the rule is off. */
+  readonly renewalSuspects: Map<DomainFinding, Domain>;
+  readonly meaning: RenewalMeaning;
+  /** One registrant object per contact, shared by the findings of its domains (they never change it). */
+  readonly registrants: Map<string, Registrant>;
+  domainsScanned: number;
+  contactsScanned: number;
+}
+
+/** An empty gathering: every attempt starts from nothing, so a retried read counts nothing twice. */
+function startGathering(): Gathering {
+  return {
+    problems: [],
+    contactFindings: [],
+    domainFindings: [],
+    renewalSuspects: new Map(),
+    meaning: { dated: 0, yearBefore: 0 },
+    registrants: new Map(),
+    domainsScanned: 0,
+    contactsScanned: 0,
+  };
+}
+
+/** What the domain read hands each record to: the scan's options, the attempt, where it gathers. */
+interface DomainReading {
+  readonly options: ScanOptions;
+  readonly attempt: number;
+  readonly gathered: Gathering;
+}
+
+/** How the domains were read, for the report's `source`. */
+interface HowRead {
+  readonly read: Report['source']['read'];
+  readonly fallbackReason?: string;
+  readonly coverage?: CoverageCounts;
+}
+
+/**
+ * Reads every domain the way the mode asks: in full, or only the searches whose counts prove they
+ * cover the account (auto: when that also takes fewer pages), falling back to a full read saying why.
+ */
+async function readAllDomains(reading: DomainReading, mode: ScanMode): Promise<HowRead> {
+  if (mode === 'full') return readWholeAccount(reading, {});
+  const { client, now, policy } = reading.options;
+  const searches = coverageSearches(now, policy);
+  // Page 1 of the whole account first: it counts the account, shows the page size the server
+  // serves, and on an account of a few pages starts the full read at once.
+  const whole = await client.measureDomains(searches.all);
+  const counts = COVERAGE_PARTS.length - 1;
+  if (mode === 'auto' && whole.pages - 1 <= counts) {
+    const fallbackReason = `the account fits in ${plural(Math.max(whole.pages, 1), 'page')}: reading the rest of it costs no more requests than the ${counts} counts a filtered read starts with`;
+    return readWholeAccount(reading, { fallbackReason }, whole.first);
+  }
+  const proof = await countCoverage(client, searches, whole.total);
+  const coverage = proof.counts ? { coverage: proof.counts } : {};
+  if (!proof.proven) {
+    const fallbackReason = `the filtered read could not be proven complete: ${proof.reason}`;
+    return readWholeAccount(reading, { fallbackReason, ...coverage });
+  }
+  const proven = proof.counts;
+  // A part the counts say is empty costs no request.
+  const parts = READ_PARTS.filter((part) => proven[part] > 0);
+  const filteredPages = parts.reduce((n, part) => n + Math.ceil(proven[part] / whole.perPage), 0);
+  // auto takes the cheaper of two complete reads; filtered was asked for by name. A full read
+  // now starts again at page 1: the account may have changed during the counts.
+  if (mode === 'filtered' || filteredPages <= whole.pages) {
+    await readProvenParts(
+      reading,
+      parts.map((part) => ({ filter: searches[part], total: proven[part] })),
+    );
+    return { read: 'filtered', ...coverage };
+  }
+  const fallbackReason = `reading only the parts that can give a finding would take ${plural(filteredPages, 'page')}, the whole account ${whole.pages}`;
+  return readWholeAccount(reading, { fallbackReason, ...coverage });
+}
+
+/** Reads every domain page (from `first` when page 1 is in hand) and says why, when it was a fallback. */
+async function readWholeAccount(
+  reading: DomainReading,
+  why: Omit<HowRead, 'read'>,
+  first?: ListPage<Domain>,
+): Promise<HowRead> {
+  await readDomains(reading, {}, { first });
+  return { read: 'full', ...why };
+}
+
+/**
+ * Reads the proven searches concurrently as one listing. The same record in two of them (the account
+ * moved between them) is read once; another record under the same name is a problem, as paginate
+ * makes it within one listing. A problem without a readable name cannot be matched across searches;
+ * it may be listed twice, never lost.
+ */
+async function readProvenParts(
+  reading: DomainReading,
+  parts: ReadonlyArray<{ readonly filter: ListFilter; readonly total: number }>,
+): Promise<void> {
+  const merge: Merge = {
+    records: new RecordRegistry('domain', (key) => key.toLowerCase()),
+    problemsSeen: new Set(),
+  };
+  await Promise.all(
+    parts.map(({ filter, total }) => readDomains(reading, filter, { merge, expectedTotal: total })),
+  );
+}
+
+/** The searches of a filtered read merged into one listing: what each has already handed out. */
+interface Merge {
+  readonly records: RecordRegistry;
+  readonly problemsSeen: Set<string>;
+}
+
+/**
+ * Reads one listing page by page into the gathering. In a filtered read (`merge`), a search whose
+ * first page counts other than its proof did fails the attempt, so the scan reads again.
+ */
+async function readDomains(
+  reading: DomainReading,
+  filter: ListFilter,
+  { first, merge, expectedTotal }: { first?: ListPage<Domain>; merge?: Merge; expectedTotal?: number },
+): Promise<void> {
+  const { gathered } = reading;
+  for await (const page of reading.options.client.listDomains(filter, first)) {
+    if (expectedTotal !== undefined && page.page === 1) checkCountStands(page, expectedTotal);
+    for (const problem of page.problems) {
+      if (!merge || firstSighting(merge, problem)) gathered.problems.push(problem);
+    }
+    for (const domain of page.records) {
+      if (merge && !admitMerged(reading, merge, domain, page.page)) continue;
+      tallyDomain(reading, domain, page.page);
+    }
+  }
+}
+
+/**
+ * The proof counted this search a moment ago: a read that finds another total means the account
+ * moved in between (or the server answers counts and reads differently). Read again.
+ */
+function checkCountStands(page: ListPage<Domain>, expectedTotal: number): void {
+  if (page.totalResults === expectedTotal) return;
+  throw new IncompleteListingError(
+    `a search counted ${expectedTotal} domains for the proof but listed ${page.totalResults} when read`,
+    { retryable: true },
+  );
+}
+
+/** True the first time a search reports a named problem: the same record seen by two searches is one problem. */
+function firstSighting(merge: Merge, problem: Problem): boolean {
+  if (problem.key === null) return true;
+  const seen = `${problem.key}\n${problem.reason}`;
+  if (merge.problemsSeen.has(seen)) return false;
+  merge.problemsSeen.add(seen);
+  return true;
+}
+
+/**
+ * True for a record no other search has handed out. Another record under the same name is a
+ * problem instead: critical when it says quarantine, since it was not checked.
+ */
+function admitMerged(reading: DomainReading, merge: Merge, domain: Domain, page: number): boolean {
+  const key = reading.options.client.rawKeyOf(domain) || domain.domain_name;
+  const admission = merge.records.admit(key, domain, ', in another search');
+  if (admission.kind === 'new') return true;
+  if (admission.kind !== 'repeat') {
+    reading.gathered.problems.push({
+      resource: 'domain',
+      key,
+      page,
+      reason: admission.reason,
+      ...(domain.status.includes('quarantine') ? { severity: 'critical' as const } : {}),
+    });
+  }
+  return false;
+}
+
+/** Counts, shows and classifies one domain read, and lets it vote on what `date_renewal` means. */
+function tallyDomain(reading: DomainReading, domain: Domain, page: number): void {
+  const { options, gathered } = reading;
+  const { now, policy } = options;
+  gathered.domainsScanned++;
+  options.observe?.(domain, reading.attempt, page);
+  const finding = classify(domain, now, policy);
+  if (finding) gathered.domainFindings.push(finding);
+  if (votesOnRenewal(domain, now)) {
+    gathered.meaning.dated++;
+    if (domain.date_expiry - (domain.date_renewal as number) >= YEAR_BEFORE_MS) gathered.meaning.yearBefore++;
+  }
+  if (finding?.kind === 'renewal_failed') gathered.renewalSuspects.set(finding, domain);
+  const undocumented = undocumentedStatusProblem(domain, page);
+  if (undocumented) gathered.problems.push(undocumented);
+}
+
+/**
+ * Never depend on an unstated rule: a status the documentation does not show (pending delete,
+ * redemption, transferred out…) may be a domain about to be lost.
+ */
+function undocumentedStatusProblem(domain: Domain, page: number): Problem | null {
+  const undocumented = domain.status.filter((v) => !DOCUMENTED_DOMAIN_STATUSES.includes(v));
+  if (undocumented.length === 0) return null;
+  return {
+    resource: 'domain',
+    key: domain.domain_name,
+    page,
+    reason: `status ${undocumented.map((v) => JSON.stringify(v)).join(', ')} is not one the API documents (registered, quarantine); the domain was checked by its dates only: look at it in the reseller's control panel`,
+  };
+}
+
+/**
+ * Reads every contact for the registrants' names and the contacts pending validation. Contacts only
+ * name registrants and flag pending validations: a key that may not read them (or a contact list
+ * that fails) must not stop the alert about every domain.
+ */
+async function readContacts(client: ResellerClient, gathered: Gathering): Promise<void> {
+  try {
+    await readContactPages(client, gathered);
+  } catch (error) {
+    if (!(error instanceof ResellerApiError)) throw error;
+    gathered.problems.push({
+      resource: 'contact',
+      key: null,
+      page: 0,
+      reason: `the contact list could not be read (${error.message}); registrants are not named and contacts pending validation are not checked`,
+    });
+  }
+}
+
+/** Reads the contact pages into the gathering: registrants by handle, and the contacts' own findings. */
+async function readContactPages(client: ResellerClient, gathered: Gathering): Promise<void> {
+  for await (const page of client.listContacts()) {
+    gathered.problems.push(...page.problems);
+    for (const contact of page.records) {
+      gathered.contactsScanned++;
+      gathered.registrants.set(contact.handle, {
+        handle: contact.handle,
+        name: contact.name,
+        company_name: contact.company_name,
+        email: contact.email,
+      });
+      const finding = classifyContact(contact);
+      if (finding) gathered.contactFindings.push(finding);
+    }
+  }
+}
+
+/**
+ * The account's `date_renewal` reads as the last renewal: the domains flagged `renewal_failed` are
+ * classified again without that rule, and kept only if another rule still finds them.
+ */
+function judgeWithoutRenewalRule(gathered: Gathering, now: number, policy: ClassifyPolicy): void {
+  const { domainFindings, renewalSuspects } = gathered;
+  for (let i = 0; i < domainFindings.length; i++) {
+    const domain = renewalSuspects.get(domainFindings[i] as DomainFinding);
+    if (!domain) continue;
+    const again = classify(domain, now, { ...policy, renewalCheck: false });
+    if (again) domainFindings[i] = again;
+    else domainFindings.splice(i--, 1);
+  }
+}
+
+/**
+ * Finishes the domain findings once the contacts are read: the registrant named from the contact
+ * list, and a quarantine's restore link signed when the scan can sign one.
+ */
+function completeDomainFindings(
+  gathered: Gathering,
+  restoreLinkFor: ScanOptions['restoreLinkFor'],
+): DomainFinding[] {
+  for (const finding of gathered.domainFindings) {
+    const handle = finding.registrant?.handle;
+    const contact = handle ? gathered.registrants.get(handle) : undefined;
+    if (contact) finding.registrant = contact;
+    if (finding.kind === 'quarantine' && restoreLinkFor) attachRestoreLink(finding, restoreLinkFor);
+  }
+  return gathered.domainFindings;
+}
+
+/**
+ * An empty account is far more often the wrong key, account or environment than a real one: say so,
+ * unless a domain problem already explains the missing domains.
+ */
+function flagEmptyAccount(problems: Problem[], accountSize: number): void {
+  if (accountSize !== 0 || problems.some((p) => p.resource === 'domain')) return;
+  problems.push({
+    resource: 'domain',
+    key: null,
+    page: 1,
+    reason:
+      'the account lists no domains at all: check that the key and RESELLER_BASE_URL are for the account you mean (live, not test), or whether every domain left it',
+  });
+}
+
+/** Records that may be quarantined domains first: they are critical items. Then by resource and page. */
+function sortProblems(problems: Problem[]): void {
+  problems.sort(
+    (a, b) =>
+      Number(b.severity === 'critical') - Number(a.severity === 'critical') ||
+      a.resource.localeCompare(b.resource) ||
+      a.page - b.page,
+  );
+}
+
+/** Everything the report is made from, once the account is read. */
+interface ReportParts {
+  readonly options: ScanOptions;
+  readonly mode: ScanMode;
+  readonly howRead: HowRead;
+  readonly gathered: Gathering;
+  readonly findings: Finding[];
+  readonly renewalOff: string | undefined;
+  readonly requests: number;
+  readonly started: number;
+  readonly finished: number;
+}
+
+/** The report in its JSON shape: optional parts appear only when they say something. */
+function assembleReport(parts: ReportParts): Report {
+  const { options, mode, howRead, gathered, findings, renewalOff } = parts;
+  const { client, now, policy } = options;
+  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
+  for (const f of findings) summary[f.severity]++;
+  const costs = renewalCosts(findings, now, policy.expiryDays);
+  const overrides = policy.quarantineDays ?? {};
+  return {
+    generated_at: new Date(parts.finished).toISOString(),
+    now: new Date(now).toISOString(),
+    source: {
+      base_url: client.baseUrl,
+      mode,
+      read: howRead.read,
+      ...(howRead.fallbackReason !== undefined ? { fallback_reason: howRead.fallbackReason } : {}),
+      ...(howRead.coverage ? { coverage: howRead.coverage } : {}),
+    },
+    policy: {
+      expiry_days: policy.expiryDays,
+      critical_days: policy.criticalDays,
+      ...(Object.keys(overrides).length ? { quarantine_days: overrides } : {}),
+    },
+    ...(renewalOff ? { renewal_rule_off: renewalOff } : {}),
+    ...(costs ? { renewal_costs: costs } : {}),
+    stats: {
+      domains_scanned: gathered.domainsScanned,
+      contacts_scanned: gathered.contactsScanned,
+      requests: parts.requests,
+      duration_ms: parts.finished - parts.started,
+    },
+    summary,
+    findings,
+    problems: gathered.problems,
+  };
+}
+
+type CoverageProof =
+  | { readonly proven: true; readonly counts: CoverageCounts }
+  | { readonly proven: false; readonly counts?: CoverageCounts; readonly reason: string };
+
+/**
+ * Signs the restore link of a quarantined domain under its normalised name (lower case, no trailing
+ * dot, punycode). A name that still cannot be signed gets a line saying so instead: one odd record
+ * must never stop the alert about every other domain.
+ */
+function attachRestoreLink(finding: DomainFinding, sign: (domainName: string) => string): void {
+  const name = normalizeDomainName(finding.domain_name);
+  const problem = domainNameProblem(name);
+  if (problem) {
+    finding.restore_unavailable = `no restore link: ${problem}; restore it in the reseller's control panel`;
+    return;
+  }
+  try {
+    finding.restore_url = sign(name);
+  } catch (error) {
+    finding.restore_unavailable = `no restore link: ${(error as Error).message}; restore it in the reseller's control panel`;
+  }
+}
+
+/**
+ * Counts every part of the proof but `all`, which the caller measured (one `per_page=1` request
+ * each, concurrently) and checks the sums.
+ * A server that refuses one of the searches (400, 422: a parameter or value it does not accept)
+ * cannot be proven either; any other failure is the scan's failure, as in full mode.
+ */
+async function countCoverage(
+  client: ResellerClient,
+  searches: Readonly<Record<CoveragePart, ListFilter>>,
+  all: number,
+): Promise<CoverageProof> {
+  let entries: Array<readonly [CoveragePart, number]>;
+  try {
+    entries = await Promise.all(
+      COVERAGE_PARTS.map(async (part) =>
+        part === 'all'
+          ? ([part, all] as const)
+          : ([part, await client.countDomains(searches[part])] as const),
+      ),
+    );
+  } catch (error) {
+    if (error instanceof ResellerApiError && (error.status === 400 || error.status === 422)) {
+      return { proven: false, reason: `the server refused one of its searches (HTTP ${error.status})` };
+    }
+    throw error;
+  }
+  const counts = Object.fromEntries(entries) as CoverageCounts;
+  const verdict = proveCoverage(counts);
+  return verdict.proven ? { proven: true, counts } : { proven: false, counts, reason: verdict.reason };
+}
