@@ -1,10 +1,17 @@
 import * as z from 'zod';
 import { SentinelError } from '../base/errors';
 import { SEVERITIES } from '../findings/classify';
-import { parseRfc3339 } from '../reseller/schemas';
 import type { Report } from '../scan/scan';
 import { ReportTextError, readReportText } from './report-json';
-import { type ReportView, ReportViewBuilder, ViewDataError, type ViewSelection } from './report-view';
+import {
+  ContactFindingShape,
+  DomainFindingShape,
+  dateTime,
+  type ReportView,
+  ReportViewBuilder,
+  ViewDataError,
+  type ViewSelection,
+} from './report-view';
 
 /**
  * Where the latest full report is kept for the report page and the calendar feed: a folder beside
@@ -58,28 +65,7 @@ export class DamagedReportError extends ReportStoreError {
   override readonly name: string = 'DamagedReportError';
 }
 
-const dateTime = z.string().refine((text) => !Number.isNaN(parseRfc3339(text)), 'not an RFC 3339 date-time');
 const severity = z.enum(SEVERITIES);
-const DomainFindingShape = z.looseObject({
-  domain_name: z.string(),
-  kind: z.string(),
-  severity,
-  date_expiry: dateTime,
-  days_left: z.number(),
-  auto_renew: z.boolean().nullable(),
-  date_deleted: dateTime.nullable().optional(),
-  registrant: z.looseObject({ handle: z.string() }).nullable().optional(),
-  actions: z.record(z.string(), z.string()).optional(),
-  snoozed_until: dateTime.optional(),
-});
-const ContactFindingShape = z.looseObject({
-  handle: z.string(),
-  kind: z.literal('contact_pending_validation'),
-  severity,
-  name: z.string(),
-  company_name: z.string(),
-  email: z.string(),
-});
 /** A finding as the page and the feed read it: a contact's by its kind, any other a domain's. */
 const StoredFinding = z.looseObject({ kind: z.string(), severity }).check((ctx) => {
   const shape = ctx.value.kind === 'contact_pending_validation' ? ContactFindingShape : DomainFindingShape;

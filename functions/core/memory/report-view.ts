@@ -125,9 +125,13 @@ export class ViewDataError extends Error {
   override readonly name: string = 'ViewDataError';
 }
 
-const dateTime = z.string().refine((text) => !Number.isNaN(parseRfc3339(text)), 'not an RFC 3339 date-time');
+/** A stored date-time: RFC 3339, as the scan writes it. */
+export const dateTime = z
+  .string()
+  .refine((text) => !Number.isNaN(parseRfc3339(text)), 'not an RFC 3339 date-time');
 const severity = z.enum(SEVERITIES);
-const DomainFindingShape = z.looseObject({
+/** A domain's finding as the page, the feed and the report store read it back (one shape for all three). */
+export const DomainFindingShape = z.looseObject({
   domain_name: z.string(),
   kind: z.string(),
   severity,
@@ -150,7 +154,8 @@ const DomainFindingShape = z.looseObject({
     .optional(),
   snoozed_until: dateTime.optional(),
 });
-const ContactFindingShape = z.looseObject({
+/** A contact's finding as it is read back. */
+export const ContactFindingShape = z.looseObject({
   handle: z.string(),
   kind: z.literal('contact_pending_validation'),
   severity,
