@@ -144,6 +144,39 @@ describe('memory keys', () => {
     });
     expect(quoted.next.problem_keys).toEqual([expect.stringMatching(/^domain:#sha256:[0-9a-f]{64}$/)]);
   });
+
+  it(`says nothing new of the same unreadable records past ${MAX_PROBLEM_KEYS}, and something when one of them changes`, () => {
+    const problemsOf = (n: number, odd?: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        resource: 'domain' as const,
+        key: `${i === odd ? 'other' : 'broken'}-${String(i).padStart(5, '0')}.nl`,
+        page: 1,
+        reason: 'unreadable',
+      }));
+    const many = MAX_PROBLEM_KEYS + 500;
+    const first = run([domain('a.nl', T0)], T0, EMPTY_STATE, { problems: problemsOf(many) });
+    expect(first.why).toEqual([`${many} new unreadable records`]);
+    expect(first.next.problem_keys).toHaveLength(MAX_PROBLEM_KEYS);
+    expect(first.next.problem_keys_digest).toMatch(/^[0-9a-f]{64}$/);
+    // The same records, in another order, through a store: nothing new.
+    const same = run([domain('a.nl', T0)], T0 + HOUR, stored(first.next), {
+      problems: problemsOf(many).reverse(),
+    });
+    expect(same.why).not.toContainEqual(expect.stringMatching(/unreadable/));
+    expect(same.publish).toBe(false);
+    // One record among those past the kept ones is another: the set changed, and the alert says so.
+    const changed = run([domain('a.nl', T0)], T0 + 2 * HOUR, stored(same.next), {
+      problems: problemsOf(many, many - 1),
+    });
+    expect(changed.why).toContainEqual(expect.stringMatching(/^\d+ new unreadable records$/));
+    expect(changed.publish).toBe(true);
+    // Back under the cap: no digest is kept.
+    const few = run([domain('a.nl', T0)], T0 + 3 * HOUR, stored(changed.next), { problems: problemsOf(3) });
+    expect(few.next.problem_keys_digest).toBeUndefined();
+    expect(() => parseState({ ...EMPTY_STATE, problem_keys_digest: 'nope' }, 'x.json')).toThrow(
+      /problem_keys_digest: not a sha256 digest/,
+    );
+  });
 });
 
 describe('stored times', () => {

@@ -22,6 +22,18 @@ export const SHOWN_LENGTH = 80;
  */
 export const MAX_PROBLEM_KEYS = 1_000;
 export const MAX_PROBLEM_KEY_LENGTH = 150;
+
+/**
+ * The unreadable-record keys a state keeps (the first {@link MAX_PROBLEM_KEYS}, sorted), and, when
+ * there are more, a digest of them all: the next scan then knows whether the whole set is the same,
+ * and says nothing new of an account whose same 5 000 records stay unreadable.
+ */
+export function boundedProblemKeys(keys: readonly string[]): { kept: string[]; digest?: string } {
+  const unique = [...new Set(keys)].sort();
+  return unique.length <= MAX_PROBLEM_KEYS
+    ? { kept: unique }
+    : { kept: unique.slice(0, MAX_PROBLEM_KEYS), digest: sha256(unique.join('\n')) };
+}
 /** Printable ASCII that JSON writes as it is (no quote, no backslash). */
 const ONE_BYTE_IN_JSON = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 

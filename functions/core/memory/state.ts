@@ -27,6 +27,7 @@ import {
 } from './renewal-memory';
 import { type AccountBinding, AccountBindingSchema } from './state-account';
 import {
+  boundedProblemKeys,
   boundField,
   boundProblemKey,
   domainKey,
@@ -35,7 +36,6 @@ import {
   keyOf,
   MAX_FIELD_LENGTH,
   MAX_KEY_LENGTH,
-  MAX_PROBLEM_KEYS,
   shownCut,
   storedContactKey,
   storedDomainKey,
@@ -161,6 +161,8 @@ export interface ScanState {
   readonly last_published_at: string | null;
   /** `domain:<name>` / `contact:<handle>` / `domain@page<n>` of the records that could not be read (bounded). */
   readonly problem_keys: readonly string[];
+  /** The digest of every unreadable-record key, when there were more than `problem_keys` holds. */
+  readonly problem_keys_digest?: string;
   /** By key: the normalised name, or a hash of it (functions/core/memory/state-bounds.ts). */
   readonly domains: Readonly<Record<string, DomainMemory>>;
   /** By key: the handle, or a hash of it. */
@@ -818,7 +820,11 @@ export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
       'in the last days to restore, repeated daily',
     );
   const oldProblems = new Set(state.problem_keys);
-  count(problemKeys.filter((k) => !oldProblems.has(k)).length, 'new unreadable records');
+  // More than a state keeps: the same set as last time (by its digest) is nothing new.
+  const sameOverflow =
+    state.problem_keys_digest !== undefined &&
+    boundedProblemKeys(problemKeys).digest === state.problem_keys_digest;
+  if (!sameOverflow) count(problemKeys.filter((k) => !oldProblems.has(k)).length, 'new unreadable records');
   // A record that says quarantine but cannot be read is as critical as a quarantine finding:
   // repeated on the same rhythm until it is fixed.
   if (
@@ -930,8 +936,8 @@ export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
         started_at: state.started_at ?? now,
         last_scan_at: now,
         last_published_at: publish ? now : state.last_published_at,
-        // Bounded: past the cap, the rest count as new in every scan (louder, never quieter).
-        problem_keys: [...new Set(problemKeys)].slice(0, MAX_PROBLEM_KEYS),
+        // Bounded: past the cap, a digest of them all tells the next scan whether the set changed.
+        ...problemMemory(problemKeys),
         contacts: nextContacts,
       },
       memory,
@@ -1133,6 +1139,11 @@ export const StateHeaderSchema = z.object({
   last_scan_at: StoredDateTime.nullable(),
   last_published_at: StoredDateTime.nullable(),
   problem_keys: z.array(z.string()),
+  /** With more unreadable records than `problem_keys` holds: the sha256 of them all, sorted. */
+  problem_keys_digest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'not a sha256 digest')
+    .optional(),
 });
 const ScanStateSchema = StateHeaderSchema.extend({
   domains: z.record(z.string(), DomainMemorySchema),
@@ -1157,4 +1168,10 @@ export function parseState(value: unknown, where: string): ScanState {
   if (parsed.success) return parsed.data as ScanState;
   const issue = parsed.error.issues[0];
   throw stateIssue(where, issue?.path ?? [], issue?.message);
+}
+
+/** The unreadable records a state remembers: the first keys, and the digest of all when they overflow. */
+function problemMemory(keys: readonly string[]): { problem_keys: string[]; problem_keys_digest?: string } {
+  const { kept, digest } = boundedProblemKeys(keys);
+  return digest === undefined ? { problem_keys: kept } : { problem_keys: kept, problem_keys_digest: digest };
 }
