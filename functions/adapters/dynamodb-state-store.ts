@@ -16,6 +16,7 @@ import { AUDIT_MAX_ENTRIES, type AuditEntry, type AuditTrail, parseAuditEntries 
 import {
   ContactMemorySchema,
   type DomainMemory,
+  EMPTY_STATE_HEADER,
   memoryJson,
   nextFromState,
   priorStateOf,
@@ -290,17 +291,7 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
       const key = storedContactKey(stored);
       if (!(key in contacts)) contacts[key] = parsed.data;
     }
-    const base = header?.success
-      ? header.data
-      : {
-          version: 1 as const,
-          scope: null,
-          account: null,
-          started_at: null,
-          last_scan_at: null,
-          last_published_at: null,
-          problem_keys: [],
-        };
+    const base = header?.success ? header.data : { ...EMPTY_STATE_HEADER, problem_keys: [] };
     const head = { ...base, contacts } as StateHead;
     const opened: OpenedState = { head, generation, lease };
     this.opened.set(opened, { exponent, contacts: contactBodies, markerFound: false });

@@ -1,6 +1,6 @@
 import { AuthenticationError, ConfigError, SecretError } from '../base/errors';
 import { type DomainFinding, severityRank } from '../findings/classify';
-import { checkActingLink, type GateResult } from '../links/link-gate';
+import { checkActingLink, type GateRefusalKind, type GateResult } from '../links/link-gate';
 import { type LinkFinding, type SigningKey, signLinkQuery } from '../links/links';
 import {
   type Acknowledgement,
@@ -44,13 +44,9 @@ export interface ActionInput {
   readonly port: () => Promise<ActionPort>;
 }
 
+/** A refusal of the link gate, or what the action itself came to. */
 export type ActionOutcomeKind =
-  | 'method_not_allowed'
-  | 'invalid_domain'
-  | 'malformed'
-  | 'bad_signature'
-  | 'unknown_key'
-  | 'link_expired'
+  | GateRefusalKind
   | 'head'
   | 'confirm'
   | 'no_finding'

@@ -13,7 +13,7 @@ import {
   restoreDeadline,
   tldOf,
 } from '../findings/quarantine-periods';
-import { checkActingLink } from '../links/link-gate';
+import { checkActingLink, type GateRefusalKind } from '../links/link-gate';
 import type { SigningKey } from '../links/links';
 import type { ResellerClient, RestoreAnswer } from '../reseller/client';
 import type { Domain } from '../reseller/schemas';
@@ -80,13 +80,9 @@ export function typedNameMatches(typed: string | undefined, domain: string): boo
 export const consentGiven = (value: string | undefined): boolean =>
   value !== undefined && /^(?:yes|on|true|1)$/i.test(value.trim());
 
+/** A refusal of the link gate, or what the restore itself came to. */
 export type RestoreOutcomeKind =
-  | 'method_not_allowed'
-  | 'invalid_domain'
-  | 'malformed'
-  | 'bad_signature'
-  | 'unknown_key'
-  | 'link_expired'
+  | GateRefusalKind
   | 'head'
   | 'confirmation_missing'
   | 'consent_missing'

@@ -169,8 +169,8 @@ export interface ScanState {
   readonly contacts: Readonly<Record<string, ContactMemory>>;
 }
 
-/** The state before the first scan. */
-export const EMPTY_STATE: ScanState = {
+/** The account-wide part of the state before the first scan. */
+export const EMPTY_STATE_HEADER = {
   version: 1,
   scope: null,
   account: null,
@@ -178,9 +178,10 @@ export const EMPTY_STATE: ScanState = {
   last_scan_at: null,
   last_published_at: null,
   problem_keys: [],
-  domains: {},
-  contacts: {},
-};
+} as const satisfies z.input<typeof StateHeaderSchema>;
+
+/** The state before the first scan. */
+export const EMPTY_STATE: ScanState = { ...EMPTY_STATE_HEADER, problem_keys: [], domains: {}, contacts: {} };
 
 /** When to speak up, with state. */
 export interface StatePolicy {
