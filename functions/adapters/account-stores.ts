@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
@@ -18,7 +18,7 @@ import {
 import { ENV } from '../core/scan/config';
 import type { AccountWebStores } from './accounts-web';
 import { DynamoDbStateStore } from './dynamodb-state-store';
-import { S3ReportStore } from './report-stores';
+import { readReportFile, S3ReportStore } from './report-stores';
 import type { AccountScanDeps } from './scheduled-scan';
 import { SsmSecretSource } from './secrets';
 import { StateActionStore } from './state-action-store';
@@ -98,14 +98,8 @@ export class FolderAccountSummaries implements AccountSummaryStore {
 
   async get(account: string): Promise<AccountSummary | null> {
     const path = join(this.root, accountReportPrefix(account), ACCOUNT_SUMMARY_KEY);
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw new ReportStoreError(`could not read ${path}: ${(error as Error).message}`, { cause: error });
-    }
-    return parseSummary(text, path);
+    const text = await readReportFile(path);
+    return text === null ? null : parseSummary(text, path);
   }
 }
 

@@ -61,14 +61,8 @@ export class FolderReportStore implements ReportStore {
 
   async latest(): Promise<Report | null> {
     const path = join(this.location, LATEST_REPORT_KEY);
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw new ReportStoreError(`could not read ${path}: ${(error as Error).message}`, { cause: error });
-    }
-    return parseStoredReport(text, path);
+    const text = await readReportFile(path);
+    return text === null ? null : parseStoredReport(text, path);
   }
 
   async view(selection: ViewSelection): Promise<ReportView | null> {
@@ -202,3 +196,13 @@ export class S3ReportStore implements ReportStore {
 }
 
 const describe = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
+
+/** A file of the report folder as text, or null when there is none yet; any other failure is a ReportStoreError. */
+export async function readReportFile(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new ReportStoreError(`could not read ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
