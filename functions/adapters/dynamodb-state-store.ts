@@ -31,6 +31,7 @@ import {
 } from '../core/memory/state';
 import { shownCut, storedContactKey, storedDomainKey } from '../core/memory/state-bounds';
 import { NEXT, stableKeyHash } from '../core/memory/state-table';
+import type { HeapPacer } from './heap-pacer';
 import {
   type Lease,
   MAX_LEASE_MS,
@@ -180,6 +181,8 @@ export interface DynamoDbStateStoreOptions {
   readonly writeConcurrency?: number;
   /** Shard partitions queried at once. @default 4 */
   readonly readConcurrency?: number;
+  /** Called after each query page taken in and each batch written (see heap-pacer.ts). @default none */
+  readonly pace?: HeapPacer;
 }
 
 /** What the store learnt opening a state, for the writes that follow. */
@@ -225,6 +228,7 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
   private readonly clock: () => number;
   private readonly writeConcurrency: number;
   private readonly readConcurrency: number;
+  private readonly pace: HeapPacer;
   private readonly where: string;
   private readonly opened = new WeakMap<OpenedState, Opened>();
   private readonly loaded = new WeakMap<StoredState, OpenedState>();
@@ -245,6 +249,7 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
     this.clock = options.clock ?? Date.now;
     this.writeConcurrency = Math.max(1, options.writeConcurrency ?? WRITE_CONCURRENCY);
     this.readConcurrency = Math.max(1, options.readConcurrency ?? READ_CONCURRENCY);
+    this.pace = options.pace ?? (() => undefined);
     this.location = `dynamodb:${options.tableName}`;
     this.where = `${this.location} (${this.scope})`;
   }
@@ -337,6 +342,7 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
     const shard = async (n: number) => {
       const pk = `${this.scope}#${n}`;
       for await (const page of this.pages({ pk }, signal)) {
+        this.pace();
         let sinceYield = 0;
         for (const item of page) {
           // A page of a million-domain state takes tens of milliseconds to take in: let the
@@ -919,6 +925,7 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
         if (batch.length === 0) return;
         try {
           await this.batchWrite(batch);
+          this.pace();
         } catch (error) {
           failed = true;
           throw error;

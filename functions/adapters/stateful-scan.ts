@@ -21,6 +21,7 @@ import type { Domain } from '../core/reseller/schemas';
 import { ENV, type ScanSettings } from '../core/scan/config';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { FileStateStore } from './file-state-store';
+import { type HeapPacer, heapPacer } from './heap-pacer';
 import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
 import { type AlertSender, chatTargetOf, snsSender } from './sns-publish';
 import type { OpenedState, StateStore } from './state-store';
@@ -171,6 +172,8 @@ export interface StatefulScanInput {
    * see accountScope). @default the reseller base URL
    */
   readonly scope?: string;
+  /** Called as the account's domains are taken in (see heap-pacer.ts). @default none */
+  readonly pace?: HeapPacer;
 }
 
 export interface StatefulScanOutcome {
@@ -210,7 +213,7 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
   let account = await accountFor(opened.head, apiKey, store.location);
 
   const memory = new ScanMemory();
-  const report = await readBoth(store, opened, memory, input.job);
+  const report = await readBoth(store, opened, memory, input.job, input.pace);
 
   const started = clock();
   const waitMs = input.waitMs ?? CONFLICT_WAIT_MS;
@@ -218,6 +221,7 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
     const compared = compareMemory({ report, memory, state: opened.head, policy, scope, account });
     // Links are signed for the findings as compared: a snooze link must act on what the alert shows.
     const result = { ...compared, report: await signReportLinks(compared.report, input.job, true) };
+    input.pace?.();
     if (!input.publish) return { result, published: null, saved: false, conflicts };
     try {
       await store.claim(opened.generation, { owner, expiresAt: clock() + LEASE_MS });
@@ -286,8 +290,10 @@ async function readBoth(
   opened: OpenedState,
   memory: ScanMemory,
   job: ScanJobInput,
+  pace: HeapPacer = () => undefined,
 ): Promise<Awaited<ReturnType<typeof runScanJob>>> {
   const stop = new AbortController();
+  let observed = 0;
   let stateFailure: { readonly error: unknown } | null = null;
   let attemptSeen = 0;
   const domains = store.readDomains(opened, memory, stop.signal).catch((error: unknown) => {
@@ -303,6 +309,7 @@ async function readBoth(
         attemptSeen = attempt;
       }
       memory.observeDomain(domain, page);
+      if (++observed % PACE_EVERY === 0) pace();
     },
   });
   const stopping = scan.catch((error: unknown) => {
@@ -314,6 +321,9 @@ async function readBoth(
   if (scanned.status === 'rejected') throw scanned.reason;
   return scanned.value;
 }
+
+/** Domains taken in between two looks at the heap (a look is a call to V8 for its statistics). */
+const PACE_EVERY = 256;
 
 /** Changes and resolved entries carried in one message: the JSON goes into it four times (sqs, lambda, http, https). */
 export const MESSAGE_CHANGES_LIMIT = 100;
@@ -379,13 +389,17 @@ export async function runScheduledStatefulScan(
     throw new ConfigError(
       `${STATE_ENV.tableName} is set but ${ENV.alertTopicArn} is not: state advances only after an alert is delivered`,
     );
+  // One pacer for the account read, the state's pages and its writes: they run at the same time.
+  const pace = heapPacer();
   return runStatefulScan({
     job: input.job,
     store: new DynamoDbStateStore({
       client: input.dynamodb,
       tableName: input.tableName,
       scope,
+      pace,
     }),
+    pace,
     policy: loadStatePolicy(input.env, settings.minSeverity),
     publish: snsPublisher(settings, input.sns, topicArn),
     ...(input.clock ? { clock: input.clock } : {}),

@@ -213,6 +213,39 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect((await counting.load()).state).toEqual(changed);
   });
 
+  it('paces the heap after each page of the state it takes in and each batch it writes', async () => {
+    await open();
+    const client = db.client();
+    const calls: string[] = [];
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        calls.push(String(context.commandName));
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const paced: string[] = [];
+    const store = new DynamoDbStateStore({
+      client,
+      tableName: `state-${table}`,
+      scope: 'http://reseller.test',
+      pace: () => paced.push(calls.at(-1) ?? ''),
+    });
+    const names = Array.from({ length: 300 }, (_, i) => `d${i}.nl`);
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await store.save(stateWith(names), await store.load(), 'a');
+    const batches = calls.filter((c) => c === 'BatchWriteItemCommand').length;
+    // 300 domains in buckets of about 8: more than one batch of 25 items.
+    expect(batches).toBeGreaterThan(1);
+    expect(paced.filter((c) => c === 'BatchWriteItemCommand')).toHaveLength(batches);
+    paced.length = 0;
+    calls.length = 0;
+    expect(Object.keys((await store.load()).state.domains)).toHaveLength(300);
+    // One look per page of each of the 16 shard partitions (the account's own partition is not paced: meta, contacts).
+    expect(paced.length).toBeGreaterThanOrEqual(16);
+    expect(paced.length).toBeLessThanOrEqual(calls.filter((c) => c === 'QueryCommand').length);
+  });
+
   it('keeps accounts apart: one partition per scope', async () => {
     const store = await open('https://live.example');
     const empty = await store.load();
