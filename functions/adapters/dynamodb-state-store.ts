@@ -31,7 +31,7 @@ import {
 } from '../core/memory/state';
 import { shownCut, storedContactKey, storedDomainKey } from '../core/memory/state-bounds';
 import { NEXT, stableKeyHash } from '../core/memory/state-table';
-import type { HeapPacer } from './heap-pacer';
+import { type HeapPacer, NO_PACE } from './heap-pacer';
 import {
   type Lease,
   MAX_LEASE_MS,
@@ -249,7 +249,7 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
     this.clock = options.clock ?? Date.now;
     this.writeConcurrency = Math.max(1, options.writeConcurrency ?? WRITE_CONCURRENCY);
     this.readConcurrency = Math.max(1, options.readConcurrency ?? READ_CONCURRENCY);
-    this.pace = options.pace ?? (() => undefined);
+    this.pace = options.pace ?? NO_PACE;
     this.location = `dynamodb:${options.tableName}`;
     this.where = `${this.location} (${this.scope})`;
   }

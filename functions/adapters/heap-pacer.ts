@@ -29,9 +29,12 @@ export interface HeapPacerOptions {
 /** A function to call at each pause (a page taken in, a batch written): it collects when the heap grew a step. */
 export type HeapPacer = () => void;
 
+/** The pacer where there is nothing to pace with: it does nothing. */
+export const NO_PACE: HeapPacer = () => undefined;
+
 export function heapPacer(options: HeapPacerOptions = {}): HeapPacer {
   const gc = 'gc' in options ? options.gc : (globalThis as { gc?: () => void }).gc;
-  if (typeof gc !== 'function') return () => undefined;
+  if (typeof gc !== 'function') return NO_PACE;
   const usedBytes = options.usedBytes ?? (() => getHeapStatistics().used_heap_size);
   const step = options.stepBytes ?? HEAP_STEP_BYTES;
   let mark = usedBytes();

@@ -21,7 +21,7 @@ import type { Domain } from '../core/reseller/schemas';
 import { ENV, type ScanSettings } from '../core/scan/config';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { FileStateStore } from './file-state-store';
-import { type HeapPacer, heapPacer } from './heap-pacer';
+import { type HeapPacer, heapPacer, NO_PACE } from './heap-pacer';
 import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
 import { type AlertSender, chatTargetOf, snsSender } from './sns-publish';
 import type { OpenedState, StateStore } from './state-store';
@@ -213,7 +213,8 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
   let account = await accountFor(opened.head, apiKey, store.location);
 
   const memory = new ScanMemory();
-  const report = await readBoth(store, opened, memory, input.job, input.pace);
+  const pace = input.pace ?? NO_PACE;
+  const report = await readBoth(store, opened, memory, input.job, pace);
 
   const started = clock();
   const waitMs = input.waitMs ?? CONFLICT_WAIT_MS;
@@ -221,7 +222,7 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
     const compared = compareMemory({ report, memory, state: opened.head, policy, scope, account });
     // Links are signed for the findings as compared: a snooze link must act on what the alert shows.
     const result = { ...compared, report: await signReportLinks(compared.report, input.job, true) };
-    input.pace?.();
+    pace();
     if (!input.publish) return { result, published: null, saved: false, conflicts };
     try {
       await store.claim(opened.generation, { owner, expiresAt: clock() + LEASE_MS });
@@ -290,7 +291,7 @@ async function readBoth(
   opened: OpenedState,
   memory: ScanMemory,
   job: ScanJobInput,
-  pace: HeapPacer = () => undefined,
+  pace: HeapPacer,
 ): Promise<Awaited<ReturnType<typeof runScanJob>>> {
   const stop = new AbortController();
   let observed = 0;

@@ -1,7 +1,12 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DescribeTableCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeTableCommand,
+  type DynamoDBClient,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
 import { FileStateStore } from '../../functions/adapters/file-state-store';
@@ -31,6 +36,19 @@ function stateWith(names: readonly string[], extra: Partial<ScanState> = {}): Sc
     domains: Object.fromEntries(names.map((n) => [n, memory(n)])),
     ...extra,
   };
+}
+
+/** Every command `client` sends from now on, with its input, in the order sent. */
+function recordCommands(client: DynamoDBClient): Array<{ command: string; input: unknown }> {
+  const sent: Array<{ command: string; input: unknown }> = [];
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      sent.push({ command: String(context.commandName), input: args.input });
+      return next(args);
+    },
+    { step: 'initialize' },
+  );
+  return sent;
 }
 
 /** The contract both stores keep: conditional on the generation, leased, released. */
@@ -130,24 +148,20 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
     await store.save(stateWith(names), await store.load(), 'a');
     const client = db.client();
-    const queries: string[] = [];
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === 'QueryCommand')
-          queries.push(String((args.input as QueryCommandInput).ExpressionAttributeValues?.[':pk']?.S));
-        return next(args);
-      },
-      { step: 'initialize' },
-    );
+    const sent = recordCommands(client);
+    const queries = () =>
+      sent
+        .filter((s) => s.command === 'QueryCommand')
+        .map((s) => String((s.input as QueryCommandInput).ExpressionAttributeValues?.[':pk']?.S));
     const counting = new DynamoDbStateStore({
       client,
       tableName: `state-${table}`,
       scope: 'http://reseller.test',
     });
     const opened = await counting.open();
-    queries.length = 0;
+    sent.length = 0;
     expect((await counting.readDomain(opened, 'd123.nl'))?.watched).toEqual(memory('d123.nl').watched);
-    expect(queries).toEqual([expect.stringMatching(/^http:\/\/reseller\.test#\d+$/)]);
+    expect(queries()).toEqual([expect.stringMatching(/^http:\/\/reseller\.test#\d+$/)]);
   });
 
   it('keeps domains in buckets over 16 partitions, writes only the bucket that changed, and deletes what left', async () => {
@@ -184,14 +198,7 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect(new Set(buckets.map((i) => i.pk?.S)).size).toBe(buckets.length);
     expect(buckets.reduce((n, i) => n + Object.keys(JSON.parse(i.m?.S ?? '{}')).length, 0)).toBe(60);
 
-    const sent: Array<{ command: string; input: unknown }> = [];
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        sent.push({ command: String(context.commandName), input: args.input });
-        return next(args);
-      },
-      { step: 'initialize' },
-    );
+    const sent = recordCommands(client);
     const counting = new DynamoDbStateStore({
       client,
       tableName: `state-${table}`,
@@ -216,34 +223,27 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
   it('paces the heap after each page of the state it takes in and each batch it writes', async () => {
     await open();
     const client = db.client();
-    const calls: string[] = [];
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        calls.push(String(context.commandName));
-        return next(args);
-      },
-      { step: 'initialize' },
-    );
+    const sent = recordCommands(client);
     const paced: string[] = [];
     const store = new DynamoDbStateStore({
       client,
       tableName: `state-${table}`,
       scope: 'http://reseller.test',
-      pace: () => paced.push(calls.at(-1) ?? ''),
+      pace: () => paced.push(sent.at(-1)?.command ?? ''),
     });
     const names = Array.from({ length: 300 }, (_, i) => `d${i}.nl`);
     await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
     await store.save(stateWith(names), await store.load(), 'a');
-    const batches = calls.filter((c) => c === 'BatchWriteItemCommand').length;
+    const batches = sent.filter((c) => c.command === 'BatchWriteItemCommand').length;
     // 300 domains in buckets of about 8: more than one batch of 25 items.
     expect(batches).toBeGreaterThan(1);
     expect(paced.filter((c) => c === 'BatchWriteItemCommand')).toHaveLength(batches);
     paced.length = 0;
-    calls.length = 0;
+    sent.length = 0;
     expect(Object.keys((await store.load()).state.domains)).toHaveLength(300);
     // One look per page of each of the 16 shard partitions (the account's own partition is not paced: meta, contacts).
     expect(paced.length).toBeGreaterThanOrEqual(16);
-    expect(paced.length).toBeLessThanOrEqual(calls.filter((c) => c === 'QueryCommand').length);
+    expect(paced.length).toBeLessThanOrEqual(sent.filter((c) => c.command === 'QueryCommand').length);
   });
 
   it('keeps accounts apart: one partition per scope', async () => {
