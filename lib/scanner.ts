@@ -91,6 +91,8 @@ export class Scanner extends Construct {
       // 1 000 000, measured as Lambda's runtime starts node for this size (npm run bench,
       // docs/performance.md); Lambda also gives CPU in proportion to memory.
       memorySize: 1024,
+      // Started through functions/exec-wrapper.sh: an 8 MB semi-space instead of the runtime's 51.
+      execWrapper: 'exec-wrapper.sh',
       // 5 minutes: 100 000 domains at 100 per page and 4 in flight take ~15 s at 50 ms latency; the rest is
       // room for retries with backoff. The scan stops itself 20 s before this to fail with a clear message.
       timeout: Duration.minutes(5),

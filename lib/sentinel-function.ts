@@ -3,7 +3,12 @@ import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import {
+  type ICommandHooks,
+  NodejsFunction,
+  type NodejsFunctionProps,
+  OutputFormat,
+} from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 
@@ -26,6 +31,27 @@ export interface SentinelFunctionProps
   readonly logRetention?: logs.RetentionDays;
   /** @default 'domain-sentinel' */
   readonly serviceName?: string;
+  /**
+   * A script in `functions/` that Lambda's runtime runs instead of node (`AWS_LAMBDA_EXEC_WRAPPER`),
+   * copied executable into the bundle beside `index.js`.
+   */
+  readonly execWrapper?: string;
+}
+
+/**
+ * Bundling hooks that copy `functions/<file>` into the bundle, executable: the CLI's zip keeps each
+ * file's mode, and Lambda runs an exec wrapper only when it is executable.
+ */
+function copyIntoBundle(file: string): ICommandHooks {
+  if (!/^[\w.-]+$/.test(file)) throw new Error(`execWrapper must be a file name in functions/, not ${file}`);
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir, outputDir) => [
+      `cp "${inputDir}/functions/${file}" "${outputDir}/${file}"`,
+      `chmod 755 "${outputDir}/${file}"`,
+    ],
+  };
 }
 
 /**
@@ -64,6 +90,7 @@ export class SentinelFunction extends NodejsFunction {
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: props.serviceName ?? 'domain-sentinel',
+        ...(props.execWrapper ? { AWS_LAMBDA_EXEC_WRAPPER: `/var/task/${props.execWrapper}` } : {}),
         ...props.environment,
       },
       bundling: {
@@ -74,6 +101,7 @@ export class SentinelFunction extends NodejsFunction {
         // The Node.js 24 runtime ships AWS SDK v3; bundling it again would only add size and cold-start time.
         externalModules: ['@aws-sdk/*'],
         forceDockerBundling: false,
+        ...(props.execWrapper ? { commandHooks: copyIntoBundle(props.execWrapper) } : {}),
       },
     });
     logGroup.grantWrite(role);

@@ -35,6 +35,8 @@ describe('scan', () => {
       Environment: {
         Variables: {
           NODE_OPTIONS: '--enable-source-maps',
+          // Started through the bundle's functions/exec-wrapper.sh (test/deploy/exec-wrapper.test.ts).
+          AWS_LAMBDA_EXEC_WRAPPER: '/var/task/exec-wrapper.sh',
           POWERTOOLS_SERVICE_NAME: 'domain-sentinel-scan',
           POWERTOOLS_METRICS_NAMESPACE: 'DomainSentinel',
           RESELLER_BASE_URL: 'https://api.reseller.example',

@@ -61,4 +61,4 @@ async function invoke(id, event, timeoutMs) {
     process.send({ type: 'result', id, error: { name: error?.name, message: error?.message } });
   }
 }
-process.send({ type: 'ready' });
+process.send({ type: 'ready', execArgv: process.execArgv });

@@ -244,6 +244,13 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     const outcome = await scan.invoke(target.Input ? JSON.parse(target.Input) : {});
     expect(outcome.error, JSON.stringify(outcome.error) + scan.lines.join('\n')).toBeUndefined();
     expect(outcome.result).toMatchObject({ published: true, problems: expect.any(Number) });
+    // Started as Lambda's runtime starts it, through the bundle's exec wrapper: gc() exposed for
+    // the heap pacer, and the runtime's 51 MB semi-space replaced by the wrapper's 8 MB.
+    expect(scan.env.AWS_LAMBDA_EXEC_WRAPPER).toBe('/var/task/exec-wrapper.sh');
+    expect(scan.execArgv).toContain('--expose-gc');
+    expect(scan.execArgv.filter((f) => f.startsWith('--max-semi-space-size='))).toEqual([
+      '--max-semi-space-size=8',
+    ]);
     expect((outcome.result as { domainsScanned: number }).domainsScanned).toBeGreaterThan(400);
 
     const alerts = await world.alertMessages();

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -76,6 +76,8 @@ export interface RunningFunction {
   invoke(event: unknown): Promise<{ result?: unknown; error?: { name: string; message: string } }>;
   /** The CloudFormation answers of a custom-resource function. */
   readonly cfnResponses: Array<Record<string, unknown>>;
+  /** The node flags the function's process runs with (after its exec wrapper, if it has one). */
+  readonly execArgv: readonly string[];
 }
 
 export interface World {
@@ -295,7 +297,10 @@ async function startFunction(
   accessKeys.set(accessKeyId, id);
   const lines: string[] = [];
   const cfnResponses: Array<Record<string, unknown>> = [];
-  const child: ChildProcess = fork(RUNTIME, [join(cdkOut, assetPath), String(props.Handler)], {
+  const bundleDir = join(cdkOut, assetPath);
+  const memory = Number(props.MemorySize ?? 128);
+  const child: ChildProcess = fork(RUNTIME, [bundleDir, String(props.Handler)], {
+    ...lambdaBootstrap(bundleDir, memory, env.AWS_LAMBDA_EXEC_WRAPPER, id),
     env: {
       PATH: process.env.PATH,
       // The Lambda runtime provides the AWS SDK; here it comes from the project's node_modules.
@@ -308,7 +313,7 @@ async function startFunction(
       AWS_SECRET_ACCESS_KEY: 'rehearsal',
       AWS_SESSION_TOKEN: 'rehearsal',
       AWS_LAMBDA_FUNCTION_NAME: name,
-      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(props.MemorySize ?? 128),
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(memory),
       AWS_LAMBDA_LOG_GROUP_NAME: logGroup,
       AWS_EXECUTION_ENV: `AWS_Lambda_${props.Runtime}`,
       REHEARSAL_FUNCTION_ARN: resolver.attribute(id, 'Arn'),
@@ -332,12 +337,16 @@ async function startFunction(
     (r: { result?: unknown; error?: { name: string; message: string } }) => void
   >();
   let next = 0;
+  let execArgv: string[] = [];
   const ready = new Promise<void>((resolve, reject) => {
     child.once('exit', (code) =>
       reject(new Error(`${id} exited (${code}) while loading:\n${lines.join('\n')}`)),
     );
-    child.on('message', (message: { type: string; id?: number; body?: string }) => {
-      if (message.type === 'ready') resolve();
+    child.on('message', (message: { type: string; id?: number; body?: string; execArgv?: string[] }) => {
+      if (message.type === 'ready') {
+        execArgv = message.execArgv ?? [];
+        resolve();
+      }
       if (message.type === 'cfn-response' && message.body) cfnResponses.push(JSON.parse(message.body));
       if (message.type === 'result' && message.id !== undefined) {
         pending.get(message.id)?.(message as never);
@@ -354,6 +363,7 @@ async function startFunction(
     env,
     lines,
     cfnResponses,
+    execArgv,
     invoke(event) {
       const requestId = next++;
       // Lambda writes the function's logs with the function's own role.
@@ -374,6 +384,30 @@ async function startFunction(
       child.kill();
     },
   };
+}
+
+/**
+ * How Lambda's Node.js runtime starts node (its bootstrap script): `--expose-gc`, a tenth of the
+ * memory for the young generation (half of it a semi-space), the rest for the old one; through the
+ * function's `AWS_LAMBDA_EXEC_WRAPPER` when it names one, which must then be an executable file of
+ * the bundle (the bootstrap refuses anything else).
+ */
+function lambdaBootstrap(bundleDir: string, memoryMb: number, wrapper: string | undefined, id: string) {
+  const young = Math.floor(memoryMb / 10);
+  const flags = [
+    '--expose-gc',
+    `--max-semi-space-size=${Math.floor(young / 2)}`,
+    `--max-old-space-size=${memoryMb - young}`,
+  ];
+  if (!wrapper) return { execArgv: flags };
+  if (!wrapper.startsWith('/var/task/'))
+    throw new Error(`${id}: exec wrapper ${wrapper} is not in the bundle`);
+  const file = join(bundleDir, wrapper.slice('/var/task/'.length));
+  if (!existsSync(file)) throw new Error(`${id}: exec wrapper ${wrapper} does not exist in the bundle`);
+  if ((statSync(file).mode & 0o111) === 0)
+    throw new Error(`${id}: exec wrapper ${wrapper} is not executable`);
+  // fork() starts `execPath ...execArgv module args`: the wrapper, given node and its flags.
+  return { execPath: file, execArgv: [process.execPath, ...flags] };
 }
 
 /** A random link signing key, as the README tells an operator to make one. */
