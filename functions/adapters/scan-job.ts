@@ -81,17 +81,22 @@ export async function signReportLinks<R extends Report>(
   report: R,
   input: Pick<ScanJobInput, 'settings' | 'secrets' | 'now'>,
   silencing: boolean,
+  owned = false,
 ): Promise<R> {
   const { settings } = input;
   const keys = settings.linkBaseUrl ? await input.secrets.signingKeys() : undefined;
   return settings.linkBaseUrl && keys?.length
-    ? attachLinks(report, {
-        baseUrl: settings.linkBaseUrl,
-        keys,
-        now: input.now,
-        ttlDays: settings.linkTtlDays,
-        silencing,
-      })
+    ? attachLinks(
+        report,
+        {
+          baseUrl: settings.linkBaseUrl,
+          keys,
+          now: input.now,
+          ttlDays: settings.linkTtlDays,
+          silencing,
+        },
+        owned,
+      )
     : report;
 }
 

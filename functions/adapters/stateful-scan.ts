@@ -221,7 +221,8 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
   for (let conflicts = 0; ; conflicts++) {
     const compared = compareMemory({ report, memory, state: opened.head, policy, scope, account });
     // Links are signed for the findings as compared: a snooze link must act on what the alert shows.
-    const result = { ...compared, report: await signReportLinks(compared.report, input.job, true) };
+    // The compared findings are this comparison's own objects: the links go on them, not on copies.
+    const result = { ...compared, report: await signReportLinks(compared.report, input.job, true, true) };
     pace();
     if (!input.publish) return { result, published: null, saved: false, conflicts };
     try {

@@ -122,6 +122,18 @@ describe('attachLinks', () => {
     expect(exp(report.report_url)).toBe(NOW / 1000 + 7 * 86_400);
     expect(exp(report.calendar_url)).toBe(NOW / 1000 + CALENDAR_LINK_TTL_DAYS * 86_400);
   });
+
+  it('leaves the findings it was given alone, unless they are its own to link (owned)', () => {
+    const signing = { baseUrl: 'https://x.example/prod', keys, now: NOW, ttlDays: 7 };
+    const given = reportOf(findings().slice(0, 2));
+    const copied = attachLinks(given, signing);
+    expect(copied.findings[0]).not.toBe(given.findings[0]);
+    expect(given.findings.some((f) => 'actions' in f)).toBe(false);
+    const owned = attachLinks(given, signing, true);
+    expect(owned.findings[0]).toBe(given.findings[0]);
+    // The same links either way.
+    expect(JSON.stringify(owned.findings)).toBe(JSON.stringify(copied.findings));
+  });
 });
 
 describe('renderReportPage', () => {

@@ -84,8 +84,13 @@ export class SignedActions implements FindingActions {
   }
 }
 
-/** The report with every link it can carry; a name that cannot be signed gets no links (restore says why). */
-export function attachLinks<R extends Report>(report: R, signing: LinkSigning): R {
+/**
+ * The report with every link it can carry; a name that cannot be signed gets no links (restore says
+ * why). `owned`: the report's finding objects were made for it alone (compareMemory makes a fresh
+ * one per finding), so their `actions` are set on them, not on copies: one object fewer per
+ * finding, some 20 MB at a million domains.
+ */
+export function attachLinks<R extends Report>(report: R, signing: LinkSigning, owned = false): R {
   const sign = (action: LinkAction, subject?: string, ttlDays = signing.ttlDays, finding?: LinkFinding) =>
     signLink({
       baseUrl: signing.baseUrl,
@@ -104,7 +109,9 @@ export function attachLinks<R extends Report>(report: R, signing: LinkSigning): 
       signing.silencing === false
         ? { ...(f.restore_url ? { restore: f.restore_url } : {}) }
         : new SignedActions(sign, name, f, f.restore_url);
-    return { ...f, actions } satisfies DomainFinding;
+    if (!owned) return { ...f, actions } satisfies DomainFinding;
+    (f as { actions?: FindingActions }).actions = actions;
+    return f;
   });
   return {
     ...report,
