@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Annotations, Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import {
@@ -63,6 +63,9 @@ export class SentinelFunction extends NodejsFunction {
   readonly logGroupOfFunction: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: SentinelFunctionProps) {
+    // A zip made on Windows carries no executable bit, and Lambda refuses a wrapper without one:
+    // the function would not start at all. There it runs as the runtime starts it (warned below).
+    const execWrapper = process.platform === 'win32' ? undefined : props.execWrapper;
     const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
@@ -90,7 +93,7 @@ export class SentinelFunction extends NodejsFunction {
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: props.serviceName ?? 'domain-sentinel',
-        ...(props.execWrapper ? { AWS_LAMBDA_EXEC_WRAPPER: `/var/task/${props.execWrapper}` } : {}),
+        ...(execWrapper ? { AWS_LAMBDA_EXEC_WRAPPER: `/var/task/${execWrapper}` } : {}),
         ...props.environment,
       },
       bundling: {
@@ -101,10 +104,15 @@ export class SentinelFunction extends NodejsFunction {
         // The Node.js 24 runtime ships AWS SDK v3; bundling it again would only add size and cold-start time.
         externalModules: ['@aws-sdk/*'],
         forceDockerBundling: false,
-        ...(props.execWrapper ? { commandHooks: copyIntoBundle(props.execWrapper) } : {}),
+        ...(execWrapper ? { commandHooks: copyIntoBundle(execWrapper) } : {}),
       },
     });
     logGroup.grantWrite(role);
     this.logGroupOfFunction = logGroup;
+    if (props.execWrapper && !execWrapper)
+      Annotations.of(this).addWarningV2(
+        'domain-sentinel:execWrapperOnWindows',
+        `${id} starts without functions/${props.execWrapper}: a bundle zipped on Windows cannot mark it executable. It runs, with more memory in use (docs/performance.md); deploy from Linux or macOS for the figures there.`,
+      );
   }
 }
