@@ -109,14 +109,17 @@ async function bundle(entry: string, name: string, format: 'cjs' | 'esm' = 'cjs'
 
 /**
  * How AWS Lambda's Node.js runtime starts node for the scan function (its bootstrap script, for a
- * function of SCAN_MEMORY_MB): `--expose-gc`, a tenth of the memory for the young generation (half
- * of it a semi-space) and the rest for the old one, handed to the function's exec wrapper
- * (functions/exec-wrapper.sh, which puts an 8 MB semi-space in place of the 51). Every scan runs in
- * a child started the same way, through the same script, so its peak RSS is the function's.
+ * function of SCAN_MEMORY_MB): `--expose-gc`, its HTTP header size, a tenth of the memory for the
+ * young generation (half of it a semi-space) and the rest for the old one, handed to the function's
+ * exec wrapper (functions/exec-wrapper.sh, which puts an 8 MB semi-space in place of the 51). Every
+ * scan runs in a child started the same way, through the same script, so its peak RSS is the
+ * function's.
  */
 const SCAN_MEMORY_MB = 1024;
 const LAMBDA_NODE_FLAGS = [
   '--expose-gc',
+  '--max-http-header-size',
+  '81920',
   `--max-semi-space-size=${Math.floor(SCAN_MEMORY_MB / 10 / 2)}`,
   `--max-old-space-size=${SCAN_MEMORY_MB - Math.floor(SCAN_MEMORY_MB / 10)}`,
 ];

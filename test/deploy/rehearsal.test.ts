@@ -251,6 +251,10 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     expect(scan.execArgv.filter((f) => f.startsWith('--max-semi-space-size='))).toEqual([
       '--max-semi-space-size=8',
     ]);
+    // The function's log says so once, for an operator to check in CloudWatch.
+    const started = scan.lines.filter((l) => l.includes('"scan function started"'));
+    expect(started).toHaveLength(1);
+    expect(JSON.parse(started[0] as string).nodeFlags).toEqual(scan.execArgv);
     expect((outcome.result as { domainsScanned: number }).domainsScanned).toBeGreaterThan(400);
 
     const alerts = await world.alertMessages();

@@ -387,15 +387,18 @@ async function startFunction(
 }
 
 /**
- * How Lambda's Node.js runtime starts node (its bootstrap script): `--expose-gc`, a tenth of the
- * memory for the young generation (half of it a semi-space), the rest for the old one; through the
- * function's `AWS_LAMBDA_EXEC_WRAPPER` when it names one, which must then be an executable file of
- * the bundle (the bootstrap refuses anything else).
+ * How Lambda's Node.js runtime starts node (its bootstrap script): `--expose-gc`, its HTTP header
+ * size (a flag and its value, two arguments), a tenth of the memory for the young generation (half
+ * of it a semi-space), the rest for the old one; through the function's `AWS_LAMBDA_EXEC_WRAPPER`
+ * when it names one, which must then be an executable file of the bundle (the bootstrap refuses
+ * anything else).
  */
 function lambdaBootstrap(bundleDir: string, memoryMb: number, wrapper: string | undefined, id: string) {
   const young = Math.floor(memoryMb / 10);
   const flags = [
     '--expose-gc',
+    '--max-http-header-size',
+    '81920',
     `--max-semi-space-size=${Math.floor(young / 2)}`,
     `--max-old-space-size=${memoryMb - young}`,
   ];
