@@ -14,7 +14,7 @@ import { getHeapStatistics } from 'node:v8';
  * scan function `globalThis.gc` is there; elsewhere (the command line, tests) it usually is not and
  * this does nothing. A collection of a heap this size takes tens of milliseconds. The step is a
  * trade: 16 MB against 32 took a first scan of a million domains (exec wrapper in place) from
- * 389-415 MB to 380 MB, and its save from 24-40 s to 59 s (npm run bench, docs/performance.md).
+ * 389-415 MB to 368-380 MB, and its save from 24-40 s to 40-59 s (npm run bench, docs/performance.md).
  */
 export const HEAP_STEP_BYTES = 16 * 2 ** 20;
 
