@@ -31,6 +31,7 @@ import { DEFAULT_POLICY } from '../functions/core/findings/classify';
 import { COVERAGE_PARTS, coverageSearches, READ_PARTS } from '../functions/core/scan/coverage';
 import { generatePortfolio, type Portfolio } from '../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../functions/simulator/server';
+import { lambdaNodeFlags } from '../test/support/lambda-bootstrap';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -108,21 +109,13 @@ async function bundle(entry: string, name: string, format: 'cjs' | 'esm' = 'cjs'
 }
 
 /**
- * How AWS Lambda's Node.js runtime starts node for the scan function (its bootstrap script, for a
- * function of SCAN_MEMORY_MB): `--expose-gc`, its HTTP header size, a tenth of the memory for the
- * young generation (half of it a semi-space) and the rest for the old one, handed to the function's
- * exec wrapper (functions/exec-wrapper.sh, which puts an 8 MB semi-space in place of the 51). Every
- * scan runs in a child started the same way, through the same script, so its peak RSS is the
- * function's.
+ * Every scan runs in a child started as Lambda's Node.js runtime starts the scan function (of
+ * SCAN_MEMORY_MB): node with the bootstrap's flags, handed to the function's exec wrapper
+ * (functions/exec-wrapper.sh, which puts an 8 MB semi-space in place of the 51), so its peak RSS is
+ * the function's.
  */
 const SCAN_MEMORY_MB = 1024;
-const LAMBDA_NODE_FLAGS = [
-  '--expose-gc',
-  '--max-http-header-size',
-  '81920',
-  `--max-semi-space-size=${Math.floor(SCAN_MEMORY_MB / 10 / 2)}`,
-  `--max-old-space-size=${SCAN_MEMORY_MB - Math.floor(SCAN_MEMORY_MB / 10)}`,
-];
+const LAMBDA_NODE_FLAGS = lambdaNodeFlags(SCAN_MEMORY_MB);
 const EXEC_WRAPPER = join(process.cwd(), 'functions', 'exec-wrapper.sh');
 
 /** The budget the README promises for each Lambda bundle. */

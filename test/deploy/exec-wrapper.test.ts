@@ -5,19 +5,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/deploy-docs';
+import { lambdaNodeFlags } from '../support/lambda-bootstrap';
 
 const WRAPPER = join(ROOT, 'functions', 'exec-wrapper.sh');
-/**
- * What Lambda's Node.js runtime passes its exec wrapper for a function of 1 024 MB, after node
- * itself (its bootstrap script: note the header size, a flag and its value in two arguments).
- */
-const RUNTIME_FLAGS = [
-  '--expose-gc',
-  '--max-http-header-size',
-  '81920',
-  '--max-semi-space-size=51',
-  '--max-old-space-size=922',
-];
+/** What Lambda's Node.js runtime passes its exec wrapper for a function of 1 024 MB, after node itself. */
+const RUNTIME_FLAGS = lambdaNodeFlags(1024);
 
 /**
  * The entry script, in a file as /var/runtime/index.mjs is: it allocates ALLOCATE short-lived

@@ -16,6 +16,7 @@ import { buildApp } from 'fauxqs';
 import S3rver from 's3rver';
 import { ROOT } from '../support/deploy-docs';
 import { startDynalite } from '../support/dynalite';
+import { lambdaNodeFlags } from '../support/lambda-bootstrap';
 import {
   type AwsCall,
   cloudwatchService,
@@ -387,21 +388,12 @@ async function startFunction(
 }
 
 /**
- * How Lambda's Node.js runtime starts node (its bootstrap script): `--expose-gc`, its HTTP header
- * size (a flag and its value, two arguments), a tenth of the memory for the young generation (half
- * of it a semi-space), the rest for the old one; through the function's `AWS_LAMBDA_EXEC_WRAPPER`
- * when it names one, which must then be an executable file of the bundle (the bootstrap refuses
- * anything else).
+ * How Lambda's Node.js runtime starts node (its bootstrap's flags for the function's memory): through
+ * the function's `AWS_LAMBDA_EXEC_WRAPPER` when it names one, which must then be an executable file
+ * of the bundle (the bootstrap refuses anything else).
  */
 function lambdaBootstrap(bundleDir: string, memoryMb: number, wrapper: string | undefined, id: string) {
-  const young = Math.floor(memoryMb / 10);
-  const flags = [
-    '--expose-gc',
-    '--max-http-header-size',
-    '81920',
-    `--max-semi-space-size=${Math.floor(young / 2)}`,
-    `--max-old-space-size=${memoryMb - young}`,
-  ];
+  const flags = lambdaNodeFlags(memoryMb);
   if (!wrapper) return { execArgv: flags };
   if (!wrapper.startsWith('/var/task/'))
     throw new Error(`${id}: exec wrapper ${wrapper} is not in the bundle`);
