@@ -70,18 +70,18 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
   // With memory, the comparison may still change a finding (a renewal_failed only memory knows):
   // the stateful scan signs the links once it has (signReportLinks), so each acts on what is shown.
   const named = input.account ? { ...report, source: { ...report.source, account: input.account } } : report;
-  return input.observe ? named : signReportLinks(named, input, false);
+  return input.observe ? named : signReportLinks(named, input, { silencing: false });
 }
 
 /**
  * The report with every signed link it can carry (functions/core/scan/report-links.ts), when
- * LINK_BASE_URL is set; `silencing` offers snooze and acknowledge, which need the state store.
+ * LINK_BASE_URL is set; `silencing` offers snooze and acknowledge, which need the state store;
+ * `owned` sets the links on the report's own finding objects (attachLinks).
  */
 export async function signReportLinks<R extends Report>(
   report: R,
   input: Pick<ScanJobInput, 'settings' | 'secrets' | 'now'>,
-  silencing: boolean,
-  owned = false,
+  how: { readonly silencing: boolean; readonly owned?: boolean },
 ): Promise<R> {
   const { settings } = input;
   const keys = settings.linkBaseUrl ? await input.secrets.signingKeys() : undefined;
@@ -93,9 +93,9 @@ export async function signReportLinks<R extends Report>(
           keys,
           now: input.now,
           ttlDays: settings.linkTtlDays,
-          silencing,
+          silencing: how.silencing,
         },
-        owned,
+        how.owned,
       )
     : report;
 }

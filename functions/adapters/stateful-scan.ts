@@ -222,7 +222,13 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
     const compared = compareMemory({ report, memory, state: opened.head, policy, scope, account });
     // Links are signed for the findings as compared: a snooze link must act on what the alert shows.
     // The compared findings are this comparison's own objects: the links go on them, not on copies.
-    const result = { ...compared, report: await signReportLinks(compared.report, input.job, true, true) };
+    const result = {
+      ...compared,
+      report: await signReportLinks(compared.report, input.job, {
+        silencing: true,
+        owned: true,
+      }),
+    };
     pace();
     if (!input.publish) return { result, published: null, saved: false, conflicts };
     try {
