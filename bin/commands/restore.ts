@@ -157,6 +157,7 @@ async function restoreAndConfirm(
   if (outcome.kind === 'restored') {
     return outcome.detail ? `restored ${domain} (confirmed by a fresh look-up)` : `restored ${domain}`;
   }
+  // The decision's own words, as the restore link's page says them; nothing of this command's to add.
   throw new SentinelError(`${notRestoredLine(outcome)}`);
 }
 
