@@ -102,10 +102,14 @@ export function auditTrailFor(
   return openAuditTrail(location, scope, () => dynamodb?.() ?? dynamoDbClientFromEnv(env));
 }
 
-/** An account's own state file beside the one `--state` names: `state.json` → `state.brand-a.json`. */
+/**
+ * An account's own state file beside the one `--state` names: `state.json` → `state.brand-a.json`,
+ * `state` → `state.brand-a.json`. Always with an extension: `state.<name>` would be the lock file
+ * (`state.lock`) or the reports folder (`state.reports`) of the state `--state state` names.
+ */
 export function accountStatePath(path: string, account: string): string {
   const ext = extname(path);
-  return ext && ext !== path ? `${path.slice(0, -ext.length)}.${account}${ext}` : `${path}.${account}`;
+  return ext && ext !== path ? `${path.slice(0, -ext.length)}.${account}${ext}` : `${path}.${account}.json`;
 }
 
 /**

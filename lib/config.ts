@@ -66,6 +66,15 @@ const guid = (what: string) =>
       `must be the ${what}, a GUID`,
     );
 
+/**
+ * A reseller base URL a deployment may call: the command line's rule, and https only (a Lambda has
+ * no simulator on its loopback). The deployment's own and every account's.
+ */
+const deployedResellerBaseUrl = SETTINGS.resellerBaseUrl.schema.refine(
+  (u) => u.startsWith('https://'),
+  'must be an https URL: the API key travels in its requests',
+);
+
 /** The settings of one DomainSentinel: its props, and the keys of a settings file and of `-c`. */
 export const SentinelSettingsSchema = z
   .object({
@@ -74,8 +83,7 @@ export const SentinelSettingsSchema = z
         message:
           'is required: the reseller API base URL, e.g. -c resellerBaseUrl=https://api.reseller.example',
       })
-      .pipe(SETTINGS.resellerBaseUrl.schema)
-      .refine((u) => u.startsWith('https://'), 'must be an https URL: the API key travels in its requests'),
+      .pipe(deployedResellerBaseUrl),
     apiKeyParameterName: ssmParameterName.default(apiKeyParameter.default),
     linkSigningKeyParameterName: ssmParameterName.default(signingKeyParameter.default),
     /** KMS key of the two SecureStrings; without it, decryption is allowed for any key but only through SSM and only for these parameters. */
@@ -239,6 +247,11 @@ function parseWith<S extends z.ZodObject>(
       `${where}: teamsTeamId, teamsTenantId and teamsChannelId go together: set all three, or none`,
     );
   for (const account of settings.accounts ?? []) {
+    const deployed = deployedResellerBaseUrl.optional().safeParse(account.resellerBaseUrl);
+    if (!deployed.success)
+      throw new ConfigError(
+        `${where}: account ${account.name}: resellerBaseUrl ${deployed.error.issues[0]?.message}`,
+      );
     const critical = account.criticalDays ?? settings.criticalDays ?? 0;
     const expiry = account.expiryDays ?? settings.expiryDays ?? Number.POSITIVE_INFINITY;
     if (critical > expiry)
@@ -348,6 +361,9 @@ export const AccountSettingsSchema = SentinelSettingsSchema.pick(
 )
   .partial()
   .extend({
+    // The command line's rule (http to this machine too), so a file of simulators works on a
+    // laptop; a deployment asks https of it (parseWith), as of its own.
+    resellerBaseUrl: SETTINGS.resellerBaseUrl.schema.optional(),
     name: accountName,
     /** Where the command line reads the account's API key. */
     apiKeyEnv: environmentVariable.optional(),

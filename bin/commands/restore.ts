@@ -1,6 +1,11 @@
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import { SentinelError } from '../../functions/core/base/errors';
-import { needsConsent, typedNameMatches } from '../../functions/core/decisions/restore';
+import {
+  needsConsent,
+  type RestoreOutcome,
+  restoreFromQuarantine,
+  typedNameMatches,
+} from '../../functions/core/decisions/restore';
 import { restoreDeadline, tldOf } from '../../functions/core/findings/quarantine-periods';
 import { type AuditTrail, auditEntry } from '../../functions/core/memory/audit';
 import { ResellerClient } from '../../functions/core/reseller/client';
@@ -135,32 +140,31 @@ function keeper(trail: AuditTrail | null, domain: string, at: number, warn: (lin
   };
 }
 
-/** The restore call; an answer other than the documented 204 is believed only after a fresh look-up. */
+/**
+ * The restore, decided as the restore link decides it (one decision, functions/core/decisions):
+ * an answer other than the documented 204, or none, is judged by a fresh look-up, and the trail
+ * keeps what that found (`restored`, `outcome_unknown`, …), never a bare "failed" for a restore
+ * the reseller may have carried out.
+ */
 async function restoreAndConfirm(
   client: ResellerClient,
   found: Domain,
   keep: (outcome: string) => Promise<void>,
 ): Promise<string> {
   const domain = found.domain_name;
-  let answer: Awaited<ReturnType<ResellerClient['restoreDomain']>>;
-  try {
-    answer = await client.restoreDomain(domain);
-  } catch (error) {
-    await keep(`failed: ${(error as Error).name}`);
-    throw error;
+  const outcome = await restoreFromQuarantine(client, found, domain);
+  await keep(outcome.kind);
+  if (outcome.kind === 'restored') {
+    return outcome.detail ? `restored ${domain} (confirmed by a fresh look-up)` : `restored ${domain}`;
   }
-  if (answer.status === 204) {
-    await keep('restored');
-    return `restored ${domain}`;
-  }
-  // Not the documented success (a 202, a 200 carrying an error): only the domain's status tells.
-  const now = await client.findDomain(domain);
-  if (!now || now.status.includes('quarantine')) {
-    await keep('not_restored');
-    throw new SentinelError(
-      `${domain} was NOT restored: the reseller answered the restore with HTTP ${answer.status}, not the documented 204, and ${now ? 'the domain is still in quarantine' : 'the domain is no longer found'}`,
-    );
-  }
-  await keep('restored');
-  return `restored ${domain} (confirmed by a fresh look-up)`;
+  // The decision's own words, as the restore link's page says them; nothing of this command's to add.
+  throw new SentinelError(`${notRestoredLine(outcome)}`);
+}
+
+/** What the terminal says when the outcome is not `restored`: the decision's words and their reason. */
+function notRestoredLine(outcome: RestoreOutcome): string {
+  // The link's page for a refused key is generic (it speaks to whoever holds a link); at the
+  // terminal the operator reads the reason itself.
+  if (outcome.kind === 'reseller_auth_failed') return `${outcome.detail ?? outcome.message}`;
+  return `${outcome.message}${outcome.detail ? ` (${outcome.detail})` : ''}`;
 }

@@ -86,8 +86,15 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
   const json = args.values.json === true;
   const base = settingsWithFlags(scan, args, io.env);
   // What every account shares is checked once, up front: a bad flag, no way to deliver, links
-  // without a signing key are exit 2 for all, before any account is read.
-  const shared = loadScanSettings(base, flagsOf(scan));
+  // without a signing key are exit 2 for all, before any account is read. A shared base URL is
+  // needed only by an account that names none of its own.
+  const ownBaseUrl = accounts.every((a) => a.resellerBaseUrl !== undefined)
+    ? accounts[0]?.resellerBaseUrl
+    : undefined;
+  const shared = loadScanSettings(
+    { ...base, resellerBaseUrl: base.resellerBaseUrl ?? ownBaseUrl },
+    flagsOf(scan),
+  );
   chooseDelivery(args, shared, json, io.env);
   if (shared.linkBaseUrl) new EnvSecretSource(io.env).signingKeysNow();
   const location = stateLocationOf(str(args.values.state), io.env);

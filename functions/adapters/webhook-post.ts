@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { type AnswerKind, answerKind, retryDelayMs, webhookHost } from '../core/alerts/webhook-delivery';
 import {
+  DELIVERY_HEADER,
   parseAlertReport,
   renderWebhookBody,
   SIGNATURE_HEADER,
@@ -143,13 +145,19 @@ export function webhookSender(destination: WebhookDestination, options: PostOpti
       ...(destination.timeZone ? { timeZone: destination.timeZone } : {}),
       ...(destination.accountLabel ? { accountLabel: destination.accountLabel } : {}),
     });
-    const headers: Record<string, string> = { 'user-agent': 'domain-sentinel' };
+    // One id per alert, the same on every try of it (as the subscriber sends SNS's message id).
+    const deliveryId = randomUUID();
+    const headers: Record<string, string> = {
+      'user-agent': 'domain-sentinel',
+      [DELIVERY_HEADER.toLowerCase()]: deliveryId,
+    };
     if (destination.format === 'json' && destination.signingKey)
-      headers[SIGNATURE_HEADER.toLowerCase()] = signWebhookBody(
+      headers[SIGNATURE_HEADER.toLowerCase()] = signWebhookBody({
         body,
-        destination.signingKey,
-        Math.floor((options.clock ?? Date.now)() / 1000),
-      );
+        deliveryId,
+        key: destination.signingKey,
+        unixSeconds: Math.floor((options.clock ?? Date.now)() / 1000),
+      });
     const outcome = await postWebhook(destination.url, body, headers, options);
     if (outcome.kind !== 'delivered')
       throw new PublishError(

@@ -5,6 +5,7 @@ import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { checkWebhookUrl, parseWebhookTargets, type WebhookTarget } from '../core/alerts/webhook-delivery';
 import {
+  DELIVERY_HEADER,
   parseAlertReport,
   renderWebhookBody,
   SIGNATURE_HEADER,
@@ -162,9 +163,11 @@ async function deliver(
     ...(accountLabel ? { accountLabel } : {}),
   });
   const url = checkWebhookUrl(await deps.secrets(target.parameter), `SSM parameter ${target.parameter}`);
+  // SNS's message id: the same on every redelivery of one alert, so a receiver can ignore a repeat.
+  const deliveryId = envelope.MessageId ?? record.messageId;
   const headers: Record<string, string> = {
     'user-agent': 'domain-sentinel',
-    'x-sentinel-delivery': envelope.MessageId ?? record.messageId,
+    [DELIVERY_HEADER.toLowerCase()]: deliveryId,
   };
   if (target.format === 'json') {
     const parameter = deps.env[ENV.webhookSigningKeyParameter];
@@ -177,11 +180,12 @@ async function deliver(
       throw new SecretError(
         `SSM parameter ${parameter} must hold a key of at least ${MIN_SIGNING_KEY} characters`,
       );
-    headers[SIGNATURE_HEADER.toLowerCase()] = signWebhookBody(
+    headers[SIGNATURE_HEADER.toLowerCase()] = signWebhookBody({
       body,
+      deliveryId,
       key,
-      Math.floor((deps.clock ?? Date.now)() / 1000),
-    );
+      unixSeconds: Math.floor((deps.clock ?? Date.now)() / 1000),
+    });
   }
   return postWebhook(url, body, headers, { ...deps.post, deadline });
 }

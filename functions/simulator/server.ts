@@ -21,6 +21,11 @@ export interface FaultRule {
   readonly match?: (request: SimulatedRequest) => boolean;
   /** How many requests it hits before it is spent. @default 1 */
   readonly times?: number;
+  /**
+   * Carry the request out first, then answer with the fault instead of the real answer: a
+   * reseller that restores the domain and then answers 500, or not in time. @default false
+   */
+  readonly afterActing?: boolean;
 }
 
 export interface SimulatedRequest {
@@ -118,6 +123,11 @@ function accountData(portfolio: Portfolio): AccountData {
 }
 
 const DEFAULT_PER_PAGE = 50;
+/** Where the real answer of a request carried out before its injected fault is written: nowhere. */
+const DISCARDED_ANSWER = {
+  writeHead: () => DISCARDED_ANSWER,
+  end: () => DISCARDED_ANSWER,
+} as unknown as ServerResponse;
 const JSON_TYPE = 'application/json;charset=utf-8';
 
 export async function startSimulator(options: SimulatorOptions): Promise<Simulator> {
@@ -294,13 +304,13 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     });
   };
 
-  const takeFault = (request: SimulatedRequest): Fault | undefined => {
+  const takeFault = (request: SimulatedRequest): FaultRule | undefined => {
     const index = faults.findIndex(({ rule }) => !rule.match || rule.match(request));
     if (index < 0) return undefined;
     const entry = faults[index] as { rule: FaultRule; left: number };
     entry.left--;
     if (entry.left <= 0) faults.splice(index, 1);
-    return entry.rule.fault;
+    return entry.rule;
   };
 
   const server = createServer((req, res) => {
@@ -317,7 +327,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     // A request without a known key has no bucket: it is answered 401 by the route.
     const waitMs = limiters.get(accountOf(req) ? (req.headers.authorization ?? '').slice(7) : '')?.take();
     // A request the rate limit turns away never reaches the application, nor its injected faults.
-    const fault = waitMs === undefined ? takeFault(request) : undefined;
+    const rule = waitMs === undefined ? takeFault(request) : undefined;
+    const fault = rule?.fault;
+    // The real answer goes nowhere; the fault's answer below is what the client gets.
+    if (rule?.afterActing) route(req, DISCARDED_ANSWER, request);
     if (latencyMs > 0) dueAt.set(res, performance.now() + latencyMs);
     if (waitMs !== undefined) {
       rateLimited++;

@@ -18,7 +18,7 @@ import { startDynalite } from '../support/dynalite';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 const HOUR = 3_600_000;
-const SCOPE = 'http://reseller.test';
+const SCOPE = 'https://reseller.test';
 
 const attempt = (n: number, extra: Partial<Parameters<typeof auditEntry>[0]> = {}): AuditEntry =>
   auditEntry({

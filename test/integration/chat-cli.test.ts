@@ -122,8 +122,16 @@ describe('sentinel scan --webhook URL --webhook-format', () => {
     expect(SlackMessageSchema.safeParse(JSON.parse(slack?.body ?? '')).error).toBeUndefined();
     expect(adaptiveCardProblems(JSON.parse(teams?.body ?? '').attachments[0].content)).toEqual([]);
     const header = json?.headers['x-sentinel-signature'] as string;
+    const deliveryId = json?.headers['x-sentinel-delivery'] as string;
+    expect(deliveryId).toMatch(/^[0-9a-f-]{36}$/);
     expect(
-      verifyWebhookSignature(json?.body ?? '', header, SIGNING, Math.floor(Date.now() / 1000)),
+      verifyWebhookSignature({
+        body: json?.body ?? '',
+        deliveryId,
+        header,
+        key: SIGNING,
+        nowSeconds: Math.floor(Date.now() / 1000),
+      }),
     ).toBeNull();
   });
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Portfolio } from '../../functions/simulator/portfolio';
-import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { type Fault, type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';
 
 const KEY = 'restore-cli-audit-key-01';
@@ -17,25 +17,28 @@ afterEach(async () => {
   dir = undefined;
 });
 
+/** One domain, lost.com, in quarantine for 10 days. */
+function quarantinedPortfolio(now = Date.now()): Portfolio {
+  return {
+    domains: [
+      {
+        domain_name: 'lost.com',
+        status: ['quarantine'],
+        date_expiry: new Date(now - 40 * DAY).toISOString(),
+        date_deleted: new Date(now - 10 * DAY).toISOString(),
+        auto_renew: false,
+        registrant_handle: 'C1',
+      },
+    ],
+    contacts: [],
+    truth: { findings: [], problems: [] },
+  };
+}
+
 describe('sentinel restore --state when the audit trail cannot be written', () => {
   it('says the domain was restored, exits 0, and warns that the attempt was not kept', async () => {
     // Prepare: a quarantined domain, and a state file the trail refuses (a hand-edited date).
-    const now = Date.now();
-    const portfolio: Portfolio = {
-      domains: [
-        {
-          domain_name: 'lost.com',
-          status: ['quarantine'],
-          date_expiry: new Date(now - 40 * DAY).toISOString(),
-          date_deleted: new Date(now - 10 * DAY).toISOString(),
-          auto_renew: false,
-          registrant_handle: 'C1',
-        },
-      ],
-      contacts: [],
-      truth: { findings: [], problems: [] },
-    };
-    sim = await startSimulator({ portfolio, apiKey: KEY });
+    sim = await startSimulator({ portfolio: quarantinedPortfolio(), apiKey: KEY });
     dir = await mkdtemp(join(tmpdir(), 'restore-cli-audit-'));
     const state = join(dir, 'state.json');
     await writeFile(
@@ -70,4 +73,59 @@ describe('sentinel restore --state when the audit trail cannot be written', () =
       /^warning: this attempt \(restored\) could not be kept in the audit trail of .*state\.json: .*last_scan_at/m,
     );
   });
+});
+
+describe('sentinel restore when the reseller restores the domain but does not say so', () => {
+  const restoreRequest = (r: { method: string; path: string }) =>
+    r.method === 'POST' && r.path === '/v2/domains/lost.com/restore';
+  const lookUp = (r: { method: string; path: string }) => r.method === 'GET' && r.path === '/v2/domains';
+  const answers: ReadonlyArray<[string, Fault]> = [
+    ['answers 500', { kind: 'status', status: 500 }],
+    ['answers after RESELLER_TIMEOUT_MS', { kind: 'hang' }],
+  ];
+
+  async function restoreAgainst(fault: Fault, lookUpsFail: boolean) {
+    sim = await startSimulator({ portfolio: quarantinedPortfolio(), apiKey: KEY });
+    dir = await mkdtemp(join(tmpdir(), 'restore-cli-outcome-'));
+    const state = join(dir, 'state.json');
+    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY, RESELLER_TIMEOUT_MS: '300' };
+    // The look-up before the restore is answered; the restore is carried out, then answered badly.
+    sim.injectFault({ fault, match: restoreRequest, afterActing: true });
+    const simulator = sim;
+    const afterRestore = (r: { method: string; path: string }) =>
+      lookUp(r) && simulator.restoreCalls.length > 0;
+    if (lookUpsFail)
+      sim.injectFault({ fault: { kind: 'status', status: 503 }, match: afterRestore, times: 50 });
+    const run = await runCli(['restore', 'lost.com', '--yes', '--state', state], env);
+    const audit = await runCli(['audit', '--json', '--state', state], env);
+    return { run, entries: (JSON.parse(audit.stdout) as { entries: Array<{ outcome: string }> }).entries };
+  }
+
+  it.each(answers)(
+    'keeps "restored" when it %s and a fresh look-up shows it out of quarantine',
+    async (_, fault) => {
+      const { run, entries } = await restoreAgainst(fault, false);
+
+      expect(sim?.restoreCalls).toEqual(['lost.com']);
+      expect(sim?.domain('lost.com')?.status).toEqual(['registered']);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/^restored lost\.com \(confirmed by a fresh look-up\)$/m);
+      expect(entries.map((e) => e.outcome)).toEqual(['restored']);
+    },
+  );
+
+  it.each(answers)(
+    'keeps "outcome_unknown", never "failed", when it %s and the look-up after fails too',
+    async (_, fault) => {
+      const { run, entries } = await restoreAgainst(fault, true);
+
+      expect(sim?.restoreCalls).toEqual(['lost.com']);
+      expect(sim?.domain('lost.com')?.status).toEqual(['registered']);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(
+        /^sentinel: The reseller answered the restore of lost\.com with .*, and its status could not be checked afterwards, so lost\.com may or may not have been restored\. Check the domain’s status/m,
+      );
+      expect(entries.map((e) => e.outcome)).toEqual(['outcome_unknown']);
+    },
+  );
 });

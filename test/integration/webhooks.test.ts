@@ -230,16 +230,17 @@ describe('webhooks: fauxqs → the subscriber handler → a receiver on 127.0.0.
     expect(teams.body).not.toContain('@here');
 
     // As a receiver verifies it: the raw body, the header, the shared key, the clock.
-    const header = json.headers[SIGNATURE_HEADER.toLowerCase()] as string;
-    expect(verifyWebhookSignature(json.body, header, SIGNING_KEY, Math.floor(Date.now() / 1000))).toBeNull();
-    expect(
-      verifyWebhookSignature(
-        json.body.replace('later.eu', 'later.nl'),
-        header,
-        SIGNING_KEY,
-        Math.floor(Date.now() / 1000),
-      ),
-    ).toBe('signature does not match');
+    const signed = {
+      body: json.body,
+      deliveryId: json.headers['x-sentinel-delivery'] as string,
+      header: json.headers[SIGNATURE_HEADER.toLowerCase()] as string,
+      key: SIGNING_KEY,
+      nowSeconds: Math.floor(Date.now() / 1000),
+    };
+    expect(verifyWebhookSignature(signed)).toBeNull();
+    expect(verifyWebhookSignature({ ...signed, body: json.body.replace('later.eu', 'later.nl') })).toBe(
+      'signature does not match',
+    );
     const sent = JSON.parse(json.body) as Report;
     expect(sent.findings.map((f) => ('domain_name' in f ? f.domain_name : ''))).toEqual(
       report().findings.map((f) => ('domain_name' in f ? f.domain_name : '')),

@@ -192,16 +192,26 @@ describe('the chat message (custom notification)', () => {
 describe('the JSON webhook signature', () => {
   const key = 'k'.repeat(40);
   const body = JSON.stringify(small());
+  const deliveryId = '3f2c9a40-1b7e-4c51-9a3e-0d6f5b2e8c11';
   const t = 1_795_300_000;
+  const check = (changes: Partial<Parameters<typeof verifyWebhookSignature>[0]> = {}) =>
+    verifyWebhookSignature({ body, deliveryId, key, header, nowSeconds: t + 10, ...changes });
+  const header = signWebhookBody({ body, deliveryId, key, unixSeconds: t });
 
-  it('verifies as a receiver checks it, and refuses a changed body, another key, or an old time', () => {
-    const header = signWebhookBody(body, key, t);
+  it('verifies as a receiver checks it, and refuses a changed body, delivery id or key, or an old time', () => {
     expect(header).toMatch(/^t=1795300000,v1=[0-9a-f]{64}$/);
-    expect(verifyWebhookSignature(body, header, key, t + 10)).toBeNull();
-    expect(verifyWebhookSignature(`${body} `, header, key, t)).toBe('signature does not match');
-    expect(verifyWebhookSignature(body, header, 'x'.repeat(40), t)).toBe('signature does not match');
-    expect(verifyWebhookSignature(body, header, key, t + SIGNATURE_TOLERANCE_SECONDS + 1)).toMatch(/replay/);
-    expect(verifyWebhookSignature(body, undefined, key, t)).toBe('no valid signature header');
-    expect(verifyWebhookSignature(body, 't=1,v1=zz', key, 1)).toBe('no valid signature header');
+    expect(check()).toBeNull();
+    expect(check({ body: `${body} ` })).toBe('signature does not match');
+    // A captured delivery replayed as a new alert: the id is signed, so it cannot be changed.
+    expect(check({ deliveryId: '3f2c9a40-1b7e-4c51-9a3e-0d6f5b2e8c12' })).toBe('signature does not match');
+    expect(check({ key: 'x'.repeat(40) })).toBe('signature does not match');
+    expect(check({ nowSeconds: t + SIGNATURE_TOLERANCE_SECONDS + 1 })).toMatch(/replay/);
+    expect(check({ header: undefined })).toBe('no valid signature header');
+    expect(check({ header: 't=1,v1=zz', nowSeconds: 1 })).toBe('no valid signature header');
+  });
+
+  it('refuses to sign a delivery id that could move part of the body into the id (a dot) or break a header', () => {
+    for (const bad of ['', 'a.b', 'a\r\nX-Evil: 1', 'x'.repeat(129)])
+      expect(() => signWebhookBody({ body, deliveryId: bad, key, unixSeconds: t })).toThrow(RangeError);
   });
 });

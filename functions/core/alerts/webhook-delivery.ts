@@ -1,5 +1,5 @@
 import { ConfigError } from '../base/errors';
-import { WEBHOOK_FORMATS, type WebhookFormat } from '../scan/config';
+import { isLoopbackUrl, WEBHOOK_FORMATS, type WebhookFormat } from '../scan/config';
 
 /**
  * Which webhooks a deployment posts to, and what an answer means: the decisions of the webhook
@@ -105,8 +105,7 @@ export function checkWebhookUrl(url: string, source: string): string {
   } catch {
     throw new ConfigError(`${source} is not a URL`);
   }
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(parsed.hostname);
-  if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && loopback))
+  if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && isLoopbackUrl(parsed)))
     throw new ConfigError(
       `${source} must be an https URL (http only to 127.0.0.1 or localhost): the URL is the webhook's secret`,
     );

@@ -338,29 +338,54 @@ export function renderTeamsMessage(report: Report, options: ChatOptions = {}): T
 
 /** The signature header of the JSON webhook. */
 export const SIGNATURE_HEADER = 'X-Sentinel-Signature';
+/** The delivery id header: one id per alert, the same on every retry of it; covered by the signature. */
+export const DELIVERY_HEADER = 'X-Sentinel-Delivery';
 /** A receiver refuses a signature older (or newer) than this: a replayed delivery. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
-
 /**
- * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`: the body as sent, byte for byte, and the
- * time, so a receiver can tell a replay. The key is the webhook signing key (at least 32 characters).
+ * What a delivery id may hold (an SNS message id or a UUID fits): no `.`, so the signed string
+ * `<t>.<id>.<body>` splits one way only, and no character a header cannot carry.
  */
-export function signWebhookBody(body: string, key: string, unixSeconds: number): string {
-  const mac = createHmac('sha256', key).update(`${unixSeconds}.${body}`, 'utf8').digest('hex');
-  return `t=${unixSeconds},v1=${mac}`;
+const DELIVERY_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** One delivery of the JSON webhook: what the signature covers. */
+export interface SignedDelivery {
+  /** The body as sent, byte for byte. */
+  readonly body: string;
+  /** The X-Sentinel-Delivery header's value. */
+  readonly deliveryId: string;
+  readonly key: string;
 }
 
 /**
- * What a receiver does with the header: recompute the HMAC over `<t>.<raw body>`, compare in
- * constant time, and refuse a time outside the tolerance. Returns why it refuses, or null.
+ * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<delivery id>.<body>">`. Every field a receiver
+ * relies on is covered: the time (to refuse a replay), the delivery id (to ignore a repeat: an
+ * unsigned id would let a captured delivery be replayed as a new alert) and the body. The key is
+ * the webhook signing key (at least 32 characters).
+ */
+export function signWebhookBody(delivery: SignedDelivery & { readonly unixSeconds: number }): string {
+  if (!DELIVERY_ID.test(delivery.deliveryId))
+    throw new RangeError('a delivery id is 1 to 128 of A-Z, a-z, 0-9, _ and -');
+  return `t=${delivery.unixSeconds},v1=${webhookMac(delivery, delivery.unixSeconds)}`;
+}
+
+const webhookMac = (delivery: SignedDelivery, t: number) =>
+  createHmac('sha256', delivery.key)
+    .update(`${t}.${delivery.deliveryId}.${delivery.body}`, 'utf8')
+    .digest('hex');
+
+/**
+ * What a receiver does with the headers: recompute the HMAC over `<t>.<delivery id>.<raw body>`,
+ * compare in constant time, and refuse a time outside the tolerance. Returns why it refuses, or null.
  */
 export function verifyWebhookSignature(
-  body: string,
-  header: string | undefined,
-  key: string,
-  nowSeconds: number,
-  toleranceSeconds = SIGNATURE_TOLERANCE_SECONDS,
+  delivery: SignedDelivery & {
+    readonly header: string | undefined;
+    readonly nowSeconds: number;
+    readonly toleranceSeconds?: number;
+  },
 ): string | null {
+  const { header } = delivery;
   const parts = Object.fromEntries(
     (header ?? '').split(',').map((p) => {
       const at = p.indexOf('=');
@@ -370,8 +395,9 @@ export function verifyWebhookSignature(
   const t = Number(parts.t);
   if (!header || !Number.isInteger(t) || !/^[0-9a-f]{64}$/.test(parts.v1 ?? ''))
     return 'no valid signature header';
-  if (Math.abs(nowSeconds - t) > toleranceSeconds) return 'signature time outside the tolerance (a replay?)';
-  const expected = Buffer.from(createHmac('sha256', key).update(`${t}.${body}`, 'utf8').digest('hex'));
+  if (Math.abs(delivery.nowSeconds - t) > (delivery.toleranceSeconds ?? SIGNATURE_TOLERANCE_SECONDS))
+    return 'signature time outside the tolerance (a replay?)';
+  const expected = Buffer.from(webhookMac(delivery, t));
   const given = Buffer.from(parts.v1 as string);
   return timingSafeEqual(expected, given) ? null : 'signature does not match';
 }

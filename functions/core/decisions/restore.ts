@@ -205,6 +205,22 @@ async function decideSigned(
     };
   }
 
+  return restoreFromQuarantine(reseller, found, domain);
+}
+
+/**
+ * Sends the restore of a domain a look-up has just found in quarantine, and decides what came of
+ * it: the documented 204, a clear refusal, or, for any other answer or none, what a fresh look-up
+ * of the domain shows. The restore link and `sentinel restore` both end here, so a restore that
+ * happened is never kept as failed by one of them. Never throws.
+ *
+ * @param domain the name as the caller asked for it, for the messages and the look-up.
+ */
+export async function restoreFromQuarantine(
+  reseller: RestorePort,
+  found: Domain,
+  domain: string,
+): Promise<RestoreOutcome> {
   let answer: RestoreAnswer;
   try {
     answer = await reseller.restoreDomain(found.domain_name); // the account's own spelling of the name

@@ -11,18 +11,31 @@ import { type RawSettings, SETTINGS, type SettingName, ssmParameterName } from '
  * accounts apart wherever they meet (the state's scope, the report's place, the links' keys).
  */
 
+/** The shape of an account's name. */
+const NAME_SHAPE = /^[a-z0-9][a-z0-9-]{0,31}$/;
+/** Names Windows keeps for a device: no file or folder there may have one. */
+const WINDOWS_DEVICE = /^(?:con|prn|aux|nul|com[1-9]|lpt[1-9])$/;
+
 /**
  * An account's name: short, lower case, and safe unchanged in every place it appears (an SNS
- * message attribute, a state partition, a URL path segment, a metric dimension, a file name).
+ * message attribute, a state partition, a URL path segment, a metric dimension, a file and a
+ * folder name). Lower case only, so two names never meet on a file system that ignores case; no
+ * name Windows keeps for a device (`con`, `nul`, `com1`, …), which a report folder is named after.
  */
-export const ACCOUNT_NAME = /^[a-z0-9][a-z0-9-]{0,31}$/;
+export const ACCOUNT_NAME = {
+  test: (name: string): boolean => NAME_SHAPE.test(name) && !WINDOWS_DEVICE.test(name),
+} as const;
 
 /** An account's name, checked ({@link ACCOUNT_NAME}). */
 export const accountName = z
   .string({ error: 'must be a name such as brand-a' })
   .regex(
-    ACCOUNT_NAME,
+    NAME_SHAPE,
     'must be 1 to 32 of a-z, 0-9 and "-", starting with a letter or digit (it appears in URLs, metric dimensions and message attributes)',
+  )
+  .refine(
+    (name) => !WINDOWS_DEVICE.test(name),
+    'must not be a name Windows keeps for a device (con, prn, aux, nul, com1-9, lpt1-9): it names a folder',
   );
 
 /** The most accounts one deployment scans (docs/accounts.md says why: one Map's history, its policies). */

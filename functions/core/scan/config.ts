@@ -90,15 +90,30 @@ export const httpUrl = z
   })
   .transform((s) => s.replace(/\/+$/, ''));
 
+/** The host names that are this machine: where a URL may be plain http (a simulator, a local receiver). */
+const LOOPBACK_HOSTS: readonly string[] = ['127.0.0.1', 'localhost', '[::1]'];
+
+/** True for a URL to this machine ({@link LOOPBACK_HOSTS}). */
+export const isLoopbackUrl = (url: URL): boolean => LOOPBACK_HOSTS.includes(url.hostname);
+
 /**
  * The reseller API's base, without its version: the client puts `/v2/…` after it, so a base that
- * already ends in `/v2` would ask for `/v2/v2/domains` and get a 404 that names no cause.
+ * already ends in `/v2` would ask for `/v2/v2/domains` and get a 404 that names no cause. https,
+ * or http to this machine only (the simulator): the API key travels in every request. The one rule
+ * for RESELLER_BASE_URL and for an account's `resellerBaseUrl` (a deployment asks https of both).
  */
 export const resellerBaseUrl = httpUrl.superRefine((url, ctx) => {
   if (/\/v2$/i.test(url))
     ctx.addIssue({
       code: 'custom',
       message: `must not end in /v2: the client adds /v2 to every path itself; use ${url.replace(/\/v2$/i, '')}`,
+    });
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  if (parsed?.protocol === 'http:' && !isLoopbackUrl(parsed))
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        'must be an https URL (http only to 127.0.0.1, [::1] or localhost): the API key travels in its requests',
     });
 });
 
@@ -144,7 +159,7 @@ export const SETTINGS = {
     flag: '--base-url',
     context: 'resellerBaseUrl',
     schema: resellerBaseUrl,
-    doc: 'reseller API base URL (live or test environment), without /v2; required',
+    doc: 'reseller API base URL (live or test environment), without /v2; https (http only to this machine); required',
   },
   linkBaseUrl: {
     env: ENV.linkBaseUrl,
