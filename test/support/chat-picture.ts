@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { buildAlertMessage } from '../../functions/core/alerts/alert';
+import { buildAlertMessage } from '../../functions/core/alerts/message';
 import { type ChatNotification, chatNotificationOf } from '../../functions/core/alerts/chat';
 import {
   renderSlackMessage,

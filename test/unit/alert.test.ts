@@ -2,15 +2,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   ALERT_TOPIC_DISPLAY_NAME,
-  buildAlertMessage,
   gsm7Length,
-  renderDigest,
   renderSms,
   renderSubject,
   SNS_MAX_BYTES,
   shouldNotify,
   smsAsDelivered,
 } from '../../functions/core/alerts/alert';
+import { renderDigest } from '../../functions/core/alerts/digest';
+import { buildAlertMessage } from '../../functions/core/alerts/message';
 import {
   type ContactFinding,
   compareFindings,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildAlertMessage, SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
+import { SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
+import { buildAlertMessage } from '../../functions/core/alerts/message';
 import { CUSTOM_NOTIFICATION_LIMITS, chatName, chatNotificationOf } from '../../functions/core/alerts/chat';
 import {
   parseAlertReport,

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { capForMessage } from '../../functions/adapters/stateful-scan';
-import { buildAlertMessage, renderDigest, SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
+import { SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
+import { renderDigest } from '../../functions/core/alerts/digest';
+import { buildAlertMessage } from '../../functions/core/alerts/message';
 import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE } from '../../functions/core/memory/state';
 import { DAY, domain, scanOf } from '../support/state-scan';
 
