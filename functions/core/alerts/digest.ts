@@ -126,32 +126,71 @@ function unreadableItem(p: Problem): Item {
   return { severity: 'critical', full: [first, detail], brief: [first, detail], named: [first] };
 }
 
-/** The critical and warning items in the order they are read: unreadable quarantine records, then the findings. */
-function itemsOf(report: Report, day: (iso: string) => string): Item[] {
-  const items = criticalProblems(report).map(unreadableItem);
-  for (const severity of ['critical', 'warning'] as const)
-    for (const f of report.findings as readonly Finding[])
-      if (f.severity === severity)
-        items.push(isDomainFinding(f) ? domainItem(f, report.now, day) : contactItem(f));
-  return items;
+/**
+ * The critical and warning items in the order they are read (unreadable quarantine records, then the
+ * findings), each made only when it is first asked for: an account of 100 000 findings names a few
+ * thousand, and the rest are only counted.
+ */
+class Items {
+  readonly #sources: ReadonlyArray<Problem | Finding>;
+  readonly #made: Item[] = [];
+  readonly severities: ReadonlyArray<'critical' | 'warning'>;
+  constructor(
+    private readonly report: Report,
+    private readonly day: (iso: string) => string,
+  ) {
+    const problems = criticalProblems(report);
+    const critical = report.findings.filter((f) => f.severity === 'critical');
+    const warning = report.findings.filter((f) => f.severity === 'warning');
+    this.#sources = [...problems, ...critical, ...warning];
+    this.severities = this.#sources.map((_, i) =>
+      i < problems.length + critical.length ? 'critical' : 'warning',
+    );
+  }
+
+  get length(): number {
+    return this.#sources.length;
+  }
+
+  at(i: number): Item {
+    let item = this.#made[i];
+    if (!item) {
+      const source = this.#sources[i] as Problem | Finding;
+      item =
+        'resource' in source
+          ? unreadableItem(source)
+          : isDomainFinding(source)
+            ? domainItem(source, this.report.now, this.day)
+            : contactItem(source);
+      this.#made[i] = item;
+    }
+    return item;
+  }
 }
 
 /**
  * Each item's level within `budget`: as many named as fit (in order), then from the first on as
  * many in full as fit, then as many briefly; the rest stay named, and what was never named is left.
  */
-export function levelsWithin(items: readonly Item[], fixed: number, budget: number): Level[] {
-  const size = items.map((i) => ({ full: bytes(i.full), brief: bytes(i.brief), named: bytes(i.named) }));
+function levelsWithin(items: Items, fixed: number, budget: number): Level[] {
+  const sizes: Array<{ full: number; brief: number; named: number }> = [];
+  const size = (i: number) => {
+    let known = sizes[i];
+    if (!known) {
+      const item = items.at(i);
+      known = { full: bytes(item.full), brief: bytes(item.brief), named: bytes(item.named) };
+      sizes[i] = known;
+    }
+    return known;
+  };
   let used = fixed;
   let named = 0;
-  while (named < items.length && used + (size[named]?.named ?? 0) <= budget)
-    used += size[named++]?.named ?? 0;
-  const levels: Level[] = items.map((_, i) => (i < named ? 'named' : 'left'));
+  while (named < items.length && used + size(named).named <= budget) used += size(named++).named;
+  const levels: Level[] = Array.from({ length: items.length }, (_, i) => (i < named ? 'named' : 'left'));
   for (const level of ['full', 'brief'] as const) {
     for (let i = 0; i < named; i++) {
       if (levels[i] !== 'named') continue;
-      const s = size[i] as { full: number; brief: number; named: number };
-      const extra = s[level] - s.named;
+      const extra = size(i)[level] - size(i).named;
       if (used + extra > budget) break;
       used += extra;
       levels[i] = level;
@@ -165,20 +204,18 @@ const whereAll = (report: Report) =>
   report.report_url ? `on the full report: ${report.report_url}` : 'run a scan with --json for all of them';
 
 /** The sections of the critical and warning items, at their levels, with what was left out counted and linked. */
-function itemSections(report: Report, items: readonly Item[], levels: readonly Level[]): string[] {
+function itemSections(report: Report, items: Items, levels: readonly Level[]): string[] {
   const out: string[] = [];
   const counts = digestCounts(items, levels);
   for (const severity of ['critical', 'warning'] as const) {
-    const mine = items
-      .map((item, i) => ({ item, level: levels[i] as Level }))
-      .filter((x) => x.item.severity === severity);
+    const mine = levels.map((level, i) => ({ i, level })).filter(({ i }) => items.severities[i] === severity);
     if (mine.length === 0) continue;
     out.push(`${severity.toUpperCase()} (${mine.length})`);
     let namedOnly = 0;
-    for (const { item, level } of mine) {
+    for (const { i, level } of mine) {
       if (level === 'left') continue;
       if (level === 'named') namedOnly++;
-      out.push(...item[level]);
+      out.push(...items.at(i)[level]);
     }
     if (namedOnly > 0)
       out.push(`  (${plural(namedOnly, 'item')} above named only: next steps and links ${whereAll(report)})`);
@@ -189,12 +226,13 @@ function itemSections(report: Report, items: readonly Item[], levels: readonly L
   return out;
 }
 
-function digestCounts(items: readonly Item[], levels: readonly Level[]): DigestCounts {
+function digestCounts(items: Items, levels: readonly Level[]): DigestCounts {
   const named = { critical: 0, warning: 0 };
   const leftOut = { critical: 0, warning: 0 };
-  items.forEach((item, i) => {
-    if (levels[i] === 'left') leftOut[item.severity]++;
-    else named[item.severity]++;
+  levels.forEach((level, i) => {
+    const severity = items.severities[i] as 'critical' | 'warning';
+    if (level === 'left') leftOut[severity]++;
+    else named[severity]++;
   });
   return { named, leftOut };
 }
@@ -248,7 +286,7 @@ export function composeDigest(
   options: DigestOptions = {},
 ): Digest {
   const { top, bottom, day } = frame(report, options);
-  const items = itemsOf(report, day);
+  const items = new Items(report, day);
   const fixed = bytes(top) + bytes(bottom) + 2 * bytes(['CRITICAL (000000)', '']) + COUNT_LINES_RESERVE;
   let budget = options.budgetBytes ?? DIGEST_MAX_BYTES;
   for (;;) {
