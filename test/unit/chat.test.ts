@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
-import { buildAlertMessage } from '../../functions/core/alerts/message';
 import { CUSTOM_NOTIFICATION_LIMITS, chatName, chatNotificationOf } from '../../functions/core/alerts/chat';
+import { buildAlertMessage } from '../../functions/core/alerts/message';
 import {
   parseAlertReport,
   renderSlackMessage,
@@ -61,11 +61,15 @@ describe('the chat message (custom notification)', () => {
     );
     // One link per item, and its next step (a report without finding pages: the restore link).
     expect(d).toContain(`  Act: ${RESTORE}example.nl?exp=1795500000`);
-    expect(d).toContain('  Next: Restore it by 25 Nov 2026 (3 days left) through its link, with the registrant');
+    expect(d).toContain(
+      '  Next: Restore it by 25 Nov 2026 (3 days left) through its link, with the registrant',
+    );
     expect(d).toContain('- `later.eu`: expires 12 Dec 2026 in 20 days, auto-renew OFF');
     expect(d).not.toContain('fine.com');
     expect(d.split('\n')[0]).toBe(`Full report: ${small().report_url}`);
-    expect(message.content.nextSteps?.[0]).toMatch(/^Open each item's link: its page says what to do by when/);
+    expect(message.content.nextSteps?.[0]).toMatch(
+      /^Open each item's link: its page says what to do by when/,
+    );
     expect(message.content.keywords).toEqual(['domain-sentinel', '2 critical', 'Acme Hosting']);
     expect(message.metadata.threadId).toBe('domain-sentinel-acme-hosting-2026-11-22');
     expect(message.metadata.summary).toBe(message.content.title);

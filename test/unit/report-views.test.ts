@@ -196,7 +196,7 @@ describe('renderReportPage', () => {
       ],
     };
     expect(renderReportPage({ report: withChanges, token })).toContain(
-      '<h2>Changes since the last scan (1)</h2><ul class="items"><li><strong>shop.nl</strong>: transfer lock off (true → false)</li>',
+      `<h2>Changes since the last scan (1)</h2><ul class="items"><li><strong>shop.nl</strong>: transfer lock off (true → false)<div class="next">Next: If nobody here turned it off, turn the transfer lock on again in the reseller&#39;s control panel today.</div></li>`,
     );
     expect(renderReportPage({ report, token })).not.toContain('Changes since');
   });

@@ -74,7 +74,7 @@ export const FINDING_NEXT_STEPS = {
     kind: 'quarantine',
     title: 'In quarantine',
     severity: 'critical',
-    when: 'the domain was cancelled and the registry holds it in quarantine (redemption): it can still be restored, for a fee, until its restore-by date (docs/deadlines.md).',
+    when: 'the domain was cancelled and the registry holds it in quarantine (redemption): it can still be restored, for a fee, until its restore-by date ([deadlines.md](deadlines.md)).',
     how: `Open the finding's link: its page offers Restore, which asks you to type the name and (for .nl) to confirm the registrant's consent before anything is restored. After the restore-by date the registry releases the name and anyone may register it. A restore costs the reseller's restore fee; check it in ${PANEL} if in doubt.`,
     step: (f: DomainFinding, day: DayFormat) => {
       const left = f.days_to_restore;
@@ -101,7 +101,7 @@ export const FINDING_NEXT_STEPS = {
     title: 'Expired',
     severity: 'critical',
     when: 'its expiry date has passed and it is not (yet) in quarantine.',
-    how: `Renew it in ${PANEL} now. The API does not say how long the registry keeps an expired domain before it is cancelled; once cancelled it goes into quarantine, where a restore costs more than a renewal (the restore periods per TLD: docs/deadlines.md).`,
+    how: `Renew it in ${PANEL} now. The API does not say how long the registry keeps an expired domain before it is cancelled; once cancelled it goes into quarantine, where a restore costs more than a renewal (the restore periods per TLD: [deadlines.md](deadlines.md)).`,
     step: (f: DomainFinding, day: DayFormat) =>
       `Renew it now in ${PANEL}: it expired ${day(f.date_expiry)}; the grace left is not stated by the API, and ${afterCancelling(f.domain_name)}.`,
     sample: { ...SAMPLE_DOMAIN, kind: 'expired', date_expiry: '2026-11-20T06:00:00.000Z', days_left: -2 },

@@ -15,7 +15,7 @@ import {
   SEVERITIES,
   type Severity,
 } from '../findings/classify';
-import { nextStep } from '../findings/next-step';
+import { changeNextStep, nextStep } from '../findings/next-step';
 import { type AuditEntry, auditLine } from '../memory/audit';
 import {
   filterText,
@@ -293,7 +293,11 @@ function changesHtml(report: ReportView): string {
       c.before !== undefined || c.after !== undefined
         ? ` (${safeText(JSON.stringify(c.before) ?? '')} → ${safeText(JSON.stringify(c.after) ?? '')})`
         : '';
-    return `<li><strong>${escapeHtml(name)}</strong>: ${escapeHtml(kind + detail)}</li>`;
+    const next =
+      typeof c.kind === 'string' && typeof c.domain_name === 'string'
+        ? `<div class="next">Next: ${escapeHtml(changeNextStep({ domain_name: c.domain_name, kind: c.kind }))}</div>`
+        : '';
+    return `<li><strong>${escapeHtml(name)}</strong>: ${escapeHtml(kind + detail)}${next}</li>`;
   });
   const rest = total - items.length;
   return `<h2>Changes since the last scan (${total})</h2>${items.length ? `<ul class="items">${items.join('')}</ul>` : '<p>None.</p>'}${rest > 0 ? `<p class="note">and ${rest} more (the JSON report lists them all)</p>` : ''}`;
