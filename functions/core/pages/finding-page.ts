@@ -16,7 +16,7 @@ const STYLE = `.sev{font-size:.8rem;padding:.1rem .45rem;border-radius:3px;color
 .next{border-left:4px solid #0b5cad;background:#eef4fb;padding:.5rem .7rem;margin:1rem 0}
 ul.acts{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.6rem;margin:1rem 0}
 ul.acts a{display:inline-block;padding:.6rem 1.2rem;border-radius:4px;background:#0b5cad;color:#fff;text-decoration:none}
-ul.acts a.quiet{background:#e8eef5;color:#0b3d73}
+ul.acts a.quiet{background:#e8eef5;color:#0b3d73}dd{overflow-wrap:anywhere}
 @media (max-width:40rem){body{margin:1rem auto}}`;
 
 /** Headers of the finding page: the pages' own, with its stylesheet allowed by its hash. */
