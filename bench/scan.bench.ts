@@ -125,7 +125,7 @@ const LAMBDA_NODE_FLAGS = lambdaNodeFlags(SCAN_MEMORY_MB);
 const EXEC_WRAPPER = join(process.cwd(), 'functions', 'exec-wrapper.sh');
 
 /** The budget the README promises for each Lambda bundle. */
-const BUNDLE_BUDGET = { kib: 300, importMs: 250 };
+const BUNDLE_BUDGET = { kib: 320, importMs: 250 };
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 

@@ -6,7 +6,7 @@ import { main } from '../bin/cli';
 import type { Command } from '../bin/command';
 import { COMMANDS } from '../bin/commands/index';
 import { flagUsage, OTHER_VARIABLES, optionDoc, renderOverview, variablesOf } from '../bin/help';
-import { NEXT_STEP_TABLE } from '../functions/core/findings/next-step';
+import { NEXT_STEP_TABLE } from '../functions/core/findings/next-step-docs';
 import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/scan/config';
 import { generatePortfolio } from '../functions/simulator/portfolio';
 import { StackConfigSchema } from '../lib/config';
@@ -128,13 +128,13 @@ export function nextStepSections(): string {
     }).format(new Date(iso));
   const section = (row: (typeof NEXT_STEP_TABLE)[number]) =>
     [
-      `### ${row.entry.title} (\`${row.entry.kind}\`)`,
+      `### ${row.doc.title} (\`${row.kind}\`)`,
       '',
-      `**Severity:** ${row.entry.severity}. **When:** ${row.entry.when}`,
+      `**Severity:** ${row.doc.severity}. **When:** ${row.doc.when}`,
       '',
       `**What the alert says to do** (an example): ${row.line(day)}`,
       '',
-      row.entry.how,
+      row.doc.how,
     ].join('\n');
   return [
     '## Findings',

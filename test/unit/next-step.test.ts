@@ -7,9 +7,9 @@ import {
   CHANGE_NEXT_STEPS,
   changeNextStep,
   FINDING_NEXT_STEPS,
-  NEXT_STEP_TABLE,
   nextStep,
 } from '../../functions/core/findings/next-step';
+import { NEXT_STEP_TABLE } from '../../functions/core/findings/next-step-docs';
 import { prettyReportJson } from '../../functions/core/memory/report-json';
 import { CHANGE_KINDS } from '../../functions/core/memory/state';
 import { renderFindingPage } from '../../functions/core/pages/finding-page';
@@ -79,7 +79,7 @@ describe('the next step of every finding kind', () => {
       'renewal_failed',
     ]);
     expect(Object.keys(CHANGE_NEXT_STEPS).sort()).toEqual([...CHANGE_KINDS].sort());
-    expect(NEXT_STEP_TABLE.map((row) => row.entry.kind)).toEqual([
+    expect(NEXT_STEP_TABLE.map((row) => row.kind)).toEqual([
       ...Object.keys(FINDING_NEXT_STEPS),
       ...Object.keys(CHANGE_NEXT_STEPS),
     ]);
