@@ -139,7 +139,7 @@ export class WebApi extends Construct {
       }
     }
     // Read-only links: no POST route at all.
-    for (const path of ['report', 'calendar.ics']) {
+    for (const path of ['report', 'report.json', 'calendar.ics']) {
       const resource = this.api.root.addResource(path);
       for (const method of ['GET', 'HEAD']) {
         resource.addMethod(method, integration, {
@@ -148,6 +148,14 @@ export class WebApi extends Construct {
         });
       }
     }
+    // A finding's page is read-only too: it offers the acting links, each confirming before it acts.
+    const finding = this.api.root.addResource('finding').addResource('{domain}');
+    for (const method of ['GET', 'HEAD'])
+      finding.addMethod(method, integration, {
+        requestValidator: validator,
+        requestParameters: { 'method.request.path.domain': true },
+        authorizationType: apigateway.AuthorizationType.NONE,
+      });
     if (props.accounts) {
       // The overview, and every route above again under each account's own path. Without the
       // console's test-invoke permissions: the function's resource policy (20 KB) holds one
@@ -169,7 +177,14 @@ export class WebApi extends Construct {
             authorizationType: apigateway.AuthorizationType.NONE,
           });
       }
-      for (const path of ['report', 'calendar.ics']) {
+      const finding = account.addResource('finding').addResource('{domain}');
+      for (const method of ['GET', 'HEAD'])
+        finding.addMethod(method, integration, {
+          requestValidator: validator,
+          requestParameters: { 'method.request.path.account': true, 'method.request.path.domain': true },
+          authorizationType: apigateway.AuthorizationType.NONE,
+        });
+      for (const path of ['report', 'report.json', 'calendar.ics']) {
         const resource = account.addResource(path);
         for (const method of ['GET', 'HEAD'])
           resource.addMethod(method, integration, {

@@ -6,6 +6,7 @@ import { main } from '../bin/cli';
 import type { Command } from '../bin/command';
 import { COMMANDS } from '../bin/commands/index';
 import { flagUsage, OTHER_VARIABLES, optionDoc, renderOverview, variablesOf } from '../bin/help';
+import { NEXT_STEP_TABLE } from '../functions/core/findings/next-step-docs';
 import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/scan/config';
 import { generatePortfolio } from '../functions/simulator/portfolio';
 import { StackConfigSchema } from '../lib/config';
@@ -111,6 +112,40 @@ export function cliReference(commands: readonly Command[]): string {
       ].join('\n');
     })
     .join('\n\n');
+}
+
+/**
+ * docs/when-an-alert-arrives.md: one section per finding and change kind, from the table the alerts
+ * themselves end each finding with (functions/core/findings/next-step.ts).
+ */
+export function nextStepSections(): string {
+  const day = (iso: string) =>
+    new Intl.DateTimeFormat('en-GB', {
+      day: 'numeric',
+      month: 'short',
+      year: 'numeric',
+      timeZone: 'UTC',
+    }).format(new Date(iso));
+  const section = (row: (typeof NEXT_STEP_TABLE)[number]) =>
+    [
+      `### ${row.doc.title} (\`${row.kind}\`)`,
+      '',
+      `**Severity:** ${row.doc.severity}. **When:** ${row.doc.when}`,
+      '',
+      `**What the alert says to do** (an example): ${row.line(day)}`,
+      '',
+      row.doc.how,
+    ].join('\n');
+  return [
+    '## Findings',
+    '',
+    ...NEXT_STEP_TABLE.filter((r) => r.group === 'finding').map((r) => `${section(r)}\n`),
+    '## Changes since the last scan (with a state store)',
+    '',
+    ...NEXT_STEP_TABLE.filter((r) => r.group === 'change').map((r) => `${section(r)}\n`),
+  ]
+    .join('\n')
+    .trimEnd();
 }
 
 /** Environment variables (SETTINGS, SECRET_SETTINGS) and the stack's context keys. */
@@ -340,6 +375,7 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
     overview: () => fence(renderOverview(COMMANDS)),
     'cli-reference': () => cliReference(COMMANDS),
     configuration: configurationTable,
+    'next-steps': nextStepSections,
     'malformed-count': () => String(portfolio.truth.problems.length),
     'quarantine-count': () => String(quarantined.length),
     'simulate-tryout': () =>

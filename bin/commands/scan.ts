@@ -13,14 +13,10 @@ import {
   type StateLocation,
 } from '../../functions/adapters/stateful-scan';
 import { webhookSender } from '../../functions/adapters/webhook-post';
-import {
-  buildAlertMessage,
-  renderDigest,
-  renderSms,
-  reportReaches,
-  smsAsDelivered,
-} from '../../functions/core/alerts/alert';
+import { renderSms, reportReaches, smsAsDelivered } from '../../functions/core/alerts/alert';
 import { chatNotificationOf } from '../../functions/core/alerts/chat';
+import { renderDigest } from '../../functions/core/alerts/digest';
+import { buildAlertMessage } from '../../functions/core/alerts/message';
 import { checkWebhookUrl, webhookHost } from '../../functions/core/alerts/webhook-delivery';
 import { ConfigError } from '../../functions/core/base/errors';
 import { SEVERITIES, type Severity } from '../../functions/core/findings/classify';
@@ -365,11 +361,20 @@ export async function scanWithMemory(
   const scope = place?.scope ?? settings.resellerBaseUrl;
   const store = openStateStore(location, scope, () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env));
   const send = senderFor(run.delivery, run.job.settings, io);
+  const reports = place
+    ? place.reports
+    : reportStoreFor(
+        { env: io.env, stateFlag: run.stateFlag, cwd: io.cwd },
+        settings.linkBaseUrl === undefined,
+      );
   const { result, published, saved, conflicts, superseded } = await runStatefulScan({
     job: run.job,
     store,
     policy: loadStatePolicy(io.env, settings.minSeverity),
-    ...(send ? { publish: alertPublisher(settings, send) } : {}),
+    // Kept under the lease, before the alert goes out: its report_json_url must find it.
+    ...(send
+      ? { publish: alertPublisher(settings, send), ...(reports ? { keep: (r) => reports.put(r) } : {}) }
+      : {}),
     ...(run.allowClockSkew ? { allowClockSkew: true } : {}),
     ...(place ? { scope } : {}),
   });
@@ -381,13 +386,8 @@ export async function scanWithMemory(
     say(`no alert published and state not written: ${superseded}\n`);
     return undefined;
   }
-  const reports = place
-    ? place.reports
-    : reportStoreFor(
-        { env: io.env, stateFlag: run.stateFlag, cwd: io.cwd },
-        result.report.report_url === undefined,
-      );
-  await reports?.put(result.report);
+  // A dry run keeps the report too: the report_url it prints must lead to it.
+  if (!send) await reports?.put(result.report);
   if (conflicts > 0)
     say(
       `another scan moved the state on while this one ran: re-read it ${conflicts} time${conflicts === 1 ? '' : 's'} before deciding\n`,

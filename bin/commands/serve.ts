@@ -92,9 +92,9 @@ export const logTo =
 
 export const serve: Command = {
   name: 'serve',
-  summary: 'every link (restore, snooze, acknowledge, report, calendar) on a local server',
+  summary: 'every link (finding, restore, snooze, acknowledge, report, calendar) on a local server',
   about:
-    'Serves /restore/<domain>, /snooze/<domain>, /acknowledge/<domain>, /report and /calendar.ics through ' +
+    'Serves /finding/<domain>, /restore/<domain>, /snooze/<domain>, /acknowledge/<domain>, /report, /report.json and /calendar.ics through ' +
     `the web Lambda’s own handler. It reads the report where scan keeps it (${REPORT_ENV.dir}, else beside ` +
     'the state file, else .sentinel/reports), and keeps snoozes and the audit trail of restores in the state ' +
     'store (--state or STATE).',
@@ -137,7 +137,7 @@ export const serve: Command = {
     const server = await serveLocally(app, { port });
     // As `simulate`: stdout holds only what a shell takes as it is.
     io.stderr(
-      `web links listening on ${server.url}: /restore/<domain>, /snooze/<domain>, /acknowledge/<domain>, /report, /calendar.ics; Ctrl-C stops it\n` +
+      `web links listening on ${server.url}: /finding/<domain>, /restore/<domain>, /snooze/<domain>, /acknowledge/<domain>, /report, /report.json, /calendar.ics; Ctrl-C stops it\n` +
         `in the terminal you make links in (sentinel link, or a scan), set the same ${ENV.linkSigningKey} and paste:\n`,
     );
     io.stdout(`export ${ENV.linkBaseUrl}=${server.url}\n`);

@@ -206,15 +206,15 @@ async function describeQueue(queue: Queue, emulator: Emulator): Promise<string> 
   );
 }
 
-/** One SNS delivery: subject, attributes, and the `sqs` variant of the message. */
+/** One SNS delivery: subject, attributes, and the variant an SQS subscriber gets (`default`). */
 function describeDelivery(envelope: Envelope): string {
   const attributes = Object.entries(envelope.MessageAttributes ?? {})
     .map(([name, a]) => `${name}=${a.Value} (${a.Type})`)
     .join(', ');
-  // Real SNS hands an SQS subscriber only the `sqs` member of a MessageStructure=json message;
-  // fauxqs passes the whole structure through, so pick it as SNS would.
+  // Real SNS hands an SQS subscriber the `sqs` member of a MessageStructure=json message, else
+  // `default` (where the alert keeps its JSON); fauxqs passes the whole structure through.
   const structure = JSON.parse(envelope.Message) as Record<string, string>;
-  const report = JSON.parse(structure.sqs ?? envelope.Message) as {
+  const report = JSON.parse(structure.sqs ?? structure.default ?? envelope.Message) as {
     summary: Record<string, number>;
     findings: Array<{ domain_name?: string; handle?: string; kind: string; severity: string }>;
     problems: unknown[];
@@ -223,7 +223,7 @@ function describeDelivery(envelope: Envelope): string {
   return (
     `  Subject: ${envelope.Subject ?? '(none)'}\n` +
     `  MessageAttributes: ${attributes}\n` +
-    `  Message (the sqs variant, the JSON report): summary ${JSON.stringify(report.summary)}, ` +
+    `  Message (the default variant, the JSON report): summary ${JSON.stringify(report.summary)}, ` +
     `${report.findings.length} findings, ${report.problems.length} unreadable record${report.problems.length === 1 ? '' : 's'}` +
     (first ? `; first: ${first.domain_name ?? first.handle} ${first.kind} ${first.severity}` : '') +
     '\n' +
@@ -258,12 +258,15 @@ async function deliverToWebhook(queue: Queue, format: WebhookFormat, emulator: E
     const event: SQSEvent = {
       Records: Messages.map((m) => {
         const envelope = JSON.parse(m.Body ?? '{}') as Envelope;
-        // Real SNS puts only the `sqs` member into an SQS subscriber's envelope; fauxqs keeps them all.
+        // Real SNS puts only the `sqs` member, else `default`, into an SQS subscriber's envelope; fauxqs keeps them all.
         const structure = JSON.parse(envelope.Message) as Record<string, string>;
         return {
           messageId: m.MessageId as string,
           receiptHandle: m.ReceiptHandle as string,
-          body: JSON.stringify({ ...envelope, Message: structure.sqs ?? envelope.Message }),
+          body: JSON.stringify({
+            ...envelope,
+            Message: structure.sqs ?? structure.default ?? envelope.Message,
+          }),
           attributes: {} as SQSEvent['Records'][number]['attributes'],
           messageAttributes: {},
           md5OfBody: '',

@@ -1,4 +1,5 @@
-import { buildAlertMessage, shouldNotify } from '../core/alerts/alert';
+import { shouldNotify } from '../core/alerts/alert';
+import { buildAlertMessage } from '../core/alerts/message';
 import { signRestoreLink } from '../core/links/links';
 import type { SecretSource } from '../core/links/secrets';
 import { ResellerClient } from '../core/reseller/client';

@@ -115,13 +115,16 @@ export async function handleScheduledScan(
           sns: deps.sns,
           clock,
           ...(account ? { scope: accountScope(settings.resellerBaseUrl, account.account) } : {}),
+          // Kept before the alert goes out: the alert's report_json_url must find it.
+          ...(target.reports ? { keep: (r) => (target.reports as ReportStore).put(r) } : {}),
         })
       : undefined;
-    // The report page and the calendar feed read the report from the bucket the stack names.
+    // The report page and the calendar feed read the report from the bucket the stack names (a
+    // stateful scan kept it already, under its lease).
     const { report, alert } = await finishReport({
       report: stateful?.result.report ?? (await runScanJob(job)),
       ...(stateful ? { silenced: stateful.result.silenced } : {}),
-      ...(target.reports ? { reports: target.reports } : {}),
+      ...(target.reports && !stateful ? { reports: target.reports } : {}),
     });
     if (account)
       await deps.accounts?.summaries?.put(accountSummaryOf(report, account.account, settings.accountLabel));

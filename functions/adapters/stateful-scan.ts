@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
-import { buildAlertMessage } from '../core/alerts/alert';
+import { buildAlertMessage } from '../core/alerts/message';
 import { ConfigError } from '../core/base/errors';
 import { alertView } from '../core/memory/actions';
 import {
@@ -156,6 +156,11 @@ export interface StatefulScanInput {
   readonly policy: StatePolicy;
   /** Delivers the message; absent, nothing is published and nothing is written (a dry run). */
   readonly publish?: (report: StatefulReport) => Promise<Published>;
+  /**
+   * Keeps the report (for the report page, and as the whole an alert links to) once the lease is
+   * held and before the alert goes out, so a subscriber that follows the alert's link at once finds it.
+   */
+  readonly keep?: (report: StatefulReport) => Promise<void>;
   /** Names this scan in the lease. @default a random id */
   readonly owner?: string;
   /** @default Date.now */
@@ -261,15 +266,14 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
       continue;
     }
     let published: Published | null = null;
-    if (result.publish) {
-      try {
-        // Snoozed and acknowledged domains stay in the report and the state, but not in the message.
-        published = await input.publish(alertView(result.report, result.silenced));
-      } catch (error) {
-        // If the release fails too, the lease lapses by itself; the publish failure is what to report.
-        await store.release(opened.generation, owner).catch(() => undefined);
-        throw error;
-      }
+    try {
+      await input.keep?.(result.report);
+      // Snoozed and acknowledged domains stay in the report and the state, but not in the message.
+      if (result.publish) published = await input.publish(alertView(result.report, result.silenced));
+    } catch (error) {
+      // If the release fails too, the lease lapses by itself; the publish failure is what to report.
+      await store.release(opened.generation, owner).catch(() => undefined);
+      throw error;
     }
     try {
       await store.saveNext({ head: result.next.head, memory: result.next.memory }, opened, owner);
@@ -384,6 +388,8 @@ export interface ScheduledStatefulScanInput {
   readonly clock?: () => number;
   /** The state's scope (an account's own, see accountScope). @default the reseller base URL */
   readonly scope?: string;
+  /** Keeps the report before the alert goes out (see StatefulScanInput.keep). */
+  readonly keep?: StatefulScanInput['keep'];
 }
 
 /** The Lambda's scan with memory: the DynamoDB store its environment names, the alert topic, the policy from the environment. */
@@ -410,6 +416,7 @@ export async function runScheduledStatefulScan(
     pace,
     policy: loadStatePolicy(input.env, settings.minSeverity),
     publish: snsPublisher(settings, input.sns, topicArn),
+    ...(input.keep ? { keep: input.keep } : {}),
     ...(input.clock ? { clock: input.clock } : {}),
     ...(input.scope ? { scope } : {}),
   });

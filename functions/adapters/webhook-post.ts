@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { reportJsonOf } from '../core/alerts/message';
 import { type AnswerKind, answerKind, retryDelayMs, webhookHost } from '../core/alerts/webhook-delivery';
 import {
   DELIVERY_HEADER,
@@ -140,7 +141,7 @@ export interface WebhookDestination {
  */
 export function webhookSender(destination: WebhookDestination, options: PostOptions = {}): AlertSender {
   return async (alert) => {
-    const reportJson = (JSON.parse(alert.message) as { sqs: string }).sqs;
+    const reportJson = reportJsonOf(alert);
     const body = renderWebhookBody(destination.format, reportJson, parseAlertReport(reportJson), {
       ...(destination.timeZone ? { timeZone: destination.timeZone } : {}),
       ...(destination.accountLabel ? { accountLabel: destination.accountLabel } : {}),

@@ -310,7 +310,7 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
   it('posts the alert to each webhook from its own queue, and counts a webhook that answers 4xx', async () => {
     // What Lambda's poller hands the function: each webhook queue's message (real SNS puts only
     // the `sqs` member of the MessageStructure=json message into it; fauxqs keeps them all).
-    const message = JSON.parse(alertEnvelope.Message) as { sqs: string };
+    const message = JSON.parse(alertEnvelope.Message) as { default: string };
     const mappings = world.resolver
       .ofType('AWS::Lambda::EventSourceMapping')
       .map(
@@ -322,7 +322,7 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
         {
           messageId: `rehearsal-${queueArn.split(':').at(-1)}`,
           receiptHandle: 'rehearsal',
-          body: JSON.stringify({ ...alertEnvelope, Message: message.sqs }),
+          body: JSON.stringify({ ...alertEnvelope, Message: message.default }),
           attributes: {},
           messageAttributes: {},
           md5OfBody: '',

@@ -143,6 +143,9 @@ describe.each([
           severity: 'critical',
           before: 'in the account',
           after: 'not in the account',
+          next_step: expect.stringMatching(
+            /^Check in the reseller's control panel whether it was transferred out/,
+          ),
         },
         {
           domain_name: 'locked.com',
@@ -150,6 +153,7 @@ describe.each([
           severity: 'warning',
           before: true,
           after: false,
+          next_step: expect.stringMatching(/^If nobody here turned it off, turn the transfer lock on again/),
         },
       ]);
       expect(report.resolved).toEqual([

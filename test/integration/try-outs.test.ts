@@ -59,14 +59,18 @@ describe('npm start (demo) in a terminal', () => {
     );
     const url = await served;
     const [report] = linesOf(stdout, 'Full report');
-    const restores = linesOf(stdout, 'Restore');
+    const acts = linesOf(stdout, 'Act');
     expect(report?.startsWith(`${url}/report?`), stdout).toBe(true);
-    expect(restores.length).toBeGreaterThan(0);
+    expect(acts.length).toBeGreaterThan(0);
 
     const page = await fetch(report as string);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('haven-6.com');
-    const confirm = await fetch(restores[0] as string);
+    // The first finding's one link opens its page, whose Restore link asks to confirm.
+    const finding = await fetch(acts[0] as string);
+    expect(finding.status).toBe(200);
+    const restore = /<a href="([^"]+)" rel="noreferrer">Restore<\/a>/.exec(await finding.text())?.[1] ?? '';
+    const confirm = await fetch(new URL(restore.replaceAll('&#38;', '&'), acts[0] as string));
     expect(confirm.status).toBe(200);
     expect(await confirm.text()).toMatch(/<form [^>]*method="post"/);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderDigest } from '../../functions/core/alerts/alert';
+import { renderDigest } from '../../functions/core/alerts/digest';
 import { classify, type DomainFinding } from '../../functions/core/findings/classify';
 import { parseSigningKeys } from '../../functions/core/links/links';
 import { findingWithMemory } from '../../functions/core/memory/renewal-memory';

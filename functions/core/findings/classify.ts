@@ -69,6 +69,8 @@ export interface DomainFinding {
 
 /** The signed links of a domain finding, by action. */
 export interface FindingActions {
+  /** The finding's own page: what to do, and the links below, each asking to confirm. */
+  page?: string;
   restore?: string;
   snooze?: string;
   acknowledge?: string;

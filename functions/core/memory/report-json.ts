@@ -1,3 +1,5 @@
+import type { Finding } from '../findings/classify';
+import { type ChangeSubject, changeNextStep, nextStep } from '../findings/next-step';
 import type { Report } from '../scan/scan';
 
 /**
@@ -10,6 +12,9 @@ import type { Report } from '../scan/scan';
  *   grow with an account (findings, problems, changes, resolved) on a line of its own after the
  *   small fields, so a reader can take one element at a time (report-view.ts);
  * - the printed form ({@link prettyReportJson}): exactly `JSON.stringify(report, null, 2)`.
+ *
+ * In both, each finding and each change ends with its `next_step` (findings/next-step.ts): made as
+ * it is written, never kept on the report (a string per finding is some 20 MB at a million domains).
  */
 
 /** The report's lists that grow with the account, in the order the stored form writes them. */
@@ -20,6 +25,24 @@ export type ReportList = (typeof REPORT_LISTS)[number];
 const PIECE = 64 * 1024;
 
 const isList = (key: string): key is ReportList => (REPORT_LISTS as readonly string[]).includes(key);
+
+/** An element of a list as JSON carries it: a finding or a change with its `next_step` last. */
+export function jsonElement(list: ReportList, value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (list === 'findings') return { ...value, next_step: nextStep(value as Finding) };
+  if (list === 'changes') return { ...value, next_step: changeNextStep(value as ChangeSubject) };
+  return value;
+}
+
+/** The report with every finding and change carrying its `next_step`, as the JSON forms write it. */
+export function withNextSteps<R extends Report>(report: R): R {
+  const changes = (report as { changes?: unknown }).changes;
+  return {
+    ...report,
+    findings: report.findings.map((f) => jsonElement('findings', f)),
+    ...(Array.isArray(changes) ? { changes: changes.map((c) => jsonElement('changes', c)) } : {}),
+  };
+}
 
 /**
  * The stored form, in pieces: `{<small fields>,"findings":[` then one element a line, `]` and the
@@ -39,7 +62,7 @@ export function* reportLines(report: Report): Generator<string> {
     piece += `${first ? '' : ','}${JSON.stringify(key)}:[`;
     first = false;
     for (let i = 0; i < values.length; i++) {
-      piece += `\n${JSON.stringify(values[i] ?? null)}${i + 1 < values.length ? ',' : ''}`;
+      piece += `\n${JSON.stringify(jsonElement(key, values[i] ?? null))}${i + 1 < values.length ? ',' : ''}`;
       if (piece.length >= PIECE) {
         yield piece;
         piece = '';
@@ -66,7 +89,7 @@ export function* prettyReportJson(report: Report, end = ''): Generator<string> {
     if (isList(key) && Array.isArray(value) && value.length > 0) {
       piece += '[';
       for (let i = 0; i < value.length; i++) {
-        piece += `\n    ${indent(JSON.stringify(value[i] ?? null, null, 2), '    ')}${i + 1 < value.length ? ',' : ''}`;
+        piece += `\n    ${indent(JSON.stringify(jsonElement(key, value[i] ?? null), null, 2), '    ')}${i + 1 < value.length ? ',' : ''}`;
         if (piece.length >= PIECE) {
           yield piece;
           piece = '';

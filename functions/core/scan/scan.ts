@@ -74,6 +74,11 @@ export interface Report {
   readonly problems: readonly Problem[];
   /** Signed read-only link to this report as a page (functions/core/scan/report-links.ts). */
   readonly report_url?: string;
+  /**
+   * Signed read-only link to this very report as JSON (report-links.ts): where a message too small
+   * for the whole report sends a program for the rest (alerts/alert.ts).
+   */
+  readonly report_json_url?: string;
   /** Signed read-only link to the calendar feed of the findings. */
   readonly calendar_url?: string;
 }
