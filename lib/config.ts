@@ -176,13 +176,8 @@ export const DeploySettingsSchema = SentinelSettingsSchema.extend({
   stackName: stackName.default('DomainSentinel'),
 }).strict();
 
-/** The stack's context keys (the README's Configuration table lists exactly these). */
-export const StackConfigSchema = DeploySettingsSchema;
-
 export type SentinelSettings = z.output<typeof SentinelSettingsSchema>;
 export type DeploySettings = z.output<typeof DeploySettingsSchema>;
-/** @deprecated the name of DeploySettings before settings files; kept for existing imports. */
-export type StackConfig = DeploySettings;
 
 /** A setting's value with its derived parts filled in. */
 export type ResolvedSettings<T extends SentinelSettings = SentinelSettings> = T & {
@@ -321,9 +316,6 @@ export function loadDeploySettings(node: Node, cwd = process.cwd()): ResolvedSet
     : 'invalid context';
   return resolved(parseWith(DeploySettingsSchema, { ...fromFile, ...fromContext }, where, cwd));
 }
-
-/** Reads the deploy settings from CDK context alone (and a settings file it names). */
-export const loadStackConfig = (node: Node): ResolvedSettings<DeploySettings> => loadDeploySettings(node);
 
 /*
  * The accounts file (docs/accounts.md): `{ "accounts": [ { "name": "brand-a", … } ] }`. Each account

@@ -230,8 +230,8 @@ describe('3. an oversized record in DynamoDB state', () => {
           ),
         )
       ).flat();
-      // The meta item, the layout marker, and one bucket item holding the four domains.
-      expect(items.length).toBe(3);
+      // The meta item and one bucket item holding the four domains.
+      expect(items.length).toBe(2);
       const buckets = items.filter((item) => item.pk?.S !== sim.url);
       expect(buckets.reduce((n, item) => n + Object.keys(JSON.parse(item.m?.S ?? '{}')).length, 0)).toBe(4);
       for (const item of items) {
