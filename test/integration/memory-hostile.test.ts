@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reportLines } from '../../functions/core/memory/report-json';
 import type { Portfolio, RawRecord } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli, startCliServer } from '../support/cli';
@@ -522,7 +523,7 @@ describe('6. a damaged stored report', () => {
       const damage = async (path: string) => {
         const stored = JSON.parse(await readFile(path, 'utf8'));
         delete stored.findings[0].domain_name;
-        await writeFile(path, JSON.stringify(stored));
+        await writeFile(path, [...reportLines(stored)].join(''));
       };
       await damage(view);
       for (const url of [report_url, calendar_url]) {

@@ -104,17 +104,6 @@ describe('S3ReportStore (real S3 client against s3rver)', () => {
     expect(calendar?.findings).toHaveLength(1_000 + INFO_LISTED);
   });
 
-  it('still reads a report an older version stored whole, with no view beside it', async () => {
-    const bucket = 'sentinel-older';
-    await client.send(new CreateBucketCommand({ Bucket: bucket }));
-    await client.send(
-      new PutObjectCommand({ Bucket: bucket, Key: 'latest.json', Body: JSON.stringify(second) }),
-    );
-    const store = new S3ReportStore(client, bucket);
-    expect((await store.view({ purpose: 'page' }))?.findings).toEqual(second.findings);
-    await expect(store.latest()).resolves.toEqual(second);
-  });
-
   it('fails with the bucket named when it cannot write', async () => {
     await expect(new S3ReportStore(client, 'no-such-bucket').put(first)).rejects.toThrow(
       /could not write the report to s3:\/\/no-such-bucket: NoSuchBucket/,
