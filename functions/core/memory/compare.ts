@@ -18,7 +18,6 @@ import {
   type DomainActions,
   type DomainChange,
   type DomainMemory,
-  encodeMemory,
   type FindingMemory,
   fieldChanges,
   type Resolution,
@@ -28,6 +27,7 @@ import {
   type StatefulReport,
   type StateHead,
   type StatePolicy,
+  sameMemory,
   sameWatched,
   type WatchedFields,
 } from './state';
@@ -450,7 +450,7 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
   const set = (key: string, made: DomainMemory) => {
     const was = prior.get(key);
     const next = withActions(made, was?.actions, key, lapsed);
-    if (was && encodeMemory(was) === encodeMemory(next)) domains.set(key, was);
+    if (was && sameMemory(was, next)) domains.set(key, was);
     else {
       domains.set(key, next);
       changed.set(key, next);
@@ -458,7 +458,11 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
   };
   for (const [key, read] of seen) {
     const f = c.findingByKey.get(key);
-    set(key, memoryOf(c, publish, key, read.name, nextWatched(c, key) ?? read.watched, f));
+    const watched = nextWatched(c, key) ?? read.watched;
+    const was = prior.get(key);
+    // Most of an account: read as remembered, nothing to say. The remembered memory stays as it is.
+    if (!f && was && isQuiet(was) && sameWatched(was.watched, watched)) domains.set(key, was);
+    else set(key, memoryOf(c, publish, key, read.name, watched, f));
   }
   for (const [key, f] of c.findingByKey)
     if (!seen.has(key)) set(key, memoryOf(c, publish, key, f.domain_name, prior.get(key)?.watched ?? {}, f));
@@ -470,6 +474,10 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
   }
   return { domains, changed };
 }
+
+/** A memory of nothing but watched fields, under its own name. */
+const isQuiet = (m: DomainMemory) =>
+  m.finding === null && m.alerted === null && m.actions === undefined && m.name === undefined;
 
 function memoryOf(
   c: Comparison,

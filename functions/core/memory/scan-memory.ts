@@ -20,8 +20,8 @@ import { boundField, domainKey, MAX_FIELD_LENGTH, MAX_KEY_LENGTH, shownCut } fro
 export interface SeenDomain {
   /** The name as read. */
   readonly name: string;
-  /** Its watched fields, bounded as the state keeps them. */
-  readonly watched: WatchedFields;
+  /** Its watched fields, bounded as the state keeps them (the remembered ones when they are equal). */
+  watched: WatchedFields;
   readonly page: number;
 }
 
@@ -53,6 +53,9 @@ export class ScanMemory {
   remember(key: string, memory: DomainMemory): boolean {
     if (this.prior.has(key)) return false;
     this.prior.set(key, memory);
+    // A domain read as it was remembered shares the remembered fields: most of an account.
+    const seen = this.seen.get(key);
+    if (seen && sameWatched(seen.watched, memory.watched)) seen.watched = memory.watched;
     return true;
   }
 
@@ -72,7 +75,6 @@ export class ScanMemory {
     const length = normalizeDomainName(name).length;
     if (length > MAX_KEY_LENGTH) this.nameProblems.push(longName(name, length, page));
     const watched = this.bounded(name, read, page);
-    // A domain read as it was remembered shares the remembered fields: most of an account.
     const before = this.prior.get(key)?.watched;
     this.seen.set(key, { name, watched: before && sameWatched(before, watched) ? before : watched, page });
   }

@@ -200,6 +200,27 @@ export function sameWatched(a: WatchedFields, b: WatchedFields): boolean {
   return true;
 }
 
+/** True when two memories encode the same ({@link encodeMemory}), without encoding them. */
+export function sameMemory(a: DomainMemory, b: DomainMemory): boolean {
+  if (a === b) return true;
+  const sameFinding = (x: FindingMemory | AlertMemory | null, y: typeof x) =>
+    x === y ||
+    (x !== null &&
+      y !== null &&
+      x.kind === y.kind &&
+      x.severity === y.severity &&
+      x.stage === y.stage &&
+      (x as FindingMemory).date_expiry === (y as FindingMemory).date_expiry &&
+      (x as AlertMemory).at === (y as AlertMemory).at);
+  return (
+    a.name === b.name &&
+    sameFinding(a.finding, b.finding) &&
+    sameFinding(a.alerted, b.alerted) &&
+    sameWatched(a.watched, b.watched) &&
+    (a.actions === b.actions || JSON.stringify(a.actions) === JSON.stringify(b.actions))
+  );
+}
+
 /** How a finding relates to the last scan. */
 export type Change = 'new' | 'escalated' | 'ongoing';
 
