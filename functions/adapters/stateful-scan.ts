@@ -1,6 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
-import { buildAlertMessage } from '../core/alerts/alert';
 import { ConfigError } from '../core/base/errors';
 import { retry } from '../core/base/retry';
 import { alertView } from '../core/memory/actions';
@@ -22,8 +21,9 @@ import { ENV, type ScanSettings } from '../core/scan/config';
 import type { Report } from '../core/scan/scan';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { FileStateStore } from './file-state-store';
+import { type Published, publishAlert } from './publish-alert';
 import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
-import { type AlertSender, chatTargetOf, snsSender } from './sns-publish';
+import { chatTargetOf, snsSender } from './sns-publish';
 import { accountFor, type OpenedState, type StateStore } from './state-store';
 
 /** How long a lease holds: far longer than a publish and a save take; a crashed holder blocks no longer. */
@@ -90,11 +90,6 @@ export function openStateStore(
   return location.kind === 'dynamodb'
     ? new DynamoDbStateStore({ client: dynamodb(), tableName: location.table, scope })
     : new FileStateStore(location.path);
-}
-
-export interface Published {
-  readonly messageId: string;
-  readonly findingsCut: number;
 }
 
 export interface StatefulScanInput {
@@ -333,47 +328,6 @@ async function readBoth(
   return scanned.value;
 }
 
-/** Changes and resolved entries carried in one message: the JSON goes into it four times (sqs, lambda, http, https). */
-export const MESSAGE_CHANGES_LIMIT = 100;
-
-/**
- * The report as one message carries it: `changes` and `resolved` cut to `limit` each, the cut
- * stated in the report (an account emptied at once must not make every message too big for SNS,
- * which would make every run fail and alert nobody).
- */
-export function capForMessage(report: StatefulReport, limit = MESSAGE_CHANGES_LIMIT): StatefulReport {
-  if (report.changes.length <= limit && report.resolved.length <= limit) return report;
-  return {
-    ...report,
-    changes: report.changes.slice(0, limit),
-    resolved: report.resolved.slice(0, limit),
-    ...{
-      changes_truncated: {
-        changes_omitted: Math.max(0, report.changes.length - limit),
-        resolved_omitted: Math.max(0, report.resolved.length - limit),
-      },
-    },
-  };
-}
-
-/** The publisher for a stateful scan: the same one SNS message as without state, carrying change, changes and resolved. */
-export function snsPublisher(settings: ScanSettings, sns: SNSClient, topicArn: string) {
-  return alertPublisher(settings, snsSender(sns, topicArn, chatTargetOf(settings)));
-}
-
-/** The publisher for a stateful scan that delivers through `send` (SNS, or stdout / a file locally). */
-export function alertPublisher(settings: ScanSettings, send: AlertSender) {
-  return async (full: StatefulReport): Promise<Published> => {
-    const report = capForMessage(full);
-    const alert = buildAlertMessage(report, {
-      timeZone: settings.timeZone,
-      ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
-    });
-    const messageId = await send(alert);
-    return { messageId, findingsCut: alert.findingsCut };
-  };
-}
-
 export interface ScheduledStatefulScanInput {
   readonly job: ScanJobInput;
   readonly tableName: string;
@@ -401,7 +355,8 @@ export async function runScheduledStatefulScan(
     job: input.job,
     store: new DynamoDbStateStore({ client: input.dynamodb, tableName: input.tableName, scope }),
     policy: loadStatePolicy(input.env, settings.minSeverity),
-    publish: snsPublisher(settings, input.sns, topicArn),
+    publish: (report) =>
+      publishAlert(report, settings, snsSender(input.sns, topicArn, chatTargetOf(settings))),
     ...(input.clock ? { clock: input.clock } : {}),
     ...(input.scope ? { scope } : {}),
   });

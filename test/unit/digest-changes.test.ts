@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { capForMessage } from '../../functions/adapters/stateful-scan';
+import { capForMessage } from '../../functions/adapters/publish-alert';
 import { buildAlertMessage, renderDigest, SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
 import { DEFAULT_STATE_POLICY } from '../../functions/core/memory/state';
 import { DAY, domain, scanOf } from '../support/state-scan';

@@ -100,9 +100,13 @@ export async function retry<T>(
         retriesLeft: Math.max(0, retries - attemptNumber + 1),
         elapsedMs: clock() - started,
       };
-      await options.onFailedAttempt?.(context);
+      // Awaited only when they return a promise: a synchronous decision (the transport's) must
+      // run before anything waiting on the try's slot does.
+      const hook = options.onFailedAttempt?.(context);
+      if (hook) await hook;
       if (context.retriesLeft === 0) throw error;
-      const verdict = options.shouldRetry ? await options.shouldRetry(context) : true;
+      let verdict = options.shouldRetry ? options.shouldRetry(context) : true;
+      if (verdict instanceof Promise) verdict = await verdict;
       if (verdict === false) throw error;
       const delayMs = verdict === true ? backoffMs(attemptNumber, options, options.random) : verdict.delayMs;
       if (clock() + delayMs - started > maxRetryTime) throw error;
