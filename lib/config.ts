@@ -8,7 +8,6 @@ import { editDistance } from '../functions/core/base/suggest';
 import type { Severity } from '../functions/core/findings/classify';
 import { ACCOUNT_SCAN_SETTINGS, accountName, MAX_ACCOUNTS } from '../functions/core/scan/accounts';
 import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/scan/config';
-import type { ScanMode } from '../functions/core/scan/scan';
 import { scheduleIntervalHours, scheduleProblem } from './schedule';
 
 /**
@@ -97,7 +96,6 @@ export const SentinelSettingsSchema = z
     expiryDays: SETTINGS.expiryDays.schema,
     criticalDays: SETTINGS.criticalDays.schema,
     minSeverity: SETTINGS.minSeverity.schema,
-    scanMode: SETTINGS.scanMode.schema,
     alertEmails: list(z.email('must be e-mail addresses')),
     alertSmsNumbers: list(
       z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164 phone numbers such as +31612345678'),
@@ -373,8 +371,6 @@ export interface AccountSettings {
   readonly accountLabel?: string;
   /** @default - the deployment's */
   readonly quarantineDays?: string;
-  /** @default - the deployment's */
-  readonly scanMode?: ScanMode;
   /** Who gets this account's alerts only (a subscription filtered on its `account` attribute). @default - none */
   readonly alertEmails?: readonly string[];
   /** Who gets this account's critical SMS only. @default - none */
