@@ -8,7 +8,6 @@ import { editDistance } from '../functions/core/base/suggest';
 import type { Severity } from '../functions/core/findings/classify';
 import { ACCOUNT_SCAN_SETTINGS, accountName, MAX_ACCOUNTS } from '../functions/core/scan/accounts';
 import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/scan/config';
-import type { ScanMode } from '../functions/core/scan/scan';
 import { scheduleIntervalHours, scheduleProblem } from './schedule';
 
 /**
@@ -105,7 +104,6 @@ export const SentinelSettingsSchema = z
     expiryDays: SETTINGS.expiryDays.schema,
     criticalDays: SETTINGS.criticalDays.schema,
     minSeverity: SETTINGS.minSeverity.schema,
-    scanMode: SETTINGS.scanMode.schema,
     alertEmails: list(z.email('must be e-mail addresses')),
     alertSmsNumbers: list(
       z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164 phone numbers such as +31612345678'),
@@ -184,13 +182,8 @@ export const DeploySettingsSchema = SentinelSettingsSchema.extend({
   stackName: stackName.default('DomainSentinel'),
 }).strict();
 
-/** The stack's context keys (the README's Configuration table lists exactly these). */
-export const StackConfigSchema = DeploySettingsSchema;
-
 export type SentinelSettings = z.output<typeof SentinelSettingsSchema>;
 export type DeploySettings = z.output<typeof DeploySettingsSchema>;
-/** @deprecated the name of DeploySettings before settings files; kept for existing imports. */
-export type StackConfig = DeploySettings;
 
 /** A setting's value with its derived parts filled in. */
 export type ResolvedSettings<T extends SentinelSettings = SentinelSettings> = T & {
@@ -335,9 +328,6 @@ export function loadDeploySettings(node: Node, cwd = process.cwd()): ResolvedSet
   return resolved(parseWith(DeploySettingsSchema, { ...fromFile, ...fromContext }, where, cwd));
 }
 
-/** Reads the deploy settings from CDK context alone (and a settings file it names). */
-export const loadStackConfig = (node: Node): ResolvedSettings<DeploySettings> => loadDeploySettings(node);
-
 /*
  * The accounts file (docs/accounts.md): `{ "accounts": [ { "name": "brand-a", … } ] }`. Each account
  * is checked by the settings schema above, narrowed to what one account may set for itself; a key
@@ -397,8 +387,6 @@ export interface AccountSettings {
   readonly accountLabel?: string;
   /** @default - the deployment's */
   readonly quarantineDays?: string;
-  /** @default - the deployment's */
-  readonly scanMode?: ScanMode;
   /** Who gets this account's alerts only (a subscription filtered on its `account` attribute). @default - none */
   readonly alertEmails?: readonly string[];
   /** Who gets this account's critical SMS only. @default - none */

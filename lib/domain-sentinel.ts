@@ -14,7 +14,6 @@ import {
   type AccountScanInput,
 } from '../functions/core/scan/accounts';
 import { ENV } from '../functions/core/scan/config';
-import type { ScanMode } from '../functions/core/scan/scan';
 import { AlertTopic } from './alerts';
 import { ChatChannels, WebhookSubscriber } from './chat';
 import { type AccountSettings, parseSentinelSettings, type ResolvedSettings } from './config';
@@ -56,8 +55,6 @@ export interface DomainSentinelProps {
   readonly criticalDays?: number;
   /** Lowest severity that makes the scan publish. @default 'warning' */
   readonly minSeverity?: Severity;
-  /** How the scan reads the account. @default 'auto' */
-  readonly scanMode?: ScanMode;
   /** E-mail addresses that get the digest. @default - none */
   readonly alertEmails?: readonly string[];
   /** E.164 numbers that get an SMS for critical findings. @default - none */
@@ -250,7 +247,6 @@ export class DomainSentinel extends Construct {
       expiryDays: settings.expiryDays,
       criticalDays: settings.criticalDays,
       minSeverity: settings.minSeverity,
-      scanMode: settings.scanMode,
       accountLabel: settings.accountLabel,
       quarantineDays: settings.quarantineDays,
       reservedConcurrency: settings.scanReservedConcurrency,

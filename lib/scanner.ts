@@ -7,7 +7,6 @@ import { Construct } from 'constructs';
 import type { Severity } from '../functions/core/findings/classify';
 import { ACCOUNT_ENV, type AccountScanInput } from '../functions/core/scan/accounts';
 import { ENV, METRICS } from '../functions/core/scan/config';
-import type { ScanMode } from '../functions/core/scan/scan';
 import { AccountScans } from './account-scans';
 import { SentinelFunction } from './sentinel-function';
 
@@ -33,8 +32,6 @@ export interface ScannerProps {
   readonly criticalDays?: number;
   /** Lowest severity that makes the scan publish. @default 'warning' (the function's default) */
   readonly minSeverity?: Severity;
-  /** How the scan reads the account. @default 'full' (the function's default) */
-  readonly scanMode?: ScanMode;
   /** Name of the account in subjects, digests and SMS. @default - none */
   readonly accountLabel?: string;
   /** Restore periods by TLD over the built-in table, as QUARANTINE_DAYS takes them (`nl=40,shop=30`). @default - the table only */
@@ -141,7 +138,6 @@ function scanEnvironment(props: ScannerProps): Record<string, string> {
     [ENV.expiryDays, props.expiryDays],
     [ENV.criticalDays, props.criticalDays],
     [ENV.minSeverity, props.minSeverity],
-    [ENV.scanMode, props.scanMode],
     [ENV.accountLabel, props.accountLabel],
     [ENV.quarantineDays, props.quarantineDays],
     [ENV.deploymentName, props.deploymentName],

@@ -291,7 +291,7 @@ export class Watchdog extends Construct {
   watchDuration(id: string, fn: lambda.Function, share: number, what: string): cloudwatch.Alarm {
     const timeoutMs = (fn.timeout ?? Duration.seconds(3)).toMilliseconds();
     return this.add(id, {
-      alarmDescription: `${what} took more than ${Math.round(share * 100)} % of its ${timeoutMs / 1000} s timeout; raise the timeout or read less (scanMode).`,
+      alarmDescription: `${what} took more than ${Math.round(share * 100)} % of its ${timeoutMs / 1000} s timeout; raise the timeout, or give the scan function more memory (Lambda gives CPU with it).`,
       metric: fn.metricDuration({ period: Duration.minutes(5), statistic: 'Maximum' }),
       threshold: Math.round(timeoutMs * share),
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,

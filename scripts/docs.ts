@@ -9,7 +9,7 @@ import { flagUsage, OTHER_VARIABLES, optionDoc, renderOverview, variablesOf } fr
 import { NEXT_STEP_TABLE } from '../functions/core/findings/next-step-docs';
 import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/scan/config';
 import { generatePortfolio } from '../functions/simulator/portfolio';
-import { StackConfigSchema } from '../lib/config';
+import { DeploySettingsSchema } from '../lib/config';
 
 /**
  * `npm run docs`: rewrites the parts of README.md and docs/*.md between `<!-- generated:NAME -->`
@@ -171,14 +171,14 @@ export function configurationTable(): string {
     ...settings.flatMap((s) => (s.context ? [s.context] : [])),
     ...SECRET_SETTINGS.flatMap((s) => ('context' in s ? [s.context] : [])),
   ]);
-  for (const key of Object.keys(StackConfigSchema.shape)) {
+  for (const key of Object.keys(DeploySettingsSchema.shape)) {
     if (documented.has(key)) continue;
     const doc = DEPLOY_CONTEXT_DOCS[key];
     if (!doc)
       throw new Error(
         `CDK context key ${key} is not documented: add it to DEPLOY_CONTEXT_DOCS in scripts/docs.ts`,
       );
-    const parsed = (StackConfigSchema.shape as Record<string, import('zod').ZodType>)[key]?.safeParse(
+    const parsed = (DeploySettingsSchema.shape as Record<string, import('zod').ZodType>)[key]?.safeParse(
       undefined,
     );
     const d = parsed?.success && parsed.data !== undefined ? JSON.stringify(parsed.data) : undefined;

@@ -1,14 +1,13 @@
 import { SNSClient } from '@aws-sdk/client-sns';
 import { type LocalAlertTarget, localSender, parseAlertTarget } from '../../functions/adapters/local-alert';
+import { deliverAlert, type Published, publishAlert } from '../../functions/adapters/publish-alert';
 import { finishReport } from '../../functions/adapters/report-finish';
-import { deliverAlert, runScanJob, type ScanJobInput } from '../../functions/adapters/scan-job';
+import { runScanJob, type ScanJobInput } from '../../functions/adapters/scan-job';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import { type AlertSender, chatTargetOf, snsSender } from '../../functions/adapters/sns-publish';
 import {
-  alertPublisher,
   dynamoDbClientFromEnv,
   openStateStore,
-  type Published,
   runStatefulScan,
   type StateLocation,
 } from '../../functions/adapters/stateful-scan';
@@ -373,7 +372,10 @@ export async function scanWithMemory(
     policy: loadStatePolicy(io.env, settings.minSeverity),
     // Kept under the lease, before the alert goes out: its report_json_url must find it.
     ...(send
-      ? { publish: alertPublisher(settings, send), ...(reports ? { keep: (r) => reports.put(r) } : {}) }
+      ? {
+          publish: (report: Report) => publishAlert(report, settings, send),
+          ...(reports ? { keep: (r) => reports.put(r) } : {}),
+        }
       : {}),
     ...(run.allowClockSkew ? { allowClockSkew: true } : {}),
     ...(place ? { scope } : {}),

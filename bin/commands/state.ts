@@ -1,11 +1,11 @@
 import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
 import { FileStateStore } from '../../functions/adapters/file-state-store';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { rebindState } from '../../functions/adapters/state-store';
 import {
   dynamoDbClientFromEnv,
   openStateStore,
   parseStateLocation,
-  rebindState,
   type StateLocation,
 } from '../../functions/adapters/stateful-scan';
 import { ENV } from '../../functions/core/scan/config';

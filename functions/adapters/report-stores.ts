@@ -93,8 +93,8 @@ export class FolderReportStore implements ReportStore {
   }
 
   async view(selection: ViewSelection): Promise<ReportView | null> {
-    const names = selection.query?.trim() ? [LATEST_REPORT_KEY] : [LATEST_VIEW_KEY, LATEST_REPORT_KEY];
-    for (const name of names) {
+    // A filter reads the report; the page and the feed read the view kept beside it.
+    for (const name of [selection.query?.trim() ? LATEST_REPORT_KEY : LATEST_VIEW_KEY]) {
       const path = join(this.location, name);
       const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 });
       try {
@@ -231,8 +231,8 @@ export class S3ReportStore implements ReportStore {
   }
 
   async view(selection: ViewSelection): Promise<ReportView | null> {
-    const keys = selection.query?.trim() ? [LATEST_REPORT_KEY] : [LATEST_VIEW_KEY, LATEST_REPORT_KEY];
-    for (const key of keys) {
+    // A filter reads the report; the page and the feed read the view kept beside it.
+    for (const key of [selection.query?.trim() ? LATEST_REPORT_KEY : LATEST_VIEW_KEY]) {
       let body: Readable;
       try {
         const answer = await this.client.send(

@@ -1,12 +1,9 @@
-import { shouldNotify } from '../core/alerts/alert';
-import { buildAlertMessage } from '../core/alerts/message';
 import { signRestoreLink } from '../core/links/links';
 import type { SecretSource } from '../core/links/secrets';
 import { ResellerClient } from '../core/reseller/client';
 import type { ScanSettings } from '../core/scan/config';
 import { attachLinks } from '../core/scan/report-links';
 import { type Report, type ScanOptions, scanAccount } from '../core/scan/scan';
-import type { AlertSender } from './sns-publish';
 
 /** Everything one scan needs besides settings: secrets and the run's clock and budget. */
 export interface ScanJobInput {
@@ -99,25 +96,4 @@ export async function signReportLinks<R extends Report>(
         how.owned,
       )
     : report;
-}
-
-export type DeliveryOutcome =
-  | { readonly published: true; readonly messageId: string; readonly findingsCut: number }
-  | { readonly published: false; readonly reason: string };
-
-/** Applies the notify policy and delivers the one alert of this scan. Throws PublishError on failure. */
-export async function deliverAlert(
-  report: Report,
-  settings: ScanSettings,
-  send: AlertSender,
-): Promise<DeliveryOutcome> {
-  if (!shouldNotify(report, settings.minSeverity)) {
-    return { published: false, reason: `nothing at ${settings.minSeverity} or above` };
-  }
-  const alert = buildAlertMessage(report, {
-    timeZone: settings.timeZone,
-    ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
-  });
-  const messageId = await send(alert);
-  return { published: true, messageId, findingsCut: alert.findingsCut };
 }

@@ -23,8 +23,9 @@ import {
 } from '../core/scan/accounts';
 import { ENV, loadScanSettings, METRICS, settingsFromEnv } from '../core/scan/config';
 import { countingFetch } from './metrics';
+import { deliverAlert } from './publish-alert';
 import { finishReport } from './report-finish';
-import { deliverAlert, runScanJob } from './scan-job';
+import { runScanJob } from './scan-job';
 import type { SecretSource } from './secrets';
 import { chatTargetOf, snsSender } from './sns-publish';
 import { runScheduledStatefulScan } from './stateful-scan';

@@ -143,7 +143,6 @@ describe('DomainSentinel props', () => {
         'expiryDays',
         'criticalDays',
         'minSeverity',
-        'scanMode',
         'alertEmails',
         'alertSmsNumbers',
         'opsEmails',

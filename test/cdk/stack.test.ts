@@ -46,7 +46,6 @@ describe('scan', () => {
           EXPIRY_DAYS: '30',
           CRITICAL_DAYS: '7',
           MIN_SEVERITY: 'warning',
-          SCAN_MODE: 'auto',
           ALERT_TOPIC_ARN: { Ref: logicalId(stack.alerts.topic) },
           LINK_BASE_URL: {
             'Fn::Join': [

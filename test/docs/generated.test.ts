@@ -5,7 +5,7 @@ import type { Command } from '../../bin/command';
 import { COMMANDS } from '../../bin/commands/index';
 import { OTHER_VARIABLES, renderCommandHelp, renderOverview } from '../../bin/help';
 import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../../functions/core/scan/config';
-import { StackConfigSchema } from '../../lib/config';
+import { DeploySettingsSchema } from '../../lib/config';
 import { cliReference, docFiles, optionsTable, ROOT, renderDoc } from '../../scripts/docs';
 import { runCli } from '../support/cli';
 
@@ -106,7 +106,7 @@ describe('help and the CLI reference list exactly what the commands declare', ()
         .map((r) => r[1])
         .filter(Boolean)
         .sort(),
-    ).toEqual(Object.keys(StackConfigSchema.shape).sort());
+    ).toEqual(Object.keys(DeploySettingsSchema.shape).sort());
   });
 
   it('every variable a command names is one the tables document', () => {

@@ -1,13 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  CreateBucketCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderReportStore, S3ReportStore } from '../../functions/adapters/report-stores';
@@ -124,17 +118,6 @@ describe('S3ReportStore (real S3 client against s3rver)', () => {
     );
     const calendar = await store.view({ purpose: 'calendar' });
     expect(calendar?.findings).toHaveLength(1_000 + INFO_LISTED);
-  });
-
-  it('still reads a report an older version stored whole, with no view beside it', async () => {
-    const bucket = 'sentinel-older';
-    await client.send(new CreateBucketCommand({ Bucket: bucket }));
-    await client.send(
-      new PutObjectCommand({ Bucket: bucket, Key: 'latest.json', Body: JSON.stringify(second) }),
-    );
-    const store = new S3ReportStore(client, bucket);
-    expect((await store.view({ purpose: 'page' }))?.findings).toEqual(second.findings);
-    await expect(store.latest()).resolves.toEqual(second);
   });
 
   it('fails with the bucket named when it cannot write', async () => {

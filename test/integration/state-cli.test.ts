@@ -190,8 +190,8 @@ describe.each([
       const reset = await runCli(['state', 'reset', state, '--yes'], resetEnv, { dynamodb: db.client });
       expect(reset.stdout).toMatch(
         state.startsWith('dynamodb:')
-          ? // The meta item, the layout marker and the one bucket item holding the four domains.
-            /^removed 3 state items of http:\/\/127\.0\.0\.1:\d+ from dynamodb:sentinel-state\n$/
+          ? // The meta item and the one bucket item holding the four domains.
+            /^removed 2 state items of http:\/\/127\.0\.0\.1:\d+ from dynamodb:sentinel-state\n$/
           : /^removed the state file .*state\.json\n$/,
       );
       expect((await s.scan(T0 + 15 * DAY + 2 * 3_600_000)).stdout).toMatch(

@@ -74,12 +74,6 @@ describe('the report as JSON in pieces', () => {
     );
   });
 
-  it('reads a report stored whole, as older versions wrote it', async () => {
-    const report = sample();
-    expect(await readBack(JSON.stringify(report))).toEqual(report);
-    expect(await readBack(JSON.stringify(report, null, 2), [17, 400])).toEqual(report);
-  });
-
   it('refuses text that is cut short, not JSON, or has something after the end', async () => {
     const text = [...reportLines(sample())].join('');
     await expect(readBack(text.slice(0, text.length - 4))).rejects.toThrow(ReportTextError);

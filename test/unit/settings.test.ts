@@ -2,17 +2,17 @@ import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../functions/core/base/errors';
 import { loadScanSettings, SETTINGS } from '../../functions/core/scan/config';
-import { loadStackConfig } from '../../lib/config';
+import { loadDeploySettings } from '../../lib/config';
 
 const BASE = 'https://api.reseller.example';
 const stackConfig = (context: Record<string, unknown>) =>
-  loadStackConfig(new App({ context: { resellerBaseUrl: BASE, ...context } }).node);
+  loadDeploySettings(new App({ context: { resellerBaseUrl: BASE, ...context } }).node);
 
 describe('one schema and one default per setting', () => {
   it('gives the command line, the Lambdas and the CDK app the same defaults', () => {
     const cli = loadScanSettings({ resellerBaseUrl: BASE });
     const cdk = stackConfig({});
-    for (const key of ['expiryDays', 'criticalDays', 'minSeverity', 'timeZone', 'scanMode'] as const) {
+    for (const key of ['expiryDays', 'criticalDays', 'minSeverity', 'timeZone'] as const) {
       expect(cdk[key], key).toEqual(cli[key]);
       expect(String(cli[key]), key).toBe(String(SETTINGS[key].default));
     }

@@ -26,7 +26,7 @@ export interface ReportStore {
   latest(): Promise<Report | null>;
   /**
    * What the page or the feed shows of the report last put, read one element at a time: from the
-   * view kept beside it, or (a filter, or a report kept by an older version) from the report.
+   * view kept beside it, or (a filter) from the report.
    */
   view(selection: ViewSelection): Promise<ReportView | null>;
   /**
@@ -146,8 +146,8 @@ export function parseStoredReport(text: string, where: string): Report {
 }
 
 /**
- * Reads stored report text (the stored form, a view, or a report written whole) into the view
- * `selection` asks for. What is not a report the page and the feed can show is refused as
+ * Reads stored report text (a report or a view, in the stored form) into the view `selection`
+ * asks for. What is not a report the page and the feed can show is refused as
  * DamagedReportError, with the place and the reason.
  */
 export async function viewFromText(

@@ -7,6 +7,7 @@ import {
   ResponseTooLargeError,
   TimeoutError,
 } from '../base/errors';
+import { type RetryContext, type RetryVerdict, retry } from '../base/retry';
 import { ConcurrencyController, ConcurrencyLimiter } from './limiter';
 
 /**
@@ -354,76 +355,96 @@ export class Transport {
     return scrubSecrets(text, this.apiKey);
   }
 
+  /**
+   * The request, tried again as {@link retryDecision} decides: every attempt that is not a success
+   * is put to it as the retry loop's `shouldRetry`, which also tells the concurrency controller
+   * what the server said. What it stops at is returned (an answer) or thrown (no answer, the
+   * deadline).
+   */
   private async sendWithRetries(request: TransportRequest): Promise<RawResponse> {
-    const { what } = request;
     const url = `${this.baseUrl}${request.path}${request.query ? `?${request.query}` : ''}`;
     const maxAttempts = Math.max(1, request.maxAttempts ?? this.maxAttempts);
     const controller = this.limiter.controller;
     let pauseWaited = 0;
-    for (let attempt = 1; ; attempt++) {
-      this.remainingOrThrow(`before ${what}`);
-      await this.limiter.acquire(pauseWaited);
-      let res: RawResponse | undefined;
-      let failure: ResellerApiError | undefined;
-      let failureKind: FailureKind | undefined;
-      const startedAt = this.now();
-      try {
-        const budget = this.remainingOrThrow(`before ${what}`);
-        this.requests++;
-        request.onSend?.();
-        try {
-          res = await this.fetchOnce(request.method, url, Math.min(this.timeoutMs, budget), what);
-        } catch (error) {
-          if (error instanceof ResponseTooLargeError) throw error;
-          if (isAbort(error) && budget < this.timeoutMs) {
-            throw new DeadlineError(`the time budget ran out while waiting for ${what}`);
-          }
-          [failure, failureKind] = this.describeFailure(error, url, what);
-        }
-      } finally {
-        this.limiter.release();
-      }
-
-      const status = res?.status;
-      const retryAfterMs = res ? parseRetryAfter(res.retryAfter, this.now()) : undefined;
-      const remainingMs = this.remainingMs();
+    let stopped: RetryDecision = { retry: false, reason: 'done' };
+    const shouldRetry = ({ error, attemptNumber }: RetryContext): RetryVerdict => {
+      if (!(error instanceof Attempt)) return false;
       const decision = retryDecision({
-        attempt,
+        attempt: attemptNumber,
         maxAttempts,
-        status,
-        failure: failureKind,
-        retryAfterMs,
-        remainingMs,
+        status: error.res?.status,
+        failure: error.failureKind,
+        retryAfterMs: error.retryAfterMs,
+        remainingMs: this.remainingMs(),
         maxRetryAfterMs: this.maxRetryAfterMs,
         retryBaseMs: this.retryBaseMs,
         retryMaxMs: this.retryMaxMs,
         jitter: this.random(),
       });
-
-      const now = this.now();
+      const status = error.res?.status;
       if (status === 429 || status === 503) {
-        const pause = decision.retry && retryAfterMs !== undefined ? decision.delayMs : undefined;
-        controller.record({ kind: 'throttled', startedAt, now, retryAfterMs: pause });
-      } else if (status !== undefined && status < 400) {
-        controller.record({ kind: 'success', startedAt, latencyMs: now - startedAt });
-      } else {
-        controller.record({ kind: 'other' });
-      }
-
+        const pause = decision.retry && error.retryAfterMs !== undefined ? decision.delayMs : undefined;
+        controller.record({
+          kind: 'throttled',
+          startedAt: error.startedAt,
+          now: this.now(),
+          retryAfterMs: pause,
+        });
+      } else controller.record({ kind: 'other' });
       if (!decision.retry) {
-        if (decision.reason === 'retry-after-beyond-deadline') {
-          throw new DeadlineError(
-            `the reseller asked to wait ${Math.ceil((retryAfterMs ?? 0) / 1000)} s (Retry-After) before ${what} but the scan's time budget has ${Math.floor(remainingMs / 1000)} s left`,
-          );
-        }
-        if (decision.reason === 'backoff-beyond-deadline') {
-          throw new DeadlineError(`the time budget ran out while retrying ${what}`);
-        }
-        if (failure) throw failure;
-        return res as RawResponse;
+        stopped = decision;
+        return false;
       }
-      if (retryAfterMs !== undefined) pauseWaited = controller.pausedUntil;
-      await this.sleep(decision.delayMs);
+      if (error.retryAfterMs !== undefined) pauseWaited = controller.pausedUntil;
+      return { delayMs: decision.delayMs };
+    };
+    try {
+      return await retry(() => this.attempt(request, url, pauseWaited), {
+        retries: Number.POSITIVE_INFINITY,
+        shouldRetry,
+        sleep: this.sleep,
+        clock: this.now,
+      });
+    } catch (error) {
+      if (!(error instanceof Attempt)) throw error;
+      if (stopped.retry === false && stopped.reason === 'retry-after-beyond-deadline')
+        throw new DeadlineError(
+          `the reseller asked to wait ${Math.ceil((error.retryAfterMs ?? 0) / 1000)} s (Retry-After) before ${request.what} but the scan's time budget has ${Math.floor(this.remainingMs() / 1000)} s left`,
+        );
+      if (stopped.retry === false && stopped.reason === 'backoff-beyond-deadline')
+        throw new DeadlineError(`the time budget ran out while retrying ${request.what}`);
+      if (error.failure) throw error.failure;
+      return error.res as RawResponse;
+    }
+  }
+
+  /** One attempt: a success (below 400) is returned, anything else thrown as an {@link Attempt}. */
+  private async attempt(request: TransportRequest, url: string, pauseWaited: number): Promise<RawResponse> {
+    const { what } = request;
+    this.remainingOrThrow(`before ${what}`);
+    await this.limiter.acquire(pauseWaited);
+    const startedAt = this.now();
+    try {
+      const budget = this.remainingOrThrow(`before ${what}`);
+      this.requests++;
+      request.onSend?.();
+      let res: RawResponse;
+      try {
+        res = await this.fetchOnce(request.method, url, Math.min(this.timeoutMs, budget), what);
+      } catch (error) {
+        if (error instanceof ResponseTooLargeError) throw error;
+        if (isAbort(error) && budget < this.timeoutMs)
+          throw new DeadlineError(`the time budget ran out while waiting for ${what}`);
+        const [failure, failureKind] = this.describeFailure(error, url, what);
+        throw new Attempt(startedAt, undefined, failure, failureKind);
+      }
+      if (res.status < 400) {
+        this.limiter.controller.record({ kind: 'success', startedAt, latencyMs: this.now() - startedAt });
+        return res;
+      }
+      throw new Attempt(startedAt, res, undefined, undefined, parseRetryAfter(res.retryAfter, this.now()));
+    } finally {
+      this.limiter.release();
     }
   }
 
@@ -580,4 +601,18 @@ function errorCode(error: unknown): string | undefined {
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/** One attempt that was not a success: what {@link retryDecision} decides on. */
+class Attempt extends Error {
+  override readonly name: string = 'Attempt';
+  constructor(
+    readonly startedAt: number,
+    readonly res: RawResponse | undefined,
+    readonly failure: ResellerApiError | undefined,
+    readonly failureKind: FailureKind | undefined,
+    readonly retryAfterMs?: number,
+  ) {
+    super('an attempt that is not a success');
+  }
 }

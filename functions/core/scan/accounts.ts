@@ -54,7 +54,6 @@ export const ACCOUNT_SCAN_SETTINGS = [
   'timeZone',
   'accountLabel',
   'quarantineDays',
-  'scanMode',
 ] as const satisfies readonly SettingName[];
 
 export type AccountScanSetting = (typeof ACCOUNT_SCAN_SETTINGS)[number];

@@ -236,10 +236,9 @@ export const SETTINGS = {
   scanMode: {
     env: ENV.scanMode,
     flag: '--mode',
-    context: 'scanMode',
     schema: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('auto'),
     default: 'auto',
-    doc: 'how the account is read: auto (a filtered read proven complete by counts, or the whole account when it is a few pages, the proven parts would take more, or the proof fails), filtered (proven by counts, else the whole account), or full',
+    doc: 'how a scan without state reads the account: auto (a filtered read proven complete by counts, or the whole account when it is a few pages, the proven parts would take more, or the proof fails), filtered (proven by counts, else the whole account), or full; a scan with state (and so the deployed one) always reads the whole account',
   },
   perPage: {
     env: ENV.perPage,
