@@ -110,13 +110,10 @@ async function bundle(entry: string, name: string, format: 'cjs' | 'esm' = 'cjs'
 
 /**
  * Every scan runs in a child started as Lambda's Node.js runtime starts the scan function (of
- * SCAN_MEMORY_MB): node with the bootstrap's flags, handed to the function's exec wrapper
- * (functions/exec-wrapper.sh, which puts an 8 MB semi-space in place of the 51), so its peak RSS is
- * the function's.
+ * SCAN_MEMORY_MB): node with the bootstrap's flags, so its peak RSS is the function's.
  */
 const SCAN_MEMORY_MB = 1024;
 const LAMBDA_NODE_FLAGS = lambdaNodeFlags(SCAN_MEMORY_MB);
-const EXEC_WRAPPER = join(process.cwd(), 'functions', 'exec-wrapper.sh');
 
 /** The budget the README promises for each Lambda bundle. */
 const BUNDLE_BUDGET = { kib: 300, importMs: 250 };
@@ -168,7 +165,7 @@ async function main() {
   );
   console.log(`latency ${latency} ms per request, concurrency ${concurrency}, per_page ${perPage}`);
   console.log(
-    `each scan in a child started as Lambda's runtime starts the scan function: functions/exec-wrapper.sh node ${LAMBDA_NODE_FLAGS.join(' ')}\n`,
+    `each scan in a child started as Lambda's runtime starts the scan function: node ${LAMBDA_NODE_FLAGS.join(' ')}\n`,
   );
 
   const child = await bundle('bench/scan-child.ts', 'scan-child', 'esm');
@@ -178,18 +175,8 @@ async function main() {
     env: Record<string, string> = {},
   ): Promise<ChildResult> => {
     const { stdout } = await run(
-      EXEC_WRAPPER,
-      [
-        process.execPath,
-        ...LAMBDA_NODE_FLAGS,
-        child,
-        url,
-        KEY,
-        mode,
-        String(concurrency),
-        String(perPage),
-        NOW,
-      ],
+      process.execPath,
+      [...LAMBDA_NODE_FLAGS, child, url, KEY, mode, String(concurrency), String(perPage), NOW],
       { maxBuffer: 1 << 20, env: { ...process.env, ...env } },
     );
     return JSON.parse(stdout);

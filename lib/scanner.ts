@@ -88,11 +88,9 @@ export class Scanner extends Construct {
       description: 'domain-sentinel: scans the reseller account and publishes one alert',
       serviceName: 'domain-sentinel-scan',
       // 1 024 MB: a scan with state peaks at about 150 MB of RSS at 100 000 domains and 350-380 MB at
-      // 1 000 000, measured as Lambda's runtime starts node for this size through the wrapper below
+      // 1 000 000, measured as Lambda's runtime starts node for this size
       // (npm run bench, docs/performance.md); Lambda also gives CPU in proportion to memory.
       memorySize: 1024,
-      // Started through functions/exec-wrapper.sh: an 8 MB semi-space instead of the runtime's 51.
-      execWrapper: 'exec-wrapper.sh',
       // 5 minutes: 100 000 domains at 100 per page and 4 in flight take ~15 s at 50 ms latency; the rest is
       // room for retries with backoff. The scan stops itself 20 s before this to fail with a clear message.
       timeout: Duration.minutes(5),

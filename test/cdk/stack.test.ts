@@ -35,8 +35,6 @@ describe('scan', () => {
       Environment: {
         Variables: {
           NODE_OPTIONS: '--enable-source-maps',
-          // Started through the bundle's functions/exec-wrapper.sh (test/deploy/exec-wrapper.test.ts).
-          AWS_LAMBDA_EXEC_WRAPPER: '/var/task/exec-wrapper.sh',
           POWERTOOLS_SERVICE_NAME: 'domain-sentinel-scan',
           POWERTOOLS_METRICS_NAMESPACE: 'DomainSentinel',
           RESELLER_BASE_URL: 'https://api.reseller.example',
@@ -142,30 +140,6 @@ const tlsOnly = (topicId: string) => ({
 });
 
 describe('Scanner', () => {
-  it('leaves its exec wrapper out when synthesized on Windows, with a warning: a zip made there cannot mark it executable', () => {
-    const platform = Object.getOwnPropertyDescriptor(process, 'platform') as PropertyDescriptor;
-    Object.defineProperty(process, 'platform', { value: 'win32' });
-    try {
-      const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-      const onWindows = new Stack(app, 'OnWindows');
-      new Scanner(onWindows, 'Scan', {
-        entry: `${functionsDir}/scan.ts`,
-        schedule: 'rate(12 hours)',
-        timeZone: 'Europe/Amsterdam',
-        resellerBaseUrl: 'https://api.reseller.example',
-      });
-      Template.fromStack(onWindows).hasResourceProperties('AWS::Lambda::Function', {
-        Environment: { Variables: { AWS_LAMBDA_EXEC_WRAPPER: Match.absent() } },
-      });
-      Annotations.fromStack(onWindows).hasWarning(
-        '*',
-        Match.stringLikeRegexp('without functions/exec-wrapper.sh'),
-      );
-    } finally {
-      Object.defineProperty(process, 'platform', platform);
-    }
-  });
-
   it('sets its own environment from typed props, leaving unset settings to the function defaults', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const bare = new Stack(app, 'Bare');

@@ -118,7 +118,7 @@ describe('the documented deploy commands, as `cdk synth` with credentials (CDK_D
         const { stdout } = await run(process.execPath, ['-e', script], {
           env: { PATH: process.env.PATH, NODE_PATH: join(ROOT, 'node_modules'), AWS_REGION: 'eu-west-1' },
         });
-        // The result's own line: the scan function also logs its node flags, this script among them.
+        // The result's own line: a bundle may log at load.
         return JSON.parse(
           stdout
             .split('\n')

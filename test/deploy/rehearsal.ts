@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -77,7 +77,7 @@ export interface RunningFunction {
   invoke(event: unknown): Promise<{ result?: unknown; error?: { name: string; message: string } }>;
   /** The CloudFormation answers of a custom-resource function. */
   readonly cfnResponses: Array<Record<string, unknown>>;
-  /** The node flags the function's process runs with (after its exec wrapper, if it has one). */
+  /** The node flags the function's process runs with. */
   readonly execArgv: readonly string[];
 }
 
@@ -301,7 +301,8 @@ async function startFunction(
   const bundleDir = join(cdkOut, assetPath);
   const memory = Number(props.MemorySize ?? 128);
   const child: ChildProcess = fork(RUNTIME, [bundleDir, String(props.Handler)], {
-    ...lambdaBootstrap(bundleDir, memory, env.AWS_LAMBDA_EXEC_WRAPPER, id),
+    // As Lambda's Node.js runtime starts node: its bootstrap's flags for the function's memory.
+    execArgv: lambdaNodeFlags(memory),
     env: {
       PATH: process.env.PATH,
       // The Lambda runtime provides the AWS SDK; here it comes from the project's node_modules.
@@ -385,24 +386,6 @@ async function startFunction(
       child.kill();
     },
   };
-}
-
-/**
- * How Lambda's Node.js runtime starts node (its bootstrap's flags for the function's memory): through
- * the function's `AWS_LAMBDA_EXEC_WRAPPER` when it names one, which must then be an executable file
- * of the bundle (the bootstrap refuses anything else).
- */
-function lambdaBootstrap(bundleDir: string, memoryMb: number, wrapper: string | undefined, id: string) {
-  const flags = lambdaNodeFlags(memoryMb);
-  if (!wrapper) return { execArgv: flags };
-  if (!wrapper.startsWith('/var/task/'))
-    throw new Error(`${id}: exec wrapper ${wrapper} is not in the bundle`);
-  const file = join(bundleDir, wrapper.slice('/var/task/'.length));
-  if (!existsSync(file)) throw new Error(`${id}: exec wrapper ${wrapper} does not exist in the bundle`);
-  if ((statSync(file).mode & 0o111) === 0)
-    throw new Error(`${id}: exec wrapper ${wrapper} is not executable`);
-  // fork() starts `execPath ...execArgv module args`: the wrapper, given node and its flags.
-  return { execPath: file, execArgv: [process.execPath, ...flags] };
 }
 
 /** A random link signing key, as the README tells an operator to make one. */
