@@ -71,8 +71,11 @@ export class SentinelFunction extends NodejsFunction {
         sourceMap: true,
         target: 'node24',
         format: OutputFormat.CJS,
-        // The Node.js 24 runtime ships AWS SDK v3; bundling it again would only add size and cold-start time.
-        externalModules: ['@aws-sdk/*'],
+        // The AWS SDK is bundled, not taken from the runtime: the function then runs the SDK it was
+        // built and tested with (the deploy rehearsal runs these very bundles), not whatever version
+        // the runtime ships that day. The SDK's ES modules let esbuild drop what is unused.
+        externalModules: [],
+        mainFields: ['module', 'main'],
         forceDockerBundling: false,
       },
     });

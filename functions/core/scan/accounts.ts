@@ -25,8 +25,8 @@ export const accountName = z
     'must be 1 to 32 of a-z, 0-9 and "-", starting with a letter or digit (it appears in URLs, metric dimensions and message attributes)',
   );
 
-/** The most accounts one deployment scans (docs/accounts.md says why: one Map's history, its policies). */
-export const MAX_ACCOUNTS = 50;
+/** The most accounts one deployment scans (docs/accounts.md says why: one Map's history, its stacks and policies). */
+export const MAX_ACCOUNTS = 100;
 
 /**
  * The settings an account may set for itself, over the deployment's (the per-account subset of
