@@ -18,9 +18,15 @@ export function nestedTemplates(
   cdkOut: string,
   parent: TemplateResolver,
 ): Array<{ id: string; template: unknown; parameters: Record<string, string> }> {
+  const assets = JSON.parse(readFileSync(join(cdkOut, `${parent.env.stackName}.assets.json`), 'utf8')) as {
+    files: Record<string, { source: { path: string } }>;
+  };
   return parent.ofType('AWS::CloudFormation::Stack').map((id) => {
     const resource = parent.resource(id);
-    const file = String(resource.Metadata?.['aws:asset:path'] ?? '');
+    // The template's asset, by the hash its TemplateURL names.
+    const hash = /([0-9a-f]{64})\.json/.exec(JSON.stringify(resource.Properties?.TemplateURL))?.[1] ?? '';
+    const file = assets.files[hash]?.source.path;
+    if (!file) throw new Error(`${id}: its template is not an asset of ${cdkOut}`);
     const parameters = parent.resolve(resource.Properties?.Parameters ?? {}) as Record<string, string>;
     return { id, template: JSON.parse(readFileSync(join(cdkOut, file), 'utf8')), parameters };
   });
@@ -154,7 +160,8 @@ export function stateMachineCreation(resolver: TemplateResolver): Call[] {
     const props = resolver.resource(id).Properties ?? {};
     const roleId = roleIdOf(props.RoleArn) as string;
     return [
-      assume(resolver, roleId, 'states.amazonaws.com'),
+      // Step Functions names the state machine as the source of its role's session.
+      assume(resolver, roleId, 'states.amazonaws.com', resolver.ref(id)),
       ...(props.LoggingConfiguration
         ? LOG_DELIVERY.map((action) => ({
             caller: roleId,
