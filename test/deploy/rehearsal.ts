@@ -133,6 +133,8 @@ export async function startWorld(
     readonly secrets: (parameterName: string) => string;
     /** More SecureStrings than the functions' environments name (each account's key, named by the state machine's items). */
     readonly parameters?: readonly string[];
+    /** Emulators to deploy into (an earlier world's, whose resources a redeploy adopts). @default - new ones, closed with the world */
+    readonly emulators?: Emulators;
   },
 ): Promise<World> {
   const manifest = JSON.parse(readFileSync(join(cdkOut, 'manifest.json'), 'utf8'));
@@ -147,33 +149,10 @@ export async function startWorld(
   const callerOf = (key: string) => accessKeys.get(key) ?? `unknown access key ${key}`;
   const record = (call: AwsCall) => calls.push(call);
 
-  // The emulators, set up through real SDK clients the way CloudFormation would make the resources.
-  const fauxqs = buildApp({ logger: false, defaultRegion: PLACE.region });
-  const fauxqsUrl = (await fauxqs.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
-  closers.push(() => fauxqs.close());
-  const dynalite = await startDynalite();
-  closers.push(() => dynalite.close());
-  const s3dir = mkdtempSync(join(tmpdir(), 'rehearsal-s3-'));
-  const s3rver = new S3rver({ port: 0, address: '127.0.0.1', directory: s3dir, silent: true });
-  const { port: s3port } = await s3rver.run();
-  closers.push(async () => {
-    await s3rver.close();
-    rmSync(s3dir, { recursive: true, force: true });
-  });
-  const s3url = `http://127.0.0.1:${s3port}`;
-  const setup = { region: PLACE.region, credentials: CREDENTIALS };
-  const sns = new SNSClient({ ...setup, endpoint: fauxqsUrl });
-  const sqs = new SQSClient({ ...setup, endpoint: fauxqsUrl });
-  const dynamodb = new DynamoDBClient({ ...setup, endpoint: dynalite.endpoint });
-  const s3 = new S3Client({
-    region: PLACE.region,
-    endpoint: s3url,
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-  });
-  closers.push(() => {
-    for (const client of [sns, sqs, dynamodb, s3]) client.destroy();
-  });
+  // The emulators: this world's own, or those a destroyed deployment left (its kept table and bucket).
+  const emulators = options.emulators ?? (await startEmulators());
+  if (!options.emulators) closers.push(() => emulators.close());
+  const { fauxqsUrl, dynalite, s3url, sns, sqs, dynamodb, s3 } = emulators;
 
   const topicKeys = new Map<string, string>();
   for (const id of resolver.ofType('AWS::SNS::Topic')) {
@@ -286,6 +265,57 @@ export async function startWorld(
       return JSON.parse(await (object.Body?.transformToString() ?? Promise.resolve('null')));
     },
     async close() {
+      for (const close of closers.reverse()) await close();
+    },
+  };
+}
+
+/** SNS/SQS, DynamoDB and S3 on loopback, with SDK clients to set them up as CloudFormation would. */
+export interface Emulators {
+  readonly fauxqsUrl: string;
+  readonly dynalite: { readonly endpoint: string };
+  readonly s3url: string;
+  readonly sns: SNSClient;
+  readonly sqs: SQSClient;
+  readonly dynamodb: DynamoDBClient;
+  readonly s3: S3Client;
+  close(): Promise<void>;
+}
+
+/** The emulators of a world; a redeploy's world may be started on the same ones. */
+export async function startEmulators(): Promise<Emulators> {
+  const closers: Array<() => Promise<unknown> | unknown> = [];
+  const fauxqs = buildApp({ logger: false, defaultRegion: PLACE.region });
+  const fauxqsUrl = (await fauxqs.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
+  closers.push(() => fauxqs.close());
+  const dynalite = await startDynalite();
+  closers.push(() => dynalite.close());
+  const s3dir = mkdtempSync(join(tmpdir(), 'rehearsal-s3-'));
+  const s3rver = new S3rver({ port: 0, address: '127.0.0.1', directory: s3dir, silent: true });
+  const { port: s3port } = await s3rver.run();
+  closers.push(async () => {
+    await s3rver.close();
+    rmSync(s3dir, { recursive: true, force: true });
+  });
+  const setup = { region: PLACE.region, credentials: CREDENTIALS };
+  const clients = {
+    sns: new SNSClient({ ...setup, endpoint: fauxqsUrl }),
+    sqs: new SQSClient({ ...setup, endpoint: fauxqsUrl }),
+    dynamodb: new DynamoDBClient({ ...setup, endpoint: dynalite.endpoint }),
+    s3: new S3Client({
+      region: PLACE.region,
+      endpoint: `http://127.0.0.1:${s3port}`,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    }),
+  };
+  return {
+    fauxqsUrl,
+    dynalite,
+    s3url: `http://127.0.0.1:${s3port}`,
+    ...clients,
+    async close() {
+      for (const client of Object.values(clients)) client.destroy();
       for (const close of closers.reverse()) await close();
     },
   };
