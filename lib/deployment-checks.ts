@@ -106,28 +106,27 @@ export interface CopyOfApp {
 }
 
 /**
- * Why a copy would collide with an earlier one of the same app, account and region: two copies
- * reading one API key would scan one reseller account twice; two owning the account's settings
- * would overwrite each other's, and the first destroyed would clear them under the other.
+ * Refuses a copy that would collide with an earlier one of the same app, account and region: two
+ * copies reading one API key would scan one reseller account twice; two owning the account's
+ * settings would overwrite each other's, and the first destroyed would clear them under the other.
  */
-export function collisionProblem(copy: CopyOfApp, earlier: readonly CopyOfApp[]): string | undefined {
+export function checkCollision(copy: CopyOfApp, earlier: readonly CopyOfApp[]): void {
   const same = earlier.filter((c) => c.environment === copy.environment);
   const mine = keyParametersOf(copy.settings);
   const twin = same.find((c) => keyParametersOf(c.settings).some((p) => mine.includes(p)));
   if (twin) {
     const shared = keyParametersOf(twin.settings).find((p) => mine.includes(p));
-    return (
+    throw new ConfigError(
       `invalid DomainSentinel props: apiKeyParameterName ${shared} is already read by ${twin.path}; ` +
-      'give each copy (each reseller account) its own apiKeyParameterName'
+        'give each copy (each reseller account) its own apiKeyParameterName',
     );
   }
   const owner = copy.settings.ownAccountSettings && same.find((c) => c.settings.ownAccountSettings);
   if (owner)
-    return (
+    throw new ConfigError(
       `invalid DomainSentinel props: ownAccountSettings is already set by ${owner.path} in the same account and region; ` +
-      'one deployment owns the account settings: set it in one copy only'
+        'one deployment owns the account settings: set it in one copy only',
     );
-  return undefined;
 }
 
 /**

@@ -22,8 +22,8 @@ import {
   accountItems,
   type CopyOfApp,
   checkAccountConcurrency,
+  checkCollision,
   checkKeyParameterNames,
-  collisionProblem,
   deploymentNameOf,
   environmentOf,
   requireAlertSubscriber,
@@ -411,8 +411,7 @@ export class DomainSentinel extends Construct {
     const root = this.node.root;
     const copies = COPIES.get(root) ?? [];
     const copy = { path: this.node.path, environment: environmentOf(Stack.of(this)), settings };
-    const problem = collisionProblem(copy, copies);
-    if (problem) throw new ConfigError(problem);
+    checkCollision(copy, copies);
     COPIES.set(root, [...copies, copy]);
   }
 
