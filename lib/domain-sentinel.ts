@@ -5,7 +5,6 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { parseWebhookSpec } from '../functions/core/alerts/webhook-delivery';
-import { ConfigError } from '../functions/core/base/errors';
 import type { Severity } from '../functions/core/findings/classify';
 import { ACCOUNT_DIRECTORY_KEY, type AccountScanInput } from '../functions/core/scan/accounts';
 import { ENV } from '../functions/core/scan/config';
