@@ -154,8 +154,27 @@ export const SentinelSettingsSchema = z
     alertSubscribersOutsideStack: flag.default(false),
     /** The SMS spend alarm fires when SNS's month-to-date SMS spend reaches this (the account's limit is 1 USD until raised). */
     smsSpendAlarmUsd: dollars.default(0.8),
-    /** This copy sets the account's and region's own settings (API Gateway's CloudWatch role, SMS delivery-status logging). */
-    ownsAccountSettings: flag.optional(),
+    /**
+     * This deployment owns what exists once per account and region (API Gateway's CloudWatch Logs
+     * role, SNS's SMS delivery-status logging): it sets them, and clears them when destroyed.
+     */
+    ownAccountSettings: flag.default(false),
+    /** Adopt the state table an earlier deployment kept (its output StateTableName) instead of making a new one. */
+    stateTableName: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9_.-]{3,255}$/,
+        'must be a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -), as the output StateTableName gave it',
+      )
+      .optional(),
+    /** Adopt the report bucket an earlier deployment kept (its output ReportBucketName) instead of making a new one. */
+    reportBucketName: z
+      .string()
+      .regex(
+        /^(?!xn--)(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+        'must be an S3 bucket name (3 to 63 of a-z 0-9 . -), as the output ReportBucketName gave it',
+      )
+      .optional(),
     /**
      * Several reseller accounts (docs/accounts.md): the accounts file's path (`-c accounts=FILE`,
      * `"accounts": "accounts.json"`) or its list. Read and checked before the rest (see

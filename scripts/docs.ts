@@ -49,8 +49,11 @@ const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
   alertSubscribersOutsideStack:
     'the alert topic is subscribed outside the stack; without it (and alertEmails, alertSmsNumbers) the synth fails',
   smsSpendAlarmUsd: 'month-to-date SMS spend (USD) that raises the SMS spend alarm (with alertSmsNumbers)',
-  ownsAccountSettings:
-    'this copy sets API Gateway’s CloudWatch role and SMS delivery-status logging of the account and region',
+  ownAccountSettings:
+    'this deployment owns API Gateway’s CloudWatch Logs role and SNS’s SMS delivery-status logging of the account and region: it overwrites them, turns on the web API stage’s own logs, and clears them when destroyed (docs/deploy.md)',
+  stateTableName:
+    'adopt the state table an earlier deployment kept (its output `StateTableName`), so a redeploy remembers what it announced',
+  reportBucketName: 'adopt the report bucket an earlier deployment kept (its output `ReportBucketName`)',
   stackName: 'name of the CloudFormation stack (`cdk deploy -c settings=FILE`: keep it in the file)',
   slackWorkspaceId:
     'Slack workspace id (T…) authorised once in Amazon Q Developer in chat applications; with slackChannelId a Slack channel gets each alert (docs/chat.md)',
@@ -70,7 +73,8 @@ const DEPLOY_CONTEXT_DEFAULTS: Readonly<Record<string, string>> = {
   scanIntervalHours: '24 for cron schedules',
   secretsKmsKeyArn: 'any key, through SSM only',
   scanReservedConcurrency: 'none',
-  ownsAccountSettings: 'the first copy of an app that needs them',
+  stateTableName: 'a new table',
+  reportBucketName: 'a new bucket',
   slackWorkspaceId: 'none: no Slack channel',
   teamsTeamId: 'none: no Teams channel',
   webhooks: 'none',

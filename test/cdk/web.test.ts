@@ -20,7 +20,7 @@ beforeAll(() => {
     env: { account: '123456789012', region: 'eu-west-1' },
   });
   template = Template.fromStack(stack);
-});
+}, 180_000);
 
 const id = (construct: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(construct.node.defaultChild as never);
