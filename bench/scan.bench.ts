@@ -1,9 +1,11 @@
 /**
  * npm run bench [-- --latency 50 --size 100000 --concurrency 4 --per-page 100 --rate-limit 10 --rate-limited-size 20000
- *   --stateful-sizes 100000,1000000 --sections modes,rate,bundles,stateful]
+ *   --stateful-sizes 100000,1000000 --sections startup,modes,rate,bundles,stateful]
  *
  * Scans simulated accounts over loopback with per-request latency, each scan in its own process,
  * and prints from one run:
+ *  - the command line's start-up: `sentinel --version` and `sentinel scan --help` as multiples of a
+ *    bare `node -e 0` (bench/startup.ts);
  *  - for `--size` domains: full, auto and filtered mode's wall time as a ratio to the paging limit,
  *    requests, peak RSS, and whether the findings and problems equal full mode's; on the default
  *    (realistic) portfolio, on the stress portfolio, and on the stress portfolio without its records
@@ -17,7 +19,7 @@
  *    and filtered page for that report: size as Lambda counts it, time, and whether every critical
  *    and warning domain is in the page and the feed.
  *
- * `--sections modes,rate,bundles,stateful` picks what runs (all by default).
+ * `--sections startup,modes,rate,bundles,stateful` picks what runs (all by default).
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -32,6 +34,7 @@ import { COVERAGE_PARTS, coverageSearches, READ_PARTS } from '../functions/core/
 import { generatePortfolio, type Portfolio } from '../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../functions/simulator/server';
 import { lambdaNodeFlags } from '../test/support/lambda-bootstrap';
+import { startupSection } from './startup';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -43,7 +46,7 @@ const { values } = parseArgs({
     'rate-limit': { type: 'string', default: '10' },
     'rate-limited-size': { type: 'string', default: '20000' },
     'stateful-sizes': { type: 'string', default: '100000,1000000' },
-    sections: { type: 'string', default: 'modes,rate,bundles,stateful' },
+    sections: { type: 'string', default: 'startup,modes,rate,bundles,stateful' },
   },
 });
 const latency = Number(values.latency);
@@ -207,6 +210,7 @@ async function main() {
     };
   };
 
+  if (sections.has('startup')) await startupSection();
   if (sections.has('modes')) await modesSection(measure);
   if (sections.has('rate')) await rateSection(measure);
   if (sections.has('bundles')) await bundleSection();

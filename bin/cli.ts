@@ -1,17 +1,12 @@
-import { readFileSync } from 'node:fs';
 import { ConfigError } from '../functions/core/base/errors';
 import { closest } from '../functions/core/base/suggest';
 import { asksForHelp, checkVariableNames, KNOWN_VARIABLES, parseCommandArgs } from './args';
 import { type CliIo, EXIT, UsageError } from './command';
 import { COMMANDS, commandNamed, commandsWithFlag } from './commands/index';
 import { renderCommandHelp, renderOverview, renderVariableHelp, variableDoc } from './help';
+import { asksForVersion, VERSION_LINE } from './version';
 
 export { type CliIo, EXIT } from './command';
-
-/** The package's version, as `sentinel --version` prints it. */
-export const VERSION = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
 
 /**
  * Runs one command line: `sentinel <command> [options]`, `sentinel help [command]`,
@@ -25,8 +20,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       return EXIT.usage;
     }
     if (word === '--help' || word === '-h') return print(io, renderOverview(COMMANDS));
-    if (word === '--version' || word === '-V' || word === 'version')
-      return print(io, `domain-sentinel ${VERSION}`);
+    if (asksForVersion(word)) return print(io, VERSION_LINE);
     if (word === 'help') return help(rest, io);
     const command = commandNamed(word);
     if (!command) throw unknownCommand(word);

@@ -8,8 +8,8 @@ import { SETTINGS, type SettingName, type SettingSpec } from '../functions/core/
  * exports one {@link Command}: its name, its flags, the environment it reads and what it does. The
  * parser (bin/args.ts), its help (bin/help.ts) and the CLI reference in docs/ (scripts/docs.ts)
  * all read that one declaration, so a flag cannot exist in one and not the others. A new flag is
- * one entry in its command's `options`; a new command is one module plus one line in
- * bin/commands/index.ts.
+ * one entry in its command's `options` (bin/commands/index.ts); a new command is one declaration
+ * there and the module beside it that runs it.
  */
 
 /** Where the CLI writes and what it reads; tests pass their own. */
@@ -52,6 +52,13 @@ export interface OptionSpec {
   readonly default?: string;
 }
 
+/** One line of a command's examples: a command line and what it does. */
+export interface Example {
+  /** The whole command line, from `sentinel`. */
+  readonly line: string;
+  readonly says: string;
+}
+
 /** A command's flags and positionals after parsing. */
 export interface ParsedArgs {
   readonly values: Readonly<Record<string, string | boolean | undefined>>;
@@ -69,7 +76,12 @@ export interface Command {
   readonly options: Readonly<Record<string, OptionSpec>>;
   /** Environment variables it reads besides its flags' own (names from SETTINGS, SECRET_SETTINGS or bin/help.ts). */
   readonly env?: readonly string[];
-  /** Runs the command with its parsed arguments; returns the exit status. */
+  /** Command lines its help shows, each parsed by a test against these options. */
+  readonly examples: readonly Example[];
+  /**
+   * Runs the command with its parsed arguments; returns the exit status. A declaration imports what
+   * does the work only here, when it runs, so help never loads it.
+   */
   readonly run: (args: ParsedArgs, io: CliIo) => Promise<number>;
 }
 

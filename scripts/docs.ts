@@ -94,7 +94,7 @@ export function optionsTable(command: Command): string {
   return table(['flag', 'meaning'], rows);
 }
 
-/** Every command: usage, what it does, its options and the variables it reads. */
+/** Every command: usage, what it does, its examples, its options and the variables it reads. */
 export function cliReference(commands: readonly Command[]): string {
   return commands
     .map((command) => {
@@ -103,6 +103,8 @@ export function cliReference(commands: readonly Command[]): string {
         `### \`sentinel ${command.name}${command.args ? ` ${command.args}` : ''}\``,
         '',
         `${command.summary[0]?.toUpperCase()}${command.summary.slice(1)}.${command.about ? ` ${command.about}` : ''}`,
+        '',
+        fence(command.examples.map((e) => `${e.line}   # ${e.says}`).join('\n'), 'sh'),
         '',
         Object.keys(command.options).length ? optionsTable(command) : 'No options.',
         ...(variables.length

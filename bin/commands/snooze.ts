@@ -13,41 +13,20 @@ import { findingWithMemory } from '../../functions/core/memory/renewal-memory';
 import { ResellerClient } from '../../functions/core/reseller/client';
 import { ENV } from '../../functions/core/scan/config';
 import { domainArgument, flagsOf, loadSettings, positiveInt, str } from '../args';
-import { BASE_URL_OPTION, type CliIo, type Command, EXIT, type ParsedArgs, STATE_OPTION } from '../command';
+import { type CliIo, type Command, EXIT, type ParsedArgs } from '../command';
 import { actionStoreFor } from '../local-stores';
+import { ack, snooze } from './index';
 
-/** What snooze and ack read besides their flags: the key, and what a finding is judged by. */
-export const SILENCE_ENV = [
-  ENV.resellerApiKey,
-  ENV.requestTimeoutMs,
-  ENV.expiryDays,
-  ENV.criticalDays,
-  ENV.quarantineDays,
-];
+/** `sentinel snooze <domain>`. */
+export function runSnooze(args: ParsedArgs, io: CliIo): Promise<number> {
+  const days = positiveInt(str(args.values.days), '--days', DEFAULT_SNOOZE_DAYS, MAX_SNOOZE_DAYS);
+  return silence(snooze, 'snooze', days, args, io);
+}
 
-export const snooze: Command = {
-  name: 'snooze',
-  args: '<domain>',
-  summary: 'leave a domain out of alerts for N days (back at once if it gets worse)',
-  about:
-    'What the snooze link’s button does, from the command line: the domain stays in the report, and comes ' +
-    'back into alerts at once when it gets worse. Needs the state store the scans use.',
-  options: {
-    days: {
-      type: 'string',
-      value: 'N',
-      doc: `days to snooze, 1 to ${MAX_SNOOZE_DAYS}`,
-      default: String(DEFAULT_SNOOZE_DAYS),
-    },
-    state: STATE_OPTION,
-    'base-url': BASE_URL_OPTION,
-  },
-  env: SILENCE_ENV,
-  run: async (args, io) => {
-    const days = positiveInt(str(args.values.days), '--days', DEFAULT_SNOOZE_DAYS, MAX_SNOOZE_DAYS);
-    return silence(snooze, 'snooze', days, args, io);
-  },
-};
+/** `sentinel ack <domain>`. */
+export function runAck(args: ParsedArgs, io: CliIo): Promise<number> {
+  return silence(ack, 'acknowledge', 0, args, io);
+}
 
 /**
  * `snooze` / `ack`: what the links do, from the command line. Looks the domain up first (only a

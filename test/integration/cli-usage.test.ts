@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VERSION } from '../../bin/cli';
 import { COMMANDS } from '../../bin/commands/index';
+import { VERSION } from '../../bin/version';
 import { SETTINGS, type SettingSpec } from '../../functions/core/scan/config';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
@@ -29,6 +29,16 @@ describe('sentinel --version and help', () => {
       stderr: '',
     });
     expect(VERSION).toMatch(/^\d+\.\d+\.\d+/);
+    for (const short of ['-v', '-V', 'version'])
+      expect(await runCli([short], {})).toEqual(await runCli(['--version'], {}));
+  });
+
+  it('answers -v after a command as the version flag it is, not as an unknown flag, exit 2', async () => {
+    expect(await runCli(['scan', '-v'], {})).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'sentinel: -v is --version, before any command: sentinel -v\n',
+    });
   });
 
   it('answers `sentinel` alone with the overview on stderr and exit 2, `sentinel --help` on stdout and exit 0', async () => {
