@@ -159,10 +159,22 @@ export function configurationTable(): string {
   return table(['environment', 'context', 'meaning', 'default'], rows);
 }
 
+let scratch: string | undefined;
+/** The working directory of the runs below: their own, never the repository a user keeps `.sentinel/` in. */
+function workDir(): string {
+  if (scratch === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'sentinel-docs-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    scratch = dir;
+  }
+  return scratch;
+}
+
 /** Output of one in-process run, stdout and stderr interleaved as a terminal shows them. */
 async function run(argv: readonly string[], env: NodeJS.ProcessEnv, expectStatus = 0) {
   let out = '';
   const status = await main(argv, {
+    cwd: workDir(),
     env,
     stdout: (t) => {
       out += t;
@@ -187,6 +199,7 @@ async function startServer(argv: readonly string[], env: NodeJS.ProcessEnv) {
     listening = resolve;
   });
   const done = main(argv, {
+    cwd: workDir(),
     env,
     stdout: (t) => {
       out += t;

@@ -1,4 +1,22 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type CliIo, main } from '../../bin/cli';
+
+let scratch: string | undefined;
+/**
+ * The working directory of the in-process runs of this test file (one per file, so a `serve` finds
+ * what a `scan` of the same file kept under `.sentinel/`): never the repository, where a user keeps
+ * their own `.sentinel/`. Removed when the file's tests are done.
+ */
+export function testCwd(): string {
+  if (scratch === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'sentinel-cli-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    scratch = dir;
+  }
+  return scratch;
+}
 
 export interface CliRun {
   readonly code: number;
@@ -6,7 +24,10 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs the CLI in-process with its own environment (nothing from the test's process.env leaks in). */
+/**
+ * Runs the CLI in-process with its own environment (nothing from the test's process.env leaks in),
+ * in {@link testCwd} unless `extra.cwd` names another directory.
+ */
 export async function runCli(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
@@ -15,6 +36,7 @@ export async function runCli(
   let stdout = '';
   let stderr = '';
   const code = await main(argv, {
+    cwd: testCwd(),
     env: { AWS_REGION: 'us-east-1', ...env },
     stdout: (t) => {
       stdout += t;
