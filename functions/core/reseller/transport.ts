@@ -7,6 +7,7 @@ import {
   ResponseTooLargeError,
   TimeoutError,
 } from '../base/errors';
+import { connectionCause, errorCode } from './connection';
 import { ConcurrencyController, ConcurrencyLimiter } from './limiter';
 
 /**
@@ -523,7 +524,7 @@ export class Transport {
     }
     const code = errorCode(error);
     const failure = new ConnectionError(
-      `could not reach the reseller API at ${this.baseUrl} (${code ?? (error as Error).message}) for ${what}`,
+      `could not reach the reseller API at ${this.baseUrl} (${connectionCause(error, url)}) for ${what}`,
       { ...facts, code },
       { cause: error },
     );
@@ -570,14 +571,4 @@ export class Transport {
 function isAbort(error: unknown): boolean {
   const name = (error as { name?: string } | undefined)?.name;
   return name === 'TimeoutError' || name === 'AbortError';
-}
-
-function errorCode(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 4; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
 }
