@@ -25,7 +25,14 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
   const yes = args.values.yes === true;
   const consent = args.values.consent === true;
   const consentNeeded = needsConsent(domain);
-  // Checked before anything is looked up, so a script missing a flag fails at once (exit 2).
+  const client = new ResellerClient({
+    baseUrl: settings.resellerBaseUrl,
+    apiKey,
+    timeoutMs: settings.requestTimeoutMs,
+  });
+  // Looked up first (a read, free): a domain that is not in quarantine needs no consent, and
+  // saying so comes before asking for one.
+  const found = await findInQuarantine(client, domain);
   if (yes && consentNeeded && !consent)
     throw new UsageError(
       `${domain}: the registry restores a .${tldOf(domain)} name only with the registrant’s consent; pass --consent with --yes once the registrant agreed`,
@@ -34,12 +41,6 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
     throw new UsageError(
       `not asking on a non-interactive terminal; pass --yes${consentNeeded ? ' --consent' : ''} to restore without asking`,
     );
-  const client = new ResellerClient({
-    baseUrl: settings.resellerBaseUrl,
-    apiKey,
-    timeoutMs: settings.requestTimeoutMs,
-  });
-  const found = await findInQuarantine(client, domain);
   const now = Date.now();
   const deadline = restoreDeadline(found.domain_name, found.date_deleted, now, settings.quarantineDays);
   io.stdout(
