@@ -170,8 +170,13 @@ function workDir(): string {
   return scratch;
 }
 
-/** Output of one in-process run, stdout and stderr interleaved as a terminal shows them. */
-async function run(argv: readonly string[], env: NodeJS.ProcessEnv, expectStatus = 0) {
+/** Output of one in-process run, stdout and stderr interleaved as a terminal shows them (or stdout alone). */
+async function run(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  expectStatus = 0,
+  shown: 'both' | 'stdout' = 'both',
+) {
   let out = '';
   const status = await main(argv, {
     cwd: workDir(),
@@ -180,7 +185,7 @@ async function run(argv: readonly string[], env: NodeJS.ProcessEnv, expectStatus
       out += t;
     },
     stderr: (t) => {
-      out += t;
+      if (shown === 'both') out += t;
     },
   });
   if (status !== expectStatus) throw new Error(`sentinel ${argv.join(' ')} exited ${status}: ${out}`);
@@ -237,7 +242,6 @@ export const VOLATILE = {
   seconds: [/(\d+ requests?, )\d+\.\d s/g, '$1<seconds> s'],
   messageId: [/published alert [\w-]+ to/g, 'published alert <message-id> to'],
   link: [/exp=\d+&kid=[^&\s]+&sig=[\w-]+/g, 'exp=<exp>&kid=<kid>&sig=<sig>'],
-  until: [/until \d{4}-\d\d-\d\dT[\d:.]+Z/g, 'until <time>'],
 } as const satisfies Record<string, readonly [RegExp, string]>;
 
 /** `text` with the given volatile values (default: all) replaced by their placeholders. */
@@ -302,10 +306,9 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
 
   await sim.close();
 
-  // Snooze and acknowledge against the demo's portfolio, on its two expiring warnings. Not on a
-  // quarantine: `snooze` and `ack` judge by the real clock (they act now, like the links), so a
-  // quarantine pinned near 2026-11-22 is in its last days to restore (which refuses both) within
-  // weeks, and the documented commands would stop working as written.
+  // Snooze and acknowledge against the demo's portfolio, on its two expiring warnings, dated by
+  // --now at the portfolio's instant as the scan after them is: dated by the real clock they would
+  // lie in that scan's future, and a scan never believes a stored time it has not reached.
   const demoPortfolio = generatePortfolio({ domains: DEMO.domains, seed: DEMO.seed, now: Date.parse(NOW) });
   const [snoozed, acknowledged] = demoPortfolio.truth.findings
     .filter((f) => f.kind === 'expiring' && f.severity === 'warning')
@@ -313,12 +316,12 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
   const demoArgs = ['--domains', String(DEMO.domains), '--seed', String(DEMO.seed), '--now', NOW];
   const demoSim = await startServer(['simulate', '--port', '0', ...demoArgs], simEnv);
   const demoEnv = { RESELLER_BASE_URL: demoSim.url, RESELLER_API_KEY: TRY_API_KEY };
-  const snoozeOut = shownAsDocumented(
-    await run(inOwn(['snooze', snoozed as string, '--days', '30', '--state', SNOOZE_STATE]), demoEnv),
-  );
-  const ackOut = shownAsDocumented(
-    await run(inOwn(['ack', acknowledged as string, '--state', SNOOZE_STATE]), demoEnv),
-  );
+  const snoozeArgs = ['snooze', snoozed as string, '--days', '30', '--now', NOW, '--state', SNOOZE_STATE];
+  const ackArgs = ['ack', acknowledged as string, '--now', NOW, '--state', SNOOZE_STATE];
+  const quietArgs = ['scan', '--state', SNOOZE_STATE, '--dry-run', '--now', NOW];
+  const snoozeOut = shownAsDocumented(await run(inOwn(snoozeArgs), demoEnv));
+  const ackOut = shownAsDocumented(await run(inOwn(ackArgs), demoEnv));
+  const quietHead = (await run(inOwn(quietArgs), demoEnv, 0, 'stdout')).split('\n').slice(0, 3).join('\n');
   rmSync(own, { recursive: true, force: true });
   await demoSim.close();
 
@@ -415,9 +418,14 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
         ),
         '',
         runnable(
-          `# terminal 2\n${exportsFor(SIM.port)}\nrm -f ${SNOOZE_STATE}\n${SENTINEL} snooze ${snoozed} --days 30 --state ${SNOOZE_STATE}\n${SENTINEL} ack ${acknowledged} --state ${SNOOZE_STATE}`,
+          `# terminal 2\n${exportsFor(SIM.port)}\nrm -f ${SNOOZE_STATE}\n${SENTINEL} ${snoozeArgs.join(' ')}\n${SENTINEL} ${ackArgs.join(' ')}`,
         ),
-        output(mask(snoozeOut + ackOut, ['until'])),
+        output(snoozeOut + ackOut),
+        '',
+        runnable(
+          `# the next scan with that state leaves both out of its alert (a dry run: it writes nothing)\n${SENTINEL} ${quietArgs.join(' ')} 2>/dev/null | head -n 3`,
+        ),
+        output(quietHead),
       ].join('\n'),
     'restore-tryout': () =>
       [

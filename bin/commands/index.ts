@@ -391,6 +391,14 @@ export const audit: Command = {
   run: async (args, io) => (await import('./audit')).runAudit(args, io),
 };
 
+/** `--now` of snooze and ack: the instant the action is dated, as a scan's --now dates the scan. */
+const ACT_NOW = {
+  type: 'string',
+  value: 'ISO',
+  doc: 'act as at this instant, as scan --now scans at it (a try-out pinned to one day); not ahead of this machine’s clock',
+  default: 'now',
+} as const;
+
 /** What snooze and ack read besides their flags: the key, and what a finding is judged by. */
 const SILENCE_ENV = [
   ENV.resellerApiKey,
@@ -414,6 +422,7 @@ export const snooze: Command = {
       doc: `days to snooze, 1 to ${MAX_SNOOZE_DAYS}`,
       default: String(DEFAULT_SNOOZE_DAYS),
     },
+    now: ACT_NOW,
     state: STATE_OPTION,
     'base-url': BASE_URL_OPTION,
   },
@@ -431,7 +440,7 @@ export const ack: Command = {
   summary: 'leave a domain out of alerts until its expiry date, status or auto-renew changes',
   about:
     'What the acknowledge link’s button does ("we let this one go"), from the command line. Needs the state store the scans use.',
-  options: { state: STATE_OPTION, 'base-url': BASE_URL_OPTION },
+  options: { now: ACT_NOW, state: STATE_OPTION, 'base-url': BASE_URL_OPTION },
   env: SILENCE_ENV,
   examples: [{ line: 'sentinel ack example.nl --state .sentinel/state.json', says: 'we let this one go' }],
   run: async (args, io) => (await import('./snooze')).runAck(args, io),

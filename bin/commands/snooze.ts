@@ -10,10 +10,11 @@ import {
   snoozeOf,
 } from '../../functions/core/memory/actions';
 import { findingWithMemory } from '../../functions/core/memory/renewal-memory';
+import { CLOCK_TOLERANCE_MS } from '../../functions/core/memory/state-time';
 import { ResellerClient } from '../../functions/core/reseller/client';
 import { ENV } from '../../functions/core/scan/config';
-import { domainArgument, flagsOf, loadSettings, positiveInt, str } from '../args';
-import { type CliIo, type Command, EXIT, type ParsedArgs } from '../command';
+import { domainArgument, flagsOf, loadSettings, parseNow, positiveInt, str } from '../args';
+import { type CliIo, type Command, EXIT, type ParsedArgs, UsageError } from '../command';
 import { actionStoreFor } from '../local-stores';
 import { ack, snooze } from './index';
 
@@ -41,6 +42,12 @@ export async function silence(
   io: CliIo,
 ): Promise<number> {
   const domain = domainArgument(command, args);
+  const now = parseNow(str(args.values.now));
+  // Dated in the future, the action would not hold: a scan treats a stored time it has not reached as untrue.
+  if (now - Date.now() > CLOCK_TOLERANCE_MS)
+    throw new UsageError(
+      `--now ${args.values.now} is ahead of this machine's clock; ${command.name} acts now or before`,
+    );
   const settings = loadSettings(command, args, io.env, [
     'resellerBaseUrl',
     'requestTimeoutMs',
@@ -61,7 +68,6 @@ export async function silence(
   });
   const found = await client.findDomain(domain);
   if (!found) throw new SentinelError(`${domain} is not in this reseller account`);
-  const now = Date.now();
   // Judged as the link judges it (and as the alert did): the record by the scan's rules, then what
   // the scans' memory adds (a renewal_failed the record no longer shows).
   const memory = await store.memoryOf?.(domain).catch(() => undefined);

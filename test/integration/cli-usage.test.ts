@@ -33,6 +33,20 @@ describe('sentinel --version and help', () => {
       expect(await runCli([short], {})).toEqual(await runCli(['--version'], {}));
   });
 
+  it('refuses to date a snooze or an acknowledgement ahead of the clock, before any request (exit 2)', async () => {
+    for (const command of ['snooze', 'ack']) {
+      const run = await runCli(
+        [command, 'example.nl', '--now', '2099-01-01T00:00:00Z', '--state', 'x.json'],
+        {},
+      );
+      expect(run).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `sentinel: --now 2099-01-01T00:00:00Z is ahead of this machine's clock; ${command} acts now or before\n`,
+      });
+    }
+  });
+
   it('answers -v after a command as the version flag it is, not as an unknown flag, exit 2', async () => {
     expect(await runCli(['scan', '-v'], {})).toEqual({
       code: 2,
