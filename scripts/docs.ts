@@ -9,6 +9,7 @@ import { flagUsage, OTHER_VARIABLES, optionDoc, renderOverview, variablesOf } fr
 import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/scan/config';
 import { generatePortfolio } from '../functions/simulator/portfolio';
 import { StackConfigSchema } from '../lib/config';
+import { costRegions } from './cost-model';
 
 /**
  * `npm run docs`: rewrites the parts of README.md and docs/*.md between `<!-- generated:NAME -->`
@@ -355,6 +356,7 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
 
   const terminal1 = `# terminal 1: the simulator (leave it running; Ctrl-C stops it)\nexport RESELLER_API_KEY=${TRY_API_KEY}\n${simCommand}`;
   return {
+    ...costRegions(),
     overview: () => fence(renderOverview(COMMANDS)),
     'cli-reference': () => cliReference(COMMANDS),
     configuration: configurationTable,
