@@ -4,6 +4,7 @@ import { asksForHelp, checkVariableNames, KNOWN_VARIABLES, parseCommandArgs } fr
 import { type CliIo, EXIT, UsageError } from './command';
 import { COMMANDS, commandNamed, commandsWithFlag } from './commands/index';
 import { renderCommandHelp, renderOverview, renderVariableHelp, variableDoc } from './help';
+import { interruptedStatus } from './interrupt';
 import { asksForVersion, VERSION_LINE } from './version';
 
 export { type CliIo, EXIT } from './command';
@@ -27,10 +28,21 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     if (asksForHelp(rest)) return print(io, renderCommandHelp(command));
     const args = parseCommandArgs(command, rest, commandsWithFlag);
     checkVariableNames(io.env);
-    return await command.run(args, io);
+    const code = await command.run(args, io);
+    return io.signal?.aborted ? interrupted(io.signal, io) : code;
   } catch (error) {
+    // Whatever a stopped command threw on its way out (an aborted request, a closed server), the
+    // signal is what happened.
+    if (io.signal?.aborted) return interrupted(io.signal, io);
     return reportError(error, io);
   }
+}
+
+/** `sentinel: interrupted by SIGINT`, exit 130 (143 for SIGTERM). */
+function interrupted(signal: AbortSignal, io: CliIo): number {
+  const reason: unknown = signal.reason;
+  io.stderr(`sentinel: ${reason instanceof Error ? reason.message : 'interrupted'}\n`);
+  return interruptedStatus(signal);
 }
 
 function print(io: CliIo, text: string): number {

@@ -21,8 +21,12 @@ export interface CliIo {
   readonly cwd?: string;
   /** True when a person watches the output (stdout is a terminal): `demo` then keeps its links served. */
   readonly interactive?: boolean;
-  /** Resolves when the process should stop (SIGINT/SIGTERM); long-running commands wait for it. */
-  readonly untilStopped?: Promise<void>;
+  /**
+   * Aborted, with an InterruptedError (bin/interrupt.ts) as its reason, when the process must stop (the first
+   * SIGINT or SIGTERM): requests in flight end, nothing more is published or saved, servers close.
+   * Long-running commands run until it aborts.
+   */
+  readonly signal?: AbortSignal;
   /** Called with the address of a server once it listens (simulate, serve, an interactive demo). */
   readonly onListening?: (url: string) => void;
   /** The SNS client to publish with. @default a client configured by the AWS SDK's environment */
@@ -33,7 +37,10 @@ export interface CliIo {
   readonly ask?: (question: string) => Promise<string>;
 }
 
-/** Exit statuses: 0 completed, 1 could not complete, 2 bad usage or configuration, 3 --fail-on reached. */
+/**
+ * Exit statuses: 0 completed, 1 could not complete, 2 bad usage or configuration, 3 --fail-on
+ * reached; a signal stops a command with 130 or 143 (bin/interrupt.ts).
+ */
 export const EXIT = { ok: 0, failed: 1, usage: 2, failOn: 3 } as const;
 
 /** The command line was used wrongly: an unknown command or flag, a missing argument, a bad value. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { stopOnSignals } from './interrupt';
 import { asksForVersion, VERSION_LINE } from './version';
 
 // The shell: argv, the real environment and streams, signals. Everything else is in main(), loaded
@@ -8,11 +9,11 @@ if (asksForVersion(argv[0]) && argv.length === 1) process.stdout.write(`${VERSIO
 else await runCommandLine(argv);
 
 async function runCommandLine(argv: readonly string[]): Promise<never> {
+  // Before anything is loaded: a Ctrl-C at any moment stops the command the same way.
+  const controller = new AbortController();
+  let finished = false;
+  stopOnSignals(controller, { finished: () => finished });
   const { EXIT, main } = await import('./cli');
-  const stopped = new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
 
   // A reader that goes away (`sentinel scan --json | head`) makes writes fail with EPIPE: remember it,
   // write nothing more, and let the exit status say the output did not arrive whole.
@@ -40,21 +41,10 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
     cwd: process.cwd(),
     // A person watching: `demo` keeps its links served until Ctrl-C instead of exiting.
     interactive: process.stdout.isTTY === true,
-    untilStopped: stopped,
-    ...(process.stdin.isTTY
-      ? {
-          ask: async (question: string) => {
-            const { createInterface } = await import('node:readline/promises');
-            const rl = createInterface({ input: process.stdin, output: process.stderr });
-            try {
-              return await rl.question(question);
-            } finally {
-              rl.close();
-            }
-          },
-        }
-      : {}),
+    signal: controller.signal,
+    ...(process.stdin.isTTY ? { ask: (question: string) => askAtTerminal(question, controller.signal) } : {}),
   });
+  finished = true;
   // Exit only once the output has drained: a report piped into `jq` arrives whole (process.exit()
   // before the drain cut it at the 64 KiB pipe buffer). Exiting explicitly still matters: idle
   // keep-alive sockets must not keep a finished one-shot command alive.
@@ -69,4 +59,20 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
     }
   }
   process.exit(writeFailure && code === EXIT.ok ? EXIT.failed : code);
+}
+
+/**
+ * One question at the terminal (restore's typed name and consent). A Ctrl-C while it waits reaches
+ * readline rather than the process, so it is passed on as the signal it is: the command stops as at
+ * any other moment.
+ */
+async function askAtTerminal(question: string, signal: AbortSignal): Promise<string> {
+  const { createInterface } = await import('node:readline/promises');
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
+  try {
+    return await rl.question(question, { signal });
+  } finally {
+    rl.close();
+  }
 }

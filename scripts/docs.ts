@@ -6,6 +6,7 @@ import { main } from '../bin/cli';
 import type { Command } from '../bin/command';
 import { COMMANDS } from '../bin/commands/index';
 import { flagUsage, OTHER_VARIABLES, optionDoc, renderOverview, variablesOf } from '../bin/help';
+import { InterruptedError } from '../bin/interrupt';
 import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/scan/config';
 import { generatePortfolio } from '../functions/simulator/portfolio';
 import { StackConfigSchema } from '../lib/config';
@@ -195,10 +196,7 @@ async function run(
 
 /** A long-running command (simulate, serve) started in-process; resolves once it listens. */
 async function startServer(argv: readonly string[], env: NodeJS.ProcessEnv) {
-  let stop = () => {};
-  const stopped = new Promise<void>((resolve) => {
-    stop = resolve;
-  });
+  const controller = new AbortController();
   let out = '';
   let listening: (url: string) => void = () => {};
   const url = new Promise<string>((resolve) => {
@@ -213,7 +211,7 @@ async function startServer(argv: readonly string[], env: NodeJS.ProcessEnv) {
     stderr: (t) => {
       out += t;
     },
-    untilStopped: stopped,
+    signal: controller.signal,
     onListening: listening,
   });
   const address = await Promise.race([
@@ -223,9 +221,12 @@ async function startServer(argv: readonly string[], env: NodeJS.ProcessEnv) {
   return {
     url: address,
     output: () => out,
+    /** Stops it as Ctrl-C does; its output stays what it printed while it ran (not the line Ctrl-C adds). */
     async close() {
-      stop();
+      const shown = out;
+      controller.abort(InterruptedError.of('SIGINT'));
       await done;
+      out = shown;
     },
   };
 }

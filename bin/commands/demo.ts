@@ -10,6 +10,7 @@ import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { noPositionals, parseNow, positiveInt, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs } from '../command';
+import { untilAborted } from '../interrupt';
 import { demo, LOCAL_LINK_PORT, LOCAL_LINK_URL, scan } from './index';
 import { logTo, webAppForServe } from './serve';
 
@@ -69,7 +70,7 @@ async function scanAndServe(sim: Simulator, env: NodeJS.ProcessEnv, now: number,
       `\ndemo: the links above are served on ${links.url} (report page, restore confirmation) until Ctrl-C\n`,
     );
     io.onListening?.(links.url);
-    await (io.untilStopped ?? new Promise<void>(() => undefined));
+    await untilAborted(io.signal);
     return EXIT.ok;
   } finally {
     await links?.close();

@@ -127,7 +127,13 @@ export function scanRunOf(
     );
   if (chat && json) throw new UsageError('--json and --chat would both write to stdout: pass one of them');
   return {
-    job: { settings, secrets, now, deadline: Date.now() + settings.timeBudgetSeconds * 1000 },
+    job: {
+      settings,
+      secrets,
+      now,
+      deadline: Date.now() + settings.timeBudgetSeconds * 1000,
+      ...(io.signal ? { signal: io.signal } : {}),
+    },
     delivery: chooseDelivery(args, settings, json, io.env),
     json,
     chat,
@@ -179,7 +185,21 @@ export function chooseDelivery(
   );
 }
 
+/**
+ * How this run delivers its alert, if it does. A scan the signal stopped delivers nothing: the alert
+ * is checked against it as it leaves (a stateful scan then releases its lease, its state unsaved).
+ */
 function senderFor(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertSender | undefined {
+  const send = deliveryOf(delivery, settings, io);
+  const { signal } = io;
+  if (!send || !signal) return send;
+  return (alert) => {
+    signal.throwIfAborted();
+    return send(alert);
+  };
+}
+
+function deliveryOf(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertSender | undefined {
   if (delivery.kind === 'sns')
     return snsSender(io.sns?.() ?? new SNSClient({}), delivery.topicArn, chatTargetOf(settings));
   if (delivery.kind === 'local') return localSender(delivery.target, io.stdout);

@@ -12,6 +12,7 @@ import { type AccountSettings, readAccountsFile } from '../../lib/config';
 import { accountEntryOf, accountKeySource } from '../accounts';
 import { flagsOf, noPositionals, portNumber, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs } from '../command';
+import { untilAborted } from '../interrupt';
 import {
   accountStateLocation,
   accountStoresFor,
@@ -116,7 +117,7 @@ export async function runServe(args: ParsedArgs, io: CliIo): Promise<number> {
   );
   io.stdout(`export ${ENV.linkBaseUrl}=${server.url}\n`);
   io.onListening?.(server.url);
-  await (io.untilStopped ?? new Promise<void>(() => undefined));
+  await untilAborted(io.signal);
   await server.close();
   return EXIT.ok;
 }

@@ -10,6 +10,7 @@ import { type Fault, startSimulator } from '../../functions/simulator/server';
 import { readAccountsFile } from '../../lib/config';
 import { noPositionals, oneOf, parseNow, portNumber, positiveInt, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
+import { untilAborted } from '../interrupt';
 import { simulate } from './index';
 
 const FAULTS: Record<string, Fault> = {
@@ -96,7 +97,7 @@ export async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number>
       `sentinel: account ${account.name} has no apiKeyEnv: it is served, but scan --accounts cannot read it\n`,
     );
   io.onListening?.(sim.url);
-  await (io.untilStopped ?? new Promise<void>(() => undefined));
+  await untilAborted(io.signal);
   await sim.close();
   return EXIT.ok;
 }

@@ -65,6 +65,7 @@ export async function silence(
     baseUrl: settings.resellerBaseUrl,
     apiKey: new EnvSecretSource(io.env).apiKeyNow(),
     timeoutMs: settings.requestTimeoutMs,
+    ...(io.signal ? { signal: io.signal } : {}),
   });
   const found = await client.findDomain(domain);
   if (!found) throw new SentinelError(`${domain} is not in this reseller account`);

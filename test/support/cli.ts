@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CliIo, main } from '../../bin/cli';
+import { InterruptedError } from '../../bin/interrupt';
 
 let scratch: string | undefined;
 /**
@@ -60,10 +61,8 @@ export async function startCliServer(
   env: NodeJS.ProcessEnv,
   extra: Partial<CliIo> = {},
 ) {
-  let stop: () => void = () => undefined;
-  const untilStopped = new Promise<void>((resolve) => {
-    stop = resolve;
-  });
+  // Stopped as Ctrl-C stops the real command line: its signal aborts.
+  const controller = new AbortController();
   let listening: (url: string) => void = () => undefined;
   const url = new Promise<string>((resolve) => {
     listening = resolve;
@@ -72,7 +71,7 @@ export async function startCliServer(
   let stderr = '';
   const done = runCli(argv, env, {
     ...extra,
-    untilStopped,
+    signal: controller.signal,
     onListening: listening,
     // Teed, so what a server printed can be read while it runs.
     stdout: (t) => {
@@ -90,8 +89,9 @@ export async function startCliServer(
     url: result,
     /** What it has printed so far. */
     output: () => ({ stdout, stderr }),
+    /** Stops it as Ctrl-C does (exit status 130), and waits until it has. */
     stop: async () => {
-      stop();
+      controller.abort(InterruptedError.of('SIGINT'));
       return done;
     },
   };

@@ -65,3 +65,23 @@ function causeWords(code: string, host: string, hostname: string): string | unde
   if (/^(ERR_SSL_|ERR_TLS_|CERT_)/.test(code)) return 'TLS failed';
   return undefined;
 }
+
+/**
+ * `sleep` that ends at once, throwing the signal's reason, when `signal` aborts: a wait between
+ * retries (up to a minute of Retry-After) must not outlast a Ctrl-C.
+ */
+export function abortable(
+  sleep: (ms: number) => Promise<void>,
+  signal: AbortSignal | undefined,
+): (ms: number) => Promise<void> {
+  if (!signal) return sleep;
+  return (ms) => {
+    signal.throwIfAborted();
+    let stop = () => {};
+    const aborted = new Promise<never>((_, reject) => {
+      stop = () => reject(signal.reason);
+      signal.addEventListener('abort', stop, { once: true });
+    });
+    return Promise.race([sleep(ms), aborted]).finally(() => signal.removeEventListener('abort', stop));
+  };
+}

@@ -7,7 +7,7 @@ import {
   ResponseTooLargeError,
   TimeoutError,
 } from '../base/errors';
-import { connectionCause, errorCode } from './connection';
+import { abortable, connectionCause, errorCode } from './connection';
 import { ConcurrencyController, ConcurrencyLimiter } from './limiter';
 
 /**
@@ -48,6 +48,11 @@ export interface TransportOptions {
   readonly random?: () => number;
   /** The clock the deadline, Retry-After and latencies are measured with. @default Date.now */
   readonly now?: () => number;
+  /**
+   * Stops everything at once when aborted (Ctrl-C): requests in flight, bodies being read, waits
+   * between retries; the send throws the signal's reason, never retried.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** One request to send. */
@@ -296,6 +301,7 @@ export class Transport {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   private readonly now: () => number;
+  private readonly signal: AbortSignal | undefined;
 
   /** @throws ConfigError when the key cannot travel in a header (the message never holds the key). */
   constructor(options: TransportOptions) {
@@ -314,7 +320,9 @@ export class Transport {
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
     this.maxResponseBytes = options.maxResponseBytes ?? 32 * MIB;
     this.deadline = options.deadline;
-    this.sleep = options.sleep ?? defaultSleep;
+    this.signal = options.signal;
+    // Every wait (backoff, Retry-After, the limiter's pause) ends when the signal aborts.
+    this.sleep = abortable(options.sleep ?? defaultSleep, options.signal);
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
     this.ceiling = Math.max(1, options.concurrency ?? 8);
@@ -369,6 +377,7 @@ export class Transport {
       let failureKind: FailureKind | undefined;
       const startedAt = this.now();
       try {
+        this.signal?.throwIfAborted();
         const budget = this.remainingOrThrow(`before ${what}`);
         this.requests++;
         request.onSend?.();
@@ -376,6 +385,7 @@ export class Transport {
           res = await this.fetchOnce(request.method, url, Math.min(this.timeoutMs, budget), what);
         } catch (error) {
           if (error instanceof ResponseTooLargeError) throw error;
+          this.signal?.throwIfAborted();
           if (isAbort(error) && budget < this.timeoutMs) {
             throw new DeadlineError(`the time budget ran out while waiting for ${what}`);
           }
@@ -443,7 +453,9 @@ export class Transport {
       },
       // A redirect is an answer to report, never to follow: it could lead the key to another origin.
       redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: this.signal
+        ? AbortSignal.any([AbortSignal.timeout(timeoutMs), this.signal])
+        : AbortSignal.timeout(timeoutMs),
     });
     const text = await this.readBody(res, url, what);
     return {
