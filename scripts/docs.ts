@@ -425,8 +425,10 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
         ),
         output(snoozeOut + ackOut),
         '',
+        // sed reads to the end: head would leave while the scan still writes, and the scan would
+        // rightly say its output did not arrive whole (EPIPE, exit 1).
         runnable(
-          `# the next scan with that state leaves both out of its alert (a dry run: it writes nothing)\n${SENTINEL} ${quietArgs.join(' ')} 2>/dev/null | head -n 3`,
+          `# the next scan with that state leaves both out of its alert (a dry run: it writes nothing)\n${SENTINEL} ${quietArgs.join(' ')} 2>/dev/null | sed -n 1,3p`,
         ),
         output(quietHead),
       ].join('\n'),
