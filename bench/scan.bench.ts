@@ -1,9 +1,11 @@
 /**
  * npm run bench [-- --latency 50 --size 100000 --concurrency 4 --per-page 100 --rate-limit 10 --rate-limited-size 20000
- *   --stateful-sizes 100000,1000000 --alert-sizes 1000,10000,100000 --sections modes,rate,bundles,stateful,alerts]
+ *   --stateful-sizes 100000,1000000 --alert-sizes 1000,10000,100000 --sections startup,modes,rate,bundles,stateful,alerts]
  *
  * Scans simulated accounts over loopback with per-request latency, each scan in its own process,
  * and prints from one run:
+ *  - the command line's start-up: `sentinel --version` and `sentinel scan --help` as multiples of a
+ *    bare `node -e 0` (bench/startup.ts);
  *  - for `--size` domains: full, auto and filtered mode's wall time as a ratio to the paging limit,
  *    requests, peak RSS, and whether the findings and problems equal full mode's; on the default
  *    (realistic) portfolio, on the stress portfolio, and on the stress portfolio without its records
@@ -20,7 +22,7 @@
  *    counts it, the critical and warning findings the e-mail names, and whether the JSON is whole or
  *    linked (bench/alert-section.ts).
  *
- * `--sections modes,rate,bundles,stateful,alerts` picks what runs (all by default).
+ * `--sections startup,modes,rate,bundles,stateful,alerts` picks what runs (all by default).
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -36,6 +38,7 @@ import { generatePortfolio, type Portfolio } from '../functions/simulator/portfo
 import { type Simulator, startSimulator } from '../functions/simulator/server';
 import { lambdaNodeFlags } from '../test/support/lambda-bootstrap';
 import { alertSection } from './alert-section';
+import { startupSection } from './startup';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -48,7 +51,7 @@ const { values } = parseArgs({
     'rate-limited-size': { type: 'string', default: '20000' },
     'stateful-sizes': { type: 'string', default: '100000,1000000' },
     'alert-sizes': { type: 'string', default: '1000,10000,100000' },
-    sections: { type: 'string', default: 'modes,rate,bundles,stateful,alerts' },
+    sections: { type: 'string', default: 'startup,modes,rate,bundles,stateful,alerts' },
   },
 });
 const latency = Number(values.latency);
@@ -211,6 +214,7 @@ async function main() {
     };
   };
 
+  if (sections.has('startup')) await startupSection();
   if (sections.has('modes')) await modesSection(measure);
   if (sections.has('rate')) await rateSection(measure);
   if (sections.has('bundles')) await bundleSection();

@@ -17,6 +17,7 @@ import {
   settingsFromEnv,
 } from '../functions/core/scan/config';
 import { type Command, type ParsedArgs, UsageError } from './command';
+import { asksForVersion } from './version';
 
 /**
  * A command's argv, read against its declaration: every refusal is ours, in words that name the
@@ -74,6 +75,8 @@ export function parseCommandArgs(
 }
 
 function unknownFlag(command: Command, raw: string, owners: FlagOwners): UsageError {
+  // -v is --version, as in most tools, and like it comes before any command: never a command's flag.
+  if (asksForVersion(raw)) return new UsageError(`${raw} is --version, before any command: sentinel ${raw}`);
   const flags = Object.keys(command.options).map((f) => `--${f}`);
   const near = closest(raw.replace(/=.*$/, ''), flags);
   const elsewhere = owners(raw.replace(/^-+/, '')).filter((name) => name !== command.name);

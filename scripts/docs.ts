@@ -6,10 +6,12 @@ import { main } from '../bin/cli';
 import type { Command } from '../bin/command';
 import { COMMANDS } from '../bin/commands/index';
 import { flagUsage, OTHER_VARIABLES, optionDoc, renderOverview, variablesOf } from '../bin/help';
+import { InterruptedError } from '../bin/interrupt';
 import { NEXT_STEP_TABLE } from '../functions/core/findings/next-step-docs';
 import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/scan/config';
 import { generatePortfolio } from '../functions/simulator/portfolio';
 import { DeploySettingsSchema } from '../lib/config';
+import { costRegions } from './cost-model';
 
 /**
  * `npm run docs`: rewrites the parts of README.md and docs/*.md between `<!-- generated:NAME -->`
@@ -99,7 +101,7 @@ export function optionsTable(command: Command): string {
   return table(['flag', 'meaning'], rows);
 }
 
-/** Every command: usage, what it does, its options and the variables it reads. */
+/** Every command: usage, what it does, its examples, its options and the variables it reads. */
 export function cliReference(commands: readonly Command[]): string {
   return commands
     .map((command) => {
@@ -108,6 +110,8 @@ export function cliReference(commands: readonly Command[]): string {
         `### \`sentinel ${command.name}${command.args ? ` ${command.args}` : ''}\``,
         '',
         `${command.summary[0]?.toUpperCase()}${command.summary.slice(1)}.${command.about ? ` ${command.about}` : ''}`,
+        '',
+        fence(command.examples.map((e) => `${e.line}   # ${e.says}`).join('\n'), 'sh'),
         '',
         Object.keys(command.options).length ? optionsTable(command) : 'No options.',
         ...(variables.length
@@ -196,16 +200,33 @@ export function configurationTable(): string {
   return table(['environment', 'context', 'meaning', 'default'], rows);
 }
 
-/** Output of one in-process run, stdout and stderr interleaved as a terminal shows them. */
-async function run(argv: readonly string[], env: NodeJS.ProcessEnv, expectStatus = 0) {
+let scratch: string | undefined;
+/** The working directory of the runs below: their own, never the repository a user keeps `.sentinel/` in. */
+function workDir(): string {
+  if (scratch === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'sentinel-docs-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    scratch = dir;
+  }
+  return scratch;
+}
+
+/** Output of one in-process run, stdout and stderr interleaved as a terminal shows them (or stdout alone). */
+async function run(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  expectStatus = 0,
+  shown: 'both' | 'stdout' = 'both',
+) {
   let out = '';
   const status = await main(argv, {
+    cwd: workDir(),
     env,
     stdout: (t) => {
       out += t;
     },
     stderr: (t) => {
-      out += t;
+      if (shown === 'both') out += t;
     },
   });
   if (status !== expectStatus) throw new Error(`sentinel ${argv.join(' ')} exited ${status}: ${out}`);
@@ -214,16 +235,14 @@ async function run(argv: readonly string[], env: NodeJS.ProcessEnv, expectStatus
 
 /** A long-running command (simulate, serve) started in-process; resolves once it listens. */
 async function startServer(argv: readonly string[], env: NodeJS.ProcessEnv) {
-  let stop = () => {};
-  const stopped = new Promise<void>((resolve) => {
-    stop = resolve;
-  });
+  const controller = new AbortController();
   let out = '';
   let listening: (url: string) => void = () => {};
   const url = new Promise<string>((resolve) => {
     listening = resolve;
   });
   const done = main(argv, {
+    cwd: workDir(),
     env,
     stdout: (t) => {
       out += t;
@@ -231,7 +250,7 @@ async function startServer(argv: readonly string[], env: NodeJS.ProcessEnv) {
     stderr: (t) => {
       out += t;
     },
-    untilStopped: stopped,
+    signal: controller.signal,
     onListening: listening,
   });
   const address = await Promise.race([
@@ -241,9 +260,12 @@ async function startServer(argv: readonly string[], env: NodeJS.ProcessEnv) {
   return {
     url: address,
     output: () => out,
+    /** Stops it as Ctrl-C does; its output stays what it printed while it ran (not the line Ctrl-C adds). */
     async close() {
-      stop();
+      const shown = out;
+      controller.abort(InterruptedError.of('SIGINT'));
       await done;
+      out = shown;
     },
   };
 }
@@ -261,7 +283,6 @@ export const VOLATILE = {
   seconds: [/(\d+ requests?, )\d+\.\d s/g, '$1<seconds> s'],
   messageId: [/published alert [\w-]+ to/g, 'published alert <message-id> to'],
   link: [/exp=\d+&kid=[^&\s]+&sig=[\w-]+/g, 'exp=<exp>&kid=<kid>&sig=<sig>'],
-  until: [/until \d{4}-\d\d-\d\dT[\d:.]+Z/g, 'until <time>'],
 } as const satisfies Record<string, readonly [RegExp, string]>;
 
 /** `text` with the given volatile values (default: all) replaced by their placeholders. */
@@ -326,10 +347,9 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
 
   await sim.close();
 
-  // Snooze and acknowledge against the demo's portfolio, on its two expiring warnings. Not on a
-  // quarantine: `snooze` and `ack` judge by the real clock (they act now, like the links), so a
-  // quarantine pinned near 2026-11-22 is in its last days to restore (which refuses both) within
-  // weeks, and the documented commands would stop working as written.
+  // Snooze and acknowledge against the demo's portfolio, on its two expiring warnings, dated by
+  // --now at the portfolio's instant as the scan after them is: dated by the real clock they would
+  // lie in that scan's future, and a scan never believes a stored time it has not reached.
   const demoPortfolio = generatePortfolio({ domains: DEMO.domains, seed: DEMO.seed, now: Date.parse(NOW) });
   const [snoozed, acknowledged] = demoPortfolio.truth.findings
     .filter((f) => f.kind === 'expiring' && f.severity === 'warning')
@@ -337,12 +357,12 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
   const demoArgs = ['--domains', String(DEMO.domains), '--seed', String(DEMO.seed), '--now', NOW];
   const demoSim = await startServer(['simulate', '--port', '0', ...demoArgs], simEnv);
   const demoEnv = { RESELLER_BASE_URL: demoSim.url, RESELLER_API_KEY: TRY_API_KEY };
-  const snoozeOut = shownAsDocumented(
-    await run(inOwn(['snooze', snoozed as string, '--days', '30', '--state', SNOOZE_STATE]), demoEnv),
-  );
-  const ackOut = shownAsDocumented(
-    await run(inOwn(['ack', acknowledged as string, '--state', SNOOZE_STATE]), demoEnv),
-  );
+  const snoozeArgs = ['snooze', snoozed as string, '--days', '30', '--now', NOW, '--state', SNOOZE_STATE];
+  const ackArgs = ['ack', acknowledged as string, '--now', NOW, '--state', SNOOZE_STATE];
+  const quietArgs = ['scan', '--state', SNOOZE_STATE, '--dry-run', '--now', NOW];
+  const snoozeOut = shownAsDocumented(await run(inOwn(snoozeArgs), demoEnv));
+  const ackOut = shownAsDocumented(await run(inOwn(ackArgs), demoEnv));
+  const quietHead = (await run(inOwn(quietArgs), demoEnv, 0, 'stdout')).split('\n').slice(0, 3).join('\n');
   rmSync(own, { recursive: true, force: true });
   await demoSim.close();
 
@@ -376,6 +396,7 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
 
   const terminal1 = `# terminal 1: the simulator (leave it running; Ctrl-C stops it)\nexport RESELLER_API_KEY=${TRY_API_KEY}\n${simCommand}`;
   return {
+    ...costRegions(),
     overview: () => fence(renderOverview(COMMANDS)),
     'cli-reference': () => cliReference(COMMANDS),
     configuration: configurationTable,
@@ -440,9 +461,16 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
         ),
         '',
         runnable(
-          `# terminal 2\n${exportsFor(SIM.port)}\nrm -f ${SNOOZE_STATE}\n${SENTINEL} snooze ${snoozed} --days 30 --state ${SNOOZE_STATE}\n${SENTINEL} ack ${acknowledged} --state ${SNOOZE_STATE}`,
+          `# terminal 2\n${exportsFor(SIM.port)}\nrm -f ${SNOOZE_STATE}\n${SENTINEL} ${snoozeArgs.join(' ')}\n${SENTINEL} ${ackArgs.join(' ')}`,
         ),
-        output(mask(snoozeOut + ackOut, ['until'])),
+        output(snoozeOut + ackOut),
+        '',
+        // sed reads to the end: head would leave while the scan still writes, and the scan would
+        // rightly say its output did not arrive whole (EPIPE, exit 1).
+        runnable(
+          `# the next scan with that state leaves both out of its alert (a dry run: it writes nothing)\n${SENTINEL} ${quietArgs.join(' ')} 2>/dev/null | sed -n 1,3p`,
+        ),
+        output(quietHead),
       ].join('\n'),
     'restore-tryout': () =>
       [

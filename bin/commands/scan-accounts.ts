@@ -19,14 +19,8 @@ import { accountEntryOf, accountKeySource } from '../accounts';
 import { flagsOf, noPositionals, oneOf, parseNow, positiveInt, settingsWithFlags, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
 import { accountStateLocation, accountStoresFor, stateLocationOf } from '../local-stores';
-import {
-  chooseDelivery,
-  DEFAULT_ACCOUNT_CONCURRENCY,
-  scan,
-  scanAlone,
-  scanRunOf,
-  scanWithMemory,
-} from './scan';
+import { DEFAULT_ACCOUNT_CONCURRENCY, scan } from './index';
+import { chooseDelivery, scanAlone, scanRunOf, scanWithMemory } from './scan';
 
 /**
  * `scan --accounts FILE`: every account of an accounts file, each as its own scan (its own key,

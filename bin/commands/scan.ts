@@ -22,27 +22,16 @@ import { SEVERITIES, type Severity } from '../../functions/core/findings/classif
 import type { SecretSource } from '../../functions/core/links/secrets';
 import { alertView } from '../../functions/core/memory/actions';
 import { prettyReportJson } from '../../functions/core/memory/report-json';
-import { REPORT_ENV, type ReportStore } from '../../functions/core/memory/report-store';
+import type { ReportStore } from '../../functions/core/memory/report-store';
 import { loadStatePolicy } from '../../functions/core/memory/state-config';
 import type { WebhookFormat } from '../../functions/core/scan/config';
 import { ENV, loadScanSettings, type ScanSettings } from '../../functions/core/scan/config';
 import type { Report } from '../../functions/core/scan/scan';
 import { flagsOf, noPositionals, oneOf, parseNow, settingsWithFlags, str } from '../args';
-import {
-  BASE_URL_OPTION,
-  type CliIo,
-  type Command,
-  EXIT,
-  fromSetting,
-  type ParsedArgs,
-  STATE_OPTION,
-  UsageError,
-} from '../command';
+import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
 import { reportStoreFor, stateLocationOf } from '../local-stores';
+import { scan } from './index';
 import { scanAccounts } from './scan-accounts';
-
-/** Accounts of an accounts file scanned at once by default. */
-export const DEFAULT_ACCOUNT_CONCURRENCY = 4;
 
 /** Where this run's alert goes. */
 type Delivery =
@@ -78,118 +67,25 @@ export interface AccountPlace {
   readonly reports: ReportStore | null;
 }
 
-export const scan: Command = {
-  name: 'scan',
-  summary: 'one scan of the account: report, digest, alert',
-  about:
-    'Reads the whole account (or the part a proven filtered read needs), classifies every domain and ' +
-    'delivers one alert: to the SNS topic, to stdout or a file (--alert-to), or nowhere (--dry-run). ' +
-    'With --state it remembers the last scan and alerts only on news.',
-  options: {
-    json: { type: 'boolean', doc: 'print only the JSON report on stdout' },
-    'dry-run': {
-      type: 'boolean',
-      doc: `print the digest and SMS instead of publishing, and write no state (publishing needs ${ENV.alertTopicArn})`,
-    },
-    chat: {
-      type: 'boolean',
-      doc: 'with --dry-run: print the chat message (the Amazon Q Developer custom-notification JSON that CHAT_TOPIC_ARN would get) instead of the digest and SMS',
-    },
-    webhook: {
-      type: 'string',
-      value: 'URL',
-      doc: `post the alert to this webhook instead of SNS, in --webhook-format (or set ${ENV.webhookUrl}: a URL on the command line is seen by other users of this machine); it counts as delivered, so --state is saved`,
-    },
-    'webhook-format': fromSetting('webhookFormat', 'slack|teams|json'),
-    'alert-to': {
-      type: 'string',
-      value: 'stdout|FILE',
-      doc: 'deliver the alert here instead of SNS: printed, or appended to FILE; it counts as delivered, so --state is saved',
-      default: 'the SNS topic',
-    },
-    now: {
-      type: 'string',
-      value: 'ISO',
-      doc: 'evaluate the rules at this instant (reproducible runs)',
-      default: 'now',
-    },
-    'expiry-days': fromSetting('expiryDays', 'N'),
-    'critical-days': fromSetting('criticalDays', 'N'),
-    mode: fromSetting('scanMode', 'MODE'),
-    'per-page': fromSetting('perPage', 'N'),
-    concurrency: fromSetting('concurrency', 'N'),
-    'timeout-ms': fromSetting('requestTimeoutMs', 'MS'),
-    'time-budget': fromSetting('timeBudgetSeconds', 'S'),
-    'max-response-mb': fromSetting('maxResponseMb', 'N'),
-    'min-severity': fromSetting('minSeverity', 'LEVEL'),
-    'time-zone': fromSetting('timeZone', 'TZ'),
-    'base-url': BASE_URL_OPTION,
-    state: STATE_OPTION,
-    'allow-clock-skew': {
-      type: 'boolean',
-      doc: "with --state: scan even when --now is more than 5 minutes ahead of this machine's clock or before the state's last scan (a replay, or a clock that was wrong); stored times in the future then count as due",
-    },
-    'fail-on': {
-      type: 'string',
-      value: 'LEVEL',
-      doc: 'exit 3 when a finding is at info, warning or critical or above',
-      default: 'off',
-    },
-    accounts: {
-      type: 'string',
-      value: 'FILE',
-      doc: 'scan every account of this accounts file (docs/accounts.md), each with its own key, state, report and alert; exit 1 once all were tried if any could not be read',
-      default: 'one account',
-    },
-    account: {
-      type: 'string',
-      value: 'NAME',
-      doc: 'with --accounts: scan only the account of this name',
-      default: 'every account',
-    },
-    'account-concurrency': {
-      type: 'string',
-      value: 'N',
-      doc: 'with --accounts: accounts scanned at once, each at its own reseller’s pace',
-      default: String(DEFAULT_ACCOUNT_CONCURRENCY),
-    },
-  },
-  env: [
-    ENV.resellerApiKey,
-    ENV.alertTopicArn,
-    ENV.chatTopicArn,
-    ENV.webhookUrl,
-    ENV.webhookSigningKey,
-    ENV.linkBaseUrl,
-    ENV.linkSigningKey,
-    ENV.linkTtlDays,
-    ENV.accountLabel,
-    ENV.alertThresholds,
-    ENV.criticalRepeatHours,
-    ENV.summaryEveryDays,
-    ENV.quarantineDays,
-    REPORT_ENV.dir,
-    REPORT_ENV.bucket,
-  ],
-  run: async (args, io) => {
-    if (str(args.values.accounts) !== undefined) return scanAccounts(args, io);
-    for (const flag of ['account', 'account-concurrency'])
-      if (args.values[flag] !== undefined)
-        throw new UsageError(`--${flag} goes with --accounts FILE (the accounts file, docs/accounts.md)`);
-    const run = checkScanRun(args, io);
-    const location = stateLocationOf(run.stateFlag, io.env);
-    if (run.allowClockSkew && !location)
-      throw new UsageError(
-        '--allow-clock-skew is for scans with --state (or STATE): without state no time is checked',
-      );
-    const report = location ? await scanWithMemory(run, location, io) : await scanAlone(run, io);
-    if (report && run.failOn && reportReaches(report, run.failOn)) {
-      io.stderr(`sentinel: findings at ${run.failOn} or above (--fail-on ${run.failOn})\n`);
-      return EXIT.failOn;
-    }
-    return EXIT.ok;
-  },
-};
+/** `sentinel scan`: one account, or every account of an accounts file. */
+export async function runScan(args: ParsedArgs, io: CliIo): Promise<number> {
+  if (str(args.values.accounts) !== undefined) return scanAccounts(args, io);
+  for (const flag of ['account', 'account-concurrency'])
+    if (args.values[flag] !== undefined)
+      throw new UsageError(`--${flag} goes with --accounts FILE (the accounts file, docs/accounts.md)`);
+  const run = checkScanRun(args, io);
+  const location = stateLocationOf(run.stateFlag, io.env);
+  if (run.allowClockSkew && !location)
+    throw new UsageError(
+      '--allow-clock-skew is for scans with --state (or STATE): without state no time is checked',
+    );
+  const report = location ? await scanWithMemory(run, location, io) : await scanAlone(run, io);
+  if (report && run.failOn && reportReaches(report, run.failOn)) {
+    io.stderr(`sentinel: findings at ${run.failOn} or above (--fail-on ${run.failOn})\n`);
+    return EXIT.failOn;
+  }
+  return EXIT.ok;
+}
 
 /** Every flag, setting and secret checked up front: a bad one is exit 2 before a request leaves. */
 function checkScanRun(args: ParsedArgs, io: CliIo): ScanRun {
@@ -226,7 +122,13 @@ export function scanRunOf(
     );
   if (chat && json) throw new UsageError('--json and --chat would both write to stdout: pass one of them');
   return {
-    job: { settings, secrets, now, deadline: Date.now() + settings.timeBudgetSeconds * 1000 },
+    job: {
+      settings,
+      secrets,
+      now,
+      deadline: Date.now() + settings.timeBudgetSeconds * 1000,
+      ...(io.signal ? { signal: io.signal } : {}),
+    },
     delivery: chooseDelivery(args, settings, json, io.env),
     json,
     chat,
@@ -278,7 +180,21 @@ export function chooseDelivery(
   );
 }
 
+/**
+ * How this run delivers its alert, if it does. A scan the signal stopped delivers nothing: the alert
+ * is checked against it as it leaves (a stateful scan then releases its lease, its state unsaved).
+ */
 function senderFor(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertSender | undefined {
+  const send = deliveryOf(delivery, settings, io);
+  const { signal } = io;
+  if (!send || !signal) return send;
+  return (alert) => {
+    signal.throwIfAborted();
+    return send(alert);
+  };
+}
+
+function deliveryOf(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertSender | undefined {
   if (delivery.kind === 'sns')
     return snsSender(io.sns?.() ?? new SNSClient({}), delivery.topicArn, chatTargetOf(settings));
   if (delivery.kind === 'local') return localSender(delivery.target, io.stdout);

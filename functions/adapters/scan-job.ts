@@ -22,6 +22,8 @@ export interface ScanJobInput {
   readonly observe?: ScanOptions['observe'];
   /** The account's name when the deployment scans several: the report's `source.account`. */
   readonly account?: string;
+  /** Aborts the read at once (the command line's Ctrl-C): requests in flight and waits stop. */
+  readonly signal?: AbortSignal;
 }
 
 /** Builds the reseller client from settings and runs the scan: the one path the CLI and the Lambda share. */
@@ -36,6 +38,7 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
     ...(input.deadline !== undefined ? { deadline: input.deadline } : {}),
     ...(input.fetch ? { fetch: input.fetch } : {}),
     maxResponseBytes: settings.maxResponseMb * 1024 * 1024,
+    ...(input.signal ? { signal: input.signal } : {}),
   });
   const linkBaseUrl = settings.linkBaseUrl;
   const keys = linkBaseUrl ? await input.secrets.signingKeys() : undefined;

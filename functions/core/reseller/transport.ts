@@ -8,6 +8,7 @@ import {
   TimeoutError,
 } from '../base/errors';
 import { type RetryContext, type RetryVerdict, retry } from '../base/retry';
+import { abortable, connectionCause, errorCode } from './connection';
 import { ConcurrencyController, ConcurrencyLimiter } from './limiter';
 
 /**
@@ -48,6 +49,11 @@ export interface TransportOptions {
   readonly random?: () => number;
   /** The clock the deadline, Retry-After and latencies are measured with. @default Date.now */
   readonly now?: () => number;
+  /**
+   * Stops everything at once when aborted (Ctrl-C): requests in flight, bodies being read, waits
+   * between retries; the send throws the signal's reason, never retried.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** One request to send. */
@@ -296,6 +302,7 @@ export class Transport {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   private readonly now: () => number;
+  private readonly signal: AbortSignal | undefined;
 
   /** @throws ConfigError when the key cannot travel in a header (the message never holds the key). */
   constructor(options: TransportOptions) {
@@ -314,7 +321,9 @@ export class Transport {
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
     this.maxResponseBytes = options.maxResponseBytes ?? 32 * MIB;
     this.deadline = options.deadline;
-    this.sleep = options.sleep ?? defaultSleep;
+    this.signal = options.signal;
+    // Every wait (backoff, Retry-After, the limiter's pause) ends when the signal aborts.
+    this.sleep = abortable(options.sleep ?? defaultSleep, options.signal);
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
     this.ceiling = Math.max(1, options.concurrency ?? 8);
@@ -404,6 +413,7 @@ export class Transport {
         shouldRetry,
         sleep: this.sleep,
         clock: this.now,
+        ...(this.signal ? { signal: this.signal } : {}),
       });
     } catch (error) {
       if (!(error instanceof Attempt)) throw error;
@@ -425,6 +435,7 @@ export class Transport {
     await this.limiter.acquire(pauseWaited);
     const startedAt = this.now();
     try {
+      this.signal?.throwIfAborted();
       const budget = this.remainingOrThrow(`before ${what}`);
       this.requests++;
       request.onSend?.();
@@ -433,6 +444,8 @@ export class Transport {
         res = await this.fetchOnce(request.method, url, Math.min(this.timeoutMs, budget), what);
       } catch (error) {
         if (error instanceof ResponseTooLargeError) throw error;
+        // Stopped (Ctrl-C): the signal's reason, never retried (shouldRetry takes only an Attempt).
+        this.signal?.throwIfAborted();
         if (isAbort(error) && budget < this.timeoutMs)
           throw new DeadlineError(`the time budget ran out while waiting for ${what}`);
         const [failure, failureKind] = this.describeFailure(error, url, what);
@@ -463,7 +476,9 @@ export class Transport {
       },
       // A redirect is an answer to report, never to follow: it could lead the key to another origin.
       redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: this.signal
+        ? AbortSignal.any([AbortSignal.timeout(timeoutMs), this.signal])
+        : AbortSignal.timeout(timeoutMs),
     });
     const text = await this.readBody(res, url, what);
     return {
@@ -544,7 +559,7 @@ export class Transport {
     }
     const code = errorCode(error);
     const failure = new ConnectionError(
-      `could not reach the reseller API at ${this.baseUrl} (${code ?? (error as Error).message}) for ${what}`,
+      `could not reach the reseller API at ${this.baseUrl} (${connectionCause(error, url)}) for ${what}`,
       { ...facts, code },
       { cause: error },
     );
@@ -591,16 +606,6 @@ export class Transport {
 function isAbort(error: unknown): boolean {
   const name = (error as { name?: string } | undefined)?.name;
   return name === 'TimeoutError' || name === 'AbortError';
-}
-
-function errorCode(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 4; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
 }
 
 /** One attempt that was not a success: what {@link retryDecision} decides on. */

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { ConfigError } from '../base/errors';
+import { closest } from '../base/suggest';
 import { SEVERITIES } from '../findings/classify';
 import { parseQuarantineDays } from '../findings/quarantine-periods';
 import { SCAN_MODES } from './scan';
@@ -127,6 +128,12 @@ export function isTimeZone(name: string): boolean {
   }
 }
 
+/** What is wrong with a time zone name, with the closest one this runtime knows ("did you mean"). */
+export function timeZoneProblem(name: string): string {
+  const near = closest(name, ['UTC', ...Intl.supportedValuesOf('timeZone')]);
+  return `must be an IANA time zone such as UTC or Europe/Amsterdam${near ? `; did you mean ${near}?` : ''}`;
+}
+
 /**
  * Text shown in a subject, digest and SMS: printable, one line. Control and invisible format
  * characters would let a setting forge lines or hide text, exactly as a hostile record could.
@@ -228,7 +235,9 @@ export const SETTINGS = {
     schema: z
       .string()
       .trim()
-      .refine(isTimeZone, 'must be an IANA time zone such as UTC or Europe/Amsterdam')
+      .superRefine((zone, ctx) => {
+        if (!isTimeZone(zone)) ctx.addIssue({ code: 'custom', message: timeZoneProblem(zone) });
+      })
       .default('UTC'),
     default: 'UTC',
     doc: 'zone of the dates in the digest (in the stack also the schedule’s zone)',
