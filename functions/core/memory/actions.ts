@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import {
+  DOMAIN_FINDING_KINDS,
   type DomainFinding,
   type DomainFindingKind,
   isDomainFinding,
@@ -54,7 +55,7 @@ export interface DomainActions {
 }
 
 const severitySchema = z.enum(['info', 'warning', 'critical']);
-const kindSchema = z.enum(['quarantine', 'expired', 'renewal_failed', 'expiring', 'auto_renew_off']);
+const kindSchema = z.enum(DOMAIN_FINDING_KINDS);
 /** A domain's actions as a state store keeps them. */
 export const DomainActionsSchema = z.object({
   snooze: z
@@ -99,9 +100,12 @@ export interface ActionStore {
 const KIND_RANK: Readonly<Record<DomainFindingKind, number>> = {
   auto_renew_off: 0,
   expiring: 1,
+  registry_expiry_mismatch: 1,
   renewal_failed: 2,
   expired: 3,
+  registry_hold: 3,
   quarantine: 4,
+  registry_redemption: 4,
 };
 
 /** True when `finding` is worse than it was: a higher severity, or further down the road to loss. */

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { ConfigError, SentinelError } from '../base/errors';
 import { normalizeDomainName, safeText } from '../base/text';
 import {
+  DOMAIN_FINDING_KINDS,
   type DomainFinding,
   type DomainFindingKind,
   type Finding,
@@ -1081,11 +1082,7 @@ export class StateConflictError extends StateError {
 
 const severity = z.enum(SEVERITIES);
 const findingKind = z.enum([
-  'quarantine',
-  'expired',
-  'renewal_failed',
-  'expiring',
-  'auto_renew_off',
+  ...DOMAIN_FINDING_KINDS,
   'contact_pending_validation',
 ] as const satisfies ReadonlyArray<DomainFindingKind | 'contact_pending_validation'>);
 const FindingMemorySchema = z.object({

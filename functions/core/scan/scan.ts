@@ -25,6 +25,12 @@ import {
   proveCoverage,
   READ_PARTS,
 } from './coverage';
+import {
+  RegistryCandidates,
+  type RegistryReport,
+  type RegistryScanOptions,
+  runRegistryCheck,
+} from './registry-scan';
 
 /**
  * How the scan reads the domains. `full`: every page. `filtered`: only the searches whose
@@ -76,6 +82,8 @@ export interface Report {
   readonly report_url?: string;
   /** Signed read-only link to the calendar feed of the findings. */
   readonly calendar_url?: string;
+  /** The registry check (`--registry-check`, docs/registry.md): what was checked, and what could not be. */
+  readonly registry?: RegistryReport;
 }
 
 /** The renewals due in the expiry window of premium and custom-priced domains, and what they cost. */
@@ -189,6 +197,8 @@ export interface ScanOptions {
    * the page it was on. `attempt` rises when the read starts over: drop what earlier attempts handed out.
    */
   readonly observe?: (domain: Domain, attempt: number, page: number) => void;
+  /** Checks domains against their registries' RDAP once the account is read (docs/registry.md). @default off */
+  readonly registry?: RegistryScanOptions;
 }
 
 /**
@@ -200,6 +210,17 @@ export async function scanAccount(options: ScanOptions): Promise<Report> {
   const clock = options.clock ?? Date.now;
   const started = clock();
   const requestsBefore = options.client.requests;
+  const read = await readAccount(options, started, clock, requestsBefore);
+  return read.candidates ? withRegistry(read.report, read.candidates, options, started, clock) : read.report;
+}
+
+/** The account read into a report (read once more if it moved), and the domains the registry check picked. */
+async function readAccount(
+  options: ScanOptions,
+  started: number,
+  clock: () => number,
+  requestsBefore: number,
+): Promise<AccountRead> {
   try {
     try {
       return await scanOnce(options, started, clock, requestsBefore, 1);
@@ -227,6 +248,39 @@ export async function scanAccount(options: ScanOptions): Promise<Report> {
   }
 }
 
+/** One read of the account: its report, and the registry check's candidates when it is on. */
+interface AccountRead {
+  readonly report: Report;
+  readonly candidates: RegistryCandidates | undefined;
+}
+
+/** The report with the registry check's findings and section; its time includes the check's. */
+async function withRegistry(
+  report: Report,
+  candidates: RegistryCandidates,
+  options: ScanOptions,
+  started: number,
+  clock: () => number,
+): Promise<Report> {
+  const { findings, summary, registry } = await runRegistryCheck(
+    report.findings,
+    candidates,
+    options.registry as RegistryScanOptions,
+    options.client,
+    options.now,
+    options.policy.criticalDays,
+  );
+  const finished = clock();
+  return {
+    ...report,
+    generated_at: new Date(finished).toISOString(),
+    stats: { ...report.stats, duration_ms: finished - started },
+    summary,
+    findings,
+    registry,
+  };
+}
+
 /**
  * One read of the whole account into a report: domains and contacts together, then the renewal
  * rule settled by the account's vote, then findings and problems put in the report's order.
@@ -237,10 +291,11 @@ async function scanOnce(
   clock: () => number,
   requestsBefore: number,
   attempt: number,
-): Promise<Report> {
+): Promise<AccountRead> {
   const { client, now, policy } = options;
   const mode = options.mode ?? 'auto';
-  const gathered = startGathering();
+  const registry = options.registry;
+  const gathered = startGathering(registry ? new RegistryCandidates(now, registry.days) : undefined);
   // Contacts are needed whatever the domains' proof says: read them while it is counted.
   const [howRead] = await Promise.all([
     readAllDomains({ options, attempt, gathered }, mode),
@@ -252,7 +307,7 @@ async function scanOnce(
   sortFindings(findings);
   flagEmptyAccount(gathered.problems, howRead.coverage?.all ?? gathered.domainsScanned);
   sortProblems(gathered.problems);
-  return assembleReport({
+  const report = assembleReport({
     options,
     mode,
     howRead,
@@ -263,6 +318,7 @@ async function scanOnce(
     started,
     finished: clock(),
   });
+  return { report, candidates: gathered.registry };
 }
 
 /** What the concurrent reads of domains and contacts gather, kept for one attempt. */
@@ -277,13 +333,16 @@ interface Gathering {
   readonly meaning: RenewalMeaning;
   /** One registrant object per contact, shared by the findings of its domains (they never change it). */
   readonly registrants: Map<string, Registrant>;
+  /** With the registry check: the domains it will look up, picked as they are read. */
+  readonly registry: RegistryCandidates | undefined;
   domainsScanned: number;
   contactsScanned: number;
 }
 
 /** An empty gathering: every attempt starts from nothing, so a retried read counts nothing twice. */
-function startGathering(): Gathering {
+function startGathering(registry: RegistryCandidates | undefined): Gathering {
   return {
+    registry,
     problems: [],
     contactFindings: [],
     domainFindings: [],
@@ -454,6 +513,7 @@ function tallyDomain(reading: DomainReading, domain: Domain, page: number): void
   options.observe?.(domain, reading.attempt, page);
   const finding = classify(domain, now, policy);
   if (finding) gathered.domainFindings.push(finding);
+  gathered.registry?.consider(domain, finding);
   if (votesOnRenewal(domain, now)) {
     gathered.meaning.dated++;
     if (domain.date_expiry - (domain.date_renewal as number) >= YEAR_BEFORE_MS) gathered.meaning.yearBefore++;
