@@ -41,6 +41,7 @@ import {
   fromSetting,
   type ParsedArgs,
   STATE_OPTION,
+  switchFromSetting,
   UsageError,
 } from '../command';
 import { reportStoreFor, stateLocationOf } from '../local-stores';
@@ -127,6 +128,12 @@ export const scan: Command = {
     'time-budget': fromSetting('timeBudgetSeconds', 'S'),
     'max-response-mb': fromSetting('maxResponseMb', 'N'),
     'min-severity': fromSetting('minSeverity', 'LEVEL'),
+    'registry-check': switchFromSetting('registryCheck'),
+    'rdap-bootstrap': fromSetting('rdapBootstrapUrl', 'URL|FILE'),
+    'rdap-budget': fromSetting('rdapQueryBudget', 'N'),
+    'registry-days': fromSetting('registryCheckDays', 'N'),
+    'registry-tolerance-days': fromSetting('registryToleranceDays', 'N'),
+    'rdap-timeout-ms': fromSetting('rdapTimeoutMs', 'MS'),
     'time-zone': fromSetting('timeZone', 'TZ'),
     'base-url': BASE_URL_OPTION,
     state: STATE_OPTION,

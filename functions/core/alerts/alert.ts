@@ -13,13 +13,7 @@ import type { Problem } from '../reseller/client';
 import type { DomainPrice } from '../reseller/schemas';
 import type { RenewalCosts, Report } from '../scan/scan';
 import { changeMarker, renderChangesSection, renderResolvedSection } from './digest-changes';
-import {
-  describeRegistryView,
-  otherSide,
-  registryDigestLines,
-  registryNextStep,
-  registrySmsItem,
-} from './registry-words';
+import * as registry from './registry-words';
 
 /**
  * What a scan says to people and programs: the e-mail digest, the SMS, and the one SNS message
@@ -80,21 +74,12 @@ export function dateFormat(timeZone: string) {
   };
 }
 
-/**
- * The problem with one domain, in words a person acts on; a finding that carries both the
- * reseller's and the registry's side says both (docs/registry.md).
- */
+/** The problem with one domain in words a person acts on; both sides when the registry differs (docs/registry.md). */
 export function describeDomainFinding(f: DomainFinding, now: string, day: (iso: string) => string): string {
-  const main =
-    f.registry && f.kind.startsWith('registry_')
-      ? describeRegistryView(f.registry, f.date_expiry)
-      : describeResellerFinding(f, now, day);
-  const other = otherSide(f, (g) => describeResellerFinding(g, now, day));
-  return other ? `${main}; ${other}` : main;
+  return registry.bothSides(f, (g) => describeResellerFinding(g, now, day));
 }
 
-/** What the reseller's record says is wrong with a domain. */
-function describeResellerFinding(f: DomainFinding, now: string, day: (iso: string) => string): string {
+function describeResellerFinding(f: registry.ResellerSideFinding, now: string, day: registry.Day): string {
   const renew =
     f.auto_renew === null
       ? 'auto-renew UNKNOWN (treated as off)'
@@ -124,9 +109,6 @@ function describeResellerFinding(f: DomainFinding, now: string, day: (iso: strin
     }
     case 'auto_renew_off':
       return `expires ${day(f.date_expiry)} in ${plural(f.days_left, 'day')}, ${renew}`;
-    default:
-      // A registry kind without its registry part (a stored report from elsewhere): its dates only.
-      return `expires ${day(f.date_expiry)}, ${renew}`;
   }
 }
 
@@ -222,7 +204,7 @@ function itemLines(f: Finding, now: string, day: (iso: string) => string): strin
   const registrant = registrantLine(f);
   if (registrant) lines.push(`  ${registrant}`);
   if (f.price) lines.push(`  Renewal price: ${priceText(f.price)}`);
-  if (f.registry) lines.push(`  Next: ${registryNextStep(f.registry, f.date_expiry)}`);
+  if (f.registry) lines.push(`  Next: ${registry.registryNextStep(f.registry, f.date_expiry)}`);
   if (f.restore_url) lines.push(`  Restore: ${f.restore_url}`);
   else if (f.restore_unavailable) lines.push(`  ${safeText(f.restore_unavailable)}`);
   lines.push(...actionLines(f));
@@ -356,7 +338,7 @@ export function renderDigest(report: Report, options: RenderOptions = {}): strin
     out.push('');
   }
 
-  out.push(...registryDigestLines(report));
+  out.push(...registry.registryDigestLines(report));
   out.push(...renderResolvedSection(report));
   const s = report.stats;
   out.push(
@@ -415,7 +397,7 @@ function smsItem(f: DomainFinding): string {
   }
   if (f.kind === 'expired') return `${name} expired`;
   if (f.kind === 'renewal_failed') return `${name} renewal failed`;
-  if (f.registry && f.kind.startsWith('registry_')) return registrySmsItem(name, f.registry);
+  if (f.registry && f.kind.startsWith('registry_')) return registry.registrySmsItem(name, f.registry);
   return `${name} ${f.days_left}d no renew`;
 }
 

@@ -1,6 +1,6 @@
 import { plural, safeText } from '../base/text';
-import type { DomainFinding } from '../findings/classify';
-import type { RegistryView } from '../findings/registry-rules';
+import type { DomainFinding, ResellerFindingKind } from '../findings/classify';
+import { isRegistryKind, type RegistryView } from '../findings/registry-rules';
 import type { Report } from '../scan/scan';
 
 /**
@@ -31,7 +31,8 @@ export function describeRegistryView(view: RegistryView, resellerExpiry: string)
         Date.parse(registry) < Date.parse(resellerExpiry)
           ? 'the renewal has not reached the registry'
           : "the reseller's record is behind the registry's";
-      return `the reseller lists it until ${isoDay(resellerExpiry)}; the registry ends it on ${isoDay(registry)}: ${why}`;
+      const ends = (view.days_left ?? 0) < 0 ? 'the registry let it expire on' : 'the registry ends it on';
+      return `the reseller lists it until ${isoDay(resellerExpiry)}; ${ends} ${isoDay(registry)}: ${why}`;
     }
   }
 }
@@ -44,19 +45,33 @@ export function registryNextStep(view: RegistryView, resellerExpiry: string): st
     case 'registry_hold':
       return "check the registrant's verification first (an unconfirmed registrant e-mail puts a domain on client hold), then the reseller's account (an unpaid invoice) and the registry's notices to the registrant";
     case 'registry_expiry_mismatch':
-      return view.date_expiry !== null && Date.parse(view.date_expiry) < Date.parse(resellerExpiry)
-        ? `ask the reseller why the renewal has not reached the registry, before ${isoDay(view.date_expiry)}: a renewal paid but never sent, or sent for a shorter term`
-        : "ask the reseller to correct its record; the registry's date is the one that counts";
+      if (view.date_expiry === null || Date.parse(view.date_expiry) >= Date.parse(resellerExpiry))
+        return "ask the reseller to correct its record; the registry's date is the one that counts";
+      return `ask the reseller why the renewal has not reached the registry, ${(view.days_left ?? 0) < 0 ? 'today' : `before ${isoDay(view.date_expiry)}`}: a renewal paid but never sent, or sent for a shorter term`;
   }
 }
 
-/** The other side of a finding that carries both: the registry's on a reseller finding, the reseller's on a registry one. */
-export function otherSide(f: DomainFinding, resellerWords: (kind: DomainFinding) => string): string | null {
+/** A day formatter, as alert.ts's dateFormat makes them. */
+export type Day = (iso: string) => string;
+
+/** A finding whose kind is one of the reseller's rules (classify.ts). */
+export type ResellerSideFinding = DomainFinding & { readonly kind: ResellerFindingKind };
+
+/**
+ * A domain finding in words, both sides when it carries both: the leading side first, then the
+ * other (`…; the registry: on hold …` or `…; the reseller's record: expires …`), so neither hides.
+ */
+export function bothSides(f: DomainFinding, resellerWords: (g: ResellerSideFinding) => string): string {
+  const lead = isRegistryKind(f.kind)
+    ? f.registry
+      ? describeRegistryView(f.registry, f.date_expiry)
+      : `${f.kind.replace(/_/g, ' ')}, expiry ${isoDay(f.date_expiry)}`
+    : resellerWords(f as ResellerSideFinding);
   if (f.reseller_finding)
-    return `the reseller's record: ${resellerWords({ ...f, kind: f.reseller_finding.kind })}`;
-  if (f.registry && !f.kind.startsWith('registry_'))
-    return `the registry: ${describeRegistryView(f.registry, f.date_expiry)}`;
-  return null;
+    return `${lead}; the reseller's record: ${resellerWords({ ...f, kind: f.reseller_finding.kind })}`;
+  if (f.registry && !isRegistryKind(f.kind))
+    return `${lead}; the registry: ${describeRegistryView(f.registry, f.date_expiry)}`;
+  return lead;
 }
 
 /** `x.nl registry hold`: a registry finding in an SMS (the name already made GSM-7). */

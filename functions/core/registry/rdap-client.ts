@@ -69,6 +69,8 @@ interface Answer {
 export class RdapClient {
   /** Requests sent, retries and redirects included. */
   requests = 0;
+  /** Requests in flight at once per RDAP server. */
+  readonly concurrencyPerServer: number;
   private readonly fetchImpl: typeof fetch;
   private readonly timeoutMs: number;
   private readonly perServer: number;
@@ -85,6 +87,7 @@ export class RdapClient {
     this.fetchImpl = options.fetch ?? globalThis.fetch;
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.perServer = Math.max(1, options.concurrencyPerServer ?? 2);
+    this.concurrencyPerServer = this.perServer;
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 3);
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
     this.maxBytes = options.maxResponseBytes ?? 1024 * 1024;

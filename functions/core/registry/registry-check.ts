@@ -75,12 +75,24 @@ export interface RegistryCheckInput {
   readonly policy: RegistryPolicy;
   /** Failed lookups in a row at one server before it is left alone for this scan. @default 3 */
   readonly failuresToStop?: number;
-  /** Lookups in flight at once over every server (each server also keeps its own limit). @default 16 */
+  /** Lookups in flight at once over every server. @default 16 */
   readonly concurrency?: number;
+  /** Lookups in flight at once at one server (the client's own limit, RdapClient.concurrencyPerServer). @default 2 */
+  readonly perServer?: number;
 }
 
-/** What happened at one server. */
+/** A domain to look up, and where. */
+interface QueueItem {
+  readonly candidate: RegistryCandidate;
+  readonly baseUrl: string;
+  /** Its place in the order the budget was spent in. */
+  readonly index: number;
+}
+
+/** One server: its domains still to look up, and what happened there. */
 interface ServerState {
+  readonly items: QueueItem[];
+  active: number;
   failuresInRow: number;
   stopped: boolean;
   lastError: string;
@@ -95,43 +107,82 @@ export async function checkRegistry(input: RegistryCheckInput): Promise<Registry
   const { bootstrap, client, budget } = input;
   const counts = emptyCounts(input.candidates);
   const result: RegistryCheckResult = { views: new Map(), counts, problems: [], unconfirmed: [] };
-  const queue: Array<{ candidate: RegistryCandidate; baseUrl: string }> = [];
+  const queue: QueueItem[] = [];
   for (const candidate of ordered(input.candidates)) {
     const service = bootstrap.serviceFor(candidate.domain_name);
     if (!service) counts.not_checkable.no_rdap_service++;
-    else if (queue.length < budget) queue.push({ candidate, baseUrl: service.baseUrl });
+    else if (queue.length < budget) queue.push({ candidate, baseUrl: service.baseUrl, index: queue.length });
     else {
       counts.not_checked.budget++;
       unconfirmed(result, candidate);
     }
   }
   const servers = new Map<string, ServerState>();
-  const stateOf = (baseUrl: string) => {
-    const origin = new URL(baseUrl).origin;
+  for (const item of queue) {
+    const origin = new URL(item.baseUrl).origin;
     let state = servers.get(origin);
     if (!state) {
-      state = { failuresInRow: 0, stopped: false, lastError: '', notChecked: 0, notFound: [] };
+      state = {
+        items: [],
+        active: 0,
+        failuresInRow: 0,
+        stopped: false,
+        lastError: '',
+        notChecked: 0,
+        notFound: [],
+      };
       servers.set(origin, state);
     }
-    return state;
-  };
+    state.items.push(item);
+  }
+  const perServer = Math.max(1, input.perServer ?? 2);
   let outOfTime = false;
-  let next = 0;
-  const worker = async () => {
+  let wake: () => void = () => {};
+  /** The server whose next domain comes first in the queue and that has room for one more lookup. */
+  const nextServer = (): ServerState | undefined => {
+    let best: ServerState | undefined;
+    for (const state of servers.values())
+      if (state.items.length && state.active < perServer && (!best || order(state) < order(best)))
+        best = state;
+    return best;
+  };
+  const order = (state: ServerState) => (state.items[0] as QueueItem).index;
+  const skip = (state: ServerState, item: QueueItem) => {
+    if (outOfTime) counts.not_checked.time++;
+    else {
+      counts.not_checked.server_failed++;
+      state.notChecked++;
+    }
+    unconfirmed(result, item.candidate);
+  };
+  // Each server gets at most its own concurrency of lookups at once, so no worker waits on one
+  // server while another could answer, and a failing server is stopped after a few failures, not
+  // after every worker has tried it.
+  const worker = async (): Promise<void> => {
     for (;;) {
-      const item = queue[next++];
-      if (!item) return;
-      const state = stateOf(item.baseUrl);
-      if (outOfTime || state.stopped) {
-        if (outOfTime) counts.not_checked.time++;
-        else {
-          counts.not_checked.server_failed++;
-          state.notChecked++;
-        }
-        unconfirmed(result, item.candidate);
+      const state = nextServer();
+      if (!state) {
+        if (![...servers.values()].some((s) => s.items.length)) return;
+        await new Promise<void>((resolve) => {
+          const previous = wake;
+          wake = () => {
+            previous();
+            resolve();
+          };
+        });
         continue;
       }
+      const item = state.items.shift() as QueueItem;
+      if (outOfTime || state.stopped) {
+        skip(state, item);
+        continue;
+      }
+      state.active++;
       const outcome = await lookUp(input, counts, item.candidate, item.baseUrl, state);
+      state.active--;
+      const waiting = wake;
+      wake = () => {};
+      waiting();
       if (outcome === 'deadline') {
         outOfTime = true;
         counts.not_checked.time++;

@@ -375,7 +375,7 @@ export const SETTINGS = {
     context: 'registryCheck',
     schema: onOff,
     default: 'off',
-    doc: 'on: check domains against their registry’s RDAP as well (docs/registry.md): every domain with a finding at warning or above, and a rotating sample of the rest; reads the whole account',
+    doc: 'check domains against their registry’s RDAP too (on or off; docs/registry.md): every domain with a finding at warning or above and a rotating sample of the rest; the scan then reads the whole account',
   },
   rdapBootstrapUrl: {
     env: ENV.rdapBootstrapUrl,

@@ -1,8 +1,10 @@
+import { SentinelError } from '../base/errors';
 import { normalizeDomainName, safeText } from '../base/text';
 import {
   type DomainFinding,
   type Finding,
   isDomainFinding,
+  type Registrant,
   type Severity,
   severityRank,
   sortFindings,
@@ -119,6 +121,44 @@ function sideOf(domain: Domain): ResellerSide {
   };
 }
 
+/** A report's findings, summary, time and registry section once the registry check has run. */
+export async function withRegistryCheck<R extends RegistryReportable>(
+  report: R,
+  candidates: RegistryCandidates,
+  run: RegistryRun & { readonly started: number; readonly clock: () => number },
+): Promise<R & { registry: RegistryReport }> {
+  const { findings, summary, registry } = await runRegistryCheck(report.findings, candidates, run);
+  const finished = run.clock();
+  return {
+    ...report,
+    generated_at: new Date(finished).toISOString(),
+    stats: { ...report.stats, duration_ms: finished - run.started },
+    summary,
+    findings,
+    registry,
+  };
+}
+
+/** The parts of a report the registry check changes (scan.ts's Report has them all). */
+interface RegistryReportable {
+  readonly generated_at: string;
+  readonly stats: { readonly duration_ms: number };
+  readonly summary: Readonly<Record<Severity, number>>;
+  readonly findings: readonly Finding[];
+}
+
+/** What a registry check runs with besides its options. */
+export interface RegistryRun {
+  readonly options: RegistryScanOptions;
+  /** The account's client: memory's re-checks are looked up in the account by name. */
+  readonly reseller: ResellerClient;
+  readonly now: number;
+  /** CRITICAL_DAYS: a registry expiration within it is critical. */
+  readonly criticalDays: number;
+  /** The account's contacts by handle, to name the registrant of a finding the registry alone gives. */
+  readonly registrants: ReadonlyMap<string, Registrant>;
+}
+
 /** What {@link runRegistryCheck} changes in a report: its findings, its summary, and its own section. */
 export interface RegistryOutcome {
   readonly findings: Finding[];
@@ -134,12 +174,10 @@ export interface RegistryOutcome {
 export async function runRegistryCheck(
   findings: readonly Finding[],
   candidates: RegistryCandidates,
-  options: RegistryScanOptions,
-  reseller: ResellerClient,
-  now: number,
-  criticalDays: number,
+  run: RegistryRun,
 ): Promise<RegistryOutcome> {
-  await addRechecks(candidates, options, reseller);
+  const { options, now } = run;
+  const lookedUp = await addRechecks(candidates, options, run.reseller);
   const base = {
     budget: options.budget,
     days: options.days,
@@ -153,7 +191,7 @@ export async function runRegistryCheck(
     return {
       findings: [...findings],
       summary: summaryOf(findings),
-      registry: unread(candidates, base, error),
+      registry: unread(candidates, base, error, lookedUp),
     };
   }
   const checked = await checkRegistry({
@@ -162,9 +200,10 @@ export async function runRegistryCheck(
     client: options.client,
     now,
     budget: options.budget,
-    policy: { toleranceDays: options.toleranceDays, criticalDays },
+    policy: { toleranceDays: options.toleranceDays, criticalDays: run.criticalDays },
+    perServer: options.client.concurrencyPerServer,
   });
-  const merged = mergeViews(findings, checked.views, candidates, now);
+  const merged = mergeViews(findings, checked.views, candidates, run);
   const { bootstrap, ...read } = loaded;
   return {
     findings: merged,
@@ -173,28 +212,51 @@ export async function runRegistryCheck(
       ...base,
       bootstrap: { ...bootstrap.info, ...read },
       ...checked.counts,
-      problems: checked.problems,
-      unconfirmed: checked.unconfirmed,
+      problems: [...lookedUp.problems, ...checked.problems],
+      unconfirmed: [...lookedUp.unconfirmed, ...checked.unconfirmed],
     },
   };
 }
 
-/** Memory's re-checks: each is looked up in the account by name unless the read picked it already. */
+/** Memory's re-checks that could not be looked up in the account, and why. */
+interface RecheckLookups {
+  readonly unconfirmed: string[];
+  readonly problems: RegistryProblem[];
+}
+
+/**
+ * Memory's re-checks: each is looked up in the account by name unless the read picked it already.
+ * A look-up that fails leaves that domain unconfirmed (memory keeps what it knew), never the scan failed.
+ */
 async function addRechecks(
   candidates: RegistryCandidates,
   options: RegistryScanOptions,
   reseller: ResellerClient,
-): Promise<void> {
-  if (!options.recheck) return;
+): Promise<RecheckLookups> {
+  const out: RecheckLookups = { unconfirmed: [], problems: [] };
+  if (!options.recheck) return out;
   for (const name of await options.recheck()) {
     const known = candidates.sideOf(name);
-    if (known) candidates.recheck(known);
-    else {
+    if (known) {
+      candidates.recheck(known);
+      continue;
+    }
+    try {
       // Not picked while the account was read: its record, once more (memory holds no dates).
       const domain = await reseller.findDomain(name);
       if (domain) candidates.recheck(sideOf(domain));
+    } catch (error) {
+      if (!(error instanceof SentinelError)) throw error;
+      out.unconfirmed.push(name);
+      out.problems.push({
+        server: 'reseller',
+        severity: 'info',
+        reason: `${safeText(name).slice(0, 80)} could not be read again for its registry re-check (${safeText(error.message).slice(0, 200)})`,
+        domains_not_checked: 1,
+      });
     }
   }
+  return out;
 }
 
 /** The findings with each registry view joined to its domain's finding, or made one. */
@@ -202,7 +264,7 @@ function mergeViews(
   findings: readonly Finding[],
   views: ReadonlyMap<string, RegistryView>,
   candidates: RegistryCandidates,
-  now: number,
+  run: RegistryRun,
 ): Finding[] {
   const out = [...findings];
   const at = new Map<string, number>();
@@ -214,7 +276,9 @@ function mergeViews(
     if (!side) continue;
     const index = at.get(name);
     const existing = index === undefined ? null : (out[index] as DomainFinding);
-    const finding = withRegistryView(existing, side, view, now);
+    const finding = withRegistryView(existing, side, view, run.now);
+    const named = finding.registrant && run.registrants.get(finding.registrant.handle);
+    if (named) finding.registrant = named;
     if (index === undefined) out.push(finding);
     else out[index] = finding;
   }
@@ -232,6 +296,7 @@ function unread(
   candidates: RegistryCandidates,
   base: Pick<RegistryReport, 'budget' | 'days' | 'tolerance_days' | 'sample_day'>,
   error: unknown,
+  lookedUp: RecheckLookups,
 ): RegistryReport {
   const list = candidates.list();
   const byReason = { recheck: 0, flagged: 0, sample: 0 };
@@ -248,6 +313,7 @@ function unread(
     not_checkable: { no_rdap_service: 0, no_expiration: 0, not_found: 0 },
     not_checked: { budget: 0, time: 0, server_failed: list.length },
     problems: [
+      ...lookedUp.problems,
       {
         server: 'bootstrap',
         severity: 'info',
@@ -255,6 +321,9 @@ function unread(
         domains_not_checked: list.length,
       },
     ],
-    unconfirmed: list.filter((c) => c.reason === 'recheck').map((c) => c.domain_name),
+    unconfirmed: [
+      ...lookedUp.unconfirmed,
+      ...list.filter((c) => c.reason === 'recheck').map((c) => c.domain_name),
+    ],
   };
 }
