@@ -62,8 +62,11 @@ export interface RegistryRecord extends RegistryFacts {
   readonly nameservers: readonly string[];
 }
 
-const EventSchema = z.looseObject({ eventAction: z.unknown(), eventDate: z.unknown() });
-const NameserverSchema = z.looseObject({ ldhName: z.unknown(), unicodeName: z.unknown() });
+const EventSchema = z.looseObject({ eventAction: z.unknown().optional(), eventDate: z.unknown().optional() });
+const NameserverSchema = z.looseObject({
+  ldhName: z.unknown().optional(),
+  unicodeName: z.unknown().optional(),
+});
 
 /** The members the check reads; anything else (entities, links, notices, remarks) is left alone. */
 export const RdapDomainSchema = z.looseObject({
