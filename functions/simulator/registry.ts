@@ -76,6 +76,9 @@ export interface RegistryRequest {
   readonly name: string;
   /** performance.now() when it arrived. */
   readonly at: number;
+  /** performance.now() when its answer was sent; undefined while it has none. */
+  answeredAt?: number;
+  readonly status?: number;
   readonly accept: string | undefined;
 }
 
@@ -247,9 +250,12 @@ function takeFault(ctx: ServerContext): RegistryFault | undefined {
 function answer(req: IncomingMessage, res: ServerResponse, ctx: ServerContext) {
   req.resume();
   const url = new URL(req.url ?? '/', 'http://registry');
+  let request: { answeredAt?: number; status?: number } = {};
   const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
     const write = () => {
       ctx.view.inFlight--;
+      request.answeredAt = performance.now();
+      request.status = status;
       res.writeHead(status, { 'content-type': RDAP_TYPE, ...headers }).end(JSON.stringify(body));
     };
     if (ctx.latencyMs > 0) setTimeout(write, ctx.latencyMs);
@@ -260,7 +266,8 @@ function answer(req: IncomingMessage, res: ServerResponse, ctx: ServerContext) {
   const match = /^\/domain\/([^/]+)$/.exec(url.pathname);
   if (!match?.[1]) return send(400, { errorCode: 400, title: 'Bad Request', description: ['unknown path'] });
   const name = decodeURIComponent(match[1]).toLowerCase();
-  ctx.view.requests.push({ name, at: performance.now(), accept: req.headers.accept });
+  request = { name, at: performance.now(), accept: req.headers.accept } as RegistryRequest;
+  ctx.view.requests.push(request as RegistryRequest);
   ctx.view.maxInFlight = Math.max(ctx.view.maxInFlight, ctx.view.inFlight);
   const fault = takeFault(ctx);
   if (fault?.kind === 'hang') return; // never answers; close() ends the socket
