@@ -162,6 +162,9 @@ describe('DomainSentinel props', () => {
         'webhookSigningKeyParameterName',
         'accounts',
         'accountConcurrency',
+        'registryCheck',
+        'rdapQueryBudget',
+        'registryCheckDays',
       ].sort(),
     );
   });
