@@ -3,6 +3,7 @@ import type { SNSClient } from '@aws-sdk/client-sns';
 import { buildAlertMessage } from '../core/alerts/alert';
 import { ConfigError } from '../core/base/errors';
 import { alertView } from '../core/memory/actions';
+import { registryRechecks } from '../core/memory/registry-memory';
 import {
   compareMemory,
   type MemoryCompareResult,
@@ -310,6 +311,11 @@ async function readBoth(
   });
   const scan = runScanJob({
     ...job,
+    // The registry check asks once both reads are done: the memory of every domain is in by then.
+    registryRecheck: async () => {
+      await domains;
+      return registryRechecks(memory);
+    },
     observe: (domain: Domain, attempt: number, page: number) => {
       if (stateFailure) throw stateFailure.error;
       if (attempt !== attemptSeen) {

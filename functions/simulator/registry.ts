@@ -100,6 +100,8 @@ export interface RegistrySimulator {
   writeBootstrap(path: string): void;
   setScenario(name: string, scenario: RegistryScenario): void;
   injectFault(server: string, fault: RegistryFault, times?: number): void;
+  /** Drops the faults not yet spent. */
+  clearFaults(): void;
   close(): Promise<void>;
 }
 
@@ -207,6 +209,7 @@ export async function startRegistrySimulator(options: RegistrySimulatorOptions):
       list.push({ fault, left: times });
       faults.set(server, list);
     },
+    clearFaults: () => faults.clear(),
     close: async () => {
       await Promise.all(
         running.map(

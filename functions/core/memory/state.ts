@@ -15,6 +15,7 @@ import type { Problem } from '../reseller/paging';
 import type { Domain } from '../reseller/schemas';
 import type { Report } from '../scan/scan';
 import { applyActions, type DomainActions, DomainActionsSchema, type Lapse } from './actions';
+import { unconfirmedRegistryIds } from './registry-memory';
 import {
   type FailedRenewal,
   lastDaysRepeatDue,
@@ -680,6 +681,8 @@ export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
   const complete =
     report.source.mode === 'full' && report.problems.every((p) => p.resource !== 'domain' || p.key !== null);
   const firstRun = state.last_scan_at === null;
+  // Registry findings the registry check could not confirm this time: kept as they were (registry-memory.ts).
+  const unconfirmed = unconfirmedRegistryIds(report, table);
 
   const findings: StatefulFinding[] = [];
   const resolved: Resolution[] = [];
@@ -700,6 +703,7 @@ export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
     const renewal =
       dom && prev?.date_expiry !== undefined && Date.parse(f.date_expiry) > Date.parse(prev.date_expiry);
     if (!prev) change = 'new';
+    else if (unconfirmed.has(id)) change = 'ongoing';
     else if (dom && (renewal || severityRank(f.severity) < severityRank(prev.severity))) {
       // Renewed but still flagged (e.g. renewed for too short a term), or fell in severity
       // (auto-renew turned on): the old finding is resolved, with what stands now.
@@ -756,7 +760,7 @@ export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
     }
     // Only a memory kept as an object can hold a finding; compact ones compare as numbers.
     const fieldsMoved = complete && seenNow && !table.sameFields(id);
-    const priorFindingNow = found ? undefined : table.priorFinding(id);
+    const priorFindingNow = found || unconfirmed.has(id) ? undefined : table.priorFinding(id);
     if (!fieldsMoved && !priorFindingNow) continue;
     const was = table.priorMemory(id);
     const key = table.keyOf(id);
@@ -869,6 +873,16 @@ export function compareMemory(input: MemoryCompareInput): MemoryCompareResult {
   for (let id = 0; id < table.size; id++) {
     if (!table.isSeen(id)) continue;
     const f = findingById.get(id);
+    if (unconfirmed.has(id)) {
+      const was = table.priorMemory(id);
+      table.setNext(id, NEXT.full, {
+        ...was,
+        watched: table.nextWatched(id),
+        finding: table.priorFinding(id),
+        alerted: table.priorAlert(id),
+      });
+      continue;
+    }
     if (!f) {
       // What most of an account is: read, nothing to say. Kept compact unless its key is a hash.
       if (!table.isHashed(id)) table.setNextCompact(id, null, null);
