@@ -32,6 +32,17 @@ export function registryRechecks(memory: ScanMemory): string[] {
  */
 export function unconfirmedRegistryIds(report: Report, table: MemoryTable): Set<number> {
   const ids = new Set<number>();
+  if (report.registry?.unconfirmed_omitted) {
+    // More than the report lists: which were confirmed cannot be told, so none is resolved this scan.
+    const now = new Set<string>();
+    for (const f of report.findings)
+      if ('domain_name' in f && isRegistryKind(f.kind)) now.add(domainKey(f.domain_name));
+    for (let id = 0; id < table.size; id++) {
+      const kind = table.hasPrior(id) ? table.priorFinding(id)?.kind : undefined;
+      if (kind && isRegistryKind(kind) && !now.has(table.keyOf(id))) ids.add(id);
+    }
+    return ids;
+  }
   for (const name of report.registry?.unconfirmed ?? []) {
     const id = table.find(domainKey(name));
     const kind = id < 0 ? undefined : table.priorFinding(id)?.kind;

@@ -59,10 +59,39 @@ export interface RegistryReport extends RegistryCounts {
   readonly tolerance_days: number;
   /** Today's day of the rotating sample's cycle, from 1 to `days`. */
   readonly sample_day: number;
-  /** What went wrong at RDAP servers (or with the bootstrap): info, never a failed scan. */
+  /** What went wrong at RDAP servers (or with the bootstrap): info, never a failed scan; at most 20. */
   readonly problems: readonly RegistryProblem[];
-  /** Remembered registry findings that could not be re-checked this scan (memory keeps them as they were). */
+  /**
+   * Remembered registry findings that could not be re-checked this scan (memory keeps them as they
+   * were); at most 100 names, the rest counted in `unconfirmed_omitted`.
+   */
   readonly unconfirmed: readonly string[];
+  /** Unconfirmed names beyond the 100 listed: memory then resolves no registry finding this scan. */
+  readonly unconfirmed_omitted?: number;
+}
+
+/** The section's lists are cut here: it travels in the alert's JSON, four times, within SNS's 256 KB. */
+const PROBLEMS_KEPT = 20;
+const UNCONFIRMED_KEPT = 100;
+
+/** The section's lists within their bounds, what was cut counted. */
+function bounded(problems: RegistryProblem[], unconfirmed: string[]) {
+  const kept = problems.slice(0, PROBLEMS_KEPT);
+  const cut = problems.slice(PROBLEMS_KEPT);
+  if (cut.length)
+    kept.push({
+      server: `${cut.length} more servers`,
+      severity: 'info',
+      reason: 'failed too; their domains are counted as not checked',
+      domains_not_checked: cut.reduce((n, p) => n + p.domains_not_checked, 0),
+    });
+  return {
+    problems: kept,
+    unconfirmed: unconfirmed.slice(0, UNCONFIRMED_KEPT),
+    ...(unconfirmed.length > UNCONFIRMED_KEPT
+      ? { unconfirmed_omitted: unconfirmed.length - UNCONFIRMED_KEPT }
+      : {}),
+  };
 }
 
 /** Severity rank at or above which a domain with a finding is always checked. */
@@ -212,8 +241,10 @@ export async function runRegistryCheck(
       ...base,
       bootstrap: { ...bootstrap.info, ...read },
       ...checked.counts,
-      problems: [...lookedUp.problems, ...checked.problems],
-      unconfirmed: [...lookedUp.unconfirmed, ...checked.unconfirmed],
+      ...bounded(
+        [...lookedUp.problems, ...checked.problems],
+        [...lookedUp.unconfirmed, ...checked.unconfirmed],
+      ),
     },
   };
 }
@@ -312,18 +343,17 @@ function unread(
     disagree: 0,
     not_checkable: { no_rdap_service: 0, no_expiration: 0, not_found: 0 },
     not_checked: { budget: 0, time: 0, server_failed: list.length },
-    problems: [
-      ...lookedUp.problems,
-      {
-        server: 'bootstrap',
-        severity: 'info',
-        reason: `no registry was checked: ${safeText((error as Error).message).slice(0, 300)}`,
-        domains_not_checked: list.length,
-      },
-    ],
-    unconfirmed: [
-      ...lookedUp.unconfirmed,
-      ...list.filter((c) => c.reason === 'recheck').map((c) => c.domain_name),
-    ],
+    ...bounded(
+      [
+        {
+          server: 'bootstrap',
+          severity: 'info',
+          reason: `no registry was checked: ${safeText((error as Error).message).slice(0, 300)}`,
+          domains_not_checked: list.length,
+        },
+        ...lookedUp.problems,
+      ],
+      [...lookedUp.unconfirmed, ...list.filter((c) => c.reason === 'recheck').map((c) => c.domain_name)],
+    ),
   };
 }
