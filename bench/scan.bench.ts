@@ -1,6 +1,6 @@
 /**
  * npm run bench [-- --latency 50 --size 100000 --concurrency 4 --per-page 100 --rate-limit 10 --rate-limited-size 20000
- *   --stateful-sizes 100000,1000000 --sections modes,rate,bundles,stateful]
+ *   --stateful-sizes 100000,1000000 --rdap-latency 150 --sections modes,rate,bundles,stateful,registry]
  *
  * Scans simulated accounts over loopback with per-request latency, each scan in its own process,
  * and prints from one run:
@@ -16,8 +16,10 @@
  *    full scan of the same run, their peak RSS, and the web function's report page, calendar feed
  *    and filtered page for that report: size as Lambda counts it, time, and whether every critical
  *    and warning domain is in the page and the feed.
+ *  - for `--size` domains with the registry check (bench/registry-section.ts): the time it adds to a
+ *    full scan and the RDAP lookups it makes, at the default budget and at one covering 30 days.
  *
- * `--sections modes,rate,bundles,stateful` picks what runs (all by default).
+ * `--sections modes,rate,bundles,stateful,registry` picks what runs (all by default).
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -32,6 +34,7 @@ import { COVERAGE_PARTS, coverageSearches, READ_PARTS } from '../functions/core/
 import { generatePortfolio, type Portfolio } from '../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../functions/simulator/server';
 import { lambdaNodeFlags } from '../test/support/lambda-bootstrap';
+import { registrySection } from './registry-section';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -43,7 +46,8 @@ const { values } = parseArgs({
     'rate-limit': { type: 'string', default: '10' },
     'rate-limited-size': { type: 'string', default: '20000' },
     'stateful-sizes': { type: 'string', default: '100000,1000000' },
-    sections: { type: 'string', default: 'modes,rate,bundles,stateful' },
+    sections: { type: 'string', default: 'modes,rate,bundles,stateful,registry' },
+    'rdap-latency': { type: 'string', default: '150' },
   },
 });
 const latency = Number(values.latency);
@@ -211,6 +215,18 @@ async function main() {
   if (sections.has('rate')) await rateSection(measure);
   if (sections.has('bundles')) await bundleSection();
   if (sections.has('stateful')) await statefulSection(measure);
+  if (sections.has('registry'))
+    await registrySection({
+      measure,
+      warm,
+      size,
+      latency,
+      rdapLatency: Number(values['rdap-latency']),
+      perPage,
+      key: KEY,
+      now: NOW,
+      work,
+    });
 }
 
 type Measure = (

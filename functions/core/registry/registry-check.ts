@@ -91,6 +91,8 @@ interface QueueItem {
 
 /** One server: its domains still to look up, and what happened there. */
 interface ServerState {
+  /** It has answered once: until then it gets one lookup at a time, so a dead server costs three. */
+  answered: boolean;
   readonly items: QueueItem[];
   active: number;
   failuresInRow: number;
@@ -126,6 +128,7 @@ export async function checkRegistry(input: RegistryCheckInput): Promise<Registry
         items: [],
         active: 0,
         failuresInRow: 0,
+        answered: false,
         stopped: false,
         lastError: '',
         notChecked: 0,
@@ -142,7 +145,11 @@ export async function checkRegistry(input: RegistryCheckInput): Promise<Registry
   const nextServer = (): ServerState | undefined => {
     let best: ServerState | undefined;
     for (const state of servers.values())
-      if (state.items.length && state.active < perServer && (!best || order(state) < order(best)))
+      if (
+        state.items.length &&
+        state.active < (state.answered ? perServer : 1) &&
+        (!best || order(state) < order(best))
+      )
         best = state;
     return best;
   };
@@ -227,6 +234,7 @@ async function lookUp(
   try {
     const answer = await input.client.lookupDomain(baseUrl, normalizeDomainName(candidate.domain_name));
     state.failuresInRow = 0;
+    state.answered = true;
     counts.checked++;
     if (answer.kind === 'not_found') {
       counts.not_checkable.not_found++;
@@ -253,7 +261,8 @@ async function lookUp(
     state.failuresInRow++;
     state.notChecked++;
     counts.not_checked.server_failed++;
-    state.lastError = safeText(error.message).slice(0, 300);
+    // One line per server: the domain is left out, it is one of many.
+    state.lastError = safeText(error.message.replace(/the RDAP lookup of \S+/, 'a lookup')).slice(0, 300);
     const asked = error instanceof RdapRateLimitError && error.retryAfterMs !== undefined;
     if (asked || state.failuresInRow >= (input.failuresToStop ?? 3)) state.stopped = true;
     return 'failed';
