@@ -106,19 +106,37 @@ const NOT_FOUND_NAMED = 5;
 
 /** Looks the candidates up, most important first, and judges every answer. */
 export async function checkRegistry(input: RegistryCheckInput): Promise<RegistryCheckResult> {
-  const { bootstrap, client, budget } = input;
   const counts = emptyCounts(input.candidates);
   const result: RegistryCheckResult = { views: new Map(), counts, problems: [], unconfirmed: [] };
+  const queue = planQueue(input, result);
+  const servers = byServer(queue);
+  const run = new LookupRun(input, result, servers);
+  const workers = Math.max(1, Math.min(input.concurrency ?? 16, queue.length));
+  await Promise.all(Array.from({ length: workers }, () => run.work()));
+  counts.requests = input.client.requests;
+  result.problems.push(...serverProblems(servers));
+  return result;
+}
+
+/** The domains to look up, in the order the budget is spent; those left out are counted. */
+function planQueue(input: RegistryCheckInput, result: RegistryCheckResult): QueueItem[] {
+  const { counts } = result;
   const queue: QueueItem[] = [];
   for (const candidate of ordered(input.candidates)) {
-    const service = bootstrap.serviceFor(candidate.domain_name);
+    const service = input.bootstrap.serviceFor(candidate.domain_name);
     if (!service) counts.not_checkable.no_rdap_service++;
-    else if (queue.length < budget) queue.push({ candidate, baseUrl: service.baseUrl, index: queue.length });
+    else if (queue.length < input.budget)
+      queue.push({ candidate, baseUrl: service.baseUrl, index: queue.length });
     else {
       counts.not_checked.budget++;
       unconfirmed(result, candidate);
     }
   }
+  return queue;
+}
+
+/** The queue split by RDAP server (origin), each keeping the queue's order. */
+function byServer(queue: readonly QueueItem[]): Map<string, ServerState> {
   const servers = new Map<string, ServerState>();
   for (const item of queue) {
     const origin = new URL(item.baseUrl).origin;
@@ -138,72 +156,100 @@ export async function checkRegistry(input: RegistryCheckInput): Promise<Registry
     }
     state.items.push(item);
   }
-  const perServer = Math.max(1, input.perServer ?? 2);
-  let outOfTime = false;
-  let wake: () => void = () => {};
-  /** The server whose next domain comes first in the queue and that has room for one more lookup. */
-  const nextServer = (): ServerState | undefined => {
-    let best: ServerState | undefined;
-    for (const state of servers.values())
-      if (
-        state.items.length &&
-        state.active < (state.answered ? perServer : 1) &&
-        (!best || order(state) < order(best))
-      )
-        best = state;
-    return best;
-  };
-  const order = (state: ServerState) => (state.items[0] as QueueItem).index;
-  const skip = (state: ServerState, item: QueueItem) => {
-    if (outOfTime) counts.not_checked.time++;
-    else {
-      counts.not_checked.server_failed++;
-      state.notChecked++;
-    }
-    unconfirmed(result, item.candidate);
-  };
-  // Each server gets at most its own concurrency of lookups at once, so no worker waits on one
-  // server while another could answer, and a failing server is stopped after a few failures, not
-  // after every worker has tried it.
-  const worker = async (): Promise<void> => {
+  return servers;
+}
+
+/**
+ * The lookups of one check, run by a few workers. Each server gets at most its own concurrency of
+ * lookups at once (one until it has answered), so no worker waits on one server while another could
+ * answer, and a failing server is stopped after a few failures, not after every worker tried it.
+ */
+class LookupRun {
+  private readonly perServer: number;
+  private outOfTime = false;
+  private wake: () => void = () => {};
+
+  constructor(
+    private readonly input: RegistryCheckInput,
+    private readonly result: RegistryCheckResult,
+    private readonly servers: ReadonlyMap<string, ServerState>,
+  ) {
+    this.perServer = Math.max(1, input.perServer ?? 2);
+  }
+
+  /** One worker: takes the next lookup any server has room for, until none is left. */
+  async work(): Promise<void> {
     for (;;) {
-      const state = nextServer();
+      const state = this.nextServer();
       if (!state) {
-        if (![...servers.values()].some((s) => s.items.length)) return;
-        await new Promise<void>((resolve) => {
-          const previous = wake;
-          wake = () => {
-            previous();
-            resolve();
-          };
-        });
+        if (![...this.servers.values()].some((s) => s.items.length)) return;
+        await this.untilALookupEnds();
         continue;
       }
       const item = state.items.shift() as QueueItem;
-      if (outOfTime || state.stopped) {
-        skip(state, item);
+      if (this.outOfTime || state.stopped) {
+        this.skip(state, item);
         continue;
       }
       state.active++;
-      const outcome = await lookUp(input, counts, item.candidate, item.baseUrl, state);
+      const outcome = await lookUp(this.input, this.result.counts, item.candidate, item.baseUrl, state);
       state.active--;
-      const waiting = wake;
-      wake = () => {};
+      const waiting = this.wake;
+      this.wake = () => {};
       waiting();
-      if (outcome === 'deadline') {
-        outOfTime = true;
-        counts.not_checked.time++;
-        unconfirmed(result, item.candidate);
-      } else if (outcome === 'failed') unconfirmed(result, item.candidate);
-      else if (outcome) result.views.set(item.candidate.domain_name, outcome);
+      this.record(item, outcome);
     }
-  };
-  const workers = Math.max(1, Math.min(input.concurrency ?? 16, queue.length));
-  await Promise.all(Array.from({ length: workers }, worker));
-  counts.requests = client.requests;
+  }
+
+  private record(item: QueueItem, outcome: Awaited<ReturnType<typeof lookUp>>): void {
+    if (outcome === 'deadline') {
+      this.outOfTime = true;
+      this.result.counts.not_checked.time++;
+      unconfirmed(this.result, item.candidate);
+    } else if (outcome === 'failed') unconfirmed(this.result, item.candidate);
+    else if (outcome) this.result.views.set(item.candidate.domain_name, outcome);
+  }
+
+  /** The server whose next domain comes first in the queue and that has room for one more lookup. */
+  private nextServer(): ServerState | undefined {
+    let best: ServerState | undefined;
+    const first = (state: ServerState) => (state.items[0] as QueueItem).index;
+    for (const state of this.servers.values())
+      if (
+        state.items.length &&
+        state.active < (state.answered ? this.perServer : 1) &&
+        (!best || first(state) < first(best))
+      )
+        best = state;
+    return best;
+  }
+
+  private untilALookupEnds(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const previous = this.wake;
+      this.wake = () => {
+        previous();
+        resolve();
+      };
+    });
+  }
+
+  private skip(state: ServerState, item: QueueItem): void {
+    if (this.outOfTime) this.result.counts.not_checked.time++;
+    else {
+      this.result.counts.not_checked.server_failed++;
+      state.notChecked++;
+    }
+    unconfirmed(this.result, item.candidate);
+  }
+}
+
+/** One info line per server that failed, and one naming the domains a registry does not know. */
+function serverProblems(servers: ReadonlyMap<string, ServerState>): RegistryProblem[] {
+  const problems: RegistryProblem[] = [];
   for (const [server, state] of servers) {
     if (state.lastError)
-      result.problems.push({
+      problems.push({
         server,
         severity: 'info',
         reason: state.stopped
@@ -212,14 +258,14 @@ export async function checkRegistry(input: RegistryCheckInput): Promise<Registry
         domains_not_checked: state.notChecked,
       });
     if (state.notFound.length)
-      result.problems.push({
+      problems.push({
         server,
         severity: 'info',
         reason: `the registry does not know ${plural(state.notFound.length, 'domain')} the reseller lists (HTTP 404), e.g. ${state.notFound.slice(0, NOT_FOUND_NAMED).join(', ')}: check them in the reseller's control panel`,
         domains_not_checked: 0,
       });
   }
-  return result;
+  return problems;
 }
 
 /** One lookup, counted: the view when the registry disagrees, null when not, or why it did not happen. */
