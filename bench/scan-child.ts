@@ -33,8 +33,18 @@ const [baseUrl = '', apiKey = '', mode = 'full', concurrency = '4', perPage = '1
   process.argv.slice(2);
 const lambda = mode === 'lambda' || mode === 'stateful';
 const reportDir = process.env.BENCH_REPORT_DIR ?? '';
+// BENCH_RDAP_BOOTSTRAP (a bootstrap file) turns the registry check on, with BENCH_RDAP_BUDGET queries.
+const registry = process.env.BENCH_RDAP_BOOTSTRAP;
 const settings = loadScanSettings({
   resellerBaseUrl: baseUrl,
+  ...(registry
+    ? {
+        registryCheck: 'on',
+        rdapBootstrapUrl: registry,
+        rdapQueryBudget: process.env.BENCH_RDAP_BUDGET,
+        registryCheckDays: process.env.BENCH_RDAP_DAYS,
+      }
+    : {}),
   scanMode: lambda ? 'full' : mode,
   concurrency,
   perPage,
@@ -177,6 +187,19 @@ try {
       read: report.source.read,
       fallbackReason: report.source.fallback_reason ?? null,
       peakRssMb: scanPeakRssMb,
+      ...(report.registry
+        ? {
+            registry: {
+              queries: report.registry.queries,
+              requests: report.registry.requests,
+              checked: report.registry.checked,
+              disagree: report.registry.disagree,
+              candidates: report.registry.candidates,
+              notChecked: report.registry.not_checked,
+              notCheckable: report.registry.not_checkable,
+            },
+          }
+        : {}),
       ...extra,
     })}\n`,
   );

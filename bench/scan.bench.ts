@@ -1,6 +1,7 @@
 /**
  * npm run bench [-- --latency 50 --size 100000 --concurrency 4 --per-page 100 --rate-limit 10 --rate-limited-size 20000
- *   --stateful-sizes 100000,1000000 --alert-sizes 1000,10000,100000 --sections startup,modes,rate,bundles,stateful,alerts]
+ *   --stateful-sizes 100000,1000000 --alert-sizes 1000,10000,100000 --rdap-latency 150
+ *   --sections startup,modes,rate,bundles,stateful,alerts,registry]
  *
  * Scans simulated accounts over loopback with per-request latency, each scan in its own process,
  * and prints from one run:
@@ -20,9 +21,11 @@
  *    and warning domain is in the page and the feed;
  *  - for each of `--alert-sizes` domains (realistic and stress portfolios): the one SNS message as SNS
  *    counts it, the critical and warning findings the e-mail names, and whether the JSON is whole or
- *    linked (bench/alert-section.ts).
+ *    linked (bench/alert-section.ts);
+ *  - for `--size` domains with the registry check (bench/registry-section.ts): the time it adds to a
+ *    full scan and the RDAP lookups it makes, at the default budget and at one covering 30 days.
  *
- * `--sections startup,modes,rate,bundles,stateful,alerts` picks what runs (all by default).
+ * `--sections startup,modes,rate,bundles,stateful,alerts,registry` picks what runs (all by default).
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -39,6 +42,7 @@ import { type Simulator, startSimulator } from '../functions/simulator/server';
 import { lambdaNodeFlags } from '../test/support/lambda-bootstrap';
 import { alertSection } from './alert-section';
 import { startupSection } from './startup';
+import { registrySection } from './registry-section';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -51,7 +55,8 @@ const { values } = parseArgs({
     'rate-limited-size': { type: 'string', default: '20000' },
     'stateful-sizes': { type: 'string', default: '100000,1000000' },
     'alert-sizes': { type: 'string', default: '1000,10000,100000' },
-    sections: { type: 'string', default: 'startup,modes,rate,bundles,stateful,alerts' },
+    sections: { type: 'string', default: 'startup,modes,rate,bundles,stateful,alerts,registry' },
+    'rdap-latency': { type: 'string', default: '150' },
   },
 });
 const latency = Number(values.latency);
@@ -220,6 +225,18 @@ async function main() {
   if (sections.has('bundles')) await bundleSection();
   if (sections.has('stateful')) await statefulSection(measure);
   if (sections.has('alerts')) await alertSection(alertSizes, NOW, KEY);
+  if (sections.has('registry'))
+    await registrySection({
+      measure,
+      warm,
+      size,
+      latency,
+      rdapLatency: Number(values['rdap-latency']),
+      perPage,
+      key: KEY,
+      now: NOW,
+      work,
+    });
 }
 
 type Measure = (

@@ -107,6 +107,9 @@ export function settingsWithFlags(command: Command, args: ParsedArgs, env: NodeJ
   for (const [flag, option] of Object.entries(command.options)) {
     const value = str(args.values[flag]);
     if (option.setting && value !== undefined) raw[option.setting as SettingName] = value;
+    // A flag without a value turns its on/off setting on (`--registry-check`: REGISTRY_CHECK=on).
+    if (option.setting && option.type === 'boolean' && args.values[flag] === true)
+      raw[option.setting as SettingName] = 'on';
   }
   return raw;
 }

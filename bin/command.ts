@@ -98,6 +98,13 @@ export const fromSetting = (name: SettingName, value: string): OptionSpec => {
   return { type: 'string', value, doc: spec.doc, setting: name };
 };
 
+/** A flag without a value bound to an on/off setting: given, the setting is on. */
+export const switchFromSetting = (name: SettingName): OptionSpec => ({
+  type: 'boolean',
+  doc: SETTINGS[name].doc,
+  setting: name,
+});
+
 /** `--port N` of a command that listens. */
 export const portOption = (fallback: string): OptionSpec => ({
   type: 'string',

@@ -185,6 +185,10 @@ export const SentinelSettingsSchema = z
       .optional(),
     /** Accounts scanned at once by the state machine's Map (its MaxConcurrency). */
     accountConcurrency: wholeNumber(1, 40).default(4),
+    /** The registry check (docs/registry.md): the scan function also asks registries' RDAP servers, over the internet. */
+    registryCheck: SETTINGS.registryCheck.schema,
+    rdapQueryBudget: SETTINGS.rdapQueryBudget.schema,
+    registryCheckDays: SETTINGS.registryCheckDays.schema,
   })
   .strict();
 

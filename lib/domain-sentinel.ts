@@ -130,6 +130,16 @@ export interface DomainSentinelProps {
   readonly accounts?: string | readonly AccountSettings[];
   /** Accounts scanned at once (the state machine Map's MaxConcurrency); only with accounts. @default 4 */
   readonly accountConcurrency?: number;
+  /**
+   * Check domains against their registry's RDAP too (docs/registry.md): the scan function then
+   * reaches IANA's bootstrap and the registries' RDAP servers over the internet, and may run 15
+   * minutes. @default false
+   */
+  readonly registryCheck?: boolean;
+  /** With registryCheck: most domains looked up per scan. @default 2000 */
+  readonly rdapQueryBudget?: number;
+  /** With registryCheck: days over which the rotating sample covers the account. @default 30 */
+  readonly registryCheckDays?: number;
 }
 
 /** Copies made so far per app, to refuse two that would collide in one account and region. */
@@ -250,6 +260,14 @@ export class DomainSentinel extends Construct {
       quarantineDays: settings.quarantineDays,
       reservedConcurrency: settings.scanReservedConcurrency,
       deploymentName: this.deploymentName,
+      ...(settings.registryCheck
+        ? {
+            registryCheck: {
+              queryBudget: settings.rdapQueryBudget,
+              days: settings.registryCheckDays,
+            },
+          }
+        : {}),
       ...(items ? { accounts: items, accountConcurrency: settings.accountConcurrency } : {}),
     });
     this.chat = this.chatChannels(settings);

@@ -55,6 +55,12 @@ export interface ScannerProps {
   readonly accounts?: readonly AccountScanInput[];
   /** Accounts scanned at once. @default 4 */
   readonly accountConcurrency?: number;
+  /**
+   * The registry check (docs/registry.md): the function also asks IANA's bootstrap and the
+   * registries' RDAP servers over the internet, and gets Lambda's longest timeout for it.
+   * @default - off
+   */
+  readonly registryCheck?: { readonly queryBudget: number; readonly days: number };
 }
 
 /** A queue that only ever holds failed events: encrypted, TLS-only, kept 14 days for a person to look at. */
@@ -111,7 +117,8 @@ export class Scanner extends Construct {
       memorySize: 1024,
       // 5 minutes: 100 000 domains at 100 per page and 4 in flight take ~15 s at 50 ms latency; the rest is
       // room for retries with backoff. The scan stops itself 20 s before this to fail with a clear message.
-      timeout: Duration.minutes(5),
+      // The registry check paces itself to each RDAP server (2 lookups at a time): Lambda's longest.
+      timeout: Duration.minutes(props.registryCheck ? 15 : 5),
       environment: {
         ...scanEnvironment(props),
         POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,
@@ -161,6 +168,9 @@ function scanEnvironment(props: ScannerProps): Record<string, string> {
     [ENV.accountLabel, props.accountLabel],
     [ENV.quarantineDays, props.quarantineDays],
     [ENV.deploymentName, props.deploymentName],
+    [ENV.registryCheck, props.registryCheck ? 'on' : undefined],
+    [ENV.rdapQueryBudget, props.registryCheck?.queryBudget],
+    [ENV.registryCheckDays, props.registryCheck?.days],
   ];
   return {
     [ENV.resellerBaseUrl]: props.resellerBaseUrl,

@@ -35,6 +35,19 @@ const DEMO = { domains: 60, seed: 7 } as const;
 const MEMORY_TRY_OUT = { state: '.sentinel/memory.json', alerts: '.sentinel/alerts.txt' } as const;
 const SNOOZE_STATE = '.sentinel/state.json';
 const SERVE_PORT = 8787;
+/** The digest's lines about the registry check: its findings, their next steps, its own section. */
+const REGISTRY_FINDING = /: (the reseller lists|the registry has|on hold at the registry)/;
+const REGISTRY_OTHER = /^(REGISTRY CHECK|  Not check|  - \(info\))/;
+/** The try-out's filter: each registry finding with its next step, and the check's own lines. */
+const REGISTRY_AWK = `awk '/^- /{r=/${REGISTRY_FINDING.source}/} (r && /^(- |  Next: )/) || /${REGISTRY_OTHER.source}/'`;
+/** What REGISTRY_AWK keeps of a digest. */
+function registryLines(digest: string): string[] {
+  let inRegistryFinding = false;
+  return digest.split('\n').filter((line) => {
+    if (line.startsWith('- ')) inRegistryFinding = REGISTRY_FINDING.test(line);
+    return (inRegistryFinding && /^(- |  Next: )/.test(line)) || REGISTRY_OTHER.test(line);
+  });
+}
 /** The simulator's faults in the try-out, in the order they hit. */
 const FAULTS = '429,500,503,hang,malformed';
 
@@ -316,6 +329,12 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
   const sim = await startServer(['simulate', '--port', '0', ...simArgs], simEnv);
   const scanEnv = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: TRY_API_KEY };
   const report = JSON.parse(await run(['scan', '--json', '--dry-run', '--now', NOW], scanEnv));
+  // The registry check against the simulator's registry side: the digest's registry lines.
+  const registryArgs = ['--registry-check', '--registry-days', '1'];
+  const registryDigest = await run(['scan', '--dry-run', '--now', NOW, ...registryArgs], {
+    ...scanEnv,
+    RDAP_BOOTSTRAP_URL: `${sim.url}/rdap/dns.json`,
+  });
 
   // Memory on a laptop (before the restore below changes the account): a first scan that delivers to a file and saves the state, a second that stays quiet.
   // The runs keep their files in a folder of their own, shown as .sentinel/: the documents' own
@@ -409,6 +428,20 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
         output(atPort(sim.output(), sim.url, SIM.port)),
         '',
         runnable(`# terminal 2\n${exportsFor(SIM.port)}\n${SENTINEL} scan --dry-run --now ${NOW}`),
+      ].join('\n'),
+    'registry-tryout': () =>
+      [
+        runnable(terminal1.replace('the simulator', 'the simulator, as in the try-outs'), true),
+        output(atPort(sim.output(), sim.url, SIM.port)),
+        '',
+        runnable(
+          `# terminal 2: the lines simulate printed, then a scan that checks every domain's registry at once\n${exportsFor(SIM.port)} RDAP_BOOTSTRAP_URL=http://127.0.0.1:${SIM.port}/rdap/dns.json\n${SENTINEL} scan --dry-run --now ${NOW} ${registryArgs.join(' ')} | ${REGISTRY_AWK}`,
+        ),
+        output(
+          mask(
+            registryLines(registryDigest).join('\n'),
+          ),
+        ),
       ].join('\n'),
     'faults-tryout': () =>
       [

@@ -1,7 +1,14 @@
 import { DEFAULT_SNOOZE_DAYS, MAX_SNOOZE_DAYS } from '../../functions/core/memory/actions';
 import { REPORT_ENV } from '../../functions/core/memory/report-store';
 import { ENV } from '../../functions/core/scan/config';
-import { BASE_URL_OPTION, type Command, fromSetting, portOption, STATE_OPTION } from '../command';
+import {
+  BASE_URL_OPTION,
+  type Command,
+  fromSetting,
+  portOption,
+  STATE_OPTION,
+  switchFromSetting,
+} from '../command';
 
 /**
  * Every command of `sentinel`, declared here in the order help and the CLI reference list them:
@@ -62,6 +69,12 @@ export const scan: Command = {
     'time-budget': fromSetting('timeBudgetSeconds', 'S'),
     'max-response-mb': fromSetting('maxResponseMb', 'N'),
     'min-severity': fromSetting('minSeverity', 'LEVEL'),
+    'registry-check': switchFromSetting('registryCheck'),
+    'rdap-bootstrap': fromSetting('rdapBootstrapUrl', 'URL|FILE'),
+    'rdap-budget': fromSetting('rdapQueryBudget', 'N'),
+    'registry-days': fromSetting('registryCheckDays', 'N'),
+    'registry-tolerance-days': fromSetting('registryToleranceDays', 'N'),
+    'rdap-timeout-ms': fromSetting('rdapTimeoutMs', 'MS'),
     'time-zone': fromSetting('timeZone', 'TZ'),
     'base-url': BASE_URL_OPTION,
     state: STATE_OPTION,
@@ -169,7 +182,8 @@ export const simulate: Command = {
   summary: 'the embedded reseller simulator, until Ctrl-C',
   about:
     'A real HTTP server on 127.0.0.1 with the documented endpoints, Bearer auth, search, paging and restore, ' +
-    'serving a generated portfolio. It prints the lines to paste into the terminal you scan from; ' +
+    'serving a generated portfolio, and a registry side: RDAP servers for its TLDs and their bootstrap, for ' +
+    'scan --registry-check (docs/registry.md). It prints the lines to paste into the terminal you scan from; ' +
     `without ${ENV.resellerApiKey} in its environment it makes up a key and prints it.`,
   options: {
     port: portOption('8080'),

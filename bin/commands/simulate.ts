@@ -5,6 +5,12 @@ import {
   PORTFOLIO_PROFILES,
   type PortfolioProfile,
 } from '../../functions/simulator/portfolio';
+import {
+  DEFAULT_REGISTRIES,
+  type RegistrySimulator,
+  registryScenarios,
+  startRegistrySimulator,
+} from '../../functions/simulator/registry';
 import { SEARCH_SEMANTICS } from '../../functions/simulator/search';
 import { type Fault, startSimulator } from '../../functions/simulator/server';
 import { readAccountsFile } from '../../lib/config';
@@ -62,8 +68,11 @@ export async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number>
       portfolio: portfolio(seed + index + 1),
     };
   });
+  const primary = portfolio(seed);
+  let registry: RegistrySimulator | undefined;
   const sim = await startSimulator({
-    portfolio: portfolio(seed),
+    portfolio: primary,
+    rdapBootstrap: () => registry?.bootstrap,
     accounts: accounts.map(({ apiKey: key, portfolio: p }) => ({ apiKey: key, portfolio: p })),
     apiKey,
     port,
@@ -71,6 +80,14 @@ export async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number>
     maxPerPage: positiveInt(str(values['max-per-page']), '--max-per-page', 100, 10_000),
     ...(semantics ? { searchSemantics: semantics } : {}),
     ...(rateLimit ? { rateLimit } : {}),
+  });
+  // The registry side answers from the records as they are now, in every account served.
+  const lookup = (name: string) =>
+    sim.domain(name) ?? accounts.map((a) => sim.account(a.apiKey)?.domain(name)).find(Boolean);
+  registry = await startRegistrySimulator({
+    lookup,
+    scenarios: registryScenarios(primary, now).scenarios,
+    now: () => now,
   });
   // Faults hit the domain list's pages after the first, in the order given.
   for (const fault of faults) {
@@ -86,6 +103,7 @@ export async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number>
   );
   io.stdout(
     `export ${ENV.resellerBaseUrl}=${sim.url}\n` +
+      `export ${ENV.rdapBootstrapUrl}=${sim.url}/rdap/dns.json\n` +
       (keyFromEnv ? '' : `export ${ENV.resellerApiKey}=${apiKey}\n`) +
       accounts
         .filter((a) => a.madeUp && a.account.apiKeyEnv)
@@ -96,8 +114,21 @@ export async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number>
     io.stderr(
       `sentinel: account ${account.name} has no apiKeyEnv: it is served, but scan --accounts cannot read it\n`,
     );
+  io.stderr(`registry side (RDAP) for scan --registry-check: ${registryLayout()}\n`);
   io.onListening?.(sim.url);
   await untilAborted(io.signal);
-  await sim.close();
+  await Promise.all([sim.close(), registry.close()]);
   return EXIT.ok;
+}
+
+/** The registry side in one line: which TLDs have RDAP, which server is down, which TLDs have none. */
+function registryLayout(): string {
+  const served = DEFAULT_REGISTRIES.filter((r) => !r.failsWith).flatMap((r) => r.tlds.map((t) => `.${t}`));
+  const down = DEFAULT_REGISTRIES.filter((r) => r.failsWith).flatMap((r) =>
+    r.tlds.map((t) => `.${t} (answers ${r.failsWith})`),
+  );
+  const noExpiry = DEFAULT_REGISTRIES.filter((r) => !r.publishesExpiry).flatMap((r) =>
+    r.tlds.map((t) => `.${t}`),
+  );
+  return `${served.join(' ')} answer (${noExpiry.join(' ')} without an expiry date); ${down.join(', ')} is down; .eu and .de have no RDAP`;
 }

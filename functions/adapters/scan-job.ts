@@ -2,8 +2,10 @@ import { signRestoreLink } from '../core/links/links';
 import type { SecretSource } from '../core/links/secrets';
 import { ResellerClient } from '../core/reseller/client';
 import type { ScanSettings } from '../core/scan/config';
+import type { RegistryScanOptions } from '../core/scan/registry-scan';
 import { attachLinks } from '../core/scan/report-links';
 import { type Report, type ScanOptions, scanAccount } from '../core/scan/scan';
+import { registryScanOptions } from './registry-check';
 
 /** Everything one scan needs besides settings: secrets and the run's clock and budget. */
 export interface ScanJobInput {
@@ -24,6 +26,8 @@ export interface ScanJobInput {
   readonly account?: string;
   /** Aborts the read at once (the command line's Ctrl-C): requests in flight and waits stop. */
   readonly signal?: AbortSignal;
+  /** With the registry check and memory: the names memory remembers a registry finding for (docs/registry.md). */
+  readonly registryRecheck?: RegistryScanOptions['recheck'];
 }
 
 /** Builds the reseller client from settings and runs the scan: the one path the CLI and the Lambda share. */
@@ -61,8 +65,18 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
       criticalDays: settings.criticalDays,
       quarantineDays: settings.quarantineDays,
     },
-    mode: input.observe ? 'full' : settings.scanMode,
+    // Memory and the registry check's rotating sample both need every domain.
+    mode: input.observe || settings.registryCheck ? 'full' : settings.scanMode,
     ...(input.observe ? { observe: input.observe } : {}),
+    ...(settings.registryCheck
+      ? {
+          registry: registryScanOptions(settings, {
+            ...(input.deadline !== undefined ? { deadline: input.deadline } : {}),
+            ...(input.fetch ? { fetch: input.fetch } : {}),
+            ...(input.registryRecheck ? { recheck: input.registryRecheck } : {}),
+          }),
+        }
+      : {}),
     ...(restoreLinkFor ? { restoreLinkFor } : {}),
     ...(input.deadline !== undefined
       ? { timeBudgetSeconds: Math.round((input.deadline - Date.now()) / 1000) }

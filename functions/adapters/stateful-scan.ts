@@ -6,6 +6,7 @@ import { alertView } from '../core/memory/actions';
 import type { AuditTrail } from '../core/memory/audit';
 import { type CompareResult, compareMemory, type NextState } from '../core/memory/compare';
 import { ScanMemory } from '../core/memory/scan-memory';
+import { registryRechecks } from '../core/memory/registry-memory';
 import {
   type AccountBinding,
   StateConflictError,
@@ -313,6 +314,11 @@ async function readBoth(
   });
   const scan = runScanJob({
     ...job,
+    // The registry check asks once both reads are done: the memory of every domain is in by then.
+    registryRecheck: async () => {
+      await domains;
+      return registryRechecks(memory);
+    },
     observe: (domain: Domain, attempt: number, page: number) => {
       if (stateFailure) throw stateFailure.error;
       if (attempt !== attemptSeen) {

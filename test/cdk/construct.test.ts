@@ -163,6 +163,9 @@ describe('DomainSentinel props', () => {
         'webhookSigningKeyParameterName',
         'accounts',
         'accountConcurrency',
+        'registryCheck',
+        'rdapQueryBudget',
+        'registryCheckDays',
       ].sort(),
     );
   });

@@ -78,6 +78,26 @@ describe('scan', () => {
     ).toEqual({ [s.getLogicalId(s.scan.fn.node.defaultChild as never)]: expect.anything() });
   });
 
+  it('turns the registry check on with its budget and days, and gives the scan Lambda’s longest timeout for it', () => {
+    const { template: t } = synth({ registryCheck: 'true', rdapQueryBudget: '6000' });
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('scans the reseller account'),
+      Timeout: 900,
+      Environment: {
+        Variables: Match.objectLike({
+          REGISTRY_CHECK: 'on',
+          RDAP_QUERY_BUDGET: '6000',
+          REGISTRY_CHECK_DAYS: '30',
+        }),
+      },
+    });
+    const off = synth({ registryCheck: 'false' }).template.findResources('AWS::Lambda::Function', {
+      Properties: { Environment: { Variables: Match.objectLike({ REGISTRY_CHECK: Match.anyValue() }) } },
+    });
+    expect(off).toEqual({});
+    expect(() => synth({ registryCheck: 'yes' })).toThrow(/registryCheck must be on or off/);
+  });
+
   it('gives QUARANTINE_DAYS to the scan and the web function alike, and nothing when it is not set', () => {
     const { template: t } = synth({ quarantineDays: 'nl=45,shop=30' });
     for (const description of ['scans the reseller account', 'web links'])

@@ -3,6 +3,7 @@ import { chatNotificationOf } from '../../functions/core/alerts/chat';
 import { renderDigest } from '../../functions/core/alerts/digest';
 import { buildAlertMessage, reportJsonOf } from '../../functions/core/alerts/message';
 import type { ContactFinding, DomainFinding, Finding } from '../../functions/core/findings/classify';
+import { DOMAIN_FINDING_KINDS } from '../../functions/core/findings/classify';
 import {
   CHANGE_NEXT_STEPS,
   changeNextStep,
@@ -70,14 +71,9 @@ const token = { exp: '1', kid: 'abcd1234', sig: 'x'.repeat(43) };
 
 describe('the next step of every finding kind', () => {
   it('has a row for every kind classify and memory report, and the docs table lists them all', () => {
-    expect(Object.keys(FINDING_NEXT_STEPS).sort()).toEqual([
-      'auto_renew_off',
-      'contact_pending_validation',
-      'expired',
-      'expiring',
-      'quarantine',
-      'renewal_failed',
-    ]);
+    expect(Object.keys(FINDING_NEXT_STEPS).sort()).toEqual(
+      [...DOMAIN_FINDING_KINDS, 'contact_pending_validation'].sort(),
+    );
     expect(Object.keys(CHANGE_NEXT_STEPS).sort()).toEqual([...CHANGE_KINDS].sort());
     expect(NEXT_STEP_TABLE.map((row) => row.kind)).toEqual([
       ...Object.keys(FINDING_NEXT_STEPS),

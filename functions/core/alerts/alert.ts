@@ -10,6 +10,7 @@ import { LAST_DAYS } from '../findings/quarantine-periods';
 import type { Problem } from '../reseller/client';
 import type { DomainPrice } from '../reseller/schemas';
 import type { RenewalCosts, Report } from '../scan/scan';
+import * as registry from './registry-words';
 
 /**
  * What a scan says to people and programs: the e-mail digest, the SMS, and the one SNS message
@@ -61,8 +62,12 @@ export function dateFormat(timeZone: string) {
   };
 }
 
-/** The problem with one domain, in words a person acts on. */
+/** The problem with one domain in words a person acts on; both sides when the registry differs (docs/registry.md). */
 export function describeDomainFinding(f: DomainFinding, now: string, day: (iso: string) => string): string {
+  return registry.bothSides(f, (g) => describeResellerFinding(g, now, day));
+}
+
+function describeResellerFinding(f: registry.ResellerSideFinding, now: string, day: registry.Day): string {
   const renew =
     f.auto_renew === null
       ? 'auto-renew UNKNOWN (treated as off)'
@@ -199,6 +204,7 @@ function smsItem(f: DomainFinding): string {
   }
   if (f.kind === 'expired') return `${name} expired`;
   if (f.kind === 'renewal_failed') return `${name} renewal failed`;
+  if (f.registry && f.kind.startsWith('registry_')) return registry.registrySmsItem(name, f.registry);
   return `${name} ${f.days_left}d no renew`;
 }
 

@@ -17,6 +17,7 @@ import {
   renewalCostLine,
 } from './alert';
 import { changeMarker, renderChangesSection, renderResolvedSection } from './digest-changes';
+import { registryDigestLines } from './registry-words';
 
 /**
  * The e-mail digest: what a person reads first, so it names what matters at any account size.
@@ -274,6 +275,7 @@ function frame(report: Report & { readonly silenced?: number }, options: RenderO
     ...renewalCostLines(report, day),
     ...infoLines(report),
     ...problemLines(report),
+    ...registryDigestLines(report),
     ...renderResolvedSection(report),
     ...footer(report, timeZone, time),
   ];

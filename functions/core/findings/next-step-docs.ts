@@ -51,6 +51,24 @@ const FINDING_DOCS: Record<keyof typeof FINDING_NEXT_STEPS, NextStepDoc> = {
     when: 'auto-renew is off (or not stated) and the expiry is beyond the expiry window.',
     how: `Decide before it expires: turn auto-renew on in ${PANEL} to keep it, or acknowledge it (its page) to let it go. It becomes a warning once it enters the expiry window.`,
   },
+  registry_redemption: {
+    title: 'Registry: being deleted',
+    severity: 'critical',
+    when: 'with the registry check on ([registry.md](registry.md)): the registry has it in `redemption period` or `pending delete` while the reseller does not list it in quarantine.',
+    how: `The registry is deleting it whatever the reseller's record says. Ask the reseller to restore it at the registry now (a restore fee applies), then find out why it was deleted: an unpaid invoice, a cancellation by mistake. ${PANEL} may still show it as registered.`,
+  },
+  registry_hold: {
+    title: 'Registry: on hold',
+    severity: 'critical',
+    when: 'with the registry check on: the registry shows `client hold` or `server hold`, so the domain does not resolve, while the reseller does not list it in quarantine.',
+    how: "Check the registrant's verification first (an unconfirmed registrant e-mail puts a domain on client hold), then the reseller's account (an unpaid invoice) and the registry's notices to the registrant.",
+  },
+  registry_expiry_mismatch: {
+    title: 'Registry: another expiry date',
+    severity: 'critical when the registry’s date is within the critical days (or past), else warning',
+    when: "with the registry check on: the registry's expiration and the reseller's `date_expiry` are more than `REGISTRY_TOLERANCE_DAYS` apart.",
+    how: "The registry's date is the one that counts. An earlier registry date means a renewal that has not reached the registry: ask the reseller why, before that date. A later one means the reseller's record is behind: ask it to correct the record.",
+  },
   contact_pending_validation: {
     title: 'Contact pending validation',
     severity: 'warning',

@@ -1,6 +1,7 @@
 import { normalizeDomainName, plural, safeText } from '../base/text';
 import type { ContactFinding, DomainFinding, Finding } from './classify';
 import { quarantinePeriodOf, tldOf } from './quarantine-periods';
+import { isRegistryKind, type RegistryView } from './registry-rules';
 
 /**
  * What to do about each kind of finding and change, and by when: one line that ends the finding in
@@ -59,6 +60,46 @@ const SAMPLE_DOMAIN: DomainFinding = {
   auto_renew: false,
   registrant: { handle: 'C00001', name: 'Anna Peters', email: 'anna@example.nl' },
 };
+
+/** The first thing to do about what the registry says (docs/registry.md), with its dates as `day` shows them. */
+export function registryNextStep(view: RegistryView, resellerExpiry: string, day: DayFormat = utcDay): string {
+  switch (view.kind) {
+    case 'registry_redemption':
+      return 'Ask the reseller to restore it at the registry now (a restore fee applies), then find out why it was deleted (an unpaid invoice, a cancellation by mistake).';
+    case 'registry_hold':
+      return "Check the registrant's verification first (an unconfirmed registrant e-mail puts a domain on client hold), then the reseller's account (an unpaid invoice) and the registry's notices to the registrant.";
+    case 'registry_expiry_mismatch':
+      if (view.date_expiry === null || Date.parse(view.date_expiry) >= Date.parse(resellerExpiry))
+        return "Ask the reseller to correct its record; the registry's date is the one that counts.";
+      return `Ask the reseller why the renewal has not reached the registry, ${(view.days_left ?? 0) < 0 ? 'today' : `before ${day(view.date_expiry)}`}: a renewal paid but never sent, or sent for a shorter term.`;
+  }
+}
+
+/** A registry finding's step: the registry's side, or the reseller's panel when the view is missing. */
+function registryStepOf(f: DomainFinding, day: DayFormat): string {
+  return f.registry
+    ? registryNextStep(f.registry, f.date_expiry, day)
+    : `Check it in ${PANEL} and at the registry (RDAP): the registry's answer was not kept.`;
+}
+
+function registrySample(kind: RegistryView['kind'], view: Partial<RegistryView>): DomainFinding {
+  return {
+    ...SAMPLE_DOMAIN,
+    kind,
+    auto_renew: true,
+    date_expiry: '2027-11-29T06:00:00.000Z',
+    days_left: 372,
+    registry: {
+      kind,
+      severity: 'critical',
+      date_expiry: null,
+      days_left: null,
+      status: [],
+      server: 'https://rdap.example.nl',
+      ...view,
+    },
+  };
+}
 
 /** The finding kinds, in the order alerts list them. */
 export const FINDING_NEXT_STEPS = {
@@ -122,6 +163,24 @@ export const FINDING_NEXT_STEPS = {
       date_expiry: '2027-03-01T06:00:00.000Z',
       days_left: 99,
     },
+  },
+  registry_redemption: {
+    kind: 'registry_redemption',
+    step: (f: DomainFinding, day: DayFormat) => registryStepOf(f, day),
+    sample: registrySample('registry_redemption', { status: ['redemption period'] }),
+  },
+  registry_hold: {
+    kind: 'registry_hold',
+    step: (f: DomainFinding, day: DayFormat) => registryStepOf(f, day),
+    sample: registrySample('registry_hold', { status: ['client hold'] }),
+  },
+  registry_expiry_mismatch: {
+    kind: 'registry_expiry_mismatch',
+    step: (f: DomainFinding, day: DayFormat) => registryStepOf(f, day),
+    sample: registrySample('registry_expiry_mismatch', {
+      date_expiry: '2026-11-29T06:00:00.000Z',
+      days_left: 7,
+    }),
   },
   contact_pending_validation: {
     kind: 'contact_pending_validation',
@@ -194,7 +253,9 @@ export const CHANGE_NEXT_STEPS = {
 export function nextStep(f: Finding, day: DayFormat = utcDay): string {
   if (f.kind === 'contact_pending_validation') return FINDING_NEXT_STEPS[f.kind].step(f);
   const entry = FINDING_NEXT_STEPS[f.kind] as NextStepEntry<DomainFinding> | undefined;
-  return entry ? entry.step(f, day) : `Check it in ${PANEL}.`;
+  const own = entry ? entry.step(f, day) : `Check it in ${PANEL}.`;
+  // The reseller's finding leads, and the registry disagrees too: both steps (docs/registry.md).
+  return f.registry && !isRegistryKind(f.kind) ? `${own} The registry: ${registryNextStep(f.registry, f.date_expiry, day)}` : own;
 }
 
 /** The next step of a change between two scans, one line. */

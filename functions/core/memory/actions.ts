@@ -55,9 +55,12 @@ export interface ActionStore {
 const KIND_RANK: Readonly<Record<DomainFindingKind, number>> = {
   auto_renew_off: 0,
   expiring: 1,
+  registry_expiry_mismatch: 1,
   renewal_failed: 2,
   expired: 3,
+  registry_hold: 3,
   quarantine: 4,
+  registry_redemption: 4,
 };
 
 /** True when `finding` is worse than it was: a higher severity, or further down the road to loss. */

@@ -8,6 +8,7 @@ import {
 import type { Problem } from '../reseller/paging';
 import type { Report } from '../scan/scan';
 import { type AppliedActions, applyActions } from './actions';
+import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, withFailedRenewals } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
 import {
@@ -150,6 +151,8 @@ interface Comparison {
   readonly complete: boolean;
   readonly unreadableDomains: ReadonlySet<string>;
   readonly unreadableContacts: ReadonlySet<string>;
+  /** Remembered registry findings the registry check could not confirm this time: kept as they were. */
+  readonly unconfirmed: ReadonlySet<string>;
   readonly priorContacts: ReadonlyMap<string, ContactMemory>;
   readonly findings: StatefulFinding[];
   /** New or escalated findings at the minimum severity, not silenced: what the message announces. */
@@ -191,6 +194,7 @@ function prepare(input: CompareInput): Comparison {
       report.problems.every((p) => p.resource !== 'domain' || p.key !== null),
     unreadableDomains,
     unreadableContacts,
+    unconfirmed: unconfirmedRegistryKeys(report, memory),
     priorContacts: new Map(Object.entries(input.head.contacts)),
     findings: [],
     announced: [],
@@ -225,6 +229,7 @@ function markFindings(c: Comparison): void {
     const renewal =
       dom && prev?.date_expiry !== undefined && Date.parse(f.date_expiry) > Date.parse(prev.date_expiry);
     if (!prev) change = 'new';
+    else if (dom && c.unconfirmed.has(key)) change = 'ongoing';
     else if (dom && (renewal || severityRank(f.severity) < severityRank(prev.severity))) {
       // Renewed but still flagged (e.g. renewed for too short a term), or fell in severity
       // (auto-renew turned on): the old finding is resolved, with what stands now.
@@ -277,7 +282,7 @@ function walkRemembered(c: Comparison): void {
     const name = seen ? shownName(seen.name, key) : (was.name ?? key);
     if (c.complete && seen && watched && !sameWatched(was.watched, seen.watched))
       c.changes.push(...fieldChanges(name, was.watched, watched));
-    if (was.finding && !c.findingByKey.has(key))
+    if (was.finding && !c.findingByKey.has(key) && !c.unconfirmed.has(key))
       c.resolved.push({
         domain_name: name,
         kind: was.finding.kind,
@@ -462,6 +467,8 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
     const was = prior.get(key);
     // Most of an account: read as remembered, nothing to say. The remembered memory stays as it is.
     if (!f && was && isQuiet(was) && sameWatched(was.watched, watched)) domains.set(key, was);
+    // A registry finding not checked again this time: its finding and alert as they were.
+    else if (was && c.unconfirmed.has(key)) set(key, { ...was, watched });
     else set(key, memoryOf(c, publish, key, read.name, watched, f));
   }
   for (const [key, f] of c.findingByKey)

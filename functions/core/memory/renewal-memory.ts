@@ -147,6 +147,7 @@ function failedFinding(name: string, miss: FailedRenewal, now: number, was?: Dom
     severity: 'critical',
     date_renewal: miss.due,
     ...(was?.price ? { price: was.price } : {}),
+    ...(was?.registry ? { registry: was.registry } : {}),
     // Not `was.actions`: its snooze and acknowledge links were signed for the finding replaced
     // here, and would act on that one; the scan signs links for this one (scan-job.ts).
   };

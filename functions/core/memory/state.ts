@@ -1,7 +1,13 @@
 import * as z from 'zod';
 import { ConfigError, SentinelError } from '../base/errors';
 import { safeText } from '../base/text';
-import { type DomainFindingKind, type Finding, SEVERITIES, type Severity } from '../findings/classify';
+import {
+  DOMAIN_FINDING_KINDS,
+  type DomainFindingKind,
+  type Finding,
+  SEVERITIES,
+  type Severity,
+} from '../findings/classify';
 import type { Domain } from '../reseller/schemas';
 import type { Report } from '../scan/scan';
 import { shownCut } from './state-bounds';
@@ -408,13 +414,7 @@ export class StateConflictError extends StateError {
 }
 
 const severity = z.enum(SEVERITIES);
-const domainKind = z.enum([
-  'quarantine',
-  'expired',
-  'renewal_failed',
-  'expiring',
-  'auto_renew_off',
-] as const satisfies readonly DomainFindingKind[]);
+const domainKind = z.enum(DOMAIN_FINDING_KINDS);
 const findingKind = z.union([domainKind, z.literal('contact_pending_validation')]);
 const FindingMemorySchema = z.object({
   kind: findingKind,

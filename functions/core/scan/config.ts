@@ -3,6 +3,8 @@ import { ConfigError } from '../base/errors';
 import { closest } from '../base/suggest';
 import { SEVERITIES } from '../findings/classify';
 import { parseQuarantineDays } from '../findings/quarantine-periods';
+import { IANA_DNS_BOOTSTRAP_URL, isBootstrapUrl } from '../registry/bootstrap';
+import { rdapUrlProblem } from '../registry/rdap-http';
 import { SCAN_MODES } from './scan';
 
 /**
@@ -51,6 +53,12 @@ export const ENV = {
   webhookSigningKey: 'WEBHOOK_SIGNING_KEY',
   webhookSigningKeyParameter: 'WEBHOOK_SIGNING_KEY_PARAMETER',
   webhookTargets: 'WEBHOOK_TARGETS',
+  registryCheck: 'REGISTRY_CHECK',
+  rdapBootstrapUrl: 'RDAP_BOOTSTRAP_URL',
+  rdapQueryBudget: 'RDAP_QUERY_BUDGET',
+  registryCheckDays: 'REGISTRY_CHECK_DAYS',
+  registryToleranceDays: 'REGISTRY_TOLERANCE_DAYS',
+  rdapTimeoutMs: 'RDAP_TIMEOUT_MS',
 } as const;
 
 export type EnvName = keyof typeof ENV;
@@ -133,6 +141,27 @@ export function timeZoneProblem(name: string): string {
   const near = closest(name, ['UTC', ...Intl.supportedValuesOf('timeZone')]);
   return `must be an IANA time zone such as UTC or Europe/Amsterdam${near ? `; did you mean ${near}?` : ''}`;
 }
+
+/** `on` or `off` (also true/false: a settings file or props hold a boolean), read as a boolean. */
+export const onOff = z
+  .preprocess(
+    (value) =>
+      value === true || value === 'true' ? 'on' : value === false || value === 'false' ? 'off' : value,
+    z.enum(['on', 'off'], { message: 'must be on or off' }),
+  )
+  .default('off')
+  .transform((value) => value === 'on');
+
+/** The RDAP bootstrap: an https URL (http only to loopback), or a file path. */
+const rdapBootstrap = z
+  .string()
+  .trim()
+  .min(1, 'must be a URL or a file path')
+  .superRefine((source, ctx) => {
+    const problem = isBootstrapUrl(source) ? rdapUrlProblem(source) : null;
+    if (problem) ctx.addIssue({ code: 'custom', message: `${problem}; give an https URL or a file path` });
+  })
+  .default(IANA_DNS_BOOTSTRAP_URL);
 
 /**
  * Text shown in a subject, digest and SMS: printable, one line. Control and invisible format
@@ -362,6 +391,51 @@ export const SETTINGS = {
     context: 'accountLabel',
     schema: printableLabel.optional(),
     doc: 'name shown in the subject, digest and SMS (at most 40 characters)',
+  },
+  registryCheck: {
+    env: ENV.registryCheck,
+    flag: '--registry-check',
+    context: 'registryCheck',
+    schema: onOff,
+    default: 'off',
+    doc: 'check domains against their registry’s RDAP too (on or off; docs/registry.md): every domain with a finding at warning or above and a rotating sample of the rest; the scan then reads the whole account',
+  },
+  rdapBootstrapUrl: {
+    env: ENV.rdapBootstrapUrl,
+    flag: '--rdap-bootstrap',
+    schema: rdapBootstrap,
+    default: IANA_DNS_BOOTSTRAP_URL,
+    doc: 'with the registry check: the RDAP bootstrap (RFC 9224) naming each TLD’s RDAP server, a URL (https) or a file path; kept for a day',
+  },
+  rdapQueryBudget: {
+    env: ENV.rdapQueryBudget,
+    flag: '--rdap-budget',
+    context: 'rdapQueryBudget',
+    schema: wholeNumber(1, 1_000_000).default(2000),
+    default: 2000,
+    doc: 'with the registry check: most domains looked up per scan, the ones with a finding first (docs/registry.md has the arithmetic)',
+  },
+  registryCheckDays: {
+    env: ENV.registryCheckDays,
+    flag: '--registry-days',
+    context: 'registryCheckDays',
+    schema: wholeNumber(1, 366).default(30),
+    default: 30,
+    doc: 'with the registry check: days over which the rotating sample covers every domain of the account',
+  },
+  registryToleranceDays: {
+    env: ENV.registryToleranceDays,
+    flag: '--registry-tolerance-days',
+    schema: wholeNumber(0, 365).default(2),
+    default: 2,
+    doc: 'with the registry check: the registry’s and the reseller’s expiry dates further apart than this disagree',
+  },
+  rdapTimeoutMs: {
+    env: ENV.rdapTimeoutMs,
+    flag: '--rdap-timeout-ms',
+    schema: wholeNumber(100, 60_000).default(10_000),
+    default: 10_000,
+    doc: 'with the registry check: per-request timeout of an RDAP server, in ms',
   },
 } as const satisfies Record<string, SettingSpec>;
 
