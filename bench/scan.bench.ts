@@ -41,8 +41,8 @@ import { generatePortfolio, type Portfolio } from '../functions/simulator/portfo
 import { type Simulator, startSimulator } from '../functions/simulator/server';
 import { lambdaNodeFlags } from '../test/support/lambda-bootstrap';
 import { alertSection } from './alert-section';
-import { startupSection } from './startup';
 import { registrySection } from './registry-section';
+import { startupSection } from './startup';
 
 const run = promisify(execFile);
 const { values } = parseArgs({

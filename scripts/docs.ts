@@ -37,7 +37,7 @@ const SNOOZE_STATE = '.sentinel/state.json';
 const SERVE_PORT = 8787;
 /** The digest's lines about the registry check: its findings, their next steps, its own section. */
 const REGISTRY_FINDING = /: (the reseller lists|the registry has|on hold at the registry)/;
-const REGISTRY_OTHER = /^(REGISTRY CHECK|  Not check|  - \(info\))/;
+const REGISTRY_OTHER = /^(REGISTRY CHECK| {2}Not check| {2}- \(info\))/;
 /** The try-out's filter: each registry finding with its next step, and the check's own lines. */
 const REGISTRY_AWK = `awk '/^- /{r=/${REGISTRY_FINDING.source}/} (r && /^(- |  Next: )/) || /${REGISTRY_OTHER.source}/'`;
 /** What REGISTRY_AWK keeps of a digest. */
@@ -45,7 +45,7 @@ function registryLines(digest: string): string[] {
   let inRegistryFinding = false;
   return digest.split('\n').filter((line) => {
     if (line.startsWith('- ')) inRegistryFinding = REGISTRY_FINDING.test(line);
-    return (inRegistryFinding && /^(- |  Next: )/.test(line)) || REGISTRY_OTHER.test(line);
+    return (inRegistryFinding && /^(- | {2}Next: )/.test(line)) || REGISTRY_OTHER.test(line);
   });
 }
 /** The simulator's faults in the try-out, in the order they hit. */
@@ -437,11 +437,7 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
         runnable(
           `# terminal 2: the lines simulate printed, then a scan that checks every domain's registry at once\n${exportsFor(SIM.port)} RDAP_BOOTSTRAP_URL=http://127.0.0.1:${SIM.port}/rdap/dns.json\n${SENTINEL} scan --dry-run --now ${NOW} ${registryArgs.join(' ')} | ${REGISTRY_AWK}`,
         ),
-        output(
-          mask(
-            registryLines(registryDigest).join('\n'),
-          ),
-        ),
+        output(mask(registryLines(registryDigest).join('\n'))),
       ].join('\n'),
     'faults-tryout': () =>
       [

@@ -5,8 +5,8 @@ import { retry } from '../core/base/retry';
 import { alertView } from '../core/memory/actions';
 import type { AuditTrail } from '../core/memory/audit';
 import { type CompareResult, compareMemory, type NextState } from '../core/memory/compare';
-import { ScanMemory } from '../core/memory/scan-memory';
 import { registryRechecks } from '../core/memory/registry-memory';
+import { ScanMemory } from '../core/memory/scan-memory';
 import {
   type AccountBinding,
   StateConflictError,

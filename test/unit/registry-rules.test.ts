@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bothSides } from '../../functions/core/alerts/registry-words';
-import { registryNextStep } from '../../functions/core/findings/next-step';
 import { type DomainFinding, sortFindings } from '../../functions/core/findings/classify';
+import { registryNextStep } from '../../functions/core/findings/next-step';
 import {
   judgeRegistry,
   type RegistryView,

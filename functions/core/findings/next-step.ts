@@ -62,7 +62,11 @@ const SAMPLE_DOMAIN: DomainFinding = {
 };
 
 /** The first thing to do about what the registry says (docs/registry.md), with its dates as `day` shows them. */
-export function registryNextStep(view: RegistryView, resellerExpiry: string, day: DayFormat = utcDay): string {
+export function registryNextStep(
+  view: RegistryView,
+  resellerExpiry: string,
+  day: DayFormat = utcDay,
+): string {
   switch (view.kind) {
     case 'registry_redemption':
       return 'Ask the reseller to restore it at the registry now (a restore fee applies), then find out why it was deleted (an unpaid invoice, a cancellation by mistake).';
@@ -255,7 +259,9 @@ export function nextStep(f: Finding, day: DayFormat = utcDay): string {
   const entry = FINDING_NEXT_STEPS[f.kind] as NextStepEntry<DomainFinding> | undefined;
   const own = entry ? entry.step(f, day) : `Check it in ${PANEL}.`;
   // The reseller's finding leads, and the registry disagrees too: both steps (docs/registry.md).
-  return f.registry && !isRegistryKind(f.kind) ? `${own} The registry: ${registryNextStep(f.registry, f.date_expiry, day)}` : own;
+  return f.registry && !isRegistryKind(f.kind)
+    ? `${own} The registry: ${registryNextStep(f.registry, f.date_expiry, day)}`
+    : own;
 }
 
 /** The next step of a change between two scans, one line. */
