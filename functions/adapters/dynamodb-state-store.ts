@@ -14,7 +14,13 @@ import {
 import { ConfigError } from '../core/base/errors';
 import { fnv1a } from '../core/base/hash';
 import { retry } from '../core/base/retry';
-import { AUDIT_MAX_ENTRIES, type AuditEntry, type AuditTrail, parseAuditEntries } from '../core/memory/audit';
+import {
+  AUDIT_MAX_ENTRIES,
+  type AuditEntry,
+  type AuditTrail,
+  parseAuditEntries,
+  type RestoreClaim,
+} from '../core/memory/audit';
 import {
   type ContactMemory,
   type DomainMemory,
@@ -28,6 +34,7 @@ import {
   type StateHead,
 } from '../core/memory/state';
 import { shownCut } from '../core/memory/state-bounds';
+import { endRestoreClaim, putRestoreClaim } from './dynamodb-restore-claims';
 import { type Lease, MAX_LEASE_MS, type OpenedState, StateStore, type StateWrite } from './state-store';
 import { META_SORT_KEY, STATE_TABLE_DEFINITION } from './state-table-definition';
 
@@ -396,6 +403,19 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
     await this.writeAll(
       keys.slice(AUDIT_MAX_ENTRIES).map((Key): WriteRequest => ({ DeleteRequest: { Key } })),
     );
+  }
+
+  /** Takes the claim on restoring `domain`: one conditional put in the account's partition. */
+  claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<boolean> {
+    return putRestoreClaim(this.claimTable(), domain, claim, now);
+  }
+
+  releaseRestore(domain: string, owner: string): Promise<void> {
+    return endRestoreClaim(this.claimTable(), domain, owner);
+  }
+
+  private claimTable() {
+    return { client: this.client, table: this.table, scope: this.scope, location: this.location };
   }
 
   /** The restore attempts kept, newest first; an item that does not parse is left out. */

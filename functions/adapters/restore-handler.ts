@@ -1,9 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { normalizeDomainName } from '../core/base/text';
-import { decideRestore, type RestoreOutcome, type RestorePort } from '../core/decisions/restore';
+import {
+  type ClaimPort,
+  decideRestore,
+  type RestoreOutcome,
+  type RestorePort,
+} from '../core/decisions/restore';
 import type { QuarantineOverrides } from '../core/findings/quarantine-periods';
 import type { SecretSource } from '../core/links/secrets';
-import { type AuditTrail, auditEntry } from '../core/memory/audit';
+import { type AuditTrail, auditEntry, MemoryRestoreClaims, RESTORE_CLAIM_MS } from '../core/memory/audit';
+import { domainKey } from '../core/memory/state-bounds';
 import { renderConfirmPage, renderMessagePage } from '../core/pages/restore-page';
 import { ResellerClient } from '../core/reseller/client';
 import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/scan/config';
@@ -30,8 +37,9 @@ export interface RestoreDeps {
    */
   readonly resellerBudgetMs?: number;
   /**
-   * Where every restore attempt (a POST on a valid link) and its outcome is kept: the state store.
-   * Absent or null, attempts are only logged.
+   * Where every restore attempt (a POST on a valid link) and its outcome is kept, and where a
+   * restore claims its domain first: the state store. Absent or null, attempts are only logged and
+   * claims are kept in this process.
    */
   readonly audit?: () => AuditTrail | null | Promise<AuditTrail | null>;
 }
@@ -49,6 +57,7 @@ export interface RestoreLogEntry {
 /** The restore endpoint: GET confirms, HEAD does nothing, POST restores. */
 export function createRestoreHandler(deps: RestoreDeps) {
   const clock = deps.clock ?? Date.now;
+  const local = new MemoryRestoreClaims();
   return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
     const method = event.httpMethod.toUpperCase();
     const domain = event.pathParameters?.domain ?? '';
@@ -65,6 +74,7 @@ export function createRestoreHandler(deps: RestoreDeps) {
       reseller: () => resellerPort(deps),
       form: method === 'POST' ? readForm(event, headers['content-type']) : {},
       quarantineDays: quarantineDaysOf(deps),
+      claim: claimOf(deps, local, domain, clock),
     });
     const request = requestLogFields(event, headers, method, domain);
     deps.log({
@@ -113,6 +123,25 @@ async function keepAttempt(
       detail: `the restore attempt (${outcome.kind}, HTTP ${outcome.status}) could not be kept in the audit trail: ${(error as Error).name}: ${(error as Error).message}`,
     });
   }
+}
+
+/** The request's claim on its domain: in the state store when there is one, else in this process. */
+function claimOf(
+  deps: RestoreDeps,
+  local: MemoryRestoreClaims,
+  domain: string,
+  clock: () => number,
+): ClaimPort {
+  const owner = `web-${randomBytes(6).toString('hex')}`;
+  const name = domainKey(domain);
+  const store = async () => (await deps.audit?.()) ?? local;
+  return {
+    take: async () => {
+      const now = clock();
+      return (await store()).claimRestore(name, { owner, until: now + RESTORE_CLAIM_MS }, now);
+    },
+    release: async () => (await store()).releaseRestore(name, owner),
+  };
 }
 
 /** QUARANTINE_DAYS for the confirmation page's restore-by date; a bad value shows it as unknown rather than block a restore. */

@@ -33,7 +33,23 @@ export interface AuditEntry {
   readonly user_agent: string | null;
 }
 
-/** Where the trail is kept: the state store (the file, or the DynamoDB table). */
+/**
+ * How long a restore's claim on its domain holds: the restore call and its re-checks take seconds,
+ * but a reseller may show the domain out of quarantine only later (a queued 202), and a claim kept
+ * after `restored` or `outcome_unknown` is what stops a second click paying again meanwhile.
+ */
+export const RESTORE_CLAIM_MS = 15 * 60_000;
+
+/** One restore's claim on its domain: who took it, until when (epoch ms). */
+export interface RestoreClaim {
+  readonly owner: string;
+  readonly until: number;
+}
+
+/**
+ * Where the trail is kept, and the claims that let one restore of a domain through at a time: the
+ * state store (the file, or the DynamoDB table), in the account's own part of it.
+ */
 export interface AuditTrail {
   /** For messages: the file path or `dynamodb:TABLE`. */
   readonly location: string;
@@ -41,6 +57,37 @@ export interface AuditTrail {
   recordAudit(entry: AuditEntry): Promise<void>;
   /** The entries kept, newest first. */
   listAudit(): Promise<AuditEntry[]>;
+  /**
+   * Takes the claim on restoring `domain` (normalised name), conditionally: true when no live
+   * claim of another owner held it at `now`, false (nothing written) when one did.
+   */
+  claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<boolean>;
+  /** Gives `owner`'s claim on `domain` up (its restore certainly did not happen); nothing when it is not theirs. */
+  releaseRestore(domain: string, owner: string): Promise<void>;
+}
+
+/** True while `claim` holds at `now`; one further ahead than any is taken for was written by a clock that ran ahead. */
+export const claimHolds = (claim: RestoreClaim, now: number): boolean =>
+  claim.until > now && claim.until - now <= RESTORE_CLAIM_MS;
+
+/**
+ * Claims kept in one process, for a restore link served without a state store (`sentinel serve`
+ * with no state): one process is then the only place a restore starts from.
+ */
+export class MemoryRestoreClaims implements Pick<AuditTrail, 'claimRestore' | 'releaseRestore'> {
+  private readonly claims = new Map<string, RestoreClaim>();
+
+  async claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<boolean> {
+    for (const [name, held] of this.claims) if (!claimHolds(held, now)) this.claims.delete(name);
+    const held = this.claims.get(domain);
+    if (held && held.owner !== claim.owner) return false;
+    this.claims.set(domain, claim);
+    return true;
+  }
+
+  async releaseRestore(domain: string, owner: string): Promise<void> {
+    if (this.claims.get(domain)?.owner === owner) this.claims.delete(domain);
+  }
 }
 
 const cut = (value: string | null | undefined, max: number): string | null =>
