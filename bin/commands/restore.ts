@@ -98,7 +98,7 @@ export const restore: Command = {
     }
     const outcome = await restoreFromQuarantine(client, current, current.domain_name); // never throws
     if (!CLAIM_KEPT_AFTER.has(outcome.kind)) await claim.release();
-    await keeper(trail, domain, now, warn)(outcome.kind);
+    await keeper(trail, domain, now, warn)(outcome.kind, outcome.sent === true);
     io.stdout(`${confirmedLine(current.domain_name, outcome)}\n`);
     return EXIT.ok;
   },
@@ -171,11 +171,11 @@ async function askBeforeRestore(
  * said, as the restore link's answer stands when its audit write fails.
  */
 function keeper(trail: AuditTrail | null, domain: string, at: number, warn: (line: string) => void) {
-  return async (outcome: string): Promise<void> => {
+  return async (outcome: string, sent: boolean): Promise<void> => {
     if (!trail) return;
     try {
       await trail.recordAudit(
-        auditEntry({ at, domain, outcome, status: 0, via: 'cli', userAgent: 'sentinel restore' }),
+        auditEntry({ at, domain, outcome, status: 0, via: 'cli', userAgent: 'sentinel restore', sent }),
       );
     } catch (error) {
       warn(

@@ -3,12 +3,13 @@ import { mkdir, open, readFile, readlink, realpath, rename, rm, stat } from 'nod
 import { basename, dirname, join, resolve } from 'node:path';
 import { retry } from '../core/base/retry';
 import {
-  AUDIT_MAX_ENTRIES,
   type AuditEntry,
   type AuditTrail,
   claimHolds,
   parseAuditEntries,
   type RestoreClaim,
+  refusalCountedOn,
+  trimAudit,
 } from '../core/memory/audit';
 import {
   type ContactMemory,
@@ -146,14 +147,20 @@ export class FileStateStore extends StateStore implements AuditTrail {
   }
 
   /**
-   * Adds a restore attempt to the trail in the same file, newest first, the oldest dropped beyond
-   * AUDIT_MAX_ENTRIES. Under the file's lock, but outside the generation protocol: an attempt is
-   * kept whatever a scan is doing, and changes nothing a scan decides on.
+   * Adds a restore attempt to the trail in the same file, newest first, trimmed by trimAudit (a
+   * refusal never pushes out an attempt that reached the reseller), a refusal beyond its link's
+   * hourly share counted on the last one kept. Under the file's lock, but outside the generation
+   * protocol: an attempt is kept whatever a scan is doing, and changes nothing a scan decides on.
    */
   async recordAudit(entry: AuditEntry): Promise<void> {
     await this.locked(async () => {
       const current = (await this.readContent()) ?? EMPTY_CONTENT;
-      await this.write({ ...current, audit: [entry, ...(current.audit ?? [])].slice(0, AUDIT_MAX_ENTRIES) });
+      const audit = [...(current.audit ?? [])];
+      const countOn = entry.sent ? null : refusalCountedOn(audit, entry);
+      const counted = countOn === null ? undefined : audit[countOn];
+      if (counted && countOn !== null) audit[countOn] = { ...counted, repeats: counted.repeats + 1 };
+      else audit.unshift(entry);
+      await this.write({ ...current, audit: trimAudit(audit) });
     });
   }
 

@@ -83,7 +83,7 @@ export function createRestoreHandler(deps: RestoreDeps) {
       status: outcome.status,
       ...(outcome.detail ? { detail: outcome.detail } : {}),
     });
-    if (outcome.attempt) await keepAttempt(deps, request, outcome, token.kid, now);
+    if (outcome.attempt) await keepAttempt(deps, request, outcome, token, now);
     return respond(method, domain, outcome, wantsJson(headers));
   };
 }
@@ -97,7 +97,7 @@ async function keepAttempt(
   deps: RestoreDeps,
   request: ReturnType<typeof requestLogFields>,
   outcome: RestoreOutcome,
-  keyId: string | undefined,
+  token: Readonly<Record<string, string | undefined>>,
   now: number,
 ): Promise<void> {
   try {
@@ -110,9 +110,11 @@ async function keepAttempt(
         outcome: outcome.kind,
         status: outcome.status,
         via: 'web',
-        keyId: keyId ?? null,
+        keyId: token.kid ?? null,
         clientIp: request.sourceIp ?? null,
         userAgent: request.userAgent ?? null,
+        sent: outcome.sent === true,
+        linkExpires: Number(token.exp),
       }),
     );
   } catch (error) {

@@ -126,6 +126,8 @@ export interface RestoreOutcome {
   readonly detail?: string;
   /** Set on a POST to a valid link: a restore attempt, kept in the audit trail. */
   readonly attempt?: true;
+  /** Set once the restore call went out to the reseller: the outcome may have cost money. */
+  readonly sent?: true;
   /** Present on `confirm`: what the confirmation page shows. */
   readonly confirm?: {
     readonly quarantinedSince: number | null;
@@ -288,17 +290,20 @@ export async function restoreFromQuarantine(
   try {
     answer = await reseller.restoreDomain(found.domain_name); // the account's own spelling of the name
   } catch (error) {
-    return restoreFailure(error, domain, reseller);
+    const failed = await restoreFailure(error, domain, reseller);
+    // A DeadlineError is thrown before the request went out; anything else, after.
+    return error instanceof DeadlineError ? failed : { ...failed, sent: true };
   }
-  if (answer.status === 204) return restored(domain);
+  if (answer.status === 204) return { ...restored(domain), sent: true };
   // Not the documented success: a 202 may be queued, a 200 may carry {"success":false}. Only the
   // domain's status tells.
   const answered = `HTTP ${answer.status}${answer.bodyEmpty ? '' : ' with a body'}`;
-  return recheck(reseller, domain, {
+  const rechecked = await recheck(reseller, domain, {
     answered,
     detail: `the reseller answered the restore with ${answered}, not the documented 204`,
     kind: 'reseller_unexpected',
   });
+  return { ...rechecked, sent: true };
 }
 
 function outcome(kind: RestoreOutcomeKind, status: number, title: string, message: string): RestoreOutcome {

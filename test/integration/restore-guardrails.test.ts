@@ -17,30 +17,30 @@ import { startDynalite } from '../support/dynalite';
 import { confirmedPost } from '../support/restore-env';
 
 /**
- * Issue 33, item 2: two confirmed restores of one domain at once pay once. The second finds the
- * first one's claim in the state store (the file, or the DynamoDB table on dynalite) and calls
- * nothing; the same for `sentinel restore` against the same state.
+ * Issue 33, through the web app on a real server and the real stores (the file, and the DynamoDB
+ * table on dynalite). Item 2: two confirmed restores of one domain at once pay once; the second
+ * finds the first one's claim and calls nothing, also for `sentinel restore` against the same
+ * state. Item 1: no holder of one link can flush the audit trail.
  */
 
 const KEY = 'restore-claims-key-0123';
 const SIGNING_KEY = 'restore-claims-signing-key-0123456789abcd';
 const DOMAIN = 'lost.com';
+const OTHER = 'other.com';
 const DAY = 86_400_000;
 /** The reseller's answer time: wide enough for both requests to look the domain up before either restores. */
 const LATENCY_MS = 150;
 
 function quarantined(now = Date.now()): Portfolio {
   return {
-    domains: [
-      {
-        domain_name: DOMAIN,
-        status: ['quarantine'],
-        date_expiry: new Date(now - 40 * DAY).toISOString(),
-        date_deleted: new Date(now - 10 * DAY).toISOString(),
-        auto_renew: false,
-        registrant_handle: 'C1',
-      },
-    ],
+    domains: [DOMAIN, OTHER].map((domain_name) => ({
+      domain_name,
+      status: ['quarantine'],
+      date_expiry: new Date(now - 40 * DAY).toISOString(),
+      date_deleted: new Date(now - 10 * DAY).toISOString(),
+      auto_renew: false,
+      registrant_handle: 'C1',
+    })),
     contacts: [],
     truth: { findings: [], problems: [] },
   };
@@ -61,11 +61,11 @@ afterAll(async () => {
 });
 
 /** The simulator (slow, as a reseller under load) and the web app on a local server, keeping restores in `store`. */
-async function stack(store: (scope: string) => Promise<AuditTrail>) {
+async function stack(store: (scope: string) => Promise<AuditTrail>, latencyMs = LATENCY_MS) {
   const sim: Simulator = await startSimulator({
     portfolio: quarantined(),
     apiKey: KEY,
-    latencyMs: LATENCY_MS,
+    latencyMs,
   });
   const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY, LINK_SIGNING_KEY: SIGNING_KEY };
   const trail = await store(sim.url);
@@ -79,14 +79,12 @@ async function stack(store: (scope: string) => Promise<AuditTrail>) {
   });
   const server = await serveLocally(app, { port: 0 });
   closers.push(server.close, sim.close);
-  const link = signRestoreLink({
-    baseUrl: server.url,
-    domain: DOMAIN,
-    keys: parseSigningKeys(SIGNING_KEY),
-    now: Date.now(),
-  });
-  const post = async () => {
-    const res = await fetch(link, confirmedPost(DOMAIN, { Accept: 'application/json' }));
+  // One link per domain, as an alert carries it.
+  const now = Date.now();
+  const linkOf = (domain: string) =>
+    signRestoreLink({ baseUrl: server.url, domain, keys: parseSigningKeys(SIGNING_KEY), now });
+  const post = async (domain: string = DOMAIN, init?: RequestInit) => {
+    const res = await fetch(linkOf(domain), init ?? confirmedPost(domain, { Accept: 'application/json' }));
     return { status: res.status, ...((await res.json()) as { outcome: string; message: string }) };
   };
   return { sim, env, trail, post };
@@ -143,5 +141,31 @@ describe.each(stores)('one paid restore per click, in %s', (_name, store, cliExt
     // Lapsed, the claim is anyone's again.
     const later = now + RESTORE_CLAIM_MS + 1;
     expect(await trail.claimRestore(DOMAIN, { owner: 'someone', until: later + 60_000 }, later)).toBe(true);
+  });
+});
+
+describe.each(stores)('an audit trail no link can flush, in %s', (_name, store) => {
+  it('a restore stays in the trail after 200 refused POSTs of another domain’s link; those keep 5 entries, the rest counted, their user agent cut', async () => {
+    const { trail, post } = await stack(store, 0);
+    expect((await post()).outcome).toBe('restored');
+    const agent = `${'<script>alert(1)</script>'.repeat(12)}`;
+    for (let n = 0; n < 200; n++) {
+      const refused = await post(OTHER, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Accept: 'application/json',
+          'User-Agent': agent,
+        },
+        body: 'confirm_domain=wrong.com',
+      });
+      expect(refused.status).toBe(422);
+    }
+    const kept = await trail.listAudit();
+    expect(kept.filter((e) => e.outcome === 'restored')).toMatchObject([{ domain: DOMAIN, sent: true }]);
+    const refusals = kept.filter((e) => e.domain === OTHER);
+    expect(refusals).toHaveLength(5);
+    expect(refusals.reduce((sum, e) => sum + e.repeats, 0)).toBe(195);
+    for (const e of refusals) expect(e.user_agent?.length).toBe(120);
   });
 });
