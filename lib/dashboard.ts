@@ -5,6 +5,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { METRICS } from '../functions/core/scan/config';
+import { auditFailuresMetric } from './watchdog';
 
 export interface SentinelDashboardProps {
   /** The scan function; its timeout is drawn on the duration graph. */
@@ -123,7 +124,17 @@ export class SentinelDashboard extends Construct {
               props.scan.metricThrottles({ period, label: 'scan throttled' }),
               props.web.metricThrottles({ period, label: 'web throttled' }),
             ],
-            width: 24,
+            width: 16,
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Audit trail writes failed',
+            left: [
+              auditFailuresMetric(props.deploymentName, {
+                period,
+                label: 'restore attempts not kept in the audit trail',
+              }),
+            ],
+            width: 8,
           }),
         ],
         ...(props.accounts ? [accountWidgets(deployment)] : []),

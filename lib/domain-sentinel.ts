@@ -315,6 +315,7 @@ export class DomainSentinel extends Construct {
       'The web function (restore, snooze, acknowledge, report, calendar)',
     );
     this.watchdog.watchApiServerErrors('RestoreServerErrors', this.web.api.deploymentStage, 'The web API');
+    this.watchdog.watchAuditFailures('AuditWriteFailed');
     this.watchdog.watchDelivery('AlertDeliveryFailed', this.alerts.topic);
     if (settings.webhooks.length > 0) {
       this.webhooks = new WebhookSubscriber(this, 'Webhooks', {

@@ -228,6 +228,23 @@ export class Watchdog extends Construct {
     });
   }
 
+  /**
+   * A restore attempt the audit trail could not keep: the web function answers the restore as it
+   * went (200 for one done), so neither its errors nor the API's 5xx see it; its WebOutcome data
+   * point does.
+   */
+  watchAuditFailures(id: string): cloudwatch.Alarm {
+    return this.add(id, {
+      alarmDescription:
+        'A restore attempt could not be kept in the audit trail (the state table could not be written); the web function’s log holds the attempt (outcome audit_failed) and why.',
+      metric: auditFailuresMetric(this.deploymentName),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+
   /** Anything waiting in a dead-letter queue; `each` says what one message is. */
   watchQueue(
     id: string,
@@ -364,4 +381,25 @@ export class Watchdog extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
   }
+}
+
+/** The web function's count of restore attempts the audit trail could not keep: the alarm's and the dashboard's. */
+export function auditFailuresMetric(
+  deploymentName: string,
+  options: { readonly period?: Duration; readonly label?: string } = {},
+): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: METRICS.namespace,
+    metricName: METRICS.webOutcome,
+    dimensionsMap: {
+      service: METRICS.webService,
+      [METRICS.deploymentDimension]: deploymentName,
+      action: 'restore',
+      outcome: METRICS.auditFailedOutcome,
+    },
+    statistic: 'Sum',
+    period: options.period ?? Duration.minutes(5),
+    // A label makes an alarm's metric a math expression in the template: only the dashboard's has one.
+    ...(options.label ? { label: options.label } : {}),
+  });
 }

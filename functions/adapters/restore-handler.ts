@@ -13,7 +13,7 @@ import { type AuditTrail, auditEntry, MemoryRestoreClaims, RESTORE_CLAIM_MS } fr
 import { domainKey } from '../core/memory/state-bounds';
 import { renderConfirmPage, renderMessagePage } from '../core/pages/restore-page';
 import { ResellerClient } from '../core/reseller/client';
-import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/scan/config';
+import { loadRestoreSettings, METRICS, parseSetting, type RawSettings } from '../core/scan/config';
 import { answer, lowerCaseKeys, readForm, requestLogFields, wantsJson } from './http-answer';
 
 /**
@@ -120,7 +120,7 @@ async function keepAttempt(
   } catch (error) {
     deps.log({
       ...request,
-      outcome: 'audit_failed',
+      outcome: METRICS.auditFailedOutcome,
       status: 500,
       detail: `the restore attempt (${outcome.kind}, HTTP ${outcome.status}) could not be kept in the audit trail: ${(error as Error).name}: ${(error as Error).message}`,
     });

@@ -376,7 +376,7 @@ describe('who may publish to the topics and queues', () => {
   it('lets CloudWatch publish to the ops topic only for this account and only for its alarms, over TLS', () => {
     const topicId = logicalId(stack.watchdog.topic);
     const alarmArns = stack.watchdog.alarms.map((a) => ({ 'Fn::GetAtt': [logicalId(a), 'Arn'] }));
-    expect(alarmArns).toHaveLength(11);
+    expect(alarmArns).toHaveLength(12);
     template.hasResourceProperties('AWS::SNS::TopicPolicy', {
       PolicyDocument: {
         Version: '2012-10-17',
@@ -576,13 +576,14 @@ describe('alarms', () => {
       'ScheduleDeadLetters',
       'RestoreErrors',
       'RestoreServerErrors',
+      'AuditWriteFailed',
       'AlertDeliveryFailed',
       'ScanThrottled',
       'WebThrottled',
       'ScanNearTimeout',
       'SmsSpend',
     ]);
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 11);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 12);
   });
 
   it('raises server errors of the restore API, which the function answers as pages without failing', () => {
