@@ -56,6 +56,11 @@ export function watchDeployment(watchdog: Watchdog, parts: DeploymentAlarms): vo
       "The web API answered with a server error (5xx): a restore failed or its outcome is unknown; the function's log says which domain and why.",
     metric: web.serverErrors(FIVE_MINUTES),
   });
+  watchdog.alarm('AuditWriteFailed', {
+    description:
+      'A restore attempt could not be kept in the audit trail (the state table could not be written); the web function’s log holds the attempt (outcome audit_failed) and why.',
+    metric: web.auditFailures(FIVE_MINUTES),
+  });
   watchdog.alarm('AlertDeliveryFailed', {
     description: 'Alerts could not be delivered to one or more subscribers.',
     metric: alerts.failed(),

@@ -83,9 +83,12 @@ export class SentinelDashboard extends Construct {
             ],
             {
               right: [scan.throttles({ label: 'scan throttled' }), web.throttles({ label: 'web throttled' })],
-              width: 24,
+              width: 16,
             },
           ),
+          graph('Audit trail writes failed', [
+            web.auditFailures({ label: 'restore attempts not kept in the audit trail' }),
+          ]),
         ],
         ...(props.accounts
           ? [

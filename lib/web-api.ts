@@ -1,6 +1,6 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
-import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -274,6 +274,19 @@ export class WebMetrics extends CustomMetricFactory {
    */
   serverErrors(reading: MetricReading = {}): cloudwatch.Metric {
     return this.stage.metricServerError(metricOptions(reading));
+  }
+
+  /**
+   * Restore attempts the audit trail could not keep: the web function answers the restore as it
+   * went (200 for one done), so neither its errors nor the API's 5xx see them; this data point does.
+   */
+  auditFailures(reading: MetricReading = {}): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: METRICS.namespace,
+      metricName: METRICS.webOutcome,
+      dimensionsMap: { ...this.dimensions(), action: 'restore', outcome: METRICS.auditFailedOutcome },
+      ...metricOptions(reading),
+    });
   }
 
   /** One line per action and outcome (restored, refused, outcome_unknown, snoozed, …). */

@@ -37,7 +37,7 @@ const SNOOZE_STATE = '.sentinel/state.json';
 const SERVE_PORT = 8787;
 /** The digest's lines about the registry check: its findings, their next steps, its own section. */
 const REGISTRY_FINDING = /: (the reseller lists|the registry has|on hold at the registry)/;
-const REGISTRY_OTHER = /^(REGISTRY CHECK| {2}Not check| {2}- \(info\))/;
+const REGISTRY_OTHER = /^(REGISTRY CHECK|[ ][ ]Not check|[ ][ ]- \(info\))/;
 /** The try-out's filter: each registry finding with its next step, and the check's own lines. */
 const REGISTRY_AWK = `awk '/^- /{r=/${REGISTRY_FINDING.source}/} (r && /^(- |  Next: )/) || /${REGISTRY_OTHER.source}/'`;
 /** What REGISTRY_AWK keeps of a digest. */

@@ -25,7 +25,7 @@ export async function runAudit(args: ParsedArgs, io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   io.stdout(
-    `${entries.length} restore attempt${entries.length === 1 ? '' : 's'} in ${trail.location}, newest first:\n${entries.map(auditLine).join('\n')}\n`,
+    `${entries.length} restore attempt${entries.length === 1 ? '' : 's'} in ${trail.location}, newest first:\n${entries.map((e) => auditLine(e)).join('\n')}\n`,
   );
   return EXIT.ok;
 }

@@ -383,7 +383,8 @@ export const audit: Command = {
   about:
     'Every POST to a validly signed restore link and every sentinel restore given the state store is kept ' +
     'with its outcome: domain, time, HTTP status, the link’s key id, client address and user agent (never ' +
-    'the signature). The newest 200 are kept.',
+    'the signature). The newest 200 that reached the reseller are kept, and apart from them the newest 100 ' +
+    'refusals (5 an hour per link, the rest counted).',
   options: {
     json: { type: 'boolean', doc: 'print the entries as JSON' },
     state: {

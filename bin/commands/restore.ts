@@ -1,13 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import { SentinelError } from '../../functions/core/base/errors';
 import {
+  CLAIM_KEPT_AFTER,
   needsConsent,
   type RestoreOutcome,
   restoreFromQuarantine,
   typedNameMatches,
 } from '../../functions/core/decisions/restore';
 import { restoreDeadline, tldOf } from '../../functions/core/findings/quarantine-periods';
-import { type AuditTrail, auditEntry } from '../../functions/core/memory/audit';
+import { type AuditTrail, auditEntry, RESTORE_CLAIM_MS } from '../../functions/core/memory/audit';
+import { domainKey } from '../../functions/core/memory/state-bounds';
 import { ResellerClient } from '../../functions/core/reseller/client';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { ENV } from '../../functions/core/scan/config';
@@ -64,9 +67,51 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
       return EXIT.ok;
     }
   }
-  const keep = keeper(trail, domain, now, (line) => io.stderr(`${line}\n`));
-  io.stdout(`${await restoreAndConfirm(client, found, keep)}\n`);
+  const warn = (line: string) => io.stderr(`${line}\n`);
+  const claim = await claimRestore(trail, domain, warn);
+  let current = found;
+  try {
+    // Asked at the terminal, time passed: the look-up that decides comes after the claim.
+    if (!yes) current = await findInQuarantine(client, domain);
+  } catch (error) {
+    await claim.release();
+    throw error;
+  }
+  const outcome = await restoreFromQuarantine(client, current, current.domain_name); // never throws
+  if (!CLAIM_KEPT_AFTER.has(outcome.kind)) await claim.release();
+  await keeper(trail, domain, now, warn)(outcome.kind, outcome.sent === true);
+  io.stdout(`${confirmedLine(current.domain_name, outcome)}\n`);
   return EXIT.ok;
+}
+
+/**
+ * Claims the domain's restore in the state store, as the restore link does, so a click on the
+ * link at the same moment does not pay for a second restore. Refused when another restore holds
+ * the claim. A state that cannot take the claim (unreadable, unreachable) is a warning: the
+ * restore link refuses to restore through it too (503), so no restore of this state runs meanwhile.
+ */
+async function claimRestore(
+  trail: AuditTrail | null,
+  domain: string,
+  warn: (line: string) => void,
+): Promise<{ release: () => Promise<void> }> {
+  const none = { release: async () => undefined };
+  if (!trail) return none;
+  const owner = `cli-${randomBytes(6).toString('hex')}`;
+  const key = domainKey(domain);
+  const now = Date.now();
+  let taken: boolean;
+  try {
+    taken = await trail.claimRestore(key, { owner, until: now + RESTORE_CLAIM_MS }, now);
+  } catch (error) {
+    warn(`warning: the restore could not be claimed in ${trail.location}: ${(error as Error).message}`);
+    return none;
+  }
+  if (!taken)
+    throw new SentinelError(
+      `${domain}: a restore of it is in progress or done (claimed in ${trail.location} moments ago); nothing was sent. Check its status (sentinel audit, or the reseller’s control panel) before trying again`,
+    );
+  return { release: () => trail.releaseRestore(key, owner).catch(() => undefined) };
 }
 
 /** Look first, as the restore endpoint does: restoring twice may be billed twice. */
@@ -106,11 +151,11 @@ async function askBeforeRestore(
  * said, as the restore link's answer stands when its audit write fails.
  */
 function keeper(trail: AuditTrail | null, domain: string, at: number, warn: (line: string) => void) {
-  return async (outcome: string): Promise<void> => {
+  return async (outcome: string, sent: boolean): Promise<void> => {
     if (!trail) return;
     try {
       await trail.recordAudit(
-        auditEntry({ at, domain, outcome, status: 0, via: 'cli', userAgent: 'sentinel restore' }),
+        auditEntry({ at, domain, outcome, status: 0, via: 'cli', userAgent: 'sentinel restore', sent }),
       );
     } catch (error) {
       warn(
@@ -121,19 +166,12 @@ function keeper(trail: AuditTrail | null, domain: string, at: number, warn: (lin
 }
 
 /**
- * The restore, decided as the restore link decides it (one decision, functions/core/decisions):
- * an answer other than the documented 204, or none, is judged by a fresh look-up, and the trail
- * keeps what that found (`restored`, `outcome_unknown`, …), never a bare "failed" for a restore
- * the reseller may have carried out.
+ * What the restore came to, decided as the restore link decides it (one decision,
+ * functions/core/decisions): an answer other than the documented 204, or none, is judged by a
+ * fresh look-up, and the trail keeps what that found (`restored`, `outcome_unknown`, …), never a
+ * bare "failed" for a restore the reseller may have carried out. Throws when it is not `restored`.
  */
-async function restoreAndConfirm(
-  client: ResellerClient,
-  found: Domain,
-  keep: (outcome: string) => Promise<void>,
-): Promise<string> {
-  const domain = found.domain_name;
-  const outcome = await restoreFromQuarantine(client, found, domain);
-  await keep(outcome.kind);
+function confirmedLine(domain: string, outcome: RestoreOutcome): string {
   if (outcome.kind === 'restored') {
     return outcome.detail ? `restored ${domain} (confirmed by a fresh look-up)` : `restored ${domain}`;
   }

@@ -14,7 +14,7 @@ import {
 import { ConfigError } from '../core/base/errors';
 import { fnv1a } from '../core/base/hash';
 import { retry } from '../core/base/retry';
-import { AUDIT_MAX_ENTRIES, type AuditEntry, type AuditTrail, parseAuditEntries } from '../core/memory/audit';
+import type { AuditEntry, AuditTrail, RestoreClaim } from '../core/memory/audit';
 import {
   type ContactMemory,
   type DomainMemory,
@@ -28,18 +28,17 @@ import {
   type StateHead,
 } from '../core/memory/state';
 import { shownCut } from '../core/memory/state-bounds';
+import {
+  endRestoreClaim,
+  listAuditItems,
+  putRestoreClaim,
+  recordAuditItem,
+} from './dynamodb-restore-records';
 import { type Lease, MAX_LEASE_MS, type OpenedState, StateStore, type StateWrite } from './state-store';
 import { META_SORT_KEY, STATE_TABLE_DEFINITION } from './state-table-definition';
 
 const { partitionKey: PK, sortKey: SK } = STATE_TABLE_DEFINITION;
 const CONTACT_PREFIX = 'contact#';
-/**
- * Restore attempts: `audit#seq#<16 digits>` in the account's partition, the entry in attribute `a`,
- * numbered in order of arrival by the counter item `audit-counter` (attribute `n`); no scan reads or
- * writes them.
- */
-const AUDIT_PREFIX = 'audit#seq#';
-const AUDIT_COUNTER_SORT_KEY = 'audit-counter';
 /**
  * Partitions the domains are spread over: `<scope>#0` … `#15`. One partition key serves at most
  * 1 000 write and 3 000 read units a second; a first scan of a million domains under one key would
@@ -357,59 +356,27 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
     }
   }
 
-  /**
-   * Adds a restore attempt as an item of its own, numbered by an atomic counter (never by the time
-   * in the entry: a clock that stepped back would sort it as the oldest and trim it at once), then
-   * deletes the oldest beyond AUDIT_MAX_ENTRIES.
-   */
-  async recordAudit(entry: AuditEntry): Promise<void> {
-    const counted = await this.wrap('number the restore attempt', () =>
-      this.client.send(
-        new UpdateItemCommand({
-          TableName: this.table,
-          Key: this.key(AUDIT_COUNTER_SORT_KEY),
-          UpdateExpression: 'ADD n :one',
-          ExpressionAttributeValues: { ':one': { N: '1' } },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      ),
-    );
-    const sequence = Number(counted.Attributes?.n?.N);
-    if (!Number.isSafeInteger(sequence) || sequence < 1)
-      throw new StateError(
-        `could not number the restore attempt in ${this.location}: the counter ${AUDIT_COUNTER_SORT_KEY} holds ${JSON.stringify(counted.Attributes?.n?.N ?? null)}`,
-      );
-    const sk = `${AUDIT_PREFIX}${String(sequence).padStart(16, '0')}`;
-    await this.wrap('keep the restore attempt', () =>
-      this.client.send(
-        new UpdateItemCommand({
-          TableName: this.table,
-          Key: this.key(sk),
-          UpdateExpression: 'SET a = :a',
-          ExpressionAttributeValues: { ':a': { S: JSON.stringify(entry) } },
-        }),
-      ),
-    );
-    const keys: Array<Record<string, AttributeValue>> = [];
-    for await (const page of this.pages({ prefix: AUDIT_PREFIX, keysOnly: true, newestFirst: true }))
-      keys.push(...page);
-    await this.writeAll(
-      keys.slice(AUDIT_MAX_ENTRIES).map((Key): WriteRequest => ({ DeleteRequest: { Key } })),
-    );
+  /** Adds a restore attempt (dynamodb-restore-records.ts): a refusal never pushes out an attempt that reached the reseller. */
+  recordAudit(entry: AuditEntry): Promise<void> {
+    return recordAuditItem(this.claimTable(), entry);
   }
 
   /** The restore attempts kept, newest first; an item that does not parse is left out. */
-  async listAudit(): Promise<AuditEntry[]> {
-    const values: unknown[] = [];
-    for await (const page of this.pages({ prefix: AUDIT_PREFIX, newestFirst: true }))
-      for (const item of page) {
-        try {
-          values.push(JSON.parse(item.a?.S ?? ''));
-        } catch {
-          // Not JSON: not an entry this tool wrote; left out.
-        }
-      }
-    return parseAuditEntries(values);
+  listAudit(): Promise<AuditEntry[]> {
+    return listAuditItems(this.claimTable());
+  }
+
+  /** Takes the claim on restoring `domain`: one conditional write in the account's partition. */
+  claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<boolean> {
+    return putRestoreClaim(this.claimTable(), domain, claim, now);
+  }
+
+  releaseRestore(domain: string, owner: string): Promise<void> {
+    return endRestoreClaim(this.claimTable(), domain, owner);
+  }
+
+  private claimTable() {
+    return { client: this.client, table: this.table, scope: this.scope, location: this.location };
   }
 
   /** Deletes this account's state and audit trail (its partition and its shards); returns how many items went. */
@@ -609,7 +576,6 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
       readonly sk?: string;
       readonly prefix?: string;
       readonly keysOnly?: boolean;
-      readonly newestFirst?: boolean;
     },
     signal?: AbortSignal,
   ): AsyncGenerator<Array<Record<string, AttributeValue>>> {
@@ -633,14 +599,10 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
         ...(query.keysOnly ? { ProjectionExpression: '#pk, #sk' } : {}),
-        ...(query.newestFirst ? { ScanIndexForward: false } : {}),
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
       };
-      const page = await this.wrap(
-        query.prefix === AUDIT_PREFIX ? 'read the audit trail' : 'read the state',
-        () => this.client.send(new QueryCommand(input)),
-      );
+      const page = await this.wrap('read the state', () => this.client.send(new QueryCommand(input)));
       yield page.Items ?? [];
       startKey = page.LastEvaluatedKey;
     } while (startKey);

@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, readlink, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { retry } from '../core/base/retry';
-import { AUDIT_MAX_ENTRIES, type AuditEntry, type AuditTrail, parseAuditEntries } from '../core/memory/audit';
+import {
+  type AuditEntry,
+  type AuditTrail,
+  claimHolds,
+  parseAuditEntries,
+  type RestoreClaim,
+  refusalCountedOn,
+  trimAudit,
+} from '../core/memory/audit';
 import {
   type ContactMemory,
   type DomainMemory,
@@ -34,6 +42,8 @@ interface FileContent {
   readonly state: Record<string, unknown> & { readonly domains: Readonly<Record<string, unknown>> };
   /** The restore attempts, newest first (functions/core/memory/audit.ts); absent until the first. */
   readonly audit?: readonly AuditEntry[];
+  /** The live restore claims, by normalised domain name; lapsed ones go at the next claim. */
+  readonly restores?: Readonly<Record<string, RestoreClaim>>;
 }
 
 const EMPTY_CONTENT: FileContent = {
@@ -137,14 +147,44 @@ export class FileStateStore extends StateStore implements AuditTrail {
   }
 
   /**
-   * Adds a restore attempt to the trail in the same file, newest first, the oldest dropped beyond
-   * AUDIT_MAX_ENTRIES. Under the file's lock, but outside the generation protocol: an attempt is
-   * kept whatever a scan is doing, and changes nothing a scan decides on.
+   * Adds a restore attempt to the trail in the same file, newest first, trimmed by trimAudit (a
+   * refusal never pushes out an attempt that reached the reseller), a refusal beyond its link's
+   * hourly share counted on the last one kept. Under the file's lock, but outside the generation
+   * protocol: an attempt is kept whatever a scan is doing, and changes nothing a scan decides on.
    */
   async recordAudit(entry: AuditEntry): Promise<void> {
     await this.locked(async () => {
       const current = (await this.readContent()) ?? EMPTY_CONTENT;
-      await this.write({ ...current, audit: [entry, ...(current.audit ?? [])].slice(0, AUDIT_MAX_ENTRIES) });
+      const audit = [...(current.audit ?? [])];
+      const countOn = entry.sent ? null : refusalCountedOn(audit, entry);
+      const counted = countOn === null ? undefined : audit[countOn];
+      if (counted && countOn !== null) audit[countOn] = { ...counted, repeats: counted.repeats + 1 };
+      else audit.unshift(entry);
+      await this.write({ ...current, audit: trimAudit(audit) });
+    });
+  }
+
+  /** Takes the claim on restoring `domain` under the file's lock, outside the generation protocol as the trail is. */
+  async claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<boolean> {
+    return this.locked(async () => {
+      const current = (await this.readContent()) ?? EMPTY_CONTENT;
+      const live = Object.entries(current.restores ?? {}).filter(([, held]) => claimHolds(held, now));
+      const held = live.find(([name]) => name === domain)?.[1];
+      if (held && held.owner !== claim.owner) return false;
+      const restores = Object.fromEntries([...live.filter(([name]) => name !== domain), [domain, claim]]);
+      await this.write({ ...current, restores });
+      return true;
+    });
+  }
+
+  async releaseRestore(domain: string, owner: string): Promise<void> {
+    await this.locked(async () => {
+      const current = await this.readContent();
+      if (!current?.restores || current.restores[domain]?.owner !== owner) return;
+      const restores = Object.fromEntries(
+        Object.entries(current.restores).filter(([name]) => name !== domain),
+      );
+      await this.write({ ...current, restores });
     });
   }
 
@@ -249,6 +289,7 @@ export class FileStateStore extends StateStore implements AuditTrail {
       state,
       // An entry that does not parse (a hand-edited file) is left out; the state is still read.
       ...(Array.isArray(content.audit) ? { audit: parseAuditEntries(content.audit) } : {}),
+      ...(content.restores ? { restores: restoreClaimsOf(content.restores) } : {}),
     };
   }
 
@@ -321,6 +362,16 @@ async function takeLock(lock: string, location: string): Promise<void> {
   throw new StateConflictError(
     `${location} stayed locked by another process for ${LOCK_WAIT_MS / 1000} s (${lock}); remove the lock file if no scan is running`,
   );
+}
+
+/** The restore claims as stored; one that does not read as a claim (a hand edit) is left out, so it holds nothing. */
+function restoreClaimsOf(value: unknown): Record<string, RestoreClaim> {
+  const claims: Record<string, RestoreClaim> = Object.create(null);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return claims;
+  for (const [name, claim] of Object.entries(value))
+    if (typeof claim?.owner === 'string' && typeof claim?.until === 'number')
+      claims[name] = { owner: claim.owner, until: claim.until };
+  return claims;
 }
 
 /** The domains of the next file as JSON: every next memory (a scan's save), or the stored ones with the changes. */

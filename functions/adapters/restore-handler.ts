@@ -1,12 +1,19 @@
+import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { normalizeDomainName } from '../core/base/text';
-import { decideRestore, type RestoreOutcome, type RestorePort } from '../core/decisions/restore';
+import {
+  type ClaimPort,
+  decideRestore,
+  type RestoreOutcome,
+  type RestorePort,
+} from '../core/decisions/restore';
 import type { QuarantineOverrides } from '../core/findings/quarantine-periods';
 import type { SecretSource } from '../core/links/secrets';
-import { type AuditTrail, auditEntry } from '../core/memory/audit';
+import { type AuditTrail, auditEntry, MemoryRestoreClaims, RESTORE_CLAIM_MS } from '../core/memory/audit';
+import { domainKey } from '../core/memory/state-bounds';
 import { renderConfirmPage, renderMessagePage } from '../core/pages/restore-page';
 import { ResellerClient } from '../core/reseller/client';
-import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/scan/config';
+import { loadRestoreSettings, METRICS, parseSetting, type RawSettings } from '../core/scan/config';
 import { answer, lowerCaseKeys, readForm, requestLogFields, wantsJson } from './http-answer';
 
 /**
@@ -30,8 +37,9 @@ export interface RestoreDeps {
    */
   readonly resellerBudgetMs?: number;
   /**
-   * Where every restore attempt (a POST on a valid link) and its outcome is kept: the state store.
-   * Absent or null, attempts are only logged.
+   * Where every restore attempt (a POST on a valid link) and its outcome is kept, and where a
+   * restore claims its domain first: the state store. Absent or null, attempts are only logged and
+   * claims are kept in this process.
    */
   readonly audit?: () => AuditTrail | null | Promise<AuditTrail | null>;
 }
@@ -49,6 +57,7 @@ export interface RestoreLogEntry {
 /** The restore endpoint: GET confirms, HEAD does nothing, POST restores. */
 export function createRestoreHandler(deps: RestoreDeps) {
   const clock = deps.clock ?? Date.now;
+  const local = new MemoryRestoreClaims();
   return async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
     const method = event.httpMethod.toUpperCase();
     const domain = event.pathParameters?.domain ?? '';
@@ -65,6 +74,7 @@ export function createRestoreHandler(deps: RestoreDeps) {
       reseller: () => resellerPort(deps),
       form: method === 'POST' ? readForm(event, headers['content-type']) : {},
       quarantineDays: quarantineDaysOf(deps),
+      claim: claimOf(deps, local, domain, clock),
     });
     const request = requestLogFields(event, headers, method, domain);
     deps.log({
@@ -73,7 +83,7 @@ export function createRestoreHandler(deps: RestoreDeps) {
       status: outcome.status,
       ...(outcome.detail ? { detail: outcome.detail } : {}),
     });
-    if (outcome.attempt) await keepAttempt(deps, request, outcome, token.kid, now);
+    if (outcome.attempt) await keepAttempt(deps, request, outcome, token, now);
     return respond(method, domain, outcome, wantsJson(headers));
   };
 }
@@ -87,7 +97,7 @@ async function keepAttempt(
   deps: RestoreDeps,
   request: ReturnType<typeof requestLogFields>,
   outcome: RestoreOutcome,
-  keyId: string | undefined,
+  token: Readonly<Record<string, string | undefined>>,
   now: number,
 ): Promise<void> {
   try {
@@ -100,19 +110,40 @@ async function keepAttempt(
         outcome: outcome.kind,
         status: outcome.status,
         via: 'web',
-        keyId: keyId ?? null,
+        keyId: token.kid ?? null,
         clientIp: request.sourceIp ?? null,
         userAgent: request.userAgent ?? null,
+        sent: outcome.sent === true,
+        linkExpires: Number(token.exp),
       }),
     );
   } catch (error) {
     deps.log({
       ...request,
-      outcome: 'audit_failed',
+      outcome: METRICS.auditFailedOutcome,
       status: 500,
       detail: `the restore attempt (${outcome.kind}, HTTP ${outcome.status}) could not be kept in the audit trail: ${(error as Error).name}: ${(error as Error).message}`,
     });
   }
+}
+
+/** The request's claim on its domain: in the state store when there is one, else in this process. */
+function claimOf(
+  deps: RestoreDeps,
+  local: MemoryRestoreClaims,
+  domain: string,
+  clock: () => number,
+): ClaimPort {
+  const owner = `web-${randomBytes(6).toString('hex')}`;
+  const name = domainKey(domain);
+  const store = async () => (await deps.audit?.()) ?? local;
+  return {
+    take: async () => {
+      const now = clock();
+      return (await store()).claimRestore(name, { owner, until: now + RESTORE_CLAIM_MS }, now);
+    },
+    release: async () => (await store()).releaseRestore(name, owner),
+  };
 }
 
 /** QUARANTINE_DAYS for the confirmation page's restore-by date; a bad value shows it as unknown rather than block a restore. */

@@ -83,6 +83,43 @@ describe('dashboard', () => {
   });
 });
 
+describe('an audit write that fails', () => {
+  // Issue 33 item 4: the restore is answered 200 and only the web function's WebOutcome data point
+  // (outcome audit_failed) shows it; this alarm and this widget watch exactly that point.
+  const watched = [
+    { Name: 'action', Value: 'restore' },
+    { Name: 'deployment', Value: 'DomainSentinel' },
+    { Name: 'outcome', Value: 'audit_failed' },
+    { Name: 'service', Value: 'web' },
+  ];
+
+  it('raises an alarm to the ops topic', () => {
+    const alarm = alarmNamed('DomainSentinel/AuditWriteFailed');
+    expect(alarm).toMatchObject({
+      Namespace: 'DomainSentinel',
+      MetricName: 'WebOutcome',
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [{ Ref: id(stack.watchdog.topic) }],
+    });
+    const dimensions = [...((alarm?.Dimensions ?? []) as Array<{ Name: string }>)].sort((a, b) =>
+      a.Name.localeCompare(b.Name),
+    );
+    expect(dimensions).toEqual(watched);
+  });
+
+  it('shows on the dashboard', () => {
+    const dashboard = Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0];
+    const { widgets } = JSON.parse(joined(dashboard?.Properties.DashboardBody)) as { widgets: Widget[] };
+    const widget = widgets.find((w) => /Audit trail writes failed/.test(w.properties.title));
+    expect(JSON.stringify(widget?.properties.metrics)).toContain(
+      '["DomainSentinel","WebOutcome","action","restore","deployment","DomainSentinel","outcome","audit_failed","service","web"',
+    );
+  });
+});
+
 describe('alarms added for operations', () => {
   it('raise throttles of either function', () => {
     for (const [name, fn] of [

@@ -366,7 +366,7 @@ describe('least privilege', () => {
 describe('who may publish to the topics and queues', () => {
   it('lets CloudWatch publish to the ops topic only for this account and only for alarms named as its own, over TLS', () => {
     const topicId = logicalId(stack.watchdog.topic);
-    expect(stack.watchdog.alarms.map((a) => a.alarmName)).toHaveLength(11);
+    expect(stack.watchdog.alarms.map((a) => a.alarmName)).toHaveLength(12);
     template.hasResourceProperties('AWS::SNS::TopicPolicy', {
       PolicyDocument: {
         Version: '2012-10-17',
@@ -578,13 +578,14 @@ describe('alarms', () => {
       'ScheduleDeadLetters',
       'RestoreErrors',
       'RestoreServerErrors',
+      'AuditWriteFailed',
       'AlertDeliveryFailed',
       'ScanThrottled',
       'WebThrottled',
       'ScanNearTimeout',
       'SmsSpend',
     ]);
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 11);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 12);
   });
 
   it('raises server errors of the restore API, which the function answers as pages without failing', () => {

@@ -8,9 +8,11 @@ import { FileStateStore } from '../../functions/adapters/file-state-store';
 import type { StateStore } from '../../functions/adapters/state-store';
 import {
   AUDIT_MAX_ENTRIES,
+  AUDIT_MAX_REFUSALS,
   type AuditEntry,
   type AuditTrail,
   auditEntry,
+  REFUSALS_PER_LINK_HOUR,
 } from '../../functions/core/memory/audit';
 import { runCli } from '../support/cli';
 import { startDynalite } from '../support/dynalite';
@@ -30,6 +32,7 @@ const attempt = (n: number, extra: Partial<Parameters<typeof auditEntry>[0]> = {
     keyId: 'abcd1234',
     clientIp: '203.0.113.9',
     userAgent: 'Mozilla/5.0',
+    sent: true,
     ...extra,
   });
 
@@ -94,12 +97,39 @@ function trailContract(open: () => Promise<StateStore & AuditTrail>) {
     ]);
   });
 
-  it('cuts what a request can make large: a megabyte of user agent is kept as 300 characters', async () => {
+  it('cuts what a request can make large: a megabyte of user agent is kept as 120 characters', async () => {
     const store = await open();
     await store.recordAudit(attempt(1, { userAgent: 'x'.repeat(1_000_000), clientIp: '1'.repeat(5_000) }));
     const [entry] = await store.listAudit();
-    expect(entry?.user_agent).toHaveLength(300);
+    expect(entry?.user_agent).toHaveLength(120);
     expect(entry?.client_ip).toHaveLength(64);
+  });
+
+  it('never lets refusals push out an attempt that reached the reseller, and keeps 5 refusals per link and hour, counting the rest', async () => {
+    const store = await open();
+    await store.recordAudit(attempt(1));
+    const refusal = (n: number, link = 1) =>
+      attempt(n, {
+        domain: 'other.nl',
+        outcome: 'confirmation_missing',
+        status: 422,
+        sent: false,
+        linkExpires: link,
+      });
+    for (let n = 2; n < 2 + AUDIT_MAX_ENTRIES + 20; n++) await store.recordAudit(refusal(n));
+    const kept = await store.listAudit();
+    expect(kept.filter((e) => e.sent)).toEqual([attempt(1)]);
+    const refused = kept.filter((e) => !e.sent);
+    expect(refused).toHaveLength(REFUSALS_PER_LINK_HOUR);
+    expect(refused.reduce((sum, e) => sum + e.repeats, 0)).toBe(
+      AUDIT_MAX_ENTRIES + 20 - REFUSALS_PER_LINK_HOUR,
+    );
+    // Many links: refusals push out only older refusals, never the paid attempt.
+    for (let link = 2; link < 2 + AUDIT_MAX_REFUSALS + 10; link++)
+      await store.recordAudit(refusal(1000 + link, link));
+    const after = await store.listAudit();
+    expect(after.filter((e) => e.sent)).toEqual([attempt(1)]);
+    expect(after.filter((e) => !e.sent)).toHaveLength(AUDIT_MAX_REFUSALS);
   });
 
   it('takes no part in the scans’ state: a save neither loses nor moves the trail, nor the trail the state', async () => {

@@ -232,7 +232,9 @@ describe('a restore no robot can press, kept in the audit trail', () => {
     expect(text.stdout.split('\n')[0]).toBe(
       `3 restore attempts in ${join(dir, 'state.json')}, newest first:`,
     );
-    expect(text.stdout).toContain(`${nl.domain_name}: restored (HTTP 200); link key ${kid}`);
+    expect(text.stdout).toContain(
+      `${nl.domain_name}: restored (HTTP 200), sent to the reseller; link key ${kid}`,
+    );
     const json = await runCli(['audit', '--json'], env);
     expect(JSON.parse(json.stdout)).toEqual({ location: join(dir, 'state.json'), entries });
 

@@ -1,3 +1,4 @@
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -168,6 +169,47 @@ describe('restore Lambda entry point', () => {
         [domain, 'confirmation_missing', 422, '198.51.100.7', 'Mozilla/5.0', 'web'],
       ]);
       expect(entries[0]?.key_id).toBe(new URL(link(domain)).searchParams.get('kid'));
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('answers a restore whose audit write fails as done, and emits the audit_failed data point the ops alarm watches', async () => {
+    const db = await startDynalite();
+    try {
+      await createStateTable(db.client(), 'web-state');
+      for (const [name, value] of Object.entries({
+        ...db.sdkEnv,
+        STATE_TABLE_NAME: 'web-state',
+        DEPLOYMENT_NAME: 'DomainSentinel',
+      }))
+        vi.stubEnv(name, value);
+      // A counter item no ADD can take (a hand edit): numbering the attempt fails, the restore does not.
+      await db.client().send(
+        new UpdateItemCommand({
+          TableName: 'web-state',
+          Key: { pk: { S: sim.url }, sk: { S: 'audit-counter' } },
+          UpdateExpression: 'SET n = :x',
+          ExpressionAttributeValues: { ':x': { S: 'x' } },
+        }),
+      );
+      const { handler } = await import('../../functions/restore');
+      const domain = quarantined[4] as string;
+      expect((await handler(restEvent('POST', link(domain)))).statusCode).toBe(200);
+      expect(sim.domain(domain)?.status).toEqual(['registered']);
+      const lines = output()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      const point = lines.find((l) => l._aws && l.outcome === 'audit_failed');
+      expect(point).toMatchObject({
+        service: 'web',
+        action: 'restore',
+        deployment: 'DomainSentinel',
+        WebOutcome: 1,
+      });
+      expect(point._aws.CloudWatchMetrics[0].Namespace).toBe('DomainSentinel');
+      expect(lines.find((l) => !l._aws && l.outcome === 'audit_failed')?.level).toBe('ERROR');
     } finally {
       await db.close();
     }

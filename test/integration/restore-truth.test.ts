@@ -140,7 +140,7 @@ describe('restore tells the truth', () => {
     expect(endpoint.logs.at(-1)?.detail).toMatch(/^outcome unknown: /);
   });
 
-  it('restores once; a replayed POST gets 409 "not in quarantine (already restored?)" with no second restore call', async () => {
+  it('restores once; a replayed POST gets 409 "in progress or done" (its claim) or, once that lapsed, "not in quarantine (already restored?)", with no second restore call', async () => {
     const api = await reseller((res, state) => {
       state.restored = true;
       res.writeHead(204).end();
@@ -152,7 +152,12 @@ describe('restore tells the truth', () => {
     });
     const again = await endpoint.post();
     expect(again.status).toBe(409);
-    expect(again.body.message).toContain('not in quarantine (already restored?)');
+    expect(again.body.outcome).toBe('restore_claimed');
+    expect(again.body.message).toContain(`A restore of ${DOMAIN} is in progress or done`);
+    // Another server without the first one's claims (as after the claim lapsed): the look-up says why.
+    const later = await (await restoreEndpoint(api.url)).post();
+    expect(later.status).toBe(409);
+    expect(later.body.message).toContain('not in quarantine (already restored?)');
     expect(api.calls.filter((c) => c.startsWith('POST'))).toHaveLength(1);
   });
 
@@ -227,7 +232,7 @@ describe('restore tells the truth', () => {
     );
   });
 
-  it('tells the loser of two simultaneous clicks "not in quarantine (already restored?)", not "refused"', async () => {
+  it('tells the loser of two restores that reached the reseller at once (two servers sharing no claims) "not in quarantine (already restored?)", not "refused"', async () => {
     let pending = 0;
     const waiting: Array<() => void> = [];
     const api = await reseller((res, state) => {
@@ -245,8 +250,8 @@ describe('restore tells the truth', () => {
       });
       if (pending === 2) for (const answer of waiting) answer();
     });
-    const endpoint = await restoreEndpoint(api.url);
-    const results = await Promise.all([endpoint.post(), endpoint.post()]);
+    const [one, two] = await Promise.all([restoreEndpoint(api.url), restoreEndpoint(api.url)]);
+    const results = await Promise.all([one.post(), two.post()]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
     const loser = results.find((r) => r.status === 409);
     expect(loser?.body.outcome).toBe('not_in_quarantine');

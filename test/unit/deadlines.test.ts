@@ -494,12 +494,17 @@ describe('alerts: restore deadlines', () => {
           key_id: 'abcd1234',
           client_ip: '203.0.113.9',
           user_agent: '<script>x</script>',
+          sent: true,
+          link_expires: '2026-12-22T05:00:00.000Z',
+          repeats: 0,
         },
       ],
     });
+    // Escaped, and the client address shown only as its network: the page goes to every report-link holder.
     expect(page).toContain(
-      '<h2>Restore attempts (1)</h2><ul class="items"><li>2026-11-22 05:00:00 UTC  later.nl: restored (HTTP 200); link key abcd1234, 203.0.113.9, &#34;&#60;script&#62;x&#60;/script&#62;&#34;</li></ul>',
+      '<h2>Restore attempts (1)</h2><ul class="items"><li>2026-11-22 05:00:00 UTC  later.nl: restored (HTTP 200), sent to the reseller; link key abcd1234, 203.0.113.x, &#34;&#60;script&#62;x&#60;/script&#62;&#34;</li></ul>',
     );
+    expect(page).not.toContain('203.0.113.9');
     expect(renderReportPage({ report, token: {}, audit: null })).toContain(
       'The audit trail could not be read',
     );

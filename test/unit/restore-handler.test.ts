@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createRestoreHandler, type RestoreLogEntry } from '../../functions/adapters/restore-handler';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import { parseSigningKeys, signRestoreLink } from '../../functions/core/links/links';
-import type { AuditEntry, AuditTrail } from '../../functions/core/memory/audit';
+import { type AuditEntry, type AuditTrail, MemoryRestoreClaims } from '../../functions/core/memory/audit';
 import { escapeHtml, renderConfirmPage, typedNamePattern } from '../../functions/core/pages/restore-page';
 import { settingsFromEnv } from '../../functions/core/scan/config';
 
@@ -72,6 +72,7 @@ function handlerAnswering(status: number, body: string, listStatus = 200, audit?
 /** An audit trail in memory, or one whose writes fail. */
 function memoryTrail(fails = false) {
   const entries: AuditEntry[] = [];
+  const claims = new MemoryRestoreClaims();
   const trail: AuditTrail = {
     location: 'memory',
     recordAudit: async (entry) => {
@@ -79,6 +80,8 @@ function memoryTrail(fails = false) {
       entries.unshift(entry);
     },
     listAudit: async () => [...entries],
+    claimRestore: (domain, claim, now) => claims.claimRestore(domain, claim, now),
+    releaseRestore: (domain, owner) => claims.releaseRestore(domain, owner),
   };
   return { trail, entries };
 }

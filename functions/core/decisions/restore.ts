@@ -53,7 +53,24 @@ export interface RestoreInput {
   readonly form?: Readonly<Record<string, string | undefined>>;
   /** QUARANTINE_DAYS, for the restore-by date the confirmation page shows. */
   readonly quarantineDays?: QuarantineOverrides;
+  /** This request's claim on the domain's restore, taken before the reseller is called (a confirmed POST only). */
+  readonly claim?: ClaimPort;
 }
+
+/** One request's claim on restoring its domain, in the state store (functions/core/memory/audit.ts). */
+export interface ClaimPort {
+  /** True when taken; false when another restore of the domain holds a live claim. */
+  take(): Promise<boolean>;
+  /** Gives the claim up: the restore certainly did not happen. */
+  release(): Promise<void>;
+}
+
+/**
+ * The outcomes after which the claim stays until it lapses: the domain was restored, or may have
+ * been. Any other outcome sent no restore, or one the reseller clearly did not carry out, and
+ * gives the claim up so the next click may try.
+ */
+export const CLAIM_KEPT_AFTER: ReadonlySet<RestoreOutcomeKind> = new Set(['restored', 'outcome_unknown']);
 
 /** The form field holding the domain name as the person typed it. */
 export const CONFIRM_FIELD = 'confirm_domain';
@@ -95,6 +112,8 @@ export type RestoreOutcomeKind =
   | 'reseller_unexpected'
   | 'reseller_unreachable'
   | 'outcome_unknown'
+  | 'restore_claimed'
+  | 'claim_unavailable'
   | 'misconfigured';
 
 export interface RestoreOutcome {
@@ -107,6 +126,8 @@ export interface RestoreOutcome {
   readonly detail?: string;
   /** Set on a POST to a valid link: a restore attempt, kept in the audit trail. */
   readonly attempt?: true;
+  /** Set once the restore call went out to the reseller: the outcome may have cost money. */
+  readonly sent?: true;
   /** Present on `confirm`: what the confirmation page shows. */
   readonly confirm?: {
     readonly quarantinedSince: number | null;
@@ -172,6 +193,50 @@ async function decideSigned(
     );
   }
 
+  if (method === 'POST' && input.claim) return claimedRestore(input, input.claim, exp);
+  return lookUpAndRestore(input, method, exp);
+}
+
+/**
+ * A confirmed POST under its claim on the domain: two clicks at once (a double submit, two people
+ * in one channel) must not both look the domain up in quarantine and both pay for its restore.
+ * The second finds the claim taken and calls nothing.
+ */
+async function claimedRestore(input: RestoreInput, claim: ClaimPort, exp: number): Promise<RestoreOutcome> {
+  const domain = input.domain;
+  let taken: boolean;
+  try {
+    taken = await claim.take();
+  } catch (error) {
+    return {
+      ...outcome(
+        'claim_unavailable',
+        503,
+        `${domain} was not restored`,
+        `${domain} was NOT restored: the restore could not be registered first (so that no second click pays again). Please try again in a few minutes.`,
+      ),
+      detail: `the restore claim could not be taken: ${errorDetail(error)}`,
+    };
+  }
+  if (!taken)
+    return outcome(
+      'restore_claimed',
+      409,
+      `${domain} is already being restored`,
+      `A restore of ${domain} is in progress or done (another request started it moments ago); nothing was sent again. ${CHECK_FIRST}`,
+    );
+  const decided = await lookUpAndRestore(input, 'POST', exp);
+  if (!CLAIM_KEPT_AFTER.has(decided.kind)) await claim.release().catch(() => undefined); // a claim not given up lapses
+  return decided;
+}
+
+/** The look-up both GET and POST start with, and for a POST the restore. */
+async function lookUpAndRestore(
+  input: RestoreInput,
+  method: 'GET' | 'POST',
+  exp: number,
+): Promise<RestoreOutcome> {
+  const domain = input.domain;
   let reseller: RestorePort;
   try {
     reseller = await input.reseller();
@@ -225,17 +290,20 @@ export async function restoreFromQuarantine(
   try {
     answer = await reseller.restoreDomain(found.domain_name); // the account's own spelling of the name
   } catch (error) {
-    return restoreFailure(error, domain, reseller);
+    const failed = await restoreFailure(error, domain, reseller);
+    // A DeadlineError is thrown before the request went out; anything else, after.
+    return error instanceof DeadlineError ? failed : { ...failed, sent: true };
   }
-  if (answer.status === 204) return restored(domain);
+  if (answer.status === 204) return { ...restored(domain), sent: true };
   // Not the documented success: a 202 may be queued, a 200 may carry {"success":false}. Only the
   // domain's status tells.
   const answered = `HTTP ${answer.status}${answer.bodyEmpty ? '' : ' with a body'}`;
-  return recheck(reseller, domain, {
+  const rechecked = await recheck(reseller, domain, {
     answered,
     detail: `the reseller answered the restore with ${answered}, not the documented 204`,
     kind: 'reseller_unexpected',
   });
+  return { ...rechecked, sent: true };
 }
 
 function outcome(kind: RestoreOutcomeKind, status: number, title: string, message: string): RestoreOutcome {

@@ -8,11 +8,23 @@ import { safeText } from '../base/text';
  * kept where the report page and `sentinel audit` show it. Never the link's signature.
  */
 
-/** Entries kept per account; the oldest go first. A trail anyone with a link can add to must stay small. */
+/**
+ * Attempts that reached the reseller (a restore call went out: paid, or maybe paid) kept per
+ * account; the oldest of them go first, and only for newer ones of their own kind.
+ */
 export const AUDIT_MAX_ENTRIES = 200;
+/**
+ * Attempts that reached no reseller (a wrong typed name, a domain not in quarantine, a claim held)
+ * kept per account, apart from the others: anyone holding one link can make them, so they can
+ * push out only each other, never an attempt that reached the reseller.
+ */
+export const AUDIT_MAX_REFUSALS = 100;
+/** Refusals kept per link and hour; beyond them an attempt is counted on the last one kept (`repeats`), not stored. */
+export const REFUSALS_PER_LINK_HOUR = 5;
+const HOUR_MS = 3_600_000;
 
 /** Longest text kept per field: no request header can make an entry (or the trail) large. */
-const FIELD_MAX = { domain: 253, outcome: 40, keyId: 64, client: 64, userAgent: 300 } as const;
+const FIELD_MAX = { domain: 253, outcome: 40, keyId: 64, client: 64, userAgent: 120 } as const;
 
 /** One restore attempt and its outcome. */
 export interface AuditEntry {
@@ -31,9 +43,31 @@ export interface AuditEntry {
   /** The client address as the web function sees it (API Gateway's source IP). */
   readonly client_ip: string | null;
   readonly user_agent: string | null;
+  /** True when the restore call went out to the reseller (the outcome may have cost money). */
+  readonly sent: boolean;
+  /** When the link expires (ISO 8601): with the domain and key id, which link it was. Null from the command line. */
+  readonly link_expires: string | null;
+  /** Further refusals of the same link within the hour, counted here rather than stored. */
+  readonly repeats: number;
 }
 
-/** Where the trail is kept: the state store (the file, or the DynamoDB table). */
+/**
+ * How long a restore's claim on its domain holds: the restore call and its re-checks take seconds,
+ * but a reseller may show the domain out of quarantine only later (a queued 202), and a claim kept
+ * after `restored` or `outcome_unknown` is what stops a second click paying again meanwhile.
+ */
+export const RESTORE_CLAIM_MS = 15 * 60_000;
+
+/** One restore's claim on its domain: who took it, until when (epoch ms). */
+export interface RestoreClaim {
+  readonly owner: string;
+  readonly until: number;
+}
+
+/**
+ * Where the trail is kept, and the claims that let one restore of a domain through at a time: the
+ * state store (the file, or the DynamoDB table), in the account's own part of it.
+ */
 export interface AuditTrail {
   /** For messages: the file path or `dynamodb:TABLE`. */
   readonly location: string;
@@ -41,6 +75,37 @@ export interface AuditTrail {
   recordAudit(entry: AuditEntry): Promise<void>;
   /** The entries kept, newest first. */
   listAudit(): Promise<AuditEntry[]>;
+  /**
+   * Takes the claim on restoring `domain` (normalised name), conditionally: true when no live
+   * claim of another owner held it at `now`, false (nothing written) when one did.
+   */
+  claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<boolean>;
+  /** Gives `owner`'s claim on `domain` up (its restore certainly did not happen); nothing when it is not theirs. */
+  releaseRestore(domain: string, owner: string): Promise<void>;
+}
+
+/** True while `claim` holds at `now`; one further ahead than any is taken for was written by a clock that ran ahead. */
+export const claimHolds = (claim: RestoreClaim, now: number): boolean =>
+  claim.until > now && claim.until - now <= RESTORE_CLAIM_MS;
+
+/**
+ * Claims kept in one process, for a restore link served without a state store (`sentinel serve`
+ * with no state): one process is then the only place a restore starts from.
+ */
+export class MemoryRestoreClaims implements Pick<AuditTrail, 'claimRestore' | 'releaseRestore'> {
+  private readonly claims = new Map<string, RestoreClaim>();
+
+  async claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<boolean> {
+    for (const [name, held] of this.claims) if (!claimHolds(held, now)) this.claims.delete(name);
+    const held = this.claims.get(domain);
+    if (held && held.owner !== claim.owner) return false;
+    this.claims.set(domain, claim);
+    return true;
+  }
+
+  async releaseRestore(domain: string, owner: string): Promise<void> {
+    if (this.claims.get(domain)?.owner === owner) this.claims.delete(domain);
+  }
 }
 
 const cut = (value: string | null | undefined, max: number): string | null =>
@@ -56,7 +121,12 @@ export function auditEntry(input: {
   readonly keyId?: string | null | undefined;
   readonly clientIp?: string | null | undefined;
   readonly userAgent?: string | null | undefined;
+  /** @default false */
+  readonly sent?: boolean;
+  /** The link's `exp` (epoch seconds). */
+  readonly linkExpires?: number | null | undefined;
 }): AuditEntry {
+  const expires = input.linkExpires;
   return {
     action: 'restore',
     at: new Date(input.at).toISOString(),
@@ -67,6 +137,12 @@ export function auditEntry(input: {
     key_id: cut(input.keyId, FIELD_MAX.keyId),
     client_ip: cut(input.clientIp, FIELD_MAX.client),
     user_agent: cut(input.userAgent, FIELD_MAX.userAgent),
+    sent: input.sent === true,
+    link_expires:
+      typeof expires === 'number' && Number.isFinite(expires) && Math.abs(expires) < 1e11
+        ? new Date(expires * 1000).toISOString()
+        : null,
+    repeats: 0,
   };
 }
 
@@ -90,11 +166,45 @@ export const AuditEntrySchema = z.object({
     .string()
     .max(FIELD_MAX.userAgent * 6)
     .nullable(),
+  sent: z.boolean(),
+  link_expires: z.string().max(40).nullable(),
+  repeats: z.number().int().min(0),
 });
 
+/** True when `a` and `b` came through the same link (domain, key and expiry). */
+const sameLink = (a: AuditEntry, b: AuditEntry): boolean =>
+  a.domain === b.domain && a.key_id === b.key_id && a.link_expires === b.link_expires;
+
 /**
- * The stored entries that parse, in the order the store keeps them (newest first by arrival), at
- * most {@link AUDIT_MAX_ENTRIES}. Never re-sorted by their times: a time is the recording
+ * Where a refusal goes, given the refusals kept (newest first): stored (null), or counted on the
+ * kept entry at the index returned, when its link already has {@link REFUSALS_PER_LINK_HOUR}
+ * refusals kept within the hour before it.
+ */
+export function refusalCountedOn(refusals: readonly AuditEntry[], entry: AuditEntry): number | null {
+  const at = Date.parse(entry.at);
+  let seen = 0;
+  let newest: number | null = null;
+  refusals.forEach((kept, index) => {
+    if (kept.sent || !sameLink(kept, entry) || !(Math.abs(at - Date.parse(kept.at)) < HOUR_MS)) return;
+    seen++;
+    newest ??= index;
+  });
+  return seen >= REFUSALS_PER_LINK_HOUR ? newest : null;
+}
+
+/**
+ * A trail as kept, in its order: the newest {@link AUDIT_MAX_ENTRIES} attempts that reached the
+ * reseller and the newest {@link AUDIT_MAX_REFUSALS} that did not, each kind trimmed on its own.
+ */
+export function trimAudit(entries: readonly AuditEntry[]): AuditEntry[] {
+  let sent = 0;
+  let refused = 0;
+  return entries.filter((e) => (e.sent ? ++sent <= AUDIT_MAX_ENTRIES : ++refused <= AUDIT_MAX_REFUSALS));
+}
+
+/**
+ * The stored entries that parse, in the order the store keeps them (newest first by arrival),
+ * trimmed as {@link trimAudit} trims. Never re-sorted by their times: a time is the recording
  * function's clock, which can step back, and an attempt sorted by it as the oldest was the next
  * one trimmed.
  */
@@ -104,16 +214,35 @@ export function parseAuditEntries(values: readonly unknown[]): AuditEntry[] {
     const parsed = AuditEntrySchema.safeParse(value);
     if (parsed.success) entries.push(parsed.data);
   }
-  return entries.slice(0, AUDIT_MAX_ENTRIES);
+  return trimAudit(entries);
 }
 
-/** One entry on one line, for `sentinel audit` and the report page. */
-export function auditLine(entry: AuditEntry): string {
+/**
+ * One entry on one line, for `sentinel audit` and the report page. The page is shown to anyone
+ * holding a report link (every alert's recipients): `shortAddress` shows only the network of the
+ * client address there (IPv4 /24, IPv6 /48), enough to tell an office from elsewhere; the whole
+ * address stays in the store, for `sentinel audit`.
+ */
+export function auditLine(entry: AuditEntry, options: { readonly shortAddress?: boolean } = {}): string {
   const when = `${entry.at.replace('T', ' ').slice(0, 19)} UTC`;
   const status = entry.status ? ` (HTTP ${entry.status})` : '';
+  const address = entry.client_ip && options.shortAddress ? networkOf(entry.client_ip) : entry.client_ip;
   const from =
     entry.via === 'cli'
       ? 'sentinel restore'
-      : `link key ${entry.key_id ?? '?'}, ${entry.client_ip ?? 'unknown address'}, ${entry.user_agent ? JSON.stringify(entry.user_agent) : 'no user agent'}`;
-  return `${when}  ${entry.domain}: ${entry.outcome}${status}; ${from}`;
+      : `link key ${entry.key_id ?? '?'}, ${address ?? 'unknown address'}, ${entry.user_agent ? JSON.stringify(entry.user_agent) : 'no user agent'}`;
+  const repeats =
+    entry.repeats > 0 ? `; and ${entry.repeats} more like it within the hour, counted, not kept` : '';
+  return `${when}  ${entry.domain}: ${entry.outcome}${status}${entry.sent ? ', sent to the reseller' : ''}; ${from}${repeats}`;
+}
+
+/** The network of an address: `203.0.113.x`, `2001:db8:85a3:…`; anything else as `(hidden)`. */
+export function networkOf(address: string): string {
+  const v4 = /^(\d{1,3}\.\d{1,3}\.\d{1,3})\.\d{1,3}$/.exec(address);
+  if (v4) return `${v4[1]}.x`;
+  if (/^[0-9a-f:]+$/i.test(address) && address.includes(':')) {
+    const groups = address.split('::')[0]?.split(':').slice(0, 3) ?? [];
+    return `${groups.join(':')}:…`;
+  }
+  return '(hidden)';
 }

@@ -270,7 +270,9 @@ function auditHtml(audit: readonly AuditEntry[] | null | undefined): string {
   if (audit === undefined) return '';
   if (audit === null)
     return '<h2>Restore attempts</h2><p class="note">The audit trail could not be read; `sentinel audit` shows it.</p>';
-  const items = audit.slice(0, LIST_SHOWN).map((e) => `<li>${escapeHtml(auditLine(e))}</li>`);
+  const items = audit
+    .slice(0, LIST_SHOWN)
+    .map((e) => `<li>${escapeHtml(auditLine(e, { shortAddress: true }))}</li>`);
   const rest = audit.length - items.length;
   return `<h2>Restore attempts (${audit.length})</h2>${items.length ? `<ul class="items">${items.join('')}</ul>` : '<p>None.</p>'}${rest > 0 ? `<p class="note">and ${rest} older (sentinel audit lists them all)</p>` : ''}`;
 }

@@ -582,6 +582,11 @@ export const METRICS = {
   /** The web function's service dimension, and its one metric: a request's outcome (dimensions action, outcome). */
   webService: 'web',
   webOutcome: 'WebOutcome',
+  /**
+   * The WebOutcome of a restore attempt the audit trail could not keep (action `restore`): the
+   * restore is answered as it went, and this data point is what raises the ops alarm.
+   */
+  auditFailedOutcome: 'audit_failed',
   /** The webhook subscriber's service dimension, and its count of webhooks that answered 4xx (a configuration error). */
   webhookService: 'webhook',
   webhookRejected: 'WebhookRejected',

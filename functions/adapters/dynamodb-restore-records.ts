@@ -1,0 +1,256 @@
+import {
+  type AttributeValue,
+  BatchWriteItemCommand,
+  ConditionalCheckFailedException,
+  type DynamoDBClient,
+  QueryCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import {
+  AUDIT_MAX_ENTRIES,
+  AUDIT_MAX_REFUSALS,
+  type AuditEntry,
+  AuditEntrySchema,
+  parseAuditEntries,
+  RESTORE_CLAIM_MS,
+  type RestoreClaim,
+  refusalCountedOn,
+} from '../core/memory/audit';
+import { StateError } from '../core/memory/state';
+import { STATE_TABLE_DEFINITION } from './state-table-definition';
+
+const { partitionKey: PK, sortKey: SK } = STATE_TABLE_DEFINITION;
+
+/**
+ * Restore claims in the state table: one item per domain in the account's partition, sort key
+ * `restore#<domain key>` (a name of at most 253 ASCII characters, or its hash: far inside the
+ * 1 KB a sort key holds), with its owner and expiry. No scan reads or writes them. Written with
+ * UpdateItem alone, the one conditional write the functions are granted (lib/state-table.ts).
+ */
+const CLAIM_PREFIX = 'restore#';
+
+/** The account's part of the state table the restore records live in. */
+export interface ClaimTable {
+  readonly client: DynamoDBClient;
+  readonly table: string;
+  /** The account's partition key. */
+  readonly scope: string;
+  /** For messages: `dynamodb:TABLE`. */
+  readonly location: string;
+}
+
+const keyOf = (where: ClaimTable, domain: string): Record<string, AttributeValue> => ({
+  [PK.name]: { S: where.scope },
+  [SK.name]: { S: `${CLAIM_PREFIX}${domain}` },
+});
+
+const describe = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
+
+/**
+ * One conditional write of the whole claim: written when no claim item exists, or the one there lapsed (or is further
+ * ahead than any claim is taken for: a clock that ran ahead), or is the same owner's. False when
+ * another's live claim holds the domain; nothing is written then.
+ */
+export async function putRestoreClaim(
+  where: ClaimTable,
+  domain: string,
+  claim: RestoreClaim,
+  now: number,
+): Promise<boolean> {
+  try {
+    await where.client.send(
+      new UpdateItemCommand({
+        TableName: where.table,
+        Key: keyOf(where, domain),
+        UpdateExpression: 'SET #owner = :owner, #until = :until',
+        ConditionExpression:
+          'attribute_not_exists(#until) OR #until <= :now OR #until > :far OR #owner = :owner',
+        ExpressionAttributeNames: { '#until': 'until', '#owner': 'owner' },
+        ExpressionAttributeValues: {
+          ':now': { N: String(now) },
+          ':far': { N: String(now + RESTORE_CLAIM_MS) },
+          ':owner': { S: claim.owner },
+          ':until': { N: String(claim.until) },
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw new StateError(
+      `could not claim the restore of ${domain} in ${where.location}: ${describe(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+/** Ends `owner`'s claim on `domain` (lapsed at once; the next claim overwrites the item); nothing when it is another's. */
+export async function endRestoreClaim(where: ClaimTable, domain: string, owner: string): Promise<void> {
+  try {
+    await where.client.send(
+      new UpdateItemCommand({
+        TableName: where.table,
+        Key: keyOf(where, domain),
+        UpdateExpression: 'SET #until = :lapsed',
+        ConditionExpression: '#owner = :owner',
+        ExpressionAttributeNames: { '#owner': 'owner', '#until': 'until' },
+        ExpressionAttributeValues: { ':owner': { S: owner }, ':lapsed': { N: '0' } },
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return;
+    throw new StateError(
+      `could not release the restore claim of ${domain} in ${where.location}: ${describe(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+/**
+ * Restore attempts, in the account's partition: those that reached the reseller under
+ * `audit#seq#<16 digits>`, the others under `audit#ref#<16 digits>`, each kind trimmed on its own
+ * so a refusal never pushes out a paid attempt; both numbered in order of arrival by the counter
+ * item `audit-counter` (attribute `n`), the entry in attribute `a`, refusals counted on an entry
+ * in `r`. No scan reads or writes them.
+ */
+const SENT_PREFIX = 'audit#seq#';
+const REFUSED_PREFIX = 'audit#ref#';
+const AUDIT_COUNTER_SORT_KEY = 'audit-counter';
+
+async function wrap<T>(where: ClaimTable, what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    throw new StateError(`could not ${what} in ${where.location}: ${describe(error)}`, { cause: error });
+  }
+}
+
+/** The items under `prefix`, newest first, read consistently. */
+async function auditItems(where: ClaimTable, prefix: string, keysOnly = false) {
+  const items: Array<Record<string, AttributeValue>> = [];
+  let startKey: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await wrap(where, 'read the audit trail', () =>
+      where.client.send(
+        new QueryCommand({
+          TableName: where.table,
+          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+          ExpressionAttributeNames: { '#pk': PK.name, '#sk': SK.name },
+          ExpressionAttributeValues: { ':pk': { S: where.scope }, ':prefix': { S: prefix } },
+          ...(keysOnly ? { ProjectionExpression: '#pk, #sk' } : {}),
+          ScanIndexForward: false,
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      ),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
+/** An item's entry as stored, with the refusals counted on it; null when it is not JSON. */
+function storedEntry(item: Record<string, AttributeValue>): unknown {
+  try {
+    const value = JSON.parse(item.a?.S ?? '');
+    const counted = Number(item.r?.N ?? 0);
+    return typeof value === 'object' && value !== null && typeof value.repeats === 'number'
+      ? { ...value, repeats: value.repeats + (Number.isSafeInteger(counted) ? counted : 0) }
+      : value;
+  } catch {
+    return null; // not JSON: not an entry this tool wrote; left out
+  }
+}
+
+/**
+ * Adds a restore attempt: a refusal beyond its link's hourly share is counted on the last one kept
+ * (an atomic ADD), anything else is numbered by an atomic counter (never by the time in the entry:
+ * a clock that stepped back would sort it as the oldest and trim it at once), written, and the
+ * oldest of its kind beyond its bound deleted.
+ */
+export async function recordAuditItem(where: ClaimTable, entry: AuditEntry): Promise<void> {
+  const prefix = entry.sent ? SENT_PREFIX : REFUSED_PREFIX;
+  if (!entry.sent) {
+    const kept: Array<{ sk: string; entry: AuditEntry }> = [];
+    for (const item of await auditItems(where, REFUSED_PREFIX)) {
+      const parsed = AuditEntrySchema.safeParse(storedEntry(item));
+      if (parsed.success) kept.push({ sk: item[SK.name]?.S ?? '', entry: parsed.data });
+    }
+    const on = refusalCountedOn(
+      kept.map((k) => k.entry),
+      entry,
+    );
+    const sk = on === null ? undefined : kept[on]?.sk;
+    if (sk) {
+      await wrap(where, 'count the restore attempt', () =>
+        where.client.send(
+          new UpdateItemCommand({
+            TableName: where.table,
+            Key: { [PK.name]: { S: where.scope }, [SK.name]: { S: sk } },
+            UpdateExpression: 'ADD r :one',
+            ExpressionAttributeValues: { ':one': { N: '1' } },
+          }),
+        ),
+      );
+      return;
+    }
+  }
+  const counted = await wrap(where, 'number the restore attempt', () =>
+    where.client.send(
+      new UpdateItemCommand({
+        TableName: where.table,
+        Key: { [PK.name]: { S: where.scope }, [SK.name]: { S: AUDIT_COUNTER_SORT_KEY } },
+        UpdateExpression: 'ADD n :one',
+        ExpressionAttributeValues: { ':one': { N: '1' } },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    ),
+  );
+  const sequence = Number(counted.Attributes?.n?.N);
+  if (!Number.isSafeInteger(sequence) || sequence < 1)
+    throw new StateError(
+      `could not number the restore attempt in ${where.location}: the counter ${AUDIT_COUNTER_SORT_KEY} holds ${JSON.stringify(counted.Attributes?.n?.N ?? null)}`,
+    );
+  await wrap(where, 'keep the restore attempt', () =>
+    where.client.send(
+      new UpdateItemCommand({
+        TableName: where.table,
+        Key: {
+          [PK.name]: { S: where.scope },
+          [SK.name]: { S: `${prefix}${String(sequence).padStart(16, '0')}` },
+        },
+        UpdateExpression: 'SET a = :a',
+        ExpressionAttributeValues: { ':a': { S: JSON.stringify(entry) } },
+      }),
+    ),
+  );
+  const old = (await auditItems(where, prefix, true)).slice(
+    entry.sent ? AUDIT_MAX_ENTRIES : AUDIT_MAX_REFUSALS,
+  );
+  for (let start = 0; start < old.length; start += 25)
+    await wrap(where, 'trim the audit trail', () =>
+      where.client.send(
+        new BatchWriteItemCommand({
+          RequestItems: {
+            [where.table]: old.slice(start, start + 25).map((Key) => ({ DeleteRequest: { Key } })),
+          },
+        }),
+      ),
+    );
+}
+
+/** The restore attempts kept, newest first by arrival; an item that does not parse is left out. */
+export async function listAuditItems(where: ClaimTable): Promise<AuditEntry[]> {
+  const [sent, refused] = await Promise.all([
+    auditItems(where, SENT_PREFIX),
+    auditItems(where, REFUSED_PREFIX),
+  ]);
+  const sequence = (item: Record<string, AttributeValue>) => Number((item[SK.name]?.S ?? '').slice(-16));
+  const items = [...sent, ...refused].sort((a, b) => sequence(b) - sequence(a));
+  return parseAuditEntries(items.map(storedEntry));
+}

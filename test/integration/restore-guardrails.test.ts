@@ -1,0 +1,171 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
+import { FileStateStore } from '../../functions/adapters/file-state-store';
+import { serveLocally } from '../../functions/adapters/local-server';
+import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { createWebApp } from '../../functions/adapters/web-app';
+import { parseSigningKeys, signRestoreLink } from '../../functions/core/links/links';
+import { type AuditTrail, RESTORE_CLAIM_MS } from '../../functions/core/memory/audit';
+import { settingsFromEnv } from '../../functions/core/scan/config';
+import type { Portfolio } from '../../functions/simulator/portfolio';
+import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { runCli } from '../support/cli';
+import { startDynalite } from '../support/dynalite';
+import { confirmedPost } from '../support/restore-env';
+
+/**
+ * Issue 33, through the web app on a real server and the real stores (the file, and the DynamoDB
+ * table on dynalite). Item 2: two confirmed restores of one domain at once pay once; the second
+ * finds the first one's claim and calls nothing, also for `sentinel restore` against the same
+ * state. Item 1: no holder of one link can flush the audit trail.
+ */
+
+const KEY = 'restore-claims-key-0123';
+const SIGNING_KEY = 'restore-claims-signing-key-0123456789abcd';
+const DOMAIN = 'lost.com';
+const OTHER = 'other.com';
+const DAY = 86_400_000;
+/** The reseller's answer time: wide enough for both requests to look the domain up before either restores. */
+const LATENCY_MS = 150;
+
+function quarantined(now = Date.now()): Portfolio {
+  return {
+    domains: [DOMAIN, OTHER].map((domain_name) => ({
+      domain_name,
+      status: ['quarantine'],
+      date_expiry: new Date(now - 40 * DAY).toISOString(),
+      date_deleted: new Date(now - 10 * DAY).toISOString(),
+      auto_renew: false,
+      registrant_handle: 'C1',
+    })),
+    contacts: [],
+    truth: { findings: [], problems: [] },
+  };
+}
+
+let db: Awaited<ReturnType<typeof startDynalite>>;
+let dir: string;
+let tables = 0;
+const closers: Array<() => Promise<void>> = [];
+beforeAll(async () => {
+  [db, dir] = await Promise.all([startDynalite(), mkdtemp(join(tmpdir(), 'sentinel-claims-'))]);
+});
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()));
+});
+afterAll(async () => {
+  await Promise.all([db.close(), rm(dir, { recursive: true, force: true })]);
+});
+
+/** The simulator (slow, as a reseller under load) and the web app on a local server, keeping restores in `store`. */
+async function stack(store: (scope: string) => Promise<AuditTrail>, latencyMs = LATENCY_MS) {
+  const sim: Simulator = await startSimulator({
+    portfolio: quarantined(),
+    apiKey: KEY,
+    latencyMs,
+  });
+  const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY, LINK_SIGNING_KEY: SIGNING_KEY };
+  const trail = await store(sim.url);
+  const app = createWebApp({
+    settings: () => settingsFromEnv(env),
+    secrets: new EnvSecretSource(env),
+    actions: () => null,
+    reports: () => null,
+    audit: () => trail,
+    log: () => undefined,
+  });
+  const server = await serveLocally(app, { port: 0 });
+  closers.push(server.close, sim.close);
+  // One link per domain, as an alert carries it.
+  const now = Date.now();
+  const linkOf = (domain: string) =>
+    signRestoreLink({ baseUrl: server.url, domain, keys: parseSigningKeys(SIGNING_KEY), now });
+  const post = async (domain: string = DOMAIN, init?: RequestInit) => {
+    const res = await fetch(linkOf(domain), init ?? confirmedPost(domain, { Accept: 'application/json' }));
+    return { status: res.status, ...((await res.json()) as { outcome: string; message: string }) };
+  };
+  return { sim, env, trail, post };
+}
+
+const stores: Array<[string, (scope: string) => Promise<AuditTrail>, () => { dynamodb?: typeof db.client }]> =
+  [
+    ['the file store', async () => new FileStateStore(join(dir, `state-${++tables}.json`)), () => ({})],
+    [
+      'DynamoDB (dynalite)',
+      async (scope) => {
+        const tableName = `claims-${++tables}`;
+        await createStateTable(db.client(), tableName);
+        return new DynamoDbStateStore({ client: db.client(), tableName, scope });
+      },
+      () => ({ dynamodb: db.client }),
+    ],
+  ];
+
+describe.each(stores)('one paid restore per click, in %s', (_name, store, cliExtra) => {
+  it('two confirmed POSTs of one link at the same moment: one restore call, the other answered 409 "in progress or done"', async () => {
+    const { sim, post } = await stack(store);
+    const answers = await Promise.all([post(), post()]);
+    expect(sim.restoreCalls).toEqual([DOMAIN]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    const loser = answers.find((a) => a.status === 409);
+    expect(loser?.outcome).toBe('restore_claimed');
+    expect(loser?.message).toContain(`A restore of ${DOMAIN} is in progress or done`);
+    // The loser reached nothing: two look-ups would have been two list requests.
+    expect(sim.requests.filter((r) => r.path === '/v2/domains')).toHaveLength(1);
+  });
+
+  it('a POST and `sentinel restore --yes` against the same state at the same moment: one restore call', async () => {
+    const { sim, env, trail, post } = await stack(store);
+    const [web, cli] = await Promise.all([
+      post(),
+      runCli(['restore', DOMAIN, '--yes', '--state', trail.location], env, cliExtra()),
+    ]);
+    expect(sim.restoreCalls).toEqual([DOMAIN]);
+    const cliWon = cli.code === 0;
+    expect(cliWon ? web.outcome : 'restored').toBe(cliWon ? 'restore_claimed' : web.outcome);
+    if (!cliWon) expect(cli.stderr).toContain(`${DOMAIN}: a restore of it is in progress or done`);
+  });
+
+  it('gives the claim up when nothing was restored, so the next click may try; keeps it after a restore', async () => {
+    const { sim, trail, post } = await stack(store);
+    sim.injectFault({ fault: { kind: 'status', status: 422 }, match: (r) => r.path.endsWith('/restore') });
+    const refused = await post();
+    expect(refused.outcome).toBe('refused');
+    expect((await post()).outcome).toBe('restored');
+    expect(sim.requests.filter((r) => r.path.endsWith('/restore'))).toHaveLength(2);
+    const now = Date.now();
+    expect(await trail.claimRestore(DOMAIN, { owner: 'someone', until: now + 60_000 }, now)).toBe(false);
+    // Lapsed, the claim is anyone's again.
+    const later = now + RESTORE_CLAIM_MS + 1;
+    expect(await trail.claimRestore(DOMAIN, { owner: 'someone', until: later + 60_000 }, later)).toBe(true);
+  });
+});
+
+describe.each(stores)('an audit trail no link can flush, in %s', (_name, store) => {
+  it('a restore stays in the trail after 200 refused POSTs of another domain’s link; those keep 5 entries, the rest counted, their user agent cut', async () => {
+    const { trail, post } = await stack(store, 0);
+    expect((await post()).outcome).toBe('restored');
+    const agent = `${'<script>alert(1)</script>'.repeat(12)}`;
+    for (let n = 0; n < 200; n++) {
+      const refused = await post(OTHER, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          Accept: 'application/json',
+          'User-Agent': agent,
+        },
+        body: 'confirm_domain=wrong.com',
+      });
+      expect(refused.status).toBe(422);
+    }
+    const kept = await trail.listAudit();
+    expect(kept.filter((e) => e.outcome === 'restored')).toMatchObject([{ domain: DOMAIN, sent: true }]);
+    const refusals = kept.filter((e) => e.domain === OTHER);
+    expect(refusals).toHaveLength(5);
+    expect(refusals.reduce((sum, e) => sum + e.repeats, 0)).toBe(195);
+    for (const e of refusals) expect(e.user_agent?.length).toBe(120);
+  });
+});
