@@ -310,9 +310,12 @@ describe('simulate --accounts: several accounts on a laptop', () => {
       expect(Object.keys(exports).sort()).toEqual([
         'BRAND_B_KEY',
         'BRAND_C_KEY',
+        'RDAP_BOOTSTRAP_URL',
         'RESELLER_API_KEY',
         'RESELLER_BASE_URL',
       ]);
+      // The registry side's bootstrap, on the same server (scan --registry-check reads it).
+      expect(exports.RDAP_BOOTSTRAP_URL).toBe(`${exports.RESELLER_BASE_URL}/rdap/dns.json`);
       const run = await runCli(['scan', '--accounts', path, '--json', '--dry-run'], {
         ...exports,
         BRAND_A_KEY: KEYS.a,
