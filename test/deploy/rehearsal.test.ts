@@ -566,13 +566,14 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
       'the ops topic’s policy statement that lets CloudWatch publish',
       (t) => dropStatements(t, 'AWS::SNS::TopicPolicy', (st) => st.Sid === 'AllowAlarmsOfThisStackToPublish'),
       /^cloudwatch\.amazonaws\.com may not sns:Publish on arn:aws:sns:\S+ \(made by AWS for CloudWatch notifying for the alarm DomainSentinel\/\w+\): ImplicitlyDenied$/,
-      13,
+      // One per alarm of the stack (AuditWriteFailed is the 14th).
+      14,
     ],
     [
       'the key policy statement that lets CloudWatch use the topics’ key',
       (t) => dropKeyStatement(t, 'AllowAlarmsOfThisStackToEncrypt'),
       /^cloudwatch\.amazonaws\.com may not kms:(GenerateDataKey|Decrypt) on arn:aws:kms:\S+ \(made by AWS for CloudWatch notifying for the alarm DomainSentinel\/\w+\): ImplicitlyDenied$/,
-      26,
+      28,
     ],
     [
       'a webhook queue’s policy statement that lets SNS send',
