@@ -5,7 +5,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { finishReport } from '../functions/adapters/report-finish';
 import { FolderReportStore } from '../functions/adapters/report-stores';
-import { deliverAlert, runScanJob } from '../functions/adapters/scan-job';
+import { deliverAlerts, runScanJob } from '../functions/adapters/scan-job';
 import { EnvSecretSource } from '../functions/adapters/secrets';
 import { chatTargetOf, snsSender } from '../functions/adapters/sns-publish';
 import { runScheduledStatefulScan } from '../functions/adapters/stateful-scan';
@@ -122,10 +122,10 @@ try {
       reports: new FolderReportStore(reportDir),
     });
     report = finished.report;
-    const delivered = await deliverAlert(
+    const delivered = await deliverAlerts(
       finished.alert,
-      settings,
-      snsSender(answeringSns(), settings.alertTopicArn ?? '', chatTargetOf(settings)),
+      { settings, now: job.now },
+      { send: snsSender(answeringSns(), settings.alertTopicArn ?? '', chatTargetOf(settings)) },
     );
     extra = { published: delivered.published };
   } else {

@@ -1,6 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
-import { buildAlertMessage } from '../core/alerts/alert';
 import { ConfigError } from '../core/base/errors';
 import { alertView } from '../core/memory/actions';
 import {
@@ -22,7 +21,8 @@ import { ENV, type ScanSettings } from '../core/scan/config';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { FileStateStore } from './file-state-store';
 import { type HeapPacer, heapPacer, NO_PACE } from './heap-pacer';
-import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
+import type { SmsHolder } from './held-sms';
+import { deliverPlanned, plannedAlerts, runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
 import { type AlertSender, chatTargetOf, snsSender } from './sns-publish';
 import type { OpenedState, StateStore } from './state-store';
 
@@ -356,21 +356,31 @@ export function capForMessage(report: StatefulReport, limit = MESSAGE_CHANGES_LI
   };
 }
 
-/** The publisher for a stateful scan: the same one SNS message as without state, carrying change, changes and resolved. */
-export function snsPublisher(settings: ScanSettings, sns: SNSClient, topicArn: string) {
-  return alertPublisher(settings, snsSender(sns, topicArn, chatTargetOf(settings)));
+/** The publisher for a stateful scan: the same messages as without state, carrying change, changes and resolved. */
+export function snsPublisher(settings: ScanSettings, sns: SNSClient, topicArn: string, holdSms?: SmsHolder) {
+  return alertPublisher(
+    settings,
+    snsSender(sns, topicArn, chatTargetOf(settings)),
+    holdSms ? { holdSms } : {},
+  );
 }
 
-/** The publisher for a stateful scan that delivers through `send` (SNS, or stdout / a file locally). */
-export function alertPublisher(settings: ScanSettings, send: AlertSender) {
+/**
+ * The publisher for a stateful scan that delivers through `send` (SNS, or stdout / a file locally):
+ * the memory decided to publish, so the account's message goes out, and each group's that has
+ * something at its level (functions/core/alerts/groups.ts).
+ */
+export function alertPublisher(
+  settings: ScanSettings,
+  send: AlertSender,
+  options: { readonly holdSms?: SmsHolder; readonly groups?: boolean } = {},
+) {
   return async (full: StatefulReport): Promise<Published> => {
     const report = capForMessage(full);
-    const alert = buildAlertMessage(report, {
-      timeZone: settings.timeZone,
-      ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
-    });
-    const messageId = await send(alert);
-    return { messageId, findingsCut: alert.findingsCut };
+    const input = { settings, now: Date.parse(report.now), decided: true };
+    // Decided: the plan always starts with the account's message.
+    const [account] = await deliverPlanned(plannedAlerts(report, input), input, { send, ...options });
+    return { messageId: account?.messageId ?? '', findingsCut: account?.findingsCut ?? 0 };
   };
 }
 
@@ -384,6 +394,8 @@ export interface ScheduledStatefulScanInput {
   readonly clock?: () => number;
   /** The state's scope (an account's own, see accountScope). @default the reseller base URL */
   readonly scope?: string;
+  /** Schedules an SMS held by quiet hours. @default none */
+  readonly holdSms?: SmsHolder;
 }
 
 /** The Lambda's scan with memory: the DynamoDB store its environment names, the alert topic, the policy from the environment. */
@@ -409,7 +421,7 @@ export async function runScheduledStatefulScan(
     }),
     pace,
     policy: loadStatePolicy(input.env, settings.minSeverity),
-    publish: snsPublisher(settings, input.sns, topicArn),
+    publish: snsPublisher(settings, input.sns, topicArn, input.holdSms),
     ...(input.clock ? { clock: input.clock } : {}),
     ...(input.scope ? { scope } : {}),
   });

@@ -213,13 +213,19 @@ function actionLines(f: DomainFinding): string[] {
   return lines;
 }
 
-/** The digest's opening lines about the web: the full report's link, and what snooze/acknowledge left out. */
-function webLines(report: Report & { readonly silenced?: number }): string[] {
+/** The digest's opening lines about the web: the full report's link, and what snooze/acknowledge or a policy left out. */
+function webLines(
+  report: Report & { readonly silenced?: number; readonly letting_lapse?: number },
+): string[] {
   const lines: string[] = [];
   if (report.report_url) lines.push(`Full report: ${report.report_url}`);
   if (report.silenced)
     lines.push(
       `${plural(report.silenced, 'snoozed or acknowledged domain')} left out (see the full report).`,
+    );
+  if (report.letting_lapse)
+    lines.push(
+      `${plural(report.letting_lapse, 'domain')} let lapse by policy left out (see the full report).`,
     );
   return lines.length ? [...lines, ''] : [];
 }
@@ -246,7 +252,14 @@ export function headline(report: Report): string {
  * (critical when it says quarantine, else a warning: it may hide anything). For `--fail-on`.
  */
 export function reportReaches(report: Report, level: Severity): boolean {
-  if (anyAtOrAbove(report.findings, level)) return true;
+  // A domain its policy lets lapse is in the report, never in an alert.
+  if (
+    anyAtOrAbove(
+      report.findings.filter((f) => !(isDomainFinding(f) && f.let_lapse)),
+      level,
+    )
+  )
+    return true;
   return report.problems.some(
     (p) => severityRank(p.severity === 'critical' ? 'critical' : 'warning') >= severityRank(level),
   );
@@ -487,6 +500,13 @@ export interface AlertMessage {
     readonly warning_count: number;
     /** The account's name (`report.source.account`), for subscriptions that filter on it. */
     readonly account?: string;
+    /** A group's own message (`report.source.group`): its recipients' subscriptions filter on it. */
+    readonly group?: string;
+    /**
+     * With quiet hours (SMS_QUIET_HOURS): `send` as usual, `held` while SMS waits (SMS subscriptions
+     * skip it), `release` for the SMS alone once the window ends (only SMS subscriptions take it).
+     */
+    readonly sms?: 'send' | 'held' | 'release';
   };
   /** Findings left out of the digest and the JSON variant to stay under the size limit. */
   readonly findingsCut: number;
@@ -574,6 +594,7 @@ export function buildAlertMessage(report: Report, options: RenderOptions = {}): 
       critical_count: report.summary.critical + criticalProblems(report).length,
       warning_count: report.summary.warning,
       ...(report.source?.account ? { account: report.source.account } : {}),
+      ...(report.source?.group ? { group: report.source.group } : {}),
     },
     findingsCut: cut,
     problemsCut: report.problems.length - problemLimit,
