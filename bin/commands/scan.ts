@@ -259,10 +259,12 @@ export function scanRunOf(
   const delivery = chooseDelivery(args, settings, json, io.env);
   const delivers = deliveryOf(delivery, settings, io);
   if (delivers) checkQuietHours(settings, delivers);
+  // Checked on a dry run too, which sends no ping: a bad URL is found before the real run.
+  const heartbeat = cliHeartbeat(args, io.env, account);
   return {
     job: { settings, secrets, now, deadline: Date.now() + settings.timeBudgetSeconds * 1000 },
     delivery,
-    heartbeat: delivery.kind === 'dry-run' ? undefined : cliHeartbeat(args, io.env, account),
+    heartbeat: delivery.kind === 'dry-run' ? undefined : heartbeat,
     json,
     chat,
     failOn,

@@ -131,3 +131,41 @@ export function smsDisposition(
   if (until === null || hasUrgentDeadline(report, quiet.now)) return { sms: 'send' };
   return { sms: 'held', until };
 }
+
+/** Whom one subscription of the alert topic serves. */
+export interface RecipientScope {
+  /** Only these accounts' messages (a recipient of accounts in an accounts file). @default every account */
+  readonly accounts?: readonly string[];
+  /** Only this group's own messages; absent: the account's messages. */
+  readonly group?: string;
+  /** An SMS subscription: critical messages only. */
+  readonly sms: boolean;
+}
+
+/** What the deployment publishes besides the account's one message. */
+export interface TopicFeatures {
+  /** Some policy has recipients of its own: groups' messages (attribute `group`) are published too. */
+  readonly groups: boolean;
+  /** SMS_QUIET_HOURS is set: every message carries `sms`, and a held SMS is released alone later. */
+  readonly quietHours: boolean;
+}
+
+/** An SNS filter policy on message attributes: each key's allowed values (strings, or `{"exists": false}`). */
+export type FilterPolicy = Readonly<Record<string, ReadonlyArray<string | { readonly exists: boolean }>>>;
+
+/**
+ * The filter policy of one subscription of the alert topic (lib/alerts.ts makes the stack's with
+ * it; undefined: none). A recipient of the account's messages does not take a group's message
+ * (`group` must be absent) once there are groups; a group's recipient takes its group's alone. With
+ * quiet hours an SMS takes `sms` = `send` or `release` (the SMS alone, once the window ends) and
+ * any other subscription `send` or `held`, so the release reaches phones only.
+ */
+export function filterPolicyOf(scope: RecipientScope, features: TopicFeatures): FilterPolicy | undefined {
+  const policy: Record<string, ReadonlyArray<string | { readonly exists: boolean }>> = {};
+  if (scope.accounts) policy.account = [...scope.accounts];
+  if (scope.group !== undefined) policy.group = [scope.group];
+  else if (features.groups) policy.group = [{ exists: false }];
+  if (scope.sms) policy.severity = ['critical'];
+  if (features.quietHours) policy.sms = scope.sms ? ['send', 'release'] : ['send', 'held'];
+  return Object.keys(policy).length ? policy : undefined;
+}
