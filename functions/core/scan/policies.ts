@@ -1,3 +1,4 @@
+import { domainToUnicode } from 'node:url';
 import * as z from 'zod';
 import { ConfigError } from '../base/errors';
 import { closest } from '../base/suggest';
@@ -90,7 +91,14 @@ const PolicySchema = z.strictObject({
 });
 
 const PoliciesSchema = z.strictObject({
-  policies: z.array(z.unknown()).max(MAX_POLICIES, `must hold at most ${MAX_POLICIES} policies`),
+  policies: z
+    .array(z.unknown(), {
+      error: (issue) =>
+        issue.input === undefined
+          ? 'is required: the list of policies, e.g. {"policies": [{"name": "vip", "match": {"tags": ["vip"]}}]}'
+          : 'must be a list of policies',
+    })
+    .max(MAX_POLICIES, `must hold at most ${MAX_POLICIES} policies`),
 });
 
 /** One policy as its file sets it. */
@@ -130,7 +138,14 @@ function policyProblems(value: unknown, index: number): { policy?: Policy; probl
     return { problems: [`${at} must be an object with a name and a match`] };
   const parsed = PolicySchema.safeParse(value);
   if (parsed.success) return { policy: parsed.data, problems: [] };
-  const problems = parsed.error.issues.flatMap((issue) => {
+  // A match with a mistyped key also names nothing known: its unknown key says it better.
+  const typoInMatch = parsed.error.issues.some(
+    (i) => i.code === 'unrecognized_keys' && i.path[0] === 'match',
+  );
+  const issues = parsed.error.issues.filter(
+    (i) => !(typoInMatch && i.code === 'custom' && i.path.length === 1 && i.path[0] === 'match'),
+  );
+  const problems = issues.flatMap((issue) => {
     const inMatch = issue.path[0] === 'match';
     if (issue.code === 'unrecognized_keys')
       return unknownKeys(
@@ -245,18 +260,31 @@ const globToRegExp = (pattern: string): RegExp =>
     'u',
   );
 
+/** A domain's name in each form a pattern may be written in: as listed, the registry's (punycode), Unicode. */
+type NameForms = () => readonly string[];
+
 /** One policy's match as a test of a domain: any of its tags, any of its TLDs, any of its patterns. */
-function matcher(policy: Policy): (name: string, ascii: () => string, tags: ReadonlySet<string>) => boolean {
+function matcher(policy: Policy): (forms: NameForms, tags: ReadonlySet<string>) => boolean {
   const tags = (policy.match.tags ?? []).map((t) => t.toLowerCase());
   const tlds = (policy.match.tlds ?? []).map((t) => `.${t}`);
-  const patterns = (policy.match.names ?? []).flatMap((p) => {
-    const ascii = p.includes('*') || p.includes('?') ? p : normalizeDomainName(p);
-    return ascii === p ? [globToRegExp(p)] : [globToRegExp(p), globToRegExp(ascii)];
-  });
-  return (name, ascii, domainTags) =>
+  const patterns = (policy.match.names ?? []).map(globToRegExp);
+  return (forms, domainTags) =>
     tags.some((t) => domainTags.has(t)) ||
-    tlds.some((t) => name.endsWith(t) || ascii().endsWith(t)) ||
-    patterns.some((re) => re.test(name) || re.test(ascii()));
+    (tlds.length > 0 && forms().some((name) => tlds.some((t) => name.endsWith(t)))) ||
+    (patterns.length > 0 && forms().some((name) => patterns.some((re) => re.test(name))));
+}
+
+/** The forms of a name, made once and only when a TLD or a pattern asks. */
+function nameForms(domainName: string): NameForms {
+  let forms: readonly string[] | undefined;
+  return () => {
+    if (forms) return forms;
+    const name = domainName.toLowerCase().replace(/\.$/, '');
+    const ascii = normalizeDomainName(name);
+    const unicode = ascii.includes('xn--') ? domainToUnicode(ascii) : ascii;
+    forms = [...new Set([name, ascii, unicode].filter(Boolean))];
+    return forms;
+  };
 }
 
 const NO_TAGS: ReadonlySet<string> = new Set();
@@ -288,14 +316,9 @@ export function resolvePolicies(policies: Policies | undefined, defaults: Policy
     resolved,
     policyFor: (domain) => {
       if (tests.length === 0) return undefined;
-      const name = domain.domain_name.toLowerCase();
-      let asciiName: string | undefined;
-      const ascii = () => {
-        asciiName ??= normalizeDomainName(name);
-        return asciiName;
-      };
+      const forms = nameForms(domain.domain_name);
       const tags = domain.tags?.length ? new Set(domain.tags.map((t) => t.toLowerCase())) : NO_TAGS;
-      const index = tests.findIndex((fits) => fits(name, ascii, tags));
+      const index = tests.findIndex((fits) => fits(forms, tags));
       return index < 0 ? undefined : resolved[index];
     },
     byName: (name) => (name === undefined ? undefined : byName.get(name)),
