@@ -14,6 +14,7 @@ import {
   type AccountScanInput,
 } from '../functions/core/scan/accounts';
 import { ENV } from '../functions/core/scan/config';
+import type { Policies } from '../functions/core/scan/policies';
 import type { ScanMode } from '../functions/core/scan/scan';
 import { AlertTopic } from './alerts';
 import { ChatChannels, WebhookSubscriber } from './chat';
@@ -108,6 +109,12 @@ export interface DomainSentinelProps {
   readonly accounts?: string | readonly AccountSettings[];
   /** Accounts scanned at once (the state machine Map's MaxConcurrency); only with accounts. @default 4 */
   readonly accountConcurrency?: number;
+  /**
+   * Policies per domain group (docs/policies.md): the object, or the path of a JSON file holding
+   * it. Each group with recipients of its own gets its own subscriptions, filtered on the `group`
+   * message attribute. @default - none: every domain has the deployment's settings
+   */
+  readonly policies?: string | Policies;
 }
 
 /** A scan that takes more than this share of its timeout raises an alarm: the account outgrows it. */
@@ -219,6 +226,8 @@ export class DomainSentinel extends Construct {
         { emails: settings.alertEmails, smsNumbers: settings.alertSmsNumbers },
       );
 
+    // The functions read policies as POLICIES takes them: JSON text (parseWith bounded its length).
+    const policiesText = settings.policies ? JSON.stringify(settings.policies) : undefined;
     // The id stays 'Restore': the API's logical id, and so the URL in every link already sent, stays the same.
     this.web = new WebApi(this, 'Restore', {
       entry: `${FUNCTIONS_DIR}/restore.ts`,
@@ -226,6 +235,7 @@ export class DomainSentinel extends Construct {
       expiryDays: settings.expiryDays,
       criticalDays: settings.criticalDays,
       quarantineDays: settings.quarantineDays,
+      ...(policiesText ? { policies: policiesText } : {}),
       timeZone: settings.timeZone,
       apiName: `${this.deploymentName.replaceAll('/', '-')}-restore`,
       cloudWatchRole: this.ownsAccountSettings,
@@ -253,6 +263,7 @@ export class DomainSentinel extends Construct {
       scanMode: settings.scanMode,
       accountLabel: settings.accountLabel,
       quarantineDays: settings.quarantineDays,
+      ...(policiesText ? { policies: policiesText } : {}),
       reservedConcurrency: settings.scanReservedConcurrency,
       deploymentName: this.deploymentName,
       ...(items ? { accounts: items, accountConcurrency: settings.accountConcurrency } : {}),
@@ -567,7 +578,8 @@ function accountItems(accounts: readonly AccountSettings[]): AccountScanInput[] 
     const settings: Record<string, string | number> = {};
     for (const name of ACCOUNT_SCAN_SETTINGS) {
       const value = a[name];
-      if (value !== undefined) settings[name] = value;
+      // Policies are an object in the file and JSON text in the item, as in POLICIES.
+      if (value !== undefined) settings[name] = typeof value === 'object' ? JSON.stringify(value) : value;
     }
     return { account: a.name, apiKeyParameter: a.apiKeyParameter as string, settings };
   });

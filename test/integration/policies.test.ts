@@ -117,7 +117,7 @@ describe('policies per domain group (simulator with tags, fauxqs)', () => {
     const vip = await emulator.queueSubscribedTo(
       topicArn,
       'policies-vip',
-      filterPolicyOf({ group: 'vip', sms: false }, features),
+      filterPolicyOf({ groups: ['vip'], sms: false }, features),
     );
     const scan = () =>
       runCli(

@@ -166,7 +166,9 @@ describe('quiet hours for SMS (scan Lambda, fauxqs, the stack’s filter policie
   it('replaces the schedule of the same window when a second scan holds its SMS too', async () => {
     sim.updateDomain('soon.example.com', expiring('soon.example.com', 5));
     const { topicArn } = await topicWithRecipients('quiet-twice');
-    scheduler.on(CreateScheduleCommand).rejects(new ConflictException({ message: 'exists', Message: 'exists', $metadata: {} }));
+    scheduler
+      .on(CreateScheduleCommand)
+      .rejects(new ConflictException({ message: 'exists', Message: 'exists', $metadata: {} }));
     scheduler.on(UpdateScheduleCommand).resolves({ ScheduleArn: 'arn:aws:scheduler:::schedule/x' });
     await handleScheduledScan(deps(topicArn, AROUND_NOW), 60_000);
     const [update] = scheduler.commandCalls(UpdateScheduleCommand);

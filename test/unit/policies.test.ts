@@ -216,7 +216,7 @@ describe('filter policies of the alert topic’s subscriptions', () => {
       group: [{ exists: false }],
       sms: ['send', 'held'],
     });
-    expect(filterPolicyOf({ sms: true, group: 'vip', accounts: ['brand-a'] }, both)).toEqual({
+    expect(filterPolicyOf({ sms: true, groups: ['vip'], accounts: ['brand-a'] }, both)).toEqual({
       account: ['brand-a'],
       group: ['vip'],
       severity: ['critical'],

@@ -136,8 +136,8 @@ export function smsDisposition(
 export interface RecipientScope {
   /** Only these accounts' messages (a recipient of accounts in an accounts file). @default every account */
   readonly accounts?: readonly string[];
-  /** Only this group's own messages; absent: the account's messages. */
-  readonly group?: string;
+  /** Only these groups' own messages; absent: the account's messages. */
+  readonly groups?: readonly string[];
   /** An SMS subscription: critical messages only. */
   readonly sms: boolean;
 }
@@ -163,7 +163,7 @@ export type FilterPolicy = Readonly<Record<string, ReadonlyArray<string | { read
 export function filterPolicyOf(scope: RecipientScope, features: TopicFeatures): FilterPolicy | undefined {
   const policy: Record<string, ReadonlyArray<string | { readonly exists: boolean }>> = {};
   if (scope.accounts) policy.account = [...scope.accounts];
-  if (scope.group !== undefined) policy.group = [scope.group];
+  if (scope.groups) policy.group = [...scope.groups];
   else if (features.groups) policy.group = [{ exists: false }];
   if (scope.sms) policy.severity = ['critical'];
   if (features.quietHours) policy.sms = scope.sms ? ['send', 'release'] : ['send', 'held'];

@@ -333,10 +333,12 @@ export function renderReportPage(input: ReportPageInput): string {
     .join('');
   const total = report.findings.length + (view?.omittedTotal ?? 0);
   const matches = view?.matches ?? shown.length;
+  // Domains a policy lets lapse are listed apart, under their own heading: no alert speaks of them.
+  const lapsing = (f: Finding) => isDomainFinding(f) && f.let_lapse === true;
   const sections = [...SEVERITIES]
     .reverse()
     .map((severity) => {
-      const items = shown.filter((f) => f.severity === severity);
+      const items = shown.filter((f) => f.severity === severity && !lapsing(f));
       const left = severity === 'info' ? (needle ? matches - shown.length : (view?.omittedTotal ?? 0)) : 0;
       if (items.length === 0 && left <= 0) return null;
       const after =
@@ -352,6 +354,13 @@ export function renderReportPage(input: ReportPageInput): string {
       };
     })
     .filter((section) => section !== null);
+  const letLapse = shown.filter(lapsing);
+  if (letLapse.length)
+    sections.push({
+      heading: `<h2>Letting lapse (${letLapse.length})</h2>`,
+      items: letLapse.map((f) => ({ full: itemHtml(f, report.now), brief: briefHtml(f, report.now) })),
+      after: '<p class="note">A policy lets these domains lapse: they are left out of every alert.</p>',
+    });
   const filtered = needle
     ? `<p>${matches} of ${total} findings match “${escapeHtml(safeText(query))}”.</p>`
     : '';

@@ -382,7 +382,7 @@ export const SETTINGS = {
       .max(POLICIES_MAX_CHARS, `must be at most ${POLICIES_MAX_CHARS} characters`)
       .transform((text, ctx) => {
         try {
-          return parsePoliciesText(text, 'holds invalid policies');
+          return parsePoliciesText(text, 'is invalid');
         } catch (error) {
           ctx.addIssue({ code: 'custom', message: (error as Error).message });
           return z.NEVER;
