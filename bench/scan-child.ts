@@ -3,9 +3,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SNSClient } from '@aws-sdk/client-sns';
+import { deliverAlert } from '../functions/adapters/publish-alert';
 import { finishReport } from '../functions/adapters/report-finish';
 import { FolderReportStore } from '../functions/adapters/report-stores';
-import { deliverAlerts, runScanJob } from '../functions/adapters/scan-job';
+import { runScanJob } from '../functions/adapters/scan-job';
 import { EnvSecretSource } from '../functions/adapters/secrets';
 import { chatTargetOf, snsSender } from '../functions/adapters/sns-publish';
 import { runScheduledStatefulScan } from '../functions/adapters/stateful-scan';
@@ -32,8 +33,18 @@ const [baseUrl = '', apiKey = '', mode = 'full', concurrency = '4', perPage = '1
   process.argv.slice(2);
 const lambda = mode === 'lambda' || mode === 'stateful';
 const reportDir = process.env.BENCH_REPORT_DIR ?? '';
+// BENCH_RDAP_BOOTSTRAP (a bootstrap file) turns the registry check on, with BENCH_RDAP_BUDGET queries.
+const registry = process.env.BENCH_RDAP_BOOTSTRAP;
 const settings = loadScanSettings({
   resellerBaseUrl: baseUrl,
+  ...(registry
+    ? {
+        registryCheck: 'on',
+        rdapBootstrapUrl: registry,
+        rdapQueryBudget: process.env.BENCH_RDAP_BUDGET,
+        registryCheckDays: process.env.BENCH_RDAP_DAYS,
+      }
+    : {}),
   scanMode: lambda ? 'full' : mode,
   concurrency,
   perPage,
@@ -122,7 +133,7 @@ try {
       reports: new FolderReportStore(reportDir),
     });
     report = finished.report;
-    const delivered = await deliverAlerts(
+    const delivered = await deliverAlert(
       finished.alert,
       { settings, now: job.now },
       { send: snsSender(answeringSns(), settings.alertTopicArn ?? '', chatTargetOf(settings)) },
@@ -176,6 +187,19 @@ try {
       read: report.source.read,
       fallbackReason: report.source.fallback_reason ?? null,
       peakRssMb: scanPeakRssMb,
+      ...(report.registry
+        ? {
+            registry: {
+              queries: report.registry.queries,
+              requests: report.registry.requests,
+              checked: report.registry.checked,
+              disagree: report.registry.disagree,
+              candidates: report.registry.candidates,
+              notChecked: report.registry.not_checked,
+              notCheckable: report.registry.not_checkable,
+            },
+          }
+        : {}),
       ...extra,
     })}\n`,
   );

@@ -17,6 +17,7 @@ import {
   settingsFromEnv,
 } from '../functions/core/scan/config';
 import { type Command, type ParsedArgs, UsageError } from './command';
+import { asksForVersion } from './version';
 
 /**
  * A command's argv, read against its declaration: every refusal is ours, in words that name the
@@ -74,6 +75,8 @@ export function parseCommandArgs(
 }
 
 function unknownFlag(command: Command, raw: string, owners: FlagOwners): UsageError {
+  // -v is --version, as in most tools, and like it comes before any command: never a command's flag.
+  if (asksForVersion(raw)) return new UsageError(`${raw} is --version, before any command: sentinel ${raw}`);
   const flags = Object.keys(command.options).map((f) => `--${f}`);
   const near = closest(raw.replace(/=.*$/, ''), flags);
   const elsewhere = owners(raw.replace(/^-+/, '')).filter((name) => name !== command.name);
@@ -104,6 +107,9 @@ export function settingsWithFlags(command: Command, args: ParsedArgs, env: NodeJ
   for (const [flag, option] of Object.entries(command.options)) {
     const value = str(args.values[flag]);
     if (option.setting && value !== undefined) raw[option.setting as SettingName] = value;
+    // A flag without a value turns its on/off setting on (`--registry-check`: REGISTRY_CHECK=on).
+    if (option.setting && option.type === 'boolean' && args.values[flag] === true)
+      raw[option.setting as SettingName] = 'on';
   }
   return raw;
 }

@@ -1,17 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { ConfigError } from '../functions/core/base/errors';
 import { closest } from '../functions/core/base/suggest';
 import { asksForHelp, checkVariableNames, KNOWN_VARIABLES, parseCommandArgs } from './args';
 import { type CliIo, EXIT, UsageError } from './command';
 import { COMMANDS, commandNamed, commandsWithFlag } from './commands/index';
 import { renderCommandHelp, renderOverview, renderVariableHelp, variableDoc } from './help';
+import { interruptedStatus } from './interrupt';
+import { asksForVersion, VERSION_LINE } from './version';
 
 export { type CliIo, EXIT } from './command';
-
-/** The package's version, as `sentinel --version` prints it. */
-export const VERSION = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
 
 /**
  * Runs one command line: `sentinel <command> [options]`, `sentinel help [command]`,
@@ -25,18 +21,28 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       return EXIT.usage;
     }
     if (word === '--help' || word === '-h') return print(io, renderOverview(COMMANDS));
-    if (word === '--version' || word === '-V' || word === 'version')
-      return print(io, `domain-sentinel ${VERSION}`);
+    if (asksForVersion(word)) return print(io, VERSION_LINE);
     if (word === 'help') return help(rest, io);
     const command = commandNamed(word);
     if (!command) throw unknownCommand(word);
     if (asksForHelp(rest)) return print(io, renderCommandHelp(command));
     const args = parseCommandArgs(command, rest, commandsWithFlag);
     checkVariableNames(io.env);
-    return await command.run(args, io);
+    const code = await command.run(args, io);
+    return io.signal?.aborted ? interrupted(io.signal, io) : code;
   } catch (error) {
+    // Whatever a stopped command threw on its way out (an aborted request, a closed server), the
+    // signal is what happened.
+    if (io.signal?.aborted) return interrupted(io.signal, io);
     return reportError(error, io);
   }
+}
+
+/** `sentinel: interrupted by SIGINT`, exit 130 (143 for SIGTERM). */
+function interrupted(signal: AbortSignal, io: CliIo): number {
+  const reason: unknown = signal.reason;
+  io.stderr(`sentinel: ${reason instanceof Error ? reason.message : 'interrupted'}\n`);
+  return interruptedStatus(signal);
 }
 
 function print(io: CliIo, text: string): number {

@@ -8,8 +8,8 @@ import { SETTINGS, type SettingName, type SettingSpec } from '../functions/core/
  * exports one {@link Command}: its name, its flags, the environment it reads and what it does. The
  * parser (bin/args.ts), its help (bin/help.ts) and the CLI reference in docs/ (scripts/docs.ts)
  * all read that one declaration, so a flag cannot exist in one and not the others. A new flag is
- * one entry in its command's `options`; a new command is one module plus one line in
- * bin/commands/index.ts.
+ * one entry in its command's `options` (bin/commands/index.ts); a new command is one declaration
+ * there and the module beside it that runs it.
  */
 
 /** Where the CLI writes and what it reads; tests pass their own. */
@@ -21,8 +21,12 @@ export interface CliIo {
   readonly cwd?: string;
   /** True when a person watches the output (stdout is a terminal): `demo` then keeps its links served. */
   readonly interactive?: boolean;
-  /** Resolves when the process should stop (SIGINT/SIGTERM); long-running commands wait for it. */
-  readonly untilStopped?: Promise<void>;
+  /**
+   * Aborted, with an InterruptedError (bin/interrupt.ts) as its reason, when the process must stop (the first
+   * SIGINT or SIGTERM): requests in flight end, nothing more is published or saved, servers close.
+   * Long-running commands run until it aborts.
+   */
+  readonly signal?: AbortSignal;
   /** Called with the address of a server once it listens (simulate, serve, an interactive demo). */
   readonly onListening?: (url: string) => void;
   /** The SNS client to publish with. @default a client configured by the AWS SDK's environment */
@@ -33,7 +37,10 @@ export interface CliIo {
   readonly ask?: (question: string) => Promise<string>;
 }
 
-/** Exit statuses: 0 completed, 1 could not complete, 2 bad usage or configuration, 3 --fail-on reached. */
+/**
+ * Exit statuses: 0 completed, 1 could not complete, 2 bad usage or configuration, 3 --fail-on
+ * reached; a signal stops a command with 130 or 143 (bin/interrupt.ts).
+ */
 export const EXIT = { ok: 0, failed: 1, usage: 2, failOn: 3 } as const;
 
 /** The command line was used wrongly: an unknown command or flag, a missing argument, a bad value. */
@@ -50,6 +57,13 @@ export interface OptionSpec {
   readonly setting?: SettingName;
   /** Shown in help when the option has no setting. */
   readonly default?: string;
+}
+
+/** One line of a command's examples: a command line and what it does. */
+export interface Example {
+  /** The whole command line, from `sentinel`. */
+  readonly line: string;
+  readonly says: string;
 }
 
 /** A command's flags and positionals after parsing. */
@@ -69,7 +83,12 @@ export interface Command {
   readonly options: Readonly<Record<string, OptionSpec>>;
   /** Environment variables it reads besides its flags' own (names from SETTINGS, SECRET_SETTINGS or bin/help.ts). */
   readonly env?: readonly string[];
-  /** Runs the command with its parsed arguments; returns the exit status. */
+  /** Command lines its help shows, each parsed by a test against these options. */
+  readonly examples: readonly Example[];
+  /**
+   * Runs the command with its parsed arguments; returns the exit status. A declaration imports what
+   * does the work only here, when it runs, so help never loads it.
+   */
   readonly run: (args: ParsedArgs, io: CliIo) => Promise<number>;
 }
 
@@ -78,6 +97,13 @@ export const fromSetting = (name: SettingName, value: string): OptionSpec => {
   const spec: SettingSpec = SETTINGS[name];
   return { type: 'string', value, doc: spec.doc, setting: name };
 };
+
+/** A flag without a value bound to an on/off setting: given, the setting is on. */
+export const switchFromSetting = (name: SettingName): OptionSpec => ({
+  type: 'boolean',
+  doc: SETTINGS[name].doc,
+  setting: name,
+});
 
 /** `--port N` of a command that listens. */
 export const portOption = (fallback: string): OptionSpec => ({

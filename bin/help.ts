@@ -48,7 +48,8 @@ export function optionDoc(flag: string, command: Command): string {
 export function exitStatusOf(command: Command): string {
   return (
     'exit status: 0 completed, 1 could not complete (one line on stderr says why), 2 bad usage or configuration' +
-    ('fail-on' in command.options ? ', 3 --fail-on level reached' : '')
+    ('fail-on' in command.options ? ', 3 --fail-on level reached' : '') +
+    '; 130 stopped by Ctrl-C, 143 by SIGTERM'
   );
 }
 
@@ -86,11 +87,11 @@ export function renderOverview(commands: readonly Command[]): string {
     ...entry(2, 'help', column, 'this overview; help <command> shows a command’s options'),
     '',
     'sentinel <command> --help (or sentinel help <command>): its usage, options, environment and exit status',
-    'sentinel --version: the version',
+    'sentinel --version (or -v): the version',
   ].join('\n');
 }
 
-/** `sentinel <command> --help`: usage, what it does, every option with its default and variable, the environment. */
+/** `sentinel <command> --help`: usage, what it does, examples, every option with its default and variable, the environment. */
 export function renderCommandHelp(command: Command): string {
   const flags = Object.keys(command.options);
   const column = Math.max(16, ...flags.map((f) => flagUsage(f, command).length + 4));
@@ -105,6 +106,9 @@ export function renderCommandHelp(command: Command): string {
       0,
       `${command.summary[0]?.toUpperCase()}${command.summary.slice(1)}.${command.about ? ` ${command.about}` : ''}`,
     ),
+    '',
+    'examples:',
+    ...command.examples.flatMap((e) => [`  ${e.line}`, ...entry(4, '', 6, e.says)]),
     '',
     'options:',
     ...flags.flatMap((f) => entry(2, flagUsage(f, command), column, optionDoc(f, command))),

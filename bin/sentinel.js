@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// The `sentinel` of package.json's `bin` (npx sentinel, npm link, a global install): the command line
-// is TypeScript, run without a build step through tsx's loader, registered for this process only.
-// Nothing is printed here, so stdout carries only the command's output.
-import { register } from 'tsx/esm/api';
+// The `sentinel` of package.json's `bin` (npx sentinel, npm link, a global install): runs the
+// compiled command line in dist/, which `npm ci` builds (scripts/build-cli.js) and which is built
+// again here, first, when a source changed since. Nothing else is printed, so stdout carries only
+// the command's output.
+import { pathToFileURL } from 'node:url';
+import { freshBuild } from '../scripts/build-cli.js';
 
-register();
-await import('./sentinel.ts');
+await import(pathToFileURL(await freshBuild()).href);

@@ -25,9 +25,6 @@ const secrets = new SsmSecretSource(ssm, process.env);
 const bucket = process.env[REPORT_ENV.bucket];
 const reports = bucket ? new S3ReportStore(s3, bucket) : undefined;
 const accounts = awsAccountScanDeps(ssm, s3, process.env, bucket);
-// Once a container: the flags node runs with, as the runtime and functions/exec-wrapper.sh left
-// them (the young generation's size, and whether gc() is exposed for the heap pacer).
-logger.info('scan function started', { nodeFlags: process.execArgv });
 
 /** EventBridge Scheduler invokes this with nothing the scan needs; the state machine with one account's input. */
 export const handler = async (event: unknown, context: Context) =>

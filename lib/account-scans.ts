@@ -1,4 +1,5 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -139,6 +140,21 @@ export class AccountScans extends Construct {
       }),
     );
     this.acknowledge(props.scan);
+  }
+
+  /** Executions that failed, timed out or were aborted as a whole (an account's failed scan is caught, not counted here). */
+  executionsFailed(): cloudwatch.MathExpression {
+    const period = Duration.hours(1);
+    return new cloudwatch.MathExpression({
+      expression: 'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)',
+      usingMetrics: {
+        failed: this.stateMachine.metricFailed({ period, statistic: 'Sum' }),
+        timedOut: this.stateMachine.metricTimedOut({ period, statistic: 'Sum' }),
+        aborted: this.stateMachine.metricAborted({ period, statistic: 'Sum' }),
+      },
+      period,
+      label: 'Executions failed, timed out or aborted',
+    });
   }
 
   private acknowledge(scan: lambda.IFunction): void {

@@ -1,3 +1,5 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -6,6 +8,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { ALERT_TOPIC_DISPLAY_NAME } from '../functions/core/alerts/alert';
 import { ENV } from '../functions/core/scan/config';
+import { type MetricReading, metricOptions } from './metrics';
 
 export interface AlertTopicProps {
   /** Encrypts the topic at rest. */
@@ -19,6 +22,8 @@ export interface AlertTopicProps {
 /** The topic the scan publishes its one alert per run to, with its e-mail and SMS subscribers. */
 export class AlertTopic extends Construct {
   readonly topic: sns.Topic;
+  /** What the alarms and the dashboard watch of the topic. */
+  readonly metrics: AlertMetrics;
 
   constructor(scope: Construct, id: string, props: AlertTopicProps) {
     super(scope, id);
@@ -36,46 +41,7 @@ export class AlertTopic extends Construct {
         }),
       );
     }
-  }
-
-  /**
-   * Each account's own recipients (docs/accounts.md): a subscription whose filter policy on the
-   * `account` attribute lets only that account's messages through (an SMS also only critical
-   * ones). A recipient of several accounts gets one subscription for all of them (SNS keeps one
-   * subscription per endpoint and topic); one the topic already sends everything is left as it is.
-   */
-  subscribeAccounts(
-    accounts: ReadonlyArray<{
-      readonly name: string;
-      readonly emails?: readonly string[];
-      readonly smsNumbers?: readonly string[];
-    }>,
-    everything: { readonly emails: readonly string[]; readonly smsNumbers: readonly string[] },
-  ): void {
-    const byEndpoint = (
-      pick: (a: (typeof accounts)[number]) => readonly string[] | undefined,
-      all: readonly string[],
-    ) => {
-      const out = new Map<string, string[]>();
-      for (const account of accounts)
-        for (const endpoint of pick(account) ?? [])
-          if (!all.includes(endpoint)) out.set(endpoint, [...(out.get(endpoint) ?? []), account.name]);
-      return out;
-    };
-    const account = (names: string[]) => sns.SubscriptionFilter.stringFilter({ allowlist: names });
-    for (const [email, names] of byEndpoint((a) => a.emails, everything.emails))
-      this.topic.addSubscription(
-        new subscriptions.EmailSubscription(email, { filterPolicy: { account: account(names) } }),
-      );
-    for (const [number, names] of byEndpoint((a) => a.smsNumbers, everything.smsNumbers))
-      this.topic.addSubscription(
-        new subscriptions.SmsSubscription(number, {
-          filterPolicy: {
-            account: account(names),
-            severity: sns.SubscriptionFilter.stringFilter({ allowlist: ['critical'] }),
-          },
-        }),
-      );
+    this.metrics = new AlertMetrics(this.topic);
   }
 
   /** Lets `fn` publish here, and tells it where: the grant and the environment variable together. */
@@ -85,5 +51,36 @@ export class AlertTopic extends Construct {
       new iam.PolicyStatement({ actions: ['sns:Publish'], resources: [this.topic.topicArn] }),
     );
     this.topic.masterKey?.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
+  }
+}
+
+/** The alert topic's metrics (SNS's), and the account's SMS spend that SNS reports beside them. */
+export class AlertMetrics {
+  constructor(private readonly topic: sns.ITopic) {}
+
+  published(reading: MetricReading = {}): cloudwatch.Metric {
+    return this.topic.metricNumberOfMessagesPublished(metricOptions(reading));
+  }
+
+  delivered(reading: MetricReading = {}): cloudwatch.Metric {
+    return this.topic.metricNumberOfNotificationsDelivered(metricOptions(reading));
+  }
+
+  /** Notifications SNS could not deliver (e-mail bounced, SMS refused, …). */
+  failed(reading: MetricReading = {}): cloudwatch.Metric {
+    return this.topic.metricNumberOfNotificationsFailed(metricOptions(reading));
+  }
+
+  /**
+   * The account's month-to-date SMS spend (SNS publishes it per account and region). New accounts
+   * may spend 1 USD a month on SMS; past the limit SNS stops sending them without an error.
+   */
+  smsMonthToDateSpend(): cloudwatch.Metric {
+    return new cloudwatch.Metric({
+      namespace: 'AWS/SNS',
+      metricName: 'SMSMonthToDateSpentUSD',
+      statistic: 'Maximum',
+      period: Duration.hours(1),
+    });
   }
 }

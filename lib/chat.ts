@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Aws, Duration, Stack } from 'aws-cdk-lib';
 import * as chatbot from 'aws-cdk-lib/aws-chatbot';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -10,7 +11,8 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { WebhookSpec } from '../functions/core/alerts/webhook-delivery';
 import { ENV, METRICS } from '../functions/core/scan/config';
-import { deadLetterQueue } from './scanner';
+import { CustomMetricFactory } from './metrics';
+import { deadLetterAlarm, deadLetterQueue } from './scanner';
 import { SecretParameter } from './secret-parameter';
 import { SentinelFunction } from './sentinel-function';
 import type { Watchdog } from './watchdog';
@@ -38,7 +40,7 @@ export interface ChatChannelsProps {
   readonly slack?: SlackChannel;
   /** @default - no Teams channel */
   readonly teams?: TeamsChannel;
-  /** Prefix of the channel configurations' names (they must be unique in the account). */
+  /** The deployment's name: the readable part of the channel configurations' names. */
   readonly configurationName: string;
 }
 
@@ -69,8 +71,8 @@ export class ChatChannels extends Construct {
       assumedBy: new iam.ServicePrincipal('chatbot.amazonaws.com'),
       description: 'domain-sentinel chat channels: notifications only, no permissions',
     });
-    const name = (suffix: string) =>
-      `${props.configurationName.replace(/[^A-Za-z0-9_-]/g, '-')}-${suffix}`.slice(-128);
+    const name = (suffix: string, ...replacedBy: string[]) =>
+      channelConfigurationName(this, props.configurationName, suffix, replacedBy);
     const common = {
       iamRoleArn: this.role.roleArn,
       snsTopicArns: [this.topic.topicArn],
@@ -81,14 +83,14 @@ export class ChatChannels extends Construct {
     if (props.slack)
       this.slack = new chatbot.CfnSlackChannelConfiguration(this, 'Slack', {
         ...common,
-        configurationName: name('slack'),
+        configurationName: name('slack', props.slack.workspaceId),
         slackWorkspaceId: props.slack.workspaceId,
         slackChannelId: props.slack.channelId,
       });
     if (props.teams)
       this.teams = new chatbot.CfnMicrosoftTeamsChannelConfiguration(this, 'Teams', {
         ...common,
-        configurationName: name('teams'),
+        configurationName: name('teams', props.teams.teamId, props.teams.tenantId),
         teamId: props.teams.teamId,
         teamsTenantId: props.teams.tenantId,
         teamsChannelId: props.teams.channelId,
@@ -103,6 +105,32 @@ export class ChatChannels extends Construct {
     );
     this.topic.masterKey?.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
   }
+}
+
+/** The longest region name (ap-southeast-4 and its like), for a name whose region is only known at deploy. */
+const REGION_CHARS = 16;
+
+/**
+ * A channel configuration's name, unique in the account: Amazon Q Developer keys configurations by
+ * name across the whole account (every region), so the name carries the deployment (the stack and
+ * the construct's path), the region, and a hash of the properties whose change replaces the
+ * configuration (a new workspace or team): CloudFormation creates the replacement before it deletes
+ * the old one, which a name that stayed the same would refuse. At most 128 characters of
+ * A-Z a-z 0-9 _ -.
+ */
+export function channelConfigurationName(
+  scope: Construct,
+  deploymentName: string,
+  suffix: string,
+  replacedBy: readonly string[],
+): string {
+  const hash = createHash('sha256')
+    .update(JSON.stringify([deploymentName, ...replacedBy]))
+    .digest('hex')
+    .slice(0, 8);
+  const readable = deploymentName.replace(/[^A-Za-z0-9_-]/g, '-');
+  const room = 128 - REGION_CHARS - hash.length - suffix.length - 3;
+  return `${readable.slice(0, room)}-${Stack.of(scope).region}-${hash}-${suffix}`;
 }
 
 export interface WebhookSubscriberProps {
@@ -136,9 +164,12 @@ export class WebhookSubscriber extends Construct {
   readonly queues: sqs.Queue[] = [];
   readonly deadLetters: sqs.Queue;
   readonly parameters: SecretParameter[] = [];
+  /** The metrics the function emits (the webhooks that refused an alert). */
+  readonly metrics: CustomMetricFactory;
 
   constructor(scope: Construct, id: string, props: WebhookSubscriberProps) {
     super(scope, id);
+    this.metrics = new CustomMetricFactory(METRICS.webhookService, props.deploymentName);
     this.deadLetters = deadLetterQueue(this, 'DeadLetters');
     this.fn = new SentinelFunction(this, 'Function', {
       entry: props.entry,
@@ -187,17 +218,18 @@ export class WebhookSubscriber extends Construct {
 
   /** Its alarms on the ops topic: alerts parked in the dead-letter queue, and webhooks that answer 4xx. */
   watchWith(watchdog: Watchdog): void {
-    watchdog.watchQueue(
+    watchdog.alarm(
       'WebhookDeadLetters',
-      this.deadLetters,
-      'Alerts no webhook retry delivered',
-      'an alert one webhook did not get: fix its URL parameter, then redrive the queue (docs/chat.md)',
+      deadLetterAlarm(
+        this.deadLetters,
+        'Alerts no webhook retry delivered',
+        'an alert one webhook did not get: fix its URL parameter, then redrive the queue (docs/chat.md)',
+      ),
     );
-    watchdog.watchCount(
-      'WebhookRejected',
-      METRICS.webhookRejected,
-      METRICS.webhookService,
-      'A webhook refused an alert (HTTP 4xx): its URL in SSM is wrong, revoked or moved; the function log names the parameter. Fix it, then redrive the webhook dead-letter queue.',
-    );
+    watchdog.alarm('WebhookRejected', {
+      description:
+        'A webhook refused an alert (HTTP 4xx): its URL in SSM is wrong, revoked or moved; the function log names the parameter. Fix it, then redrive the webhook dead-letter queue.',
+      metric: this.metrics.metric(METRICS.webhookRejected, { period: Duration.minutes(5) }),
+    });
   }
 }

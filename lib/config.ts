@@ -9,7 +9,6 @@ import type { Severity } from '../functions/core/findings/classify';
 import { ACCOUNT_SCAN_SETTINGS, accountName, MAX_ACCOUNTS } from '../functions/core/scan/accounts';
 import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/scan/config';
 import { type Policies, parsePolicies } from '../functions/core/scan/policies';
-import type { ScanMode } from '../functions/core/scan/scan';
 import { scheduleIntervalHours, scheduleProblem } from './schedule';
 
 /**
@@ -119,7 +118,6 @@ export const SentinelSettingsSchema = z
     expiryDays: SETTINGS.expiryDays.schema,
     criticalDays: SETTINGS.criticalDays.schema,
     minSeverity: SETTINGS.minSeverity.schema,
-    scanMode: SETTINGS.scanMode.schema,
     alertEmails: list(z.email('must be e-mail addresses')),
     alertSmsNumbers: list(
       z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164 phone numbers such as +31612345678'),
@@ -170,8 +168,27 @@ export const SentinelSettingsSchema = z
     alertSubscribersOutsideStack: flag.default(false),
     /** The SMS spend alarm fires when SNS's month-to-date SMS spend reaches this (the account's limit is 1 USD until raised). */
     smsSpendAlarmUsd: dollars.default(0.8),
-    /** This copy sets the account's and region's own settings (API Gateway's CloudWatch role, SMS delivery-status logging). */
-    ownsAccountSettings: flag.optional(),
+    /**
+     * This deployment owns what exists once per account and region (API Gateway's CloudWatch Logs
+     * role, SNS's SMS delivery-status logging): it sets them, and clears them when destroyed.
+     */
+    ownAccountSettings: flag.default(false),
+    /** Adopt the state table an earlier deployment kept (its output StateTableName) instead of making a new one. */
+    stateTableName: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9_.-]{3,255}$/,
+        'must be a DynamoDB table name (3 to 255 of A-Z a-z 0-9 _ . -), as the output StateTableName gave it',
+      )
+      .optional(),
+    /** Adopt the report bucket an earlier deployment kept (its output ReportBucketName) instead of making a new one. */
+    reportBucketName: z
+      .string()
+      .regex(
+        /^(?!xn--)(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+        'must be an S3 bucket name (3 to 63 of a-z 0-9 . -), as the output ReportBucketName gave it',
+      )
+      .optional(),
     /**
      * Several reseller accounts (docs/accounts.md): the accounts file's path (`-c accounts=FILE`,
      * `"accounts": "accounts.json"`) or its list. Read and checked before the rest (see
@@ -184,6 +201,10 @@ export const SentinelSettingsSchema = z
     accountConcurrency: wholeNumber(1, 40).default(4),
     /** Policies per domain group: the object, or the path of a JSON file holding it (read before, see {@link withPoliciesRead}). */
     policies: policiesObject.optional(),
+    /** The registry check (docs/registry.md): the scan function also asks registries' RDAP servers, over the internet. */
+    registryCheck: SETTINGS.registryCheck.schema,
+    rdapQueryBudget: SETTINGS.rdapQueryBudget.schema,
+    registryCheckDays: SETTINGS.registryCheckDays.schema,
   })
   .strict();
 
@@ -200,13 +221,8 @@ export const DeploySettingsSchema = SentinelSettingsSchema.extend({
   stackName: stackName.default('DomainSentinel'),
 }).strict();
 
-/** The stack's context keys (the README's Configuration table lists exactly these). */
-export const StackConfigSchema = DeploySettingsSchema;
-
 export type SentinelSettings = z.output<typeof SentinelSettingsSchema>;
 export type DeploySettings = z.output<typeof DeploySettingsSchema>;
-/** @deprecated the name of DeploySettings before settings files; kept for existing imports. */
-export type StackConfig = DeploySettings;
 
 /** A setting's value with its derived parts filled in. */
 export type ResolvedSettings<T extends SentinelSettings = SentinelSettings> = T & {
@@ -356,9 +372,6 @@ export function loadDeploySettings(node: Node, cwd = process.cwd()): ResolvedSet
   return resolved(parseWith(DeploySettingsSchema, { ...fromFile, ...fromContext }, where, cwd));
 }
 
-/** Reads the deploy settings from CDK context alone (and a settings file it names). */
-export const loadStackConfig = (node: Node): ResolvedSettings<DeploySettings> => loadDeploySettings(node);
-
 /*
  * The accounts file (docs/accounts.md): `{ "accounts": [ { "name": "brand-a", … } ] }`. Each account
  * is checked by the settings schema above, narrowed to what one account may set for itself; a key
@@ -418,8 +431,6 @@ export interface AccountSettings {
   readonly accountLabel?: string;
   /** @default - the deployment's */
   readonly quarantineDays?: string;
-  /** @default - the deployment's */
-  readonly scanMode?: ScanMode;
   /** Who gets this account's alerts only (a subscription filtered on its `account` attribute). @default - none */
   readonly alertEmails?: readonly string[];
   /** Who gets this account's critical SMS only. @default - none */

@@ -3,30 +3,39 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, Token, Validations } from 'a
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { parseWebhookSpec } from '../functions/core/alerts/webhook-delivery';
-import { ConfigError } from '../functions/core/base/errors';
 import type { Severity } from '../functions/core/findings/classify';
-import {
-  ACCOUNT_DIRECTORY_KEY,
-  ACCOUNT_SCAN_SETTINGS,
-  type AccountScanInput,
-} from '../functions/core/scan/accounts';
+import { ACCOUNT_DIRECTORY_KEY, type AccountScanInput } from '../functions/core/scan/accounts';
 import { ENV } from '../functions/core/scan/config';
 import type { Policies } from '../functions/core/scan/policies';
-import type { ScanMode } from '../functions/core/scan/scan';
+import { AccountGroups } from './account-groups';
+import { AccountSettings as AccountSettingsOwner } from './account-settings';
+import { SCAN_DURATION_ALARM_SHARE, watchDeployment } from './alarms';
 import { AlertTopic } from './alerts';
 import { ChatChannels, WebhookSubscriber } from './chat';
 import { type AccountSettings, parseSentinelSettings, type ResolvedSettings } from './config';
 import { SentinelDashboard } from './dashboard';
+import { armDeadMan } from './dead-man';
+import {
+  accountItems,
+  type CopyOfApp,
+  checkAccountConcurrency,
+  checkCollision,
+  checkKeyParameterNames,
+  deploymentNameOf,
+  environmentOf,
+  requireAlertSubscriber,
+} from './deployment-checks';
+import { limitProblems } from './limits';
 import { ReportBucket } from './report-bucket';
 import { Scanner } from './scanner';
-import { keyPolicyCount, MAX_KEY_POLICIES, SecretParameter } from './secret-parameter';
-import { SmsDeliveryStatusLogging } from './sms-delivery-logging';
+import { SecretParameter } from './secret-parameter';
 import { StateTable } from './state-table';
 import { Watchdog } from './watchdog';
 import { WebApi } from './web-api';
+
+export { NO_ACCOUNT_SUBSCRIBER, NO_ALERT_SUBSCRIBER } from './deployment-checks';
 
 /** Where the Lambda entries are, beside this package's lib/. */
 const FUNCTIONS_DIR = fileURLToPath(new URL('../functions', import.meta.url));
@@ -57,8 +66,6 @@ export interface DomainSentinelProps {
   readonly criticalDays?: number;
   /** Lowest severity that makes the scan publish. @default 'warning' */
   readonly minSeverity?: Severity;
-  /** How the scan reads the account. @default 'auto' */
-  readonly scanMode?: ScanMode;
   /** E-mail addresses that get the digest. @default - none */
   readonly alertEmails?: readonly string[];
   /** E.164 numbers that get an SMS for critical findings. @default - none */
@@ -94,12 +101,27 @@ export interface DomainSentinelProps {
   /** SSM SecureString holding the key that signs json webhooks. @default '/domain-sentinel/webhook-signing-key' */
   readonly webhookSigningKeyParameterName?: string;
   /**
-   * This copy sets what exists once per account and region: API Gateway's CloudWatch Logs role
-   * and (when it has alertSmsNumbers) SNS's SMS delivery-status logging. false in every copy but
-   * one when several are deployed from separate apps into one account and region.
-   * @default - true for each of them, unless an earlier DomainSentinel of the same app, account and region made it
+   * This deployment owns what exists once per account and region, and may overwrite it: API
+   * Gateway's CloudWatch Logs role (the account setting `cloudwatchRoleArn`, which the web API
+   * stage's own access and execution logs need) and, with SMS recipients, SNS's SMS delivery-status
+   * logging (the SMS attributes `DeliveryStatusIAMRole` and `DeliveryStatusSuccessSamplingRate`).
+   * Both are cleared when the stack is destroyed. Leave it off in an account where another team
+   * owns them (docs/deploy.md says what works either way).
+   * @default false - the account's settings are left alone: no stage logs, no SMS delivery-status logs
    */
-  readonly ownsAccountSettings?: boolean;
+  readonly ownAccountSettings?: boolean;
+  /**
+   * The state table an earlier deployment kept when it was destroyed (its output StateTableName):
+   * adopted instead of a new one, so the redeployed scan remembers what it announced.
+   * @default - a new table, kept when the stack is destroyed
+   */
+  readonly stateTableName?: string;
+  /**
+   * The report bucket an earlier deployment kept when it was destroyed (its output
+   * ReportBucketName): adopted instead of a new one.
+   * @default - a new bucket, kept when the stack is destroyed
+   */
+  readonly reportBucketName?: string;
   /**
    * Several reseller accounts (docs/accounts.md): the accounts file's path, or its accounts. One
    * schedule starts a state machine that scans each account once, with its own key parameter,
@@ -115,32 +137,39 @@ export interface DomainSentinelProps {
    * message attribute. @default - none: every domain has the deployment's settings
    */
   readonly policies?: string | Policies;
+  /**
+   * Check domains against their registry's RDAP too (docs/registry.md): the scan function then
+   * reaches IANA's bootstrap and the registries' RDAP servers over the internet, and may run 15
+   * minutes. @default false
+   */
+  readonly registryCheck?: boolean;
+  /** With registryCheck: most domains looked up per scan. @default 2000 */
+  readonly rdapQueryBudget?: number;
+  /** With registryCheck: days over which the rotating sample covers the account. @default 30 */
+  readonly registryCheckDays?: number;
 }
 
-/** A scan that takes more than this share of its timeout raises an alarm: the account outgrows it. */
-const SCAN_DURATION_ALARM_SHARE = 0.8;
+/** Copies made so far per app, to refuse two that would collide in one account and region. */
+const COPIES = new WeakMap<Construct, CopyOfApp[]>();
 
-/** Copies made so far per app and environment, to share what exists once per account and region. */
-const COPIES = new WeakMap<Construct, DomainSentinel[]>();
-
-/** `account/region` as the template has them; an environment-agnostic part is one unknown. */
-const environmentOf = (stack: Stack) =>
-  `${Token.isUnresolved(stack.account) ? '*' : stack.account}/${Token.isUnresolved(stack.region) ? '*' : stack.region}`;
+/** What to change when a deployment would pass an AWS limit (lib/limits.ts names the limit and the count). */
+const LIMIT_ADVICE =
+  'give the accounts fewer recipients of their own, shorten their apiKeyParameter names, or split the accounts over two deployments (docs/accounts.md#limits)';
 
 /**
  * domain-sentinel as one construct: the scheduled scan and its alerts, the web API of its links
  * (restore, snooze, acknowledge, report, calendar), the state table and report bucket, and the
- * alarms and dashboard that watch them. Instantiate it in any stack; two copies (two reseller
- * accounts) can live in one account and region: every physical name is CDK's, every metric carries
- * the copy's `deploymentName`, and what exists once per account is owned by one copy.
+ * alarms and dashboard that watch them. Instantiate it in any stack; copies (reseller accounts) can
+ * live side by side in one account and region, or in two regions: every physical name is
+ * CloudFormation's or carries the stack (and, where a name is account-wide, the region), every
+ * metric carries the copy's `deploymentName`, and nothing of the account's own settings is touched
+ * unless `ownAccountSettings` says this copy owns them.
  */
 export class DomainSentinel extends Construct {
   /** The props, validated, with defaults and derived values filled in. */
   readonly settings: ResolvedSettings;
   /** Tells this copy's metrics apart from another's in the same account and region: the dimension `deployment`. */
   readonly deploymentName: string;
-  /** Whether this copy owns API Gateway's CloudWatch role of the account and region (see DomainSentinelProps.ownsAccountSettings). */
-  readonly ownsAccountSettings: boolean;
   readonly scan: Scanner;
   /** Every link of the alerts: restore, snooze, acknowledge, report page, calendar feed. */
   readonly web: WebApi;
@@ -156,8 +185,10 @@ export class DomainSentinel extends Construct {
   readonly state: StateTable;
   /** Scan, findings, requests, publishes, web outcomes and errors of this copy. */
   readonly dashboard: SentinelDashboard;
-  /** SNS's SMS delivery-status logging, when this copy sends SMS and is the first in its account and region to. */
-  readonly smsDeliveryStatusLogging?: SmsDeliveryStatusLogging;
+  /** The account's and region's own settings, when this copy owns them (ownAccountSettings). */
+  readonly accountSettings?: AccountSettingsOwner;
+  /** Several accounts: each account's alarms and recipients, in nested stacks. */
+  readonly accountGroups?: AccountGroups;
   readonly apiKey: SecretParameter;
   readonly signingKey: SecretParameter;
   /**
@@ -170,17 +201,13 @@ export class DomainSentinel extends Construct {
     super(scope, id);
     const settings = parseSentinelSettings(props);
     this.settings = settings;
-    const stack = Stack.of(this);
     this.deploymentName = deploymentNameOf(this);
     const items = settings.accounts ? accountItems(settings.accounts) : undefined;
     if (items) {
       checkAccountConcurrency(settings);
       checkKeyParameterNames(items);
     }
-    const earlier = this.joinCopies(settings);
-    // What exists once per account and region is made by the first copy that needs it.
-    const owns = (made: (c: DomainSentinel) => boolean) => props.ownsAccountSettings ?? !earlier.some(made);
-    this.ownsAccountSettings = owns((c) => c.ownsAccountSettings);
+    this.joinCopies(settings);
 
     // One customer-managed key for both topics: CloudWatch alarms can publish to an encrypted
     // topic only through a key whose policy lets CloudWatch use it (the Watchdog grants that),
@@ -192,7 +219,6 @@ export class DomainSentinel extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
       pendingWindow: Duration.days(7),
     });
-
     const kmsKeyArn = settings.secretsKmsKeyArn ? { kmsKeyArn: settings.secretsKmsKeyArn } : {};
     this.apiKey = new SecretParameter(this, 'ResellerApiKey', {
       parameterName: settings.apiKeyParameterName,
@@ -210,22 +236,11 @@ export class DomainSentinel extends Construct {
           ...kmsKeyArn,
         }),
       }));
-
     this.alerts = new AlertTopic(this, 'Alerts', {
       key: this.topicKey,
       emails: settings.alertEmails,
       smsNumbers: settings.alertSmsNumbers,
     });
-    if (settings.accounts)
-      this.alerts.subscribeAccounts(
-        settings.accounts.map((a) => ({
-          name: a.name,
-          ...(a.alertEmails ? { emails: a.alertEmails } : {}),
-          ...(a.alertSmsNumbers ? { smsNumbers: a.alertSmsNumbers } : {}),
-        })),
-        { emails: settings.alertEmails, smsNumbers: settings.alertSmsNumbers },
-      );
-
     // The functions read policies as POLICIES takes them: JSON text (parseWith bounded its length).
     const policiesText = settings.policies ? JSON.stringify(settings.policies) : undefined;
     // The id stays 'Restore': the API's logical id, and so the URL in every link already sent, stays the same.
@@ -238,19 +253,10 @@ export class DomainSentinel extends Construct {
       ...(policiesText ? { policies: policiesText } : {}),
       timeZone: settings.timeZone,
       apiName: `${this.deploymentName.replaceAll('/', '-')}-restore`,
-      cloudWatchRole: this.ownsAccountSettings,
+      stageLogs: settings.ownAccountSettings,
       deploymentName: this.deploymentName,
-      accounts: this.accounts !== undefined,
+      accounts: items !== undefined,
     });
-    // Several accounts: each account's key and no deployment-wide one (each invocation names its account's).
-    if (this.accounts)
-      SecretParameter.grantReadAll(
-        this.web.fn,
-        this.accounts.map((a) => a.key),
-      );
-    else this.apiKey.grantRead(this.web.fn, ENV.apiKeyParameter);
-    this.signingKey.grantRead(this.web.fn, ENV.linkSigningKeyParameter);
-
     this.scan = new Scanner(this, 'Scan', {
       entry: `${FUNCTIONS_DIR}/scan.ts`,
       schedule: settings.schedule,
@@ -260,117 +266,145 @@ export class DomainSentinel extends Construct {
       expiryDays: settings.expiryDays,
       criticalDays: settings.criticalDays,
       minSeverity: settings.minSeverity,
-      scanMode: settings.scanMode,
       accountLabel: settings.accountLabel,
       quarantineDays: settings.quarantineDays,
       ...(policiesText ? { policies: policiesText } : {}),
       reservedConcurrency: settings.scanReservedConcurrency,
       deploymentName: this.deploymentName,
+      ...(settings.registryCheck
+        ? {
+            registryCheck: {
+              queryBudget: settings.rdapQueryBudget,
+              days: settings.registryCheckDays,
+            },
+          }
+        : {}),
       ...(items ? { accounts: items, accountConcurrency: settings.accountConcurrency } : {}),
     });
-    if (this.accounts)
-      SecretParameter.grantReadAll(
-        this.scan.fn,
-        this.accounts.map((a) => a.key),
-      );
-    else this.apiKey.grantRead(this.scan.fn, ENV.apiKeyParameter);
-    this.signingKey.grantRead(this.scan.fn, ENV.linkSigningKeyParameter);
-    this.alerts.grantPublish(this.scan.fn);
     this.chat = this.chatChannels(settings);
-    this.chat?.grantPublish(this.scan.fn);
-    this.state = new StateTable(this, 'State');
-    this.state.grantReadWrite(this.scan.fn);
-    // Snooze and acknowledge links write to the same state, through the store's conditional steps.
-    this.state.grantReadWrite(this.web.fn);
-
-    this.reports = new ReportBucket(this, 'Reports');
-    if (items) {
-      // Each account's reports under its own prefix; the web function learns the accounts from the deploy's copy.
-      this.reports.grantWriteAccounts(
-        this.scan.fn,
-        items.map((i) => i.account),
-      );
-      this.reports.grantReadAccounts(this.web.fn);
-      // The scan refuses an input that is not exactly its account's item of the deployed accounts.
-      this.reports.grantReadAccountDirectory(this.scan.fn);
-      const directory = this.reports.writeAccountDirectory(
-        { accounts: items },
-        `${this.deploymentName}/${ACCOUNT_DIRECTORY_KEY}`,
-      );
-      // A first deploy's schedule must not start scans before the accounts they are checked against exist.
-      this.scan.schedule.node.addDependency(directory);
-    } else {
-      this.reports.grantWrite(this.scan.fn);
-      this.reports.grantReadLatest(this.web.fn);
-    }
+    this.grantKeysAndTopics();
+    this.state = new StateTable(this, 'State', { tableName: settings.stateTableName });
+    this.reports = new ReportBucket(this, 'Reports', { bucketName: settings.reportBucketName });
+    this.grantMemory(items);
 
     this.watchdog = new Watchdog(this, 'Watchdog', {
       key: this.topicKey,
       emails: settings.opsEmails,
       deploymentName: this.deploymentName,
     });
-    this.watchdog.watchErrors('ScanErrors', this.scan.fn, 'The domain-sentinel scan');
-    if (items && this.scan.accountScans) {
-      // Per account: its own dead-man switch, and an alarm that names it when its scan fails.
-      for (const { account } of items) {
-        this.watchdog.watchCompletion(`ScanNotCompleted-${account}`, settings.scanIntervalHours, account);
-        this.watchdog.watchAccountFailures(`ScanFailed-${account}`, account);
-      }
-      this.watchdog.watchStateMachine('AccountScansFailed', this.scan.accountScans.stateMachine);
-    } else this.watchdog.watchCompletion('ScanNotCompleted', settings.scanIntervalHours);
-    this.watchdog.watchQueue('ScanFailedRuns', this.scan.failedRuns, 'Scan runs failed after retries');
-    this.watchdog.watchQueue(
-      'ScheduleDeadLetters',
-      this.scan.scheduleDeadLetters,
-      'The schedule could not invoke the scan',
-    );
-    this.watchdog.watchErrors(
-      'RestoreErrors',
-      this.web.fn,
-      'The web function (restore, snooze, acknowledge, report, calendar)',
-    );
-    this.watchdog.watchApiServerErrors('RestoreServerErrors', this.web.api.deploymentStage, 'The web API');
-    this.watchdog.watchDelivery('AlertDeliveryFailed', this.alerts.topic);
-    if (settings.webhooks.length > 0) {
-      this.webhooks = new WebhookSubscriber(this, 'Webhooks', {
-        entry: `${FUNCTIONS_DIR}/webhook.ts`,
-        alertTopic: this.alerts.topic,
-        webhooks: settings.webhooks.map(parseWebhookSpec),
-        signingKeyParameterName: settings.webhookSigningKeyParameterName,
-        timeZone: settings.timeZone,
-        deploymentName: this.deploymentName,
-        ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
-        ...kmsKeyArn,
-      });
-      this.webhooks.watchWith(this.watchdog);
-    }
-    this.watchdog.watchThrottles('ScanThrottled', this.scan.fn, 'The scan');
-    this.watchdog.watchThrottles('WebThrottled', this.web.fn, 'The web function');
-    this.watchdog.watchDuration('ScanNearTimeout', this.scan.fn, SCAN_DURATION_ALARM_SHARE, 'A scan');
     const smsNumbers = [
       ...settings.alertSmsNumbers,
       ...(settings.accounts ?? []).flatMap((a) => a.alertSmsNumbers ?? []),
     ];
-    if (smsNumbers.length > 0) {
-      this.watchdog.watchSmsSpend('SmsSpend', settings.smsSpendAlarmUsd);
-      if (owns((c) => c.smsDeliveryStatusLogging !== undefined))
-        this.smsDeliveryStatusLogging = new SmsDeliveryStatusLogging(this, 'SmsDeliveryStatusLogging');
-    }
-
+    watchDeployment(this.watchdog, {
+      scan: this.scan,
+      web: this.web.metrics,
+      alerts: this.alerts.metrics,
+      intervalHours: settings.scanIntervalHours,
+      accounts: items !== undefined,
+      ...(smsNumbers.length > 0 ? { smsSpendAlarmUsd: settings.smsSpendAlarmUsd } : {}),
+    });
+    if (settings.accounts)
+      this.accountGroups = new AccountGroups(this, 'AccountGroups', {
+        accounts: settings.accounts,
+        everyone: { emails: settings.alertEmails, smsNumbers: settings.alertSmsNumbers },
+        alertTopic: this.alerts.topic,
+        watchdog: this.watchdog,
+        scan: this.scan.metrics,
+        intervalHours: settings.scanIntervalHours,
+      });
+    armDeadMan(
+      this.watchdog,
+      this.scan.metrics,
+      items?.map((i) => i.account),
+    );
+    this.webhooks = this.webhookSubscriber(settings);
+    if (settings.ownAccountSettings)
+      this.accountSettings = new AccountSettingsOwner(this, 'AccountSettings', {
+        stage: this.web.api.deploymentStage,
+        smsDeliveryStatus: smsNumbers.length > 0,
+      });
     this.dashboard = new SentinelDashboard(this, 'Dashboard', {
-      scan: this.scan.fn,
-      web: this.web.fn,
-      stage: this.web.api.deploymentStage,
-      alertTopic: this.alerts.topic,
-      deploymentName: this.deploymentName,
+      scan: this.scan.metrics,
+      web: this.web.metrics,
+      alerts: this.alerts.metrics,
       durationAlarmShare: SCAN_DURATION_ALARM_SHARE,
       accounts: items !== undefined,
     });
-
     this.addOutputs();
     // A chat channel is a subscriber too, on the chat topic.
-    this.requireAlertSubscriber(settings.alertSubscribersOutsideStack || this.chat !== undefined);
-    this.acknowledgeUnavoidable(stack);
+    requireAlertSubscriber(
+      this,
+      this.alerts.topic,
+      (items ?? []).map((i) => i.account),
+      settings.alertSubscribersOutsideStack || this.chat !== undefined,
+    );
+    this.acknowledgeUnavoidable(Stack.of(this));
+    this.node.addValidation({ validate: () => limitProblems(this, LIMIT_ADVICE) });
+  }
+
+  /** Whether this copy owns the account's and region's own settings. */
+  get ownAccountSettings(): boolean {
+    return this.settings.ownAccountSettings;
+  }
+
+  /** The functions' keys (each account's, or the deployment's one), the signing key, and the topics they publish to. */
+  private grantKeysAndTopics(): void {
+    for (const fn of [this.web.fn, this.scan.fn]) {
+      // Several accounts: each account's key and no deployment-wide one (each invocation names its account's).
+      if (this.accounts)
+        SecretParameter.grantReadAll(
+          fn,
+          this.accounts.map((a) => a.key),
+        );
+      else this.apiKey.grantRead(fn, ENV.apiKeyParameter);
+      this.signingKey.grantRead(fn, ENV.linkSigningKeyParameter);
+    }
+    this.alerts.grantPublish(this.scan.fn);
+    this.chat?.grantPublish(this.scan.fn);
+  }
+
+  /** The state table and the report bucket, for the scan and the web function. */
+  private grantMemory(items: AccountScanInput[] | undefined): void {
+    this.state.grantReadWrite(this.scan.fn);
+    // Snooze and acknowledge links write to the same state, through the store's conditional steps.
+    this.state.grantReadWrite(this.web.fn);
+    if (!items) {
+      this.reports.grantWrite(this.scan.fn);
+      this.reports.grantReadLatest(this.web.fn);
+      return;
+    }
+    // Each account's reports under its own prefix; the web function learns the accounts from the deploy's copy.
+    this.reports.grantWriteAccounts(
+      this.scan.fn,
+      items.map((i) => i.account),
+    );
+    this.reports.grantReadAccounts(this.web.fn);
+    // The scan refuses an input that is not exactly its account's item of the deployed accounts.
+    this.reports.grantReadAccountDirectory(this.scan.fn);
+    const directory = this.reports.writeAccountDirectory(
+      { accounts: items },
+      `${this.deploymentName}/${ACCOUNT_DIRECTORY_KEY}`,
+    );
+    // A first deploy's schedule must not start scans before the accounts they are checked against exist.
+    this.scan.schedule.node.addDependency(directory);
+  }
+
+  /** The webhook subscriber and its alarms, when the settings list webhooks. */
+  private webhookSubscriber(settings: ResolvedSettings): WebhookSubscriber | undefined {
+    if (settings.webhooks.length === 0) return undefined;
+    const webhooks = new WebhookSubscriber(this, 'Webhooks', {
+      entry: `${FUNCTIONS_DIR}/webhook.ts`,
+      alertTopic: this.alerts.topic,
+      webhooks: settings.webhooks.map(parseWebhookSpec),
+      signingKeyParameterName: settings.webhookSigningKeyParameterName,
+      timeZone: settings.timeZone,
+      deploymentName: this.deploymentName,
+      ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
+      ...(settings.secretsKmsKeyArn ? { kmsKeyArn: settings.secretsKmsKeyArn } : {}),
+    });
+    webhooks.watchWith(this.watchdog);
+    return webhooks;
   }
 
   /** The chat topic and its channels, when the settings name a Slack or Teams channel. */
@@ -396,27 +430,13 @@ export class DomainSentinel extends Construct {
     });
   }
 
-  /**
-   * Registers this copy with the others of its app and environment: two copies reading one API key
-   * would scan one reseller account twice; what exists once per account is owned by the first copy
-   * unless the props say otherwise.
-   */
-  private joinCopies(settings: ResolvedSettings): DomainSentinel[] {
+  /** Registers this copy with the others of its app; one that would collide with an earlier copy fails the synth. */
+  private joinCopies(settings: ResolvedSettings): void {
     const root = this.node.root;
     const copies = COPIES.get(root) ?? [];
-    COPIES.set(root, [...copies, this]);
-    const here = environmentOf(Stack.of(this));
-    const same = copies.filter((c) => environmentOf(Stack.of(c)) === here);
-    const mine = keyParametersOf(settings);
-    const twin = same.find((c) => keyParametersOf(c.settings).some((p) => mine.includes(p)));
-    if (twin) {
-      const shared = keyParametersOf(twin.settings).find((p) => mine.includes(p));
-      throw new ConfigError(
-        `invalid DomainSentinel props: apiKeyParameterName ${shared} is already read by ${twin.node.path}; ` +
-          'give each copy (each reseller account) its own apiKeyParameterName',
-      );
-    }
-    return same;
+    const copy = { path: this.node.path, environment: environmentOf(Stack.of(this)), settings };
+    checkCollision(copy, copies);
+    COPIES.set(root, [...copies, copy]);
   }
 
   private addOutputs(): void {
@@ -434,7 +454,13 @@ export class DomainSentinel extends Construct {
     });
     new CfnOutput(this, 'StateTableName', {
       value: this.state.table.tableName,
-      description: 'Memory between scans; reset: sentinel state reset dynamodb:<this> --yes',
+      description:
+        'Memory between scans, kept when the stack is destroyed: redeploy with stateTableName=<this> to keep it; reset: sentinel state reset dynamodb:<this> --yes',
+    });
+    new CfnOutput(this, 'ReportBucketName', {
+      value: this.reports.bucket.bucketName,
+      description:
+        'Reports, kept when the stack is destroyed: redeploy with reportBucketName=<this> to keep them',
     });
     new CfnOutput(this, 'ScanFunctionName', {
       value: this.scan.fn.functionName,
@@ -447,33 +473,6 @@ export class DomainSentinel extends Construct {
         value: this.scan.accountScans.stateMachine.stateMachineArn,
         description: 'Scan every account now: aws stepfunctions start-execution --state-machine-arn <this>',
       });
-  }
-
-  /**
-   * Fails the synth when alerts would reach nobody. It runs at synth, after the app has had its
-   * chance to subscribe something in code (`sentinel.alerts.topic.addSubscription(…)`).
-   */
-  private requireAlertSubscriber(outsideStack: boolean): void {
-    this.node.addValidation({
-      validate: () => {
-        if (outsideStack) return [];
-        const topicArn = this.alerts.topic.topicArn;
-        const subscriptions = this.node.root.node
-          .findAll()
-          .filter(
-            (c): c is sns.CfnSubscription => c instanceof sns.CfnSubscription && c.topicArn === topicArn,
-          );
-        if (subscriptions.length === 0) return [NO_ALERT_SUBSCRIBER];
-        // Several accounts: each needs someone who gets its alerts (a filter on account, or none).
-        const covered = (account: string) =>
-          subscriptions.some((s) => {
-            const filter = s.filterPolicy as { account?: unknown } | undefined;
-            return !filter?.account || (Array.isArray(filter.account) && filter.account.includes(account));
-          });
-        const alone = (this.accounts ?? []).map((a) => a.item.account).filter((a) => !covered(a));
-        return alone.length ? [`${NO_ACCOUNT_SUBSCRIBER}: ${alone.join(', ')}`] : [];
-      },
-    });
   }
 
   /** cdk-nag findings that are the design, each acknowledged exactly, with the reason a security reviewer can check. */
@@ -512,88 +511,4 @@ export class DomainSentinel extends Construct {
       });
     }
   }
-}
-
-/** The synth error when the alert topic would have no subscriber. */
-export const NO_ALERT_SUBSCRIBER =
-  'No one would receive alerts: the alert topic has no subscriber. Add alertEmails (-c alertEmails=you@example.nl, ' +
-  'or "alertEmails": ["you@example.nl"] in the settings file) or alertSmsNumbers, or subscribe in code ' +
-  '(sentinel.alerts.topic.addSubscription(...)); if you subscribe the topic yourself after the deploy ' +
-  '(output AlertTopicArn), set alertSubscribersOutsideStack to true.';
-
-/** The synth error when an account's alerts would reach nobody (the accounts follow it). */
-export const NO_ACCOUNT_SUBSCRIBER =
-  'No one would receive the alerts of these accounts: give each an alertEmails or alertSmsNumbers of its own in the ' +
-  'accounts file, or add a recipient of every account (alertEmails beside "accounts" in the settings)';
-
-/** The key parameters a copy reads: its accounts' own, or the deployment's one. */
-const keyParametersOf = (settings: ResolvedSettings): string[] =>
-  settings.accounts
-    ? settings.accounts.flatMap((a) => (a.apiKeyParameter ? [a.apiKeyParameter] : []))
-    : [settings.apiKeyParameterName];
-
-/**
- * The Map starts up to `accountConcurrency` scans at once and Lambda throttles those beyond the
- * reserved concurrency; the task does not retry a throttle, so such an account would fail its scan
- * and raise its alarm with nothing wrong.
- */
-function checkAccountConcurrency(settings: ResolvedSettings): void {
-  const reserved = settings.scanReservedConcurrency;
-  if (reserved !== undefined && reserved < settings.accountConcurrency)
-    throw new ConfigError(
-      `invalid DomainSentinel props: scanReservedConcurrency (${reserved}) is below accountConcurrency (${settings.accountConcurrency}): ` +
-        `the state machine would start ${settings.accountConcurrency} scans at once and Lambda would throttle all but ${reserved}; ` +
-        'lower accountConcurrency, or raise scanReservedConcurrency (or leave it unset)',
-    );
-}
-
-/**
- * Each function lists every account's key parameter twice in its policies (see
- * SecretParameter.grantReadAll); names too long together would need more managed policies than IAM
- * attaches to a role, which only the deploy would find.
- */
-function checkKeyParameterNames(items: readonly AccountScanInput[]): void {
-  const names = items.map((i) => i.apiKeyParameter);
-  const policies = keyPolicyCount(names);
-  if (policies > MAX_KEY_POLICIES)
-    throw new ConfigError(
-      `invalid DomainSentinel props: the accounts' apiKeyParameter names are too long together (${names.reduce((n, name) => n + name.length, 0)} characters): ` +
-        `reading them takes ${policies} IAM managed policies of 6 144 characters, and a role holds ${MAX_KEY_POLICIES} of them here; ` +
-        'shorten the names (e.g. /domain-sentinel/<name>/api-key), or split the accounts over two deployments',
-    );
-}
-
-/**
- * The state machine's item of each account: its name, its key's parameter and its own settings
- * (the deployment's are the scan function's environment). The stack reads each key from its own
- * parameter, so every account must name one.
- */
-function accountItems(accounts: readonly AccountSettings[]): AccountScanInput[] {
-  const missing = accounts.filter((a) => !a.apiKeyParameter).map((a) => a.name);
-  if (missing.length > 0)
-    throw new ConfigError(
-      `invalid DomainSentinel props: accounts ${missing.join(', ')} have no apiKeyParameter: the stack reads each account's key from its own SSM SecureString, e.g. "apiKeyParameter": "/domain-sentinel/${missing[0]}/api-key"`,
-    );
-  return accounts.map((a) => {
-    const settings: Record<string, string | number> = {};
-    for (const name of ACCOUNT_SCAN_SETTINGS) {
-      const value = a[name];
-      // Policies are an object in the file and JSON text in the item, as in POLICIES.
-      if (value !== undefined) settings[name] = typeof value === 'object' ? JSON.stringify(value) : value;
-    }
-    return { account: a.name, apiKeyParameter: a.apiKeyParameter as string, settings };
-  });
-}
-
-/**
- * The stack's name, then the construct's path in it: `DomainSentinel` for the clone-and-deploy stack
- * (whose construct's id is `Default`), `Sentinels/AcmeAccount` for a copy with id `AcmeAccount`.
- */
-function deploymentNameOf(construct: Construct): string {
-  const stack = Stack.of(construct);
-  const inStack = construct.node.scopes
-    .slice(stack.node.scopes.length)
-    .map((c) => c.node.id)
-    .filter((id) => id !== 'Default');
-  return [stack.stackName, ...inStack].join('/');
 }

@@ -9,8 +9,10 @@
  * The props are the deploy settings of `cdk deploy -c key=value` and of a settings file, validated
  * by the same schema (docs/deploy.md).
  */
+export { ACCOUNT_GROUPS, AccountGroups, type AccountGroupsProps, accountGroupOf } from './account-groups';
 export { AccountScans, type AccountScansProps } from './account-scans';
-export { AlertTopic, type AlertTopicProps } from './alerts';
+export { AccountSettings as AccountSettingsOwner, type AccountSettingsProps } from './account-settings';
+export { AlertMetrics, AlertTopic, type AlertTopicProps } from './alerts';
 export {
   type AccountSettings,
   closestSetting,
@@ -25,10 +27,12 @@ export {
   SentinelSettingsSchema,
 } from './config';
 export { DomainSentinel, type DomainSentinelProps, NO_ALERT_SUBSCRIBER } from './domain-sentinel';
+export { AWS_LIMITS, limitProblems } from './limits';
+export { CustomMetricFactory, type MetricReading } from './metrics';
 export { ReportBucket, type ReportBucketProps } from './report-bucket';
-export { Scanner, type ScannerProps } from './scanner';
+export { ScanMetrics, Scanner, type ScannerProps } from './scanner';
 export { SecretParameter, type SecretParameterProps } from './secret-parameter';
 export { DomainSentinelStack, type DomainSentinelStackProps } from './stack';
-export { StateTable } from './state-table';
-export { Watchdog, type WatchdogProps } from './watchdog';
-export { WebApi, type WebApiProps } from './web-api';
+export { StateTable, type StateTableProps } from './state-table';
+export { type AlarmSpec, Watchdog, type WatchdogProps } from './watchdog';
+export { WEB_ROUTES, WebApi, type WebApiProps, WebMetrics, type WebRoute } from './web-api';

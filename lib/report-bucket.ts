@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Lazy, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
@@ -19,20 +19,42 @@ const ACCOUNTS_PREFIX = 'accounts/';
 export interface ReportBucketProps {
   /** Days each report is kept under `reports/`; `latest.json` is overwritten by every scan. @default 30 */
   readonly keepDays?: number;
+  /**
+   * An existing bucket to keep the reports in: the one an earlier deployment kept when it was
+   * destroyed (output ReportBucketName). The stack gives it this construct's bucket policy and
+   * lifecycle rules, as it would a bucket of its own. @default - a new bucket
+   */
+  readonly bucketName?: string;
+}
+
+/** A lifecycle rule as both CloudFormation and S3's PutBucketLifecycleConfiguration can take it. */
+interface HistoryRule {
+  readonly id: string;
+  readonly prefix: string;
 }
 
 /**
  * The latest full report, where the report page and the calendar feed read it: private (all public
- * access blocked), encrypted, TLS-only, old reports expired by a lifecycle rule. The construct owns
- * its wiring: each grant also sets the variable that names the bucket.
+ * access blocked), encrypted, TLS-only, old reports expired by a lifecycle rule; or the bucket an
+ * earlier deployment kept, adopted by name. The construct owns its wiring: each grant also sets the
+ * variable that names the bucket.
  */
 export class ReportBucket extends Construct {
-  readonly bucket: s3.Bucket;
+  readonly bucket: s3.IBucket;
+  /** Whether the bucket is an earlier deployment's, adopted by name (not a resource of this stack). */
+  readonly adopted: boolean;
   private readonly keepDays: number;
+  private readonly historyRules: HistoryRule[] = [{ id: 'ExpireOldReports', prefix: HISTORY_PREFIX }];
 
   constructor(scope: Construct, id: string, props: ReportBucketProps = {}) {
     super(scope, id);
     this.keepDays = props.keepDays ?? 30;
+    this.adopted = props.bucketName !== undefined;
+    if (props.bucketName) {
+      this.bucket = s3.Bucket.fromBucketName(this, 'Bucket', props.bucketName);
+      this.adoptBucket();
+      return;
+    }
     this.bucket = new s3.Bucket(this, 'Bucket', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       encryption: s3.BucketEncryption.S3_MANAGED,
@@ -55,6 +77,67 @@ export class ReportBucket extends Construct {
   }
 
   /**
+   * An adopted bucket gets what a new one has from its resource: the TLS-only policy (its old
+   * policy went with the stack that made it) and the lifecycle rules, put by a deploy-time call on
+   * every deploy that changes them (CloudFormation can set neither on a bucket it did not create).
+   */
+  private adoptBucket(): void {
+    const policy = new s3.BucketPolicy(this, 'Policy', { bucket: this.bucket });
+    policy.document.addStatements(
+      new iam.PolicyStatement({
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions: ['s3:*'],
+        resources: [this.bucket.bucketArn, this.bucket.arnForObjects('*')],
+        conditions: { Bool: { 'aws:SecureTransport': 'false' } },
+      }),
+    );
+    const rules = Lazy.any({
+      produce: () => [
+        ...this.historyRules.map((rule) => ({
+          ID: rule.id,
+          Status: 'Enabled',
+          Filter: { Prefix: rule.prefix },
+          Expiration: { Days: this.keepDays },
+        })),
+        {
+          ID: 'AbortIncompleteUploads',
+          Status: 'Enabled',
+          Filter: { Prefix: '' },
+          AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+        },
+      ],
+    });
+    const call = {
+      service: 'S3',
+      action: 'putBucketLifecycleConfiguration',
+      parameters: { Bucket: this.bucket.bucketName, LifecycleConfiguration: { Rules: rules } },
+      physicalResourceId: cr.PhysicalResourceId.of(`${this.bucket.bucketName}/lifecycle`),
+    };
+    sdkCall(this, 'Lifecycle', {
+      onCreate: call,
+      onUpdate: call,
+      statements: [
+        new iam.PolicyStatement({
+          actions: ['s3:PutLifecycleConfiguration'],
+          resources: [this.bucket.bucketArn],
+        }),
+      ],
+    });
+  }
+
+  /** Expires the reports under `prefix` after the bucket's days, on a bucket of its own or an adopted one. */
+  private addHistoryRule(rule: HistoryRule): void {
+    if (this.adopted) this.historyRules.push(rule);
+    else
+      (this.bucket as s3.Bucket).addLifecycleRule({
+        id: rule.id,
+        prefix: rule.prefix,
+        expiration: Duration.days(this.keepDays),
+      });
+  }
+
+  /**
    * Lets the scan keep its reports here (PutObject on latest.json, the view beside it that the page
    * and the feed read, and reports/ only) and sets the variable naming the bucket.
    */
@@ -70,7 +153,7 @@ export class ReportBucket extends Construct {
       ],
     });
     Validations.of(fn.role as iam.Role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket)}.Arn>/${HISTORY_PREFIX}*]`,
+      id: `AwsSolutions-IAM5[Resource::${this.nagArn()}/${HISTORY_PREFIX}*]`,
       reason:
         'The scan writes one new object per report under reports/ (the key is the report time); it may put objects there and nowhere else but latest.json and latest-view.json.',
     });
@@ -119,10 +202,9 @@ export class ReportBucket extends Construct {
       resourceArns: keys.map((key) => this.bucket.arnForObjects(key)),
     });
     for (const account of accounts)
-      this.bucket.addLifecycleRule({
+      this.addHistoryRule({
         id: `ExpireOldReports-${account}`,
         prefix: `${accountReportPrefix(account)}${HISTORY_PREFIX}`,
-        expiration: Duration.days(this.keepDays),
       });
     this.acknowledgeAccountKeys(
       fn,
@@ -204,11 +286,16 @@ export class ReportBucket extends Construct {
   }
 
   private acknowledgeAccountKeys(fn: lambda.Function, keys: readonly string[], reason: string): void {
-    const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket);
     for (const key of keys)
       Validations.of(fn.role as iam.Role).acknowledge({
-        id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${key}]`,
+        id: `AwsSolutions-IAM5[Resource::${this.nagArn()}/${key}]`,
         reason,
       });
+  }
+
+  /** The bucket's ARN as cdk-nag writes it in a finding: its own resource's, or an adopted bucket's name. */
+  private nagArn(): string {
+    if (this.adopted) return `arn:<AWS::Partition>:s3:::${this.bucket.bucketName}`;
+    return `<${Stack.of(this).getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket)}.Arn>`;
   }
 }

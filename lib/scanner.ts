@@ -1,4 +1,6 @@
 import { Duration, Stack, TimeZone } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
@@ -7,9 +9,10 @@ import { Construct } from 'constructs';
 import type { Severity } from '../functions/core/findings/classify';
 import { ACCOUNT_ENV, type AccountScanInput } from '../functions/core/scan/accounts';
 import { ENV, METRICS } from '../functions/core/scan/config';
-import type { ScanMode } from '../functions/core/scan/scan';
 import { AccountScans } from './account-scans';
+import { CustomMetricFactory, type MetricReading, metricOptions } from './metrics';
 import { SentinelFunction } from './sentinel-function';
+import type { AlarmSpec } from './watchdog';
 
 /**
  * What the scan needs to know. The construct turns these into the function's environment (the
@@ -33,8 +36,6 @@ export interface ScannerProps {
   readonly criticalDays?: number;
   /** Lowest severity that makes the scan publish. @default 'warning' (the function's default) */
   readonly minSeverity?: Severity;
-  /** How the scan reads the account. @default 'full' (the function's default) */
-  readonly scanMode?: ScanMode;
   /** Name of the account in subjects, digests and SMS. @default - none */
   readonly accountLabel?: string;
   /** Restore periods by TLD over the built-in table, as QUARANTINE_DAYS takes them (`nl=40,shop=30`). @default - the table only */
@@ -58,6 +59,12 @@ export interface ScannerProps {
   readonly accounts?: readonly AccountScanInput[];
   /** Accounts scanned at once. @default 4 */
   readonly accountConcurrency?: number;
+  /**
+   * The registry check (docs/registry.md): the function also asks IANA's bootstrap and the
+   * registries' RDAP servers over the internet, and gets Lambda's longest timeout for it.
+   * @default - off
+   */
+  readonly registryCheck?: { readonly queryBudget: number; readonly days: number };
 }
 
 /** A queue that only ever holds failed events: encrypted, TLS-only, kept 14 days for a person to look at. */
@@ -67,6 +74,21 @@ export function deadLetterQueue(scope: Construct, id: string): sqs.Queue {
     enforceSSL: true,
     retentionPeriod: Duration.days(14),
   });
+}
+
+/** An alarm on anything waiting in a dead-letter queue; `each` says what one message is. */
+export function deadLetterAlarm(
+  queue: sqs.IQueue,
+  what: string,
+  each = 'a scan that did not run',
+): AlarmSpec {
+  return {
+    description: `${what}: messages are waiting in ${queue.node.path}; each is ${each}.`,
+    metric: queue.metricApproximateNumberOfMessagesVisible({
+      period: Duration.minutes(5),
+      statistic: 'Maximum',
+    }),
+  };
 }
 
 /**
@@ -81,6 +103,8 @@ export class Scanner extends Construct {
   readonly schedule: scheduler.Schedule;
   /** The state machine the schedule starts, when there are several accounts. */
   readonly accountScans?: AccountScans;
+  /** What the scan's alarms and the dashboard watch. */
+  readonly metrics: ScanMetrics;
 
   constructor(scope: Construct, id: string, props: ScannerProps) {
     super(scope, id);
@@ -92,14 +116,13 @@ export class Scanner extends Construct {
       description: 'domain-sentinel: scans the reseller account and publishes one alert',
       serviceName: 'domain-sentinel-scan',
       // 1 024 MB: a scan with state peaks at about 150 MB of RSS at 100 000 domains and 350-380 MB at
-      // 1 000 000, measured as Lambda's runtime starts node for this size through the wrapper below
+      // 1 000 000, measured as Lambda's runtime starts node for this size
       // (npm run bench, docs/performance.md); Lambda also gives CPU in proportion to memory.
       memorySize: 1024,
-      // Started through functions/exec-wrapper.sh: an 8 MB semi-space instead of the runtime's 51.
-      execWrapper: 'exec-wrapper.sh',
       // 5 minutes: 100 000 domains at 100 per page and 4 in flight take ~15 s at 50 ms latency; the rest is
       // room for retries with backoff. The scan stops itself 20 s before this to fail with a clear message.
-      timeout: Duration.minutes(5),
+      // The registry check paces itself to each RDAP server (2 lookups at a time): Lambda's longest.
+      timeout: Duration.minutes(props.registryCheck ? 15 : 5),
       environment: {
         ...scanEnvironment(props),
         POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,
@@ -109,6 +132,7 @@ export class Scanner extends Construct {
         ? { reservedConcurrentExecutions: props.reservedConcurrency }
         : {}),
     });
+    this.metrics = new ScanMetrics(this.fn, props.deploymentName ?? Stack.of(this).stackName);
     this.fn.configureAsyncInvoke({
       retryAttempts: 2,
       maxEventAge: Duration.hours(2),
@@ -145,12 +169,14 @@ function scanEnvironment(props: ScannerProps): Record<string, string> {
     [ENV.expiryDays, props.expiryDays],
     [ENV.criticalDays, props.criticalDays],
     [ENV.minSeverity, props.minSeverity],
-    [ENV.scanMode, props.scanMode],
     [ENV.accountLabel, props.accountLabel],
     [ENV.quarantineDays, props.quarantineDays],
     [ENV.policies, props.policies],
     [ENV.smsQuietHours, props.smsQuietHours],
     [ENV.deploymentName, props.deploymentName],
+    [ENV.registryCheck, props.registryCheck ? 'on' : undefined],
+    [ENV.rdapQueryBudget, props.registryCheck?.queryBudget],
+    [ENV.registryCheckDays, props.registryCheck?.days],
   ];
   return {
     [ENV.resellerBaseUrl]: props.resellerBaseUrl,
@@ -159,4 +185,74 @@ function scanEnvironment(props: ScannerProps): Record<string, string> {
       optional.filter(([, value]) => value !== undefined).map(([name, value]) => [name, String(value)]),
     ),
   };
+}
+
+/**
+ * The scan's metrics: Lambda's of its function, and the ones the scan emits (functions/adapters/
+ * metrics.ts), of the whole deployment or of one account of several.
+ */
+export class ScanMetrics extends CustomMetricFactory {
+  constructor(
+    private readonly fn: lambda.Function,
+    deploymentName: string,
+  ) {
+    super(METRICS.service, deploymentName);
+  }
+
+  /** The function's timeout, which its duration is measured against. */
+  get timeout(): Duration {
+    return this.fn.timeout ?? Duration.minutes(5);
+  }
+
+  errors(reading: MetricReading = {}): cloudwatch.Metric {
+    return this.fn.metricErrors(metricOptions(reading));
+  }
+
+  throttles(reading: MetricReading = {}): cloudwatch.Metric {
+    return this.fn.metricThrottles(metricOptions(reading));
+  }
+
+  /** The longest run in the period. */
+  duration(reading: MetricReading = {}): cloudwatch.Metric {
+    return this.fn.metricDuration(metricOptions(reading, 'Maximum'));
+  }
+
+  /** Scans that completed (of one account, when given). */
+  completed(account?: string, reading: MetricReading = {}): cloudwatch.Metric {
+    return this.metric(METRICS.scanCompleted, reading, account);
+  }
+
+  /** Scans of one account that failed, as the state machine counts them. */
+  failed(account: string, reading: MetricReading = {}): cloudwatch.Metric {
+    return this.metric(METRICS.scanFailed, reading, account);
+  }
+
+  domainsScanned(reading: MetricReading = {}): cloudwatch.Metric {
+    return this.metric(METRICS.domainsScanned, reading);
+  }
+
+  unreadableRecords(reading: MetricReading = {}): cloudwatch.Metric {
+    return this.metric(METRICS.unreadableRecords, reading);
+  }
+
+  criticalFindings(reading: MetricReading = {}): cloudwatch.Metric {
+    return this.metric(METRICS.criticalFindings, reading);
+  }
+
+  warningFindings(reading: MetricReading = {}): cloudwatch.Metric {
+    return this.metric(METRICS.warningFindings, reading);
+  }
+
+  resellerRequests(reading: MetricReading = {}): cloudwatch.Metric {
+    return this.metric(METRICS.resellerRequests, reading);
+  }
+
+  resellerThrottled(reading: MetricReading = {}): cloudwatch.Metric {
+    return this.metric(METRICS.resellerThrottled, reading);
+  }
+
+  /** One line per account of a metric the scan emits with the account's name. */
+  perAccount(metricName: string): cloudwatch.MathExpression {
+    return this.search(metricName, [METRICS.accountDimension]);
+  }
 }

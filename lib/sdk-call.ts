@@ -11,6 +11,8 @@ export interface SdkCallProps {
   readonly onCreate: cr.AwsSdkCall;
   /** The call made when the resource's properties change. @default - none */
   readonly onUpdate?: cr.AwsSdkCall;
+  /** The call made when the resource is deleted (the stack destroyed, or the call dropped). @default - none */
+  readonly onDelete?: cr.AwsSdkCall;
   /** What the call may do: exactly its action and resources. */
   readonly statements: iam.PolicyStatement[];
 }
@@ -22,7 +24,7 @@ const WILDCARD_REASON =
 
 /**
  * One AWS API call at deploy time, for what CloudFormation has no resource for (account-level SMS
- * attributes, a metric data point). CDK runs every such call of a stack in one shared function,
+ * attributes, a metric data point, a setting cleared when the stack goes). CDK runs every such call of a stack in one shared function,
  * whose log group the stack creates here, with a retention, so nothing of it outlives the stack.
  */
 export function sdkCall(scope: Construct, id: string, props: SdkCallProps): cr.AwsCustomResource {
@@ -36,6 +38,7 @@ export function sdkCall(scope: Construct, id: string, props: SdkCallProps): cr.A
   const call = new cr.AwsCustomResource(scope, id, {
     onCreate: props.onCreate,
     ...(props.onUpdate ? { onUpdate: props.onUpdate } : {}),
+    ...(props.onDelete ? { onDelete: props.onDelete } : {}),
     policy: cr.AwsCustomResourcePolicy.fromStatements(props.statements),
     installLatestAwsSdk: false,
     logGroup,

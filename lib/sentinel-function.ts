@@ -1,14 +1,9 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Annotations, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import {
-  type ICommandHooks,
-  NodejsFunction,
-  type NodejsFunctionProps,
-  OutputFormat,
-} from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, type NodejsFunctionProps, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 
@@ -31,27 +26,6 @@ export interface SentinelFunctionProps
   readonly logRetention?: logs.RetentionDays;
   /** @default 'domain-sentinel' */
   readonly serviceName?: string;
-  /**
-   * A script in `functions/` that Lambda's runtime runs instead of node (`AWS_LAMBDA_EXEC_WRAPPER`),
-   * copied executable into the bundle beside `index.js`.
-   */
-  readonly execWrapper?: string;
-}
-
-/**
- * Bundling hooks that copy `functions/<file>` into the bundle, executable: the CLI's zip keeps each
- * file's mode, and Lambda runs an exec wrapper only when it is executable.
- */
-function copyIntoBundle(file: string): ICommandHooks {
-  if (!/^[\w.-]+$/.test(file)) throw new Error(`execWrapper must be a file name in functions/, not ${file}`);
-  return {
-    beforeBundling: () => [],
-    beforeInstall: () => [],
-    afterBundling: (inputDir, outputDir) => [
-      `cp "${inputDir}/functions/${file}" "${outputDir}/${file}"`,
-      `chmod 755 "${outputDir}/${file}"`,
-    ],
-  };
 }
 
 /**
@@ -63,9 +37,6 @@ export class SentinelFunction extends NodejsFunction {
   readonly logGroupOfFunction: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: SentinelFunctionProps) {
-    // A zip made on Windows carries no executable bit, and Lambda refuses a wrapper without one:
-    // the function would not start at all. There it runs as the runtime starts it (warned below).
-    const execWrapper = process.platform === 'win32' ? undefined : props.execWrapper;
     const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
       retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
@@ -93,7 +64,6 @@ export class SentinelFunction extends NodejsFunction {
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: props.serviceName ?? 'domain-sentinel',
-        ...(execWrapper ? { AWS_LAMBDA_EXEC_WRAPPER: `/var/task/${execWrapper}` } : {}),
         ...props.environment,
       },
       bundling: {
@@ -101,18 +71,15 @@ export class SentinelFunction extends NodejsFunction {
         sourceMap: true,
         target: 'node24',
         format: OutputFormat.CJS,
-        // The Node.js 24 runtime ships AWS SDK v3; bundling it again would only add size and cold-start time.
-        externalModules: ['@aws-sdk/*'],
+        // The AWS SDK is bundled, not taken from the runtime: the function then runs the SDK it was
+        // built and tested with (the deploy rehearsal runs these very bundles), not whatever version
+        // the runtime ships that day. The SDK's ES modules let esbuild drop what is unused.
+        externalModules: [],
+        mainFields: ['module', 'main'],
         forceDockerBundling: false,
-        ...(execWrapper ? { commandHooks: copyIntoBundle(execWrapper) } : {}),
       },
     });
     logGroup.grantWrite(role);
     this.logGroupOfFunction = logGroup;
-    if (props.execWrapper && !execWrapper)
-      Annotations.of(this).addWarningV2(
-        'domain-sentinel:execWrapperOnWindows',
-        `${id} starts without functions/${props.execWrapper}: a bundle zipped on Windows cannot mark it executable. It runs, with more memory in use (docs/performance.md); deploy from Linux or macOS for the figures there.`,
-      );
   }
 }

@@ -18,16 +18,33 @@ export const STATE_TABLE_ACTIONS = [
   'dynamodb:BatchWriteItem',
 ] as const;
 
+export interface StateTableProps {
+  /**
+   * An existing table to keep the state in: the one an earlier deployment kept when it was
+   * destroyed (output StateTableName), so a redeploy remembers what it announced.
+   * @default - a new table
+   */
+  readonly tableName?: string;
+}
+
 /**
  * Memory between scans: the DynamoDB table built from the one definition `sentinel state init`
  * also uses. On demand, point-in-time recovery, encrypted, and kept when the stack is destroyed
- * (losing it means every finding is announced as new again, and departures go unnoticed once).
+ * (losing it means every finding is announced as new again, and departures go unnoticed once);
+ * or the table such a deployment kept, adopted by name.
  */
 export class StateTable extends Construct {
-  readonly table: dynamodb.Table;
+  readonly table: dynamodb.ITable;
+  /** Whether the table is an earlier deployment's, adopted by name (not a resource of this stack). */
+  readonly adopted: boolean;
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: StateTableProps = {}) {
     super(scope, id);
+    this.adopted = props.tableName !== undefined;
+    if (props.tableName) {
+      this.table = dynamodb.Table.fromTableName(this, 'Table', props.tableName);
+      return;
+    }
     const { partitionKey, sortKey } = STATE_TABLE_DEFINITION;
     this.table = new dynamodb.Table(this, 'Table', {
       partitionKey: { name: partitionKey.name, type: ATTRIBUTE_TYPES[partitionKey.type] },

@@ -1,9 +1,12 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ACCOUNT_ENV } from '../functions/core/scan/accounts';
-import { ENV } from '../functions/core/scan/config';
+import { ENV, METRICS } from '../functions/core/scan/config';
+import { CustomMetricFactory, type MetricReading, metricOptions } from './metrics';
 import { SentinelFunction } from './sentinel-function';
 
 /** The API's one stage: part of every link's URL. */
@@ -40,11 +43,14 @@ export interface WebApiProps {
    */
   readonly apiName?: string;
   /**
-   * Create API Gateway's CloudWatch Logs role and set it for the account and region (one per
-   * region: a second copy shares the first's). The stage's execution logs need it to be set.
-   * @default true
+   * The stage writes execution logs (errors) and access logs to CloudWatch Logs. API Gateway
+   * writes them with the role set for the whole account and region (its CloudWatch Logs role): a
+   * stage that logs is refused where none is set, so only a copy that owns that setting (see
+   * DomainSentinelProps.ownAccountSettings) turns them on. Without them, the web function's own
+   * log has a line per request it serves, and API Gateway's metrics count what it refuses.
+   * @default false
    */
-  readonly cloudWatchRole?: boolean;
+  readonly stageLogs?: boolean;
   /** The `deployment` dimension of the function's metrics (DEPLOYMENT_NAME). @default - none */
   readonly deploymentName?: string;
   /**
@@ -54,19 +60,53 @@ export interface WebApiProps {
   readonly accounts?: boolean;
 }
 
+/** A route of the web API: its path under the stage (`{name}` a required path parameter) and its methods. */
+export interface WebRoute {
+  readonly path: string;
+  readonly methods: readonly string[];
+}
+
+/** Links that act: GET shows the confirmation page, HEAD answers as GET does, only POST acts. */
+const ACTING = ['GET', 'HEAD', 'POST'] as const;
+/** Read-only links: no POST route at all. */
+const READING = ['GET', 'HEAD'] as const;
+
+/**
+ * Every route of a deployment's links; a new link is one entry here (the deploy rehearsal reads
+ * the routes and methods back from the template and drives each).
+ */
+export const WEB_ROUTES: readonly WebRoute[] = [
+  { path: 'restore/{domain}', methods: ACTING },
+  { path: 'snooze/{domain}', methods: ACTING },
+  { path: 'acknowledge/{domain}', methods: ACTING },
+  // A finding's page is read-only: it offers the acting links, each confirming before it acts.
+  { path: 'finding/{domain}', methods: READING },
+  { path: 'report', methods: READING },
+  { path: 'report.json', methods: READING },
+  { path: 'calendar.ics', methods: READING },
+];
+
+/** Several accounts: the overview, then every route of {@link WEB_ROUTES} under each account's own path. */
+export const ACCOUNT_ROUTES: readonly WebRoute[] = [
+  { path: 'accounts', methods: READING },
+  ...WEB_ROUTES.map((route) => ({ ...route, path: `accounts/{account}/${route.path}` })),
+];
+
 /**
  * API Gateway in front of the web function: GET/HEAD/POST /restore/{domain}, /snooze/{domain} and
- * /acknowledge/{domain}; GET/HEAD /report and /calendar.ics. Throttled for a few humans (and the
- * calendar apps polling the feed), with access logs that record the path but never the query
- * string (the signature).
+ * /acknowledge/{domain}; GET/HEAD /finding/{domain}, /report, /report.json and /calendar.ics ({@link WEB_ROUTES}). Throttled for a
+ * few humans (and the calendar apps polling the feed); where the stage logs, its access logs record
+ * the path but never the query string (the signature).
  */
 export class WebApi extends Construct {
   readonly fn: SentinelFunction;
   readonly api: apigateway.RestApi;
   /** Base URL the scan signs every link under (includes the stage, ends with '/'). */
   readonly url: string;
-  /** The stage's execution log group (errors only), created by the stack with a retention. */
-  readonly executionLogs: logs.LogGroup;
+  /** The stage's execution log group (errors only), created by the stack with a retention, when the stage logs. */
+  readonly executionLogs?: logs.LogGroup;
+  /** What the web function's alarms and the dashboard watch. */
+  readonly metrics: WebMetrics;
 
   constructor(scope: Construct, id: string, props: WebApiProps) {
     super(scope, id);
@@ -77,21 +117,7 @@ export class WebApi extends Construct {
       // At most one reseller lookup and one state or report read per request: 256 MB and 15 s.
       memorySize: 256,
       timeout: Duration.seconds(15),
-      environment: {
-        [ENV.resellerBaseUrl]: props.resellerBaseUrl,
-        [ENV.expiryDays]: String(props.expiryDays),
-        [ENV.criticalDays]: String(props.criticalDays),
-        ...(props.quarantineDays ? { [ENV.quarantineDays]: props.quarantineDays } : {}),
-        ...(props.policies ? { [ENV.policies]: props.policies } : {}),
-        ...(props.timeZone ? { [ENV.timeZone]: props.timeZone } : {}),
-        ...(props.deploymentName ? { [ENV.deploymentName]: props.deploymentName } : {}),
-        ...(props.accounts ? { [ACCOUNT_ENV.accountsOnly]: 'true' } : {}),
-      },
-    });
-
-    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
-      retention: logs.RetentionDays.THREE_MONTHS,
-      removalPolicy: RemovalPolicy.DESTROY,
+      environment: webEnvironment(props),
     });
     this.api = new apigateway.RestApi(this, 'Api', {
       // API Gateway's metrics are keyed by API name, not id: a name unique to the stack keeps the
@@ -99,117 +125,162 @@ export class WebApi extends Construct {
       restApiName: props.apiName ?? `${Stack.of(this).stackName}-restore`,
       description: 'domain-sentinel restore links',
       endpointTypes: [apigateway.EndpointType.REGIONAL],
-      // The API Gateway CloudWatch role is an account-wide setting other APIs may share: keep it on destroy.
-      ...((props.cloudWatchRole ?? true)
-        ? { cloudWatchRole: true, cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN }
-        : { cloudWatchRole: false }),
+      // The account's API Gateway CloudWatch role is not this API's to set (AccountSettings owns it).
+      cloudWatchRole: false,
       deployOptions: {
         stageName: STAGE,
         throttlingRateLimit: props.rateLimit ?? 2,
         throttlingBurstLimit: props.burstLimit ?? 5,
-        // Execution logs for errors only, and never request data: the query string holds the signature.
-        loggingLevel: apigateway.MethodLoggingLevel.ERROR,
-        dataTraceEnabled: false,
-        accessLogDestination: new apigateway.LogGroupLogDestination(accessLogs),
-        accessLogFormat: apigateway.AccessLogFormat.custom(
-          JSON.stringify({
-            requestId: apigateway.AccessLogField.contextRequestId(),
-            ip: apigateway.AccessLogField.contextIdentitySourceIp(),
-            userAgent: apigateway.AccessLogField.contextIdentityUserAgent(),
-            time: apigateway.AccessLogField.contextRequestTime(),
-            method: apigateway.AccessLogField.contextHttpMethod(),
-            path: apigateway.AccessLogField.contextPath(),
-            status: apigateway.AccessLogField.contextStatus(),
-            latency: apigateway.AccessLogField.contextResponseLatency(),
-          }),
-        ),
+        ...(props.stageLogs ? this.stageLogging() : {}),
       },
     });
+    this.addRoutes(props.accounts ? [...WEB_ROUTES, ...ACCOUNT_ROUTES] : WEB_ROUTES);
+    this.url = this.api.url;
+    this.metrics = new WebMetrics(
+      this.fn,
+      this.api.deploymentStage,
+      props.deploymentName ?? Stack.of(this).stackName,
+    );
+    if (props.stageLogs) this.executionLogs = this.createExecutionLogs();
+    this.acknowledge(props.stageLogs ?? false);
+  }
+
+  /**
+   * Every route through one Lambda integration. Its permission is one for the whole API
+   * (`scopePermissionToMethod: false`, CDK's own): one statement per method would grow the
+   * function's resource policy (Lambda allows 20 KB) with every route and account path.
+   */
+  private addRoutes(routes: readonly WebRoute[]): void {
     // Acting paths must name a domain; the function validates the rest (and the snooze form).
     const validator = this.api.addRequestValidator('RequestValidator', {
       validateRequestParameters: true,
       validateRequestBody: true,
     });
-    const integration = new apigateway.LambdaIntegration(this.fn);
-    for (const action of ['restore', 'snooze', 'acknowledge']) {
-      const resource = this.api.root.addResource(action).addResource('{domain}');
-      for (const method of ['GET', 'HEAD', 'POST']) {
+    const integration = new apigateway.LambdaIntegration(this.fn, { scopePermissionToMethod: false });
+    for (const route of routes) {
+      let resource: apigateway.IResource = this.api.root;
+      for (const part of route.path.split('/'))
+        resource = resource.getResource(part) ?? resource.addResource(part);
+      const parameters = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+      for (const method of route.methods)
         resource.addMethod(method, integration, {
           requestValidator: validator,
-          requestParameters: { 'method.request.path.domain': true },
+          ...(parameters.length
+            ? {
+                requestParameters: Object.fromEntries(
+                  parameters.map((name) => [`method.request.path.${name}`, true]),
+                ),
+              }
+            : {}),
           authorizationType: apigateway.AuthorizationType.NONE,
         });
-      }
     }
-    // Read-only links: no POST route at all.
-    for (const path of ['report', 'calendar.ics']) {
-      const resource = this.api.root.addResource(path);
-      for (const method of ['GET', 'HEAD']) {
-        resource.addMethod(method, integration, {
-          requestValidator: validator,
-          authorizationType: apigateway.AuthorizationType.NONE,
-        });
-      }
-    }
-    if (props.accounts) {
-      // The overview, and every route above again under each account's own path. Without the
-      // console's test-invoke permissions: the function's resource policy (20 KB) holds one
-      // statement per permission, and these would double the routes' share of it.
-      const integration = new apigateway.LambdaIntegration(this.fn, { allowTestInvoke: false });
-      const root = this.api.root.addResource('accounts');
-      for (const method of ['GET', 'HEAD'])
-        root.addMethod(method, integration, {
-          requestValidator: validator,
-          authorizationType: apigateway.AuthorizationType.NONE,
-        });
-      const account = root.addResource('{account}');
-      for (const action of ['restore', 'snooze', 'acknowledge']) {
-        const resource = account.addResource(action).addResource('{domain}');
-        for (const method of ['GET', 'HEAD', 'POST'])
-          resource.addMethod(method, integration, {
-            requestValidator: validator,
-            requestParameters: { 'method.request.path.account': true, 'method.request.path.domain': true },
-            authorizationType: apigateway.AuthorizationType.NONE,
-          });
-      }
-      for (const path of ['report', 'calendar.ics']) {
-        const resource = account.addResource(path);
-        for (const method of ['GET', 'HEAD'])
-          resource.addMethod(method, integration, {
-            requestValidator: validator,
-            requestParameters: { 'method.request.path.account': true },
-            authorizationType: apigateway.AuthorizationType.NONE,
-          });
-      }
-    }
-    this.url = this.api.url;
+  }
 
-    // API Gateway writes execution logs to a group it names itself and would create without a
-    // retention, to outlive `cdk destroy`. Made here first (the stage waits for it), it has one and goes with the stack.
-    this.executionLogs = new logs.LogGroup(this, 'ExecutionLogs', {
+  /** Execution logs for errors only, and never request data: the query string holds the signature. */
+  private stageLogging(): apigateway.StageOptions {
+    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+      retention: logs.RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    return {
+      loggingLevel: apigateway.MethodLoggingLevel.ERROR,
+      dataTraceEnabled: false,
+      accessLogDestination: new apigateway.LogGroupLogDestination(accessLogs),
+      accessLogFormat: apigateway.AccessLogFormat.custom(
+        JSON.stringify({
+          requestId: apigateway.AccessLogField.contextRequestId(),
+          ip: apigateway.AccessLogField.contextIdentitySourceIp(),
+          userAgent: apigateway.AccessLogField.contextIdentityUserAgent(),
+          time: apigateway.AccessLogField.contextRequestTime(),
+          method: apigateway.AccessLogField.contextHttpMethod(),
+          path: apigateway.AccessLogField.contextPath(),
+          status: apigateway.AccessLogField.contextStatus(),
+          latency: apigateway.AccessLogField.contextResponseLatency(),
+        }),
+      ),
+    };
+  }
+
+  /**
+   * API Gateway writes execution logs to a group it names itself (after the API's id, new with every
+   * API, so the name is this stack's alone) and would create without a retention, to outlive
+   * `cdk destroy`. Made here first (the stage waits for it), it has one and goes with the stack.
+   */
+  private createExecutionLogs(): logs.LogGroup {
+    const group = new logs.LogGroup(this, 'ExecutionLogs', {
       logGroupName: `API-Gateway-Execution-Logs_${this.api.restApiId}/${STAGE}`,
       retention: logs.RetentionDays.THREE_MONTHS,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    this.api.deploymentStage.node.addDependency(this.executionLogs);
+    this.api.deploymentStage.node.addDependency(group);
+    return group;
+  }
 
+  private acknowledge(stageLogs: boolean): void {
     const capability =
       'Every link is a capability URL: the function verifies an HMAC-SHA256 signature over action, subject and expiry ' +
       'before it reads or changes anything, and the recipients of the alert are e-mail readers without AWS identities.';
     Validations.of(this.api).acknowledge({ id: 'AwsSolutions-APIG4', reason: capability });
     Validations.of(this.api).acknowledge({ id: 'AwsSolutions-COG4', reason: capability });
-    if (props.cloudWatchRole ?? true)
-      Validations.of(this.api).acknowledge({
-        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-        reason:
-          "API Gateway's account-level CloudWatch role needs AmazonAPIGatewayPushToCloudWatchLogs, the policy AWS publishes for " +
-          'exactly that role, so the stage can write its error and access logs; the functions themselves have no managed policies.',
-      });
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG3',
       reason:
         'Every method of the API needs a valid HMAC-signed link, and the stage is throttled to a few requests ' +
         'per second; a WAF web ACL (more than the rest of the stack costs) would add no protection the signature does not give.',
     });
+    if (stageLogs) return;
+    const noAccountRole =
+      "A stage's CloudWatch logs need the account's API Gateway CloudWatch Logs role, an account-wide setting this " +
+      'stack leaves to its owner unless ownAccountSettings says it is the stack (docs/deploy.md); the web function logs ' +
+      "every request it serves (its own log group), and the stage's 4XX/5XX metrics count what API Gateway refuses.";
+    Validations.of(this.api).acknowledge({ id: 'AwsSolutions-APIG1', reason: noAccountRole });
+    Validations.of(this.api).acknowledge({ id: 'AwsSolutions-APIG6', reason: noAccountRole });
+  }
+}
+
+/** The web function's environment from the typed props; grants add their own variables. */
+function webEnvironment(props: WebApiProps): Record<string, string> {
+  return {
+    [ENV.resellerBaseUrl]: props.resellerBaseUrl,
+    [ENV.expiryDays]: String(props.expiryDays),
+    [ENV.criticalDays]: String(props.criticalDays),
+    ...(props.quarantineDays ? { [ENV.quarantineDays]: props.quarantineDays } : {}),
+    ...(props.policies ? { [ENV.policies]: props.policies } : {}),
+    ...(props.timeZone ? { [ENV.timeZone]: props.timeZone } : {}),
+    ...(props.deploymentName ? { [ENV.deploymentName]: props.deploymentName } : {}),
+    ...(props.accounts ? { [ACCOUNT_ENV.accountsOnly]: 'true' } : {}),
+  };
+}
+
+/** The web API's metrics: Lambda's of its function, the stage's, and the outcomes the function emits. */
+export class WebMetrics extends CustomMetricFactory {
+  constructor(
+    private readonly fn: lambda.IFunction,
+    private readonly stage: apigateway.Stage,
+    deploymentName: string,
+  ) {
+    super(METRICS.webService, deploymentName);
+  }
+
+  errors(reading: MetricReading = {}): cloudwatch.Metric {
+    return this.fn.metricErrors(metricOptions(reading));
+  }
+
+  throttles(reading: MetricReading = {}): cloudwatch.Metric {
+    return this.fn.metricThrottles(metricOptions(reading));
+  }
+
+  /**
+   * Server errors of the stage. The web function answers a failed restore with a 5xx page instead
+   * of throwing, so the function's Errors metric never sees it; API Gateway's 5XXError does.
+   */
+  serverErrors(reading: MetricReading = {}): cloudwatch.Metric {
+    return this.stage.metricServerError(metricOptions(reading));
+  }
+
+  /** One line per action and outcome (restored, refused, outcome_unknown, snoozed, …). */
+  outcomes(): cloudwatch.MathExpression {
+    return this.search(METRICS.webOutcome, ['action', 'outcome']);
   }
 }

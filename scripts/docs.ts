@@ -6,9 +6,12 @@ import { main } from '../bin/cli';
 import type { Command } from '../bin/command';
 import { COMMANDS } from '../bin/commands/index';
 import { flagUsage, OTHER_VARIABLES, optionDoc, renderOverview, variablesOf } from '../bin/help';
+import { InterruptedError } from '../bin/interrupt';
+import { NEXT_STEP_TABLE } from '../functions/core/findings/next-step-docs';
 import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/scan/config';
 import { generatePortfolio } from '../functions/simulator/portfolio';
-import { StackConfigSchema } from '../lib/config';
+import { DeploySettingsSchema } from '../lib/config';
+import { costRegions } from './cost-model';
 
 /**
  * `npm run docs`: rewrites the parts of README.md and docs/*.md between `<!-- generated:NAME -->`
@@ -32,6 +35,20 @@ const DEMO = { domains: 60, seed: 7 } as const;
 const MEMORY_TRY_OUT = { state: '.sentinel/memory.json', alerts: '.sentinel/alerts.txt' } as const;
 const SNOOZE_STATE = '.sentinel/state.json';
 const SERVE_PORT = 8787;
+/** The digest's lines about the registry check: its findings, their next steps, its own section. */
+const REGISTRY_FINDING = /: (the reseller lists|the registry has|on hold at the registry)/;
+// [ ][ ], not a count: the try-out runs it in awk, and mawk (Debian's, Ubuntu's) knows no {2}.
+const REGISTRY_OTHER = /^(REGISTRY CHECK|[ ][ ]Not check|[ ][ ]- \(info\))/;
+/** The try-out's filter: each registry finding with its next step, and the check's own lines. */
+const REGISTRY_AWK = `awk '/^- /{r=/${REGISTRY_FINDING.source}/} (r && /^(- |  Next: )/) || /${REGISTRY_OTHER.source}/'`;
+/** What REGISTRY_AWK keeps of a digest. */
+function registryLines(digest: string): string[] {
+  let inRegistryFinding = false;
+  return digest.split('\n').filter((line) => {
+    if (line.startsWith('- ')) inRegistryFinding = REGISTRY_FINDING.test(line);
+    return (inRegistryFinding && /^(- | {2}Next: )/.test(line)) || REGISTRY_OTHER.test(line);
+  });
+}
 /** The simulator's faults in the try-out, in the order they hit. */
 const FAULTS = '429,500,503,hang,malformed';
 
@@ -48,8 +65,11 @@ const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
   alertSubscribersOutsideStack:
     'the alert topic is subscribed outside the stack; without it (and alertEmails, alertSmsNumbers) the synth fails',
   smsSpendAlarmUsd: 'month-to-date SMS spend (USD) that raises the SMS spend alarm (with alertSmsNumbers)',
-  ownsAccountSettings:
-    'this copy sets API Gateway’s CloudWatch role and SMS delivery-status logging of the account and region',
+  ownAccountSettings:
+    'this deployment owns API Gateway’s CloudWatch Logs role and SNS’s SMS delivery-status logging of the account and region: it overwrites them, turns on the web API stage’s own logs, and clears them when destroyed (docs/deploy.md)',
+  stateTableName:
+    'adopt the state table an earlier deployment kept (its output `StateTableName`), so a redeploy remembers what it announced',
+  reportBucketName: 'adopt the report bucket an earlier deployment kept (its output `ReportBucketName`)',
   stackName: 'name of the CloudFormation stack (`cdk deploy -c settings=FILE`: keep it in the file)',
   slackWorkspaceId:
     'Slack workspace id (T…) authorised once in Amazon Q Developer in chat applications; with slackChannelId a Slack channel gets each alert (docs/chat.md)',
@@ -69,7 +89,8 @@ const DEPLOY_CONTEXT_DEFAULTS: Readonly<Record<string, string>> = {
   scanIntervalHours: '24 for cron schedules',
   secretsKmsKeyArn: 'any key, through SSM only',
   scanReservedConcurrency: 'none',
-  ownsAccountSettings: 'the first copy of an app that needs them',
+  stateTableName: 'a new table',
+  reportBucketName: 'a new bucket',
   slackWorkspaceId: 'none: no Slack channel',
   teamsTeamId: 'none: no Teams channel',
   webhooks: 'none',
@@ -94,7 +115,7 @@ export function optionsTable(command: Command): string {
   return table(['flag', 'meaning'], rows);
 }
 
-/** Every command: usage, what it does, its options and the variables it reads. */
+/** Every command: usage, what it does, its examples, its options and the variables it reads. */
 export function cliReference(commands: readonly Command[]): string {
   return commands
     .map((command) => {
@@ -104,6 +125,8 @@ export function cliReference(commands: readonly Command[]): string {
         '',
         `${command.summary[0]?.toUpperCase()}${command.summary.slice(1)}.${command.about ? ` ${command.about}` : ''}`,
         '',
+        fence(command.examples.map((e) => `${e.line}   # ${e.says}`).join('\n'), 'sh'),
+        '',
         Object.keys(command.options).length ? optionsTable(command) : 'No options.',
         ...(variables.length
           ? ['', `Environment: ${variables.map((v) => `[\`${v}\`](configuration.md)`).join(', ')}.`]
@@ -111,6 +134,40 @@ export function cliReference(commands: readonly Command[]): string {
       ].join('\n');
     })
     .join('\n\n');
+}
+
+/**
+ * docs/when-an-alert-arrives.md: one section per finding and change kind, from the table the alerts
+ * themselves end each finding with (functions/core/findings/next-step.ts).
+ */
+export function nextStepSections(): string {
+  const day = (iso: string) =>
+    new Intl.DateTimeFormat('en-GB', {
+      day: 'numeric',
+      month: 'short',
+      year: 'numeric',
+      timeZone: 'UTC',
+    }).format(new Date(iso));
+  const section = (row: (typeof NEXT_STEP_TABLE)[number]) =>
+    [
+      `### ${row.doc.title} (\`${row.kind}\`)`,
+      '',
+      `**Severity:** ${row.doc.severity}. **When:** ${row.doc.when}`,
+      '',
+      `**What the alert says to do** (an example): ${row.line(day)}`,
+      '',
+      row.doc.how,
+    ].join('\n');
+  return [
+    '## Findings',
+    '',
+    ...NEXT_STEP_TABLE.filter((r) => r.group === 'finding').map((r) => `${section(r)}\n`),
+    '## Changes since the last scan (with a state store)',
+    '',
+    ...NEXT_STEP_TABLE.filter((r) => r.group === 'change').map((r) => `${section(r)}\n`),
+  ]
+    .join('\n')
+    .trimEnd();
 }
 
 /** Environment variables (SETTINGS, SECRET_SETTINGS) and the stack's context keys. */
@@ -136,14 +193,14 @@ export function configurationTable(): string {
     ...settings.flatMap((s) => (s.context ? [s.context] : [])),
     ...SECRET_SETTINGS.flatMap((s) => ('context' in s ? [s.context] : [])),
   ]);
-  for (const key of Object.keys(StackConfigSchema.shape)) {
+  for (const key of Object.keys(DeploySettingsSchema.shape)) {
     if (documented.has(key)) continue;
     const doc = DEPLOY_CONTEXT_DOCS[key];
     if (!doc)
       throw new Error(
         `CDK context key ${key} is not documented: add it to DEPLOY_CONTEXT_DOCS in scripts/docs.ts`,
       );
-    const parsed = (StackConfigSchema.shape as Record<string, import('zod').ZodType>)[key]?.safeParse(
+    const parsed = (DeploySettingsSchema.shape as Record<string, import('zod').ZodType>)[key]?.safeParse(
       undefined,
     );
     const d = parsed?.success && parsed.data !== undefined ? JSON.stringify(parsed.data) : undefined;
@@ -157,16 +214,33 @@ export function configurationTable(): string {
   return table(['environment', 'context', 'meaning', 'default'], rows);
 }
 
-/** Output of one in-process run, stdout and stderr interleaved as a terminal shows them. */
-async function run(argv: readonly string[], env: NodeJS.ProcessEnv, expectStatus = 0) {
+let scratch: string | undefined;
+/** The working directory of the runs below: their own, never the repository a user keeps `.sentinel/` in. */
+function workDir(): string {
+  if (scratch === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'sentinel-docs-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    scratch = dir;
+  }
+  return scratch;
+}
+
+/** Output of one in-process run, stdout and stderr interleaved as a terminal shows them (or stdout alone). */
+async function run(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  expectStatus = 0,
+  shown: 'both' | 'stdout' = 'both',
+) {
   let out = '';
   const status = await main(argv, {
+    cwd: workDir(),
     env,
     stdout: (t) => {
       out += t;
     },
     stderr: (t) => {
-      out += t;
+      if (shown === 'both') out += t;
     },
   });
   if (status !== expectStatus) throw new Error(`sentinel ${argv.join(' ')} exited ${status}: ${out}`);
@@ -175,16 +249,14 @@ async function run(argv: readonly string[], env: NodeJS.ProcessEnv, expectStatus
 
 /** A long-running command (simulate, serve) started in-process; resolves once it listens. */
 async function startServer(argv: readonly string[], env: NodeJS.ProcessEnv) {
-  let stop = () => {};
-  const stopped = new Promise<void>((resolve) => {
-    stop = resolve;
-  });
+  const controller = new AbortController();
   let out = '';
   let listening: (url: string) => void = () => {};
   const url = new Promise<string>((resolve) => {
     listening = resolve;
   });
   const done = main(argv, {
+    cwd: workDir(),
     env,
     stdout: (t) => {
       out += t;
@@ -192,7 +264,7 @@ async function startServer(argv: readonly string[], env: NodeJS.ProcessEnv) {
     stderr: (t) => {
       out += t;
     },
-    untilStopped: stopped,
+    signal: controller.signal,
     onListening: listening,
   });
   const address = await Promise.race([
@@ -202,9 +274,12 @@ async function startServer(argv: readonly string[], env: NodeJS.ProcessEnv) {
   return {
     url: address,
     output: () => out,
+    /** Stops it as Ctrl-C does; its output stays what it printed while it ran (not the line Ctrl-C adds). */
     async close() {
-      stop();
+      const shown = out;
+      controller.abort(InterruptedError.of('SIGINT'));
       await done;
+      out = shown;
     },
   };
 }
@@ -222,7 +297,6 @@ export const VOLATILE = {
   seconds: [/(\d+ requests?, )\d+\.\d s/g, '$1<seconds> s'],
   messageId: [/published alert [\w-]+ to/g, 'published alert <message-id> to'],
   link: [/exp=\d+&kid=[^&\s]+&sig=[\w-]+/g, 'exp=<exp>&kid=<kid>&sig=<sig>'],
-  until: [/until \d{4}-\d\d-\d\dT[\d:.]+Z/g, 'until <time>'],
 } as const satisfies Record<string, readonly [RegExp, string]>;
 
 /** `text` with the given volatile values (default: all) replaced by their placeholders. */
@@ -256,6 +330,12 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
   const sim = await startServer(['simulate', '--port', '0', ...simArgs], simEnv);
   const scanEnv = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: TRY_API_KEY };
   const report = JSON.parse(await run(['scan', '--json', '--dry-run', '--now', NOW], scanEnv));
+  // The registry check against the simulator's registry side: the digest's registry lines.
+  const registryArgs = ['--registry-check', '--registry-days', '1'];
+  const registryDigest = await run(['scan', '--dry-run', '--now', NOW, ...registryArgs], {
+    ...scanEnv,
+    RDAP_BOOTSTRAP_URL: `${sim.url}/rdap/dns.json`,
+  });
 
   // Memory on a laptop (before the restore below changes the account): a first scan that delivers to a file and saves the state, a second that stays quiet.
   // The runs keep their files in a folder of their own, shown as .sentinel/: the documents' own
@@ -287,10 +367,9 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
 
   await sim.close();
 
-  // Snooze and acknowledge against the demo's portfolio, on its two expiring warnings. Not on a
-  // quarantine: `snooze` and `ack` judge by the real clock (they act now, like the links), so a
-  // quarantine pinned near 2026-11-22 is in its last days to restore (which refuses both) within
-  // weeks, and the documented commands would stop working as written.
+  // Snooze and acknowledge against the demo's portfolio, on its two expiring warnings, dated by
+  // --now at the portfolio's instant as the scan after them is: dated by the real clock they would
+  // lie in that scan's future, and a scan never believes a stored time it has not reached.
   const demoPortfolio = generatePortfolio({ domains: DEMO.domains, seed: DEMO.seed, now: Date.parse(NOW) });
   const [snoozed, acknowledged] = demoPortfolio.truth.findings
     .filter((f) => f.kind === 'expiring' && f.severity === 'warning')
@@ -298,12 +377,12 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
   const demoArgs = ['--domains', String(DEMO.domains), '--seed', String(DEMO.seed), '--now', NOW];
   const demoSim = await startServer(['simulate', '--port', '0', ...demoArgs], simEnv);
   const demoEnv = { RESELLER_BASE_URL: demoSim.url, RESELLER_API_KEY: TRY_API_KEY };
-  const snoozeOut = shownAsDocumented(
-    await run(inOwn(['snooze', snoozed as string, '--days', '30', '--state', SNOOZE_STATE]), demoEnv),
-  );
-  const ackOut = shownAsDocumented(
-    await run(inOwn(['ack', acknowledged as string, '--state', SNOOZE_STATE]), demoEnv),
-  );
+  const snoozeArgs = ['snooze', snoozed as string, '--days', '30', '--now', NOW, '--state', SNOOZE_STATE];
+  const ackArgs = ['ack', acknowledged as string, '--now', NOW, '--state', SNOOZE_STATE];
+  const quietArgs = ['scan', '--state', SNOOZE_STATE, '--dry-run', '--now', NOW];
+  const snoozeOut = shownAsDocumented(await run(inOwn(snoozeArgs), demoEnv));
+  const ackOut = shownAsDocumented(await run(inOwn(ackArgs), demoEnv));
+  const quietHead = (await run(inOwn(quietArgs), demoEnv, 0, 'stdout')).split('\n').slice(0, 3).join('\n');
   rmSync(own, { recursive: true, force: true });
   await demoSim.close();
 
@@ -337,9 +416,11 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
 
   const terminal1 = `# terminal 1: the simulator (leave it running; Ctrl-C stops it)\nexport RESELLER_API_KEY=${TRY_API_KEY}\n${simCommand}`;
   return {
+    ...costRegions(),
     overview: () => fence(renderOverview(COMMANDS)),
     'cli-reference': () => cliReference(COMMANDS),
     configuration: configurationTable,
+    'next-steps': nextStepSections,
     'malformed-count': () => String(portfolio.truth.problems.length),
     'quarantine-count': () => String(quarantined.length),
     'simulate-tryout': () =>
@@ -348,6 +429,16 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
         output(atPort(sim.output(), sim.url, SIM.port)),
         '',
         runnable(`# terminal 2\n${exportsFor(SIM.port)}\n${SENTINEL} scan --dry-run --now ${NOW}`),
+      ].join('\n'),
+    'registry-tryout': () =>
+      [
+        runnable(terminal1.replace('the simulator', 'the simulator, as in the try-outs'), true),
+        output(atPort(sim.output(), sim.url, SIM.port)),
+        '',
+        runnable(
+          `# terminal 2: the lines simulate printed, then a scan that checks every domain's registry at once\n${exportsFor(SIM.port)} RDAP_BOOTSTRAP_URL=http://127.0.0.1:${SIM.port}/rdap/dns.json\n${SENTINEL} scan --dry-run --now ${NOW} ${registryArgs.join(' ')} | ${REGISTRY_AWK}`,
+        ),
+        output(mask(registryLines(registryDigest).join('\n'))),
       ].join('\n'),
     'faults-tryout': () =>
       [
@@ -400,9 +491,16 @@ async function generators(): Promise<Record<string, () => string | Promise<strin
         ),
         '',
         runnable(
-          `# terminal 2\n${exportsFor(SIM.port)}\nrm -f ${SNOOZE_STATE}\n${SENTINEL} snooze ${snoozed} --days 30 --state ${SNOOZE_STATE}\n${SENTINEL} ack ${acknowledged} --state ${SNOOZE_STATE}`,
+          `# terminal 2\n${exportsFor(SIM.port)}\nrm -f ${SNOOZE_STATE}\n${SENTINEL} ${snoozeArgs.join(' ')}\n${SENTINEL} ${ackArgs.join(' ')}`,
         ),
-        output(mask(snoozeOut + ackOut, ['until'])),
+        output(snoozeOut + ackOut),
+        '',
+        // sed reads to the end: head would leave while the scan still writes, and the scan would
+        // rightly say its output did not arrive whole (EPIPE, exit 1).
+        runnable(
+          `# the next scan with that state leaves both out of its alert (a dry run: it writes nothing)\n${SENTINEL} ${quietArgs.join(' ')} 2>/dev/null | sed -n 1,3p`,
+        ),
+        output(quietHead),
       ].join('\n'),
     'restore-tryout': () =>
       [

@@ -9,35 +9,17 @@ import { ENV } from '../../functions/core/scan/config';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { noPositionals, parseNow, positiveInt, str } from '../args';
-import { type CliIo, type Command, EXIT, type ParsedArgs } from '../command';
-import { scan } from './scan';
-import { LOCAL_LINK_PORT, LOCAL_LINK_URL, logTo, webAppForServe } from './serve';
+import { type CliIo, EXIT, type ParsedArgs } from '../command';
+import { untilAborted } from '../interrupt';
+import { demo, LOCAL_LINK_PORT, LOCAL_LINK_URL, scan } from './index';
+import { logTo, webAppForServe } from './serve';
 
 /**
  * `npm start`: the simulator on a free port and a real dry-run scan of it through the `scan`
  * command. In a terminal it then serves the links it printed (report page, restore) until
  * Ctrl-C, so they lead somewhere while someone looks at them; piped or in CI it exits after printing.
  */
-export const demo: Command = {
-  name: 'demo',
-  summary: 'the simulator and a dry-run scan of it (npm start); in a terminal, serves its links',
-  about:
-    'Starts the simulator with a small portfolio, runs `scan --dry-run` against it with links signed by a ' +
-    'throwaway key, and, when its output is a terminal, keeps serving those links (as `serve` does) until Ctrl-C.',
-  options: {
-    domains: { type: 'string', value: 'N', doc: 'domains in the portfolio', default: '60' },
-    seed: { type: 'string', value: 'S', doc: 'portfolio seed', default: '7' },
-    now: {
-      type: 'string',
-      value: 'ISO',
-      doc: 'lay the portfolio out and scan at this instant (the same output every day)',
-      default: 'now',
-    },
-  },
-  run: runDemo,
-};
-
-async function runDemo(args: ParsedArgs, io: CliIo): Promise<number> {
+export async function runDemo(args: ParsedArgs, io: CliIo): Promise<number> {
   noPositionals(demo, args);
   const now = parseNow(str(args.values.now));
   const apiKey = `demo-${randomBytes(12).toString('hex')}`;
@@ -88,7 +70,7 @@ async function scanAndServe(sim: Simulator, env: NodeJS.ProcessEnv, now: number,
       `\ndemo: the links above are served on ${links.url} (report page, restore confirmation) until Ctrl-C\n`,
     );
     io.onListening?.(links.url);
-    await (io.untilStopped ?? new Promise<void>(() => undefined));
+    await untilAborted(io.signal);
     return EXIT.ok;
   } finally {
     await links?.close();

@@ -12,82 +12,62 @@ import { ResellerClient } from '../../functions/core/reseller/client';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { ENV } from '../../functions/core/scan/config';
 import { domainArgument, flagsOf, loadSettings, str } from '../args';
-import { BASE_URL_OPTION, type CliIo, type Command, EXIT, STATE_OPTION, UsageError } from '../command';
+import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
 import { auditTrailFor } from '../local-stores';
+import { restore } from './index';
 
-export const restore: Command = {
-  name: 'restore',
-  args: '<domain>',
-  summary: 'restore a quarantined domain through the reseller API (a paid action: it asks first)',
-  about:
-    'Looks the domain up first (restoring twice may be billed twice), shows its restore-by date, asks for ' +
-    'the name to be typed and, for .nl, the registrant’s consent (SIDN restores only with it) unless --yes, ' +
-    'and confirms an undocumented answer with a fresh look-up. With a ' +
-    'state store, every attempt and its outcome is kept in its audit trail (sentinel audit shows it).',
-  options: {
-    yes: { type: 'boolean', doc: 'do not ask to type the name' },
-    consent: {
-      type: 'boolean',
-      doc: 'the registrant agreed to the restore (needed with --yes for .nl: SIDN restores only with the registrant’s consent)',
-    },
-    state: {
-      ...STATE_OPTION,
-      doc: 'keep the attempt in this state store’s audit trail (as the restore link does)',
-    },
-    'base-url': BASE_URL_OPTION,
-  },
-  env: [ENV.resellerApiKey, ENV.requestTimeoutMs, ENV.quarantineDays],
-  run: async (args, io) => {
-    const domain = domainArgument(restore, args);
-    const settings = loadSettings(restore, args, io.env, [
-      'resellerBaseUrl',
-      'requestTimeoutMs',
-      'quarantineDays',
-    ]);
-    const apiKey = new EnvSecretSource(io.env).apiKeyNow();
-    const env = { ...io.env, [ENV.resellerBaseUrl]: settings.resellerBaseUrl };
-    const trail = auditTrailFor(str(args.values.state), env, io.dynamodb, flagsOf(restore));
-    const yes = args.values.yes === true;
-    const consent = args.values.consent === true;
-    const consentNeeded = needsConsent(domain);
-    // Checked before anything is looked up, so a script missing a flag fails at once (exit 2).
-    if (yes && consentNeeded && !consent)
-      throw new UsageError(
-        `${domain}: the registry restores a .${tldOf(domain)} name only with the registrant’s consent; pass --consent with --yes once the registrant agreed`,
-      );
-    if (!yes && !io.ask)
-      throw new UsageError(
-        `not asking on a non-interactive terminal; pass --yes${consentNeeded ? ' --consent' : ''} to restore without asking`,
-      );
-    const client = new ResellerClient({
-      baseUrl: settings.resellerBaseUrl,
-      apiKey,
-      timeoutMs: settings.requestTimeoutMs,
-    });
-    const found = await findInQuarantine(client, domain);
-    const now = Date.now();
-    const deadline = restoreDeadline(found.domain_name, found.date_deleted, now, settings.quarantineDays);
-    io.stdout(
-      `${domain} is in quarantine; ${deadline.known ? `restore by ${deadline.restore_by.replace('T', ' ').slice(0, 16)} UTC (${deadline.days_to_restore} days left)` : `restore deadline unknown: ${deadline.reason}`}.\n` +
-        'A restore is a paid action: the reseller charges for it, and its API does not state the price.\n',
+/** `sentinel restore <domain>`: look, ask, restore, confirm. */
+export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
+  const domain = domainArgument(restore, args);
+  const settings = loadSettings(restore, args, io.env, [
+    'resellerBaseUrl',
+    'requestTimeoutMs',
+    'quarantineDays',
+  ]);
+  const apiKey = new EnvSecretSource(io.env).apiKeyNow();
+  const env = { ...io.env, [ENV.resellerBaseUrl]: settings.resellerBaseUrl };
+  const trail = auditTrailFor(str(args.values.state), env, io.dynamodb, flagsOf(restore));
+  const yes = args.values.yes === true;
+  const consent = args.values.consent === true;
+  const consentNeeded = needsConsent(domain);
+  const client = new ResellerClient({
+    baseUrl: settings.resellerBaseUrl,
+    apiKey,
+    timeoutMs: settings.requestTimeoutMs,
+  });
+  // Looked up first (a read, free): a domain that is not in quarantine needs no consent, and
+  // saying so comes before asking for one.
+  const found = await findInQuarantine(client, domain);
+  if (yes && consentNeeded && !consent)
+    throw new UsageError(
+      `${domain}: the registry restores a .${tldOf(domain)} name only with the registrant’s consent; pass --consent with --yes once the registrant agreed`,
     );
-    if (!yes && io.ask) {
-      const refusal = await askBeforeRestore(
-        io.ask,
-        domain,
-        settings.resellerBaseUrl,
-        consentNeeded && !consent,
-      );
-      if (refusal) {
-        io.stdout(`not restored: ${refusal}\n`);
-        return EXIT.ok;
-      }
+  if (!yes && !io.ask)
+    throw new UsageError(
+      `not asking on a non-interactive terminal; pass --yes${consentNeeded ? ' --consent' : ''} to restore without asking`,
+    );
+  const now = Date.now();
+  const deadline = restoreDeadline(found.domain_name, found.date_deleted, now, settings.quarantineDays);
+  io.stdout(
+    `${domain} is in quarantine; ${deadline.known ? `restore by ${deadline.restore_by.replace('T', ' ').slice(0, 16)} UTC (${deadline.days_to_restore} days left)` : `restore deadline unknown: ${deadline.reason}`}.\n` +
+      'A restore is a paid action: the reseller charges for it, and its API does not state the price.\n',
+  );
+  if (!yes && io.ask) {
+    const refusal = await askBeforeRestore(
+      io.ask,
+      domain,
+      settings.resellerBaseUrl,
+      consentNeeded && !consent,
+    );
+    if (refusal) {
+      io.stdout(`not restored: ${refusal}\n`);
+      return EXIT.ok;
     }
-    const keep = keeper(trail, domain, now, (line) => io.stderr(`${line}\n`));
-    io.stdout(`${await restoreAndConfirm(client, found, keep)}\n`);
-    return EXIT.ok;
-  },
-};
+  }
+  const keep = keeper(trail, domain, now, (line) => io.stderr(`${line}\n`));
+  io.stdout(`${await restoreAndConfirm(client, found, keep)}\n`);
+  return EXIT.ok;
+}
 
 /** Look first, as the restore endpoint does: restoring twice may be billed twice. */
 async function findInQuarantine(client: ResellerClient, domain: string): Promise<Domain> {

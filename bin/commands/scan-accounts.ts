@@ -21,14 +21,8 @@ import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
 import { heartbeatUrlOf } from '../heartbeat';
 import { accountStateLocation, accountStoresFor, stateLocationOf } from '../local-stores';
 import { withPoliciesFile } from '../policies-file';
-import {
-  chooseDelivery,
-  DEFAULT_ACCOUNT_CONCURRENCY,
-  scan,
-  scanAlone,
-  scanRunOf,
-  scanWithMemory,
-} from './scan';
+import { DEFAULT_ACCOUNT_CONCURRENCY, scan } from './index';
+import { chooseDelivery, scanAlone, scanRunOf, scanWithMemory } from './scan';
 
 /**
  * `scan --accounts FILE`: every account of an accounts file, each as its own scan (its own key,

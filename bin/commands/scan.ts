@@ -2,30 +2,30 @@ import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { type SmsHolder, schedulerHolder } from '../../functions/adapters/held-sms';
 import { type LocalAlertTarget, localSender, parseAlertTarget } from '../../functions/adapters/local-alert';
-import { finishReport } from '../../functions/adapters/report-finish';
 import {
   type AlertDelivery,
   alertMessageOf,
   checkQuietHours,
-  deliverAlerts,
+  deliverAlert,
+  type Published,
   plannedAlerts,
-  runScanJob,
-  type ScanJobInput,
+  publishAlert,
   type SentAlert,
-} from '../../functions/adapters/scan-job';
+} from '../../functions/adapters/publish-alert';
+import { finishReport } from '../../functions/adapters/report-finish';
+import { runScanJob, type ScanJobInput } from '../../functions/adapters/scan-job';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import { type AlertSender, chatTargetOf, snsSender } from '../../functions/adapters/sns-publish';
 import {
-  alertPublisher,
   dynamoDbClientFromEnv,
   openStateStore,
-  type Published,
   runStatefulScan,
   type StateLocation,
 } from '../../functions/adapters/stateful-scan';
 import { webhookSender } from '../../functions/adapters/webhook-post';
-import { renderDigest, reportReaches, smsAsDelivered } from '../../functions/core/alerts/alert';
+import { reportReaches, smsAsDelivered } from '../../functions/core/alerts/alert';
 import { chatNotificationOf } from '../../functions/core/alerts/chat';
+import { renderDigest } from '../../functions/core/alerts/digest';
 import { groupLabel } from '../../functions/core/alerts/groups';
 import { checkWebhookUrl, webhookHost } from '../../functions/core/alerts/webhook-delivery';
 import { ConfigError } from '../../functions/core/base/errors';
@@ -33,29 +33,18 @@ import { SEVERITIES, type Severity } from '../../functions/core/findings/classif
 import type { SecretSource } from '../../functions/core/links/secrets';
 import { alertView } from '../../functions/core/memory/actions';
 import { prettyReportJson } from '../../functions/core/memory/report-json';
-import { REPORT_ENV, type ReportStore } from '../../functions/core/memory/report-store';
+import type { ReportStore } from '../../functions/core/memory/report-store';
 import { loadStatePolicy } from '../../functions/core/memory/state-config';
 import type { WebhookFormat } from '../../functions/core/scan/config';
 import { ENV, loadScanSettings, type ScanSettings } from '../../functions/core/scan/config';
 import type { Report } from '../../functions/core/scan/scan';
 import { flagsOf, noPositionals, oneOf, parseNow, settingsWithFlags, str } from '../args';
-import {
-  BASE_URL_OPTION,
-  type CliIo,
-  type Command,
-  EXIT,
-  fromSetting,
-  type ParsedArgs,
-  STATE_OPTION,
-  UsageError,
-} from '../command';
+import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
 import { type CliHeartbeat, cliHeartbeat } from '../heartbeat';
 import { reportStoreFor, stateLocationOf } from '../local-stores';
 import { withPoliciesFile } from '../policies-file';
+import { scan } from './index';
 import { scanAccounts } from './scan-accounts';
-
-/** Accounts of an accounts file scanned at once by default. */
-export const DEFAULT_ACCOUNT_CONCURRENCY = 4;
 
 /** Where this run's alert goes. */
 type Delivery =
@@ -93,130 +82,26 @@ export interface AccountPlace {
   readonly reports: ReportStore | null;
 }
 
-export const scan: Command = {
-  name: 'scan',
-  summary: 'one scan of the account: report, digest, alert',
-  about:
-    'Reads the whole account (or the part a proven filtered read needs), classifies every domain and ' +
-    'delivers one alert: to the SNS topic, to stdout or a file (--alert-to), or nowhere (--dry-run). ' +
-    'With --state it remembers the last scan and alerts only on news.',
-  options: {
-    json: { type: 'boolean', doc: 'print only the JSON report on stdout' },
-    'dry-run': {
-      type: 'boolean',
-      doc: `print the digest and SMS instead of publishing, and write no state (publishing needs ${ENV.alertTopicArn})`,
-    },
-    chat: {
-      type: 'boolean',
-      doc: 'with --dry-run: print the chat message (the Amazon Q Developer custom-notification JSON that CHAT_TOPIC_ARN would get) instead of the digest and SMS',
-    },
-    webhook: {
-      type: 'string',
-      value: 'URL',
-      doc: `post the alert to this webhook instead of SNS, in --webhook-format (or set ${ENV.webhookUrl}: a URL on the command line is seen by other users of this machine); it counts as delivered, so --state is saved`,
-    },
-    'webhook-format': fromSetting('webhookFormat', 'slack|teams|json'),
-    'alert-to': {
-      type: 'string',
-      value: 'stdout|FILE',
-      doc: 'deliver the alert here instead of SNS: printed, or appended to FILE; it counts as delivered, so --state is saved',
-      default: 'the SNS topic',
-    },
-    now: {
-      type: 'string',
-      value: 'ISO',
-      doc: 'evaluate the rules at this instant (reproducible runs)',
-      default: 'now',
-    },
-    'expiry-days': fromSetting('expiryDays', 'N'),
-    'critical-days': fromSetting('criticalDays', 'N'),
-    mode: fromSetting('scanMode', 'MODE'),
-    'per-page': fromSetting('perPage', 'N'),
-    concurrency: fromSetting('concurrency', 'N'),
-    'timeout-ms': fromSetting('requestTimeoutMs', 'MS'),
-    'time-budget': fromSetting('timeBudgetSeconds', 'S'),
-    'max-response-mb': fromSetting('maxResponseMb', 'N'),
-    'min-severity': fromSetting('minSeverity', 'LEVEL'),
-    'time-zone': fromSetting('timeZone', 'TZ'),
-    policies: fromSetting('policiesFile', 'FILE'),
-    'sms-quiet-hours': fromSetting('smsQuietHours', 'HH:MM-HH:MM'),
-    'heartbeat-url': {
-      type: 'string',
-      value: 'URL',
-      doc: `GET this URL after every complete scan and URL/fail after a failed one (Healthchecks.io, Cronitor; with --accounts URL/<account>); not on --dry-run; a failed ping is said on stderr and changes nothing else (or set ${ENV.heartbeatUrl}: a URL on the command line is seen by other users of this machine)`,
-    },
-    'base-url': BASE_URL_OPTION,
-    state: STATE_OPTION,
-    'allow-clock-skew': {
-      type: 'boolean',
-      doc: "with --state: scan even when --now is more than 5 minutes ahead of this machine's clock or before the state's last scan (a replay, or a clock that was wrong); stored times in the future then count as due",
-    },
-    'fail-on': {
-      type: 'string',
-      value: 'LEVEL',
-      doc: 'exit 3 when a finding is at info, warning or critical or above',
-      default: 'off',
-    },
-    accounts: {
-      type: 'string',
-      value: 'FILE',
-      doc: 'scan every account of this accounts file (docs/accounts.md), each with its own key, state, report and alert; exit 1 once all were tried if any could not be read',
-      default: 'one account',
-    },
-    account: {
-      type: 'string',
-      value: 'NAME',
-      doc: 'with --accounts: scan only the account of this name',
-      default: 'every account',
-    },
-    'account-concurrency': {
-      type: 'string',
-      value: 'N',
-      doc: 'with --accounts: accounts scanned at once, each at its own reseller’s pace',
-      default: String(DEFAULT_ACCOUNT_CONCURRENCY),
-    },
-  },
-  env: [
-    ENV.resellerApiKey,
-    ENV.alertTopicArn,
-    ENV.chatTopicArn,
-    ENV.webhookUrl,
-    ENV.webhookSigningKey,
-    ENV.linkBaseUrl,
-    ENV.linkSigningKey,
-    ENV.linkTtlDays,
-    ENV.accountLabel,
-    ENV.alertThresholds,
-    ENV.criticalRepeatHours,
-    ENV.summaryEveryDays,
-    ENV.quarantineDays,
-    ENV.policies,
-    ENV.heartbeatUrl,
-    ENV.heldSmsScheduleGroup,
-    ENV.heldSmsRoleArn,
-    REPORT_ENV.dir,
-    REPORT_ENV.bucket,
-  ],
-  run: async (args, io) => {
-    if (str(args.values.accounts) !== undefined) return scanAccounts(args, io);
-    for (const flag of ['account', 'account-concurrency'])
-      if (args.values[flag] !== undefined)
-        throw new UsageError(`--${flag} goes with --accounts FILE (the accounts file, docs/accounts.md)`);
-    const run = checkScanRun(args, io);
-    const location = stateLocationOf(run.stateFlag, io.env);
-    if (run.allowClockSkew && !location)
-      throw new UsageError(
-        '--allow-clock-skew is for scans with --state (or STATE): without state no time is checked',
-      );
-    const scanOnce = () => (location ? scanWithMemory(run, location, io) : scanAlone(run, io));
-    const report = run.heartbeat ? await run.heartbeat.around(io, scanOnce) : await scanOnce();
-    if (report && run.failOn && reportReaches(report, run.failOn)) {
-      io.stderr(`sentinel: findings at ${run.failOn} or above (--fail-on ${run.failOn})\n`);
-      return EXIT.failOn;
-    }
-    return EXIT.ok;
-  },
-};
+/** `sentinel scan`: one account, or every account of an accounts file. */
+export async function runScan(args: ParsedArgs, io: CliIo): Promise<number> {
+  if (str(args.values.accounts) !== undefined) return scanAccounts(args, io);
+  for (const flag of ['account', 'account-concurrency'])
+    if (args.values[flag] !== undefined)
+      throw new UsageError(`--${flag} goes with --accounts FILE (the accounts file, docs/accounts.md)`);
+  const run = checkScanRun(args, io);
+  const location = stateLocationOf(run.stateFlag, io.env);
+  if (run.allowClockSkew && !location)
+    throw new UsageError(
+      '--allow-clock-skew is for scans with --state (or STATE): without state no time is checked',
+    );
+  const scanOnce = () => (location ? scanWithMemory(run, location, io) : scanAlone(run, io));
+  const report = run.heartbeat ? await run.heartbeat.around(io, scanOnce) : await scanOnce();
+  if (report && run.failOn && reportReaches(report, run.failOn)) {
+    io.stderr(`sentinel: findings at ${run.failOn} or above (--fail-on ${run.failOn})\n`);
+    return EXIT.failOn;
+  }
+  return EXIT.ok;
+}
 
 /** Every flag, setting and secret checked up front: a bad one is exit 2 before a request leaves. */
 function checkScanRun(args: ParsedArgs, io: CliIo): ScanRun {
@@ -257,12 +142,18 @@ export function scanRunOf(
     );
   if (chat && json) throw new UsageError('--json and --chat would both write to stdout: pass one of them');
   const delivery = chooseDelivery(args, settings, json, io.env);
-  const delivers = deliveryOf(delivery, settings, io);
+  const delivers = alertDeliveryOf(delivery, settings, io);
   if (delivers) checkQuietHours(settings, delivers);
   // Checked on a dry run too, which sends no ping: a bad URL is found before the real run.
   const heartbeat = cliHeartbeat(args, io.env, account);
   return {
-    job: { settings, secrets, now, deadline: Date.now() + settings.timeBudgetSeconds * 1000 },
+    job: {
+      settings,
+      secrets,
+      now,
+      deadline: Date.now() + settings.timeBudgetSeconds * 1000,
+      ...(io.signal ? { signal: io.signal } : {}),
+    },
     delivery,
     heartbeat: delivery.kind === 'dry-run' ? undefined : heartbeat,
     json,
@@ -316,7 +207,7 @@ export function chooseDelivery(
 }
 
 /** How the messages of this run are delivered; undefined for a dry run (printed instead). */
-function deliveryOf(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertDelivery | undefined {
+function alertDeliveryOf(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertDelivery | undefined {
   const send = senderFor(delivery, settings, io);
   if (!send) return undefined;
   return {
@@ -345,7 +236,21 @@ function heldSmsDelivery(delivery: Delivery, settings: ScanSettings): { holdSms?
   return { holdSms: schedulerHolder(new SchedulerClient({}), { scheduleGroup, roleArn, topicArn }) };
 }
 
+/**
+ * How this run delivers its alert, if it does. A scan the signal stopped delivers nothing: the alert
+ * is checked against it as it leaves (a stateful scan then releases its lease, its state unsaved).
+ */
 function senderFor(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertSender | undefined {
+  const send = deliveryOf(delivery, settings, io);
+  const { signal } = io;
+  if (!send || !signal) return send;
+  return (alert) => {
+    signal.throwIfAborted();
+    return send(alert);
+  };
+}
+
+function deliveryOf(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertSender | undefined {
   if (delivery.kind === 'sns')
     return snsSender(io.sns?.() ?? new SNSClient({}), delivery.topicArn, chatTargetOf(settings));
   if (delivery.kind === 'local') return localSender(delivery.target, io.stdout);
@@ -427,12 +332,12 @@ export async function scanAlone(run: ScanRun, io: CliIo, place?: AccountPlace): 
   const { report, alert } = await finishReport({ report: read, ...(reports ? { reports } : {}) });
   // In pieces: at a million domains the report is some 100 MB, which one string would hold twice over.
   if (run.json && !place) for (const piece of prettyReportJson(report, '\n')) io.stdout(piece);
-  const delivery = deliveryOf(run.delivery, settings, io);
+  const delivery = alertDeliveryOf(run.delivery, settings, io);
   if (!delivery) {
     if (!run.json) printDryRun(alert, settings, io, run.chat, run.job.now);
     return report;
   }
-  const outcome = await deliverAlerts(alert, { settings, now: run.job.now }, delivery);
+  const outcome = await deliverAlert(alert, { settings, now: run.job.now }, delivery);
   (run.json ? io.stderr : io.stdout)(
     outcome.published
       ? `${deliveredLine(run.delivery, outcome)}\n${sentLines(run.delivery, outcome.sent)}`
@@ -454,13 +359,26 @@ export async function scanWithMemory(
   const { settings } = run.job;
   const scope = place?.scope ?? settings.resellerBaseUrl;
   const store = openStateStore(location, scope, () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env));
-  const delivery = deliveryOf(run.delivery, run.job.settings, io);
+  const delivery = alertDeliveryOf(run.delivery, run.job.settings, io);
   const send = delivery?.send;
+  const reports = place
+    ? place.reports
+    : reportStoreFor(
+        { env: io.env, stateFlag: run.stateFlag, cwd: io.cwd },
+        settings.linkBaseUrl === undefined,
+      );
   const { result, published, saved, conflicts, superseded } = await runStatefulScan({
     job: run.job,
     store,
     policy: loadStatePolicy(io.env, settings.minSeverity),
-    ...(delivery ? { publish: alertPublisher(settings, delivery.send, delivery) } : {}),
+    // Kept under the lease, before the alert goes out: its report_json_url must find it.
+    ...(delivery
+      ? {
+          publish: (report: Report) =>
+            publishAlert(report, { settings, now: Date.parse(report.now) }, delivery),
+          ...(reports ? { keep: (r) => reports.put(r) } : {}),
+        }
+      : {}),
     ...(run.allowClockSkew ? { allowClockSkew: true } : {}),
     ...(place ? { scope } : {}),
   });
@@ -472,13 +390,8 @@ export async function scanWithMemory(
     say(`no alert published and state not written: ${superseded}\n`);
     return undefined;
   }
-  const reports = place
-    ? place.reports
-    : reportStoreFor(
-        { env: io.env, stateFlag: run.stateFlag, cwd: io.cwd },
-        result.report.report_url === undefined,
-      );
-  await reports?.put(result.report);
+  // A dry run keeps the report too: the report_url it prints must lead to it.
+  if (!send) await reports?.put(result.report);
   if (conflicts > 0)
     say(
       `another scan moved the state on while this one ran: re-read it ${conflicts} time${conflicts === 1 ? '' : 's'} before deciding\n`,

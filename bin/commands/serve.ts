@@ -6,13 +6,13 @@ import { StateActionStore } from '../../functions/adapters/state-action-store';
 import { dynamoDbClientFromEnv, openStateStore } from '../../functions/adapters/stateful-scan';
 import { createWebApp } from '../../functions/adapters/web-app';
 import type { SecretSource } from '../../functions/core/links/secrets';
-import { REPORT_ENV } from '../../functions/core/memory/report-store';
 import { accountRawSettings } from '../../functions/core/scan/accounts';
 import { ENV, loadRestoreSettings, settingsFromEnv } from '../../functions/core/scan/config';
 import { type AccountSettings, readAccountsFile } from '../../lib/config';
 import { accountEntryOf, accountKeySource } from '../accounts';
 import { flagsOf, noPositionals, portNumber, str } from '../args';
-import { BASE_URL_OPTION, type CliIo, type Command, EXIT, portOption, STATE_OPTION } from '../command';
+import { type CliIo, EXIT, type ParsedArgs } from '../command';
+import { untilAborted } from '../interrupt';
 import {
   accountStateLocation,
   accountStoresFor,
@@ -21,10 +21,7 @@ import {
   reportStoreFor,
   stateLocationOf,
 } from '../local-stores';
-
-/** Where `serve` listens and `link` points by default. */
-export const LOCAL_LINK_PORT = 8787;
-export const LOCAL_LINK_URL = `http://127.0.0.1:${LOCAL_LINK_PORT}`;
+import { LOCAL_LINK_PORT, serve } from './index';
 
 /** Where the web links find what the command line keeps: the same rules `scan` stores by. */
 export interface LinksPlace {
@@ -90,60 +87,37 @@ export const logTo =
   (message: string, entry: Record<string, unknown>): void =>
     io.stderr(`${JSON.stringify({ message, ...entry })}\n`);
 
-export const serve: Command = {
-  name: 'serve',
-  summary: 'every link (restore, snooze, acknowledge, report, calendar) on a local server',
-  about:
-    'Serves /restore/<domain>, /snooze/<domain>, /acknowledge/<domain>, /report and /calendar.ics through ' +
-    `the web Lambda’s own handler. It reads the report where scan keeps it (${REPORT_ENV.dir}, else beside ` +
-    'the state file, else .sentinel/reports), and keeps snoozes and the audit trail of restores in the state ' +
-    'store (--state or STATE).',
-  options: {
-    port: portOption(String(LOCAL_LINK_PORT)),
-    'base-url': BASE_URL_OPTION,
-    state: STATE_OPTION,
-    accounts: {
-      type: 'string',
-      value: 'FILE',
-      doc: 'also serve every account of this accounts file: its links under /accounts/<name>/, each with its own key (apiKeyEnv), state and report, and the overview at /accounts',
-      default: 'one account',
-    },
-  },
-  env: [ENV.resellerApiKey, ENV.linkSigningKey, REPORT_ENV.dir, REPORT_ENV.bucket],
-  run: async (args, io) => {
-    noPositionals(serve, args);
-    const port = portNumber(str(args.values.port), LOCAL_LINK_PORT);
-    const baseUrl = str(args.values['base-url']);
-    const env = baseUrl === undefined ? io.env : { ...io.env, [ENV.resellerBaseUrl]: baseUrl };
-    // Checked at start, with the rules the handler applies per request: a typo is exit 2 now, not an error page later.
-    const secrets = new EnvSecretSource(env);
-    const accountsFile = str(args.values.accounts);
-    const accounts = accountsFile ? readAccountsFile(accountsFile, io.cwd) : undefined;
-    if (accounts)
-      // Each account's reseller, checked as its links will read it; its key when it is used.
-      for (const account of accounts)
-        loadRestoreSettings(
-          accountRawSettings(settingsFromEnv(env), accountEntryOf(account)),
-          flagsOf(serve),
-        );
-    else {
-      loadRestoreSettings(settingsFromEnv(env), flagsOf(serve));
-      secrets.apiKeyNow();
-    }
-    secrets.signingKeysNow();
-    const stateFlag = str(args.values.state);
-    const place = { env, secrets, stateFlag, cwd: io.cwd, log: logTo(io) };
-    const app = accounts ? accountsAppForServe(place, accounts) : webAppForServe(place);
-    const server = await serveLocally(app, { port });
-    // As `simulate`: stdout holds only what a shell takes as it is.
-    io.stderr(
-      `web links listening on ${server.url}: /restore/<domain>, /snooze/<domain>, /acknowledge/<domain>, /report, /calendar.ics; Ctrl-C stops it\n` +
-        `in the terminal you make links in (sentinel link, or a scan), set the same ${ENV.linkSigningKey} and paste:\n`,
-    );
-    io.stdout(`export ${ENV.linkBaseUrl}=${server.url}\n`);
-    io.onListening?.(server.url);
-    await (io.untilStopped ?? new Promise<void>(() => undefined));
-    await server.close();
-    return EXIT.ok;
-  },
-};
+/** `sentinel serve`: every link on a local server until stopped. */
+export async function runServe(args: ParsedArgs, io: CliIo): Promise<number> {
+  noPositionals(serve, args);
+  const port = portNumber(str(args.values.port), LOCAL_LINK_PORT);
+  const baseUrl = str(args.values['base-url']);
+  const env = baseUrl === undefined ? io.env : { ...io.env, [ENV.resellerBaseUrl]: baseUrl };
+  // Checked at start, with the rules the handler applies per request: a typo is exit 2 now, not an error page later.
+  const secrets = new EnvSecretSource(env);
+  const accountsFile = str(args.values.accounts);
+  const accounts = accountsFile ? readAccountsFile(accountsFile, io.cwd) : undefined;
+  if (accounts)
+    // Each account's reseller, checked as its links will read it; its key when it is used.
+    for (const account of accounts)
+      loadRestoreSettings(accountRawSettings(settingsFromEnv(env), accountEntryOf(account)), flagsOf(serve));
+  else {
+    loadRestoreSettings(settingsFromEnv(env), flagsOf(serve));
+    secrets.apiKeyNow();
+  }
+  secrets.signingKeysNow();
+  const stateFlag = str(args.values.state);
+  const place = { env, secrets, stateFlag, cwd: io.cwd, log: logTo(io) };
+  const app = accounts ? accountsAppForServe(place, accounts) : webAppForServe(place);
+  const server = await serveLocally(app, { port });
+  // As `simulate`: stdout holds only what a shell takes as it is.
+  io.stderr(
+    `web links listening on ${server.url}: /finding/<domain>, /restore/<domain>, /snooze/<domain>, /acknowledge/<domain>, /report, /report.json, /calendar.ics; Ctrl-C stops it\n` +
+      `in the terminal you make links in (sentinel link, or a scan), set the same ${ENV.linkSigningKey} and paste:\n`,
+  );
+  io.stdout(`export ${ENV.linkBaseUrl}=${server.url}\n`);
+  io.onListening?.(server.url);
+  await untilAborted(io.signal);
+  await server.close();
+  return EXIT.ok;
+}

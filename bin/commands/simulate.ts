@@ -5,11 +5,19 @@ import {
   PORTFOLIO_PROFILES,
   type PortfolioProfile,
 } from '../../functions/simulator/portfolio';
+import {
+  DEFAULT_REGISTRIES,
+  type RegistrySimulator,
+  registryScenarios,
+  startRegistrySimulator,
+} from '../../functions/simulator/registry';
 import { SEARCH_SEMANTICS } from '../../functions/simulator/search';
 import { type Fault, startSimulator } from '../../functions/simulator/server';
 import { readAccountsFile } from '../../lib/config';
 import { noPositionals, oneOf, parseNow, portNumber, positiveInt, str } from '../args';
-import { type CliIo, type Command, EXIT, type ParsedArgs, portOption, UsageError } from '../command';
+import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
+import { untilAborted } from '../interrupt';
+import { simulate } from './index';
 
 const FAULTS: Record<string, Fault> = {
   '429': { kind: 'status', status: 429, retryAfter: '1' },
@@ -17,70 +25,6 @@ const FAULTS: Record<string, Fault> = {
   '503': { kind: 'status', status: 503 },
   hang: { kind: 'hang' },
   malformed: { kind: 'malformed' },
-};
-
-export const simulate: Command = {
-  name: 'simulate',
-  summary: 'the embedded reseller simulator, until Ctrl-C',
-  about:
-    'A real HTTP server on 127.0.0.1 with the documented endpoints, Bearer auth, search, paging and restore, ' +
-    'serving a generated portfolio. It prints the lines to paste into the terminal you scan from; ' +
-    `without ${ENV.resellerApiKey} in its environment it makes up a key and prints it.`,
-  options: {
-    port: portOption('8080'),
-    domains: { type: 'string', value: 'N', doc: 'domains in the portfolio', default: '500' },
-    portfolio: {
-      type: 'string',
-      value: 'PROFILE',
-      doc: 'realistic (about 14 % of domains flagged) or stress (about 42 %, and dates no search can select)',
-      default: 'realistic',
-    },
-    seed: {
-      type: 'string',
-      value: 'S',
-      doc: 'portfolio seed: the same seed, the same portfolio',
-      default: '1',
-    },
-    now: {
-      type: 'string',
-      value: 'ISO',
-      doc: 'lay the portfolio out around this instant (pin it, with scan --now, for the same findings every day)',
-      default: 'now',
-    },
-    latency: {
-      type: 'string',
-      value: 'MS',
-      doc: 'every answer leaves this long after its request arrived',
-      default: '0',
-    },
-    'max-per-page': { type: 'string', value: 'N', doc: 'the server caps per_page here', default: '100' },
-    faults: {
-      type: 'string',
-      value: 'LIST',
-      doc: 'faults for the next domain-list requests after page 1, in order: 429 (Retry-After: 1), 500, 503, hang, malformed (a cut JSON body)',
-      default: 'none',
-    },
-    'rate-limit': {
-      type: 'string',
-      value: 'RPS',
-      doc: 'answer 429 with Retry-After beyond this many requests a second (a token bucket)',
-      default: 'none',
-    },
-    'search-semantics': {
-      type: 'string',
-      value: 'HOW',
-      doc: 'how repeated search parameters combine: or, and, or ignore (search parameters are ignored)',
-      default: 'or',
-    },
-    accounts: {
-      type: 'string',
-      value: 'FILE',
-      doc: 'serve one account per account of this accounts file (docs/accounts.md), each its own portfolio (seed S+1, S+2, …) and key: the one its apiKeyEnv holds, else one made up and printed as an export of that variable',
-      default: 'one account',
-    },
-  },
-  env: [ENV.resellerApiKey],
-  run: runSimulator,
 };
 
 function faultsOf(text: string | undefined): Fault[] {
@@ -97,7 +41,8 @@ function faultsOf(text: string | undefined): Fault[] {
     });
 }
 
-async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number> {
+/** `sentinel simulate`: the simulator until stopped. */
+export async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number> {
   noPositionals(simulate, args);
   const { values } = args;
   const port = portNumber(str(values.port), 8080);
@@ -123,8 +68,11 @@ async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number> {
       portfolio: portfolio(seed + index + 1),
     };
   });
+  const primary = portfolio(seed);
+  let registry: RegistrySimulator | undefined;
   const sim = await startSimulator({
-    portfolio: portfolio(seed),
+    portfolio: primary,
+    rdapBootstrap: () => registry?.bootstrap,
     accounts: accounts.map(({ apiKey: key, portfolio: p }) => ({ apiKey: key, portfolio: p })),
     apiKey,
     port,
@@ -132,6 +80,14 @@ async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number> {
     maxPerPage: positiveInt(str(values['max-per-page']), '--max-per-page', 100, 10_000),
     ...(semantics ? { searchSemantics: semantics } : {}),
     ...(rateLimit ? { rateLimit } : {}),
+  });
+  // The registry side answers from the records as they are now, in every account served.
+  const lookup = (name: string) =>
+    sim.domain(name) ?? accounts.map((a) => sim.account(a.apiKey)?.domain(name)).find(Boolean);
+  registry = await startRegistrySimulator({
+    lookup,
+    scenarios: registryScenarios(primary, now).scenarios,
+    now: () => now,
   });
   // Faults hit the domain list's pages after the first, in the order given.
   for (const fault of faults) {
@@ -147,6 +103,7 @@ async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number> {
   );
   io.stdout(
     `export ${ENV.resellerBaseUrl}=${sim.url}\n` +
+      `export ${ENV.rdapBootstrapUrl}=${sim.url}/rdap/dns.json\n` +
       (keyFromEnv ? '' : `export ${ENV.resellerApiKey}=${apiKey}\n`) +
       accounts
         .filter((a) => a.madeUp && a.account.apiKeyEnv)
@@ -157,8 +114,21 @@ async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number> {
     io.stderr(
       `sentinel: account ${account.name} has no apiKeyEnv: it is served, but scan --accounts cannot read it\n`,
     );
+  io.stderr(`registry side (RDAP) for scan --registry-check: ${registryLayout()}\n`);
   io.onListening?.(sim.url);
-  await (io.untilStopped ?? new Promise<void>(() => undefined));
-  await sim.close();
+  await untilAborted(io.signal);
+  await Promise.all([sim.close(), registry.close()]);
   return EXIT.ok;
+}
+
+/** The registry side in one line: which TLDs have RDAP, which server is down, which TLDs have none. */
+function registryLayout(): string {
+  const served = DEFAULT_REGISTRIES.filter((r) => !r.failsWith).flatMap((r) => r.tlds.map((t) => `.${t}`));
+  const down = DEFAULT_REGISTRIES.filter((r) => r.failsWith).flatMap((r) =>
+    r.tlds.map((t) => `.${t} (answers ${r.failsWith})`),
+  );
+  const noExpiry = DEFAULT_REGISTRIES.filter((r) => !r.publishesExpiry).flatMap((r) =>
+    r.tlds.map((t) => `.${t}`),
+  );
+  return `${served.join(' ')} answer (${noExpiry.join(' ')} without an expiry date); ${down.join(', ')} is down; .eu and .de have no RDAP`;
 }

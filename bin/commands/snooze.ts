@@ -10,44 +10,24 @@ import {
   snoozeOf,
 } from '../../functions/core/memory/actions';
 import { findingWithMemory } from '../../functions/core/memory/renewal-memory';
+import { CLOCK_TOLERANCE_MS } from '../../functions/core/memory/state-time';
 import { ResellerClient } from '../../functions/core/reseller/client';
 import { ENV } from '../../functions/core/scan/config';
-import { domainArgument, flagsOf, loadSettings, positiveInt, str } from '../args';
-import { BASE_URL_OPTION, type CliIo, type Command, EXIT, type ParsedArgs, STATE_OPTION } from '../command';
+import { domainArgument, flagsOf, loadSettings, parseNow, positiveInt, str } from '../args';
+import { type CliIo, type Command, EXIT, type ParsedArgs, UsageError } from '../command';
 import { actionStoreFor } from '../local-stores';
+import { ack, snooze } from './index';
 
-/** What snooze and ack read besides their flags: the key, and what a finding is judged by. */
-export const SILENCE_ENV = [
-  ENV.resellerApiKey,
-  ENV.requestTimeoutMs,
-  ENV.expiryDays,
-  ENV.criticalDays,
-  ENV.quarantineDays,
-];
+/** `sentinel snooze <domain>`. */
+export function runSnooze(args: ParsedArgs, io: CliIo): Promise<number> {
+  const days = positiveInt(str(args.values.days), '--days', DEFAULT_SNOOZE_DAYS, MAX_SNOOZE_DAYS);
+  return silence(snooze, 'snooze', days, args, io);
+}
 
-export const snooze: Command = {
-  name: 'snooze',
-  args: '<domain>',
-  summary: 'leave a domain out of alerts for N days (back at once if it gets worse)',
-  about:
-    'What the snooze link’s button does, from the command line: the domain stays in the report, and comes ' +
-    'back into alerts at once when it gets worse. Needs the state store the scans use.',
-  options: {
-    days: {
-      type: 'string',
-      value: 'N',
-      doc: `days to snooze, 1 to ${MAX_SNOOZE_DAYS}`,
-      default: String(DEFAULT_SNOOZE_DAYS),
-    },
-    state: STATE_OPTION,
-    'base-url': BASE_URL_OPTION,
-  },
-  env: SILENCE_ENV,
-  run: async (args, io) => {
-    const days = positiveInt(str(args.values.days), '--days', DEFAULT_SNOOZE_DAYS, MAX_SNOOZE_DAYS);
-    return silence(snooze, 'snooze', days, args, io);
-  },
-};
+/** `sentinel ack <domain>`. */
+export function runAck(args: ParsedArgs, io: CliIo): Promise<number> {
+  return silence(ack, 'acknowledge', 0, args, io);
+}
 
 /**
  * `snooze` / `ack`: what the links do, from the command line. Looks the domain up first (only a
@@ -62,6 +42,12 @@ export async function silence(
   io: CliIo,
 ): Promise<number> {
   const domain = domainArgument(command, args);
+  const now = parseNow(str(args.values.now));
+  // Dated in the future, the action would not hold: a scan treats a stored time it has not reached as untrue.
+  if (now - Date.now() > CLOCK_TOLERANCE_MS)
+    throw new UsageError(
+      `--now ${args.values.now} is ahead of this machine's clock; ${command.name} acts now or before`,
+    );
   const settings = loadSettings(command, args, io.env, [
     'resellerBaseUrl',
     'requestTimeoutMs',
@@ -79,10 +65,10 @@ export async function silence(
     baseUrl: settings.resellerBaseUrl,
     apiKey: new EnvSecretSource(io.env).apiKeyNow(),
     timeoutMs: settings.requestTimeoutMs,
+    ...(io.signal ? { signal: io.signal } : {}),
   });
   const found = await client.findDomain(domain);
   if (!found) throw new SentinelError(`${domain} is not in this reseller account`);
-  const now = Date.now();
   // Judged as the link judges it (and as the alert did): the record by the scan's rules, then what
   // the scans' memory adds (a renewal_failed the record no longer shows).
   const memory = await store.memoryOf?.(domain).catch(() => undefined);

@@ -1,16 +1,17 @@
 import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
 import { FileStateStore } from '../../functions/adapters/file-state-store';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { rebindState } from '../../functions/adapters/state-store';
 import {
   dynamoDbClientFromEnv,
   openStateStore,
   parseStateLocation,
-  rebindState,
   type StateLocation,
 } from '../../functions/adapters/stateful-scan';
 import { ENV } from '../../functions/core/scan/config';
 import { loadSettings } from '../args';
-import { BASE_URL_OPTION, type CliIo, type Command, EXIT, type ParsedArgs, UsageError } from '../command';
+import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
+import { state } from './index';
 
 const USAGE =
   'usage: sentinel state init dynamodb:TABLE | sentinel state reset|rebind PATH|dynamodb:TABLE --yes';
@@ -20,61 +21,42 @@ const USAGE =
  * `sentinel state reset PATH|dynamodb:TABLE --yes`: forgets this account's state (the next scan is a first run).
  * `sentinel state rebind PATH|dynamodb:TABLE --yes`: binds the state to RESELLER_API_KEY (a rotated key), keeping its memory.
  */
-export const state: Command = {
-  name: 'state',
-  args: '<init|reset|rebind> <PATH|dynamodb:TABLE>',
-  summary: 'init: create the state table; reset: forget the state; rebind: keep it for a new key',
-  about:
-    'init creates a DynamoDB state table with the stack’s own definition (AWS_ENDPOINT_URL_DYNAMODB for a local one); ' +
-    'reset removes a state file, or deletes this account’s items (the partition of the reseller base URL) from a table; ' +
-    `rebind binds the state to the account of ${ENV.resellerApiKey} after that key was rotated, keeping its memory ` +
-    '(a state is refused by a key of another account).',
-  options: {
-    yes: { type: 'boolean', doc: 'confirm reset or rebind' },
-    'base-url': {
-      ...BASE_URL_OPTION,
-      doc: 'the account whose state reset forgets in a table, or rebind binds (the scans’ base URL)',
-    },
-  },
-  env: [ENV.resellerApiKey],
-  run: async (args, io) => {
-    const [sub, target, ...extra] = args.positionals;
-    if (!target || extra.length || (sub !== 'init' && sub !== 'reset' && sub !== 'rebind'))
-      throw new UsageError(USAGE);
-    const location = parseStateLocation(target, `state ${sub}`);
-    const client = () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env);
-    if (sub === 'init') {
-      if (location.kind !== 'dynamodb')
-        throw new UsageError(
-          'a state file needs no init: scan --state PATH creates it; state init takes dynamodb:TABLE',
-        );
-      const notes = await createStateTable(client(), location.table);
-      io.stdout(
-        `created DynamoDB table ${location.table} (pk/sk, on demand, encrypted); use: scan --state dynamodb:${location.table}\n`,
-      );
-      for (const note of notes) io.stderr(`sentinel: ${note}\n`);
-      return EXIT.ok;
-    }
-    if (sub === 'rebind') return rebind(target, location, args, io, client);
-    if (args.values.yes !== true)
+/** `sentinel state init|reset|rebind`. */
+export async function runState(args: ParsedArgs, io: CliIo): Promise<number> {
+  const [sub, target, ...extra] = args.positionals;
+  if (!target || extra.length || (sub !== 'init' && sub !== 'reset' && sub !== 'rebind'))
+    throw new UsageError(USAGE);
+  const location = parseStateLocation(target, `state ${sub}`);
+  const client = () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env);
+  if (sub === 'init') {
+    if (location.kind !== 'dynamodb')
       throw new UsageError(
-        `state reset forgets every finding, alert and watched field: confirm with --yes (${USAGE})`,
+        'a state file needs no init: scan --state PATH creates it; state init takes dynamodb:TABLE',
       );
-    if (location.kind === 'file') {
-      const existed = await new FileStateStore(location.path).clear();
-      io.stdout(
-        existed ? `removed the state file ${location.path}\n` : `no state file at ${location.path}\n`,
-      );
-      return EXIT.ok;
-    }
-    return resetTable(
-      location.table,
-      loadSettings(state, args, io.env, ['resellerBaseUrl']).resellerBaseUrl,
-      client,
-      io,
+    const notes = await createStateTable(client(), location.table);
+    io.stdout(
+      `created DynamoDB table ${location.table} (pk/sk, on demand, encrypted); use: scan --state dynamodb:${location.table}\n`,
     );
-  },
-};
+    for (const note of notes) io.stderr(`sentinel: ${note}\n`);
+    return EXIT.ok;
+  }
+  if (sub === 'rebind') return rebind(target, location, args, io, client);
+  if (args.values.yes !== true)
+    throw new UsageError(
+      `state reset forgets every finding, alert and watched field: confirm with --yes (${USAGE})`,
+    );
+  if (location.kind === 'file') {
+    const existed = await new FileStateStore(location.path).clear();
+    io.stdout(existed ? `removed the state file ${location.path}\n` : `no state file at ${location.path}\n`);
+    return EXIT.ok;
+  }
+  return resetTable(
+    location.table,
+    loadSettings(state, args, io.env, ['resellerBaseUrl']).resellerBaseUrl,
+    client,
+    io,
+  );
+}
 
 /** `state rebind`: the state's memory goes to the account of RESELLER_API_KEY (a rotated key of the same account). */
 async function rebind(

@@ -8,40 +8,8 @@ import { ENV, WEBHOOK_FORMATS, type WebhookFormat } from '../../functions/core/s
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { noPositionals, oneOf, parseNow, positiveInt, str } from '../args';
-import { type CliIo, type Command, EXIT, type ParsedArgs } from '../command';
-import { scan } from './scan';
-
-/**
- * `sentinel try-alerts`: the alert path of a deployed stack, tried on one machine without an AWS
- * account or the AWS CLI. fauxqs (a dev dependency, so it is imported only here) emulates SNS and
- * SQS; the scan is the real `scan` command publishing through the real AWS SDK.
- */
-export const tryAlerts: Command = {
-  name: 'try-alerts',
-  summary: 'the alert path end to end through an SNS/SQS emulator, without AWS',
-  about:
-    'Starts an SNS/SQS emulator (fauxqs) on 127.0.0.1 with a topic and two queues (one unfiltered, one with ' +
-    'the SMS filter severity = critical), the simulator, and one real scan publishing through the AWS SDK; ' +
-    'then prints what each queue received. With --webhook-format, a third queue feeds the webhook subscriber ' +
-    '(the Lambda handler), which posts to a receiver on 127.0.0.1 that prints what arrived.',
-  options: {
-    'webhook-format': {
-      type: 'string',
-      value: 'slack|teams|json',
-      doc: 'also run the webhook subscriber on its own queue, posting in this format to a local receiver',
-      default: 'none',
-    },
-    domains: { type: 'string', value: 'N', doc: 'domains in the portfolio', default: '60' },
-    seed: { type: 'string', value: 'S', doc: 'portfolio seed', default: '7' },
-    now: {
-      type: 'string',
-      value: 'ISO',
-      doc: 'lay the portfolio out and scan at this instant',
-      default: 'now',
-    },
-  },
-  run: runTryAlerts,
-};
+import { type CliIo, EXIT, type ParsedArgs } from '../command';
+import { scan, tryAlerts } from './index';
 
 const REGION = 'us-east-1';
 const CREDENTIALS = { accessKeyId: 'test', secretAccessKey: 'test' };
@@ -75,8 +43,13 @@ interface Envelope {
   readonly MessageAttributes?: Record<string, { Type: string; Value: string }>;
 }
 
-/** The story: emulator and simulator up, a topic with two queues, one real scan, what each queue got. */
-async function runTryAlerts(args: ParsedArgs, io: CliIo): Promise<number> {
+/**
+ * `sentinel try-alerts`: the alert path of a deployed stack, tried on one machine without an AWS
+ * account or the AWS CLI. fauxqs (a dev dependency, so it is imported only here) emulates SNS and
+ * SQS; the scan is the real `scan` command publishing through the real AWS SDK.
+ * The story: emulator and simulator up, a topic with two queues, one real scan, what each queue got.
+ */
+export async function runTryAlerts(args: ParsedArgs, io: CliIo): Promise<number> {
   noPositionals(tryAlerts, args);
   const now = parseNow(str(args.values.now));
   const domains = positiveInt(str(args.values.domains), '--domains', 60, 100_000);
@@ -206,15 +179,15 @@ async function describeQueue(queue: Queue, emulator: Emulator): Promise<string> 
   );
 }
 
-/** One SNS delivery: subject, attributes, and the `sqs` variant of the message. */
+/** One SNS delivery: subject, attributes, and the variant an SQS subscriber gets (`default`). */
 function describeDelivery(envelope: Envelope): string {
   const attributes = Object.entries(envelope.MessageAttributes ?? {})
     .map(([name, a]) => `${name}=${a.Value} (${a.Type})`)
     .join(', ');
-  // Real SNS hands an SQS subscriber only the `sqs` member of a MessageStructure=json message;
-  // fauxqs passes the whole structure through, so pick it as SNS would.
+  // Real SNS hands an SQS subscriber the `sqs` member of a MessageStructure=json message, else
+  // `default` (where the alert keeps its JSON); fauxqs passes the whole structure through.
   const structure = JSON.parse(envelope.Message) as Record<string, string>;
-  const report = JSON.parse(structure.sqs ?? envelope.Message) as {
+  const report = JSON.parse(structure.sqs ?? structure.default ?? envelope.Message) as {
     summary: Record<string, number>;
     findings: Array<{ domain_name?: string; handle?: string; kind: string; severity: string }>;
     problems: unknown[];
@@ -223,7 +196,7 @@ function describeDelivery(envelope: Envelope): string {
   return (
     `  Subject: ${envelope.Subject ?? '(none)'}\n` +
     `  MessageAttributes: ${attributes}\n` +
-    `  Message (the sqs variant, the JSON report): summary ${JSON.stringify(report.summary)}, ` +
+    `  Message (the default variant, the JSON report): summary ${JSON.stringify(report.summary)}, ` +
     `${report.findings.length} findings, ${report.problems.length} unreadable record${report.problems.length === 1 ? '' : 's'}` +
     (first ? `; first: ${first.domain_name ?? first.handle} ${first.kind} ${first.severity}` : '') +
     '\n' +
@@ -258,12 +231,15 @@ async function deliverToWebhook(queue: Queue, format: WebhookFormat, emulator: E
     const event: SQSEvent = {
       Records: Messages.map((m) => {
         const envelope = JSON.parse(m.Body ?? '{}') as Envelope;
-        // Real SNS puts only the `sqs` member into an SQS subscriber's envelope; fauxqs keeps them all.
+        // Real SNS puts only the `sqs` member, else `default`, into an SQS subscriber's envelope; fauxqs keeps them all.
         const structure = JSON.parse(envelope.Message) as Record<string, string>;
         return {
           messageId: m.MessageId as string,
           receiptHandle: m.ReceiptHandle as string,
-          body: JSON.stringify({ ...envelope, Message: structure.sqs ?? envelope.Message }),
+          body: JSON.stringify({
+            ...envelope,
+            Message: structure.sqs ?? structure.default ?? envelope.Message,
+          }),
           attributes: {} as SQSEvent['Records'][number]['attributes'],
           messageAttributes: {},
           md5OfBody: '',

@@ -12,96 +12,66 @@ import {
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { ConfigError } from '../core/base/errors';
+import { fnv1a } from '../core/base/hash';
+import { retry } from '../core/base/retry';
 import { AUDIT_MAX_ENTRIES, type AuditEntry, type AuditTrail, parseAuditEntries } from '../core/memory/audit';
 import {
-  ContactMemorySchema,
+  type ContactMemory,
   type DomainMemory,
-  EMPTY_STATE_HEADER,
-  memoryJson,
-  nextFromState,
-  priorStateOf,
-  readStoredMemory,
-  ScanMemory,
-  type ScanState,
+  EMPTY_HEAD,
+  encodeMemory,
+  readContactMemory,
+  readDomainMemory,
+  readStateHead,
   StateConflictError,
   StateError,
   type StateHead,
-  StateHeaderSchema,
-  statePath,
 } from '../core/memory/state';
-import { shownCut, storedContactKey, storedDomainKey } from '../core/memory/state-bounds';
-import { NEXT, stableKeyHash } from '../core/memory/state-table';
-import { type HeapPacer, NO_PACE } from './heap-pacer';
-import {
-  type Lease,
-  MAX_LEASE_MS,
-  type NextToSave,
-  type OpenedState,
-  type StateStore,
-  type StoredState,
-} from './state-store';
+import { shownCut } from '../core/memory/state-bounds';
+import { type Lease, MAX_LEASE_MS, type OpenedState, StateStore, type StateWrite } from './state-store';
 import { META_SORT_KEY, STATE_TABLE_DEFINITION } from './state-table-definition';
 
 const { partitionKey: PK, sortKey: SK } = STATE_TABLE_DEFINITION;
-/** Items of a state written before domains were kept in buckets (one item per domain, in the account's partition). */
-const LEGACY_PREFIX = 'domain#';
 const CONTACT_PREFIX = 'contact#';
-/**
- * In the account's partition of a bucketed state: an item that versions from before buckets read as
- * a domain whose memory does not parse, so they refuse the state (naming `!layout`) instead of
- * taking its domains for gone. Newer versions pass over it.
- */
-const LAYOUT_MARKER = `${LEGACY_PREFIX}!layout`;
 /**
  * Restore attempts: `audit#seq#<16 digits>` in the account's partition, the entry in attribute `a`,
  * numbered in order of arrival by the counter item `audit-counter` (attribute `n`); no scan reads or
- * writes them (open() reads the #meta item and the contacts by their keys and prefixes only). Items
- * of older versions, `audit#<ISO time>#<random>`, sort before every numbered one, as they arrived
- * before them.
+ * writes them.
  */
-const AUDIT_PREFIX = 'audit#';
-const AUDIT_SEQUENCE_PREFIX = `${AUDIT_PREFIX}seq#`;
+const AUDIT_PREFIX = 'audit#seq#';
 const AUDIT_COUNTER_SORT_KEY = 'audit-counter';
 /**
- * Partitions the domains are spread over: `<base URL>#0` … `#15`. One partition key serves at most
+ * Partitions the domains are spread over: `<scope>#0` … `#15`. One partition key serves at most
  * 1 000 write and 3 000 read units a second; a first scan of a million domains under one key would
- * take longer than a Lambda may run. Sixteen let the reads and writes of a large account run in
- * parallel within those limits; the account's own partition keeps the `#meta` item (generation,
- * lease), the contacts and the audit trail.
+ * take longer than a Lambda may run. The account's own partition keeps the `#meta` item
+ * (generation, lease, layout), the contacts and the audit trail.
  */
 export const SHARDS = 16;
 /**
- * Domains per bucket item. A write unit is 1 KB, and a domain's memory about 270 bytes: one item
- * per domain pays a whole unit for a quarter of it, and makes a first scan of a million domains a
- * million writes. Buckets of about 8 domains (2 KB, 2 write units) make it 125 000 writes of a
- * third of the units; a day's few changed domains still touch about as many items as before.
- * The bucket count is a power of two chosen at the first save and doubled (all items written anew
- * under the next count, switched to in one conditional write) when the account outgrows it.
+ * Domains per bucket item: about 8 memories of some 270 bytes make a 2 KB item (2 write units),
+ * where one item per domain would pay a whole unit for a quarter of one. The bucket count is a
+ * power of two chosen at the first save and doubled (every item written anew under the next
+ * count, switched to in the one conditional write of `#meta`) when the account outgrows it.
  */
 const BUCKET_TARGET = 8;
 const BUCKET_MAX = 16;
 /** A bucket whose memories outgrow this is written as several parts (`.1`, `.2`…), far below the 400 KB limit. */
 const PART_BYTES = 300 * 1024;
-/**
- * Shard partitions queried at once. Each query answers up to 1 MB at a time, which the SDK turns
- * into objects several times that size: four at once read a partition's 3 000 read units a second
- * (12 MB/s) each, far more than a scan needs, within a few tens of MB.
- */
+/** Shard partitions queried at once: each query answers up to 1 MB, which the SDK makes several times that in objects. */
 const READ_CONCURRENCY = 4;
-/** BatchWriteItem's limit per call. */
+/** BatchWriteItem's limit per call, and calls in flight at once. */
 const BATCH = 25;
-/** BatchWriteItem calls in flight at once. */
 const WRITE_CONCURRENCY = 16;
-/** Tries for the items a BatchWriteItem left unprocessed (throttled), with full-jitter backoff. */
+/** Tries again for the items a BatchWriteItem left unprocessed (throttled), with full-jitter backoff. */
 const UNPROCESSED_RETRIES = 10;
-const BACKOFF_MS = 50;
-const BACKOFF_CAP_MS = 3_000;
 /** DynamoDB's limits (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html). */
 const MAX_ITEM_BYTES = 400 * 1024;
 const MAX_SORT_KEY_BYTES = 1024;
 const MAX_PARTITION_KEY_BYTES = 2048;
-/** Room a shard's partition key needs beside the base URL (`#15`). */
+/** Room a shard's partition key needs beside the scope (`#15`). */
 const SHARD_SUFFIX_BYTES = 3;
+/** Bucket items taken in between two turns of the event loop, so the account's answers keep flowing. */
+const YIELD_EVERY = 16;
 
 const BUCKET_SK = /^b(\d{1,2})#([0-9a-f]{1,8})(?:\.(\d{1,4}))?$/;
 
@@ -111,10 +81,11 @@ function bucketSk(exponent: number, bucket: number, part = 0): string {
   return `b${exponent}#${bucket.toString(16).padStart(digits, '0')}${part > 0 ? `.${part}` : ''}`;
 }
 
-/** The bucket exponent for `count` domains at the first save: about {@link BUCKET_TARGET} a bucket. */
-function initialExponent(count: number): number {
-  let exponent = 0;
-  while ((1 << exponent) * BUCKET_TARGET < count) exponent++;
+/** The bucket exponent for `count` domains: about {@link BUCKET_TARGET} a bucket, at least `from`. */
+function exponentFor(count: number, from: number | null): number {
+  let exponent = from ?? 0;
+  if (from === null) while ((1 << exponent) * BUCKET_TARGET < count) exponent++;
+  while (count > BUCKET_MAX * (1 << exponent)) exponent++;
   return exponent;
 }
 
@@ -141,7 +112,6 @@ export function createStateTableInput(tableName: string): CreateTableCommandInpu
  * recovery. Returns what could not be done (an emulator may not know continuous backups).
  */
 export async function createStateTable(client: DynamoDBClient, tableName: string): Promise<string[]> {
-  const notes: string[] = [];
   try {
     await client.send(new CreateTableCommand(createStateTableInput(tableName)));
   } catch (error) {
@@ -149,91 +119,65 @@ export async function createStateTable(client: DynamoDBClient, tableName: string
       cause: error,
     });
   }
-  if (STATE_TABLE_DEFINITION.pointInTimeRecovery) {
-    try {
-      await client.send(
-        new UpdateContinuousBackupsCommand({
-          TableName: tableName,
-          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-        }),
-      );
-    } catch (error) {
-      notes.push(`point-in-time recovery not turned on: ${describe(error)}`);
-    }
+  if (!STATE_TABLE_DEFINITION.pointInTimeRecovery) return [];
+  try {
+    await client.send(
+      new UpdateContinuousBackupsCommand({
+        TableName: tableName,
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      }),
+    );
+    return [];
+  } catch (error) {
+    return [`point-in-time recovery not turned on: ${describe(error)}`];
   }
-  return notes;
 }
 
 const describe = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
-/** Bucket items taken in between two turns of the event loop (about 1 ms of work). */
-const YIELD_EVERY = 16;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface DynamoDbStateStoreOptions {
   readonly client: DynamoDBClient;
   readonly tableName: string;
-  /** The account the state belongs to (the reseller base URL): its partition. */
+  /** The account the state belongs to (the reseller base URL, or an account's own scope): its partition. */
   readonly scope: string;
   /** @default Date.now */
   readonly clock?: () => number;
-  /** BatchWriteItem calls in flight at once. @default 16 */
-  readonly writeConcurrency?: number;
-  /** Shard partitions queried at once. @default 4 */
-  readonly readConcurrency?: number;
-  /** Called after each query page taken in and each batch written (see heap-pacer.ts). @default none */
-  readonly pace?: HeapPacer;
 }
 
 /** What the store learnt opening a state, for the writes that follow. */
 interface Opened {
-  /** The bucket exponent in force; null for a state of one item per domain (or none yet). */
+  /** The bucket exponent in force; null before the first save. */
   readonly exponent: number | null;
   /** Contact items as loaded (sort key → body), to write only what changed. */
   readonly contacts: ReadonlyMap<string, string>;
-  readonly markerFound: boolean;
-  /** Filled by readDomains. */
-  read?: DomainsRead;
-}
-
-interface DomainsRead {
-  readonly memory: ScanMemory;
-  /** Parts loaded per bucket in force (0: no item). */
-  readonly parts: Uint8Array;
-  /** Buckets whose items must be written again whatever changed (a duplicate or misfiled memory). */
+  /** Parts loaded per bucket in force, once the domains were read. */
+  parts?: Uint8Array;
+  /** Buckets to write again whatever changed (a memory filed in the wrong one, or twice). */
   readonly dirty: Set<number>;
-  /** Items outside the layout in force (an unfinished resize, a finished migration): deleted after the next save. */
+  /** Items outside the layout in force (a resize whose cleanup failed): deleted after the next save. */
   readonly garbage: Array<readonly [string, string]>;
-  /** Per-domain items of a state from before buckets, in force: deleted once the buckets are saved. */
-  readonly legacy: string[];
-  markerFound: boolean;
 }
 
 /**
- * The state in DynamoDB. The account's partition (its base URL) holds a `#meta` item with the
- * generation, the lease, the account-wide fields and the bucket layout, an item per flagged
- * contact, and the audit trail; the domains' memories are in bucket items spread over
- * {@link SHARDS} partitions, so a scan reads them with parallel queries and writes only the
- * buckets that changed, in parallel batches. Only the lease holder writes items; the last write
- * moves the generation on and releases the lease, conditional on still holding it.
- *
- * A state of one item per domain (before buckets) is read as it is and moved into buckets by its
- * next save.
+ * The state in DynamoDB, as the six primitives of the state protocol (state-store.ts). The
+ * account's partition holds a `#meta` item (generation, lease, the account-wide part, the bucket
+ * layout), an item per flagged contact, and the audit trail; the domains' memories are in bucket
+ * items spread over {@link SHARDS} partitions, read with parallel queries while the account is
+ * read, and written only where they changed, in parallel batches. Only the lease holder writes
+ * items; the last write moves the generation on and releases the lease, conditional on still
+ * holding it.
  */
-export class DynamoDbStateStore implements StateStore, AuditTrail {
+export class DynamoDbStateStore extends StateStore implements AuditTrail {
   readonly location: string;
   private readonly client: DynamoDBClient;
   private readonly table: string;
   private readonly scope: string;
   private readonly clock: () => number;
-  private readonly writeConcurrency: number;
-  private readonly readConcurrency: number;
-  private readonly pace: HeapPacer;
   private readonly where: string;
   private readonly opened = new WeakMap<OpenedState, Opened>();
-  private readonly loaded = new WeakMap<StoredState, OpenedState>();
 
   constructor(options: DynamoDbStateStoreOptions) {
+    super();
     if (Buffer.byteLength(options.scope, 'utf8') > MAX_PARTITION_KEY_BYTES - SHARD_SUFFIX_BYTES)
       throw new ConfigError(
         `the reseller base URL is longer than the ${MAX_PARTITION_KEY_BYTES - SHARD_SUFFIX_BYTES} bytes a DynamoDB partition key holds beside a shard number; the state table keeps each account under its base URL`,
@@ -247,151 +191,98 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
     this.table = options.tableName;
     this.scope = options.scope;
     this.clock = options.clock ?? Date.now;
-    this.writeConcurrency = Math.max(1, options.writeConcurrency ?? WRITE_CONCURRENCY);
-    this.readConcurrency = Math.max(1, options.readConcurrency ?? READ_CONCURRENCY);
-    this.pace = options.pace ?? NO_PACE;
     this.location = `dynamodb:${options.tableName}`;
     this.where = `${this.location} (${this.scope})`;
   }
 
-  async open(): Promise<OpenedState> {
+  protected async readHead(): Promise<OpenedState> {
     const [metaItems, contactItems] = await Promise.all([
       this.collect({ sk: META_SORT_KEY }),
       this.collect({ prefix: CONTACT_PREFIX }),
     ]);
     const meta = metaItems[0];
-    const generation = meta?.generation?.N ? Number(meta.generation.N) : 0;
-    const lease =
-      meta?.lease_owner?.S && meta.lease_expires?.N
-        ? { owner: meta.lease_owner.S, expiresAt: Number(meta.lease_expires.N) }
-        : null;
     const exponent = meta?.layout?.N !== undefined ? Number(meta.layout.N) : null;
     if (exponent !== null && !(Number.isInteger(exponent) && exponent >= 0 && exponent <= 28))
       throw new StateError(
         `the state in ${this.where} names a bucket layout it cannot have (${exponent}); reset the state`,
       );
-    const header = meta?.h?.S ? StateHeaderSchema.safeParse(this.parse(META_SORT_KEY, meta.h.S)) : null;
-    if (header && !header.success) {
-      const issue = header.error.issues[0];
-      throw new StateError(
-        `the state in ${this.where} cannot be used (${issue ? `${statePath(issue.path)}: ${issue.message}` : 'invalid'}); correct that value, or reset the state`,
-      );
-    }
-    const contactBodies = new Map<string, string>();
+    const bodies = new Map<string, string>();
     // Keys are data: an object without a prototype, so no key can reach JavaScript's own machinery.
-    const contacts: Record<string, unknown> = Object.create(null);
+    const contacts: Record<string, ContactMemory> = Object.create(null);
     for (const item of contactItems) {
       const sk = item[SK.name]?.S;
       const body = item.m?.S;
       if (!sk || body === undefined) continue;
-      contactBodies.set(sk, body);
-      const stored = sk.slice(CONTACT_PREFIX.length);
-      const parsed = ContactMemorySchema.safeParse(this.parse(sk, body));
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        throw new StateError(
-          `the state in ${this.where} cannot be used (${statePath(['contacts', stored, ...(issue?.path ?? [])])}: ${issue?.message ?? 'invalid'}); correct that value, point --state elsewhere, or remove the state to start over`,
-        );
-      }
-      const key = storedContactKey(stored);
-      if (!(key in contacts)) contacts[key] = parsed.data;
+      bodies.set(sk, body);
+      const key = sk.slice(CONTACT_PREFIX.length);
+      contacts[key] = readContactMemory(this.parse(sk, body), key, this.where);
     }
-    const base = header?.success ? header.data : { ...EMPTY_STATE_HEADER, problem_keys: [] };
-    const head = { ...base, contacts } as StateHead;
-    const opened: OpenedState = { head, generation, lease };
-    this.opened.set(opened, { exponent, contacts: contactBodies, markerFound: false });
+    const head: StateHead = meta?.h?.S
+      ? readStateHead(this.parse(META_SORT_KEY, meta.h.S), contacts, this.where)
+      : { ...EMPTY_HEAD, contacts };
+    const lease =
+      meta?.lease_owner?.S && meta.lease_expires?.N
+        ? { owner: meta.lease_owner.S, expiresAt: Number(meta.lease_expires.N) }
+        : null;
+    const opened: OpenedState = {
+      head,
+      generation: meta?.generation?.N ? Number(meta.generation.N) : 0,
+      lease,
+    };
+    this.opened.set(opened, { exponent, contacts: bodies, dirty: new Set(), garbage: [] });
     return opened;
   }
 
-  async readDomains(opened: OpenedState, memory: ScanMemory, signal?: AbortSignal): Promise<void> {
+  protected async readMemories(
+    opened: OpenedState,
+    into: (key: string, memory: DomainMemory) => boolean,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const known = this.internals(opened);
     const exponent = known.exponent;
-    const read: DomainsRead = {
-      memory,
-      parts: new Uint8Array(exponent === null ? 0 : 1 << exponent),
-      dirty: new Set(),
-      garbage: [],
-      legacy: [],
-      markerFound: false,
-    };
-    const table = memory.table;
-    const legacy = async () => {
-      for await (const page of this.pages({ prefix: LEGACY_PREFIX }, signal)) {
-        for (const item of page) {
-          const sk = item[SK.name]?.S ?? '';
-          if (sk === LAYOUT_MARKER) {
-            read.markerFound = true;
-            continue;
-          }
-          if (exponent !== null) {
-            read.garbage.push([this.scope, sk]);
-            continue;
-          }
-          const body = item.m?.S;
-          if (body === undefined) continue;
-          const stored = sk.slice(LEGACY_PREFIX.length);
-          read.legacy.push(sk);
-          table.addPrior(
-            storedDomainKey(stored),
-            readStoredMemory(this.parse(sk, body), stored, this.where),
-            true,
-          );
-        }
-      }
-    };
+    const parts = new Uint8Array(exponent === null ? 0 : 1 << exponent);
+    const mask = parts.length - 1;
     const shard = async (n: number) => {
       const pk = `${this.scope}#${n}`;
-      for await (const page of this.pages({ pk }, signal)) {
-        this.pace();
-        let sinceYield = 0;
+      let taken = 0;
+      for await (const page of this.pages({ pk }, signal))
         for (const item of page) {
-          // A page of a million-domain state takes tens of milliseconds to take in: let the
-          // account's answers that arrived meanwhile through first, so its requests keep flowing
-          // and the state is read in the time the account read spends waiting.
-          if (++sinceYield === YIELD_EVERY) {
-            sinceYield = 0;
-            await new Promise(setImmediate);
-          }
-          const sk = item[SK.name]?.S ?? '';
-          const match = BUCKET_SK.exec(sk);
-          const body = item.m?.S;
-          if (!match || exponent === null || Number(match[1]) !== exponent || body === undefined) {
-            read.garbage.push([pk, sk]);
+          if (++taken % YIELD_EVERY === 0) await new Promise(setImmediate);
+          const found = this.bucketItem(item, exponent);
+          if (!found || found.bucket % SHARDS !== n) {
+            known.garbage.push([pk, item[SK.name]?.S ?? '']);
             continue;
           }
-          const bucket = Number.parseInt(match[2] as string, 16);
-          const part = Number(match[3] ?? 0);
-          if (bucket >= read.parts.length || bucket % SHARDS !== n) {
-            read.garbage.push([pk, sk]);
-            continue;
-          }
-          read.parts[bucket] = Math.max(read.parts[bucket] as number, Math.min(part + 1, 255));
-          const members = this.parse(sk, body);
-          if (typeof members !== 'object' || members === null || Array.isArray(members))
-            throw new StateError(
-              `the state item ${sk} in ${this.where} is not a set of domain memories; reset the state`,
-            );
-          const mask = read.parts.length - 1;
-          for (const [stored, value] of Object.entries(members)) {
-            const key = storedDomainKey(stored);
-            // A memory filed in the wrong bucket is written to its own (and this bucket without it);
-            // a second memory of a key is dropped the same way.
-            const misfiled = (stableKeyHash(key) & mask) !== bucket;
-            if (!table.addPrior(key, readStoredMemory(value, stored, this.where), misfiled) || misfiled)
-              read.dirty.add(bucket);
+          parts[found.bucket] = Math.max(parts[found.bucket] as number, Math.min(found.part + 1, 255));
+          for (const [key, value] of found.members) {
+            // A memory filed in the wrong bucket, or a second one of a key, is written again where
+            // it belongs, and its bucket without it.
+            const own = fnv1a(key) & mask;
+            if (own !== found.bucket) known.dirty.add(found.bucket).add(own);
+            if (!into(key, readDomainMemory(value, key, this.where))) known.dirty.add(found.bucket);
           }
         }
-      }
     };
-    let nextShard = 0;
+    let next = 0;
     const reader = async () => {
-      while (nextShard < SHARDS) await shard(nextShard++);
+      while (next < SHARDS) await shard(next++);
     };
-    await Promise.all([legacy(), ...Array.from({ length: Math.min(SHARDS, this.readConcurrency) }, reader)]);
-    known.read = read;
+    await Promise.all(Array.from({ length: READ_CONCURRENCY }, reader));
+    known.parts = parts;
   }
 
-  async claim(generation: number, lease: Lease): Promise<void> {
+  protected async readMemory(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
+    const exponent = this.internals(opened).exponent;
+    if (exponent === null) return undefined;
+    const bucket = fnv1a(key) & ((1 << exponent) - 1);
+    const members = await this.readBucket(exponent, bucket);
+    const value = members.get(key);
+    // A memory filed in another bucket (the next scan moves it) is not looked for: that would read them all.
+    return value === undefined ? undefined : readDomainMemory(value, key, this.where);
+  }
+
+  protected async putLease(generation: number, lease: Lease): Promise<void> {
+    const now = this.clock();
     await this.conditional(
       new UpdateItemCommand({
         TableName: this.table,
@@ -406,162 +297,48 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
           ':g': { N: String(generation) },
           ':o': { S: lease.owner },
           ':e': { N: String(lease.expiresAt) },
-          ':now': { N: String(this.clock()) },
-          ':far': { N: String(this.clock() + MAX_LEASE_MS) },
+          ':now': { N: String(now) },
+          ':far': { N: String(now + MAX_LEASE_MS) },
         },
       }),
       `another scan moved the state on or holds its lease (${this.location}, generation ${generation})`,
     );
   }
 
-  async saveNext(next: NextToSave, opened: OpenedState, owner: string): Promise<void> {
+  protected async writeNext(opened: OpenedState, owner: string, write: StateWrite): Promise<void> {
     const known = this.internals(opened);
-    const { contacts, ...header } = next.head;
-    const contactWrites = this.contactWrites(contacts, known.contacts);
+    const { contacts, ...header } = write.head;
     const headerJson = JSON.stringify(header);
     this.checkItemSize(META_SORT_KEY, headerJson);
-    const read = next.memory ? known.read : undefined;
-    if (next.memory && read?.memory !== next.memory)
-      throw new StateError(`${this.location}: the memory to save was not read from this state`);
-
+    const contactWrites = this.contactWrites(contacts, known.contacts);
     await this.ensureLease(opened.generation, owner);
-    let exponent = known.exponent;
-    let cleanup: Iterable<WriteRequest> = [];
-    if (read) {
-      const plan = this.plan(read, known.exponent);
-      exponent = plan.exponent;
-      const written = new Uint8Array(1 << plan.exponent);
-      await this.writeAll(this.bucketWrites(read, plan.exponent, plan.selected, plan.resized, written));
-      if (!read.markerFound)
-        await this.writeAll([
-          { PutRequest: { Item: { ...this.key(LAYOUT_MARKER), m: { S: MARKER_BODY } } } },
-        ]);
-      cleanup = this.garbageWrites(read, known.exponent, plan.exponent, written, plan.resized);
-    }
+    const plan = write.all
+      ? this.planAll(known, write.changed, write.all)
+      : await this.planChanges(known, write.changed);
+    await this.writeAll(plan.writes);
     await this.writeAll(contactWrites);
-
     await this.conditional(
       new UpdateItemCommand({
         TableName: this.table,
         Key: this.key(META_SORT_KEY),
-        UpdateExpression: `SET generation = :next, h = :h${exponent !== null ? ', layout = :layout' : ''} REMOVE lease_owner, lease_expires`,
+        UpdateExpression: `SET generation = :next, h = :h${plan.exponent !== null ? ', layout = :layout' : ''} REMOVE lease_owner, lease_expires`,
         ConditionExpression: 'generation = :g AND lease_owner = :o',
         ExpressionAttributeValues: {
           ':g': { N: String(opened.generation) },
           ':next': { N: String(opened.generation + 1) },
           ':o': { S: owner },
           ':h': { S: headerJson },
-          ...(exponent !== null ? { ':layout': { N: String(exponent) } } : {}),
+          ...(plan.exponent !== null ? { ':layout': { N: String(plan.exponent) } } : {}),
         },
       }),
       `the state lease on ${this.location} was lost before the state was saved`,
     );
-    // Items of the layout left behind: never read again (the generation moved on under another
-    // layout), so deleting them needs no lease. If it fails, the next save finds them and tries again.
-    await this.writeAll(cleanup).catch(() => undefined);
+    // Items of the layout left behind are never read again (the generation moved on under another
+    // layout), so deleting them needs no lease; if it fails, the next save finds them and tries again.
+    await this.writeAll(plan.cleanup).catch(() => undefined);
   }
 
-  async readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
-    const exponent = this.internals(opened).exponent;
-    if (exponent === null) {
-      // One item per domain (a state from before buckets), under its key.
-      const sk = `${LEGACY_PREFIX}${key}`;
-      for await (const page of this.pages({ sk }))
-        for (const item of page)
-          if (item.m?.S !== undefined) return readStoredMemory(this.parse(sk, item.m.S), key, this.where);
-      return undefined;
-    }
-    const bucket = stableKeyHash(key) & ((1 << exponent) - 1);
-    for await (const page of this.pages({ pk: this.shardPk(bucket), prefix: bucketSk(exponent, bucket) }))
-      for (const item of page) {
-        const sk = item[SK.name]?.S ?? '';
-        const match = BUCKET_SK.exec(sk);
-        const body = item.m?.S;
-        if (!match || Number.parseInt(match[2] as string, 16) !== bucket || body === undefined) continue;
-        const members = this.parse(sk, body) as Record<string, unknown>;
-        for (const [stored, value] of Object.entries(members ?? {}))
-          if (storedDomainKey(stored) === key) return readStoredMemory(value, stored, this.where);
-      }
-    // A memory filed in another bucket (the next scan moves it) is not looked for: that would read them all.
-    return undefined;
-  }
-
-  async changeDomain(
-    key: string,
-    update: (memory: DomainMemory | undefined) => DomainMemory,
-    opened: OpenedState,
-    owner: string,
-  ): Promise<void> {
-    const known = this.internals(opened);
-    const exponent = known.exponent;
-    const whole = async () => {
-      // Read the state whole and save it: a state from before buckets moves into them.
-      const memory = new ScanMemory();
-      await this.readDomains(opened, memory);
-      const table = memory.table;
-      for (let id = 0; id < table.size; id++) if (table.hasPrior(id)) table.setNext(id, NEXT.prior);
-      const id = table.idOf(key);
-      table.setNext(id, NEXT.full, update(table.priorMemory(id)));
-      table.markChanged(memoryJson);
-      await this.saveNext({ head: opened.head, memory }, opened, owner);
-    };
-    if (exponent === null) return whole();
-    // One bucket: read it, change the one memory, write it back.
-    const memory = new ScanMemory();
-    const table = memory.table;
-    const bucket = stableKeyHash(key) & ((1 << exponent) - 1);
-    const read: DomainsRead = {
-      memory,
-      parts: new Uint8Array(1 << exponent),
-      dirty: new Set([bucket]),
-      garbage: [],
-      legacy: [],
-      markerFound: true,
-    };
-    const pk = this.shardPk(bucket);
-    for await (const page of this.pages({ pk, prefix: bucketSk(exponent, bucket) })) {
-      for (const item of page) {
-        const sk = item[SK.name]?.S ?? '';
-        const match = BUCKET_SK.exec(sk);
-        const body = item.m?.S;
-        if (!match || Number.parseInt(match[2] as string, 16) !== bucket || body === undefined) continue;
-        read.parts[bucket] = Math.max(read.parts[bucket] as number, Number(match[3] ?? 0) + 1);
-        const members = this.parse(sk, body) as Record<string, unknown>;
-        for (const [stored, value] of Object.entries(members ?? {})) {
-          const other = storedDomainKey(stored);
-          // A memory filed in another bucket would be lost by writing this one alone.
-          if ((stableKeyHash(other) & ((1 << exponent) - 1)) !== bucket) return whole();
-          table.addPrior(other, readStoredMemory(value, stored, this.where));
-        }
-      }
-    }
-    for (let id = 0; id < table.size; id++) if (table.hasPrior(id)) table.setNext(id, NEXT.prior);
-    const id = table.idOf(key);
-    table.setNext(id, NEXT.full, update(table.priorMemory(id)));
-    table.markChanged(memoryJson);
-    const { contacts: _contacts, ...header } = opened.head;
-    await this.ensureLease(opened.generation, owner);
-    await this.writeAll(
-      this.bucketWrites(read, exponent, oneBucket(exponent, bucket), false, new Uint8Array(1 << exponent)),
-    );
-    await this.conditional(
-      new UpdateItemCommand({
-        TableName: this.table,
-        Key: this.key(META_SORT_KEY),
-        UpdateExpression: 'SET generation = :next, h = :h REMOVE lease_owner, lease_expires',
-        ConditionExpression: 'generation = :g AND lease_owner = :o',
-        ExpressionAttributeValues: {
-          ':g': { N: String(opened.generation) },
-          ':next': { N: String(opened.generation + 1) },
-          ':o': { S: owner },
-          ':h': { S: JSON.stringify(header) },
-        },
-      }),
-      `the state lease on ${this.location} was lost before the state was saved`,
-    );
-  }
-
-  async release(generation: number, owner: string): Promise<void> {
+  protected async dropLease(generation: number, owner: string): Promise<void> {
     try {
       await this.client.send(
         new UpdateItemCommand({
@@ -580,34 +357,10 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
     }
   }
 
-  async load(): Promise<StoredState> {
-    const opened = await this.open();
-    const memory = new ScanMemory();
-    await this.readDomains(opened, memory);
-    const stored: StoredState = {
-      state: priorStateOf(opened.head, memory),
-      generation: opened.generation,
-      lease: opened.lease,
-    };
-    this.loaded.set(stored, opened);
-    return stored;
-  }
-
-  async save(state: ScanState, loaded: StoredState, owner: string): Promise<void> {
-    const opened = this.loaded.get(loaded);
-    const read = opened ? this.opened.get(opened)?.read : undefined;
-    if (!opened || !read) throw new StateError(`${this.location}: save() takes a state this store loaded`);
-    nextFromState(read.memory, state.domains);
-    const { domains: _domains, ...head } = state;
-    await this.saveNext({ head, memory: read.memory }, opened, owner);
-  }
-
   /**
-   * Adds a restore attempt as an item of its own (UpdateItems: the actions the state store is
-   * granted), then deletes the oldest beyond AUDIT_MAX_ENTRIES. Ordered by arrival, never by the
-   * time in the entry: keyed by that clock, an attempt recorded after it stepped back (an NTP
-   * correction, another function's clock) sorted as the oldest and was trimmed the moment it was
-   * written. The atomic counter cannot go backwards, also between two functions at once.
+   * Adds a restore attempt as an item of its own, numbered by an atomic counter (never by the time
+   * in the entry: a clock that stepped back would sort it as the oldest and trim it at once), then
+   * deletes the oldest beyond AUDIT_MAX_ENTRIES.
    */
   async recordAudit(entry: AuditEntry): Promise<void> {
     const counted = await this.wrap('number the restore attempt', () =>
@@ -626,7 +379,7 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
       throw new StateError(
         `could not number the restore attempt in ${this.location}: the counter ${AUDIT_COUNTER_SORT_KEY} holds ${JSON.stringify(counted.Attributes?.n?.N ?? null)}`,
       );
-    const sk = `${AUDIT_SEQUENCE_PREFIX}${String(sequence).padStart(16, '0')}`;
+    const sk = `${AUDIT_PREFIX}${String(sequence).padStart(16, '0')}`;
     await this.wrap('keep the restore attempt', () =>
       this.client.send(
         new UpdateItemCommand({
@@ -638,7 +391,8 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
       ),
     );
     const keys: Array<Record<string, AttributeValue>> = [];
-    for await (const item of this.auditItems(true)) keys.push(item);
+    for await (const page of this.pages({ prefix: AUDIT_PREFIX, keysOnly: true, newestFirst: true }))
+      keys.push(...page);
     await this.writeAll(
       keys.slice(AUDIT_MAX_ENTRIES).map((Key): WriteRequest => ({ DeleteRequest: { Key } })),
     );
@@ -647,158 +401,168 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
   /** The restore attempts kept, newest first; an item that does not parse is left out. */
   async listAudit(): Promise<AuditEntry[]> {
     const values: unknown[] = [];
-    for await (const item of this.auditItems(false)) {
-      try {
-        values.push(JSON.parse(item.a?.S ?? ''));
-      } catch {
-        // Not JSON: not an entry this tool wrote; left out.
+    for await (const page of this.pages({ prefix: AUDIT_PREFIX, newestFirst: true }))
+      for (const item of page) {
+        try {
+          values.push(JSON.parse(item.a?.S ?? ''));
+        } catch {
+          // Not JSON: not an entry this tool wrote; left out.
+        }
       }
-      if (values.length >= AUDIT_MAX_ENTRIES) break;
-    }
     return parseAuditEntries(values);
   }
 
-  /** The audit items of this account, newest first (only the keys when `keysOnly`). */
-  private async *auditItems(keysOnly: boolean): AsyncGenerator<Record<string, AttributeValue>> {
-    for await (const page of this.pages({ prefix: AUDIT_PREFIX, keysOnly, newestFirst: true })) yield* page;
-  }
-
-  /**
-   * Deletes this account's state and audit trail (every item of its partition and of its shards);
-   * returns how many items went.
-   */
+  /** Deletes this account's state and audit trail (its partition and its shards); returns how many items went. */
   async clear(): Promise<number> {
-    let count = 0;
-    const keys = async function* (this: DynamoDbStateStore): AsyncGenerator<WriteRequest> {
-      for (const pk of [this.scope, ...Array.from({ length: SHARDS }, (_, n) => `${this.scope}#${n}`)])
-        for await (const page of this.pages({ pk, keysOnly: true }))
-          for (const Key of page) {
-            count++;
-            yield { DeleteRequest: { Key } };
-          }
-    }.call(this);
-    const batch: WriteRequest[] = [];
-    for await (const request of keys) batch.push(request);
-    await this.writeAll(batch);
-    return count;
+    const deletes: WriteRequest[] = [];
+    for (const pk of [this.scope, ...Array.from({ length: SHARDS }, (_, n) => `${this.scope}#${n}`)])
+      for await (const page of this.pages({ pk, keysOnly: true }))
+        for (const Key of page) deletes.push({ DeleteRequest: { Key } });
+    await this.writeAll(deletes);
+    return deletes.length;
   }
 
-  /** Which buckets to write under which exponent: all of them after a resize or a migration. */
-  private plan(
-    read: DomainsRead,
-    current: number | null,
-  ): { exponent: number; resized: boolean; selected: Uint8Array } {
-    const table = read.memory.table;
-    let count = 0;
-    for (let id = 0; id < table.size; id++) if (table.nextKind(id) !== NEXT.none) count++;
-    let exponent = current ?? initialExponent(count);
-    while (count > BUCKET_MAX * (1 << exponent)) exponent++;
-    const resized = exponent !== current;
-    const selected = new Uint8Array(1 << exponent);
-    if (resized) selected.fill(1);
-    else {
-      const mask = selected.length - 1;
-      for (let id = 0; id < table.size; id++)
-        if (table.isDirty(id)) selected[table.bucketHash(id) & mask] = 1;
-      for (const bucket of read.dirty) selected[bucket] = 1;
+  /** A scan's save: the buckets holding a changed domain, or every bucket under a new layout. */
+  private planAll(
+    known: Opened,
+    changed: ReadonlyMap<string, DomainMemory | null>,
+    all: ReadonlyMap<string, DomainMemory>,
+  ): Plan {
+    const exponent = exponentFor(all.size, known.exponent);
+    const resized = exponent !== known.exponent;
+    const mask = (1 << exponent) - 1;
+    const selected = new Set<number>(resized ? [] : known.dirty);
+    if (!resized) for (const key of changed.keys()) selected.add(fnv1a(key) & mask);
+    const members = new Map<number, string[]>();
+    for (const key of all.keys()) {
+      const bucket = fnv1a(key) & mask;
+      if (!resized && !selected.has(bucket)) continue;
+      const list = members.get(bucket);
+      if (list) list.push(key);
+      else members.set(bucket, [key]);
     }
-    return { exponent, resized, selected };
+    if (!resized) for (const bucket of selected) if (!members.has(bucket)) members.set(bucket, []);
+    const parts = known.parts ?? new Uint8Array(0);
+    const memory = (key: string) => all.get(key) as DomainMemory;
+    return {
+      exponent,
+      writes: this.bucketWrites(exponent, members, memory, resized ? undefined : parts),
+      cleanup: this.cleanupWrites(known, exponent, resized),
+    };
+  }
+
+  /** A change to some domains alone (a snooze): their buckets read, changed and written back. */
+  private async planChanges(known: Opened, changed: ReadonlyMap<string, DomainMemory | null>): Promise<Plan> {
+    if (changed.size === 0) return { exponent: known.exponent, writes: [], cleanup: [] };
+    const exponent = known.exponent ?? exponentFor(changed.size, null);
+    const mask = (1 << exponent) - 1;
+    const members = new Map<number, string[]>();
+    const values = new Map<string, unknown>();
+    const parts = new Uint8Array(1 << exponent);
+    for (const bucket of new Set([...changed.keys()].map((key) => fnv1a(key) & mask))) {
+      const read =
+        known.exponent === null ? new Map<string, unknown>() : await this.readBucket(exponent, bucket, parts);
+      for (const [key, value] of changed) if ((fnv1a(key) & mask) === bucket) read.set(key, value);
+      const list: string[] = [];
+      for (const [key, value] of read) {
+        if (value === null) continue;
+        values.set(key, value);
+        list.push(key);
+      }
+      members.set(bucket, list);
+    }
+    const memory = (key: string) => {
+      const value = values.get(key);
+      return changed.has(key) ? (value as DomainMemory) : readDomainMemory(value, key, this.where);
+    };
+    return { exponent, writes: this.bucketWrites(exponent, members, memory, parts), cleanup: [] };
   }
 
   /**
-   * The writes of the selected buckets, made one bucket at a time as the writers ask for them:
-   * each bucket's next memories as one item (or parts), or deletes for a bucket left empty and for
-   * parts no longer needed.
+   * The writes of the given buckets, made one bucket at a time as the writers ask for them: each
+   * bucket's memories as one item (or parts past {@link PART_BYTES}), and deletes for parts no
+   * longer needed (`parts`: how many each bucket had; absent after a resize, which drops them all).
    */
   private *bucketWrites(
-    read: DomainsRead,
     exponent: number,
-    selected: Uint8Array,
-    resized: boolean,
-    written: Uint8Array,
+    members: ReadonlyMap<number, readonly string[]>,
+    memory: (key: string) => DomainMemory,
+    parts: Uint8Array | undefined,
   ): Generator<WriteRequest> {
-    const table = read.memory.table;
-    const buckets = 1 << exponent;
-    const mask = buckets - 1;
-    // Members of each selected bucket, by a counting sort of the domain numbers.
-    const starts = new Uint32Array(buckets + 1);
-    for (let id = 0; id < table.size; id++) {
-      if (table.nextKind(id) === NEXT.none) continue;
-      const bucket = table.bucketHash(id) & mask;
-      if (selected[bucket]) (starts[bucket + 1] as number)++;
-    }
-    for (let b = 0; b < buckets; b++) starts[b + 1] = (starts[b + 1] as number) + (starts[b] as number);
-    const order = new Uint32Array(starts[buckets] as number);
-    const fill = starts.slice(0, buckets);
-    for (let id = 0; id < table.size; id++) {
-      if (table.nextKind(id) === NEXT.none) continue;
-      const bucket = table.bucketHash(id) & mask;
-      if (selected[bucket]) order[(fill[bucket] as number)++] = id;
-    }
-    for (let bucket = 0; bucket < buckets; bucket++) {
-      if (!selected[bucket]) continue;
+    for (const [bucket, keys] of members) {
       const pk = this.shardPk(bucket);
       let part = 0;
       let body = '';
-      const flush = function* (this: DynamoDbStateStore): Generator<WriteRequest> {
-        const sk = bucketSk(exponent, bucket, part);
+      const put = (): WriteRequest => {
+        const sk = bucketSk(exponent, bucket, part++);
         const text = `{${body}}`;
-        this.checkItemSize(sk, text, pk);
-        yield { PutRequest: { Item: { [PK.name]: { S: pk }, [SK.name]: { S: sk }, m: { S: text } } } };
-        part++;
         body = '';
-      }.bind(this);
-      for (let i = starts[bucket] as number; i < (starts[bucket + 1] as number); i++) {
-        const id = order[i] as number;
-        const memory = table.nextMemory(id) as DomainMemory;
-        const entry = `${JSON.stringify(table.keyOf(id))}:${table.nextKind(id) === NEXT.full || memory.name !== undefined ? memoryJson(memory) : JSON.stringify(memory)}`;
-        if (body && body.length + entry.length + 2 > PART_BYTES) yield* flush();
+        this.checkItemSize(sk, text, pk);
+        return { PutRequest: { Item: { [PK.name]: { S: pk }, [SK.name]: { S: sk }, m: { S: text } } } };
+      };
+      for (const key of keys) {
+        const entry = `${JSON.stringify(key)}:${encodeMemory(memory(key))}`;
+        if (body && body.length + entry.length + 2 > PART_BYTES) yield put();
         body = body ? `${body},${entry}` : entry;
       }
-      if (body) yield* flush();
-      written[bucket] = Math.min(part, 255);
-      // After a resize every old item goes with the old layout; otherwise parts no longer needed go now.
-      if (!resized)
-        for (let old = part; old < ((read.parts[bucket] as number) ?? 0); old++)
-          yield {
-            DeleteRequest: {
-              Key: { [PK.name]: { S: pk }, [SK.name]: { S: bucketSk(exponent, bucket, old) } },
-            },
-          };
+      if (body) yield put();
+      for (let old = part; old < ((parts?.[bucket] as number | undefined) ?? 0); old++)
+        yield {
+          DeleteRequest: { Key: { [PK.name]: { S: pk }, [SK.name]: { S: bucketSk(exponent, bucket, old) } } },
+        };
     }
   }
 
-  /**
-   * What to delete once a save committed: items outside the layout in force, and after a resize or
-   * a migration every item of the layout left behind. An item of the new layout found as garbage
-   * (a resize that did not finish) stays when this save just wrote it again.
-   */
-  private *garbageWrites(
-    read: DomainsRead,
-    previous: number | null,
-    exponent: number,
-    written: Uint8Array,
-    resized: boolean,
-  ): Generator<WriteRequest> {
+  /** What to delete once a save committed: items outside the layout in force, and after a resize every item of the old one. */
+  private *cleanupWrites(known: Opened, exponent: number, resized: boolean): Generator<WriteRequest> {
     const remove = (pk: string, sk: string): WriteRequest => ({
       DeleteRequest: { Key: { [PK.name]: { S: pk }, [SK.name]: { S: sk } } },
     });
-    for (const [pk, sk] of read.garbage) {
+    for (const [pk, sk] of known.garbage) {
+      // An item of the new layout found as garbage (a resize that did not finish) was just written again.
       const match = BUCKET_SK.exec(sk);
-      if (match && Number(match[1]) === exponent) {
-        const bucket = Number.parseInt(match[2] as string, 16);
-        const part = Number(match[3] ?? 0);
-        if (bucket < written.length && part < (written[bucket] as number) && pk === this.shardPk(bucket))
-          continue;
-      }
-      yield remove(pk, sk);
+      if (!(resized && match && Number(match[1]) === exponent)) yield remove(pk, sk);
     }
-    if (!resized) return;
-    for (const sk of read.legacy) yield remove(this.scope, sk);
-    if (previous !== null)
-      for (let bucket = 0; bucket < read.parts.length; bucket++)
-        for (let part = 0; part < (read.parts[bucket] as number); part++)
-          yield remove(this.shardPk(bucket), bucketSk(previous, bucket, part));
+    if (!resized || known.exponent === null || !known.parts) return;
+    for (let bucket = 0; bucket < known.parts.length; bucket++)
+      for (let part = 0; part < (known.parts[bucket] as number); part++)
+        yield remove(this.shardPk(bucket), bucketSk(known.exponent, bucket, part));
+  }
+
+  /** A bucket item of the layout in force: its bucket, part and members; null for anything else. */
+  private bucketItem(
+    item: Record<string, AttributeValue>,
+    exponent: number | null,
+  ): { bucket: number; part: number; members: Array<[string, unknown]> } | null {
+    const sk = item[SK.name]?.S ?? '';
+    const match = BUCKET_SK.exec(sk);
+    const body = item.m?.S;
+    if (!match || exponent === null || Number(match[1]) !== exponent || body === undefined) return null;
+    const bucket = Number.parseInt(match[2] as string, 16);
+    if (bucket >= 1 << exponent) return null;
+    const members = this.parse(sk, body);
+    if (typeof members !== 'object' || members === null || Array.isArray(members))
+      throw new StateError(
+        `the state item ${sk} in ${this.where} is not a set of domain memories; reset the state`,
+      );
+    return { bucket, part: Number(match[3] ?? 0), members: Object.entries(members) };
+  }
+
+  /** One bucket's stored members, by key (each as stored); `parts` learns how many items it had. */
+  private async readBucket(
+    exponent: number,
+    bucket: number,
+    parts?: Uint8Array,
+  ): Promise<Map<string, unknown>> {
+    const members = new Map<string, unknown>();
+    for await (const page of this.pages({ pk: this.shardPk(bucket), prefix: bucketSk(exponent, bucket) }))
+      for (const item of page) {
+        const found = this.bucketItem(item, exponent);
+        if (found?.bucket !== bucket) continue;
+        if (parts) parts[bucket] = Math.max(parts[bucket] as number, found.part + 1);
+        for (const [key, value] of found.members) if (!members.has(key)) members.set(key, value);
+      }
+    return members;
   }
 
   private contactWrites(
@@ -807,7 +571,7 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
   ): WriteRequest[] {
     const after = new Map<string, string>();
     for (const [handle, memory] of Object.entries(contacts))
-      after.set(`${CONTACT_PREFIX}${handle}`, JSON.stringify(ContactMemorySchema.parse(memory)));
+      after.set(`${CONTACT_PREFIX}${handle}`, JSON.stringify(readContactMemory(memory, handle, this.where)));
     const writes: WriteRequest[] = [];
     for (const [sk, body] of after)
       if (before.get(sk) !== body) {
@@ -903,7 +667,7 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
   }
 
   /**
-   * Writes every request, {@link BATCH} a call and {@link writeConcurrency} calls at once, taking
+   * Writes every request, {@link BATCH} a call and {@link WRITE_CONCURRENCY} calls at once, taking
    * the next batch from `requests` only when a writer is free: a first save of a million domains
    * holds a few hundred items at a time, not all of them. The first failure stops the others.
    */
@@ -912,53 +676,56 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
     let failed = false;
     const take = (): WriteRequest[] => {
       const batch: WriteRequest[] = [];
-      while (batch.length < BATCH) {
-        const next = source.next();
-        if (next.done) break;
+      for (let next = source.next(); !next.done; next = source.next()) {
         batch.push(next.value);
+        if (batch.length === BATCH) break;
       }
       return batch;
     };
     const writer = async () => {
-      while (!failed) {
-        const batch = take();
-        if (batch.length === 0) return;
+      for (let batch = take(); !failed && batch.length > 0; batch = take()) {
         try {
           await this.batchWrite(batch);
-          this.pace();
         } catch (error) {
           failed = true;
           throw error;
         }
       }
     };
-    const outcomes = await Promise.allSettled(Array.from({ length: this.writeConcurrency }, writer));
+    const outcomes = await Promise.allSettled(Array.from({ length: WRITE_CONCURRENCY }, writer));
     const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failure) throw failure.reason;
   }
 
-  /** One BatchWriteItem, its unprocessed items tried again after a full-jitter exponential backoff. */
+  /** One BatchWriteItem, its unprocessed (throttled) items tried again after a full-jitter backoff. */
   private async batchWrite(requests: WriteRequest[]): Promise<void> {
     let pending = requests;
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > UNPROCESSED_RETRIES)
-        throw new StateError(
-          `${this.location}: ${pending.length} state items stayed unprocessed after ${UNPROCESSED_RETRIES} retries (throttled?)`,
+    await retry(
+      async () => {
+        const batch = pending;
+        const out = await this.wrap('write the state', () =>
+          this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: batch } })),
         );
-      if (attempt > 0) await sleep(Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_MS * 2 ** attempt));
-      const batch = pending;
-      const out = await this.wrap('write the state', () =>
-        this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: batch } })),
-      );
-      pending = out.UnprocessedItems?.[this.table] ?? [];
-    }
+        pending = out.UnprocessedItems?.[this.table] ?? [];
+        if (pending.length > 0)
+          throw new UnprocessedItemsError(
+            `${this.location}: ${pending.length} state items stayed unprocessed after ${UNPROCESSED_RETRIES} retries (throttled?)`,
+          );
+      },
+      {
+        retries: UNPROCESSED_RETRIES,
+        minTimeout: 100,
+        maxTimeout: 3_000,
+        randomize: true,
+        shouldRetry: ({ error }) => error instanceof UnprocessedItemsError,
+      },
+    );
   }
 
   /**
    * Fails before anything is written when an item would break DynamoDB's limits (sort key 1 024
-   * bytes, item 400 KB). compareWithState bounds every name and field and buckets are cut into
-   * parts, so this names a bug rather than the reseller's data; it still says which item, instead
-   * of a failed batch halfway through.
+   * bytes, item 400 KB). The comparison bounds every name and field and buckets are cut into parts,
+   * so this names a bug rather than the reseller's data; it still says which item.
    */
   private checkItemSize(sk: string, body: string, pk = this.scope): void {
     const keyBytes = Buffer.byteLength(sk, 'utf8');
@@ -998,13 +765,14 @@ export class DynamoDbStateStore implements StateStore, AuditTrail {
   }
 }
 
-/** What versions from before buckets read at {@link LAYOUT_MARKER}: not a domain memory, so they stop. */
-const MARKER_BODY = JSON.stringify(
-  'this state keeps its domains in buckets (domain-sentinel after issue 24): upgrade domain-sentinel, or reset the state',
-);
+/** What a save writes: its bucket writes, the layout it leaves in force, and what goes once it committed. */
+interface Plan {
+  readonly exponent: number | null;
+  readonly writes: Iterable<WriteRequest>;
+  readonly cleanup: Iterable<WriteRequest>;
+}
 
-function oneBucket(exponent: number, bucket: number): Uint8Array {
-  const selected = new Uint8Array(1 << exponent);
-  selected[bucket] = 1;
-  return selected;
+/** Items a BatchWriteItem left unprocessed (throttled): tried again, and the last try's error if they stay so. */
+class UnprocessedItemsError extends StateError {
+  override readonly name: string = 'UnprocessedItemsError';
 }

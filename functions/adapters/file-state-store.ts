@@ -1,40 +1,48 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, readlink, realpath, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { retry } from '../core/base/retry';
 import { AUDIT_MAX_ENTRIES, type AuditEntry, type AuditTrail, parseAuditEntries } from '../core/memory/audit';
 import {
+  type ContactMemory,
   type DomainMemory,
-  EMPTY_STATE,
-  parseState,
-  type ScanMemory,
-  type ScanState,
+  EMPTY_HEAD,
+  encodeMemory,
+  readContactMemory,
+  readDomainMemory,
+  readStateHead,
+  STATE_VERSION,
   StateConflictError,
   StateError,
-  stateOf,
+  type StateHead,
 } from '../core/memory/state';
-import { storedDomainKey } from '../core/memory/state-bounds';
-import {
-  type Lease,
-  leaseHolds,
-  type NextToSave,
-  type OpenedState,
-  type StateStore,
-  type StoredState,
-} from './state-store';
+import { type Lease, leaseHolds, type OpenedState, StateStore, type StateWrite } from './state-store';
 
 /** A lock file older than this belongs to a process that died inside the few milliseconds it holds one. */
 const STALE_LOCK_MS = 30_000;
 /** How long to wait for another process's lock before giving up. */
 const LOCK_WAIT_MS = 10_000;
+const FORMAT = 'domain-sentinel-state';
 
+/** The file as written: the head and every domain's memory under `state`, as stored text. */
 interface FileContent {
-  readonly format: 'domain-sentinel-state';
+  readonly format: typeof FORMAT;
+  readonly version: typeof STATE_VERSION;
   readonly generation: number;
   readonly lease: Lease | null;
-  readonly state: ScanState;
+  /** The head with `domains` beside its fields, each memory as read (checked when used). */
+  readonly state: Record<string, unknown> & { readonly domains: Readonly<Record<string, unknown>> };
   /** The restore attempts, newest first (functions/core/memory/audit.ts); absent until the first. */
   readonly audit?: readonly AuditEntry[];
 }
+
+const EMPTY_CONTENT: FileContent = {
+  format: FORMAT,
+  version: STATE_VERSION,
+  generation: 0,
+  lease: null,
+  state: { ...EMPTY_HEAD, domains: {} },
+};
 
 export interface FileStateStoreOptions {
   /**
@@ -49,18 +57,18 @@ export interface FileStateStoreOptions {
  * the same directory, fsync, rename over the old one, fsync of the directory; a crash leaves the
  * old file or the new one, never half of either. Read-check-write runs under an exclusive lock
  * file (O_EXCL), so concurrent savers take turns and the generation check holds between processes.
- *
- * The file is one JSON text: it is read and written whole, so a scan with a file state holds the
- * whole state as objects while it reads and writes it (about 1 KB a domain). For a laptop and
- * accounts of some ten thousand domains; the DynamoDB store is the one whose memory stays compact.
+ * The file is read and written whole: for a laptop and accounts of some ten thousand domains.
  */
-export class FileStateStore implements StateStore, AuditTrail {
+export class FileStateStore extends StateStore implements AuditTrail {
   readonly location: string;
   private readonly requested: string;
   private resolved: Promise<string> | undefined;
   private readonly beforeRename: FileStateStoreOptions['beforeRename'];
+  /** The domains of each state opened, as read (for the reads that follow). */
+  private readonly openedDomains = new WeakMap<OpenedState, Readonly<Record<string, unknown>>>();
 
   constructor(path: string, options: FileStateStoreOptions = {}) {
+    super();
     this.requested = path;
     this.location = path;
     this.beforeRename = options.beforeRename;
@@ -77,120 +85,52 @@ export class FileStateStore implements StateStore, AuditTrail {
     return this.resolved;
   }
 
-  /** Domains of each opened state, until readDomains hands them over. */
-  private readonly openedDomains = new WeakMap<OpenedState, ScanState['domains']>();
-  private readonly openedMemory = new WeakMap<OpenedState, ScanMemory>();
-
-  async open(): Promise<OpenedState> {
-    const { state, generation, lease } = await this.load();
-    const { domains, ...head } = state;
-    const opened: OpenedState = { head, generation, lease };
+  protected async readHead(): Promise<OpenedState> {
+    const content = (await this.readContent()) ?? EMPTY_CONTENT;
+    const { domains, contacts, ...header } = content.state;
+    const head = readStateHead(header, this.contactsOf(contacts), this.location);
+    const opened: OpenedState = { head, generation: content.generation, lease: content.lease };
     this.openedDomains.set(opened, domains);
     return opened;
   }
 
-  async readDomains(opened: OpenedState, memory: ScanMemory): Promise<void> {
-    const domains = this.openedDomains.get(opened);
-    if (!domains) throw new StateError(`${this.location}: that state was not opened by this store`);
-    for (const [stored, value] of Object.entries(domains))
-      memory.table.addPrior(storedDomainKey(stored), value);
-    this.openedDomains.delete(opened);
-    this.openedMemory.set(opened, memory);
-  }
-
-  async readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
-    const domains = this.openedDomains.get(opened);
-    if (!domains) throw new StateError(`${this.location}: that state was not opened by this store`);
-    // A state from before keys were normalised may keep the domain under its name as read.
-    for (const [stored, value] of Object.entries(domains)) if (storedDomainKey(stored) === key) return value;
-    return undefined;
-  }
-
-  async saveNext(next: NextToSave, opened: OpenedState, owner: string): Promise<void> {
-    if (next.memory && this.openedMemory.get(opened) !== next.memory)
-      throw new StateError(`${this.location}: the memory to save was not read from this state`);
-    await this.locked(async () => {
-      const current = await this.read();
-      this.check(current, opened.generation, owner, Date.now());
-      if (current?.lease?.owner !== owner)
-        throw new StateConflictError(`${this.location}: the state lease was lost before the state was saved`);
-      const state = next.memory
-        ? stateOf({ head: next.head, memory: next.memory, changed: 0 })
-        : { ...next.head, domains: current.state.domains };
-      await this.write({
-        format: 'domain-sentinel-state',
-        generation: opened.generation + 1,
-        lease: null,
-        state,
-        ...(current.audit ? { audit: current.audit } : {}),
-      });
-    });
-  }
-
-  async changeDomain(
-    key: string,
-    update: (memory: DomainMemory | undefined) => DomainMemory,
+  protected async readMemories(
     opened: OpenedState,
-    owner: string,
+    into: (key: string, memory: DomainMemory) => boolean,
   ): Promise<void> {
+    for (const [key, value] of Object.entries(this.domainsOf(opened)))
+      into(key, readDomainMemory(value, key, this.location));
+  }
+
+  protected async readMemory(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
+    const domains = this.domainsOf(opened);
+    return Object.hasOwn(domains, key) ? readDomainMemory(domains[key], key, this.location) : undefined;
+  }
+
+  protected async putLease(generation: number, lease: Lease): Promise<void> {
     await this.locked(async () => {
-      const current = await this.read();
-      this.check(current, opened.generation, owner, Date.now());
-      if (current?.lease?.owner !== owner)
+      const current = (await this.readContent()) ?? EMPTY_CONTENT;
+      this.check(current, generation, lease.owner);
+      await this.write({ ...current, generation, lease });
+    });
+  }
+
+  protected async writeNext(opened: OpenedState, owner: string, write: StateWrite): Promise<void> {
+    await this.locked(async () => {
+      const current = (await this.readContent()) ?? EMPTY_CONTENT;
+      this.check(current, opened.generation, owner);
+      if (current.lease?.owner !== owner)
         throw new StateConflictError(`${this.location}: the state lease was lost before the state was saved`);
-      // A state from before keys were normalised may keep the domain under its name as read.
-      const domains = current.state.domains;
-      const stored = Object.keys(domains).find((name) => storedDomainKey(name) === key) ?? key;
-      await this.write({
-        format: 'domain-sentinel-state',
-        generation: opened.generation + 1,
-        lease: null,
-        state: { ...current.state, domains: { ...domains, [stored]: update(domains[stored]) } },
-        ...(current.audit ? { audit: current.audit } : {}),
-      });
+      await this.write(
+        { ...current, generation: opened.generation + 1, lease: null, state: { ...write.head, domains: {} } },
+        nextDomainsJson(current.state.domains, write),
+      );
     });
   }
 
-  async load(): Promise<StoredState> {
-    const content = await this.read();
-    return content
-      ? { state: content.state, generation: content.generation, lease: content.lease }
-      : { state: EMPTY_STATE, generation: 0, lease: null };
-  }
-
-  async claim(generation: number, lease: Lease): Promise<void> {
+  protected async dropLease(generation: number, owner: string): Promise<void> {
     await this.locked(async () => {
-      const current = await this.read();
-      this.check(current, generation, lease.owner, Date.now());
-      await this.write({
-        format: 'domain-sentinel-state',
-        generation,
-        lease,
-        state: current?.state ?? EMPTY_STATE,
-        ...(current?.audit ? { audit: current.audit } : {}),
-      });
-    });
-  }
-
-  async save(state: ScanState, loaded: StoredState, owner: string): Promise<void> {
-    await this.locked(async () => {
-      const current = await this.read();
-      this.check(current, loaded.generation, owner, Date.now());
-      if (current?.lease?.owner !== owner)
-        throw new StateConflictError(`${this.location}: the state lease was lost before the state was saved`);
-      await this.write({
-        format: 'domain-sentinel-state',
-        generation: loaded.generation + 1,
-        lease: null,
-        state,
-        ...(current?.audit ? { audit: current.audit } : {}),
-      });
-    });
-  }
-
-  async release(generation: number, owner: string): Promise<void> {
-    await this.locked(async () => {
-      const current = await this.read();
+      const current = await this.readContent();
       if (!current || current.generation !== generation || current.lease?.owner !== owner) return;
       await this.write({ ...current, lease: null });
     });
@@ -203,43 +143,57 @@ export class FileStateStore implements StateStore, AuditTrail {
    */
   async recordAudit(entry: AuditEntry): Promise<void> {
     await this.locked(async () => {
-      const current = await this.read();
-      await this.write({
-        ...(current ?? { format: 'domain-sentinel-state', generation: 0, lease: null, state: EMPTY_STATE }),
-        audit: [entry, ...(current?.audit ?? [])].slice(0, AUDIT_MAX_ENTRIES),
-      });
+      const current = (await this.readContent()) ?? EMPTY_CONTENT;
+      await this.write({ ...current, audit: [entry, ...(current.audit ?? [])].slice(0, AUDIT_MAX_ENTRIES) });
     });
   }
 
   /** The restore attempts kept, newest first. */
   async listAudit(): Promise<AuditEntry[]> {
-    return [...((await this.read())?.audit ?? [])];
+    return [...((await this.readContent())?.audit ?? [])];
   }
 
   /** Deletes the state file (the audit trail in it too); returns false when there was none. */
   async clear(): Promise<boolean> {
     return this.locked(async () => {
-      const existed = (await this.read()) !== null;
+      const existed = (await this.readContent()) !== null;
       await rm(await this.path, { force: true });
       return existed;
     });
   }
 
-  /** Fails unless the file is still at `generation` and no one else holds a live lease. */
-  private check(current: FileContent | null, generation: number, owner: string, now: number): void {
-    const at = current?.generation ?? 0;
-    if (at !== generation)
-      throw new StateConflictError(
-        `${this.location}: another scan saved the state first (generation ${at}, expected ${generation})`,
+  private domainsOf(opened: OpenedState): Readonly<Record<string, unknown>> {
+    const domains = this.openedDomains.get(opened);
+    if (!domains) throw new StateError(`${this.location}: that state was not opened by this store`);
+    return domains;
+  }
+
+  /** The contacts as read, each checked; keys are data, so the record has no prototype. */
+  private contactsOf(value: unknown): StateHead['contacts'] {
+    const contacts: Record<string, ContactMemory> = Object.create(null);
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new StateError(
+        `the state in ${this.location} cannot be used (contacts: not an object); remove it to start over`,
       );
-    const lease = current?.lease;
-    if (lease && lease.owner !== owner && leaseHolds(lease, now))
+    for (const [key, memory] of Object.entries(value))
+      contacts[key] = readContactMemory(memory, key, this.location);
+    return contacts;
+  }
+
+  /** Fails unless the file is still at `generation` and no one else holds a live lease. */
+  private check(current: FileContent, generation: number, owner: string): void {
+    if (current.generation !== generation)
+      throw new StateConflictError(
+        `${this.location}: another scan saved the state first (generation ${current.generation}, expected ${generation})`,
+      );
+    const lease = current.lease;
+    if (lease && lease.owner !== owner && leaseHolds(lease, Date.now()))
       throw new StateConflictError(
         `${this.location}: another scan holds the state until ${new Date(lease.expiresAt).toISOString()}`,
       );
   }
 
-  private async read(): Promise<FileContent | null> {
+  private async readContent(): Promise<FileContent | null> {
     let text: string;
     try {
       text = await readFile(await this.path, 'utf8');
@@ -258,26 +212,48 @@ export class FileStateStore implements StateStore, AuditTrail {
         { cause: error },
       );
     }
-    const content = raw as Partial<FileContent>;
-    if (content?.format !== 'domain-sentinel-state' || typeof content.generation !== 'number')
+    return this.contentOf(raw as Partial<FileContent> | null);
+  }
+
+  private contentOf(content: Partial<FileContent> | null): FileContent {
+    if (content?.format !== FORMAT || typeof content.generation !== 'number')
       throw new StateError(
         `${this.location} is not a domain-sentinel state file; point --state elsewhere, or remove it to start over`,
       );
+    if (content.version !== STATE_VERSION)
+      throw new StateError(
+        `the state file ${this.location} was written by another version of domain-sentinel (format ${JSON.stringify(content.version ?? null)}, this one reads ${STATE_VERSION}); remove it to start over`,
+      );
+    const state = content.state;
+    if (
+      typeof state !== 'object' ||
+      state === null ||
+      typeof state.domains !== 'object' ||
+      state.domains === null
+    )
+      throw new StateError(
+        `the state in ${this.location} cannot be used (domains: not an object); remove it to start over`,
+      );
+    // The head is checked whenever the file is read (any write keeps it); each domain when it is used.
+    const { domains: _domains, contacts, ...header } = state;
+    readStateHead(header, this.contactsOf(contacts), this.location);
     const lease =
       content.lease && typeof content.lease.owner === 'string' && typeof content.lease.expiresAt === 'number'
         ? { owner: content.lease.owner, expiresAt: content.lease.expiresAt }
         : null;
     return {
-      format: 'domain-sentinel-state',
+      format: FORMAT,
+      version: STATE_VERSION,
       generation: content.generation,
       lease,
-      state: parseState(content.state, this.location),
+      state,
       // An entry that does not parse (a hand-edited file) is left out; the state is still read.
       ...(Array.isArray(content.audit) ? { audit: parseAuditEntries(content.audit) } : {}),
     };
   }
 
-  private async write(content: FileContent): Promise<void> {
+  /** Writes `content`, its domains from `domainsJson` when given (memories as encodeMemory writes them). */
+  private async write(content: FileContent, domainsJson?: string): Promise<void> {
     const path = await this.path;
     const dir = dirname(path);
     await mkdir(dir, { recursive: true });
@@ -285,7 +261,7 @@ export class FileStateStore implements StateStore, AuditTrail {
     try {
       const handle = await open(temp, 'wx', 0o600);
       try {
-        await handle.writeFile(`${JSON.stringify(content)}\n`, 'utf8');
+        await handle.writeFile(`${fileText(content, domainsJson)}\n`, 'utf8');
         await handle.sync();
       } finally {
         await handle.close();
@@ -307,38 +283,65 @@ export class FileStateStore implements StateStore, AuditTrail {
     const path = await this.path;
     const lock = `${path}.lock`;
     await mkdir(dirname(path), { recursive: true });
-    const started = Date.now();
-    for (let wait = 5; ; wait = Math.min(wait * 2, 200)) {
-      try {
-        const handle = await open(lock, 'wx', 0o600);
-        await handle.close();
-        break;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
-          throw new StateError(`cannot lock the state file ${this.location}: ${(error as Error).message}`, {
-            cause: error,
-          });
-        const age = await stat(lock).then(
-          (s) => Date.now() - s.mtimeMs,
-          () => 0,
-        );
-        if (age > STALE_LOCK_MS) {
-          await rm(lock, { force: true });
-          continue;
-        }
-        if (Date.now() - started > LOCK_WAIT_MS)
-          throw new StateConflictError(
-            `${this.location} stayed locked by another process for ${LOCK_WAIT_MS / 1000} s (${lock}); remove the lock file if no scan is running`,
-          );
-        await new Promise((r) => setTimeout(r, wait));
-      }
-    }
+    await retry(() => takeLock(lock, this.location), {
+      retries: Number.POSITIVE_INFINITY,
+      minTimeout: 5,
+      maxTimeout: 200,
+      maxRetryTime: LOCK_WAIT_MS,
+      shouldRetry: ({ error }) => error instanceof StateConflictError,
+    });
     try {
       return await fn();
     } finally {
       await rm(lock, { force: true });
     }
   }
+}
+
+/**
+ * Creates the lock file, or fails with StateConflictError while another process holds it (tried
+ * again until LOCK_WAIT_MS, the last try's error is what the caller sees); a stale one is removed.
+ */
+async function takeLock(lock: string, location: string): Promise<void> {
+  try {
+    const handle = await open(lock, 'wx', 0o600);
+    await handle.close();
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+      throw new StateError(`cannot lock the state file ${location}: ${(error as Error).message}`, {
+        cause: error,
+      });
+  }
+  const age = await stat(lock).then(
+    (s) => Date.now() - s.mtimeMs,
+    () => 0,
+  );
+  if (age > STALE_LOCK_MS) await rm(lock, { force: true });
+  throw new StateConflictError(
+    `${location} stayed locked by another process for ${LOCK_WAIT_MS / 1000} s (${lock}); remove the lock file if no scan is running`,
+  );
+}
+
+/** The domains of the next file as JSON: every next memory (a scan's save), or the stored ones with the changes. */
+function nextDomainsJson(stored: Readonly<Record<string, unknown>>, write: StateWrite): string {
+  const entries: string[] = [];
+  const entry = (key: string, json: string) => entries.push(`${JSON.stringify(key)}:${json}`);
+  if (write.all) for (const [key, memory] of write.all) entry(key, encodeMemory(memory));
+  else {
+    for (const [key, value] of Object.entries(stored))
+      if (!write.changed.has(key)) entry(key, JSON.stringify(value));
+    for (const [key, memory] of write.changed) if (memory !== null) entry(key, encodeMemory(memory));
+  }
+  return `{${entries.join(',')}}`;
+}
+
+/** The file's text: `content`, its domains replaced by `domainsJson` when given. */
+function fileText(content: FileContent, domainsJson: string | undefined): string {
+  if (domainsJson === undefined) return JSON.stringify(content);
+  const { state, ...rest } = content;
+  const { domains: _domains, ...head } = state;
+  return `${JSON.stringify(rest).slice(0, -1)},"state":${JSON.stringify(head).slice(0, -1)},"domains":${domainsJson}}}`;
 }
 
 /**

@@ -5,7 +5,7 @@ import {
   type SchedulerClient,
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
-import type { AlertMessage } from '../core/alerts/alert';
+import type { AlertMessage } from '../core/alerts/message';
 import { PublishError } from '../core/base/errors';
 
 /**

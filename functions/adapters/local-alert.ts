@@ -1,6 +1,7 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { type AlertMessage, smsAsDelivered } from '../core/alerts/alert';
+import { smsAsDelivered } from '../core/alerts/alert';
+import type { AlertMessage } from '../core/alerts/message';
 import { PublishError } from '../core/base/errors';
 import type { AlertSender } from './sns-publish';
 

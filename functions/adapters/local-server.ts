@@ -8,8 +8,9 @@ export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayPr
 
 /** The API's resources by path, as API Gateway routes them: acting links carry the domain in the path. */
 const ROUTES: ReadonlyArray<{ readonly path: RegExp; readonly resource: string }> = [
-  { path: /^\/(restore|snooze|acknowledge)\/([^/]+)$/, resource: '/$1/{domain}' },
+  { path: /^\/(restore|snooze|acknowledge|finding)\/([^/]+)$/, resource: '/$1/{domain}' },
   { path: /^\/(report)$/, resource: '/report' },
+  { path: /^\/(report\.json)$/, resource: '/report.json' },
   { path: /^\/(calendar\.ics)$/, resource: '/calendar.ics' },
 ];
 /** The routes of several accounts (functions/adapters/accounts-web.ts): the overview, and each account's own links. */
@@ -17,13 +18,13 @@ function accountRoute(
   path: string,
 ): { resource: string; pathParameters: Record<string, string> | null } | null {
   if (path === '/accounts') return { resource: '/accounts', pathParameters: null };
-  const acting = /^\/accounts\/([^/]+)\/(restore|snooze|acknowledge)\/([^/]+)$/.exec(path);
+  const acting = /^\/accounts\/([^/]+)\/(restore|snooze|acknowledge|finding)\/([^/]+)$/.exec(path);
   if (acting?.[1] && acting[2] && acting[3])
     return {
       resource: `/accounts/{account}/${acting[2]}/{domain}`,
       pathParameters: { account: safeDecode(acting[1]), domain: safeDecode(acting[3]) },
     };
-  const view = /^\/accounts\/([^/]+)\/(report|calendar\.ics)$/.exec(path);
+  const view = /^\/accounts\/([^/]+)\/(report|report\.json|calendar\.ics)$/.exec(path);
   if (view?.[1] && view[2])
     return { resource: `/accounts/{account}/${view[2]}`, pathParameters: { account: safeDecode(view[1]) } };
   return null;

@@ -5,8 +5,11 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { reportLines } from '../core/memory/report-json';
 import {
+  DamagedReportError,
+  generatedAtOf,
   LATEST_REPORT_KEY,
   LATEST_VIEW_KEY,
   parseStoredReport,
@@ -14,6 +17,8 @@ import {
   ReportStoreError,
   reportHistoryKey,
   viewFromText,
+  WHOLE_REPORT_URL_SECONDS,
+  type WholeReport,
 } from '../core/memory/report-store';
 import { type ReportView, type ViewSelection, viewOf } from '../core/memory/report-view';
 import type { Report } from '../core/scan/scan';
@@ -65,9 +70,31 @@ export class FolderReportStore implements ReportStore {
     return text === null ? null : parseStoredReport(text, path);
   }
 
+  async whole(): Promise<WholeReport | null> {
+    const path = join(this.location, LATEST_REPORT_KEY);
+    let head: string;
+    try {
+      const file = await open(path, 'r');
+      try {
+        const buffer = Buffer.alloc(HEAD_BYTES);
+        const { bytesRead } = await file.read(buffer, 0, HEAD_BYTES, 0);
+        head = buffer.subarray(0, bytesRead).toString('utf8');
+      } finally {
+        await file.close();
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw new ReportStoreError(`could not read ${path}: ${(error as Error).message}`, { cause: error });
+    }
+    const generated = generatedAtOf(head);
+    if (generated === null)
+      throw new DamagedReportError(`the report in ${path} is not a domain-sentinel report (no generated_at)`);
+    return { generated_at: generated, text: async () => (await readReportFile(path)) ?? '' };
+  }
+
   async view(selection: ViewSelection): Promise<ReportView | null> {
-    const names = selection.query?.trim() ? [LATEST_REPORT_KEY] : [LATEST_VIEW_KEY, LATEST_REPORT_KEY];
-    for (const name of names) {
+    // A filter reads the report; the page and the feed read the view kept beside it.
+    for (const name of [selection.query?.trim() ? LATEST_REPORT_KEY : LATEST_VIEW_KEY]) {
       const path = join(this.location, name);
       const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 });
       try {
@@ -169,9 +196,43 @@ export class S3ReportStore implements ReportStore {
     return parseStoredReport(text, `${this.location}/${LATEST_REPORT_KEY}`);
   }
 
+  async whole(): Promise<WholeReport | null> {
+    const key = this.prefix + LATEST_REPORT_KEY;
+    let head: string;
+    try {
+      // The first line holds the small fields: a range read, never the whole report.
+      const answer = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=0-${HEAD_BYTES - 1}` }),
+      );
+      head = (await answer.Body?.transformToString('utf-8')) ?? '';
+    } catch (error) {
+      if (error instanceof NoSuchKey || (error as Error).name === 'NoSuchKey') return null;
+      throw new ReportStoreError(`could not read the report from ${this.location}: ${describe(error)}`, {
+        cause: error,
+      });
+    }
+    const generated = generatedAtOf(head);
+    if (generated === null)
+      throw new DamagedReportError(
+        `the report in ${this.location}/${LATEST_REPORT_KEY} is not a domain-sentinel report (no generated_at)`,
+      );
+    // Signed with the web function's own role, which may read latest.json: the URL can read no more.
+    const url = await getSignedUrl(
+      this.client,
+      new GetObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        ResponseContentType: 'application/json; charset=utf-8',
+        ResponseCacheControl: 'no-store',
+      }),
+      { expiresIn: WHOLE_REPORT_URL_SECONDS },
+    );
+    return { generated_at: generated, url };
+  }
+
   async view(selection: ViewSelection): Promise<ReportView | null> {
-    const keys = selection.query?.trim() ? [LATEST_REPORT_KEY] : [LATEST_VIEW_KEY, LATEST_REPORT_KEY];
-    for (const key of keys) {
+    // A filter reads the report; the page and the feed read the view kept beside it.
+    for (const key of [selection.query?.trim() ? LATEST_REPORT_KEY : LATEST_VIEW_KEY]) {
       let body: Readable;
       try {
         const answer = await this.client.send(
@@ -194,6 +255,9 @@ export class S3ReportStore implements ReportStore {
     return null;
   }
 }
+
+/** Bytes read to find a stored report's `generated_at`: its first line, the small fields, is far shorter. */
+const HEAD_BYTES = 64 * 1024;
 
 const describe = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
 

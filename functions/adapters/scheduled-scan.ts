@@ -26,8 +26,9 @@ import { ENV, loadScanSettings, METRICS, type ScanSettings, settingsFromEnv } fr
 import { checkHeartbeatUrl, heartbeatFailureLine, heartbeatOf, type ScanOutcome } from './heartbeat';
 import { type SmsHolder, schedulerHolder } from './held-sms';
 import { countingFetch } from './metrics';
+import { deliverAlert } from './publish-alert';
 import { finishReport } from './report-finish';
-import { deliverAlerts, runScanJob } from './scan-job';
+import { runScanJob } from './scan-job';
 import type { SecretSource } from './secrets';
 import { chatTargetOf, snsSender } from './sns-publish';
 import { runScheduledStatefulScan } from './stateful-scan';
@@ -125,13 +126,16 @@ export async function handleScheduledScan(
           clock,
           ...(holdSms ? { holdSms } : {}),
           ...(account ? { scope: accountScope(settings.resellerBaseUrl, account.account) } : {}),
+          // Kept before the alert goes out: the alert's report_json_url must find it.
+          ...(target.reports ? { keep: (r) => (target.reports as ReportStore).put(r) } : {}),
         })
       : undefined;
-    // The report page and the calendar feed read the report from the bucket the stack names.
+    // The report page and the calendar feed read the report from the bucket the stack names (a
+    // stateful scan kept it already, under its lease).
     const { report, alert } = await finishReport({
       report: stateful?.result.report ?? (await runScanJob(job)),
       ...(stateful ? { silenced: stateful.result.silenced } : {}),
-      ...(target.reports ? { reports: target.reports } : {}),
+      ...(target.reports && !stateful ? { reports: target.reports } : {}),
     });
     if (account)
       await deps.accounts?.summaries?.put(accountSummaryOf(report, account.account, settings.accountLabel));
@@ -144,7 +148,7 @@ export async function handleScheduledScan(
         published: stateful.published,
       });
     else if (settings.alertTopicArn) {
-      const outcome = await deliverAlerts(
+      const outcome = await deliverAlert(
         alert,
         { settings, now },
         {

@@ -85,7 +85,7 @@ export class EnvSecretSource implements SecretSource {
     const value = this.env[ENV.resellerApiKey];
     if (value === undefined || value.trim() === '') {
       throw new ConfigError(
-        `${ENV.resellerApiKey} is not set; export the reseller API key (see README: "Using it on a real account")`,
+        `${ENV.resellerApiKey} is not set; export the reseller API key (see README: "On a real account")`,
       );
     }
     return checkApiKey(value, ENV.resellerApiKey);

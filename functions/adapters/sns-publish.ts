@@ -1,6 +1,6 @@
 import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
-import type { AlertMessage } from '../core/alerts/alert';
 import { type ChatOptions, chatNotificationOf } from '../core/alerts/chat';
+import type { AlertMessage } from '../core/alerts/message';
 import { PublishError } from '../core/base/errors';
 import type { ScanSettings } from '../core/scan/config';
 

@@ -1,22 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Acknowledgement, ActionStore, DomainActions, Snooze } from '../core/memory/actions';
-import { type DomainMemory, type ScanState, StateConflictError } from '../core/memory/state';
+import type { DomainMemory, StateHead } from '../core/memory/state';
 import { domainKey } from '../core/memory/state-bounds';
-import type { StateStore } from './state-store';
-import { accountFor, openState } from './stateful-scan';
+import { accountFor, type StateStore } from './state-store';
 
-/** How long a snooze's write may hold the state's lease; a write takes milliseconds. */
-const LEASE_MS = 15_000;
 /** Tries before giving up when a scan holds the lease or moves the state on. */
 const ATTEMPTS = 6;
 
-/**
- * Snoozes and acknowledgements in the state store, beside each domain's memory: each change is
- * one conditional step of the store's own protocol (open, claim the lease on that generation,
- * write the one domain's memory as the next), so a scan running at the same moment either sees the
- * action or re-reads the state and then sees it; neither write is lost. Only the domain's own item
- * is read and written, whatever the size of the account.
- */
 export interface StateActionStoreOptions {
   /** @default Date.now */
   readonly clock?: () => number;
@@ -29,6 +19,12 @@ export interface StateActionStoreOptions {
   readonly apiKey?: () => Promise<string>;
 }
 
+/**
+ * Snoozes and acknowledgements in the state store, beside each domain's memory: each change is
+ * one conditional step of the store's own protocol (StateStore.updateDomain), so a scan running
+ * at the same moment either sees the action or re-reads the state and then sees it; neither write
+ * is lost. Only the domain's own item is read and written, whatever the size of the account.
+ */
 export class StateActionStore implements ActionStore {
   readonly location: string;
   private readonly clock: () => number;
@@ -59,38 +55,26 @@ export class StateActionStore implements ActionStore {
 
   /** The domain's memory as the last scan saved it, under any spelling of its name. */
   async memoryOf(domain: string): Promise<DomainMemory | undefined> {
-    const opened = await openState(this.store, this.scope);
+    const opened = await this.store.open(this.scope);
     await this.checkAccount(opened.head);
     return this.store.readDomain(opened, domainKey(domain));
   }
 
-  /** One conditional step: retried when a scan holds the lease or saved first. */
-  private async change(update: (actions: DomainActions) => DomainActions, domain: string): Promise<void> {
-    const owner = `web-${randomBytes(6).toString('hex')}`;
-    for (let attempt = 1; ; attempt++) {
-      const opened = await openState(this.store, this.scope);
-      await this.checkAccount(opened.head);
-      try {
-        await this.store.claim(opened.generation, { owner, expiresAt: this.clock() + LEASE_MS });
-        await this.store.changeDomain(
-          domainKey(domain),
-          (memory) => withActions(memory, update),
-          opened,
-          owner,
-        );
-        return;
-      } catch (error) {
-        if (!(error instanceof StateConflictError) || attempt >= this.retry.attempts) throw error;
-        await new Promise((resolve) => setTimeout(resolve, this.retry.backoffMs * 2 ** (attempt - 1)));
-      }
-    }
+  private change(update: (actions: DomainActions) => DomainActions, domain: string): Promise<void> {
+    return this.store.updateDomain(this.scope, domainKey(domain), (memory) => withActions(memory, update), {
+      owner: `web-${randomBytes(6).toString('hex')}`,
+      clock: this.clock,
+      attempts: this.retry.attempts,
+      backoffMs: this.retry.backoffMs,
+      check: (head) => this.checkAccount(head),
+    });
   }
 
   /** Refuses a state bound to another account than the key's; an unbound one is left for a scan to bind. */
-  private async checkAccount(state: Pick<ScanState, 'account' | 'scope'>): Promise<void> {
-    if (!this.apiKey || state.account === null || state.account.hash === this.checked) return;
-    await accountFor(state, await this.apiKey(), this.store.location);
-    this.checked = state.account.hash;
+  private async checkAccount(head: Pick<StateHead, 'account' | 'scope'>): Promise<void> {
+    if (!this.apiKey || head.account === null || head.account.hash === this.checked) return;
+    await accountFor(head, await this.apiKey(), this.store.location);
+    this.checked = head.account.hash;
   }
 }
 

@@ -1,4 +1,13 @@
-import type { DomainMemory, NextState, ScanMemory, ScanState, StateHead } from '../core/memory/state';
+import { retry } from '../core/base/retry';
+import type { ScanMemory } from '../core/memory/scan-memory';
+import {
+  type AccountBinding,
+  type DomainMemory,
+  StateConflictError,
+  type StateHead,
+  StateRefusedError,
+} from '../core/memory/state';
+import { belongsTo, bindAccount } from '../core/memory/state-account';
 
 /**
  * The longest lease anyone takes. A lease that claims to last longer was taken by a clock that ran
@@ -18,17 +27,9 @@ export interface Lease {
   readonly expiresAt: number;
 }
 
-/** The state as loaded whole, with the generation conditional writes are checked against. */
-export interface StoredState {
-  readonly state: ScanState;
-  /** 0 before the first save; each save adds one. */
-  readonly generation: number;
-  readonly lease: Lease | null;
-}
-
 /**
- * The state as opened for a scan: everything but the domains, which {@link StateStore.readDomains}
- * streams into a ScanMemory while the account is read. Small: the header, the flagged contacts.
+ * The state as opened: everything but the domains, which {@link StateStore.read} streams into a
+ * ScanMemory while the account is read. Small: the head, the flagged contacts.
  */
 export interface OpenedState {
   readonly head: StateHead;
@@ -37,60 +38,172 @@ export interface OpenedState {
   readonly lease: Lease | null;
 }
 
-/** What to write: the account-wide part, and the domains' next memories when a scan compared them. */
-export interface NextToSave {
+/** What one step of the protocol writes as the next generation. */
+export interface StateWrite {
   readonly head: StateHead;
-  /** The memory the domains were read into and compared in; absent, no domain changes (a rebind). */
-  readonly memory?: NextState['memory'];
+  /** The domains whose memory changed: the next one, or null for one forgotten. */
+  readonly changed: ReadonlyMap<string, DomainMemory | null>;
+  /** Every domain's next memory, when a scan read them all; absent, the others stay as stored. */
+  readonly all?: ReadonlyMap<string, DomainMemory>;
+}
+
+/** How long a one-domain step holds the lease: a write takes milliseconds. */
+const STEP_LEASE_MS = 15_000;
+
+/**
+ * Where scans remember each other: the protocol (open, read, claim, save or release) owned here
+ * once, each store (a JSON file, DynamoDB) implementing six primitives, as Powertools'
+ * BasePersistenceLayer is to its DynamoDB layer. Every write is conditional on the generation
+ * opened: `claim` takes a lease on it before anything is published, `save` writes the next
+ * generation and releases the lease, `release` gives it up unsaved (the publish failed). A write
+ * that loses the race throws StateConflictError, and nothing of it is written.
+ */
+export abstract class StateStore {
+  /** For messages: the file path or `dynamodb:TABLE`. */
+  abstract readonly location: string;
+
+  /** The account-wide part of the state, its generation and lease (the empty state before the first save). */
+  protected abstract readHead(): Promise<OpenedState>;
+  /**
+   * Hands every remembered domain of `opened` to `into`, which answers false for a second memory of
+   * a key (the store writes that item again without it). Stops early, without an error of its own,
+   * when `signal` aborts (the scan it runs beside failed).
+   */
+  protected abstract readMemories(
+    opened: OpenedState,
+    into: (key: string, memory: DomainMemory) => boolean,
+    signal?: AbortSignal,
+  ): Promise<void>;
+  /** The memory of one domain's key, reading no more than that domain's share of the state. */
+  protected abstract readMemory(opened: OpenedState, key: string): Promise<DomainMemory | undefined>;
+  /** Takes the lease on `generation`; StateConflictError when the state moved on or another live lease holds it. */
+  protected abstract putLease(generation: number, lease: Lease): Promise<void>;
+  /**
+   * Writes `write` as generation + 1 and releases the lease, which `owner` must hold on `opened`;
+   * StateConflictError (nothing written) when it does not.
+   */
+  protected abstract writeNext(opened: OpenedState, owner: string, write: StateWrite): Promise<void>;
+  /** Gives the lease up without writing; nothing when it is no longer `owner`'s. */
+  protected abstract dropLease(generation: number, owner: string): Promise<void>;
+
+  /** Opens the state and refuses one written for another reseller (base URL) than `scope`. */
+  async open(scope: string): Promise<OpenedState> {
+    const opened = await this.readHead();
+    if (opened.head.scope !== null && opened.head.scope !== scope)
+      throw new StateRefusedError(
+        `the state in ${this.location} belongs to ${opened.head.scope}, but this scan reads ${scope}; use another --state for each account`,
+      );
+    return opened;
+  }
+
+  /** Adds every remembered domain of `opened` to `memory` as its prior memory. */
+  read(opened: OpenedState, memory: ScanMemory, signal?: AbortSignal): Promise<void> {
+    return this.readMemories(opened, (key, value) => memory.remember(key, value), signal);
+  }
+
+  /** The memory of one domain's key in `opened` (undefined when it has none): a link's page reads one domain, never all. */
+  readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
+    return this.readMemory(opened, key);
+  }
+
+  /** Takes the lease on `generation` (the one opened); StateConflictError when another scan moved it on or holds it. */
+  claim(generation: number, lease: Lease): Promise<void> {
+    return this.putLease(generation, lease);
+  }
+
+  /** Writes the next generation and releases the lease `owner` holds on `opened`. */
+  save(opened: OpenedState, owner: string, write: StateWrite): Promise<void> {
+    return this.writeNext(opened, owner, write);
+  }
+
+  /** Gives the lease on `generation` up unsaved (never fails: a lease not given up lapses by itself). */
+  async release(generation: number, owner: string): Promise<void> {
+    await this.dropLease(generation, owner).catch(() => undefined);
+  }
+
+  /**
+   * One domain's memory changed alone (a snooze, an acknowledgement), as one conditional step:
+   * open, claim, read that domain, write its next memory as the next generation. Tried again while
+   * a scan holds the lease or saves first (`attempts` in all, waits doubling from `backoffMs`), so
+   * a scan at the same moment either sees the change or re-reads the state and then sees it.
+   * `check` sees the state opened first (the account it belongs to); `update` gets the domain's
+   * memory (undefined when it has none) and returns the next one.
+   */
+  async updateDomain(
+    scope: string,
+    key: string,
+    update: (memory: DomainMemory | undefined) => DomainMemory,
+    options: {
+      readonly owner: string;
+      readonly clock: () => number;
+      readonly attempts: number;
+      readonly backoffMs: number;
+      readonly check?: (head: StateHead) => Promise<void>;
+    },
+  ): Promise<void> {
+    await retry(
+      async () => {
+        const opened = await this.open(scope);
+        await options.check?.(opened.head);
+        await this.claim(opened.generation, {
+          owner: options.owner,
+          expiresAt: options.clock() + STEP_LEASE_MS,
+        });
+        try {
+          const next = update(await this.readMemory(opened, key));
+          await this.writeNext(opened, options.owner, { head: opened.head, changed: new Map([[key, next]]) });
+        } catch (error) {
+          await this.release(opened.generation, options.owner);
+          throw error;
+        }
+      },
+      {
+        retries: options.attempts - 1,
+        minTimeout: options.backoffMs,
+        shouldRetry: ({ error }) => error instanceof StateConflictError,
+      },
+    );
+  }
 }
 
 /**
- * Where scans remember each other. Writes are conditional on the generation loaded, so two scans
- * never both advance from the same state: `claim` takes a lease before anything is published,
- * `saveNext` writes the next generation and releases it, `release` gives it up unsaved (the publish
- * failed). A write that loses the race throws StateConflictError.
- *
- * A scan opens the state (small), checks it, then reads the account and the remembered domains at
- * once into one ScanMemory: nothing holds the whole state as objects. `load` and `save` do the same
- * for a state handled whole (tests, small tools).
+ * The account binding to save with the next state: the state's own when `apiKey` is the key it was
+ * bound with, a new one for a state not bound yet (a first scan). A state bound to another key is
+ * refused: two accounts of one reseller share a base URL, and one's memory would announce the
+ * other's domains as gone and drop its snoozes.
  */
-export interface StateStore {
-  /** For messages: the file path or `dynamodb:TABLE`. */
-  readonly location: string;
-  /** The account-wide part of the state, generation and lease. */
-  open(): Promise<OpenedState>;
-  /**
-   * Adds every remembered domain of `opened` to `memory` as its prior memory. Stops early, without
-   * an error of its own, when `signal` aborts (the scan it runs beside failed).
-   */
-  readDomains(opened: OpenedState, memory: ScanMemory, signal?: AbortSignal): Promise<void>;
-  /**
-   * The memory of one domain's key in `opened` (undefined when it has none), reading no more than
-   * that domain's share of the state: a link's page must not read a million domains for one.
-   */
-  readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined>;
-  /** Takes the lease on `generation`; fails when the state moved on or another live lease holds it. */
-  claim(generation: number, lease: Lease): Promise<void>;
-  /**
-   * Writes what changed from `opened` to `next` as generation + 1 and releases the lease, which
-   * `owner` must hold on `opened`.
-   */
-  saveNext(next: NextToSave, opened: OpenedState, owner: string): Promise<void>;
-  /**
-   * Changes one domain's memory alone (a snooze, an acknowledgement) as generation + 1 and releases
-   * the lease, which `owner` must hold on `opened`. `update` gets the memory of the domain's key
-   * (undefined when it has none) and returns the next one.
-   */
-  changeDomain(
-    key: string,
-    update: (memory: DomainMemory | undefined) => DomainMemory,
-    opened: OpenedState,
-    owner: string,
-  ): Promise<void>;
-  /** Gives the lease up without writing (nothing was delivered). */
-  release(generation: number, owner: string): Promise<void>;
-  /** The whole state, its domains as objects. */
-  load(): Promise<StoredState>;
-  /** Writes `state` as generation + 1 and releases the lease, which `owner` must hold on `loaded`. */
-  save(state: ScanState, loaded: StoredState, owner: string): Promise<void>;
+export async function accountFor(
+  head: Pick<StateHead, 'account' | 'scope'>,
+  apiKey: string,
+  location: string,
+): Promise<AccountBinding> {
+  if (head.account === null) return bindAccount(apiKey);
+  if (await belongsTo(head.account, apiKey)) return head.account;
+  throw new StateRefusedError(
+    `the state in ${location} belongs to another account of ${head.scope ?? 'this reseller'} (it was bound to another API key); use another --state for each account, or if this account's key was rotated: sentinel state rebind ${location} --yes`,
+  );
+}
+
+/**
+ * `sentinel state rebind`: binds the state to the account of `apiKey`, keeping all of its memory
+ * (after a key rotation of the same account). One conditional step of the protocol, as a snooze
+ * is. Returns false when the state already belonged to that key.
+ */
+export async function rebindState(store: StateStore, scope: string, apiKey: string): Promise<boolean> {
+  const owner = `rebind-${Math.random().toString(36).slice(2, 10)}`;
+  const opened = await store.open(scope);
+  if (opened.head.account && (await belongsTo(opened.head.account, apiKey))) return false;
+  const account = await bindAccount(apiKey);
+  await store.claim(opened.generation, { owner, expiresAt: Date.now() + STEP_LEASE_MS });
+  try {
+    // The account-wide part only: every domain's memory stays as it is.
+    await store.save(opened, owner, {
+      head: { ...opened.head, scope: opened.head.scope ?? scope, account },
+      changed: new Map(),
+    });
+  } catch (error) {
+    await store.release(opened.generation, owner);
+    throw error;
+  }
+  return true;
 }

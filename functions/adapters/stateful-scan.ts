@@ -1,30 +1,32 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { ConfigError } from '../core/base/errors';
+import { retry } from '../core/base/retry';
 import { alertView } from '../core/memory/actions';
+import type { AuditTrail } from '../core/memory/audit';
+import { type CompareResult, compareMemory, type NextState } from '../core/memory/compare';
+import { registryRechecks } from '../core/memory/registry-memory';
+import { ScanMemory } from '../core/memory/scan-memory';
 import {
-  compareMemory,
-  type MemoryCompareResult,
-  ScanMemory,
-  type ScanState,
+  type AccountBinding,
   StateConflictError,
   StateError,
   type StatefulReport,
   type StatePolicy,
   StateRefusedError,
 } from '../core/memory/state';
-import { type AccountBinding, belongsTo, bindAccount } from '../core/memory/state-account';
 import { loadStatePolicy, STATE_ENV } from '../core/memory/state-config';
 import { scanTimeProblem } from '../core/memory/state-time';
 import type { Domain } from '../core/reseller/schemas';
-import { ENV, type ScanSettings } from '../core/scan/config';
+import { ENV } from '../core/scan/config';
+import type { Report } from '../core/scan/scan';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { FileStateStore } from './file-state-store';
-import { type HeapPacer, heapPacer, NO_PACE } from './heap-pacer';
 import type { SmsHolder } from './held-sms';
-import { deliverPlanned, plannedAlerts, runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
-import { type AlertSender, chatTargetOf, snsSender } from './sns-publish';
-import type { OpenedState, StateStore } from './state-store';
+import { type Published, publishAlert } from './publish-alert';
+import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
+import { chatTargetOf, snsSender } from './sns-publish';
+import { accountFor, type OpenedState, type StateStore } from './state-store';
 
 /** How long a lease holds: far longer than a publish and a save take; a crashed holder blocks no longer. */
 export const LEASE_MS = 120_000;
@@ -81,73 +83,15 @@ export function dynamoDbClientFromEnv(env: NodeJS.ProcessEnv): DynamoDBClient {
   });
 }
 
-/** Opens the store a location names; `scope` (the reseller base URL) keeps accounts apart. */
+/** Opens the store a location names; `scope` (the reseller base URL) keeps accounts apart in a table. */
 export function openStateStore(
   location: StateLocation,
   scope: string,
   dynamodb: () => DynamoDBClient,
-): StateStore {
+): StateStore & AuditTrail {
   return location.kind === 'dynamodb'
     ? new DynamoDbStateStore({ client: dynamodb(), tableName: location.table, scope })
     : new FileStateStore(location.path);
-}
-
-/** Opens the state (everything but its domains) and refuses one written for another reseller (base URL). */
-export async function openState(store: StateStore, scope: string): Promise<OpenedState> {
-  const opened = await store.open();
-  if (opened.head.scope !== null && opened.head.scope !== scope)
-    throw new StateRefusedError(
-      `the state in ${store.location} belongs to ${opened.head.scope}, but this scan reads ${scope}; use another --state for each account`,
-    );
-  return opened;
-}
-
-/**
- * The account binding to save with the next state: the state's own when `apiKey` is the key it was
- * bound with, a new one for a state not bound yet (a first scan, or a state from before states were
- * bound). A state bound to another key is refused: two accounts of one reseller share a base URL,
- * and one's memory would announce the other's domains as gone and drop its snoozes.
- */
-export async function accountFor(
-  state: Pick<ScanState, 'account' | 'scope'>,
-  apiKey: string,
-  location: string,
-): Promise<AccountBinding> {
-  if (state.account === null) return bindAccount(apiKey);
-  if (await belongsTo(state.account, apiKey)) return state.account;
-  throw new StateRefusedError(
-    `the state in ${location} belongs to another account of ${state.scope ?? 'this reseller'} (it was bound to another API key); use another --state for each account, or if this account's key was rotated: sentinel state rebind ${location} --yes`,
-  );
-}
-
-/**
- * `sentinel state rebind`: binds the state to the account of `apiKey`, keeping all of its memory
- * (after a key rotation of the same account). One conditional step of the store's protocol, as a
- * snooze is. Returns false when the state already belonged to that key.
- */
-export async function rebindState(store: StateStore, scope: string, apiKey: string): Promise<boolean> {
-  const owner = `rebind-${Math.random().toString(36).slice(2, 10)}`;
-  const opened = await openState(store, scope);
-  if (opened.head.account && (await belongsTo(opened.head.account, apiKey))) return false;
-  const account = await bindAccount(apiKey);
-  await store.claim(opened.generation, { owner, expiresAt: Date.now() + 15_000 });
-  try {
-    // The account-wide part only: every domain's memory stays as it is.
-    await store.saveNext(
-      { head: { ...opened.head, scope: opened.head.scope ?? scope, account } },
-      opened,
-      owner,
-    );
-  } catch (error) {
-    await store.release(opened.generation, owner).catch(() => undefined);
-    throw error;
-  }
-  return true;
-}
-
-export interface Published {
-  readonly messageId: string;
-  readonly findingsCut: number;
 }
 
 export interface StatefulScanInput {
@@ -156,6 +100,11 @@ export interface StatefulScanInput {
   readonly policy: StatePolicy;
   /** Delivers the message; absent, nothing is published and nothing is written (a dry run). */
   readonly publish?: (report: StatefulReport) => Promise<Published>;
+  /**
+   * Keeps the report (for the report page, and as the whole an alert links to) once the lease is
+   * held and before the alert goes out, so a subscriber that follows the alert's link at once finds it.
+   */
+  readonly keep?: (report: StatefulReport) => Promise<void>;
   /** Names this scan in the lease. @default a random id */
   readonly owner?: string;
   /** @default Date.now */
@@ -172,12 +121,10 @@ export interface StatefulScanInput {
    * see accountScope). @default the reseller base URL
    */
   readonly scope?: string;
-  /** Called as the account's domains are taken in (see heap-pacer.ts). @default none */
-  readonly pace?: HeapPacer;
 }
 
 export interface StatefulScanOutcome {
-  readonly result: MemoryCompareResult;
+  readonly result: CompareResult;
   readonly published: Published | null;
   /** False for a dry run, and when superseded. */
   readonly saved: boolean;
@@ -197,94 +144,154 @@ export interface StatefulScanOutcome {
  * twice (at most once).
  */
 export async function runStatefulScan(input: StatefulScanInput): Promise<StatefulScanOutcome> {
-  const { store, policy } = input;
+  const { store } = input;
   const scope = input.scope ?? input.job.settings.resellerBaseUrl;
   const clock = input.clock ?? Date.now;
-  const now = input.job.now;
   const owner = input.owner ?? `scan-${Math.random().toString(36).slice(2, 10)}-${clock()}`;
-  let opened = await openState(store, scope);
+  const opened = await store.open(scope);
   // Checked before the account is read: a refused scan costs no request.
-  const timeProblem = input.allowClockSkew ? null : scanTimeProblem(now, clock(), opened.head.last_scan_at);
+  const timeProblem = input.allowClockSkew
+    ? null
+    : scanTimeProblem(input.job.now, clock(), opened.head.last_scan_at);
   if (timeProblem)
     throw new StateRefusedError(
       `${timeProblem}: refused; pass --allow-clock-skew to scan anyway (a replay, or a clock that was wrong)`,
     );
   const apiKey = await input.job.secrets.apiKey();
-  let account = await accountFor(opened.head, apiKey, store.location);
-
-  const memory = new ScanMemory();
-  const pace = input.pace ?? NO_PACE;
-  const report = await readBoth(store, opened, memory, input.job, pace);
-
-  const started = clock();
+  const scan: ScanInProgress = {
+    input,
+    scope,
+    clock,
+    owner,
+    apiKey,
+    opened,
+    account: await accountFor(opened.head, apiKey, store.location),
+    memory: new ScanMemory(),
+    report: undefined as unknown as Report,
+  };
+  scan.report = await readBoth(store, opened, scan.memory, input.job);
   const waitMs = input.waitMs ?? CONFLICT_WAIT_MS;
-  for (let conflicts = 0; ; conflicts++) {
-    const compared = compareMemory({ report, memory, state: opened.head, policy, scope, account });
-    // Links are signed for the findings as compared: a snooze link must act on what the alert shows.
-    // The compared findings are this comparison's own objects: the links go on them, not on copies.
-    const result = {
-      ...compared,
-      report: await signReportLinks(compared.report, input.job, {
-        silencing: true,
-        owned: true,
-      }),
+  return retry((attempt) => decideAndSave(scan, attempt - 1), {
+    retries: Number.POSITIVE_INFINITY,
+    minTimeout: 100,
+    maxTimeout: 2_000,
+    maxRetryTime: waitMs,
+    clock,
+    // Only the claim throws a conflict here: a save that loses its lease fails as a StateError.
+    shouldRetry: ({ error }) => error instanceof StateConflictError,
+  }).catch((error: unknown) => {
+    if (!(error instanceof StateConflictError)) throw error;
+    throw new StateConflictError(
+      `gave up after ${Math.round(waitMs / 1000)} s: ${error.message}; another scan is running, or crashed holding the lease (it lapses ${LEASE_MS / 1000} s after it was taken)`,
+      { cause: error },
+    );
+  });
+}
+
+/** What one scan with memory carries from try to try. */
+interface ScanInProgress {
+  readonly input: StatefulScanInput;
+  readonly scope: string;
+  readonly clock: () => number;
+  readonly owner: string;
+  readonly apiKey: string;
+  opened: OpenedState;
+  account: AccountBinding;
+  readonly memory: ScanMemory;
+  report: Report;
+  /** The last comparison made: what a superseded scan reports. */
+  last?: CompareResult;
+}
+
+/**
+ * One try: compare, claim, publish, save. After a conflict (`conflicts` so far) the state is read
+ * again first; the account read stays. A scan that finds a later scan saved meanwhile stops there.
+ */
+async function decideAndSave(scan: ScanInProgress, conflicts: number): Promise<StatefulScanOutcome> {
+  const { input, clock, owner } = scan;
+  const { store } = input;
+  if (conflicts > 0) {
+    const superseded = await reread(scan);
+    if (superseded) return { ...superseded, conflicts };
+  }
+  const compared = compareMemory({
+    report: scan.report,
+    memory: scan.memory,
+    head: scan.opened.head,
+    policy: input.policy,
+    scope: scan.scope,
+    account: scan.account,
+  });
+  // Links are signed for the findings as compared: a snooze link must act on what the alert shows.
+  // The compared findings are this comparison's own objects: the links go on them, not on copies.
+  const result = {
+    ...compared,
+    report: await signReportLinks(compared.report, input.job, { silencing: true, owned: true }),
+  };
+  scan.last = result;
+  if (!input.publish) return { result, published: null, saved: false, conflicts };
+  const opened = scan.opened;
+  // Another scan moved the state on or holds it: a StateConflictError, and the next try re-reads.
+  await store.claim(opened.generation, { owner, expiresAt: clock() + LEASE_MS });
+  let published: Published | null = null;
+  try {
+    await input.keep?.(result.report);
+    // Snoozed and acknowledged domains stay in the report and the state, but not in the message.
+    if (result.publish) published = await input.publish(alertView(result.report, result.silenced));
+  } catch (error) {
+    // If the release fails too, the lease lapses by itself; the keep or publish failure is what to report.
+    await store.release(opened.generation, owner).catch(() => undefined);
+    throw error;
+  }
+  await saveOrRelease(store, opened, owner, result.next, published);
+  return { result, published, saved: true, conflicts };
+}
+
+/**
+ * After a conflict: the state opened and its domains read again. The outcome of a superseded scan
+ * when the other scan read the account later than this one: what it saved is newer than what this
+ * one read, and going back to this one's would move the state's time backwards.
+ */
+async function reread(scan: ScanInProgress): Promise<Omit<StatefulScanOutcome, 'conflicts'> | null> {
+  const { input } = scan;
+  const opened = await input.store.open(scan.scope);
+  scan.opened = opened;
+  if (opened.head.account?.hash !== scan.account.hash)
+    scan.account = await accountFor(opened.head, scan.apiKey, input.store.location);
+  const last = opened.head.last_scan_at === null ? Number.NaN : Date.parse(opened.head.last_scan_at);
+  if (!input.allowClockSkew && last > input.job.now && scan.last)
+    return {
+      result: scan.last,
+      published: null,
+      saved: false,
+      superseded: `another scan saved a later scan (${opened.head.last_scan_at}) while this one ran, so this one's older read was not used`,
     };
-    pace();
-    if (!input.publish) return { result, published: null, saved: false, conflicts };
-    try {
-      await store.claim(opened.generation, { owner, expiresAt: clock() + LEASE_MS });
-    } catch (error) {
-      if (!(error instanceof StateConflictError)) throw error;
-      if (clock() - started >= waitMs)
-        throw new StateConflictError(
-          `gave up after ${Math.round(waitMs / 1000)} s: ${error.message}; another scan is running, or crashed holding the lease (it lapses ${LEASE_MS / 1000} s after it was taken)`,
-          { cause: error },
-        );
-      await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** conflicts, 2_000)));
-      opened = await openState(store, scope);
-      if (opened.head.account?.hash !== account.hash)
-        account = await accountFor(opened.head, apiKey, store.location);
-      // The other scan read the account later than this one: what it saved is newer than what this
-      // one read, and going back to this one's would move the state's time backwards.
-      const last = opened.head.last_scan_at === null ? Number.NaN : Date.parse(opened.head.last_scan_at);
-      if (!input.allowClockSkew && last > now)
-        return {
-          result,
-          published: null,
-          saved: false,
-          conflicts: conflicts + 1,
-          superseded: `another scan saved a later scan (${opened.head.last_scan_at}) while this one ran, so this one's older read was not used`,
-        };
-      // What this scan read stays; the memory it is compared with is read again.
-      memory.forgetPrior();
-      await store.readDomains(opened, memory);
-      continue;
-    }
-    let published: Published | null = null;
-    if (result.publish) {
-      try {
-        // Snoozed and acknowledged domains stay in the report and the state, but not in the message.
-        published = await input.publish(alertView(result.report, result.silenced));
-      } catch (error) {
-        // If the release fails too, the lease lapses by itself; the publish failure is what to report.
-        await store.release(opened.generation, owner).catch(() => undefined);
-        throw error;
-      }
-    }
-    try {
-      await store.saveNext({ head: result.next.head, memory: result.next.memory }, opened, owner);
-    } catch (error) {
-      // Never leave the lease behind: the next scan must be able to try again at once.
-      await store.release(opened.generation, owner).catch(() => undefined);
-      const what = (error as Error).message;
-      throw new StateError(
-        published
-          ? `the alert was published (${published.messageId}) but the state could not be saved to ${store.location} (${what}); the lease was released and the next scan will announce the same again`
-          : `the state could not be saved to ${store.location} (${what}); the lease was released, nothing was published`,
-        { cause: error },
-      );
-    }
-    return { result, published, saved: true, conflicts };
+  // What this scan read stays; the memory it is compared with is read again.
+  scan.memory.forgetPrior();
+  await input.store.read(opened, scan.memory);
+  return null;
+}
+
+/** Saves the next state, or gives the lease back and says what failed (and whether the alert went out). */
+async function saveOrRelease(
+  store: StateStore,
+  opened: OpenedState,
+  owner: string,
+  next: NextState,
+  published: Published | null,
+): Promise<void> {
+  try {
+    await store.save(opened, owner, { head: next.head, changed: next.changed, all: next.domains });
+  } catch (error) {
+    // Never leave the lease behind: the next scan must be able to try again at once.
+    await store.release(opened.generation, owner).catch(() => undefined);
+    const what = (error as Error).message;
+    throw new StateError(
+      published
+        ? `the alert was published (${published.messageId}) but the state could not be saved to ${store.location} (${what}); the lease was released and the next scan will announce the same again`
+        : `the state could not be saved to ${store.location} (${what}); the lease was released, nothing was published`,
+      { cause: error },
+    );
   }
 }
 
@@ -298,26 +305,28 @@ async function readBoth(
   opened: OpenedState,
   memory: ScanMemory,
   job: ScanJobInput,
-  pace: HeapPacer,
-): Promise<Awaited<ReturnType<typeof runScanJob>>> {
+): Promise<Report> {
   const stop = new AbortController();
-  let observed = 0;
   let stateFailure: { readonly error: unknown } | null = null;
   let attemptSeen = 0;
-  const domains = store.readDomains(opened, memory, stop.signal).catch((error: unknown) => {
+  const domains = store.read(opened, memory, stop.signal).catch((error: unknown) => {
     stateFailure = { error };
     throw error;
   });
   const scan = runScanJob({
     ...job,
+    // The registry check asks once both reads are done: the memory of every domain is in by then.
+    registryRecheck: async () => {
+      await domains;
+      return registryRechecks(memory);
+    },
     observe: (domain: Domain, attempt: number, page: number) => {
       if (stateFailure) throw stateFailure.error;
       if (attempt !== attemptSeen) {
         memory.restart(); // the read started over: only the last attempt's domains count
         attemptSeen = attempt;
       }
-      memory.observeDomain(domain, page);
-      if (++observed % PACE_EVERY === 0) pace();
+      memory.observe(domain, page);
     },
   });
   const stopping = scan.catch((error: unknown) => {
@@ -328,60 +337,6 @@ async function readBoth(
   if (read.status === 'rejected') throw read.reason;
   if (scanned.status === 'rejected') throw scanned.reason;
   return scanned.value;
-}
-
-/** Domains taken in between two looks at the heap (a look is a call to V8 for its statistics). */
-const PACE_EVERY = 256;
-
-/** Changes and resolved entries carried in one message: the JSON goes into it four times (sqs, lambda, http, https). */
-export const MESSAGE_CHANGES_LIMIT = 100;
-
-/**
- * The report as one message carries it: `changes` and `resolved` cut to `limit` each, the cut
- * stated in the report (an account emptied at once must not make every message too big for SNS,
- * which would make every run fail and alert nobody).
- */
-export function capForMessage(report: StatefulReport, limit = MESSAGE_CHANGES_LIMIT): StatefulReport {
-  if (report.changes.length <= limit && report.resolved.length <= limit) return report;
-  return {
-    ...report,
-    changes: report.changes.slice(0, limit),
-    resolved: report.resolved.slice(0, limit),
-    ...{
-      changes_truncated: {
-        changes_omitted: Math.max(0, report.changes.length - limit),
-        resolved_omitted: Math.max(0, report.resolved.length - limit),
-      },
-    },
-  };
-}
-
-/** The publisher for a stateful scan: the same messages as without state, carrying change, changes and resolved. */
-export function snsPublisher(settings: ScanSettings, sns: SNSClient, topicArn: string, holdSms?: SmsHolder) {
-  return alertPublisher(
-    settings,
-    snsSender(sns, topicArn, chatTargetOf(settings)),
-    holdSms ? { holdSms } : {},
-  );
-}
-
-/**
- * The publisher for a stateful scan that delivers through `send` (SNS, or stdout / a file locally):
- * the memory decided to publish, so the account's message goes out, and each group's that has
- * something at its level (functions/core/alerts/groups.ts).
- */
-export function alertPublisher(
-  settings: ScanSettings,
-  send: AlertSender,
-  options: { readonly holdSms?: SmsHolder; readonly groups?: boolean } = {},
-) {
-  return async (full: StatefulReport): Promise<Published> => {
-    const report = capForMessage(full);
-    const input = { settings, now: Date.parse(report.now), decided: true };
-    // Decided: the plan always starts with the account's message.
-    const [account] = await deliverPlanned(plannedAlerts(report, input), input, { send, ...options });
-    return { messageId: account?.messageId ?? '', findingsCut: account?.findingsCut ?? 0 };
-  };
 }
 
 export interface ScheduledStatefulScanInput {
@@ -396,6 +351,8 @@ export interface ScheduledStatefulScanInput {
   readonly scope?: string;
   /** Schedules an SMS held by quiet hours. @default none */
   readonly holdSms?: SmsHolder;
+  /** Keeps the report before the alert goes out (see StatefulScanInput.keep). */
+  readonly keep?: StatefulScanInput['keep'];
 }
 
 /** The Lambda's scan with memory: the DynamoDB store its environment names, the alert topic, the policy from the environment. */
@@ -409,19 +366,20 @@ export async function runScheduledStatefulScan(
     throw new ConfigError(
       `${STATE_ENV.tableName} is set but ${ENV.alertTopicArn} is not: state advances only after an alert is delivered`,
     );
-  // One pacer for the account read, the state's pages and its writes: they run at the same time.
-  const pace = heapPacer();
   return runStatefulScan({
     job: input.job,
-    store: new DynamoDbStateStore({
-      client: input.dynamodb,
-      tableName: input.tableName,
-      scope,
-      pace,
-    }),
-    pace,
+    store: new DynamoDbStateStore({ client: input.dynamodb, tableName: input.tableName, scope }),
     policy: loadStatePolicy(input.env, settings.minSeverity),
-    publish: snsPublisher(settings, input.sns, topicArn, input.holdSms),
+    publish: (report) =>
+      publishAlert(
+        report,
+        { settings, now: Date.parse(report.now) },
+        {
+          send: snsSender(input.sns, topicArn, chatTargetOf(settings)),
+          ...(input.holdSms ? { holdSms: input.holdSms } : {}),
+        },
+      ),
+    ...(input.keep ? { keep: input.keep } : {}),
     ...(input.clock ? { clock: input.clock } : {}),
     ...(input.scope ? { scope } : {}),
   });

@@ -7,7 +7,12 @@ import { parseSetting, type RawSettings } from '../core/scan/config';
 import { createActionHandler } from './action-handler';
 import type { ProxyHandler } from './local-server';
 import { createRestoreHandler } from './restore-handler';
-import { createViewHandler, createWebHandler } from './web-handler';
+import {
+  createFindingHandler,
+  createViewHandler,
+  createWebHandler,
+  createWholeReportHandler,
+} from './web-handler';
 
 /** What the web API needs, wherever it runs (the web Lambda, `sentinel serve`). */
 export interface WebAppDeps {
@@ -55,6 +60,20 @@ export function createWebApp(deps: WebAppDeps): ProxyHandler {
         return store;
       },
       log: (entry) => log(`${entry.action} attempt`, { ...entry }),
+    }),
+    whole: createWholeReportHandler({
+      secrets: deps.secrets,
+      reports: deps.reports,
+      ...(deps.clock ? { clock: deps.clock } : {}),
+      log: (entry) => log('report view', { ...entry }),
+    }),
+    finding: createFindingHandler({
+      secrets: deps.secrets,
+      reports: deps.reports,
+      silencing: async () => (await deps.actions()) !== null,
+      timeZone: () => alertTimeZone(deps.settings()),
+      ...(deps.clock ? { clock: deps.clock } : {}),
+      log: (entry) => log('finding view', { ...entry }),
     }),
     view: createViewHandler({
       secrets: deps.secrets,

@@ -1,10 +1,19 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { decideView, unreadableReport, type ViewOutcome } from '../core/decisions/view-decision';
+import { normalizeDomainName } from '../core/base/text';
+import { decideFindingPage } from '../core/decisions/finding-decision';
+import {
+  decideView,
+  decideWholeReport,
+  unreadableReport,
+  type ViewOutcome,
+} from '../core/decisions/view-decision';
+import { type DomainFinding, isDomainFinding } from '../core/findings/classify';
 import type { ReadOnlyAction } from '../core/links/links';
 import type { SecretSource } from '../core/links/secrets';
 import type { AuditEntry, AuditTrail } from '../core/memory/audit';
 import type { ReportStore } from '../core/memory/report-store';
 import { CALENDAR_CONTENT_TYPE, renderCalendar } from '../core/pages/calendar';
+import { FINDING_PAGE_HEADERS, renderFindingPage } from '../core/pages/finding-page';
 import { REPORT_PAGE_HEADERS, renderReportPage } from '../core/pages/report-page';
 import { renderMessagePage, SECURITY_HEADERS } from '../core/pages/restore-page';
 import type { Report } from '../core/scan/scan';
@@ -49,7 +58,9 @@ export const WEB_RESOURCES = {
   snooze: '/snooze/{domain}',
   acknowledge: '/acknowledge/{domain}',
   report: '/report',
+  reportJson: '/report.json',
   calendar: '/calendar.ics',
+  finding: '/finding/{domain}',
 } as const;
 
 /** The report page and the calendar feed. */
@@ -173,14 +184,152 @@ async function auditFor(deps: ViewDeps): Promise<AuditEntry[] | null | undefined
   }
 }
 
+const htmlHeaders = () => ({ ...SECURITY_HEADERS, 'Content-Type': 'text/html; charset=utf-8' });
+
+/**
+ * `report.json`: the whole latest report for a program (the claim check of an alert too small for
+ * it), behind the report link's own signature: its stored text, or a redirect (303) to a URL that
+ * serves it for a few minutes (S3: a Lambda answer holds at most 6 MB).
+ */
+export function createWholeReportHandler(
+  deps: Pick<ViewDeps, 'secrets' | 'reports' | 'log' | 'clock'>,
+): ProxyHandler {
+  const clock = deps.clock ?? Date.now;
+  return async (event) => {
+    const method = event.httpMethod.toUpperCase();
+    const decided = await decideWholeReport({
+      method,
+      token: event.queryStringParameters ?? {},
+      now: clock(),
+      signingKeys: () => deps.secrets.signingKeys(),
+      whole: async () => (await deps.reports()?.whole()) ?? null,
+    });
+    let result: APIGatewayProxyResult;
+    if (decided.kind === 'whole' && decided.whole.url)
+      result = { statusCode: 303, headers: { ...SECURITY_HEADERS, Location: decided.whole.url }, body: '' };
+    else if (decided.kind === 'whole')
+      result = {
+        statusCode: 200,
+        headers: { ...SECURITY_HEADERS, 'Content-Type': 'application/json; charset=utf-8' },
+        body: (await decided.whole.text?.()) ?? '',
+      };
+    else {
+      const headers: Record<string, string> = {
+        ...SECURITY_HEADERS,
+        'Content-Type': 'application/json; charset=utf-8',
+      };
+      if (decided.status === 405) headers.Allow = 'GET, HEAD';
+      result = {
+        statusCode: decided.status,
+        headers,
+        body: method === 'HEAD' ? '' : JSON.stringify({ outcome: decided.kind, message: decided.message }),
+      };
+    }
+    deps.log({
+      action: 'report',
+      method: method.slice(0, 16),
+      outcome: `json_${decided.kind}`,
+      status: result.statusCode,
+      sourceIp: event.requestContext?.identity?.sourceIp,
+      ...('detail' in decided && decided.detail ? { detail: decided.detail } : {}),
+    });
+    return result;
+  };
+}
+
+export interface FindingDeps extends Pick<ViewDeps, 'secrets' | 'reports' | 'clock' | 'timeZone'> {
+  /** True when snooze and acknowledge can be kept (a state store is configured). */
+  readonly silencing: () => Promise<boolean>;
+  readonly log: (
+    entry: Omit<ViewLogEntry, 'action'> & { readonly action: 'finding'; readonly domain: string },
+  ) => void;
+}
+
+/** The finding page: the one link an alert gives a finding (functions/core/decisions/finding-decision.ts). */
+export function createFindingHandler(deps: FindingDeps): ProxyHandler {
+  const clock = deps.clock ?? Date.now;
+  return async (event) => {
+    const method = event.httpMethod.toUpperCase();
+    const domain = event.pathParameters?.domain ?? '';
+    const decided = await decideFindingPage({
+      method,
+      domain,
+      token: event.queryStringParameters ?? {},
+      now: clock(),
+      signingKeys: () => deps.secrets.signingKeys(),
+      silencing: await deps.silencing().catch(() => false),
+      findFinding: (name) => findingInLatest(deps, name),
+    });
+    let result: APIGatewayProxyResult;
+    if (decided.kind === 'show')
+      result = {
+        statusCode: 200,
+        headers: { ...FINDING_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
+        body: renderFindingPage(decided, deps.timeZone?.() ?? 'UTC'),
+      };
+    else {
+      const headers: Record<string, string> = htmlHeaders();
+      if (decided.status === 405) headers.Allow = 'GET, HEAD';
+      result = {
+        statusCode: decided.status,
+        headers,
+        body:
+          method === 'HEAD'
+            ? ''
+            : renderMessagePage({ title: decided.title, message: decided.message, ok: decided.status < 300 }),
+      };
+    }
+    deps.log({
+      action: 'finding',
+      domain: domain.slice(0, 260),
+      method: method.slice(0, 16),
+      outcome: decided.kind,
+      status: result.statusCode,
+      sourceIp: event.requestContext?.identity?.sourceIp,
+      ...('detail' in decided && decided.detail ? { detail: decided.detail } : {}),
+    });
+    return result;
+  };
+}
+
+/**
+ * The domain's finding in the latest report: from the view the page reads (every critical and
+ * warning finding), else through the filter, which reads the report one finding at a time.
+ */
+async function findingInLatest(
+  deps: Pick<ViewDeps, 'reports'>,
+  name: string,
+): Promise<{ finding: DomainFinding; reportNow: string } | null> {
+  const store = deps.reports();
+  if (!store) return null;
+  const match = (findings: readonly unknown[]) =>
+    (findings as DomainFinding[]).find(
+      (f) => isDomainFinding(f) && normalizeDomainName(f.domain_name) === name,
+    );
+  const view = await store.view({ purpose: 'page' });
+  if (!view) return null;
+  const found =
+    match(view.findings) ??
+    (view.view?.omittedTotal
+      ? match((await store.view({ purpose: 'page', query: name }))?.findings ?? [])
+      : undefined);
+  return found ? { finding: found, reportNow: view.now } : null;
+}
+
 /** Routes an event to the handler of its resource; anything else is 404 with the same security headers. */
 export function createWebHandler(parts: {
   readonly restore: ProxyHandler;
   readonly action: ActionHandler;
   readonly view: ReturnType<typeof createViewHandler>;
+  readonly whole: ProxyHandler;
+  readonly finding: ProxyHandler;
 }): ProxyHandler {
   return async (event) => {
     switch (event.resource) {
+      case WEB_RESOURCES.finding:
+        return parts.finding(event);
+      case WEB_RESOURCES.reportJson:
+        return parts.whole(event);
       case WEB_RESOURCES.restore:
         return parts.restore(event);
       case WEB_RESOURCES.snooze:

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { reportJsonOf } from '../core/alerts/message';
 import { type AnswerKind, answerKind, retryDelayMs, webhookHost } from '../core/alerts/webhook-delivery';
 import {
   DELIVERY_HEADER,
@@ -8,6 +9,7 @@ import {
   signWebhookBody,
 } from '../core/alerts/webhook-formats';
 import { PublishError } from '../core/base/errors';
+import { retry } from '../core/base/retry';
 import { safeText } from '../core/base/text';
 import type { WebhookFormat } from '../core/scan/config';
 import type { AlertSender } from './sns-publish';
@@ -75,16 +77,14 @@ export async function postWebhook(
   options: PostOptions = {},
 ): Promise<WebhookOutcome> {
   const doFetch = options.fetch ?? globalThis.fetch;
-  const attempts = options.attempts ?? 3;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const clock = options.clock ?? Date.now;
   const host = webhookHost(url);
   let last: WebhookOutcome = { kind: 'failed', status: 0, attempts: 0, reason: 'not tried', host };
-  for (let attempt = 0; attempt < attempts; attempt++) {
-    let retryAfter: string | null = null;
+  const tryOnce = async (attempt: number): Promise<WebhookOutcome> => {
     // A try never runs past the deadline: the function must answer before Lambda's timeout.
     const left = options.deadline === undefined ? Number.POSITIVE_INFINITY : options.deadline - clock();
-    if (left < 1_000) break;
+    if (left < 1_000) throw new Unanswered(null);
+    let retryAfter: string | null = null;
     try {
       const response = await doFetch(url, {
         method: 'POST',
@@ -95,32 +95,43 @@ export async function postWebhook(
       });
       const text = safeText(await excerpt(response));
       const kind = answerKind(response.status);
-      last = {
-        kind,
-        status: response.status,
-        attempts: attempt + 1,
-        reason: text || response.statusText,
-        host,
-      };
+      last = { kind, status: response.status, attempts: attempt, reason: text || response.statusText, host };
       if (kind !== 'retry') return last;
       retryAfter = response.headers.get('retry-after');
     } catch (error) {
       // The error of a failed fetch can quote the URL: only its name and our words are kept.
       const name = (error as Error).name;
-      last = {
-        kind: 'failed',
-        status: 0,
-        attempts: attempt + 1,
-        reason: name === 'TimeoutError' ? 'no answer in time' : `no answer (${name})`,
-        host,
-      };
+      const reason = name === 'TimeoutError' ? 'no answer in time' : `no answer (${name})`;
+      last = { kind: 'failed', status: 0, attempts: attempt, reason, host };
     }
-    if (attempt + 1 >= attempts) break;
-    const wait = retryDelayMs(attempt, retryAfter, clock());
-    if (wait === null || (options.deadline !== undefined && clock() + wait >= options.deadline)) break;
-    await sleep(wait);
+    throw new Unanswered(retryAfter);
+  };
+  try {
+    return await retry(tryOnce, {
+      retries: (options.attempts ?? 3) - 1,
+      // Backoff (1 s, 2 s, …) or the Retry-After the webhook asks, up to 10 s; none past the deadline.
+      shouldRetry: ({ error, attemptNumber }) => {
+        if (!(error instanceof Unanswered)) return false;
+        const wait = retryDelayMs(attemptNumber - 1, error.retryAfter, clock());
+        if (wait === null || (options.deadline !== undefined && clock() + wait >= options.deadline))
+          return false;
+        return { delayMs: wait };
+      },
+      ...(options.sleep ? { sleep: options.sleep } : {}),
+      clock,
+    });
+  } catch (error) {
+    if (!(error instanceof Unanswered)) throw error;
+    return last.kind === 'retry' ? { ...last, kind: 'failed' } : last;
   }
-  return last.kind === 'retry' ? { ...last, kind: 'failed' } : last;
+}
+
+/** A try that may pass another time (a timeout, 408/425/429, 5xx), with the wait the webhook asked for. */
+class Unanswered extends Error {
+  override readonly name: string = 'Unanswered';
+  constructor(readonly retryAfter: string | null) {
+    super('the webhook did not take the post');
+  }
 }
 
 /** Where `scan --webhook` posts: the URL (a secret), its format, and the JSON format's signing key. */
@@ -140,7 +151,7 @@ export interface WebhookDestination {
  */
 export function webhookSender(destination: WebhookDestination, options: PostOptions = {}): AlertSender {
   return async (alert) => {
-    const reportJson = (JSON.parse(alert.message) as { sqs: string }).sqs;
+    const reportJson = reportJsonOf(alert);
     const body = renderWebhookBody(destination.format, reportJson, parseAlertReport(reportJson), {
       ...(destination.timeZone ? { timeZone: destination.timeZone } : {}),
       ...(destination.accountLabel ? { accountLabel: destination.accountLabel } : {}),

@@ -69,6 +69,12 @@ export interface SimulatorOptions {
   readonly rateLimit?: number;
   /** Requests the bucket holds, i.e. the burst accepted after a quiet spell. @default rateLimit (one second's worth) */
   readonly rateLimitBurst?: number;
+  /**
+   * The registry side's RDAP bootstrap (functions/simulator/registry.ts), served without a key at
+   * `GET /rdap/dns.json` as IANA serves its own, so the try-outs name it on the simulator's port.
+   * @default none (404)
+   */
+  readonly rdapBootstrap?: () => unknown;
 }
 
 export interface Simulator {
@@ -315,6 +321,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://simulator');
+    const bootstrap = url.pathname === '/rdap/dns.json' ? options.rdapBootstrap?.() : undefined;
+    if (bootstrap !== undefined) {
+      req.resume();
+      return send(res, 200, bootstrap);
+    }
     const adminMatch = /^\/_admin\/domains\/([^/]+)$/.exec(url.pathname);
     if (adminMatch?.[1]) return admin(req, res, decodeURIComponent(adminMatch[1]));
     const request: SimulatedRequest = {

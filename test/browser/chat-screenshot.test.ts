@@ -48,7 +48,8 @@ describe('the chat picture', () => {
       return document.getElementById('teams')?.innerText ?? '';
     }, TEAMS_HOST_CONFIG);
     expect(errors).toEqual([]);
-    // The card as the library drew it: the heading, the items, the restore links, the name as data.
+    // The card as the library drew it: the heading, the items, their one link each (restore links
+    // here: the picture's report carries no finding pages), the name as data.
     expect(rendered).toContain('domain-sentinel (Bloem Hosting): 3 critical, 2 warning');
     expect(rendered).toContain('bakkerij-devries.nl');
     expect(rendered).toContain('\\u003c\\u0021channel\\u003e-promo.nl');
@@ -56,7 +57,7 @@ describe('the chat picture', () => {
     expect(
       await page
         .locator('#teams .ac-textRun')
-        .filter({ hasText: /^Restore$/ })
+        .filter({ hasText: /^Act on it$/ })
         .count(),
     ).toBe(2);
     expect(await page.getByText('Open the full report').count()).toBeGreaterThanOrEqual(2);

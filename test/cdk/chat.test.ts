@@ -7,7 +7,7 @@ let template: Template;
 let stack: DomainSentinelStack;
 beforeAll(() => {
   ({ template, stack } = synthStack(CHAT_CONTEXT));
-});
+}, 180_000);
 const id = (construct: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(construct.node.defaultChild as never);
 const ssmArn = (name: string) => ({
@@ -44,13 +44,15 @@ describe('chat channels (Amazon Q Developer in chat applications)', () => {
     };
     template.hasResourceProperties('AWS::Chatbot::SlackChannelConfiguration', {
       ...common,
-      ConfigurationName: 'DomainSentinel-slack',
+      // Unique in the account (every region): the deployment, the region, and a hash of the
+      // deployment with the workspace, whose change replaces the configuration under a new name.
+      ConfigurationName: 'DomainSentinel-eu-west-1-8b7d08b3-slack',
       SlackWorkspaceId: 'T07ABCDEF12',
       SlackChannelId: 'C07ABCDEF12',
     });
     template.hasResourceProperties('AWS::Chatbot::MicrosoftTeamsChannelConfiguration', {
       ...common,
-      ConfigurationName: 'DomainSentinel-teams',
+      ConfigurationName: 'DomainSentinel-eu-west-1-cba27283-teams',
       TeamId: '0b2c3d4e-5f60-4a1b-8c2d-3e4f5a6b7c8d',
       TeamsTenantId: '1a2b3c4d-5e6f-4a1b-9c2d-3e4f5a6b7c8d',
       TeamsChannelId: '19%3a0123456789abcdef0123456789abcdef%40thread.tacv2',
@@ -68,6 +70,33 @@ describe('chat channels (Amazon Q Developer in chat applications)', () => {
       DisplayName: 'domain-sentinel chat',
       KmsMasterKeyId: { 'Fn::GetAtt': [id(stack.sentinel.topicKey), 'Arn'] },
     });
+  });
+
+  it('names each configuration anew when the workspace or team changes (a replacement), and within 128 characters', () => {
+    const names = (context: Record<string, unknown>, stackName?: string) => {
+      const { template: t } = synthStack({
+        ...CHAT_CONTEXT,
+        ...context,
+        ...(stackName ? { stackName } : {}),
+      });
+      return [
+        ...Object.values(t.findResources('AWS::Chatbot::SlackChannelConfiguration')),
+        ...Object.values(t.findResources('AWS::Chatbot::MicrosoftTeamsChannelConfiguration')),
+      ].map((r) => r.Properties.ConfigurationName as string);
+    };
+    const [slack, teams] = names({});
+    const [otherSlack, otherTeams] = names({
+      slackWorkspaceId: 'T99ZZZZZZ99',
+      teamsTenantId: '9a2b3c4d-5e6f-4a1b-9c2d-3e4f5a6b7c8d',
+    });
+    expect(otherSlack).not.toBe(slack);
+    expect(otherTeams).not.toBe(teams);
+    // A channel in the same workspace is updated in place: same name.
+    expect(names({ slackChannelId: 'C99ZZZZZZ99' })[0]).toBe(slack);
+    for (const name of names({}, 'A'.repeat(128))) {
+      expect(name.length).toBeLessThanOrEqual(128);
+      expect(name).toMatch(/^[A-Za-z0-9_-]+$/);
+    }
   });
 
   it('lets the scan publish to the chat topic and tells it where', () => {

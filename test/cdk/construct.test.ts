@@ -143,7 +143,6 @@ describe('DomainSentinel props', () => {
         'expiryDays',
         'criticalDays',
         'minSeverity',
-        'scanMode',
         'alertEmails',
         'alertSmsNumbers',
         'opsEmails',
@@ -152,7 +151,9 @@ describe('DomainSentinel props', () => {
         'scanReservedConcurrency',
         'alertSubscribersOutsideStack',
         'smsSpendAlarmUsd',
-        'ownsAccountSettings',
+        'ownAccountSettings',
+        'stateTableName',
+        'reportBucketName',
         'slackWorkspaceId',
         'slackChannelId',
         'teamsTeamId',
@@ -162,6 +163,9 @@ describe('DomainSentinel props', () => {
         'webhookSigningKeyParameterName',
         'accounts',
         'accountConcurrency',
+        'registryCheck',
+        'rdapQueryBudget',
+        'registryCheckDays',
       ].sort(),
     );
   });
@@ -253,16 +257,8 @@ describe('two copies in two stacks of one account and region (a user’s app out
     };
     expect(typesOf(acmeT)).toMatchObject(complete);
     expect(typesOf(globexT)).toMatchObject(complete);
-    // Acme: the API Gateway role. Globex: SMS (its subscription, spend alarm and delivery-status logging).
-    const differ = [
-      'AWS::ApiGateway::Account',
-      'AWS::IAM::Role',
-      'AWS::IAM::Policy',
-      'AWS::CloudWatch::Alarm',
-      'AWS::Logs::LogGroup',
-      'Custom::AWS',
-      'AWS::SNS::Subscription',
-    ];
+    // Globex sends SMS: its subscription and the spend alarm. Neither touches the account's settings.
+    const differ = ['AWS::CloudWatch::Alarm', 'AWS::SNS::Subscription'];
     const without = (counts: Record<string, number>) =>
       Object.fromEntries(Object.entries(counts).filter(([t]) => !differ.includes(t)));
     expect(without(typesOf(globexT))).toEqual(without(typesOf(acmeT)));
@@ -270,28 +266,21 @@ describe('two copies in two stacks of one account and region (a user’s app out
     expect(alarms(globexT)).toBe(alarms(acmeT) + 1);
   });
 
-  it('makes the first copy that needs an account-wide setting make it, and the others share it', () => {
-    expect(acme.ownsAccountSettings).toBe(true);
-    expect(globex.ownsAccountSettings).toBe(false);
-    acmeT.resourceCountIs('AWS::ApiGateway::Account', 1);
-    globexT.resourceCountIs('AWS::ApiGateway::Account', 0);
-    // Only Globex sends SMS, so it is the first to need SMS delivery-status logging.
-    expect([acme.smsDeliveryStatusLogging, globex.smsDeliveryStatusLogging !== undefined]).toEqual([
-      undefined,
-      true,
-    ]);
-  });
-
-  it('lets the props say that another app’s copy owns the account-wide settings', () => {
+  it('leaves the account’s own settings alone in both copies unless one says it owns them', () => {
+    expect([acme.ownAccountSettings, globex.ownAccountSettings]).toEqual([false, false]);
+    for (const t of [acmeT, globexT]) {
+      t.resourceCountIs('AWS::ApiGateway::Account', 0);
+      expect(JSON.stringify(t.findResources('Custom::AWS'))).not.toContain('setSMSAttributes');
+    }
     const other = new App({ context: NO_BUNDLING });
     const s = new Stack(other, 'Third', { env: ENV });
     const third = new DomainSentinel(s, 'X', {
       resellerBaseUrl: BASE,
       alertSmsNumbers: ['+31612345678'],
-      ownsAccountSettings: false,
+      ownAccountSettings: true,
     });
-    expect([third.ownsAccountSettings, third.smsDeliveryStatusLogging]).toEqual([false, undefined]);
-    Template.fromStack(s).resourceCountIs('AWS::ApiGateway::Account', 0);
+    expect(third.accountSettings?.smsDeliveryStatusRole).toBeDefined();
+    Template.fromStack(s).resourceCountIs('AWS::ApiGateway::Account', 1);
   });
 
   it('names each copy’s API and metrics apart, so no alarm counts the other copy', () => {

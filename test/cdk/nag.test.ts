@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { App, type Environment, Stack, Validations } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -35,7 +38,7 @@ function nagErrors(env: Environment | undefined, context: Record<string, unknown
   }
 }
 
-describe('cdk-nag AwsSolutions, added before the first synth', () => {
+describe('cdk-nag AwsSolutions, added before the first synth', { timeout: 120_000 }, () => {
   it.each(ENVIRONMENTS)('finds nothing unacknowledged with %s', (_name, env) => {
     expect(nagErrors(env)).toEqual([]);
   });
@@ -44,6 +47,33 @@ describe('cdk-nag AwsSolutions, added before the first synth', () => {
     'finds nothing unacknowledged with the chat channels and webhooks, %s',
     (_name, env) => {
       expect(nagErrors(env, CHAT_CONTEXT)).toEqual([]);
+    },
+  );
+
+  it.each(ENVIRONMENTS)(
+    'finds nothing unacknowledged owning the account settings, with chat, webhooks and accounts, %s',
+    (_name, env) => {
+      const dir = mkdtempSync(join(tmpdir(), 'sentinel-nag-'));
+      const accounts = join(dir, 'accounts.json');
+      writeFileSync(
+        accounts,
+        JSON.stringify({
+          accounts: [{ name: 'brand-a', apiKeyParameter: '/a/key', alertSmsNumbers: ['+31600000009'] }],
+        }),
+      );
+      try {
+        expect(nagErrors(env, { ...CHAT_CONTEXT, ownAccountSettings: 'true', accounts })).toEqual([]);
+        // Adopting a kept table and bucket too.
+        expect(
+          nagErrors(env, {
+            ownAccountSettings: 'true',
+            stateTableName: 'kept-table',
+            reportBucketName: 'kept-bucket',
+          }),
+        ).toEqual([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
   );
 

@@ -7,7 +7,7 @@ let template: Template;
 let stack: DomainSentinelStack;
 beforeAll(() => {
   ({ template, stack } = synthStack());
-});
+}, 180_000);
 const id = (construct: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(construct.node.defaultChild as never);
 const alarmNamed = (name: string) =>
@@ -139,85 +139,6 @@ describe('alarms added for operations', () => {
   });
 });
 
-describe('SMS delivery-status logging', () => {
-  it('sets the account’s SMS delivery-status role, and may pass only that role to SNS', () => {
-    const logging = stack.sentinel.smsDeliveryStatusLogging;
-    if (!logging) throw new Error('no SMS delivery-status logging');
-    const roleId = id(logging.role);
-    const call = Object.values(
-      template.findResources('Custom::AWS', { Properties: { Create: Match.anyValue() } }),
-    ).find((r) => joined(r.Properties.Create).includes('setSMSAttributes'));
-    expect(JSON.parse(joined(call?.Properties.Create).replace(`{${roleId}.Arn}`, 'ROLE'))).toEqual({
-      service: 'SNS',
-      action: 'setSMSAttributes',
-      parameters: { attributes: { DeliveryStatusIAMRole: 'ROLE', DeliveryStatusSuccessSamplingRate: '100' } },
-      physicalResourceId: { id: 'sms-delivery-status-logging' },
-    });
-    template.hasResourceProperties('AWS::IAM::Policy', {
-      PolicyDocument: {
-        Statement: [
-          { Action: 'sns:SetSMSAttributes', Effect: 'Allow', Resource: '*' },
-          {
-            Action: 'iam:PassRole',
-            Effect: 'Allow',
-            Resource: { 'Fn::GetAtt': [roleId, 'Arn'] },
-            Condition: { StringEquals: { 'iam:PassedToService': 'sns.amazonaws.com' } },
-          },
-        ],
-      },
-    });
-  });
-
-  it('lets SNS write only SNS’s log groups, keeps its role (the account setting names it), and makes both SMS log groups with a retention', () => {
-    const logging = stack.sentinel.smsDeliveryStatusLogging;
-    if (!logging) throw new Error('no SMS delivery-status logging');
-    template.hasResource('AWS::IAM::Role', {
-      DeletionPolicy: 'Retain',
-      Properties: {
-        AssumeRolePolicyDocument: {
-          Statement: [
-            {
-              Action: 'sts:AssumeRole',
-              Effect: 'Allow',
-              Principal: { Service: 'sns.amazonaws.com' },
-              Condition: { StringEquals: { 'aws:SourceAccount': '123456789012' } },
-            },
-          ],
-        },
-        Policies: [
-          {
-            PolicyName: 'SmsDeliveryLogs',
-            PolicyDocument: {
-              Statement: [
-                Match.objectLike({
-                  Resource: {
-                    'Fn::Join': [
-                      '',
-                      [
-                        'arn:',
-                        { Ref: 'AWS::Partition' },
-                        ':logs:eu-west-1:123456789012:log-group:sns/eu-west-1/123456789012/*',
-                      ],
-                    ],
-                  },
-                }),
-              ],
-            },
-          },
-        ],
-      },
-    });
-    for (const name of [
-      'sns/eu-west-1/123456789012/DirectPublishToPhoneNumber',
-      'sns/eu-west-1/123456789012/DirectPublishToPhoneNumber/Failure',
-    ])
-      template.hasResource('AWS::Logs::LogGroup', {
-        DeletionPolicy: 'Delete',
-        Properties: { LogGroupName: name, RetentionInDays: 30 },
-      });
-  });
-});
-
 describe('the dead-man alarm after the first deploy', () => {
   it('is armed by one DeadManArmed data point the deploy puts on create, in this deployment’s dimensions', () => {
     const call = Object.values(template.findResources('Custom::AWS')).find((r) =>
@@ -270,20 +191,32 @@ describe('the dead-man alarm after the first deploy', () => {
 });
 
 describe('API Gateway execution logs', () => {
-  it('go to a log group the stack creates first, named as API Gateway names it, with a retention', () => {
-    const groupId = id(stack.web.executionLogs);
-    template.hasResource('AWS::Logs::LogGroup', {
+  it('go, where the stack owns the account settings, to a log group the stack creates first, named as API Gateway names it, with a retention', () => {
+    const { template: owned, stack: s } = synthStack({ ownAccountSettings: 'true' });
+    const logs = s.web.executionLogs;
+    if (!logs) throw new Error('no execution logs');
+    const groupId = s.getLogicalId(logs.node.defaultChild as never);
+    owned.hasResource('AWS::Logs::LogGroup', {
       DeletionPolicy: 'Delete',
       Properties: {
         LogGroupName: {
-          'Fn::Join': ['', ['API-Gateway-Execution-Logs_', { Ref: id(stack.web.api) }, '/prod']],
+          'Fn::Join': [
+            '',
+            [
+              'API-Gateway-Execution-Logs_',
+              { Ref: s.getLogicalId(s.web.api.node.defaultChild as never) },
+              '/prod',
+            ],
+          ],
         },
         RetentionInDays: 90,
       },
     });
-    template.hasResource('AWS::ApiGateway::Stage', {
+    owned.hasResource('AWS::ApiGateway::Stage', {
       DependsOn: Match.arrayWith([groupId]),
       Properties: { StageName: 'prod' },
     });
+    // Without the account's role there are no stage logs, and so no group for them.
+    expect(stack.web.executionLogs).toBeUndefined();
   });
 });

@@ -12,7 +12,7 @@ let template: Template;
 let stack: DomainSentinelStack;
 beforeAll(() => {
   ({ template, stack } = synth());
-});
+}, 180_000);
 
 const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(construct.node.defaultChild as never);
@@ -35,8 +35,6 @@ describe('scan', () => {
       Environment: {
         Variables: {
           NODE_OPTIONS: '--enable-source-maps',
-          // Started through the bundle's functions/exec-wrapper.sh (test/deploy/exec-wrapper.test.ts).
-          AWS_LAMBDA_EXEC_WRAPPER: '/var/task/exec-wrapper.sh',
           POWERTOOLS_SERVICE_NAME: 'domain-sentinel-scan',
           POWERTOOLS_METRICS_NAMESPACE: 'DomainSentinel',
           RESELLER_BASE_URL: 'https://api.reseller.example',
@@ -46,7 +44,6 @@ describe('scan', () => {
           EXPIRY_DAYS: '30',
           CRITICAL_DAYS: '7',
           MIN_SEVERITY: 'warning',
-          SCAN_MODE: 'auto',
           ALERT_TOPIC_ARN: { Ref: logicalId(stack.alerts.topic) },
           LINK_BASE_URL: {
             'Fn::Join': [
@@ -79,6 +76,26 @@ describe('scan', () => {
         Properties: { ReservedConcurrentExecutions: Match.anyValue() },
       }),
     ).toEqual({ [s.getLogicalId(s.scan.fn.node.defaultChild as never)]: expect.anything() });
+  });
+
+  it('turns the registry check on with its budget and days, and gives the scan Lambda’s longest timeout for it', () => {
+    const { template: t } = synth({ registryCheck: 'true', rdapQueryBudget: '6000' });
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('scans the reseller account'),
+      Timeout: 900,
+      Environment: {
+        Variables: Match.objectLike({
+          REGISTRY_CHECK: 'on',
+          RDAP_QUERY_BUDGET: '6000',
+          REGISTRY_CHECK_DAYS: '30',
+        }),
+      },
+    });
+    const off = synth({ registryCheck: 'false' }).template.findResources('AWS::Lambda::Function', {
+      Properties: { Environment: { Variables: Match.objectLike({ REGISTRY_CHECK: Match.anyValue() }) } },
+    });
+    expect(off).toEqual({});
+    expect(() => synth({ registryCheck: 'yes' })).toThrow(/registryCheck must be on or off/);
   });
 
   it('gives QUARANTINE_DAYS to the scan and the web function alike, and nothing when it is not set', () => {
@@ -142,30 +159,6 @@ const tlsOnly = (topicId: string) => ({
 });
 
 describe('Scanner', () => {
-  it('leaves its exec wrapper out when synthesized on Windows, with a warning: a zip made there cannot mark it executable', () => {
-    const platform = Object.getOwnPropertyDescriptor(process, 'platform') as PropertyDescriptor;
-    Object.defineProperty(process, 'platform', { value: 'win32' });
-    try {
-      const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-      const onWindows = new Stack(app, 'OnWindows');
-      new Scanner(onWindows, 'Scan', {
-        entry: `${functionsDir}/scan.ts`,
-        schedule: 'rate(12 hours)',
-        timeZone: 'Europe/Amsterdam',
-        resellerBaseUrl: 'https://api.reseller.example',
-      });
-      Template.fromStack(onWindows).hasResourceProperties('AWS::Lambda::Function', {
-        Environment: { Variables: { AWS_LAMBDA_EXEC_WRAPPER: Match.absent() } },
-      });
-      Annotations.fromStack(onWindows).hasWarning(
-        '*',
-        Match.stringLikeRegexp('without functions/exec-wrapper.sh'),
-      );
-    } finally {
-      Object.defineProperty(process, 'platform', platform);
-    }
-  });
-
   it('sets its own environment from typed props, leaving unset settings to the function defaults', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const bare = new Stack(app, 'Bare');
@@ -235,9 +228,20 @@ describe('restore API', () => {
     }
   });
 
-  it('is throttled for a few humans and writes access logs without query strings', () => {
-    const stage = template.findResources('AWS::ApiGateway::Stage');
-    const props = Object.values(stage)[0]?.Properties;
+  it('is throttled for a few humans; its stage logs nothing to CloudWatch unless the stack owns the account settings', () => {
+    const stageOf = (t: Template) => Object.values(t.findResources('AWS::ApiGateway::Stage'))[0]?.Properties;
+    expect(stageOf(template).MethodSettings).toEqual([
+      {
+        HttpMethod: '*',
+        ResourcePath: '/*',
+        ThrottlingRateLimit: 2,
+        ThrottlingBurstLimit: 5,
+        DataTraceEnabled: false,
+      },
+    ]);
+    expect(stageOf(template).AccessLogSetting).toBeUndefined();
+    // Owning the account's API Gateway role, the stage logs errors and access, never query strings.
+    const props = stageOf(synth({ ownAccountSettings: 'true' }).template);
     expect(props.MethodSettings).toEqual([
       expect.objectContaining({
         HttpMethod: '*',
@@ -248,7 +252,9 @@ describe('restore API', () => {
         DataTraceEnabled: false,
       }),
     ]);
-    expect(props.AccessLogSetting.DestinationArn).toBeDefined();
+    expect(props.AccessLogSetting.DestinationArn).toEqual({
+      'Fn::GetAtt': [expect.stringMatching(/^RestoreAccessLogs/), 'Arn'],
+    });
     const format = JSON.parse(props.AccessLogSetting.Format);
     expect(format).toMatchObject({
       path: '$context.path',
@@ -256,22 +262,6 @@ describe('restore API', () => {
       status: '$context.status',
     });
     expect(props.AccessLogSetting.Format).not.toMatch(/querystring|requestOverride|\$input/i);
-  });
-
-  it("keeps API Gateway's account-wide CloudWatch role when the stack is destroyed", () => {
-    template.hasResource('AWS::IAM::Role', {
-      DeletionPolicy: 'Retain',
-      Properties: {
-        ManagedPolicyArns: [
-          Match.objectLike({
-            'Fn::Join': [
-              '',
-              Match.arrayWith([Match.stringLikeRegexp('AmazonAPIGatewayPushToCloudWatchLogs')]),
-            ],
-          }),
-        ],
-      },
-    });
   });
 
   it('publishes its URL as an output', () => {
@@ -374,10 +364,9 @@ describe('least privilege', () => {
 });
 
 describe('who may publish to the topics and queues', () => {
-  it('lets CloudWatch publish to the ops topic only for this account and only for its alarms, over TLS', () => {
+  it('lets CloudWatch publish to the ops topic only for this account and only for alarms named as its own, over TLS', () => {
     const topicId = logicalId(stack.watchdog.topic);
-    const alarmArns = stack.watchdog.alarms.map((a) => ({ 'Fn::GetAtt': [logicalId(a), 'Arn'] }));
-    expect(alarmArns).toHaveLength(11);
+    expect(stack.watchdog.alarms.map((a) => a.alarmName)).toHaveLength(11);
     template.hasResourceProperties('AWS::SNS::TopicPolicy', {
       PolicyDocument: {
         Version: '2012-10-17',
@@ -389,9 +378,21 @@ describe('who may publish to the topics and queues', () => {
             Principal: { Service: 'cloudwatch.amazonaws.com' },
             Action: 'sns:Publish',
             Resource: { Ref: topicId },
+            // The alarms by their names' prefix, as the key policy: one size however many alarms.
             Condition: {
               StringEquals: { 'aws:SourceAccount': '123456789012' },
-              ArnEquals: { 'aws:SourceArn': alarmArns },
+              ArnLike: {
+                'aws:SourceArn': {
+                  'Fn::Join': [
+                    '',
+                    [
+                      'arn:',
+                      { Ref: 'AWS::Partition' },
+                      ':cloudwatch:eu-west-1:123456789012:alarm:DomainSentinel/*',
+                    ],
+                  ],
+                },
+              },
             },
           },
         ],

@@ -20,7 +20,7 @@ beforeAll(() => {
     env: { account: '123456789012', region: 'eu-west-1' },
   });
   template = Template.fromStack(stack);
-});
+}, 180_000);
 
 const id = (construct: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(construct.node.defaultChild as never);
@@ -57,7 +57,10 @@ describe('WebApi', () => {
       '/snooze/{domain}': ['GET', 'HEAD', 'POST'],
       '/acknowledge/{domain}': ['GET', 'HEAD', 'POST'],
       '/report': ['GET', 'HEAD'],
+      '/report.json': ['GET', 'HEAD'],
       '/calendar.ics': ['GET', 'HEAD'],
+      // A finding's page is read-only: it offers the acting links, each confirming before it acts.
+      '/finding/{domain}': ['GET', 'HEAD'],
     });
     const integrations = Object.values(template.findResources('AWS::ApiGateway::Method')).map(
       (m) => m.Properties.Integration.Uri['Fn::Join'][1][3]['Fn::GetAtt'][0],

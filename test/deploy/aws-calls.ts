@@ -225,6 +225,14 @@ export function s3Service(): Service {
     calls(req) {
       const { url, bucket, key } = parse(req);
       if (!key) {
+        if (url.searchParams.has('lifecycle'))
+          return [
+            {
+              action: `s3:${req.method === 'GET' ? 'Get' : 'Put'}LifecycleConfiguration`,
+              resource: `arn:aws:s3:::${bucket}`,
+              context: {},
+            },
+          ];
         if (req.method === 'GET')
           return [
             {
@@ -255,6 +263,13 @@ export function s3Service(): Service {
         ];
       return [];
     },
+    // A bucket's lifecycle rules, which s3rver lacks, are taken and kept here.
+    answer(req, body) {
+      const { url, bucket, key } = parse(req);
+      if (key || !url.searchParams.has('lifecycle') || req.method !== 'PUT') return undefined;
+      lifecycleRules.set(bucket, body);
+      return { status: 200, headers: { 'x-amz-request-id': randomUUID() }, body: '' };
+    },
     // s3rver knows one access key; it does not check SigV4 signatures.
     forwardHeaders(headers) {
       return {
@@ -267,6 +282,52 @@ export function s3Service(): Service {
     },
   };
 }
+
+/** The lifecycle configuration (XML) put on each bucket. */
+export const lifecycleRules = new Map<string, string>();
+
+/**
+ * API Gateway's account settings (REST: GET and PATCH /account), answered here: the deploy-time
+ * call that clears the CloudWatch Logs role when the stack goes. Setting a role passes it to API
+ * Gateway.
+ */
+export function apigatewayService(place: Place): Service {
+  const account = `arn:aws:apigateway:${place.region}::/account`;
+  const patches = (body: string) =>
+    ((json(body).patchOperations as Array<{ path?: string; value?: string }> | undefined) ?? []).filter(
+      (op) => op.path === '/cloudwatchRoleArn',
+    );
+  return {
+    name: 'apigateway',
+    calls(req, body) {
+      const calls: Array<Omit<AwsCall, 'caller'>> = [
+        { action: `apigateway:${req.method}`, resource: account, context: {} },
+      ];
+      if (req.method === 'PATCH')
+        for (const op of patches(body))
+          if (op.value)
+            calls.push({
+              action: 'iam:PassRole',
+              resource: op.value,
+              context: { 'iam:PassedToService': 'apigateway.amazonaws.com' },
+              via: 'apigateway:UpdateAccount',
+            });
+      return calls;
+    },
+    answer(req, body) {
+      if (!(req.url ?? '').startsWith('/account')) return undefined;
+      if (req.method === 'PATCH') for (const op of patches(body)) apiGatewaySettings.push(op.value ?? '');
+      return {
+        status: 200,
+        headers: { 'content-type': 'application/json', 'x-amzn-requestid': randomUUID() },
+        body: JSON.stringify({ cloudwatchRoleArn: apiGatewaySettings.at(-1) ?? '' }),
+      };
+    },
+  };
+}
+
+/** The CloudWatch Logs role of API Gateway's account settings, as each PATCH left it. */
+export const apiGatewaySettings: string[] = [];
 
 /** A SecureString as the rehearsal's SSM holds it. */
 export interface Parameter {

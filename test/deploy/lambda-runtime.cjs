@@ -1,6 +1,7 @@
-// A stand-in for the Lambda Node.js runtime, for the deploy rehearsal: plain Node, CommonJS, the
-// bundle loaded from its cdk.out directory as Lambda loads it (`index.handler`), the AWS SDK from
-// outside the bundle (NODE_PATH, as the runtime provides it). One process per function, kept warm
+// A stand-in for the Lambda Node.js runtime, for the deploy rehearsal: run by the Node.js of the
+// runtime's major version (test/deploy/lambda-node), CommonJS, the bundle loaded from its cdk.out
+// directory as Lambda loads it (`index.handler`), an AWS SDK outside the bundle on NODE_PATH as
+// the runtime provides one (the project's functions bundle their own; CDK's deploy-time function uses it). One process per function, kept warm
 // between invocations like a container; events arrive over IPC.
 const https = require('node:https');
 const { EventEmitter } = require('node:events');
@@ -61,4 +62,4 @@ async function invoke(id, event, timeoutMs) {
     process.send({ type: 'result', id, error: { name: error?.name, message: error?.message } });
   }
 }
-process.send({ type: 'ready', execArgv: process.execArgv });
+process.send({ type: 'ready', execArgv: process.execArgv, version: process.version });

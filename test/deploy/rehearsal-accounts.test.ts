@@ -17,7 +17,14 @@ import {
   synthesize,
   type World,
 } from './rehearsal';
-import { routesOf, TemplateResolver } from './template';
+import {
+  alarmNotifications,
+  nestedTemplates,
+  routeInvocations,
+  scheduleCalls,
+  stateMachineCreation,
+} from './service-calls';
+import { routesOf, type Template, TemplateResolver } from './template';
 
 /**
  * The deploy rehearsal of a deployment with three accounts (issue 22): bin/app.ts synthesized with
@@ -298,8 +305,14 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
     const same = (a: Record<string, string>, b: Record<string, string>) =>
       JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
     const checked: string[] = [];
-    for (const id of world.resolver.ofType('AWS::CloudWatch::Alarm')) {
-      const props = world.resolver.resolve(world.resolver.resource(id).Properties) as Alarm;
+    // The accounts' alarms live in their groups' nested stacks.
+    const resolvers = nestedTemplates(cdkOut, world.resolver).map(
+      (t) => new TemplateResolver(t.template as never, world.resolver.env, t.parameters),
+    );
+    for (const [resolver, id] of resolvers.flatMap((r) =>
+      r.ofType('AWS::CloudWatch::Alarm').map((a) => [r, a] as const),
+    )) {
+      const props = resolver.resolve(resolver.resource(id).Properties) as Alarm;
       // What this run could make true: brand-a and brand-b completed, brand-c failed.
       const match = /\/(ScanNotCompleted-brand-[ab]|ScanFailed-brand-c)$/.exec(props.AlarmName);
       if (!match) continue;
@@ -325,6 +338,26 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
     ]);
   });
 
+  it('adds what AWS does for the stack, its nested stacks’ alarms included', () => {
+    const nested = nestedTemplates(cdkOut, world.resolver).map(
+      (t) => new TemplateResolver(t.template as never, world.resolver.env, t.parameters),
+    );
+    expect(nested.length).toBeGreaterThan(0);
+    const own = [
+      ...alarmNotifications([world.resolver, ...nested], world.resolver),
+      ...scheduleCalls(world.resolver),
+      ...stateMachineCreation(world.resolver),
+      ...routeInvocations(world.resolver),
+    ];
+    // Each account's own alarms, in their groups' stacks, notify the deployment's ops topic.
+    const notified = own.filter((c) => c.action === 'sns:Publish').map((c) => c.via);
+    for (const account of ['brand-a', 'brand-b', 'brand-c'])
+      for (const alarm of ['ScanFailed', 'ScanNotCompleted'])
+        expect(notified).toContain(`CloudWatch notifying for the alarm DomainSentinel/${alarm}-${account}`);
+    expect(own.filter((c) => c.action === 'logs:CreateLogDelivery')).toHaveLength(1);
+    world.calls.push(...own);
+  });
+
   it('makes only calls the template’s policies allow, the state machine’s included', async () => {
     const actions = new Set(world.calls.map((c) => `${c.caller.replace(/[A-F0-9]{8}$/, '')} ${c.action}`));
     expect([...actions]).toEqual(
@@ -346,6 +379,7 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
             template,
             world.calls,
             (caller) => {
+              if (caller.endsWith('.amazonaws.com')) return { service: caller };
               const fn = world.functions.get(caller);
               if (fn) return { roleId: fn.roleId, session: fn.name };
               return { roleId: caller, session: 'rehearsal' };
@@ -367,5 +401,20 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
       `${scan.id} may not ssm:GetParameter on arn:aws:ssm:${PLACE.region}:${PLACE.account}:parameter/domain-sentinel/reseller-api-key: ImplicitlyDenied`,
     ]);
     world.calls.pop();
+    // Step Functions checks the role's log delivery permissions when it creates the state machine.
+    const noLogDelivery = structuredClone(world.resolver.template) as Template;
+    for (const r of Object.values(noLogDelivery.Resources))
+      if (r.Type === 'AWS::IAM::Policy') {
+        const document = r.Properties?.PolicyDocument as { Statement: Array<{ Action: unknown }> };
+        document.Statement = document.Statement.filter(
+          (st) => !JSON.stringify(st.Action).includes('logs:CreateLogDelivery'),
+        );
+      }
+    const refused = await judge(new TemplateResolver(noLogDelivery, world.resolver.env));
+    expect(refused).toHaveLength(8);
+    for (const line of refused)
+      expect(line).toMatch(
+        /^ScanAccountsStateMachineRole\w+ may not logs:\w+ on \* \(made by AWS for Step Functions creating the state machine with its log delivery\): ImplicitlyDenied$/,
+      );
   });
 });

@@ -1,11 +1,15 @@
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
+import { parseSigningKeys, signLink } from '../../functions/core/links/links';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
-import { metricData, smsSettings } from './aws-calls';
+import { WEB_ROUTES } from '../../lib/web-api';
+import { lambdaNodeFlags } from '../support/lambda-bootstrap';
+import { apiGatewaySettings, metricData, smsSettings } from './aws-calls';
 import { awsManagedKeyPolicy, denials, describeDenial } from './iam';
 import {
   emfRecords,
@@ -16,6 +20,13 @@ import {
   synthesize,
   type World,
 } from './rehearsal';
+import {
+  accountSettingRoles,
+  alarmNotifications,
+  queueDeliveries,
+  routeInvocations,
+  scheduleCalls,
+} from './service-calls';
 import { routesOf, type Template, TemplateResolver } from './template';
 
 /**
@@ -40,6 +51,8 @@ const SETTINGS = {
   slackChannelId: 'C07ABCDEF12',
   webhooks:
     'slack:/domain-sentinel/webhook/slack,teams:/domain-sentinel/webhook/teams,json:/domain-sentinel/webhook/json',
+  // The account's own settings too, so the roles AWS acts with for them are rehearsed.
+  ownAccountSettings: 'true',
 };
 const WEBHOOK_SIGNING_KEY = 'rehearsal-webhook-signing-key-0123456789';
 
@@ -177,41 +190,63 @@ async function follow(link: string, method: string, body?: string) {
 describe('deploy rehearsal: the built bundles against their own template', { timeout: 120_000 }, () => {
   let report: { findings: DomainFinding[]; report_url: string; calendar_url: string };
 
-  it('runs every deploy-time call of the stack (custom resources) to success', async () => {
+  it('runs every function on the Node.js major of its Lambda runtime, and the project’s with the AWS SDK bundled', () => {
+    expect(world.functions.size).toBeGreaterThanOrEqual(4);
+    for (const fn of world.functions.values()) {
+      const runtime = String(world.resolver.resource(fn.id).Properties?.Runtime);
+      expect(runtime, fn.id).toBe('nodejs24.x');
+      expect(fn.nodeVersion, fn.id).toMatch(/^v24\./);
+    }
+    // The project's bundles carry the SDK they were built and tested with: nothing is left to the runtime's.
+    for (const fn of [scan, web, webhook]) {
+      const code = readFileSync(join(cdkOut, bundleOf(fn.id), 'index.js'), 'utf8');
+      expect(code, fn.id).not.toMatch(/require\("@aws-sdk\/client-/);
+      expect(code, fn.id).toContain('SSMClient');
+    }
+  });
+
+  it('answers a report not yet stored with 404, as S3 does for a caller that may list the key', async () => {
+    const link = signLink({
+      action: 'report',
+      keys: parseSigningKeys(signingKey),
+      now: Date.now(),
+      baseUrl: scan.env.LINK_BASE_URL as string,
+    });
+    const answer = await follow(link, 'GET');
+    expect(answer.statusCode, answer.body).toBe(404);
+    expect(world.calls.some((c) => c.caller === web.id && c.action === 's3:ListBucket')).toBe(true);
+  });
+
+  it('runs every deploy-time call of the stack (custom resources) on Create, Update and Delete', async () => {
     const customs = world.resolver
       .ofType('Custom::AWS')
       .concat(world.resolver.ofType('AWS::CloudFormation::CustomResource'));
-    expect(customs.length).toBeGreaterThanOrEqual(2);
+    expect(customs.length).toBeGreaterThanOrEqual(3);
     for (const id of customs) {
-      const props = world.resolver.resolve(world.resolver.resource(id).Properties) as Record<string, unknown>;
-      const functionId = /"Fn::GetAtt":\["([^"]+)","Arn"\]/.exec(
-        JSON.stringify(world.resolver.resource(id).Properties?.ServiceToken),
-      )?.[1];
-      const fn = functionId ? world.functions.get(functionId) : undefined;
-      if (!fn) throw new Error(`${id}: no function of the template serves it`);
-      const before = fn.cfnResponses.length;
-      await fn.invoke({
-        RequestType: 'Create',
-        ServiceToken: props.ServiceToken,
-        ResponseURL: 'https://cloudformation-response.rehearsal.invalid/response',
-        StackId: `arn:aws:cloudformation:${PLACE.region}:${PLACE.account}:stack/${world.resolver.env.stackName}/rehearsal`,
-        RequestId: `create-${id}`,
-        LogicalResourceId: id,
-        ResourceType: world.resolver.resource(id).Type,
-        ResourceProperties: props,
-      });
-      expect(fn.cfnResponses.slice(before).map((r) => [r.LogicalResourceId, r.Status])).toEqual([
-        [id, 'SUCCESS'],
-      ]);
+      const created = await driveCustomResource(id, 'Create');
+      expect([created.LogicalResourceId, created.Status], String(created.Reason)).toEqual([id, 'SUCCESS']);
+      const physical = String(created.PhysicalResourceId);
+      for (const kind of ['Update', 'Delete'] as const) {
+        const answer = await driveCustomResource(id, kind, physical);
+        expect([answer.Status, answer.PhysicalResourceId], `${id} ${kind}: ${answer.Reason}`).toEqual([
+          'SUCCESS',
+          physical,
+        ]);
+      }
     }
-    // What they did: SMS delivery-status logging on, with the stack's role; the dead-man alarm armed.
-    const role = world.resolver.ofType('AWS::IAM::Role').find((r) => /SmsDeliveryStatusLogging/.test(r));
+    // What they did: SMS delivery-status logging on, again on update, cleared on delete with the
+    // stack; API Gateway's CloudWatch Logs role cleared on delete; the dead-man alarm armed.
+    const role = world.resolver.attribute(
+      world.resolver.ofType('AWS::IAM::Role').find((r) => /SmsDeliveryStatus/.test(r)) ?? '',
+      'Arn',
+    );
+    const set = { DeliveryStatusIAMRole: role, DeliveryStatusSuccessSamplingRate: '100' };
     expect(smsSettings).toEqual([
-      {
-        DeliveryStatusIAMRole: world.resolver.attribute(role ?? '', 'Arn'),
-        DeliveryStatusSuccessSamplingRate: '100',
-      },
+      set,
+      set,
+      { DeliveryStatusIAMRole: '', DeliveryStatusSuccessSamplingRate: '0' },
     ]);
+    expect(apiGatewaySettings).toEqual(['']);
     expect(metricData).toEqual([
       expect.objectContaining({
         Namespace: 'DomainSentinel',
@@ -244,17 +279,9 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     const outcome = await scan.invoke(target.Input ? JSON.parse(target.Input) : {});
     expect(outcome.error, JSON.stringify(outcome.error) + scan.lines.join('\n')).toBeUndefined();
     expect(outcome.result).toMatchObject({ published: true, problems: expect.any(Number) });
-    // Started as Lambda's runtime starts it, through the bundle's exec wrapper: gc() exposed for
-    // the heap pacer, and the runtime's 51 MB semi-space replaced by the wrapper's 8 MB.
-    expect(scan.env.AWS_LAMBDA_EXEC_WRAPPER).toBe('/var/task/exec-wrapper.sh');
-    expect(scan.execArgv).toContain('--expose-gc');
-    expect(scan.execArgv.filter((f) => f.startsWith('--max-semi-space-size='))).toEqual([
-      '--max-semi-space-size=8',
-    ]);
-    // The function's log says so once, for an operator to check in CloudWatch.
-    const started = scan.lines.filter((l) => l.includes('"scan function started"'));
-    expect(started).toHaveLength(1);
-    expect(JSON.parse(started[0] as string).nodeFlags).toEqual(scan.execArgv);
+    // Started as Lambda's runtime starts it: the bootstrap's own flags, no wrapper in between.
+    expect(scan.env.AWS_LAMBDA_EXEC_WRAPPER).toBeUndefined();
+    expect(scan.execArgv).toEqual(lambdaNodeFlags(1024));
     expect((outcome.result as { domainsScanned: number }).domainsScanned).toBeGreaterThan(400);
 
     const alerts = await world.alertMessages();
@@ -310,7 +337,7 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
   it('posts the alert to each webhook from its own queue, and counts a webhook that answers 4xx', async () => {
     // What Lambda's poller hands the function: each webhook queue's message (real SNS puts only
     // the `sqs` member of the MessageStructure=json message into it; fauxqs keeps them all).
-    const message = JSON.parse(alertEnvelope.Message) as { sqs: string };
+    const message = JSON.parse(alertEnvelope.Message) as { default: string };
     const mappings = world.resolver
       .ofType('AWS::Lambda::EventSourceMapping')
       .map(
@@ -322,7 +349,7 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
         {
           messageId: `rehearsal-${queueArn.split(':').at(-1)}`,
           receiptHandle: 'rehearsal',
-          body: JSON.stringify({ ...alertEnvelope, Message: message.sqs }),
+          body: JSON.stringify({ ...alertEnvelope, Message: message.default }),
           attributes: {},
           messageAttributes: {},
           md5OfBody: '',
@@ -442,6 +469,37 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     });
   });
 
+  it('adds what AWS does for the stack: alarms notifying, SNS delivering, Scheduler, the account settings’ roles, every route', () => {
+    const own = [
+      ...alarmNotifications([world.resolver], world.resolver),
+      ...queueDeliveries([world.resolver]),
+      ...scheduleCalls(world.resolver),
+      ...accountSettingRoles(world.resolver),
+      ...routeInvocations(world.resolver),
+    ];
+    const kinds = new Set(own.map((c) => `${c.caller} ${c.action}`));
+    expect([...kinds].sort()).toEqual(
+      expect.arrayContaining([
+        'cloudwatch.amazonaws.com sns:Publish',
+        'cloudwatch.amazonaws.com kms:GenerateDataKey',
+        'sns.amazonaws.com sqs:SendMessage',
+        'scheduler.amazonaws.com sts:AssumeRole',
+        'apigateway.amazonaws.com sts:AssumeRole',
+        'sns.amazonaws.com sts:AssumeRole',
+        'apigateway.amazonaws.com lambda:InvokeFunction',
+      ]),
+    );
+    // Every route and method the API defines, read from the template (GET, HEAD and POST).
+    const routes = own.filter((c) => c.action === 'lambda:InvokeFunction' && c.caller === API_GATEWAY);
+    expect(routes.map((c) => c.via).sort()).toEqual(
+      routesOf(world.resolver)
+        .map((r) => `API Gateway routing ${r.method} ${r.resourcePath}`)
+        .sort(),
+    );
+    expect(new Set(routes.map((c) => c.via?.split(' ')[3]))).toEqual(new Set(['GET', 'HEAD', 'POST']));
+    world.calls.push(...own);
+  });
+
   it('makes only calls the template’s policies allow, judged by an IAM policy evaluator', async () => {
     expect(world.calls.length).toBeGreaterThan(20);
     const actions = new Set(world.calls.map((c) => `${c.caller.replace(/[A-F0-9]{8}$/, '')} ${c.action}`));
@@ -485,16 +543,6 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     const noState = withoutStatement(world.resolver.template, web.roleId, (s) =>
       JSON.stringify(s.Resource).includes(table),
     );
-    // The route's Lambda permission removed: API Gateway may no longer invoke the function for it.
-    const noRestorePost = structuredClone(world.resolver.template) as Template;
-    for (const [id, r] of Object.entries(noRestorePost.Resources))
-      if (r.Type === 'AWS::Lambda::Permission' && JSON.stringify(r.Properties).includes('/POST/restore/'))
-        delete noRestorePost.Resources[id];
-    const webArn = world.resolver.attribute(web.id, 'Arn');
-    expect(await judge(noRestorePost)).toEqual([
-      `${API_GATEWAY} may not lambda:InvokeFunction on ${webArn} (made by AWS for API Gateway routing POST /restore/{domain}): ImplicitlyDenied`,
-    ]);
-
     const refused = await judge(noState);
     expect(refused.length).toBeGreaterThan(0);
     for (const line of refused)
@@ -504,6 +552,121 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
         ),
       );
   });
+
+  /**
+   * One permission of each path AWS takes for the stack, removed from the template: the rehearsal
+   * must fail, naming who may not do what, on which resource, and for what.
+   */
+  const MUTATIONS: ReadonlyArray<[string, (t: Template) => void, RegExp, number?]> = [
+    [
+      'the ops topic’s policy statement that lets CloudWatch publish',
+      (t) => dropStatements(t, 'AWS::SNS::TopicPolicy', (st) => st.Sid === 'AllowAlarmsOfThisStackToPublish'),
+      /^cloudwatch\.amazonaws\.com may not sns:Publish on arn:aws:sns:\S+ \(made by AWS for CloudWatch notifying for the alarm DomainSentinel\/\w+\): ImplicitlyDenied$/,
+      13,
+    ],
+    [
+      'the key policy statement that lets CloudWatch use the topics’ key',
+      (t) => dropKeyStatement(t, 'AllowAlarmsOfThisStackToEncrypt'),
+      /^cloudwatch\.amazonaws\.com may not kms:(GenerateDataKey|Decrypt) on arn:aws:kms:\S+ \(made by AWS for CloudWatch notifying for the alarm DomainSentinel\/\w+\): ImplicitlyDenied$/,
+      26,
+    ],
+    [
+      'a webhook queue’s policy statement that lets SNS send',
+      (t) =>
+        dropStatements(
+          t,
+          'AWS::SQS::QueuePolicy',
+          (st) => JSON.stringify(st).includes('sns.amazonaws.com'),
+          1,
+        ),
+      /^sns\.amazonaws\.com may not sqs:SendMessage on arn:aws:sqs:\S+WebhooksQueue\S+ \(made by AWS for SNS delivering \S+ to its subscribed queue\): ImplicitlyDenied$/,
+      1,
+    ],
+    [
+      'the Scheduler role’s sqs:SendMessage to its dead-letter queue',
+      (t) =>
+        dropStatements(
+          t,
+          'AWS::IAM::Policy',
+          (st) => st.Action === 'sqs:SendMessage' && JSON.stringify(st).includes('ScheduleDeadLetters'),
+        ),
+      /^SchedulerRoleForTarget\w+ may not sqs:SendMessage on arn:aws:sqs:\S+ScheduleDeadLetters\S+ \(made by AWS for EventBridge Scheduler running the schedule: its dead-letter queue\): ImplicitlyDenied$/,
+      1,
+    ],
+    [
+      'the SMS delivery-status role’s policy',
+      (t) => {
+        for (const r of Object.values(t.Resources))
+          if (r.Type === 'AWS::IAM::Role' && JSON.stringify(r).includes('SmsDeliveryLogs'))
+            delete r.Properties?.Policies;
+      },
+      /^AccountSettingsSmsDeliveryStatusRole\w+ may not logs:(CreateLogGroup|CreateLogStream|PutLogEvents) on arn:aws:logs:\S+:log-group:sns\/eu-west-1\/000000000000\/DirectPublishToPhoneNumber\S* \(made by AWS for SNS writing SMS delivery status\): ImplicitlyDenied$/,
+      6,
+    ],
+    [
+      'the API Gateway CloudWatch Logs role’s managed policy',
+      (t) => {
+        for (const r of Object.values(t.Resources))
+          if (
+            r.Type === 'AWS::IAM::Role' &&
+            JSON.stringify(r).includes('AmazonAPIGatewayPushToCloudWatchLogs')
+          )
+            delete r.Properties?.ManagedPolicyArns;
+      },
+      /^AccountSettingsApiGatewayCloudWatchRole\w+ may not logs:\w+ on arn:aws:logs:\S+ \(made by AWS for API Gateway writing the stage’s logs\): ImplicitlyDenied$/,
+      6,
+    ],
+    [
+      'the web function’s permission for API Gateway, narrowed to GET',
+      (t) => {
+        for (const r of Object.values(t.Resources))
+          if (r.Type === 'AWS::Lambda::Permission' && JSON.stringify(r).includes('execute-api'))
+            (r.Properties as Record<string, unknown>).SourceArn = JSON.parse(
+              JSON.stringify(r.Properties?.SourceArn).replace('/*/*/*"', '/*/GET/*"'),
+            );
+      },
+      /^apigateway\.amazonaws\.com may not lambda:InvokeFunction on \S+ \(made by AWS for API Gateway routing (HEAD|POST) \/[\w{}./]+\): ImplicitlyDenied$/,
+      // Every method of every route but GET.
+      WEB_ROUTES.reduce((n, route) => n + route.methods.filter((m) => m !== 'GET').length, 0),
+    ],
+    [
+      'the custom resource’s iam:PassRole of the SMS delivery-status role',
+      (t) => dropStatements(t, 'AWS::IAM::Policy', (st) => st.Action === 'iam:PassRole'),
+      /^AWS679f53fac002430cb0da5b7982bd2287\w+ may not iam:PassRole on arn:aws:iam::000000000000:role\/\S+SmsDeliveryStatus\S+ \(made by AWS for sns:SetSMSAttributes\): ImplicitlyDenied$/,
+      1,
+    ],
+    [
+      'the custom resource’s apigateway:PATCH that clears the account’s role on Delete',
+      (t) => {
+        for (const r of Object.values(t.Resources)) {
+          const statements =
+            (r.Properties?.PolicyDocument as { Statement?: Array<Record<string, unknown>> })?.Statement ?? [];
+          for (const st of statements)
+            if (Array.isArray(st.Action) && st.Action.includes('apigateway:PATCH'))
+              st.Action = ['apigateway:GET'];
+        }
+      },
+      /^AWS679f53fac002430cb0da5b7982bd2287\w+ may not apigateway:PATCH on arn:aws:apigateway:eu-west-1::\/account: ImplicitlyDenied$/,
+      1,
+    ],
+    [
+      'the web function’s s3:ListBucket (a missing report would answer 403)',
+      (t) => dropStatements(t, 'AWS::IAM::Policy', (st) => st.Action === 's3:ListBucket'),
+      /^RestoreFunction\w+ may not s3:ListBucket on arn:aws:s3:::\S+ \(made by AWS for s3:GetObject of the missing latest(-view)?\.json\): ImplicitlyDenied$/,
+    ],
+  ];
+
+  it.each(MUTATIONS.map(([name, mutate, line, count]) => [name, mutate, line, count] as const))(
+    'fails without %s, naming what is missing',
+    async (_name, mutate, line, count) => {
+      const template = structuredClone(world.resolver.template) as Template;
+      mutate(template);
+      const refused = await judge(template);
+      expect(refused.length, refused.join('\n')).toBeGreaterThan(0);
+      for (const refusal of refused) expect(refusal).toMatch(line);
+      if (count !== undefined) expect(refused).toHaveLength(count);
+    },
+  );
 });
 
 interface WatchedMetric {
@@ -567,7 +730,8 @@ async function judge(template: Template): Promise<string[]> {
     resolver,
     world.calls,
     (caller) => {
-      if (caller === API_GATEWAY) return { service: API_GATEWAY };
+      // AWS services acting for the stack (API Gateway, CloudWatch, SNS, Scheduler…), judged by the resource's policy.
+      if (caller.endsWith('.amazonaws.com')) return { service: caller };
       const fn = world.functions.get(caller);
       if (fn) return { roleId: fn.roleId, session: fn.name };
       if (resolver.template.Resources[caller]?.Type === 'AWS::IAM::Role')
@@ -623,4 +787,72 @@ function withoutStatement(
   }
   if (dropped === 0) throw new Error(`no statement of ${roleId} matched`);
   return copy;
+}
+
+/** The directory of a function's bundle in cdk.out, from the assets manifest. */
+function bundleOf(functionId: string): string {
+  const code = world.resolver.resource(functionId).Properties?.Code as { S3Key?: string } | undefined;
+  const key = String(code?.S3Key);
+  const assets = JSON.parse(
+    readFileSync(join(cdkOut, `${world.resolver.env.stackName}.assets.json`), 'utf8'),
+  );
+  return assets.files[key.replace(/\.zip$/, '')].source.path;
+}
+
+/** Plays CloudFormation for one custom resource: sends it the request and resolves to its answer. */
+async function driveCustomResource(
+  id: string,
+  kind: 'Create' | 'Update' | 'Delete',
+  physicalResourceId?: string,
+): Promise<Record<string, unknown>> {
+  const resource = world.resolver.resource(id);
+  const props = world.resolver.resolve(resource.Properties) as Record<string, unknown>;
+  const functionId = /"Fn::GetAtt":\["([^"]+)","Arn"\]/.exec(
+    JSON.stringify(resource.Properties?.ServiceToken),
+  )?.[1];
+  const fn = functionId ? world.functions.get(functionId) : undefined;
+  if (!fn) throw new Error(`${id}: no function of the template serves it`);
+  const before = fn.cfnResponses.length;
+  await fn.invoke({
+    RequestType: kind,
+    ServiceToken: props.ServiceToken,
+    ResponseURL: 'https://cloudformation-response.rehearsal.invalid/response',
+    StackId: `arn:aws:cloudformation:${PLACE.region}:${PLACE.account}:stack/${world.resolver.env.stackName}/rehearsal`,
+    RequestId: `${kind}-${id}`,
+    LogicalResourceId: id,
+    ResourceType: resource.Type,
+    ResourceProperties: props,
+    ...(kind === 'Create' ? {} : { PhysicalResourceId: physicalResourceId }),
+    ...(kind === 'Update' ? { OldResourceProperties: props } : {}),
+  });
+  const answers = fn.cfnResponses.slice(before);
+  if (answers.length !== 1) throw new Error(`${id} ${kind}: ${answers.length} answers to CloudFormation`);
+  return answers[0] as Record<string, unknown>;
+}
+
+/** Removes the statements `drop` picks from every policy document of resources of `type` (at most `limit` resources). */
+function dropStatements(
+  template: Template,
+  type: string,
+  drop: (statement: Record<string, unknown>) => boolean,
+  limit = Number.POSITIVE_INFINITY,
+): void {
+  let changed = 0;
+  for (const resource of Object.values(template.Resources)) {
+    if (resource.Type !== type || changed >= limit) continue;
+    const document = resource.Properties?.PolicyDocument as { Statement: Array<Record<string, unknown>> };
+    const kept = document.Statement.filter((st) => !drop(st));
+    if (kept.length < document.Statement.length) changed++;
+    document.Statement = kept;
+  }
+  if (changed === 0) throw new Error(`no ${type} statement to drop`);
+}
+
+/** Removes a statement, by its Sid, from the KMS keys' policies. */
+function dropKeyStatement(template: Template, sid: string): void {
+  for (const resource of Object.values(template.Resources))
+    if (resource.Type === 'AWS::KMS::Key') {
+      const policy = resource.Properties?.KeyPolicy as { Statement: Array<{ Sid?: string }> };
+      policy.Statement = policy.Statement.filter((st) => st.Sid !== sid);
+    }
 }

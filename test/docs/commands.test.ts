@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -7,9 +7,12 @@ import { docFiles, mask, ROOT } from '../../scripts/docs';
 import { jsonSubsetMismatch, type ReadmeBlock, readmeBlocks } from '../support/readme-blocks';
 
 /**
- * Runs the marked command blocks of README.md and docs/*.md the way a new user would: in bash, from
- * the repository's root, through `npx sentinel` (the package's own bin), with nothing in the
- * environment but PATH and HOME. Blocks of a terminal share what they export; a `background` block
+ * Runs the marked command blocks of README.md and docs/*.md the way a new user would: in bash,
+ * through `npx sentinel` (the package's own bin), with nothing in the environment but PATH and HOME.
+ * Not in the repository: a block such as `rm -f .sentinel/state.json` would remove the user's own
+ * memory there. They run in a directory of their own where `npx sentinel` finds the package's bin
+ * as an installed package's (node_modules/.bin/sentinel); test/docs/clone.test.ts proves that a run
+ * of this file in a clone leaves the clone's files as they were. Blocks of a terminal share what they export; a `background` block
  * (simulate, serve) keeps running while the next ones run. Ports are the only thing changed: a
  * documented `--port 8080` becomes `--port 0`, and `127.0.0.1:8080` in later blocks the port it got,
  * so the test never collides with anything else on the machine.
@@ -20,6 +23,10 @@ const files = docFiles().map((file) => ({
   blocks: readmeBlocks(readFileSync(join(ROOT, file), 'utf8'), file),
 }));
 const scratch = mkdtempSync(join(tmpdir(), 'readme-test-'));
+/** Where the blocks run, as a user's shell in a clone would: `npx sentinel` is the package's bin. */
+const workDir = join(scratch, 'work');
+mkdirSync(join(workDir, 'node_modules', '.bin'), { recursive: true });
+symlinkSync(join(ROOT, 'bin', 'sentinel.js'), join(workDir, 'node_modules', '.bin', 'sentinel'));
 const baseEnv: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME };
 const ports = new Map<string, string>();
 const terminals = new Map<string, NodeJS.ProcessEnv>();
@@ -54,7 +61,7 @@ type FileBlock = ReadmeBlock & { readonly file: string };
 
 function start(block: FileBlock, script: string, env: NodeJS.ProcessEnv) {
   const child = spawn('bash', ['-c', `exec 2>&1\nset -euo pipefail\n${script}`], {
-    cwd: ROOT,
+    cwd: workDir,
     env,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],

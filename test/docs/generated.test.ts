@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseCommandArgs } from '../../bin/args';
 import type { Command } from '../../bin/command';
 import { COMMANDS } from '../../bin/commands/index';
 import { OTHER_VARIABLES, renderCommandHelp, renderOverview } from '../../bin/help';
 import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../../functions/core/scan/config';
-import { StackConfigSchema } from '../../lib/config';
+import { DeploySettingsSchema } from '../../lib/config';
 import { cliReference, docFiles, optionsTable, ROOT, renderDoc } from '../../scripts/docs';
 import { runCli } from '../support/cli';
 
@@ -78,6 +79,19 @@ describe('help and the CLI reference list exactly what the commands declare', ()
     }
   });
 
+  it('every command’s help shows examples, each a command line its own parser takes', () => {
+    for (const command of COMMANDS) {
+      expect(command.examples.length, command.name).toBeGreaterThanOrEqual(1);
+      for (const example of command.examples) {
+        // What follows a shell redirection or pipe is the shell's, not the command's.
+        const words = example.line.split(/ (?:>|\|) /)[0]?.split(' ') ?? [];
+        expect(words.slice(0, 2), example.line).toEqual(['sentinel', command.name]);
+        expect(() => parseCommandArgs(command, words.slice(2)), example.line).not.toThrow();
+        expect(renderCommandHelp(command)).toContain(`\n  ${example.line}\n`);
+      }
+    }
+  });
+
   it('the CLI reference holds every command with exactly its flags', () => {
     const reference = region('docs/cli.md', 'cli-reference');
     expect(reference).toBe(cliReference(COMMANDS));
@@ -106,7 +120,7 @@ describe('help and the CLI reference list exactly what the commands declare', ()
         .map((r) => r[1])
         .filter(Boolean)
         .sort(),
-    ).toEqual(Object.keys(StackConfigSchema.shape).sort());
+    ).toEqual(Object.keys(DeploySettingsSchema.shape).sort());
   });
 
   it('every variable a command names is one the tables document', () => {
@@ -137,6 +151,7 @@ describe('help and the CLI reference list exactly what the commands declare', ()
       name: 'brand-new-command',
       summary: 'does a new thing',
       options: {},
+      examples: [],
       run: async () => 0,
     };
     expect(cliReference([...COMMANDS, extra])).toContain(

@@ -1,7 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../scripts/docs';
+import { anchorsOf, slug } from '../support/doc-links';
 import { type CodeMessage, codeMessages, quotesMessage, WILD } from '../support/error-messages';
 
 /**
@@ -108,5 +109,62 @@ describe('docs/troubleshooting.md and the code’s messages', () => {
     expect(quotesMessage(`${WILD}: ${WILD}`, `could not read ${WILD}: ${WILD}`)).toBe(false);
     expect(quotesMessage('Unavailable', 'Unavailable')).toBe(true);
     expect(quotesMessage('Not allowed', 'Not a valid domain name')).toBe(false);
+  });
+});
+
+/**
+ * The documents a message sends its reader to: `docs/chat.md`, `memory.md#time`, and a section by
+ * its title (`README: "On a real account"`). Each as a file and, where named, its anchor.
+ */
+function docReferences(text: string): Array<{ readonly file: string; readonly anchor?: string }> {
+  const found: Array<{ file: string; anchor?: string }> = [];
+  const fileOf = (name: string) => (/^README(\.md)?$/.test(name) ? 'README.md' : `docs/${name}`);
+  for (const m of text.matchAll(/(?:docs\/)?\b([\w-]+\.md)(?:#([\w-]+))?/g))
+    found.push({ file: fileOf(m[1] as string), ...(m[2] ? { anchor: m[2] } : {}) });
+  for (const m of text.matchAll(/\b(README|[\w-]+\.md)(?:\.md)?:? ["“]([^"”]+)["”]/g))
+    found.push({ file: fileOf(m[1] as string), anchor: slug(m[2] as string) });
+  return found;
+}
+
+/** Why a reference leads nowhere, or undefined when its file and section exist. */
+function brokenReference(ref: { readonly file: string; readonly anchor?: string }): string | undefined {
+  const path = join(ROOT, ref.file);
+  if (!existsSync(path)) return `${ref.file} does not exist`;
+  if (ref.anchor && !anchorsOf(readFileSync(path, 'utf8')).has(ref.anchor))
+    return `${ref.file} has no section #${ref.anchor}`;
+  return undefined;
+}
+
+describe('the documents an error message names', () => {
+  it('exist, with the section named, for every message of the code and every row of the table', () => {
+    const texts = [
+      ...messages.map((m) => ({ where: m.where, text: m.pattern.replaceAll(WILD, '…') })),
+      ...quotes.map((q) => ({ where: `${DOC}:${q.line}`, text: q.quote })),
+    ];
+    const broken = texts.flatMap(({ where, text }) =>
+      docReferences(text).flatMap((ref) => {
+        const why = brokenReference(ref);
+        return why ? [`${where}: ${why}`] : [];
+      }),
+    );
+    expect(broken).toEqual([]);
+    // Some messages do name documents: the check has something to check.
+    expect(texts.filter((t) => docReferences(t.text).length > 0).length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('finds a file, a file’s section and a section by its title (the finder itself)', () => {
+    expect(docReferences('see docs/accounts.md, or memory.md#time')).toEqual([
+      { file: 'docs/accounts.md' },
+      { file: 'docs/memory.md', anchor: 'time' },
+    ]);
+    expect(docReferences('export the key (see README: "On a real account")')).toEqual([
+      { file: 'README.md', anchor: 'on-a-real-account' },
+    ]);
+    expect(brokenReference({ file: 'README.md', anchor: 'using-it-on-a-real-account' })).toBe(
+      'README.md has no section #using-it-on-a-real-account',
+    );
+    expect(brokenReference({ file: 'docs/costs-of-nothing.md' })).toBe(
+      'docs/costs-of-nothing.md does not exist',
+    );
   });
 });

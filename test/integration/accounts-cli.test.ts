@@ -10,6 +10,7 @@ import { type Simulator, startSimulator } from '../../functions/simulator/server
 import { findingKeys, runCli, startCliServer } from '../support/cli';
 import { startDynalite } from '../support/dynalite';
 import { type SnsEnvelope, sqsVariant, startSnsEmulator } from '../support/sns-emulator';
+import { loadState } from '../support/whole-state';
 
 /**
  * `scan --accounts FILE` (issue 22): three accounts of one reseller (one simulator, one key each),
@@ -233,7 +234,10 @@ describe('scan --accounts with memory: state per account', () => {
       ['brand-b', 'b'],
       ['brand-c', 'c'],
     ] as const) {
-      const { state: s } = await new FileStateStore(join(dir, `state.${name}.json`)).load();
+      const { state: s } = await loadState(
+        new FileStateStore(join(dir, `state.${name}.json`)),
+        accountScope(sim.url, name),
+      );
       expect(s.scope).toBe(accountScope(sim.url, name));
       // Exactly its own account's domains: none of another account's.
       expect(Object.keys(s.domains).sort()).toEqual(domainNames(portfolios[key]));
@@ -274,14 +278,15 @@ describe('scan --accounts with memory: state per account', () => {
           tableName: 'accounts-state',
           scope: accountScope(sim.url, name),
         });
-        expect(Object.keys((await store.load()).state.domains).sort()).toEqual(domainNames(portfolios[key]));
+        expect(
+          Object.keys((await loadState(store, accountScope(sim.url, name))).state.domains).sort(),
+        ).toEqual(domainNames(portfolios[key]));
       }
       // The reseller's own scope (a run without accounts) holds nothing of theirs.
-      const plain = await new DynamoDbStateStore({
-        client: dynalite.client(),
-        tableName: 'accounts-state',
-        scope: sim.url,
-      }).load();
+      const plain = await loadState(
+        new DynamoDbStateStore({ client: dynalite.client(), tableName: 'accounts-state', scope: sim.url }),
+        sim.url,
+      );
       expect(Object.keys(plain.state.domains)).toEqual([]);
     } finally {
       await dynalite.close();

@@ -102,12 +102,14 @@ describe('alerts through SNS (fauxqs emulator, real SDK clients)', () => {
       expect(run.code).toBe(0);
       const [delivered] = await emulator.drain(everything);
       expect(Buffer.byteLength(delivered?.Message ?? '')).toBeLessThanOrEqual(SNS_MAX_BYTES);
+      expect(Object.keys(JSON.parse(delivered?.Message ?? '{}')).sort()).toEqual(['default', 'email', 'sms']);
       const structure = JSON.parse(delivered?.Message ?? '{}');
       expect(structure.email).toContain('- lost.nl: in quarantine');
       expect(structure.email).toContain('PROBLEMS: 1000 records could not be read and were not checked:');
       expect(structure.email).toMatch(/- and 980 more unreadable records/);
-      const report = JSON.parse(structure.sqs);
-      expect(report.problems.length + report.truncated.problems_omitted).toBe(1_000);
+      const report = JSON.parse(structure.default);
+      expect(report.truncated).toBe(true);
+      expect(report.problems.length + report.omitted.problems).toBe(1_000);
     } finally {
       await reseller.close();
     }

@@ -16,6 +16,7 @@ const KEY = 'cli-bin-key-8e21';
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   version: string;
   bin: Record<string, string>;
+  scripts: Record<string, string>;
 };
 
 let sim: Simulator;
@@ -51,9 +52,10 @@ function sh(command: string, env: NodeJS.ProcessEnv = {}) {
 }
 
 describe('npx sentinel, through package.json’s bin', () => {
-  it('is declared as `sentinel`, a script node runs without a build step', () => {
+  it('is declared as `sentinel`, a node script that runs the compiled command line npm ci builds', () => {
     expect(pkg.bin).toEqual({ sentinel: 'bin/sentinel.js' });
     expect(readFileSync(join(ROOT, pkg.bin.sentinel as string), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
+    expect(pkg.scripts.prepare).toBe('node scripts/build-cli.js');
   });
 
   it('npx sentinel --version prints the version', async () => {

@@ -1,11 +1,16 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { ROOT } from '../../scripts/docs';
 
 const NOW = '2026-11-22T06:00:00Z';
 const KEY = 'pipe-test-key-5c1d7e';
 let sim: Simulator;
+const scratch = mkdtempSync(join(tmpdir(), 'cli-pipe-'));
 
 beforeAll(async () => {
   // 20 000 domains, 42 % flagged: a JSON report of several MB, far past the 64 KiB a pipe buffers.
@@ -14,20 +19,25 @@ beforeAll(async () => {
     apiKey: KEY,
   });
 });
-afterAll(() => sim.close());
+afterAll(async () => {
+  await sim.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
 
 /**
- * The real command line (the same entry `npm run sentinel` runs) with its stdout piped by the shell,
+ * The real command line (package.json's bin, as `npm run sentinel` runs it) with its stdout piped by the shell,
  * as a user's `| jq` would, into a reader; the command's own exit status from PIPESTATUS.
  */
 function pipeline(consumer: string) {
   return new Promise<{ code: number; consumerOut: string; stderr: string }>((resolve, reject) => {
     const script =
-      'node --import tsx bin/sentinel.ts scan --json --dry-run --now "$NOW" | node -e "$CONSUMER"; ' +
+      'node "$SENTINEL" scan --json --dry-run --now "$NOW" | node -e "$CONSUMER"; ' +
       // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's own ${…}, not a template
       'echo "exit=${PIPESTATUS[0]}" >&2';
     const shell = spawn('bash', ['-c', script], {
+      cwd: scratch,
       env: {
+        SENTINEL: join(ROOT, 'bin', 'sentinel.js'),
         PATH: process.env.PATH,
         HOME: process.env.HOME,
         RESELLER_BASE_URL: sim.url,

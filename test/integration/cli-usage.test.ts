@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VERSION } from '../../bin/cli';
 import { COMMANDS } from '../../bin/commands/index';
+import { VERSION } from '../../bin/version';
 import { SETTINGS, type SettingSpec } from '../../functions/core/scan/config';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
@@ -29,6 +29,30 @@ describe('sentinel --version and help', () => {
       stderr: '',
     });
     expect(VERSION).toMatch(/^\d+\.\d+\.\d+/);
+    for (const short of ['-v', '-V', 'version'])
+      expect(await runCli([short], {})).toEqual(await runCli(['--version'], {}));
+  });
+
+  it('refuses to date a snooze or an acknowledgement ahead of the clock, before any request (exit 2)', async () => {
+    for (const command of ['snooze', 'ack']) {
+      const run = await runCli(
+        [command, 'example.nl', '--now', '2099-01-01T00:00:00Z', '--state', 'x.json'],
+        {},
+      );
+      expect(run).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: `sentinel: --now 2099-01-01T00:00:00Z is ahead of this machine's clock; ${command} acts now or before\n`,
+      });
+    }
+  });
+
+  it('answers -v after a command as the version flag it is, not as an unknown flag, exit 2', async () => {
+    expect(await runCli(['scan', '-v'], {})).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'sentinel: -v is --version, before any command: sentinel -v\n',
+    });
   });
 
   it('answers `sentinel` alone with the overview on stderr and exit 2, `sentinel --help` on stdout and exit 0', async () => {
@@ -205,6 +229,6 @@ describe('--base-url on the commands that talk to the reseller', () => {
       RESELLER_API_KEY: KEY,
       LINK_SIGNING_KEY: 'cli-usage-signing-key-0123456789abcdef',
     });
-    expect((await serve.stop()).code).toBe(0);
+    expect((await serve.stop()).code).toBe(130);
   });
 });

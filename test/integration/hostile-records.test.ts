@@ -67,7 +67,8 @@ describe('odd quarantined names never stop the alert about the others', () => {
     expect(run.stdout).toContain(`- ${longLabel}: in quarantine`);
     expect(run.stdout).toContain('  no restore link: invalid label');
     expect(run.stdout).toContain('- xn--rsted-uua.dk (ørsted.dk): in quarantine');
-    expect(run.stdout).toMatch(/ {2}Restore: https:\/\/restore\.example\/prod\/restore\/normal\.nl\?/);
+    // Its one link: the finding's page, which offers the restore.
+    expect(run.stdout).toMatch(/ {2}Act: https:\/\/restore\.example\/prod\/finding\/normal\.nl\?/);
   });
 });
 

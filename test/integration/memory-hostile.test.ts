@@ -230,8 +230,8 @@ describe('3. an oversized record in DynamoDB state', () => {
           ),
         )
       ).flat();
-      // The meta item, the layout marker, and one bucket item holding the four domains.
-      expect(items.length).toBe(3);
+      // The meta item and one bucket item holding the four domains.
+      expect(items.length).toBe(2);
       const buckets = items.filter((item) => item.pk?.S !== sim.url);
       expect(buckets.reduce((n, item) => n + Object.keys(JSON.parse(item.m?.S ?? '{}')).length, 0)).toBe(4);
       for (const item of items) {
@@ -519,10 +519,13 @@ describe('6. a damaged stored report', () => {
       // The page and the feed read the view kept beside the report; the filter reads the report.
       const view = join(reports, 'latest-view.json');
       const whole = join(reports, 'latest.json');
+      // The damage is written into the stored form's text: writing it through the encoder would
+      // need a finding whole enough for its next step.
       const damage = async (path: string) => {
-        const stored = JSON.parse(await readFile(path, 'utf8'));
-        delete stored.findings[0].domain_name;
-        await writeFile(path, JSON.stringify(stored));
+        const stored = await readFile(path, 'utf8');
+        const damaged = stored.replace(/"domain_name":"[^"]*",?/, '');
+        expect(damaged).not.toBe(stored);
+        await writeFile(path, damaged);
       };
       await damage(view);
       for (const url of [report_url, calendar_url]) {

@@ -45,6 +45,7 @@ describe('sentinel restore --state when the audit trail cannot be written', () =
       state,
       JSON.stringify({
         format: 'domain-sentinel-state',
+        version: 1,
         generation: 1,
         lease: null,
         state: {

@@ -183,6 +183,37 @@ describe('restore flow: sentinel serve + simulator', () => {
     ]);
   });
 
+  it('says a domain is not in quarantine before it asks for consent or flags (tulip-4.nl --yes)', async () => {
+    // A .nl domain of the account that is registered, not in quarantine (restored already, say).
+    const registered = 'tulip-restored.nl';
+    const record = stack.sim.domain(stack.quarantined[0] as string);
+    stack.sim.updateDomain(registered, {
+      ...record,
+      domain_name: registered,
+      sld: 'tulip-restored',
+      tld: 'nl',
+      status: ['registered'],
+    });
+    const asked: string[] = [];
+    for (const argv of [
+      ['restore', registered, '--yes'],
+      ['restore', registered],
+    ]) {
+      const run = await runCli(argv, stack.env, {
+        ask: async (q) => {
+          asked.push(q);
+          return registered;
+        },
+      });
+      expect(run.code, argv.join(' ')).toBe(1);
+      expect(run.stderr).toMatch(
+        new RegExp(`^sentinel: ${registered.replaceAll('.', '\\.')} is not in quarantine`),
+      );
+      expect(run.stderr).not.toContain('consent');
+    }
+    expect(asked).toEqual([]);
+  });
+
   it('asks for the name typed and, for .nl, the registrant’s consent before restoring from the command line', async () => {
     const nl = stack.quarantined.slice(5).filter((d) => d.endsWith('.nl'))[1] as string;
     const questions: string[] = [];

@@ -106,13 +106,15 @@ describe('sentinel scan against the simulator', () => {
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
   });
 
-  it('ends with exit 1 naming the URL when the base URL cannot be reached', async () => {
+  it('ends with exit 1 naming the URL and why when the base URL cannot be reached', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const run = await runCli(['scan', '--dry-run'], { RESELLER_BASE_URL: url, RESELLER_API_KEY: KEY });
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toContain(`could not reach the reseller API at ${url}`);
+    expect(run.stderr).toBe(
+      `sentinel: could not reach the reseller API at ${url} (ECONNREFUSED: nothing listens on 127.0.0.1:${port}) for domain list page 1\n`,
+    );
   });
 
   it('fails with exit 1 rather than report a partial result when a page answers garbage', async () => {

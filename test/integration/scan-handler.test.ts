@@ -75,7 +75,7 @@ describe('scan Lambda entry point', () => {
     expect(publishes).toHaveLength(1);
     const input = publishes[0]?.args[0].input;
     expect(input).toMatchObject({ TopicArn: TOPIC, MessageStructure: 'json' });
-    const report = JSON.parse(JSON.parse(input?.Message ?? '{}').sqs);
+    const report = JSON.parse(JSON.parse(input?.Message ?? '{}').default);
     const quarantined = report.findings.filter((f: { kind: string }) => f.kind === 'quarantine');
     expect(quarantined.length).toBeGreaterThan(0);
     for (const f of quarantined) {

@@ -70,7 +70,10 @@ describe('snooze through its link, with the state store', () => {
     if (!target?.actions?.snooze) throw new Error('the portfolio has no warning to snooze');
     const [firstMail] = await mails();
     expect(firstMail).toContain(` ${target.domain_name}: `);
-    expect(firstMail).toContain(`Snooze 7 days: ${target.actions.snooze}`);
+    // One link for the finding: its page, which offers the snooze link the report carries for programs.
+    expect(firstMail).toContain(`  Act: ${target.actions.page}`);
+    const findingPage = await (await fetch(target.actions.page as string)).text();
+    expect(findingPage).toContain('>Snooze</a>');
 
     // The person opens the link (a mail scanner would too): nothing changes until the button.
     const stateBefore = readFileSync(env.STATE ?? '', 'utf8');

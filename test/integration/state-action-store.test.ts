@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
 import { StateActionStore } from '../../functions/adapters/state-action-store';
 import { acknowledgementOf, snoozeOf } from '../../functions/core/memory/actions';
-import { actionsOf, StateConflictError } from '../../functions/core/memory/state';
+import { StateConflictError } from '../../functions/core/memory/state';
 import { startDynalite } from '../support/dynalite';
 import { domainFinding, NOW_ISO } from '../support/report';
+import { loadState } from '../support/whole-state';
 
 const SCOPE = 'https://api.reseller.test';
 const NOW = Date.parse(NOW_ISO);
@@ -25,10 +26,11 @@ describe('StateActionStore on DynamoDB (real SDK client against dynalite)', () =
     await store.acknowledge('later.nl', acknowledgementOf(later, NOW));
     await store.snooze('later.nl', snoozeOf(later, 1, NOW));
 
-    const loaded = await state.load();
+    const loaded = await loadState(state, SCOPE);
     expect(loaded.generation).toBe(3);
     expect(loaded.lease).toBeNull();
-    expect(Object.fromEntries(actionsOf(loaded.state))).toEqual({
+    const actions = Object.entries(loaded.state.domains).map(([name, memory]) => [name, memory.actions]);
+    expect(Object.fromEntries(actions)).toEqual({
       'soon.nl': { snooze: snoozeOf(soon, 7, NOW) },
       'later.nl': { acknowledged: acknowledgementOf(later, NOW), snooze: snoozeOf(later, 1, NOW) },
     });
@@ -36,13 +38,13 @@ describe('StateActionStore on DynamoDB (real SDK client against dynalite)', () =
 
   it('refuses to write while a scan holds the lease, and says so', async () => {
     const state = new DynamoDbStateStore({ client: db.client(), tableName: 'actions', scope: SCOPE });
-    const loaded = await state.load();
+    const loaded = await loadState(state, SCOPE);
     await state.claim(loaded.generation, { owner: 'scan-1', expiresAt: Date.now() + 60_000 });
     const store = new StateActionStore(state, SCOPE, { retry: { attempts: 2, backoffMs: 10 } });
     await expect(
       store.snooze('soon.nl', snoozeOf(domainFinding('soon.nl', 'expiring', 'critical', 3), 30, NOW)),
     ).rejects.toThrow(StateConflictError);
     await state.release(loaded.generation, 'scan-1');
-    expect((await state.load()).generation).toBe(loaded.generation);
+    expect((await loadState(state, SCOPE)).generation).toBe(loaded.generation);
   });
 });

@@ -143,6 +143,9 @@ describe.each([
           severity: 'critical',
           before: 'in the account',
           after: 'not in the account',
+          next_step: expect.stringMatching(
+            /^Check in the reseller's control panel whether it was transferred out/,
+          ),
         },
         {
           domain_name: 'locked.com',
@@ -150,6 +153,7 @@ describe.each([
           severity: 'warning',
           before: true,
           after: false,
+          next_step: expect.stringMatching(/^If nobody here turned it off, turn the transfer lock on again/),
         },
       ]);
       expect(report.resolved).toEqual([
@@ -186,8 +190,8 @@ describe.each([
       const reset = await runCli(['state', 'reset', state, '--yes'], resetEnv, { dynamodb: db.client });
       expect(reset.stdout).toMatch(
         state.startsWith('dynamodb:')
-          ? // The meta item, the layout marker and the one bucket item holding the four domains.
-            /^removed 3 state items of http:\/\/127\.0\.0\.1:\d+ from dynamodb:sentinel-state\n$/
+          ? // The meta item and the one bucket item holding the four domains.
+            /^removed 2 state items of http:\/\/127\.0\.0\.1:\d+ from dynamodb:sentinel-state\n$/
           : /^removed the state file .*state\.json\n$/,
       );
       expect((await s.scan(T0 + 15 * DAY + 2 * 3_600_000)).stdout).toMatch(

@@ -9,17 +9,13 @@ import { FileStateStore } from '../../functions/adapters/file-state-store';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import type { Lease, StateStore } from '../../functions/adapters/state-store';
 import { parseStateLocation, runStatefulScan } from '../../functions/adapters/stateful-scan';
-import {
-  DEFAULT_STATE_POLICY,
-  EMPTY_STATE,
-  StateConflictError,
-  StateError,
-} from '../../functions/core/memory/state';
+import { DEFAULT_STATE_POLICY, StateConflictError, StateError } from '../../functions/core/memory/state';
 import { loadScanSettings, settingsFromEnv } from '../../functions/core/scan/config';
 import type { Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';
 import { startDynalite } from '../support/dynalite';
+import { EMPTY_STATE, loadState, saveState } from '../support/whole-state';
 
 const KEY = 'sk_guards_0c41aa';
 const HOUR = 3_600_000;
@@ -67,7 +63,7 @@ describe('runStatefulScan guards', () => {
     const file = new FileStateStore(path);
     // The file store, but its save fails.
     const failing: StateStore = Object.assign(Object.create(file) as StateStore, {
-      saveNext: async () => {
+      save: async () => {
         throw new Error('disk full');
       },
     });
@@ -111,7 +107,7 @@ describe('runStatefulScan guards', () => {
     expect(outcome.superseded).toBe(
       `another scan saved a later scan (${iso(R - HOUR)}) while this one ran, so this one's older read was not used`,
     );
-    expect((await store.load()).state.last_scan_at).toBe(iso(R - HOUR));
+    expect((await loadState(store, sim.url)).state.last_scan_at).toBe(iso(R - HOUR));
   });
 });
 
@@ -239,12 +235,18 @@ describe('the state path', () => {
     await symlink(target, link);
     await writeFile(
       target,
-      JSON.stringify({ format: 'domain-sentinel-state', generation: 0, lease: null, state: EMPTY_STATE }),
+      JSON.stringify({
+        format: 'domain-sentinel-state',
+        version: 1,
+        generation: 0,
+        lease: null,
+        state: EMPTY_STATE,
+      }),
     );
     const store = new FileStateStore(link);
-    const loaded = await store.load();
+    const loaded = await loadState(store);
     await store.claim(0, { owner: 'a', expiresAt: Date.now() + 60_000 });
-    await store.save({ ...loaded.state, last_scan_at: iso(R) }, loaded, 'a');
+    await saveState(store, { ...loaded.state, last_scan_at: iso(R) }, loaded, 'a');
     expect(JSON.parse(await readFile(target, 'utf8')).generation).toBe(1);
     expect((await lstat(link)).isSymbolicLink()).toBe(true);
   });

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { InterruptedError } from '../../bin/interrupt';
 import { parseSigningKeys } from '../../functions/core/links/links';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
@@ -36,10 +37,7 @@ const linesOf = (text: string, label: string) =>
 
 describe('npm start (demo) in a terminal', () => {
   it('keeps serving the links it printed until stopped, then stops serving them', async () => {
-    let stop = () => {};
-    const untilStopped = new Promise<void>((resolve) => {
-      stop = resolve;
-    });
+    const controller = new AbortController();
     let listening: (url: string) => void = () => {};
     const served = new Promise<string>((resolve) => {
       listening = resolve;
@@ -50,7 +48,7 @@ describe('npm start (demo) in a terminal', () => {
       {},
       {
         interactive: true,
-        untilStopped,
+        signal: controller.signal,
         onListening: listening,
         stdout: (t) => {
           stdout += t;
@@ -59,19 +57,26 @@ describe('npm start (demo) in a terminal', () => {
     );
     const url = await served;
     const [report] = linesOf(stdout, 'Full report');
-    const restores = linesOf(stdout, 'Restore');
+    const acts = linesOf(stdout, 'Act');
     expect(report?.startsWith(`${url}/report?`), stdout).toBe(true);
-    expect(restores.length).toBeGreaterThan(0);
+    expect(acts.length).toBeGreaterThan(0);
 
     const page = await fetch(report as string);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('haven-6.com');
-    const confirm = await fetch(restores[0] as string);
+    // The first finding's one link opens its page, whose Restore link asks to confirm.
+    const finding = await fetch(acts[0] as string);
+    expect(finding.status).toBe(200);
+    const restore = /<a href="([^"]+)" rel="noreferrer">Restore<\/a>/.exec(await finding.text())?.[1] ?? '';
+    const confirm = await fetch(new URL(restore.replaceAll('&#38;', '&'), acts[0] as string));
     expect(confirm.status).toBe(200);
     expect(await confirm.text()).toMatch(/<form [^>]*method="post"/);
 
-    stop();
-    expect((await done).code).toBe(0);
+    // Ctrl-C, as a person stops it: exit 130, and the links are served no more.
+    controller.abort(InterruptedError.of('SIGINT'));
+    const stopped = await done;
+    expect(stopped.code).toBe(130);
+    expect(stopped.stderr).toMatch(/\nsentinel: interrupted by SIGINT\n$/);
     await expect(fetch(report as string)).rejects.toThrow();
   });
 });

@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handleWebhookEvent } from '../../functions/adapters/webhook-subscriber';
-import { buildAlertMessage } from '../../functions/core/alerts/alert';
+import { buildAlertMessage } from '../../functions/core/alerts/message';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { ROOT } from '../../scripts/docs';
@@ -124,14 +124,14 @@ describe('the receiver docs/chat.md documents, against replays of a captured del
 
   it('refuses a captured delivery of the subscriber Lambda under a new id, and with a changed body', async () => {
     const report = reportOf([domainFinding('lost.nl', 'quarantine', 'critical', -20)]);
-    const message = JSON.parse(buildAlertMessage(report).message) as { sqs: string };
+    const message = JSON.parse(buildAlertMessage(report).message) as { default: string };
     const queue = 'arn:aws:sqs:eu-west-1:123456789012:webhook-json';
     const event: SQSEvent = {
       Records: [
         {
           messageId: randomUUID(),
           receiptHandle: 'r',
-          body: JSON.stringify({ Type: 'Notification', MessageId: randomUUID(), Message: message.sqs }),
+          body: JSON.stringify({ Type: 'Notification', MessageId: randomUUID(), Message: message.default }),
           attributes: {} as never,
           messageAttributes: {},
           md5OfBody: '',

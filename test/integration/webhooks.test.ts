@@ -13,7 +13,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { publishAlert } from '../../functions/adapters/sns-publish';
 import { postWebhook } from '../../functions/adapters/webhook-post';
 import { handleWebhookEvent, ssmSecretReader } from '../../functions/adapters/webhook-subscriber';
-import { buildAlertMessage } from '../../functions/core/alerts/alert';
+import { buildAlertMessage } from '../../functions/core/alerts/message';
 import { SIGNATURE_HEADER, verifyWebhookSignature } from '../../functions/core/alerts/webhook-formats';
 import type { Report } from '../../functions/core/scan/scan';
 import { adaptiveCardProblems, SlackMessageSchema, TeamsMessageSchema } from '../support/chat-schemas';

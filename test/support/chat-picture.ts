@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { buildAlertMessage } from '../../functions/core/alerts/alert';
 import { type ChatNotification, chatNotificationOf } from '../../functions/core/alerts/chat';
+import { buildAlertMessage } from '../../functions/core/alerts/message';
 import {
   renderSlackMessage,
   renderTeamsMessage,

@@ -1,4 +1,23 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type CliIo, main } from '../../bin/cli';
+import { InterruptedError } from '../../bin/interrupt';
+
+let scratch: string | undefined;
+/**
+ * The working directory of the in-process runs of this test file (one per file, so a `serve` finds
+ * what a `scan` of the same file kept under `.sentinel/`): never the repository, where a user keeps
+ * their own `.sentinel/`. Removed when the file's tests are done.
+ */
+export function testCwd(): string {
+  if (scratch === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'sentinel-cli-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    scratch = dir;
+  }
+  return scratch;
+}
 
 export interface CliRun {
   readonly code: number;
@@ -6,7 +25,10 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs the CLI in-process with its own environment (nothing from the test's process.env leaks in). */
+/**
+ * Runs the CLI in-process with its own environment (nothing from the test's process.env leaks in),
+ * in {@link testCwd} unless `extra.cwd` names another directory.
+ */
 export async function runCli(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
@@ -15,6 +37,7 @@ export async function runCli(
   let stdout = '';
   let stderr = '';
   const code = await main(argv, {
+    cwd: testCwd(),
     env: { AWS_REGION: 'us-east-1', ...env },
     stdout: (t) => {
       stdout += t;
@@ -38,10 +61,8 @@ export async function startCliServer(
   env: NodeJS.ProcessEnv,
   extra: Partial<CliIo> = {},
 ) {
-  let stop: () => void = () => undefined;
-  const untilStopped = new Promise<void>((resolve) => {
-    stop = resolve;
-  });
+  // Stopped as Ctrl-C stops the real command line: its signal aborts.
+  const controller = new AbortController();
   let listening: (url: string) => void = () => undefined;
   const url = new Promise<string>((resolve) => {
     listening = resolve;
@@ -50,7 +71,7 @@ export async function startCliServer(
   let stderr = '';
   const done = runCli(argv, env, {
     ...extra,
-    untilStopped,
+    signal: controller.signal,
     onListening: listening,
     // Teed, so what a server printed can be read while it runs.
     stdout: (t) => {
@@ -68,8 +89,9 @@ export async function startCliServer(
     url: result,
     /** What it has printed so far. */
     output: () => ({ stdout, stderr }),
+    /** Stops it as Ctrl-C does (exit status 130), and waits until it has. */
     stop: async () => {
-      stop();
+      controller.abort(InterruptedError.of('SIGINT'));
       return done;
     },
   };

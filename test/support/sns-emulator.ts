@@ -72,10 +72,11 @@ export interface SnsEnvelope {
 }
 
 /**
- * The variant an SQS subscriber reads. Real SNS delivers only the `sqs` member of a
- * MessageStructure=json message; fauxqs passes the whole structure through, so pick it here.
+ * The variant an SQS subscriber reads. Real SNS delivers the `sqs` member of a MessageStructure=json
+ * message, or `default` where there is none (the alert carries its JSON once, in `default`);
+ * fauxqs passes the whole structure through, so pick it here as SNS would.
  */
 export function sqsVariant(envelope: SnsEnvelope): string {
   const structure = JSON.parse(envelope.Message) as Record<string, string>;
-  return structure.sqs ?? envelope.Message;
+  return structure.sqs ?? structure.default ?? envelope.Message;
 }

@@ -32,7 +32,7 @@ export const CHAT_CONTEXT = {
 /** The stack as `cdk synth` builds it from this context, in a fixed account and region. */
 export function synthStack(context: Record<string, unknown> = {}) {
   const app = new App({ context: { ...BASE_CONTEXT, ...context } });
-  const stack = new DomainSentinelStack(app, 'DomainSentinel', {
+  const stack = new DomainSentinelStack(app, String(context.stackName ?? 'DomainSentinel'), {
     settings: settingsFromContext(app),
     env: { account: '123456789012', region: 'eu-west-1' },
   });

@@ -2,15 +2,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   ALERT_TOPIC_DISPLAY_NAME,
-  buildAlertMessage,
   gsm7Length,
-  renderDigest,
   renderSms,
   renderSubject,
   SNS_MAX_BYTES,
   shouldNotify,
   smsAsDelivered,
 } from '../../functions/core/alerts/alert';
+import { composeDigest, renderDigest } from '../../functions/core/alerts/digest';
+import { buildAlertMessage, snsPublishBytes } from '../../functions/core/alerts/message';
 import {
   type ContactFinding,
   compareFindings,
@@ -40,11 +40,15 @@ const contact: ContactFinding = {
 describe('renderDigest', () => {
   const report = reportOf([quarantine, expiring, warning, contact, info]);
 
-  it('says what is wrong in words, critical first, with registrant and restore link', () => {
+  it('says what is wrong in words, critical first, with registrant, next step and its one link', () => {
     const digest = renderDigest(report);
     expect(digest.split('\n')[0]).toBe('domain-sentinel: 2 critical, 2 warning, 1 info');
     expect(digest).toContain('- example.nl: in quarantine since 2 Nov 2026, 19 days');
-    expect(digest).toContain('  Restore: https://restore.example/prod/restore/example.nl?exp=1&kid=a&sig=b');
+    // Without a finding page (a report without links but the restore link), the restore link is its one link.
+    expect(digest).toContain('  Act: https://restore.example/prod/restore/example.nl?exp=1&kid=a&sig=b');
+    expect(digest).toContain(
+      "  Next: Renew it, or turn auto-renew on, in the reseller's control panel before 25 Nov 2026.",
+    );
     expect(digest).toContain('- shop.nl: expires 25 Nov 2026 in 3 days, auto-renew OFF');
     expect(digest).toContain('  Registrant: Anna de Vries (Bloem BV) <anna@example.nl> [C1]');
     expect(digest).toContain(
@@ -80,13 +84,29 @@ describe('renderDigest', () => {
     expect(digest).toContain('- domain odd.nl on page 3: date_expiry: bad');
   });
 
-  it('cuts a long list with an "and N more" line', () => {
-    const many = Array.from({ length: 50 }, (_, i) =>
-      domainFinding(`d${i}.nl`, 'expired', 'critical', -1 - i),
+  it('names criticals first within its budget, counts what it leaves out per severity and links exactly those', () => {
+    const many = [
+      ...Array.from({ length: 50 }, (_, i) => domainFinding(`d${i}.nl`, 'expired', 'critical', -1 - i)),
+      ...Array.from({ length: 30 }, (_, i) => domainFinding(`w${i}.nl`, 'expiring', 'warning', 20)),
+    ];
+    const linked = {
+      ...reportOf(many),
+      report_url: 'https://links.example/prod/report?exp=1795932000&kid=abcdef12&sig=s',
+    };
+    const digest = composeDigest(linked, { budgetBytes: 4_000 });
+    const named = digest.text.match(/^- d\d+\.nl/gm) ?? [];
+    expect(named.length).toBeGreaterThan(5);
+    expect(named.length).toBeLessThan(50);
+    expect(digest.text.match(/^- w\d+\.nl/gm)).toBeNull();
+    expect(digest.named).toEqual({ critical: named.length, warning: 0 });
+    expect(digest.leftOut).toEqual({ critical: 50 - named.length, warning: 30 });
+    const link = `https://links.example/prod/report?of=2026-11-22T06%3A00%3A00.000Z&from=${named.length}.0&exp=1795932000&kid=abcdef12&sig=s`;
+    expect(digest.text).toContain(
+      `Not named in this e-mail: ${50 - named.length} critical, 30 warning: ${link}`,
     );
-    const digest = renderDigest(reportOf(many), { detailLimit: 10 });
-    expect(digest.match(/^- d\d+\.nl/gm)).toHaveLength(10);
-    expect(digest).toContain('- and 40 more critical');
+    expect(digest.text).toContain(`- and ${50 - named.length} more critical, not named here: ${link}`);
+    expect(digest.text).toContain(`- and 30 more warning, not named here: ${link}`);
+    expect(Buffer.byteLength(JSON.stringify(digest.text)) - 2).toBeLessThanOrEqual(4_000);
   });
 
   it('says, after a proven filtered read, how many domains the account holds and that only some were read', () => {
@@ -115,7 +135,7 @@ describe('renderDigest', () => {
 describe('renderSms', () => {
   it('names critical items in GSM-7 with no link', () => {
     const sms = renderSms(reportOf([quarantine, expiring, warning]));
-    expect(sms).toBe('2 critical: example.nl quarantine; shop.nl 3d no renew');
+    expect(sms).toBe('2 critical: example.nl quarantine; shop.nl 3d no renew 1 warning');
     expect(sms).not.toContain('http');
   });
 
@@ -175,10 +195,13 @@ describe('renderSms', () => {
         const sms = renderSms(reportOf(findings));
         const critical = findings.filter((f) => f.severity === 'critical').length;
         fc.pre(critical > 0);
-        const listed = sms.slice(sms.indexOf('critical:') + 'critical:'.length).replace(/ \+\d+ more$/, '');
+        const warning = findings.filter((f) => f.severity === 'warning').length;
+        // What it leaves out is said at its end: the critical ones not named, and the warnings.
+        const tail = / ?(?:\+(\d+) more)?(?:, )?(?:(\d+) warning)?$/.exec(sms);
+        const listed = sms.slice(sms.indexOf('critical:') + 'critical:'.length, tail?.index);
         const named = listed.trim() ? listed.split(';').length : 0;
-        const more = Number(/\+(\d+) more$/.exec(sms)?.[1] ?? 0);
-        expect(named + more).toBe(critical);
+        expect(named + Number(tail?.[1] ?? 0)).toBe(critical);
+        expect(Number(tail?.[2] ?? 0)).toBe(warning);
       }),
       { numRuns: 300 },
     );
@@ -195,25 +218,43 @@ describe('renderSubject', () => {
 });
 
 describe('buildAlertMessage', () => {
-  it('carries every protocol variant and the attributes', () => {
+  it('carries the JSON once, in default (every protocol without a key of its own gets it), beside email and sms', () => {
     const alert = buildAlertMessage(reportOf([quarantine, warning, info]));
     const message = JSON.parse(alert.message);
-    expect(Object.keys(message).sort()).toEqual([
-      'default',
-      'email',
-      'http',
-      'https',
-      'lambda',
-      'sms',
-      'sqs',
-    ]);
-    expect(message.email).toBe(message.default);
-    expect(JSON.parse(message.sqs).findings).toHaveLength(3);
+    expect(Object.keys(message).sort()).toEqual(['default', 'email', 'sms']);
+    expect(message.email).toContain('CRITICAL (1)');
+    const json = JSON.parse(message.default);
+    expect(json.findings).toHaveLength(3);
+    expect(json.truncated).toBeUndefined();
+    expect(alert.json).toBe('whole');
     expect(alert.attributes).toEqual({ severity: 'critical', critical_count: 1, warning_count: 1 });
     expect(alert.findingsCut).toBe(0);
   });
 
-  it('stays under 256 KB for 100 000 findings, cutting with "and N more" in every variant', () => {
+  it('counts what SNS counts: message, subject and every attribute name, type and value', () => {
+    const alert = buildAlertMessage({
+      ...reportOf([quarantine]),
+      source: { ...reportOf([]).source, account: 'brand-a' },
+    });
+    expect(snsPublishBytes(alert)).toBe(
+      Buffer.byteLength(alert.message) +
+        Buffer.byteLength(alert.subject) +
+        'severity'.length +
+        'String'.length +
+        'critical'.length +
+        'critical_count'.length +
+        'Number'.length +
+        1 +
+        'warning_count'.length +
+        'Number'.length +
+        1 +
+        'account'.length +
+        'String'.length +
+        'brand-a'.length,
+    );
+  });
+
+  it('stays under 256 KB for 100 000 findings: the JSON says it is cut and links the whole, the digest names criticals first', () => {
     const findings = Array.from({ length: 100_000 }, (_, i) =>
       domainFinding(
         `a-rather-long-domain-name-number-${i}.example.co.uk`,
@@ -222,14 +263,28 @@ describe('buildAlertMessage', () => {
         i % 40,
       ),
     ).sort(compareFindings);
-    const alert = buildAlertMessage(reportOf(findings));
-    expect(Buffer.byteLength(alert.message)).toBeLessThanOrEqual(SNS_MAX_BYTES);
+    const report = {
+      ...reportOf(findings),
+      report_url: 'https://links.example/prod/report?exp=1795932000&kid=abcdef12&sig=s',
+      report_json_url: 'https://links.example/prod/report.json?of=x&exp=1795932000&kid=abcdef12&sig=s',
+    };
+    const alert = buildAlertMessage(report);
+    expect(snsPublishBytes(alert)).toBeLessThanOrEqual(SNS_MAX_BYTES);
     expect(alert.findingsCut).toBeGreaterThan(0);
+    expect(alert.json).toBe('linked');
     const message = JSON.parse(alert.message);
-    const json = JSON.parse(message.sqs);
-    expect(json.truncated.findings_omitted + json.findings.length).toBe(100_000);
+    const json = JSON.parse(message.default);
+    expect(json.truncated).toBe(true);
+    expect(json.omitted.findings + json.findings.length).toBe(100_000);
+    expect(json.report_json_url).toBe(report.report_json_url);
+    expect(json.findings.every((f: { next_step?: string }) => typeof f.next_step === 'string')).toBe(true);
     expect(json.summary.critical).toBe(50_000);
-    expect(message.email).toMatch(/- and \d+ more critical/);
+    expect(alert.digest.named.critical).toBeGreaterThan(0);
+    expect(alert.digest.named.warning).toBe(0);
+    expect(alert.digest.named.critical + alert.digest.leftOut.critical).toBe(50_000);
+    expect(message.email).toMatch(
+      /- and \d+ more critical, not named here: https:\/\/links\.example\/prod\/report\?of=/,
+    );
   });
 
   it('names every critical domain in the digest or counts it in an "and N more" line, and fits, for any findings', () => {
@@ -241,19 +296,22 @@ describe('buildAlertMessage', () => {
       })
       .map((f) => domainFinding(f.name, 'expiring', f.severity, f.days));
     fc.assert(
-      fc.property(fc.uniqueArray(finding, { maxLength: 600, selector: (f) => f.domain_name }), (findings) => {
-        const report = reportOf(findings.sort(compareFindings));
-        const alert = buildAlertMessage(report, { detailLimit: 200 });
-        expect(Buffer.byteLength(alert.message)).toBeLessThanOrEqual(SNS_MAX_BYTES);
-        const digest: string = JSON.parse(alert.message).email;
-        const critical = findings.filter((f) => f.severity === 'critical');
-        const named = critical.filter((f) =>
-          new RegExp(`^- ${f.domain_name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[: ]`, 'm').test(digest),
-        ).length;
-        const more = Number(/- and (\d+) more critical/.exec(digest)?.[1] ?? 0);
-        expect(named + more).toBe(critical.length);
-      }),
-      { numRuns: 60 },
+      fc.property(
+        fc.uniqueArray(finding, { maxLength: 3_000, selector: (f) => f.domain_name }),
+        (findings) => {
+          const report = reportOf(findings.sort(compareFindings));
+          const alert = buildAlertMessage(report);
+          expect(snsPublishBytes(alert)).toBeLessThanOrEqual(SNS_MAX_BYTES);
+          const digest: string = JSON.parse(alert.message).email;
+          const critical = findings.filter((f) => f.severity === 'critical');
+          const named = critical.filter((f) =>
+            new RegExp(`^- ${f.domain_name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[: ]`, 'm').test(digest),
+          ).length;
+          const more = Number(/- and (\d+) more critical/.exec(digest)?.[1] ?? 0);
+          expect(named + more).toBe(critical.length);
+        },
+      ),
+      { numRuns: 40 },
     );
   });
 });
@@ -273,9 +331,10 @@ describe('buildAlertMessage with unreadable records', () => {
     const message = JSON.parse(alert.message);
     expect(message.email).toContain('PROBLEMS: 1000 records could not be read and were not checked:');
     expect(message.email).toContain('- and 980 more unreadable records');
-    const json = JSON.parse(message.sqs);
-    expect(json.problems.length + json.truncated.problems_omitted).toBe(1_000);
-    expect(alert.problemsCut).toBe(json.truncated.problems_omitted);
+    const json = JSON.parse(message.default);
+    expect(json.truncated).toBe(true);
+    expect(json.problems.length + json.omitted.problems).toBe(1_000);
+    expect(alert.problemsCut).toBe(json.omitted.problems);
   });
 
   it('stays under 256 KB in bytes for 100 000 findings and 100 000 problems together, any reason length', () => {
@@ -290,10 +349,10 @@ describe('buildAlertMessage with unreadable records', () => {
           );
           const problems = Array.from({ length: problemCount }, (_, i) => problem(i, reason));
           const alert = buildAlertMessage(reportOf(findings, problems));
-          expect(Buffer.byteLength(alert.message, 'utf8')).toBeLessThanOrEqual(SNS_MAX_BYTES);
-          const json = JSON.parse(JSON.parse(alert.message).sqs);
-          expect(json.findings.length + (json.truncated?.findings_omitted ?? 0)).toBe(findingCount);
-          expect(json.problems.length + (json.truncated?.problems_omitted ?? 0)).toBe(problemCount);
+          expect(snsPublishBytes(alert)).toBeLessThanOrEqual(SNS_MAX_BYTES);
+          const json = JSON.parse(JSON.parse(alert.message).default);
+          expect(json.findings.length + (json.omitted?.findings ?? 0)).toBe(findingCount);
+          expect(json.problems.length + (json.omitted?.problems ?? 0)).toBe(problemCount);
         },
       ),
       { numRuns: 6 },

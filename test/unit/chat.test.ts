@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { buildAlertMessage, SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
+import { SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
 import { CUSTOM_NOTIFICATION_LIMITS, chatName, chatNotificationOf } from '../../functions/core/alerts/chat';
+import { buildAlertMessage } from '../../functions/core/alerts/message';
 import {
   parseAlertReport,
   renderSlackMessage,
@@ -58,12 +59,16 @@ describe('the chat message (custom notification)', () => {
     expect(d).toContain(
       '- `example.nl`: in quarantine since 2 Nov 2026, 19 days; LAST DAYS: restore by 25 Nov 2026, 3 days left',
     );
-    expect(d).toContain(`  Restore: ${RESTORE}example.nl?exp=1795500000`);
+    // One link per item, and its next step (a report without finding pages: the restore link).
+    expect(d).toContain(`  Act: ${RESTORE}example.nl?exp=1795500000`);
+    expect(d).toContain(
+      '  Next: Restore it by 25 Nov 2026 (3 days left) through its link, with the registrant',
+    );
     expect(d).toContain('- `later.eu`: expires 12 Dec 2026 in 20 days, auto-renew OFF');
     expect(d).not.toContain('fine.com');
     expect(d.split('\n')[0]).toBe(`Full report: ${small().report_url}`);
     expect(message.content.nextSteps?.[0]).toMatch(
-      /^Restore each domain in quarantine before its restore-by date/,
+      /^Open each item's link: its page says what to do by when/,
     );
     expect(message.content.keywords).toEqual(['domain-sentinel', '2 critical', 'Acme Hosting']);
     expect(message.metadata.threadId).toBe('domain-sentinel-acme-hosting-2026-11-22');
@@ -98,15 +103,20 @@ describe('the chat message (custom notification)', () => {
     const shown = d.split('\n').filter((l) => l.startsWith('- `')).length;
     expect(shown).toBeGreaterThan(5);
     // Everything not shown is counted, including what SNS's 256 KB cut from the report.
-    expect(d).toContain(`… and ${100_000 - shown} more (see the full report)`);
+    // Per severity: criticals come first, so what is left out is the rest of them and every warning.
+    expect(d).toContain(
+      `… and ${100_000 - shown} more (${30_000 - shown} critical, 70000 warning): see the full report`,
+    );
     expect(message.content.title).toBe('domain-sentinel: 30000 critical, 70000 warning');
 
-    const slack = renderSlackMessage(parseAlertReport(JSON.parse(alert.message).sqs));
+    const slack = renderSlackMessage(parseAlertReport(JSON.parse(alert.message).default));
     expect(SlackMessageSchema.safeParse(slack).error).toBeUndefined();
     expect(blocksText(slack.blocks)).toBeLessThanOrEqual(12_000);
-    expect(slack.blocks.at(-2)).toMatchObject({ text: { text: expect.stringMatching(/^… and \d+ more/) } });
+    expect(slack.blocks.at(-2)).toMatchObject({
+      text: { text: expect.stringMatching(/^… and \d+ more \(\d+ critical, 70000 warning\)/) },
+    });
 
-    const teams = renderTeamsMessage(parseAlertReport(JSON.parse(alert.message).sqs));
+    const teams = renderTeamsMessage(parseAlertReport(JSON.parse(alert.message).default));
     expect(TeamsMessageSchema.safeParse(teams).error).toBeUndefined();
     expect(Buffer.byteLength(JSON.stringify(teams))).toBeLessThanOrEqual(TEAMS_MAX_BYTES);
     expect(adaptiveCardProblems(teams.attachments[0]?.content as never)).toEqual([]);
@@ -125,7 +135,7 @@ describe('the chat message (custom notification)', () => {
     const message = chatNotificationOf(alert);
     expect(message.content.description).toContain('CRITICAL (2)');
     expect(message.content.description).not.toContain('more');
-    const slack = renderSlackMessage(parseAlertReport(JSON.parse(alert.message).sqs));
+    const slack = renderSlackMessage(parseAlertReport(JSON.parse(alert.message).default));
     expect(JSON.stringify(slack)).not.toContain('more (');
   });
 

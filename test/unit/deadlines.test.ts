@@ -1,6 +1,7 @@
 import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
-import { renderDigest, renderSms } from '../../functions/core/alerts/alert';
+import { renderSms } from '../../functions/core/alerts/alert';
+import { renderDigest } from '../../functions/core/alerts/digest';
 import { ConfigError } from '../../functions/core/base/errors';
 import {
   classify,

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { capForMessage } from '../../functions/adapters/stateful-scan';
-import { buildAlertMessage, renderDigest, SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
-import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE } from '../../functions/core/memory/state';
+import { capForMessage } from '../../functions/adapters/publish-alert';
+import { SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
+import { renderDigest } from '../../functions/core/alerts/digest';
+import { buildAlertMessage, snsPublishBytes } from '../../functions/core/alerts/message';
+import { DEFAULT_STATE_POLICY } from '../../functions/core/memory/state';
 import { DAY, domain, scanOf } from '../support/state-scan';
+import { compareWithState, EMPTY_STATE } from '../support/whole-state';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 
@@ -28,11 +31,15 @@ describe('digest with memory', () => {
     const digest = renderDigest(twoScans().report);
     const lines = digest.split('\n');
     expect(lines[2]).toBe('Since the last scan: 3 changed, 1 new, 1 resolved.');
-    expect(lines.slice(4, 8)).toEqual([
+    // Each change ends with its next step.
+    expect(lines.slice(4, 11)).toEqual([
       'CHANGES (3)',
       '- gone.nl: LEFT THE ACCOUNT: no longer listed (transferred out or deleted?) [critical]',
+      "  Next: Check in the reseller's control panel whether it was transferred out or deleted on purpose; if not, contact the reseller today.",
       '- locked.com: nameservers changed (hosted DNS → nsgroup ns evil) [warning]',
+      "  Next: Check that the new nameservers are yours (website and mail follow them); if not, set them back in the reseller's control panel now.",
       '- locked.com: transfer lock turned OFF [warning]',
+      "  Next: If nobody here turned it off, turn the transfer lock on again in the reseller's control panel today.",
     ]);
     expect(digest).toMatch(/^- NEW late\.nl: expires /m);
     expect(digest).toMatch(/^- ongoing stays\.nl: expires /m);
@@ -62,12 +69,12 @@ describe('digest with memory', () => {
     expect(emptied.report.changes).toHaveLength(5_000);
     const capped = capForMessage(emptied.report);
     const alert = buildAlertMessage(capped);
-    expect(Buffer.byteLength(alert.message)).toBeLessThan(SNS_MAX_BYTES);
-    const { email, sqs } = JSON.parse(alert.message) as { email: string; sqs: string };
+    expect(snsPublishBytes(alert)).toBeLessThan(SNS_MAX_BYTES);
+    const { email, default: json } = JSON.parse(alert.message) as { email: string; default: string };
     expect(email).toContain('Since the last scan: 5000 changed, 2500 resolved.');
     expect(email).toContain('CHANGES (5000)');
-    expect(email).toContain('- and 4900 more changes (see the JSON report, or run a scan with --json)');
+    expect(email).toContain('- and 4900 more changes (run a scan with --json for all of them)');
     expect(email).toContain('Resolved since the last alert (2500)');
-    expect(JSON.parse(sqs).changes_truncated).toEqual({ changes_omitted: 4_900, resolved_omitted: 2_400 });
+    expect(JSON.parse(json).changes_truncated).toEqual({ changes_omitted: 4_900, resolved_omitted: 2_400 });
   });
 });

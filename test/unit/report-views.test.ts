@@ -99,7 +99,7 @@ describe('renderCalendar', () => {
 });
 
 describe('attachLinks', () => {
-  it('gives every domain finding snooze and acknowledge links (restore where it has one) and the report its URLs', () => {
+  it('gives every domain finding its page, snooze and acknowledge links (restore where it has one) and the report its URLs', () => {
     const quarantined = {
       ...findings()[0],
       restore_url: 'https://x.example/restore/lost.nl?exp=1',
@@ -111,8 +111,17 @@ describe('attachLinks', () => {
       ttlDays: 7,
     });
     const [a, b] = report.findings as DomainFinding[];
-    expect(Object.keys(a?.actions ?? {})).toEqual(['restore', 'snooze', 'acknowledge']);
-    expect(Object.keys(b?.actions ?? {})).toEqual(['snooze', 'acknowledge']);
+    expect(Object.keys(a?.actions ?? {})).toEqual(['restore', 'snooze', 'acknowledge', 'page']);
+    expect(Object.keys(b?.actions ?? {})).toEqual(['snooze', 'acknowledge', 'page']);
+    // The one link the digest gives it: its page, signed for its domain, read-only.
+    expect(b?.actions?.page).toMatch(
+      /^https:\/\/x\.example\/prod\/finding\/later\.nl\?exp=\d+&kid=[0-9a-f]{8}&sig=/,
+    );
+    // The whole report as JSON, for this very report (`of`), behind the report link's signature.
+    const json = new URL(report.report_json_url ?? '');
+    expect(json.pathname).toBe('/prod/report.json');
+    expect(json.searchParams.get('of')).toBe(report.generated_at);
+    expect(json.searchParams.get('sig')).toBe(new URL(report.report_url ?? '').searchParams.get('sig'));
     // Each carries the finding it was sent for (see action-decision.ts).
     expect(b?.actions?.snooze).toMatch(
       new RegExp(`^https://x\\.example/prod/snooze/later\\.nl\\?kind=${b?.kind}&sev=${b?.severity}&exp=`),
@@ -150,10 +159,10 @@ describe('renderReportPage', () => {
     const headings = [...html.matchAll(/<h2>([^<]+)<\/h2>/g)].map((m) => m[1]);
     expect(headings).toEqual([
       'Restore deadlines (1)',
-      'Expiries and restore deadlines in the next 90 days',
       'CRITICAL (3)',
       'WARNING (2)',
       'INFO (1)',
+      'Expiries and restore deadlines in the next 90 days',
     ]);
     expect(html).toContain('<strong>soon.nl</strong>: expires 25 Nov 2026 in 3 days, auto-renew OFF');
   });
@@ -199,7 +208,7 @@ describe('renderReportPage', () => {
       ],
     };
     expect(renderReportPage({ report: withChanges, token })).toContain(
-      '<h2>Changes since the last scan (1)</h2><ul class="items"><li><strong>shop.nl</strong>: transfer lock off (true → false)</li>',
+      `<h2>Changes since the last scan (1)</h2><ul class="items"><li><strong>shop.nl</strong>: transfer lock off (true → false)<div class="next">Next: If nobody here turned it off, turn the transfer lock on again in the reseller&#39;s control panel today.</div></li>`,
     );
     expect(renderReportPage({ report, token })).not.toContain('Changes since');
   });
@@ -217,7 +226,63 @@ describe('renderReportPage', () => {
   it('draws the expiries of the next 90 days on the timeline, and nothing past or beyond', () => {
     const svg = renderTimeline(report);
     const names = [...svg.matchAll(/text-anchor="end">([^<]+)</g)].map((m) => m[1]);
-    expect(names).toEqual(['soon.nl', '&#60;script&#62;alert(1)&#60;/scrip…', 'later.nl']);
+    expect(names).toEqual(['soon.nl', '&#60;script&#62;alert(1)&#60;/script&#62;.nl', 'later.nl']);
+    // What its marks mean is said beside it.
+    expect(svg).toContain('expiry date</li>');
+    expect(svg).toContain('restore-by day (quarantine)</li>');
+  });
+
+  it('labels an IDN on the timeline in its own script, whole', () => {
+    const idn = domainFinding('xn--knigsberger-stadtbibliothek-pyc.de', 'expiring', 'warning', 12);
+    const names = [...renderTimeline(reportOf([idn])).matchAll(/text-anchor="end">([^<]+)</g)].map(
+      (m) => m[1],
+    );
+    expect(names).toEqual(['königsberger-stadtbibliothek.de']);
+  });
+
+  it('opens with the most urgent finding, its next step and its one link, and links its JSON and unreadable records', () => {
+    const linked = reportOf(
+      [
+        domainFinding('urgent.nl', 'expired', 'critical', -1, {
+          actions: { page: 'https://x.example/prod/finding/urgent.nl?exp=1&kid=abcd1234&sig=s' },
+        }),
+      ],
+      [{ resource: 'domain', key: 'odd.nl', page: 2, reason: 'date_expiry: bad' }],
+    );
+    const html = renderReportPage({ report: linked, token });
+    const first = html.indexOf('Most urgent: urgent.nl');
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThan(html.indexOf('<h2>'));
+    expect(html).toContain(
+      '<a class="act" href="https://x.example/prod/finding/urgent.nl?exp=1&#38;kid=abcd1234&#38;sig=s"',
+    );
+    expect(html).toContain(`<a href="report.json?exp=1&#38;kid=abcd1234&#38;sig=${token.sig}">JSON</a>`);
+    expect(html).toContain('<a href="#unreadable">Unreadable records (1)</a>');
+    expect(html).toContain('<h2 id="unreadable">Unreadable records (1)</h2>');
+    expect(html).toContain('domain odd.nl on page 2: date_expiry: bad');
+  });
+
+  it('lists exactly what an alert left out when opened from its link, and the whole report once a newer scan replaced it', () => {
+    const many = reportOf([
+      ...['c1', 'c2', 'c3'].map((n) => domainFinding(`${n}.nl`, 'expired', 'critical', -1)),
+      domainFinding('quiet.nl', 'expired', 'critical', -1, { snoozed_until: '2026-11-29T06:00:00.000Z' }),
+      ...['w1', 'w2'].map((n) => domainFinding(`${n}.nl`, 'expiring', 'warning', 20)),
+    ]);
+    const leftOut = renderReportPage({
+      report: many,
+      token: { ...token, of: many.generated_at, from: '2.1' },
+    });
+    const listed = [...leftOut.matchAll(/<li class="(?:critical|warning)" data-domain="([^"]+)"/g)].map(
+      (m) => m[1],
+    );
+    // The alert named c1, c2 and w1 (the snoozed domain was never in it): the page lists c3 and w2.
+    expect(listed).toEqual(['c3.nl', 'w2.nl']);
+    const replaced = renderReportPage({
+      report: many,
+      token: { ...token, of: '2026-11-21T06:00:00.000Z', from: '2.1' },
+    });
+    expect(replaced).toContain('A newer scan replaced the report the alert was made from');
+    expect([...replaced.matchAll(/<li class="(?:critical|warning)" data-domain="/g)]).toHaveLength(6);
   });
 
   it('allows its own stylesheet by hash and nothing inline besides', () => {

@@ -2,17 +2,17 @@ import { App } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../functions/core/base/errors';
 import { loadScanSettings, SETTINGS } from '../../functions/core/scan/config';
-import { loadStackConfig } from '../../lib/config';
+import { loadDeploySettings } from '../../lib/config';
 
 const BASE = 'https://api.reseller.example';
 const stackConfig = (context: Record<string, unknown>) =>
-  loadStackConfig(new App({ context: { resellerBaseUrl: BASE, ...context } }).node);
+  loadDeploySettings(new App({ context: { resellerBaseUrl: BASE, ...context } }).node);
 
 describe('one schema and one default per setting', () => {
   it('gives the command line, the Lambdas and the CDK app the same defaults', () => {
     const cli = loadScanSettings({ resellerBaseUrl: BASE });
     const cdk = stackConfig({});
-    for (const key of ['expiryDays', 'criticalDays', 'minSeverity', 'timeZone', 'scanMode'] as const) {
+    for (const key of ['expiryDays', 'criticalDays', 'minSeverity', 'timeZone'] as const) {
       expect(cdk[key], key).toEqual(cli[key]);
       expect(String(cli[key]), key).toBe(String(SETTINGS[key].default));
     }
@@ -32,6 +32,12 @@ describe('one schema and one default per setting', () => {
     ['expiryDays', 'soon', 'EXPIRY_DAYS (--expiry-days) must be a whole number from 1 to 3650'],
     ['timeZone', 'Mars/Olympus', 'ALERT_TIME_ZONE (--time-zone) must be an IANA time zone'],
     [
+      'timeZone',
+      'Europe/Amsterdm',
+      'ALERT_TIME_ZONE (--time-zone) must be an IANA time zone such as UTC or Europe/Amsterdam; did you mean Europe/Amsterdam?',
+    ],
+    ['timeZone', 'America/Sao_Paolo', 'did you mean America/Sao_Paulo?'],
+    [
       'accountLabel',
       'Reseller\nInjected line',
       'ACCOUNT_LABEL must not hold control or invisible characters',
@@ -40,6 +46,13 @@ describe('one schema and one default per setting', () => {
   ] as const)('refuses %s=%j everywhere, naming it', (key, value, message) => {
     expect(() => loadScanSettings({ resellerBaseUrl: BASE, [key]: value })).toThrow(message);
     expect(() => stackConfig({ [key]: value })).toThrow(new RegExp(`^invalid context: ${key} `));
+  });
+
+  it('suggests a time zone only when one is close: Mars/Olympus gets none', () => {
+    expect(() => loadScanSettings({ resellerBaseUrl: BASE, timeZone: 'Mars/Olympus' })).toThrow(
+      /must be an IANA time zone such as UTC or Europe\/Amsterdam$/,
+    );
+    expect(loadScanSettings({ resellerBaseUrl: BASE, timeZone: 'UTC' }).timeZone).toBe('UTC');
   });
 
   it.each([

@@ -1,21 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import {
-  compareWithState,
-  DEFAULT_STATE_POLICY,
-  EMPTY_STATE,
-  parseState,
-  type ScanState,
-} from '../../functions/core/memory/state';
+import { DEFAULT_STATE_POLICY } from '../../functions/core/memory/state';
 import { belongsTo, bindAccount } from '../../functions/core/memory/state-account';
 import {
   boundField,
   domainKey,
   isHashedKey,
   MAX_PROBLEM_KEYS,
-  storedDomainKey,
 } from '../../functions/core/memory/state-bounds';
 import { isDue, scanTimeProblem } from '../../functions/core/memory/state-time';
 import { DAY, domain, scanOf } from '../support/state-scan';
+import { compareWithState, EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 const HOUR = 3_600_000;
@@ -54,6 +48,7 @@ describe('memory keys', () => {
       EMPTY_STATE,
     );
     expect(Object.keys(first.next.domains)).toEqual(['example.nl']);
+    expect(domainKey('XN--BCHER-KVA.DE.')).toBe('xn--bcher-kva.de');
     expect(first.report.findings).toEqual([]);
     expect(first.report.summary).toEqual({ critical: 0, warning: 0, info: 0 });
     expect(first.report.problems).toEqual([
@@ -109,23 +104,6 @@ describe('memory keys', () => {
       stored(same.next),
     );
     expect(other.report.changes.map((c) => c.kind)).toEqual(['nameservers_changed']);
-  });
-
-  it('finds the memory of a state written before keys were normalised (Unicode, trailing dot)', () => {
-    const old = stored({
-      ...EMPTY_STATE,
-      started_at: new Date(T0).toISOString(),
-      last_scan_at: new Date(T0).toISOString(),
-      domains: {
-        'bücher.de': { watched: {}, finding: null, alerted: null },
-        'b.nl.': { watched: {}, finding: null, alerted: null },
-      },
-    });
-    expect([storedDomainKey('bücher.de'), storedDomainKey('b.nl.')]).toEqual(['xn--bcher-kva.de', 'b.nl']);
-    const next = run([domain('xn--bcher-kva.de', T0), domain('b.nl', T0)], T0 + HOUR, old);
-    expect(next.report.changes).toEqual([]);
-    expect(Object.keys(next.next.domains).sort()).toEqual(['b.nl', 'xn--bcher-kva.de']);
-    expect(domainKey('XN--BCHER-KVA.DE.')).toBe('xn--bcher-kva.de');
   });
 
   it(`keeps at most ${MAX_PROBLEM_KEYS} unreadable-record keys, each bounded`, () => {
@@ -197,11 +175,6 @@ describe('stored times', () => {
     expect(() => parseState({ ...EMPTY_STATE, last_scan_at: '2026-02-30T00:00:00Z' }, 'x.json')).toThrow(
       /last_scan_at: not an RFC 3339 date-time/,
     );
-  });
-
-  it('loads a state written before states were bound to an account (no account field)', () => {
-    const { account: _account, ...old } = EMPTY_STATE;
-    expect(parseState(old, 'x.json').account).toBeNull();
   });
 
   it('counts a stored time in the future, or one that does not parse, as due', () => {

@@ -1,11 +1,9 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY } from '../../functions/core/findings/classify';
-import { ScanMemory, watchedFieldsOf } from '../../functions/core/memory/state';
+import { watchedFieldsOf } from '../../functions/core/memory/state';
 import { ResellerClient } from '../../functions/core/reseller/client';
 import { type Domain, DomainSchema } from '../../functions/core/reseller/schemas';
 import { scanAccount } from '../../functions/core/scan/scan';
-import { reportOf } from '../support/report';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
 
@@ -87,68 +85,5 @@ describe('scanAccount observe', () => {
       ['late.nl', 2],
     ]);
     expect(domains[0]?.transfer_lock).toBe(true);
-  });
-});
-
-describe('ScanMemory.observeDomain', () => {
-  /** Records as DomainSchema leaves them: every watched field in each of the forms it can take, or absent. */
-  const record = fc.record({
-    domain_name: fc.constantFrom(
-      'a.nl',
-      'B.nl',
-      'a.NL.',
-      'xn--bcher-kva.de',
-      'x.com.',
-      `${'l'.repeat(300)}.nl`,
-    ),
-    status: fc.constantFrom(['registered'], ['quarantine']),
-    date_expiry: fc.integer({ min: 0, max: 4e12 }),
-    auto_renew: fc.constantFrom(true, false, null),
-    auto_renew_period: fc.constant(12),
-    date_deleted: fc.constantFrom(null, 1.7e12),
-    registrant_handle: fc.constantFrom('C1', null, 'x'.repeat(300)),
-    transfer_lock: fc.constantFrom(true, false, null, undefined),
-    auth_code_present: fc.constantFrom(true, false, undefined),
-    nsgroup: fc.constantFrom('ns', null, undefined, 'n'.repeat(300)),
-    dns_hosted: fc.constantFrom(true, false, null, undefined),
-    dnssec: fc.constantFrom('signed', 'unsigned', null, undefined),
-    date_renewal: fc.constantFrom(null, undefined, 1.7e12, 0),
-    price: fc.constantFrom(
-      undefined,
-      { kind: 'premium', currency: 'EUR', amount: 12.5 },
-      { kind: 'premium' },
-      { kind: 'custom', currency: 'EUR', amount: 3 },
-      { kind: 'premium', currency: 'EURO', amount: 3 },
-    ),
-  });
-
-  it('remembers what observe(watchedFieldsOf) remembers, and names the same problems', () => {
-    fc.assert(
-      fc.property(fc.array(record, { minLength: 1, maxLength: 8 }), (raws) => {
-        const domains = raws.map(
-          (raw) =>
-            Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)) as unknown as Domain,
-        );
-        const fast = new ScanMemory();
-        const long = new ScanMemory();
-        domains.forEach((d, page) => {
-          fast.observeDomain(d, page);
-          long.observe(d.domain_name, watchedFieldsOf(d), page);
-        });
-        expect(fast.table.size).toBe(long.table.size);
-        for (let id = 0; id < long.table.size; id++) {
-          const key = long.table.keyOf(id);
-          const same = fast.table.find(key);
-          expect(same).toBeGreaterThanOrEqual(0);
-          expect(fast.table.seenName(same)).toBe(long.table.seenName(id));
-          expect(fast.table.seenWatched(same)).toEqual(long.table.seenWatched(id));
-          expect(fast.table.pageOf(same)).toBe(long.table.pageOf(id));
-        }
-        expect(fast.keyFindings(reportOf([])).report.problems).toEqual(
-          long.keyFindings(reportOf([])).report.problems,
-        );
-      }),
-      { numRuns: 2_000 },
-    );
   });
 });

@@ -1,16 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
+import { stageOf } from '../../functions/core/memory/compare';
+import { DEFAULT_STATE_POLICY, StateError } from '../../functions/core/memory/state';
+import { DAY, domain, scanOf } from '../support/state-scan';
 import {
-  type CompareResult,
   compareWithState,
-  DEFAULT_STATE_POLICY,
   EMPTY_STATE,
   parseState,
   type ScanState,
-  StateError,
-  stageOf,
-} from '../../functions/core/memory/state';
-import { DAY, domain, scanOf } from '../support/state-scan';
+  type WholeCompareResult,
+} from '../support/whole-state';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 const HOUR = 3_600_000;
@@ -20,7 +19,7 @@ function run(domains: Parameters<typeof scanOf>[0], now: number, state: ScanStat
   const { report, observed } = scanOf(domains, now, options);
   return compareWithState({ report, observed, state, policy, scope: 'http://reseller.test' });
 }
-const changeOf = (r: CompareResult, name: string) =>
+const changeOf = (r: WholeCompareResult, name: string) =>
   r.report.findings.find((f) => 'domain_name' in f && f.domain_name === name)?.change;
 
 describe('stageOf', () => {

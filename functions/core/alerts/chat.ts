@@ -1,8 +1,10 @@
 import { displayDomain, plural, safeText } from '../base/text';
 import { type DomainFinding, type Finding, isDomainFinding } from '../findings/classify';
+import { nextStep } from '../findings/next-step';
 import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
-import { type AlertMessage, dateFormat, describeDomainFinding, headline } from './alert';
+import { dateFormat, describeDomainFinding, headline } from './alert';
+import { type AlertMessage, reportJsonOf } from './message';
 
 /**
  * What a scan says in a team's chat. Three formats share one reading of the report (the items
@@ -37,8 +39,10 @@ export interface ChatItem {
   readonly name: string;
   /** What is wrong, in words, chat-safe ({@link chatPlain}). */
   readonly what: string;
-  /** The signed restore link, for a domain in quarantine. */
-  readonly restoreUrl?: string;
+  /** What to do about it and by when, chat-safe (findings/next-step.ts). */
+  readonly next: string;
+  /** Its one link: the finding's page (restore, snooze, acknowledge), or the restore link of a report without pages. */
+  readonly link?: string;
 }
 
 /** A character shown as a visible escape: `\u003c`. */
@@ -84,14 +88,16 @@ function domainItem(f: DomainFinding, now: string, day: (iso: string) => string)
     severity: f.severity === 'critical' ? 'critical' : 'warning',
     name: chatName(f.domain_name),
     what: chatPlain(describeDomainFinding(f, now, day)),
-    ...(f.restore_url ? { restoreUrl: f.restore_url } : {}),
+    next: chatPlain(nextStep(f, day)),
+    ...(f.actions?.page || f.restore_url ? { link: f.actions?.page ?? f.restore_url } : {}),
   };
 }
 
 const unreadableItem = (p: Problem): ChatItem => ({
   severity: 'critical',
   name: chatName(p.key ?? '(no name)'),
-  what: "says it is in quarantine, but its record could not be read, so it was not checked: check it in the reseller's control panel",
+  what: 'says it is in quarantine, but its record could not be read, so it was not checked',
+  next: "Check it in the reseller's control panel now: restore it there if it is in quarantine.",
 });
 
 /**
@@ -112,6 +118,7 @@ export function chatItems(report: Report, timeZone = 'UTC'): ChatItem[] {
               severity: 'warning',
               name: chatName(f.handle),
               what: 'contact validation pending: the registry may suspend the domains it holds',
+              next: chatPlain(nextStep(f)),
             },
       );
     }
@@ -131,6 +138,19 @@ export function chatCounts(report: Report): {
   const critical = report.summary.critical + report.problems.filter((p) => p.severity === 'critical').length;
   const warning = report.summary.warning;
   return { critical, warning, total: critical + warning };
+}
+
+/**
+ * `… and 12 more (2 critical, 10 warning): see the full report`: what a chat body left out, per
+ * severity, after showing the first `shown` of `items` (which list critical first). Empty when nothing was.
+ */
+export function leftOutLine(report: Report, items: readonly ChatItem[], shown: number): string {
+  const counts = chatCounts(report);
+  const shownCritical = Math.min(shown, items.filter((i) => i.severity === 'critical').length);
+  const critical = Math.max(0, counts.critical - shownCritical);
+  const warning = Math.max(0, counts.warning - (shown - shownCritical));
+  if (critical + warning === 0) return '';
+  return `… and ${critical + warning} more (${critical} critical, ${warning} warning): ${report.report_url ? 'see the full report' : 'run a scan with --json for all of them'}`;
 }
 
 /** What chat messages are told besides the report: the zone of dates and the account's name. */
@@ -188,10 +208,10 @@ const slug = (label: string | undefined): string =>
     .replace(/^-+|-+$/g, '')
     .slice(0, 40);
 
-/** One item as a line of the description: `- \`name\`: what. Restore: https://…`. */
+/** One item in the description: `- \`name\`: what`, its next step, and its link. */
 function itemLine(item: ChatItem): string {
-  const restore = item.restoreUrl ? `\n  Restore: ${chatUrl(item.restoreUrl)}` : '';
-  return `- ${codeSpan(item.name)}: ${item.what}${restore}`;
+  const link = item.link ? `\n  Act: ${chatUrl(item.link)}` : '';
+  return `- ${codeSpan(item.name)}: ${item.what}\n  Next: ${item.next}${link}`;
 }
 
 const cutText = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
@@ -219,15 +239,12 @@ export function buildChatNotification(report: Report, options: ChatOptions = {})
   let shown = 0;
   let section: ChatItem['severity'] | undefined;
   const counts = chatCounts(report);
-  const tail = (rest: number) =>
-    rest > 0
-      ? [
-          '',
-          `… and ${rest} more (${report.report_url ? 'see the full report' : 'run a scan with --json for all of them'})`,
-        ]
-      : [];
-  const compose = (body: readonly string[], rest: number) =>
-    [...head, ...body, ...tail(rest), '', footer].join('\n');
+  const tail = (count: number) => {
+    const line = leftOutLine(report, items, count);
+    return line ? ['', line] : [];
+  };
+  const compose = (body: readonly string[], count: number) =>
+    [...head, ...body, ...tail(count), '', footer].join('\n');
   for (const item of items) {
     if (shown >= detailLimit) break;
     const heading =
@@ -235,7 +252,7 @@ export function buildChatNotification(report: Report, options: ChatOptions = {})
         ? [...(section ? [''] : []), `${item.severity.toUpperCase()} (${counts[item.severity]})`]
         : [];
     const candidate = [...lines, ...heading, itemLine(item)];
-    if (compose(candidate, counts.total - shown - 1).length > limits.description) break;
+    if (compose(candidate, shown + 1).length > limits.description) break;
     lines.push(...heading, itemLine(item));
     section = item.severity;
     shown++;
@@ -246,14 +263,14 @@ export function buildChatNotification(report: Report, options: ChatOptions = {})
         ? 'Nothing critical or urgent among the records that could be read.'
         : 'Nothing critical or urgent.',
     );
-  let description = compose(lines, counts.total - shown);
+  let description = compose(lines, shown);
   // Only a report link longer than the whole budget could still pass it: cut it rather than fail.
   description = cutText(description, limits.description);
 
   const nextSteps: string[] = [];
-  if (items.some((i) => i.restoreUrl))
+  if (items.some((i) => i.link))
     nextSteps.push(
-      'Restore each domain in quarantine before its restore-by date: its Restore link asks to confirm, then restores.',
+      "Open each item's link: its page says what to do by when, and offers restore, snooze and acknowledge (each asks to confirm).",
     );
   if (items.some((i) => /expires|expired|renewal/.test(i.what)))
     nextSteps.push("Renew the expiring domains, or turn auto-renew on, in the reseller's control panel.");
@@ -299,6 +316,5 @@ export function buildChatNotification(report: Report, options: ChatOptions = {})
  * variant (the report as cut to fit SNS), so chat, webhooks and the JSON subscribers read one report.
  */
 export function chatNotificationOf(alert: AlertMessage, options: ChatOptions = {}): ChatNotification {
-  const variants = JSON.parse(alert.message) as { sqs: string };
-  return buildChatNotification(JSON.parse(variants.sqs) as Report, options);
+  return buildChatNotification(JSON.parse(reportJsonOf(alert)) as Report, options);
 }

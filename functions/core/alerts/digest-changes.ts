@@ -1,5 +1,6 @@
 import { formatAmount } from '../base/text';
 import type { Finding } from '../findings/classify';
+import { CHANGE_NEXT_STEPS, changeNextStep } from '../findings/next-step';
 import type { ChangeKind, DomainChange, Resolution, ResolvedReason, StatefulFinding } from '../memory/state';
 import type { Report } from '../scan/scan';
 
@@ -22,6 +23,9 @@ const CHANGE_WORDS: Record<ChangeKind, string> = {
   dnssec_unsigned: 'DNSSEC turned off (now unsigned)',
   premium_price_changed: 'premium renewal price changed',
 };
+
+// Every change kind has its next step: a kind added to memory without one does not compile.
+CHANGE_NEXT_STEPS satisfies Record<ChangeKind, unknown>;
 
 const REASON_WORDS: Record<ResolvedReason, string> = {
   renewed: 'renewed',
@@ -69,8 +73,12 @@ function changeLine(c: DomainChange): string {
         : c.kind === 'premium_price_changed'
           ? ` (${price(c.before)} → ${price(c.after)})`
           : ` (${plain(c.before)} → ${plain(c.after)})`;
-  return `- ${plain(c.domain_name)}: ${CHANGE_WORDS[c.kind]}${detail} [${c.severity}]`;
+  return `- ${plain(c.domain_name)}: ${CHANGE_WORDS[c.kind]}${detail} [${c.severity}]\n  Next: ${changeNextStep(c)}`;
 }
+
+/** Where a reader finds what a section had no room for. */
+const elsewhere = (report: Report) =>
+  report.report_url ? `on the full report: ${report.report_url}` : '(run a scan with --json for all of them)';
 
 function price(value: unknown): string {
   const v = (value ?? {}) as { currency?: unknown; amount?: unknown };
@@ -103,9 +111,7 @@ export function renderChangesSection(report: Report): string[] {
   const shown = report.changes.slice(0, SECTION_LIMIT);
   for (const c of shown) out.push(changeLine(c));
   if (changesTotal > shown.length)
-    out.push(
-      `- and ${changesTotal - shown.length} more changes (see the JSON report, or run a scan with --json)`,
-    );
+    out.push(`- and ${changesTotal - shown.length} more changes ${elsewhere(report)}`);
   out.push('');
   return out;
 }
@@ -121,8 +127,7 @@ export function renderResolvedSection(report: Report): string[] {
     const left = r.now ? `; now ${r.now.severity} (${r.now.kind.replace(/_/g, ' ')})` : '';
     out.push(`- ${who}: ${r.kind.replace(/_/g, ' ')} [${r.severity}]: ${REASON_WORDS[r.reason]}${left}`);
   }
-  if (total > shown.length)
-    out.push(`- and ${total - shown.length} more (see the JSON report, or run a scan with --json)`);
+  if (total > shown.length) out.push(`- and ${total - shown.length} more ${elsewhere(report)}`);
   out.push('');
   return out;
 }

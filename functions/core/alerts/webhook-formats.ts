@@ -5,7 +5,16 @@ import { plural } from '../base/text';
 import type { WebhookFormat } from '../scan/config';
 import type { Report } from '../scan/scan';
 import { dateFormat } from './alert';
-import { type ChatItem, type ChatOptions, chatCounts, chatItems, chatTitle, chatUrl, codeSpan } from './chat';
+import {
+  type ChatItem,
+  type ChatOptions,
+  chatCounts,
+  chatItems,
+  chatTitle,
+  chatUrl,
+  codeSpan,
+  leftOutLine,
+} from './chat';
 
 /**
  * The bodies posted to webhooks: a Slack incoming webhook (`text` + Block Kit `blocks`), a Teams
@@ -52,7 +61,7 @@ const ReportShape = z
   })
   .loose();
 
-/** The JSON report of an alert message (the `sqs` variant); a ConfigError names what is wrong. */
+/** The JSON report of an alert message (its `default` variant); a ConfigError names what is wrong. */
 export function parseAlertReport(text: string): Report {
   let value: unknown;
   try {
@@ -112,7 +121,8 @@ const textOf = (block: SlackBlock): number =>
         ? block.elements.reduce((n, e) => n + e.text.text.length, 0)
         : 0;
 
-const slackLine = (item: ChatItem) => `• ${codeSpan(item.name)}: ${slackEscape(item.what)}`;
+const slackLine = (item: ChatItem) =>
+  `• ${codeSpan(item.name)}: ${slackEscape(item.what)}\n    Next: ${slackEscape(item.next)}`;
 
 /**
  * The Slack incoming-webhook body: a header with the counts, the report's button, each item in
@@ -141,21 +151,13 @@ export function renderSlackMessage(report: Report, options: ChatOptions = {}): S
     ],
   };
   const counts = chatCounts(report);
-  const more = (rest: number): SlackBlock[] =>
-    rest > 0
-      ? [
-          {
-            type: 'section',
-            text: {
-              type: 'mrkdwn',
-              text: `… and ${rest} more (${report.report_url ? 'see the full report' : 'run a scan with --json'})`,
-            },
-          },
-        ]
-      : [];
+  const more = (shownCount: number): SlackBlock[] => {
+    const line = leftOutLine(report, items, shownCount);
+    return line ? [{ type: 'section', text: { type: 'mrkdwn', text: slackEscape(line) } }] : [];
+  };
   const body: SlackBlock[] = [];
-  const fits = (candidate: readonly SlackBlock[], rest: number) => {
-    const all = [...head, ...candidate, ...more(rest), footer];
+  const fits = (candidate: readonly SlackBlock[], shownCount: number) => {
+    const all = [...head, ...candidate, ...more(shownCount), footer];
     return (
       all.length <= SLACK_LIMITS.blocks && all.reduce((n, b) => n + textOf(b), 0) <= SLACK_LIMITS.blocksText
     );
@@ -175,11 +177,11 @@ export function renderSlackMessage(report: Report, options: ChatOptions = {}): S
     }
     const line = slackLine(item);
     const last = candidate[candidate.length - 1];
-    if (urlFits(item.restoreUrl)) {
+    if (urlFits(item.link)) {
       candidate.push({
         type: 'section',
         text: { type: 'mrkdwn', text: cut(line, SLACK_LIMITS.sectionText) },
-        accessory: button('Restore', item.restoreUrl, `restore-${shown}`),
+        accessory: button('Act on it', item.link, `act-${shown}`),
       });
     } else if (
       last?.type === 'section' &&
@@ -197,7 +199,7 @@ export function renderSlackMessage(report: Report, options: ChatOptions = {}): S
         text: { type: 'mrkdwn', text: cut(line, SLACK_LIMITS.sectionText) },
       });
     }
-    if (!fits(candidate, counts.total - shown - 1)) break;
+    if (!fits(candidate, shown + 1)) break;
     body.splice(0, body.length, ...candidate);
     section = item.severity;
     shown++;
@@ -206,7 +208,7 @@ export function renderSlackMessage(report: Report, options: ChatOptions = {}): S
     body.push({ type: 'section', text: { type: 'mrkdwn', text: 'Nothing critical or urgent.' } });
   return {
     text: slackEscape(title),
-    blocks: [...head, ...body, ...more(counts.total - shown), footer],
+    blocks: [...head, ...body, ...more(shown), footer],
   };
 }
 
@@ -237,16 +239,16 @@ function cardItem(item: ChatItem): CardElement {
     inlines: [
       { type: 'TextRun', text: '• ' },
       { type: 'TextRun', text: item.name, fontType: 'Monospace' },
-      { type: 'TextRun', text: `: ${item.what}` },
-      ...(item.restoreUrl
+      { type: 'TextRun', text: `: ${item.what}. Next: ${item.next}` },
+      ...(item.link
         ? [
             { type: 'TextRun', text: '  ' },
             {
               type: 'TextRun',
-              text: 'Restore',
+              text: 'Act on it',
               weight: 'Bolder',
               color: 'Accent',
-              selectAction: { type: 'Action.OpenUrl', url: chatUrl(item.restoreUrl), title: 'Restore' },
+              selectAction: { type: 'Action.OpenUrl', url: chatUrl(item.link), title: 'Act on it' },
             },
           ]
         : []),
@@ -276,14 +278,10 @@ export function renderTeamsMessage(report: Report, options: ChatOptions = {}): T
       isSubtle: true,
     },
   );
-  const more = (rest: number): CardElement[] =>
-    rest > 0
-      ? [
-          plainRun(
-            `… and ${rest} more (${report.report_url ? 'see the full report' : 'run a scan with --json'})`,
-          ),
-        ]
-      : [];
+  const more = (shownCount: number): CardElement[] => {
+    const line = leftOutLine(report, items, shownCount);
+    return line ? [plainRun(line)] : [];
+  };
   const actions: CardElement[] = report.report_url
     ? [{ type: 'Action.OpenUrl', title: 'Open the full report', url: chatUrl(report.report_url) }]
     : [];
@@ -326,14 +324,13 @@ export function renderTeamsMessage(report: Report, options: ChatOptions = {}): T
           ]
         : [];
     const candidate = [...body, ...add, cardItem(item)];
-    const rest = counts.total - shown - 1;
-    if (bytes(message([heading, ...candidate, ...more(rest), footer])) > TEAMS_MAX_BYTES) break;
+    if (bytes(message([heading, ...candidate, ...more(shown + 1), footer])) > TEAMS_MAX_BYTES) break;
     body.push(...add, cardItem(item));
     section = item.severity;
     shown++;
   }
   if (items.length === 0) body.push(plainRun('Nothing critical or urgent.'));
-  return message([heading, ...body, ...more(counts.total - shown), footer]);
+  return message([heading, ...body, ...more(shown), footer]);
 }
 
 /** The signature header of the JSON webhook. */

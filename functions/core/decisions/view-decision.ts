@@ -1,7 +1,7 @@
 import { ConfigError, SecretError } from '../base/errors';
 import { UNKNOWN_KEY_TITLE, unknownKeyMessage } from '../links/link-gate';
 import { ACCOUNT_SUBJECT, type ReadOnlyAction, type SigningKey, verifyLink } from '../links/links';
-import { DamagedReportError } from '../memory/report-store';
+import { DamagedReportError, type WholeReport } from '../memory/report-store';
 import type { Report } from '../scan/scan';
 
 /**
@@ -42,6 +42,74 @@ export type ViewOutcome =
 
 /** Decides what a request to a report or calendar link answers. Never throws. */
 export async function decideView(input: ViewInput): Promise<ViewOutcome> {
+  const checked = await checkViewLink(input);
+  if (checked) return checked;
+  let report: Report | null;
+  try {
+    report = await input.latestReport();
+  } catch (error) {
+    if (error instanceof DamagedReportError) return unreadableReport(error.message);
+    return failed('store_failed', 503, error);
+  }
+  if (!report) return noReport();
+  return { kind: 'show', status: 200, report };
+}
+
+/** Every answer but the report itself. */
+export type ViewRefusal = Exclude<ViewOutcome, { readonly kind: 'show' }>;
+
+const noReport = (): ViewRefusal => ({
+  kind: 'no_report',
+  status: 404,
+  title: 'No report yet',
+  message: 'No scan has stored a report yet. The next scan will.',
+});
+
+/** What `report.json` answers: the whole report (its text, or where to fetch it), or why not. */
+export type WholeReportOutcome =
+  | { readonly kind: 'whole'; readonly status: 200 | 303; readonly whole: WholeReport }
+  | (ViewRefusal & { readonly whole?: undefined })
+  | {
+      readonly kind: 'replaced';
+      readonly status: 410;
+      readonly title: string;
+      readonly message: string;
+      readonly whole?: undefined;
+    };
+
+/**
+ * `report.json`: a valid report link (the same signature as the page) reads the whole stored
+ * report; `of` (the report the alert was made from) must be the latest one, else 410: a newer scan
+ * replaced it, and its own alert links to it. Never throws.
+ */
+export async function decideWholeReport(
+  input: Omit<ViewInput, 'action' | 'latestReport'> & {
+    readonly whole: () => Promise<WholeReport | null>;
+  },
+): Promise<WholeReportOutcome> {
+  const checked = await checkViewLink({ ...input, action: 'report' });
+  if (checked) return checked;
+  let whole: WholeReport | null;
+  try {
+    whole = await input.whole();
+  } catch (error) {
+    if (error instanceof DamagedReportError) return unreadableReport(error.message);
+    return failed('store_failed', 503, error);
+  }
+  if (!whole) return noReport();
+  const of = input.token.of;
+  if (of !== undefined && of !== whole.generated_at)
+    return {
+      kind: 'replaced',
+      status: 410,
+      title: 'A newer scan replaced this report',
+      message: `This link is for the report of ${of.slice(0, 40)}; the latest is of ${whole.generated_at}. The alert of that scan links to it.`,
+    };
+  return { kind: 'whole', status: whole.url ? 303 : 200, whole };
+}
+
+/** The method, keys, signature and expiry of a read-only link; null when it passes, else the answer. */
+async function checkViewLink(input: Omit<ViewInput, 'latestReport'>): Promise<ViewRefusal | null> {
   const method = input.method.toUpperCase();
   if (method !== 'GET' && method !== 'HEAD')
     return {
@@ -88,24 +156,10 @@ export async function decideView(input: ViewInput): Promise<ViewOutcome> {
       message: 'The link was changed, or is for something else. Use the link from the alert exactly as sent.',
     };
   if (method === 'HEAD') return { kind: 'head', status: 200, title: '', message: '' };
-  let report: Report | null;
-  try {
-    report = await input.latestReport();
-  } catch (error) {
-    if (error instanceof DamagedReportError) return unreadableReport(error.message);
-    return failed('store_failed', 503, error);
-  }
-  if (!report)
-    return {
-      kind: 'no_report',
-      status: 404,
-      title: 'No report yet',
-      message: 'No scan has stored a report yet. The next scan will.',
-    };
-  return { kind: 'show', status: 200, report };
+  return null;
 }
 
-function failed(kind: 'misconfigured' | 'store_failed', status: number, error: unknown): ViewOutcome {
+function failed(kind: 'misconfigured' | 'store_failed', status: number, error: unknown): ViewRefusal {
   const detail =
     error instanceof SecretError || error instanceof ConfigError || kind === 'store_failed'
       ? (error as Error).message
@@ -126,7 +180,7 @@ function failed(kind: 'misconfigured' | 'store_failed', status: number, error: u
  * The latest report is there but cannot be shown (it does not parse, or rendering it failed): a 503
  * that says so, with what failed for the log. Only the next scan mends it.
  */
-export function unreadableReport(detail: string): ViewOutcome {
+export function unreadableReport(detail: string): ViewRefusal {
   return {
     kind: 'report_unreadable',
     status: 503,

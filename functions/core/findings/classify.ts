@@ -1,5 +1,6 @@
 import type { Contact, Domain, DomainPrice } from '../reseller/schemas';
 import { type QuarantineOverrides, restoreDeadline } from './quarantine-periods';
+import type { RegistryFindingKind, RegistryView } from './registry-rules';
 
 export const SEVERITIES = ['info', 'warning', 'critical'] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -7,7 +8,24 @@ export type Severity = (typeof SEVERITIES)[number];
 /** Rank for comparisons: critical > warning > info. */
 export const severityRank = (s: Severity): number => SEVERITIES.indexOf(s);
 
-export type DomainFindingKind = 'quarantine' | 'expired' | 'renewal_failed' | 'expiring' | 'auto_renew_off';
+/** The kinds the reseller's record gives (the rules below); the registry check adds its own. */
+export const RESELLER_FINDING_KINDS = [
+  'quarantine',
+  'expired',
+  'renewal_failed',
+  'expiring',
+  'auto_renew_off',
+] as const;
+export type ResellerFindingKind = (typeof RESELLER_FINDING_KINDS)[number];
+
+/** Every kind of domain finding: the reseller's rules, then the registry check's (registry-rules.ts). */
+export const DOMAIN_FINDING_KINDS = [
+  ...RESELLER_FINDING_KINDS,
+  'registry_redemption',
+  'registry_hold',
+  'registry_expiry_mismatch',
+] as const satisfies ReadonlyArray<ResellerFindingKind | RegistryFindingKind>;
+export type DomainFindingKind = (typeof DOMAIN_FINDING_KINDS)[number];
 
 /** Thresholds of the finding rules. */
 export interface ClassifyPolicy {
@@ -57,6 +75,17 @@ export interface DomainFinding {
   restore_url?: string;
   /** Why a quarantined domain carries no restore link (its name cannot be signed), in words to act on. */
   restore_unavailable?: string;
+  /**
+   * What the registry's RDAP says that the reseller's record does not (the registry check,
+   * docs/registry.md): on a `registry_*` finding its own facts, on any other finding a second
+   * opinion shown beside the reseller's.
+   */
+  registry?: RegistryView;
+  /**
+   * On a `registry_*` finding: the less severe finding the reseller's own record gave, still shown
+   * (one finding per domain, the more severe one leading).
+   */
+  reseller_finding?: { readonly kind: ResellerFindingKind; readonly severity: Severity };
   /** Signed links for what can be done about it (functions/core/memory/actions.ts). */
   actions?: FindingActions;
   /** ISO 8601: snoozed until then; left out of alerts meanwhile unless it gets worse. */
@@ -73,6 +102,8 @@ export interface DomainFinding {
 
 /** The signed links of a domain finding, by action. */
 export interface FindingActions {
+  /** The finding's own page: what to do, and the links below, each asking to confirm. */
+  page?: string;
   restore?: string;
   snooze?: string;
   acknowledge?: string;
@@ -130,7 +161,7 @@ export function classify(
   const renews = domain.auto_renew === true;
   // One object literal per finding shape, no spread: a spread copy of a shared `base` gave each of
   // 40 000 findings a hidden class of its own in V8 (about 300 bytes each of shape data).
-  const finding = (kind: DomainFindingKind, severity: Severity): DomainFinding => ({
+  const finding = (kind: ResellerFindingKind, severity: Severity): DomainFinding => ({
     domain_name: domain.domain_name,
     date_expiry: new Date(domain.date_expiry).toISOString(),
     days_left: days,
@@ -223,7 +254,10 @@ function orderKey(f: Finding): OrderKey {
       name: f.domain_name,
     };
   }
-  return { rank, group: 1, days: f.days_left, name: f.domain_name };
+  // A registry date sooner than the reseller's is the nearer deadline.
+  const registryDays = f.registry?.days_left;
+  const days = typeof registryDays === 'number' ? Math.min(f.days_left, registryDays) : f.days_left;
+  return { rank, group: 1, days, name: f.domain_name };
 }
 
 function compareKeys(a: OrderKey, b: OrderKey): number {

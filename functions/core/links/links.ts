@@ -75,7 +75,12 @@ export interface RestoreLinkToken {
 export const ACTING_ACTIONS = ['restore', 'snooze', 'acknowledge'] as const;
 /** Links that only show something, for the account as a whole. */
 export const READ_ONLY_ACTIONS = ['report', 'calendar'] as const;
-export const LINK_ACTIONS = [...ACTING_ACTIONS, ...READ_ONLY_ACTIONS] as const;
+/**
+ * The one link an alert gives each finding: a read-only page for that domain that says what to do
+ * and offers the acting links (restore, snooze, acknowledge), each still asking to confirm.
+ */
+export const FINDING_PAGE_ACTION = 'finding';
+export const LINK_ACTIONS = [...ACTING_ACTIONS, ...READ_ONLY_ACTIONS, FINDING_PAGE_ACTION] as const;
 export type ActingAction = (typeof ACTING_ACTIONS)[number];
 export type ReadOnlyAction = (typeof READ_ONLY_ACTIONS)[number];
 export type LinkAction = (typeof LINK_ACTIONS)[number];
@@ -93,7 +98,7 @@ export function linkPath(action: LinkAction, subject: string): string {
   return `${action}/${subject}`;
 }
 
-const ACTING_PATH = /^\/(restore|snooze|acknowledge)\/([^/]+)$/;
+const DOMAIN_PATH = /^\/(restore|snooze|acknowledge|finding)\/([^/]+)$/;
 
 /**
  * The action and subject a link's path names (relative to the link base URL), or null when it
@@ -103,7 +108,7 @@ const ACTING_PATH = /^\/(restore|snooze|acknowledge)\/([^/]+)$/;
 export function parseLinkPath(path: string): { action: LinkAction; subject: string } | null {
   if (path === '/report') return { action: 'report', subject: ACCOUNT_SUBJECT };
   if (path === '/calendar.ics') return { action: 'calendar', subject: ACCOUNT_SUBJECT };
-  const match = ACTING_PATH.exec(path);
+  const match = DOMAIN_PATH.exec(path);
   if (!match?.[1] || !match[2]) return null;
   let subject = match[2];
   try {
@@ -111,11 +116,15 @@ export function parseLinkPath(path: string): { action: LinkAction; subject: stri
   } catch {
     // Kept as it came: the domain check refuses it.
   }
-  return { action: match[1] as ActingAction, subject };
+  return { action: match[1] as ActingAction | typeof FINDING_PAGE_ACTION, subject };
 }
 
 export const isActing = (action: LinkAction): action is ActingAction =>
   (ACTING_ACTIONS as readonly string[]).includes(action);
+
+/** Links about one domain (acting ones and its finding page): their subject is the domain's name. */
+export const isAboutDomain = (action: LinkAction): boolean =>
+  isActing(action) || action === FINDING_PAGE_ACTION;
 
 /**
  * The finding a snooze or acknowledge link was sent for, signed into it: an old link must not act
@@ -194,7 +203,7 @@ function findingOf(action: LinkAction, finding: LinkFinding | undefined): LinkFi
 }
 
 function subjectOf(action: LinkAction, subject: string | undefined): string {
-  if (!isActing(action)) {
+  if (!isAboutDomain(action)) {
     if (subject !== undefined && subject !== ACCOUNT_SUBJECT)
       throw new ConfigError(`a ${action} link is for the whole account, not for ${JSON.stringify(subject)}`);
     return ACCOUNT_SUBJECT;

@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import {
   type DomainFinding,
   type DomainFindingKind,
@@ -9,8 +8,10 @@ import {
 import { LAST_DAYS } from '../findings/quarantine-periods';
 import { MAX_INSTANT_MS } from '../reseller/schemas';
 import type { Report } from '../scan/scan';
-import type { DomainMemory } from './state';
-import { CLOCK_TOLERANCE_MS, StoredDateTime } from './state-time';
+import type { Acknowledgement, DomainActions, DomainMemory, Snooze } from './state';
+import { CLOCK_TOLERANCE_MS } from './state-time';
+
+export type { Acknowledgement, DomainActions, Snooze };
 
 /**
  * Snooze and acknowledge, pure: what each remembers, whether it still silences a finding, and the
@@ -26,51 +27,6 @@ export const MAX_SNOOZE_DAYS = 365;
 
 const DAY_MS = 86_400_000;
 
-/** A snooze: silent until `until`, unless the finding gets worse than it was. */
-export interface Snooze {
-  /** ISO 8601. */
-  readonly until: string;
-  /** ISO 8601: when it was snoozed. */
-  readonly at: string;
-  /** The finding as it was when snoozed: worse than this comes back at once. */
-  readonly kind: DomainFindingKind;
-  readonly severity: Severity;
-}
-
-/** "We let this one go": silent while the expiry date, the status (kind) and auto-renew stay as they were. */
-export interface Acknowledgement {
-  /** ISO 8601: when it was acknowledged. */
-  readonly at: string;
-  readonly kind: DomainFindingKind;
-  readonly severity: Severity;
-  readonly date_expiry: string;
-  readonly auto_renew: boolean | null;
-}
-
-/** What one domain carries. */
-export interface DomainActions {
-  readonly snooze?: Snooze;
-  readonly acknowledged?: Acknowledgement;
-}
-
-const severitySchema = z.enum(['info', 'warning', 'critical']);
-const kindSchema = z.enum(['quarantine', 'expired', 'renewal_failed', 'expiring', 'auto_renew_off']);
-/** A domain's actions as a state store keeps them. */
-export const DomainActionsSchema = z.object({
-  snooze: z
-    .object({ until: StoredDateTime, at: StoredDateTime, kind: kindSchema, severity: severitySchema })
-    .optional(),
-  acknowledged: z
-    .object({
-      at: StoredDateTime,
-      kind: kindSchema,
-      severity: severitySchema,
-      date_expiry: StoredDateTime,
-      auto_renew: z.boolean().nullable(),
-    })
-    .optional(),
-});
-
 /** An action that no longer silences, and why; the scan leaves it out of the next state. */
 export interface Lapse {
   readonly domain_name: string;
@@ -81,7 +37,7 @@ export interface Lapse {
 
 /**
  * Where the links and the command line put snoozes and acknowledgements: the state store
- * (DynamoDB, a JSON file), whose scans read them back through compareWithState. Keys are
+ * (DynamoDB, a JSON file), beside each domain's memory, where the next scan reads them. Keys are
  * normalised domain names.
  */
 export interface ActionStore {
@@ -99,9 +55,12 @@ export interface ActionStore {
 const KIND_RANK: Readonly<Record<DomainFindingKind, number>> = {
   auto_renew_off: 0,
   expiring: 1,
+  registry_expiry_mismatch: 1,
   renewal_failed: 2,
   expired: 3,
+  registry_hold: 3,
   quarantine: 4,
+  registry_redemption: 4,
 };
 
 /** True when `finding` is worse than it was: a higher severity, or further down the road to loss. */

@@ -10,63 +10,21 @@ import {
 import { LAST_DAYS } from '../findings/quarantine-periods';
 import type { Domain } from '../reseller/schemas';
 import type { Report } from '../scan/scan';
-import type { DomainChange, DomainMemory, StatefulFinding, WatchedFields } from './state';
+import {
+  type DomainMemory,
+  type RenewalWatch,
+  type StatefulFinding,
+  WATCHED,
+  type WatchedFields,
+} from './state';
 
 /**
  * What memory adds to the deadline rules, as steps of their own that the comparison with the last
- * scan (state.ts) calls: a renewal that fell due between two scans without the expiry moving is a
- * `renewal_failed` finding even when the record no longer shows it (the reseller moved
- * `date_renewal` on, or it lies outside the 60-day window); a premium price that changed is a
- * change; quarantined domains in their last days to restore are repeated daily.
+ * scan (compare.ts) calls: a renewal that fell due between two scans without the expiry moving is
+ * a `renewal_failed` finding even when the record no longer shows it (the reseller moved
+ * `date_renewal` on, or it lies outside the 60-day window); quarantined domains in their last days
+ * to restore are repeated daily.
  */
-
-/** The renewal a domain is watched for: when it is due, and the expiry it is to extend. */
-export interface RenewalWatch {
-  /** ISO 8601; null in an observation whose record has no `date_renewal`. */
-  readonly due: string | null;
-  /** ISO 8601: the expiry as read. */
-  readonly expiry: string;
-}
-
-/** The renewal fields of a domain read now: only auto-renew domains are renewed by the reseller. */
-export function renewalObservation(domain: Domain): RenewalWatch | undefined {
-  if (domain.auto_renew !== true) return undefined;
-  const due = typeof domain.date_renewal === 'number' ? new Date(domain.date_renewal).toISOString() : null;
-  return { due, expiry: new Date(domain.date_expiry).toISOString() };
-}
-
-/** The premium price as watched between scans: null for a premium domain whose record states none. */
-export function premiumPriceOf(domain: Domain): WatchedFields['premium_price'] {
-  if (domain.price?.kind !== 'premium') return undefined;
-  const { currency, amount } = domain.price;
-  return currency !== undefined && amount !== undefined ? { currency, amount } : null;
-}
-
-/** `premium_price_changed` when a premium domain's price or currency differs from the last scan's. */
-export function premiumPriceChange(
-  name: string,
-  before: WatchedFields,
-  after: WatchedFields,
-): DomainChange | null {
-  const b = before.premium_price;
-  const a = after.premium_price;
-  if (!b || !a || (b.currency === a.currency && b.amount === a.amount)) return null;
-  return { domain_name: name, kind: 'premium_price_changed', severity: 'warning', before: b, after: a };
-}
-
-export interface RenewalMemoryInput {
-  readonly report: Report;
-  readonly observed: ReadonlyMap<string, WatchedFields>;
-  /** The memory of the domain a name read now stands for (names are keyed as the state keys them). */
-  readonly prior: (name: string) => DomainMemory | undefined;
-}
-
-export interface RenewalMemoryResult {
-  /** The report with renewals that failed while watched marked `renewal_failed` (summary and order updated). */
-  readonly report: Report;
-  /** The observations with `renewal` as the next state keeps it. */
-  readonly observed: ReadonlyMap<string, WatchedFields>;
-}
 
 /** What to keep of a domain's renewal watch, and whether its renewal failed while watched. */
 export interface RenewalStep {
@@ -76,36 +34,23 @@ export interface RenewalStep {
 }
 
 /**
- * One domain's step of the renewal memory, on numbers so a scan of a million domains allocates
- * nothing for it: the watch read now (whether there is one, its due time, NaN for none), the
- * remembered due time (NaN for none), whether the expiry is the one remembered, and the scan's time.
+ * One domain's step of the renewal memory: the watch read now against the one remembered, at the
+ * scan's time `now`. The state keeps a renewal only once a scan saw it still ahead, so "passed
+ * between two scans" is proven, not assumed; it keeps it while it passed and the expiry did not
+ * move. Once it is 24 hours past (as the rule without memory allows), the renewal failed.
  */
-export function renewalStep(
-  current: boolean,
-  currentDue: number,
-  beforeDue: number,
-  sameExpiry: boolean,
-  now: number,
-): RenewalStep {
-  if (current && sameExpiry && beforeDue <= now)
-    return { keep: 'before', failed: now - beforeDue >= RENEWAL_GRACE_MS };
-  if (current && currentDue > now) return { keep: 'current', failed: false };
-  return { keep: 'none', failed: false };
-}
-
-/** {@link renewalStep} for a watch as objects (a stored one may be written any RFC 3339 way). */
 export function renewalStepOf(
   current: RenewalWatch | undefined,
   before: RenewalWatch | undefined,
   now: number,
 ): RenewalStep {
-  return renewalStep(
-    current !== undefined,
-    current?.due ? Date.parse(current.due) : Number.NaN,
-    before?.due ? Date.parse(before.due) : Number.NaN,
-    current !== undefined && before !== undefined && current.expiry === before.expiry,
-    now,
-  );
+  if (!current) return { keep: 'none', failed: false };
+  // A stored time may be written any RFC 3339 way: compared as instants, never as text.
+  const beforeDue = before?.due ? Date.parse(before.due) : Number.NaN;
+  if (current.expiry === before?.expiry && beforeDue <= now)
+    return { keep: 'before', failed: now - beforeDue >= RENEWAL_GRACE_MS };
+  if (current.due && Date.parse(current.due) > now) return { keep: 'current', failed: false };
+  return { keep: 'none', failed: false };
 }
 
 /** A renewal that fell due while watched and did not happen: what its finding is made of. */
@@ -113,26 +58,6 @@ export interface FailedRenewal {
   readonly due: string;
   readonly expiry: string;
   readonly watched: WatchedFields;
-}
-
-/**
- * Compares each domain's renewal with the one remembered. The state keeps a renewal only once a
- * scan saw it still ahead, so "passed between two scans" is proven, not assumed; it keeps it while
- * it passed and the expiry did not move. Once it is 24 hours past (as the rule without memory
- * allows), the domain's finding becomes `renewal_failed` unless it is already worse.
- */
-export function rememberRenewals(input: RenewalMemoryInput): RenewalMemoryResult {
-  const { report, observed, prior } = input;
-  const now = Date.parse(report.now);
-  const next = new Map<string, WatchedFields>();
-  const failed = new Map<string, FailedRenewal>();
-  for (const [name, watched] of observed) {
-    const { keep, miss } = compareRenewal(watched, prior(name), now);
-    if (miss) failed.set(name, miss);
-    const { renewal: _seen, ...rest } = watched;
-    next.set(name, keep ? { ...rest, renewal: keep } : rest);
-  }
-  return { report: withFailedRenewals(report, failed), observed: next };
 }
 
 /**
@@ -165,20 +90,17 @@ export function withFailedRenewals(report: Report, failed: ReadonlyMap<string, F
   return { ...report, findings, summary };
 }
 
-/** The renewal to keep watching, and the one that was missed (24 hours past, expiry unmoved), if any. */
-function compareRenewal(
+/** The renewal that was missed (24 hours past, expiry unmoved) while watched, if any. */
+function missedRenewal(
   watched: WatchedFields,
   memory: DomainMemory | undefined,
   now: number,
-): { keep?: RenewalWatch; miss?: FailedRenewal } {
+): FailedRenewal | undefined {
   const before = memory?.watched.renewal;
   const step = renewalStepOf(watched.renewal, before, now);
-  const keep = step.keep === 'before' ? before : step.keep === 'current' ? watched.renewal : undefined;
-  const miss =
-    step.failed && before?.due
-      ? { due: before.due, expiry: watched.renewal?.expiry ?? '', watched }
-      : undefined;
-  return { ...(keep ? { keep } : {}), ...(miss ? { miss } : {}) };
+  return step.failed && before?.due
+    ? { due: before.due, expiry: watched.renewal?.expiry ?? '', watched }
+    : undefined;
 }
 
 /** The finding once a missed renewal is known: `renewal_failed` unless it is already that or worse. */
@@ -204,11 +126,11 @@ export function findingWithMemory(
   memory: DomainMemory | undefined,
   now: number,
 ): DomainFinding | null {
-  const watched = renewalObservation(domain);
+  const watched = WATCHED.renewal.read(domain);
   const observed: WatchedFields = watched
     ? { registrant_handle: domain.registrant_handle, renewal: watched }
     : { registrant_handle: domain.registrant_handle };
-  const { miss } = compareRenewal(observed, memory, now);
+  const miss = missedRenewal(observed, memory, now);
   return miss ? withMiss(finding, domain.domain_name, miss, now) : finding;
 }
 
@@ -225,6 +147,7 @@ function failedFinding(name: string, miss: FailedRenewal, now: number, was?: Dom
     severity: 'critical',
     date_renewal: miss.due,
     ...(was?.price ? { price: was.price } : {}),
+    ...(was?.registry ? { registry: was.registry } : {}),
     // Not `was.actions`: its snooze and acknowledge links were signed for the finding replaced
     // here, and would act on that one; the scan signs links for this one (scan-job.ts).
   };

@@ -1,3 +1,5 @@
+import type { Finding } from '../findings/classify';
+import { type ChangeSubject, changeNextStep, nextStep } from '../findings/next-step';
 import type { Report } from '../scan/scan';
 
 /**
@@ -10,6 +12,9 @@ import type { Report } from '../scan/scan';
  *   grow with an account (findings, problems, changes, resolved) on a line of its own after the
  *   small fields, so a reader can take one element at a time (report-view.ts);
  * - the printed form ({@link prettyReportJson}): exactly `JSON.stringify(report, null, 2)`.
+ *
+ * In both, each finding and each change ends with its `next_step` (findings/next-step.ts): made as
+ * it is written, never kept on the report (a string per finding is some 20 MB at a million domains).
  */
 
 /** The report's lists that grow with the account, in the order the stored form writes them. */
@@ -20,6 +25,24 @@ export type ReportList = (typeof REPORT_LISTS)[number];
 const PIECE = 64 * 1024;
 
 const isList = (key: string): key is ReportList => (REPORT_LISTS as readonly string[]).includes(key);
+
+/** An element of a list as JSON carries it: a finding or a change with its `next_step` last. */
+export function jsonElement(list: ReportList, value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (list === 'findings') return { ...value, next_step: nextStep(value as Finding) };
+  if (list === 'changes') return { ...value, next_step: changeNextStep(value as ChangeSubject) };
+  return value;
+}
+
+/** The report with every finding and change carrying its `next_step`, as the JSON forms write it. */
+export function withNextSteps<R extends Report>(report: R): R {
+  const changes = (report as { changes?: unknown }).changes;
+  return {
+    ...report,
+    findings: report.findings.map((f) => jsonElement('findings', f)),
+    ...(Array.isArray(changes) ? { changes: changes.map((c) => jsonElement('changes', c)) } : {}),
+  };
+}
 
 /**
  * The stored form, in pieces: `{<small fields>,"findings":[` then one element a line, `]` and the
@@ -39,7 +62,7 @@ export function* reportLines(report: Report): Generator<string> {
     piece += `${first ? '' : ','}${JSON.stringify(key)}:[`;
     first = false;
     for (let i = 0; i < values.length; i++) {
-      piece += `\n${JSON.stringify(values[i] ?? null)}${i + 1 < values.length ? ',' : ''}`;
+      piece += `\n${JSON.stringify(jsonElement(key, values[i] ?? null))}${i + 1 < values.length ? ',' : ''}`;
       if (piece.length >= PIECE) {
         yield piece;
         piece = '';
@@ -66,7 +89,7 @@ export function* prettyReportJson(report: Report, end = ''): Generator<string> {
     if (isList(key) && Array.isArray(value) && value.length > 0) {
       piece += '[';
       for (let i = 0; i < value.length; i++) {
-        piece += `\n    ${indent(JSON.stringify(value[i] ?? null, null, 2), '    ')}${i + 1 < value.length ? ',' : ''}`;
+        piece += `\n    ${indent(JSON.stringify(jsonElement(key, value[i] ?? null), null, 2), '    ')}${i + 1 < value.length ? ',' : ''}`;
         if (piece.length >= PIECE) {
           yield piece;
           piece = '';
@@ -99,99 +122,95 @@ export class ReportTextError extends Error {
 const OPENING = /(,?)"(findings|problems|changes|resolved)":\[$/;
 
 /**
- * Reads stored report text, element by element, into `reader`. The stored form is read line by
- * line; anything else (a report written whole, by an older version) is read whole, as it was.
- * Throws ReportTextError for text that is not JSON or not an object.
+ * Reads stored report text (the stored form, {@link reportLines}), element by element, into
+ * `reader`. Throws ReportTextError for text that is not JSON, not an object, or not that form.
  */
 export async function readReportText(chunks: AsyncIterable<string>, reader: ReportReader): Promise<void> {
-  let mode: 'unknown' | 'lines' | 'whole' = 'unknown';
+  const lines = new StoredLines(reader);
   let pending = '';
-  let state = 'list' as 'list' | 'done';
-  let list: ReportList = 'findings';
-  let lineNo = 0;
-  const parse = (text: string, where: string): unknown => {
-    try {
-      return JSON.parse(text);
-    } catch (error) {
-      throw new ReportTextError(`${where} is not JSON (${(error as Error).message})`);
+  for await (const chunk of chunks) {
+    pending += chunk;
+    let start = 0;
+    for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n', start)) {
+      lines.line(pending.slice(start, nl));
+      start = nl + 1;
     }
-  };
-  const line = (text: string) => {
-    lineNo++;
-    if (lineNo === 1) {
-      const match = OPENING.exec(text) as RegExpExecArray;
-      const head = parse(`${text.slice(0, match.index)}}`, 'its first line');
-      if (typeof head !== 'object' || head === null || Array.isArray(head))
-        throw new ReportTextError('its first line is not an object');
-      reader.head(head as Record<string, unknown>);
-      list = match[2] as ReportList;
-      reader.open(list);
+    pending = pending.slice(start);
+  }
+  if (pending.trim() !== '') lines.line(pending);
+  if (!lines.done)
+    throw new ReportTextError(
+      lines.started ? 'it ends before the report does' : 'it is not JSON (it is empty)',
+    );
+}
+
+/** The stored form, one line at a time: the small fields and a list's opening, elements, list ends. */
+class StoredLines {
+  private lineNo = 0;
+  private list: ReportList = 'findings';
+  done = false;
+
+  constructor(private readonly reader: ReportReader) {}
+
+  get started(): boolean {
+    return this.lineNo > 0;
+  }
+
+  line(text: string): void {
+    this.lineNo++;
+    if (this.lineNo === 1) {
+      this.head(text);
       return;
     }
-    if (state === 'done') {
+    if (this.done) {
       if (text.trim() === '') return;
-      throw new ReportTextError(`line ${lineNo} follows the end of the report`);
+      throw new ReportTextError(`line ${this.lineNo} follows the end of the report`);
     }
     if (!text.startsWith(']')) {
-      reader.element(list, parse(text.endsWith(',') ? text.slice(0, -1) : text, `line ${lineNo}`));
+      this.reader.element(
+        this.list,
+        parse(text.endsWith(',') ? text.slice(0, -1) : text, `line ${this.lineNo}`),
+      );
       return;
     }
     const rest = text.slice(1);
     if (rest === '}') {
-      state = 'done';
+      this.done = true;
       return;
     }
     const next = OPENING.exec(rest);
     if (next?.index !== 0 || next[1] !== ',')
-      throw new ReportTextError(`line ${lineNo} neither ends the report nor opens its next list`);
-    list = next[2] as ReportList;
-    reader.open(list);
-  };
-  let whole = '';
-  for await (const chunk of chunks) {
-    if (mode === 'whole') {
-      whole += chunk;
-      continue;
-    }
-    pending += chunk;
-    let start = 0;
-    for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n', start)) {
-      const text = pending.slice(start, nl);
-      if (mode === 'unknown') {
-        if (!text.startsWith('{') || !OPENING.test(text)) {
-          // Not the stored form: a report written whole (older versions), read whole as then.
-          mode = 'whole';
-          break;
-        }
-        mode = 'lines';
-      }
-      line(text);
-      start = nl + 1;
-    }
-    if (mode === 'whole') {
-      whole = pending;
-      pending = '';
-    } else pending = pending.slice(start);
+      throw new ReportTextError(`line ${this.lineNo} neither ends the report nor opens its next list`);
+    this.open(next[2] as ReportList);
   }
-  if (mode === 'lines') {
-    if (pending.trim() !== '') line(pending);
-    if (state !== 'done') throw new ReportTextError('it ends before the report does');
-    return;
+
+  /** The first line: the small fields and the first list's opening. */
+  private head(text: string): void {
+    const match = OPENING.exec(text);
+    if (!match) {
+      // Say what it is instead: not JSON, not an object, or JSON that is not the stored form.
+      const value = parse(text, 'it');
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        throw new ReportTextError('it is not an object');
+      throw new ReportTextError('it is not a stored report (no list on its first line)');
+    }
+    const head = parse(`${text.slice(0, match.index)}}`, 'its first line');
+    if (typeof head !== 'object' || head === null || Array.isArray(head))
+      throw new ReportTextError('its first line is not an object');
+    this.reader.head(head as Record<string, unknown>);
+    this.open(match[2] as ReportList);
   }
-  const value = parse(mode === 'whole' ? whole : pending, 'it');
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new ReportTextError('it is not an object');
-  const { findings, problems, changes, resolved, ...head } = value as Record<string, unknown>;
-  reader.head(head);
-  for (const [name, values] of [
-    ['findings', findings],
-    ['problems', problems],
-    ['changes', changes],
-    ['resolved', resolved],
-  ] as const) {
-    if (values === undefined) continue;
-    if (!Array.isArray(values)) throw new ReportTextError(`${name} is not a list`);
-    reader.open(name);
-    for (const v of values) reader.element(name, v);
+
+  private open(list: ReportList): void {
+    this.list = list;
+    this.reader.open(list);
+  }
+}
+
+function parse(text: string, where: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ReportTextError(`${where} is not JSON (${(error as Error).message})`);
   }
 }

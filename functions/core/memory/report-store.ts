@@ -26,9 +26,43 @@ export interface ReportStore {
   latest(): Promise<Report | null>;
   /**
    * What the page or the feed shows of the report last put, read one element at a time: from the
-   * view kept beside it, or (a filter, or a report kept by an older version) from the report.
+   * view kept beside it, or (a filter) from the report.
    */
   view(selection: ViewSelection): Promise<ReportView | null>;
+  /**
+   * The report last put, whole, for a program (`report.json`, the claim check of an alert too small
+   * for it): its `generated_at` and its stored text, or a short-lived URL to fetch the text from
+   * (S3: no Lambda answer holds a large report). Null before the first.
+   */
+  whole(): Promise<WholeReport | null>;
+}
+
+/** Where the whole stored report is: its time, and its text or a URL that serves it. */
+export interface WholeReport {
+  readonly generated_at: string;
+  /** The stored text (a folder). */
+  readonly text?: () => Promise<string>;
+  /** A short-lived URL that serves the stored text (S3, presigned). */
+  readonly url?: string;
+}
+
+/** How long a presigned URL to the whole report stays valid: long enough to follow a redirect. */
+export const WHOLE_REPORT_URL_SECONDS = 300;
+
+/**
+ * The `generated_at` of stored report text from its first line (the stored form puts the small
+ * fields before the lists, see report-json.ts); null when the text does not start as a report does.
+ */
+export function generatedAtOf(head: string): string | null {
+  const line = head.split('\n', 1)[0] ?? '';
+  const opening = /,?"(?:findings|problems|changes|resolved)":\[$/.exec(line);
+  if (!opening) return null;
+  try {
+    const value = JSON.parse(`${line.slice(0, opening.index)}}`) as { generated_at?: unknown };
+    return typeof value.generated_at === 'string' ? value.generated_at : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A report could not be kept or read back. */
@@ -112,8 +146,8 @@ export function parseStoredReport(text: string, where: string): Report {
 }
 
 /**
- * Reads stored report text (the stored form, a view, or a report written whole) into the view
- * `selection` asks for. What is not a report the page and the feed can show is refused as
+ * Reads stored report text (a report or a view, in the stored form) into the view `selection`
+ * asks for. What is not a report the page and the feed can show is refused as
  * DamagedReportError, with the place and the reason.
  */
 export async function viewFromText(

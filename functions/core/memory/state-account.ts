@@ -1,5 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
-import * as z from 'zod';
+import type { AccountBinding } from './state';
 
 /**
  * Which account a state belongs to, without keeping the key: scrypt of the reseller API key with a
@@ -8,23 +8,9 @@ import * as z from 'zod';
  * having the same binding in two states (so states cannot be matched with each other either).
  */
 
-/** How a state names its account. */
-export interface AccountBinding {
-  /** base64url, 16 random bytes. */
-  readonly salt: string;
-  /** base64url of scrypt(key, salt), 32 bytes. */
-  readonly hash: string;
-}
-
 /** scrypt's cost: about 50 ms and 16 MiB, once per scan (a key is far costlier to guess than that). */
 const COST = { N: 16_384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
 const HASH_BYTES = 32;
-
-/** The binding as a store keeps it. */
-export const AccountBindingSchema = z.object({
-  salt: z.string().regex(/^[A-Za-z0-9_-]{16,86}$/, 'not a salt (base64url)'),
-  hash: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'not a hash (base64url of 32 bytes)'),
-});
 
 function derive(apiKey: string, salt: string): Promise<Buffer> {
   return new Promise((resolve, reject) =>

@@ -73,10 +73,6 @@ export function keyOf(name: string): string {
  */
 export const domainKey = (name: string): string => keyOf(normalizeDomainName(name));
 
-/** A key read back from a store: kept when it is a hash, else made again from the name (older states). */
-export const storedDomainKey = (key: string): string => (isHashedKey(key) ? key : domainKey(key));
-export const storedContactKey = (key: string): string => (isHashedKey(key) ? key : keyOf(key));
-
 /** A cut of text from the reseller to show: made safe for one line, at most {@link SHOWN_LENGTH} characters. */
 export function shownCut(text: string): string {
   const safe = safeText(text);

@@ -28,6 +28,8 @@ const DAY_MS = 86_400_000;
 
 /** The day an event of `finding` falls on (ISO 8601). */
 export function eventDate(finding: DomainFinding): string {
+  if (finding.kind === 'registry_expiry_mismatch' && finding.registry?.date_expiry)
+    return finding.registry.date_expiry; // the registry's date is the one the domain ends on
   return finding.kind === 'quarantine' ? (finding.date_deleted ?? finding.date_expiry) : finding.date_expiry;
 }
 
@@ -71,6 +73,9 @@ function summaryOf(f: DomainFinding, name: string): string {
   if (f.kind === 'quarantine') return `Quarantine: ${name}`;
   if (f.kind === 'expired') return `Expired: ${name}`;
   if (f.kind === 'renewal_failed') return `Renewal failed: ${name} (expires)`;
+  if (f.kind === 'registry_expiry_mismatch') return `Registry ends: ${name}`;
+  if (f.kind === 'registry_hold') return `On hold at the registry: ${name}`;
+  if (f.kind === 'registry_redemption') return `Redemption at the registry: ${name}`;
   return `Expires: ${name}${f.auto_renew === true ? '' : ' (auto-renew off)'}`;
 }
 

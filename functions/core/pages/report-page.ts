@@ -1,7 +1,9 @@
+import { domainToUnicode } from 'node:url';
 import {
   dateFormat,
   describeDomainFinding,
   headline,
+  problemLine,
   renewalCostLine,
   restoreDeadlineText,
 } from '../alerts/alert';
@@ -13,6 +15,7 @@ import {
   SEVERITIES,
   type Severity,
 } from '../findings/classify';
+import { changeNextStep, nextStep } from '../findings/next-step';
 import { type AuditEntry, auditLine } from '../memory/audit';
 import {
   filterText,
@@ -42,15 +45,18 @@ import { escapeHtml, renderPage, SECURITY_HEADERS, styleSource } from './restore
  */
 
 const STYLE = `body{max-width:60rem;margin:1rem auto}
-.sum{display:flex;flex-wrap:wrap;gap:.5rem;padding:0;list-style:none}.sum li{padding:.2rem .6rem;border-radius:3px;background:#eee}
+.sum{display:flex;flex-wrap:wrap;gap:.5rem;padding:0;list-style:none;margin:.5rem 0}.sum li{padding:.1rem .5rem;border-radius:3px;background:#eee}
 .critical{border-left:4px solid #a40e26}.warning{border-left:4px solid #b35c00}.info{border-left:4px solid #5a6b7b}
 ul.items{list-style:none;padding:0}ul.items li{margin:.5rem 0;padding:.4rem .6rem;background:#fafafa;overflow-wrap:anywhere}
 .who{color:#555;font-size:.9rem}.tag{font-size:.8rem;background:#e8eef5;padding:0 .3rem;border-radius:3px;margin-left:.3rem}
-.links a{margin-right:.8rem;font-size:.9rem}form.filter{display:flex;gap:.5rem;margin:1rem 0}
-form.filter input[type=search]{flex:1;min-width:0;font:inherit;padding:.4rem}svg{width:100%;height:auto;display:block}
+.next{font-size:.9rem}.links a{margin-right:.8rem;font-size:.9rem}form.filter{display:flex;gap:.5rem;margin:1rem 0}
+.first{margin:.6rem 0;padding:.5rem .7rem;background:#fff4f4;overflow-wrap:anywhere}.first .act{display:inline-block;margin-top:.4rem;padding:.45rem 1rem;border-radius:4px;background:#0b5cad;color:#fff;text-decoration:none}
+.toplinks a{margin-right:1rem;font-size:.9rem}
+form.filter input[type=search]{flex:1;min-width:0;font:inherit;padding:.4rem}svg.timeline{width:100%;max-width:40rem;height:auto;display:block}
 svg text{font:10px system-ui,sans-serif}.tl-critical{fill:#a40e26}.tl-warning{fill:#b35c00}.tl-info{fill:#5a6b7b}
 .axis{stroke:#bbb}.tick{fill:#555}.deadlines li{margin:.2rem 0}.note{color:#555;font-size:.9rem}
-@media (max-width:40rem){body{margin:.5rem auto;font-size:15px}h1{font-size:1.2rem}}`;
+.legend{display:flex;flex-wrap:wrap;gap:.3rem 1rem;font-size:.9rem;color:#333;padding:0;list-style:none}.legend svg{width:.8em;height:.8em;vertical-align:-.05em;margin-right:.3em}
+@media (max-width:40rem){body{margin:.5rem auto;font-size:15px}h1{font-size:1.2rem}h2{font-size:1.1rem}}`;
 
 /** Headers of the report page: the restore pages' own, with this page's stylesheet allowed as well. */
 export const REPORT_PAGE_HEADERS: Readonly<Record<string, string>> = {
@@ -100,15 +106,7 @@ function itemHtml(f: Finding, now: string): string {
   const who = r
     ? `<div class="who">Registrant: ${escapeHtml(safeText([r.name, r.company_name ? `(${r.company_name})` : '', r.email ? `<${r.email}>` : ''].filter(Boolean).join(' ') || 'unknown'))} [${escapeHtml(safeText(r.handle))}]</div>`
     : '';
-  const links = f.actions
-    ? `<div class="links">${(['restore', 'snooze', 'acknowledge'] as const)
-        .filter((a) => f.actions?.[a])
-        .map(
-          (a) =>
-            `<a href="${escapeHtml(f.actions?.[a] ?? '')}" rel="noreferrer">${a === 'snooze' ? 'Snooze' : a === 'restore' ? 'Restore' : 'Acknowledge'}</a>`,
-        )
-        .join('')}</div>`
-    : '';
+  const links = actLinks(f);
   const name = escapeHtml(displayDomain(f.domain_name));
   // Joined, not templated: a page keeps tens of thousands of items until it is written, and a
   // string made of pieces is a tree of them, several times its length in memory.
@@ -118,9 +116,41 @@ function itemHtml(f: Finding, now: string): string {
     ': ',
     escapeHtml(describeDomainFinding(f, now, dayFormat)),
     who,
+    `<div class="next">Next: ${escapeHtml(nextStep(f, dayFormat))}</div>`,
     links,
     '</li>',
   ].join('');
+}
+
+/**
+ * A finding's one link: its page, which offers restore, snooze and acknowledge; the three links
+ * themselves for a report kept before findings had a page.
+ */
+function actLinks(f: DomainFinding): string {
+  const actions = f.actions;
+  if (!actions) return '';
+  if (actions.page)
+    return `<div class="links"><a href="${escapeHtml(actions.page)}" rel="noreferrer">Act on it</a></div>`;
+  return `<div class="links">${(['restore', 'snooze', 'acknowledge'] as const)
+    .filter((a) => actions[a])
+    .map(
+      (a) =>
+        `<a href="${escapeHtml(actions[a] ?? '')}" rel="noreferrer">${a === 'snooze' ? 'Snooze' : a === 'restore' ? 'Restore' : 'Acknowledge'}</a>`,
+    )
+    .join('')}</div>`;
+}
+
+/**
+ * The most urgent finding, first on the page (a phone shows it on its first screen): what is wrong,
+ * the next step, and its link. Empty without a critical or warning finding.
+ */
+function firstActionHtml(findings: readonly Finding[], now: string): string {
+  const f = findings.find((x) => x.severity !== 'info');
+  if (!f) return '';
+  const name = isDomainFinding(f) ? displayDomain(f.domain_name) : `contact ${safeText(f.handle)}`;
+  const what = isDomainFinding(f) ? describeDomainFinding(f, now, dayFormat) : 'validation pending';
+  const link = isDomainFinding(f) ? (f.actions?.page ?? f.actions?.restore ?? f.restore_url) : undefined;
+  return `<div class="first ${f.severity}"><strong>Most urgent: ${escapeHtml(name)}</strong>: ${escapeHtml(what)}<div class="next">Next: ${escapeHtml(nextStep(f, dayFormat))}</div>${link ? `<a class="act" href="${escapeHtml(link)}" rel="noreferrer">Act on ${escapeHtml(name)}</a>` : ''}</div>`;
 }
 
 /** An item in brief: the name and what is wrong, without registrant and links. */
@@ -158,8 +188,9 @@ export function renderTimeline(report: ReportView): string {
     rows = due.slice(0, TIMELINE_ROWS);
     total = due.length;
   }
-  // Narrow enough that 10-unit text stays readable when a phone scales the chart to its width.
-  const left = 140;
+  // Narrow enough that 10-unit text stays readable when a phone scales the chart to its width; at
+  // most 40rem wide (the stylesheet), so on a wide screen its labels are no larger than the text.
+  const left = 170;
   const width = 420;
   const rowHeight = 14;
   const top = 18;
@@ -176,7 +207,8 @@ export function renderTimeline(report: ReportView): string {
     const y = top + i * rowHeight + rowHeight / 2;
     const cx = x(at);
     const name = displayDomain(f.domain_name);
-    const label = name.length > 24 ? `${name.slice(0, 23)}…` : name;
+    // The name as people write it (an IDN in Unicode, whole); the punycode form is in its title.
+    const label = timelineLabel(f.domain_name);
     const what = restore ? restoreDeadlineText(f, dayFormat) : `expires ${dayFormat(f.date_expiry)}`;
     const mark = restore
       ? `<rect x="${(cx - 4).toFixed(1)}" y="${y - 4}" width="8" height="8"/>`
@@ -191,7 +223,19 @@ export function renderTimeline(report: ReportView): string {
     total > rows.length
       ? `<p class="note">and ${total - rows.length} more dates in the next ${TIMELINE_DAYS} days (see the list below)</p>`
       : '';
-  return `<svg viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="tl-title"><title id="tl-title">Expiries (dots) and restore deadlines (squares) in the next ${TIMELINE_DAYS} days</title>${ticks.join('')}${marks.join('')}${empty}</svg>${more}`;
+  return `<svg class="timeline" viewBox="0 0 ${width} ${height}" role="img" aria-labelledby="tl-title"><title id="tl-title">Expiries (dots) and restore deadlines (squares) in the next ${TIMELINE_DAYS} days</title>${ticks.join('')}${marks.join('')}${empty}</svg>${TIMELINE_LEGEND}${more}`;
+}
+
+/** What the timeline's marks mean. */
+const TIMELINE_LEGEND = `<ul class="legend" aria-label="Legend"><li><svg viewBox="0 0 10 10" aria-hidden="true"><circle cx="5" cy="5" r="4" class="tl-info"/></svg>expiry date</li><li><svg viewBox="0 0 10 10" aria-hidden="true"><rect x="1" y="1" width="8" height="8" class="tl-info"/></svg>restore-by day (quarantine)</li><li><svg viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" class="tl-critical"/></svg>critical</li><li><svg viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" class="tl-warning"/></svg>warning</li><li><svg viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" class="tl-info"/></svg>info</li></ul>`;
+
+/** Characters a timeline label holds (the label column is 170 units of 10-unit text). */
+const LABEL_MAX = 32;
+
+/** A timeline label: the Unicode form of the name; only a name longer than the column is cut. */
+function timelineLabel(name: string): string {
+  const unicode = safeText(domainToUnicode(name) || name);
+  return unicode.length > LABEL_MAX ? `${unicode.slice(0, LABEL_MAX - 1)}…` : unicode;
 }
 
 /** The quarantined domains by days left to restore (the report's own order), each with its deadline. */
@@ -249,7 +293,11 @@ function changesHtml(report: ReportView): string {
       c.before !== undefined || c.after !== undefined
         ? ` (${safeText(JSON.stringify(c.before) ?? '')} → ${safeText(JSON.stringify(c.after) ?? '')})`
         : '';
-    return `<li><strong>${escapeHtml(name)}</strong>: ${escapeHtml(kind + detail)}</li>`;
+    const next =
+      typeof c.kind === 'string' && typeof c.domain_name === 'string'
+        ? `<div class="next">Next: ${escapeHtml(changeNextStep({ domain_name: c.domain_name, kind: c.kind }))}</div>`
+        : '';
+    return `<li><strong>${escapeHtml(name)}</strong>: ${escapeHtml(kind + detail)}${next}</li>`;
   });
   const rest = total - items.length;
   return `<h2>Changes since the last scan (${total})</h2>${items.length ? `<ul class="items">${items.join('')}</ul>` : '<p>None.</p>'}${rest > 0 ? `<p class="note">and ${rest} more (the JSON report lists them all)</p>` : ''}`;
@@ -319,19 +367,55 @@ function listsHtml(
   return notes.join('') + html;
 }
 
-/** The whole page. */
-export function renderReportPage(input: ReportPageInput): string {
-  const { report } = input;
+/**
+ * What the alert left out, when the page was opened from its link (`of` the report, `from=<c>.<w>`
+ * the critical and warning findings it named): only those findings, or null to show the whole page
+ * (no such link, or a newer scan replaced that report, said in `note`).
+ */
+function leftOutOf(
+  report: ReportView,
+  token: Readonly<Record<string, string>>,
+): { findings: readonly Finding[]; note: string } | null {
+  const from = /^(\d{1,7})\.(\d{1,7})$/.exec(token.from ?? '');
+  if (!from || token.of === undefined) return null;
+  if (token.of !== report.generated_at)
+    return {
+      findings: report.findings,
+      note: `A newer scan replaced the report the alert was made from (${safeText(token.of.slice(0, 40))}): this is the latest report, whole.`,
+    };
+  // The alert leaves snoozed and acknowledged domains, and those a policy lets lapse, out before it names any.
+  const alerted = report.findings.filter(
+    (f) =>
+      !(
+        isDomainFinding(f) &&
+        (f.snoozed_until !== undefined || f.acknowledged === true || f.let_lapse === true)
+      ),
+  );
+  const skip = { critical: Number(from[1]), warning: Number(from[2]), info: Number.POSITIVE_INFINITY };
+  const seen = { critical: 0, warning: 0, info: 0 };
+  const findings = alerted.filter((f) => seen[f.severity]++ >= skip[f.severity]);
+  return {
+    findings,
+    note: `The ${plural(findings.length, 'finding')} the alert had no room to name (${findings.filter((f) => f.severity === 'critical').length} critical, ${findings.filter((f) => f.severity === 'warning').length} warning). The whole report is one link away: <a href="?${escapeHtml(tokenQuery(token))}">full report</a>.`,
+  };
+}
+
+/** `exp=…&kid=…&sig=…`: the link's own signature, for the page's links to itself and its JSON. */
+const tokenQuery = (token: Readonly<Record<string, string>>) =>
+  new URLSearchParams(Object.entries(token).filter(([k]) => ['exp', 'kid', 'sig'].includes(k))).toString();
+
+/** The unreadable records the view carries, each on a line, and how many more the JSON lists. */
+function problemsHtml(report: ReportView): string {
+  const total = report.view?.problemsTotal ?? report.problems.length;
+  if (!total) return '';
+  const items = report.problems.map((p) => `<li>${escapeHtml(problemLine(p).slice(2))}</li>`).join('');
+  const rest = total - report.problems.length;
+  return `<h2 id="unreadable">Unreadable records (${total})</h2><p>They could not be read and were not checked: check them in the reseller's control panel.</p><ul class="items">${items}</ul>${rest > 0 ? `<p class="note">and ${rest} more in the JSON report</p>` : ''}`;
+}
+
+/** The finding lists by severity (with a filter, the matches). */
+function sectionsOf(report: ReportView, shown: readonly Finding[], needle: string) {
   const view = report.view;
-  const query = filterText(input.query);
-  const needle = query.toLowerCase();
-  const shown = needle ? report.findings.filter((f) => searchable(f).includes(needle)) : report.findings;
-  const label = input.accountLabel ? ` (${safeText(input.accountLabel)})` : '';
-  const hidden = Object.entries(input.token)
-    .filter(([k]) => ['exp', 'kid', 'sig'].includes(k))
-    .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`)
-    .join('');
-  const total = report.findings.length + (view?.omittedTotal ?? 0);
   const matches = view?.matches ?? shown.length;
   // Domains a policy lets lapse are listed apart, under their own heading: no alert speaks of them.
   const lapsing = (f: Finding) => isDomainFinding(f) && f.let_lapse === true;
@@ -361,24 +445,54 @@ export function renderReportPage(input: ReportPageInput): string {
       items: letLapse.map((f) => ({ full: itemHtml(f, report.now), brief: briefHtml(f, report.now) })),
       after: '<p class="note">A policy lets these domains lapse: they are left out of every alert.</p>',
     });
+  return sections;
+}
+
+/**
+ * The whole page, action first: the counts, the most urgent finding with its link, the links to
+ * the JSON and the unreadable records, then the lists, the deadlines and the timeline.
+ */
+export function renderReportPage(input: ReportPageInput): string {
+  const { report } = input;
+  const query = filterText(input.query);
+  const needle = query.toLowerCase();
+  const leftOut = needle ? null : leftOutOf(report, input.token);
+  const shown = leftOut
+    ? leftOut.findings
+    : needle
+      ? report.findings.filter((f) => searchable(f).includes(needle))
+      : report.findings;
+  const label = input.accountLabel ? ` (${safeText(input.accountLabel)})` : '';
+  const self = tokenQuery(input.token);
+  const hidden = [...new URLSearchParams(self)]
+    .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`)
+    .join('');
+  const total = report.findings.length + (report.view?.omittedTotal ?? 0);
+  const sections = leftOut
+    ? sectionsOf({ ...report, view: undefined } as ReportView, shown, 'left-out')
+    : sectionsOf(report, shown, needle);
   const filtered = needle
-    ? `<p>${matches} of ${total} findings match “${escapeHtml(safeText(query))}”.</p>`
-    : '';
-  const problemCount = view?.problemsTotal ?? report.problems.length;
-  const problems = problemCount
-    ? `<h2>Unreadable records (${problemCount})</h2><p>They could not be read and were not checked; the JSON report lists them.</p>`
-    : '';
+    ? `<p>${report.view?.matches ?? shown.length} of ${total} findings match “${escapeHtml(safeText(query))}”.</p>`
+    : leftOut
+      ? `<p class="note">${leftOut.note}</p>`
+      : '';
+  const problemCount = report.view?.problemsTotal ?? report.problems.length;
+  const links = [
+    `<a href="report.json?${escapeHtml(self)}">JSON</a>`,
+    problemCount ? `<a href="#unreadable">Unreadable records (${problemCount})</a>` : '',
+  ].join('');
   const render = (lists: string) =>
     renderPage(
       `domain-sentinel report${label}`,
       `<h1>domain-sentinel${escapeHtml(label)}</h1>
-<p>${escapeHtml(headline(report))}. Scanned ${escapeHtml(dayFormat(report.now))} (${escapeHtml(report.now.replace('T', ' ').slice(0, 16))} UTC).</p>
 <ul class="sum"><li class="critical">${report.summary.critical} critical</li><li class="warning">${report.summary.warning} warning</li><li class="info">${report.summary.info} info</li></ul>
+<p class="note">${escapeHtml(headline(report))}. Scanned ${escapeHtml(dayFormat(report.now))} (${escapeHtml(report.now.replace('T', ' ').slice(0, 16))} UTC).</p>
+${firstActionHtml(shown, report.now)}<p class="toplinks">${links}</p>
 ${deadlinesHtml(report)}${renewalHtml(report)}
-<h2>Expiries and restore deadlines in the next ${TIMELINE_DAYS} days</h2>${renderTimeline(report)}
-${changesHtml(report)}
 <form class="filter" method="get" action="">${hidden}<input type="search" name="q" value="${escapeHtml(query)}" placeholder="Filter: domain, registrant, kind" aria-label="Filter findings"><button type="submit">Filter</button></form>
-${filtered}${lists || '<p>No findings.</p>'}${problems}${auditHtml(input.audit)}`,
+${filtered}${lists || '<p>No findings.</p>'}
+<h2>Expiries and restore deadlines in the next ${TIMELINE_DAYS} days</h2>${renderTimeline(report)}
+${changesHtml(report)}${problemsHtml(report)}${auditHtml(input.audit)}`,
       STYLE,
     );
   const skeleton = responseBytes(render(''));

@@ -1,5 +1,5 @@
 import { IncompleteListingError } from '../base/errors';
-import { grow, KeyIndex } from '../base/key-index';
+import { fnv1a } from '../base/hash';
 
 /** A record the scan could not use, with the reason. Never dropped silently. */
 export interface Problem {
@@ -263,17 +263,15 @@ export type Admission =
 /**
  * The names read so far, with each one's content fingerprint, to tell a record read twice from
  * another record under the same name. One per listing in paginate, and one across the searches a
- * filtered read merges. It holds every name of the account, so it keeps them compact (a
- * {@link KeyIndex}: about 40 bytes a name instead of two Map entries of 150): a scan of a million
- * domains must not spend its memory remembering that it read them.
+ * filtered read merges.
  */
 export class RecordRegistry {
-  private readonly exact = new KeyIndex();
-  private fingerprints = new Uint32Array(1024);
-  /** 1 where the name was the first of its folded form (and equals it). */
-  private firsts = new Uint8Array(1024);
+  /** Every name read, with its record's fingerprint. */
+  private readonly fingerprints = new Map<string, number>();
   /** Folded form → the first name read of it, for names that fold to something else (few). */
   private readonly byFolded = new Map<string, string>();
+  /** Names equal to their folded form that were not the first of it (fewer still). */
+  private readonly cased = new Set<string>();
 
   constructor(
     private readonly resource: string,
@@ -282,10 +280,11 @@ export class RecordRegistry {
 
   /** Registers `record` under `key` (the name as the server sent it); `where` ends a second record's reason. */
   admit(key: string, record: unknown, where = ''): Admission {
-    const fingerprint = fingerprintOf(record);
-    const seen = this.exact.find(key);
-    if (seen >= 0 && this.fingerprints[seen] === fingerprint) return { kind: 'repeat' };
-    if (seen >= 0) {
+    // Enough to tell a repeated record from a different one: not a defence against a forger.
+    const fingerprint = fnv1a(JSON.stringify(record) ?? '');
+    const seen = this.fingerprints.get(key);
+    if (seen === fingerprint) return { kind: 'repeat' };
+    if (seen !== undefined) {
       return {
         kind: 'second',
         reason: `a second ${this.resource} record named ${JSON.stringify(key)} with different content${where}; only the first was checked`,
@@ -293,40 +292,16 @@ export class RecordRegistry {
     }
     const folded = this.fold(key);
     let earlier = this.byFolded.get(folded);
-    if (earlier === undefined) {
-      const same = this.exact.find(folded);
-      if (same >= 0 && this.firsts[same] === 1) earlier = folded;
-    }
-    const id = this.exact.add(key);
-    if (id >= this.fingerprints.length) {
-      const size = grow(id + 1, this.fingerprints.length);
-      const fingerprints = new Uint32Array(size);
-      fingerprints.set(this.fingerprints);
-      this.fingerprints = fingerprints;
-      const firsts = new Uint8Array(size);
-      firsts.set(this.firsts);
-      this.firsts = firsts;
-    }
-    this.fingerprints[id] = fingerprint;
+    if (earlier === undefined && this.fingerprints.has(folded) && !this.cased.has(folded)) earlier = folded;
+    this.fingerprints.set(key, fingerprint);
     if (earlier !== undefined) {
+      if (folded === key) this.cased.add(key);
       return {
         kind: 'case',
         reason: `duplicate ${this.resource} name differing only in case: ${JSON.stringify(earlier)} and ${JSON.stringify(key)}; only the first was checked`,
       };
     }
-    if (folded === key) this.firsts[id] = 1;
-    else this.byFolded.set(folded, key);
+    if (folded !== key) this.byFolded.set(folded, key);
     return { kind: 'new' };
   }
-}
-
-/** A 32-bit FNV-1a hash of a record's JSON: enough to tell a repeated record from a different one. */
-function fingerprintOf(record: unknown): number {
-  const text = JSON.stringify(record) ?? '';
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash;
 }

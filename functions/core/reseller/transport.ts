@@ -7,6 +7,8 @@ import {
   ResponseTooLargeError,
   TimeoutError,
 } from '../base/errors';
+import { type RetryContext, type RetryVerdict, retry } from '../base/retry';
+import { abortable, connectionCause, errorCode } from './connection';
 import { ConcurrencyController, ConcurrencyLimiter } from './limiter';
 
 /**
@@ -47,6 +49,11 @@ export interface TransportOptions {
   readonly random?: () => number;
   /** The clock the deadline, Retry-After and latencies are measured with. @default Date.now */
   readonly now?: () => number;
+  /**
+   * Stops everything at once when aborted (Ctrl-C): requests in flight, bodies being read, waits
+   * between retries; the send throws the signal's reason, never retried.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** One request to send. */
@@ -295,6 +302,7 @@ export class Transport {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   private readonly now: () => number;
+  private readonly signal: AbortSignal | undefined;
 
   /** @throws ConfigError when the key cannot travel in a header (the message never holds the key). */
   constructor(options: TransportOptions) {
@@ -313,7 +321,9 @@ export class Transport {
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
     this.maxResponseBytes = options.maxResponseBytes ?? 32 * MIB;
     this.deadline = options.deadline;
-    this.sleep = options.sleep ?? defaultSleep;
+    this.signal = options.signal;
+    // Every wait (backoff, Retry-After, the limiter's pause) ends when the signal aborts.
+    this.sleep = abortable(options.sleep ?? defaultSleep, options.signal);
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
     this.ceiling = Math.max(1, options.concurrency ?? 8);
@@ -354,76 +364,100 @@ export class Transport {
     return scrubSecrets(text, this.apiKey);
   }
 
+  /**
+   * The request, tried again as {@link retryDecision} decides: every attempt that is not a success
+   * is put to it as the retry loop's `shouldRetry`, which also tells the concurrency controller
+   * what the server said. What it stops at is returned (an answer) or thrown (no answer, the
+   * deadline).
+   */
   private async sendWithRetries(request: TransportRequest): Promise<RawResponse> {
-    const { what } = request;
     const url = `${this.baseUrl}${request.path}${request.query ? `?${request.query}` : ''}`;
     const maxAttempts = Math.max(1, request.maxAttempts ?? this.maxAttempts);
     const controller = this.limiter.controller;
     let pauseWaited = 0;
-    for (let attempt = 1; ; attempt++) {
-      this.remainingOrThrow(`before ${what}`);
-      await this.limiter.acquire(pauseWaited);
-      let res: RawResponse | undefined;
-      let failure: ResellerApiError | undefined;
-      let failureKind: FailureKind | undefined;
-      const startedAt = this.now();
-      try {
-        const budget = this.remainingOrThrow(`before ${what}`);
-        this.requests++;
-        request.onSend?.();
-        try {
-          res = await this.fetchOnce(request.method, url, Math.min(this.timeoutMs, budget), what);
-        } catch (error) {
-          if (error instanceof ResponseTooLargeError) throw error;
-          if (isAbort(error) && budget < this.timeoutMs) {
-            throw new DeadlineError(`the time budget ran out while waiting for ${what}`);
-          }
-          [failure, failureKind] = this.describeFailure(error, url, what);
-        }
-      } finally {
-        this.limiter.release();
-      }
-
-      const status = res?.status;
-      const retryAfterMs = res ? parseRetryAfter(res.retryAfter, this.now()) : undefined;
-      const remainingMs = this.remainingMs();
+    let stopped: RetryDecision = { retry: false, reason: 'done' };
+    const shouldRetry = ({ error, attemptNumber }: RetryContext): RetryVerdict => {
+      if (!(error instanceof Attempt)) return false;
       const decision = retryDecision({
-        attempt,
+        attempt: attemptNumber,
         maxAttempts,
-        status,
-        failure: failureKind,
-        retryAfterMs,
-        remainingMs,
+        status: error.res?.status,
+        failure: error.failureKind,
+        retryAfterMs: error.retryAfterMs,
+        remainingMs: this.remainingMs(),
         maxRetryAfterMs: this.maxRetryAfterMs,
         retryBaseMs: this.retryBaseMs,
         retryMaxMs: this.retryMaxMs,
         jitter: this.random(),
       });
-
-      const now = this.now();
+      const status = error.res?.status;
       if (status === 429 || status === 503) {
-        const pause = decision.retry && retryAfterMs !== undefined ? decision.delayMs : undefined;
-        controller.record({ kind: 'throttled', startedAt, now, retryAfterMs: pause });
-      } else if (status !== undefined && status < 400) {
-        controller.record({ kind: 'success', startedAt, latencyMs: now - startedAt });
-      } else {
-        controller.record({ kind: 'other' });
-      }
-
+        const pause = decision.retry && error.retryAfterMs !== undefined ? decision.delayMs : undefined;
+        controller.record({
+          kind: 'throttled',
+          startedAt: error.startedAt,
+          now: this.now(),
+          retryAfterMs: pause,
+        });
+      } else controller.record({ kind: 'other' });
       if (!decision.retry) {
-        if (decision.reason === 'retry-after-beyond-deadline') {
-          throw new DeadlineError(
-            `the reseller asked to wait ${Math.ceil((retryAfterMs ?? 0) / 1000)} s (Retry-After) before ${what} but the scan's time budget has ${Math.floor(remainingMs / 1000)} s left`,
-          );
-        }
-        if (decision.reason === 'backoff-beyond-deadline') {
-          throw new DeadlineError(`the time budget ran out while retrying ${what}`);
-        }
-        if (failure) throw failure;
-        return res as RawResponse;
+        stopped = decision;
+        return false;
       }
-      if (retryAfterMs !== undefined) pauseWaited = controller.pausedUntil;
-      await this.sleep(decision.delayMs);
+      if (error.retryAfterMs !== undefined) pauseWaited = controller.pausedUntil;
+      return { delayMs: decision.delayMs };
+    };
+    try {
+      return await retry(() => this.attempt(request, url, pauseWaited), {
+        retries: Number.POSITIVE_INFINITY,
+        shouldRetry,
+        sleep: this.sleep,
+        clock: this.now,
+        ...(this.signal ? { signal: this.signal } : {}),
+      });
+    } catch (error) {
+      if (!(error instanceof Attempt)) throw error;
+      if (stopped.retry === false && stopped.reason === 'retry-after-beyond-deadline')
+        throw new DeadlineError(
+          `the reseller asked to wait ${Math.ceil((error.retryAfterMs ?? 0) / 1000)} s (Retry-After) before ${request.what} but the scan's time budget has ${Math.floor(this.remainingMs() / 1000)} s left`,
+        );
+      if (stopped.retry === false && stopped.reason === 'backoff-beyond-deadline')
+        throw new DeadlineError(`the time budget ran out while retrying ${request.what}`);
+      if (error.failure) throw error.failure;
+      return error.res as RawResponse;
+    }
+  }
+
+  /** One attempt: a success (below 400) is returned, anything else thrown as an {@link Attempt}. */
+  private async attempt(request: TransportRequest, url: string, pauseWaited: number): Promise<RawResponse> {
+    const { what } = request;
+    this.remainingOrThrow(`before ${what}`);
+    await this.limiter.acquire(pauseWaited);
+    const startedAt = this.now();
+    try {
+      this.signal?.throwIfAborted();
+      const budget = this.remainingOrThrow(`before ${what}`);
+      this.requests++;
+      request.onSend?.();
+      let res: RawResponse;
+      try {
+        res = await this.fetchOnce(request.method, url, Math.min(this.timeoutMs, budget), what);
+      } catch (error) {
+        if (error instanceof ResponseTooLargeError) throw error;
+        // Stopped (Ctrl-C): the signal's reason, never retried (shouldRetry takes only an Attempt).
+        this.signal?.throwIfAborted();
+        if (isAbort(error) && budget < this.timeoutMs)
+          throw new DeadlineError(`the time budget ran out while waiting for ${what}`);
+        const [failure, failureKind] = this.describeFailure(error, url, what);
+        throw new Attempt(startedAt, undefined, failure, failureKind);
+      }
+      if (res.status < 400) {
+        this.limiter.controller.record({ kind: 'success', startedAt, latencyMs: this.now() - startedAt });
+        return res;
+      }
+      throw new Attempt(startedAt, res, undefined, undefined, parseRetryAfter(res.retryAfter, this.now()));
+    } finally {
+      this.limiter.release();
     }
   }
 
@@ -442,7 +476,9 @@ export class Transport {
       },
       // A redirect is an answer to report, never to follow: it could lead the key to another origin.
       redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: this.signal
+        ? AbortSignal.any([AbortSignal.timeout(timeoutMs), this.signal])
+        : AbortSignal.timeout(timeoutMs),
     });
     const text = await this.readBody(res, url, what);
     return {
@@ -523,7 +559,7 @@ export class Transport {
     }
     const code = errorCode(error);
     const failure = new ConnectionError(
-      `could not reach the reseller API at ${this.baseUrl} (${code ?? (error as Error).message}) for ${what}`,
+      `could not reach the reseller API at ${this.baseUrl} (${connectionCause(error, url)}) for ${what}`,
       { ...facts, code },
       { cause: error },
     );
@@ -572,12 +608,16 @@ function isAbort(error: unknown): boolean {
   return name === 'TimeoutError' || name === 'AbortError';
 }
 
-function errorCode(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 4; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    current = (current as { cause?: unknown }).cause;
+/** One attempt that was not a success: what {@link retryDecision} decides on. */
+class Attempt extends Error {
+  override readonly name: string = 'Attempt';
+  constructor(
+    readonly startedAt: number,
+    readonly res: RawResponse | undefined,
+    readonly failure: ResellerApiError | undefined,
+    readonly failureKind: FailureKind | undefined,
+    readonly retryAfterMs?: number,
+  ) {
+    super('an attempt that is not a success');
   }
-  return undefined;
 }

@@ -38,8 +38,8 @@ export const accountName = z
     'must not be a name Windows keeps for a device (con, prn, aux, nul, com1-9, lpt1-9): it names a folder',
   );
 
-/** The most accounts one deployment scans (docs/accounts.md says why: one Map's history, its policies). */
-export const MAX_ACCOUNTS = 50;
+/** The most accounts one deployment scans (docs/accounts.md says why: one Map's history, its stacks and policies). */
+export const MAX_ACCOUNTS = 100;
 
 /**
  * The settings an account may set for itself, over the deployment's (the per-account subset of
@@ -54,7 +54,6 @@ export const ACCOUNT_SCAN_SETTINGS = [
   'timeZone',
   'accountLabel',
   'quarantineDays',
-  'scanMode',
   'policies',
 ] as const satisfies readonly SettingName[];
 

@@ -1,7 +1,10 @@
 import * as z from 'zod';
 import { ConfigError } from '../base/errors';
+import { closest } from '../base/suggest';
 import { SEVERITIES } from '../findings/classify';
 import { parseQuarantineDays } from '../findings/quarantine-periods';
+import { IANA_DNS_BOOTSTRAP_URL, isBootstrapUrl } from '../registry/bootstrap';
+import { rdapUrlProblem } from '../registry/rdap-http';
 import { parsePoliciesText, resolvePolicies } from './policies';
 import { quietHoursSchema } from './quiet-hours';
 import { SCAN_MODES } from './scan';
@@ -59,6 +62,12 @@ export const ENV = {
   heldSmsRoleArn: 'HELD_SMS_ROLE_ARN',
   heartbeatUrl: 'HEARTBEAT_URL',
   heartbeatUrlParameter: 'HEARTBEAT_URL_PARAMETER',
+  registryCheck: 'REGISTRY_CHECK',
+  rdapBootstrapUrl: 'RDAP_BOOTSTRAP_URL',
+  rdapQueryBudget: 'RDAP_QUERY_BUDGET',
+  registryCheckDays: 'REGISTRY_CHECK_DAYS',
+  registryToleranceDays: 'REGISTRY_TOLERANCE_DAYS',
+  rdapTimeoutMs: 'RDAP_TIMEOUT_MS',
 } as const;
 
 /** The most characters of policies JSON a scan takes (an account's item carries them too). */
@@ -138,6 +147,33 @@ export function isTimeZone(name: string): boolean {
     return false;
   }
 }
+
+/** What is wrong with a time zone name, with the closest one this runtime knows ("did you mean"). */
+export function timeZoneProblem(name: string): string {
+  const near = closest(name, ['UTC', ...Intl.supportedValuesOf('timeZone')]);
+  return `must be an IANA time zone such as UTC or Europe/Amsterdam${near ? `; did you mean ${near}?` : ''}`;
+}
+
+/** `on` or `off` (also true/false: a settings file or props hold a boolean), read as a boolean. */
+export const onOff = z
+  .preprocess(
+    (value) =>
+      value === true || value === 'true' ? 'on' : value === false || value === 'false' ? 'off' : value,
+    z.enum(['on', 'off'], { message: 'must be on or off' }),
+  )
+  .default('off')
+  .transform((value) => value === 'on');
+
+/** The RDAP bootstrap: an https URL (http only to loopback), or a file path. */
+const rdapBootstrap = z
+  .string()
+  .trim()
+  .min(1, 'must be a URL or a file path')
+  .superRefine((source, ctx) => {
+    const problem = isBootstrapUrl(source) ? rdapUrlProblem(source) : null;
+    if (problem) ctx.addIssue({ code: 'custom', message: `${problem}; give an https URL or a file path` });
+  })
+  .default(IANA_DNS_BOOTSTRAP_URL);
 
 /**
  * Text shown in a subject, digest and SMS: printable, one line. Control and invisible format
@@ -240,7 +276,9 @@ export const SETTINGS = {
     schema: z
       .string()
       .trim()
-      .refine(isTimeZone, 'must be an IANA time zone such as UTC or Europe/Amsterdam')
+      .superRefine((zone, ctx) => {
+        if (!isTimeZone(zone)) ctx.addIssue({ code: 'custom', message: timeZoneProblem(zone) });
+      })
       .default('UTC'),
     default: 'UTC',
     doc: 'zone of the dates in the digest (in the stack also the schedule’s zone)',
@@ -248,10 +286,9 @@ export const SETTINGS = {
   scanMode: {
     env: ENV.scanMode,
     flag: '--mode',
-    context: 'scanMode',
     schema: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('auto'),
     default: 'auto',
-    doc: 'how the account is read: auto (a filtered read proven complete by counts, or the whole account when it is a few pages, the proven parts would take more, or the proof fails), filtered (proven by counts, else the whole account), or full',
+    doc: 'how a scan without state reads the account: auto (a filtered read proven complete by counts, or the whole account when it is a few pages, the proven parts would take more, or the proof fails), filtered (proven by counts, else the whole account), or full; a scan with state (and so the deployed one) always reads the whole account',
   },
   perPage: {
     env: ENV.perPage,
@@ -394,7 +431,6 @@ export const SETTINGS = {
   smsQuietHours: {
     env: ENV.smsQuietHours,
     flag: '--sms-quiet-hours',
-    context: 'smsQuietHours',
     schema: quietHoursSchema.optional(),
     doc: 'e.g. 22:00-07:00 in ALERT_TIME_ZONE: an SMS waits until the window ends, unless a restore-by or expiry is within 48 hours (docs/policies.md)',
   },
@@ -405,7 +441,7 @@ export const SETTINGS = {
       .trim()
       .regex(/^[0-9a-zA-Z_.-]{1,64}$/, 'must be an EventBridge Scheduler schedule group name')
       .optional(),
-    doc: 'with SMS_QUIET_HOURS: the EventBridge Scheduler group an SMS held is scheduled in, to be sent when the window ends (the stack sets it)',
+    doc: 'with SMS_QUIET_HOURS: the EventBridge Scheduler group an SMS held is scheduled in, to be sent when the window ends (the stack does not set it yet)',
   },
   heldSmsRoleArn: {
     env: ENV.heldSmsRoleArn,
@@ -414,7 +450,52 @@ export const SETTINGS = {
       .trim()
       .regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/, 'must be an IAM role ARN')
       .optional(),
-    doc: 'with SMS_QUIET_HOURS: the role the schedule publishes a held SMS with (the stack sets it)',
+    doc: 'with SMS_QUIET_HOURS: the role the schedule publishes a held SMS with (the stack does not set it yet)',
+  },
+  registryCheck: {
+    env: ENV.registryCheck,
+    flag: '--registry-check',
+    context: 'registryCheck',
+    schema: onOff,
+    default: 'off',
+    doc: 'check domains against their registry’s RDAP too (on or off; docs/registry.md): every domain with a finding at warning or above and a rotating sample of the rest; the scan then reads the whole account',
+  },
+  rdapBootstrapUrl: {
+    env: ENV.rdapBootstrapUrl,
+    flag: '--rdap-bootstrap',
+    schema: rdapBootstrap,
+    default: IANA_DNS_BOOTSTRAP_URL,
+    doc: 'with the registry check: the RDAP bootstrap (RFC 9224) naming each TLD’s RDAP server, a URL (https) or a file path; kept for a day',
+  },
+  rdapQueryBudget: {
+    env: ENV.rdapQueryBudget,
+    flag: '--rdap-budget',
+    context: 'rdapQueryBudget',
+    schema: wholeNumber(1, 1_000_000).default(2000),
+    default: 2000,
+    doc: 'with the registry check: most domains looked up per scan, the ones with a finding first (docs/registry.md has the arithmetic)',
+  },
+  registryCheckDays: {
+    env: ENV.registryCheckDays,
+    flag: '--registry-days',
+    context: 'registryCheckDays',
+    schema: wholeNumber(1, 366).default(30),
+    default: 30,
+    doc: 'with the registry check: days over which the rotating sample covers every domain of the account',
+  },
+  registryToleranceDays: {
+    env: ENV.registryToleranceDays,
+    flag: '--registry-tolerance-days',
+    schema: wholeNumber(0, 365).default(2),
+    default: 2,
+    doc: 'with the registry check: the registry’s and the reseller’s expiry dates further apart than this disagree',
+  },
+  rdapTimeoutMs: {
+    env: ENV.rdapTimeoutMs,
+    flag: '--rdap-timeout-ms',
+    schema: wholeNumber(100, 60_000).default(10_000),
+    default: 10_000,
+    doc: 'with the registry check: per-request timeout of an RDAP server, in ms',
   },
 } as const satisfies Record<string, SettingSpec>;
 
@@ -470,8 +551,7 @@ export const SECRET_SETTINGS = [
   },
   {
     env: ENV.heartbeatUrlParameter,
-    context: 'heartbeatUrlParameterName',
-    doc: 'SSM SecureString holding the heartbeat URL (Lambda; the stack sets it when heartbeatUrlParameterName is set)',
+    doc: 'SSM SecureString holding the heartbeat URL (Lambda; the stack does not set it yet: set it on the scan function)',
   },
 ] as const;
 

@@ -1,5 +1,6 @@
+import { ResellerApiError } from '../base/errors';
 import { type ClassifyPolicy, RENEWAL_WINDOW_MS } from '../findings/classify';
-import type { ListFilter } from '../reseller/client';
+import type { ListFilter, ResellerClient } from '../reseller/client';
 
 /**
  * The proven filtered read: which searches it makes, and the arithmetic on their pagination totals
@@ -168,3 +169,39 @@ function mismatch(counted: number, total: number): string {
 }
 
 const unproven = (reason: string): CoverageVerdict => ({ proven: false, reason });
+
+/** What the counts prove: the read they allow, or why they allow none. */
+export type CoverageProof =
+  | { readonly proven: true; readonly counts: CoverageCounts }
+  | { readonly proven: false; readonly counts?: CoverageCounts; readonly reason: string };
+
+/**
+ * Counts every part of the proof but `all`, which the caller measured (one `per_page=1` request
+ * each, concurrently) and checks the sums.
+ * A server that refuses one of the searches (400, 422: a parameter or value it does not accept)
+ * cannot be proven either; any other failure is the scan's failure, as in full mode.
+ */
+export async function countCoverage(
+  client: ResellerClient,
+  searches: Readonly<Record<CoveragePart, ListFilter>>,
+  all: number,
+): Promise<CoverageProof> {
+  let entries: Array<readonly [CoveragePart, number]>;
+  try {
+    entries = await Promise.all(
+      COVERAGE_PARTS.map(async (part) =>
+        part === 'all'
+          ? ([part, all] as const)
+          : ([part, await client.countDomains(searches[part])] as const),
+      ),
+    );
+  } catch (error) {
+    if (error instanceof ResellerApiError && (error.status === 400 || error.status === 422)) {
+      return { proven: false, reason: `the server refused one of its searches (HTTP ${error.status})` };
+    }
+    throw error;
+  }
+  const counts = Object.fromEntries(entries) as CoverageCounts;
+  const verdict = proveCoverage(counts);
+  return verdict.proven ? { proven: true, counts } : { proven: false, counts, reason: verdict.reason };
+}

@@ -10,8 +10,9 @@ import {
 import type { Report } from './scan';
 
 /**
- * The signed links a report carries: per domain finding its `actions` (restore where it applies,
- * snooze, acknowledge), and for the account the report page and the calendar feed.
+ * The signed links a report carries: per domain finding its `actions` (its page, restore where it
+ * applies, snooze, acknowledge), and for the account the report page, the report as JSON (the
+ * claim check of a message too small for it) and the calendar feed.
  */
 
 /**
@@ -46,15 +47,16 @@ type Signer = (action: LinkAction, subject?: string, ttlDays?: number, finding?:
  */
 export class SignedActions implements FindingActions {
   declare readonly restore?: string;
-  declare readonly snooze: string;
-  declare readonly acknowledge: string;
+  declare readonly snooze?: string;
+  declare readonly acknowledge?: string;
+  declare readonly page: string;
   readonly #sign: Signer;
   readonly #name: string;
   readonly #kind: LinkFinding['kind'];
   readonly #severity: LinkFinding['severity'];
 
   /** One pair of getters for every instance (V8 keeps them in the shared shape, not per object). */
-  static readonly #links: PropertyDescriptorMap = {
+  static readonly #silencing: PropertyDescriptorMap = {
     // Each carries the finding it is sent for: it will not act on a worse one later.
     snooze: {
       enumerable: true,
@@ -70,13 +72,31 @@ export class SignedActions implements FindingActions {
     },
   };
 
-  constructor(sign: Signer, name: string, finding: LinkFinding, restore: string | undefined) {
+  /** The finding's page: the one link the digest and chat give it (it offers the others). */
+  static readonly #page: PropertyDescriptorMap = {
+    page: {
+      enumerable: true,
+      get(this: SignedActions) {
+        return this.#sign('finding', this.#name);
+      },
+    },
+  };
+
+  /** @param silencing offer snooze and acknowledge (they need the state store) */
+  constructor(
+    sign: Signer,
+    name: string,
+    finding: LinkFinding,
+    restore: string | undefined,
+    silencing = true,
+  ) {
     this.#sign = sign;
     this.#name = name;
     this.#kind = finding.kind;
     this.#severity = finding.severity;
     if (restore) Object.defineProperty(this, 'restore', { value: restore, enumerable: true });
-    Object.defineProperties(this, SignedActions.#links);
+    if (silencing) Object.defineProperties(this, SignedActions.#silencing);
+    Object.defineProperties(this, SignedActions.#page);
   }
 
   #link(action: 'snooze' | 'acknowledge'): string {
@@ -105,18 +125,52 @@ export function attachLinks<R extends Report>(report: R, signing: LinkSigning, o
     if (!isDomainFinding(f)) return f;
     const name = normalizeDomainName(f.domain_name);
     if (domainNameProblem(name)) return f;
-    const actions: FindingActions =
-      signing.silencing === false
-        ? { ...(f.restore_url ? { restore: f.restore_url } : {}) }
-        : new SignedActions(sign, name, f, f.restore_url);
+    const actions: FindingActions = new SignedActions(
+      sign,
+      name,
+      f,
+      f.restore_url,
+      signing.silencing !== false,
+    );
     if (!owned) return { ...f, actions } satisfies DomainFinding;
     (f as { actions?: FindingActions }).actions = actions;
     return f;
   });
+  const reportUrl = sign('report');
   return {
     ...report,
     findings,
-    report_url: sign('report'),
+    report_url: reportUrl,
+    report_json_url: reportJsonUrl(reportUrl, report.generated_at),
     calendar_url: sign('calendar', undefined, CALENDAR_LINK_TTL_DAYS),
   };
+}
+
+/**
+ * The report as JSON, from the report link: the same signature (whoever may read the page may read
+ * its JSON) on the path `report.json`, with `of` naming the report, so a newer scan's report is
+ * never taken for this one (the answer is 410 then). The claim check of a message too small for
+ * the whole report (alerts/alert.ts).
+ */
+export function reportJsonUrl(reportUrl: string, generatedAt: string): string {
+  const url = new URL(reportUrl);
+  url.pathname = url.pathname.replace(/report$/, 'report.json');
+  const query = url.search.slice(1);
+  url.search = `of=${encodeURIComponent(generatedAt)}&${query}`;
+  return url.toString();
+}
+
+/**
+ * The report page listing exactly what an alert left out: the critical findings after the first
+ * `critical` it named and the warning findings after the first `warning` (`from=<c>.<w>`), of the
+ * report `of` names. Same signature as the report link: it shows part of the same page.
+ */
+export function leftOutUrl(
+  reportUrl: string,
+  generatedAt: string,
+  named: { readonly critical: number; readonly warning: number },
+): string {
+  const url = new URL(reportUrl);
+  url.search = `of=${encodeURIComponent(generatedAt)}&from=${named.critical}.${named.warning}&${url.search.slice(1)}`;
+  return url.toString();
 }

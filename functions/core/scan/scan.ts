@@ -6,9 +6,6 @@ import {
   classifyContact,
   type DomainFinding,
   type Finding,
-  isDomainFinding,
-  RENEWAL_GRACE_MS,
-  RENEWAL_WINDOW_MS,
   type Registrant,
   type Severity,
   sortFindings,
@@ -17,15 +14,18 @@ import { domainNameProblem } from '../links/links';
 import type { ListFilter, ListPage, Problem, ResellerClient } from '../reseller/client';
 import { RecordRegistry } from '../reseller/paging';
 import { DOCUMENTED_DOMAIN_STATUSES, type Domain } from '../reseller/schemas';
-import {
-  COVERAGE_PARTS,
-  type CoverageCounts,
-  type CoveragePart,
-  coverageSearches,
-  proveCoverage,
-  READ_PARTS,
-} from './coverage';
+import { COVERAGE_PARTS, type CoverageCounts, countCoverage, coverageSearches, READ_PARTS } from './coverage';
 import { markFinding, type PolicySet, type ReportPolicy, reportPolicies } from './policies';
+import {
+  RegistryCandidates,
+  type RegistryReport,
+  type RegistryScanOptions,
+  withRegistryCheck,
+} from './registry-scan';
+import { type RenewalCosts, renewalCosts } from './renewal-costs';
+import { type RenewalMeaning, renewalRuleOff, voteOnRenewal } from './renewal-vote';
+
+export { isRenewalDue, type RenewalCosts, renewalCosts } from './renewal-costs';
 
 /**
  * How the scan reads the domains. `full`: every page. `filtered`: only the searches whose
@@ -79,100 +79,15 @@ export interface Report {
   readonly problems: readonly Problem[];
   /** Signed read-only link to this report as a page (functions/core/scan/report-links.ts). */
   readonly report_url?: string;
+  /**
+   * Signed read-only link to this very report as JSON (report-links.ts): where a message too small
+   * for the whole report sends a program for the rest (alerts/alert.ts).
+   */
+  readonly report_json_url?: string;
   /** Signed read-only link to the calendar feed of the findings. */
   readonly calendar_url?: string;
-}
-
-/** The renewals due in the expiry window of premium and custom-priced domains, and what they cost. */
-export interface RenewalCosts {
-  readonly window_days: number;
-  /** Per currency: how many renewals carry a price in it, and their sum. */
-  readonly totals: ReadonlyArray<{
-    readonly currency: string;
-    readonly count: number;
-    readonly amount: number;
-  }>;
-  readonly premium: number;
-  readonly custom: number;
-  /** Premium or custom-priced renewals whose record states no price. */
-  readonly unpriced: number;
-}
-
-/** Findings whose renewal falls due in the window: expiring, or a renewal that failed and expires in it. */
-export function isRenewalDue(f: DomainFinding, now: number, windowDays: number): boolean {
-  if (f.kind !== 'expiring' && f.kind !== 'renewal_failed') return false;
-  const expiry = Date.parse(f.date_expiry);
-  return expiry > now && expiry <= now + windowDays * 86_400_000;
-}
-
-/**
- * The cost of the priced renewals due in the window, per currency. Sums in cents, so 0.1 + 0.2 stays
- * 0.3; null when no renewal due in the window is premium or custom-priced.
- */
-export function renewalCosts(
-  findings: readonly Finding[],
-  now: number,
-  windowDays: number,
-): RenewalCosts | null {
-  const cents = new Map<string, { count: number; cents: number }>();
-  let premium = 0;
-  let custom = 0;
-  let unpriced = 0;
-  for (const f of findings) {
-    if (!isDomainFinding(f) || !f.price || !isRenewalDue(f, now, windowDays)) continue;
-    if (f.price.kind === 'premium') premium++;
-    else custom++;
-    const { currency, amount } = f.price;
-    if (currency === undefined || amount === undefined) {
-      unpriced++;
-      continue;
-    }
-    const sum = cents.get(currency) ?? { count: 0, cents: 0 };
-    sum.count++;
-    sum.cents += Math.round(amount * 100);
-    cents.set(currency, sum);
-  }
-  if (premium + custom === 0) return null;
-  const totals = [...cents]
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([currency, sum]) => ({ currency, count: sum.count, amount: sum.cents / 100 }));
-  return { window_days: windowDays, totals, premium, custom, unpriced };
-}
-
-/**
- * The records the renewal rule judges (auto-renew on, a renewal date, not expired and expiring
- * within {@link RENEWAL_REACH_MS}), and how many of those read as last year's renewal.
- */
-interface RenewalMeaning {
-  dated: number;
-  yearBefore: number;
-}
-
-/**
- * How far ahead a failed renewal's expiry can lie: its `date_renewal` is at least a day past and at
- * most 60 days before expiry. The account's vote on what `date_renewal` means is taken among these
- * domains only: every mode reads all of them (a filtered read lists the next 60 days whole), so a
- * filtered read votes as a full one does, on the very domains the rule would judge.
- */
-const RENEWAL_REACH_MS = RENEWAL_WINDOW_MS - RENEWAL_GRACE_MS;
-
-/** True for a domain the renewal rule judges, whose `date_renewal` counts in the account's vote. */
-const votesOnRenewal = (domain: Domain, now: number): boolean =>
-  domain.auto_renew === true &&
-  typeof domain.date_renewal === 'number' &&
-  domain.date_expiry > now &&
-  domain.date_expiry <= now + RENEWAL_REACH_MS;
-
-/**
- * The seed describes `date_renewal` as the coming renewal, a little before expiry. A server that
- * keeps the last renewal there instead shows it about a year before expiry on most records; then
- * `renewal_failed` would judge a date that means something else, so it stays off for the account.
- */
-const YEAR_BEFORE_MS = 300 * 86_400_000;
-
-function renewalRuleOff(meaning: RenewalMeaning): string | undefined {
-  if (meaning.dated === 0 || meaning.yearBefore * 2 <= meaning.dated) return undefined;
-  return `date_renewal is 300 days or more before date_expiry on ${meaning.yearBefore} of the ${meaning.dated} domains with auto-renew on that expire within ${RENEWAL_REACH_MS / 86_400_000} days: in this account it reads as the last renewal, not the coming one, so failed renewals are not checked`;
+  /** The registry check (`--registry-check`, docs/registry.md): what was checked, and what could not be. */
+  readonly registry?: RegistryReport;
 }
 
 /** What a scan needs. */
@@ -196,6 +111,8 @@ export interface ScanOptions {
    * the page it was on. `attempt` rises when the read starts over: drop what earlier attempts handed out.
    */
   readonly observe?: (domain: Domain, attempt: number, page: number) => void;
+  /** Checks domains against their registries' RDAP once the account is read (docs/registry.md). @default off */
+  readonly registry?: RegistryScanOptions;
 }
 
 /**
@@ -207,6 +124,26 @@ export async function scanAccount(options: ScanOptions): Promise<Report> {
   const clock = options.clock ?? Date.now;
   const started = clock();
   const requestsBefore = options.client.requests;
+  const read = await readAccount(options, started, clock, requestsBefore);
+  if (!read.candidates || !options.registry) return read.report;
+  return withRegistryCheck(read.report, read.candidates, {
+    options: options.registry,
+    reseller: options.client,
+    now: options.now,
+    criticalDays: options.policy.criticalDays,
+    registrants: read.registrants,
+    started,
+    clock,
+  });
+}
+
+/** The account read into a report (read once more if it moved), and the domains the registry check picked. */
+async function readAccount(
+  options: ScanOptions,
+  started: number,
+  clock: () => number,
+  requestsBefore: number,
+): Promise<AccountRead> {
   try {
     try {
       return await scanOnce(options, started, clock, requestsBefore, 1);
@@ -234,6 +171,14 @@ export async function scanAccount(options: ScanOptions): Promise<Report> {
   }
 }
 
+/** One read of the account: its report, and the registry check's candidates when it is on. */
+interface AccountRead {
+  readonly report: Report;
+  readonly candidates: RegistryCandidates | undefined;
+  /** The registrants by handle, to name them on the registry's findings too. */
+  readonly registrants: ReadonlyMap<string, Registrant>;
+}
+
 /**
  * One read of the whole account into a report: domains and contacts together, then the renewal
  * rule settled by the account's vote, then findings and problems put in the report's order.
@@ -244,10 +189,11 @@ async function scanOnce(
   clock: () => number,
   requestsBefore: number,
   attempt: number,
-): Promise<Report> {
+): Promise<AccountRead> {
   const { client, now, policy } = options;
   const mode = options.mode ?? 'auto';
-  const gathered = startGathering();
+  const registry = options.registry;
+  const gathered = startGathering(registry ? new RegistryCandidates(now, registry.days) : undefined);
   // Contacts are needed whatever the domains' proof says: read them while it is counted.
   const [howRead] = await Promise.all([
     readAllDomains({ options, attempt, gathered }, mode),
@@ -259,7 +205,7 @@ async function scanOnce(
   sortFindings(findings);
   flagEmptyAccount(gathered.problems, howRead.coverage?.all ?? gathered.domainsScanned);
   sortProblems(gathered.problems);
-  return assembleReport({
+  const report = assembleReport({
     options,
     mode,
     howRead,
@@ -270,6 +216,7 @@ async function scanOnce(
     started,
     finished: clock(),
   });
+  return { report, candidates: gathered.registry, registrants: gathered.registrants };
 }
 
 /** What the concurrent reads of domains and contacts gather, kept for one attempt. */
@@ -284,13 +231,16 @@ interface Gathering {
   readonly meaning: RenewalMeaning;
   /** One registrant object per contact, shared by the findings of its domains (they never change it). */
   readonly registrants: Map<string, Registrant>;
+  /** With the registry check: the domains it will look up, picked as they are read. */
+  readonly registry: RegistryCandidates | undefined;
   domainsScanned: number;
   contactsScanned: number;
 }
 
 /** An empty gathering: every attempt starts from nothing, so a retried read counts nothing twice. */
-function startGathering(): Gathering {
+function startGathering(registry: RegistryCandidates | undefined): Gathering {
   return {
+    registry,
     problems: [],
     contactFindings: [],
     domainFindings: [],
@@ -462,12 +412,11 @@ function tallyDomain(reading: DomainReading, domain: Domain, page: number): void
   gathered.domainsScanned++;
   options.observe?.(domain, reading.attempt, page);
   const group = options.policies?.policyFor(domain);
-  const finding = classify(domain, now, group ? group.classify : policy);
-  if (finding) gathered.domainFindings.push(group ? markFinding(finding, group) : finding);
-  if (votesOnRenewal(domain, now)) {
-    gathered.meaning.dated++;
-    if (domain.date_expiry - (domain.date_renewal as number) >= YEAR_BEFORE_MS) gathered.meaning.yearBefore++;
-  }
+  const found = classify(domain, now, group ? group.classify : policy);
+  const finding = found && group ? markFinding(found, group) : found;
+  if (finding) gathered.domainFindings.push(finding);
+  gathered.registry?.consider(domain, finding);
+  voteOnRenewal(gathered.meaning, domain, now);
   if (finding?.kind === 'renewal_failed') gathered.renewalSuspects.set(finding, domain);
   const undocumented = undocumentedStatusProblem(domain, page);
   if (undocumented) gathered.problems.push(undocumented);
@@ -639,10 +588,6 @@ function assembleReport(parts: ReportParts): Report {
   };
 }
 
-type CoverageProof =
-  | { readonly proven: true; readonly counts: CoverageCounts }
-  | { readonly proven: false; readonly counts?: CoverageCounts; readonly reason: string };
-
 /**
  * Signs the restore link of a quarantined domain under its normalised name (lower case, no trailing
  * dot, punycode). A name that still cannot be signed gets a line saying so instead: one odd record
@@ -660,35 +605,4 @@ function attachRestoreLink(finding: DomainFinding, sign: (domainName: string) =>
   } catch (error) {
     finding.restore_unavailable = `no restore link: ${(error as Error).message}; restore it in the reseller's control panel`;
   }
-}
-
-/**
- * Counts every part of the proof but `all`, which the caller measured (one `per_page=1` request
- * each, concurrently) and checks the sums.
- * A server that refuses one of the searches (400, 422: a parameter or value it does not accept)
- * cannot be proven either; any other failure is the scan's failure, as in full mode.
- */
-async function countCoverage(
-  client: ResellerClient,
-  searches: Readonly<Record<CoveragePart, ListFilter>>,
-  all: number,
-): Promise<CoverageProof> {
-  let entries: Array<readonly [CoveragePart, number]>;
-  try {
-    entries = await Promise.all(
-      COVERAGE_PARTS.map(async (part) =>
-        part === 'all'
-          ? ([part, all] as const)
-          : ([part, await client.countDomains(searches[part])] as const),
-      ),
-    );
-  } catch (error) {
-    if (error instanceof ResellerApiError && (error.status === 400 || error.status === 422)) {
-      return { proven: false, reason: `the server refused one of its searches (HTTP ${error.status})` };
-    }
-    throw error;
-  }
-  const counts = Object.fromEntries(entries) as CoverageCounts;
-  const verdict = proveCoverage(counts);
-  return verdict.proven ? { proven: true, counts } : { proven: false, counts, reason: verdict.reason };
 }

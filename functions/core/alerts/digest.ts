@@ -1,0 +1,401 @@
+import { displayDomain, plural, safeText } from '../base/text';
+import { type ContactFinding, type DomainFinding, type Finding, isDomainFinding } from '../findings/classify';
+import { nextStep } from '../findings/next-step';
+import { responseBytes } from '../memory/report-view';
+import type { Problem } from '../reseller/client';
+import type { DomainPrice } from '../reseller/schemas';
+import { leftOutUrl } from '../scan/report-links';
+import type { Report } from '../scan/scan';
+import {
+  criticalProblems,
+  dateFormat,
+  describeDomainFinding,
+  headline,
+  priceText,
+  problemLine,
+  type RenderOptions,
+  renewalCostLine,
+} from './alert';
+import { changeMarker, renderChangesSection, renderResolvedSection } from './digest-changes';
+import { registryDigestLines } from './registry-words';
+
+/**
+ * The e-mail digest: what a person reads first, so it names what matters at any account size.
+ * Critical items first, then warning; each as far as the budget allows in full (what is wrong,
+ * the registrant, the next step and its one link: the finding's page, which offers restore,
+ * snooze and acknowledge), else briefly (what is wrong and the link), else named (one line).
+ * Whatever cannot even be named is counted per severity, with a link to a page listing exactly
+ * those. The budget is the bytes the digest may take in the SNS message (alert.ts).
+ */
+
+/** What the digest named and left out, per severity (critical counts unreadable quarantine records too). */
+export interface DigestCounts {
+  readonly named: { readonly critical: number; readonly warning: number };
+  readonly leftOut: { readonly critical: number; readonly warning: number };
+}
+
+export interface Digest extends DigestCounts {
+  readonly text: string;
+  /** Every critical and warning item named in full (with its next step and link). */
+  readonly allFull: boolean;
+}
+
+export interface DigestOptions extends RenderOptions {
+  /**
+   * Bytes the digest may take as the content of a JSON string (escapes counted), as SNS counts it
+   * inside the message. @default DIGEST_MAX_BYTES
+   */
+  readonly budgetBytes?: number;
+}
+
+/** The most a digest takes when the JSON report beside it is linked rather than carried (alert.ts). */
+export const DIGEST_MAX_BYTES = 200 * 1024;
+const INFO_NAMES_SHOWN = 10;
+/** Unreadable records listed in the digest; the rest are counted. */
+const DIGEST_PROBLEMS_SHOWN = 20;
+const REASON_MAX = 300;
+const KEY_MAX = 260;
+/** Room kept for the lines that count what was left out (their numbers are not known before). */
+const COUNT_LINES_RESERVE = 1_024;
+
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+const bytes = (lines: readonly string[]) => lines.reduce((n, line) => n + responseBytes(line) + 2, 0);
+
+/** One item at its three lengths, each a list of lines. */
+interface Item {
+  readonly severity: 'critical' | 'warning';
+  readonly full: readonly string[];
+  readonly brief: readonly string[];
+  readonly named: readonly string[];
+}
+
+type Level = 'full' | 'brief' | 'named' | 'left';
+
+/** `Name (Company) <email>`, each part from the API made safe for one line. */
+function who(name: string | undefined, company: string | undefined, email: string | undefined): string {
+  return [
+    name ? cut(safeText(name), 120) : '',
+    company ? `(${cut(safeText(company), 120)})` : '',
+    email ? `<${cut(safeText(email), 254)}>` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+function domainItem(f: DomainFinding, now: string, day: (iso: string) => string): Item {
+  const first = `- ${changeMarker(f)}${cut(displayDomain(f.domain_name), 2 * KEY_MAX)}: ${describeDomainFinding(f, now, day)}`;
+  const link = f.actions?.page ?? f.restore_url;
+  const act = link
+    ? [`  Act: ${link}`]
+    : f.restore_unavailable
+      ? [`  ${safeText(f.restore_unavailable)}`]
+      : [];
+  const r = f.registrant;
+  const full = [
+    first,
+    ...(r
+      ? [
+          `  Registrant: ${who(r.name, r.company_name, r.email) || 'unknown'} [${cut(safeText(r.handle), 64)}]`,
+        ]
+      : []),
+    ...(f.price ? [`  Renewal price: ${priceText(f.price as DomainPrice)}`] : []),
+    `  Next: ${nextStep(f, day)}`,
+    ...act,
+  ];
+  return {
+    severity: f.severity === 'critical' ? 'critical' : 'warning',
+    full,
+    brief: [first, ...act],
+    named: [first],
+  };
+}
+
+function contactItem(f: ContactFinding): Item {
+  const first = `- ${changeMarker(f)}contact ${cut(safeText(f.handle), 64)}: validation pending; the registry may suspend the domains it holds`;
+  return {
+    severity: 'warning',
+    full: [first, `  ${who(f.name, f.company_name, f.email)}`, `  Next: ${nextStep(f)}`],
+    brief: [first, `  ${who(f.name, f.company_name, f.email)}`],
+    named: [first],
+  };
+}
+
+function unreadableItem(p: Problem): Item {
+  const name = p.key === null ? '(no name)' : cut(displayDomain(p.key), 2 * KEY_MAX);
+  const first = `- ${name}: says it is in quarantine, but its record could not be read, so it was not checked`;
+  const detail = `  ${cut(safeText(p.reason), REASON_MAX)}; check it in the reseller's control panel`;
+  return { severity: 'critical', full: [first, detail], brief: [first, detail], named: [first] };
+}
+
+/**
+ * The critical and warning items in the order they are read (unreadable quarantine records, then the
+ * findings), each made only when it is first asked for: an account of 100 000 findings names a few
+ * thousand, and the rest are only counted.
+ */
+class Items {
+  readonly #sources: ReadonlyArray<Problem | Finding>;
+  readonly #made: Item[] = [];
+  readonly severities: ReadonlyArray<'critical' | 'warning'>;
+  constructor(
+    private readonly report: Report,
+    private readonly day: (iso: string) => string,
+  ) {
+    const problems = criticalProblems(report);
+    const critical = report.findings.filter((f) => f.severity === 'critical');
+    const warning = report.findings.filter((f) => f.severity === 'warning');
+    this.#sources = [...problems, ...critical, ...warning];
+    this.severities = this.#sources.map((_, i) =>
+      i < problems.length + critical.length ? 'critical' : 'warning',
+    );
+  }
+
+  get length(): number {
+    return this.#sources.length;
+  }
+
+  at(i: number): Item {
+    let item = this.#made[i];
+    if (!item) {
+      const source = this.#sources[i] as Problem | Finding;
+      item =
+        'resource' in source
+          ? unreadableItem(source)
+          : isDomainFinding(source)
+            ? domainItem(source, this.report.now, this.day)
+            : contactItem(source);
+      this.#made[i] = item;
+    }
+    return item;
+  }
+}
+
+/**
+ * Each item's level within `budget`: as many named as fit (in order), then from the first on as
+ * many in full as fit, then as many briefly; the rest stay named, and what was never named is left.
+ */
+function levelsWithin(items: Items, fixed: number, budget: number): Level[] {
+  const sizes: Array<{ full: number; brief: number; named: number }> = [];
+  const size = (i: number) => {
+    let known = sizes[i];
+    if (!known) {
+      const item = items.at(i);
+      known = { full: bytes(item.full), brief: bytes(item.brief), named: bytes(item.named) };
+      sizes[i] = known;
+    }
+    return known;
+  };
+  let used = fixed;
+  let named = 0;
+  while (named < items.length && used + size(named).named <= budget) used += size(named++).named;
+  const levels: Level[] = Array.from({ length: items.length }, (_, i) => (i < named ? 'named' : 'left'));
+  for (const level of ['full', 'brief'] as const) {
+    for (let i = 0; i < named; i++) {
+      if (levels[i] !== 'named') continue;
+      const extra = size(i)[level] - size(i).named;
+      if (used + extra > budget) break;
+      used += extra;
+      levels[i] = level;
+    }
+  }
+  return levels;
+}
+
+/** "on the full report: <url>", or how to see them without one. */
+const whereAll = (report: Report) =>
+  report.report_url ? `on the full report: ${report.report_url}` : 'run a scan with --json for all of them';
+
+/** The sections of the critical and warning items, at their levels, with what was left out counted and linked. */
+function itemSections(report: Report, items: Items, levels: readonly Level[]): string[] {
+  const out: string[] = [];
+  const counts = digestCounts(items, levels);
+  for (const severity of ['critical', 'warning'] as const) {
+    const mine = levels.map((level, i) => ({ i, level })).filter(({ i }) => items.severities[i] === severity);
+    if (mine.length === 0) continue;
+    out.push(`${severity.toUpperCase()} (${mine.length})`);
+    let namedOnly = 0;
+    for (const { i, level } of mine) {
+      if (level === 'left') continue;
+      if (level === 'named') namedOnly++;
+      out.push(...items.at(i)[level]);
+    }
+    if (namedOnly > 0)
+      out.push(`  (${plural(namedOnly, 'item')} above named only: next steps and links ${whereAll(report)})`);
+    const left = counts.leftOut[severity];
+    if (left > 0) out.push(`- and ${left} more ${severity}, not named here: ${leftOutWhere(report, counts)}`);
+    out.push('');
+  }
+  return out;
+}
+
+function digestCounts(items: Items, levels: readonly Level[]): DigestCounts {
+  const named = { critical: 0, warning: 0 };
+  const leftOut = { critical: 0, warning: 0 };
+  levels.forEach((level, i) => {
+    const severity = items.severities[i] as 'critical' | 'warning';
+    if (level === 'left') leftOut[severity]++;
+    else named[severity]++;
+  });
+  return { named, leftOut };
+}
+
+/** The page that lists exactly what was left out, or how to see it without links. */
+function leftOutWhere(report: Report, counts: DigestCounts): string {
+  const unreadable = criticalProblems(report).length;
+  return report.report_url
+    ? leftOutUrl(report.report_url, report.generated_at, {
+        // The page counts findings; the unreadable records the digest names come first.
+        critical: Math.max(0, counts.named.critical - unreadable),
+        warning: counts.named.warning,
+      })
+    : 'run a scan with --json for all of them';
+}
+
+/** The lines around the items: heading and web links first, everything after the items last. */
+function frame(
+  report: Report & { readonly silenced?: number; readonly letting_lapse?: number },
+  options: RenderOptions,
+) {
+  const timeZone = options.timeZone ?? 'UTC';
+  const { day, time } = dateFormat(timeZone);
+  const label = options.accountLabel ? ` (${safeText(options.accountLabel)})` : '';
+  const head = [`domain-sentinel${label}: ${headline(report)}`, ''];
+  const web: string[] = [];
+  if (report.report_url) web.push(`Full report: ${report.report_url}`);
+  if (report.silenced)
+    web.push(`${plural(report.silenced, 'snoozed or acknowledged domain')} left out (see the full report).`);
+  if (report.letting_lapse)
+    web.push(`${plural(report.letting_lapse, 'domain')} let lapse by policy left out (see the full report).`);
+  const top = [...head, ...(web.length ? [...web, ''] : []), ...renderChangesSection(report)];
+  const nothing =
+    report.summary.critical === 0 && report.summary.warning === 0 && criticalProblems(report).length === 0
+      ? [
+          report.problems.length
+            ? 'Nothing critical or urgent among the records that could be read; see PROBLEMS for the rest.'
+            : 'Nothing critical or urgent.',
+          '',
+        ]
+      : [];
+  const bottom = [
+    ...nothing,
+    ...renewalCostLines(report, day),
+    ...infoLines(report),
+    ...problemLines(report),
+    ...registryDigestLines(report),
+    ...renderResolvedSection(report),
+    ...footer(report, timeZone, time),
+  ];
+  return { top, bottom, day };
+}
+
+/** The digest within its budget, and what it named and left out. */
+export function composeDigest(
+  report: Report & { readonly silenced?: number; readonly letting_lapse?: number },
+  options: DigestOptions = {},
+): Digest {
+  const { top, bottom, day } = frame(report, options);
+  const items = new Items(report, day);
+  const fixed = bytes(top) + bytes(bottom) + 2 * bytes(['CRITICAL (000000)', '']) + COUNT_LINES_RESERVE;
+  let budget = options.budgetBytes ?? DIGEST_MAX_BYTES;
+  for (;;) {
+    const levels = levelsWithin(items, fixed, budget);
+    const counts = digestCounts(items, levels);
+    const left = counts.leftOut.critical + counts.leftOut.warning;
+    const notice = left
+      ? [
+          `Not named in this e-mail: ${counts.leftOut.critical} critical, ${counts.leftOut.warning} warning: ${leftOutWhere(report, counts)}`,
+          '',
+        ]
+      : [];
+    const lines = [...top, ...notice, ...itemSections(report, items, levels), ...bottom];
+    const text = lines.join('\n');
+    const over = responseBytes(text) - (options.budgetBytes ?? DIGEST_MAX_BYTES);
+    // The reserve for the count lines holds them in practice; a longer link base than any real one
+    // is the case this loop exists for: take the overflow off and place the items again.
+    if (over <= 0 || items.length === 0 || budget <= fixed)
+      return { text, ...counts, allFull: levels.every((level) => level === 'full') };
+    budget -= over;
+  }
+}
+
+/**
+ * The e-mail digest in plain text, as the message carries it (within {@link DIGEST_MAX_BYTES}
+ * unless told otherwise). Nothing is cut silently.
+ */
+export function renderDigest(report: Report, options: DigestOptions = {}): string {
+  return composeDigest(report, options).text;
+}
+
+/** The digest's section on what renewals will cost: the totals, then each priced renewal due. */
+function renewalCostLines(report: Report, day: (iso: string) => string): string[] {
+  const costs = report.renewal_costs;
+  if (!costs) return [];
+  const now = Date.parse(report.now);
+  const due = report.findings.filter(
+    (f): f is DomainFinding =>
+      isDomainFinding(f) &&
+      f.price !== undefined &&
+      (f.kind === 'expiring' || f.kind === 'renewal_failed') &&
+      Date.parse(f.date_expiry) > now &&
+      Date.parse(f.date_expiry) <= now + costs.window_days * 86_400_000,
+  );
+  const limit = 100;
+  const out = [`RENEWAL COSTS: ${renewalCostLine(costs)}`];
+  for (const f of due.slice(0, limit))
+    out.push(
+      `- ${cut(displayDomain(f.domain_name), KEY_MAX)}: ${priceText(f.price as DomainPrice)}, expires ${day(f.date_expiry)}, auto-renew ${f.auto_renew === true ? 'on' : 'OFF'}`,
+    );
+  if (due.length > limit) out.push(`- and ${due.length - limit} more ${whereAll(report)}`);
+  out.push('');
+  return out;
+}
+
+function infoLines(report: Report): string[] {
+  if (report.summary.info === 0) return [];
+  const info = report.findings.filter((f): f is DomainFinding => f.severity === 'info' && isDomainFinding(f));
+  const renewing = info.filter((f) => f.kind === 'expiring').length;
+  const off = info.filter((f) => f.kind === 'auto_renew_off').length;
+  const out = [
+    `INFO (${report.summary.info}): ${renewing} expiring within ${report.policy.expiry_days} days with auto-renew on, ${off} with auto-renew off`,
+  ];
+  const names = info.slice(0, INFO_NAMES_SHOWN).map((f) => cut(displayDomain(f.domain_name), KEY_MAX));
+  const rest = report.summary.info - names.length;
+  if (names.length) out.push(`  ${names.join(', ')}${rest > 0 ? `, and ${rest} more` : ''}`);
+  out.push('');
+  return out;
+}
+
+function problemLines(report: Report): string[] {
+  if (report.problems.length === 0) return [];
+  const one = report.problems.length === 1;
+  const out = [
+    `PROBLEMS: ${plural(report.problems.length, 'record')} could not be read and ${one ? 'was' : 'were'} not checked:`,
+    ...report.problems.slice(0, DIGEST_PROBLEMS_SHOWN).map(problemLine),
+  ];
+  if (report.problems.length > DIGEST_PROBLEMS_SHOWN)
+    out.push(
+      `- and ${report.problems.length - DIGEST_PROBLEMS_SHOWN} more unreadable records ${report.report_url ? `on the full report: ${report.report_url}#unreadable` : '(run a scan with --json for all of them)'}`,
+    );
+  out.push('');
+  return out;
+}
+
+function footer(report: Report, timeZone: string, time: (iso: string) => string): string[] {
+  const s = report.stats;
+  return [
+    '--',
+    `Scanned ${plural(s.domains_scanned, 'domain')} and ${plural(s.contacts_scanned, 'contact')} at ${time(report.now)} (${s.requests} requests, ${(s.duration_ms / 1000).toFixed(1)} s, ${report.source.mode} mode).`,
+    ...(report.source.read === 'filtered' && report.source.coverage
+      ? [
+          `The account holds ${plural(report.source.coverage.all, 'domain')}; search counts proved which could need attention, and only those were read.`,
+        ]
+      : []),
+    ...(report.source.fallback_reason
+      ? [`The account was read in full: ${report.source.fallback_reason}.`]
+      : []),
+    ...(report.renewal_rule_off
+      ? [`Failed renewals were not checked: ${safeText(report.renewal_rule_off)}.`]
+      : []),
+    `Dates are shown in ${timeZone}. Thresholds: expiring within ${report.policy.expiry_days} days, critical within ${report.policy.critical_days} days without auto-renew.`,
+    'Change them with EXPIRY_DAYS and CRITICAL_DAYS (or cdk deploy -c expiryDays=N -c criticalDays=N).',
+  ];
+}

@@ -1,0 +1,214 @@
+import type { Severity } from '../findings/classify';
+import { jsonElement } from '../memory/report-json';
+import { responseBytes } from '../memory/report-view';
+import type { Report } from '../scan/scan';
+import {
+  alertSeverity,
+  criticalProblems,
+  type RenderOptions,
+  renderSms,
+  renderSubject,
+  SNS_MAX_BYTES,
+} from './alert';
+import { composeDigest, DIGEST_MAX_BYTES, type DigestCounts } from './digest';
+
+/**
+ * The one SNS message of a scan (MessageStructure json): `email` the digest, `sms` the SMS, and
+ * `default` the JSON report, once. SNS gives `default` to every protocol without its own key
+ * (sqs, lambda, http, https, email-json, firehose), so one copy serves every program.
+ *
+ * The whole publish stays within SNS's 256 KB as SNS counts it: the message, the subject and every
+ * message attribute's name, type and value. The e-mail comes first: when the report and the digest
+ * do not both fit whole, the JSON is the claim check of the report the scan keeps (its summary, the
+ * findings that fit in priority order, `truncated: true`, what was left out, and `report_json_url`
+ * to fetch the whole), and the digest gets what it needs to name every critical and warning item.
+ */
+
+/** What the message carries, as a publish sends it. */
+export interface AlertMessage {
+  readonly subject: string;
+  /** The MessageStructure json body. */
+  readonly message: string;
+  readonly attributes: {
+    readonly severity: Severity;
+    readonly critical_count: number;
+    readonly warning_count: number;
+    /** The account's name (`report.source.account`), for subscriptions that filter on it. */
+    readonly account?: string;
+    /** A group's own message (`report.source.group`): its recipients' subscriptions filter on it. */
+    readonly group?: string;
+    /**
+     * With quiet hours (SMS_QUIET_HOURS): `send` as usual, `held` while SMS waits (SMS subscriptions
+     * skip it), `release` for the SMS alone once the window ends (only SMS subscriptions take it).
+     */
+    readonly sms?: 'send' | 'held' | 'release';
+  };
+  /** Findings the JSON in the message leaves out (the whole report is behind its link). */
+  readonly findingsCut: number;
+  /** Unreadable records the JSON in the message leaves out. */
+  readonly problemsCut: number;
+  /** `whole`: the report in full; `linked`: cut, with `report_json_url`; `cut`: cut, and no link base to point to the whole. */
+  readonly json: 'whole' | 'linked' | 'cut';
+  /** What the digest named and left out, per severity. */
+  readonly digest: DigestCounts;
+}
+
+/** Room the JSON keeps for findings when the digest would take everything (a program reads the first ones). */
+const JSON_FINDINGS_RESERVE = 24 * 1024;
+/** A problem's reason is cut to this many characters in the message. */
+const REASON_MAX = 300;
+const KEY_MAX = 260;
+const PROBLEMS_KEPT = 100;
+
+/**
+ * The bytes SNS counts for a publish: the message, the subject, and each attribute's name, data
+ * type and value (UTF-8). This is what must stay within {@link SNS_MAX_BYTES}.
+ */
+export function snsPublishBytes(alert: Pick<AlertMessage, 'subject' | 'message' | 'attributes'>): number {
+  let n = Buffer.byteLength(alert.message, 'utf8') + Buffer.byteLength(alert.subject, 'utf8');
+  for (const [name, value] of Object.entries(alert.attributes)) {
+    if (value === undefined) continue;
+    const type = typeof value === 'number' ? 'Number' : 'String';
+    n += Buffer.byteLength(name, 'utf8') + type.length + Buffer.byteLength(String(value), 'utf8');
+  }
+  return n;
+}
+
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/** An unreadable record as the message carries it: key and reason cut (a hostile record can hold megabytes). */
+const messageProblem = (p: Report['problems'][number]) =>
+  p.reason.length > REASON_MAX || (p.key?.length ?? 0) > KEY_MAX
+    ? { ...p, key: p.key === null ? null : cut(p.key, KEY_MAX), reason: cut(p.reason, REASON_MAX) }
+    : p;
+
+/** The report's JSON in parts: the small fields, each finding's text and each problem's, sized as SNS counts them. */
+class JsonParts {
+  readonly findings: string[] = [];
+  readonly findingBytes: number[] = [];
+  constructor(readonly report: Report) {}
+
+  /** The text of finding `i` (with its next step), made once. */
+  finding(i: number): string {
+    let text = this.findings[i];
+    if (text === undefined) {
+      text = JSON.stringify(jsonElement('findings', this.report.findings[i]));
+      this.findings[i] = text;
+      // Escaped as the content of the `default` string, with its comma.
+      this.findingBytes[i] = responseBytes(text) + 1;
+    }
+    return text;
+  }
+
+  /** The number of findings whose bytes together stay within `budget` (in order). */
+  fitting(budget: number): number {
+    let used = 0;
+    let n = 0;
+    for (; n < this.report.findings.length; n++) {
+      this.finding(n);
+      used += this.findingBytes[n] as number;
+      if (used > budget) break;
+    }
+    return n;
+  }
+
+  /** The JSON text with the first `findings` findings and `problems` problems; cut means stated so. */
+  text(findings: number, problems: number): string {
+    const r = this.report;
+    const whole = findings >= r.findings.length && problems >= r.problems.length;
+    const small: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(r))
+      if (key !== 'findings' && key !== 'problems')
+        small[key] =
+          key === 'changes' && Array.isArray(value) ? value.map((c) => jsonElement('changes', c)) : value;
+    Object.assign(small, {
+      ...(whole
+        ? {}
+        : {
+            truncated: true,
+            omitted: { findings: r.findings.length - findings, problems: r.problems.length - problems },
+          }),
+    });
+    const list = Array.from({ length: Math.min(findings, r.findings.length) }, (_, i) => this.finding(i));
+    const kept = r.problems.slice(0, problems).map(messageProblem);
+    const head = JSON.stringify(small).slice(0, -1);
+    return `${head}${head === '{' ? '' : ','}"findings":[${list.join(',')}],"problems":${JSON.stringify(kept)}}`;
+  }
+}
+
+/**
+ * Builds the one SNS message of a scan within SNS's 256 KB (see the module comment): the JSON whole
+ * when it and the full digest fit, else linked, with the digest naming what matters first.
+ */
+export function buildAlertMessage(report: Report, options: RenderOptions = {}): AlertMessage {
+  const sms = renderSms(report, options);
+  const subject = renderSubject(report, options.accountLabel);
+  const attributes = {
+    severity: alertSeverity(report),
+    critical_count: report.summary.critical + criticalProblems(report).length,
+    warning_count: report.summary.warning,
+    ...(report.source?.account ? { account: report.source.account } : {}),
+    ...(report.source?.group ? { group: report.source.group } : {}),
+  };
+  const envelope = (json: string, digest: string) => JSON.stringify({ default: json, email: digest, sms });
+  const bytesOf = (message: string) => snsPublishBytes({ subject, message, attributes });
+  const parts = new JsonParts(report);
+  const problems = Math.min(report.problems.length, PROBLEMS_KEPT);
+  const frame = bytesOf(envelope(parts.text(0, problems), '')) + 64;
+
+  // Whole: the report in full and the digest naming every item in full, if both fit.
+  const findingsBudget = SNS_MAX_BYTES - frame;
+  const problemsWhole =
+    problems === report.problems.length && report.problems.every((p) => messageProblem(p) === p);
+  if (problemsWhole && parts.fitting(findingsBudget) === report.findings.length) {
+    const json = parts.text(report.findings.length, problems);
+    const room = SNS_MAX_BYTES - bytesOf(envelope(json, ''));
+    const digest = composeDigest(report, { ...options, budgetBytes: Math.max(0, room) });
+    const message = envelope(json, digest.text);
+    if (bytesOf(message) <= SNS_MAX_BYTES && digest.allFull) return done(message, 'whole', 0, 0, digest);
+  }
+
+  // Linked: the digest first (up to what leaves the JSON room for its first findings), then the JSON.
+  const digest = composeDigest(report, {
+    ...options,
+    budgetBytes: Math.min(DIGEST_MAX_BYTES, SNS_MAX_BYTES - frame - JSON_FINDINGS_RESERVE),
+  });
+  let kept = problems;
+  let fit = parts.fitting(SNS_MAX_BYTES - bytesOf(envelope(parts.text(0, kept), digest.text)) - 64);
+  let message = envelope(parts.text(fit, kept), digest.text);
+  // The estimate holds in practice; this settles any byte it missed, then unreadable records give way.
+  while (bytesOf(message) > SNS_MAX_BYTES && (fit > 0 || kept > 0)) {
+    if (fit > 0) fit--;
+    else kept--;
+    message = envelope(parts.text(fit, kept), digest.text);
+  }
+  return done(
+    message,
+    report.report_json_url ? 'linked' : 'cut',
+    report.findings.length - fit,
+    report.problems.length - kept,
+    digest,
+  );
+
+  function done(
+    text: string,
+    json: AlertMessage['json'],
+    findingsCut: number,
+    problemsCut: number,
+    counts: DigestCounts,
+  ): AlertMessage {
+    return {
+      subject,
+      message: text,
+      attributes,
+      findingsCut,
+      problemsCut,
+      json,
+      digest: { named: counts.named, leftOut: counts.leftOut },
+    };
+  }
+}
+
+/** The JSON report of an alert message: the `default` variant. */
+export const reportJsonOf = (alert: Pick<AlertMessage, 'message'>): string =>
+  (JSON.parse(alert.message) as { default: string }).default;

@@ -1,0 +1,271 @@
+import { normalizeDomainName, plural, safeText } from '../base/text';
+import type { ContactFinding, DomainFinding, Finding } from './classify';
+import { quarantinePeriodOf, tldOf } from './quarantine-periods';
+import { isRegistryKind, type RegistryView } from './registry-rules';
+
+/**
+ * What to do about each kind of finding and change, and by when: one line that ends the finding in
+ * the digest, the report page, chat, and the JSON (`next_step`), and one section per kind of
+ * docs/when-an-alert-arrives.md (scripts/docs.ts writes it from this table and its words in
+ * next-step-docs.ts). A new kind is one entry here and one there; a kind without them does not
+ * compile (classify's and memory's kinds are checked against both).
+ */
+
+/** A day as alerts show it: `29 Nov 2026`. */
+export type DayFormat = (iso: string) => string;
+
+/** A change between two scans as the next step reads it (memory/state.ts `DomainChange`). */
+export interface ChangeSubject {
+  readonly domain_name: string;
+  readonly kind: string;
+  readonly before?: unknown;
+  readonly after?: unknown;
+}
+
+/** One kind's row: its next step (what the docs say of it is in next-step-docs.ts, kept out of the functions). */
+export interface NextStepEntry<S> {
+  readonly kind: string;
+  /** The line itself. */
+  readonly step: (subject: S, day: DayFormat) => string;
+  /** A subject the docs show the line for. */
+  readonly sample: S;
+}
+
+const PANEL = "the reseller's control panel";
+const UTC_DAY = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric',
+  month: 'short',
+  year: 'numeric',
+  timeZone: 'UTC',
+});
+/** The day in UTC, as the JSON's `next_step` says it (the JSON carries no time zone). */
+export const utcDay: DayFormat = (iso) => UTC_DAY.format(new Date(iso));
+
+/** "once cancelled, .nl keeps it 40 days in quarantine, where a restore (paid) can bring it back". */
+function afterCancelling(name: string): string {
+  const ascii = normalizeDomainName(name);
+  const tld = tldOf(ascii);
+  const period = quarantinePeriodOf(ascii);
+  return period
+    ? `once cancelled, .${tld} allows ${period.restoreDays} days to restore it (paid)`
+    : 'how long the registry keeps it is not known here';
+}
+
+const SAMPLE_DOMAIN: DomainFinding = {
+  domain_name: 'example.nl',
+  kind: 'expiring',
+  severity: 'critical',
+  date_expiry: '2026-11-29T06:00:00.000Z',
+  days_left: 7,
+  auto_renew: false,
+  registrant: { handle: 'C00001', name: 'Anna Peters', email: 'anna@example.nl' },
+};
+
+/** The first thing to do about what the registry says (docs/registry.md), with its dates as `day` shows them. */
+export function registryNextStep(
+  view: RegistryView,
+  resellerExpiry: string,
+  day: DayFormat = utcDay,
+): string {
+  switch (view.kind) {
+    case 'registry_redemption':
+      return 'Ask the reseller to restore it at the registry now (a restore fee applies), then find out why it was deleted (an unpaid invoice, a cancellation by mistake).';
+    case 'registry_hold':
+      return "Check the registrant's verification first (an unconfirmed registrant e-mail puts a domain on client hold), then the reseller's account (an unpaid invoice) and the registry's notices to the registrant.";
+    case 'registry_expiry_mismatch':
+      if (view.date_expiry === null || Date.parse(view.date_expiry) >= Date.parse(resellerExpiry))
+        return "Ask the reseller to correct its record; the registry's date is the one that counts.";
+      return `Ask the reseller why the renewal has not reached the registry, ${(view.days_left ?? 0) < 0 ? 'today' : `before ${day(view.date_expiry)}`}: a renewal paid but never sent, or sent for a shorter term.`;
+  }
+}
+
+/** A registry finding's step: the registry's side, or the reseller's panel when the view is missing. */
+function registryStepOf(f: DomainFinding, day: DayFormat): string {
+  return f.registry
+    ? registryNextStep(f.registry, f.date_expiry, day)
+    : `Check it in ${PANEL} and at the registry (RDAP): the registry's answer was not kept.`;
+}
+
+function registrySample(kind: RegistryView['kind'], view: Partial<RegistryView>): DomainFinding {
+  return {
+    ...SAMPLE_DOMAIN,
+    kind,
+    auto_renew: true,
+    date_expiry: '2027-11-29T06:00:00.000Z',
+    days_left: 372,
+    registry: {
+      kind,
+      severity: 'critical',
+      date_expiry: null,
+      days_left: null,
+      status: [],
+      server: 'https://rdap.example.nl',
+      ...view,
+    },
+  };
+}
+
+/** The finding kinds, in the order alerts list them. */
+export const FINDING_NEXT_STEPS = {
+  quarantine: {
+    kind: 'quarantine',
+    step: (f: DomainFinding, day: DayFormat) => {
+      const left = f.days_to_restore;
+      const consent =
+        tldOf(normalizeDomainName(f.domain_name)) === 'nl' ? ", with the registrant's consent" : '';
+      if (!f.restore_by || typeof left !== 'number')
+        return `Restore it as soon as possible through its link${consent}: its restore deadline is not known (${safeText(f.restore_deadline_unknown ?? 'no date')}).`;
+      if (left < 0)
+        return `Restore it now through its link, or check it in ${PANEL}: its restore-by date ${day(f.restore_by)} has passed and the registry may release it at any moment.`;
+      return `Restore it by ${day(f.restore_by)} (${left === 0 ? 'the last day' : `${plural(left, 'day')} left`}) through its link${consent}; a restore is paid.`;
+    },
+    sample: {
+      ...SAMPLE_DOMAIN,
+      kind: 'quarantine',
+      date_expiry: '2026-10-20T06:00:00.000Z',
+      days_left: -33,
+      date_deleted: '2026-10-27T06:00:00.000Z',
+      restore_by: '2026-12-06T06:00:00.000Z',
+      days_to_restore: 14,
+    },
+  },
+  expired: {
+    kind: 'expired',
+    step: (f: DomainFinding, day: DayFormat) =>
+      `Renew it now in ${PANEL}: it expired ${day(f.date_expiry)}; the grace left is not stated by the API, and ${afterCancelling(f.domain_name)}.`,
+    sample: { ...SAMPLE_DOMAIN, kind: 'expired', date_expiry: '2026-11-20T06:00:00.000Z', days_left: -2 },
+  },
+  renewal_failed: {
+    kind: 'renewal_failed',
+    step: (f: DomainFinding, day: DayFormat) =>
+      `Check the account's balance and payment method in ${PANEL}, then renew it before ${day(f.date_expiry)}: the renewal due ${day(f.date_renewal ?? f.date_expiry)} did not happen.`,
+    sample: {
+      ...SAMPLE_DOMAIN,
+      kind: 'renewal_failed',
+      auto_renew: true,
+      date_expiry: '2026-12-01T06:00:00.000Z',
+      days_left: 9,
+      date_renewal: '2026-11-19T06:00:00.000Z',
+    },
+  },
+  expiring: {
+    kind: 'expiring',
+    step: (f: DomainFinding, day: DayFormat) =>
+      f.auto_renew === true
+        ? `Nothing to do if the renewal goes through: keep the account's balance and payment method able to pay before ${day(f.date_expiry)}.`
+        : `Renew it, or turn auto-renew on, in ${PANEL} before ${day(f.date_expiry)}${f.auto_renew === null ? ' (its auto-renew setting is not stated: check it)' : ''}.`,
+    sample: SAMPLE_DOMAIN,
+  },
+  auto_renew_off: {
+    kind: 'auto_renew_off',
+    step: (f: DomainFinding, day: DayFormat) =>
+      `Decide before ${day(f.date_expiry)}: turn auto-renew on in ${PANEL} to keep it, or let it go.`,
+    sample: {
+      ...SAMPLE_DOMAIN,
+      kind: 'auto_renew_off',
+      severity: 'info',
+      date_expiry: '2027-03-01T06:00:00.000Z',
+      days_left: 99,
+    },
+  },
+  registry_redemption: {
+    kind: 'registry_redemption',
+    step: (f: DomainFinding, day: DayFormat) => registryStepOf(f, day),
+    sample: registrySample('registry_redemption', { status: ['redemption period'] }),
+  },
+  registry_hold: {
+    kind: 'registry_hold',
+    step: (f: DomainFinding, day: DayFormat) => registryStepOf(f, day),
+    sample: registrySample('registry_hold', { status: ['client hold'] }),
+  },
+  registry_expiry_mismatch: {
+    kind: 'registry_expiry_mismatch',
+    step: (f: DomainFinding, day: DayFormat) => registryStepOf(f, day),
+    sample: registrySample('registry_expiry_mismatch', {
+      date_expiry: '2026-11-29T06:00:00.000Z',
+      days_left: 7,
+    }),
+  },
+  contact_pending_validation: {
+    kind: 'contact_pending_validation',
+    step: (f: ContactFinding) =>
+      `Ask ${f.email ? `<${safeText(f.email)}>` : 'the contact'} to confirm the validation e-mail now: until then the registry may suspend the domains it holds (for gTLDs within 15 days of the request).`,
+    sample: {
+      handle: 'C00001',
+      kind: 'contact_pending_validation',
+      severity: 'warning',
+      name: 'Anna Peters',
+      company_name: 'Polder IT',
+      email: 'anna@example.nl',
+    } satisfies ContactFinding,
+  },
+} as const;
+// Every finding kind has its row: a kind added to classify without one does not compile.
+FINDING_NEXT_STEPS satisfies Record<Finding['kind'], unknown>;
+
+const SAMPLE_CHANGE: ChangeSubject = { domain_name: 'example.nl', kind: 'left_account' };
+
+/** The changes between two scans (a state store), in the order memory lists their kinds. */
+export const CHANGE_NEXT_STEPS = {
+  left_account: {
+    kind: 'left_account',
+    step: () =>
+      `Check in ${PANEL} whether it was transferred out or deleted on purpose; if not, contact the reseller today.`,
+    sample: SAMPLE_CHANGE,
+  },
+  transfer_lock_off: {
+    kind: 'transfer_lock_off',
+    step: () => `If nobody here turned it off, turn the transfer lock on again in ${PANEL} today.`,
+    sample: { ...SAMPLE_CHANGE, kind: 'transfer_lock_off' },
+  },
+  auth_code_issued: {
+    kind: 'auth_code_issued',
+    step: () =>
+      `If nobody here asked for it, reset the auth code and keep the transfer lock on in ${PANEL} today: with it a transfer can start.`,
+    sample: { ...SAMPLE_CHANGE, kind: 'auth_code_issued' },
+  },
+  registrant_changed: {
+    kind: 'registrant_changed',
+    step: () =>
+      `Check that the new registrant is right in ${PANEL}; if nobody here changed it, contact the reseller today.`,
+    sample: { ...SAMPLE_CHANGE, kind: 'registrant_changed', before: 'C00001', after: 'C00009' },
+  },
+  nameservers_changed: {
+    kind: 'nameservers_changed',
+    step: () =>
+      `Check that the new nameservers are yours (website and mail follow them); if not, set them back in ${PANEL} now.`,
+    sample: { ...SAMPLE_CHANGE, kind: 'nameservers_changed' },
+  },
+  auto_renew_turned_off: {
+    kind: 'auto_renew_turned_off',
+    step: () => `If it is to be kept, turn auto-renew on again in ${PANEL} before it expires.`,
+    sample: { ...SAMPLE_CHANGE, kind: 'auto_renew_turned_off' },
+  },
+  dnssec_unsigned: {
+    kind: 'dnssec_unsigned',
+    step: () => `If nobody here turned DNSSEC off, sign the zone again in ${PANEL}.`,
+    sample: { ...SAMPLE_CHANGE, kind: 'dnssec_unsigned' },
+  },
+  premium_price_changed: {
+    kind: 'premium_price_changed',
+    step: () => 'Check the new renewal price before it renews: budget for it, or let it go.',
+    sample: { ...SAMPLE_CHANGE, kind: 'premium_price_changed' },
+  },
+} as const;
+
+/** The next step of a finding, one line. */
+export function nextStep(f: Finding, day: DayFormat = utcDay): string {
+  if (f.kind === 'contact_pending_validation') return FINDING_NEXT_STEPS[f.kind].step(f);
+  const entry = FINDING_NEXT_STEPS[f.kind] as NextStepEntry<DomainFinding> | undefined;
+  const own = entry ? entry.step(f, day) : `Check it in ${PANEL}.`;
+  // The reseller's finding leads, and the registry disagrees too: both steps (docs/registry.md).
+  return f.registry && !isRegistryKind(f.kind)
+    ? `${own} The registry: ${registryNextStep(f.registry, f.date_expiry, day)}`
+    : own;
+}
+
+/** The next step of a change between two scans, one line. */
+export function changeNextStep(change: ChangeSubject, day: DayFormat = utcDay): string {
+  const entry = (CHANGE_NEXT_STEPS as Record<string, NextStepEntry<ChangeSubject>>)[change.kind];
+  return entry ? entry.step(change, day) : `Check it in ${PANEL}.`;
+}

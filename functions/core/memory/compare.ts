@@ -1,0 +1,561 @@
+import {
+  type DomainFinding,
+  type Finding,
+  isDomainFinding,
+  type Severity,
+  severityRank,
+} from '../findings/classify';
+import type { Problem } from '../reseller/paging';
+import type { Report } from '../scan/scan';
+import { type AppliedActions, applyActions } from './actions';
+import { unconfirmedRegistryKeys } from './registry-memory';
+import { lastDaysRepeatDue, withFailedRenewals } from './renewal-memory';
+import type { ScanMemory } from './scan-memory';
+import {
+  type AccountBinding,
+  type AlertMemory,
+  type Change,
+  type ContactMemory,
+  type DomainActions,
+  type DomainChange,
+  type DomainMemory,
+  type FindingMemory,
+  fieldChanges,
+  type Resolution,
+  type ResolvedReason,
+  STATE_VERSION,
+  type StatefulFinding,
+  type StatefulReport,
+  type StateHead,
+  type StatePolicy,
+  sameMemory,
+  sameWatched,
+  type WatchedFields,
+} from './state';
+import {
+  boundedProblemKeys,
+  boundProblemKey,
+  domainKey,
+  isHashedKey,
+  isPlainKey,
+  keyOf,
+  shownCut,
+} from './state-bounds';
+import { isDue } from './state-time';
+
+/**
+ * The comparison of one scan with the memory of the last one, as named steps: renewals memory
+ * knows of, findings keyed and silenced, each finding marked, the remembered domains walked
+ * (departures, field changes, resolved findings), the contacts, whether to publish, and what to
+ * remember next. Pure.
+ */
+
+export interface CompareInput {
+  readonly report: Report;
+  /** The last scan's memory of the domains and what this scan read of them. */
+  readonly memory: ScanMemory;
+  /** The rest of the state as loaded. */
+  readonly head: StateHead;
+  readonly policy: StatePolicy;
+  /** The account the scan read (its base URL); saved in the state. */
+  readonly scope?: string;
+  /** The account's binding (state-account.ts) to save; the state's own is kept when absent. */
+  readonly account?: AccountBinding;
+}
+
+/** What to remember next. */
+export interface NextState {
+  readonly head: StateHead;
+  /** Every domain's next memory (a domain forgotten is left out). */
+  readonly domains: ReadonlyMap<string, DomainMemory>;
+  /** The domains whose memory changed: the next one, or null for one forgotten (items to write or delete). */
+  readonly changed: ReadonlyMap<string, DomainMemory | null>;
+}
+
+export interface CompareResult {
+  readonly report: StatefulReport;
+  /** Domains whose finding a snooze or acknowledgement keeps out of the alert (see alertView). */
+  readonly silenced: ReadonlySet<string>;
+  readonly publish: boolean;
+  /** Why it publishes, or why not, in words for the log. */
+  readonly why: readonly string[];
+  /** True when the read proved the whole account (left_account and field changes were decided). */
+  readonly complete: boolean;
+  /** The state to save once the message (if any) is delivered. */
+  readonly next: NextState;
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+/**
+ * The rung a finding stands on, lower is more urgent: for `expiring`, the smallest threshold at
+ * or above its days left; 0 once `expired`; -1 in `quarantine` (past expiry, below every rung);
+ * null for findings off the ladder (auto-renew off beyond the window, contacts).
+ */
+export function stageOf(finding: Finding, thresholds: readonly number[]): number | null {
+  if (!isDomainFinding(finding)) return null;
+  if (finding.kind === 'quarantine') return -1;
+  if (finding.kind === 'expired') return 0;
+  if (finding.kind === 'auto_renew_off') return null;
+  let stage: number | null = null;
+  for (const t of thresholds) if (finding.days_left <= t && (stage === null || t < stage)) stage = t;
+  return stage;
+}
+
+/**
+ * Compares this scan with the memory of the last one: marks each finding new, escalated or
+ * ongoing; lists the changes to watched fields and the domains that left the account (only from a
+ * read proven complete: full mode, every unreadable record identified); lists what was resolved;
+ * decides whether to publish; and says what to remember once that is done.
+ *
+ * Escalated: the severity rose, or the finding stands on a lower rung of the threshold ladder
+ * than when last seen, however many runs were missed in between (30 → 5 days left escalates once,
+ * to the 7-day rung). A renewal (later expiry) resolves the old finding; what remains is new.
+ *
+ * Stored times are checked, never trusted: an age from a time in the future (or one that does not
+ * parse) counts as due, so no stored value can hold a repeat or the summary back.
+ */
+export function compareMemory(input: CompareInput): CompareResult {
+  const c = prepare(input);
+  markFindings(c);
+  walkRemembered(c);
+  const carriedContacts = resolveContacts(c);
+  const { publish, why } = decidePublish(c);
+  const next = {
+    head: nextHead(c, publish, carriedContacts),
+    ...nextDomains(c, publish),
+  };
+  sortEntries(c);
+  return {
+    report: { ...c.report, findings: c.findings, changes: c.changes, resolved: c.resolved },
+    silenced: c.silencing.silenced,
+    publish,
+    why,
+    complete: c.complete,
+    next,
+  };
+}
+
+/** What the steps share: the report as memory sees it, and what they find. */
+interface Comparison {
+  readonly input: CompareInput;
+  readonly memory: ScanMemory;
+  readonly nowMs: number;
+  /** The report with memory's renewals, the problems of keying, and silenced findings marked. */
+  readonly report: Report;
+  readonly findingByKey: ReadonlyMap<string, DomainFinding>;
+  readonly silencing: AppliedActions;
+  /** Next watched fields where the renewal watch kept is not the one read (see stepRenewals). */
+  readonly watchedNext: ReadonlyMap<string, WatchedFields>;
+  readonly complete: boolean;
+  readonly unreadableDomains: ReadonlySet<string>;
+  readonly unreadableContacts: ReadonlySet<string>;
+  /** Remembered registry findings the registry check could not confirm this time: kept as they were. */
+  readonly unconfirmed: ReadonlySet<string>;
+  readonly priorContacts: ReadonlyMap<string, ContactMemory>;
+  readonly findings: StatefulFinding[];
+  /** New or escalated findings at the minimum severity, not silenced: what the message announces. */
+  readonly announced: StatefulFinding[];
+  readonly changes: DomainChange[];
+  readonly resolved: Resolution[];
+  /** Domains whose last finding was resolved (its last alert is not carried on). */
+  readonly resolvedKeys: Set<string>;
+}
+
+/** Steps one to three: renewals only memory knows of, findings under their keys, snoozes applied. */
+function prepare(input: CompareInput): Comparison {
+  const { memory } = input;
+  const nowMs = Date.parse(input.report.now);
+  const renewals = memory.stepRenewals(nowMs);
+  const keyed = memory.keyFindings(withFailedRenewals(input.report, renewals.failed));
+  // Snoozed and acknowledged findings stay in the report, marked, and are never announced; an
+  // action that lapsed (expired, worse, changed, resolved) is dropped from the next state.
+  const silencing = applyActions(keyed.report, memory.actions(), nowMs, domainKey);
+  const report = silencing.report;
+  const unreadableDomains = new Set<string>();
+  const unreadableContacts = new Set<string>();
+  for (const p of report.problems) {
+    if (p.key === null) continue;
+    if (p.resource === 'domain') unreadableDomains.add(domainKey(p.key));
+    else unreadableContacts.add(keyOf(p.key.toLowerCase())).add(keyOf(p.key));
+  }
+  return {
+    input,
+    memory,
+    nowMs,
+    report,
+    findingByKey: keyed.findingByKey,
+    silencing,
+    watchedNext: renewals.next,
+    // A record that could not be read may be any domain: then nobody can be said to have left.
+    complete:
+      report.source.mode === 'full' &&
+      report.problems.every((p) => p.resource !== 'domain' || p.key !== null),
+    unreadableDomains,
+    unreadableContacts,
+    unconfirmed: unconfirmedRegistryKeys(report, memory),
+    priorContacts: new Map(Object.entries(input.head.contacts)),
+    findings: [],
+    announced: [],
+    changes: [],
+    resolved: [],
+    resolvedKeys: new Set(),
+  };
+}
+
+const atOrAbove = (s: Severity, level: Severity) => severityRank(s) >= severityRank(level);
+const lower = (a: number | null, b: number | null) => a !== null && (b === null || a < b);
+const isSilenced = (c: Comparison, f: Finding) =>
+  isDomainFinding(f) && c.silencing.silenced.has(f.domain_name);
+/** How a name is shown in changes and resolved entries: as read, or cut when it is kept under a hash. */
+const shownName = (name: string, key: string) => (isHashedKey(key) ? shownCut(name) : name);
+
+/** The watched fields a domain read by this scan remembers next: as read, with the renewal watch decided. */
+function nextWatched(c: Comparison, key: string): WatchedFields | undefined {
+  return c.watchedNext.get(key) ?? c.memory.seen.get(key)?.watched;
+}
+
+/** Step four: each finding new, escalated or ongoing; a renewed or lessened one resolves the old. */
+function markFindings(c: Comparison): void {
+  const { thresholds, minSeverity } = c.input.policy;
+  for (const f of c.report.findings) {
+    const dom = isDomainFinding(f);
+    const key = dom ? domainKey(f.domain_name) : '';
+    const prev = dom
+      ? (c.memory.prior.get(key)?.finding ?? undefined)
+      : c.priorContacts.get(keyOf(f.handle))?.finding;
+    let change: Change = 'ongoing';
+    const renewal =
+      dom && prev?.date_expiry !== undefined && Date.parse(f.date_expiry) > Date.parse(prev.date_expiry);
+    if (!prev) change = 'new';
+    else if (dom && c.unconfirmed.has(key)) change = 'ongoing';
+    else if (dom && (renewal || severityRank(f.severity) < severityRank(prev.severity))) {
+      // Renewed but still flagged (e.g. renewed for too short a term), or fell in severity
+      // (auto-renew turned on): the old finding is resolved, with what stands now.
+      c.resolved.push({
+        domain_name: shownName(f.domain_name, key),
+        kind: prev.kind,
+        severity: prev.severity,
+        reason: resolvedReason(prev, f, nextWatched(c, key)),
+        now: { kind: f.kind, severity: f.severity },
+      });
+      c.resolvedKeys.add(key);
+      if (renewal) change = 'new';
+    } else if (
+      severityRank(f.severity) > severityRank(prev.severity) ||
+      lower(stageOf(f, thresholds), prev.stage)
+    ) {
+      change = 'escalated';
+    }
+    const marked = { ...f, change } as StatefulFinding;
+    c.findings.push(marked);
+    if (change !== 'ongoing' && atOrAbove(f.severity, minSeverity) && !isSilenced(c, f))
+      c.announced.push(marked);
+  }
+}
+
+function resolvedReason(
+  before: FindingMemory,
+  now: DomainFinding | null,
+  watchedNow: WatchedFields | undefined,
+): ResolvedReason {
+  if (before.kind === 'quarantine' && now?.kind !== 'quarantine') return 'restored';
+  if (before.date_expiry && now && Date.parse(now.date_expiry) > Date.parse(before.date_expiry))
+    return 'renewed';
+  if (watchedNow?.auto_renew === true) return 'auto_renew_on';
+  return 'no_longer_flagged';
+}
+
+/**
+ * Step five, every domain remembered: one not read by a complete scan left the account; one read
+ * shows what changed in its watched fields; a finding it had and has no more is resolved.
+ */
+function walkRemembered(c: Comparison): void {
+  for (const [key, was] of c.memory.prior) {
+    const seen = c.memory.seen.get(key);
+    if (!seen && !c.findingByKey.has(key)) {
+      if (c.complete && !c.unreadableDomains.has(key)) leftAccount(c, key, was);
+      continue;
+    }
+    const watched = nextWatched(c, key);
+    const name = seen ? shownName(seen.name, key) : (was.name ?? key);
+    if (c.complete && seen && watched && !sameWatched(was.watched, seen.watched))
+      c.changes.push(...fieldChanges(name, was.watched, watched));
+    if (was.finding && !c.findingByKey.has(key) && !c.unconfirmed.has(key))
+      c.resolved.push({
+        domain_name: name,
+        kind: was.finding.kind,
+        severity: was.finding.severity,
+        reason: resolvedReason(was.finding, null, watched),
+        now: null,
+      });
+  }
+}
+
+function leftAccount(c: Comparison, key: string, was: DomainMemory): void {
+  const name = was.name ?? key;
+  c.changes.push({
+    domain_name: name,
+    kind: 'left_account',
+    severity: 'critical',
+    before: 'in the account',
+    after: 'not in the account',
+  });
+  if (was.finding)
+    c.resolved.push({
+      domain_name: name,
+      kind: was.finding.kind,
+      severity: was.finding.severity,
+      reason: 'left_account',
+      now: null,
+    });
+}
+
+/** Step six: contacts no longer pending are resolved; an unreadable one is carried over as it was. */
+function resolveContacts(c: Comparison): Record<string, ContactMemory> {
+  const carried: Record<string, ContactMemory> = {};
+  const flagged = new Set<string>();
+  for (const f of c.report.findings) if (!isDomainFinding(f)) flagged.add(keyOf(f.handle));
+  for (const [key, remembered] of c.priorContacts) {
+    if (flagged.has(key)) continue;
+    if (
+      c.unreadableContacts.has(key) ||
+      (isPlainKey(key) && c.unreadableContacts.has(keyOf(key.toLowerCase())))
+    ) {
+      carried[key] = remembered;
+      continue;
+    }
+    c.resolved.push({
+      handle: remembered.handle ?? key,
+      kind: remembered.finding.kind,
+      severity: remembered.finding.severity,
+      reason: 'no_longer_pending',
+      now: null,
+    });
+  }
+  return carried;
+}
+
+/** Step seven: whether to speak, and why (or why not) in words for the log. */
+function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
+  const { policy, head } = c.input;
+  const { minSeverity } = policy;
+  const why: string[] = [];
+  const count = (n: number, what: string) => n > 0 && why.push(`${n} ${what}`);
+  count(c.announced.filter((f) => f.change === 'new').length, 'new');
+  count(c.announced.filter((f) => f.change === 'escalated').length, 'escalated');
+  count(c.changes.filter((x) => atOrAbove(x.severity, minSeverity)).length, 'changed');
+  count(c.resolved.filter((r) => atOrAbove(r.severity, minSeverity)).length, 'resolved');
+  const repeatMs = policy.criticalRepeatHours * HOUR_MS;
+  if (atOrAbove('critical', minSeverity)) {
+    count(
+      c.findings.filter((f) => repeatDue(c, f, repeatMs)).length,
+      `critical repeated after ${policy.criticalRepeatHours} h`,
+    );
+    const prior = (name: string) => c.memory.priorOf(name);
+    count(
+      c.findings.filter(
+        (f) => !isSilenced(c, f) && lastDaysRepeatDue(f, prior, c.nowMs, policy.criticalRepeatHours),
+      ).length,
+      'in the last days to restore, repeated daily',
+    );
+  }
+  countNewProblems(c, count);
+  // A record that says quarantine but cannot be read is as critical as a quarantine finding:
+  // repeated on the same rhythm until it is fixed.
+  if (
+    why.length === 0 &&
+    atOrAbove('critical', minSeverity) &&
+    head.last_published_at !== null &&
+    isDue(head.last_published_at, c.nowMs, repeatMs)
+  )
+    count(
+      c.report.problems.filter((p) => p.severity === 'critical').length,
+      `unreadable records in quarantine repeated after ${policy.criticalRepeatHours} h`,
+    );
+  const lastSpoke = head.last_published_at ?? head.started_at;
+  if (
+    why.length === 0 &&
+    policy.summaryEveryDays > 0 &&
+    lastSpoke !== null &&
+    isDue(lastSpoke, c.nowMs, policy.summaryEveryDays * DAY_MS)
+  )
+    why.push(`summary: nothing published for ${policy.summaryEveryDays} days`);
+  const publish = why.length > 0;
+  if (!publish)
+    why.push(
+      head.last_scan_at === null
+        ? `first scan: nothing at ${minSeverity} or above`
+        : `nothing new, escalated, changed or resolved at ${minSeverity} or above`,
+    );
+  return { publish, why };
+}
+
+/** An ongoing critical finding last alerted the repeat period ago or more (or never). */
+function repeatDue(c: Comparison, f: StatefulFinding, repeatMs: number): boolean {
+  if (f.severity !== 'critical' || f.change !== 'ongoing' || !isDomainFinding(f) || isSilenced(c, f))
+    return false;
+  const alerted = c.memory.priorOf(f.domain_name)?.alerted;
+  return !alerted || isDue(alerted.at, c.nowMs, repeatMs);
+}
+
+/** Records unreadable now that were not last time; more than a state keeps, the same set (by its digest) is nothing new. */
+function countNewProblems(c: Comparison, count: (n: number, what: string) => unknown): void {
+  const { head } = c.input;
+  const keys = c.report.problems.map(problemKey);
+  const sameOverflow =
+    head.problem_keys_digest !== undefined && boundedProblemKeys(keys).digest === head.problem_keys_digest;
+  if (sameOverflow) return;
+  const old = new Set(head.problem_keys);
+  count(keys.filter((k) => !old.has(k)).length, 'new unreadable records');
+}
+
+function problemKey(p: Problem): string {
+  return boundProblemKey(
+    p.key === null ? `${p.resource}@page${p.page}` : `${p.resource}:${p.key.toLowerCase()}`,
+  );
+}
+
+/** The memory of a finding at the minimum severity once published (a silenced one keeps the last announced). */
+function alertedNow(
+  c: Comparison,
+  publish: boolean,
+  f: Finding,
+  prev: AlertMemory | null | undefined,
+): AlertMemory | null {
+  // A silenced finding was left out of the message: its memory stays what was last announced, so
+  // it comes back (and repeats) as if the silence had not been there.
+  if (isSilenced(c, f)) return prev ?? null;
+  const { thresholds, minSeverity } = c.input.policy;
+  if (publish && atOrAbove(f.severity, minSeverity))
+    return { kind: f.kind, severity: f.severity, stage: stageOf(f, thresholds), at: c.report.now };
+  return prev ?? null;
+}
+
+function findingMemoryOf(f: Finding, thresholds: readonly number[]): FindingMemory {
+  return {
+    kind: f.kind,
+    severity: f.severity,
+    stage: stageOf(f, thresholds),
+    ...(isDomainFinding(f) ? { date_expiry: f.date_expiry } : {}),
+  };
+}
+
+/**
+ * Step eight, each domain's next memory: what was read (renewal watch as decided) with its finding
+ * and alert, its actions less the lapsed; a domain not read and not gone as it was remembered.
+ * Where nothing changed, the remembered object itself, so only what changed is written.
+ */
+function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains' | 'changed'> {
+  const { prior, seen } = c.memory;
+  const domains = new Map<string, DomainMemory>();
+  const changed = new Map<string, DomainMemory | null>();
+  const lapsed = new Set(c.silencing.lapsed.map((l) => `${l.domain_name} ${l.action}`));
+  const set = (key: string, made: DomainMemory) => {
+    const was = prior.get(key);
+    const next = withActions(made, was?.actions, key, lapsed);
+    if (was && sameMemory(was, next)) domains.set(key, was);
+    else {
+      domains.set(key, next);
+      changed.set(key, next);
+    }
+  };
+  for (const [key, read] of seen) {
+    const f = c.findingByKey.get(key);
+    const watched = nextWatched(c, key) ?? read.watched;
+    const was = prior.get(key);
+    // Most of an account: read as remembered, nothing to say. The remembered memory stays as it is.
+    if (!f && was && isQuiet(was) && sameWatched(was.watched, watched)) domains.set(key, was);
+    // A registry finding not checked again this time: its finding and alert as they were.
+    else if (was && c.unconfirmed.has(key)) set(key, { ...was, watched });
+    else set(key, memoryOf(c, publish, key, read.name, watched, f));
+  }
+  for (const [key, f] of c.findingByKey)
+    if (!seen.has(key)) set(key, memoryOf(c, publish, key, f.domain_name, prior.get(key)?.watched ?? {}, f));
+  for (const [key, was] of prior) {
+    if (domains.has(key)) continue;
+    // Not read: gone from an account read whole, else carried over as it was.
+    if (c.complete && !c.unreadableDomains.has(key)) changed.set(key, null);
+    else domains.set(key, was);
+  }
+  return { domains, changed };
+}
+
+/** A memory of nothing but watched fields, under its own name. */
+const isQuiet = (m: DomainMemory) =>
+  m.finding === null && m.alerted === null && m.actions === undefined && m.name === undefined;
+
+function memoryOf(
+  c: Comparison,
+  publish: boolean,
+  key: string,
+  name: string,
+  watched: WatchedFields,
+  f: DomainFinding | undefined,
+): DomainMemory {
+  const hashed = key.charCodeAt(0) === 0x23 ? { name: shownCut(name) } : {};
+  if (!f) return { ...hashed, watched, finding: null, alerted: null };
+  const prev = c.resolvedKeys.has(key) ? null : c.memory.prior.get(key)?.alerted;
+  return {
+    ...hashed,
+    watched,
+    finding: findingMemoryOf(f, c.input.policy.thresholds),
+    alerted: alertedNow(c, publish, f, prev),
+  };
+}
+
+/** A next memory with the domain's actions kept, less the ones that lapsed. */
+function withActions(
+  next: DomainMemory,
+  actions: DomainActions | undefined,
+  key: string,
+  lapsed: ReadonlySet<string>,
+): DomainMemory {
+  if (!actions) return next;
+  const { snooze, acknowledged } = actions;
+  const kept: DomainActions = {
+    ...(snooze && !lapsed.has(`${key} snooze`) ? { snooze } : {}),
+    ...(acknowledged && !lapsed.has(`${key} acknowledge`) ? { acknowledged } : {}),
+  };
+  return kept.snooze || kept.acknowledged ? { ...next, actions: kept } : next;
+}
+
+/** The account-wide part to remember next, with each flagged contact's memory. */
+function nextHead(c: Comparison, publish: boolean, contacts: Record<string, ContactMemory>): StateHead {
+  const { head, policy } = c.input;
+  const now = c.report.now;
+  for (const f of c.report.findings) {
+    if (isDomainFinding(f)) continue;
+    const key = keyOf(f.handle);
+    contacts[key] = {
+      ...(isHashedKey(key) ? { handle: shownCut(f.handle) } : {}),
+      finding: findingMemoryOf(f, policy.thresholds),
+      alerted: alertedNow(c, publish, f, c.priorContacts.get(key)?.alerted),
+    };
+  }
+  // Bounded: past the cap, a digest of them all tells the next scan whether the set changed.
+  const { kept, digest } = boundedProblemKeys(c.report.problems.map(problemKey));
+  return {
+    version: STATE_VERSION,
+    scope: c.input.scope ?? head.scope,
+    account: c.input.account ?? head.account ?? null,
+    started_at: head.started_at ?? now,
+    last_scan_at: now,
+    last_published_at: publish ? now : head.last_published_at,
+    problem_keys: kept,
+    ...(digest === undefined ? {} : { problem_keys_digest: digest }),
+    contacts,
+  };
+}
+
+/** Changes and resolved entries most severe first, then by name. */
+function sortEntries(c: Comparison): void {
+  const order = (a: { domain_name?: string; handle?: string }, b: typeof a) =>
+    (a.domain_name ?? a.handle ?? '').localeCompare(b.domain_name ?? b.handle ?? '');
+  c.changes.sort(
+    (a, b) =>
+      severityRank(b.severity) - severityRank(a.severity) || order(a, b) || a.kind.localeCompare(b.kind),
+  );
+  c.resolved.sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || order(a, b));
+}

@@ -1,0 +1,48 @@
+import { isRegistryKind } from '../findings/registry-rules';
+import type { Report } from '../scan/scan';
+import type { ScanMemory } from './scan-memory';
+import { domainKey } from './state-bounds';
+
+/**
+ * What memory does for the registry check (docs/registry.md), and nothing else: a registry finding
+ * is news once, escalates and resolves like any other finding through the comparison (compare.ts).
+ * Two things only memory can do: it names the domains it remembers a registry finding for, so the
+ * scan checks them every time until the sources agree (the rotating sample would come round only
+ * every REGISTRY_CHECK_DAYS days, and a finding missing in between would look resolved); and when
+ * such a check could not be done this time (the RDAP server failed, the budget or the time ran
+ * out), it keeps what it knew instead of calling the finding resolved.
+ */
+
+const remembersRegistryFinding = (memory: ScanMemory, key: string): boolean => {
+  const kind = memory.prior.get(key)?.finding?.kind;
+  return kind !== undefined && isRegistryKind(kind);
+};
+
+/** The domains (names as this scan read them) memory remembers a registry finding for; call once both reads are done. */
+export function registryRechecks(memory: ScanMemory): string[] {
+  const names: string[] = [];
+  for (const [key, seen] of memory.seen) if (remembersRegistryFinding(memory, key)) names.push(seen.name);
+  return names;
+}
+
+/**
+ * The memory keys of remembered registry findings this scan could not check again (the report's
+ * `registry.unconfirmed`): the comparison keeps their memory as it was, and resolves nothing.
+ */
+export function unconfirmedRegistryKeys(report: Report, memory: ScanMemory): Set<string> {
+  const keys = new Set<string>();
+  if (report.registry?.unconfirmed_omitted) {
+    // More than the report lists: which were confirmed cannot be told, so none is resolved this scan.
+    const now = new Set<string>();
+    for (const f of report.findings)
+      if ('domain_name' in f && isRegistryKind(f.kind)) now.add(domainKey(f.domain_name));
+    for (const key of memory.prior.keys())
+      if (remembersRegistryFinding(memory, key) && !now.has(key)) keys.add(key);
+    return keys;
+  }
+  for (const name of report.registry?.unconfirmed ?? []) {
+    const key = domainKey(name);
+    if (remembersRegistryFinding(memory, key)) keys.add(key);
+  }
+  return keys;
+}

@@ -1,0 +1,199 @@
+import { normalizeDomainName } from '../base/text';
+import { parseRfc3339 } from '../reseller/schemas';
+import { RdapBootstrapError } from './rdap-errors';
+import { rdapUrlProblem, readBodyLimited } from './rdap-http';
+
+/**
+ * IANA's RDAP bootstrap for domain names (RFC 9224, `dns.json`): which RDAP server answers for
+ * which TLD. Read from a URL (default https://data.iana.org/rdap/dns.json) or a file, kept for a
+ * day ({@link BootstrapCache}) as RFC 9224 asks clients to, and shown in the report with its
+ * `publication` date so a reader knows how fresh the map was.
+ */
+
+/** IANA's bootstrap file for domain names. */
+export const IANA_DNS_BOOTSTRAP_URL = 'https://data.iana.org/rdap/dns.json';
+
+/** A bootstrap larger than this is not IANA's (about 100 KB today). */
+const MAX_BOOTSTRAP_BYTES = 4 * 1024 * 1024;
+
+/** The server that answers for a name, by the longest entry of the bootstrap that ends it. */
+export interface RdapService {
+  /** The bootstrap entry that matched: `nl`, `co.uk`. */
+  readonly entry: string;
+  /** Base URL ending in `/`: `<base>domain/<name>` is the query (RFC 7482). */
+  readonly baseUrl: string;
+}
+
+/** The bootstrap as the report shows it. */
+export interface BootstrapInfo {
+  /** Where it was read: its URL or file path. */
+  readonly source: string;
+  /** Its `publication` (RFC 3339), or null when it gives none that reads. */
+  readonly publication: string | null;
+  /** TLD entries with a server the check may ask. */
+  readonly entries: number;
+}
+
+/** The parsed bootstrap: entries to base URLs. */
+export class RdapBootstrap {
+  readonly info: BootstrapInfo;
+  private readonly byEntry: ReadonlyMap<string, string>;
+
+  private constructor(info: BootstrapInfo, byEntry: ReadonlyMap<string, string>) {
+    this.info = info;
+    this.byEntry = byEntry;
+  }
+
+  /**
+   * Reads RFC 9224 JSON. A service whose entry or URL list is not what the RFC says is skipped,
+   * and so is a URL that is not https (plain http only to loopback, for the simulator); a document
+   * without a `services` list is refused.
+   * @throws RdapBootstrapError naming the source and what is wrong
+   */
+  static parse(text: string, source: string): RdapBootstrap {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw new RdapBootstrapError(
+        `the RDAP bootstrap ${source} is not JSON (${(error as Error).message})`,
+        { status: 0, url: source },
+        { cause: error },
+      );
+    }
+    const services = (value as { services?: unknown } | null)?.services;
+    if (!Array.isArray(services))
+      throw new RdapBootstrapError(
+        `the RDAP bootstrap ${source} has no "services" list: it is not an RFC 9224 bootstrap file such as ${IANA_DNS_BOOTSTRAP_URL}`,
+        { status: 0, url: source },
+      );
+    const byEntry = new Map<string, string>();
+    for (const service of services) {
+      const [entries, urls] = Array.isArray(service) ? service : [];
+      if (!Array.isArray(entries) || !Array.isArray(urls)) continue;
+      const base = preferredUrl(urls);
+      if (!base) continue;
+      for (const entry of entries)
+        if (typeof entry === 'string' && entry.trim()) byEntry.set(normalizeDomainName(entry), base);
+    }
+    const published = (value as { publication?: unknown }).publication;
+    const publication =
+      typeof published === 'string' && !Number.isNaN(parseRfc3339(published)) ? published : null;
+    return new RdapBootstrap({ source, publication, entries: byEntry.size }, byEntry);
+  }
+
+  /**
+   * The server for `domainName`: the longest bootstrap entry that is a whole-label suffix of it
+   * (`example.co.uk` asks `co.uk` before `uk`), or null when the bootstrap has none: a TLD without
+   * RDAP, which the check counts as not checkable.
+   */
+  serviceFor(domainName: string): RdapService | null {
+    const labels = normalizeDomainName(domainName).split('.');
+    for (let i = 1; i < labels.length; i++) {
+      const entry = labels.slice(i).join('.');
+      const baseUrl = this.byEntry.get(entry);
+      if (baseUrl) return { entry, baseUrl };
+    }
+    return null;
+  }
+}
+
+/** The URL of a service to use: an https one first (RFC 9224 §3), else loopback http; with a trailing `/`. */
+function preferredUrl(urls: readonly unknown[]): string | null {
+  const usable = urls.filter((u): u is string => typeof u === 'string' && rdapUrlProblem(u) === null);
+  const chosen = usable.find((u) => u.startsWith('https:')) ?? usable[0];
+  if (!chosen) return null;
+  return chosen.endsWith('/') ? chosen : `${chosen}/`;
+}
+
+/** True when RDAP_BOOTSTRAP_URL names a URL rather than a file path. */
+export const isBootstrapUrl = (source: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(source);
+
+/**
+ * Reads the bootstrap from a URL: https (or loopback http), redirects refused, at most 4 MiB, within
+ * `timeoutMs`.
+ * @throws RdapBootstrapError saying what failed, with the URL
+ */
+export async function fetchBootstrap(
+  url: string,
+  options: { readonly fetch?: typeof fetch; readonly timeoutMs?: number } = {},
+): Promise<RdapBootstrap> {
+  const problem = rdapUrlProblem(url);
+  const facts = { status: 0, url };
+  if (problem) throw new RdapBootstrapError(`RDAP_BOOTSTRAP_URL ${url} ${problem}`, facts);
+  let res: Response;
+  try {
+    res = await (options.fetch ?? globalThis.fetch)(url, {
+      headers: { Accept: 'application/json' },
+      redirect: 'manual',
+      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+    });
+  } catch (error) {
+    throw new RdapBootstrapError(
+      `the RDAP bootstrap ${url} could not be read (${(error as Error).name === 'TimeoutError' ? 'no answer in time' : (error as Error).message})`,
+      facts,
+      { cause: error },
+    );
+  }
+  if (res.status !== 200) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new RdapBootstrapError(`the RDAP bootstrap ${url} answered HTTP ${res.status}`, {
+      status: res.status,
+      url,
+    });
+  }
+  const text = await readBodyLimited(res, MAX_BOOTSTRAP_BYTES);
+  if (text === null)
+    throw new RdapBootstrapError(`the RDAP bootstrap ${url} is larger than 4 MiB: it is not IANA's`, {
+      status: res.status,
+      url,
+    });
+  return RdapBootstrap.parse(text, url);
+}
+
+/** One bootstrap kept: what was read, and when. */
+interface Kept {
+  readonly bootstrap: RdapBootstrap;
+  readonly readAt: number;
+}
+
+/** A bootstrap as the check got it: fresh, kept from an earlier scan, or kept because a fresh read failed. */
+export interface LoadedBootstrap {
+  readonly bootstrap: RdapBootstrap;
+  /** ISO 8601: when it was read. */
+  readonly read_at: string;
+  readonly cached: boolean;
+  /** Why a fresh read failed, when a kept one was used instead. */
+  readonly stale_because?: string;
+}
+
+/**
+ * Keeps each bootstrap for `ttlMs` (a day by default: IANA updates it a few times a month), per
+ * source, for the life of the process: a warm Lambda container reuses it. When a fresh read fails,
+ * the one kept is used, however old, and the report says so.
+ */
+export class BootstrapCache {
+  private readonly kept = new Map<string, Kept>();
+
+  constructor(private readonly ttlMs = 86_400_000) {}
+
+  async get(source: string, read: () => Promise<RdapBootstrap>, now: number): Promise<LoadedBootstrap> {
+    const kept = this.kept.get(source);
+    // A time before the read (a clock that moved back) counts as stale: read again.
+    if (kept && now >= kept.readAt && now - kept.readAt < this.ttlMs)
+      return { bootstrap: kept.bootstrap, read_at: new Date(kept.readAt).toISOString(), cached: true };
+    try {
+      const bootstrap = await read();
+      this.kept.set(source, { bootstrap, readAt: now });
+      return { bootstrap, read_at: new Date(now).toISOString(), cached: false };
+    } catch (error) {
+      if (!kept) throw error;
+      return {
+        bootstrap: kept.bootstrap,
+        read_at: new Date(kept.readAt).toISOString(),
+        cached: true,
+        stale_because: (error as Error).message,
+      };
+    }
+  }
+}

@@ -1,0 +1,282 @@
+import { ConcurrencyController, ConcurrencyLimiter } from '../reseller/limiter';
+import { parseRetryAfter, retryDecision } from '../reseller/transport';
+import { parseRdapDomain, RdapDomainShapeError, type RegistryRecord } from './rdap-domain';
+import {
+  RdapConnectionError,
+  RdapError,
+  RdapRateLimitError,
+  RdapResponseError,
+  RdapTimeoutError,
+} from './rdap-errors';
+import { originOf, rdapUrlProblem, readBodyLimited } from './rdap-http';
+
+/**
+ * The RDAP client (RFC 7480, 7482): `GET <base>domain/<name>` with `Accept: application/rdap+json`.
+ * Each RDAP server (an origin) keeps its own pace: at most `concurrencyPerServer` requests in
+ * flight, halved on 429/503, and one shared pause when a server names a `Retry-After` (the reseller
+ * transport's limiter and retry decision, reused). Redirects are followed as RFC 7480 §5.2 asks,
+ * only to https (or loopback http) and at most three deep. No key travels: RDAP is anonymous.
+ */
+
+/** Options of {@link RdapClient}. */
+export interface RdapClientOptions {
+  /** @default globalThis.fetch */
+  readonly fetch?: typeof fetch;
+  /** Per-request timeout. @default 10 000 ms */
+  readonly timeoutMs?: number;
+  /** Requests in flight at once per RDAP server. @default 2 */
+  readonly concurrencyPerServer?: number;
+  /** Attempts for one lookup (429, 5xx, timeouts, resets are repeated). @default 3 */
+  readonly maxAttempts?: number;
+  /** Longest Retry-After waited for; a longer one gives up on that lookup. @default 30 000 ms */
+  readonly maxRetryAfterMs?: number;
+  /** Largest answer read. @default 1 MiB */
+  readonly maxResponseBytes?: number;
+  /** Epoch ms after which no request starts and no retry waits. */
+  readonly deadline?: number;
+  /** @default setTimeout-based sleep */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** @default Math.random */
+  readonly random?: () => number;
+  /** @default Date.now */
+  readonly now?: () => number;
+}
+
+/** A lookup's outcome: the record, or the registry does not know the name (404). */
+export type RdapLookup =
+  | { readonly kind: 'found'; readonly record: RegistryRecord; readonly server: string }
+  | { readonly kind: 'not_found'; readonly server: string };
+
+/** No lookup starts after the deadline: the caller counts the domain as not checked in time. */
+export class RdapDeadlineError extends RdapError {
+  override readonly name: string = 'RdapDeadlineError';
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 3;
+const RETRYABLE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** One answer as the retry loop sees it. */
+interface Answer {
+  readonly status: number;
+  readonly text: string | null;
+  readonly retryAfter: string | null;
+  readonly location: string | null;
+}
+
+/** Asks RDAP servers for domains; one client per scan, shared by every lookup. */
+export class RdapClient {
+  /** Requests sent, retries and redirects included. */
+  requests = 0;
+  /** Requests in flight at once per RDAP server. */
+  readonly concurrencyPerServer: number;
+  private readonly fetchImpl: typeof fetch;
+  private readonly timeoutMs: number;
+  private readonly perServer: number;
+  private readonly maxAttempts: number;
+  private readonly maxRetryAfterMs: number;
+  private readonly maxBytes: number;
+  private readonly deadline: number | undefined;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+  private readonly now: () => number;
+  private readonly limiters = new Map<string, ConcurrencyLimiter>();
+
+  constructor(options: RdapClientOptions = {}) {
+    this.fetchImpl = options.fetch ?? globalThis.fetch;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.perServer = Math.max(1, options.concurrencyPerServer ?? 2);
+    this.concurrencyPerServer = this.perServer;
+    this.maxAttempts = Math.max(1, options.maxAttempts ?? 3);
+    this.maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
+    this.maxBytes = options.maxResponseBytes ?? 1024 * 1024;
+    this.deadline = options.deadline;
+    this.sleep = options.sleep ?? defaultSleep;
+    this.random = options.random ?? Math.random;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Looks `name` (a normalised, punycode name) up at the server whose base URL is `baseUrl`.
+   * @throws RdapError subclasses: rate limited, server failure, timeout, connection, an answer that
+   *   is not the domain asked for; RdapDeadlineError when the deadline came first
+   */
+  async lookupDomain(baseUrl: string, name: string): Promise<RdapLookup> {
+    let url = `${baseUrl}domain/${encodeURIComponent(name)}`;
+    const what = `the RDAP lookup of ${name}`;
+    for (let hop = 0; ; hop++) {
+      const problem = rdapUrlProblem(url);
+      if (problem)
+        throw new RdapResponseError(`${what} was sent to ${originOf(url)}, which ${problem}`, {
+          status: 0,
+          url,
+        });
+      const answer = await this.sendWithRetries(url, what);
+      const server = originOf(url);
+      if (REDIRECTS.has(answer.status)) {
+        if (hop >= MAX_REDIRECTS || !answer.location)
+          throw new RdapResponseError(`${what} was redirected more than ${MAX_REDIRECTS} times, or nowhere`, {
+            status: answer.status,
+            url,
+          });
+        url = new URL(answer.location, url).toString();
+        continue;
+      }
+      if (answer.status === 404) return { kind: 'not_found', server };
+      if (answer.status !== 200) throw RdapError.fromResponse({ status: answer.status, url }, what);
+      return { kind: 'found', record: this.parse(answer, name, url, what), server };
+    }
+  }
+
+  private parse(answer: Answer, name: string, url: string, what: string): RegistryRecord {
+    const facts = { status: answer.status, url };
+    if (answer.text === null)
+      throw new RdapResponseError(`${what} answered more than ${this.maxBytes} bytes`, facts);
+    let body: unknown;
+    try {
+      body = JSON.parse(answer.text);
+    } catch {
+      throw new RdapResponseError(`${what} answered something that is not JSON`, facts);
+    }
+    try {
+      return parseRdapDomain(body, name);
+    } catch (error) {
+      if (!(error instanceof RdapDomainShapeError)) throw error;
+      throw new RdapResponseError(`${what}: ${error.message}`, facts, { cause: error });
+    }
+  }
+
+  /** The server's limiter: its own concurrency ceiling and pause. */
+  private limiterOf(url: string): ConcurrencyLimiter {
+    const origin = originOf(url);
+    let limiter = this.limiters.get(origin);
+    if (!limiter) {
+      const controller = new ConcurrencyController({ ceiling: this.perServer, initial: this.perServer });
+      limiter = new ConcurrencyLimiter(controller, this.now, this.sleep);
+      this.limiters.set(origin, limiter);
+    }
+    return limiter;
+  }
+
+  private remaining(): number {
+    return this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - this.now();
+  }
+
+  private async sendWithRetries(url: string, what: string): Promise<Answer> {
+    const limiter = this.limiterOf(url);
+    let pauseWaited = 0;
+    for (let attempt = 1; ; attempt++) {
+      if (this.remaining() <= 0)
+        throw new RdapDeadlineError(`the scan's time ran out before ${what}`, { status: 0, url });
+      await limiter.acquire(pauseWaited);
+      const startedAt = this.now();
+      let answer: Answer | undefined;
+      let failure: { error: RdapError; retryable: boolean } | undefined;
+      try {
+        const budget = this.remaining();
+        if (budget <= 0)
+          throw new RdapDeadlineError(`the scan's time ran out before ${what}`, { status: 0, url });
+        this.requests++;
+        answer = await this.fetchOnce(url, Math.min(this.timeoutMs, budget)).catch((error: unknown) => {
+          failure = this.describeFailure(error, url, what);
+          return undefined;
+        });
+      } finally {
+        limiter.release();
+      }
+      const retryAfterMs = answer ? parseRetryAfter(answer.retryAfter, this.now()) : undefined;
+      const status = answer?.status;
+      if (status === 429 && retryAfterMs !== undefined && retryAfterMs > this.maxRetryAfterMs) {
+        // Honoured, not cut short: this server is not asked again in this scan.
+        limiter.controller.record({ kind: 'throttled', startedAt, now: this.now() });
+        throw new RdapRateLimitError(
+          `the RDAP server asked to wait ${Math.ceil(retryAfterMs / 1000)} s (Retry-After) before ${what}; it is not asked again in this scan`,
+          { status, url },
+          { retryAfterMs },
+        );
+      }
+      const decision = retryDecision({
+        attempt,
+        maxAttempts: this.maxAttempts,
+        status,
+        failure: failure ? (failure.retryable ? 'timeout' : 'fatal') : undefined,
+        retryAfterMs,
+        remainingMs: this.remaining(),
+        maxRetryAfterMs: this.maxRetryAfterMs,
+        jitter: this.random(),
+      });
+      const controller = limiter.controller;
+      if (status === 429 || status === 503) {
+        const pause = decision.retry && retryAfterMs !== undefined ? decision.delayMs : undefined;
+        controller.record({ kind: 'throttled', startedAt, now: this.now(), retryAfterMs: pause });
+      } else if (status !== undefined && status < 400) {
+        controller.record({ kind: 'success', startedAt, latencyMs: this.now() - startedAt });
+      } else controller.record({ kind: 'other' });
+      if (!decision.retry) {
+        if (failure) throw failure.error;
+        if (
+          decision.reason === 'retry-after-beyond-deadline' ||
+          decision.reason === 'backoff-beyond-deadline'
+        )
+          throw new RdapDeadlineError(`the scan's time ran out while retrying ${what}`, { status: 0, url });
+        return answer as Answer;
+      }
+      if (retryAfterMs !== undefined) pauseWaited = controller.pausedUntil;
+      await this.sleep(decision.delayMs);
+    }
+  }
+
+  private async fetchOnce(url: string, timeoutMs: number): Promise<Answer> {
+    const res = await this.fetchImpl(url, {
+      headers: { Accept: 'application/rdap+json' },
+      // Followed by hand, so every hop is checked against https-only.
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const wanted = res.status === 200;
+    const text = wanted ? await readBodyLimited(res, this.maxBytes) : '';
+    if (!wanted) await res.body?.cancel().catch(() => undefined);
+    return {
+      status: res.status,
+      text,
+      retryAfter: res.headers.get('retry-after'),
+      location: res.headers.get('location'),
+    };
+  }
+
+  private describeFailure(
+    error: unknown,
+    url: string,
+    what: string,
+  ): { error: RdapError; retryable: boolean } {
+    const facts = { status: 0, url };
+    const name = (error as { name?: string } | undefined)?.name;
+    if (name === 'TimeoutError' || name === 'AbortError')
+      return {
+        error: new RdapTimeoutError(`no answer within ${this.timeoutMs} ms to ${what}`, facts, {
+          cause: error,
+        }),
+        retryable: true,
+      };
+    const code = errorCode(error);
+    return {
+      error: new RdapConnectionError(
+        `could not reach the RDAP server ${originOf(url)} (${code ?? (error as Error).message}) for ${what}`,
+        facts,
+        { cause: error },
+      ),
+      retryable: RETRYABLE_CODES.has(code ?? ''),
+    };
+  }
+}
+
+function errorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 4; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

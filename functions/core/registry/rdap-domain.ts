@@ -1,0 +1,142 @@
+import * as z from 'zod';
+import { normalizeDomainName } from '../base/text';
+import type { RegistryFacts } from '../findings/registry-rules';
+import { parseRfc3339 } from '../reseller/schemas';
+
+/**
+ * An RDAP domain object (RFC 9083 §5.3) as the registry check reads it: its name, status values
+ * (RFC 9083 §4.6, in RFC 8056's words), events (§4.5: `expiration`, `last changed`) and
+ * nameservers. Tolerant of what registries do in practice: EPP's own status words
+ * (`clientHold`), upper case, missing optional members; strict where a wrong reading would
+ * mislead: an answer for another name is refused.
+ */
+
+/** RFC 8056 §2: each EPP status and the RDAP word for it. */
+export const EPP_TO_RDAP_STATUS: Readonly<Record<string, string>> = {
+  addPeriod: 'add period',
+  autoRenewPeriod: 'auto renew period',
+  clientDeleteProhibited: 'client delete prohibited',
+  clientHold: 'client hold',
+  clientRenewProhibited: 'client renew prohibited',
+  clientTransferProhibited: 'client transfer prohibited',
+  clientUpdateProhibited: 'client update prohibited',
+  inactive: 'inactive',
+  linked: 'associated',
+  ok: 'active',
+  pendingCreate: 'pending create',
+  pendingDelete: 'pending delete',
+  pendingRenew: 'pending renew',
+  pendingRestore: 'pending restore',
+  pendingTransfer: 'pending transfer',
+  pendingUpdate: 'pending update',
+  redemptionPeriod: 'redemption period',
+  renewPeriod: 'renew period',
+  serverDeleteProhibited: 'server delete prohibited',
+  serverRenewProhibited: 'server renew prohibited',
+  serverTransferProhibited: 'server transfer prohibited',
+  serverUpdateProhibited: 'server update prohibited',
+  serverHold: 'server hold',
+  transferPeriod: 'transfer period',
+};
+
+const BY_LOWER_EPP = new Map(
+  Object.entries(EPP_TO_RDAP_STATUS).map(([epp, rdap]) => [epp.toLowerCase(), rdap]),
+);
+
+/**
+ * A status value in RDAP's words, lower case: `clientHold`, `CLIENT HOLD` and `client_hold` all
+ * read as `client hold` (registries send all of these, though RFC 9083 asks for the RDAP word).
+ */
+export function rdapStatusWord(value: string): string {
+  const plain = value.trim().toLowerCase().replace(/[_-]+/g, ' ').replace(/\s+/g, ' ');
+  return BY_LOWER_EPP.get(plain.replace(/ /g, '')) ?? plain;
+}
+
+/** What the check keeps of a domain object. */
+export interface RegistryRecord extends RegistryFacts {
+  /** The name the registry answered for, lower case (ldhName, else unicodeName as punycode). */
+  readonly name: string | null;
+  /** The `last changed` event (epoch ms), when given. */
+  readonly lastChanged: number | null;
+  /** Nameserver names, lower case, at most 13 (the DNS's own limit for a delegation that fits). */
+  readonly nameservers: readonly string[];
+}
+
+const EventSchema = z.looseObject({ eventAction: z.unknown().optional(), eventDate: z.unknown().optional() });
+const NameserverSchema = z.looseObject({
+  ldhName: z.unknown().optional(),
+  unicodeName: z.unknown().optional(),
+});
+
+/** The members the check reads; anything else (entities, links, notices, remarks) is left alone. */
+export const RdapDomainSchema = z.looseObject({
+  objectClassName: z.string().optional(),
+  ldhName: z.string().optional(),
+  unicodeName: z.string().optional(),
+  status: z.array(z.unknown()).optional(),
+  events: z.array(z.unknown()).optional(),
+  nameservers: z.array(z.unknown()).optional(),
+});
+
+/** Why an RDAP answer cannot be read as the domain asked for. */
+export class RdapDomainShapeError extends Error {
+  override readonly name: string = 'RdapDomainShapeError';
+}
+
+/**
+ * Reads a domain object for `asked` (a normalised name). Unreadable events are skipped (an
+ * expiration that does not read counts as none published); with several `expiration` events the
+ * latest counts, the reading that raises no false alarm.
+ * @throws RdapDomainShapeError when it is not a domain object, or one for another name
+ */
+export function parseRdapDomain(value: unknown, asked: string): RegistryRecord {
+  const parsed = RdapDomainSchema.safeParse(value);
+  if (!parsed.success) throw new RdapDomainShapeError('the answer is not an RDAP domain object');
+  const domain = parsed.data;
+  if (domain.objectClassName !== undefined && domain.objectClassName !== 'domain')
+    throw new RdapDomainShapeError(
+      `the answer is an RDAP ${JSON.stringify(domain.objectClassName.slice(0, 40))} object, not a domain`,
+    );
+  const name = nameOf(domain.ldhName, domain.unicodeName);
+  if (name !== null && name !== asked)
+    throw new RdapDomainShapeError(`the answer is for ${JSON.stringify(name.slice(0, 80))}, not ${asked}`);
+  const status = [
+    ...new Set((domain.status ?? []).filter((s): s is string => typeof s === 'string').map(rdapStatusWord)),
+  ];
+  return {
+    name,
+    status,
+    expiration: latestEvent(domain.events, 'expiration'),
+    lastChanged: latestEvent(domain.events, 'last changed'),
+    nameservers: nameserversOf(domain.nameservers),
+  };
+}
+
+function nameOf(ldh: string | undefined, unicode: string | undefined): string | null {
+  const name = ldh ?? unicode;
+  return name === undefined ? null : normalizeDomainName(name);
+}
+
+function latestEvent(events: readonly unknown[] | undefined, action: string): number | null {
+  let latest: number | null = null;
+  for (const raw of events ?? []) {
+    const event = EventSchema.safeParse(raw);
+    if (!event.success || typeof event.data.eventAction !== 'string') continue;
+    if (event.data.eventAction.trim().toLowerCase() !== action) continue;
+    const at = typeof event.data.eventDate === 'string' ? parseRfc3339(event.data.eventDate) : Number.NaN;
+    if (!Number.isNaN(at) && (latest === null || at > latest)) latest = at;
+  }
+  return latest;
+}
+
+function nameserversOf(nameservers: readonly unknown[] | undefined): string[] {
+  const names: string[] = [];
+  for (const raw of nameservers ?? []) {
+    const ns = NameserverSchema.safeParse(raw);
+    if (!ns.success) continue;
+    const name = ns.data.ldhName ?? ns.data.unicodeName;
+    if (typeof name === 'string' && name.length <= 253) names.push(normalizeDomainName(name));
+    if (names.length === 13) break;
+  }
+  return names;
+}

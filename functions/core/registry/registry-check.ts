@@ -1,0 +1,340 @@
+import { normalizeDomainName, plural, safeText } from '../base/text';
+import {
+  judgeRegistry,
+  type RegistryPolicy,
+  type RegistryView,
+  type ResellerSide,
+} from '../findings/registry-rules';
+import type { RdapBootstrap } from './bootstrap';
+import { type RdapClient, RdapDeadlineError } from './rdap-client';
+import { RdapError, RdapRateLimitError } from './rdap-errors';
+
+/**
+ * One registry check: the chosen domains looked up at their registries' RDAP servers, within a
+ * query budget, each answer judged by the registry rules. Never louder than it knows and never the
+ * scan's failure: a TLD without RDAP or a registry without a published expiration is counted as
+ * not checkable; a server that fails or hangs is one problem line (info) and, after a few failures
+ * in a row, left alone for the rest of the scan, its remaining domains counted as not checked.
+ */
+
+/** Why a domain is checked, in the order the budget is spent. */
+export const CHECK_REASONS = ['recheck', 'flagged', 'sample'] as const;
+export type CheckReason = (typeof CHECK_REASONS)[number];
+
+/** A domain the check may look up: the reseller's side, why, and its place within that reason. */
+export interface RegistryCandidate extends ResellerSide {
+  readonly reason: CheckReason;
+  /** Lower goes first within its reason. */
+  readonly rank: number;
+}
+
+/** What one RDAP server did in this check, when something went wrong there (always info). */
+export interface RegistryProblem {
+  /** The server's origin. */
+  readonly server: string;
+  readonly severity: 'info';
+  readonly reason: string;
+  /** Domains of this server left unchecked because of it (the failed lookups included). */
+  readonly domains_not_checked: number;
+}
+
+/** The counts the report shows. */
+export interface RegistryCounts {
+  /** Candidates by reason. */
+  readonly candidates: Readonly<Record<CheckReason, number>>;
+  /** Domains the check looked up (the query budget counts these; retries and redirects are `requests`). */
+  queries: number;
+  /** HTTP requests sent to RDAP servers, retries and redirects included. */
+  requests: number;
+  /** Answered: agreeing, disagreeing, without an expiration, or unknown to the registry. */
+  checked: number;
+  agree: number;
+  disagree: number;
+  readonly not_checkable: { no_rdap_service: number; no_expiration: number; not_found: number };
+  readonly not_checked: { budget: number; time: number; server_failed: number };
+}
+
+/** What the check found. */
+export interface RegistryCheckResult {
+  /** By name: what the registry says that the reseller does not. */
+  readonly views: Map<string, RegistryView>;
+  readonly counts: RegistryCounts;
+  readonly problems: RegistryProblem[];
+  /** Domains to re-check (memory's) that could not be checked this time: memory keeps what it knew. */
+  readonly unconfirmed: string[];
+}
+
+/** What {@link checkRegistry} needs. */
+export interface RegistryCheckInput {
+  readonly candidates: readonly RegistryCandidate[];
+  readonly bootstrap: RdapBootstrap;
+  readonly client: RdapClient;
+  readonly now: number;
+  /** Most domains looked up in this scan. */
+  readonly budget: number;
+  readonly policy: RegistryPolicy;
+  /** Failed lookups in a row at one server before it is left alone for this scan. @default 3 */
+  readonly failuresToStop?: number;
+  /** Lookups in flight at once over every server. @default 16 */
+  readonly concurrency?: number;
+  /** Lookups in flight at once at one server (the client's own limit, RdapClient.concurrencyPerServer). @default 2 */
+  readonly perServer?: number;
+}
+
+/** A domain to look up, and where. */
+interface QueueItem {
+  readonly candidate: RegistryCandidate;
+  readonly baseUrl: string;
+  /** Its place in the order the budget was spent in. */
+  readonly index: number;
+}
+
+/** One server: its domains still to look up, and what happened there. */
+interface ServerState {
+  /** It has answered once: until then it gets one lookup at a time, so a dead server costs three. */
+  answered: boolean;
+  readonly items: QueueItem[];
+  active: number;
+  failuresInRow: number;
+  stopped: boolean;
+  lastError: string;
+  notChecked: number;
+  notFound: string[];
+}
+
+const NOT_FOUND_NAMED = 5;
+
+/** Looks the candidates up, most important first, and judges every answer. */
+export async function checkRegistry(input: RegistryCheckInput): Promise<RegistryCheckResult> {
+  const counts = emptyCounts(input.candidates);
+  const result: RegistryCheckResult = { views: new Map(), counts, problems: [], unconfirmed: [] };
+  const queue = planQueue(input, result);
+  const servers = byServer(queue);
+  const run = new LookupRun(input, result, servers);
+  const workers = Math.max(1, Math.min(input.concurrency ?? 16, queue.length));
+  await Promise.all(Array.from({ length: workers }, () => run.work()));
+  counts.requests = input.client.requests;
+  result.problems.push(...serverProblems(servers));
+  return result;
+}
+
+/** The domains to look up, in the order the budget is spent; those left out are counted. */
+function planQueue(input: RegistryCheckInput, result: RegistryCheckResult): QueueItem[] {
+  const { counts } = result;
+  const queue: QueueItem[] = [];
+  for (const candidate of ordered(input.candidates)) {
+    const service = input.bootstrap.serviceFor(candidate.domain_name);
+    if (!service) counts.not_checkable.no_rdap_service++;
+    else if (queue.length < input.budget)
+      queue.push({ candidate, baseUrl: service.baseUrl, index: queue.length });
+    else {
+      counts.not_checked.budget++;
+      unconfirmed(result, candidate);
+    }
+  }
+  return queue;
+}
+
+/** The queue split by RDAP server (origin), each keeping the queue's order. */
+function byServer(queue: readonly QueueItem[]): Map<string, ServerState> {
+  const servers = new Map<string, ServerState>();
+  for (const item of queue) {
+    const origin = new URL(item.baseUrl).origin;
+    let state = servers.get(origin);
+    if (!state) {
+      state = {
+        items: [],
+        active: 0,
+        failuresInRow: 0,
+        answered: false,
+        stopped: false,
+        lastError: '',
+        notChecked: 0,
+        notFound: [],
+      };
+      servers.set(origin, state);
+    }
+    state.items.push(item);
+  }
+  return servers;
+}
+
+/**
+ * The lookups of one check, run by a few workers. Each server gets at most its own concurrency of
+ * lookups at once (one until it has answered), so no worker waits on one server while another could
+ * answer, and a failing server is stopped after a few failures, not after every worker tried it.
+ */
+class LookupRun {
+  private readonly perServer: number;
+  private outOfTime = false;
+  private wake: () => void = () => {};
+
+  constructor(
+    private readonly input: RegistryCheckInput,
+    private readonly result: RegistryCheckResult,
+    private readonly servers: ReadonlyMap<string, ServerState>,
+  ) {
+    this.perServer = Math.max(1, input.perServer ?? 2);
+  }
+
+  /** One worker: takes the next lookup any server has room for, until none is left. */
+  async work(): Promise<void> {
+    for (;;) {
+      const state = this.nextServer();
+      if (!state) {
+        if (![...this.servers.values()].some((s) => s.items.length)) return;
+        await this.untilALookupEnds();
+        continue;
+      }
+      const item = state.items.shift() as QueueItem;
+      if (this.outOfTime || state.stopped) {
+        this.skip(state, item);
+        continue;
+      }
+      state.active++;
+      const outcome = await lookUp(this.input, this.result.counts, item.candidate, item.baseUrl, state);
+      state.active--;
+      const waiting = this.wake;
+      this.wake = () => {};
+      waiting();
+      this.record(item, outcome);
+    }
+  }
+
+  private record(item: QueueItem, outcome: Awaited<ReturnType<typeof lookUp>>): void {
+    if (outcome === 'deadline') {
+      this.outOfTime = true;
+      this.result.counts.not_checked.time++;
+      unconfirmed(this.result, item.candidate);
+    } else if (outcome === 'failed') unconfirmed(this.result, item.candidate);
+    else if (outcome) this.result.views.set(item.candidate.domain_name, outcome);
+  }
+
+  /** The server whose next domain comes first in the queue and that has room for one more lookup. */
+  private nextServer(): ServerState | undefined {
+    let best: ServerState | undefined;
+    const first = (state: ServerState) => (state.items[0] as QueueItem).index;
+    for (const state of this.servers.values())
+      if (
+        state.items.length &&
+        state.active < (state.answered ? this.perServer : 1) &&
+        (!best || first(state) < first(best))
+      )
+        best = state;
+    return best;
+  }
+
+  private untilALookupEnds(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const previous = this.wake;
+      this.wake = () => {
+        previous();
+        resolve();
+      };
+    });
+  }
+
+  private skip(state: ServerState, item: QueueItem): void {
+    if (this.outOfTime) this.result.counts.not_checked.time++;
+    else {
+      this.result.counts.not_checked.server_failed++;
+      state.notChecked++;
+    }
+    unconfirmed(this.result, item.candidate);
+  }
+}
+
+/** One info line per server that failed, and one naming the domains a registry does not know. */
+function serverProblems(servers: ReadonlyMap<string, ServerState>): RegistryProblem[] {
+  const problems: RegistryProblem[] = [];
+  for (const [server, state] of servers) {
+    if (state.lastError)
+      problems.push({
+        server,
+        severity: 'info',
+        reason: state.stopped
+          ? `${state.lastError}; left alone for the rest of this scan after ${state.failuresInRow} failed lookups in a row`
+          : state.lastError,
+        domains_not_checked: state.notChecked,
+      });
+    if (state.notFound.length)
+      problems.push({
+        server,
+        severity: 'info',
+        reason: `the registry does not know ${plural(state.notFound.length, 'domain')} the reseller lists (HTTP 404), e.g. ${state.notFound.slice(0, NOT_FOUND_NAMED).join(', ')}: check them in the reseller's control panel`,
+        domains_not_checked: 0,
+      });
+  }
+  return problems;
+}
+
+/** One lookup, counted: the view when the registry disagrees, null when not, or why it did not happen. */
+async function lookUp(
+  input: RegistryCheckInput,
+  counts: RegistryCounts,
+  candidate: RegistryCandidate,
+  baseUrl: string,
+  state: ServerState,
+): Promise<RegistryView | null | 'failed' | 'deadline'> {
+  counts.queries++;
+  try {
+    const answer = await input.client.lookupDomain(baseUrl, normalizeDomainName(candidate.domain_name));
+    state.failuresInRow = 0;
+    state.answered = true;
+    counts.checked++;
+    if (answer.kind === 'not_found') {
+      counts.not_checkable.not_found++;
+      state.notFound.push(safeText(candidate.domain_name).slice(0, 80));
+      return null;
+    }
+    const judged = judgeRegistry(candidate, answer.record, input.now, input.policy);
+    if (judged.kind === 'no_expiration') {
+      counts.not_checkable.no_expiration++;
+      return null;
+    }
+    if (judged.kind === 'agree') {
+      counts.agree++;
+      return null;
+    }
+    counts.disagree++;
+    return { ...judged.view, server: answer.server };
+  } catch (error) {
+    if (error instanceof RdapDeadlineError) {
+      counts.queries--;
+      return 'deadline';
+    }
+    if (!(error instanceof RdapError)) throw error;
+    state.failuresInRow++;
+    state.notChecked++;
+    counts.not_checked.server_failed++;
+    // One line per server: the domain is left out, it is one of many.
+    state.lastError = safeText(error.message.replace(/the RDAP lookup of \S+/, 'a lookup')).slice(0, 300);
+    const asked = error instanceof RdapRateLimitError && error.retryAfterMs !== undefined;
+    if (asked || state.failuresInRow >= (input.failuresToStop ?? 3)) state.stopped = true;
+    return 'failed';
+  }
+}
+
+function unconfirmed(result: RegistryCheckResult, candidate: RegistryCandidate): void {
+  if (candidate.reason === 'recheck') result.unconfirmed.push(candidate.domain_name);
+}
+
+function ordered(candidates: readonly RegistryCandidate[]): RegistryCandidate[] {
+  const order = (c: RegistryCandidate) => CHECK_REASONS.indexOf(c.reason);
+  return [...candidates].sort((a, b) => order(a) - order(b) || a.rank - b.rank);
+}
+
+function emptyCounts(candidates: readonly RegistryCandidate[]): RegistryCounts {
+  const byReason = { recheck: 0, flagged: 0, sample: 0 };
+  for (const c of candidates) byReason[c.reason]++;
+  return {
+    candidates: byReason,
+    queries: 0,
+    requests: 0,
+    checked: 0,
+    agree: 0,
+    disagree: 0,
+    not_checkable: { no_rdap_service: 0, no_expiration: 0, not_found: 0 },
+    not_checked: { budget: 0, time: 0, server_failed: 0 },
+  };
+}

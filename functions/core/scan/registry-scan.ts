@@ -1,0 +1,359 @@
+import { SentinelError } from '../base/errors';
+import { normalizeDomainName, safeText } from '../base/text';
+import {
+  type DomainFinding,
+  type Finding,
+  isDomainFinding,
+  type Registrant,
+  type Severity,
+  severityRank,
+  sortFindings,
+} from '../findings/classify';
+import { type RegistryView, type ResellerSide, withRegistryView } from '../findings/registry-rules';
+import type { BootstrapInfo, LoadedBootstrap } from '../registry/bootstrap';
+import type { RdapClient } from '../registry/rdap-client';
+import {
+  type CheckReason,
+  checkRegistry,
+  type RegistryCandidate,
+  type RegistryCounts,
+  type RegistryProblem,
+} from '../registry/registry-check';
+import { inTodaysSample, sampleRank, todayOfCycle } from '../registry/sample';
+import type { ResellerClient } from '../reseller/client';
+import type { Domain } from '../reseller/schemas';
+
+/**
+ * The scan's registry check (`scan --registry-check`, docs/registry.md): while the account is read,
+ * the domains to check are picked (every domain with a finding at warning or above, and the day's
+ * rotating sample of the rest; with memory, also the domains it remembers a registry finding for);
+ * once it is read, they are looked up at their registries within the query budget, and what the
+ * registry says that the reseller does not joins the findings, one finding per domain.
+ */
+
+/** What the scan needs for the registry check. */
+export interface RegistryScanOptions {
+  /** The bootstrap, read (or kept from an earlier scan); throws when it cannot be had. */
+  readonly bootstrap: () => Promise<LoadedBootstrap>;
+  readonly client: RdapClient;
+  /** Most domains looked up per scan (RDAP_QUERY_BUDGET). */
+  readonly budget: number;
+  /** Days over which the rotating sample covers the account (REGISTRY_CHECK_DAYS). */
+  readonly days: number;
+  /** Dates further apart than this many days disagree (REGISTRY_TOLERANCE_DAYS). */
+  readonly toleranceDays: number;
+  /**
+   * With memory: the names it remembers a registry finding for, once it has read them; each is
+   * checked every scan until the sources agree (else a finding would seem to resolve on the days
+   * its sample does not come round). @default none
+   */
+  readonly recheck?: () => Promise<Iterable<string>>;
+}
+
+/** The report's `registry` section. */
+export interface RegistryReport extends RegistryCounts {
+  /** The bootstrap used, when one could be had. */
+  readonly bootstrap: (BootstrapInfo & Omit<LoadedBootstrap, 'bootstrap'>) | null;
+  readonly budget: number;
+  readonly days: number;
+  readonly tolerance_days: number;
+  /** Today's day of the rotating sample's cycle, from 1 to `days`. */
+  readonly sample_day: number;
+  /** What went wrong at RDAP servers (or with the bootstrap): info, never a failed scan; at most 20. */
+  readonly problems: readonly RegistryProblem[];
+  /**
+   * Remembered registry findings that could not be re-checked this scan (memory keeps them as they
+   * were); at most 100 names, the rest counted in `unconfirmed_omitted`.
+   */
+  readonly unconfirmed: readonly string[];
+  /** Unconfirmed names beyond the 100 listed: memory then resolves no registry finding this scan. */
+  readonly unconfirmed_omitted?: number;
+}
+
+/** The section's lists are cut here: it travels in the alert's JSON, four times, within SNS's 256 KB. */
+const PROBLEMS_KEPT = 20;
+const UNCONFIRMED_KEPT = 100;
+
+/** The section's lists within their bounds, what was cut counted. */
+function bounded(problems: RegistryProblem[], unconfirmed: string[]) {
+  const kept = problems.slice(0, PROBLEMS_KEPT);
+  const cut = problems.slice(PROBLEMS_KEPT);
+  if (cut.length)
+    kept.push({
+      server: `${cut.length} more servers`,
+      severity: 'info',
+      reason: 'failed too; their domains are counted as not checked',
+      domains_not_checked: cut.reduce((n, p) => n + p.domains_not_checked, 0),
+    });
+  return {
+    problems: kept,
+    unconfirmed: unconfirmed.slice(0, UNCONFIRMED_KEPT),
+    ...(unconfirmed.length > UNCONFIRMED_KEPT
+      ? { unconfirmed_omitted: unconfirmed.length - UNCONFIRMED_KEPT }
+      : {}),
+  };
+}
+
+/** Severity rank at or above which a domain with a finding is always checked. */
+const FLAGGED_FROM = severityRank('warning');
+
+/** Picks the domains to check while the account is read; keeps only those, a few fields each. */
+export class RegistryCandidates {
+  private readonly picked = new Map<string, RegistryCandidate>();
+
+  constructor(
+    private readonly now: number,
+    private readonly days: number,
+  ) {}
+
+  /** One domain as read, with its finding (if any). */
+  consider(domain: Domain, finding: DomainFinding | null): void {
+    const name = normalizeDomainName(domain.domain_name);
+    if (finding && severityRank(finding.severity) >= FLAGGED_FROM)
+      this.pick(sideOf(domain), 'flagged', finding.severity === 'critical' ? 0 : 1);
+    else if (inTodaysSample(name, this.now, this.days))
+      this.pick(sideOf(domain), 'sample', sampleRank(name, this.now, this.days));
+  }
+
+  /** Adds a domain memory asks to re-check, or moves one already picked to the front. */
+  recheck(side: ResellerSide): void {
+    this.pick(side, 'recheck', 0);
+  }
+
+  /** True when `name` (as read) is picked. */
+  has(name: string): boolean {
+    return this.picked.has(name);
+  }
+
+  /** A picked domain's reseller side, by its name as read. */
+  sideOf(name: string): ResellerSide | undefined {
+    return this.picked.get(name);
+  }
+
+  list(): RegistryCandidate[] {
+    return [...this.picked.values()];
+  }
+
+  private pick(side: ResellerSide, reason: CheckReason, rank: number): void {
+    this.picked.set(side.domain_name, { ...side, reason, rank });
+  }
+}
+
+/** The reseller's side of a domain, the few fields the registry rules and a finding need. */
+function sideOf(domain: Domain): ResellerSide {
+  return {
+    domain_name: domain.domain_name,
+    date_expiry: domain.date_expiry,
+    quarantine: domain.status.includes('quarantine'),
+    auto_renew: domain.auto_renew,
+    registrant_handle: domain.registrant_handle,
+  };
+}
+
+/** A report's findings, summary, time and registry section once the registry check has run. */
+export async function withRegistryCheck<R extends RegistryReportable>(
+  report: R,
+  candidates: RegistryCandidates,
+  run: RegistryRun & { readonly started: number; readonly clock: () => number },
+): Promise<R & { registry: RegistryReport }> {
+  const { findings, summary, registry } = await runRegistryCheck(report.findings, candidates, run);
+  const finished = run.clock();
+  return {
+    ...report,
+    generated_at: new Date(finished).toISOString(),
+    stats: { ...report.stats, duration_ms: finished - run.started },
+    summary,
+    findings,
+    registry,
+  };
+}
+
+/** The parts of a report the registry check changes (scan.ts's Report has them all). */
+interface RegistryReportable {
+  readonly generated_at: string;
+  readonly stats: { readonly duration_ms: number };
+  readonly summary: Readonly<Record<Severity, number>>;
+  readonly findings: readonly Finding[];
+}
+
+/** What a registry check runs with besides its options. */
+export interface RegistryRun {
+  readonly options: RegistryScanOptions;
+  /** The account's client: memory's re-checks are looked up in the account by name. */
+  readonly reseller: ResellerClient;
+  readonly now: number;
+  /** CRITICAL_DAYS: a registry expiration within it is critical. */
+  readonly criticalDays: number;
+  /** The account's contacts by handle, to name the registrant of a finding the registry alone gives. */
+  readonly registrants: ReadonlyMap<string, Registrant>;
+}
+
+/** What {@link runRegistryCheck} changes in a report: its findings, its summary, and its own section. */
+export interface RegistryOutcome {
+  readonly findings: Finding[];
+  readonly summary: Record<Severity, number>;
+  readonly registry: RegistryReport;
+}
+
+/**
+ * Runs the check on the picked domains (and memory's, looked up by name in the account) and merges
+ * what the registry says into `findings`. Never throws for anything RDAP does: a bootstrap that
+ * cannot be read leaves every domain unchecked, with the reason in the section's problems.
+ */
+export async function runRegistryCheck(
+  findings: readonly Finding[],
+  candidates: RegistryCandidates,
+  run: RegistryRun,
+): Promise<RegistryOutcome> {
+  const { options, now } = run;
+  const lookedUp = await addRechecks(candidates, options, run.reseller);
+  const base = {
+    budget: options.budget,
+    days: options.days,
+    tolerance_days: options.toleranceDays,
+    sample_day: todayOfCycle(now, options.days) + 1,
+  };
+  let loaded: LoadedBootstrap;
+  try {
+    loaded = await options.bootstrap();
+  } catch (error) {
+    return {
+      findings: [...findings],
+      summary: summaryOf(findings),
+      registry: unread(candidates, base, error, lookedUp),
+    };
+  }
+  const checked = await checkRegistry({
+    candidates: candidates.list(),
+    bootstrap: loaded.bootstrap,
+    client: options.client,
+    now,
+    budget: options.budget,
+    policy: { toleranceDays: options.toleranceDays, criticalDays: run.criticalDays },
+    perServer: options.client.concurrencyPerServer,
+  });
+  const merged = mergeViews(findings, checked.views, candidates, run);
+  const { bootstrap, ...read } = loaded;
+  return {
+    findings: merged,
+    summary: summaryOf(merged),
+    registry: {
+      ...base,
+      bootstrap: { ...bootstrap.info, ...read },
+      ...checked.counts,
+      ...bounded(
+        [...lookedUp.problems, ...checked.problems],
+        [...lookedUp.unconfirmed, ...checked.unconfirmed],
+      ),
+    },
+  };
+}
+
+/** Memory's re-checks that could not be looked up in the account, and why. */
+interface RecheckLookups {
+  readonly unconfirmed: string[];
+  readonly problems: RegistryProblem[];
+}
+
+/**
+ * Memory's re-checks: each is looked up in the account by name unless the read picked it already.
+ * A look-up that fails leaves that domain unconfirmed (memory keeps what it knew), never the scan failed.
+ */
+async function addRechecks(
+  candidates: RegistryCandidates,
+  options: RegistryScanOptions,
+  reseller: ResellerClient,
+): Promise<RecheckLookups> {
+  const out: RecheckLookups = { unconfirmed: [], problems: [] };
+  if (!options.recheck) return out;
+  for (const name of await options.recheck()) {
+    const known = candidates.sideOf(name);
+    if (known) {
+      candidates.recheck(known);
+      continue;
+    }
+    try {
+      // Not picked while the account was read: its record, once more (memory holds no dates).
+      const domain = await reseller.findDomain(name);
+      if (domain) candidates.recheck(sideOf(domain));
+    } catch (error) {
+      if (!(error instanceof SentinelError)) throw error;
+      out.unconfirmed.push(name);
+      out.problems.push({
+        server: 'reseller',
+        severity: 'info',
+        reason: `${safeText(name).slice(0, 80)} could not be read again for its registry re-check (${safeText(error.message).slice(0, 200)})`,
+        domains_not_checked: 1,
+      });
+    }
+  }
+  return out;
+}
+
+/** The findings with each registry view joined to its domain's finding, or made one. */
+function mergeViews(
+  findings: readonly Finding[],
+  views: ReadonlyMap<string, RegistryView>,
+  candidates: RegistryCandidates,
+  run: RegistryRun,
+): Finding[] {
+  const out = [...findings];
+  const at = new Map<string, number>();
+  out.forEach((f, i) => {
+    if (isDomainFinding(f)) at.set(f.domain_name, i);
+  });
+  for (const [name, view] of views) {
+    const side = candidates.sideOf(name);
+    if (!side) continue;
+    const index = at.get(name);
+    const existing = index === undefined ? null : (out[index] as DomainFinding);
+    const finding = withRegistryView(existing, side, view, run.now);
+    const named = finding.registrant && run.registrants.get(finding.registrant.handle);
+    if (named) finding.registrant = named;
+    if (index === undefined) out.push(finding);
+    else out[index] = finding;
+  }
+  return sortFindings(out);
+}
+
+function summaryOf(findings: readonly Finding[]): Record<Severity, number> {
+  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
+  for (const f of findings) summary[f.severity]++;
+  return summary;
+}
+
+/** The section when no bootstrap could be had: nothing checked, and why. */
+function unread(
+  candidates: RegistryCandidates,
+  base: Pick<RegistryReport, 'budget' | 'days' | 'tolerance_days' | 'sample_day'>,
+  error: unknown,
+  lookedUp: RecheckLookups,
+): RegistryReport {
+  const list = candidates.list();
+  const byReason = { recheck: 0, flagged: 0, sample: 0 };
+  for (const c of list) byReason[c.reason]++;
+  return {
+    ...base,
+    bootstrap: null,
+    candidates: byReason,
+    queries: 0,
+    requests: 0,
+    checked: 0,
+    agree: 0,
+    disagree: 0,
+    not_checkable: { no_rdap_service: 0, no_expiration: 0, not_found: 0 },
+    not_checked: { budget: 0, time: 0, server_failed: list.length },
+    ...bounded(
+      [
+        {
+          server: 'bootstrap',
+          severity: 'info',
+          reason: `no registry was checked: ${safeText((error as Error).message).slice(0, 300)}`,
+          domains_not_checked: list.length,
+        },
+        ...lookedUp.problems,
+      ],
+      [...lookedUp.unconfirmed, ...list.filter((c) => c.reason === 'recheck').map((c) => c.domain_name)],
+    ),
+  };
+}

@@ -1,0 +1,83 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type { AlertMetrics } from './alerts';
+import { deadManAlarm } from './dead-man';
+import { deadLetterAlarm, type Scanner } from './scanner';
+import type { Watchdog } from './watchdog';
+import type { WebMetrics } from './web-api';
+
+/** A scan that takes more than this share of its timeout raises an alarm: the account outgrows it. */
+export const SCAN_DURATION_ALARM_SHARE = 0.8;
+
+export interface DeploymentAlarms {
+  readonly scan: Scanner;
+  readonly web: WebMetrics;
+  readonly alerts: AlertMetrics;
+  /** The dead-man window; the accounts' own switches are in their groups' stacks. */
+  readonly intervalHours: number;
+  /** Several accounts: no deployment-wide dead-man switch, an alarm on the state machine instead. */
+  readonly accounts: boolean;
+  /** The SMS spend alarm's threshold, when the deployment sends SMS. */
+  readonly smsSpendAlarmUsd?: number;
+}
+
+const FIVE_MINUTES = { period: Duration.minutes(5) };
+
+/**
+ * The deployment's alarms on the ops topic, in the order the ops e-mails name them: what each
+ * watches comes from the metric factory beside the thing it measures.
+ */
+export function watchDeployment(watchdog: Watchdog, parts: DeploymentAlarms): void {
+  const { scan, web, alerts } = parts;
+  const timeout = scan.metrics.timeout.toMilliseconds();
+  watchdog.alarm('ScanErrors', {
+    description: 'The domain-sentinel scan failed; its log group says why.',
+    metric: scan.metrics.errors(),
+  });
+  if (parts.accounts && scan.accountScans)
+    watchdog.alarm('AccountScansFailed', {
+      description:
+        "The state machine that scans the accounts failed as a whole (not one account's scan: those are caught); its execution history says at which state.",
+      metric: scan.accountScans.executionsFailed(),
+    });
+  else watchdog.alarm('ScanNotCompleted', deadManAlarm(scan.metrics, parts.intervalHours));
+  watchdog.alarm('ScanFailedRuns', deadLetterAlarm(scan.failedRuns, 'Scan runs failed after retries'));
+  watchdog.alarm(
+    'ScheduleDeadLetters',
+    deadLetterAlarm(scan.scheduleDeadLetters, 'The schedule could not invoke the scan'),
+  );
+  watchdog.alarm('RestoreErrors', {
+    description:
+      'The web function (restore, snooze, acknowledge, report, calendar) failed; its log group says why.',
+    metric: web.errors(),
+  });
+  watchdog.alarm('RestoreServerErrors', {
+    description:
+      "The web API answered with a server error (5xx): a restore failed or its outcome is unknown; the function's log says which domain and why.",
+    metric: web.serverErrors(FIVE_MINUTES),
+  });
+  watchdog.alarm('AlertDeliveryFailed', {
+    description: 'Alerts could not be delivered to one or more subscribers.',
+    metric: alerts.failed(),
+  });
+  watchdog.alarm('ScanThrottled', {
+    description: 'The scan was throttled by Lambda (concurrency limit reached).',
+    metric: scan.metrics.throttles(FIVE_MINUTES),
+  });
+  watchdog.alarm('WebThrottled', {
+    description: 'The web function was throttled by Lambda (concurrency limit reached).',
+    metric: web.throttles(FIVE_MINUTES),
+  });
+  watchdog.alarm('ScanNearTimeout', {
+    description: `A scan took more than ${Math.round(SCAN_DURATION_ALARM_SHARE * 100)} % of its ${timeout / 1000} s timeout; raise the timeout, or give the scan function more memory (Lambda gives CPU with it).`,
+    metric: scan.metrics.duration(FIVE_MINUTES),
+    threshold: Math.round(timeout * SCAN_DURATION_ALARM_SHARE),
+    comparison: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+  });
+  if (parts.smsSpendAlarmUsd !== undefined)
+    watchdog.alarm('SmsSpend', {
+      description: `SMS spending this month reached ${parts.smsSpendAlarmUsd} USD; at the account's SMS spend limit (1 USD for a new account) SNS stops sending SMS.`,
+      metric: alerts.smsMonthToDateSpend(),
+      threshold: parts.smsSpendAlarmUsd,
+    });
+}

@@ -1,0 +1,80 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as cr from 'aws-cdk-lib/custom-resources';
+import type { Construct } from 'constructs';
+import { METRICS } from '../functions/core/scan/config';
+import type { ScanMetrics } from './scanner';
+import { sdkCall } from './sdk-call';
+import type { AlarmSpec } from './watchdog';
+
+/** The metric the deploy puts once, so the dead-man alarm waits for the first scheduled scan. */
+export const DEAD_MAN_ARMED_METRIC = 'DeadManArmed';
+
+/**
+ * The dead-man switch: no ScanCompleted (of `account`, or of the deployment) in any of the last
+ * `intervalHours + 1` hours. Missing data breaches, so a scan that stopped running (not just one
+ * that failed) raises the alarm. The deploy's DeadManArmed data point ({@link armDeadMan}) counts
+ * like a completed scan.
+ */
+export function deadManAlarm(metrics: ScanMetrics, intervalHours: number, account?: string): AlarmSpec {
+  const hours = intervalHours + 1;
+  return {
+    description: account
+      ? `No scan of account ${account} has completed in ${hours} hours: the schedule may be disabled, or its every run failed (its ScanFailed alarm and the state machine's executions say why).`
+      : `No domain-sentinel scan has completed in ${hours} hours: the schedule may be disabled, or every run failed.`,
+    metric: new cloudwatch.MathExpression({
+      expression: 'FILL(completed, 0) + FILL(armed, 0)',
+      usingMetrics: {
+        completed: metrics.completed(account),
+        armed: metrics.metric(DEAD_MAN_ARMED_METRIC, {}, account),
+      },
+      period: Duration.hours(1),
+      label: 'Scans completed (and the deploy)',
+    }),
+    comparison: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+    periods: hours,
+    missing: cloudwatch.TreatMissingData.BREACHING,
+  };
+}
+
+/**
+ * A new deployment has had no scan yet, so the deploy puts one DeadManArmed data point per switch
+ * (the deployment's, or each account's) that counts like a completed scan: no alarm can fire before
+ * the first scheduled run can have happened, and each fires if that run does not complete. One call
+ * for every account (PutMetricData takes up to 1 000 data points), made when the stack is created
+ * and again when the accounts change, so an account added later is armed too. Running a first scan
+ * during the deploy instead would alert before anyone could confirm the e-mail subscription.
+ */
+export function armDeadMan(
+  scope: Construct,
+  metrics: ScanMetrics,
+  accounts?: readonly string[],
+): cr.AwsCustomResource {
+  const switches = accounts ?? [undefined];
+  const call: cr.AwsSdkCall = {
+    service: 'CloudWatch',
+    action: 'putMetricData',
+    parameters: {
+      Namespace: METRICS.namespace,
+      MetricData: switches.map((account) => ({
+        MetricName: DEAD_MAN_ARMED_METRIC,
+        Dimensions: Object.entries(metrics.dimensions(account)).map(([Name, Value]) => ({ Name, Value })),
+        Value: 1,
+        Unit: 'Count',
+      })),
+    },
+    physicalResourceId: cr.PhysicalResourceId.of(`${metrics.deploymentName}/${DEAD_MAN_ARMED_METRIC}`),
+  };
+  return sdkCall(scope, 'DeadManArmed', {
+    onCreate: call,
+    ...(accounts ? { onUpdate: call } : {}),
+    statements: [
+      new iam.PolicyStatement({
+        actions: ['cloudwatch:PutMetricData'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'cloudwatch:namespace': METRICS.namespace } },
+      }),
+    ],
+  });
+}

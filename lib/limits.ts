@@ -1,0 +1,134 @@
+import { CfnResource, NestedStack, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type { IConstruct } from 'constructs';
+
+/** The AWS limits a deployment is checked against at synth, before CloudFormation or IAM refuse it mid-deploy. */
+export const AWS_LIMITS = {
+  /** CloudFormation: resources in one stack (a nested stack is one resource of its parent). */
+  resourcesPerStack: 500,
+  /** IAM: all inline policies of one role together, in characters without whitespace. */
+  roleInlinePolicyChars: 10_240,
+  /** IAM: one customer managed policy, in characters without whitespace. */
+  managedPolicyChars: 6_144,
+  /** IAM: managed policies attached to one role, without a quota increase. */
+  managedPoliciesPerRole: 10,
+  /** Lambda: one function's resource-based policy, in bytes. */
+  functionPolicyBytes: 20_480,
+} as const;
+
+/**
+ * Characters a reference takes once CloudFormation resolves it, at most as this project names
+ * things: an ARN of a generated name (`arn:aws-us-gov:sqs:ap-southeast-4:123456789012:<stack>-
+ * <logical id>-<suffix>`), a pseudo parameter's longest value.
+ */
+const REFERENCE_CHARS = 160;
+const PSEUDO_CHARS: Record<string, number> = {
+  'AWS::Partition': 10,
+  'AWS::Region': 14,
+  'AWS::AccountId': 12,
+  'AWS::URLSuffix': 16,
+};
+
+/** The length of a resolved template value once CloudFormation resolves its references (an upper estimate). */
+function estimatedChars(value: unknown): number {
+  if (typeof value === 'string') return JSON.stringify(value).length;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null).length;
+  if (Array.isArray(value)) return 2 + value.reduce((n: number, v) => n + estimatedChars(v) + 1, 0);
+  const entries = Object.entries(value as Record<string, unknown>);
+  const [key, arg] = entries[0] ?? [];
+  if (entries.length === 1 && key === 'Ref') return 2 + (PSEUDO_CHARS[String(arg)] ?? REFERENCE_CHARS);
+  if (entries.length === 1 && key === 'Fn::GetAtt') return 2 + REFERENCE_CHARS;
+  if (entries.length === 1 && key === 'Fn::Join') {
+    const [separator, parts] = arg as [string, unknown[]];
+    // Each part's quotes go: the joined string has one pair.
+    return 2 + parts.reduce((n: number, p) => n + estimatedChars(p) - 2 + separator.length, 0);
+  }
+  return 2 + entries.reduce((n, [k, v]) => n + JSON.stringify(k).length + 1 + estimatedChars(v) + 1, 0);
+}
+
+/** Every stack a deployment's resources live in: its own and its nested stacks. */
+function stacksOf(root: IConstruct): Stack[] {
+  const own = Stack.of(root);
+  return [own, ...own.node.findAll().filter((c): c is NestedStack => c instanceof NestedStack)];
+}
+
+/** The resources of one stack (not of its nested stacks). */
+const resourcesOf = (stack: Stack) =>
+  stack.node.findAll().filter((c): c is CfnResource => CfnResource.isCfnResource(c) && Stack.of(c) === stack);
+
+/**
+ * The limits `root`'s stacks would pass, one line each: the limit, the count, and what to change
+ * (`advice`, the deployment's own words for what makes it grow).
+ */
+export function limitProblems(root: IConstruct, advice: string): string[] {
+  const problems: string[] = [];
+  for (const stack of stacksOf(root)) {
+    // CDK adds its metadata resource to the template after this check.
+    const count = resourcesOf(stack).length + 1;
+    if (count > AWS_LIMITS.resourcesPerStack)
+      problems.push(
+        `the stack ${stack.node.path} would have ${count} resources; CloudFormation allows ${AWS_LIMITS.resourcesPerStack} per stack: ${advice}`,
+      );
+    problems.push(...policyProblems(stack, advice));
+  }
+  return problems;
+}
+
+/** IAM's policy sizes of each role, and Lambda's resource policy size of each function, in one stack. */
+function policyProblems(stack: Stack, advice: string): string[] {
+  const problems: string[] = [];
+  const resources = resourcesOf(stack);
+  const resolved = (value: unknown) => stack.resolve(value);
+  const roleOf = (r: unknown) => (r as { Ref?: string }).Ref;
+  for (const role of resources.filter((r): r is iam.CfnRole => r instanceof iam.CfnRole)) {
+    const id = stack.getLogicalId(role);
+    const attachedTo = (roles: unknown) =>
+      ((resolved(roles) as unknown[]) ?? []).some((r) => roleOf(r) === id);
+    const inline =
+      ((resolved(role.policies) as Array<{ policyDocument: unknown }> | undefined) ?? []).reduce(
+        (n, p) => n + estimatedChars(p.policyDocument),
+        0,
+      ) +
+      resources
+        .filter((r): r is iam.CfnPolicy => r instanceof iam.CfnPolicy && attachedTo(r.roles))
+        .reduce((n, p) => n + estimatedChars(resolved(p.policyDocument)), 0);
+    if (inline > AWS_LIMITS.roleInlinePolicyChars)
+      problems.push(
+        `the role ${role.node.path} would have about ${inline} characters of inline policies; IAM allows ${AWS_LIMITS.roleInlinePolicyChars} per role: ${advice}`,
+      );
+    const managed = resources.filter(
+      (r): r is iam.CfnManagedPolicy => r instanceof iam.CfnManagedPolicy && attachedTo(r.roles),
+    );
+    const attached =
+      managed.length + ((resolved(role.managedPolicyArns) as unknown[] | undefined) ?? []).length;
+    if (attached > AWS_LIMITS.managedPoliciesPerRole)
+      problems.push(
+        `the role ${role.node.path} would have ${attached} managed policies; IAM attaches ${AWS_LIMITS.managedPoliciesPerRole} per role: ${advice}`,
+      );
+    for (const policy of managed) {
+      const chars = estimatedChars(resolved(policy.policyDocument));
+      if (chars > AWS_LIMITS.managedPolicyChars)
+        problems.push(
+          `the managed policy ${policy.node.path} would have about ${chars} characters; IAM allows ${AWS_LIMITS.managedPolicyChars}: ${advice}`,
+        );
+    }
+  }
+  for (const fn of resources.filter((r): r is lambda.CfnFunction => r instanceof lambda.CfnFunction)) {
+    const id = stack.getLogicalId(fn);
+    const permissions = resources.filter(
+      (r): r is lambda.CfnPermission =>
+        r instanceof lambda.CfnPermission && JSON.stringify(resolved(r.functionName)).includes(`"${id}"`),
+    );
+    // A statement as Lambda renders it: Sid, Effect, Principal, Action, Resource, the source condition.
+    const bytes = permissions.reduce(
+      (n, p) => n + 200 + estimatedChars(resolved({ s: p.sourceArn, p: p.principal, a: p.action })),
+      0,
+    );
+    if (bytes > AWS_LIMITS.functionPolicyBytes)
+      problems.push(
+        `the function ${fn.node.path} would have a resource policy of about ${bytes} bytes (${permissions.length} permissions); Lambda allows ${AWS_LIMITS.functionPolicyBytes}: ${advice}`,
+      );
+  }
+  return problems;
+}

@@ -1,0 +1,178 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { InterruptedError } from '../../bin/interrupt';
+import { generatePortfolio } from '../../functions/simulator/portfolio';
+import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { ROOT } from '../../scripts/docs';
+import { runCli } from '../support/cli';
+import { startSnsEmulator } from '../support/sns-emulator';
+
+/**
+ * Ctrl-C and SIGTERM through the real `sentinel` (package.json's bin, as `npx sentinel` runs it)
+ * during a scan with memory that would publish: against a simulator that answers each request 3 s
+ * after it came, so the scan is mid-read when the signal arrives. The process must be gone within
+ * 2 s of the signal, exit 130 or 143, say "interrupted", publish nothing and leave the state file
+ * as it was (and no lease: the next scan completes at once).
+ */
+
+const KEY = 'cli-signals-key-7d2e';
+const LATENCY_MS = 3_000;
+const STOP_WITHIN_MS = 2_000;
+
+let sim: Simulator;
+let emulator: Awaited<ReturnType<typeof startSnsEmulator>>;
+let topicArn: string;
+let queue: string;
+const scratch = mkdtempSync(join(tmpdir(), 'cli-signals-'));
+const state = join(scratch, 'state.json');
+const env = (): NodeJS.ProcessEnv => ({
+  ...emulator.sdkEnv,
+  RESELLER_BASE_URL: sim.url,
+  RESELLER_API_KEY: KEY,
+  ALERT_TOPIC_ARN: topicArn,
+});
+
+beforeAll(async () => {
+  const portfolio = generatePortfolio({ domains: 60, seed: 3, now: Date.now() });
+  sim = await startSimulator({ portfolio, apiKey: KEY, latencyMs: LATENCY_MS });
+  emulator = await startSnsEmulator();
+  topicArn = await emulator.topic('cli-signals');
+  queue = await emulator.queueSubscribedTo(topicArn, 'cli-signals-all');
+  // The memory as a first scan leaves it, its alert delivered.
+  const first = await runCli(['scan', '--state', state], env(), { sns: emulator.snsClient, cwd: scratch });
+  expect(first.code, first.stderr).toBe(0);
+  expect(await emulator.drain(queue)).toHaveLength(1);
+  // News since: the next scan has something to publish (the last test shows it does).
+  const critical = portfolio.truth.findings.find((f) => f.kind === 'expiring' && f.severity === 'critical');
+  const record = sim.domain(critical?.key as string);
+  sim.updateDomain('signal-news.nl', {
+    ...record,
+    domain_name: 'signal-news.nl',
+    sld: 'signal-news',
+    tld: 'nl',
+  });
+  // npx finds the package's bin here as it does in a clone, without running where a user keeps files.
+  mkdirSync(join(scratch, 'node_modules', '.bin'), { recursive: true });
+  symlinkSync(join(ROOT, 'bin', 'sentinel.js'), join(scratch, 'node_modules', '.bin', 'sentinel'));
+}, 60_000);
+
+afterAll(async () => {
+  await sim?.close();
+  await emulator?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** A command started in its own process group, as a terminal starts a foreground job; its output and end. */
+function started(file: string, args: readonly string[]) {
+  const child: ChildProcess = spawn(file, args, {
+    cwd: scratch,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env() },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d) => {
+    stdout += d;
+  });
+  child.stderr?.on('data', (d) => {
+    stderr += d;
+  });
+  // 'close': the process ended and every process holding its output (npm's node child too) let go.
+  // Its status as a shell reports it: the exit code, or 128 + the signal that ended it (npm ends
+  // itself with the signal it was sent once its child is gone).
+  const closed = new Promise<number>((resolve) =>
+    child.on('close', (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0))),
+  );
+  return { child, closed, output: () => ({ stdout, stderr }) };
+}
+
+/** Waits until the scan's first request reached the simulator: the scan is reading, its answer 3 s away. */
+async function scanIsReading(before: number) {
+  await vi.waitFor(() => expect(sim.requests.length).toBeGreaterThan(before), {
+    timeout: 30_000,
+    interval: 20,
+  });
+}
+
+/** Signals the run (its whole process group, as Ctrl-C in a terminal does) and measures until it is gone. */
+async function interrupt(run: ReturnType<typeof started>, signal: NodeJS.Signals) {
+  const sentAt = performance.now();
+  process.kill(-(run.child.pid as number), signal);
+  const code = await run.closed;
+  return { code, goneAfterMs: performance.now() - sentAt, ...run.output() };
+}
+
+describe('sentinel scan, stopped by a signal', () => {
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)(
+    '%s: gone within 2 s with exit %i, "interrupted", nothing published, the state file as it was',
+    async (signal, status) => {
+      const before = readFileSync(state);
+      const requests = sim.requests.length;
+      const run = started(process.execPath, [join(ROOT, 'bin', 'sentinel.js'), 'scan', '--state', state]);
+      await scanIsReading(requests);
+      const stopped = await interrupt(run, signal);
+      expect(stopped.stderr).toMatch(new RegExp(`sentinel: interrupted by ${signal}\\n$`));
+      expect(stopped.stdout).toBe('');
+      expect(stopped.code).toBe(status);
+      expect(stopped.goneAfterMs).toBeLessThan(STOP_WITHIN_MS);
+      expect(readFileSync(state).equals(before)).toBe(true);
+      expect(await emulator.drain(queue)).toEqual([]);
+    },
+    60_000,
+  );
+
+  it('through npx: a Ctrl-C stops npm and sentinel within 2 s, exit 130', async () => {
+    const before = readFileSync(state);
+    const requests = sim.requests.length;
+    const run = started('npx', ['sentinel', 'scan', '--state', state]);
+    await scanIsReading(requests);
+    const stopped = await interrupt(run, 'SIGINT');
+    expect(stopped.stderr).toContain('sentinel: interrupted by SIGINT\n');
+    expect(stopped.stdout).toBe('');
+    expect(stopped.code).toBe(130);
+    // Gone means the node process too: it held the output pipes until it ended.
+    expect(stopped.goneAfterMs).toBeLessThan(STOP_WITHIN_MS);
+    expect(readFileSync(state).equals(before)).toBe(true);
+    expect(await emulator.drain(queue)).toEqual([]);
+  }, 90_000);
+
+  it('stops by itself, aborting what is in flight: against a reseller that never answers, main() returns 130 at once', async () => {
+    // In-process there is no shell to end it: only the scan's own stop can make main() return.
+    const hanging = await startSimulator({
+      portfolio: generatePortfolio({ domains: 60, seed: 3, now: Date.now() }),
+      apiKey: KEY,
+    });
+    hanging.injectFault({ fault: { kind: 'hang' }, times: 1_000 });
+    try {
+      const controller = new AbortController();
+      const done = runCli(
+        ['scan', '--dry-run'],
+        { ...env(), RESELLER_BASE_URL: hanging.url },
+        {
+          signal: controller.signal,
+        },
+      );
+      await vi.waitFor(() => expect(hanging.requests.length).toBeGreaterThan(0), { interval: 20 });
+      controller.abort(InterruptedError.of('SIGINT'));
+      expect(await done).toEqual({ code: 130, stdout: '', stderr: 'sentinel: interrupted by SIGINT\n' });
+    } finally {
+      await hanging.close();
+    }
+  });
+
+  it('left no lease behind: the same scan, not stopped, publishes the news and saves at once', async () => {
+    const run = await runCli(['scan', '--state', state], env(), { sns: emulator.snsClient, cwd: scratch });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^published alert \S+ to /);
+    expect(run.stdout).toContain('state saved to');
+    const [published] = await emulator.drain(queue);
+    expect(published?.Message).toContain('signal-news.nl');
+  }, 60_000);
+});

@@ -1,0 +1,108 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { inTodaysSample } from '../../functions/core/registry/sample';
+import { registryOf } from '../../functions/simulator/registry';
+import { runCli } from '../support/cli';
+import { type RegistryWorld, startRegistryWorld } from '../support/registry-world';
+
+/**
+ * The registry check with memory (a state file): a registry finding is announced once, escalates
+ * like any other finding, is checked again every scan (not only on its sample day), is kept as it
+ * was while its RDAP server cannot answer, and resolves when the registry and the reseller agree.
+ */
+
+const NOW = Date.parse('2026-11-22T06:00:00Z');
+const DAY = 86_400_000;
+
+let world: RegistryWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+type Stateful = {
+  findings: Array<{ domain_name?: string; kind: string; severity: string; change: string }>;
+  resolved: Array<{ domain_name?: string; kind: string; reason: string }>;
+  registry?: { unconfirmed: string[]; problems: Array<{ reason: string }> };
+};
+
+/** A scan with memory at `at`, its alert appended to a file of the world's folder. */
+async function scanAt(at: number, ...flags: string[]) {
+  const w = world as RegistryWorld;
+  const run = await runCli(
+    [
+      'scan',
+      '--json',
+      '--state',
+      join(w.dir, 'state.json'),
+      '--alert-to',
+      join(w.dir, 'alerts.txt'),
+      '--now',
+      new Date(at).toISOString(),
+      '--allow-clock-skew',
+      '--registry-check',
+      '--registry-days',
+      '30',
+      ...flags,
+    ],
+    w.env,
+  );
+  expect(run.code, run.stderr).toBe(0);
+  return { report: JSON.parse(run.stdout) as Stateful, said: run.stderr };
+}
+
+const about = (report: Stateful, name: string) => report.findings.find((f) => f.domain_name === name);
+
+describe('scan --registry-check with memory', () => {
+  it('announces a renewal that has not reached the registry once, escalates it, keeps it while the server is down, and resolves it when they agree', async () => {
+    world = await startRegistryWorld({ now: NOW, domains: 120, scenarios: new Map() });
+    // A .com domain without a finding of its own, outside the sample of every day of the test.
+    const days = [0, 1, 4, 5, 6].map((d) => NOW + d * DAY);
+    const name = world.portfolio.domains
+      .map((d) => String(d.domain_name))
+      .find(
+        (n) =>
+          registryOf(n)?.name === 'gtld' &&
+          !world?.portfolio.truth.findings.some((f) => f.key === n) &&
+          days.every((at) => !inTodaysSample(n, at, 30)),
+      ) as string;
+    expect(name).toBeDefined();
+    // The reseller says renewed until NOW + 375 days; the registry still ends it 10 days from NOW.
+    world.sim.updateDomain(name, { date_expiry: new Date(NOW + 375 * DAY).toISOString() });
+    world.registry.setScenario(name, 'stale_renewal');
+
+    // Day 0: all domains checked once (the sample of one day), the mismatch is new: a warning.
+    const first = await scanAt(NOW, '--registry-days', '1');
+    expect(about(first.report, name)).toMatchObject({
+      kind: 'registry_expiry_mismatch',
+      severity: 'warning',
+      change: 'new',
+    });
+    expect(first.said).toMatch(/delivered|appended/);
+
+    // Day 1: outside its sample, yet checked again because memory remembers it: ongoing, not news.
+    const second = await scanAt(NOW + DAY);
+    expect(about(second.report, name)).toMatchObject({ severity: 'warning', change: 'ongoing' });
+    expect(world.registry.servers.gtld?.requests.filter((r) => r.name === name)).toHaveLength(2);
+
+    // Day 4: the registry's date is 6 days away, within CRITICAL_DAYS: escalated.
+    const third = await scanAt(NOW + 4 * DAY);
+    expect(about(third.report, name)).toMatchObject({ severity: 'critical', change: 'escalated' });
+
+    // Day 5: the server is down: nothing is known, so nothing is resolved; memory keeps the finding.
+    world.registry.injectFault('gtld', { kind: 'status', status: 503 }, 1000);
+    const fourth = await scanAt(NOW + 5 * DAY);
+    expect(about(fourth.report, name)).toBeUndefined();
+    expect(fourth.report.resolved.map((r) => r.domain_name)).not.toContain(name);
+    expect(fourth.report.registry?.unconfirmed).toContain(name);
+
+    // Day 6: the server is back and the renewal reached the registry: resolved, once.
+    world.registry.clearFaults();
+    world.registry.setScenario(name, 'agree');
+    const fifth = await scanAt(NOW + 6 * DAY);
+    expect(about(fifth.report, name)).toBeUndefined();
+    expect(fifth.report.resolved).toContainEqual(
+      expect.objectContaining({ domain_name: name, kind: 'registry_expiry_mismatch' }),
+    );
+  });
+});

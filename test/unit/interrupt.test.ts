@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import {
+  InterruptedError,
+  interruptedStatus,
+  STOP_GRACE_MS,
+  type StopSignal,
+  stopOnSignals,
+} from '../../bin/interrupt';
+import { Transport } from '../../functions/core/reseller/transport';
+
+/** stopOnSignals wired to a fake process: the signals it listens for, its exits, its writes, its timers. */
+function fakeProcess(finished = () => false) {
+  const listeners = new Map<StopSignal, () => void>();
+  const exits: number[] = [];
+  const written: string[] = [];
+  const timers: Array<{ run: () => void; ms: number }> = [];
+  const controller = new AbortController();
+  stopOnSignals(controller, {
+    finished,
+    on: (signal, listener) => listeners.set(signal, listener),
+    exit: (code) => exits.push(code),
+    write: (text) => written.push(text),
+    later: (run, ms) => timers.push({ run, ms }),
+  });
+  return { controller, exits, written, timers, send: (signal: StopSignal) => listeners.get(signal)?.() };
+}
+
+describe('the shell’s signals (stopOnSignals)', () => {
+  it('aborts the command on the first SIGINT, and gives it the grace period before ending it', () => {
+    const proc = fakeProcess();
+    proc.send('SIGINT');
+    expect(proc.controller.signal.reason).toEqual(InterruptedError.of('SIGINT'));
+    expect(interruptedStatus(proc.controller.signal)).toBe(130);
+    expect(proc.exits).toEqual([]);
+    expect(proc.timers.map((t) => t.ms)).toEqual([STOP_GRACE_MS]);
+    expect(STOP_GRACE_MS).toBeLessThan(2_000);
+    // A command that did not stop by then is ended, with the same line and status.
+    proc.timers[0]?.run();
+    expect(proc.written).toEqual(['sentinel: interrupted by SIGINT\n']);
+    expect(proc.exits).toEqual([130]);
+  });
+
+  it('ends it at once on a second signal, 143 for SIGTERM', () => {
+    const proc = fakeProcess();
+    proc.send('SIGTERM');
+    expect(interruptedStatus(proc.controller.signal)).toBe(143);
+    expect(proc.exits).toEqual([]);
+    proc.send('SIGTERM');
+    expect(proc.exits).toEqual([143]);
+    expect(proc.written).toEqual(['sentinel: interrupted by SIGTERM\n']);
+  });
+
+  it('says it only once: after main() returned, it has said so already', () => {
+    const proc = fakeProcess(() => true);
+    proc.send('SIGINT');
+    proc.send('SIGINT');
+    expect(proc.exits).toEqual([130]);
+    expect(proc.written).toEqual([]);
+  });
+});
+
+describe('the transport, stopped by its signal', () => {
+  const options = { baseUrl: 'https://api.example', apiKey: 'transport-signal-key' };
+  const request = { method: 'GET', path: '/v2/domains', what: 'domain list page 1' } as const;
+
+  it('aborts the request in flight and throws the signal’s reason, without a retry', async () => {
+    const controller = new AbortController();
+    let calls = 0;
+    let inFlight = () => {};
+    const started = new Promise<void>((resolve) => {
+      inFlight = resolve;
+    });
+    const transport = new Transport({
+      ...options,
+      signal: controller.signal,
+      // An answer that never comes, unless the request is aborted.
+      fetch: (_url, init) => {
+        calls++;
+        inFlight();
+        return new Promise((_, reject) =>
+          init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)),
+        );
+      },
+    });
+    const sent = transport.send(request);
+    await started;
+    controller.abort(InterruptedError.of('SIGINT'));
+    await expect(sent).rejects.toEqual(InterruptedError.of('SIGINT'));
+    expect(calls).toBe(1);
+  });
+
+  it('ends a wait between retries (a minute of Retry-After) at once', async () => {
+    const controller = new AbortController();
+    let calls = 0;
+    const transport = new Transport({
+      ...options,
+      signal: controller.signal,
+      fetch: async () => {
+        calls++;
+        // The wait starts after this answer: abort while it waits.
+        setImmediate(() => controller.abort(InterruptedError.of('SIGTERM')));
+        return new Response('{}', { status: 429, headers: { 'retry-after': '60' } });
+      },
+    });
+    await expect(transport.send(request)).rejects.toEqual(InterruptedError.of('SIGTERM'));
+    expect(calls).toBe(1);
+  });
+});

@@ -1,0 +1,199 @@
+import { describe, expect, it } from 'vitest';
+import { RdapClient, RdapDeadlineError } from '../../functions/core/registry/rdap-client';
+import {
+  RdapRateLimitError,
+  RdapResponseError,
+  RdapServerError,
+  RdapTimeoutError,
+} from '../../functions/core/registry/rdap-errors';
+
+const BASE = 'https://rdap.example/';
+const domainBody = (name: string, expiration = '2027-06-01T00:00:00Z') =>
+  JSON.stringify({
+    objectClassName: 'domain',
+    ldhName: name,
+    status: ['active'],
+    events: [{ eventAction: 'expiration', eventDate: expiration }],
+  });
+
+interface Call {
+  readonly url: string;
+  readonly init: RequestInit | undefined;
+}
+
+/** A fetch answering from a list (one answer per call, the last repeated), recording each call. */
+function scripted(answers: Array<() => Response | Promise<Response>>) {
+  const calls: Call[] = [];
+  const fetch = (async (url: string | URL | Request, init?: RequestInit) => {
+    calls.push({ url: String(url), init });
+    const answer = answers[Math.min(calls.length - 1, answers.length - 1)] as () => Response;
+    return answer();
+  }) as typeof globalThis.fetch;
+  return { fetch, calls };
+}
+
+/** A clock the injected sleep moves, so waits are exact and instant. */
+function fakeTime() {
+  let now = 1_000_000;
+  const slept: number[] = [];
+  return {
+    now: () => now,
+    sleep: async (ms: number) => {
+      slept.push(ms);
+      now += ms;
+    },
+    slept,
+  };
+}
+
+const json = (body: string, status = 200, headers: Record<string, string> = {}) =>
+  new Response(body, { status, headers: { 'content-type': 'application/rdap+json', ...headers } });
+
+describe('RdapClient.lookupDomain', () => {
+  it('asks GET <base>domain/<name> for application/rdap+json, follows no redirect by itself, and reads the record', async () => {
+    const { fetch, calls } = scripted([() => json(domainBody('shop.com'))]);
+    const client = new RdapClient({ fetch });
+    const answer = await client.lookupDomain(BASE, 'shop.com');
+    expect(answer).toMatchObject({
+      kind: 'found',
+      server: 'https://rdap.example',
+      record: { name: 'shop.com', status: ['active'], expiration: Date.parse('2027-06-01T00:00:00Z') },
+    });
+    expect(calls[0]?.url).toBe('https://rdap.example/domain/shop.com');
+    expect(calls[0]?.init?.headers).toEqual({ Accept: 'application/rdap+json' });
+    expect(calls[0]?.init?.redirect).toBe('manual');
+    expect(client.requests).toBe(1);
+  });
+
+  it('honours 429 with Retry-After: waits exactly that long, then asks again', async () => {
+    const time = fakeTime();
+    const { fetch, calls } = scripted([
+      () => json('{"errorCode":429}', 429, { 'retry-after': '2' }),
+      () => json(domainBody('shop.com')),
+    ]);
+    const client = new RdapClient({ fetch, now: time.now, sleep: time.sleep, random: () => 0.5 });
+    expect((await client.lookupDomain(BASE, 'shop.com')).kind).toBe('found');
+    expect(calls).toHaveLength(2);
+    expect(time.slept).toEqual([2000]);
+  });
+
+  it('gives up on a server that asks to wait longer than the check waits, without asking again', async () => {
+    const { fetch, calls } = scripted([() => json('{}', 429, { 'retry-after': '3600' })]);
+    const client = new RdapClient({ fetch, ...fakeTime() });
+    const failure = await client.lookupDomain(BASE, 'shop.com').catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(RdapRateLimitError);
+    expect((failure as RdapRateLimitError).retryAfterMs).toBe(3_600_000);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('retries a 503 with backoff, then fails with the status', async () => {
+    const time = fakeTime();
+    const { fetch, calls } = scripted([() => json('{}', 503)]);
+    const client = new RdapClient({ fetch, now: time.now, sleep: time.sleep, random: () => 0.5 });
+    await expect(client.lookupDomain(BASE, 'shop.com')).rejects.toThrow(RdapServerError);
+    expect(calls).toHaveLength(3);
+    expect(time.slept).toEqual([125, 250]);
+  });
+
+  it('reads 404 as a name the registry does not know', async () => {
+    const { fetch } = scripted([() => json('{"errorCode":404}', 404)]);
+    expect(await new RdapClient({ fetch }).lookupDomain(BASE, 'gone.com')).toEqual({
+      kind: 'not_found',
+      server: 'https://rdap.example',
+    });
+  });
+
+  it('follows a redirect to another https server, and refuses one to plain http', async () => {
+    const { fetch, calls } = scripted([
+      () =>
+        new Response(null, {
+          status: 302,
+          headers: { location: 'https://rdap.registrar.example/domain/shop.com' },
+        }),
+      () => json(domainBody('shop.com')),
+    ]);
+    const answer = await new RdapClient({ fetch }).lookupDomain(BASE, 'shop.com');
+    expect(answer).toMatchObject({ kind: 'found', server: 'https://rdap.registrar.example' });
+    expect(calls.map((c) => c.url)).toEqual([
+      'https://rdap.example/domain/shop.com',
+      'https://rdap.registrar.example/domain/shop.com',
+    ]);
+    const insecure = scripted([
+      () =>
+        new Response(null, {
+          status: 301,
+          headers: { location: 'http://rdap.evil.example/domain/shop.com' },
+        }),
+    ]);
+    await expect(new RdapClient({ fetch: insecure.fetch }).lookupDomain(BASE, 'shop.com')).rejects.toThrow(
+      /sent to http:\/\/rdap\.evil\.example, which is not https/,
+    );
+    expect(insecure.calls).toHaveLength(1);
+  });
+
+  it('refuses an answer that is not JSON, is for another name, or runs past the size limit', async () => {
+    const cases: Array<[() => Response, RegExp]> = [
+      [() => json('<html>oops</html>'), /not JSON/],
+      [() => json(domainBody('other.com')), /the answer is for "other.com", not shop.com/],
+      [() => json(`{"pad":"${'x'.repeat(5000)}"}`), /more than 1000 bytes/],
+    ];
+    for (const [answer, message] of cases) {
+      const { fetch } = scripted([answer]);
+      const failure = await new RdapClient({ fetch, maxResponseBytes: 1000 })
+        .lookupDomain(BASE, 'shop.com')
+        .catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(RdapResponseError);
+      expect((failure as Error).message).toMatch(message);
+    }
+  });
+
+  it('says a server that never answers timed out', async () => {
+    const { fetch } = scripted([
+      () =>
+        Promise.reject(
+          Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }),
+        ),
+    ]);
+    const time = fakeTime();
+    await expect(
+      new RdapClient({ fetch, now: time.now, sleep: time.sleep, timeoutMs: 50 }).lookupDomain(
+        BASE,
+        'shop.com',
+      ),
+    ).rejects.toThrow(RdapTimeoutError);
+  });
+
+  it('sends nothing once the deadline has passed', async () => {
+    const { fetch, calls } = scripted([() => json(domainBody('shop.com'))]);
+    const client = new RdapClient({ fetch, deadline: Date.now() - 1 });
+    await expect(client.lookupDomain(BASE, 'shop.com')).rejects.toThrow(RdapDeadlineError);
+    expect(calls).toHaveLength(0);
+  });
+
+  it('keeps each server to its own concurrency while other servers are asked at the same time', async () => {
+    const inFlight = new Map<string, number>();
+    const most = new Map<string, number>();
+    const release: Array<() => void> = [];
+    const fetch = (async (url: string | URL | Request) => {
+      const origin = new URL(String(url)).origin;
+      inFlight.set(origin, (inFlight.get(origin) ?? 0) + 1);
+      most.set(origin, Math.max(most.get(origin) ?? 0, inFlight.get(origin) ?? 0));
+      await new Promise<void>((resolve) => release.push(resolve));
+      inFlight.set(origin, (inFlight.get(origin) ?? 0) - 1);
+      const name = String(url).split('/').pop() as string;
+      return json(domainBody(name));
+    }) as typeof globalThis.fetch;
+    const client = new RdapClient({ fetch, concurrencyPerServer: 2 });
+    const lookups = [
+      ...Array.from({ length: 6 }, (_, i) => client.lookupDomain('https://a.example/', `a${i}.com`)),
+      ...Array.from({ length: 6 }, (_, i) => client.lookupDomain('https://b.example/', `b${i}.net`)),
+    ];
+    // Let every request that may start, start; then answer them one by one until all are done.
+    for (let answered = 0; answered < 12; answered++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      release.shift()?.();
+    }
+    await Promise.all(lookups);
+    expect(Object.fromEntries(most)).toEqual({ 'https://a.example': 2, 'https://b.example': 2 });
+  });
+});

@@ -1,0 +1,150 @@
+import { describe, expect, it } from 'vitest';
+import { RdapBootstrap } from '../../functions/core/registry/bootstrap';
+import { RdapClient } from '../../functions/core/registry/rdap-client';
+import { checkRegistry, type RegistryCandidate } from '../../functions/core/registry/registry-check';
+
+const NOW = Date.parse('2026-11-22T06:00:00Z');
+const DAY = 86_400_000;
+const EXPIRY = NOW + 200 * DAY;
+const bootstrap = RdapBootstrap.parse(
+  JSON.stringify({
+    publication: '2026-11-20T00:00:00Z',
+    services: [
+      [['com'], ['https://good.example/']],
+      [['be'], ['https://down.example/']],
+    ],
+  }),
+  'test',
+);
+
+const candidate = (name: string, reason: RegistryCandidate['reason'], rank = 0): RegistryCandidate => ({
+  domain_name: name,
+  date_expiry: EXPIRY,
+  quarantine: false,
+  auto_renew: true,
+  registrant_handle: null,
+  reason,
+  rank,
+});
+
+/** RDAP servers in one fetch: good.example agrees except for stale.com; down.example answers 503. */
+function servers() {
+  const asked: string[] = [];
+  const fetch = (async (url: string | URL | Request) => {
+    const u = new URL(String(url));
+    const name = u.pathname.split('/').pop() as string;
+    asked.push(`${u.host}:${name}`);
+    if (u.host === 'down.example') return new Response('{}', { status: 503 });
+    const expiration = name === 'stale.com' ? EXPIRY - 365 * DAY : EXPIRY;
+    return new Response(
+      JSON.stringify({
+        objectClassName: 'domain',
+        ldhName: name,
+        status: ['active'],
+        events: [{ eventAction: 'expiration', eventDate: new Date(expiration).toISOString() }],
+      }),
+      { status: 200 },
+    );
+  }) as typeof globalThis.fetch;
+  return { fetch, asked };
+}
+
+const client = (fetch: typeof globalThis.fetch) =>
+  new RdapClient({ fetch, sleep: async () => undefined, maxAttempts: 1 });
+const POLICY = { toleranceDays: 2, criticalDays: 7 };
+
+describe('checkRegistry', () => {
+  it('spends the budget on re-checks first, then flagged domains, then the sample by rank', async () => {
+    const { fetch, asked } = servers();
+    const result = await checkRegistry({
+      candidates: [
+        candidate('s2.com', 'sample', 2),
+        candidate('s1.com', 'sample', 1),
+        candidate('f.com', 'flagged'),
+        candidate('r.com', 'recheck'),
+      ],
+      bootstrap,
+      client: client(fetch),
+      now: NOW,
+      budget: 3,
+      policy: POLICY,
+      concurrency: 1,
+    });
+    expect(asked).toEqual(['good.example:r.com', 'good.example:f.com', 'good.example:s1.com']);
+    expect(result.counts).toMatchObject({
+      candidates: { recheck: 1, flagged: 1, sample: 2 },
+      queries: 3,
+      checked: 3,
+      agree: 3,
+      not_checked: { budget: 1, time: 0, server_failed: 0 },
+    });
+  });
+
+  it('counts a TLD without RDAP as not checkable without spending the budget on it', async () => {
+    const { fetch, asked } = servers();
+    const result = await checkRegistry({
+      candidates: [
+        candidate('a.de', 'flagged'),
+        candidate('b.eu', 'flagged'),
+        candidate('stale.com', 'sample'),
+      ],
+      bootstrap,
+      client: client(fetch),
+      now: NOW,
+      budget: 1,
+      policy: POLICY,
+    });
+    expect(asked).toEqual(['good.example:stale.com']);
+    expect(result.counts.not_checkable.no_rdap_service).toBe(2);
+    expect(result.views.get('stale.com')).toMatchObject({
+      kind: 'registry_expiry_mismatch',
+      server: 'https://good.example',
+    });
+  });
+
+  it('leaves a failing server alone after three failures in a row: one info problem, its domains counted', async () => {
+    const { fetch, asked } = servers();
+    const names = Array.from({ length: 20 }, (_, i) => candidate(`d${i}.be`, 'sample', i));
+    const result = await checkRegistry({
+      candidates: [...names, candidate('ok.com', 'flagged'), candidate('r.be', 'recheck')],
+      bootstrap,
+      client: client(fetch),
+      now: NOW,
+      budget: 100,
+      policy: POLICY,
+      perServer: 1,
+    });
+    expect(asked.filter((a) => a.startsWith('down.example'))).toHaveLength(3);
+    expect(result.counts.not_checked.server_failed).toBe(21);
+    expect(result.counts.agree).toBe(1);
+    expect(result.problems).toEqual([
+      {
+        server: 'https://down.example',
+        severity: 'info',
+        reason: expect.stringMatching(
+          /^the RDAP server failed \(HTTP 503\) on a lookup; left alone for the rest of this scan after 3 failed lookups in a row$/,
+        ),
+        domains_not_checked: 21,
+      },
+    ]);
+    // Memory's re-check that could not be done is named, so memory keeps what it knew.
+    expect(result.unconfirmed).toEqual(['r.be']);
+  });
+
+  it('names the domains a registry does not know, at info, without a finding', async () => {
+    const fetch = (async () => new Response('{"errorCode":404}', { status: 404 })) as typeof globalThis.fetch;
+    const result = await checkRegistry({
+      candidates: [candidate('gone.com', 'flagged')],
+      bootstrap,
+      client: client(fetch),
+      now: NOW,
+      budget: 10,
+      policy: POLICY,
+    });
+    expect(result.views.size).toBe(0);
+    expect(result.counts.not_checkable.not_found).toBe(1);
+    expect(result.problems[0]?.reason).toMatch(
+      /does not know 1 domain the reseller lists \(HTTP 404\), e\.g\. gone\.com/,
+    );
+  });
+});

@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
+import { buildAlertMessage } from '../../functions/core/alerts/message';
+import { RdapBootstrap } from '../../functions/core/registry/bootstrap';
+import { RdapClient } from '../../functions/core/registry/rdap-client';
+import type { ResellerClient } from '../../functions/core/reseller/client';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import { RegistryCandidates, runRegistryCheck } from '../../functions/core/scan/registry-scan';
+import type { Report } from '../../functions/core/scan/scan';
+
+const NOW = Date.parse('2026-11-22T06:00:00Z');
+const DAY = 86_400_000;
+
+const domain = (name: string): Domain =>
+  ({
+    domain_name: name,
+    date_expiry: NOW + 200 * DAY,
+    status: ['registered'],
+    auto_renew: true,
+    registrant_handle: 'C1',
+  }) as unknown as Domain;
+
+/** 40 TLDs, each its own RDAP server, every one of them down. */
+const tlds = Array.from({ length: 40 }, (_, i) => `t${i}`);
+const bootstrap = RdapBootstrap.parse(
+  JSON.stringify({ services: tlds.map((t) => [[t], [`https://rdap.${t}.example/`]]) }),
+  'test',
+);
+const down = (async () => new Response('{}', { status: 503 })) as typeof fetch;
+const noReseller = {} as ResellerClient;
+
+function candidatesOf(names: readonly string[]) {
+  const candidates = new RegistryCandidates(NOW, 1);
+  for (const name of names) candidates.consider(domain(name), null);
+  return candidates;
+}
+
+const run = (candidates: RegistryCandidates, recheck?: string[]) =>
+  runRegistryCheck([], candidates, {
+    options: {
+      bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
+      client: new RdapClient({ fetch: down, maxAttempts: 1 }),
+      budget: 10_000,
+      days: 1,
+      toleranceDays: 2,
+      ...(recheck ? { recheck: async () => recheck } : {}),
+    },
+    reseller: noReseller,
+    now: NOW,
+    criticalDays: 7,
+    registrants: new Map(),
+  });
+
+describe('the report’s registry section', () => {
+  it('keeps at most 20 server problems and one line counting the rest, when every RDAP server fails', async () => {
+    const { registry } = await run(candidatesOf(tlds.map((t) => `shop.${t}`)));
+    expect(registry.problems).toHaveLength(21);
+    expect(registry.problems[20]).toEqual({
+      server: '20 more servers',
+      severity: 'info',
+      reason: 'failed too; their domains are counted as not checked',
+      domains_not_checked: 20,
+    });
+    expect(registry.not_checked.server_failed).toBe(40);
+  });
+
+  it('lists at most 100 re-checks it could not do, and counts the rest', async () => {
+    const names = Array.from({ length: 150 }, (_, i) => `d${i}.t${i % 40}`);
+    const { registry } = await run(candidatesOf(names), names);
+    expect(registry.unconfirmed).toHaveLength(100);
+    expect(registry.unconfirmed_omitted).toBe(50);
+  });
+
+  it('leaves the findings as they were and says why when the bootstrap cannot be had', async () => {
+    const outcome = await runRegistryCheck([], candidatesOf(['a.t1', 'b.t2']), {
+      options: {
+        bootstrap: async () => {
+          throw new Error('IANA is down');
+        },
+        client: new RdapClient({ fetch: down }),
+        budget: 10,
+        days: 1,
+        toleranceDays: 2,
+      },
+      reseller: noReseller,
+      now: NOW,
+      criticalDays: 7,
+      registrants: new Map(),
+    });
+    expect(outcome.findings).toEqual([]);
+    expect(outcome.registry.bootstrap).toBeNull();
+    expect(outcome.registry.problems).toEqual([
+      {
+        server: 'bootstrap',
+        severity: 'info',
+        reason: 'no registry was checked: IANA is down',
+        domains_not_checked: 2,
+      },
+    ]);
+  });
+
+  it('keeps an alert carrying the section, with every server failed, within SNS’s limit', async () => {
+    const names = Array.from({ length: 150 }, (_, i) => `${'x'.repeat(60)}-${i}.t${i % 40}`);
+    const { registry } = await run(candidatesOf(names), names);
+    const report = {
+      generated_at: new Date(NOW).toISOString(),
+      now: new Date(NOW).toISOString(),
+      source: { base_url: 'https://api.example', mode: 'full', read: 'full' },
+      policy: { expiry_days: 30, critical_days: 7 },
+      stats: { domains_scanned: 150, contacts_scanned: 0, requests: 2, duration_ms: 1 },
+      summary: { critical: 0, warning: 0, info: 0 },
+      findings: [],
+      problems: [],
+      registry,
+    } as unknown as Report;
+    const alert = buildAlertMessage(report);
+    expect(Buffer.byteLength(alert.message)).toBeLessThan(SNS_MAX_BYTES / 4);
+    expect(alert.message).toContain('REGISTRY CHECK');
+  });
+});
