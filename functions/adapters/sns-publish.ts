@@ -88,6 +88,9 @@ export async function publishAlert(sns: SNSClient, topicArn: string, alert: Aler
             ? { group: { DataType: 'String', StringValue: alert.attributes.group } }
             : {}),
           ...(alert.attributes.sms ? { sms: { DataType: 'String', StringValue: alert.attributes.sms } } : {}),
+          ...(alert.attributes.escalation
+            ? { escalation: { DataType: 'String', StringValue: alert.attributes.escalation } }
+            : {}),
         },
       }),
     );

@@ -30,9 +30,15 @@ describe('parsePolicies', () => {
     expect(refusal({ polices: [] })).toBe(
       'p.json: policies is required: the list of policies, e.g. {"policies": [{"name": "vip", "match": {"tags": ["vip"]}}]}; p.json: unknown key polices; did you mean policies?',
     );
-    // Escalation needs memory between scans: not a key yet, refused like any other.
+    // Escalation's own keys, and a repeat cadence (not a key yet), refused like any other.
     expect(refusal({ policies: [], escalation: { afterHours: 24 } })).toBe(
-      'p.json: unknown key escalation; known keys: policies',
+      'p.json: escalation.withinDays must be a whole number from 1 to 3650',
+    );
+    expect(refusal({ policies: [], escalation: { afterHour: 24, withinDays: 7 } })).toContain(
+      'p.json: escalation: unknown key afterHour; did you mean afterHours?',
+    );
+    expect(refusal({ policies: [], repeat: { critical: 24 } })).toBe(
+      'p.json: unknown key repeat; known keys: escalation, policies',
     );
   });
 

@@ -85,6 +85,9 @@ function who(name: string | undefined, company: string | undefined, email: strin
 function domainItem(f: DomainFinding, now: string, day: (iso: string) => string): Item {
   const first = `- ${changeMarker(f)}${cut(displayDomain(f.domain_name), 2 * KEY_MAX)}: ${describeDomainFinding(f, now, day)}`;
   const link = f.actions?.page ?? f.restore_url;
+  // Published again because nobody acted on it (functions/core/memory/escalation.ts).
+  const hours = (f as { readonly escalated_after_hours?: number }).escalated_after_hours;
+  const escalated = hours === undefined ? [] : [`  escalated: not acted on for ${plural(hours, 'hour')}`];
   const act = link
     ? [`  Act: ${link}`]
     : f.restore_unavailable
@@ -93,6 +96,7 @@ function domainItem(f: DomainFinding, now: string, day: (iso: string) => string)
   const r = f.registrant;
   const full = [
     first,
+    ...escalated,
     ...(r
       ? [
           `  Registrant: ${who(r.name, r.company_name, r.email) || 'unknown'} [${cut(safeText(r.handle), 64)}]`,
@@ -105,7 +109,7 @@ function domainItem(f: DomainFinding, now: string, day: (iso: string) => string)
   return {
     severity: f.severity === 'critical' ? 'critical' : 'warning',
     full,
-    brief: [first, ...act],
+    brief: [first, ...escalated, ...act],
     named: [first],
   };
 }

@@ -42,6 +42,11 @@ export interface AlertMessage {
      * skip it), `release` for the SMS alone once the window ends (only SMS subscriptions take it).
      */
     readonly sms?: 'send' | 'held' | 'release';
+    /**
+     * `true` when the message escalates a critical finding nobody acted on (docs/policies.md): the
+     * escalation recipients' subscriptions take only these.
+     */
+    readonly escalation?: 'true';
   };
   /** Findings the JSON in the message leaves out (the whole report is behind its link). */
   readonly findingsCut: number;
@@ -149,6 +154,11 @@ export function buildAlertMessage(report: Report, options: RenderOptions = {}): 
     warning_count: report.summary.warning,
     ...(report.source?.account ? { account: report.source.account } : {}),
     ...(report.source?.group ? { group: report.source.group } : {}),
+    ...(report.findings.some(
+      (f) => (f as { readonly escalated_after_hours?: number }).escalated_after_hours !== undefined,
+    )
+      ? { escalation: 'true' as const }
+      : {}),
   };
   const envelope = (json: string, digest: string) => JSON.stringify({ default: json, email: digest, sms });
   const bytesOf = (message: string) => snsPublishBytes({ subject, message, attributes });

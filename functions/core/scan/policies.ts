@@ -13,8 +13,9 @@ import type { Domain } from '../reseller/schemas';
  * deployment's settings. Pure: parsing, checking and matching, no I/O (the command line reads the
  * file, the stack passes the JSON in POLICIES).
  *
- * Escalation and a repeat cadence per severity need the memory between scans: they are not keys
- * yet, and a file that sets them is refused as any unknown key is.
+ * `escalation` (with the memory between scans, functions/core/memory/escalation.ts) publishes
+ * again, with the `escalation` message attribute, a critical finding nobody acted on. A repeat
+ * cadence per severity is not a key yet, and a file that sets one is refused as any unknown key is.
  */
 
 /** The most policies one file holds: each group with recipients is a subscription per recipient. */
@@ -90,7 +91,16 @@ const PolicySchema = z.strictObject({
   webhooks: z.array(webhook).max(10).optional(),
 });
 
+/** `escalation`: when a critical finding nobody acted on is published again, and who gets escalations alone. */
+const EscalationSchema = z.strictObject({
+  afterHours: whole(1, 8760),
+  withinDays: whole(1, 3650),
+  alertEmails: z.array(z.email('must be e-mail addresses')).max(100).optional(),
+  alertSmsNumbers: z.array(e164).max(100).optional(),
+});
+
 const PoliciesSchema = z.strictObject({
+  escalation: EscalationSchema.optional(),
   policies: z
     .array(z.unknown(), {
       error: (issue) =>
@@ -104,14 +114,19 @@ const PoliciesSchema = z.strictObject({
 /** One policy as its file sets it. */
 export type Policy = z.output<typeof PolicySchema>;
 
-/** A policies file: the policies, in the order they are tried. */
+/** Escalation as a policies file sets it. */
+export type Escalation = z.output<typeof EscalationSchema>;
+
+/** A policies file: the policies, in the order they are tried, and escalation. */
 export interface Policies {
   readonly policies: readonly Policy[];
+  readonly escalation?: Escalation;
 }
 
 /** The keys each level of a policies file knows, for "did you mean". */
 const KNOWN_KEYS = {
   top: Object.keys(PoliciesSchema.shape),
+  escalation: Object.keys(EscalationSchema.shape),
   policy: Object.keys(PolicySchema.shape),
   match: ['tags', 'tlds', 'names'],
 } as const;
@@ -195,7 +210,9 @@ export function parsePolicies(value: unknown, where: string): Policies {
       top.error.issues
         .flatMap((issue) =>
           issue.code === 'unrecognized_keys'
-            ? unknownKeys(issue.keys, KNOWN_KEYS.top, '')
+            ? issue.path[0] === 'escalation'
+              ? unknownKeys(issue.keys, KNOWN_KEYS.escalation, 'escalation: ')
+              : unknownKeys(issue.keys, KNOWN_KEYS.top, '')
             : [`${issue.path.map(String).join('.') || 'policies'} ${issue.message}`],
         )
         .map((p) => `${where}: ${p}`)
@@ -210,7 +227,7 @@ export function parsePolicies(value: unknown, where: string): Policies {
   }
   if (problems.length === 0) problems.push(...crossProblems(policies));
   if (problems.length) throw new ConfigError(problems.map((p) => `${where}: ${p}`).join('; '));
-  return { policies };
+  return { policies, ...(top.data.escalation ? { escalation: top.data.escalation } : {}) };
 }
 
 /** Reads policies from JSON text; a ConfigError names `where` and what is wrong. */
