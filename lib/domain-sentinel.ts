@@ -240,6 +240,14 @@ export class DomainSentinel extends Construct {
       key: this.topicKey,
       emails: settings.alertEmails,
       smsNumbers: settings.alertSmsNumbers,
+      ...(settings.policies?.escalation
+        ? {
+            escalation: {
+              emails: settings.policies.escalation.alertEmails ?? [],
+              smsNumbers: settings.policies.escalation.alertSmsNumbers ?? [],
+            },
+          }
+        : {}),
     });
     // The functions read policies as POLICIES takes them: JSON text (parseWith bounded its length).
     const policiesText = settings.policies ? JSON.stringify(settings.policies) : undefined;
