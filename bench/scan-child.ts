@@ -135,8 +135,8 @@ try {
     report = finished.report;
     const delivered = await deliverAlert(
       finished.alert,
-      settings,
-      snsSender(answeringSns(), settings.alertTopicArn ?? '', chatTargetOf(settings)),
+      { settings, now: job.now },
+      { send: snsSender(answeringSns(), settings.alertTopicArn ?? '', chatTargetOf(settings)) },
     );
     extra = { published: delivered.published };
   } else {

@@ -34,7 +34,8 @@ export function accountEntryOf(account: AccountSettings): Pick<AccountScanInput,
   const settings: Record<string, string | number> = {};
   for (const name of ACCOUNT_SCAN_SETTINGS) {
     const value = account[name];
-    if (value !== undefined) settings[name] = value;
+    // Policies are an object in the file and JSON text in the scan's settings, as in POLICIES.
+    if (value !== undefined) settings[name] = typeof value === 'object' ? JSON.stringify(value) : value;
   }
   return { account: account.name, settings };
 }

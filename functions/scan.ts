@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context } from 'aws-lambda';
@@ -19,6 +20,7 @@ const sns = new SNSClient({});
 const dynamodb = new DynamoDBClient({});
 const ssm = new SSMClient({});
 const s3 = new S3Client({});
+const scheduler = new SchedulerClient({});
 const secrets = new SsmSecretSource(ssm, process.env);
 const bucket = process.env[REPORT_ENV.bucket];
 const reports = bucket ? new S3ReportStore(s3, bucket) : undefined;
@@ -27,7 +29,18 @@ const accounts = awsAccountScanDeps(ssm, s3, process.env, bucket);
 /** EventBridge Scheduler invokes this with nothing the scan needs; the state machine with one account's input. */
 export const handler = async (event: unknown, context: Context) =>
   handleScheduledScan(
-    { env: process.env, secrets, sns, dynamodb, logger, metrics, accounts, ...(reports ? { reports } : {}) },
+    {
+      env: process.env,
+      secrets,
+      sns,
+      dynamodb,
+      logger,
+      metrics,
+      accounts,
+      scheduler,
+      heartbeatUrl: () => secrets.heartbeatUrl(),
+      ...(reports ? { reports } : {}),
+    },
     context.getRemainingTimeInMillis(),
     event,
   );

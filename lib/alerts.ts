@@ -17,6 +17,12 @@ export interface AlertTopicProps {
   readonly emails?: readonly string[];
   /** Receive only messages whose `severity` attribute is `critical`. @default - none */
   readonly smsNumbers?: readonly string[];
+  /**
+   * Escalation recipients (the policies' `escalation`, docs/policies.md): they receive only the
+   * messages whose `escalation` attribute is `true`. An endpoint already above gets those anyway.
+   * @default - none
+   */
+  readonly escalation?: { readonly emails?: readonly string[]; readonly smsNumbers?: readonly string[] };
 }
 
 /** The topic the scan publishes its one alert per run to, with its e-mail and SMS subscribers. */
@@ -41,7 +47,19 @@ export class AlertTopic extends Construct {
         }),
       );
     }
+    this.subscribeEscalations(props);
     this.metrics = new AlertMetrics(this.topic);
+  }
+
+  /** The escalation recipients: a filter policy on `escalation` = `true` (SNS keeps one subscription per endpoint). */
+  private subscribeEscalations(props: AlertTopicProps): void {
+    const filterPolicy = { escalation: sns.SubscriptionFilter.stringFilter({ allowlist: ['true'] }) };
+    for (const email of props.escalation?.emails ?? [])
+      if (!props.emails?.includes(email))
+        this.topic.addSubscription(new subscriptions.EmailSubscription(email, { filterPolicy }));
+    for (const number of props.escalation?.smsNumbers ?? [])
+      if (!props.smsNumbers?.includes(number))
+        this.topic.addSubscription(new subscriptions.SmsSubscription(number, { filterPolicy }));
   }
 
   /** Lets `fn` publish here, and tells it where: the grant and the environment variable together. */

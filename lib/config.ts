@@ -8,6 +8,7 @@ import { editDistance } from '../functions/core/base/suggest';
 import type { Severity } from '../functions/core/findings/classify';
 import { ACCOUNT_SCAN_SETTINGS, accountName, MAX_ACCOUNTS } from '../functions/core/scan/accounts';
 import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/scan/config';
+import { type Policies, parsePolicies } from '../functions/core/scan/policies';
 import { scheduleIntervalHours, scheduleProblem } from './schedule';
 
 /**
@@ -46,6 +47,19 @@ const dollars = z.preprocess(
 );
 
 const [, , apiKeyParameter, signingKeyParameter, , , webhookSigningKeyParameter] = SECRET_SETTINGS;
+
+/**
+ * Policies per domain group (docs/policies.md), as a settings file or an accounts file holds them:
+ * the object, checked with the scan's own parser. A path (`-c policies=FILE`) is read before.
+ */
+const policiesObject = z.unknown().transform((value, ctx): Policies => {
+  try {
+    return parsePolicies(value, 'is invalid');
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
 
 /** A `FORMAT:/ssm/parameter` entry of `webhooks`, checked with the function's own parser. */
 const webhookEntry = z.string().superRefine((text, ctx) => {
@@ -185,6 +199,8 @@ export const SentinelSettingsSchema = z
       .optional(),
     /** Accounts scanned at once by the state machine's Map (its MaxConcurrency). */
     accountConcurrency: wholeNumber(1, 40).default(4),
+    /** Policies per domain group: the object, or the path of a JSON file holding it (read before, see {@link withPoliciesRead}). */
+    policies: policiesObject.optional(),
     /** The registry check (docs/registry.md): the scan function also asks registries' RDAP servers, over the internet. */
     registryCheck: SETTINGS.registryCheck.schema,
     rdapQueryBudget: SETTINGS.rdapQueryBudget.schema,
@@ -241,7 +257,7 @@ function parseWith<S extends z.ZodObject>(
   cwd = process.cwd(),
 ): z.output<S> {
   const known = Object.keys(schema.shape);
-  const raw = withAccountsRead(given, where, cwd);
+  const raw = withPoliciesRead(withAccountsRead(given, where, cwd), where, cwd);
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.flatMap((issue) =>
@@ -261,6 +277,11 @@ function parseWith<S extends z.ZodObject>(
   if (schema.shape.teamsTeamId && partial(['teamsTeamId', 'teamsTenantId', 'teamsChannelId']))
     throw new ConfigError(
       `${where}: teamsTeamId, teamsTenantId and teamsChannelId go together: set all three, or none`,
+    );
+  const policiesText = settings.policies ? JSON.stringify(settings.policies) : '';
+  if (policiesText.length > POLICIES_ENVIRONMENT_MAX)
+    throw new ConfigError(
+      `${where}: policies take ${policiesText.length} characters of the functions' environment, at most ${POLICIES_ENVIRONMENT_MAX} (Lambda holds 4 KB of environment in all): shorten them (fewer or shorter name patterns, recipients), or give accounts their own in the accounts file, which has room for ${65_536}`,
     );
   for (const account of settings.accounts ?? []) {
     const deployed = deployedResellerBaseUrl.optional().safeParse(account.resellerBaseUrl);
@@ -414,6 +435,8 @@ export interface AccountSettings {
   readonly alertEmails?: readonly string[];
   /** Who gets this account's critical SMS only. @default - none */
   readonly alertSmsNumbers?: readonly string[];
+  /** The account's own policies per domain group, instead of the deployment's. @default - the deployment's */
+  readonly policies?: Policies;
 }
 
 /** Reads a JSON file whose top level must be an object; the errors name the file. */
@@ -537,4 +560,22 @@ function withAccountsRead(raw: unknown, where: string, cwd: string): unknown {
   const accounts =
     typeof value === 'string' ? readAccountsFile(value, cwd) : parseAccounts(value, `${where}: accounts`);
   return { ...raw, accounts };
+}
+
+/** The most characters of policies the functions' environment takes (Lambda holds 4 KB of it in all). */
+export const POLICIES_ENVIRONMENT_MAX = 2_048;
+
+/**
+ * Settings with `policies` read: a path becomes the file's JSON (checked by the schema after), an
+ * object stays as it is.
+ */
+function withPoliciesRead(raw: unknown, where: string, cwd: string): unknown {
+  if (raw === null || typeof raw !== 'object' || !('policies' in raw)) return raw;
+  const value = (raw as { policies: unknown }).policies;
+  if (value === undefined || value === '') {
+    const { policies: _, ...rest } = raw as Record<string, unknown>;
+    return rest;
+  }
+  if (typeof value !== 'string') return raw;
+  return { ...raw, policies: readJsonObject(value, cwd, `${where}: policies file`) };
 }

@@ -75,7 +75,8 @@ export function accountItems(accounts: readonly AccountSettings[]): AccountScanI
     const settings: Record<string, string | number> = {};
     for (const name of ACCOUNT_SCAN_SETTINGS) {
       const value = a[name];
-      if (value !== undefined) settings[name] = value;
+      // Policies are an object in the file and JSON text in the item, as in POLICIES.
+      if (value !== undefined) settings[name] = typeof value === 'object' ? JSON.stringify(value) : value;
     }
     return { account: a.name, apiKeyParameter: a.apiKeyParameter as string, settings };
   });

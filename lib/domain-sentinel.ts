@@ -8,6 +8,7 @@ import { parseWebhookSpec } from '../functions/core/alerts/webhook-delivery';
 import type { Severity } from '../functions/core/findings/classify';
 import { ACCOUNT_DIRECTORY_KEY, type AccountScanInput } from '../functions/core/scan/accounts';
 import { ENV } from '../functions/core/scan/config';
+import type { Policies } from '../functions/core/scan/policies';
 import { AccountGroups } from './account-groups';
 import { AccountSettings as AccountSettingsOwner } from './account-settings';
 import { SCAN_DURATION_ALARM_SHARE, watchDeployment } from './alarms';
@@ -131,6 +132,12 @@ export interface DomainSentinelProps {
   /** Accounts scanned at once (the state machine Map's MaxConcurrency); only with accounts. @default 4 */
   readonly accountConcurrency?: number;
   /**
+   * Policies per domain group (docs/policies.md): the object, or the path of a JSON file holding
+   * it. Each group with recipients of its own gets its own subscriptions, filtered on the `group`
+   * message attribute. @default - none: every domain has the deployment's settings
+   */
+  readonly policies?: string | Policies;
+  /**
    * Check domains against their registry's RDAP too (docs/registry.md): the scan function then
    * reaches IANA's bootstrap and the registries' RDAP servers over the internet, and may run 15
    * minutes. @default false
@@ -233,7 +240,17 @@ export class DomainSentinel extends Construct {
       key: this.topicKey,
       emails: settings.alertEmails,
       smsNumbers: settings.alertSmsNumbers,
+      ...(settings.policies?.escalation
+        ? {
+            escalation: {
+              emails: settings.policies.escalation.alertEmails ?? [],
+              smsNumbers: settings.policies.escalation.alertSmsNumbers ?? [],
+            },
+          }
+        : {}),
     });
+    // The functions read policies as POLICIES takes them: JSON text (parseWith bounded its length).
+    const policiesText = settings.policies ? JSON.stringify(settings.policies) : undefined;
     // The id stays 'Restore': the API's logical id, and so the URL in every link already sent, stays the same.
     this.web = new WebApi(this, 'Restore', {
       entry: `${FUNCTIONS_DIR}/restore.ts`,
@@ -241,6 +258,7 @@ export class DomainSentinel extends Construct {
       expiryDays: settings.expiryDays,
       criticalDays: settings.criticalDays,
       quarantineDays: settings.quarantineDays,
+      ...(policiesText ? { policies: policiesText } : {}),
       timeZone: settings.timeZone,
       apiName: `${this.deploymentName.replaceAll('/', '-')}-restore`,
       stageLogs: settings.ownAccountSettings,
@@ -258,6 +276,7 @@ export class DomainSentinel extends Construct {
       minSeverity: settings.minSeverity,
       accountLabel: settings.accountLabel,
       quarantineDays: settings.quarantineDays,
+      ...(policiesText ? { policies: policiesText } : {}),
       reservedConcurrency: settings.scanReservedConcurrency,
       deploymentName: this.deploymentName,
       ...(settings.registryCheck

@@ -26,6 +26,8 @@ export interface WebApiProps {
   readonly criticalDays: number;
   /** QUARANTINE_DAYS, so the restore page shows the restore-by date the scan reports. @default - the table only */
   readonly quarantineDays?: string;
+  /** POLICIES (JSON): a domain of a group is judged by its group's thresholds, as the scan judged it. @default - none */
+  readonly policies?: string;
   /**
    * ALERT_TIME_ZONE: the calendar feed dates its events (a restore-by day above all) by the day in
    * this zone, so a deadline is never shown a day late west of UTC. @default 'UTC'
@@ -244,6 +246,7 @@ function webEnvironment(props: WebApiProps): Record<string, string> {
     [ENV.expiryDays]: String(props.expiryDays),
     [ENV.criticalDays]: String(props.criticalDays),
     ...(props.quarantineDays ? { [ENV.quarantineDays]: props.quarantineDays } : {}),
+    ...(props.policies ? { [ENV.policies]: props.policies } : {}),
     ...(props.timeZone ? { [ENV.timeZone]: props.timeZone } : {}),
     ...(props.deploymentName ? { [ENV.deploymentName]: props.deploymentName } : {}),
     ...(props.accounts ? { [ACCOUNT_ENV.accountsOnly]: 'true' } : {}),

@@ -37,6 +37,7 @@ const SNOOZE_STATE = '.sentinel/state.json';
 const SERVE_PORT = 8787;
 /** The digest's lines about the registry check: its findings, their next steps, its own section. */
 const REGISTRY_FINDING = /: (the reseller lists|the registry has|on hold at the registry)/;
+// [ ][ ], not a count: the try-out runs it in awk, and mawk (Debian's, Ubuntu's) knows no {2}.
 const REGISTRY_OTHER = /^(REGISTRY CHECK|[ ][ ]Not check|[ ][ ]- \(info\))/;
 /** The try-out's filter: each registry finding with its next step, and the check's own lines. */
 const REGISTRY_AWK = `awk '/^- /{r=/${REGISTRY_FINDING.source}/} (r && /^(- |  Next: )/) || /${REGISTRY_OTHER.source}/'`;

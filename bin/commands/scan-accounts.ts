@@ -18,7 +18,9 @@ import { type AccountSettings, readAccountsFile } from '../../lib/config';
 import { accountEntryOf, accountKeySource } from '../accounts';
 import { flagsOf, noPositionals, oneOf, parseNow, positiveInt, settingsWithFlags, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
+import { heartbeatUrlOf } from '../heartbeat';
 import { accountStateLocation, accountStoresFor, stateLocationOf } from '../local-stores';
+import { withPoliciesFile } from '../policies-file';
 import { DEFAULT_ACCOUNT_CONCURRENCY, scan } from './index';
 import { chooseDelivery, scanAlone, scanRunOf, scanWithMemory } from './scan';
 
@@ -78,7 +80,7 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
     );
   }
   const json = args.values.json === true;
-  const base = settingsWithFlags(scan, args, io.env);
+  const base = withPoliciesFile(settingsWithFlags(scan, args, io.env), io);
   // What every account shares is checked once, up front: a bad flag, no way to deliver, links
   // without a signing key are exit 2 for all, before any account is read. A shared base URL is
   // needed only by an account that names none of its own.
@@ -90,6 +92,7 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
     flagsOf(scan),
   );
   chooseDelivery(args, shared, json, io.env);
+  heartbeatUrlOf(args, io.env);
   if (shared.linkBaseUrl) new EnvSecretSource(io.env).signingKeysNow();
   const location = stateLocationOf(str(args.values.state), io.env);
   const stores = accountStoresFor({ env: io.env, stateFlag: str(args.values.state), cwd: io.cwd });
@@ -118,6 +121,7 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
         secrets,
         now,
         failOn,
+        account.name,
       );
       const accountRun = {
         ...run,
@@ -128,9 +132,11 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
         scope: accountScope(settings.resellerBaseUrl, account.name),
         reports: stores?.reports(account.name) ?? null,
       };
-      const report = location
-        ? await scanWithMemory(accountRun, accountStateLocation(location, account.name), own, place)
-        : await scanAlone(accountRun, own, place);
+      const scanOnce = () =>
+        location
+          ? scanWithMemory(accountRun, accountStateLocation(location, account.name), own, place)
+          : scanAlone(accountRun, own, place);
+      const report = run.heartbeat ? await run.heartbeat.around(own, scanOnce) : await scanOnce();
       if (!report) return { account, error: new Error('superseded by a later scan'), output };
       await stores?.summaries.put(accountSummaryOf(report, account.name, settings.accountLabel));
       return { account, report, output };

@@ -1,6 +1,17 @@
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SNSClient } from '@aws-sdk/client-sns';
+import { type SmsHolder, schedulerHolder } from '../../functions/adapters/held-sms';
 import { type LocalAlertTarget, localSender, parseAlertTarget } from '../../functions/adapters/local-alert';
-import { deliverAlert, type Published, publishAlert } from '../../functions/adapters/publish-alert';
+import {
+  type AlertDelivery,
+  alertMessageOf,
+  checkQuietHours,
+  deliverAlert,
+  type Published,
+  plannedAlerts,
+  publishAlert,
+  type SentAlert,
+} from '../../functions/adapters/publish-alert';
 import { finishReport } from '../../functions/adapters/report-finish';
 import { runScanJob, type ScanJobInput } from '../../functions/adapters/scan-job';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
@@ -12,10 +23,10 @@ import {
   type StateLocation,
 } from '../../functions/adapters/stateful-scan';
 import { webhookSender } from '../../functions/adapters/webhook-post';
-import { renderSms, reportReaches, smsAsDelivered } from '../../functions/core/alerts/alert';
+import { reportReaches, smsAsDelivered } from '../../functions/core/alerts/alert';
 import { chatNotificationOf } from '../../functions/core/alerts/chat';
 import { renderDigest } from '../../functions/core/alerts/digest';
-import { buildAlertMessage } from '../../functions/core/alerts/message';
+import { groupLabel } from '../../functions/core/alerts/groups';
 import { checkWebhookUrl, webhookHost } from '../../functions/core/alerts/webhook-delivery';
 import { ConfigError } from '../../functions/core/base/errors';
 import { SEVERITIES, type Severity } from '../../functions/core/findings/classify';
@@ -29,7 +40,9 @@ import { ENV, loadScanSettings, type ScanSettings } from '../../functions/core/s
 import type { Report } from '../../functions/core/scan/scan';
 import { flagsOf, noPositionals, oneOf, parseNow, settingsWithFlags, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
+import { type CliHeartbeat, cliHeartbeat } from '../heartbeat';
 import { reportStoreFor, stateLocationOf } from '../local-stores';
+import { withPoliciesFile } from '../policies-file';
 import { scan } from './index';
 import { scanAccounts } from './scan-accounts';
 
@@ -56,6 +69,8 @@ export interface ScanRun {
   readonly stateFlag: string | undefined;
   /** `--allow-clock-skew`: scan with state even when the time does not fit the state's (replays). */
   readonly allowClockSkew: boolean;
+  /** `--heartbeat-url` (HEARTBEAT_URL): pinged after the scan, unless it is a dry run. */
+  readonly heartbeat: CliHeartbeat | undefined;
 }
 
 /**
@@ -79,7 +94,8 @@ export async function runScan(args: ParsedArgs, io: CliIo): Promise<number> {
     throw new UsageError(
       '--allow-clock-skew is for scans with --state (or STATE): without state no time is checked',
     );
-  const report = location ? await scanWithMemory(run, location, io) : await scanAlone(run, io);
+  const scanOnce = () => (location ? scanWithMemory(run, location, io) : scanAlone(run, io));
+  const report = run.heartbeat ? await run.heartbeat.around(io, scanOnce) : await scanOnce();
   if (report && run.failOn && reportReaches(report, run.failOn)) {
     io.stderr(`sentinel: findings at ${run.failOn} or above (--fail-on ${run.failOn})\n`);
     return EXIT.failOn;
@@ -91,7 +107,10 @@ export async function runScan(args: ParsedArgs, io: CliIo): Promise<number> {
 function checkScanRun(args: ParsedArgs, io: CliIo): ScanRun {
   noPositionals(scan, args);
   const failOn = oneOf(str(args.values['fail-on']), '--fail-on', SEVERITIES);
-  const settings = loadScanSettings(settingsWithFlags(scan, args, io.env), flagsOf(scan));
+  const settings = loadScanSettings(
+    withPoliciesFile(settingsWithFlags(scan, args, io.env), io),
+    flagsOf(scan),
+  );
   const now = parseNow(str(args.values.now));
   const secrets = new EnvSecretSource(io.env);
   secrets.apiKeyNow();
@@ -106,6 +125,7 @@ export function scanRunOf(
   secrets: SecretSource,
   now: number,
   failOn: Severity | undefined,
+  account?: string,
 ): ScanRun {
   if (settings.linkBaseUrl) new EnvSecretSource(io.env).signingKeysNow();
   else if (secrets.hasSigningKeys()) {
@@ -121,6 +141,11 @@ export function scanRunOf(
       '--chat prints the chat message of a dry run: add --dry-run (CHAT_TOPIC_ARN publishes it)',
     );
   if (chat && json) throw new UsageError('--json and --chat would both write to stdout: pass one of them');
+  const delivery = chooseDelivery(args, settings, json, io.env);
+  const delivers = alertDeliveryOf(delivery, settings, io);
+  if (delivers) checkQuietHours(settings, delivers);
+  // Checked on a dry run too, which sends no ping: a bad URL is found before the real run.
+  const heartbeat = cliHeartbeat(args, io.env, account);
   return {
     job: {
       settings,
@@ -129,7 +154,8 @@ export function scanRunOf(
       deadline: Date.now() + settings.timeBudgetSeconds * 1000,
       ...(io.signal ? { signal: io.signal } : {}),
     },
-    delivery: chooseDelivery(args, settings, json, io.env),
+    delivery,
+    heartbeat: delivery.kind === 'dry-run' ? undefined : heartbeat,
     json,
     chat,
     failOn,
@@ -180,6 +206,36 @@ export function chooseDelivery(
   );
 }
 
+/** How the messages of this run are delivered; undefined for a dry run (printed instead). */
+function alertDeliveryOf(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertDelivery | undefined {
+  const send = senderFor(delivery, settings, io);
+  if (!send) return undefined;
+  return {
+    send,
+    // A command-line webhook is the deployment's own recipient: it takes the account's message.
+    groups: delivery.kind !== 'webhook',
+    ...heldSmsDelivery(delivery, settings),
+  };
+}
+
+/**
+ * What becomes of an SMS quiet hours hold: on SNS, a schedule at the window's end (when the stack's
+ * scheduler is named); printed with the alert on --alert-to (nothing is sent later); a webhook
+ * takes no SMS. Without one, checkQuietHours refuses quiet hours before the scan.
+ */
+function heldSmsDelivery(delivery: Delivery, settings: ScanSettings): { holdSms?: SmsHolder } {
+  if (!settings.smsQuietHours) return {};
+  if (delivery.kind === 'webhook') return { holdSms: async () => '' };
+  if (delivery.kind === 'local')
+    return {
+      holdSms: async (held) =>
+        `until ${held.until} ${held.timeZone} (printed above; a local delivery sends nothing later)`,
+    };
+  const { heldSmsScheduleGroup: scheduleGroup, heldSmsRoleArn: roleArn, alertTopicArn: topicArn } = settings;
+  if (delivery.kind !== 'sns' || !scheduleGroup || !roleArn || !topicArn) return {};
+  return { holdSms: schedulerHolder(new SchedulerClient({}), { scheduleGroup, roleArn, topicArn }) };
+}
+
 /**
  * How this run delivers its alert, if it does. A scan the signal stopped delivers nothing: the alert
  * is checked against it as it leaves (a stateful scan then releases its lease, its state unsaved).
@@ -223,20 +279,46 @@ function deliveredLine(delivery: Delivery, published: Published, why?: readonly 
   return `${where}${reason}${cut}`;
 }
 
-/** The digest and the SMS a dry run prints in place of delivering them; with --chat, the chat message. */
-function printDryRun(report: Report, settings: ScanSettings, io: CliIo, chat: boolean): void {
+/** One line per group's own message, and one per SMS held by quiet hours. */
+function sentLines(delivery: Delivery, sent: readonly SentAlert[]): string {
+  return sent
+    .map((s) => {
+      const group =
+        s.group === undefined
+          ? ''
+          : `${deliveredLine(delivery, s).replace(/\balert\b/, `alert of group ${s.group}`)}\n`;
+      return `${group}${s.held ? `SMS held by quiet hours${s.group ? ` (group ${s.group})` : ''}: ${s.held}\n` : ''}`;
+    })
+    .join('');
+}
+
+/**
+ * The digest and the SMS a dry run prints in place of delivering them, for the account and each
+ * group with recipients of its own; with --chat, the chat message of the account's.
+ */
+function printDryRun(report: Report, settings: ScanSettings, io: CliIo, chat: boolean, now: number): void {
+  const input = { settings, now, decided: true };
+  const [first, ...groups] = plannedAlerts(report, input);
+  if (!first) return;
   const options = {
     timeZone: settings.timeZone,
     ...(settings.accountLabel ? { accountLabel: settings.accountLabel } : {}),
   };
   if (chat) {
-    io.stdout(`${JSON.stringify(chatNotificationOf(buildAlertMessage(report, options), options), null, 2)}
-`);
+    io.stdout(
+      `${JSON.stringify(chatNotificationOf(alertMessageOf(first, input).alert, options), null, 2)}\n`,
+    );
     return;
   }
-  io.stdout(
-    `${renderDigest(report, options)}\n\n--- SMS (critical only, as a phone receives it) ---\n${smsAsDelivered(renderSms(report, options))}\n`,
-  );
+  for (const planned of [first, ...groups]) {
+    const { alert, heldUntil } = alertMessageOf(planned, input);
+    const label = groupLabel(settings.accountLabel, planned.group);
+    const sms = (JSON.parse(alert.message) as { sms: string }).sms;
+    io.stdout(
+      `${planned.group ? `\n=== the message of group ${planned.group} (its own recipients) ===\n` : ''}${renderDigest(planned.report, { timeZone: settings.timeZone, ...(label ? { accountLabel: label } : {}) })}\n\n` +
+        `--- SMS (critical only, as a phone receives it${heldUntil ? `; held by quiet hours until ${heldUntil} ${settings.timeZone}` : ''}) ---\n${smsAsDelivered(sms)}\n`,
+    );
+  }
 }
 
 /** A scan without memory: read, keep the report, deliver if the notify policy says so. */
@@ -250,14 +332,16 @@ export async function scanAlone(run: ScanRun, io: CliIo, place?: AccountPlace): 
   const { report, alert } = await finishReport({ report: read, ...(reports ? { reports } : {}) });
   // In pieces: at a million domains the report is some 100 MB, which one string would hold twice over.
   if (run.json && !place) for (const piece of prettyReportJson(report, '\n')) io.stdout(piece);
-  const send = senderFor(run.delivery, run.job.settings, io);
-  if (!send) {
-    if (!run.json) printDryRun(alert, settings, io, run.chat);
+  const delivery = alertDeliveryOf(run.delivery, settings, io);
+  if (!delivery) {
+    if (!run.json) printDryRun(alert, settings, io, run.chat, run.job.now);
     return report;
   }
-  const outcome = await deliverAlert(alert, settings, send);
+  const outcome = await deliverAlert(alert, { settings, now: run.job.now }, delivery);
   (run.json ? io.stderr : io.stdout)(
-    `${outcome.published ? deliveredLine(run.delivery, outcome) : `no alert published: ${outcome.reason}`}\n`,
+    outcome.published
+      ? `${deliveredLine(run.delivery, outcome)}\n${sentLines(run.delivery, outcome.sent)}`
+      : `no alert published: ${outcome.reason}\n`,
   );
   return report;
 }
@@ -275,7 +359,8 @@ export async function scanWithMemory(
   const { settings } = run.job;
   const scope = place?.scope ?? settings.resellerBaseUrl;
   const store = openStateStore(location, scope, () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env));
-  const send = senderFor(run.delivery, run.job.settings, io);
+  const delivery = alertDeliveryOf(run.delivery, run.job.settings, io);
+  const send = delivery?.send;
   const reports = place
     ? place.reports
     : reportStoreFor(
@@ -285,11 +370,12 @@ export async function scanWithMemory(
   const { result, published, saved, conflicts, superseded } = await runStatefulScan({
     job: run.job,
     store,
-    policy: loadStatePolicy(io.env, settings.minSeverity),
+    policy: loadStatePolicy(io.env, settings.minSeverity, settings.policies?.escalation),
     // Kept under the lease, before the alert goes out: its report_json_url must find it.
-    ...(send
+    ...(delivery
       ? {
-          publish: (report: Report) => publishAlert(report, settings, send),
+          publish: (report: Report) =>
+            publishAlert(report, { settings, now: Date.parse(report.now) }, delivery),
           ...(reports ? { keep: (r) => reports.put(r) } : {}),
         }
       : {}),
@@ -312,7 +398,8 @@ export async function scanWithMemory(
     );
   if (print) for (const piece of prettyReportJson(result.report, '\n')) io.stdout(piece);
   if (!send) {
-    if (!run.json) printDryRun(alertView(result.report, result.silenced), settings, io, run.chat);
+    if (!run.json)
+      printDryRun(alertView(result.report, result.silenced), settings, io, run.chat, run.job.now);
     say(
       `state in ${store.location} not written (--dry-run); a real run would ${result.publish ? 'publish' : 'publish nothing'}: ${result.why.join(', ')}\n`,
     );

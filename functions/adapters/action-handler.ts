@@ -15,6 +15,7 @@ import { renderActionConfirmPage, renderFindingChangedPage } from '../core/pages
 import { renderMessagePage } from '../core/pages/restore-page';
 import { ResellerClient } from '../core/reseller/client';
 import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/scan/config';
+import { markFinding, resolvePolicies } from '../core/scan/policies';
 import { answer, lowerCaseKeys, requestLogFields, wantsJson } from './http-answer';
 import type { RestoreLogEntry } from './restore-handler';
 
@@ -91,6 +92,11 @@ async function actionPort(deps: ActionDeps): Promise<ActionPort> {
     criticalDays: parseSetting('criticalDays', raw.criticalDays),
     quarantineDays: parseSetting('quarantineDays', raw.quarantineDays),
   };
+  // A domain of a group is judged by its group's thresholds, as the scan judged it.
+  const policies = resolvePolicies(parseSetting('policies', raw.policies), {
+    classify: policy,
+    minSeverity: parseSetting('minSeverity', raw.minSeverity),
+  });
   const budget = deps.resellerBudgetMs ?? 10_000;
   const client = new ResellerClient({
     baseUrl: settings.resellerBaseUrl,
@@ -111,7 +117,9 @@ async function actionPort(deps: ActionDeps): Promise<ActionPort> {
         // Judged as the alert was: the record by the rules, then what the scans' memory adds (a
         // renewal_failed the record no longer shows), so the action is on the finding that was sent.
         const now = clock();
-        return findingWithMemory(classify(match, now, policy), match, await memoryOf(store, name), now);
+        const group = policies.policyFor(match);
+        const found = classify(match, now, group ? group.classify : policy);
+        return findingWithMemory(found && markFinding(found, group), match, await memoryOf(store, name), now);
       }
       return null;
     },

@@ -22,9 +22,10 @@ export const parseAlertTarget = (text: string): LocalAlertTarget =>
 /** The alert as its subscribers read it: subject and digest (e-mail), then the SMS. */
 export function renderDelivered(alert: AlertMessage): string {
   const variants = JSON.parse(alert.message) as { email: string; sms: string };
+  const held = alert.attributes.sms === 'held' ? '; held by quiet hours, not sent with this message' : '';
   return (
     `Subject: ${alert.subject}\n\n${variants.email}\n\n` +
-    `--- SMS (critical only, as a phone receives it) ---\n${smsAsDelivered(variants.sms)}\n`
+    `--- SMS (critical only, as a phone receives it${held}) ---\n${smsAsDelivered(variants.sms)}\n`
   );
 }
 

@@ -5,6 +5,7 @@ import type { ScanSettings } from '../core/scan/config';
 import type { RegistryScanOptions } from '../core/scan/registry-scan';
 import { attachLinks } from '../core/scan/report-links';
 import { type Report, type ScanOptions, scanAccount } from '../core/scan/scan';
+import { policySetOf } from './publish-alert';
 import { registryScanOptions } from './registry-check';
 
 /** Everything one scan needs besides settings: secrets and the run's clock and budget. */
@@ -65,6 +66,7 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
       criticalDays: settings.criticalDays,
       quarantineDays: settings.quarantineDays,
     },
+    ...(settings.policies ? { policies: policySetOf(settings) } : {}),
     // Memory and the registry check's rotating sample both need every domain.
     mode: input.observe || settings.registryCheck ? 'full' : settings.scanMode,
     ...(input.observe ? { observe: input.observe } : {}),

@@ -1,6 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { truncateReport } from '../core/alerts/alert';
 import { ConfigError } from '../core/base/errors';
@@ -21,7 +22,9 @@ import {
   isAccountEvent,
   parseAccountInput,
 } from '../core/scan/accounts';
-import { ENV, loadScanSettings, METRICS, settingsFromEnv } from '../core/scan/config';
+import { ENV, loadScanSettings, METRICS, type ScanSettings, settingsFromEnv } from '../core/scan/config';
+import { checkHeartbeatUrl, heartbeatFailureLine, heartbeatOf, type ScanOutcome } from './heartbeat';
+import { type SmsHolder, schedulerHolder } from './held-sms';
 import { countingFetch } from './metrics';
 import { deliverAlert } from './publish-alert';
 import { finishReport } from './report-finish';
@@ -52,6 +55,10 @@ export interface ScheduledScanDeps {
   readonly fetch?: typeof fetch;
   /** What a scan of one account of several reads with (docs/accounts.md); absent, an account's input is refused. */
   readonly accounts?: AccountScanDeps;
+  /** Reads the heartbeat URL (the SecureString HEARTBEAT_URL_PARAMETER names); absent or undefined: no heartbeat. */
+  readonly heartbeatUrl?: () => Promise<string | undefined>;
+  /** Schedules an SMS held by quiet hours. @default a client configured by the AWS SDK's environment */
+  readonly scheduler?: SchedulerClient;
 }
 
 /** Where one account's scan finds its own key and keeps its own report. */
@@ -91,6 +98,7 @@ export async function handleScheduledScan(
 ): Promise<ScheduledScanResult> {
   const clock = deps.clock ?? Date.now;
   const reseller = countingFetch(deps.fetch);
+  const heartbeat = await heartbeatBase(deps);
   try {
     const target = await scanTarget(deps, event);
     const { settings, secrets, account } = target;
@@ -107,6 +115,7 @@ export async function handleScheduledScan(
     };
     // With a state table: alert on change, and only after delivery does the state move on.
     const stateTable = deps.env[STATE_ENV.tableName];
+    const holdSms = smsHolderOf(settings, deps);
     const stateful = stateTable
       ? await runScheduledStatefulScan({
           job,
@@ -115,6 +124,7 @@ export async function handleScheduledScan(
           dynamodb: deps.dynamodb ?? new DynamoDBClient({}),
           sns: deps.sns,
           clock,
+          ...(holdSms ? { holdSms } : {}),
           ...(account ? { scope: accountScope(settings.resellerBaseUrl, account.account) } : {}),
           // Kept before the alert goes out: the alert's report_json_url must find it.
           ...(target.reports ? { keep: (r) => (target.reports as ReportStore).put(r) } : {}),
@@ -140,8 +150,11 @@ export async function handleScheduledScan(
     else if (settings.alertTopicArn) {
       const outcome = await deliverAlert(
         alert,
-        settings,
-        snsSender(deps.sns, settings.alertTopicArn, chatTargetOf(settings)),
+        { settings, now },
+        {
+          send: snsSender(deps.sns, settings.alertTopicArn, chatTargetOf(settings)),
+          ...(holdSms ? { holdSms } : {}),
+        },
       );
       published = outcome.published;
       deps.logger.info(outcome.published ? 'alert published' : 'no alert published', { outcome });
@@ -153,6 +166,7 @@ export async function handleScheduledScan(
     deps.metrics.addMetric(METRICS.unreadableRecords, MetricUnit.Count, report.problems.length);
     // Last: only a scan that read everything and delivered its alert counts as completed.
     deps.metrics.addMetric(METRICS.scanCompleted, MetricUnit.Count, 1);
+    await beat(deps, heartbeat, 'complete', account?.account);
     return {
       summary: report.summary,
       domainsScanned: report.stats.domains_scanned,
@@ -168,6 +182,12 @@ export async function handleScheduledScan(
       reason: error instanceof Error ? error.message : String(error),
       errorName: (error as Error).name,
     });
+    await beat(
+      deps,
+      heartbeat,
+      'failed',
+      typeof named === 'string' && ACCOUNT_NAME.test(named) ? named : undefined,
+    );
     throw error;
   } finally {
     // Also when the scan failed: a run that ends in 429s is what this pair of metrics is for.
@@ -212,4 +232,47 @@ async function scanTarget(deps: ScheduledScanDeps, event: unknown) {
     reports: deps.accounts.reports?.(input.account),
     account: input,
   };
+}
+
+/**
+ * The heartbeat URL, checked; undefined when none is set, or when it cannot be read or is not a
+ * URL (said in the log: the scan runs all the same, and the missing pings show the heartbeat's
+ * service that something is wrong).
+ */
+async function heartbeatBase(deps: ScheduledScanDeps): Promise<URL | undefined> {
+  try {
+    const text = await deps.heartbeatUrl?.();
+    return text === undefined
+      ? undefined
+      : checkHeartbeatUrl(text, `the heartbeat URL (${ENV.heartbeatUrlParameter})`);
+  } catch (error) {
+    deps.logger.error('heartbeat off for this scan', { reason: (error as Error).message });
+    return undefined;
+  }
+}
+
+/**
+ * Pings the heartbeat, the account's own check when the scan was one account's. A ping that fails
+ * is logged and nothing more: it never fails the scan nor hides its error.
+ */
+async function beat(
+  deps: ScheduledScanDeps,
+  base: URL | undefined,
+  outcome: ScanOutcome,
+  account: string | undefined,
+): Promise<void> {
+  if (!base) return;
+  const heartbeat = heartbeatOf(base, account ? { account } : {});
+  const result = await heartbeat.ping(outcome);
+  if (!result.ok)
+    deps.logger.error('heartbeat failed', {
+      reason: heartbeatFailureLine(heartbeat, outcome, result.reason),
+    });
+}
+
+/** The scheduler that delivers an SMS held by quiet hours, when the stack set one up. */
+function smsHolderOf(settings: ScanSettings, deps: ScheduledScanDeps): SmsHolder | undefined {
+  const { heldSmsScheduleGroup: scheduleGroup, heldSmsRoleArn: roleArn, alertTopicArn: topicArn } = settings;
+  if (!settings.smsQuietHours || !scheduleGroup || !roleArn || !topicArn) return undefined;
+  return schedulerHolder(deps.scheduler ?? new SchedulerClient({}), { scheduleGroup, roleArn, topicArn });
 }

@@ -41,6 +41,15 @@ export class SsmSecretSource implements SecretSource {
     return Boolean(this.env[ENV.linkSigningKeyParameter]?.trim());
   }
 
+  /**
+   * The heartbeat URL from the SecureString HEARTBEAT_URL_PARAMETER names (docs/deploy.md), or
+   * undefined when the stack set none. Cached like the other secrets.
+   */
+  async heartbeatUrl(): Promise<string | undefined> {
+    const name = this.env[ENV.heartbeatUrlParameter]?.trim();
+    return name ? this.read(name) : undefined;
+  }
+
   private parameterName(variable: string): string {
     const name = this.env[variable]?.trim();
     if (!name)

@@ -32,7 +32,8 @@ export const snsSender =
   (sns: SNSClient, topicArn: string, chat?: ChatTarget): AlertSender =>
   async (alert) => {
     const messageId = await publishAlert(sns, topicArn, alert);
-    if (chat) await publishChat(sns, chat, alert);
+    // The chat channels are the deployment's: they get the account's message, not a group's again.
+    if (chat && !alert.attributes.group) await publishChat(sns, chat, alert);
     return messageId;
   };
 
@@ -82,6 +83,13 @@ export async function publishAlert(sns: SNSClient, topicArn: string, alert: Aler
           warning_count: { DataType: 'Number', StringValue: String(alert.attributes.warning_count) },
           ...(alert.attributes.account
             ? { account: { DataType: 'String', StringValue: alert.attributes.account } }
+            : {}),
+          ...(alert.attributes.group
+            ? { group: { DataType: 'String', StringValue: alert.attributes.group } }
+            : {}),
+          ...(alert.attributes.sms ? { sms: { DataType: 'String', StringValue: alert.attributes.sms } } : {}),
+          ...(alert.attributes.escalation
+            ? { escalation: { DataType: 'String', StringValue: alert.attributes.escalation } }
             : {}),
         },
       }),

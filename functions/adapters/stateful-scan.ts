@@ -22,6 +22,7 @@ import { ENV } from '../core/scan/config';
 import type { Report } from '../core/scan/scan';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { FileStateStore } from './file-state-store';
+import type { SmsHolder } from './held-sms';
 import { type Published, publishAlert } from './publish-alert';
 import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
 import { chatTargetOf, snsSender } from './sns-publish';
@@ -348,6 +349,8 @@ export interface ScheduledStatefulScanInput {
   readonly clock?: () => number;
   /** The state's scope (an account's own, see accountScope). @default the reseller base URL */
   readonly scope?: string;
+  /** Schedules an SMS held by quiet hours. @default none */
+  readonly holdSms?: SmsHolder;
   /** Keeps the report before the alert goes out (see StatefulScanInput.keep). */
   readonly keep?: StatefulScanInput['keep'];
 }
@@ -366,9 +369,16 @@ export async function runScheduledStatefulScan(
   return runStatefulScan({
     job: input.job,
     store: new DynamoDbStateStore({ client: input.dynamodb, tableName: input.tableName, scope }),
-    policy: loadStatePolicy(input.env, settings.minSeverity),
+    policy: loadStatePolicy(input.env, settings.minSeverity, settings.policies?.escalation),
     publish: (report) =>
-      publishAlert(report, settings, snsSender(input.sns, topicArn, chatTargetOf(settings))),
+      publishAlert(
+        report,
+        { settings, now: Date.parse(report.now) },
+        {
+          send: snsSender(input.sns, topicArn, chatTargetOf(settings)),
+          ...(input.holdSms ? { holdSms: input.holdSms } : {}),
+        },
+      ),
     ...(input.keep ? { keep: input.keep } : {}),
     ...(input.clock ? { clock: input.clock } : {}),
     ...(input.scope ? { scope } : {}),

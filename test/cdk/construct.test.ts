@@ -166,6 +166,7 @@ describe('DomainSentinel props', () => {
         'registryCheck',
         'rdapQueryBudget',
         'registryCheckDays',
+        'policies',
       ].sort(),
     );
   });

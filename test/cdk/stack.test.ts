@@ -214,6 +214,32 @@ describe('alerts', () => {
       FilterPolicy: { severity: ['critical'] },
     });
   });
+
+  it('subscribes the escalation recipients of the policies to escalations alone, and gives the scan the policies', () => {
+    const escalation = {
+      afterHours: 24,
+      withinDays: 7,
+      alertEmails: ['escalate@example.nl', 'oncall@example.nl'],
+      alertSmsNumbers: ['+31687654321'],
+    };
+    const { stack: s, template: t } = synth({ policies: { policies: [], escalation } });
+    const topic = { Ref: s.getLogicalId(s.alerts.topic.node.defaultChild as never) };
+    for (const [Protocol, Endpoint] of [
+      ['email', 'escalate@example.nl'],
+      ['sms', '+31687654321'],
+    ])
+      t.hasResourceProperties('AWS::SNS::Subscription', {
+        Protocol,
+        Endpoint,
+        TopicArn: topic,
+        FilterPolicy: { escalation: ['true'] },
+      });
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({ POLICIES: JSON.stringify({ policies: [], escalation }) }),
+      },
+    });
+  });
 });
 
 describe('restore API', () => {

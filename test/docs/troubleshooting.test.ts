@@ -36,6 +36,11 @@ const COVERED_ELSEWHERE: ReadonlyArray<{
     row: '`another scan moved the state on or holds its lease (…, generation 7)`',
     why: 'the message is the second argument of conditional(); its callers pass the texts of the row',
   },
+  {
+    construction: /^functions\/core\/scan\/policies\.ts:\d+: new ConfigError\((top\.error|problems)/,
+    row: '`policies file policies.json: policies[1] ("vip"): unknown key criticalDay; did you mean criticalDays?`',
+    why: 'a policies file’s problems, each with its place, joined; the row shows the form',
+  },
 ];
 
 /** The quoted messages of the rows of every table whose first column is headed "message". */

@@ -182,6 +182,18 @@ describe('renderReportPage', () => {
     expect(html).toContain(`<input type="hidden" name="sig" value="${token.sig}">`);
   });
 
+  it('lists the domains a policy lets lapse under "Letting lapse", not under their severity', () => {
+    const lapsing = domainFinding('bye.nl', 'expiring', 'critical', 2);
+    lapsing.policy = 'lapse';
+    lapsing.let_lapse = true;
+    const html = renderReportPage({ report: reportOf([...findings(), lapsing]), token });
+    const critical = html.slice(html.indexOf('<h2>CRITICAL'), html.indexOf('<h2>WARNING'));
+    expect(critical).not.toContain('bye.nl');
+    const letting = html.slice(html.indexOf('<h2>Letting lapse (1)</h2>'));
+    expect(letting).toContain('<strong>bye.nl</strong>');
+    expect(renderReportPage({ report, token })).not.toContain('Letting lapse');
+  });
+
   it('shows the changes since the last scan when the report has them', () => {
     const withChanges = {
       ...report,

@@ -65,6 +65,8 @@ describe('compareWithState', () => {
       severity: 'critical',
       stage: 7,
       at: '2026-11-22T06:00:00.000Z',
+      // The first alert: escalation (docs/policies.md) counts from it.
+      first_at: '2026-11-22T06:00:00.000Z',
     });
     // Info is below the minimum severity: remembered, but not alerted.
     expect(first.next.domains['renews.nl']?.alerted).toBeNull();

@@ -158,7 +158,14 @@ export function headline(report: Report): string {
  * (critical when it says quarantine, else a warning: it may hide anything). For `--fail-on`.
  */
 export function reportReaches(report: Report, level: Severity): boolean {
-  if (anyAtOrAbove(report.findings, level)) return true;
+  // A domain its policy lets lapse is in the report, never in an alert.
+  if (
+    anyAtOrAbove(
+      report.findings.filter((f) => !(isDomainFinding(f) && f.let_lapse)),
+      level,
+    )
+  )
+    return true;
   return report.problems.some(
     (p) => severityRank(p.severity === 'critical' ? 'critical' : 'warning') >= severityRank(level),
   );

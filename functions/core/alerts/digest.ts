@@ -85,6 +85,9 @@ function who(name: string | undefined, company: string | undefined, email: strin
 function domainItem(f: DomainFinding, now: string, day: (iso: string) => string): Item {
   const first = `- ${changeMarker(f)}${cut(displayDomain(f.domain_name), 2 * KEY_MAX)}: ${describeDomainFinding(f, now, day)}`;
   const link = f.actions?.page ?? f.restore_url;
+  // Published again because nobody acted on it (functions/core/memory/escalation.ts).
+  const hours = (f as { readonly escalated_after_hours?: number }).escalated_after_hours;
+  const escalated = hours === undefined ? [] : [`  escalated: not acted on for ${plural(hours, 'hour')}`];
   const act = link
     ? [`  Act: ${link}`]
     : f.restore_unavailable
@@ -93,6 +96,7 @@ function domainItem(f: DomainFinding, now: string, day: (iso: string) => string)
   const r = f.registrant;
   const full = [
     first,
+    ...escalated,
     ...(r
       ? [
           `  Registrant: ${who(r.name, r.company_name, r.email) || 'unknown'} [${cut(safeText(r.handle), 64)}]`,
@@ -105,7 +109,7 @@ function domainItem(f: DomainFinding, now: string, day: (iso: string) => string)
   return {
     severity: f.severity === 'critical' ? 'critical' : 'warning',
     full,
-    brief: [first, ...act],
+    brief: [first, ...escalated, ...act],
     named: [first],
   };
 }
@@ -251,7 +255,10 @@ function leftOutWhere(report: Report, counts: DigestCounts): string {
 }
 
 /** The lines around the items: heading and web links first, everything after the items last. */
-function frame(report: Report & { readonly silenced?: number }, options: RenderOptions) {
+function frame(
+  report: Report & { readonly silenced?: number; readonly letting_lapse?: number },
+  options: RenderOptions,
+) {
   const timeZone = options.timeZone ?? 'UTC';
   const { day, time } = dateFormat(timeZone);
   const label = options.accountLabel ? ` (${safeText(options.accountLabel)})` : '';
@@ -260,6 +267,8 @@ function frame(report: Report & { readonly silenced?: number }, options: RenderO
   if (report.report_url) web.push(`Full report: ${report.report_url}`);
   if (report.silenced)
     web.push(`${plural(report.silenced, 'snoozed or acknowledged domain')} left out (see the full report).`);
+  if (report.letting_lapse)
+    web.push(`${plural(report.letting_lapse, 'domain')} let lapse by policy left out (see the full report).`);
   const top = [...head, ...(web.length ? [...web, ''] : []), ...renderChangesSection(report)];
   const nothing =
     report.summary.critical === 0 && report.summary.warning === 0 && criticalProblems(report).length === 0
@@ -284,7 +293,7 @@ function frame(report: Report & { readonly silenced?: number }, options: RenderO
 
 /** The digest within its budget, and what it named and left out. */
 export function composeDigest(
-  report: Report & { readonly silenced?: number },
+  report: Report & { readonly silenced?: number; readonly letting_lapse?: number },
   options: DigestOptions = {},
 ): Digest {
   const { top, bottom, day } = frame(report, options);

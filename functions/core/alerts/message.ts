@@ -35,6 +35,18 @@ export interface AlertMessage {
     readonly warning_count: number;
     /** The account's name (`report.source.account`), for subscriptions that filter on it. */
     readonly account?: string;
+    /** A group's own message (`report.source.group`): its recipients' subscriptions filter on it. */
+    readonly group?: string;
+    /**
+     * With quiet hours (SMS_QUIET_HOURS): `send` as usual, `held` while SMS waits (SMS subscriptions
+     * skip it), `release` for the SMS alone once the window ends (only SMS subscriptions take it).
+     */
+    readonly sms?: 'send' | 'held' | 'release';
+    /**
+     * `true` when the message escalates a critical finding nobody acted on (docs/policies.md): the
+     * escalation recipients' subscriptions take only these.
+     */
+    readonly escalation?: 'true';
   };
   /** Findings the JSON in the message leaves out (the whole report is behind its link). */
   readonly findingsCut: number;
@@ -141,6 +153,12 @@ export function buildAlertMessage(report: Report, options: RenderOptions = {}): 
     critical_count: report.summary.critical + criticalProblems(report).length,
     warning_count: report.summary.warning,
     ...(report.source?.account ? { account: report.source.account } : {}),
+    ...(report.source?.group ? { group: report.source.group } : {}),
+    ...(report.findings.some(
+      (f) => (f as { readonly escalated_after_hours?: number }).escalated_after_hours !== undefined,
+    )
+      ? { escalation: 'true' as const }
+      : {}),
   };
   const envelope = (json: string, digest: string) => JSON.stringify({ default: json, email: digest, sms });
   const bytesOf = (message: string) => snsPublishBytes({ subject, message, attributes });

@@ -94,6 +94,10 @@ export interface DomainFinding {
   acknowledged?: boolean;
   /** ISO 8601: when it was acknowledged. */
   acknowledged_at?: string;
+  /** The policy (domain group) that applied, by name (functions/core/scan/policies.ts); absent: the deployment's own settings. */
+  policy?: string;
+  /** Its policy lets it lapse: kept in the report, left out of every alert. */
+  let_lapse?: true;
 }
 
 /** The signed links of a domain finding, by action. */

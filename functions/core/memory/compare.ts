@@ -8,6 +8,7 @@ import {
 import type { Problem } from '../reseller/paging';
 import type { Report } from '../scan/scan';
 import { type AppliedActions, applyActions } from './actions';
+import { escalationHours, nextAlertMemory } from './escalation';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, withFailedRenewals } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
@@ -161,6 +162,8 @@ interface Comparison {
   readonly resolved: Resolution[];
   /** Domains whose last finding was resolved (its last alert is not carried on). */
   readonly resolvedKeys: Set<string>;
+  /** Domains whose critical finding escalates now (escalation.ts). */
+  readonly escalated: Set<string>;
 }
 
 /** Steps one to three: renewals only memory knows of, findings under their keys, snoozes applied. */
@@ -201,6 +204,7 @@ function prepare(input: CompareInput): Comparison {
     changes: [],
     resolved: [],
     resolvedKeys: new Set(),
+    escalated: new Set(),
   };
 }
 
@@ -248,7 +252,20 @@ function markFindings(c: Comparison): void {
     ) {
       change = 'escalated';
     }
-    const marked = { ...f, change } as StatefulFinding;
+    const hours = dom
+      ? escalationHours(f, c.resolvedKeys.has(key) ? null : c.memory.prior.get(key)?.alerted, {
+          policy: c.input.policy.escalation,
+          nowMs: c.nowMs,
+          stage: stageOf(f, thresholds),
+          silenced: isSilenced(c, f),
+        })
+      : null;
+    if (hours !== null) c.escalated.add(key);
+    const marked = {
+      ...f,
+      change,
+      ...(hours !== null ? { escalated_after_hours: hours } : {}),
+    } as StatefulFinding;
     c.findings.push(marked);
     if (change !== 'ongoing' && atOrAbove(f.severity, minSeverity) && !isSilenced(c, f))
       c.announced.push(marked);
@@ -361,6 +378,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
       'in the last days to restore, repeated daily',
     );
   }
+  count(c.escalated.size, 'critical not acted on, escalated');
   countNewProblems(c, count);
   // A record that says quarantine but cannot be read is as critical as a quarantine finding:
   // repeated on the same rhythm until it is fixed.
@@ -429,7 +447,11 @@ function alertedNow(
   if (isSilenced(c, f)) return prev ?? null;
   const { thresholds, minSeverity } = c.input.policy;
   if (publish && atOrAbove(f.severity, minSeverity))
-    return { kind: f.kind, severity: f.severity, stage: stageOf(f, thresholds), at: c.report.now };
+    return nextAlertMemory(f, prev, {
+      at: c.report.now,
+      stage: stageOf(f, thresholds),
+      escalatedNow: isDomainFinding(f) && c.escalated.has(domainKey(f.domain_name)),
+    });
   return prev ?? null;
 }
 

@@ -1,6 +1,6 @@
 import type { Severity } from '../findings/classify';
 import { ENV, parseSetting } from '../scan/config';
-import type { StatePolicy } from './state';
+import type { EscalationPolicy, StatePolicy } from './state';
 
 /** Environment variables of memory between scans (defined with every other setting in config.ts). */
 export const STATE_ENV = {
@@ -16,11 +16,19 @@ export const STATE_ENV = {
 } as const;
 
 /** The notify-on-change policy from the environment, with the one schema of each setting; errors name the variable. */
-export function loadStatePolicy(env: NodeJS.ProcessEnv, minSeverity: Severity): StatePolicy {
+export function loadStatePolicy(
+  env: NodeJS.ProcessEnv,
+  minSeverity: Severity,
+  escalation?: EscalationPolicy,
+): StatePolicy {
   return {
     thresholds: parseSetting('alertThresholds', env[ENV.alertThresholds]),
     criticalRepeatHours: parseSetting('criticalRepeatHours', env[ENV.criticalRepeatHours]),
     summaryEveryDays: parseSetting('summaryEveryDays', env[ENV.summaryEveryDays]),
     minSeverity,
+    // Only the two numbers: the escalation recipients are the stack's subscriptions.
+    ...(escalation
+      ? { escalation: { afterHours: escalation.afterHours, withinDays: escalation.withinDays } }
+      : {}),
   };
 }

@@ -225,7 +225,9 @@ export function sameMemory(a: DomainMemory, b: DomainMemory): boolean {
       x.severity === y.severity &&
       x.stage === y.stage &&
       (x as FindingMemory).date_expiry === (y as FindingMemory).date_expiry &&
-      (x as AlertMemory).at === (y as AlertMemory).at);
+      (x as AlertMemory).at === (y as AlertMemory).at &&
+      (x as AlertMemory).first_at === (y as AlertMemory).first_at &&
+      (x as AlertMemory).escalated === (y as AlertMemory).escalated);
   return (
     a.name === b.name &&
     sameFinding(a.finding, b.finding) &&
@@ -263,6 +265,10 @@ export interface AlertMemory {
   readonly stage: number | null;
   /** ISO 8601: the `now` of the scan that published it. */
   readonly at: string;
+  /** ISO 8601: the first alert of this finding (its kind); its repeats keep it. Escalation counts from it. */
+  readonly first_at?: string;
+  /** The rung (stage) it was escalated at, once escalated (docs/policies.md); each rung escalates once. */
+  readonly escalated?: number | null;
 }
 
 /** A snooze: silent until `until`, unless the finding gets worse than it was. */
@@ -360,6 +366,16 @@ export interface StatePolicy {
   readonly summaryEveryDays: number;
   /** Only what reaches this severity makes a message. @default 'warning' */
   readonly minSeverity: Severity;
+  /** Escalation of a critical finding nobody acted on (the policies' `escalation`). @default - none */
+  readonly escalation?: EscalationPolicy;
+}
+
+/** When a critical finding nobody acknowledged or snoozed is published again as an escalation. */
+export interface EscalationPolicy {
+  /** Hours since its first alert. */
+  readonly afterHours: number;
+  /** Its deadline (expiry, or restore-by in quarantine) within this many days. */
+  readonly withinDays: number;
 }
 
 export const DEFAULT_STATE_POLICY: StatePolicy = {
@@ -383,7 +399,11 @@ export interface Resolution {
   readonly now: { readonly kind: Finding['kind']; readonly severity: Severity } | null;
 }
 
-export type StatefulFinding = Finding & { readonly change: Change };
+export type StatefulFinding = Finding & {
+  readonly change: Change;
+  /** Published again as an escalation (docs/policies.md): critical and not acted on for this many hours since its first alert. */
+  readonly escalated_after_hours?: number;
+};
 
 /** The report with memory: each finding marked, plus what changed and what was resolved. */
 export interface StatefulReport extends Omit<Report, 'findings'> {
@@ -427,6 +447,8 @@ const AlertMemorySchema = z.object({
   severity,
   stage: z.number().nullable(),
   at: StoredDateTime,
+  first_at: StoredDateTime.optional(),
+  escalated: z.number().nullable().optional(),
 });
 const WatchedSchema = z.object(
   Object.fromEntries(WATCHED_NAMES.map((name) => [name, WATCHED[name].schema.optional()])),
@@ -485,7 +507,14 @@ export const StateHeaderSchema = z.object({
 const orderedFinding = (f: FindingMemory | null) =>
   f && { kind: f.kind, severity: f.severity, stage: f.stage, date_expiry: f.date_expiry };
 const orderedAlert = (a: AlertMemory | null) =>
-  a && { kind: a.kind, severity: a.severity, stage: a.stage, at: a.at };
+  a && {
+    kind: a.kind,
+    severity: a.severity,
+    stage: a.stage,
+    at: a.at,
+    first_at: a.first_at,
+    escalated: a.escalated,
+  };
 
 /**
  * The one encoder of a domain's memory: JSON with its fields in the schema's order and nothing

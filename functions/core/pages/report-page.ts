@@ -385,9 +385,13 @@ function leftOutOf(
       findings: report.findings,
       note: `A newer scan replaced the report the alert was made from (${safeText(token.of.slice(0, 40))}): this is the latest report, whole.`,
     };
-  // The alert leaves snoozed and acknowledged domains out before it names any.
+  // The alert leaves snoozed and acknowledged domains, and those a policy lets lapse, out before it names any.
   const alerted = report.findings.filter(
-    (f) => !(isDomainFinding(f) && (f.snoozed_until !== undefined || f.acknowledged === true)),
+    (f) =>
+      !(
+        isDomainFinding(f) &&
+        (f.snoozed_until !== undefined || f.acknowledged === true || f.let_lapse === true)
+      ),
   );
   const skip = { critical: Number(from[1]), warning: Number(from[2]), info: Number.POSITIVE_INFINITY };
   const seen = { critical: 0, warning: 0, info: 0 };
@@ -415,10 +419,12 @@ function problemsHtml(report: ReportView): string {
 function sectionsOf(report: ReportView, shown: readonly Finding[], needle: string) {
   const view = report.view;
   const matches = view?.matches ?? shown.length;
-  return [...SEVERITIES]
+  // Domains a policy lets lapse are listed apart, under their own heading: no alert speaks of them.
+  const lapsing = (f: Finding) => isDomainFinding(f) && f.let_lapse === true;
+  const sections = [...SEVERITIES]
     .reverse()
     .map((severity) => {
-      const items = shown.filter((f) => f.severity === severity);
+      const items = shown.filter((f) => f.severity === severity && !lapsing(f));
       const left = severity === 'info' ? (needle ? matches - shown.length : (view?.omittedTotal ?? 0)) : 0;
       if (items.length === 0 && left <= 0) return null;
       const after =
@@ -434,6 +440,14 @@ function sectionsOf(report: ReportView, shown: readonly Finding[], needle: strin
       };
     })
     .filter((section) => section !== null);
+  const letLapse = shown.filter(lapsing);
+  if (letLapse.length)
+    sections.push({
+      heading: `<h2>Letting lapse (${letLapse.length})</h2>`,
+      items: letLapse.map((f) => ({ full: itemHtml(f, report.now), brief: briefHtml(f, report.now) })),
+      after: '<p class="note">A policy lets these domains lapse: they are left out of every alert.</p>',
+    });
+  return sections;
 }
 
 /**

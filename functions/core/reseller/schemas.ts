@@ -128,6 +128,19 @@ const priceAmount = z.preprocess(
 
 const stringList = z.union([z.array(z.string()), z.string()]).transform(statusValues);
 
+/**
+ * Tags as a clean list: an array of strings (or one string where a server sends a lone value),
+ * each trimmed, empty ones and anything but strings dropped, at most 100 of at most 200 characters
+ * each (a hostile record's megabyte tag must not reach every policy match).
+ */
+const tagList = z.union([z.array(z.unknown()), z.string()]).transform((raw) =>
+  (Array.isArray(raw) ? raw : [raw])
+    .filter((v): v is string => typeof v === 'string')
+    .map((v) => v.trim())
+    .filter((v) => v.length > 0 && v.length <= 200)
+    .slice(0, 100),
+);
+
 /** A domain as domain-sentinel uses it, whatever aliases the record carried. */
 export interface Domain {
   readonly domain_name: string;
@@ -151,6 +164,8 @@ export interface Domain {
   readonly date_renewal?: number | null;
   /** Set for premium and custom-priced domains: what a renewal costs, as far as the record says. */
   readonly price?: DomainPrice;
+  /** The domain's tags, trimmed (policies match them, functions/core/scan/policies.ts); absent when it has none. */
+  readonly tags?: readonly string[];
 }
 
 /** The renewal price of a premium or custom-priced domain; currency and amount absent when the record does not state them. */
@@ -197,6 +212,9 @@ export const DomainSchema = z
     // Not in the field table, but the search takes them: read them when a record carries them.
     custom_price: priceAmount.nullish().catch(undefined),
     custom_price_currency: currencyCode.nullish().catch(undefined),
+    // Tags only choose a policy: an odd value costs the tags (the domain keeps the deployment's
+    // settings), never the record.
+    tags: tagList.nullish().catch(undefined),
   })
   .transform(
     (r): Domain => ({
@@ -209,6 +227,7 @@ export const DomainSchema = z
       registrant_handle: r.registrant_handle ?? r.registant_handle ?? null,
       ...watchedFields(r),
       ...renewalFields(r),
+      ...(r.tags?.length ? { tags: r.tags } : {}),
     }),
   );
 

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { ConfigError } from '../base/errors';
 import type { SigningKey } from '../links/links';
 import type { SecretSource } from '../links/secrets';
-import { type RawSettings, SETTINGS, type SettingName, ssmParameterName } from './config';
+import { POLICIES_MAX_CHARS, type RawSettings, SETTINGS, type SettingName, ssmParameterName } from './config';
 
 /**
  * Several reseller accounts in one deployment: how an account is named, what one scan of one
@@ -54,16 +54,19 @@ export const ACCOUNT_SCAN_SETTINGS = [
   'timeZone',
   'accountLabel',
   'quarantineDays',
+  'policies',
 ] as const satisfies readonly SettingName[];
 
 export type AccountScanSetting = (typeof ACCOUNT_SCAN_SETTINGS)[number];
 
 /** A raw value as an item carries it: text (as from the environment) or a number (as from JSON). */
 const rawValue = z.union([z.string().max(2_000), z.number()]);
+/** The policies, as JSON text: longer than any other setting, bounded as the setting itself is. */
+const rawPolicies = z.string().max(POLICIES_MAX_CHARS);
 
 /** One account's setting, checked with the setting's own schema but kept raw, to be merged like the environment. */
 const accountSetting = (name: AccountScanSetting) =>
-  rawValue.superRefine((value, ctx) => {
+  (name === 'policies' ? rawPolicies : rawValue).superRefine((value, ctx) => {
     const parsed = SETTINGS[name].schema.safeParse(value);
     if (!parsed.success)
       ctx.addIssue({ code: 'custom', message: parsed.error.issues[0]?.message ?? 'is invalid' });

@@ -5,6 +5,8 @@ import { SEVERITIES } from '../findings/classify';
 import { parseQuarantineDays } from '../findings/quarantine-periods';
 import { IANA_DNS_BOOTSTRAP_URL, isBootstrapUrl } from '../registry/bootstrap';
 import { rdapUrlProblem } from '../registry/rdap-http';
+import { parsePoliciesText, resolvePolicies } from './policies';
+import { quietHoursSchema } from './quiet-hours';
 import { SCAN_MODES } from './scan';
 
 /**
@@ -53,6 +55,13 @@ export const ENV = {
   webhookSigningKey: 'WEBHOOK_SIGNING_KEY',
   webhookSigningKeyParameter: 'WEBHOOK_SIGNING_KEY_PARAMETER',
   webhookTargets: 'WEBHOOK_TARGETS',
+  policies: 'POLICIES',
+  policiesFile: 'POLICIES_FILE',
+  smsQuietHours: 'SMS_QUIET_HOURS',
+  heldSmsScheduleGroup: 'HELD_SMS_SCHEDULE_GROUP',
+  heldSmsRoleArn: 'HELD_SMS_ROLE_ARN',
+  heartbeatUrl: 'HEARTBEAT_URL',
+  heartbeatUrlParameter: 'HEARTBEAT_URL_PARAMETER',
   registryCheck: 'REGISTRY_CHECK',
   rdapBootstrapUrl: 'RDAP_BOOTSTRAP_URL',
   rdapQueryBudget: 'RDAP_QUERY_BUDGET',
@@ -60,6 +69,9 @@ export const ENV = {
   registryToleranceDays: 'REGISTRY_TOLERANCE_DAYS',
   rdapTimeoutMs: 'RDAP_TIMEOUT_MS',
 } as const;
+
+/** The most characters of policies JSON a scan takes (an account's item carries them too). */
+export const POLICIES_MAX_CHARS = 65_536;
 
 export type EnvName = keyof typeof ENV;
 
@@ -392,6 +404,54 @@ export const SETTINGS = {
     schema: printableLabel.optional(),
     doc: 'name shown in the subject, digest and SMS (at most 40 characters)',
   },
+  policiesFile: {
+    env: ENV.policiesFile,
+    flag: '--policies',
+    schema: z.string().trim().min(1).optional(),
+    doc: 'a JSON file of policies per domain group (docs/policies.md): thresholds, recipients and domains let lapse, by tag, TLD or name; the first policy that fits a domain applies',
+  },
+  policies: {
+    env: ENV.policies,
+    context: 'policies',
+    schema: z
+      .string()
+      .trim()
+      .max(POLICIES_MAX_CHARS, `must be at most ${POLICIES_MAX_CHARS} characters`)
+      .transform((text, ctx) => {
+        try {
+          return parsePoliciesText(text, 'is invalid');
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+          return z.NEVER;
+        }
+      })
+      .optional(),
+    doc: 'the policies as JSON, as in a policies file (the stack sets it from `policies`, a settings file’s object or a path to one; docs/policies.md)',
+  },
+  smsQuietHours: {
+    env: ENV.smsQuietHours,
+    flag: '--sms-quiet-hours',
+    schema: quietHoursSchema.optional(),
+    doc: 'e.g. 22:00-07:00 in ALERT_TIME_ZONE: an SMS waits until the window ends, unless a restore-by or expiry is within 48 hours (docs/policies.md)',
+  },
+  heldSmsScheduleGroup: {
+    env: ENV.heldSmsScheduleGroup,
+    schema: z
+      .string()
+      .trim()
+      .regex(/^[0-9a-zA-Z_.-]{1,64}$/, 'must be an EventBridge Scheduler schedule group name')
+      .optional(),
+    doc: 'with SMS_QUIET_HOURS: the EventBridge Scheduler group an SMS held is scheduled in, to be sent when the window ends (the stack does not set it yet)',
+  },
+  heldSmsRoleArn: {
+    env: ENV.heldSmsRoleArn,
+    schema: z
+      .string()
+      .trim()
+      .regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/, 'must be an IAM role ARN')
+      .optional(),
+    doc: 'with SMS_QUIET_HOURS: the role the schedule publishes a held SMS with (the stack does not set it yet)',
+  },
   registryCheck: {
     env: ENV.registryCheck,
     flag: '--registry-check',
@@ -485,6 +545,14 @@ export const SECRET_SETTINGS = [
     default: '/domain-sentinel/webhook-signing-key',
     doc: 'SSM SecureString holding the JSON webhook signing key (Lambda; the stack sets it when a json webhook is configured)',
   },
+  {
+    env: ENV.heartbeatUrl,
+    doc: 'scan --heartbeat-url: GET after every complete scan, GET URL/fail after a failed one (Healthchecks.io, Cronitor); a secret: never printed, only its host',
+  },
+  {
+    env: ENV.heartbeatUrlParameter,
+    doc: 'SSM SecureString holding the heartbeat URL (Lambda; the stack does not set it yet: set it on the scan function)',
+  },
 ] as const;
 
 type Parsed<N extends SettingName> = z.output<(typeof SETTINGS)[N]['schema']>;
@@ -548,6 +616,16 @@ export function loadScanSettings(raw: RawSettings, flagOf: FlagOf = ownFlag): Sc
     problems.push(
       `${label('criticalDays', flagOf)} must not exceed the expiry window (${label('expiryDays', flagOf)})`,
     );
+  if (problems.length === 0 && settings.policies) {
+    try {
+      resolvePolicies(settings.policies, {
+        classify: { expiryDays: settings.expiryDays, criticalDays: settings.criticalDays },
+        minSeverity: settings.minSeverity,
+      });
+    } catch (error) {
+      problems.push(`${label('policies', flagOf)} ${(error as Error).message}`);
+    }
+  }
   if (problems.length) throw new ConfigError(problems.join('; '));
   return settings;
 }

@@ -15,6 +15,7 @@ import type { ListFilter, ListPage, Problem, ResellerClient } from '../reseller/
 import { RecordRegistry } from '../reseller/paging';
 import { DOCUMENTED_DOMAIN_STATUSES, type Domain } from '../reseller/schemas';
 import { COVERAGE_PARTS, type CoverageCounts, countCoverage, coverageSearches, READ_PARTS } from './coverage';
+import { markFinding, type PolicySet, type ReportPolicy, reportPolicies } from './policies';
 import {
   RegistryCandidates,
   type RegistryReport,
@@ -42,6 +43,8 @@ export interface Report {
     readonly base_url: string;
     /** The account's name, when the deployment scans several (docs/accounts.md). */
     readonly account?: string;
+    /** A group's own alert: the policy whose domains alone it carries (functions/core/alerts/groups.ts). */
+    readonly group?: string;
     readonly mode: ScanMode;
     /** What was read: every domain page, or only the searches the counts proved complete. */
     readonly read: 'full' | 'filtered';
@@ -55,6 +58,8 @@ export interface Report {
     readonly critical_days: number;
     /** QUARANTINE_DAYS, when set: restore periods by TLD over the built-in table. */
     readonly quarantine_days?: Readonly<Record<string, number>>;
+    /** The policies per domain group, in the order they are tried, each with what applied to its domains. */
+    readonly policies?: readonly ReportPolicy[];
   };
   /**
    * Why the `renewal_failed` rule is off for this account: its records' `date_renewal` reads as
@@ -91,6 +96,8 @@ export interface ScanOptions {
   /** The instant the rules evaluate against (epoch ms). */
   readonly now: number;
   readonly policy: ClassifyPolicy;
+  /** Policies per domain group: a domain one matches is judged by its thresholds and marked with its name. @default none */
+  readonly policies?: PolicySet;
   /** @default 'auto' */
   readonly mode?: ScanMode;
   /** Signs a restore link for a quarantined domain; without it findings carry no `restore_url`. */
@@ -193,7 +200,7 @@ async function scanOnce(
     readContacts(client, gathered),
   ]);
   const renewalOff = renewalRuleOff(gathered.meaning);
-  if (renewalOff) judgeWithoutRenewalRule(gathered, now, policy);
+  if (renewalOff) judgeWithoutRenewalRule(gathered, now, policy, options.policies);
   const findings = [...gathered.contactFindings, ...completeDomainFindings(gathered, options.restoreLinkFor)];
   sortFindings(findings);
   flagEmptyAccount(gathered.problems, howRead.coverage?.all ?? gathered.domainsScanned);
@@ -265,8 +272,10 @@ interface HowRead {
  */
 async function readAllDomains(reading: DomainReading, mode: ScanMode): Promise<HowRead> {
   if (mode === 'full') return readWholeAccount(reading, {});
-  const { client, now, policy } = reading.options;
-  const searches = coverageSearches(now, policy);
+  const { client, now, policy, policies } = reading.options;
+  // A policy's longer expiry window widens what the searches must list in full.
+  const widest = policies ? { ...policy, expiryDays: policies.widestExpiryDays } : policy;
+  const searches = coverageSearches(now, widest);
   // Page 1 of the whole account first: it counts the account, shows the page size the server
   // serves, and on an account of a few pages starts the full read at once.
   const whole = await client.measureDomains(searches.all);
@@ -402,7 +411,9 @@ function tallyDomain(reading: DomainReading, domain: Domain, page: number): void
   const { now, policy } = options;
   gathered.domainsScanned++;
   options.observe?.(domain, reading.attempt, page);
-  const finding = classify(domain, now, policy);
+  const group = options.policies?.policyFor(domain);
+  const found = classify(domain, now, group ? group.classify : policy);
+  const finding = found && group ? markFinding(found, group) : found;
   if (finding) gathered.domainFindings.push(finding);
   gathered.registry?.consider(domain, finding);
   voteOnRenewal(gathered.meaning, domain, now);
@@ -467,13 +478,19 @@ async function readContactPages(client: ResellerClient, gathered: Gathering): Pr
  * The account's `date_renewal` reads as the last renewal: the domains flagged `renewal_failed` are
  * classified again without that rule, and kept only if another rule still finds them.
  */
-function judgeWithoutRenewalRule(gathered: Gathering, now: number, policy: ClassifyPolicy): void {
+function judgeWithoutRenewalRule(
+  gathered: Gathering,
+  now: number,
+  policy: ClassifyPolicy,
+  policies: PolicySet | undefined,
+): void {
   const { domainFindings, renewalSuspects } = gathered;
   for (let i = 0; i < domainFindings.length; i++) {
     const domain = renewalSuspects.get(domainFindings[i] as DomainFinding);
     if (!domain) continue;
-    const again = classify(domain, now, { ...policy, renewalCheck: false });
-    if (again) domainFindings[i] = again;
+    const group = policies?.policyFor(domain);
+    const again = classify(domain, now, { ...(group ? group.classify : policy), renewalCheck: false });
+    if (again) domainFindings[i] = markFinding(again, group);
     else domainFindings.splice(i--, 1);
   }
 }
@@ -555,6 +572,7 @@ function assembleReport(parts: ReportParts): Report {
       expiry_days: policy.expiryDays,
       critical_days: policy.criticalDays,
       ...(Object.keys(overrides).length ? { quarantine_days: overrides } : {}),
+      ...(options.policies?.resolved.length ? { policies: reportPolicies(options.policies) } : {}),
     },
     ...(renewalOff ? { renewal_rule_off: renewalOff } : {}),
     ...(costs ? { renewal_costs: costs } : {}),

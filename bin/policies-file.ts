@@ -1,0 +1,27 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ConfigError } from '../functions/core/base/errors';
+import { ENV, type RawSettings } from '../functions/core/scan/config';
+import { parsePoliciesText } from '../functions/core/scan/policies';
+import type { CliIo } from './command';
+
+/**
+ * `scan --policies FILE` (POLICIES_FILE): the file read and checked here, where its name can be
+ * said, then carried as the `policies` setting (POLICIES) every scan reads, the Lambda's included.
+ */
+export function withPoliciesFile(raw: RawSettings, io: Pick<CliIo, 'cwd'>): RawSettings {
+  const path = raw.policiesFile?.trim();
+  if (!path) return raw;
+  const where = `policies file ${path}`;
+  let text: string;
+  try {
+    text = readFileSync(resolve(io.cwd ?? process.cwd(), path), 'utf8');
+  } catch (error) {
+    throw new ConfigError(
+      `${where} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); ${ENV.policiesFile} and --policies name a JSON file (docs/policies.md)`,
+      { cause: error },
+    );
+  }
+  parsePoliciesText(text, where);
+  return { ...raw, policies: text };
+}

@@ -1,0 +1,98 @@
+import { ConfigError } from '../core/base/errors';
+import { isLoopbackUrl } from '../core/scan/config';
+
+/**
+ * The heartbeat outside AWS (HEARTBEAT_URL, `scan --heartbeat-url`; on AWS the SecureString
+ * HEARTBEAT_URL_PARAMETER names): a GET to the URL after every complete scan and to `URL/fail` after
+ * a failed one, the convention of Healthchecks.io and Cronitor, so a scan that stopped running or
+ * broke is seen even when what broke is the AWS account's own alarms. The URL is a secret (whoever
+ * has it can report the scan healthy): no message ever carries more of it than its host. A
+ * heartbeat that fails is said, never thrown: the scan's own result stands either way.
+ */
+
+/** How long a ping may take before it is given up. */
+export const HEARTBEAT_TIMEOUT_MS = 10_000;
+
+/** What a scan reports: it completed, or it failed. */
+export type ScanOutcome = 'complete' | 'failed';
+
+/** The outcome of one ping, in words that name only the host. */
+export type PingResult = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+
+/** Sends the pings of a scan; never throws. */
+export interface Heartbeat {
+  /** The host pinged: what messages may name. */
+  readonly host: string;
+  ping(outcome: ScanOutcome): Promise<PingResult>;
+}
+
+/**
+ * Checks a heartbeat URL: https, or http to this machine only (it is a secret, sent in clear over
+ * http). `source` names where it came from; the message never repeats the URL.
+ */
+export function checkHeartbeatUrl(text: string, source: string): URL {
+  const trimmed = text.trim();
+  const url = URL.canParse(trimmed) ? new URL(trimmed) : undefined;
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password)
+    throw new ConfigError(
+      `${source} must be an http(s) URL such as https://hc-ping.com/<uuid> (the value is not shown: it is a secret)`,
+    );
+  if (url.protocol === 'http:' && !isLoopbackUrl(url))
+    throw new ConfigError(
+      `${source} must be an https URL (http only to 127.0.0.1, [::1] or localhost): whoever reads it can report the scan healthy`,
+    );
+  return url;
+}
+
+/** `URL/fail` (and `URL/<account>/fail`): the path extended, any query kept where it was. */
+export function pingUrl(base: URL, outcome: ScanOutcome, account?: string): URL {
+  const url = new URL(base.href);
+  const path = url.pathname.replace(/\/+$/, '');
+  url.pathname = `${path}${account ? `/${encodeURIComponent(account)}` : ''}${outcome === 'failed' ? '/fail' : ''}`;
+  return url;
+}
+
+/** What went wrong with a ping, without the URL: a status, a timeout, or the network error's code. */
+function pingFailure(error: unknown, timedOut: boolean): string {
+  if (timedOut) return `no answer within ${HEARTBEAT_TIMEOUT_MS / 1000} s`;
+  const cause = (error as { cause?: { code?: unknown } }).cause;
+  const code = typeof cause?.code === 'string' ? cause.code : (error as Error).name;
+  return `the request failed (${code})`;
+}
+
+/**
+ * The heartbeat of one URL; with `account`, the account's own check under it (`URL/<account>`,
+ * Healthchecks.io's slug under a ping key), so one account's failure is not hidden by another's
+ * success.
+ */
+export function heartbeatOf(
+  base: URL,
+  options: { readonly account?: string; readonly fetch?: typeof fetch } = {},
+): Heartbeat {
+  const send = options.fetch ?? globalThis.fetch;
+  return {
+    host: base.host,
+    async ping(outcome) {
+      const url = pingUrl(base, outcome, options.account);
+      const abort = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        abort.abort();
+      }, HEARTBEAT_TIMEOUT_MS);
+      try {
+        const answer = await send(url, { method: 'GET', signal: abort.signal, redirect: 'follow' });
+        await answer.body?.cancel().catch(() => undefined);
+        return answer.ok ? { ok: true } : { ok: false, reason: `it answered HTTP ${answer.status}` };
+      } catch (error) {
+        return { ok: false, reason: pingFailure(error, timedOut) };
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/** The line that says a ping failed: the host and why, and that the scan's own result stands. */
+export const heartbeatFailureLine = (heartbeat: Heartbeat, outcome: ScanOutcome, reason: string): string =>
+  `the heartbeat ${outcome === 'failed' ? '/fail ping' : 'ping'} to ${heartbeat.host} failed: ${reason}; the scan's own result stands`;

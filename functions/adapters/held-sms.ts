@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import {
+  ConflictException,
+  CreateScheduleCommand,
+  type SchedulerClient,
+  UpdateScheduleCommand,
+} from '@aws-sdk/client-scheduler';
+import type { AlertMessage } from '../core/alerts/message';
+import { PublishError } from '../core/base/errors';
+
+/**
+ * SMS held by quiet hours (SMS_QUIET_HOURS), delivered when the window ends without any memory
+ * between scans: the scan that holds one makes a one-time EventBridge Scheduler schedule at the
+ * window's end, whose target publishes the SMS to the alert topic with `sms` = `release` (only the
+ * SMS subscriptions take it), then deletes itself. A second scan in the same window replaces the
+ * schedule of its account and group (same name) with its own, newer SMS.
+ */
+
+/** One SMS to send when the quiet hours end. */
+export interface HeldSms {
+  /** The SMS body, as the message's `sms` member holds it. */
+  readonly text: string;
+  /** The message's attributes the SMS subscriptions filter on (account, group, severity). */
+  readonly attributes: AlertMessage['attributes'];
+  /** Local date and time the window ends (`2026-11-23T07:00:00`), in `timeZone`. */
+  readonly until: string;
+  readonly timeZone: string;
+}
+
+/** Makes sure a held SMS is sent when the window ends; returns where it waits, in words. */
+export type SmsHolder = (held: HeldSms) => Promise<string>;
+
+/** Where the schedules live and what they publish with (the stack sets both). */
+export interface HeldSmsTarget {
+  readonly scheduleGroup: string;
+  /** The role EventBridge Scheduler publishes with: sns:Publish on the alert topic, nothing else. */
+  readonly roleArn: string;
+  readonly topicArn: string;
+}
+
+/** The schedule of one account's (or group's) held SMS for one window end: a stable name, at most 64 characters. */
+export function heldSmsScheduleName(held: Pick<HeldSms, 'attributes' | 'until'>): string {
+  const key = `${held.attributes.account ?? ''}\n${held.attributes.group ?? ''}\n${held.until}`;
+  return `held-sms-${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
+}
+
+/** The SNS Publish request the schedule's target makes: the SMS alone, marked as released. */
+export function releaseRequest(held: HeldSms, topicArn: string) {
+  const attribute = (value: string) => ({ DataType: 'String', StringValue: value });
+  return {
+    TopicArn: topicArn,
+    Message: held.text,
+    MessageAttributes: {
+      severity: attribute(held.attributes.severity),
+      sms: attribute('release'),
+      ...(held.attributes.account ? { account: attribute(held.attributes.account) } : {}),
+      ...(held.attributes.group ? { group: attribute(held.attributes.group) } : {}),
+    },
+  };
+}
+
+/** The holder of a deployment: a one-time schedule per held SMS, replaced by a later one of the same window. */
+export function schedulerHolder(scheduler: SchedulerClient, target: HeldSmsTarget): SmsHolder {
+  return async (held) => {
+    const Name = heldSmsScheduleName(held);
+    const schedule = {
+      Name,
+      GroupName: target.scheduleGroup,
+      ScheduleExpression: `at(${held.until})`,
+      ScheduleExpressionTimezone: held.timeZone,
+      FlexibleTimeWindow: { Mode: 'OFF' as const },
+      ActionAfterCompletion: 'DELETE' as const,
+      Description: 'domain-sentinel: an SMS held by quiet hours',
+      Target: {
+        Arn: 'arn:aws:scheduler:::aws-sdk:sns:publish',
+        RoleArn: target.roleArn,
+        Input: JSON.stringify(releaseRequest(held, target.topicArn)),
+      },
+    };
+    try {
+      try {
+        await scheduler.send(new CreateScheduleCommand(schedule));
+      } catch (error) {
+        if (!(error instanceof ConflictException)) throw error;
+        // An earlier scan of this window held its SMS already: this scan's is the newer word.
+        await scheduler.send(new UpdateScheduleCommand(schedule));
+      }
+    } catch (error) {
+      throw new PublishError(
+        `could not schedule the SMS held by quiet hours (schedule ${Name} in ${target.scheduleGroup}): ${(error as Error).name}: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+    return `schedule ${Name}, at ${held.until} ${held.timeZone}`;
+  };
+}

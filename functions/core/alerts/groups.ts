@@ -1,0 +1,171 @@
+import {
+  type DomainFinding,
+  type Finding,
+  isDomainFinding,
+  type Severity,
+  severityRank,
+} from '../findings/classify';
+import type { PolicySet } from '../scan/policies';
+import { hasUrgentDeadline, type QuietHours, quietUntil } from '../scan/quiet-hours';
+import type { Report } from '../scan/scan';
+import { alertSeverity } from './alert';
+
+/**
+ * Which messages one scan sends (docs/policies.md). The account's message goes to the deployment's
+ * (and the account's) recipients with every domain but those a policy lets lapse; each policy with
+ * recipients of its own gets a message of its group's domains alone, with the message attribute
+ * `group` its subscriptions filter on. One message per group rather than one message with a group
+ * attribute per domain: an SNS filter policy chooses whether a subscriber gets a message, never
+ * which part of it, so an e-mail subscriber gets a digest of only its group's domains only if that
+ * digest is a message of its own (and each then has SNS's 256 KB to itself). Pure.
+ */
+
+/** A message to send: its report, and the group it is for (absent: the account's message). */
+export interface PlannedAlert<R extends Report> {
+  readonly report: R & { readonly letting_lapse?: number };
+  readonly group?: string;
+}
+
+export interface AlertPlanOptions {
+  /** The deployment's MIN_SEVERITY: the level of every domain no policy sets one for. */
+  readonly minSeverity: Severity;
+  readonly policies?: PolicySet;
+  /**
+   * The memory between scans decided to publish (a change, a repeat, a summary): the account's
+   * message goes out whatever the levels say. @default false: it goes out when a finding reaches its level
+   */
+  readonly decided?: boolean;
+}
+
+const isLapsing = (f: Finding): boolean => isDomainFinding(f) && f.let_lapse === true;
+
+/** The severity from which a finding is worth an alert: its policy's minSeverity, else the deployment's. */
+function levelOf(f: Finding, options: AlertPlanOptions): Severity {
+  if (!isDomainFinding(f)) return options.minSeverity;
+  return options.policies?.byName(f.policy)?.minSeverity ?? options.minSeverity;
+}
+
+const reaches = (f: Finding, level: Severity) => severityRank(f.severity) >= severityRank(level);
+
+function counted<R extends Report>(report: R, findings: Finding[]): R {
+  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
+  for (const f of findings) summary[f.severity]++;
+  return { ...report, findings, summary };
+}
+
+/** A stateful report's `changes` and `resolved`, kept for the named domains only. */
+function onlyDomains<R extends Report>(report: R, names: ReadonlySet<string>): R {
+  const out = { ...report } as Record<string, unknown>;
+  for (const list of ['changes', 'resolved'] as const) {
+    const items = (report as { [k in typeof list]?: unknown })[list];
+    if (Array.isArray(items))
+      out[list] = items.filter((c: { domain_name?: unknown }) => names.has(String(c.domain_name)));
+  }
+  return out as R;
+}
+
+/**
+ * The messages of one scan, the account's first: none when nothing reaches its level (and no
+ * unreadable record, which may hide anything) and the memory did not decide to publish. A group's
+ * message goes out when one of its domains reaches the group's level; it carries no unreadable
+ * records (they belong to no group: the account's message lists them).
+ */
+export function planAlerts<R extends Report>(report: R, options: AlertPlanOptions): PlannedAlert<R>[] {
+  const lapsing = report.findings.filter(isLapsing).length;
+  const kept = lapsing ? report.findings.filter((f) => !isLapsing(f)) : [...report.findings];
+  const account = { ...counted(report, kept), ...(lapsing ? { letting_lapse: lapsing } : {}) };
+  const notify =
+    options.decided === true ||
+    report.problems.length > 0 ||
+    kept.some((f) => reaches(f, levelOf(f, options)));
+  if (!notify) return [];
+  const plan: PlannedAlert<R>[] = [{ report: account }];
+  for (const group of options.policies?.resolved ?? []) {
+    const { policy } = group;
+    const hasRecipients =
+      policy.alertEmails?.length || policy.alertSmsNumbers?.length || policy.webhooks?.length;
+    if (policy.letLapse || !hasRecipients) continue;
+    const mine = kept.filter((f): f is DomainFinding => isDomainFinding(f) && f.policy === policy.name);
+    if (!mine.some((f) => reaches(f, group.minSeverity))) continue;
+    const names = new Set(mine.map((f) => f.domain_name));
+    const own = onlyDomains(counted(report, mine), names);
+    plan.push({
+      group: policy.name,
+      report: {
+        ...own,
+        problems: [],
+        source: { ...own.source, group: policy.name },
+        policy: {
+          ...own.policy,
+          expiry_days: group.classify.expiryDays,
+          critical_days: group.classify.criticalDays,
+        },
+      },
+    });
+  }
+  return plan;
+}
+
+/** The label of a group's message in its subject, digest and SMS: `Brand A, group vip`. */
+export const groupLabel = (
+  accountLabel: string | undefined,
+  group: string | undefined,
+): string | undefined =>
+  group === undefined ? accountLabel : accountLabel ? `${accountLabel}, group ${group}` : `group ${group}`;
+
+/** What happens to a message's SMS: sent with it, or held until a local time of the alert's zone. */
+export type SmsDisposition = { readonly sms: 'send' } | { readonly sms: 'held'; readonly until: string };
+
+/**
+ * Whether the SMS of a message waits for the end of the quiet hours: only when the message would
+ * reach SMS at all (critical), it is sent in the window, and no critical item has a deadline within
+ * 48 hours (quiet-hours.ts). Undefined without quiet hours: the message then carries no `sms` attribute.
+ */
+export function smsDisposition(
+  report: Report,
+  quiet: { readonly hours?: QuietHours; readonly timeZone: string; readonly now: number },
+): SmsDisposition | undefined {
+  if (!quiet.hours) return undefined;
+  if (alertSeverity(report) !== 'critical') return { sms: 'send' };
+  const until = quietUntil(quiet.now, quiet.hours, quiet.timeZone);
+  if (until === null || hasUrgentDeadline(report, quiet.now)) return { sms: 'send' };
+  return { sms: 'held', until };
+}
+
+/** Whom one subscription of the alert topic serves. */
+export interface RecipientScope {
+  /** Only these accounts' messages (a recipient of accounts in an accounts file). @default every account */
+  readonly accounts?: readonly string[];
+  /** Only these groups' own messages; absent: the account's messages. */
+  readonly groups?: readonly string[];
+  /** An SMS subscription: critical messages only. */
+  readonly sms: boolean;
+}
+
+/** What the deployment publishes besides the account's one message. */
+export interface TopicFeatures {
+  /** Some policy has recipients of its own: groups' messages (attribute `group`) are published too. */
+  readonly groups: boolean;
+  /** SMS_QUIET_HOURS is set: every message carries `sms`, and a held SMS is released alone later. */
+  readonly quietHours: boolean;
+}
+
+/** An SNS filter policy on message attributes: each key's allowed values (strings, or `{"exists": false}`). */
+export type FilterPolicy = Readonly<Record<string, ReadonlyArray<string | { readonly exists: boolean }>>>;
+
+/**
+ * The filter policy of one subscription of the alert topic (lib/alerts.ts makes the stack's with
+ * it; undefined: none). A recipient of the account's messages does not take a group's message
+ * (`group` must be absent) once there are groups; a group's recipient takes its group's alone. With
+ * quiet hours an SMS takes `sms` = `send` or `release` (the SMS alone, once the window ends) and
+ * any other subscription `send` or `held`, so the release reaches phones only.
+ */
+export function filterPolicyOf(scope: RecipientScope, features: TopicFeatures): FilterPolicy | undefined {
+  const policy: Record<string, ReadonlyArray<string | { readonly exists: boolean }>> = {};
+  if (scope.accounts) policy.account = [...scope.accounts];
+  if (scope.groups) policy.group = [...scope.groups];
+  else if (features.groups) policy.group = [{ exists: false }];
+  if (scope.sms) policy.severity = ['critical'];
+  if (features.quietHours) policy.sms = scope.sms ? ['send', 'release'] : ['send', 'held'];
+  return Object.keys(policy).length ? policy : undefined;
+}

@@ -1,0 +1,68 @@
+import { type DomainFinding, type Finding, isDomainFinding } from '../findings/classify';
+import type { AlertMemory, EscalationPolicy } from './state';
+import { isDue } from './state-time';
+
+/**
+ * Escalation (docs/policies.md): a critical finding that nobody acknowledged or snoozed within
+ * `afterHours` of its first alert, and whose deadline (expiry, or restore-by in quarantine) is
+ * within `withinDays`, is published again as an escalation, once per rung of the threshold ladder.
+ * Pure; compare.ts asks it per finding, and remembers the rung in the domain's `alerted`.
+ */
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+/** The deadline a person must act by: restore-by in quarantine (when known), else the expiry. */
+export function deadlineOf(f: DomainFinding): string {
+  return f.kind === 'quarantine' && f.restore_by ? f.restore_by : f.date_expiry;
+}
+
+/**
+ * Hours the finding went without action since its first alert, when it escalates now; null when
+ * it does not. `prev` is its last alert (null: never alerted, so nothing to escalate yet); a
+ * silenced finding (snoozed, acknowledged) was acted on and never escalates.
+ */
+export function escalationHours(
+  f: Finding,
+  prev: AlertMemory | null | undefined,
+  input: {
+    readonly policy: EscalationPolicy | undefined;
+    readonly nowMs: number;
+    readonly stage: number | null;
+    readonly silenced: boolean;
+  },
+): number | null {
+  const { policy, nowMs, stage } = input;
+  if (!policy || input.silenced || f.severity !== 'critical' || !isDomainFinding(f)) return null;
+  // Alerted before as this very finding; an alert of another kind (expiring, now in quarantine) is another finding.
+  if (!prev || prev.kind !== f.kind) return null;
+  if (prev.escalated !== undefined && prev.escalated === stage) return null;
+  // A stored time in the future counts as due (isDue): a clock that jumped never holds an escalation back.
+  const first = prev.first_at ?? prev.at;
+  if (!isDue(first, nowMs, policy.afterHours * HOUR_MS)) return null;
+  const left = Date.parse(deadlineOf(f)) - nowMs;
+  if (!(left <= policy.withinDays * DAY_MS)) return null;
+  const waited = nowMs - Date.parse(first);
+  return waited >= 0 ? Math.floor(waited / HOUR_MS) : policy.afterHours;
+}
+
+/**
+ * The alert memory after this scan published a finding: the first alert kept while the finding
+ * stays the same kind, the rung of an escalation kept until the next one.
+ */
+export function nextAlertMemory(
+  f: Finding,
+  prev: AlertMemory | null | undefined,
+  now: { readonly at: string; readonly stage: number | null; readonly escalatedNow: boolean },
+): AlertMemory {
+  const same = prev?.kind === f.kind ? prev : undefined;
+  const escalated = now.escalatedNow ? now.stage : same?.escalated;
+  return {
+    kind: f.kind,
+    severity: f.severity,
+    stage: now.stage,
+    at: now.at,
+    first_at: same ? (same.first_at ?? same.at) : now.at,
+    ...(escalated !== undefined ? { escalated } : {}),
+  };
+}

@@ -1,0 +1,376 @@
+import { domainToUnicode } from 'node:url';
+import * as z from 'zod';
+import { ConfigError } from '../base/errors';
+import { closest } from '../base/suggest';
+import { normalizeDomainName } from '../base/text';
+import { type ClassifyPolicy, type DomainFinding, SEVERITIES, type Severity } from '../findings/classify';
+import type { Domain } from '../reseller/schemas';
+
+/**
+ * Policies per domain group (docs/policies.md): the first policy whose `match` fits a domain sets
+ * that domain's thresholds, the severity at which it is worth an alert, whether it is let lapse, and
+ * who besides the deployment's recipients gets its alerts. A domain no policy fits keeps the
+ * deployment's settings. Pure: parsing, checking and matching, no I/O (the command line reads the
+ * file, the stack passes the JSON in POLICIES).
+ *
+ * `escalation` (with the memory between scans, functions/core/memory/escalation.ts) publishes
+ * again, with the `escalation` message attribute, a critical finding nobody acted on. A repeat
+ * cadence per severity is not a key yet, and a file that sets one is refused as any unknown key is.
+ */
+
+/** The most policies one file holds: each group with recipients is a subscription per recipient. */
+export const MAX_POLICIES = 50;
+
+/**
+ * A policy's name: it becomes the `group` message attribute, subscription filter policies, the
+ * report's `policy` of a finding and a subject's label, so the shape of an account's name.
+ */
+const NAME_SHAPE = /^[a-z0-9][a-z0-9-]{0,31}$/;
+
+const whole = (min: number, max: number) => {
+  const message = `must be a whole number from ${min} to ${max}`;
+  return z.number({ error: message }).int(message).min(min, message).max(max, message);
+};
+
+/** A tag as a policy names it: compared without regard to case or surrounding white space. */
+const tag = z
+  .string({ error: 'must be text' })
+  .trim()
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters');
+
+/** A TLD (`nl`, `co.uk`), with or without its leading dot, in any case; IDN TLDs as Unicode or punycode. */
+const tld = z
+  .string({ error: 'must be text' })
+  .trim()
+  .transform((text) => normalizeDomainName(text.replace(/^\./, '')))
+  .refine(
+    (text) => /^[a-z0-9-]{1,63}(\.[a-z0-9-]{1,63})*$/.test(text),
+    'must be a TLD such as nl or co.uk (letters, digits, "-" and dots)',
+  );
+
+/** A name pattern: `*` any run of characters (dots too), `?` one character; the rest as in a domain name. */
+const namePattern = z
+  .string({ error: 'must be text' })
+  .trim()
+  .transform((text) => text.toLowerCase().replace(/\.$/, ''))
+  .refine(
+    (text) => text.length >= 1 && text.length <= 253 && /^[\p{L}\p{N}*?.-]+$/u.test(text),
+    'must be a domain name pattern such as *.shop.example (letters, digits, "-", ".", "*" and "?")',
+  );
+
+const e164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be E.164 phone numbers such as +31612345678');
+/** `FORMAT:/ssm/parameter` as the deployment's `webhooks` take it (functions/core/alerts/webhook-delivery.ts). */
+const webhook = z
+  .string()
+  .regex(
+    /^(slack|teams|json):\/[A-Za-z0-9_.\-/]{1,1010}$/,
+    'must be FORMAT:/ssm/parameter/name with FORMAT one of slack, teams, json, e.g. slack:/domain-sentinel/vip-slack',
+  );
+
+const MatchSchema = z
+  .strictObject({
+    tags: z.array(tag).min(1, 'must list at least one tag').max(100).optional(),
+    tlds: z.array(tld).min(1, 'must list at least one TLD').max(100).optional(),
+    names: z.array(namePattern).min(1, 'must list at least one pattern').max(100).optional(),
+  })
+  .refine((m) => m.tags || m.tlds || m.names, 'must name tags, tlds or names');
+
+const PolicySchema = z.strictObject({
+  name: z
+    .string({ error: 'must be a name such as vip' })
+    .regex(NAME_SHAPE, 'must be 1 to 32 of a-z, 0-9 and "-", starting with a letter or digit'),
+  match: MatchSchema,
+  expiryDays: whole(1, 3650).optional(),
+  criticalDays: whole(0, 3650).optional(),
+  alertThresholds: z.array(whole(1, 3650)).min(1, 'must list at least one day').max(20).optional(),
+  minSeverity: z.enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` }).optional(),
+  letLapse: z.boolean({ error: 'must be true or false' }).optional(),
+  alertEmails: z.array(z.email('must be e-mail addresses')).max(100).optional(),
+  alertSmsNumbers: z.array(e164).max(100).optional(),
+  webhooks: z.array(webhook).max(10).optional(),
+});
+
+/** `escalation`: when a critical finding nobody acted on is published again, and who gets escalations alone. */
+const EscalationSchema = z.strictObject({
+  afterHours: whole(1, 8760),
+  withinDays: whole(1, 3650),
+  alertEmails: z.array(z.email('must be e-mail addresses')).max(100).optional(),
+  alertSmsNumbers: z.array(e164).max(100).optional(),
+});
+
+const PoliciesSchema = z.strictObject({
+  escalation: EscalationSchema.optional(),
+  policies: z
+    .array(z.unknown(), {
+      error: (issue) =>
+        issue.input === undefined
+          ? 'is required: the list of policies, e.g. {"policies": [{"name": "vip", "match": {"tags": ["vip"]}}]}'
+          : 'must be a list of policies',
+    })
+    .max(MAX_POLICIES, `must hold at most ${MAX_POLICIES} policies`),
+});
+
+/** One policy as its file sets it. */
+export type Policy = z.output<typeof PolicySchema>;
+
+/** Escalation as a policies file sets it. */
+export type Escalation = z.output<typeof EscalationSchema>;
+
+/** A policies file: the policies, in the order they are tried, and escalation. */
+export interface Policies {
+  readonly policies: readonly Policy[];
+  readonly escalation?: Escalation;
+}
+
+/** The keys each level of a policies file knows, for "did you mean". */
+const KNOWN_KEYS = {
+  top: Object.keys(PoliciesSchema.shape),
+  escalation: Object.keys(EscalationSchema.shape),
+  policy: Object.keys(PolicySchema.shape),
+  match: ['tags', 'tlds', 'names'],
+} as const;
+
+/** The recipients a policy's group sends its own digest to. */
+export const hasRecipients = (p: Policy): boolean =>
+  Boolean(p.alertEmails?.length || p.alertSmsNumbers?.length || p.webhooks?.length);
+
+function unknownKeys(keys: readonly string[], known: readonly string[], at: string): string[] {
+  return keys.map((key) => {
+    const near = closest(key, known);
+    return `${at}unknown key ${key}; ${near ? `did you mean ${near}?` : `known keys: ${known.join(', ')}`}`;
+  });
+}
+
+/** Every problem of one policy, each naming its place: `policies[1] ("vip"): criticalDays must be …`. */
+function policyProblems(value: unknown, index: number): { policy?: Policy; problems: string[] } {
+  const name =
+    value && typeof value === 'object' && typeof (value as { name?: unknown }).name === 'string'
+      ? (value as { name: string }).name.slice(0, 40)
+      : undefined;
+  const at = `policies[${index}]${name ? ` (${JSON.stringify(name)})` : ''}`;
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return { problems: [`${at} must be an object with a name and a match`] };
+  const parsed = PolicySchema.safeParse(value);
+  if (parsed.success) return { policy: parsed.data, problems: [] };
+  // A match with a mistyped key also names nothing known: its unknown key says it better.
+  const typoInMatch = parsed.error.issues.some(
+    (i) => i.code === 'unrecognized_keys' && i.path[0] === 'match',
+  );
+  const issues = parsed.error.issues.filter(
+    (i) => !(typoInMatch && i.code === 'custom' && i.path.length === 1 && i.path[0] === 'match'),
+  );
+  const problems = issues.flatMap((issue) => {
+    const inMatch = issue.path[0] === 'match';
+    if (issue.code === 'unrecognized_keys')
+      return unknownKeys(
+        issue.keys,
+        inMatch ? KNOWN_KEYS.match : KNOWN_KEYS.policy,
+        `${at}: ${inMatch ? 'match: ' : ''}`,
+      );
+    const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `${String(p)}`)).join('.');
+    return [`${at}: ${path.replace(/\.\[/g, '[') || 'policy'} ${issue.message}`];
+  });
+  return { problems };
+}
+
+/** Checks across policies: unique names, and nothing a let-lapse policy could not use. */
+function crossProblems(policies: readonly Policy[]): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const [i, p] of policies.entries()) {
+    const at = `policies[${i}] (${JSON.stringify(p.name)})`;
+    if (seen.has(p.name)) problems.push(`${at}: two policies are named ${p.name}; each name must be unique`);
+    seen.add(p.name);
+    if (p.criticalDays !== undefined && p.expiryDays !== undefined && p.criticalDays > p.expiryDays)
+      problems.push(
+        `${at}: criticalDays (${p.criticalDays}) must not exceed its expiryDays (${p.expiryDays})`,
+      );
+    if (p.letLapse && (hasRecipients(p) || p.minSeverity !== undefined || p.alertThresholds))
+      problems.push(
+        `${at}: a letLapse policy sends no alerts, so it takes no recipients, minSeverity or alertThresholds; remove them, or letLapse`,
+      );
+  }
+  return problems;
+}
+
+/**
+ * Checks a policies file's JSON value. Every problem is named at once, with its place and, for an
+ * unknown key, the closest known one: `policies file p.json: policies[1] ("vip"): unknown key
+ * criticalDay; did you mean criticalDays?`.
+ */
+export function parsePolicies(value: unknown, where: string): Policies {
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new ConfigError(
+      `${where} must be a JSON object such as {"policies": [{"name": "vip", "match": {"tags": ["vip"]}, "criticalDays": 30}]}`,
+    );
+  const top = PoliciesSchema.safeParse(value);
+  if (!top.success)
+    throw new ConfigError(
+      top.error.issues
+        .flatMap((issue) =>
+          issue.code === 'unrecognized_keys'
+            ? issue.path[0] === 'escalation'
+              ? unknownKeys(issue.keys, KNOWN_KEYS.escalation, 'escalation: ')
+              : unknownKeys(issue.keys, KNOWN_KEYS.top, '')
+            : [`${issue.path.map(String).join('.') || 'policies'} ${issue.message}`],
+        )
+        .map((p) => `${where}: ${p}`)
+        .join('; '),
+    );
+  const problems: string[] = [];
+  const policies: Policy[] = [];
+  for (const [i, entry] of top.data.policies.entries()) {
+    const one = policyProblems(entry, i);
+    problems.push(...one.problems);
+    if (one.policy) policies.push(one.policy);
+  }
+  if (problems.length === 0) problems.push(...crossProblems(policies));
+  if (problems.length) throw new ConfigError(problems.map((p) => `${where}: ${p}`).join('; '));
+  return { policies, ...(top.data.escalation ? { escalation: top.data.escalation } : {}) };
+}
+
+/** Reads policies from JSON text; a ConfigError names `where` and what is wrong. */
+export function parsePoliciesText(text: string, where: string): Policies {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`${where} is not JSON (${(error as Error).message})`, { cause: error });
+  }
+  return parsePolicies(value, where);
+}
+
+/** What applies to the domains of one group, the deployment's settings filled in. */
+export interface ResolvedPolicy {
+  readonly policy: Policy;
+  /** The rules' thresholds for its domains. */
+  readonly classify: ClassifyPolicy;
+  /** Its domains are worth an alert from this severity. */
+  readonly minSeverity: Severity;
+}
+
+/** What the deployment's own settings are, under the policies. */
+export interface PolicyDefaults {
+  readonly classify: ClassifyPolicy;
+  readonly minSeverity: Severity;
+}
+
+/** Policies ready to match domains, in their order, each with its effective settings. */
+export interface PolicySet {
+  readonly resolved: readonly ResolvedPolicy[];
+  /** The policy of a domain: the first that fits, or undefined (the deployment's settings apply). */
+  readonly policyFor: (domain: Pick<Domain, 'domain_name' | 'tags'>) => ResolvedPolicy | undefined;
+  /** The policy of a finding by the name it carries. */
+  readonly byName: (name: string | undefined) => ResolvedPolicy | undefined;
+  /** The widest expiry window of the deployment and every policy: how far ahead a filtered read must list. */
+  readonly widestExpiryDays: number;
+}
+
+/** `*.shop.example` → /^.*\.shop\.example$/: `*` any run of characters, `?` one. */
+const globToRegExp = (pattern: string): RegExp =>
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+    'u',
+  );
+
+/** A domain's name in each form a pattern may be written in: as listed, the registry's (punycode), Unicode. */
+type NameForms = () => readonly string[];
+
+/** One policy's match as a test of a domain: any of its tags, any of its TLDs, any of its patterns. */
+function matcher(policy: Policy): (forms: NameForms, tags: ReadonlySet<string>) => boolean {
+  const tags = (policy.match.tags ?? []).map((t) => t.toLowerCase());
+  const tlds = (policy.match.tlds ?? []).map((t) => `.${t}`);
+  const patterns = (policy.match.names ?? []).map(globToRegExp);
+  return (forms, domainTags) =>
+    tags.some((t) => domainTags.has(t)) ||
+    (tlds.length > 0 && forms().some((name) => tlds.some((t) => name.endsWith(t)))) ||
+    (patterns.length > 0 && forms().some((name) => patterns.some((re) => re.test(name))));
+}
+
+/** The forms of a name, made once and only when a TLD or a pattern asks. */
+function nameForms(domainName: string): NameForms {
+  let forms: readonly string[] | undefined;
+  return () => {
+    if (forms) return forms;
+    const name = domainName.toLowerCase().replace(/\.$/, '');
+    const ascii = normalizeDomainName(name);
+    const unicode = ascii.includes('xn--') ? domainToUnicode(ascii) : ascii;
+    forms = [...new Set([name, ascii, unicode].filter(Boolean))];
+    return forms;
+  };
+}
+
+const NO_TAGS: ReadonlySet<string> = new Set();
+
+/**
+ * Resolves the policies against the deployment's settings: each policy's thresholds over the
+ * deployment's, checked together (a policy's criticalDays may not exceed the expiry window it ends
+ * up with). Throws ConfigError naming the policy.
+ */
+export function resolvePolicies(policies: Policies | undefined, defaults: PolicyDefaults): PolicySet {
+  const problems: string[] = [];
+  const resolved = (policies?.policies ?? []).map((policy, i): ResolvedPolicy => {
+    const expiryDays = policy.expiryDays ?? defaults.classify.expiryDays;
+    const criticalDays = policy.criticalDays ?? defaults.classify.criticalDays;
+    if (criticalDays > expiryDays)
+      problems.push(
+        `policies[${i}] (${JSON.stringify(policy.name)}): criticalDays (${criticalDays}) must not exceed the expiry window it applies within (${expiryDays} days${policy.expiryDays === undefined ? ', the deployment’s' : ''})`,
+      );
+    return {
+      policy,
+      classify: { ...defaults.classify, expiryDays, criticalDays },
+      minSeverity: policy.minSeverity ?? defaults.minSeverity,
+    };
+  });
+  if (problems.length) throw new ConfigError(problems.join('; '));
+  const tests = resolved.map((r) => matcher(r.policy));
+  const byName = new Map(resolved.map((r) => [r.policy.name, r]));
+  return {
+    resolved,
+    policyFor: (domain) => {
+      if (tests.length === 0) return undefined;
+      const forms = nameForms(domain.domain_name);
+      const tags = domain.tags?.length ? new Set(domain.tags.map((t) => t.toLowerCase())) : NO_TAGS;
+      const index = tests.findIndex((fits) => fits(forms, tags));
+      return index < 0 ? undefined : resolved[index];
+    },
+    byName: (name) => (name === undefined ? undefined : byName.get(name)),
+    widestExpiryDays: Math.max(defaults.classify.expiryDays, ...resolved.map((r) => r.classify.expiryDays)),
+  };
+}
+
+/** Marks a finding with the group it belongs to, and as let lapse when its policy says so. */
+export function markFinding(finding: DomainFinding, policy: ResolvedPolicy | undefined): DomainFinding {
+  if (!policy) return finding;
+  finding.policy = policy.policy.name;
+  if (policy.policy.letLapse) finding.let_lapse = true;
+  return finding;
+}
+
+/** What the report says of the policies that applied: each group's effective settings. */
+export interface ReportPolicy {
+  readonly name: string;
+  readonly expiry_days: number;
+  readonly critical_days: number;
+  readonly min_severity: Severity;
+  readonly let_lapse?: true;
+  /** The days-left rungs its domains are alerted again at (with memory between scans). */
+  readonly alert_thresholds?: readonly number[];
+}
+
+/** The report's `policy.policies`: what applied to each group, in the order they are tried. */
+export const reportPolicies = (set: PolicySet): ReportPolicy[] =>
+  set.resolved.map((r) => ({
+    name: r.policy.name,
+    expiry_days: r.classify.expiryDays,
+    critical_days: r.classify.criticalDays,
+    min_severity: r.minSeverity,
+    ...(r.policy.letLapse ? { let_lapse: true as const } : {}),
+    ...(r.policy.alertThresholds
+      ? { alert_thresholds: [...new Set(r.policy.alertThresholds)].sort((a, b) => b - a) }
+      : {}),
+  }));

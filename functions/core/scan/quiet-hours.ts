@@ -1,0 +1,100 @@
+import * as z from 'zod';
+import { type Finding, isDomainFinding } from '../findings/classify';
+import type { Problem } from '../reseller/client';
+
+/**
+ * Quiet hours for SMS (SMS_QUIET_HOURS, `smsQuietHours`): a window such as `22:00-07:00` in the
+ * alert's time zone during which an SMS waits until the window ends, unless a deadline is close
+ * (docs/policies.md). Pure: parsing the window, placing an instant in it, and the urgency rule.
+ */
+
+/** A deadline at most this far away sends the SMS at once, quiet hours or not. */
+export const URGENT_WITHIN_MS = 48 * 3_600_000;
+
+/** A daily window, in minutes after local midnight; `start > end` crosses midnight. */
+export interface QuietHours {
+  readonly start: number;
+  readonly end: number;
+  /** As written: `22:00-07:00`. */
+  readonly text: string;
+}
+
+const WINDOW = /^([01]\d|2[0-3]):([0-5]\d)\s*-\s*([01]\d|2[0-3]):([0-5]\d)$/;
+
+/** Parses `HH:MM-HH:MM` (24-hour clock); null when it is not one, or starts where it ends. */
+export function parseQuietHours(text: string): QuietHours | null {
+  const m = WINDOW.exec(text.trim());
+  if (!m) return null;
+  const start = Number(m[1]) * 60 + Number(m[2]);
+  const end = Number(m[3]) * 60 + Number(m[4]);
+  if (start === end) return null;
+  return { start, end, text: `${m[1]}:${m[2]}-${m[3]}:${m[4]}` };
+}
+
+/** SMS_QUIET_HOURS's schema. */
+export const quietHoursSchema = z.string().transform((text, ctx) => {
+  const window = parseQuietHours(text);
+  if (!window) {
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        'must be a window of the 24-hour clock such as 22:00-07:00 (start and end differ; it may cross midnight)',
+    });
+    return z.NEVER;
+  }
+  return window;
+});
+
+/** Where in its zone an instant falls: the local calendar date and the minutes after midnight. */
+function localTime(now: number, zone: string): { y: number; m: number; d: number; minutes: number } {
+  const parts = new Intl.DateTimeFormat('en-GB', {
+    timeZone: zone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(new Date(now));
+  const part = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+  return { y: part('year'), m: part('month'), d: part('day'), minutes: part('hour') * 60 + part('minute') };
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/**
+ * When the window `now` falls in ends, as the local date and time of `zone` (`2026-11-23T07:00:00`,
+ * what EventBridge Scheduler's `at()` takes with the zone beside it); null outside the window.
+ */
+export function quietUntil(now: number, window: QuietHours, zone: string): string | null {
+  const t = localTime(now, zone);
+  const crosses = window.start > window.end;
+  const inside = crosses
+    ? t.minutes >= window.start || t.minutes < window.end
+    : t.minutes >= window.start && t.minutes < window.end;
+  if (!inside) return null;
+  // The window ends tomorrow when it crosses midnight and we are still before midnight.
+  const nextDay = crosses && t.minutes >= window.start;
+  const day = new Date(Date.UTC(t.y, t.m - 1, t.d + (nextDay ? 1 : 0)));
+  return `${day.getUTCFullYear()}-${pad(day.getUTCMonth() + 1)}-${pad(day.getUTCDate())}T${pad(Math.floor(window.end / 60))}:${pad(window.end % 60)}:00`;
+}
+
+/**
+ * True when a critical item of the message has a deadline within {@link URGENT_WITHIN_MS}: an
+ * expiry in the next 48 hours, a restore-by in the next 48 hours or already past, or a quarantine
+ * whose restore-by is unknown (nothing shows it is further), as is a record that says quarantine
+ * but could not be read. An expiry already past is not one: the domain's next deadline is its
+ * restore-by, once it is in quarantine.
+ */
+export function hasUrgentDeadline(
+  report: { readonly findings: readonly Finding[]; readonly problems: readonly Problem[] },
+  now: number,
+): boolean {
+  if (report.problems.some((p) => p.severity === 'critical')) return true;
+  return report.findings.some((f) => {
+    if (f.severity !== 'critical' || !isDomainFinding(f)) return false;
+    if (f.kind === 'quarantine') return !f.restore_by || Date.parse(f.restore_by) - now <= URGENT_WITHIN_MS;
+    const left = Date.parse(f.date_expiry) - now;
+    return left >= 0 && left <= URGENT_WITHIN_MS;
+  });
+}

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import type { DomainFinding } from '../../functions/core/findings/classify';
+import { escalationHours, nextAlertMemory } from '../../functions/core/memory/escalation';
+import type { AlertMemory } from '../../functions/core/memory/state';
+
+const NOW = Date.parse('2026-11-23T07:00:00Z');
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+const POLICY = { afterHours: 24, withinDays: 7 };
+
+const quarantine = (restoreInDays: number, severity: DomainFinding['severity'] = 'critical') =>
+  ({
+    kind: 'quarantine',
+    severity,
+    domain_name: 'lost.de',
+    date_expiry: new Date(NOW - 40 * DAY).toISOString(),
+    days_left: -40,
+    restore_by: new Date(NOW + restoreInDays * DAY).toISOString(),
+  }) as unknown as DomainFinding;
+
+const alerted = (hoursAgo: number, more: Partial<AlertMemory> = {}): AlertMemory => ({
+  kind: 'quarantine',
+  severity: 'critical',
+  stage: -1,
+  at: new Date(NOW - hoursAgo * HOUR).toISOString(),
+  ...more,
+});
+
+const input = (more: Partial<Parameters<typeof escalationHours>[2]> = {}) => ({
+  policy: POLICY,
+  nowMs: NOW,
+  stage: -1,
+  silenced: false,
+  ...more,
+});
+
+describe('escalationHours', () => {
+  it('escalates a critical finding first alerted afterHours ago or more, its restore-by within withinDays', () => {
+    expect(escalationHours(quarantine(5), alerted(25), input())).toBe(25);
+    // The first alert counts, not the last repeat.
+    expect(
+      escalationHours(
+        quarantine(5),
+        alerted(2, { first_at: new Date(NOW - 30 * HOUR).toISOString() }),
+        input(),
+      ),
+    ).toBe(30);
+  });
+
+  it('does not escalate too early, too far from the deadline, silenced, below critical, never alerted, or without a policy', () => {
+    expect(escalationHours(quarantine(5), alerted(23), input())).toBeNull();
+    expect(escalationHours(quarantine(8), alerted(25), input())).toBeNull();
+    expect(escalationHours(quarantine(5), alerted(25), input({ silenced: true }))).toBeNull();
+    expect(escalationHours(quarantine(5, 'warning'), alerted(25), input())).toBeNull();
+    expect(escalationHours(quarantine(5), null, input())).toBeNull();
+    expect(escalationHours(quarantine(5), alerted(25), input({ policy: undefined }))).toBeNull();
+  });
+
+  it('escalates once per rung: not again at the rung it escalated at, again at a lower one', () => {
+    expect(escalationHours(quarantine(5), alerted(25, { escalated: -1 }), input())).toBeNull();
+    const expiring = { ...quarantine(5), kind: 'expiring', days_left: 3 } as unknown as DomainFinding;
+    const was = alerted(48, { kind: 'expiring', stage: 7, escalated: 7 });
+    expect(escalationHours(expiring, was, input({ stage: 7 }))).toBeNull();
+    expect(escalationHours(expiring, was, input({ stage: 3 }))).toBe(48);
+  });
+
+  it('counts an alert of another kind as another finding, and a first alert stored in the future as due', () => {
+    expect(escalationHours(quarantine(5), alerted(25, { kind: 'expiring' }), input())).toBeNull();
+    const future = alerted(-100);
+    expect(escalationHours(quarantine(5), future, input())).toBe(POLICY.afterHours);
+  });
+});
+
+describe('nextAlertMemory', () => {
+  it('keeps the first alert and the escalated rung while the finding stays its kind, and starts over for another kind', () => {
+    const at = new Date(NOW).toISOString();
+    const first = new Date(NOW - 30 * HOUR).toISOString();
+    const f = quarantine(5);
+    expect(nextAlertMemory(f, null, { at, stage: -1, escalatedNow: false })).toEqual({
+      kind: 'quarantine',
+      severity: 'critical',
+      stage: -1,
+      at,
+      first_at: at,
+    });
+    expect(
+      nextAlertMemory(f, alerted(30, { first_at: first }), { at, stage: -1, escalatedNow: true }),
+    ).toMatchObject({ at, first_at: first, escalated: -1 });
+    expect(
+      nextAlertMemory(f, alerted(30, { first_at: first, escalated: -1 }), {
+        at,
+        stage: -1,
+        escalatedNow: false,
+      }),
+    ).toMatchObject({ first_at: first, escalated: -1 });
+    expect(
+      nextAlertMemory(f, alerted(30, { kind: 'expiring', escalated: 7 }), {
+        at,
+        stage: -1,
+        escalatedNow: false,
+      }),
+    ).toEqual({ kind: 'quarantine', severity: 'critical', stage: -1, at, first_at: at });
+  });
+});
