@@ -12,7 +12,7 @@ import type { Policies } from '../functions/core/scan/policies';
 import { AccountGroups } from './account-groups';
 import { AccountSettings as AccountSettingsOwner } from './account-settings';
 import { SCAN_DURATION_ALARM_SHARE, watchDeployment } from './alarms';
-import { AlertTopic } from './alerts';
+import { AlertTopic, type AlertTopicProps } from './alerts';
 import { ChatChannels, WebhookSubscriber } from './chat';
 import { type AccountSettings, parseSentinelSettings, type ResolvedSettings } from './config';
 import { SentinelDashboard } from './dashboard';
@@ -149,6 +149,14 @@ export interface DomainSentinelProps {
   readonly registryCheckDays?: number;
 }
 
+/** The policies' escalation recipients (docs/policies.md), as the alert topic subscribes them. */
+function escalationRecipients(policies: Policies | undefined): Pick<AlertTopicProps, 'escalation'> {
+  const escalation = policies?.escalation;
+  return escalation
+    ? { escalation: { emails: escalation.alertEmails ?? [], smsNumbers: escalation.alertSmsNumbers ?? [] } }
+    : {};
+}
+
 /** Copies made so far per app, to refuse two that would collide in one account and region. */
 const COPIES = new WeakMap<Construct, CopyOfApp[]>();
 
@@ -240,14 +248,7 @@ export class DomainSentinel extends Construct {
       key: this.topicKey,
       emails: settings.alertEmails,
       smsNumbers: settings.alertSmsNumbers,
-      ...(settings.policies?.escalation
-        ? {
-            escalation: {
-              emails: settings.policies.escalation.alertEmails ?? [],
-              smsNumbers: settings.policies.escalation.alertSmsNumbers ?? [],
-            },
-          }
-        : {}),
+      ...escalationRecipients(settings.policies),
     });
     // The functions read policies as POLICIES takes them: JSON text (parseWith bounded its length).
     const policiesText = settings.policies ? JSON.stringify(settings.policies) : undefined;
