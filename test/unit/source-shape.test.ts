@@ -23,7 +23,6 @@ const KNOWN_OVERSIZED: readonly string[] = [
   'functions/adapters/scheduled-scan.ts FunctionDeclaration handleScheduledScan',
   'functions/core/alerts/chat.ts FunctionDeclaration buildChatNotification',
   'functions/core/alerts/webhook-formats.ts FunctionDeclaration renderSlackMessage',
-  'functions/core/reseller/transport.ts',
   'functions/simulator/portfolio.ts FunctionDeclaration generatePortfolio',
   'functions/simulator/server.ts FunctionDeclaration startSimulator',
 ];
