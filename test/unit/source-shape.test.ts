@@ -24,7 +24,6 @@ const KNOWN_OVERSIZED: readonly string[] = [
   'functions/core/alerts/chat.ts FunctionDeclaration buildChatNotification',
   'functions/core/alerts/webhook-formats.ts FunctionDeclaration renderSlackMessage',
   'functions/simulator/portfolio.ts FunctionDeclaration generatePortfolio',
-  'functions/simulator/server.ts FunctionDeclaration startSimulator',
 ];
 
 /** Every TypeScript source file under the source folders, as a path relative to the repository. */
