@@ -23,7 +23,6 @@ const KNOWN_OVERSIZED: readonly string[] = [
   'functions/adapters/scheduled-scan.ts FunctionDeclaration handleScheduledScan',
   'functions/core/alerts/chat.ts FunctionDeclaration buildChatNotification',
   'functions/core/alerts/webhook-formats.ts FunctionDeclaration renderSlackMessage',
-  'functions/simulator/portfolio.ts FunctionDeclaration generatePortfolio',
 ];
 
 /** Every TypeScript source file under the source folders, as a path relative to the repository. */
