@@ -22,6 +22,7 @@ import {
   parseAccountInput,
 } from '../core/scan/accounts';
 import { ENV, loadScanSettings, METRICS, settingsFromEnv } from '../core/scan/config';
+import type { Report } from '../core/scan/scan';
 import { countingFetch } from './metrics';
 import { deliverAlert } from './publish-alert';
 import { finishReport } from './report-finish';
@@ -147,12 +148,7 @@ export async function handleScheduledScan(
       deps.logger.info(outcome.published ? 'alert published' : 'no alert published', { outcome });
     }
 
-    deps.metrics.addMetric(METRICS.criticalFindings, MetricUnit.Count, report.summary.critical);
-    deps.metrics.addMetric(METRICS.warningFindings, MetricUnit.Count, report.summary.warning);
-    deps.metrics.addMetric(METRICS.domainsScanned, MetricUnit.Count, report.stats.domains_scanned);
-    deps.metrics.addMetric(METRICS.unreadableRecords, MetricUnit.Count, report.problems.length);
-    // Last: only a scan that read everything and delivered its alert counts as completed.
-    deps.metrics.addMetric(METRICS.scanCompleted, MetricUnit.Count, 1);
+    addScanMetrics(deps.metrics, report);
     return {
       summary: report.summary,
       domainsScanned: report.stats.domains_scanned,
@@ -161,19 +157,34 @@ export async function handleScheduledScan(
       ...(account ? { account: account.account } : {}),
     };
   } catch (error) {
-    const named = isAccountEvent(event) ? (event as { account?: unknown }).account : undefined;
-    deps.logger.error('scan failed', {
-      // The account the input named, when it is a name (an invalid input is the reason itself).
-      ...(typeof named === 'string' && ACCOUNT_NAME.test(named) ? { account: named } : {}),
-      reason: error instanceof Error ? error.message : String(error),
-      errorName: (error as Error).name,
-    });
+    logFailure(deps, event, error);
     throw error;
   } finally {
     // Also when the scan failed: a run that ends in 429s is what this pair of metrics is for.
     reseller.addTo(deps.metrics);
     deps.metrics.publishStoredMetrics();
   }
+}
+
+/** The completed scan's metrics, which the alarms and the dashboard read. */
+function addScanMetrics(metrics: ScheduledScanDeps['metrics'], report: Report): void {
+  metrics.addMetric(METRICS.criticalFindings, MetricUnit.Count, report.summary.critical);
+  metrics.addMetric(METRICS.warningFindings, MetricUnit.Count, report.summary.warning);
+  metrics.addMetric(METRICS.domainsScanned, MetricUnit.Count, report.stats.domains_scanned);
+  metrics.addMetric(METRICS.unreadableRecords, MetricUnit.Count, report.problems.length);
+  // Last: only a scan that read everything and delivered its alert counts as completed.
+  metrics.addMetric(METRICS.scanCompleted, MetricUnit.Count, 1);
+}
+
+/** Logs why the scan failed, with the account the input named when it is a name. */
+function logFailure(deps: ScheduledScanDeps, event: unknown, error: unknown): void {
+  const named = isAccountEvent(event) ? (event as { account?: unknown }).account : undefined;
+  deps.logger.error('scan failed', {
+    // An invalid input is the reason itself, not an account to name.
+    ...(typeof named === 'string' && ACCOUNT_NAME.test(named) ? { account: named } : {}),
+    reason: error instanceof Error ? error.message : String(error),
+    errorName: (error as Error).name,
+  });
 }
 
 /**

@@ -17,10 +17,8 @@ const SOURCE_DIRS = ['functions', 'lib', 'bin'];
  * the test until its entry goes, so the list only shrinks.
  */
 const KNOWN_OVERSIZED: readonly string[] = [
-  'bin/commands/scan-accounts.ts FunctionDeclaration scanAccounts',
   'functions/adapters/accounts-web.ts FunctionDeclaration createAccountsWebApp',
   'functions/adapters/dynamodb-state-store.ts',
-  'functions/adapters/scheduled-scan.ts FunctionDeclaration handleScheduledScan',
   'functions/core/alerts/chat.ts FunctionDeclaration buildChatNotification',
   'functions/core/alerts/webhook-formats.ts FunctionDeclaration renderSlackMessage',
 ];
