@@ -17,7 +17,6 @@ const SOURCE_DIRS = ['functions', 'lib', 'bin'];
  * the test until its entry goes, so the list only shrinks.
  */
 const KNOWN_OVERSIZED: readonly string[] = [
-  'functions/adapters/accounts-web.ts FunctionDeclaration createAccountsWebApp',
   'functions/adapters/dynamodb-state-store.ts',
   'functions/core/alerts/chat.ts FunctionDeclaration buildChatNotification',
   'functions/core/alerts/webhook-formats.ts FunctionDeclaration renderSlackMessage',
