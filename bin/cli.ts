@@ -3,6 +3,7 @@ import { closest } from '../functions/core/base/suggest';
 import { asksForHelp, checkVariableNames, KNOWN_VARIABLES, parseCommandArgs } from './args';
 import { type CliIo, EXIT, UsageError } from './command';
 import { COMMANDS, commandNamed, commandsWithFlag } from './commands/index';
+import { runOf } from './commands/runs';
 import { renderCommandHelp, renderOverview, renderVariableHelp, variableDoc } from './help';
 import { interruptedStatus } from './interrupt';
 import { asksForVersion, VERSION_LINE } from './version';
@@ -28,7 +29,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     if (asksForHelp(rest)) return print(io, renderCommandHelp(command));
     const args = parseCommandArgs(command, rest, commandsWithFlag);
     checkVariableNames(io.env);
-    const code = await command.run(args, io);
+    const code = await runOf(command)(args, io);
     return io.signal?.aborted ? interrupted(io.signal, io) : code;
   } catch (error) {
     // Whatever a stopped command threw on its way out (an aborted request, a closed server), the

@@ -4,12 +4,12 @@ import { SentinelError } from '../functions/core/base/errors';
 import { SETTINGS, type SettingName, type SettingSpec } from '../functions/core/scan/config';
 
 /**
- * What a command of the command line is made of. Each command is one module in bin/commands/ that
- * exports one {@link Command}: its name, its flags, the environment it reads and what it does. The
+ * What a command of the command line is made of. Each command is one declaration in bin/commands/ that
+ * is one {@link Command}: its name, its flags, the environment it reads and its examples. The
  * parser (bin/args.ts), its help (bin/help.ts) and the CLI reference in docs/ (scripts/docs.ts)
  * all read that one declaration, so a flag cannot exist in one and not the others. A new flag is
  * one entry in its command's `options` (bin/commands/index.ts); a new command is one declaration
- * there and the module beside it that runs it.
+ * there, the module beside it that runs it, and its line in bin/commands/runs.ts.
  */
 
 /** Where the CLI writes and what it reads; tests pass their own. */
@@ -85,11 +85,6 @@ export interface Command {
   readonly env?: readonly string[];
   /** Command lines its help shows, each parsed by a test against these options. */
   readonly examples: readonly Example[];
-  /**
-   * Runs the command with its parsed arguments; returns the exit status. A declaration imports what
-   * does the work only here, when it runs, so help never loads it.
-   */
-  readonly run: (args: ParsedArgs, io: CliIo) => Promise<number>;
 }
 
 /** An option bound to a setting: the doc and default are the setting's own. */

@@ -11,7 +11,7 @@ import { type Simulator, startSimulator } from '../../functions/simulator/server
 import { noPositionals, parseNow, positiveInt, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs } from '../command';
 import { untilAborted } from '../interrupt';
-import { demo, LOCAL_LINK_PORT, LOCAL_LINK_URL, scan } from './index';
+import { demo, LOCAL_LINK_PORT, LOCAL_LINK_URL } from './index';
 import { logTo, webAppForServe } from './serve';
 
 /**
@@ -55,7 +55,7 @@ async function scanAndServe(sim: Simulator, env: NodeJS.ProcessEnv, now: number,
   try {
     const scanEnv = { ...env, [ENV.linkBaseUrl]: links?.url ?? io.env[ENV.linkBaseUrl] ?? LOCAL_LINK_URL };
     io.stderr(`demo: reseller simulator on ${sim.url}; running: sentinel scan --dry-run\n\n`);
-    const code = await scan.run(
+    const code = await (await import('./scan')).runScan(
       { values: { 'dry-run': true, now: new Date(now).toISOString() }, positionals: [] },
       { ...io, env: scanEnv },
     );

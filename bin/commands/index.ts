@@ -13,10 +13,11 @@ import {
 /**
  * Every command of `sentinel`, declared here in the order help and the CLI reference list them:
  * its name, flags, environment and examples, which `--help`, the parser and docs/cli.md read. What a
- * command does is the module beside this file of its name (scan.ts, serve.ts, …), imported only
- * when that command runs: `sentinel --help` and `sentinel scan --help` load none of them (the
- * AWS SDK, the simulator, the web app), so they answer at once. A new command is one declaration
- * here and one module beside it exporting its run function.
+ * command does is the module beside this file of its name (scan.ts, serve.ts, …), bound to its
+ * declaration in runs.ts and imported only when that command runs: `sentinel --help` and
+ * `sentinel scan --help` load none of them (the AWS SDK, the simulator, the web app), so they
+ * answer at once. A new command is one declaration here, one module beside it exporting its run
+ * function, and one line in runs.ts.
  */
 
 /** Accounts of an accounts file scanned at once by default. */
@@ -151,7 +152,6 @@ export const scan: Command = {
     },
     { line: 'sentinel scan --accounts accounts.json --dry-run', says: 'every account of an accounts file' },
   ],
-  run: async (args, io) => (await import('./scan')).runScan(args, io),
 };
 
 export const state: Command = {
@@ -185,7 +185,6 @@ export const state: Command = {
       says: 'keep the memory after RESELLER_API_KEY was rotated',
     },
   ],
-  run: async (args, io) => (await import('./state')).runState(args, io),
 };
 
 export const simulate: Command = {
@@ -255,7 +254,6 @@ export const simulate: Command = {
     { line: 'sentinel simulate --domains 100000 --latency 50', says: 'a large, slow account' },
     { line: 'sentinel simulate --max-per-page 25 --faults 429,500,hang', says: 'a reseller that misbehaves' },
   ],
-  run: async (args, io) => (await import('./simulate')).runSimulator(args, io),
 };
 
 export const demo: Command = {
@@ -278,7 +276,6 @@ export const demo: Command = {
     { line: 'sentinel demo', says: 'what npm start runs' },
     { line: 'sentinel demo --now 2026-11-22T06:00:00Z', says: 'the README’s output, to the letter' },
   ],
-  run: async (args, io) => (await import('./demo')).runDemo(args, io),
 };
 
 export const tryAlerts: Command = {
@@ -309,7 +306,6 @@ export const tryAlerts: Command = {
     { line: 'sentinel try-alerts', says: 'what each kind of subscriber would receive' },
     { line: 'sentinel try-alerts --webhook-format slack', says: 'and the body a Slack webhook gets' },
   ],
-  run: async (args, io) => (await import('./try-alerts')).runTryAlerts(args, io),
 };
 
 export const serve: Command = {
@@ -339,7 +335,6 @@ export const serve: Command = {
       says: 'snooze and acknowledge into the scans’ memory',
     },
   ],
-  run: async (args, io) => (await import('./serve')).runServe(args, io),
 };
 
 export const link: Command = {
@@ -353,7 +348,6 @@ export const link: Command = {
     { line: 'sentinel link example.nl', says: 'a restore link valid for 7 days' },
     { line: 'sentinel link example.nl --ttl-days 1', says: 'valid for one day' },
   ],
-  run: async (args, io) => (await import('./link')).runLink(args, io),
 };
 
 export const restore: Command = {
@@ -385,7 +379,6 @@ export const restore: Command = {
       says: 'in a script, once the registrant agreed; kept in the audit trail',
     },
   ],
-  run: async (args, io) => (await import('./restore')).runRestore(args, io),
 };
 
 export const audit: Command = {
@@ -414,7 +407,6 @@ export const audit: Command = {
       says: 'from the deployed table, as JSON',
     },
   ],
-  run: async (args, io) => (await import('./audit')).runAudit(args, io),
 };
 
 /** `--now` of snooze and ack: the instant the action is dated, as a scan's --now dates the scan. */
@@ -457,7 +449,6 @@ export const snooze: Command = {
     { line: 'sentinel snooze example.nl --state .sentinel/state.json', says: 'out of alerts for 7 days' },
     { line: 'sentinel snooze example.nl --days 30 --state .sentinel/state.json', says: 'for 30 days' },
   ],
-  run: async (args, io) => (await import('./snooze')).runSnooze(args, io),
 };
 
 export const ack: Command = {
@@ -469,7 +460,6 @@ export const ack: Command = {
   options: { now: ACT_NOW, state: STATE_OPTION, 'base-url': BASE_URL_OPTION },
   env: SILENCE_ENV,
   examples: [{ line: 'sentinel ack example.nl --state .sentinel/state.json', says: 'we let this one go' }],
-  run: async (args, io) => (await import('./snooze')).runAck(args, io),
 };
 
 /** Every command, in the order help and the CLI reference list them. */

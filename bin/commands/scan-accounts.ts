@@ -67,18 +67,7 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
     32,
   );
   const now = parseNow(str(args.values.now));
-  const all = readAccountsFile(file, io.cwd);
-  const only = str(args.values.account);
-  const accounts = only === undefined ? all : all.filter((a) => a.name === only);
-  if (accounts.length === 0) {
-    const near = closest(
-      only ?? '',
-      all.map((a) => a.name),
-    );
-    throw new UsageError(
-      `--account ${only}: no account of that name in ${file}; ${near ? `did you mean ${near}?` : `its accounts: ${all.map((a) => a.name).join(', ')}`}`,
-    );
-  }
+  const accounts = selectedAccounts(file, str(args.values.account), io.cwd);
   const json = args.values.json === true;
   const base = withPoliciesFile(settingsWithFlags(scan, args, io.env), io);
   // What every account shares is checked once, up front: a bad flag, no way to deliver, links
@@ -98,16 +87,10 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
   const stores = accountStoresFor({ env: io.env, stateFlag: str(args.values.state), cwd: io.cwd });
 
   const outcomes = await pooled(accounts, concurrency, async (account): Promise<AccountOutcome> => {
-    let output = '';
-    const own: CliIo = {
-      ...io,
-      stdout: (text) => {
-        output += text;
-      },
-      stderr: (text) => {
-        output += text;
-      },
-    };
+    // Accounts scan at once: each one's output is kept and printed whole, under its name.
+    const chunks: string[] = [];
+    const keep = (text: string) => chunks.push(text);
+    const own: CliIo = { ...io, stdout: keep, stderr: keep };
     try {
       const settings = loadScanSettings(accountRawSettings(base, accountEntryOf(account)), flagsOf(scan));
       const secrets = accountSecrets(accountKeySource(io.env, account), account.name);
@@ -123,11 +106,7 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
         failOn,
         account.name,
       );
-      const accountRun = {
-        ...run,
-        json,
-        job: { ...run.job, account: account.name },
-      };
+      const accountRun = { ...run, json, job: { ...run.job, account: account.name } };
       const place = {
         scope: accountScope(settings.resellerBaseUrl, account.name),
         reports: stores?.reports(account.name) ?? null,
@@ -137,15 +116,42 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
           ? scanWithMemory(accountRun, accountStateLocation(location, account.name), own, place)
           : scanAlone(accountRun, own, place);
       const report = run.heartbeat ? await run.heartbeat.around(own, scanOnce) : await scanOnce();
-      if (!report) return { account, error: new Error('superseded by a later scan'), output };
+      if (!report)
+        return { account, error: new Error('superseded by a later scan'), output: chunks.join('') };
       await stores?.summaries.put(accountSummaryOf(report, account.name, settings.accountLabel));
-      return { account, report, output };
+      return { account, report, output: chunks.join('') };
     } catch (error) {
+      const output = chunks.join('');
       return { account, error: error instanceof Error ? error : new Error(String(error)), output };
     }
   });
 
+  printOutcomes(outcomes, json, base, io, now);
+  return exitOf(outcomes, failOn, io);
+}
+
+/** Exit 1 once every account was tried if one could not be read (each named), else --fail-on's. */
+function exitOf(outcomes: readonly AccountOutcome[], failOn: Severity | undefined, io: CliIo): number {
   const failed = outcomes.filter((o): o is Extract<AccountOutcome, { error: Error }> => 'error' in o);
+  for (const o of failed)
+    io.stderr(`sentinel: account ${o.account.name} could not be read: ${o.error.message.split('\n')[0]}\n`);
+  if (failed.length > 0) return EXIT.failed;
+  const reached = (level: Severity) => outcomes.some((o) => 'report' in o && reportReaches(o.report, level));
+  if (failOn && reached(failOn)) {
+    io.stderr(`sentinel: findings at ${failOn} or above (--fail-on ${failOn})\n`);
+    return EXIT.failOn;
+  }
+  return EXIT.ok;
+}
+
+/** Every account's output under its name, then `--json`'s list or one summary line each. */
+function printOutcomes(
+  outcomes: readonly AccountOutcome[],
+  json: boolean,
+  base: Record<string, string | undefined>,
+  io: CliIo,
+  now: number,
+): void {
   if (json) {
     for (const o of outcomes) if (o.output) io.stderr(prefixed(o.account.name, o.output));
     const entries = outcomes.map((o) =>
@@ -156,15 +162,26 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
     for (const o of outcomes) io.stdout(`== account ${o.account.name} ==\n${o.output}\n`);
     io.stdout(`${summaryLines(outcomes, io.env, now)}\n`);
   }
-  for (const o of failed)
-    io.stderr(`sentinel: account ${o.account.name} could not be read: ${o.error.message.split('\n')[0]}\n`);
-  if (failed.length > 0) return EXIT.failed;
-  const reached = (level: Severity) => outcomes.some((o) => 'report' in o && reportReaches(o.report, level));
-  if (failOn && reached(failOn)) {
-    io.stderr(`sentinel: findings at ${failOn} or above (--fail-on ${failOn})\n`);
-    return EXIT.failOn;
+}
+
+/** The accounts of the file, or the one `--account` names (a name it lacks is a usage error). */
+function selectedAccounts(
+  file: string,
+  only: string | undefined,
+  cwd: string | undefined,
+): AccountSettings[] {
+  const all = readAccountsFile(file, cwd);
+  const accounts = only === undefined ? all : all.filter((a) => a.name === only);
+  if (accounts.length === 0) {
+    const near = closest(
+      only ?? '',
+      all.map((a) => a.name),
+    );
+    throw new UsageError(
+      `--account ${only}: no account of that name in ${file}; ${near ? `did you mean ${near}?` : `its accounts: ${all.map((a) => a.name).join(', ')}`}`,
+    );
   }
-  return EXIT.ok;
+  return accounts;
 }
 
 /** The account's reseller, for an error entry (the setting may itself be what failed). */

@@ -44,7 +44,6 @@ import { type CliHeartbeat, cliHeartbeat } from '../heartbeat';
 import { reportStoreFor, stateLocationOf } from '../local-stores';
 import { withPoliciesFile } from '../policies-file';
 import { scan } from './index';
-import { scanAccounts } from './scan-accounts';
 
 /** Where this run's alert goes. */
 type Delivery =
@@ -82,9 +81,8 @@ export interface AccountPlace {
   readonly reports: ReportStore | null;
 }
 
-/** `sentinel scan`: one account, or every account of an accounts file. */
+/** `sentinel scan` of one account (with --accounts, scan-accounts.ts runs instead: runs.ts). */
 export async function runScan(args: ParsedArgs, io: CliIo): Promise<number> {
-  if (str(args.values.accounts) !== undefined) return scanAccounts(args, io);
   for (const flag of ['account', 'account-concurrency'])
     if (args.values[flag] !== undefined)
       throw new UsageError(`--${flag} goes with --accounts FILE (the accounts file, docs/accounts.md)`);

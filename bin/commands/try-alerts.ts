@@ -9,7 +9,7 @@ import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { noPositionals, oneOf, parseNow, positiveInt, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs } from '../command';
-import { scan, tryAlerts } from './index';
+import { tryAlerts } from './index';
 
 const REGION = 'us-east-1';
 const CREDENTIALS = { accessKeyId: 'test', secretAccessKey: 'test' };
@@ -146,8 +146,14 @@ async function createTopicWithQueues(emulator: Emulator, format: WebhookFormat |
 }
 
 /** The one real `scan`, publishing through the AWS SDK to the emulated topic. */
-function scanPublishingTo(topicArn: string, baseUrl: string, now: number, emulator: Emulator, io: CliIo) {
-  return scan.run(
+async function scanPublishingTo(
+  topicArn: string,
+  baseUrl: string,
+  now: number,
+  emulator: Emulator,
+  io: CliIo,
+) {
+  return (await import('./scan')).runScan(
     { values: { now: new Date(now).toISOString() }, positionals: [] },
     {
       ...io,

@@ -73,67 +73,8 @@ export function createAccountsWebApp<A extends AccountEntry>(deps: AccountsWebDe
     return app;
   };
 
-  const overview = async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
-    const method = event.httpMethod.toUpperCase();
-    const token = event.queryStringParameters ?? {};
-    const now = clock();
-    const keys = async () => overviewSigningKeys(await deps.signingKeys());
-    // The report link's own checks (method, signature, expiry) with the overview's keys; its
-    // "no report yet" is the one outcome that means the link is good.
-    const gate = await decideView({
-      action: 'report',
-      method,
-      token,
-      now,
-      signingKeys: keys,
-      latestReport: async () => null,
-    });
-    let result: APIGatewayProxyResult;
-    let outcome: string = gate.kind;
-    if (gate.kind === 'no_report') {
-      try {
-        const lines = await overviewLines(deps, Number(token.exp) - Math.floor(now / 1000), now);
-        outcome = 'show';
-        result = {
-          statusCode: 200,
-          headers: { ...OVERVIEW_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
-          body: method === 'HEAD' ? '' : renderOverviewPage(lines),
-        };
-      } catch (error) {
-        outcome = 'store_failed';
-        deps.log('overview view', {
-          action: 'overview',
-          outcome,
-          status: 503,
-          detail: (error as Error).message,
-        });
-        return page(
-          503,
-          'Unavailable',
-          'The accounts could not be read. Please try again in a few minutes.',
-          method,
-        );
-      }
-    } else if (gate.kind === 'head') {
-      result = { statusCode: 200, headers: { ...OVERVIEW_PAGE_HEADERS }, body: '' };
-    } else if (gate.kind === 'show') {
-      // Never: the overview's gate has no report to show.
-      result = page(500, 'Unavailable', 'Please try again later.', method);
-    } else {
-      result = page(gate.status, gate.title, gate.message, method);
-    }
-    deps.log('overview view', {
-      action: 'overview',
-      method: method.slice(0, 16),
-      outcome,
-      status: result.statusCode,
-      sourceIp: event.requestContext?.identity?.sourceIp,
-    });
-    return result;
-  };
-
   return async (event) => {
-    if (event.resource === ACCOUNT_WEB_RESOURCES.overview) return overview(event);
+    if (event.resource === ACCOUNT_WEB_RESOURCES.overview) return overview(deps, clock(), event);
     if (!event.resource.startsWith(`${ACCOUNT_WEB_RESOURCES.prefix}/`)) return deps.fallback(event);
     const method = event.httpMethod.toUpperCase();
     const { account: name = '', ...rest } = event.pathParameters ?? {};
@@ -167,6 +108,72 @@ export function createAccountsWebApp<A extends AccountEntry>(deps: AccountsWebDe
       pathParameters: Object.keys(rest).length ? (rest as Record<string, string>) : null,
     });
   };
+}
+
+/**
+ * The overview of every account: behind the report link's own checks (method, signature, expiry)
+ * with the overview's keys, each account's line with its report linked.
+ */
+async function overview<A extends AccountEntry>(
+  deps: AccountsWebDeps<A>,
+  now: number,
+  event: APIGatewayProxyEvent,
+): Promise<APIGatewayProxyResult> {
+  const method = event.httpMethod.toUpperCase();
+  const token = event.queryStringParameters ?? {};
+  const keys = async () => overviewSigningKeys(await deps.signingKeys());
+  // The report link's own checks (method, signature, expiry) with the overview's keys; its
+  // "no report yet" is the one outcome that means the link is good.
+  const gate = await decideView({
+    action: 'report',
+    method,
+    token,
+    now,
+    signingKeys: keys,
+    latestReport: async () => null,
+  });
+  let result: APIGatewayProxyResult;
+  let outcome: string = gate.kind;
+  if (gate.kind === 'no_report') {
+    try {
+      const lines = await overviewLines(deps, Number(token.exp) - Math.floor(now / 1000), now);
+      outcome = 'show';
+      result = {
+        statusCode: 200,
+        headers: { ...OVERVIEW_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
+        body: method === 'HEAD' ? '' : renderOverviewPage(lines),
+      };
+    } catch (error) {
+      outcome = 'store_failed';
+      deps.log('overview view', {
+        action: 'overview',
+        outcome,
+        status: 503,
+        detail: (error as Error).message,
+      });
+      return page(
+        503,
+        'Unavailable',
+        'The accounts could not be read. Please try again in a few minutes.',
+        method,
+      );
+    }
+  } else if (gate.kind === 'head') {
+    result = { statusCode: 200, headers: { ...OVERVIEW_PAGE_HEADERS }, body: '' };
+  } else if (gate.kind === 'show') {
+    // Never: the overview's gate has no report to show.
+    result = page(500, 'Unavailable', 'Please try again later.', method);
+  } else {
+    result = page(gate.status, gate.title, gate.message, method);
+  }
+  deps.log('overview view', {
+    action: 'overview',
+    method: method.slice(0, 16),
+    outcome,
+    status: result.statusCode,
+    sourceIp: event.requestContext?.identity?.sourceIp,
+  });
+  return result;
 }
 
 /** Each account's line, its report linked with a signature of its own that lasts as long as the overview's. */

@@ -23,6 +23,7 @@ import {
   parseAccountInput,
 } from '../core/scan/accounts';
 import { ENV, loadScanSettings, METRICS, type ScanSettings, settingsFromEnv } from '../core/scan/config';
+import type { Report } from '../core/scan/scan';
 import { checkHeartbeatUrl, heartbeatFailureLine, heartbeatOf, type ScanOutcome } from './heartbeat';
 import { type SmsHolder, schedulerHolder } from './held-sms';
 import { countingFetch } from './metrics';
@@ -147,25 +148,10 @@ export async function handleScheduledScan(
         why: stateful.superseded ? [stateful.superseded] : stateful.result.why,
         published: stateful.published,
       });
-    else if (settings.alertTopicArn) {
-      const outcome = await deliverAlert(
-        alert,
-        { settings, now },
-        {
-          send: snsSender(deps.sns, settings.alertTopicArn, chatTargetOf(settings)),
-          ...(holdSms ? { holdSms } : {}),
-        },
-      );
-      published = outcome.published;
-      deps.logger.info(outcome.published ? 'alert published' : 'no alert published', { outcome });
-    }
+    else if (settings.alertTopicArn)
+      published = await deliverStateless(deps, alert, { settings, now }, settings.alertTopicArn, holdSms);
 
-    deps.metrics.addMetric(METRICS.criticalFindings, MetricUnit.Count, report.summary.critical);
-    deps.metrics.addMetric(METRICS.warningFindings, MetricUnit.Count, report.summary.warning);
-    deps.metrics.addMetric(METRICS.domainsScanned, MetricUnit.Count, report.stats.domains_scanned);
-    deps.metrics.addMetric(METRICS.unreadableRecords, MetricUnit.Count, report.problems.length);
-    // Last: only a scan that read everything and delivered its alert counts as completed.
-    deps.metrics.addMetric(METRICS.scanCompleted, MetricUnit.Count, 1);
+    addScanMetrics(deps.metrics, report);
     await beat(deps, heartbeat, 'complete', account?.account);
     return {
       summary: report.summary,
@@ -175,25 +161,53 @@ export async function handleScheduledScan(
       ...(account ? { account: account.account } : {}),
     };
   } catch (error) {
-    const named = isAccountEvent(event) ? (event as { account?: unknown }).account : undefined;
-    deps.logger.error('scan failed', {
-      // The account the input named, when it is a name (an invalid input is the reason itself).
-      ...(typeof named === 'string' && ACCOUNT_NAME.test(named) ? { account: named } : {}),
-      reason: error instanceof Error ? error.message : String(error),
-      errorName: (error as Error).name,
-    });
-    await beat(
-      deps,
-      heartbeat,
-      'failed',
-      typeof named === 'string' && ACCOUNT_NAME.test(named) ? named : undefined,
-    );
+    const named = logFailure(deps, event, error);
+    await beat(deps, heartbeat, 'failed', named);
     throw error;
   } finally {
     // Also when the scan failed: a run that ends in 429s is what this pair of metrics is for.
     reseller.addTo(deps.metrics);
     deps.metrics.publishStoredMetrics();
   }
+}
+
+/** A scan without memory: its alert delivered when the notify policy says so, and logged either way. */
+async function deliverStateless(
+  deps: ScheduledScanDeps,
+  alert: Report,
+  at: Parameters<typeof deliverAlert>[1],
+  topicArn: string,
+  holdSms: SmsHolder | undefined,
+): Promise<boolean> {
+  const outcome = await deliverAlert(alert, at, {
+    send: snsSender(deps.sns, topicArn, chatTargetOf(at.settings)),
+    ...(holdSms ? { holdSms } : {}),
+  });
+  deps.logger.info(outcome.published ? 'alert published' : 'no alert published', { outcome });
+  return outcome.published;
+}
+
+/** The completed scan's metrics, which the alarms and the dashboard read. */
+function addScanMetrics(metrics: ScheduledScanDeps['metrics'], report: Report): void {
+  metrics.addMetric(METRICS.criticalFindings, MetricUnit.Count, report.summary.critical);
+  metrics.addMetric(METRICS.warningFindings, MetricUnit.Count, report.summary.warning);
+  metrics.addMetric(METRICS.domainsScanned, MetricUnit.Count, report.stats.domains_scanned);
+  metrics.addMetric(METRICS.unreadableRecords, MetricUnit.Count, report.problems.length);
+  // Last: only a scan that read everything and delivered its alert counts as completed.
+  metrics.addMetric(METRICS.scanCompleted, MetricUnit.Count, 1);
+}
+
+/** Logs why the scan failed, with the account the input named when it is a name (returned). */
+function logFailure(deps: ScheduledScanDeps, event: unknown, error: unknown): string | undefined {
+  const named = isAccountEvent(event) ? (event as { account?: unknown }).account : undefined;
+  // An invalid input is the reason itself, not an account to name.
+  const account = typeof named === 'string' && ACCOUNT_NAME.test(named) ? named : undefined;
+  deps.logger.error('scan failed', {
+    ...(account ? { account } : {}),
+    reason: error instanceof Error ? error.message : String(error),
+    errorName: (error as Error).name,
+  });
+  return account;
 }
 
 /**

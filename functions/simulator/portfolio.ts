@@ -190,15 +190,49 @@ export function generatePortfolio(options: PortfolioOptions): Portfolio {
   const now = options.now;
   const findings: ExpectedFinding[] = [];
   const problems: string[] = [];
+  // Contacts first, then domains, each drawing from the one seeded stream in a fixed order: the
+  // same seed gives the same portfolio, which tests and the docs' pinned runs rely on.
+  const contacts = generateContacts(Math.max(4, Math.ceil(count / 20)), now, random, pick, findings);
+  const domains: RawRecord[] = [];
+  for (let i = 0; i < count; i++) {
+    const scenario =
+      i < weights.length ? (weights[i]?.[0] as Scenario) : weighted(weights, random() * totalWeight);
+    const idn = i % 17 === 5;
+    const word = idn ? pick(IDN_WORDS) : pick(WORDS);
+    const tld = pick(TLDS);
+    const unicodeName = `${word}-${i.toString(36)}.${tld}`;
+    const name = idn ? domainToASCII(unicodeName) : unicodeName;
+    const registrant = contacts[Math.floor(random() * contacts.length)]?.handle as string;
+    const facts = scenarioFacts(scenario, name, i, now, random);
+    const shape = { i, name, tld, idn, registrant, techHandle: contacts[0]?.handle, profile, now };
+    domains.push(domainRecord(scenario, facts, shape));
+    if (scenario === 'malformed') problems.push(name);
+    else if (facts.expected) findings.push({ key: name, ...facts.expected });
+  }
+  for (let i = 0; i < (options.edgeCases ?? 0); i++) {
+    const edge = edgeCase(i, now, contacts[i % contacts.length]?.handle as string);
+    domains.push(edge.record);
+    if (edge.expected === 'problem') problems.push(String(edge.record.domain_name));
+    else findings.push({ key: String(edge.record.domain_name), ...edge.expected });
+  }
+  return { domains, contacts, truth: { findings, problems } };
+}
 
-  const contactCount = Math.max(4, Math.ceil(count / 20));
+/** The account's contacts; one pending validation (and about 8 % more) each adds its finding. */
+function generateContacts(
+  contactCount: number,
+  now: number,
+  random: () => number,
+  pick: <T>(list: readonly T[]) => T,
+  findings: ExpectedFinding[],
+): RawRecord[] {
   const contacts: RawRecord[] = [];
   for (let i = 0; i < contactCount; i++) {
     const handle = `C${String(i + 1).padStart(5, '0')}`;
     const pending = i === 1 || random() < 0.08;
     const first = pick(FIRST);
     const last = pick(LAST);
-    const contact: RawRecord = {
+    contacts.push({
       handle,
       company_name: pick(COMPANIES),
       name: `${first} ${last}`,
@@ -214,135 +248,146 @@ export function generatePortfolio(options: PortfolioOptions): Portfolio {
       date_created: iso(now - 400 * DAY),
       date_last_updated: iso(now - 10 * DAY),
       auto_delete: false,
-    };
-    contacts.push(contact);
+    });
     if (pending) findings.push({ key: handle, kind: 'contact_pending_validation', severity: 'warning' });
   }
+  return contacts;
+}
 
-  const domains: RawRecord[] = [];
-  for (let i = 0; i < count; i++) {
-    const scenario =
-      i < weights.length ? (weights[i]?.[0] as Scenario) : weighted(weights, random() * totalWeight);
-    const idn = i % 17 === 5;
-    const word = idn ? pick(IDN_WORDS) : pick(WORDS);
-    const tld = pick(TLDS);
-    const unicodeName = `${word}-${i.toString(36)}.${tld}`;
-    const name = idn ? domainToASCII(unicodeName) : unicodeName;
-    const registrant = contacts[Math.floor(random() * contacts.length)]?.handle as string;
-    const dateVariant = i % 5 === 0 ? 1 : i % 7 === 0 ? 2 : 0;
+/** What a scenario makes of one domain: its dates, auto-renew, status, and the finding expected. */
+interface ScenarioFacts {
+  readonly expiry: number;
+  readonly autoRenew: boolean | undefined;
+  readonly status: string[];
+  readonly deleted: number | null;
+  readonly expected: Omit<ExpectedFinding, 'key'> | null;
+}
 
-    let expiry = now + (60 + Math.floor(random() * 640)) * DAY + Math.floor(random() * DAY);
-    let autoRenew: boolean | undefined = true;
-    let status = ['registered'];
-    let deleted: number | null = null;
-    let expected: Omit<ExpectedFinding, 'key'> | null = null;
-    switch (scenario) {
-      case 'healthy':
-        break;
-      case 'renews_soon':
-        expiry = now + (1 + Math.floor(random() * 28)) * DAY + HOUR;
-        expected = renewalFails(i)
+function scenarioFacts(
+  scenario: Scenario,
+  name: string,
+  i: number,
+  now: number,
+  random: () => number,
+): ScenarioFacts {
+  const healthy = now + (60 + Math.floor(random() * 640)) * DAY + Math.floor(random() * DAY);
+  const facts: ScenarioFacts = {
+    expiry: healthy,
+    autoRenew: true,
+    status: ['registered'],
+    deleted: null,
+    expected: null,
+  };
+  const off = { ...facts, autoRenew: false };
+  switch (scenario) {
+    case 'healthy':
+    case 'malformed':
+      return facts;
+    case 'renews_soon':
+      return {
+        ...facts,
+        expiry: now + (1 + Math.floor(random() * 28)) * DAY + HOUR,
+        expected: renewalFails(i)
           ? { kind: 'renewal_failed', severity: 'critical' }
-          : { kind: 'expiring', severity: 'info' };
-        break;
-      case 'auto_renew_off':
-        autoRenew = false;
-        expected = { kind: 'auto_renew_off', severity: 'info' };
-        break;
-      case 'warning':
-        autoRenew = false;
-        expiry = now + (8 + Math.floor(random() * 21)) * DAY + 2 * HOUR;
-        expected = { kind: 'expiring', severity: 'warning' };
-        break;
-      case 'critical':
-        autoRenew = false;
-        expiry = now + Math.floor(random() * 7) * DAY + HOUR;
-        expected = { kind: 'expiring', severity: 'critical' };
-        break;
-      case 'boundary_7':
-        autoRenew = false;
-        expiry = now + 7 * DAY;
-        expected = { kind: 'expiring', severity: 'critical' };
-        break;
-      case 'boundary_30':
-        autoRenew = false;
-        expiry = now + 30 * DAY;
-        expected = { kind: 'expiring', severity: 'warning' };
-        break;
-      case 'expires_now':
-        expiry = now;
-        expected = { kind: 'expired', severity: 'critical' };
-        break;
-      case 'expired':
-        autoRenew = false;
-        expiry = now - (1 + Math.floor(random() * 40)) * DAY;
-        expected = { kind: 'expired', severity: 'critical' };
-        break;
-      case 'quarantine':
-        autoRenew = false;
-        expiry = now - (5 + Math.floor(random() * 30)) * DAY;
-        deleted = deletedWithinPeriod(name, expiry, now, i);
-        status = ['quarantine'];
-        expected = { kind: 'quarantine', severity: 'critical' };
-        break;
-      case 'missing_auto_renew':
-        autoRenew = undefined;
-        expected = { kind: 'auto_renew_off', severity: 'info' };
-        break;
-      case 'malformed':
-        break;
+          : { kind: 'expiring', severity: 'info' },
+      };
+    case 'auto_renew_off':
+      return { ...off, expected: { kind: 'auto_renew_off', severity: 'info' } };
+    case 'warning':
+      return {
+        ...off,
+        expiry: now + (8 + Math.floor(random() * 21)) * DAY + 2 * HOUR,
+        expected: { kind: 'expiring', severity: 'warning' },
+      };
+    case 'critical':
+      return {
+        ...off,
+        expiry: now + Math.floor(random() * 7) * DAY + HOUR,
+        expected: { kind: 'expiring', severity: 'critical' },
+      };
+    case 'boundary_7':
+      return { ...off, expiry: now + 7 * DAY, expected: { kind: 'expiring', severity: 'critical' } };
+    case 'boundary_30':
+      return { ...off, expiry: now + 30 * DAY, expected: { kind: 'expiring', severity: 'warning' } };
+    case 'expires_now':
+      return { ...facts, expiry: now, expected: { kind: 'expired', severity: 'critical' } };
+    case 'expired':
+      return {
+        ...off,
+        expiry: now - (1 + Math.floor(random() * 40)) * DAY,
+        expected: { kind: 'expired', severity: 'critical' },
+      };
+    case 'quarantine': {
+      const expiry = now - (5 + Math.floor(random() * 30)) * DAY;
+      return {
+        ...off,
+        expiry,
+        deleted: deletedWithinPeriod(name, expiry, now, i),
+        status: ['quarantine'],
+        expected: { kind: 'quarantine', severity: 'critical' },
+      };
     }
-
-    const [sld, ...rest] = name.split('.');
-    const record: RawRecord = {
-      domain_name: name,
-      sld,
-      tld: rest.join('.'),
-      status,
-      date_expiry:
-        scenario !== 'malformed'
-          ? isoWithOffset(expiry, dateVariant)
-          : profile === 'stress'
-            ? `${iso(expiry).slice(0, 10)} sometime`
-            : null,
-      date_created: iso(now - 800 * DAY),
-      date_deleted: deleted === null ? null : iso(deleted),
-      // The coming renewal, the day before expiry; a failed one lies days in the past, the expiry unmoved.
-      date_renewal:
-        scenario === 'malformed'
-          ? null
-          : iso(scenario === 'renews_soon' && renewalFails(i) ? now - (2 + (i % 4)) * DAY : expiry - DAY),
-      auth_code: null,
-      transfer_lock: tld === 'nl' ? null : i % 2 === 0,
-      contacts: [
-        { type: 'admin', handle: registrant },
-        { type: 'tech', handle: contacts[0]?.handle },
-      ],
-      ...priceFields(i),
-      dns_hosted: true,
-      dns_hosted_template: null,
-      nsgroup: null,
-      dnssec: i % 4 === 0 ? 'signed' : 'unsigned',
-      tags: i % 9 === 0 ? ['vip'] : [],
-      services: i % 11 === 0 ? ['idprotect'] : [],
-      idn_language: idn ? 'de' : null,
-    };
-    // The documentation's own aliases, in some records, so the client stays honest.
-    if (autoRenew !== undefined) record[i % 4 === 1 ? 'auto_renewal' : 'auto_renew'] = autoRenew;
-    record[i % 6 === 2 ? 'auto_renewal_period' : 'auto_renew_period'] = 12;
-    record[i % 10 === 3 ? 'registant_handle' : 'registrant_handle'] = registrant;
-    domains.push(record);
-
-    if (scenario === 'malformed') problems.push(name);
-    else if (expected) findings.push({ key: name, ...expected });
+    case 'missing_auto_renew':
+      return { ...facts, autoRenew: undefined, expected: { kind: 'auto_renew_off', severity: 'info' } };
   }
-  for (let i = 0; i < (options.edgeCases ?? 0); i++) {
-    const edge = edgeCase(i, now, contacts[i % contacts.length]?.handle as string);
-    domains.push(edge.record);
-    if (edge.expected === 'problem') problems.push(String(edge.record.domain_name));
-    else findings.push({ key: String(edge.record.domain_name), ...edge.expected });
-  }
-  return { domains, contacts, truth: { findings, problems } };
+}
+
+/** Where a domain record's other fields come from: its index, name and the account. */
+interface RecordShape {
+  readonly i: number;
+  readonly name: string;
+  readonly tld: string;
+  readonly idn: boolean;
+  readonly registrant: string;
+  readonly techHandle: unknown;
+  readonly profile: PortfolioProfile;
+  readonly now: number;
+}
+
+/** The domain record as the API would send it, varied by index so the client meets every documented form. */
+function domainRecord(scenario: Scenario, facts: ScenarioFacts, shape: RecordShape): RawRecord {
+  const { i, name, tld, idn, registrant, profile, now } = shape;
+  const { expiry, autoRenew } = facts;
+  const dateVariant = i % 5 === 0 ? 1 : i % 7 === 0 ? 2 : 0;
+  const [sld, ...rest] = name.split('.');
+  const record: RawRecord = {
+    domain_name: name,
+    sld,
+    tld: rest.join('.'),
+    status: facts.status,
+    date_expiry:
+      scenario !== 'malformed'
+        ? isoWithOffset(expiry, dateVariant)
+        : profile === 'stress'
+          ? `${iso(expiry).slice(0, 10)} sometime`
+          : null,
+    date_created: iso(now - 800 * DAY),
+    date_deleted: facts.deleted === null ? null : iso(facts.deleted),
+    // The coming renewal, the day before expiry; a failed one lies days in the past, the expiry unmoved.
+    date_renewal:
+      scenario === 'malformed'
+        ? null
+        : iso(scenario === 'renews_soon' && renewalFails(i) ? now - (2 + (i % 4)) * DAY : expiry - DAY),
+    auth_code: null,
+    transfer_lock: tld === 'nl' ? null : i % 2 === 0,
+    contacts: [
+      { type: 'admin', handle: registrant },
+      { type: 'tech', handle: shape.techHandle },
+    ],
+    ...priceFields(i),
+    dns_hosted: true,
+    dns_hosted_template: null,
+    nsgroup: null,
+    dnssec: i % 4 === 0 ? 'signed' : 'unsigned',
+    tags: i % 9 === 0 ? ['vip'] : [],
+    services: i % 11 === 0 ? ['idprotect'] : [],
+    idn_language: idn ? 'de' : null,
+  };
+  // The documentation's own aliases, in some records, so the client stays honest.
+  if (autoRenew !== undefined) record[i % 4 === 1 ? 'auto_renewal' : 'auto_renew'] = autoRenew;
+  record[i % 6 === 2 ? 'auto_renewal_period' : 'auto_renew_period'] = 12;
+  record[i % 10 === 3 ? 'registant_handle' : 'registrant_handle'] = registrant;
+  return record;
 }
 
 /** Auto-renew domains expiring soon whose renewal failed (a spent prepaid balance): the first one and about 1 in 25 after. */

@@ -1,7 +1,17 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import {
+  type AccountData,
+  type Answer,
+  accountData,
+  errorAnswer,
+  type ListRules,
+  listAnswer,
+  restoreAnswer,
+  updateDomainOf,
+} from './accounts';
 import type { Portfolio, RawRecord } from './portfolio';
-import { buildFilter, buildSort, type Resource, SearchError, type SearchSemantics } from './search';
+import { SearchError, type SearchSemantics } from './search';
 
 /**
  * The embedded reseller simulator: a real HTTP server with the three documented endpoints, Bearer
@@ -107,28 +117,6 @@ export interface SimulatedAccountView {
   updateDomain(name: string, patch: RawRecord | null): boolean;
 }
 
-/** The records of one account, and its answers cached per query. */
-interface AccountData {
-  readonly domains: RawRecord[];
-  readonly contacts: RawRecord[];
-  readonly byName: Map<string, RawRecord>;
-  readonly cache: Map<string, RawRecord[]>;
-  readonly restoreCalls: string[];
-}
-
-function accountData(portfolio: Portfolio): AccountData {
-  const domains = portfolio.domains.map((d) => ({ ...d }));
-  return {
-    domains,
-    contacts: portfolio.contacts.map((c) => ({ ...c })),
-    byName: new Map(domains.map((d) => [String(d.domain_name), d])),
-    // Filtering and sorting 100 000 records per page would dominate a benchmark: cache per query.
-    cache: new Map(),
-    restoreCalls: [],
-  };
-}
-
-const DEFAULT_PER_PAGE = 50;
 /** Where the real answer of a request carried out before its injected fault is written: nowhere. */
 const DISCARDED_ANSWER = {
   writeHead: () => DISCARDED_ANSWER,
@@ -136,260 +124,43 @@ const DISCARDED_ANSWER = {
 } as unknown as ServerResponse;
 const JSON_TYPE = 'application/json;charset=utf-8';
 
+/** What one running simulator holds: its accounts, their rate limits, the faults to inject, what it saw. */
+interface SimulatorState {
+  readonly options: SimulatorOptions;
+  readonly rules: ListRules;
+  readonly latencyMs: number;
+  readonly clock: () => number;
+  readonly primary: AccountData;
+  readonly byKey: Map<string, AccountData>;
+  readonly limiters: Map<string, { take(): number | undefined } | undefined>;
+  readonly faults: Array<{ rule: FaultRule; left: number }>;
+  readonly requests: SimulatedRequest[];
+  /** When each answer is due (performance.now()); answers without one (admin) leave at once. */
+  readonly dueAt: WeakMap<ServerResponse, number>;
+  rateLimited: number;
+}
+
 export async function startSimulator(options: SimulatorOptions): Promise<Simulator> {
-  const maxPerPage = options.maxPerPage ?? 100;
-  const latencyMs = options.latencyMs ?? 0;
-  const clock = options.now ?? Date.now;
-  const primary = accountData(options.portfolio);
-  const byKey = new Map<string, AccountData>([[options.apiKey, primary]]);
-  for (const extra of options.accounts ?? []) {
-    if (byKey.has(extra.apiKey)) throw new RangeError('each simulated account needs its own key');
-    byKey.set(extra.apiKey, accountData(extra.portfolio));
-  }
-  const faults: Array<{ rule: FaultRule; left: number }> = [];
-  const requests: SimulatedRequest[] = [];
-  // A reseller limits each key on its own: one bucket per account.
-  const limiters = new Map(
-    [...byKey.keys()].map((key) => [
-      key,
-      options.rateLimit
-        ? tokenBucket(options.rateLimit, options.rateLimitBurst ?? Math.max(1, options.rateLimit))
-        : undefined,
-    ]),
-  );
-  const accountOf = (req: IncomingMessage): AccountData | undefined => {
-    const header = req.headers.authorization ?? '';
-    return header.startsWith('Bearer ') ? byKey.get(header.slice('Bearer '.length)) : undefined;
-  };
-  let rateLimited = 0;
-
-  // When each answer is due (performance.now()); answers without one (admin) leave at once.
-  const dueAt = new WeakMap<ServerResponse, number>();
-  const deliver = (res: ServerResponse, write: () => void) => {
-    const wait = (dueAt.get(res) ?? 0) - performance.now();
-    if (wait > 0) setTimeout(write, wait);
-    else write();
-  };
-  const send = (res: ServerResponse, status: number, body: unknown) => {
-    const text = body === undefined ? '' : JSON.stringify(body);
-    const headers: Record<string, string> = { 'x-request-id': `sim-${requests.length}` };
-    if (text) headers['content-type'] = JSON_TYPE;
-    deliver(res, () => res.writeHead(status, headers).end(text));
-  };
-  const error = (res: ServerResponse, status: number, message: string) =>
-    send(res, status, { error: { code: status, message } });
-
-  const list = (account: AccountData, resource: Resource, query: URLSearchParams, res: ServerResponse) => {
-    const { cache, domains, contacts } = account;
-    const page = query.has('page') ? Number(query.get('page')) : 1;
-    const askedPerPage = query.has('per_page') ? Number(query.get('per_page')) : DEFAULT_PER_PAGE;
-    if (!Number.isInteger(page) || page < 1) return error(res, 400, 'page must be a positive integer');
-    if (!Number.isInteger(askedPerPage) || askedPerPage < 1)
-      return error(res, 400, 'per_page must be a positive integer');
-    const perPage = Math.min(askedPerPage, maxPerPage);
-    const key = `${resource}?${[...query]
-      .filter(([k]) => k !== 'page' && k !== 'per_page')
-      .map(([k, v]) => `${k}=${v}`)
-      .join('&')}`;
-    let matches = cache.get(key);
-    if (!matches) {
-      const source = resource === 'domains' ? domains : contacts;
-      const filter = buildFilter(resource, query, {
-        ...(options.searchSemantics ? { semantics: options.searchSemantics } : {}),
-        ...(options.ignoredSearchParameters ? { ignored: options.ignoredSearchParameters } : {}),
-      });
-      matches = source.filter(filter);
-      const sort = buildSort(resource, query.get('sort'));
-      if (sort) matches.sort(sort);
-      cache.set(key, matches);
-    }
-    const totalPages = Math.ceil(matches.length / perPage);
-    const data = matches.slice((page - 1) * perPage, page * perPage);
-    // The examples name current_page `page`: the contact list answers that way.
-    const pageField = resource === 'contacts' ? 'page' : 'current_page';
-    send(res, 200, {
-      data,
-      pagination: {
-        [pageField]: page,
-        per_page: perPage,
-        total_pages: totalPages,
-        total_results: matches.length,
-      },
-    });
-  };
-
-  const restore = (account: AccountData, name: string, res: ServerResponse) => {
-    const { restoreCalls, byName, cache } = account;
-    restoreCalls.push(name);
-    const domain = byName.get(name);
-    if (!domain) return error(res, 404, `domain ${name} not found`);
-    const status = domain.status as string[];
-    if (!status.includes('quarantine')) return error(res, 422, `domain ${name} is not in quarantine`);
-    domain.status = ['registered'];
-    domain.date_deleted = null;
-    const expiry = Math.max(Date.parse(String(domain.date_expiry)), clock());
-    domain.date_expiry = new Date(expiry + 365 * 86_400_000).toISOString().replace('.000Z', 'Z');
-    domain.date_renewal = new Date(expiry + 364 * 86_400_000).toISOString().replace('.000Z', 'Z');
-    cache.clear();
-    send(res, 204, undefined);
-  };
-
-  const route = (req: IncomingMessage, res: ServerResponse, request: SimulatedRequest) => {
-    const account = accountOf(req);
-    if (!account) {
-      return error(res, 401, 'missing or invalid API key');
-    }
-    try {
-      if (req.method === 'GET' && request.path === '/v2/domains')
-        return list(account, 'domains', request.query, res);
-      if (req.method === 'GET' && request.path === '/v2/contacts')
-        return list(account, 'contacts', request.query, res);
-      const restoreMatch = /^\/v2\/domains\/([^/]+)\/restore$/.exec(request.path);
-      if (restoreMatch?.[1] && req.method === 'POST')
-        return restore(account, decodeURIComponent(restoreMatch[1]), res);
-      return error(res, 404, `no route for ${req.method} ${request.path}`);
-    } catch (e) {
-      if (e instanceof SearchError) return error(res, 400, e.message);
-      throw e;
-    }
-  };
-
-  const updateDomainOf = (account: AccountData, name: string, patch: RawRecord | null): boolean => {
-    const { byName, domains, cache } = account;
-    const existing = byName.get(name);
-    if (patch === null) {
-      if (!existing) return false;
-      domains.splice(domains.indexOf(existing), 1);
-      byName.delete(name);
-    } else if (existing) Object.assign(existing, patch, { domain_name: name });
-    else {
-      const record = { ...patch, domain_name: name };
-      domains.push(record);
-      byName.set(name, record);
-    }
-    cache.clear();
-    return true;
-  };
-
-  const updateDomain = (name: string, patch: RawRecord | null) => updateDomainOf(primary, name, patch);
-
-  /** Test-only portfolio changes; not counted in `requests` and never hit by injected faults. */
-  const admin = (req: IncomingMessage, res: ServerResponse, name: string) => {
-    const account = accountOf(req);
-    if (!account) {
-      req.resume();
-      return error(res, 401, 'missing or invalid API key');
-    }
-    if (req.method === 'DELETE') {
-      req.resume();
-      return updateDomainOf(account, name, null)
-        ? send(res, 204, undefined)
-        : error(res, 404, `domain ${name} not found`);
-    }
-    if (req.method !== 'POST') {
-      req.resume();
-      return error(res, 405, 'use POST with a JSON patch, or DELETE');
-    }
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      body += chunk;
-      if (body.length > 65_536) req.destroy();
-    });
-    req.on('end', () => {
-      let patch: unknown;
-      try {
-        patch = JSON.parse(body);
-      } catch {
-        return error(res, 400, 'the body must be a JSON object');
-      }
-      if (typeof patch !== 'object' || patch === null || Array.isArray(patch))
-        return error(res, 400, 'the body must be a JSON object');
-      updateDomainOf(account, name, patch as RawRecord);
-      send(res, 200, { data: account.byName.get(name) });
-    });
-  };
-
-  const takeFault = (request: SimulatedRequest): FaultRule | undefined => {
-    const index = faults.findIndex(({ rule }) => !rule.match || rule.match(request));
-    if (index < 0) return undefined;
-    const entry = faults[index] as { rule: FaultRule; left: number };
-    entry.left--;
-    if (entry.left <= 0) faults.splice(index, 1);
-    return entry.rule;
-  };
-
-  const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://simulator');
-    const bootstrap = url.pathname === '/rdap/dns.json' ? options.rdapBootstrap?.() : undefined;
-    if (bootstrap !== undefined) {
-      req.resume();
-      return send(res, 200, bootstrap);
-    }
-    const adminMatch = /^\/_admin\/domains\/([^/]+)$/.exec(url.pathname);
-    if (adminMatch?.[1]) return admin(req, res, decodeURIComponent(adminMatch[1]));
-    const request: SimulatedRequest = {
-      method: req.method ?? 'GET',
-      path: url.pathname,
-      query: url.searchParams,
-    };
-    requests.push(request);
-    req.resume(); // bodies are ignored; drain them
-    // A request without a known key has no bucket: it is answered 401 by the route.
-    const waitMs = limiters.get(accountOf(req) ? (req.headers.authorization ?? '').slice(7) : '')?.take();
-    // A request the rate limit turns away never reaches the application, nor its injected faults.
-    const rule = waitMs === undefined ? takeFault(request) : undefined;
-    const fault = rule?.fault;
-    // The real answer goes nowhere; the fault's answer below is what the client gets.
-    if (rule?.afterActing) route(req, DISCARDED_ANSWER, request);
-    if (latencyMs > 0) dueAt.set(res, performance.now() + latencyMs);
-    if (waitMs !== undefined) {
-      rateLimited++;
-      const text = JSON.stringify({ error: { code: 429, message: 'rate limit exceeded' } });
-      const retryAfter = String(Math.max(1, Math.ceil(waitMs / 1000)));
-      return deliver(res, () =>
-        res.writeHead(429, { 'content-type': JSON_TYPE, 'retry-after': retryAfter }).end(text),
-      );
-    }
-    if (fault?.kind === 'hang') return; // never answers; close() destroys the socket
-    if (fault?.kind === 'malformed') {
-      return deliver(res, () =>
-        res.writeHead(200, { 'content-type': JSON_TYPE }).end('{"data": [ {"domain_name": "trunc'),
-      );
-    }
-    if (fault?.kind === 'status') {
-      const { status, retryAfter } = fault;
-      const text = JSON.stringify({ error: { code: status, message: 'injected fault' } });
-      return deliver(res, () =>
-        res
-          .writeHead(status, {
-            'content-type': JSON_TYPE,
-            ...(retryAfter ? { 'retry-after': retryAfter } : {}),
-          })
-          .end(text),
-      );
-    }
-    route(req, res, request);
-  });
+  const state = simulatorState(options);
+  const server = createServer((req, res) => handle(state, req, res));
   server.keepAliveTimeout = 30_000;
-
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
   });
   const { port, address } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
-
+  const { primary, byKey } = state;
   return {
     url: `http://${host}:${port}`,
-    requests,
+    requests: state.requests,
     restoreCalls: primary.restoreCalls,
     get rateLimited() {
-      return rateLimited;
+      return state.rateLimited;
     },
-    injectFault: (rule) => faults.push({ rule, left: rule.times ?? 1 }),
+    injectFault: (rule) => state.faults.push({ rule, left: rule.times ?? 1 }),
     domain: (name) => primary.byName.get(name),
-    updateDomain,
+    updateDomain: (name, patch) => updateDomainOf(primary, name, patch),
     account: (apiKey) => {
       const data = byKey.get(apiKey);
       return data
@@ -406,6 +177,180 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
         server.close(() => resolve());
       }),
   };
+}
+
+function simulatorState(options: SimulatorOptions): SimulatorState {
+  const primary = accountData(options.portfolio);
+  const byKey = new Map<string, AccountData>([[options.apiKey, primary]]);
+  for (const extra of options.accounts ?? []) {
+    if (byKey.has(extra.apiKey)) throw new RangeError('each simulated account needs its own key');
+    byKey.set(extra.apiKey, accountData(extra.portfolio));
+  }
+  // A reseller limits each key on its own: one bucket per account.
+  const limiters = new Map(
+    [...byKey.keys()].map((key) => [
+      key,
+      options.rateLimit
+        ? tokenBucket(options.rateLimit, options.rateLimitBurst ?? Math.max(1, options.rateLimit))
+        : undefined,
+    ]),
+  );
+  return {
+    options,
+    rules: {
+      maxPerPage: options.maxPerPage ?? 100,
+      ...(options.searchSemantics ? { searchSemantics: options.searchSemantics } : {}),
+      ...(options.ignoredSearchParameters
+        ? { ignoredSearchParameters: options.ignoredSearchParameters }
+        : {}),
+    },
+    latencyMs: options.latencyMs ?? 0,
+    clock: options.now ?? Date.now,
+    primary,
+    byKey,
+    limiters,
+    faults: [],
+    requests: [],
+    dueAt: new WeakMap(),
+    rateLimited: 0,
+  };
+}
+
+/** One request: the RDAP bootstrap, the admin endpoint, or the API behind its rate limit and faults. */
+function handle(state: SimulatorState, req: IncomingMessage, res: ServerResponse) {
+  const url = new URL(req.url ?? '/', 'http://simulator');
+  const bootstrap = url.pathname === '/rdap/dns.json' ? state.options.rdapBootstrap?.() : undefined;
+  if (bootstrap !== undefined) {
+    req.resume();
+    return send(state, res, { status: 200, body: bootstrap });
+  }
+  const adminMatch = /^\/_admin\/domains\/([^/]+)$/.exec(url.pathname);
+  if (adminMatch?.[1]) return admin(state, req, res, decodeURIComponent(adminMatch[1]));
+  const request: SimulatedRequest = {
+    method: req.method ?? 'GET',
+    path: url.pathname,
+    query: url.searchParams,
+  };
+  state.requests.push(request);
+  req.resume(); // bodies are ignored; drain them
+  // A request without a known key has no bucket: it is answered 401 by the route.
+  const waitMs = state.limiters
+    .get(accountOf(state, req) ? (req.headers.authorization ?? '').slice(7) : '')
+    ?.take();
+  // A request the rate limit turns away never reaches the application, nor its injected faults.
+  const rule = waitMs === undefined ? takeFault(state, request) : undefined;
+  // The real answer goes nowhere; the fault's answer below is what the client gets.
+  if (rule?.afterActing) route(state, req, DISCARDED_ANSWER, request);
+  if (state.latencyMs > 0) state.dueAt.set(res, performance.now() + state.latencyMs);
+  if (waitMs !== undefined) {
+    state.rateLimited++;
+    const text = JSON.stringify({ error: { code: 429, message: 'rate limit exceeded' } });
+    const retryAfter = String(Math.max(1, Math.ceil(waitMs / 1000)));
+    return deliver(state, res, () =>
+      res.writeHead(429, { 'content-type': JSON_TYPE, 'retry-after': retryAfter }).end(text),
+    );
+  }
+  if (rule) return answerFault(state, res, rule.fault);
+  route(state, req, res, request);
+}
+
+/** The answer an injected fault gives instead of the real one (a hang gives none). */
+function answerFault(state: SimulatorState, res: ServerResponse, fault: Fault) {
+  if (fault.kind === 'hang') return; // never answers; close() destroys the socket
+  if (fault.kind === 'malformed') {
+    return deliver(state, res, () =>
+      res.writeHead(200, { 'content-type': JSON_TYPE }).end('{"data": [ {"domain_name": "trunc'),
+    );
+  }
+  const { status, retryAfter } = fault;
+  const text = JSON.stringify({ error: { code: status, message: 'injected fault' } });
+  deliver(state, res, () =>
+    res
+      .writeHead(status, { 'content-type': JSON_TYPE, ...(retryAfter ? { 'retry-after': retryAfter } : {}) })
+      .end(text),
+  );
+}
+
+/** Sends `write` when the answer is due (the configured latency after its request arrived). */
+function deliver(state: SimulatorState, res: ServerResponse, write: () => void): void {
+  const wait = (state.dueAt.get(res) ?? 0) - performance.now();
+  if (wait > 0) setTimeout(write, wait);
+  else write();
+}
+
+function send(state: SimulatorState, res: ServerResponse, answer: Answer): void {
+  const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
+  const headers: Record<string, string> = { 'x-request-id': `sim-${state.requests.length}` };
+  if (text) headers['content-type'] = JSON_TYPE;
+  deliver(state, res, () => res.writeHead(answer.status, headers).end(text));
+}
+
+function accountOf(state: SimulatorState, req: IncomingMessage): AccountData | undefined {
+  const header = req.headers.authorization ?? '';
+  return header.startsWith('Bearer ') ? state.byKey.get(header.slice('Bearer '.length)) : undefined;
+}
+
+/** The three documented endpoints, for the account of the request's key. */
+function route(state: SimulatorState, req: IncomingMessage, res: ServerResponse, request: SimulatedRequest) {
+  const account = accountOf(state, req);
+  if (!account) return send(state, res, errorAnswer(401, 'missing or invalid API key'));
+  try {
+    if (req.method === 'GET' && request.path === '/v2/domains')
+      return send(state, res, listAnswer(account, 'domains', request.query, state.rules));
+    if (req.method === 'GET' && request.path === '/v2/contacts')
+      return send(state, res, listAnswer(account, 'contacts', request.query, state.rules));
+    const restoreMatch = /^\/v2\/domains\/([^/]+)\/restore$/.exec(request.path);
+    if (restoreMatch?.[1] && req.method === 'POST')
+      return send(state, res, restoreAnswer(account, decodeURIComponent(restoreMatch[1]), state.clock()));
+    return send(state, res, errorAnswer(404, `no route for ${req.method} ${request.path}`));
+  } catch (e) {
+    if (e instanceof SearchError) return send(state, res, errorAnswer(400, e.message));
+    throw e;
+  }
+}
+
+/** Test-only portfolio changes; not counted in `requests` and never hit by injected faults. */
+function admin(state: SimulatorState, req: IncomingMessage, res: ServerResponse, name: string) {
+  const account = accountOf(state, req);
+  if (!account || req.method !== 'POST') {
+    req.resume();
+    if (!account) return send(state, res, errorAnswer(401, 'missing or invalid API key'));
+    if (req.method !== 'DELETE')
+      return send(state, res, errorAnswer(405, 'use POST with a JSON patch, or DELETE'));
+    return send(
+      state,
+      res,
+      updateDomainOf(account, name, null) ? { status: 204 } : errorAnswer(404, `domain ${name} not found`),
+    );
+  }
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (chunk: string) => {
+    body += chunk;
+    if (body.length > 65_536) req.destroy();
+  });
+  req.on('end', () => {
+    let patch: unknown;
+    try {
+      patch = JSON.parse(body);
+    } catch {
+      return send(state, res, errorAnswer(400, 'the body must be a JSON object'));
+    }
+    if (typeof patch !== 'object' || patch === null || Array.isArray(patch))
+      return send(state, res, errorAnswer(400, 'the body must be a JSON object'));
+    updateDomainOf(account, name, patch as RawRecord);
+    send(state, res, { status: 200, body: { data: account.byName.get(name) } });
+  });
+}
+
+function takeFault(state: SimulatorState, request: SimulatedRequest): FaultRule | undefined {
+  const { faults } = state;
+  const index = faults.findIndex(({ rule }) => !rule.match || rule.match(request));
+  if (index < 0) return undefined;
+  const entry = faults[index] as { rule: FaultRule; left: number };
+  entry.left--;
+  if (entry.left <= 0) faults.splice(index, 1);
+  return entry.rule;
 }
 
 /**

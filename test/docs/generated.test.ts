@@ -152,7 +152,6 @@ describe('help and the CLI reference list exactly what the commands declare', ()
       summary: 'does a new thing',
       options: {},
       examples: [],
-      run: async () => 0,
     };
     expect(cliReference([...COMMANDS, extra])).toContain(
       '### `sentinel brand-new-command`\n\nDoes a new thing.',

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../bin/commands/index';
+import { runOf } from '../../bin/commands/runs';
 import { VERSION } from '../../bin/version';
 import { SETTINGS, type SettingSpec } from '../../functions/core/scan/config';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
@@ -22,6 +23,13 @@ beforeAll(async () => {
 afterAll(() => sim.close());
 
 describe('sentinel --version and help', () => {
+  it('has what runs every declared command, and says so of one without', () => {
+    for (const command of COMMANDS) expect(typeof runOf(command), command.name).toBe('function');
+    expect(() => runOf({ name: 'brand-new', summary: '', options: {}, examples: [] })).toThrow(
+      'bin/commands/runs.ts has no run for the command brand-new',
+    );
+  });
+
   it('prints the package version', async () => {
     expect(await runCli(['--version'], {})).toEqual({
       code: 0,

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { bothSides } from '../../functions/core/alerts/registry-words';
-import { type DomainFinding, sortFindings } from '../../functions/core/findings/classify';
+import { type DomainFinding, type RegistryView, sortFindings } from '../../functions/core/findings/classify';
 import { registryNextStep } from '../../functions/core/findings/next-step';
 import {
   judgeRegistry,
-  type RegistryView,
   type ResellerSide,
   withRegistryView,
 } from '../../functions/core/findings/registry-rules';

@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { checkApiKey } from '../../functions/core/links/secrets';
+import { apiKeyProblem, scrubSecrets } from '../../functions/core/reseller/api-key';
 import { ConcurrencyController } from '../../functions/core/reseller/limiter';
-import {
-  apiKeyProblem,
-  parseRetryAfter,
-  retryDecision,
-  scrubSecrets,
-  Transport,
-} from '../../functions/core/reseller/transport';
+import { parseRetryAfter, retryDecision, Transport } from '../../functions/core/reseller/transport';
 
 const base = { attempt: 1, maxAttempts: 5, remainingMs: Number.POSITIVE_INFINITY, jitter: 0.5 };
 

@@ -1,6 +1,6 @@
 import { plural, safeText } from '../base/text';
-import type { DomainFinding, ResellerFindingKind } from '../findings/classify';
-import { isRegistryKind, type RegistryView } from '../findings/registry-rules';
+import type { DomainFinding, RegistryView, ResellerFindingKind } from '../findings/classify';
+import { isRegistryKind } from '../findings/registry-rules';
 import type { Report } from '../scan/scan';
 
 /**

@@ -1,6 +1,5 @@
 import type { Contact, Domain, DomainPrice } from '../reseller/schemas';
 import { type QuarantineOverrides, restoreDeadline } from './quarantine-periods';
-import type { RegistryFindingKind, RegistryView } from './registry-rules';
 
 export const SEVERITIES = ['info', 'warning', 'critical'] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -18,14 +17,35 @@ export const RESELLER_FINDING_KINDS = [
 ] as const;
 export type ResellerFindingKind = (typeof RESELLER_FINDING_KINDS)[number];
 
-/** Every kind of domain finding: the reseller's rules, then the registry check's (registry-rules.ts). */
-export const DOMAIN_FINDING_KINDS = [
-  ...RESELLER_FINDING_KINDS,
+/**
+ * What the registry check can find (its rules are registry-rules.ts), most severe first; the first
+ * that applies is the one. Listed here with the finding they make, so the finding's type needs
+ * nothing from the rules that judge it (which import this module).
+ */
+export const REGISTRY_FINDING_KINDS = [
   'registry_redemption',
   'registry_hold',
   'registry_expiry_mismatch',
-] as const satisfies ReadonlyArray<ResellerFindingKind | RegistryFindingKind>;
+] as const;
+export type RegistryFindingKind = (typeof REGISTRY_FINDING_KINDS)[number];
+
+/** Every kind of domain finding: the reseller's rules, then the registry check's. */
+export const DOMAIN_FINDING_KINDS = [...RESELLER_FINDING_KINDS, ...REGISTRY_FINDING_KINDS] as const;
 export type DomainFindingKind = (typeof DOMAIN_FINDING_KINDS)[number];
+
+/** The registry's side of a finding: its kind, severity and the facts it was judged on. */
+export interface RegistryView {
+  readonly kind: RegistryFindingKind;
+  readonly severity: 'warning' | 'critical';
+  /** The registry's expiration (ISO 8601, UTC); null when it publishes none. */
+  readonly date_expiry: string | null;
+  /** Whole days to the registry's expiration, negative once past; null without one. */
+  readonly days_left: number | null;
+  /** The statuses the registry showed (RDAP words), as far as they are kept (see `keptStatus` in registry-rules.ts). */
+  readonly status: readonly string[];
+  /** The RDAP server that answered: its origin. */
+  readonly server: string;
+}
 
 /** Thresholds of the finding rules. */
 export interface ClassifyPolicy {

@@ -1,7 +1,7 @@
 import { normalizeDomainName, plural, safeText } from '../base/text';
-import type { ContactFinding, DomainFinding, Finding } from './classify';
+import type { ContactFinding, DomainFinding, Finding, RegistryView } from './classify';
 import { quarantinePeriodOf, tldOf } from './quarantine-periods';
-import { isRegistryKind, type RegistryView } from './registry-rules';
+import { isRegistryKind } from './registry-rules';
 
 /**
  * What to do about each kind of finding and change, and by when: one line that ends the finding in

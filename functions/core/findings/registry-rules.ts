@@ -1,7 +1,10 @@
 import {
   type DomainFinding,
   daysLeft,
+  REGISTRY_FINDING_KINDS,
   RESELLER_FINDING_KINDS,
+  type RegistryFindingKind,
+  type RegistryView,
   type ResellerFindingKind,
   type Severity,
   severityRank,
@@ -16,14 +19,6 @@ import {
  * and a date the registry shows while the domain is being deleted or auto-renewed at the registry
  * is not the registrant's date.
  */
-
-/** What the registry check can find, most severe first; the first that applies is the one. */
-export const REGISTRY_FINDING_KINDS = [
-  'registry_redemption',
-  'registry_hold',
-  'registry_expiry_mismatch',
-] as const;
-export type RegistryFindingKind = (typeof REGISTRY_FINDING_KINDS)[number];
 
 /** True for a kind the registry check gives. */
 export const isRegistryKind = (kind: string): kind is RegistryFindingKind =>
@@ -64,20 +59,6 @@ export interface RegistryPolicy {
   readonly toleranceDays: number;
   /** A registry expiration within this many days is critical (CRITICAL_DAYS). */
   readonly criticalDays: number;
-}
-
-/** The registry's side of a finding: its kind, severity and the facts it was judged on. */
-export interface RegistryView {
-  readonly kind: RegistryFindingKind;
-  readonly severity: 'warning' | 'critical';
-  /** The registry's expiration (ISO 8601, UTC); null when it publishes none. */
-  readonly date_expiry: string | null;
-  /** Whole days to the registry's expiration, negative once past; null without one. */
-  readonly days_left: number | null;
-  /** The statuses the registry showed (RDAP words), as far as they are kept (see {@link keptStatus}). */
-  readonly status: readonly string[];
-  /** The RDAP server that answered: its origin. */
-  readonly server: string;
 }
 
 /** How one domain compares with its registry. */

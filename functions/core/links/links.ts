@@ -64,13 +64,6 @@ export function domainNameProblem(name: string): string | null {
   return null;
 }
 
-export interface RestoreLinkToken {
-  /** Expiry, epoch seconds. */
-  readonly exp: number;
-  readonly kid: string;
-  readonly sig: string;
-}
-
 /** Links that change something: GET confirms, only POST acts. */
 export const ACTING_ACTIONS = ['restore', 'snooze', 'acknowledge'] as const;
 /** Links that only show something, for the account as a whole. */

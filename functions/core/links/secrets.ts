@@ -1,5 +1,5 @@
 import { ConfigError } from '../base/errors';
-import { apiKeyProblem } from '../reseller/transport';
+import { apiKeyProblem } from '../reseller/api-key';
 import type { SigningKey } from './links';
 
 /**

@@ -1,10 +1,6 @@
 import { normalizeDomainName, plural, safeText } from '../base/text';
-import {
-  judgeRegistry,
-  type RegistryPolicy,
-  type RegistryView,
-  type ResellerSide,
-} from '../findings/registry-rules';
+import type { RegistryView } from '../findings/classify';
+import { judgeRegistry, type RegistryPolicy, type ResellerSide } from '../findings/registry-rules';
 import type { RdapBootstrap } from './bootstrap';
 import { type RdapClient, RdapDeadlineError } from './rdap-client';
 import { RdapError, RdapRateLimitError } from './rdap-errors';

@@ -22,7 +22,6 @@ import {
 import { type RawResponse, Transport, type TransportOptions } from './transport';
 
 export type { ListPage, Problem } from './paging';
-export { apiKeyProblem, parseRetryAfter, retryDecision, scrubSecrets } from './transport';
 
 /** A search filter: values are sent as the documented search syntax (`<`, `>`, `%`, arrays as repeated keys). */
 export type ListFilter = Readonly<Record<string, string | number | boolean | readonly string[] | undefined>>;

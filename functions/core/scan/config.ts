@@ -73,8 +73,6 @@ export const ENV = {
 /** The most characters of policies JSON a scan takes (an account's item carries them too). */
 export const POLICIES_MAX_CHARS = 65_536;
 
-export type EnvName = keyof typeof ENV;
-
 /** A whole number in [min, max], from a string (environment, argv, `-c key=value`) or a number (cdk.json). */
 export const wholeNumber = (min: number, max: number) => {
   const message = `must be a whole number from ${min} to ${max}`;
@@ -636,13 +634,6 @@ export function loadRestoreSettings(
   flagOf: FlagOf = ownFlag,
 ): Pick<ScanSettings, 'resellerBaseUrl'> {
   return { resellerBaseUrl: parseSetting('resellerBaseUrl', raw.resellerBaseUrl, flagOf) };
-}
-
-/** Reads one required variable from the environment, naming it when it is missing. */
-export function requireEnv(env: NodeJS.ProcessEnv, name: string, hint: string): string {
-  const value = env[name];
-  if (value === undefined || value.trim() === '') throw new ConfigError(`${name} is not set; ${hint}`);
-  return value.trim();
 }
 
 /** CloudWatch names shared by the scan function (emits) and the stack's alarms (watch). */

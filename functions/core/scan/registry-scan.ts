@@ -5,11 +5,12 @@ import {
   type Finding,
   isDomainFinding,
   type Registrant,
+  type RegistryView,
   type Severity,
   severityRank,
   sortFindings,
 } from '../findings/classify';
-import { type RegistryView, type ResellerSide, withRegistryView } from '../findings/registry-rules';
+import { type ResellerSide, withRegistryView } from '../findings/registry-rules';
 import type { BootstrapInfo, LoadedBootstrap } from '../registry/bootstrap';
 import type { RdapClient } from '../registry/rdap-client';
 import {
