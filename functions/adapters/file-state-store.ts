@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, readlink, realpath, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, readlink, realpath, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { retry } from '../core/base/retry';
 import {
   type AuditEntry,
   type AuditTrail,
@@ -24,12 +23,9 @@ import {
   StateError,
   type StateHead,
 } from '../core/memory/state';
+import { withFileLock } from './file-lock';
 import { type Lease, leaseHolds, type OpenedState, StateStore, type StateWrite } from './state-store';
 
-/** A lock file older than this belongs to a process that died inside the few milliseconds it holds one. */
-const STALE_LOCK_MS = 30_000;
-/** How long to wait for another process's lock before giving up. */
-const LOCK_WAIT_MS = 10_000;
 const FORMAT = 'domain-sentinel-state';
 
 /** The file as written: the head and every domain's memory under `state`, as stored text. */
@@ -60,6 +56,8 @@ export interface FileStateStoreOptions {
    * play a crash at the worst moment.
    */
   readonly beforeRename?: (tempPath: string) => Promise<void>;
+  /** How long to wait for another process's lock on the file (10 s). */
+  readonly lockWaitMs?: number;
 }
 
 /**
@@ -74,6 +72,7 @@ export class FileStateStore extends StateStore implements AuditTrail {
   private readonly requested: string;
   private resolved: Promise<string> | undefined;
   private readonly beforeRename: FileStateStoreOptions['beforeRename'];
+  private readonly lockWaitMs: number | undefined;
   /** The domains of each state opened, as read (for the reads that follow). */
   private readonly openedDomains = new WeakMap<OpenedState, Readonly<Record<string, unknown>>>();
 
@@ -82,6 +81,7 @@ export class FileStateStore extends StateStore implements AuditTrail {
     this.requested = path;
     this.location = path;
     this.beforeRename = options.beforeRename;
+    this.lockWaitMs = options.lockWaitMs;
   }
 
   /** The file the path names: a symbolic link is followed, so the file read is the file written. */
@@ -319,49 +319,10 @@ export class FileStateStore extends StateStore implements AuditTrail {
     await syncDirectory(dir);
   }
 
-  /** Runs `fn` holding `<file>.lock`, created with O_EXCL: one process at a time. */
+  /** Runs `fn` holding the file's lock (functions/adapters/file-lock.ts): one caller at a time. */
   private async locked<T>(fn: () => Promise<T>): Promise<T> {
-    const path = await this.path;
-    const lock = `${path}.lock`;
-    await mkdir(dirname(path), { recursive: true });
-    await retry(() => takeLock(lock, this.location), {
-      retries: Number.POSITIVE_INFINITY,
-      minTimeout: 5,
-      maxTimeout: 200,
-      maxRetryTime: LOCK_WAIT_MS,
-      shouldRetry: ({ error }) => error instanceof StateConflictError,
-    });
-    try {
-      return await fn();
-    } finally {
-      await rm(lock, { force: true });
-    }
+    return withFileLock(await this.path, this.location, fn, this.lockWaitMs);
   }
-}
-
-/**
- * Creates the lock file, or fails with StateConflictError while another process holds it (tried
- * again until LOCK_WAIT_MS, the last try's error is what the caller sees); a stale one is removed.
- */
-async function takeLock(lock: string, location: string): Promise<void> {
-  try {
-    const handle = await open(lock, 'wx', 0o600);
-    await handle.close();
-    return;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
-      throw new StateError(`cannot lock the state file ${location}: ${(error as Error).message}`, {
-        cause: error,
-      });
-  }
-  const age = await stat(lock).then(
-    (s) => Date.now() - s.mtimeMs,
-    () => 0,
-  );
-  if (age > STALE_LOCK_MS) await rm(lock, { force: true });
-  throw new StateConflictError(
-    `${location} stayed locked by another process for ${LOCK_WAIT_MS / 1000} s (${lock}); remove the lock file if no scan is running`,
-  );
 }
 
 /** The restore claims as stored; one that does not read as a claim (a hand edit) is left out, so it holds nothing. */

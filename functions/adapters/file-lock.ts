@@ -1,0 +1,131 @@
+import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { dirname } from 'node:path';
+import { retry } from '../core/base/retry';
+import { StateConflictError, StateError } from '../core/memory/state';
+
+/** How long to wait for another process's lock before giving up. */
+const LOCK_WAIT_MS = 10_000;
+/**
+ * A lock written on another host (a shared drive), whose process cannot be asked whether it
+ * lives, is taken as left behind once it is this old by the file system's own clock.
+ */
+const STALE_LOCK_MS = 30_000;
+/** What a lock file holds: the process that took it, and where. */
+const OWNER = `${process.pid}@${hostname()}`;
+
+/** The lock-holding calls of this process, per file: they take turns before they reach the file. */
+const turns = new Map<string, Promise<void>>();
+
+/**
+ * Runs `fn` holding `<path>.lock`: one caller at a time, in this process and between processes.
+ *
+ * In this process callers queue on a promise, so two requests of one server (`sentinel serve`)
+ * never rely on the file system to keep them apart. Between processes the lock file is created
+ * with O_EXCL and names its owner (`pid@host`); a lock whose process on this host is gone is
+ * removed at once. Staleness is never judged by comparing the file's time with this process's
+ * clock: the two need not agree (a container, a network file system), and a live lock judged
+ * stale is two writers at once.
+ */
+export async function withFileLock<T>(
+  path: string,
+  location: string,
+  fn: () => Promise<T>,
+  waitMs = LOCK_WAIT_MS,
+): Promise<T> {
+  const before = turns.get(path) ?? Promise.resolve();
+  let done = () => {};
+  const mine = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  const queue = before.then(() => mine);
+  turns.set(path, queue);
+  await before;
+  try {
+    return await holdingFile(path, location, fn, waitMs);
+  } finally {
+    done();
+    if (turns.get(path) === queue) turns.delete(path);
+  }
+}
+
+async function holdingFile<T>(
+  path: string,
+  location: string,
+  fn: () => Promise<T>,
+  waitMs: number,
+): Promise<T> {
+  const lock = `${path}.lock`;
+  await mkdir(dirname(path), { recursive: true });
+  await retry(() => takeLock(lock, location, waitMs), {
+    retries: Number.POSITIVE_INFINITY,
+    minTimeout: 5,
+    maxTimeout: 200,
+    maxRetryTime: waitMs,
+    shouldRetry: ({ error }) => error instanceof StateConflictError,
+  });
+  try {
+    return await fn();
+  } finally {
+    await rm(lock, { force: true });
+  }
+}
+
+/**
+ * Creates the lock file with its owner in it, or fails with StateConflictError while another
+ * holds it (tried again for `waitMs`; the last try's error is what the caller sees). A lock
+ * left by a process that is gone is removed, so the next try takes it.
+ */
+async function takeLock(lock: string, location: string, waitMs: number): Promise<void> {
+  try {
+    const handle = await open(lock, 'wx', 0o600);
+    try {
+      await handle.writeFile(OWNER, 'utf8');
+    } finally {
+      await handle.close();
+    }
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
+      throw new StateError(`cannot lock the state file ${location}: ${(error as Error).message}`, {
+        cause: error,
+      });
+  }
+  if (await leftBehind(lock)) await rm(lock, { force: true });
+  throw new StateConflictError(
+    `${location} stayed locked by another process for ${waitMs / 1000} s (${lock}); remove the lock file if no scan is running`,
+  );
+}
+
+/** True for a lock whose owner is certainly gone: a process of this host that no longer runs, or one elsewhere gone quiet. */
+async function leftBehind(lock: string): Promise<boolean> {
+  const owner = await readFile(lock, 'utf8').catch(() => null);
+  // Gone already (the next try takes it), or being written this instant: held.
+  if (!owner) return false;
+  const [pid, host] = owner.split('@');
+  if (host === hostname() && /^\d+$/.test(pid ?? '')) return !alive(Number(pid));
+  return fileSystemAge(lock).then((age) => age > STALE_LOCK_MS);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** How old `file` is by the file system's clock: against a file written there now, not against Date.now(). */
+async function fileSystemAge(file: string): Promise<number> {
+  const probe = `${file}.${process.pid}.age`;
+  try {
+    await (await open(probe, 'w', 0o600)).close();
+    const [lockTime, now] = await Promise.all([stat(file), stat(probe)]);
+    return now.mtimeMs - lockTime.mtimeMs;
+  } catch {
+    return 0;
+  } finally {
+    await rm(probe, { force: true });
+  }
+}

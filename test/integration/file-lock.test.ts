@@ -1,0 +1,70 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FileStateStore } from '../../functions/adapters/file-state-store';
+import { RESTORE_CLAIM_MS } from '../../functions/core/memory/audit';
+import { StateConflictError } from '../../functions/core/memory/state';
+
+/**
+ * The state file's lock (functions/adapters/file-lock.ts). It once judged a lock stale by comparing
+ * the lock file's time with Date.now(): where the two clocks disagree (a container, a network file
+ * system), a live lock was removed and two restores of one link were both paid for.
+ */
+
+const HOUR = 3_600_000;
+let dir: string;
+let path: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'sentinel-lock-'));
+  path = join(dir, 'state.json');
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+const claim = (store: FileStateStore, owner: string) =>
+  store.claimRestore('lost.com', { owner, until: Date.now() + RESTORE_CLAIM_MS }, Date.now());
+
+/** A lock file as another holder leaves it, its time `ageMs` in the past. */
+async function lockHeldBy(owner: string, ageMs = 0): Promise<void> {
+  const lock = `${path}.lock`;
+  await writeFile(lock, owner);
+  const then = new Date(Date.now() - ageMs);
+  await utimes(lock, then, then);
+}
+
+describe('the state file lock', () => {
+  it('keeps a live process’s lock however old its file time looks', async () => {
+    await lockHeldBy(`${process.pid}@${hostname()}`, HOUR);
+    const store = new FileStateStore(path);
+    const error = await claim(store, 'web-a').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StateConflictError);
+    expect((error as Error).message).toContain('stayed locked by another process');
+    expect(await readdir(dir)).toEqual(['state.json.lock']);
+  });
+
+  it('takes over at once the lock of a process of this host that is gone', async () => {
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid;
+    await lockHeldBy(`${gone}@${hostname()}`);
+    const store = new FileStateStore(path);
+    expect(await claim(store, 'web-a')).toBe(true);
+    expect(await readdir(dir)).toEqual(['state.json']);
+  });
+
+  it('judges a lock from another host by the file system’s clock: old is left behind, new is held', async () => {
+    const store = new FileStateStore(path);
+    await lockHeldBy('4242@another-host');
+    await expect(claim(store, 'web-a')).rejects.toThrow(StateConflictError);
+    await lockHeldBy('4242@another-host', HOUR);
+    expect(await claim(store, 'web-a')).toBe(true);
+  });
+
+  it('gives one claim of many at once in one process, through stores of the same file', async () => {
+    const stores = [new FileStateStore(path), new FileStateStore(path)];
+    const taken = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => claim(stores[i % 2] as FileStateStore, `web-${i}`)),
+    );
+    expect(taken.filter(Boolean)).toHaveLength(1);
+    expect(await readdir(dir)).toEqual(['state.json']);
+  });
+});
