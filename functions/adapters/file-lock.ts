@@ -102,8 +102,9 @@ async function leftBehind(lock: string): Promise<boolean> {
   const owner = await readFile(lock, 'utf8').catch(() => null);
   // Gone already (the next try takes it), or being written this instant: held.
   if (!owner) return false;
-  const [pid, host] = owner.split('@');
-  if (host === hostname() && /^\d+$/.test(pid ?? '')) return !alive(Number(pid));
+  const at = owner.indexOf('@');
+  const pid = owner.slice(0, at);
+  if (at > 0 && owner.slice(at + 1) === hostname() && /^\d+$/.test(pid)) return !alive(Number(pid));
   return fileSystemAge(lock).then((age) => age > STALE_LOCK_MS);
 }
 
