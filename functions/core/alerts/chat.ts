@@ -224,62 +224,17 @@ const cutText = (text: string, max: number) => (text.length > max ? `${text.slic
  */
 export function buildChatNotification(report: Report, options: ChatOptions = {}): ChatNotification {
   const timeZone = options.timeZone ?? 'UTC';
-  const { time } = dateFormat(timeZone);
   const limits = CUSTOM_NOTIFICATION_LIMITS;
   const title = cutText(chatTitle(report, options.accountLabel), limits.title);
   const items = chatItems(report, timeZone);
-  const detailLimit = options.detailLimit ?? CHAT_DETAIL_LIMIT;
   const reportUrl = report.report_url ? chatUrl(report.report_url) : undefined;
-  const reportLink = reportUrl ? `Full report: ${reportUrl}` : '';
-  const footer = `Scanned ${plural(report.stats.domains_scanned, 'domain')} at ${time(report.now)}.`;
-
-  const head: string[] = [];
-  if (reportLink) head.push(reportLink, '');
-  const lines: string[] = [];
-  let shown = 0;
-  let section: ChatItem['severity'] | undefined;
   const counts = chatCounts(report);
-  const tail = (count: number) => {
-    const line = leftOutLine(report, items, count);
-    return line ? ['', line] : [];
-  };
-  const compose = (body: readonly string[], count: number) =>
-    [...head, ...body, ...tail(count), '', footer].join('\n');
-  for (const item of items) {
-    if (shown >= detailLimit) break;
-    const heading =
-      item.severity !== section
-        ? [...(section ? [''] : []), `${item.severity.toUpperCase()} (${counts[item.severity]})`]
-        : [];
-    const candidate = [...lines, ...heading, itemLine(item)];
-    if (compose(candidate, shown + 1).length > limits.description) break;
-    lines.push(...heading, itemLine(item));
-    section = item.severity;
-    shown++;
-  }
-  if (items.length === 0)
-    lines.push(
-      report.problems.length
-        ? 'Nothing critical or urgent among the records that could be read.'
-        : 'Nothing critical or urgent.',
-    );
-  let description = compose(lines, shown);
-  // Only a report link longer than the whole budget could still pass it: cut it rather than fail.
-  description = cutText(description, limits.description);
-
-  const nextSteps: string[] = [];
-  if (items.some((i) => i.link))
-    nextSteps.push(
-      "Open each item's link: its page says what to do by when, and offers restore, snooze and acknowledge (each asks to confirm).",
-    );
-  if (items.some((i) => /expires|expired|renewal/.test(i.what)))
-    nextSteps.push("Renew the expiring domains, or turn auto-renew on, in the reseller's control panel.");
-  if (report.problems.length)
-    nextSteps.push(
-      `${plural(report.problems.length, 'record')} could not be read: check them in the reseller's control panel.`,
-    );
-  if (reportUrl && reportUrl.length + 13 <= limits.nextStep) nextSteps.push(`Full report: ${reportUrl}`);
-
+  const description = chatDescription(report, items, {
+    timeZone,
+    reportUrl,
+    detailLimit: options.detailLimit ?? CHAT_DETAIL_LIMIT,
+  });
+  const nextSteps = chatNextSteps(report, items, reportUrl);
   const label = options.accountLabel ? chatPlain(options.accountLabel) : undefined;
   const keywords = ['domain-sentinel', `${report.summary.critical} critical`, ...(label ? [label] : [])].map(
     (k) => cutText(k, limits.keyword),
@@ -309,6 +264,73 @@ export function buildChatNotification(report: Report, options: ChatOptions = {})
       },
     },
   };
+}
+
+/**
+ * The notification's description: the report link, the items by severity as many as fit the
+ * description's limit (at most `detailLimit`), a line for what was left out, and the footer.
+ */
+function chatDescription(
+  report: Report,
+  items: readonly ChatItem[],
+  options: {
+    readonly timeZone: string;
+    readonly reportUrl: string | undefined;
+    readonly detailLimit: number;
+  },
+): string {
+  const { time } = dateFormat(options.timeZone);
+  const limit = CUSTOM_NOTIFICATION_LIMITS.description;
+  const footer = `Scanned ${plural(report.stats.domains_scanned, 'domain')} at ${time(report.now)}.`;
+  const head = options.reportUrl ? [`Full report: ${options.reportUrl}`, ''] : [];
+  const lines: string[] = [];
+  let shown = 0;
+  let section: ChatItem['severity'] | undefined;
+  const counts = chatCounts(report);
+  const tail = (count: number) => {
+    const line = leftOutLine(report, items, count);
+    return line ? ['', line] : [];
+  };
+  const compose = (body: readonly string[], count: number) =>
+    [...head, ...body, ...tail(count), '', footer].join('\n');
+  for (const item of items) {
+    if (shown >= options.detailLimit) break;
+    const heading =
+      item.severity !== section
+        ? [...(section ? [''] : []), `${item.severity.toUpperCase()} (${counts[item.severity]})`]
+        : [];
+    const candidate = [...lines, ...heading, itemLine(item)];
+    if (compose(candidate, shown + 1).length > limit) break;
+    lines.push(...heading, itemLine(item));
+    section = item.severity;
+    shown++;
+  }
+  if (items.length === 0)
+    lines.push(
+      report.problems.length
+        ? 'Nothing critical or urgent among the records that could be read.'
+        : 'Nothing critical or urgent.',
+    );
+  // Only a report link longer than the whole budget could still pass it: cut it rather than fail.
+  return cutText(compose(lines, shown), limit);
+}
+
+/** What to do next, as the notification's own list: one line per kind of work the items need. */
+function chatNextSteps(report: Report, items: readonly ChatItem[], reportUrl: string | undefined): string[] {
+  const nextSteps: string[] = [];
+  if (items.some((i) => i.link))
+    nextSteps.push(
+      "Open each item's link: its page says what to do by when, and offers restore, snooze and acknowledge (each asks to confirm).",
+    );
+  if (items.some((i) => /expires|expired|renewal/.test(i.what)))
+    nextSteps.push("Renew the expiring domains, or turn auto-renew on, in the reseller's control panel.");
+  if (report.problems.length)
+    nextSteps.push(
+      `${plural(report.problems.length, 'record')} could not be read: check them in the reseller's control panel.`,
+    );
+  if (reportUrl && reportUrl.length + 13 <= CUSTOM_NOTIFICATION_LIMITS.nextStep)
+    nextSteps.push(`Full report: ${reportUrl}`);
+  return nextSteps;
 }
 
 /**

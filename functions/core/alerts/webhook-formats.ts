@@ -124,6 +124,38 @@ const textOf = (block: SlackBlock): number =>
 const slackLine = (item: ChatItem) =>
   `• ${codeSpan(item.name)}: ${slackEscape(item.what)}\n    Next: ${slackEscape(item.next)}`;
 
+/** True for a link short enough for a Slack button. */
+const urlFits = (url: string | undefined): url is string =>
+  !!url && chatUrl(url).length <= SLACK_LIMITS.buttonUrl;
+
+/**
+ * Adds an item to `blocks`: a section with its "Act on it" button when it has a `link` that fits,
+ * else its line, joined to the bullet section before it while that stays within a section's limit.
+ */
+function appendItem(blocks: SlackBlock[], item: ChatItem, link: string | undefined, actionId: string): void {
+  const line = slackLine(item);
+  const last = blocks[blocks.length - 1];
+  if (link) {
+    blocks.push({
+      type: 'section',
+      text: { type: 'mrkdwn', text: cut(line, SLACK_LIMITS.sectionText) },
+      accessory: button('Act on it', link, actionId),
+    });
+  } else if (
+    last?.type === 'section' &&
+    !last.accessory &&
+    last.text.text.startsWith('•') &&
+    last.text.text.length + 1 + line.length <= SLACK_LIMITS.sectionText
+  ) {
+    blocks[blocks.length - 1] = {
+      type: 'section',
+      text: { type: 'mrkdwn', text: `${last.text.text}\n${line}` },
+    };
+  } else {
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: cut(line, SLACK_LIMITS.sectionText) } });
+  }
+}
+
 /**
  * The Slack incoming-webhook body: a header with the counts, the report's button, each item in
  * quarantine as a section with its Restore button (buttons carry URLs, so no link syntax is parsed),
@@ -135,8 +167,6 @@ export function renderSlackMessage(report: Report, options: ChatOptions = {}): S
   const items = chatItems(report, timeZone);
   const { time } = dateFormat(timeZone);
   const head: SlackBlock[] = [{ type: 'header', text: plainText(cut(title, SLACK_LIMITS.headerText)) }];
-  const urlFits = (url: string | undefined): url is string =>
-    !!url && chatUrl(url).length <= SLACK_LIMITS.buttonUrl;
   if (urlFits(report.report_url))
     head.push({ type: 'actions', elements: [button('Open the full report', report.report_url, 'report')] });
   const footer: SlackBlock = {
@@ -175,30 +205,7 @@ export function renderSlackMessage(report: Report, options: ChatOptions = {}): S
         text: { type: 'mrkdwn', text: `*${item.severity.toUpperCase()} (${count})*` },
       });
     }
-    const line = slackLine(item);
-    const last = candidate[candidate.length - 1];
-    if (urlFits(item.link)) {
-      candidate.push({
-        type: 'section',
-        text: { type: 'mrkdwn', text: cut(line, SLACK_LIMITS.sectionText) },
-        accessory: button('Act on it', item.link, `act-${shown}`),
-      });
-    } else if (
-      last?.type === 'section' &&
-      !last.accessory &&
-      last.text.text.startsWith('•') &&
-      last.text.text.length + 1 + line.length <= SLACK_LIMITS.sectionText
-    ) {
-      candidate[candidate.length - 1] = {
-        type: 'section',
-        text: { type: 'mrkdwn', text: `${last.text.text}\n${line}` },
-      };
-    } else {
-      candidate.push({
-        type: 'section',
-        text: { type: 'mrkdwn', text: cut(line, SLACK_LIMITS.sectionText) },
-      });
-    }
+    appendItem(candidate, item, urlFits(item.link) ? item.link : undefined, `act-${shown}`);
     if (!fits(candidate, shown + 1)) break;
     body.splice(0, body.length, ...candidate);
     section = item.severity;
