@@ -207,6 +207,11 @@ export async function accountFor(
 ): Promise<AccountBinding> {
   if (head.account === null) return bindAccount(apiKey);
   if (await belongsTo(head.account, apiKey)) return head.account;
+  // An account of an accounts file has a state of its own: only its own key can have been rotated.
+  if (selector?.account)
+    throw new StateRefusedError(
+      `the state in ${location} (${head.scope ?? selector.account.name}) was bound to another API key than account ${selector.account.name}'s; if its key was rotated: ${rebindCommand(selector)}`,
+    );
   throw new StateRefusedError(
     `the state in ${location} belongs to another account of ${head.scope ?? 'this reseller'} (it was bound to another API key); use another --state for each account, or if this account's key was rotated: ${rebindCommand(selector ?? { state: location })}`,
   );

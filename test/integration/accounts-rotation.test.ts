@@ -155,7 +155,10 @@ describe.each([
     const refused = await scan('brand-a');
     expect(refused.code).toBe(1);
     const expected = `sentinel state rebind ${state} --account brand-a --accounts ${file} --base-url ${sim.url} --yes`;
-    expect(refused.stderr).toContain(`if this account's key was rotated: ${expected}`);
+    const own = store === 'file' ? join(dir, 'state.brand-a.json') : state;
+    expect(refused.stderr).toContain(
+      `sentinel: account brand-a could not be read: the state in ${own} (account brand-a at ${sim.url}) was bound to another API key than account brand-a's; if its key was rotated: ${expected}\n`,
+    );
     expect(refused.stderr).not.toContain(KEYS.aRotated);
     // The exact command, as printed, run as it is.
     const command = (refused.stderr.match(/: (sentinel state rebind [^\n]*--yes)/) ?? [])[1] as string;
