@@ -34,16 +34,18 @@ const ACCOUNT_NAME_OPTION = { type: 'string', value: 'NAME' } as const;
 /**
  * `--account NAME --accounts FILE` of every command that takes a state (state, restore, audit,
  * snooze, ack): it acts for that account as `scan --accounts FILE --account NAME` scans it.
+ * `--accounts` comes first, as in scan: a slip of it (`--accountx`) is as near to both names, and
+ * the suggestion is the first declared.
  */
 const ACCOUNT_OPTIONS = {
+  accounts: {
+    ...ACCOUNTS_FILE_OPTION,
+    doc: 'with --account: the accounts file (docs/accounts.md) that names the account',
+  },
   account: {
     ...ACCOUNT_NAME_OPTION,
     doc: 'act for this account of --accounts FILE, as scan --accounts scans it: in its own state (its file beside --state, or its scope of the table), with its own key (apiKeyEnv) and settings',
     default: 'the account of RESELLER_API_KEY',
-  },
-  accounts: {
-    ...ACCOUNTS_FILE_OPTION,
-    doc: 'with --account: the accounts file (docs/accounts.md) that names the account',
   },
 } as const;
 
