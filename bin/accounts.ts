@@ -1,8 +1,10 @@
 import { EnvSecretSource } from '../functions/adapters/secrets';
 import { ConfigError } from '../functions/core/base/errors';
+import { closest } from '../functions/core/base/suggest';
 import { checkApiKey, type SecretSource } from '../functions/core/links/secrets';
 import { ACCOUNT_SCAN_SETTINGS, type AccountScanInput } from '../functions/core/scan/accounts';
-import type { AccountSettings } from '../lib/config';
+import { type AccountSettings, readAccountsFile } from '../lib/config';
+import { type ParsedArgs, UsageError } from './command';
 
 /**
  * The accounts of an accounts file on the command line: each account's key from the variable its
@@ -38,4 +40,52 @@ export function accountEntryOf(account: AccountSettings): Pick<AccountScanInput,
     if (value !== undefined) settings[name] = typeof value === 'object' ? JSON.stringify(value) : value;
   }
   return { account: account.name, settings };
+}
+
+/** The accounts of the file, or the one `--account` names (a name it lacks is a usage error). */
+export function selectedAccounts(
+  file: string,
+  only: string | undefined,
+  cwd: string | undefined,
+): AccountSettings[] {
+  const all = readAccountsFile(file, cwd);
+  const accounts = only === undefined ? all : all.filter((a) => a.name === only);
+  if (accounts.length === 0) {
+    const near = closest(
+      only ?? '',
+      all.map((a) => a.name),
+    );
+    throw new UsageError(
+      `--account ${only}: no account of that name in ${file}; ${near ? `did you mean ${near}?` : `its accounts: ${all.map((a) => a.name).join(', ')}`}`,
+    );
+  }
+  return accounts;
+}
+
+/** The account of an accounts file a command that takes a state acts for, and the file as it was given. */
+export interface NamedAccount {
+  readonly account: AccountSettings;
+  readonly file: string;
+}
+
+/**
+ * `--account NAME --accounts FILE` of a command that takes a state (state, snooze, ack, audit,
+ * restore): the account, read from the file as `scan --accounts` reads it; undefined when neither
+ * is given. One without the other is a usage error: the name alone says nothing of the account's
+ * key or reseller, and the file alone names no account to act for.
+ */
+export function namedAccountOf(args: ParsedArgs, cwd: string | undefined): NamedAccount | undefined {
+  const name = args.values.account;
+  const file = args.values.accounts;
+  if (name === undefined && file === undefined) return undefined;
+  if (typeof file !== 'string')
+    throw new UsageError(
+      `--account ${String(name)} goes with --accounts FILE: the accounts file that names the account (docs/accounts.md)`,
+    );
+  if (typeof name !== 'string')
+    throw new UsageError(
+      `--accounts ${file}: name the account to act for with --account NAME (one account at a time)`,
+    );
+  const [account] = selectedAccounts(file, name, cwd);
+  return { account: account as AccountSettings, file };
 }

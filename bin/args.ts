@@ -5,6 +5,7 @@ import { normalizeDomainName } from '../functions/core/base/text';
 import { domainNameProblem } from '../functions/core/links/links';
 import { REPORT_ENV } from '../functions/core/memory/report-store';
 import { parseRfc3339 } from '../functions/core/reseller/schemas';
+import { accountRawSettings } from '../functions/core/scan/accounts';
 import {
   type FlagOf,
   parseSetting,
@@ -16,6 +17,8 @@ import {
   type SettingSpec,
   settingsFromEnv,
 } from '../functions/core/scan/config';
+import type { AccountSettings } from '../lib/config';
+import { accountEntryOf } from './accounts';
 import { type Command, type ParsedArgs, UsageError } from './command';
 import { asksForVersion } from './version';
 
@@ -117,14 +120,18 @@ export function settingsWithFlags(command: Command, args: ParsedArgs, env: NodeJ
 /**
  * Only the settings a command uses, from its flags over the environment, each checked with its
  * schema: a command is not refused for a setting it never reads. Every problem is named at once.
+ * With `account` (`--account NAME`), that account's own settings of its accounts file win.
  */
 export function loadSettings<N extends SettingName>(
   command: Command,
   args: ParsedArgs,
   env: NodeJS.ProcessEnv,
   names: readonly N[],
+  account?: AccountSettings,
 ): Pick<ScanSettings, N> {
-  const raw = settingsWithFlags(command, args, env);
+  const shared = settingsWithFlags(command, args, env);
+  // An account's own settings win over the flags and the environment, as in `scan --accounts`.
+  const raw = account ? accountRawSettings(shared, accountEntryOf(account)) : shared;
   const out: Partial<Pick<ScanSettings, N>> = {};
   const problems: string[] = [];
   for (const name of names) {

@@ -6,6 +6,7 @@ import { openAuditTrail } from '../functions/adapters/audit-trail';
 import { FolderReportStore, S3ReportStore } from '../functions/adapters/report-stores';
 import { EnvSecretSource } from '../functions/adapters/secrets';
 import { StateActionStore } from '../functions/adapters/state-action-store';
+import type { StateSelector } from '../functions/adapters/state-store';
 import {
   dynamoDbClientFromEnv,
   openStateStore,
@@ -15,8 +16,10 @@ import {
 import type { ActionStore } from '../functions/core/memory/actions';
 import type { AuditTrail } from '../functions/core/memory/audit';
 import { REPORT_ENV, type ReportStore } from '../functions/core/memory/report-store';
-import { type AccountSummaryStore, accountReportPrefix } from '../functions/core/scan/accounts';
+import { type AccountSummaryStore, accountReportPrefix, accountScope } from '../functions/core/scan/accounts';
 import { ENV, type FlagOf, parseSetting } from '../functions/core/scan/config';
+import type { AccountSettings } from '../lib/config';
+import { accountKeySource } from './accounts';
 
 /**
  * Where the command line keeps things between commands: the state store (`--state` / STATE), the
@@ -73,33 +76,85 @@ export function reportStoreFor(place: ReportPlace, configuredOnly = false): Repo
 }
 
 /**
+ * An account of an accounts file a command acts for (`--account NAME --accounts FILE`): its state
+ * is its own (its file beside the one named, its scope in a table), and so is its key.
+ */
+export interface StateAccount {
+  readonly account: AccountSettings;
+  /** The accounts file as given, for the refusal's `sentinel state rebind …`. */
+  readonly file: string;
+}
+
+/** Where a command's state is and whose it is: the store, the scope in it, the key that must own it. */
+interface StateTarget {
+  readonly location: StateLocation;
+  readonly scope: string;
+  readonly apiKey: () => Promise<string>;
+  readonly rebind?: StateSelector;
+}
+
+/**
+ * The state `--state` or STATE names, for the reseller base URL in `env`, as one account's: the
+ * account of RESELLER_API_KEY, or the account `named` of an accounts file. Undefined when no state
+ * is named.
+ */
+function stateTargetOf(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+  flagOf: FlagOf | undefined,
+  named: StateAccount | undefined,
+): StateTarget | undefined {
+  const text = stateLocationText(flag, env);
+  const location = stateLocationOf(flag, env);
+  if (text === undefined || !location) return undefined;
+  const baseUrl = parseSetting('resellerBaseUrl', env[ENV.resellerBaseUrl], flagOf);
+  if (!named) return { location, scope: baseUrl, apiKey: async () => new EnvSecretSource(env).apiKeyNow() };
+  const { account, file } = named;
+  return {
+    location: accountStateLocation(location, account.name),
+    scope: accountScope(baseUrl, account.name),
+    apiKey: () => accountKeySource(env, account).apiKey(),
+    rebind: {
+      state: text,
+      account: { name: account.name, accountsFile: file },
+      ...(account.resellerBaseUrl === undefined ? { baseUrl } : {}),
+    },
+  };
+}
+
+/**
  * The state store `--state` or STATE names, as snoozes and acknowledgements see it; null when none
- * is named. It refuses a state bound to another account than RESELLER_API_KEY's, as a scan does.
+ * is named. It refuses a state bound to another account than the key's (RESELLER_API_KEY, or with
+ * `named` that account's own), as a scan does.
  */
 export function actionStoreFor(
   flag: string | undefined,
   env: NodeJS.ProcessEnv,
   dynamodb?: () => DynamoDBClient,
   flagOf?: FlagOf,
+  named?: StateAccount,
 ): ActionStore | null {
-  const location = stateLocationOf(flag, env);
-  if (!location) return null;
-  const scope = parseSetting('resellerBaseUrl', env[ENV.resellerBaseUrl], flagOf);
+  const target = stateTargetOf(flag, env, flagOf, named);
+  if (!target) return null;
+  const { location, scope, apiKey, rebind } = target;
   const store = openStateStore(location, scope, () => dynamodb?.() ?? dynamoDbClientFromEnv(env));
-  return new StateActionStore(store, scope, { apiKey: async () => new EnvSecretSource(env).apiKeyNow() });
+  return new StateActionStore(store, scope, { apiKey, ...(rebind ? { rebind } : {}) });
 }
 
-/** The audit trail of restores in the state store `--state` or STATE names; null when none is named. */
+/**
+ * The audit trail of restores in the state store `--state` or STATE names (with `named`, that
+ * account's part of it); null when none is named.
+ */
 export function auditTrailFor(
   flag: string | undefined,
   env: NodeJS.ProcessEnv,
   dynamodb?: () => DynamoDBClient,
   flagOf?: FlagOf,
+  named?: StateAccount,
 ): AuditTrail | null {
-  const location = stateLocationOf(flag, env);
-  if (!location) return null;
-  const scope = parseSetting('resellerBaseUrl', env[ENV.resellerBaseUrl], flagOf);
-  return openAuditTrail(location, scope, () => dynamodb?.() ?? dynamoDbClientFromEnv(env));
+  const target = stateTargetOf(flag, env, flagOf, named);
+  if (!target) return null;
+  return openAuditTrail(target.location, target.scope, () => dynamodb?.() ?? dynamoDbClientFromEnv(env));
 }
 
 /**

@@ -1,6 +1,7 @@
 import { ConfigError } from '../../functions/core/base/errors';
 import { auditLine } from '../../functions/core/memory/audit';
 import { ENV } from '../../functions/core/scan/config';
+import { namedAccountOf } from '../accounts';
 import { flagsOf, noPositionals, settingsWithFlags, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs } from '../command';
 import { auditTrailFor } from '../local-stores';
@@ -9,8 +10,12 @@ import { audit } from './index';
 /** `sentinel audit [--json] [--state …]`: the restore attempts the state store keeps, newest first. */
 export async function runAudit(args: ParsedArgs, io: CliIo): Promise<number> {
   noPositionals(audit, args);
-  const env = { ...io.env, [ENV.resellerBaseUrl]: settingsWithFlags(audit, args, io.env).resellerBaseUrl };
-  const trail = auditTrailFor(str(args.values.state), env, io.dynamodb, flagsOf(audit));
+  const named = namedAccountOf(args, io.cwd);
+  // With --account, the account's own reseller (its own or the shared one) and its part of the state.
+  const shared = settingsWithFlags(audit, args, io.env).resellerBaseUrl;
+  const baseUrl = named?.account.resellerBaseUrl ?? shared;
+  const env = { ...io.env, [ENV.resellerBaseUrl]: baseUrl };
+  const trail = auditTrailFor(str(args.values.state), env, io.dynamodb, flagsOf(audit), named);
   if (!trail)
     throw new ConfigError(
       `audit reads the trail from the state store the scans and links use: pass --state PATH|dynamodb:TABLE or set ${ENV.state}`,

@@ -26,6 +26,29 @@ export const DEFAULT_ACCOUNT_CONCURRENCY = 4;
 export const LOCAL_LINK_PORT = 8787;
 export const LOCAL_LINK_URL = `http://127.0.0.1:${LOCAL_LINK_PORT}`;
 
+/** `--accounts FILE`, as scan and every command that takes a state take it. */
+const ACCOUNTS_FILE_OPTION = { type: 'string', value: 'FILE' } as const;
+/** `--account NAME`, an account of `--accounts FILE`. */
+const ACCOUNT_NAME_OPTION = { type: 'string', value: 'NAME' } as const;
+
+/**
+ * `--account NAME --accounts FILE` of every command that takes a state (state, restore, audit,
+ * snooze, ack): it acts for that account as `scan --accounts FILE --account NAME` scans it.
+ * `--accounts` comes first, as in scan: a slip of it (`--accountx`) is as near to both names, and
+ * the suggestion is the first declared.
+ */
+const ACCOUNT_OPTIONS = {
+  accounts: {
+    ...ACCOUNTS_FILE_OPTION,
+    doc: 'with --account: the accounts file (docs/accounts.md) that names the account',
+  },
+  account: {
+    ...ACCOUNT_NAME_OPTION,
+    doc: 'act for this account of --accounts FILE, as scan --accounts scans it: in its own state (its file beside --state, or its scope of the table), with its own key (apiKeyEnv) and settings',
+    default: 'the account of RESELLER_API_KEY',
+  },
+} as const;
+
 export const scan: Command = {
   name: 'scan',
   summary: 'one scan of the account: report, digest, alert',
@@ -97,14 +120,12 @@ export const scan: Command = {
       default: 'off',
     },
     accounts: {
-      type: 'string',
-      value: 'FILE',
+      ...ACCOUNTS_FILE_OPTION,
       doc: 'scan every account of this accounts file (docs/accounts.md), each with its own key, state, report and alert; exit 1 once all were tried if any could not be read',
       default: 'one account',
     },
     account: {
-      type: 'string',
-      value: 'NAME',
+      ...ACCOUNT_NAME_OPTION,
       doc: 'with --accounts: scan only the account of this name',
       default: 'every account',
     },
@@ -162,13 +183,16 @@ export const state: Command = {
     'init creates a DynamoDB state table with the stack’s own definition (AWS_ENDPOINT_URL_DYNAMODB for a local one); ' +
     'reset removes a state file, or deletes this account’s items (the partition of the reseller base URL) from a table; ' +
     `rebind binds the state to the account of ${ENV.resellerApiKey} after that key was rotated, keeping its memory ` +
-    '(a state is refused by a key of another account).',
+    '(a state is refused by a key of another account). With --account NAME --accounts FILE, reset and rebind act on ' +
+    'that account’s state (as scan --accounts keeps it) and rebind binds it to the key in the account’s apiKeyEnv; ' +
+    'a refused scan names the exact command.',
   options: {
     yes: { type: 'boolean', doc: 'confirm reset or rebind' },
     'base-url': {
       ...BASE_URL_OPTION,
       doc: 'the account whose state reset forgets in a table, or rebind binds (the scans’ base URL)',
     },
+    ...ACCOUNT_OPTIONS,
   },
   env: [ENV.resellerApiKey],
   examples: [
@@ -183,6 +207,10 @@ export const state: Command = {
     {
       line: 'sentinel state rebind .sentinel/state.json --yes',
       says: 'keep the memory after RESELLER_API_KEY was rotated',
+    },
+    {
+      line: 'sentinel state rebind .sentinel/state.json --account brand-a --accounts accounts.json --yes',
+      says: 'the same for account brand-a, after the key in its apiKeyEnv was rotated',
     },
   ],
 };
@@ -370,6 +398,7 @@ export const restore: Command = {
       doc: 'keep the attempt in this state store’s audit trail (as the restore link does)',
     },
     'base-url': BASE_URL_OPTION,
+    ...ACCOUNT_OPTIONS,
   },
   env: [ENV.resellerApiKey, ENV.requestTimeoutMs, ENV.quarantineDays],
   examples: [
@@ -399,6 +428,7 @@ export const audit: Command = {
       ...BASE_URL_OPTION,
       doc: 'the account whose trail to read in a table (the scans’ base URL)',
     },
+    ...ACCOUNT_OPTIONS,
   },
   examples: [
     { line: 'sentinel audit --state .sentinel/state.json', says: 'one line per attempt' },
@@ -443,6 +473,7 @@ export const snooze: Command = {
     now: ACT_NOW,
     state: STATE_OPTION,
     'base-url': BASE_URL_OPTION,
+    ...ACCOUNT_OPTIONS,
   },
   env: SILENCE_ENV,
   examples: [
@@ -457,7 +488,7 @@ export const ack: Command = {
   summary: 'leave a domain out of alerts until its expiry date, status or auto-renew changes',
   about:
     'What the acknowledge link’s button does ("we let this one go"), from the command line. Needs the state store the scans use.',
-  options: { now: ACT_NOW, state: STATE_OPTION, 'base-url': BASE_URL_OPTION },
+  options: { now: ACT_NOW, state: STATE_OPTION, 'base-url': BASE_URL_OPTION, ...ACCOUNT_OPTIONS },
   env: SILENCE_ENV,
   examples: [{ line: 'sentinel ack example.nl --state .sentinel/state.json', says: 'we let this one go' }],
 };

@@ -14,6 +14,7 @@ import { domainKey } from '../../functions/core/memory/state-bounds';
 import { ResellerClient } from '../../functions/core/reseller/client';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { ENV } from '../../functions/core/scan/config';
+import { accountKeySource, namedAccountOf } from '../accounts';
 import { domainArgument, flagsOf, loadSettings, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
 import { auditTrailFor } from '../local-stores';
@@ -22,14 +23,20 @@ import { restore } from './index';
 /** `sentinel restore <domain>`: look, ask, restore, confirm. */
 export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
   const domain = domainArgument(restore, args);
-  const settings = loadSettings(restore, args, io.env, [
-    'resellerBaseUrl',
-    'requestTimeoutMs',
-    'quarantineDays',
-  ]);
-  const apiKey = new EnvSecretSource(io.env).apiKeyNow();
+  // With --account, the account's own reseller, key and settings, and its part of the state.
+  const named = namedAccountOf(args, io.cwd);
+  const settings = loadSettings(
+    restore,
+    args,
+    io.env,
+    ['resellerBaseUrl', 'requestTimeoutMs', 'quarantineDays'],
+    named?.account,
+  );
+  const apiKey = named
+    ? await accountKeySource(io.env, named.account).apiKey()
+    : new EnvSecretSource(io.env).apiKeyNow();
   const env = { ...io.env, [ENV.resellerBaseUrl]: settings.resellerBaseUrl };
-  const trail = auditTrailFor(str(args.values.state), env, io.dynamodb, flagsOf(restore));
+  const trail = auditTrailFor(str(args.values.state), env, io.dynamodb, flagsOf(restore), named);
   const yes = args.values.yes === true;
   const consent = args.values.consent === true;
   const consentNeeded = needsConsent(domain);

@@ -1,6 +1,5 @@
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import { headline, reportReaches } from '../../functions/core/alerts/alert';
-import { closest } from '../../functions/core/base/suggest';
 import { SEVERITIES, type Severity } from '../../functions/core/findings/classify';
 import { signLinkQuery } from '../../functions/core/links/links';
 import {
@@ -14,12 +13,12 @@ import {
 } from '../../functions/core/scan/accounts';
 import { ENV, loadScanSettings, parseSetting } from '../../functions/core/scan/config';
 import type { Report } from '../../functions/core/scan/scan';
-import { type AccountSettings, readAccountsFile } from '../../lib/config';
-import { accountEntryOf, accountKeySource } from '../accounts';
+import type { AccountSettings } from '../../lib/config';
+import { accountEntryOf, accountKeySource, selectedAccounts } from '../accounts';
 import { flagsOf, noPositionals, oneOf, parseNow, positiveInt, settingsWithFlags, str } from '../args';
-import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
+import { type CliIo, EXIT, type ParsedArgs } from '../command';
 import { heartbeatUrlOf } from '../heartbeat';
-import { accountStateLocation, accountStoresFor, stateLocationOf } from '../local-stores';
+import { accountStateLocation, accountStoresFor, stateLocationOf, stateLocationText } from '../local-stores';
 import { withPoliciesFile } from '../policies-file';
 import { DEFAULT_ACCOUNT_CONCURRENCY, scan } from './index';
 import { chooseDelivery, scanAlone, scanRunOf, scanWithMemory } from './scan';
@@ -110,6 +109,12 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
       const place = {
         scope: accountScope(settings.resellerBaseUrl, account.name),
         reports: stores?.reports(account.name) ?? null,
+        // A refusal (a rotated key) names the exact command that rebinds this account's state.
+        rebind: {
+          state: stateLocationText(str(args.values.state), io.env) ?? '',
+          account: { name: account.name, accountsFile: file },
+          ...(account.resellerBaseUrl === undefined ? { baseUrl: settings.resellerBaseUrl } : {}),
+        },
       };
       const scanOnce = () =>
         location
@@ -162,26 +167,6 @@ function printOutcomes(
     for (const o of outcomes) io.stdout(`== account ${o.account.name} ==\n${o.output}\n`);
     io.stdout(`${summaryLines(outcomes, io.env, now)}\n`);
   }
-}
-
-/** The accounts of the file, or the one `--account` names (a name it lacks is a usage error). */
-function selectedAccounts(
-  file: string,
-  only: string | undefined,
-  cwd: string | undefined,
-): AccountSettings[] {
-  const all = readAccountsFile(file, cwd);
-  const accounts = only === undefined ? all : all.filter((a) => a.name === only);
-  if (accounts.length === 0) {
-    const near = closest(
-      only ?? '',
-      all.map((a) => a.name),
-    );
-    throw new UsageError(
-      `--account ${only}: no account of that name in ${file}; ${near ? `did you mean ${near}?` : `its accounts: ${all.map((a) => a.name).join(', ')}`}`,
-    );
-  }
-  return accounts;
 }
 
 /** The account's reseller, for an error entry (the setting may itself be what failed). */

@@ -16,6 +16,7 @@ import { finishReport } from '../../functions/adapters/report-finish';
 import { runScanJob, type ScanJobInput } from '../../functions/adapters/scan-job';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import { type AlertSender, chatTargetOf, snsSender } from '../../functions/adapters/sns-publish';
+import type { StateSelector } from '../../functions/adapters/state-store';
 import {
   dynamoDbClientFromEnv,
   openStateStore,
@@ -79,6 +80,8 @@ export interface ScanRun {
 export interface AccountPlace {
   readonly scope: string;
   readonly reports: ReportStore | null;
+  /** What names the account's state to `sentinel state rebind`, for the refusal of a rotated key. */
+  readonly rebind?: StateSelector;
 }
 
 /** `sentinel scan` of one account (with --accounts, scan-accounts.ts runs instead: runs.ts). */
@@ -379,6 +382,7 @@ export async function scanWithMemory(
       : {}),
     ...(run.allowClockSkew ? { allowClockSkew: true } : {}),
     ...(place ? { scope } : {}),
+    ...(place?.rebind ? { rebind: place.rebind } : {}),
   });
   const say = run.json || run.chat ? io.stderr : io.stdout;
   const print = run.json && !place;

@@ -13,6 +13,7 @@ import { findingWithMemory } from '../../functions/core/memory/renewal-memory';
 import { CLOCK_TOLERANCE_MS } from '../../functions/core/memory/state-time';
 import { ResellerClient } from '../../functions/core/reseller/client';
 import { ENV } from '../../functions/core/scan/config';
+import { accountKeySource, namedAccountOf } from '../accounts';
 import { domainArgument, flagsOf, loadSettings, parseNow, positiveInt, str } from '../args';
 import { type CliIo, type Command, EXIT, type ParsedArgs, UsageError } from '../command';
 import { actionStoreFor } from '../local-stores';
@@ -48,22 +49,26 @@ export async function silence(
     throw new UsageError(
       `--now ${args.values.now} is ahead of this machine's clock; ${command.name} acts now or before`,
     );
-  const settings = loadSettings(command, args, io.env, [
-    'resellerBaseUrl',
-    'requestTimeoutMs',
-    'expiryDays',
-    'criticalDays',
-    'quarantineDays',
-  ]);
+  // With --account, the account's own reseller, key, rules and state, as its scan has them.
+  const named = namedAccountOf(args, io.cwd);
+  const settings = loadSettings(
+    command,
+    args,
+    io.env,
+    ['resellerBaseUrl', 'requestTimeoutMs', 'expiryDays', 'criticalDays', 'quarantineDays'],
+    named?.account,
+  );
   const env = { ...io.env, [ENV.resellerBaseUrl]: settings.resellerBaseUrl };
-  const store = actionStoreFor(str(args.values.state), env, io.dynamodb, flagsOf(command));
+  const store = actionStoreFor(str(args.values.state), env, io.dynamodb, flagsOf(command), named);
   if (!store)
     throw new ConfigError(
       `${command.name} needs the state store the scans use: pass --state PATH|dynamodb:TABLE or set ${ENV.state}`,
     );
   const client = new ResellerClient({
     baseUrl: settings.resellerBaseUrl,
-    apiKey: new EnvSecretSource(io.env).apiKeyNow(),
+    apiKey: named
+      ? await accountKeySource(io.env, named.account).apiKey()
+      : new EnvSecretSource(io.env).apiKeyNow(),
     timeoutMs: settings.requestTimeoutMs,
     ...(io.signal ? { signal: io.signal } : {}),
   });

@@ -8,20 +8,37 @@ import {
   parseStateLocation,
   type StateLocation,
 } from '../../functions/adapters/stateful-scan';
+import { accountScope } from '../../functions/core/scan/accounts';
 import { ENV } from '../../functions/core/scan/config';
+import { accountKeySource, namedAccountOf } from '../accounts';
 import { loadSettings } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
+import { accountStateLocation } from '../local-stores';
 import { state } from './index';
 
 const USAGE =
-  'usage: sentinel state init dynamodb:TABLE | sentinel state reset|rebind PATH|dynamodb:TABLE --yes';
+  'usage: sentinel state init dynamodb:TABLE | sentinel state reset|rebind PATH|dynamodb:TABLE [--account NAME --accounts FILE] --yes';
+
+/**
+ * Whose state reset and rebind act on: where it is, its scope, the key it is bound to and, for
+ * messages, whose key that is. With `--account NAME --accounts FILE`, the account's own state as
+ * `scan --accounts` keeps it (its file beside PATH, its scope of the table) and its own key.
+ */
+interface StateOwner {
+  readonly location: StateLocation;
+  readonly scope: string;
+  readonly apiKey: () => Promise<string>;
+  /** Whose key: `the account of RESELLER_API_KEY`, or `account brand-a (the key in BRAND_A_KEY)`. */
+  readonly keyWords: string;
+  /** Where the state is, for messages: as given, or the account's file or scope. */
+  readonly where: string;
+}
 
 /**
  * `sentinel state init dynamodb:TABLE`: creates the state table with the stack's own definition.
  * `sentinel state reset PATH|dynamodb:TABLE --yes`: forgets this account's state (the next scan is a first run).
  * `sentinel state rebind PATH|dynamodb:TABLE --yes`: binds the state to RESELLER_API_KEY (a rotated key), keeping its memory.
  */
-/** `sentinel state init|reset|rebind`. */
 export async function runState(args: ParsedArgs, io: CliIo): Promise<number> {
   const [sub, target, ...extra] = args.positionals;
   if (!target || extra.length || (sub !== 'init' && sub !== 'reset' && sub !== 'rebind'))
@@ -33,6 +50,10 @@ export async function runState(args: ParsedArgs, io: CliIo): Promise<number> {
       throw new UsageError(
         'a state file needs no init: scan --state PATH creates it; state init takes dynamodb:TABLE',
       );
+    if (args.values.account !== undefined || args.values.accounts !== undefined)
+      throw new UsageError(
+        'state init creates the table every account shares; it takes no --account or --accounts',
+      );
     const notes = await createStateTable(client(), location.table);
     io.stdout(
       `created DynamoDB table ${location.table} (pk/sk, on demand, encrypted); use: scan --state dynamodb:${location.table}\n`,
@@ -40,54 +61,70 @@ export async function runState(args: ParsedArgs, io: CliIo): Promise<number> {
     for (const note of notes) io.stderr(`sentinel: ${note}\n`);
     return EXIT.ok;
   }
-  if (sub === 'rebind') return rebind(target, location, args, io, client);
+  const owner = stateOwnerOf(location, args, io);
+  if (sub === 'rebind') return rebind(owner, args, io, client);
   if (args.values.yes !== true)
     throw new UsageError(
       `state reset forgets every finding, alert and watched field: confirm with --yes (${USAGE})`,
     );
-  if (location.kind === 'file') {
-    const existed = await new FileStateStore(location.path).clear();
-    io.stdout(existed ? `removed the state file ${location.path}\n` : `no state file at ${location.path}\n`);
+  if (owner.location.kind === 'file') {
+    const { path } = owner.location;
+    const existed = await new FileStateStore(path).clear();
+    io.stdout(existed ? `removed the state file ${path}\n` : `no state file at ${path}\n`);
     return EXIT.ok;
   }
-  return resetTable(
-    location.table,
-    loadSettings(state, args, io.env, ['resellerBaseUrl']).resellerBaseUrl,
-    client,
-    io,
-  );
+  const table = owner.location.table;
+  const removed = await new DynamoDbStateStore({
+    client: client(),
+    tableName: table,
+    scope: owner.scope,
+  }).clear();
+  io.stdout(`removed ${removed} state items of ${owner.scope} from dynamodb:${table}\n`);
+  return EXIT.ok;
 }
 
-/** `state rebind`: the state's memory goes to the account of RESELLER_API_KEY (a rotated key of the same account). */
+/** The state reset or rebind acts on: RESELLER_API_KEY's at the base URL, or `--account`'s own. */
+function stateOwnerOf(location: StateLocation, args: ParsedArgs, io: CliIo): StateOwner {
+  const named = namedAccountOf(args, io.cwd);
+  const { resellerBaseUrl } = loadSettings(state, args, io.env, ['resellerBaseUrl'], named?.account);
+  if (!named)
+    return {
+      location,
+      scope: resellerBaseUrl,
+      apiKey: async () => new EnvSecretSource(io.env).apiKeyNow(),
+      keyWords: `the account of ${ENV.resellerApiKey}`,
+      where: args.positionals[1] as string,
+    };
+  const { account } = named;
+  const own = accountStateLocation(location, account.name);
+  const scope = accountScope(resellerBaseUrl, account.name);
+  return {
+    location: own,
+    scope,
+    apiKey: () => accountKeySource(io.env, account).apiKey(),
+    keyWords: `account ${account.name} (the key in ${account.apiKeyEnv ?? 'its apiKeyEnv'})`,
+    where: own.kind === 'file' ? own.path : `dynamodb:${own.table} (${scope})`,
+  };
+}
+
+/** `state rebind`: the state's memory goes to the account of the current key (a rotated key of the same account). */
 async function rebind(
-  target: string,
-  location: StateLocation,
+  owner: StateOwner,
   args: ParsedArgs,
   io: CliIo,
   client: () => ReturnType<typeof dynamoDbClientFromEnv>,
 ): Promise<number> {
   if (args.values.yes !== true)
     throw new UsageError(
-      `state rebind gives this state's memory to the account of ${ENV.resellerApiKey}: do it only when that key was rotated for the same account, and confirm with --yes (${USAGE})`,
+      `state rebind gives this state's memory to ${owner.keyWords}: do it only when that key was rotated for the same account, and confirm with --yes (${USAGE})`,
     );
-  const scope = loadSettings(state, args, io.env, ['resellerBaseUrl']).resellerBaseUrl;
-  const apiKey = new EnvSecretSource(io.env).apiKeyNow();
-  const changed = await rebindState(openStateStore(location, scope, client), scope, apiKey);
+  const apiKey = await owner.apiKey();
+  const store = openStateStore(owner.location, owner.scope, client);
+  const changed = await rebindState(store, owner.scope, apiKey);
   io.stdout(
     changed
-      ? `the state in ${target} now belongs to the account of ${ENV.resellerApiKey}; its memory is kept\n`
-      : `the state in ${target} already belongs to the account of ${ENV.resellerApiKey}; nothing changed\n`,
+      ? `the state in ${owner.where} now belongs to ${owner.keyWords}; its memory is kept\n`
+      : `the state in ${owner.where} already belongs to ${owner.keyWords}; nothing changed\n`,
   );
-  return EXIT.ok;
-}
-
-async function resetTable(
-  table: string,
-  scope: string,
-  client: () => ReturnType<typeof dynamoDbClientFromEnv>,
-  io: CliIo,
-): Promise<number> {
-  const removed = await new DynamoDbStateStore({ client: client(), tableName: table, scope }).clear();
-  io.stdout(`removed ${removed} state items of ${scope} from dynamodb:${table}\n`);
   return EXIT.ok;
 }

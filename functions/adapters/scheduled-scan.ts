@@ -32,6 +32,7 @@ import { finishReport } from './report-finish';
 import { runScanJob } from './scan-job';
 import type { SecretSource } from './secrets';
 import { chatTargetOf, snsSender } from './sns-publish';
+import type { StateSelector } from './state-store';
 import { runScheduledStatefulScan } from './stateful-scan';
 
 /** Time kept back from the Lambda's budget for publishing the alert and flushing logs. */
@@ -127,6 +128,7 @@ export async function handleScheduledScan(
           clock,
           ...(holdSms ? { holdSms } : {}),
           ...(account ? { scope: accountScope(settings.resellerBaseUrl, account.account) } : {}),
+          rebind: lambdaRebind(stateTable, settings.resellerBaseUrl, account),
           // Kept before the alert goes out: the alert's report_json_url must find it.
           ...(target.reports ? { keep: (r) => (target.reports as ReportStore).put(r) } : {}),
         })
@@ -289,4 +291,20 @@ function smsHolderOf(settings: ScanSettings, deps: ScheduledScanDeps): SmsHolder
   const { heldSmsScheduleGroup: scheduleGroup, heldSmsRoleArn: roleArn, alertTopicArn: topicArn } = settings;
   if (!settings.smsQuietHours || !scheduleGroup || !roleArn || !topicArn) return undefined;
   return schedulerHolder(deps.scheduler ?? new SchedulerClient({}), { scheduleGroup, roleArn, topicArn });
+}
+
+/** Stands for the accounts file in the refusal's command: the function knows its items, not the file's path. */
+export const DEPLOYED_ACCOUNTS_FILE = 'ACCOUNTS_FILE';
+
+/**
+ * What names the function's state to `sentinel state rebind`, run on an operator's machine: the
+ * table, the reseller base URL (that machine need not have the deployment's), and for an account
+ * of several its name and the accounts file the deployment was deployed from.
+ */
+function lambdaRebind(table: string, baseUrl: string, account: AccountScanInput | undefined): StateSelector {
+  return {
+    state: `dynamodb:${table}`,
+    ...(account ? { account: { name: account.account, accountsFile: DEPLOYED_ACCOUNTS_FILE } } : {}),
+    ...(account?.settings.resellerBaseUrl === undefined ? { baseUrl } : {}),
+  };
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Acknowledgement, ActionStore, DomainActions, Snooze } from '../core/memory/actions';
 import type { DomainMemory, StateHead } from '../core/memory/state';
 import { domainKey } from '../core/memory/state-bounds';
-import { accountFor, type StateStore } from './state-store';
+import { accountFor, type StateSelector, type StateStore } from './state-store';
 
 /** Tries before giving up when a scan holds the lease or moves the state on. */
 const ATTEMPTS = 6;
@@ -17,6 +17,8 @@ export interface StateActionStoreOptions {
    * snooze of one account lands in another's memory (where its domain would look like it left).
    */
   readonly apiKey?: () => Promise<string>;
+  /** What names the state to `sentinel state rebind`, for the refusal of a rotated key. @default its location */
+  readonly rebind?: StateSelector;
 }
 
 /**
@@ -30,6 +32,7 @@ export class StateActionStore implements ActionStore {
   private readonly clock: () => number;
   private readonly retry: { readonly attempts: number; readonly backoffMs: number };
   private readonly apiKey: (() => Promise<string>) | undefined;
+  private readonly rebind: StateSelector | undefined;
   /** The binding already checked against the key (scrypt costs some 50 ms). */
   private checked: string | undefined;
 
@@ -43,6 +46,7 @@ export class StateActionStore implements ActionStore {
     this.clock = options.clock ?? Date.now;
     this.retry = options.retry ?? { attempts: ATTEMPTS, backoffMs: 200 };
     this.apiKey = options.apiKey;
+    this.rebind = options.rebind;
   }
 
   snooze(domain: string, snooze: Snooze): Promise<void> {
@@ -73,7 +77,7 @@ export class StateActionStore implements ActionStore {
   /** Refuses a state bound to another account than the key's; an unbound one is left for a scan to bind. */
   private async checkAccount(head: Pick<StateHead, 'account' | 'scope'>): Promise<void> {
     if (!this.apiKey || head.account === null || head.account.hash === this.checked) return;
-    await accountFor(head, await this.apiKey(), this.store.location);
+    await accountFor(head, await this.apiKey(), this.store.location, this.rebind);
     this.checked = head.account.hash;
   }
 }

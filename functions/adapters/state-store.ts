@@ -167,31 +167,69 @@ export abstract class StateStore {
 }
 
 /**
+ * What names a state on the command line, for the refusal's `sentinel state rebind …`: the state
+ * as `--state` names it and, for an account of an accounts file, the account and the file.
+ */
+export interface StateSelector {
+  /** The path or `dynamodb:TABLE` as `--state` takes it (for an account of several, the shared one). */
+  readonly state: string;
+  /** An account of an accounts file: its name, and the file (as given, or a placeholder where unknown). */
+  readonly account?: { readonly name: string; readonly accountsFile: string };
+  /** The reseller base URL, when the command must be given it (`--base-url`). */
+  readonly baseUrl?: string;
+}
+
+/** A word as a POSIX shell reads it back: bare when it is plain, else in single quotes. */
+const shellWord = (word: string): string =>
+  /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
+
+/** The exact `sentinel state rebind …` that binds the state `selector` names to a rotated key. */
+export function rebindCommand(selector: StateSelector): string {
+  const words = ['sentinel', 'state', 'rebind', selector.state];
+  if (selector.account)
+    words.push('--account', selector.account.name, '--accounts', selector.account.accountsFile);
+  if (selector.baseUrl) words.push('--base-url', selector.baseUrl);
+  return [...words.map(shellWord), '--yes'].join(' ');
+}
+
+/**
  * The account binding to save with the next state: the state's own when `apiKey` is the key it was
  * bound with, a new one for a state not bound yet (a first scan). A state bound to another key is
  * refused: two accounts of one reseller share a base URL, and one's memory would announce the
- * other's domains as gone and drop its snoozes.
+ * other's domains as gone and drop its snoozes. The refusal names the exact command that rebinds
+ * it (`selector`; without one, the location alone).
  */
 export async function accountFor(
   head: Pick<StateHead, 'account' | 'scope'>,
   apiKey: string,
   location: string,
+  selector?: StateSelector,
 ): Promise<AccountBinding> {
   if (head.account === null) return bindAccount(apiKey);
   if (await belongsTo(head.account, apiKey)) return head.account;
+  // An account of an accounts file has a state of its own: only its own key can have been rotated.
+  if (selector?.account)
+    throw new StateRefusedError(
+      `the state in ${location} (${head.scope ?? selector.account.name}) was bound to another API key than account ${selector.account.name}'s; if its key was rotated: ${rebindCommand(selector)}`,
+    );
   throw new StateRefusedError(
-    `the state in ${location} belongs to another account of ${head.scope ?? 'this reseller'} (it was bound to another API key); use another --state for each account, or if this account's key was rotated: sentinel state rebind ${location} --yes`,
+    `the state in ${location} belongs to another account of ${head.scope ?? 'this reseller'} (it was bound to another API key); use another --state for each account, or if this account's key was rotated: ${rebindCommand(selector ?? { state: location })}`,
   );
 }
 
 /**
  * `sentinel state rebind`: binds the state to the account of `apiKey`, keeping all of its memory
  * (after a key rotation of the same account). One conditional step of the protocol, as a snooze
- * is. Returns false when the state already belonged to that key.
+ * is. Returns false when the state already belonged to that key. A state never saved is refused:
+ * binding it would write a state where there was none (a mistyped path, another account's scope).
  */
 export async function rebindState(store: StateStore, scope: string, apiKey: string): Promise<boolean> {
   const owner = `rebind-${Math.random().toString(36).slice(2, 10)}`;
   const opened = await store.open(scope);
+  if (opened.generation === 0)
+    throw new StateRefusedError(
+      `there is no state of ${scope} in ${store.location}: nothing to rebind, and nothing was written (check the path, --account and the reseller base URL)`,
+    );
   if (opened.head.account && (await belongsTo(opened.head.account, apiKey))) return false;
   const account = await bindAccount(apiKey);
   await store.claim(opened.generation, { owner, expiresAt: Date.now() + STEP_LEASE_MS });

@@ -26,7 +26,7 @@ import type { SmsHolder } from './held-sms';
 import { type Published, publishAlert } from './publish-alert';
 import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
 import { chatTargetOf, snsSender } from './sns-publish';
-import { accountFor, type OpenedState, type StateStore } from './state-store';
+import { accountFor, type OpenedState, type StateSelector, type StateStore } from './state-store';
 
 /** How long a lease holds: far longer than a publish and a save take; a crashed holder blocks no longer. */
 export const LEASE_MS = 120_000;
@@ -121,6 +121,8 @@ export interface StatefulScanInput {
    * see accountScope). @default the reseller base URL
    */
   readonly scope?: string;
+  /** What names this state to `sentinel state rebind`, for the refusal of a rotated key. @default its location */
+  readonly rebind?: StateSelector;
 }
 
 export interface StatefulScanOutcome {
@@ -165,7 +167,7 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
     owner,
     apiKey,
     opened,
-    account: await accountFor(opened.head, apiKey, store.location),
+    account: await accountFor(opened.head, apiKey, store.location, input.rebind),
     memory: new ScanMemory(),
     report: undefined as unknown as Report,
   };
@@ -257,7 +259,7 @@ async function reread(scan: ScanInProgress): Promise<Omit<StatefulScanOutcome, '
   const opened = await input.store.open(scan.scope);
   scan.opened = opened;
   if (opened.head.account?.hash !== scan.account.hash)
-    scan.account = await accountFor(opened.head, scan.apiKey, input.store.location);
+    scan.account = await accountFor(opened.head, scan.apiKey, input.store.location, input.rebind);
   const last = opened.head.last_scan_at === null ? Number.NaN : Date.parse(opened.head.last_scan_at);
   if (!input.allowClockSkew && last > input.job.now && scan.last)
     return {
@@ -349,6 +351,8 @@ export interface ScheduledStatefulScanInput {
   readonly clock?: () => number;
   /** The state's scope (an account's own, see accountScope). @default the reseller base URL */
   readonly scope?: string;
+  /** What names this state to `sentinel state rebind` (see StatefulScanInput.rebind). */
+  readonly rebind?: StateSelector;
   /** Schedules an SMS held by quiet hours. @default none */
   readonly holdSms?: SmsHolder;
   /** Keeps the report before the alert goes out (see StatefulScanInput.keep). */
@@ -382,5 +386,6 @@ export async function runScheduledStatefulScan(
     ...(input.keep ? { keep: input.keep } : {}),
     ...(input.clock ? { clock: input.clock } : {}),
     ...(input.scope ? { scope } : {}),
+    ...(input.rebind ? { rebind: input.rebind } : {}),
   });
 }

@@ -107,6 +107,11 @@ export interface Simulator {
   updateDomain(name: string, patch: RawRecord | null): boolean;
   /** The account of another key (SimulatorOptions.accounts), with the same views of its own portfolio. */
   account(apiKey: string): SimulatedAccountView | undefined;
+  /**
+   * Rotates an account's key, as a reseller's control panel does: the same account answers to `to`
+   * from now on, and `from` is refused (401). Throws when `from` is no key of it or `to` is taken.
+   */
+  rotateKey(from: string, to: string): void;
   close(): Promise<void>;
 }
 
@@ -171,12 +176,24 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
           }
         : undefined;
     },
+    rotateKey: (from, to) => rotateKeyOf(state, from, to),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+}
+
+/** The account of `from` answers to `to` instead (its portfolio and rate limit unchanged). */
+function rotateKeyOf(state: SimulatorState, from: string, to: string): void {
+  const data = state.byKey.get(from);
+  if (!data) throw new RangeError('no simulated account has that key');
+  if (state.byKey.has(to)) throw new RangeError('each simulated account needs its own key');
+  state.byKey.set(to, data);
+  state.byKey.delete(from);
+  state.limiters.set(to, state.limiters.get(from));
+  state.limiters.delete(from);
 }
 
 function simulatorState(options: SimulatorOptions): SimulatorState {

@@ -18,7 +18,7 @@ import { type Simulator, startSimulator } from '../../functions/simulator/server
 import { ACCOUNT_SCAN_STATES } from '../../lib/account-scans';
 import { type Template, TemplateResolver } from '../deploy/template';
 import { type Json, type Machine, runStateMachine, TaskFailedError } from '../support/asl';
-import { findingKeys } from '../support/cli';
+import { findingKeys, runCli } from '../support/cli';
 import { startDynalite } from '../support/dynalite';
 import { type SnsEnvelope, sqsVariant, startSnsEmulator } from '../support/sns-emulator';
 import { synthStack } from '../support/stack';
@@ -473,6 +473,38 @@ describe('the scan’s check of its input against the deployed accounts.json', {
     // With accounts.json back in place, the same item is scanned.
     await expect(handleScheduledScan(scanDeps(), 300_000, item)).resolves.toMatchObject({
       account: 'brand-a',
+    });
+  });
+});
+
+describe('a rotated account key on AWS (issue 33)', { timeout: 60_000 }, () => {
+  it('is refused with the command that rebinds the account’s scope of the table; once run, the next scan goes on', async () => {
+    const item = { account: 'brand-a', apiKeyParameter: '/ds/brand-a/api-key', settings: {} };
+    const rotated = 'sk_live_sfn_brand_a_rotated_01234';
+    // The reseller rotates brand-a's key, and the new key goes into its SSM parameter.
+    sim.rotateKey(KEYS['brand-a'], rotated);
+    ssm.on(GetParameterCommand, { Name: '/ds/brand-a/api-key' }).resolves({ Parameter: { Value: rotated } });
+    const refused = await handleScheduledScan(scanDeps(), 300_000, item).then(
+      () => null,
+      (e: Error) => e,
+    );
+    const command = `sentinel state rebind dynamodb:sfn-state --account brand-a --accounts ACCOUNTS_FILE --base-url ${sim.url} --yes`;
+    expect(refused?.message).toContain(`if its key was rotated: ${command}`);
+    expect(refused?.message).not.toContain(rotated);
+    // On an operator's machine: the accounts file deployed (with brand-a's apiKeyEnv), the new key.
+    const file = join(dir, 'accounts.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ accounts: [{ ...ACCOUNTS[0], apiKeyEnv: 'BRAND_A_KEY' }, ...ACCOUNTS.slice(1)] }),
+    );
+    const rebind = await runCli(command.replace('ACCOUNTS_FILE', file).split(' ').slice(1), {
+      BRAND_A_KEY: rotated,
+      ...dynalite.sdkEnv,
+    });
+    expect(rebind.code, rebind.stderr).toBe(0);
+    await expect(handleScheduledScan(scanDeps(), 300_000, item)).resolves.toMatchObject({
+      account: 'brand-a',
+      published: false,
     });
   });
 });
