@@ -37,16 +37,11 @@ export const repeatFor = (policy: Pick<StatePolicy, 'repeat' | 'repeatByGroup'>,
 export const cadenceHours = (repeat: Repeat, severity: Severity): number | null =>
   severity === 'critical' ? repeat.critical : severity === 'warning' ? repeat.warning : null;
 
-/** The repeats already made of this finding: its last alert's count, or 0 when that alert was of another finding. */
-export function repeatsOf(alerted: AlertMemory | null | undefined, f: RepeatedFinding): number {
-  return alerted && sameFinding(alerted, f) ? (alerted.repeats ?? 0) : 0;
-}
-
 /**
- * Whether an ongoing finding is published again now. `alerted` is its last alert (none: it was
- * never alerted, so it is due). Info findings have no cadence. A stored time in the future counts
- * as due (isDue), so no stored value holds a repeat back; only the cap does, and only once this
- * very finding was repeated `cap` times.
+ * Whether an ongoing finding is published again now. `alerted` is its last alert (none, or one of
+ * another finding: this one was never alerted, so it is due whatever the cap). Info findings have
+ * no cadence. A stored time in the future counts as due (isDue), so no stored value holds a repeat
+ * back; only the cap does, and only once this very finding was repeated `cap` times.
  */
 export function repeatDecision(
   f: RepeatedFinding,
@@ -57,7 +52,9 @@ export function repeatDecision(
   const hours = cadenceHours(repeat, f.severity);
   if (hours === null) return 'not_due';
   if (alerted && !isDue(alerted.at, nowMs, hours * HOUR_MS)) return 'not_due';
-  if (alerted && repeat.cap !== undefined && repeatsOf(alerted, f) >= repeat.cap) return 'capped';
+  // A last alert of another finding was not this one's first: this one is not capped yet.
+  if (alerted && sameFinding(alerted, f) && repeat.cap !== undefined && (alerted.repeats ?? 0) >= repeat.cap)
+    return 'capped';
   return 'due';
 }
 
