@@ -78,7 +78,10 @@ export const REPEAT_WORDS = { daily: 20, weekly: 164 } as const;
 const CADENCE_MESSAGE = 'must be "daily", "weekly" or a whole number of hours from 1 to 8760';
 /** A repeat cadence: `daily`, `weekly` or hours, read as hours. */
 const cadence = z.preprocess(
-  (v) => (typeof v === 'string' && Object.hasOwn(REPEAT_WORDS, v) ? REPEAT_WORDS[v as keyof typeof REPEAT_WORDS] : v),
+  (v) =>
+    typeof v === 'string' && Object.hasOwn(REPEAT_WORDS, v)
+      ? REPEAT_WORDS[v as keyof typeof REPEAT_WORDS]
+      : v,
   z
     .number({ error: CADENCE_MESSAGE })
     .int(CADENCE_MESSAGE)
