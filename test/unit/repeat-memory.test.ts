@@ -3,7 +3,7 @@ import type { DomainFinding } from '../../functions/core/findings/classify';
 import { DEFAULT_STATE_POLICY, type StatePolicy } from '../../functions/core/memory/state';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { DAY, domain, scanOf } from '../support/state-scan';
-import { compareWithState, EMPTY_STATE, type ScanState } from '../support/whole-state';
+import { compareWithState, EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
 
 /**
  * The repeat cadence in the comparison with memory (compare.ts with repeat.ts): a policy's cadence
@@ -101,5 +101,21 @@ describe('repeat cadence with memory', () => {
       '1 critical repeated after 20 h',
     ]);
     expect(run(domains, T0 + 21 * HOUR, first.next, DEFAULT_STATE_POLICY, lapse).publish).toBe(false);
+  });
+
+  it('reads its count back as stored, and refuses a count that is not one, naming its place', () => {
+    const domains = [expiring('vip.nl', 5.5)];
+    const first = run(domains, T0, EMPTY_STATE, capped);
+    const again = run(domains, T0 + 12 * HOUR, first.next, {
+      ...capped,
+      repeat: { ...capped.repeat, cap: 3 },
+    });
+    const stored = JSON.parse(JSON.stringify(again.next)) as ScanState;
+    expect(parseState(stored, 'test').domains['vip.nl']?.alerted?.repeats).toBe(1);
+    const tampered = JSON.parse(JSON.stringify(stored));
+    tampered.domains['vip.nl'].alerted.repeats = -1;
+    expect(() => parseState(tampered, 'test')).toThrow(/domains\["vip\.nl"\]\.alerted\.repeats: /);
+    tampered.domains['vip.nl'].alerted.repeats = 'two';
+    expect(() => parseState(tampered, 'test')).toThrow(/domains\["vip\.nl"\]\.alerted\.repeats: /);
   });
 });
