@@ -4,7 +4,7 @@ import type { DomainFinding } from '../../functions/core/findings/classify';
 import { loadStatePolicy } from '../../functions/core/memory/state-config';
 import { DomainSchema } from '../../functions/core/reseller/schemas';
 import { loadScanSettings } from '../../functions/core/scan/config';
-import { parsePolicies, resolvePolicies } from '../../functions/core/scan/policies';
+import { parsePolicies, reportPolicies, resolvePolicies } from '../../functions/core/scan/policies';
 import { hasUrgentDeadline, parseQuietHours, quietUntil } from '../../functions/core/scan/quiet-hours';
 import type { Report } from '../../functions/core/scan/scan';
 
@@ -94,6 +94,12 @@ describe('parsePolicies', () => {
     expect(state.repeatByGroup?.get('constructor')).toEqual({ critical: 20, warning: 20, cap: 5 });
     // A policy without a repeat of its own keeps the deployment's (by falling through to it).
     expect(state.repeatByGroup?.has('plain')).toBe(false);
+    // The report says what each group's own cadence came to.
+    expect(reportPolicies(resolvePolicies(policies, defaults)).map((p) => p.repeat)).toEqual([
+      { critical: 12, warning: 48, cap: 2 },
+      { critical: 20, warning: 20, cap: 5 },
+      undefined,
+    ]);
   });
 
   it('names a bad value with its place', () => {

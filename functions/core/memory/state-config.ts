@@ -1,6 +1,6 @@
 import type { Severity } from '../findings/classify';
 import { ENV, parseSetting } from '../scan/config';
-import { DEFAULT_REPEAT, type Policies, repeatOver } from '../scan/policies';
+import { type Policies, resolveRepeat } from '../scan/policies';
 import type { StatePolicy } from './state';
 
 /** Environment variables of memory between scans (defined with every other setting in config.ts). */
@@ -26,14 +26,11 @@ export function loadStatePolicy(
   policies?: Policies,
 ): StatePolicy {
   const { escalation } = policies ?? {};
-  const repeat = repeatOver(DEFAULT_REPEAT, policies?.repeat);
-  const byGroup = (policies?.policies ?? []).filter((p) => p.repeat);
+  const { repeat, byGroup } = resolveRepeat(policies);
   return {
     thresholds: parseSetting('alertThresholds', env[ENV.alertThresholds]),
     repeat,
-    ...(byGroup.length
-      ? { repeatByGroup: new Map(byGroup.map((p) => [p.name, repeatOver(repeat, p.repeat)])) }
-      : {}),
+    ...(byGroup.size ? { repeatByGroup: byGroup } : {}),
     summaryEveryDays: parseSetting('summaryEveryDays', env[ENV.summaryEveryDays]),
     minSeverity,
     // Only the two numbers: the escalation recipients are the stack's subscriptions.

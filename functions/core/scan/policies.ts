@@ -168,8 +168,21 @@ export interface Repeat {
 /** The cadence when no policies file sets one: critical daily, warning weekly, no cap. */
 export const DEFAULT_REPEAT: Repeat = { critical: REPEAT_WORDS.daily, warning: REPEAT_WORDS.weekly };
 
+/**
+ * The repeat cadence the policies come to: the deployment's (the top-level `repeat` over the
+ * defaults) and that of each policy that sets one (its `repeat` over the deployment's).
+ */
+export function resolveRepeat(policies: Policies | undefined): {
+  readonly repeat: Repeat;
+  readonly byGroup: ReadonlyMap<string, Repeat>;
+} {
+  const repeat = repeatOver(DEFAULT_REPEAT, policies?.repeat);
+  const own = (policies?.policies ?? []).filter((p) => p.repeat);
+  return { repeat, byGroup: new Map(own.map((p) => [p.name, repeatOver(repeat, p.repeat)])) };
+}
+
 /** A cadence with the keys `over` sets taken over `base`'s. */
-export function repeatOver(base: Repeat, over: RepeatSetting | undefined): Repeat {
+function repeatOver(base: Repeat, over: RepeatSetting | undefined): Repeat {
   if (!over) return base;
   const cap = over.cap ?? base.cap;
   return {
@@ -309,6 +322,8 @@ export interface ResolvedPolicy {
   readonly classify: ClassifyPolicy;
   /** Its domains are worth an alert from this severity. */
   readonly minSeverity: Severity;
+  /** Its repeat cadence (with memory between scans); absent when the policy sets none of its own. */
+  readonly repeat?: Repeat;
 }
 
 /** What the deployment's own settings are, under the policies. */
@@ -374,6 +389,7 @@ const NO_TAGS: ReadonlySet<string> = new Set();
  */
 export function resolvePolicies(policies: Policies | undefined, defaults: PolicyDefaults): PolicySet {
   const problems: string[] = [];
+  const repeats = resolveRepeat(policies).byGroup;
   const resolved = (policies?.policies ?? []).map((policy, i): ResolvedPolicy => {
     const expiryDays = policy.expiryDays ?? defaults.classify.expiryDays;
     const criticalDays = policy.criticalDays ?? defaults.classify.criticalDays;
@@ -385,6 +401,7 @@ export function resolvePolicies(policies: Policies | undefined, defaults: Policy
       policy,
       classify: { ...defaults.classify, expiryDays, criticalDays },
       minSeverity: policy.minSeverity ?? defaults.minSeverity,
+      ...(repeats.has(policy.name) ? { repeat: repeats.get(policy.name) } : {}),
     };
   });
   if (problems.length) throw new ConfigError(problems.join('; '));
@@ -421,6 +438,8 @@ export interface ReportPolicy {
   readonly let_lapse?: true;
   /** The days-left rungs its domains are alerted again at (with memory between scans). */
   readonly alert_thresholds?: readonly number[];
+  /** Its repeat cadence, when it sets one: hours by severity, and the cap (with memory between scans). */
+  readonly repeat?: Repeat;
 }
 
 /** The report's `policy.policies`: what applied to each group, in the order they are tried. */
@@ -434,4 +453,5 @@ export const reportPolicies = (set: PolicySet): ReportPolicy[] =>
     ...(r.policy.alertThresholds
       ? { alert_thresholds: [...new Set(r.policy.alertThresholds)].sort((a, b) => b - a) }
       : {}),
+    ...(r.repeat ? { repeat: r.repeat } : {}),
   }));
