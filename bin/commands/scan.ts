@@ -371,7 +371,7 @@ export async function scanWithMemory(
   const { result, published, saved, conflicts, superseded } = await runStatefulScan({
     job: run.job,
     store,
-    policy: loadStatePolicy(io.env, settings.minSeverity, settings.policies?.escalation),
+    policy: loadStatePolicy(io.env, settings.minSeverity, settings.policies),
     // Kept under the lease, before the alert goes out: its report_json_url must find it.
     ...(delivery
       ? {

@@ -373,7 +373,7 @@ export async function runScheduledStatefulScan(
   return runStatefulScan({
     job: input.job,
     store: new DynamoDbStateStore({ client: input.dynamodb, tableName: input.tableName, scope }),
-    policy: loadStatePolicy(input.env, settings.minSeverity, settings.policies?.escalation),
+    policy: loadStatePolicy(input.env, settings.minSeverity, settings.policies),
     publish: (report) =>
       publishAlert(
         report,

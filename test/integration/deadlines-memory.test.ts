@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,15 +71,16 @@ describe('deadlines with memory (scan --state, alerts through the SNS emulator)'
     const queue = await emulator.queueSubscribedTo(topicArn, 'deadlines-memory-all');
     const state = join(dir, 'state.json');
     // Criticals otherwise repeat weekly here: the daily repeat comes from the last days alone.
+    const policies = join(dir, 'weekly.json');
+    await writeFile(policies, JSON.stringify({ policies: [], repeat: { critical: 'weekly' } }));
     const scan = (now: number) =>
       runCli(
         // A replay of days to come: --now runs ahead of this machine's clock on purpose.
-        ['scan', '--now', iso(now), '--state', state, '--allow-clock-skew'],
+        ['scan', '--now', iso(now), '--state', state, '--policies', policies, '--allow-clock-skew'],
         {
           RESELLER_BASE_URL: sim.url,
           RESELLER_API_KEY: KEY,
           ALERT_TOPIC_ARN: topicArn,
-          CRITICAL_REPEAT_HOURS: '168',
         },
         { sns: emulator.snsClient },
       );

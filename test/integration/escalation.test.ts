@@ -72,7 +72,12 @@ describe('escalation of what nobody acted on (scan --state, simulator, fauxqs)',
     });
     await writeFile(
       join(dir, 'policies.json'),
-      JSON.stringify({ policies: [], escalation: { afterHours: 24, withinDays: 7 } }),
+      // No repeat of its own in these hours: what goes out at 25 hours is the escalation.
+      JSON.stringify({
+        policies: [],
+        escalation: { afterHours: 24, withinDays: 7 },
+        repeat: { critical: 'weekly' },
+      }),
     );
     const state = join(dir, 'state.json');
     const scan = (now: number) =>
@@ -82,8 +87,6 @@ describe('escalation of what nobody acted on (scan --state, simulator, fauxqs)',
           RESELLER_BASE_URL: sim.url,
           RESELLER_API_KEY: KEY,
           ALERT_TOPIC_ARN: topicArn,
-          // No repeat of its own in these hours: what goes out at 25 hours is the escalation.
-          CRITICAL_REPEAT_HOURS: '168',
         },
         { cwd: dir, sns: emulator.snsClient },
       );

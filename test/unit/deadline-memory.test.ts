@@ -199,7 +199,7 @@ describe('the last days to restore, with memory', () => {
       auto_renew: false,
       date_deleted: T0 - deletedAgo * DAY,
     });
-  const weekly: StatePolicy = { ...DEFAULT_STATE_POLICY, criticalRepeatHours: 168 };
+  const weekly: StatePolicy = { ...DEFAULT_STATE_POLICY, repeat: { critical: 168, warning: 168 } };
 
   it('repeats a quarantine daily in its last 7 days, even when criticals otherwise repeat weekly', () => {
     const first = run([quarantined(20)], T0, EMPTY_STATE, weekly); // 10 days left

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { filterPolicyOf, planAlerts, smsDisposition } from '../../functions/core/alerts/groups';
 import type { DomainFinding } from '../../functions/core/findings/classify';
+import { loadStatePolicy } from '../../functions/core/memory/state-config';
 import { DomainSchema } from '../../functions/core/reseller/schemas';
 import { loadScanSettings } from '../../functions/core/scan/config';
-import { parsePolicies, resolvePolicies } from '../../functions/core/scan/policies';
+import { parsePolicies, reportPolicies, resolvePolicies } from '../../functions/core/scan/policies';
 import { hasUrgentDeadline, parseQuietHours, quietUntil } from '../../functions/core/scan/quiet-hours';
 import type { Report } from '../../functions/core/scan/scan';
 
@@ -30,16 +31,75 @@ describe('parsePolicies', () => {
     expect(refusal({ polices: [] })).toBe(
       'p.json: policies is required: the list of policies, e.g. {"policies": [{"name": "vip", "match": {"tags": ["vip"]}}]}; p.json: unknown key polices; did you mean policies?',
     );
-    // Escalation's own keys, and a repeat cadence (not a key yet), refused like any other.
+    // Escalation's and repeat's own keys, at the top and in a policy.
     expect(refusal({ policies: [], escalation: { afterHours: 24 } })).toBe(
       'p.json: escalation.withinDays must be a whole number from 1 to 3650',
     );
     expect(refusal({ policies: [], escalation: { afterHour: 24, withinDays: 7 } })).toContain(
       'p.json: escalation: unknown key afterHour; did you mean afterHours?',
     );
-    expect(refusal({ policies: [], repeat: { critical: 24 } })).toBe(
-      'p.json: unknown key repeat; known keys: escalation, policies',
+    expect(refusal({ policies: [], repeat: { critical: 24, warnings: 'weekly' } })).toBe(
+      'p.json: repeat: unknown key warnings; did you mean warning?',
     );
+    expect(refusal({ policies: [], repeats: { critical: 24 } })).toBe(
+      'p.json: unknown key repeats; did you mean repeat?',
+    );
+    expect(
+      refusal({ policies: [{ name: 'vip', match: { tags: ['vip'] }, repeat: { critcal: 12, cap: 2 } }] }),
+    ).toBe('p.json: policies[0] ("vip"): repeat: unknown key critcal; did you mean critical?');
+  });
+
+  it('reads a repeat cadence in words or hours, with a cap, and names a bad one', () => {
+    expect(
+      parsePolicies({ policies: [], repeat: { critical: 'daily', warning: 'weekly', cap: 3 } }, 'p.json'),
+    ).toEqual({ policies: [], repeat: { critical: 20, warning: 164, cap: 3 } });
+    const vip = { name: 'vip', match: { tags: ['vip'] }, repeat: { critical: 12 } };
+    expect(parsePolicies({ policies: [vip] }, 'p.json').policies[0]?.repeat).toEqual({ critical: 12 });
+    const bad = '"daily", "weekly" or a whole number of hours from 1 to 8760';
+    expect(refusal({ policies: [], repeat: { critical: 'hourly' } })).toBe(
+      `p.json: repeat.critical must be ${bad}`,
+    );
+    // Words are the two named, never a name every object answers to.
+    expect(refusal({ policies: [], repeat: { warning: 'toString' } })).toBe(
+      `p.json: repeat.warning must be ${bad}`,
+    );
+    expect(refusal({ policies: [{ ...vip, repeat: { warning: 0 } }] })).toBe(
+      `p.json: policies[0] ("vip"): repeat.warning must be ${bad}`,
+    );
+    expect(refusal({ policies: [], repeat: { cap: -1 } })).toBe(
+      'p.json: repeat.cap must be a whole number from 0 to 1000',
+    );
+    expect(
+      refusal({ policies: [{ name: 'gone', match: { tags: ['x'] }, letLapse: true, repeat: { cap: 1 } }] }),
+    ).toMatch(/a letLapse policy sends no alerts, so it takes no .*repeat; remove them, or letLapse$/);
+  });
+
+  it('resolves the cadence: the defaults, the top-level repeat over them, each policy’s over that', () => {
+    expect(loadStatePolicy({}, 'warning').repeat).toEqual({ critical: 20, warning: 164 });
+    expect(loadStatePolicy({}, 'warning').repeatByGroup).toBeUndefined();
+    const policies = parsePolicies(
+      {
+        policies: [
+          { name: 'vip', match: { tags: ['vip'] }, repeat: { critical: 12, cap: 2 } },
+          { name: 'constructor', match: { tags: ['c'] }, repeat: { warning: 'daily' } },
+          { name: 'plain', match: { tags: ['p'] } },
+        ],
+        repeat: { warning: 48, cap: 5 },
+      },
+      'p.json',
+    );
+    const state = loadStatePolicy({}, 'warning', policies);
+    expect(state.repeat).toEqual({ critical: 20, warning: 48, cap: 5 });
+    expect(state.repeatByGroup?.get('vip')).toEqual({ critical: 12, warning: 48, cap: 2 });
+    expect(state.repeatByGroup?.get('constructor')).toEqual({ critical: 20, warning: 20, cap: 5 });
+    // A policy without a repeat of its own keeps the deployment's (by falling through to it).
+    expect(state.repeatByGroup?.has('plain')).toBe(false);
+    // The report says what each group's own cadence came to.
+    expect(reportPolicies(resolvePolicies(policies, defaults)).map((p) => p.repeat)).toEqual([
+      { critical: 12, warning: 48, cap: 2 },
+      { critical: 20, warning: 20, cap: 5 },
+      undefined,
+    ]);
   });
 
   it('names a bad value with its place', () => {

@@ -10,7 +10,7 @@ import { compareWithState, parseState, type ScanState } from '../support/whole-s
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 const HOUR = 3_600_000;
-const REPEAT_MS = DEFAULT_STATE_POLICY.criticalRepeatHours * HOUR;
+const REPEAT_MS = DEFAULT_STATE_POLICY.repeat.critical * HOUR;
 const QUARANTINED = 'lost.nl';
 
 /** An instant within 120 days of T0, as stored: ISO 8601, sometimes with an offset or no fraction. */
@@ -76,7 +76,7 @@ const scanStep = fc.record({
 });
 
 describe('memory and time', () => {
-  it('publishes an ongoing critical finding at least once every CRITICAL_REPEAT_HOURS of scan time, or refuses the scan', () => {
+  it('publishes an ongoing critical finding at least once every critical repeat cadence of scan time, or refuses the scan', () => {
     fc.assert(
       fc.property(
         anyState,

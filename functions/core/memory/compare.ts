@@ -11,6 +11,7 @@ import { type AppliedActions, applyActions } from './actions';
 import { escalationHours, nextAlertMemory } from './escalation';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, withFailedRenewals } from './renewal-memory';
+import { cadenceHours, nextRepeats, repeatDecision, repeatFor } from './repeat';
 import type { ScanMemory } from './scan-memory';
 import {
   type AccountBinding,
@@ -164,6 +165,8 @@ interface Comparison {
   readonly resolvedKeys: Set<string>;
   /** Domains whose critical finding escalates now (escalation.ts). */
   readonly escalated: Set<string>;
+  /** Domains whose ongoing finding is published again now by its repeat cadence (repeat.ts). */
+  readonly repeated: Set<string>;
 }
 
 /** Steps one to three: renewals only memory knows of, findings under their keys, snoozes applied. */
@@ -205,6 +208,7 @@ function prepare(input: CompareInput): Comparison {
     resolved: [],
     resolvedKeys: new Set(),
     escalated: new Set(),
+    repeated: new Set(),
   };
 }
 
@@ -364,20 +368,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
   count(c.announced.filter((f) => f.change === 'escalated').length, 'escalated');
   count(c.changes.filter((x) => atOrAbove(x.severity, minSeverity)).length, 'changed');
   count(c.resolved.filter((r) => atOrAbove(r.severity, minSeverity)).length, 'resolved');
-  const repeatMs = policy.criticalRepeatHours * HOUR_MS;
-  if (atOrAbove('critical', minSeverity)) {
-    count(
-      c.findings.filter((f) => repeatDue(c, f, repeatMs)).length,
-      `critical repeated after ${policy.criticalRepeatHours} h`,
-    );
-    const prior = (name: string) => c.memory.priorOf(name);
-    count(
-      c.findings.filter(
-        (f) => !isSilenced(c, f) && lastDaysRepeatDue(f, prior, c.nowMs, policy.criticalRepeatHours),
-      ).length,
-      'in the last days to restore, repeated daily',
-    );
-  }
+  countRepeats(c, count);
   count(c.escalated.size, 'critical not acted on, escalated');
   countNewProblems(c, count);
   // A record that says quarantine but cannot be read is as critical as a quarantine finding:
@@ -386,11 +377,11 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
     why.length === 0 &&
     atOrAbove('critical', minSeverity) &&
     head.last_published_at !== null &&
-    isDue(head.last_published_at, c.nowMs, repeatMs)
+    isDue(head.last_published_at, c.nowMs, policy.repeat.critical * HOUR_MS)
   )
     count(
       c.report.problems.filter((p) => p.severity === 'critical').length,
-      `unreadable records in quarantine repeated after ${policy.criticalRepeatHours} h`,
+      `unreadable records in quarantine repeated after ${policy.repeat.critical} h`,
     );
   const lastSpoke = head.last_published_at ?? head.started_at;
   if (
@@ -410,12 +401,31 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
   return { publish, why };
 }
 
-/** An ongoing critical finding last alerted the repeat period ago or more (or never). */
-function repeatDue(c: Comparison, f: StatefulFinding, repeatMs: number): boolean {
-  if (f.severity !== 'critical' || f.change !== 'ongoing' || !isDomainFinding(f) || isSilenced(c, f))
-    return false;
-  const alerted = c.memory.priorOf(f.domain_name)?.alerted;
-  return !alerted || isDue(alerted.at, c.nowMs, repeatMs);
+/**
+ * The ongoing domain findings at the minimum severity, neither silenced nor let lapse, whose repeat
+ * cadence is due and not capped (`1 critical repeated after 20 h`), then the quarantines in their
+ * last days to restore, repeated daily whatever the cadence or its cap.
+ */
+function countRepeats(c: Comparison, count: (n: number, what: string) => unknown): void {
+  const { minSeverity, thresholds } = c.input.policy;
+  const by = new Map<string, number>();
+  let lastDays = 0;
+  const prior = (name: string) => c.memory.priorOf(name);
+  for (const f of c.findings) {
+    if (f.change !== 'ongoing' || !isDomainFinding(f) || f.let_lapse || isSilenced(c, f)) continue;
+    if (!atOrAbove(f.severity, minSeverity)) continue;
+    const repeat = repeatFor(c.input.policy, f);
+    const stage = stageOf(f, thresholds);
+    const decision = repeatDecision({ ...f, stage }, prior(f.domain_name)?.alerted, repeat, c.nowMs);
+    if (decision === 'due') {
+      c.repeated.add(domainKey(f.domain_name));
+      const what = `${f.severity} repeated after ${cadenceHours(repeat, f.severity)} h`;
+      by.set(what, (by.get(what) ?? 0) + 1);
+    } else if (lastDaysRepeatDue(f, prior, c.nowMs, decision === 'capped' ? Infinity : repeat.critical))
+      lastDays++;
+  }
+  for (const [what, n] of [...by].sort(([a], [b]) => a.localeCompare(b))) count(n, what);
+  count(lastDays, 'in the last days to restore, repeated daily');
 }
 
 /** Records unreadable now that were not last time; more than a state keeps, the same set (by its digest) is nothing new. */
@@ -446,13 +456,15 @@ function alertedNow(
   // it comes back (and repeats) as if the silence had not been there.
   if (isSilenced(c, f)) return prev ?? null;
   const { thresholds, minSeverity } = c.input.policy;
-  if (publish && atOrAbove(f.severity, minSeverity))
-    return nextAlertMemory(f, prev, {
-      at: c.report.now,
-      stage: stageOf(f, thresholds),
-      escalatedNow: isDomainFinding(f) && c.escalated.has(domainKey(f.domain_name)),
-    });
-  return prev ?? null;
+  if (!publish || !atOrAbove(f.severity, minSeverity)) return prev ?? null;
+  const key = isDomainFinding(f) ? domainKey(f.domain_name) : undefined;
+  const next = nextAlertMemory(f, prev, {
+    at: c.report.now,
+    stage: stageOf(f, thresholds),
+    escalatedNow: key !== undefined && c.escalated.has(key),
+  });
+  const repeats = nextRepeats(prev, next, key !== undefined && c.repeated.has(key));
+  return repeats > 0 ? { ...next, repeats } : next;
 }
 
 function findingMemoryOf(f: Finding, thresholds: readonly number[]): FindingMemory {

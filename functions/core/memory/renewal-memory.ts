@@ -158,7 +158,8 @@ export const LAST_DAYS_REPEAT_HOURS = 20;
 
 /**
  * True when a quarantine finding in its last {@link LAST_DAYS} days to restore is due again daily,
- * where CRITICAL_REPEAT_HOURS is longer than a day (the rule for other criticals covers the rest).
+ * where its repeat cadence (`criticalRepeatHours`; Infinity once capped, repeat.ts) is longer than
+ * a day (the cadence covers the rest).
  */
 export function lastDaysRepeatDue(
   f: StatefulFinding,

@@ -1,6 +1,7 @@
 import type { Severity } from '../findings/classify';
 import { ENV, parseSetting } from '../scan/config';
-import type { EscalationPolicy, StatePolicy } from './state';
+import { type Policies, resolveRepeat } from '../scan/policies';
+import type { StatePolicy } from './state';
 
 /** Environment variables of memory between scans (defined with every other setting in config.ts). */
 export const STATE_ENV = {
@@ -10,20 +11,26 @@ export const STATE_ENV = {
   tableName: ENV.stateTableName,
   /** Days-left rungs, comma-separated: `30,14,7,3,1`. */
   thresholds: ENV.alertThresholds,
-  criticalRepeatHours: ENV.criticalRepeatHours,
   /** 0 turns the weekly summary off. */
   summaryEveryDays: ENV.summaryEveryDays,
 } as const;
 
-/** The notify-on-change policy from the environment, with the one schema of each setting; errors name the variable. */
+/**
+ * The notify-on-change policy from the environment, with the one schema of each setting (errors
+ * name the variable), and from the policies file its escalation and repeat cadence: the top-level
+ * `repeat` over the defaults for every domain, each policy's over that for its own.
+ */
 export function loadStatePolicy(
   env: NodeJS.ProcessEnv,
   minSeverity: Severity,
-  escalation?: EscalationPolicy,
+  policies?: Policies,
 ): StatePolicy {
+  const { escalation } = policies ?? {};
+  const { repeat, byGroup } = resolveRepeat(policies);
   return {
     thresholds: parseSetting('alertThresholds', env[ENV.alertThresholds]),
-    criticalRepeatHours: parseSetting('criticalRepeatHours', env[ENV.criticalRepeatHours]),
+    repeat,
+    ...(byGroup.size ? { repeatByGroup: byGroup } : {}),
     summaryEveryDays: parseSetting('summaryEveryDays', env[ENV.summaryEveryDays]),
     minSeverity,
     // Only the two numbers: the escalation recipients are the stack's subscriptions.

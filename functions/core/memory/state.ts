@@ -9,6 +9,7 @@ import {
   type Severity,
 } from '../findings/classify';
 import type { Domain } from '../reseller/schemas';
+import { DEFAULT_REPEAT, type Escalation, type Repeat } from '../scan/policies';
 import type { Report } from '../scan/scan';
 import { shownCut } from './state-bounds';
 import { StoredDateTime } from './state-time';
@@ -227,7 +228,8 @@ export function sameMemory(a: DomainMemory, b: DomainMemory): boolean {
       (x as FindingMemory).date_expiry === (y as FindingMemory).date_expiry &&
       (x as AlertMemory).at === (y as AlertMemory).at &&
       (x as AlertMemory).first_at === (y as AlertMemory).first_at &&
-      (x as AlertMemory).escalated === (y as AlertMemory).escalated);
+      (x as AlertMemory).escalated === (y as AlertMemory).escalated &&
+      (x as AlertMemory).repeats === (y as AlertMemory).repeats);
   return (
     a.name === b.name &&
     sameFinding(a.finding, b.finding) &&
@@ -269,6 +271,8 @@ export interface AlertMemory {
   readonly first_at?: string;
   /** The rung (stage) it was escalated at, once escalated (docs/policies.md); each rung escalates once. */
   readonly escalated?: number | null;
+  /** Times this finding (kind, severity, rung) was published again by its repeat cadence (repeat.ts); absent: none. */
+  readonly repeats?: number;
 }
 
 /** A snooze: silent until `until`, unless the finding gets worse than it was. */
@@ -360,8 +364,10 @@ export const EMPTY_HEAD: StateHead = {
 export interface StatePolicy {
   /** Days-left rungs; crossing one since the last alert escalates. @default [30, 14, 7, 3, 1] */
   readonly thresholds: readonly number[];
-  /** A critical finding is repeated when it was last alerted this many hours ago or more. @default 20 */
-  readonly criticalRepeatHours: number;
+  /** The repeat cadence of a finding no policy claims (the policies' top-level `repeat`). @default DEFAULT_REPEAT */
+  readonly repeat: Repeat;
+  /** The cadence of each policy's findings, by the policy's name (`finding.policy`). */
+  readonly repeatByGroup?: ReadonlyMap<string, Repeat>;
   /** A summary goes out when nothing was published for this many days; 0 turns it off. @default 7 */
   readonly summaryEveryDays: number;
   /** Only what reaches this severity makes a message. @default 'warning' */
@@ -370,17 +376,15 @@ export interface StatePolicy {
   readonly escalation?: EscalationPolicy;
 }
 
-/** When a critical finding nobody acknowledged or snoozed is published again as an escalation. */
-export interface EscalationPolicy {
-  /** Hours since its first alert. */
-  readonly afterHours: number;
-  /** Its deadline (expiry, or restore-by in quarantine) within this many days. */
-  readonly withinDays: number;
-}
+/**
+ * When a critical finding nobody acknowledged or snoozed is published again as an escalation:
+ * `afterHours` since its first alert, its deadline (expiry, or restore-by) within `withinDays`.
+ */
+export type EscalationPolicy = Pick<Escalation, 'afterHours' | 'withinDays'>;
 
 export const DEFAULT_STATE_POLICY: StatePolicy = {
   thresholds: [30, 14, 7, 3, 1],
-  criticalRepeatHours: 20,
+  repeat: DEFAULT_REPEAT,
   summaryEveryDays: 7,
   minSeverity: 'warning',
 };
@@ -449,6 +453,7 @@ const AlertMemorySchema = z.object({
   at: StoredDateTime,
   first_at: StoredDateTime.optional(),
   escalated: z.number().nullable().optional(),
+  repeats: z.number().int().min(0).optional(),
 });
 const WatchedSchema = z.object(
   Object.fromEntries(WATCHED_NAMES.map((name) => [name, WATCHED[name].schema.optional()])),
@@ -514,6 +519,7 @@ const orderedAlert = (a: AlertMemory | null) =>
     at: a.at,
     first_at: a.first_at,
     escalated: a.escalated,
+    repeats: a.repeats,
   };
 
 /**
@@ -547,19 +553,18 @@ export function encodeMemory(memory: DomainMemory): string {
  * One stored domain memory, read back: checked by DomainMemorySchema and refused with the place and
  * the reason (a StateError), as every stored value is.
  */
-export function readDomainMemory(value: unknown, key: string, where: string): DomainMemory {
-  const parsed = DomainMemorySchema.safeParse(value);
-  if (parsed.success) return parsed.data as DomainMemory;
-  const issue = parsed.error.issues[0];
-  throw stateIssue(where, ['domains', key, ...(issue?.path ?? [])], issue?.message);
-}
+export const readDomainMemory = (value: unknown, key: string, where: string): DomainMemory =>
+  readStored(DomainMemorySchema, value, ['domains', key], where) as DomainMemory;
 
 /** One stored contact memory, read back as {@link readDomainMemory} reads a domain's. */
-export function readContactMemory(value: unknown, key: string, where: string): ContactMemory {
-  const parsed = ContactMemorySchema.safeParse(value);
-  if (parsed.success) return parsed.data as ContactMemory;
+export const readContactMemory = (value: unknown, key: string, where: string): ContactMemory =>
+  readStored(ContactMemorySchema, value, ['contacts', key], where) as ContactMemory;
+
+function readStored(schema: z.ZodType, value: unknown, at: readonly string[], where: string): unknown {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  throw stateIssue(where, ['contacts', key, ...(issue?.path ?? [])], issue?.message);
+  throw stateIssue(where, [...at, ...(issue?.path ?? [])], issue?.message);
 }
 
 /** The stored account-wide part read back (with `contacts` as read apart), or a StateError naming what is wrong. */

@@ -14,8 +14,9 @@ import type { Domain } from '../reseller/schemas';
  * file, the stack passes the JSON in POLICIES).
  *
  * `escalation` (with the memory between scans, functions/core/memory/escalation.ts) publishes
- * again, with the `escalation` message attribute, a critical finding nobody acted on. A repeat
- * cadence per severity is not a key yet, and a file that sets one is refused as any unknown key is.
+ * again, with the `escalation` message attribute, a critical finding nobody acted on; `repeat`, at
+ * the top (the deployment's) and per policy, sets how often an ongoing finding is published again
+ * and how many times at most (functions/core/memory/repeat.ts).
  */
 
 /** The most policies one file holds: each group with recipients is a subscription per recipient. */
@@ -68,6 +69,33 @@ const webhook = z
     'must be FORMAT:/ssm/parameter/name with FORMAT one of slack, teams, json, e.g. slack:/domain-sentinel/vip-slack',
   );
 
+/**
+ * The words a repeat cadence may be given in, as hours: a day or a week less 4 hours, so that a scan
+ * scheduled daily (or weekly) that runs a little late still repeats on its day, not the next.
+ */
+export const REPEAT_WORDS = { daily: 20, weekly: 164 } as const;
+
+const CADENCE_MESSAGE = 'must be "daily", "weekly" or a whole number of hours from 1 to 8760';
+/** A repeat cadence: `daily`, `weekly` or hours, read as hours. */
+const cadence = z.preprocess(
+  (v) =>
+    typeof v === 'string' && Object.hasOwn(REPEAT_WORDS, v)
+      ? REPEAT_WORDS[v as keyof typeof REPEAT_WORDS]
+      : v,
+  z
+    .number({ error: CADENCE_MESSAGE })
+    .int(CADENCE_MESSAGE)
+    .min(1, CADENCE_MESSAGE)
+    .max(8760, CADENCE_MESSAGE),
+);
+
+/** `repeat`: how often an ongoing finding is published again, by severity, and at most how many times. */
+const RepeatSchema = z.strictObject({
+  critical: cadence.optional(),
+  warning: cadence.optional(),
+  cap: whole(0, 1000).optional(),
+});
+
 const MatchSchema = z
   .strictObject({
     tags: z.array(tag).min(1, 'must list at least one tag').max(100).optional(),
@@ -89,6 +117,7 @@ const PolicySchema = z.strictObject({
   alertEmails: z.array(z.email('must be e-mail addresses')).max(100).optional(),
   alertSmsNumbers: z.array(e164).max(100).optional(),
   webhooks: z.array(webhook).max(10).optional(),
+  repeat: RepeatSchema.optional(),
 });
 
 /** `escalation`: when a critical finding nobody acted on is published again, and who gets escalations alone. */
@@ -101,6 +130,7 @@ const EscalationSchema = z.strictObject({
 
 const PoliciesSchema = z.strictObject({
   escalation: EscalationSchema.optional(),
+  repeat: RepeatSchema.optional(),
   policies: z
     .array(z.unknown(), {
       error: (issue) =>
@@ -117,16 +147,56 @@ export type Policy = z.output<typeof PolicySchema>;
 /** Escalation as a policies file sets it. */
 export type Escalation = z.output<typeof EscalationSchema>;
 
-/** A policies file: the policies, in the order they are tried, and escalation. */
+/** A repeat cadence as a policies file sets it (hours; a key not set is the level above's). */
+export type RepeatSetting = z.output<typeof RepeatSchema>;
+
+/** A policies file: the policies, in the order they are tried, escalation, and the deployment's repeat cadence. */
 export interface Policies {
   readonly policies: readonly Policy[];
   readonly escalation?: Escalation;
+  readonly repeat?: RepeatSetting;
+}
+
+/** How often an ongoing finding is published again, in hours by severity, and at most how many times. */
+export interface Repeat {
+  readonly critical: number;
+  readonly warning: number;
+  /** At most this many repeats of one finding after its first alert; absent: no cap. */
+  readonly cap?: number;
+}
+
+/** The cadence when no policies file sets one: critical daily, warning weekly, no cap. */
+export const DEFAULT_REPEAT: Repeat = { critical: REPEAT_WORDS.daily, warning: REPEAT_WORDS.weekly };
+
+/**
+ * The repeat cadence the policies come to: the deployment's (the top-level `repeat` over the
+ * defaults) and that of each policy that sets one (its `repeat` over the deployment's).
+ */
+export function resolveRepeat(policies: Policies | undefined): {
+  readonly repeat: Repeat;
+  readonly byGroup: ReadonlyMap<string, Repeat>;
+} {
+  const repeat = repeatOver(DEFAULT_REPEAT, policies?.repeat);
+  const own = (policies?.policies ?? []).filter((p) => p.repeat);
+  return { repeat, byGroup: new Map(own.map((p) => [p.name, repeatOver(repeat, p.repeat)])) };
+}
+
+/** A cadence with the keys `over` sets taken over `base`'s. */
+function repeatOver(base: Repeat, over: RepeatSetting | undefined): Repeat {
+  if (!over) return base;
+  const cap = over.cap ?? base.cap;
+  return {
+    critical: over.critical ?? base.critical,
+    warning: over.warning ?? base.warning,
+    ...(cap === undefined ? {} : { cap }),
+  };
 }
 
 /** The keys each level of a policies file knows, for "did you mean". */
 const KNOWN_KEYS = {
   top: Object.keys(PoliciesSchema.shape),
   escalation: Object.keys(EscalationSchema.shape),
+  repeat: Object.keys(RepeatSchema.shape),
   policy: Object.keys(PolicySchema.shape),
   match: ['tags', 'tlds', 'names'],
 } as const;
@@ -161,12 +231,12 @@ function policyProblems(value: unknown, index: number): { policy?: Policy; probl
     (i) => !(typoInMatch && i.code === 'custom' && i.path.length === 1 && i.path[0] === 'match'),
   );
   const problems = issues.flatMap((issue) => {
-    const inMatch = issue.path[0] === 'match';
+    const inner = issue.path[0] === 'match' || issue.path[0] === 'repeat' ? issue.path[0] : undefined;
     if (issue.code === 'unrecognized_keys')
       return unknownKeys(
         issue.keys,
-        inMatch ? KNOWN_KEYS.match : KNOWN_KEYS.policy,
-        `${at}: ${inMatch ? 'match: ' : ''}`,
+        inner ? KNOWN_KEYS[inner] : KNOWN_KEYS.policy,
+        `${at}: ${inner ? `${inner}: ` : ''}`,
       );
     const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `${String(p)}`)).join('.');
     return [`${at}: ${path.replace(/\.\[/g, '[') || 'policy'} ${issue.message}`];
@@ -186,9 +256,9 @@ function crossProblems(policies: readonly Policy[]): string[] {
       problems.push(
         `${at}: criticalDays (${p.criticalDays}) must not exceed its expiryDays (${p.expiryDays})`,
       );
-    if (p.letLapse && (hasRecipients(p) || p.minSeverity !== undefined || p.alertThresholds))
+    if (p.letLapse && (hasRecipients(p) || p.minSeverity !== undefined || p.alertThresholds || p.repeat))
       problems.push(
-        `${at}: a letLapse policy sends no alerts, so it takes no recipients, minSeverity or alertThresholds; remove them, or letLapse`,
+        `${at}: a letLapse policy sends no alerts, so it takes no recipients, minSeverity, alertThresholds or repeat; remove them, or letLapse`,
       );
   }
   return problems;
@@ -210,8 +280,8 @@ export function parsePolicies(value: unknown, where: string): Policies {
       top.error.issues
         .flatMap((issue) =>
           issue.code === 'unrecognized_keys'
-            ? issue.path[0] === 'escalation'
-              ? unknownKeys(issue.keys, KNOWN_KEYS.escalation, 'escalation: ')
+            ? issue.path[0] === 'escalation' || issue.path[0] === 'repeat'
+              ? unknownKeys(issue.keys, KNOWN_KEYS[issue.path[0]], `${issue.path[0]}: `)
               : unknownKeys(issue.keys, KNOWN_KEYS.top, '')
             : [`${issue.path.map(String).join('.') || 'policies'} ${issue.message}`],
         )
@@ -227,7 +297,11 @@ export function parsePolicies(value: unknown, where: string): Policies {
   }
   if (problems.length === 0) problems.push(...crossProblems(policies));
   if (problems.length) throw new ConfigError(problems.map((p) => `${where}: ${p}`).join('; '));
-  return { policies, ...(top.data.escalation ? { escalation: top.data.escalation } : {}) };
+  return {
+    policies,
+    ...(top.data.escalation ? { escalation: top.data.escalation } : {}),
+    ...(top.data.repeat ? { repeat: top.data.repeat } : {}),
+  };
 }
 
 /** Reads policies from JSON text; a ConfigError names `where` and what is wrong. */
@@ -248,6 +322,8 @@ export interface ResolvedPolicy {
   readonly classify: ClassifyPolicy;
   /** Its domains are worth an alert from this severity. */
   readonly minSeverity: Severity;
+  /** Its repeat cadence (with memory between scans); absent when the policy sets none of its own. */
+  readonly repeat?: Repeat;
 }
 
 /** What the deployment's own settings are, under the policies. */
@@ -313,6 +389,7 @@ const NO_TAGS: ReadonlySet<string> = new Set();
  */
 export function resolvePolicies(policies: Policies | undefined, defaults: PolicyDefaults): PolicySet {
   const problems: string[] = [];
+  const repeats = resolveRepeat(policies).byGroup;
   const resolved = (policies?.policies ?? []).map((policy, i): ResolvedPolicy => {
     const expiryDays = policy.expiryDays ?? defaults.classify.expiryDays;
     const criticalDays = policy.criticalDays ?? defaults.classify.criticalDays;
@@ -324,6 +401,7 @@ export function resolvePolicies(policies: Policies | undefined, defaults: Policy
       policy,
       classify: { ...defaults.classify, expiryDays, criticalDays },
       minSeverity: policy.minSeverity ?? defaults.minSeverity,
+      ...(repeats.has(policy.name) ? { repeat: repeats.get(policy.name) } : {}),
     };
   });
   if (problems.length) throw new ConfigError(problems.join('; '));
@@ -360,6 +438,8 @@ export interface ReportPolicy {
   readonly let_lapse?: true;
   /** The days-left rungs its domains are alerted again at (with memory between scans). */
   readonly alert_thresholds?: readonly number[];
+  /** Its repeat cadence, when it sets one: hours by severity, and the cap (with memory between scans). */
+  readonly repeat?: Repeat;
 }
 
 /** The report's `policy.policies`: what applied to each group, in the order they are tried. */
@@ -373,4 +453,5 @@ export const reportPolicies = (set: PolicySet): ReportPolicy[] =>
     ...(r.policy.alertThresholds
       ? { alert_thresholds: [...new Set(r.policy.alertThresholds)].sort((a, b) => b - a) }
       : {}),
+    ...(r.repeat ? { repeat: r.repeat } : {}),
   }));

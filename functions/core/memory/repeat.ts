@@ -1,0 +1,73 @@
+import { type Finding, isDomainFinding, type Severity } from '../findings/classify';
+import type { Repeat } from '../scan/policies';
+import type { AlertMemory, StatePolicy } from './state';
+import { isDue } from './state-time';
+
+/**
+ * The repeat cadence (docs/policies.md#repeat-cadence): an ongoing finding is published again once
+ * its severity's hours passed since its last alert (critical daily, warning weekly unless the
+ * policies say otherwise), at most `cap` times after its first alert. The count lives in the
+ * domain's memory (`alerted.repeats`) and starts over when the finding changes (another kind,
+ * severity or rung). Escalation (escalation.ts) and the daily repeat in the last days to restore
+ * (renewal-memory.ts) are deadlines, not repeats: the cap holds neither back. Pure.
+ */
+
+const HOUR_MS = 3_600_000;
+
+/** What the cadence says of one ongoing finding now. */
+export type RepeatDecision = 'due' | 'capped' | 'not_due';
+
+/** The finding as it stands now: what tells one finding from the next. */
+export interface RepeatedFinding {
+  readonly kind: AlertMemory['kind'];
+  readonly severity: Severity;
+  /** Its rung of the threshold ladder (stageOf in compare.ts); null off the ladder. */
+  readonly stage: number | null;
+}
+
+/** True when the last alert carried this very finding: the same kind, severity and rung. */
+const sameFinding = (alerted: AlertMemory, f: RepeatedFinding) =>
+  alerted.kind === f.kind && alerted.severity === f.severity && alerted.stage === f.stage;
+
+/** The repeat cadence of a finding: its policy's (by the name it carries), else the deployment's. */
+export const repeatFor = (policy: Pick<StatePolicy, 'repeat' | 'repeatByGroup'>, f: Finding): Repeat =>
+  (isDomainFinding(f) && f.policy !== undefined && policy.repeatByGroup?.get(f.policy)) || policy.repeat;
+
+/** The hours between repeats of a severity; null for one with no cadence (info). */
+export const cadenceHours = (repeat: Repeat, severity: Severity): number | null =>
+  severity === 'critical' ? repeat.critical : severity === 'warning' ? repeat.warning : null;
+
+/**
+ * Whether an ongoing finding is published again now. `alerted` is its last alert (none, or one of
+ * another finding: this one was never alerted, so it is due whatever the cap). Info findings have
+ * no cadence. A stored time in the future counts as due (isDue), so no stored value holds a repeat
+ * back; only the cap does, and only once this very finding was repeated `cap` times.
+ */
+export function repeatDecision(
+  f: RepeatedFinding,
+  alerted: AlertMemory | null | undefined,
+  repeat: Repeat,
+  nowMs: number,
+): RepeatDecision {
+  const hours = cadenceHours(repeat, f.severity);
+  if (hours === null) return 'not_due';
+  if (alerted && !isDue(alerted.at, nowMs, hours * HOUR_MS)) return 'not_due';
+  // A last alert of another finding was not this one's first: this one is not capped yet.
+  if (alerted && sameFinding(alerted, f) && repeat.cap !== undefined && (alerted.repeats ?? 0) >= repeat.cap)
+    return 'capped';
+  return 'due';
+}
+
+/**
+ * The count to remember in the alert memory `next` a published message leaves: one more than the
+ * last alert's when this was a repeat of the same finding, the last alert's when the message
+ * carried it for other news, and none (0) once the finding changed.
+ */
+export function nextRepeats(
+  prev: AlertMemory | null | undefined,
+  next: RepeatedFinding,
+  repeatedNow: boolean,
+): number {
+  if (!prev || !sameFinding(prev, next)) return 0;
+  return (prev.repeats ?? 0) + (repeatedNow ? 1 : 0);
+}
