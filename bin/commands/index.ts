@@ -147,6 +147,7 @@ export const scan: Command = {
     ENV.linkTtlDays,
     ENV.accountLabel,
     ENV.alertThresholds,
+    ENV.criticalRepeatHours,
     ENV.summaryEveryDays,
     ENV.quarantineDays,
     ENV.policies,

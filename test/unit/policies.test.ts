@@ -74,6 +74,22 @@ describe('parsePolicies', () => {
     ).toMatch(/a letLapse policy sends no alerts, so it takes no .*repeat; remove them, or letLapse$/);
   });
 
+  it('takes CRITICAL_REPEAT_HOURS as the deployment’s critical cadence, under a policies file’s own', () => {
+    const env = { CRITICAL_REPEAT_HOURS: '168' };
+    expect(loadStatePolicy(env, 'warning').repeat).toEqual({ critical: 168, warning: 164 });
+    const vip = parsePolicies(
+      { policies: [{ name: 'vip', match: { tags: ['vip'] }, repeat: { warning: 24 } }] },
+      'p.json',
+    );
+    expect(loadStatePolicy(env, 'warning', vip).repeatByGroup?.get('vip')).toEqual({
+      critical: 168,
+      warning: 24,
+    });
+    const own = parsePolicies({ policies: [], repeat: { critical: 'daily' } }, 'p.json');
+    expect(loadStatePolicy(env, 'warning', own).repeat.critical).toBe(20);
+    expect(() => loadStatePolicy({ CRITICAL_REPEAT_HOURS: '0' }, 'warning')).toThrow(/CRITICAL_REPEAT_HOURS/);
+  });
+
   it('resolves the cadence: the defaults, the top-level repeat over them, each policy’s over that', () => {
     expect(loadStatePolicy({}, 'warning').repeat).toEqual({ critical: 20, warning: 164 });
     expect(loadStatePolicy({}, 'warning').repeatByGroup).toBeUndefined();

@@ -1,6 +1,6 @@
 import type { Severity } from '../findings/classify';
 import { ENV, parseSetting } from '../scan/config';
-import { type Policies, resolveRepeat } from '../scan/policies';
+import { DEFAULT_REPEAT, type Policies, resolveRepeat } from '../scan/policies';
 import type { StatePolicy } from './state';
 
 /** Environment variables of memory between scans (defined with every other setting in config.ts). */
@@ -11,6 +11,8 @@ export const STATE_ENV = {
   tableName: ENV.stateTableName,
   /** Days-left rungs, comma-separated: `30,14,7,3,1`. */
   thresholds: ENV.alertThresholds,
+  /** Hours between repeats of a critical finding: the default of the policies' `repeat.critical`. */
+  criticalRepeatHours: ENV.criticalRepeatHours,
   /** 0 turns the weekly summary off. */
   summaryEveryDays: ENV.summaryEveryDays,
 } as const;
@@ -26,7 +28,10 @@ export function loadStatePolicy(
   policies?: Policies,
 ): StatePolicy {
   const { escalation } = policies ?? {};
-  const { repeat, byGroup } = resolveRepeat(policies);
+  const { repeat, byGroup } = resolveRepeat(policies, {
+    ...DEFAULT_REPEAT,
+    critical: parseSetting('criticalRepeatHours', env[ENV.criticalRepeatHours]),
+  });
   return {
     thresholds: parseSetting('alertThresholds', env[ENV.alertThresholds]),
     repeat,

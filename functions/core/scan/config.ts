@@ -45,6 +45,7 @@ export const ENV = {
   state: 'STATE',
   stateTableName: 'STATE_TABLE_NAME',
   alertThresholds: 'ALERT_THRESHOLDS',
+  criticalRepeatHours: 'CRITICAL_REPEAT_HOURS',
   summaryEveryDays: 'SUMMARY_EVERY_DAYS',
   quarantineDays: 'QUARANTINE_DAYS',
   deploymentName: 'DEPLOYMENT_NAME',
@@ -351,6 +352,12 @@ export const SETTINGS = {
       .default([30, 14, 7, 3, 1]),
     default: '30,14,7,3,1',
     doc: 'with state: the days-left rungs an expiring domain is alerted again at',
+  },
+  criticalRepeatHours: {
+    env: ENV.criticalRepeatHours,
+    schema: wholeNumber(1, 8760).default(20),
+    default: 20,
+    doc: "with state: a critical finding is repeated after this many hours until resolved; the deployment-wide default of the policies file's `repeat.critical` (docs/policies.md), which takes precedence",
   },
   summaryEveryDays: {
     env: ENV.summaryEveryDays,

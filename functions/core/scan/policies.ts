@@ -169,14 +169,17 @@ export interface Repeat {
 export const DEFAULT_REPEAT: Repeat = { critical: REPEAT_WORDS.daily, warning: REPEAT_WORDS.weekly };
 
 /**
- * The repeat cadence the policies come to: the deployment's (the top-level `repeat` over the
- * defaults) and that of each policy that sets one (its `repeat` over the deployment's).
+ * The repeat cadence the policies come to: the deployment's (the top-level `repeat` over
+ * `defaults`: DEFAULT_REPEAT, its critical cadence from CRITICAL_REPEAT_HOURS where that is set) and that of each policy that sets one (its `repeat` over the deployment's).
  */
-export function resolveRepeat(policies: Policies | undefined): {
+export function resolveRepeat(
+  policies: Policies | undefined,
+  defaults: Repeat = DEFAULT_REPEAT,
+): {
   readonly repeat: Repeat;
   readonly byGroup: ReadonlyMap<string, Repeat>;
 } {
-  const repeat = repeatOver(DEFAULT_REPEAT, policies?.repeat);
+  const repeat = repeatOver(defaults, policies?.repeat);
   const own = (policies?.policies ?? []).filter((p) => p.repeat);
   return { repeat, byGroup: new Map(own.map((p) => [p.name, repeatOver(repeat, p.repeat)])) };
 }
