@@ -36,7 +36,7 @@ export const PRICES = {
 
 /** The sizes and counts the arithmetic needs; where each comes from is in {@link assumptionRows}. */
 export const SIZES = {
-  scanMemoryMb: 1024,
+  scanMemoryMb: 3008,
   scanSeconds1k: 2,
   scanSeconds100k: 20,
   flaggedShare: 0.145,
@@ -233,7 +233,7 @@ export function deploymentCost(s: Scenario, sms = false): CostLine[] {
   return [
     {
       what: 'Lambda (the scan)',
-      how: `${n(scans)} scans × ${s.scanSeconds} s × 1 GB = ${n(gbSeconds)} GB-s`,
+      how: `${n(scans)} scans × ${s.scanSeconds} s × ${(SIZES.scanMemoryMb / 1024).toFixed(2)} GB = ${n(gbSeconds)} GB-s`,
       usd: fixed(gbSeconds * PRICES.lambdaGbSecond + (scans * PRICES.lambdaMillionRequests) / 1e6),
     },
     {

@@ -23,12 +23,12 @@ const roleId = (fn: { role?: { node: { defaultChild?: unknown } } }) => {
 };
 
 describe('scan', () => {
-  it('runs on Node.js 24, ARM, 1 024 MB, 5 minutes, without reserved concurrency by default', () => {
+  it('runs on Node.js 24, ARM, 3 008 MB (sized by the bench), 5 minutes, without reserved concurrency by default', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('scans the reseller account'),
       Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
-      MemorySize: 1024,
+      MemorySize: 3008,
       Timeout: 300,
       // A new account's concurrency quota (10) leaves nothing to reserve: the deploy would roll back.
       ReservedConcurrentExecutions: Match.absent(),
