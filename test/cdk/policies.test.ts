@@ -5,6 +5,7 @@ import { NestedStack, type Stack } from 'aws-cdk-lib';
 import { Template as CdkTemplate } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { heldSmsScheduleName } from '../../functions/adapters/held-sms';
+import { NO_ALERT_SUBSCRIBER } from '../../lib/domain-sentinel';
 import type { AwsCall } from '../deploy/aws-calls';
 import { awsManagedKeyPolicy, denials, describeDenial } from '../deploy/iam';
 import { type Template, TemplateResolver } from '../deploy/template';
@@ -86,6 +87,12 @@ describe('recipients per group (filter policies)', () => {
       'email oncall@example.nl': 'none',
       'sms +31612345678': { severity: ['critical'] },
     });
+  });
+
+  it('still asks for a recipient of the account’s own messages when only groups and escalations have recipients', () => {
+    expect(() => synthStack({ policies: POLICIES, alertEmails: '', alertSmsNumbers: '' })).toThrow(
+      NO_ALERT_SUBSCRIBER,
+    );
   });
 
   it('refuses an address that is both an escalation recipient and a group’s, naming it', () => {
