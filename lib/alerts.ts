@@ -10,6 +10,7 @@ import { ALERT_TOPIC_DISPLAY_NAME } from '../functions/core/alerts/alert';
 import { type FilterPolicy, filterPolicyOf, type TopicFeatures } from '../functions/core/alerts/groups';
 import { ConfigError } from '../functions/core/base/errors';
 import { ENV } from '../functions/core/scan/config';
+import { hasRecipients, type Policies } from '../functions/core/scan/policies';
 import { type MetricReading, metricOptions } from './metrics';
 
 export interface AlertTopicProps {
@@ -46,6 +47,48 @@ export interface GroupRecipients {
   readonly smsNumbers?: readonly string[];
   /** Its webhooks (`FORMAT:/ssm/parameter`): the webhook subscriber's, not the topic's. */
   readonly webhooks?: readonly string[];
+}
+
+/** The deployment's settings the alert topic's subscriptions come from. */
+export interface RecipientSettings {
+  readonly alertEmails: readonly string[];
+  readonly alertSmsNumbers: readonly string[];
+  readonly policies?: Policies;
+  readonly accounts?: ReadonlyArray<{ readonly policies?: Policies }>;
+  readonly smsQuietHours?: string;
+}
+
+/**
+ * The alert topic's recipients from the settings: the deployment's own, the escalation recipients
+ * and each policy group's (docs/policies.md), and what the scan publishes besides the account's
+ * message (groups' own messages, once any policy, the deployment's or an account's, has recipients;
+ * SMS held and released by quiet hours).
+ */
+export function alertRecipients(
+  settings: RecipientSettings,
+): Omit<AlertTopicProps, 'key'> & { readonly groups: GroupRecipients[]; readonly features: TopicFeatures } {
+  const withRecipients = (policies: Policies | undefined) =>
+    (policies?.policies ?? []).filter((p) => !p.letLapse && hasRecipients(p));
+  const escalation = settings.policies?.escalation;
+  return {
+    emails: settings.alertEmails,
+    smsNumbers: settings.alertSmsNumbers,
+    ...(escalation
+      ? { escalation: { emails: escalation.alertEmails ?? [], smsNumbers: escalation.alertSmsNumbers ?? [] } }
+      : {}),
+    groups: withRecipients(settings.policies).map((p) => ({
+      name: p.name,
+      emails: p.alertEmails ?? [],
+      smsNumbers: p.alertSmsNumbers ?? [],
+      webhooks: p.webhooks ?? [],
+    })),
+    features: {
+      groups: [settings.policies, ...(settings.accounts ?? []).map((a) => a.policies)].some(
+        (p) => withRecipients(p).length > 0,
+      ),
+      quietHours: settings.smsQuietHours !== undefined,
+    },
+  };
 }
 
 /** A filter policy of functions/core/alerts/groups.ts as CDK takes it (undefined: none). */

@@ -4,16 +4,15 @@ import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import type { TopicFeatures } from '../functions/core/alerts/groups';
 import { parseWebhookSpec } from '../functions/core/alerts/webhook-delivery';
 import type { Severity } from '../functions/core/findings/classify';
 import { ACCOUNT_DIRECTORY_KEY, type AccountScanInput } from '../functions/core/scan/accounts';
 import { ENV } from '../functions/core/scan/config';
-import { hasRecipients, type Policies } from '../functions/core/scan/policies';
+import type { Policies } from '../functions/core/scan/policies';
 import { AccountGroups } from './account-groups';
 import { AccountSettings as AccountSettingsOwner } from './account-settings';
 import { SCAN_DURATION_ALARM_SHARE, watchDeployment } from './alarms';
-import { AlertTopic, type AlertTopicProps, type GroupRecipients } from './alerts';
+import { AlertTopic, alertRecipients } from './alerts';
 import { ChatChannels, WebhookSubscriber } from './chat';
 import { type AccountSettings, parseSentinelSettings, type ResolvedSettings } from './config';
 import { SentinelDashboard } from './dashboard';
@@ -163,35 +162,6 @@ export interface DomainSentinelProps {
   readonly registryCheckDays?: number;
 }
 
-/** The policies' escalation recipients (docs/policies.md), as the alert topic subscribes them. */
-function escalationRecipients(policies: Policies | undefined): Pick<AlertTopicProps, 'escalation'> {
-  const escalation = policies?.escalation;
-  return escalation
-    ? { escalation: { emails: escalation.alertEmails ?? [], smsNumbers: escalation.alertSmsNumbers ?? [] } }
-    : {};
-}
-
-/** The policies' groups with recipients of their own (docs/policies.md), as the alert topic subscribes them. */
-function groupRecipients(policies: Policies | undefined): GroupRecipients[] {
-  return (policies?.policies ?? [])
-    .filter((p) => !p.letLapse && hasRecipients(p))
-    .map((p) => ({
-      name: p.name,
-      emails: p.alertEmails ?? [],
-      smsNumbers: p.alertSmsNumbers ?? [],
-      webhooks: p.webhooks ?? [],
-    }));
-}
-
-/** What the scan publishes besides the account's message: groups' own messages, SMS held and released. */
-function topicFeatures(settings: ResolvedSettings): TopicFeatures {
-  const all = [settings.policies, ...(settings.accounts ?? []).map((a) => a.policies)];
-  return {
-    groups: all.some((p) => (p?.policies ?? []).some((policy) => !policy.letLapse && hasRecipients(policy))),
-    quietHours: settings.smsQuietHours !== undefined,
-  };
-}
-
 /** Copies made so far per app, to refuse two that would collide in one account and region. */
 const COPIES = new WeakMap<Construct, CopyOfApp[]>();
 
@@ -283,15 +253,8 @@ export class DomainSentinel extends Construct {
           ...kmsKeyArn,
         }),
       }));
-    const features = topicFeatures(settings);
-    this.alerts = new AlertTopic(this, 'Alerts', {
-      key: this.topicKey,
-      emails: settings.alertEmails,
-      smsNumbers: settings.alertSmsNumbers,
-      ...escalationRecipients(settings.policies),
-      groups: groupRecipients(settings.policies),
-      features,
-    });
+    const recipients = alertRecipients(settings);
+    this.alerts = new AlertTopic(this, 'Alerts', { key: this.topicKey, ...recipients });
     // The functions read policies as POLICIES takes them: JSON text (parseWith bounded its length).
     const policiesText = settings.policies ? JSON.stringify(settings.policies) : undefined;
     // The id stays 'Restore': the API's logical id, and so the URL in every link already sent, stays the same.
@@ -363,7 +326,7 @@ export class DomainSentinel extends Construct {
         watchdog: this.watchdog,
         scan: this.scan.metrics,
         intervalHours: settings.scanIntervalHours,
-        features,
+        features: recipients.features,
       });
     ({ heldSms: this.heldSms, heartbeatUrl: this.heartbeatUrl } = this.holdAndBeat(settings));
     armDeadMan(
@@ -469,7 +432,7 @@ export class DomainSentinel extends Construct {
     // The deployment's webhooks, then each group's own (its messages alone).
     const specs = [
       ...settings.webhooks.map(parseWebhookSpec),
-      ...groupRecipients(settings.policies).flatMap(({ name, webhooks = [] }) =>
+      ...alertRecipients(settings).groups.flatMap(({ name, webhooks = [] }) =>
         webhooks.map((w) => ({ ...parseWebhookSpec(w), group: name })),
       ),
     ];
@@ -478,7 +441,7 @@ export class DomainSentinel extends Construct {
       entry: `${FUNCTIONS_DIR}/webhook.ts`,
       alertTopic: this.alerts.topic,
       webhooks: specs,
-      features: topicFeatures(settings),
+      features: alertRecipients(settings).features,
       signingKeyParameterName: settings.webhookSigningKeyParameterName,
       timeZone: settings.timeZone,
       deploymentName: this.deploymentName,
