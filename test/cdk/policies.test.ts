@@ -285,6 +285,13 @@ describe('quiet hours on AWS (smsQuietHours)', () => {
     expect(refused.join('\n')).toContain(action);
   });
 
+  it('refuses a window that is none before anything is built, naming the setting', () => {
+    expect(() => synthStack({ smsQuietHours: '22:00' })).toThrow(
+      /invalid context: smsQuietHours must be a window of the 24-hour clock such as 22:00-07:00/,
+    );
+    expect(() => synthStack({ smsQuietHours: '07:00-07:00' })).toThrow(/smsQuietHours must be a window/);
+  });
+
   it('makes nothing of it without smsQuietHours', () => {
     const { stack: plain, template: t } = synthStack();
     expect(plain.sentinel.heldSms).toBeUndefined();
@@ -312,6 +319,14 @@ describe('the heartbeat on AWS (heartbeatUrlParameterName)', () => {
       },
     },
   ];
+
+  it('refuses a URL where the parameter’s name belongs, without repeating it', () => {
+    const attempt = () => synthStack({ heartbeatUrlParameterName: 'https://hc-ping.com/0f1e2d3c' });
+    expect(attempt).toThrow(
+      /^invalid context: heartbeatUrlParameterName must be an SSM parameter name starting with "\/"/,
+    );
+    expect(attempt).not.toThrow(/0f1e2d3c/);
+  });
 
   it('names the parameter to the scan alone, never the URL', () => {
     const withVariable = Object.values(template.findResources('AWS::Lambda::Function')).filter(
