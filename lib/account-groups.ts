@@ -2,6 +2,10 @@ import { createHash } from 'node:crypto';
 import { NestedStack } from 'aws-cdk-lib';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import { filterPolicyOf, type RecipientScope, type TopicFeatures } from '../functions/core/alerts/groups';
+import { ConfigError } from '../functions/core/base/errors';
+import type { Policy } from '../functions/core/scan/policies';
+import { subscriptionFilter } from './alerts';
 import type { AccountSettings } from './config';
 import { deadManAlarm } from './dead-man';
 import type { ScanMetrics } from './scanner';
@@ -34,6 +38,41 @@ export interface AccountGroupsProps {
   readonly scan: ScanMetrics;
   /** The dead-man window of each account's switch. */
   readonly intervalHours: number;
+  /** What else the scan publishes, which every filter must reckon with. @default - neither groups nor quiet hours */
+  readonly features?: TopicFeatures;
+}
+
+/**
+ * The recipients of the groups of accounts' own policies, each endpoint with the accounts and
+ * groups it serves: its one subscription filters on both (`account` any of these, `group` any of
+ * these), so an endpoint must serve the same groups in each of its accounts. An endpoint in `skip`
+ * (one that gets the whole of its accounts' messages already) is left out.
+ */
+export function accountGroupRecipients(
+  accounts: readonly AccountSettings[],
+  pick: (policy: Policy) => readonly string[] | undefined,
+  skip: readonly string[],
+): Map<string, { accounts: string[]; groups: string[] }> {
+  const pairs = new Map<string, Map<string, string[]>>();
+  for (const account of accounts)
+    for (const policy of account.policies?.policies ?? [])
+      for (const endpoint of pick(policy) ?? []) {
+        if (skip.includes(endpoint)) continue;
+        const byAccount = pairs.get(endpoint) ?? new Map<string, string[]>();
+        byAccount.set(account.name, [...(byAccount.get(account.name) ?? []), policy.name]);
+        pairs.set(endpoint, byAccount);
+      }
+  const out = new Map<string, { accounts: string[]; groups: string[] }>();
+  for (const [endpoint, byAccount] of pairs) {
+    const groups = [...new Set([...byAccount.values()].flat())].sort();
+    const uneven = [...byAccount].find(([, own]) => own.length !== groups.length);
+    if (uneven)
+      throw new ConfigError(
+        `invalid accounts: ${endpoint} is a recipient of groups ${groups.join(', ')} but in account ${uneven[0]} of ${uneven[1].join(', ')} only; its one subscription (SNS keeps one per address) filters on accounts and groups alike: give it the same groups in each of its accounts`,
+      );
+    out.set(endpoint, { accounts: [...byAccount.keys()], groups });
+  }
+  return out;
 }
 
 /**
@@ -74,21 +113,32 @@ export class AccountGroups extends Construct {
           if (!all.includes(endpoint)) out.set(endpoint, [...(out.get(endpoint) ?? []), account.name]);
       return out;
     };
-    const allow = (names: string[]) => sns.SubscriptionFilter.stringFilter({ allowlist: names });
-    for (const [email, names] of byEndpoint((a) => a.alertEmails, props.everyone.emails))
-      new sns.Subscription(this.group(`email:${email}`), `Email ${email}`, {
-        topic: props.alertTopic,
-        protocol: sns.SubscriptionProtocol.EMAIL,
-        endpoint: email,
-        filterPolicy: { account: allow(names) },
-      });
-    for (const [number, names] of byEndpoint((a) => a.alertSmsNumbers, props.everyone.smsNumbers))
-      new sns.Subscription(this.group(`sms:${number}`), `Sms ${number}`, {
-        topic: props.alertTopic,
-        protocol: sns.SubscriptionProtocol.SMS,
-        endpoint: number,
-        filterPolicy: { account: allow(names), severity: allow(['critical']) },
-      });
+    const features = props.features ?? { groups: false, quietHours: false };
+    const subscribe = (protocol: 'email' | 'sms', endpoint: string, scope: RecipientScope) =>
+      new sns.Subscription(
+        this.group(`${protocol}:${endpoint}`),
+        `${protocol === 'sms' ? 'Sms' : 'Email'} ${endpoint}`,
+        {
+          topic: props.alertTopic,
+          protocol: protocol === 'sms' ? sns.SubscriptionProtocol.SMS : sns.SubscriptionProtocol.EMAIL,
+          endpoint,
+          filterPolicy: subscriptionFilter(filterPolicyOf(scope, features)),
+        },
+      );
+    const emails = byEndpoint((a) => a.alertEmails, props.everyone.emails);
+    const numbers = byEndpoint((a) => a.alertSmsNumbers, props.everyone.smsNumbers);
+    for (const [email, names] of emails) subscribe('email', email, { accounts: names, sms: false });
+    for (const [number, names] of numbers) subscribe('sms', number, { accounts: names, sms: true });
+    const groupEmails = accountGroupRecipients(props.accounts, (p) => p.alertEmails, [
+      ...props.everyone.emails,
+      ...emails.keys(),
+    ]);
+    const groupNumbers = accountGroupRecipients(props.accounts, (p) => p.alertSmsNumbers, [
+      ...props.everyone.smsNumbers,
+      ...numbers.keys(),
+    ]);
+    for (const [email, scope] of groupEmails) subscribe('email', email, { ...scope, sms: false });
+    for (const [number, scope] of groupNumbers) subscribe('sms', number, { ...scope, sms: true });
   }
 
   /** The nested stack of a key's group, made when first needed. */

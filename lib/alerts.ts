@@ -7,7 +7,10 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { ALERT_TOPIC_DISPLAY_NAME } from '../functions/core/alerts/alert';
+import { type FilterPolicy, filterPolicyOf, type TopicFeatures } from '../functions/core/alerts/groups';
+import { ConfigError } from '../functions/core/base/errors';
 import { ENV } from '../functions/core/scan/config';
+import { hasRecipients, type Policies } from '../functions/core/scan/policies';
 import { type MetricReading, metricOptions } from './metrics';
 
 export interface AlertTopicProps {
@@ -23,9 +26,100 @@ export interface AlertTopicProps {
    * @default - none
    */
   readonly escalation?: { readonly emails?: readonly string[]; readonly smsNumbers?: readonly string[] };
+  /**
+   * The recipients of each policy's own group (docs/policies.md): they receive only the messages
+   * whose `group` attribute is the policy's name. An endpoint of the deployment's own gets every
+   * domain already, in the account's message. @default - none
+   */
+  readonly groups?: readonly GroupRecipients[];
+  /**
+   * What else the scan publishes, which every subscription's filter must reckon with (the groups'
+   * own messages, SMS held and released by quiet hours). @default - neither
+   */
+  readonly features?: TopicFeatures;
 }
 
-/** The topic the scan publishes its one alert per run to, with its e-mail and SMS subscribers. */
+/** One policy's own recipients. */
+export interface GroupRecipients {
+  /** The policy's name: the `group` attribute of its messages. */
+  readonly name: string;
+  readonly emails?: readonly string[];
+  readonly smsNumbers?: readonly string[];
+  /** Its webhooks (`FORMAT:/ssm/parameter`): the webhook subscriber's, not the topic's. */
+  readonly webhooks?: readonly string[];
+}
+
+/** The deployment's settings the alert topic's subscriptions come from. */
+export interface RecipientSettings {
+  readonly alertEmails: readonly string[];
+  readonly alertSmsNumbers: readonly string[];
+  readonly policies?: Policies;
+  readonly accounts?: ReadonlyArray<{ readonly policies?: Policies }>;
+  readonly smsQuietHours?: string;
+}
+
+/**
+ * The alert topic's recipients from the settings: the deployment's own, the escalation recipients
+ * and each policy group's (docs/policies.md), and what the scan publishes besides the account's
+ * message (groups' own messages, once any policy, the deployment's or an account's, has recipients;
+ * SMS held and released by quiet hours).
+ */
+export function alertRecipients(
+  settings: RecipientSettings,
+): Omit<AlertTopicProps, 'key'> & { readonly groups: GroupRecipients[]; readonly features: TopicFeatures } {
+  const withRecipients = (policies: Policies | undefined) =>
+    (policies?.policies ?? []).filter((p) => !p.letLapse && hasRecipients(p));
+  const escalation = settings.policies?.escalation;
+  return {
+    emails: settings.alertEmails,
+    smsNumbers: settings.alertSmsNumbers,
+    ...(escalation
+      ? { escalation: { emails: escalation.alertEmails ?? [], smsNumbers: escalation.alertSmsNumbers ?? [] } }
+      : {}),
+    groups: withRecipients(settings.policies).map((p) => ({
+      name: p.name,
+      emails: p.alertEmails ?? [],
+      smsNumbers: p.alertSmsNumbers ?? [],
+      webhooks: p.webhooks ?? [],
+    })),
+    features: {
+      groups: [settings.policies, ...(settings.accounts ?? []).map((a) => a.policies)].some(
+        (p) => withRecipients(p).length > 0,
+      ),
+      quietHours: settings.smsQuietHours !== undefined,
+    },
+  };
+}
+
+/** A filter policy of functions/core/alerts/groups.ts as CDK takes it (undefined: none). */
+export function subscriptionFilter(
+  policy: FilterPolicy | undefined,
+): Record<string, sns.SubscriptionFilter> | undefined {
+  if (!policy) return undefined;
+  return Object.fromEntries(
+    Object.entries(policy).map(([name, conditions]) => [name, new sns.SubscriptionFilter([...conditions])]),
+  );
+}
+
+/** Each endpoint of the groups with the groups it serves (SNS keeps one subscription per endpoint and topic). */
+export function groupsByEndpoint(
+  groups: readonly GroupRecipients[],
+  pick: (g: GroupRecipients) => readonly string[] | undefined,
+  skip: readonly string[],
+): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const group of groups)
+    for (const endpoint of pick(group) ?? [])
+      if (!skip.includes(endpoint)) out.set(endpoint, [...(out.get(endpoint) ?? []), group.name]);
+  return out;
+}
+
+/**
+ * The topic the scan publishes its alerts to, with its e-mail and SMS subscribers. Every
+ * subscription's filter policy is filterPolicyOf's (functions/core/alerts/groups.ts), the one the
+ * integration tests route fauxqs with: the deployment's recipients take the account's messages
+ * (`group` absent), a group's its own (`group` = its name), an SMS only critical ones.
+ */
 export class AlertTopic extends Construct {
   readonly topic: sns.Topic;
   /** What the alarms and the dashboard watch of the topic. */
@@ -38,28 +132,68 @@ export class AlertTopic extends Construct {
       enforceSSL: true,
       masterKey: props.key,
     });
-    for (const email of props.emails ?? [])
-      this.topic.addSubscription(new subscriptions.EmailSubscription(email));
-    for (const number of props.smsNumbers ?? []) {
+    const features = props.features ?? { groups: false, quietHours: false };
+    const emails = props.emails ?? [];
+    const smsNumbers = props.smsNumbers ?? [];
+    for (const email of emails)
       this.topic.addSubscription(
-        new subscriptions.SmsSubscription(number, {
-          filterPolicy: { severity: sns.SubscriptionFilter.stringFilter({ allowlist: ['critical'] }) },
+        new subscriptions.EmailSubscription(email, {
+          filterPolicy: subscriptionFilter(filterPolicyOf({ sms: false }, features)),
         }),
       );
-    }
-    this.subscribeEscalations(props);
+    for (const number of smsNumbers)
+      this.topic.addSubscription(
+        new subscriptions.SmsSubscription(number, {
+          filterPolicy: subscriptionFilter(filterPolicyOf({ sms: true }, features)),
+        }),
+      );
+    const groupEmails = groupsByEndpoint(props.groups ?? [], (g) => g.emails, emails);
+    const groupNumbers = groupsByEndpoint(props.groups ?? [], (g) => g.smsNumbers, smsNumbers);
+    for (const [email, groups] of groupEmails)
+      this.topic.addSubscription(
+        new subscriptions.EmailSubscription(email, {
+          filterPolicy: subscriptionFilter(filterPolicyOf({ groups, sms: false }, features)),
+        }),
+      );
+    for (const [number, groups] of groupNumbers)
+      this.topic.addSubscription(
+        new subscriptions.SmsSubscription(number, {
+          filterPolicy: subscriptionFilter(filterPolicyOf({ groups, sms: true }, features)),
+        }),
+      );
+    this.subscribeEscalations(props, features, [...groupEmails.keys(), ...groupNumbers.keys()]);
     this.metrics = new AlertMetrics(this.topic);
   }
 
-  /** The escalation recipients: a filter policy on `escalation` = `true` (SNS keeps one subscription per endpoint). */
-  private subscribeEscalations(props: AlertTopicProps): void {
-    const filterPolicy = { escalation: sns.SubscriptionFilter.stringFilter({ allowlist: ['true'] }) };
+  /**
+   * The escalation recipients: the account's messages whose `escalation` is `true`. An endpoint of
+   * a group's too is refused: its one subscription cannot take both its group's messages and the
+   * account's escalations.
+   */
+  private subscribeEscalations(
+    props: AlertTopicProps,
+    features: TopicFeatures,
+    groupEndpoints: readonly string[],
+  ): void {
+    const escalations = (sms: boolean) =>
+      subscriptionFilter({ ...filterPolicyOf({ sms }, features), escalation: ['true'] });
+    const both = [...(props.escalation?.emails ?? []), ...(props.escalation?.smsNumbers ?? [])].filter(
+      (endpoint) => groupEndpoints.includes(endpoint),
+    );
+    if (both.length > 0)
+      throw new ConfigError(
+        `invalid DomainSentinel props: ${both.join(', ')} is both an escalation recipient and a group's (policies); SNS keeps one subscription per address, whose filter cannot take both: list it in one place, or among alertEmails / alertSmsNumbers, which get everything`,
+      );
     for (const email of props.escalation?.emails ?? [])
       if (!props.emails?.includes(email))
-        this.topic.addSubscription(new subscriptions.EmailSubscription(email, { filterPolicy }));
+        this.topic.addSubscription(
+          new subscriptions.EmailSubscription(email, { filterPolicy: escalations(false) }),
+        );
     for (const number of props.escalation?.smsNumbers ?? [])
       if (!props.smsNumbers?.includes(number))
-        this.topic.addSubscription(new subscriptions.SmsSubscription(number, { filterPolicy }));
+        this.topic.addSubscription(
+          new subscriptions.SmsSubscription(number, { filterPolicy: escalations(true) }),
+        );
   }
 
   /** Lets `fn` publish here, and tells it where: the grant and the environment variable together. */

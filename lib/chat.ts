@@ -9,8 +9,10 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { filterPolicyOf, type TopicFeatures } from '../functions/core/alerts/groups';
 import type { WebhookSpec } from '../functions/core/alerts/webhook-delivery';
 import { ENV, METRICS } from '../functions/core/scan/config';
+import { subscriptionFilter } from './alerts';
 import { CustomMetricFactory } from './metrics';
 import { deadLetterAlarm, deadLetterQueue } from './scanner';
 import { SecretParameter } from './secret-parameter';
@@ -138,7 +140,10 @@ export interface WebhookSubscriberProps {
   readonly entry: string;
   /** The alert topic: each webhook gets its own queue subscribed to it. */
   readonly alertTopic: sns.ITopic;
-  readonly webhooks: readonly WebhookSpec[];
+  /** The deployment's webhooks, and those of a policy's group (`group`: its messages alone). */
+  readonly webhooks: ReadonlyArray<WebhookSpec & { readonly group?: string }>;
+  /** What else the scan publishes, which each queue's filter must reckon with. @default - neither groups nor quiet hours */
+  readonly features?: TopicFeatures;
   /** The SecureString that signs the json format; needed when a json webhook is listed. */
   readonly signingKeyParameterName: string;
   /** KMS key of the SecureStrings. @default - the account's aws/ssm key, through SSM only */
@@ -192,8 +197,12 @@ export class WebhookSubscriber extends Construct {
         visibilityTimeout: Duration.seconds(FUNCTION_TIMEOUT.toSeconds() * 6),
         deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: WEBHOOK_MAX_RECEIVES },
       });
+      const scope = webhook.group ? { groups: [webhook.group], sms: false } : { sms: false };
+      const filterPolicy = subscriptionFilter(
+        filterPolicyOf(scope, props.features ?? { groups: false, quietHours: false }),
+      );
       props.alertTopic.addSubscription(
-        new subscriptions.SqsSubscription(queue, { rawMessageDelivery: false }),
+        new subscriptions.SqsSubscription(queue, { rawMessageDelivery: false, filterPolicy }),
       );
       this.fn.addEventSource(new SqsEventSource(queue, { batchSize: 1, reportBatchItemFailures: true }));
       this.queues.push(queue);

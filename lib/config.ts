@@ -9,6 +9,7 @@ import type { Severity } from '../functions/core/findings/classify';
 import { ACCOUNT_SCAN_SETTINGS, accountName, MAX_ACCOUNTS } from '../functions/core/scan/accounts';
 import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/scan/config';
 import { type Policies, parsePolicies } from '../functions/core/scan/policies';
+import { quietHoursSchema } from '../functions/core/scan/quiet-hours';
 import { scheduleIntervalHours, scheduleProblem } from './schedule';
 
 /**
@@ -201,6 +202,10 @@ export const SentinelSettingsSchema = z
     accountConcurrency: wholeNumber(1, 40).default(4),
     /** Policies per domain group: the object, or the path of a JSON file holding it (read before, see {@link withPoliciesRead}). */
     policies: policiesObject.optional(),
+    /** SMS_QUIET_HOURS (`22:00-07:00`, in timeZone), as written once checked: the stack adds the scheduler that releases a held SMS. */
+    smsQuietHours: quietHoursSchema.transform((window) => window.text).optional(),
+    /** SSM SecureString holding the heartbeat URL (docs/deploy.md): the scan may read it, and no other. */
+    heartbeatUrlParameterName: ssmParameterName.optional(),
     /** The registry check (docs/registry.md): the scan function also asks registries' RDAP servers, over the internet. */
     registryCheck: SETTINGS.registryCheck.schema,
     rdapQueryBudget: SETTINGS.rdapQueryBudget.schema,

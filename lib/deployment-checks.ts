@@ -148,10 +148,15 @@ export function requireAlertSubscriber(
         .filter(
           (c): c is sns.CfnSubscription => c instanceof sns.CfnSubscription && c.topicArn === topic.topicArn,
         );
-      if (subscriptions.length === 0) return [NO_ALERT_SUBSCRIBER];
+      // A group's recipient or an escalation's gets only some messages: not the account's every alert.
+      const whole = subscriptions.filter((s) => {
+        const filter = s.filterPolicy as { group?: unknown[]; escalation?: unknown } | undefined;
+        return !filter?.escalation && !filter?.group?.some((c) => typeof c === 'string');
+      });
+      if (whole.length === 0) return [NO_ALERT_SUBSCRIBER];
       // Several accounts: each needs someone who gets its alerts (a filter on account, or none).
       const covered = (account: string) =>
-        subscriptions.some((s) => {
+        whole.some((s) => {
           const filter = s.filterPolicy as { account?: unknown } | undefined;
           return !filter?.account || (Array.isArray(filter.account) && filter.account.includes(account));
         });

@@ -12,7 +12,7 @@ import type { Policies } from '../functions/core/scan/policies';
 import { AccountGroups } from './account-groups';
 import { AccountSettings as AccountSettingsOwner } from './account-settings';
 import { SCAN_DURATION_ALARM_SHARE, watchDeployment } from './alarms';
-import { AlertTopic, type AlertTopicProps } from './alerts';
+import { AlertTopic, alertRecipients } from './alerts';
 import { ChatChannels, WebhookSubscriber } from './chat';
 import { type AccountSettings, parseSentinelSettings, type ResolvedSettings } from './config';
 import { SentinelDashboard } from './dashboard';
@@ -27,6 +27,7 @@ import {
   environmentOf,
   requireAlertSubscriber,
 } from './deployment-checks';
+import { HeldSms } from './held-sms';
 import { limitProblems } from './limits';
 import { ReportBucket } from './report-bucket';
 import { Scanner } from './scanner';
@@ -138,6 +139,18 @@ export interface DomainSentinelProps {
    */
   readonly policies?: string | Policies;
   /**
+   * Quiet hours for SMS (docs/policies.md), `22:00-07:00` in timeZone: an SMS waits until the
+   * window ends unless a deadline is within 48 hours. The stack adds an EventBridge Scheduler group
+   * the scan holds each SMS in, and the role that publishes it when the window ends.
+   * @default - none: an SMS goes out with its alert
+   */
+  readonly smsQuietHours?: string;
+  /**
+   * SSM SecureString holding the heartbeat URL (docs/policies.md): the scan GETs it after every
+   * complete scan and `URL/fail` after a failed one. @default - no heartbeat
+   */
+  readonly heartbeatUrlParameterName?: string;
+  /**
    * Check domains against their registry's RDAP too (docs/registry.md): the scan function then
    * reaches IANA's bootstrap and the registries' RDAP servers over the internet, and may run 15
    * minutes. @default false
@@ -147,14 +160,6 @@ export interface DomainSentinelProps {
   readonly rdapQueryBudget?: number;
   /** With registryCheck: days over which the rotating sample covers the account. @default 30 */
   readonly registryCheckDays?: number;
-}
-
-/** The policies' escalation recipients (docs/policies.md), as the alert topic subscribes them. */
-function escalationRecipients(policies: Policies | undefined): Pick<AlertTopicProps, 'escalation'> {
-  const escalation = policies?.escalation;
-  return escalation
-    ? { escalation: { emails: escalation.alertEmails ?? [], smsNumbers: escalation.alertSmsNumbers ?? [] } }
-    : {};
 }
 
 /** Copies made so far per app, to refuse two that would collide in one account and region. */
@@ -199,6 +204,10 @@ export class DomainSentinel extends Construct {
   readonly accountGroups?: AccountGroups;
   readonly apiKey: SecretParameter;
   readonly signingKey: SecretParameter;
+  /** Quiet hours for SMS: the scheduler group and role that hold and release an SMS (smsQuietHours). */
+  readonly heldSms?: HeldSms;
+  /** The heartbeat URL's SecureString, which the scan reads (heartbeatUrlParameterName). */
+  readonly heartbeatUrl?: SecretParameter;
   /**
    * Several accounts: each account's item of the state machine (its name, its key's parameter and
    * its own settings), and its key parameter, which the scan and web functions may read, and no other.
@@ -244,12 +253,8 @@ export class DomainSentinel extends Construct {
           ...kmsKeyArn,
         }),
       }));
-    this.alerts = new AlertTopic(this, 'Alerts', {
-      key: this.topicKey,
-      emails: settings.alertEmails,
-      smsNumbers: settings.alertSmsNumbers,
-      ...escalationRecipients(settings.policies),
-    });
+    const recipients = alertRecipients(settings);
+    this.alerts = new AlertTopic(this, 'Alerts', { key: this.topicKey, ...recipients });
     // The functions read policies as POLICIES takes them: JSON text (parseWith bounded its length).
     const policiesText = settings.policies ? JSON.stringify(settings.policies) : undefined;
     // The id stays 'Restore': the API's logical id, and so the URL in every link already sent, stays the same.
@@ -321,7 +326,9 @@ export class DomainSentinel extends Construct {
         watchdog: this.watchdog,
         scan: this.scan.metrics,
         intervalHours: settings.scanIntervalHours,
+        features: recipients.features,
       });
+    ({ heldSms: this.heldSms, heartbeatUrl: this.heartbeatUrl } = this.holdAndBeat(settings));
     armDeadMan(
       this.watchdog,
       this.scan.metrics,
@@ -373,6 +380,27 @@ export class DomainSentinel extends Construct {
     this.chat?.grantPublish(this.scan.fn);
   }
 
+  /**
+   * Quiet hours' scheduler (the group a held SMS waits in, the role that publishes it, their alarm)
+   * and the heartbeat URL's parameter, for the scan, when the settings ask for them.
+   */
+  private holdAndBeat(settings: ResolvedSettings): { heldSms?: HeldSms; heartbeatUrl?: SecretParameter } {
+    const out: { heldSms?: HeldSms; heartbeatUrl?: SecretParameter } = {};
+    if (settings.smsQuietHours) {
+      out.heldSms = new HeldSms(this, 'HeldSms', { topic: this.alerts.topic, key: this.topicKey });
+      out.heldSms.grantHold(this.scan.fn, settings.smsQuietHours);
+      this.watchdog.alarm('HeldSmsNotPublished', out.heldSms.undelivered);
+    }
+    if (settings.heartbeatUrlParameterName) {
+      out.heartbeatUrl = new SecretParameter(this, 'HeartbeatUrl', {
+        parameterName: settings.heartbeatUrlParameterName,
+        ...(settings.secretsKmsKeyArn ? { kmsKeyArn: settings.secretsKmsKeyArn } : {}),
+      });
+      out.heartbeatUrl.grantRead(this.scan.fn, ENV.heartbeatUrlParameter);
+    }
+    return out;
+  }
+
   /** The state table and the report bucket, for the scan and the web function. */
   private grantMemory(items: AccountScanInput[] | undefined): void {
     this.state.grantReadWrite(this.scan.fn);
@@ -401,11 +429,19 @@ export class DomainSentinel extends Construct {
 
   /** The webhook subscriber and its alarms, when the settings list webhooks. */
   private webhookSubscriber(settings: ResolvedSettings): WebhookSubscriber | undefined {
-    if (settings.webhooks.length === 0) return undefined;
+    // The deployment's webhooks, then each group's own (its messages alone).
+    const specs = [
+      ...settings.webhooks.map(parseWebhookSpec),
+      ...alertRecipients(settings).groups.flatMap(({ name, webhooks = [] }) =>
+        webhooks.map((w) => ({ ...parseWebhookSpec(w), group: name })),
+      ),
+    ];
+    if (specs.length === 0) return undefined;
     const webhooks = new WebhookSubscriber(this, 'Webhooks', {
       entry: `${FUNCTIONS_DIR}/webhook.ts`,
       alertTopic: this.alerts.topic,
-      webhooks: settings.webhooks.map(parseWebhookSpec),
+      webhooks: specs,
+      features: alertRecipients(settings).features,
       signingKeyParameterName: settings.webhookSigningKeyParameterName,
       timeZone: settings.timeZone,
       deploymentName: this.deploymentName,

@@ -12,7 +12,7 @@
 export { ACCOUNT_GROUPS, AccountGroups, type AccountGroupsProps, accountGroupOf } from './account-groups';
 export { AccountScans, type AccountScansProps } from './account-scans';
 export { AccountSettings as AccountSettingsOwner, type AccountSettingsProps } from './account-settings';
-export { AlertMetrics, AlertTopic, type AlertTopicProps } from './alerts';
+export { AlertMetrics, AlertTopic, type AlertTopicProps, type GroupRecipients } from './alerts';
 export {
   type AccountSettings,
   closestSetting,
@@ -27,6 +27,7 @@ export {
   SentinelSettingsSchema,
 } from './config';
 export { DomainSentinel, type DomainSentinelProps, NO_ALERT_SUBSCRIBER } from './domain-sentinel';
+export { HeldSms, type HeldSmsProps } from './held-sms';
 export { AWS_LIMITS, limitProblems } from './limits';
 export { CustomMetricFactory, type MetricReading } from './metrics';
 export { ReportBucket, type ReportBucketProps } from './report-bucket';

@@ -42,8 +42,6 @@ export interface ScannerProps {
   readonly quarantineDays?: string;
   /** Policies per domain group as POLICIES takes them (JSON). @default - none */
   readonly policies?: string;
-  /** Quiet hours for SMS as SMS_QUIET_HOURS takes them (`22:00-07:00`). @default - none */
-  readonly smsQuietHours?: string;
   /**
    * Reserved concurrency of the function; 1 makes Lambda throttle a second scan (the async queue
    * retries it later). @default - none: new accounts cannot reserve any (see docs/deploy.md)
@@ -174,7 +172,6 @@ function scanEnvironment(props: ScannerProps): Record<string, string> {
     [ENV.accountLabel, props.accountLabel],
     [ENV.quarantineDays, props.quarantineDays],
     [ENV.policies, props.policies],
-    [ENV.smsQuietHours, props.smsQuietHours],
     [ENV.deploymentName, props.deploymentName],
     [ENV.registryCheck, props.registryCheck ? 'on' : undefined],
     [ENV.rdapQueryBudget, props.registryCheck?.queryBudget],

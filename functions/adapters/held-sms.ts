@@ -38,10 +38,13 @@ export interface HeldSmsTarget {
   readonly topicArn: string;
 }
 
+/** How every held SMS's schedule is named: the stack lets the scan make schedules of this prefix only. */
+export const HELD_SMS_SCHEDULE_PREFIX = 'held-sms-';
+
 /** The schedule of one account's (or group's) held SMS for one window end: a stable name, at most 64 characters. */
 export function heldSmsScheduleName(held: Pick<HeldSms, 'attributes' | 'until'>): string {
   const key = `${held.attributes.account ?? ''}\n${held.attributes.group ?? ''}\n${held.until}`;
-  return `held-sms-${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
+  return `${HELD_SMS_SCHEDULE_PREFIX}${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
 }
 
 /** The SNS Publish request the schedule's target makes: the SMS alone, marked as released. */
@@ -55,6 +58,8 @@ export function releaseRequest(held: HeldSms, topicArn: string) {
       sms: attribute('release'),
       ...(held.attributes.account ? { account: attribute(held.attributes.account) } : {}),
       ...(held.attributes.group ? { group: attribute(held.attributes.group) } : {}),
+      // An escalation's SMS reaches the escalation recipients' phones, which filter on it, when released too.
+      ...(held.attributes.escalation ? { escalation: attribute(held.attributes.escalation) } : {}),
     },
   };
 }

@@ -167,6 +167,8 @@ describe('DomainSentinel props', () => {
         'rdapQueryBudget',
         'registryCheckDays',
         'policies',
+        'smsQuietHours',
+        'heartbeatUrlParameterName',
       ].sort(),
     );
   });

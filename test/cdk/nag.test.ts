@@ -77,6 +77,28 @@ describe('cdk-nag AwsSolutions, added before the first synth', { timeout: 120_00
     },
   );
 
+  it.each(ENVIRONMENTS)(
+    'finds nothing unacknowledged with quiet hours, the heartbeat parameter and a policy group with recipients, %s',
+    (_name, env) => {
+      expect(
+        nagErrors(env, {
+          smsQuietHours: '22:00-07:00',
+          heartbeatUrlParameterName: '/domain-sentinel/heartbeat-url',
+          policies: {
+            policies: [
+              {
+                name: 'vip',
+                match: { tags: ['vip'] },
+                alertEmails: ['vip@example.nl'],
+                webhooks: ['slack:/domain-sentinel/webhook/vip'],
+              },
+            ],
+          },
+        }),
+      ).toEqual([]);
+    },
+  );
+
   it('does fail synth on a finding (the check is really running)', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

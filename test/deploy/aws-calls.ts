@@ -438,3 +438,58 @@ export function cloudwatchService(): Service {
 
 /** Metric data put through the rehearsal's CloudWatch. */
 export const metricData: Array<Record<string, unknown>> = [];
+
+/**
+ * EventBridge Scheduler (REST: CreateSchedule is POST /schedules/{Name}, UpdateSchedule PUT),
+ * answered here: no emulator has it. A schedule with a target role passes that role to Scheduler.
+ * The schedules made are kept, so a test can play Scheduler running them.
+ */
+export function schedulerService(place: Place): Service {
+  const parse = (req: IncomingMessage, body: string) => {
+    const url = new URL(req.url ?? '/', 'http://scheduler');
+    const name = decodeURIComponent(url.pathname.split('/').at(-1) ?? '');
+    const operation = { POST: 'CreateSchedule', PUT: 'UpdateSchedule', DELETE: 'DeleteSchedule' }[
+      req.method ?? ''
+    ];
+    return { name, operation: operation ?? `${req.method}Schedule`, input: json(body) };
+  };
+  return {
+    name: 'scheduler',
+    calls(req, body) {
+      const { name, operation, input } = parse(req, body);
+      const group = String(input.GroupName ?? url(req).searchParams.get('groupName') ?? 'default');
+      const calls: Array<Omit<AwsCall, 'caller'>> = [
+        {
+          action: `scheduler:${operation}`,
+          resource: `arn:aws:scheduler:${place.region}:${place.account}:schedule/${group}/${name}`,
+          context: {},
+        },
+      ];
+      const role = (input.Target as { RoleArn?: string } | undefined)?.RoleArn;
+      if (role)
+        calls.push({
+          action: 'iam:PassRole',
+          resource: role,
+          context: { 'iam:PassedToService': 'scheduler.amazonaws.com' },
+          via: `scheduler:${operation}`,
+        });
+      return calls;
+    },
+    answer(req, body) {
+      const { name, input } = parse(req, body);
+      schedules.push({ Name: name, ...input });
+      return {
+        status: 200,
+        headers: { 'content-type': 'application/json', 'x-amzn-requestid': randomUUID() },
+        body: JSON.stringify({
+          ScheduleArn: `arn:aws:scheduler:${place.region}:${place.account}:schedule/${String(input.GroupName)}/${name}`,
+        }),
+      };
+    },
+  };
+}
+
+const url = (req: IncomingMessage) => new URL(req.url ?? '/', 'http://scheduler');
+
+/** The schedules the functions made through the rehearsal's Scheduler, as their requests gave them. */
+export const schedules: Array<Record<string, unknown>> = [];

@@ -9,7 +9,7 @@ import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { WEB_ROUTES } from '../../lib/web-api';
 import { lambdaNodeFlags } from '../support/lambda-bootstrap';
-import { apiGatewaySettings, metricData, smsSettings } from './aws-calls';
+import { apiGatewaySettings, metricData, schedules, smsSettings } from './aws-calls';
 import { awsManagedKeyPolicy, denials, describeDenial } from './iam';
 import {
   emfRecords,
@@ -40,12 +40,34 @@ import { routesOf, type Template, TemplateResolver } from './template';
  */
 
 const API_KEY = 'rehearsal-api-key-0123456789';
+const ZONE = 'Europe/Amsterdam';
+/** Quiet hours from an hour before now to two hours after, in the deployment's zone: the rehearsal runs in them. */
+const AROUND_NOW = (() => {
+  const [h, m] = new Intl.DateTimeFormat('en-GB', {
+    timeZone: ZONE,
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  })
+    .format(new Date())
+    .split(':')
+    .map(Number);
+  const at = (minutes: number) => {
+    const wrapped = ((minutes % 1440) + 1440) % 1440;
+    return `${String(Math.floor(wrapped / 60)).padStart(2, '0')}:${String(wrapped % 60).padStart(2, '0')}`;
+  };
+  const now = (h as number) * 60 + (m as number);
+  return `${at(now - 60)}-${at(now + 120)}`;
+})();
 const SETTINGS = {
   resellerBaseUrl: 'https://api.reseller.example',
   alertEmails: 'alerts@example.nl',
   alertSmsNumbers: '+31612345678',
   opsEmails: 'ops@example.nl',
-  timeZone: 'Europe/Amsterdam',
+  timeZone: ZONE,
+  // Quiet hours (an SMS held is scheduled) and the heartbeat outside AWS (docs/policies.md).
+  smsQuietHours: AROUND_NOW,
+  heartbeatUrlParameterName: '/domain-sentinel/heartbeat-url',
   // The chat parts (docs/chat.md): a Slack channel and a webhook of each format.
   slackWorkspaceId: 'T07ABCDEF12',
   slackChannelId: 'C07ABCDEF12',
@@ -93,11 +115,13 @@ beforeAll(async () => {
     secrets: (name) =>
       name.endsWith('reseller-api-key')
         ? API_KEY
-        : name.startsWith('/domain-sentinel/webhook/')
-          ? `${receiverUrl}/${name.split('/').at(-1)}/secret-path`
-          : name.endsWith('webhook-signing-key')
-            ? WEBHOOK_SIGNING_KEY
-            : signingKey,
+        : name.endsWith('heartbeat-url')
+          ? `${receiverUrl}/heartbeat/secret-ping`
+          : name.startsWith('/domain-sentinel/webhook/')
+            ? `${receiverUrl}/${name.split('/').at(-1)}/secret-path`
+            : name.endsWith('webhook-signing-key')
+              ? WEBHOOK_SIGNING_KEY
+              : signingKey,
   });
   const byDescription = (pattern: RegExp) => {
     const found = [...world.functions.values()].find((f) =>
@@ -293,6 +317,12 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     expect(counted?.ResellerThrottled).toBe(1);
     expect(counted?.ResellerRequests).toBe(sim.requests.length);
 
+    // The heartbeat outside AWS: one ping for the complete scan, its URL read from its SecureString and never logged.
+    expect(posts.filter((p) => p.path.startsWith('/heartbeat')).map((p) => p.path)).toEqual([
+      '/heartbeat/secret-ping',
+    ]);
+    expect(scan.lines.join('\n')).not.toContain('secret-ping');
+
     const bucket = world.resolver.ofType('AWS::S3::Bucket')[0] as string;
     report = (await world.readObject(bucket, 'latest.json')) as typeof report;
     expect(report.findings.length).toBeGreaterThan(10);
@@ -387,18 +417,95 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
       const delivered = await webhook.invoke(eventFor(EventSourceArn));
       expect(delivered.result, webhook.lines.join('\n')).toEqual({ batchItemFailures: [] });
     }
-    expect(posts.map((p) => p.path).sort()).toEqual(
-      ['/json/secret-path', '/slack/secret-path', '/slack/secret-path', '/teams/secret-path'].sort(),
-    );
+    expect(
+      posts
+        .map((p) => p.path)
+        .filter((path) => !path.startsWith('/heartbeat'))
+        .sort(),
+    ).toEqual(['/json/secret-path', '/slack/secret-path', '/slack/secret-path', '/teams/secret-path'].sort());
     const json = posts.find((p) => p.path.startsWith('/json'));
     expect(json?.headers['x-sentinel-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(webhook.lines.join('\n')).not.toContain('secret-path');
+  });
+
+  it('holds the SMS of a new critical finding in quiet hours: a one-time schedule in the stack’s group, released with the stack’s role', async () => {
+    // In quiet hours only a deadline within 48 hours sends an SMS at once: those domains go.
+    const now = Date.now();
+    const urgent = (f: DomainFinding) =>
+      f.kind === 'quarantine'
+        ? !f.restore_by || Date.parse(f.restore_by) - now <= 48 * 3_600_000
+        : Math.abs(Date.parse(f.date_expiry) - now - 24 * 3_600_000) <= 24 * 3_600_000;
+    for (const f of report.findings)
+      if (f.severity === 'critical' && urgent(f)) sim.updateDomain(f.domain_name, null);
+    const name = 'held-sms.rehearsal.example';
+    sim.updateDomain(name, {
+      domain_name: name,
+      status: ['registered'],
+      date_expiry: new Date(now + 5 * 86_400_000).toISOString(),
+      auto_renew: false,
+      registrant_handle: 'C00001',
+    });
+    await world.alertMessages();
+    const outcome = await scan.invoke({});
+    expect(outcome.error, JSON.stringify(outcome.error) + scan.lines.join('\n')).toBeUndefined();
+    const [alert, ...more] = (await world.alertMessages()) as Array<{
+      MessageAttributes?: Record<string, { Value: string }>;
+    }>;
+    expect(more).toHaveLength(0);
+    // The e-mail goes out now; the SMS subscriptions skip it (`sms` = `held`).
+    expect(alert?.MessageAttributes?.sms?.Value).toBe('held');
+    expect(schedules).toHaveLength(1);
+    const schedule = schedules[0] as { Target: { Input: string } };
+    expect(schedule).toMatchObject({
+      Name: expect.stringMatching(/^held-sms-[0-9a-f]{40}$/),
+      GroupName: scan.env.HELD_SMS_SCHEDULE_GROUP,
+      ScheduleExpressionTimezone: ZONE,
+      ActionAfterCompletion: 'DELETE',
+      Target: { Arn: 'arn:aws:scheduler:::aws-sdk:sns:publish', RoleArn: scan.env.HELD_SMS_ROLE_ARN },
+    });
+    const release = JSON.parse(schedule.Target.Input) as { TopicArn: string; Message: string };
+    expect(release.TopicArn).toBe(scan.env.ALERT_TOPIC_ARN);
+    expect(release.Message).toContain(name);
+    // When the window ends, Scheduler assumes the role for the group and publishes with it (SNS
+    // using the topic's key as the role).
+    const { resolver } = world;
+    const role = resolver
+      .ofType('AWS::IAM::Role')
+      .find((id) => resolver.attribute(id, 'Arn') === scan.env.HELD_SMS_ROLE_ARN);
+    const group = resolver.ofType('AWS::Scheduler::ScheduleGroup')[0] as string;
+    const topic = resolver
+      .ofType('AWS::SNS::Topic')
+      .find((id) => resolver.ref(id) === release.TopicArn) as string;
+    const key = resolver.string(resolver.resource(topic).Properties?.KmsMasterKeyId, 'the alert topic’s key');
+    if (!role) throw new Error('HELD_SMS_ROLE_ARN is no role of the template');
+    const via = 'EventBridge Scheduler releasing a held SMS';
+    world.calls.push(
+      {
+        caller: 'scheduler.amazonaws.com',
+        action: 'sts:AssumeRole',
+        resource: scan.env.HELD_SMS_ROLE_ARN as string,
+        context: { 'aws:SourceAccount': PLACE.account, 'aws:SourceArn': resolver.attribute(group, 'Arn') },
+        via,
+      },
+      { caller: role, action: 'sns:Publish', resource: release.TopicArn, context: {}, via },
+      ...['kms:GenerateDataKey', 'kms:Decrypt'].map((action) => ({
+        caller: role,
+        action,
+        resource: key,
+        context: {
+          'kms:ViaService': `sns.${PLACE.region}.amazonaws.com`,
+          'kms:EncryptionContext:aws:sns:topicArn': release.TopicArn,
+        },
+        via: `${via}: sns:Publish ${release.TopicArn}`,
+      })),
+    );
   });
 
   it('parks a run that fails in the on-failure queue, through the function’s role', async () => {
     sim.injectFault({ fault: { kind: 'status', status: 401 }, times: 20 });
     const outcome = await scan.invoke({});
     expect(outcome.error?.message).toMatch(/401/);
+    expect(posts.map((p) => p.path)).toContain('/heartbeat/secret-ping/fail');
     // Lambda, after its retries, sends the event to the on-failure destination as the function.
     const config = world.resolver.ofType('AWS::Lambda::EventInvokeConfig')[0] as string;
     const destination = (
@@ -511,6 +618,8 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     expect([...actions].sort()).toEqual(
       expect.arrayContaining([
         'ScanFunction sns:Publish',
+        'ScanFunction scheduler:CreateSchedule',
+        'ScanFunction iam:PassRole',
         'ScanFunction kms:GenerateDataKey',
         'ScanFunction ssm:GetParameter',
         'ScanFunction kms:Decrypt',
@@ -566,14 +675,14 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
       'the ops topic’s policy statement that lets CloudWatch publish',
       (t) => dropStatements(t, 'AWS::SNS::TopicPolicy', (st) => st.Sid === 'AllowAlarmsOfThisStackToPublish'),
       /^cloudwatch\.amazonaws\.com may not sns:Publish on arn:aws:sns:\S+ \(made by AWS for CloudWatch notifying for the alarm DomainSentinel\/\w+\): ImplicitlyDenied$/,
-      // One per alarm of the stack (AuditWriteFailed is the 14th).
-      14,
+      // One per alarm of the stack (AuditWriteFailed is the 14th, HeldSmsNotPublished the 15th).
+      15,
     ],
     [
       'the key policy statement that lets CloudWatch use the topics’ key',
       (t) => dropKeyStatement(t, 'AllowAlarmsOfThisStackToEncrypt'),
       /^cloudwatch\.amazonaws\.com may not kms:(GenerateDataKey|Decrypt) on arn:aws:kms:\S+ \(made by AWS for CloudWatch notifying for the alarm DomainSentinel\/\w+\): ImplicitlyDenied$/,
-      28,
+      30,
     ],
     [
       'a webhook queue’s policy statement that lets SNS send',
@@ -636,7 +745,12 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     ],
     [
       'the custom resource’s iam:PassRole of the SMS delivery-status role',
-      (t) => dropStatements(t, 'AWS::IAM::Policy', (st) => st.Action === 'iam:PassRole'),
+      (t) =>
+        dropStatements(
+          t,
+          'AWS::IAM::Policy',
+          (st) => st.Action === 'iam:PassRole' && JSON.stringify(st).includes('SmsDeliveryStatus'),
+        ),
       /^AWS679f53fac002430cb0da5b7982bd2287\w+ may not iam:PassRole on arn:aws:iam::000000000000:role\/\S+SmsDeliveryStatus\S+ \(made by AWS for sns:SetSMSAttributes\): ImplicitlyDenied$/,
       1,
     ],
@@ -653,6 +767,41 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
       },
       /^AWS679f53fac002430cb0da5b7982bd2287\w+ may not apigateway:PATCH on arn:aws:apigateway:eu-west-1::\/account: ImplicitlyDenied$/,
       1,
+    ],
+    [
+      'the scan’s right to make held-SMS schedules',
+      (t) =>
+        dropStatements(t, 'AWS::IAM::Policy', (st) =>
+          JSON.stringify(st.Action).includes('scheduler:CreateSchedule'),
+        ),
+      /^ScanFunction\w+ may not scheduler:CreateSchedule on arn:aws:scheduler:eu-west-1:000000000000:schedule\/\S+\/held-sms-[0-9a-f]{40}: ImplicitlyDenied$/,
+      1,
+    ],
+    [
+      'the scan’s iam:PassRole of the held-SMS role',
+      (t) =>
+        dropStatements(
+          t,
+          'AWS::IAM::Policy',
+          (st) => st.Action === 'iam:PassRole' && JSON.stringify(st).includes('HeldSmsPublishRole'),
+        ),
+      /^ScanFunction\w+ may not iam:PassRole on arn:aws:iam::000000000000:role\/\S+HeldSmsPublishRole\w+ \(made by AWS for scheduler:CreateSchedule\): ImplicitlyDenied$/,
+      1,
+    ],
+    [
+      'the held-SMS role’s sns:Publish',
+      (t) => {
+        for (const r of Object.values(t.Resources)) {
+          if (
+            r.Type !== 'AWS::IAM::Policy' ||
+            !JSON.stringify(r.Properties?.Roles).includes('HeldSmsPublishRole')
+          )
+            continue;
+          const document = r.Properties?.PolicyDocument as { Statement: Array<Record<string, unknown>> };
+          document.Statement = document.Statement.filter((st) => st.Action !== 'sns:Publish');
+        }
+      },
+      /^HeldSmsPublishRole\w+ may not sns:Publish on arn:aws:sns:\S+ \(made by AWS for EventBridge Scheduler releasing a held SMS\): ImplicitlyDenied$/,
     ],
     [
       'the web function’s s3:ListBucket (a missing report would answer 403)',

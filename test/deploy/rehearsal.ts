@@ -25,6 +25,7 @@ import {
   type Parameter,
   type Service,
   s3Service,
+  schedulerService,
   snsService,
   ssmService,
   startRecordingProxy,
@@ -189,6 +190,7 @@ export async function startWorld(
     S3: [s3Service(), s3url],
     SSM: [ssmService(PLACE, parameters), undefined],
     CLOUDWATCH: [cloudwatchService(), undefined],
+    SCHEDULER: [schedulerService(PLACE), undefined],
     API_GATEWAY: [apigatewayService(PLACE), undefined],
   };
   const endpoints: Record<string, string> = {};
@@ -223,9 +225,12 @@ export async function startWorld(
       ? (JSON.parse(fn.env.WEBHOOK_TARGETS) as Array<{ parameter: string }>).map((t) => t.parameter)
       : [];
     for (const name of [
-      ...['RESELLER_API_KEY_PARAMETER', 'LINK_SIGNING_KEY_PARAMETER', 'WEBHOOK_SIGNING_KEY_PARAMETER'].map(
-        (variable) => fn.env[variable],
-      ),
+      ...[
+        'RESELLER_API_KEY_PARAMETER',
+        'LINK_SIGNING_KEY_PARAMETER',
+        'WEBHOOK_SIGNING_KEY_PARAMETER',
+        'HEARTBEAT_URL_PARAMETER',
+      ].map((variable) => fn.env[variable]),
       ...webhookParameters,
     ]) {
       if (name && !parameters.has(name))

@@ -191,6 +191,10 @@ export class TemplateResolver {
         return { ref: `${id}-resource`, attributes: { ResourceId: `${id}-resource` } };
       case 'AWS::ApiGateway::Stage':
         return { ref: String(props.StageName ?? 'prod'), attributes: {} };
+      case 'AWS::Scheduler::ScheduleGroup': {
+        const name = typeof props.Name === 'string' ? props.Name : generated;
+        return { ref: name, attributes: { Arn: arn('scheduler', `schedule-group/${name}`) } };
+      }
       case 'AWS::StepFunctions::StateMachine': {
         const name = typeof props.StateMachineName === 'string' ? props.StateMachineName : generated;
         const stateMachineArn = arn('states', `stateMachine:${name}`);

@@ -429,6 +429,7 @@ export const SETTINGS = {
   smsQuietHours: {
     env: ENV.smsQuietHours,
     flag: '--sms-quiet-hours',
+    context: 'smsQuietHours',
     schema: quietHoursSchema.optional(),
     doc: 'e.g. 22:00-07:00 in ALERT_TIME_ZONE: an SMS waits until the window ends, unless a restore-by or expiry is within 48 hours (docs/policies.md)',
   },
@@ -439,7 +440,7 @@ export const SETTINGS = {
       .trim()
       .regex(/^[0-9a-zA-Z_.-]{1,64}$/, 'must be an EventBridge Scheduler schedule group name')
       .optional(),
-    doc: 'with SMS_QUIET_HOURS: the EventBridge Scheduler group an SMS held is scheduled in, to be sent when the window ends (the stack does not set it yet)',
+    doc: 'with SMS_QUIET_HOURS: the EventBridge Scheduler group an SMS held is scheduled in, to be sent when the window ends (the stack sets it with `smsQuietHours`)',
   },
   heldSmsRoleArn: {
     env: ENV.heldSmsRoleArn,
@@ -448,7 +449,7 @@ export const SETTINGS = {
       .trim()
       .regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/, 'must be an IAM role ARN')
       .optional(),
-    doc: 'with SMS_QUIET_HOURS: the role the schedule publishes a held SMS with (the stack does not set it yet)',
+    doc: 'with SMS_QUIET_HOURS: the role the schedule publishes a held SMS with (the stack sets it with `smsQuietHours`)',
   },
   registryCheck: {
     env: ENV.registryCheck,
@@ -549,7 +550,8 @@ export const SECRET_SETTINGS = [
   },
   {
     env: ENV.heartbeatUrlParameter,
-    doc: 'SSM SecureString holding the heartbeat URL (Lambda; the stack does not set it yet: set it on the scan function)',
+    context: 'heartbeatUrlParameterName',
+    doc: 'SSM SecureString holding the heartbeat URL (Lambda; the stack sets it when `heartbeatUrlParameterName` names one, docs/deploy.md)',
   },
 ] as const;
 

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import {
+  HELD_SMS_SCHEDULE_PREFIX,
+  heldSmsScheduleName,
+  releaseRequest,
+} from '../../functions/adapters/held-sms';
+import { filterPolicyOf } from '../../functions/core/alerts/groups';
+
+/**
+ * What a held SMS's schedule publishes when the quiet hours end, against the filter policies the
+ * stack gives the alert topic's SMS subscriptions: the escalation recipients' phones filter on
+ * `escalation`, so a released escalation must carry it.
+ */
+
+const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:alerts';
+const held = (attributes: Record<string, string>) => ({
+  text: '1 critical: lost.de restore by 28 Nov',
+  attributes: { severity: 'critical', ...attributes } as never,
+  until: '2026-11-23T07:00:00',
+  timeZone: 'Europe/Amsterdam',
+});
+
+/** Whether a message with these attributes passes an SNS filter policy of plain values and `exists`. */
+function passes(
+  policy: Record<string, ReadonlyArray<string | { exists: boolean }>>,
+  attributes: Record<string, string>,
+) {
+  return Object.entries(policy).every(([name, conditions]) =>
+    conditions.some((c) =>
+      typeof c === 'string' ? attributes[name] === c : name in attributes === c.exists,
+    ),
+  );
+}
+
+const attributesOf = (request: ReturnType<typeof releaseRequest>) =>
+  Object.fromEntries(Object.entries(request.MessageAttributes).map(([k, v]) => [k, v.StringValue]));
+
+describe('the release of a held SMS', () => {
+  it('keeps `escalation`, so an escalation recipient’s phone takes it, and marks it `release`', () => {
+    const features = { groups: true, quietHours: true };
+    const escalationPhone = { ...filterPolicyOf({ sms: true }, features), escalation: ['true'] };
+    const released = attributesOf(releaseRequest(held({ escalation: 'true' }), TOPIC));
+    expect(released).toEqual({ severity: 'critical', sms: 'release', escalation: 'true' });
+    expect(passes(escalationPhone, released)).toBe(true);
+    // Not an e-mail: it already had the message, when it was held.
+    expect(passes(filterPolicyOf({ sms: false }, features) ?? {}, released)).toBe(false);
+    // A release that is no escalation reaches the deployment's phones, not the escalation recipients'.
+    const plain = attributesOf(releaseRequest(held({}), TOPIC));
+    expect(plain).toEqual({ severity: 'critical', sms: 'release' });
+    expect(passes(escalationPhone, plain)).toBe(false);
+    expect(passes(filterPolicyOf({ sms: true }, features) ?? {}, plain)).toBe(true);
+  });
+
+  it('is scheduled under the prefix the stack lets the scan make schedules of', () => {
+    expect(heldSmsScheduleName(held({ group: 'vip' }))).toMatch(
+      new RegExp(`^${HELD_SMS_SCHEDULE_PREFIX}[0-9a-f]{40}$`),
+    );
+  });
+});
