@@ -58,6 +58,19 @@ export interface RecipientSettings {
   readonly smsQuietHours?: string;
 }
 
+/** The groups of `policies` with recipients of their own (a let-lapse group has none: nothing of it is sent). */
+export function policyGroups(policies: Policies | undefined): GroupRecipients[] {
+  return withRecipients(policies).map((p) => ({
+    name: p.name,
+    emails: p.alertEmails ?? [],
+    smsNumbers: p.alertSmsNumbers ?? [],
+    webhooks: p.webhooks ?? [],
+  }));
+}
+
+const withRecipients = (policies: Policies | undefined) =>
+  (policies?.policies ?? []).filter((p) => !p.letLapse && hasRecipients(p));
+
 /**
  * The alert topic's recipients from the settings: the deployment's own, the escalation recipients
  * and each policy group's (docs/policies.md), and what the scan publishes besides the account's
@@ -67,8 +80,6 @@ export interface RecipientSettings {
 export function alertRecipients(
   settings: RecipientSettings,
 ): Omit<AlertTopicProps, 'key'> & { readonly groups: GroupRecipients[]; readonly features: TopicFeatures } {
-  const withRecipients = (policies: Policies | undefined) =>
-    (policies?.policies ?? []).filter((p) => !p.letLapse && hasRecipients(p));
   const escalation = settings.policies?.escalation;
   return {
     emails: settings.alertEmails,
@@ -76,12 +87,7 @@ export function alertRecipients(
     ...(escalation
       ? { escalation: { emails: escalation.alertEmails ?? [], smsNumbers: escalation.alertSmsNumbers ?? [] } }
       : {}),
-    groups: withRecipients(settings.policies).map((p) => ({
-      name: p.name,
-      emails: p.alertEmails ?? [],
-      smsNumbers: p.alertSmsNumbers ?? [],
-      webhooks: p.webhooks ?? [],
-    })),
+    groups: policyGroups(settings.policies),
     features: {
       groups: [settings.policies, ...(settings.accounts ?? []).map((a) => a.policies)].some(
         (p) => withRecipients(p).length > 0,

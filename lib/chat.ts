@@ -140,8 +140,11 @@ export interface WebhookSubscriberProps {
   readonly entry: string;
   /** The alert topic: each webhook gets its own queue subscribed to it. */
   readonly alertTopic: sns.ITopic;
-  /** The deployment's webhooks, and those of a policy's group (`group`: its messages alone). */
-  readonly webhooks: ReadonlyArray<WebhookSpec & { readonly group?: string }>;
+  /**
+   * The deployment's webhooks, and those of a policy's group (`group`: its messages alone; with
+   * `account`, a policy of that account's own, from the accounts file).
+   */
+  readonly webhooks: ReadonlyArray<WebhookSpec & { readonly group?: string; readonly account?: string }>;
   /** What else the scan publishes, which each queue's filter must reckon with. @default - neither groups nor quiet hours */
   readonly features?: TopicFeatures;
   /** The SecureString that signs the json format; needed when a json webhook is listed. */
@@ -197,7 +200,11 @@ export class WebhookSubscriber extends Construct {
         visibilityTimeout: Duration.seconds(FUNCTION_TIMEOUT.toSeconds() * 6),
         deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: WEBHOOK_MAX_RECEIVES },
       });
-      const scope = webhook.group ? { groups: [webhook.group], sms: false } : { sms: false };
+      const scope = {
+        ...(webhook.account ? { accounts: [webhook.account] } : {}),
+        ...(webhook.group ? { groups: [webhook.group] } : {}),
+        sms: false,
+      };
       const filterPolicy = subscriptionFilter(
         filterPolicyOf(scope, props.features ?? { groups: false, quietHours: false }),
       );

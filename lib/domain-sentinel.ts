@@ -12,7 +12,7 @@ import type { Policies } from '../functions/core/scan/policies';
 import { AccountGroups } from './account-groups';
 import { AccountSettings as AccountSettingsOwner } from './account-settings';
 import { SCAN_DURATION_ALARM_SHARE, watchDeployment } from './alarms';
-import { AlertTopic, alertRecipients } from './alerts';
+import { AlertTopic, alertRecipients, policyGroups } from './alerts';
 import { ChatChannels, WebhookSubscriber } from './chat';
 import { type AccountSettings, parseSentinelSettings, type ResolvedSettings } from './config';
 import { SentinelDashboard } from './dashboard';
@@ -429,11 +429,17 @@ export class DomainSentinel extends Construct {
 
   /** The webhook subscriber and its alarms, when the settings list webhooks. */
   private webhookSubscriber(settings: ResolvedSettings): WebhookSubscriber | undefined {
-    // The deployment's webhooks, then each group's own (its messages alone).
+    // The deployment's webhooks, then each group's own (its messages alone), then those of each
+    // account's own policies (that account's group messages alone).
     const specs = [
       ...settings.webhooks.map(parseWebhookSpec),
       ...alertRecipients(settings).groups.flatMap(({ name, webhooks = [] }) =>
         webhooks.map((w) => ({ ...parseWebhookSpec(w), group: name })),
+      ),
+      ...(settings.accounts ?? []).flatMap((account) =>
+        policyGroups(account.policies).flatMap(({ name, webhooks = [] }) =>
+          webhooks.map((w) => ({ ...parseWebhookSpec(w), group: name, account: account.name })),
+        ),
       ),
     ];
     if (specs.length === 0) return undefined;

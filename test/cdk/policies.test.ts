@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestedStack, type Stack } from 'aws-cdk-lib';
-import { Template as CdkTemplate } from 'aws-cdk-lib/assertions';
+import { Template as CdkTemplate, Match } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { heldSmsScheduleName } from '../../functions/adapters/held-sms';
 import { NO_ALERT_SUBSCRIBER } from '../../lib/domain-sentinel';
@@ -114,7 +114,14 @@ describe('recipients per group (filter policies)', () => {
             apiKeyParameter: '/domain-sentinel/brand-a/api-key',
             alertEmails: ['a@example.nl'],
             policies: {
-              policies: [{ name: 'vip', match: { tags: ['vip'] }, alertEmails: ['a-vip@example.nl'] }],
+              policies: [
+                {
+                  name: 'vip',
+                  match: { tags: ['vip'] },
+                  alertEmails: ['a-vip@example.nl'],
+                  webhooks: ['slack:/domain-sentinel/brand-a/webhook/vip'],
+                },
+              ],
             },
           },
           {
@@ -141,7 +148,15 @@ describe('recipients per group (filter policies)', () => {
         sms: ['send', 'release'],
       },
       'email a-vip@example.nl': { account: ['brand-a', 'brand-b'], group: ['vip'], sms: ['send', 'held'] },
+      // brand-a's own vip webhook: brand-a's vip messages alone, never brand-b's.
+      'sqs WebhooksQueue0': { account: ['brand-a'], group: ['vip'], sms: ['send', 'held'] },
     });
+    const targets = JSON.stringify(
+      CdkTemplate.fromStack(stack).findResources('AWS::Lambda::Function', {
+        Properties: { Description: Match.stringLikeRegexp('posts each alert to its webhooks') },
+      }),
+    );
+    expect(targets).toContain('/domain-sentinel/brand-a/webhook/vip');
   });
 });
 
