@@ -1,4 +1,5 @@
-import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { link, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { retry } from '../core/base/retry';
@@ -81,6 +82,10 @@ async function takeLock(lock: string, location: string, waitMs: number): Promise
     const handle = await open(lock, 'wx', 0o600);
     try {
       await handle.writeFile(OWNER, 'utf8');
+    } catch (error) {
+      // A lock that names no one would hold until it is 30 s old: give it up at once.
+      await rm(lock, { force: true });
+      throw error;
     } finally {
       await handle.close();
     }
@@ -91,21 +96,48 @@ async function takeLock(lock: string, location: string, waitMs: number): Promise
         cause: error,
       });
   }
-  if (await leftBehind(lock)) await rm(lock, { force: true });
+  const owner = await leftBehindBy(lock);
+  if (owner !== null) await breakLock(lock, owner);
   throw new StateConflictError(
     `${location} stayed locked by another process for ${waitMs / 1000} s (${lock}); remove the lock file if no scan is running`,
   );
 }
 
-/** True for a lock whose owner is certainly gone: a process of this host that no longer runs, or one elsewhere gone quiet. */
-async function leftBehind(lock: string): Promise<boolean> {
+/**
+ * The owner written in a lock that is certainly left behind, or null while it may be held: a
+ * process of this host that no longer runs (or this process itself, which the queue above lets
+ * hold a file once: a lock of its pid was left by an earlier process, as after a container
+ * restart); one of another host, or one that names no one (a crash between creating and writing
+ * it), once it is STALE_LOCK_MS old by the file system's clock.
+ */
+async function leftBehindBy(lock: string): Promise<string | null> {
   const owner = await readFile(lock, 'utf8').catch(() => null);
-  // Gone already (the next try takes it), or being written this instant: held.
-  if (!owner) return false;
+  if (owner === null) return null; // gone already: the next try takes it
   const at = owner.indexOf('@');
   const pid = owner.slice(0, at);
-  if (at > 0 && owner.slice(at + 1) === hostname() && /^\d+$/.test(pid)) return !alive(Number(pid));
-  return fileSystemAge(lock).then((age) => age > STALE_LOCK_MS);
+  if (at > 0 && owner.slice(at + 1) === hostname() && /^\d+$/.test(pid))
+    return Number(pid) === process.pid || !alive(Number(pid)) ? owner : null;
+  return (await fileSystemAge(lock)) > STALE_LOCK_MS ? owner : null;
+}
+
+/**
+ * Removes a lock judged left behind by `owner`, and only that one: two processes may judge the
+ * same lock, and the slower must not remove the lock the faster took meanwhile. The lock is moved
+ * aside under a name of this process's own, read again there, and put back when it is another's.
+ */
+async function breakLock(lock: string, owner: string): Promise<void> {
+  const aside = `${lock}.${process.pid}.${randomBytes(4).toString('hex')}.broken`;
+  try {
+    await rename(lock, aside);
+  } catch {
+    return; // gone already
+  }
+  try {
+    if ((await readFile(aside, 'utf8').catch(() => owner)) !== owner)
+      await link(aside, lock).catch(() => undefined); // a live lock: back in place, unless a new one is there
+  } finally {
+    await rm(aside, { force: true });
+  }
 }
 
 function alive(pid: number): boolean {

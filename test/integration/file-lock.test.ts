@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,24 +35,43 @@ async function lockHeldBy(owner: string, ageMs = 0): Promise<void> {
 
 describe('the state file lock', () => {
   it('keeps a live process’s lock however old its file time looks', async () => {
-    await lockHeldBy(`${process.pid}@${hostname()}`, HOUR);
-    const store = new FileStateStore(path);
-    const error = await claim(store, 'web-a').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(StateConflictError);
-    expect((error as Error).message).toContain('stayed locked by another process');
-    expect(await readdir(dir)).toEqual(['state.json.lock']);
+    const other = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    try {
+      await lockHeldBy(`${other.pid}@${hostname()}`, HOUR);
+      const store = new FileStateStore(path, { lockWaitMs: 300 });
+      const error = await claim(store, 'web-a').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StateConflictError);
+      expect((error as Error).message).toContain('stayed locked by another process');
+      expect(await readdir(dir)).toEqual(['state.json.lock']);
+    } finally {
+      other.kill();
+    }
+  });
+
+  it('takes over a lock of its own pid: left by an earlier process (a container restarted), never held by itself', async () => {
+    await lockHeldBy(`${process.pid}@${hostname()}`);
+    expect(await claim(new FileStateStore(path, { lockWaitMs: 300 }), 'web-a')).toBe(true);
+    expect(await readdir(dir)).toEqual(['state.json']);
+  });
+
+  it('holds a lock that names no one while it is new, and takes it over once old by the file system’s clock', async () => {
+    const store = new FileStateStore(path, { lockWaitMs: 300 });
+    await lockHeldBy('');
+    await expect(claim(store, 'web-a')).rejects.toThrow(StateConflictError);
+    await lockHeldBy('', HOUR);
+    expect(await claim(store, 'web-a')).toBe(true);
   });
 
   it('takes over at once the lock of a process of this host that is gone', async () => {
     const gone = spawnSync(process.execPath, ['-e', '0']).pid;
     await lockHeldBy(`${gone}@${hostname()}`);
-    const store = new FileStateStore(path);
+    const store = new FileStateStore(path, { lockWaitMs: 300 });
     expect(await claim(store, 'web-a')).toBe(true);
     expect(await readdir(dir)).toEqual(['state.json']);
   });
 
   it('judges a lock from another host by the file system’s clock: old is left behind, new is held', async () => {
-    const store = new FileStateStore(path);
+    const store = new FileStateStore(path, { lockWaitMs: 300 });
     await lockHeldBy('4242@another-host');
     await expect(claim(store, 'web-a')).rejects.toThrow(StateConflictError);
     await lockHeldBy('4242@another-host', HOUR);
