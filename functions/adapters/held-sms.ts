@@ -43,7 +43,9 @@ export const HELD_SMS_SCHEDULE_PREFIX = 'held-sms-';
 
 /** The schedule of one account's (or group's) held SMS for one window end: a stable name, at most 64 characters. */
 export function heldSmsScheduleName(held: Pick<HeldSms, 'attributes' | 'until'>): string {
-  const key = `${held.attributes.account ?? ''}\n${held.attributes.group ?? ''}\n${held.until}`;
+  // An escalation's SMS waits in a schedule of its own: a later plain SMS of the window must not
+  // replace it, or the escalation recipients' phones, which filter on it, would never get it.
+  const key = `${held.attributes.account ?? ''}\n${held.attributes.group ?? ''}\n${held.attributes.escalation ?? ''}\n${held.until}`;
   return `${HELD_SMS_SCHEDULE_PREFIX}${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
 }
 

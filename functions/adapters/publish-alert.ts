@@ -47,6 +47,7 @@ export function policySetOf(settings: ScanSettings): PolicySet {
       quarantineDays: settings.quarantineDays,
     },
     minSeverity: settings.minSeverity,
+    criticalRepeatHours: settings.criticalRepeatHours,
   });
 }
 

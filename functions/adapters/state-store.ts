@@ -183,11 +183,14 @@ export interface StateSelector {
 const shellWord = (word: string): string =>
   /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
 
+/** A path the command line reads as a path, not as an option: `-state.json` as `./-state.json`. */
+const pathWord = (path: string): string => (path.startsWith('-') ? `./${path}` : path);
+
 /** The exact `sentinel state rebind …` that binds the state `selector` names to a rotated key. */
 export function rebindCommand(selector: StateSelector): string {
-  const words = ['sentinel', 'state', 'rebind', selector.state];
+  const words = ['sentinel', 'state', 'rebind', pathWord(selector.state)];
   if (selector.account)
-    words.push('--account', selector.account.name, '--accounts', selector.account.accountsFile);
+    words.push('--account', selector.account.name, '--accounts', pathWord(selector.account.accountsFile));
   if (selector.baseUrl) words.push('--base-url', selector.baseUrl);
   return [...words.map(shellWord), '--yes'].join(' ');
 }

@@ -51,6 +51,10 @@ describe('the release of a held SMS', () => {
     expect(passes(filterPolicyOf({ sms: true }, features) ?? {}, plain)).toBe(true);
   });
 
+  it('holds an escalation’s SMS apart from a plain one of the same window, so neither replaces the other', () => {
+    expect(heldSmsScheduleName(held({ escalation: 'true' }))).not.toBe(heldSmsScheduleName(held({})));
+  });
+
   it('is scheduled under the prefix the stack lets the scan make schedules of', () => {
     expect(heldSmsScheduleName(held({ group: 'vip' }))).toMatch(
       new RegExp(`^${HELD_SMS_SCHEDULE_PREFIX}[0-9a-f]{40}$`),

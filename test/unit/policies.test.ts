@@ -88,6 +88,21 @@ describe('parsePolicies', () => {
     const own = parsePolicies({ policies: [], repeat: { critical: 'daily' } }, 'p.json');
     expect(loadStatePolicy(env, 'warning', own).repeat.critical).toBe(20);
     expect(() => loadStatePolicy({ CRITICAL_REPEAT_HOURS: '0' }, 'warning')).toThrow(/CRITICAL_REPEAT_HOURS/);
+    // The report says the same cadence the memory keeps.
+    const capped = parsePolicies(
+      { policies: [{ name: 'vip', match: { tags: ['vip'] }, repeat: { cap: 2 } }] },
+      'p.json',
+    );
+    expect(
+      reportPolicies(resolvePolicies(capped, { ...defaults, criticalRepeatHours: 12 })).map((p) => p.repeat),
+    ).toEqual([{ critical: 12, warning: 164, cap: 2 }]);
+    expect(
+      loadStatePolicy({ CRITICAL_REPEAT_HOURS: '12' }, 'warning', capped).repeatByGroup?.get('vip'),
+    ).toEqual({
+      critical: 12,
+      warning: 164,
+      cap: 2,
+    });
   });
 
   it('resolves the cadence: the defaults, the top-level repeat over them, each policy’s over that', () => {

@@ -39,4 +39,21 @@ describe('the refusal’s sentinel state rebind command', () => {
       rebindCommand({ state: '.sentinel/state.json', account: { name: 'a', accountsFile: 'x.json' } }),
     ).toBe('sentinel state rebind .sentinel/state.json --account a --accounts x.json --yes');
   });
+
+  it('never lets a path be read as an option: a path starting with - is given as ./-…', () => {
+    const line = rebindCommand({
+      state: '-state.json',
+      account: { name: 'a', accountsFile: '--accounts.json' },
+    });
+    expect(shellWords(line)).toEqual([
+      'state',
+      'rebind',
+      './-state.json',
+      '--account',
+      'a',
+      '--accounts',
+      './--accounts.json',
+      '--yes',
+    ]);
+  });
 });

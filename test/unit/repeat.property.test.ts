@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { nextRepeats, type RepeatedFinding, repeatDecision } from '../../functions/core/memory/repeat';
 import type { AlertMemory } from '../../functions/core/memory/state';
 import type { Repeat } from '../../functions/core/scan/policies';
+import { MAX_REPEAT_CAP } from '../../functions/core/scan/policies';
 
 /**
  * The repeat cadence as a sequence of scans of one domain: its finding ongoing, sometimes changed
@@ -110,5 +111,12 @@ describe('repeat cadence', () => {
     const info: RepeatedFinding = { kind: 'auto_renew_off', severity: 'info', stage: null };
     expect(repeatDecision(info, alertOf(info, T0 - 10_000 * HOUR, 0), cadence, T0)).toBe('not_due');
     expect(repeatDecision(findings[0] as RepeatedFinding, null, cadence, T0)).toBe('due');
+  });
+
+  it('counts repeats up to the largest cap, so what it writes always reads back', () => {
+    const f = findings[0] as RepeatedFinding;
+    const counted = alertOf(f, T0, MAX_REPEAT_CAP);
+    expect(nextRepeats(counted, f, true)).toBe(MAX_REPEAT_CAP);
+    expect(nextRepeats(alertOf(f, T0, Number.MAX_SAFE_INTEGER), f, true)).toBe(MAX_REPEAT_CAP);
   });
 });

@@ -1,5 +1,5 @@
 import { type Finding, isDomainFinding, type Severity } from '../findings/classify';
-import type { Repeat } from '../scan/policies';
+import { MAX_REPEAT_CAP, type Repeat } from '../scan/policies';
 import type { AlertMemory, StatePolicy } from './state';
 import { isDue } from './state-time';
 
@@ -69,5 +69,6 @@ export function nextRepeats(
   repeatedNow: boolean,
 ): number {
   if (!prev || !sameFinding(prev, next)) return 0;
-  return (prev.repeats ?? 0) + (repeatedNow ? 1 : 0);
+  // Bounded by the largest cap (1 000), so what is written always reads back.
+  return Math.min((prev.repeats ?? 0) + (repeatedNow ? 1 : 0), MAX_REPEAT_CAP);
 }

@@ -69,6 +69,9 @@ const webhook = z
     'must be FORMAT:/ssm/parameter/name with FORMAT one of slack, teams, json, e.g. slack:/domain-sentinel/vip-slack',
   );
 
+/** The largest cap a policies file may set; a domain's memory counts repeats up to it. */
+export const MAX_REPEAT_CAP = 1000;
+
 /**
  * The words a repeat cadence may be given in, as hours: a day or a week less 4 hours, so that a scan
  * scheduled daily (or weekly) that runs a little late still repeats on its day, not the next.
@@ -93,7 +96,7 @@ const cadence = z.preprocess(
 const RepeatSchema = z.strictObject({
   critical: cadence.optional(),
   warning: cadence.optional(),
-  cap: whole(0, 1000).optional(),
+  cap: whole(0, MAX_REPEAT_CAP).optional(),
 });
 
 const MatchSchema = z
@@ -333,6 +336,8 @@ export interface ResolvedPolicy {
 export interface PolicyDefaults {
   readonly classify: ClassifyPolicy;
   readonly minSeverity: Severity;
+  /** The deployment's critical cadence (CRITICAL_REPEAT_HOURS), under the file's `repeat`. @default 20 */
+  readonly criticalRepeatHours?: number;
 }
 
 /** Policies ready to match domains, in their order, each with its effective settings. */
@@ -392,7 +397,10 @@ const NO_TAGS: ReadonlySet<string> = new Set();
  */
 export function resolvePolicies(policies: Policies | undefined, defaults: PolicyDefaults): PolicySet {
   const problems: string[] = [];
-  const repeats = resolveRepeat(policies).byGroup;
+  const repeats = resolveRepeat(policies, {
+    ...DEFAULT_REPEAT,
+    critical: defaults.criticalRepeatHours ?? DEFAULT_REPEAT.critical,
+  }).byGroup;
   const resolved = (policies?.policies ?? []).map((policy, i): ResolvedPolicy => {
     const expiryDays = policy.expiryDays ?? defaults.classify.expiryDays;
     const criticalDays = policy.criticalDays ?? defaults.classify.criticalDays;
