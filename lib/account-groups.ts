@@ -38,6 +38,8 @@ export interface AccountGroupsProps {
   readonly scan: ScanMetrics;
   /** The dead-man window of each account's switch. */
   readonly intervalHours: number;
+  /** The endpoints the alert topic already subscribes for part of the messages (AlertTopic.partial). @default none */
+  readonly partial?: readonly string[];
   /** What else the scan publishes, which every filter must reckon with. @default - neither groups nor quiet hours */
   readonly features?: TopicFeatures;
 }
@@ -140,8 +142,12 @@ export class AccountGroups extends Construct {
       return out;
     };
     const features = props.features ?? { groups: false, quietHours: false };
-    const subscribe = (protocol: 'email' | 'sms', endpoint: string, scope: RecipientScope) =>
-      new sns.Subscription(
+    const subscribe = (protocol: 'email' | 'sms', endpoint: string, scope: RecipientScope) => {
+      if (props.partial?.includes(endpoint))
+        throw new ConfigError(
+          `invalid accounts: ${endpoint} is a recipient of account ${scope.accounts?.join(', ')} and a deployment policy's group or escalation recipient; its one subscription (SNS keeps one per address) cannot filter on both: list it in one place, or among the deployment's alertEmails / alertSmsNumbers, which get everything`,
+        );
+      return new sns.Subscription(
         this.group(`${protocol}:${endpoint}`),
         `${protocol === 'sms' ? 'Sms' : 'Email'} ${endpoint}`,
         {
@@ -151,6 +157,7 @@ export class AccountGroups extends Construct {
           filterPolicy: subscriptionFilter(filterPolicyOf(scope, features), `${protocol} ${endpoint}`),
         },
       );
+    };
     const emails = byEndpoint((a) => a.alertEmails, props.everyone.emails);
     const numbers = byEndpoint((a) => a.alertSmsNumbers, props.everyone.smsNumbers);
     for (const [email, names] of emails) subscribe('email', email, { accounts: names, sms: false });

@@ -175,6 +175,11 @@ export class AlertTopic extends Construct {
   readonly topic: sns.Topic;
   /** What the alarms and the dashboard watch of the topic. */
   readonly metrics: AlertMetrics;
+  /**
+   * The endpoints subscribed here with a filter of part of the messages (a deployment group's, an
+   * escalation recipient's): another subscription of theirs (an account's) could not be made.
+   */
+  readonly partial: string[] = [];
 
   constructor(scope: Construct, id: string, props: AlertTopicProps) {
     super(scope, id);
@@ -216,6 +221,12 @@ export class AlertTopic extends Construct {
         }),
       );
     this.subscribeEscalations(props, features, [...groupEmails.keys(), ...groupNumbers.keys()]);
+    this.partial.push(
+      ...groupEmails.keys(),
+      ...groupNumbers.keys(),
+      ...(props.escalation?.emails ?? []).filter((e) => !emails.includes(e)),
+      ...(props.escalation?.smsNumbers ?? []).filter((n) => !smsNumbers.includes(n)),
+    );
     this.metrics = new AlertMetrics(this.topic);
   }
 

@@ -250,6 +250,26 @@ describe('recipients per group (filter policies)', () => {
     });
   });
 
+  it('refuses an account’s recipient that is a deployment group’s or escalation recipient, naming it', () => {
+    const accounts = accountsFile([
+      { name: 'brand-a', alertEmails: ['nl@example.nl'] },
+      {
+        name: 'brand-b',
+        policies: {
+          policies: [{ name: 'b-vip', match: { tags: ['vip'] }, alertEmails: ['escalate@example.nl'] }],
+        },
+      },
+    ]);
+    // nl@ is the deployment's nl group's, escalate@ its escalation recipient: each has a subscription already.
+    expect(() => synthStack({ accounts, policies: POLICIES })).toThrow(
+      /^invalid accounts: nl@example\.nl is a recipient of account brand-a and a deployment policy's group or escalation recipient; /,
+    );
+    const escalating = accountsFile([{ name: 'brand-a', alertEmails: ['escalate@example.nl'] }]);
+    expect(() => synthStack({ accounts: escalating, policies: POLICIES })).toThrow(
+      /^invalid accounts: escalate@example\.nl is a recipient of account brand-a and a deployment policy's group or escalation recipient; /,
+    );
+  });
+
   it('refuses an account’s own escalation recipients: escalation recipients are the deployment’s', () => {
     const accounts = accountsFile([
       {
