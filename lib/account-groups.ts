@@ -38,6 +38,8 @@ export interface AccountGroupsProps {
   readonly scan: ScanMetrics;
   /** The dead-man window of each account's switch. */
   readonly intervalHours: number;
+  /** The endpoints the alert topic already subscribes for part of the messages (AlertTopic.partial). @default none */
+  readonly partial?: readonly string[];
   /** What else the scan publishes, which every filter must reckon with. @default - neither groups nor quiet hours */
   readonly features?: TopicFeatures;
 }
@@ -71,6 +73,32 @@ export function accountGroupRecipients(
         `invalid accounts: ${endpoint} is a recipient of groups ${groups.join(', ')} but in account ${uneven[0]} of ${uneven[1].join(', ')} only; its one subscription (SNS keeps one per address) filters on accounts and groups alike: give it the same groups in each of its accounts`,
       );
     out.set(endpoint, { accounts: [...byAccount.keys()], groups });
+  }
+  return out;
+}
+
+/**
+ * The group recipients left to subscribe once the accounts' own recipients have theirs. An account's
+ * own recipient gets the whole of that account's messages, so a group of the same account adds
+ * nothing and is dropped; a group of another account is refused: the endpoint's one subscription
+ * (SNS keeps one per endpoint and topic) filters on `group` absent or on groups, never both.
+ */
+export function ownOrGroup(
+  groups: ReadonlyMap<string, { accounts: string[]; groups: string[] }>,
+  own: ReadonlyMap<string, readonly string[]>,
+): Map<string, { accounts: string[]; groups: string[] }> {
+  const out = new Map<string, { accounts: string[]; groups: string[] }>();
+  for (const [endpoint, scope] of groups) {
+    const ownAccounts = own.get(endpoint);
+    if (!ownAccounts) {
+      out.set(endpoint, scope);
+      continue;
+    }
+    const other = scope.accounts.find((a) => !ownAccounts.includes(a));
+    if (other)
+      throw new ConfigError(
+        `invalid accounts: ${endpoint} is an own recipient of account ${ownAccounts.join(', ')} and a recipient of groups ${scope.groups.join(', ')} in account ${other}; its one subscription (SNS keeps one per address) filters on the account's messages or on groups, not both: list it among ${other}'s own recipients too, or among the deployment's, which get everything`,
+      );
   }
   return out;
 }
@@ -114,29 +142,34 @@ export class AccountGroups extends Construct {
       return out;
     };
     const features = props.features ?? { groups: false, quietHours: false };
-    const subscribe = (protocol: 'email' | 'sms', endpoint: string, scope: RecipientScope) =>
-      new sns.Subscription(
+    const subscribe = (protocol: 'email' | 'sms', endpoint: string, scope: RecipientScope) => {
+      if (props.partial?.includes(endpoint))
+        throw new ConfigError(
+          `invalid accounts: ${endpoint} is a recipient of account ${scope.accounts?.join(', ')} and a deployment policy's group or escalation recipient; its one subscription (SNS keeps one per address) cannot filter on both: list it in one place, or among the deployment's alertEmails / alertSmsNumbers, which get everything`,
+        );
+      return new sns.Subscription(
         this.group(`${protocol}:${endpoint}`),
         `${protocol === 'sms' ? 'Sms' : 'Email'} ${endpoint}`,
         {
           topic: props.alertTopic,
           protocol: protocol === 'sms' ? sns.SubscriptionProtocol.SMS : sns.SubscriptionProtocol.EMAIL,
           endpoint,
-          filterPolicy: subscriptionFilter(filterPolicyOf(scope, features)),
+          filterPolicy: subscriptionFilter(filterPolicyOf(scope, features), `${protocol} ${endpoint}`),
         },
       );
+    };
     const emails = byEndpoint((a) => a.alertEmails, props.everyone.emails);
     const numbers = byEndpoint((a) => a.alertSmsNumbers, props.everyone.smsNumbers);
     for (const [email, names] of emails) subscribe('email', email, { accounts: names, sms: false });
     for (const [number, names] of numbers) subscribe('sms', number, { accounts: names, sms: true });
-    const groupEmails = accountGroupRecipients(props.accounts, (p) => p.alertEmails, [
-      ...props.everyone.emails,
-      ...emails.keys(),
-    ]);
-    const groupNumbers = accountGroupRecipients(props.accounts, (p) => p.alertSmsNumbers, [
-      ...props.everyone.smsNumbers,
-      ...numbers.keys(),
-    ]);
+    const groupEmails = ownOrGroup(
+      accountGroupRecipients(props.accounts, (p) => p.alertEmails, props.everyone.emails),
+      emails,
+    );
+    const groupNumbers = ownOrGroup(
+      accountGroupRecipients(props.accounts, (p) => p.alertSmsNumbers, props.everyone.smsNumbers),
+      numbers,
+    );
     for (const [email, scope] of groupEmails) subscribe('email', email, { ...scope, sms: false });
     for (const [number, scope] of groupNumbers) subscribe('sms', number, { ...scope, sms: true });
   }

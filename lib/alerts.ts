@@ -54,7 +54,7 @@ export interface RecipientSettings {
   readonly alertEmails: readonly string[];
   readonly alertSmsNumbers: readonly string[];
   readonly policies?: Policies;
-  readonly accounts?: ReadonlyArray<{ readonly policies?: Policies }>;
+  readonly accounts?: ReadonlyArray<{ readonly name: string; readonly policies?: Policies }>;
   readonly smsQuietHours?: string;
 }
 
@@ -80,6 +80,7 @@ const withRecipients = (policies: Policies | undefined) =>
 export function alertRecipients(
   settings: RecipientSettings,
 ): Omit<AlertTopicProps, 'key'> & { readonly groups: GroupRecipients[]; readonly features: TopicFeatures } {
+  refuseAccountRecipients(settings);
   const escalation = settings.policies?.escalation;
   return {
     emails: settings.alertEmails,
@@ -97,11 +98,55 @@ export function alertRecipients(
   };
 }
 
-/** A filter policy of functions/core/alerts/groups.ts as CDK takes it (undefined: none). */
+/**
+ * Refuses what the accounts' own policies ask of recipients that no subscription could honour. An
+ * account's group with recipients of the name of a deployment's group with recipients: the
+ * deployment group's filter (`group` = its name, any account) would take the account's group
+ * messages too. Escalation recipients in an account's policies: escalations are filtered on
+ * `escalation` alone, so only the deployment's escalation recipients are subscribed (they get every
+ * account's); refusing is smaller than a filter per account that must not overlap any other.
+ */
+function refuseAccountRecipients(settings: RecipientSettings): void {
+  const deploymentGroups = new Set(withRecipients(settings.policies).map((p) => p.name));
+  for (const account of settings.accounts ?? []) {
+    const clash = withRecipients(account.policies).find((p) => deploymentGroups.has(p.name));
+    if (clash)
+      throw new ConfigError(
+        `invalid accounts: account ${account.name}'s own policy ${clash.name} has the name of the deployment's policy ${clash.name}, which has recipients of its own; their filter (group ${clash.name}, any account) cannot tell the two apart, so they would get ${account.name}'s ${clash.name} messages too: rename one of the two policies`,
+      );
+    const escalation = account.policies?.escalation;
+    const escalates = [...(escalation?.alertEmails ?? []), ...(escalation?.alertSmsNumbers ?? [])];
+    if (escalates.length > 0)
+      throw new ConfigError(
+        `invalid accounts: account ${account.name}'s policies list escalation recipients (${escalates.join(', ')}); escalation recipients are the deployment's (policies.escalation of the settings), who get every account's escalations: list them there, and keep only afterHours and withinDays in the account's escalation`,
+      );
+  }
+}
+
+/**
+ * The most combinations of values one filter policy may have: the product of the number of values
+ * of each key ("Filter policy complexity", https://docs.aws.amazon.com/sns/latest/dg/subscription-filter-policy-constraints.html).
+ * SNS refuses a larger one when CloudFormation creates the subscription, half-way through a deploy.
+ */
+export const SNS_FILTER_COMBINATIONS = 150;
+
+/**
+ * A filter policy of functions/core/alerts/groups.ts as CDK takes it (undefined: none), for the
+ * subscription of `endpoint` (`email x@example.nl`, `sms +316…`, `webhook slack:/…`). Every
+ * subscription of the alert topic is made with it, so here a filter SNS would refuse is refused
+ * at synth, naming the endpoint.
+ */
 export function subscriptionFilter(
   policy: FilterPolicy | undefined,
+  endpoint: string,
 ): Record<string, sns.SubscriptionFilter> | undefined {
   if (!policy) return undefined;
+  const sizes = Object.entries(policy).map(([key, conditions]) => ({ key, values: conditions.length }));
+  const combinations = sizes.reduce((product, { values }) => product * values, 1);
+  if (combinations > SNS_FILTER_COMBINATIONS)
+    throw new ConfigError(
+      `invalid DomainSentinel props: the filter policy of ${endpoint} has ${combinations} combinations of values (${sizes.map((s) => `${s.key} ${s.values}`).join(' × ')}), SNS allows at most ${SNS_FILTER_COMBINATIONS}: give it fewer accounts or groups, or list it among the deployment's alertEmails / alertSmsNumbers, which get everything unfiltered by account`,
+    );
   return Object.fromEntries(
     Object.entries(policy).map(([name, conditions]) => [name, new sns.SubscriptionFilter([...conditions])]),
   );
@@ -130,6 +175,11 @@ export class AlertTopic extends Construct {
   readonly topic: sns.Topic;
   /** What the alarms and the dashboard watch of the topic. */
   readonly metrics: AlertMetrics;
+  /**
+   * The endpoints subscribed here with a filter of part of the messages (a deployment group's, an
+   * escalation recipient's): another subscription of theirs (an account's) could not be made.
+   */
+  readonly partial: string[] = [];
 
   constructor(scope: Construct, id: string, props: AlertTopicProps) {
     super(scope, id);
@@ -144,13 +194,13 @@ export class AlertTopic extends Construct {
     for (const email of emails)
       this.topic.addSubscription(
         new subscriptions.EmailSubscription(email, {
-          filterPolicy: subscriptionFilter(filterPolicyOf({ sms: false }, features)),
+          filterPolicy: subscriptionFilter(filterPolicyOf({ sms: false }, features), `email ${email}`),
         }),
       );
     for (const number of smsNumbers)
       this.topic.addSubscription(
         new subscriptions.SmsSubscription(number, {
-          filterPolicy: subscriptionFilter(filterPolicyOf({ sms: true }, features)),
+          filterPolicy: subscriptionFilter(filterPolicyOf({ sms: true }, features), `sms ${number}`),
         }),
       );
     const groupEmails = groupsByEndpoint(props.groups ?? [], (g) => g.emails, emails);
@@ -158,16 +208,25 @@ export class AlertTopic extends Construct {
     for (const [email, groups] of groupEmails)
       this.topic.addSubscription(
         new subscriptions.EmailSubscription(email, {
-          filterPolicy: subscriptionFilter(filterPolicyOf({ groups, sms: false }, features)),
+          filterPolicy: subscriptionFilter(
+            filterPolicyOf({ groups, sms: false }, features),
+            `email ${email}`,
+          ),
         }),
       );
     for (const [number, groups] of groupNumbers)
       this.topic.addSubscription(
         new subscriptions.SmsSubscription(number, {
-          filterPolicy: subscriptionFilter(filterPolicyOf({ groups, sms: true }, features)),
+          filterPolicy: subscriptionFilter(filterPolicyOf({ groups, sms: true }, features), `sms ${number}`),
         }),
       );
     this.subscribeEscalations(props, features, [...groupEmails.keys(), ...groupNumbers.keys()]);
+    this.partial.push(
+      ...groupEmails.keys(),
+      ...groupNumbers.keys(),
+      ...(props.escalation?.emails ?? []).filter((e) => !emails.includes(e)),
+      ...(props.escalation?.smsNumbers ?? []).filter((n) => !smsNumbers.includes(n)),
+    );
     this.metrics = new AlertMetrics(this.topic);
   }
 
@@ -181,8 +240,8 @@ export class AlertTopic extends Construct {
     features: TopicFeatures,
     groupEndpoints: readonly string[],
   ): void {
-    const escalations = (sms: boolean) =>
-      subscriptionFilter({ ...filterPolicyOf({ sms }, features), escalation: ['true'] });
+    const escalations = (sms: boolean, endpoint: string) =>
+      subscriptionFilter({ ...filterPolicyOf({ sms }, features), escalation: ['true'] }, endpoint);
     const both = [...(props.escalation?.emails ?? []), ...(props.escalation?.smsNumbers ?? [])].filter(
       (endpoint) => groupEndpoints.includes(endpoint),
     );
@@ -193,12 +252,12 @@ export class AlertTopic extends Construct {
     for (const email of props.escalation?.emails ?? [])
       if (!props.emails?.includes(email))
         this.topic.addSubscription(
-          new subscriptions.EmailSubscription(email, { filterPolicy: escalations(false) }),
+          new subscriptions.EmailSubscription(email, { filterPolicy: escalations(false, `email ${email}`) }),
         );
     for (const number of props.escalation?.smsNumbers ?? [])
       if (!props.smsNumbers?.includes(number))
         this.topic.addSubscription(
-          new subscriptions.SmsSubscription(number, { filterPolicy: escalations(true) }),
+          new subscriptions.SmsSubscription(number, { filterPolicy: escalations(true, `sms ${number}`) }),
         );
   }
 

@@ -207,6 +207,7 @@ export class WebhookSubscriber extends Construct {
       };
       const filterPolicy = subscriptionFilter(
         filterPolicyOf(scope, props.features ?? { groups: false, quietHours: false }),
+        `webhook ${webhook.parameter}`,
       );
       props.alertTopic.addSubscription(
         new subscriptions.SqsSubscription(queue, { rawMessageDelivery: false, filterPolicy }),

@@ -323,6 +323,7 @@ export class DomainSentinel extends Construct {
         accounts: settings.accounts,
         everyone: { emails: settings.alertEmails, smsNumbers: settings.alertSmsNumbers },
         alertTopic: this.alerts.topic,
+        partial: this.alerts.partial,
         watchdog: this.watchdog,
         scan: this.scan.metrics,
         intervalHours: settings.scanIntervalHours,

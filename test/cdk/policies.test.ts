@@ -24,6 +24,26 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const ENV = { account: '123456789012', region: 'eu-west-1', stackName: 'DomainSentinel' };
 const ABSENT = [{ exists: false }];
+// With quiet hours every message carries `sms`: one `anything-but` each, so it never doubles a filter's combinations.
+const NOT_RELEASED = [{ 'anything-but': 'release' }];
+const NOT_HELD = [{ 'anything-but': 'held' }];
+
+let files = 0;
+/** An accounts file of these accounts (each given its API key parameter), in the test's directory. */
+function accountsFile(accounts: ReadonlyArray<Record<string, unknown> & { name: string }>): string {
+  const path = join(dir, `accounts-${++files}.json`);
+  writeFileSync(
+    path,
+    JSON.stringify({
+      accounts: accounts.map((a) => ({ apiKeyParameter: `/domain-sentinel/${a.name}/api-key`, ...a })),
+    }),
+  );
+  return path;
+}
+
+/** The number of combinations of values of a filter policy, as SNS counts them (at most 150). */
+const combinations = (filter: unknown) =>
+  Object.values(filter as Record<string, unknown[]>).reduce((n, values) => n * values.length, 1);
 
 const POLICIES = {
   policies: [
@@ -137,19 +157,19 @@ describe('recipients per group (filter policies)', () => {
     );
     const { stack } = synthStack({ accounts, smsQuietHours: '22:00-07:00' });
     expect(filterPolicies(stack)).toEqual({
-      'email alerts@example.nl': { group: ABSENT, sms: ['send', 'held'] },
-      'email oncall@example.nl': { group: ABSENT, sms: ['send', 'held'] },
-      'sms +31612345678': { group: ABSENT, severity: ['critical'], sms: ['send', 'release'] },
-      'email a@example.nl': { account: ['brand-a'], group: ABSENT, sms: ['send', 'held'] },
+      'email alerts@example.nl': { group: ABSENT, sms: NOT_RELEASED },
+      'email oncall@example.nl': { group: ABSENT, sms: NOT_RELEASED },
+      'sms +31612345678': { group: ABSENT, severity: ['critical'], sms: NOT_HELD },
+      'email a@example.nl': { account: ['brand-a'], group: ABSENT, sms: NOT_RELEASED },
       'sms +31600000002': {
         account: ['brand-b'],
         group: ABSENT,
         severity: ['critical'],
-        sms: ['send', 'release'],
+        sms: NOT_HELD,
       },
-      'email a-vip@example.nl': { account: ['brand-a', 'brand-b'], group: ['vip'], sms: ['send', 'held'] },
+      'email a-vip@example.nl': { account: ['brand-a', 'brand-b'], group: ['vip'], sms: NOT_RELEASED },
       // brand-a's own vip webhook: brand-a's vip messages alone, never brand-b's.
-      'sqs WebhooksQueue0': { account: ['brand-a'], group: ['vip'], sms: ['send', 'held'] },
+      'sqs WebhooksQueue0': { account: ['brand-a'], group: ['vip'], sms: NOT_RELEASED },
     });
     const targets = JSON.stringify(
       CdkTemplate.fromStack(stack).findResources('AWS::Lambda::Function', {
@@ -157,6 +177,113 @@ describe('recipients per group (filter policies)', () => {
       }),
     );
     expect(targets).toContain('/domain-sentinel/brand-a/webhook/vip');
+  });
+
+  it('refuses an account’s own group of the name of a deployment group with recipients, naming both', () => {
+    const accounts = accountsFile([
+      { name: 'brand-a', alertEmails: ['a@example.nl'] },
+      {
+        name: 'brand-b',
+        policies: {
+          policies: [{ name: 'vip', match: { tags: ['vip'] }, alertEmails: ['b-vip@example.nl'] }],
+        },
+      },
+    ]);
+    // The deployment's vip desk would take brand-b's vip messages: its filter has no `account`.
+    expect(() => synthStack({ accounts, policies: POLICIES })).toThrow(
+      /^invalid accounts: account brand-b's own policy vip has the name of the deployment's policy vip, which has recipients of its own; .*rename one of the two policies$/,
+    );
+    // Another name is no clash.
+    const renamed = accountsFile([
+      {
+        name: 'brand-b',
+        policies: {
+          policies: [{ name: 'b-vip', match: { tags: ['vip'] }, alertEmails: ['b-vip@example.nl'] }],
+        },
+      },
+    ]);
+    expect(filterPolicies(synthStack({ accounts: renamed, policies: POLICIES }).stack)).toMatchObject({
+      'email vip-desk@example.nl': { group: ['vip', 'nl'] },
+      'email b-vip@example.nl': { account: ['brand-b'], group: ['b-vip'] },
+    });
+  });
+
+  it('keeps a recipient of 76 accounts with quiet hours within SNS’s 150 combinations', () => {
+    const names = Array.from({ length: 76 }, (_, i) => `brand-${i}`);
+    const accounts = accountsFile(names.map((name) => ({ name, alertEmails: ['all@example.nl'] })));
+    const filters = filterPolicies(synthStack({ accounts, smsQuietHours: '22:00-07:00' }).stack);
+    expect(filters['email all@example.nl']).toEqual({ account: names, sms: NOT_RELEASED });
+    for (const filter of Object.values(filters)) expect(combinations(filter)).toBeLessThanOrEqual(150);
+  });
+
+  it('refuses a filter of more than 150 combinations, naming the endpoint and the count', () => {
+    const groups = Array.from({ length: 10 }, (_, i) => ({
+      name: `g${i}`,
+      match: { tags: [`g${i}`] },
+      alertEmails: ['desk@example.nl'],
+    }));
+    const accounts = accountsFile(
+      Array.from({ length: 16 }, (_, i) => ({ name: `brand-${i}`, policies: { policies: groups } })),
+    );
+    expect(() => synthStack({ accounts })).toThrow(
+      /^invalid DomainSentinel props: the filter policy of email desk@example\.nl has 160 combinations of values \(account 16 × group 10\), SNS allows at most 150/,
+    );
+  });
+
+  it('refuses an account’s own recipient that is another account’s group recipient, naming both accounts', () => {
+    const vip = (emails: string[]) => ({
+      policies: [{ name: 'vip', match: { tags: ['vip'] }, alertEmails: emails }],
+    });
+    const accounts = accountsFile([
+      { name: 'brand-a', alertEmails: ['x@example.nl'] },
+      { name: 'brand-b', alertEmails: ['b@example.nl'], policies: vip(['x@example.nl']) },
+    ]);
+    expect(() => synthStack({ accounts })).toThrow(
+      /^invalid accounts: x@example\.nl is an own recipient of account brand-a and a recipient of groups vip in account brand-b; /,
+    );
+    // A group of its own account adds nothing: that account's messages hold every domain.
+    const same = accountsFile([
+      { name: 'brand-a', alertEmails: ['x@example.nl'], policies: vip(['x@example.nl']) },
+    ]);
+    expect(filterPolicies(synthStack({ accounts: same }).stack)).toMatchObject({
+      'email x@example.nl': { account: ['brand-a'], group: ABSENT },
+    });
+  });
+
+  it('refuses an account’s recipient that is a deployment group’s or escalation recipient, naming it', () => {
+    const accounts = accountsFile([
+      { name: 'brand-a', alertEmails: ['nl@example.nl'] },
+      {
+        name: 'brand-b',
+        policies: {
+          policies: [{ name: 'b-vip', match: { tags: ['vip'] }, alertEmails: ['escalate@example.nl'] }],
+        },
+      },
+    ]);
+    // nl@ is the deployment's nl group's, escalate@ its escalation recipient: each has a subscription already.
+    expect(() => synthStack({ accounts, policies: POLICIES })).toThrow(
+      /^invalid accounts: nl@example\.nl is a recipient of account brand-a and a deployment policy's group or escalation recipient; /,
+    );
+    const escalating = accountsFile([{ name: 'brand-a', alertEmails: ['escalate@example.nl'] }]);
+    expect(() => synthStack({ accounts: escalating, policies: POLICIES })).toThrow(
+      /^invalid accounts: escalate@example\.nl is a recipient of account brand-a and a deployment policy's group or escalation recipient; /,
+    );
+  });
+
+  it('refuses an account’s own escalation recipients: escalation recipients are the deployment’s', () => {
+    const accounts = accountsFile([
+      {
+        name: 'brand-a',
+        alertEmails: ['a@example.nl'],
+        policies: {
+          policies: [{ name: 'nl', match: { tlds: ['nl'] } }],
+          escalation: { afterHours: 24, withinDays: 7, alertEmails: ['boss@example.nl'] },
+        },
+      },
+    ]);
+    expect(() => synthStack({ accounts })).toThrow(
+      /^invalid accounts: account brand-a's policies list escalation recipients \(boss@example\.nl\); escalation recipients are the deployment's \(policies\.escalation of the settings\)/,
+    );
   });
 });
 

@@ -4,7 +4,7 @@ import {
   heldSmsScheduleName,
   releaseRequest,
 } from '../../functions/adapters/held-sms';
-import { filterPolicyOf } from '../../functions/core/alerts/groups';
+import { type FilterPolicy, filterPolicyOf } from '../../functions/core/alerts/groups';
 
 /**
  * What a held SMS's schedule publishes when the quiet hours end, against the filter policies the
@@ -20,14 +20,15 @@ const held = (attributes: Record<string, string>) => ({
   timeZone: 'Europe/Amsterdam',
 });
 
-/** Whether a message with these attributes passes an SNS filter policy of plain values and `exists`. */
-function passes(
-  policy: Record<string, ReadonlyArray<string | { exists: boolean }>>,
-  attributes: Record<string, string>,
-) {
+/** Whether a message with these attributes passes an SNS filter policy of plain values, `exists` and `anything-but`. */
+function passes(policy: FilterPolicy, attributes: Record<string, string>) {
   return Object.entries(policy).every(([name, conditions]) =>
     conditions.some((c) =>
-      typeof c === 'string' ? attributes[name] === c : name in attributes === c.exists,
+      typeof c === 'string'
+        ? attributes[name] === c
+        : 'exists' in c
+          ? name in attributes === c.exists
+          : name in attributes && attributes[name] !== c['anything-but'],
     ),
   );
 }

@@ -311,13 +311,13 @@ describe('filter policies of the alert topic’s subscriptions', () => {
     });
     expect(filterPolicyOf({ sms: false }, both)).toEqual({
       group: [{ exists: false }],
-      sms: ['send', 'held'],
+      sms: [{ 'anything-but': 'release' }],
     });
     expect(filterPolicyOf({ sms: true, groups: ['vip'], accounts: ['brand-a'] }, both)).toEqual({
       account: ['brand-a'],
       group: ['vip'],
       severity: ['critical'],
-      sms: ['send', 'release'],
+      sms: [{ 'anything-but': 'held' }],
     });
   });
 });

@@ -150,22 +150,28 @@ export interface TopicFeatures {
   readonly quietHours: boolean;
 }
 
-/** An SNS filter policy on message attributes: each key's allowed values (strings, or `{"exists": false}`). */
-export type FilterPolicy = Readonly<Record<string, ReadonlyArray<string | { readonly exists: boolean }>>>;
+/** One condition of an SNS filter policy: a value, `{"exists": false}`, or `{"anything-but": value}`. */
+export type FilterCondition = string | { readonly exists: boolean } | { readonly 'anything-but': string };
+
+/** An SNS filter policy on message attributes: each key's allowed values. */
+export type FilterPolicy = Readonly<Record<string, ReadonlyArray<FilterCondition>>>;
 
 /**
  * The filter policy of one subscription of the alert topic (lib/alerts.ts makes the stack's with
  * it; undefined: none). A recipient of the account's messages does not take a group's message
  * (`group` must be absent) once there are groups; a group's recipient takes its group's alone. With
  * quiet hours an SMS takes `sms` = `send` or `release` (the SMS alone, once the window ends) and
- * any other subscription `send` or `held`, so the release reaches phones only.
+ * any other subscription `send` or `held`, so the release reaches phones only. Each says so with
+ * one `anything-but` rather than two values: every message then carries `sms` (`send` or `held`
+ * from alertMessageOf, `release` from the held SMS's schedule), so it is as exact, and it keeps the
+ * filter's combinations of values, which SNS caps at 150, from doubling.
  */
 export function filterPolicyOf(scope: RecipientScope, features: TopicFeatures): FilterPolicy | undefined {
-  const policy: Record<string, ReadonlyArray<string | { readonly exists: boolean }>> = {};
+  const policy: Record<string, ReadonlyArray<FilterCondition>> = {};
   if (scope.accounts) policy.account = [...scope.accounts];
   if (scope.groups) policy.group = [...scope.groups];
   else if (features.groups) policy.group = [{ exists: false }];
   if (scope.sms) policy.severity = ['critical'];
-  if (features.quietHours) policy.sms = scope.sms ? ['send', 'release'] : ['send', 'held'];
+  if (features.quietHours) policy.sms = [{ 'anything-but': scope.sms ? 'held' : 'release' }];
   return Object.keys(policy).length ? policy : undefined;
 }
