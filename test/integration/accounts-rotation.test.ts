@@ -7,6 +7,7 @@ import type { Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';
 import { startDynalite } from '../support/dynalite';
+import { restorableRecord } from '../support/fixed-reseller';
 
 /**
  * Issue 33, item 5: a named account's key rotation, end to end through the command line, on the
@@ -34,14 +35,7 @@ function portfolio(prefix: string, now = Date.now()): Portfolio {
         auto_renew: false,
         registrant_handle: 'C1',
       },
-      {
-        domain_name: `${prefix}-lost.com`,
-        status: ['quarantine'],
-        date_expiry: new Date(now - 40 * DAY).toISOString(),
-        date_deleted: new Date(now - 10 * DAY).toISOString(),
-        auto_renew: false,
-        registrant_handle: 'C1',
-      },
+      restorableRecord(`${prefix}-lost.com`, now),
     ],
     contacts: [],
     truth: { findings: [], problems: [] },

@@ -5,9 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Portfolio } from '../../functions/simulator/portfolio';
 import { type Fault, type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';
+import { restorableRecord } from '../support/fixed-reseller';
 
 const KEY = 'restore-cli-audit-key-01';
-const DAY = 86_400_000;
 let sim: Simulator | undefined;
 let dir: string | undefined;
 afterEach(async () => {
@@ -20,16 +20,7 @@ afterEach(async () => {
 /** One domain, lost.com, in quarantine for 10 days. */
 function quarantinedPortfolio(now = Date.now()): Portfolio {
   return {
-    domains: [
-      {
-        domain_name: 'lost.com',
-        status: ['quarantine'],
-        date_expiry: new Date(now - 40 * DAY).toISOString(),
-        date_deleted: new Date(now - 10 * DAY).toISOString(),
-        auto_renew: false,
-        registrant_handle: 'C1',
-      },
-    ],
+    domains: [restorableRecord('lost.com', now)],
     contacts: [],
     truth: { findings: [], problems: [] },
   };

@@ -14,6 +14,7 @@ import type { Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';
 import { startDynalite } from '../support/dynalite';
+import { restorableRecord } from '../support/fixed-reseller';
 import { confirmedPost } from '../support/restore-env';
 
 /**
@@ -27,20 +28,12 @@ const KEY = 'restore-claims-key-0123';
 const SIGNING_KEY = 'restore-claims-signing-key-0123456789abcd';
 const DOMAIN = 'lost.com';
 const OTHER = 'other.com';
-const DAY = 86_400_000;
 /** The reseller's answer time: wide enough for both requests to look the domain up before either restores. */
 const LATENCY_MS = 150;
 
 function quarantined(now = Date.now()): Portfolio {
   return {
-    domains: [DOMAIN, OTHER].map((domain_name) => ({
-      domain_name,
-      status: ['quarantine'],
-      date_expiry: new Date(now - 40 * DAY).toISOString(),
-      date_deleted: new Date(now - 10 * DAY).toISOString(),
-      auto_renew: false,
-      registrant_handle: 'C1',
-    })),
+    domains: [DOMAIN, OTHER].map((name) => restorableRecord(name, now)),
     contacts: [],
     truth: { findings: [], problems: [] },
   };

@@ -50,6 +50,19 @@ export async function startFixedReseller(options: {
   };
 }
 
+const DAY = 86_400_000;
+
+/**
+ * A record quarantined 10 days before `now`, expired 30 days before that: within every TLD's
+ * restore period, so a restore of it goes ahead.
+ */
+export function restorableRecord(name: string, now: number) {
+  return quarantinedRecord(name, {
+    date_expiry: new Date(now - 40 * DAY).toISOString(),
+    date_deleted: new Date(now - 10 * DAY).toISOString(),
+  });
+}
+
 /** A domain record in the documented shape, quarantined unless `extra` says otherwise. */
 export function quarantinedRecord(name: string, extra: Record<string, unknown> = {}) {
   return {
