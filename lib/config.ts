@@ -554,17 +554,19 @@ export function parseAccounts(value: unknown, where: string): AccountSettings[] 
   return accounts;
 }
 
+/** Settings with `key` replaced by what `read` makes of it; an empty `key` (undefined or '') is left out. */
+function withKeyRead(raw: unknown, key: string, read: (value: unknown) => unknown): unknown {
+  if (raw === null || typeof raw !== 'object' || !(key in raw)) return raw;
+  const { [key]: value, ...rest } = raw as Record<string, unknown>;
+  if (value === undefined || value === '') return rest;
+  return { ...raw, [key]: read(value) };
+}
+
 /** Settings with `accounts` read (a path becomes the file's checked accounts, a list is checked). */
 function withAccountsRead(raw: unknown, where: string, cwd: string): unknown {
-  if (raw === null || typeof raw !== 'object' || !('accounts' in raw)) return raw;
-  const value = (raw as { accounts: unknown }).accounts;
-  if (value === undefined || value === '') {
-    const { accounts: _, ...rest } = raw as Record<string, unknown>;
-    return rest;
-  }
-  const accounts =
-    typeof value === 'string' ? readAccountsFile(value, cwd) : parseAccounts(value, `${where}: accounts`);
-  return { ...raw, accounts };
+  return withKeyRead(raw, 'accounts', (value) =>
+    typeof value === 'string' ? readAccountsFile(value, cwd) : parseAccounts(value, `${where}: accounts`),
+  );
 }
 
 /** The most characters of policies the functions' environment takes (Lambda holds 4 KB of it in all). */
@@ -575,12 +577,7 @@ export const POLICIES_ENVIRONMENT_MAX = 2_048;
  * object stays as it is.
  */
 function withPoliciesRead(raw: unknown, where: string, cwd: string): unknown {
-  if (raw === null || typeof raw !== 'object' || !('policies' in raw)) return raw;
-  const value = (raw as { policies: unknown }).policies;
-  if (value === undefined || value === '') {
-    const { policies: _, ...rest } = raw as Record<string, unknown>;
-    return rest;
-  }
-  if (typeof value !== 'string') return raw;
-  return { ...raw, policies: readJsonObject(value, cwd, `${where}: policies file`) };
+  return withKeyRead(raw, 'policies', (value) =>
+    typeof value === 'string' ? readJsonObject(value, cwd, `${where}: policies file`) : value,
+  );
 }
