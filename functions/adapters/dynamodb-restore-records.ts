@@ -46,6 +46,26 @@ const keyOf = (where: ClaimTable, domain: string): Record<string, AttributeValue
 
 const describe = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
 
+/** Runs `fn`; any failure becomes a StateError saying what could not be done where. */
+async function wrap<T>(where: ClaimTable, what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    throw new StateError(`could not ${what} in ${where.location}: ${describe(error)}`, { cause: error });
+  }
+}
+
+/** Sends a conditional update: false when its condition did not hold (nothing written), true when written. */
+async function updatedIf(where: ClaimTable, command: UpdateItemCommand): Promise<boolean> {
+  try {
+    await where.client.send(command);
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
 /**
  * One conditional write of the whole claim: written when no claim item exists, or the one there lapsed (or is further
  * ahead than any claim is taken for: a clock that ran ahead), or is the same owner's. False when
@@ -57,8 +77,9 @@ export async function putRestoreClaim(
   claim: RestoreClaim,
   now: number,
 ): Promise<boolean> {
-  try {
-    await where.client.send(
+  return wrap(where, `claim the restore of ${domain}`, () =>
+    updatedIf(
+      where,
       new UpdateItemCommand({
         TableName: where.table,
         Key: keyOf(where, domain),
@@ -73,23 +94,15 @@ export async function putRestoreClaim(
           ':until': { N: String(claim.until) },
         },
       }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw new StateError(
-      `could not claim the restore of ${domain} in ${where.location}: ${describe(error)}`,
-      {
-        cause: error,
-      },
-    );
-  }
+    ),
+  );
 }
 
 /** Ends `owner`'s claim on `domain` (lapsed at once; the next claim overwrites the item); nothing when it is another's. */
 export async function endRestoreClaim(where: ClaimTable, domain: string, owner: string): Promise<void> {
-  try {
-    await where.client.send(
+  await wrap(where, `release the restore claim of ${domain}`, () =>
+    updatedIf(
+      where,
       new UpdateItemCommand({
         TableName: where.table,
         Key: keyOf(where, domain),
@@ -98,16 +111,8 @@ export async function endRestoreClaim(where: ClaimTable, domain: string, owner: 
         ExpressionAttributeNames: { '#owner': 'owner', '#until': 'until' },
         ExpressionAttributeValues: { ':owner': { S: owner }, ':lapsed': { N: '0' } },
       }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return;
-    throw new StateError(
-      `could not release the restore claim of ${domain} in ${where.location}: ${describe(error)}`,
-      {
-        cause: error,
-      },
-    );
-  }
+    ),
+  );
 }
 
 /**
@@ -120,14 +125,6 @@ export async function endRestoreClaim(where: ClaimTable, domain: string, owner: 
 const SENT_PREFIX = 'audit#seq#';
 const REFUSED_PREFIX = 'audit#ref#';
 const AUDIT_COUNTER_SORT_KEY = 'audit-counter';
-
-async function wrap<T>(where: ClaimTable, what: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (error) {
-    throw new StateError(`could not ${what} in ${where.location}: ${describe(error)}`, { cause: error });
-  }
-}
 
 /** The items under `prefix`, newest first, read consistently. */
 async function auditItems(where: ClaimTable, prefix: string, keysOnly = false) {
