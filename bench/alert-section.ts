@@ -1,10 +1,10 @@
-import { runScanJob } from '../functions/adapters/scan-job';
-import { EnvSecretSource } from '../functions/adapters/secrets';
+import { EnvSecretSource } from '../functions/aws/secrets';
 import { SNS_MAX_BYTES } from '../functions/core/alerts/alert';
 import { buildAlertMessage, snsPublishBytes } from '../functions/core/alerts/message';
 import { loadScanSettings } from '../functions/core/scan/config';
 import { generatePortfolio, type PortfolioProfile } from '../functions/simulator/portfolio';
 import { startSimulator } from '../functions/simulator/server';
+import { runScanJob } from '../functions/use-cases/scan-job';
 
 /**
  * The alert at size: for each account size and portfolio, one stateless scan with links (as the

@@ -3,18 +3,18 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SNSClient } from '@aws-sdk/client-sns';
-import { deliverAlert } from '../functions/adapters/publish-alert';
-import { finishReport } from '../functions/adapters/report-finish';
-import { FolderReportStore } from '../functions/adapters/report-stores';
-import { runScanJob } from '../functions/adapters/scan-job';
-import { EnvSecretSource } from '../functions/adapters/secrets';
-import { chatTargetOf, snsSender } from '../functions/adapters/sns-publish';
-import { runScheduledStatefulScan } from '../functions/adapters/stateful-scan';
+import { FolderReportStore } from '../functions/aws/report-stores';
+import { EnvSecretSource } from '../functions/aws/secrets';
+import { chatTargetOf, snsSender } from '../functions/aws/sns-publish';
 import { displayDomain } from '../functions/core/base/text';
 import { isDomainFinding } from '../functions/core/findings/classify';
 import { eventUid } from '../functions/core/pages/calendar';
 import { loadScanSettings } from '../functions/core/scan/config';
 import type { Report } from '../functions/core/scan/scan';
+import { deliverAlert } from '../functions/use-cases/publish-alert';
+import { finishReport } from '../functions/use-cases/report-finish';
+import { runScanJob } from '../functions/use-cases/scan-job';
+import { runScheduledStatefulScan } from '../functions/use-cases/stateful-scan';
 
 /**
  * One scan in its own process, so its peak RSS is its own (the simulator and dynalite live

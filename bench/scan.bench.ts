@@ -34,7 +34,7 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { build } from 'esbuild';
-import { createStateTable } from '../functions/adapters/dynamodb-state-store';
+import { createStateTable } from '../functions/aws/dynamodb-state-store';
 import { DEFAULT_POLICY } from '../functions/core/findings/classify';
 import { COVERAGE_PARTS, coverageSearches, READ_PARTS } from '../functions/core/scan/coverage';
 import { generatePortfolio, type Portfolio } from '../functions/simulator/portfolio';

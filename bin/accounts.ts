@@ -1,4 +1,4 @@
-import { EnvSecretSource } from '../functions/adapters/secrets';
+import { EnvSecretSource } from '../functions/aws/secrets';
 import { ConfigError } from '../functions/core/base/errors';
 import { closest } from '../functions/core/base/suggest';
 import { checkApiKey, type SecretSource } from '../functions/core/links/secrets';

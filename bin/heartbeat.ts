@@ -1,11 +1,11 @@
+import { ENV } from '../functions/core/scan/config';
 import {
   checkHeartbeatUrl,
   type Heartbeat,
   heartbeatFailureLine,
   heartbeatOf,
   type ScanOutcome,
-} from '../functions/adapters/heartbeat';
-import { ENV } from '../functions/core/scan/config';
+} from '../functions/use-cases/heartbeat';
 import { str } from './args';
 import type { CliIo, ParsedArgs } from './command';
 

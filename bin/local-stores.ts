@@ -1,23 +1,23 @@
 import { extname, join, resolve } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { FolderAccountSummaries, S3AccountSummaries } from '../functions/adapters/account-stores';
-import { openAuditTrail } from '../functions/adapters/audit-trail';
-import { FolderReportStore, S3ReportStore } from '../functions/adapters/report-stores';
-import { EnvSecretSource } from '../functions/adapters/secrets';
-import { StateActionStore } from '../functions/adapters/state-action-store';
-import type { StateSelector } from '../functions/adapters/state-store';
-import {
-  dynamoDbClientFromEnv,
-  openStateStore,
-  parseStateLocation,
-  type StateLocation,
-} from '../functions/adapters/stateful-scan';
+import { FolderAccountSummaries, S3AccountSummaries } from '../functions/aws/account-stores';
+import { FolderReportStore, S3ReportStore } from '../functions/aws/report-stores';
+import { EnvSecretSource } from '../functions/aws/secrets';
 import type { ActionStore } from '../functions/core/memory/actions';
 import type { AuditTrail } from '../functions/core/memory/audit';
 import { REPORT_ENV, type ReportStore } from '../functions/core/memory/report-store';
 import { type AccountSummaryStore, accountReportPrefix, accountScope } from '../functions/core/scan/accounts';
 import { ENV, type FlagOf, parseSetting } from '../functions/core/scan/config';
+import { openAuditTrail } from '../functions/local/audit-trail';
+import { StateActionStore } from '../functions/use-cases/state-action-store';
+import type { StateSelector } from '../functions/use-cases/state-store';
+import {
+  dynamoDbClientFromEnv,
+  openStateStore,
+  parseStateLocation,
+  type StateLocation,
+} from '../functions/use-cases/stateful-scan';
 import type { AccountSettings } from '../lib/config';
 import { accountKeySource } from './accounts';
 

@@ -136,7 +136,7 @@ export function channelConfigurationName(
 }
 
 export interface WebhookSubscriberProps {
-  /** Path of the Lambda entry (functions/webhook.ts). */
+  /** Path of the Lambda entry (functions/handlers/webhook.ts). */
   readonly entry: string;
   /** The alert topic: each webhook gets its own queue subscribed to it. */
   readonly alertTopic: sns.ITopic;

@@ -259,7 +259,7 @@ export class DomainSentinel extends Construct {
     const policiesText = settings.policies ? JSON.stringify(settings.policies) : undefined;
     // The id stays 'Restore': the API's logical id, and so the URL in every link already sent, stays the same.
     this.web = new WebApi(this, 'Restore', {
-      entry: `${FUNCTIONS_DIR}/restore.ts`,
+      entry: `${FUNCTIONS_DIR}/handlers/web.ts`,
       resellerBaseUrl: settings.resellerBaseUrl,
       expiryDays: settings.expiryDays,
       criticalDays: settings.criticalDays,
@@ -272,7 +272,7 @@ export class DomainSentinel extends Construct {
       accounts: items !== undefined,
     });
     this.scan = new Scanner(this, 'Scan', {
-      entry: `${FUNCTIONS_DIR}/scan.ts`,
+      entry: `${FUNCTIONS_DIR}/handlers/scan.ts`,
       schedule: settings.schedule,
       timeZone: settings.timeZone,
       resellerBaseUrl: settings.resellerBaseUrl,
@@ -445,7 +445,7 @@ export class DomainSentinel extends Construct {
     ];
     if (specs.length === 0) return undefined;
     const webhooks = new WebhookSubscriber(this, 'Webhooks', {
-      entry: `${FUNCTIONS_DIR}/webhook.ts`,
+      entry: `${FUNCTIONS_DIR}/handlers/webhook.ts`,
       alertTopic: this.alerts.topic,
       webhooks: specs,
       features: alertRecipients(settings).features,

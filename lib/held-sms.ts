@@ -5,7 +5,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
-import { HELD_SMS_SCHEDULE_PREFIX } from '../functions/adapters/held-sms';
+import { HELD_SMS_SCHEDULE_PREFIX } from '../functions/aws/held-sms';
 import { ENV } from '../functions/core/scan/config';
 import type { AlarmSpec } from './watchdog';
 
@@ -18,7 +18,7 @@ export interface HeldSmsProps {
 
 /**
  * What quiet hours for SMS (smsQuietHours, docs/policies.md) take on AWS: the scan holds an SMS by
- * making a one-time EventBridge Scheduler schedule at the window's end (functions/adapters/
+ * making a one-time EventBridge Scheduler schedule at the window's end (functions/aws/
  * held-sms.ts), whose target publishes the SMS alone to the alert topic with the role made here,
  * then deletes itself. The schedules live in a group of their own, so the scan's permission to make
  * them reaches that group and nothing else.

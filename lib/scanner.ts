@@ -20,7 +20,7 @@ import type { AlarmSpec } from './watchdog';
  * through their `grantRead` / `grantPublish`.
  */
 export interface ScannerProps {
-  /** Path of the Lambda entry (functions/scan.ts). */
+  /** Path of the Lambda entry (functions/handlers/scan.ts). */
   readonly entry: string;
   /** EventBridge Scheduler expression, e.g. `cron(0 6 * * ? *)`. */
   readonly schedule: string;
@@ -187,7 +187,7 @@ function scanEnvironment(props: ScannerProps): Record<string, string> {
 }
 
 /**
- * The scan's metrics: Lambda's of its function, and the ones the scan emits (functions/adapters/
+ * The scan's metrics: Lambda's of its function, and the ones the scan emits (functions/aws/
  * metrics.ts), of the whole deployment or of one account of several.
  */
 export class ScanMetrics extends CustomMetricFactory {

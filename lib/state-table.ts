@@ -2,7 +2,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { STATE_TABLE_DEFINITION } from '../functions/adapters/state-table-definition';
+import { STATE_TABLE_DEFINITION } from '../functions/aws/state-table-definition';
 import { STATE_ENV } from '../functions/core/memory/state-config';
 
 const ATTRIBUTE_TYPES = {

@@ -14,7 +14,7 @@ const STAGE = 'prod';
 
 /** What the web function needs to know; secrets, the state table and the report bucket add their own variables through their grants. */
 export interface WebApiProps {
-  /** Path of the Lambda entry (functions/restore.ts, which serves every link). */
+  /** Path of the Lambda entry (functions/handlers/web.ts, which serves every link). */
   readonly entry: string;
   /** Base URL of the reseller API (https). */
   readonly resellerBaseUrl: string;

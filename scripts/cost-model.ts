@@ -122,7 +122,7 @@ export function assumptionRows(): Array<readonly [string, string, string]> {
     [
       'memory',
       `~${s.memoryBytes} bytes per domain, ~${s.memoryBytesWithFinding} with a finding; ${s.domainsPerItem} domains per item; read strongly consistent (4 KB a read unit, 1 KB a write unit)`,
-      'functions/adapters/dynamodb-state-store.ts, memory.md',
+      'functions/aws/dynamodb-state-store.ts, memory.md',
     ],
     [
       'reports',
@@ -132,12 +132,12 @@ export function assumptionRows(): Array<readonly [string, string, string]> {
     [
       'logs',
       `each scan logs its report with at most ${s.loggedFindings} findings, ~${s.logBytesPerFinding} bytes each; kept a month`,
-      'functions/adapters/scheduled-scan.ts',
+      'functions/handlers/scheduled-scan.ts',
     ],
     [
       'alarms and metrics',
       `${s.alarmMetrics} alarm metrics (one more with SMS); ${s.scanMetrics} scan metrics each hour a scan runs; ${s.webMetrics} web outcomes for ~${s.webMetricHours} hours of clicks a month`,
-      'deploy.md, What you get; functions/adapters/metrics.ts',
+      'deploy.md, What you get; functions/aws/metrics.ts',
     ],
     [
       'each account of several',

@@ -1,4 +1,4 @@
-import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { EnvSecretSource } from '../../functions/aws/secrets';
 import { signRestoreLink } from '../../functions/core/links/links';
 import { ENV, parseSetting } from '../../functions/core/scan/config';
 import { domainArgument, flagsOf, settingsWithFlags } from '../args';

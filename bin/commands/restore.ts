@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { EnvSecretSource } from '../../functions/aws/secrets';
 import { SentinelError } from '../../functions/core/base/errors';
 import {
   CLAIM_KEPT_AFTER,

@@ -1,4 +1,4 @@
-import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { EnvSecretSource } from '../../functions/aws/secrets';
 import { headline, reportReaches } from '../../functions/core/alerts/alert';
 import { SEVERITIES, type Severity } from '../../functions/core/findings/classify';
 import { signLinkQuery } from '../../functions/core/links/links';

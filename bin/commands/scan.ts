@@ -1,29 +1,8 @@
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SNSClient } from '@aws-sdk/client-sns';
-import { type SmsHolder, schedulerHolder } from '../../functions/adapters/held-sms';
-import { type LocalAlertTarget, localSender, parseAlertTarget } from '../../functions/adapters/local-alert';
-import {
-  type AlertDelivery,
-  alertMessageOf,
-  checkQuietHours,
-  deliverAlert,
-  type Published,
-  plannedAlerts,
-  publishAlert,
-  type SentAlert,
-} from '../../functions/adapters/publish-alert';
-import { finishReport } from '../../functions/adapters/report-finish';
-import { runScanJob, type ScanJobInput } from '../../functions/adapters/scan-job';
-import { EnvSecretSource } from '../../functions/adapters/secrets';
-import { type AlertSender, chatTargetOf, snsSender } from '../../functions/adapters/sns-publish';
-import type { StateSelector } from '../../functions/adapters/state-store';
-import {
-  dynamoDbClientFromEnv,
-  openStateStore,
-  runStatefulScan,
-  type StateLocation,
-} from '../../functions/adapters/stateful-scan';
-import { webhookSender } from '../../functions/adapters/webhook-post';
+import { type SmsHolder, schedulerHolder } from '../../functions/aws/held-sms';
+import { EnvSecretSource } from '../../functions/aws/secrets';
+import { type AlertSender, chatTargetOf, snsSender } from '../../functions/aws/sns-publish';
 import { reportReaches, smsAsDelivered } from '../../functions/core/alerts/alert';
 import { chatNotificationOf } from '../../functions/core/alerts/chat';
 import { renderDigest } from '../../functions/core/alerts/digest';
@@ -39,6 +18,27 @@ import { loadStatePolicy } from '../../functions/core/memory/state-config';
 import type { WebhookFormat } from '../../functions/core/scan/config';
 import { ENV, loadScanSettings, type ScanSettings } from '../../functions/core/scan/config';
 import type { Report } from '../../functions/core/scan/scan';
+import { type LocalAlertTarget, localSender, parseAlertTarget } from '../../functions/local/local-alert';
+import {
+  type AlertDelivery,
+  alertMessageOf,
+  checkQuietHours,
+  deliverAlert,
+  type Published,
+  plannedAlerts,
+  publishAlert,
+  type SentAlert,
+} from '../../functions/use-cases/publish-alert';
+import { finishReport } from '../../functions/use-cases/report-finish';
+import { runScanJob, type ScanJobInput } from '../../functions/use-cases/scan-job';
+import type { StateSelector } from '../../functions/use-cases/state-store';
+import {
+  dynamoDbClientFromEnv,
+  openStateStore,
+  runStatefulScan,
+  type StateLocation,
+} from '../../functions/use-cases/stateful-scan';
+import { webhookSender } from '../../functions/use-cases/webhook-post';
 import { flagsOf, noPositionals, oneOf, parseNow, settingsWithFlags, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
 import { type CliHeartbeat, cliHeartbeat } from '../heartbeat';

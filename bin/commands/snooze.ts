@@ -1,4 +1,4 @@
-import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { EnvSecretSource } from '../../functions/aws/secrets';
 import { ConfigError, SentinelError } from '../../functions/core/base/errors';
 import { lastDaysWords, type SilenceAction } from '../../functions/core/decisions/action-decision';
 import { classify } from '../../functions/core/findings/classify';

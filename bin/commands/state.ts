@@ -1,15 +1,15 @@
-import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
-import { FileStateStore } from '../../functions/adapters/file-state-store';
-import { EnvSecretSource } from '../../functions/adapters/secrets';
-import { rebindState } from '../../functions/adapters/state-store';
+import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
+import { EnvSecretSource } from '../../functions/aws/secrets';
+import { accountScope } from '../../functions/core/scan/accounts';
+import { ENV } from '../../functions/core/scan/config';
+import { FileStateStore } from '../../functions/local/file-state-store';
+import { rebindState } from '../../functions/use-cases/state-store';
 import {
   dynamoDbClientFromEnv,
   openStateStore,
   parseStateLocation,
   type StateLocation,
-} from '../../functions/adapters/stateful-scan';
-import { accountScope } from '../../functions/core/scan/accounts';
-import { ENV } from '../../functions/core/scan/config';
+} from '../../functions/use-cases/stateful-scan';
 import { accountKeySource, namedAccountOf } from '../accounts';
 import { loadSettings } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';

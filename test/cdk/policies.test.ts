@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { NestedStack, type Stack } from 'aws-cdk-lib';
 import { Template as CdkTemplate, Match } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
-import { heldSmsScheduleName } from '../../functions/adapters/held-sms';
+import { heldSmsScheduleName } from '../../functions/aws/held-sms';
 import { NO_ALERT_SUBSCRIBER } from '../../lib/domain-sentinel';
 import type { AwsCall } from '../deploy/aws-calls';
 import { awsManagedKeyPolicy, denials, describeDenial } from '../deploy/iam';
@@ -323,7 +323,7 @@ describe('quiet hours on AWS (smsQuietHours)', () => {
     attributes: { severity: 'critical' } as never,
     until: '2026-11-23T07:00:00',
   })}`;
-  /** What the scan does to hold an SMS (functions/adapters/held-sms.ts), and what Scheduler does to release it. */
+  /** What the scan does to hold an SMS (functions/aws/held-sms.ts), and what Scheduler does to release it. */
   const calls: AwsCall[] = [
     { caller: scanRole, action: 'scheduler:CreateSchedule', resource: schedule, context: {} },
     // A second scan in the same window replaces the schedule.

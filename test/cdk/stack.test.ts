@@ -163,7 +163,7 @@ describe('Scanner', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     const bare = new Stack(app, 'Bare');
     new Scanner(bare, 'Scan', {
-      entry: `${functionsDir}/scan.ts`,
+      entry: `${functionsDir}/handlers/scan.ts`,
       schedule: 'rate(12 hours)',
       timeZone: 'Europe/Amsterdam',
       resellerBaseUrl: 'https://api.reseller.example',

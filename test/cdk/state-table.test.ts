@@ -1,6 +1,6 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createStateTableInput } from '../../functions/adapters/dynamodb-state-store';
+import { createStateTableInput } from '../../functions/aws/dynamodb-state-store';
 import type { DomainSentinelStack } from '../../lib/stack';
 import { synthStack } from '../support/stack';
 

@@ -32,7 +32,7 @@ const COVERED_ELSEWHERE: ReadonlyArray<{
     why: 'the deploy settings’ schema messages and unknown keys, joined; the rows of Deploying show the forms',
   },
   {
-    construction: /^functions\/adapters\/dynamodb-state-store\.ts:\d+: new StateConflictError\(conflict\)/,
+    construction: /^functions\/aws\/dynamodb-state-store\.ts:\d+: new StateConflictError\(conflict\)/,
     row: '`another scan moved the state on or holds its lease (…, generation 7)`',
     why: 'the message is the second argument of conditional(); its callers pass the texts of the row',
   },

@@ -3,9 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
-import { FileStateStore } from '../../functions/adapters/file-state-store';
-import type { StateStore } from '../../functions/adapters/state-store';
+import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import {
   AUDIT_MAX_ENTRIES,
   AUDIT_MAX_REFUSALS,
@@ -14,6 +12,8 @@ import {
   auditEntry,
   REFUSALS_PER_LINK_HOUR,
 } from '../../functions/core/memory/audit';
+import { FileStateStore } from '../../functions/local/file-state-store';
+import type { StateStore } from '../../functions/use-cases/state-store';
 import { runCli } from '../support/cli';
 import { startDynalite } from '../support/dynalite';
 import { EMPTY_STATE, loadState, type ScanState, saveState } from '../support/whole-state';

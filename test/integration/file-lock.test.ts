@@ -3,12 +3,12 @@ import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileStateStore } from '../../functions/adapters/file-state-store';
 import { RESTORE_CLAIM_MS } from '../../functions/core/memory/audit';
 import { StateConflictError } from '../../functions/core/memory/state';
+import { FileStateStore } from '../../functions/local/file-state-store';
 
 /**
- * The state file's lock (functions/adapters/file-lock.ts). It once judged a lock stale by comparing
+ * The state file's lock (functions/local/file-lock.ts). It once judged a lock stale by comparing
  * the lock file's time with Date.now(): where the two clocks disagree (a container, a network file
  * system), a live lock was removed and two restores of one link were both paid for.
  */

@@ -178,7 +178,7 @@ describe('the heartbeat of the scan Lambda', () => {
 
   it('pings once after a complete scan, reading the URL from its SecureString', async () => {
     sns.on(PublishCommand).resolves({ MessageId: 'm-1' });
-    const { handler } = await import('../../functions/scan');
+    const { handler } = await import('../../functions/handlers/scan');
     await handler({}, context);
     expect(received).toEqual([`GET /${SECRET}`]);
     expect(ssm.commandCalls(GetParameterCommand).map((c) => c.args[0].input)).toContainEqual({
@@ -189,7 +189,7 @@ describe('the heartbeat of the scan Lambda', () => {
 
   it('pings /fail once when the publish fails, and the invocation still fails with the publish error', async () => {
     sns.on(PublishCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottledException' }));
-    const { handler } = await import('../../functions/scan');
+    const { handler } = await import('../../functions/handlers/scan');
     await expect(handler({}, context)).rejects.toThrow(/could not publish the alert .*ThrottledException/);
     expect(received).toEqual([`GET /${SECRET}/fail`]);
   });
@@ -197,7 +197,7 @@ describe('the heartbeat of the scan Lambda', () => {
   it('logs a ping that failed without the URL, and the scan completes as before', async () => {
     answer = 500;
     sns.on(PublishCommand).resolves({ MessageId: 'm-2' });
-    const { handler } = await import('../../functions/scan');
+    const { handler } = await import('../../functions/handlers/scan');
     const result = await handler({}, context);
     expect(result.published).toBe(true);
     expect(received).toEqual([`GET /${SECRET}`]);

@@ -7,9 +7,9 @@ import {
 import { PublishCommand, type PublishCommandInput } from '@aws-sdk/client-sns';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { handleScheduledScan, type ScheduledScanDeps } from '../../functions/adapters/scheduled-scan';
-import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { EnvSecretSource } from '../../functions/aws/secrets';
 import { filterPolicyOf } from '../../functions/core/alerts/groups';
+import { handleScheduledScan, type ScheduledScanDeps } from '../../functions/handlers/scheduled-scan';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FolderReportStore, S3ReportStore } from '../../functions/adapters/report-stores';
+import { FolderReportStore, S3ReportStore } from '../../functions/aws/report-stores';
 import { reportLines, withNextSteps } from '../../functions/core/memory/report-json';
 import { INFO_LISTED } from '../../functions/core/memory/report-view';
 import { domainFinding, reportOf } from '../support/report';

@@ -3,7 +3,7 @@ import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
+import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import { parseSigningKeys, signRestoreLink } from '../../functions/core/links/links';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
@@ -86,7 +86,7 @@ afterEach(() => {
 
 describe('restore Lambda entry point', () => {
   it('confirms on GET and restores on POST, reading both secrets from SSM with decryption', async () => {
-    const { handler } = await import('../../functions/restore');
+    const { handler } = await import('../../functions/handlers/web');
     const domain = quarantined[0] as string;
     const get = await handler(restEvent('GET', link(domain)));
     expect(get.statusCode).toBe(200);
@@ -114,7 +114,7 @@ describe('restore Lambda entry point', () => {
     ssm
       .on(GetParameterCommand, { Name: '/ds/link-key' })
       .rejects(Object.assign(new Error('denied'), { name: 'AccessDeniedException' }));
-    const { handler } = await import('../../functions/restore');
+    const { handler } = await import('../../functions/handlers/web');
     const res = await handler(restEvent('GET', link(quarantined[1] as string)));
     expect(res.statusCode).toBe(500);
     expect(res.body).toContain('not configured correctly');
@@ -126,7 +126,7 @@ describe('restore Lambda entry point', () => {
   });
 
   it('logs each attempt as one structured line with caller IP and user agent, never a secret or the signature', async () => {
-    const { handler } = await import('../../functions/restore');
+    const { handler } = await import('../../functions/handlers/web');
     const url = link(quarantined[2] as string);
     await handler(restEvent('HEAD', url));
     await handler(restEvent('GET', `${url.slice(0, -2)}xx`));
@@ -155,7 +155,7 @@ describe('restore Lambda entry point', () => {
       await createStateTable(db.client(), 'web-state');
       for (const [name, value] of Object.entries({ ...db.sdkEnv, STATE_TABLE_NAME: 'web-state' }))
         vi.stubEnv(name, value);
-      const { handler } = await import('../../functions/restore');
+      const { handler } = await import('../../functions/handlers/web');
       const domain = quarantined[3] as string;
       const untyped = restEvent('POST', link(domain));
       untyped.body = null;
@@ -193,7 +193,7 @@ describe('restore Lambda entry point', () => {
           ExpressionAttributeValues: { ':x': { S: 'x' } },
         }),
       );
-      const { handler } = await import('../../functions/restore');
+      const { handler } = await import('../../functions/handlers/web');
       const domain = quarantined[4] as string;
       expect((await handler(restEvent('POST', link(domain)))).statusCode).toBe(200);
       expect(sim.domain(domain)?.status).toEqual(['registered']);

@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { serveLocally } from '../../functions/adapters/local-server';
-import { createRestoreHandler, type RestoreLogEntry } from '../../functions/adapters/restore-handler';
-import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { EnvSecretSource } from '../../functions/aws/secrets';
 import { parseSigningKeys, signRestoreLink } from '../../functions/core/links/links';
 import { settingsFromEnv } from '../../functions/core/scan/config';
+import { createRestoreHandler, type RestoreLogEntry } from '../../functions/handlers/restore-handler';
+import { serveLocally } from '../../functions/local/local-server';
 import { confirmedPost } from '../support/restore-env';
 
 const KEY = 'sk_restore_truth_9d1f2a';

@@ -64,7 +64,7 @@ afterEach(() => {
 describe('scan Lambda entry point', () => {
   it('reads both secrets with decryption, scans, publishes one alert with signed restore links, and reports completion', async () => {
     sns.on(PublishCommand).resolves({ MessageId: 'm-1' });
-    const { handler } = await import('../../functions/scan');
+    const { handler } = await import('../../functions/handlers/scan');
     const result = await handler(scheduledEvent, context);
 
     expect(ssm.commandCalls(GetParameterCommand).map((c) => c.args[0].input)).toEqual([
@@ -94,7 +94,7 @@ describe('scan Lambda entry point', () => {
 
   it('reads the secrets once across warm invocations (cached for a few minutes)', async () => {
     sns.on(PublishCommand).resolves({ MessageId: 'm-2' });
-    const { handler } = await import('../../functions/scan');
+    const { handler } = await import('../../functions/handlers/scan');
     await handler(scheduledEvent, context);
     await handler(scheduledEvent, context);
     expect(ssm.commandCalls(GetParameterCommand)).toHaveLength(2);
@@ -103,7 +103,7 @@ describe('scan Lambda entry point', () => {
 
   it('fails the invocation when the publish fails, logs why, and does not report completion', async () => {
     sns.on(PublishCommand).rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottledException' }));
-    const { handler } = await import('../../functions/scan');
+    const { handler } = await import('../../functions/handlers/scan');
     await expect(handler(scheduledEvent, context)).rejects.toThrow(
       `could not publish the alert to ${TOPIC}: ThrottledException: Rate exceeded`,
     );
@@ -115,7 +115,7 @@ describe('scan Lambda entry point', () => {
     ssm
       .on(GetParameterCommand, { Name: '/domain-sentinel/api-key' })
       .rejects(Object.assign(new Error('not found'), { name: 'ParameterNotFound' }));
-    const { handler } = await import('../../functions/scan');
+    const { handler } = await import('../../functions/handlers/scan');
     await expect(handler(scheduledEvent, context)).rejects.toThrow(
       /SSM parameter \/domain-sentinel\/api-key/,
     );

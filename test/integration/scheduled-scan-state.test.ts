@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStateTable } from '../../functions/adapters/dynamodb-state-store';
-import { handleScheduledScan, type ScheduledScanDeps } from '../../functions/adapters/scheduled-scan';
-import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { createStateTable } from '../../functions/aws/dynamodb-state-store';
+import { EnvSecretSource } from '../../functions/aws/secrets';
+import { handleScheduledScan, type ScheduledScanDeps } from '../../functions/handlers/scheduled-scan';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { startDynalite } from '../support/dynalite';

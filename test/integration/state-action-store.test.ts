@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
-import { StateActionStore } from '../../functions/adapters/state-action-store';
+import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import { acknowledgementOf, snoozeOf } from '../../functions/core/memory/actions';
 import { StateConflictError } from '../../functions/core/memory/state';
+import { StateActionStore } from '../../functions/use-cases/state-action-store';
 import { startDynalite } from '../support/dynalite';
 import { domainFinding, NOW_ISO } from '../support/report';
 import { loadState } from '../support/whole-state';

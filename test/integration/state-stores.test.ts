@@ -8,10 +8,10 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createStateTable, DynamoDbStateStore } from '../../functions/adapters/dynamodb-state-store';
-import { FileStateStore } from '../../functions/adapters/file-state-store';
-import type { StateStore } from '../../functions/adapters/state-store';
+import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import { StateConflictError, StateError } from '../../functions/core/memory/state';
+import { FileStateStore } from '../../functions/local/file-state-store';
+import type { StateStore } from '../../functions/use-cases/state-store';
 import { startDynalite } from '../support/dynalite';
 import { EMPTY_STATE, loadState, type ScanState, saveState } from '../support/whole-state';
 

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStateTable } from '../../functions/adapters/dynamodb-state-store';
+import { createStateTable } from '../../functions/aws/dynamodb-state-store';
 import { generatePortfolio, type Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { findingKeys } from '../support/cli';

@@ -1,7 +1,7 @@
-import { serveLocally } from '../../functions/adapters/local-server';
-import { createRestoreHandler, type RestoreLogEntry } from '../../functions/adapters/restore-handler';
-import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { EnvSecretSource } from '../../functions/aws/secrets';
 import { settingsFromEnv } from '../../functions/core/scan/config';
+import { createRestoreHandler, type RestoreLogEntry } from '../../functions/handlers/restore-handler';
+import { serveLocally } from '../../functions/local/local-server';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { startSimulator } from '../../functions/simulator/server';
 

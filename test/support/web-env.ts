@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serveLocally } from '../../functions/adapters/local-server';
-import { FolderReportStore } from '../../functions/adapters/report-stores';
-import { EnvSecretSource } from '../../functions/adapters/secrets';
-import { createWebApp } from '../../functions/adapters/web-app';
+import { FolderReportStore } from '../../functions/aws/report-stores';
+import { EnvSecretSource } from '../../functions/aws/secrets';
 import type { ActionStore } from '../../functions/core/memory/actions';
 import type { AuditTrail } from '../../functions/core/memory/audit';
 import { settingsFromEnv } from '../../functions/core/scan/config';
+import { createWebApp } from '../../functions/handlers/web-app';
+import { serveLocally } from '../../functions/local/local-server';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { startSimulator } from '../../functions/simulator/server';
 import { MemoryActionStore } from './memory-action-store';

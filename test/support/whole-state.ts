@@ -1,4 +1,3 @@
-import type { StateStore } from '../../functions/adapters/state-store';
 import { type CompareResult, compareMemory } from '../../functions/core/memory/compare';
 import { ScanMemory } from '../../functions/core/memory/scan-memory';
 import {
@@ -14,6 +13,7 @@ import {
   type WatchedFields,
 } from '../../functions/core/memory/state';
 import type { Report } from '../../functions/core/scan/scan';
+import type { StateStore } from '../../functions/use-cases/state-store';
 
 /**
  * The state held whole as objects, for tests: the comparison of a scan with a state written as one

@@ -35,7 +35,8 @@ const FORBIDDEN = [
   "import { Logger } from '@aws-lambda-powertools/logger';\nexport const x = Logger;\n",
   "import type { Context } from 'aws-lambda';\nexport type X = Context;\n",
   "import { createServer } from 'node:http';\nexport const x = createServer;\n",
-  "import { EnvSecretSource } from '../adapters/secrets';\nexport const x = EnvSecretSource;\n",
+  "import { EnvSecretSource } from '../aws/secrets';\nexport const x = EnvSecretSource;\n",
+  "import { FileStateStore } from '../../local/file-state-store';\nexport const x = FileStateStore;\n",
 ];
 
 describe('the pure core (functions/core)', () => {
@@ -45,8 +46,8 @@ describe('the pure core (functions/core)', () => {
     expect(run.output).toContain('noRestrictedImports');
   });
 
-  it('allows the same imports in functions/adapters (the rule is scoped, not global)', () => {
-    const run = lintAs('functions/adapters/probe.ts', FORBIDDEN[0] as string);
+  it('allows the same imports in functions/aws (the rule is scoped, not global)', () => {
+    const run = lintAs('functions/aws/probe.ts', FORBIDDEN[0] as string);
     expect(run.output).not.toContain('noRestrictedImports');
   });
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { capForMessage } from '../../functions/adapters/publish-alert';
 import { SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
 import { renderDigest } from '../../functions/core/alerts/digest';
 import { buildAlertMessage, snsPublishBytes } from '../../functions/core/alerts/message';
 import { DEFAULT_STATE_POLICY } from '../../functions/core/memory/state';
+import { capForMessage } from '../../functions/use-cases/publish-alert';
 import { DAY, domain, scanOf } from '../support/state-scan';
 import { compareWithState, EMPTY_STATE } from '../support/whole-state';
 

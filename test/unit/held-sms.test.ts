@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  HELD_SMS_SCHEDULE_PREFIX,
-  heldSmsScheduleName,
-  releaseRequest,
-} from '../../functions/adapters/held-sms';
+import { HELD_SMS_SCHEDULE_PREFIX, heldSmsScheduleName, releaseRequest } from '../../functions/aws/held-sms';
 import { type FilterPolicy, filterPolicyOf } from '../../functions/core/alerts/groups';
 
 /**

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { rebindCommand } from '../../functions/adapters/state-store';
+import { rebindCommand } from '../../functions/use-cases/state-store';
 
 /** The words a POSIX shell reads from `line`, one per line (printf prints each argument it gets). */
 const shellWords = (line: string): string[] =>

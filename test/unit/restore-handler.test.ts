@@ -1,11 +1,11 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { createRestoreHandler, type RestoreLogEntry } from '../../functions/adapters/restore-handler';
-import { EnvSecretSource } from '../../functions/adapters/secrets';
+import { EnvSecretSource } from '../../functions/aws/secrets';
 import { parseSigningKeys, signRestoreLink } from '../../functions/core/links/links';
 import { type AuditEntry, type AuditTrail, MemoryRestoreClaims } from '../../functions/core/memory/audit';
 import { escapeHtml, renderConfirmPage, typedNamePattern } from '../../functions/core/pages/restore-page';
 import { settingsFromEnv } from '../../functions/core/scan/config';
+import { createRestoreHandler, type RestoreLogEntry } from '../../functions/handlers/restore-handler';
 
 const SIGNING_KEY = 'unit-signing-key-0123456789abcdef01234567';
 const env = {

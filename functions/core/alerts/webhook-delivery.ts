@@ -3,7 +3,7 @@ import { isLoopbackUrl, WEBHOOK_FORMATS, type WebhookFormat } from '../scan/conf
 
 /**
  * Which webhooks a deployment posts to, and what an answer means: the decisions of the webhook
- * subscriber without its I/O (functions/adapters/webhook-post.ts does the posting).
+ * subscriber without its I/O (functions/use-cases/webhook-post.ts does the posting).
  */
 
 /** One webhook as the stack configures it: its format and the SSM SecureString holding its URL. */

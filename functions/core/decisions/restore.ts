@@ -20,7 +20,7 @@ import type { Domain } from '../reseller/schemas';
 
 /**
  * The restore decision, pure: method, domain, link token, clock and two ports in; an outcome out.
- * No HTTP, no AWS: functions/adapters/restore-http.ts maps it to API Gateway and `sentinel serve`.
+ * No HTTP, no AWS: functions/handlers/restore-handler.ts maps it to API Gateway and `sentinel serve`.
  * GET confirms (mail scanners open every link), HEAD checks the link only, POST restores.
  */
 

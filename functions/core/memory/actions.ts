@@ -16,7 +16,7 @@ export type { Acknowledgement, DomainActions, Snooze };
 /**
  * Snooze and acknowledge, pure: what each remembers, whether it still silences a finding, and the
  * report as alerts see it (silenced findings left out, the rest untouched). The store that keeps
- * them is a port ({@link ActionStore}); functions/adapters holds its implementations.
+ * them is a port ({@link ActionStore}); functions/use-cases/state-action-store.ts implements it over the state stores.
  */
 
 /** Days a snooze link offers; the link's own default is the middle one. */

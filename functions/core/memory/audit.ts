@@ -3,7 +3,7 @@ import { safeText } from '../base/text';
 
 /**
  * The audit trail of restores, pure: what one attempt records, how it is bounded, and the port the
- * state stores implement (functions/adapters: the file store and DynamoDB keep it beside the
+ * state stores implement (functions/local and functions/aws: the file store and DynamoDB keep it beside the
  * state). A restore is a paid action: who pressed it, when, from where and with what outcome is
  * kept where the report page and `sentinel audit` show it. Never the link's signature.
  */

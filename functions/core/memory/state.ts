@@ -18,7 +18,7 @@ import { StoredDateTime } from './state-time';
  * The memory between scans as one model: what is remembered of each domain, contact and account,
  * the schemas a store reads it back with, the one encoder of a domain's memory, and the errors of
  * state. Pure. The comparison with a scan is compare.ts; the protocol the stores share is
- * functions/adapters/state-store.ts.
+ * functions/use-cases/state-store.ts.
  */
 
 /** The version of every stored state format (file, DynamoDB items); a store refuses another. */

@@ -508,7 +508,7 @@ export const ssmParameterName = z
     'must be an SSM parameter name starting with "/", e.g. /domain-sentinel/reseller-api-key',
   );
 
-/** Secrets: documented here, read only through a SecretSource (functions/adapters/secrets.ts). */
+/** Secrets: documented here, read only through a SecretSource (functions/aws/secrets.ts). */
 export const SECRET_SETTINGS = [
   {
     env: ENV.resellerApiKey,

@@ -13,7 +13,7 @@ const ROUTES: ReadonlyArray<{ readonly path: RegExp; readonly resource: string }
   { path: /^\/(report\.json)$/, resource: '/report.json' },
   { path: /^\/(calendar\.ics)$/, resource: '/calendar.ics' },
 ];
-/** The routes of several accounts (functions/adapters/accounts-web.ts): the overview, and each account's own links. */
+/** The routes of several accounts (functions/handlers/accounts-web.ts): the overview, and each account's own links. */
 function accountRoute(
   path: string,
 ): { resource: string; pathParameters: Record<string, string> | null } | null {

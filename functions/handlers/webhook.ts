@@ -1,9 +1,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context, SQSEvent } from 'aws-lambda';
-import { sentinelMetrics } from './adapters/metrics';
-import { handleWebhookEvent, ssmSecretReader } from './adapters/webhook-subscriber';
-import { METRICS } from './core/scan/config';
+import { sentinelMetrics } from '../aws/metrics';
+import { METRICS } from '../core/scan/config';
+import { handleWebhookEvent, ssmSecretReader } from './webhook-subscriber';
 
 // Clients at module scope: created once per container, reused by warm invocations.
 const logger = new Logger({ serviceName: 'domain-sentinel-webhook' });

@@ -1,8 +1,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDbStateStore } from '../aws/dynamodb-state-store';
 import type { AuditTrail } from '../core/memory/audit';
-import { DynamoDbStateStore } from './dynamodb-state-store';
+import type { StateLocation } from '../use-cases/stateful-scan';
 import { FileStateStore } from './file-state-store';
-import type { StateLocation } from './stateful-scan';
 
 /**
  * The audit trail of the state store a location names: the same file or table (and, in a table,

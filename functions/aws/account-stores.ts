@@ -16,12 +16,12 @@ import {
   accountReportPrefix,
 } from '../core/scan/accounts';
 import { ENV } from '../core/scan/config';
-import type { AccountWebStores } from './accounts-web';
+import type { AccountWebStores } from '../handlers/accounts-web';
+import type { AccountScanDeps } from '../handlers/scheduled-scan';
+import { StateActionStore } from '../use-cases/state-action-store';
 import { DynamoDbStateStore } from './dynamodb-state-store';
 import { readReportFile, S3ReportStore } from './report-stores';
-import type { AccountScanDeps } from './scheduled-scan';
 import { SsmSecretSource } from './secrets';
-import { StateActionStore } from './state-action-store';
 
 /**
  * What the web function knows of several accounts: the deployment's accounts (`accounts.json`,

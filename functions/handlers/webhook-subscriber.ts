@@ -13,7 +13,7 @@ import {
 } from '../core/alerts/webhook-formats';
 import { ConfigError, SecretError } from '../core/base/errors';
 import { ENV, METRICS, parseSetting } from '../core/scan/config';
-import { type PostOptions, postWebhook, type WebhookOutcome } from './webhook-post';
+import { type PostOptions, postWebhook, type WebhookOutcome } from '../use-cases/webhook-post';
 
 /** Reads a SecureString by name; errors name the parameter, never a value. */
 export type SecretReader = (parameterName: string) => Promise<string>;

@@ -1,3 +1,5 @@
+import type { SmsHolder } from '../aws/held-sms';
+import type { AlertSender } from '../aws/sns-publish';
 import { groupLabel, type PlannedAlert, planAlerts, smsDisposition } from '../core/alerts/groups';
 import { type AlertMessage, buildAlertMessage } from '../core/alerts/message';
 import { ConfigError } from '../core/base/errors';
@@ -5,8 +7,6 @@ import type { StatefulReport } from '../core/memory/state';
 import { ENV, type ScanSettings } from '../core/scan/config';
 import { type PolicySet, resolvePolicies } from '../core/scan/policies';
 import type { Report } from '../core/scan/scan';
-import type { SmsHolder } from './held-sms';
-import type { AlertSender } from './sns-publish';
 
 /** What a delivered alert came to. */
 export interface Published {

@@ -3,6 +3,10 @@ import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { SNSClient } from '@aws-sdk/client-sns';
+import { type SmsHolder, schedulerHolder } from '../aws/held-sms';
+import { countingFetch } from '../aws/metrics';
+import type { SecretSource } from '../aws/secrets';
+import { chatTargetOf, snsSender } from '../aws/sns-publish';
 import { truncateReport } from '../core/alerts/alert';
 import { ConfigError } from '../core/base/errors';
 import type { ReportStore } from '../core/memory/report-store';
@@ -24,16 +28,17 @@ import {
 } from '../core/scan/accounts';
 import { ENV, loadScanSettings, METRICS, type ScanSettings, settingsFromEnv } from '../core/scan/config';
 import type { Report } from '../core/scan/scan';
-import { checkHeartbeatUrl, heartbeatFailureLine, heartbeatOf, type ScanOutcome } from './heartbeat';
-import { type SmsHolder, schedulerHolder } from './held-sms';
-import { countingFetch } from './metrics';
-import { deliverAlert } from './publish-alert';
-import { finishReport } from './report-finish';
-import { runScanJob } from './scan-job';
-import type { SecretSource } from './secrets';
-import { chatTargetOf, snsSender } from './sns-publish';
-import type { StateSelector } from './state-store';
-import { runScheduledStatefulScan } from './stateful-scan';
+import {
+  checkHeartbeatUrl,
+  heartbeatFailureLine,
+  heartbeatOf,
+  type ScanOutcome,
+} from '../use-cases/heartbeat';
+import { deliverAlert } from '../use-cases/publish-alert';
+import { finishReport } from '../use-cases/report-finish';
+import { runScanJob } from '../use-cases/scan-job';
+import type { StateSelector } from '../use-cases/state-store';
+import { runScheduledStatefulScan } from '../use-cases/stateful-scan';
 
 /** Time kept back from the Lambda's budget for publishing the alert and flushing logs. */
 export const PUBLISH_RESERVE_MS = 20_000;

@@ -1,5 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SNSClient } from '@aws-sdk/client-sns';
+import { DynamoDbStateStore } from '../aws/dynamodb-state-store';
+import type { SmsHolder } from '../aws/held-sms';
+import { chatTargetOf, snsSender } from '../aws/sns-publish';
 import { ConfigError } from '../core/base/errors';
 import { retry } from '../core/base/retry';
 import { alertView } from '../core/memory/actions';
@@ -20,12 +23,9 @@ import { scanTimeProblem } from '../core/memory/state-time';
 import type { Domain } from '../core/reseller/schemas';
 import { ENV } from '../core/scan/config';
 import type { Report } from '../core/scan/scan';
-import { DynamoDbStateStore } from './dynamodb-state-store';
-import { FileStateStore } from './file-state-store';
-import type { SmsHolder } from './held-sms';
+import { FileStateStore } from '../local/file-state-store';
 import { type Published, publishAlert } from './publish-alert';
 import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
-import { chatTargetOf, snsSender } from './sns-publish';
 import { accountFor, type OpenedState, type StateSelector, type StateStore } from './state-store';
 
 /** How long a lease holds: far longer than a publish and a save take; a crashed holder blocks no longer. */

@@ -29,12 +29,18 @@ import {
 } from '../core/memory/state';
 import { shownCut } from '../core/memory/state-bounds';
 import {
+  type Lease,
+  MAX_LEASE_MS,
+  type OpenedState,
+  StateStore,
+  type StateWrite,
+} from '../use-cases/state-store';
+import {
   endRestoreClaim,
   listAuditItems,
   putRestoreClaim,
   recordAuditItem,
 } from './dynamodb-restore-records';
-import { type Lease, MAX_LEASE_MS, type OpenedState, StateStore, type StateWrite } from './state-store';
 import { META_SORT_KEY, STATE_TABLE_DEFINITION } from './state-table-definition';
 
 const { partitionKey: PK, sortKey: SK } = STATE_TABLE_DEFINITION;

@@ -23,8 +23,14 @@ import {
   StateError,
   type StateHead,
 } from '../core/memory/state';
+import {
+  type Lease,
+  leaseHolds,
+  type OpenedState,
+  StateStore,
+  type StateWrite,
+} from '../use-cases/state-store';
 import { withFileLock } from './file-lock';
-import { type Lease, leaseHolds, type OpenedState, StateStore, type StateWrite } from './state-store';
 
 const FORMAT = 'domain-sentinel-state';
 
@@ -319,7 +325,7 @@ export class FileStateStore extends StateStore implements AuditTrail {
     await syncDirectory(dir);
   }
 
-  /** Runs `fn` holding the file's lock (functions/adapters/file-lock.ts): one caller at a time. */
+  /** Runs `fn` holding the file's lock (functions/local/file-lock.ts): one caller at a time. */
   private async locked<T>(fn: () => Promise<T>): Promise<T> {
     return withFileLock(await this.path, this.location, fn, this.lockWaitMs);
   }

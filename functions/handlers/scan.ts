@@ -5,13 +5,13 @@ import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context } from 'aws-lambda';
-import { awsAccountScanDeps } from './adapters/account-stores';
-import { sentinelMetrics } from './adapters/metrics';
-import { S3ReportStore } from './adapters/report-stores';
-import { handleScheduledScan } from './adapters/scheduled-scan';
-import { SsmSecretSource } from './adapters/secrets';
-import { REPORT_ENV } from './core/memory/report-store';
-import { METRICS } from './core/scan/config';
+import { awsAccountScanDeps } from '../aws/account-stores';
+import { sentinelMetrics } from '../aws/metrics';
+import { S3ReportStore } from '../aws/report-stores';
+import { SsmSecretSource } from '../aws/secrets';
+import { REPORT_ENV } from '../core/memory/report-store';
+import { METRICS } from '../core/scan/config';
+import { handleScheduledScan } from './scheduled-scan';
 
 // Clients at module scope: created once per container, reused by warm invocations.
 const logger = new Logger({ serviceName: 'domain-sentinel-scan' });
