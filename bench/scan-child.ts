@@ -3,7 +3,6 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SNSClient } from '@aws-sdk/client-sns';
-import { FolderReportStore } from '../functions/aws/report-stores';
 import { EnvSecretSource } from '../functions/aws/secrets';
 import { chatTargetOf, snsSender } from '../functions/aws/sns-publish';
 import { displayDomain } from '../functions/core/base/text';
@@ -11,10 +10,11 @@ import { isDomainFinding } from '../functions/core/findings/classify';
 import { eventUid } from '../functions/core/pages/calendar';
 import { loadScanSettings } from '../functions/core/scan/config';
 import type { Report } from '../functions/core/scan/scan';
+import { runScheduledStatefulScan } from '../functions/handlers/scheduled-scan';
+import { FolderReportStore } from '../functions/local/folder-report-store';
 import { deliverAlert } from '../functions/use-cases/publish-alert';
 import { finishReport } from '../functions/use-cases/report-finish';
 import { runScanJob } from '../functions/use-cases/scan-job';
-import { runScheduledStatefulScan } from '../functions/use-cases/stateful-scan';
 
 /**
  * One scan in its own process, so its peak RSS is its own (the simulator and dynalite live

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { FolderReportStore } from '../functions/aws/report-stores';
 import { EnvSecretSource } from '../functions/aws/secrets';
 import { createWebApp } from '../functions/handlers/web-app';
 import { WEB_RESOURCES } from '../functions/handlers/web-handler';
+import { FolderReportStore } from '../functions/local/folder-report-store';
 
 /**
  * One request to the web function's handler in its own process, so its time and peak RSS are its

@@ -1,23 +1,24 @@
 import { extname, join, resolve } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { FolderAccountSummaries, S3AccountSummaries } from '../functions/aws/account-stores';
-import { FolderReportStore, S3ReportStore } from '../functions/aws/report-stores';
+import { S3AccountSummaries } from '../functions/aws/account-stores';
+import { S3ReportStore } from '../functions/aws/s3-report-store';
 import { EnvSecretSource } from '../functions/aws/secrets';
 import type { ActionStore } from '../functions/core/memory/actions';
 import type { AuditTrail } from '../functions/core/memory/audit';
 import { REPORT_ENV, type ReportStore } from '../functions/core/memory/report-store';
 import { type AccountSummaryStore, accountReportPrefix, accountScope } from '../functions/core/scan/accounts';
 import { ENV, type FlagOf, parseSetting } from '../functions/core/scan/config';
-import { openAuditTrail } from '../functions/local/audit-trail';
-import { StateActionStore } from '../functions/use-cases/state-action-store';
-import type { StateSelector } from '../functions/use-cases/state-store';
+import { FolderAccountSummaries } from '../functions/local/folder-account-summaries';
+import { FolderReportStore } from '../functions/local/folder-report-store';
 import {
   dynamoDbClientFromEnv,
   openStateStore,
   parseStateLocation,
   type StateLocation,
-} from '../functions/use-cases/stateful-scan';
+} from '../functions/local/state-location';
+import { StateActionStore } from '../functions/use-cases/state-action-store';
+import type { StateSelector } from '../functions/use-cases/state-store';
 import type { AccountSettings } from '../lib/config';
 import { accountKeySource } from './accounts';
 
@@ -154,7 +155,7 @@ export function auditTrailFor(
 ): AuditTrail | null {
   const target = stateTargetOf(flag, env, flagOf, named);
   if (!target) return null;
-  return openAuditTrail(target.location, target.scope, () => dynamodb?.() ?? dynamoDbClientFromEnv(env));
+  return openStateStore(target.location, target.scope, () => dynamodb?.() ?? dynamoDbClientFromEnv(env));
 }
 
 /**

@@ -20,6 +20,11 @@ import { ENV, loadScanSettings, type ScanSettings } from '../../functions/core/s
 import type { Report } from '../../functions/core/scan/scan';
 import { type LocalAlertTarget, localSender, parseAlertTarget } from '../../functions/local/local-alert';
 import {
+  dynamoDbClientFromEnv,
+  openStateStore,
+  type StateLocation,
+} from '../../functions/local/state-location';
+import {
   type AlertDelivery,
   alertMessageOf,
   checkQuietHours,
@@ -32,12 +37,7 @@ import {
 import { finishReport } from '../../functions/use-cases/report-finish';
 import { runScanJob, type ScanJobInput } from '../../functions/use-cases/scan-job';
 import type { StateSelector } from '../../functions/use-cases/state-store';
-import {
-  dynamoDbClientFromEnv,
-  openStateStore,
-  runStatefulScan,
-  type StateLocation,
-} from '../../functions/use-cases/stateful-scan';
+import { runStatefulScan } from '../../functions/use-cases/stateful-scan';
 import { webhookSender } from '../../functions/use-cases/webhook-post';
 import { flagsOf, noPositionals, oneOf, parseNow, settingsWithFlags, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';

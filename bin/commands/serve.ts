@@ -3,11 +3,11 @@ import type { SecretSource } from '../../functions/core/links/secrets';
 import { accountRawSettings } from '../../functions/core/scan/accounts';
 import { ENV, loadRestoreSettings, settingsFromEnv } from '../../functions/core/scan/config';
 import { accountWebApp, createAccountsWebApp } from '../../functions/handlers/accounts-web';
+import type { ProxyHandler } from '../../functions/handlers/http-answer';
 import { createWebApp } from '../../functions/handlers/web-app';
-import { openAuditTrail } from '../../functions/local/audit-trail';
-import { type ProxyHandler, serveLocally } from '../../functions/local/local-server';
+import { serveLocally } from '../../functions/local/local-server';
+import { dynamoDbClientFromEnv, openStateStore } from '../../functions/local/state-location';
 import { StateActionStore } from '../../functions/use-cases/state-action-store';
-import { dynamoDbClientFromEnv, openStateStore } from '../../functions/use-cases/stateful-scan';
 import { type AccountSettings, readAccountsFile } from '../../lib/config';
 import { accountEntryOf, accountKeySource } from '../accounts';
 import { flagsOf, noPositionals, portNumber, str } from '../args';
@@ -71,7 +71,7 @@ export function accountsAppForServe(place: LinksPlace, accounts: readonly Accoun
         },
         reports: (name) => stores?.reports(name) ?? null,
         audit: (scope) =>
-          location ? openAuditTrail(accountStateLocation(location, entry.account), scope, dynamodb) : null,
+          location ? openStateStore(accountStateLocation(location, entry.account), scope, dynamodb) : null,
         log: place.log,
       }),
     summaries: () => stores?.summaries ?? null,

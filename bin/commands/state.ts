@@ -3,13 +3,13 @@ import { EnvSecretSource } from '../../functions/aws/secrets';
 import { accountScope } from '../../functions/core/scan/accounts';
 import { ENV } from '../../functions/core/scan/config';
 import { FileStateStore } from '../../functions/local/file-state-store';
-import { rebindState } from '../../functions/use-cases/state-store';
 import {
   dynamoDbClientFromEnv,
   openStateStore,
   parseStateLocation,
   type StateLocation,
-} from '../../functions/use-cases/stateful-scan';
+} from '../../functions/local/state-location';
+import { rebindState } from '../../functions/use-cases/state-store';
 import { accountKeySource, namedAccountOf } from '../accounts';
 import { loadSettings } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';

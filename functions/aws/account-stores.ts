@@ -1,17 +1,14 @@
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import { ConfigError } from '../core/base/errors';
-import { REPORT_ENV, ReportStoreError } from '../core/memory/report-store';
+import { parseAccountSummary, REPORT_ENV, ReportStoreError } from '../core/memory/report-store';
 import {
   ACCOUNT_DIRECTORY_KEY,
   ACCOUNT_SUMMARY_KEY,
   type AccountDirectory,
   AccountDirectorySchema,
   type AccountSummary,
-  AccountSummarySchema,
   type AccountSummaryStore,
   accountReportPrefix,
 } from '../core/scan/accounts';
@@ -20,7 +17,7 @@ import type { AccountWebStores } from '../handlers/accounts-web';
 import type { AccountScanDeps } from '../handlers/scheduled-scan';
 import { StateActionStore } from '../use-cases/state-action-store';
 import { DynamoDbStateStore } from './dynamodb-state-store';
-import { readReportFile, S3ReportStore } from './report-stores';
+import { S3ReportStore } from './s3-report-store';
 import { SsmSecretSource } from './secrets';
 
 /**
@@ -30,21 +27,6 @@ import { SsmSecretSource } from './secrets';
  */
 
 const describe = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
-
-function parseSummary(text: string, where: string): AccountSummary {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new ReportStoreError(`the account summary in ${where} is not JSON (${(error as Error).message})`);
-  }
-  const parsed = AccountSummarySchema.safeParse(value);
-  if (!parsed.success)
-    throw new ReportStoreError(
-      `the account summary in ${where} is not one (${parsed.error.issues[0]?.message})`,
-    );
-  return parsed.data;
-}
 
 /** The summaries in the report bucket, under each account's prefix. */
 export class S3AccountSummaries implements AccountSummaryStore {
@@ -74,32 +56,7 @@ export class S3AccountSummaries implements AccountSummaryStore {
   async get(account: string): Promise<AccountSummary | null> {
     const key = accountReportPrefix(account) + ACCOUNT_SUMMARY_KEY;
     const text = await getText(this.client, this.bucket, key);
-    return text === null ? null : parseSummary(text, `s3://${this.bucket}/${key}`);
-  }
-}
-
-/** The summaries in a report folder: `<root>/accounts/<name>/summary.json`. */
-export class FolderAccountSummaries implements AccountSummaryStore {
-  constructor(private readonly root: string) {}
-
-  async put(summary: AccountSummary): Promise<void> {
-    const dir = join(this.root, accountReportPrefix(summary.account));
-    const target = join(dir, ACCOUNT_SUMMARY_KEY);
-    const temp = `${target}.${process.pid}.tmp`;
-    try {
-      await mkdir(dir, { recursive: true });
-      await writeFile(temp, JSON.stringify(summary), { mode: 0o600 });
-      await rename(temp, target);
-    } catch (error) {
-      await rm(temp, { force: true });
-      throw new ReportStoreError(`could not write ${target}: ${(error as Error).message}`, { cause: error });
-    }
-  }
-
-  async get(account: string): Promise<AccountSummary | null> {
-    const path = join(this.root, accountReportPrefix(account), ACCOUNT_SUMMARY_KEY);
-    const text = await readReportFile(path);
-    return text === null ? null : parseSummary(text, path);
+    return text === null ? null : parseAccountSummary(text, `s3://${this.bucket}/${key}`);
   }
 }
 

@@ -18,7 +18,7 @@ import {
   overviewSigningKeys,
 } from '../core/scan/accounts';
 import { parseSetting, settingsFromEnv } from '../core/scan/config';
-import type { ProxyHandler } from '../local/local-server';
+import type { ProxyHandler } from './http-answer';
 import { createWebApp } from './web-app';
 
 /**

@@ -4,6 +4,9 @@ import { SECURITY_HEADERS } from '../core/pages/restore-page';
 
 /** The HTTP side every acting link shares: which form the caller wants, and the answer in it. */
 
+/** The Lambda's handler shape: the web Lambda and `sentinel serve` both run one. */
+export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+
 /** Request headers by lower-case name (API Gateway keeps the client's spelling). */
 export function lowerCaseKeys(
   headers: APIGatewayProxyEvent['headers'] | null | undefined,

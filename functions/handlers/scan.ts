@@ -7,7 +7,7 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context } from 'aws-lambda';
 import { awsAccountScanDeps } from '../aws/account-stores';
 import { sentinelMetrics } from '../aws/metrics';
-import { S3ReportStore } from '../aws/report-stores';
+import { S3ReportStore } from '../aws/s3-report-store';
 import { SsmSecretSource } from '../aws/secrets';
 import { REPORT_ENV } from '../core/memory/report-store';
 import { METRICS } from '../core/scan/config';

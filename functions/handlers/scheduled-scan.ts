@@ -3,6 +3,7 @@ import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { SNSClient } from '@aws-sdk/client-sns';
+import { DynamoDbStateStore } from '../aws/dynamodb-state-store';
 import { type SmsHolder, schedulerHolder } from '../aws/held-sms';
 import { countingFetch } from '../aws/metrics';
 import type { SecretSource } from '../aws/secrets';
@@ -10,7 +11,7 @@ import { chatTargetOf, snsSender } from '../aws/sns-publish';
 import { truncateReport } from '../core/alerts/alert';
 import { ConfigError } from '../core/base/errors';
 import type { ReportStore } from '../core/memory/report-store';
-import { STATE_ENV } from '../core/memory/state-config';
+import { loadStatePolicy, STATE_ENV } from '../core/memory/state-config';
 import {
   ACCOUNT_ENV,
   ACCOUNT_NAME,
@@ -34,11 +35,15 @@ import {
   heartbeatOf,
   type ScanOutcome,
 } from '../use-cases/heartbeat';
-import { deliverAlert } from '../use-cases/publish-alert';
+import { deliverAlert, publishAlert } from '../use-cases/publish-alert';
 import { finishReport } from '../use-cases/report-finish';
-import { runScanJob } from '../use-cases/scan-job';
+import { runScanJob, type ScanJobInput } from '../use-cases/scan-job';
 import type { StateSelector } from '../use-cases/state-store';
-import { runScheduledStatefulScan } from '../use-cases/stateful-scan';
+import {
+  runStatefulScan,
+  type StatefulScanInput,
+  type StatefulScanOutcome,
+} from '../use-cases/stateful-scan';
 
 /** Time kept back from the Lambda's budget for publishing the alert and flushing logs. */
 export const PUBLISH_RESERVE_MS = 20_000;
@@ -312,4 +317,53 @@ function lambdaRebind(table: string, baseUrl: string, account: AccountScanInput 
     ...(account ? { account: { name: account.account, accountsFile: DEPLOYED_ACCOUNTS_FILE } } : {}),
     ...(account?.settings.resellerBaseUrl === undefined ? { baseUrl } : {}),
   };
+}
+
+export interface ScheduledStatefulScanInput {
+  readonly job: ScanJobInput;
+  readonly tableName: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly dynamodb: DynamoDBClient;
+  readonly sns: SNSClient;
+  /** The clock the scan's time is checked against. @default Date.now */
+  readonly clock?: () => number;
+  /** The state's scope (an account's own, see accountScope). @default the reseller base URL */
+  readonly scope?: string;
+  /** What names this state to `sentinel state rebind` (see StatefulScanInput.rebind). */
+  readonly rebind?: StateSelector;
+  /** Schedules an SMS held by quiet hours. @default none */
+  readonly holdSms?: SmsHolder;
+  /** Keeps the report before the alert goes out (see StatefulScanInput.keep). */
+  readonly keep?: StatefulScanInput['keep'];
+}
+
+/** The Lambda's scan with memory: the DynamoDB store its environment names, the alert topic, the policy from the environment. */
+export async function runScheduledStatefulScan(
+  input: ScheduledStatefulScanInput,
+): Promise<StatefulScanOutcome> {
+  const { settings } = input.job;
+  const scope = input.scope ?? settings.resellerBaseUrl;
+  const topicArn = settings.alertTopicArn;
+  if (!topicArn)
+    throw new ConfigError(
+      `${STATE_ENV.tableName} is set but ${ENV.alertTopicArn} is not: state advances only after an alert is delivered`,
+    );
+  return runStatefulScan({
+    job: input.job,
+    store: new DynamoDbStateStore({ client: input.dynamodb, tableName: input.tableName, scope }),
+    policy: loadStatePolicy(input.env, settings.minSeverity, settings.policies),
+    publish: (report) =>
+      publishAlert(
+        report,
+        { settings, now: Date.parse(report.now) },
+        {
+          send: snsSender(input.sns, topicArn, chatTargetOf(settings)),
+          ...(input.holdSms ? { holdSms: input.holdSms } : {}),
+        },
+      ),
+    ...(input.keep ? { keep: input.keep } : {}),
+    ...(input.clock ? { clock: input.clock } : {}),
+    ...(input.scope ? { scope } : {}),
+    ...(input.rebind ? { rebind: input.rebind } : {}),
+  });
 }

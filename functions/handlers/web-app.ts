@@ -4,8 +4,8 @@ import type { ActionStore } from '../core/memory/actions';
 import type { AuditTrail } from '../core/memory/audit';
 import type { ReportStore } from '../core/memory/report-store';
 import { parseSetting, type RawSettings } from '../core/scan/config';
-import type { ProxyHandler } from '../local/local-server';
 import { createActionHandler } from './action-handler';
+import type { ProxyHandler } from './http-answer';
 import { createRestoreHandler } from './restore-handler';
 import {
   createFindingHandler,

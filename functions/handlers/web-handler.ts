@@ -17,7 +17,7 @@ import { FINDING_PAGE_HEADERS, renderFindingPage } from '../core/pages/finding-p
 import { REPORT_PAGE_HEADERS, renderReportPage } from '../core/pages/report-page';
 import { renderMessagePage, SECURITY_HEADERS } from '../core/pages/restore-page';
 import type { Report } from '../core/scan/scan';
-import type { ProxyHandler } from '../local/local-server';
+import type { ProxyHandler } from './http-answer';
 
 /**
  * One API Gateway proxy handler for every link: restore, snooze, acknowledge, the report page and

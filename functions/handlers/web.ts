@@ -6,7 +6,7 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import { awsAccountWebStores, cachedDirectory, S3AccountSummaries } from '../aws/account-stores';
 import { DynamoDbStateStore } from '../aws/dynamodb-state-store';
 import { sentinelMetrics } from '../aws/metrics';
-import { S3ReportStore } from '../aws/report-stores';
+import { S3ReportStore } from '../aws/s3-report-store';
 import { SsmSecretSource } from '../aws/secrets';
 import { REPORT_ENV } from '../core/memory/report-store';
 import { STATE_ENV } from '../core/memory/state-config';

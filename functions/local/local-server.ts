@@ -1,10 +1,8 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { renderMessagePage, SECURITY_HEADERS } from '../core/pages/restore-page';
-
-/** The Lambda's handler shape. */
-export type ProxyHandler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+import type { ProxyHandler } from '../handlers/http-answer';
 
 /** The API's resources by path, as API Gateway routes them: acting links carry the domain in the path. */
 const ROUTES: ReadonlyArray<{ readonly path: RegExp; readonly resource: string }> = [

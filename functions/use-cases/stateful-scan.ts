@@ -1,12 +1,5 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { SNSClient } from '@aws-sdk/client-sns';
-import { DynamoDbStateStore } from '../aws/dynamodb-state-store';
-import type { SmsHolder } from '../aws/held-sms';
-import { chatTargetOf, snsSender } from '../aws/sns-publish';
-import { ConfigError } from '../core/base/errors';
 import { retry } from '../core/base/retry';
 import { alertView } from '../core/memory/actions';
-import type { AuditTrail } from '../core/memory/audit';
 import { type CompareResult, compareMemory, type NextState } from '../core/memory/compare';
 import { registryRechecks } from '../core/memory/registry-memory';
 import { ScanMemory } from '../core/memory/scan-memory';
@@ -18,13 +11,10 @@ import {
   type StatePolicy,
   StateRefusedError,
 } from '../core/memory/state';
-import { loadStatePolicy, STATE_ENV } from '../core/memory/state-config';
 import { scanTimeProblem } from '../core/memory/state-time';
 import type { Domain } from '../core/reseller/schemas';
-import { ENV } from '../core/scan/config';
 import type { Report } from '../core/scan/scan';
-import { FileStateStore } from '../local/file-state-store';
-import { type Published, publishAlert } from './publish-alert';
+import type { Published } from './publish-alert';
 import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
 import { accountFor, type OpenedState, type StateSelector, type StateStore } from './state-store';
 
@@ -32,67 +22,6 @@ import { accountFor, type OpenedState, type StateSelector, type StateStore } fro
 export const LEASE_MS = 120_000;
 /** How long a scan waits for another one holding the lease before it fails. */
 export const CONFLICT_WAIT_MS = 30_000;
-
-const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
-
-/** `dynamodb:TABLE` or a file path, as `--state` / `STATE` take it. */
-export type StateLocation =
-  | { readonly kind: 'dynamodb'; readonly table: string }
-  | { readonly kind: 'file'; readonly path: string };
-
-/**
- * Reads `--state` / `STATE`; the error says what a good value looks like. A path is used exactly as
- * given (never trimmed into another file's name): one with spaces around it is refused.
- */
-export function parseStateLocation(value: string, source = '--state'): StateLocation {
-  if (value.trim() !== value)
-    throw new ConfigError(
-      `${source}: ${JSON.stringify(value)} starts or ends with white space; give the path or dynamodb:TABLE without it`,
-    );
-  if (value.startsWith('dynamodb:')) {
-    const table = value.slice('dynamodb:'.length);
-    if (!TABLE_NAME.test(table))
-      throw new ConfigError(
-        `${source}: ${JSON.stringify(table)} is not a DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -)`,
-      );
-    return { kind: 'dynamodb', table };
-  }
-  if (!value) throw new ConfigError(`${source} must be a file path or dynamodb:TABLE`);
-  return { kind: 'file', path: value };
-}
-
-/**
- * A DynamoDB client configured from an environment object the way the SDK configures itself from
- * process.env (endpoint, region, static keys), so the CLI honours AWS_ENDPOINT_URL_DYNAMODB from
- * the environment it was given.
- */
-export function dynamoDbClientFromEnv(env: NodeJS.ProcessEnv): DynamoDBClient {
-  const endpoint = env.AWS_ENDPOINT_URL_DYNAMODB ?? env.AWS_ENDPOINT_URL;
-  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
-  const {
-    AWS_ACCESS_KEY_ID: accessKeyId,
-    AWS_SECRET_ACCESS_KEY: secretAccessKey,
-    AWS_SESSION_TOKEN: sessionToken,
-  } = env;
-  return new DynamoDBClient({
-    ...(endpoint ? { endpoint } : {}),
-    ...(region ? { region } : {}),
-    ...(accessKeyId && secretAccessKey
-      ? { credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } }
-      : {}),
-  });
-}
-
-/** Opens the store a location names; `scope` (the reseller base URL) keeps accounts apart in a table. */
-export function openStateStore(
-  location: StateLocation,
-  scope: string,
-  dynamodb: () => DynamoDBClient,
-): StateStore & AuditTrail {
-  return location.kind === 'dynamodb'
-    ? new DynamoDbStateStore({ client: dynamodb(), tableName: location.table, scope })
-    : new FileStateStore(location.path);
-}
 
 export interface StatefulScanInput {
   readonly job: ScanJobInput;
@@ -339,53 +268,4 @@ async function readBoth(
   if (read.status === 'rejected') throw read.reason;
   if (scanned.status === 'rejected') throw scanned.reason;
   return scanned.value;
-}
-
-export interface ScheduledStatefulScanInput {
-  readonly job: ScanJobInput;
-  readonly tableName: string;
-  readonly env: NodeJS.ProcessEnv;
-  readonly dynamodb: DynamoDBClient;
-  readonly sns: SNSClient;
-  /** The clock the scan's time is checked against. @default Date.now */
-  readonly clock?: () => number;
-  /** The state's scope (an account's own, see accountScope). @default the reseller base URL */
-  readonly scope?: string;
-  /** What names this state to `sentinel state rebind` (see StatefulScanInput.rebind). */
-  readonly rebind?: StateSelector;
-  /** Schedules an SMS held by quiet hours. @default none */
-  readonly holdSms?: SmsHolder;
-  /** Keeps the report before the alert goes out (see StatefulScanInput.keep). */
-  readonly keep?: StatefulScanInput['keep'];
-}
-
-/** The Lambda's scan with memory: the DynamoDB store its environment names, the alert topic, the policy from the environment. */
-export async function runScheduledStatefulScan(
-  input: ScheduledStatefulScanInput,
-): Promise<StatefulScanOutcome> {
-  const { settings } = input.job;
-  const scope = input.scope ?? settings.resellerBaseUrl;
-  const topicArn = settings.alertTopicArn;
-  if (!topicArn)
-    throw new ConfigError(
-      `${STATE_ENV.tableName} is set but ${ENV.alertTopicArn} is not: state advances only after an alert is delivered`,
-    );
-  return runStatefulScan({
-    job: input.job,
-    store: new DynamoDbStateStore({ client: input.dynamodb, tableName: input.tableName, scope }),
-    policy: loadStatePolicy(input.env, settings.minSeverity, settings.policies),
-    publish: (report) =>
-      publishAlert(
-        report,
-        { settings, now: Date.parse(report.now) },
-        {
-          send: snsSender(input.sns, topicArn, chatTargetOf(settings)),
-          ...(input.holdSms ? { holdSms: input.holdSms } : {}),
-        },
-      ),
-    ...(input.keep ? { keep: input.keep } : {}),
-    ...(input.clock ? { clock: input.clock } : {}),
-    ...(input.scope ? { scope } : {}),
-    ...(input.rebind ? { rebind: input.rebind } : {}),
-  });
 }

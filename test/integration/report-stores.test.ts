@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FolderReportStore, S3ReportStore } from '../../functions/aws/report-stores';
+import { S3ReportStore } from '../../functions/aws/s3-report-store';
 import { reportLines, withNextSteps } from '../../functions/core/memory/report-json';
 import { INFO_LISTED } from '../../functions/core/memory/report-view';
+import { FolderReportStore } from '../../functions/local/folder-report-store';
 import { domainFinding, reportOf } from '../support/report';
 
 const BUCKET = 'sentinel-reports';

@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FolderReportStore } from '../../functions/aws/report-stores';
 import { EnvSecretSource } from '../../functions/aws/secrets';
 import type { ActionStore } from '../../functions/core/memory/actions';
 import type { AuditTrail } from '../../functions/core/memory/audit';
 import { settingsFromEnv } from '../../functions/core/scan/config';
 import { createWebApp } from '../../functions/handlers/web-app';
+import { FolderReportStore } from '../../functions/local/folder-report-store';
 import { serveLocally } from '../../functions/local/local-server';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { startSimulator } from '../../functions/simulator/server';

@@ -127,6 +127,19 @@ function importGraph(files: Record<string, string>): Map<string, string[]> {
   );
 }
 
+/** Every file `from` reaches through its imports, types included (a type import is a dependency too). */
+function reachable(graph: Map<string, string[]>, from: string): string[] {
+  const seen = new Set([from]);
+  const queue = [from];
+  for (let file = queue.shift(); file !== undefined; file = queue.shift())
+    for (const to of graph.get(file) ?? [])
+      if (!seen.has(to)) {
+        seen.add(to);
+        queue.push(to);
+      }
+  return [...seen].sort();
+}
+
 /** The graph's strongly connected components of more than one file, or of a file importing itself. */
 function cycles(graph: Map<string, string[]>): string[][] {
   // Tarjan's algorithm, iterative so a deep graph cannot overflow the stack.
@@ -218,6 +231,24 @@ describe('the source stays within its sizes (functions/, lib/, bin/)', () => {
     const graph = importGraph(Object.fromEntries(files.map((f) => [f, readFileSync(join(ROOT, f), 'utf8')])));
     expect(Math.max(...[...graph.values()].map((edges) => edges.length))).toBeGreaterThan(3);
     expect(cycles(graph)).toEqual([]);
+  });
+
+  it('keeps the local adapters out of every Lambda (functions/local is for the command line)', () => {
+    const graph = importGraph(Object.fromEntries(files.map((f) => [f, readFileSync(join(ROOT, f), 'utf8')])));
+    const entries = ['scan.ts', 'web.ts', 'webhook.ts'].map((f) => join('functions', 'handlers', f));
+    for (const entry of entries) {
+      expect(graph.has(entry), entry).toBe(true);
+      const reached = reachable(graph, entry);
+      expect(reached.length, entry).toBeGreaterThan(20);
+      expect(
+        reached.filter((f) => f.startsWith(join('functions', 'local'))),
+        entry,
+      ).toEqual([]);
+    }
+    // The check really looks: the command line reaches the file store through the same graph.
+    expect(reachable(graph, join('bin', 'local-stores.ts'))).toContain(
+      join('functions', 'local', 'file-state-store.ts'),
+    );
   });
 
   it('finds a cycle of types, of re-exports and of a dynamic import (the check really looks)', () => {

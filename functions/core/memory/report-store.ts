@@ -1,8 +1,9 @@
 import * as z from 'zod';
 import { SentinelError } from '../base/errors';
 import { SEVERITIES } from '../findings/classify';
+import { type AccountSummary, AccountSummarySchema } from '../scan/accounts';
 import type { Report } from '../scan/scan';
-import { ReportTextError, readReportText } from './report-json';
+import { ReportTextError, readReportText, reportLines } from './report-json';
 import {
   ContactFindingShape,
   DomainFindingShape,
@@ -11,6 +12,7 @@ import {
   ReportViewBuilder,
   ViewDataError,
   type ViewSelection,
+  viewOf,
 } from './report-view';
 
 /**
@@ -169,4 +171,36 @@ export async function viewFromText(
       );
     throw error;
   }
+}
+
+/**
+ * The two texts a report is kept as: the report in its stored form, and its view (what the page
+ * and the feed show without a filter). Each is made in pieces, as often as it is written: never
+ * held whole (at 1 000 000 domains the report is some 100 MB).
+ */
+export function reportTexts(report: Report): {
+  report: () => Iterable<string>;
+  view: () => Iterable<string>;
+} {
+  const view = viewOf(report, { purpose: 'page' });
+  return { report: () => reportLines(report), view: () => reportLines(view) };
+}
+
+/** Bytes read to find a stored report's `generated_at`: its first line, the small fields, is far shorter. */
+export const REPORT_HEAD_BYTES = 64 * 1024;
+
+/** An account's summary as stored beside its report (JSON); the error names `where` when it is not one. */
+export function parseAccountSummary(text: string, where: string): AccountSummary {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ReportStoreError(`the account summary in ${where} is not JSON (${(error as Error).message})`);
+  }
+  const parsed = AccountSummarySchema.safeParse(value);
+  if (!parsed.success)
+    throw new ReportStoreError(
+      `the account summary in ${where} is not one (${parsed.error.issues[0]?.message})`,
+    );
+  return parsed.data;
 }

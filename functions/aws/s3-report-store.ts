@@ -1,120 +1,26 @@
-import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { reportLines } from '../core/memory/report-json';
 import {
   DamagedReportError,
   generatedAtOf,
   LATEST_REPORT_KEY,
   LATEST_VIEW_KEY,
   parseStoredReport,
+  REPORT_HEAD_BYTES,
   type ReportStore,
   ReportStoreError,
   reportHistoryKey,
+  reportTexts,
   viewFromText,
   WHOLE_REPORT_URL_SECONDS,
   type WholeReport,
 } from '../core/memory/report-store';
-import { type ReportView, type ViewSelection, viewOf } from '../core/memory/report-view';
+import type { ReportView, ViewSelection } from '../core/memory/report-view';
 import type { Report } from '../core/scan/scan';
 
-/**
- * The two texts a report is kept as: the report in its stored form, and its view (what the page
- * and the feed show without a filter). Each is made in pieces, as often as it is written: never
- * held whole (at 1 000 000 domains the report is some 100 MB).
- */
-function texts(report: Report): { report: () => Iterable<string>; view: () => Iterable<string> } {
-  const view = viewOf(report, { purpose: 'page' });
-  return { report: () => reportLines(report), view: () => reportLines(view) };
-}
-
-/** The latest report in a folder: each text written to a temporary file, flushed, then renamed over the old one. */
-export class FolderReportStore implements ReportStore {
-  constructor(readonly location: string) {}
-
-  async put(report: Report): Promise<void> {
-    const made = texts(report);
-    for (const [name, pieces] of [
-      [LATEST_REPORT_KEY, made.report],
-      [LATEST_VIEW_KEY, made.view],
-    ] as const) {
-      const target = join(this.location, name);
-      const temp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
-      try {
-        await mkdir(this.location, { recursive: true });
-        const file = await open(temp, 'wx', 0o600);
-        try {
-          for (const piece of pieces()) await file.write(piece);
-          await file.sync();
-        } finally {
-          await file.close();
-        }
-        await rename(temp, target);
-      } catch (error) {
-        await rm(temp, { force: true });
-        throw new ReportStoreError(`could not write the report to ${target}: ${(error as Error).message}`, {
-          cause: error,
-        });
-      }
-    }
-  }
-
-  async latest(): Promise<Report | null> {
-    const path = join(this.location, LATEST_REPORT_KEY);
-    const text = await readReportFile(path);
-    return text === null ? null : parseStoredReport(text, path);
-  }
-
-  async whole(): Promise<WholeReport | null> {
-    const path = join(this.location, LATEST_REPORT_KEY);
-    let head: string;
-    try {
-      const file = await open(path, 'r');
-      try {
-        const buffer = Buffer.alloc(HEAD_BYTES);
-        const { bytesRead } = await file.read(buffer, 0, HEAD_BYTES, 0);
-        head = buffer.subarray(0, bytesRead).toString('utf8');
-      } finally {
-        await file.close();
-      }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw new ReportStoreError(`could not read ${path}: ${(error as Error).message}`, { cause: error });
-    }
-    const generated = generatedAtOf(head);
-    if (generated === null)
-      throw new DamagedReportError(`the report in ${path} is not a domain-sentinel report (no generated_at)`);
-    return { generated_at: generated, text: async () => (await readReportFile(path)) ?? '' };
-  }
-
-  async view(selection: ViewSelection): Promise<ReportView | null> {
-    // A filter reads the report; the page and the feed read the view kept beside it.
-    for (const name of [selection.query?.trim() ? LATEST_REPORT_KEY : LATEST_VIEW_KEY]) {
-      const path = join(this.location, name);
-      const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 });
-      try {
-        await new Promise<void>((resolve, reject) => {
-          stream.once('open', () => resolve());
-          stream.once('error', reject);
-        });
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw new ReportStoreError(`could not read ${path}: ${(error as Error).message}`, { cause: error });
-      }
-      try {
-        return await viewFromText(stream as AsyncIterable<string>, selection, path);
-      } finally {
-        stream.destroy();
-      }
-    }
-    return null;
-  }
-}
+const describe = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
 
 /** Length and CRC32 (base64, as S3 takes it) of a text made in pieces, from one pass over it. */
 function measure(pieces: Iterable<string>): { length: number; crc32: string } {
@@ -149,7 +55,7 @@ export class S3ReportStore implements ReportStore {
   }
 
   async put(report: Report): Promise<void> {
-    const made = texts(report);
+    const made = reportTexts(report);
     const whole = measure(made.report());
     try {
       // History first: a latest.json never points past what the history holds; the view last.
@@ -202,7 +108,7 @@ export class S3ReportStore implements ReportStore {
     try {
       // The first line holds the small fields: a range read, never the whole report.
       const answer = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=0-${HEAD_BYTES - 1}` }),
+        new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=0-${REPORT_HEAD_BYTES - 1}` }),
       );
       head = (await answer.Body?.transformToString('utf-8')) ?? '';
     } catch (error) {
@@ -253,20 +159,5 @@ export class S3ReportStore implements ReportStore {
       }
     }
     return null;
-  }
-}
-
-/** Bytes read to find a stored report's `generated_at`: its first line, the small fields, is far shorter. */
-const HEAD_BYTES = 64 * 1024;
-
-const describe = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
-
-/** A file of the report folder as text, or null when there is none yet; any other failure is a ReportStoreError. */
-export async function readReportFile(path: string): Promise<string | null> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new ReportStoreError(`could not read ${path}: ${(error as Error).message}`, { cause: error });
   }
 }

@@ -1,0 +1,73 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDbStateStore } from '../aws/dynamodb-state-store';
+import { ConfigError } from '../core/base/errors';
+import type { AuditTrail } from '../core/memory/audit';
+import type { StateStore } from '../use-cases/state-store';
+import { FileStateStore } from './file-state-store';
+
+/**
+ * Where the command line keeps state (`--state` / STATE): a file, or `dynamodb:TABLE`. Only the
+ * command line chooses; the scan Lambda always keeps its state in the stack's table, so its bundle
+ * never carries the file store.
+ */
+
+const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
+
+/** `dynamodb:TABLE` or a file path, as `--state` / `STATE` take it. */
+export type StateLocation =
+  | { readonly kind: 'dynamodb'; readonly table: string }
+  | { readonly kind: 'file'; readonly path: string };
+
+/**
+ * Reads `--state` / `STATE`; the error says what a good value looks like. A path is used exactly as
+ * given (never trimmed into another file's name): one with spaces around it is refused.
+ */
+export function parseStateLocation(value: string, source = '--state'): StateLocation {
+  if (value.trim() !== value)
+    throw new ConfigError(
+      `${source}: ${JSON.stringify(value)} starts or ends with white space; give the path or dynamodb:TABLE without it`,
+    );
+  if (value.startsWith('dynamodb:')) {
+    const table = value.slice('dynamodb:'.length);
+    if (!TABLE_NAME.test(table))
+      throw new ConfigError(
+        `${source}: ${JSON.stringify(table)} is not a DynamoDB table name (3-255 of A-Z a-z 0-9 _ . -)`,
+      );
+    return { kind: 'dynamodb', table };
+  }
+  if (!value) throw new ConfigError(`${source} must be a file path or dynamodb:TABLE`);
+  return { kind: 'file', path: value };
+}
+
+/**
+ * A DynamoDB client configured from an environment object the way the SDK configures itself from
+ * process.env (endpoint, region, static keys), so the CLI honours AWS_ENDPOINT_URL_DYNAMODB from
+ * the environment it was given.
+ */
+export function dynamoDbClientFromEnv(env: NodeJS.ProcessEnv): DynamoDBClient {
+  const endpoint = env.AWS_ENDPOINT_URL_DYNAMODB ?? env.AWS_ENDPOINT_URL;
+  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
+  const {
+    AWS_ACCESS_KEY_ID: accessKeyId,
+    AWS_SECRET_ACCESS_KEY: secretAccessKey,
+    AWS_SESSION_TOKEN: sessionToken,
+  } = env;
+  return new DynamoDBClient({
+    ...(endpoint ? { endpoint } : {}),
+    ...(region ? { region } : {}),
+    ...(accessKeyId && secretAccessKey
+      ? { credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } }
+      : {}),
+  });
+}
+
+/** Opens the store a location names; `scope` (the reseller base URL) keeps accounts apart in a table. */
+export function openStateStore(
+  location: StateLocation,
+  scope: string,
+  dynamodb: () => DynamoDBClient,
+): StateStore & AuditTrail {
+  return location.kind === 'dynamodb'
+    ? new DynamoDbStateStore({ client: dynamodb(), tableName: location.table, scope })
+    : new FileStateStore(location.path);
+}
