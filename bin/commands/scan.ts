@@ -1,8 +1,8 @@
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SNSClient } from '@aws-sdk/client-sns';
-import { type SmsHolder, schedulerHolder } from '../../functions/aws/held-sms';
+import { schedulerHolder } from '../../functions/aws/held-sms';
 import { EnvSecretSource } from '../../functions/aws/secrets';
-import { type AlertSender, chatTargetOf, snsSender } from '../../functions/aws/sns-publish';
+import { chatTargetOf, snsSender } from '../../functions/aws/sns-publish';
 import { reportReaches, smsAsDelivered } from '../../functions/core/alerts/alert';
 import { chatNotificationOf } from '../../functions/core/alerts/chat';
 import { renderDigest } from '../../functions/core/alerts/digest';
@@ -24,6 +24,7 @@ import {
   openStateStore,
   type StateLocation,
 } from '../../functions/local/state-location';
+import type { AlertSender, SmsHolder } from '../../functions/use-cases/publish-alert';
 import {
   type AlertDelivery,
   alertMessageOf,

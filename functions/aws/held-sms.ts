@@ -5,8 +5,8 @@ import {
   type SchedulerClient,
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
-import type { AlertMessage } from '../core/alerts/message';
 import { PublishError } from '../core/base/errors';
+import type { HeldSms, SmsHolder } from '../use-cases/publish-alert';
 
 /**
  * SMS held by quiet hours (SMS_QUIET_HOURS), delivered when the window ends without any memory
@@ -15,20 +15,6 @@ import { PublishError } from '../core/base/errors';
  * SMS subscriptions take it), then deletes itself. A second scan in the same window replaces the
  * schedule of its account and group (same name) with its own, newer SMS.
  */
-
-/** One SMS to send when the quiet hours end. */
-export interface HeldSms {
-  /** The SMS body, as the message's `sms` member holds it. */
-  readonly text: string;
-  /** The message's attributes the SMS subscriptions filter on (account, group, severity). */
-  readonly attributes: AlertMessage['attributes'];
-  /** Local date and time the window ends (`2026-11-23T07:00:00`), in `timeZone`. */
-  readonly until: string;
-  readonly timeZone: string;
-}
-
-/** Makes sure a held SMS is sent when the window ends; returns where it waits, in words. */
-export type SmsHolder = (held: HeldSms) => Promise<string>;
 
 /** Where the schedules live and what they publish with (the stack sets both). */
 export interface HeldSmsTarget {

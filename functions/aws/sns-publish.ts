@@ -3,9 +3,7 @@ import { type ChatOptions, chatNotificationOf } from '../core/alerts/chat';
 import type { AlertMessage } from '../core/alerts/message';
 import { PublishError } from '../core/base/errors';
 import type { ScanSettings } from '../core/scan/config';
-
-/** Delivers the scan's one alert message and returns its message id: SNS in AWS, stdout or a file locally. */
-export type AlertSender = (alert: AlertMessage) => Promise<string>;
+import type { AlertSender } from '../use-cases/publish-alert';
 
 /** Where the chat message goes besides the alert, and what it is told. */
 export interface ChatTarget extends ChatOptions {

@@ -4,7 +4,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDbStateStore } from '../aws/dynamodb-state-store';
-import { type SmsHolder, schedulerHolder } from '../aws/held-sms';
+import { schedulerHolder } from '../aws/held-sms';
 import { countingFetch } from '../aws/metrics';
 import type { SecretSource } from '../aws/secrets';
 import { chatTargetOf, snsSender } from '../aws/sns-publish';
@@ -35,6 +35,7 @@ import {
   heartbeatOf,
   type ScanOutcome,
 } from '../use-cases/heartbeat';
+import type { SmsHolder } from '../use-cases/publish-alert';
 import { deliverAlert, publishAlert } from '../use-cases/publish-alert';
 import { finishReport } from '../use-cases/report-finish';
 import { runScanJob, type ScanJobInput } from '../use-cases/scan-job';

@@ -1,9 +1,9 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { AlertSender } from '../aws/sns-publish';
 import { smsAsDelivered } from '../core/alerts/alert';
 import type { AlertMessage } from '../core/alerts/message';
 import { PublishError } from '../core/base/errors';
+import type { AlertSender } from '../use-cases/publish-alert';
 
 /**
  * `scan --alert-to stdout|FILE`: the alert delivered on this machine instead of through SNS, so

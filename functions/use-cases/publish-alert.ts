@@ -1,5 +1,3 @@
-import type { SmsHolder } from '../aws/held-sms';
-import type { AlertSender } from '../aws/sns-publish';
 import { groupLabel, type PlannedAlert, planAlerts, smsDisposition } from '../core/alerts/groups';
 import { type AlertMessage, buildAlertMessage } from '../core/alerts/message';
 import { ConfigError } from '../core/base/errors';
@@ -7,6 +5,25 @@ import type { StatefulReport } from '../core/memory/state';
 import { ENV, type ScanSettings } from '../core/scan/config';
 import { type PolicySet, resolvePolicies } from '../core/scan/policies';
 import type { Report } from '../core/scan/scan';
+
+/* The ports a publish goes through: SNS implements them on AWS (functions/aws), stdout or a file on a laptop. */
+
+/** Delivers the scan's one alert message and returns its message id: SNS in AWS, stdout or a file locally. */
+export type AlertSender = (alert: AlertMessage) => Promise<string>;
+
+/** One SMS to send when the quiet hours end. */
+export interface HeldSms {
+  /** The SMS body, as the message's `sms` member holds it. */
+  readonly text: string;
+  /** The message's attributes the SMS subscriptions filter on (account, group, severity). */
+  readonly attributes: AlertMessage['attributes'];
+  /** Local date and time the window ends (`2026-11-23T07:00:00`), in `timeZone`. */
+  readonly until: string;
+  readonly timeZone: string;
+}
+
+/** Makes sure a held SMS is sent when the window ends; returns where it waits, in words. */
+export type SmsHolder = (held: HeldSms) => Promise<string>;
 
 /** What a delivered alert came to. */
 export interface Published {

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { AlertSender } from '../aws/sns-publish';
 import { reportJsonOf } from '../core/alerts/message';
 import { type AnswerKind, answerKind, retryDelayMs, webhookHost } from '../core/alerts/webhook-delivery';
 import {
@@ -13,6 +12,7 @@ import { PublishError } from '../core/base/errors';
 import { retry } from '../core/base/retry';
 import { safeText } from '../core/base/text';
 import type { WebhookFormat } from '../core/scan/config';
+import type { AlertSender } from './publish-alert';
 
 /** What became of one post to a webhook, after its retries. */
 export interface WebhookOutcome {

@@ -51,6 +51,42 @@ describe('the pure core (functions/core)', () => {
     expect(run.output).not.toContain('noRestrictedImports');
   });
 
+  it.each([
+    [
+      'functions/use-cases/probe.ts',
+      "import { SsmSecretSource } from '../aws/secrets';\nexport const x = SsmSecretSource;\n",
+    ],
+    [
+      'functions/use-cases/probe.ts',
+      "import type { ProxyHandler } from '../handlers/http-answer';\nexport type X = ProxyHandler;\n",
+    ],
+    [
+      'functions/aws/probe.ts',
+      "import { FileStateStore } from '../local/file-state-store';\nexport const x = FileStateStore;\n",
+    ],
+    [
+      'functions/handlers/probe.ts',
+      "import type { FileStateStore } from '../local/file-state-store';\nexport type X = FileStateStore;\n",
+    ],
+  ])('keeps the folders in their roles: %s may not %s', (path, source) => {
+    const run = lintAs(path, source);
+    expect(run.code).not.toBe(0);
+    expect(run.output).toContain('noRestrictedImports');
+  });
+
+  it('lets a handler and a local adapter use an AWS adapter', () => {
+    const local = lintAs(
+      'functions/local/probe.ts',
+      "import { SsmSecretSource } from '../aws/secrets';\nexport const x = SsmSecretSource;\n",
+    );
+    expect(local.output).not.toContain('noRestrictedImports');
+    const handler = lintAs(
+      'functions/handlers/probe.ts',
+      "import { SsmSecretSource } from '../aws/secrets';\nexport const x = SsmSecretSource;\n",
+    );
+    expect(handler.output).not.toContain('noRestrictedImports');
+  });
+
   it('holds for every file in the core today', () => {
     const dir = join(process.cwd(), 'functions', 'core');
     const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
