@@ -6,15 +6,13 @@
  * state and one without check the same domains on the same day.
  */
 
+import { fnv1a } from '../base/hash';
+
 const DAY_MS = 86_400_000;
 
-/** A 32-bit hash of `text`: FNV-1a, then murmur3's finaliser so close names spread over every day. */
+/** A 32-bit hash of `text`: the project's FNV-1a, then murmur3's finaliser so close names spread over every day. */
 export function nameHash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
+  let h = fnv1a(text);
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
