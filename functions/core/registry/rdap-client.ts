@@ -176,31 +176,27 @@ export class RdapClient {
     let stopped: RetryDecision = { retry: false, reason: 'done' };
     const shouldRetry = ({ error, attemptNumber }: RetryContext): RetryVerdict => {
       if (!(error instanceof RdapAttempt)) return false;
+      const { startedAt, retryAfterMs } = error;
       const status = error.answer?.status;
       const decision = retryDecision({
         attempt: attemptNumber,
         maxAttempts: this.maxAttempts,
         status,
         failure: error.failure ? (error.failure.retryable ? 'timeout' : 'fatal') : undefined,
-        retryAfterMs: error.retryAfterMs,
+        retryAfterMs,
         remainingMs: this.remaining(),
         maxRetryAfterMs: this.maxRetryAfterMs,
         jitter: this.random(),
       });
       if (status === 429 || status === 503) {
-        const pause = decision.retry && error.retryAfterMs !== undefined ? decision.delayMs : undefined;
-        controller.record({
-          kind: 'throttled',
-          startedAt: error.startedAt,
-          now: this.now(),
-          retryAfterMs: pause,
-        });
+        const pause = decision.retry && retryAfterMs !== undefined ? decision.delayMs : undefined;
+        controller.record({ kind: 'throttled', startedAt, now: this.now(), retryAfterMs: pause });
       } else controller.record({ kind: 'other' });
       if (!decision.retry) {
         stopped = decision;
         return false;
       }
-      if (error.retryAfterMs !== undefined) pauseWaited = controller.pausedUntil;
+      if (retryAfterMs !== undefined) pauseWaited = controller.pausedUntil;
       return { delayMs: decision.delayMs };
     };
     try {
