@@ -20,7 +20,8 @@ import { renderReportPage, renderTimeline } from '../../functions/core/pages/rep
 import { ResellerClient } from '../../functions/core/reseller/client';
 import { type Domain, DomainSchema } from '../../functions/core/reseller/schemas';
 import { loadScanSettings, parseSetting } from '../../functions/core/scan/config';
-import { renewalCosts, scanAccount } from '../../functions/core/scan/scan';
+import { renewalCosts } from '../../functions/core/scan/renewal-costs';
+import { scanAccount } from '../../functions/core/scan/scan';
 import { domainFinding, NOW_ISO, reportOf } from '../support/report';
 
 const NOW = Date.parse(NOW_ISO);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RdapClient, RdapDeadlineError } from '../../functions/core/registry/rdap-client';
 import {
+  RdapConnectionError,
   RdapRateLimitError,
   RdapResponseError,
   RdapServerError,
@@ -93,6 +94,54 @@ describe('RdapClient.lookupDomain', () => {
     await expect(client.lookupDomain(BASE, 'shop.com')).rejects.toThrow(RdapServerError);
     expect(calls).toHaveLength(3);
     expect(time.slept).toEqual([125, 250]);
+  });
+
+  it('retries a connection reset, and gives up at once on a connection refused', async () => {
+    const failing = (code: string) =>
+      Promise.reject(
+        Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(code), { code }) }),
+      );
+    const time = fakeTime();
+    const reset = scripted([() => failing('ECONNRESET'), () => json(domainBody('shop.com'))]);
+    const client = new RdapClient({
+      fetch: reset.fetch,
+      now: time.now,
+      sleep: time.sleep,
+      random: () => 0.5,
+    });
+    expect((await client.lookupDomain(BASE, 'shop.com')).kind).toBe('found');
+    expect(reset.calls).toHaveLength(2);
+    expect(time.slept).toEqual([125]);
+    const refused = scripted([() => failing('ECONNREFUSED')]);
+    const failure = await new RdapClient({ fetch: refused.fetch, ...fakeTime() })
+      .lookupDomain(BASE, 'shop.com')
+      .catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(RdapConnectionError);
+    expect((failure as Error).message).toMatch(
+      /could not reach the RDAP server https:\/\/rdap\.example \(ECONNREFUSED\)/,
+    );
+    expect(refused.calls).toHaveLength(1);
+  });
+
+  it('stops retrying, without waiting, when the wait would end past the deadline', async () => {
+    for (const answer of [() => json('{}', 503), () => json('{}', 429, { 'retry-after': '20' })]) {
+      const time = fakeTime();
+      const { fetch, calls } = scripted([answer, () => json(domainBody('shop.com'))]);
+      const client = new RdapClient({
+        fetch,
+        now: time.now,
+        sleep: time.sleep,
+        random: () => 0.5,
+        deadline: time.now() + 100,
+      });
+      const failure = await client.lookupDomain(BASE, 'shop.com').catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(RdapDeadlineError);
+      expect((failure as Error).message).toBe(
+        "the scan's time ran out while retrying the RDAP lookup of shop.com",
+      );
+      expect(calls).toHaveLength(1);
+      expect(time.slept).toEqual([]);
+    }
   });
 
   it('reads 404 as a name the registry does not know', async () => {

@@ -73,6 +73,25 @@ describe('scanAccount', () => {
     );
   });
 
+  it("fails at once, with the listing's own words, when reading again cannot help", async () => {
+    const client = new ResellerClient({
+      baseUrl: 'https://api.test',
+      apiKey: 'k-unit-scan',
+      fetch: apiFetch(0),
+      sleep: async () => undefined,
+      maxPages: 1,
+    });
+    const error = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'full' }).catch(
+      (e) => e,
+    );
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toMatch(
+      /^the reseller reports 2 pages \(3 domains\) for .*, more than the limit of 1;/,
+    );
+    // Page 1 of the domains and the contact page, once: the account was not read again.
+    expect(client.requests).toBe(2);
+  });
+
   it('reads again from the start when pages appear while the listing runs, and reports the grown account', async () => {
     let total = 3;
     let reads = 0;

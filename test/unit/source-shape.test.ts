@@ -16,13 +16,7 @@ const SOURCE_DIRS = ['functions', 'lib', 'bin'];
  * Known exceptions, still to split (issue 32): each `file` or `file Kind name`. Fixing one fails
  * the test until its entry goes, so the list only shrinks.
  */
-const KNOWN_OVERSIZED: readonly string[] = [
-  'functions/aws/dynamodb-state-store.ts',
-  // Grown past 600 by the registry check's and the policies' settings and scan steps (issues 36, 37)
-  // as they met this limit in one merge; to split along their seams (issue 32).
-  'functions/core/scan/config.ts',
-  'functions/core/scan/scan.ts',
-];
+const KNOWN_OVERSIZED: readonly string[] = ['functions/aws/dynamodb-state-store.ts'];
 
 /** Every TypeScript source file under the source folders, as a path relative to the repository. */
 function sourceFiles(): string[] {

@@ -9,7 +9,8 @@ import {
 import { LAST_DAYS } from '../findings/quarantine-periods';
 import type { Problem } from '../reseller/client';
 import type { DomainPrice } from '../reseller/schemas';
-import type { RenewalCosts, Report } from '../scan/scan';
+import type { RenewalCosts } from '../scan/renewal-costs';
+import type { Report } from '../scan/scan';
 import * as registry from './registry-words';
 
 /**

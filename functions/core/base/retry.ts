@@ -2,8 +2,9 @@
  * The one retry loop, in the shape of p-retry: `fn` is tried, and after a try that throws,
  * `shouldRetry` decides (pure where it can be: it gets the error and the count, nothing else);
  * `retries`, `maxRetryTime` and `signal` bound it. Every loop that tries again (the reseller
- * transport, DynamoDB's unprocessed items, a webhook post, a scan or a snooze meeting another
- * scan's lease, the state file's lock) is this one with its own decision.
+ * transport, the RDAP client, a scan reading an account that moved under it, DynamoDB's
+ * unprocessed items, a webhook post, a scan or a snooze meeting another scan's lease, the state
+ * file's lock) is this one with its own decision.
  */
 
 /** What a failed try tells `shouldRetry` and `onFailedAttempt`. */

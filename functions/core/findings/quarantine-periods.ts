@@ -1,4 +1,5 @@
 import { domainToASCII } from 'node:url';
+import * as z from 'zod';
 import { isStorableInstant } from '../reseller/schemas';
 
 /**
@@ -116,6 +117,24 @@ export function parseQuarantineDays(text: string): QuarantineOverrides {
   }
   return out;
 }
+
+/** The QUARANTINE_DAYS setting's schema: tld=days pairs read into overrides (none when unset). */
+export const quarantineDaysSetting = z
+  .string()
+  .trim()
+  .max(2_000, 'must be at most 2000 characters')
+  .transform((text, ctx) => {
+    try {
+      return parseQuarantineDays(text);
+    } catch (error) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must list tld=days pairs, e.g. nl=40,be=40: ${(error as Error).message}`,
+      });
+      return z.NEVER;
+    }
+  })
+  .default({});
 
 /** The period that applies to a domain: from QUARANTINE_DAYS, the built-in table, or none. */
 export interface AppliedPeriod {

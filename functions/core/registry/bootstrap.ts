@@ -1,3 +1,4 @@
+import * as z from 'zod';
 import { normalizeDomainName } from '../base/text';
 import { parseRfc3339 } from '../reseller/schemas';
 import { RdapBootstrapError } from './rdap-errors';
@@ -108,6 +109,17 @@ function preferredUrl(urls: readonly unknown[]): string | null {
 
 /** True when RDAP_BOOTSTRAP_URL names a URL rather than a file path. */
 export const isBootstrapUrl = (source: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(source);
+
+/** The RDAP_BOOTSTRAP_URL setting's schema: an https URL (http only to loopback), or a file path. */
+export const rdapBootstrapSetting = z
+  .string()
+  .trim()
+  .min(1, 'must be a URL or a file path')
+  .superRefine((source, ctx) => {
+    const problem = isBootstrapUrl(source) ? rdapUrlProblem(source) : null;
+    if (problem) ctx.addIssue({ code: 'custom', message: `${problem}; give an https URL or a file path` });
+  })
+  .default(IANA_DNS_BOOTSTRAP_URL);
 
 /**
  * Reads the bootstrap from a URL: https (or loopback http), redirects refused, at most 4 MiB, within

@@ -1,5 +1,6 @@
+import { type RetryContext, type RetryVerdict, retry, sleep } from '../base/retry';
 import { ConcurrencyController, ConcurrencyLimiter } from '../reseller/limiter';
-import { parseRetryAfter, retryDecision } from '../reseller/transport';
+import { parseRetryAfter, type RetryDecision, retryDecision } from '../reseller/transport';
 import { parseRdapDomain, RdapDomainShapeError, type RegistryRecord } from './rdap-domain';
 import {
   RdapConnectionError,
@@ -55,9 +56,8 @@ export class RdapDeadlineError extends RdapError {
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 3;
 const RETRYABLE_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** One answer as the retry loop sees it. */
+/** One answer of an RDAP server, as far as the lookup reads it. */
 interface Answer {
   readonly status: number;
   readonly text: string | null;
@@ -92,7 +92,7 @@ export class RdapClient {
     this.maxRetryAfterMs = options.maxRetryAfterMs ?? 30_000;
     this.maxBytes = options.maxResponseBytes ?? 1024 * 1024;
     this.deadline = options.deadline;
-    this.sleep = options.sleep ?? defaultSleep;
+    this.sleep = options.sleep ?? sleep;
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
   }
@@ -163,68 +163,100 @@ export class RdapClient {
     return this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - this.now();
   }
 
+  /**
+   * The request, tried again as {@link retryDecision} decides: every answer of 400 or more, and every
+   * failure to get one, is put to it as the retry loop's `shouldRetry`, which also tells the server's
+   * concurrency controller what the server said. What it stops at is returned (an answer) or
+   * thrown (no answer, the deadline).
+   */
   private async sendWithRetries(url: string, what: string): Promise<Answer> {
     const limiter = this.limiterOf(url);
+    const controller = limiter.controller;
     let pauseWaited = 0;
-    for (let attempt = 1; ; attempt++) {
-      if (this.remaining() <= 0)
-        throw new RdapDeadlineError(`the scan's time ran out before ${what}`, { status: 0, url });
-      await limiter.acquire(pauseWaited);
-      const startedAt = this.now();
-      let answer: Answer | undefined;
-      let failure: { error: RdapError; retryable: boolean } | undefined;
-      try {
-        const budget = this.remaining();
-        if (budget <= 0)
-          throw new RdapDeadlineError(`the scan's time ran out before ${what}`, { status: 0, url });
-        this.requests++;
-        answer = await this.fetchOnce(url, Math.min(this.timeoutMs, budget)).catch((error: unknown) => {
-          failure = this.describeFailure(error, url, what);
-          return undefined;
-        });
-      } finally {
-        limiter.release();
-      }
-      const retryAfterMs = answer ? parseRetryAfter(answer.retryAfter, this.now()) : undefined;
-      const status = answer?.status;
-      if (status === 429 && retryAfterMs !== undefined && retryAfterMs > this.maxRetryAfterMs) {
-        // Honoured, not cut short: this server is not asked again in this scan.
-        limiter.controller.record({ kind: 'throttled', startedAt, now: this.now() });
-        throw new RdapRateLimitError(
-          `the RDAP server asked to wait ${Math.ceil(retryAfterMs / 1000)} s (Retry-After) before ${what}; it is not asked again in this scan`,
-          { status, url },
-          { retryAfterMs },
-        );
-      }
+    let stopped: RetryDecision = { retry: false, reason: 'done' };
+    const shouldRetry = ({ error, attemptNumber }: RetryContext): RetryVerdict => {
+      if (!(error instanceof RdapAttempt)) return false;
+      const { startedAt, retryAfterMs } = error;
+      const status = error.answer?.status;
       const decision = retryDecision({
-        attempt,
+        attempt: attemptNumber,
         maxAttempts: this.maxAttempts,
         status,
-        failure: failure ? (failure.retryable ? 'timeout' : 'fatal') : undefined,
+        failure: error.failure ? (error.failure.retryable ? 'timeout' : 'fatal') : undefined,
         retryAfterMs,
         remainingMs: this.remaining(),
         maxRetryAfterMs: this.maxRetryAfterMs,
         jitter: this.random(),
       });
-      const controller = limiter.controller;
       if (status === 429 || status === 503) {
         const pause = decision.retry && retryAfterMs !== undefined ? decision.delayMs : undefined;
         controller.record({ kind: 'throttled', startedAt, now: this.now(), retryAfterMs: pause });
-      } else if (status !== undefined && status < 400) {
-        controller.record({ kind: 'success', startedAt, latencyMs: this.now() - startedAt });
       } else controller.record({ kind: 'other' });
       if (!decision.retry) {
-        if (failure) throw failure.error;
-        if (
-          decision.reason === 'retry-after-beyond-deadline' ||
-          decision.reason === 'backoff-beyond-deadline'
-        )
-          throw new RdapDeadlineError(`the scan's time ran out while retrying ${what}`, { status: 0, url });
-        return answer as Answer;
+        stopped = decision;
+        return false;
       }
       if (retryAfterMs !== undefined) pauseWaited = controller.pausedUntil;
-      await this.sleep(decision.delayMs);
+      return { delayMs: decision.delayMs };
+    };
+    try {
+      return await retry(() => this.attempt(url, what, limiter, pauseWaited), {
+        retries: Number.POSITIVE_INFINITY,
+        shouldRetry,
+        sleep: this.sleep,
+        clock: this.now,
+      });
+    } catch (error) {
+      if (!(error instanceof RdapAttempt)) throw error;
+      if (error.failure) throw error.failure.error;
+      if (stopped.retry === false && stopped.reason.endsWith('-beyond-deadline'))
+        throw new RdapDeadlineError(`the scan's time ran out while retrying ${what}`, { status: 0, url });
+      return error.answer as Answer;
     }
+  }
+
+  /**
+   * One attempt: an answer below 400 is returned, anything else thrown as an {@link RdapAttempt};
+   * a Retry-After longer than the check waits is a rate limit, not asked again.
+   */
+  private async attempt(
+    url: string,
+    what: string,
+    limiter: ConcurrencyLimiter,
+    pauseWaited: number,
+  ): Promise<Answer> {
+    if (this.remaining() <= 0)
+      throw new RdapDeadlineError(`the scan's time ran out before ${what}`, { status: 0, url });
+    await limiter.acquire(pauseWaited);
+    const startedAt = this.now();
+    let answer: Answer;
+    try {
+      const budget = this.remaining();
+      if (budget <= 0)
+        throw new RdapDeadlineError(`the scan's time ran out before ${what}`, { status: 0, url });
+      this.requests++;
+      answer = await this.fetchOnce(url, Math.min(this.timeoutMs, budget));
+    } catch (error) {
+      if (error instanceof RdapDeadlineError) throw error;
+      throw new RdapAttempt(startedAt, undefined, this.describeFailure(error, url, what));
+    } finally {
+      limiter.release();
+    }
+    if (answer.status < 400) {
+      limiter.controller.record({ kind: 'success', startedAt, latencyMs: this.now() - startedAt });
+      return answer;
+    }
+    const retryAfterMs = parseRetryAfter(answer.retryAfter, this.now());
+    if (answer.status === 429 && retryAfterMs !== undefined && retryAfterMs > this.maxRetryAfterMs) {
+      // Honoured, not cut short: this server is not asked again in this scan.
+      limiter.controller.record({ kind: 'throttled', startedAt, now: this.now() });
+      throw new RdapRateLimitError(
+        `the RDAP server asked to wait ${Math.ceil(retryAfterMs / 1000)} s (Retry-After) before ${what}; it is not asked again in this scan`,
+        { status: answer.status, url },
+        { retryAfterMs },
+      );
+    }
+    throw new RdapAttempt(startedAt, answer, undefined, retryAfterMs);
   }
 
   private async fetchOnce(url: string, timeoutMs: number): Promise<Answer> {
@@ -279,4 +311,17 @@ function errorCode(error: unknown): string | undefined {
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/** One attempt that was not a success: what {@link retryDecision} decides on. */
+class RdapAttempt extends Error {
+  override readonly name: string = 'RdapAttempt';
+  constructor(
+    readonly startedAt: number,
+    readonly answer: Answer | undefined,
+    readonly failure: { readonly error: RdapError; readonly retryable: boolean } | undefined,
+    readonly retryAfterMs?: number,
+  ) {
+    super('an RDAP attempt that is not a success');
+  }
 }

@@ -7,7 +7,7 @@ import {
   ResponseTooLargeError,
   TimeoutError,
 } from '../base/errors';
-import { type RetryContext, type RetryVerdict, retry } from '../base/retry';
+import { type RetryContext, type RetryVerdict, retry, sleep } from '../base/retry';
 import { apiKeyProblem, scrubSecrets } from './api-key';
 import { abortable, connectionCause, errorCode } from './connection';
 import { ConcurrencyController, ConcurrencyLimiter } from './limiter';
@@ -163,7 +163,6 @@ const RETRYABLE_CODES = new Set([
 ]);
 
 const MIB = 1024 * 1024;
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Bytes as a person reads them: `32 MiB`, `1500 bytes`. */
 function bytes(n: number): string {
@@ -215,7 +214,7 @@ export class Transport {
     this.deadline = options.deadline;
     this.signal = options.signal;
     // Every wait (backoff, Retry-After, the limiter's pause) ends when the signal aborts.
-    this.sleep = abortable(options.sleep ?? defaultSleep, options.signal);
+    this.sleep = abortable(options.sleep ?? sleep, options.signal);
     this.random = options.random ?? Math.random;
     this.now = options.now ?? Date.now;
     this.ceiling = Math.max(1, options.concurrency ?? 8);

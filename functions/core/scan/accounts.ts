@@ -3,7 +3,8 @@ import * as z from 'zod';
 import { ConfigError } from '../base/errors';
 import type { SigningKey } from '../links/links';
 import type { SecretSource } from '../links/secrets';
-import { POLICIES_MAX_CHARS, type RawSettings, SETTINGS, type SettingName, ssmParameterName } from './config';
+import { type RawSettings, SETTINGS, type SettingName, ssmParameterName } from './config';
+import { POLICIES_MAX_CHARS } from './policies';
 
 /**
  * Several reseller accounts in one deployment: how an account is named, what one scan of one

@@ -2,10 +2,9 @@ import * as z from 'zod';
 import { ConfigError } from '../base/errors';
 import { closest } from '../base/suggest';
 import { SEVERITIES } from '../findings/classify';
-import { parseQuarantineDays } from '../findings/quarantine-periods';
-import { IANA_DNS_BOOTSTRAP_URL, isBootstrapUrl } from '../registry/bootstrap';
-import { rdapUrlProblem } from '../registry/rdap-http';
-import { parsePoliciesText, resolvePolicies } from './policies';
+import { quarantineDaysSetting } from '../findings/quarantine-periods';
+import { IANA_DNS_BOOTSTRAP_URL, rdapBootstrapSetting } from '../registry/bootstrap';
+import { policiesSetting, resolvePolicies } from './policies';
 import { quietHoursSchema } from './quiet-hours';
 import { SCAN_MODES } from './scan';
 
@@ -16,67 +15,13 @@ import { SCAN_MODES } from './scan';
  * table are generated from / checked against this table (test/docs/readme-generated.test.ts).
  */
 
-/** Environment variable names, shared by the functions, the constructs and the command line. */
-
 /** The bodies a webhook can take (functions/core/alerts/webhook-formats.ts writes them). */
 export const WEBHOOK_FORMATS = ['slack', 'teams', 'json'] as const;
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
 
-export const ENV = {
-  resellerBaseUrl: 'RESELLER_BASE_URL',
-  resellerApiKey: 'RESELLER_API_KEY',
-  apiKeyParameter: 'RESELLER_API_KEY_PARAMETER',
-  linkBaseUrl: 'LINK_BASE_URL',
-  linkSigningKey: 'LINK_SIGNING_KEY',
-  linkSigningKeyParameter: 'LINK_SIGNING_KEY_PARAMETER',
-  linkTtlDays: 'LINK_TTL_DAYS',
-  alertTopicArn: 'ALERT_TOPIC_ARN',
-  expiryDays: 'EXPIRY_DAYS',
-  criticalDays: 'CRITICAL_DAYS',
-  minSeverity: 'MIN_SEVERITY',
-  timeZone: 'ALERT_TIME_ZONE',
-  scanMode: 'SCAN_MODE',
-  perPage: 'PER_PAGE',
-  concurrency: 'SCAN_CONCURRENCY',
-  accountLabel: 'ACCOUNT_LABEL',
-  requestTimeoutMs: 'RESELLER_TIMEOUT_MS',
-  timeBudgetSeconds: 'SCAN_TIME_BUDGET',
-  maxResponseMb: 'RESELLER_MAX_RESPONSE_MB',
-  state: 'STATE',
-  stateTableName: 'STATE_TABLE_NAME',
-  alertThresholds: 'ALERT_THRESHOLDS',
-  criticalRepeatHours: 'CRITICAL_REPEAT_HOURS',
-  summaryEveryDays: 'SUMMARY_EVERY_DAYS',
-  quarantineDays: 'QUARANTINE_DAYS',
-  deploymentName: 'DEPLOYMENT_NAME',
-  chatTopicArn: 'CHAT_TOPIC_ARN',
-  webhookUrl: 'WEBHOOK_URL',
-  webhookFormat: 'WEBHOOK_FORMAT',
-  webhookSigningKey: 'WEBHOOK_SIGNING_KEY',
-  webhookSigningKeyParameter: 'WEBHOOK_SIGNING_KEY_PARAMETER',
-  webhookTargets: 'WEBHOOK_TARGETS',
-  policies: 'POLICIES',
-  policiesFile: 'POLICIES_FILE',
-  smsQuietHours: 'SMS_QUIET_HOURS',
-  heldSmsScheduleGroup: 'HELD_SMS_SCHEDULE_GROUP',
-  heldSmsRoleArn: 'HELD_SMS_ROLE_ARN',
-  heartbeatUrl: 'HEARTBEAT_URL',
-  heartbeatUrlParameter: 'HEARTBEAT_URL_PARAMETER',
-  registryCheck: 'REGISTRY_CHECK',
-  rdapBootstrapUrl: 'RDAP_BOOTSTRAP_URL',
-  rdapQueryBudget: 'RDAP_QUERY_BUDGET',
-  registryCheckDays: 'REGISTRY_CHECK_DAYS',
-  registryToleranceDays: 'REGISTRY_TOLERANCE_DAYS',
-  rdapTimeoutMs: 'RDAP_TIMEOUT_MS',
-} as const;
-
-/** The most characters of policies JSON a scan takes (an account's item carries them too). */
-export const POLICIES_MAX_CHARS = 65_536;
-
 /** A whole number in [min, max], from a string (environment, argv, `-c key=value`) or a number (cdk.json). */
 export const wholeNumber = (min: number, max: number) => {
   const message = `must be a whole number from ${min} to ${max}`;
-  // Strings from the environment and argv, numbers from cdk.json.
   return z.preprocess(
     (value) => (typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value),
     z.number({ error: message }).int(message).min(min, message).max(max, message),
@@ -84,7 +29,7 @@ export const wholeNumber = (min: number, max: number) => {
 };
 
 /** An http(s) URL without trailing slashes. */
-export const httpUrl = z
+const httpUrl = z
   .string()
   .trim()
   .superRefine((s, ctx) => {
@@ -136,24 +81,25 @@ export const resellerBaseUrl = httpUrl.superRefine((url, ctx) => {
     });
 });
 
-/** True for an IANA time zone name this runtime knows (UTC, Europe/Amsterdam, …). */
-export function isTimeZone(name: string): boolean {
+/** What is wrong with a time zone name this runtime does not know, with the closest one it knows. */
+function timeZoneProblem(name: string): string | undefined {
   try {
     new Intl.DateTimeFormat('en-GB', { timeZone: name });
-    return true;
+    return undefined;
   } catch {
-    return false;
+    const near = closest(name, ['UTC', ...Intl.supportedValuesOf('timeZone')]);
+    return `must be an IANA time zone such as UTC or Europe/Amsterdam${near ? `; did you mean ${near}?` : ''}`;
   }
 }
 
-/** What is wrong with a time zone name, with the closest one this runtime knows ("did you mean"). */
-export function timeZoneProblem(name: string): string {
-  const near = closest(name, ['UTC', ...Intl.supportedValuesOf('timeZone')]);
-  return `must be an IANA time zone such as UTC or Europe/Amsterdam${near ? `; did you mean ${near}?` : ''}`;
-}
+/** An SNS topic's ARN, as the stack sets it. */
+const snsTopicArn = z
+  .string()
+  .trim()
+  .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must be an SNS topic ARN');
 
 /** `on` or `off` (also true/false: a settings file or props hold a boolean), read as a boolean. */
-export const onOff = z
+const onOff = z
   .preprocess(
     (value) =>
       value === true || value === 'true' ? 'on' : value === false || value === 'false' ? 'off' : value,
@@ -161,17 +107,6 @@ export const onOff = z
   )
   .default('off')
   .transform((value) => value === 'on');
-
-/** The RDAP bootstrap: an https URL (http only to loopback), or a file path. */
-const rdapBootstrap = z
-  .string()
-  .trim()
-  .min(1, 'must be a URL or a file path')
-  .superRefine((source, ctx) => {
-    const problem = isBootstrapUrl(source) ? rdapUrlProblem(source) : null;
-    if (problem) ctx.addIssue({ code: 'custom', message: `${problem}; give an https URL or a file path` });
-  })
-  .default(IANA_DNS_BOOTSTRAP_URL);
 
 /**
  * Text shown in a subject, digest and SMS: printable, one line. Control and invisible format
@@ -201,50 +136,42 @@ export interface SettingSpec {
 /** The settings of a scan and of the restore endpoint (secrets are in SECRET_SETTINGS). */
 export const SETTINGS = {
   resellerBaseUrl: {
-    env: ENV.resellerBaseUrl,
+    env: 'RESELLER_BASE_URL',
     flag: '--base-url',
     context: 'resellerBaseUrl',
     schema: resellerBaseUrl,
     doc: 'reseller API base URL (live or test environment), without /v2; https (http only to this machine); required',
   },
   linkBaseUrl: {
-    env: ENV.linkBaseUrl,
+    env: 'LINK_BASE_URL',
     schema: httpUrl.optional(),
     doc: 'public base of the restore endpoint; without it findings carry no links (the stack sets it)',
   },
   linkTtlDays: {
-    env: ENV.linkTtlDays,
+    env: 'LINK_TTL_DAYS',
     flag: '--ttl-days',
     schema: wholeNumber(1, 30).default(7),
     default: 7,
     doc: 'days a signed link stays valid',
   },
   alertTopicArn: {
-    env: ENV.alertTopicArn,
-    schema: z
-      .string()
-      .trim()
-      .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must be an SNS topic ARN')
-      .optional(),
+    env: 'ALERT_TOPIC_ARN',
+    schema: snsTopicArn.optional(),
     doc: 'SNS topic scan publishes to (the stack sets it); without it, scan needs --alert-to or --dry-run',
   },
   chatTopicArn: {
-    env: ENV.chatTopicArn,
-    schema: z
-      .string()
-      .trim()
-      .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/, 'must be an SNS topic ARN')
-      .optional(),
+    env: 'CHAT_TOPIC_ARN',
+    schema: snsTopicArn.optional(),
     doc: 'second SNS topic: each published alert is also published here as an Amazon Q Developer (AWS Chatbot) custom notification for Slack and Teams channels (the stack sets it; docs/chat.md)',
   },
   webhookFormat: {
-    env: ENV.webhookFormat,
+    env: 'WEBHOOK_FORMAT',
     flag: '--webhook-format',
     schema: z.enum(WEBHOOK_FORMATS, { message: `must be one of ${WEBHOOK_FORMATS.join(', ')}` }).optional(),
     doc: 'with --webhook (WEBHOOK_URL): the body posted, a Slack incoming webhook (slack), a Teams Workflows webhook (teams) or the signed JSON report (json); docs/chat.md',
   },
   expiryDays: {
-    env: ENV.expiryDays,
+    env: 'EXPIRY_DAYS',
     flag: '--expiry-days',
     context: 'expiryDays',
     schema: wholeNumber(1, 3650).default(30),
@@ -252,7 +179,7 @@ export const SETTINGS = {
     doc: 'a domain expiring within this many days is `expiring`',
   },
   criticalDays: {
-    env: ENV.criticalDays,
+    env: 'CRITICAL_DAYS',
     flag: '--critical-days',
     context: 'criticalDays',
     schema: wholeNumber(0, 3650).default(7),
@@ -260,7 +187,7 @@ export const SETTINGS = {
     doc: 'expiring without auto-renew within this many days is critical',
   },
   minSeverity: {
-    env: ENV.minSeverity,
+    env: 'MIN_SEVERITY',
     flag: '--min-severity',
     context: 'minSeverity',
     schema: z.enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` }).default('warning'),
@@ -268,74 +195,75 @@ export const SETTINGS = {
     doc: 'publish when a finding reaches this severity',
   },
   timeZone: {
-    env: ENV.timeZone,
+    env: 'ALERT_TIME_ZONE',
     flag: '--time-zone',
     context: 'timeZone',
     schema: z
       .string()
       .trim()
       .superRefine((zone, ctx) => {
-        if (!isTimeZone(zone)) ctx.addIssue({ code: 'custom', message: timeZoneProblem(zone) });
+        const problem = timeZoneProblem(zone);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
       })
       .default('UTC'),
     default: 'UTC',
     doc: 'zone of the dates in the digest (in the stack also the schedule’s zone)',
   },
   scanMode: {
-    env: ENV.scanMode,
+    env: 'SCAN_MODE',
     flag: '--mode',
     schema: z.enum(SCAN_MODES, { message: `must be one of ${SCAN_MODES.join(', ')}` }).default('auto'),
     default: 'auto',
     doc: 'how a scan without state reads the account: auto (a filtered read proven complete by counts, or the whole account when it is a few pages, the proven parts would take more, or the proof fails), filtered (proven by counts, else the whole account), or full; a scan with state (and so the deployed one) always reads the whole account',
   },
   perPage: {
-    env: ENV.perPage,
+    env: 'PER_PAGE',
     flag: '--per-page',
     schema: wholeNumber(1, 1000).default(100),
     default: 100,
     doc: 'page size asked for; the server’s answer wins',
   },
   concurrency: {
-    env: ENV.concurrency,
+    env: 'SCAN_CONCURRENCY',
     flag: '--concurrency',
     schema: wholeNumber(1, 32).default(8),
     default: 8,
     doc: 'most requests in flight at once: the scan starts at 4, grows while answers come fast, halves on 429/503',
   },
   requestTimeoutMs: {
-    env: ENV.requestTimeoutMs,
+    env: 'RESELLER_TIMEOUT_MS',
     flag: '--timeout-ms',
     schema: wholeNumber(100, 120_000).default(10_000),
     default: 10_000,
     doc: 'per-request timeout of the reseller API, in ms',
   },
   timeBudgetSeconds: {
-    env: ENV.timeBudgetSeconds,
+    env: 'SCAN_TIME_BUDGET',
     flag: '--time-budget',
     schema: wholeNumber(1, 86_400).default(900),
     default: 900,
     doc: 'seconds a command-line scan may take before it fails (the Lambda uses its own timeout)',
   },
   maxResponseMb: {
-    env: ENV.maxResponseMb,
+    env: 'RESELLER_MAX_RESPONSE_MB',
     flag: '--max-response-mb',
     schema: wholeNumber(1, 1024).default(32),
     default: 32,
     doc: 'largest reseller API response read, in MiB; a larger one is aborted while it streams',
   },
   state: {
-    env: ENV.state,
+    env: 'STATE',
     flag: '--state',
     schema: z.string().trim().min(1).optional(),
     doc: 'memory between scans: a JSON file PATH, or dynamodb:TABLE; alert on change (forces a full read)',
   },
   stateTableName: {
-    env: ENV.stateTableName,
+    env: 'STATE_TABLE_NAME',
     schema: z.string().trim().min(1).optional(),
     doc: 'the state table of the scan Lambda (the stack sets it)',
   },
   alertThresholds: {
-    env: ENV.alertThresholds,
+    env: 'ALERT_THRESHOLDS',
     schema: z
       .string()
       .trim()
@@ -354,40 +282,25 @@ export const SETTINGS = {
     doc: 'with state: the days-left rungs an expiring domain is alerted again at',
   },
   criticalRepeatHours: {
-    env: ENV.criticalRepeatHours,
+    env: 'CRITICAL_REPEAT_HOURS',
     schema: wholeNumber(1, 8760).default(20),
     default: 20,
     doc: "with state: a critical finding is repeated after this many hours until resolved; the deployment-wide default of the policies file's `repeat.critical` (docs/policies.md), which takes precedence",
   },
   summaryEveryDays: {
-    env: ENV.summaryEveryDays,
+    env: 'SUMMARY_EVERY_DAYS',
     schema: wholeNumber(0, 365).default(7),
     default: 7,
     doc: 'with state: a summary even when nothing changed, every this many days (0: never)',
   },
   quarantineDays: {
-    env: ENV.quarantineDays,
+    env: 'QUARANTINE_DAYS',
     context: 'quarantineDays',
-    schema: z
-      .string()
-      .trim()
-      .max(2_000, 'must be at most 2000 characters')
-      .transform((text, ctx) => {
-        try {
-          return parseQuarantineDays(text);
-        } catch (error) {
-          ctx.addIssue({
-            code: 'custom',
-            message: `must list tld=days pairs, e.g. nl=40,be=40: ${(error as Error).message}`,
-          });
-          return z.NEVER;
-        }
-      })
-      .default({}),
+    schema: quarantineDaysSetting,
     doc: 'restore periods by TLD over the built-in table (docs/deadlines.md), e.g. nl=40,shop=30; a TLD in neither says "restore deadline unknown"',
   },
   deploymentName: {
-    env: ENV.deploymentName,
+    env: 'DEPLOYMENT_NAME',
     schema: z
       .string()
       .trim()
@@ -397,44 +310,32 @@ export const SETTINGS = {
     doc: 'the dimension `deployment` of every metric, telling two deployments in one account apart (the stack sets it)',
   },
   accountLabel: {
-    env: ENV.accountLabel,
+    env: 'ACCOUNT_LABEL',
     context: 'accountLabel',
     schema: printableLabel.optional(),
     doc: 'name shown in the subject, digest and SMS (at most 40 characters)',
   },
   policiesFile: {
-    env: ENV.policiesFile,
+    env: 'POLICIES_FILE',
     flag: '--policies',
     schema: z.string().trim().min(1).optional(),
     doc: 'a JSON file of policies per domain group (docs/policies.md): thresholds, recipients and domains let lapse, by tag, TLD or name; the first policy that fits a domain applies',
   },
   policies: {
-    env: ENV.policies,
+    env: 'POLICIES',
     context: 'policies',
-    schema: z
-      .string()
-      .trim()
-      .max(POLICIES_MAX_CHARS, `must be at most ${POLICIES_MAX_CHARS} characters`)
-      .transform((text, ctx) => {
-        try {
-          return parsePoliciesText(text, 'is invalid');
-        } catch (error) {
-          ctx.addIssue({ code: 'custom', message: (error as Error).message });
-          return z.NEVER;
-        }
-      })
-      .optional(),
+    schema: policiesSetting.optional(),
     doc: 'the policies as JSON, as in a policies file (the stack sets it from `policies`, a settings file’s object or a path to one; docs/policies.md)',
   },
   smsQuietHours: {
-    env: ENV.smsQuietHours,
+    env: 'SMS_QUIET_HOURS',
     flag: '--sms-quiet-hours',
     context: 'smsQuietHours',
     schema: quietHoursSchema.optional(),
     doc: 'e.g. 22:00-07:00 in ALERT_TIME_ZONE: an SMS waits until the window ends, unless a restore-by or expiry is within 48 hours (docs/policies.md)',
   },
   heldSmsScheduleGroup: {
-    env: ENV.heldSmsScheduleGroup,
+    env: 'HELD_SMS_SCHEDULE_GROUP',
     schema: z
       .string()
       .trim()
@@ -443,7 +344,7 @@ export const SETTINGS = {
     doc: 'with SMS_QUIET_HOURS: the EventBridge Scheduler group an SMS held is scheduled in, to be sent when the window ends (the stack sets it with `smsQuietHours`)',
   },
   heldSmsRoleArn: {
-    env: ENV.heldSmsRoleArn,
+    env: 'HELD_SMS_ROLE_ARN',
     schema: z
       .string()
       .trim()
@@ -452,7 +353,7 @@ export const SETTINGS = {
     doc: 'with SMS_QUIET_HOURS: the role the schedule publishes a held SMS with (the stack sets it with `smsQuietHours`)',
   },
   registryCheck: {
-    env: ENV.registryCheck,
+    env: 'REGISTRY_CHECK',
     flag: '--registry-check',
     context: 'registryCheck',
     schema: onOff,
@@ -460,14 +361,14 @@ export const SETTINGS = {
     doc: 'check domains against their registry’s RDAP too (on or off; docs/registry.md): every domain with a finding at warning or above and a rotating sample of the rest; the scan then reads the whole account',
   },
   rdapBootstrapUrl: {
-    env: ENV.rdapBootstrapUrl,
+    env: 'RDAP_BOOTSTRAP_URL',
     flag: '--rdap-bootstrap',
-    schema: rdapBootstrap,
+    schema: rdapBootstrapSetting,
     default: IANA_DNS_BOOTSTRAP_URL,
     doc: 'with the registry check: the RDAP bootstrap (RFC 9224) naming each TLD’s RDAP server, a URL (https) or a file path; kept for a day',
   },
   rdapQueryBudget: {
-    env: ENV.rdapQueryBudget,
+    env: 'RDAP_QUERY_BUDGET',
     flag: '--rdap-budget',
     context: 'rdapQueryBudget',
     schema: wholeNumber(1, 1_000_000).default(2000),
@@ -475,7 +376,7 @@ export const SETTINGS = {
     doc: 'with the registry check: most domains looked up per scan, the ones with a finding first (docs/registry.md has the arithmetic)',
   },
   registryCheckDays: {
-    env: ENV.registryCheckDays,
+    env: 'REGISTRY_CHECK_DAYS',
     flag: '--registry-days',
     context: 'registryCheckDays',
     schema: wholeNumber(1, 366).default(30),
@@ -483,14 +384,14 @@ export const SETTINGS = {
     doc: 'with the registry check: days over which the rotating sample covers every domain of the account',
   },
   registryToleranceDays: {
-    env: ENV.registryToleranceDays,
+    env: 'REGISTRY_TOLERANCE_DAYS',
     flag: '--registry-tolerance-days',
     schema: wholeNumber(0, 365).default(2),
     default: 2,
     doc: 'with the registry check: the registry’s and the reseller’s expiry dates further apart than this disagree',
   },
   rdapTimeoutMs: {
-    env: ENV.rdapTimeoutMs,
+    env: 'RDAP_TIMEOUT_MS',
     flag: '--rdap-timeout-ms',
     schema: wholeNumber(100, 60_000).default(10_000),
     default: 10_000,
@@ -499,6 +400,26 @@ export const SETTINGS = {
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;
+
+/**
+ * Environment variable names, shared by the functions, the constructs and the command line: each
+ * setting's own (named once, in SETTINGS), and the secrets' and the webhook targets'.
+ */
+export const ENV = {
+  ...(Object.fromEntries(Object.entries(SETTINGS).map(([name, spec]) => [name, spec.env])) as {
+    readonly [N in SettingName]: (typeof SETTINGS)[N]['env'];
+  }),
+  resellerApiKey: 'RESELLER_API_KEY',
+  apiKeyParameter: 'RESELLER_API_KEY_PARAMETER',
+  linkSigningKey: 'LINK_SIGNING_KEY',
+  linkSigningKeyParameter: 'LINK_SIGNING_KEY_PARAMETER',
+  webhookUrl: 'WEBHOOK_URL',
+  webhookSigningKey: 'WEBHOOK_SIGNING_KEY',
+  webhookSigningKeyParameter: 'WEBHOOK_SIGNING_KEY_PARAMETER',
+  webhookTargets: 'WEBHOOK_TARGETS',
+  heartbeatUrl: 'HEARTBEAT_URL',
+  heartbeatUrlParameter: 'HEARTBEAT_URL_PARAMETER',
+} as const;
 
 /** The name of an SSM parameter, as the stack is given it. */
 export const ssmParameterName = z

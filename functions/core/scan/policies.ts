@@ -321,6 +321,23 @@ export function parsePoliciesText(text: string, where: string): Policies {
   return parsePolicies(value, where);
 }
 
+/** The most characters of policies JSON a scan takes (an account's item carries them too). */
+export const POLICIES_MAX_CHARS = 65_536;
+
+/** The POLICIES setting's schema: the policies as JSON text, read into {@link Policies}. */
+export const policiesSetting = z
+  .string()
+  .trim()
+  .max(POLICIES_MAX_CHARS, `must be at most ${POLICIES_MAX_CHARS} characters`)
+  .transform((text, ctx) => {
+    try {
+      return parsePoliciesText(text, 'is invalid');
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      return z.NEVER;
+    }
+  });
+
 /** What applies to the domains of one group, the deployment's settings filled in. */
 export interface ResolvedPolicy {
   readonly policy: Policy;

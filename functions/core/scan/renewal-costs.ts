@@ -21,7 +21,7 @@ export interface RenewalCosts {
 }
 
 /** Findings whose renewal falls due in the window: expiring, or a renewal that failed and expires in it. */
-export function isRenewalDue(f: DomainFinding, now: number, windowDays: number): boolean {
+function isRenewalDue(f: DomainFinding, now: number, windowDays: number): boolean {
   if (f.kind !== 'expiring' && f.kind !== 'renewal_failed') return false;
   const expiry = Date.parse(f.date_expiry);
   return expiry > now && expiry <= now + windowDays * 86_400_000;

@@ -1,4 +1,5 @@
 import { DeadlineError, IncompleteListingError, ResellerApiError } from '../base/errors';
+import { retry } from '../base/retry';
 import { normalizeDomainName, plural } from '../base/text';
 import {
   type ClassifyPolicy,
@@ -13,7 +14,7 @@ import {
 import { domainNameProblem } from '../links/links';
 import type { ListFilter, ListPage, Problem, ResellerClient } from '../reseller/client';
 import { RecordRegistry } from '../reseller/paging';
-import { DOCUMENTED_DOMAIN_STATUSES, type Domain } from '../reseller/schemas';
+import type { Domain } from '../reseller/schemas';
 import { COVERAGE_PARTS, type CoverageCounts, countCoverage, coverageSearches, READ_PARTS } from './coverage';
 import { markFinding, type PolicySet, type ReportPolicy, reportPolicies } from './policies';
 import {
@@ -24,8 +25,7 @@ import {
 } from './registry-scan';
 import { type RenewalCosts, renewalCosts } from './renewal-costs';
 import { type RenewalMeaning, renewalRuleOff, voteOnRenewal } from './renewal-vote';
-
-export { isRenewalDue, type RenewalCosts, renewalCosts } from './renewal-costs';
+import { flagEmptyAccount, sortProblems, undocumentedStatusProblem } from './scan-problems';
 
 /**
  * How the scan reads the domains. `full`: every page. `filtered`: only the searches whose
@@ -144,32 +144,33 @@ async function readAccount(
   clock: () => number,
   requestsBefore: number,
 ): Promise<AccountRead> {
+  let attempts = 0;
   try {
-    try {
-      return await scanOnce(options, started, clock, requestsBefore, 1);
-    } catch (error) {
-      if (!(error instanceof IncompleteListingError && error.retryable)) throw error;
-    }
-    try {
-      return await scanOnce(options, started, clock, requestsBefore, 2); // the account moved under us: one fresh read
-    } catch (again) {
-      if (!(again instanceof IncompleteListingError)) throw again;
-      throw new IncompleteListingError(
-        `the account changed while it was read, twice in a row (${again.message}); run the scan again when the account is quiet`,
-        { retryable: false, cause: again },
-      );
-    }
+    return await retry(
+      (attempt) => {
+        attempts = attempt;
+        return scanOnce(options, started, clock, requestsBefore, attempt);
+      },
+      // The account moved under the read: one fresh read, at once.
+      { retries: 1, shouldRetry: ({ error }) => isRetryableListing(error) && { delayMs: 0 } },
+    );
   } catch (error) {
-    if (error instanceof DeadlineError) {
-      const budget = options.timeBudgetSeconds ? ` of ${options.timeBudgetSeconds} s` : '';
-      throw new DeadlineError(
-        `the scan could not read the whole account within its time budget${budget} (${error.message}); ` +
-          'raise the time budget (Lambda timeout or --time-budget) or --concurrency; --mode auto (the default) reads less when its proof holds',
+    if (error instanceof IncompleteListingError && attempts > 1)
+      throw new IncompleteListingError(
+        `the account changed while it was read, twice in a row (${error.message}); run the scan again when the account is quiet`,
+        { retryable: false, cause: error },
       );
-    }
-    throw error;
+    if (!(error instanceof DeadlineError)) throw error;
+    const budget = options.timeBudgetSeconds ? ` of ${options.timeBudgetSeconds} s` : '';
+    throw new DeadlineError(
+      `the scan could not read the whole account within its time budget${budget} (${error.message}); ` +
+        'raise the time budget (Lambda timeout or --time-budget) or --concurrency; --mode auto (the default) reads less when its proof holds',
+    );
   }
 }
+
+const isRetryableListing = (error: unknown): boolean =>
+  error instanceof IncompleteListingError && error.retryable;
 
 /** One read of the account: its report, and the registry check's candidates when it is on. */
 interface AccountRead {
@@ -423,21 +424,6 @@ function tallyDomain(reading: DomainReading, domain: Domain, page: number): void
 }
 
 /**
- * Never depend on an unstated rule: a status the documentation does not show (pending delete,
- * redemption, transferred out…) may be a domain about to be lost.
- */
-function undocumentedStatusProblem(domain: Domain, page: number): Problem | null {
-  const undocumented = domain.status.filter((v) => !DOCUMENTED_DOMAIN_STATUSES.includes(v));
-  if (undocumented.length === 0) return null;
-  return {
-    resource: 'domain',
-    key: domain.domain_name,
-    page,
-    reason: `status ${undocumented.map((v) => JSON.stringify(v)).join(', ')} is not one the API documents (registered, quarantine); the domain was checked by its dates only: look at it in the reseller's control panel`,
-  };
-}
-
-/**
  * Reads every contact for the registrants' names and the contacts pending validation. Contacts only
  * name registrants and flag pending validations: a key that may not read them (or a contact list
  * that fails) must not stop the alert about every domain.
@@ -510,31 +496,6 @@ function completeDomainFindings(
     if (finding.kind === 'quarantine' && restoreLinkFor) attachRestoreLink(finding, restoreLinkFor);
   }
   return gathered.domainFindings;
-}
-
-/**
- * An empty account is far more often the wrong key, account or environment than a real one: say so,
- * unless a domain problem already explains the missing domains.
- */
-function flagEmptyAccount(problems: Problem[], accountSize: number): void {
-  if (accountSize !== 0 || problems.some((p) => p.resource === 'domain')) return;
-  problems.push({
-    resource: 'domain',
-    key: null,
-    page: 1,
-    reason:
-      'the account lists no domains at all: check that the key and RESELLER_BASE_URL are for the account you mean (live, not test), or whether every domain left it',
-  });
-}
-
-/** Records that may be quarantined domains first: they are critical items. Then by resource and page. */
-function sortProblems(problems: Problem[]): void {
-  problems.sort(
-    (a, b) =>
-      Number(b.severity === 'critical') - Number(a.severity === 'critical') ||
-      a.resource.localeCompare(b.resource) ||
-      a.page - b.page,
-  );
 }
 
 /** Everything the report is made from, once the account is read. */

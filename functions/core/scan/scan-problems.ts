@@ -1,0 +1,47 @@
+import type { Problem } from '../reseller/client';
+import { DOCUMENTED_DOMAIN_STATUSES, type Domain } from '../reseller/schemas';
+
+/**
+ * The problems a scan adds of its own beyond the records that do not parse, and the order the
+ * report lists them in.
+ */
+
+/**
+ * Never depend on an unstated rule: a status the documentation does not show (pending delete,
+ * redemption, transferred out…) may be a domain about to be lost.
+ */
+export function undocumentedStatusProblem(domain: Domain, page: number): Problem | null {
+  const undocumented = domain.status.filter((v) => !DOCUMENTED_DOMAIN_STATUSES.includes(v));
+  if (undocumented.length === 0) return null;
+  return {
+    resource: 'domain',
+    key: domain.domain_name,
+    page,
+    reason: `status ${undocumented.map((v) => JSON.stringify(v)).join(', ')} is not one the API documents (registered, quarantine); the domain was checked by its dates only: look at it in the reseller's control panel`,
+  };
+}
+
+/**
+ * An empty account is far more often the wrong key, account or environment than a real one: say so,
+ * unless a domain problem already explains the missing domains.
+ */
+export function flagEmptyAccount(problems: Problem[], accountSize: number): void {
+  if (accountSize !== 0 || problems.some((p) => p.resource === 'domain')) return;
+  problems.push({
+    resource: 'domain',
+    key: null,
+    page: 1,
+    reason:
+      'the account lists no domains at all: check that the key and RESELLER_BASE_URL are for the account you mean (live, not test), or whether every domain left it',
+  });
+}
+
+/** Records that may be quarantined domains first: they are critical items. Then by resource and page. */
+export function sortProblems(problems: Problem[]): void {
+  problems.sort(
+    (a, b) =>
+      Number(b.severity === 'critical') - Number(a.severity === 'critical') ||
+      a.resource.localeCompare(b.resource) ||
+      a.page - b.page,
+  );
+}
