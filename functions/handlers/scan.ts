@@ -5,12 +5,12 @@ import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { Context } from 'aws-lambda';
-import { awsAccountScanDeps } from '../aws/account-stores';
 import { sentinelMetrics } from '../aws/metrics';
 import { S3ReportStore } from '../aws/s3-report-store';
 import { SsmSecretSource } from '../aws/secrets';
 import { REPORT_ENV } from '../core/memory/report-store';
 import { METRICS } from '../core/scan/config';
+import { awsAccountScanDeps } from './account-deps';
 import { handleScheduledScan } from './scheduled-scan';
 
 // Clients at module scope: created once per container, reused by warm invocations.

@@ -3,7 +3,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { awsAccountWebStores, cachedDirectory, S3AccountSummaries } from '../aws/account-stores';
+import { S3AccountSummaries } from '../aws/account-stores';
 import { DynamoDbStateStore } from '../aws/dynamodb-state-store';
 import { sentinelMetrics } from '../aws/metrics';
 import { S3ReportStore } from '../aws/s3-report-store';
@@ -13,6 +13,7 @@ import { STATE_ENV } from '../core/memory/state-config';
 import { ACCOUNT_ENV } from '../core/scan/accounts';
 import { ENV, METRICS, parseSetting, settingsFromEnv } from '../core/scan/config';
 import { StateActionStore } from '../use-cases/state-action-store';
+import { awsAccountWebStores, cachedDirectory } from './account-deps';
 import { accountWebApp, createAccountsWebApp } from './accounts-web';
 import { createWebApp } from './web-app';
 

@@ -229,7 +229,16 @@ describe('the source stays within its sizes (functions/, lib/, bin/)', () => {
 
   it('keeps the local adapters out of every Lambda (functions/local is for the command line)', () => {
     const graph = importGraph(Object.fromEntries(files.map((f) => [f, readFileSync(join(ROOT, f), 'utf8')])));
-    const entries = ['scan.ts', 'web.ts', 'webhook.ts'].map((f) => join('functions', 'handlers', f));
+    // Every Lambda the stack bundles: each `entry:` of lib/, so a new function is checked too.
+    const entries = files
+      .filter((f) => f.startsWith('lib'))
+      .flatMap((f) => [...readFileSync(join(ROOT, f), 'utf8').matchAll(/FUNCTIONS_DIR\}\/([\w/-]+\.ts)`/g)])
+      .map((m) => join('functions', m[1] as string));
+    expect(entries).toEqual(
+      expect.arrayContaining(
+        ['scan.ts', 'web.ts', 'webhook.ts'].map((f) => join('functions', 'handlers', f)),
+      ),
+    );
     for (const entry of entries) {
       expect(graph.has(entry), entry).toBe(true);
       const reached = reachable(graph, entry);

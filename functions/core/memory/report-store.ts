@@ -17,7 +17,8 @@ import {
 
 /**
  * Where the latest full report is kept for the report page and the calendar feed: a folder beside
- * the state file on a laptop, an S3 bucket in AWS (functions/aws/report-stores.ts).
+ * the state file on a laptop, an S3 bucket in AWS (functions/local/folder-report-store.ts,
+ * functions/aws/s3-report-store.ts).
  */
 export interface ReportStore {
   /** For messages: the folder or `s3://bucket/prefix`. */

@@ -12,7 +12,7 @@ import { SCAN_MODES } from './scan';
  * Every setting of domain-sentinel, defined once: its environment variable, command-line flag, CDK
  * context key, schema, default and one line of documentation. The command line, both Lambdas and the
  * CDK app (lib/config.ts) parse with these schemas; `sentinel help` and the README's Configuration
- * table are generated from / checked against this table (test/docs/readme-generated.test.ts).
+ * table are generated from / checked against this table (test/docs/generated.test.ts).
  */
 
 /** The bodies a webhook can take (functions/core/alerts/webhook-formats.ts writes them). */
