@@ -4,7 +4,7 @@ import type { Report } from '../core/scan/scan';
 
 /** What a scan does with its report once the account is read and compared: the report kept, the alert view made. */
 export interface FinishInput<R extends Report> {
-  /** With a state store, already compared (silenced findings marked, see compareWithState). */
+  /** With a state store, already compared (silenced findings marked, see compareMemory). */
   readonly report: R;
   /** Domains a snooze or acknowledgement keeps out of the alert (CompareResult.silenced); none without state. */
   readonly silenced?: ReadonlySet<string>;
