@@ -112,12 +112,12 @@ export class FileStateStore extends StateStore implements AuditTrail {
       into(key, readDomainMemory(value, key, this.location));
   }
 
-  protected async readMemory(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
+  async readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
     const domains = this.domainsOf(opened);
     return Object.hasOwn(domains, key) ? readDomainMemory(domains[key], key, this.location) : undefined;
   }
 
-  protected async putLease(generation: number, lease: Lease): Promise<void> {
+  async claim(generation: number, lease: Lease): Promise<void> {
     await this.locked(async () => {
       const current = (await this.readContent()) ?? EMPTY_CONTENT;
       this.check(current, generation, lease.owner);
@@ -125,7 +125,7 @@ export class FileStateStore extends StateStore implements AuditTrail {
     });
   }
 
-  protected async writeNext(opened: OpenedState, owner: string, write: StateWrite): Promise<void> {
+  async save(opened: OpenedState, owner: string, write: StateWrite): Promise<void> {
     await this.locked(async () => {
       const current = (await this.readContent()) ?? EMPTY_CONTENT;
       this.check(current, opened.generation, owner);

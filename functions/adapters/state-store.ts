@@ -74,15 +74,15 @@ export abstract class StateStore {
     into: (key: string, memory: DomainMemory) => boolean,
     signal?: AbortSignal,
   ): Promise<void>;
-  /** The memory of one domain's key, reading no more than that domain's share of the state. */
-  protected abstract readMemory(opened: OpenedState, key: string): Promise<DomainMemory | undefined>;
-  /** Takes the lease on `generation`; StateConflictError when the state moved on or another live lease holds it. */
-  protected abstract putLease(generation: number, lease: Lease): Promise<void>;
+  /** The memory of one domain's key in `opened` (undefined when it has none), reading no more than that domain's share: a link's page reads one domain, never all. */
+  abstract readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined>;
+  /** Takes the lease on `generation` (the one opened); StateConflictError when another scan moved it on or holds it. */
+  abstract claim(generation: number, lease: Lease): Promise<void>;
   /**
    * Writes `write` as generation + 1 and releases the lease, which `owner` must hold on `opened`;
    * StateConflictError (nothing written) when it does not.
    */
-  protected abstract writeNext(opened: OpenedState, owner: string, write: StateWrite): Promise<void>;
+  abstract save(opened: OpenedState, owner: string, write: StateWrite): Promise<void>;
   /** Gives the lease up without writing; nothing when it is no longer `owner`'s. */
   protected abstract dropLease(generation: number, owner: string): Promise<void>;
 
@@ -101,24 +101,28 @@ export abstract class StateStore {
     return this.readMemories(opened, (key, value) => memory.remember(key, value), signal);
   }
 
-  /** The memory of one domain's key in `opened` (undefined when it has none): a link's page reads one domain, never all. */
-  readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
-    return this.readMemory(opened, key);
-  }
-
-  /** Takes the lease on `generation` (the one opened); StateConflictError when another scan moved it on or holds it. */
-  claim(generation: number, lease: Lease): Promise<void> {
-    return this.putLease(generation, lease);
-  }
-
-  /** Writes the next generation and releases the lease `owner` holds on `opened`. */
-  save(opened: OpenedState, owner: string, write: StateWrite): Promise<void> {
-    return this.writeNext(opened, owner, write);
-  }
-
   /** Gives the lease on `generation` up unsaved (never fails: a lease not given up lapses by itself). */
   async release(generation: number, owner: string): Promise<void> {
     await this.dropLease(generation, owner).catch(() => undefined);
+  }
+
+  /**
+   * One conditional step of the protocol on `opened` (a snooze, a rebind): the lease for a moment,
+   * the write `next` makes, and the lease given up unsaved when that fails.
+   */
+  async step(
+    opened: OpenedState,
+    owner: string,
+    now: number,
+    next: () => Promise<StateWrite>,
+  ): Promise<void> {
+    await this.claim(opened.generation, { owner, expiresAt: now + STEP_LEASE_MS });
+    try {
+      await this.save(opened, owner, await next());
+    } catch (error) {
+      await this.release(opened.generation, owner);
+      throw error;
+    }
   }
 
   /**
@@ -145,17 +149,10 @@ export abstract class StateStore {
       async () => {
         const opened = await this.open(scope);
         await options.check?.(opened.head);
-        await this.claim(opened.generation, {
-          owner: options.owner,
-          expiresAt: options.clock() + STEP_LEASE_MS,
-        });
-        try {
-          const next = update(await this.readMemory(opened, key));
-          await this.writeNext(opened, options.owner, { head: opened.head, changed: new Map([[key, next]]) });
-        } catch (error) {
-          await this.release(opened.generation, options.owner);
-          throw error;
-        }
+        await this.step(opened, options.owner, options.clock(), async () => ({
+          head: opened.head,
+          changed: new Map([[key, update(await this.readDomain(opened, key))]]),
+        }));
       },
       {
         retries: options.attempts - 1,
@@ -235,16 +232,10 @@ export async function rebindState(store: StateStore, scope: string, apiKey: stri
     );
   if (opened.head.account && (await belongsTo(opened.head.account, apiKey))) return false;
   const account = await bindAccount(apiKey);
-  await store.claim(opened.generation, { owner, expiresAt: Date.now() + STEP_LEASE_MS });
-  try {
-    // The account-wide part only: every domain's memory stays as it is.
-    await store.save(opened, owner, {
-      head: { ...opened.head, scope: opened.head.scope ?? scope, account },
-      changed: new Map(),
-    });
-  } catch (error) {
-    await store.release(opened.generation, owner);
-    throw error;
-  }
+  // The account-wide part only: every domain's memory stays as it is.
+  await store.step(opened, owner, Date.now(), async () => ({
+    head: { ...opened.head, scope: opened.head.scope ?? scope, account },
+    changed: new Map(),
+  }));
   return true;
 }

@@ -17,7 +17,6 @@ const SOURCE_DIRS = ['functions', 'lib', 'bin'];
  * the test until its entry goes, so the list only shrinks.
  */
 const KNOWN_OVERSIZED: readonly string[] = [
-  'functions/adapters/dynamodb-state-store.ts',
   // Grown past 600 by the registry check's and the policies' settings and scan steps (issues 36, 37)
   // as they met this limit in one merge; to split along their seams (issue 32).
   'functions/core/scan/config.ts',
