@@ -509,44 +509,31 @@ export const StateHeaderSchema = z.object({
     .optional(),
 });
 
-const orderedFinding = (f: FindingMemory | null) =>
-  f && { kind: f.kind, severity: f.severity, stage: f.stage, date_expiry: f.date_expiry };
-const orderedAlert = (a: AlertMemory | null) =>
-  a && {
-    kind: a.kind,
-    severity: a.severity,
-    stage: a.stage,
-    at: a.at,
-    first_at: a.first_at,
-    escalated: a.escalated,
-    repeats: a.repeats,
+/**
+ * A copy of a value `schema` checks with the keys it knows only, in the schema's order, at any
+ * depth: what makes equal memories encode the same.
+ */
+function inSchemaOrder(schema: z.ZodType): (value: unknown) => unknown {
+  const def = schema._zod.def as { shape?: Record<string, z.ZodType>; innerType?: z.ZodType };
+  if (def.innerType) return inSchemaOrder(def.innerType);
+  if (!def.shape) return (value) => value;
+  const fields = Object.entries(def.shape).map(([key, field]) => [key, inSchemaOrder(field)] as const);
+  return (value) => {
+    if (typeof value !== 'object' || value === null) return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, order] of fields) out[key] = order((value as Record<string, unknown>)[key]);
+    return out;
   };
+}
+const memoryInOrder = inSchemaOrder(DomainMemorySchema);
 
 /**
- * The one encoder of a domain's memory: JSON with its fields in the schema's order and nothing
- * else, so equal memories give equal text (a store writes only what changed) and what is written
- * reads back as it was.
+ * The one encoder of a domain's memory: JSON of the keys DomainMemorySchema knows, in its order
+ * and nothing else, so equal memories give equal text (a store writes only what changed)
+ * and what is written reads back as it was.
  */
 export function encodeMemory(memory: DomainMemory): string {
-  const watched: Record<string, unknown> = {};
-  for (const name of WATCHED_NAMES) watched[name] = memory.watched[name];
-  const { snooze, acknowledged } = memory.actions ?? {};
-  return JSON.stringify({
-    name: memory.name,
-    watched,
-    finding: orderedFinding(memory.finding),
-    alerted: orderedAlert(memory.alerted),
-    actions: memory.actions && {
-      snooze: snooze && { until: snooze.until, at: snooze.at, kind: snooze.kind, severity: snooze.severity },
-      acknowledged: acknowledged && {
-        at: acknowledged.at,
-        kind: acknowledged.kind,
-        severity: acknowledged.severity,
-        date_expiry: acknowledged.date_expiry,
-        auto_renew: acknowledged.auto_renew,
-      },
-    },
-  });
+  return JSON.stringify(memoryInOrder(memory));
 }
 
 /**
