@@ -5,6 +5,7 @@ import {
   CreateTableCommand,
   type CreateTableCommandInput,
   type DynamoDBClient,
+  GetItemCommand,
   QueryCommand,
   type QueryCommandInput,
   UpdateContinuousBackupsCommand,
@@ -127,13 +128,12 @@ export interface DynamoDbStateStoreOptions {
  * items; the last write moves the generation on and releases the lease, conditional on still
  * holding it.
  */
-export class DynamoDbStateStore extends StateStore implements AuditTrail {
+export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail {
   readonly location: string;
   private readonly client: DynamoDBClient;
   private readonly table: string;
   private readonly at: ItemScope;
   private readonly clock: () => number;
-  private readonly opened = new WeakMap<OpenedState, Layout>();
 
   constructor(options: DynamoDbStateStoreOptions) {
     super();
@@ -153,28 +153,35 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
     this.at = { scope: options.scope, location: this.location, where: `${this.location} (${options.scope})` };
   }
 
-  protected async readHead(): Promise<OpenedState> {
-    const [metaItems, contactItems] = await Promise.all([
-      this.collect({ sk: META_SORT_KEY }),
-      this.collect({ prefix: CONTACT_PREFIX }),
+  protected async readHead(): Promise<{ opened: OpenedState; known: Layout }> {
+    const bodies = new Map<string, string>();
+    // Keys are data: an object without a prototype, so no key can reach JavaScript's own machinery.
+    const contacts: Record<string, ContactMemory> = Object.create(null);
+    const readContacts = async () => {
+      for await (const page of this.pages(this.at.scope, CONTACT_PREFIX))
+        for (const item of page) {
+          const sk = item[SK.name]?.S;
+          const body = item.m?.S;
+          if (!sk || body === undefined) continue;
+          bodies.set(sk, body);
+          const key = sk.slice(CONTACT_PREFIX.length);
+          contacts[key] = readContactMemory(parseItem(this.at, sk, body), key, this.at.where);
+        }
+    };
+    const getMeta = new GetItemCommand({
+      TableName: this.table,
+      Key: this.key(META_SORT_KEY),
+      ConsistentRead: true,
+    });
+    const [{ Item: meta }] = await Promise.all([
+      this.wrap('read the state', () => this.client.send(getMeta)),
+      readContacts(),
     ]);
-    const meta = metaItems[0];
     const exponent = meta?.layout?.N !== undefined ? Number(meta.layout.N) : null;
     if (exponent !== null && !(Number.isInteger(exponent) && exponent >= 0 && exponent <= 28))
       throw new StateError(
         `the state in ${this.at.where} names a bucket layout it cannot have (${exponent}); reset the state`,
       );
-    const bodies = new Map<string, string>();
-    // Keys are data: an object without a prototype, so no key can reach JavaScript's own machinery.
-    const contacts: Record<string, ContactMemory> = Object.create(null);
-    for (const item of contactItems) {
-      const sk = item[SK.name]?.S;
-      const body = item.m?.S;
-      if (!sk || body === undefined) continue;
-      bodies.set(sk, body);
-      const key = sk.slice(CONTACT_PREFIX.length);
-      contacts[key] = readContactMemory(parseItem(this.at, sk, body), key, this.at.where);
-    }
     const head: StateHead = meta?.h?.S
       ? readStateHead(parseItem(this.at, META_SORT_KEY, meta.h.S), contacts, this.at.where)
       : { ...EMPTY_HEAD, contacts };
@@ -187,8 +194,7 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
       generation: meta?.generation?.N ? Number(meta.generation.N) : 0,
       lease,
     };
-    this.opened.set(opened, { exponent, contacts: bodies, dirty: new Set(), garbage: [] });
-    return opened;
+    return { opened, known: { exponent, contacts: bodies, dirty: new Set(), garbage: [] } };
   }
 
   protected async readMemories(
@@ -196,13 +202,13 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
     into: (key: string, memory: DomainMemory) => boolean,
     signal?: AbortSignal,
   ): Promise<void> {
-    const known = this.internals(opened);
+    const known = this.knownOf(opened);
     const exponent = known.exponent;
     const parts = new Uint8Array(exponent === null ? 0 : 1 << exponent);
     const shard = async (n: number) => {
       const pk = `${this.at.scope}#${n}`;
       let taken = 0;
-      for await (const page of this.pages({ pk }, signal))
+      for await (const page of this.pages(pk, undefined, signal))
         for (const item of page) {
           if (++taken % YIELD_EVERY === 0) await new Promise(setImmediate);
           const found = bucketItem(this.at, item, exponent);
@@ -229,7 +235,7 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
   }
 
   async readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
-    const exponent = this.internals(opened).exponent;
+    const exponent = this.knownOf(opened).exponent;
     if (exponent === null) return undefined;
     const members = await this.readBucket(exponent, bucketOf(key, exponent));
     const value = members.get(key);
@@ -262,7 +268,7 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
   }
 
   async save(opened: OpenedState, owner: string, write: StateWrite): Promise<void> {
-    const known = this.internals(opened);
+    const known = this.knownOf(opened);
     const { contacts, ...header } = write.head;
     const headerJson = JSON.stringify(header);
     checkItemSize(this.at, META_SORT_KEY, headerJson);
@@ -336,8 +342,9 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
   async clear(): Promise<number> {
     const deletes: WriteRequest[] = [];
     for (const pk of [this.at.scope, ...Array.from({ length: SHARDS }, (_, n) => `${this.at.scope}#${n}`)])
-      for await (const page of this.pages({ pk, keysOnly: true }))
-        for (const Key of page) deletes.push({ DeleteRequest: { Key } });
+      for await (const page of this.pages(pk))
+        for (const item of page)
+          deletes.push({ DeleteRequest: { Key: itemKey(pk, item[SK.name]?.S ?? '') } });
     await this.writeAll(deletes);
     return deletes.length;
   }
@@ -349,7 +356,7 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
     parts?: Uint8Array,
   ): Promise<Map<string, unknown>> {
     const members = new Map<string, unknown>();
-    for await (const page of this.pages({ pk: shardPk(this.at, bucket), prefix: bucketSk(exponent, bucket) }))
+    for await (const page of this.pages(shardPk(this.at, bucket), bucketSk(exponent, bucket)))
       for (const item of page) {
         const found = bucketItem(this.at, item, exponent);
         if (found?.bucket !== bucket) continue;
@@ -379,42 +386,23 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
     return writes;
   }
 
-  private internals(opened: OpenedState): Layout {
-    const known = this.opened.get(opened);
-    if (!known) throw new StateError(`${this.location}: that state was not opened by this store`);
-    return known;
-  }
-
-  /** Every item of one partition key (one sort key, or those with a prefix), page by page, consistently read. */
+  /** Every item of partition `pk` (those whose sort key starts with `prefix`), page by page, consistently read. */
   private async *pages(
-    query: {
-      readonly pk?: string;
-      readonly sk?: string;
-      readonly prefix?: string;
-      readonly keysOnly?: boolean;
-    },
+    pk: string,
+    prefix?: string,
     signal?: AbortSignal,
   ): AsyncGenerator<Array<Record<string, AttributeValue>>> {
-    const names: Record<string, string> = { '#pk': PK.name };
-    const values: Record<string, AttributeValue> = { ':pk': { S: query.pk ?? this.at.scope } };
-    let condition = '#pk = :pk';
-    if (query.sk !== undefined || query.prefix !== undefined || query.keysOnly) names['#sk'] = SK.name;
-    if (query.sk !== undefined) {
-      condition += ' AND #sk = :sk';
-      values[':sk'] = { S: query.sk };
-    } else if (query.prefix !== undefined) {
-      condition += ' AND begins_with(#sk, :prefix)';
-      values[':prefix'] = { S: query.prefix };
-    }
     let startKey: Record<string, AttributeValue> | undefined;
     do {
       if (signal?.aborted) return;
       const input: QueryCommandInput = {
         TableName: this.table,
-        KeyConditionExpression: condition,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ...(query.keysOnly ? { ProjectionExpression: '#pk, #sk' } : {}),
+        KeyConditionExpression: `#pk = :pk${prefix === undefined ? '' : ' AND begins_with(#sk, :prefix)'}`,
+        ExpressionAttributeNames: { '#pk': PK.name, ...(prefix === undefined ? {} : { '#sk': SK.name }) },
+        ExpressionAttributeValues: {
+          ':pk': { S: pk },
+          ...(prefix === undefined ? {} : { ':prefix': { S: prefix } }),
+        },
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
       };
@@ -422,12 +410,6 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
       yield page.Items ?? [];
       startKey = page.LastEvaluatedKey;
     } while (startKey);
-  }
-
-  private async collect(query: { readonly sk?: string; readonly prefix?: string }) {
-    const items: Array<Record<string, AttributeValue>> = [];
-    for await (const page of this.pages(query)) items.push(...page);
-    return items;
   }
 
   /** Item writes are not conditional (BatchWriteItem cannot be): check the lease is still ours first. */

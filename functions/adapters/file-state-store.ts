@@ -67,14 +67,12 @@ export interface FileStateStoreOptions {
  * file (O_EXCL), so concurrent savers take turns and the generation check holds between processes.
  * The file is read and written whole: for a laptop and accounts of some ten thousand domains.
  */
-export class FileStateStore extends StateStore implements AuditTrail {
+export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>> implements AuditTrail {
   readonly location: string;
   private readonly requested: string;
   private resolved: Promise<string> | undefined;
   private readonly beforeRename: FileStateStoreOptions['beforeRename'];
   private readonly lockWaitMs: number | undefined;
-  /** The domains of each state opened, as read (for the reads that follow). */
-  private readonly openedDomains = new WeakMap<OpenedState, Readonly<Record<string, unknown>>>();
 
   constructor(path: string, options: FileStateStoreOptions = {}) {
     super();
@@ -95,25 +93,24 @@ export class FileStateStore extends StateStore implements AuditTrail {
     return this.resolved;
   }
 
-  protected async readHead(): Promise<OpenedState> {
+  protected async readHead(): Promise<{ opened: OpenedState; known: Readonly<Record<string, unknown>> }> {
     const content = (await this.readContent()) ?? EMPTY_CONTENT;
     const { domains, contacts, ...header } = content.state;
     const head = readStateHead(header, this.contactsOf(contacts), this.location);
     const opened: OpenedState = { head, generation: content.generation, lease: content.lease };
-    this.openedDomains.set(opened, domains);
-    return opened;
+    return { opened, known: domains };
   }
 
   protected async readMemories(
     opened: OpenedState,
     into: (key: string, memory: DomainMemory) => boolean,
   ): Promise<void> {
-    for (const [key, value] of Object.entries(this.domainsOf(opened)))
+    for (const [key, value] of Object.entries(this.knownOf(opened)))
       into(key, readDomainMemory(value, key, this.location));
   }
 
   async readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
-    const domains = this.domainsOf(opened);
+    const domains = this.knownOf(opened);
     return Object.hasOwn(domains, key) ? readDomainMemory(domains[key], key, this.location) : undefined;
   }
 
@@ -200,12 +197,6 @@ export class FileStateStore extends StateStore implements AuditTrail {
       await rm(await this.path, { force: true });
       return existed;
     });
-  }
-
-  private domainsOf(opened: OpenedState): Readonly<Record<string, unknown>> {
-    const domains = this.openedDomains.get(opened);
-    if (!domains) throw new StateError(`${this.location}: that state was not opened by this store`);
-    return domains;
   }
 
   /** The contacts as read, each checked; keys are data, so the record has no prototype. */

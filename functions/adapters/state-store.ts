@@ -4,6 +4,7 @@ import {
   type AccountBinding,
   type DomainMemory,
   StateConflictError,
+  StateError,
   type StateHead,
   StateRefusedError,
 } from '../core/memory/state';
@@ -58,12 +59,17 @@ const STEP_LEASE_MS = 15_000;
  * generation and releases the lease, `release` gives it up unsaved (the publish failed). A write
  * that loses the race throws StateConflictError, and nothing of it is written.
  */
-export abstract class StateStore {
+export abstract class StateStore<Known = unknown> {
   /** For messages: the file path or `dynamodb:TABLE`. */
   abstract readonly location: string;
+  /** What the store learnt opening each state, for the reads and writes that follow. */
+  private readonly known = new WeakMap<OpenedState, Known>();
 
-  /** The account-wide part of the state, its generation and lease (the empty state before the first save). */
-  protected abstract readHead(): Promise<OpenedState>;
+  /**
+   * The account-wide part of the state, its generation and lease (the empty state before the
+   * first save), and what the store learnt reading it.
+   */
+  protected abstract readHead(): Promise<{ opened: OpenedState; known: Known }>;
   /**
    * Hands every remembered domain of `opened` to `into`, which answers false for a second memory of
    * a key (the store writes that item again without it). Stops early, without an error of its own,
@@ -88,12 +94,20 @@ export abstract class StateStore {
 
   /** Opens the state and refuses one written for another reseller (base URL) than `scope`. */
   async open(scope: string): Promise<OpenedState> {
-    const opened = await this.readHead();
+    const { opened, known } = await this.readHead();
+    this.known.set(opened, known);
     if (opened.head.scope !== null && opened.head.scope !== scope)
       throw new StateRefusedError(
         `the state in ${this.location} belongs to ${opened.head.scope}, but this scan reads ${scope}; use another --state for each account`,
       );
     return opened;
+  }
+
+  /** What the store learnt opening `opened`; a state this store did not open is refused. */
+  protected knownOf(opened: OpenedState): Known {
+    const known = this.known.get(opened);
+    if (!known) throw new StateError(`${this.location}: that state was not opened by this store`);
+    return known;
   }
 
   /** Adds every remembered domain of `opened` to `memory` as its prior memory. */
