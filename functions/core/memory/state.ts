@@ -202,40 +202,34 @@ export function fieldChanges(name: string, before: WatchedFields, after: Watched
   return out;
 }
 
+/**
+ * True when two stored values are the same, a key set to undefined being one left out; objects are
+ * compared key by key, one level deep (a memory's parts are flat).
+ */
+function same(x: unknown, y: unknown, deep = false): boolean {
+  if (x === y) return true;
+  if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+  const a = x as Record<string, unknown>;
+  const b = y as Record<string, unknown>;
+  for (const key in a) if (!(deep ? same(a[key], b[key]) : a[key] === b[key])) return false;
+  for (const key in b) if (!(key in a) && b[key] !== undefined) return false;
+  return true;
+}
+
 /** True when two reads of a domain's watched fields are the same. */
 export function sameWatched(a: WatchedFields, b: WatchedFields): boolean {
-  if (a === b) return true;
-  for (const field of WATCHED_NAMES) {
-    const x = a[field];
-    const y = b[field];
-    if (x === y) continue;
-    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
-    if (JSON.stringify(x) !== JSON.stringify(y)) return false;
-  }
-  return true;
+  return same(a, b, true);
 }
 
 /** True when two memories encode the same ({@link encodeMemory}), without encoding them. */
 export function sameMemory(a: DomainMemory, b: DomainMemory): boolean {
-  if (a === b) return true;
-  const sameFinding = (x: FindingMemory | AlertMemory | null, y: typeof x) =>
-    x === y ||
-    (x !== null &&
-      y !== null &&
-      x.kind === y.kind &&
-      x.severity === y.severity &&
-      x.stage === y.stage &&
-      (x as FindingMemory).date_expiry === (y as FindingMemory).date_expiry &&
-      (x as AlertMemory).at === (y as AlertMemory).at &&
-      (x as AlertMemory).first_at === (y as AlertMemory).first_at &&
-      (x as AlertMemory).escalated === (y as AlertMemory).escalated &&
-      (x as AlertMemory).repeats === (y as AlertMemory).repeats);
   return (
-    a.name === b.name &&
-    sameFinding(a.finding, b.finding) &&
-    sameFinding(a.alerted, b.alerted) &&
-    sameWatched(a.watched, b.watched) &&
-    (a.actions === b.actions || JSON.stringify(a.actions) === JSON.stringify(b.actions))
+    a === b ||
+    (a.name === b.name &&
+      same(a.finding, b.finding) &&
+      same(a.alerted, b.alerted) &&
+      same(a.watched, b.watched, true) &&
+      same(a.actions, b.actions, true))
   );
 }
 
