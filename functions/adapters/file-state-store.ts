@@ -34,8 +34,8 @@ interface FileContent {
   readonly version: typeof STATE_VERSION;
   readonly generation: number;
   readonly lease: Lease | null;
-  /** The head with `domains` beside its fields, each memory as read (checked when used). */
-  readonly state: Record<string, unknown> & { readonly domains: Readonly<Record<string, unknown>> };
+  /** The head, checked, with `domains` beside its fields, each memory as read (checked when used). */
+  readonly state: StateHead & { readonly domains: Readonly<Record<string, unknown>> };
   /** The restore attempts, newest first (functions/core/memory/audit.ts); absent until the first. */
   readonly audit?: readonly AuditEntry[];
   /** The live restore claims, by normalised domain name; lapsed ones go at the next claim. */
@@ -94,11 +94,9 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   }
 
   protected async readHead(): Promise<{ opened: OpenedState; known: Readonly<Record<string, unknown>> }> {
-    const content = (await this.readContent()) ?? EMPTY_CONTENT;
-    const { domains, contacts, ...header } = content.state;
-    const head = readStateHead(header, this.contactsOf(contacts), this.location);
-    const opened: OpenedState = { head, generation: content.generation, lease: content.lease };
-    return { opened, known: domains };
+    const { state, generation, lease } = (await this.readContent()) ?? EMPTY_CONTENT;
+    const { domains, ...head } = state;
+    return { opened: { head, generation, lease }, known: domains };
   }
 
   protected async readMemories(
@@ -255,19 +253,16 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
       throw new StateError(
         `the state file ${this.location} was written by another version of domain-sentinel (format ${JSON.stringify(content.version ?? null)}, this one reads ${STATE_VERSION}); remove it to start over`,
       );
-    const state = content.state;
-    if (
-      typeof state !== 'object' ||
-      state === null ||
-      typeof state.domains !== 'object' ||
-      state.domains === null
-    )
+    const { domains, contacts, ...header } = (content.state ?? {}) as Record<string, unknown>;
+    if (typeof domains !== 'object' || domains === null)
       throw new StateError(
         `the state in ${this.location} cannot be used (domains: not an object); remove it to start over`,
       );
     // The head is checked whenever the file is read (any write keeps it); each domain when it is used.
-    const { domains: _domains, contacts, ...header } = state;
-    readStateHead(header, this.contactsOf(contacts), this.location);
+    const state = {
+      ...readStateHead(header, this.contactsOf(contacts), this.location),
+      domains: domains as Record<string, unknown>,
+    };
     const lease =
       content.lease && typeof content.lease.owner === 'string' && typeof content.lease.expiresAt === 'number'
         ? { owner: content.lease.owner, expiresAt: content.lease.expiresAt }
