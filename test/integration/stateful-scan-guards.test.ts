@@ -9,13 +9,13 @@ import { FileStateStore } from '../../functions/adapters/file-state-store';
 import { EnvSecretSource } from '../../functions/adapters/secrets';
 import type { Lease, StateStore } from '../../functions/adapters/state-store';
 import { parseStateLocation, runStatefulScan } from '../../functions/adapters/stateful-scan';
-import { DEFAULT_STATE_POLICY, StateConflictError, StateError } from '../../functions/core/memory/state';
+import { StateConflictError, StateError } from '../../functions/core/memory/state';
 import { loadScanSettings, settingsFromEnv } from '../../functions/core/scan/config';
 import type { Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';
 import { startDynalite } from '../support/dynalite';
-import { EMPTY_STATE, loadState, saveState } from '../support/whole-state';
+import { DEFAULT_STATE_POLICY, EMPTY_STATE, loadState, saveState } from '../support/whole-state';
 
 const KEY = 'sk_guards_0c41aa';
 const HOUR = 3_600_000;

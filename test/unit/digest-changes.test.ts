@@ -3,9 +3,8 @@ import { capForMessage } from '../../functions/adapters/publish-alert';
 import { SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
 import { renderDigest } from '../../functions/core/alerts/digest';
 import { buildAlertMessage, snsPublishBytes } from '../../functions/core/alerts/message';
-import { DEFAULT_STATE_POLICY } from '../../functions/core/memory/state';
 import { DAY, domain, scanOf } from '../support/state-scan';
-import { compareWithState, EMPTY_STATE } from '../support/whole-state';
+import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE } from '../support/whole-state';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 

@@ -9,7 +9,7 @@ import {
   type Severity,
 } from '../findings/classify';
 import type { Domain } from '../reseller/schemas';
-import { DEFAULT_REPEAT, type Escalation, type Repeat } from '../scan/policies';
+import type { Escalation, Repeat } from '../scan/policies';
 import type { Report } from '../scan/scan';
 import { shownCut } from './state-bounds';
 import { StoredDateTime } from './state-time';
@@ -375,13 +375,6 @@ export interface StatePolicy {
  * `afterHours` since its first alert, its deadline (expiry, or restore-by) within `withinDays`.
  */
 export type EscalationPolicy = Pick<Escalation, 'afterHours' | 'withinDays'>;
-
-export const DEFAULT_STATE_POLICY: StatePolicy = {
-  thresholds: [30, 14, 7, 3, 1],
-  repeat: DEFAULT_REPEAT,
-  summaryEveryDays: 7,
-  minSeverity: 'warning',
-};
 
 /** A finding of the last scan that went away or fell in severity, and why. */
 export interface Resolution {
