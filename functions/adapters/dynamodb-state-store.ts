@@ -5,7 +5,6 @@ import {
   CreateTableCommand,
   type CreateTableCommandInput,
   type DynamoDBClient,
-  GetItemCommand,
   QueryCommand,
   type QueryCommandInput,
   UpdateContinuousBackupsCommand,
@@ -168,15 +167,13 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
           contacts[key] = readContactMemory(parseItem(this.at, sk, body), key, this.at.where);
         }
     };
-    const getMeta = new GetItemCommand({
-      TableName: this.table,
-      Key: this.key(META_SORT_KEY),
-      ConsistentRead: true,
-    });
-    const [{ Item: meta }] = await Promise.all([
-      this.wrap('read the state', () => this.client.send(getMeta)),
-      readContacts(),
-    ]);
+    let meta: Record<string, AttributeValue> | undefined;
+    // A query, not GetItem: the function's role allows Query, UpdateItem and BatchWriteItem only.
+    const readMeta = async () => {
+      for await (const page of this.pages(this.at.scope, META_SORT_KEY))
+        meta ??= page.find((item) => item[SK.name]?.S === META_SORT_KEY);
+    };
+    await Promise.all([readMeta(), readContacts()]);
     const exponent = meta?.layout?.N !== undefined ? Number(meta.layout.N) : null;
     if (exponent !== null && !(Number.isInteger(exponent) && exponent >= 0 && exponent <= 28))
       throw new StateError(
