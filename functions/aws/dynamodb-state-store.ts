@@ -12,14 +12,12 @@ import {
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { ConfigError } from '../core/base/errors';
-import { fnv1a } from '../core/base/hash';
 import { retry } from '../core/base/retry';
 import type { AuditEntry, AuditTrail, RestoreClaim } from '../core/memory/audit';
 import {
   type ContactMemory,
   type DomainMemory,
   EMPTY_HEAD,
-  encodeMemory,
   readContactMemory,
   readDomainMemory,
   readStateHead,
@@ -27,7 +25,6 @@ import {
   StateError,
   type StateHead,
 } from '../core/memory/state';
-import { shownCut } from '../core/memory/state-bounds';
 import {
   type Lease,
   MAX_LEASE_MS,
@@ -35,6 +32,20 @@ import {
   StateStore,
   type StateWrite,
 } from '../use-cases/state-store';
+import {
+  bucketItem,
+  bucketOf,
+  bucketSk,
+  checkItemSize,
+  type ItemScope,
+  itemKey,
+  type Layout,
+  parseItem,
+  planAll,
+  planChanges,
+  SHARDS,
+  shardPk,
+} from './dynamodb-buckets';
 import {
   endRestoreClaim,
   listAuditItems,
@@ -45,23 +56,6 @@ import { META_SORT_KEY, STATE_TABLE_DEFINITION } from './state-table-definition'
 
 const { partitionKey: PK, sortKey: SK } = STATE_TABLE_DEFINITION;
 const CONTACT_PREFIX = 'contact#';
-/**
- * Partitions the domains are spread over: `<scope>#0` … `#15`. One partition key serves at most
- * 1 000 write and 3 000 read units a second; a first scan of a million domains under one key would
- * take longer than a Lambda may run. The account's own partition keeps the `#meta` item
- * (generation, lease, layout), the contacts and the audit trail.
- */
-export const SHARDS = 16;
-/**
- * Domains per bucket item: about 8 memories of some 270 bytes make a 2 KB item (2 write units),
- * where one item per domain would pay a whole unit for a quarter of one. The bucket count is a
- * power of two chosen at the first save and doubled (every item written anew under the next
- * count, switched to in the one conditional write of `#meta`) when the account outgrows it.
- */
-const BUCKET_TARGET = 8;
-const BUCKET_MAX = 16;
-/** A bucket whose memories outgrow this is written as several parts (`.1`, `.2`…), far below the 400 KB limit. */
-const PART_BYTES = 300 * 1024;
 /** Shard partitions queried at once: each query answers up to 1 MB, which the SDK makes several times that in objects. */
 const READ_CONCURRENCY = 4;
 /** BatchWriteItem's limit per call, and calls in flight at once. */
@@ -69,30 +63,12 @@ const BATCH = 25;
 const WRITE_CONCURRENCY = 16;
 /** Tries again for the items a BatchWriteItem left unprocessed (throttled), with full-jitter backoff. */
 const UNPROCESSED_RETRIES = 10;
-/** DynamoDB's limits (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html). */
-const MAX_ITEM_BYTES = 400 * 1024;
-const MAX_SORT_KEY_BYTES = 1024;
+/** DynamoDB's limit (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html). */
 const MAX_PARTITION_KEY_BYTES = 2048;
 /** Room a shard's partition key needs beside the scope (`#15`). */
 const SHARD_SUFFIX_BYTES = 3;
 /** Bucket items taken in between two turns of the event loop, so the account's answers keep flowing. */
 const YIELD_EVERY = 16;
-
-const BUCKET_SK = /^b(\d{1,2})#([0-9a-f]{1,8})(?:\.(\d{1,4}))?$/;
-
-/** The sort key of part `part` of bucket `bucket` under 2^`exponent` buckets. */
-function bucketSk(exponent: number, bucket: number, part = 0): string {
-  const digits = Math.max(1, Math.ceil(exponent / 4));
-  return `b${exponent}#${bucket.toString(16).padStart(digits, '0')}${part > 0 ? `.${part}` : ''}`;
-}
-
-/** The bucket exponent for `count` domains: about {@link BUCKET_TARGET} a bucket, at least `from`. */
-function exponentFor(count: number, from: number | null): number {
-  let exponent = from ?? 0;
-  if (from === null) while ((1 << exponent) * BUCKET_TARGET < count) exponent++;
-  while (count > BUCKET_MAX * (1 << exponent)) exponent++;
-  return exponent;
-}
 
 /** CreateTable input for the state table, from the one definition the stack also uses. */
 export function createStateTableInput(tableName: string): CreateTableCommandInput {
@@ -124,7 +100,6 @@ export async function createStateTable(client: DynamoDBClient, tableName: string
       cause: error,
     });
   }
-  if (!STATE_TABLE_DEFINITION.pointInTimeRecovery) return [];
   try {
     await client.send(
       new UpdateContinuousBackupsCommand({
@@ -149,20 +124,6 @@ export interface DynamoDbStateStoreOptions {
   readonly clock?: () => number;
 }
 
-/** What the store learnt opening a state, for the writes that follow. */
-interface Opened {
-  /** The bucket exponent in force; null before the first save. */
-  readonly exponent: number | null;
-  /** Contact items as loaded (sort key → body), to write only what changed. */
-  readonly contacts: ReadonlyMap<string, string>;
-  /** Parts loaded per bucket in force, once the domains were read. */
-  parts?: Uint8Array;
-  /** Buckets to write again whatever changed (a memory filed in the wrong one, or twice). */
-  readonly dirty: Set<number>;
-  /** Items outside the layout in force (a resize whose cleanup failed): deleted after the next save. */
-  readonly garbage: Array<readonly [string, string]>;
-}
-
 /**
  * The state in DynamoDB, as the six primitives of the state protocol (state-store.ts). The
  * account's partition holds a `#meta` item (generation, lease, the account-wide part, the bucket
@@ -172,14 +133,12 @@ interface Opened {
  * items; the last write moves the generation on and releases the lease, conditional on still
  * holding it.
  */
-export class DynamoDbStateStore extends StateStore implements AuditTrail {
+export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail {
   readonly location: string;
   private readonly client: DynamoDBClient;
   private readonly table: string;
-  private readonly scope: string;
+  private readonly at: ItemScope;
   private readonly clock: () => number;
-  private readonly where: string;
-  private readonly opened = new WeakMap<OpenedState, Opened>();
 
   constructor(options: DynamoDbStateStoreOptions) {
     super();
@@ -194,36 +153,40 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
       );
     this.client = options.client;
     this.table = options.tableName;
-    this.scope = options.scope;
     this.clock = options.clock ?? Date.now;
     this.location = `dynamodb:${options.tableName}`;
-    this.where = `${this.location} (${this.scope})`;
+    this.at = { scope: options.scope, location: this.location, where: `${this.location} (${options.scope})` };
   }
 
-  protected async readHead(): Promise<OpenedState> {
-    const [metaItems, contactItems] = await Promise.all([
-      this.collect({ sk: META_SORT_KEY }),
-      this.collect({ prefix: CONTACT_PREFIX }),
-    ]);
-    const meta = metaItems[0];
-    const exponent = meta?.layout?.N !== undefined ? Number(meta.layout.N) : null;
-    if (exponent !== null && !(Number.isInteger(exponent) && exponent >= 0 && exponent <= 28))
-      throw new StateError(
-        `the state in ${this.where} names a bucket layout it cannot have (${exponent}); reset the state`,
-      );
+  protected async readHead(): Promise<{ opened: OpenedState; known: Layout }> {
     const bodies = new Map<string, string>();
     // Keys are data: an object without a prototype, so no key can reach JavaScript's own machinery.
     const contacts: Record<string, ContactMemory> = Object.create(null);
-    for (const item of contactItems) {
-      const sk = item[SK.name]?.S;
-      const body = item.m?.S;
-      if (!sk || body === undefined) continue;
-      bodies.set(sk, body);
-      const key = sk.slice(CONTACT_PREFIX.length);
-      contacts[key] = readContactMemory(this.parse(sk, body), key, this.where);
-    }
+    const readContacts = async () => {
+      for await (const page of this.pages(this.at.scope, CONTACT_PREFIX))
+        for (const item of page) {
+          const sk = item[SK.name]?.S;
+          const body = item.m?.S;
+          if (!sk || body === undefined) continue;
+          bodies.set(sk, body);
+          const key = sk.slice(CONTACT_PREFIX.length);
+          contacts[key] = readContactMemory(parseItem(this.at, sk, body), key, this.at.where);
+        }
+    };
+    let meta: Record<string, AttributeValue> | undefined;
+    // A query, not GetItem: the function's role allows Query, UpdateItem and BatchWriteItem only.
+    const readMeta = async () => {
+      for await (const page of this.pages(this.at.scope, META_SORT_KEY))
+        meta ??= page.find((item) => item[SK.name]?.S === META_SORT_KEY);
+    };
+    await Promise.all([readMeta(), readContacts()]);
+    const exponent = meta?.layout?.N !== undefined ? Number(meta.layout.N) : null;
+    if (exponent !== null && !(Number.isInteger(exponent) && exponent >= 0 && exponent <= 28))
+      throw new StateError(
+        `the state in ${this.at.where} names a bucket layout it cannot have (${exponent}); reset the state`,
+      );
     const head: StateHead = meta?.h?.S
-      ? readStateHead(this.parse(META_SORT_KEY, meta.h.S), contacts, this.where)
+      ? readStateHead(parseItem(this.at, META_SORT_KEY, meta.h.S), contacts, this.at.where)
       : { ...EMPTY_HEAD, contacts };
     const lease =
       meta?.lease_owner?.S && meta.lease_expires?.N
@@ -234,8 +197,7 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
       generation: meta?.generation?.N ? Number(meta.generation.N) : 0,
       lease,
     };
-    this.opened.set(opened, { exponent, contacts: bodies, dirty: new Set(), garbage: [] });
-    return opened;
+    return { opened, known: { exponent, contacts: bodies, dirty: new Set(), garbage: [] } };
   }
 
   protected async readMemories(
@@ -243,17 +205,16 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
     into: (key: string, memory: DomainMemory) => boolean,
     signal?: AbortSignal,
   ): Promise<void> {
-    const known = this.internals(opened);
+    const known = this.knownOf(opened);
     const exponent = known.exponent;
     const parts = new Uint8Array(exponent === null ? 0 : 1 << exponent);
-    const mask = parts.length - 1;
     const shard = async (n: number) => {
-      const pk = `${this.scope}#${n}`;
+      const pk = `${this.at.scope}#${n}`;
       let taken = 0;
-      for await (const page of this.pages({ pk }, signal))
+      for await (const page of this.pages(pk, undefined, signal))
         for (const item of page) {
           if (++taken % YIELD_EVERY === 0) await new Promise(setImmediate);
-          const found = this.bucketItem(item, exponent);
+          const found = bucketItem(this.at, item, exponent);
           if (!found || found.bucket % SHARDS !== n) {
             known.garbage.push([pk, item[SK.name]?.S ?? '']);
             continue;
@@ -262,9 +223,9 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
           for (const [key, value] of found.members) {
             // A memory filed in the wrong bucket, or a second one of a key, is written again where
             // it belongs, and its bucket without it.
-            const own = fnv1a(key) & mask;
+            const own = bucketOf(key, exponent as number);
             if (own !== found.bucket) known.dirty.add(found.bucket).add(own);
-            if (!into(key, readDomainMemory(value, key, this.where))) known.dirty.add(found.bucket);
+            if (!into(key, readDomainMemory(value, key, this.at.where))) known.dirty.add(found.bucket);
           }
         }
     };
@@ -276,17 +237,16 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
     known.parts = parts;
   }
 
-  protected async readMemory(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
-    const exponent = this.internals(opened).exponent;
+  async readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
+    const exponent = this.knownOf(opened).exponent;
     if (exponent === null) return undefined;
-    const bucket = fnv1a(key) & ((1 << exponent) - 1);
-    const members = await this.readBucket(exponent, bucket);
+    const members = await this.readBucket(exponent, bucketOf(key, exponent));
     const value = members.get(key);
     // A memory filed in another bucket (the next scan moves it) is not looked for: that would read them all.
-    return value === undefined ? undefined : readDomainMemory(value, key, this.where);
+    return value === undefined ? undefined : readDomainMemory(value, key, this.at.where);
   }
 
-  protected async putLease(generation: number, lease: Lease): Promise<void> {
+  async claim(generation: number, lease: Lease): Promise<void> {
     const now = this.clock();
     await this.conditional(
       new UpdateItemCommand({
@@ -310,16 +270,18 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
     );
   }
 
-  protected async writeNext(opened: OpenedState, owner: string, write: StateWrite): Promise<void> {
-    const known = this.internals(opened);
+  async save(opened: OpenedState, owner: string, write: StateWrite): Promise<void> {
+    const known = this.knownOf(opened);
     const { contacts, ...header } = write.head;
     const headerJson = JSON.stringify(header);
-    this.checkItemSize(META_SORT_KEY, headerJson);
+    checkItemSize(this.at, META_SORT_KEY, headerJson);
     const contactWrites = this.contactWrites(contacts, known.contacts);
     await this.ensureLease(opened.generation, owner);
     const plan = write.all
-      ? this.planAll(known, write.changed, write.all)
-      : await this.planChanges(known, write.changed);
+      ? planAll(this.at, known, write.changed, write.all)
+      : await planChanges(this.at, known, write.changed, (exponent, bucket, parts) =>
+          this.readBucket(exponent, bucket, parts),
+        );
     await this.writeAll(plan.writes);
     await this.writeAll(contactWrites);
     await this.conditional(
@@ -343,23 +305,17 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
     await this.writeAll(plan.cleanup).catch(() => undefined);
   }
 
+  /** Its failure (the lease no longer ours, or the table out of reach) is the base's to ignore. */
   protected async dropLease(generation: number, owner: string): Promise<void> {
-    try {
-      await this.client.send(
-        new UpdateItemCommand({
-          TableName: this.table,
-          Key: this.key(META_SORT_KEY),
-          UpdateExpression: 'REMOVE lease_owner, lease_expires',
-          ConditionExpression: 'generation = :g AND lease_owner = :o',
-          ExpressionAttributeValues: { ':g': { N: String(generation) }, ':o': { S: owner } },
-        }),
-      );
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return; // not ours any more: nothing to give up
-      throw new StateError(`could not release the state lease on ${this.location}: ${describe(error)}`, {
-        cause: error,
-      });
-    }
+    await this.client.send(
+      new UpdateItemCommand({
+        TableName: this.table,
+        Key: this.key(META_SORT_KEY),
+        UpdateExpression: 'REMOVE lease_owner, lease_expires',
+        ConditionExpression: 'generation = :g AND lease_owner = :o',
+        ExpressionAttributeValues: { ':g': { N: String(generation) }, ':o': { S: owner } },
+      }),
+    );
   }
 
   /** Adds a restore attempt (dynamodb-restore-records.ts): a refusal never pushes out an attempt that reached the reseller. */
@@ -382,143 +338,18 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
   }
 
   private claimTable() {
-    return { client: this.client, table: this.table, scope: this.scope, location: this.location };
+    return { client: this.client, table: this.table, scope: this.at.scope, location: this.location };
   }
 
   /** Deletes this account's state and audit trail (its partition and its shards); returns how many items went. */
   async clear(): Promise<number> {
     const deletes: WriteRequest[] = [];
-    for (const pk of [this.scope, ...Array.from({ length: SHARDS }, (_, n) => `${this.scope}#${n}`)])
-      for await (const page of this.pages({ pk, keysOnly: true }))
-        for (const Key of page) deletes.push({ DeleteRequest: { Key } });
+    for (const pk of [this.at.scope, ...Array.from({ length: SHARDS }, (_, n) => `${this.at.scope}#${n}`)])
+      for await (const page of this.pages(pk))
+        for (const item of page)
+          deletes.push({ DeleteRequest: { Key: itemKey(pk, item[SK.name]?.S ?? '') } });
     await this.writeAll(deletes);
     return deletes.length;
-  }
-
-  /** A scan's save: the buckets holding a changed domain, or every bucket under a new layout. */
-  private planAll(
-    known: Opened,
-    changed: ReadonlyMap<string, DomainMemory | null>,
-    all: ReadonlyMap<string, DomainMemory>,
-  ): Plan {
-    const exponent = exponentFor(all.size, known.exponent);
-    const resized = exponent !== known.exponent;
-    const mask = (1 << exponent) - 1;
-    const selected = new Set<number>(resized ? [] : known.dirty);
-    if (!resized) for (const key of changed.keys()) selected.add(fnv1a(key) & mask);
-    const members = new Map<number, string[]>();
-    for (const key of all.keys()) {
-      const bucket = fnv1a(key) & mask;
-      if (!resized && !selected.has(bucket)) continue;
-      const list = members.get(bucket);
-      if (list) list.push(key);
-      else members.set(bucket, [key]);
-    }
-    if (!resized) for (const bucket of selected) if (!members.has(bucket)) members.set(bucket, []);
-    const parts = known.parts ?? new Uint8Array(0);
-    const memory = (key: string) => all.get(key) as DomainMemory;
-    return {
-      exponent,
-      writes: this.bucketWrites(exponent, members, memory, resized ? undefined : parts),
-      cleanup: this.cleanupWrites(known, exponent, resized),
-    };
-  }
-
-  /** A change to some domains alone (a snooze): their buckets read, changed and written back. */
-  private async planChanges(known: Opened, changed: ReadonlyMap<string, DomainMemory | null>): Promise<Plan> {
-    if (changed.size === 0) return { exponent: known.exponent, writes: [], cleanup: [] };
-    const exponent = known.exponent ?? exponentFor(changed.size, null);
-    const mask = (1 << exponent) - 1;
-    const members = new Map<number, string[]>();
-    const values = new Map<string, unknown>();
-    const parts = new Uint8Array(1 << exponent);
-    for (const bucket of new Set([...changed.keys()].map((key) => fnv1a(key) & mask))) {
-      const read =
-        known.exponent === null ? new Map<string, unknown>() : await this.readBucket(exponent, bucket, parts);
-      for (const [key, value] of changed) if ((fnv1a(key) & mask) === bucket) read.set(key, value);
-      const list: string[] = [];
-      for (const [key, value] of read) {
-        if (value === null) continue;
-        values.set(key, value);
-        list.push(key);
-      }
-      members.set(bucket, list);
-    }
-    const memory = (key: string) => {
-      const value = values.get(key);
-      return changed.has(key) ? (value as DomainMemory) : readDomainMemory(value, key, this.where);
-    };
-    return { exponent, writes: this.bucketWrites(exponent, members, memory, parts), cleanup: [] };
-  }
-
-  /**
-   * The writes of the given buckets, made one bucket at a time as the writers ask for them: each
-   * bucket's memories as one item (or parts past {@link PART_BYTES}), and deletes for parts no
-   * longer needed (`parts`: how many each bucket had; absent after a resize, which drops them all).
-   */
-  private *bucketWrites(
-    exponent: number,
-    members: ReadonlyMap<number, readonly string[]>,
-    memory: (key: string) => DomainMemory,
-    parts: Uint8Array | undefined,
-  ): Generator<WriteRequest> {
-    for (const [bucket, keys] of members) {
-      const pk = this.shardPk(bucket);
-      let part = 0;
-      let body = '';
-      const put = (): WriteRequest => {
-        const sk = bucketSk(exponent, bucket, part++);
-        const text = `{${body}}`;
-        body = '';
-        this.checkItemSize(sk, text, pk);
-        return { PutRequest: { Item: { [PK.name]: { S: pk }, [SK.name]: { S: sk }, m: { S: text } } } };
-      };
-      for (const key of keys) {
-        const entry = `${JSON.stringify(key)}:${encodeMemory(memory(key))}`;
-        if (body && body.length + entry.length + 2 > PART_BYTES) yield put();
-        body = body ? `${body},${entry}` : entry;
-      }
-      if (body) yield put();
-      for (let old = part; old < ((parts?.[bucket] as number | undefined) ?? 0); old++)
-        yield {
-          DeleteRequest: { Key: { [PK.name]: { S: pk }, [SK.name]: { S: bucketSk(exponent, bucket, old) } } },
-        };
-    }
-  }
-
-  /** What to delete once a save committed: items outside the layout in force, and after a resize every item of the old one. */
-  private *cleanupWrites(known: Opened, exponent: number, resized: boolean): Generator<WriteRequest> {
-    const remove = (pk: string, sk: string): WriteRequest => ({
-      DeleteRequest: { Key: { [PK.name]: { S: pk }, [SK.name]: { S: sk } } },
-    });
-    for (const [pk, sk] of known.garbage) {
-      // An item of the new layout found as garbage (a resize that did not finish) was just written again.
-      const match = BUCKET_SK.exec(sk);
-      if (!(resized && match && Number(match[1]) === exponent)) yield remove(pk, sk);
-    }
-    if (!resized || known.exponent === null || !known.parts) return;
-    for (let bucket = 0; bucket < known.parts.length; bucket++)
-      for (let part = 0; part < (known.parts[bucket] as number); part++)
-        yield remove(this.shardPk(bucket), bucketSk(known.exponent, bucket, part));
-  }
-
-  /** A bucket item of the layout in force: its bucket, part and members; null for anything else. */
-  private bucketItem(
-    item: Record<string, AttributeValue>,
-    exponent: number | null,
-  ): { bucket: number; part: number; members: Array<[string, unknown]> } | null {
-    const sk = item[SK.name]?.S ?? '';
-    const match = BUCKET_SK.exec(sk);
-    const body = item.m?.S;
-    if (!match || exponent === null || Number(match[1]) !== exponent || body === undefined) return null;
-    const bucket = Number.parseInt(match[2] as string, 16);
-    if (bucket >= 1 << exponent) return null;
-    const members = this.parse(sk, body);
-    if (typeof members !== 'object' || members === null || Array.isArray(members))
-      throw new StateError(
-        `the state item ${sk} in ${this.where} is not a set of domain memories; reset the state`,
-      );
-    return { bucket, part: Number(match[3] ?? 0), members: Object.entries(members) };
   }
 
   /** One bucket's stored members, by key (each as stored); `parts` learns how many items it had. */
@@ -528,9 +359,9 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
     parts?: Uint8Array,
   ): Promise<Map<string, unknown>> {
     const members = new Map<string, unknown>();
-    for await (const page of this.pages({ pk: this.shardPk(bucket), prefix: bucketSk(exponent, bucket) }))
+    for await (const page of this.pages(shardPk(this.at, bucket), bucketSk(exponent, bucket)))
       for (const item of page) {
-        const found = this.bucketItem(item, exponent);
+        const found = bucketItem(this.at, item, exponent);
         if (found?.bucket !== bucket) continue;
         if (parts) parts[bucket] = Math.max(parts[bucket] as number, found.part + 1);
         for (const [key, value] of found.members) if (!members.has(key)) members.set(key, value);
@@ -544,67 +375,37 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
   ): WriteRequest[] {
     const after = new Map<string, string>();
     for (const [handle, memory] of Object.entries(contacts))
-      after.set(`${CONTACT_PREFIX}${handle}`, JSON.stringify(readContactMemory(memory, handle, this.where)));
+      after.set(
+        `${CONTACT_PREFIX}${handle}`,
+        JSON.stringify(readContactMemory(memory, handle, this.at.where)),
+      );
     const writes: WriteRequest[] = [];
     for (const [sk, body] of after)
       if (before.get(sk) !== body) {
-        this.checkItemSize(sk, body);
+        checkItemSize(this.at, sk, body);
         writes.push({ PutRequest: { Item: { ...this.key(sk), m: { S: body } } } });
       }
     for (const sk of before.keys()) if (!after.has(sk)) writes.push({ DeleteRequest: { Key: this.key(sk) } });
     return writes;
   }
 
-  private shardPk(bucket: number): string {
-    return `${this.scope}#${bucket % SHARDS}`;
-  }
-
-  private internals(opened: OpenedState): Opened {
-    const known = this.opened.get(opened);
-    if (!known) throw new StateError(`${this.location}: that state was not opened by this store`);
-    return known;
-  }
-
-  private parse(sk: string, body: string): unknown {
-    try {
-      return JSON.parse(body);
-    } catch (error) {
-      throw new StateError(`the state item ${sk} in ${this.where} is not JSON; reset the state`, {
-        cause: error,
-      });
-    }
-  }
-
-  /** Every item of one partition key (one sort key, or those with a prefix), page by page, consistently read. */
+  /** Every item of partition `pk` (those whose sort key starts with `prefix`), page by page, consistently read. */
   private async *pages(
-    query: {
-      readonly pk?: string;
-      readonly sk?: string;
-      readonly prefix?: string;
-      readonly keysOnly?: boolean;
-    },
+    pk: string,
+    prefix?: string,
     signal?: AbortSignal,
   ): AsyncGenerator<Array<Record<string, AttributeValue>>> {
-    const names: Record<string, string> = { '#pk': PK.name };
-    const values: Record<string, AttributeValue> = { ':pk': { S: query.pk ?? this.scope } };
-    let condition = '#pk = :pk';
-    if (query.sk !== undefined || query.prefix !== undefined || query.keysOnly) names['#sk'] = SK.name;
-    if (query.sk !== undefined) {
-      condition += ' AND #sk = :sk';
-      values[':sk'] = { S: query.sk };
-    } else if (query.prefix !== undefined) {
-      condition += ' AND begins_with(#sk, :prefix)';
-      values[':prefix'] = { S: query.prefix };
-    }
     let startKey: Record<string, AttributeValue> | undefined;
     do {
       if (signal?.aborted) return;
       const input: QueryCommandInput = {
         TableName: this.table,
-        KeyConditionExpression: condition,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-        ...(query.keysOnly ? { ProjectionExpression: '#pk, #sk' } : {}),
+        KeyConditionExpression: `#pk = :pk${prefix === undefined ? '' : ' AND begins_with(#sk, :prefix)'}`,
+        ExpressionAttributeNames: { '#pk': PK.name, ...(prefix === undefined ? {} : { '#sk': SK.name }) },
+        ExpressionAttributeValues: {
+          ':pk': { S: pk },
+          ...(prefix === undefined ? {} : { ':prefix': { S: prefix } }),
+        },
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
       };
@@ -612,12 +413,6 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
       yield page.Items ?? [];
       startKey = page.LastEvaluatedKey;
     } while (startKey);
-  }
-
-  private async collect(query: { readonly sk?: string; readonly prefix?: string }) {
-    const items: Array<Record<string, AttributeValue>> = [];
-    for await (const page of this.pages(query)) items.push(...page);
-    return items;
   }
 
   /** Item writes are not conditional (BatchWriteItem cannot be): check the lease is still ours first. */
@@ -690,28 +485,8 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
     );
   }
 
-  /**
-   * Fails before anything is written when an item would break DynamoDB's limits (sort key 1 024
-   * bytes, item 400 KB). The comparison bounds every name and field and buckets are cut into parts,
-   * so this names a bug rather than the reseller's data; it still says which item.
-   */
-  private checkItemSize(sk: string, body: string, pk = this.scope): void {
-    const keyBytes = Buffer.byteLength(sk, 'utf8');
-    const bytes =
-      Buffer.byteLength(pk, 'utf8') +
-      keyBytes +
-      Buffer.byteLength(body, 'utf8') +
-      PK.name.length +
-      SK.name.length +
-      1;
-    if (keyBytes > MAX_SORT_KEY_BYTES || bytes > MAX_ITEM_BYTES)
-      throw new StateError(
-        `${this.location}: the state item ${JSON.stringify(shownCut(sk))} would be ${bytes} bytes (sort key ${keyBytes}), over DynamoDB's limits (${MAX_ITEM_BYTES} bytes an item, ${MAX_SORT_KEY_BYTES} a sort key); nothing was written`,
-      );
-  }
-
   private key(sk: string): Record<string, AttributeValue> {
-    return { [PK.name]: { S: this.scope }, [SK.name]: { S: sk } };
+    return itemKey(this.at.scope, sk);
   }
 
   private async conditional(command: UpdateItemCommand, conflict: string): Promise<void> {
@@ -731,13 +506,6 @@ export class DynamoDbStateStore extends StateStore implements AuditTrail {
       throw new StateError(`could not ${what} in ${this.location}: ${describe(error)}`, { cause: error });
     }
   }
-}
-
-/** What a save writes: its bucket writes, the layout it leaves in force, and what goes once it committed. */
-interface Plan {
-  readonly exponent: number | null;
-  readonly writes: Iterable<WriteRequest>;
-  readonly cleanup: Iterable<WriteRequest>;
 }
 
 /** Items a BatchWriteItem left unprocessed (throttled): tried again, and the last try's error if they stay so. */

@@ -40,8 +40,8 @@ interface FileContent {
   readonly version: typeof STATE_VERSION;
   readonly generation: number;
   readonly lease: Lease | null;
-  /** The head with `domains` beside its fields, each memory as read (checked when used). */
-  readonly state: Record<string, unknown> & { readonly domains: Readonly<Record<string, unknown>> };
+  /** The head, checked, with `domains` beside its fields, each memory as read (checked when used). */
+  readonly state: StateHead & { readonly domains: Readonly<Record<string, unknown>> };
   /** The restore attempts, newest first (functions/core/memory/audit.ts); absent until the first. */
   readonly audit?: readonly AuditEntry[];
   /** The live restore claims, by normalised domain name; lapsed ones go at the next claim. */
@@ -73,14 +73,12 @@ export interface FileStateStoreOptions {
  * file (O_EXCL), so concurrent savers take turns and the generation check holds between processes.
  * The file is read and written whole: for a laptop and accounts of some ten thousand domains.
  */
-export class FileStateStore extends StateStore implements AuditTrail {
+export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>> implements AuditTrail {
   readonly location: string;
   private readonly requested: string;
   private resolved: Promise<string> | undefined;
   private readonly beforeRename: FileStateStoreOptions['beforeRename'];
   private readonly lockWaitMs: number | undefined;
-  /** The domains of each state opened, as read (for the reads that follow). */
-  private readonly openedDomains = new WeakMap<OpenedState, Readonly<Record<string, unknown>>>();
 
   constructor(path: string, options: FileStateStoreOptions = {}) {
     super();
@@ -101,29 +99,26 @@ export class FileStateStore extends StateStore implements AuditTrail {
     return this.resolved;
   }
 
-  protected async readHead(): Promise<OpenedState> {
-    const content = (await this.readContent()) ?? EMPTY_CONTENT;
-    const { domains, contacts, ...header } = content.state;
-    const head = readStateHead(header, this.contactsOf(contacts), this.location);
-    const opened: OpenedState = { head, generation: content.generation, lease: content.lease };
-    this.openedDomains.set(opened, domains);
-    return opened;
+  protected async readHead(): Promise<{ opened: OpenedState; known: Readonly<Record<string, unknown>> }> {
+    const { state, generation, lease } = (await this.readContent()) ?? EMPTY_CONTENT;
+    const { domains, ...head } = state;
+    return { opened: { head, generation, lease }, known: domains };
   }
 
   protected async readMemories(
     opened: OpenedState,
     into: (key: string, memory: DomainMemory) => boolean,
   ): Promise<void> {
-    for (const [key, value] of Object.entries(this.domainsOf(opened)))
+    for (const [key, value] of Object.entries(this.knownOf(opened)))
       into(key, readDomainMemory(value, key, this.location));
   }
 
-  protected async readMemory(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
-    const domains = this.domainsOf(opened);
+  async readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
+    const domains = this.knownOf(opened);
     return Object.hasOwn(domains, key) ? readDomainMemory(domains[key], key, this.location) : undefined;
   }
 
-  protected async putLease(generation: number, lease: Lease): Promise<void> {
+  async claim(generation: number, lease: Lease): Promise<void> {
     await this.locked(async () => {
       const current = (await this.readContent()) ?? EMPTY_CONTENT;
       this.check(current, generation, lease.owner);
@@ -131,7 +126,7 @@ export class FileStateStore extends StateStore implements AuditTrail {
     });
   }
 
-  protected async writeNext(opened: OpenedState, owner: string, write: StateWrite): Promise<void> {
+  async save(opened: OpenedState, owner: string, write: StateWrite): Promise<void> {
     await this.locked(async () => {
       const current = (await this.readContent()) ?? EMPTY_CONTENT;
       this.check(current, opened.generation, owner);
@@ -208,12 +203,6 @@ export class FileStateStore extends StateStore implements AuditTrail {
     });
   }
 
-  private domainsOf(opened: OpenedState): Readonly<Record<string, unknown>> {
-    const domains = this.openedDomains.get(opened);
-    if (!domains) throw new StateError(`${this.location}: that state was not opened by this store`);
-    return domains;
-  }
-
   /** The contacts as read, each checked; keys are data, so the record has no prototype. */
   private contactsOf(value: unknown): StateHead['contacts'] {
     const contacts: Record<string, ContactMemory> = Object.create(null);
@@ -270,19 +259,16 @@ export class FileStateStore extends StateStore implements AuditTrail {
       throw new StateError(
         `the state file ${this.location} was written by another version of domain-sentinel (format ${JSON.stringify(content.version ?? null)}, this one reads ${STATE_VERSION}); remove it to start over`,
       );
-    const state = content.state;
-    if (
-      typeof state !== 'object' ||
-      state === null ||
-      typeof state.domains !== 'object' ||
-      state.domains === null
-    )
+    const { domains, contacts, ...header } = (content.state ?? {}) as Record<string, unknown>;
+    if (typeof domains !== 'object' || domains === null)
       throw new StateError(
         `the state in ${this.location} cannot be used (domains: not an object); remove it to start over`,
       );
     // The head is checked whenever the file is read (any write keeps it); each domain when it is used.
-    const { domains: _domains, contacts, ...header } = state;
-    readStateHead(header, this.contactsOf(contacts), this.location);
+    const state = {
+      ...readStateHead(header, this.contactsOf(contacts), this.location),
+      domains: domains as Record<string, unknown>,
+    };
     const lease =
       content.lease && typeof content.lease.owner === 'string' && typeof content.lease.expiresAt === 'number'
         ? { owner: content.lease.owner, expiresAt: content.lease.expiresAt }

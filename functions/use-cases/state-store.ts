@@ -4,6 +4,7 @@ import {
   type AccountBinding,
   type DomainMemory,
   StateConflictError,
+  StateError,
   type StateHead,
   StateRefusedError,
 } from '../core/memory/state';
@@ -58,12 +59,17 @@ const STEP_LEASE_MS = 15_000;
  * generation and releases the lease, `release` gives it up unsaved (the publish failed). A write
  * that loses the race throws StateConflictError, and nothing of it is written.
  */
-export abstract class StateStore {
+export abstract class StateStore<Known = unknown> {
   /** For messages: the file path or `dynamodb:TABLE`. */
   abstract readonly location: string;
+  /** What the store learnt opening each state, for the reads and writes that follow. */
+  private readonly known = new WeakMap<OpenedState, Known>();
 
-  /** The account-wide part of the state, its generation and lease (the empty state before the first save). */
-  protected abstract readHead(): Promise<OpenedState>;
+  /**
+   * The account-wide part of the state, its generation and lease (the empty state before the
+   * first save), and what the store learnt reading it.
+   */
+  protected abstract readHead(): Promise<{ opened: OpenedState; known: Known }>;
   /**
    * Hands every remembered domain of `opened` to `into`, which answers false for a second memory of
    * a key (the store writes that item again without it). Stops early, without an error of its own,
@@ -74,21 +80,22 @@ export abstract class StateStore {
     into: (key: string, memory: DomainMemory) => boolean,
     signal?: AbortSignal,
   ): Promise<void>;
-  /** The memory of one domain's key, reading no more than that domain's share of the state. */
-  protected abstract readMemory(opened: OpenedState, key: string): Promise<DomainMemory | undefined>;
-  /** Takes the lease on `generation`; StateConflictError when the state moved on or another live lease holds it. */
-  protected abstract putLease(generation: number, lease: Lease): Promise<void>;
+  /** The memory of one domain's key in `opened` (undefined when it has none), reading no more than that domain's share: a link's page reads one domain, never all. */
+  abstract readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined>;
+  /** Takes the lease on `generation` (the one opened); StateConflictError when another scan moved it on or holds it. */
+  abstract claim(generation: number, lease: Lease): Promise<void>;
   /**
    * Writes `write` as generation + 1 and releases the lease, which `owner` must hold on `opened`;
    * StateConflictError (nothing written) when it does not.
    */
-  protected abstract writeNext(opened: OpenedState, owner: string, write: StateWrite): Promise<void>;
+  abstract save(opened: OpenedState, owner: string, write: StateWrite): Promise<void>;
   /** Gives the lease up without writing; nothing when it is no longer `owner`'s. */
   protected abstract dropLease(generation: number, owner: string): Promise<void>;
 
   /** Opens the state and refuses one written for another reseller (base URL) than `scope`. */
   async open(scope: string): Promise<OpenedState> {
-    const opened = await this.readHead();
+    const { opened, known } = await this.readHead();
+    this.known.set(opened, known);
     if (opened.head.scope !== null && opened.head.scope !== scope)
       throw new StateRefusedError(
         `the state in ${this.location} belongs to ${opened.head.scope}, but this scan reads ${scope}; use another --state for each account`,
@@ -96,29 +103,40 @@ export abstract class StateStore {
     return opened;
   }
 
+  /** What the store learnt opening `opened`; a state this store did not open is refused. */
+  protected knownOf(opened: OpenedState): Known {
+    const known = this.known.get(opened);
+    if (!known) throw new StateError(`${this.location}: that state was not opened by this store`);
+    return known;
+  }
+
   /** Adds every remembered domain of `opened` to `memory` as its prior memory. */
   read(opened: OpenedState, memory: ScanMemory, signal?: AbortSignal): Promise<void> {
     return this.readMemories(opened, (key, value) => memory.remember(key, value), signal);
   }
 
-  /** The memory of one domain's key in `opened` (undefined when it has none): a link's page reads one domain, never all. */
-  readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
-    return this.readMemory(opened, key);
-  }
-
-  /** Takes the lease on `generation` (the one opened); StateConflictError when another scan moved it on or holds it. */
-  claim(generation: number, lease: Lease): Promise<void> {
-    return this.putLease(generation, lease);
-  }
-
-  /** Writes the next generation and releases the lease `owner` holds on `opened`. */
-  save(opened: OpenedState, owner: string, write: StateWrite): Promise<void> {
-    return this.writeNext(opened, owner, write);
-  }
-
   /** Gives the lease on `generation` up unsaved (never fails: a lease not given up lapses by itself). */
   async release(generation: number, owner: string): Promise<void> {
     await this.dropLease(generation, owner).catch(() => undefined);
+  }
+
+  /**
+   * One conditional step of the protocol on `opened` (a snooze, a rebind): the lease for a moment,
+   * the write `next` makes, and the lease given up unsaved when that fails.
+   */
+  async step(
+    opened: OpenedState,
+    owner: string,
+    now: number,
+    next: () => Promise<StateWrite>,
+  ): Promise<void> {
+    await this.claim(opened.generation, { owner, expiresAt: now + STEP_LEASE_MS });
+    try {
+      await this.save(opened, owner, await next());
+    } catch (error) {
+      await this.release(opened.generation, owner);
+      throw error;
+    }
   }
 
   /**
@@ -145,17 +163,10 @@ export abstract class StateStore {
       async () => {
         const opened = await this.open(scope);
         await options.check?.(opened.head);
-        await this.claim(opened.generation, {
-          owner: options.owner,
-          expiresAt: options.clock() + STEP_LEASE_MS,
-        });
-        try {
-          const next = update(await this.readMemory(opened, key));
-          await this.writeNext(opened, options.owner, { head: opened.head, changed: new Map([[key, next]]) });
-        } catch (error) {
-          await this.release(opened.generation, options.owner);
-          throw error;
-        }
+        await this.step(opened, options.owner, options.clock(), async () => ({
+          head: opened.head,
+          changed: new Map([[key, update(await this.readDomain(opened, key))]]),
+        }));
       },
       {
         retries: options.attempts - 1,
@@ -235,16 +246,10 @@ export async function rebindState(store: StateStore, scope: string, apiKey: stri
     );
   if (opened.head.account && (await belongsTo(opened.head.account, apiKey))) return false;
   const account = await bindAccount(apiKey);
-  await store.claim(opened.generation, { owner, expiresAt: Date.now() + STEP_LEASE_MS });
-  try {
-    // The account-wide part only: every domain's memory stays as it is.
-    await store.save(opened, owner, {
-      head: { ...opened.head, scope: opened.head.scope ?? scope, account },
-      changed: new Map(),
-    });
-  } catch (error) {
-    await store.release(opened.generation, owner);
-    throw error;
-  }
+  // The account-wide part only: every domain's memory stays as it is.
+  await store.step(opened, owner, Date.now(), async () => ({
+    head: { ...opened.head, scope: opened.head.scope ?? scope, account },
+    changed: new Map(),
+  }));
   return true;
 }

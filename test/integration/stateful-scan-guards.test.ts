@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import { EnvSecretSource } from '../../functions/aws/secrets';
-import { DEFAULT_STATE_POLICY, StateConflictError, StateError } from '../../functions/core/memory/state';
+import { StateConflictError, StateError } from '../../functions/core/memory/state';
 import { loadScanSettings, settingsFromEnv } from '../../functions/core/scan/config';
 import { FileStateStore } from '../../functions/local/file-state-store';
 import { parseStateLocation } from '../../functions/local/state-location';
@@ -16,7 +16,7 @@ import type { Lease, StateStore } from '../../functions/use-cases/state-store';
 import { runStatefulScan } from '../../functions/use-cases/stateful-scan';
 import { runCli } from '../support/cli';
 import { startDynalite } from '../support/dynalite';
-import { EMPTY_STATE, loadState, saveState } from '../support/whole-state';
+import { DEFAULT_STATE_POLICY, EMPTY_STATE, loadState, saveState } from '../support/whole-state';
 
 const KEY = 'sk_guards_0c41aa';
 const HOUR = 3_600_000;

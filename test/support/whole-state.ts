@@ -12,6 +12,7 @@ import {
   type StatePolicy,
   type WatchedFields,
 } from '../../functions/core/memory/state';
+import { DEFAULT_REPEAT } from '../../functions/core/scan/policies';
 import type { Report } from '../../functions/core/scan/scan';
 import type { StateStore } from '../../functions/use-cases/state-store';
 
@@ -25,6 +26,14 @@ import type { StateStore } from '../../functions/use-cases/state-store';
 export interface ScanState extends StateHead {
   readonly domains: Readonly<Record<string, DomainMemory>>;
 }
+
+/** The policy of a deployment that sets nothing (the settings' defaults). */
+export const DEFAULT_STATE_POLICY: StatePolicy = {
+  thresholds: [30, 14, 7, 3, 1],
+  repeat: DEFAULT_REPEAT,
+  summaryEveryDays: 7,
+  minSeverity: 'warning',
+};
 
 /** The state before the first scan. */
 export const EMPTY_STATE: ScanState = { ...EMPTY_HEAD, domains: {} };

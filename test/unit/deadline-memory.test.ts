@@ -3,12 +3,18 @@ import { renderDigest } from '../../functions/core/alerts/digest';
 import { classify, type DomainFinding } from '../../functions/core/findings/classify';
 import { parseSigningKeys } from '../../functions/core/links/links';
 import { findingWithMemory } from '../../functions/core/memory/renewal-memory';
-import { DEFAULT_STATE_POLICY, type StatePolicy } from '../../functions/core/memory/state';
+import type { StatePolicy } from '../../functions/core/memory/state';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { attachLinks } from '../../functions/core/scan/report-links';
 import { reportOf } from '../support/report';
 import { DAY, domain, scanOf } from '../support/state-scan';
-import { compareWithState, EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
+import {
+  compareWithState,
+  DEFAULT_STATE_POLICY,
+  EMPTY_STATE,
+  parseState,
+  type ScanState,
+} from '../support/whole-state';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 const HOUR = 3_600_000;

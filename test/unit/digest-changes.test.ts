@@ -2,10 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
 import { renderDigest } from '../../functions/core/alerts/digest';
 import { buildAlertMessage, snsPublishBytes } from '../../functions/core/alerts/message';
-import { DEFAULT_STATE_POLICY } from '../../functions/core/memory/state';
 import { capForMessage } from '../../functions/use-cases/publish-alert';
 import { DAY, domain, scanOf } from '../support/state-scan';
-import { compareWithState, EMPTY_STATE } from '../support/whole-state';
+import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE } from '../support/whole-state';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 

@@ -1,9 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
-import { DEFAULT_STATE_POLICY, type StatePolicy } from '../../functions/core/memory/state';
+import type { StatePolicy } from '../../functions/core/memory/state';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { DAY, domain, scanOf } from '../support/state-scan';
-import { compareWithState, EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
+import {
+  compareWithState,
+  DEFAULT_STATE_POLICY,
+  EMPTY_STATE,
+  parseState,
+  type ScanState,
+} from '../support/whole-state';
 
 /**
  * The repeat cadence in the comparison with memory (compare.ts with repeat.ts): a policy's cadence

@@ -16,7 +16,7 @@ const SOURCE_DIRS = ['functions', 'lib', 'bin'];
  * Known exceptions, still to split (issue 32): each `file` or `file Kind name`. Fixing one fails
  * the test until its entry goes, so the list only shrinks.
  */
-const KNOWN_OVERSIZED: readonly string[] = ['functions/aws/dynamodb-state-store.ts'];
+const KNOWN_OVERSIZED: readonly string[] = [];
 
 /** Every TypeScript source file under the source folders, as a path relative to the repository. */
 function sourceFiles(): string[] {

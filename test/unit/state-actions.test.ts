@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
 import { acknowledgementOf, snoozeOf } from '../../functions/core/memory/actions';
-import { DEFAULT_STATE_POLICY } from '../../functions/core/memory/state';
 import { DAY, domain, scanOf } from '../support/state-scan';
-import { compareWithState, EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
+import {
+  compareWithState,
+  DEFAULT_STATE_POLICY,
+  EMPTY_STATE,
+  parseState,
+  type ScanState,
+} from '../support/whole-state';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 const HOUR = 3_600_000;

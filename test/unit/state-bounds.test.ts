@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_STATE_POLICY } from '../../functions/core/memory/state';
 import { belongsTo, bindAccount } from '../../functions/core/memory/state-account';
 import {
   boundField,
@@ -9,7 +8,13 @@ import {
 } from '../../functions/core/memory/state-bounds';
 import { isDue, scanTimeProblem } from '../../functions/core/memory/state-time';
 import { DAY, domain, scanOf } from '../support/state-scan';
-import { compareWithState, EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
+import {
+  compareWithState,
+  DEFAULT_STATE_POLICY,
+  EMPTY_STATE,
+  parseState,
+  type ScanState,
+} from '../support/whole-state';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 const HOUR = 3_600_000;

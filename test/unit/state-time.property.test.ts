@@ -2,11 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isDomainFinding } from '../../functions/core/findings/classify';
 import { alertView } from '../../functions/core/memory/actions';
-import { DEFAULT_STATE_POLICY } from '../../functions/core/memory/state';
 import { scanTimeProblem } from '../../functions/core/memory/state-time';
 import { parseRfc3339 } from '../../functions/core/reseller/schemas';
 import { DAY, domain, scanOf } from '../support/state-scan';
-import { compareWithState, parseState, type ScanState } from '../support/whole-state';
+import { compareWithState, DEFAULT_STATE_POLICY, parseState, type ScanState } from '../support/whole-state';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 const HOUR = 3_600_000;

@@ -2,10 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isDomainFinding, type Severity, severityRank } from '../../functions/core/findings/classify';
 import { stageOf } from '../../functions/core/memory/compare';
-import { DEFAULT_STATE_POLICY } from '../../functions/core/memory/state';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { DAY, domain, scanOf } from '../support/state-scan';
-import { compareWithState, EMPTY_STATE, type ScanState } from '../support/whole-state';
+import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 const NAMES = ['a.nl', 'b.com', 'c.eu'] as const;

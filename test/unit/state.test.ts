@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
 import { stageOf } from '../../functions/core/memory/compare';
-import { DEFAULT_STATE_POLICY, StateError } from '../../functions/core/memory/state';
+import { StateError } from '../../functions/core/memory/state';
 import { DAY, domain, scanOf } from '../support/state-scan';
 import {
   compareWithState,
+  DEFAULT_STATE_POLICY,
   EMPTY_STATE,
   parseState,
   type ScanState,

@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type DomainFinding, isDomainFinding } from '../../functions/core/findings/classify';
 import { acknowledgementOf, snoozeOf } from '../../functions/core/memory/actions';
-import { DEFAULT_STATE_POLICY } from '../../functions/core/memory/state';
 import { StoredDateTime } from '../../functions/core/memory/state-time';
 import {
   DomainSchema,
@@ -11,7 +10,7 @@ import {
   parseRfc3339,
 } from '../../functions/core/reseller/schemas';
 import { scanOf } from '../support/state-scan';
-import { compareWithState, EMPTY_STATE, parseState } from '../support/whole-state';
+import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, parseState } from '../support/whole-state';
 
 /**
  * Every time the state stores is one it reads back: a record's date that parses can be kept and

@@ -241,13 +241,8 @@ function markFindings(c: Comparison): void {
     else if (dom && (renewal || severityRank(f.severity) < severityRank(prev.severity))) {
       // Renewed but still flagged (e.g. renewed for too short a term), or fell in severity
       // (auto-renew turned on): the old finding is resolved, with what stands now.
-      c.resolved.push({
-        domain_name: shownName(f.domain_name, key),
-        kind: prev.kind,
-        severity: prev.severity,
-        reason: resolvedReason(prev, f, nextWatched(c, key)),
-        now: { kind: f.kind, severity: f.severity },
-      });
+      const reason = resolvedReason(prev, f, nextWatched(c, key));
+      c.resolved.push(resolution({ domain_name: shownName(f.domain_name, key) }, prev, reason, f));
       c.resolvedKeys.add(key);
       if (renewal) change = 'new';
     } else if (
@@ -275,6 +270,20 @@ function markFindings(c: Comparison): void {
       c.announced.push(marked);
   }
 }
+
+/** A finding remembered as `was` resolved (or fallen to `now`) for `reason`. */
+const resolution = (
+  of: { domain_name: string } | { handle: string },
+  was: FindingMemory,
+  reason: ResolvedReason,
+  now: Finding | null = null,
+): Resolution => ({
+  ...of,
+  kind: was.kind,
+  severity: was.severity,
+  reason,
+  now: now && { kind: now.kind, severity: now.severity },
+});
 
 function resolvedReason(
   before: FindingMemory,
@@ -304,13 +313,9 @@ function walkRemembered(c: Comparison): void {
     if (c.complete && seen && watched && !sameWatched(was.watched, seen.watched))
       c.changes.push(...fieldChanges(name, was.watched, watched));
     if (was.finding && !c.findingByKey.has(key) && !c.unconfirmed.has(key))
-      c.resolved.push({
-        domain_name: name,
-        kind: was.finding.kind,
-        severity: was.finding.severity,
-        reason: resolvedReason(was.finding, null, watched),
-        now: null,
-      });
+      c.resolved.push(
+        resolution({ domain_name: name }, was.finding, resolvedReason(was.finding, null, watched)),
+      );
   }
 }
 
@@ -323,14 +328,7 @@ function leftAccount(c: Comparison, key: string, was: DomainMemory): void {
     before: 'in the account',
     after: 'not in the account',
   });
-  if (was.finding)
-    c.resolved.push({
-      domain_name: name,
-      kind: was.finding.kind,
-      severity: was.finding.severity,
-      reason: 'left_account',
-      now: null,
-    });
+  if (was.finding) c.resolved.push(resolution({ domain_name: name }, was.finding, 'left_account'));
 }
 
 /** Step six: contacts no longer pending are resolved; an unreadable one is carried over as it was. */
@@ -347,13 +345,9 @@ function resolveContacts(c: Comparison): Record<string, ContactMemory> {
       carried[key] = remembered;
       continue;
     }
-    c.resolved.push({
-      handle: remembered.handle ?? key,
-      kind: remembered.finding.kind,
-      severity: remembered.finding.severity,
-      reason: 'no_longer_pending',
-      now: null,
-    });
+    c.resolved.push(
+      resolution({ handle: remembered.handle ?? key }, remembered.finding, 'no_longer_pending'),
+    );
   }
   return carried;
 }

@@ -91,7 +91,7 @@ export function withFailedRenewals(report: Report, failed: ReadonlyMap<string, F
 }
 
 /** The renewal that was missed (24 hours past, expiry unmoved) while watched, if any. */
-function missedRenewal(
+export function missedRenewal(
   watched: WatchedFields,
   memory: DomainMemory | undefined,
   now: number,

@@ -3,8 +3,7 @@ import { type DomainFinding, type Finding, isDomainFinding, type Severity } from
 import type { Problem } from '../reseller/paging';
 import type { Domain } from '../reseller/schemas';
 import type { Report } from '../scan/scan';
-import type { FailedRenewal } from './renewal-memory';
-import { renewalStepOf } from './renewal-memory';
+import { type FailedRenewal, missedRenewal, renewalStepOf } from './renewal-memory';
 import {
   type DomainActions,
   type DomainMemory,
@@ -126,14 +125,8 @@ export class ScanMemory {
       next.set(key, keep ? { ...rest, renewal: keep } : rest);
     }
     for (const second of this.seconds) {
-      const remembered = this.priorOf(second.name)?.watched.renewal;
-      const step = renewalStepOf(second.watched.renewal, remembered, now);
-      if (step.failed && remembered?.due && !failed.has(second.name))
-        failed.set(second.name, {
-          due: remembered.due,
-          expiry: second.watched.renewal?.expiry ?? '',
-          watched: second.watched,
-        });
+      const miss = missedRenewal(second.watched, this.priorOf(second.name), now);
+      if (miss && !failed.has(second.name)) failed.set(second.name, miss);
     }
     return { next, failed };
   }

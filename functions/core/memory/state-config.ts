@@ -3,19 +3,8 @@ import { ENV, parseSetting } from '../scan/config';
 import { DEFAULT_REPEAT, type Policies, resolveRepeat } from '../scan/policies';
 import type { StatePolicy } from './state';
 
-/** Environment variables of memory between scans (defined with every other setting in config.ts). */
-export const STATE_ENV = {
-  /** CLI: `PATH` of a JSON file, or `dynamodb:TABLE` (the `--state` flag overrides it). */
-  state: ENV.state,
-  /** Lambda: the state table's name, set by StateTable.grantReadWrite. */
-  tableName: ENV.stateTableName,
-  /** Days-left rungs, comma-separated: `30,14,7,3,1`. */
-  thresholds: ENV.alertThresholds,
-  /** Hours between repeats of a critical finding: the default of the policies' `repeat.critical`. */
-  criticalRepeatHours: ENV.criticalRepeatHours,
-  /** 0 turns the weekly summary off. */
-  summaryEveryDays: ENV.summaryEveryDays,
-} as const;
+/** The state table's name, set by StateTable.grantReadWrite (defined with every other setting in config.ts). */
+export const STATE_ENV = { tableName: ENV.stateTableName } as const;
 
 /**
  * The notify-on-change policy from the environment, with the one schema of each setting (errors

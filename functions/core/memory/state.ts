@@ -9,7 +9,7 @@ import {
   type Severity,
 } from '../findings/classify';
 import type { Domain } from '../reseller/schemas';
-import { DEFAULT_REPEAT, type Escalation, type Repeat } from '../scan/policies';
+import type { Escalation, Repeat } from '../scan/policies';
 import type { Report } from '../scan/scan';
 import { shownCut } from './state-bounds';
 import { StoredDateTime } from './state-time';
@@ -202,40 +202,34 @@ export function fieldChanges(name: string, before: WatchedFields, after: Watched
   return out;
 }
 
+/**
+ * True when two stored values are the same, a key set to undefined being one left out; objects are
+ * compared key by key, one level deep (a memory's parts are flat).
+ */
+function same(x: unknown, y: unknown, deep = false): boolean {
+  if (x === y) return true;
+  if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+  const a = x as Record<string, unknown>;
+  const b = y as Record<string, unknown>;
+  for (const key in a) if (!(deep ? same(a[key], b[key]) : a[key] === b[key])) return false;
+  for (const key in b) if (!(key in a) && b[key] !== undefined) return false;
+  return true;
+}
+
 /** True when two reads of a domain's watched fields are the same. */
 export function sameWatched(a: WatchedFields, b: WatchedFields): boolean {
-  if (a === b) return true;
-  for (const field of WATCHED_NAMES) {
-    const x = a[field];
-    const y = b[field];
-    if (x === y) continue;
-    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
-    if (JSON.stringify(x) !== JSON.stringify(y)) return false;
-  }
-  return true;
+  return same(a, b, true);
 }
 
 /** True when two memories encode the same ({@link encodeMemory}), without encoding them. */
 export function sameMemory(a: DomainMemory, b: DomainMemory): boolean {
-  if (a === b) return true;
-  const sameFinding = (x: FindingMemory | AlertMemory | null, y: typeof x) =>
-    x === y ||
-    (x !== null &&
-      y !== null &&
-      x.kind === y.kind &&
-      x.severity === y.severity &&
-      x.stage === y.stage &&
-      (x as FindingMemory).date_expiry === (y as FindingMemory).date_expiry &&
-      (x as AlertMemory).at === (y as AlertMemory).at &&
-      (x as AlertMemory).first_at === (y as AlertMemory).first_at &&
-      (x as AlertMemory).escalated === (y as AlertMemory).escalated &&
-      (x as AlertMemory).repeats === (y as AlertMemory).repeats);
   return (
-    a.name === b.name &&
-    sameFinding(a.finding, b.finding) &&
-    sameFinding(a.alerted, b.alerted) &&
-    sameWatched(a.watched, b.watched) &&
-    (a.actions === b.actions || JSON.stringify(a.actions) === JSON.stringify(b.actions))
+    a === b ||
+    (a.name === b.name &&
+      same(a.finding, b.finding) &&
+      same(a.alerted, b.alerted) &&
+      same(a.watched, b.watched, true) &&
+      same(a.actions, b.actions, true))
   );
 }
 
@@ -382,13 +376,6 @@ export interface StatePolicy {
  */
 export type EscalationPolicy = Pick<Escalation, 'afterHours' | 'withinDays'>;
 
-export const DEFAULT_STATE_POLICY: StatePolicy = {
-  thresholds: [30, 14, 7, 3, 1],
-  repeat: DEFAULT_REPEAT,
-  summaryEveryDays: 7,
-  minSeverity: 'warning',
-};
-
 /** A finding of the last scan that went away or fell in severity, and why. */
 export interface Resolution {
   /** Set for a domain finding. */
@@ -509,44 +496,31 @@ export const StateHeaderSchema = z.object({
     .optional(),
 });
 
-const orderedFinding = (f: FindingMemory | null) =>
-  f && { kind: f.kind, severity: f.severity, stage: f.stage, date_expiry: f.date_expiry };
-const orderedAlert = (a: AlertMemory | null) =>
-  a && {
-    kind: a.kind,
-    severity: a.severity,
-    stage: a.stage,
-    at: a.at,
-    first_at: a.first_at,
-    escalated: a.escalated,
-    repeats: a.repeats,
+/**
+ * A copy of a value `schema` checks with the keys it knows only, in the schema's order, at any
+ * depth: what makes equal memories encode the same.
+ */
+function inSchemaOrder(schema: z.ZodType): (value: unknown) => unknown {
+  const def = schema._zod.def as { shape?: Record<string, z.ZodType>; innerType?: z.ZodType };
+  if (def.innerType) return inSchemaOrder(def.innerType);
+  if (!def.shape) return (value) => value;
+  const fields = Object.entries(def.shape).map(([key, field]) => [key, inSchemaOrder(field)] as const);
+  return (value) => {
+    if (typeof value !== 'object' || value === null) return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, order] of fields) out[key] = order((value as Record<string, unknown>)[key]);
+    return out;
   };
+}
+const memoryInOrder = inSchemaOrder(DomainMemorySchema);
 
 /**
- * The one encoder of a domain's memory: JSON with its fields in the schema's order and nothing
- * else, so equal memories give equal text (a store writes only what changed) and what is written
- * reads back as it was.
+ * The one encoder of a domain's memory: JSON of the keys DomainMemorySchema knows, in its order
+ * and nothing else, so equal memories give equal text (a store writes only what changed)
+ * and what is written reads back as it was.
  */
 export function encodeMemory(memory: DomainMemory): string {
-  const watched: Record<string, unknown> = {};
-  for (const name of WATCHED_NAMES) watched[name] = memory.watched[name];
-  const { snooze, acknowledged } = memory.actions ?? {};
-  return JSON.stringify({
-    name: memory.name,
-    watched,
-    finding: orderedFinding(memory.finding),
-    alerted: orderedAlert(memory.alerted),
-    actions: memory.actions && {
-      snooze: snooze && { until: snooze.until, at: snooze.at, kind: snooze.kind, severity: snooze.severity },
-      acknowledged: acknowledged && {
-        at: acknowledged.at,
-        kind: acknowledged.kind,
-        severity: acknowledged.severity,
-        date_expiry: acknowledged.date_expiry,
-        auto_renew: acknowledged.auto_renew,
-      },
-    },
-  });
+  return JSON.stringify(memoryInOrder(memory));
 }
 
 /**

@@ -1,0 +1,258 @@
+import type { AttributeValue, WriteRequest } from '@aws-sdk/client-dynamodb';
+import { fnv1a } from '../core/base/hash';
+import { type DomainMemory, encodeMemory, readDomainMemory, StateError } from '../core/memory/state';
+import { shownCut } from '../core/memory/state-bounds';
+import { STATE_TABLE_DEFINITION } from './state-table-definition';
+
+/**
+ * How the DynamoDB store lays the domains' memories out in items: buckets of a few domains under
+ * a power-of-two bucket count, spread over shard partitions, each bucket one item (or parts), and
+ * what a save writes and deletes. The queries and writes themselves are dynamodb-state-store.ts's.
+ */
+
+const { partitionKey: PK, sortKey: SK } = STATE_TABLE_DEFINITION;
+/**
+ * Partitions the domains are spread over: `<scope>#0` … `#15`. One partition key serves at most
+ * 1 000 write and 3 000 read units a second; a first scan of a million domains under one key would
+ * take longer than a Lambda may run. The account's own partition keeps the `#meta` item
+ * (generation, lease, layout), the contacts and the audit trail.
+ */
+export const SHARDS = 16;
+/**
+ * Domains per bucket item: about 8 memories of some 270 bytes make a 2 KB item (2 write units),
+ * where one item per domain would pay a whole unit for a quarter of one. The bucket count is a
+ * power of two chosen at the first save and doubled (every item written anew under the next
+ * count, switched to in the one conditional write of `#meta`) when the account outgrows it.
+ */
+const BUCKET_TARGET = 8;
+const BUCKET_MAX = 16;
+/** A bucket whose memories outgrow this is written as several parts (`.1`, `.2`…), far below the 400 KB limit. */
+const PART_BYTES = 300 * 1024;
+/** DynamoDB's limits (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html). */
+const MAX_ITEM_BYTES = 400 * 1024;
+const MAX_SORT_KEY_BYTES = 1024;
+
+const BUCKET_SK = /^b(\d{1,2})#([0-9a-f]{1,8})(?:\.(\d{1,4}))?$/;
+
+/** The account whose items these are, and how messages name it. */
+export interface ItemScope {
+  /** Its partition key: the reseller base URL, or an account's own scope. */
+  readonly scope: string;
+  /** `dynamodb:TABLE`. */
+  readonly location: string;
+  /** `dynamodb:TABLE (scope)`. */
+  readonly where: string;
+}
+
+/** What the store learnt opening a state, for the writes that follow. */
+export interface Layout {
+  /** The bucket exponent in force; null before the first save. */
+  readonly exponent: number | null;
+  /** Contact items as loaded (sort key → body), to write only what changed. */
+  readonly contacts: ReadonlyMap<string, string>;
+  /** Parts loaded per bucket in force, once the domains were read. */
+  parts?: Uint8Array;
+  /** Buckets to write again whatever changed (a memory filed in the wrong one, or twice). */
+  readonly dirty: Set<number>;
+  /** Items outside the layout in force (a resize whose cleanup failed): deleted after the next save. */
+  readonly garbage: Array<readonly [string, string]>;
+}
+
+/** What a save writes: its bucket writes, the layout it leaves in force, and what goes once it committed. */
+export interface Plan {
+  readonly exponent: number | null;
+  readonly writes: Iterable<WriteRequest>;
+  readonly cleanup: Iterable<WriteRequest>;
+}
+
+/** The bucket of `key` under 2^`exponent` buckets. */
+export const bucketOf = (key: string, exponent: number): number => fnv1a(key) & ((1 << exponent) - 1);
+
+/** The partition of bucket `bucket`'s items. */
+export const shardPk = (at: ItemScope, bucket: number): string => `${at.scope}#${bucket % SHARDS}`;
+
+/** An item's key. */
+export const itemKey = (pk: string, sk: string): Record<string, AttributeValue> => ({
+  [PK.name]: { S: pk },
+  [SK.name]: { S: sk },
+});
+
+/** The sort key of part `part` of bucket `bucket` under 2^`exponent` buckets. */
+export function bucketSk(exponent: number, bucket: number, part = 0): string {
+  const digits = Math.max(1, Math.ceil(exponent / 4));
+  return `b${exponent}#${bucket.toString(16).padStart(digits, '0')}${part > 0 ? `.${part}` : ''}`;
+}
+
+/** The bucket exponent for `count` domains: about {@link BUCKET_TARGET} a bucket, at least `from`. */
+function exponentFor(count: number, from: number | null): number {
+  let exponent = from ?? 0;
+  if (from === null) while ((1 << exponent) * BUCKET_TARGET < count) exponent++;
+  while (count > BUCKET_MAX * (1 << exponent)) exponent++;
+  return exponent;
+}
+
+/** An item's body as JSON, or a StateError naming the item. */
+export function parseItem(at: ItemScope, sk: string, body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch (error) {
+    throw new StateError(`the state item ${sk} in ${at.where} is not JSON; reset the state`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Fails before anything is written when an item would break DynamoDB's limits (sort key 1 024
+ * bytes, item 400 KB). The comparison bounds every name and field and buckets are cut into parts,
+ * so this names a bug rather than the reseller's data; it still says which item.
+ */
+export function checkItemSize(at: ItemScope, sk: string, body: string, pk = at.scope): void {
+  const keyBytes = Buffer.byteLength(sk, 'utf8');
+  const bytes =
+    Buffer.byteLength(pk, 'utf8') +
+    keyBytes +
+    Buffer.byteLength(body, 'utf8') +
+    PK.name.length +
+    SK.name.length +
+    1;
+  if (keyBytes > MAX_SORT_KEY_BYTES || bytes > MAX_ITEM_BYTES)
+    throw new StateError(
+      `${at.location}: the state item ${JSON.stringify(shownCut(sk))} would be ${bytes} bytes (sort key ${keyBytes}), over DynamoDB's limits (${MAX_ITEM_BYTES} bytes an item, ${MAX_SORT_KEY_BYTES} a sort key); nothing was written`,
+    );
+}
+
+/** A bucket item of the layout in force: its bucket, part and members; null for anything else. */
+export function bucketItem(
+  at: ItemScope,
+  item: Record<string, AttributeValue>,
+  exponent: number | null,
+): { bucket: number; part: number; members: Array<[string, unknown]> } | null {
+  const sk = item[SK.name]?.S ?? '';
+  const match = BUCKET_SK.exec(sk);
+  const body = item.m?.S;
+  if (!match || exponent === null || Number(match[1]) !== exponent || body === undefined) return null;
+  const bucket = Number.parseInt(match[2] as string, 16);
+  if (bucket >= 1 << exponent) return null;
+  const members = parseItem(at, sk, body);
+  if (typeof members !== 'object' || members === null || Array.isArray(members))
+    throw new StateError(
+      `the state item ${sk} in ${at.where} is not a set of domain memories; reset the state`,
+    );
+  return { bucket, part: Number(match[3] ?? 0), members: Object.entries(members) };
+}
+
+/** A scan's save: the buckets holding a changed domain, or every bucket under a new layout. */
+export function planAll(
+  at: ItemScope,
+  known: Layout,
+  changed: ReadonlyMap<string, DomainMemory | null>,
+  all: ReadonlyMap<string, DomainMemory>,
+): Plan {
+  const exponent = exponentFor(all.size, known.exponent);
+  const resized = exponent !== known.exponent;
+  const selected = new Set<number>(resized ? [] : known.dirty);
+  if (!resized) for (const key of changed.keys()) selected.add(bucketOf(key, exponent));
+  const members = new Map<number, string[]>();
+  for (const key of all.keys()) {
+    const bucket = bucketOf(key, exponent);
+    if (!resized && !selected.has(bucket)) continue;
+    const list = members.get(bucket);
+    if (list) list.push(key);
+    else members.set(bucket, [key]);
+  }
+  if (!resized) for (const bucket of selected) if (!members.has(bucket)) members.set(bucket, []);
+  const memory = (key: string) => all.get(key) as DomainMemory;
+  return {
+    exponent,
+    writes: bucketWrites(at, exponent, members, memory, resized ? undefined : known.parts),
+    cleanup: cleanupWrites(at, known, exponent, resized),
+  };
+}
+
+/**
+ * A change to some domains alone (a snooze): their buckets read (`readBucket`, which counts each
+ * bucket's parts), changed and written back.
+ */
+export async function planChanges(
+  at: ItemScope,
+  known: Layout,
+  changed: ReadonlyMap<string, DomainMemory | null>,
+  readBucket: (exponent: number, bucket: number, parts: Uint8Array) => Promise<Map<string, unknown>>,
+): Promise<Plan> {
+  if (changed.size === 0) return { exponent: known.exponent, writes: [], cleanup: [] };
+  const exponent = known.exponent ?? exponentFor(changed.size, null);
+  const members = new Map<number, string[]>();
+  const values = new Map<string, unknown>();
+  const parts = new Uint8Array(1 << exponent);
+  for (const bucket of new Set([...changed.keys()].map((key) => bucketOf(key, exponent)))) {
+    const read =
+      known.exponent === null ? new Map<string, unknown>() : await readBucket(exponent, bucket, parts);
+    for (const [key, value] of changed) if (bucketOf(key, exponent) === bucket) read.set(key, value);
+    const list: string[] = [];
+    for (const [key, value] of read) {
+      if (value === null) continue;
+      values.set(key, value);
+      list.push(key);
+    }
+    members.set(bucket, list);
+  }
+  const memory = (key: string) => {
+    const value = values.get(key);
+    return changed.has(key) ? (value as DomainMemory) : readDomainMemory(value, key, at.where);
+  };
+  return { exponent, writes: bucketWrites(at, exponent, members, memory, parts), cleanup: [] };
+}
+
+/**
+ * The writes of the given buckets, made one bucket at a time as the writers ask for them: each
+ * bucket's memories as one item (or parts past {@link PART_BYTES}), and deletes for parts no
+ * longer needed (`parts`: how many each bucket had; absent after a resize, which drops them all).
+ */
+function* bucketWrites(
+  at: ItemScope,
+  exponent: number,
+  members: ReadonlyMap<number, readonly string[]>,
+  memory: (key: string) => DomainMemory,
+  parts: Uint8Array | undefined,
+): Generator<WriteRequest> {
+  for (const [bucket, keys] of members) {
+    const pk = shardPk(at, bucket);
+    let part = 0;
+    let body = '';
+    const put = (): WriteRequest => {
+      const sk = bucketSk(exponent, bucket, part++);
+      const text = `{${body}}`;
+      body = '';
+      checkItemSize(at, sk, text, pk);
+      return { PutRequest: { Item: { ...itemKey(pk, sk), m: { S: text } } } };
+    };
+    for (const key of keys) {
+      const entry = `${JSON.stringify(key)}:${encodeMemory(memory(key))}`;
+      if (body && body.length + entry.length + 2 > PART_BYTES) yield put();
+      body = body ? `${body},${entry}` : entry;
+    }
+    if (body) yield put();
+    for (let old = part; old < (parts?.[bucket] ?? 0); old++)
+      yield { DeleteRequest: { Key: itemKey(pk, bucketSk(exponent, bucket, old)) } };
+  }
+}
+
+/** What to delete once a save committed: items outside the layout in force, and after a resize every item of the old one. */
+function* cleanupWrites(
+  at: ItemScope,
+  known: Layout,
+  exponent: number,
+  resized: boolean,
+): Generator<WriteRequest> {
+  for (const [pk, sk] of known.garbage) {
+    // An item of the new layout found as garbage (a resize that did not finish) was just written again.
+    const match = BUCKET_SK.exec(sk);
+    if (!(resized && match && Number(match[1]) === exponent))
+      yield { DeleteRequest: { Key: itemKey(pk, sk) } };
+  }
+  if (!resized || known.exponent === null || !known.parts) return;
+  for (let bucket = 0; bucket < known.parts.length; bucket++)
+    for (let part = 0; part < (known.parts[bucket] as number); part++)
+      yield { DeleteRequest: { Key: itemKey(shardPk(at, bucket), bucketSk(known.exponent, bucket, part)) } };
+}
