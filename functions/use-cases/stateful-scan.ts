@@ -170,8 +170,8 @@ async function decideAndSave(scan: ScanInProgress, conflicts: number): Promise<S
     // Snoozed and acknowledged domains stay in the report and the state, but not in the message.
     if (result.publish) published = await input.publish(alertView(result.report, result.silenced));
   } catch (error) {
-    // If the release fails too, the lease lapses by itself; the keep or publish failure is what to report.
-    await store.release(opened.generation, owner).catch(() => undefined);
+    // The keep or publish failure is what to report (release never fails: a lease lapses by itself).
+    await store.release(opened.generation, owner);
     throw error;
   }
   await saveOrRelease(store, opened, owner, result.next, published);
@@ -215,7 +215,7 @@ async function saveOrRelease(
     await store.save(opened, owner, { head: next.head, changed: next.changed, all: next.domains });
   } catch (error) {
     // Never leave the lease behind: the next scan must be able to try again at once.
-    await store.release(opened.generation, owner).catch(() => undefined);
+    await store.release(opened.generation, owner);
     const what = (error as Error).message;
     throw new StateError(
       published
