@@ -47,6 +47,8 @@ export function registryScanOptions(
     readonly deadline?: number;
     readonly fetch?: typeof fetch;
     readonly recheck?: RegistryScanOptions['recheck'];
+    /** Stops the lookups at once (the command line's Ctrl-C). */
+    readonly signal?: AbortSignal;
     /** @default the module's cache (a day per source) */
     readonly cache?: BootstrapCache;
   },
@@ -69,6 +71,7 @@ export function registryScanOptions(
       timeoutMs: settings.rdapTimeoutMs,
       ...(run.deadline !== undefined ? { deadline: run.deadline } : {}),
       ...(fetchImpl ? { fetch: fetchImpl } : {}),
+      ...(run.signal ? { signal: run.signal } : {}),
     }),
     budget: settings.rdapQueryBudget,
     days: settings.registryCheckDays,

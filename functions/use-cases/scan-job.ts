@@ -25,7 +25,7 @@ export interface ScanJobInput {
   readonly observe?: ScanOptions['observe'];
   /** The account's name when the deployment scans several: the report's `source.account`. */
   readonly account?: string;
-  /** Aborts the read at once (the command line's Ctrl-C): requests in flight and waits stop. */
+  /** Aborts the read and the registry check at once (the command line's Ctrl-C): requests in flight and waits stop. */
   readonly signal?: AbortSignal;
   /** With the registry check and memory: the names memory remembers a registry finding for (docs/registry.md). */
   readonly registryRecheck?: RegistryScanOptions['recheck'];
@@ -76,6 +76,7 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
             ...(input.deadline !== undefined ? { deadline: input.deadline } : {}),
             ...(input.fetch ? { fetch: input.fetch } : {}),
             ...(input.registryRecheck ? { recheck: input.registryRecheck } : {}),
+            ...(input.signal ? { signal: input.signal } : {}),
           }),
         }
       : {}),

@@ -7,6 +7,8 @@ import {
   RdapServerError,
   RdapTimeoutError,
 } from '../../functions/core/registry/rdap-errors';
+import { loadScanSettings } from '../../functions/core/scan/config';
+import { registryScanOptions } from '../../functions/use-cases/registry-check';
 
 const BASE = 'https://rdap.example/';
 const domainBody = (name: string, expiration = '2027-06-01T00:00:00Z') =>
@@ -212,6 +214,43 @@ describe('RdapClient.lookupDomain', () => {
     ).rejects.toThrow(RdapTimeoutError);
   });
 
+  it('stops at once on its signal (Ctrl-C): the request in flight ends, the reason is thrown, nothing is retried', async () => {
+    const stop = new AbortController();
+    const calls: RequestInit[] = [];
+    // A server that never answers: only the request's own signal ends the call.
+    const fetch = ((_url: string | URL | Request, init?: RequestInit) => {
+      calls.push(init ?? {});
+      return new Promise<Response>((_resolve, reject) => {
+        init?.signal?.addEventListener('abort', () => reject(init.signal?.reason), { once: true });
+        if (calls.length === 1) queueMicrotask(() => stop.abort(new Error('interrupted by SIGINT')));
+      });
+    }) as typeof globalThis.fetch;
+    const client = new RdapClient({ fetch, signal: stop.signal, timeoutMs: 60_000 });
+    const error = await client.lookupDomain(BASE, 'shop.com').catch((e: unknown) => e);
+    expect(error).toBe(stop.signal.reason);
+    expect((error as Error).message).toBe('interrupted by SIGINT');
+    expect(calls).toHaveLength(1);
+    // And a lookup after the stop sends nothing.
+    await expect(client.lookupDomain(BASE, 'other.com')).rejects.toBe(stop.signal.reason);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('ends a wait between tries when its signal aborts, without another try', async () => {
+    const stop = new AbortController();
+    const { fetch, calls } = scripted([() => json('busy', 503)]);
+    const waits: number[] = [];
+    const sleep = (ms: number, signal?: AbortSignal) => {
+      waits.push(ms);
+      stop.abort(new Error('interrupted by SIGTERM'));
+      return Promise.reject(signal?.reason);
+    };
+    const client = new RdapClient({ fetch, signal: stop.signal, sleep, random: () => 0.5 });
+    const error = await client.lookupDomain(BASE, 'shop.com').catch((e: unknown) => e);
+    expect((error as Error).message).toBe('interrupted by SIGTERM');
+    expect(waits).toHaveLength(1);
+    expect(calls).toHaveLength(1);
+  });
+
   it('sends nothing once the deadline has passed', async () => {
     const { fetch, calls } = scripted([() => json(domainBody('shop.com'))]);
     const client = new RdapClient({ fetch, deadline: Date.now() - 1 });
@@ -244,5 +283,22 @@ describe('RdapClient.lookupDomain', () => {
     }
     await Promise.all(lookups);
     expect(Object.fromEntries(most)).toEqual({ 'https://a.example': 2, 'https://b.example': 2 });
+  });
+});
+
+describe('registryScanOptions', () => {
+  it("gives the scan's signal to the RDAP client it makes: after Ctrl-C no lookup is sent", async () => {
+    const stop = new AbortController();
+    stop.abort(new Error('interrupted by SIGINT'));
+    const { fetch, calls } = scripted([() => json(domainBody('shop.com'))]);
+    const settings = loadScanSettings({ resellerBaseUrl: 'https://api.test' });
+    const options = registryScanOptions(settings, { fetch, signal: stop.signal });
+    const error = await options.client.lookupDomain(BASE, 'shop.com').catch((e: unknown) => e);
+    expect((error as Error).message).toBe('interrupted by SIGINT');
+    expect(calls).toHaveLength(0);
+    // Without a signal the same client asks.
+    const asks = registryScanOptions(settings, { fetch });
+    await expect(asks.client.lookupDomain(BASE, 'shop.com')).resolves.toMatchObject({ kind: 'found' });
+    expect(calls).toHaveLength(1);
   });
 });

@@ -35,8 +35,13 @@ export interface RdapClientOptions {
   readonly maxResponseBytes?: number;
   /** Epoch ms after which no request starts and no retry waits. */
   readonly deadline?: number;
-  /** @default setTimeout-based sleep */
-  readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * Stops every lookup at once (the command line's Ctrl-C): a request in flight and a wait between
+   * tries end, and the lookup throws the signal's reason, never retried or taken for a timeout.
+   */
+  readonly signal?: AbortSignal;
+  /** @default setTimeout-based sleep, ended early by `signal` */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** @default Math.random */
   readonly random?: () => number;
   /** @default Date.now */
@@ -73,12 +78,13 @@ export class RdapClient {
   readonly concurrencyPerServer: number;
   private readonly fetchImpl: typeof fetch;
   private readonly timeoutMs: number;
+  private readonly signal: AbortSignal | undefined;
   private readonly perServer: number;
   private readonly maxAttempts: number;
   private readonly maxRetryAfterMs: number;
   private readonly maxBytes: number;
   private readonly deadline: number | undefined;
-  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly random: () => number;
   private readonly now: () => number;
   private readonly limiters = new Map<string, ConcurrencyLimiter>();
@@ -86,6 +92,7 @@ export class RdapClient {
   constructor(options: RdapClientOptions = {}) {
     this.fetchImpl = options.fetch ?? globalThis.fetch;
     this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.signal = options.signal;
     this.perServer = Math.max(1, options.concurrencyPerServer ?? 2);
     this.concurrencyPerServer = this.perServer;
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 3);
@@ -205,6 +212,7 @@ export class RdapClient {
         shouldRetry,
         sleep: this.sleep,
         clock: this.now,
+        ...(this.signal ? { signal: this.signal } : {}),
       });
     } catch (error) {
       if (!(error instanceof RdapAttempt)) throw error;
@@ -238,6 +246,8 @@ export class RdapClient {
       answer = await this.fetchOnce(url, Math.min(this.timeoutMs, budget));
     } catch (error) {
       if (error instanceof RdapDeadlineError) throw error;
+      // Stopped, not timed out: the signal's reason, which shouldRetry never retries.
+      this.signal?.throwIfAborted();
       throw new RdapAttempt(startedAt, undefined, this.describeFailure(error, url, what));
     } finally {
       limiter.release();
@@ -264,7 +274,9 @@ export class RdapClient {
       headers: { Accept: 'application/rdap+json' },
       // Followed by hand, so every hop is checked against https-only.
       redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: this.signal
+        ? AbortSignal.any([AbortSignal.timeout(timeoutMs), this.signal])
+        : AbortSignal.timeout(timeoutMs),
     });
     const wanted = res.status === 200;
     const text = wanted ? await readBodyLimited(res, this.maxBytes) : '';
