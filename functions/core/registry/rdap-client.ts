@@ -195,10 +195,7 @@ export class RdapClient {
         maxRetryAfterMs: this.maxRetryAfterMs,
         jitter: this.random(),
       });
-      if (status === 429 || status === 503) {
-        const pause = decision.retry && retryAfterMs !== undefined ? decision.delayMs : undefined;
-        controller.record({ kind: 'throttled', startedAt, now: this.now(), retryAfterMs: pause });
-      } else controller.record({ kind: 'other' });
+      controller.recordFailedTry({ status, startedAt, retryAfterMs }, decision, this.now());
       if (!decision.retry) {
         stopped = decision;
         return false;

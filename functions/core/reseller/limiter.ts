@@ -83,6 +83,28 @@ export class ConcurrencyController {
     return this.interval;
   }
 
+  /**
+   * Feeds one failed try as the retry decision judged it: a 429 or 503 is a throttle, carrying the
+   * server's Retry-After only when the decision waits for it; anything else says nothing of the
+   * server's capacity. The reseller transport and the RDAP client both judge their tries so.
+   */
+  recordFailedTry(
+    failed: {
+      readonly status: number | undefined;
+      readonly startedAt: number;
+      readonly retryAfterMs?: number | undefined;
+    },
+    decision: { readonly retry: boolean; readonly delayMs?: number },
+    now: number,
+  ): void {
+    if (failed.status !== 429 && failed.status !== 503) {
+      this.record({ kind: 'other' });
+      return;
+    }
+    const honoured = decision.retry && failed.retryAfterMs !== undefined ? decision.delayMs : undefined;
+    this.record({ kind: 'throttled', startedAt: failed.startedAt, now, retryAfterMs: honoured });
+  }
+
   /** Feeds one request's outcome. */
   record(event: RequestEvent): void {
     if (event.kind === 'success') {

@@ -281,16 +281,11 @@ export class Transport {
         retryMaxMs: this.retryMaxMs,
         jitter: this.random(),
       });
-      const status = error.res?.status;
-      if (status === 429 || status === 503) {
-        const pause = decision.retry && error.retryAfterMs !== undefined ? decision.delayMs : undefined;
-        controller.record({
-          kind: 'throttled',
-          startedAt: error.startedAt,
-          now: this.now(),
-          retryAfterMs: pause,
-        });
-      } else controller.record({ kind: 'other' });
+      controller.recordFailedTry(
+        { status: error.res?.status, startedAt: error.startedAt, retryAfterMs: error.retryAfterMs },
+        decision,
+        this.now(),
+      );
       if (!decision.retry) {
         stopped = decision;
         return false;
