@@ -140,6 +140,12 @@ export const SentinelSettingsSchema = z
      * reserving any there makes the deploy fail and roll back.
      */
     scanReservedConcurrency: wholeNumber(1, 1000).optional(),
+    /**
+     * SNS's "Filter policies per topic" in the account and region, once raised through Service
+     * Quotas: every recipient of an account's own, of a group, of escalations, and each chat queue
+     * subscribes with a filter, and the synth refuses more than this on the alert topic.
+     */
+    snsFilterPoliciesPerTopic: wholeNumber(200, 100_000).default(200),
     /** Slack workspace (team) id of Amazon Q Developer in chat applications, after its one-time authorisation. */
     slackWorkspaceId: z
       .string()

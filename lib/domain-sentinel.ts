@@ -80,6 +80,11 @@ export interface DomainSentinelProps {
   /** Reserved concurrency of the scan function. @default - none (a new account has none to reserve) */
   readonly scanReservedConcurrency?: number;
   /**
+   * SNS's "Filter policies per topic" of the account and region, once raised through Service Quotas:
+   * the synth refuses more subscriptions with a filter on one topic. @default 200 - SNS's default
+   */
+  readonly snsFilterPoliciesPerTopic?: number;
+  /**
    * The alert topic is subscribed outside the stack (output AlertTopicArn), so a synth without
    * alertEmails, alertSmsNumbers or a subscription in code is not a mistake.
    * @default false - such a synth fails, saying how to add a subscriber
@@ -357,7 +362,10 @@ export class DomainSentinel extends Construct {
       settings.alertSubscribersOutsideStack || this.chat !== undefined,
     );
     this.acknowledgeUnavoidable(Stack.of(this));
-    this.node.addValidation({ validate: () => limitProblems(this, LIMIT_ADVICE) });
+    this.node.addValidation({
+      validate: () =>
+        limitProblems(this, LIMIT_ADVICE, { filterPoliciesPerTopic: settings.snsFilterPoliciesPerTopic }),
+    });
   }
 
   /** Whether this copy owns the account's and region's own settings. */

@@ -1,6 +1,7 @@
 import { CfnResource, NestedStack, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import type { IConstruct } from 'constructs';
 
 /** The AWS limits a deployment is checked against at synth, before CloudFormation or IAM refuse it mid-deploy. */
@@ -15,7 +16,19 @@ export const AWS_LIMITS = {
   managedPoliciesPerRole: 10,
   /** Lambda: one function's resource-based policy, in bytes. */
   functionPolicyBytes: 20_480,
+  /**
+   * SNS: subscriptions with a filter policy on one topic, without a quota increase
+   * (https://docs.aws.amazon.com/sns/latest/dg/subscription-filter-policy-constraints.html); SNS
+   * refuses the next one when CloudFormation creates it, half-way through a deploy.
+   */
+  filterPoliciesPerTopic: 200,
 } as const;
+
+/** Quotas of the account and region deployed to, where they were raised above AWS's defaults. */
+export interface RaisedQuotas {
+  /** SNS's "Filter policies per topic". @default AWS_LIMITS.filterPoliciesPerTopic */
+  readonly filterPoliciesPerTopic?: number;
+}
 
 /**
  * Characters a reference takes once CloudFormation resolves it, at most as this project names
@@ -61,8 +74,8 @@ const resourcesOf = (stack: Stack) =>
  * The limits `root`'s stacks would pass, one line each: the limit, the count, and what to change
  * (`advice`, the deployment's own words for what makes it grow).
  */
-export function limitProblems(root: IConstruct, advice: string): string[] {
-  const problems: string[] = [];
+export function limitProblems(root: IConstruct, advice: string, quotas: RaisedQuotas = {}): string[] {
+  const problems: string[] = filterPolicyProblems(root, quotas);
   for (const stack of stacksOf(root)) {
     // CDK adds its metadata resource to the template after this check.
     const count = resourcesOf(stack).length + 1;
@@ -131,4 +144,26 @@ function policyProblems(stack: Stack, advice: string): string[] {
       );
   }
   return problems;
+}
+
+/**
+ * SNS's filter policies per topic: the subscriptions with a filter of each topic, in every stack
+ * of the deployment (an account's recipients subscribe from a nested stack).
+ */
+function filterPolicyProblems(root: IConstruct, quotas: RaisedQuotas): string[] {
+  const quota = quotas.filterPoliciesPerTopic ?? AWS_LIMITS.filterPoliciesPerTopic;
+  const filtered = new Map<string, number>();
+  for (const stack of stacksOf(root))
+    for (const s of resourcesOf(stack))
+      if (s instanceof sns.CfnSubscription && s.filterPolicy !== undefined)
+        filtered.set(s.topicArn, (filtered.get(s.topicArn) ?? 0) + 1);
+  const topics = Stack.of(root)
+    .node.findAll()
+    .filter((c): c is sns.Topic => c instanceof sns.Topic);
+  return [...filtered]
+    .filter(([, count]) => count > quota)
+    .map(([arn, count]) => {
+      const topic = topics.find((t) => t.topicArn === arn)?.node.path ?? arn;
+      return `the topic ${topic} would have ${count} subscriptions with a filter policy; SNS allows ${quota} per topic: give the accounts fewer recipients of their own (one address of several accounts is one subscription), or split the accounts over two deployments, or raise the quota "Filter policies per topic" of Amazon SNS in Service Quotas for this account and region and set snsFilterPoliciesPerTopic to it (docs/accounts.md#limits)`;
+    });
 }

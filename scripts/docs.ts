@@ -62,6 +62,8 @@ const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
   opsEmails: 'e-mail addresses that get the alarms about the scan itself',
   secretsKmsKeyArn: 'KMS key of the SecureStrings, to scope decrypt to it',
   scanReservedConcurrency: 'reserved concurrency of the scan function (see docs/deploy.md)',
+  snsFilterPoliciesPerTopic:
+    'SNS quota "Filter policies per topic" of the account and region, once raised in Service Quotas; the synth refuses more subscriptions with a filter on the alert topic (docs/accounts.md#limits)',
   alertSubscribersOutsideStack:
     'the alert topic is subscribed outside the stack; without it (and alertEmails, alertSmsNumbers) the synth fails',
   smsSpendAlarmUsd: 'month-to-date SMS spend (USD) that raises the SMS spend alarm (with alertSmsNumbers)',
@@ -89,6 +91,7 @@ const DEPLOY_CONTEXT_DEFAULTS: Readonly<Record<string, string>> = {
   scanIntervalHours: '24 for cron schedules',
   secretsKmsKeyArn: 'any key, through SSM only',
   scanReservedConcurrency: 'none',
+  snsFilterPoliciesPerTopic: '200, SNS’s default',
   stateTableName: 'a new table',
   reportBucketName: 'a new bucket',
   slackWorkspaceId: 'none: no Slack channel',

@@ -44,7 +44,11 @@ const stacksOf = (stack: Stack): Stack[] => [
 const chars = (document: unknown) => JSON.stringify(document).length;
 
 describe('100 accounts with three recipients each', { timeout: 300_000 }, () => {
-  const { stack } = synthStack({ accounts: accountsFile(HUNDRED, 'hundred.json') });
+  // 301 subscriptions with a filter on the alert topic: past SNS's default of 200, so the quota is raised.
+  const { stack } = synthStack({
+    accounts: accountsFile(HUNDRED, 'hundred.json'),
+    snsFilterPoliciesPerTopic: '400',
+  });
   const templates = stacksOf(stack).map((s) => ({
     path: s.node.path,
     json: CdkTemplate.fromStack(s).toJSON() as Template,
@@ -62,6 +66,9 @@ describe('100 accounts with three recipients each', { timeout: 300_000 }, () => 
     // Every account's two alarms and every recipient's subscription are there, once.
     const all = templates.flatMap((t) => Object.values(t.json.Resources));
     expect(all.filter((r) => r.Type === 'AWS::SNS::Subscription')).toHaveLength(300 + 4);
+    // Each account's recipients and the SMS of the deployment's own filter on the one alert topic.
+    const filtered = all.filter((r) => r.Type === 'AWS::SNS::Subscription' && r.Properties?.FilterPolicy);
+    expect(filtered).toHaveLength(301);
     expect(
       all.filter((r) => r.Type === 'AWS::CloudWatch::Alarm').map((r) => r.Properties?.AlarmName),
     ).toEqual(
@@ -119,6 +126,18 @@ describe('100 accounts with three recipients each', { timeout: 300_000 }, () => 
 describe('a deployment that would pass a limit fails the synth with the limit, the count and what to change', {
   timeout: 300_000,
 }, () => {
+  it('SNS’s 200 filter policies per topic: 100 accounts with three recipients each, unless the quota was raised', () => {
+    const hundred = accountsFile(HUNDRED, 'hundred-default-quota.json');
+    expect(() => synthStack({ accounts: hundred })).toThrow(
+      'the topic DomainSentinel/Default/Alerts/Topic would have 301 subscriptions with a filter policy; SNS allows 200 per topic: give the accounts fewer recipients of their own',
+    );
+    expect(() => synthStack({ accounts: hundred, snsFilterPoliciesPerTopic: '300' })).toThrow(
+      /would have 301 subscriptions with a filter policy; SNS allows 300 per topic: .* set snsFilterPoliciesPerTopic to it/,
+    );
+    // Sixty such accounts fit SNS's default.
+    expect(() => synthStack({ accounts: accountsFile(HUNDRED.slice(0, 60), 'sixty.json') })).not.toThrow();
+  });
+
   it('CloudFormation’s 500 resources of a stack: too many recipients of their own', () => {
     const crowded = [
       { ...HUNDRED[0], alertEmails: Array.from({ length: 4400 }, (_, i) => `r${i}@example.nl`) },
