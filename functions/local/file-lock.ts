@@ -41,12 +41,36 @@ export async function withFileLock<T>(
   });
   const queue = before.then(() => mine);
   turns.set(path, queue);
-  await before;
   try {
+    await inTurn(before, location, waitMs);
     return await holdingFile(path, location, fn, waitMs);
   } finally {
     done();
     if (turns.get(path) === queue) turns.delete(path);
+  }
+}
+
+/**
+ * Waits for the callers before this one, at most `waitMs`: a call that never ends (a file system
+ * that hangs) fails those after it, as another process's lock would, and never holds them for good.
+ */
+async function inTurn(before: Promise<void>, location: string, waitMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new StateConflictError(
+            `${location} stayed in use by another request of this process for ${waitMs / 1000} s`,
+          ),
+        ),
+      waitMs,
+    );
+  });
+  try {
+    await Promise.race([before, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

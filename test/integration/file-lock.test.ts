@@ -78,6 +78,31 @@ describe('the state file lock', () => {
     expect(await claim(store, 'web-a')).toBe(true);
   });
 
+  it('fails, rather than waits for good, a call queued behind one of this process that does not end', async () => {
+    let hung: () => void = () => {};
+    const stuck = new FileStateStore(path, {
+      beforeRename: () =>
+        new Promise<void>((resolve) => {
+          hung = resolve;
+        }),
+    });
+    const first = claim(stuck, 'web-a');
+    await expect.poll(() => readdir(dir)).toContain('state.json.lock');
+    const error = await claim(new FileStateStore(path, { lockWaitMs: 300 }), 'web-b').catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(StateConflictError);
+    expect((error as Error).message).toBe(
+      `${path} stayed in use by another request of this process for 0.3 s`,
+    );
+    // The queue holds: the call after the one that gave up still waits for the first, then runs.
+    const third = claim(new FileStateStore(path), 'web-c');
+    hung();
+    expect(await first).toBe(true);
+    expect(await third).toBe(false);
+    expect(await readdir(dir)).toEqual(['state.json']);
+  });
+
   it('gives one claim of many at once in one process, through stores of the same file', async () => {
     const stores = [new FileStateStore(path), new FileStateStore(path)];
     const taken = await Promise.all(
