@@ -62,16 +62,12 @@ export class AccountScans extends Construct {
 
     const accounts = new sfn.Pass(this, ACCOUNT_SCAN_STATES.accounts, {
       comment: 'The accounts of the accounts file, as deployed (an execution’s own input is not used)',
-      result: sfn.Result.fromObject({ accounts: this.items }),
+      // Names only: each scan reads its item from the deployed accounts.json (see AccountScanEventSchema).
+      result: sfn.Result.fromObject({ accounts: this.items.map((item) => ({ account: item.account })) }),
     });
     const scan = new tasks.LambdaInvoke(this, ACCOUNT_SCAN_STATES.scan, {
       lambdaFunction: props.scan,
-      // Exactly the item's own fields: its name, its key's parameter, its own settings.
-      payload: sfn.TaskInput.fromObject({
-        account: sfn.JsonPath.stringAt('$.account'),
-        apiKeyParameter: sfn.JsonPath.stringAt('$.apiKeyParameter'),
-        settings: sfn.JsonPath.objectAt('$.settings'),
-      }),
+      payload: sfn.TaskInput.fromObject({ account: sfn.JsonPath.stringAt('$.account') }),
       outputPath: '$.Payload',
       taskTimeout: sfn.Timeout.duration(props.scanTimeout.plus(Duration.seconds(30))),
     });

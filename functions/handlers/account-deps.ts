@@ -42,7 +42,7 @@ export function awsAccountScanDeps(
       : () =>
           Promise.reject(
             new ConfigError(
-              `${REPORT_ENV.bucket} is not set: the scan of an account checks its input against the deployment's ${ACCOUNT_DIRECTORY_KEY} in the report bucket`,
+              `${REPORT_ENV.bucket} is not set: the scan of an account reads its item from the deployment's ${ACCOUNT_DIRECTORY_KEY} in the report bucket`,
             ),
           ),
     secrets: (parameter) => {

@@ -23,7 +23,7 @@ import {
   accountScope,
   accountSecrets,
   accountSummaryOf,
-  checkDeployedItem,
+  deployedItem,
   isAccountEvent,
   parseAccountInput,
 } from '../core/scan/accounts';
@@ -244,10 +244,10 @@ async function scanTarget(deps: ScheduledScanDeps, event: unknown) {
       account: undefined,
     };
   }
-  const input: AccountScanInput = parseAccountInput(event);
+  const { account } = parseAccountInput(event);
   if (!deps.accounts || deps.env[ACCOUNT_ENV.accountsOnly] !== 'true')
-    throw new ConfigError(`this scan function cannot scan an account of several (account ${input.account})`);
-  checkDeployedItem(input, await deps.accounts.directory());
+    throw new ConfigError(`this scan function cannot scan an account of several (account ${account})`);
+  const input = deployedItem(account, await deps.accounts.directory());
   // Only now: a refused input must not make a metric of whatever account it named.
   deps.metrics.addDimension?.(METRICS.accountDimension, input.account);
   const settings = loadScanSettings(accountRawSettings(settingsFromEnv(deps.env), input));

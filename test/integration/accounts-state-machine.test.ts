@@ -29,7 +29,7 @@ import { synthStack } from '../support/stack';
  * Map item invoking the scan function's own handler with the item as its event, against the
  * simulator (one key per account, one of them refused), SNS/SQS in fauxqs with the stack's own
  * filter policy, the state in dynalite, and the report bucket in s3rver holding the accounts.json
- * the deploy writes (its deploy-time call's own body), which each scan checks its input against.
+ * the deploy writes (its deploy-time call's own body), from which each scan reads its item.
  */
 
 const KEYS = {
@@ -318,18 +318,12 @@ describe('the state machine’s definition, run against the scan handler', { tim
     await expect(
       handleScheduledScan(scanDeps(), 300_000, {
         account: 'brand-a',
-        apiKeyParameter: '/ds/brand-a/api-key',
-        settings: {},
         scope: `account brand-b at ${sim.url}`,
       }),
     ).rejects.toThrow("the scan's input is not one account's scan: the input has unknown field(s) scope");
     await expect(
-      handleScheduledScan(scanDeps(), 300_000, {
-        account: 'brand-a',
-        apiKeyParameter: '/ds/brand-a/api-key',
-        settings: { stateTableName: 'other' },
-      }),
-    ).rejects.toThrow('settings has unknown field(s) stateTableName');
+      handleScheduledScan(scanDeps(), 300_000, { account: 'brand-a', settings: { stateTableName: 'other' } }),
+    ).rejects.toThrow('the input has unknown field(s) settings');
     // And without an account, a scan function of accounts scans nothing.
     await expect(handleScheduledScan(scanDeps(), 300_000, {})).rejects.toThrow(
       'this deployment scans the accounts of its accounts file',
@@ -357,7 +351,7 @@ describe('the scan’s check of its input against the deployed accounts.json', {
     };
   }
 
-  it('scans an input that is exactly its account’s deployed item, whatever the order of its keys', async () => {
+  it('scans the account its input names with its deployed item: its own key parameter and settings', async () => {
     const item = (JSON.parse(directoryBody) as { accounts: Array<{ account: string }> }).accounts.find(
       (a) => a.account === 'brand-b',
     );
@@ -367,11 +361,7 @@ describe('the scan’s check of its input against the deployed accounts.json', {
       settings: { accountLabel: 'Brand B' },
     });
     const reads = ssmReads();
-    const result = await handleScheduledScan(scanDeps(), 300_000, {
-      settings: { accountLabel: 'Brand B' },
-      apiKeyParameter: '/ds/brand-b/api-key',
-      account: 'brand-b',
-    });
+    const result = await handleScheduledScan(scanDeps(), 300_000, { account: 'brand-b' });
     expect(result.account).toBe('brand-b');
     expect(result.domainsScanned + result.problems).toBe((portfolios['brand-b'] as Portfolio).domains.length);
     const names = ssm
@@ -382,47 +372,25 @@ describe('the scan’s check of its input against the deployed accounts.json', {
     expect(names).not.toContain('/ds/brand-a/api-key');
   });
 
-  it('refuses brand-a’s name with brand-b’s key parameter before reading a key or sending a request', async () => {
-    const outcome = await refusal({
-      account: 'brand-a',
-      apiKeyParameter: '/ds/brand-b/api-key',
-      settings: {},
-    });
-    expect(outcome.error?.name).toBe('ConfigError');
-    expect(outcome.error?.message).toBe(
-      "refused the scan of account brand-a: its input differs from its item in the deployment's accounts (accounts.json in the report bucket) in apiKeyParameter; only the state machine's items are scanned",
-    );
-    expect(outcome.error?.message).not.toContain('/ds/brand-b/api-key');
-    expect(outcome).toMatchObject({ keysRead: 0, requestsSent: 0, dimensions: [] });
-  });
-
-  it('refuses an account’s item with settings other than its own, naming each one that differs', async () => {
-    for (const [settings, differing] of [
-      [{}, 'settings.accountLabel'],
-      [{ accountLabel: 'Brand B', expiryDays: 400 }, 'settings.expiryDays'],
-      [{ accountLabel: 'Brand B', resellerBaseUrl: 'https://api.other.example' }, 'settings.resellerBaseUrl'],
-      [{ accountLabel: 'Brand A' }, 'settings.accountLabel'],
-    ] as const) {
-      const outcome = await refusal({ account: 'brand-b', apiKeyParameter: '/ds/brand-b/api-key', settings });
-      expect(outcome.error?.message).toContain(`refused the scan of account brand-b: its input differs`);
-      expect(outcome.error?.message).toContain(` in ${differing}; `);
-      expect(outcome).toMatchObject({ keysRead: 0, requestsSent: 0 });
+  it('refuses an input that carries a key parameter or settings, before reading a key or sending a request', async () => {
+    // Brand-a's name with brand-b's key, or brand-b with settings of its caller's: the input names an account only.
+    for (const input of [
+      { account: 'brand-a', apiKeyParameter: '/ds/brand-b/api-key' },
+      { account: 'brand-b', settings: { accountLabel: 'Brand A' } },
+      { account: 'brand-b', apiKeyParameter: '/ds/brand-b/api-key', settings: { accountLabel: 'Brand B' } },
+    ]) {
+      const outcome = await refusal(input);
+      expect(outcome.error?.name).toBe('ConfigError');
+      expect(outcome.error?.message).toMatch(
+        /^the scan's input is not one account's scan: the input has unknown field\(s\) (apiKeyParameter|settings)/,
+      );
+      expect(outcome.error?.message).not.toContain('/ds/brand-b/api-key');
+      expect(outcome).toMatchObject({ keysRead: 0, requestsSent: 0, dimensions: [] });
     }
-    // A setting's value as text where the deploy gave a number is another item too.
-    const typed = await refusal({
-      account: 'brand-b',
-      apiKeyParameter: '/ds/brand-b/api-key',
-      settings: { accountLabel: 'Brand B', expiryDays: '30' },
-    });
-    expect(typed.error?.message).toContain(' in settings.expiryDays; ');
   });
 
-  it('refuses an account the deployment does not have, even with a deployed account’s key parameter', async () => {
-    const outcome = await refusal({
-      account: 'brand-z',
-      apiKeyParameter: '/ds/brand-a/api-key',
-      settings: {},
-    });
+  it('refuses an account the deployment does not have', async () => {
+    const outcome = await refusal({ account: 'brand-z' });
     expect(outcome.error?.message).toBe(
       "refused the scan of account brand-z: the deployment's accounts (accounts.json in the report bucket) have no account of that name; only the state machine's items are scanned",
     );
@@ -431,7 +399,7 @@ describe('the scan’s check of its input against the deployed accounts.json', {
   });
 
   it('refuses every account when the deployed accounts cannot be read, or there is no bucket to read them from', async () => {
-    const item = { account: 'brand-a', apiKeyParameter: '/ds/brand-a/api-key', settings: {} };
+    const item = { account: 'brand-a' };
     await s3.send(new DeleteObjectCommand({ Bucket: scanEnv.REPORT_BUCKET, Key: ACCOUNT_DIRECTORY_KEY }));
     try {
       const missing = await refusal(item);
@@ -460,7 +428,7 @@ describe('the scan’s check of its input against the deployed accounts.json', {
     }
     const unset = await refusal(item, { bucket: null });
     expect(unset.error?.message).toBe(
-      "REPORT_BUCKET is not set: the scan of an account checks its input against the deployment's accounts.json in the report bucket",
+      "REPORT_BUCKET is not set: the scan of an account reads its item from the deployment's accounts.json in the report bucket",
     );
     expect(unset).toMatchObject({ keysRead: 0, requestsSent: 0 });
     // And a scan function of a deployment without accounts scans no account's input at all.
@@ -479,7 +447,7 @@ describe('the scan’s check of its input against the deployed accounts.json', {
 
 describe('a rotated account key on AWS (issue 33)', { timeout: 60_000 }, () => {
   it('is refused with the command that rebinds the account’s scope of the table; once run, the next scan goes on', async () => {
-    const item = { account: 'brand-a', apiKeyParameter: '/ds/brand-a/api-key', settings: {} };
+    const item = { account: 'brand-a' };
     const rotated = 'sk_live_sfn_brand_a_rotated_01234';
     // The reseller rotates brand-a's key, and the new key goes into its SSM parameter.
     sim.rotateKey(KEYS['brand-a'], rotated);

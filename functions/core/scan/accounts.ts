@@ -111,15 +111,24 @@ export const AccountDirectorySchema = z
 
 export type AccountDirectory = z.output<typeof AccountDirectorySchema>;
 
+/**
+ * What the state machine gives each invocation of the scan function: the account's name, and
+ * nothing else. Its key parameter and settings are its item in the deployed `accounts.json`
+ * ({@link deployedItem}): the Map's items stay a few bytes each whatever the accounts' policies
+ * (Step Functions refuses a state's output over 256 KiB, which 100 accounts' own policies can pass),
+ * and an invocation cannot name one account with another's key or settings.
+ */
+export const AccountScanEventSchema = z.object({ account: accountName }).strict();
+
 /** Why an input is not one account's scan, in one line that names the field; null when it is. */
 export function accountInputProblem(value: unknown): string | null {
-  const parsed = AccountScanInputSchema.safeParse(value);
+  const parsed = AccountScanEventSchema.safeParse(value);
   if (parsed.success) return null;
   const issue = parsed.error.issues[0];
   if (!issue) return 'is invalid';
   const where = issue.path.join('.') || 'the input';
   return issue.code === 'unrecognized_keys'
-    ? `${where === 'the input' ? 'the input' : where} has unknown field(s) ${issue.keys.join(', ')}`
+    ? `${where} has unknown field(s) ${issue.keys.join(', ')}`
     : `${where} ${issue.message}`;
 }
 
@@ -252,45 +261,26 @@ export function accountSecrets(source: SecretSource, name: string): SecretSource
   };
 }
 
-/** The fields (dotted paths) in which two parsed values differ; key order is not a difference. */
-function differingFields(a: unknown, b: unknown, path = ''): string[] {
-  const isObject = (v: unknown): v is Record<string, unknown> =>
-    v !== null && typeof v === 'object' && !Array.isArray(v);
-  if (isObject(a) && isObject(b))
-    return [...new Set([...Object.keys(a), ...Object.keys(b)])]
-      .sort()
-      .flatMap((key) => differingFields(a[key], b[key], path ? `${path}.${key}` : key));
-  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length)
-    return a.flatMap((item, i) => differingFields(item, b[i], `${path}[${i}]`));
-  return Object.is(a, b) ? [] : [path || 'the input'];
-}
-
 /**
- * Refuses an account's input that is not exactly the deployment's item for that account (its
- * `accounts.json`, written at deploy): IAM lets the one scan function read every account's key, so
- * only this check keeps an invocation that names brand-a with brand-b's key parameter (or brand-b's
- * settings) from scanning brand-b's domains as brand-a. The message names the account and the
- * differing fields, never a value: the values are the caller's and could be anything.
+ * The deployment's item of the account an input names (its `accounts.json`, written at deploy):
+ * IAM lets the one scan function read every account's key, so an invocation names an account and
+ * never a key parameter or settings. An account the deployment does not have is refused.
  */
-export function checkDeployedItem(input: AccountScanInput, directory: AccountDirectory): void {
-  const deployed = directory.accounts.find((item) => item.account === input.account);
+export function deployedItem(account: string, directory: AccountDirectory): AccountScanInput {
+  const deployed = directory.accounts.find((item) => item.account === account);
   if (!deployed)
     throw new ConfigError(
-      `refused the scan of account ${input.account}: the deployment's accounts (${ACCOUNT_DIRECTORY_KEY} in the report bucket) have no account of that name; only the state machine's items are scanned`,
+      `refused the scan of account ${account}: the deployment's accounts (${ACCOUNT_DIRECTORY_KEY} in the report bucket) have no account of that name; only the state machine's items are scanned`,
     );
-  const differing = differingFields(deployed, input);
-  if (differing.length > 0)
-    throw new ConfigError(
-      `refused the scan of account ${input.account}: its input differs from its item in the deployment's accounts (${ACCOUNT_DIRECTORY_KEY} in the report bucket) in ${differing.join(', ')}; only the state machine's items are scanned`,
-    );
+  return deployed;
 }
 
 /** Checks one account's scan input; the error names the field and says where inputs come from. */
-export function parseAccountInput(value: unknown): AccountScanInput {
+export function parseAccountInput(value: unknown): { readonly account: string } {
   const problem = accountInputProblem(value);
   if (problem)
     throw new ConfigError(
-      `the scan's input is not one account's scan: ${problem}; the state machine gives each scan {"account", "apiKeyParameter", "settings"}`,
+      `the scan's input is not one account's scan: ${problem}; the state machine gives each scan {"account": NAME}`,
     );
-  return AccountScanInputSchema.parse(value);
+  return AccountScanEventSchema.parse(value);
 }
