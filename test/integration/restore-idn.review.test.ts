@@ -6,7 +6,7 @@ import { ResellerClient } from '../../functions/core/reseller/client';
 import { settingsFromEnv } from '../../functions/core/scan/config';
 import { scanAccount } from '../../functions/core/scan/scan';
 import { createRestoreHandler } from '../../functions/handlers/restore-handler';
-import { type LocalServer, serveLocally } from '../../functions/local/local-server';
+import { serveLocally } from '../../functions/local/local-server';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { confirmedPost } from '../support/restore-env';
@@ -27,7 +27,7 @@ const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z')
  */
 describe('review: the restore link of a quarantined domain the account spells in Unicode', () => {
   let sim: Simulator;
-  let server: LocalServer;
+  let server: Awaited<ReturnType<typeof serveLocally>>;
   beforeAll(async () => {
     sim = await startSimulator({
       portfolio: generatePortfolio({ domains: 5, seed: 3, now: NOW }),
