@@ -1,5 +1,4 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { normalizeDomainName } from '../core/base/text';
 import {
   type ActionOutcome,
   type ActionPort,
@@ -110,18 +109,15 @@ async function actionPort(deps: ActionDeps): Promise<ActionPort> {
   return {
     store,
     findFinding: async (name) => {
-      const wanted = normalizeDomainName(name);
-      for await (const page of client.listDomains({ domain_name: name })) {
-        const match = page.records.find((d) => normalizeDomainName(d.domain_name) === wanted);
-        if (!match) continue;
-        // Judged as the alert was: the record by the rules, then what the scans' memory adds (a
-        // renewal_failed the record no longer shows), so the action is on the finding that was sent.
-        const now = clock();
-        const group = policies.policyFor(match);
-        const found = classify(match, now, group ? group.classify : policy);
-        return findingWithMemory(found && markFinding(found, group), match, await memoryOf(store, name), now);
-      }
-      return null;
+      // The link's normalised name, looked up in every spelling the account may hold it in.
+      const match = await client.findDomain(name);
+      if (!match) return null;
+      // Judged as the alert was: the record by the rules, then what the scans' memory adds (a
+      // renewal_failed the record no longer shows), so the action is on the finding that was sent.
+      const now = clock();
+      const group = policies.policyFor(match);
+      const found = classify(match, now, group ? group.classify : policy);
+      return findingWithMemory(found && markFinding(found, group), match, await memoryOf(store, name), now);
     },
   };
 }

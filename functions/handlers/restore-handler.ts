@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { normalizeDomainName } from '../core/base/text';
 import {
   type ClaimPort,
   decideRestore,
@@ -168,16 +167,9 @@ async function resellerPort(deps: RestoreDeps): Promise<RestorePort> {
   });
   return {
     // Links carry the normalised name; the account may hold the name in another form (upper case,
-    // Unicode, a trailing dot), so the match is on the normalised form and restore uses the
-    // account's own spelling.
-    findDomain: async (name) => {
-      const wanted = normalizeDomainName(name);
-      for await (const page of client.listDomains({ domain_name: name })) {
-        const match = page.records.find((d) => normalizeDomainName(d.domain_name) === wanted);
-        if (match) return match;
-      }
-      return null;
-    },
+    // Unicode, a trailing dot): findDomain searches each spelling and matches on the normalised
+    // form, and restore uses the account's own spelling.
+    findDomain: (name) => client.findDomain(name),
     restoreDomain: (name) => client.restoreDomain(name),
   };
 }

@@ -507,6 +507,56 @@ describe('ResellerClient.countDomains and findDomain', () => {
     expect(await client(api.fetch).findDomain('D0012.nl')).toMatchObject({ domain_name: 'd0012.nl' });
     expect(await client(fakeApi(0).fetch).findDomain('nope.nl')).toBeNull();
   });
+
+  /** A reseller holding `held` that matches `domain_name` as it holds the names: exactly, case aside. */
+  const holding = (held: readonly string[], extra: (wanted: string) => string[] = () => []) => {
+    const searched: string[] = [];
+    const api = fakeApi(0, 10, (url) => {
+      const wanted = url.searchParams.get('domain_name') ?? '';
+      searched.push(wanted);
+      const names = [...held.filter((n) => n.toLowerCase() === wanted.toLowerCase()), ...extra(wanted)];
+      const data = names.map((domain_name) => ({ ...record(0), domain_name }));
+      return json(200, {
+        data,
+        pagination: { current_page: 1, per_page: 50, total_pages: 1, total_results: data.length },
+      });
+    });
+    return { fetch: api.fetch, searched };
+  };
+
+  it.each([
+    ['the Unicode form', 'ørsted.dk', 'xn--rsted-uua.dk', ['xn--rsted-uua.dk', 'ørsted.dk']],
+    ['a trailing dot', 'trailing.nl.', 'trailing.nl', ['trailing.nl', 'trailing.nl.']],
+    ['upper case', 'UPPER.nl', 'upper.nl', ['upper.nl']],
+  ])(
+    'finds a domain the account holds in %s by its normalised name, searching on only while none matches',
+    async (_, held, signed, searches) => {
+      const api = holding([held, 'other.nl']);
+      expect(await client(api.fetch).findDomain(signed)).toMatchObject({ domain_name: held.toLowerCase() });
+      expect(api.searched).toEqual(searches);
+    },
+  );
+
+  it('searches at most the three spellings of a name the account does not hold, and answers null', async () => {
+    const idn = holding(['other.nl']);
+    expect(await client(idn.fetch).findDomain('xn--rsted-uua.dk')).toBeNull();
+    expect(idn.searched).toEqual(['xn--rsted-uua.dk', 'ørsted.dk', 'xn--rsted-uua.dk.']);
+    const ascii = holding(['other.nl']);
+    expect(await client(ascii.fetch).findDomain('nope.nl')).toBeNull();
+    expect(ascii.searched).toEqual(['nope.nl', 'nope.nl.']);
+  });
+
+  it('never takes a near match a loose search returns for the name or its other spellings', async () => {
+    const near = (wanted: string) => [
+      `${wanted}.evil.example`,
+      `x${wanted}`,
+      'rsted-uua.dk',
+      'xn--rsted-uub.dk',
+    ];
+    const api = holding([], near);
+    expect(await client(api.fetch).findDomain('xn--rsted-uua.dk')).toBeNull();
+    expect(api.searched).toHaveLength(3);
+  });
 });
 
 describe('ResellerClient adaptive concurrency', () => {

@@ -1,3 +1,4 @@
+import { domainToUnicode } from 'node:url';
 import type * as z from 'zod';
 import {
   ConnectionError,
@@ -9,6 +10,7 @@ import {
   TimeoutError,
   UnexpectedResponseError,
 } from '../base/errors';
+import { normalizeDomainName } from '../base/text';
 import { type ListPage, type Problem, paginate } from './paging';
 import {
   type Contact,
@@ -25,6 +27,18 @@ export type { ListPage, Problem } from './paging';
 
 /** A search filter: values are sent as the documented search syntax (`<`, `>`, `%`, arrays as repeated keys). */
 export type ListFilter = Readonly<Record<string, string | number | boolean | readonly string[] | undefined>>;
+
+/**
+ * The spellings to search the account for `name` by, in order, without repeats: the name as given,
+ * its normalised form (punycode, no trailing dot, what links carry), the Unicode form of that, and
+ * the normalised form with a trailing dot. The documentation does not say how `domain_name` is
+ * matched, so each form an account may hold the name in gets its own search.
+ */
+function searchSpellings(name: string): string[] {
+  const normal = normalizeDomainName(name);
+  const unicode = normal.includes('xn--') ? domainToUnicode(normal) : '';
+  return [...new Set([name, normal, unicode, `${normal}.`])].filter((s) => s !== '' && s !== '.');
+}
 
 /** A 2xx answer to a restore: only 204 with an empty body is the documented success. */
 export interface RestoreAnswer {
@@ -119,12 +133,22 @@ export class ResellerClient {
     };
   }
 
-  /** One domain by name (letter case does not matter), or null when the account does not hold it. */
+  /**
+   * One domain by name, or null when the account does not hold it. A record matches only when its
+   * name normalises to the same name as `name` (letter case, a trailing dot and Unicode against
+   * punycode do not matter; nothing else does), so a near match the search returns is never taken.
+   * The reseller's `domain_name` search matches the name as the account holds it, which may be the
+   * Unicode form or carry a trailing dot where links and state use the normalised name: when a
+   * search finds no match, the next spelling is tried ({@link searchSpellings}: at most three
+   * searches for a normalised name, four for one given in another form).
+   */
   async findDomain(name: string): Promise<Domain | null> {
-    const wanted = name.toLowerCase();
-    for await (const page of this.listDomains({ domain_name: name })) {
-      const match = page.records.find((d) => d.domain_name === wanted);
-      if (match) return match;
+    const wanted = normalizeDomainName(name);
+    for (const spelling of searchSpellings(name)) {
+      for await (const page of this.listDomains({ domain_name: spelling })) {
+        const match = page.records.find((d) => normalizeDomainName(d.domain_name) === wanted);
+        if (match) return match;
+      }
     }
     return null;
   }
