@@ -153,6 +153,8 @@ interface Comparison {
   readonly complete: boolean;
   readonly unreadableDomains: ReadonlySet<string>;
   readonly unreadableContacts: ReadonlySet<string>;
+  /** A contact record (or the whole list) could not be read and is not named: any contact may be it. */
+  readonly contactsUnread: boolean;
   /** Remembered registry findings the registry check could not confirm this time: kept as they were. */
   readonly unconfirmed: ReadonlySet<string>;
   readonly priorContacts: ReadonlyMap<string, ContactMemory>;
@@ -200,6 +202,7 @@ function prepare(input: CompareInput): Comparison {
       report.problems.every((p) => p.resource !== 'domain' || p.key !== null),
     unreadableDomains,
     unreadableContacts,
+    contactsUnread: report.problems.some((p) => p.resource !== 'domain' && p.key === null),
     unconfirmed: unconfirmedRegistryKeys(report, memory),
     priorContacts: new Map(Object.entries(input.head.contacts)),
     findings: [],
@@ -331,7 +334,11 @@ function leftAccount(c: Comparison, key: string, was: DomainMemory): void {
   if (was.finding) c.resolved.push(resolution({ domain_name: name }, was.finding, 'left_account'));
 }
 
-/** Step six: contacts no longer pending are resolved; an unreadable one is carried over as it was. */
+/**
+ * Step six: contacts no longer pending are resolved; an unreadable one is carried over as it was,
+ * and every one when a contact that could not be read is not named (the list failed): nothing was
+ * learnt of them, and "no longer pending" would tell the reader to stop chasing a validation.
+ */
 function resolveContacts(c: Comparison): Record<string, ContactMemory> {
   const carried: Record<string, ContactMemory> = {};
   const flagged = new Set<string>();
@@ -339,6 +346,7 @@ function resolveContacts(c: Comparison): Record<string, ContactMemory> {
   for (const [key, remembered] of c.priorContacts) {
     if (flagged.has(key)) continue;
     if (
+      c.contactsUnread ||
       c.unreadableContacts.has(key) ||
       (isPlainKey(key) && c.unreadableContacts.has(keyOf(key.toLowerCase())))
     ) {

@@ -221,7 +221,9 @@ export const DomainSchema = z
       domain_name: r.domain_name.toLowerCase(),
       status: r.status ?? [],
       date_expiry: r.date_expiry,
-      auto_renew: r.auto_renew ?? r.auto_renewal ?? null,
+      // The two names disagreeing is read as off: a false alarm is cheaper than a lost domain.
+      auto_renew:
+        r.auto_renew === false || r.auto_renewal === false ? false : (r.auto_renew ?? r.auto_renewal ?? null),
       auto_renew_period: r.auto_renew_period ?? r.auto_renewal_period ?? null,
       date_deleted: r.date_deleted ?? null,
       registrant_handle: r.registrant_handle ?? r.registant_handle ?? null,

@@ -5,14 +5,14 @@ import { DomainSchema } from '../../functions/core/reseller/schemas';
 const NOW = Date.parse('2026-11-22T06:00:00Z');
 
 /**
- * Review: reseller-api.md documents one field under two names (`auto_renew` in the field table,
+ * Found by a review: reseller-api.md documents one field under two names (`auto_renew` in the field table,
  * `auto_renewal` in the example response and the search). A record that carries both with
  * different values contradicts itself; the schema takes `auto_renew` and drops the other, so a
  * domain expiring in 3 days that may well not renew is an `info` item (left out of every alert at
  * the default MIN_SEVERITY) instead of a critical one. DESIGN.md: "a false alarm is cheaper than
  * a lost domain".
  */
-describe('review: a record whose auto-renew aliases disagree', () => {
+describe('a record whose auto-renew aliases disagree', () => {
   const record = {
     domain_name: 'contradicts.nl',
     status: ['registered'],
@@ -23,7 +23,8 @@ describe('review: a record whose auto-renew aliases disagree', () => {
 
   it('is not read as renewing: critical when it expires within the critical days, or a problem record', () => {
     const parsed = DomainSchema.safeParse(record);
-    if (!parsed.success) return; // reported as unreadable (a warning in every alert): acceptable
+    expect(parsed.success).toBe(true);
+    if (!parsed.success) return;
     const finding = classify(parsed.data, NOW, DEFAULT_POLICY);
     expect(finding?.severity).toBe('critical');
   });

@@ -27,13 +27,13 @@ function scan(now: number, contactFindings: ContactFinding[], problems: Report['
 }
 
 /**
- * Review: when the contact list cannot be read at all (a 5xx, a timeout, a key without access to
+ * Found by a review: when the contact list cannot be read at all (a 5xx, a timeout, a key without access to
  * contacts), the scan carries on and adds one problem `{resource: 'contact', key: null}` (scan.ts
  * readContacts). Memory then resolves every remembered pending-validation contact as
  * "no longer pending" and forgets it, although nothing was learnt about it: the person is told the
  * validation is done while the registry may still suspend the contact's domains.
  */
-describe('review: a contact list that could not be read resolves nothing', () => {
+describe('a contact list that could not be read resolves nothing', () => {
   it('keeps a remembered pending-validation contact unresolved when no contact could be read', () => {
     const first = compareWithState({
       ...scan(T0, [pending], []),

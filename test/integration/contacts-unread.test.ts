@@ -30,7 +30,7 @@ afterAll(async () => {
  * read) but its digest says "Resolved since the last alert: contact C00002 … contact no longer
  * pending validation", and the state forgets the contact: nothing was known about it that day.
  */
-describe('review: scan --state when the contact list is down for a day', () => {
+describe('scan --state when the contact list is down for a day', () => {
   it('does not tell the reader a pending validation was resolved when no contact could be read', async () => {
     const state = join(dir, 'state.json');
     const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY };
