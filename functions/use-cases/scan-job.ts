@@ -27,6 +27,8 @@ export interface ScanJobInput {
   readonly account?: string;
   /** Aborts the read and the registry check at once (the command line's Ctrl-C): requests in flight and waits stop. */
   readonly signal?: AbortSignal;
+  /** With memory: the remembered names the read did not list (ScanOptions.unlisted). */
+  readonly unlisted?: ScanOptions['unlisted'];
   /** With the registry check and memory: the names memory remembers a registry finding for (docs/registry.md). */
   readonly registryRecheck?: RegistryScanOptions['recheck'];
 }
@@ -70,6 +72,7 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
     // Memory and the registry check's rotating sample both need every domain.
     mode: input.observe || settings.registryCheck ? 'full' : settings.scanMode,
     ...(input.observe ? { observe: input.observe } : {}),
+    ...(input.unlisted ? { unlisted: input.unlisted } : {}),
     ...(settings.registryCheck
       ? {
           registry: registryScanOptions(settings, {

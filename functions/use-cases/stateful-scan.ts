@@ -251,6 +251,11 @@ async function readBoth(
       await domains;
       return registryRechecks(memory);
     },
+    // A remembered domain the read did not list is looked up before it is announced as gone.
+    unlisted: async () => {
+      await domains;
+      return memory.unlisted();
+    },
     observe: (domain: Domain, attempt: number, page: number) => {
       if (stateFailure) throw stateFailure.error;
       if (attempt !== attemptSeen) {

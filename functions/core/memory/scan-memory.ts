@@ -13,7 +13,14 @@ import {
   type WatchedFields,
   watchedFieldsOf,
 } from './state';
-import { boundField, domainKey, MAX_FIELD_LENGTH, MAX_KEY_LENGTH, shownCut } from './state-bounds';
+import {
+  boundField,
+  domainKey,
+  isHashedKey,
+  MAX_FIELD_LENGTH,
+  MAX_KEY_LENGTH,
+  shownCut,
+} from './state-bounds';
 
 /** One domain as this scan read it (the first record of its key). */
 export interface SeenDomain {
@@ -88,6 +95,13 @@ export class ScanMemory {
     this.seen.clear();
     this.nameProblems = [];
     this.seconds = [];
+  }
+
+  /** The remembered domains this read has not listed, by name (one kept under a hash of a long name left out). */
+  unlisted(): string[] {
+    const names: string[] = [];
+    for (const key of this.prior.keys()) if (!this.seen.has(key) && !isHashedKey(key)) names.push(key);
+    return names;
   }
 
   /** The prior memory of the domain a name stands for. */

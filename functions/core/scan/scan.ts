@@ -113,6 +113,12 @@ export interface ScanOptions {
   readonly observe?: (domain: Domain, attempt: number, page: number) => void;
   /** Checks domains against their registries' RDAP once the account is read (docs/registry.md). @default off */
   readonly registry?: RegistryScanOptions;
+  /**
+   * With memory: the remembered names this read did not list, to be announced as gone. A few are
+   * looked up first: one the account holds means the pages moved under the read (a domain leaving
+   * an earlier page slides the next one onto it, unread), and the account is read again.
+   */
+  readonly unlisted?: () => Promise<readonly string[]>;
 }
 
 /**
@@ -200,6 +206,7 @@ async function scanOnce(
     readAllDomains({ options, attempt, gathered }, mode),
     readContacts(client, gathered),
   ]);
+  await confirmUnlisted(options, gathered);
   const renewalOff = renewalRuleOff(gathered.meaning);
   if (renewalOff) judgeWithoutRenewalRule(gathered, now, policy, options.policies);
   const findings = [...gathered.contactFindings, ...completeDomainFindings(gathered, options.restoreLinkFor)];
@@ -218,6 +225,28 @@ async function scanOnce(
     finished: clock(),
   });
   return { report, candidates: gathered.registry, registrants: gathered.registrants };
+}
+
+/** Remembered domains a read did not list that are looked up by name, at most, each read. */
+const UNLISTED_LOOKUPS = 10;
+
+/**
+ * Looks a few of {@link ScanOptions.unlisted} up by name: one the account holds fails the attempt
+ * (read again). After a read with an unnamed unreadable record, no domain is said to have left.
+ */
+async function confirmUnlisted(options: ScanOptions, gathered: Gathering): Promise<void> {
+  if (!options.unlisted) return;
+  const problems = gathered.problems.filter((p) => p.resource === 'domain');
+  if (problems.some((p) => p.key === null)) return;
+  const unreadable = new Set(problems.map((p) => normalizeDomainName(p.key as string)));
+  const names = (await options.unlisted()).filter((n) => !unreadable.has(normalizeDomainName(n)));
+  const lookups = names.slice(0, UNLISTED_LOOKUPS).map((name) => options.client.findDomain(name));
+  const missed = (await Promise.all(lookups)).find((domain) => domain !== null)?.domain_name;
+  if (missed)
+    throw new IncompleteListingError(
+      `${missed} is in the account, but the pages read did not list it: the account changed while it was read`,
+      { retryable: true },
+    );
 }
 
 /** What the concurrent reads of domains and contacts gather, kept for one attempt. */

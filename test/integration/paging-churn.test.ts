@@ -1,0 +1,133 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EnvSecretSource } from '../../functions/aws/secrets';
+import { loadScanSettings, settingsFromEnv } from '../../functions/core/scan/config';
+import { FileStateStore } from '../../functions/local/file-state-store';
+import { runStatefulScan } from '../../functions/use-cases/stateful-scan';
+import { DEFAULT_STATE_POLICY } from '../support/whole-state';
+
+/**
+ * The reseller's list is read by page number. A domain that leaves a page already read while the
+ * scan reads on slides every later page back by one: the record that opened the next page lands
+ * on the page before, unread, and the totals still agree when another domain arrives meanwhile.
+ * With memory, that record's domain would be announced as gone (critical) and its quarantine
+ * resolved; it is looked up by name first, and the account is read again.
+ */
+
+const NOW = Date.parse('2026-11-22T06:00:00Z');
+const DAY = 86_400_000;
+const PER_PAGE = 2;
+const BASE = 'https://api.churn.test';
+
+const healthy = (name: string) => ({
+  domain_name: name,
+  status: ['registered'],
+  date_expiry: '2028-01-01T00:00:00Z',
+  auto_renew: true,
+});
+const quarantined = {
+  domain_name: 'c-quarantined.nl',
+  status: ['quarantine'],
+  date_expiry: '2026-10-01T00:00:00Z',
+  date_deleted: '2026-11-01T00:00:00Z',
+  auto_renew: false,
+};
+
+/** A reseller whose account changes once, right after page 1 of the next full read is served (`churn`). */
+function reseller(names: string[]) {
+  let account = [...names.map((n) => (n === quarantined.domain_name ? quarantined : healthy(n)))];
+  const state = { churnNext: false, lookups: [] as string[], pageReads: 0 };
+  const body = (data: unknown[], page: number, total: number) =>
+    new Response(
+      JSON.stringify({
+        data,
+        pagination: {
+          current_page: page,
+          per_page: PER_PAGE,
+          total_pages: Math.max(1, Math.ceil(total / PER_PAGE)),
+          total_results: total,
+        },
+      }),
+      { status: 200 },
+    );
+  const fetch = (async (input: string | URL | Request) => {
+    const url = new URL(String(input));
+    if (url.pathname === '/v2/contacts') return body([], 1, 0);
+    const name = url.searchParams.get('domain_name');
+    if (name !== null) {
+      state.lookups.push(name);
+      const found = account.filter((d) => d.domain_name === name);
+      return body(found, 1, found.length);
+    }
+    state.pageReads++;
+    const page = Number(url.searchParams.get('page'));
+    const served = body(account.slice((page - 1) * PER_PAGE, page * PER_PAGE), page, account.length);
+    if (page === 1 && state.churnNext) {
+      state.churnNext = false;
+      // a.nl leaves (transferred out), zz-new.nl arrives: the totals stay the same.
+      account = [...account.filter((d) => d.domain_name !== 'a.nl'), healthy('zz-new.nl')];
+    }
+    return served;
+  }) as typeof globalThis.fetch;
+  return { fetch, state, remove: (n: string) => (account = account.filter((d) => d.domain_name !== n)) };
+}
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'sentinel-churn-'));
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+function scan(store: FileStateStore, fetch: typeof globalThis.fetch, now: number) {
+  return runStatefulScan({
+    job: {
+      settings: loadScanSettings(
+        settingsFromEnv({ RESELLER_BASE_URL: BASE, PER_PAGE: String(PER_PAGE), CONCURRENCY: '1' }),
+      ),
+      secrets: new EnvSecretSource({ RESELLER_API_KEY: 'sk_churn_0123456789abcdef' }),
+      now,
+      fetch,
+    },
+    store,
+    policy: DEFAULT_STATE_POLICY,
+    publish: async () => ({ messageId: 'm', findingsCut: 0 }),
+  });
+}
+
+describe('a full read while a domain leaves an earlier page and another arrives', () => {
+  it('reads the account again rather than announce a domain it holds as gone', async () => {
+    const account = reseller(['a.nl', 'b.nl', 'c-quarantined.nl', 'd.nl', 'e.nl', 'f.nl']);
+    const store = new FileStateStore(join(dir, 'state.json'));
+    await scan(store, account.fetch, NOW);
+    const readsBefore = account.state.pageReads;
+
+    account.state.churnNext = true;
+    const { result } = await scan(store, account.fetch, NOW + DAY);
+    // The first read missed c-quarantined.nl; looked up by name, it was there: read again (3 pages).
+    expect(account.state.lookups).toContain('c-quarantined.nl');
+    expect(account.state.pageReads - readsBefore).toBe(3 + 3);
+    const changes = result.report.changes.map((c) => `${c.domain_name} ${c.kind}`);
+    expect(changes).toEqual(['a.nl left_account']);
+    expect(result.report.resolved.map((r) => r.domain_name)).not.toContain('c-quarantined.nl');
+    expect(result.report.findings).toContainEqual(
+      expect.objectContaining({ domain_name: 'c-quarantined.nl', kind: 'quarantine', change: 'ongoing' }),
+    );
+  });
+
+  it('announces a domain that really left after one lookup, and looks up at most ten of many', async () => {
+    const names = Array.from({ length: 30 }, (_, i) => `d${String(i).padStart(2, '0')}.nl`);
+    const account = reseller(names);
+    const store = new FileStateStore(join(dir, 'state.json'));
+    await scan(store, account.fetch, NOW);
+    for (const name of names.slice(0, 14)) account.remove(name);
+    const readsBefore = account.state.pageReads;
+
+    const { result } = await scan(store, account.fetch, NOW + DAY);
+    // One read, ten lookups (each spelling of a plain name: the name, the name with a trailing dot).
+    expect(account.state.pageReads - readsBefore).toBe(8);
+    expect(new Set(account.state.lookups.map((n) => n.replace(/\.$/, ''))).size).toBe(10);
+    expect(result.report.changes.filter((c) => c.kind === 'left_account')).toHaveLength(14);
+  });
+});
