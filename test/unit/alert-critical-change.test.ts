@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { gsm7Length, smsAsDelivered } from '../../functions/core/alerts/alert';
 import { filterPolicyOf } from '../../functions/core/alerts/groups';
-import { buildAlertMessage } from '../../functions/core/alerts/message';
+import { buildAlertMessage, reportJsonOf } from '../../functions/core/alerts/message';
 import { alertView } from '../../functions/core/memory/actions';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { capForMessage } from '../../functions/use-cases/publish-alert';
@@ -65,6 +66,28 @@ describe('a critical change reaches the phone', () => {
     const account = [domain('café.nl', T0), domain('other.nl', T0)];
     const { sms } = alertBetween(account, account.slice(1));
     expect(sms).toBe('1 critical: xn--caf-dma.nl LEFT ACCOUNT');
+  });
+
+  it('counts every departure of an emptied account, those the message cut included, within the SMS budget', () => {
+    const account = Array.from({ length: 300 }, (_, i) =>
+      domain(`gone-${String(i).padStart(3, '0')}.nl`, T0),
+    );
+    const { alert, sms, email } = alertBetween(account, []);
+    const json = JSON.parse(reportJsonOf(alert)) as { changes: unknown[]; changes_truncated: unknown };
+    expect(json.changes).toHaveLength(100);
+    expect(json.changes_truncated).toEqual({
+      changes_omitted: 200,
+      resolved_omitted: 0,
+      critical_changes_omitted: 200,
+    });
+    expect(alert.subject).toBe('domain-sentinel: 300 critical, 0 warning');
+    expect(alert.attributes).toMatchObject({ severity: 'critical', critical_count: 300 });
+    expect(email.split('\n')[0]).toBe('domain-sentinel: 300 critical, 0 warning');
+    expect(gsm7Length(smsAsDelivered(sms))).toBeLessThanOrEqual(160);
+    const named = sms.match(/gone-\d{3}\.nl LEFT ACCOUNT/g) ?? [];
+    expect(named.length).toBeGreaterThan(2);
+    expect(sms).toMatch(/^300 critical: gone-000\.nl LEFT ACCOUNT; /);
+    expect(sms.endsWith(` +${300 - named.length} more`)).toBe(true);
   });
 
   it('keeps a warning change (transfer lock turned off) away from the phone', () => {

@@ -48,7 +48,11 @@ type WithMemory = Report & {
   readonly changes: readonly DomainChange[];
   readonly resolved: readonly Resolution[];
   /** Set when a message carries only the first of many (see capForMessage). */
-  readonly changes_truncated?: { readonly changes_omitted: number; readonly resolved_omitted: number };
+  readonly changes_truncated?: {
+    readonly changes_omitted: number;
+    readonly resolved_omitted: number;
+    readonly critical_changes_omitted: number;
+  };
 };
 
 function hasMemory(report: Report): report is WithMemory {
