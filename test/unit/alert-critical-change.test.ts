@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { gsm7Length, smsAsDelivered } from '../../functions/core/alerts/alert';
+import { chatNotificationOf } from '../../functions/core/alerts/chat';
 import { filterPolicyOf } from '../../functions/core/alerts/groups';
 import { buildAlertMessage, reportJsonOf } from '../../functions/core/alerts/message';
+import {
+  parseAlertReport,
+  renderSlackMessage,
+  renderTeamsMessage,
+} from '../../functions/core/alerts/webhook-formats';
 import { alertView } from '../../functions/core/memory/actions';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { capForMessage } from '../../functions/use-cases/publish-alert';
@@ -62,6 +68,25 @@ describe('a critical change reaches the phone', () => {
     expect(email).not.toContain('Nothing critical');
   });
 
+  it('names it in chat, Slack and Teams as a critical item, not "Nothing critical or urgent"', () => {
+    const { alert } = departure();
+    const chat = chatNotificationOf(alert);
+    expect(chat.content.title).toBe('domain-sentinel: 1 critical, 0 warning');
+    expect(chat.content.description).toMatch(
+      /^CRITICAL \(1\)\n- `crown-jewel\.com`: LEFT THE ACCOUNT: .*\?\)\n/,
+    );
+    expect(chat.content.keywords).toContain('1 critical');
+    expect(chat.metadata.additionalContext.critical).toBe('1');
+    const report = parseAlertReport(reportJsonOf(alert));
+    const slack = JSON.stringify(renderSlackMessage(report));
+    const teams = JSON.stringify(renderTeamsMessage(report));
+    for (const body of [slack, teams]) {
+      expect(body).toContain('CRITICAL (1)');
+      expect(body).toContain('crown-jewel.com');
+      expect(body).not.toContain('Nothing critical');
+    }
+  });
+
   it('writes an IDN that left in punycode, the SMS one line of GSM-7', () => {
     const account = [domain('café.nl', T0), domain('other.nl', T0)];
     const { sms } = alertBetween(account, account.slice(1));
@@ -88,6 +113,11 @@ describe('a critical change reaches the phone', () => {
     expect(named.length).toBeGreaterThan(2);
     expect(sms).toMatch(/^300 critical: gone-000\.nl LEFT ACCOUNT; /);
     expect(sms.endsWith(` +${300 - named.length} more`)).toBe(true);
+    const { description } = chatNotificationOf(alert).content;
+    expect(description).toMatch(/^CRITICAL \(300\)\n/);
+    const shown = description.match(/LEFT THE ACCOUNT/g)?.length ?? 0;
+    expect(shown).toBeGreaterThan(2);
+    expect(description).toContain(`… and ${300 - shown} more (${300 - shown} critical, 0 warning)`);
   });
 
   it('keeps a warning change (transfer lock turned off) away from the phone', () => {

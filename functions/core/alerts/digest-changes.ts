@@ -13,7 +13,8 @@ import type { Report } from '../scan/scan';
 /** At most this many changes and resolved items in detail; the rest are counted. */
 const SECTION_LIMIT = 100;
 
-const CHANGE_WORDS: Record<ChangeKind, string> = {
+/** What each change is, in words (the digest's and chat's line for it). */
+export const CHANGE_WORDS: Readonly<Record<ChangeKind, string>> = {
   left_account: 'LEFT THE ACCOUNT: no longer listed (transferred out or deleted?)',
   transfer_lock_off: 'transfer lock turned OFF',
   auth_code_issued: 'auth code issued (a transfer can start)',
