@@ -38,7 +38,8 @@ export const MESSAGE_CHANGES_LIMIT = 100;
 /**
  * The report as one message carries it: `changes` and `resolved` cut to `limit` each, the cut
  * stated in the report (an account emptied at once must not make every message too big for SNS,
- * which would make every run fail and alert nobody). A report without memory is left as it is.
+ * which would make every run fail and alert nobody), with how many of the changes left out were
+ * critical, which the alert still counts (alert.ts criticalCount). A report without memory is left as it is.
  */
 export function capForMessage<R extends Report>(report: R, limit = MESSAGE_CHANGES_LIMIT): R {
   if (!('changes' in report && 'resolved' in report)) return report;
@@ -51,6 +52,7 @@ export function capForMessage<R extends Report>(report: R, limit = MESSAGE_CHANG
     changes_truncated: {
       changes_omitted: Math.max(0, changes.length - limit),
       resolved_omitted: Math.max(0, resolved.length - limit),
+      critical_changes_omitted: changes.slice(limit).filter((c) => c.severity === 'critical').length,
     },
   };
 }

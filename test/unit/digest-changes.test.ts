@@ -74,6 +74,11 @@ describe('digest with memory', () => {
     expect(email).toContain('CHANGES (5000)');
     expect(email).toContain('- and 4900 more changes (run a scan with --json for all of them)');
     expect(email).toContain('Resolved since the last alert (2500)');
-    expect(JSON.parse(json).changes_truncated).toEqual({ changes_omitted: 4_900, resolved_omitted: 2_400 });
+    expect(JSON.parse(json).changes_truncated).toEqual({
+      changes_omitted: 4_900,
+      resolved_omitted: 2_400,
+      critical_changes_omitted: 4_900,
+    });
+    expect(alert.subject).toBe('domain-sentinel: 5000 critical, 0 warning');
   });
 });

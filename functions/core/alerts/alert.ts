@@ -7,6 +7,7 @@ import {
   severityRank,
 } from '../findings/classify';
 import { LAST_DAYS } from '../findings/quarantine-periods';
+import type { DomainChange } from '../memory/state';
 import type { Problem } from '../reseller/client';
 import type { DomainPrice } from '../reseller/schemas';
 import type { RenewalCosts } from '../scan/renewal-costs';
@@ -147,8 +148,8 @@ const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0,
 
 /** Counts for the subject and the heading. */
 export function headline(report: Report): string {
-  const { critical, warning, info } = report.summary;
-  const parts = [`${critical + criticalProblems(report).length} critical`, `${warning} warning`];
+  const { warning, info } = report.summary;
+  const parts = [`${criticalCount(report)} critical`, `${warning} warning`];
   if (info) parts.push(`${info} info`);
   if (report.problems.length) parts.push(plural(report.problems.length, 'unreadable record'));
   return parts.join(', ');
@@ -176,6 +177,30 @@ export function reportReaches(report: Report, level: Severity): boolean {
 export const criticalProblems = (report: Report): readonly Problem[] =>
   report.problems.filter((p) => p.severity === 'critical');
 
+/**
+ * Changes since the last scan that memory calls critical (`left_account`: a domain transferred out
+ * or deleted), as far as the report carries them; none without memory.
+ */
+export const criticalChanges = (report: Report): readonly DomainChange[] =>
+  ((report as { readonly changes?: readonly DomainChange[] }).changes ?? []).filter(
+    (c) => c.severity === 'critical',
+  );
+
+/** Critical changes, with those a message's cut left out (capForMessage says how many). */
+export function criticalChangeCount(report: Report): number {
+  const cut = (report as { readonly changes_truncated?: { readonly critical_changes_omitted?: number } })
+    .changes_truncated;
+  return criticalChanges(report).length + (cut?.critical_changes_omitted ?? 0);
+}
+
+/**
+ * What an alert counts as critical: critical findings, unreadable records that say quarantine, and
+ * critical changes. One count for the subject, the SMS, the digest, chat and the `severity`
+ * attribute the SMS subscriptions filter on, so a domain that left the account reaches the phone.
+ */
+export const criticalCount = (report: Report): number =>
+  report.summary.critical + criticalProblems(report).length + criticalChangeCount(report);
+
 // GSM 03.38 basic character set; the extension set costs two characters each.
 const GSM7_BASIC = new Set(
   '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà',
@@ -201,6 +226,10 @@ export function toGsm7(text: string): string {
   return [...text].map((ch) => (GSM7_BASIC.has(ch) && ch !== '\n' && ch !== '\r' ? ch : '?')).join('');
 }
 
+/** `x.nl LEFT ACCOUNT`: a change in the SMS, in capitals as the digest writes it. */
+const smsChange = (c: DomainChange): string =>
+  `${toGsm7(normalizeDomainName(c.domain_name)).slice(0, 80)} ${c.kind.replace(/_/g, ' ').toUpperCase()}`;
+
 function smsItem(f: DomainFinding): string {
   // Punycode, and '?' for anything else outside GSM-7 (controls included): an SMS carries no markup.
   const name = toGsm7(normalizeDomainName(f.domain_name)).slice(0, 80);
@@ -217,9 +246,10 @@ function smsItem(f: DomainFinding): string {
 }
 
 /**
- * The SMS body: critical items only, in the digest's order (unreadable quarantine records, then the
- * report's), no links, IDNs in punycode; what it leaves out is said at its end: "+N more" critical
- * and the number of warnings, which only the e-mail lists. SNS puts {@link SMS_PREFIX} before it, so
+ * The SMS body: critical items only, in the digest's order (critical changes such as a domain that
+ * left the account, unreadable quarantine records, then the findings), no links, IDNs in punycode;
+ * what it leaves out is said at its end: "+N more" critical (changes a message's cut left out
+ * included) and the number of warnings, which only the e-mail lists. SNS puts {@link SMS_PREFIX} before it, so
  * the body is cut to fit 160 GSM-7 characters together with that prefix: one billed part, see
  * {@link smsAsDelivered}.
  */
@@ -230,15 +260,18 @@ export function renderSms(report: Report, options: Pick<RenderOptions, 'accountL
     (p) => `${toGsm7(normalizeDomainName(p.key ?? '?')).slice(0, 80)} quarantine?`,
   );
   const label = options.accountLabel ? `${toGsm7(options.accountLabel).slice(0, 20)}: ` : '';
+  const changes = criticalChanges(report);
+  const changesCut = criticalChangeCount(report) - changes.length;
   const warning = report.summary.warning;
-  if (critical.length === 0 && unreadable.length === 0) {
-    return `${label}no critical items; ${warning} warning. See e-mail.`.slice(0, max);
-  }
-  const head = `${label}${critical.length + unreadable.length} critical:`;
   const items = [
+    ...changes.map(smsChange),
     ...unreadable,
     ...critical.map((f) => (isDomainFinding(f) ? smsItem(f) : `contact ${toGsm7(f.handle)}`)),
   ];
+  if (items.length + changesCut === 0) {
+    return `${label}no critical items; ${warning} warning. See e-mail.`.slice(0, max);
+  }
+  const head = `${label}${items.length + changesCut} critical:`;
   const tail = (remaining: number) => {
     const parts = [remaining > 0 ? `+${remaining} more` : '', warning > 0 ? `${warning} warning` : ''];
     const said = parts.filter(Boolean).join(', ');
@@ -248,11 +281,11 @@ export function renderSms(report: Report, options: Pick<RenderOptions, 'accountL
   let used = 0;
   for (const [index, item] of items.entries()) {
     const candidate = `${text}${used ? ';' : ''} ${item}`;
-    if (gsm7Length(candidate + tail(items.length - index - 1)) > max) break;
+    if (gsm7Length(candidate + tail(items.length - index - 1 + changesCut)) > max) break;
     text = candidate;
     used++;
   }
-  text += tail(items.length - used);
+  text += tail(items.length - used + changesCut);
   // A header so long that not even the count fits (a very long label) still stays within the limit.
   return gsm7Length(text) <= max ? text : text.slice(0, max);
 }
@@ -297,9 +330,12 @@ export function truncateReport(
   };
 }
 
-/** The severity the message attributes carry: the highest finding, or warning for unreadable records. */
+/**
+ * The severity the message attributes carry: critical with any critical item ({@link criticalCount}),
+ * else the highest finding, or warning for unreadable records.
+ */
 export function alertSeverity(report: Report): Severity {
-  if (report.summary.critical > 0 || criticalProblems(report).length > 0) return 'critical';
+  if (criticalCount(report) > 0) return 'critical';
   if (report.summary.warning > 0 || report.problems.length > 0) return 'warning';
   return 'info';
 }

@@ -1,9 +1,11 @@
 import { displayDomain, plural, safeText } from '../base/text';
 import { type DomainFinding, type Finding, isDomainFinding } from '../findings/classify';
-import { nextStep } from '../findings/next-step';
+import { changeNextStep, nextStep } from '../findings/next-step';
+import type { ChangeKind, DomainChange } from '../memory/state';
 import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
-import { dateFormat, describeDomainFinding, headline } from './alert';
+import { criticalChanges, criticalCount, dateFormat, describeDomainFinding, headline } from './alert';
+import { CHANGE_WORDS } from './digest-changes';
 import { type AlertMessage, reportJsonOf } from './message';
 
 /**
@@ -101,13 +103,31 @@ const unreadableItem = (p: Problem): ChatItem => ({
 });
 
 /**
- * The report's critical and warning items in the order people act on them: unreadable records that
- * say quarantine, then the findings as the report orders them (critical first, the nearest restore-by
- * or expiry first). Info is left to the report.
+ * A critical change (a domain that left the account) in our own words, which need no escaping (they
+ * hold a `?`, which chatPlain would write as an escape); a kind this version does not know is API
+ * text, escaped.
+ */
+const changeItem = (c: DomainChange): ChatItem => ({
+  severity: 'critical',
+  name: chatName(c.domain_name),
+  what: Object.hasOwn(CHANGE_WORDS, c.kind)
+    ? CHANGE_WORDS[c.kind as ChangeKind]
+    : chatPlain(c.kind.replace(/_/g, ' ')),
+  next: chatPlain(changeNextStep(c)),
+});
+
+/**
+ * The report's critical and warning items in the order people act on them, as the digest reads:
+ * critical changes (a domain that left the account), unreadable records that say quarantine, then
+ * the findings as the report orders them (critical first, the nearest restore-by or expiry first).
+ * Info is left to the report.
  */
 export function chatItems(report: Report, timeZone = 'UTC'): ChatItem[] {
   const { day } = dateFormat(timeZone);
-  const items: ChatItem[] = report.problems.filter((p) => p.severity === 'critical').map(unreadableItem);
+  const items: ChatItem[] = [
+    ...criticalChanges(report).map(changeItem),
+    ...report.problems.filter((p) => p.severity === 'critical').map(unreadableItem),
+  ];
   for (const severity of ['critical', 'warning'] as const)
     for (const f of report.findings as readonly Finding[]) {
       if (f.severity !== severity) continue;
@@ -127,15 +147,16 @@ export function chatItems(report: Report, timeZone = 'UTC'): ChatItem[] {
 
 /**
  * How many critical and warning items the whole account has: the report's `summary` (which covers
- * every finding even when SNS's size cut the list) plus unreadable records that say quarantine.
- * "and N more" is counted from these, so nothing a cut left out goes uncounted.
+ * every finding even when SNS's size cut the list) plus unreadable records that say quarantine and
+ * critical changes (alert.ts criticalCount). "and N more" is counted from these, so nothing a cut
+ * left out goes uncounted.
  */
 export function chatCounts(report: Report): {
   readonly critical: number;
   readonly warning: number;
   readonly total: number;
 } {
-  const critical = report.summary.critical + report.problems.filter((p) => p.severity === 'critical').length;
+  const critical = criticalCount(report);
   const warning = report.summary.warning;
   return { critical, warning, total: critical + warning };
 }
@@ -236,8 +257,8 @@ export function buildChatNotification(report: Report, options: ChatOptions = {})
   });
   const nextSteps = chatNextSteps(report, items, reportUrl);
   const label = options.accountLabel ? chatPlain(options.accountLabel) : undefined;
-  const keywords = ['domain-sentinel', `${report.summary.critical} critical`, ...(label ? [label] : [])].map(
-    (k) => cutText(k, limits.keyword),
+  const keywords = ['domain-sentinel', `${counts.critical} critical`, ...(label ? [label] : [])].map((k) =>
+    cutText(k, limits.keyword),
   );
   const day = dayKey(report.now, timeZone);
   const threadId = ['domain-sentinel', slug(options.accountLabel), day].filter(Boolean).join('-');

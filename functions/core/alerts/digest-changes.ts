@@ -13,7 +13,8 @@ import type { Report } from '../scan/scan';
 /** At most this many changes and resolved items in detail; the rest are counted. */
 const SECTION_LIMIT = 100;
 
-const CHANGE_WORDS: Record<ChangeKind, string> = {
+/** What each change is, in words (the digest's and chat's line for it). */
+export const CHANGE_WORDS: Readonly<Record<ChangeKind, string>> = {
   left_account: 'LEFT THE ACCOUNT: no longer listed (transferred out or deleted?)',
   transfer_lock_off: 'transfer lock turned OFF',
   auth_code_issued: 'auth code issued (a transfer can start)',
@@ -48,7 +49,11 @@ type WithMemory = Report & {
   readonly changes: readonly DomainChange[];
   readonly resolved: readonly Resolution[];
   /** Set when a message carries only the first of many (see capForMessage). */
-  readonly changes_truncated?: { readonly changes_omitted: number; readonly resolved_omitted: number };
+  readonly changes_truncated?: {
+    readonly changes_omitted: number;
+    readonly resolved_omitted: number;
+    readonly critical_changes_omitted: number;
+  };
 };
 
 function hasMemory(report: Report): report is WithMemory {

@@ -7,6 +7,7 @@ import type { DomainPrice } from '../reseller/schemas';
 import { leftOutUrl } from '../scan/report-links';
 import type { Report } from '../scan/scan';
 import {
+  criticalCount,
   criticalProblems,
   dateFormat,
   describeDomainFinding,
@@ -271,7 +272,7 @@ function frame(
     web.push(`${plural(report.letting_lapse, 'domain')} let lapse by policy left out (see the full report).`);
   const top = [...head, ...(web.length ? [...web, ''] : []), ...renderChangesSection(report)];
   const nothing =
-    report.summary.critical === 0 && report.summary.warning === 0 && criticalProblems(report).length === 0
+    criticalCount(report) === 0 && report.summary.warning === 0
       ? [
           report.problems.length
             ? 'Nothing critical or urgent among the records that could be read; see PROBLEMS for the rest.'

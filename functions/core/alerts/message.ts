@@ -4,7 +4,7 @@ import { responseBytes } from '../memory/report-view';
 import type { Report } from '../scan/scan';
 import {
   alertSeverity,
-  criticalProblems,
+  criticalCount,
   type RenderOptions,
   renderSms,
   renderSubject,
@@ -150,7 +150,7 @@ export function buildAlertMessage(report: Report, options: RenderOptions = {}): 
   const subject = renderSubject(report, options.accountLabel);
   const attributes = {
     severity: alertSeverity(report),
-    critical_count: report.summary.critical + criticalProblems(report).length,
+    critical_count: criticalCount(report),
     warning_count: report.summary.warning,
     ...(report.source?.account ? { account: report.source.account } : {}),
     ...(report.source?.group ? { group: report.source.group } : {}),

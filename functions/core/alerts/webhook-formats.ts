@@ -57,6 +57,11 @@ const ReportShape = z
     summary: z.object({ critical: z.number(), warning: z.number(), info: z.number() }).loose(),
     findings: z.array(z.object({ severity: z.string(), kind: z.string() }).loose()),
     problems: z.array(z.object({ severity: z.string().optional() }).loose()),
+    // With memory: the critical changes are items of their own (chat.ts), counted with the cut's.
+    changes: z
+      .array(z.object({ domain_name: z.string(), kind: z.string(), severity: z.string() }).loose())
+      .optional(),
+    changes_truncated: z.object({ critical_changes_omitted: z.number() }).loose().optional(),
     report_url: z.string().optional(),
   })
   .loose();
