@@ -124,6 +124,8 @@ describe('a critical change reaches the phone', () => {
     const account = [domain('locked.com', T0)];
     const { alert, sms } = alertBetween(account, [domain('locked.com', T0, { transfer_lock: false })]);
     expect(smsFilter?.severity).not.toContain(alert.attributes.severity);
+    // The highest in the message: a warning, though no finding is one.
+    expect(alert.attributes.severity).toBe('warning');
     expect(alert.attributes.critical_count).toBe(0);
     expect(sms).toBe('no critical items; 0 warning. See e-mail.');
   });

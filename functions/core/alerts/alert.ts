@@ -331,12 +331,14 @@ export function truncateReport(
 }
 
 /**
- * The severity the message attributes carry: critical with any critical item ({@link criticalCount}),
- * else the highest finding, or warning for unreadable records.
+ * The severity the message attributes carry, the highest in the message: critical with any
+ * critical item ({@link criticalCount}), else warning for a warning finding, an unreadable record
+ * or a warning change (a transfer lock turned off), else info.
  */
 export function alertSeverity(report: Report): Severity {
   if (criticalCount(report) > 0) return 'critical';
-  if (report.summary.warning > 0 || report.problems.length > 0) return 'warning';
+  const changes = (report as { readonly changes?: readonly DomainChange[] }).changes ?? [];
+  if (report.summary.warning > 0 || report.problems.length > 0 || changes.length > 0) return 'warning';
   return 'info';
 }
 
