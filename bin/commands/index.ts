@@ -116,7 +116,7 @@ export const scan: Command = {
     'fail-on': {
       type: 'string',
       value: 'LEVEL',
-      doc: 'exit 3 when a finding is at info, warning or critical or above',
+      doc: 'exit 3 when a finding, an unreadable record or (with --state) a change is at info, warning or critical or above',
       default: 'off',
     },
     accounts: {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { gsm7Length, smsAsDelivered } from '../../functions/core/alerts/alert';
+import { gsm7Length, reportReaches, smsAsDelivered } from '../../functions/core/alerts/alert';
 import { chatNotificationOf } from '../../functions/core/alerts/chat';
 import { filterPolicyOf } from '../../functions/core/alerts/groups';
 import { buildAlertMessage, reportJsonOf } from '../../functions/core/alerts/message';
@@ -57,6 +57,12 @@ describe('a critical change reaches the phone', () => {
     const { alert } = departure();
     expect(smsFilter?.severity).toContain(alert.attributes.severity);
     expect(alert.attributes.critical_count).toBe(1);
+  });
+
+  it('makes scan --fail-on critical exit 3 on it, though no finding is critical', () => {
+    const { report } = departure();
+    expect(report.findings.filter((f) => f.severity === 'critical')).toEqual([]);
+    expect(reportReaches(report, 'critical')).toBe(true);
   });
 
   it('names the domain that left in the SMS and counts it in the subject and the digest', () => {

@@ -156,10 +156,13 @@ export function headline(report: Report): string {
 }
 
 /**
- * True when the report holds anything at `level` or above: a finding, or an unreadable record
- * (critical when it says quarantine, else a warning: it may hide anything). For `--fail-on`.
+ * True when the report holds anything at `level` or above: a finding, an unreadable record
+ * (critical when it says quarantine, else a warning: it may hide anything), or with memory a
+ * change (a domain that left the account is critical). For `--fail-on`.
  */
 export function reportReaches(report: Report, level: Severity): boolean {
+  const changes = (report as { readonly changes?: readonly DomainChange[] }).changes ?? [];
+  if (changes.some((c) => severityRank(c.severity) >= severityRank(level))) return true;
   // A domain its policy lets lapse is in the report, never in an alert.
   if (
     anyAtOrAbove(
