@@ -4,6 +4,7 @@ import type { Node } from 'constructs';
 import * as z from 'zod';
 import { parseWebhookSpec } from '../functions/core/alerts/webhook-delivery';
 import { ConfigError } from '../functions/core/base/errors';
+import { duplicateKey, twiceWords } from '../functions/core/base/json';
 import { editDistance } from '../functions/core/base/suggest';
 import type { Severity } from '../functions/core/findings/classify';
 import { ACCOUNT_SCAN_SETTINGS, accountName, MAX_ACCOUNTS } from '../functions/core/scan/accounts';
@@ -332,28 +333,12 @@ export function parseSentinelSettings(
 
 /** Reads a settings file: a JSON object of settings, resolved from the directory `cdk` runs in. */
 export function readSettingsFile(path: string, cwd = process.cwd()): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(resolve(cwd, path), 'utf8');
-  } catch (error) {
-    throw new ConfigError(
-      `settings file ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
-      { cause: error },
-    );
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError(`settings file ${path} is not JSON (${(error as Error).message})`, {
-      cause: error,
-    });
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw new ConfigError(
-      `settings file ${path} must hold a JSON object of settings, e.g. {"resellerBaseUrl": "https://…"}`,
-    );
-  return value as Record<string, unknown>;
+  return readJsonObject(
+    path,
+    cwd,
+    'settings file',
+    'a JSON object of settings, e.g. {"resellerBaseUrl": "https://…"}',
+  );
 }
 
 /**
@@ -450,8 +435,13 @@ export interface AccountSettings {
   readonly policies?: Policies;
 }
 
-/** Reads a JSON file whose top level must be an object; the errors name the file. */
-function readJsonObject(path: string, cwd: string, what: string): Record<string, unknown> {
+/** Reads a JSON file whose top level must be `shape` (an object); the errors name the file. */
+function readJsonObject(
+  path: string,
+  cwd: string,
+  what: string,
+  shape = 'a JSON object, e.g. {"accounts": [{"name": "brand-a", "apiKeyEnv": "BRAND_A_KEY"}]}',
+): Record<string, unknown> {
   let text: string;
   try {
     text = readFileSync(resolve(cwd, path), 'utf8');
@@ -468,9 +458,9 @@ function readJsonObject(path: string, cwd: string, what: string): Record<string,
     throw new ConfigError(`${what} ${path} is not JSON (${(error as Error).message})`, { cause: error });
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw new ConfigError(
-      `${what} ${path} must hold a JSON object, e.g. {"accounts": [{"name": "brand-a", "apiKeyEnv": "BRAND_A_KEY"}]}`,
-    );
+    throw new ConfigError(`${what} ${path} must hold ${shape}`);
+  const twice = duplicateKey(text);
+  if (twice !== null) throw new ConfigError(`${what} ${path} ${twiceWords(twice)}`);
   return value as Record<string, unknown>;
 }
 

@@ -1,6 +1,7 @@
 import { domainToUnicode } from 'node:url';
 import * as z from 'zod';
 import { ConfigError } from '../base/errors';
+import { duplicateKey, twiceWords } from '../base/json';
 import { closest } from '../base/suggest';
 import { normalizeDomainName } from '../base/text';
 import { type ClassifyPolicy, type DomainFinding, SEVERITIES, type Severity } from '../findings/classify';
@@ -318,6 +319,8 @@ export function parsePoliciesText(text: string, where: string): Policies {
   } catch (error) {
     throw new ConfigError(`${where} is not JSON (${(error as Error).message})`, { cause: error });
   }
+  const twice = duplicateKey(text);
+  if (twice !== null) throw new ConfigError(`${where} ${twiceWords(twice)}`);
   return parsePolicies(value, where);
 }
 
