@@ -16,6 +16,8 @@ export const AWS_LIMITS = {
   managedPoliciesPerRole: 10,
   /** Lambda: one function's resource-based policy, in bytes. */
   functionPolicyBytes: 20_480,
+  /** Lambda: one function's environment variables, names and values together, in bytes. */
+  functionEnvironmentBytes: 4_096,
   /**
    * SNS: subscriptions with a filter policy on one topic, without a quota increase
    * (https://docs.aws.amazon.com/sns/latest/dg/subscription-filter-policy-constraints.html); SNS
@@ -128,6 +130,17 @@ function policyProblems(stack: Stack, advice: string): string[] {
     }
   }
   for (const fn of resources.filter((r): r is lambda.CfnFunction => r instanceof lambda.CfnFunction)) {
+    const variables =
+      (resolved(fn.environment) as { variables?: Record<string, unknown> } | undefined)?.variables ?? {};
+    // A value's quotes are not in it: estimatedChars counts them.
+    const environment = Object.entries(variables).reduce(
+      (n, [name, value]) => n + Buffer.byteLength(name) + estimatedChars(value) - 2,
+      0,
+    );
+    if (environment > AWS_LIMITS.functionEnvironmentBytes)
+      problems.push(
+        `the function ${fn.node.path} would have an environment of about ${environment} bytes (${Object.keys(variables).length} variables); Lambda allows ${AWS_LIMITS.functionEnvironmentBytes}: fewer webhooks or shorter parameter names and policies, or ${advice}`,
+      );
     const id = stack.getLogicalId(fn);
     const permissions = resources.filter(
       (r): r is lambda.CfnPermission =>
