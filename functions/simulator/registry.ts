@@ -20,6 +20,7 @@ export const REGISTRY_SCENARIOS = [
   'client_hold',
   'server_hold',
   'unknown',
+  'bare',
 ] as const;
 export type RegistryScenario = (typeof REGISTRY_SCENARIOS)[number];
 
@@ -128,6 +129,9 @@ export function registryAnswer(
   now: number,
 ): Record<string, unknown> | null {
   if (!record || scenario === 'unknown') return null;
+  // A domain object with neither a status nor an expiration: it says nothing either way.
+  if (scenario === 'bare')
+    return { rdapConformance: ['rdap_level_0'], objectClassName: 'domain', ldhName: name };
   const parsed = Date.parse(String(record.date_expiry));
   let expiry = Number.isNaN(parsed) ? now + 200 * DAY : parsed;
   let status = ['active', 'client transfer prohibited'];

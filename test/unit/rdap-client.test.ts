@@ -177,7 +177,7 @@ describe('RdapClient.lookupDomain', () => {
         }),
     ]);
     await expect(new RdapClient({ fetch: insecure.fetch }).lookupDomain(BASE, 'shop.com')).rejects.toThrow(
-      /sent to http:\/\/rdap\.evil\.example, which is not https/,
+      /redirected from https:\/\/rdap\.example to http:\/\/rdap\.evil\.example, which is not https/,
     );
     expect(insecure.calls).toHaveLength(1);
   });

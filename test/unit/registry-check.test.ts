@@ -147,4 +147,39 @@ describe('checkRegistry', () => {
       /does not know 1 domain the reseller lists \(HTTP 404\), e\.g\. gone\.com/,
     );
   });
+
+  it("leaves memory's re-check unconfirmed when the registry says nothing of it: 404, or neither a status nor a date", async () => {
+    // gone: 404; bare: a domain object and nothing else; nl-style: statuses but no date (SIDN).
+    const fetch = (async (url: string | URL | Request) => {
+      const name = new URL(String(url)).pathname.split('/').pop() as string;
+      if (name.startsWith('gone')) return new Response('{"errorCode":404}', { status: 404 });
+      const status = name.startsWith('bare') ? {} : { status: ['active'] };
+      return new Response(JSON.stringify({ objectClassName: 'domain', ldhName: name, ...status }), {
+        status: 200,
+      });
+    }) as typeof globalThis.fetch;
+    const result = await checkRegistry({
+      candidates: [
+        candidate('gone-r.com', 'recheck'),
+        candidate('bare-r.com', 'recheck'),
+        candidate('lifted-r.com', 'recheck'),
+        candidate('gone-f.com', 'flagged'),
+        candidate('bare-s.com', 'sample'),
+      ],
+      bootstrap,
+      client: client(fetch),
+      now: NOW,
+      budget: 10,
+      policy: POLICY,
+      concurrency: 1,
+    });
+    // A remembered hold whose registry shows statuses without it is over, date or not: it resolves.
+    expect(result.unconfirmed).toEqual(['gone-r.com', 'bare-r.com']);
+    expect(result.views.size).toBe(0);
+    expect(result.counts).toMatchObject({
+      checked: 5,
+      not_checkable: { not_found: 2, no_expiration: 3 },
+      not_checked: { budget: 0, time: 0, server_failed: 0 },
+    });
+  });
 });

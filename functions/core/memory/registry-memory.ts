@@ -10,7 +10,8 @@ import { domainKey } from './state-bounds';
  * scan checks them every time until the sources agree (the rotating sample would come round only
  * every REGISTRY_CHECK_DAYS days, and a finding missing in between would look resolved); and when
  * such a check could not be done this time (the RDAP server failed, the budget or the time ran
- * out), it keeps what it knew instead of calling the finding resolved.
+ * out), or the registry said nothing of the domain (a 404: purged, perhaps), it keeps what it knew
+ * instead of calling the finding resolved.
  */
 
 const remembersRegistryFinding = (memory: ScanMemory, key: string): boolean => {

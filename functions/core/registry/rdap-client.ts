@@ -9,14 +9,15 @@ import {
   RdapResponseError,
   RdapTimeoutError,
 } from './rdap-errors';
-import { originOf, rdapUrlProblem, readBodyLimited } from './rdap-http';
+import { originOf, rdapRedirectProblem, rdapUrlProblem, readBodyLimited } from './rdap-http';
 
 /**
  * The RDAP client (RFC 7480, 7482): `GET <base>domain/<name>` with `Accept: application/rdap+json`.
  * Each RDAP server (an origin) keeps its own pace: at most `concurrencyPerServer` requests in
  * flight, halved on 429/503, and one shared pause when a server names a `Retry-After` (the reseller
  * transport's limiter and retry decision, reused). Redirects are followed as RFC 7480 §5.2 asks,
- * only to https (or loopback http) and at most three deep. No key travels: RDAP is anonymous.
+ * only to https (loopback http only from loopback http; nothing local from a server elsewhere) and
+ * at most three deep. No key travels: RDAP is anonymous.
  */
 
 /** Options of {@link RdapClient}. */
@@ -127,7 +128,14 @@ export class RdapClient {
             status: answer.status,
             url,
           });
-        url = new URL(answer.location, url).toString();
+        const next = resolvedLocation(answer.location, url);
+        const refused = rdapRedirectProblem(url, next);
+        if (refused)
+          throw new RdapResponseError(
+            `${what} was redirected from ${server} to ${originOf(next)}, which ${refused}`,
+            { status: answer.status, url },
+          );
+        url = next;
         continue;
       }
       if (answer.status === 404) return { kind: 'not_found', server };
@@ -309,6 +317,15 @@ export class RdapClient {
       ),
       retryable: RETRYABLE_CODES.has(code ?? ''),
     };
+  }
+}
+
+/** A Location header made absolute against the URL it answered; as sent when it is no URL (refused then). */
+function resolvedLocation(location: string, base: string): string {
+  try {
+    return new URL(location, base).toString();
+  } catch {
+    return location;
   }
 }
 

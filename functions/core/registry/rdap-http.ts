@@ -1,3 +1,5 @@
+import { isIPv4, isIPv6 } from 'node:net';
+
 /**
  * Where the registry check may send a request: https, or plain http to this machine only (the
  * simulator's registry side in tests and try-outs). RDAP answers travel unauthenticated, so https is
@@ -18,6 +20,46 @@ export function rdapUrlProblem(url: string): string | null {
   if (parsed.protocol === 'https:') return null;
   if (parsed.protocol === 'http:' && LOOPBACK.has(parsed.hostname)) return null;
   return 'is not https (plain http is accepted only to 127.0.0.1, localhost or [::1])';
+}
+
+/**
+ * Why a redirect from `from` (a URL already asked) to `to` may not be followed, or null when it may.
+ * Beyond {@link rdapUrlProblem}: plain http only from plain http (the simulator redirecting within
+ * this machine), and nothing on this machine or a private network from a server outside it. A
+ * registry on the internet must not steer the scan to the Lambda Runtime API (http on 127.0.0.1)
+ * or the instance metadata (169.254.169.254) and have their answer read as the registry's word.
+ * Only addresses written out are recognised: a name that resolves to one is not (no DNS here).
+ */
+export function rdapRedirectProblem(from: string, to: string): string | null {
+  const problem = rdapUrlProblem(to);
+  if (problem) return problem;
+  const source = new URL(from);
+  const target = new URL(to);
+  if (target.protocol === 'http:' && source.protocol !== 'http:')
+    return 'is not https (a redirect from https)';
+  if (isLocalAddress(target.hostname) && !isLocalAddress(source.hostname))
+    return 'is on this machine or a private network (a redirect from a server outside it)';
+  return null;
+}
+
+/** A hostname that is this machine or a private (RFC 1918, link-local, unique local) address. */
+function isLocalAddress(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (isIPv4(host)) {
+    const [a, b] = host.split('.').map(Number) as [number, number];
+    return (
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 100 && b >= 64 && b <= 127)
+    );
+  }
+  // ::ffff: maps an IPv4 address (the URL parser writes it in hex): refused whichever it maps.
+  return isIPv6(host) && (host === '::' || host === '::1' || /^(f[cd]|fe[89ab]|::ffff:)/.test(host));
 }
 
 /** The origin of `url` (scheme, host, port): one RDAP server, whose pace the check keeps. */

@@ -56,7 +56,10 @@ export interface RegistryCheckResult {
   readonly views: Map<string, RegistryView>;
   readonly counts: RegistryCounts;
   readonly problems: RegistryProblem[];
-  /** Domains to re-check (memory's) that could not be checked this time: memory keeps what it knew. */
+  /**
+   * Domains to re-check (memory's) that could not be checked this time, or whose registry said
+   * nothing of them (404, or neither a status nor an expiration): memory keeps what it knew.
+   */
   readonly unconfirmed: string[];
 }
 
@@ -202,7 +205,7 @@ class LookupRun {
       this.outOfTime = true;
       this.result.counts.not_checked.time++;
       unconfirmed(this.result, item.candidate);
-    } else if (outcome === 'failed') unconfirmed(this.result, item.candidate);
+    } else if (outcome === 'failed' || outcome === 'silent') unconfirmed(this.result, item.candidate);
     else if (outcome) this.result.views.set(item.candidate.domain_name, outcome);
   }
 
@@ -264,15 +267,20 @@ function serverProblems(servers: ReadonlyMap<string, ServerState>): RegistryProb
   return problems;
 }
 
-/** One lookup, counted: the view when the registry disagrees, null when not, or why it did not happen. */
+/**
+ * One lookup, counted: the view when the registry disagrees, null when not, `silent` when it answered
+ * nothing to judge a remembered finding by, or why it did not happen. A registry that no longer knows
+ * a domain it had in redemption has purged it: that is no all-clear, so memory keeps the finding.
+ */
 async function lookUp(
   input: RegistryCheckInput,
   counts: RegistryCounts,
   candidate: RegistryCandidate,
   baseUrl: string,
   state: ServerState,
-): Promise<RegistryView | null | 'failed' | 'deadline'> {
+): Promise<RegistryView | null | 'silent' | 'failed' | 'deadline'> {
   counts.queries++;
+  const recheck = candidate.reason === 'recheck';
   try {
     const answer = await input.client.lookupDomain(baseUrl, normalizeDomainName(candidate.domain_name));
     state.failuresInRow = 0;
@@ -281,12 +289,13 @@ async function lookUp(
     if (answer.kind === 'not_found') {
       counts.not_checkable.not_found++;
       state.notFound.push(safeText(candidate.domain_name).slice(0, 80));
-      return null;
+      return recheck ? 'silent' : null;
     }
     const judged = judgeRegistry(candidate, answer.record, input.now, input.policy);
     if (judged.kind === 'no_expiration') {
       counts.not_checkable.no_expiration++;
-      return null;
+      // Statuses without a date still tell a hold or a redemption is over (SIDN's .nl); none, nothing.
+      return recheck && !answer.record.status.length ? 'silent' : null;
     }
     if (judged.kind === 'agree') {
       counts.agree++;

@@ -63,8 +63,9 @@ export interface RegistryReport extends RegistryCounts {
   /** What went wrong at RDAP servers (or with the bootstrap): info, never a failed scan; at most 20. */
   readonly problems: readonly RegistryProblem[];
   /**
-   * Remembered registry findings that could not be re-checked this scan (memory keeps them as they
-   * were); at most 100 names, the rest counted in `unconfirmed_omitted`.
+   * Remembered registry findings that could not be re-checked this scan, or whose registry said
+   * nothing of them (memory keeps them as they were); at most 100 names, the rest counted in
+   * `unconfirmed_omitted`.
    */
   readonly unconfirmed: readonly string[];
   /** Unconfirmed names beyond the 100 listed: memory then resolves no registry finding this scan. */
