@@ -1,18 +1,18 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { ROOT } from '../../scripts/docs';
+import { runCli } from '../support/cli';
 
 /**
- * Review: `scan --state FILE --alert-to stdout` counts the alert as delivered once it is handed to
- * stdout (functions/local/local-alert.ts), and the state is saved on that. When the reader of the
- * pipe goes away (`| head`, a mailer that fails), the command line itself says the output "did not
- * arrive whole" and exits 1, yet the state already remembers every finding as announced: the next
- * scan says "nothing new", and the findings past the first lines are never told to anyone.
+ * `scan --state FILE --alert-to stdout|FILE` saves the state only once the alert was written. When
+ * the reader of the pipe goes away (`| head`, a mailer that fails) before the alert arrived whole,
+ * or the file cannot be written, the publish fails the run and the state is left as it was: the
+ * next scan tells the same findings again rather than "nothing new".
  */
 
 const NOW = '2026-11-22T06:00:00Z';
@@ -68,8 +68,8 @@ function scanInto(consumer: string) {
   });
 }
 
-describe('scan --alert-to stdout into a reader that goes away (review)', () => {
-  it('does not remember as announced an alert that did not arrive whole: the next scan tells it again', async () => {
+describe('scan --state with --alert-to, when the alert cannot be written', () => {
+  it('does not remember as announced an alert that did not arrive whole on stdout: the next scan tells it again', async () => {
     const cut = await scanInto("process.stdin.once('data', () => process.exit(0));");
     expect(cut.stderr).toMatch(/did not arrive whole/);
     expect(cut.code).not.toBe(0);
@@ -79,5 +79,24 @@ describe('scan --alert-to stdout into a reader that goes away (review)', () => {
     );
     expect(again.code, again.stderr).toBe(0);
     expect(again.out).toMatch(/Since the last scan: \d+ new/);
+  }, 60_000);
+
+  it('does not remember as announced an alert that could not be appended to its file', async () => {
+    const dir = mkdtempSync(join(scratch, 'file-'));
+    // A directory where the file should be: the append fails as a full disk or a permission would.
+    mkdirSync(join(dir, 'alerts.txt'));
+    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY };
+    const scan = (alertTo: string) =>
+      runCli(['scan', '--state', join(dir, 'state.json'), '--alert-to', alertTo, '--now', NOW], env, {
+        cwd: dir,
+      });
+
+    const failed = await scan(join(dir, 'alerts.txt'));
+    expect(failed.stderr).toMatch(/could not write the alert to .*alerts\.txt: EISDIR/);
+    expect(failed.code).toBe(1);
+
+    const again = await scan('stdout');
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/Since the last scan: \d+ new/);
   }, 60_000);
 });
