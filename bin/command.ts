@@ -17,6 +17,13 @@ export interface CliIo {
   readonly env: NodeJS.ProcessEnv;
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
+  /**
+   * Writes to stdout as `stdout` does, and resolves only once the text was handed to the OS; rejects
+   * when it could not be (the reader went away: EPIPE). For output that must not count as delivered
+   * before it is (`scan --alert-to stdout`, after which the state is saved).
+   * @default `stdout`, counted as delivered once called
+   */
+  readonly stdoutDelivered?: (text: string) => Promise<void>;
   /** The directory relative defaults (`.sentinel/`) are under. @default process.cwd() */
   readonly cwd?: string;
   /** True when a person watches the output (stdout is a terminal): `demo` then keeps its links served. */

@@ -16,16 +16,24 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
   const { EXIT, main } = await import('./cli');
 
   // A reader that goes away (`sentinel scan --json | head`) makes writes fail with EPIPE: remember it,
-  // write nothing more, and let the exit status say the output did not arrive whole.
-  let writeFailure: NodeJS.ErrnoException | undefined;
+  // write nothing more to that stream, and let the exit status say the output did not arrive whole.
+  // Per stream: with stdout gone, stderr still says why the command failed.
+  const writeFailures = new Map<NodeJS.WriteStream, NodeJS.ErrnoException>();
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
-      writeFailure ??= error;
+      if (!writeFailures.has(stream)) writeFailures.set(stream, error);
     });
   }
   const writer = (stream: NodeJS.WriteStream) => (text: string) => {
-    if (!writeFailure) stream.write(text);
+    if (!writeFailures.has(stream)) stream.write(text);
   };
+  /** Writes `text` and resolves once it was handed to the OS; rejects with the write's failure (EPIPE). */
+  const deliveredTo = (stream: NodeJS.WriteStream) => (text: string) =>
+    new Promise<void>((resolve, reject) => {
+      const failed = writeFailures.get(stream);
+      if (failed) return reject(failed);
+      stream.write(text, (error) => (error ? reject(error) : resolve()));
+    });
 
   /** Resolves once everything written to `stream` so far has been handed to the OS (or failed). */
   const flushed = (stream: NodeJS.WriteStream) =>
@@ -38,6 +46,7 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
     env: process.env,
     stdout: writer(process.stdout),
     stderr: writer(process.stderr),
+    stdoutDelivered: deliveredTo(process.stdout),
     cwd: process.cwd(),
     // A person watching: `demo` keeps its links served until Ctrl-C instead of exiting.
     interactive: process.stdout.isTTY === true,
@@ -50,6 +59,7 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
   // keep-alive sockets must not keep a finished one-shot command alive.
   await flushed(process.stdout);
   await flushed(process.stderr);
+  const writeFailure = writeFailures.get(process.stdout) ?? writeFailures.get(process.stderr);
   if (writeFailure && code === EXIT.ok) {
     const reason = writeFailure.code ?? writeFailure.message;
     try {

@@ -44,6 +44,9 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
     baseUrl: settings.resellerBaseUrl,
     apiKey,
     timeoutMs: settings.requestTimeoutMs,
+    // Ctrl-C ends the wait for the reseller's answer in time for the attempt to be kept (not after
+    // the shell's grace period, with nothing kept).
+    ...(io.signal ? { signal: io.signal } : {}),
   });
   // Looked up first (a read, free): a domain that is not in quarantine needs no consent, and
   // saying so comes before asking for one.
@@ -87,6 +90,9 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
   const outcome = await restoreFromQuarantine(client, current, current.domain_name); // never throws
   if (!CLAIM_KEPT_AFTER.has(outcome.kind)) await claim.release();
   await keeper(trail, domain, now, warn)(outcome.kind, outcome.sent === true);
+  // A stopped command ends on "interrupted" alone (bin/cli.ts): what the reseller may have done
+  // (check the domain's status) is said before it.
+  if (io.signal?.aborted && outcome.kind !== 'restored') warn(notRestoredLine(outcome));
   io.stdout(`${confirmedLine(current.domain_name, outcome)}\n`);
   return EXIT.ok;
 }

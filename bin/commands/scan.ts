@@ -255,7 +255,7 @@ function senderFor(delivery: Delivery, settings: ScanSettings, io: CliIo): Alert
 function deliveryOf(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertSender | undefined {
   if (delivery.kind === 'sns')
     return snsSender(io.sns?.() ?? new SNSClient({}), delivery.topicArn, chatTargetOf(settings));
-  if (delivery.kind === 'local') return localSender(delivery.target, io.stdout);
+  if (delivery.kind === 'local') return localSender(delivery.target, io.stdoutDelivered ?? io.stdout);
   if (delivery.kind === 'webhook')
     return webhookSender({
       url: delivery.url,

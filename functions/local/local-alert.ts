@@ -29,12 +29,24 @@ export function renderDelivered(alert: AlertMessage): string {
   );
 }
 
-/** A sender that delivers to `target`; the id it returns says where the alert went. */
-export function localSender(target: LocalAlertTarget, write: (text: string) => void): AlertSender {
+/**
+ * A sender that delivers to `target`; the id it returns says where the alert went. Delivered means
+ * written: `write` resolves once stdout took the text, and a write that fails (a reader that went
+ * away, a full disk) is a PublishError, so a scan with state saves nothing for an alert nobody got.
+ */
+export function localSender(
+  target: LocalAlertTarget,
+  write: (text: string) => void | Promise<void>,
+): AlertSender {
   return async (alert) => {
     const text = renderDelivered(alert);
     if (target.kind === 'stdout') {
-      write(text);
+      try {
+        await write(text);
+      } catch (error) {
+        const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+        throw new PublishError(`the alert to stdout did not arrive whole (${reason})`, { cause: error });
+      }
       return 'stdout';
     }
     try {

@@ -9,6 +9,7 @@ import {
   ResponseTooLargeError,
   SchemaValidationError,
   ServerError,
+  StoppedError,
   TimeoutError,
   UnexpectedResponseError,
 } from '../../functions/core/base/errors';
@@ -660,6 +661,41 @@ describe('ResellerClient.restoreDomain answers', () => {
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error.message).toContain('restore of example.nl: the outcome is unknown');
     expect(calls).toBe(1);
+  });
+
+  it('says a restore stopped by its signal (Ctrl-C) while awaiting the answer was sent', async () => {
+    const stop = new AbortController();
+    let calls = 0;
+    const hanging = ((_url: string, init?: RequestInit) => {
+      calls++;
+      stop.abort(new Error('interrupted by SIGINT'));
+      return new Promise((_resolve, reject) => {
+        if (init?.signal?.aborted) reject(init.signal.reason);
+        init?.signal?.addEventListener('abort', () => reject(init.signal?.reason));
+      });
+    }) as typeof fetch;
+    const error = await client(hanging, { signal: stop.signal })
+      .restoreDomain('example.nl')
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(StoppedError);
+    expect(error).toMatchObject({
+      sent: true,
+      message: 'restore of example.nl was stopped after it was sent',
+    });
+    expect(calls).toBe(1);
+  });
+
+  it('says a restore stopped by its signal before it went out was not sent', async () => {
+    const api = fakeApi(0, 10, () => new Response(null, { status: 204 }));
+    const error = await client(api.fetch, { signal: AbortSignal.abort(new Error('interrupted by SIGINT')) })
+      .restoreDomain('example.nl')
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(StoppedError);
+    expect(error).toMatchObject({
+      sent: false,
+      message: 'restore of example.nl was stopped before it was sent',
+    });
+    expect(api.calls).toHaveLength(0);
   });
 });
 

@@ -7,6 +7,7 @@ import {
   ResellerApiError,
   SecretError,
   ServerError,
+  StoppedError,
   TimeoutError,
 } from '../../functions/core/base/errors';
 import { decideRestore, type RestoreInput, type RestorePort } from '../../functions/core/decisions/restore';
@@ -336,6 +337,30 @@ describe('decideRestore', () => {
     const outcome = await decideRestore(input('POST', reseller));
     expect(outcome).toMatchObject({ kind: 'reseller_unreachable', status: 502 });
     expect(outcome.message).toContain('so the restore was not sent');
+    expect(calls).toEqual(['find example.nl', 'restore example.nl']);
+  });
+
+  it('keeps a restore stopped (Ctrl-C) after it was sent as sent, outcome unknown: check the status first', async () => {
+    const { reseller, calls } = port(QUARANTINED, async () =>
+      Promise.reject(new StoppedError('restore of example.nl was stopped after it was sent', true)),
+    );
+    const outcome = await decideRestore(input('POST', reseller));
+    expect(outcome).toMatchObject({ kind: 'outcome_unknown', status: 504, sent: true });
+    expect(outcome.message).toMatch(
+      /stopped after it was sent.*may or may not have been restored.*Check the domain’s status/,
+    );
+    // The stop ends a look-up too: none is tried.
+    expect(calls).toEqual(['find example.nl', 'restore example.nl']);
+  });
+
+  it('keeps a restore stopped (Ctrl-C) before it was sent as not sent, NOT restored', async () => {
+    const { reseller, calls } = port(QUARANTINED, async () =>
+      Promise.reject(new StoppedError('restore of example.nl was stopped before it was sent', false)),
+    );
+    const outcome = await decideRestore(input('POST', reseller));
+    expect(outcome).toMatchObject({ kind: 'interrupted', status: 503 });
+    expect(outcome.sent).toBeUndefined();
+    expect(outcome.message).toBe('example.nl was NOT restored: the restore was stopped before it was sent.');
     expect(calls).toEqual(['find example.nl', 'restore example.nl']);
   });
 

@@ -181,6 +181,21 @@ export class DeadlineError extends SentinelError {
   override readonly name: string = 'DeadlineError';
 }
 
+/**
+ * A request stopped by the command's signal (Ctrl-C) before its answer came. `sent` says whether it
+ * had gone out: a restore that went out may be carried out (and billed) all the same.
+ */
+export class StoppedError extends SentinelError {
+  override readonly name: string = 'StoppedError';
+  constructor(
+    message: string,
+    readonly sent: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
 /** Publishing the alert failed after the SDK's retries. */
 export class PublishError extends SentinelError {
   override readonly name: string = 'PublishError';

@@ -4,6 +4,7 @@ import {
   DeadlineError,
   ResellerApiError,
   SecretError,
+  StoppedError,
   TimeoutError,
 } from '../base/errors';
 import { normalizeDomainName, safeText } from '../base/text';
@@ -30,7 +31,7 @@ export interface RestorePort {
   /**
    * Sends the restore once. Resolves with any 2xx answer; throws for the rest, as
    * {@link ResellerClient.restoreDomain} does (a TimeoutError or ConnectionError once the request
-   * went out, a DeadlineError before it did).
+   * went out, a DeadlineError before it did, a StoppedError saying which).
    */
   restoreDomain(name: string): Promise<RestoreAnswer>;
 }
@@ -112,6 +113,7 @@ export type RestoreOutcomeKind =
   | 'reseller_unexpected'
   | 'reseller_unreachable'
   | 'outcome_unknown'
+  | 'interrupted'
   | 'restore_claimed'
   | 'claim_unavailable'
   | 'misconfigured';
@@ -291,8 +293,9 @@ export async function restoreFromQuarantine(
     answer = await reseller.restoreDomain(found.domain_name); // the account's own spelling of the name
   } catch (error) {
     const failed = await restoreFailure(error, domain, reseller);
-    // A DeadlineError is thrown before the request went out; anything else, after.
-    return error instanceof DeadlineError ? failed : { ...failed, sent: true };
+    // A DeadlineError is thrown before the request went out, a StoppedError says; anything else, after.
+    const unsent = error instanceof DeadlineError || (error instanceof StoppedError && !error.sent);
+    return unsent ? failed : { ...failed, sent: true };
   }
   if (answer.status === 204) return { ...restored(domain), sent: true };
   // Not the documented success: a 202 may be queued, a 200 may carry {"success":false}. Only the
@@ -432,6 +435,24 @@ async function restoreFailure(
   const detail = errorDetail(error);
   if (error instanceof AuthenticationError) {
     return { ...outcome('reseller_auth_failed', 502, 'Restore unavailable', GENERIC_FAILURE), detail };
+  }
+  if (error instanceof StoppedError) {
+    // Stopped (Ctrl-C): no fresh look-up settles it, the stop ends that too.
+    if (error.sent)
+      return unknownOutcome(
+        domain,
+        `The restore of ${domain} was stopped after it was sent, before the reseller answered`,
+        detail,
+      );
+    return {
+      ...outcome(
+        'interrupted',
+        503,
+        `${domain} was not restored`,
+        `${domain} was NOT restored: the restore was stopped before it was sent.`,
+      ),
+      detail,
+    };
   }
   if (error instanceof DeadlineError) {
     // Thrown only before the request went out (after, the client reports a TimeoutError).

@@ -7,6 +7,7 @@ import {
   ResellerApiError,
   SchemaValidationError,
   ServerError,
+  StoppedError,
   TimeoutError,
   UnexpectedResponseError,
 } from '../base/errors';
@@ -72,6 +73,8 @@ interface Listing<T> {
 export class ResellerClient {
   readonly baseUrl: string;
   private readonly transport: Transport;
+  /** The transport's stop signal: a restore it stops is told apart by whether it went out. */
+  private readonly signal: AbortSignal | undefined;
   /** Records asked for per page (the server may send fewer). */
   readonly perPage: number;
   private readonly maxPages: number;
@@ -81,6 +84,7 @@ export class ResellerClient {
   /** @throws ConfigError when the API key cannot be sent in a header (the message never holds the key). */
   constructor(options: ResellerClientOptions) {
     this.transport = new Transport(options);
+    this.signal = options.signal;
     this.baseUrl = this.transport.baseUrl;
     this.perPage = options.perPage ?? 100;
     this.maxPages = options.maxPages ?? 20_000;
@@ -160,8 +164,9 @@ export class ResellerClient {
    * error) needs a fresh look at the domain before it can be called restored. Throws
    * {@link UnexpectedResponseError} for a redirect (never followed: NOT restored), the
    * {@link ResellerApiError} subclass of a 4xx or 5xx answer, {@link TimeoutError} or
-   * {@link ConnectionError} when the request went out and no answer came (outcome unknown), and
-   * {@link DeadlineError} when the time budget ran out before it went out (not sent).
+   * {@link ConnectionError} when the request went out and no answer came (outcome unknown),
+   * {@link DeadlineError} when the time budget ran out before it went out (not sent), and
+   * {@link StoppedError} when the signal stopped it, saying whether it went out.
    */
   async restoreDomain(name: string): Promise<RestoreAnswer> {
     try {
@@ -186,6 +191,13 @@ export class ResellerClient {
         },
       });
     } catch (error) {
+      // Stopped (Ctrl-C; the transport throws the signal's reason): whether it went out is what counts.
+      if (this.signal?.aborted)
+        throw new StoppedError(
+          sent ? `${what} was stopped after it was sent` : `${what} was stopped before it was sent`,
+          sent,
+          { cause: error },
+        );
       // Only a request that went out can have restored the domain; one stopped before it did not.
       if (sent && (error instanceof TimeoutError || error instanceof DeadlineError)) {
         throw new TimeoutError(
