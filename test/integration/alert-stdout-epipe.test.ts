@@ -1,12 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
-import { ROOT } from '../../scripts/docs';
-import { runCli } from '../support/cli';
+import { runCli, sentinelPipedInto } from '../support/cli';
 
 /**
  * `scan --state FILE --alert-to stdout|FILE` saves the state only once the alert was written. When
@@ -33,40 +31,11 @@ afterAll(async () => {
 });
 
 /** `sentinel scan --state … --alert-to stdout` piped into `consumer`; the command's own exit status. */
-function scanInto(consumer: string) {
-  return new Promise<{ code: number; out: string; stderr: string }>((resolve, reject) => {
-    const script =
-      'node "$SENTINEL" scan --state state.json --alert-to stdout --now "$NOW" | node -e "$CONSUMER"; ' +
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's own ${…}, not a template
-      'echo "exit=${PIPESTATUS[0]}" >&2';
-    const shell = spawn('bash', ['-c', script], {
-      cwd: scratch,
-      env: {
-        SENTINEL: join(ROOT, 'bin', 'sentinel.js'),
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        RESELLER_BASE_URL: sim.url,
-        RESELLER_API_KEY: KEY,
-        NOW,
-        CONSUMER: consumer,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let stderr = '';
-    shell.stdout.on('data', (d) => {
-      out += d;
-    });
-    shell.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    shell.on('error', reject);
-    shell.on('close', () => {
-      const code = Number(/exit=(\d+)\n$/.exec(stderr)?.[1] ?? Number.NaN);
-      resolve({ code, out, stderr: stderr.replace(/exit=\d+\n$/, '') });
-    });
+const scanInto = (consumer: string) =>
+  sentinelPipedInto('scan --state state.json --alert-to stdout --now "$NOW"', consumer, {
+    cwd: scratch,
+    env: { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY, NOW },
   });
-}
 
 describe('scan --state with --alert-to, when the alert cannot be written', () => {
   it('does not remember as announced an alert that did not arrive whole on stdout: the next scan tells it again', async () => {

@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
-import { ROOT } from '../../scripts/docs';
+import { sentinelPipedInto } from '../support/cli';
 
 const NOW = '2026-11-22T06:00:00Z';
 const KEY = 'pipe-test-key-5c1d7e';
@@ -24,44 +23,14 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-/**
- * The real command line (package.json's bin, as `npm run sentinel` runs it) with its stdout piped by the shell,
- * as a user's `| jq` would, into a reader; the command's own exit status from PIPESTATUS.
- */
-function pipeline(consumer: string) {
-  return new Promise<{ code: number; consumerOut: string; stderr: string }>((resolve, reject) => {
-    const script =
-      'node "$SENTINEL" scan --json --dry-run --now "$NOW" | node -e "$CONSUMER"; ' +
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's own ${…}, not a template
-      'echo "exit=${PIPESTATUS[0]}" >&2';
-    const shell = spawn('bash', ['-c', script], {
-      cwd: scratch,
-      env: {
-        SENTINEL: join(ROOT, 'bin', 'sentinel.js'),
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        RESELLER_BASE_URL: sim.url,
-        RESELLER_API_KEY: KEY,
-        NOW,
-        CONSUMER: consumer,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let consumerOut = '';
-    let stderr = '';
-    shell.stdout.on('data', (d) => {
-      consumerOut += d;
-    });
-    shell.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    shell.on('error', reject);
-    shell.on('close', () => {
-      const code = Number(/exit=(\d+)\n$/.exec(stderr)?.[1] ?? Number.NaN);
-      resolve({ code, consumerOut, stderr: stderr.replace(/exit=\d+\n$/, '') });
-    });
+/** `sentinel scan --json --dry-run` piped into `consumer`, as a user's `| jq` would. */
+const pipeline = async (consumer: string) => {
+  const { code, out, stderr } = await sentinelPipedInto('scan --json --dry-run --now "$NOW"', consumer, {
+    cwd: scratch,
+    env: { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY, NOW },
   });
-}
+  return { code, consumerOut: out, stderr };
+};
 
 // A slow reader: the pipe fills up and the writer must wait for it, not exit.
 const PARSE_SLOWLY = `

@@ -1,8 +1,13 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type CliIo, main } from '../../bin/cli';
 import { InterruptedError } from '../../bin/interrupt';
+
+/** The repository, where bin/sentinel.js is built. */
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
 let scratch: string | undefined;
 /**
@@ -95,4 +100,46 @@ export async function startCliServer(
       return done;
     },
   };
+}
+
+/**
+ * The real command line (bin/sentinel.js, as `npm run sentinel` runs it) run by bash with
+ * `args` and its stdout piped into `node -e consumer`, as a user's `| jq` or `| head` would: the
+ * command's own exit status (PIPESTATUS), what the consumer wrote, and the command's stderr.
+ */
+export function sentinelPipedInto(
+  args: string,
+  consumer: string,
+  options: { readonly cwd: string; readonly env: Readonly<Record<string, string>> },
+): Promise<{ code: number; out: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const script =
+      `node "$SENTINEL" ${args} | node -e "$CONSUMER"; ` +
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: bash's own ${…}, not a template
+      'echo "exit=${PIPESTATUS[0]}" >&2';
+    const shell = spawn('bash', ['-c', script], {
+      cwd: options.cwd,
+      env: {
+        SENTINEL: join(REPO, 'bin', 'sentinel.js'),
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        CONSUMER: consumer,
+        ...options.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let stderr = '';
+    shell.stdout.on('data', (d) => {
+      out += d;
+    });
+    shell.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    shell.on('error', reject);
+    shell.on('close', () => {
+      const code = Number(/exit=(\d+)\n$/.exec(stderr)?.[1] ?? Number.NaN);
+      resolve({ code, out, stderr: stderr.replace(/exit=\d+\n$/, '') });
+    });
+  });
 }
