@@ -106,3 +106,57 @@ describe('scan --registry-check with memory', () => {
     );
   });
 });
+
+/**
+ * A domain memory remembers in the registry's redemption period, that the registry then no longer
+ * knows (HTTP 404: the redemption and pending-delete periods ran out and the registry purged it),
+ * while the reseller still lists it as registered. The domain is gone: an all-clear that day would
+ * be the worst news told as good. A registry answering a domain object with neither a status nor an
+ * expiration says as little. Either way the check names the domain unconfirmed, and memory keeps
+ * the critical finding as it was.
+ */
+describe('scan --registry-check with memory, a registry that stops saying anything of a domain', () => {
+  it.each([
+    ['answers 404 for', 'unknown'],
+    ['answers neither a status nor an expiration for', 'bare'],
+  ] as const)(
+    'does not resolve a remembered registry redemption when the registry %s the domain the reseller still lists',
+    async (_, scenario) => {
+      world = await startRegistryWorld({ now: NOW, domains: 120, scenarios: new Map() });
+      const name = world.portfolio.domains
+        .map((d) => String(d.domain_name))
+        .find(
+          (n) =>
+            registryOf(n)?.name === 'gtld' &&
+            !world?.portfolio.truth.findings.some((f) => f.key === n) &&
+            !inTodaysSample(n, NOW + DAY, 30),
+        ) as string;
+      expect(name).toBeDefined();
+
+      // Day 0: the registry has it in redemption while the reseller lists it as registered.
+      world.registry.setScenario(name, 'redemption');
+      const { report: first } = await scanAt(NOW, '--registry-days', '1');
+      expect(first.findings.find((f) => f.domain_name === name)).toMatchObject({
+        kind: 'registry_redemption',
+        severity: 'critical',
+        change: 'new',
+      });
+
+      // Day 1: the registry purged it (404), or answers nothing to judge by; the reseller still lists it.
+      world.registry.setScenario(name, scenario);
+      const { report: second } = await scanAt(NOW + DAY);
+      expect(world.registry.servers.gtld?.requests.filter((r) => r.name === name)).toHaveLength(2);
+      expect(second.resolved.map((r) => r.domain_name)).not.toContain(name);
+      // Unconfirmed, as when its server is down: memory keeps the finding as it was.
+      expect(second.registry?.unconfirmed).toEqual([name]);
+
+      // Day 2: the registry has it in order again (the reseller restored it): now it resolves.
+      world.registry.setScenario(name, 'agree');
+      const { report: third } = await scanAt(NOW + 2 * DAY);
+      expect(third.resolved).toContainEqual(
+        expect.objectContaining({ domain_name: name, kind: 'registry_redemption' }),
+      );
+      expect(third.registry?.unconfirmed).toEqual([]);
+    },
+  );
+});
