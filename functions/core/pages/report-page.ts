@@ -380,11 +380,14 @@ function leftOutOf(
 ): { findings: readonly Finding[]; note: string } | null {
   const from = /^(\d{1,7})\.(\d{1,7})$/.exec(token.from ?? '');
   if (!from || token.of === undefined) return null;
-  if (token.of !== report.generated_at)
+  if (token.of !== report.generated_at) {
+    // `of` is not signed: named only when it is a scan's time, and the note is escaped where written.
+    const of = /^\d{4}-\d\d-\d\dT[\d:.]{1,18}Z$/.test(token.of) ? ` (${token.of})` : '';
     return {
       findings: report.findings,
-      note: `A newer scan replaced the report the alert was made from (${safeText(token.of.slice(0, 40))}): this is the latest report, whole.`,
+      note: `A newer scan replaced the report the alert was made from${of}: this is the latest report, whole.`,
     };
+  }
   // The alert leaves snoozed and acknowledged domains, and those a policy lets lapse, out before it names any.
   const alerted = report.findings.filter(
     (f) =>
@@ -476,7 +479,7 @@ export function renderReportPage(input: ReportPageInput): string {
   const filtered = needle
     ? `<p>${report.view?.matches ?? shown.length} of ${total} findings match “${escapeHtml(safeText(query))}”.</p>`
     : leftOut
-      ? `<p class="note">${leftOut.note}</p>`
+      ? `<p class="note">${escapeHtml(leftOut.note)}</p>`
       : '';
   const problemCount = report.view?.problemsTotal ?? report.problems.length;
   const links = [
