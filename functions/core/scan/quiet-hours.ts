@@ -81,10 +81,11 @@ export function quietUntil(now: number, window: QuietHours, zone: string): strin
 
 /**
  * True when a critical item of the message has a deadline within {@link URGENT_WITHIN_MS}: an
- * expiry in the next 48 hours, a restore-by in the next 48 hours or already past, or a quarantine
- * whose restore-by is unknown (nothing shows it is further), as is a record that says quarantine
- * but could not be read. An expiry already past is not one: the domain's next deadline is its
- * restore-by, once it is in quarantine.
+ * expiry in the next 48 hours (the registry's, where it disagrees with the reseller's: the date the
+ * domain ends on), a restore-by in the next 48 hours or already past, or a quarantine whose
+ * restore-by is unknown (nothing shows it is further), as is the registry's redemption or hold and
+ * a record that says quarantine but could not be read. An expiry already past is not one: the
+ * domain's next deadline is its restore-by, once it is in quarantine.
  */
 export function hasUrgentDeadline(
   report: { readonly findings: readonly Finding[]; readonly problems: readonly Problem[] },
@@ -94,7 +95,9 @@ export function hasUrgentDeadline(
   return report.findings.some((f) => {
     if (f.severity !== 'critical' || !isDomainFinding(f)) return false;
     if (f.kind === 'quarantine') return !f.restore_by || Date.parse(f.restore_by) - now <= URGENT_WITHIN_MS;
-    const left = Date.parse(f.date_expiry) - now;
+    if (f.kind === 'registry_redemption' || f.kind === 'registry_hold') return true;
+    const expiry = (f.kind === 'registry_expiry_mismatch' && f.registry?.date_expiry) || f.date_expiry;
+    const left = Date.parse(expiry) - now;
     return left >= 0 && left <= URGENT_WITHIN_MS;
   });
 }

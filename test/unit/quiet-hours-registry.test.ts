@@ -5,7 +5,7 @@ import { hasUrgentDeadline, parseQuietHours } from '../../functions/core/scan/qu
 import { reportOf } from '../support/report';
 
 /**
- * Review: quiet hours hold a critical SMS unless "a restore-by or expiry is within 48 hours"
+ * Found by a review: quiet hours hold a critical SMS unless "a restore-by or expiry is within 48 hours"
  * (docs/policies.md). A registry_expiry_mismatch finding is critical because the REGISTRY's
  * expiration is close; the reseller's own date_expiry is far away. hasUrgentDeadline reads only
  * date_expiry, so the SMS about a domain that ends at the registry in a few hours waits for the
@@ -32,7 +32,7 @@ function mismatchEndingIn(hours: number) {
   return withRegistryView(null, side, { ...judged.view, server: 'https://rdap.example.nl' }, NOW);
 }
 
-describe('quiet hours and a registry expiry that is close (review)', () => {
+describe('quiet hours and a registry expiry that is close', () => {
   it('sends at once the SMS of a domain that ends at the registry within 48 hours', () => {
     const finding = mismatchEndingIn(6);
     expect(finding.kind).toBe('registry_expiry_mismatch');
@@ -43,5 +43,37 @@ describe('quiet hours and a registry expiry that is close (review)', () => {
     expect(smsDisposition(report, { hours, timeZone: 'Europe/Amsterdam', now: NOW })).toEqual({
       sms: 'send',
     });
+  });
+
+  it('holds it when the registry’s expiry is further than 48 hours, as for the reseller’s own', () => {
+    const finding = mismatchEndingIn(100);
+    expect(finding.severity).toBe('critical');
+    expect(hasUrgentDeadline({ ...reportOf([finding]), now: new Date(NOW).toISOString() }, NOW)).toBe(false);
+  });
+
+  it('sends at once the SMS of a registry redemption or hold, whose deadline nothing shows', () => {
+    for (const status of ['redemption period', 'server hold'] as const) {
+      const side = {
+        domain_name: 'held.nl',
+        date_expiry: NOW + 365 * 24 * HOUR,
+        quarantine: false,
+        auto_renew: true,
+        registrant_handle: 'C1',
+      };
+      const judged = judgeRegistry(side, { status: [status], expiration: NOW + 365 * 24 * HOUR }, NOW, {
+        toleranceDays: 2,
+        criticalDays: 7,
+      });
+      if (judged.kind !== 'disagree') throw new Error(`expected a disagreement, got ${judged.kind}`);
+      const finding = withRegistryView(
+        null,
+        side,
+        { ...judged.view, server: 'https://rdap.example.nl' },
+        NOW,
+      );
+      expect(finding.kind).toMatch(/^registry_(redemption|hold)$/);
+      expect(finding.severity).toBe('critical');
+      expect(hasUrgentDeadline({ ...reportOf([finding]), now: new Date(NOW).toISOString() }, NOW)).toBe(true);
+    }
   });
 });
