@@ -118,6 +118,9 @@ function render(
       return render(action, method, failed, event, options, audit);
     }
   }
+  // HEAD answers the headers GET would (RFC 9110 9.3.2), without reading the report.
+  if (outcome.kind === 'head')
+    return { outcome, result: { statusCode: outcome.status, headers: answerHeaders(action), body: '' } };
   const headers: Record<string, string> = {
     ...SECURITY_HEADERS,
     'Content-Type': 'text/html; charset=utf-8',
@@ -138,21 +141,12 @@ function showReport(
   audit: AuditEntry[] | null | undefined,
 ): APIGatewayProxyResult {
   const label = options.accountLabel;
-  if (action === 'calendar') {
-    return {
-      statusCode: 200,
-      headers: {
-        ...SECURITY_HEADERS,
-        'Content-Type': CALENDAR_CONTENT_TYPE,
-        'Content-Disposition': 'inline; filename="domain-sentinel.ics"',
-      },
-      body: renderCalendar(report, options),
-    };
-  }
+  if (action === 'calendar')
+    return { statusCode: 200, headers: answerHeaders(action), body: renderCalendar(report, options) };
   const query = (event.queryStringParameters ?? {}) as Record<string, string>;
   return {
     statusCode: 200,
-    headers: { ...REPORT_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
+    headers: answerHeaders(action),
     body: renderReportPage({
       report,
       token: query,
@@ -161,6 +155,17 @@ function showReport(
       ...(audit !== undefined ? { audit } : {}),
     }),
   };
+}
+
+/** The headers of `action`'s answer, to GET and to HEAD alike. */
+function answerHeaders(action: ReadOnlyAction): Record<string, string> {
+  return action === 'calendar'
+    ? {
+        ...SECURITY_HEADERS,
+        'Content-Type': CALENDAR_CONTENT_TYPE,
+        'Content-Disposition': 'inline; filename="domain-sentinel.ics"',
+      }
+    : { ...REPORT_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' };
 }
 
 interface ViewOptions {

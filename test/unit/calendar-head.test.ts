@@ -5,7 +5,7 @@ import { createViewHandler } from '../../functions/handlers/web-handler';
 import { domainFinding, NOW_ISO, reportOf } from '../support/report';
 
 /**
- * Review: HEAD of the calendar feed must describe what GET answers (RFC 9110 9.3.2: the same header
+ * Found by a review: HEAD of the calendar feed must describe what GET answers (RFC 9110 9.3.2: the same header
  * fields). GET answers text/calendar; HEAD goes through the generic "message page" branch of
  * web-handler.ts render() and answers text/html. A calendar client or a monitoring probe that checks
  * the feed with HEAD is told it is an HTML page.
@@ -27,7 +27,7 @@ function eventFor(method: string): APIGatewayProxyEvent {
   } as unknown as APIGatewayProxyEvent;
 }
 
-describe('the calendar feed answered to HEAD (review)', () => {
+describe('HEAD of the calendar feed and the report page', () => {
   it('gives HEAD the Content-Type GET gives', async () => {
     const handler = createViewHandler({
       secrets: { signingKeys: async () => keys } as never,
@@ -41,6 +41,28 @@ describe('the calendar feed answered to HEAD (review)', () => {
     const head = await handler('calendar', eventFor('HEAD'));
     expect(head.statusCode).toBe(200);
     expect(head.body).toBe('');
-    expect(head.headers?.['Content-Type']).toBe(get.headers?.['Content-Type']);
+    expect(head.headers).toEqual(get.headers);
+  });
+
+  it('gives HEAD of the report page the headers GET gives, its content security policy too', async () => {
+    const handler = createViewHandler({
+      secrets: { signingKeys: async () => keys } as never,
+      reports: () => ({ view: async () => report }) as never,
+      log: () => undefined,
+      clock: () => NOW,
+    });
+    const url = new URL(signLink({ baseUrl: 'https://x.example/prod', action: 'report', keys, now: NOW }));
+    const event = (method: string) =>
+      ({
+        ...eventFor(method),
+        resource: '/report',
+        path: '/report',
+        queryStringParameters: Object.fromEntries(url.searchParams),
+      }) as APIGatewayProxyEvent;
+    const get = await handler('report', event('GET'));
+    const head = await handler('report', event('HEAD'));
+    expect(get.statusCode).toBe(200);
+    expect([head.statusCode, head.body]).toEqual([200, '']);
+    expect(head.headers).toEqual(get.headers);
   });
 });
