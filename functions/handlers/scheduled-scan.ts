@@ -161,8 +161,16 @@ export async function handleScheduledScan(
         why: stateful.superseded ? [stateful.superseded] : stateful.result.why,
         published: stateful.published,
       });
+    // Quiet hours are judged when the alert is handed over, not when the scan started: a window
+    // that ended meanwhile would make a schedule for a time already past.
     else if (settings.alertTopicArn)
-      published = await deliverStateless(deps, alert, { settings, now }, settings.alertTopicArn, holdSms);
+      published = await deliverStateless(
+        deps,
+        alert,
+        { settings, now: clock() },
+        settings.alertTopicArn,
+        holdSms,
+      );
 
     addScanMetrics(deps.metrics, report);
     await beat(deps, heartbeat, 'complete', account?.account);
@@ -356,7 +364,8 @@ export async function runScheduledStatefulScan(
     publish: (report) =>
       publishAlert(
         report,
-        { settings, now: Date.parse(report.now) },
+        // Judged at hand-over (see handleScheduledScan), on the clock the scan's time is checked with.
+        { settings, now: (input.clock ?? Date.now)() },
         {
           send: snsSender(input.sns, topicArn, chatTargetOf(settings)),
           ...(input.holdSms ? { holdSms: input.holdSms } : {}),

@@ -154,6 +154,19 @@ describe('quiet hours for SMS (scan Lambda, fauxqs, the stack’s filter policie
     expect(scheduler.commandCalls(CreateScheduleCommand)).toHaveLength(0);
   });
 
+  it('judges the window when the alert is handed over: one that ended while the scan ran holds nothing', async () => {
+    sim.updateDomain('soon.example.com', expiring('soon.example.com', 5));
+    const { topicArn, sms } = await topicWithRecipients('quiet-ended-meanwhile');
+    // The scan starts inside the window; by the time it publishes, the window (ending in 2 h) is over.
+    let calls = 0;
+    const clock = () => (calls++ === 0 ? NOW : NOW + 3 * 3_600_000);
+    await handleScheduledScan({ ...deps(topicArn, AROUND_NOW), clock }, 60_000);
+    expect(calls).toBeGreaterThan(1);
+    const [text] = await emulator.drain(sms);
+    expect(attribute(text, 'sms')).toBe('send');
+    expect(scheduler.commandCalls(CreateScheduleCommand)).toHaveLength(0);
+  });
+
   it('sends the SMS at once outside the window', async () => {
     sim.updateDomain('soon.example.com', expiring('soon.example.com', 5));
     const { topicArn, sms } = await topicWithRecipients('quiet-outside');
