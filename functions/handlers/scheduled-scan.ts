@@ -161,16 +161,8 @@ export async function handleScheduledScan(
         why: stateful.superseded ? [stateful.superseded] : stateful.result.why,
         published: stateful.published,
       });
-    // Quiet hours are judged when the alert is handed over, not when the scan started: a window
-    // that ended meanwhile would make a schedule for a time already past.
     else if (settings.alertTopicArn)
-      published = await deliverStateless(
-        deps,
-        alert,
-        { settings, now: clock() },
-        settings.alertTopicArn,
-        holdSms,
-      );
+      published = await deliverStateless(deps, alert, settings, settings.alertTopicArn, holdSms);
 
     addScanMetrics(deps.metrics, report);
     await beat(deps, heartbeat, 'complete', account?.account);
@@ -192,14 +184,19 @@ export async function handleScheduledScan(
   }
 }
 
-/** A scan without memory: its alert delivered when the notify policy says so, and logged either way. */
+/**
+ * A scan without memory: its alert delivered when the notify policy says so, and logged either
+ * way. Quiet hours are judged now, at hand-over, not when the scan started: a window that ended
+ * meanwhile would make a schedule for a time already past.
+ */
 async function deliverStateless(
   deps: ScheduledScanDeps,
   alert: Report,
-  at: Parameters<typeof deliverAlert>[1],
+  settings: ScanSettings,
   topicArn: string,
   holdSms: SmsHolder | undefined,
 ): Promise<boolean> {
+  const at = { settings, now: (deps.clock ?? Date.now)() };
   const outcome = await deliverAlert(alert, at, {
     send: snsSender(deps.sns, topicArn, chatTargetOf(at.settings)),
     ...(holdSms ? { holdSms } : {}),
