@@ -155,14 +155,17 @@ export function headline(report: Report): string {
   return parts.join(', ');
 }
 
+/** The changes since the last scan a report with memory carries; none without memory. */
+const changesOf = (report: Report): readonly DomainChange[] =>
+  (report as { readonly changes?: readonly DomainChange[] }).changes ?? [];
+
 /**
  * True when the report holds anything at `level` or above: a finding, an unreadable record
  * (critical when it says quarantine, else a warning: it may hide anything), or with memory a
  * change (a domain that left the account is critical). For `--fail-on`.
  */
 export function reportReaches(report: Report, level: Severity): boolean {
-  const changes = (report as { readonly changes?: readonly DomainChange[] }).changes ?? [];
-  if (changes.some((c) => severityRank(c.severity) >= severityRank(level))) return true;
+  if (changesOf(report).some((c) => severityRank(c.severity) >= severityRank(level))) return true;
   // A domain its policy lets lapse is in the report, never in an alert.
   if (
     anyAtOrAbove(
@@ -180,14 +183,9 @@ export function reportReaches(report: Report, level: Severity): boolean {
 export const criticalProblems = (report: Report): readonly Problem[] =>
   report.problems.filter((p) => p.severity === 'critical');
 
-/**
- * Changes since the last scan that memory calls critical (`left_account`: a domain transferred out
- * or deleted), as far as the report carries them; none without memory.
- */
+/** Changes since the last scan that memory calls critical (`left_account`: a domain transferred out or deleted). */
 export const criticalChanges = (report: Report): readonly DomainChange[] =>
-  ((report as { readonly changes?: readonly DomainChange[] }).changes ?? []).filter(
-    (c) => c.severity === 'critical',
-  );
+  changesOf(report).filter((c) => c.severity === 'critical');
 
 /** Critical changes, with those a message's cut left out (capForMessage says how many). */
 export function criticalChangeCount(report: Report): number {
@@ -340,8 +338,8 @@ export function truncateReport(
  */
 export function alertSeverity(report: Report): Severity {
   if (criticalCount(report) > 0) return 'critical';
-  const changes = (report as { readonly changes?: readonly DomainChange[] }).changes ?? [];
-  if (report.summary.warning > 0 || report.problems.length > 0 || changes.length > 0) return 'warning';
+  if (report.summary.warning > 0 || report.problems.length > 0 || changesOf(report).length > 0)
+    return 'warning';
   return 'info';
 }
 
