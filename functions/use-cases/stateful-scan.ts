@@ -256,13 +256,13 @@ async function readBoth(
       await domains;
       return memory.unlisted();
     },
-    observe: (domain: Domain, attempt: number, page: number) => {
+    observe: (domain: Domain, attempt: number, page: number, group: string | undefined) => {
       if (stateFailure) throw stateFailure.error;
       if (attempt !== attemptSeen) {
         memory.restart(); // the read started over: only the last attempt's domains count
         attemptSeen = attempt;
       }
-      memory.observe(domain, page);
+      memory.observe(domain, page, group);
     },
   });
   const stopping = scan.catch((error: unknown) => {

@@ -170,6 +170,85 @@ describe('policies per domain group (simulator with tags, fauxqs)', () => {
     expect(email(again)).not.toContain('let lapse by policy');
   });
 
+  it('with memory, tells a group of its domain that left the account, and says nothing of a let-lapse domain that left', async () => {
+    const topicArn = await emulator.topic('policies-departures');
+    const features = { groups: true, quietHours: false };
+    const account = await emulator.queueSubscribedTo(
+      topicArn,
+      'departures-account',
+      filterPolicyOf({ sms: false }, features),
+    );
+    const vip = await emulator.queueSubscribedTo(
+      topicArn,
+      'departures-vip',
+      filterPolicyOf({ groups: ['vip'], sms: false }, features),
+    );
+    // A vip domain with nothing to say: auto-renew on, a year to go.
+    sim.updateDomain('vip-quiet.example.com', {
+      ...expiring('vip-quiet.example.com', 365, ['vip']),
+      auto_renew: true,
+    });
+    sim.updateDomain('lapse-far.example.com', {
+      ...expiring('lapse-far.example.com', 365, ['let-lapse']),
+      auto_renew: true,
+    });
+    const scan = (now: string) =>
+      runCli(
+        ['scan', '--json', '--now', now, '--policies', 'policies.json', '--state', join(dir, 'state.json')],
+        env({ ALERT_TOPIC_ARN: topicArn }),
+        { cwd: dir, sns: emulator.snsClient },
+      );
+    const first = await scan(NOW);
+    expect(first.stderr).toContain('state saved to');
+    expect(first.code).toBe(0);
+    await emulator.drain(account);
+    await emulator.drain(vip);
+
+    sim.updateDomain('vip-quiet.example.com', null);
+    sim.updateDomain('lapse-ten.example.com', null);
+    const later = new Date(Date.parse(NOW) + 3_600_000).toISOString();
+    const second = await scan(later);
+    expect(second.stderr).not.toContain('error');
+    expect(second.code).toBe(0);
+    // The report keeps both departures, each with its group; the let-lapse one marked so.
+    const changes = JSON.parse(second.stdout).changes as Array<Record<string, unknown>>;
+    expect(changes.find((c) => c.domain_name === 'vip-quiet.example.com')).toMatchObject({
+      kind: 'left_account',
+      policy: 'vip',
+    });
+    expect(changes.find((c) => c.domain_name === 'lapse-ten.example.com')).toMatchObject({
+      kind: 'left_account',
+      policy: 'lapse',
+      let_lapse: true,
+    });
+
+    const [whole, ...moreWhole] = await emulator.drain(account);
+    expect(moreWhole).toHaveLength(0);
+    expect(email(whole)).toContain('vip-quiet.example.com');
+    expect(email(whole)).not.toContain('lapse-ten');
+    expect(JSON.stringify(JSON.parse(sqsVariant(whole as SnsEnvelope)).changes)).not.toContain('lapse-ten');
+
+    // The vip desk hears of its own domain's departure, though no finding of its group is new.
+    const [group, ...moreGroup] = await emulator.drain(vip);
+    expect(moreGroup).toHaveLength(0);
+    expect(email(group)).toContain('vip-quiet.example.com');
+    expect(email(group)).not.toContain('lapse-ten');
+    const groupChanges = JSON.parse(sqsVariant(group as SnsEnvelope)).changes;
+    expect(groupChanges).toEqual([
+      expect.objectContaining({ domain_name: 'vip-quiet.example.com', kind: 'left_account' }),
+    ]);
+
+    // A let-lapse domain leaving alone is no news: nothing is published.
+    sim.updateDomain('lapse-far.example.com', null);
+    const third = await scan(new Date(Date.parse(NOW) + 2 * 3_600_000).toISOString());
+    expect(third.code).toBe(0);
+    expect(third.stderr).toContain('no alert published: nothing new, escalated, changed or resolved');
+    expect(JSON.parse(third.stdout).changes).toEqual([
+      expect.objectContaining({ domain_name: 'lapse-far.example.com', policy: 'lapse', let_lapse: true }),
+    ]);
+    expect(await emulator.drain(account)).toHaveLength(0);
+  });
+
   it('refuses an unknown key of a policies file with the closest known one, before a request is sent', async () => {
     await writeFile(
       join(dir, 'typo.json'),

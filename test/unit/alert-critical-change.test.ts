@@ -65,6 +65,15 @@ describe('a critical change reaches the phone', () => {
     expect(reportReaches(report, 'critical')).toBe(true);
   });
 
+  it('leaves --fail-on alone for a departure its policy let lapse', () => {
+    const { report } = departure();
+    const lapsed = {
+      ...report,
+      changes: report.changes.map((c) => ({ ...c, policy: 'lapse', let_lapse: true as const })),
+    };
+    expect(reportReaches(lapsed, 'critical')).toBe(false);
+  });
+
   it('names the domain that left in the SMS and counts it in the subject and the digest', () => {
     const { alert, sms, email } = departure();
     expect(sms).toBe('1 critical: crown-jewel.com LEFT ACCOUNT');

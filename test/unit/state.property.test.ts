@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isDomainFinding, type Severity, severityRank } from '../../functions/core/findings/classify';
-import { stageOf } from '../../functions/core/memory/compare';
+import { stageOf } from '../../functions/core/memory/escalation';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { DAY, domain, scanOf } from '../support/state-scan';
 import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
-import { stageOf } from '../../functions/core/memory/compare';
+import { stageOf } from '../../functions/core/memory/escalation';
 import { StateError } from '../../functions/core/memory/state';
 import { DAY, domain, scanOf } from '../support/state-scan';
 import {

@@ -165,7 +165,8 @@ const changesOf = (report: Report): readonly DomainChange[] =>
  * change (a domain that left the account is critical). For `--fail-on`.
  */
 export function reportReaches(report: Report, level: Severity): boolean {
-  if (changesOf(report).some((c) => severityRank(c.severity) >= severityRank(level))) return true;
+  if (changesOf(report).some((c) => !c.let_lapse && severityRank(c.severity) >= severityRank(level)))
+    return true;
   // A domain its policy lets lapse is in the report, never in an alert.
   if (
     anyAtOrAbove(

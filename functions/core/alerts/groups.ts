@@ -45,7 +45,8 @@ function levelOf(f: Finding, options: AlertPlanOptions): Severity {
   return options.policies?.byName(f.policy)?.minSeverity ?? options.minSeverity;
 }
 
-const reaches = (f: Finding, level: Severity) => severityRank(f.severity) >= severityRank(level);
+const reaches = (f: { readonly severity: Severity }, level: Severity) =>
+  severityRank(f.severity) >= severityRank(level);
 
 function counted<R extends Report>(report: R, findings: Finding[]): R {
   const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
@@ -53,15 +54,28 @@ function counted<R extends Report>(report: R, findings: Finding[]): R {
   return { ...report, findings, summary };
 }
 
-/** A stateful report's `changes` and `resolved`, kept for the named domains only. */
-function onlyDomains<R extends Report>(report: R, names: ReadonlySet<string>): R {
+/** A change or resolution of a report with memory: the group it names (memory/state.ts InGroup). */
+type Entry = { readonly policy?: string; readonly let_lapse?: true; readonly severity: Severity };
+
+/**
+ * A stateful report's `changes` and `resolved` kept where `keep` says: the account's message drops
+ * what its policy lets lapse, a group's keeps its own domains' (a departed one too, by the group
+ * memory remembered it in). Undefined for a report without memory.
+ */
+function entriesWhere<R extends Report>(
+  report: R,
+  keep: (entry: Entry) => boolean,
+): { report: R; entries: Entry[] } | undefined {
   const out = { ...report } as Record<string, unknown>;
+  const entries: Entry[] = [];
   for (const list of ['changes', 'resolved'] as const) {
     const items = (report as { [k in typeof list]?: unknown })[list];
-    if (Array.isArray(items))
-      out[list] = items.filter((c: { domain_name?: unknown }) => names.has(String(c.domain_name)));
+    if (!Array.isArray(items)) return undefined;
+    const kept = (items as Entry[]).filter(keep);
+    out[list] = kept;
+    entries.push(...kept);
   }
-  return out as R;
+  return { report: out as R, entries };
 }
 
 /**
@@ -73,7 +87,11 @@ function onlyDomains<R extends Report>(report: R, names: ReadonlySet<string>): R
 export function planAlerts<R extends Report>(report: R, options: AlertPlanOptions): PlannedAlert<R>[] {
   const lapsing = report.findings.filter(isLapsing).length;
   const kept = lapsing ? report.findings.filter((f) => !isLapsing(f)) : [...report.findings];
-  const account = { ...counted(report, kept), ...(lapsing ? { letting_lapse: lapsing } : {}) };
+  const whole = counted(report, kept);
+  const account = {
+    ...(entriesWhere(whole, (e) => !e.let_lapse)?.report ?? whole),
+    ...(lapsing ? { letting_lapse: lapsing } : {}),
+  };
   const notify =
     options.decided === true ||
     report.problems.length > 0 ||
@@ -86,9 +104,12 @@ export function planAlerts<R extends Report>(report: R, options: AlertPlanOption
       policy.alertEmails?.length || policy.alertSmsNumbers?.length || policy.webhooks?.length;
     if (policy.letLapse || !hasRecipients) continue;
     const mine = kept.filter((f): f is DomainFinding => isDomainFinding(f) && f.policy === policy.name);
-    if (!mine.some((f) => reaches(f, group.minSeverity))) continue;
-    const names = new Set(mine.map((f) => f.domain_name));
-    const own = onlyDomains(counted(report, mine), names);
+    const counts = counted(report, mine);
+    const ofGroup = entriesWhere(counts, (e) => e.policy === policy.name);
+    const own = ofGroup?.report ?? counts;
+    // Its domain that left the account, or lost its transfer lock, is news to the group too.
+    const news = [...mine, ...(ofGroup?.entries ?? [])];
+    if (!news.some((f) => reaches(f, group.minSeverity))) continue;
     plan.push({
       group: policy.name,
       report: {

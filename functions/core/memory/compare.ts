@@ -5,10 +5,9 @@ import {
   type Severity,
   severityRank,
 } from '../findings/classify';
-import type { Problem } from '../reseller/paging';
 import type { Report } from '../scan/scan';
 import { type AppliedActions, applyActions } from './actions';
-import { escalationHours, nextAlertMemory } from './escalation';
+import { escalationHours, nextAlertMemory, stageOf } from './escalation';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, withFailedRenewals } from './renewal-memory';
 import { cadenceHours, nextRepeats, repeatDecision, repeatFor } from './repeat';
@@ -23,6 +22,7 @@ import {
   type DomainMemory,
   type FindingMemory,
   fieldChanges,
+  type InGroup,
   type Resolution,
   type ResolvedReason,
   STATE_VERSION,
@@ -36,11 +36,11 @@ import {
 } from './state';
 import {
   boundedProblemKeys,
-  boundProblemKey,
   domainKey,
   isHashedKey,
   isPlainKey,
   keyOf,
+  problemKey,
   shownCut,
 } from './state-bounds';
 import { isDue } from './state-time';
@@ -89,21 +89,6 @@ export interface CompareResult {
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
-
-/**
- * The rung a finding stands on, lower is more urgent: for `expiring`, the smallest threshold at
- * or above its days left; 0 once `expired`; -1 in `quarantine` (past expiry, below every rung);
- * null for findings off the ladder (auto-renew off beyond the window, contacts).
- */
-export function stageOf(finding: Finding, thresholds: readonly number[]): number | null {
-  if (!isDomainFinding(finding)) return null;
-  if (finding.kind === 'quarantine') return -1;
-  if (finding.kind === 'expired') return 0;
-  if (finding.kind === 'auto_renew_off') return null;
-  let stage: number | null = null;
-  for (const t of thresholds) if (finding.days_left <= t && (stage === null || t < stage)) stage = t;
-  return stage;
-}
 
 /**
  * Compares this scan with the memory of the last one: marks each finding new, escalated or
@@ -222,6 +207,12 @@ const isSilenced = (c: Comparison, f: Finding) =>
 /** How a name is shown in changes and resolved entries: as read, or cut when it is kept under a hash. */
 const shownName = (name: string, key: string) => (isHashedKey(key) ? shownCut(name) : name);
 
+/** What a change or resolution says of a domain's group: its policy, and whether that lets it lapse. */
+function inGroup(c: Comparison, group: string | undefined): InGroup {
+  if (group === undefined) return {};
+  return c.input.policy.lapsing?.has(group) ? { policy: group, let_lapse: true } : { policy: group };
+}
+
 /** The watched fields a domain read by this scan remembers next: as read, with the renewal watch decided. */
 function nextWatched(c: Comparison, key: string): WatchedFields | undefined {
   return c.watchedNext.get(key) ?? c.memory.seen.get(key)?.watched;
@@ -245,7 +236,8 @@ function markFindings(c: Comparison): void {
       // Renewed but still flagged (e.g. renewed for too short a term), or fell in severity
       // (auto-renew turned on): the old finding is resolved, with what stands now.
       const reason = resolvedReason(prev, f, nextWatched(c, key));
-      c.resolved.push(resolution({ domain_name: shownName(f.domain_name, key) }, prev, reason, f));
+      const of = { domain_name: shownName(f.domain_name, key), ...inGroup(c, f.policy) };
+      c.resolved.push(resolution(of, prev, reason, f));
       c.resolvedKeys.add(key);
       if (renewal) change = 'new';
     } else if (
@@ -276,7 +268,7 @@ function markFindings(c: Comparison): void {
 
 /** A finding remembered as `was` resolved (or fallen to `now`) for `reason`. */
 const resolution = (
-  of: { domain_name: string } | { handle: string },
+  of: ({ domain_name: string } & InGroup) | { handle: string },
   was: FindingMemory,
   reason: ResolvedReason,
   now: Finding | null = null,
@@ -313,25 +305,26 @@ function walkRemembered(c: Comparison): void {
     }
     const watched = nextWatched(c, key);
     const name = seen ? shownName(seen.name, key) : (was.name ?? key);
+    const group = inGroup(c, seen ? seen.group : was.group);
     if (c.complete && seen && watched && !sameWatched(was.watched, seen.watched))
-      c.changes.push(...fieldChanges(name, was.watched, watched));
+      for (const change of fieldChanges(name, was.watched, watched)) c.changes.push({ ...change, ...group });
     if (was.finding && !c.findingByKey.has(key) && !c.unconfirmed.has(key))
       c.resolved.push(
-        resolution({ domain_name: name }, was.finding, resolvedReason(was.finding, null, watched)),
+        resolution({ domain_name: name, ...group }, was.finding, resolvedReason(was.finding, null, watched)),
       );
   }
 }
 
 function leftAccount(c: Comparison, key: string, was: DomainMemory): void {
-  const name = was.name ?? key;
+  const of = { domain_name: was.name ?? key, ...inGroup(c, was.group) };
   c.changes.push({
-    domain_name: name,
+    ...of,
     kind: 'left_account',
     severity: 'critical',
     before: 'in the account',
     after: 'not in the account',
   });
-  if (was.finding) c.resolved.push(resolution({ domain_name: name }, was.finding, 'left_account'));
+  if (was.finding) c.resolved.push(resolution(of, was.finding, 'left_account'));
 }
 
 /**
@@ -368,8 +361,10 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
   const count = (n: number, what: string) => n > 0 && why.push(`${n} ${what}`);
   count(c.announced.filter((f) => f.change === 'new').length, 'new');
   count(c.announced.filter((f) => f.change === 'escalated').length, 'escalated');
-  count(c.changes.filter((x) => atOrAbove(x.severity, minSeverity)).length, 'changed');
-  count(c.resolved.filter((r) => atOrAbove(r.severity, minSeverity)).length, 'resolved');
+  // What happens to a domain its policy lets lapse is never news (docs/policies.md).
+  const news = (x: InGroup & { severity: Severity }) => !x.let_lapse && atOrAbove(x.severity, minSeverity);
+  count(c.changes.filter(news).length, 'changed');
+  count(c.resolved.filter(news).length, 'resolved');
   countRepeats(c, count);
   count(c.escalated.size, 'critical not acted on, escalated');
   countNewProblems(c, count);
@@ -441,12 +436,6 @@ function countNewProblems(c: Comparison, count: (n: number, what: string) => unk
   count(keys.filter((k) => !old.has(k)).length, 'new unreadable records');
 }
 
-function problemKey(p: Problem): string {
-  return boundProblemKey(
-    p.key === null ? `${p.resource}@page${p.page}` : `${p.resource}:${p.key.toLowerCase()}`,
-  );
-}
-
 /** The memory of a finding at the minimum severity once published (a silenced one keeps the last announced). */
 function alertedNow(
   c: Comparison,
@@ -502,13 +491,17 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
     const watched = nextWatched(c, key) ?? read.watched;
     const was = prior.get(key);
     // Most of an account: read as remembered, nothing to say. The remembered memory stays as it is.
-    if (!f && was && isQuiet(was) && sameWatched(was.watched, watched)) domains.set(key, was);
+    if (!f && was && isQuiet(was) && read.group === undefined && sameWatched(was.watched, watched))
+      domains.set(key, was);
     // A registry finding not checked again this time: its finding and alert as they were.
-    else if (was && c.unconfirmed.has(key)) set(key, { ...was, watched });
-    else set(key, memoryOf(c, publish, key, read.name, watched, f));
+    else if (was && c.unconfirmed.has(key)) set(key, { ...was, watched, group: read.group });
+    else set(key, memoryOf(c, publish, key, read, watched, f));
   }
   for (const [key, f] of c.findingByKey)
-    if (!seen.has(key)) set(key, memoryOf(c, publish, key, f.domain_name, prior.get(key)?.watched ?? {}, f));
+    if (!seen.has(key)) {
+      const read = { name: f.domain_name, ...(f.policy === undefined ? {} : { group: f.policy }) };
+      set(key, memoryOf(c, publish, key, read, prior.get(key)?.watched ?? {}, f));
+    }
   for (const [key, was] of prior) {
     if (domains.has(key)) continue;
     // Not read: gone from an account read whole, else carried over as it was.
@@ -518,23 +511,26 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
   return { domains, changed };
 }
 
-/** A memory of nothing but watched fields, under its own name. */
+/** A memory of nothing but watched fields, under its own name, in no group. */
 const isQuiet = (m: DomainMemory) =>
-  m.finding === null && m.alerted === null && m.actions === undefined && m.name === undefined;
+  !(m.finding || m.alerted || m.actions) && m.name === undefined && m.group === undefined;
 
 function memoryOf(
   c: Comparison,
   publish: boolean,
   key: string,
-  name: string,
+  read: { readonly name: string; readonly group?: string },
   watched: WatchedFields,
   f: DomainFinding | undefined,
 ): DomainMemory {
-  const hashed = key.charCodeAt(0) === 0x23 ? { name: shownCut(name) } : {};
-  if (!f) return { ...hashed, watched, finding: null, alerted: null };
+  const named = {
+    ...(key.charCodeAt(0) === 0x23 ? { name: shownCut(read.name) } : {}),
+    ...(read.group === undefined ? {} : { group: read.group }),
+  };
+  if (!f) return { ...named, watched, finding: null, alerted: null };
   const prev = c.resolvedKeys.has(key) ? null : c.memory.prior.get(key)?.alerted;
   return {
-    ...hashed,
+    ...named,
     watched,
     finding: findingMemoryOf(f, c.input.policy.thresholds),
     alerted: alertedNow(c, publish, f, prev),

@@ -12,6 +12,21 @@ import { isDue } from './state-time';
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
+/**
+ * The rung a finding stands on, lower is more urgent: for `expiring`, the smallest threshold at
+ * or above its days left; 0 once `expired`; -1 in `quarantine` (past expiry, below every rung);
+ * null for findings off the ladder (auto-renew off beyond the window, contacts).
+ */
+export function stageOf(finding: Finding, thresholds: readonly number[]): number | null {
+  if (!isDomainFinding(finding)) return null;
+  if (finding.kind === 'quarantine') return -1;
+  if (finding.kind === 'expired') return 0;
+  if (finding.kind === 'auto_renew_off') return null;
+  let stage: number | null = null;
+  for (const t of thresholds) if (finding.days_left <= t && (stage === null || t < stage)) stage = t;
+  return stage;
+}
+
 /** The deadline a person must act by: restore-by in quarantine (when known), else the expiry. */
 export function deadlineOf(f: DomainFinding): string {
   return f.kind === 'quarantine' && f.restore_by ? f.restore_by : f.date_expiry;

@@ -29,6 +29,8 @@ export interface SeenDomain {
   /** Its watched fields, bounded as the state keeps them (the remembered ones when they are equal). */
   watched: WatchedFields;
   readonly page: number;
+  /** The policy it falls under (its name), when one does. */
+  readonly group?: string;
 }
 
 /** A second record whose name is one already read once normalised: kept for the problem it becomes. */
@@ -65,13 +67,13 @@ export class ScanMemory {
     return true;
   }
 
-  /** One domain as read, on `page`. */
-  observe(domain: Domain, page: number): void {
-    this.observeWatched(domain.domain_name, watchedFieldsOf(domain), page);
+  /** One domain as read, on `page`, under the policy named `group` (undefined: none). */
+  observe(domain: Domain, page: number, group?: string): void {
+    this.observeWatched(domain.domain_name, watchedFieldsOf(domain), page, group);
   }
 
-  /** One domain read as `name`, with the watched fields `read`, on `page`. */
-  observeWatched(name: string, read: WatchedFields, page: number): void {
+  /** One domain read as `name`, with the watched fields `read`, on `page`, under the policy `group`. */
+  observeWatched(name: string, read: WatchedFields, page: number, group?: string): void {
     const key = domainKey(name);
     const first = this.seen.get(key);
     if (first) {
@@ -82,7 +84,12 @@ export class ScanMemory {
     if (length > MAX_KEY_LENGTH) this.nameProblems.push(longName(name, length, page));
     const watched = this.bounded(name, read, page);
     const before = this.prior.get(key)?.watched;
-    this.seen.set(key, { name, watched: before && sameWatched(before, watched) ? before : watched, page });
+    this.seen.set(key, {
+      name,
+      watched: before && sameWatched(before, watched) ? before : watched,
+      page,
+      ...(group === undefined ? {} : { group }),
+    });
   }
 
   /** Forgets the prior memories: the state moved on and is read again (what was read stays). */

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { normalizeDomainName, safeText } from '../base/text';
+import type { Problem } from '../reseller/paging';
 
 /**
  * What the state keeps of a name or a field from the reseller, bounded by what every store accepts:
@@ -89,9 +90,16 @@ export function boundField(value: string): string {
 }
 
 /** A problem's key as the state keeps it (`domain:<name>`), bounded by hashing a long or unusual one. */
-export function boundProblemKey(key: string): string {
+function boundProblemKey(key: string): string {
   if (key.length <= MAX_PROBLEM_KEY_LENGTH && ONE_BYTE_IN_JSON.test(key)) return key;
   const colon = key.indexOf(':');
   const resource = colon > 0 && colon < 20 ? key.slice(0, colon + 1) : '';
   return `${resource}${HASH_KEY_PREFIX}${sha256(key)}`;
+}
+
+/** The key an unreadable record is remembered by: `domain:<name>`, `contact:<handle>` or `domain@page<n>`, bounded. */
+export function problemKey(p: Problem): string {
+  return boundProblemKey(
+    p.key === null ? `${p.resource}@page${p.page}` : `${p.resource}:${p.key.toLowerCase()}`,
+  );
 }

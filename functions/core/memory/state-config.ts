@@ -17,6 +17,7 @@ export function loadStatePolicy(
   policies?: Policies,
 ): StatePolicy {
   const { escalation } = policies ?? {};
+  const lapsing = new Set((policies?.policies ?? []).filter((p) => p.letLapse).map((p) => p.name));
   const { repeat, byGroup } = resolveRepeat(policies, {
     ...DEFAULT_REPEAT,
     critical: parseSetting('criticalRepeatHours', env[ENV.criticalRepeatHours]),
@@ -31,5 +32,6 @@ export function loadStatePolicy(
     ...(escalation
       ? { escalation: { afterHours: escalation.afterHours, withinDays: escalation.withinDays } }
       : {}),
+    ...(lapsing.size ? { lapsing } : {}),
   };
 }

@@ -175,8 +175,16 @@ export const CHANGE_KINDS: readonly ChangeKind[] = [
   }),
 ];
 
+/** The group a domain was in when last read (its policy's name), and whether that policy lets it lapse. */
+export interface InGroup {
+  /** The policy the domain fell under (docs/policies.md); absent: none, the deployment's settings. */
+  readonly policy?: string;
+  /** Its policy lets it lapse: in the report, never in an alert (as a finding's `let_lapse`). */
+  readonly let_lapse?: true;
+}
+
 /** `{domain_name, kind, severity, before, after}`: something about a domain changed. */
-export interface DomainChange {
+export interface DomainChange extends InGroup {
   readonly domain_name: string;
   readonly kind: ChangeKind;
   readonly severity: Severity;
@@ -226,6 +234,7 @@ export function sameMemory(a: DomainMemory, b: DomainMemory): boolean {
   return (
     a === b ||
     (a.name === b.name &&
+      a.group === b.group &&
       same(a.finding, b.finding) &&
       same(a.alerted, b.alerted) &&
       same(a.watched, b.watched, true) &&
@@ -249,7 +258,7 @@ export type ResolvedReason =
 export interface FindingMemory {
   readonly kind: Finding['kind'];
   readonly severity: Severity;
-  /** The ladder rung the finding stood on (see stageOf in compare.ts); null off the ladder. */
+  /** The ladder rung the finding stood on (see stageOf in escalation.ts); null off the ladder. */
   readonly stage: number | null;
   readonly date_expiry?: string;
 }
@@ -300,6 +309,11 @@ export interface DomainActions {
 export interface DomainMemory {
   /** The name (cut) when the memory is kept under a hash of it (see state-bounds.ts). */
   readonly name?: string;
+  /**
+   * The policy the domain fell under when last read: a domain that leaves the account is announced
+   * to its group, and not at all when its policy lets it lapse (docs/policies.md).
+   */
+  readonly group?: string;
   readonly watched: WatchedFields;
   readonly finding: FindingMemory | null;
   readonly alerted: AlertMemory | null;
@@ -368,6 +382,8 @@ export interface StatePolicy {
   readonly minSeverity: Severity;
   /** Escalation of a critical finding nobody acted on (the policies' `escalation`). @default - none */
   readonly escalation?: EscalationPolicy;
+  /** The names of the policies that let their domains lapse: their changes and resolutions are never news. */
+  readonly lapsing?: ReadonlySet<string>;
 }
 
 /**
@@ -377,7 +393,7 @@ export interface StatePolicy {
 export type EscalationPolicy = Pick<Escalation, 'afterHours' | 'withinDays'>;
 
 /** A finding of the last scan that went away or fell in severity, and why. */
-export interface Resolution {
+export interface Resolution extends InGroup {
   /** Set for a domain finding. */
   readonly domain_name?: string;
   /** Set for a contact finding. */
@@ -461,6 +477,7 @@ export const DomainActionsSchema = z.object({
 /** One domain's memory, as a store keeps it. */
 export const DomainMemorySchema = z.object({
   name: z.string().optional(),
+  group: z.string().max(64).optional(),
   watched: WatchedSchema,
   finding: FindingMemorySchema.nullable(),
   alerted: AlertMemorySchema.nullable(),

@@ -107,10 +107,11 @@ export interface ScanOptions {
   /** Wall clock for `generated_at` and `duration_ms`. @default Date.now */
   readonly clock?: () => number;
   /**
-   * Sees every domain read, with or without a finding (the state store watches their fields), and
-   * the page it was on. `attempt` rises when the read starts over: drop what earlier attempts handed out.
+   * Sees every domain read, with or without a finding (the state store watches their fields), the
+   * page it was on, and the policy it falls under (its name; undefined: none). `attempt` rises when
+   * the read starts over: drop what earlier attempts handed out.
    */
-  readonly observe?: (domain: Domain, attempt: number, page: number) => void;
+  readonly observe?: (domain: Domain, attempt: number, page: number, group: string | undefined) => void;
   /** Checks domains against their registries' RDAP once the account is read (docs/registry.md). @default off */
   readonly registry?: RegistryScanOptions;
   /**
@@ -440,8 +441,8 @@ function tallyDomain(reading: DomainReading, domain: Domain, page: number): void
   const { options, gathered } = reading;
   const { now, policy } = options;
   gathered.domainsScanned++;
-  options.observe?.(domain, reading.attempt, page);
   const group = options.policies?.policyFor(domain);
+  options.observe?.(domain, reading.attempt, page, group?.policy.name);
   const found = classify(domain, now, group ? group.classify : policy);
   const finding = found && group ? markFinding(found, group) : found;
   if (finding) gathered.domainFindings.push(finding);
