@@ -6,6 +6,7 @@ import {
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
 import { PublishError } from '../core/base/errors';
+import { instantOfLocal } from '../core/scan/quiet-hours';
 import type { HeldSms, SmsHolder } from '../use-cases/publish-alert';
 
 /**
@@ -59,8 +60,9 @@ export function schedulerHolder(scheduler: SchedulerClient, target: HeldSmsTarge
     const schedule = {
       Name,
       GroupName: target.scheduleGroup,
-      ScheduleExpression: `at(${held.until})`,
-      ScheduleExpressionTimezone: held.timeZone,
+      // In UTC, at the instant the local end happens: Scheduler skips a local time the clocks skip.
+      ScheduleExpression: `at(${new Date(instantOfLocal(held.until, held.timeZone)).toISOString().slice(0, 19)})`,
+      ScheduleExpressionTimezone: 'UTC',
       FlexibleTimeWindow: { Mode: 'OFF' as const },
       ActionAfterCompletion: 'DELETE' as const,
       Description: 'domain-sentinel: an SMS held by quiet hours',

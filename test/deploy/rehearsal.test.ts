@@ -459,7 +459,7 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     expect(schedule).toMatchObject({
       Name: expect.stringMatching(/^held-sms-[0-9a-f]{40}$/),
       GroupName: scan.env.HELD_SMS_SCHEDULE_GROUP,
-      ScheduleExpressionTimezone: ZONE,
+      ScheduleExpressionTimezone: 'UTC',
       ActionAfterCompletion: 'DELETE',
       Target: { Arn: 'arn:aws:scheduler:::aws-sdk:sns:publish', RoleArn: scan.env.HELD_SMS_ROLE_ARN },
     });

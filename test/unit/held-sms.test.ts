@@ -1,5 +1,12 @@
+import { CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { HELD_SMS_SCHEDULE_PREFIX, heldSmsScheduleName, releaseRequest } from '../../functions/aws/held-sms';
+import {
+  HELD_SMS_SCHEDULE_PREFIX,
+  heldSmsScheduleName,
+  releaseRequest,
+  schedulerHolder,
+} from '../../functions/aws/held-sms';
 import { type FilterPolicy, filterPolicyOf } from '../../functions/core/alerts/groups';
 
 /**
@@ -56,5 +63,50 @@ describe('the release of a held SMS', () => {
     expect(heldSmsScheduleName(held({ group: 'vip' }))).toMatch(
       new RegExp(`^${HELD_SMS_SCHEDULE_PREFIX}[0-9a-f]{40}$`),
     );
+  });
+});
+
+describe('the schedule of a held SMS', () => {
+  const scheduled = async (until: string, timeZone: string) => {
+    const scheduler = mockClient(SchedulerClient);
+    scheduler.on(CreateScheduleCommand).resolves({});
+    const hold = schedulerHolder(new SchedulerClient({ region: 'eu-west-1' }), {
+      scheduleGroup: 'held',
+      roleArn: 'arn:aws:iam::123456789012:role/held',
+      topicArn: TOPIC,
+    });
+    const words = await hold({ ...held({}), until, timeZone });
+    const input = scheduler.commandCalls(CreateScheduleCommand)[0]?.args[0].input;
+    scheduler.restore();
+    return { words, input };
+  };
+
+  it('is set in UTC at the instant the local window ends, so no clock change can skip it', async () => {
+    const { words, input } = await scheduled('2026-11-23T07:00:00', 'Europe/Amsterdam');
+    expect(input).toMatchObject({
+      ScheduleExpression: 'at(2026-11-23T06:00:00)',
+      ScheduleExpressionTimezone: 'UTC',
+    });
+    // The words for the log keep the local time the reader knows.
+    expect(words).toContain('at 2026-11-23T07:00:00 Europe/Amsterdam');
+  });
+
+  it('sends at the clock change when the window ends in the hour the clocks skip', async () => {
+    // 28 March 2027, Amsterdam: 02:00 CET becomes 03:00 CEST (01:00 UTC); 02:30 never happens there.
+    // Scheduler skips a local time that does not exist, and the SMS would never be sent.
+    const { input } = await scheduled('2027-03-28T02:30:00', 'Europe/Amsterdam');
+    expect(input).toMatchObject({
+      ScheduleExpression: 'at(2027-03-28T01:00:00)',
+      ScheduleExpressionTimezone: 'UTC',
+    });
+  });
+
+  it('takes the first of the two when the window ends in the hour the clocks repeat', async () => {
+    // 31 October 2027, Amsterdam: 02:30 happens at 00:30 UTC (CEST) and again at 01:30 UTC (CET).
+    const { input } = await scheduled('2027-10-31T02:30:00', 'Europe/Amsterdam');
+    expect(input).toMatchObject({
+      ScheduleExpression: 'at(2027-10-31T00:30:00)',
+      ScheduleExpressionTimezone: 'UTC',
+    });
   });
 });

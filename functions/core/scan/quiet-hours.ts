@@ -62,6 +62,36 @@ function localTime(now: number, zone: string): { y: number; m: number; d: number
 
 const pad = (n: number) => String(n).padStart(2, '0');
 
+/** What the wall clock of `zone` shows at instant `t`, as epoch ms of that date and time read as UTC. */
+function wallOf(t: number, zone: string): number {
+  const l = localTime(t, zone);
+  return Date.UTC(l.y, l.m - 1, l.d) + l.minutes * 60_000;
+}
+
+/**
+ * The instant a local date and time of `zone` happens (`2027-03-28T02:30:00`, whole minutes): the
+ * first of the two in the hour the clocks repeat, and the clock change itself for one in the hour
+ * they skip, which never happens there (EventBridge Scheduler skips such a time).
+ */
+export function instantOfLocal(local: string, zone: string): number {
+  const wall = Date.parse(`${local}Z`);
+  // The offsets either side of any clock change that day (zones change at most once a day).
+  const offset = (t: number) => wallOf(t, zone) - t;
+  const before = wall - offset(wall - 43_200_000);
+  const after = wall - offset(wall + 43_200_000);
+  let lo = Math.min(before, after);
+  let hi = Math.max(before, after);
+  if (wallOf(lo, zone) === wall) return lo;
+  if (wallOf(hi, zone) === wall) return hi;
+  // Skipped: the first minute whose wall time is at or past it, between the two readings.
+  while (hi - lo > 60_000) {
+    const mid = lo + Math.floor((hi - lo) / 120_000) * 60_000;
+    if (wallOf(mid, zone) >= wall) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
 /**
  * When the window `now` falls in ends, as the local date and time of `zone` (`2026-11-23T07:00:00`,
  * what EventBridge Scheduler's `at()` takes with the zone beside it); null outside the window.
