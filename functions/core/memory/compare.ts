@@ -491,7 +491,7 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
     const watched = nextWatched(c, key) ?? read.watched;
     const was = prior.get(key);
     // Most of an account: read as remembered, nothing to say. The remembered memory stays as it is.
-    if (!f && was && isQuiet(was) && read.group === undefined && sameWatched(was.watched, watched))
+    if (!f && was && isQuiet(was) && read.group === was.group && sameWatched(was.watched, watched))
       domains.set(key, was);
     // A registry finding not checked again this time: its finding and alert as they were.
     else if (was && c.unconfirmed.has(key)) set(key, { ...was, watched, group: read.group });
@@ -511,9 +511,8 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
   return { domains, changed };
 }
 
-/** A memory of nothing but watched fields, under its own name, in no group. */
-const isQuiet = (m: DomainMemory) =>
-  !(m.finding || m.alerted || m.actions) && m.name === undefined && m.group === undefined;
+/** A memory of nothing but watched fields (and its group), under its own name. */
+const isQuiet = (m: DomainMemory) => !(m.finding || m.alerted || m.actions) && m.name === undefined;
 
 function memoryOf(
   c: Comparison,
