@@ -294,14 +294,23 @@ export function renderSms(report: Report, options: Pick<RenderOptions, 'accountL
 /** The SMS exactly as a phone receives it from the alert topic: SNS's display-name prefix and the body. */
 export const smsAsDelivered = (body: string): string => `${SMS_PREFIX}${body}`;
 
-/** The SNS subject: ASCII, one line, at most 100 characters. */
+/** SNS refuses a subject of 100 characters or more ("less than 100 characters long", Publish). */
+const SUBJECT_MAX = 99;
+
+/**
+ * The SNS subject: printable ASCII, one line, under 100 characters. The counts are what it is for,
+ * so a label too long for the rest gives way to them (cut, with `...`).
+ */
 export function renderSubject(report: Report, accountLabel?: string): string {
-  const label = accountLabel ? ` [${safeText(accountLabel)}]` : '';
-  const subject = `domain-sentinel${label}: ${headline(report)}`;
-  return subject
-    .replace(/[^\x20-\x7e]/g, '?')
-    .slice(0, 100)
-    .trim();
+  const counts = `: ${headline(report)}`;
+  const label = accountLabel
+    ? safeText(accountLabel)
+        .replace(/[^\x20-\x7e]/g, '?')
+        .trim()
+    : '';
+  const room = SUBJECT_MAX - 'domain-sentinel []'.length - counts.length;
+  const shown = label.length <= room ? label : room > 3 ? `${label.slice(0, room - 3).trimEnd()}...` : '';
+  return `domain-sentinel${shown ? ` [${shown}]` : ''}${counts}`.slice(0, SUBJECT_MAX).trim();
 }
 
 /**
