@@ -151,9 +151,19 @@ export function headline(report: Report): string {
   const { warning, info } = report.summary;
   const parts = [`${criticalCount(report)} critical`, `${warning} warning`];
   if (info) parts.push(`${info} info`);
-  if (report.problems.length) parts.push(plural(report.problems.length, 'unreadable record'));
+  const unreadable = unreadableCount(report);
+  if (unreadable) parts.push(plural(unreadable, 'unreadable record'));
   return parts.join(', ');
 }
+
+/** What a message's JSON left out of the report to fit SNS (message.ts): chat and webhooks read that JSON. */
+const omittedOf = (report: Report) =>
+  (report as { readonly omitted?: { readonly problems?: number; readonly critical_problems?: number } })
+    .omitted;
+
+/** Unreadable records, those a message's cut left out included. */
+export const unreadableCount = (report: Report): number =>
+  report.problems.length + (omittedOf(report)?.problems ?? 0);
 
 /** The changes since the last scan a report with memory carries; none without memory. */
 const changesOf = (report: Report): readonly DomainChange[] =>
@@ -200,7 +210,10 @@ export function criticalChangeCount(report: Report): number {
  * attribute the SMS subscriptions filter on, so a domain that left the account reaches the phone.
  */
 export const criticalCount = (report: Report): number =>
-  report.summary.critical + criticalProblems(report).length + criticalChangeCount(report);
+  report.summary.critical +
+  criticalProblems(report).length +
+  (omittedOf(report)?.critical_problems ?? 0) +
+  criticalChangeCount(report);
 
 // GSM 03.38 basic character set; the extension set costs two characters each.
 const GSM7_BASIC = new Set(
@@ -347,7 +360,7 @@ export function truncateReport(
  */
 export function alertSeverity(report: Report): Severity {
   if (criticalCount(report) > 0) return 'critical';
-  if (report.summary.warning > 0 || report.problems.length > 0 || changesOf(report).length > 0)
+  if (report.summary.warning > 0 || unreadableCount(report) > 0 || changesOf(report).length > 0)
     return 'warning';
   return 'info';
 }
