@@ -155,8 +155,11 @@ async function deliver(
     );
   const reportJson = envelope.Message;
   const report = parseAlertReport(reportJson);
-  // The account a message names (a message attribute `account`), else this deployment's label.
-  const accountLabel = envelope.MessageAttributes?.account?.Value ?? deps.env[ENV.accountLabel];
+  // The account the report is about, else this deployment's label. Read from the report, not the
+  // `account` attribute: SNS sends message attributes only with a String message, not with
+  // MessageStructure json (sns-message-attributes), so in AWS the notification carries none.
+  const accountLabel =
+    report.source?.account ?? envelope.MessageAttributes?.account?.Value ?? deps.env[ENV.accountLabel];
   const timeZone = parseSetting('timeZone', deps.env[ENV.timeZone]);
   const body = renderWebhookBody(target.format, reportJson, report, {
     timeZone,

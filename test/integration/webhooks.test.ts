@@ -253,6 +253,21 @@ describe('webhooks: fauxqs → the subscriber handler → a receiver on 127.0.0.
     expect(lines.join('\n')).toContain('"parameter":"/hooks/slack"');
   });
 
+  it("names the message's account from the report itself: SNS delivers no message attributes with MessageStructure json", async () => {
+    // AWS: "Message attributes are sent only when the message structure is String, not JSON"
+    // (sns-message-attributes), so the notification a queue receives in AWS has no `account` attribute.
+    const r = report();
+    const events = await publishAndReceive({ ...r, source: { ...r.source, account: 'brand-b' } });
+    const record = events.slack.Records[0] as SQSEvent['Records'][number];
+    const { MessageAttributes: _dropped, ...asAwsDelivers } = JSON.parse(record.body) as SnsEnvelope;
+    const { deps } = subscriber();
+    const event = { Records: [{ ...record, body: JSON.stringify(asAwsDelivers) }] };
+    expect(await handleWebhookEvent(event, deps, 30_000)).toEqual({ batchItemFailures: [] });
+    expect(JSON.parse((received[0] as Received).body).text).toBe(
+      'domain-sentinel (brand-b): 2 critical, 1 warning',
+    );
+  });
+
   it('retries a 503 and a 429 (waiting what Retry-After asks), then delivers', async () => {
     answers.set('/slack', [{ status: 503 }, { status: 429, headers: { 'retry-after': '2' } }]);
     const events = await publishAndReceive(report());

@@ -28,6 +28,12 @@ const warning = domainFinding('later.eu', 'expiring', 'warning', 20, {
   registrant: { handle: 'C7' },
 });
 const info = domainFinding('fine.com', 'expiring', 'info', 12, { auto_renew: true });
+const problemOf = (key: string) => ({
+  resource: 'domain' as const,
+  key,
+  page: 1,
+  reason: 'date_expiry: not a date',
+});
 const contact: ContactFinding = {
   handle: 'C9',
   kind: 'contact_pending_validation',
@@ -209,11 +215,22 @@ describe('renderSms', () => {
 });
 
 describe('renderSubject', () => {
-  it('says the counts and the account in at most 100 ASCII characters', () => {
+  it('says the counts and the account in printable ASCII', () => {
     const subject = renderSubject(reportOf([quarantine, warning]), 'Reseller Bücher '.repeat(10));
     expect(subject.length).toBeLessThanOrEqual(100);
     expect(subject).toMatch(/^[\x20-\x7e]+$/);
     expect(renderSubject(reportOf([quarantine, warning]))).toBe('domain-sentinel: 1 critical, 1 warning');
+  });
+
+  it('stays under 100 characters, as SNS requires, and cuts the label rather than the counts', () => {
+    // A 40-character label (ACCOUNT_LABEL's most) and a large account: 116 characters before any cut.
+    const report = reportOf([quarantine, warning], [problemOf('a.nl'), problemOf('b.nl')]);
+    const big = { ...report, summary: { critical: 12_345, warning: 67_890, info: 123_456 } };
+    const subject = renderSubject(big, 'Acme Reseller Holdings International B.V');
+    expect(subject.length).toBeLessThan(100);
+    expect(subject).toBe(
+      'domain-sentinel [Acme Reselle...]: 12345 critical, 67890 warning, 123456 info, 2 unreadable records',
+    );
   });
 });
 

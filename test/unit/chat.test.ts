@@ -139,6 +139,31 @@ describe('the chat message (custom notification)', () => {
     expect(JSON.stringify(slack)).not.toContain('more (');
   });
 
+  it('counts every unreadable record, critical ones too, when the message carries only the first of them', () => {
+    // An API change that makes 1 000 records unparseable: 400 of them say quarantine.
+    const problems = Array.from({ length: 1_000 }, (_, i) => ({
+      resource: 'domain' as const,
+      key: `unreadable-${i}.nl`,
+      page: 1 + Math.floor(i / 100),
+      reason: 'date_expiry: not an RFC 3339 date-time',
+      ...(i % 5 < 2 ? { severity: 'critical' as const } : {}),
+    }));
+    const report = { ...reportOf([inQuarantine('one.nl', 5)], problems), report_url: small().report_url };
+    const alert = buildAlertMessage(report);
+    expect(alert.problemsCut).toBeGreaterThan(0);
+    const title = 'domain-sentinel: 401 critical, 0 warning, 1000 unreadable records';
+    const message = chatNotificationOf(alert);
+    expect(message.content.title).toBe(title);
+    expect(message.metadata.additionalContext).toMatchObject({ critical: '401', unreadableRecords: '1000' });
+    const shown = message.content.description.split('\n').filter((l) => l.startsWith('- `')).length;
+    expect(message.content.description).toContain(
+      `… and ${401 - shown} more (${401 - shown} critical, 0 warning)`,
+    );
+    const json = parseAlertReport(JSON.parse(alert.message).default);
+    expect(renderSlackMessage(json).blocks[0]).toMatchObject({ text: { text: title } });
+    expect(JSON.stringify(renderTeamsMessage(json))).toContain(title);
+  });
+
   const HOSTILE = [
     '<!channel>.nl',
     '@here.nl',

@@ -48,6 +48,25 @@ describe('digest with memory', () => {
     expect(digest).toContain('- fixed.nl: expiring [critical]: auto-renew turned on; now info (expiring)');
   });
 
+  it('escapes bidi and invisible characters in the values its changes show, as every other digest line does', () => {
+    // A registrant handle from the API that turns the rest of its line around, with a zero-width space.
+    const before = [domain('held.nl', T0, { registrant_handle: 'C1' })];
+    const first = compareWithState({
+      ...scanOf(before, T0),
+      state: EMPTY_STATE,
+      policy: DEFAULT_STATE_POLICY,
+    });
+    const after = [domain('held.nl', T0, { registrant_handle: 'C2\u202Elive\u200B' })];
+    const { report } = compareWithState({
+      ...scanOf(after, T0 + DAY),
+      state: first.next,
+      policy: DEFAULT_STATE_POLICY,
+    });
+    const digest = renderDigest(report);
+    expect(digest).toContain('- held.nl: registrant changed (C1 → C2\\u202elive\\u200b) [warning]');
+    expect(digest).not.toMatch(/[\u202E\u200B]/);
+  });
+
   it('leaves the digest of a scan without memory as it was', () => {
     const { report } = scanOf([domain('a.nl', T0, { auto_renew: false, date_expiry: T0 + 3 * DAY })], T0);
     const digest = renderDigest(report);

@@ -151,9 +151,19 @@ export function headline(report: Report): string {
   const { warning, info } = report.summary;
   const parts = [`${criticalCount(report)} critical`, `${warning} warning`];
   if (info) parts.push(`${info} info`);
-  if (report.problems.length) parts.push(plural(report.problems.length, 'unreadable record'));
+  const unreadable = unreadableCount(report);
+  if (unreadable) parts.push(plural(unreadable, 'unreadable record'));
   return parts.join(', ');
 }
+
+/** What a message's JSON left out of the report to fit SNS (message.ts): chat and webhooks read that JSON. */
+const omittedOf = (report: Report) =>
+  (report as { readonly omitted?: { readonly problems?: number; readonly critical_problems?: number } })
+    .omitted;
+
+/** Unreadable records, those a message's cut left out included. */
+export const unreadableCount = (report: Report): number =>
+  report.problems.length + (omittedOf(report)?.problems ?? 0);
 
 /** The changes since the last scan a report with memory carries; none without memory. */
 const changesOf = (report: Report): readonly DomainChange[] =>
@@ -201,7 +211,10 @@ export function criticalChangeCount(report: Report): number {
  * attribute the SMS subscriptions filter on, so a domain that left the account reaches the phone.
  */
 export const criticalCount = (report: Report): number =>
-  report.summary.critical + criticalProblems(report).length + criticalChangeCount(report);
+  report.summary.critical +
+  criticalProblems(report).length +
+  (omittedOf(report)?.critical_problems ?? 0) +
+  criticalChangeCount(report);
 
 // GSM 03.38 basic character set; the extension set costs two characters each.
 const GSM7_BASIC = new Set(
@@ -295,14 +308,23 @@ export function renderSms(report: Report, options: Pick<RenderOptions, 'accountL
 /** The SMS exactly as a phone receives it from the alert topic: SNS's display-name prefix and the body. */
 export const smsAsDelivered = (body: string): string => `${SMS_PREFIX}${body}`;
 
-/** The SNS subject: ASCII, one line, at most 100 characters. */
+/** SNS refuses a subject of 100 characters or more ("less than 100 characters long", Publish). */
+const SUBJECT_MAX = 99;
+
+/**
+ * The SNS subject: printable ASCII, one line, under 100 characters. The counts are what it is for,
+ * so a label too long for the rest gives way to them (cut, with `...`).
+ */
 export function renderSubject(report: Report, accountLabel?: string): string {
-  const label = accountLabel ? ` [${safeText(accountLabel)}]` : '';
-  const subject = `domain-sentinel${label}: ${headline(report)}`;
-  return subject
-    .replace(/[^\x20-\x7e]/g, '?')
-    .slice(0, 100)
-    .trim();
+  const counts = `: ${headline(report)}`;
+  const label = accountLabel
+    ? safeText(accountLabel)
+        .replace(/[^\x20-\x7e]/g, '?')
+        .trim()
+    : '';
+  const room = SUBJECT_MAX - 'domain-sentinel []'.length - counts.length;
+  const shown = label.length <= room ? label : room > 3 ? `${label.slice(0, room - 3).trimEnd()}...` : '';
+  return `domain-sentinel${shown ? ` [${shown}]` : ''}${counts}`.slice(0, SUBJECT_MAX).trim();
 }
 
 /**
@@ -339,7 +361,7 @@ export function truncateReport(
  */
 export function alertSeverity(report: Report): Severity {
   if (criticalCount(report) > 0) return 'critical';
-  if (report.summary.warning > 0 || report.problems.length > 0 || changesOf(report).length > 0)
+  if (report.summary.warning > 0 || unreadableCount(report) > 0 || changesOf(report).length > 0)
     return 'warning';
   return 'info';
 }

@@ -4,7 +4,14 @@ import { changeNextStep, nextStep } from '../findings/next-step';
 import type { ChangeKind, DomainChange } from '../memory/state';
 import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
-import { criticalChanges, criticalCount, dateFormat, describeDomainFinding, headline } from './alert';
+import {
+  criticalChanges,
+  criticalCount,
+  dateFormat,
+  describeDomainFinding,
+  headline,
+  unreadableCount,
+} from './alert';
 import { CHANGE_WORDS } from './digest-changes';
 import { type AlertMessage, reportJsonOf } from './message';
 
@@ -281,7 +288,7 @@ export function buildChatNotification(report: Report, options: ChatOptions = {})
         critical: String(counts.critical),
         warning: String(report.summary.warning),
         domainsScanned: String(report.stats.domains_scanned),
-        unreadableRecords: String(report.problems.length),
+        unreadableRecords: String(unreadableCount(report)),
       },
     },
   };
@@ -328,7 +335,7 @@ function chatDescription(
   }
   if (items.length === 0)
     lines.push(
-      report.problems.length
+      unreadableCount(report)
         ? 'Nothing critical or urgent among the records that could be read.'
         : 'Nothing critical or urgent.',
     );
@@ -345,9 +352,9 @@ function chatNextSteps(report: Report, items: readonly ChatItem[], reportUrl: st
     );
   if (items.some((i) => /expires|expired|renewal/.test(i.what)))
     nextSteps.push("Renew the expiring domains, or turn auto-renew on, in the reseller's control panel.");
-  if (report.problems.length)
+  if (unreadableCount(report))
     nextSteps.push(
-      `${plural(report.problems.length, 'record')} could not be read: check them in the reseller's control panel.`,
+      `${plural(unreadableCount(report), 'record')} could not be read: check them in the reseller's control panel.`,
     );
   if (reportUrl && reportUrl.length + 13 <= CUSTOM_NOTIFICATION_LIMITS.nextStep)
     nextSteps.push(`Full report: ${reportUrl}`);

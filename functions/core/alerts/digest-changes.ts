@@ -1,4 +1,4 @@
-import { formatAmount } from '../base/text';
+import { formatAmount, safeText } from '../base/text';
 import type { Finding } from '../findings/classify';
 import { CHANGE_NEXT_STEPS, changeNextStep } from '../findings/next-step';
 import type { ChangeKind, DomainChange, Resolution, ResolvedReason, StatefulFinding } from '../memory/state';
@@ -37,11 +37,14 @@ const REASON_WORDS: Record<ResolvedReason, string> = {
   no_longer_flagged: 'no longer flagged',
 };
 
-/** Text from the API on one digest line: no line breaks or control characters, bounded length. */
+/**
+ * Text from the API on one digest line: line breaks and controls as spaces, bidi and invisible
+ * characters escaped (safeText: they could make one value read as another), bounded length.
+ */
 function plain(value: unknown): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
-  const flat = (text ?? 'null').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ');
+  const flat = safeText((text ?? 'null').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' '));
   return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
 }
 

@@ -131,7 +131,12 @@ class JsonParts {
         ? {}
         : {
             truncated: true,
-            omitted: { findings: r.findings.length - findings, problems: r.problems.length - problems },
+            omitted: {
+              findings: r.findings.length - findings,
+              problems: r.problems.length - problems,
+              // Chat and webhooks read this JSON: they count the critical ones it leaves out (alert.ts criticalCount).
+              critical_problems: r.problems.slice(problems).filter((p) => p.severity === 'critical').length,
+            },
           }),
     });
     const list = Array.from({ length: Math.min(findings, r.findings.length) }, (_, i) => this.finding(i));
