@@ -280,6 +280,6 @@ export function renderCalendar(report: ReportView, options: CalendarOptions = {}
     out.push(whole[i] ? e.full : e.short);
   }
   for (const e of infoOut) out.push(e);
-  out.push('END:VCALENDAR');
+  out.push(contentLine('END:VCALENDAR'));
   return out.join('');
 }
