@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { normalizeDomainName } from '../core/base/text';
+import { normalizeDomainName, safeText } from '../core/base/text';
 import { decideFindingPage } from '../core/decisions/finding-decision';
 import {
   decideView,
@@ -286,8 +286,9 @@ export function createFindingHandler(deps: FindingDeps): ProxyHandler {
     }
     deps.log({
       action: 'finding',
-      domain: domain.slice(0, 260),
-      method: method.slice(0, 16),
+      // The path is the caller's text: cut and made safe, as every acting link logs it.
+      domain: safeText(domain.slice(0, 260)),
+      method: safeText(method.slice(0, 16)),
       outcome: decided.kind,
       status: result.statusCode,
       sourceIp: event.requestContext?.identity?.sourceIp,
