@@ -266,12 +266,15 @@ export function createFindingHandler(deps: FindingDeps): ProxyHandler {
       findFinding: (name) => findingInLatest(deps, name),
     });
     let result: APIGatewayProxyResult;
+    const pageHeaders = { ...FINDING_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' };
     if (decided.kind === 'show')
       result = {
         statusCode: 200,
-        headers: { ...FINDING_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
+        headers: pageHeaders,
         body: renderFindingPage(decided, deps.timeZone?.() ?? 'UTC'),
       };
+    // HEAD answers the headers GET would (RFC 9110 9.3.2): the page's own policy, its stylesheet allowed.
+    else if (decided.kind === 'head') result = { statusCode: 200, headers: pageHeaders, body: '' };
     else {
       const headers: Record<string, string> = htmlHeaders();
       if (decided.status === 405) headers.Allow = 'GET, HEAD';
