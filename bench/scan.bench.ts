@@ -1,7 +1,7 @@
 /**
  * npm run bench [-- --latency 50 --size 100000 --concurrency 4 --per-page 100 --rate-limit 10 --rate-limited-size 20000
  *   --stateful-sizes 100000,1000000 --alert-sizes 1000,10000,100000 --rdap-latency 150
- *   --sections startup,modes,rate,bundles,stateful,alerts,registry]
+ *   --sections startup,modes,rate,bundles,stateful,alerts,registry,feed]
  *
  * Scans simulated accounts over loopback with per-request latency, each scan in its own process,
  * and prints from one run:
@@ -23,9 +23,11 @@
  *    counts it, the critical and warning findings the e-mail names, and whether the JSON is whole or
  *    linked (bench/alert-section.ts);
  *  - for `--size` domains with the registry check (bench/registry-section.ts): the time it adds to a
- *    full scan and the RDAP lookups it makes, at the default budget and at one covering 30 days.
+ *    full scan and the RDAP lookups it makes, at the default budget and at one covering 30 days;
+ *  - the calendar feed of 30 000 and 100 000 urgent events against a feed of only what it keeps
+ *    (bench/feed-section.ts).
  *
- * `--sections startup,modes,rate,bundles,stateful,alerts,registry` picks what runs (all by default).
+ * `--sections startup,modes,rate,bundles,stateful,alerts,registry,feed` picks what runs (all by default).
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -41,6 +43,7 @@ import { generatePortfolio, type Portfolio } from '../functions/simulator/portfo
 import { type Simulator, startSimulator } from '../functions/simulator/server';
 import { lambdaNodeFlags } from '../test/support/lambda-bootstrap';
 import { alertSection } from './alert-section';
+import { feedSection } from './feed-section';
 import { registrySection } from './registry-section';
 import { startupSection } from './startup';
 
@@ -55,7 +58,7 @@ const { values } = parseArgs({
     'rate-limited-size': { type: 'string', default: '20000' },
     'stateful-sizes': { type: 'string', default: '100000,1000000' },
     'alert-sizes': { type: 'string', default: '1000,10000,100000' },
-    sections: { type: 'string', default: 'startup,modes,rate,bundles,stateful,alerts,registry' },
+    sections: { type: 'string', default: 'startup,modes,rate,bundles,stateful,alerts,registry,feed' },
     'rdap-latency': { type: 'string', default: '150' },
   },
 });
@@ -227,6 +230,7 @@ async function main() {
   if (sections.has('bundles')) await bundleSection();
   if (sections.has('stateful')) await statefulSection(measure);
   if (sections.has('alerts')) await alertSection(alertSizes, NOW, KEY);
+  if (sections.has('feed')) await feedSection([30_000, 100_000], NOW);
   if (sections.has('registry'))
     await registrySection({
       measure,

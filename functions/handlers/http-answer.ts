@@ -33,26 +33,15 @@ export function answer(options: {
   readonly jsonBody: () => Record<string, unknown>;
   readonly page: () => string;
 }): APIGatewayProxyResult {
-  const headers: Record<string, string> = { ...SECURITY_HEADERS };
-  if (options.status === 405) headers.Allow = 'GET, HEAD, POST';
-  if (options.method === 'HEAD')
-    return {
-      statusCode: options.status,
-      headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' },
-      body: '',
-    };
-  if (options.json) {
-    return {
-      statusCode: options.status,
-      headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' },
-      body: JSON.stringify(options.jsonBody()),
-    };
-  }
-  return {
-    statusCode: options.status,
-    headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' },
-    body: options.page(),
+  const headers: Record<string, string> = {
+    ...SECURITY_HEADERS,
+    // HEAD answers the header fields GET would (RFC 9110 9.3.2), the JSON one for a program too.
+    'Content-Type': options.json ? 'application/json; charset=utf-8' : 'text/html; charset=utf-8',
   };
+  if (options.status === 405) headers.Allow = 'GET, HEAD, POST';
+  const body =
+    options.method === 'HEAD' ? '' : options.json ? JSON.stringify(options.jsonBody()) : options.page();
+  return { statusCode: options.status, headers, body };
 }
 
 /**

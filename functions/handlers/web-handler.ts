@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { normalizeDomainName } from '../core/base/text';
+import { normalizeDomainName, safeText } from '../core/base/text';
 import { decideFindingPage } from '../core/decisions/finding-decision';
 import {
   decideView,
@@ -266,12 +266,15 @@ export function createFindingHandler(deps: FindingDeps): ProxyHandler {
       findFinding: (name) => findingInLatest(deps, name),
     });
     let result: APIGatewayProxyResult;
+    const pageHeaders = { ...FINDING_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' };
     if (decided.kind === 'show')
       result = {
         statusCode: 200,
-        headers: { ...FINDING_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
+        headers: pageHeaders,
         body: renderFindingPage(decided, deps.timeZone?.() ?? 'UTC'),
       };
+    // HEAD answers the headers GET would (RFC 9110 9.3.2): the page's own policy, its stylesheet allowed.
+    else if (decided.kind === 'head') result = { statusCode: 200, headers: pageHeaders, body: '' };
     else {
       const headers: Record<string, string> = htmlHeaders();
       if (decided.status === 405) headers.Allow = 'GET, HEAD';
@@ -286,8 +289,9 @@ export function createFindingHandler(deps: FindingDeps): ProxyHandler {
     }
     deps.log({
       action: 'finding',
-      domain: domain.slice(0, 260),
-      method: method.slice(0, 16),
+      // The path is the caller's text: cut and made safe, as every acting link logs it.
+      domain: safeText(domain.slice(0, 260)),
+      method: safeText(method.slice(0, 16)),
       outcome: decided.kind,
       status: result.statusCode,
       sourceIp: event.requestContext?.identity?.sourceIp,

@@ -35,21 +35,22 @@ export function eventDate(finding: DomainFinding): string {
 
 /** The stable UID of a finding's event; `repeat` tells apart records that would share one. */
 export function eventUid(finding: DomainFinding, repeat = ''): string {
-  return uidOf(finding.domain_name, finding.kind, eventDate(finding), repeat);
+  return uidOf(uidKey(finding.domain_name, finding.kind, eventDate(finding), repeat));
 }
 
 /** The stable UID of a quarantined domain's restore-by event: its own kind, so never the quarantine event's. */
 export function restoreByUid(finding: DomainFinding, repeat = ''): string | null {
-  return finding.restore_by ? uidOf(finding.domain_name, 'restore_by', finding.restore_by, repeat) : null;
+  return finding.restore_by
+    ? uidOf(uidKey(finding.domain_name, 'restore_by', finding.restore_by, repeat))
+    : null;
 }
 
-function uidOf(domainName: string, kind: string, date: string, repeat: string): string {
-  const hash = createHash('sha256')
-    .update(`${normalizeDomainName(domainName)}\n${kind}\n${date.slice(0, 10)}${repeat}`)
-    .digest('hex')
-    .slice(0, 32);
-  return `${hash}@domain-sentinel`;
-}
+/** What a UID is the hash of: two events share a UID exactly when they share this. */
+const uidKey = (domainName: string, kind: string, date: string, repeat: string): string =>
+  `${normalizeDomainName(domainName)}\n${kind}\n${date.slice(0, 10)}${repeat}`;
+
+const uidOf = (key: string): string =>
+  `${createHash('sha256').update(key).digest('hex').slice(0, 32)}@domain-sentinel`;
 
 /**
  * The calendar date `ms` falls on in `timeZone`, as the midnight UTC an all-day event is given
@@ -107,29 +108,55 @@ const stamp = (iso: string) => `${iso.slice(0, 19).replace(/[-:]/g, '')}Z`;
 /** 20261122 */
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10).replace(/-/g, '');
 
-interface EventText {
-  readonly full: string;
-  readonly short: string;
+/**
+ * An event of the feed, written only when asked: a feed of 100 000 urgent events has room for some
+ * 22 000, and writing the others (their descriptions most of all) took most of its time.
+ */
+interface FeedEvent {
   readonly info: boolean;
+  /** The same UID, day and summary, without description and alarm. */
+  readonly short: () => string;
+  readonly full: () => string;
 }
 
-function eventText(input: {
-  uid: string;
-  stamp: string;
-  start: number;
-  summary: string;
-  description: string;
-  alarmDays: number | null;
-}): { full: string; short: string } {
+interface EventInput {
+  readonly uid: string;
+  readonly stamp: string;
+  readonly start: number;
+  readonly summary: string;
+  readonly description: () => string;
+  readonly alarmDays: number | null;
+}
+
+/** An event's two forms, each written on first use from `made` (called once). */
+function feedEvent(info: boolean, made: () => EventInput): FeedEvent {
+  let input: EventInput | undefined;
+  let short: string | undefined;
+  const of = () => {
+    input ??= made();
+    return input;
+  };
+  return {
+    info,
+    short: () => {
+      short ??= eventText(of(), false);
+      return short;
+    },
+    full: () => eventText(of(), true),
+  };
+}
+
+function eventText(input: EventInput, full: boolean): string {
   const begin = contentLine('BEGIN:VEVENT');
   const uid = contentLine(`UID:${input.uid}`);
   const stamp = contentLine(`DTSTAMP:${input.stamp}`);
   const start = contentLine(`DTSTART;VALUE=DATE:${day(input.start)}`);
   const summary = contentLine(`SUMMARY:${text(input.summary)}`);
   const end = contentLine('END:VEVENT');
+  if (!full) return [begin, uid, stamp, start, summary, end].join('');
   // Joined, not added: a string made with + is a tree of its pieces, several times its length in
   // memory, and a feed holds tens of thousands of these until it is written.
-  const full = [
+  return [
     begin,
     uid,
     contentLine('SEQUENCE:0'),
@@ -139,7 +166,7 @@ function eventText(input: {
     contentLine('X-MICROSOFT-CDO-ALLDAYEVENT:TRUE'),
     contentLine('X-MICROSOFT-MSNCALENDAR-ALLDAYEVENT:TRUE'),
     summary,
-    contentLine(`DESCRIPTION:${text(input.description)}`),
+    contentLine(`DESCRIPTION:${text(input.description())}`),
     ...(input.alarmDays !== null
       ? [
           contentLine('BEGIN:VALARM'),
@@ -151,60 +178,66 @@ function eventText(input: {
       : []),
     end,
   ].join('');
-  return { full, short: [begin, uid, stamp, start, summary, end].join('') };
 }
 
-/** The events of `report`'s domain findings, most urgent first (the report's order). */
-function eventsOf(report: Report, timeZone: string): EventText[] {
+/**
+ * The events of `report`'s domain findings, most urgent first (the report's order). UIDs are given
+ * here, in the report's order, so a duplicate's is the same whichever events the feed then writes.
+ */
+function eventsOf(report: Report, timeZone: string): FeedEvent[] {
   const format = dateFormat(timeZone);
   const dayFormat = format.day;
   const dayOf = dayIn(timeZone);
   const criticalDays = report.policy?.critical_days ?? 7;
+  // UIDs are told apart by what they hash (hashed only for the events written).
   const uids = new Set<string>();
   const dtstamp = stamp(report.generated_at);
   const now = Date.parse(report.now);
-  const events: EventText[] = [];
+  const events: FeedEvent[] = [];
   for (const f of report.findings) {
     if (!isDomainFinding(f)) continue;
     // Two records whose names normalise the same (a reseller's duplicate) must not share an event.
-    let id = eventUid(f);
-    for (let n = 2; uids.has(id); n++) id = eventUid(f, `\n${f.domain_name}\n${n}`);
-    uids.add(id);
-    const shown = displayDomain(f.domain_name);
     const date = eventDate(f);
-    const isExpiry = f.kind !== 'quarantine';
-    const future = Date.parse(date) > now;
+    let id = uidKey(f.domain_name, f.kind, date, '');
+    for (let n = 2; uids.has(id); n++) id = uidKey(f.domain_name, f.kind, date, `\n${f.domain_name}\n${n}`);
+    uids.add(id);
     const info = f.severity === 'info';
-    events.push({
-      ...eventText({
-        uid: id,
-        stamp: dtstamp,
-        start: dayOf(Date.parse(date)),
-        summary: summaryOf(f, shown),
-        description: `${shown}: ${describeDomainFinding(f, report.now, dayFormat)} (${f.severity}).`,
-        alarmDays: isExpiry && future ? criticalDays : null,
-      }),
-      info,
-    });
-    let restoreUid = restoreByUid(f);
-    for (let n = 2; restoreUid && uids.has(restoreUid); n++)
-      restoreUid = restoreByUid(f, `\n${f.domain_name}\n${n}`);
-    if (restoreUid && f.restore_by) {
-      uids.add(restoreUid);
-      // The last day a restore is still possible: the day the deadline falls on (a deadline at
-      // midnight sharp leaves none of that day), never a day that begins after it.
-      const deadline = Date.parse(f.restore_by);
-      events.push({
-        ...eventText({
-          uid: restoreUid,
+    events.push(
+      feedEvent(info, () => {
+        const shown = displayDomain(f.domain_name);
+        return {
+          uid: uidOf(id),
           stamp: dtstamp,
-          start: dayOf(deadline - 1),
-          summary: `Restore by: ${shown} (last day to restore)`,
-          description: `${shown}: ${restoreDeadlineText(f, dayFormat)}; the deadline is ${format.time(f.restore_by)}. After it, the domain can no longer be restored.`,
-          alarmDays: deadline > now ? LAST_DAYS : null,
+          start: dayOf(Date.parse(date)),
+          summary: summaryOf(f, shown),
+          description: () => `${shown}: ${describeDomainFinding(f, report.now, dayFormat)} (${f.severity}).`,
+          alarmDays: f.kind !== 'quarantine' && Date.parse(date) > now ? criticalDays : null,
+        };
+      }),
+    );
+    const restoreBy = f.restore_by;
+    if (restoreBy) {
+      let key = uidKey(f.domain_name, 'restore_by', restoreBy, '');
+      for (let n = 2; uids.has(key); n++)
+        key = uidKey(f.domain_name, 'restore_by', restoreBy, `\n${f.domain_name}\n${n}`);
+      uids.add(key);
+      events.push(
+        feedEvent(info, () => {
+          const shown = displayDomain(f.domain_name);
+          // The last day a restore is still possible: the day the deadline falls on (a deadline at
+          // midnight sharp leaves none of that day), never a day that begins after it.
+          const deadline = Date.parse(restoreBy);
+          return {
+            uid: uidOf(key),
+            stamp: dtstamp,
+            start: dayOf(deadline - 1),
+            summary: `Restore by: ${shown} (last day to restore)`,
+            description: () =>
+              `${shown}: ${restoreDeadlineText(f, dayFormat)}; the deadline is ${format.time(restoreBy)}. After it, the domain can no longer be restored.`,
+            alarmDays: deadline > now ? LAST_DAYS : null,
+          };
         }),
-        info,
-      });
+      );
     }
   }
   return events;
@@ -236,33 +269,43 @@ export function renderCalendar(report: ReportView, options: CalendarOptions = {}
     contentLine('REFRESH-INTERVAL;VALUE=DURATION:PT12H') +
     contentLine('X-PUBLISHED-TTL:PT12H');
   let size = responseBytes(head('x'.repeat(300))) + responseBytes(contentLine('END:VCALENDAR'));
-  // Critical and warning events first, each short; then, most urgent first, whole while it fits;
-  // then the info events, whole or short, while they fit.
+  // Critical and warning events first, each short, the most urgent first while they fit; then,
+  // most urgent first, whole while it fits; then the info events, whole or short, while they fit.
+  // Only what is written is made.
   const urgent = events.filter((e) => !e.info);
   const info = events.filter((e) => e.info);
-  const shortSizes = urgent.map((e) => responseBytes(e.short));
-  for (const n of shortSizes) size += n;
-  let kept = urgent.length;
-  while (kept > 0 && size > budget) size -= shortSizes[--kept] as number;
-  const whole = new Uint8Array(kept);
+  const urgentOut: string[] = [];
+  const shortSizes: number[] = [];
+  for (const e of urgent) {
+    const short = e.short();
+    const n = responseBytes(short);
+    if (size + n > budget) break;
+    urgentOut.push(short);
+    shortSizes.push(n);
+    size += n;
+  }
+  const kept = urgentOut.length;
   for (let i = 0; i < kept; i++) {
-    const extra = responseBytes((urgent[i] as EventText).full) - (shortSizes[i] as number);
+    const full = (urgent[i] as FeedEvent).full();
+    const extra = responseBytes(full) - (shortSizes[i] as number);
     if (size + extra > budget) break;
     size += extra;
-    whole[i] = 1;
+    urgentOut[i] = full;
   }
   const infoOut: string[] = [];
   for (const e of info) {
-    const full = responseBytes(e.full);
-    if (size + full <= budget) {
-      infoOut.push(e.full);
-      size += full;
+    const full = e.full();
+    const fullSize = responseBytes(full);
+    if (size + fullSize <= budget) {
+      infoOut.push(full);
+      size += fullSize;
       continue;
     }
-    const short = responseBytes(e.short);
-    if (size + short > budget) break;
-    infoOut.push(e.short);
-    size += short;
+    const short = e.short();
+    const shortSize = responseBytes(short);
+    if (size + shortSize > budget) break;
+    infoOut.push(short);
+    size += shortSize;
   }
   const notes: string[] = [];
   const infoLeft = omittedInfo + info.length - infoOut.length;
@@ -274,12 +317,7 @@ export function renderCalendar(report: ReportView, options: CalendarOptions = {}
     notes.push(
       `${urgent.length - kept} critical or warning events did not fit: the report page lists every one.`,
     );
-  const out = [head(notes.join(' '))];
-  for (let i = 0; i < kept; i++) {
-    const e = urgent[i] as EventText;
-    out.push(whole[i] ? e.full : e.short);
-  }
-  for (const e of infoOut) out.push(e);
-  out.push('END:VCALENDAR');
+  const out = [head(notes.join(' ')), ...urgentOut, ...infoOut];
+  out.push(contentLine('END:VCALENDAR'));
   return out.join('');
 }

@@ -372,12 +372,13 @@ function listsHtml(
 /**
  * What the alert left out, when the page was opened from its link (`of` the report, `from=<c>.<w>`
  * the critical and warning findings it named): only those findings, or null to show the whole page
- * (no such link, or a newer scan replaced that report, said in `note`).
+ * (no such link, or a newer scan replaced that report, said in `note`). `note` is text; `linkWhole`
+ * asks the page to add its link to the whole report after it.
  */
 function leftOutOf(
   report: ReportView,
   token: Readonly<Record<string, string>>,
-): { findings: readonly Finding[]; note: string } | null {
+): { findings: readonly Finding[]; note: string; linkWhole?: boolean } | null {
   const from = /^(\d{1,7})\.(\d{1,7})$/.exec(token.from ?? '');
   if (!from || token.of === undefined) return null;
   if (token.of !== report.generated_at) {
@@ -401,7 +402,8 @@ function leftOutOf(
   const findings = alerted.filter((f) => seen[f.severity]++ >= skip[f.severity]);
   return {
     findings,
-    note: `The ${plural(findings.length, 'finding')} the alert had no room to name (${findings.filter((f) => f.severity === 'critical').length} critical, ${findings.filter((f) => f.severity === 'warning').length} warning). The whole report is one link away: <a href="?${escapeHtml(tokenQuery(token))}">full report</a>.`,
+    note: `The ${plural(findings.length, 'finding')} the alert had no room to name (${findings.filter((f) => f.severity === 'critical').length} critical, ${findings.filter((f) => f.severity === 'warning').length} warning).`,
+    linkWhole: true,
   };
 }
 
@@ -479,7 +481,7 @@ export function renderReportPage(input: ReportPageInput): string {
   const filtered = needle
     ? `<p>${report.view?.matches ?? shown.length} of ${total} findings match “${escapeHtml(safeText(query))}”.</p>`
     : leftOut
-      ? `<p class="note">${escapeHtml(leftOut.note)}</p>`
+      ? `<p class="note">${escapeHtml(leftOut.note)}${leftOut.linkWhole ? ` The whole report is one link away: <a href="?${escapeHtml(self)}">full report</a>.` : ''}</p>`
       : '';
   const problemCount = report.view?.problemsTotal ?? report.problems.length;
   const links = [
