@@ -2,6 +2,7 @@ import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
 import { parseSigningKeys } from '../../functions/core/links/links';
+import { filterText } from '../../functions/core/memory/report-view';
 import { CALENDAR_CONTENT_TYPE, eventUid, renderCalendar } from '../../functions/core/pages/calendar';
 import {
   REPORT_PAGE_HEADERS,
@@ -292,5 +293,14 @@ describe('renderReportPage', () => {
     expect(renderReportPage({ report, token })).toContain(
       '<meta name="viewport" content="width=device-width,initial-scale=1">',
     );
+  });
+});
+
+describe('the report page filter text', () => {
+  it('is cut at 200 characters without splitting a character in two', () => {
+    const cut = filterText(`${'a'.repeat(199)}😀tail`);
+    expect(cut).toBe('a'.repeat(199));
+    expect(cut).not.toMatch(/[\uD800-\uDBFF]$/);
+    expect(filterText(`  ${'b'.repeat(300)}  `)).toBe('b'.repeat(200));
   });
 });
