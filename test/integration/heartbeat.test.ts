@@ -177,6 +177,26 @@ describe('the heartbeat of the command line', () => {
     }
   });
 
+  it('refuses a heartbeat URL with a line break or a space inside, which URL parsing would drop or encode, without repeating it', async () => {
+    // A parser of URLs drops a tab or line break inside one: the ping would go to another URL than the one given.
+    for (const bad of [`${pingBase}\n-second-line`, `${pingBase}\t-x`, `${pingBase} -x`]) {
+      const run = await runCli(['scan', '--alert-to', 'stdout'], cliEnv({ HEARTBEAT_URL: bad }));
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(
+        'HEARTBEAT_URL must be one URL, without a space or line break inside (the value is not shown: it is a secret)',
+      );
+      expect(run.stderr).not.toContain(SECRET);
+    }
+    expect(received).toEqual([]);
+    // Around it they are trimmed: a value pasted with its line break still pings.
+    const trimmed = await runCli(
+      ['scan', '--alert-to', 'stdout'],
+      cliEnv({ HEARTBEAT_URL: ` ${pingBase}\n` }),
+    );
+    expect(trimmed.code).toBe(0);
+    expect(received).toEqual([`GET /${SECRET}`]);
+  });
+
   it('refuses a heartbeat URL over http to another host without repeating it', async () => {
     const run = await runCli(['scan', '--dry-run'], cliEnv({ HEARTBEAT_URL: `http://hc.example/${SECRET}` }));
     expect(run.code).toBe(2);
