@@ -3,6 +3,7 @@ import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { SSMProvider } from '@aws-lambda-powertools/parameters/ssm';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { groupLabel } from '../core/alerts/groups';
 import { checkWebhookUrl, parseWebhookTargets, type WebhookTarget } from '../core/alerts/webhook-delivery';
 import {
   DELIVERY_HEADER,
@@ -64,7 +65,6 @@ interface SnsEnvelope {
   readonly Type?: string;
   readonly MessageId?: string;
   readonly Message?: string;
-  readonly MessageAttributes?: Record<string, { Value?: string }>;
 }
 
 /**
@@ -155,11 +155,15 @@ async function deliver(
     );
   const reportJson = envelope.Message;
   const report = parseAlertReport(reportJson);
-  // The account the report is about, else this deployment's label. Read from the report, not the
-  // `account` attribute: SNS sends message attributes only with a String message, not with
+  // Labelled as the e-mail subject is (alertMessageOf): the account's own label, else its name,
+  // else this deployment's label, with a group's name for a group's message. Read from the report,
+  // not the `account` attribute: SNS sends message attributes only with a String message, not with
   // MessageStructure json (sns-message-attributes), so in AWS the notification carries none.
-  const accountLabel =
-    report.source?.account ?? envelope.MessageAttributes?.account?.Value ?? deps.env[ENV.accountLabel];
+  const source = report.source;
+  const accountLabel = groupLabel(
+    source?.account_label ?? source?.account ?? deps.env[ENV.accountLabel],
+    source?.group,
+  );
   const timeZone = parseSetting('timeZone', deps.env[ENV.timeZone]);
   const body = renderWebhookBody(target.format, reportJson, report, {
     timeZone,

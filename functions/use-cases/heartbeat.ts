@@ -12,6 +12,8 @@ import { isLoopbackUrl } from '../core/scan/config';
 
 /** How long a ping may take before it is given up. */
 export const HEARTBEAT_TIMEOUT_MS = 10_000;
+/** Redirects a ping follows, as fetch's own limit is 20: a loop fails in a few requests. */
+const MAX_REDIRECTS = 5;
 
 /** What a scan reports: it completed, or it failed. */
 export type ScanOutcome = 'complete' | 'failed';
@@ -32,17 +34,28 @@ export interface Heartbeat {
  */
 export function checkHeartbeatUrl(text: string, source: string): URL {
   const trimmed = text.trim();
+  // URL parsing drops a tab or line break inside and encodes a space: the ping would go elsewhere.
+  if (/[\s\p{Cc}]/u.test(trimmed))
+    throw new ConfigError(
+      `${source} must be one URL, without a space or line break inside (the value is not shown: it is a secret)`,
+    );
   const url = URL.canParse(trimmed) ? new URL(trimmed) : undefined;
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password)
     throw new ConfigError(
       `${source} must be an http(s) URL such as https://hc-ping.com/<uuid> (the value is not shown: it is a secret)`,
     );
-  if (url.protocol === 'http:' && !isLoopbackUrl(url))
+  if (!mayPing(url))
     throw new ConfigError(
       `${source} must be an https URL (http only to 127.0.0.1, [::1] or localhost): whoever reads it can report the scan healthy`,
     );
   return url;
 }
+
+/** A URL a ping may go to, redirects included: https, or http to this machine only, no user or password. */
+const mayPing = (url: URL): boolean =>
+  !url.username &&
+  !url.password &&
+  (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackUrl(url)));
 
 /** `URL/fail` (and `URL/<account>/fail`): the path extended, any query kept where it was. */
 export function pingUrl(base: URL, outcome: ScanOutcome, account?: string): URL {
@@ -81,9 +94,7 @@ export function heartbeatOf(
         abort.abort();
       }, HEARTBEAT_TIMEOUT_MS);
       try {
-        const answer = await send(url, { method: 'GET', signal: abort.signal, redirect: 'follow' });
-        await answer.body?.cancel().catch(() => undefined);
-        return answer.ok ? { ok: true } : { ok: false, reason: `it answered HTTP ${answer.status}` };
+        return await pingFollowing(send, url, abort.signal);
       } catch (error) {
         return { ok: false, reason: pingFailure(error, timedOut) };
       } finally {
@@ -91,6 +102,33 @@ export function heartbeatOf(
       }
     },
   };
+}
+
+/**
+ * One ping, following only the redirects {@link mayPing} allows: fetch's own `follow` would take an
+ * https ping to plain http elsewhere (the fetch standard allows it), and send the URL in clear.
+ */
+async function pingFollowing(send: typeof fetch, url: URL, signal: AbortSignal): Promise<PingResult> {
+  let target = url;
+  for (let redirects = 0; ; redirects++) {
+    const answer = await send(target, { method: 'GET', signal, redirect: 'manual' });
+    await answer.body?.cancel().catch(() => undefined);
+    const location = answer.status >= 300 && answer.status < 400 ? answer.headers.get('location') : null;
+    if (location === null)
+      return answer.ok ? { ok: true } : { ok: false, reason: `it answered HTTP ${answer.status}` };
+    const next = URL.canParse(location, target) ? new URL(location, target) : undefined;
+    if (!next || !mayPing(next))
+      return {
+        ok: false,
+        reason: `it answered HTTP ${answer.status}, a redirect to a URL it may not use (https only, or http to this machine)`,
+      };
+    if (redirects === MAX_REDIRECTS)
+      return {
+        ok: false,
+        reason: `it answered HTTP ${answer.status}, more than ${MAX_REDIRECTS} redirects in a row`,
+      };
+    target = next;
+  }
 }
 
 /** The line that says a ping failed: the host and why, and that the scan's own result stands. */

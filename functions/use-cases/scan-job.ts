@@ -90,7 +90,16 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
   });
   // With memory, the comparison may still change a finding (a renewal_failed only memory knows):
   // the stateful scan signs the links once it has (signReportLinks), so each acts on what is shown.
-  const named = input.account ? { ...report, source: { ...report.source, account: input.account } } : report;
+  const named = input.account
+    ? {
+        ...report,
+        source: {
+          ...report.source,
+          account: input.account,
+          ...(settings.accountLabel ? { account_label: settings.accountLabel } : {}),
+        },
+      }
+    : report;
   return input.observe ? named : signReportLinks(named, input, { silencing: false });
 }
 

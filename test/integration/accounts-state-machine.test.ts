@@ -292,6 +292,11 @@ describe('the state machine’s definition, run against the scan handler', { tim
     expect(findingKeys(report)).toEqual(truthKeys(portfolios['brand-a'] as Portfolio));
     const fromB = all.find((m) => m.MessageAttributes.account?.Value === 'brand-b') as SnsEnvelope;
     expect(fromB.Subject).toMatch(/^domain-sentinel \[Brand B\]: /);
+    // The JSON names the account as the subject does: the webhook subscriber labels chat from it.
+    expect(JSON.parse(sqsVariant(fromB)).source).toMatchObject({
+      account: 'brand-b',
+      account_label: 'Brand B',
+    });
     expect(findingKeys(JSON.parse(sqsVariant(fromB)))).toEqual(truthKeys(portfolios['brand-b'] as Portfolio));
   });
 

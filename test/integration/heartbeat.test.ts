@@ -27,6 +27,8 @@ let sim: Simulator;
 let receiver: Server;
 let received: string[] = [];
 let answer = 200;
+/** Where the receiver redirects its pings to, when set. */
+let redirectTo: string | undefined;
 let pingBase: string;
 
 beforeAll(async () => {
@@ -36,7 +38,8 @@ beforeAll(async () => {
   });
   receiver = createServer((req, res) => {
     received.push(`${req.method} ${req.url}`);
-    res.writeHead(answer).end('OK');
+    if (redirectTo && !req.url?.endsWith('/moved')) res.writeHead(302, { location: redirectTo }).end();
+    else res.writeHead(answer).end('OK');
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   pingBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/${SECRET}`;
@@ -49,6 +52,7 @@ afterAll(async () => {
 beforeEach(() => {
   received = [];
   answer = 200;
+  redirectTo = undefined;
 });
 
 const cliEnv = (extra: NodeJS.ProcessEnv = {}) => ({
@@ -140,6 +144,57 @@ describe('the heartbeat of the command line', () => {
     );
     expect(run.stderr).toMatch(/\nsentinel: the reseller API refused the API key/);
     expect(run.stdout + run.stderr).not.toContain('gone-secret');
+  });
+
+  it('follows no redirect to plain http of another host, where the URL would go in clear, and says so', async () => {
+    // 127.0.0.2 is this machine too, but not a host the heartbeat's rule lets a URL reach over http.
+    const elsewhere: string[] = [];
+    const other = createServer((req, res) => {
+      elsewhere.push(`${req.method} ${req.url}`);
+      res.writeHead(200).end('OK');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.2', resolve));
+    try {
+      redirectTo = `http://127.0.0.2:${(other.address() as AddressInfo).port}/${SECRET}`;
+      const run = await runCli(['scan', '--alert-to', 'stdout'], cliEnv());
+      expect(run.code).toBe(0);
+      expect(received).toEqual([`GET /${SECRET}`]);
+      expect(elsewhere).toEqual([]);
+      expect(run.stderr).toBe(
+        `sentinel: the heartbeat ping to ${new URL(pingBase).host} failed: it answered HTTP 302, a redirect to a URL it may not use (https only, or http to this machine); the scan's own result stands\n`,
+      );
+      expect(run.stdout + run.stderr).not.toContain(SECRET);
+
+      // A redirect the rule allows is followed.
+      received = [];
+      redirectTo = `/${SECRET}/moved`;
+      const moved = await runCli(['scan', '--alert-to', 'stdout'], cliEnv());
+      expect(moved.stderr).toBe('');
+      expect(received).toEqual([`GET /${SECRET}`, `GET /${SECRET}/moved`]);
+    } finally {
+      other.closeAllConnections();
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+    }
+  });
+
+  it('refuses a heartbeat URL with a line break or a space inside, which URL parsing would drop or encode, without repeating it', async () => {
+    // A parser of URLs drops a tab or line break inside one: the ping would go to another URL than the one given.
+    for (const bad of [`${pingBase}\n-second-line`, `${pingBase}\t-x`, `${pingBase} -x`]) {
+      const run = await runCli(['scan', '--alert-to', 'stdout'], cliEnv({ HEARTBEAT_URL: bad }));
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(
+        'HEARTBEAT_URL must be one URL, without a space or line break inside (the value is not shown: it is a secret)',
+      );
+      expect(run.stderr).not.toContain(SECRET);
+    }
+    expect(received).toEqual([]);
+    // Around it they are trimmed: a value pasted with its line break still pings.
+    const trimmed = await runCli(
+      ['scan', '--alert-to', 'stdout'],
+      cliEnv({ HEARTBEAT_URL: ` ${pingBase}\n` }),
+    );
+    expect(trimmed.code).toBe(0);
+    expect(received).toEqual([`GET /${SECRET}`]);
   });
 
   it('refuses a heartbeat URL over http to another host without repeating it', async () => {

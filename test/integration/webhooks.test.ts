@@ -268,6 +268,30 @@ describe('webhooks: fauxqs → the subscriber handler → a receiver on 127.0.0.
     );
   });
 
+  it("names the account as the e-mail subject does: the account's own label, and a group's message with its group", async () => {
+    const { deps } = subscriber();
+    const cases = [
+      // An account of an accounts file with an accountLabel of its own, its group vip's message.
+      [{ account: 'brand-b', account_label: 'Brand B (test)', group: 'vip' }, 'Brand B (test), group vip'],
+      // One account, the deployment's ACCOUNT_LABEL (Acme): a group's message still names its group.
+      [{ group: 'vip' }, 'Acme, group vip'],
+    ] as const;
+    for (const [source, label] of cases) {
+      received.length = 0;
+      const r = report();
+      const events = await publishAndReceive({ ...r, source: { ...r.source, ...source } });
+      for (const format of ['slack', 'teams'] as const) {
+        const record = events[format].Records[0] as SQSEvent['Records'][number];
+        const { MessageAttributes: _dropped, ...asAwsDelivers } = JSON.parse(record.body) as SnsEnvelope;
+        const event = { Records: [{ ...record, body: JSON.stringify(asAwsDelivers) }] };
+        expect(await handleWebhookEvent(event, deps, 30_000)).toEqual({ batchItemFailures: [] });
+      }
+      const [slack, teams] = received as [Received, Received];
+      expect(JSON.parse(slack.body).text).toBe(`domain-sentinel (${label}): 2 critical, 1 warning`);
+      expect(teams.body).toContain(JSON.stringify(`domain-sentinel (${label}): 2 critical, 1 warning`));
+    }
+  });
+
   it('retries a 503 and a 429 (waiting what Retry-After asks), then delivers', async () => {
     answers.set('/slack', [{ status: 503 }, { status: 429, headers: { 'retry-after': '2' } }]);
     const events = await publishAndReceive(report());

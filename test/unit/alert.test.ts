@@ -16,7 +16,7 @@ import {
   compareFindings,
   type DomainFinding,
 } from '../../functions/core/findings/classify';
-import { domainFinding, reportOf } from '../support/report';
+import { domainFinding, NOW_ISO, reportOf } from '../support/report';
 
 const quarantine = domainFinding('example.nl', 'quarantine', 'critical', -25, {
   date_deleted: '2026-11-02T09:00:00.000Z',
@@ -160,6 +160,36 @@ describe('renderSms', () => {
     expect(gsm7Length(delivered)).toBeGreaterThan(140); // the budget is used, not wasted
   });
 
+  // 253 characters, the most a valid domain name has.
+  const longName = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(58)}.nl`;
+
+  it('names the first critical domain, cut with a visible mark, when it is too long to fit whole', () => {
+    const findings = [
+      domainFinding(longName, 'quarantine', 'critical', -40, { days_to_restore: 3, restore_by: NOW_ISO }),
+      ...Array.from({ length: 12_344 }, (_, i) => domainFinding(`d${i}.nl`, 'expired', 'critical', -1)),
+      ...Array.from({ length: 3 }, (_, i) => domainFinding(`w${i}.nl`, 'expiring', 'warning', 20)),
+    ];
+    const delivered = smsAsDelivered(renderSms(reportOf(findings), { accountLabel: 'A'.repeat(40) }));
+    // The label keeps its 20 characters and the counts stay whole; the name takes the room left, to the last character.
+    expect(delivered).toBe(
+      `domain-sentinel> ${'A'.repeat(20)}: 12345 critical: ${'a'.repeat(55)}... LAST DAYS 3d to restore +12344 more, 3 warning`,
+    );
+    expect(gsm7Length(delivered)).toBe(160);
+  });
+
+  it('marks a name cut to its share of the SMS even when it is the only item', () => {
+    const sms = renderSms(reportOf([domainFinding(longName, 'expired', 'critical', -2)]));
+    expect(gsm7Length(smsAsDelivered(sms))).toBeLessThanOrEqual(160);
+    expect(sms).toBe(`1 critical: ${longName.slice(0, 77)}... expired`);
+  });
+
+  it('names the first unreadable quarantine record, cut to fit', () => {
+    const problems = [{ ...problemOf(longName), severity: 'critical' as const }];
+    const sms = renderSms(reportOf([], problems));
+    expect(gsm7Length(smsAsDelivered(sms))).toBeLessThanOrEqual(160);
+    expect(sms).toBe(`1 critical: ${longName.slice(0, 77)}... quarantine?`);
+  });
+
   it('writes IDN names in punycode and replaces characters outside GSM-7', () => {
     const idn = domainFinding('bücher.de', 'expired', 'critical', -2);
     // é is in GSM-7, ë and ™ are not.
@@ -184,11 +214,14 @@ describe('renderSms', () => {
     const label = fc.option(fc.string({ maxLength: 60 }), { nil: undefined });
     fc.assert(
       fc.property(
-        fc.array(anyFinding(fc.string({ maxLength: 80 })), { maxLength: 300 }),
+        fc.array(anyFinding(fc.string({ maxLength: 300 })), { maxLength: 300 }),
         label,
         (findings, accountLabel) => {
           const sms = renderSms(reportOf(findings), accountLabel === undefined ? {} : { accountLabel });
           expect(gsm7Length(smsAsDelivered(sms))).toBeLessThanOrEqual(160);
+          // With anything critical, the first critical item is named, however long its name: never counts alone.
+          if (findings.some((f) => f.severity === 'critical'))
+            expect(sms).not.toMatch(/critical:( \+\d+ more)?(,? ?\d+ warning)?$/);
         },
       ),
       { numRuns: 300 },

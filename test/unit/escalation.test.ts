@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
 import { escalationHours, nextAlertMemory } from '../../functions/core/memory/escalation';
 import type { AlertMemory } from '../../functions/core/memory/state';
+import { domain, scanOf } from '../support/state-scan';
+import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
 
 const NOW = Date.parse('2026-11-23T07:00:00Z');
 const HOUR = 3_600_000;
@@ -64,6 +66,24 @@ describe('escalationHours', () => {
     expect(escalationHours(expiring, was, input({ stage: 3 }))).toBe(48);
   });
 
+  it('counts from the first alert as critical: a finding alerted as a warning that turns critical is not escalated at once', () => {
+    // Alerted as a warning 49 hours ago (expiring, 9 days left); now 6 days left, critical.
+    const expiring = {
+      ...quarantine(5),
+      kind: 'expiring',
+      days_left: 6,
+      date_expiry: new Date(NOW + 6 * DAY).toISOString(),
+    } as unknown as DomainFinding;
+    const asWarning = alerted(49, { kind: 'expiring', severity: 'warning', stage: 14 });
+    expect(escalationHours(expiring, asWarning, input({ stage: 7 }))).toBeNull();
+    // Its first critical alert starts the count: this scan's, escalated afterHours later.
+    const at = new Date(NOW).toISOString();
+    const next = nextAlertMemory(expiring, asWarning, { at, stage: 7, escalatedNow: false });
+    expect(next).toEqual({ kind: 'expiring', severity: 'critical', stage: 7, at, first_at: at });
+    const later = NOW + 25 * HOUR;
+    expect(escalationHours(expiring, next, input({ stage: 7, nowMs: later }))).toBe(25);
+  });
+
   it('counts an alert of another kind as another finding, and a first alert stored in the future as due', () => {
     expect(escalationHours(quarantine(5), alerted(25, { kind: 'expiring' }), input())).toBeNull();
     const future = alerted(-100);
@@ -100,5 +120,27 @@ describe('nextAlertMemory', () => {
         escalatedNow: false,
       }),
     ).toEqual({ kind: 'quarantine', severity: 'critical', stage: -1, at, first_at: at });
+  });
+});
+
+describe('escalation through the comparison with memory', () => {
+  it('does not page the escalation recipients the moment a domain alerted as a warning turns critical', () => {
+    // MIN_SEVERITY warning (the default): soon.nl is alerted at 9 days left, a warning, and turns
+    // critical at 7. That first critical alert is no escalation; one afterHours later is.
+    const T0 = Date.parse('2026-11-22T06:00:00Z');
+    const soon = domain('soon.nl', T0, { auto_renew: false, date_expiry: T0 + 9 * DAY });
+    const policy = { ...DEFAULT_STATE_POLICY, escalation: POLICY };
+    const scan = (now: number, state: ScanState) => {
+      const { report, observed } = scanOf([soon], now);
+      const result = compareWithState({ report, observed, state, policy, scope: 'http://reseller.test' });
+      return { result, finding: result.report.findings[0] as DomainFinding & { change: string } };
+    };
+    const first = scan(T0, EMPTY_STATE);
+    expect(first.finding).toMatchObject({ severity: 'warning', change: 'new' });
+    const critical = scan(T0 + 2 * DAY + HOUR, first.result.next);
+    expect(critical.finding).toMatchObject({ severity: 'critical', change: 'escalated' });
+    expect(critical.finding).not.toHaveProperty('escalated_after_hours');
+    const unanswered = scan(T0 + 3 * DAY + 2 * HOUR, critical.result.next);
+    expect(unanswered.finding).toMatchObject({ severity: 'critical', escalated_after_hours: 25 });
   });
 });

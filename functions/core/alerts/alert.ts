@@ -241,13 +241,41 @@ export function toGsm7(text: string): string {
   return [...text].map((ch) => (GSM7_BASIC.has(ch) && ch !== '\n' && ch !== '\r' ? ch : '?')).join('');
 }
 
-/** `x.nl LEFT ACCOUNT`: a change in the SMS, in capitals as the digest writes it. */
-const smsChange = (c: DomainChange): string =>
-  `${toGsm7(normalizeDomainName(c.domain_name)).slice(0, 80)} ${c.kind.replace(/_/g, ' ').toUpperCase()}`;
+/** Characters a name keeps in the SMS, so one long name leaves room for the others. */
+const SMS_NAME_MAX = 80;
+/** What shows that a name in the SMS was cut: GSM-7 has no '…'. */
+const SMS_CUT_MARK = '...';
 
-function smsItem(f: DomainFinding): string {
-  // Punycode, and '?' for anything else outside GSM-7 (controls included): an SMS carries no markup.
-  const name = toGsm7(normalizeDomainName(f.domain_name)).slice(0, 80);
+/**
+ * A name as the SMS writes it: GSM-7, '?' for anything else (controls included), at most `max`
+ * characters, a cut shown by `...`. After toGsm7 every character is one septet, so length counts them.
+ */
+function smsName(name: string, max = SMS_NAME_MAX): string {
+  const text = toGsm7(name);
+  return text.length <= max ? text : `${text.slice(0, max - SMS_CUT_MARK.length)}${SMS_CUT_MARK}`;
+}
+
+/**
+ * One critical item of the SMS: the name it is about and what it says given that name as written,
+ * so the first item can give its name less room when it would not fit otherwise (renderSms).
+ */
+interface SmsItem {
+  readonly name: string;
+  readonly says: (name: string) => string;
+}
+
+/** `x.nl LEFT ACCOUNT`: a change in the SMS, in capitals as the digest writes it. */
+const smsChange = (c: DomainChange): SmsItem => ({
+  name: normalizeDomainName(c.domain_name),
+  says: (name) => `${name} ${c.kind.replace(/_/g, ' ').toUpperCase()}`,
+});
+
+// Punycode, and '?' for anything else outside GSM-7: an SMS carries no markup.
+function smsItem(f: DomainFinding): SmsItem {
+  return { name: normalizeDomainName(f.domain_name), says: (name) => smsFindingText(f, name) };
+}
+
+function smsFindingText(f: DomainFinding, name: string): string {
   if (f.kind === 'quarantine') {
     const left = f.days_to_restore;
     if (typeof left !== 'number') return `${name} quarantine`;
@@ -260,29 +288,37 @@ function smsItem(f: DomainFinding): string {
   return `${name} ${f.days_left}d no renew`;
 }
 
+/** The critical items of the SMS in the digest's order: critical changes, unreadable quarantine records, findings. */
+function smsItems(report: Report): SmsItem[] {
+  return [
+    ...criticalChanges(report).map(smsChange),
+    ...criticalProblems(report).map((p) => ({
+      name: normalizeDomainName(p.key ?? '?'),
+      says: (name: string) => `${name} quarantine?`,
+    })),
+    ...report.findings
+      .filter((f) => f.severity === 'critical')
+      .map((f) =>
+        isDomainFinding(f) ? smsItem(f) : { name: f.handle, says: (name: string) => `contact ${name}` },
+      ),
+  ];
+}
+
 /**
  * The SMS body: critical items only, in the digest's order (critical changes such as a domain that
  * left the account, unreadable quarantine records, then the findings), no links, IDNs in punycode;
  * what it leaves out is said at its end: "+N more" critical (changes a message's cut left out
  * included) and the number of warnings, which only the e-mail lists. SNS puts {@link SMS_PREFIX} before it, so
  * the body is cut to fit 160 GSM-7 characters together with that prefix: one billed part, see
- * {@link smsAsDelivered}.
+ * {@link smsAsDelivered}. The SMS is the channel for critical items, so it always names the first:
+ * a name too long for the room left is cut to fit, with `...`.
  */
 export function renderSms(report: Report, options: Pick<RenderOptions, 'accountLabel'> = {}): string {
   const max = SMS_MAX - gsm7Length(SMS_PREFIX);
-  const critical = report.findings.filter((f) => f.severity === 'critical');
-  const unreadable = criticalProblems(report).map(
-    (p) => `${toGsm7(normalizeDomainName(p.key ?? '?')).slice(0, 80)} quarantine?`,
-  );
   const label = options.accountLabel ? `${toGsm7(options.accountLabel).slice(0, 20)}: ` : '';
-  const changes = criticalChanges(report);
-  const changesCut = criticalChangeCount(report) - changes.length;
+  const changesCut = criticalChangeCount(report) - criticalChanges(report).length;
   const warning = report.summary.warning;
-  const items = [
-    ...changes.map(smsChange),
-    ...unreadable,
-    ...critical.map((f) => (isDomainFinding(f) ? smsItem(f) : `contact ${toGsm7(f.handle)}`)),
-  ];
+  const items = smsItems(report);
   if (items.length + changesCut === 0) {
     return `${label}no critical items; ${warning} warning. See e-mail.`.slice(0, max);
   }
@@ -295,10 +331,23 @@ export function renderSms(report: Report, options: Pick<RenderOptions, 'accountL
   let text = head;
   let used = 0;
   for (const [index, item] of items.entries()) {
-    const candidate = `${text}${used ? ';' : ''} ${item}`;
-    if (gsm7Length(candidate + tail(items.length - index - 1 + changesCut)) > max) break;
-    text = candidate;
-    used++;
+    const rest = tail(items.length - index - 1 + changesCut);
+    const candidate = `${text}${used ? ';' : ''} ${item.says(smsName(item.name))}`;
+    if (gsm7Length(candidate + rest) <= max) {
+      text = candidate;
+      used++;
+      continue;
+    }
+    if (index === 0) {
+      // The room the name has once all else is said; the label is cut to 20 and the counts are
+      // short, so it holds far more than the mark in any report.
+      const room = max - gsm7Length(`${text} ${item.says('')}${rest}`);
+      if (room > SMS_CUT_MARK.length) {
+        text = `${text} ${item.says(smsName(item.name, room))}`;
+        used++;
+      }
+    }
+    break;
   }
   text += tail(items.length - used + changesCut);
   // A header so long that not even the count fits (a very long label) still stays within the limit.

@@ -63,6 +63,12 @@ const ReportShape = z
       .optional(),
     changes_truncated: z.object({ critical_changes_omitted: z.number() }).loose().optional(),
     report_url: z.string().optional(),
+    // What names the message's account and group (webhook-subscriber.ts).
+    source: z
+      .object({ account: z.string(), account_label: z.string(), group: z.string() })
+      .partial()
+      .loose()
+      .optional(),
   })
   .loose();
 

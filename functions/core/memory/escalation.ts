@@ -4,8 +4,9 @@ import { isDue } from './state-time';
 
 /**
  * Escalation (docs/policies.md): a critical finding that nobody acknowledged or snoozed within
- * `afterHours` of its first alert, and whose deadline (expiry, or restore-by in quarantine) is
- * within `withinDays`, is published again as an escalation, once per rung of the threshold ladder.
+ * `afterHours` of its first alert as critical, and whose deadline (expiry, or restore-by in
+ * quarantine) is within `withinDays`, is published again as an escalation, once per rung of the
+ * threshold ladder.
  * Pure; compare.ts asks it per finding, and remembers the rung in the domain's `alerted`.
  */
 
@@ -49,8 +50,9 @@ export function escalationHours(
 ): number | null {
   const { policy, nowMs, stage } = input;
   if (!policy || input.silenced || f.severity !== 'critical' || !isDomainFinding(f)) return null;
-  // Alerted before as this very finding; an alert of another kind (expiring, now in quarantine) is another finding.
-  if (!prev || prev.kind !== f.kind) return null;
+  // Alerted before as this very critical finding; an alert of another kind (expiring, now in
+  // quarantine) is another finding, and an alert as a warning is not this critical one's first.
+  if (!prev || prev.kind !== f.kind || prev.severity !== 'critical') return null;
   if (prev.escalated !== undefined && prev.escalated === stage) return null;
   // A stored time in the future counts as due (isDue): a clock that jumped never holds an escalation back.
   const first = prev.first_at ?? prev.at;
@@ -63,14 +65,16 @@ export function escalationHours(
 
 /**
  * The alert memory after this scan published a finding: the first alert kept while the finding
- * stays the same kind, the rung of an escalation kept until the next one.
+ * stays the same kind (and, once critical, critical: escalation counts from its first critical
+ * alert), the rung of an escalation kept until the next one.
  */
 export function nextAlertMemory(
   f: Finding,
   prev: AlertMemory | null | undefined,
   now: { readonly at: string; readonly stage: number | null; readonly escalatedNow: boolean },
 ): AlertMemory {
-  const same = prev?.kind === f.kind ? prev : undefined;
+  const turnedCritical = f.severity === 'critical' && prev?.severity !== 'critical';
+  const same = prev?.kind === f.kind && !turnedCritical ? prev : undefined;
   const escalated = now.escalatedNow ? now.stage : same?.escalated;
   return {
     kind: f.kind,

@@ -43,6 +43,8 @@ export interface Report {
     readonly base_url: string;
     /** The account's name, when the deployment scans several (docs/accounts.md). */
     readonly account?: string;
+    /** With `account`: its alerts' label (its `accountLabel`, else its name), for readers of the JSON. */
+    readonly account_label?: string;
     /** A group's own alert: the policy whose domains alone it carries (functions/core/alerts/groups.ts). */
     readonly group?: string;
     readonly mode: ScanMode;
@@ -61,10 +63,7 @@ export interface Report {
     /** The policies per domain group, in the order they are tried, each with what applied to its domains. */
     readonly policies?: readonly ReportPolicy[];
   };
-  /**
-   * Why the `renewal_failed` rule is off for this account: its records' `date_renewal` reads as
-   * something other than the coming renewal. Absent while the rule applies.
-   */
+  /** Why the `renewal_failed` rule is off: the account's `date_renewal` is not the coming renewal. Absent: on. */
   readonly renewal_rule_off?: string;
   /** What the renewals due in the expiry window that carry a price will cost, per currency. */
   readonly renewal_costs?: RenewalCosts;
