@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
+import { snoozeOf } from '../../functions/core/memory/actions';
 import { escalationHours, nextAlertMemory } from '../../functions/core/memory/escalation';
 import type { AlertMemory } from '../../functions/core/memory/state';
 import { domain, scanOf } from '../support/state-scan';
@@ -142,5 +143,33 @@ describe('escalation through the comparison with memory', () => {
     expect(critical.finding).not.toHaveProperty('escalated_after_hours');
     const unanswered = scan(T0 + 3 * DAY + 2 * HOUR, critical.result.next);
     expect(unanswered.finding).toMatchObject({ severity: 'critical', escalated_after_hours: 25 });
+  });
+  it('counts again from the end of a snooze: a domain snoozed for a day is not escalated the scan after', () => {
+    // docs/policies.md: a finding snoozed within afterHours of its first alert is not escalated. A
+    // snooze that ends gives the team afterHours again; only then is it escalated, once.
+    const T0 = Date.parse('2026-11-22T06:00:00Z');
+    const soon = domain('soon.nl', T0, { auto_renew: false, date_expiry: T0 + 6 * DAY + 12 * HOUR });
+    const policy = { ...DEFAULT_STATE_POLICY, escalation: POLICY };
+    const scan = (now: number, state: ScanState) => {
+      const { report, observed } = scanOf([soon], now);
+      const result = compareWithState({ report, observed, state, policy, scope: 'http://reseller.test' });
+      return { result, finding: result.report.findings[0] as DomainFinding & { change: string } };
+    };
+    const first = scan(T0, EMPTY_STATE);
+    expect(first.finding).toMatchObject({ severity: 'critical', change: 'new' });
+    const memory = first.result.next.domains['soon.nl'];
+    const snoozed: ScanState = {
+      ...first.result.next,
+      domains: {
+        ...first.result.next.domains,
+        'soon.nl': { ...memory, actions: { snooze: snoozeOf(first.finding, 1, T0 + HOUR) } } as never,
+      },
+    };
+    const during = scan(T0 + 20 * HOUR, snoozed);
+    expect(during.finding).not.toHaveProperty('escalated_after_hours');
+    const after = scan(T0 + 26 * HOUR, during.result.next);
+    expect(after.finding).not.toHaveProperty('escalated_after_hours');
+    const unanswered = scan(T0 + 50 * HOUR, after.result.next);
+    expect(unanswered.finding).toMatchObject({ escalated_after_hours: 25 });
   });
 });

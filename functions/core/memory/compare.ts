@@ -7,7 +7,7 @@ import {
 } from '../findings/classify';
 import type { Report } from '../scan/scan';
 import { type AppliedActions, applyActions } from './actions';
-import { escalationHours, nextAlertMemory, stageOf } from './escalation';
+import { escalationHours, nextAlertMemory, sinceSnooze, stageOf } from './escalation';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, withFailedRenewals } from './renewal-memory';
 import { cadenceHours, nextRepeats, repeatDecision, repeatFor } from './repeat';
@@ -213,6 +213,13 @@ function inGroup(c: Comparison, group: string | undefined): InGroup {
   return c.input.policy.lapsing?.has(group) ? { policy: group, let_lapse: true } : { policy: group };
 }
 
+/** A domain's last alert (none once resolved); past a snooze, escalation counts from its end. */
+function priorAlert(c: Comparison, key: string, f: Finding): AlertMemory | null | undefined {
+  if (c.resolvedKeys.has(key)) return null;
+  const was = c.memory.prior.get(key);
+  return isSilenced(c, f) ? was?.alerted : sinceSnooze(was?.alerted, was?.actions?.snooze, c.nowMs);
+}
+
 /** The watched fields a domain read by this scan remembers next: as read, with the renewal watch decided. */
 function nextWatched(c: Comparison, key: string): WatchedFields | undefined {
   return c.watchedNext.get(key) ?? c.memory.seen.get(key)?.watched;
@@ -247,7 +254,7 @@ function markFindings(c: Comparison): void {
       change = 'escalated';
     }
     const hours = dom
-      ? escalationHours(f, c.resolvedKeys.has(key) ? null : c.memory.prior.get(key)?.alerted, {
+      ? escalationHours(f, priorAlert(c, key, f), {
           policy: c.input.policy.escalation,
           nowMs: c.nowMs,
           stage: stageOf(f, thresholds),
@@ -527,7 +534,7 @@ function memoryOf(
     ...(read.group === undefined ? {} : { group: read.group }),
   };
   if (!f) return { ...named, watched, finding: null, alerted: null };
-  const prev = c.resolvedKeys.has(key) ? null : c.memory.prior.get(key)?.alerted;
+  const prev = priorAlert(c, key, f);
   return {
     ...named,
     watched,

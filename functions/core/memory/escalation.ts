@@ -1,5 +1,5 @@
 import { type DomainFinding, type Finding, isDomainFinding } from '../findings/classify';
-import type { AlertMemory, EscalationPolicy } from './state';
+import type { AlertMemory, EscalationPolicy, Snooze } from './state';
 import { isDue } from './state-time';
 
 /**
@@ -26,6 +26,21 @@ export function stageOf(finding: Finding, thresholds: readonly number[]): number
   let stage: number | null = null;
   for (const t of thresholds) if (finding.days_left <= t && (stage === null || t < stage)) stage = t;
   return stage;
+}
+
+/**
+ * The last alert as escalation counts from it: after a snooze (ended, or lapsed early) the team
+ * has its `afterHours` again, so the count starts at the snooze's end, at the latest `nowMs`.
+ */
+export function sinceSnooze(
+  alerted: AlertMemory | null | undefined,
+  snooze: Snooze | undefined,
+  nowMs: number,
+): AlertMemory | null | undefined {
+  if (!alerted || !snooze) return alerted;
+  const ends = Math.min(Date.parse(snooze.until), nowMs);
+  const first = Date.parse(alerted.first_at ?? alerted.at);
+  return first < ends ? { ...alerted, first_at: new Date(ends).toISOString() } : alerted;
 }
 
 /** The deadline a person must act by: restore-by in quarantine (when known), else the expiry. */

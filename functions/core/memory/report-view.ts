@@ -93,7 +93,10 @@ export function responseBytes(text: string): number {
 
 /** The filter's text, normalised as the page normalises it. */
 export const filterText = (query: string | undefined): string =>
-  (query ?? '').trim().slice(0, 200).replace(/[\uD800-\uDBFF]$/, '');
+  (query ?? '')
+    .trim()
+    .slice(0, 200)
+    .replace(/[\uD800-\uDBFF]$/, '');
 
 /** Text a finding is matched against by the filter. */
 export function searchable(f: Finding): string {

@@ -270,7 +270,7 @@ export interface AlertMemory {
   readonly stage: number | null;
   /** ISO 8601: the `now` of the scan that published it. */
   readonly at: string;
-  /** ISO 8601: the first alert of this finding (its kind); its repeats keep it. Escalation counts from it. */
+  /** ISO 8601: the first alert of this finding (its kind; once critical, as critical), or the end of a snooze since. Escalation counts from it. */
   readonly first_at?: string;
   /** The rung (stage) it was escalated at, once escalated (docs/policies.md); each rung escalates once. */
   readonly escalated?: number | null;
