@@ -43,7 +43,8 @@ function median(write: () => string): { ms: number; out: string } {
   return { ms: times.sort((a, b) => a - b)[2] ?? 0, out };
 }
 
-function urgentFindings(n: number, now: string): DomainFinding[] {
+/** `n` expiring findings without auto-renew, 1 to 60 days out: the first 7 days critical, the rest warning. */
+export function urgentFindings(n: number, now: string): DomainFinding[] {
   const day = 86_400_000;
   return Array.from({ length: n }, (_, i) => {
     const days = (i % 60) + 1;
@@ -59,7 +60,8 @@ function urgentFindings(n: number, now: string): DomainFinding[] {
   });
 }
 
-function reportOf(findings: readonly DomainFinding[], now: string): Report {
+/** A full report of `findings`, made at `now`. */
+export function reportOf(findings: readonly DomainFinding[], now: string): Report {
   return {
     generated_at: now,
     now,

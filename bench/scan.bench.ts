@@ -1,7 +1,7 @@
 /**
  * npm run bench [-- --latency 50 --size 100000 --concurrency 4 --per-page 100 --rate-limit 10 --rate-limited-size 20000
  *   --stateful-sizes 100000,1000000 --alert-sizes 1000,10000,100000 --rdap-latency 150
- *   --sections startup,modes,rate,bundles,stateful,alerts,registry,feed]
+ *   --sections startup,modes,rate,bundles,stateful,alerts,registry,feed,page]
  *
  * Scans simulated accounts over loopback with per-request latency, each scan in its own process,
  * and prints from one run:
@@ -25,9 +25,11 @@
  *  - for `--size` domains with the registry check (bench/registry-section.ts): the time it adds to a
  *    full scan and the RDAP lookups it makes, at the default budget and at one covering 30 days;
  *  - the calendar feed of 30 000 and 100 000 urgent events against a feed of only what it keeps
- *    (bench/feed-section.ts).
+ *    (bench/feed-section.ts);
+ *  - the report page of 30 000 and 100 000 urgent findings against a page of only what it keeps
+ *    (bench/page-section.ts).
  *
- * `--sections startup,modes,rate,bundles,stateful,alerts,registry,feed` picks what runs (all by default).
+ * `--sections startup,modes,rate,bundles,stateful,alerts,registry,feed,page` picks what runs (all by default).
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -44,6 +46,7 @@ import { type Simulator, startSimulator } from '../functions/simulator/server';
 import { lambdaNodeFlags } from '../test/support/lambda-bootstrap';
 import { alertSection } from './alert-section';
 import { feedSection } from './feed-section';
+import { pageSection } from './page-section';
 import { registrySection } from './registry-section';
 import { startupSection } from './startup';
 
@@ -58,7 +61,7 @@ const { values } = parseArgs({
     'rate-limited-size': { type: 'string', default: '20000' },
     'stateful-sizes': { type: 'string', default: '100000,1000000' },
     'alert-sizes': { type: 'string', default: '1000,10000,100000' },
-    sections: { type: 'string', default: 'startup,modes,rate,bundles,stateful,alerts,registry,feed' },
+    sections: { type: 'string', default: 'startup,modes,rate,bundles,stateful,alerts,registry,feed,page' },
     'rdap-latency': { type: 'string', default: '150' },
   },
 });
@@ -231,6 +234,7 @@ async function main() {
   if (sections.has('stateful')) await statefulSection(measure);
   if (sections.has('alerts')) await alertSection(alertSizes, NOW, KEY);
   if (sections.has('feed')) await feedSection([30_000, 100_000], NOW);
+  if (sections.has('page')) await pageSection([30_000, 100_000], NOW);
   if (sections.has('registry'))
     await registrySection({
       measure,

@@ -15,7 +15,7 @@ import { renderMessagePage } from '../core/pages/restore-page';
 import { ResellerClient } from '../core/reseller/client';
 import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/scan/config';
 import { markFinding, resolvePolicies } from '../core/scan/policies';
-import { answer, lowerCaseKeys, requestLogFields, wantsJson } from './http-answer';
+import { answer, lowerCaseKeys, parseFormBody, requestLogFields, wantsJson } from './http-answer';
 import type { RestoreLogEntry } from './restore-handler';
 
 /**
@@ -44,16 +44,21 @@ export function createActionHandler(deps: ActionDeps) {
     const domain = event.pathParameters?.domain ?? '';
     const headers = lowerCaseKeys(event.headers);
     const now = clock();
-    const outcome = await decideAction({
-      action,
-      method,
-      domain,
-      token: event.queryStringParameters ?? {},
-      form: method === 'POST' ? parseForm(event, headers['content-type']) : {},
-      now,
-      signingKeys: () => deps.secrets.signingKeys(),
-      port: () => actionPort(deps),
-    });
+    // A body that cannot be a form is refused before anything else is looked at: nothing is acted on.
+    const read =
+      method === 'POST' ? parseFormBody(event, headers['content-type']) : { ok: true as const, form: {} };
+    const outcome: ActionOutcome = read.ok
+      ? await decideAction({
+          action,
+          method,
+          domain,
+          token: event.queryStringParameters ?? {},
+          form: read.form,
+          now,
+          signingKeys: () => deps.secrets.signingKeys(),
+          port: () => actionPort(deps),
+        })
+      : { kind: 'bad_form', status: read.status, title: read.title, message: read.message };
     deps.log({
       action,
       ...requestLogFields(event, headers, method, domain),
@@ -63,23 +68,6 @@ export function createActionHandler(deps: ActionDeps) {
     });
     return respond(method, domain, outcome, wantsJson(headers), now);
   };
-}
-
-/** The form of a POST: urlencoded (the confirm page) or JSON (programs); anything else is empty. */
-function parseForm(event: APIGatewayProxyEvent, contentType: string | undefined): Record<string, string> {
-  if (!event.body) return {};
-  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-  if (/application\/json/i.test(contentType ?? '')) {
-    try {
-      const parsed: unknown = JSON.parse(text);
-      if (parsed && typeof parsed === 'object')
-        return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)]));
-    } catch {
-      return { days: 'not JSON' };
-    }
-    return {};
-  }
-  return Object.fromEntries(new URLSearchParams(text));
 }
 
 /** The reseller (to see the domain's finding now) and the store, built once the link is proven valid. */

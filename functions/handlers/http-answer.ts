@@ -63,34 +63,69 @@ export function requestLogFields(
   };
 }
 
-/** A form larger than this is read as empty: no confirmation form comes near it. */
+/** The most a POSTed form may be: no confirmation form comes near it. */
 export const MAX_FORM_CHARS = 16_384;
 
+/** A POSTed form, values as strings, or why its body is refused (a page's title and text). */
+export type FormRead =
+  | { readonly ok: true; readonly form: Record<string, string> }
+  | { readonly ok: false; readonly status: 400 | 413; readonly title: string; readonly message: string };
+
+const TOO_LARGE = {
+  ok: false,
+  status: 413,
+  title: 'The form is too large',
+  message: `The body is larger than ${MAX_FORM_CHARS} characters, the most a form may be (a confirmation form is a few dozen). Nothing was changed.`,
+} as const;
+
 /**
- * The form of a POST: urlencoded (a page's form) or a JSON object (programs), values as strings;
- * anything else, or anything too large, is an empty form.
+ * The form of a POST: urlencoded (a page's form) or a JSON object (programs), values as strings.
+ * A body over {@link MAX_FORM_CHARS}, JSON that does not parse, and JSON that is not an object are
+ * refused, each said so; an empty body is an empty form.
+ */
+export function parseFormBody(event: APIGatewayProxyEvent, contentType: string | undefined): FormRead {
+  if (!event.body) return { ok: true, form: {} };
+  // Measured before decoding: base64 takes 4 characters for every 3.
+  if (event.body.length > (event.isBase64Encoded ? (MAX_FORM_CHARS * 4) / 3 + 4 : MAX_FORM_CHARS))
+    return TOO_LARGE;
+  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  if (!/application\/json/i.test(contentType ?? ''))
+    return { ok: true, form: Object.fromEntries(new URLSearchParams(text)) };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return {
+      ok: false,
+      status: 400,
+      title: 'The form is not JSON',
+      // The parser's own words say where (a position), and quote at most a little of the caller's own body.
+      message: `The body is labelled application/json but is not JSON (${safeText((error as Error).message.slice(0, 120))}): send an object such as {"days": 7}. Nothing was changed.`,
+    };
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    return {
+      ok: false,
+      status: 400,
+      title: 'The form is not a JSON object',
+      message: `The JSON body is ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`}, not an object: send an object such as {"days": 7}. Nothing was changed.`,
+    };
+  return {
+    ok: true,
+    form: Object.fromEntries(
+      Object.entries(parsed).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+    ),
+  };
+}
+
+/**
+ * The form of a POST as {@link parseFormBody} reads it, or an empty form where it refuses the body:
+ * the restore link then asks for its confirmation again, and nothing is restored.
  */
 export function readForm(
   event: APIGatewayProxyEvent,
   contentType: string | undefined,
 ): Record<string, string> {
-  if (
-    !event.body ||
-    event.body.length > (event.isBase64Encoded ? (MAX_FORM_CHARS * 4) / 3 + 4 : MAX_FORM_CHARS)
-  )
-    return {};
-  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-  if (/application\/json/i.test(contentType ?? '')) {
-    try {
-      const parsed: unknown = JSON.parse(text);
-      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
-        return Object.fromEntries(
-          Object.entries(parsed).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
-        );
-    } catch {
-      // Not JSON: no form at all, so nothing is confirmed.
-    }
-    return {};
-  }
-  return Object.fromEntries(new URLSearchParams(text));
+  const read = parseFormBody(event, contentType);
+  return read.ok ? read.form : {};
 }

@@ -52,6 +52,8 @@ export type ActionOutcomeKind =
   | 'no_finding'
   | 'last_days'
   | 'bad_days'
+  /** The POST's body is not a form (too large, not JSON, not an object): the handler refuses it. */
+  | 'bad_form'
   | 'finding_changed'
   | 'snoozed'
   | 'acknowledged'

@@ -313,37 +313,52 @@ function omittedWords(omitted: Readonly<Record<string, number>>): string {
     .join(', ');
 }
 
-interface Item {
-  readonly full: string;
-  readonly brief: string;
+/**
+ * A finding's item, written only when asked: a page of 100 000 urgent findings has room for some
+ * 38 000, and writing the others, in full and in brief, took most of its time.
+ */
+export interface ListItem {
+  /** With registrant, next step and links. */
+  readonly full: () => string;
+  /** The name and what is wrong only. */
+  readonly brief: () => string;
+}
+
+/** One finding list: its heading, its items in order, and what follows them. */
+export interface ListSection {
+  readonly heading: string;
+  readonly items: readonly ListItem[];
+  readonly after: string;
 }
 
 /**
- * The finding lists within `budget` bytes: every item brief first, then from the most urgent on
- * each in full while it fits; if even brief ones do not fit, the least urgent are left out, said so.
+ * The finding lists within `budget` bytes: every item brief, the most urgent first while they fit,
+ * then from the most urgent on each in full while it fits; the least urgent that do not fit even
+ * brief are left out, said so. Only the items kept are written (and the first that did not fit).
  */
-function listsHtml(
-  sections: ReadonlyArray<{
-    readonly heading: string;
-    readonly items: readonly Item[];
-    readonly after: string;
-  }>,
-  budget: number,
-): string {
+export function listsHtml(sections: readonly ListSection[], budget: number): string {
   const all = sections.flatMap((section) => section.items);
-  const briefSizes = all.map((item) => responseBytes(item.brief));
   // The two notes below and the lists' own tags, whatever the numbers in them.
   let size = 1_024;
   for (const section of sections) size += responseBytes(section.heading) + responseBytes(section.after) + 32;
-  for (const n of briefSizes) size += n;
-  let kept = all.length;
-  while (kept > 0 && size > budget) size -= briefSizes[--kept] as number;
+  const out: string[] = [];
+  const briefSizes: number[] = [];
+  for (const item of all) {
+    const brief = item.brief();
+    const n = responseBytes(brief);
+    if (size + n > budget) break;
+    out.push(brief);
+    briefSizes.push(n);
+    size += n;
+  }
+  const kept = out.length;
   let full = 0;
   while (full < kept) {
-    const extra = responseBytes((all[full] as Item).full) - (briefSizes[full] as number);
+    const whole = (all[full] as ListItem).full();
+    const extra = responseBytes(whole) - (briefSizes[full] as number);
     if (size + extra > budget) break;
     size += extra;
-    full++;
+    out[full++] = whole;
   }
   const notes: string[] = [];
   if (full < kept)
@@ -357,12 +372,10 @@ function listsHtml(
   let index = 0;
   const html = sections
     .map((section) => {
-      const items = section.items
-        .map((item) => {
-          const at = index++;
-          return at >= kept ? '' : at < full ? item.full : item.brief;
-        })
-        .join('');
+      const start = index;
+      index += section.items.length;
+      // `out` holds the kept items only: a slice past its end is empty.
+      const items = out.slice(start, index).join('');
       return `${section.heading}${items ? `<ul class="items">${items}</ul>` : ''}${section.after}`;
     })
     .join('');
@@ -420,8 +433,13 @@ function problemsHtml(report: ReportView): string {
   return `<h2 id="unreadable">Unreadable records (${total})</h2><p>They could not be read and were not checked: check them in the reseller's control panel.</p><ul class="items">${items}</ul>${rest > 0 ? `<p class="note">and ${rest} more in the JSON report</p>` : ''}`;
 }
 
+const listItem = (f: Finding, now: string): ListItem => ({
+  full: () => itemHtml(f, now),
+  brief: () => briefHtml(f, now),
+});
+
 /** The finding lists by severity (with a filter, the matches). */
-function sectionsOf(report: ReportView, shown: readonly Finding[], needle: string) {
+function sectionsOf(report: ReportView, shown: readonly Finding[], needle: string): ListSection[] {
   const view = report.view;
   const matches = view?.matches ?? shown.length;
   // Domains a policy lets lapse are listed apart, under their own heading: no alert speaks of them.
@@ -440,7 +458,7 @@ function sectionsOf(report: ReportView, shown: readonly Finding[], needle: strin
           : '';
       return {
         heading: `<h2>${WORDS[severity]} (${items.length + Math.max(0, left)})</h2>`,
-        items: items.map((f) => ({ full: itemHtml(f, report.now), brief: briefHtml(f, report.now) })),
+        items: items.map((f) => listItem(f, report.now)),
         after,
       };
     })
@@ -449,7 +467,7 @@ function sectionsOf(report: ReportView, shown: readonly Finding[], needle: strin
   if (letLapse.length)
     sections.push({
       heading: `<h2>Letting lapse (${letLapse.length})</h2>`,
-      items: letLapse.map((f) => ({ full: itemHtml(f, report.now), brief: briefHtml(f, report.now) })),
+      items: letLapse.map((f) => listItem(f, report.now)),
       after: '<p class="note">A policy lets these domains lapse: they are left out of every alert.</p>',
     });
   return sections;
@@ -488,20 +506,19 @@ export function renderReportPage(input: ReportPageInput): string {
     `<a href="report.json?${escapeHtml(self)}">JSON</a>`,
     problemCount ? `<a href="#unreadable">Unreadable records (${problemCount})</a>` : '',
   ].join('');
-  const render = (lists: string) =>
-    renderPage(
-      `domain-sentinel report${label}`,
-      `<h1>domain-sentinel${escapeHtml(label)}</h1>
+  // What comes before and after the lists, made once: the page is measured without the lists first.
+  const before = `<h1>domain-sentinel${escapeHtml(label)}</h1>
 <ul class="sum"><li class="critical">${report.summary.critical} critical</li><li class="warning">${report.summary.warning} warning</li><li class="info">${report.summary.info} info</li></ul>
 <p class="note">${escapeHtml(headline(report))}. Scanned ${escapeHtml(dayFormat(report.now))} (${escapeHtml(report.now.replace('T', ' ').slice(0, 16))} UTC).</p>
 ${firstActionHtml(shown, report.now)}<p class="toplinks">${links}</p>
 ${deadlinesHtml(report)}${renewalHtml(report)}
 <form class="filter" method="get" action="">${hidden}<input type="search" name="q" value="${escapeHtml(query)}" placeholder="Filter: domain, registrant, kind" aria-label="Filter findings"><button type="submit">Filter</button></form>
-${filtered}${lists || '<p>No findings.</p>'}
+${filtered}`;
+  const after = `
 <h2>Expiries and restore deadlines in the next ${TIMELINE_DAYS} days</h2>${renderTimeline(report)}
-${changesHtml(report)}${problemsHtml(report)}${auditHtml(input.audit)}`,
-      STYLE,
-    );
+${changesHtml(report)}${problemsHtml(report)}${auditHtml(input.audit)}`;
+  const render = (lists: string) =>
+    renderPage(`domain-sentinel report${label}`, before + (lists || '<p>No findings.</p>') + after, STYLE);
   const skeleton = responseBytes(render(''));
   const budget = (input.budgetBytes ?? RESPONSE_BUDGET_BYTES) - skeleton;
   return render(sections.length ? listsHtml(sections, budget) : '');
