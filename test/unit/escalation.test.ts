@@ -125,17 +125,22 @@ describe('nextAlertMemory', () => {
 });
 
 describe('escalation through the comparison with memory', () => {
-  it('does not page the escalation recipients the moment a domain alerted as a warning turns critical', () => {
-    // MIN_SEVERITY warning (the default): soon.nl is alerted at 9 days left, a warning, and turns
-    // critical at 7. That first critical alert is no escalation; one afterHours later is.
-    const T0 = Date.parse('2026-11-22T06:00:00Z');
-    const soon = domain('soon.nl', T0, { auto_renew: false, date_expiry: T0 + 9 * DAY });
-    const policy = { ...DEFAULT_STATE_POLICY, escalation: POLICY };
-    const scan = (now: number, state: ScanState) => {
+  const T0 = Date.parse('2026-11-22T06:00:00Z');
+  const policy = { ...DEFAULT_STATE_POLICY, escalation: POLICY };
+  /** A scanner of one domain, soon.nl without auto-renew expiring `expiresIn` after T0, with memory. */
+  const scannerOf = (expiresIn: number) => {
+    const soon = domain('soon.nl', T0, { auto_renew: false, date_expiry: T0 + expiresIn });
+    return (now: number, state: ScanState) => {
       const { report, observed } = scanOf([soon], now);
       const result = compareWithState({ report, observed, state, policy, scope: 'http://reseller.test' });
       return { result, finding: result.report.findings[0] as DomainFinding & { change: string } };
     };
+  };
+
+  it('does not page the escalation recipients the moment a domain alerted as a warning turns critical', () => {
+    // MIN_SEVERITY warning (the default): soon.nl is alerted at 9 days left, a warning, and turns
+    // critical at 7. That first critical alert is no escalation; one afterHours later is.
+    const scan = scannerOf(9 * DAY);
     const first = scan(T0, EMPTY_STATE);
     expect(first.finding).toMatchObject({ severity: 'warning', change: 'new' });
     const critical = scan(T0 + 2 * DAY + HOUR, first.result.next);
@@ -144,17 +149,11 @@ describe('escalation through the comparison with memory', () => {
     const unanswered = scan(T0 + 3 * DAY + 2 * HOUR, critical.result.next);
     expect(unanswered.finding).toMatchObject({ severity: 'critical', escalated_after_hours: 25 });
   });
+
   it('counts again from the end of a snooze: a domain snoozed for a day is not escalated the scan after', () => {
     // docs/policies.md: a finding snoozed within afterHours of its first alert is not escalated. A
     // snooze that ends gives the team afterHours again; only then is it escalated, once.
-    const T0 = Date.parse('2026-11-22T06:00:00Z');
-    const soon = domain('soon.nl', T0, { auto_renew: false, date_expiry: T0 + 6 * DAY + 12 * HOUR });
-    const policy = { ...DEFAULT_STATE_POLICY, escalation: POLICY };
-    const scan = (now: number, state: ScanState) => {
-      const { report, observed } = scanOf([soon], now);
-      const result = compareWithState({ report, observed, state, policy, scope: 'http://reseller.test' });
-      return { result, finding: result.report.findings[0] as DomainFinding & { change: string } };
-    };
+    const scan = scannerOf(6 * DAY + 12 * HOUR);
     const first = scan(T0, EMPTY_STATE);
     expect(first.finding).toMatchObject({ severity: 'critical', change: 'new' });
     const memory = first.result.next.domains['soon.nl'];
