@@ -91,6 +91,40 @@ export function responseBytes(text: string): number {
   return n;
 }
 
+/**
+ * What fits in `budget` bytes from `size` on, as the page and the feed keep their urgent items:
+ * each item brief, in order while they fit, then from the first on each in full while it fits.
+ * Only what is kept is made (and the first that does not fit). Returns the texts kept, how many
+ * of them (from the first) are in full, and the size reached.
+ */
+export function briefThenFull<T>(
+  items: readonly T[],
+  brief: (item: T) => string,
+  full: (item: T) => string,
+  size: number,
+  budget: number,
+): { readonly out: string[]; readonly full: number; readonly size: number } {
+  const out: string[] = [];
+  const briefSizes: number[] = [];
+  for (const item of items) {
+    const text = brief(item);
+    const n = responseBytes(text);
+    if (size + n > budget) break;
+    out.push(text);
+    briefSizes.push(n);
+    size += n;
+  }
+  let whole = 0;
+  while (whole < out.length) {
+    const text = full(items[whole] as T);
+    const extra = responseBytes(text) - (briefSizes[whole] as number);
+    if (size + extra > budget) break;
+    size += extra;
+    out[whole++] = text;
+  }
+  return { out, full: whole, size };
+}
+
 /** The filter's text, normalised as the page normalises it. */
 export const filterText = (query: string | undefined): string =>
   (query ?? '')

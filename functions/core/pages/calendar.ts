@@ -3,7 +3,7 @@ import { dateFormat, describeDomainFinding, restoreDeadlineText } from '../alert
 import { displayDomain, normalizeDomainName } from '../base/text';
 import { type DomainFinding, isDomainFinding } from '../findings/classify';
 import { LAST_DAYS } from '../findings/quarantine-periods';
-import { RESPONSE_BUDGET_BYTES, type ReportView, responseBytes } from '../memory/report-view';
+import { briefThenFull, RESPONSE_BUDGET_BYTES, type ReportView, responseBytes } from '../memory/report-view';
 import type { Report } from '../scan/scan';
 
 /**
@@ -274,24 +274,16 @@ export function renderCalendar(report: ReportView, options: CalendarOptions = {}
   // Only what is written is made.
   const urgent = events.filter((e) => !e.info);
   const info = events.filter((e) => e.info);
-  const urgentOut: string[] = [];
-  const shortSizes: number[] = [];
-  for (const e of urgent) {
-    const short = e.short();
-    const n = responseBytes(short);
-    if (size + n > budget) break;
-    urgentOut.push(short);
-    shortSizes.push(n);
-    size += n;
-  }
+  const fitted = briefThenFull(
+    urgent,
+    (e) => e.short(),
+    (e) => e.full(),
+    size,
+    budget,
+  );
+  const urgentOut = fitted.out;
   const kept = urgentOut.length;
-  for (let i = 0; i < kept; i++) {
-    const full = (urgent[i] as FeedEvent).full();
-    const extra = responseBytes(full) - (shortSizes[i] as number);
-    if (size + extra > budget) break;
-    size += extra;
-    urgentOut[i] = full;
-  }
+  size = fitted.size;
   const infoOut: string[] = [];
   for (const e of info) {
     const full = e.full();

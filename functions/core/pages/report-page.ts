@@ -18,6 +18,7 @@ import {
 import { changeNextStep, nextStep } from '../findings/next-step';
 import { type AuditEntry, auditLine } from '../memory/audit';
 import {
+  briefThenFull,
   filterText,
   RESPONSE_BUDGET_BYTES,
   type ReportView,
@@ -341,25 +342,14 @@ export function listsHtml(sections: readonly ListSection[], budget: number): str
   // The two notes below and the lists' own tags, whatever the numbers in them.
   let size = 1_024;
   for (const section of sections) size += responseBytes(section.heading) + responseBytes(section.after) + 32;
-  const out: string[] = [];
-  const briefSizes: number[] = [];
-  for (const item of all) {
-    const brief = item.brief();
-    const n = responseBytes(brief);
-    if (size + n > budget) break;
-    out.push(brief);
-    briefSizes.push(n);
-    size += n;
-  }
+  const { out, full } = briefThenFull(
+    all,
+    (item) => item.brief(),
+    (item) => item.full(),
+    size,
+    budget,
+  );
   const kept = out.length;
-  let full = 0;
-  while (full < kept) {
-    const whole = (all[full] as ListItem).full();
-    const extra = responseBytes(whole) - (briefSizes[full] as number);
-    if (size + extra > budget) break;
-    size += extra;
-    out[full++] = whole;
-  }
   const notes: string[] = [];
   if (full < kept)
     notes.push(
