@@ -15,6 +15,17 @@ const NOW = Date.parse('2026-11-22T06:00:00Z');
 const DAY = 86_400_000;
 
 let world: RegistryWorld | undefined;
+
+/** A .com domain without a finding of its own, outside the registry check's sample on each of `days`. */
+const quietGtld = (w: RegistryWorld, days: readonly number[]): string =>
+  w.portfolio.domains
+    .map((d) => String(d.domain_name))
+    .find(
+      (n) =>
+        registryOf(n)?.name === 'gtld' &&
+        !w.portfolio.truth.findings.some((f) => f.key === n) &&
+        days.every((at) => !inTodaysSample(n, at, 30)),
+    ) as string;
 afterEach(async () => {
   await world?.close();
   world = undefined;
@@ -58,14 +69,7 @@ describe('scan --registry-check with memory', () => {
     world = await startRegistryWorld({ now: NOW, domains: 120, scenarios: new Map() });
     // A .com domain without a finding of its own, outside the sample of every day of the test.
     const days = [0, 1, 4, 5, 6].map((d) => NOW + d * DAY);
-    const name = world.portfolio.domains
-      .map((d) => String(d.domain_name))
-      .find(
-        (n) =>
-          registryOf(n)?.name === 'gtld' &&
-          !world?.portfolio.truth.findings.some((f) => f.key === n) &&
-          days.every((at) => !inTodaysSample(n, at, 30)),
-      ) as string;
+    const name = quietGtld(world, days);
     expect(name).toBeDefined();
     // The reseller says renewed until NOW + 375 days; the registry still ends it 10 days from NOW.
     world.sim.updateDomain(name, { date_expiry: new Date(NOW + 375 * DAY).toISOString() });
@@ -123,14 +127,7 @@ describe('scan --registry-check with memory, a registry that stops saying anythi
     'does not resolve a remembered registry redemption when the registry %s the domain the reseller still lists',
     async (_, scenario) => {
       world = await startRegistryWorld({ now: NOW, domains: 120, scenarios: new Map() });
-      const name = world.portfolio.domains
-        .map((d) => String(d.domain_name))
-        .find(
-          (n) =>
-            registryOf(n)?.name === 'gtld' &&
-            !world?.portfolio.truth.findings.some((f) => f.key === n) &&
-            !inTodaysSample(n, NOW + DAY, 30),
-        ) as string;
+      const name = quietGtld(world, [NOW + DAY]);
       expect(name).toBeDefined();
 
       // Day 0: the registry has it in redemption while the reseller lists it as registered.
