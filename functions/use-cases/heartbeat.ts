@@ -1,4 +1,5 @@
 import { ConfigError } from '../core/base/errors';
+import { secretUrlText } from '../core/base/text';
 import { isLoopbackUrl } from '../core/scan/config';
 
 /**
@@ -33,12 +34,7 @@ export interface Heartbeat {
  * http). `source` names where it came from; the message never repeats the URL.
  */
 export function checkHeartbeatUrl(text: string, source: string): URL {
-  const trimmed = text.trim();
-  // URL parsing drops a tab or line break inside and encodes a space: the ping would go elsewhere.
-  if (/[\s\p{Cc}]/u.test(trimmed))
-    throw new ConfigError(
-      `${source} must be one URL, without a space or line break inside (the value is not shown: it is a secret)`,
-    );
+  const trimmed = secretUrlText(text, source);
   const url = URL.canParse(trimmed) ? new URL(trimmed) : undefined;
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password)
     throw new ConfigError(

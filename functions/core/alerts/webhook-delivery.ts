@@ -1,4 +1,5 @@
 import { ConfigError } from '../base/errors';
+import { secretUrlText } from '../base/text';
 import { isLoopbackUrl, WEBHOOK_FORMATS, type WebhookFormat } from '../scan/config';
 
 /**
@@ -99,14 +100,10 @@ export function webhookHost(url: string): string {
 
 /** Checks a webhook URL given on the command line or read from SSM: https (http only to this machine). */
 export function checkWebhookUrl(url: string, source: string): string {
-  // URL parsing drops a tab or line break inside and encodes a space: the post would go elsewhere.
-  if (/[\s\p{Cc}]/u.test(url.trim()))
-    throw new ConfigError(
-      `${source} must be one URL, without a space or line break inside (the value is not shown: it is a secret)`,
-    );
+  const text = secretUrlText(url, source);
   let parsed: URL;
   try {
-    parsed = new URL(url.trim());
+    parsed = new URL(text);
   } catch {
     throw new ConfigError(`${source} is not a URL`);
   }

@@ -1,4 +1,5 @@
 import { domainToASCII, domainToUnicode } from 'node:url';
+import { ConfigError } from './errors';
 
 /**
  * Text from the reseller API is data, never layout: a domain name holding CR/LF could forge whole
@@ -70,4 +71,18 @@ export function formatAmount(amount: number): string {
   const [whole = '0', cents] = amount.toFixed(2).split('.');
   const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ' ');
   return cents === '00' ? grouped : `${grouped}.${cents}`;
+}
+
+/**
+ * A secret URL as stored (SSM, a setting), trimmed. One with a space, tab or line break inside (two
+ * URLs, or one wrapped when pasted) is refused: URL parsing would drop or encode it and reach
+ * another URL. The message never shows the value.
+ */
+export function secretUrlText(text: string, source: string): string {
+  const trimmed = text.trim();
+  if (/[\s\p{Cc}]/u.test(trimmed))
+    throw new ConfigError(
+      `${source} must be one URL, without a space or line break inside (the value is not shown: it is a secret)`,
+    );
+  return trimmed;
 }
