@@ -117,15 +117,3 @@ export function parseFormBody(event: APIGatewayProxyEvent, contentType: string |
     ),
   };
 }
-
-/**
- * The form of a POST as {@link parseFormBody} reads it, or an empty form where it refuses the body:
- * the restore link then asks for its confirmation again, and nothing is restored.
- */
-export function readForm(
-  event: APIGatewayProxyEvent,
-  contentType: string | undefined,
-): Record<string, string> {
-  const read = parseFormBody(event, contentType);
-  return read.ok ? read.form : {};
-}

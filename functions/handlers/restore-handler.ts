@@ -13,7 +13,7 @@ import { domainKey } from '../core/memory/state-bounds';
 import { renderConfirmPage, renderMessagePage } from '../core/pages/restore-page';
 import { ResellerClient } from '../core/reseller/client';
 import { loadRestoreSettings, METRICS, parseSetting, type RawSettings } from '../core/scan/config';
-import { answer, lowerCaseKeys, readForm, requestLogFields, wantsJson } from './http-answer';
+import { answer, lowerCaseKeys, parseFormBody, requestLogFields, wantsJson } from './http-answer';
 
 /**
  * The HTTP mapping of the restore decision (functions/core/decisions/restore.ts): an API Gateway proxy event
@@ -64,17 +64,23 @@ export function createRestoreHandler(deps: RestoreDeps) {
 
     const token = event.queryStringParameters ?? {};
     const now = clock();
-    const outcome = await decideRestore({
-      method,
-      domain,
-      token,
-      now,
-      signingKeys: () => deps.secrets.signingKeys(),
-      reseller: () => resellerPort(deps),
-      form: method === 'POST' ? readForm(event, headers['content-type']) : {},
-      quarantineDays: quarantineDaysOf(deps),
-      claim: claimOf(deps, local, domain, clock),
-    });
+    // A body that cannot be a form is refused before anything else is looked at, as a snooze's is:
+    // nothing is called, and it is no attempt (the link is not even checked).
+    const read =
+      method === 'POST' ? parseFormBody(event, headers['content-type']) : { ok: true as const, form: {} };
+    const outcome: RestoreOutcome = read.ok
+      ? await decideRestore({
+          method,
+          domain,
+          token,
+          now,
+          signingKeys: () => deps.secrets.signingKeys(),
+          reseller: () => resellerPort(deps),
+          form: read.form,
+          quarantineDays: quarantineDaysOf(deps),
+          claim: claimOf(deps, local, domain, clock),
+        })
+      : { kind: 'bad_form', status: read.status, title: read.title, message: read.message };
     const request = requestLogFields(event, headers, method, domain);
     deps.log({
       ...request,

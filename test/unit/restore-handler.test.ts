@@ -251,14 +251,44 @@ describe('createRestoreHandler', () => {
     expect(calls).toEqual(['GET /v2/domains', 'POST /v2/domains/example.nl/restore']);
   });
 
-  it('reads an oversized form as no form: 422, nothing called', async () => {
-    const { handler, calls } = handlerAnswering(204, '');
+  it('refuses an oversized form with 413 and JSON that does not parse with 400, calling and keeping nothing', async () => {
+    const { trail, entries } = memoryTrail();
+    const { handler, calls, logs } = handlerAnswering(204, '', 200, trail);
     const padding = 'x'.repeat(20_000);
-    const res = await handler(
-      event('POST', 'example.nl', {}, `pad=${padding}&confirm_domain=example.nl&registrant_consent=yes`),
+    const big = await handler(
+      event(
+        'POST',
+        'example.nl',
+        { Accept: 'application/json' },
+        `pad=${padding}&confirm_domain=example.nl&registrant_consent=yes`,
+      ),
     );
-    expect(res.statusCode).toBe(422);
+    expect(big.statusCode).toBe(413);
+    expect(JSON.parse(big.body)).toMatchObject({
+      outcome: 'bad_form',
+      message: expect.stringMatching(/larger than 16384 characters/),
+    });
+    const broken = await handler(
+      event(
+        'POST',
+        'example.nl',
+        { Accept: 'application/json', 'Content-Type': 'application/json' },
+        '{"confirm_domain": "example.nl",}',
+      ),
+    );
+    expect(broken.statusCode).toBe(400);
+    expect(JSON.parse(broken.body).message).toMatch(/labelled application\/json but is not JSON/);
+    const page = await handler(
+      event('POST', 'example.nl', { Accept: 'text/html', 'Content-Type': 'application/json' }, '[1]'),
+    );
+    expect([page.statusCode, page.body.includes('The form is not a JSON object')]).toEqual([400, true]);
     expect(calls).toEqual([]);
+    expect(entries).toEqual([]);
+    expect(logs.map((l) => [l.outcome, l.status])).toEqual([
+      ['bad_form', 413],
+      ['bad_form', 400],
+      ['bad_form', 400],
+    ]);
   });
 
   it('keeps every POST on a valid link in the audit trail with its outcome, never the signature', async () => {

@@ -102,6 +102,8 @@ export const consentGiven = (value: string | undefined): boolean =>
 export type RestoreOutcomeKind =
   | GateRefusalKind
   | 'head'
+  /** The POST's body cannot be a form (too large, or JSON that is not an object): functions/handlers/http-answer.ts. */
+  | 'bad_form'
   | 'confirmation_missing'
   | 'consent_missing'
   | 'confirm'
