@@ -158,12 +158,6 @@ async function overview<A extends AccountEntry>(
         method,
       );
     }
-  } else if (gate.kind === 'head') {
-    result = {
-      statusCode: 200,
-      headers: { ...OVERVIEW_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
-      body: '',
-    };
   } else if (gate.kind === 'show') {
     // Never: the overview's gate has no report to show.
     result = page(500, 'Unavailable', 'Please try again later.', method);

@@ -108,6 +108,9 @@ function render(
   options: ViewOptions,
   audit: AuditEntry[] | null | undefined,
 ): { outcome: ViewOutcome; result: APIGatewayProxyResult } {
+  // HEAD answers the status and headers GET would (RFC 9110 9.3.2), without rendering the report.
+  if (outcome.kind === 'show' && method === 'HEAD')
+    return { outcome, result: { statusCode: 200, headers: answerHeaders(action), body: '' } };
   if (outcome.kind === 'show') {
     try {
       return { outcome, result: showReport(action, outcome.report, event, options, audit) };
@@ -118,9 +121,6 @@ function render(
       return render(action, method, failed, event, options, audit);
     }
   }
-  // HEAD answers the headers GET would (RFC 9110 9.3.2), without reading the report.
-  if (outcome.kind === 'head')
-    return { outcome, result: { statusCode: outcome.status, headers: answerHeaders(action), body: '' } };
   const headers: Record<string, string> = {
     ...SECURITY_HEADERS,
     'Content-Type': 'text/html; charset=utf-8',
@@ -216,7 +216,7 @@ export function createWholeReportHandler(
       result = {
         statusCode: 200,
         headers: { ...SECURITY_HEADERS, 'Content-Type': 'application/json; charset=utf-8' },
-        body: (await decided.whole.text?.()) ?? '',
+        body: method === 'HEAD' ? '' : ((await decided.whole.text?.()) ?? ''),
       };
     else {
       const headers: Record<string, string> = {
@@ -267,14 +267,13 @@ export function createFindingHandler(deps: FindingDeps): ProxyHandler {
     });
     let result: APIGatewayProxyResult;
     const pageHeaders = { ...FINDING_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' };
+    // HEAD answers the status and headers GET would (RFC 9110 9.3.2): the page's own policy, its stylesheet allowed.
     if (decided.kind === 'show')
       result = {
         statusCode: 200,
         headers: pageHeaders,
-        body: renderFindingPage(decided, deps.timeZone?.() ?? 'UTC'),
+        body: method === 'HEAD' ? '' : renderFindingPage(decided, deps.timeZone?.() ?? 'UTC'),
       };
-    // HEAD answers the headers GET would (RFC 9110 9.3.2): the page's own policy, its stylesheet allowed.
-    else if (decided.kind === 'head') result = { statusCode: 200, headers: pageHeaders, body: '' };
     else {
       const headers: Record<string, string> = htmlHeaders();
       if (decided.status === 405) headers.Allow = 'GET, HEAD';

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { parseSigningKeys, signLink } from '../../functions/core/links/links';
-import { createViewHandler } from '../../functions/handlers/web-handler';
+import { createViewHandler, createWholeReportHandler } from '../../functions/handlers/web-handler';
 import { domainFinding, NOW_ISO, reportOf } from '../support/report';
 
 /**
@@ -64,5 +64,87 @@ describe('HEAD of the calendar feed and the report page', () => {
     expect(get.statusCode).toBe(200);
     expect([head.statusCode, head.body]).toEqual([200, '']);
     expect(head.headers).toEqual(get.headers);
+  });
+});
+
+/**
+ * Found by a review: HEAD answered 200 from the signature alone, while GET of the same link answered
+ * 404 before the first report, 503 when the store could not be read, and 303 for report.json kept
+ * in S3. A link checker (or a monitor probing the page with HEAD) was told all was well.
+ */
+describe('HEAD answers the status GET answers', () => {
+  const pageEvent = (method: string, resource: string) => {
+    const url = new URL(signLink({ baseUrl: 'https://x.example/prod', action: 'report', keys, now: NOW }));
+    return {
+      ...eventFor(method),
+      resource,
+      path: resource,
+      queryStringParameters: Object.fromEntries(url.searchParams),
+    } as APIGatewayProxyEvent;
+  };
+  const viewWith = (view: () => Promise<unknown>) =>
+    createViewHandler({
+      secrets: { signingKeys: async () => keys } as never,
+      reports: () => ({ view }) as never,
+      log: () => undefined,
+      clock: () => NOW,
+    });
+
+  it('for the report page and the feed: 404 before the first report, 503 when the store fails', async () => {
+    for (const [view, status] of [
+      [async () => null, 404],
+      [async () => Promise.reject(new Error('S3 is down')), 503],
+    ] as const) {
+      const handler = viewWith(view);
+      for (const action of ['report', 'calendar'] as const) {
+        const event = (m: string) => (action === 'report' ? pageEvent(m, '/report') : eventFor(m));
+        const get = await handler(action, event('GET'));
+        const head = await handler(action, event('HEAD'));
+        expect([get.statusCode, head.statusCode, head.body]).toEqual([status, status, '']);
+        expect(head.headers).toEqual(get.headers);
+      }
+    }
+  });
+
+  it('for report.json: the redirect GET answers, or its headers without the text', async () => {
+    let texts = 0;
+    const whole = (url?: string) =>
+      createWholeReportHandler({
+        secrets: { signingKeys: async () => keys } as never,
+        reports: () =>
+          ({
+            whole: async () => ({
+              generated_at: NOW_ISO,
+              ...(url
+                ? { url }
+                : {
+                    text: async () => {
+                      texts++;
+                      return '{"findings":[]}';
+                    },
+                  }),
+            }),
+          }) as never,
+        log: () => undefined,
+        clock: () => NOW,
+      });
+    const s3 = whole('https://bucket.s3.example/report?X-Amz-Signature=x');
+    const [get, head] = [
+      await s3(pageEvent('GET', '/report.json')),
+      await s3(pageEvent('HEAD', '/report.json')),
+    ];
+    expect([get.statusCode, head.statusCode]).toEqual([303, 303]);
+    expect(head.headers).toEqual(get.headers);
+    const folder = whole();
+    const local = await folder(pageEvent('HEAD', '/report.json'));
+    expect([local.statusCode, local.body, texts]).toEqual([200, '', 0]);
+    expect(local.headers).toEqual((await folder(pageEvent('GET', '/report.json'))).headers);
+    const none = createWholeReportHandler({
+      secrets: { signingKeys: async () => keys } as never,
+      reports: () => ({ whole: async () => null }) as never,
+      log: () => undefined,
+      clock: () => NOW,
+    });
+    expect((await none(pageEvent('HEAD', '/report.json'))).statusCode).toBe(404);
   });
 });

@@ -44,3 +44,31 @@ describe('HEAD of a finding link', () => {
     expect(head.headers).toEqual(get.headers);
   });
 });
+
+describe('HEAD of a finding link when the report cannot be read', () => {
+  it('answers the 503 GET answers, not 200', async () => {
+    const handler = createFindingHandler({
+      secrets: { signingKeys: async () => keys } as never,
+      reports: () => ({ view: async () => Promise.reject(new Error('S3 is down')) }) as never,
+      silencing: async () => true,
+      clock: () => NOW,
+      log: () => undefined,
+    });
+    const url = new URL(
+      signLink({ baseUrl: 'https://x.example/prod', action: 'finding', subject: 'soon.nl', keys, now: NOW }),
+    );
+    const event = (method: string) =>
+      ({
+        httpMethod: method,
+        resource: '/finding/{domain}',
+        pathParameters: { domain: 'soon.nl' },
+        queryStringParameters: Object.fromEntries(url.searchParams),
+        headers: {},
+        requestContext: { identity: { sourceIp: '127.0.0.1' } },
+      }) as unknown as APIGatewayProxyEvent;
+    const get = await handler(event('GET'));
+    const head = await handler(event('HEAD'));
+    expect([get.statusCode, head.statusCode, head.body]).toEqual([503, 503, '']);
+    expect(head.headers).toEqual(get.headers);
+  });
+});

@@ -43,7 +43,7 @@ export type FindingPageOutcome =
       readonly noSilence?: string;
     }
   | {
-      readonly kind: GateRefusalKind | 'head' | 'no_finding' | 'report_unreadable' | 'store_failed';
+      readonly kind: GateRefusalKind | 'no_finding' | 'report_unreadable' | 'store_failed';
       readonly status: number;
       readonly title: string;
       readonly message: string;
@@ -76,7 +76,6 @@ export async function decideFindingPage(input: FindingPageInput): Promise<Findin
     unavailableMessage: GENERIC_FAILURE,
   });
   if (!gate.ok) return gate.refusal;
-  if (gate.method === 'HEAD') return { kind: 'head', status: 200, title: '', message: '' };
   let found: Awaited<ReturnType<FindingPageInput['findFinding']>>;
   try {
     found = await input.findFinding(normalizeDomainName(input.domain));

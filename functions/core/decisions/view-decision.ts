@@ -6,7 +6,9 @@ import type { Report } from '../scan/scan';
 
 /**
  * The read-only links (report page, calendar feed), decided in the core like restore: a valid,
- * unexpired link for the action reads the latest report; nothing ever changes.
+ * unexpired link for the action reads the latest report; nothing ever changes. HEAD is decided as
+ * GET is (RFC 9110 9.3.2), so it answers the status GET would: 404 before the first report, 503
+ * when it cannot be read; the handler leaves the body out.
  */
 
 export interface ViewInput {
@@ -29,7 +31,6 @@ export type ViewOutcome =
         | 'bad_signature'
         | 'unknown_key'
         | 'link_expired'
-        | 'head'
         | 'no_report'
         | 'report_unreadable'
         | 'store_failed'
@@ -155,7 +156,6 @@ async function checkViewLink(input: Omit<ViewInput, 'latestReport'>): Promise<Vi
       title: 'This link is not valid',
       message: 'The link was changed, or is for something else. Use the link from the alert exactly as sent.',
     };
-  if (method === 'HEAD') return { kind: 'head', status: 200, title: '', message: '' };
   return null;
 }
 
