@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from '../functions/core/base/errors';
 import { ENV, type RawSettings } from '../functions/core/scan/config';
 import { parsePoliciesText } from '../functions/core/scan/policies';
+import { MAX_CONFIG_FILE_BYTES, readRegularFileSync } from '../functions/local/regular-file';
 import type { CliIo } from './command';
 
 /**
@@ -15,7 +15,7 @@ export function withPoliciesFile(raw: RawSettings, io: Pick<CliIo, 'cwd'>): RawS
   const where = `policies file ${path}`;
   let text: string;
   try {
-    text = readFileSync(resolve(io.cwd ?? process.cwd(), path), 'utf8');
+    text = readRegularFileSync(resolve(io.cwd ?? process.cwd(), path), MAX_CONFIG_FILE_BYTES);
   } catch (error) {
     throw new ConfigError(
       `${where} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); ${ENV.policiesFile} and --policies name a JSON file (docs/policies.md)`,

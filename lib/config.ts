@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Node } from 'constructs';
 import * as z from 'zod';
@@ -11,6 +10,7 @@ import { ACCOUNT_SCAN_SETTINGS, accountName, MAX_ACCOUNTS } from '../functions/c
 import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/scan/config';
 import { type Policies, parsePolicies } from '../functions/core/scan/policies';
 import { quietHoursSchema } from '../functions/core/scan/quiet-hours';
+import { MAX_CONFIG_FILE_BYTES, readRegularFileSync } from '../functions/local/regular-file';
 import { scheduleIntervalHours, scheduleProblem } from './schedule';
 
 /**
@@ -444,7 +444,7 @@ function readJsonObject(
 ): Record<string, unknown> {
   let text: string;
   try {
-    text = readFileSync(resolve(cwd, path), 'utf8');
+    text = readRegularFileSync(resolve(cwd, path), MAX_CONFIG_FILE_BYTES);
   } catch (error) {
     throw new ConfigError(
       `${what} ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,

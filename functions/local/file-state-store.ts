@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, readlink, realpath, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readlink, realpath, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import {
   type AuditEntry,
@@ -31,6 +31,7 @@ import {
   type StateWrite,
 } from '../use-cases/state-store';
 import { withFileLock } from './file-lock';
+import { readRegularFile } from './regular-file';
 
 const FORMAT = 'domain-sentinel-state';
 
@@ -231,7 +232,7 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   private async readContent(): Promise<FileContent | null> {
     let text: string;
     try {
-      text = await readFile(await this.path, 'utf8');
+      text = await readRegularFile(await this.path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw new StateError(`cannot read the state file ${this.location}: ${(error as Error).message}`, {

@@ -1,0 +1,56 @@
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
+import { open } from 'node:fs/promises';
+
+/**
+ * Reading a file a person named (the state, an accounts or policies file). Opened without blocking
+ * and checked before a byte is read: a named pipe would block the open until someone writes to it
+ * (and a blocked open holds one of libuv's threads, so not even Ctrl-C could end the process), a
+ * device such as /dev/zero never ends. Only a regular file is read; anything else is refused with
+ * what it is.
+ */
+
+/** The most an accounts or policies file may be: a few hundred accounts or groups take some kilobytes. */
+export const MAX_CONFIG_FILE_BYTES = 1024 * 1024;
+
+/** O_NONBLOCK where the platform has it: a FIFO opens at once instead of waiting for a writer. */
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+/** Refuses `stats` unless it is a regular file no larger than `maxBytes`, saying what it is. */
+function checkRegular(stats: Stats, maxBytes: number): void {
+  if (stats.isFile()) {
+    if (stats.size > maxBytes)
+      throw new NotARegularFileError(`it is ${stats.size} bytes, more than the ${maxBytes} it may be`);
+    return;
+  }
+  if (stats.isDirectory()) throw new NotARegularFileError('it is a directory, not a file');
+  if (stats.isFIFO()) throw new NotARegularFileError('it is a named pipe (FIFO), not a file');
+  if (stats.isSocket()) throw new NotARegularFileError('it is a socket, not a file');
+  throw new NotARegularFileError('it is a device, not a file');
+}
+
+/** A file that cannot be read as one: not a regular file, or too large; the message says which. */
+export class NotARegularFileError extends Error {
+  override readonly name = 'NotARegularFileError';
+}
+
+/** The text of the regular file at `path`; ENOENT and the like as Node throws them. */
+export async function readRegularFile(path: string, maxBytes = Number.POSITIVE_INFINITY): Promise<string> {
+  const handle = await open(path, READ_FLAGS);
+  try {
+    checkRegular(await handle.stat(), maxBytes);
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/** {@link readRegularFile} for the synchronous readers of configuration (the CDK app's). */
+export function readRegularFileSync(path: string, maxBytes = Number.POSITIVE_INFINITY): string {
+  const fd = openSync(path, READ_FLAGS);
+  try {
+    checkRegular(fstatSync(fd), maxBytes);
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
