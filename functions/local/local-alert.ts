@@ -1,4 +1,5 @@
-import { appendFile, mkdir } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { appendFile, type FileHandle, mkdir, open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { smsAsDelivered } from '../core/alerts/alert';
 import type { AlertMessage } from '../core/alerts/message';
@@ -51,7 +52,14 @@ export function localSender(
     }
     try {
       await mkdir(dirname(target.path), { recursive: true });
-      await appendFile(target.path, `${text}\n`, { mode: 0o600 });
+      const pipe = await pipeWriter(target.path);
+      if (!pipe) await appendFile(target.path, `${text}\n`, { mode: 0o600 });
+      else
+        try {
+          await pipe.writeFile(`${text}\n`);
+        } finally {
+          await pipe.close();
+        }
     } catch (error) {
       throw new PublishError(`could not write the alert to ${target.path}: ${(error as Error).message}`, {
         cause: error,
@@ -59,4 +67,28 @@ export function localSender(
     }
     return target.path;
   };
+}
+
+/**
+ * The writer of a named pipe at `path`, or null when it is none. A pipe nobody reads would hold a
+ * plain open, and the process past Ctrl-C (exit waits for the libuv thread blocked in it), until
+ * someone does: refused at once instead. A reader waiting on the pipe counts, so
+ * `cat pipe & sentinel scan --alert-to pipe` works; the probe stays open until the writer is, so
+ * that reader never sees an end before the alert.
+ */
+async function pipeWriter(path: string): Promise<FileHandle | null> {
+  const stats = await stat(path).catch(() => null);
+  if (!stats?.isFIFO()) return null;
+  let probe: FileHandle;
+  try {
+    probe = await open(path, constants.O_WRONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENXIO') throw error;
+    throw new Error('nobody is reading this named pipe (FIFO); start its reader before the scan');
+  }
+  try {
+    return await open(path, 'a');
+  } finally {
+    await probe.close();
+  }
 }

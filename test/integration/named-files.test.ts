@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, createReadStream, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,5 +80,27 @@ describe('a file a person names that is not a regular file', () => {
     expect(accounts.stderr).toContain(
       `accounts file ${fifo} cannot be read (it is a named pipe (FIFO), not a file)`,
     );
+  });
+});
+
+describe('--alert-to a named pipe', () => {
+  it('fails at once when nobody reads it, and delivers to the reader when someone does', async () => {
+    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY };
+    // Found by the same run: with no reader, the open waited for good, Ctrl-C included.
+    const unread = await runCli(['scan', '--alert-to', fifo], env);
+    expect(unread.code).toBe(1);
+    expect(unread.stderr).toContain(
+      `could not write the alert to ${fifo}: nobody is reading this named pipe (FIFO); start its reader before the scan`,
+    );
+    let received = '';
+    const reader = createReadStream(fifo, 'utf8').on('data', (chunk) => {
+      received += chunk;
+    });
+    // Its open waits in the kernel as a reader (the pipe counts it) until the scan opens to write.
+    const ended = new Promise<void>((resolve) => reader.on('end', () => resolve()));
+    const read = await runCli(['scan', '--alert-to', fifo], env);
+    await ended;
+    expect([read.code, read.stderr]).toEqual([0, '']);
+    expect(received).toContain('--- SMS');
   });
 });
