@@ -49,12 +49,26 @@ export function interruptedStatus(signal: AbortSignal): number {
  */
 export const STOP_GRACE_MS = 1_800;
 
+/**
+ * Ends the process by `signal` itself, as a shell expects of a command a signal stopped (it reports
+ * 128 + the signal's number): the listeners go and the signal is sent again. process.exit() would
+ * wait for libuv's threads, and never return while one is blocked (an open of a named pipe nobody
+ * writes, a DNS lookup that hangs); a signal waits for nothing. Where a signal cannot end the
+ * process so (Windows), it exits with the same status.
+ */
+export function dieBy(signal: StopSignal): never {
+  process.removeAllListeners(signal);
+  process.kill(process.pid, signal);
+  return process.exit(STOPPED_STATUS[signal]);
+}
+
 /** What {@link stopOnSignals} acts on; tests pass their own. */
 export interface SignalSink {
   /** True once main() returned: its own "interrupted" line is written then. */
   readonly finished: () => boolean;
   readonly on?: (signal: StopSignal, listener: () => void) => void;
-  readonly exit?: (code: number) => void;
+  /** @default dieBy */
+  readonly die?: (signal: StopSignal) => void;
   readonly write?: (text: string) => void;
   readonly later?: (run: () => void, ms: number) => void;
 }
@@ -68,13 +82,13 @@ export function stopOnSignals(controller: AbortController, sink: SignalSink): vo
   const {
     finished,
     on = (signal, listener) => process.on(signal, listener),
-    exit = (code) => process.exit(code),
+    die = dieBy,
     write = (text) => process.stderr.write(text),
     later = (run, ms) => setTimeout(run, ms).unref(),
   } = sink;
   const end = (signal: StopSignal) => {
     if (!finished()) write(`sentinel: ${InterruptedError.of(signal).message}\n`);
-    exit(STOPPED_STATUS[signal]);
+    die(signal);
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     on(signal, () => {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { stopOnSignals } from './interrupt';
+import { dieBy, InterruptedError, stopOnSignals } from './interrupt';
 import { asksForVersion, VERSION_LINE } from './version';
 
 // The shell: argv, the real environment and streams, signals. Everything else is in main(), loaded
@@ -68,6 +68,9 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
       // stderr is gone too: the exit status is all that is left to say it.
     }
   }
+  // Stopped by a signal: ended by it, so nothing a blocked thread holds can keep the process.
+  const reason: unknown = controller.signal.reason;
+  if (reason instanceof InterruptedError) dieBy(reason.signal);
   process.exit(writeFailure && code === EXIT.ok ? EXIT.failed : code);
 }
 

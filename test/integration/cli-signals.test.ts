@@ -1,5 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import {
+  closeSync,
+  constants as fsConstants,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -66,10 +75,10 @@ afterAll(async () => {
 });
 
 /** A command started in its own process group, as a terminal starts a foreground job; its output and end. */
-function started(file: string, args: readonly string[]) {
+function started(file: string, args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}) {
   const child: ChildProcess = spawn(file, args, {
     cwd: scratch,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env() },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env(), ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -127,6 +136,38 @@ describe('sentinel scan, stopped by a signal', () => {
     },
     60_000,
   );
+
+  // Found by a hostile run: with one of libuv's threads blocked (here reading a named pipe that a
+  // writer holds open and never writes to; a DNS lookup that hangs does the same), the command
+  // said "interrupted" and never ended: process.exit() waits for those threads. It now ends by
+  // the signal itself, which waits for nothing.
+  it('SIGINT while a thread is blocked reading a pipe: gone within 2 s, exit 130', async () => {
+    const pipe = join(scratch, 'bootstrap-pipe');
+    execFileSync('mkfifo', [pipe]);
+    const run = started(
+      process.execPath,
+      [join(ROOT, 'bin', 'sentinel.js'), 'scan', '--registry-check', '--dry-run'],
+      {
+        RDAP_BOOTSTRAP_URL: pipe,
+      },
+    );
+    // Once the scan opens the pipe to read, a writer that never writes leaves its read blocked.
+    let writer: number | undefined;
+    try {
+      await vi.waitFor(
+        () => {
+          writer = openSync(pipe, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
+        },
+        { timeout: 30_000, interval: 20 },
+      );
+      const stopped = await interrupt(run, 'SIGINT');
+      expect(stopped.stderr).toMatch(/sentinel: interrupted by SIGINT\n$/);
+      expect(stopped.code).toBe(130);
+      expect(stopped.goneAfterMs).toBeLessThan(STOP_WITHIN_MS);
+    } finally {
+      if (writer !== undefined) closeSync(writer);
+    }
+  }, 60_000);
 
   it('through npx: a Ctrl-C stops npm and sentinel within 2 s, exit 130', async () => {
     const before = readFileSync(state);

@@ -11,18 +11,18 @@ import { Transport } from '../../functions/core/reseller/transport';
 /** stopOnSignals wired to a fake process: the signals it listens for, its exits, its writes, its timers. */
 function fakeProcess(finished = () => false) {
   const listeners = new Map<StopSignal, () => void>();
-  const exits: number[] = [];
+  const dies: StopSignal[] = [];
   const written: string[] = [];
   const timers: Array<{ run: () => void; ms: number }> = [];
   const controller = new AbortController();
   stopOnSignals(controller, {
     finished,
     on: (signal, listener) => listeners.set(signal, listener),
-    exit: (code) => exits.push(code),
+    die: (signal) => dies.push(signal),
     write: (text) => written.push(text),
     later: (run, ms) => timers.push({ run, ms }),
   });
-  return { controller, exits, written, timers, send: (signal: StopSignal) => listeners.get(signal)?.() };
+  return { controller, dies, written, timers, send: (signal: StopSignal) => listeners.get(signal)?.() };
 }
 
 describe('the shell’s signals (stopOnSignals)', () => {
@@ -31,22 +31,22 @@ describe('the shell’s signals (stopOnSignals)', () => {
     proc.send('SIGINT');
     expect(proc.controller.signal.reason).toEqual(InterruptedError.of('SIGINT'));
     expect(interruptedStatus(proc.controller.signal)).toBe(130);
-    expect(proc.exits).toEqual([]);
+    expect(proc.dies).toEqual([]);
     expect(proc.timers.map((t) => t.ms)).toEqual([STOP_GRACE_MS]);
     expect(STOP_GRACE_MS).toBeLessThan(2_000);
     // A command that did not stop by then is ended, with the same line and status.
     proc.timers[0]?.run();
     expect(proc.written).toEqual(['sentinel: interrupted by SIGINT\n']);
-    expect(proc.exits).toEqual([130]);
+    expect(proc.dies).toEqual(['SIGINT']);
   });
 
   it('ends it at once on a second signal, 143 for SIGTERM', () => {
     const proc = fakeProcess();
     proc.send('SIGTERM');
     expect(interruptedStatus(proc.controller.signal)).toBe(143);
-    expect(proc.exits).toEqual([]);
+    expect(proc.dies).toEqual([]);
     proc.send('SIGTERM');
-    expect(proc.exits).toEqual([143]);
+    expect(proc.dies).toEqual(['SIGTERM']);
     expect(proc.written).toEqual(['sentinel: interrupted by SIGTERM\n']);
   });
 
@@ -54,7 +54,7 @@ describe('the shell’s signals (stopOnSignals)', () => {
     const proc = fakeProcess(() => true);
     proc.send('SIGINT');
     proc.send('SIGINT');
-    expect(proc.exits).toEqual([130]);
+    expect(proc.dies).toEqual(['SIGINT']);
     expect(proc.written).toEqual([]);
   });
 });
