@@ -1,5 +1,6 @@
 import { EnvSecretSource } from '../../functions/aws/secrets';
 import { headline, reportReaches } from '../../functions/core/alerts/alert';
+import { withKeySource } from '../../functions/core/base/errors';
 import { SEVERITIES, type Severity } from '../../functions/core/findings/classify';
 import { signLinkQuery } from '../../functions/core/links/links';
 import {
@@ -126,13 +127,18 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
       await stores?.summaries.put(accountSummaryOf(report, account.name, settings.accountLabel));
       return { account, report, output: chunks.join('') };
     } catch (error) {
-      const output = chunks.join('');
-      return { account, error: error instanceof Error ? error : new Error(String(error)), output };
+      return { account, error: accountError(account, error), output: chunks.join('') };
     }
   });
 
   printOutcomes(outcomes, json, base, io, now);
   return exitOf(outcomes, failOn, io);
+}
+
+/** Why an account could not be read; a refused key names the account's own variable, the key that was sent. */
+function accountError(account: AccountSettings, thrown: unknown): Error {
+  const error = withKeySource(thrown, `${account.apiKeyEnv} (the key of account ${account.name})`);
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 /** Exit 1 once every account was tried if one could not be read (each named), else --fail-on's. */

@@ -179,6 +179,19 @@ describe('scan --accounts: several accounts, one run', () => {
     );
   });
 
+  it('names the variable of the refused account’s own key, not RESELLER_API_KEY, which it never read', async () => {
+    const run = await runCli(
+      ['scan', '--accounts', accountsFile(), '--json', '--dry-run', '--now', NOW],
+      env({ RESELLER_API_KEY: KEYS.a }),
+    );
+    expect(run.code).toBe(1);
+    const c = JSON.parse(run.stdout).accounts[2];
+    expect(c.error.message).toMatch(/HTTP 401\) for domain list page 1 \(.*\); check BRAND_C_KEY \(/);
+    expect(c.error.message).not.toContain('RESELLER_API_KEY');
+    expect(run.stderr).toMatch(/^sentinel: account brand-c could not be read: .*; check BRAND_C_KEY \(/m);
+    expect(run.stderr).not.toContain('sk_live_wrong_key');
+  });
+
   it('refuses an accounts file with an unknown key, naming the closest known one', async () => {
     const path = accountsFile({ accounts: [{ name: 'brand-a', apiKeyEnv: 'BRAND_A_KEY', expiryDay: 10 }] });
     const run = await runCli(['scan', '--accounts', path, '--dry-run'], env());
