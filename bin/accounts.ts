@@ -31,6 +31,41 @@ export function accountKeySource(env: NodeJS.ProcessEnv, account: AccountSetting
   };
 }
 
+/**
+ * What refuses an account whose key (as sent: trimmed) at the same reseller is an earlier
+ * account's: it would read and alert that account's domains again, under another name and with a
+ * memory of its own (a snooze in one would not quiet the other). `baseUrlOf` gives each account's
+ * reseller; the message names the variables, never the key.
+ */
+export function sameKeyCheck(
+  accounts: readonly AccountSettings[],
+  env: NodeJS.ProcessEnv,
+  baseUrlOf: (account: AccountSettings) => string | undefined,
+  file: string,
+): (name: string) => void {
+  const first = new Map<string, AccountSettings>();
+  const twins = new Map<string, { readonly earlier: AccountSettings; readonly baseUrl: string }>();
+  for (const account of accounts) {
+    const key = account.apiKeyEnv === undefined ? undefined : env[account.apiKeyEnv]?.trim();
+    const baseUrl = baseUrlOf(account);
+    if (!key || baseUrl === undefined) continue;
+    // JSON of the pair: no reseller URL and key can run together into another pair's.
+    const pair = JSON.stringify([baseUrl, key]);
+    const earlier = first.get(pair);
+    if (earlier === undefined) first.set(pair, account);
+    else twins.set(account.name, { earlier, baseUrl });
+  }
+  return (name) => {
+    const twin = twins.get(name);
+    if (twin === undefined) return;
+    const { earlier, baseUrl } = twin;
+    const account = accounts.find((a) => a.name === name) as AccountSettings;
+    throw new ConfigError(
+      `${account.apiKeyEnv} holds the same API key as ${earlier.apiKeyEnv} of account ${earlier.name}, at the same reseller (${baseUrl}): account ${name} would scan and alert ${earlier.name}'s domains again; give each account its own key, or remove one of them from ${file}`,
+    );
+  };
+}
+
 /** An account of the file as the scan and the web app take it: its name and its own settings only. */
 export function accountEntryOf(account: AccountSettings): Pick<AccountScanInput, 'account' | 'settings'> {
   const settings: Record<string, string | number> = {};

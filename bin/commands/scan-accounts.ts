@@ -15,7 +15,7 @@ import {
 import { ENV, loadScanSettings, parseSetting } from '../../functions/core/scan/config';
 import type { Report } from '../../functions/core/scan/scan';
 import type { AccountSettings } from '../../lib/config';
-import { accountEntryOf, accountKeySource, selectedAccounts } from '../accounts';
+import { accountEntryOf, accountKeySource, sameKeyCheck, selectedAccounts } from '../accounts';
 import { flagsOf, noPositionals, oneOf, parseNow, positiveInt, settingsWithFlags, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs } from '../command';
 import { heartbeatUrlOf } from '../heartbeat';
@@ -85,6 +85,7 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
   if (shared.linkBaseUrl) new EnvSecretSource(io.env).signingKeysNow();
   const location = stateLocationOf(str(args.values.state), io.env);
   const stores = accountStoresFor({ env: io.env, stateFlag: str(args.values.state), cwd: io.cwd });
+  const sameKey = sameKeyCheck(accounts, io.env, (a) => baseUrlOf(a, base), file);
 
   const outcomes = await pooled(accounts, concurrency, async (account): Promise<AccountOutcome> => {
     // Accounts scan at once: each one's output is kept and printed whole, under its name.
@@ -95,6 +96,7 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
       const settings = loadScanSettings(accountRawSettings(base, accountEntryOf(account)), flagsOf(scan));
       const secrets = accountSecrets(accountKeySource(io.env, account), account.name);
       await secrets.apiKey();
+      sameKey(account.name);
       const run = scanRunOf(
         args,
         own,

@@ -192,6 +192,29 @@ describe('scan --accounts: several accounts, one run', () => {
     expect(run.stderr).not.toContain('sk_live_wrong_key');
   });
 
+  it('refuses the second account that reads the same reseller account with the same key, scanning the first', async () => {
+    const path = accountsFile({
+      accounts: [...ACCOUNTS.accounts.slice(0, 2), { name: 'brand-a-copy', apiKeyEnv: 'BRAND_A_COPY_KEY' }],
+    });
+    // The same key in another variable, as a pasted line carries it (a trailing newline).
+    const run = await runCli(
+      ['scan', '--accounts', path, '--json', '--dry-run', '--now', NOW],
+      env({ BRAND_A_COPY_KEY: `${KEYS.a}\n` }),
+    );
+    expect(run.code).toBe(1);
+    const [a, b, copy] = JSON.parse(run.stdout).accounts;
+    expect(findingKeys(a)).toEqual(truthKeys(portfolios.a));
+    expect(findingKeys(b)).toEqual(truthKeys(portfolios.b));
+    expect(copy).toEqual({
+      source: { account: 'brand-a-copy', base_url: sim.url },
+      error: {
+        name: 'ConfigError',
+        message: `BRAND_A_COPY_KEY holds the same API key as BRAND_A_KEY of account brand-a, at the same reseller (${sim.url}): account brand-a-copy would scan and alert brand-a's domains again; give each account its own key, or remove one of them from ${path}`,
+      },
+    });
+    expect(run.stdout + run.stderr).not.toContain(KEYS.a);
+  });
+
   it('refuses an accounts file with an unknown key, naming the closest known one', async () => {
     const path = accountsFile({ accounts: [{ name: 'brand-a', apiKeyEnv: 'BRAND_A_KEY', expiryDay: 10 }] });
     const run = await runCli(['scan', '--accounts', path, '--dry-run'], env());
