@@ -8,7 +8,7 @@ import { duplicateKey, twiceWords } from '../functions/core/base/json';
 import { editDistance } from '../functions/core/base/suggest';
 import type { Severity } from '../functions/core/findings/classify';
 import { ACCOUNT_SCAN_SETTINGS, accountName, MAX_ACCOUNTS } from '../functions/core/scan/accounts';
-import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/scan/config';
+import { ENV, SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/scan/config';
 import { type Policies, parsePolicies } from '../functions/core/scan/policies';
 import { quietHoursSchema } from '../functions/core/scan/quiet-hours';
 import { scheduleIntervalHours, scheduleProblem } from './schedule';
@@ -378,10 +378,23 @@ export function loadDeploySettings(node: Node, cwd = process.cwd()): ResolvedSet
 /** The settings an account sets for itself: what its scan reads, and who gets its alerts. */
 const ACCOUNT_OVERRIDES = [...ACCOUNT_SCAN_SETTINGS, 'alertEmails', 'alertSmsNumbers'] as const;
 
+/**
+ * The variables `apiKeyEnv` may not name: every value it names is sent to the account's reseller
+ * as its key, so one of sentinel's own (the signing key, the heartbeat and webhook URLs, …) or of
+ * AWS's credentials would be handed to whichever host the file names. RESELLER_API_KEY, a key
+ * for a reseller already, may be an account's.
+ */
+const notAnAccountKey = (name: string): boolean =>
+  /^AWS_/i.test(name) || (name !== ENV.resellerApiKey && (Object.values(ENV) as string[]).includes(name));
+
 /** An environment variable's name, as `apiKeyEnv` names where the command line finds the key. */
 const environmentVariable = z
   .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name such as BRAND_A_KEY');
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name such as BRAND_A_KEY')
+  .refine(
+    (name) => !notAnAccountKey(name),
+    "must name a variable of the account's key alone, such as BRAND_A_KEY: not one of sentinel's own settings or secrets (LINK_SIGNING_KEY, HEARTBEAT_URL, …) nor AWS_…, whose value would be sent to the reseller as the key",
+  );
 
 /** One account of the accounts file, with only the keys it set (defaults are the deployment's). */
 export const AccountSettingsSchema = SentinelSettingsSchema.pick(

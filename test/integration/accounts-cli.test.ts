@@ -1,4 +1,6 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -213,6 +215,35 @@ describe('scan --accounts: several accounts, one run', () => {
       },
     });
     expect(run.stdout + run.stderr).not.toContain(KEYS.a);
+  });
+
+  it('refuses an apiKeyEnv that names a secret of its own or of AWS: its value would go to the reseller', async () => {
+    // A reseller that notes the bearer it is sent, as any host an account names could.
+    const bearers: string[] = [];
+    const spy = createServer((req, res) => {
+      bearers.push(String(req.headers.authorization));
+      res.writeHead(401).end();
+    });
+    await new Promise<void>((done) => spy.listen(0, '127.0.0.1', done));
+    const resellerBaseUrl = `http://127.0.0.1:${(spy.address() as AddressInfo).port}`;
+    const signingKey = 'cli-signing-key-0123456789abcdef0123456789';
+    try {
+      for (const apiKeyEnv of ['LINK_SIGNING_KEY', 'AWS_SECRET_ACCESS_KEY']) {
+        const path = accountsFile({ accounts: [{ name: 'brand-x', apiKeyEnv, resellerBaseUrl }] });
+        const run = await runCli(
+          ['scan', '--accounts', path, '--dry-run', '--now', NOW],
+          env({ LINK_SIGNING_KEY: signingKey, AWS_SECRET_ACCESS_KEY: 'aws-secret-0123456789abcdef' }),
+        );
+        expect(run.code).toBe(2);
+        expect(run.stderr).toMatch(
+          /^sentinel: accounts file .*: account "brand-x" \(accounts\[0\]\): apiKeyEnv must name a variable of the account's key alone/,
+        );
+        rmSync(dir, { recursive: true, force: true });
+      }
+      expect(bearers).toEqual([]);
+    } finally {
+      await new Promise((done) => spy.close(done));
+    }
   });
 
   it('refuses an accounts file with an unknown key, naming the closest known one', async () => {
