@@ -295,7 +295,17 @@ function parseWith<S extends z.ZodObject>(
     throw new ConfigError(
       `${where}: policies take ${policiesText.length} characters of the functions' environment, at most ${POLICIES_ENVIRONMENT_MAX} (Lambda holds 4 KB of environment in all): shorten them (fewer or shorter name patterns, recipients), or give accounts their own in the accounts file, which has room for ${65_536}`,
     );
+  // The scan sends an account's key to its reseller: a parameter of the deployment's own secrets would go there.
+  const secrets = [
+    settings.linkSigningKeyParameterName,
+    settings.webhookSigningKeyParameterName,
+    settings.heartbeatUrlParameterName,
+  ];
   for (const account of settings.accounts ?? []) {
+    if (account.apiKeyParameter !== undefined && secrets.includes(account.apiKeyParameter))
+      throw new ConfigError(
+        `${where}: account ${account.name}: apiKeyParameter ${account.apiKeyParameter} is the deployment's own secret (its link signing key, webhook signing key or heartbeat URL), which the scan would send to the account's reseller as its key; give the account a parameter of its own key`,
+      );
     const deployed = deployedResellerBaseUrl.optional().safeParse(account.resellerBaseUrl);
     if (!deployed.success)
       throw new ConfigError(
@@ -379,10 +389,8 @@ export function loadDeploySettings(node: Node, cwd = process.cwd()): ResolvedSet
 const ACCOUNT_OVERRIDES = [...ACCOUNT_SCAN_SETTINGS, 'alertEmails', 'alertSmsNumbers'] as const;
 
 /**
- * The variables `apiKeyEnv` may not name: every value it names is sent to the account's reseller
- * as its key, so one of sentinel's own (the signing key, the heartbeat and webhook URLs, …) or of
- * AWS's credentials would be handed to whichever host the file names. RESELLER_API_KEY, a key
- * for a reseller already, may be an account's.
+ * The variables `apiKeyEnv` may not name: its value is sent to the account's reseller, so sentinel's
+ * own (the signing key, the heartbeat URL, …) or AWS's would reach whichever host the file names.
  */
 const notAnAccountKey = (name: string): boolean =>
   /^AWS_/i.test(name) || (name !== ENV.resellerApiKey && (Object.values(ENV) as string[]).includes(name));
