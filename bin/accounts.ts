@@ -1,5 +1,5 @@
 import { EnvSecretSource } from '../functions/aws/secrets';
-import { ConfigError } from '../functions/core/base/errors';
+import { ConfigError, withKeySource } from '../functions/core/base/errors';
 import { closest } from '../functions/core/base/suggest';
 import { checkApiKey, type SecretSource } from '../functions/core/links/secrets';
 import { ACCOUNT_SCAN_SETTINGS, type AccountScanInput } from '../functions/core/scan/accounts';
@@ -64,6 +64,22 @@ export function sameKeyCheck(
       `${account.apiKeyEnv} holds the same API key as ${earlier.apiKeyEnv} of account ${earlier.name}, at the same reseller (${baseUrl}): account ${name} would scan and alert ${earlier.name}'s domains again; give each account its own key, or remove one of them from ${file}`,
     );
   };
+}
+
+/** Where an account's key comes from, as a refused key's error names it (see withKeySource). */
+export const accountKeyWords = (account: AccountSettings): string =>
+  `${account.apiKeyEnv} (the key of account ${account.name})`;
+
+/**
+ * `work` of a command acting for `named` (or for the deployment's own key without it): a refused
+ * key names the account's own variable, the key that was sent, not RESELLER_API_KEY.
+ */
+export async function withAccountKey<T>(named: NamedAccount | undefined, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    throw named ? withKeySource(error, accountKeyWords(named.account)) : error;
+  }
 }
 
 /** An account of the file as the scan and the web app take it: its name and its own settings only. */

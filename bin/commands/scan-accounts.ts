@@ -15,7 +15,13 @@ import {
 import { ENV, loadScanSettings, parseSetting } from '../../functions/core/scan/config';
 import type { Report } from '../../functions/core/scan/scan';
 import type { AccountSettings } from '../../lib/config';
-import { accountEntryOf, accountKeySource, sameKeyCheck, selectedAccounts } from '../accounts';
+import {
+  accountEntryOf,
+  accountKeySource,
+  accountKeyWords,
+  sameKeyCheck,
+  selectedAccounts,
+} from '../accounts';
 import { flagsOf, noPositionals, oneOf, parseNow, positiveInt, settingsWithFlags, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs } from '../command';
 import { heartbeatUrlOf } from '../heartbeat';
@@ -139,7 +145,7 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
 
 /** Why an account could not be read; a refused key names the account's own variable, the key that was sent. */
 function accountError(account: AccountSettings, thrown: unknown): Error {
-  const error = withKeySource(thrown, `${account.apiKeyEnv} (the key of account ${account.name})`);
+  const error = withKeySource(thrown, accountKeyWords(account));
   return error instanceof Error ? error : new Error(String(error));
 }
 

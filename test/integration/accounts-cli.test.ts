@@ -217,6 +217,22 @@ describe('scan --accounts: several accounts, one run', () => {
     expect(run.stdout + run.stderr).not.toContain(KEYS.a);
   });
 
+  it('names the account’s own key variable when restore or snooze --account is refused its key', async () => {
+    const path = accountsFile();
+    const domain = 'example.nl';
+    for (const argv of [
+      ['restore', domain, '--yes'],
+      ['snooze', domain, '--state', join(dir, 'state.json')],
+    ]) {
+      const run = await runCli([...argv, '--accounts', path, '--account', 'brand-c'], env());
+      expect(run.code, `${argv[0]}: ${run.stderr}`).toBe(1);
+      expect(run.stderr).toMatch(
+        /^sentinel: the reseller API refused the API key \(HTTP 401\) .*; check BRAND_C_KEY \(/,
+      );
+      expect(run.stderr).not.toContain('RESELLER_API_KEY');
+    }
+  });
+
   it('refuses an apiKeyEnv that names a secret of its own or of AWS: its value would go to the reseller', async () => {
     // A reseller that notes the bearer it is sent, as any host an account names could.
     const bearers: string[] = [];
