@@ -1,5 +1,5 @@
 import { EnvSecretSource } from '../functions/aws/secrets';
-import { ConfigError } from '../functions/core/base/errors';
+import { ConfigError, withKeySource } from '../functions/core/base/errors';
 import { closest } from '../functions/core/base/suggest';
 import { checkApiKey, type SecretSource } from '../functions/core/links/secrets';
 import { ACCOUNT_SCAN_SETTINGS, type AccountScanInput } from '../functions/core/scan/accounts';
@@ -29,6 +29,57 @@ export function accountKeySource(env: NodeJS.ProcessEnv, account: AccountSetting
     signingKeys: () => base.signingKeys(),
     hasSigningKeys: () => base.hasSigningKeys(),
   };
+}
+
+/**
+ * What refuses an account whose key (as sent: trimmed) at the same reseller is an earlier
+ * account's: it would read and alert that account's domains again, under another name and with a
+ * memory of its own (a snooze in one would not quiet the other). `baseUrlOf` gives each account's
+ * reseller; the message names the variables, never the key.
+ */
+export function sameKeyCheck(
+  accounts: readonly AccountSettings[],
+  env: NodeJS.ProcessEnv,
+  baseUrlOf: (account: AccountSettings) => string | undefined,
+  file: string,
+): (name: string) => void {
+  const first = new Map<string, AccountSettings>();
+  const twins = new Map<string, { readonly earlier: AccountSettings; readonly baseUrl: string }>();
+  for (const account of accounts) {
+    const key = account.apiKeyEnv === undefined ? undefined : env[account.apiKeyEnv]?.trim();
+    const baseUrl = baseUrlOf(account);
+    if (!key || baseUrl === undefined) continue;
+    // JSON of the pair: no reseller URL and key can run together into another pair's.
+    const pair = JSON.stringify([baseUrl, key]);
+    const earlier = first.get(pair);
+    if (earlier === undefined) first.set(pair, account);
+    else twins.set(account.name, { earlier, baseUrl });
+  }
+  return (name) => {
+    const twin = twins.get(name);
+    if (twin === undefined) return;
+    const { earlier, baseUrl } = twin;
+    const account = accounts.find((a) => a.name === name) as AccountSettings;
+    throw new ConfigError(
+      `${account.apiKeyEnv} holds the same API key as ${earlier.apiKeyEnv} of account ${earlier.name}, at the same reseller (${baseUrl}): account ${name} would scan and alert ${earlier.name}'s domains again; give each account its own key, or remove one of them from ${file}`,
+    );
+  };
+}
+
+/** Where an account's key comes from, as a refused key's error names it (see withKeySource). */
+export const accountKeyWords = (account: AccountSettings): string =>
+  `${account.apiKeyEnv} (the key of account ${account.name})`;
+
+/**
+ * `work` of a command acting for `named` (or for the deployment's own key without it): a refused
+ * key names the account's own variable, the key that was sent, not RESELLER_API_KEY.
+ */
+export async function withAccountKey<T>(named: NamedAccount | undefined, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    throw named ? withKeySource(error, accountKeyWords(named.account)) : error;
+  }
 }
 
 /** An account of the file as the scan and the web app take it: its name and its own settings only. */

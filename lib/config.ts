@@ -7,7 +7,7 @@ import { duplicateKey, twiceWords } from '../functions/core/base/json';
 import { editDistance } from '../functions/core/base/suggest';
 import type { Severity } from '../functions/core/findings/classify';
 import { ACCOUNT_SCAN_SETTINGS, accountName, MAX_ACCOUNTS } from '../functions/core/scan/accounts';
-import { SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/scan/config';
+import { ENV, SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/scan/config';
 import { type Policies, parsePolicies } from '../functions/core/scan/policies';
 import { quietHoursSchema } from '../functions/core/scan/quiet-hours';
 import { MAX_CONFIG_FILE_BYTES, readRegularFileSync } from '../functions/local/regular-file';
@@ -295,7 +295,17 @@ function parseWith<S extends z.ZodObject>(
     throw new ConfigError(
       `${where}: policies take ${policiesText.length} characters of the functions' environment, at most ${POLICIES_ENVIRONMENT_MAX} (Lambda holds 4 KB of environment in all): shorten them (fewer or shorter name patterns, recipients), or give accounts their own in the accounts file, which has room for ${65_536}`,
     );
+  // The scan sends an account's key to its reseller: a parameter of the deployment's own secrets would go there.
+  const secrets = [
+    settings.linkSigningKeyParameterName,
+    settings.webhookSigningKeyParameterName,
+    settings.heartbeatUrlParameterName,
+  ];
   for (const account of settings.accounts ?? []) {
+    if (account.apiKeyParameter !== undefined && secrets.includes(account.apiKeyParameter))
+      throw new ConfigError(
+        `${where}: account ${account.name}: apiKeyParameter ${account.apiKeyParameter} is the deployment's own secret (its link signing key, webhook signing key or heartbeat URL), which the scan would send to the account's reseller as its key; give the account a parameter of its own key`,
+      );
     const deployed = deployedResellerBaseUrl.optional().safeParse(account.resellerBaseUrl);
     if (!deployed.success)
       throw new ConfigError(
@@ -378,10 +388,21 @@ export function loadDeploySettings(node: Node, cwd = process.cwd()): ResolvedSet
 /** The settings an account sets for itself: what its scan reads, and who gets its alerts. */
 const ACCOUNT_OVERRIDES = [...ACCOUNT_SCAN_SETTINGS, 'alertEmails', 'alertSmsNumbers'] as const;
 
+/**
+ * The variables `apiKeyEnv` may not name: its value is sent to the account's reseller, so sentinel's
+ * own (the signing key, the heartbeat URL, …) or AWS's would reach whichever host the file names.
+ */
+const notAnAccountKey = (name: string): boolean =>
+  /^AWS_/i.test(name) || (name !== ENV.resellerApiKey && (Object.values(ENV) as string[]).includes(name));
+
 /** An environment variable's name, as `apiKeyEnv` names where the command line finds the key. */
 const environmentVariable = z
   .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name such as BRAND_A_KEY');
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name such as BRAND_A_KEY')
+  .refine(
+    (name) => !notAnAccountKey(name),
+    "must name a variable of the account's key alone, such as BRAND_A_KEY: not one of sentinel's own settings or secrets (LINK_SIGNING_KEY, HEARTBEAT_URL, …) nor AWS_…, whose value would be sent to the reseller as the key",
+  );
 
 /** One account of the accounts file, with only the keys it set (defaults are the deployment's). */
 export const AccountSettingsSchema = SentinelSettingsSchema.pick(

@@ -14,7 +14,7 @@ import { domainKey } from '../../functions/core/memory/state-bounds';
 import { ResellerClient } from '../../functions/core/reseller/client';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { ENV } from '../../functions/core/scan/config';
-import { accountKeySource, namedAccountOf } from '../accounts';
+import { accountKeySource, namedAccountOf, withAccountKey } from '../accounts';
 import { domainArgument, flagsOf, loadSettings, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
 import { auditTrailFor } from '../local-stores';
@@ -50,7 +50,7 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
   });
   // Looked up first (a read, free): a domain that is not in quarantine needs no consent, and
   // saying so comes before asking for one.
-  const found = await findInQuarantine(client, domain);
+  const found = await withAccountKey(named, findInQuarantine(client, domain));
   if (yes && consentNeeded && !consent)
     throw new UsageError(
       `${domain}: the registry restores a .${tldOf(domain)} name only with the registrant’s consent; pass --consent with --yes once the registrant agreed`,

@@ -1,5 +1,6 @@
 import { EnvSecretSource } from '../../functions/aws/secrets';
 import { headline, reportReaches } from '../../functions/core/alerts/alert';
+import { withKeySource } from '../../functions/core/base/errors';
 import { SEVERITIES, type Severity } from '../../functions/core/findings/classify';
 import { signLinkQuery } from '../../functions/core/links/links';
 import {
@@ -14,7 +15,13 @@ import {
 import { ENV, loadScanSettings, parseSetting } from '../../functions/core/scan/config';
 import type { Report } from '../../functions/core/scan/scan';
 import type { AccountSettings } from '../../lib/config';
-import { accountEntryOf, accountKeySource, selectedAccounts } from '../accounts';
+import {
+  accountEntryOf,
+  accountKeySource,
+  accountKeyWords,
+  sameKeyCheck,
+  selectedAccounts,
+} from '../accounts';
 import { flagsOf, noPositionals, oneOf, parseNow, positiveInt, settingsWithFlags, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs } from '../command';
 import { heartbeatUrlOf } from '../heartbeat';
@@ -84,6 +91,7 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
   if (shared.linkBaseUrl) new EnvSecretSource(io.env).signingKeysNow();
   const location = stateLocationOf(str(args.values.state), io.env);
   const stores = accountStoresFor({ env: io.env, stateFlag: str(args.values.state), cwd: io.cwd });
+  const sameKey = sameKeyCheck(accounts, io.env, (a) => baseUrlOf(a, base), file);
 
   const outcomes = await pooled(accounts, concurrency, async (account): Promise<AccountOutcome> => {
     // Accounts scan at once: each one's output is kept and printed whole, under its name.
@@ -94,6 +102,7 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
       const settings = loadScanSettings(accountRawSettings(base, accountEntryOf(account)), flagsOf(scan));
       const secrets = accountSecrets(accountKeySource(io.env, account), account.name);
       await secrets.apiKey();
+      sameKey(account.name);
       const run = scanRunOf(
         args,
         own,
@@ -126,13 +135,18 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
       await stores?.summaries.put(accountSummaryOf(report, account.name, settings.accountLabel));
       return { account, report, output: chunks.join('') };
     } catch (error) {
-      const output = chunks.join('');
-      return { account, error: error instanceof Error ? error : new Error(String(error)), output };
+      return { account, error: accountError(account, error), output: chunks.join('') };
     }
   });
 
   printOutcomes(outcomes, json, base, io, now);
   return exitOf(outcomes, failOn, io);
+}
+
+/** Why an account could not be read; a refused key names the account's own variable, the key that was sent. */
+function accountError(account: AccountSettings, thrown: unknown): Error {
+  const error = withKeySource(thrown, accountKeyWords(account));
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 /** Exit 1 once every account was tried if one could not be read (each named), else --fail-on's. */

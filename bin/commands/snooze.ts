@@ -13,7 +13,7 @@ import { findingWithMemory } from '../../functions/core/memory/renewal-memory';
 import { CLOCK_TOLERANCE_MS } from '../../functions/core/memory/state-time';
 import { ResellerClient } from '../../functions/core/reseller/client';
 import { ENV } from '../../functions/core/scan/config';
-import { accountKeySource, namedAccountOf } from '../accounts';
+import { accountKeySource, namedAccountOf, withAccountKey } from '../accounts';
 import { domainArgument, flagsOf, loadSettings, parseNow, positiveInt, str } from '../args';
 import { type CliIo, type Command, EXIT, type ParsedArgs, UsageError } from '../command';
 import { actionStoreFor } from '../local-stores';
@@ -72,7 +72,7 @@ export async function silence(
     timeoutMs: settings.requestTimeoutMs,
     ...(io.signal ? { signal: io.signal } : {}),
   });
-  const found = await client.findDomain(domain);
+  const found = await withAccountKey(named, client.findDomain(domain));
   if (!found) throw new SentinelError(`${domain} is not in this reseller account`);
   // Judged as the link judges it (and as the alert did): the record by the scan's rules, then what
   // the scans' memory adds (a renewal_failed the record no longer shows).

@@ -9,7 +9,7 @@ import { countingFetch } from '../aws/metrics';
 import type { SecretSource } from '../aws/secrets';
 import { chatTargetOf, snsSender } from '../aws/sns-publish';
 import { truncateReport } from '../core/alerts/alert';
-import { ConfigError } from '../core/base/errors';
+import { ConfigError, withKeySource } from '../core/base/errors';
 import type { ReportStore } from '../core/memory/report-store';
 import { loadStatePolicy, STATE_ENV } from '../core/memory/state-config';
 import {
@@ -112,9 +112,11 @@ export async function handleScheduledScan(
   const clock = deps.clock ?? Date.now;
   const reseller = countingFetch(deps.fetch);
   const heartbeat = await heartbeatBase(deps);
+  let keySource: string | undefined;
   try {
     const target = await scanTarget(deps, event);
     const { settings, secrets, account } = target;
+    keySource = target.keySource;
     if (settings.linkBaseUrl && !secrets.hasSigningKeys())
       throw new ConfigError(`${ENV.linkSigningKeyParameter} is not set but ${ENV.linkBaseUrl} is`);
     const now = clock();
@@ -174,9 +176,7 @@ export async function handleScheduledScan(
       ...(account ? { account: account.account } : {}),
     };
   } catch (error) {
-    const named = logFailure(deps, event, error);
-    await beat(deps, heartbeat, 'failed', named);
-    throw error;
+    throw await failure(deps, heartbeat, event, keySource ? withKeySource(error, keySource) : error);
   } finally {
     // Also when the scan failed: a run that ends in 429s is what this pair of metrics is for.
     reseller.addTo(deps.metrics);
@@ -215,6 +215,18 @@ function addScanMetrics(metrics: ScheduledScanDeps['metrics'], report: Report): 
   metrics.addMetric(METRICS.scanCompleted, MetricUnit.Count, 1);
 }
 
+/** Logs why the scan failed and pings the heartbeat's failure; returns the error, to be thrown. */
+async function failure(
+  deps: ScheduledScanDeps,
+  heartbeat: URL | undefined,
+  event: unknown,
+  error: unknown,
+): Promise<unknown> {
+  const named = logFailure(deps, event, error);
+  await beat(deps, heartbeat, 'failed', named);
+  return error;
+}
+
 /** Logs why the scan failed, with the account the input named when it is a name (returned). */
 function logFailure(deps: ScheduledScanDeps, event: unknown, error: unknown): string | undefined {
   const named = isAccountEvent(event) ? (event as { account?: unknown }).account : undefined;
@@ -247,6 +259,7 @@ async function scanTarget(deps: ScheduledScanDeps, event: unknown) {
       secrets: deps.secrets,
       reports: deps.reports,
       account: undefined,
+      keySource: undefined,
     };
   }
   const { account } = parseAccountInput(event);
@@ -263,6 +276,8 @@ async function scanTarget(deps: ScheduledScanDeps, event: unknown) {
     secrets: accountSecrets(deps.accounts.secrets(input.apiKeyParameter), input.account),
     reports: deps.accounts.reports?.(input.account),
     account: input,
+    // The key sent is the account's own parameter: a refusal names it, not RESELLER_API_KEY.
+    keySource: `SSM parameter ${input.apiKeyParameter} (the key of account ${input.account})`,
   };
 }
 

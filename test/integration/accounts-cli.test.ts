@@ -1,4 +1,6 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -177,6 +179,87 @@ describe('scan --accounts: several accounts, one run', () => {
     expect(typo.stderr).toBe(
       `sentinel: --account brand-bb: no account of that name in ${path}; did you mean brand-b?\n`,
     );
+  });
+
+  it('names the variable of the refused account’s own key, not RESELLER_API_KEY, which it never read', async () => {
+    const run = await runCli(
+      ['scan', '--accounts', accountsFile(), '--json', '--dry-run', '--now', NOW],
+      env({ RESELLER_API_KEY: KEYS.a }),
+    );
+    expect(run.code).toBe(1);
+    const c = JSON.parse(run.stdout).accounts[2];
+    expect(c.error.message).toMatch(/HTTP 401\) for domain list page 1 \(.*\); check BRAND_C_KEY \(/);
+    expect(c.error.message).not.toContain('RESELLER_API_KEY');
+    expect(run.stderr).toMatch(/^sentinel: account brand-c could not be read: .*; check BRAND_C_KEY \(/m);
+    expect(run.stderr).not.toContain('sk_live_wrong_key');
+  });
+
+  it('refuses the second account that reads the same reseller account with the same key, scanning the first', async () => {
+    const path = accountsFile({
+      accounts: [...ACCOUNTS.accounts.slice(0, 2), { name: 'brand-a-copy', apiKeyEnv: 'BRAND_A_COPY_KEY' }],
+    });
+    // The same key in another variable, as a pasted line carries it (a trailing newline).
+    const run = await runCli(
+      ['scan', '--accounts', path, '--json', '--dry-run', '--now', NOW],
+      env({ BRAND_A_COPY_KEY: `${KEYS.a}\n` }),
+    );
+    expect(run.code).toBe(1);
+    const [a, b, copy] = JSON.parse(run.stdout).accounts;
+    expect(findingKeys(a)).toEqual(truthKeys(portfolios.a));
+    expect(findingKeys(b)).toEqual(truthKeys(portfolios.b));
+    expect(copy).toEqual({
+      source: { account: 'brand-a-copy', base_url: sim.url },
+      error: {
+        name: 'ConfigError',
+        message: `BRAND_A_COPY_KEY holds the same API key as BRAND_A_KEY of account brand-a, at the same reseller (${sim.url}): account brand-a-copy would scan and alert brand-a's domains again; give each account its own key, or remove one of them from ${path}`,
+      },
+    });
+    expect(run.stdout + run.stderr).not.toContain(KEYS.a);
+  });
+
+  it('names the account’s own key variable when restore or snooze --account is refused its key', async () => {
+    const path = accountsFile();
+    const domain = 'example.nl';
+    for (const argv of [
+      ['restore', domain, '--yes'],
+      ['snooze', domain, '--state', join(dir, 'state.json')],
+    ]) {
+      const run = await runCli([...argv, '--accounts', path, '--account', 'brand-c'], env());
+      expect(run.code, `${argv[0]}: ${run.stderr}`).toBe(1);
+      expect(run.stderr).toMatch(
+        /^sentinel: the reseller API refused the API key \(HTTP 401\) .*; check BRAND_C_KEY \(/,
+      );
+      expect(run.stderr).not.toContain('RESELLER_API_KEY');
+    }
+  });
+
+  it('refuses an apiKeyEnv that names a secret of its own or of AWS: its value would go to the reseller', async () => {
+    // A reseller that notes the bearer it is sent, as any host an account names could.
+    const bearers: string[] = [];
+    const spy = createServer((req, res) => {
+      bearers.push(String(req.headers.authorization));
+      res.writeHead(401).end();
+    });
+    await new Promise<void>((done) => spy.listen(0, '127.0.0.1', done));
+    const resellerBaseUrl = `http://127.0.0.1:${(spy.address() as AddressInfo).port}`;
+    const signingKey = 'cli-signing-key-0123456789abcdef0123456789';
+    try {
+      for (const apiKeyEnv of ['LINK_SIGNING_KEY', 'AWS_SECRET_ACCESS_KEY']) {
+        const path = accountsFile({ accounts: [{ name: 'brand-x', apiKeyEnv, resellerBaseUrl }] });
+        const run = await runCli(
+          ['scan', '--accounts', path, '--dry-run', '--now', NOW],
+          env({ LINK_SIGNING_KEY: signingKey, AWS_SECRET_ACCESS_KEY: 'aws-secret-0123456789abcdef' }),
+        );
+        expect(run.code).toBe(2);
+        expect(run.stderr).toMatch(
+          /^sentinel: accounts file .*: account "brand-x" \(accounts\[0\]\): apiKeyEnv must name a variable of the account's key alone/,
+        );
+        rmSync(dir, { recursive: true, force: true });
+      }
+      expect(bearers).toEqual([]);
+    } finally {
+      await new Promise((done) => spy.close(done));
+    }
   });
 
   it('refuses an accounts file with an unknown key, naming the closest known one', async () => {

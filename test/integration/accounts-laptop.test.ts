@@ -144,4 +144,25 @@ describe('a deployment of the same accounts file', () => {
       /resellerBaseUrl must be an https URL/,
     );
   });
+
+  it('refuses an account whose apiKeyParameter is a secret of the deployment: the scan would send it to the reseller', () => {
+    const props = {
+      resellerBaseUrl: 'https://api.reseller.example',
+      alertEmails: ['ops@example.com'],
+      heartbeatUrlParameterName: '/ds/heartbeat-url',
+    };
+    const account = { name: 'brand-x', alertEmails: ['x@example.com'] };
+    for (const parameter of ['/domain-sentinel/link-signing-key', '/ds/heartbeat-url']) {
+      expect(() =>
+        parseSentinelSettings({ ...props, accounts: [{ ...account, apiKeyParameter: parameter }] }),
+      ).toThrow(
+        `invalid DomainSentinel props: account brand-x: apiKeyParameter ${parameter} is the deployment's own secret`,
+      );
+    }
+    // An account's own parameter is taken.
+    expect(
+      parseSentinelSettings({ ...props, accounts: [{ ...account, apiKeyParameter: '/ds/brand-x/key' }] })
+        .accounts,
+    ).toHaveLength(1);
+  });
 });

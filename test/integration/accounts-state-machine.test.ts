@@ -394,6 +394,17 @@ describe('the scan’s check of its input against the deployed accounts.json', {
     }
   });
 
+  it('names the refused account’s own key parameter, not RESELLER_API_KEY, which no Lambda reads', async () => {
+    const error = await handleScheduledScan(scanDeps(), 300_000, { account: 'brand-c' }).then(
+      () => null,
+      (e: Error) => e,
+    );
+    expect(error?.name).toBe('AuthenticationError');
+    expect(error?.message).toMatch(/HTTP 401\) for .*; check SSM parameter \/ds\/brand-c\/api-key \(/);
+    expect(error?.message).not.toContain('RESELLER_API_KEY');
+    expect(error?.message).not.toContain(KEYS['brand-c']);
+  });
+
   it('refuses an account the deployment does not have', async () => {
     const outcome = await refusal({ account: 'brand-z' });
     expect(outcome.error?.message).toBe(

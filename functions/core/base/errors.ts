@@ -56,12 +56,7 @@ export class ResellerApiError extends SentinelError {
   static fromResponse(facts: ResponseFacts, what: string): ResellerApiError {
     const detail = facts.bodyExcerpt ? `: ${facts.bodyExcerpt}` : '';
     const where = `${what} (${facts.url})`;
-    if (facts.status === 401) {
-      return new AuthenticationError(
-        `the reseller API refused the API key (HTTP 401) for ${where}; check RESELLER_API_KEY and that it belongs to this environment's base URL`,
-        facts,
-      );
-    }
+    if (facts.status === 401) return refusedKey(facts, where, 'RESELLER_API_KEY');
     if (facts.status === 403) {
       return new AccessDeniedError(
         `the reseller API accepted the API key but it lacks access to ${where} (HTTP 403); give the key access to this resource in the reseller's control panel`,
@@ -100,6 +95,37 @@ export class ResellerApiError extends SentinelError {
 /** 401 (and, as its subclass, 403): the key is wrong, revoked, for the other environment, or lacks access. */
 export class AuthenticationError extends ResellerApiError {
   override readonly name: string = 'AuthenticationError';
+}
+
+/** What each refused key's error was asked for, so {@link withKeySource} can say it again with the key's real source. */
+const refusedFor = new WeakMap<Error, string>();
+
+/** A refused key (HTTP 401) for `where`, telling to check `keySource`, where the key was read from. */
+function refusedKey(
+  facts: ResponseFacts,
+  where: string,
+  keySource: string,
+  cause?: unknown,
+): AuthenticationError {
+  const error = new AuthenticationError(
+    `the reseller API refused the API key (HTTP 401) for ${where}; check ${keySource} and that it belongs to this environment's base URL`,
+    facts,
+    cause === undefined ? undefined : { cause },
+  );
+  refusedFor.set(error, where);
+  return error;
+}
+
+/**
+ * The error of a scan whose key was not RESELLER_API_KEY (an account's apiKeyEnv, an SSM
+ * parameter): a refused key names `keySource`, so the user checks the key that was sent; any other
+ * error is returned as it is.
+ */
+export function withKeySource(error: unknown, keySource: string): unknown {
+  const where = error instanceof AuthenticationError ? refusedFor.get(error) : undefined;
+  if (where === undefined) return error;
+  const { status, url, requestId, bodyExcerpt } = error as AuthenticationError;
+  return refusedKey({ status, url, requestId, bodyExcerpt }, where, keySource, error);
 }
 
 /** 403: the key was accepted but may not use this resource. */
