@@ -228,6 +228,16 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('soon', now)).toBeUndefined();
     expect(parseRetryAfter(null, now)).toBeUndefined();
   });
+
+  it('reads a value that is neither delay-seconds nor an HTTP date as unreadable, not as "retry at once"', () => {
+    // Date.parse takes "1.5" as 1 May 2001 and "-1" as the year -1: in the past, so a wait of 0,
+    // and five attempts in a row without backoff against a server asking to slow down.
+    const now = Date.parse('2026-11-22T06:00:00Z');
+    for (const value of ['1.5', '-1', 'tomorrow 3', '1 hour'])
+      expect([value, parseRetryAfter(value, now)]).toEqual([value, undefined]);
+    expect(parseRetryAfter('Sunday, 22-Nov-26 06:00:10 GMT', now)).toBe(10_000);
+    expect(parseRetryAfter('Sun Nov 22 06:00:10 2026', now)).toBe(10_000);
+  });
 });
 
 describe('Transport response size', () => {
