@@ -163,10 +163,20 @@ export function planAll(
   }
   if (!resized) for (const bucket of selected) if (!members.has(bucket)) members.set(bucket, []);
   const memory = (key: string) => all.get(key) as DomainMemory;
+  if (!resized)
+    return {
+      exponent,
+      writes: bucketWrites(at, exponent, members, memory, known.parts),
+      cleanup: cleanupWrites(at, known, null),
+    };
+  const written = new Uint8Array(1 << exponent);
   return {
     exponent,
-    writes: bucketWrites(at, exponent, members, memory, resized ? undefined : known.parts),
-    cleanup: cleanupWrites(at, known, exponent, resized),
+    writes: (function* () {
+      yield* bucketWrites(at, exponent, members, memory, undefined, written);
+      yield* staleOfNewLayout(at, known, exponent, written);
+    })(),
+    cleanup: cleanupWrites(at, known, exponent),
   };
 }
 
@@ -215,6 +225,7 @@ function* bucketWrites(
   members: ReadonlyMap<number, readonly string[]>,
   memory: (key: string) => DomainMemory,
   parts: Uint8Array | undefined,
+  written?: Uint8Array,
 ): Generator<WriteRequest> {
   for (const [bucket, keys] of members) {
     const pk = shardPk(at, bucket);
@@ -233,25 +244,46 @@ function* bucketWrites(
       body = body ? `${body},${entry}` : entry;
     }
     if (body) yield put();
+    if (written) written[bucket] = Math.min(part, 255);
     for (let old = part; old < (parts?.[bucket] ?? 0); old++)
       yield { DeleteRequest: { Key: itemKey(pk, bucketSk(exponent, bucket, old)) } };
   }
 }
 
-/** What to delete once a save committed: items outside the layout in force, and after a resize every item of the old one. */
-function* cleanupWrites(
+/**
+ * Deletes for the items of the layout a resize switches to that an earlier resize left behind (it
+ * failed before switching) and this one did not write again (a bucket now empty, a part fewer):
+ * made before the switch, so none of them is ever read as a bucket of the layout in force, which
+ * would bring back memories no save committed. `written`: the parts this save wrote of each bucket.
+ */
+function* staleOfNewLayout(
   at: ItemScope,
   known: Layout,
   exponent: number,
-  resized: boolean,
+  written: Uint8Array,
 ): Generator<WriteRequest> {
   for (const [pk, sk] of known.garbage) {
-    // An item of the new layout found as garbage (a resize that did not finish) was just written again.
     const match = BUCKET_SK.exec(sk);
-    if (!(resized && match && Number(match[1]) === exponent))
+    if (!match || Number(match[1]) !== exponent) continue;
+    const bucket = Number.parseInt(match[2] as string, 16);
+    const part = Number(match[3] ?? 0);
+    const rewritten =
+      sk === bucketSk(exponent, bucket, part) && pk === shardPk(at, bucket) && part < (written[bucket] ?? 0);
+    if (!rewritten) yield { DeleteRequest: { Key: itemKey(pk, sk) } };
+  }
+}
+
+/**
+ * What to delete once a save committed: items outside the layout in force, and after a resize (to
+ * `resizedTo`) every item of the old one; items of the new layout are {@link staleOfNewLayout}'s.
+ */
+function* cleanupWrites(at: ItemScope, known: Layout, resizedTo: number | null): Generator<WriteRequest> {
+  for (const [pk, sk] of known.garbage) {
+    const match = BUCKET_SK.exec(sk);
+    if (!(resizedTo !== null && match && Number(match[1]) === resizedTo))
       yield { DeleteRequest: { Key: itemKey(pk, sk) } };
   }
-  if (!resized || known.exponent === null || !known.parts) return;
+  if (resizedTo === null || known.exponent === null || !known.parts) return;
   for (let bucket = 0; bucket < known.parts.length; bucket++)
     for (let part = 0; part < (known.parts[bucket] as number); part++)
       yield { DeleteRequest: { Key: itemKey(shardPk(at, bucket), bucketSk(known.exponent, bucket, part)) } };

@@ -8,6 +8,7 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { bucketOf } from '../../functions/aws/dynamodb-buckets';
 import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import { StateConflictError, StateError } from '../../functions/core/memory/state';
 import { FileStateStore } from '../../functions/local/file-state-store';
@@ -215,6 +216,66 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect(Object.keys(JSON.parse(put.m?.S ?? '{}'))).not.toContain('d0.nl');
     expect((await shards()).reduce((n, i) => n + Object.keys(JSON.parse(i.m?.S ?? '{}')).length, 0)).toBe(59);
     expect((await loadState(counting)).state).toEqual(changed);
+  });
+
+  it('leaves nothing of a resize that failed part-way once the next resize commits, even when its clean-up fails: no memory comes back', async () => {
+    const store = await open();
+    const loaded = await loadState(store);
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['d0.nl']), loaded, 'a');
+    // Scan A outgrows one bucket (40 domains: 4 buckets) and writes every bucket of the new
+    // layout, but its save fails before the layout is switched to.
+    const failing = db.client();
+    failing.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { UpdateExpression?: string };
+        if (
+          context.commandName === 'UpdateItemCommand' &&
+          input.UpdateExpression?.startsWith('SET generation = :next')
+        )
+          throw new Error('the save of scan A fails here');
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const scanA = new DynamoDbStateStore({
+      client: failing,
+      tableName: `state-${table}`,
+      scope: 'http://reseller.test',
+    });
+    const beforeA = await loadState(scanA);
+    const namesA = Array.from({ length: 40 }, (_, i) => `a${i}.nl`);
+    await scanA.claim(1, { owner: 'A', expiresAt: Date.now() + LEASE_MS });
+    await expect(saveState(scanA, stateWith(namesA), beforeA, 'A')).rejects.toThrow(/scan A fails here/);
+    await scanA.release(1, 'A');
+    // Scan B outgrows it too, but holds no domain of bucket 3: it writes no item there. Its
+    // clean-up after the switch fails (throttled), as it may: what B saved must be the state still.
+    let committed = false;
+    const afterCommitFails = db.client();
+    afterCommitFails.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (committed && context.commandName === 'BatchWriteItemCommand') throw new Error('throttled');
+        const out = await next(args);
+        const input = args.input as { UpdateExpression?: string };
+        if (input.UpdateExpression?.startsWith('SET generation = :next')) committed = true;
+        return out;
+      },
+      { step: 'initialize' },
+    );
+    const scanB = new DynamoDbStateStore({
+      client: afterCommitFails,
+      tableName: `state-${table}`,
+      scope: 'http://reseller.test',
+    });
+    const namesB = Array.from({ length: 200 }, (_, i) => `b${i}.nl`)
+      .filter((name) => bucketOf(name, 2) !== 3)
+      .slice(0, 40);
+    const beforeB = await loadState(scanB);
+    await scanB.claim(1, { owner: 'B', expiresAt: Date.now() + LEASE_MS });
+    await saveState(scanB, stateWith(namesB), beforeB, 'B');
+    expect(committed).toBe(true);
+    // What B saved is the state: none of A's domains, which no scan ever committed.
+    expect(Object.keys((await loadState(store)).state.domains).sort()).toEqual([...namesB].sort());
   });
 
   it('keeps accounts apart: one partition per scope', async () => {
