@@ -2,10 +2,12 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  type BatchWriteItemCommandOutput,
   DescribeTableCommand,
   type DynamoDBClient,
   QueryCommand,
   type QueryCommandInput,
+  type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bucketOf } from '../../functions/aws/dynamodb-buckets';
@@ -276,6 +278,40 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect(committed).toBe(true);
     // What B saved is the state: none of A's domains, which no scan ever committed.
     expect(Object.keys((await loadState(store)).state.domains).sort()).toEqual([...namesB].sort());
+  });
+
+  it('writes again what a BatchWriteItem left unprocessed (throttled), until every item is in', async () => {
+    const store = await open();
+    const client = db.client();
+    // Each of the first three batches: DynamoDB takes its first item only and hands the rest back.
+    let throttled = 3;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'BatchWriteItemCommand' || throttled === 0) return next(args);
+        throttled--;
+        const input = args.input as { RequestItems: Record<string, unknown[]> };
+        const [tableName, requests] = Object.entries(input.RequestItems)[0] as [string, unknown[]];
+        const out = await next({ ...args, input: { RequestItems: { [tableName]: requests.slice(0, 1) } } });
+        const rest = requests.slice(1);
+        const output = out.output as BatchWriteItemCommandOutput;
+        return {
+          ...out,
+          output: { ...output, UnprocessedItems: rest.length ? { [tableName]: rest as WriteRequest[] } : {} },
+        };
+      },
+      { step: 'initialize' },
+    );
+    const flaky = new DynamoDbStateStore({
+      client,
+      tableName: `state-${table}`,
+      scope: 'http://reseller.test',
+    });
+    const names = Array.from({ length: 300 }, (_, i) => `d${i}.nl`);
+    const empty = await loadState(flaky);
+    await flaky.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(flaky, stateWith(names), empty, 'a');
+    expect(throttled).toBe(0);
+    expect((await loadState(store)).state).toEqual(stateWith(names));
   });
 
   it('keeps accounts apart: one partition per scope', async () => {
