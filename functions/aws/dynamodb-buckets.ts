@@ -130,11 +130,13 @@ export function bucketItem(
 ): { bucket: number; part: number; members: Array<[string, unknown]> } | null {
   const sk = item[SK.name]?.S ?? '';
   const match = BUCKET_SK.exec(sk);
-  const body = item.m?.S;
-  if (!match || exponent === null || Number(match[1]) !== exponent || body === undefined) return null;
+  if (!match || exponent === null || Number(match[1]) !== exponent) return null;
   const bucket = Number.parseInt(match[2] as string, 16);
   if (bucket >= 1 << exponent) return null;
-  const members = parseItem(at, sk, body);
+  // A bucket of the layout in force without its memories as text is damage to report, not an item
+  // to drop: dropped, its domains would be forgotten in silence.
+  const body = item.m?.S;
+  const members = body === undefined ? null : parseItem(at, sk, body);
   if (typeof members !== 'object' || members === null || Array.isArray(members))
     throw new StateError(
       `the state item ${sk} in ${at.where} is not a set of domain memories; reset the state`,

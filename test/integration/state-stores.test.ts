@@ -5,6 +5,7 @@ import {
   type BatchWriteItemCommandOutput,
   DescribeTableCommand,
   type DynamoDBClient,
+  PutItemCommand,
   QueryCommand,
   type QueryCommandInput,
   type WriteRequest,
@@ -313,6 +314,43 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect(throttled).toBe(0);
     expect((await loadState(store)).state).toEqual(stateWith(names));
   });
+
+  it.each([
+    [
+      'is not JSON',
+      { S: '{"d0.nl":' },
+      /the state item b0#0 in dynamodb:state-\d+ \(http:\/\/reseller\.test\) is not JSON; reset the state/,
+    ],
+    [
+      'holds its memories as a number',
+      { N: '1' },
+      /the state item b0#0 in dynamodb:state-\d+ \(http:\/\/reseller\.test\) is not a set of domain memories; reset the state/,
+    ],
+  ])(
+    'refuses a bucket item that %s, naming it, instead of reading its domains as forgotten',
+    async (_what, m, message) => {
+      const store = await open();
+      const empty = await loadState(store);
+      await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+      await saveState(store, stateWith(['d0.nl', 'd1.nl']), empty, 'a');
+      const [bucket] = (
+        await Promise.all(
+          Array.from({ length: 16 }, (_, n) =>
+            db.client().send(
+              new QueryCommand({
+                TableName: `state-${table}`,
+                KeyConditionExpression: 'pk = :pk',
+                ExpressionAttributeValues: { ':pk': { S: `http://reseller.test#${n}` } },
+              }),
+            ),
+          ),
+        )
+      ).flatMap((page) => page.Items ?? []);
+      expect(bucket?.sk?.S).toBe('b0#0');
+      await db.client().send(new PutItemCommand({ TableName: `state-${table}`, Item: { ...bucket, m } }));
+      await expect(loadState(store)).rejects.toThrow(message);
+    },
+  );
 
   it('keeps accounts apart: one partition per scope', async () => {
     const store = await open('https://live.example');
