@@ -165,9 +165,13 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     const readContacts = async () => {
       for await (const page of this.pages(this.at.scope, CONTACT_PREFIX))
         for (const item of page) {
-          const sk = item[SK.name]?.S;
+          const sk = item[SK.name]?.S ?? '';
           const body = item.m?.S;
-          if (!sk || body === undefined) continue;
+          // Skipped, the contact would be forgotten in silence (and alerted as new).
+          if (body === undefined)
+            throw new StateError(
+              `the state item ${sk} in ${this.at.where} is not a contact's memory; reset the state`,
+            );
           bodies.set(sk, body);
           const key = sk.slice(CONTACT_PREFIX.length);
           contacts[key] = readContactMemory(parseItem(this.at, sk, body), key, this.at.where);

@@ -352,6 +352,32 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     },
   );
 
+  it('refuses a contact item without its memory as text, naming it, instead of forgetting the contact', async () => {
+    const store = await open();
+    const empty = await loadState(store);
+    const contact = {
+      finding: { kind: 'contact_pending_validation', severity: 'warning', stage: null },
+      alerted: null,
+    };
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(
+      store,
+      stateWith(['d0.nl'], { contacts: { 'C-1': contact } as ScanState['contacts'] }),
+      empty,
+      'a',
+    );
+    expect(Object.keys((await loadState(store)).state.contacts)).toEqual(['C-1']);
+    await db.client().send(
+      new PutItemCommand({
+        TableName: `state-${table}`,
+        Item: { pk: { S: 'http://reseller.test' }, sk: { S: 'contact#C-1' }, m: { N: '1' } },
+      }),
+    );
+    await expect(loadState(store)).rejects.toThrow(
+      /^the state item contact#C-1 in dynamodb:state-\d+ \(http:\/\/reseller\.test\) is not a contact's memory; reset the state$/,
+    );
+  });
+
   it('keeps accounts apart: one partition per scope', async () => {
     const store = await open('https://live.example');
     const empty = await loadState(store);
