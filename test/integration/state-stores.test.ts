@@ -8,6 +8,7 @@ import {
   PutItemCommand,
   QueryCommand,
   type QueryCommandInput,
+  UpdateItemCommand,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -377,6 +378,37 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
       /^the state item contact#C-1 in dynamodb:state-\d+ \(http:\/\/reseller\.test\) is not a contact's memory; reset the state$/,
     );
   });
+
+  it.each([
+    [
+      'h',
+      { N: '1' },
+      /^the state item #meta in dynamodb:state-\d+ \(http:\/\/reseller\.test\) has no account-wide part \(h\) as text; reset the state$/,
+    ],
+    [
+      'layout',
+      { S: '0' },
+      /^the state item #meta in dynamodb:state-\d+ \(http:\/\/reseller\.test\) has no bucket layout \(layout\) as a number; reset the state$/,
+    ],
+  ])(
+    'refuses a #meta item whose %s has the wrong type, instead of reading an empty state',
+    async (name, value, message) => {
+      const store = await open();
+      const empty = await loadState(store);
+      await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+      await saveState(store, stateWith(['d0.nl']), empty, 'a');
+      await db.client().send(
+        new UpdateItemCommand({
+          TableName: `state-${table}`,
+          Key: { pk: { S: 'http://reseller.test' }, sk: { S: '#meta' } },
+          UpdateExpression: 'SET #a = :v',
+          ExpressionAttributeNames: { '#a': name },
+          ExpressionAttributeValues: { ':v': value },
+        }),
+      );
+      await expect(loadState(store)).rejects.toThrow(message);
+    },
+  );
 
   it('keeps accounts apart: one partition per scope', async () => {
     const store = await open('https://live.example');
