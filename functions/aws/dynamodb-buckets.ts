@@ -233,17 +233,22 @@ function* bucketWrites(
     const pk = shardPk(at, bucket);
     let part = 0;
     let body = '';
+    // In UTF-8 bytes, as DynamoDB counts an item: a name of three-byte characters is three times its length.
+    let bodyBytes = 0;
     const put = (): WriteRequest => {
       const sk = bucketSk(exponent, bucket, part++);
       const text = `{${body}}`;
       body = '';
+      bodyBytes = 0;
       checkItemSize(at, sk, text, pk);
       return { PutRequest: { Item: { ...itemKey(pk, sk), m: { S: text } } } };
     };
     for (const key of keys) {
       const entry = `${JSON.stringify(key)}:${encodeMemory(memory(key))}`;
-      if (body && body.length + entry.length + 2 > PART_BYTES) yield put();
+      const entryBytes = Buffer.byteLength(entry, 'utf8');
+      if (body && bodyBytes + entryBytes + 2 > PART_BYTES) yield put();
       body = body ? `${body},${entry}` : entry;
+      bodyBytes += entryBytes + 1;
     }
     if (body) yield put();
     if (written) written[bucket] = Math.min(part, 255);
