@@ -130,11 +130,13 @@ export function bucketItem(
 ): { bucket: number; part: number; members: Array<[string, unknown]> } | null {
   const sk = item[SK.name]?.S ?? '';
   const match = BUCKET_SK.exec(sk);
-  const body = item.m?.S;
-  if (!match || exponent === null || Number(match[1]) !== exponent || body === undefined) return null;
+  if (!match || exponent === null || Number(match[1]) !== exponent) return null;
   const bucket = Number.parseInt(match[2] as string, 16);
   if (bucket >= 1 << exponent) return null;
-  const members = parseItem(at, sk, body);
+  // A bucket of the layout in force without its memories as text is damage to report, not an item
+  // to drop: dropped, its domains would be forgotten in silence.
+  const body = item.m?.S;
+  const members = body === undefined ? null : parseItem(at, sk, body);
   if (typeof members !== 'object' || members === null || Array.isArray(members))
     throw new StateError(
       `the state item ${sk} in ${at.where} is not a set of domain memories; reset the state`,
@@ -163,10 +165,20 @@ export function planAll(
   }
   if (!resized) for (const bucket of selected) if (!members.has(bucket)) members.set(bucket, []);
   const memory = (key: string) => all.get(key) as DomainMemory;
+  if (!resized)
+    return {
+      exponent,
+      writes: bucketWrites(at, exponent, members, memory, known.parts),
+      cleanup: cleanupWrites(at, known, null),
+    };
+  const written = new Uint8Array(1 << exponent);
   return {
     exponent,
-    writes: bucketWrites(at, exponent, members, memory, resized ? undefined : known.parts),
-    cleanup: cleanupWrites(at, known, exponent, resized),
+    writes: (function* () {
+      yield* bucketWrites(at, exponent, members, memory, undefined, written);
+      yield* staleOfNewLayout(at, known, exponent, written);
+    })(),
+    cleanup: cleanupWrites(at, known, exponent),
   };
 }
 
@@ -215,43 +227,70 @@ function* bucketWrites(
   members: ReadonlyMap<number, readonly string[]>,
   memory: (key: string) => DomainMemory,
   parts: Uint8Array | undefined,
+  written?: Uint8Array,
 ): Generator<WriteRequest> {
   for (const [bucket, keys] of members) {
     const pk = shardPk(at, bucket);
     let part = 0;
     let body = '';
+    // In UTF-8 bytes, as DynamoDB counts an item: a name of three-byte characters is three times its length.
+    let bodyBytes = 0;
     const put = (): WriteRequest => {
       const sk = bucketSk(exponent, bucket, part++);
       const text = `{${body}}`;
       body = '';
+      bodyBytes = 0;
       checkItemSize(at, sk, text, pk);
       return { PutRequest: { Item: { ...itemKey(pk, sk), m: { S: text } } } };
     };
     for (const key of keys) {
       const entry = `${JSON.stringify(key)}:${encodeMemory(memory(key))}`;
-      if (body && body.length + entry.length + 2 > PART_BYTES) yield put();
+      const entryBytes = Buffer.byteLength(entry, 'utf8');
+      if (body && bodyBytes + entryBytes + 2 > PART_BYTES) yield put();
       body = body ? `${body},${entry}` : entry;
+      bodyBytes += entryBytes + 1;
     }
     if (body) yield put();
+    if (written) written[bucket] = Math.min(part, 255);
     for (let old = part; old < (parts?.[bucket] ?? 0); old++)
       yield { DeleteRequest: { Key: itemKey(pk, bucketSk(exponent, bucket, old)) } };
   }
 }
 
-/** What to delete once a save committed: items outside the layout in force, and after a resize every item of the old one. */
-function* cleanupWrites(
+/**
+ * Deletes for the items of the layout a resize switches to that an earlier resize left behind (it
+ * failed before switching) and this one did not write again (a bucket now empty, a part fewer):
+ * made before the switch, so none of them is ever read as a bucket of the layout in force, which
+ * would bring back memories no save committed. `written`: the parts this save wrote of each bucket.
+ */
+function* staleOfNewLayout(
   at: ItemScope,
   known: Layout,
   exponent: number,
-  resized: boolean,
+  written: Uint8Array,
 ): Generator<WriteRequest> {
   for (const [pk, sk] of known.garbage) {
-    // An item of the new layout found as garbage (a resize that did not finish) was just written again.
     const match = BUCKET_SK.exec(sk);
-    if (!(resized && match && Number(match[1]) === exponent))
+    if (!match || Number(match[1]) !== exponent) continue;
+    const bucket = Number.parseInt(match[2] as string, 16);
+    const part = Number(match[3] ?? 0);
+    const rewritten =
+      sk === bucketSk(exponent, bucket, part) && pk === shardPk(at, bucket) && part < (written[bucket] ?? 0);
+    if (!rewritten) yield { DeleteRequest: { Key: itemKey(pk, sk) } };
+  }
+}
+
+/**
+ * What to delete once a save committed: items outside the layout in force, and after a resize (to
+ * `resizedTo`) every item of the old one; items of the new layout are {@link staleOfNewLayout}'s.
+ */
+function* cleanupWrites(at: ItemScope, known: Layout, resizedTo: number | null): Generator<WriteRequest> {
+  for (const [pk, sk] of known.garbage) {
+    const match = BUCKET_SK.exec(sk);
+    if (!(resizedTo !== null && match && Number(match[1]) === resizedTo))
       yield { DeleteRequest: { Key: itemKey(pk, sk) } };
   }
-  if (!resized || known.exponent === null || !known.parts) return;
+  if (resizedTo === null || known.exponent === null || !known.parts) return;
   for (let bucket = 0; bucket < known.parts.length; bucket++)
     for (let part = 0; part < (known.parts[bucket] as number); part++)
       yield { DeleteRequest: { Key: itemKey(shardPk(at, bucket), bucketSk(known.exponent, bucket, part)) } };

@@ -165,9 +165,13 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     const readContacts = async () => {
       for await (const page of this.pages(this.at.scope, CONTACT_PREFIX))
         for (const item of page) {
-          const sk = item[SK.name]?.S;
+          const sk = item[SK.name]?.S ?? '';
           const body = item.m?.S;
-          if (!sk || body === undefined) continue;
+          // Skipped, the contact would be forgotten in silence (and alerted as new).
+          if (body === undefined)
+            throw new StateError(
+              `the state item ${sk} in ${this.at.where} is not a contact's memory; reset the state`,
+            );
           bodies.set(sk, body);
           const key = sk.slice(CONTACT_PREFIX.length);
           contacts[key] = readContactMemory(parseItem(this.at, sk, body), key, this.at.where);
@@ -180,14 +184,16 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
         meta ??= page.find((item) => item[SK.name]?.S === META_SORT_KEY);
     };
     await Promise.all([readMeta(), readContacts()]);
+    checkMetaTypes(this.at, meta);
     const exponent = meta?.layout?.N !== undefined ? Number(meta.layout.N) : null;
     if (exponent !== null && !(Number.isInteger(exponent) && exponent >= 0 && exponent <= 28))
       throw new StateError(
         `the state in ${this.at.where} names a bucket layout it cannot have (${exponent}); reset the state`,
       );
-    const head: StateHead = meta?.h?.S
-      ? readStateHead(parseItem(this.at, META_SORT_KEY, meta.h.S), contacts, this.at.where)
-      : { ...EMPTY_HEAD, contacts };
+    const head: StateHead =
+      meta?.h?.S !== undefined
+        ? readStateHead(parseItem(this.at, META_SORT_KEY, meta.h.S), contacts, this.at.where)
+        : { ...EMPTY_HEAD, contacts };
     const lease =
       meta?.lease_owner?.S && meta.lease_expires?.N
         ? { owner: meta.lease_owner.S, expiresAt: Number(meta.lease_expires.N) }
@@ -506,6 +512,24 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
       throw new StateError(`could not ${what} in ${this.location}: ${describe(error)}`, { cause: error });
     }
   }
+}
+
+/**
+ * Refuses a `#meta` item whose account-wide part or layout is stored as another type (or whose
+ * account-wide part is gone after a save): read as absent, the state would open as empty, or every
+ * bucket would be taken for garbage and its domains forgotten in silence.
+ */
+function checkMetaTypes(at: ItemScope, meta: Record<string, AttributeValue> | undefined): void {
+  if (!meta) return;
+  const saved = meta.generation?.N !== undefined && Number(meta.generation.N) > 0;
+  if ((meta.h !== undefined || saved) && meta.h?.S === undefined)
+    throw new StateError(
+      `the state item ${META_SORT_KEY} in ${at.where} has no account-wide part (h) as text; reset the state`,
+    );
+  if (meta.layout !== undefined && meta.layout.N === undefined)
+    throw new StateError(
+      `the state item ${META_SORT_KEY} in ${at.where} has no bucket layout (layout) as a number; reset the state`,
+    );
 }
 
 /** Items a BatchWriteItem left unprocessed (throttled): tried again, and the last try's error if they stay so. */

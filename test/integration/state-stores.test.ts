@@ -2,12 +2,17 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  type BatchWriteItemCommandOutput,
   DescribeTableCommand,
   type DynamoDBClient,
+  PutItemCommand,
   QueryCommand,
   type QueryCommandInput,
+  UpdateItemCommand,
+  type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { bucketOf } from '../../functions/aws/dynamodb-buckets';
 import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import { StateConflictError, StateError } from '../../functions/core/memory/state';
 import { FileStateStore } from '../../functions/local/file-state-store';
@@ -216,6 +221,194 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect((await shards()).reduce((n, i) => n + Object.keys(JSON.parse(i.m?.S ?? '{}')).length, 0)).toBe(59);
     expect((await loadState(counting)).state).toEqual(changed);
   });
+
+  it('leaves nothing of a resize that failed part-way once the next resize commits, even when its clean-up fails: no memory comes back', async () => {
+    const store = await open();
+    const loaded = await loadState(store);
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['d0.nl']), loaded, 'a');
+    // Scan A outgrows one bucket (40 domains: 4 buckets) and writes every bucket of the new
+    // layout, but its save fails before the layout is switched to.
+    const failing = db.client();
+    failing.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { UpdateExpression?: string };
+        if (
+          context.commandName === 'UpdateItemCommand' &&
+          input.UpdateExpression?.startsWith('SET generation = :next')
+        )
+          throw new Error('the save of scan A fails here');
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const scanA = new DynamoDbStateStore({
+      client: failing,
+      tableName: `state-${table}`,
+      scope: 'http://reseller.test',
+    });
+    const beforeA = await loadState(scanA);
+    const namesA = Array.from({ length: 40 }, (_, i) => `a${i}.nl`);
+    await scanA.claim(1, { owner: 'A', expiresAt: Date.now() + LEASE_MS });
+    await expect(saveState(scanA, stateWith(namesA), beforeA, 'A')).rejects.toThrow(/scan A fails here/);
+    await scanA.release(1, 'A');
+    // Scan B outgrows it too, but holds no domain of bucket 3: it writes no item there. Its
+    // clean-up after the switch fails (throttled), as it may: what B saved must be the state still.
+    let committed = false;
+    const afterCommitFails = db.client();
+    afterCommitFails.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (committed && context.commandName === 'BatchWriteItemCommand') throw new Error('throttled');
+        const out = await next(args);
+        const input = args.input as { UpdateExpression?: string };
+        if (input.UpdateExpression?.startsWith('SET generation = :next')) committed = true;
+        return out;
+      },
+      { step: 'initialize' },
+    );
+    const scanB = new DynamoDbStateStore({
+      client: afterCommitFails,
+      tableName: `state-${table}`,
+      scope: 'http://reseller.test',
+    });
+    const namesB = Array.from({ length: 200 }, (_, i) => `b${i}.nl`)
+      .filter((name) => bucketOf(name, 2) !== 3)
+      .slice(0, 40);
+    const beforeB = await loadState(scanB);
+    await scanB.claim(1, { owner: 'B', expiresAt: Date.now() + LEASE_MS });
+    await saveState(scanB, stateWith(namesB), beforeB, 'B');
+    expect(committed).toBe(true);
+    // What B saved is the state: none of A's domains, which no scan ever committed.
+    expect(Object.keys((await loadState(store)).state.domains).sort()).toEqual([...namesB].sort());
+  });
+
+  it('writes again what a BatchWriteItem left unprocessed (throttled), until every item is in', async () => {
+    const store = await open();
+    const client = db.client();
+    // Each of the first three batches: DynamoDB takes its first item only and hands the rest back.
+    let throttled = 3;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'BatchWriteItemCommand' || throttled === 0) return next(args);
+        throttled--;
+        const input = args.input as { RequestItems: Record<string, unknown[]> };
+        const [tableName, requests] = Object.entries(input.RequestItems)[0] as [string, unknown[]];
+        const out = await next({ ...args, input: { RequestItems: { [tableName]: requests.slice(0, 1) } } });
+        const rest = requests.slice(1);
+        const output = out.output as BatchWriteItemCommandOutput;
+        return {
+          ...out,
+          output: { ...output, UnprocessedItems: rest.length ? { [tableName]: rest as WriteRequest[] } : {} },
+        };
+      },
+      { step: 'initialize' },
+    );
+    const flaky = new DynamoDbStateStore({
+      client,
+      tableName: `state-${table}`,
+      scope: 'http://reseller.test',
+    });
+    const names = Array.from({ length: 300 }, (_, i) => `d${i}.nl`);
+    const empty = await loadState(flaky);
+    await flaky.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(flaky, stateWith(names), empty, 'a');
+    expect(throttled).toBe(0);
+    expect((await loadState(store)).state).toEqual(stateWith(names));
+  });
+
+  it.each([
+    [
+      'is not JSON',
+      { S: '{"d0.nl":' },
+      /the state item b0#0 in dynamodb:state-\d+ \(http:\/\/reseller\.test\) is not JSON; reset the state/,
+    ],
+    [
+      'holds its memories as a number',
+      { N: '1' },
+      /the state item b0#0 in dynamodb:state-\d+ \(http:\/\/reseller\.test\) is not a set of domain memories; reset the state/,
+    ],
+  ])(
+    'refuses a bucket item that %s, naming it, instead of reading its domains as forgotten',
+    async (_what, m, message) => {
+      const store = await open();
+      const empty = await loadState(store);
+      await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+      await saveState(store, stateWith(['d0.nl', 'd1.nl']), empty, 'a');
+      const [bucket] = (
+        await Promise.all(
+          Array.from({ length: 16 }, (_, n) =>
+            db.client().send(
+              new QueryCommand({
+                TableName: `state-${table}`,
+                KeyConditionExpression: 'pk = :pk',
+                ExpressionAttributeValues: { ':pk': { S: `http://reseller.test#${n}` } },
+              }),
+            ),
+          ),
+        )
+      ).flatMap((page) => page.Items ?? []);
+      expect(bucket?.sk?.S).toBe('b0#0');
+      await db.client().send(new PutItemCommand({ TableName: `state-${table}`, Item: { ...bucket, m } }));
+      await expect(loadState(store)).rejects.toThrow(message);
+    },
+  );
+
+  it('refuses a contact item without its memory as text, naming it, instead of forgetting the contact', async () => {
+    const store = await open();
+    const empty = await loadState(store);
+    const contact = {
+      finding: { kind: 'contact_pending_validation', severity: 'warning', stage: null },
+      alerted: null,
+    };
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(
+      store,
+      stateWith(['d0.nl'], { contacts: { 'C-1': contact } as ScanState['contacts'] }),
+      empty,
+      'a',
+    );
+    expect(Object.keys((await loadState(store)).state.contacts)).toEqual(['C-1']);
+    await db.client().send(
+      new PutItemCommand({
+        TableName: `state-${table}`,
+        Item: { pk: { S: 'http://reseller.test' }, sk: { S: 'contact#C-1' }, m: { N: '1' } },
+      }),
+    );
+    await expect(loadState(store)).rejects.toThrow(
+      /^the state item contact#C-1 in dynamodb:state-\d+ \(http:\/\/reseller\.test\) is not a contact's memory; reset the state$/,
+    );
+  });
+
+  it.each([
+    [
+      'h',
+      { N: '1' },
+      /^the state item #meta in dynamodb:state-\d+ \(http:\/\/reseller\.test\) has no account-wide part \(h\) as text; reset the state$/,
+    ],
+    [
+      'layout',
+      { S: '0' },
+      /^the state item #meta in dynamodb:state-\d+ \(http:\/\/reseller\.test\) has no bucket layout \(layout\) as a number; reset the state$/,
+    ],
+  ])(
+    'refuses a #meta item whose %s has the wrong type, instead of reading an empty state',
+    async (name, value, message) => {
+      const store = await open();
+      const empty = await loadState(store);
+      await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+      await saveState(store, stateWith(['d0.nl']), empty, 'a');
+      await db.client().send(
+        new UpdateItemCommand({
+          TableName: `state-${table}`,
+          Key: { pk: { S: 'http://reseller.test' }, sk: { S: '#meta' } },
+          UpdateExpression: 'SET #a = :v',
+          ExpressionAttributeNames: { '#a': name },
+          ExpressionAttributeValues: { ':v': value },
+        }),
+      );
+      await expect(loadState(store)).rejects.toThrow(message);
+    },
+  );
 
   it('keeps accounts apart: one partition per scope', async () => {
     const store = await open('https://live.example');

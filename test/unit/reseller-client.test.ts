@@ -274,6 +274,26 @@ describe('ResellerClient.listDomains', () => {
     await expect(readAll(client(api.fetch).listDomains())).rejects.toThrow(/read 20 of 30 domains/);
   });
 
+  it('fails when a page is answered with another page, even when its records make the count add up', async () => {
+    // Page 2 answered with page 1 as it was a moment later (a cache that ignores the query): its
+    // two records differ from page 1's, so they count as two problem records and the total adds
+    // up, though d0002 and d0003 were never read.
+    const api = fakeApi(4, 2, (url) =>
+      url.searchParams.get('page') === '2'
+        ? json(200, {
+            data: [0, 1].map((n) => ({ ...record(n), auto_renew: false })),
+            pagination: { current_page: 1, per_page: 2, total_pages: 2, total_results: 4 },
+          })
+        : undefined,
+    );
+    const error = await readAll(client(api.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.retryable).toBe(true);
+    expect(error.message).toBe(
+      'the reseller answered domain list page 2 with page 1 (current_page); the listing cannot be proven whole',
+    );
+  });
+
   it('fails, saying what changed, when pages appear while the listing runs (the scan then reads again)', async () => {
     let total = 20;
     const api = fakeApi(0, 10, (url) => {

@@ -1,4 +1,8 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { ResponseTooLargeError, TimeoutError } from '../../functions/core/base/errors';
 import { checkApiKey } from '../../functions/core/links/secrets';
 import { apiKeyProblem, scrubSecrets } from '../../functions/core/reseller/api-key';
 import { ConcurrencyController } from '../../functions/core/reseller/limiter';
@@ -228,6 +232,16 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('soon', now)).toBeUndefined();
     expect(parseRetryAfter(null, now)).toBeUndefined();
   });
+
+  it('reads a value that is neither delay-seconds nor an HTTP date as unreadable, not as "retry at once"', () => {
+    // Date.parse takes "1.5" as 1 May 2001 and "-1" as the year -1: in the past, so a wait of 0,
+    // and five attempts in a row without backoff against a server asking to slow down.
+    const now = Date.parse('2026-11-22T06:00:00Z');
+    for (const value of ['1.5', '-1', 'tomorrow 3', '1 hour'])
+      expect([value, parseRetryAfter(value, now)]).toEqual([value, undefined]);
+    expect(parseRetryAfter('Sunday, 22-Nov-26 06:00:10 GMT', now)).toBe(10_000);
+    expect(parseRetryAfter('Sun Nov 22 06:00:10 2026', now)).toBe(10_000);
+  });
 });
 
 describe('Transport response size', () => {
@@ -265,5 +279,80 @@ describe('Transport response size', () => {
     expect(String(refused[0]?.reason)).toMatch(/together with the other answers being read at once/);
     // And the budget is given back: a read alone afterwards succeeds again.
     expect((await read(5)).text).toHaveLength(3 * MIB);
+  });
+});
+
+describe('Transport against a real server that lies about its body (127.0.0.1)', () => {
+  /** A server on a free loopback port answering every request with `answer`. */
+  async function serve(answer: (res: ServerResponse) => void) {
+    const server = createServer((_req, res) => answer(res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    };
+  }
+
+  it('gives up on a body that trickles in and never ends, after the per-request timeout, and retries it', async () => {
+    const timers: NodeJS.Timeout[] = [];
+    let answered = 0;
+    const server = await serve((res) => {
+      answered++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"data":[');
+      // A byte every 20 ms: never silent long enough for an idle timeout, never done.
+      timers.push(setInterval(() => res.write(' '), 20));
+    });
+    try {
+      const transport = new Transport({
+        baseUrl: server.url,
+        apiKey: 'sk_test_0123456789',
+        timeoutMs: 300,
+        maxAttempts: 2,
+        sleep: async () => {},
+      });
+      const error = await transport
+        .send({ method: 'GET', path: '/v2/domains', what: 'page 1' })
+        .catch((e) => e);
+      expect(error).toBeInstanceOf(TimeoutError);
+      expect(error.message).toMatch(/^no answer within 300 ms for page 1 /);
+      expect(answered).toBe(2);
+    } finally {
+      for (const timer of timers) clearInterval(timer);
+      await server.close();
+    }
+  });
+
+  it('stops a gzip bomb at the limit, counting the bytes it unpacks to, not the bytes sent', async () => {
+    const MIB = 1024 * 1024;
+    const bomb = gzipSync(Buffer.alloc(64 * MIB, 0x20));
+    expect(bomb.length).toBeLessThan(MIB);
+    const server = await serve((res) => {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+        'content-length': String(bomb.length),
+      });
+      res.end(bomb);
+    });
+    try {
+      const transport = new Transport({
+        baseUrl: server.url,
+        apiKey: 'sk_test_0123456789',
+        maxResponseBytes: 4 * MIB,
+        maxAttempts: 1,
+      });
+      const error = await transport
+        .send({ method: 'GET', path: '/v2/domains', what: 'page 1' })
+        .catch((e) => e);
+      expect(error).toBeInstanceOf(ResponseTooLargeError);
+      expect(error.message).toMatch(/^the reseller API's answer to page 1 ran past 4 MiB/);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -3,6 +3,7 @@ import type * as z from 'zod';
 import {
   ConnectionError,
   DeadlineError,
+  IncompleteListingError,
   RateLimitError,
   ResellerApiError,
   SchemaValidationError,
@@ -320,6 +321,14 @@ export class ResellerClient {
         this.transport.facts(res),
       );
     }
+    const p = envelope.data.pagination;
+    // Another page's records (a cache that ignores the query) could make the count add up as
+    // problem records while the page asked for was never read.
+    if (p.current_page !== page)
+      throw new IncompleteListingError(
+        `the reseller answered ${what} with page ${p.current_page} (current_page); the listing cannot be proven whole`,
+        { retryable: true },
+      );
     const records: T[] = [];
     const problems: Problem[] = [];
     for (const item of envelope.data.data) {
@@ -340,7 +349,6 @@ export class ResellerClient {
         });
       }
     }
-    const p = envelope.data.pagination;
     return {
       page,
       records,
