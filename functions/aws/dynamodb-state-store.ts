@@ -67,6 +67,13 @@ const UNPROCESSED_RETRIES = 10;
 const MAX_PARTITION_KEY_BYTES = 2048;
 /** Room a shard's partition key needs beside the scope (`#15`). */
 const SHARD_SUFFIX_BYTES = 3;
+/**
+ * How long a save keeps its lease from each renewal, and how often it renews while it writes: item
+ * writes cannot be conditional (BatchWriteItem), so a save longer than its lease would let another
+ * scan claim the generation while this one still writes.
+ */
+const RENEWED_LEASE_MS = 120_000;
+const RENEW_EVERY_MS = 30_000;
 /** Bucket items taken in between two turns of the event loop, so the account's answers keep flowing. */
 const YIELD_EVERY = 16;
 
@@ -282,14 +289,21 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     const headerJson = JSON.stringify(header);
     checkItemSize(this.at, META_SORT_KEY, headerJson);
     const contactWrites = this.contactWrites(contacts, known.contacts);
-    await this.ensureLease(opened.generation, owner);
+    await this.renewLease(opened.generation, owner);
+    let renewed = this.clock();
+    // Before each batch, once the last renewal is RENEW_EVERY_MS old: the lease never lapses mid-save.
+    const keepLease = async () => {
+      if (this.clock() - renewed < RENEW_EVERY_MS) return;
+      renewed = this.clock();
+      await this.renewLease(opened.generation, owner);
+    };
     const plan = write.all
       ? planAll(this.at, known, write.changed, write.all)
       : await planChanges(this.at, known, write.changed, (exponent, bucket, parts) =>
           this.readBucket(exponent, bucket, parts),
         );
-    await this.writeAll(plan.writes);
-    await this.writeAll(contactWrites);
+    await this.writeAll(plan.writes, keepLease);
+    await this.writeAll(contactWrites, keepLease);
     await this.conditional(
       new UpdateItemCommand({
         TableName: this.table,
@@ -421,15 +435,22 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     } while (startKey);
   }
 
-  /** Item writes are not conditional (BatchWriteItem cannot be): check the lease is still ours first. */
-  private async ensureLease(generation: number, owner: string): Promise<void> {
+  /**
+   * Item writes are not conditional (BatchWriteItem cannot be): the lease must still be ours, and
+   * is made to last {@link RENEWED_LEASE_MS} from now.
+   */
+  private async renewLease(generation: number, owner: string): Promise<void> {
     await this.conditional(
       new UpdateItemCommand({
         TableName: this.table,
         Key: this.key(META_SORT_KEY),
-        UpdateExpression: 'SET lease_owner = :o',
+        UpdateExpression: 'SET lease_expires = :e',
         ConditionExpression: 'generation = :g AND lease_owner = :o',
-        ExpressionAttributeValues: { ':g': { N: String(generation) }, ':o': { S: owner } },
+        ExpressionAttributeValues: {
+          ':g': { N: String(generation) },
+          ':o': { S: owner },
+          ':e': { N: String(this.clock() + RENEWED_LEASE_MS) },
+        },
       }),
       `the state lease on ${this.location} was lost before the state was saved`,
     );
@@ -439,8 +460,9 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
    * Writes every request, {@link BATCH} a call and {@link WRITE_CONCURRENCY} calls at once, taking
    * the next batch from `requests` only when a writer is free: a first save of a million domains
    * holds a few hundred items at a time, not all of them. The first failure stops the others.
+   * `beforeBatch` runs before each batch is sent (a long save renews its lease there).
    */
-  private async writeAll(requests: Iterable<WriteRequest>): Promise<void> {
+  private async writeAll(requests: Iterable<WriteRequest>, beforeBatch?: () => Promise<void>): Promise<void> {
     const source = requests[Symbol.iterator]();
     let failed = false;
     const take = (): WriteRequest[] => {
@@ -454,6 +476,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     const writer = async () => {
       for (let batch = take(); !failed && batch.length > 0; batch = take()) {
         try {
+          await beforeBatch?.();
           await this.batchWrite(batch);
         } catch (error) {
           failed = true;

@@ -316,6 +316,62 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect((await loadState(store)).state).toEqual(stateWith(names));
   });
 
+  // Found by a review: the lease was checked once before a save's writes, never renewed. A save
+  // longer than the lease (a throttled first save of a million domains) let another scan claim the
+  // same generation while this one still wrote its buckets, unconditionally: the two scans' writes
+  // mixed, and this one's commit then failed. A long save now renews its lease as it writes.
+  it('keeps its lease while a save writes for longer than the lease: no other scan claims it mid-save', async () => {
+    await open();
+    const tableName = `state-${table}`;
+    const client = db.client();
+    let now = Date.parse('2026-11-22T06:00:00Z');
+    const claimedAt = now;
+    const competitor = new DynamoDbStateStore({
+      client: db.client(),
+      tableName,
+      scope: 'http://reseller.test',
+      clock: () => now,
+    });
+    const attempts: string[] = [];
+    // A throttled table: it takes one batch of writes at a time, ten seconds of the clock each. Once
+    // the first lease would have lapsed, another scan tries to claim the generation.
+    let turns: Promise<unknown> = Promise.resolve();
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'BatchWriteItemCommand') return next(args);
+        const turn = turns.then(async () => {
+          const out = await next(args);
+          now += 10_000;
+          if (now > claimedAt + LEASE_MS && attempts.length === 0)
+            attempts.push(
+              await competitor.claim(0, { owner: 'b', expiresAt: now + LEASE_MS }).then(
+                () => 'claimed',
+                (error: Error) => error.name,
+              ),
+            );
+          return out;
+        });
+        turns = turn.catch(() => undefined);
+        return turn;
+      },
+      { step: 'initialize' },
+    );
+    const slow = new DynamoDbStateStore({
+      client,
+      tableName,
+      scope: 'http://reseller.test',
+      clock: () => now,
+    });
+    const names = Array.from({ length: 4_000 }, (_, i) => `d${i}.nl`);
+    const empty = await loadState(slow);
+    await slow.claim(0, { owner: 'a', expiresAt: now + LEASE_MS });
+    await saveState(slow, stateWith(names), empty, 'a');
+    expect(now - claimedAt).toBeGreaterThan(LEASE_MS);
+    expect(attempts).toEqual(['StateConflictError']);
+    const saved = await loadState(competitor);
+    expect([saved.generation, Object.keys(saved.state.domains).length]).toEqual([1, 4_000]);
+  });
+
   it.each([
     [
       'is not JSON',
