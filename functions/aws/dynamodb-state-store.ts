@@ -538,12 +538,17 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
 }
 
 /**
- * Refuses a `#meta` item whose account-wide part or layout is stored as another type (or whose
+ * Refuses a `#meta` item whose generation, account-wide part or layout is stored as another type (or whose
  * account-wide part is gone after a save): read as absent, the state would open as empty, or every
  * bucket would be taken for garbage and its domains forgotten in silence.
  */
 function checkMetaTypes(at: ItemScope, meta: Record<string, AttributeValue> | undefined): void {
   if (!meta) return;
+  // Read as 0, a damaged generation would tell every scan "another scan moved the state on".
+  if (meta.generation !== undefined && !/^\d{1,15}$/.test(meta.generation.N ?? ''))
+    throw new StateError(
+      `the state item ${META_SORT_KEY} in ${at.where} has no generation as a whole number; reset the state`,
+    );
   const saved = meta.generation?.N !== undefined && Number(meta.generation.N) > 0;
   if ((meta.h !== undefined || saved) && meta.h?.S === undefined)
     throw new StateError(

@@ -446,6 +446,17 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
       { S: '0' },
       /^the state item #meta in dynamodb:state-\d+ \(http:\/\/reseller\.test\) has no bucket layout \(layout\) as a number; reset the state$/,
     ],
+    // Read as 0, it told the next scan "another scan moved the state on" instead of naming the item.
+    [
+      'generation',
+      { S: '1' },
+      /^the state item #meta in dynamodb:state-\d+ \(http:\/\/reseller\.test\) has no generation as a whole number; reset the state$/,
+    ],
+    [
+      'generation',
+      { N: '1.5' },
+      /^the state item #meta in dynamodb:state-\d+ \(http:\/\/reseller\.test\) has no generation as a whole number; reset the state$/,
+    ],
   ])(
     'refuses a #meta item whose %s has the wrong type, instead of reading an empty state',
     async (name, value, message) => {
