@@ -371,15 +371,32 @@ export interface PolicySet {
   readonly widestExpiryDays: number;
 }
 
-/** `*.shop.example` → /^.*\.shop\.example$/: `*` any run of characters, `?` one. */
-const globToRegExp = (pattern: string): RegExp =>
-  new RegExp(
-    `^${pattern
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.')}$`,
-    'u',
-  );
+/**
+ * True when `name` fits `pattern` (each as its characters): `*` any run of characters (dots too),
+ * `?` one. Greedy, stepping back only to the last `*`: at most the product of the two lengths for
+ * any pattern, where a regular expression of many `*` backtracks without end on a name that does
+ * not fit (`*a*a*a*…*b` against a long run of `a`: a scan that never finished).
+ */
+export function globMatches(pattern: readonly string[], name: readonly string[]): boolean {
+  let p = 0;
+  let n = 0;
+  let star = -1;
+  let resume = 0;
+  while (n < name.length) {
+    if (p < pattern.length && (pattern[p] === '?' || pattern[p] === name[n])) {
+      p++;
+      n++;
+    } else if (p < pattern.length && pattern[p] === '*') {
+      star = p++;
+      resume = n;
+    } else if (star >= 0) {
+      p = star + 1;
+      n = ++resume;
+    } else return false;
+  }
+  while (pattern[p] === '*') p++;
+  return p === pattern.length;
+}
 
 /** A domain's name in each form a pattern may be written in: as listed, the registry's (punycode), Unicode. */
 type NameForms = () => readonly string[];
@@ -388,11 +405,15 @@ type NameForms = () => readonly string[];
 function matcher(policy: Policy): (forms: NameForms, tags: ReadonlySet<string>) => boolean {
   const tags = (policy.match.tags ?? []).map((t) => t.toLowerCase());
   const tlds = (policy.match.tlds ?? []).map((t) => `.${t}`);
-  const patterns = (policy.match.names ?? []).map(globToRegExp);
+  const patterns = (policy.match.names ?? []).map((pattern) => Array.from(pattern));
+  const fits = (name: string) => {
+    const chars = Array.from(name);
+    return patterns.some((pattern) => globMatches(pattern, chars));
+  };
   return (forms, domainTags) =>
     tags.some((t) => domainTags.has(t)) ||
     (tlds.length > 0 && forms().some((name) => tlds.some((t) => name.endsWith(t)))) ||
-    (patterns.length > 0 && forms().some((name) => patterns.some((re) => re.test(name))));
+    (patterns.length > 0 && forms().some(fits));
 }
 
 /** The forms of a name, made once and only when a TLD or a pattern asks. */
