@@ -15,59 +15,41 @@ const keys = parseSigningKeys('g'.repeat(40));
 const NOW = Date.parse(NOW_ISO);
 const report = reportOf([domainFinding('soon.nl', 'expiring', 'critical', 3)]);
 
+/** GET and HEAD of one signed finding link, against a report store whose view is `view`. */
+async function getAndHead(view: () => Promise<unknown>) {
+  const handler = createFindingHandler({
+    secrets: { signingKeys: async () => keys } as never,
+    reports: () => ({ view }) as never,
+    silencing: async () => true,
+    clock: () => NOW,
+    log: () => undefined,
+  });
+  const url = new URL(
+    signLink({ baseUrl: 'https://x.example/prod', action: 'finding', subject: 'soon.nl', keys, now: NOW }),
+  );
+  const event = (method: string) =>
+    ({
+      httpMethod: method,
+      resource: '/finding/{domain}',
+      pathParameters: { domain: 'soon.nl' },
+      queryStringParameters: Object.fromEntries(url.searchParams),
+      headers: {},
+      requestContext: { identity: { sourceIp: '127.0.0.1' } },
+    }) as unknown as APIGatewayProxyEvent;
+  return { get: await handler(event('GET')), head: await handler(event('HEAD')) };
+}
+
 describe('HEAD of a finding link', () => {
   it('answers the headers GET answers', async () => {
-    const handler = createFindingHandler({
-      secrets: { signingKeys: async () => keys } as never,
-      reports: () => ({ view: async () => report }) as never,
-      silencing: async () => true,
-      clock: () => NOW,
-      log: () => undefined,
-    });
-    const url = new URL(
-      signLink({ baseUrl: 'https://x.example/prod', action: 'finding', subject: 'soon.nl', keys, now: NOW }),
-    );
-    const event = (method: string) =>
-      ({
-        httpMethod: method,
-        resource: '/finding/{domain}',
-        pathParameters: { domain: 'soon.nl' },
-        queryStringParameters: Object.fromEntries(url.searchParams),
-        headers: {},
-        requestContext: { identity: { sourceIp: '127.0.0.1' } },
-      }) as unknown as APIGatewayProxyEvent;
-    const get = await handler(event('GET'));
-    const head = await handler(event('HEAD'));
+    const { get, head } = await getAndHead(async () => report);
     expect(get.statusCode).toBe(200);
     expect(get.body).toContain('soon.nl');
     expect([head.statusCode, head.body]).toEqual([200, '']);
     expect(head.headers).toEqual(get.headers);
   });
-});
 
-describe('HEAD of a finding link when the report cannot be read', () => {
-  it('answers the 503 GET answers, not 200', async () => {
-    const handler = createFindingHandler({
-      secrets: { signingKeys: async () => keys } as never,
-      reports: () => ({ view: async () => Promise.reject(new Error('S3 is down')) }) as never,
-      silencing: async () => true,
-      clock: () => NOW,
-      log: () => undefined,
-    });
-    const url = new URL(
-      signLink({ baseUrl: 'https://x.example/prod', action: 'finding', subject: 'soon.nl', keys, now: NOW }),
-    );
-    const event = (method: string) =>
-      ({
-        httpMethod: method,
-        resource: '/finding/{domain}',
-        pathParameters: { domain: 'soon.nl' },
-        queryStringParameters: Object.fromEntries(url.searchParams),
-        headers: {},
-        requestContext: { identity: { sourceIp: '127.0.0.1' } },
-      }) as unknown as APIGatewayProxyEvent;
-    const get = await handler(event('GET'));
-    const head = await handler(event('HEAD'));
+  it('answers the 503 GET answers when the report cannot be read, not 200', async () => {
+    const { get, head } = await getAndHead(async () => Promise.reject(new Error('S3 is down')));
     expect([get.statusCode, head.statusCode, head.body]).toEqual([503, 503, '']);
     expect(head.headers).toEqual(get.headers);
   });
