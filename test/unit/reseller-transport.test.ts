@@ -1,5 +1,4 @@
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ResponseTooLargeError, TimeoutError } from '../../functions/core/base/errors';
@@ -7,6 +6,7 @@ import { checkApiKey } from '../../functions/core/links/secrets';
 import { apiKeyProblem, scrubSecrets } from '../../functions/core/reseller/api-key';
 import { ConcurrencyController } from '../../functions/core/reseller/limiter';
 import { parseRetryAfter, retryDecision, Transport } from '../../functions/core/reseller/transport';
+import { listenOnLoopback } from '../support/loopback';
 
 const base = { attempt: 1, maxAttempts: 5, remainingMs: Number.POSITIVE_INFINITY, jitter: 0.5 };
 
@@ -284,18 +284,8 @@ describe('Transport response size', () => {
 
 describe('Transport against a real server that lies about its body (127.0.0.1)', () => {
   /** A server on a free loopback port answering every request with `answer`. */
-  async function serve(answer: (res: ServerResponse) => void) {
-    const server = createServer((_req, res) => answer(res));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return {
-      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-      close: () =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    };
-  }
+  const serve = (answer: (res: ServerResponse) => void) =>
+    listenOnLoopback(createServer((_req, res) => answer(res)));
 
   it('gives up on a body that trickles in and never ends, after the per-request timeout, and retries it', async () => {
     const timers: NodeJS.Timeout[] = [];
