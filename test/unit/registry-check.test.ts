@@ -102,6 +102,22 @@ describe('checkRegistry', () => {
     });
   });
 
+  it("leaves memory's re-check unconfirmed when the bootstrap no longer names its TLD's server: that is no all-clear", async () => {
+    // A bootstrap without .de (dropped, or one that lists nothing): the remembered finding on r.de cannot be re-checked.
+    const { fetch, asked } = servers();
+    const result = await checkRegistry({
+      candidates: [candidate('r.de', 'recheck'), candidate('s.de', 'sample')],
+      bootstrap,
+      client: client(fetch),
+      now: NOW,
+      budget: 10,
+      policy: POLICY,
+    });
+    expect(asked).toEqual([]);
+    expect(result.counts.not_checkable.no_rdap_service).toBe(2);
+    expect(result.unconfirmed).toEqual(['r.de']);
+  });
+
   it('leaves a failing server alone after three failures in a row: one info problem, its domains counted', async () => {
     const { fetch, asked } = servers();
     const names = Array.from({ length: 20 }, (_, i) => candidate(`d${i}.be`, 'sample', i));

@@ -57,8 +57,9 @@ export interface RegistryCheckResult {
   readonly counts: RegistryCounts;
   readonly problems: RegistryProblem[];
   /**
-   * Domains to re-check (memory's) that could not be checked this time, or whose registry said
-   * nothing of them (404, or neither a status nor an expiration): memory keeps what it knew.
+   * Domains to re-check (memory's) that could not be checked this time (their TLD without a server
+   * in the bootstrap included), or whose registry said nothing of them (404, or neither a status
+   * nor an expiration): memory keeps what it knew.
    */
   readonly unconfirmed: string[];
 }
@@ -123,8 +124,11 @@ function planQueue(input: RegistryCheckInput, result: RegistryCheckResult): Queu
   const queue: QueueItem[] = [];
   for (const candidate of ordered(input.candidates)) {
     const service = input.bootstrap.serviceFor(candidate.domain_name);
-    if (!service) counts.not_checkable.no_rdap_service++;
-    else if (queue.length < input.budget)
+    if (!service) {
+      counts.not_checkable.no_rdap_service++;
+      // A remembered finding whose TLD the bootstrap no longer serves was not looked at: memory keeps it.
+      unconfirmed(result, candidate);
+    } else if (queue.length < input.budget)
       queue.push({ candidate, baseUrl: service.baseUrl, index: queue.length });
     else {
       counts.not_checked.budget++;
