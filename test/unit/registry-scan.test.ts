@@ -43,7 +43,7 @@ const run = (candidates: RegistryCandidates, recheck?: string[]) =>
       budget: 10_000,
       days: 1,
       toleranceDays: 2,
-      ...(recheck ? { recheck: async () => recheck } : {}),
+      ...(recheck ? { recheck: async () => new Map(recheck.map((n) => [n, 'registry_hold' as const])) } : {}),
     },
     reseller: noReseller,
     now: NOW,

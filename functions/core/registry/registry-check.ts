@@ -1,5 +1,5 @@
 import { normalizeDomainName, plural, safeText } from '../base/text';
-import type { RegistryView } from '../findings/classify';
+import type { RegistryFindingKind, RegistryView } from '../findings/classify';
 import { judgeRegistry, type RegistryPolicy, type ResellerSide } from '../findings/registry-rules';
 import type { RdapBootstrap } from './bootstrap';
 import { type RdapClient, RdapDeadlineError } from './rdap-client';
@@ -22,6 +22,8 @@ export interface RegistryCandidate extends ResellerSide {
   readonly reason: CheckReason;
   /** Lower goes first within its reason. */
   readonly rank: number;
+  /** A re-check's remembered finding: what an answer must speak to before it resolves it. */
+  readonly remembered?: RegistryFindingKind;
 }
 
 /** What one RDAP server did in this check, when something went wrong there (always info). */
@@ -299,7 +301,9 @@ async function lookUp(
     if (judged.kind === 'no_expiration') {
       counts.not_checkable.no_expiration++;
       // Statuses without a date still tell a hold or a redemption is over (SIDN's .nl); none, nothing.
-      return recheck && !answer.record.status.length ? 'silent' : null;
+      // Nor can they tell that dates which disagreed agree now.
+      const undecided = !answer.record.status.length || candidate.remembered === 'registry_expiry_mismatch';
+      return recheck && undecided ? 'silent' : null;
     }
     if (judged.kind === 'agree') {
       counts.agree++;
