@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RdapBootstrap } from '../../functions/core/registry/bootstrap';
 import { RdapClient, RdapDeadlineError } from '../../functions/core/registry/rdap-client';
-import { RdapTimeoutError } from '../../functions/core/registry/rdap-errors';
+import { RdapResponseError, RdapTimeoutError } from '../../functions/core/registry/rdap-errors';
 import { checkRegistry, type RegistryCandidate } from '../../functions/core/registry/registry-check';
 
 /**
@@ -79,5 +79,39 @@ describe('RdapClient against a hostile RDAP server on loopback', () => {
     const failure = await client.lookupDomain(base, 'shop.com').catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(RdapTimeoutError);
     expect((failure as Error).message).toBe('no answer within 300 ms to the RDAP lookup of shop.com');
+  });
+
+  it('refuses an answer that names no domain: a canned hold, or an error object sent with 200, is not the registry speaking of the name asked', async () => {
+    const bodies = [
+      { objectClassName: 'domain', status: ['client hold'] },
+      { errorCode: 500, title: 'Internal Server Error' },
+    ];
+    let served = 0;
+    const base = await rdapServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/rdap+json' });
+      res.end(JSON.stringify(bodies[served++ % bodies.length]));
+    });
+    const bootstrap = RdapBootstrap.parse(JSON.stringify({ services: [[['com'], [base]]] }), 'test');
+    const result = await checkRegistry({
+      candidates: [
+        { ...candidate('canned.com'), reason: 'flagged' },
+        { ...candidate('error.com'), reason: 'flagged', rank: 1 },
+      ],
+      bootstrap,
+      client: new RdapClient({ maxAttempts: 1 }),
+      now: NOW,
+      budget: 10,
+      policy: { toleranceDays: 2, criticalDays: 7 },
+      concurrency: 1,
+      perServer: 1,
+    });
+    expect(result.views.size).toBe(0);
+    expect(result.counts).toMatchObject({ checked: 0, not_checkable: { no_expiration: 0 } });
+    expect(result.counts.not_checked.server_failed).toBe(2);
+    expect(result.problems[0]?.reason).toBe(
+      'a lookup: the answer names no domain (neither ldhName nor unicodeName)',
+    );
+    const client = new RdapClient({ maxAttempts: 1 });
+    await expect(client.lookupDomain(base, 'again.com')).rejects.toThrow(RdapResponseError);
   });
 });

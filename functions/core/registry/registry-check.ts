@@ -321,7 +321,7 @@ async function lookUp(
     state.notChecked++;
     counts.not_checked.server_failed++;
     // One line per server: the domain is left out, it is one of many.
-    state.lastError = safeText(error.message.replace(/the RDAP lookup of \S+/, 'a lookup')).slice(0, 300);
+    state.lastError = safeText(error.message.replace(/the RDAP lookup of [^\s:]+/, 'a lookup')).slice(0, 300);
     const asked = error instanceof RdapRateLimitError && error.retryAfterMs !== undefined;
     if (asked || state.failuresInRow >= (input.failuresToStop ?? 3)) state.stopped = true;
     return 'failed';
