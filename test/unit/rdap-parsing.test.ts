@@ -129,8 +129,25 @@ describe('RdapBootstrap', () => {
       'the RDAP bootstrap dns.json has no "services" list',
     );
     expect(
-      RdapBootstrap.parse('{"services": [], "publication": "yesterday"}', 'x').info.publication,
+      RdapBootstrap.parse('{"services": [[["a"], ["https://a.example/"]]], "publication": "yesterday"}', 'x')
+        .info.publication,
     ).toBeNull();
+  });
+
+  it('refuses a bootstrap that names no server it may ask, so the one kept stays in use instead of every TLD reading as without RDAP', async () => {
+    for (const text of [
+      '{"services": []}',
+      '{"services": [[["com", "net"], ["http://rdap.example/"]], [["nl"], []], ["junk"]]}',
+    ])
+      expect(() => RdapBootstrap.parse(text, 'https://x.example/dns.json')).toThrow(
+        "the RDAP bootstrap https://x.example/dns.json names no RDAP server the check may ask (an https URL for a TLD): it is not IANA's",
+      );
+    const cache = new BootstrapCache(1000);
+    const good = RdapBootstrap.parse('{"services": [[["com"], ["https://rdap.example/"]]]}', 'src');
+    await cache.get('src', async () => good, 0);
+    const emptied = await cache.get('src', async () => RdapBootstrap.parse('{"services": []}', 'src'), 5000);
+    expect(emptied).toMatchObject({ bootstrap: good, cached: true });
+    expect(emptied.stale_because).toMatch(/names no RDAP server/);
   });
 });
 

@@ -102,6 +102,46 @@ describe('checkRegistry', () => {
     });
   });
 
+  it("leaves memory's re-check unconfirmed when the bootstrap no longer names its TLD's server: that is no all-clear", async () => {
+    // A bootstrap without .de (dropped, or one that lists nothing): the remembered finding on r.de cannot be re-checked.
+    const { fetch, asked } = servers();
+    const result = await checkRegistry({
+      candidates: [candidate('r.de', 'recheck'), candidate('s.de', 'sample')],
+      bootstrap,
+      client: client(fetch),
+      now: NOW,
+      budget: 10,
+      policy: POLICY,
+    });
+    expect(asked).toEqual([]);
+    expect(result.counts.not_checkable.no_rdap_service).toBe(2);
+    expect(result.unconfirmed).toEqual(['r.de']);
+  });
+
+  it('leaves a remembered expiry mismatch unconfirmed when the registry answers statuses but no date: a date it no longer shows is no agreement', async () => {
+    const fetch = (async (url: string | URL | Request) => {
+      const name = new URL(String(url)).pathname.split('/').pop() as string;
+      return new Response(JSON.stringify({ objectClassName: 'domain', ldhName: name, status: ['active'] }), {
+        status: 200,
+      });
+    }) as typeof globalThis.fetch;
+    const result = await checkRegistry({
+      candidates: [
+        { ...candidate('mismatch-r.com', 'recheck'), remembered: 'registry_expiry_mismatch' },
+        { ...candidate('hold-r.com', 'recheck'), remembered: 'registry_hold' },
+      ],
+      bootstrap,
+      client: client(fetch),
+      now: NOW,
+      budget: 10,
+      policy: POLICY,
+      concurrency: 1,
+    });
+    // The hold is over (its statuses say so); whether the dates agree now, nothing says.
+    expect(result.unconfirmed).toEqual(['mismatch-r.com']);
+    expect(result.views.size).toBe(0);
+  });
+
   it('leaves a failing server alone after three failures in a row: one info problem, its domains counted', async () => {
     const { fetch, asked } = servers();
     const names = Array.from({ length: 20 }, (_, i) => candidate(`d${i}.be`, 'sample', i));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
 import { buildAlertMessage } from '../../functions/core/alerts/message';
+import { registryDigestLines } from '../../functions/core/alerts/registry-words';
 import { RdapBootstrap } from '../../functions/core/registry/bootstrap';
 import { RdapClient } from '../../functions/core/registry/rdap-client';
 import type { ResellerClient } from '../../functions/core/reseller/client';
@@ -43,7 +44,7 @@ const run = (candidates: RegistryCandidates, recheck?: string[]) =>
       budget: 10_000,
       days: 1,
       toleranceDays: 2,
-      ...(recheck ? { recheck: async () => recheck } : {}),
+      ...(recheck ? { recheck: async () => new Map(recheck.map((n) => [n, 'registry_hold' as const])) } : {}),
     },
     reseller: noReseller,
     now: NOW,
@@ -62,6 +63,28 @@ describe('the report’s registry section', () => {
       domains_not_checked: 20,
     });
     expect(registry.not_checked.server_failed).toBe(40);
+  });
+
+  it('does not read a registry that answers 404 for everything as domains checked and in order: the digest counts them as not checkable', async () => {
+    const candidates = candidatesOf(['a.t0', 'b.t0', 'c.t0']);
+    const { registry } = await runRegistryCheck([], candidates, {
+      options: {
+        bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
+        client: new RdapClient({ fetch: (async () => new Response('{}', { status: 404 })) as typeof fetch }),
+        budget: 10,
+        days: 1,
+        toleranceDays: 2,
+      },
+      reseller: noReseller,
+      now: NOW,
+      criticalDays: 7,
+      registrants: new Map(),
+    });
+    expect(registry.not_checkable.not_found).toBe(3);
+    const lines = registryDigestLines({ registry } as Report);
+    expect(lines[1]).toBe(
+      '  Not checkable: 0 in a TLD without RDAP, 0 whose registry publishes no expiry date, 3 the registry does not know (HTTP 404).',
+    );
   });
 
   it('lists at most 100 re-checks it could not do, and counts the rest', async () => {

@@ -74,7 +74,10 @@ export function registrySmsItem(name: string, view: RegistryView): string {
 export function registryDigestLines(report: Report): string[] {
   const r = report.registry;
   if (!r) return [];
-  const notCheckable = r.not_checkable.no_rdap_service + r.not_checkable.no_expiration;
+  // A 404 is an answer, not a check: without it here a registry that knows none of the domains
+  // would read as every domain checked and none disagreeing.
+  const notFound = r.not_checkable.not_found;
+  const notCheckable = r.not_checkable.no_rdap_service + r.not_checkable.no_expiration + notFound;
   const notChecked = r.not_checked.budget + r.not_checked.time + r.not_checked.server_failed;
   const source = r.bootstrap
     ? `bootstrap published ${r.bootstrap.publication ? isoDay(r.bootstrap.publication) : 'without a date'}${r.bootstrap.cached ? ', kept from an earlier read' : ''}`
@@ -84,7 +87,7 @@ export function registryDigestLines(report: Report): string[] {
   ];
   if (notCheckable)
     lines.push(
-      `  Not checkable: ${r.not_checkable.no_rdap_service} in a TLD without RDAP, ${r.not_checkable.no_expiration} whose registry publishes no expiry date.`,
+      `  Not checkable: ${r.not_checkable.no_rdap_service} in a TLD without RDAP, ${r.not_checkable.no_expiration} whose registry publishes no expiry date${notFound ? `, ${notFound} the registry does not know (HTTP 404)` : ''}.`,
     );
   if (notChecked)
     lines.push(

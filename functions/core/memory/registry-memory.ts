@@ -1,3 +1,4 @@
+import type { RegistryFindingKind } from '../findings/classify';
 import { isRegistryKind } from '../findings/registry-rules';
 import type { Report } from '../scan/scan';
 import type { ScanMemory } from './scan-memory';
@@ -14,15 +15,24 @@ import { domainKey } from './state-bounds';
  * instead of calling the finding resolved.
  */
 
-const remembersRegistryFinding = (memory: ScanMemory, key: string): boolean => {
+const rememberedRegistryKind = (memory: ScanMemory, key: string): RegistryFindingKind | undefined => {
   const kind = memory.prior.get(key)?.finding?.kind;
-  return kind !== undefined && isRegistryKind(kind);
+  return kind !== undefined && isRegistryKind(kind) ? kind : undefined;
 };
 
-/** The domains (names as this scan read them) memory remembers a registry finding for; call once both reads are done. */
-export function registryRechecks(memory: ScanMemory): string[] {
-  const names: string[] = [];
-  for (const [key, seen] of memory.seen) if (remembersRegistryFinding(memory, key)) names.push(seen.name);
+const remembersRegistryFinding = (memory: ScanMemory, key: string): boolean =>
+  rememberedRegistryKind(memory, key) !== undefined;
+
+/**
+ * The domains (names as this scan read them) memory remembers a registry finding for, each with
+ * that finding's kind; call once both reads are done.
+ */
+export function registryRechecks(memory: ScanMemory): Map<string, RegistryFindingKind> {
+  const names = new Map<string, RegistryFindingKind>();
+  for (const [key, seen] of memory.seen) {
+    const kind = rememberedRegistryKind(memory, key);
+    if (kind) names.set(seen.name, kind);
+  }
   return names;
 }
 

@@ -48,7 +48,7 @@ export class RdapBootstrap {
   /**
    * Reads RFC 9224 JSON. A service whose entry or URL list is not what the RFC says is skipped,
    * and so is a URL that is not https (plain http only to loopback, for the simulator); a document
-   * without a `services` list is refused.
+   * without a `services` list, or without one service left to ask, is refused.
    * @throws RdapBootstrapError naming the source and what is wrong
    */
   static parse(text: string, source: string): RdapBootstrap {
@@ -77,6 +77,12 @@ export class RdapBootstrap {
       for (const entry of entries)
         if (typeof entry === 'string' && entry.trim()) byEntry.set(normalizeDomainName(entry), base);
     }
+    // An empty map would read every TLD as without RDAP for a day, and replace the one kept.
+    if (!byEntry.size)
+      throw new RdapBootstrapError(
+        `the RDAP bootstrap ${source} names no RDAP server the check may ask (an https URL for a TLD): it is not IANA's`,
+        { status: 0, url: source },
+      );
     const published = (value as { publication?: unknown }).publication;
     const publication =
       typeof published === 'string' && !Number.isNaN(parseRfc3339(published)) ? published : null;

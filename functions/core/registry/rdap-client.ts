@@ -243,16 +243,25 @@ export class RdapClient {
     await limiter.acquire(pauseWaited);
     const startedAt = this.now();
     let answer: Answer;
+    let cutByDeadline = false;
     try {
       const budget = this.remaining();
       if (budget <= 0)
         throw new RdapDeadlineError(`the scan's time ran out before ${what}`, { status: 0, url });
       this.requests++;
+      cutByDeadline = budget < this.timeoutMs;
       answer = await this.fetchOnce(url, Math.min(this.timeoutMs, budget));
     } catch (error) {
       if (error instanceof RdapDeadlineError) throw error;
       // Stopped, not timed out: the signal's reason, which shouldRetry never retries.
       this.signal?.throwIfAborted();
+      // The scan's time ended the request, not the server's pace: no failure of that server.
+      if (cutByDeadline && (error as { name?: string } | undefined)?.name === 'TimeoutError')
+        throw new RdapDeadlineError(
+          `the scan's time ran out during ${what}`,
+          { status: 0, url },
+          { cause: error },
+        );
       throw new RdapAttempt(startedAt, undefined, this.describeFailure(error, url, what));
     } finally {
       limiter.release();

@@ -87,7 +87,7 @@ export class RdapDomainShapeError extends Error {
  * Reads a domain object for `asked` (a normalised name). Unreadable events are skipped (an
  * expiration that does not read counts as none published); with several `expiration` events the
  * latest counts, the reading that raises no false alarm.
- * @throws RdapDomainShapeError when it is not a domain object, or one for another name
+ * @throws RdapDomainShapeError when it is not a domain object, names no domain, or one for another name
  */
 export function parseRdapDomain(value: unknown, asked: string): RegistryRecord {
   const parsed = RdapDomainSchema.safeParse(value);
@@ -98,7 +98,10 @@ export function parseRdapDomain(value: unknown, asked: string): RegistryRecord {
       `the answer is an RDAP ${JSON.stringify(domain.objectClassName.slice(0, 40))} object, not a domain`,
     );
   const name = nameOf(domain.ldhName, domain.unicodeName);
-  if (name !== null && name !== asked)
+  // Without a name it cannot be told from a canned answer or an error object sent with 200.
+  if (name === null)
+    throw new RdapDomainShapeError('the answer names no domain (neither ldhName nor unicodeName)');
+  if (name !== asked)
     throw new RdapDomainShapeError(`the answer is for ${JSON.stringify(name.slice(0, 80))}, not ${asked}`);
   const status = [
     ...new Set((domain.status ?? []).filter((s): s is string => typeof s === 'string').map(rdapStatusWord)),

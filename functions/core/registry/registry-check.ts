@@ -1,5 +1,5 @@
 import { normalizeDomainName, plural, safeText } from '../base/text';
-import type { RegistryView } from '../findings/classify';
+import type { RegistryFindingKind, RegistryView } from '../findings/classify';
 import { judgeRegistry, type RegistryPolicy, type ResellerSide } from '../findings/registry-rules';
 import type { RdapBootstrap } from './bootstrap';
 import { type RdapClient, RdapDeadlineError } from './rdap-client';
@@ -22,6 +22,8 @@ export interface RegistryCandidate extends ResellerSide {
   readonly reason: CheckReason;
   /** Lower goes first within its reason. */
   readonly rank: number;
+  /** A re-check's remembered finding: what an answer must speak to before it resolves it. */
+  readonly remembered?: RegistryFindingKind;
 }
 
 /** What one RDAP server did in this check, when something went wrong there (always info). */
@@ -57,8 +59,9 @@ export interface RegistryCheckResult {
   readonly counts: RegistryCounts;
   readonly problems: RegistryProblem[];
   /**
-   * Domains to re-check (memory's) that could not be checked this time, or whose registry said
-   * nothing of them (404, or neither a status nor an expiration): memory keeps what it knew.
+   * Domains to re-check (memory's) that could not be checked this time (their TLD without a server
+   * in the bootstrap included), or whose registry said nothing of them (404, or neither a status
+   * nor an expiration): memory keeps what it knew.
    */
   readonly unconfirmed: string[];
 }
@@ -123,8 +126,11 @@ function planQueue(input: RegistryCheckInput, result: RegistryCheckResult): Queu
   const queue: QueueItem[] = [];
   for (const candidate of ordered(input.candidates)) {
     const service = input.bootstrap.serviceFor(candidate.domain_name);
-    if (!service) counts.not_checkable.no_rdap_service++;
-    else if (queue.length < input.budget)
+    if (!service) {
+      counts.not_checkable.no_rdap_service++;
+      // A remembered finding whose TLD the bootstrap no longer serves was not looked at: memory keeps it.
+      unconfirmed(result, candidate);
+    } else if (queue.length < input.budget)
       queue.push({ candidate, baseUrl: service.baseUrl, index: queue.length });
     else {
       counts.not_checked.budget++;
@@ -295,7 +301,9 @@ async function lookUp(
     if (judged.kind === 'no_expiration') {
       counts.not_checkable.no_expiration++;
       // Statuses without a date still tell a hold or a redemption is over (SIDN's .nl); none, nothing.
-      return recheck && !answer.record.status.length ? 'silent' : null;
+      // Nor can they tell that dates which disagreed agree now.
+      const undecided = !answer.record.status.length || candidate.remembered === 'registry_expiry_mismatch';
+      return recheck && undecided ? 'silent' : null;
     }
     if (judged.kind === 'agree') {
       counts.agree++;
@@ -313,7 +321,7 @@ async function lookUp(
     state.notChecked++;
     counts.not_checked.server_failed++;
     // One line per server: the domain is left out, it is one of many.
-    state.lastError = safeText(error.message.replace(/the RDAP lookup of \S+/, 'a lookup')).slice(0, 300);
+    state.lastError = safeText(error.message.replace(/the RDAP lookup of [^\s:]+/, 'a lookup')).slice(0, 300);
     const asked = error instanceof RdapRateLimitError && error.retryAfterMs !== undefined;
     if (asked || state.failuresInRow >= (input.failuresToStop ?? 3)) state.stopped = true;
     return 'failed';

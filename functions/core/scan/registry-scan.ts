@@ -5,6 +5,7 @@ import {
   type Finding,
   isDomainFinding,
   type Registrant,
+  type RegistryFindingKind,
   type RegistryView,
   type Severity,
   severityRank,
@@ -48,7 +49,7 @@ export interface RegistryScanOptions {
    * checked every scan until the sources agree (else a finding would seem to resolve on the days
    * its sample does not come round). @default none
    */
-  readonly recheck?: () => Promise<Iterable<string>>;
+  readonly recheck?: () => Promise<ReadonlyMap<string, RegistryFindingKind>>;
 }
 
 /** The report's `registry` section. */
@@ -117,9 +118,9 @@ export class RegistryCandidates {
       this.pick(sideOf(domain), 'sample', sampleRank(name, this.now, this.days));
   }
 
-  /** Adds a domain memory asks to re-check, or moves one already picked to the front. */
-  recheck(side: ResellerSide): void {
-    this.pick(side, 'recheck', 0);
+  /** Adds a domain memory asks to re-check (with the finding it remembers), or moves one already picked to the front. */
+  recheck(side: ResellerSide, remembered: RegistryFindingKind): void {
+    this.picked.set(side.domain_name, { ...side, reason: 'recheck', rank: 0, remembered });
   }
 
   /** True when `name` (as read) is picked. */
@@ -268,16 +269,16 @@ async function addRechecks(
 ): Promise<RecheckLookups> {
   const out: RecheckLookups = { unconfirmed: [], problems: [] };
   if (!options.recheck) return out;
-  for (const name of await options.recheck()) {
+  for (const [name, remembered] of await options.recheck()) {
     const known = candidates.sideOf(name);
     if (known) {
-      candidates.recheck(known);
+      candidates.recheck(known, remembered);
       continue;
     }
     try {
       // Not picked while the account was read: its record, once more (memory holds no dates).
       const domain = await reseller.findDomain(name);
-      if (domain) candidates.recheck(sideOf(domain));
+      if (domain) candidates.recheck(sideOf(domain), remembered);
     } catch (error) {
       if (!(error instanceof SentinelError)) throw error;
       out.unconfirmed.push(name);
