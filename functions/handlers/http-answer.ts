@@ -16,10 +16,13 @@ export function lowerCaseKeys(
   return out;
 }
 
-/** A program that asks for JSON (and not HTML) gets `{outcome, message, …}` instead of a page. */
+/**
+ * A program that asks for JSON (and not HTML) gets `{outcome, message, …}` instead of a page.
+ * Media types ignore case (RFC 9110 8.3.1): `Application/JSON` asks for JSON too.
+ */
 export const wantsJson = (headers: Record<string, string | undefined>): boolean => {
   const accept = headers.accept ?? '';
-  return /application\/json/.test(accept) && !/text\/html/.test(accept);
+  return /application\/json/i.test(accept) && !/text\/html/i.test(accept);
 };
 
 /**
