@@ -66,6 +66,12 @@ export async function serveLocally(handler: ProxyHandler, options: { port?: numb
       process.emitWarning(`serve: ${(error as Error).name}: ${(error as Error).message}`);
     }
   });
+  // A request Node's parser refuses (an unknown method, a header over its limit, a body that
+  // outlasts requestTimeout) never reaches the handler; Node's own answer has no security headers.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    socket.end(clientErrorAnswer(error.code));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 8787, options.host ?? '127.0.0.1', () => resolve());
@@ -81,8 +87,34 @@ export async function serveLocally(handler: ProxyHandler, options: { port?: numb
   };
 }
 
+/** The status and reason of a request the parser refused, as a whole answer with the security headers. */
+function clientErrorAnswer(code: string | undefined): string {
+  const [status, reason] =
+    code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large']
+      : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout']
+        : [400, 'Bad Request'];
+  const headers = Object.entries(SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${status} ${reason}\r\n${headers.join('')}Content-Length: 0\r\nConnection: close\r\n\r\n`;
+}
+
+/**
+ * The request's URL, or null when its path names a route only after the URL parser rewrote it:
+ * a dot segment (`/restore/%2e%2e/report` is `/report` to it) or a leading `//` (read as a host).
+ */
+function requestUrl(target: string): URL | null {
+  // Absolute form (`GET http://host/path`), which HTTP/1.1 lets a client send, is taken as its path.
+  const origin = target.replace(/^https?:\/\/[^/?#]*/i, '');
+  if (!origin.startsWith('/') || origin.startsWith('//')) return null;
+  const path = origin.split('?')[0] ?? '';
+  if (path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))) return null;
+  return new URL(`http://local${origin}`);
+}
+
 function toProxyEvent(req: IncomingMessage, body: string): APIGatewayProxyEvent | null {
-  const url = new URL(req.url ?? '/', 'http://local');
+  const url = requestUrl(req.url ?? '/');
+  if (!url) return null;
   const route = ROUTES.find((r) => r.path.test(url.pathname));
   const match = route?.path.exec(url.pathname);
   const account = route ? null : accountRoute(url.pathname);
