@@ -17,7 +17,7 @@ import { FINDING_PAGE_HEADERS, renderFindingPage } from '../core/pages/finding-p
 import { REPORT_PAGE_HEADERS, renderReportPage } from '../core/pages/report-page';
 import { renderMessagePage, SECURITY_HEADERS } from '../core/pages/restore-page';
 import type { Report } from '../core/scan/scan';
-import type { ProxyHandler } from './http-answer';
+import { type ProxyHandler, refusalAnswer } from './http-answer';
 
 /**
  * One API Gateway proxy handler for every link: restore, snooze, acknowledge, the report page and
@@ -349,15 +349,14 @@ export function createWebHandler(parts: {
       case WEB_RESOURCES.calendar:
         return parts.view('calendar', event);
       default:
-        return {
-          statusCode: 404,
-          headers: { ...SECURITY_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
-          body: renderMessagePage({
-            title: 'Not found',
-            message: 'There is nothing here. Use the link from the alert.',
-            ok: false,
-          }),
-        };
+        return refusalAnswer({
+          method: event.httpMethod,
+          headers: event.headers,
+          status: 404,
+          outcome: 'not_found',
+          title: 'Not found',
+          message: 'There is nothing here. Use the link from the alert.',
+        });
     }
   };
 }

@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { renderMessagePage, SECURITY_HEADERS } from '../core/pages/restore-page';
-import type { ProxyHandler } from '../handlers/http-answer';
+import { SECURITY_HEADERS } from '../core/pages/restore-page';
+import { type ProxyHandler, refusalAnswer } from '../handlers/http-answer';
 
 /** The API's resources by path, as API Gateway routes them: acting links carry the domain in the path. */
 const ROUTES: ReadonlyArray<{ readonly path: RegExp; readonly resource: string }> = [
@@ -44,25 +44,44 @@ class BodyTooLargeError extends Error {
 export async function serveLocally(handler: ProxyHandler, options: { port?: number; host?: string } = {}) {
   const server = createServer(async (req, res) => {
     // Every answer, errors included, carries the same security headers as the handler's pages.
-    const plain = (status: number, title: string, message: string) => {
-      res.writeHead(status, {
-        ...SECURITY_HEADERS,
-        'Content-Type': 'text/html; charset=utf-8',
-        Connection: 'close',
+    // A page, or JSON to a program that asks for it, as the handler's own refusals.
+    const plain = (status: number, outcome: string, title: string, message: string) => {
+      const headers: Record<string, string> = {};
+      for (const [key, value] of Object.entries(req.headers))
+        if (typeof value === 'string') headers[key] = value;
+      const refusal = refusalAnswer({
+        method: req.method ?? 'GET',
+        headers,
+        status,
+        outcome,
+        title,
+        message,
       });
-      res.end(req.method === 'HEAD' ? undefined : renderMessagePage({ title, message, ok: false }));
+      res.writeHead(status, { ...(refusal.headers as Record<string, string>), Connection: 'close' });
+      res.end(req.method === 'HEAD' ? undefined : refusal.body);
     };
     try {
       const body = await readBody(req);
       const event = toProxyEvent(req, body);
-      if (!event) return plain(404, 'Not found', 'There is nothing here. Use the link from the alert.');
+      if (!event)
+        return plain(404, 'not_found', 'Not found', 'There is nothing here. Use the link from the alert.');
       const result = await handler(event);
       res.writeHead(result.statusCode, result.headers as Record<string, string>);
       res.end(req.method === 'HEAD' ? undefined : result.body);
     } catch (error) {
       if (error instanceof BodyTooLargeError)
-        return plain(413, 'Request too large', `A request body may hold at most ${MAX_BODY_BYTES} bytes.`);
-      plain(500, 'Internal error', 'The local restore server failed; its terminal says why.');
+        return plain(
+          413,
+          'too_large',
+          'Request too large',
+          `A request body may hold at most ${MAX_BODY_BYTES} bytes.`,
+        );
+      plain(
+        500,
+        'internal_error',
+        'Internal error',
+        'The local restore server failed; its terminal says why.',
+      );
       process.emitWarning(`serve: ${(error as Error).name}: ${(error as Error).message}`);
     }
   });
