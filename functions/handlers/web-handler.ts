@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { normalizeDomainName, safeText } from '../core/base/text';
-import { decideFindingPage } from '../core/decisions/finding-decision';
+import { decideFindingPage, type FindingPageOutcome } from '../core/decisions/finding-decision';
 import {
   decideView,
   decideWholeReport,
@@ -256,7 +256,7 @@ export function createFindingHandler(deps: FindingDeps): ProxyHandler {
   return async (event) => {
     const method = event.httpMethod.toUpperCase();
     const domain = event.pathParameters?.domain ?? '';
-    const decided = await decideFindingPage({
+    let decided: FindingPageOutcome = await decideFindingPage({
       method,
       domain,
       token: event.queryStringParameters ?? {},
@@ -265,15 +265,22 @@ export function createFindingHandler(deps: FindingDeps): ProxyHandler {
       silencing: await deps.silencing().catch(() => false),
       findFinding: (name) => findingInLatest(deps, name),
     });
-    let result: APIGatewayProxyResult;
     const pageHeaders = { ...FINDING_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' };
+    let page = '';
+    if (decided.kind === 'show' && method !== 'HEAD') {
+      try {
+        page = renderFindingPage(decided, deps.timeZone?.() ?? 'UTC');
+      } catch (error) {
+        // As the report page: a kept report that cannot be shown is its 503, never an escaped error.
+        const failed = unreadableReport(
+          `rendering the finding failed: ${(error as Error).name}: ${(error as Error).message}`,
+        );
+        decided = { ...failed, kind: 'report_unreadable' };
+      }
+    }
+    let result: APIGatewayProxyResult;
     // HEAD answers the status and headers GET would (RFC 9110 9.3.2): the page's own policy, its stylesheet allowed.
-    if (decided.kind === 'show')
-      result = {
-        statusCode: 200,
-        headers: pageHeaders,
-        body: method === 'HEAD' ? '' : renderFindingPage(decided, deps.timeZone?.() ?? 'UTC'),
-      };
+    if (decided.kind === 'show') result = { statusCode: 200, headers: pageHeaders, body: page };
     else {
       const headers: Record<string, string> = htmlHeaders();
       if (decided.status === 405) headers.Allow = 'GET, HEAD';
