@@ -18,7 +18,7 @@ import {
   overviewSigningKeys,
 } from '../core/scan/accounts';
 import { parseSetting, settingsFromEnv } from '../core/scan/config';
-import type { ProxyHandler } from './http-answer';
+import { type ProxyHandler, refusalAnswer } from './http-answer';
 import { createWebApp } from './web-app';
 
 /**
@@ -61,6 +61,15 @@ const page = (status: number, title: string, message: string, method: string): A
   body: method === 'HEAD' ? '' : renderMessagePage({ title, message, ok: status < 300 }),
 });
 
+/** A refusal on one account's route: an acting link's program asks for JSON and gets it. */
+const refuse = (
+  outcome: string,
+  status: number,
+  title: string,
+  message: string,
+  event: APIGatewayProxyEvent,
+) => refusalAnswer({ method: event.httpMethod, headers: event.headers, status, outcome, title, message });
+
 /** Every route of several accounts in front of the deployment's own. */
 export function createAccountsWebApp<A extends AccountEntry>(deps: AccountsWebDeps<A>): ProxyHandler {
   const clock = deps.clock ?? Date.now;
@@ -76,18 +85,18 @@ export function createAccountsWebApp<A extends AccountEntry>(deps: AccountsWebDe
   return async (event) => {
     if (event.resource === ACCOUNT_WEB_RESOURCES.overview) return overview(deps, clock(), event);
     if (!event.resource.startsWith(`${ACCOUNT_WEB_RESOURCES.prefix}/`)) return deps.fallback(event);
-    const method = event.httpMethod.toUpperCase();
     const { account: name = '', ...rest } = event.pathParameters ?? {};
     let directory: { readonly accounts: readonly A[] } | null;
     try {
       directory = ACCOUNT_NAME.test(name) ? await deps.directory() : null;
     } catch (error) {
       deps.log('account link', { outcome: 'misconfigured', status: 500, detail: (error as Error).message });
-      return page(
+      return refuse(
+        'misconfigured',
         500,
         'Unavailable',
         'This service is not configured correctly. The operator has been told; please try again later.',
-        method,
+        event,
       );
     }
     const input = directory?.accounts.find((a) => a.account === name);
@@ -95,11 +104,13 @@ export function createAccountsWebApp<A extends AccountEntry>(deps: AccountsWebDe
     // changed does: whether a name is an account is not told to whoever guesses names.
     if (!input) {
       deps.log('account link', { outcome: 'unknown_account', status: 403 });
-      return page(
+      return refuse(
+        // The outcome a changed link's signature gets: an account name is not told apart.
+        'bad_signature',
         403,
         'This link is not valid',
         'The link was changed, or is for something else. Use the link from the alert exactly as sent.',
-        method,
+        event,
       );
     }
     return appOf(input)({

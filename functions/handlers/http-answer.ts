@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { safeText } from '../core/base/text';
-import { SECURITY_HEADERS } from '../core/pages/restore-page';
+import { renderMessagePage, SECURITY_HEADERS } from '../core/pages/restore-page';
 
 /** The HTTP side every acting link shares: which form the caller wants, and the answer in it. */
 
@@ -16,10 +16,13 @@ export function lowerCaseKeys(
   return out;
 }
 
-/** A program that asks for JSON (and not HTML) gets `{outcome, message, …}` instead of a page. */
+/**
+ * A program that asks for JSON (and not HTML) gets `{outcome, message, …}` instead of a page.
+ * Media types ignore case (RFC 9110 8.3.1): `Application/JSON` asks for JSON too.
+ */
 export const wantsJson = (headers: Record<string, string | undefined>): boolean => {
   const accept = headers.accept ?? '';
-  return /application\/json/.test(accept) && !/text\/html/.test(accept);
+  return /application\/json/i.test(accept) && !/text\/html/i.test(accept);
 };
 
 /**
@@ -42,6 +45,29 @@ export function answer(options: {
   const body =
     options.method === 'HEAD' ? '' : options.json ? JSON.stringify(options.jsonBody()) : options.page();
   return { statusCode: options.status, headers, body };
+}
+
+/**
+ * A refusal made before any link's own handler runs (no such route, no such account, a body too
+ * large for `sentinel serve`): the message page, or `{outcome, message}` to a program that asks
+ * for JSON, as every link's own answers are.
+ */
+export function refusalAnswer(options: {
+  readonly method: string;
+  readonly headers: APIGatewayProxyEvent['headers'] | null | undefined;
+  readonly status: number;
+  readonly outcome: string;
+  readonly title: string;
+  readonly message: string;
+}): APIGatewayProxyResult {
+  return answer({
+    method: options.method.toUpperCase(),
+    status: options.status,
+    json: wantsJson(lowerCaseKeys(options.headers)),
+    jsonBody: () => ({ outcome: options.outcome, message: options.message }),
+    page: () =>
+      renderMessagePage({ title: options.title, message: options.message, ok: options.status < 300 }),
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { normalizeDomainName, safeText } from '../core/base/text';
-import { decideFindingPage } from '../core/decisions/finding-decision';
+import { decideFindingPage, type FindingPageOutcome } from '../core/decisions/finding-decision';
 import {
   decideView,
   decideWholeReport,
@@ -17,7 +17,7 @@ import { FINDING_PAGE_HEADERS, renderFindingPage } from '../core/pages/finding-p
 import { REPORT_PAGE_HEADERS, renderReportPage } from '../core/pages/report-page';
 import { renderMessagePage, SECURITY_HEADERS } from '../core/pages/restore-page';
 import type { Report } from '../core/scan/scan';
-import type { ProxyHandler } from './http-answer';
+import { type ProxyHandler, refusalAnswer } from './http-answer';
 
 /**
  * One API Gateway proxy handler for every link: restore, snooze, acknowledge, the report page and
@@ -256,7 +256,7 @@ export function createFindingHandler(deps: FindingDeps): ProxyHandler {
   return async (event) => {
     const method = event.httpMethod.toUpperCase();
     const domain = event.pathParameters?.domain ?? '';
-    const decided = await decideFindingPage({
+    let decided: FindingPageOutcome = await decideFindingPage({
       method,
       domain,
       token: event.queryStringParameters ?? {},
@@ -265,15 +265,22 @@ export function createFindingHandler(deps: FindingDeps): ProxyHandler {
       silencing: await deps.silencing().catch(() => false),
       findFinding: (name) => findingInLatest(deps, name),
     });
-    let result: APIGatewayProxyResult;
     const pageHeaders = { ...FINDING_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' };
+    let page = '';
+    if (decided.kind === 'show' && method !== 'HEAD') {
+      try {
+        page = renderFindingPage(decided, deps.timeZone?.() ?? 'UTC');
+      } catch (error) {
+        // As the report page: a kept report that cannot be shown is its 503, never an escaped error.
+        const failed = unreadableReport(
+          `rendering the finding failed: ${(error as Error).name}: ${(error as Error).message}`,
+        );
+        decided = { ...failed, kind: 'report_unreadable' };
+      }
+    }
+    let result: APIGatewayProxyResult;
     // HEAD answers the status and headers GET would (RFC 9110 9.3.2): the page's own policy, its stylesheet allowed.
-    if (decided.kind === 'show')
-      result = {
-        statusCode: 200,
-        headers: pageHeaders,
-        body: method === 'HEAD' ? '' : renderFindingPage(decided, deps.timeZone?.() ?? 'UTC'),
-      };
+    if (decided.kind === 'show') result = { statusCode: 200, headers: pageHeaders, body: page };
     else {
       const headers: Record<string, string> = htmlHeaders();
       if (decided.status === 405) headers.Allow = 'GET, HEAD';
@@ -349,15 +356,14 @@ export function createWebHandler(parts: {
       case WEB_RESOURCES.calendar:
         return parts.view('calendar', event);
       default:
-        return {
-          statusCode: 404,
-          headers: { ...SECURITY_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
-          body: renderMessagePage({
-            title: 'Not found',
-            message: 'There is nothing here. Use the link from the alert.',
-            ok: false,
-          }),
-        };
+        return refusalAnswer({
+          method: event.httpMethod,
+          headers: event.headers,
+          status: 404,
+          outcome: 'not_found',
+          title: 'Not found',
+          message: 'There is nothing here. Use the link from the alert.',
+        });
     }
   };
 }

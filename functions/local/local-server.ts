@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { renderMessagePage, SECURITY_HEADERS } from '../core/pages/restore-page';
-import type { ProxyHandler } from '../handlers/http-answer';
+import { SECURITY_HEADERS } from '../core/pages/restore-page';
+import { type ProxyHandler, refusalAnswer } from '../handlers/http-answer';
 
 /** The API's resources by path, as API Gateway routes them: acting links carry the domain in the path. */
 const ROUTES: ReadonlyArray<{ readonly path: RegExp; readonly resource: string }> = [
@@ -44,27 +44,52 @@ class BodyTooLargeError extends Error {
 export async function serveLocally(handler: ProxyHandler, options: { port?: number; host?: string } = {}) {
   const server = createServer(async (req, res) => {
     // Every answer, errors included, carries the same security headers as the handler's pages.
-    const plain = (status: number, title: string, message: string) => {
-      res.writeHead(status, {
-        ...SECURITY_HEADERS,
-        'Content-Type': 'text/html; charset=utf-8',
-        Connection: 'close',
+    // A page, or JSON to a program that asks for it, as the handler's own refusals.
+    const plain = (status: number, outcome: string, title: string, message: string) => {
+      const headers: Record<string, string> = {};
+      for (const [key, value] of Object.entries(req.headers))
+        if (typeof value === 'string') headers[key] = value;
+      const refusal = refusalAnswer({
+        method: req.method ?? 'GET',
+        headers,
+        status,
+        outcome,
+        title,
+        message,
       });
-      res.end(req.method === 'HEAD' ? undefined : renderMessagePage({ title, message, ok: false }));
+      res.writeHead(status, { ...(refusal.headers as Record<string, string>), Connection: 'close' });
+      res.end(req.method === 'HEAD' ? undefined : refusal.body);
     };
     try {
       const body = await readBody(req);
       const event = toProxyEvent(req, body);
-      if (!event) return plain(404, 'Not found', 'There is nothing here. Use the link from the alert.');
+      if (!event)
+        return plain(404, 'not_found', 'Not found', 'There is nothing here. Use the link from the alert.');
       const result = await handler(event);
       res.writeHead(result.statusCode, result.headers as Record<string, string>);
       res.end(req.method === 'HEAD' ? undefined : result.body);
     } catch (error) {
       if (error instanceof BodyTooLargeError)
-        return plain(413, 'Request too large', `A request body may hold at most ${MAX_BODY_BYTES} bytes.`);
-      plain(500, 'Internal error', 'The local restore server failed; its terminal says why.');
+        return plain(
+          413,
+          'too_large',
+          'Request too large',
+          `A request body may hold at most ${MAX_BODY_BYTES} bytes.`,
+        );
+      plain(
+        500,
+        'internal_error',
+        'Internal error',
+        'The local restore server failed; its terminal says why.',
+      );
       process.emitWarning(`serve: ${(error as Error).name}: ${(error as Error).message}`);
     }
+  });
+  // A request Node's parser refuses (an unknown method, a header over its limit, a body that
+  // outlasts requestTimeout) never reaches the handler; Node's own answer has no security headers.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    socket.end(clientErrorAnswer(error.code));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -81,8 +106,34 @@ export async function serveLocally(handler: ProxyHandler, options: { port?: numb
   };
 }
 
+/** The status and reason of a request the parser refused, as a whole answer with the security headers. */
+function clientErrorAnswer(code: string | undefined): string {
+  const [status, reason] =
+    code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large']
+      : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout']
+        : [400, 'Bad Request'];
+  const headers = Object.entries(SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${status} ${reason}\r\n${headers.join('')}Content-Length: 0\r\nConnection: close\r\n\r\n`;
+}
+
+/**
+ * The request's URL, or null when its path names a route only after the URL parser rewrote it:
+ * a dot segment (`/restore/%2e%2e/report` is `/report` to it) or a leading `//` (read as a host).
+ */
+function requestUrl(target: string): URL | null {
+  // Absolute form (`GET http://host/path`), which HTTP/1.1 lets a client send, is taken as its path.
+  const origin = target.replace(/^https?:\/\/[^/?#]*/i, '');
+  if (!origin.startsWith('/') || origin.startsWith('//')) return null;
+  const path = origin.split('?')[0] ?? '';
+  if (path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))) return null;
+  return new URL(`http://local${origin}`);
+}
+
 function toProxyEvent(req: IncomingMessage, body: string): APIGatewayProxyEvent | null {
-  const url = new URL(req.url ?? '/', 'http://local');
+  const url = requestUrl(req.url ?? '/');
+  if (!url) return null;
   const route = ROUTES.find((r) => r.path.test(url.pathname));
   const match = route?.path.exec(url.pathname);
   const account = route ? null : accountRoute(url.pathname);

@@ -201,6 +201,18 @@ describe('createRestoreHandler', () => {
     expect(JSON.parse(res.body).outcome).toBe('reseller_unreachable');
   });
 
+  it('answers JSON to an Accept header whose media type is spelt in another case (media types ignore case)', async () => {
+    const { handler } = handlerAnswering(204, '');
+    for (const accept of ['Application/JSON', 'APPLICATION/JSON; charset=utf-8']) {
+      const res = await handler(event('POST', 'example.nl', { Accept: accept }, ''));
+      expect(res.statusCode).toBe(422);
+      expect(res.headers?.['Content-Type']).toBe('application/json; charset=utf-8');
+      expect(JSON.parse(res.body).outcome).toBe('confirmation_missing');
+    }
+    const html = await handler(event('POST', 'example.nl', { Accept: 'application/json, TEXT/HTML' }, ''));
+    expect(html.headers?.['Content-Type']).toBe('text/html; charset=utf-8');
+  });
+
   it('restores with one POST to the reseller', async () => {
     const { handler, calls } = handlerAnswering(204, '');
     const res = await handler(event('POST'));
