@@ -108,12 +108,11 @@ function render(
   options: ViewOptions,
   audit: AuditEntry[] | null | undefined,
 ): { outcome: ViewOutcome; result: APIGatewayProxyResult } {
-  // HEAD answers the status and headers GET would (RFC 9110 9.3.2), without rendering the report.
-  if (outcome.kind === 'show' && method === 'HEAD')
-    return { outcome, result: { statusCode: 200, headers: answerHeaders(action), body: '' } };
   if (outcome.kind === 'show') {
     try {
-      return { outcome, result: showReport(action, outcome.report, event, options, audit) };
+      const shown = showReport(action, outcome.report, event, options, audit);
+      // HEAD answers what GET would (RFC 9110 9.3.2), a report it cannot render too: only the body goes.
+      return { outcome, result: method === 'HEAD' ? { ...shown, body: '' } : shown };
     } catch (error) {
       const failed = unreadableReport(
         `rendering the report failed: ${(error as Error).name}: ${(error as Error).message}`,
@@ -267,7 +266,7 @@ export function createFindingHandler(deps: FindingDeps): ProxyHandler {
     });
     const pageHeaders = { ...FINDING_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' };
     let page = '';
-    if (decided.kind === 'show' && method !== 'HEAD') {
+    if (decided.kind === 'show') {
       try {
         page = renderFindingPage(decided, deps.timeZone?.() ?? 'UTC');
       } catch (error) {
@@ -279,8 +278,9 @@ export function createFindingHandler(deps: FindingDeps): ProxyHandler {
       }
     }
     let result: APIGatewayProxyResult;
-    // HEAD answers the status and headers GET would (RFC 9110 9.3.2): the page's own policy, its stylesheet allowed.
-    if (decided.kind === 'show') result = { statusCode: 200, headers: pageHeaders, body: page };
+    // HEAD answers what GET would (RFC 9110 9.3.2), the page rendered too: the page's own policy, its stylesheet allowed.
+    if (decided.kind === 'show')
+      result = { statusCode: 200, headers: pageHeaders, body: method === 'HEAD' ? '' : page };
     else {
       const headers: Record<string, string> = htmlHeaders();
       if (decided.status === 405) headers.Allow = 'GET, HEAD';

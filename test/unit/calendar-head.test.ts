@@ -106,6 +106,17 @@ describe('HEAD answers the status GET answers', () => {
     }
   });
 
+  it('for the report page: the 503 GET answers for a kept report it cannot render', async () => {
+    const unrenderable = reportOf([
+      { ...domainFinding('lost.nl', 'quarantine', 'critical', -50), date_expiry: 'soon' } as never,
+    ]);
+    const handler = viewWith(async () => unrenderable);
+    const get = await handler('report', pageEvent('GET', '/report'));
+    const head = await handler('report', pageEvent('HEAD', '/report'));
+    expect([get.statusCode, head.statusCode, head.body]).toEqual([503, 503, '']);
+    expect(head.headers).toEqual(get.headers);
+  });
+
   it('for report.json: the redirect GET answers, or its headers without the text', async () => {
     let texts = 0;
     const whole = (url?: string) =>

@@ -39,14 +39,16 @@ describe('the finding page on a kept report it cannot render', () => {
     const query = new URLSearchParams(
       signLinkQuery({ action: 'finding', subject: 'example.nl', keys: KEYS, now: NOW }),
     );
-    const result = await handler({
-      httpMethod: 'GET',
-      resource: '/finding/{domain}',
-      pathParameters: { domain: 'example.nl' },
-      queryStringParameters: Object.fromEntries(query),
-      headers: {},
-      requestContext: { identity: { sourceIp: '203.0.113.9' } },
-    } as unknown as APIGatewayProxyEvent);
+    const request = (httpMethod: string) =>
+      handler({
+        httpMethod,
+        resource: '/finding/{domain}',
+        pathParameters: { domain: 'example.nl' },
+        queryStringParameters: Object.fromEntries(query),
+        headers: {},
+        requestContext: { identity: { sourceIp: '203.0.113.9' } },
+      } as unknown as APIGatewayProxyEvent);
+    const result = await request('GET');
     expect(result.statusCode).toBe(503);
     expect(result.headers?.['Content-Security-Policy']).toBeDefined();
     expect(result.headers?.['Cache-Control']).toBe(FINDING_PAGE_HEADERS['Cache-Control']);
@@ -54,5 +56,8 @@ describe('the finding page on a kept report it cannot render', () => {
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ outcome: 'report_unreadable', status: 503 });
     expect(String(logged[0]?.detail)).toMatch(/rendering the finding failed: RangeError/);
+    // HEAD is answered as GET would be: the same 503, not 200 from a page never rendered.
+    const head = await request('HEAD');
+    expect([head.statusCode, head.body, head.headers]).toEqual([503, '', result.headers]);
   });
 });
