@@ -49,6 +49,14 @@ function servers() {
   return { fetch, asked };
 }
 
+/** A registry answering each lookup by the name it asks for. */
+const answeringByName = (answer: (name: string) => Response) =>
+  (async (url: string | URL | Request) =>
+    answer(new URL(String(url)).pathname.split('/').pop() as string)) as typeof globalThis.fetch;
+/** An RDAP domain object for `name`, with `extra` (a status, events). */
+const domainObject = (name: string, extra: Record<string, unknown>) =>
+  new Response(JSON.stringify({ objectClassName: 'domain', ldhName: name, ...extra }), { status: 200 });
+
 const client = (fetch: typeof globalThis.fetch) =>
   new RdapClient({ fetch, sleep: async () => undefined, maxAttempts: 1 });
 const POLICY = { toleranceDays: 2, criticalDays: 7 };
@@ -119,12 +127,7 @@ describe('checkRegistry', () => {
   });
 
   it('leaves a remembered expiry mismatch unconfirmed when the registry answers statuses but no date: a date it no longer shows is no agreement', async () => {
-    const fetch = (async (url: string | URL | Request) => {
-      const name = new URL(String(url)).pathname.split('/').pop() as string;
-      return new Response(JSON.stringify({ objectClassName: 'domain', ldhName: name, status: ['active'] }), {
-        status: 200,
-      });
-    }) as typeof globalThis.fetch;
+    const fetch = answeringByName((name) => domainObject(name, { status: ['active'] }));
     const result = await checkRegistry({
       candidates: [
         { ...candidate('mismatch-r.com', 'recheck'), remembered: 'registry_expiry_mismatch' },
@@ -190,14 +193,11 @@ describe('checkRegistry', () => {
 
   it("leaves memory's re-check unconfirmed when the registry says nothing of it: 404, or neither a status nor a date", async () => {
     // gone: 404; bare: a domain object and nothing else; nl-style: statuses but no date (SIDN).
-    const fetch = (async (url: string | URL | Request) => {
-      const name = new URL(String(url)).pathname.split('/').pop() as string;
-      if (name.startsWith('gone')) return new Response('{"errorCode":404}', { status: 404 });
-      const status = name.startsWith('bare') ? {} : { status: ['active'] };
-      return new Response(JSON.stringify({ objectClassName: 'domain', ldhName: name, ...status }), {
-        status: 200,
-      });
-    }) as typeof globalThis.fetch;
+    const fetch = answeringByName((name) =>
+      name.startsWith('gone')
+        ? new Response('{"errorCode":404}', { status: 404 })
+        : domainObject(name, name.startsWith('bare') ? {} : { status: ['active'] }),
+    );
     const result = await checkRegistry({
       candidates: [
         candidate('gone-r.com', 'recheck'),

@@ -36,12 +36,17 @@ function candidatesOf(names: readonly string[]) {
   return candidates;
 }
 
-const run = (candidates: RegistryCandidates, recheck?: string[]) =>
+const run = (
+  candidates: RegistryCandidates,
+  recheck?: string[],
+  registry: typeof fetch = down,
+  budget = 10_000,
+) =>
   runRegistryCheck([], candidates, {
     options: {
       bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
-      client: new RdapClient({ fetch: down, maxAttempts: 1 }),
-      budget: 10_000,
+      client: new RdapClient({ fetch: registry, maxAttempts: 1 }),
+      budget,
       days: 1,
       toleranceDays: 2,
       ...(recheck ? { recheck: async () => new Map(recheck.map((n) => [n, 'registry_hold' as const])) } : {}),
@@ -66,20 +71,8 @@ describe('the report’s registry section', () => {
   });
 
   it('does not read a registry that answers 404 for everything as domains checked and in order: the digest counts them as not checkable', async () => {
-    const candidates = candidatesOf(['a.t0', 'b.t0', 'c.t0']);
-    const { registry } = await runRegistryCheck([], candidates, {
-      options: {
-        bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
-        client: new RdapClient({ fetch: (async () => new Response('{}', { status: 404 })) as typeof fetch }),
-        budget: 10,
-        days: 1,
-        toleranceDays: 2,
-      },
-      reseller: noReseller,
-      now: NOW,
-      criticalDays: 7,
-      registrants: new Map(),
-    });
+    const notFound = (async () => new Response('{}', { status: 404 })) as typeof fetch;
+    const { registry } = await run(candidatesOf(['a.t0', 'b.t0', 'c.t0']), undefined, notFound, 10);
     expect(registry.not_checkable.not_found).toBe(3);
     const lines = registryDigestLines({ registry } as Report);
     expect(lines[1]).toBe(
