@@ -289,13 +289,13 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     const headerJson = JSON.stringify(header);
     checkItemSize(this.at, META_SORT_KEY, headerJson);
     const contactWrites = this.contactWrites(contacts, known.contacts);
-    await this.renewLease(opened.generation, owner);
+    await this.renewLease(opened.generation, owner, false);
     let renewed = this.clock();
     // Before each batch, once the last renewal is RENEW_EVERY_MS old: the lease never lapses mid-save.
     const keepLease = async () => {
       if (this.clock() - renewed < RENEW_EVERY_MS) return;
       renewed = this.clock();
-      await this.renewLease(opened.generation, owner);
+      await this.renewLease(opened.generation, owner, true);
     };
     const plan = write.all
       ? planAll(this.at, known, write.changed, write.all)
@@ -436,20 +436,21 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
   }
 
   /**
-   * Item writes are not conditional (BatchWriteItem cannot be): the lease must still be ours, and
-   * is made to last {@link RENEWED_LEASE_MS} from now.
+   * Item writes are not conditional (BatchWriteItem cannot be): the lease must still be ours. With
+   * `extend`, it is made to last {@link RENEWED_LEASE_MS} from now; without, it keeps its own end
+   * (a snooze's 15 s stay 15 s).
    */
-  private async renewLease(generation: number, owner: string): Promise<void> {
+  private async renewLease(generation: number, owner: string, extend: boolean): Promise<void> {
     await this.conditional(
       new UpdateItemCommand({
         TableName: this.table,
         Key: this.key(META_SORT_KEY),
-        UpdateExpression: 'SET lease_expires = :e',
+        UpdateExpression: extend ? 'SET lease_expires = :e' : 'SET lease_owner = :o',
         ConditionExpression: 'generation = :g AND lease_owner = :o',
         ExpressionAttributeValues: {
           ':g': { N: String(generation) },
           ':o': { S: owner },
-          ':e': { N: String(this.clock() + RENEWED_LEASE_MS) },
+          ...(extend ? { ':e': { N: String(this.clock() + RENEWED_LEASE_MS) } } : {}),
         },
       }),
       `the state lease on ${this.location} was lost before the state was saved`,

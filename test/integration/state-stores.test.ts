@@ -372,6 +372,33 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect([saved.generation, Object.keys(saved.state.domains).length]).toEqual([1, 4_000]);
   });
 
+  // The renewal above must not lengthen a short lease of a save that never needed it: a snooze's
+  // 15 s lease made 120 s blocked scans for two minutes when its process died mid-save.
+  it('leaves a short save its own lease: no renewal before 30 s of writing', async () => {
+    const store = await open();
+    const empty = await loadState(store);
+    const expiresAt = Date.now() + 15_000;
+    await store.claim(0, { owner: 'step', expiresAt });
+    const client = db.client();
+    // The process "dies" at its first item write: the save fails, and nobody releases the lease.
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'BatchWriteItemCommand') throw new Error('the process died');
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const dying = new DynamoDbStateStore({
+      client,
+      tableName: `state-${table}`,
+      scope: 'http://reseller.test',
+    });
+    await expect(saveState(dying, stateWith(['d0.nl']), await loadState(dying), 'step')).rejects.toThrow(
+      /the process died/,
+    );
+    expect((await loadState(store)).lease).toEqual({ owner: 'step', expiresAt });
+  });
+
   it.each([
     [
       'is not JSON',
