@@ -71,6 +71,12 @@ export function parseCommandArgs(
         throw new UsageError(
           `${token.rawName} needs a value (${token.rawName} ${spec.value ?? 'VALUE'}); see sentinel ${command.name} --help`,
         );
+      // Two values, one kept: the one a person meant is not known, so neither is taken.
+      const before = values[token.name];
+      if (typeof before === 'string' && before !== token.value)
+        throw new UsageError(
+          `${token.rawName} is given twice (${before}, then ${token.value}); give it once`,
+        );
       values[token.name] = token.value;
     }
   }

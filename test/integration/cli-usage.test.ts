@@ -131,6 +131,16 @@ describe('did you mean', () => {
     );
   });
 
+  // Found by a review: the parser kept the last of two values silently, so
+  // `snooze x.nl --account a --account b` acted for b, whichever the person meant.
+  it('refuses a flag given twice with two values, naming both', async () => {
+    const twice = await runCli(['snooze', 'example.nl', '--days', '7', '--days', '30'], {});
+    expect([twice.code, twice.stderr]).toEqual([
+      2,
+      'sentinel: --days is given twice (7, then 30); give it once\n',
+    ]);
+  });
+
   it('refuses a flag without its value, or a value on a switch, in its own words', async () => {
     const missing = await runCli(['scan', '--now'], {});
     expect(missing.stderr).toBe('sentinel: --now needs a value (--now ISO); see sentinel scan --help\n');
