@@ -376,7 +376,6 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
   // 15 s lease made 120 s blocked scans for two minutes when its process died mid-save.
   it('leaves a short save its own lease: no renewal before 30 s of writing', async () => {
     const store = await open();
-    const empty = await loadState(store);
     const expiresAt = Date.now() + 15_000;
     await store.claim(0, { owner: 'step', expiresAt });
     const client = db.client();
