@@ -37,8 +37,8 @@ type Stateful = {
   registry?: { unconfirmed: string[]; problems: Array<{ reason: string }> };
 };
 
-/** A scan with memory at `at`, its alert appended to a file of the world's folder. */
-async function scanAt(at: number, ...flags: string[]) {
+/** A scan with memory at `at` (`registryDays` its registry sample), its alert appended to a file of the world's folder. */
+async function scanAt(at: number, registryDays = '30') {
   const w = world as RegistryWorld;
   const run = await runCli(
     [
@@ -53,8 +53,7 @@ async function scanAt(at: number, ...flags: string[]) {
       '--allow-clock-skew',
       '--registry-check',
       '--registry-days',
-      '30',
-      ...flags,
+      registryDays,
     ],
     w.env,
   );
@@ -76,7 +75,7 @@ describe('scan --registry-check with memory', () => {
     world.registry.setScenario(name, 'stale_renewal');
 
     // Day 0: all domains checked once (the sample of one day), the mismatch is new: a warning.
-    const first = await scanAt(NOW, '--registry-days', '1');
+    const first = await scanAt(NOW, '1');
     expect(about(first.report, name)).toMatchObject({
       kind: 'registry_expiry_mismatch',
       severity: 'warning',
@@ -132,7 +131,7 @@ describe('scan --registry-check with memory, a registry that stops saying anythi
 
       // Day 0: the registry has it in redemption while the reseller lists it as registered.
       world.registry.setScenario(name, 'redemption');
-      const { report: first } = await scanAt(NOW, '--registry-days', '1');
+      const { report: first } = await scanAt(NOW, '1');
       expect(first.findings.find((f) => f.domain_name === name)).toMatchObject({
         kind: 'registry_redemption',
         severity: 'critical',
