@@ -17,13 +17,33 @@ export function lowerCaseKeys(
 }
 
 /**
- * A program that asks for JSON (and not HTML) gets `{outcome, message, …}` instead of a page.
- * Media types ignore case (RFC 9110 8.3.1): `Application/JSON` asks for JSON too.
+ * A program that prefers JSON to HTML gets `{outcome, message, …}` instead of a page: the quality
+ * each gets from its most specific media range (RFC 9110 12.5.1); on a tie, JSON only where it is
+ * named and HTML is not (`application/json, *\/*`). Media types ignore case (RFC 9110 8.3.1).
  */
 export const wantsJson = (headers: Record<string, string | undefined>): boolean => {
   const accept = headers.accept ?? '';
-  return /application\/json/i.test(accept) && !/text\/html/i.test(accept);
+  const json = quality(accept, 'application', 'json');
+  const html = quality(accept, 'text', 'html');
+  return json.q > 0 && (json.q > html.q || (json.q === html.q && json.specificity > html.specificity));
 };
+
+/** The quality `accept` gives `type/subtype`: that of its most specific matching range, 0 if none (or unreadable). */
+function quality(accept: string, type: string, subtype: string): { q: number; specificity: number } {
+  let found = 0;
+  let specificity = -1;
+  for (const range of accept.toLowerCase().split(',')) {
+    const [media = '', ...params] = range.split(';').map((part) => part.trim());
+    const [t, s] = media.split('/');
+    const level =
+      t === type && s === subtype ? 2 : t === type && s === '*' ? 1 : t === '*' && s === '*' ? 0 : -1;
+    if (level <= specificity) continue;
+    const q = params.find((p) => /^q\s*=/.test(p))?.replace(/^q\s*=\s*/, '');
+    specificity = level;
+    found = q === undefined ? 1 : /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(q) ? Number(q) : 0;
+  }
+  return { q: found, specificity };
+}
 
 /**
  * An outcome as HTTP: headers only for HEAD, JSON for programs, else the page; every answer with
