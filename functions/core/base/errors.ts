@@ -65,7 +65,7 @@ export class ResellerApiError extends SentinelError {
     }
     if (facts.status >= 300 && facts.status < 400) {
       return new UnexpectedResponseError(
-        `the reseller API answered ${what} with a redirect (HTTP ${facts.status}) to ${locationOrigin(facts)}; redirects are never followed, so the key is not sent elsewhere: check RESELLER_BASE_URL`,
+        `the reseller API answered ${what} with a redirect (HTTP ${facts.status}) to ${locationOrigin(facts)}; redirects are never followed, so the key is not sent elsewhere: check the base URL (RESELLER_BASE_URL, or the account's resellerBaseUrl)`,
         facts,
       );
     }

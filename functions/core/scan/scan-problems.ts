@@ -32,7 +32,7 @@ export function flagEmptyAccount(problems: Problem[], accountSize: number): void
     key: null,
     page: 1,
     reason:
-      'the account lists no domains at all: check that the key and RESELLER_BASE_URL are for the account you mean (live, not test), or whether every domain left it',
+      "the account lists no domains at all: check that the key and base URL (RESELLER_BASE_URL, or the account's resellerBaseUrl) are for the account you mean (live, not test), or whether every domain left it",
   });
 }
 
