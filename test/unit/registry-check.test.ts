@@ -222,4 +222,44 @@ describe('checkRegistry', () => {
       not_checked: { budget: 0, time: 0, server_failed: 0 },
     });
   });
+  it("leaves only the server alone whose Retry-After ends past the scan's time: the others are still asked", async () => {
+    const asked: string[] = [];
+    const fetch = (async (url: string | URL | Request) => {
+      const u = new URL(String(url));
+      asked.push(`${u.host}:${u.pathname.split('/').pop()}`);
+      if (u.host === 'down.example')
+        return new Response('{}', { status: 429, headers: { 'retry-after': '20' } });
+      return domainObject(u.pathname.split('/').pop() as string, {
+        status: ['active'],
+        events: [{ eventAction: 'expiration', eventDate: new Date(EXPIRY).toISOString() }],
+      });
+    }) as typeof globalThis.fetch;
+    const result = await checkRegistry({
+      candidates: [
+        candidate('r.be', 'recheck'),
+        candidate('x.be', 'sample', 0),
+        candidate('a.com', 'sample', 1),
+      ],
+      bootstrap,
+      // 20 s asked for, 10 s left: that server cannot be asked again in time; good.example can.
+      client: new RdapClient({ fetch, sleep: async () => undefined, deadline: Date.now() + 10_000 }),
+      now: NOW,
+      budget: 100,
+      policy: POLICY,
+      concurrency: 1,
+    });
+    expect(asked).toEqual(['down.example:r.be', 'good.example:a.com']);
+    expect(result.counts.agree).toBe(1);
+    expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 2 });
+    expect(result.problems).toEqual([
+      {
+        server: 'https://down.example',
+        severity: 'info',
+        reason:
+          'the RDAP server asked to wait 20 s (Retry-After) before a lookup, longer than the scan has left; it is not asked again in this scan',
+        domains_not_checked: 2,
+      },
+    ]);
+    expect(result.unconfirmed).toEqual(['r.be']);
+  });
 });

@@ -222,7 +222,14 @@ export class RdapClient {
     } catch (error) {
       if (!(error instanceof RdapAttempt)) throw error;
       if (error.failure) throw error.failure.error;
-      if (stopped.retry === false && stopped.reason.endsWith('-beyond-deadline'))
+      // The server's own wait past the scan's time: that server is done for this scan, not the others.
+      if (stopped.retry === false && stopped.reason === 'retry-after-beyond-deadline')
+        throw new RdapRateLimitError(
+          `the RDAP server asked to wait ${Math.ceil((error.retryAfterMs ?? 0) / 1000)} s (Retry-After) before ${what}, longer than the scan has left; it is not asked again in this scan`,
+          { status: error.answer?.status ?? 429, url },
+          { retryAfterMs: error.retryAfterMs ?? 0 },
+        );
+      if (stopped.retry === false && stopped.reason === 'backoff-beyond-deadline')
         throw new RdapDeadlineError(`the scan's time ran out while retrying ${what}`, { status: 0, url });
       return error.answer as Answer;
     }

@@ -99,6 +99,8 @@ interface ServerState {
   active: number;
   failuresInRow: number;
   stopped: boolean;
+  /** It asked for a longer wait (Retry-After) than the scan makes: stopped by its own word. */
+  asked: boolean;
   lastError: string;
   notChecked: number;
   notFound: string[];
@@ -153,6 +155,7 @@ function byServer(queue: readonly QueueItem[]): Map<string, ServerState> {
         failuresInRow: 0,
         answered: false,
         stopped: false,
+        asked: false,
         lastError: '',
         notChecked: 0,
         notFound: [],
@@ -257,9 +260,10 @@ function serverProblems(servers: ReadonlyMap<string, ServerState>): RegistryProb
       problems.push({
         server,
         severity: 'info',
-        reason: state.stopped
-          ? `${state.lastError}; left alone for the rest of this scan after ${state.failuresInRow} failed lookups in a row`
-          : state.lastError,
+        reason:
+          state.stopped && !state.asked
+            ? `${state.lastError}; left alone for the rest of this scan after ${state.failuresInRow} failed lookups in a row`
+            : state.lastError,
         domains_not_checked: state.notChecked,
       });
     if (state.notFound.length)
@@ -321,9 +325,10 @@ async function lookUp(
     state.notChecked++;
     counts.not_checked.server_failed++;
     // One line per server: the domain is left out, it is one of many.
-    state.lastError = safeText(error.message.replace(/the RDAP lookup of [^\s:]+/, 'a lookup')).slice(0, 300);
-    const asked = error instanceof RdapRateLimitError && error.retryAfterMs !== undefined;
-    if (asked || state.failuresInRow >= (input.failuresToStop ?? 3)) state.stopped = true;
+    state.lastError = safeText(error.message.replace(/the RDAP lookup of [^\s:,]+/, 'a lookup')).slice(0, 300);
+    // A server that asked for a wait the scan cannot make says so itself ("it is not asked again").
+    state.asked = error instanceof RdapRateLimitError && error.retryAfterMs !== undefined;
+    if (state.asked || state.failuresInRow >= (input.failuresToStop ?? 3)) state.stopped = true;
     return 'failed';
   }
 }
