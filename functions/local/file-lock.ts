@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { type FileHandle, link, mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { retry } from '../core/base/retry';
@@ -12,6 +12,8 @@ const LOCK_WAIT_MS = 10_000;
  * lives, is taken as left behind once it is this old by the file system's own clock.
  */
 const STALE_LOCK_MS = 30_000;
+/** How often a holder writes its lock again, so its file time says it lives however long it holds it. */
+const REFRESH_LOCK_MS = STALE_LOCK_MS / 3;
 /** What a lock file holds: the process that took it, and where. */
 const OWNER = `${process.pid}@${hostname()}`;
 
@@ -33,6 +35,7 @@ export async function withFileLock<T>(
   location: string,
   fn: () => Promise<T>,
   waitMs = LOCK_WAIT_MS,
+  refreshMs = REFRESH_LOCK_MS,
 ): Promise<T> {
   const before = turns.get(path) ?? Promise.resolve();
   let done = () => {};
@@ -43,7 +46,7 @@ export async function withFileLock<T>(
   turns.set(path, queue);
   try {
     await inTurn(before, location, waitMs);
-    return await holdingFile(path, location, fn, waitMs);
+    return await holdingFile(path, location, fn, waitMs, refreshMs);
   } finally {
     done();
     if (turns.get(path) === queue) turns.delete(path);
@@ -79,41 +82,47 @@ async function holdingFile<T>(
   location: string,
   fn: () => Promise<T>,
   waitMs: number,
+  refreshMs: number,
 ): Promise<T> {
   const lock = `${path}.lock`;
   await mkdir(dirname(path), { recursive: true });
-  await retry(() => takeLock(lock, location, waitMs), {
+  const handle = await retry(() => takeLock(lock, location, waitMs), {
     retries: Number.POSITIVE_INFINITY,
     minTimeout: 5,
     maxTimeout: 200,
     maxRetryTime: waitMs,
     shouldRetry: ({ error }) => error instanceof StateConflictError,
   });
+  // Written again through the handle it was created with: the file system's clock moves its time
+  // on, so another host never takes a long save's lock for left behind, and a lock broken
+  // meanwhile (an unlinked file) is never written over the new holder's.
+  const refresh = setInterval(() => void handle.write(OWNER, 0, 'utf8').catch(() => undefined), refreshMs);
   try {
     return await fn();
   } finally {
+    clearInterval(refresh);
+    await handle.close().catch(() => undefined);
     await rm(lock, { force: true });
   }
 }
 
 /**
- * Creates the lock file with its owner in it, or fails with StateConflictError while another
+ * Creates the lock file with its owner in it (returned open, for the holder to refresh), or fails with StateConflictError while another
  * holds it (tried again for `waitMs`; the last try's error is what the caller sees). A lock
  * left by a process that is gone is removed, so the next try takes it.
  */
-async function takeLock(lock: string, location: string, waitMs: number): Promise<void> {
+async function takeLock(lock: string, location: string, waitMs: number): Promise<FileHandle> {
   try {
     const handle = await open(lock, 'wx', 0o600);
     try {
       await handle.writeFile(OWNER, 'utf8');
     } catch (error) {
       // A lock that names no one would hold until it is 30 s old: give it up at once.
+      await handle.close();
       await rm(lock, { force: true });
       throw error;
-    } finally {
-      await handle.close();
     }
-    return;
+    return handle;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST')
       throw new StateError(`cannot lock the state file ${location}: ${(error as Error).message}`, {

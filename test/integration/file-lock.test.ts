@@ -1,10 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RESTORE_CLAIM_MS } from '../../functions/core/memory/audit';
 import { StateConflictError } from '../../functions/core/memory/state';
+import { withFileLock } from '../../functions/local/file-lock';
 import { FileStateStore } from '../../functions/local/file-state-store';
 
 /**
@@ -76,6 +77,31 @@ describe('the state file lock', () => {
     await expect(claim(store, 'web-a')).rejects.toThrow(StateConflictError);
     await lockHeldBy('4242@another-host', HOUR);
     expect(await claim(store, 'web-a')).toBe(true);
+  });
+
+  it('keeps the lock it holds fresh by the file system’s clock while it works: a long save is never taken for left behind', async () => {
+    const lock = `${path}.lock`;
+    const held = await withFileLock(
+      path,
+      'the test state',
+      async () => {
+        // As another host sees a lock its holder never touches once the stale age has passed.
+        const old = new Date(Date.now() - HOUR);
+        await utimes(lock, old, old);
+        await vi.waitFor(
+          async () => expect((await stat(lock)).mtimeMs).toBeGreaterThan(Date.now() - HOUR / 2),
+          {
+            timeout: 5_000,
+            interval: 10,
+          },
+        );
+        return readFile(lock, 'utf8');
+      },
+      10_000,
+      20,
+    );
+    expect(held).toBe(`${process.pid}@${hostname()}`);
+    await expect(stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('fails, rather than waits for good, a call queued behind one of this process that does not end', async () => {
