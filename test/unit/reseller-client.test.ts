@@ -364,7 +364,9 @@ describe('ResellerClient answers a hostile server safely', () => {
     expect(error).toBeInstanceOf(UnexpectedResponseError);
     expect(error.message).toContain('with a redirect (HTTP 302) to https://evil.example:8443;');
     // An account of an accounts file has its own base URL: the message names both places to look.
-    expect(error.message).toContain("check the base URL (RESELLER_BASE_URL, or the account's resellerBaseUrl)");
+    expect(error.message).toContain(
+      "check the base URL (RESELLER_BASE_URL, or the account's resellerBaseUrl)",
+    );
     expect(error.message).not.toContain('steal');
     expect(api.calls).toHaveLength(1);
     expect(api.calls[0]?.init?.redirect).toBe('manual');

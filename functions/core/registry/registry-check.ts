@@ -325,7 +325,8 @@ async function lookUp(
     state.notChecked++;
     counts.not_checked.server_failed++;
     // One line per server: the domain is left out, it is one of many.
-    state.lastError = safeText(error.message.replace(/the RDAP lookup of [^\s:,]+/, 'a lookup')).slice(0, 300);
+    const message = error.message.replace(/the RDAP lookup of [^\s:,]+/, 'a lookup');
+    state.lastError = safeText(message).slice(0, 300);
     // A server that asked for a wait the scan cannot make says so itself ("it is not asked again").
     state.asked = error instanceof RdapRateLimitError && error.retryAfterMs !== undefined;
     if (state.asked || state.failuresInRow >= (input.failuresToStop ?? 3)) state.stopped = true;
