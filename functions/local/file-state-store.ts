@@ -256,6 +256,11 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
       throw new StateError(
         `${this.location} is not a domain-sentinel state file; point --state elsewhere, or remove it to start over`,
       );
+    // JSON reads 1e400 as Infinity and 2^53 + 1 as 2^53: only a safe whole number is a generation.
+    if (!Number.isSafeInteger(content.generation) || content.generation < 0)
+      throw new StateError(
+        `the state in ${this.location} cannot be used (generation: ${content.generation} is not a whole number); correct that value, point --state elsewhere, or remove the state to start over`,
+      );
     if (content.version !== STATE_VERSION)
       throw new StateError(
         `the state file ${this.location} was written by another version of domain-sentinel (format ${JSON.stringify(content.version ?? null)}, this one reads ${STATE_VERSION}); remove it to start over`,

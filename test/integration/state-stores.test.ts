@@ -597,4 +597,19 @@ describe('FileStateStore', () => {
     await writeFile(path, 'not json');
     await expect(loadState(new FileStateStore(path))).rejects.toThrow(/is not JSON/);
   });
+
+  it('refuses a generation that is not a whole number, rather than claim and save from it', async () => {
+    const path = join(dir, 'state.json');
+    const store = new FileStateStore(path);
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['x.nl']), await loadState(store), 'a');
+    const saved = await readFile(path, 'utf8');
+    // 1e400 reads as Infinity, which a claim wrote back as null: the file damaged further.
+    for (const generation of ['1e400', '1.5', '-1', '9007199254740993']) {
+      await writeFile(path, saved.replace(/"generation":\d+/, `"generation":${generation}`));
+      await expect(loadState(new FileStateStore(path))).rejects.toThrow(
+        /^the state in .*state\.json cannot be used \(generation: .* is not a whole number\); correct that value, point --state elsewhere, or remove the state to start over$/,
+      );
+    }
+  });
 });
