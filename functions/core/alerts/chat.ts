@@ -65,8 +65,17 @@ const escapeChar = (ch: string): string =>
  * `@here`, `*bold*`, `[x](https://…)` and `:emoji:` cannot survive it as markup.
  */
 export function chatName(name: string): string {
-  return displayDomain(name).replace(/[^\p{L}\p{N}\p{M}.() \\-]/gu, escapeChar);
+  const shown = displayDomain(name);
+  // Cut as the digest cuts it: one record with a name of megabytes must not fill a chat body and push out the others.
+  if (shown.length <= CHAT_NAME_MAX) return shown.replace(CHAT_NAME_UNSAFE, escapeChar);
+  const kept = shown.slice(0, CHAT_NAME_MAX - 1).replace(/[\ud800-\udbff]$/, '');
+  return `${kept.replace(CHAT_NAME_UNSAFE, escapeChar)}…`;
 }
+
+/** What chatName writes as `\uXXXX`. */
+const CHAT_NAME_UNSAFE = /[^\p{L}\p{N}\p{M}.() \\-]/gu;
+/** A name's display form is cut to this many characters in chat, as in the digest (digest.ts). */
+const CHAT_NAME_MAX = 520;
 
 /**
  * Running text of our own that may carry a value from the API (a TLD, a reason): safeText, then
