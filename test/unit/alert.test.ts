@@ -9,6 +9,7 @@ import {
   shouldNotify,
   smsAsDelivered,
 } from '../../functions/core/alerts/alert';
+import { chatNotificationOf } from '../../functions/core/alerts/chat';
 import { composeDigest, renderDigest } from '../../functions/core/alerts/digest';
 import { buildAlertMessage, snsPublishBytes } from '../../functions/core/alerts/message';
 import {
@@ -408,6 +409,29 @@ describe('buildAlertMessage with unreadable records', () => {
       { numRuns: 6 },
     );
   }, 120_000);
+});
+
+describe('buildAlertMessage with hostile text from the API', () => {
+  it('carries every finding in the JSON when one record holds a name of megabytes: its names are cut, not the others', () => {
+    const huge = 'x'.repeat(300_000);
+    const hostile = domainFinding(`${huge}.nl`, 'expired', 'critical', -9_000, {
+      registrant: { handle: huge, name: huge, company_name: huge, email: huge },
+    });
+    const others = Array.from({ length: 10 }, (_, i) =>
+      domainFinding(`ok${i}.nl`, 'expired', 'critical', -3),
+    );
+    const alert = buildAlertMessage(reportOf([hostile, ...others]));
+    expect(snsPublishBytes(alert)).toBeLessThanOrEqual(SNS_MAX_BYTES);
+    const json = JSON.parse(JSON.parse(alert.message).default);
+    expect(json.findings.map((f: DomainFinding) => f.domain_name).slice(1)).toEqual(
+      others.map((f) => f.domain_name),
+    );
+    expect(json.findings[0].domain_name).toBe(`${'x'.repeat(259)}…`);
+    expect(JSON.stringify(json.findings[0]).length).toBeLessThan(5_000);
+    // Chat reads that JSON (chat.ts chatNotificationOf): it lists them all too.
+    const chat = chatNotificationOf(alert).content.description;
+    for (const f of others) expect(chat).toContain(`\`${f.domain_name}\``);
+  });
 });
 
 describe('shouldNotify', () => {

@@ -61,7 +61,7 @@ const escapeChar = (ch: string): string =>
 /**
  * A name as chat shows it: the alert's display form (punycode first, then the Unicode form; control
  * and bidi characters already escaped), with every character other than letters, digits, marks,
- * `.`, `-`, `(`, `)`, space and the backslash of an escape written as `\uXXXX`. `<!channel>`,
+ * `.`, `-`, `(`, `)`, space, `…` (a cut) and the backslash of an escape written as `\uXXXX`. `<!channel>`,
  * `@here`, `*bold*`, `[x](https://…)` and `:emoji:` cannot survive it as markup.
  */
 export function chatName(name: string): string {
@@ -73,7 +73,7 @@ export function chatName(name: string): string {
 }
 
 /** What chatName writes as `\uXXXX`. */
-const CHAT_NAME_UNSAFE = /[^\p{L}\p{N}\p{M}.() \\-]/gu;
+const CHAT_NAME_UNSAFE = /[^\p{L}\p{N}\p{M}.() \\…-]/gu;
 /** A name's display form is cut to this many characters in chat, as in the digest (digest.ts). */
 const CHAT_NAME_MAX = 520;
 
