@@ -13,6 +13,11 @@ import { chatNotificationOf } from '../../functions/core/alerts/chat';
 import { composeDigest, renderDigest } from '../../functions/core/alerts/digest';
 import { buildAlertMessage, snsPublishBytes } from '../../functions/core/alerts/message';
 import {
+  parseAlertReport,
+  renderSlackMessage,
+  renderTeamsMessage,
+} from '../../functions/core/alerts/webhook-formats';
+import {
   type ContactFinding,
   compareFindings,
   type DomainFinding,
@@ -411,6 +416,9 @@ describe('buildAlertMessage with unreadable records', () => {
   }, 120_000);
 });
 
+/** Half of a character without its other half (a surrogate cut apart). */
+const LONE_HALF = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 describe('buildAlertMessage with hostile text from the API', () => {
   it('carries every finding in the JSON when one record holds a name of megabytes: its names are cut, not the others', () => {
     const huge = 'x'.repeat(300_000);
@@ -431,6 +439,41 @@ describe('buildAlertMessage with hostile text from the API', () => {
     // Chat reads that JSON (chat.ts chatNotificationOf): it lists them all too.
     const chat = chatNotificationOf(alert).content.description;
     for (const f of others) expect(chat).toContain(`\`${f.domain_name}\``);
+  });
+
+  it('never cuts a name inside a character: every text of the message, chat and the webhooks is well-formed UTF-16', () => {
+    // Emoji take two UTF-16 units: an odd prefix puts each cut (120, 260, 300, 520, 3 000) inside one.
+    const emoji = (prefix: string, n: number) => `${prefix}${'\u{1F600}'.repeat(n)}`;
+    const letters = (prefix: string, n: number) => `${prefix}${'\u{1D49C}'.repeat(n)}`; // a letter chat keeps
+    const finding = domainFinding(emoji('ab', 400), 'expired', 'critical', -5, {
+      registrant: {
+        handle: emoji('h', 100),
+        name: emoji('ab', 200),
+        company_name: emoji('c', 200),
+        email: 'e',
+      },
+    });
+    const contactOf = { ...contact, handle: letters('ab', 2_000), severity: 'warning' as const };
+    const problem = {
+      ...problemOf(emoji('ab', 300)),
+      reason: emoji('r', 400),
+      severity: 'critical' as const,
+    };
+    const alert = buildAlertMessage(reportOf([finding, contactOf], [problem]));
+    const message = JSON.parse(alert.message);
+    const texts: Record<string, string> = {
+      email: message.email,
+      sms: message.sms,
+      default: JSON.stringify(JSON.parse(message.default)),
+      chat: JSON.stringify(chatNotificationOf(alert)),
+      slack: JSON.stringify(renderSlackMessage(parseAlertReport(message.default))),
+      teams: JSON.stringify(renderTeamsMessage(parseAlertReport(message.default))),
+    };
+    // JSON.stringify writes a lone half as a \udXXX escape, which a strict reader refuses.
+    for (const [form, text] of Object.entries(texts)) {
+      expect(text, form).not.toMatch(LONE_HALF);
+      expect(text, form).not.toMatch(/\\ud[89a-f][0-9a-f]{2}/i);
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { displayDomain, plural, safeText } from '../base/text';
+import { cutText, displayDomain, plural, safeText } from '../base/text';
 import { type DomainFinding, type Finding, isDomainFinding } from '../findings/classify';
 import { changeNextStep, nextStep } from '../findings/next-step';
 import type { ChangeKind, DomainChange } from '../memory/state';
@@ -65,11 +65,8 @@ const escapeChar = (ch: string): string =>
  * `@here`, `*bold*`, `[x](https://…)` and `:emoji:` cannot survive it as markup.
  */
 export function chatName(name: string): string {
-  const shown = displayDomain(name);
   // Cut as the digest cuts it: one record with a name of megabytes must not fill a chat body and push out the others.
-  if (shown.length <= CHAT_NAME_MAX) return shown.replace(CHAT_NAME_UNSAFE, escapeChar);
-  const kept = shown.slice(0, CHAT_NAME_MAX - 1).replace(/[\ud800-\udbff]$/, '');
-  return `${kept.replace(CHAT_NAME_UNSAFE, escapeChar)}…`;
+  return cutText(displayDomain(name), CHAT_NAME_MAX).replace(CHAT_NAME_UNSAFE, escapeChar);
 }
 
 /** What chatName writes as `\uXXXX`. */
@@ -250,8 +247,6 @@ function itemLine(item: ChatItem): string {
   const link = item.link ? `\n  Act: ${chatUrl(item.link)}` : '';
   return `- ${codeSpan(item.name)}: ${item.what}\n  Next: ${item.next}${link}`;
 }
-
-const cutText = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /**
  * The scan's message for Slack and Teams channels through Amazon Q Developer in chat applications:

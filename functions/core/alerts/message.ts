@@ -1,3 +1,4 @@
+import { cutText } from '../base/text';
 import type { Severity } from '../findings/classify';
 import { jsonElement } from '../memory/report-json';
 import { responseBytes } from '../memory/report-view';
@@ -79,12 +80,10 @@ export function snsPublishBytes(alert: Pick<AlertMessage, 'subject' | 'message' 
   return n;
 }
 
-const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
 /** An unreadable record as the message carries it: key and reason cut (a hostile record can hold megabytes). */
 const messageProblem = (p: Report['problems'][number]) =>
   p.reason.length > REASON_MAX || (p.key?.length ?? 0) > KEY_MAX
-    ? { ...p, key: p.key === null ? null : cut(p.key, KEY_MAX), reason: cut(p.reason, REASON_MAX) }
+    ? { ...p, key: p.key === null ? null : cutText(p.key, KEY_MAX), reason: cutText(p.reason, REASON_MAX) }
     : p;
 
 /** The names from the API a finding carries, each of which a hostile record can make megabytes long. */
@@ -99,7 +98,7 @@ function cutNames(value: object): object {
   });
   if (long.length === 0) return value;
   const out = { ...fields };
-  for (const k of long) out[k] = cut(out[k] as string, KEY_MAX);
+  for (const k of long) out[k] = cutText(out[k] as string, KEY_MAX);
   return out;
 }
 
