@@ -121,6 +121,33 @@ describe('renderDigest', () => {
     expect(Buffer.byteLength(JSON.stringify(digest.text)) - 2).toBeLessThanOrEqual(4_000);
   });
 
+  it('keeps the next step and link of the most urgent items when an account has more than the e-mail can name', () => {
+    // Everything in quarantine at once: far more items than 256 KB can even name.
+    const findings = Array.from({ length: 20_000 }, (_, i) =>
+      domainFinding(`q${i}.nl`, 'quarantine', 'critical', -30, {
+        date_deleted: '2026-11-02T09:00:00.000Z',
+        days_to_restore: Math.floor(i / 1_000),
+        restore_by: '2026-12-12T09:00:00.000Z',
+        actions: { page: `https://links.example/prod/finding/q${i}.nl?exp=1795932000&kid=abcdef12&sig=s` },
+      }),
+    );
+    const alert = buildAlertMessage({
+      ...reportOf(findings),
+      report_url: 'https://links.example/prod/report?exp=1795932000&kid=abcdef12&sig=s',
+    });
+    expect(snsPublishBytes(alert)).toBeLessThanOrEqual(SNS_MAX_BYTES);
+    const email: string = JSON.parse(alert.message).email;
+    for (let i = 0; i < 10; i++)
+      expect(email).toMatch(
+        new RegExp(
+          `\\n- q${i}\\.nl: [^\\n]*\\n(  [^\\n]*\\n)*  Next: [^\\n]+\\n  Act: https://links\\.example/prod/finding/q${i}\\.nl\\?`,
+        ),
+      );
+    // The rest are named, or counted with the link to exactly those.
+    expect(alert.digest.named.critical).toBeGreaterThan(1_000);
+    expect(alert.digest.named.critical + alert.digest.leftOut.critical).toBe(20_000);
+  });
+
   it('says, after a proven filtered read, how many domains the account holds and that only some were read', () => {
     const coverage = {
       all: 5000,

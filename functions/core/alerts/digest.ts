@@ -56,6 +56,9 @@ const INFO_NAMES_SHOWN = 10;
 const DIGEST_PROBLEMS_SHOWN = 20;
 const REASON_MAX = 300;
 const KEY_MAX = 260;
+/** Items from the first that keep their full form when not all can be named, within a share of the budget. */
+const FULL_FIRST = 10;
+const FULL_FIRST_SHARE = 0.1;
 /** Room kept for the lines that count what was left out (their numbers are not known before). */
 const COUNT_LINES_RESERVE = 1_024;
 
@@ -174,8 +177,9 @@ class Items {
 }
 
 /**
- * Each item's level within `budget`: as many named as fit (in order), then from the first on as
- * many in full as fit, then as many briefly; the rest stay named, and what was never named is left.
+ * Each item's level within `budget`: as many named as fit (in order; when not all fit, room is kept
+ * for the first {@link FULL_FIRST} in full), then from the first on as many in full as fit, then as
+ * many briefly; the rest stay named, and what was never named is left.
  */
 function levelsWithin(items: Items, fixed: number, budget: number): Level[] {
   const sizes: Array<{ full: number; brief: number; named: number }> = [];
@@ -188,9 +192,24 @@ function levelsWithin(items: Items, fixed: number, budget: number): Level[] {
     }
     return known;
   };
-  let used = fixed;
-  let named = 0;
-  while (named < items.length && used + size(named).named <= budget) used += size(named++).named;
+  const nameWithin = (room: number) => {
+    let n = 0;
+    let total = fixed;
+    while (n < items.length && total + size(n).named <= room) total += size(n++).named;
+    return { n, total };
+  };
+  let { n: named, total: used } = nameWithin(budget);
+  if (named < items.length) {
+    // More than the budget can name: the most urgent keep their next step and link (a few names
+    // fewer, counted and linked), else an account where everything expires at once gets neither.
+    let reserve = 0;
+    for (let i = 0; i < Math.min(FULL_FIRST, named); i++) {
+      const extra = size(i).full - size(i).named;
+      if (reserve + extra > (budget - fixed) * FULL_FIRST_SHARE) break;
+      reserve += extra;
+    }
+    ({ n: named, total: used } = nameWithin(budget - reserve));
+  }
   const levels: Level[] = Array.from({ length: items.length }, (_, i) => (i < named ? 'named' : 'left'));
   for (const level of ['full', 'brief'] as const) {
     for (let i = 0; i < named; i++) {
