@@ -265,11 +265,17 @@ function digestCounts(items: Items, levels: readonly Level[]): DigestCounts {
 function leftOutWhere(report: Report, counts: DigestCounts): string {
   const unreadable = criticalProblems(report).length;
   return report.report_url
-    ? leftOutUrl(report.report_url, report.generated_at, {
-        // The page counts findings; the unreadable records the digest names come first.
-        critical: Math.max(0, counts.named.critical - unreadable),
-        warning: counts.named.warning,
-      })
+    ? leftOutUrl(
+        report.report_url,
+        report.generated_at,
+        {
+          // The page counts findings; the unreadable records the digest names come first.
+          critical: Math.max(0, counts.named.critical - unreadable),
+          warning: counts.named.warning,
+        },
+        // A group's message names its group's findings alone: the page counts among those.
+        report.source.group,
+      )
     : 'run a scan with --json for all of them';
 }
 
