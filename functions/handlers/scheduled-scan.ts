@@ -36,7 +36,7 @@ import {
   type ScanOutcome,
 } from '../use-cases/heartbeat';
 import type { SmsHolder } from '../use-cases/publish-alert';
-import { deliverAlert, publishAlert } from '../use-cases/publish-alert';
+import { checkQuietHours, deliverAlert, publishAlert } from '../use-cases/publish-alert';
 import { finishReport } from '../use-cases/report-finish';
 import { runScanJob, type ScanJobInput } from '../use-cases/scan-job';
 import type { StateSelector } from '../use-cases/state-store';
@@ -131,6 +131,9 @@ export async function handleScheduledScan(
     // With a state table: alert on change, and only after delivery does the state move on.
     const stateTable = deps.env[STATE_ENV.tableName];
     const holdSms = smsHolderOf(settings, deps);
+    // Before the scan, as the command line does: an alert whose SMS is held with no scheduler to
+    // send it later would go out to e-mail and never reach a phone.
+    if (settings.alertTopicArn) checkQuietHours(settings, holdSms ? { holdSms } : {});
     const stateful = stateTable
       ? await runScheduledStatefulScan({
           job,
