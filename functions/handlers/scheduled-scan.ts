@@ -131,9 +131,6 @@ export async function handleScheduledScan(
     // With a state table: alert on change, and only after delivery does the state move on.
     const stateTable = deps.env[STATE_ENV.tableName];
     const holdSms = smsHolderOf(settings, deps);
-    // Before the scan, as the command line does: an alert whose SMS is held with no scheduler to
-    // send it later would go out to e-mail and never reach a phone.
-    if (settings.alertTopicArn) checkQuietHours(settings, holdSms ? { holdSms } : {});
     const stateful = stateTable
       ? await runScheduledStatefulScan({
           job,
@@ -320,11 +317,20 @@ async function beat(
     });
 }
 
-/** The scheduler that delivers an SMS held by quiet hours, when the stack set one up. */
+/**
+ * The scheduler that delivers an SMS held by quiet hours, when the stack set one up. Quiet hours
+ * without one are refused here, before the scan, as the command line does: an alert whose SMS is
+ * held with nothing to send it later would go out to e-mail and never reach a phone.
+ */
 function smsHolderOf(settings: ScanSettings, deps: ScheduledScanDeps): SmsHolder | undefined {
   const { heldSmsScheduleGroup: scheduleGroup, heldSmsRoleArn: roleArn, alertTopicArn: topicArn } = settings;
-  if (!settings.smsQuietHours || !scheduleGroup || !roleArn || !topicArn) return undefined;
-  return schedulerHolder(deps.scheduler ?? new SchedulerClient({}), { scheduleGroup, roleArn, topicArn });
+  if (!settings.smsQuietHours || !topicArn) return undefined;
+  const holdSms =
+    scheduleGroup && roleArn
+      ? schedulerHolder(deps.scheduler ?? new SchedulerClient({}), { scheduleGroup, roleArn, topicArn })
+      : undefined;
+  checkQuietHours(settings, holdSms ? { holdSms } : {});
+  return holdSms;
 }
 
 /** Stands for the accounts file in the refusal's command: the function knows its items, not the file's path. */
