@@ -2,6 +2,7 @@ import { PublishCommand, type SNSClient } from '@aws-sdk/client-sns';
 import { type ChatOptions, chatNotificationOf } from '../core/alerts/chat';
 import type { AlertMessage } from '../core/alerts/message';
 import { PublishError } from '../core/base/errors';
+import { retry } from '../core/base/retry';
 import type { ScanSettings } from '../core/scan/config';
 import type { AlertSender } from '../use-cases/publish-alert';
 
@@ -35,13 +36,31 @@ export const snsSender =
     return messageId;
   };
 
+/** Tries after the first when KMS throttles a publish (waits of up to 0.2, 0.4 and 0.8 s, jittered). */
+const KMS_THROTTLING_RETRIES = 3;
+
+/**
+ * Sends a Publish, trying it again when KMS throttles: both topics are encrypted with a KMS key, and
+ * the SDK retries SNS's own throttling (ThrottledException) but not KMSThrottlingException (a 400),
+ * so without this one busy moment of the account's KMS quota failed the run at the first try.
+ */
+function sendPublish(sns: SNSClient, command: PublishCommand) {
+  return retry(() => sns.send(command), {
+    retries: KMS_THROTTLING_RETRIES,
+    minTimeout: 200,
+    randomize: true,
+    shouldRetry: ({ error }) => (error as Error).name === 'KMSThrottlingException',
+  });
+}
+
 /**
  * Publishes the custom notification (a plain JSON message: Amazon Q Developer in chat applications
  * drops any other format without a word, counting it in its UnsupportedEvents metric).
  */
 export async function publishChat(sns: SNSClient, chat: ChatTarget, alert: AlertMessage): Promise<string> {
   try {
-    const out = await sns.send(
+    const out = await sendPublish(
+      sns,
       new PublishCommand({
         TopicArn: chat.topicArn,
         Message: JSON.stringify(chatNotificationOf(alert, chat)),
@@ -64,12 +83,13 @@ export async function publishChat(sns: SNSClient, chat: ChatTarget, alert: Alert
 }
 
 /**
- * Publishes the scan's one alert message. The SDK retries throttling and transient faults itself;
- * what still fails becomes a PublishError so the run fails and the alarm fires.
+ * Publishes the scan's one alert message. The SDK retries throttling and transient faults itself,
+ * and sendPublish KMS's throttling; what still fails becomes a PublishError so the run fails and the alarm fires.
  */
 export async function publishAlert(sns: SNSClient, topicArn: string, alert: AlertMessage): Promise<string> {
   try {
-    const out = await sns.send(
+    const out = await sendPublish(
+      sns,
       new PublishCommand({
         TopicArn: topicArn,
         Subject: alert.subject,

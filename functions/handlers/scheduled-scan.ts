@@ -36,7 +36,7 @@ import {
   type ScanOutcome,
 } from '../use-cases/heartbeat';
 import type { SmsHolder } from '../use-cases/publish-alert';
-import { deliverAlert, publishAlert } from '../use-cases/publish-alert';
+import { checkQuietHours, deliverAlert, publishAlert } from '../use-cases/publish-alert';
 import { finishReport } from '../use-cases/report-finish';
 import { runScanJob, type ScanJobInput } from '../use-cases/scan-job';
 import type { StateSelector } from '../use-cases/state-store';
@@ -317,11 +317,20 @@ async function beat(
     });
 }
 
-/** The scheduler that delivers an SMS held by quiet hours, when the stack set one up. */
+/**
+ * The scheduler that delivers an SMS held by quiet hours, when the stack set one up. Quiet hours
+ * without one are refused here, before the scan, as the command line does: an alert whose SMS is
+ * held with nothing to send it later would go out to e-mail and never reach a phone.
+ */
 function smsHolderOf(settings: ScanSettings, deps: ScheduledScanDeps): SmsHolder | undefined {
   const { heldSmsScheduleGroup: scheduleGroup, heldSmsRoleArn: roleArn, alertTopicArn: topicArn } = settings;
-  if (!settings.smsQuietHours || !scheduleGroup || !roleArn || !topicArn) return undefined;
-  return schedulerHolder(deps.scheduler ?? new SchedulerClient({}), { scheduleGroup, roleArn, topicArn });
+  if (!settings.smsQuietHours || !topicArn) return undefined;
+  const holdSms =
+    scheduleGroup && roleArn
+      ? schedulerHolder(deps.scheduler ?? new SchedulerClient({}), { scheduleGroup, roleArn, topicArn })
+      : undefined;
+  checkQuietHours(settings, holdSms ? { holdSms } : {});
+  return holdSms;
 }
 
 /** Stands for the accounts file in the refusal's command: the function knows its items, not the file's path. */

@@ -192,10 +192,11 @@ export async function deliverPlanned(
   for (const planned of plan) {
     if (planned.group !== undefined && delivery.groups === false) continue;
     const { alert, heldUntil } = alertMessageOf(planned, input);
+    // Refused before the message goes out: its SMS would wait for a release nobody schedules.
+    if (heldUntil !== undefined) checkQuietHours(input.settings, delivery);
     const messageId = await delivery.send(alert);
     let held: string | undefined;
     if (heldUntil !== undefined) {
-      if (!delivery.holdSms) checkQuietHours(input.settings, delivery);
       held = await delivery.holdSms?.({
         text: (JSON.parse(alert.message) as { sms: string }).sms,
         attributes: alert.attributes,

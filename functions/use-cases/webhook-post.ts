@@ -10,7 +10,7 @@ import {
 } from '../core/alerts/webhook-formats';
 import { PublishError } from '../core/base/errors';
 import { retry } from '../core/base/retry';
-import { safeText } from '../core/base/text';
+import { cutText, safeText } from '../core/base/text';
 import type { WebhookFormat } from '../core/scan/config';
 import type { AlertSender } from './publish-alert';
 
@@ -62,7 +62,7 @@ async function excerpt(response: Response): Promise<string> {
   } finally {
     await reader.cancel().catch(() => undefined);
   }
-  return Buffer.concat(chunks).toString('utf8').slice(0, ANSWER_EXCERPT);
+  return cutText(Buffer.concat(chunks).toString('utf8'), ANSWER_EXCERPT);
 }
 
 /**
@@ -172,7 +172,7 @@ export function webhookSender(destination: WebhookDestination, options: PostOpti
     const outcome = await postWebhook(destination.url, body, headers, options);
     if (outcome.kind !== 'delivered')
       throw new PublishError(
-        `the ${destination.format} webhook at ${outcome.host} ${outcome.status ? `answered HTTP ${outcome.status}` : 'gave no answer'} after ${outcome.attempts} ${outcome.attempts === 1 ? 'try' : 'tries'}${outcome.reason ? ` (${outcome.reason.slice(0, 120)})` : ''}; ${outcome.kind === 'rejected' ? 'check the webhook URL and --webhook-format' : 'try again later'}`,
+        `the ${destination.format} webhook at ${outcome.host} ${outcome.status ? `answered HTTP ${outcome.status}` : 'gave no answer'} after ${outcome.attempts} ${outcome.attempts === 1 ? 'try' : 'tries'}${outcome.reason ? ` (${cutText(outcome.reason, 120)})` : ''}; ${outcome.kind === 'rejected' ? 'check the webhook URL and --webhook-format' : 'try again later'}`,
       );
     return `${destination.format} webhook at ${outcome.host}`;
   };

@@ -191,6 +191,19 @@ describe('quiet hours for SMS (scan Lambda, fauxqs, the stack’s filter policie
     expect(update?.args[0].input.ScheduleExpression).toBe(`at(${WINDOW_END})`);
   });
 
+  it('refuses quiet hours in the Lambda without the scheduler, before the scan: no e-mail whose SMS nobody will send', async () => {
+    sim.updateDomain('soon.example.com', expiring('soon.example.com', 5));
+    const { topicArn, sms, email } = await topicWithRecipients('quiet-no-scheduler');
+    const { HELD_SMS_SCHEDULE_GROUP: _group, ...env } = deps(topicArn, AROUND_NOW).env;
+    const requests = sim.requests.length;
+    await expect(handleScheduledScan({ ...deps(topicArn, AROUND_NOW), env }, 60_000)).rejects.toThrow(
+      'SMS_QUIET_HOURS holds an SMS until the window ends, which takes EventBridge Scheduler',
+    );
+    expect(sim.requests.length).toBe(requests);
+    expect(await emulator.drain(email)).toHaveLength(0);
+    expect(await emulator.drain(sms)).toHaveLength(0);
+  });
+
   it('refuses quiet hours on the command line when a held SMS could not be sent later, before a request is sent', async () => {
     const requests = sim.requests.length;
     const run = await runCli(['scan', '--sms-quiet-hours', '22:00-07:00'], {

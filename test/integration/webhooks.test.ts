@@ -73,6 +73,11 @@ beforeAll(async () => {
       const path = req.url ?? '/';
       // A lying webhook: one that never answers, one that answers a refusal of megabytes.
       if (path === '/hang') return;
+      if (path === '/emoji') {
+        res.writeHead(403);
+        res.end(`a${'\u{1F600}'.repeat(1_000)}`);
+        return;
+      }
       if (path === '/huge') {
         res.writeHead(403);
         res.end('x'.repeat(5 * 1024 * 1024));
@@ -380,5 +385,12 @@ describe('postWebhook against a lying webhook', () => {
     const huge = await postWebhook(`${receiverUrl}/huge`, '{}', {});
     expect(huge).toMatchObject({ kind: 'rejected', status: 403, attempts: 1 });
     expect(huge.reason.length).toBeLessThanOrEqual(300);
+  });
+
+  it('cuts a refusal of emoji between characters, never inside one (half of one is no text in a log)', async () => {
+    const refused = await postWebhook(`${receiverUrl}/emoji`, '{}', {});
+    expect(refused).toMatchObject({ kind: 'rejected', status: 403 });
+    expect(refused.reason.length).toBeLessThanOrEqual(300);
+    expect(refused.reason).toMatch(/^a\u{1F600}+…$/u);
   });
 });

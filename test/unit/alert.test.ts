@@ -9,8 +9,14 @@ import {
   shouldNotify,
   smsAsDelivered,
 } from '../../functions/core/alerts/alert';
+import { chatNotificationOf } from '../../functions/core/alerts/chat';
 import { composeDigest, renderDigest } from '../../functions/core/alerts/digest';
 import { buildAlertMessage, snsPublishBytes } from '../../functions/core/alerts/message';
+import {
+  parseAlertReport,
+  renderSlackMessage,
+  renderTeamsMessage,
+} from '../../functions/core/alerts/webhook-formats';
 import {
   type ContactFinding,
   compareFindings,
@@ -113,6 +119,33 @@ describe('renderDigest', () => {
     expect(digest.text).toContain(`- and ${50 - named.length} more critical, not named here: ${link}`);
     expect(digest.text).toContain(`- and 30 more warning, not named here: ${link}`);
     expect(Buffer.byteLength(JSON.stringify(digest.text)) - 2).toBeLessThanOrEqual(4_000);
+  });
+
+  it('keeps the next step and link of the most urgent items when an account has more than the e-mail can name', () => {
+    // Everything in quarantine at once: far more items than 256 KB can even name.
+    const findings = Array.from({ length: 20_000 }, (_, i) =>
+      domainFinding(`q${i}.nl`, 'quarantine', 'critical', -30, {
+        date_deleted: '2026-11-02T09:00:00.000Z',
+        days_to_restore: Math.floor(i / 1_000),
+        restore_by: '2026-12-12T09:00:00.000Z',
+        actions: { page: `https://links.example/prod/finding/q${i}.nl?exp=1795932000&kid=abcdef12&sig=s` },
+      }),
+    );
+    const alert = buildAlertMessage({
+      ...reportOf(findings),
+      report_url: 'https://links.example/prod/report?exp=1795932000&kid=abcdef12&sig=s',
+    });
+    expect(snsPublishBytes(alert)).toBeLessThanOrEqual(SNS_MAX_BYTES);
+    const email: string = JSON.parse(alert.message).email;
+    for (let i = 0; i < 10; i++)
+      expect(email).toMatch(
+        new RegExp(
+          `\\n- q${i}\\.nl: [^\\n]*\\n(  [^\\n]*\\n)*  Next: [^\\n]+\\n  Act: https://links\\.example/prod/finding/q${i}\\.nl\\?`,
+        ),
+      );
+    // The rest are named, or counted with the link to exactly those.
+    expect(alert.digest.named.critical).toBeGreaterThan(1_000);
+    expect(alert.digest.named.critical + alert.digest.leftOut.critical).toBe(20_000);
   });
 
   it('says, after a proven filtered read, how many domains the account holds and that only some were read', () => {
@@ -408,6 +441,67 @@ describe('buildAlertMessage with unreadable records', () => {
       { numRuns: 6 },
     );
   }, 120_000);
+});
+
+/** Half of a character without its other half (a surrogate cut apart). */
+const LONE_HALF = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+describe('buildAlertMessage with hostile text from the API', () => {
+  it('carries every finding in the JSON when one record holds a name of megabytes: its names are cut, not the others', () => {
+    const huge = 'x'.repeat(300_000);
+    const hostile = domainFinding(`${huge}.nl`, 'expired', 'critical', -9_000, {
+      registrant: { handle: huge, name: huge, company_name: huge, email: huge },
+    });
+    const others = Array.from({ length: 10 }, (_, i) =>
+      domainFinding(`ok${i}.nl`, 'expired', 'critical', -3),
+    );
+    const alert = buildAlertMessage(reportOf([hostile, ...others]));
+    expect(snsPublishBytes(alert)).toBeLessThanOrEqual(SNS_MAX_BYTES);
+    const json = JSON.parse(JSON.parse(alert.message).default);
+    expect(json.findings.map((f: DomainFinding) => f.domain_name).slice(1)).toEqual(
+      others.map((f) => f.domain_name),
+    );
+    expect(json.findings[0].domain_name).toBe(`${'x'.repeat(259)}…`);
+    expect(JSON.stringify(json.findings[0]).length).toBeLessThan(5_000);
+    // Chat reads that JSON (chat.ts chatNotificationOf): it lists them all too.
+    const chat = chatNotificationOf(alert).content.description;
+    for (const f of others) expect(chat).toContain(`\`${f.domain_name}\``);
+  });
+
+  it('never cuts a name inside a character: every text of the message, chat and the webhooks is well-formed UTF-16', () => {
+    // Emoji take two UTF-16 units: an odd prefix puts each cut (120, 260, 300, 520, 3 000) inside one.
+    const emoji = (prefix: string, n: number) => `${prefix}${'\u{1F600}'.repeat(n)}`;
+    const letters = (prefix: string, n: number) => `${prefix}${'\u{1D49C}'.repeat(n)}`; // a letter chat keeps
+    const finding = domainFinding(emoji('ab', 400), 'expired', 'critical', -5, {
+      registrant: {
+        handle: emoji('h', 100),
+        name: emoji('ab', 200),
+        company_name: emoji('c', 200),
+        email: 'e',
+      },
+    });
+    const contactOf = { ...contact, handle: letters('ab', 2_000), severity: 'warning' as const };
+    const problem = {
+      ...problemOf(emoji('ab', 300)),
+      reason: emoji('r', 400),
+      severity: 'critical' as const,
+    };
+    const alert = buildAlertMessage(reportOf([finding, contactOf], [problem]));
+    const message = JSON.parse(alert.message);
+    const texts: Record<string, string> = {
+      email: message.email,
+      sms: message.sms,
+      default: JSON.stringify(JSON.parse(message.default)),
+      chat: JSON.stringify(chatNotificationOf(alert)),
+      slack: JSON.stringify(renderSlackMessage(parseAlertReport(message.default))),
+      teams: JSON.stringify(renderTeamsMessage(parseAlertReport(message.default))),
+    };
+    // JSON.stringify writes a lone half as a \udXXX escape, which a strict reader refuses.
+    for (const [form, text] of Object.entries(texts)) {
+      expect(text, form).not.toMatch(LONE_HALF);
+      expect(text, form).not.toMatch(/\\ud[89a-f][0-9a-f]{2}/i);
+    }
+  });
 });
 
 describe('shouldNotify', () => {

@@ -164,6 +164,28 @@ describe('the chat message (custom notification)', () => {
     expect(JSON.stringify(renderTeamsMessage(json))).toContain(title);
   });
 
+  it('shows every item when one record carries an over-long name: the name is cut, the others still listed', () => {
+    // A hostile record: a 50 000-character name, expired long ago, so it sorts first.
+    const long = `${'x'.repeat(50_000)}.nl`;
+    const others = Array.from({ length: 5 }, (_, i) => inQuarantine(`ok${i}.nl`, 3 + i));
+    const report = { ...reportOf([domainFinding(long, 'expired', 'critical', -9_000), ...others]) };
+    const message = notify(report);
+    const slack = renderSlackMessage(report);
+    const teams = renderTeamsMessage(report);
+    for (const [format, text] of Object.entries({
+      chat: message.content.description,
+      slack: JSON.stringify(slack),
+      teams: JSON.stringify(teams),
+    })) {
+      for (let i = 0; i < 5; i++) expect(text, format).toContain(`ok${i}.nl`);
+      // The long one is named (cut, shown so) with its next step.
+      expect(text, format).toMatch(/x{200}[^x]*\u2026|x{200}…/);
+      expect(text, format).not.toContain('x'.repeat(1_000));
+      expect(text, format).not.toContain('more (');
+    }
+    expect(message.content.description).toContain('Next: Renew it now');
+  });
+
   const HOSTILE = [
     '<!channel>.nl',
     '@here.nl',

@@ -1,4 +1,4 @@
-import { formatAmount, normalizeDomainName, plural, safeText } from '../base/text';
+import { cutText, formatAmount, normalizeDomainName, plural, safeText } from '../base/text';
 import {
   anyAtOrAbove,
   type DomainFinding,
@@ -140,11 +140,9 @@ export function renewalCostLine(costs: RenewalCosts): string {
 
 /** One unreadable record on one line: its key and reason made safe and cut. */
 export function problemLine(p: Problem): string {
-  const key = p.key === null ? '(no name)' : cut(safeText(p.key), KEY_MAX);
-  return `- ${p.resource} ${key} on page ${p.page}: ${cut(safeText(p.reason), REASON_MAX)}`;
+  const key = p.key === null ? '(no name)' : cutText(safeText(p.key), KEY_MAX);
+  return `- ${p.resource} ${key} on page ${p.page}: ${cutText(safeText(p.reason), REASON_MAX)}`;
 }
-
-const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /** Counts for the subject and the heading. */
 export function headline(report: Report): string {
@@ -387,13 +385,15 @@ export function truncateReport(
 ): Report & { truncated?: true; omitted?: { findings: number; problems: number } } {
   const findings = Math.max(0, report.findings.length - findingLimit);
   const problems = Math.max(0, report.problems.length - problemLimit);
-  const kept = report.problems
-    .slice(0, problemLimit)
-    .map((p) =>
-      p.reason.length > REASON_MAX || (p.key?.length ?? 0) > KEY_MAX
-        ? { ...p, key: p.key === null ? null : cut(p.key, KEY_MAX), reason: cut(p.reason, REASON_MAX) }
-        : p,
-    );
+  const kept = report.problems.slice(0, problemLimit).map((p) =>
+    p.reason.length > REASON_MAX || (p.key?.length ?? 0) > KEY_MAX
+      ? {
+          ...p,
+          key: p.key === null ? null : cutText(p.key, KEY_MAX),
+          reason: cutText(p.reason, REASON_MAX),
+        }
+      : p,
+  );
   if (findings === 0 && problems === 0 && kept.every((p, i) => p === report.problems[i])) return report;
   return {
     ...report,

@@ -1,4 +1,4 @@
-import { displayDomain, plural, safeText } from '../base/text';
+import { cutText, displayDomain, plural, safeText } from '../base/text';
 import { type DomainFinding, type Finding, isDomainFinding } from '../findings/classify';
 import { changeNextStep, nextStep } from '../findings/next-step';
 import type { ChangeKind, DomainChange } from '../memory/state';
@@ -61,12 +61,18 @@ const escapeChar = (ch: string): string =>
 /**
  * A name as chat shows it: the alert's display form (punycode first, then the Unicode form; control
  * and bidi characters already escaped), with every character other than letters, digits, marks,
- * `.`, `-`, `(`, `)`, space and the backslash of an escape written as `\uXXXX`. `<!channel>`,
+ * `.`, `-`, `(`, `)`, space, `…` (a cut) and the backslash of an escape written as `\uXXXX`. `<!channel>`,
  * `@here`, `*bold*`, `[x](https://…)` and `:emoji:` cannot survive it as markup.
  */
 export function chatName(name: string): string {
-  return displayDomain(name).replace(/[^\p{L}\p{N}\p{M}.() \\-]/gu, escapeChar);
+  // Cut as the digest cuts it: one record with a name of megabytes must not fill a chat body and push out the others.
+  return cutText(displayDomain(name), CHAT_NAME_MAX).replace(CHAT_NAME_UNSAFE, escapeChar);
 }
+
+/** What chatName writes as `\uXXXX`. */
+const CHAT_NAME_UNSAFE = /[^\p{L}\p{N}\p{M}.() \\…-]/gu;
+/** A name's display form is cut to this many characters in chat, as in the digest (digest.ts). */
+const CHAT_NAME_MAX = 520;
 
 /**
  * Running text of our own that may carry a value from the API (a TLD, a reason): safeText, then
@@ -241,8 +247,6 @@ function itemLine(item: ChatItem): string {
   const link = item.link ? `\n  Act: ${chatUrl(item.link)}` : '';
   return `- ${codeSpan(item.name)}: ${item.what}\n  Next: ${item.next}${link}`;
 }
-
-const cutText = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /**
  * The scan's message for Slack and Teams channels through Amazon Q Developer in chat applications:

@@ -1,4 +1,4 @@
-import { formatAmount, safeText } from '../base/text';
+import { cutText, formatAmount, safeText } from '../base/text';
 import type { Finding } from '../findings/classify';
 import { CHANGE_NEXT_STEPS, changeNextStep } from '../findings/next-step';
 import type { ChangeKind, DomainChange, Resolution, ResolvedReason, StatefulFinding } from '../memory/state';
@@ -45,7 +45,7 @@ function plain(value: unknown): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
   const flat = safeText((text ?? 'null').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' '));
-  return flat.length > 80 ? `${flat.slice(0, 79)}…` : flat;
+  return cutText(flat, 80);
 }
 
 type WithMemory = Report & {

@@ -1,4 +1,4 @@
-import { displayDomain, plural, safeText } from '../base/text';
+import { cutText, displayDomain, plural, safeText } from '../base/text';
 import { type ContactFinding, type DomainFinding, type Finding, isDomainFinding } from '../findings/classify';
 import { nextStep } from '../findings/next-step';
 import { responseBytes } from '../memory/report-view';
@@ -56,10 +56,12 @@ const INFO_NAMES_SHOWN = 10;
 const DIGEST_PROBLEMS_SHOWN = 20;
 const REASON_MAX = 300;
 const KEY_MAX = 260;
+/** Items from the first that keep their full form when not all can be named, within a share of the budget. */
+const FULL_FIRST = 10;
+const FULL_FIRST_SHARE = 0.1;
 /** Room kept for the lines that count what was left out (their numbers are not known before). */
 const COUNT_LINES_RESERVE = 1_024;
 
-const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 const bytes = (lines: readonly string[]) => lines.reduce((n, line) => n + responseBytes(line) + 2, 0);
 
 /** One item at its three lengths, each a list of lines. */
@@ -75,16 +77,16 @@ type Level = 'full' | 'brief' | 'named' | 'left';
 /** `Name (Company) <email>`, each part from the API made safe for one line. */
 function who(name: string | undefined, company: string | undefined, email: string | undefined): string {
   return [
-    name ? cut(safeText(name), 120) : '',
-    company ? `(${cut(safeText(company), 120)})` : '',
-    email ? `<${cut(safeText(email), 254)}>` : '',
+    name ? cutText(safeText(name), 120) : '',
+    company ? `(${cutText(safeText(company), 120)})` : '',
+    email ? `<${cutText(safeText(email), 254)}>` : '',
   ]
     .filter(Boolean)
     .join(' ');
 }
 
 function domainItem(f: DomainFinding, now: string, day: (iso: string) => string): Item {
-  const first = `- ${changeMarker(f)}${cut(displayDomain(f.domain_name), 2 * KEY_MAX)}: ${describeDomainFinding(f, now, day)}`;
+  const first = `- ${changeMarker(f)}${cutText(displayDomain(f.domain_name), 2 * KEY_MAX)}: ${describeDomainFinding(f, now, day)}`;
   const link = f.actions?.page ?? f.restore_url;
   // Published again because nobody acted on it (functions/core/memory/escalation.ts).
   const hours = (f as { readonly escalated_after_hours?: number }).escalated_after_hours;
@@ -100,7 +102,7 @@ function domainItem(f: DomainFinding, now: string, day: (iso: string) => string)
     ...escalated,
     ...(r
       ? [
-          `  Registrant: ${who(r.name, r.company_name, r.email) || 'unknown'} [${cut(safeText(r.handle), 64)}]`,
+          `  Registrant: ${who(r.name, r.company_name, r.email) || 'unknown'} [${cutText(safeText(r.handle), 64)}]`,
         ]
       : []),
     ...(f.price ? [`  Renewal price: ${priceText(f.price as DomainPrice)}`] : []),
@@ -116,7 +118,7 @@ function domainItem(f: DomainFinding, now: string, day: (iso: string) => string)
 }
 
 function contactItem(f: ContactFinding): Item {
-  const first = `- ${changeMarker(f)}contact ${cut(safeText(f.handle), 64)}: validation pending; the registry may suspend the domains it holds`;
+  const first = `- ${changeMarker(f)}contact ${cutText(safeText(f.handle), 64)}: validation pending; the registry may suspend the domains it holds`;
   return {
     severity: 'warning',
     full: [first, `  ${who(f.name, f.company_name, f.email)}`, `  Next: ${nextStep(f)}`],
@@ -126,9 +128,9 @@ function contactItem(f: ContactFinding): Item {
 }
 
 function unreadableItem(p: Problem): Item {
-  const name = p.key === null ? '(no name)' : cut(displayDomain(p.key), 2 * KEY_MAX);
+  const name = p.key === null ? '(no name)' : cutText(displayDomain(p.key), 2 * KEY_MAX);
   const first = `- ${name}: says it is in quarantine, but its record could not be read, so it was not checked`;
-  const detail = `  ${cut(safeText(p.reason), REASON_MAX)}; check it in the reseller's control panel`;
+  const detail = `  ${cutText(safeText(p.reason), REASON_MAX)}; check it in the reseller's control panel`;
   return { severity: 'critical', full: [first, detail], brief: [first, detail], named: [first] };
 }
 
@@ -175,8 +177,9 @@ class Items {
 }
 
 /**
- * Each item's level within `budget`: as many named as fit (in order), then from the first on as
- * many in full as fit, then as many briefly; the rest stay named, and what was never named is left.
+ * Each item's level within `budget`: as many named as fit (in order; when not all fit, room is kept
+ * for the first {@link FULL_FIRST} in full), then from the first on as many in full as fit, then as
+ * many briefly; the rest stay named, and what was never named is left.
  */
 function levelsWithin(items: Items, fixed: number, budget: number): Level[] {
   const sizes: Array<{ full: number; brief: number; named: number }> = [];
@@ -189,9 +192,24 @@ function levelsWithin(items: Items, fixed: number, budget: number): Level[] {
     }
     return known;
   };
-  let used = fixed;
-  let named = 0;
-  while (named < items.length && used + size(named).named <= budget) used += size(named++).named;
+  const nameWithin = (room: number) => {
+    let n = 0;
+    let total = fixed;
+    while (n < items.length && total + size(n).named <= room) total += size(n++).named;
+    return { n, total };
+  };
+  let { n: named, total: used } = nameWithin(budget);
+  if (named < items.length) {
+    // More than the budget can name: the most urgent keep their next step and link (a few names
+    // fewer, counted and linked), else an account where everything expires at once gets neither.
+    let reserve = 0;
+    for (let i = 0; i < Math.min(FULL_FIRST, named); i++) {
+      const extra = size(i).full - size(i).named;
+      if (reserve + extra > (budget - fixed) * FULL_FIRST_SHARE) break;
+      reserve += extra;
+    }
+    ({ n: named, total: used } = nameWithin(budget - reserve));
+  }
   const levels: Level[] = Array.from({ length: items.length }, (_, i) => (i < named ? 'named' : 'left'));
   for (const level of ['full', 'brief'] as const) {
     for (let i = 0; i < named; i++) {
@@ -247,11 +265,17 @@ function digestCounts(items: Items, levels: readonly Level[]): DigestCounts {
 function leftOutWhere(report: Report, counts: DigestCounts): string {
   const unreadable = criticalProblems(report).length;
   return report.report_url
-    ? leftOutUrl(report.report_url, report.generated_at, {
-        // The page counts findings; the unreadable records the digest names come first.
-        critical: Math.max(0, counts.named.critical - unreadable),
-        warning: counts.named.warning,
-      })
+    ? leftOutUrl(
+        report.report_url,
+        report.generated_at,
+        {
+          // The page counts findings; the unreadable records the digest names come first.
+          critical: Math.max(0, counts.named.critical - unreadable),
+          warning: counts.named.warning,
+        },
+        // A group's message names its group's findings alone: the page counts among those.
+        report.source.group,
+      )
     : 'run a scan with --json for all of them';
 }
 
@@ -347,7 +371,7 @@ function renewalCostLines(report: Report, day: (iso: string) => string): string[
   const out = [`RENEWAL COSTS: ${renewalCostLine(costs)}`];
   for (const f of due.slice(0, limit))
     out.push(
-      `- ${cut(displayDomain(f.domain_name), KEY_MAX)}: ${priceText(f.price as DomainPrice)}, expires ${day(f.date_expiry)}, auto-renew ${f.auto_renew === true ? 'on' : 'OFF'}`,
+      `- ${cutText(displayDomain(f.domain_name), KEY_MAX)}: ${priceText(f.price as DomainPrice)}, expires ${day(f.date_expiry)}, auto-renew ${f.auto_renew === true ? 'on' : 'OFF'}`,
     );
   if (due.length > limit) out.push(`- and ${due.length - limit} more ${whereAll(report)}`);
   out.push('');
@@ -362,7 +386,7 @@ function infoLines(report: Report): string[] {
   const out = [
     `INFO (${report.summary.info}): ${renewing} expiring within ${report.policy.expiry_days} days with auto-renew on, ${off} with auto-renew off`,
   ];
-  const names = info.slice(0, INFO_NAMES_SHOWN).map((f) => cut(displayDomain(f.domain_name), KEY_MAX));
+  const names = info.slice(0, INFO_NAMES_SHOWN).map((f) => cutText(displayDomain(f.domain_name), KEY_MAX));
   const rest = report.summary.info - names.length;
   if (names.length) out.push(`  ${names.join(', ')}${rest > 0 ? `, and ${rest} more` : ''}`);
   out.push('');

@@ -1,3 +1,4 @@
+import { cutText } from '../base/text';
 import type { Severity } from '../findings/classify';
 import { jsonElement } from '../memory/report-json';
 import { responseBytes } from '../memory/report-view';
@@ -79,25 +80,56 @@ export function snsPublishBytes(alert: Pick<AlertMessage, 'subject' | 'message' 
   return n;
 }
 
-const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
 /** An unreadable record as the message carries it: key and reason cut (a hostile record can hold megabytes). */
 const messageProblem = (p: Report['problems'][number]) =>
   p.reason.length > REASON_MAX || (p.key?.length ?? 0) > KEY_MAX
-    ? { ...p, key: p.key === null ? null : cut(p.key, KEY_MAX), reason: cut(p.reason, REASON_MAX) }
+    ? { ...p, key: p.key === null ? null : cutText(p.key, KEY_MAX), reason: cutText(p.reason, REASON_MAX) }
     : p;
+
+/** The names from the API a finding carries, each of which a hostile record can make megabytes long. */
+const FINDING_NAMES = ['domain_name', 'handle', 'name', 'company_name', 'email'] as const;
+
+/** `value` with its API names cut to KEY_MAX; the same object when none is longer. */
+function cutNames(value: object): object {
+  const fields = value as Record<string, unknown>;
+  const long = FINDING_NAMES.filter((k) => {
+    const text = fields[k];
+    return typeof text === 'string' && text.length > KEY_MAX;
+  });
+  if (long.length === 0) return value;
+  const out = { ...fields };
+  for (const k of long) out[k] = cutText(out[k] as string, KEY_MAX);
+  return out;
+}
+
+/**
+ * A finding as the message carries it: names and the registrant's details cut, so one record with
+ * a name of megabytes cannot push every other finding out of the JSON (and out of chat and the
+ * webhooks, which read it). The whole report behind its link keeps them as they came.
+ */
+function messageFinding(element: object): { readonly value: object; readonly cut: boolean } {
+  const registrant = (element as { registrant?: object | null }).registrant;
+  const shortRegistrant = registrant ? cutNames(registrant) : registrant;
+  const short = cutNames(element);
+  if (short === element && shortRegistrant === registrant) return { value: element, cut: false };
+  return { value: { ...short, ...(registrant ? { registrant: shortRegistrant } : {}) }, cut: true };
+}
 
 /** The report's JSON in parts: the small fields, each finding's text and each problem's, sized as SNS counts them. */
 class JsonParts {
   readonly findings: string[] = [];
   readonly findingBytes: number[] = [];
+  /** Findings whose names were cut to fit (messageFinding): the JSON is then not the whole report. */
+  namesCut = 0;
   constructor(readonly report: Report) {}
 
-  /** The text of finding `i` (with its next step), made once. */
+  /** The text of finding `i` (with its next step, worked out from the names as they came), made once. */
   finding(i: number): string {
     let text = this.findings[i];
     if (text === undefined) {
-      text = JSON.stringify(jsonElement('findings', this.report.findings[i]));
+      const shown = messageFinding(jsonElement('findings', this.report.findings[i]) as object);
+      if (shown.cut) this.namesCut++;
+      text = JSON.stringify(shown.value);
       this.findings[i] = text;
       // Escaped as the content of the `default` string, with its comma.
       this.findingBytes[i] = responseBytes(text) + 1;
@@ -175,7 +207,7 @@ export function buildAlertMessage(report: Report, options: RenderOptions = {}): 
   const findingsBudget = SNS_MAX_BYTES - frame;
   const problemsWhole =
     problems === report.problems.length && report.problems.every((p) => messageProblem(p) === p);
-  if (problemsWhole && parts.fitting(findingsBudget) === report.findings.length) {
+  if (problemsWhole && parts.fitting(findingsBudget) === report.findings.length && parts.namesCut === 0) {
     const json = parts.text(report.findings.length, problems);
     const room = SNS_MAX_BYTES - bytesOf(envelope(json, ''));
     const digest = composeDigest(report, { ...options, budgetBytes: Math.max(0, room) });

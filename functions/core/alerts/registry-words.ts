@@ -1,4 +1,4 @@
-import { plural, safeText } from '../base/text';
+import { cutText, plural, safeText } from '../base/text';
 import type { DomainFinding, RegistryView, ResellerFindingKind } from '../findings/classify';
 import { isRegistryKind } from '../findings/registry-rules';
 import type { Report } from '../scan/scan';
@@ -15,7 +15,7 @@ const isoDay = (iso: string) => iso.slice(0, 10);
 const statusWords = (view: RegistryView, of: readonly string[]) =>
   view.status
     .filter((s) => of.includes(s))
-    .map((s) => safeText(s).slice(0, 64))
+    .map((s) => cutText(safeText(s), 64))
     .join(', ');
 
 /** What the registry says that the reseller does not, in words; `resellerExpiry` is the finding's `date_expiry`. */
@@ -94,7 +94,7 @@ export function registryDigestLines(report: Report): string[] {
       `  Not checked this time: ${r.not_checked.budget} beyond the query budget, ${r.not_checked.time} out of time, ${r.not_checked.server_failed} at a failing RDAP server.`,
     );
   for (const p of r.problems.slice(0, 10))
-    lines.push(`  - (info) ${safeText(p.server).slice(0, 120)}: ${safeText(p.reason).slice(0, 300)}`);
+    lines.push(`  - (info) ${cutText(safeText(p.server), 120)}: ${cutText(safeText(p.reason), 300)}`);
   if (r.problems.length > 10) lines.push(`  - and ${r.problems.length - 10} more (see the JSON report)`);
   lines.push('');
   return lines;

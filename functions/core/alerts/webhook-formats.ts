@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as z from 'zod';
 import { ConfigError } from '../base/errors';
-import { plural } from '../base/text';
+import { cutText, plural } from '../base/text';
 import type { WebhookFormat } from '../scan/config';
 import type { Report } from '../scan/scan';
 import { dateFormat } from './alert';
@@ -98,8 +98,6 @@ export function parseAlertReport(text: string): Report {
 const slackEscape = (text: string): string =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
 type SlackText = { type: 'plain_text' | 'mrkdwn'; text: string; emoji?: boolean };
 type SlackButton = { type: 'button'; text: SlackText; url: string; action_id: string };
 export type SlackBlock =
@@ -118,7 +116,7 @@ export interface SlackMessage {
 const plainText = (text: string): SlackText => ({ type: 'plain_text', text, emoji: false });
 const button = (text: string, url: string, id: string): SlackButton => ({
   type: 'button',
-  text: plainText(cut(text, SLACK_LIMITS.buttonText)),
+  text: plainText(cutText(text, SLACK_LIMITS.buttonText)),
   url: chatUrl(url),
   action_id: id,
 });
@@ -149,7 +147,7 @@ function appendItem(blocks: SlackBlock[], item: ChatItem, link: string | undefin
   if (link) {
     blocks.push({
       type: 'section',
-      text: { type: 'mrkdwn', text: cut(line, SLACK_LIMITS.sectionText) },
+      text: { type: 'mrkdwn', text: cutText(line, SLACK_LIMITS.sectionText) },
       accessory: button('Act on it', link, actionId),
     });
   } else if (
@@ -163,7 +161,7 @@ function appendItem(blocks: SlackBlock[], item: ChatItem, link: string | undefin
       text: { type: 'mrkdwn', text: `${last.text.text}\n${line}` },
     };
   } else {
-    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: cut(line, SLACK_LIMITS.sectionText) } });
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: cutText(line, SLACK_LIMITS.sectionText) } });
   }
 }
 
@@ -177,7 +175,7 @@ export function renderSlackMessage(report: Report, options: ChatOptions = {}): S
   const title = chatTitle(report, options.accountLabel);
   const items = chatItems(report, timeZone);
   const { time } = dateFormat(timeZone);
-  const head: SlackBlock[] = [{ type: 'header', text: plainText(cut(title, SLACK_LIMITS.headerText)) }];
+  const head: SlackBlock[] = [{ type: 'header', text: plainText(cutText(title, SLACK_LIMITS.headerText)) }];
   if (urlFits(report.report_url))
     head.push({ type: 'actions', elements: [button('Open the full report', report.report_url, 'report')] });
   const footer: SlackBlock = {

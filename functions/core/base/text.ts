@@ -63,6 +63,15 @@ export function normalizeDomainName(name: string): string {
   return ascii || lower;
 }
 
+/**
+ * `text` cut to at most `max` UTF-16 units, `…` ending what was cut, never between the two halves
+ * of a character (an emoji): a lone half is no text, so JSON readers refuse it and mail shows `?`.
+ */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max - 1).replace(/[\ud800-\udbff]$/, '')}…`;
+}
+
 /** `1 page`, `3 pages`. */
 export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 

@@ -392,13 +392,14 @@ function leftOutOf(
       note: `A newer scan replaced the report the alert was made from${of}: this is the latest report, whole.`,
     };
   }
-  // The alert leaves snoozed and acknowledged domains, and those a policy lets lapse, out before it names any.
-  const alerted = report.findings.filter(
-    (f) =>
-      !(
-        isDomainFinding(f) &&
-        (f.snoozed_until !== undefined || f.acknowledged === true || f.let_lapse === true)
-      ),
+  // The alert leaves snoozed and acknowledged domains, and those a policy lets lapse, out before it
+  // names any; a group's own message (`group`) speaks of its group's domains alone.
+  const group = token.group;
+  const alerted = report.findings.filter((f) =>
+    isDomainFinding(f)
+      ? !(f.snoozed_until !== undefined || f.acknowledged === true || f.let_lapse === true) &&
+        (group === undefined || f.policy === group)
+      : group === undefined,
   );
   const skip = { critical: Number(from[1]), warning: Number(from[2]), info: Number.POSITIVE_INFINITY };
   const seen = { critical: 0, warning: 0, info: 0 };

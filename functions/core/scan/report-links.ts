@@ -163,14 +163,17 @@ export function reportJsonUrl(reportUrl: string, generatedAt: string): string {
 /**
  * The report page listing exactly what an alert left out: the critical findings after the first
  * `critical` it named and the warning findings after the first `warning` (`from=<c>.<w>`), of the
- * report `of` names. Same signature as the report link: it shows part of the same page.
+ * report `of` names; of a group's own message, counted among that group's findings (`group`).
+ * Same signature as the report link: it shows part of the same page.
  */
 export function leftOutUrl(
   reportUrl: string,
   generatedAt: string,
   named: { readonly critical: number; readonly warning: number },
+  group?: string,
 ): string {
   const url = new URL(reportUrl);
-  url.search = `of=${encodeURIComponent(generatedAt)}&from=${named.critical}.${named.warning}&${url.search.slice(1)}`;
+  const ofGroup = group === undefined ? '' : `&group=${encodeURIComponent(group)}`;
+  url.search = `of=${encodeURIComponent(generatedAt)}&from=${named.critical}.${named.warning}${ofGroup}&${url.search.slice(1)}`;
   return url.toString();
 }
