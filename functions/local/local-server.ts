@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { SECURITY_HEADERS } from '../core/pages/restore-page';
 import { type ProxyHandler, refusalAnswer } from '../handlers/http-answer';
@@ -42,7 +42,15 @@ class BodyTooLargeError extends Error {
  * Lambda runs.
  */
 export async function serveLocally(handler: ProxyHandler, options: { port?: number; host?: string } = {}) {
+  // Answers still being made on each connection: a refusal of the request after them waits its turn.
+  const inFlight = new WeakMap<Socket, { count: number; afterLast?: () => void }>();
   const server = createServer(async (req, res) => {
+    const pending = inFlight.get(req.socket) ?? { count: 0 };
+    inFlight.set(req.socket, pending);
+    pending.count++;
+    res.once('close', () => {
+      if (--pending.count === 0) pending.afterLast?.();
+    });
     // Every answer, errors included, carries the same security headers as the handler's pages.
     // A page, or JSON to a program that asks for it, as the handler's own refusals.
     const plain = (status: number, outcome: string, title: string, message: string) => {
@@ -87,9 +95,13 @@ export async function serveLocally(handler: ProxyHandler, options: { port?: numb
   });
   // A request Node's parser refuses (an unknown method, a header over its limit, a body that
   // outlasts requestTimeout) never reaches the handler; Node's own answer has no security headers.
-  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable) return socket.destroy();
-    socket.end(clientErrorAnswer(error.code));
+  // Pipelined after a request still answering, it goes out after that answer: written at once, it
+  // would be read as the answer to the earlier request, whose own answer would then be lost.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    const refuse = () => (socket.writable ? socket.end(clientErrorAnswer(error.code)) : socket.destroy());
+    const pending = inFlight.get(socket);
+    if (pending && pending.count > 0) pending.afterLast = refuse;
+    else refuse();
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

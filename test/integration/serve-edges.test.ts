@@ -69,6 +69,40 @@ describe('sentinel serve against a hostile client', () => {
     expect(events).toEqual([]);
   });
 
+  it('answers a pipelined request first when the one after it cannot be parsed, then refuses that one', async () => {
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const server = await serveLocally(
+      async () => {
+        await gate;
+        return { statusCode: 200, headers: { ...SECURITY_HEADERS }, body: 'handled' };
+      },
+      { port: 0 },
+    );
+    closers.push(server.close);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(server.url).port), '127.0.0.1', () => {
+        socket.write('GET /report HTTP/1.1\r\nHost: x\r\n\r\nBREW /report HTTP/1.1\r\nHost: x\r\n\r\n');
+        // The refusal of the second is decided while the first still waits for its handler.
+        setImmediate(release);
+      });
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk;
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve(text));
+    });
+    // In order, as HTTP/1.1 requires: the 400 was taken for the first request's answer before.
+    expect(answer.split('\r\n').filter((line) => line.startsWith('HTTP/1.1'))).toEqual([
+      'HTTP/1.1 200 OK',
+      'HTTP/1.1 400 Bad Request',
+    ]);
+    expect(answer).toContain('handled');
+  });
+
   it.each([
     ['a dot segment', '/restore/../report'],
     ['an encoded dot segment', '/restore/%2e%2e/report'],
