@@ -14,7 +14,8 @@ describe('scheduleProblem', () => {
     'cron(0/30 8-18 ? * 2-6 *)',
     'rate(1 minute)',
     'rate(12 hours)',
-    'rate(7 days)',
+    'rate(6 days)',
+    'rate(160 hours)',
   ])('accepts %s', (expression) => {
     expect(scheduleProblem(expression)).toBeUndefined();
   });
@@ -36,6 +37,10 @@ describe('scheduleProblem', () => {
     ['rate(12 hour)', 'rate(12 hour) must say rate(12 hours)'],
     ['rate(1.5 hours)', 'must be rate(<whole number> <minutes|hours|days>)'],
     ['rate(2 weeks)', 'must be rate(<whole number> <minutes|hours|days>)'],
+    // The dead-man alarm watches the interval plus an hour, and CloudWatch evaluates 7 days at most.
+    ['rate(7 days)', 'rate(7 days) runs every 168 hours; the dead-man alarm watches at most 160'],
+    ['rate(161 hours)', 'rate(161 hours) runs every 161 hours'],
+    ['rate(9700 minutes)', 'rate(9700 minutes) runs every 162 hours'],
     ['at(2027-01-01T06:00:00)', 'is a one-time schedule: the scan would run once'],
     ['daily at 6', 'is not an EventBridge Scheduler expression'],
   ])('refuses %s', (expression, reason) => {

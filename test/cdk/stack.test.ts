@@ -586,6 +586,10 @@ describe('alarms', () => {
       AlarmName: 'DomainSentinel/ScanNotCompleted',
       EvaluationPeriods: 7,
     });
+    // CloudWatch refuses an alarm whose periods span more than 7 days: the synth fails first.
+    expect(() => synth({ schedule: 'rate(7 days)' })).toThrow(
+      'invalid context: schedule is invalid: rate(7 days) runs every 168 hours; the dead-man alarm watches at most 160',
+    );
   });
 
   it('raises dead-letter queues that are not empty and alerts SNS could not deliver', () => {
