@@ -328,7 +328,7 @@ describe('a deployment of several accounts', () => {
     const searches = (JSON.parse(dashboard).widgets as Array<{ properties: { metrics?: unknown[][] } }>)
       .flatMap((w) => w.properties.metrics ?? [])
       .map((row) => (row[0] as { expression?: string }).expression ?? '')
-      .filter((e) => e.includes(',account,'));
+      .filter((e) => e.startsWith('SEARCH(') && e.includes(',account,'));
     expect(searches.sort()).toEqual(
       ['CriticalFindings', 'ScanCompleted', 'ScanFailed'].map(
         (m) =>
@@ -338,6 +338,36 @@ describe('a deployment of several accounts', () => {
     // No dead-man switch for a deployment-wide scan that no longer runs.
     expect(JSON.stringify(template.findResources('AWS::CloudWatch::Alarm'))).not.toContain(
       '"AlarmName":"DomainSentinel/ScanNotCompleted"',
+    );
+  });
+
+  it('draws the deployment’s own graphs as totals over its accounts: every scan metric carries its account', () => {
+    const dashboard = built.resolver.resolve(
+      Object.values(built.template.findResources('AWS::CloudWatch::Dashboard'))[0]?.Properties?.DashboardBody,
+    ) as string;
+    const rows = (JSON.parse(dashboard).widgets as Array<{ properties: { metrics?: unknown[][] } }>).flatMap(
+      (w) => w.properties.metrics ?? [],
+    );
+    // A metric of the scan without the account dimension is one no scan of an account emits: an empty graph.
+    const plain = rows
+      .map((row) => row.filter((x) => typeof x === 'string') as string[])
+      .filter(([namespace, , ...pairs]) => namespace === 'DomainSentinel' && pairs.includes('scan'));
+    expect(plain.filter((row) => !row.includes('account'))).toEqual([]);
+    const totals = rows
+      .map((row) => (row[0] as { expression?: string }).expression ?? '')
+      .filter((e) => e.startsWith('SUM('));
+    expect(totals.sort()).toEqual(
+      [
+        'CriticalFindings',
+        'DomainsScanned',
+        'ResellerRequests',
+        'ResellerThrottled',
+        'UnreadableRecords',
+        'WarningFindings',
+      ].map(
+        (m) =>
+          `SUM(SEARCH('{DomainSentinel,account,deployment,service} MetricName="${m}" deployment="DomainSentinel"', 'Sum', 3600))`,
+      ),
     );
   });
 
