@@ -116,3 +116,14 @@ export function scheduleIntervalHours(expression: string): number {
   const hours = m[2] === 'minute' ? n / 60 : m[2] === 'hour' ? n : n * 24;
   return Math.max(1, Math.ceil(hours));
 }
+
+/**
+ * Whether a valid cron() schedule leaves days out (only some days of the week or month, some
+ * months or years): the dead-man alarm's default window of a day would fire between its runs.
+ */
+export function skipsDays(expression: string): boolean {
+  const cron = /^cron\((.*)\)$/.exec(expression);
+  if (!cron) return false;
+  const [, , dayOfMonth, month, dayOfWeek, year] = (cron[1] ?? '').trim().split(/\s+/);
+  return ![dayOfMonth, month, dayOfWeek, year].every((field) => field === '*' || field === '?');
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scheduleIntervalHours, scheduleProblem } from '../../lib/schedule';
+import { scheduleIntervalHours, scheduleProblem, skipsDays } from '../../lib/schedule';
 
 describe('scheduleProblem', () => {
   it.each([
@@ -55,5 +55,19 @@ describe('scheduleIntervalHours', () => {
     expect(scheduleIntervalHours('rate(5 minutes)')).toBe(1);
     expect(scheduleIntervalHours('rate(2 days)')).toBe(48);
     expect(scheduleIntervalHours('cron(0 6 * * ? *)')).toBe(24);
+  });
+});
+
+describe('skipsDays', () => {
+  it('tells a cron() that leaves days out from one of every day, and never a rate()', () => {
+    for (const expression of [
+      'cron(0 6 ? * MON-FRI *)',
+      'cron(0 6 L * ? *)',
+      'cron(0 6 * JAN ? *)',
+      'cron(0 6 * * ? 2027)',
+    ])
+      expect(skipsDays(expression), expression).toBe(true);
+    for (const expression of ['cron(0 6 * * ? *)', 'cron(0/30 8-18 ? * * *)', 'rate(2 days)', 'rate(1 hour)'])
+      expect(skipsDays(expression), expression).toBe(false);
   });
 });
