@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -31,6 +32,19 @@ export const ACCOUNT_SCAN_STATES = {
   recordFailure: 'RecordFailure',
   failed: 'AccountFailed',
 } as const;
+
+/**
+ * The state machine's log group: under `/aws/vendedlogs/`, for which Step Functions adds nothing to
+ * the account's one CloudWatch Logs resource policy (5 120 characters, shared by every team's vended
+ * logs in the account and region; full, it fails the deploy). Named after the deployment (a stack's
+ * name is unique in its account and region), in the characters CloudWatch Logs allows, with a hash of
+ * the name as it was so that two deployments never share one.
+ */
+export function vendedLogGroupName(deploymentName: string): string {
+  const readable = deploymentName.replace(/[^A-Za-z0-9._\-/#]/g, '-').slice(0, 200);
+  const hash = createHash('sha256').update(deploymentName).digest('hex').slice(0, 8);
+  return `/aws/vendedlogs/states/${readable}-${hash}`;
+}
 
 /**
  * One scan per account, on AWS's own engine: a Step Functions state machine whose Map runs the
@@ -118,6 +132,7 @@ export class AccountScans extends Construct {
     map.itemProcessor(scan);
 
     const logGroup = new logs.LogGroup(this, 'Logs', {
+      logGroupName: vendedLogGroupName(props.deploymentName),
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });

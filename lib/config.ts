@@ -11,7 +11,7 @@ import { ENV, SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '.
 import { type Policies, parsePolicies } from '../functions/core/scan/policies';
 import { quietHoursSchema } from '../functions/core/scan/quiet-hours';
 import { MAX_CONFIG_FILE_BYTES, readRegularFileSync } from '../functions/local/regular-file';
-import { scheduleIntervalHours, scheduleProblem } from './schedule';
+import { MAX_SCAN_INTERVAL_HOURS, scheduleIntervalHours, scheduleProblem } from './schedule';
 
 /**
  * The deployment's settings, defined once. The same schema validates the `DomainSentinel`
@@ -116,7 +116,7 @@ export const SentinelSettingsSchema = z
       .default('cron(0 6 * * ? *)'),
     timeZone: SETTINGS.timeZone.schema,
     /** Longest expected gap between two scans; the dead-man alarm fires after it plus an hour's grace. Derived from rate() schedules. */
-    scanIntervalHours: wholeNumber(1, 160).optional(),
+    scanIntervalHours: wholeNumber(1, MAX_SCAN_INTERVAL_HOURS).optional(),
     expiryDays: SETTINGS.expiryDays.schema,
     criticalDays: SETTINGS.criticalDays.schema,
     minSeverity: SETTINGS.minSeverity.schema,

@@ -26,6 +26,7 @@ import {
   deploymentNameOf,
   environmentOf,
   requireAlertSubscriber,
+  warnSparseSchedule,
 } from './deployment-checks';
 import { HeldSms } from './held-sms';
 import { limitProblems } from './limits';
@@ -36,7 +37,7 @@ import { StateTable } from './state-table';
 import { Watchdog } from './watchdog';
 import { WebApi } from './web-api';
 
-export { NO_ACCOUNT_SUBSCRIBER, NO_ALERT_SUBSCRIBER } from './deployment-checks';
+export { NO_ACCOUNT_SUBSCRIBER, NO_ALERT_SUBSCRIBER, SPARSE_SCHEDULE_WARNING } from './deployment-checks';
 
 /** Where the Lambda entries are, beside this package's lib/. */
 const FUNCTIONS_DIR = fileURLToPath(new URL('../functions', import.meta.url));
@@ -224,6 +225,7 @@ export class DomainSentinel extends Construct {
     const settings = parseSentinelSettings(props);
     this.settings = settings;
     this.deploymentName = deploymentNameOf(this);
+    warnSparseSchedule(this, settings);
     const items = settings.accounts ? accountItems(settings.accounts) : undefined;
     if (items) {
       checkAccountConcurrency(settings);

@@ -26,7 +26,12 @@ export {
   type SentinelSettings,
   SentinelSettingsSchema,
 } from './config';
-export { DomainSentinel, type DomainSentinelProps, NO_ALERT_SUBSCRIBER } from './domain-sentinel';
+export {
+  DomainSentinel,
+  type DomainSentinelProps,
+  NO_ALERT_SUBSCRIBER,
+  SPARSE_SCHEDULE_WARNING,
+} from './domain-sentinel';
 export { HeldSms, type HeldSmsProps } from './held-sms';
 export { AWS_LIMITS, limitProblems } from './limits';
 export { CustomMetricFactory, type MetricReading } from './metrics';

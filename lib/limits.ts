@@ -8,6 +8,8 @@ import type { IConstruct } from 'constructs';
 export const AWS_LIMITS = {
   /** CloudFormation: resources in one stack (a nested stack is one resource of its parent). */
   resourcesPerStack: 500,
+  /** CloudFormation: one template, in bytes, as CDK uploads it (a nested stack's is its own). */
+  templateBytes: 1_000_000,
   /** IAM: all inline policies of one role together, in characters without whitespace. */
   roleInlinePolicyChars: 10_240,
   /** IAM: one customer managed policy, in characters without whitespace. */
@@ -85,9 +87,25 @@ export function limitProblems(root: IConstruct, advice: string, quotas: RaisedQu
       problems.push(
         `the stack ${stack.node.path} would have ${count} resources; CloudFormation allows ${AWS_LIMITS.resourcesPerStack} per stack: ${advice}`,
       );
+    const bytes = templateBytes(stack);
+    if (bytes > AWS_LIMITS.templateBytes)
+      problems.push(
+        `the stack ${stack.node.path} would have a template of about ${bytes} bytes; CloudFormation accepts ${AWS_LIMITS.templateBytes}: give the accounts shorter policies of their own, or ${advice}`,
+      );
     problems.push(...policyProblems(stack, advice));
   }
   return problems;
+}
+
+/**
+ * The size of a stack's template as CDK writes it (one-space indent), less what CDK adds after this
+ * check (its metadata and the bootstrap version rule, a few hundred bytes). The template itself, not
+ * an estimate: what makes it grow (the accounts' policies in the deploy-time call that writes
+ * accounts.json, escaped twice) is in no one resource's count.
+ */
+function templateBytes(stack: Stack): number {
+  const template = (stack as unknown as { _toCloudFormation(): unknown })._toCloudFormation();
+  return Buffer.byteLength(JSON.stringify(template, undefined, 1));
 }
 
 /** IAM's policy sizes of each role, and Lambda's resource policy size of each function, in one stack. */

@@ -55,6 +55,19 @@ export class CustomMetricFactory {
   }
 
   /**
+   * One line: the sum of {@link search} over the given extra dimensions (every account's), for a
+   * deployment whose every data point carries one of them.
+   */
+  total(metricName: string, dimensions: readonly string[], label = ''): cloudwatch.MathExpression {
+    return new cloudwatch.MathExpression({
+      expression: `SUM(${this.search(metricName, dimensions).expression})`,
+      usingMetrics: {},
+      label,
+      period: Duration.hours(1),
+    });
+  }
+
+  /**
    * Every metric of this name and deployment over the given extra dimensions, one line each (a
    * search: an outcome or an account added later appears without a new dashboard).
    */

@@ -132,7 +132,11 @@ export class Scanner extends Construct {
         ? { reservedConcurrentExecutions: props.reservedConcurrency }
         : {}),
     });
-    this.metrics = new ScanMetrics(this.fn, props.deploymentName ?? Stack.of(this).stackName);
+    this.metrics = new ScanMetrics(
+      this.fn,
+      props.deploymentName ?? Stack.of(this).stackName,
+      props.accounts !== undefined,
+    );
     this.fn.configureAsyncInvoke({
       retryAttempts: 2,
       maxEventAge: Duration.hours(2),
@@ -194,8 +198,17 @@ export class ScanMetrics extends CustomMetricFactory {
   constructor(
     private readonly fn: lambda.Function,
     deploymentName: string,
+    /** Several accounts: every data point of the scan carries its account, so the deployment's own is a sum over them. */
+    private readonly accounts = false,
   ) {
     super(METRICS.service, deploymentName);
+  }
+
+  /** A metric of the whole deployment: itself, or with several accounts the sum of the accounts'. */
+  private whole(metricName: string, reading: MetricReading): cloudwatch.IMetric {
+    return this.accounts
+      ? this.total(metricName, [METRICS.accountDimension], reading.label)
+      : this.metric(metricName, reading);
   }
 
   /** The function's timeout, which its duration is measured against. */
@@ -226,28 +239,28 @@ export class ScanMetrics extends CustomMetricFactory {
     return this.metric(METRICS.scanFailed, reading, account);
   }
 
-  domainsScanned(reading: MetricReading = {}): cloudwatch.Metric {
-    return this.metric(METRICS.domainsScanned, reading);
+  domainsScanned(reading: MetricReading = {}): cloudwatch.IMetric {
+    return this.whole(METRICS.domainsScanned, reading);
   }
 
-  unreadableRecords(reading: MetricReading = {}): cloudwatch.Metric {
-    return this.metric(METRICS.unreadableRecords, reading);
+  unreadableRecords(reading: MetricReading = {}): cloudwatch.IMetric {
+    return this.whole(METRICS.unreadableRecords, reading);
   }
 
-  criticalFindings(reading: MetricReading = {}): cloudwatch.Metric {
-    return this.metric(METRICS.criticalFindings, reading);
+  criticalFindings(reading: MetricReading = {}): cloudwatch.IMetric {
+    return this.whole(METRICS.criticalFindings, reading);
   }
 
-  warningFindings(reading: MetricReading = {}): cloudwatch.Metric {
-    return this.metric(METRICS.warningFindings, reading);
+  warningFindings(reading: MetricReading = {}): cloudwatch.IMetric {
+    return this.whole(METRICS.warningFindings, reading);
   }
 
-  resellerRequests(reading: MetricReading = {}): cloudwatch.Metric {
-    return this.metric(METRICS.resellerRequests, reading);
+  resellerRequests(reading: MetricReading = {}): cloudwatch.IMetric {
+    return this.whole(METRICS.resellerRequests, reading);
   }
 
-  resellerThrottled(reading: MetricReading = {}): cloudwatch.Metric {
-    return this.metric(METRICS.resellerThrottled, reading);
+  resellerThrottled(reading: MetricReading = {}): cloudwatch.IMetric {
+    return this.whole(METRICS.resellerThrottled, reading);
   }
 
   /** One line per account of a metric the scan emits with the account's name. */

@@ -28,6 +28,13 @@ const CRON_FIELDS: readonly CronField[] = [
 
 const EXAMPLES = 'e.g. cron(0 6 * * ? *) or rate(12 hours)';
 
+/**
+ * The longest scan interval the dead-man alarm can watch: it waits the interval plus an hour in
+ * one-hour periods, and CloudWatch refuses an alarm whose periods span more than 7 days (168 h)
+ * when CloudFormation creates it, half-way through a deploy; a few hours are kept spare.
+ */
+export const MAX_SCAN_INTERVAL_HOURS = 160;
+
 function cronValue(token: string, field: CronField): number | undefined {
   if (/^\d+$/.test(token)) {
     const n = Number(token);
@@ -88,6 +95,9 @@ export function scheduleProblem(expression: string): string | undefined {
       return `${expression} must say rate(1 ${unit}): EventBridge wants the singular for 1`;
     if (n > 1 && !m[3])
       return `${expression} must say rate(${n} ${unit}s): EventBridge wants the plural above 1`;
+    const hours = scheduleIntervalHours(expression);
+    if (hours > MAX_SCAN_INTERVAL_HOURS)
+      return `${expression} runs every ${hours} hours; the dead-man alarm watches at most ${MAX_SCAN_INTERVAL_HOURS} (CloudWatch evaluates an alarm over 7 days at most): scan more often, e.g. rate(6 days)`;
     return undefined;
   }
   if (/^at\(/.test(expression))
@@ -105,4 +115,15 @@ export function scheduleIntervalHours(expression: string): number {
   const n = Number(m[1]);
   const hours = m[2] === 'minute' ? n / 60 : m[2] === 'hour' ? n : n * 24;
   return Math.max(1, Math.ceil(hours));
+}
+
+/**
+ * Whether a valid cron() schedule leaves days out (only some days of the week or month, some
+ * months or years): the dead-man alarm's default window of a day would fire between its runs.
+ */
+export function skipsDays(expression: string): boolean {
+  const cron = /^cron\((.*)\)$/.exec(expression);
+  if (!cron) return false;
+  const [, , dayOfMonth, month, dayOfWeek, year] = (cron[1] ?? '').trim().split(/\s+/);
+  return ![dayOfMonth, month, dayOfWeek, year].every((field) => field === '*' || field === '?');
 }

@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, NestedStack, type Stack, Validations } from 'aws-cdk-lib';
+import { App, NestedStack, Stack, Validations } from 'aws-cdk-lib';
 import { Template as CdkTemplate, Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AccountScanEventSchema, MAX_ACCOUNTS } from '../../functions/core/scan/accounts';
 import { ACCOUNT_SCAN_STATES } from '../../lib/account-scans';
+import { DomainSentinel } from '../../lib/index';
 import { DomainSentinelStack } from '../../lib/stack';
 import { type Template, TemplateResolver } from '../deploy/template';
 import type { Machine } from '../support/asl';
@@ -137,6 +138,46 @@ describe('a deployment of several accounts', () => {
     expect(synth({ accountConcurrency: '2' }).definition.States[ACCOUNT_SCAN_STATES.map]).toMatchObject({
       MaxConcurrency: 2,
     });
+  });
+
+  it('logs the state machine under /aws/vendedlogs/states/, in a log group of its own deployment', () => {
+    // Step Functions adds any other log group to the account's one CloudWatch Logs resource policy
+    // (5 120 characters, shared by every team's vended logs); under this prefix it adds nothing.
+    const nameOf = (stack: Stack) => {
+      const { resolver } = synthOf(stack);
+      const [machine] = resolver.ofType('AWS::StepFunctions::StateMachine');
+      const config = resolver.resolve(
+        resolver.resource(machine as string).Properties?.LoggingConfiguration,
+      ) as {
+        Destinations: Array<{ CloudWatchLogsLogGroup: { LogGroupArn: string } }>;
+      };
+      const arn = config.Destinations[0]?.CloudWatchLogsLogGroup.LogGroupArn as string;
+      const [group] = resolver
+        .ofType('AWS::Logs::LogGroup')
+        .filter((id) => resolver.attribute(id, 'Arn') === arn);
+      return String(resolver.resolve(resolver.resource(group as string).Properties?.LogGroupName));
+    };
+    const synthOf = (stack: Stack) => ({
+      resolver: new TemplateResolver(CdkTemplate.fromStack(stack).toJSON() as Template, {
+        ...ENV,
+        stackName: stack.stackName,
+      }),
+    });
+    const own = nameOf(built.stack);
+    expect(own).toMatch(/^\/aws\/vendedlogs\/states\/DomainSentinel-[0-9a-f]{8}$/);
+    // Another deployment in the same account and region, and a copy whose path CloudWatch Logs would refuse.
+    const other = synthStack({ accounts: accountsFile(ACCOUNTS), stackName: 'DomainSentinelTeamB' }).stack;
+    expect(nameOf(other)).toMatch(/^\/aws\/vendedlogs\/states\/DomainSentinelTeamB-[0-9a-f]{8}$/);
+    const app = new App({ context: BASE_CONTEXT });
+    const host = new Stack(app, 'Sentinels', { env: { account: ENV.account, region: ENV.region } });
+    new DomainSentinel(host, 'Acme Account', {
+      resellerBaseUrl: 'https://api.reseller.example',
+      alertEmails: ['a@example.nl'],
+      accounts: ACCOUNTS.map(({ name, apiKeyParameter }) => ({ name, apiKeyParameter })),
+    });
+    const odd = nameOf(host);
+    expect(odd).toMatch(/^\/aws\/vendedlogs\/states\/[.\-_/#A-Za-z0-9]+$/);
+    expect(new Set([own, nameOf(other), odd]).size).toBe(3);
   });
 
   it('lets the scan and web functions read exactly the accounts’ key parameters (and the signing key)', () => {
@@ -287,7 +328,7 @@ describe('a deployment of several accounts', () => {
     const searches = (JSON.parse(dashboard).widgets as Array<{ properties: { metrics?: unknown[][] } }>)
       .flatMap((w) => w.properties.metrics ?? [])
       .map((row) => (row[0] as { expression?: string }).expression ?? '')
-      .filter((e) => e.includes(',account,'));
+      .filter((e) => e.startsWith('SEARCH(') && e.includes(',account,'));
     expect(searches.sort()).toEqual(
       ['CriticalFindings', 'ScanCompleted', 'ScanFailed'].map(
         (m) =>
@@ -297,6 +338,36 @@ describe('a deployment of several accounts', () => {
     // No dead-man switch for a deployment-wide scan that no longer runs.
     expect(JSON.stringify(template.findResources('AWS::CloudWatch::Alarm'))).not.toContain(
       '"AlarmName":"DomainSentinel/ScanNotCompleted"',
+    );
+  });
+
+  it('draws the deployment’s own graphs as totals over its accounts: every scan metric carries its account', () => {
+    const dashboard = built.resolver.resolve(
+      Object.values(built.template.findResources('AWS::CloudWatch::Dashboard'))[0]?.Properties?.DashboardBody,
+    ) as string;
+    const rows = (JSON.parse(dashboard).widgets as Array<{ properties: { metrics?: unknown[][] } }>).flatMap(
+      (w) => w.properties.metrics ?? [],
+    );
+    // A metric of the scan without the account dimension is one no scan of an account emits: an empty graph.
+    const plain = rows
+      .map((row) => row.filter((x) => typeof x === 'string') as string[])
+      .filter(([namespace, , ...pairs]) => namespace === 'DomainSentinel' && pairs.includes('scan'));
+    expect(plain.filter((row) => !row.includes('account'))).toEqual([]);
+    const totals = rows
+      .map((row) => (row[0] as { expression?: string }).expression ?? '')
+      .filter((e) => e.startsWith('SUM('));
+    expect(totals.sort()).toEqual(
+      [
+        'CriticalFindings',
+        'DomainsScanned',
+        'ResellerRequests',
+        'ResellerThrottled',
+        'UnreadableRecords',
+        'WarningFindings',
+      ].map(
+        (m) =>
+          `SUM(SEARCH('{DomainSentinel,account,deployment,service} MetricName="${m}" deployment="DomainSentinel"', 'Sum', 3600))`,
+      ),
     );
   });
 

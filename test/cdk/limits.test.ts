@@ -147,6 +147,24 @@ describe('a deployment that would pass a limit fails the synth with the limit, t
     );
   });
 
+  it('CloudFormation’s 1 MB template: 100 accounts with long policies of their own', () => {
+    // Each account's policies (at most 64 KB of JSON each) are in the template twice, escaped twice:
+    // the deploy-time call that writes accounts.json on create and on update.
+    const names = Array.from(
+      { length: 100 },
+      (_, i) => `*.brand-domain-${String(i).padStart(3, '0')}.example`,
+    );
+    const policies = {
+      policies: Array.from({ length: 2 }, (_, j) => ({ name: `p${j}`, match: { names }, criticalDays: 30 })),
+    };
+    const long = HUNDRED.map(({ name, apiKeyParameter }) => ({ name, apiKeyParameter, policies }));
+    expect(() =>
+      synthStack({ accounts: accountsFile(long, 'long-policies.json'), alertEmails: 'x@example.nl' }),
+    ).toThrow(
+      /the stack DomainSentinel would have a template of about \d{7} bytes; CloudFormation accepts 1000000: give the accounts shorter policies of their own, or give the accounts fewer recipients/,
+    );
+  });
+
   it('Lambda’s 20 KB resource policy and IAM’s limits of a role: what code adds is counted too', () => {
     const app = new App({ context: BASE_CONTEXT });
     const stack = new DomainSentinelStack(app, 'DomainSentinel', {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scheduleIntervalHours, scheduleProblem } from '../../lib/schedule';
+import { scheduleIntervalHours, scheduleProblem, skipsDays } from '../../lib/schedule';
 
 describe('scheduleProblem', () => {
   it.each([
@@ -14,7 +14,8 @@ describe('scheduleProblem', () => {
     'cron(0/30 8-18 ? * 2-6 *)',
     'rate(1 minute)',
     'rate(12 hours)',
-    'rate(7 days)',
+    'rate(6 days)',
+    'rate(160 hours)',
   ])('accepts %s', (expression) => {
     expect(scheduleProblem(expression)).toBeUndefined();
   });
@@ -36,6 +37,10 @@ describe('scheduleProblem', () => {
     ['rate(12 hour)', 'rate(12 hour) must say rate(12 hours)'],
     ['rate(1.5 hours)', 'must be rate(<whole number> <minutes|hours|days>)'],
     ['rate(2 weeks)', 'must be rate(<whole number> <minutes|hours|days>)'],
+    // The dead-man alarm watches the interval plus an hour, and CloudWatch evaluates 7 days at most.
+    ['rate(7 days)', 'rate(7 days) runs every 168 hours; the dead-man alarm watches at most 160'],
+    ['rate(161 hours)', 'rate(161 hours) runs every 161 hours'],
+    ['rate(9700 minutes)', 'rate(9700 minutes) runs every 162 hours'],
     ['at(2027-01-01T06:00:00)', 'is a one-time schedule: the scan would run once'],
     ['daily at 6', 'is not an EventBridge Scheduler expression'],
   ])('refuses %s', (expression, reason) => {
@@ -50,5 +55,19 @@ describe('scheduleIntervalHours', () => {
     expect(scheduleIntervalHours('rate(5 minutes)')).toBe(1);
     expect(scheduleIntervalHours('rate(2 days)')).toBe(48);
     expect(scheduleIntervalHours('cron(0 6 * * ? *)')).toBe(24);
+  });
+});
+
+describe('skipsDays', () => {
+  it('tells a cron() that leaves days out from one of every day, and never a rate()', () => {
+    for (const expression of [
+      'cron(0 6 ? * MON-FRI *)',
+      'cron(0 6 L * ? *)',
+      'cron(0 6 * JAN ? *)',
+      'cron(0 6 * * ? 2027)',
+    ])
+      expect(skipsDays(expression), expression).toBe(true);
+    for (const expression of ['cron(0 6 * * ? *)', 'cron(0/30 8-18 ? * * *)', 'rate(2 days)', 'rate(1 hour)'])
+      expect(skipsDays(expression), expression).toBe(false);
   });
 });

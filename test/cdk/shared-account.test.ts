@@ -216,7 +216,8 @@ const NAMED: Readonly<Record<string, string>> = {
     'regional, and API Gateway does not require it unique (the API id is): `<stack>-<construct path>-restore` keeps the 5XX alarm, which is keyed by it, on this API',
   'AWS::ApiGateway::Stage.StageName': 'within its own API only',
   'AWS::Logs::LogGroup.LogGroupName':
-    'regional: `API-Gateway-Execution-Logs_<API id>/prod`, named by API Gateway after an API id that is new with every deploy',
+    'regional: `API-Gateway-Execution-Logs_<API id>/prod`, named by API Gateway after an API id that is new with every deploy; ' +
+    'the state machine’s `/aws/vendedlogs/states/<stack>/<construct path>-<hash>`, deleted with the stack',
   'AWS::IAM::Policy.PolicyName': 'within the role it is attached to only',
   'AWS::IAM::Role.Policies.PolicyName': 'within its role only',
   'AWS::Chatbot::SlackChannelConfiguration.ConfigurationName':

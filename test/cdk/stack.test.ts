@@ -1,7 +1,9 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { SPARSE_SCHEDULE_WARNING } from '../../lib/deployment-checks';
 import { Scanner } from '../../lib/scanner';
+import { MAX_SCAN_INTERVAL_HOURS } from '../../lib/schedule';
 import type { DomainSentinelStack } from '../../lib/stack';
 import { NO_OPS_SUBSCRIBER_WARNING } from '../../lib/watchdog';
 import { functionsDir, synthStack } from '../support/stack';
@@ -586,6 +588,10 @@ describe('alarms', () => {
       AlarmName: 'DomainSentinel/ScanNotCompleted',
       EvaluationPeriods: 7,
     });
+    // CloudWatch refuses an alarm whose periods span more than 7 days: the synth fails first.
+    expect(() => synth({ schedule: 'rate(7 days)' })).toThrow(
+      'invalid context: schedule is invalid: rate(7 days) runs every 168 hours; the dead-man alarm watches at most 160',
+    );
   });
 
   it('raises dead-letter queues that are not empty and alerts SNS could not deliver', () => {
@@ -641,6 +647,26 @@ describe('alarms', () => {
       TopicArn: { Ref: logicalId(stack.watchdog.topic) },
     });
     Annotations.fromStack(stack).hasNoWarning('*', Match.anyValue());
+  });
+
+  it('warns at synth when a cron schedule skips days and scanIntervalHours does not say how long its gaps are', () => {
+    // Scans on weekdays only: with the default 24 hours the dead-man alarm would fire every weekend.
+    const { stack: s } = synth({ schedule: 'cron(0 6 ? * MON-FRI *)' });
+    Annotations.fromStack(s).hasWarning(
+      '/DomainSentinel/Default',
+      `The schedule cron(0 6 ? * MON-FRI *) does not run every day, but the dead-man alarm expects a completed scan every 24 hours (and an hour more): it would fire between runs that are further apart. Set scanIntervalHours to the longest gap between two runs (72 for MON-FRI, at most ${MAX_SCAN_INTERVAL_HOURS}). [ack: ${SPARSE_SCHEDULE_WARNING}]`,
+    );
+    for (const quiet of [
+      { schedule: 'cron(0 6 ? * MON-FRI *)', scanIntervalHours: '72' },
+      { schedule: 'cron(30 5 * * ? *)' },
+      { schedule: 'cron(0 */6 ? * * *)' },
+      { schedule: 'rate(12 hours)' },
+    ])
+      Annotations.fromStack(synth(quiet).stack).hasNoWarning('*', Match.anyValue());
+    Annotations.fromStack(synth({ schedule: 'cron(0 6 1 * ? *)' }).stack).hasWarning(
+      '/DomainSentinel/Default',
+      Match.stringLikeRegexp('^The schedule cron\\(0 6 1 \\* \\? \\*\\) does not run every day'),
+    );
   });
 
   it('warns at synth when no ops e-mail is configured: alarms then reach only the ops topic', () => {
