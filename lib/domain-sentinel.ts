@@ -72,7 +72,7 @@ export interface DomainSentinelProps {
   readonly alertEmails?: readonly string[];
   /** E.164 numbers that get an SMS for critical findings. @default - none */
   readonly alertSmsNumbers?: readonly string[];
-  /** E-mail addresses that get the alarms about the scan itself. @default - none: synth warns */
+  /** E-mail addresses that get the alarms about the scan itself. @default - the alertEmails (none of either: synth warns) */
   readonly opsEmails?: readonly string[];
   /** Name of the account in subjects, digests and SMS. @default - none */
   readonly accountLabel?: string;
@@ -310,7 +310,8 @@ export class DomainSentinel extends Construct {
 
     this.watchdog = new Watchdog(this, 'Watchdog', {
       key: this.topicKey,
-      emails: settings.opsEmails,
+      // Without ops recipients, the people the alerts reach learn that the scan failed or stopped.
+      emails: settings.opsEmails.length ? settings.opsEmails : settings.alertEmails,
       deploymentName: this.deploymentName,
     });
     const smsNumbers = [

@@ -63,8 +63,8 @@ export class Watchdog extends Construct {
     if ((props.emails ?? []).length === 0) {
       Annotations.of(this).addWarningV2(
         NO_OPS_SUBSCRIBER_WARNING,
-        'No opsEmails configured: alarms (scan failed, scan did not run, restore errors) reach only the ops topic ' +
-          '(output OpsTopicArn) and nobody is told. Subscribe something to it, or deploy with -c opsEmails=you@example.nl.',
+        'Neither opsEmails nor alertEmails configured: alarms (scan failed, scan did not run, restore errors) reach only ' +
+          'the ops topic (output OpsTopicArn) and nobody is told. Subscribe something to it, or deploy with -c opsEmails=you@example.nl.',
       );
     }
     this.allowAlarmsToPublish(props.key);

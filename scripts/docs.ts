@@ -91,6 +91,7 @@ const DEPLOY_CONTEXT_DEFAULTS: Readonly<Record<string, string>> = {
   scanIntervalHours: '24 for cron schedules',
   secretsKmsKeyArn: 'any key, through SSM only',
   scanReservedConcurrency: 'none',
+  opsEmails: 'the deployment’s `alertEmails`',
   snsFilterPoliciesPerTopic: '200, SNS’s default',
   stateTableName: 'a new table',
   reportBucketName: 'a new bucket',

@@ -669,18 +669,27 @@ describe('alarms', () => {
     );
   });
 
-  it('warns at synth when no ops e-mail is configured: alarms then reach only the ops topic', () => {
-    const { stack: s, template: t } = synth({ opsEmails: [] });
+  it('sends the alarms to the alert e-mail recipients when no ops e-mail is configured: a person still learns the scan failed', () => {
+    const opsSubscriptions = (s: DomainSentinelStack, t: Template) =>
+      Object.values(
+        t.findResources('AWS::SNS::Subscription', {
+          Properties: { TopicArn: { Ref: s.getLogicalId(s.watchdog.topic.node.defaultChild as never) } },
+        }),
+      ).map((r) => `${r.Properties.Protocol}:${r.Properties.Endpoint}`);
+    const fallback = synth({ opsEmails: [] });
+    expect(opsSubscriptions(fallback.stack, fallback.template).sort()).toEqual([
+      'email:alerts@example.nl',
+      'email:oncall@example.nl',
+    ]);
+    Annotations.fromStack(fallback.stack).hasNoWarning('*', Match.anyValue());
+    // With neither, nobody gets them: the synth says so.
+    const { stack: s, template: t } = synth({ opsEmails: [], alertEmails: [] });
     Annotations.fromStack(s).hasWarning(
       '/DomainSentinel/Default/Watchdog',
-      `No opsEmails configured: alarms (scan failed, scan did not run, restore errors) reach only the ops topic (output OpsTopicArn) and nobody is told. Subscribe something to it, or deploy with -c opsEmails=you@example.nl. [ack: ${NO_OPS_SUBSCRIBER_WARNING}]`,
+      `Neither opsEmails nor alertEmails configured: alarms (scan failed, scan did not run, restore errors) reach only the ops topic (output OpsTopicArn) and nobody is told. Subscribe something to it, or deploy with -c opsEmails=you@example.nl. [ack: ${NO_OPS_SUBSCRIBER_WARNING}]`,
     );
     expect(Annotations.fromStack(s).findWarning('*', Match.anyValue())).toHaveLength(1);
-    t.resourcePropertiesCountIs(
-      'AWS::SNS::Subscription',
-      { TopicArn: { Ref: s.getLogicalId(s.watchdog.topic.node.defaultChild as never) } },
-      0,
-    );
+    expect(opsSubscriptions(s, t)).toEqual([]);
   });
 });
 
