@@ -6,7 +6,7 @@ import {
   severityRank,
 } from '../findings/classify';
 import type { Report } from '../scan/scan';
-import { type AppliedActions, applyActions } from './actions';
+import { type AppliedActions, applyActions, withActions } from './actions';
 import { escalationHours, nextAlertMemory, sinceSnooze, stageOf } from './escalation';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, withFailedRenewals } from './renewal-memory';
@@ -17,7 +17,6 @@ import {
   type AlertMemory,
   type Change,
   type ContactMemory,
-  type DomainActions,
   type DomainChange,
   type DomainMemory,
   type FindingMemory,
@@ -201,6 +200,11 @@ function prepare(input: CompareInput): Comparison {
 }
 
 const atOrAbove = (s: Severity, level: Severity) => severityRank(s) >= severityRank(level);
+/** Whether a finding (or a change, a resolution) reaches its group's minSeverity, else the deployment's. */
+const worth = (
+  { input: { policy: p } }: Comparison,
+  x: { readonly severity: Severity; readonly policy?: string },
+) => atOrAbove(x.severity, (x.policy !== undefined && p.minSeverityByGroup?.get(x.policy)) || p.minSeverity);
 const lower = (a: number | null, b: number | null) => a !== null && (b === null || a < b);
 const isSilenced = (c: Comparison, f: Finding) =>
   isDomainFinding(f) && c.silencing.silenced.has(f.domain_name);
@@ -227,7 +231,7 @@ function nextWatched(c: Comparison, key: string): WatchedFields | undefined {
 
 /** Step four: each finding new, escalated or ongoing; a renewed or lessened one resolves the old. */
 function markFindings(c: Comparison): void {
-  const { thresholds, minSeverity } = c.input.policy;
+  const { thresholds } = c.input.policy;
   for (const f of c.report.findings) {
     const dom = isDomainFinding(f);
     const key = dom ? domainKey(f.domain_name) : '';
@@ -268,8 +272,7 @@ function markFindings(c: Comparison): void {
       ...(hours !== null ? { escalated_after_hours: hours } : {}),
     } as StatefulFinding;
     c.findings.push(marked);
-    if (change !== 'ongoing' && atOrAbove(f.severity, minSeverity) && !isSilenced(c, f))
-      c.announced.push(marked);
+    if (change !== 'ongoing' && worth(c, f) && !isSilenced(c, f)) c.announced.push(marked);
   }
 }
 
@@ -369,7 +372,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
   count(c.announced.filter((f) => f.change === 'new').length, 'new');
   count(c.announced.filter((f) => f.change === 'escalated').length, 'escalated');
   // What happens to a domain its policy lets lapse is never news (docs/policies.md).
-  const news = (x: InGroup & { severity: Severity }) => !x.let_lapse && atOrAbove(x.severity, minSeverity);
+  const news = (x: InGroup & { severity: Severity }) => !x.let_lapse && worth(c, x);
   count(c.changes.filter(news).length, 'changed');
   count(c.resolved.filter(news).length, 'resolved');
   countRepeats(c, count);
@@ -411,13 +414,13 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
  * last days to restore, repeated daily whatever the cadence or its cap.
  */
 function countRepeats(c: Comparison, count: (n: number, what: string) => unknown): void {
-  const { minSeverity, thresholds } = c.input.policy;
+  const { thresholds } = c.input.policy;
   const by = new Map<string, number>();
   let lastDays = 0;
   const prior = (name: string) => c.memory.priorOf(name);
   for (const f of c.findings) {
     if (f.change !== 'ongoing' || !isDomainFinding(f) || f.let_lapse || isSilenced(c, f)) continue;
-    if (!atOrAbove(f.severity, minSeverity)) continue;
+    if (!worth(c, f)) continue;
     const repeat = repeatFor(c.input.policy, f);
     const stage = stageOf(f, thresholds);
     const decision = repeatDecision({ ...f, stage }, prior(f.domain_name)?.alerted, repeat, c.nowMs);
@@ -453,12 +456,11 @@ function alertedNow(
   // A silenced finding was left out of the message: its memory stays what was last announced, so
   // it comes back (and repeats) as if the silence had not been there.
   if (isSilenced(c, f)) return prev ?? null;
-  const { thresholds, minSeverity } = c.input.policy;
-  if (!publish || !atOrAbove(f.severity, minSeverity)) return prev ?? null;
+  if (!publish || !worth(c, f)) return prev ?? null;
   const key = isDomainFinding(f) ? domainKey(f.domain_name) : undefined;
   const next = nextAlertMemory(f, prev, {
     at: c.report.now,
-    stage: stageOf(f, thresholds),
+    stage: stageOf(f, c.input.policy.thresholds),
     escalatedNow: key !== undefined && c.escalated.has(key),
   });
   const repeats = nextRepeats(prev, next, key !== undefined && c.repeated.has(key));
@@ -541,22 +543,6 @@ function memoryOf(
     finding: findingMemoryOf(f, c.input.policy.thresholds),
     alerted: alertedNow(c, publish, f, prev),
   };
-}
-
-/** A next memory with the domain's actions kept, less the ones that lapsed. */
-function withActions(
-  next: DomainMemory,
-  actions: DomainActions | undefined,
-  key: string,
-  lapsed: ReadonlySet<string>,
-): DomainMemory {
-  if (!actions) return next;
-  const { snooze, acknowledged } = actions;
-  const kept: DomainActions = {
-    ...(snooze && !lapsed.has(`${key} snooze`) ? { snooze } : {}),
-    ...(acknowledged && !lapsed.has(`${key} acknowledge`) ? { acknowledged } : {}),
-  };
-  return kept.snooze || kept.acknowledged ? { ...next, actions: kept } : next;
 }
 
 /** The account-wide part to remember next, with each flagged contact's memory. */

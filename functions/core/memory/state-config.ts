@@ -18,6 +18,9 @@ export function loadStatePolicy(
 ): StatePolicy {
   const { escalation } = policies ?? {};
   const lapsing = new Set((policies?.policies ?? []).filter((p) => p.letLapse).map((p) => p.name));
+  const levels = new Map(
+    (policies?.policies ?? []).flatMap((p) => (p.minSeverity ? [[p.name, p.minSeverity]] : [])),
+  );
   const { repeat, byGroup } = resolveRepeat(policies, {
     ...DEFAULT_REPEAT,
     critical: parseSetting('criticalRepeatHours', env[ENV.criticalRepeatHours]),
@@ -28,6 +31,7 @@ export function loadStatePolicy(
     ...(byGroup.size ? { repeatByGroup: byGroup } : {}),
     summaryEveryDays: parseSetting('summaryEveryDays', env[ENV.summaryEveryDays]),
     minSeverity,
+    ...(levels.size ? { minSeverityByGroup: levels } : {}),
     // Only the two numbers: the escalation recipients are the stack's subscriptions.
     ...(escalation
       ? { escalation: { afterHours: escalation.afterHours, withinDays: escalation.withinDays } }

@@ -380,6 +380,8 @@ export interface StatePolicy {
   readonly summaryEveryDays: number;
   /** Only what reaches this severity makes a message. @default 'warning' */
   readonly minSeverity: Severity;
+  /** The level of each policy's findings that sets its own (`minSeverity`), by the policy's name. */
+  readonly minSeverityByGroup?: ReadonlyMap<string, Severity>;
   /** Escalation of a critical finding nobody acted on (the policies' `escalation`). @default - none */
   readonly escalation?: EscalationPolicy;
   /** The names of the policies that let their domains lapse: their changes and resolutions are never news. */

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import type { DomainFinding } from '../../functions/core/findings/classify';
+import { loadStatePolicy } from '../../functions/core/memory/state-config';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import { markFinding, parsePolicies, resolvePolicies } from '../../functions/core/scan/policies';
+import { DAY, domain, scanOf } from '../support/state-scan';
+import { compareWithState, EMPTY_STATE, type ScanState } from '../support/whole-state';
+
+/**
+ * A policies file's groups as the comparison with memory sees them (compare.ts): what a group sets
+ * for its own domains holds with memory between scans as it does without, so nothing a group asks
+ * to hear of is silenced by the memory.
+ */
+
+const T0 = Date.parse('2026-11-22T06:00:00Z');
+const HOUR = 3_600_000;
+
+/** A scan of `domains` at `now` under the policies file `file`, MIN_SEVERITY `minSeverity`, against `state`. */
+function scanWith(
+  file: unknown,
+  minSeverity: 'warning' | 'critical',
+  domains: readonly Domain[],
+  now: number,
+  state: ScanState,
+) {
+  const policies = parsePolicies(file, 'policies file p.json');
+  const set = resolvePolicies(policies, {
+    classify: { expiryDays: 30, criticalDays: 7 },
+    minSeverity,
+  });
+  const { report, observed } = scanOf(domains, now);
+  const byName = new Map(domains.map((d) => [d.domain_name, d]));
+  for (const f of report.findings) {
+    const d = byName.get((f as DomainFinding).domain_name) as Domain;
+    markFinding(f as DomainFinding, set.policyFor(d));
+  }
+  const policy = loadStatePolicy({}, minSeverity, policies);
+  return compareWithState({ report, observed, state, policy, scope: 'http://reseller.test' });
+}
+
+/** Expiring without auto-renew `daysLeft` after T0 (a warning beyond 7 days, critical within). */
+const expiring = (name: string, daysLeft: number, tags: string[] = []) =>
+  domain(name, T0, { date_expiry: T0 + daysLeft * DAY, auto_renew: false, tags });
+
+describe('a group’s minSeverity with memory between scans', () => {
+  const file = { policies: [{ name: 'vip', match: { tags: ['vip'] }, minSeverity: 'warning' }] };
+
+  it('announces a new warning of a group whose level is warning under a deployment at critical', () => {
+    // Without memory planAlerts sends the vip group's warning (its level); with memory the same
+    // scan must decide to publish it, or the vip desk never hears of it.
+    const first = scanWith(file, 'critical', [expiring('vip.nl', 20, ['vip'])], T0, EMPTY_STATE);
+    expect(first.publish).toBe(true);
+    expect(first.why).toEqual(['1 new']);
+    expect(first.next.domains['vip.nl']?.alerted).toMatchObject({ severity: 'warning' });
+  });
+
+  it('repeats that warning weekly, and says nothing of an ungrouped warning under the deployment’s critical', () => {
+    const domains = [expiring('vip.nl', 29, ['vip']), expiring('plain.nl', 29)];
+    const first = scanWith(file, 'critical', domains, T0, EMPTY_STATE);
+    expect(first.why).toEqual(['1 new']);
+    expect(first.next.domains['plain.nl']?.alerted).toBeNull();
+    const week = scanWith(file, 'critical', domains, T0 + 165 * HOUR, first.next);
+    expect(week.why).toEqual(['1 warning repeated after 164 h']);
+  });
+
+  it('does not publish for a warning of a group whose level is critical', () => {
+    const quiet = { policies: [{ name: 'nl', match: { tlds: ['nl'] }, minSeverity: 'critical' }] };
+    const first = scanWith(quiet, 'warning', [expiring('shop.nl', 20)], T0, EMPTY_STATE);
+    expect(first.publish).toBe(false);
+  });
+});
