@@ -69,3 +69,41 @@ describe('a group’s minSeverity with memory between scans', () => {
     expect(first.publish).toBe(false);
   });
 });
+
+describe('a domain let lapse, with memory between scans', () => {
+  const file = {
+    policies: [{ name: 'lapse', match: { tags: ['let-lapse'] }, letLapse: true }],
+    escalation: { afterHours: 24, withinDays: 7 },
+  };
+
+  it('is alerted as any other once its tag is taken away, though a message went out for others while it lapsed', () => {
+    // docs/policies.md: "Take its tag away and the next scan ... alerts about it as about any
+    // other". No message spoke of it while it lapsed, so its memory must not say it was alerted.
+    const lapsing = [expiring('lost.nl', 5, ['let-lapse']), expiring('other.nl', 20)];
+    const first = scanWith(file, 'warning', lapsing, T0, EMPTY_STATE);
+    expect(first.why).toEqual(['1 new']);
+    const untagged = [expiring('lost.nl', 5), expiring('other.nl', 20)];
+    const next = scanWith(file, 'warning', untagged, T0 + 2 * HOUR, first.next);
+    expect(next.publish).toBe(true);
+    expect(next.next.domains['lost.nl']?.alerted).toMatchObject({
+      at: new Date(T0 + 2 * HOUR).toISOString(),
+    });
+  });
+
+  it('sends no message for it alone, and remembers no alert of it', () => {
+    const alone = scanWith(file, 'warning', [expiring('lost.nl', 5, ['let-lapse'])], T0, EMPTY_STATE);
+    expect(alone.publish).toBe(false);
+    expect(alone.next.domains['lost.nl']?.alerted).toBeNull();
+  });
+
+  it('is never escalated once let lapse, though it was alerted before', () => {
+    const before = scanWith(file, 'warning', [expiring('lost.nl', 5)], T0, EMPTY_STATE);
+    expect(before.why).toEqual(['1 new']);
+    const tagged = [expiring('lost.nl', 5, ['let-lapse'])];
+    const later = scanWith(file, 'warning', tagged, T0 + 25 * HOUR, before.next);
+    expect([later.publish, later.report.findings[0]]).toEqual([
+      false,
+      expect.not.objectContaining({ escalated_after_hours: expect.anything() }),
+    ]);
+  });
+});

@@ -206,8 +206,9 @@ const worth = (
   x: { readonly severity: Severity; readonly policy?: string },
 ) => atOrAbove(x.severity, (x.policy !== undefined && p.minSeverityByGroup?.get(x.policy)) || p.minSeverity);
 const lower = (a: number | null, b: number | null) => a !== null && (b === null || a < b);
+/** Snoozed, acknowledged or let lapse: never announced, escalated or repeated, nor remembered as alerted. */
 const isSilenced = (c: Comparison, f: Finding) =>
-  isDomainFinding(f) && c.silencing.silenced.has(f.domain_name);
+  isDomainFinding(f) && (f.let_lapse === true || c.silencing.silenced.has(f.domain_name));
 /** How a name is shown in changes and resolved entries: as read, or cut when it is kept under a hash. */
 const shownName = (name: string, key: string) => (isHashedKey(key) ? shownCut(name) : name);
 
@@ -419,7 +420,7 @@ function countRepeats(c: Comparison, count: (n: number, what: string) => unknown
   let lastDays = 0;
   const prior = (name: string) => c.memory.priorOf(name);
   for (const f of c.findings) {
-    if (f.change !== 'ongoing' || !isDomainFinding(f) || f.let_lapse || isSilenced(c, f)) continue;
+    if (f.change !== 'ongoing' || !isDomainFinding(f) || isSilenced(c, f)) continue;
     if (!worth(c, f)) continue;
     const repeat = repeatFor(c.input.policy, f);
     const stage = stageOf(f, thresholds);
@@ -454,7 +455,7 @@ function alertedNow(
   prev: AlertMemory | null | undefined,
 ): AlertMemory | null {
   // A silenced finding was left out of the message: its memory stays what was last announced, so
-  // it comes back (and repeats) as if the silence had not been there.
+  // it comes back (and repeats) as if the silence had not been there (a lapse too, untagged).
   if (isSilenced(c, f)) return prev ?? null;
   if (!publish || !worth(c, f)) return prev ?? null;
   const key = isDomainFinding(f) ? domainKey(f.domain_name) : undefined;
