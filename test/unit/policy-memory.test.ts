@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DomainFinding } from '../../functions/core/findings/classify';
+import { classify } from '../../functions/core/findings/classify';
 import { loadStatePolicy } from '../../functions/core/memory/state-config';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { markFinding, parsePolicies, resolvePolicies } from '../../functions/core/scan/policies';
@@ -29,13 +29,20 @@ function scanWith(
     minSeverity,
   });
   const { report, observed } = scanOf(domains, now);
-  const byName = new Map(domains.map((d) => [d.domain_name, d]));
-  for (const f of report.findings) {
-    const d = byName.get((f as DomainFinding).domain_name) as Domain;
-    markFinding(f as DomainFinding, set.policyFor(d));
-  }
+  // As the scan does: each domain judged by its group's thresholds and marked with its name.
+  const findings = domains.flatMap((d) => {
+    const group = set.policyFor(d);
+    const f = classify(d, now, group?.classify);
+    return f ? [markFinding(f, group)] : [];
+  });
   const policy = loadStatePolicy({}, minSeverity, policies);
-  return compareWithState({ report, observed, state, policy, scope: 'http://reseller.test' });
+  return compareWithState({
+    report: { ...report, findings },
+    observed,
+    state,
+    policy,
+    scope: 'http://reseller.test',
+  });
 }
 
 /** Expiring without auto-renew `daysLeft` after T0 (a warning beyond 7 days, critical within). */
@@ -105,5 +112,24 @@ describe('a domain let lapse, with memory between scans', () => {
       false,
       expect.not.objectContaining({ escalated_after_hours: expect.anything() }),
     ]);
+  });
+});
+
+describe('a group’s alertThresholds with memory between scans', () => {
+  const file = {
+    policies: [{ name: 'vip', match: { tags: ['vip'] }, expiryDays: 60, alertThresholds: [50, 40] }],
+  };
+
+  it('escalates a group’s finding at its own rungs, and remembers the rung it stands on by them', () => {
+    // 45 days left: the vip 50-day rung (ALERT_THRESHOLDS' 30 is below it: off that ladder).
+    const domains = (now: number) => [
+      domain('vip.nl', now, { date_expiry: T0 + 45 * DAY, auto_renew: false, tags: ['vip'] }),
+    ];
+    const first = scanWith(file, 'warning', domains(T0), T0, EMPTY_STATE);
+    expect(first.next.domains['vip.nl']?.finding).toMatchObject({ stage: 50 });
+    // Six days on, 39 days left: its 40-day rung, news to the vip desk once.
+    const later = scanWith(file, 'warning', domains(T0 + 6 * DAY), T0 + 6 * DAY, first.next);
+    expect(later.report.findings[0]).toMatchObject({ change: 'escalated' });
+    expect(later.why).toEqual(['1 escalated']);
   });
 });

@@ -205,6 +205,12 @@ const worth = (
   { input: { policy: p } }: Comparison,
   x: { readonly severity: Severity; readonly policy?: string },
 ) => atOrAbove(x.severity, (x.policy !== undefined && p.minSeverityByGroup?.get(x.policy)) || p.minSeverity);
+/** The rung a finding stands on, by its group's alertThresholds, else the deployment's. */
+const stageIn = ({ input: { policy: p } }: Comparison, f: Finding) =>
+  stageOf(
+    f,
+    (isDomainFinding(f) && f.policy !== undefined && p.thresholdsByGroup?.get(f.policy)) || p.thresholds,
+  );
 const lower = (a: number | null, b: number | null) => a !== null && (b === null || a < b);
 /** Snoozed, acknowledged or let lapse: never announced, escalated or repeated, nor remembered as alerted. */
 const isSilenced = (c: Comparison, f: Finding) =>
@@ -232,7 +238,6 @@ function nextWatched(c: Comparison, key: string): WatchedFields | undefined {
 
 /** Step four: each finding new, escalated or ongoing; a renewed or lessened one resolves the old. */
 function markFindings(c: Comparison): void {
-  const { thresholds } = c.input.policy;
   for (const f of c.report.findings) {
     const dom = isDomainFinding(f);
     const key = dom ? domainKey(f.domain_name) : '';
@@ -252,17 +257,14 @@ function markFindings(c: Comparison): void {
       c.resolved.push(resolution(of, prev, reason, f));
       c.resolvedKeys.add(key);
       if (renewal) change = 'new';
-    } else if (
-      severityRank(f.severity) > severityRank(prev.severity) ||
-      lower(stageOf(f, thresholds), prev.stage)
-    ) {
+    } else if (severityRank(f.severity) > severityRank(prev.severity) || lower(stageIn(c, f), prev.stage)) {
       change = 'escalated';
     }
     const hours = dom
       ? escalationHours(f, priorAlert(c, key, f), {
           policy: c.input.policy.escalation,
           nowMs: c.nowMs,
-          stage: stageOf(f, thresholds),
+          stage: stageIn(c, f),
           silenced: isSilenced(c, f),
         })
       : null;
@@ -415,7 +417,6 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
  * last days to restore, repeated daily whatever the cadence or its cap.
  */
 function countRepeats(c: Comparison, count: (n: number, what: string) => unknown): void {
-  const { thresholds } = c.input.policy;
   const by = new Map<string, number>();
   let lastDays = 0;
   const prior = (name: string) => c.memory.priorOf(name);
@@ -423,7 +424,7 @@ function countRepeats(c: Comparison, count: (n: number, what: string) => unknown
     if (f.change !== 'ongoing' || !isDomainFinding(f) || isSilenced(c, f)) continue;
     if (!worth(c, f)) continue;
     const repeat = repeatFor(c.input.policy, f);
-    const stage = stageOf(f, thresholds);
+    const stage = stageIn(c, f);
     const decision = repeatDecision({ ...f, stage }, prior(f.domain_name)?.alerted, repeat, c.nowMs);
     if (decision === 'due') {
       c.repeated.add(domainKey(f.domain_name));
@@ -461,18 +462,18 @@ function alertedNow(
   const key = isDomainFinding(f) ? domainKey(f.domain_name) : undefined;
   const next = nextAlertMemory(f, prev, {
     at: c.report.now,
-    stage: stageOf(f, c.input.policy.thresholds),
+    stage: stageIn(c, f),
     escalatedNow: key !== undefined && c.escalated.has(key),
   });
   const repeats = nextRepeats(prev, next, key !== undefined && c.repeated.has(key));
   return repeats > 0 ? { ...next, repeats } : next;
 }
 
-function findingMemoryOf(f: Finding, thresholds: readonly number[]): FindingMemory {
+function findingMemoryOf(c: Comparison, f: Finding): FindingMemory {
   return {
     kind: f.kind,
     severity: f.severity,
-    stage: stageOf(f, thresholds),
+    stage: stageIn(c, f),
     ...(isDomainFinding(f) ? { date_expiry: f.date_expiry } : {}),
   };
 }
@@ -541,21 +542,21 @@ function memoryOf(
   return {
     ...named,
     watched,
-    finding: findingMemoryOf(f, c.input.policy.thresholds),
+    finding: findingMemoryOf(c, f),
     alerted: alertedNow(c, publish, f, prev),
   };
 }
 
 /** The account-wide part to remember next, with each flagged contact's memory. */
 function nextHead(c: Comparison, publish: boolean, contacts: Record<string, ContactMemory>): StateHead {
-  const { head, policy } = c.input;
+  const { head } = c.input;
   const now = c.report.now;
   for (const f of c.report.findings) {
     if (isDomainFinding(f)) continue;
     const key = keyOf(f.handle);
     contacts[key] = {
       ...(isHashedKey(key) ? { handle: shownCut(f.handle) } : {}),
-      finding: findingMemoryOf(f, policy.thresholds),
+      finding: findingMemoryOf(c, f),
       alerted: alertedNow(c, publish, f, c.priorContacts.get(key)?.alerted),
     };
   }

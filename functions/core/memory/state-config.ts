@@ -18,6 +18,9 @@ export function loadStatePolicy(
 ): StatePolicy {
   const { escalation } = policies ?? {};
   const lapsing = new Set((policies?.policies ?? []).filter((p) => p.letLapse).map((p) => p.name));
+  const rungs = new Map(
+    (policies?.policies ?? []).flatMap((p) => (p.alertThresholds ? [[p.name, p.alertThresholds]] : [])),
+  );
   const levels = new Map(
     (policies?.policies ?? []).flatMap((p) => (p.minSeverity ? [[p.name, p.minSeverity]] : [])),
   );
@@ -27,6 +30,7 @@ export function loadStatePolicy(
   });
   return {
     thresholds: parseSetting('alertThresholds', env[ENV.alertThresholds]),
+    ...(rungs.size ? { thresholdsByGroup: rungs } : {}),
     repeat,
     ...(byGroup.size ? { repeatByGroup: byGroup } : {}),
     summaryEveryDays: parseSetting('summaryEveryDays', env[ENV.summaryEveryDays]),
