@@ -172,9 +172,11 @@ export function lastDaysRepeatDue(
   if (typeof left !== 'number' || left > LAST_DAYS) return false;
   const at = prior(f.domain_name)?.alerted?.at;
   const elapsed = at === undefined ? Number.NaN : now - Date.parse(at);
+  // A last alert in the future (a clock that ran back) is due, as every stored time (state-time.ts):
+  // the cadence says so already unless capped, and the cap never holds these back.
   return (
     Number.isFinite(elapsed) &&
-    elapsed >= LAST_DAYS_REPEAT_HOURS * 3_600_000 &&
+    (elapsed < 0 || elapsed >= LAST_DAYS_REPEAT_HOURS * 3_600_000) &&
     elapsed < criticalRepeatHours * 3_600_000
   );
 }
