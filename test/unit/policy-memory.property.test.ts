@@ -113,4 +113,36 @@ describe('a quarantine under policies, for any sequence of scans', () => {
       { numRuns: 300 },
     );
   });
+
+  it('is escalated exactly once: at the first scan afterHours from its first alert with restore-by within withinDays', () => {
+    const escalation = fc.record({
+      afterHours: fc.integer({ min: 1, max: 100 }),
+      withinDays: fc.integer({ min: 1, max: 12 }),
+    });
+    fc.assert(
+      fc.property(escalation, fc.array(step, { minLength: 1, maxLength: 30 }), (esc, steps) => {
+        const file = { ...fileOf({ critical: 20 }), escalation: esc };
+        const restoreBy = T0 + 10 * DAY;
+        let now = T0;
+        let { result } = scan(file, '', now, EMPTY_STATE);
+        let escalated = false;
+        for (const { hours, group } of steps) {
+          now += hours * HOUR;
+          const out = scan(file, group, now, result.next);
+          result = out.result;
+          // Its first alert at T0 stays its first (the same kind, critical): a time in the future is due.
+          const waited = now < T0 || now - T0 >= esc.afterHours * HOUR;
+          const owed = group !== 'lapse' && !escalated && waited && restoreBy - now <= esc.withinDays * DAY;
+          const hoursOf = (out.finding as { escalated_after_hours?: number }).escalated_after_hours;
+          expect({ at: (now - T0) / HOUR, escalatedAfter: hoursOf, publish: result.publish }).toEqual({
+            at: (now - T0) / HOUR,
+            escalatedAfter: owed ? (now < T0 ? esc.afterHours : Math.floor((now - T0) / HOUR)) : undefined,
+            publish: owed ? true : result.publish,
+          });
+          if (owed) escalated = true;
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
