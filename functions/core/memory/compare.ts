@@ -257,7 +257,11 @@ function markFindings(c: Comparison): void {
       c.resolved.push(resolution(of, prev, reason, f));
       c.resolvedKeys.add(key);
       if (renewal) change = 'new';
-    } else if (severityRank(f.severity) > severityRank(prev.severity) || lower(stageIn(c, f), prev.stage)) {
+    } else if (
+      severityRank(f.severity) > severityRank(prev.severity) ||
+      lower(stageIn(c, f), prev.stage) ||
+      prev.kind !== f.kind // another kind at the same severity and rung: a renewal that failed
+    ) {
       change = 'escalated';
     }
     const hours = dom
