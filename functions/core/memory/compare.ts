@@ -224,11 +224,13 @@ function inGroup(c: Comparison, group: string | undefined): InGroup {
   return c.input.policy.lapsing?.has(group) ? { policy: group, let_lapse: true } : { policy: group };
 }
 
-/** A domain's last alert (none once resolved); past a snooze, escalation counts from its end. */
+/** A domain's last alert (none once resolved); past a snooze or acknowledgement, escalation counts from its end. */
 function priorAlert(c: Comparison, key: string, f: Finding): AlertMemory | null | undefined {
   if (c.resolvedKeys.has(key)) return null;
   const was = c.memory.prior.get(key);
-  return isSilenced(c, f) ? was?.alerted : sinceSnooze(was?.alerted, was?.actions?.snooze, c.nowMs);
+  // Kept yet not silencing: an acknowledgement that lapses now (a quarantine's last days begin).
+  const ended = was?.actions?.acknowledged ? { until: c.report.now } : was?.actions?.snooze;
+  return isSilenced(c, f) ? was?.alerted : sinceSnooze(was?.alerted, ended, c.nowMs);
 }
 
 /** The watched fields a domain read by this scan remembers next: as read, with the renewal watch decided. */

@@ -29,12 +29,12 @@ export function stageOf(finding: Finding, thresholds: readonly number[]): number
 }
 
 /**
- * The last alert as escalation counts from it: after a snooze (ended, or lapsed early) the team
- * has its `afterHours` again, so the count starts at the snooze's end, at the latest `nowMs`.
+ * The last alert as escalation counts from it: after a snooze or an acknowledgement (ended, or
+ * lapsed early) the team has its `afterHours` again, so the count starts at its end, at the latest `nowMs`.
  */
 export function sinceSnooze(
   alerted: AlertMemory | null | undefined,
-  snooze: Snooze | undefined,
+  snooze: Pick<Snooze, 'until'> | undefined,
   nowMs: number,
 ): AlertMemory | null | undefined {
   if (!alerted || !snooze) return alerted;
