@@ -133,3 +133,20 @@ describe('a group’s alertThresholds with memory between scans', () => {
     expect(later.why).toEqual(['1 escalated']);
   });
 });
+
+describe('a group renamed between scans', () => {
+  it('keeps its domains’ memory: an ongoing finding is neither new again nor silenced, and repeats on the new group’s cadence', () => {
+    const before = { policies: [{ name: 'vip', match: { tags: ['vip'] }, repeat: { critical: 12 } }] };
+    const after = { policies: [{ name: 'gold', match: { tags: ['vip'] }, repeat: { critical: 6 } }] };
+    const domains = [expiring('vip.nl', 5.5, ['vip'])];
+    const first = scanWith(before, 'warning', domains, T0, EMPTY_STATE);
+    expect(first.why).toEqual(['1 new']);
+    const renamed = scanWith(after, 'warning', domains, T0 + 2 * HOUR, first.next);
+    expect([renamed.publish, renamed.report.findings[0]]).toEqual([
+      false,
+      expect.objectContaining({ change: 'ongoing', policy: 'gold' }),
+    ]);
+    const due = scanWith(after, 'warning', domains, T0 + 7 * HOUR, renamed.next);
+    expect(due.why).toEqual(['1 critical repeated after 6 h']);
+  });
+});
