@@ -50,6 +50,32 @@ describe('escalationHours', () => {
     ).toBe(30);
   });
 
+  it('judges an expiry mismatch by the registry’s date, and a redemption or hold at the registry as due now', () => {
+    // The reseller says renewed to next year; the registry still ends the domain in 3 days
+    // (docs/registry.md): critical, and its deadline is the registry's, as quiet hours judge it.
+    const mismatch = {
+      kind: 'registry_expiry_mismatch',
+      severity: 'critical',
+      domain_name: 'drift.com',
+      date_expiry: new Date(NOW + 365 * DAY).toISOString(),
+      days_left: 365,
+      registry: {
+        kind: 'registry_expiry_mismatch',
+        severity: 'critical',
+        date_expiry: new Date(NOW + 3 * DAY).toISOString(),
+        days_left: 3,
+        status: [],
+        server: 'https://rdap.example',
+      },
+    } as unknown as DomainFinding;
+    const prev = alerted(25, { kind: 'registry_expiry_mismatch', stage: 3 });
+    expect(escalationHours(mismatch, prev, input({ stage: 3 }))).toBe(25);
+    // In redemption at the registry: the domain is being deleted now, whatever the reseller's date.
+    const redemption = { ...mismatch, kind: 'registry_redemption' } as DomainFinding;
+    const before = alerted(25, { kind: 'registry_redemption', stage: null });
+    expect(escalationHours(redemption, before, input({ stage: null }))).toBe(25);
+  });
+
   it('does not escalate too early, too far from the deadline, silenced, below critical, never alerted, or without a policy', () => {
     expect(escalationHours(quarantine(5), alerted(23), input())).toBeNull();
     expect(escalationHours(quarantine(8), alerted(25), input())).toBeNull();
