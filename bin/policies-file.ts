@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { ConfigError } from '../functions/core/base/errors';
 import { ENV, type RawSettings } from '../functions/core/scan/config';
-import { parsePoliciesText } from '../functions/core/scan/policies';
+import { POLICIES_MAX_CHARS, parsePoliciesText } from '../functions/core/scan/policies';
 import { MAX_CONFIG_FILE_BYTES, readRegularFileSync } from '../functions/local/regular-file';
 import type { CliIo } from './command';
 
@@ -23,5 +23,11 @@ export function withPoliciesFile(raw: RawSettings, io: Pick<CliIo, 'cwd'>): RawS
     );
   }
   parsePoliciesText(text, where);
+  // Said here, of the file, rather than later of POLICIES, a setting the reader never wrote.
+  const length = text.trim().length;
+  if (length > POLICIES_MAX_CHARS)
+    throw new ConfigError(
+      `${where} is ${length} characters, more than the ${POLICIES_MAX_CHARS} a scan takes (${ENV.policies}); use fewer or shorter patterns (a tag matches many domains at once)`,
+    );
   return { ...raw, policies: text };
 }

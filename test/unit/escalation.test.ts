@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
-import { snoozeOf } from '../../functions/core/memory/actions';
+import { acknowledgementOf, snoozeOf } from '../../functions/core/memory/actions';
 import { escalationHours, nextAlertMemory } from '../../functions/core/memory/escalation';
 import type { AlertMemory } from '../../functions/core/memory/state';
 import { domain, scanOf } from '../support/state-scan';
@@ -48,6 +48,32 @@ describe('escalationHours', () => {
         input(),
       ),
     ).toBe(30);
+  });
+
+  it('judges an expiry mismatch by the registry’s date, and a redemption or hold at the registry as due now', () => {
+    // The reseller says renewed to next year; the registry still ends the domain in 3 days
+    // (docs/registry.md): critical, and its deadline is the registry's, as quiet hours judge it.
+    const mismatch = {
+      kind: 'registry_expiry_mismatch',
+      severity: 'critical',
+      domain_name: 'drift.com',
+      date_expiry: new Date(NOW + 365 * DAY).toISOString(),
+      days_left: 365,
+      registry: {
+        kind: 'registry_expiry_mismatch',
+        severity: 'critical',
+        date_expiry: new Date(NOW + 3 * DAY).toISOString(),
+        days_left: 3,
+        status: [],
+        server: 'https://rdap.example',
+      },
+    } as unknown as DomainFinding;
+    const prev = alerted(25, { kind: 'registry_expiry_mismatch', stage: 3 });
+    expect(escalationHours(mismatch, prev, input({ stage: 3 }))).toBe(25);
+    // In redemption at the registry: the domain is being deleted now, whatever the reseller's date.
+    const redemption = { ...mismatch, kind: 'registry_redemption' } as DomainFinding;
+    const before = alerted(25, { kind: 'registry_redemption', stage: null });
+    expect(escalationHours(redemption, before, input({ stage: null }))).toBe(25);
   });
 
   it('does not escalate too early, too far from the deadline, silenced, below critical, never alerted, or without a policy', () => {
@@ -169,6 +195,43 @@ describe('escalation through the comparison with memory', () => {
     const after = scan(T0 + 26 * HOUR, during.result.next);
     expect(after.finding).not.toHaveProperty('escalated_after_hours');
     const unanswered = scan(T0 + 50 * HOUR, after.result.next);
+    expect(unanswered.finding).toMatchObject({ escalated_after_hours: 25 });
+  });
+  it('counts again from the end of an acknowledgement: a quarantine acknowledged early is not escalated the moment its last days begin', () => {
+    // Acknowledged within afterHours of its first alert, so acted on (docs/policies.md); the
+    // acknowledgement of a quarantine ends as its last 7 days to restore begin (deadlines.md). The
+    // team then has afterHours again, as after a snooze, before the escalation recipients are paged.
+    const late = { ...policy, escalation: { afterHours: 24, withinDays: 9 } };
+    // In quarantine since T0 − 20 days: restore by T0 + 10 days, its last days from T0 + 2 days.
+    const lost = domain('lost.de', T0, {
+      status: ['quarantine'],
+      date_expiry: T0 - 40 * DAY,
+      auto_renew: false,
+      date_deleted: T0 - 20 * DAY,
+    });
+    const scan = (now: number, state: ScanState) => {
+      const { report, observed } = scanOf([lost], now);
+      const result = compareWithState({ report, observed, state, policy: late });
+      return { result, finding: result.report.findings[0] as DomainFinding & { change: string } };
+    };
+    const first = scan(T0, EMPTY_STATE);
+    const memory = first.result.next.domains['lost.de'];
+    const acknowledged: ScanState = {
+      ...first.result.next,
+      domains: {
+        ...first.result.next.domains,
+        'lost.de': {
+          ...memory,
+          actions: { acknowledged: acknowledgementOf(first.finding, T0 + HOUR) },
+        } as never,
+      },
+    };
+    const during = scan(T0 + 30 * HOUR, acknowledged);
+    expect(during.finding).not.toHaveProperty('escalated_after_hours');
+    const lastDays = scan(T0 + 2 * DAY + HOUR, during.result.next);
+    expect(lastDays.result.publish).toBe(true);
+    expect(lastDays.finding).not.toHaveProperty('escalated_after_hours');
+    const unanswered = scan(T0 + 3 * DAY + 2 * HOUR, lastDays.result.next);
     expect(unanswered.finding).toMatchObject({ escalated_after_hours: 25 });
   });
 });

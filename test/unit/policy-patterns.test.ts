@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { globMatches } from '../../functions/core/scan/policies';
+import { globMatches, parsePolicies, resolvePolicies } from '../../functions/core/scan/policies';
 
 /** The regular expression the patterns were matched with before: the oracle, on inputs short enough for it. */
 const asRegExp = (pattern: string) =>
@@ -37,5 +37,21 @@ describe('a policy name pattern (globMatches)', () => {
     const name = `${'a'.repeat(240)}.nl`;
     expect(fits(pattern, name)).toBe(false);
     expect(fits(pattern, `${'a'.repeat(240)}b`)).toBe(true);
+  });
+
+  it('fits a Unicode name however its accents are composed, in the pattern or the record', () => {
+    // `ü` as one code point (NFC, what IDNA and most keyboards give) or as `u` and a combining
+    // diaeresis (NFD, what a macOS copy of a file name may give): the same name either way.
+    const nfd = '*.bu\u0308cher.example';
+    const set = resolvePolicies(
+      parsePolicies({ policies: [{ name: 'de', match: { names: [nfd] } }] }, 'p.json'),
+      {
+        classify: { expiryDays: 30, criticalDays: 7 },
+        minSeverity: 'warning',
+      },
+    );
+    expect(set.policyFor({ domain_name: 'shop.b\u00fccher.example' })?.policy.name).toBe('de');
+    expect(set.policyFor({ domain_name: 'shop.xn--bcher-kva.example' })?.policy.name).toBe('de');
+    expect(set.policyFor({ domain_name: 'shop.bu\u0308cher.example' })?.policy.name).toBe('de');
   });
 });

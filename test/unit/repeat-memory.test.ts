@@ -97,6 +97,44 @@ describe('repeat cadence with memory', () => {
     expect(daily.why).toEqual(['1 in the last days to restore, repeated daily']);
   });
 
+  it('announces a finding that became another kind at the same severity and rung, and counts it from 0', () => {
+    // docs/policies.md: "A finding that changes (another kind, a higher severity, a lower rung ...)
+    // is a new one: announced as new or escalated". Expiring and critical at T0 without auto-renew;
+    // auto-renew turned on and its renewal failed before the next scan: renewal_failed, critical,
+    // on the same 7-day rung.
+    const domains = [expiring('soon.nl', 5.5)];
+    const first = run(domains, T0, EMPTY_STATE, capped);
+    const failed = (f: DomainFinding) => {
+      Object.assign(f, {
+        kind: 'renewal_failed',
+        auto_renew: true,
+        date_renewal: new Date(T0).toISOString(),
+      });
+    };
+    const next = run(domains, T0 + 2 * HOUR, first.next, capped, failed);
+    expect([next.why, next.report.findings[0]?.change]).toEqual([['1 escalated'], 'escalated']);
+    expect(next.next.domains['soon.nl']?.alerted).toMatchObject({ kind: 'renewal_failed' });
+    expect(next.next.domains['soon.nl']?.alerted?.repeats).toBeUndefined();
+  });
+
+  it('repeats daily whatever the cap a quarantine whose restore deadline is unknown: it may be in its last days', () => {
+    // No date_deleted: restore_by unknown (docs/deadlines.md "Unknown, never guessed"). Nothing
+    // shows the domain is further than 7 days from loss, so the cap must not end its alerts.
+    const lost = [
+      domain('lost.de', T0, {
+        status: ['quarantine'],
+        date_expiry: T0 - 40 * DAY,
+        auto_renew: false,
+        date_deleted: null,
+      }),
+    ];
+    const first = run(lost, T0, EMPTY_STATE, capped);
+    expect(first.report.findings[0]).toMatchObject({ kind: 'quarantine', restore_by: null });
+    expect(run(lost, T0 + 12 * HOUR, first.next, capped).publish).toBe(false);
+    const daily = run(lost, T0 + 21 * HOUR, first.next, capped);
+    expect(daily.why).toEqual(['1 in the last days to restore, repeated daily']);
+  });
+
   it('repeats nothing of a domain let lapse', () => {
     const domains = [expiring('gone.nl', 5.5)];
     const first = run(domains, T0, EMPTY_STATE, DEFAULT_STATE_POLICY);

@@ -228,3 +228,19 @@ export function alertView<R extends Report>(
   for (const f of findings) summary[f.severity]++;
   return { ...report, findings, summary, silenced: report.findings.length - findings.length };
 }
+
+/** A next memory with the domain's actions kept, less the ones that lapsed. */
+export function withActions(
+  next: DomainMemory,
+  actions: DomainActions | undefined,
+  key: string,
+  lapsed: ReadonlySet<string>,
+): DomainMemory {
+  if (!actions) return next;
+  const { snooze, acknowledged } = actions;
+  const kept: DomainActions = {
+    ...(snooze && !lapsed.has(`${key} snooze`) ? { snooze } : {}),
+    ...(acknowledged && !lapsed.has(`${key} acknowledge`) ? { acknowledged } : {}),
+  };
+  return kept.snooze || kept.acknowledged ? { ...next, actions: kept } : next;
+}

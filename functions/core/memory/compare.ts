@@ -6,7 +6,7 @@ import {
   severityRank,
 } from '../findings/classify';
 import type { Report } from '../scan/scan';
-import { type AppliedActions, applyActions } from './actions';
+import { type AppliedActions, applyActions, withActions } from './actions';
 import { escalationHours, nextAlertMemory, sinceSnooze, stageOf } from './escalation';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, withFailedRenewals } from './renewal-memory';
@@ -17,7 +17,6 @@ import {
   type AlertMemory,
   type Change,
   type ContactMemory,
-  type DomainActions,
   type DomainChange,
   type DomainMemory,
   type FindingMemory,
@@ -201,9 +200,21 @@ function prepare(input: CompareInput): Comparison {
 }
 
 const atOrAbove = (s: Severity, level: Severity) => severityRank(s) >= severityRank(level);
+/** Whether a finding (or a change, a resolution) reaches its group's minSeverity, else the deployment's. */
+const worth = (
+  { input: { policy: p } }: Comparison,
+  x: { readonly severity: Severity; readonly policy?: string },
+) => atOrAbove(x.severity, (x.policy !== undefined && p.minSeverityByGroup?.get(x.policy)) || p.minSeverity);
+/** The rung a finding stands on, by its group's alertThresholds, else the deployment's. */
+const stageIn = ({ input: { policy: p } }: Comparison, f: Finding) =>
+  stageOf(
+    f,
+    (isDomainFinding(f) && f.policy !== undefined && p.thresholdsByGroup?.get(f.policy)) || p.thresholds,
+  );
 const lower = (a: number | null, b: number | null) => a !== null && (b === null || a < b);
+/** Snoozed, acknowledged or let lapse: never announced, escalated or repeated, nor remembered as alerted. */
 const isSilenced = (c: Comparison, f: Finding) =>
-  isDomainFinding(f) && c.silencing.silenced.has(f.domain_name);
+  isDomainFinding(f) && (f.let_lapse === true || c.silencing.silenced.has(f.domain_name));
 /** How a name is shown in changes and resolved entries: as read, or cut when it is kept under a hash. */
 const shownName = (name: string, key: string) => (isHashedKey(key) ? shownCut(name) : name);
 
@@ -213,11 +224,13 @@ function inGroup(c: Comparison, group: string | undefined): InGroup {
   return c.input.policy.lapsing?.has(group) ? { policy: group, let_lapse: true } : { policy: group };
 }
 
-/** A domain's last alert (none once resolved); past a snooze, escalation counts from its end. */
+/** A domain's last alert (none once resolved); past a snooze or acknowledgement, escalation counts from its end. */
 function priorAlert(c: Comparison, key: string, f: Finding): AlertMemory | null | undefined {
   if (c.resolvedKeys.has(key)) return null;
   const was = c.memory.prior.get(key);
-  return isSilenced(c, f) ? was?.alerted : sinceSnooze(was?.alerted, was?.actions?.snooze, c.nowMs);
+  // Kept yet not silencing: an acknowledgement that lapses now (a quarantine's last days begin).
+  const ended = was?.actions?.acknowledged ? { until: c.report.now } : was?.actions?.snooze;
+  return isSilenced(c, f) ? was?.alerted : sinceSnooze(was?.alerted, ended, c.nowMs);
 }
 
 /** The watched fields a domain read by this scan remembers next: as read, with the renewal watch decided. */
@@ -227,7 +240,6 @@ function nextWatched(c: Comparison, key: string): WatchedFields | undefined {
 
 /** Step four: each finding new, escalated or ongoing; a renewed or lessened one resolves the old. */
 function markFindings(c: Comparison): void {
-  const { thresholds, minSeverity } = c.input.policy;
   for (const f of c.report.findings) {
     const dom = isDomainFinding(f);
     const key = dom ? domainKey(f.domain_name) : '';
@@ -249,7 +261,8 @@ function markFindings(c: Comparison): void {
       if (renewal) change = 'new';
     } else if (
       severityRank(f.severity) > severityRank(prev.severity) ||
-      lower(stageOf(f, thresholds), prev.stage)
+      lower(stageIn(c, f), prev.stage) ||
+      prev.kind !== f.kind // another kind at the same severity and rung: a renewal that failed
     ) {
       change = 'escalated';
     }
@@ -257,7 +270,7 @@ function markFindings(c: Comparison): void {
       ? escalationHours(f, priorAlert(c, key, f), {
           policy: c.input.policy.escalation,
           nowMs: c.nowMs,
-          stage: stageOf(f, thresholds),
+          stage: stageIn(c, f),
           silenced: isSilenced(c, f),
         })
       : null;
@@ -268,8 +281,7 @@ function markFindings(c: Comparison): void {
       ...(hours !== null ? { escalated_after_hours: hours } : {}),
     } as StatefulFinding;
     c.findings.push(marked);
-    if (change !== 'ongoing' && atOrAbove(f.severity, minSeverity) && !isSilenced(c, f))
-      c.announced.push(marked);
+    if (change !== 'ongoing' && worth(c, f) && !isSilenced(c, f)) c.announced.push(marked);
   }
 }
 
@@ -369,7 +381,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
   count(c.announced.filter((f) => f.change === 'new').length, 'new');
   count(c.announced.filter((f) => f.change === 'escalated').length, 'escalated');
   // What happens to a domain its policy lets lapse is never news (docs/policies.md).
-  const news = (x: InGroup & { severity: Severity }) => !x.let_lapse && atOrAbove(x.severity, minSeverity);
+  const news = (x: InGroup & { severity: Severity }) => !x.let_lapse && worth(c, x);
   count(c.changes.filter(news).length, 'changed');
   count(c.resolved.filter(news).length, 'resolved');
   countRepeats(c, count);
@@ -411,15 +423,14 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
  * last days to restore, repeated daily whatever the cadence or its cap.
  */
 function countRepeats(c: Comparison, count: (n: number, what: string) => unknown): void {
-  const { minSeverity, thresholds } = c.input.policy;
   const by = new Map<string, number>();
   let lastDays = 0;
   const prior = (name: string) => c.memory.priorOf(name);
   for (const f of c.findings) {
-    if (f.change !== 'ongoing' || !isDomainFinding(f) || f.let_lapse || isSilenced(c, f)) continue;
-    if (!atOrAbove(f.severity, minSeverity)) continue;
+    if (f.change !== 'ongoing' || !isDomainFinding(f) || isSilenced(c, f)) continue;
+    if (!worth(c, f)) continue;
     const repeat = repeatFor(c.input.policy, f);
-    const stage = stageOf(f, thresholds);
+    const stage = stageIn(c, f);
     const decision = repeatDecision({ ...f, stage }, prior(f.domain_name)?.alerted, repeat, c.nowMs);
     if (decision === 'due') {
       c.repeated.add(domainKey(f.domain_name));
@@ -451,25 +462,24 @@ function alertedNow(
   prev: AlertMemory | null | undefined,
 ): AlertMemory | null {
   // A silenced finding was left out of the message: its memory stays what was last announced, so
-  // it comes back (and repeats) as if the silence had not been there.
+  // it comes back (and repeats) as if the silence had not been there (a lapse too, untagged).
   if (isSilenced(c, f)) return prev ?? null;
-  const { thresholds, minSeverity } = c.input.policy;
-  if (!publish || !atOrAbove(f.severity, minSeverity)) return prev ?? null;
+  if (!publish || !worth(c, f)) return prev ?? null;
   const key = isDomainFinding(f) ? domainKey(f.domain_name) : undefined;
   const next = nextAlertMemory(f, prev, {
     at: c.report.now,
-    stage: stageOf(f, thresholds),
+    stage: stageIn(c, f),
     escalatedNow: key !== undefined && c.escalated.has(key),
   });
   const repeats = nextRepeats(prev, next, key !== undefined && c.repeated.has(key));
   return repeats > 0 ? { ...next, repeats } : next;
 }
 
-function findingMemoryOf(f: Finding, thresholds: readonly number[]): FindingMemory {
+function findingMemoryOf(c: Comparison, f: Finding): FindingMemory {
   return {
     kind: f.kind,
     severity: f.severity,
-    stage: stageOf(f, thresholds),
+    stage: stageIn(c, f),
     ...(isDomainFinding(f) ? { date_expiry: f.date_expiry } : {}),
   };
 }
@@ -538,37 +548,21 @@ function memoryOf(
   return {
     ...named,
     watched,
-    finding: findingMemoryOf(f, c.input.policy.thresholds),
+    finding: findingMemoryOf(c, f),
     alerted: alertedNow(c, publish, f, prev),
   };
 }
 
-/** A next memory with the domain's actions kept, less the ones that lapsed. */
-function withActions(
-  next: DomainMemory,
-  actions: DomainActions | undefined,
-  key: string,
-  lapsed: ReadonlySet<string>,
-): DomainMemory {
-  if (!actions) return next;
-  const { snooze, acknowledged } = actions;
-  const kept: DomainActions = {
-    ...(snooze && !lapsed.has(`${key} snooze`) ? { snooze } : {}),
-    ...(acknowledged && !lapsed.has(`${key} acknowledge`) ? { acknowledged } : {}),
-  };
-  return kept.snooze || kept.acknowledged ? { ...next, actions: kept } : next;
-}
-
 /** The account-wide part to remember next, with each flagged contact's memory. */
 function nextHead(c: Comparison, publish: boolean, contacts: Record<string, ContactMemory>): StateHead {
-  const { head, policy } = c.input;
+  const { head } = c.input;
   const now = c.report.now;
   for (const f of c.report.findings) {
     if (isDomainFinding(f)) continue;
     const key = keyOf(f.handle);
     contacts[key] = {
       ...(isHashedKey(key) ? { handle: shownCut(f.handle) } : {}),
-      finding: findingMemoryOf(f, policy.thresholds),
+      finding: findingMemoryOf(c, f),
       alerted: alertedNow(c, publish, f, c.priorContacts.get(key)?.alerted),
     };
   }

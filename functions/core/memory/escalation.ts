@@ -29,12 +29,12 @@ export function stageOf(finding: Finding, thresholds: readonly number[]): number
 }
 
 /**
- * The last alert as escalation counts from it: after a snooze (ended, or lapsed early) the team
- * has its `afterHours` again, so the count starts at the snooze's end, at the latest `nowMs`.
+ * The last alert as escalation counts from it: after a snooze or an acknowledgement (ended, or
+ * lapsed early) the team has its `afterHours` again, so the count starts at its end, at the latest `nowMs`.
  */
 export function sinceSnooze(
   alerted: AlertMemory | null | undefined,
-  snooze: Snooze | undefined,
+  snooze: Pick<Snooze, 'until'> | undefined,
   nowMs: number,
 ): AlertMemory | null | undefined {
   if (!alerted || !snooze) return alerted;
@@ -43,10 +43,17 @@ export function sinceSnooze(
   return first < ends ? { ...alerted, first_at: new Date(ends).toISOString() } : alerted;
 }
 
-/** The deadline a person must act by: restore-by in quarantine (when known), else the expiry. */
+/**
+ * The deadline a person must act by: restore-by in quarantine (when known), the registry's expiry
+ * on a mismatch (the day the domain ends on, as quiet hours judge it), else the expiry.
+ */
 export function deadlineOf(f: DomainFinding): string {
+  if (f.kind === 'registry_expiry_mismatch' && f.registry?.date_expiry) return f.registry.date_expiry;
   return f.kind === 'quarantine' && f.restore_by ? f.restore_by : f.date_expiry;
 }
+
+/** Findings whose deadline is now: the registry deletes or holds the domain already (quiet-hours.ts). */
+const DUE_NOW: ReadonlySet<string> = new Set(['registry_redemption', 'registry_hold']);
 
 /**
  * Hours the finding went without action since its first alert, when it escalates now; null when
@@ -72,7 +79,7 @@ export function escalationHours(
   // A stored time in the future counts as due (isDue): a clock that jumped never holds an escalation back.
   const first = prev.first_at ?? prev.at;
   if (!isDue(first, nowMs, policy.afterHours * HOUR_MS)) return null;
-  const left = Date.parse(deadlineOf(f)) - nowMs;
+  const left = DUE_NOW.has(f.kind) ? 0 : Date.parse(deadlineOf(f)) - nowMs;
   if (!(left <= policy.withinDays * DAY_MS)) return null;
   const waited = nowMs - Date.parse(first);
   return waited >= 0 ? Math.floor(waited / HOUR_MS) : policy.afterHours;

@@ -157,7 +157,8 @@ function failedFinding(name: string, miss: FailedRenewal, now: number, was?: Dom
 export const LAST_DAYS_REPEAT_HOURS = 20;
 
 /**
- * True when a quarantine finding in its last {@link LAST_DAYS} days to restore is due again daily,
+ * True when a quarantine finding in its last {@link LAST_DAYS} days to restore (or whose restore
+ * deadline is unknown) is due again daily,
  * where its repeat cadence (`criticalRepeatHours`; Infinity once capped, repeat.ts) is longer than
  * a day (the cadence covers the rest).
  */
@@ -169,12 +170,15 @@ export function lastDaysRepeatDue(
 ): boolean {
   if (!isDomainFinding(f) || f.kind !== 'quarantine' || f.change !== 'ongoing') return false;
   const left = f.days_to_restore;
-  if (typeof left !== 'number' || left > LAST_DAYS) return false;
+  // Unknown (null): nothing shows it is further than its last days, as quiet hours judge it too.
+  if (left !== null && (typeof left !== 'number' || left > LAST_DAYS)) return false;
   const at = prior(f.domain_name)?.alerted?.at;
   const elapsed = at === undefined ? Number.NaN : now - Date.parse(at);
+  // A last alert in the future (a clock that ran back) is due, as every stored time (state-time.ts):
+  // the cadence says so already unless capped, and the cap never holds these back.
   return (
     Number.isFinite(elapsed) &&
-    elapsed >= LAST_DAYS_REPEAT_HOURS * 3_600_000 &&
+    (elapsed < 0 || elapsed >= LAST_DAYS_REPEAT_HOURS * 3_600_000) &&
     elapsed < criticalRepeatHours * 3_600_000
   );
 }

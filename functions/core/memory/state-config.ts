@@ -18,16 +18,24 @@ export function loadStatePolicy(
 ): StatePolicy {
   const { escalation } = policies ?? {};
   const lapsing = new Set((policies?.policies ?? []).filter((p) => p.letLapse).map((p) => p.name));
+  const rungs = new Map(
+    (policies?.policies ?? []).flatMap((p) => (p.alertThresholds ? [[p.name, p.alertThresholds]] : [])),
+  );
+  const levels = new Map(
+    (policies?.policies ?? []).flatMap((p) => (p.minSeverity ? [[p.name, p.minSeverity]] : [])),
+  );
   const { repeat, byGroup } = resolveRepeat(policies, {
     ...DEFAULT_REPEAT,
     critical: parseSetting('criticalRepeatHours', env[ENV.criticalRepeatHours]),
   });
   return {
     thresholds: parseSetting('alertThresholds', env[ENV.alertThresholds]),
+    ...(rungs.size ? { thresholdsByGroup: rungs } : {}),
     repeat,
     ...(byGroup.size ? { repeatByGroup: byGroup } : {}),
     summaryEveryDays: parseSetting('summaryEveryDays', env[ENV.summaryEveryDays]),
     minSeverity,
+    ...(levels.size ? { minSeverityByGroup: levels } : {}),
     // Only the two numbers: the escalation recipients are the stack's subscriptions.
     ...(escalation
       ? { escalation: { afterHours: escalation.afterHours, withinDays: escalation.withinDays } }

@@ -372,6 +372,8 @@ export const EMPTY_HEAD: StateHead = {
 export interface StatePolicy {
   /** Days-left rungs; crossing one since the last alert escalates. @default [30, 14, 7, 3, 1] */
   readonly thresholds: readonly number[];
+  /** The rungs of each policy's findings that sets its own (`alertThresholds`), by the policy's name. */
+  readonly thresholdsByGroup?: ReadonlyMap<string, readonly number[]>;
   /** The repeat cadence of a finding no policy claims (the policies' top-level `repeat`). @default DEFAULT_REPEAT */
   readonly repeat: Repeat;
   /** The cadence of each policy's findings, by the policy's name (`finding.policy`). */
@@ -380,6 +382,8 @@ export interface StatePolicy {
   readonly summaryEveryDays: number;
   /** Only what reaches this severity makes a message. @default 'warning' */
   readonly minSeverity: Severity;
+  /** The level of each policy's findings that sets its own (`minSeverity`), by the policy's name. */
+  readonly minSeverityByGroup?: ReadonlyMap<string, Severity>;
   /** Escalation of a critical finding nobody acted on (the policies' `escalation`). @default - none */
   readonly escalation?: EscalationPolicy;
   /** The names of the policies that let their domains lapse: their changes and resolutions are never news. */

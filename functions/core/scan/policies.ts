@@ -55,7 +55,8 @@ const tld = z
 const namePattern = z
   .string({ error: 'must be text' })
   .trim()
-  .transform((text) => text.toLowerCase().replace(/\.$/, ''))
+  // Composed (NFC) as IDNA gives a name's Unicode form: `u` + U+0308 and `ü` are one name.
+  .transform((text) => text.normalize('NFC').toLowerCase().replace(/\.$/, ''))
   .refine(
     (text) => text.length >= 1 && text.length <= 253 && /^[\p{L}\p{N}*?.-]+$/u.test(text),
     'must be a domain name pattern such as *.shop.example (letters, digits, "-", ".", "*" and "?")',

@@ -94,7 +94,8 @@ export function instantOfLocal(local: string, zone: string): number {
 
 /**
  * When the window `now` falls in ends, as the local date and time of `zone` (`2026-11-23T07:00:00`,
- * what EventBridge Scheduler's `at()` takes with the zone beside it); null outside the window.
+ * what EventBridge Scheduler's `at()` takes with the zone beside it); null outside the window, and
+ * in the hour the clocks repeat once the window's end happened the first time.
  */
 export function quietUntil(now: number, window: QuietHours, zone: string): string | null {
   const t = localTime(now, zone);
@@ -106,7 +107,10 @@ export function quietUntil(now: number, window: QuietHours, zone: string): strin
   // The window ends tomorrow when it crosses midnight and we are still before midnight.
   const nextDay = crosses && t.minutes >= window.start;
   const day = new Date(Date.UTC(t.y, t.m - 1, t.d + (nextDay ? 1 : 0)));
-  return `${day.getUTCFullYear()}-${pad(day.getUTCMonth() + 1)}-${pad(day.getUTCDate())}T${pad(Math.floor(window.end / 60))}:${pad(window.end % 60)}:00`;
+  const end = `${day.getUTCFullYear()}-${pad(day.getUTCMonth() + 1)}-${pad(day.getUTCDate())}T${pad(Math.floor(window.end / 60))}:${pad(window.end % 60)}:00`;
+  // In the hour the clocks repeat, after the end's first time: the window ended once already, and
+  // its end's instant (the first, instantOfLocal) is past, a schedule that would never run.
+  return instantOfLocal(end, zone) > now ? end : null;
 }
 
 /**
