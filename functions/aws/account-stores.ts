@@ -46,7 +46,7 @@ export class S3AccountSummaries implements AccountSummaryStore {
   async get(account: string): Promise<AccountSummary | null> {
     const key = accountReportPrefix(account) + ACCOUNT_SUMMARY_KEY;
     const text = await getText(this.client, this.bucket, key);
-    return text === null ? null : parseAccountSummary(text, `s3://${this.bucket}/${key}`);
+    return text === null ? null : parseAccountSummary(text, `s3://${this.bucket}/${key}`, account);
   }
 }
 

@@ -30,6 +30,6 @@ export class FolderAccountSummaries implements AccountSummaryStore {
   async get(account: string): Promise<AccountSummary | null> {
     const path = join(this.root, accountReportPrefix(account), ACCOUNT_SUMMARY_KEY);
     const text = await readReportFile(path);
-    return text === null ? null : parseAccountSummary(text, path);
+    return text === null ? null : parseAccountSummary(text, path, account);
   }
 }

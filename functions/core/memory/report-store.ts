@@ -190,8 +190,8 @@ export function reportTexts(report: Report): {
 /** Bytes read to find a stored report's `generated_at`: its first line, the small fields, is far shorter. */
 export const REPORT_HEAD_BYTES = 64 * 1024;
 
-/** An account's summary as stored beside its report (JSON); the error names `where` when it is not one. */
-export function parseAccountSummary(text: string, where: string): AccountSummary {
+/** Account `account`'s summary as stored beside its report (JSON); the error names `where` when it is not one, or not its. */
+export function parseAccountSummary(text: string, where: string, account: string): AccountSummary {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -202,6 +202,11 @@ export function parseAccountSummary(text: string, where: string): AccountSummary
   if (!parsed.success)
     throw new ReportStoreError(
       `the account summary in ${where} is not one (${parsed.error.issues[0]?.message})`,
+    );
+  // Copied from another account's folder or prefix: its counts are that account's, not this one's.
+  if (parsed.data.account !== account)
+    throw new ReportStoreError(
+      `the account summary in ${where} is of account ${parsed.data.account}, not ${account}`,
     );
   return parsed.data;
 }
