@@ -81,6 +81,18 @@ describe('the chat message (custom notification)', () => {
     expect(notify(later, 'Acme Hosting').id).not.toBe(message.id);
   });
 
+  it('writes our own setting and field names as they are: QUARANTINE_DAYS, not QUARANTINE\\u005fDAYS', () => {
+    const unknown = inQuarantine('shop.example', 0, {
+      restore_by: undefined,
+      days_to_restore: null,
+      restore_deadline_unknown:
+        "no quarantine period is known for .example (set QUARANTINE_DAYS, e.g. example=40, from the registry's policy)",
+    } as Partial<DomainFinding>);
+    const d = notify({ ...small(), findings: [unknown] }).content.description;
+    expect(d).toContain('(set QUARANTINE_DAYS, e.g. example=40');
+    expect(d).not.toContain('\\u005f');
+  });
+
   it('cuts a 100 000-domain account within the limits, counting what it left out and pointing to the report', () => {
     const findings: Finding[] = [];
     for (let i = 0; i < 30_000; i++) findings.push(inQuarantine(`quarantined-${i}.nl`, i % 40));

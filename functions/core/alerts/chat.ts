@@ -77,11 +77,16 @@ const CHAT_NAME_MAX = 520;
 /**
  * Running text of our own that may carry a value from the API (a TLD, a reason): safeText, then
  * anything outside plain prose punctuation written as `\uXXXX`, so no markup character from the API
- * survives. Our own sentences use none of them and read unchanged.
+ * survives. Our own sentences read unchanged: an underscore inside a word (`QUARANTINE_DAYS`,
+ * `date_deleted`) is kept, as no chat markdown reads one there as emphasis.
  */
 export function chatPlain(text: string): string {
-  return safeText(text).replace(/[^\p{L}\p{N}\p{M}\p{Zs}.,:;()'/%+=\\-]/gu, escapeChar);
+  return safeText(text).replace(/[^\p{L}\p{N}\p{M}\p{Zs}.,:;()'/%+=\\-]/gu, (ch, at: number, all: string) =>
+    ch === '_' && WORD.test(all[at - 1] ?? '') && WORD.test(all[at + 1] ?? '') ? ch : escapeChar(ch),
+  );
 }
+
+const WORD = /^[\p{L}\p{N}]$/u;
 
 /**
  * A link of ours as chat markdown shows it bare (clients link it themselves): every character that
