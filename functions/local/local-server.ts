@@ -66,7 +66,7 @@ export async function serveLocally(handler: ProxyHandler, options: { port?: numb
         message,
       });
       res.writeHead(status, { ...(refusal.headers as Record<string, string>), Connection: 'close' });
-      res.end(req.method === 'HEAD' ? undefined : refusal.body);
+      res.end(refusal.body); // refusalAnswer leaves it empty for HEAD
     };
     try {
       const body = await readBody(req);
