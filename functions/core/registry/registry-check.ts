@@ -1,4 +1,4 @@
-import { normalizeDomainName, plural, safeText } from '../base/text';
+import { cutText, normalizeDomainName, plural, safeText } from '../base/text';
 import type { RegistryFindingKind, RegistryView } from '../findings/classify';
 import { judgeRegistry, type RegistryPolicy, type ResellerSide } from '../findings/registry-rules';
 import type { RdapBootstrap } from './bootstrap';
@@ -298,7 +298,7 @@ async function lookUp(
     counts.checked++;
     if (answer.kind === 'not_found') {
       counts.not_checkable.not_found++;
-      state.notFound.push(safeText(candidate.domain_name).slice(0, 80));
+      state.notFound.push(cutText(safeText(candidate.domain_name), 80));
       return recheck ? 'silent' : null;
     }
     const judged = judgeRegistry(candidate, answer.record, input.now, input.policy);
@@ -326,7 +326,7 @@ async function lookUp(
     counts.not_checked.server_failed++;
     // One line per server: the domain is left out, it is one of many.
     const message = error.message.replace(/the RDAP lookup of [^\s:,]+/, 'a lookup');
-    state.lastError = safeText(message).slice(0, 300);
+    state.lastError = cutText(safeText(message), 300);
     // A server that asked for a wait the scan cannot make says so itself ("it is not asked again").
     state.asked = error instanceof RdapRateLimitError && error.retryAfterMs !== undefined;
     if (state.asked || state.failuresInRow >= (input.failuresToStop ?? 3)) state.stopped = true;

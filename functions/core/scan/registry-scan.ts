@@ -1,5 +1,5 @@
 import { SentinelError } from '../base/errors';
-import { normalizeDomainName, safeText } from '../base/text';
+import { cutText, normalizeDomainName, safeText } from '../base/text';
 import {
   type DomainFinding,
   type Finding,
@@ -285,7 +285,7 @@ async function addRechecks(
       out.problems.push({
         server: 'reseller',
         severity: 'info',
-        reason: `${safeText(name).slice(0, 80)} could not be read again for its registry re-check (${safeText(error.message).slice(0, 200)})`,
+        reason: `${cutText(safeText(name), 80)} could not be read again for its registry re-check (${cutText(safeText(error.message), 200)})`,
         domains_not_checked: 1,
       });
     }
@@ -351,7 +351,7 @@ function unread(
         {
           server: 'bootstrap',
           severity: 'info',
-          reason: `no registry was checked: ${safeText((error as Error).message).slice(0, 300)}`,
+          reason: `no registry was checked: ${cutText(safeText((error as Error).message), 300)}`,
           domains_not_checked: list.length,
         },
         ...lookedUp.problems,
