@@ -122,26 +122,39 @@ export function checkItemSize(at: ItemScope, sk: string, body: string, pk = at.s
     );
 }
 
-/** A bucket item of the layout in force: its bucket, part and members; null for anything else. */
+/**
+ * A bucket item of the layout in force: its bucket, part and members; null for anything else.
+ * One whose memories cannot be read has none, and says why in `damage`: reported, not dropped in
+ * silence, and not the end of the scan either (its domains are compared as if seen for the first time).
+ */
 export function bucketItem(
-  at: ItemScope,
   item: Record<string, AttributeValue>,
   exponent: number | null,
-): { bucket: number; part: number; members: Array<[string, unknown]> } | null {
+): { bucket: number; part: number; members: Array<[string, unknown]>; damage?: string } | null {
   const sk = item[SK.name]?.S ?? '';
   const match = BUCKET_SK.exec(sk);
   if (!match || exponent === null || Number(match[1]) !== exponent) return null;
   const bucket = Number.parseInt(match[2] as string, 16);
   if (bucket >= 1 << exponent) return null;
-  // A bucket of the layout in force without its memories as text is damage to report, not an item
-  // to drop: dropped, its domains would be forgotten in silence.
-  const body = item.m?.S;
-  const members = body === undefined ? null : parseItem(at, sk, body);
-  if (typeof members !== 'object' || members === null || Array.isArray(members))
-    throw new StateError(
-      `the state item ${sk} in ${at.where} is not a set of domain memories; reset the state`,
-    );
-  return { bucket, part: Number(match[3] ?? 0), members: Object.entries(members) };
+  const part = Number(match[3] ?? 0);
+  const members = membersOf(item.m?.S);
+  return typeof members === 'string'
+    ? { bucket, part, members: [], damage: members }
+    : { bucket, part, members: Object.entries(members) };
+}
+
+/** A bucket's memories by key, or why they cannot be read. */
+function membersOf(body: string | undefined): Record<string, unknown> | string {
+  if (body === undefined) return 'it holds no memories as text';
+  let members: unknown;
+  try {
+    members = JSON.parse(body);
+  } catch {
+    return 'its memories are not JSON';
+  }
+  return typeof members === 'object' && members !== null && !Array.isArray(members)
+    ? (members as Record<string, unknown>)
+    : 'it is not a set of domain memories';
 }
 
 /** A scan's save: the buckets holding a changed domain, or every bucket under a new layout. */

@@ -28,6 +28,7 @@ import {
 import {
   type Lease,
   MAX_LEASE_MS,
+  type MemorySink,
   type OpenedState,
   StateStore,
   type StateWrite,
@@ -213,11 +214,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     return { opened, known: { exponent, contacts: bodies, dirty: new Set(), garbage: [] } };
   }
 
-  protected async readMemories(
-    opened: OpenedState,
-    into: (key: string, memory: DomainMemory) => boolean,
-    signal?: AbortSignal,
-  ): Promise<void> {
+  protected async readMemories(opened: OpenedState, sink: MemorySink, signal?: AbortSignal): Promise<void> {
     const known = this.knownOf(opened);
     const exponent = known.exponent;
     const parts = new Uint8Array(exponent === null ? 0 : 1 << exponent);
@@ -227,18 +224,22 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
       for await (const page of this.pages(pk, undefined, signal))
         for (const item of page) {
           if (++taken % YIELD_EVERY === 0) await new Promise(setImmediate);
-          const found = bucketItem(this.at, item, exponent);
+          const found = bucketItem(item, exponent);
           if (!found || found.bucket % SHARDS !== n) {
             known.garbage.push([pk, item[SK.name]?.S ?? '']);
             continue;
           }
           parts[found.bucket] = Math.max(parts[found.bucket] as number, Math.min(found.part + 1, 255));
+          if (found.damage !== undefined) {
+            sink.damaged(item[SK.name]?.S ?? '', found.damage);
+            known.dirty.add(found.bucket);
+          }
           for (const [key, value] of found.members) {
-            // A memory filed in the wrong bucket, or a second one of a key, is written again where
-            // it belongs, and its bucket without it.
+            // A memory filed in the wrong bucket, or a second one of a key, or one that cannot be
+            // read, is written again where it belongs, and its bucket without it.
             const own = bucketOf(key, exponent as number);
             if (own !== found.bucket) known.dirty.add(found.bucket).add(own);
-            if (!into(key, readDomainMemory(value, key, this.at.where))) known.dirty.add(found.bucket);
+            if (!sink.memory(key, value)) known.dirty.add(found.bucket);
           }
         }
     };
@@ -381,8 +382,13 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     const members = new Map<string, unknown>();
     for await (const page of this.pages(shardPk(this.at, bucket), bucketSk(exponent, bucket)))
       for (const item of page) {
-        const found = bucketItem(this.at, item, exponent);
+        const found = bucketItem(item, exponent);
         if (found?.bucket !== bucket) continue;
+        // A link's step must not write a damaged bucket over: the scan reports it before it heals it.
+        if (found.damage !== undefined)
+          throw new StateError(
+            `the state item ${item[SK.name]?.S} in ${this.at.where} cannot be read (${found.damage}); the next scan reports it and writes it again`,
+          );
         if (parts) parts[bucket] = Math.max(parts[bucket] as number, found.part + 1);
         for (const [key, value] of found.members) if (!members.has(key)) members.set(key, value);
       }

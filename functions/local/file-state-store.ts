@@ -26,6 +26,7 @@ import {
 import {
   type Lease,
   leaseHolds,
+  type MemorySink,
   type OpenedState,
   StateStore,
   type StateWrite,
@@ -106,12 +107,9 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
     return { opened: { head, generation, lease }, known: domains };
   }
 
-  protected async readMemories(
-    opened: OpenedState,
-    into: (key: string, memory: DomainMemory) => boolean,
-  ): Promise<void> {
-    for (const [key, value] of Object.entries(this.knownOf(opened)))
-      into(key, readDomainMemory(value, key, this.location));
+  protected async readMemories(opened: OpenedState, sink: MemorySink): Promise<void> {
+    // A scan's save writes every next memory: one that could not be read is left out then.
+    for (const [key, value] of Object.entries(this.knownOf(opened))) sink.memory(key, value);
   }
 
   async readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {

@@ -1,12 +1,15 @@
 import { retry } from '../core/base/retry';
+import { safeText } from '../core/base/text';
 import type { ScanMemory } from '../core/memory/scan-memory';
 import {
   type AccountBinding,
   type DomainMemory,
+  DomainMemorySchema,
   StateConflictError,
   StateError,
   type StateHead,
   StateRefusedError,
+  statePath,
 } from '../core/memory/state';
 import { belongsTo, bindAccount } from '../core/memory/state-account';
 
@@ -32,6 +35,30 @@ export interface Lease {
  * The state as opened: everything but the domains, which {@link StateStore.read} streams into a
  * ScanMemory while the account is read. Small: the head, the flagged contacts.
  */
+/**
+ * One stored domain memory read back, or what is wrong with it (its place in the state and the
+ * reason): a scan's read makes that a problem record, where a link's read (readDomainMemory) fails.
+ */
+function domainMemoryOf(value: unknown, key: string): DomainMemory | { readonly damage: string } {
+  const parsed = DomainMemorySchema.safeParse(value);
+  if (parsed.success) return parsed.data as DomainMemory;
+  const issue = parsed.error.issues[0];
+  return {
+    damage: `${statePath(['domains', key, ...(issue?.path ?? [])])}: ${safeText(issue?.message ?? 'invalid')}`,
+  };
+}
+
+/** Where a store's read hands what it finds (StateStore.readMemories). */
+export interface MemorySink {
+  /**
+   * One domain's memory as stored; false when it is not kept (a second memory of the key, or one
+   * that cannot be read): the store writes that item again without it at the next save.
+   */
+  memory(key: string, value: unknown): boolean;
+  /** An item of the store's own that holds memories but cannot be read (`item` names it): written again at the next save. */
+  damaged(item: string, reason: string): void;
+}
+
 export interface OpenedState {
   readonly head: StateHead;
   /** 0 before the first save; each save adds one. */
@@ -71,15 +98,10 @@ export abstract class StateStore<Known = unknown> {
    */
   protected abstract readHead(): Promise<{ opened: OpenedState; known: Known }>;
   /**
-   * Hands every remembered domain of `opened` to `into`, which answers false for a second memory of
-   * a key (the store writes that item again without it). Stops early, without an error of its own,
-   * when `signal` aborts (the scan it runs beside failed).
+   * Hands every remembered domain of `opened` to `sink` as stored. Stops early, without an error of
+   * its own, when `signal` aborts (the scan it runs beside failed).
    */
-  protected abstract readMemories(
-    opened: OpenedState,
-    into: (key: string, memory: DomainMemory) => boolean,
-    signal?: AbortSignal,
-  ): Promise<void>;
+  protected abstract readMemories(opened: OpenedState, sink: MemorySink, signal?: AbortSignal): Promise<void>;
   /** The memory of one domain's key in `opened` (undefined when it has none), reading no more than that domain's share: a link's page reads one domain, never all. */
   abstract readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined>;
   /** Takes the lease on `generation` (the one opened); StateConflictError when another scan moved it on or holds it. */
@@ -110,9 +132,22 @@ export abstract class StateStore<Known = unknown> {
     return known;
   }
 
-  /** Adds every remembered domain of `opened` to `memory` as its prior memory. */
+  /**
+   * Adds every remembered domain of `opened` to `memory` as its prior memory. A stored memory that
+   * cannot be read is a problem record of the scan, not the end of it: one damaged item must not
+   * stop the alerts about every other domain (the store writes it again at the scan's save).
+   */
   read(opened: OpenedState, memory: ScanMemory, signal?: AbortSignal): Promise<void> {
-    return this.readMemories(opened, (key, value) => memory.remember(key, value), signal);
+    const sink: MemorySink = {
+      memory: (key, value) => {
+        const read = domainMemoryOf(value, key);
+        if (!('damage' in read)) return memory.remember(key, read);
+        memory.damaged(key, read.damage);
+        return false;
+      },
+      damaged: (item, reason) => memory.damaged(item, reason),
+    };
+    return this.readMemories(opened, sink, signal);
   }
 
   /** Gives the lease on `generation` up unsaved (never fails: a lease not given up lapses by itself). */

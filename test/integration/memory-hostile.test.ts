@@ -138,8 +138,12 @@ describe('1. a clock ahead of real time', () => {
 });
 
 describe('2. a stored date that does not parse', () => {
-  it('is refused with the name of its field instead of silencing the repeats', async () => {
-    const sim = await startSimulator({ portfolio: portfolio([quarantined('lost.nl')]), apiKey: KEY });
+  // Refused as memory, not as a scan: one damaged memory must not stop the alerts about the others.
+  it('is refused as memory with the name of its field, and the domain is announced as if seen for the first time', async () => {
+    const sim = await startSimulator({
+      portfolio: portfolio([quarantined('lost.nl'), quarantined('kept.nl')]),
+      apiKey: KEY,
+    });
     const { topicArn, messages } = await channel('memory-garbage');
     const state = join(dir, 'garbage.json');
     const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY, ALERT_TOPIC_ARN: topicArn };
@@ -153,16 +157,31 @@ describe('2. a stored date that does not parse', () => {
       expect((await scan(R - 13 * DAY)).code).toBe(0);
       expect(await messages()).toHaveLength(1);
       await setAlertedAt('garbage');
-      const refused = await scan(R - 12 * DAY);
-      expect([refused.code, refused.stdout]).toEqual([1, '']);
-      expect(refused.stderr).toBe(
-        `sentinel: the state in ${state} cannot be used (domains["lost.nl"].alerted.at: not an RFC 3339 date-time: "garbage"); correct that value, point --state elsewhere, or remove the state to start over\n`,
+      const damaged = await scan(R - 12 * DAY);
+      expect(damaged.code).toBe(0);
+      // lost.nl is new again; kept.nl's memory held: it is a repeat, as it would have been.
+      expect(damaged.stdout).toMatch(
+        /^published alert \S+ to \S+ \(1 new, 1 critical repeated after 20 h, 1 new unreadable record\)/,
       );
-      expect(await messages()).toEqual([]);
-      // Corrected, the quarantine repeats as it should.
-      await setAlertedAt(iso(R - 13 * DAY));
-      expect((await scan(R - 12 * DAY)).stdout).toMatch(/\(1 critical repeated after 20 h\)/);
-      expect(await messages()).toHaveLength(1);
+      const [report] = await messages();
+      expect(report.problems).toEqual([
+        expect.objectContaining({
+          resource: 'state',
+          key: 'lost.nl',
+          reason: expect.stringMatching(
+            /^could not be read \(domains\["lost\.nl"\]\.alerted\.at: not an RFC 3339 date-time: "garbage"\): its domains were checked/,
+          ),
+        }),
+      ]);
+      expect(report.findings.map((f: { domain_name: string }) => f.domain_name).sort()).toEqual([
+        'kept.nl',
+        'lost.nl',
+      ]);
+      // The save wrote lost.nl's memory again: the next scan finds nothing damaged and repeats as it should.
+      expect(JSON.parse(await readFile(state, 'utf8')).state.domains['lost.nl'].alerted.at).toBe(
+        iso(R - 12 * DAY),
+      );
+      expect((await scan(R - 11 * DAY + HOUR)).stdout).toMatch(/\(2 critical repeated after 2\d h\)/);
     } finally {
       await sim.close();
     }

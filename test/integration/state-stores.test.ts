@@ -14,10 +14,12 @@ import {
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bucketOf } from '../../functions/aws/dynamodb-buckets';
 import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
-import { StateConflictError, StateError } from '../../functions/core/memory/state';
+import { ScanMemory } from '../../functions/core/memory/scan-memory';
+import { type DomainMemory, StateConflictError, StateError } from '../../functions/core/memory/state';
 import { FileStateStore } from '../../functions/local/file-state-store';
 import type { StateStore } from '../../functions/use-cases/state-store';
 import { startDynalite } from '../support/dynalite';
+import { reportOf } from '../support/report';
 import { EMPTY_STATE, loadState, type ScanState, saveState } from '../support/whole-state';
 
 /** As long as a scan's lease: a lease of more than MAX_LEASE_MS counts as lapsed. */
@@ -399,19 +401,12 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
   });
 
   it.each([
-    [
-      'is not JSON',
-      { S: '{"d0.nl":' },
-      /the state item b0#0 in dynamodb:state-\d+ \(http:\/\/reseller\.test\) is not JSON; reset the state/,
-    ],
-    [
-      'holds its memories as a number',
-      { N: '1' },
-      /the state item b0#0 in dynamodb:state-\d+ \(http:\/\/reseller\.test\) is not a set of domain memories; reset the state/,
-    ],
+    ['is not JSON', { S: '{"d0.nl":' }, 'its memories are not JSON'],
+    ['holds its memories as a number', { N: '1' }, 'it holds no memories as text'],
+    ['holds a list', { S: '[1]' }, 'it is not a set of domain memories'],
   ])(
-    'refuses a bucket item that %s, naming it, instead of reading its domains as forgotten',
-    async (_what, m, message) => {
+    'reports a bucket item that %s as a problem record instead of failing the scan, and writes it again at the save',
+    async (_what, m, reason) => {
       const store = await open();
       const empty = await loadState(store);
       await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
@@ -431,9 +426,58 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
       ).flatMap((page) => page.Items ?? []);
       expect(bucket?.sk?.S).toBe('b0#0');
       await db.client().send(new PutItemCommand({ TableName: `state-${table}`, Item: { ...bucket, m } }));
-      await expect(loadState(store)).rejects.toThrow(message);
+      const opened = await store.open('http://reseller.test');
+      const memory = new ScanMemory();
+      await store.read(opened, memory);
+      expect(memory.prior.size).toBe(0);
+      const { problems } = memory.keyFindings(reportOf([])).report;
+      expect(problems).toEqual([
+        expect.objectContaining({
+          resource: 'state',
+          key: 'b0#0',
+          reason: expect.stringContaining(`(${reason})`),
+        }),
+      ]);
+      // The save writes the damaged bucket again from what the scan holds: the damage is gone.
+      await store.claim(opened.generation, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
+      const d1 = stateWith(['d1.nl']).domains['d1.nl'] as DomainMemory;
+      await store.save(opened, 'b', {
+        head: opened.head,
+        changed: new Map([['d1.nl', d1]]),
+        all: new Map([['d1.nl', d1]]),
+      });
+      const healed = new ScanMemory();
+      await store.read(await store.open('http://reseller.test'), healed);
+      expect([...healed.prior.keys()]).toEqual(['d1.nl']);
+      expect(healed.keyFindings(reportOf([])).report.problems).toEqual([]);
     },
   );
+
+  // A link's step (a snooze) must not write over a damaged bucket before a scan has reported it.
+  it('refuses a snooze in a damaged bucket, naming the item, and leaves the item as it was', async () => {
+    const store = await open();
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['d0.nl']), await loadState(store), 'a');
+    const Item = { pk: { S: 'http://reseller.test#0' }, sk: { S: 'b0#0' }, m: { S: '{"d0.nl":' } };
+    await db.client().send(new PutItemCommand({ TableName: `state-${table}`, Item }));
+    const snooze = store.updateDomain('http://reseller.test', 'd0.nl', (memory) => memory as DomainMemory, {
+      owner: 'link',
+      clock: Date.now,
+      attempts: 1,
+      backoffMs: 1,
+    });
+    await expect(snooze).rejects.toThrow(
+      /the state item b0#0 in dynamodb:state-\d+ \(http:\/\/reseller\.test\) cannot be read \(its memories are not JSON\); the next scan reports it/,
+    );
+    const stored = await db.client().send(
+      new QueryCommand({
+        TableName: `state-${table}`,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': Item.pk },
+      }),
+    );
+    expect(stored.Items?.find((item) => item.sk?.S === 'b0#0')?.m).toEqual(Item.m);
+  });
 
   it('refuses a contact item without its memory as text, naming it, instead of forgetting the contact', async () => {
     const store = await open();

@@ -168,7 +168,7 @@ describe('compareWithState', () => {
     });
     expect(named.report.changes).toEqual([]);
     expect(named.next.domains['healthy.nl']).toEqual(first.next.domains['healthy.nl']);
-    expect(named.why).toEqual(['1 new unreadable records']);
+    expect(named.why).toEqual(['1 new unreadable record']);
     const anonymous = run(without, T0 + HOUR, first.next, {
       problems: [{ resource: 'domain', key: null, page: 2, reason: 'domain_name: missing' }],
     });

@@ -141,7 +141,9 @@ export function renewalCostLine(costs: RenewalCosts): string {
 /** One unreadable record on one line: its key and reason made safe and cut. */
 export function problemLine(p: Problem): string {
   const key = p.key === null ? '(no name)' : cutText(safeText(p.key), KEY_MAX);
-  return `- ${p.resource} ${key} on page ${p.page}: ${cutText(safeText(p.reason), REASON_MAX)}`;
+  // A stored memory has no page: the state is not the reseller's listing.
+  const where = p.resource === 'state' ? `state item ${key}` : `${p.resource} ${key} on page ${p.page}`;
+  return `- ${where}: ${cutText(safeText(p.reason), REASON_MAX)}`;
 }
 
 /** Counts for the subject and the heading. */

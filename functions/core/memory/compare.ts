@@ -170,7 +170,7 @@ function prepare(input: CompareInput): Comparison {
   for (const p of report.problems) {
     if (p.key === null) continue;
     if (p.resource === 'domain') unreadableDomains.add(domainKey(p.key));
-    else unreadableContacts.add(keyOf(p.key.toLowerCase())).add(keyOf(p.key));
+    else if (p.resource === 'contact') unreadableContacts.add(keyOf(p.key.toLowerCase())).add(keyOf(p.key));
   }
   return {
     input,
@@ -186,7 +186,7 @@ function prepare(input: CompareInput): Comparison {
       report.problems.every((p) => p.resource !== 'domain' || p.key !== null),
     unreadableDomains,
     unreadableContacts,
-    contactsUnread: report.problems.some((p) => p.resource !== 'domain' && p.key === null),
+    contactsUnread: report.problems.some((p) => p.resource === 'contact' && p.key === null),
     unconfirmed: unconfirmedRegistryKeys(report, memory),
     priorContacts: new Map(Object.entries(input.head.contacts)),
     findings: [],
@@ -451,7 +451,8 @@ function countNewProblems(c: Comparison, count: (n: number, what: string) => unk
     head.problem_keys_digest !== undefined && boundedProblemKeys(keys).digest === head.problem_keys_digest;
   if (sameOverflow) return;
   const old = new Set(head.problem_keys);
-  count(keys.filter((k) => !old.has(k)).length, 'new unreadable records');
+  const fresh = keys.filter((k) => !old.has(k)).length;
+  count(fresh, fresh === 1 ? 'new unreadable record' : 'new unreadable records');
 }
 
 /** The memory of a finding at the minimum severity once published (a silenced one keeps the last announced). */

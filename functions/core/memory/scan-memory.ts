@@ -56,6 +56,9 @@ export class ScanMemory {
   /** The first records' problems (a name or a field too long to keep), in the order read. */
   private nameProblems: Problem[] = [];
   private seconds: SecondRecord[] = [];
+  /** The stored memories that could not be read, as problem records (at most MAX_DAMAGE_SHOWN named). */
+  private damage: Problem[] = [];
+  private damageCount = 0;
 
   /** Adds a stored memory as the prior one of `key`; the first of a key wins (false for a second). */
   remember(key: string, memory: DomainMemory): boolean {
@@ -65,6 +68,22 @@ export class ScanMemory {
     const seen = this.seen.get(key);
     if (seen && sameWatched(seen.watched, memory.watched)) seen.watched = memory.watched;
     return true;
+  }
+
+  /**
+   * A stored memory (`item`: a domain's key, or a store's item of several) that could not be read,
+   * and why: it becomes a problem record and its domains are compared as if seen for the first
+   * time, so a damaged state stops no alert; the store writes the item again at the next save.
+   */
+  damaged(item: string, reason: string): void {
+    this.damageCount++;
+    if (this.damage.length < MAX_DAMAGE_SHOWN)
+      this.damage.push({
+        resource: 'state',
+        key: shownCut(item),
+        page: 0,
+        reason: `could not be read (${reason}): its domains were checked and compared as if seen for the first time (snoozes and acknowledgements in it are lost); this scan's save writes it again`,
+      });
   }
 
   /** One domain as read, on `page`, under the policy named `group` (undefined: none). */
@@ -95,6 +114,8 @@ export class ScanMemory {
   /** Forgets the prior memories: the state moved on and is read again (what was read stays). */
   forgetPrior(): void {
     this.prior.clear();
+    this.damage = [];
+    this.damageCount = 0;
   }
 
   /** Forgets what was read so far: the read started over, only the last attempt's domains count. */
@@ -158,7 +179,14 @@ export class ScanMemory {
    * than the first one read of its key, is left out and named.
    */
   keyFindings(report: Report): { report: Report; findingByKey: Map<string, DomainFinding> } {
-    const extra: Problem[] = [...this.nameProblems];
+    const extra: Problem[] = [...this.nameProblems, ...this.damage];
+    if (this.damageCount > this.damage.length)
+      extra.push({
+        resource: 'state',
+        key: null,
+        page: 0,
+        reason: `and ${this.damageCount - this.damage.length} more stored memories could not be read; their domains were compared as if seen for the first time`,
+      });
     const secondPages = new Map(this.seconds.map((s) => [s.name, s.page]));
     const pageOf = (name: string) => {
       const page = secondPages.get(name);
@@ -219,6 +247,9 @@ export class ScanMemory {
     return kept;
   }
 }
+
+/** How many damaged memories are named one by one; the rest are counted on one more record. */
+const MAX_DAMAGE_SHOWN = 100;
 
 const problemOf = (name: string, page: number, reason: string, critical = false): Problem => ({
   resource: 'domain',

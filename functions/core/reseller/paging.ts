@@ -3,8 +3,9 @@ import { fnv1a } from '../base/hash';
 
 /** A record the scan could not use, with the reason. Never dropped silently. */
 export interface Problem {
-  readonly resource: 'domain' | 'contact';
-  /** The domain name or handle, when the record had a readable one. */
+  /** `state`: a stored memory of the last scans that could not be read (the domains were still checked). */
+  readonly resource: 'domain' | 'contact' | 'state';
+  /** The domain name or handle (for `state`, the memory's key or the store's item), when the record had a readable one. */
   readonly key: string | null;
   readonly page: number;
   readonly reason: string;
