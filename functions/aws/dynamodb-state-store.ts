@@ -16,6 +16,7 @@ import { retry } from '../core/base/retry';
 import type { AuditEntry, AuditTrail, RestoreClaim } from '../core/memory/audit';
 import {
   type ContactMemory,
+  ContactMemorySchema,
   type DomainMemory,
   EMPTY_HEAD,
   readContactMemory,
@@ -29,6 +30,7 @@ import {
   type Lease,
   MAX_LEASE_MS,
   type MemorySink,
+  memoryOf,
   type OpenedState,
   StateStore,
   type StateWrite,
@@ -170,19 +172,18 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     const bodies = new Map<string, string>();
     // Keys are data: an object without a prototype, so no key can reach JavaScript's own machinery.
     const contacts: Record<string, ContactMemory> = Object.create(null);
+    const damaged: Array<[string, string]> = [];
     const readContacts = async () => {
       for await (const page of this.pages(this.at.scope, CONTACT_PREFIX))
         for (const item of page) {
           const sk = item[SK.name]?.S ?? '';
-          const body = item.m?.S;
-          // Skipped, the contact would be forgotten in silence (and alerted as new).
-          if (body === undefined)
-            throw new StateError(
-              `the state item ${sk} in ${this.at.where} is not a contact's memory; reset the state`,
-            );
-          bodies.set(sk, body);
           const key = sk.slice(CONTACT_PREFIX.length);
-          contacts[key] = readContactMemory(parseItem(this.at, sk, body), key, this.at.where);
+          const read = contactOf(item.m?.S, key);
+          // Not skipped in silence, and not the end of the scan: a problem record, written again
+          // at the save (its body stands for none, so the save puts or deletes the item).
+          bodies.set(sk, typeof read === 'string' ? '' : (item.m?.S as string));
+          if (typeof read === 'string') damaged.push([sk, read]);
+          else contacts[key] = read;
         }
     };
     let meta: Record<string, AttributeValue> | undefined;
@@ -210,6 +211,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
       head,
       generation: meta?.generation?.N ? Number(meta.generation.N) : 0,
       lease,
+      ...(damaged.length ? { damaged } : {}),
     };
     return { opened, known: { exponent, contacts: bodies, dirty: new Set(), garbage: [] } };
   }
@@ -289,7 +291,8 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     const { contacts, ...header } = write.head;
     const headerJson = JSON.stringify(header);
     checkItemSize(this.at, META_SORT_KEY, headerJson);
-    const contactWrites = this.contactWrites(contacts, known.contacts);
+    // A step (a snooze, a rebind) changes no contact: what is stored stays, damaged or not.
+    const contactWrites = write.all ? this.contactWrites(contacts, known.contacts) : [];
     await this.renewLease(opened.generation, owner, false);
     let renewed = this.clock();
     // Before each batch, once the last renewal is RENEW_EVERY_MS old: the lease never lapses mid-save.
@@ -549,6 +552,19 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
  * account-wide part is gone after a save): read as absent, the state would open as empty, or every
  * bucket would be taken for garbage and its domains forgotten in silence.
  */
+/** A contact item's memory, or why it cannot be read. */
+function contactOf(body: string | undefined, key: string): ContactMemory | string {
+  if (body === undefined) return 'it holds no memory as text';
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return 'its memory is not JSON';
+  }
+  const read = memoryOf(ContactMemorySchema, value, ['contacts', key]);
+  return 'damage' in read ? read.damage : (read as ContactMemory);
+}
+
 function checkMetaTypes(at: ItemScope, meta: Record<string, AttributeValue> | undefined): void {
   if (!meta) return;
   // Read as 0, a damaged generation would tell every scan "another scan moved the state on".

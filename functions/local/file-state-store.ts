@@ -12,10 +12,10 @@ import {
 } from '../core/memory/audit';
 import {
   type ContactMemory,
+  ContactMemorySchema,
   type DomainMemory,
   EMPTY_HEAD,
   encodeMemory,
-  readContactMemory,
   readDomainMemory,
   readStateHead,
   STATE_VERSION,
@@ -27,6 +27,7 @@ import {
   type Lease,
   leaseHolds,
   type MemorySink,
+  memoryOf,
   type OpenedState,
   StateStore,
   type StateWrite,
@@ -42,8 +43,14 @@ interface FileContent {
   readonly version: typeof STATE_VERSION;
   readonly generation: number;
   readonly lease: Lease | null;
-  /** The head, checked, with `domains` beside its fields, each memory as read (checked when used). */
-  readonly state: StateHead & { readonly domains: Readonly<Record<string, unknown>> };
+  /**
+   * The head, checked, with `domains` beside its fields; each memory, of a domain or a contact, as
+   * stored (checked when used: one that cannot be read is a problem record of the scan, not a refusal).
+   */
+  readonly state: Omit<StateHead, 'contacts'> & {
+    readonly contacts: Readonly<Record<string, unknown>>;
+    readonly domains: Readonly<Record<string, unknown>>;
+  };
   /** The restore attempts, newest first (functions/core/memory/audit.ts); absent until the first. */
   readonly audit?: readonly AuditEntry[];
   /** The live restore claims, by normalised domain name; lapsed ones go at the next claim. */
@@ -103,8 +110,12 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
 
   protected async readHead(): Promise<{ opened: OpenedState; known: Readonly<Record<string, unknown>> }> {
     const { state, generation, lease } = (await this.readContent()) ?? EMPTY_CONTENT;
-    const { domains, ...head } = state;
-    return { opened: { head, generation, lease }, known: domains };
+    const { domains, contacts: stored, ...head } = state;
+    const { contacts, damaged } = contactsOf(stored);
+    return {
+      opened: { head: { ...head, contacts }, generation, lease, ...(damaged.length ? { damaged } : {}) },
+      known: domains,
+    };
   }
 
   protected async readMemories(opened: OpenedState, sink: MemorySink): Promise<void> {
@@ -132,7 +143,13 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
       if (current.lease?.owner !== owner)
         throw new StateConflictError(`${this.location}: the state lease was lost before the state was saved`);
       await this.write(
-        { ...current, generation: opened.generation + 1, lease: null, state: { ...write.head, domains: {} } },
+        {
+          ...current,
+          generation: opened.generation + 1,
+          lease: null,
+          // A step (a snooze, a rebind) changes no contact: what is stored stays, damaged or not.
+          state: { ...write.head, ...(write.all ? {} : { contacts: current.state.contacts }), domains: {} },
+        },
         nextDomainsJson(current.state.domains, write),
       );
     });
@@ -202,18 +219,6 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
     });
   }
 
-  /** The contacts as read, each checked; keys are data, so the record has no prototype. */
-  private contactsOf(value: unknown): StateHead['contacts'] {
-    const contacts: Record<string, ContactMemory> = Object.create(null);
-    if (typeof value !== 'object' || value === null || Array.isArray(value))
-      throw new StateError(
-        `the state in ${this.location} cannot be used (contacts: not an object); remove it to start over`,
-      );
-    for (const [key, memory] of Object.entries(value))
-      contacts[key] = readContactMemory(memory, key, this.location);
-    return contacts;
-  }
-
   /** Fails unless the file is still at `generation` and no one else holds a live lease. */
   private check(current: FileContent, generation: number, owner: string): void {
     if (current.generation !== generation)
@@ -264,13 +269,18 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
         `the state file ${this.location} was written by another version of domain-sentinel (format ${JSON.stringify(content.version ?? null)}, this one reads ${STATE_VERSION}); remove it to start over`,
       );
     const { domains, contacts, ...header } = (content.state ?? {}) as Record<string, unknown>;
-    if (typeof domains !== 'object' || domains === null)
-      throw new StateError(
-        `the state in ${this.location} cannot be used (domains: not an object); remove it to start over`,
-      );
-    // The head is checked whenever the file is read (any write keeps it); each domain when it is used.
+    for (const [name, value] of [
+      ['domains', domains],
+      ['contacts', contacts ?? {}],
+    ] as const)
+      if (typeof value !== 'object' || value === null || Array.isArray(value))
+        throw new StateError(
+          `the state in ${this.location} cannot be used (${name}: not an object); remove it to start over`,
+        );
+    // The head is checked whenever the file is read (any write keeps it); each memory when it is used.
     const state = {
-      ...readStateHead(header, this.contactsOf(contacts), this.location),
+      ...readStateHead(header, {}, this.location),
+      contacts: (contacts ?? {}) as Record<string, unknown>,
       domains: domains as Record<string, unknown>,
     };
     const lease =
@@ -319,6 +329,24 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   private async locked<T>(fn: () => Promise<T>): Promise<T> {
     return withFileLock(await this.path, this.location, fn, this.lockWaitMs);
   }
+}
+
+/**
+ * The contacts as stored, each checked (keys are data, so the record has no prototype), and those
+ * that could not be read: problem records of the scan, whose save writes them again.
+ */
+function contactsOf(stored: Readonly<Record<string, unknown>>): {
+  contacts: StateHead['contacts'];
+  damaged: Array<[string, string]>;
+} {
+  const contacts: Record<string, ContactMemory> = Object.create(null);
+  const damaged: Array<[string, string]> = [];
+  for (const [key, memory] of Object.entries(stored)) {
+    const read = memoryOf(ContactMemorySchema, memory, ['contacts', key]);
+    if ('damage' in read) damaged.push([key, read.damage]);
+    else contacts[key] = read as ContactMemory;
+  }
+  return { contacts, damaged };
 }
 
 /** The restore claims as stored; one that does not read as a claim (a hand edit) is left out, so it holds nothing. */

@@ -1,3 +1,4 @@
+import type * as z from 'zod';
 import { retry } from '../core/base/retry';
 import { safeText } from '../core/base/text';
 import type { ScanMemory } from '../core/memory/scan-memory';
@@ -36,15 +37,20 @@ export interface Lease {
  * ScanMemory while the account is read. Small: the head, the flagged contacts.
  */
 /**
- * One stored domain memory read back, or what is wrong with it (its place in the state and the
- * reason): a scan's read makes that a problem record, where a link's read (readDomainMemory) fails.
+ * One stored memory read back by `schema`, or what is wrong with it (its place in the state, as
+ * `domains["example.nl"].alerted.at`, and the reason): a scan's read makes that a problem record,
+ * where a link's read (readDomainMemory) fails.
  */
-function domainMemoryOf(value: unknown, key: string): DomainMemory | { readonly damage: string } {
-  const parsed = DomainMemorySchema.safeParse(value);
-  if (parsed.success) return parsed.data as DomainMemory;
+export function memoryOf<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  path: readonly PropertyKey[],
+): T | { readonly damage: string } {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   return {
-    damage: `${statePath(['domains', key, ...(issue?.path ?? [])])}: ${safeText(issue?.message ?? 'invalid')}`,
+    damage: `${statePath([...path, ...(issue?.path ?? [])])}: ${safeText(issue?.message ?? 'invalid')}`,
   };
 }
 
@@ -64,6 +70,11 @@ export interface OpenedState {
   /** 0 before the first save; each save adds one. */
   readonly generation: number;
   readonly lease: Lease | null;
+  /**
+   * The contacts' memories that could not be read (the item, and why): left out of `head`, and
+   * problem records of the scan that reads this state (StateStore.read), which writes them again.
+   */
+  readonly damaged?: ReadonlyArray<readonly [item: string, reason: string]>;
 }
 
 /** What one step of the protocol writes as the next generation. */
@@ -140,13 +151,14 @@ export abstract class StateStore<Known = unknown> {
   read(opened: OpenedState, memory: ScanMemory, signal?: AbortSignal): Promise<void> {
     const sink: MemorySink = {
       memory: (key, value) => {
-        const read = domainMemoryOf(value, key);
-        if (!('damage' in read)) return memory.remember(key, read);
+        const read = memoryOf(DomainMemorySchema, value, ['domains', key]);
+        if (!('damage' in read)) return memory.remember(key, read as DomainMemory);
         memory.damaged(key, read.damage);
         return false;
       },
       damaged: (item, reason) => memory.damaged(item, reason),
     };
+    for (const [item, reason] of opened.damaged ?? []) sink.damaged(item, reason);
     return this.readMemories(opened, sink, signal);
   }
 

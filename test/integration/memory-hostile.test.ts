@@ -169,7 +169,7 @@ describe('2. a stored date that does not parse', () => {
           resource: 'state',
           key: 'lost.nl',
           reason: expect.stringMatching(
-            /^could not be read \(domains\["lost\.nl"\]\.alerted\.at: not an RFC 3339 date-time: "garbage"\): its domains were checked/,
+            /^could not be read \(domains\["lost\.nl"\]\.alerted\.at: not an RFC 3339 date-time: "garbage"\): what it remembers was checked again/,
           ),
         }),
       ]);

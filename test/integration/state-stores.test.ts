@@ -479,30 +479,53 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect(stored.Items?.find((item) => item.sk?.S === 'b0#0')?.m).toEqual(Item.m);
   });
 
-  it('refuses a contact item without its memory as text, naming it, instead of forgetting the contact', async () => {
+  // One damaged contact item stopped every alert of the account until someone reset the state.
+  it('reports a contact item without its memory as text as a problem record; a snooze leaves it, a scan writes it again', async () => {
     const store = await open();
-    const empty = await loadState(store);
     const contact = {
       finding: { kind: 'contact_pending_validation', severity: 'warning', stage: null },
       alerted: null,
     };
     await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
-    await saveState(
-      store,
-      stateWith(['d0.nl'], { contacts: { 'C-1': contact } as ScanState['contacts'] }),
-      empty,
-      'a',
-    );
-    expect(Object.keys((await loadState(store)).state.contacts)).toEqual(['C-1']);
-    await db.client().send(
-      new PutItemCommand({
-        TableName: `state-${table}`,
-        Item: { pk: { S: 'http://reseller.test' }, sk: { S: 'contact#C-1' }, m: { N: '1' } },
+    const contacts = { 'C-1': contact, 'C-2': contact } as ScanState['contacts'];
+    await saveState(store, stateWith(['d0.nl'], { contacts }), await loadState(store), 'a');
+    const Item = { pk: { S: 'http://reseller.test' }, sk: { S: 'contact#C-1' }, m: { N: '1' } };
+    await db.client().send(new PutItemCommand({ TableName: `state-${table}`, Item }));
+    const contactItem = async () =>
+      (
+        await db.client().send(
+          new QueryCommand({
+            TableName: `state-${table}`,
+            KeyConditionExpression: 'pk = :pk AND sk = :sk',
+            ExpressionAttributeValues: { ':pk': Item.pk, ':sk': Item.sk },
+          }),
+        )
+      ).Items?.[0];
+
+    const loaded = await loadState(store);
+    expect(Object.keys(loaded.state.contacts)).toEqual(['C-2']);
+    const memory = new ScanMemory();
+    await store.read(await store.open('http://reseller.test'), memory);
+    expect(memory.keyFindings(reportOf([])).report.problems).toEqual([
+      expect.objectContaining({
+        resource: 'state',
+        key: 'contact#C-1',
+        reason: expect.stringMatching(/^could not be read \(it holds no memory as text\): /),
       }),
-    );
-    await expect(loadState(store)).rejects.toThrow(
-      /^the state item contact#C-1 in dynamodb:state-\d+ \(http:\/\/reseller\.test\) is not a contact's memory; reset the state$/,
-    );
+    ]);
+    // A snooze changes no contact: the damaged item stays for the scan to report.
+    await store.updateDomain('http://reseller.test', 'd0.nl', (m) => m as DomainMemory, {
+      owner: 'link',
+      clock: Date.now,
+      attempts: 1,
+      backoffMs: 1,
+    });
+    expect((await contactItem())?.m).toEqual(Item.m);
+    // A scan's save writes the contact again from what it read.
+    const scanned = await loadState(store);
+    await store.claim(scanned.generation, { owner: 'scan', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['d0.nl'], { contacts }), scanned, 'scan');
+    expect((await contactItem())?.m?.S).toBe(JSON.stringify(contact));
   });
 
   it.each([
@@ -576,6 +599,44 @@ describe('FileStateStore', () => {
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   storeContract(async () => new FileStateStore(join(dir, `state-${Math.random()}.json`)));
+
+  it('reports a contact memory that does not read back as a problem record; a snooze leaves it, a scan writes it again', async () => {
+    const path = join(dir, 'state.json');
+    const store = new FileStateStore(path);
+    const contact = {
+      finding: { kind: 'contact_pending_validation', severity: 'warning', stage: null },
+      alerted: null,
+    };
+    const contacts = { 'C-1': contact, 'C-2': contact } as ScanState['contacts'];
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['d0.nl'], { contacts }), await loadState(store), 'a');
+    const file = JSON.parse(await readFile(path, 'utf8'));
+    file.state.contacts['C-1'].alerted = { at: 'garbage' };
+    await writeFile(path, JSON.stringify(file));
+    const storedC1 = async () => JSON.parse(await readFile(path, 'utf8')).state.contacts['C-1'];
+
+    expect(Object.keys((await loadState(store)).state.contacts)).toEqual(['C-2']);
+    const memory = new ScanMemory();
+    await store.read(await store.open('http://reseller.test'), memory);
+    expect(memory.keyFindings(reportOf([])).report.problems).toEqual([
+      expect.objectContaining({
+        resource: 'state',
+        key: 'C-1',
+        reason: expect.stringMatching(/^could not be read \(contacts\["C-1"\]\.alerted\.\S+: /),
+      }),
+    ]);
+    await store.updateDomain('http://reseller.test', 'd0.nl', (m) => m as DomainMemory, {
+      owner: 'link',
+      clock: Date.now,
+      attempts: 1,
+      backoffMs: 1,
+    });
+    expect(await storedC1()).toEqual({ ...contact, alerted: { at: 'garbage' } });
+    const scanned = await loadState(store);
+    await store.claim(scanned.generation, { owner: 'scan', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['d0.nl'], { contacts }), scanned, 'scan');
+    expect(await storedC1()).toEqual(contact);
+  });
 
   it('leaves the old file whole when the process dies between the temporary write and the rename', async () => {
     const path = join(dir, 'state.json');

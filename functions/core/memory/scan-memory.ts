@@ -71,9 +71,10 @@ export class ScanMemory {
   }
 
   /**
-   * A stored memory (`item`: a domain's key, or a store's item of several) that could not be read,
-   * and why: it becomes a problem record and its domains are compared as if seen for the first
-   * time, so a damaged state stops no alert; the store writes the item again at the next save.
+   * A stored memory (`item`: a domain's key, a contact's, or a store's item of several) that could
+   * not be read, and why: it becomes a problem record and what it remembered is compared as if seen
+   * for the first time, so a damaged state stops no alert; the store writes the item again at the
+   * next save.
    */
   damaged(item: string, reason: string): void {
     this.damageCount++;
@@ -82,7 +83,7 @@ export class ScanMemory {
         resource: 'state',
         key: shownCut(item),
         page: 0,
-        reason: `could not be read (${reason}): its domains were checked and compared as if seen for the first time (snoozes and acknowledgements in it are lost); this scan's save writes it again`,
+        reason: `could not be read (${reason}): what it remembers was checked again and compared as if seen for the first time (a snooze or acknowledgement in it is lost); this scan's save writes it again`,
       });
   }
 
@@ -185,7 +186,7 @@ export class ScanMemory {
         resource: 'state',
         key: null,
         page: 0,
-        reason: `and ${this.damageCount - this.damage.length} more stored memories could not be read; their domains were compared as if seen for the first time`,
+        reason: `and ${this.damageCount - this.damage.length} more stored memories could not be read; what they remembered was compared as if seen for the first time`,
       });
     const secondPages = new Map(this.seconds.map((s) => [s.name, s.page]));
     const pageOf = (name: string) => {
