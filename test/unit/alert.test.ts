@@ -73,6 +73,24 @@ describe('renderDigest', () => {
     expect(digest).toContain('EXPIRY_DAYS and CRITICAL_DAYS');
   });
 
+  // Whoever registers a domain writes its registrant's name: a link there would be a link in our alert.
+  it('shows a URL or host name in a registrant name or company as text no mail client links', () => {
+    const phishing: DomainFinding = {
+      ...expiring,
+      registrant: {
+        handle: 'C1',
+        name: 'Renew now at https://pay-renewal.example/x or www.pay.example',
+        company_name: 'Bloem.nl B.V.',
+        email: 'anna@example.nl',
+      },
+    };
+    const digest = renderDigest(reportOf([phishing]));
+    expect(digest).toContain(
+      '  Registrant: Renew now at https[:]//pay-renewal[.]example/x or www[.]pay[.]example (Bloem[.]nl B.V.) <anna@example.nl> [C1]',
+    );
+    expect(digest).not.toMatch(/https:\/\/pay|pay-renewal\.example|www\.pay/);
+  });
+
   it('shows an IDN in punycode and in the script its customer reads', () => {
     const idn = domainFinding('xn--bcher-kva.de', 'expired', 'critical', -2);
     expect(renderDigest(reportOf([idn]))).toContain('- xn--bcher-kva.de (bücher.de): expired');

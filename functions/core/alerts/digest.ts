@@ -1,4 +1,4 @@
-import { cutText, displayDomain, plural, safeText } from '../base/text';
+import { cutText, displayDomain, inertText, plural, safeText } from '../base/text';
 import { type ContactFinding, type DomainFinding, type Finding, isDomainFinding } from '../findings/classify';
 import { nextStep } from '../findings/next-step';
 import { responseBytes } from '../memory/report-view';
@@ -74,11 +74,11 @@ interface Item {
 
 type Level = 'full' | 'brief' | 'named' | 'left';
 
-/** `Name (Company) <email>`, each part from the API made safe for one line. */
+/** `Name (Company) <email>`, each part from the API made safe for one line, name and company inert (no link). */
 function who(name: string | undefined, company: string | undefined, email: string | undefined): string {
   return [
-    name ? cutText(safeText(name), 120) : '',
-    company ? `(${cutText(safeText(company), 120)})` : '',
+    name ? inertText(cutText(safeText(name), 120)) : '',
+    company ? `(${inertText(cutText(safeText(company), 120))})` : '',
     email ? `<${cutText(safeText(email), 254)}>` : '',
   ]
     .filter(Boolean)

@@ -28,6 +28,20 @@ export function safeText(value: string): string {
   return value.replace(UNSAFE, escapeChar);
 }
 
+/**
+ * Free text from the API (a registrant's name or company) made inert for a plain-text e-mail: mail
+ * clients turn `https://…`, `www.…` and bare host names into links, and whoever registers a domain
+ * writes its registrant's name, so "renew at pay-renewal.example" would be a link inside our own
+ * trusted alert. A scheme's `://` becomes `[:]//` and a dot before a host's last label `[.]`
+ * (`pay-renewal[.]example`), as security teams defang indicators; the text still reads.
+ */
+export function inertText(value: string): string {
+  // Bounded quantifiers (a scheme, a DNS label): a name of megabytes costs linear time, not quadratic.
+  return value
+    .replace(/\b([a-z][a-z0-9+.-]{0,31}):\/\//gi, '$1[:]//')
+    .replace(/([a-z0-9-])\.(?=[a-z][a-z0-9-]{0,61}[a-z0-9](?![a-z0-9-]))/gi, '$1[.]');
+}
+
 /** True when `value` holds a character {@link safeText} would escape. */
 export function hasUnsafeText(value: string): boolean {
   UNSAFE.lastIndex = 0;
