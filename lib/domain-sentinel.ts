@@ -338,11 +338,8 @@ export class DomainSentinel extends Construct {
         features: recipients.features,
       });
     ({ heldSms: this.heldSms, heartbeatUrl: this.heartbeatUrl } = this.holdAndBeat(settings));
-    armDeadMan(
-      this.watchdog,
-      this.scan.metrics,
-      items?.map((i) => i.account),
-    );
+    // Several accounts: each account's switch is armed beside its alarm, in its group's stack.
+    if (!items) armDeadMan(this.watchdog, this.scan.metrics);
     this.webhooks = this.webhookSubscriber(settings);
     if (settings.ownAccountSettings)
       this.accountSettings = new AccountSettingsOwner(this, 'AccountSettings', {
