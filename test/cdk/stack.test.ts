@@ -536,8 +536,11 @@ describe('alarms', () => {
       ...props,
     });
 
-  it('raises scan and restore errors', () => {
-    for (const fn of [stack.scan.fn, stack.web.fn]) {
+  it('raises scan and restore errors; the scan’s stays raised until a scan runs without error', () => {
+    for (const [fn, missing] of [
+      [stack.scan.fn, 'ignore'],
+      [stack.web.fn, 'notBreaching'],
+    ] as const) {
       alarm({
         MetricName: 'Errors',
         Namespace: 'AWS/Lambda',
@@ -545,9 +548,22 @@ describe('alarms', () => {
         Statistic: 'Sum',
         Threshold: 1,
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-        TreatMissingData: 'notBreaching',
+        TreatMissingData: missing,
       });
     }
+  });
+
+  it('keeps a dead-letter queue’s alarm raised while its metrics are missing: SQS stops them for a queue left alone', () => {
+    for (const queue of [stack.scan.failedRuns, stack.scan.scheduleDeadLetters])
+      alarm({
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(queue), 'QueueName'] } }],
+        Statistic: 'Maximum',
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'ignore',
+      });
   });
 
   it('has a dead-man switch on ScanCompleted of this deployment that treats missing data as breaching', () => {
