@@ -590,12 +590,25 @@ describe('alarms', () => {
         scanMetric('completed', 'ScanCompleted'),
         scanMetric('armed', 'DeadManArmed'),
       ]),
-      EvaluationPeriods: 25,
-      DatapointsToAlarm: 25,
+      // A day's cron in Europe/Amsterdam: 24 hours, an hour for the scan, and an hour for the night
+      // the clocks go back, when 07:00 comes 25 hours after the 07:00 before.
+      EvaluationPeriods: 26,
+      DatapointsToAlarm: 26,
       Threshold: 1,
       ComparisonOperator: 'LessThanThreshold',
       TreatMissingData: 'breaching',
     });
+  });
+
+  it('gives the dead-man switch no hour for clock changes where the schedule has none: UTC, or a rate()', () => {
+    for (const context of [{ timeZone: 'UTC' }, { schedule: 'rate(24 hours)' }]) {
+      const { template: other } = synthStack(context);
+      other.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        AlarmName: 'DomainSentinel/ScanNotCompleted',
+        EvaluationPeriods: 25,
+        DatapointsToAlarm: 25,
+      });
+    }
   });
 
   it('sizes the dead-man window from a rate() schedule', () => {
