@@ -7,7 +7,7 @@ import { ConfigError } from '../functions/core/base/errors';
 import type { Policy } from '../functions/core/scan/policies';
 import { subscriptionFilter } from './alerts';
 import type { AccountSettings } from './config';
-import { deadManAlarm } from './dead-man';
+import { armDeadMan, deadManAlarm } from './dead-man';
 import type { ScanMetrics } from './scanner';
 import type { Watchdog } from './watchdog';
 
@@ -122,6 +122,7 @@ export class AccountGroups extends Construct {
         deadManAlarm(props.scan, props.intervalHours, name),
         group,
       );
+      armDeadMan(group, props.scan, name);
       props.watchdog.alarm(
         `ScanFailed-${name}`,
         {

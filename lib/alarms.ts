@@ -31,8 +31,13 @@ export function watchDeployment(watchdog: Watchdog, parts: DeploymentAlarms): vo
   const { scan, web, alerts } = parts;
   const timeout = scan.metrics.timeout.toMilliseconds();
   watchdog.alarm('ScanErrors', {
-    description: 'The domain-sentinel scan failed; its log group says why.',
+    description:
+      'The domain-sentinel scan failed; its log group says why. The alarm clears when a scan runs without error.',
     metric: scan.metrics.errors(),
+    // A scan runs once a day: treated as fine, the periods without a run would clear the alarm (and
+    // tell the ops topic OK) minutes after the failure, before anyone acted. Lambda counts 0 errors
+    // for a period in which the scan ran and did not fail: that, and only that, clears it.
+    missing: cloudwatch.TreatMissingData.IGNORE,
   });
   if (parts.accounts && scan.accountScans)
     watchdog.alarm('AccountScansFailed', {

@@ -39,36 +39,35 @@ export function deadManAlarm(metrics: ScanMetrics, intervalHours: number, accoun
 }
 
 /**
- * A new deployment has had no scan yet, so the deploy puts one DeadManArmed data point per switch
- * (the deployment's, or each account's) that counts like a completed scan: no alarm can fire before
- * the first scheduled run can have happened, and each fires if that run does not complete. One call
- * for every account (PutMetricData takes up to 1 000 data points), made when the stack is created
- * and again when the accounts change, so an account added later is armed too. Running a first scan
- * during the deploy instead would alert before anyone could confirm the e-mail subscription.
+ * A new deployment has had no scan yet, so the deploy puts one DeadManArmed data point that counts
+ * like a completed scan: the switch cannot fire before the first scheduled run can have happened,
+ * and fires if that run does not complete. One call per switch (the deployment's, or one account's),
+ * made only when that switch is created: an account added later is armed by its own call, and a
+ * deploy never arms a switch that exists already, which would hide a scan that stopped (and tell
+ * the ops topic OK) for a whole interval. Running a first scan during the deploy instead would
+ * alert before anyone could confirm the e-mail subscription.
  */
-export function armDeadMan(
-  scope: Construct,
-  metrics: ScanMetrics,
-  accounts?: readonly string[],
-): cr.AwsCustomResource {
-  const switches = accounts ?? [undefined];
+export function armDeadMan(scope: Construct, metrics: ScanMetrics, account?: string): cr.AwsCustomResource {
   const call: cr.AwsSdkCall = {
     service: 'CloudWatch',
     action: 'putMetricData',
     parameters: {
       Namespace: METRICS.namespace,
-      MetricData: switches.map((account) => ({
-        MetricName: DEAD_MAN_ARMED_METRIC,
-        Dimensions: Object.entries(metrics.dimensions(account)).map(([Name, Value]) => ({ Name, Value })),
-        Value: 1,
-        Unit: 'Count',
-      })),
+      MetricData: [
+        {
+          MetricName: DEAD_MAN_ARMED_METRIC,
+          Dimensions: Object.entries(metrics.dimensions(account)).map(([Name, Value]) => ({ Name, Value })),
+          Value: 1,
+          Unit: 'Count',
+        },
+      ],
     },
-    physicalResourceId: cr.PhysicalResourceId.of(`${metrics.deploymentName}/${DEAD_MAN_ARMED_METRIC}`),
+    physicalResourceId: cr.PhysicalResourceId.of(
+      `${metrics.deploymentName}/${DEAD_MAN_ARMED_METRIC}${account ? `/${account}` : ''}`,
+    ),
   };
-  return sdkCall(scope, 'DeadManArmed', {
+  return sdkCall(scope, account ? `DeadManArmed-${account}` : 'DeadManArmed', {
     onCreate: call,
-    ...(accounts ? { onUpdate: call } : {}),
     statements: [
       new iam.PolicyStatement({
         actions: ['cloudwatch:PutMetricData'],

@@ -32,6 +32,7 @@ import { HeldSms } from './held-sms';
 import { limitProblems } from './limits';
 import { ReportBucket } from './report-bucket';
 import { Scanner } from './scanner';
+import { clockChangeHours } from './schedule';
 import { SecretParameter } from './secret-parameter';
 import { StateTable } from './state-table';
 import { Watchdog } from './watchdog';
@@ -318,11 +319,15 @@ export class DomainSentinel extends Construct {
       ...settings.alertSmsNumbers,
       ...(settings.accounts ?? []).flatMap((a) => a.alertSmsNumbers ?? []),
     ];
+    // A cron() runs in local time: the day the clocks go back, its runs are an hour further apart,
+    // and the dead-man window of an interval and an hour would have no hour to spare.
+    const deadManInterval =
+      settings.scanIntervalHours + clockChangeHours(settings.schedule, settings.timeZone);
     watchDeployment(this.watchdog, {
       scan: this.scan,
       web: this.web.metrics,
       alerts: this.alerts.metrics,
-      intervalHours: settings.scanIntervalHours,
+      intervalHours: deadManInterval,
       accounts: items !== undefined,
       ...(smsNumbers.length > 0 ? { smsSpendAlarmUsd: settings.smsSpendAlarmUsd } : {}),
     });
@@ -334,15 +339,12 @@ export class DomainSentinel extends Construct {
         partial: this.alerts.partial,
         watchdog: this.watchdog,
         scan: this.scan.metrics,
-        intervalHours: settings.scanIntervalHours,
+        intervalHours: deadManInterval,
         features: recipients.features,
       });
     ({ heldSms: this.heldSms, heartbeatUrl: this.heartbeatUrl } = this.holdAndBeat(settings));
-    armDeadMan(
-      this.watchdog,
-      this.scan.metrics,
-      items?.map((i) => i.account),
-    );
+    // Several accounts: each account's switch is armed beside its alarm, in its group's stack.
+    if (!items) armDeadMan(this.watchdog, this.scan.metrics);
     this.webhooks = this.webhookSubscriber(settings);
     if (settings.ownAccountSettings)
       this.accountSettings = new AccountSettingsOwner(this, 'AccountSettings', {

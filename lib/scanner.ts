@@ -1,5 +1,5 @@
 import { Duration, Stack, TimeZone } from 'aws-cdk-lib';
-import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
@@ -86,6 +86,11 @@ export function deadLetterAlarm(
       period: Duration.minutes(5),
       statistic: 'Maximum',
     }),
+    // SQS sends a queue's metrics only while it is active (a message sent or an action on it within
+    // about six hours): treated as fine, a dead-letter queue whose messages sit untouched would
+    // report OK while they wait. Without data the alarm keeps its state; a queue drained or
+    // redriven is accessed, counts 0 again, and clears it.
+    missing: cloudwatch.TreatMissingData.IGNORE,
   };
 }
 

@@ -127,3 +127,28 @@ export function skipsDays(expression: string): boolean {
   const [, , dayOfMonth, month, dayOfWeek, year] = (cron[1] ?? '').trim().split(/\s+/);
   return ![dayOfMonth, month, dayOfWeek, year].every((field) => field === '*' || field === '?');
 }
+
+/** The zone's offset from UTC at `at`, in minutes (Intl names it, e.g. `GMT+2`, `GMT-9:30`, `GMT`). */
+function offsetMinutes(timeZone: string, at: Date): number {
+  const name =
+    new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'shortOffset' })
+      .formatToParts(at)
+      .find((p) => p.type === 'timeZoneName')?.value ?? 'GMT';
+  const m = /^GMT([+-])(\d{1,2})(?::(\d{2}))?$/.exec(name);
+  return m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3] ?? 0)) : 0;
+}
+
+/**
+ * Hours (rounded up) by which a clock change of `timeZone` can stretch the gap between two runs of
+ * a cron() schedule, which Scheduler reads in local time: 06:00 the day the clocks go back is 25
+ * hours after 06:00 the day before. 0 for rate(), which counts real time, and for a zone without
+ * daylight saving time. Measured over the year from `from`, so a zone's rules come from the
+ * runtime's own time zone data, not a table kept here.
+ */
+export function clockChangeHours(expression: string, timeZone: string, from = new Date()): number {
+  if (!expression.startsWith('cron(')) return 0;
+  const offsets = Array.from({ length: 53 }, (_, week) =>
+    offsetMinutes(timeZone, new Date(from.getTime() + week * 7 * 86_400_000)),
+  );
+  return Math.ceil((Math.max(...offsets) - Math.min(...offsets)) / 60);
+}

@@ -1,10 +1,14 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 
 const LOGS_ID = 'DomainSentinelSdkCallLogs';
+
+/** Per stack, the first call that granted each set of statements to the stack's shared function. */
+const GRANTS = new WeakMap<Stack, Map<string, cr.AwsCustomResource>>();
 
 export interface SdkCallProps {
   /** The AWS API call made when the resource is created. */
@@ -35,18 +39,27 @@ export function sdkCall(scope: Construct, id: string, props: SdkCallProps): cr.A
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+  const providerId = `AWS${cr.AwsCustomResource.PROVIDER_FUNCTION_UUID.replaceAll('-', '')}`;
+  // Calls of a stack share one function and its role; a call whose permissions an earlier call of
+  // the stack granted already (one per account arms its dead-man switch) adds no policy of its own,
+  // which would grow that role's inline policies toward IAM's 10 240 characters.
+  const grants = GRANTS.get(stack) ?? new Map<string, cr.AwsCustomResource>();
+  GRANTS.set(stack, grants);
+  const key = JSON.stringify(stack.resolve(props.statements.map((s) => s.toStatementJson())));
+  const granted = grants.get(key);
+  const role = (stack.node.tryFindChild(providerId) as lambda.Function | undefined)?.role;
   const call = new cr.AwsCustomResource(scope, id, {
     onCreate: props.onCreate,
     ...(props.onUpdate ? { onUpdate: props.onUpdate } : {}),
     ...(props.onDelete ? { onDelete: props.onDelete } : {}),
-    policy: cr.AwsCustomResourcePolicy.fromStatements(props.statements),
+    ...(granted && role ? { role } : { policy: cr.AwsCustomResourcePolicy.fromStatements(props.statements) }),
     installLatestAwsSdk: false,
     logGroup,
     timeout: Duration.minutes(1),
   });
-  const provider = stack.node.tryFindChild(
-    `AWS${cr.AwsCustomResource.PROVIDER_FUNCTION_UUID.replaceAll('-', '')}`,
-  );
+  if (granted && role) call.node.addDependency(granted);
+  else grants.set(key, call);
+  const provider = stack.node.tryFindChild(providerId);
   if (provider) {
     Validations.of(provider).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',

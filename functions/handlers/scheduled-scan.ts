@@ -110,6 +110,10 @@ export async function handleScheduledScan(
   event?: unknown,
 ): Promise<ScheduledScanResult> {
   const clock = deps.clock ?? Date.now;
+  // Lambda's timeout counts from the invocation: the time the reads before the scan take (the
+  // heartbeat URL and the key from SSM, an account's item from S3, slow when those retry) comes out
+  // of the scan's budget, never out of the reserve that publishing needs.
+  const deadline = clock() + Math.max(5_000, remainingMs - PUBLISH_RESERVE_MS);
   const reseller = countingFetch(deps.fetch);
   const heartbeat = await heartbeatBase(deps);
   let keySource: string | undefined;
@@ -124,7 +128,7 @@ export async function handleScheduledScan(
       settings,
       secrets,
       now,
-      deadline: now + Math.max(5_000, remainingMs - PUBLISH_RESERVE_MS),
+      deadline,
       fetch: reseller.fetch,
       ...(account ? { account: account.account } : {}),
     };

@@ -341,6 +341,42 @@ describe('a deployment of several accounts', () => {
     );
   });
 
+  it('arms a new account’s dead-man switch and leaves the armed ones alone when an account is added', () => {
+    // Each DeadManArmed call of the deployment (in any of its stacks), by the accounts it arms.
+    const arming = (stack: Stack) =>
+      Object.entries(everything(stack).findResources('Custom::AWS'))
+        .map(([id, r]) => ({ id, properties: r.Properties as Record<string, unknown> }))
+        .filter(({ properties }) => JSON.stringify(properties.Create).includes('DeadManArmed'))
+        .map(({ id, properties }) => {
+          const create = JSON.parse(built.resolver.string(properties.Create, 'the call')) as {
+            parameters: { MetricData: Array<{ Dimensions: Array<{ Name: string; Value: string }> }> };
+          };
+          const accounts = create.parameters.MetricData.map(
+            (d) => d.Dimensions.find((x) => x.Name === 'account')?.Value,
+          );
+          return { id, properties, accounts };
+        });
+    const before = arming(built.stack);
+    const added = synthStack({
+      accounts: accountsFile(
+        [...ACCOUNTS, { name: 'brand-c', apiKeyParameter: '/domain-sentinel/brand-c/api-key' }],
+        'added.json',
+      ),
+    });
+    const after = arming(added.stack);
+    // One call per account, arming only it, on create only: a deploy that updated an existing
+    // switch's call would put a data point for an account whose scan may have stopped, and its
+    // alarm would turn OK (telling the ops topic so) and stay quiet for another interval.
+    for (const calls of [before, after])
+      for (const call of calls) {
+        expect(call.accounts).toHaveLength(1);
+        expect(call.properties.Update).toBeUndefined();
+      }
+    expect(after.map((c) => c.accounts[0]).sort()).toEqual(['brand-a', 'brand-b', 'brand-c', 'test-env']);
+    // The accounts already armed keep their calls exactly as they were: CloudFormation does not run them again.
+    for (const call of before) expect(after.find((c) => c.accounts[0] === call.accounts[0])).toEqual(call);
+  });
+
   it('draws the deployment’s own graphs as totals over its accounts: every scan metric carries its account', () => {
     const dashboard = built.resolver.resolve(
       Object.values(built.template.findResources('AWS::CloudWatch::Dashboard'))[0]?.Properties?.DashboardBody,

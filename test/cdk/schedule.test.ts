@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scheduleIntervalHours, scheduleProblem, skipsDays } from '../../lib/schedule';
+import { clockChangeHours, scheduleIntervalHours, scheduleProblem, skipsDays } from '../../lib/schedule';
 
 describe('scheduleProblem', () => {
   it.each([
@@ -69,5 +69,21 @@ describe('skipsDays', () => {
       expect(skipsDays(expression), expression).toBe(true);
     for (const expression of ['cron(0 6 * * ? *)', 'cron(0/30 8-18 ? * * *)', 'rate(2 days)', 'rate(1 hour)'])
       expect(skipsDays(expression), expression).toBe(false);
+  });
+});
+
+describe('clockChangeHours', () => {
+  const from = new Date('2026-06-01T00:00:00Z');
+  it.each([
+    ['cron(0 6 * * ? *)', 'Europe/Amsterdam', 1],
+    ['cron(0 6 * * ? *)', 'America/New_York', 1],
+    // Lord Howe Island moves its clocks by half an hour: a whole hour of the alarm covers it.
+    ['cron(0 6 * * ? *)', 'Australia/Lord_Howe', 1],
+    ['cron(0 6 * * ? *)', 'UTC', 0],
+    ['cron(0 6 * * ? *)', 'Asia/Kolkata', 0],
+    // rate() counts real time: a clock change does not move its runs.
+    ['rate(24 hours)', 'Europe/Amsterdam', 0],
+  ])('gives %s in %s %i hour(s) more between two runs', (expression, zone, hours) => {
+    expect(clockChangeHours(expression, zone, from)).toBe(hours);
   });
 });

@@ -536,8 +536,11 @@ describe('alarms', () => {
       ...props,
     });
 
-  it('raises scan and restore errors', () => {
-    for (const fn of [stack.scan.fn, stack.web.fn]) {
+  it('raises scan and restore errors; the scan’s stays raised until a scan runs without error', () => {
+    for (const [fn, missing] of [
+      [stack.scan.fn, 'ignore'],
+      [stack.web.fn, 'notBreaching'],
+    ] as const) {
       alarm({
         MetricName: 'Errors',
         Namespace: 'AWS/Lambda',
@@ -545,9 +548,22 @@ describe('alarms', () => {
         Statistic: 'Sum',
         Threshold: 1,
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-        TreatMissingData: 'notBreaching',
+        TreatMissingData: missing,
       });
     }
+  });
+
+  it('keeps a dead-letter queue’s alarm raised while its metrics are missing: SQS stops them for a queue left alone', () => {
+    for (const queue of [stack.scan.failedRuns, stack.scan.scheduleDeadLetters])
+      alarm({
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(queue), 'QueueName'] } }],
+        Statistic: 'Maximum',
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'ignore',
+      });
   });
 
   it('has a dead-man switch on ScanCompleted of this deployment that treats missing data as breaching', () => {
@@ -574,12 +590,25 @@ describe('alarms', () => {
         scanMetric('completed', 'ScanCompleted'),
         scanMetric('armed', 'DeadManArmed'),
       ]),
-      EvaluationPeriods: 25,
-      DatapointsToAlarm: 25,
+      // A day's cron in Europe/Amsterdam: 24 hours, an hour for the scan, and an hour for the night
+      // the clocks go back, when 07:00 comes 25 hours after the 07:00 before.
+      EvaluationPeriods: 26,
+      DatapointsToAlarm: 26,
       Threshold: 1,
       ComparisonOperator: 'LessThanThreshold',
       TreatMissingData: 'breaching',
     });
+  });
+
+  it('gives the dead-man switch no hour for clock changes where the schedule has none: UTC, or a rate()', () => {
+    for (const context of [{ timeZone: 'UTC' }, { schedule: 'rate(24 hours)' }]) {
+      const { template: other } = synthStack(context);
+      other.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        AlarmName: 'DomainSentinel/ScanNotCompleted',
+        EvaluationPeriods: 25,
+        DatapointsToAlarm: 25,
+      });
+    }
   });
 
   it('sizes the dead-man window from a rate() schedule', () => {
