@@ -109,14 +109,18 @@ const stamp = (iso: string) => `${iso.slice(0, 19).replace(/[-:]/g, '')}Z`;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10).replace(/-/g, '');
 
 /**
- * An event of the feed, written only when asked: a feed of 100 000 urgent events has room for some
- * 22 000, and writing the others (their descriptions most of all) took most of its time.
+ * An event of the feed as it is kept until written: its finding, which of the finding's events it
+ * is, and what its UID is the hash of. Written only when asked (a feed of 100 000 urgent events has
+ * room for some 22 000, and writing the others, their descriptions most of all, took most of its
+ * time), and kept this small: a closure or two per event held 50 MB more than the view at 100 000,
+ * beyond a 256 MB function.
  */
 interface FeedEvent {
-  readonly info: boolean;
-  /** The same UID, day and summary, without description and alarm. */
-  readonly short: () => string;
-  readonly full: () => string;
+  readonly finding: DomainFinding;
+  /** A quarantined domain's restore-by event, rather than its own. */
+  readonly restoreBy: boolean;
+  /** What its UID is the hash of ({@link uidKey}). */
+  readonly key: string;
 }
 
 interface EventInput {
@@ -128,21 +132,44 @@ interface EventInput {
   readonly alarmDays: number | null;
 }
 
-/** An event's two forms, each written on first use from `made` (called once). */
-function feedEvent(info: boolean, made: () => EventInput): FeedEvent {
-  let input: EventInput | undefined;
-  let short: string | undefined;
-  const of = () => {
-    input ??= made();
-    return input;
-  };
+/** What every event of one feed is written with. */
+interface FeedContext {
+  readonly dtstamp: string;
+  readonly now: number;
+  readonly reportNow: string;
+  readonly criticalDays: number;
+  readonly format: ReturnType<typeof dateFormat>;
+  readonly dayOf: (ms: number) => number;
+}
+
+/** What an event says: its UID, day, summary, description and alarm. */
+function eventInput(e: FeedEvent, c: FeedContext): EventInput {
+  const f = e.finding;
+  const shown = displayDomain(f.domain_name);
+  const dayFormat = c.format.day;
+  if (!e.restoreBy) {
+    const date = eventDate(f);
+    return {
+      uid: uidOf(e.key),
+      stamp: c.dtstamp,
+      start: c.dayOf(Date.parse(date)),
+      summary: summaryOf(f, shown),
+      description: () => `${shown}: ${describeDomainFinding(f, c.reportNow, dayFormat)} (${f.severity}).`,
+      alarmDays: f.kind !== 'quarantine' && Date.parse(date) > c.now ? c.criticalDays : null,
+    };
+  }
+  const restoreBy = f.restore_by ?? '';
+  // The last day a restore is still possible: the day the deadline falls on (a deadline at
+  // midnight sharp leaves none of that day), never a day that begins after it.
+  const deadline = Date.parse(restoreBy);
   return {
-    info,
-    short: () => {
-      short ??= eventText(of(), false);
-      return short;
-    },
-    full: () => eventText(of(), true),
+    uid: uidOf(e.key),
+    stamp: c.dtstamp,
+    start: c.dayOf(deadline - 1),
+    summary: `Restore by: ${shown} (last day to restore)`,
+    description: () =>
+      `${shown}: ${restoreDeadlineText(f, dayFormat)}; the deadline is ${c.format.time(restoreBy)}. After it, the domain can no longer be restored.`,
+    alarmDays: deadline > c.now ? LAST_DAYS : null,
   };
 }
 
@@ -184,61 +211,22 @@ function eventText(input: EventInput, full: boolean): string {
  * The events of `report`'s domain findings, most urgent first (the report's order). UIDs are given
  * here, in the report's order, so a duplicate's is the same whichever events the feed then writes.
  */
-function eventsOf(report: Report, timeZone: string): FeedEvent[] {
-  const format = dateFormat(timeZone);
-  const dayFormat = format.day;
-  const dayOf = dayIn(timeZone);
-  const criticalDays = report.policy?.critical_days ?? 7;
+function eventsOf(report: Report): FeedEvent[] {
   // UIDs are told apart by what they hash (hashed only for the events written).
   const uids = new Set<string>();
-  const dtstamp = stamp(report.generated_at);
-  const now = Date.parse(report.now);
+  const unique = (f: DomainFinding, kind: string, date: string): string => {
+    let key = uidKey(f.domain_name, kind, date, '');
+    // Two records whose names normalise the same (a reseller's duplicate) must not share an event.
+    for (let n = 2; uids.has(key); n++) key = uidKey(f.domain_name, kind, date, `\n${f.domain_name}\n${n}`);
+    uids.add(key);
+    return key;
+  };
   const events: FeedEvent[] = [];
   for (const f of report.findings) {
     if (!isDomainFinding(f)) continue;
-    // Two records whose names normalise the same (a reseller's duplicate) must not share an event.
-    const date = eventDate(f);
-    let id = uidKey(f.domain_name, f.kind, date, '');
-    for (let n = 2; uids.has(id); n++) id = uidKey(f.domain_name, f.kind, date, `\n${f.domain_name}\n${n}`);
-    uids.add(id);
-    const info = f.severity === 'info';
-    events.push(
-      feedEvent(info, () => {
-        const shown = displayDomain(f.domain_name);
-        return {
-          uid: uidOf(id),
-          stamp: dtstamp,
-          start: dayOf(Date.parse(date)),
-          summary: summaryOf(f, shown),
-          description: () => `${shown}: ${describeDomainFinding(f, report.now, dayFormat)} (${f.severity}).`,
-          alarmDays: f.kind !== 'quarantine' && Date.parse(date) > now ? criticalDays : null,
-        };
-      }),
-    );
-    const restoreBy = f.restore_by;
-    if (restoreBy) {
-      let key = uidKey(f.domain_name, 'restore_by', restoreBy, '');
-      for (let n = 2; uids.has(key); n++)
-        key = uidKey(f.domain_name, 'restore_by', restoreBy, `\n${f.domain_name}\n${n}`);
-      uids.add(key);
-      events.push(
-        feedEvent(info, () => {
-          const shown = displayDomain(f.domain_name);
-          // The last day a restore is still possible: the day the deadline falls on (a deadline at
-          // midnight sharp leaves none of that day), never a day that begins after it.
-          const deadline = Date.parse(restoreBy);
-          return {
-            uid: uidOf(key),
-            stamp: dtstamp,
-            start: dayOf(deadline - 1),
-            summary: `Restore by: ${shown} (last day to restore)`,
-            description: () =>
-              `${shown}: ${restoreDeadlineText(f, dayFormat)}; the deadline is ${format.time(restoreBy)}. After it, the domain can no longer be restored.`,
-            alarmDays: deadline > now ? LAST_DAYS : null,
-          };
-        }),
-      );
-    }
+    events.push({ finding: f, restoreBy: false, key: unique(f, f.kind, eventDate(f)) });
+    if (f.restore_by)
+      events.push({ finding: f, restoreBy: true, key: unique(f, 'restore_by', f.restore_by) });
   }
   return events;
 }
@@ -255,7 +243,18 @@ export interface CalendarOptions {
 export function renderCalendar(report: ReportView, options: CalendarOptions = {}): string {
   const budget = options.budgetBytes ?? RESPONSE_BUDGET_BYTES;
   const name = `domain-sentinel${options.accountLabel ? ` (${options.accountLabel})` : ''}`;
-  const events = eventsOf(report, options.timeZone ?? 'UTC');
+  const events = eventsOf(report);
+  const timeZone = options.timeZone ?? 'UTC';
+  const context: FeedContext = {
+    dtstamp: stamp(report.generated_at),
+    now: Date.parse(report.now),
+    reportNow: report.now,
+    criticalDays: report.policy?.critical_days ?? 7,
+    format: dateFormat(timeZone),
+    dayOf: dayIn(timeZone),
+  };
+  const short = (e: FeedEvent) => eventText(eventInput(e, context), false);
+  const full = (e: FeedEvent) => eventText(eventInput(e, context), true);
   const omittedInfo = report.view?.omittedTotal ?? 0;
 
   const head = (note: string) =>
@@ -272,32 +271,26 @@ export function renderCalendar(report: ReportView, options: CalendarOptions = {}
   // Critical and warning events first, each short, the most urgent first while they fit; then,
   // most urgent first, whole while it fits; then the info events, whole or short, while they fit.
   // Only what is written is made.
-  const urgent = events.filter((e) => !e.info);
-  const info = events.filter((e) => e.info);
-  const fitted = briefThenFull(
-    urgent,
-    (e) => e.short(),
-    (e) => e.full(),
-    size,
-    budget,
-  );
+  const urgent = events.filter((e) => e.finding.severity !== 'info');
+  const info = events.filter((e) => e.finding.severity === 'info');
+  const fitted = briefThenFull(urgent, short, full, size, budget);
   const urgentOut = fitted.out;
   const kept = urgentOut.length;
   size = fitted.size;
   const infoOut: string[] = [];
   for (const e of info) {
-    const full = e.full();
-    const fullSize = responseBytes(full);
-    if (size + fullSize <= budget) {
-      infoOut.push(full);
-      size += fullSize;
+    const whole = full(e);
+    const wholeSize = responseBytes(whole);
+    if (size + wholeSize <= budget) {
+      infoOut.push(whole);
+      size += wholeSize;
       continue;
     }
-    const short = e.short();
-    const shortSize = responseBytes(short);
-    if (size + shortSize > budget) break;
-    infoOut.push(short);
-    size += shortSize;
+    const brief = short(e);
+    const briefSize = responseBytes(brief);
+    if (size + briefSize > budget) break;
+    infoOut.push(brief);
+    size += briefSize;
   }
   const notes: string[] = [];
   const infoLeft = omittedInfo + info.length - infoOut.length;

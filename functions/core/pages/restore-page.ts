@@ -4,10 +4,12 @@ import { LAST_DAYS, type RestoreDeadline } from '../findings/quarantine-periods'
 
 /**
  * The restore flow's HTML: small, self-contained pages with one inline stylesheet (allowed by its
- * hash, so the CSP needs no 'unsafe-inline') and no script at all. Every value is escaped.
+ * hash, so the CSP needs no 'unsafe-inline') and no script at all. Every value is escaped. Text
+ * may break anywhere: a domain name is up to 253 characters without a space, and a page that must
+ * be read and typed from (and its button pressed) cannot be wider than a phone.
  */
 
-const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a}
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;color:#1a1a1a;overflow-wrap:anywhere}
 h1{font-size:1.4rem}code{font-size:1.05em;background:#f2f2f2;padding:0 .25em}
 .ok{color:#116329}.bad{color:#a40e26}dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}
 dt{color:#555}dd{margin:0}button{font:inherit;padding:.6rem 1.4rem;background:#0b5cad;color:#fff;border:0;border-radius:4px;cursor:pointer}
