@@ -308,8 +308,8 @@ export function createFindingHandler(deps: FindingDeps): ProxyHandler {
 }
 
 /**
- * The domain's finding in the latest report: from the view the page reads (every critical and
- * warning finding), else through the filter, which reads the report one finding at a time.
+ * The domain's finding in the latest report: from the view the page reads (the critical and
+ * warning findings a page can show), else through the filter, which reads the report one finding at a time.
  */
 async function findingInLatest(
   deps: Pick<ViewDeps, 'reports'>,
@@ -325,7 +325,7 @@ async function findingInLatest(
   if (!view) return null;
   const found =
     match(view.findings) ??
-    (view.view?.omittedTotal
+    (view.view?.omittedTotal || view.view?.urgentLeft
       ? match((await store.view({ purpose: 'page', query: name }))?.findings ?? [])
       : undefined);
   return found ? { finding: found, reportNow: view.now } : null;

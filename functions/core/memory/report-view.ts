@@ -14,10 +14,12 @@ import type { ReportList, ReportReader } from './report-json';
 
 /**
  * What the report page and the calendar feed take from a stored report, read one element at a
- * time (report-json.ts): every critical and warning finding, and of the rest what the page lists
- * and counts. At 1 000 000 domains a report holds some 120 000 info findings: the web function
- * never holds them, it counts them by kind, keeps the ones a filter asks for, and keeps the few
- * the timeline draws. Pure.
+ * time (report-json.ts): the critical and warning findings they can show, and of the rest what the
+ * page lists and counts. At 1 000 000 domains a report holds some 120 000 info findings: the web
+ * function never holds them, it counts them by kind, keeps the ones a filter asks for, and keeps
+ * the few the timeline draws. An account whose every finding is urgent has a million critical and
+ * warning ones: the view keeps as many as an answer can show ({@link URGENT_KEPT}) and counts the
+ * rest, as the page and the feed count them. Pure.
  */
 
 /** Info findings listed without a filter; the rest are counted by kind, and the filter finds them. */
@@ -26,6 +28,14 @@ export const INFO_LISTED = 1_000;
 export const CHANGES_LISTED = 1_000;
 /** Unreadable records carried (the page shows their number). */
 const PROBLEMS_KEPT = 100;
+/**
+ * The fewest bytes an item of the page's lists takes as Lambda counts it: a brief item's own
+ * markup, `<li class="warning" data-domain=""><strong></strong>: </li>`, its quotes escaped, with
+ * an empty name and no words at all. A feed's event takes more (its UID alone is 48 bytes).
+ */
+export const LEAST_ITEM_BYTES = 63;
+/** Quarantined domains the page lists by restore deadline; the rest are counted. */
+export const DEADLINES_LISTED = 20;
 /** Days the timeline looks ahead, and its rows; the rest are counted beneath it. */
 export const TIMELINE_DAYS = 90;
 export const TIMELINE_ROWS = 60;
@@ -46,6 +56,25 @@ export interface TimelineRow {
   readonly restore: boolean;
 }
 
+/**
+ * Critical and warning findings a view did not carry (beyond {@link URGENT_KEPT} of each order),
+ * counted as the page and the feed count them; with a filter, the matching ones.
+ */
+export interface UrgentLeft {
+  /** Of the page's CRITICAL list (domains a policy lets lapse are listed apart). */
+  readonly critical: number;
+  /** Of its WARNING list. */
+  readonly warning: number;
+  /** Of its list of domains a policy lets lapse. */
+  readonly lapsing: number;
+  /** Of the feed's critical and warning events (a quarantined domain's restore-by day is one more). */
+  readonly events: number;
+  /** Quarantined domains (of the whole report, filter or not). */
+  readonly quarantine: number;
+  /** Every critical and warning finding not carried, matching or not. */
+  readonly total: number;
+}
+
 /** What a view left out of `findings`, and what the page needs of the whole report. */
 export interface ViewNotes {
   /** Findings not carried, by kind (info beyond what is listed). */
@@ -59,6 +88,8 @@ export interface ViewNotes {
   readonly changesTotal?: number;
   /** How many unreadable records the report holds. */
   readonly problemsTotal: number;
+  /** Critical and warning findings not carried; absent when every one is. */
+  readonly urgentLeft?: UrgentLeft;
 }
 
 /** A report as a view carries it: `findings` holds only what was kept, `view` says what was not. */
@@ -70,6 +101,14 @@ export type ReportView = Report & { readonly view?: ViewNotes };
  * made to stay within this, headers and envelope left room.
  */
 export const RESPONSE_BUDGET_BYTES = 5 * 1024 * 1024;
+
+/**
+ * Critical and warning findings a view carries of each list the page and the feed show them in:
+ * more than a {@link RESPONSE_BUDGET_BYTES} answer can hold were every item the least it can be
+ * ({@link LEAST_ITEM_BYTES}). The page and the feed keep the first that fit, in their order, so
+ * the view keeps the first of each of their orders and counts the rest ({@link UrgentLeft}).
+ */
+export const URGENT_KEPT = Math.ceil(RESPONSE_BUDGET_BYTES / LEAST_ITEM_BYTES);
 
 /** Bytes `text` takes as a JSON string's content (UTF-8, escapes counted). */
 export function responseBytes(text: string): number {
@@ -219,6 +258,16 @@ const StoredNotes = z.object({
     .optional(),
   changesTotal: z.number().optional(),
   problemsTotal: z.number(),
+  urgentLeft: z
+    .object({
+      critical: z.number(),
+      warning: z.number(),
+      lapsing: z.number(),
+      events: z.number(),
+      quarantine: z.number(),
+      total: z.number(),
+    })
+    .optional(),
 });
 const StoredProblem = z.looseObject({
   resource: z.string(),
@@ -266,10 +315,17 @@ export class ReportViewBuilder implements ReportReader {
   private rowsTotal = 0;
   private start = 0;
   private readonly needle: string;
+  /** Critical and warning findings seen of each order the page and the feed keep them in. */
+  private readonly urgentSeen = { critical: 0, warning: 0, lapsing: 0, events: 0, quarantine: 0 };
+  private readonly left = { critical: 0, warning: 0, lapsing: 0, events: 0, quarantine: 0, total: 0 };
   /** Set when the text is a view kept beside the report: its elements are already the ones to show. */
   private base: ViewNotes | null = null;
 
-  constructor(private readonly selection: ViewSelection) {
+  /** @param urgentKept critical and warning findings kept of each order (lower in tests). */
+  constructor(
+    private readonly selection: ViewSelection,
+    private readonly urgentKept = URGENT_KEPT,
+  ) {
     this.needle = filterText(selection.query).toLowerCase();
   }
 
@@ -317,7 +373,8 @@ export class ReportViewBuilder implements ReportReader {
     }
     if (this.selection.purpose === 'calendar') {
       if (!isDomainFinding(f)) return;
-      if (f.severity !== 'info' || this.infoKept++ < INFO_LISTED) this.findings.push(f);
+      if (f.severity !== 'info') this.keepUrgent(f, true);
+      else if (this.infoKept++ < INFO_LISTED) this.findings.push(f);
       else this.omit(f);
       return;
     }
@@ -325,7 +382,7 @@ export class ReportViewBuilder implements ReportReader {
     if (this.needle !== '' && matching) this.matches++;
     const row = timelineRowOf(f, this.start);
     if (row) this.addRow(row);
-    if (f.severity !== 'info') this.findings.push(f);
+    if (f.severity !== 'info') this.keepUrgent(f, matching);
     else if (matching && this.infoKept < INFO_LISTED) {
       this.infoKept++;
       this.findings.push(f);
@@ -344,6 +401,7 @@ export class ReportViewBuilder implements ReportReader {
           ...(this.selection.purpose === 'page' && base.timeline ? { timeline: base.timeline } : {}),
           ...(base.changesTotal !== undefined ? { changesTotal: base.changesTotal } : {}),
           problemsTotal: base.problemsTotal,
+          ...(base.urgentLeft ? { urgentLeft: base.urgentLeft } : {}),
         }
       : {
           omitted: this.omitted,
@@ -352,6 +410,7 @@ export class ReportViewBuilder implements ReportReader {
           ...(this.selection.purpose === 'page' ? { timeline: { rows, total: this.rowsTotal } } : {}),
           ...(this.changes ? { changesTotal: this.changesTotal } : {}),
           problemsTotal: this.problemsTotal,
+          ...(this.left.total > 0 ? { urgentLeft: { ...this.left } } : {}),
         };
     return {
       ...(this.head_ as unknown as Report),
@@ -360,6 +419,36 @@ export class ReportViewBuilder implements ReportReader {
       ...(this.changes ? { changes: this.changes } : {}),
       view,
     };
+  }
+
+  /**
+   * Keeps a critical or warning finding when it is among the first {@link urgentKept} of an order
+   * it is shown in: the page's list it falls in (CRITICAL, WARNING, or letting lapse, the report's
+   * order within each), the feed's events (the report's order), the page's restore deadlines. The
+   * page and the feed show a first part of each, never more items than that: what they show is
+   * the same as from every finding. The rest are counted as they would have been shown.
+   */
+  private keepUrgent(f: Finding, matching: boolean): void {
+    const seen = this.urgentSeen;
+    const domain = isDomainFinding(f);
+    const list =
+      domain && f.let_lapse === true ? 'lapsing' : f.severity === 'critical' ? 'critical' : 'warning';
+    const events = domain ? (f.restore_by ? 2 : 1) : 0;
+    const quarantine = domain && f.kind === 'quarantine';
+    const inList = matching && seen[list]++ < this.urgentKept;
+    const inFeed = matching && events > 0 && seen.events < this.urgentKept;
+    if (matching) seen.events += events;
+    const inDeadlines = quarantine && seen.quarantine++ < DEADLINES_LISTED;
+    if (inList || inFeed || inDeadlines) {
+      this.findings.push(f);
+      return;
+    }
+    const left = this.left;
+    left.total++;
+    if (quarantine) left.quarantine++;
+    if (!matching) return;
+    left[list]++;
+    left.events += events;
   }
 
   private omit(f: Finding): void {
@@ -380,8 +469,8 @@ export class ReportViewBuilder implements ReportReader {
 }
 
 /** The view of a report held whole (tests, a report just made): the same as reading it back. */
-export function viewOf(report: Report, selection: ViewSelection): ReportView {
-  const builder = new ReportViewBuilder(selection);
+export function viewOf(report: Report, selection: ViewSelection, urgentKept = URGENT_KEPT): ReportView {
+  const builder = new ReportViewBuilder(selection, urgentKept);
   const { findings, problems, ...head } = report;
   const changes = (report as { changes?: unknown }).changes;
   builder.head(head as Record<string, unknown>);

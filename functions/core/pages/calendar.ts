@@ -17,10 +17,11 @@ import type { Report } from '../scan/scan';
  * renewal (a new date) is a new event.
  *
  * A calendar app subscribes to one URL and cannot page, and some fetch it without compression:
- * the feed always fits one Lambda answer ({@link RESPONSE_BUDGET_BYTES}). Every critical and
- * warning event is in it; at a size where full events would not fit, the least urgent are written
- * short (the same UID and day and summary, without description and alarm), info events beyond
- * what fits are left out, and the calendar's description says so.
+ * the feed always fits one Lambda answer ({@link RESPONSE_BUDGET_BYTES}). Critical and warning
+ * events come first; at a size where full events would not fit, the least urgent are written
+ * short (the same UID and day and summary, without description and alarm), and those that do not
+ * fit even so are left out, as are info events beyond what fits; the calendar's description says
+ * how many.
  */
 
 export const CALENDAR_CONTENT_TYPE = 'text/calendar; charset=utf-8';
@@ -294,13 +295,15 @@ export function renderCalendar(report: ReportView, options: CalendarOptions = {}
   }
   const notes: string[] = [];
   const infoLeft = omittedInfo + info.length - infoOut.length;
+  // A view carries only the urgent events a feed can hold, and counts the rest (report-view.ts).
+  const urgentLeft = urgent.length - kept + (report.view?.urgentLeft?.events ?? 0);
   if (infoLeft > 0)
     notes.push(
       `${infoLeft} info findings are not in this feed: the report page counts them, and its filter finds them.`,
     );
-  if (kept < urgent.length)
+  if (urgentLeft > 0)
     notes.push(
-      `${urgent.length - kept} critical or warning events did not fit: the report page lists every one.`,
+      `${urgentLeft} critical or warning events did not fit: the report page's filter finds any of them, and the JSON report lists every one.`,
     );
   const out = [head(notes.join(' ')), ...urgentOut, ...infoOut];
   out.push(contentLine('END:VCALENDAR'));

@@ -19,6 +19,7 @@ import { changeNextStep, nextStep } from '../findings/next-step';
 import { type AuditEntry, auditLine } from '../memory/audit';
 import {
   briefThenFull,
+  DEADLINES_LISTED,
   filterText,
   RESPONSE_BUDGET_BYTES,
   type ReportView,
@@ -240,19 +241,21 @@ function timelineLabel(name: string): string {
 }
 
 /** The quarantined domains by days left to restore (the report's own order), each with its deadline. */
-function deadlinesHtml(report: Report): string {
+function deadlinesHtml(report: ReportView): string {
   const quarantined = report.findings.filter(
     (f): f is DomainFinding => isDomainFinding(f) && f.kind === 'quarantine',
   );
-  if (quarantined.length === 0) return '';
+  // A view carries the first of them and counts the rest (report-view.ts).
+  const count = quarantined.length + (report.view?.urgentLeft?.quarantine ?? 0);
+  if (count === 0) return '';
   const items = quarantined
-    .slice(0, LIST_SHOWN)
+    .slice(0, DEADLINES_LISTED)
     .map(
       (f) =>
         `<li class="critical"><strong>${escapeHtml(displayDomain(f.domain_name))}</strong>: ${escapeHtml(restoreDeadlineText(f, dayFormat))}</li>`,
     );
-  const rest = quarantined.length - items.length;
-  return `<h2>Restore deadlines (${quarantined.length})</h2><ul class="items deadlines">${items.join('')}</ul>${rest > 0 ? `<p class="note">and ${rest} more (see CRITICAL below)</p>` : ''}`;
+  const rest = count - items.length;
+  return `<h2>Restore deadlines (${count})</h2><ul class="items deadlines">${items.join('')}</ul>${rest > 0 ? `<p class="note">and ${rest} more (see CRITICAL below)</p>` : ''}`;
 }
 
 /** What the renewals due in the window cost, and why failed renewals were not checked (when so). */
@@ -330,6 +333,8 @@ export interface ListSection {
   readonly heading: string;
   readonly items: readonly ListItem[];
   readonly after: string;
+  /** Items of the list after `items` that the view did not carry (report-view.ts counts them). */
+  readonly left?: number;
 }
 
 /**
@@ -350,14 +355,15 @@ export function listsHtml(sections: readonly ListSection[], budget: number): str
     budget,
   );
   const kept = out.length;
+  const count = all.length + sections.reduce((n, section) => n + (section.left ?? 0), 0);
   const notes: string[] = [];
   if (full < kept)
     notes.push(
-      `<p class="note">The first ${full} of ${plural(all.length, 'item')} show registrant and links; the rest are listed briefly so the page stays within what the web function can answer. Filter to see any of them in full.</p>`,
+      `<p class="note">The first ${full} of ${plural(count, 'item')} show registrant and links; the rest are listed briefly so the page stays within what the web function can answer. Filter to see any of them in full.</p>`,
     );
-  if (kept < all.length)
+  if (kept < count)
     notes.push(
-      `<p class="note">${all.length - kept} more items did not fit on this page: filter to find them, or see the JSON report.</p>`,
+      `<p class="note">${count - kept} more items did not fit on this page: filter to find them, or see the JSON report.</p>`,
     );
   let index = 0;
   const html = sections
@@ -404,9 +410,11 @@ function leftOutOf(
   const skip = { critical: Number(from[1]), warning: Number(from[2]), info: Number.POSITIVE_INFINITY };
   const seen = { critical: 0, warning: 0, info: 0 };
   const findings = alerted.filter((f) => seen[f.severity]++ >= skip[f.severity]);
+  // Beyond what a page can show, a view counts critical and warning findings (report-view.ts).
+  const uncarried = report.view?.urgentLeft?.total ?? 0;
   return {
     findings,
-    note: `The ${plural(findings.length, 'finding')} the alert had no room to name (${findings.filter((f) => f.severity === 'critical').length} critical, ${findings.filter((f) => f.severity === 'warning').length} warning).`,
+    note: `The ${plural(findings.length, 'finding')} the alert had no room to name (${findings.filter((f) => f.severity === 'critical').length} critical, ${findings.filter((f) => f.severity === 'warning').length} warning)${uncarried ? `; ${uncarried} more critical or warning findings of the report are beyond what this page can hold, and the JSON report lists them` : ''}.`,
     linkWhole: true,
   };
 }
@@ -432,7 +440,11 @@ const listItem = (f: Finding, now: string): ListItem => ({
 /** The finding lists by severity (with a filter, the matches). */
 function sectionsOf(report: ReportView, shown: readonly Finding[], needle: string): ListSection[] {
   const view = report.view;
-  const matches = view?.matches ?? shown.length;
+  const urgentLeft = view?.urgentLeft;
+  // Matching critical and warning findings the view counted instead of carrying are no info ones.
+  const matches =
+    (view?.matches ?? shown.length) -
+    (urgentLeft ? urgentLeft.critical + urgentLeft.warning + urgentLeft.lapsing : 0);
   // Domains a policy lets lapse are listed apart, under their own heading: no alert speaks of them.
   const lapsing = (f: Finding) => isDomainFinding(f) && f.let_lapse === true;
   const sections = [...SEVERITIES]
@@ -440,7 +452,8 @@ function sectionsOf(report: ReportView, shown: readonly Finding[], needle: strin
     .map((severity) => {
       const items = shown.filter((f) => f.severity === severity && !lapsing(f));
       const left = severity === 'info' ? (needle ? matches - shown.length : (view?.omittedTotal ?? 0)) : 0;
-      if (items.length === 0 && left <= 0) return null;
+      const uncarried = severity === 'info' ? 0 : (urgentLeft?.[severity] ?? 0);
+      if (items.length === 0 && left <= 0 && uncarried === 0) return null;
       const after =
         left > 0
           ? needle
@@ -448,18 +461,21 @@ function sectionsOf(report: ReportView, shown: readonly Finding[], needle: strin
             : `<p class="note">and ${left} more info findings (${escapeHtml(omittedWords(view?.omitted ?? {}))}): type a name, registrant or kind in the filter to list them, or see the JSON report.</p>`
           : '';
       return {
-        heading: `<h2>${WORDS[severity]} (${items.length + Math.max(0, left)})</h2>`,
+        heading: `<h2>${WORDS[severity]} (${items.length + Math.max(0, left) + uncarried})</h2>`,
         items: items.map((f) => listItem(f, report.now)),
         after,
+        ...(uncarried ? { left: uncarried } : {}),
       };
     })
     .filter((section) => section !== null);
   const letLapse = shown.filter(lapsing);
-  if (letLapse.length)
+  const lapsingLeft = urgentLeft?.lapsing ?? 0;
+  if (letLapse.length || lapsingLeft)
     sections.push({
-      heading: `<h2>Letting lapse (${letLapse.length})</h2>`,
+      heading: `<h2>Letting lapse (${letLapse.length + lapsingLeft})</h2>`,
       items: letLapse.map((f) => listItem(f, report.now)),
       after: '<p class="note">A policy lets these domains lapse: they are left out of every alert.</p>',
+      ...(lapsingLeft ? { left: lapsingLeft } : {}),
     });
   return sections;
 }
@@ -483,7 +499,8 @@ export function renderReportPage(input: ReportPageInput): string {
   const hidden = [...new URLSearchParams(self)]
     .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`)
     .join('');
-  const total = report.findings.length + (report.view?.omittedTotal ?? 0);
+  const total =
+    report.findings.length + (report.view?.omittedTotal ?? 0) + (report.view?.urgentLeft?.total ?? 0);
   const sections = leftOut
     ? sectionsOf({ ...report, view: undefined } as ReportView, shown, 'left-out')
     : sectionsOf(report, shown, needle);
