@@ -435,10 +435,17 @@ export class ReportViewBuilder implements ReportReader {
       domain && f.let_lapse === true ? 'lapsing' : f.severity === 'critical' ? 'critical' : 'warning';
     const events = domain ? (f.restore_by ? 2 : 1) : 0;
     const quarantine = domain && f.kind === 'quarantine';
-    const inList = matching && seen[list]++ < this.urgentKept;
+    // The feed's view keeps the feed's order alone.
+    const page = this.selection.purpose === 'page';
+    // The page's lists come in this order, and it shows fewer than urgentKept items in all: a
+    // warning is needed only while fewer critical ones were seen, a lapsing one only while fewer
+    // of both (a report puts critical findings first, so most often none is kept for the list).
+    const before =
+      list === 'critical' ? 0 : list === 'warning' ? seen.critical : seen.critical + seen.warning;
+    const inList = page && matching && before + seen[list]++ < this.urgentKept;
     const inFeed = matching && events > 0 && seen.events < this.urgentKept;
     if (matching) seen.events += events;
-    const inDeadlines = quarantine && seen.quarantine++ < DEADLINES_LISTED;
+    const inDeadlines = page && quarantine && seen.quarantine++ < DEADLINES_LISTED;
     if (inList || inFeed || inDeadlines) {
       this.findings.push(f);
       return;
