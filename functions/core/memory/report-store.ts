@@ -84,8 +84,8 @@ export const REPORT_ENV = {
 /** The object key (S3) or file name (folder) of the latest report. */
 export const LATEST_REPORT_KEY = 'latest.json';
 /**
- * The latest report as the page and the feed read it (report-view.ts): every critical and warning
- * finding, the first info findings, the rest counted. At 1 000 000 domains some 16 MB beside a
+ * The latest report as the page and the feed read it (report-view.ts): the critical and warning
+ * findings an answer can show, the first info findings, the rest counted. At 1 000 000 domains some 16 MB beside a
  * report of 100 MB, so the web function reads a sixth of it; only a filter reads the report.
  */
 export const LATEST_VIEW_KEY = 'latest-view.json';
