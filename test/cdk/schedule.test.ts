@@ -112,6 +112,10 @@ describe('longestScanGap', () => {
     expect(hours('cron(0 6 * * ? 2026)')).toBeGreaterThan(3000);
     // Runs from 2027 on: nothing from the deploy (2026-06-01) to 2027-01-01 06:00.
     expect(hours('cron(0 6 * * ? 2027-2199)')).toBe(214 * 24 + 6);
+    // A day that never comes is no run either.
+    expect(longestScanGap('cron(0 6 30 2 ? *)', 'UTC', from)).toEqual({
+      problem: 'cron(0 6 30 2 ? *) has no run in the 366 days from 2026-06-01T00:00:00.000Z',
+    });
     expect(longestScanGap('cron(0 6 * * ? 2020)', 'UTC', from)).toEqual({
       problem: 'cron(0 6 * * ? 2020) has no run in the 366 days from 2026-06-01T00:00:00.000Z',
     });
