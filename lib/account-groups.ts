@@ -36,8 +36,8 @@ export interface AccountGroupsProps {
   readonly alertTopic: sns.ITopic;
   readonly watchdog: Watchdog;
   readonly scan: ScanMetrics;
-  /** The dead-man window of each account's switch. */
-  readonly intervalHours: number;
+  /** The dead-man window of each account's switch (none: the heartbeat's service watches). */
+  readonly intervalHours: number | undefined;
   /** The endpoints the alert topic already subscribes for part of the messages (AlertTopic.partial). @default none */
   readonly partial?: readonly string[];
   /** What else the scan publishes, which every filter must reckon with. @default - neither groups nor quiet hours */
@@ -117,12 +117,14 @@ export class AccountGroups extends Construct {
     super(scope, id);
     for (const { name } of props.accounts) {
       const group = this.group(name);
-      props.watchdog.alarm(
-        `ScanNotCompleted-${name}`,
-        deadManAlarm(props.scan, props.intervalHours, name),
-        group,
-      );
-      armDeadMan(group, props.scan, name);
+      if (props.intervalHours !== undefined) {
+        props.watchdog.alarm(
+          `ScanNotCompleted-${name}`,
+          deadManAlarm(props.scan, props.intervalHours, name),
+          group,
+        );
+        armDeadMan(group, props.scan, name);
+      }
       props.watchdog.alarm(
         `ScanFailed-${name}`,
         {

@@ -13,8 +13,8 @@ export interface DeploymentAlarms {
   readonly scan: Scanner;
   readonly web: WebMetrics;
   readonly alerts: AlertMetrics;
-  /** The dead-man window; the accounts' own switches are in their groups' stacks. */
-  readonly intervalHours: number;
+  /** The dead-man window (none: the heartbeat's service watches); the accounts' own switches are in their groups' stacks. */
+  readonly intervalHours: number | undefined;
   /** Several accounts: no deployment-wide dead-man switch, an alarm on the state machine instead. */
   readonly accounts: boolean;
   /** The SMS spend alarm's threshold, when the deployment sends SMS. */
@@ -45,7 +45,8 @@ export function watchDeployment(watchdog: Watchdog, parts: DeploymentAlarms): vo
         "The state machine that scans the accounts failed as a whole (not one account's scan: those are caught); its execution history says at which state.",
       metric: scan.accountScans.executionsFailed(),
     });
-  else watchdog.alarm('ScanNotCompleted', deadManAlarm(scan.metrics, parts.intervalHours));
+  else if (parts.intervalHours !== undefined)
+    watchdog.alarm('ScanNotCompleted', deadManAlarm(scan.metrics, parts.intervalHours));
   watchdog.alarm('ScanFailedRuns', deadLetterAlarm(scan.failedRuns, 'Scan runs failed after retries'));
   watchdog.alarm(
     'ScheduleDeadLetters',

@@ -11,7 +11,7 @@ import { ENV, SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '.
 import { type Policies, parsePolicies } from '../functions/core/scan/policies';
 import { quietHoursSchema } from '../functions/core/scan/quiet-hours';
 import { MAX_CONFIG_FILE_BYTES, readRegularFileSync } from '../functions/local/regular-file';
-import { MAX_SCAN_INTERVAL_HOURS, scheduleIntervalHours, scheduleProblem } from './schedule';
+import { ALARM_MAX_HOURS, DEAD_MAN_GRACE_HOURS, deadManWatch, scheduleProblem } from './schedule';
 
 /**
  * The deployment's settings, defined once. The same schema validates the `DomainSentinel`
@@ -115,8 +115,8 @@ export const SentinelSettingsSchema = z
       })
       .default('cron(0 6 * * ? *)'),
     timeZone: SETTINGS.timeZone.schema,
-    /** Longest expected gap between two scans; the dead-man alarm fires after it plus an hour's grace. Derived from rate() schedules. */
-    scanIntervalHours: wholeNumber(1, MAX_SCAN_INTERVAL_HOURS).optional(),
+    /** The dead-man alarm's wait for a scan when longer than the schedule's longest gap (which it always waits), before its grace hour. */
+    scanIntervalHours: wholeNumber(1, ALARM_MAX_HOURS - DEAD_MAN_GRACE_HOURS).optional(),
     expiryDays: SETTINGS.expiryDays.schema,
     criticalDays: SETTINGS.criticalDays.schema,
     minSeverity: SETTINGS.minSeverity.schema,
@@ -238,7 +238,8 @@ export type DeploySettings = z.output<typeof DeploySettingsSchema>;
 
 /** A setting's value with its derived parts filled in. */
 export type ResolvedSettings<T extends SentinelSettings = SentinelSettings> = T & {
-  readonly scanIntervalHours: number;
+  /** The dead-man alarm's wait; none when CloudWatch cannot watch so long and the heartbeat's service does. */
+  readonly scanIntervalHours: number | undefined;
 };
 
 const KNOWN = Object.keys(DeploySettingsSchema.shape);
@@ -321,12 +322,11 @@ function parseWith<S extends z.ZodObject>(
   return parsed.data as z.output<S>;
 }
 
-/** Fills in what is derived from other settings. */
-function resolved<T extends SentinelSettings>(settings: T): ResolvedSettings<T> {
-  return {
-    ...settings,
-    scanIntervalHours: settings.scanIntervalHours ?? scheduleIntervalHours(settings.schedule),
-  };
+/** Fills in what is derived from other settings; refuses a schedule the dead-man alarm cannot watch. */
+function resolved<T extends SentinelSettings>(settings: T, where: string): ResolvedSettings<T> {
+  const { intervalHours, problem } = deadManWatch(settings);
+  if (problem) throw new ConfigError(`${where}: ${problem}`);
+  return { ...settings, scanIntervalHours: intervalHours };
 }
 
 /**
@@ -338,7 +338,7 @@ export function parseSentinelSettings(
   where = 'invalid DomainSentinel props',
   cwd = process.cwd(),
 ): ResolvedSettings {
-  return resolved(parseWith(SentinelSettingsSchema, props, where, cwd));
+  return resolved(parseWith(SentinelSettingsSchema, props, where, cwd), where);
 }
 
 /** Reads a settings file: a JSON object of settings, resolved from the directory `cdk` runs in. */
@@ -375,7 +375,7 @@ export function loadDeploySettings(node: Node, cwd = process.cwd()): ResolvedSet
       ? `invalid settings (${file} and context)`
       : `invalid settings in ${file}`
     : 'invalid context';
-  return resolved(parseWith(DeploySettingsSchema, { ...fromFile, ...fromContext }, where, cwd));
+  return resolved(parseWith(DeploySettingsSchema, { ...fromFile, ...fromContext }, where, cwd), where);
 }
 
 /*

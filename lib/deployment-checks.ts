@@ -1,10 +1,9 @@
-import { Annotations, Stack, Token } from 'aws-cdk-lib';
+import { Stack, Token } from 'aws-cdk-lib';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { ConfigError } from '../functions/core/base/errors';
 import { ACCOUNT_SCAN_SETTINGS, type AccountScanInput } from '../functions/core/scan/accounts';
 import type { AccountSettings, ResolvedSettings } from './config';
-import { MAX_SCAN_INTERVAL_HOURS, scheduleIntervalHours, skipsDays } from './schedule';
 import { keyPolicyCount, MAX_KEY_POLICIES } from './secret-parameter';
 
 /*
@@ -165,19 +164,4 @@ export function requireAlertSubscriber(
       return alone.length ? [`${NO_ACCOUNT_SUBSCRIBER}: ${alone.join(', ')}`] : [];
     },
   });
-}
-
-/** Id of the synth warning when a cron schedule skips days and scanIntervalHours does not say how far apart its runs are. */
-export const SPARSE_SCHEDULE_WARNING = 'domain-sentinel:sparse-schedule';
-
-/**
- * Warns when a cron() schedule leaves days out (weekdays only, one day a month) and the dead-man
- * window is still the day derived for any cron(): the alarm would fire between runs.
- */
-export function warnSparseSchedule(scope: Construct, settings: ResolvedSettings): void {
-  if (skipsDays(settings.schedule) && settings.scanIntervalHours === scheduleIntervalHours(settings.schedule))
-    Annotations.of(scope).addWarningV2(
-      SPARSE_SCHEDULE_WARNING,
-      `The schedule ${settings.schedule} does not run every day, but the dead-man alarm expects a completed scan every 24 hours (and an hour more): it would fire between runs that are further apart. Set scanIntervalHours to the longest gap between two runs (72 for MON-FRI, at most ${MAX_SCAN_INTERVAL_HOURS}).`,
-    );
 }

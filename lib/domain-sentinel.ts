@@ -26,19 +26,17 @@ import {
   deploymentNameOf,
   environmentOf,
   requireAlertSubscriber,
-  warnSparseSchedule,
 } from './deployment-checks';
 import { HeldSms } from './held-sms';
 import { limitProblems } from './limits';
 import { ReportBucket } from './report-bucket';
 import { Scanner } from './scanner';
-import { clockChangeHours } from './schedule';
 import { SecretParameter } from './secret-parameter';
 import { StateTable } from './state-table';
 import { Watchdog } from './watchdog';
 import { WebApi } from './web-api';
 
-export { NO_ACCOUNT_SUBSCRIBER, NO_ALERT_SUBSCRIBER, SPARSE_SCHEDULE_WARNING } from './deployment-checks';
+export { NO_ACCOUNT_SUBSCRIBER, NO_ALERT_SUBSCRIBER } from './deployment-checks';
 
 /** Where the Lambda entries are, beside this package's lib/. */
 const FUNCTIONS_DIR = fileURLToPath(new URL('../functions', import.meta.url));
@@ -61,7 +59,7 @@ export interface DomainSentinelProps {
   readonly schedule?: string;
   /** IANA zone of the schedule and of the dates in alerts. @default 'UTC' */
   readonly timeZone?: string;
-  /** Longest expected gap between scans; the dead-man alarm fires after it plus an hour. @default - from a rate() schedule, else 24 */
+  /** The dead-man alarm's wait for a scan when longer than the schedule's longest gap, which it always waits (plus an hour). @default - the schedule's longest gap */
   readonly scanIntervalHours?: number;
   /** A domain expiring within this many days is reported. @default 30 */
   readonly expiryDays?: number;
@@ -226,7 +224,6 @@ export class DomainSentinel extends Construct {
     const settings = parseSentinelSettings(props);
     this.settings = settings;
     this.deploymentName = deploymentNameOf(this);
-    warnSparseSchedule(this, settings);
     const items = settings.accounts ? accountItems(settings.accounts) : undefined;
     if (items) {
       checkAccountConcurrency(settings);
@@ -319,10 +316,9 @@ export class DomainSentinel extends Construct {
       ...settings.alertSmsNumbers,
       ...(settings.accounts ?? []).flatMap((a) => a.alertSmsNumbers ?? []),
     ];
-    // A cron() runs in local time: the day the clocks go back, its runs are an hour further apart,
-    // and the dead-man window of an interval and an hour would have no hour to spare.
-    const deadManInterval =
-      settings.scanIntervalHours + clockChangeHours(settings.schedule, settings.timeZone);
+    // The schedule's longest gap, followed run by run in its zone (a weekend, a clock change);
+    // none when CloudWatch cannot watch so long and the heartbeat's outside service does.
+    const deadManInterval = settings.scanIntervalHours;
     watchDeployment(this.watchdog, {
       scan: this.scan,
       web: this.web.metrics,
@@ -344,7 +340,7 @@ export class DomainSentinel extends Construct {
       });
     ({ heldSms: this.heldSms, heartbeatUrl: this.heartbeatUrl } = this.holdAndBeat(settings));
     // Several accounts: each account's switch is armed beside its alarm, in its group's stack.
-    if (!items) armDeadMan(this.watchdog, this.scan.metrics);
+    if (!items && deadManInterval !== undefined) armDeadMan(this.watchdog, this.scan.metrics);
     this.webhooks = this.webhookSubscriber(settings);
     if (settings.ownAccountSettings)
       this.accountSettings = new AccountSettingsOwner(this, 'AccountSettings', {

@@ -30,7 +30,6 @@ export {
   DomainSentinel,
   type DomainSentinelProps,
   NO_ALERT_SUBSCRIBER,
-  SPARSE_SCHEDULE_WARNING,
 } from './domain-sentinel';
 export { HeldSms, type HeldSmsProps } from './held-sms';
 export { AWS_LIMITS, limitProblems } from './limits';

@@ -56,7 +56,7 @@ const FAULTS = '429,500,503,hang,malformed';
 const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
   schedule: 'EventBridge Scheduler expression (six cron fields, or `rate(…)`), in `timeZone`',
   scanIntervalHours:
-    'dead-man window: the alarm fires when no scan completed in it (derived from `rate()` schedules)',
+    'dead-man window: the alarm fires when no scan completed in it and an hour more; only widens the schedule’s longest gap, which the synth finds',
   alertEmails: 'e-mail addresses that get the digest',
   alertSmsNumbers: 'E.164 numbers that get the SMS (critical only)',
   opsEmails: 'e-mail addresses that get the alarms about the scan itself',
@@ -88,7 +88,7 @@ const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
     'with accounts: accounts scanned at once (the state machine Map’s MaxConcurrency, 1 to 40)',
 };
 const DEPLOY_CONTEXT_DEFAULTS: Readonly<Record<string, string>> = {
-  scanIntervalHours: '24 for cron schedules',
+  scanIntervalHours: 'the schedule’s longest gap between two runs, in `timeZone`',
   secretsKmsKeyArn: 'any key, through SSM only',
   scanReservedConcurrency: 'none',
   opsEmails: 'the deployment’s `alertEmails`',

@@ -341,6 +341,18 @@ describe('a deployment of several accounts', () => {
     );
   });
 
+  it('leaves a weekly schedule of the accounts to the heartbeat: no account has a dead-man alarm or arms one', () => {
+    const weekly = synth({
+      schedule: 'cron(0 6 ? * MON *)',
+      heartbeatUrlParameterName: '/domain-sentinel/heartbeat-url',
+    });
+    const alarms = JSON.stringify(everything(weekly.stack).findResources('AWS::CloudWatch::Alarm'));
+    expect(alarms).not.toContain('ScanNotCompleted');
+    // The failure alarm of each account stays: a run that failed is still seen.
+    for (const { name } of ACCOUNTS) expect(alarms).toContain(`DomainSentinel/ScanFailed-${name}`);
+    expect(JSON.stringify(everything(weekly.stack).toJSON())).not.toContain('DeadManArmed');
+  });
+
   it('arms a new account’s dead-man switch and leaves the armed ones alone when an account is added', () => {
     // Each DeadManArmed call of the deployment (in any of its stacks), by the accounts it arms.
     const arming = (stack: Stack) =>

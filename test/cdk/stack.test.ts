@@ -1,9 +1,7 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { SPARSE_SCHEDULE_WARNING } from '../../lib/deployment-checks';
 import { Scanner } from '../../lib/scanner';
-import { MAX_SCAN_INTERVAL_HOURS } from '../../lib/schedule';
 import type { DomainSentinelStack } from '../../lib/stack';
 import { NO_OPS_SUBSCRIBER_WARNING } from '../../lib/watchdog';
 import { functionsDir, synthStack } from '../support/stack';
@@ -619,8 +617,46 @@ describe('alarms', () => {
     });
     // CloudWatch refuses an alarm whose periods span more than 7 days: the synth fails first.
     expect(() => synth({ schedule: 'rate(7 days)' })).toThrow(
-      'invalid context: schedule is invalid: rate(7 days) runs every 168 hours; the dead-man alarm watches at most 160',
+      /^invalid context: schedule rate\(7 days\) leaves 168 hours without a scan .* a CloudWatch alarm watches at most 168 hours \(7 days\)/,
     );
+  });
+
+  it('sizes the dead-man window from the longest gap of a cron() schedule, and refuses one CloudWatch cannot watch', () => {
+    // Weekdays only: Friday to Monday is 72 hours, and the alarm waits an hour more; no warning.
+    const weekdays = synth({ schedule: 'cron(0 6 ? * MON-FRI *)', timeZone: 'UTC' });
+    weekdays.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'DomainSentinel/ScanNotCompleted',
+      EvaluationPeriods: 73,
+      DatapointsToAlarm: 73,
+    });
+    Annotations.fromStack(weekdays.stack).hasNoWarning('*', Match.anyValue());
+    // A week between scans, and the alarm's hour, is more than CloudWatch's 7 days; in Amsterdam the
+    // week the clocks go back is an hour longer still.
+    expect(() => synth({ schedule: 'cron(0 6 ? * MON *)' })).toThrow(
+      /^invalid context: schedule cron\(0 6 \? \* MON \*\) leaves 169 hours without a scan \(.* UTC, in Europe\/Amsterdam\); the dead-man alarm waits that and 1 hour more, and a CloudWatch alarm watches at most 168 hours \(7 days\): scan at least every 167 hours \(e\.g\. cron\(0 6 \? \* MON,THU \*\)\), or set heartbeatUrlParameterName and let an outside heartbeat service \(Healthchecks\.io watches weekly checks\) tell you when the scan stops$/,
+    );
+    // A month: October 1 to November 1 is 31 days and the hour the clocks go back.
+    expect(() => synth({ schedule: 'cron(0 6 1 * ? *)' })).toThrow(
+      /^invalid context: schedule cron\(0 6 1 \* \? \*\) leaves 745 hours without a scan/,
+    );
+    // A year field: runs that ended before the deploy leave nothing to watch.
+    expect(() => synth({ schedule: 'cron(0 6 * * ? 2020)' })).toThrow(
+      /^invalid context: schedule cron\(0 6 \* \* \? 2020\) has no run in the 366 days from .*: the dead-man alarm would fire a day after the deploy$/,
+    );
+    synth({ schedule: 'cron(0 6 * * ? 2026-2199)', timeZone: 'UTC' }).template.hasResourceProperties(
+      'AWS::CloudWatch::Alarm',
+      { AlarmName: 'DomainSentinel/ScanNotCompleted', EvaluationPeriods: 25 },
+    );
+  });
+
+  it('leaves a weekly schedule to the heartbeat: no dead-man alarm, and no data point to arm one', () => {
+    const { stack: s, template: t } = synth({
+      schedule: 'cron(0 6 ? * MON *)',
+      heartbeatUrlParameterName: '/domain-sentinel/heartbeat-url',
+    });
+    expect(s.watchdog.alarms.map((a) => a.node.id)).not.toContain('ScanNotCompleted');
+    expect(JSON.stringify(t.toJSON())).not.toContain('DeadManArmed');
+    t.hasResourceProperties('AWS::Scheduler::Schedule', { ScheduleExpression: 'cron(0 6 ? * MON *)' });
   });
 
   it('raises dead-letter queues that are not empty and alerts SNS could not deliver', () => {
@@ -676,26 +712,6 @@ describe('alarms', () => {
       TopicArn: { Ref: logicalId(stack.watchdog.topic) },
     });
     Annotations.fromStack(stack).hasNoWarning('*', Match.anyValue());
-  });
-
-  it('warns at synth when a cron schedule skips days and scanIntervalHours does not say how long its gaps are', () => {
-    // Scans on weekdays only: with the default 24 hours the dead-man alarm would fire every weekend.
-    const { stack: s } = synth({ schedule: 'cron(0 6 ? * MON-FRI *)' });
-    Annotations.fromStack(s).hasWarning(
-      '/DomainSentinel/Default',
-      `The schedule cron(0 6 ? * MON-FRI *) does not run every day, but the dead-man alarm expects a completed scan every 24 hours (and an hour more): it would fire between runs that are further apart. Set scanIntervalHours to the longest gap between two runs (72 for MON-FRI, at most ${MAX_SCAN_INTERVAL_HOURS}). [ack: ${SPARSE_SCHEDULE_WARNING}]`,
-    );
-    for (const quiet of [
-      { schedule: 'cron(0 6 ? * MON-FRI *)', scanIntervalHours: '72' },
-      { schedule: 'cron(30 5 * * ? *)' },
-      { schedule: 'cron(0 */6 ? * * *)' },
-      { schedule: 'rate(12 hours)' },
-    ])
-      Annotations.fromStack(synth(quiet).stack).hasNoWarning('*', Match.anyValue());
-    Annotations.fromStack(synth({ schedule: 'cron(0 6 1 * ? *)' }).stack).hasWarning(
-      '/DomainSentinel/Default',
-      Match.stringLikeRegexp('^The schedule cron\\(0 6 1 \\* \\? \\*\\) does not run every day'),
-    );
   });
 
   it('sends the alarms to the alert e-mail recipients when no ops e-mail is configured: a person still learns the scan failed', () => {
