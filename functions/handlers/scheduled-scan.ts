@@ -161,14 +161,10 @@ export async function handleScheduledScan(
       await deps.accounts?.summaries?.put(accountSummaryOf(report, account.account, settings.accountLabel));
     deps.logger.info('scan completed', { report: truncateReport(report, LOGGED_FINDINGS) });
 
-    let published = Boolean(stateful?.published);
-    if (stateful)
-      deps.logger.info(published ? 'alert published' : 'no alert published', {
-        why: stateful.superseded ? [stateful.superseded] : stateful.result.why,
-        published: stateful.published,
-      });
-    else if (settings.alertTopicArn)
-      published = await deliverStateless(deps, alert, settings, settings.alertTopicArn, holdSms);
+    const published = stateful
+      ? loggedOutcome(deps, stateful)
+      : settings.alertTopicArn !== undefined &&
+        (await deliverStateless(deps, alert, settings, settings.alertTopicArn, holdSms));
 
     addScanMetrics(deps.metrics, report);
     await beat(deps, heartbeat, 'complete', account?.account);
@@ -186,6 +182,19 @@ export async function handleScheduledScan(
     reseller.addTo(deps.metrics);
     deps.metrics.publishStoredMetrics();
   }
+}
+
+/** Logs whether a scan with memory published and why; returns whether it did. */
+function loggedOutcome(
+  deps: ScheduledScanDeps,
+  stateful: NonNullable<Awaited<ReturnType<typeof runScheduledStatefulScan>>>,
+): boolean {
+  const published = Boolean(stateful.published);
+  deps.logger.info(published ? 'alert published' : 'no alert published', {
+    why: stateful.superseded ? [stateful.superseded] : stateful.result.why,
+    published: stateful.published,
+  });
+  return published;
 }
 
 /**
