@@ -99,12 +99,14 @@ describe('text from the API cannot forge lines or pass for another name', () => 
     expect(digest.some((l) => l.startsWith('- fake-bank.com'))).toBe(false);
     expect(digest.some((l) => /^\s*Restore: http:\/\/phish/.test(l))).toBe(false);
     expect(run.stdout).toContain(
-      '- fake.nl\\u000a- fake-bank.com: in quarantine since 1 nov 2026\\u000a  restore: http://phish.example/restore: in quarantine',
+      '- fake[.]nl\\u000a- fake-bank[.]com: in quarantine since 1 nov 2026\\u000a  restore: http[:]//phish[.]example/restore: in quarantine',
     );
+    // A URL in a registrant's name, or in a name that is no domain name, is no link in an e-mail.
     expect(run.stdout).toContain(
-      'Registrant: Anna\\u000d\\u000aRestore: http://phish.example/x (Bloem\\u200b BV)',
+      'Registrant: Anna\\u000d\\u000aRestore: http[:]//phish[.]example/x (Bloem\\u200b BV)',
     );
-    expect(run.stdout).toContain('- bank\\u202egro.nl: in quarantine');
+    expect(digest.join('\n')).not.toMatch(/https?:\/\/phish/);
+    expect(run.stdout).toContain('- bank\\u202egro[.]nl: in quarantine');
     expect(run.stdout).not.toMatch(/[\u202e\u200b\r]/);
   });
 

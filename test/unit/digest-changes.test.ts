@@ -48,6 +48,27 @@ describe('digest with memory', () => {
     expect(digest).toContain('- fixed.nl: expiring [critical]: auto-renew turned on; now info (expiring)');
   });
 
+  // Whoever controls a record writes its nameserver group: a URL there must be no link in our e-mail.
+  it('shows a URL in a changed value as text no mail client links, and a real name as it is', () => {
+    const before = [domain('held.nl', T0, { nsgroup: 'ns-a' })];
+    const first = compareWithState({
+      ...scanOf(before, T0),
+      state: EMPTY_STATE,
+      policy: DEFAULT_STATE_POLICY,
+    });
+    const after = [domain('held.nl', T0, { nsgroup: 'see https://pay.example/now' })];
+    const { report } = compareWithState({
+      ...scanOf(after, T0 + DAY),
+      state: first.next,
+      policy: DEFAULT_STATE_POLICY,
+    });
+    const digest = renderDigest(report);
+    expect(digest).toContain(
+      '- held.nl: nameservers changed (nsgroup ns-a, hosted DNS → nsgroup see https[:]//pay[.]example/now, hosted DNS) [warning]',
+    );
+    expect(digest).not.toMatch(/https:\/\/pay|pay\.example/);
+  });
+
   it('escapes bidi and invisible characters in the values its changes show, as every other digest line does', () => {
     // A registrant handle from the API that turns the rest of its line around, with a zero-width space.
     const before = [domain('held.nl', T0, { registrant_handle: 'C1' })];

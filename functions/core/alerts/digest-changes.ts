@@ -1,4 +1,4 @@
-import { cutText, formatAmount, safeText } from '../base/text';
+import { cutText, formatAmount, inertText, plainDomain, safeText } from '../base/text';
 import type { Finding } from '../findings/classify';
 import { CHANGE_NEXT_STEPS, changeNextStep } from '../findings/next-step';
 import type { ChangeKind, DomainChange, Resolution, ResolvedReason, StatefulFinding } from '../memory/state';
@@ -45,8 +45,12 @@ function plain(value: unknown): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
   const flat = safeText((text ?? 'null').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' '));
-  return cutText(flat, 80);
+  // A value from the API (a registrant handle, a nameserver group) is no link in an e-mail.
+  return inertText(cutText(flat, 80));
 }
+
+/** A domain's name on one line: a real name as it is, anything else made safe and inert. */
+const nameOf = (name: string) => cutText(plainDomain(name), 80);
 
 type WithMemory = Report & {
   readonly changes: readonly DomainChange[];
@@ -81,7 +85,7 @@ function changeLine(c: DomainChange): string {
         : c.kind === 'premium_price_changed'
           ? ` (${price(c.before)} → ${price(c.after)})`
           : ` (${plain(c.before)} → ${plain(c.after)})`;
-  return `- ${plain(c.domain_name)}: ${CHANGE_WORDS[c.kind]}${detail} [${c.severity}]\n  Next: ${changeNextStep(c)}`;
+  return `- ${nameOf(c.domain_name)}: ${CHANGE_WORDS[c.kind]}${detail} [${c.severity}]\n  Next: ${changeNextStep(c)}`;
 }
 
 /** Where a reader finds what a section had no room for. */
@@ -131,7 +135,7 @@ export function renderResolvedSection(report: Report): string[] {
   const shown = report.resolved.slice(0, SECTION_LIMIT);
   const out = [`Resolved since the last alert (${total})`];
   for (const r of shown) {
-    const who = plain(r.domain_name ?? `contact ${r.handle ?? '?'}`);
+    const who = r.domain_name ? nameOf(r.domain_name) : plain(`contact ${r.handle ?? '?'}`);
     const left = r.now ? `; now ${r.now.severity} (${r.now.kind.replace(/_/g, ' ')})` : '';
     out.push(`- ${who}: ${r.kind.replace(/_/g, ' ')} [${r.severity}]: ${REASON_WORDS[r.reason]}${left}`);
   }

@@ -1,4 +1,4 @@
-import { cutText, displayDomain, inertText, plural, safeText } from '../base/text';
+import { cutText, inertText, plainDomain, plural, safeText } from '../base/text';
 import { type ContactFinding, type DomainFinding, type Finding, isDomainFinding } from '../findings/classify';
 import { nextStep } from '../findings/next-step';
 import { responseBytes } from '../memory/report-view';
@@ -86,7 +86,7 @@ function who(name: string | undefined, company: string | undefined, email: strin
 }
 
 function domainItem(f: DomainFinding, now: string, day: (iso: string) => string): Item {
-  const first = `- ${changeMarker(f)}${cutText(displayDomain(f.domain_name), 2 * KEY_MAX)}: ${describeDomainFinding(f, now, day)}`;
+  const first = `- ${changeMarker(f)}${cutText(plainDomain(f.domain_name), 2 * KEY_MAX)}: ${describeDomainFinding(f, now, day)}`;
   const link = f.actions?.page ?? f.restore_url;
   // Published again because nobody acted on it (functions/core/memory/escalation.ts).
   const hours = (f as { readonly escalated_after_hours?: number }).escalated_after_hours;
@@ -128,7 +128,7 @@ function contactItem(f: ContactFinding): Item {
 }
 
 function unreadableItem(p: Problem): Item {
-  const name = p.key === null ? '(no name)' : cutText(displayDomain(p.key), 2 * KEY_MAX);
+  const name = p.key === null ? '(no name)' : cutText(plainDomain(p.key), 2 * KEY_MAX);
   const first = `- ${name}: says it is in quarantine, but its record could not be read, so it was not checked`;
   const detail = `  ${cutText(safeText(p.reason), REASON_MAX)}; check it in the reseller's control panel`;
   return { severity: 'critical', full: [first, detail], brief: [first, detail], named: [first] };
@@ -371,7 +371,7 @@ function renewalCostLines(report: Report, day: (iso: string) => string): string[
   const out = [`RENEWAL COSTS: ${renewalCostLine(costs)}`];
   for (const f of due.slice(0, limit))
     out.push(
-      `- ${cutText(displayDomain(f.domain_name), KEY_MAX)}: ${priceText(f.price as DomainPrice)}, expires ${day(f.date_expiry)}, auto-renew ${f.auto_renew === true ? 'on' : 'OFF'}`,
+      `- ${cutText(plainDomain(f.domain_name), KEY_MAX)}: ${priceText(f.price as DomainPrice)}, expires ${day(f.date_expiry)}, auto-renew ${f.auto_renew === true ? 'on' : 'OFF'}`,
     );
   if (due.length > limit) out.push(`- and ${due.length - limit} more ${whereAll(report)}`);
   out.push('');
@@ -386,7 +386,7 @@ function infoLines(report: Report): string[] {
   const out = [
     `INFO (${report.summary.info}): ${renewing} expiring within ${report.policy.expiry_days} days with auto-renew on, ${off} with auto-renew off`,
   ];
-  const names = info.slice(0, INFO_NAMES_SHOWN).map((f) => cutText(displayDomain(f.domain_name), KEY_MAX));
+  const names = info.slice(0, INFO_NAMES_SHOWN).map((f) => cutText(plainDomain(f.domain_name), KEY_MAX));
   const rest = report.summary.info - names.length;
   if (names.length) out.push(`  ${names.join(', ')}${rest > 0 ? `, and ${rest} more` : ''}`);
   out.push('');

@@ -42,6 +42,17 @@ export function inertText(value: string): string {
     .replace(/([a-z0-9-])\.(?=[a-z][a-z0-9-]{0,61}[a-z0-9](?![a-z0-9-]))/gi, '$1[.]');
 }
 
+/**
+ * {@link displayDomain} for text a mail or calendar client reads as plain text: a name that is not
+ * a host name (letters, digits, hyphens and dots once in ASCII), such as a URL in a hostile record,
+ * is shown inert too. A real name stays as it is: a link to it is the customer's own domain.
+ */
+export function plainDomain(name: string): string {
+  const shown = displayDomain(name);
+  const ascii = hasUnsafeText(name) ? '' : domainToASCII(name);
+  return ascii && /^[a-z0-9.-]+$/i.test(ascii) ? shown : inertText(shown);
+}
+
 /** True when `value` holds a character {@link safeText} would escape. */
 export function hasUnsafeText(value: string): boolean {
   UNSAFE.lastIndex = 0;

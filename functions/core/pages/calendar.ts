@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { dateFormat, describeDomainFinding, restoreDeadlineText } from '../alerts/alert';
-import { displayDomain, normalizeDomainName } from '../base/text';
+import { normalizeDomainName, plainDomain } from '../base/text';
 import { type DomainFinding, isDomainFinding } from '../findings/classify';
 import { LAST_DAYS } from '../findings/quarantine-periods';
 import { briefThenFull, RESPONSE_BUDGET_BYTES, type ReportView, responseBytes } from '../memory/report-view';
@@ -146,7 +146,7 @@ interface FeedContext {
 /** What an event says: its UID, day, summary, description and alarm. */
 function eventInput(e: FeedEvent, c: FeedContext): EventInput {
   const f = e.finding;
-  const shown = displayDomain(f.domain_name);
+  const shown = plainDomain(f.domain_name);
   const dayFormat = c.format.day;
   if (!e.restoreBy) {
     const date = eventDate(f);
