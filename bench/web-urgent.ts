@@ -12,15 +12,15 @@ import { reportOf, urgentFindings } from './feed-section';
 /**
  * The web function's report page and calendar feed for an account whose every finding is critical
  * or warning (expiring without auto-renew), read from the report and view a scan stores, each answer
- * in a process started as Lambda starts the web function (256 MB: lib/web-api.ts). Prints the status,
+ * in a process started as Lambda starts the web function (1 024 MB: lib/web-api.ts). Prints the status,
  * the size as Lambda counts it, the time and the peak RSS, or how the process ended.
  *
- * npx tsx bench/web-urgent.ts [--sizes 100000,1000000] [--memory 256]
+ * npx tsx bench/web-urgent.ts [--sizes 100000,1000000] [--memory 1024]
  */
 const { values } = parseArgs({
   options: {
     sizes: { type: 'string', default: '100000,1000000' },
-    memory: { type: 'string', default: '256' },
+    memory: { type: 'string', default: '1024' },
   },
 });
 const NOW = '2026-11-22T06:00:00Z';

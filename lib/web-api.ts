@@ -114,8 +114,10 @@ export class WebApi extends Construct {
       entry: props.entry,
       description: 'domain-sentinel: web links (restore, snooze, acknowledge, report page, calendar feed)',
       serviceName: 'domain-sentinel-restore',
-      // At most one reseller lookup and one state or report read per request: 256 MB and 15 s.
-      memorySize: 256,
+      // Sized by bench/web-urgent.ts: the page or feed of an account of a million urgent findings
+      // peaked at 250 MB and took 13 s at 256 MB (a seventh of a CPU), too close to 256 MB and 15 s.
+      // Lambda's CPU grows with memory, so a request costs about the same GB-seconds at 1 024 MB.
+      memorySize: 1024,
       timeout: Duration.seconds(15),
       environment: webEnvironment(props),
     });

@@ -114,7 +114,7 @@ const day = (ms: number) => new Date(ms).toISOString().slice(0, 10).replace(/-/g
  * is, and what its UID is the hash of. Written only when asked (a feed of 100 000 urgent events has
  * room for some 22 000, and writing the others, their descriptions most of all, took most of its
  * time), and kept this small: a closure or two per event held 50 MB more than the view at 100 000,
- * beyond a 256 MB function.
+ * beyond the 256 MB the function had then.
  */
 interface FeedEvent {
   readonly finding: DomainFinding;
