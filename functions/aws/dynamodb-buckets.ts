@@ -137,24 +137,24 @@ export function bucketItem(
   const bucket = Number.parseInt(match[2] as string, 16);
   if (bucket >= 1 << exponent) return null;
   const part = Number(match[3] ?? 0);
-  const members = membersOf(item.m?.S);
-  return typeof members === 'string'
-    ? { bucket, part, members: [], damage: members }
-    : { bucket, part, members: Object.entries(members) };
+  const read = itemJson(item.m?.S);
+  if ('damage' in read) return { bucket, part, members: [], damage: read.damage };
+  const members = read.value;
+  return typeof members === 'object' && members !== null && !Array.isArray(members)
+    ? { bucket, part, members: Object.entries(members) }
+    : { bucket, part, members: [], damage: 'it is not a set of domain memories' };
 }
 
-/** A bucket's memories by key, or why they cannot be read. */
-function membersOf(body: string | undefined): Record<string, unknown> | string {
-  if (body === undefined) return 'it holds no memories as text';
-  let members: unknown;
+/** An item's memory text (`m`) as JSON, or why it cannot be read. */
+export function itemJson(
+  body: string | undefined,
+): { readonly value: unknown } | { readonly damage: string } {
+  if (body === undefined) return { damage: 'it holds no memory as text' };
   try {
-    members = JSON.parse(body);
+    return { value: JSON.parse(body) };
   } catch {
-    return 'its memories are not JSON';
+    return { damage: 'its memory text is not JSON' };
   }
-  return typeof members === 'object' && members !== null && !Array.isArray(members)
-    ? (members as Record<string, unknown>)
-    : 'it is not a set of domain memories';
 }
 
 /** A scan's save: the buckets holding a changed domain, or every bucket under a new layout. */

@@ -41,6 +41,7 @@ import {
   bucketSk,
   checkItemSize,
   type ItemScope,
+  itemJson,
   itemKey,
   type Layout,
   parseItem,
@@ -547,23 +548,18 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
   }
 }
 
+/** A contact item's memory, or why it cannot be read. */
+function contactOf(body: string | undefined, key: string): ContactMemory | string {
+  const text = itemJson(body);
+  const read = 'damage' in text ? text : memoryOf(ContactMemorySchema, text.value, ['contacts', key]);
+  return 'damage' in read ? read.damage : (read as ContactMemory);
+}
+
 /**
  * Refuses a `#meta` item whose generation, account-wide part or layout is stored as another type (or whose
  * account-wide part is gone after a save): read as absent, the state would open as empty, or every
  * bucket would be taken for garbage and its domains forgotten in silence.
  */
-/** A contact item's memory, or why it cannot be read. */
-function contactOf(body: string | undefined, key: string): ContactMemory | string {
-  if (body === undefined) return 'it holds no memory as text';
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch {
-    return 'its memory is not JSON';
-  }
-  const read = memoryOf(ContactMemorySchema, value, ['contacts', key]);
-  return 'damage' in read ? read.damage : (read as ContactMemory);
-}
 
 function checkMetaTypes(at: ItemScope, meta: Record<string, AttributeValue> | undefined): void {
   if (!meta) return;

@@ -401,8 +401,8 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
   });
 
   it.each([
-    ['is not JSON', { S: '{"d0.nl":' }, 'its memories are not JSON'],
-    ['holds its memories as a number', { N: '1' }, 'it holds no memories as text'],
+    ['is not JSON', { S: '{"d0.nl":' }, 'its memory text is not JSON'],
+    ['holds its memories as a number', { N: '1' }, 'it holds no memory as text'],
     ['holds a list', { S: '[1]' }, 'it is not a set of domain memories'],
   ])(
     'reports a bucket item that %s as a problem record instead of failing the scan, and writes it again at the save',
@@ -467,7 +467,7 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
       backoffMs: 1,
     });
     await expect(snooze).rejects.toThrow(
-      /the state item b0#0 in dynamodb:state-\d+ \(http:\/\/reseller\.test\) cannot be read \(its memories are not JSON\); the next scan reports it/,
+      /the state item b0#0 in dynamodb:state-\d+ \(http:\/\/reseller\.test\) cannot be read \(its memory text is not JSON\); the next scan reports it/,
     );
     const stored = await db.client().send(
       new QueryCommand({
