@@ -182,9 +182,13 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
           const read = contactOf(item.m?.S, key);
           // Not skipped in silence, and not the end of the scan: a problem record, written again
           // at the save (its body stands for none, so the save puts or deletes the item).
-          bodies.set(sk, typeof read === 'string' ? '' : (item.m?.S as string));
-          if (typeof read === 'string') damaged.push([sk, read]);
-          else contacts[key] = read;
+          if (typeof read === 'string') {
+            damaged.push([sk, read]);
+            bodies.set(sk, '');
+          } else {
+            contacts[key] = read;
+            bodies.set(sk, item.m?.S as string);
+          }
         }
     };
     let meta: Record<string, AttributeValue> | undefined;
@@ -560,7 +564,6 @@ function contactOf(body: string | undefined, key: string): ContactMemory | strin
  * account-wide part is gone after a save): read as absent, the state would open as empty, or every
  * bucket would be taken for garbage and its domains forgotten in silence.
  */
-
 function checkMetaTypes(at: ItemScope, meta: Record<string, AttributeValue> | undefined): void {
   if (!meta) return;
   // Read as 0, a damaged generation would tell every scan "another scan moved the state on".

@@ -1,16 +1,15 @@
 import type * as z from 'zod';
 import { retry } from '../core/base/retry';
-import { safeText } from '../core/base/text';
 import type { ScanMemory } from '../core/memory/scan-memory';
 import {
   type AccountBinding,
   type DomainMemory,
   DomainMemorySchema,
+  issueText,
   StateConflictError,
   StateError,
   type StateHead,
   StateRefusedError,
-  statePath,
 } from '../core/memory/state';
 import { belongsTo, bindAccount } from '../core/memory/state-account';
 
@@ -33,10 +32,6 @@ export interface Lease {
 }
 
 /**
- * The state as opened: everything but the domains, which {@link StateStore.read} streams into a
- * ScanMemory while the account is read. Small: the head, the flagged contacts.
- */
-/**
  * One stored memory read back by `schema`, or what is wrong with it (its place in the state, as
  * `domains["example.nl"].alerted.at`, and the reason): a scan's read makes that a problem record,
  * where a link's read (readDomainMemory) fails.
@@ -49,9 +44,7 @@ export function memoryOf<T>(
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  return {
-    damage: `${statePath([...path, ...(issue?.path ?? [])])}: ${safeText(issue?.message ?? 'invalid')}`,
-  };
+  return { damage: issueText([...path, ...(issue?.path ?? [])], issue?.message ?? 'invalid') };
 }
 
 /** Where a store's read hands what it finds (StateStore.readMemories). */
@@ -65,6 +58,10 @@ export interface MemorySink {
   damaged(item: string, reason: string): void;
 }
 
+/**
+ * The state as opened: everything but the domains, which {@link StateStore.read} streams into a
+ * ScanMemory while the account is read. Small: the head, the flagged contacts.
+ */
 export interface OpenedState {
   readonly head: StateHead;
   /** 0 before the first save; each save adds one. */

@@ -577,10 +577,14 @@ export function stateIssue(
   message: string | undefined,
 ): StateError {
   return new StateError(
-    `the state in ${where} cannot be used (${message !== undefined ? `${statePath(path)}: ${safeText(message)}` : 'invalid'}); ` +
+    `the state in ${where} cannot be used (${message !== undefined ? issueText(path, message) : 'invalid'}); ` +
       'correct that value, point --state elsewhere, or remove the state to start over',
   );
 }
+
+/** An issue as messages name it: its place in the state and the reason (`domains["x"].alerted.at: …`). */
+export const issueText = (path: readonly PropertyKey[], message: string): string =>
+  `${statePath(path)}: ${safeText(message)}`;
 
 /** Where in the state an issue is, e.g. `domains["example.nl"].alerted.at` (names cut and made safe). */
 export function statePath(path: readonly PropertyKey[]): string {
