@@ -91,6 +91,12 @@ describe('renderDigest', () => {
     expect(digest).not.toMatch(/https:\/\/pay|pay-renewal\.example|www\.pay/);
   });
 
+  it('shows a URL in the name of an unreadable record as text no mail client links', () => {
+    const digest = renderDigest(reportOf([], [problemOf('http://pay.example/x'), problemOf('fine.nl')]));
+    expect(digest).toContain('- domain http[:]//pay[.]example/x on page 1: date_expiry: not a date');
+    expect(digest).toContain('- domain fine.nl on page 1: date_expiry: not a date');
+  });
+
   it('shows an IDN in punycode and in the script its customer reads', () => {
     const idn = domainFinding('xn--bcher-kva.de', 'expired', 'critical', -2);
     expect(renderDigest(reportOf([idn]))).toContain('- xn--bcher-kva.de (bücher.de): expired');

@@ -1,4 +1,4 @@
-import { cutText, formatAmount, normalizeDomainName, plural, safeText } from '../base/text';
+import { cutText, formatAmount, inertText, normalizeDomainName, plainDomain, plural, safeText } from '../base/text';
 import {
   anyAtOrAbove,
   type DomainFinding,
@@ -138,9 +138,12 @@ export function renewalCostLine(costs: RenewalCosts): string {
   return `${kinds} due in ${costs.window_days} days: ${sums || 'no price stated'}${unpriced}`;
 }
 
-/** One unreadable record on one line: its key and reason made safe and cut. */
+/** One unreadable record on one line: its key and reason made safe and cut, a URL in its key inert. */
 export function problemLine(p: Problem): string {
-  const key = p.key === null ? '(no name)' : cutText(safeText(p.key), KEY_MAX);
+  const key =
+    p.key === null
+      ? '(no name)'
+      : cutText(p.resource === 'contact' ? inertText(safeText(p.key)) : plainDomain(p.key), KEY_MAX);
   // A stored memory has no page: the state is not the reseller's listing.
   const where = p.resource === 'state' ? `state item ${key}` : `${p.resource} ${key} on page ${p.page}`;
   return `- ${where}: ${cutText(safeText(p.reason), REASON_MAX)}`;
