@@ -1,4 +1,12 @@
-import { cutText, formatAmount, inertText, normalizeDomainName, plainDomain, plural, safeText } from '../base/text';
+import {
+  cutText,
+  formatAmount,
+  inertText,
+  normalizeDomainName,
+  plainDomain,
+  plural,
+  safeText,
+} from '../base/text';
 import {
   anyAtOrAbove,
   type DomainFinding,
