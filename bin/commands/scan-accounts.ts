@@ -28,7 +28,7 @@ import { heartbeatUrlOf } from '../heartbeat';
 import { accountStateLocation, accountStoresFor, stateLocationOf, stateLocationText } from '../local-stores';
 import { withPoliciesFile } from '../policies-file';
 import { DEFAULT_ACCOUNT_CONCURRENCY, scan } from './index';
-import { chooseDelivery, scanAlone, scanRunOf, scanWithMemory } from './scan';
+import { chooseDelivery, scanOnce, scanRunOf } from './scan';
 
 /**
  * `scan --accounts FILE`: every account of an accounts file, each as its own scan (its own key,
@@ -125,11 +125,9 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
           ...(account.resellerBaseUrl === undefined ? { baseUrl: settings.resellerBaseUrl } : {}),
         },
       };
-      const scanOnce = () =>
-        location
-          ? scanWithMemory(accountRun, accountStateLocation(location, account.name), own, place)
-          : scanAlone(accountRun, own, place);
-      const report = run.heartbeat ? await run.heartbeat.around(own, scanOnce) : await scanOnce();
+      const state = location && accountStateLocation(location, account.name);
+      const once = () => scanOnce(accountRun, state, own, place);
+      const report = run.heartbeat ? await run.heartbeat.around(own, once) : await once();
       if (!report)
         return { account, error: new Error('superseded by a later scan'), output: chunks.join('') };
       await stores?.summaries.put(accountSummaryOf(report, account.name, settings.accountLabel));

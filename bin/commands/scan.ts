@@ -17,7 +17,7 @@ import type { ReportStore } from '../../functions/core/memory/report-store';
 import { loadStatePolicy } from '../../functions/core/memory/state-config';
 import type { WebhookFormat } from '../../functions/core/scan/config';
 import { ENV, loadScanSettings, type ScanSettings } from '../../functions/core/scan/config';
-import type { Report } from '../../functions/core/scan/scan';
+import { incompleteScanError, type Report } from '../../functions/core/scan/scan';
 import { type LocalAlertTarget, localSender, parseAlertTarget } from '../../functions/local/local-alert';
 import {
   dynamoDbClientFromEnv,
@@ -96,13 +96,30 @@ export async function runScan(args: ParsedArgs, io: CliIo): Promise<number> {
     throw new UsageError(
       '--allow-clock-skew is for scans with --state (or STATE): without state no time is checked',
     );
-  const scanOnce = () => (location ? scanWithMemory(run, location, io) : scanAlone(run, io));
-  const report = run.heartbeat ? await run.heartbeat.around(io, scanOnce) : await scanOnce();
+  const once = () => scanOnce(run, location, io);
+  const report = run.heartbeat ? await run.heartbeat.around(io, once) : await once();
   if (report && run.failOn && reportReaches(report, run.failOn)) {
     io.stderr(`sentinel: findings at ${run.failOn} or above (--fail-on ${run.failOn})\n`);
     return EXIT.failOn;
   }
   return EXIT.ok;
+}
+
+/**
+ * One scan of one account, with memory when `location` is given. A report marked incomplete (a
+ * listing that moved on both reads: incompleteScanError) fails it once its alert is out: what was
+ * read reached a person, and the run still fails.
+ */
+export async function scanOnce(
+  run: ScanRun,
+  location: StateLocation | undefined,
+  io: CliIo,
+  place?: AccountPlace,
+): Promise<Report | undefined> {
+  const report = await (location ? scanWithMemory(run, location, io, place) : scanAlone(run, io, place));
+  const incomplete = report && incompleteScanError(report);
+  if (incomplete) throw incomplete;
+  return report;
 }
 
 /** Every flag, setting and secret checked up front: a bad one is exit 2 before a request leaves. */
@@ -324,7 +341,7 @@ function printDryRun(report: Report, settings: ScanSettings, io: CliIo, chat: bo
 }
 
 /** A scan without memory: read, keep the report, deliver if the notify policy says so. */
-export async function scanAlone(run: ScanRun, io: CliIo, place?: AccountPlace): Promise<Report> {
+async function scanAlone(run: ScanRun, io: CliIo, place?: AccountPlace): Promise<Report> {
   const { settings } = run.job;
   const read = await runScanJob(run.job);
   // A report that carries links is kept where `serve` looks by default, so its report_url leads to it.
@@ -352,7 +369,7 @@ export async function scanAlone(run: ScanRun, io: CliIo, place?: AccountPlace): 
  * `scan --state …`: compare with the last scan, deliver what is news, then save the state.
  * Undefined when another scan saved a later one meanwhile: that scan's outcome stands, not this one's.
  */
-export async function scanWithMemory(
+async function scanWithMemory(
   run: ScanRun,
   location: StateLocation,
   io: CliIo,

@@ -28,7 +28,7 @@ import {
   parseAccountInput,
 } from '../core/scan/accounts';
 import { ENV, loadScanSettings, METRICS, type ScanSettings, settingsFromEnv } from '../core/scan/config';
-import type { Report } from '../core/scan/scan';
+import { incompleteScanError, type Report } from '../core/scan/scan';
 import {
   checkHeartbeatUrl,
   heartbeatFailureLine,
@@ -218,13 +218,18 @@ async function deliverStateless(
   return outcome.published;
 }
 
-/** The completed scan's metrics, which the alarms and the dashboard read. */
+/**
+ * The scan's metrics, which the alarms and the dashboard read. A report marked incomplete (a listing
+ * that moved on both reads) went out as such, and then fails the run here, without ScanCompleted.
+ */
 function addScanMetrics(metrics: ScheduledScanDeps['metrics'], report: Report): void {
+  const incomplete = incompleteScanError(report);
   metrics.addMetric(METRICS.criticalFindings, MetricUnit.Count, report.summary.critical);
   metrics.addMetric(METRICS.warningFindings, MetricUnit.Count, report.summary.warning);
   metrics.addMetric(METRICS.domainsScanned, MetricUnit.Count, report.stats.domains_scanned);
   metrics.addMetric(METRICS.unreadableRecords, MetricUnit.Count, report.problems.length);
   // Last: only a scan that read everything and delivered its alert counts as completed.
+  if (incomplete) throw incomplete;
   metrics.addMetric(METRICS.scanCompleted, MetricUnit.Count, 1);
 }
 

@@ -41,6 +41,11 @@ const COVERED_ELSEWHERE: ReadonlyArray<{
     row: '`policies file policies.json: policies[1] ("vip"): unknown key criticalDay; did you mean criticalDays?`',
     why: 'a policies file’s problems, each with its place, joined; the row shows the form',
   },
+  {
+    construction: /^functions\/core\/reseller\/paging\.ts:\d+: new IncompleteListingError\((moved\.)?text\)/,
+    row: '`total_results changed from 500 to 501 while domain list pages were read (page 3): the account changed during the scan`',
+    why: 'a listing that moved: one text made where it is seen, thrown or (the last read) reported; the three rows of what can move show them',
+  },
 ];
 
 /** The quoted messages of the rows of every table whose first column is headed "message". */

@@ -1,3 +1,6 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli';
 import {
@@ -40,6 +43,25 @@ function expectFailure(run: { code: number; stdout: string; stderr: string }, li
   expect(run.stderr).toMatch(line);
 }
 
+/**
+ * Exit 1 with one line on stderr matching `line`, after the report of what was read: marked
+ * incomplete, with one unnamed problem saying the domain list moved (nothing judged to have left).
+ */
+function expectIncomplete(run: { code: number; stdout: string; stderr: string }, line: RegExp) {
+  expect(run.code).toBe(1);
+  expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+  expect(run.stderr).toMatch(
+    /^sentinel: the account changed while it was read, twice in a row \(the domain list changed while it was read \(/,
+  );
+  expect(run.stderr).toMatch(line);
+  const report = JSON.parse(run.stdout);
+  expect(report.source.incomplete).toMatch(line);
+  expect(report.problems.filter((p: { key: string | null }) => p.key === null)).toEqual([
+    expect.objectContaining({ resource: 'domain', reason: report.source.incomplete }),
+  ]);
+  return report;
+}
+
 const domainRequests = (s: HostileServer) => s.requests.filter((r) => r.path === '/v2/domains');
 const findingNames = (stdout: string) =>
   (JSON.parse(stdout) as { findings: Array<{ domain_name?: string; kind: string }> }).findings.map(
@@ -55,12 +77,10 @@ describe('sentinel scan against a hostile reseller (issue 15)', () => {
 
   describe('1. a listing that moves while it is read (full mode: the read these lies aim at)', () => {
     it.each(['shrinking-listing', 'totals-change-after-page-1', 'growing-pages'] as const)(
-      'never passes as complete in the default mode either (%s)',
+      'never passes as complete in the default mode either (%s): reported as incomplete, exit 1',
       async (mode) => {
         const { run } = await scanAgainst(mode);
-        expect(run.code).toBe(1);
-        expect(run.stdout).toBe('');
-        expect(run.stderr).toMatch(/^sentinel: .*changed/);
+        expectIncomplete(run, /changed/);
       },
     );
 
@@ -70,18 +90,22 @@ describe('sentinel scan against a hostile reseller (issue 15)', () => {
       expect(findingNames(run.stdout)).toEqual(['d0250.nl quarantine']);
     });
 
-    it('fails, after one more read, when later pages report fewer domains than page 1', async () => {
+    it('fails, after one more read, when later pages report fewer domains than page 1: what page 1 held is reported', async () => {
       const { run, server } = await scanAgainst('shrinking-listing', { args: ['--mode', 'full'] });
-      expectFailure(
+      const report = expectIncomplete(
         run,
-        /^sentinel: the account changed while it was read, twice in a row \(total_results changed from 300 to 100 while domain list pages were read/,
+        /total_results changed from 300 to 100 while domain list pages were read/,
       );
+      // Page 1's hundred domains were read and checked; d0250.nl was on a page that came back empty.
+      expect(report.stats.domains_scanned).toBe(100);
       expect(domainRequests(server).filter((r) => r.query.get('page') === '1')).toHaveLength(2);
     });
 
-    it('fails when the totals change after page 1 on every read', async () => {
+    it('fails when the totals change after page 1 on every read, after reporting every finding it read', async () => {
       const { run } = await scanAgainst('totals-change-after-page-1', { args: ['--mode', 'full'] });
-      expectFailure(run, /total_results changed from 300 to 200 while domain list pages were read/);
+      expectIncomplete(run, /total_results changed from 300 to 200 while domain list pages were read/);
+      // The quarantined domain was still on a page read: it is alerted although the read moved.
+      expect(findingNames(run.stdout)).toEqual(['d0250.nl quarantine']);
     });
 
     it('reads again from the start when the account lost domains once, and finds the quarantined one', async () => {
@@ -94,11 +118,35 @@ describe('sentinel scan against a hostile reseller (issue 15)', () => {
       expect(domainRequests(server).filter((r) => r.query.get('page') === '1')).toHaveLength(2);
     });
 
-    it('stops at the page count page 1 promised when every page reports one more', async () => {
+    it('delivers the alert of what it read and saves the state, then fails (--state, --alert-to FILE)', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'sentinel-moving-'));
+      try {
+        server = await startHostileServer({ mode: 'totals-change-after-page-1', apiKey: KEY });
+        const env = { RESELLER_BASE_URL: server.url, RESELLER_API_KEY: KEY };
+        const args = ['scan', '--now', HOSTILE_NOW, '--state', join(dir, 'state.json')];
+        const run = await runCli([...args, '--alert-to', join(dir, 'alert.txt')], env);
+        expect(run.code).toBe(1);
+        expect(run.stderr).toMatch(/^sentinel: the account changed while it was read, twice in a row \(/m);
+        const alert = await readFile(join(dir, 'alert.txt'), 'utf8');
+        expect(alert).toContain('INCOMPLETE: the account changed while it was read, on both tries.');
+        expect(alert).toContain('d0250.nl');
+        expect(alert).toMatch(/- domain \(no name\) on page 2: the domain list changed while it was read/);
+        expect(run.stdout).toContain('state saved to');
+        // Saved: the next run has nothing new to say of the quarantine it announced.
+        const again = await runCli([...args, '--alert-to', 'stdout'], env);
+        expect(again.code).toBe(1);
+        expect(again.stdout).toContain('no alert published');
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('stops near the page count page 1 promised when every page reports one more', async () => {
       const { run, server } = await scanAgainst('growing-pages', { args: ['--mode', 'full'] });
-      expectFailure(run, /total_pages changed from 3 to 4 while domain list pages were read/);
-      // two reads (the first and the one retry), each stopped within page 1's promise of 3 pages
-      expect(domainRequests(server).length).toBeLessThanOrEqual(6);
+      expectIncomplete(run, /total_pages changed from 3 to 4 while domain list pages were read/);
+      // The first read stopped within page 1's promise of 3 pages; the second read on, to 3 + 2 at most.
+      expect(domainRequests(server).length).toBeLessThanOrEqual(3 + 5);
+      expect(findingNames(run.stdout)).toEqual(['d0250.nl quarantine']);
     });
   });
 

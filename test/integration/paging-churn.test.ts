@@ -131,3 +131,73 @@ describe('a full read while a domain leaves an earlier page and another arrives'
     expect(result.report.changes.filter((c) => c.kind === 'left_account')).toHaveLength(14);
   });
 });
+
+describe('an account that changes on every read (faster than it can be read)', () => {
+  /** Six domains, two a page; each read of page 1 makes the first domain leave, so later pages shift. */
+  function shrinking() {
+    let account = ['a.nl', 'b.nl', 'c-quarantined.nl', 'd.nl', 'e.nl', 'f.nl'].map(healthy);
+    const state = { churn: false, quarantine: false };
+    const body = (data: unknown[], page: number, total: number) =>
+      new Response(
+        JSON.stringify({
+          data,
+          pagination: {
+            current_page: page,
+            per_page: PER_PAGE,
+            total_pages: Math.max(1, Math.ceil(total / PER_PAGE)),
+            total_results: total,
+          },
+        }),
+        { status: 200 },
+      );
+    const fetch = (async (input: string | URL | Request) => {
+      const url = new URL(String(input));
+      if (url.pathname === '/v2/contacts') return body([], 1, 0);
+      const name = url.searchParams.get('domain_name');
+      if (name !== null) return body([], 1, 0);
+      const page = Number(url.searchParams.get('page'));
+      const records = account.map((d) =>
+        state.quarantine && d.domain_name === quarantined.domain_name ? quarantined : d,
+      );
+      const served = body(records.slice((page - 1) * PER_PAGE, page * PER_PAGE), page, records.length);
+      if (page === 1 && state.churn) account = account.slice(1);
+      return served;
+    }) as typeof globalThis.fetch;
+    return { fetch, state };
+  }
+
+  it('alerts what it read, marked incomplete, judges nobody gone, and saves its memory', async () => {
+    const account = shrinking();
+    const store = new FileStateStore(join(dir, 'state.json'));
+    await scan(store, account.fetch, NOW);
+
+    // Now a.nl leaves on the first read and b.nl on the second: d.nl slides onto a page already read.
+    account.state.churn = true;
+    account.state.quarantine = true;
+    const { result, published, saved } = await scan(store, account.fetch, NOW + DAY);
+    expect(result.report.source.incomplete).toMatch(
+      /^the domain list changed while it was read \(total_results changed from 5 to 4/,
+    );
+    // The quarantine read on page 1 is news, and goes out; d.nl (unread) and a.nl (gone) are not judged.
+    expect(result.report.findings).toContainEqual(
+      expect.objectContaining({ domain_name: 'c-quarantined.nl', kind: 'quarantine', change: 'new' }),
+    );
+    expect(result.report.changes).toEqual([]);
+    expect(result.report.resolved).toEqual([]);
+    expect(result.publish).toBe(true);
+    expect(published).not.toBeNull();
+    expect(saved).toBe(true);
+
+    // A quiet day: read whole, the two that really left are announced, and d.nl was never lost.
+    account.state.churn = false;
+    const calm = await scan(store, account.fetch, NOW + 2 * DAY);
+    expect(calm.result.report.source.incomplete).toBeUndefined();
+    expect(calm.result.report.changes.map((c) => `${c.domain_name} ${c.kind}`)).toEqual([
+      'a.nl left_account',
+      'b.nl left_account',
+    ]);
+    expect(calm.result.report.findings).toContainEqual(
+      expect.objectContaining({ domain_name: 'c-quarantined.nl', change: 'ongoing' }),
+    );
+  });
+});

@@ -72,3 +72,57 @@ describe('the scan Lambda with a state table', () => {
     );
   });
 });
+
+describe('the scan Lambda when the account changes on every read', () => {
+  it('publishes what it read, marked incomplete, saves, then fails without counting a completed scan', async () => {
+    await createStateTable(db.client(), 'moving-state');
+    const topicArn = await emulator.topic('moving-state');
+    const queue = await emulator.queueSubscribedTo(topicArn, 'moving-state-all');
+    const names = generatePortfolio({ domains: 80, seed: 4, now: NOW }).domains.map((d) => d.domain_name);
+    let moving = false;
+    // Each read of page 1 of the domain list sees one domain of page 1 leave: later pages shift.
+    const fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      const answer = await globalThis.fetch(input, init);
+      const url = new URL(String(input));
+      if (moving && url.pathname === '/v2/domains' && url.searchParams.get('page') === '1')
+        sim.updateDomain(names.shift() as string, null);
+      return answer;
+    }) as typeof globalThis.fetch;
+    const metrics: string[] = [];
+    const deps = (offsetMs: number): ScheduledScanDeps => ({
+      env: {
+        RESELLER_BASE_URL: sim.url,
+        RESELLER_API_KEY_PARAMETER: '/sentinel/key',
+        ALERT_TOPIC_ARN: topicArn,
+        STATE_TABLE_NAME: 'moving-state',
+        PER_PAGE: '20',
+      },
+      secrets: new EnvSecretSource({ RESELLER_API_KEY: KEY }),
+      sns: emulator.snsClient(),
+      dynamodb: db.client(),
+      fetch,
+      logger: { info: () => undefined, error: () => undefined },
+      metrics: {
+        addMetric: (name: string) => {
+          metrics.push(name);
+        },
+        publishStoredMetrics: () => undefined,
+      } as unknown as ScheduledScanDeps['metrics'],
+      clock: () => Date.now() + offsetMs,
+    });
+
+    expect((await handleScheduledScan(deps(0), 60_000)).published).toBe(true);
+    await emulator.drain(queue);
+    moving = true;
+    metrics.length = 0;
+    await expect(handleScheduledScan(deps(3_600_000), 60_000)).rejects.toThrow(
+      /^the account changed while it was read, twice in a row \(the domain list changed while it was read/,
+    );
+    const [message] = await emulator.drain(queue);
+    const report = JSON.parse(sqsVariant(message as never));
+    expect(report.source.incomplete).toMatch(/^the domain list changed while it was read/);
+    expect(report.changes.filter((c: { kind: string }) => c.kind === 'left_account')).toEqual([]);
+    expect(metrics).toContain('UnreadableRecords');
+    expect(metrics).not.toContain('ScanCompleted');
+  });
+});

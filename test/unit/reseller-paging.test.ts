@@ -232,6 +232,85 @@ describe('paginate', () => {
     expect(api.asked).toEqual([1]);
   });
 
+  describe("onMove: 'report' (the last read a scan tries)", () => {
+    it('reads on to the pages that grew, keeps every record read, and ends with one problem saying it moved', async () => {
+      // 25 domains in 3 pages; a registration after page 1 makes it 31 in 4: the new name sorts first,
+      // so each later page starts one record on, and the 4th page is read too.
+      const all = names(30);
+      let grown = false;
+      const fetchPage = async (page: number): Promise<ListPage<Rec>> => {
+        const now = grown ? ['d.nl', ...all] : all.slice(0, 25);
+        if (page === 1) grown = true;
+        return {
+          page,
+          records: now.slice((page - 1) * 10, page * 10).map((name) => ({ name })),
+          problems: [],
+          totalResults: now.length,
+          totalPages: Math.ceil(now.length / 10),
+        };
+      };
+      const seen: ListPage<Rec>[] = [];
+      for await (const page of paginate({ ...options(fetchPage), onMove: 'report', concurrency: 1 }))
+        seen.push(page);
+      const records = seen.flatMap((p) => p.records.map((r) => r.name));
+      // d0009.nl shifted onto page 2 and is read once; page 4 holds what the growth pushed past page 3.
+      expect(records).toEqual(all);
+      const last = seen.at(-1) as ListPage<Rec>;
+      expect(last.records).toEqual([]);
+      expect(last.problems).toEqual([
+        {
+          resource: 'domain',
+          key: null,
+          page: 2,
+          reason:
+            'the domain list changed while it was read (total_results changed from 25 to 31 while domain list pages were read (page 2): the account changed during the scan): the domains read were checked, but domains may be missing from what was read, so none is judged to have left the account',
+        },
+      ]);
+      expect(last.moved).toBe(last.problems[0]?.reason);
+      expect(seen.slice(0, -1).every((p) => p.moved === undefined)).toBe(true);
+    });
+
+    it('reads the page the last page reveals: growth seen only when nothing else is in flight', async () => {
+      // 30 domains; a registration lands as page 3 is read, which says 31 in 4 pages.
+      const all = names(31);
+      const api = pages(all, 10, (p) => (p.page < 3 ? { ...p, totalResults: 30, totalPages: 3 } : p));
+      const seen: ListPage<Rec>[] = [];
+      for await (const page of paginate({ ...options(api.fetchPage), onMove: 'report', concurrency: 1 }))
+        seen.push(page);
+      expect(api.asked).toEqual([1, 2, 3, 4]);
+      expect(seen.flatMap((p) => p.records.map((r) => r.name))).toEqual(all);
+      expect(seen.at(-1)?.moved).toContain('total_results changed from 30 to 31');
+    });
+
+    it('reports a count that does not add up, on the last page, instead of failing', async () => {
+      const api = pages(names(30), 10, (p) => (p.page === 3 ? { ...p, records: [] } : p));
+      const seen: ListPage<Rec>[] = [];
+      for await (const page of paginate({ ...options(api.fetchPage), onMove: 'report' })) seen.push(page);
+      expect(seen.flatMap((p) => p.records)).toHaveLength(20);
+      expect(seen.at(-1)?.moved).toMatch(
+        /^the domain list changed while it was read \(read 20 of 30 domains/,
+      );
+      expect(seen.at(-1)?.problems[0]?.page).toBe(3);
+    });
+
+    it('reads no runaway: a server whose every page reports more pages is read a tenth further at most', async () => {
+      const api = pages(names(300), 10, (p) => (p.page === 1 ? p : { ...p, totalPages: 30 + p.page }));
+      const seen: ListPage<Rec>[] = [];
+      for await (const page of paginate({ ...options(api.fetchPage), onMove: 'report' })) seen.push(page);
+      // Page 1 promised 30 pages: 30 and a tenth (3) are read, however many more the pages claim.
+      expect(api.asked.sort((x, y) => x - y)).toEqual(Array.from({ length: 33 }, (_, i) => i + 1));
+      expect(seen.at(-1)?.moved).toContain('total_pages changed from 30 to 32');
+    });
+
+    it('yields no extra page when the listing kept its promise', async () => {
+      const api = pages(names(30), 10);
+      const seen: ListPage<Rec>[] = [];
+      for await (const page of paginate({ ...options(api.fetchPage), onMove: 'report' })) seen.push(page);
+      expect(seen.map((p) => p.page)).toEqual([1, 2, 3]);
+      expect(seen.every((p) => p.moved === undefined && p.problems.length === 0)).toBe(true);
+    });
+  });
+
   it('reads an empty listing with one request', async () => {
     const api = pages([], 10);
     expect(await collect(paginate(options(api.fetchPage)))).toEqual({ records: [], problems: [] });

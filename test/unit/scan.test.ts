@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { IncompleteListingError } from '../../functions/core/base/errors';
 import { DEFAULT_POLICY } from '../../functions/core/findings/classify';
 import { ResellerClient } from '../../functions/core/reseller/client';
-import { scanAccount } from '../../functions/core/scan/scan';
+import { incompleteScanError, scanAccount } from '../../functions/core/scan/scan';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
 const json = (body: unknown) => new Response(JSON.stringify(body), { status: 200 });
@@ -63,14 +63,41 @@ describe('scanAccount', () => {
     expect(report.stats.requests).toBe(6);
   });
 
-  it('fails when the account is still inconsistent on the second read, saying what was wrong', async () => {
-    const error = await scanAccount({ client: api(2), now: NOW, policy: DEFAULT_POLICY, mode: 'full' }).catch(
-      (e) => e,
-    );
+  it('reports what the second read held, marked incomplete, when the account is still inconsistent', async () => {
+    const client = api(2);
+    const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'full' });
+    // Page 2 (c.nl) came back empty on both reads: a.nl and b.nl were read, and their findings stand.
+    expect(report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle))).toEqual([
+      'b.nl',
+      'a.nl',
+    ]);
+    const moved =
+      "the domain list changed while it was read (read 2 of 3 domains from /v2/domains: the pages held fewer records than total_results promised; the account changed while it was read, or the server's paging is inconsistent): the domains read were checked, but domains may be missing from what was read, so none is judged to have left the account";
+    expect(report.problems).toEqual([{ resource: 'domain', key: null, page: 2, reason: moved }]);
+    expect(report.source.incomplete).toBe(moved);
+    const error = incompleteScanError(report);
     expect(error).toBeInstanceOf(IncompleteListingError);
-    expect(error.message).toBe(
-      "the account changed while it was read, twice in a row (read 2 of 3 domains from /v2/domains: the pages held fewer records than total_results promised; the account changed while it was read, or the server's paging is inconsistent); run the scan again when the account is quiet",
+    expect(error?.message).toBe(
+      `the account changed while it was read, twice in a row (${moved}); the findings read were reported, marked incomplete; run the scan again when the account changes less, or raise --concurrency to read it faster`,
     );
+    expect(incompleteScanError(await scanAccount({ client: api(1), now: NOW, policy: DEFAULT_POLICY }))).toBe(
+      undefined,
+    );
+  });
+
+  it('reads in full on its second read, whatever the mode, so a listing that moves again is read to its end', async () => {
+    // Every read drops page 2: the counts of the filtered read's proof see page 1 only.
+    const report = await scanAccount({
+      client: api(100),
+      now: NOW,
+      policy: DEFAULT_POLICY,
+      mode: 'filtered',
+    });
+    expect(report.source.read).toBe('full');
+    expect(report.source.fallback_reason).toBe(
+      'the first read did not hold what its totals promised (the account changed while it was read)',
+    );
+    expect(report.source.incomplete).toMatch(/^the domain list changed while it was read/);
   });
 
   it("fails at once, with the listing's own words, when reading again cannot help", async () => {

@@ -258,6 +258,12 @@ function deadlinesHtml(report: ReportView): string {
   return `<h2>Restore deadlines (${count})</h2><ul class="items deadlines">${items.join('')}</ul>${rest > 0 ? `<p class="note">and ${rest} more (see CRITICAL below)</p>` : ''}`;
 }
 
+/** A read that moved on both tries (`source.incomplete`): said before anything else is listed. */
+const incompleteHtml = (report: Report): string =>
+  report.source.incomplete
+    ? `<p class="note"><strong>Incomplete:</strong> the account changed while it was read, on both tries. The findings are those of the domains read; others may be missing (see Unreadable records), and no domain is judged to have left.</p>`
+    : '';
+
 /** What the renewals due in the window cost, and why failed renewals were not checked (when so). */
 function renewalHtml(report: Report): string {
   const costs = report.renewal_costs
@@ -518,7 +524,7 @@ export function renderReportPage(input: ReportPageInput): string {
   const before = `<h1>domain-sentinel${escapeHtml(label)}</h1>
 <ul class="sum"><li class="critical">${report.summary.critical} critical</li><li class="warning">${report.summary.warning} warning</li><li class="info">${report.summary.info} info</li></ul>
 <p class="note">${escapeHtml(headline(report))}. Scanned ${escapeHtml(dayFormat(report.now))} (${escapeHtml(report.now.replace('T', ' ').slice(0, 16))} UTC).</p>
-${firstActionHtml(shown, report.now)}<p class="toplinks">${links}</p>
+${incompleteHtml(report)}${firstActionHtml(shown, report.now)}<p class="toplinks">${links}</p>
 ${deadlinesHtml(report)}${renewalHtml(report)}
 <form class="filter" method="get" action="">${hidden}<input type="search" name="q" value="${escapeHtml(query)}" placeholder="Filter: domain, registrant, kind" aria-label="Filter findings"><button type="submit">Filter</button></form>
 ${filtered}`;

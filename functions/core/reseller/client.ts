@@ -13,7 +13,7 @@ import {
   UnexpectedResponseError,
 } from '../base/errors';
 import { normalizeDomainName } from '../base/text';
-import { type ListPage, type Problem, paginate } from './paging';
+import { type ListPage, type PaginateOptions, type Problem, paginate } from './paging';
 import {
   type Contact,
   ContactSchema,
@@ -98,15 +98,23 @@ export class ResellerClient {
 
   /**
    * Every domain matching `filter`, page by page, sorted by name so pages do not shift. `first` is
-   * page 1 of this very listing when {@link measureDomains} read it already.
+   * page 1 of this very listing when {@link measureDomains} read it already. `onMove` as paginate
+   * takes it: `report` reads a listing that moves to its end, and says so on its last page.
    */
-  listDomains(filter: ListFilter = {}, first?: ListPage<Domain>): AsyncIterable<ListPage<Domain>> {
-    return this.list(DOMAINS, filter, first);
+  listDomains(
+    filter: ListFilter = {},
+    first?: ListPage<Domain>,
+    onMove?: PaginateOptions<Domain>['onMove'],
+  ): AsyncIterable<ListPage<Domain>> {
+    return this.list(DOMAINS, filter, first, onMove);
   }
 
   /** Every contact matching `filter`, page by page, sorted by handle. */
-  listContacts(filter: ListFilter = {}): AsyncIterable<ListPage<Contact>> {
-    return this.list(CONTACTS, filter);
+  listContacts(
+    filter: ListFilter = {},
+    onMove?: PaginateOptions<Contact>['onMove'],
+  ): AsyncIterable<ListPage<Contact>> {
+    return this.list(CONTACTS, filter, undefined, onMove);
   }
 
   /** The name a record had as the server sent it (records carry it lower-cased); '' when unknown. */
@@ -241,9 +249,15 @@ export class ResellerClient {
     throw ResellerApiError.fromResponse(facts, what);
   }
 
-  private list<T>(listing: Listing<T>, filter: ListFilter, first?: ListPage<T>): AsyncIterable<ListPage<T>> {
+  private list<T>(
+    listing: Listing<T>,
+    filter: ListFilter,
+    first?: ListPage<T>,
+    onMove?: PaginateOptions<T>['onMove'],
+  ): AsyncIterable<ListPage<T>> {
     return paginate({
       ...(first ? { first } : {}),
+      ...(onMove ? { onMove } : {}),
       fetchPage: (page) => this.fetchPage(listing, filter, page, this.perPage),
       keyOf: (record) => this.rawKeys.get(record as object) ?? '',
       caseInsensitiveKeys: listing.caseInsensitiveKeys,

@@ -25,6 +25,11 @@ export interface ListPage<T> {
   readonly totalPages: number;
   /** The page size the server says it used, when it says. */
   readonly perPage?: number;
+  /**
+   * Set on the last page of a listing read with `onMove: 'report'` that moved while it was read:
+   * what moved. Its one problem (key null) says domains may be missing; nothing proves the read whole.
+   */
+  readonly moved?: string;
 }
 
 /** What {@link paginate} needs: a way to read one page, and how to tell records apart. */
@@ -51,6 +56,12 @@ export interface PaginateOptions<T> {
   readonly concurrency?: number;
   /** A listing reporting more pages than this fails instead of running away. @default 20 000 */
   readonly maxPages?: number;
+  /**
+   * A listing whose totals change while it is read: `fail` (retryable, to read it again from the
+   * start) or `report`, to read on to the most pages any page reported and end with a page whose
+   * problem says the listing moved ({@link ListPage.moved}). @default 'fail'
+   */
+  readonly onMove?: 'fail' | 'report';
   /** For messages: `domain`, `contact`. */
   readonly resource: Problem['resource'];
   /** For messages: `/v2/domains`. */
@@ -66,6 +77,8 @@ export interface PaginateOptions<T> {
  *    (retryable: reading again from the start may succeed);
  *  - it never reads past page 1's page count;
  *  - at the end, records + problems must equal page 1's `total_results`.
+ * With `onMove: 'report'` (the last read a scan tries) the listing reads on instead, to the most pages
+ * any page reported, and its last page says it moved: what it read stands, marked incomplete.
  * A record repeated verbatim (it shifted onto the next page) is read once; a name repeated with
  * other letter case becomes a problem record, counted toward the total.
  */
@@ -74,9 +87,35 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
   const promise = promiseOfFirstPage(first, options);
   const admission = new PageAdmission(promise, options);
   yield admission.take(first);
-  for await (const parse of fetchAhead(options, promise.pages)) yield admission.take(parse());
-  checkEverythingRead(admission.received, promise, options);
+  for await (const parse of fetchAhead(options, () => admission.pages)) yield admission.take(parse());
+  const moved = admission.moved ?? countMismatch(admission.received, promise, options);
+  if (moved === null) return;
+  if (options.onMove !== 'report') throw new IncompleteListingError(moved.text, { retryable: true });
+  yield movedPage(moved, promise, options);
 }
+
+/** How a listing moved, and the page where that was seen. */
+interface Move {
+  readonly text: string;
+  readonly page: number;
+}
+
+/** The page that ends a listing that moved while it was read: no record, one problem saying so. */
+function movedPage<T>(moved: Move, promise: ListingPromise, options: PaginateOptions<T>): ListPage<T> {
+  const what = `${options.resource}s`;
+  const text = `the ${options.resource} list changed while it was read (${moved.text}): the ${what} read were checked, but ${what} may be missing from what was read, so none is judged to have left the account`;
+  return {
+    page: moved.page,
+    records: [],
+    problems: [{ resource: options.resource, key: null, page: moved.page, reason: text }],
+    totalResults: promise.results,
+    totalPages: promise.pages,
+    moved: text,
+  };
+}
+
+/** The most pages a listing may report. */
+const MAX_PAGES = 20_000;
 
 /** What page 1 says the whole listing holds: every later page must say the same. */
 interface ListingPromise {
@@ -86,7 +125,7 @@ interface ListingPromise {
 
 /** Page 1's totals, refused when they ask for more pages than a scan may read. */
 function promiseOfFirstPage<T>(first: ListPage<T>, options: PaginateOptions<T>): ListingPromise {
-  const maxPages = options.maxPages ?? 20_000;
+  const maxPages = options.maxPages ?? MAX_PAGES;
   if (first.totalPages > maxPages) {
     throw new IncompleteListingError(
       `the reseller reports ${first.totalPages} pages (${first.totalResults} ${options.resource}s) for ${options.source}, more than the limit of ${maxPages}; raise the page limit or per_page`,
@@ -103,12 +142,17 @@ function promiseOfFirstPage<T>(first: ListPage<T>, options: PaginateOptions<T>):
 class PageAdmission<T> {
   /** Records and problems taken so far, to hold against page 1's `total_results`. */
   received = 0;
+  /** The pages to read: page 1's count, or (onMove: 'report') the most any page reported. */
+  pages: number;
+  /** With onMove: 'report', the first page that broke page 1's promise. */
+  moved: Move | null = null;
   private readonly seen: RecordRegistry;
 
   constructor(
     private readonly promise: ListingPromise,
     private readonly options: PaginateOptions<T>,
   ) {
+    this.pages = promise.pages;
     const fold = options.caseInsensitiveKeys ? (key: string) => key.toLowerCase() : (key: string) => key;
     this.seen = new RecordRegistry(options.resource, fold);
   }
@@ -141,18 +185,21 @@ class PageAdmission<T> {
   /** A page with other totals than page 1's: the account changed while it was read. */
   private checkPromiseKept(page: ListPage<T>): void {
     const listing = `${this.options.resource} list`;
-    if (page.totalResults !== this.promise.results) {
-      throw new IncompleteListingError(
-        `total_results changed from ${this.promise.results} to ${page.totalResults} while ${listing} pages were read (page ${page.page}): the account changed during the scan`,
-        { retryable: true },
-      );
-    }
-    if (page.totalPages !== this.promise.pages) {
-      throw new IncompleteListingError(
-        `total_pages changed from ${this.promise.pages} to ${page.totalPages} while ${listing} pages were read (page ${page.page}); the listing stopped at the page count page 1 promised`,
-        { retryable: true },
-      );
-    }
+    let text: string | null = null;
+    if (page.totalResults !== this.promise.results)
+      text = `total_results changed from ${this.promise.results} to ${page.totalResults} while ${listing} pages were read (page ${page.page}): the account changed during the scan`;
+    else if (page.totalPages !== this.promise.pages)
+      text = `total_pages changed from ${this.promise.pages} to ${page.totalPages} while ${listing} pages were read (page ${page.page}); the listing stopped at the page count page 1 promised`;
+    if (text === null) return;
+    if (this.options.onMove !== 'report') throw new IncompleteListingError(text, { retryable: true });
+    this.moved ??= { text, page: page.page };
+    // Records shift as the account changes: read on to the most pages any page reported, a tenth
+    // more than page 1's count at most (a server whose every page reports more never runs away).
+    const limit = Math.min(
+      this.options.maxPages ?? MAX_PAGES,
+      this.promise.pages + Math.max(2, Math.ceil(this.promise.pages / 10)),
+    );
+    this.pages = Math.max(this.pages, Math.min(limit, page.totalPages));
   }
 }
 
@@ -163,7 +210,10 @@ class PageAdmission<T> {
  * answers wait, so a slow reader holds the listing back instead of buffering it. The first failure
  * ends it; so does a reader that stops: nothing more is sent.
  */
-async function* fetchAhead<T>(options: PaginateOptions<T>, pages: number): AsyncGenerator<() => ListPage<T>> {
+async function* fetchAhead<T>(
+  options: PaginateOptions<T>,
+  pages: () => number,
+): AsyncGenerator<() => ListPage<T>> {
   const concurrency = Math.max(1, options.concurrency ?? 4);
   let next = 2;
   let inflight = 0;
@@ -183,7 +233,7 @@ async function* fetchAhead<T>(options: PaginateOptions<T>, pages: number): Async
       failure === null &&
       inflight < concurrency &&
       arrived.length < concurrency &&
-      next <= pages
+      next <= pages()
     ) {
       const page = next++;
       inflight++;
@@ -213,8 +263,8 @@ async function* fetchAhead<T>(options: PaginateOptions<T>, pages: number): Async
     }
   };
   try {
-    launch();
-    while (inflight > 0 || arrived.length > 0) {
+    // Launched again at each turn: a page just parsed may have raised the count to read (onMove).
+    for (launch(); inflight > 0 || arrived.length > 0; launch()) {
       if (failure) throw failure.error;
       const parse = arrived.shift();
       if (!parse) {
@@ -238,17 +288,17 @@ async function* fetchAhead<T>(options: PaginateOptions<T>, pages: number): Async
 }
 
 /** At the end, records + problems must be what page 1 promised: fewer or more means the listing moved. */
-function checkEverythingRead<T>(
+function countMismatch<T>(
   received: number,
   promise: ListingPromise,
   options: PaginateOptions<T>,
-): void {
-  if (received === promise.results) return;
+): Move | null {
+  if (received === promise.results) return null;
   const more = received > promise.results;
-  throw new IncompleteListingError(
-    `read ${received} of ${promise.results} ${options.resource}s from ${options.source}: ${more ? 'more records arrived than total_results promised' : 'the pages held fewer records than total_results promised'}; the account changed while it was read, or the server's paging is inconsistent`,
-    { retryable: true },
-  );
+  return {
+    text: `read ${received} of ${promise.results} ${options.resource}s from ${options.source}: ${more ? 'more records arrived than total_results promised' : 'the pages held fewer records than total_results promised'}; the account changed while it was read, or the server's paging is inconsistent`,
+    page: promise.pages,
+  };
 }
 
 /** What {@link RecordRegistry.admit} made of a record. */

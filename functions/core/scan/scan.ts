@@ -16,78 +16,14 @@ import type { ListFilter, ListPage, Problem, ResellerClient } from '../reseller/
 import { RecordRegistry } from '../reseller/paging';
 import type { Domain } from '../reseller/schemas';
 import { COVERAGE_PARTS, type CoverageCounts, countCoverage, coverageSearches, READ_PARTS } from './coverage';
-import { markFinding, type PolicySet, type ReportPolicy, reportPolicies } from './policies';
-import {
-  RegistryCandidates,
-  type RegistryReport,
-  type RegistryScanOptions,
-  withRegistryCheck,
-} from './registry-scan';
-import { type RenewalCosts, renewalCosts } from './renewal-costs';
+import { markFinding, type PolicySet, reportPolicies } from './policies';
+import { RegistryCandidates, type RegistryScanOptions, withRegistryCheck } from './registry-scan';
+import { renewalCosts } from './renewal-costs';
 import { type RenewalMeaning, renewalRuleOff, voteOnRenewal } from './renewal-vote';
+import type { Report, ScanMode } from './report';
 import { flagEmptyAccount, sortProblems, undocumentedStatusProblem } from './scan-problems';
 
-/**
- * How the scan reads the domains. `full`: every page. `filtered`: only the searches whose
- * pagination totals prove they cover the whole account, or every page when they do not.
- * `auto` (the default): as filtered, and every page also when that takes fewer pages.
- */
-export const SCAN_MODES = ['auto', 'full', 'filtered'] as const;
-export type ScanMode = (typeof SCAN_MODES)[number];
-
-/** The JSON report: `scan --json`, the SNS JSON variant, the Lambda's log. */
-export interface Report {
-  readonly generated_at: string;
-  readonly now: string;
-  readonly source: {
-    readonly base_url: string;
-    /** The account's name, when the deployment scans several (docs/accounts.md). */
-    readonly account?: string;
-    /** With `account`: its alerts' label (its `accountLabel`, else its name), for readers of the JSON. */
-    readonly account_label?: string;
-    /** A group's own alert: the policy whose domains alone it carries (functions/core/alerts/groups.ts). */
-    readonly group?: string;
-    readonly mode: ScanMode;
-    /** What was read: every domain page, or only the searches the counts proved complete. */
-    readonly read: 'full' | 'filtered';
-    /** Why `auto` or `filtered` mode read the account in full: the proof failed, or it was cheaper. */
-    readonly fallback_reason?: string;
-    /** The searches' pagination totals the proof was made from (auto and filtered modes). */
-    readonly coverage?: CoverageCounts;
-  };
-  readonly policy: {
-    readonly expiry_days: number;
-    readonly critical_days: number;
-    /** QUARANTINE_DAYS, when set: restore periods by TLD over the built-in table. */
-    readonly quarantine_days?: Readonly<Record<string, number>>;
-    /** The policies per domain group, in the order they are tried, each with what applied to its domains. */
-    readonly policies?: readonly ReportPolicy[];
-  };
-  /** Why the `renewal_failed` rule is off: the account's `date_renewal` is not the coming renewal. Absent: on. */
-  readonly renewal_rule_off?: string;
-  /** What the renewals due in the expiry window that carry a price will cost, per currency. */
-  readonly renewal_costs?: RenewalCosts;
-  readonly stats: {
-    readonly domains_scanned: number;
-    readonly contacts_scanned: number;
-    readonly requests: number;
-    readonly duration_ms: number;
-  };
-  readonly summary: Readonly<Record<Severity, number>>;
-  readonly findings: readonly Finding[];
-  readonly problems: readonly Problem[];
-  /** Signed read-only link to this report as a page (functions/core/scan/report-links.ts). */
-  readonly report_url?: string;
-  /**
-   * Signed read-only link to this very report as JSON (report-links.ts): where a message too small
-   * for the whole report sends a program for the rest (alerts/alert.ts).
-   */
-  readonly report_json_url?: string;
-  /** Signed read-only link to the calendar feed of the findings. */
-  readonly calendar_url?: string;
-  /** The registry check (`--registry-check`, docs/registry.md): what was checked, and what could not be. */
-  readonly registry?: RegistryReport;
-}
+export { type Report, SCAN_MODES, type ScanMode } from './report';
 
 /** What a scan needs. */
 export interface ScanOptions {
@@ -123,8 +59,10 @@ export interface ScanOptions {
 
 /**
  * Reads the whole account (domains and contacts, concurrently), classifies page by page keeping
- * only findings, and returns the report. Throws rather than return a partial report: a listing
- * that changed under the scan is read once more, then the scan fails.
+ * only findings, and returns the report. A listing that changed under the scan is read once more,
+ * then read to its end and reported as it is, marked incomplete (`source.incomplete`): the
+ * findings it holds are alerted, and the run fails after (one account changing faster than it can
+ * be read must not silence every one of its findings).
  */
 export async function scanAccount(options: ScanOptions): Promise<Report> {
   const clock = options.clock ?? Date.now;
@@ -157,8 +95,8 @@ async function readAccount(
         attempts = attempt;
         return scanOnce(options, started, clock, requestsBefore, attempt);
       },
-      // The account moved under the read: one fresh read, at once.
-      { retries: 1, shouldRetry: ({ error }) => isRetryableListing(error) && { delayMs: 0 } },
+      // The account moved under the read: one fresh read, at once (and that one reads on: onMove).
+      { retries: READS - 1, shouldRetry: ({ error }) => isRetryableListing(error) && { delayMs: 0 } },
     );
   } catch (error) {
     if (error instanceof IncompleteListingError && attempts > 1)
@@ -177,6 +115,23 @@ async function readAccount(
 
 const isRetryableListing = (error: unknown): boolean =>
   error instanceof IncompleteListingError && error.retryable;
+
+/** Reads of the account a scan tries: the last one reads a listing that moves to its end (onMove). */
+const READS = 2;
+const onMove = (attempt: number) => (attempt >= READS ? 'report' : 'fail');
+
+/**
+ * The error that fails a run whose report is incomplete (`source.incomplete`), once its alert is
+ * out: what was read reached a person, and the run still says it could not read the whole account.
+ */
+export function incompleteScanError(report: Report): IncompleteListingError | undefined {
+  const moved = report.source.incomplete;
+  if (moved === undefined) return undefined;
+  return new IncompleteListingError(
+    `the account changed while it was read, twice in a row (${moved}); the findings read were reported, marked incomplete; run the scan again when the account changes less, or raise --concurrency to read it faster`,
+    { retryable: false },
+  );
+}
 
 /** One read of the account: its report, and the registry check's candidates when it is on. */
 interface AccountRead {
@@ -204,7 +159,7 @@ async function scanOnce(
   // Contacts are needed whatever the domains' proof says: read them while it is counted.
   const [howRead] = await Promise.all([
     readAllDomains({ options, attempt, gathered }, mode),
-    readContacts(client, gathered),
+    readContacts(client, gathered, attempt),
   ]);
   await confirmUnlisted(options, gathered);
   const renewalOff = renewalRuleOff(gathered.meaning);
@@ -265,6 +220,8 @@ interface Gathering {
   readonly registry: RegistryCandidates | undefined;
   domainsScanned: number;
   contactsScanned: number;
+  /** What moved of each listing read to its end on the last read (ListPage.moved). */
+  readonly moved: string[];
 }
 
 /** An empty gathering: every attempt starts from nothing, so a retried read counts nothing twice. */
@@ -279,6 +236,7 @@ function startGathering(registry: RegistryCandidates | undefined): Gathering {
     registrants: new Map(),
     domainsScanned: 0,
     contactsScanned: 0,
+    moved: [],
   };
 }
 
@@ -302,6 +260,11 @@ interface HowRead {
  */
 async function readAllDomains(reading: DomainReading, mode: ScanMode): Promise<HowRead> {
   if (mode === 'full') return readWholeAccount(reading, {});
+  if (reading.attempt >= READS)
+    return readWholeAccount(reading, {
+      fallbackReason:
+        'the first read did not hold what its totals promised (the account changed while it was read)',
+    });
   const { client, now, policy, policies } = reading.options;
   // A policy's longer expiry window widens what the searches must list in full.
   const widest = policies ? { ...policy, expiryDays: policies.widestExpiryDays } : policy;
@@ -382,7 +345,8 @@ async function readDomains(
   { first, merge, expectedTotal }: { first?: ListPage<Domain>; merge?: Merge; expectedTotal?: number },
 ): Promise<void> {
   const { gathered } = reading;
-  for await (const page of reading.options.client.listDomains(filter, first)) {
+  for await (const page of reading.options.client.listDomains(filter, first, onMove(reading.attempt))) {
+    if (page.moved) gathered.moved.push(page.moved);
     if (expectedTotal !== undefined && page.page === 1) checkCountStands(page, expectedTotal);
     for (const problem of page.problems) {
       if (!merge || firstSighting(merge, problem)) gathered.problems.push(problem);
@@ -457,9 +421,9 @@ function tallyDomain(reading: DomainReading, domain: Domain, page: number): void
  * name registrants and flag pending validations: a key that may not read them (or a contact list
  * that fails) must not stop the alert about every domain.
  */
-async function readContacts(client: ResellerClient, gathered: Gathering): Promise<void> {
+async function readContacts(client: ResellerClient, gathered: Gathering, attempt: number): Promise<void> {
   try {
-    await readContactPages(client, gathered);
+    await readContactPages(client, gathered, attempt);
   } catch (error) {
     if (!(error instanceof ResellerApiError)) throw error;
     gathered.problems.push({
@@ -472,8 +436,9 @@ async function readContacts(client: ResellerClient, gathered: Gathering): Promis
 }
 
 /** Reads the contact pages into the gathering: registrants by handle, and the contacts' own findings. */
-async function readContactPages(client: ResellerClient, gathered: Gathering): Promise<void> {
-  for await (const page of client.listContacts()) {
+async function readContactPages(client: ResellerClient, gathered: Gathering, attempt: number): Promise<void> {
+  for await (const page of client.listContacts({}, onMove(attempt))) {
+    if (page.moved) gathered.moved.push(page.moved);
     gathered.problems.push(...page.problems);
     for (const contact of page.records) {
       gathered.contactsScanned++;
@@ -557,6 +522,7 @@ function assembleReport(parts: ReportParts): Report {
       read: howRead.read,
       ...(howRead.fallbackReason !== undefined ? { fallback_reason: howRead.fallbackReason } : {}),
       ...(howRead.coverage ? { coverage: howRead.coverage } : {}),
+      ...(gathered.moved.length ? { incomplete: gathered.moved.join('; ') } : {}),
     },
     policy: {
       expiry_days: policy.expiryDays,

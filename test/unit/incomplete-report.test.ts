@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { renderDigest } from '../../functions/core/alerts/digest';
+import { renderReportPage } from '../../functions/core/pages/report-page';
+import type { Report } from '../../functions/core/scan/scan';
+import { domainFinding, reportOf } from '../support/report';
+
+const token = { exp: '1', kid: 'abcd1234', sig: 'x'.repeat(43) };
+
+/** A report whose domain list moved on both reads (scan.ts, paging.ts onMove: 'report'). */
+function incomplete(): Report {
+  const moved =
+    'the domain list changed while it was read (total_results changed from 500 to 501 while domain list pages were read (page 3): the account changed during the scan): the domains read were checked, but domains may be missing from what was read, so none is judged to have left the account';
+  const report = reportOf(
+    [domainFinding('q1.nl', 'quarantine', 'critical', -20)],
+    [{ resource: 'domain', key: null, page: 3, reason: moved }],
+  );
+  return { ...report, source: { ...report.source, incomplete: moved } };
+}
+
+describe('a report marked incomplete', () => {
+  it('opens the digest with INCOMPLETE, before its findings, and names the move among the problems', () => {
+    const digest = renderDigest(incomplete());
+    const lines = digest.split('\n');
+    expect(lines[2]).toBe(
+      'INCOMPLETE: the account changed while it was read, on both tries. The findings below are those of the domains read; others may be missing (see PROBLEMS), and no domain is judged to have left. The scan is reported as failed.',
+    );
+    expect(digest.indexOf('INCOMPLETE')).toBeLessThan(digest.indexOf('q1.nl'));
+    expect(digest).toContain(
+      '- domain (no name) on page 3: the domain list changed while it was read (total_results changed',
+    );
+    expect(renderDigest(reportOf([domainFinding('q1.nl', 'quarantine', 'critical', -20)]))).not.toContain(
+      'INCOMPLETE',
+    );
+  });
+
+  it('says so on the report page, above the lists', () => {
+    const html = renderReportPage({ report: incomplete(), token });
+    expect(html).toContain(
+      '<strong>Incomplete:</strong> the account changed while it was read, on both tries.',
+    );
+    expect(html.indexOf('Incomplete:')).toBeLessThan(html.indexOf('q1.nl'));
+    expect(renderReportPage({ report: reportOf([]), token })).not.toContain('Incomplete:');
+  });
+});
