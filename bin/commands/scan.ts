@@ -107,7 +107,7 @@ export async function runScan(args: ParsedArgs, io: CliIo): Promise<number> {
 
 /**
  * One scan of one account, with memory when `location` is given. A report marked incomplete (a
- * listing that moved on both reads: incompleteScanError) fails it once its alert is out: what was
+ * listing that moved while it was read: incompleteScanError) fails it once its alert is out: what was
  * read reached a person, and the run still fails.
  */
 export async function scanOnce(

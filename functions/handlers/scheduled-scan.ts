@@ -220,7 +220,7 @@ async function deliverStateless(
 
 /**
  * The scan's metrics, which the alarms and the dashboard read. A report marked incomplete (a listing
- * that moved on both reads) went out as such, and then fails the run here, without ScanCompleted.
+ * that moved while it was read) went out as such, and then fails the run here, without ScanCompleted.
  */
 function addScanMetrics(metrics: ScheduledScanDeps['metrics'], report: Report): void {
   const incomplete = incompleteScanError(report);

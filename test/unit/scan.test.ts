@@ -78,7 +78,7 @@ describe('scanAccount', () => {
     const error = incompleteScanError(report);
     expect(error).toBeInstanceOf(IncompleteListingError);
     expect(error?.message).toBe(
-      `the account changed while it was read, twice in a row (${moved}); the findings read were reported, marked incomplete; run the scan again when the account changes less, or raise --concurrency to read it faster`,
+      `the account changed while it was read (${moved}); the findings read were reported, marked incomplete; run the scan again when the account changes less, or raise --concurrency to read it faster`,
     );
     expect(incompleteScanError(await scanAccount({ client: api(1), now: NOW, policy: DEFAULT_POLICY }))).toBe(
       undefined,
@@ -98,6 +98,43 @@ describe('scanAccount', () => {
       'the first read did not hold what its totals promised (the account changed while it was read)',
     );
     expect(report.source.incomplete).toMatch(/^the domain list changed while it was read/);
+  });
+
+  it('reads on and reports at once when a second read would not fit in the time left at the pace of the first', async () => {
+    // Each request takes 10 s of a fake clock; the listing drops page 2 on every read.
+    const run = async (budgetMs: number) => {
+      let t = NOW;
+      const inner = apiFetch(100);
+      let pageOnes = 0;
+      const fetch = (async (input: string | URL | Request) => {
+        t += 10_000;
+        const url = new URL(String(input));
+        if (url.pathname === '/v2/domains' && url.searchParams.get('page') === '1') pageOnes++;
+        return inner(input);
+      }) as typeof globalThis.fetch;
+      const clock = () => t;
+      const client = new ResellerClient({
+        baseUrl: 'https://api.test',
+        apiKey: 'k-unit-scan',
+        fetch,
+        now: clock,
+        deadline: NOW + budgetMs,
+        concurrency: 1,
+        sleep: async () => undefined,
+      });
+      const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'full', clock });
+      return { report, pageOnes };
+    };
+    // 30 s for a whole read, 30 s left of 60: no room for another (1.5 × 30 s): the first read is reported.
+    const tight = await run(60_000);
+    expect(tight.pageOnes).toBe(1);
+    expect(tight.report.source.incomplete).toMatch(
+      /^the domain list changed while it was read \(read 2 of 3/,
+    );
+    // With time to spare, it reads once more first.
+    const ample = await run(600_000);
+    expect(ample.pageOnes).toBe(2);
+    expect(ample.report.source.incomplete).toMatch(/^the domain list changed while it was read/);
   });
 
   it("fails at once, with the listing's own words, when reading again cannot help", async () => {

@@ -13,7 +13,7 @@ import {
   UnexpectedResponseError,
 } from '../base/errors';
 import { normalizeDomainName } from '../base/text';
-import { type ListPage, type PaginateOptions, type Problem, paginate } from './paging';
+import { type ListPage, type OnMove, type Problem, paginate } from './paging';
 import {
   type Contact,
   ContactSchema,
@@ -91,6 +91,11 @@ export class ResellerClient {
     this.maxPages = options.maxPages ?? 20_000;
   }
 
+  /** Time left before the deadline (the scan's time budget); Infinity without one. */
+  get remainingMs(): number {
+    return this.transport.remainingMs();
+  }
+
   /** Requests sent, retries included. */
   get requests(): number {
     return this.transport.requests;
@@ -104,16 +109,13 @@ export class ResellerClient {
   listDomains(
     filter: ListFilter = {},
     first?: ListPage<Domain>,
-    onMove?: PaginateOptions<Domain>['onMove'],
+    onMove?: OnMove,
   ): AsyncIterable<ListPage<Domain>> {
     return this.list(DOMAINS, filter, first, onMove);
   }
 
   /** Every contact matching `filter`, page by page, sorted by handle. */
-  listContacts(
-    filter: ListFilter = {},
-    onMove?: PaginateOptions<Contact>['onMove'],
-  ): AsyncIterable<ListPage<Contact>> {
+  listContacts(filter: ListFilter = {}, onMove?: OnMove): AsyncIterable<ListPage<Contact>> {
     return this.list(CONTACTS, filter, undefined, onMove);
   }
 
@@ -253,7 +255,7 @@ export class ResellerClient {
     listing: Listing<T>,
     filter: ListFilter,
     first?: ListPage<T>,
-    onMove?: PaginateOptions<T>['onMove'],
+    onMove?: OnMove,
   ): AsyncIterable<ListPage<T>> {
     return paginate({
       ...(first ? { first } : {}),

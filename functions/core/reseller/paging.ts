@@ -32,6 +32,17 @@ export interface ListPage<T> {
   readonly moved?: string;
 }
 
+/**
+ * What a listing that moves while it is read does: `fail` (retryable, to read it again from the
+ * start) or `report`, to read on to the most pages any page reported and end with a page whose
+ * problem says the listing moved ({@link ListPage.moved}); or a function deciding it once, at the
+ * first move seen, from how far the listing got (`read` of `pages` pages taken).
+ */
+export type OnMove =
+  | 'fail'
+  | 'report'
+  | ((at: { readonly read: number; readonly pages: number }) => 'fail' | 'report');
+
 /** What {@link paginate} needs: a way to read one page, and how to tell records apart. */
 export interface PaginateOptions<T> {
   /**
@@ -56,12 +67,8 @@ export interface PaginateOptions<T> {
   readonly concurrency?: number;
   /** A listing reporting more pages than this fails instead of running away. @default 20 000 */
   readonly maxPages?: number;
-  /**
-   * A listing whose totals change while it is read: `fail` (retryable, to read it again from the
-   * start) or `report`, to read on to the most pages any page reported and end with a page whose
-   * problem says the listing moved ({@link ListPage.moved}). @default 'fail'
-   */
-  readonly onMove?: 'fail' | 'report';
+  /** What a listing whose totals change while it is read does ({@link OnMove}). @default 'fail' */
+  readonly onMove?: OnMove;
   /** For messages: `domain`, `contact`. */
   readonly resource: Problem['resource'];
   /** For messages: `/v2/domains`. */
@@ -77,8 +84,9 @@ export interface PaginateOptions<T> {
  *    (retryable: reading again from the start may succeed);
  *  - it never reads past page 1's page count;
  *  - at the end, records + problems must equal page 1's `total_results`.
- * With `onMove: 'report'` (the last read a scan tries) the listing reads on instead, to the most pages
- * any page reported, and its last page says it moved: what it read stands, marked incomplete.
+ * With `onMove: 'report'` (as a scan's last read, or one with no time to read again) the listing reads
+ * on instead, to the most pages any page reported, and its last page says it moved: what it read
+ * stands, marked incomplete.
  * A record repeated verbatim (it shifted onto the next page) is read once; a name repeated with
  * other letter case becomes a problem record, counted toward the total.
  */
@@ -90,7 +98,7 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
   for await (const parse of fetchAhead(options, () => admission.pages)) yield admission.take(parse());
   const moved = admission.moved ?? countMismatch(admission.received, promise, options);
   if (moved === null) return;
-  if (options.onMove !== 'report') throw new IncompleteListingError(moved.text, { retryable: true });
+  if (admission.onMove() === 'fail') throw new IncompleteListingError(moved.text, { retryable: true });
   yield movedPage(moved, promise, options);
 }
 
@@ -147,6 +155,8 @@ class PageAdmission<T> {
   /** With onMove: 'report', the first page that broke page 1's promise. */
   moved: Move | null = null;
   private readonly seen: RecordRegistry;
+  private taken = 0;
+  private decided: 'fail' | 'report' | undefined;
 
   constructor(
     private readonly promise: ListingPromise,
@@ -157,7 +167,15 @@ class PageAdmission<T> {
     this.seen = new RecordRegistry(options.resource, fold);
   }
 
+  /** What the listing does now that it moved: decided once, at the first move (options.onMove). */
+  onMove(): 'fail' | 'report' {
+    const onMove = this.options.onMove ?? 'fail';
+    this.decided ??= typeof onMove === 'function' ? onMove({ read: this.taken, pages: this.pages }) : onMove;
+    return this.decided;
+  }
+
   take(page: ListPage<T>): ListPage<T> {
+    this.taken++;
     this.checkPromiseKept(page);
     const { resource, keyOf, problemSeverity } = this.options;
     const records: T[] = [];
@@ -191,7 +209,7 @@ class PageAdmission<T> {
     else if (page.totalPages !== this.promise.pages)
       text = `total_pages changed from ${this.promise.pages} to ${page.totalPages} while ${listing} pages were read (page ${page.page}); the listing stopped at the page count page 1 promised`;
     if (text === null) return;
-    if (this.options.onMove !== 'report') throw new IncompleteListingError(text, { retryable: true });
+    if (this.onMove() === 'fail') throw new IncompleteListingError(text, { retryable: true });
     this.moved ??= { text, page: page.page };
     // Records shift as the account changes: read on to the most pages any page reported, a tenth
     // more than page 1's count at most (a server whose every page reports more never runs away).

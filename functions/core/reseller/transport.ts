@@ -431,7 +431,8 @@ export class Transport {
     return parts.join('');
   }
 
-  private remainingMs(): number {
+  /** Time left before the deadline; Infinity without one. */
+  remainingMs(): number {
     return this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - this.now();
   }
 

@@ -35,9 +35,10 @@ export interface Report {
     /** The searches' pagination totals the proof was made from (auto and filtered modes). */
     readonly coverage?: CoverageCounts;
     /**
-     * Why this report is not the whole account: a listing changed while it was read, on both reads
-     * the scan tries. Its findings stand, and its problems say what may be missing; the run that
-     * made it fails once its alert is out ({@link incompleteScanError}).
+     * Why this report is not the whole account: a listing changed while it was read, on the second
+     * read the scan tries, or on the first when no time was left for a second. Its findings stand,
+     * and its problems say what may be missing; the run that made it fails once its alert is out
+     * (incompleteScanError in scan.ts).
      */
     readonly incomplete?: string;
   };

@@ -13,7 +13,7 @@ import {
 } from '../findings/classify';
 import { domainNameProblem } from '../links/links';
 import type { ListFilter, ListPage, Problem, ResellerClient } from '../reseller/client';
-import { RecordRegistry } from '../reseller/paging';
+import { type OnMove, RecordRegistry } from '../reseller/paging';
 import type { Domain } from '../reseller/schemas';
 import { COVERAGE_PARTS, type CoverageCounts, countCoverage, coverageSearches, READ_PARTS } from './coverage';
 import { markFinding, type PolicySet, reportPolicies } from './policies';
@@ -59,10 +59,10 @@ export interface ScanOptions {
 
 /**
  * Reads the whole account (domains and contacts, concurrently), classifies page by page keeping
- * only findings, and returns the report. A listing that changed under the scan is read once more,
- * then read to its end and reported as it is, marked incomplete (`source.incomplete`): the
- * findings it holds are alerted, and the run fails after (one account changing faster than it can
- * be read must not silence every one of its findings).
+ * only findings, and returns the report. A listing that changed under the scan is read once more
+ * (when a whole read still fits in the time left), then read to its end and reported as it is,
+ * marked incomplete (`source.incomplete`): the findings it holds are alerted, and the run fails
+ * after (an account changing faster than it can be read must not silence all of its findings).
  */
 export async function scanAccount(options: ScanOptions): Promise<Report> {
   const clock = options.clock ?? Date.now;
@@ -118,7 +118,19 @@ const isRetryableListing = (error: unknown): boolean =>
 
 /** Reads of the account a scan tries: the last one reads a listing that moves to its end (onMove). */
 const READS = 2;
-const onMove = (attempt: number) => (attempt >= READS ? 'report' : 'fail');
+
+/**
+ * What a listing that moves does on this read. The last read reads on to its end and reports it. An
+ * earlier one starts over only when a whole read still fits in the time left, at the pace this one
+ * went (a million domains take minutes); else it reads on too, so what it read is still alerted.
+ */
+function onMove(attempt: number, client: ResellerClient, started: number, clock: () => number): OnMove {
+  if (attempt >= READS) return 'report';
+  return ({ read, pages }) => {
+    const wholeReadMs = ((clock() - started) * Math.max(1, pages)) / Math.max(1, read);
+    return client.remainingMs > 1.5 * wholeReadMs ? 'fail' : 'report';
+  };
+}
 
 /**
  * The error that fails a run whose report is incomplete (`source.incomplete`), once its alert is
@@ -128,7 +140,7 @@ export function incompleteScanError(report: Report): IncompleteListingError | un
   const moved = report.source.incomplete;
   if (moved === undefined) return undefined;
   return new IncompleteListingError(
-    `the account changed while it was read, twice in a row (${moved}); the findings read were reported, marked incomplete; run the scan again when the account changes less, or raise --concurrency to read it faster`,
+    `the account changed while it was read (${moved}); the findings read were reported, marked incomplete; run the scan again when the account changes less, or raise --concurrency to read it faster`,
     { retryable: false },
   );
 }
@@ -157,9 +169,10 @@ async function scanOnce(
   const registry = options.registry;
   const gathered = startGathering(registry ? new RegistryCandidates(now, registry.days) : undefined);
   // Contacts are needed whatever the domains' proof says: read them while it is counted.
+  const moves = onMove(attempt, client, started, clock);
   const [howRead] = await Promise.all([
-    readAllDomains({ options, attempt, gathered }, mode),
-    readContacts(client, gathered, attempt),
+    readAllDomains({ options, attempt, onMove: moves, gathered }, mode),
+    readContacts(client, gathered, moves),
   ]);
   await confirmUnlisted(options, gathered);
   const renewalOff = renewalRuleOff(gathered.meaning);
@@ -244,6 +257,8 @@ function startGathering(registry: RegistryCandidates | undefined): Gathering {
 interface DomainReading {
   readonly options: ScanOptions;
   readonly attempt: number;
+  /** What a listing that moves does on this read. */
+  readonly onMove: OnMove;
   readonly gathered: Gathering;
 }
 
@@ -345,7 +360,7 @@ async function readDomains(
   { first, merge, expectedTotal }: { first?: ListPage<Domain>; merge?: Merge; expectedTotal?: number },
 ): Promise<void> {
   const { gathered } = reading;
-  for await (const page of reading.options.client.listDomains(filter, first, onMove(reading.attempt))) {
+  for await (const page of reading.options.client.listDomains(filter, first, reading.onMove)) {
     if (page.moved) gathered.moved.push(page.moved);
     if (expectedTotal !== undefined && page.page === 1) checkCountStands(page, expectedTotal);
     for (const problem of page.problems) {
@@ -421,9 +436,9 @@ function tallyDomain(reading: DomainReading, domain: Domain, page: number): void
  * name registrants and flag pending validations: a key that may not read them (or a contact list
  * that fails) must not stop the alert about every domain.
  */
-async function readContacts(client: ResellerClient, gathered: Gathering, attempt: number): Promise<void> {
+async function readContacts(client: ResellerClient, gathered: Gathering, onMove: OnMove): Promise<void> {
   try {
-    await readContactPages(client, gathered, attempt);
+    await readContactPages(client, gathered, onMove);
   } catch (error) {
     if (!(error instanceof ResellerApiError)) throw error;
     gathered.problems.push({
@@ -436,8 +451,8 @@ async function readContacts(client: ResellerClient, gathered: Gathering, attempt
 }
 
 /** Reads the contact pages into the gathering: registrants by handle, and the contacts' own findings. */
-async function readContactPages(client: ResellerClient, gathered: Gathering, attempt: number): Promise<void> {
-  for await (const page of client.listContacts({}, onMove(attempt))) {
+async function readContactPages(client: ResellerClient, gathered: Gathering, onMove: OnMove): Promise<void> {
+  for await (const page of client.listContacts({}, onMove)) {
     if (page.moved) gathered.moved.push(page.moved);
     gathered.problems.push(...page.problems);
     for (const contact of page.records) {
