@@ -107,7 +107,14 @@ function timedDynamo(endpoint: string, windows: Record<string, { from: number; t
 }
 
 try {
-  const job = { settings, secrets, now: Date.parse(now) };
+  // BENCH_TIME_BUDGET_S: the scan's time budget, as the Lambda's timeout less its reserve gives it.
+  const budget = Number(process.env.BENCH_TIME_BUDGET_S ?? 0);
+  const job = {
+    settings,
+    secrets,
+    now: Date.parse(now),
+    ...(budget > 0 ? { deadline: Date.now() + budget * 1000 } : {}),
+  };
   let report: Report;
   let extra: Record<string, unknown> = {};
   if (mode === 'stateful') {
@@ -186,6 +193,7 @@ try {
         .slice(0, 16),
       read: report.source.read,
       fallbackReason: report.source.fallback_reason ?? null,
+      incomplete: report.source.incomplete ?? null,
       peakRssMb: scanPeakRssMb,
       ...(report.registry
         ? {

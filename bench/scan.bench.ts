@@ -1,7 +1,7 @@
 /**
  * npm run bench [-- --latency 50 --size 100000 --concurrency 4 --per-page 100 --rate-limit 10 --rate-limited-size 20000
- *   --stateful-sizes 100000,1000000 --alert-sizes 1000,10000,100000 --rdap-latency 150
- *   --sections startup,modes,rate,bundles,stateful,alerts,registry,feed,page]
+ *   --stateful-sizes 100000,1000000 --alert-sizes 1000,10000,100000 --churn-sizes 100000,1000000
+ *   --rdap-latency 150 --sections startup,modes,rate,bundles,stateful,alerts,churn,registry,feed,page]
  *
  * Scans simulated accounts over loopback with per-request latency, each scan in its own process,
  * and prints from one run:
@@ -22,6 +22,8 @@
  *  - for each of `--alert-sizes` domains (realistic and stress portfolios): the one SNS message as SNS
  *    counts it, the critical and warning findings the e-mail names, and whether the JSON is whole or
  *    linked (bench/alert-section.ts);
+ *  - for each of `--churn-sizes` domains: a scan as the Lambda runs it, within its time budget, of an
+ *    account that changes every few seconds while it is read (bench/churn-section.ts);
  *  - for `--size` domains with the registry check (bench/registry-section.ts): the time it adds to a
  *    full scan and the RDAP lookups it makes, at the default budget and at one covering 30 days;
  *  - the calendar feed of 30 000 and 100 000 urgent events against a feed of only what it keeps
@@ -29,7 +31,7 @@
  *  - the report page of 30 000 and 100 000 urgent findings against a page of only what it keeps
  *    (bench/page-section.ts).
  *
- * `--sections startup,modes,rate,bundles,stateful,alerts,registry,feed,page` picks what runs (all by default).
+ * `--sections startup,modes,rate,bundles,stateful,alerts,churn,registry,feed,page` picks what runs (all by default).
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -45,6 +47,7 @@ import { generatePortfolio, type Portfolio } from '../functions/simulator/portfo
 import { type Simulator, startSimulator } from '../functions/simulator/server';
 import { lambdaNodeFlags } from '../test/support/lambda-bootstrap';
 import { alertSection } from './alert-section';
+import { churnSection } from './churn-section';
 import { feedSection } from './feed-section';
 import { pageSection } from './page-section';
 import { registrySection } from './registry-section';
@@ -61,7 +64,11 @@ const { values } = parseArgs({
     'rate-limited-size': { type: 'string', default: '20000' },
     'stateful-sizes': { type: 'string', default: '100000,1000000' },
     'alert-sizes': { type: 'string', default: '1000,10000,100000' },
-    sections: { type: 'string', default: 'startup,modes,rate,bundles,stateful,alerts,registry,feed,page' },
+    'churn-sizes': { type: 'string', default: '100000,1000000' },
+    sections: {
+      type: 'string',
+      default: 'startup,modes,rate,bundles,stateful,alerts,churn,registry,feed,page',
+    },
     'rdap-latency': { type: 'string', default: '150' },
   },
 });
@@ -73,12 +80,13 @@ const rateLimit = Number(values['rate-limit']);
 const rateLimitedSize = Number(values['rate-limited-size']);
 const statefulSizes = String(values['stateful-sizes']).split(',').filter(Boolean).map(Number);
 const alertSizes = String(values['alert-sizes']).split(',').filter(Boolean).map(Number);
+const churnSizes = String(values['churn-sizes']).split(',').filter(Boolean).map(Number);
 const sections = new Set(String(values.sections).split(','));
 const NOW = '2026-11-22T06:00:00Z';
 const KEY = 'bench-key';
 const work = mkdtempSync(join(tmpdir(), 'sentinel-bench-'));
 
-interface ChildResult {
+export interface ChildResult {
   /** Stateful scans: each DynamoDB command's first start and last end (ms since the scan began). */
   windows?: Record<string, { from: number; to: number; calls: number }>;
   published?: boolean;
@@ -99,6 +107,8 @@ interface ChildResult {
   findingsHash: string;
   read: string;
   fallbackReason: string | null;
+  /** source.incomplete: what moved, when the read could not be proven whole. */
+  incomplete?: string | null;
   error?: string;
   peakRssMb: number;
 }
@@ -233,6 +243,8 @@ async function main() {
   if (sections.has('bundles')) await bundleSection();
   if (sections.has('stateful')) await statefulSection(measure);
   if (sections.has('alerts')) await alertSection(alertSizes, NOW, KEY);
+  if (sections.has('churn'))
+    await churnSection({ measure, sizes: churnSizes, latency, perPage, key: KEY, now: NOW });
   if (sections.has('feed')) await feedSection([30_000, 100_000], NOW);
   if (sections.has('page')) await pageSection([30_000, 100_000], NOW);
   if (sections.has('registry'))
@@ -249,7 +261,7 @@ async function main() {
     });
 }
 
-type Measure = (
+export type Measure = (
   sim: Simulator,
   mode: string,
   env?: Record<string, string>,
