@@ -33,25 +33,23 @@ export function readMeta(
       `the state item ${META_SORT_KEY} in ${at.where} has no generation as a whole number; reset the state`,
     );
   const generation = meta?.generation?.N !== undefined ? Number(meta.generation.N) : 0;
-  const damaged = (message: string, damage: string, cause?: unknown) =>
-    new StateDamagedError(message, { item: META_SORT_KEY, damage, generation }, { cause });
   // Gone after a save, the account-wide part would open as empty: every memory taken for a first scan's.
   if ((meta?.h !== undefined || generation > 0) && meta?.h?.S === undefined)
-    throw damaged(
+    throw new StateDamagedError(
       `the state item ${META_SORT_KEY} in ${at.where} has no account-wide part (h) as text; reset the state`,
-      'h: not text',
+      { item: META_SORT_KEY, damage: 'h: not text', generation },
     );
   // Read as absent, every bucket would be taken for garbage and its domains forgotten in silence.
   const exponent = meta?.layout !== undefined ? Number(meta.layout.N) : null;
   if (meta?.layout !== undefined && meta.layout.N === undefined)
-    throw damaged(
+    throw new StateDamagedError(
       `the state item ${META_SORT_KEY} in ${at.where} has no bucket layout (layout) as a number; reset the state`,
-      'layout: not a number',
+      { item: META_SORT_KEY, damage: 'layout: not a number', generation },
     );
   if (exponent !== null && !(Number.isInteger(exponent) && exponent >= 0 && exponent <= 28))
-    throw damaged(
+    throw new StateDamagedError(
       `the state in ${at.where} names a bucket layout it cannot have (${exponent}); reset the state`,
-      `layout: ${exponent} is not a bucket layout`,
+      { item: META_SORT_KEY, damage: `layout: ${exponent} is not a bucket layout`, generation },
     );
   const lease =
     meta?.lease_owner?.S && meta.lease_expires?.N

@@ -250,8 +250,11 @@ const shellWord = (word: string): string =>
 const pathWord = (path: string): string => (path.startsWith('-') ? `./${path}` : path);
 
 /** The exact `sentinel state rebind …` that binds the state `selector` names to a rotated key. */
-export function rebindCommand(selector: StateSelector): string {
-  const words = ['sentinel', 'state', 'rebind', pathWord(selector.state)];
+export const rebindCommand = (selector: StateSelector): string => stateCommand('rebind', selector);
+
+/** The exact `sentinel state reset|rebind …` for the state `selector` names. */
+export function stateCommand(sub: 'reset' | 'rebind', selector: StateSelector): string {
+  const words = ['sentinel', 'state', sub, pathWord(selector.state)];
   if (selector.account)
     words.push('--account', selector.account.name, '--accounts', pathWord(selector.account.accountsFile));
   if (selector.baseUrl) words.push('--base-url', selector.baseUrl);

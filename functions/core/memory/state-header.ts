@@ -50,10 +50,10 @@ export function readStateHead(
   if (parsed.success) return { ...parsed.data, contacts } as StateHead;
   const issue = parsed.error.issues[0];
   const path = issue?.path ?? [];
-  const refusal = stateIssue(where, path, issue?.message);
-  if (path[0] === 'version') throw refusal;
-  throw new StateDamagedError(refusal.message, {
-    ...damaged,
-    damage: issueText(path, issue?.message ?? 'invalid'),
-  });
+  if (path[0] === 'version') throw stateIssue(where, path, issue?.message);
+  const damage = issueText(path, issue?.message ?? 'invalid');
+  throw new StateDamagedError(
+    `the state in ${where} cannot be used (${damage}); correct that value, point --state elsewhere, or remove the state to start over`,
+    { ...damaged, damage },
+  );
 }
