@@ -852,6 +852,14 @@ describe('FileStateStore', () => {
       return 'one';
     });
     expect(held).toBe('one');
+    // A snooze or an acknowledgement still refuses the damaged state, and writes nothing either.
+    const snooze = store.updateDomain('http://reseller.test', 'x.nl', (m) => m as DomainMemory, {
+      owner: 'link',
+      clock: Date.now,
+      attempts: 1,
+      backoffMs: 1,
+    });
+    await expect(snooze).rejects.toThrow(/cannot be used \(last_scan_at: not an RFC 3339 date-time/);
     expect(await readFile(path, 'utf8')).toBe(before);
     // A lease of another scan, live in the file: that scan may publish, so this one does not.
     await writeFile(path, JSON.stringify({ ...file, lease: lease('healthy') }));
