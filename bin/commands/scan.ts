@@ -368,6 +368,8 @@ async function scanAlone(run: ScanRun, io: CliIo, place?: AccountPlace): Promise
 /**
  * `scan --state …`: compare with the last scan, deliver what is news, then save the state.
  * Undefined when another scan saved a later one meanwhile: that scan's outcome stands, not this one's.
+ * A state whose account-wide part is damaged is alerted on as a first scan, not written, and then
+ * fails the run (the outcome's `damaged`), as an incomplete report does in scanOnce.
  */
 async function scanWithMemory(
   run: ScanRun,
@@ -386,7 +388,7 @@ async function scanWithMemory(
         { env: io.env, stateFlag: run.stateFlag, cwd: io.cwd },
         settings.linkBaseUrl === undefined,
       );
-  const { result, published, saved, conflicts, superseded } = await runStatefulScan({
+  const { result, published, saved, conflicts, superseded, damaged } = await runStatefulScan({
     job: run.job,
     store,
     policy: loadStatePolicy(io.env, settings.minSeverity, settings.policies),
@@ -423,11 +425,18 @@ async function scanWithMemory(
     say(
       `state in ${store.location} not written (--dry-run); a real run would ${result.publish ? 'publish' : 'publish nothing'}: ${result.why.join(', ')}\n`,
     );
+    if (damaged) throw damaged;
     return result.report;
   }
   say(
     `${published ? deliveredLine(run.delivery, published, result.why) : `no alert published: ${result.why.join(', ') || 'nothing new'}`}\n`,
   );
   if (saved) say(`state saved to ${store.location}\n`);
+  if (damaged) {
+    say(
+      `state in ${store.location} not written: it cannot be read, and is left as it is for a person to look at\n`,
+    );
+    throw damaged;
+  }
   return result.report;
 }

@@ -91,17 +91,6 @@ function exponentFor(count: number, from: number | null): number {
   return exponent;
 }
 
-/** An item's body as JSON, or a StateError naming the item. */
-export function parseItem(at: ItemScope, sk: string, body: string): unknown {
-  try {
-    return JSON.parse(body);
-  } catch (error) {
-    throw new StateError(`the state item ${sk} in ${at.where} is not JSON; reset the state`, {
-      cause: error,
-    });
-  }
-}
-
 /**
  * Fails before anything is written when an item would break DynamoDB's limits (sort key 1 024
  * bytes, item 400 KB). The comparison bounds every name and field and buckets are cut into parts,

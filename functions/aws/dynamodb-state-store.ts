@@ -18,14 +18,13 @@ import {
   type ContactMemory,
   ContactMemorySchema,
   type DomainMemory,
-  EMPTY_HEAD,
   readContactMemory,
   readDomainMemory,
-  readStateHead,
   StateConflictError,
   StateError,
   type StateHead,
 } from '../core/memory/state';
+import type { StateDamagedError } from '../core/memory/state-header';
 import {
   type Lease,
   MAX_LEASE_MS,
@@ -44,12 +43,12 @@ import {
   itemJson,
   itemKey,
   type Layout,
-  parseItem,
   planAll,
   planChanges,
   SHARDS,
   shardPk,
 } from './dynamodb-buckets';
+import { readMeta as readMetaItem } from './dynamodb-meta';
 import {
   endRestoreClaim,
   listAuditItems,
@@ -198,26 +197,8 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
         meta ??= page.find((item) => item[SK.name]?.S === META_SORT_KEY);
     };
     await Promise.all([readMeta(), readContacts()]);
-    checkMetaTypes(this.at, meta);
-    const exponent = meta?.layout?.N !== undefined ? Number(meta.layout.N) : null;
-    if (exponent !== null && !(Number.isInteger(exponent) && exponent >= 0 && exponent <= 28))
-      throw new StateError(
-        `the state in ${this.at.where} names a bucket layout it cannot have (${exponent}); reset the state`,
-      );
-    const head: StateHead =
-      meta?.h?.S !== undefined
-        ? readStateHead(parseItem(this.at, META_SORT_KEY, meta.h.S), contacts, this.at.where)
-        : { ...EMPTY_HEAD, contacts };
-    const lease =
-      meta?.lease_owner?.S && meta.lease_expires?.N
-        ? { owner: meta.lease_owner.S, expiresAt: Number(meta.lease_expires.N) }
-        : null;
-    const opened: OpenedState = {
-      head,
-      generation: meta?.generation?.N ? Number(meta.generation.N) : 0,
-      lease,
-      ...(damaged.length ? { damaged } : {}),
-    };
+    const { head, generation, lease, exponent } = readMetaItem(this.at, meta, contacts);
+    const opened: OpenedState = { head, generation, lease, ...(damaged.length ? { damaged } : {}) };
     return { opened, known: { exponent, contacts: bodies, dirty: new Set(), garbage: [] } };
   }
 
@@ -345,6 +326,20 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
         ExpressionAttributeValues: { ':g': { N: String(generation) }, ':o': { S: owner } },
       }),
     );
+  }
+
+  /**
+   * The lease on the generation read beside the damage, for as long as `fn` runs, then given up:
+   * the claim and the release write the lease's attributes of `#meta` only, never `h` or `layout`.
+   */
+  async holdDamaged<T>(damaged: StateDamagedError, lease: Lease, fn: () => Promise<T>): Promise<T> {
+    if (damaged.item !== META_SORT_KEY || damaged.generation === undefined) throw damaged;
+    await this.claim(damaged.generation, lease);
+    try {
+      return await fn();
+    } finally {
+      await this.release(damaged.generation, lease.owner);
+    }
   }
 
   /** Adds a restore attempt (dynamodb-restore-records.ts): a refusal never pushes out an attempt that reached the reseller. */
@@ -557,29 +552,6 @@ function contactOf(body: string | undefined, key: string): ContactMemory | strin
   const text = itemJson(body);
   const read = 'damage' in text ? text : memoryOf(ContactMemorySchema, text.value, ['contacts', key]);
   return 'damage' in read ? read.damage : (read as ContactMemory);
-}
-
-/**
- * Refuses a `#meta` item whose generation, account-wide part or layout is stored as another type (or whose
- * account-wide part is gone after a save): read as absent, the state would open as empty, or every
- * bucket would be taken for garbage and its domains forgotten in silence.
- */
-function checkMetaTypes(at: ItemScope, meta: Record<string, AttributeValue> | undefined): void {
-  if (!meta) return;
-  // Read as 0, a damaged generation would tell every scan "another scan moved the state on".
-  if (meta.generation !== undefined && !/^\d{1,15}$/.test(meta.generation.N ?? ''))
-    throw new StateError(
-      `the state item ${META_SORT_KEY} in ${at.where} has no generation as a whole number; reset the state`,
-    );
-  const saved = meta.generation?.N !== undefined && Number(meta.generation.N) > 0;
-  if ((meta.h !== undefined || saved) && meta.h?.S === undefined)
-    throw new StateError(
-      `the state item ${META_SORT_KEY} in ${at.where} has no account-wide part (h) as text; reset the state`,
-    );
-  if (meta.layout !== undefined && meta.layout.N === undefined)
-    throw new StateError(
-      `the state item ${META_SORT_KEY} in ${at.where} has no bucket layout (layout) as a number; reset the state`,
-    );
 }
 
 /** Items a BatchWriteItem left unprocessed (throttled): tried again, and the last try's error if they stay so. */

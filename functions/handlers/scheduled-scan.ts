@@ -166,7 +166,7 @@ export async function handleScheduledScan(
       : settings.alertTopicArn !== undefined &&
         (await deliverStateless(deps, alert, settings, settings.alertTopicArn, holdSms));
 
-    addScanMetrics(deps.metrics, report);
+    addScanMetrics(deps.metrics, report, stateful?.damaged);
     await beat(deps, heartbeat, 'complete', account?.account);
     return {
       summary: report.summary,
@@ -193,6 +193,7 @@ function loggedOutcome(
   deps.logger.info(published ? 'alert published' : 'no alert published', {
     why: stateful.superseded ? [stateful.superseded] : stateful.result.why,
     published: stateful.published,
+    ...(stateful.damaged ? { stateNotWritten: stateful.damaged.message } : {}),
   });
   return published;
 }
@@ -220,16 +221,17 @@ async function deliverStateless(
 
 /**
  * The scan's metrics, which the alarms and the dashboard read. A report marked incomplete (a listing
- * that moved while it was read) went out as such, and then fails the run here, without ScanCompleted.
+ * that moved while it was read), or one made without memory over a damaged state (`damaged`:
+ * nothing was written), went out as such, and then fails the run here, without ScanCompleted.
  */
-function addScanMetrics(metrics: ScheduledScanDeps['metrics'], report: Report): void {
-  const incomplete = incompleteScanError(report);
+function addScanMetrics(metrics: ScheduledScanDeps['metrics'], report: Report, damaged?: Error): void {
+  const failure = damaged ?? incompleteScanError(report);
   metrics.addMetric(METRICS.criticalFindings, MetricUnit.Count, report.summary.critical);
   metrics.addMetric(METRICS.warningFindings, MetricUnit.Count, report.summary.warning);
   metrics.addMetric(METRICS.domainsScanned, MetricUnit.Count, report.stats.domains_scanned);
   metrics.addMetric(METRICS.unreadableRecords, MetricUnit.Count, report.problems.length);
   // Last: only a scan that read everything and delivered its alert counts as completed.
-  if (incomplete) throw incomplete;
+  if (failure) throw failure;
   metrics.addMetric(METRICS.scanCompleted, MetricUnit.Count, 1);
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readlink, realpath, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { safeText } from '../core/base/text';
 import {
   type AuditEntry,
   type AuditTrail,
@@ -17,12 +18,12 @@ import {
   EMPTY_HEAD,
   encodeMemory,
   readDomainMemory,
-  readStateHead,
   STATE_VERSION,
   StateConflictError,
   StateError,
   type StateHead,
 } from '../core/memory/state';
+import { readStateHead, StateDamagedError } from '../core/memory/state-header';
 import {
   type Lease,
   leaseHolds,
@@ -164,6 +165,22 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   }
 
   /**
+   * The file's lock for as long as `fn` runs, once no other scan holds a lease in the file: every
+   * claim and save takes that lock and checks that lease. Nothing is written: the damaged file
+   * stays as it is, for a person to look at.
+   */
+  async holdDamaged<T>(_damaged: StateDamagedError, lease: Lease, fn: () => Promise<T>): Promise<T> {
+    return this.locked(async () => {
+      const held = await this.storedLease();
+      if (held && held.owner !== lease.owner && leaseHolds(held, Date.now()))
+        throw new StateConflictError(
+          `${this.location}: another scan holds the state until ${new Date(held.expiresAt).toISOString()}`,
+        );
+      return fn();
+    });
+  }
+
+  /**
    * Adds a restore attempt to the trail in the same file, newest first, trimmed by trimAudit (a
    * refusal never pushes out an attempt that reached the reseller), a refusal beyond its link's
    * hourly share counted on the last one kept. Under the file's lock, but outside the generation
@@ -233,25 +250,42 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   }
 
   private async readContent(): Promise<FileContent | null> {
-    let text: string;
+    const text = await this.readText();
+    if (text === null) return null;
+    let raw: unknown;
     try {
-      text = await readRegularFile(await this.path);
+      raw = JSON.parse(text);
+    } catch (error) {
+      const reason = safeText((error as Error).message);
+      throw new StateDamagedError(
+        `the state file ${this.location} is not JSON (${reason}); remove it to start over`,
+        { item: this.location, damage: `not JSON (${reason})` },
+        { cause: error },
+      );
+    }
+    return this.contentOf(raw as Partial<FileContent> | null);
+  }
+
+  /** The file's text; null when there is none. */
+  private async readText(): Promise<string | null> {
+    try {
+      return await readRegularFile(await this.path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw new StateError(`cannot read the state file ${this.location}: ${(error as Error).message}`, {
         cause: error,
       });
     }
-    let raw: unknown;
+  }
+
+  /** The lease as stored, read past any damage of the rest; null when none can be read. */
+  private async storedLease(): Promise<Lease | null> {
     try {
-      raw = JSON.parse(text);
+      return leaseOf((JSON.parse((await this.readText()) ?? 'null') as Partial<FileContent> | null)?.lease);
     } catch (error) {
-      throw new StateError(
-        `the state file ${this.location} is not JSON (${(error as Error).message}); remove it to start over`,
-        { cause: error },
-      );
+      if (error instanceof SyntaxError) return null;
+      throw error;
     }
-    return this.contentOf(raw as Partial<FileContent> | null);
   }
 
   private contentOf(content: Partial<FileContent> | null): FileContent {
@@ -274,24 +308,21 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
       ['contacts', contacts ?? {}],
     ] as const)
       if (typeof value !== 'object' || value === null || Array.isArray(value))
-        throw new StateError(
+        throw new StateDamagedError(
           `the state in ${this.location} cannot be used (${name}: not an object); remove it to start over`,
+          { item: this.location, damage: `${name}: not an object` },
         );
     // The head is checked whenever the file is read (any write keeps it); each memory when it is used.
     const state = {
-      ...readStateHead(header, {}, this.location),
+      ...readStateHead(header, {}, this.location, { item: this.location }),
       contacts: (contacts ?? {}) as Record<string, unknown>,
       domains: domains as Record<string, unknown>,
     };
-    const lease =
-      content.lease && typeof content.lease.owner === 'string' && typeof content.lease.expiresAt === 'number'
-        ? { owner: content.lease.owner, expiresAt: content.lease.expiresAt }
-        : null;
     return {
       format: FORMAT,
       version: STATE_VERSION,
       generation: content.generation,
-      lease,
+      lease: leaseOf(content.lease),
       state,
       // An entry that does not parse (a hand-edited file) is left out; the state is still read.
       ...(Array.isArray(content.audit) ? { audit: parseAuditEntries(content.audit) } : {}),
@@ -347,6 +378,13 @@ function contactsOf(stored: Readonly<Record<string, unknown>>): {
     else contacts[key] = read as ContactMemory;
   }
   return { contacts, damaged };
+}
+
+/** A lease as stored, when it reads as one (a hand edit may have broken it: then none). */
+function leaseOf(lease: Partial<Lease> | null | undefined): Lease | null {
+  return lease && typeof lease.owner === 'string' && typeof lease.expiresAt === 'number'
+    ? { owner: lease.owner, expiresAt: lease.expiresAt }
+    : null;
 }
 
 /** The restore claims as stored; one that does not read as a claim (a hand edit) is left out, so it holds nothing. */

@@ -12,6 +12,7 @@ import {
   StateRefusedError,
 } from '../core/memory/state';
 import { belongsTo, bindAccount } from '../core/memory/state-account';
+import type { StateDamagedError } from '../core/memory/state-header';
 
 /**
  * The longest lease anyone takes. A lease that claims to last longer was taken by a clock that ran
@@ -121,6 +122,13 @@ export abstract class StateStore<Known = unknown> {
   abstract save(opened: OpenedState, owner: string, write: StateWrite): Promise<void>;
   /** Gives the lease up without writing; nothing when it is no longer `owner`'s. */
   protected abstract dropLease(generation: number, owner: string): Promise<void>;
+  /**
+   * Runs `fn` (the publish of a scan whose state's account-wide part is damaged: `damaged`, from
+   * this store's open) so that no other scan publishes at the same time, and writes nothing of the
+   * state a person must look at: a table takes the lease on the generation stored beside the
+   * damage, a file holds its lock. StateConflictError when another scan holds the state.
+   */
+  abstract holdDamaged<T>(damaged: StateDamagedError, lease: Lease, fn: () => Promise<T>): Promise<T>;
 
   /** Opens the state and refuses one written for another reseller (base URL) than `scope`. */
   async open(scope: string): Promise<OpenedState> {
@@ -242,8 +250,11 @@ const shellWord = (word: string): string =>
 const pathWord = (path: string): string => (path.startsWith('-') ? `./${path}` : path);
 
 /** The exact `sentinel state rebind …` that binds the state `selector` names to a rotated key. */
-export function rebindCommand(selector: StateSelector): string {
-  const words = ['sentinel', 'state', 'rebind', pathWord(selector.state)];
+export const rebindCommand = (selector: StateSelector): string => stateCommand('rebind', selector);
+
+/** The exact `sentinel state reset|rebind …` for the state `selector` names. */
+export function stateCommand(sub: 'reset' | 'rebind', selector: StateSelector): string {
+  const words = ['sentinel', 'state', sub, pathWord(selector.state)];
   if (selector.account)
     words.push('--account', selector.account.name, '--accounts', pathWord(selector.account.accountsFile));
   if (selector.baseUrl) words.push('--base-url', selector.baseUrl);

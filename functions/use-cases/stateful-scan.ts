@@ -5,18 +5,26 @@ import { registryRechecks } from '../core/memory/registry-memory';
 import { ScanMemory } from '../core/memory/scan-memory';
 import {
   type AccountBinding,
+  EMPTY_HEAD,
   StateConflictError,
   StateError,
   type StatefulReport,
   type StatePolicy,
   StateRefusedError,
 } from '../core/memory/state';
+import { StateDamagedError } from '../core/memory/state-header';
 import { scanTimeProblem } from '../core/memory/state-time';
 import type { Domain } from '../core/reseller/schemas';
 import type { Report } from '../core/scan/scan';
 import type { Published } from './publish-alert';
 import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
-import { accountFor, type OpenedState, type StateSelector, type StateStore } from './state-store';
+import {
+  accountFor,
+  type OpenedState,
+  type StateSelector,
+  type StateStore,
+  stateCommand,
+} from './state-store';
 
 /** How long a lease holds: far longer than a publish and a save take; a crashed holder blocks no longer. */
 export const LEASE_MS = 120_000;
@@ -63,6 +71,11 @@ export interface StatefulScanOutcome {
   readonly conflicts: number;
   /** Why nothing was published or saved: another scan saved a later one while this one ran. */
   readonly superseded?: string;
+  /**
+   * The state's account-wide part could not be read: the scan alerted as a first scan would (no
+   * memory used), wrote nothing, and the run must fail with this once the alert is out.
+   */
+  readonly damaged?: StateDamagedError;
 }
 
 /**
@@ -79,15 +92,13 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
   const scope = input.scope ?? input.job.settings.resellerBaseUrl;
   const clock = input.clock ?? Date.now;
   const owner = input.owner ?? `scan-${Math.random().toString(36).slice(2, 10)}-${clock()}`;
-  const opened = await store.open(scope);
+  const opened = await store.open(scope).catch((error: unknown) => {
+    if (error instanceof StateDamagedError) return error;
+    throw error;
+  });
   // Checked before the account is read: a refused scan costs no request.
-  const timeProblem = input.allowClockSkew
-    ? null
-    : scanTimeProblem(input.job.now, clock(), opened.head.last_scan_at);
-  if (timeProblem)
-    throw new StateRefusedError(
-      `${timeProblem}: refused; pass --allow-clock-skew to scan anyway (a replay, or a clock that was wrong)`,
-    );
+  checkScanTime(input, clock, opened instanceof StateDamagedError ? null : opened.head.last_scan_at);
+  if (opened instanceof StateDamagedError) return scanDamaged(input, opened, { scope, clock, owner });
   const apiKey = await input.job.secrets.apiKey();
   const scan: ScanInProgress = {
     input,
@@ -100,7 +111,7 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
     memory: new ScanMemory(),
     report: undefined as unknown as Report,
   };
-  scan.report = await readBoth(store, opened, scan.memory, input.job);
+  scan.report = await readBoth((signal) => store.read(opened, scan.memory, signal), scan.memory, input.job);
   const waitMs = input.waitMs ?? CONFLICT_WAIT_MS;
   return retry((attempt) => decideAndSave(scan, attempt - 1), {
     retries: Number.POSITIVE_INFINITY,
@@ -117,6 +128,62 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
       { cause: error },
     );
   });
+}
+
+/** Refuses a scan whose time is ahead of the clock, or before the state's last scan (`last`, as stored). */
+function checkScanTime(input: StatefulScanInput, clock: () => number, last: string | null): void {
+  const timeProblem = input.allowClockSkew ? null : scanTimeProblem(input.job.now, clock(), last);
+  if (timeProblem)
+    throw new StateRefusedError(
+      `${timeProblem}: refused; pass --allow-clock-skew to scan anyway (a replay, or a clock that was wrong)`,
+    );
+}
+
+/**
+ * A scan over a state whose account-wide part is damaged: one damaged value must not stop every
+ * alert of the account until a person repairs it. The account is read and compared with no memory
+ * (as a first scan: every finding is new), the damage is a problem record, and the alert is
+ * published while the store holds the state against every other scan (holdDamaged). Nothing is
+ * written: neither the state's account binding nor its generation can be checked, and what is
+ * damaged is for a person to look at. The outcome's `damaged` fails the run once the alert is out.
+ */
+async function scanDamaged(
+  input: StatefulScanInput,
+  damaged: StateDamagedError,
+  at: { readonly scope: string; readonly clock: () => number; readonly owner: string },
+): Promise<StatefulScanOutcome> {
+  const { store } = input;
+  const memory = new ScanMemory();
+  memory.headDamaged(damaged.item, damaged.damage);
+  const report = await readBoth(async () => undefined, memory, input.job);
+  const compared = compareMemory({
+    report,
+    memory,
+    head: { ...EMPTY_HEAD, scope: at.scope },
+    policy: input.policy,
+    scope: at.scope,
+  });
+  // No snooze or acknowledge links: they act on this state, and refuse it until it is repaired.
+  const result = {
+    ...compared,
+    report: await signReportLinks(compared.report, input.job, { silencing: false }),
+  };
+  const failure = new StateDamagedError(
+    `the state in ${store.location} cannot be used (${damaged.damage}); this scan alerted without memory, as a first scan, and did not write the state: correct that value, or start over with ${stateCommand('reset', input.rebind ?? { state: store.location })}`,
+    damaged,
+    { cause: damaged },
+  );
+  if (!input.publish) return { result, published: null, saved: false, conflicts: 0, damaged: failure };
+  const publish = input.publish;
+  const published = await store.holdDamaged(
+    damaged,
+    { owner: at.owner, expiresAt: at.clock() + LEASE_MS },
+    async () => {
+      await input.keep?.(result.report);
+      return result.publish ? publish(alertView(result.report, result.silenced)) : null;
+    },
+  );
+  return { result, published, saved: false, conflicts: 0, damaged: failure };
 }
 
 /** What one scan with memory carries from try to try. */
@@ -232,15 +299,14 @@ async function saveOrRelease(
  * cannot be read ends the scan at its next domain, a scan that fails stops the state's queries.
  */
 async function readBoth(
-  store: StateStore,
-  opened: OpenedState,
+  readPrior: (signal: AbortSignal) => Promise<void>,
   memory: ScanMemory,
   job: ScanJobInput,
 ): Promise<Report> {
   const stop = new AbortController();
   let stateFailure: { readonly error: unknown } | null = null;
   let attemptSeen = 0;
-  const domains = store.read(opened, memory, stop.signal).catch((error: unknown) => {
+  const domains = readPrior(stop.signal).catch((error: unknown) => {
     stateFailure = { error };
     throw error;
   });

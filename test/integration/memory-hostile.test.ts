@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { QueryCommand } from '@aws-sdk/client-dynamodb';
+import { QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Portfolio, RawRecord } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
@@ -599,6 +599,104 @@ describe('6. a damaged stored report', () => {
       );
     } finally {
       if (!stopped) await serve.stop();
+      await sim.close();
+    }
+  });
+});
+
+describe.each([
+  ['a state file', 'file'],
+  ['a DynamoDB table', 'dynamodb'],
+])('a damaged account-wide part of the state, with %s', (_name, kind) => {
+  // One damaged header value must not stop every alert of the account until a person repairs it.
+  it('alerts as a first scan with the damage as a problem record, writes nothing, and fails the run', async () => {
+    const table = `memory-damaged-head-${kind}`;
+    const state = kind === 'file' ? join(dir, 'damaged-head.json') : `dynamodb:${table}`;
+    if (kind === 'dynamodb') expect((await runCli(['state', 'init', state], {}, io())).code).toBe(0);
+    const sim = await startSimulator({
+      portfolio: portfolio([quarantined('lost.nl'), record('fine.nl')]),
+      apiKey: KEY,
+    });
+    const { topicArn, messages } = await channel(`memory-damaged-head-${kind}`);
+    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY, ALERT_TOPIC_ARN: topicArn };
+    const scan = (now: number) => runCli(['scan', '--state', state, '--now', iso(now)], env, io());
+    const meta = async () =>
+      (
+        await db.client().send(
+          new QueryCommand({
+            TableName: table,
+            KeyConditionExpression: 'pk = :pk AND sk = :sk',
+            ExpressionAttributeValues: { ':pk': { S: sim.url }, ':sk': { S: '#meta' } },
+          }),
+        )
+      ).Items?.[0];
+    /** The stored account-wide part, changed by `change`; returns what is stored after. */
+    const damage = async (change: (head: Record<string, unknown>) => void): Promise<unknown> => {
+      if (kind === 'file') {
+        const file = JSON.parse(await readFile(state, 'utf8'));
+        change(file.state);
+        await writeFile(state, JSON.stringify(file));
+        return readFile(state, 'utf8');
+      }
+      const head = JSON.parse((await meta())?.h?.S ?? '{}');
+      change(head);
+      await db.client().send(
+        new UpdateItemCommand({
+          TableName: table,
+          Key: { pk: { S: sim.url }, sk: { S: '#meta' } },
+          UpdateExpression: 'SET h = :h',
+          ExpressionAttributeValues: { ':h': { S: JSON.stringify(head) } },
+        }),
+      );
+      return meta();
+    };
+    const stored = async () => (kind === 'file' ? readFile(state, 'utf8') : meta());
+    const item = kind === 'file' ? state : '#meta';
+    try {
+      expect((await scan(R - 3 * HOUR)).code).toBe(0);
+      expect(await messages()).toHaveLength(1);
+      const before = await damage((head) => {
+        head.last_scan_at = 'garbage';
+      });
+
+      const damaged = await scan(R - 2 * HOUR);
+      expect(damaged.code).toBe(1);
+      expect(damaged.stderr).toBe(
+        `sentinel: the state in ${state} cannot be used (last_scan_at: not an RFC 3339 date-time: "garbage"); this scan alerted without memory, as a first scan, and did not write the state: correct that value, or start over with sentinel state reset ${state} --yes\n`,
+      );
+      expect(damaged.stdout).toMatch(
+        new RegExp(
+          `^published alert \\S+ to \\S+ \\(1 new, 1 new unreadable record\\)\\nstate in ${state.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} not written: it cannot be read, and is left as it is for a person to look at\\n$`,
+        ),
+      );
+      const [report] = await messages();
+      expect(report.findings).toEqual([
+        expect.objectContaining({ domain_name: 'lost.nl', kind: 'quarantine', change: 'new' }),
+      ]);
+      expect(report.problems).toEqual([
+        expect.objectContaining({
+          resource: 'state',
+          key: item.length > 80 ? expect.any(String) : item,
+          reason: expect.stringMatching(
+            /^could not be read \(last_scan_at: not an RFC 3339 date-time: "garbage"\): no memory of earlier scans was used/,
+          ),
+        }),
+      ]);
+      // Nothing written: the damage is left for a person, and the next scan says it all again.
+      expect(await stored()).toEqual(before);
+      expect((await scan(R - HOUR)).code).toBe(1);
+      expect(await messages()).toHaveLength(1);
+
+      // A state of another release is still refused before anything is published.
+      await damage((head) => {
+        head.last_scan_at = null;
+        head.version = 2;
+      });
+      const other = await scan(R);
+      expect([other.code, other.stdout]).toEqual([1, '']);
+      expect(other.stderr).toMatch(/written by another version of domain-sentinel/);
+      expect(await messages()).toEqual([]);
+    } finally {
       await sim.close();
     }
   });

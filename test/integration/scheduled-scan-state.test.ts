@@ -1,3 +1,4 @@
+import { type AttributeValue, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStateTable } from '../../functions/aws/dynamodb-state-store';
 import { EnvSecretSource } from '../../functions/aws/secrets';
@@ -124,5 +125,89 @@ describe('the scan Lambda when the account changes on every read', () => {
     expect(report.changes.filter((c: { kind: string }) => c.kind === 'left_account')).toEqual([]);
     expect(metrics).toContain('UnreadableRecords');
     expect(metrics).not.toContain('ScanCompleted');
+  });
+});
+
+describe('the scan Lambda when the #meta item of its state is damaged', () => {
+  it('publishes as a first scan with the damage named, writes nothing, then fails; a damaged generation is still refused', async () => {
+    await createStateTable(db.client(), 'damaged-state');
+    const topicArn = await emulator.topic('damaged-state');
+    const queue = await emulator.queueSubscribedTo(topicArn, 'damaged-state-all');
+    const metrics: string[] = [];
+    const deps = (offsetMs: number): ScheduledScanDeps => ({
+      env: {
+        RESELLER_BASE_URL: sim.url,
+        RESELLER_API_KEY_PARAMETER: '/sentinel/key',
+        ALERT_TOPIC_ARN: topicArn,
+        STATE_TABLE_NAME: 'damaged-state',
+      },
+      secrets: new EnvSecretSource({ RESELLER_API_KEY: KEY }),
+      sns: emulator.snsClient(),
+      dynamodb: db.client(),
+      logger: { info: () => undefined, error: () => undefined },
+      metrics: {
+        addMetric: (name: string) => {
+          metrics.push(name);
+        },
+        publishStoredMetrics: () => undefined,
+      } as unknown as ScheduledScanDeps['metrics'],
+      clock: () => Date.now() + offsetMs,
+    });
+    const Key = { pk: { S: sim.url }, sk: { S: '#meta' } };
+    const meta = async () =>
+      (
+        await db.client().send(
+          new QueryCommand({
+            TableName: 'damaged-state',
+            KeyConditionExpression: 'pk = :pk AND sk = :sk',
+            ExpressionAttributeValues: { ':pk': Key.pk, ':sk': Key.sk },
+          }),
+        )
+      ).Items?.[0];
+    const set = (name: string, value: AttributeValue) =>
+      db.client().send(
+        new UpdateItemCommand({
+          TableName: 'damaged-state',
+          Key,
+          UpdateExpression: 'SET #a = :v',
+          ExpressionAttributeNames: { '#a': name },
+          ExpressionAttributeValues: { ':v': value },
+        }),
+      );
+
+    const first = await handleScheduledScan(deps(0), 60_000);
+    expect(first.published).toBe(true);
+    const [firstMessage] = await emulator.drain(queue);
+    const firstFindings = JSON.parse(sqsVariant(firstMessage as never)).findings.length;
+    // The second scan would have nothing new to say; with its header damaged, it says everything.
+    const head = JSON.parse((await meta())?.h?.S ?? '{}');
+    await set('h', { S: JSON.stringify({ ...head, problem_keys: 'none' }) });
+    const before = await meta();
+    metrics.length = 0;
+    await expect(handleScheduledScan(deps(3_600_000), 60_000)).rejects.toThrow(
+      `the state in dynamodb:damaged-state cannot be used (problem_keys: Invalid input: expected array, received string); this scan alerted without memory, as a first scan, and did not write the state: correct that value, or start over with sentinel state reset dynamodb:damaged-state --base-url ${sim.url} --yes`,
+    );
+    const [message] = await emulator.drain(queue);
+    const report = JSON.parse(sqsVariant(message as never));
+    expect(report.findings.length).toBe(firstFindings);
+    expect(report.findings.every((f: { change: string }) => f.change === 'new')).toBe(true);
+    expect(report.problems).toContainEqual(
+      expect.objectContaining({
+        resource: 'state',
+        key: '#meta',
+        reason: expect.stringMatching(/^could not be read \(problem_keys: /),
+      }),
+    );
+    expect(metrics).toContain('UnreadableRecords');
+    expect(metrics).not.toContain('ScanCompleted');
+    // Nothing written: not the damaged part, and no lease left behind.
+    expect(await meta()).toEqual(before);
+
+    // A generation that cannot be read: no lease can be taken on it, so nothing is published.
+    await set('generation', { S: '1' });
+    await expect(handleScheduledScan(deps(2 * 3_600_000), 60_000)).rejects.toThrow(
+      /has no generation as a whole number; reset the state$/,
+    );
+    expect(await emulator.drain(queue)).toEqual([]);
   });
 });

@@ -16,11 +16,16 @@ import { bucketOf } from '../../functions/aws/dynamodb-buckets';
 import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import { ScanMemory } from '../../functions/core/memory/scan-memory';
 import { type DomainMemory, StateConflictError, StateError } from '../../functions/core/memory/state';
+import { StateDamagedError } from '../../functions/core/memory/state-header';
 import { FileStateStore } from '../../functions/local/file-state-store';
 import type { StateStore } from '../../functions/use-cases/state-store';
 import { startDynalite } from '../support/dynalite';
 import { reportOf } from '../support/report';
 import { EMPTY_STATE, loadState, type ScanState, saveState } from '../support/whole-state';
+
+/** A state file as JSON, to damage in a test. */
+// biome-ignore lint/suspicious/noExplicitAny: a test damages any part of it
+type FileJson = { state: Record<string, any> };
 
 /** As long as a scan's lease: a lease of more than MAX_LEASE_MS counts as lapsed. */
 const LEASE_MS = 120_000;
@@ -528,31 +533,56 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect((await contactItem())?.m?.S).toBe(JSON.stringify(contact));
   });
 
+  // The account-wide part and the layout are damage (a scan alerts without memory under the lease);
+  // a generation that cannot be read is refused: every claim is conditional on it.
   it.each([
     [
       'h',
       { N: '1' },
       /^the state item #meta in dynamodb:state-\d+ \(http:\/\/reseller\.test\) has no account-wide part \(h\) as text; reset the state$/,
+      'h: not text',
+    ],
+    [
+      'h',
+      { S: '{"version":1,' },
+      /^the state item #meta in dynamodb:state-\d+ \(http:\/\/reseller\.test\) is not JSON; reset the state$/,
+      'h: not JSON',
+    ],
+    [
+      'h',
+      {
+        S: JSON.stringify({
+          ...stateWith([]),
+          domains: undefined,
+          contacts: undefined,
+          last_scan_at: 'garbage',
+        }),
+      },
+      /^the state in dynamodb:state-\d+ \(http:\/\/reseller\.test\) cannot be used \(last_scan_at: not an RFC 3339 date-time: "garbage"\)/,
+      'last_scan_at: not an RFC 3339 date-time: "garbage"',
     ],
     [
       'layout',
       { S: '0' },
       /^the state item #meta in dynamodb:state-\d+ \(http:\/\/reseller\.test\) has no bucket layout \(layout\) as a number; reset the state$/,
+      'layout: not a number',
     ],
     // Read as 0, it told the next scan "another scan moved the state on" instead of naming the item.
     [
       'generation',
       { S: '1' },
       /^the state item #meta in dynamodb:state-\d+ \(http:\/\/reseller\.test\) has no generation as a whole number; reset the state$/,
+      null,
     ],
     [
       'generation',
       { N: '1.5' },
       /^the state item #meta in dynamodb:state-\d+ \(http:\/\/reseller\.test\) has no generation as a whole number; reset the state$/,
+      null,
     ],
   ])(
-    'refuses a #meta item whose %s has the wrong type, instead of reading an empty state',
-    async (name, value, message) => {
+    'refuses a #meta item whose %s is damaged, instead of reading an empty state, telling damage from a refusal',
+    async (name, value, message, damage) => {
       const store = await open();
       const empty = await loadState(store);
       await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
@@ -567,8 +597,50 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
         }),
       );
       await expect(loadState(store)).rejects.toThrow(message);
+      const error = await store.open('http://reseller.test').catch((e: unknown) => e);
+      if (damage === null) expect(error).not.toBeInstanceOf(StateDamagedError);
+      else expect(error).toMatchObject({ name: 'StateDamagedError', item: '#meta', damage, generation: 1 });
     },
   );
+
+  it('holds the lease on the generation beside a damaged #meta while a scan publishes, and writes nothing else', async () => {
+    const store = await open();
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['d0.nl']), await loadState(store), 'a');
+    const Key = { pk: { S: 'http://reseller.test' }, sk: { S: '#meta' } };
+    await db.client().send(
+      new UpdateItemCommand({
+        TableName: store.location.slice('dynamodb:'.length),
+        Key,
+        UpdateExpression: 'SET h = :h',
+        ExpressionAttributeValues: { ':h': { S: '{"version":1,' } },
+      }),
+    );
+    const meta = async () =>
+      (
+        await db.client().send(
+          new QueryCommand({
+            TableName: store.location.slice('dynamodb:'.length),
+            KeyConditionExpression: 'pk = :pk AND sk = :sk',
+            ExpressionAttributeValues: { ':pk': Key.pk, ':sk': Key.sk },
+          }),
+        )
+      ).Items?.[0];
+    const before = await meta();
+    const damaged = (await store.open('http://reseller.test').catch((e: unknown) => e)) as StateDamagedError;
+    expect(damaged).toBeInstanceOf(StateDamagedError);
+    const lease = (owner: string) => ({ owner, expiresAt: Date.now() + LEASE_MS });
+    const held = await store.holdDamaged(damaged, lease('scan-1'), async () => {
+      // A second scan of the same damaged state cannot publish meanwhile, nor can any claim.
+      await expect(store.holdDamaged(damaged, lease('scan-2'), async () => 'two')).rejects.toThrow(
+        StateConflictError,
+      );
+      await expect(store.claim(1, lease('link'))).rejects.toThrow(StateConflictError);
+      return 'one';
+    });
+    expect(held).toBe('one');
+    expect(await meta()).toEqual(before);
+  });
 
   it('keeps accounts apart: one partition per scope', async () => {
     const store = await open('https://live.example');
@@ -701,6 +773,99 @@ describe('FileStateStore', () => {
     );
     await writeFile(path, 'not json');
     await expect(loadState(new FileStateStore(path))).rejects.toThrow(/is not JSON/);
+  });
+
+  it.each([
+    [
+      'a date-time that does not parse',
+      (f: FileJson) => Object.assign(f.state, { last_scan_at: 'garbage' }),
+      /^last_scan_at: not an RFC 3339 date-time: "garbage"$/,
+    ],
+    [
+      'a value of another type',
+      (f: FileJson) => Object.assign(f.state, { problem_keys: 5 }),
+      /^problem_keys: /,
+    ],
+    ['a missing field', (f: FileJson) => delete f.state.started_at, /^started_at: /],
+    [
+      'domains that are not an object',
+      (f: FileJson) => Object.assign(f.state, { domains: [] }),
+      /^domains: not an object$/,
+    ],
+    ['text that is not JSON', 'not JSON', /^not JSON \(/],
+  ])(
+    'refuses a header with %s as damage (StateDamagedError), naming what and why',
+    async (_what, damage, reason) => {
+      const path = join(dir, 'state.json');
+      const store = new FileStateStore(path);
+      await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+      await saveState(store, stateWith(['x.nl']), await loadState(store), 'a');
+      const file = JSON.parse(await readFile(path, 'utf8'));
+      if (typeof damage === 'string') await writeFile(path, damage);
+      else {
+        damage(file);
+        await writeFile(path, JSON.stringify(file));
+      }
+      const error = await store.open('http://reseller.test').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StateDamagedError);
+      expect(error).toMatchObject({ item: path, damage: expect.stringMatching(reason) });
+    },
+  );
+
+  it.each([
+    ['a format of another release', (t: string) => t.replace('"version":1', '"version":2')],
+    ['a header of another release', (t: string) => t.replace('"state":{"version":1', '"state":{"version":2')],
+    [
+      'a generation that is not a whole number',
+      (t: string) => t.replace(/"generation":\d+/, '"generation":1.5'),
+    ],
+    ['a file that is not state', () => '{"hello":1}'],
+  ])('refuses %s as before, not as damage', async (_what, change) => {
+    const path = join(dir, 'state.json');
+    const store = new FileStateStore(path);
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['x.nl']), await loadState(store), 'a');
+    const text = await readFile(path, 'utf8');
+    await writeFile(path, change(text));
+    expect(await readFile(path, 'utf8')).not.toBe(text);
+    const error = await store.open('http://reseller.test').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StateError);
+    expect(error).not.toBeInstanceOf(StateDamagedError);
+  });
+
+  it('holds the lock of a damaged file while a scan publishes, refuses while another holds its lease, and writes nothing', async () => {
+    const path = join(dir, 'state.json');
+    const store = new FileStateStore(path);
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['x.nl']), await loadState(store), 'a');
+    const file = JSON.parse(await readFile(path, 'utf8'));
+    file.state.last_scan_at = 'garbage';
+    await writeFile(path, JSON.stringify(file));
+    const before = await readFile(path, 'utf8');
+    const damaged = (await store.open('http://reseller.test').catch((e: unknown) => e)) as StateDamagedError;
+    const lease = (owner: string) => ({ owner, expiresAt: Date.now() + LEASE_MS });
+    const other = new FileStateStore(path, { lockWaitMs: 50 });
+    const held = await store.holdDamaged(damaged, lease('scan-1'), async () => {
+      await expect(other.holdDamaged(damaged, lease('scan-2'), async () => 'two')).rejects.toThrow(
+        /stayed in use by another request of this process/,
+      );
+      return 'one';
+    });
+    expect(held).toBe('one');
+    // A snooze or an acknowledgement still refuses the damaged state, and writes nothing either.
+    const snooze = store.updateDomain('http://reseller.test', 'x.nl', (m) => m as DomainMemory, {
+      owner: 'link',
+      clock: Date.now,
+      attempts: 1,
+      backoffMs: 1,
+    });
+    await expect(snooze).rejects.toThrow(/cannot be used \(last_scan_at: not an RFC 3339 date-time/);
+    expect(await readFile(path, 'utf8')).toBe(before);
+    // A lease of another scan, live in the file: that scan may publish, so this one does not.
+    await writeFile(path, JSON.stringify({ ...file, lease: lease('healthy') }));
+    await expect(store.holdDamaged(damaged, lease('scan-1'), async () => 'one')).rejects.toThrow(
+      /another scan holds the state until/,
+    );
   });
 
   it('refuses a generation that is not a whole number, rather than claim and save from it', async () => {

@@ -7,11 +7,11 @@ import {
   encodeMemory,
   readContactMemory,
   readDomainMemory,
-  readStateHead,
   type StateHead,
   type StatePolicy,
   type WatchedFields,
 } from '../../functions/core/memory/state';
+import { readStateHead } from '../../functions/core/memory/state-header';
 import { DEFAULT_REPEAT } from '../../functions/core/scan/policies';
 import type { Report } from '../../functions/core/scan/scan';
 import type { StateStore } from '../../functions/use-cases/state-store';

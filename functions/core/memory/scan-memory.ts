@@ -87,6 +87,21 @@ export class ScanMemory {
       });
   }
 
+  /**
+   * The state's account-wide part (`item`: the state file, or the table's `#meta`) could not be
+   * read, and why: no memory was used, so every finding is announced as if seen for the first time,
+   * and the scan writes nothing (it cannot check the state's account, generation or lease).
+   */
+  headDamaged(item: string, reason: string): void {
+    this.damageCount++;
+    this.damage.unshift({
+      resource: 'state',
+      key: shownCut(item),
+      page: 0,
+      reason: `could not be read (${reason}): no memory of earlier scans was used, so every finding is announced as if seen for the first time (snoozes and acknowledgements are not applied), and the state was not written; correct that value, or reset the state`,
+    });
+  }
+
   /** One domain as read, on `page`, under the policy named `group` (undefined: none). */
   observe(domain: Domain, page: number, group?: string): void {
     this.observeWatched(domain.domain_name, watchedFieldsOf(domain), page, group);

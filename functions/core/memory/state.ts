@@ -562,14 +562,6 @@ function readStored(schema: z.ZodType, value: unknown, at: readonly string[], wh
   throw stateIssue(where, [...at, ...(issue?.path ?? [])], issue?.message);
 }
 
-/** The stored account-wide part read back (with `contacts` as read apart), or a StateError naming what is wrong. */
-export function readStateHead(value: unknown, contacts: StateHead['contacts'], where: string): StateHead {
-  const parsed = StateHeaderSchema.safeParse(value);
-  if (parsed.success) return { ...parsed.data, contacts } as StateHead;
-  const issue = parsed.error.issues[0];
-  throw stateIssue(where, issue?.path ?? [], issue?.message);
-}
-
 /** The StateError of a stored value that cannot be used, with its place and the reason. */
 export function stateIssue(
   where: string,

@@ -1,0 +1,59 @@
+import { issueText, StateError, type StateHead, StateHeaderSchema, stateIssue } from './state';
+
+/**
+ * The account-wide part of a state (the file's header, the table's `#meta` item) read back, and
+ * what a store throws when it does not read back. Pure. A header that is damaged (not JSON, a
+ * value that is not what StateHeaderSchema reads) is not a refusal about whose state it is: a scan
+ * alerts as a first scan would, writes nothing, and then fails (functions/use-cases/stateful-scan.ts).
+ */
+
+/**
+ * The account-wide part of the state is damaged: it does not read back (not JSON, a value of
+ * another type, a date-time that does not parse, a field missing). Thrown by a store's open. A link
+ * refuses it as any StateError; a scan alerts without memory, writes nothing, then fails with it.
+ * Not damage, and refused as before: another account's or scope's state, a format of another
+ * release, a generation that cannot be read (the lease is taken on it), I/O.
+ */
+export class StateDamagedError extends StateError {
+  override readonly name: string = 'StateDamagedError';
+  /** The item damaged, as a problem record names it: `header` (a state file) or `#meta` (a table). */
+  readonly item: string;
+  /** What is damaged and why, as issueText words it (`last_scan_at: not an RFC 3339 date-time: "garbage"`). */
+  readonly damage: string;
+  /** The generation stored beside the damage, when it reads: a scan takes the lease on it to publish. */
+  readonly generation: number | undefined;
+
+  constructor(
+    message: string,
+    damaged: { readonly item: string; readonly damage: string; readonly generation?: number },
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.item = damaged.item;
+    this.damage = damaged.damage;
+    this.generation = damaged.generation;
+  }
+}
+
+/**
+ * The stored account-wide part read back (with `contacts` as read apart). What cannot be read is a
+ * StateDamagedError naming the field and the reason, in `item`; a `version` of another release is
+ * a plain StateError: that state is not damaged, it is another release's to read.
+ */
+export function readStateHead(
+  value: unknown,
+  contacts: StateHead['contacts'],
+  where: string,
+  damaged: { readonly item: string; readonly generation?: number } = { item: 'header' },
+): StateHead {
+  const parsed = StateHeaderSchema.safeParse(value);
+  if (parsed.success) return { ...parsed.data, contacts } as StateHead;
+  const issue = parsed.error.issues[0];
+  const path = issue?.path ?? [];
+  if (path[0] === 'version') throw stateIssue(where, path, issue?.message);
+  const damage = issueText(path, issue?.message ?? 'invalid');
+  throw new StateDamagedError(
+    `the state in ${where} cannot be used (${damage}); correct that value, point --state elsewhere, or remove the state to start over`,
+    { ...damaged, damage },
+  );
+}
