@@ -58,9 +58,7 @@ export async function churnSection(input: {
       const before = sim.requests.length;
       const r = await input.measure(sim, 'lambda', {
         BENCH_TIME_BUDGET_S: String(LAMBDA_BUDGET_S),
-        BENCH_REPORT_DIR: (await import('node:fs')).mkdtempSync(
-          `${(await import('node:os')).tmpdir()}/churn-`,
-        ),
+        BENCH_REPORT_DIR: mkdtempSync(join(tmpdir(), 'sentinel-churn-')),
       });
       const reads = sim.requests
         .slice(before)
