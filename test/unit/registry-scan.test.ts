@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
 import { buildAlertMessage } from '../../functions/core/alerts/message';
 import { registryDigestLines } from '../../functions/core/alerts/registry-words';
-import { RdapBootstrap } from '../../functions/core/registry/bootstrap';
+import type { Finding } from '../../functions/core/findings/classify';
+import { type LoadedBootstrap, RdapBootstrap } from '../../functions/core/registry/bootstrap';
 import { RdapClient } from '../../functions/core/registry/rdap-client';
 import type { ResellerClient } from '../../functions/core/reseller/client';
 import type { Domain } from '../../functions/core/reseller/schemas';
@@ -112,6 +113,38 @@ describe('the report’s registry section', () => {
         reason: 'no registry was checked: IANA is down',
         domains_not_checked: 2,
       },
+    ]);
+  });
+
+  it('alerts the account findings all the same when the check itself fails, saying no registry was checked', async () => {
+    const finding = {
+      domain_name: 'a.t1',
+      kind: 'expiring',
+      severity: 'warning',
+      date_expiry: new Date(NOW + 10 * 86_400_000).toISOString(),
+    } as unknown as Finding;
+    const outcome = await runRegistryCheck([finding], candidatesOf(['a.t1', 'b.t2']), {
+      options: {
+        // A bootstrap that reads but holds nothing the check can use: the check throws a TypeError.
+        bootstrap: async () => ({ bootstrap: null }) as unknown as LoadedBootstrap,
+        client: new RdapClient({ fetch: down }),
+        budget: 10,
+        days: 1,
+        toleranceDays: 2,
+      },
+      reseller: noReseller,
+      now: NOW,
+      criticalDays: 7,
+      registrants: new Map(),
+    });
+    expect(outcome.findings).toEqual([finding]);
+    expect(outcome.summary).toEqual({ critical: 0, warning: 1, info: 0 });
+    expect(outcome.registry.problems).toEqual([
+      expect.objectContaining({
+        server: 'registry check',
+        reason: expect.stringMatching(/^no registry was checked: /),
+        domains_not_checked: 2,
+      }),
     ]);
   });
 

@@ -1,4 +1,4 @@
-import { SentinelError } from '../base/errors';
+import { SentinelError, StoppedError } from '../base/errors';
 import { cutText, normalizeDomainName, safeText } from '../base/text';
 import {
   type DomainFinding,
@@ -201,7 +201,9 @@ export interface RegistryOutcome {
 /**
  * Runs the check on the picked domains (and memory's, looked up by name in the account) and merges
  * what the registry says into `findings`. Never throws for anything RDAP does: a bootstrap that
- * cannot be read leaves every domain unchecked, with the reason in the section's problems.
+ * cannot be read leaves every domain unchecked, with the reason in the section's problems. Nor for
+ * an error of the check itself: the account's own findings are alerted all the same, and the
+ * section says no registry was checked, and why. Only a stop (Ctrl-C) ends it.
  */
 export async function runRegistryCheck(
   findings: readonly Finding[],
@@ -220,12 +222,36 @@ export async function runRegistryCheck(
   try {
     loaded = await options.bootstrap();
   } catch (error) {
-    return {
-      findings: [...findings],
-      summary: summaryOf(findings),
-      registry: unread(candidates, base, error, lookedUp),
-    };
+    return unreadOutcome(findings, unread(candidates, base, error, lookedUp, 'bootstrap'));
   }
+  try {
+    return await checkLoaded(findings, candidates, run, { base, lookedUp, loaded });
+  } catch (error) {
+    if (error instanceof StoppedError) throw error;
+    return unreadOutcome(findings, unread(candidates, base, error, lookedUp, 'registry check'));
+  }
+}
+
+/** The findings as they were, with a section that says why no registry was checked. */
+const unreadOutcome = (findings: readonly Finding[], registry: RegistryReport): RegistryOutcome => ({
+  findings: [...findings],
+  summary: summaryOf(findings),
+  registry,
+});
+
+/** The check with its bootstrap in hand: the picked domains looked up, and what they say merged. */
+async function checkLoaded(
+  findings: readonly Finding[],
+  candidates: RegistryCandidates,
+  run: RegistryRun,
+  had: {
+    readonly base: Pick<RegistryReport, 'budget' | 'days' | 'tolerance_days' | 'sample_day'>;
+    readonly lookedUp: RecheckLookups;
+    readonly loaded: LoadedBootstrap;
+  },
+): Promise<RegistryOutcome> {
+  const { options, now } = run;
+  const { base, lookedUp, loaded } = had;
   const checked = await checkRegistry({
     candidates: candidates.list(),
     bootstrap: loaded.bootstrap,
@@ -331,6 +357,7 @@ function unread(
   base: Pick<RegistryReport, 'budget' | 'days' | 'tolerance_days' | 'sample_day'>,
   error: unknown,
   lookedUp: RecheckLookups,
+  server: string,
 ): RegistryReport {
   const list = candidates.list();
   const byReason = { recheck: 0, flagged: 0, sample: 0 };
@@ -349,9 +376,9 @@ function unread(
     ...bounded(
       [
         {
-          server: 'bootstrap',
+          server,
           severity: 'info',
-          reason: `no registry was checked: ${cutText(safeText((error as Error).message), 300)}`,
+          reason: `no registry was checked: ${cutText(safeText(String((error as Error)?.message ?? error)), 300)}`,
           domains_not_checked: list.length,
         },
         ...lookedUp.problems,
