@@ -92,6 +92,17 @@ export const ACCOUNT_ROUTES: readonly WebRoute[] = [
   ...WEB_ROUTES.map((route) => ({ ...route, path: `accounts/{account}/${route.path}` })),
 ];
 
+/** The headers of API Gateway's own answers (WebApi.secureGatewayAnswers): none may hold a quote. */
+export const GATEWAY_ANSWER_HEADERS: Readonly<Record<string, string>> = {
+  'Cache-Control': 'no-store',
+  'Content-Security-Policy': 'sandbox',
+  'Referrer-Policy': 'no-referrer',
+  'Strict-Transport-Security': 'max-age=31536000',
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'X-Robots-Tag': 'noindex, nofollow',
+};
+
 /**
  * API Gateway in front of the web function: GET/HEAD/POST /restore/{domain}, /snooze/{domain} and
  * /acknowledge/{domain}; GET/HEAD /finding/{domain}, /report, /report.json and /calendar.ics ({@link WEB_ROUTES}). Throttled for a
@@ -137,6 +148,7 @@ export class WebApi extends Construct {
       },
     });
     this.addRoutes(props.accounts ? [...WEB_ROUTES, ...ACCOUNT_ROUTES] : WEB_ROUTES);
+    this.secureGatewayAnswers();
     this.url = this.api.url;
     this.metrics = new WebMetrics(
       this.fn,
@@ -177,6 +189,23 @@ export class WebApi extends Construct {
           authorizationType: apigateway.AuthorizationType.NONE,
         });
     }
+  }
+
+  /**
+   * API Gateway's own answers (its 403 for an unknown path, 413, 429 when throttled, 502, 504) carry
+   * the headers the function's own answers do, as far as a static gateway value can: never cached,
+   * never sniffed, framed or indexed, no referrer. A gateway value is one quoted literal that cannot
+   * hold a quote, so the policy is `sandbox` (no script, no form, no plugin), not the function's.
+   */
+  private secureGatewayAnswers(): void {
+    const headers = Object.fromEntries(
+      Object.entries(GATEWAY_ANSWER_HEADERS).map(([name, value]) => [name, `'${value}'`]),
+    );
+    for (const [id, type] of [
+      ['Default4xx', apigateway.ResponseType.DEFAULT_4XX],
+      ['Default5xx', apigateway.ResponseType.DEFAULT_5XX],
+    ] as const)
+      this.api.addGatewayResponse(id, { type, responseHeaders: headers });
   }
 
   /** Execution logs for errors only, and never request data: the query string holds the signature. */

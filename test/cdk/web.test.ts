@@ -78,6 +78,25 @@ describe('WebApi', () => {
     }
   });
 
+  it('gives API Gateway own 4XX and 5XX answers the security headers, each a quoted literal without a quote inside', () => {
+    const answers = template.findResources('AWS::ApiGateway::GatewayResponse');
+    const byType = Object.fromEntries(
+      Object.values(answers).map((r) => [r.Properties.ResponseType, r.Properties.ResponseParameters]),
+    );
+    expect(Object.keys(byType).sort()).toEqual(['DEFAULT_4XX', 'DEFAULT_5XX']);
+    for (const parameters of Object.values(byType)) {
+      expect(parameters).toMatchObject({
+        'gatewayresponse.header.Cache-Control': "'no-store'",
+        'gatewayresponse.header.X-Content-Type-Options': "'nosniff'",
+        'gatewayresponse.header.Content-Security-Policy': "'sandbox'",
+        'gatewayresponse.header.X-Frame-Options': "'DENY'",
+        'gatewayresponse.header.Referrer-Policy': "'no-referrer'",
+      });
+      for (const value of Object.values(parameters as Record<string, string>))
+        expect(value).toMatch(/^'[^']+'$/);
+    }
+  });
+
   it('keeps one stage throttled for a few people, and the 5XX and error alarms on it', () => {
     template.resourceCountIs('AWS::ApiGateway::Stage', 1);
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
