@@ -35,23 +35,25 @@ const quarantined = {
   auto_renew: false,
 };
 
+/** One page of the domain or contact list, as the reseller answers it. */
+const body = (data: unknown[], page: number, total: number) =>
+  new Response(
+    JSON.stringify({
+      data,
+      pagination: {
+        current_page: page,
+        per_page: PER_PAGE,
+        total_pages: Math.max(1, Math.ceil(total / PER_PAGE)),
+        total_results: total,
+      },
+    }),
+    { status: 200 },
+  );
+
 /** A reseller whose account changes once, right after page 1 of the next full read is served (`churn`). */
 function reseller(names: string[]) {
   let account = [...names.map((n) => (n === quarantined.domain_name ? quarantined : healthy(n)))];
   const state = { churnNext: false, lookups: [] as string[], pageReads: 0 };
-  const body = (data: unknown[], page: number, total: number) =>
-    new Response(
-      JSON.stringify({
-        data,
-        pagination: {
-          current_page: page,
-          per_page: PER_PAGE,
-          total_pages: Math.max(1, Math.ceil(total / PER_PAGE)),
-          total_results: total,
-        },
-      }),
-      { status: 200 },
-    );
   const fetch = (async (input: string | URL | Request) => {
     const url = new URL(String(input));
     if (url.pathname === '/v2/contacts') return body([], 1, 0);
@@ -137,19 +139,6 @@ describe('an account that changes on every read (faster than it can be read)', (
   function shrinking() {
     let account = ['a.nl', 'b.nl', 'c-quarantined.nl', 'd.nl', 'e.nl', 'f.nl'].map(healthy);
     const state = { churn: false, quarantine: false };
-    const body = (data: unknown[], page: number, total: number) =>
-      new Response(
-        JSON.stringify({
-          data,
-          pagination: {
-            current_page: page,
-            per_page: PER_PAGE,
-            total_pages: Math.max(1, Math.ceil(total / PER_PAGE)),
-            total_results: total,
-          },
-        }),
-        { status: 200 },
-      );
     const fetch = (async (input: string | URL | Request) => {
       const url = new URL(String(input));
       if (url.pathname === '/v2/contacts') return body([], 1, 0);

@@ -74,6 +74,36 @@ describe('the scan Lambda with a state table', () => {
   });
 });
 
+/** The handler's dependencies for one state table and topic, each metric name put into `metrics`. */
+function lambdaDeps(
+  table: string,
+  topicArn: string,
+  metrics: string[],
+  extra: { readonly env?: Record<string, string>; readonly fetch?: typeof globalThis.fetch } = {},
+) {
+  return (offsetMs: number): ScheduledScanDeps => ({
+    env: {
+      RESELLER_BASE_URL: sim.url,
+      RESELLER_API_KEY_PARAMETER: '/sentinel/key',
+      ALERT_TOPIC_ARN: topicArn,
+      STATE_TABLE_NAME: table,
+      ...extra.env,
+    },
+    secrets: new EnvSecretSource({ RESELLER_API_KEY: KEY }),
+    sns: emulator.snsClient(),
+    dynamodb: db.client(),
+    ...(extra.fetch ? { fetch: extra.fetch } : {}),
+    logger: { info: () => undefined, error: () => undefined },
+    metrics: {
+      addMetric: (name: string) => {
+        metrics.push(name);
+      },
+      publishStoredMetrics: () => undefined,
+    } as unknown as ScheduledScanDeps['metrics'],
+    clock: () => Date.now() + offsetMs,
+  });
+}
+
 describe('the scan Lambda when the account changes on every read', () => {
   it('publishes what it read, marked incomplete, saves, then fails without counting a completed scan', async () => {
     await createStateTable(db.client(), 'moving-state');
@@ -90,27 +120,7 @@ describe('the scan Lambda when the account changes on every read', () => {
       return answer;
     }) as typeof globalThis.fetch;
     const metrics: string[] = [];
-    const deps = (offsetMs: number): ScheduledScanDeps => ({
-      env: {
-        RESELLER_BASE_URL: sim.url,
-        RESELLER_API_KEY_PARAMETER: '/sentinel/key',
-        ALERT_TOPIC_ARN: topicArn,
-        STATE_TABLE_NAME: 'moving-state',
-        PER_PAGE: '20',
-      },
-      secrets: new EnvSecretSource({ RESELLER_API_KEY: KEY }),
-      sns: emulator.snsClient(),
-      dynamodb: db.client(),
-      fetch,
-      logger: { info: () => undefined, error: () => undefined },
-      metrics: {
-        addMetric: (name: string) => {
-          metrics.push(name);
-        },
-        publishStoredMetrics: () => undefined,
-      } as unknown as ScheduledScanDeps['metrics'],
-      clock: () => Date.now() + offsetMs,
-    });
+    const deps = lambdaDeps('moving-state', topicArn, metrics, { env: { PER_PAGE: '20' }, fetch });
 
     expect((await handleScheduledScan(deps(0), 60_000)).published).toBe(true);
     await emulator.drain(queue);
@@ -134,25 +144,7 @@ describe('the scan Lambda when the #meta item of its state is damaged', () => {
     const topicArn = await emulator.topic('damaged-state');
     const queue = await emulator.queueSubscribedTo(topicArn, 'damaged-state-all');
     const metrics: string[] = [];
-    const deps = (offsetMs: number): ScheduledScanDeps => ({
-      env: {
-        RESELLER_BASE_URL: sim.url,
-        RESELLER_API_KEY_PARAMETER: '/sentinel/key',
-        ALERT_TOPIC_ARN: topicArn,
-        STATE_TABLE_NAME: 'damaged-state',
-      },
-      secrets: new EnvSecretSource({ RESELLER_API_KEY: KEY }),
-      sns: emulator.snsClient(),
-      dynamodb: db.client(),
-      logger: { info: () => undefined, error: () => undefined },
-      metrics: {
-        addMetric: (name: string) => {
-          metrics.push(name);
-        },
-        publishStoredMetrics: () => undefined,
-      } as unknown as ScheduledScanDeps['metrics'],
-      clock: () => Date.now() + offsetMs,
-    });
+    const deps = lambdaDeps('damaged-state', topicArn, metrics);
     const Key = { pk: { S: sim.url }, sk: { S: '#meta' } };
     const meta = async () =>
       (
