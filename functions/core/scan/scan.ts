@@ -170,10 +170,17 @@ async function scanOnce(
   const gathered = startGathering(registry ? new RegistryCandidates(now, registry.days) : undefined);
   // Contacts are needed whatever the domains' proof says: read them while it is counted.
   const moves = onMove(attempt, client, started, clock);
-  const [howRead] = await Promise.all([
+  const reads = [
     readAllDomains({ options, attempt, onMove: moves, gathered }, mode),
     readContacts(client, gathered, moves),
-  ]);
+  ] as const;
+  // One read failing ends the try: the other stops at its next page before the next try starts, so
+  // a domain of this try never reaches observe once the next one has begun.
+  const [howRead] = await Promise.all(reads).catch(async (error: unknown) => {
+    gathered.stopped = true;
+    await Promise.allSettled(reads);
+    throw error;
+  });
   await confirmUnlisted(options, gathered);
   const renewalOff = renewalRuleOff(gathered.meaning);
   if (renewalOff) judgeWithoutRenewalRule(gathered, now, policy, options.policies);
@@ -235,6 +242,8 @@ interface Gathering {
   contactsScanned: number;
   /** What moved of each listing read to its end on the last read (ListPage.moved). */
   readonly moved: string[];
+  /** Set when the other read failed this try: a read stops at its next page. */
+  stopped: boolean;
 }
 
 /** An empty gathering: every attempt starts from nothing, so a retried read counts nothing twice. */
@@ -250,6 +259,7 @@ function startGathering(registry: RegistryCandidates | undefined): Gathering {
     domainsScanned: 0,
     contactsScanned: 0,
     moved: [],
+    stopped: false,
   };
 }
 
@@ -361,6 +371,7 @@ async function readDomains(
 ): Promise<void> {
   const { gathered } = reading;
   for await (const page of reading.options.client.listDomains(filter, first, reading.onMove)) {
+    if (gathered.stopped) return;
     if (page.moved) gathered.moved.push(page.moved);
     if (expectedTotal !== undefined && page.page === 1) checkCountStands(page, expectedTotal);
     for (const problem of page.problems) {
@@ -453,6 +464,7 @@ async function readContacts(client: ResellerClient, gathered: Gathering, onMove:
 /** Reads the contact pages into the gathering: registrants by handle, and the contacts' own findings. */
 async function readContactPages(client: ResellerClient, gathered: Gathering, onMove: OnMove): Promise<void> {
   for await (const page of client.listContacts({}, onMove)) {
+    if (gathered.stopped) return;
     if (page.moved) gathered.moved.push(page.moved);
     gathered.problems.push(...page.problems);
     for (const contact of page.records) {
