@@ -181,6 +181,32 @@ describe('scanAccount', () => {
     expect(attempts.filter((a) => a === 2)).toHaveLength(many.length);
   });
 
+  it('reports the last read marked incomplete when a remembered domain it did not list is found by name again', async () => {
+    // Totals that hold while the pages slide (one domain left, one arrived): the lookup by name finds
+    // a domain the read did not list, on both reads. What was read is still alerted.
+    let lookups = 0;
+    const report = await scanAccount({
+      client: api(0),
+      now: NOW,
+      policy: DEFAULT_POLICY,
+      mode: 'full',
+      unlisted: async () => {
+        lookups++;
+        return ['c.nl'];
+      },
+    });
+    expect(lookups).toBe(2);
+    expect(report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle))).toEqual([
+      'b.nl',
+      'a.nl',
+    ]);
+    expect(report.source.incomplete).toMatch(/^c\.nl is in the account, but the pages read did not list it/);
+    expect(report.problems).toEqual([
+      { resource: 'domain', key: null, page: 0, reason: report.source.incomplete },
+    ]);
+    expect(incompleteScanError(report)).toBeInstanceOf(IncompleteListingError);
+  });
+
   it("fails at once, with the listing's own words, when reading again cannot help", async () => {
     const client = new ResellerClient({
       baseUrl: 'https://api.test',

@@ -181,7 +181,7 @@ async function scanOnce(
     await Promise.allSettled(reads);
     throw error;
   });
-  await confirmUnlisted(options, gathered);
+  await confirmUnlisted(options, gathered, moves);
   const renewalOff = renewalRuleOff(gathered.meaning);
   if (renewalOff) judgeWithoutRenewalRule(gathered, now, policy, options.policies);
   const findings = [...gathered.contactFindings, ...completeDomainFindings(gathered, options.restoreLinkFor)];
@@ -207,9 +207,11 @@ const UNLISTED_LOOKUPS = 10;
 
 /**
  * Looks a few of {@link ScanOptions.unlisted} up by name: one the account holds fails the attempt
- * (read again). After a read with an unnamed unreadable record, no domain is said to have left.
+ * (read again), or, on a read that reads a listing that moves to its end (`onMove`), marks this one
+ * incomplete with an unnamed problem, as a moved listing is: its findings are still alerted. After a
+ * read with an unnamed unreadable record, no domain is said to have left.
  */
-async function confirmUnlisted(options: ScanOptions, gathered: Gathering): Promise<void> {
+async function confirmUnlisted(options: ScanOptions, gathered: Gathering, onMove: OnMove): Promise<void> {
   if (!options.unlisted) return;
   const problems = gathered.problems.filter((p) => p.resource === 'domain');
   if (problems.some((p) => p.key === null)) return;
@@ -217,11 +219,16 @@ async function confirmUnlisted(options: ScanOptions, gathered: Gathering): Promi
   const names = (await options.unlisted()).filter((n) => !unreadable.has(normalizeDomainName(n)));
   const lookups = names.slice(0, UNLISTED_LOOKUPS).map((name) => options.client.findDomain(name));
   const missed = (await Promise.all(lookups)).find((domain) => domain !== null)?.domain_name;
-  if (missed)
+  if (!missed) return;
+  // Whether a whole read still fits, judged as a listing's move is, with the whole read taken.
+  if ((typeof onMove === 'function' ? onMove({ read: 1, pages: 1 }) : onMove) === 'fail')
     throw new IncompleteListingError(
       `${missed} is in the account, but the pages read did not list it: the account changed while it was read`,
       { retryable: true },
     );
+  const reason = `${missed} is in the account, but the pages read did not list it: the account changed while it was read; the domains read were checked, but domains may be missing from what was read, so none is judged to have left the account`;
+  gathered.moved.push(reason);
+  gathered.problems.push({ resource: 'domain', key: null, page: 0, reason });
 }
 
 /** What the concurrent reads of domains and contacts gather, kept for one attempt. */
