@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IncompleteListingError } from '../../functions/core/base/errors';
+import { IncompleteListingError, NotFoundError } from '../../functions/core/base/errors';
 import { type ListPage, paginate } from '../../functions/core/reseller/paging';
 
 interface Rec {
@@ -300,6 +300,44 @@ describe('paginate', () => {
       // Page 1 promised 30 pages: 30 and a tenth (3) are read, however many more the pages claim.
       expect(api.asked.sort((x, y) => x - y)).toEqual(Array.from({ length: 33 }, (_, i) => i + 1));
       expect(seen.at(-1)?.moved).toContain('total_pages changed from 30 to 32');
+    });
+
+    it('ends with the move when a page past the count page 1 promised cannot be read', async () => {
+      // 30 domains in 3 pages; page 2 says 4 pages, but the account shrank back: page 4 answers 404,
+      // or (a server that clamps the page) another page. What was read is still reported.
+      for (const beyond of ['404', 'clamped'] as const) {
+        const api = pages(names(30), 10, (p) =>
+          p.page === 2 ? { ...p, totalResults: 31, totalPages: 4 } : p,
+        );
+        const fetchPage = async (page: number): Promise<() => ListPage<Rec>> => {
+          if (page <= 3) {
+            const read = await api.fetchPage(page);
+            return () => read;
+          }
+          if (beyond === '404')
+            throw new NotFoundError('not found (HTTP 404) on domain list page 4', {
+              status: 404,
+              url: 'https://api.test',
+            });
+          return () => {
+            throw new IncompleteListingError(
+              'the reseller answered domain list page 4 with page 3 (current_page)',
+              { retryable: true },
+            );
+          };
+        };
+        const seen: ListPage<Rec>[] = [];
+        for await (const page of paginate({
+          ...options(api.fetchPage),
+          fetchPage,
+          onMove: 'report',
+          concurrency: 1,
+        }))
+          seen.push(page);
+        expect(seen.flatMap((p) => p.records.map((r) => r.name))).toEqual(names(30));
+        expect(seen.at(-1)?.moved).toContain('total_results changed from 30 to 31');
+        expect(seen.flatMap((p) => p.problems.map((x) => x.reason)).join('\n')).toContain('page 4');
+      }
     });
 
     it('yields no extra page when the listing kept its promise', async () => {

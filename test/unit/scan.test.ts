@@ -137,6 +137,76 @@ describe('scanAccount', () => {
     expect(ample.report.source.incomplete).toMatch(/^the domain list changed while it was read/);
   });
 
+  it('stops the domain read of a try the contact list failed before the next try starts', async () => {
+    // The contact list moves on the first read (time to spare: read again); the domain pages of the
+    // first read are slow and still arriving. None of them may reach observe once the second began.
+    const many = Array.from({ length: 12 }, (_, i) => ({
+      domain_name: `d${String(i).padStart(2, '0')}.nl`,
+      date_expiry: '2028-01-01T00:00:00Z',
+      auto_renew: true,
+    }));
+    let contactReads = 0;
+    let domainReads = 0;
+    const fetch = (async (input: string | URL | Request) => {
+      const url = new URL(String(input));
+      const n = Number(url.searchParams.get('page'));
+      if (url.pathname === '/v2/contacts') {
+        if (n === 1) contactReads++;
+        return page(n === 1 ? contacts : [], n, 2, contactReads === 1 && n === 2 ? 3 : 2);
+      }
+      if (n === 1) domainReads++;
+      if (domainReads === 1 && n > 1)
+        for (let tick = 0; tick < 50; tick++) await new Promise((resolve) => setImmediate(resolve));
+      return page(many.slice((n - 1) * 2, n * 2), n, 6, many.length);
+    }) as typeof globalThis.fetch;
+    const client = new ResellerClient({
+      baseUrl: 'https://api.test',
+      apiKey: 'k-unit-scan',
+      fetch,
+      concurrency: 2,
+      sleep: async () => undefined,
+    });
+    const attempts: number[] = [];
+    await scanAccount({
+      client,
+      now: NOW,
+      policy: DEFAULT_POLICY,
+      mode: 'full',
+      observe: (_domain, attempt) => attempts.push(attempt),
+    });
+    expect(contactReads).toBe(2);
+    const second = attempts.indexOf(2);
+    expect(second).toBeGreaterThan(-1);
+    expect(attempts.slice(second).every((a) => a === 2)).toBe(true);
+    expect(attempts.filter((a) => a === 2)).toHaveLength(many.length);
+  });
+
+  it('reports the last read marked incomplete when a remembered domain it did not list is found by name again', async () => {
+    // Totals that hold while the pages slide (one domain left, one arrived): the lookup by name finds
+    // a domain the read did not list, on both reads. What was read is still alerted.
+    let lookups = 0;
+    const report = await scanAccount({
+      client: api(0),
+      now: NOW,
+      policy: DEFAULT_POLICY,
+      mode: 'full',
+      unlisted: async () => {
+        lookups++;
+        return ['c.nl'];
+      },
+    });
+    expect(lookups).toBe(2);
+    expect(report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle))).toEqual([
+      'b.nl',
+      'a.nl',
+    ]);
+    expect(report.source.incomplete).toMatch(/^c\.nl is in the account, but the pages read did not list it/);
+    expect(report.problems).toEqual([
+      { resource: 'domain', key: null, page: 0, reason: report.source.incomplete },
+    ]);
+    expect(incompleteScanError(report)).toBeInstanceOf(IncompleteListingError);
+  });
+
   it("fails at once, with the listing's own words, when reading again cannot help", async () => {
     const client = new ResellerClient({
       baseUrl: 'https://api.test',

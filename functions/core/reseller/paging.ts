@@ -1,4 +1,4 @@
-import { IncompleteListingError } from '../base/errors';
+import { IncompleteListingError, ResellerApiError } from '../base/errors';
 import { fnv1a } from '../base/hash';
 
 /** A record the scan could not use, with the reason. Never dropped silently. */
@@ -95,11 +95,50 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
   const promise = promiseOfFirstPage(first, options);
   const admission = new PageAdmission(promise, options);
   yield admission.take(first);
-  for await (const parse of fetchAhead(options, () => admission.pages)) yield admission.take(parse());
+  const fetchPage = (page: number) =>
+    page <= promise.pages ? options.fetchPage(page) : pastPromise(page, promise, options);
+  for await (const parse of fetchAhead({ ...options, fetchPage }, () => admission.pages))
+    yield admission.take(parse());
   const moved = admission.moved ?? countMismatch(admission.received, promise, options);
   if (moved === null) return;
   if (admission.onMove() === 'fail') throw new IncompleteListingError(moved.text, { retryable: true });
   yield movedPage(moved, promise, options);
+}
+
+/**
+ * A page past the count page 1 promised, read only because the listing moved: it may no longer
+ * exist when the account shrank back (a 404, another page answered). Its failure is one problem
+ * on a page of no record, not the end of a read whose findings must still be alerted.
+ */
+async function pastPromise<T>(
+  page: number,
+  promise: ListingPromise,
+  options: PaginateOptions<T>,
+): Promise<() => ListPage<T>> {
+  const unread = (error: unknown): ListPage<T> => {
+    if (!(error instanceof ResellerApiError || error instanceof IncompleteListingError)) throw error;
+    const reason = `${options.resource} list page ${page}, past the ${promise.pages} pages page 1 promised, could not be read (${error.message})`;
+    return {
+      page,
+      records: [],
+      problems: [{ resource: options.resource, key: null, page, reason }],
+      totalResults: promise.results,
+      totalPages: promise.pages,
+    };
+  };
+  try {
+    const parse = await options.fetchPage(page);
+    return () => {
+      try {
+        return parse();
+      } catch (error) {
+        return unread(error);
+      }
+    };
+  } catch (error) {
+    const failed = unread(error);
+    return () => failed;
+  }
 }
 
 /** How a listing moved, and the page where that was seen. */

@@ -170,11 +170,18 @@ async function scanOnce(
   const gathered = startGathering(registry ? new RegistryCandidates(now, registry.days) : undefined);
   // Contacts are needed whatever the domains' proof says: read them while it is counted.
   const moves = onMove(attempt, client, started, clock);
-  const [howRead] = await Promise.all([
+  const reads = [
     readAllDomains({ options, attempt, onMove: moves, gathered }, mode),
     readContacts(client, gathered, moves),
-  ]);
-  await confirmUnlisted(options, gathered);
+  ] as const;
+  // One read failing ends the try: the other stops at its next page before the next try starts, so
+  // a domain of this try never reaches observe once the next one has begun.
+  const [howRead] = await Promise.all(reads).catch(async (error: unknown) => {
+    gathered.stopped = true;
+    await Promise.allSettled(reads);
+    throw error;
+  });
+  await confirmUnlisted(options, gathered, moves);
   const renewalOff = renewalRuleOff(gathered.meaning);
   if (renewalOff) judgeWithoutRenewalRule(gathered, now, policy, options.policies);
   const findings = [...gathered.contactFindings, ...completeDomainFindings(gathered, options.restoreLinkFor)];
@@ -200,9 +207,11 @@ const UNLISTED_LOOKUPS = 10;
 
 /**
  * Looks a few of {@link ScanOptions.unlisted} up by name: one the account holds fails the attempt
- * (read again). After a read with an unnamed unreadable record, no domain is said to have left.
+ * (read again), or, on a read that reads a listing that moves to its end (`onMove`), marks this one
+ * incomplete with an unnamed problem, as a moved listing is: its findings are still alerted. After a
+ * read with an unnamed unreadable record, no domain is said to have left.
  */
-async function confirmUnlisted(options: ScanOptions, gathered: Gathering): Promise<void> {
+async function confirmUnlisted(options: ScanOptions, gathered: Gathering, onMove: OnMove): Promise<void> {
   if (!options.unlisted) return;
   const problems = gathered.problems.filter((p) => p.resource === 'domain');
   if (problems.some((p) => p.key === null)) return;
@@ -210,11 +219,16 @@ async function confirmUnlisted(options: ScanOptions, gathered: Gathering): Promi
   const names = (await options.unlisted()).filter((n) => !unreadable.has(normalizeDomainName(n)));
   const lookups = names.slice(0, UNLISTED_LOOKUPS).map((name) => options.client.findDomain(name));
   const missed = (await Promise.all(lookups)).find((domain) => domain !== null)?.domain_name;
-  if (missed)
+  if (!missed) return;
+  // Whether a whole read still fits, judged as a listing's move is, with the whole read taken.
+  if ((typeof onMove === 'function' ? onMove({ read: 1, pages: 1 }) : onMove) === 'fail')
     throw new IncompleteListingError(
       `${missed} is in the account, but the pages read did not list it: the account changed while it was read`,
       { retryable: true },
     );
+  const reason = `${missed} is in the account, but the pages read did not list it: the account changed while it was read; the domains read were checked, but domains may be missing from what was read, so none is judged to have left the account`;
+  gathered.moved.push(reason);
+  gathered.problems.push({ resource: 'domain', key: null, page: 0, reason });
 }
 
 /** What the concurrent reads of domains and contacts gather, kept for one attempt. */
@@ -235,6 +249,8 @@ interface Gathering {
   contactsScanned: number;
   /** What moved of each listing read to its end on the last read (ListPage.moved). */
   readonly moved: string[];
+  /** Set when the other read failed this try: a read stops at its next page. */
+  stopped: boolean;
 }
 
 /** An empty gathering: every attempt starts from nothing, so a retried read counts nothing twice. */
@@ -250,6 +266,7 @@ function startGathering(registry: RegistryCandidates | undefined): Gathering {
     domainsScanned: 0,
     contactsScanned: 0,
     moved: [],
+    stopped: false,
   };
 }
 
@@ -361,6 +378,7 @@ async function readDomains(
 ): Promise<void> {
   const { gathered } = reading;
   for await (const page of reading.options.client.listDomains(filter, first, reading.onMove)) {
+    if (gathered.stopped) return;
     if (page.moved) gathered.moved.push(page.moved);
     if (expectedTotal !== undefined && page.page === 1) checkCountStands(page, expectedTotal);
     for (const problem of page.problems) {
@@ -453,6 +471,7 @@ async function readContacts(client: ResellerClient, gathered: Gathering, onMove:
 /** Reads the contact pages into the gathering: registrants by handle, and the contacts' own findings. */
 async function readContactPages(client: ResellerClient, gathered: Gathering, onMove: OnMove): Promise<void> {
   for await (const page of client.listContacts({}, onMove)) {
+    if (gathered.stopped) return;
     if (page.moved) gathered.moved.push(page.moved);
     gathered.problems.push(...page.problems);
     for (const contact of page.records) {
