@@ -336,9 +336,11 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     if (damaged.item !== META_SORT_KEY || damaged.generation === undefined) throw damaged;
     await this.claim(damaged.generation, lease);
     try {
+      // Kept once the alert is out, until it lapses: a retry of this run finds the state held.
       return await fn();
-    } finally {
+    } catch (error) {
       await this.release(damaged.generation, lease.owner);
+      throw error;
     }
   }
 

@@ -400,7 +400,13 @@ export async function runScheduledStatefulScan(
     );
   return runStatefulScan({
     job: input.job,
-    store: new DynamoDbStateStore({ client: input.dynamodb, tableName: input.tableName, scope }),
+    store: new DynamoDbStateStore({
+      client: input.dynamodb,
+      tableName: input.tableName,
+      scope,
+      // Leases are taken and judged on the one clock the scan's time is checked with.
+      ...(input.clock ? { clock: input.clock } : {}),
+    }),
     policy: loadStatePolicy(input.env, settings.minSeverity, settings.policies),
     publish: (report) =>
       publishAlert(

@@ -20,6 +20,7 @@ import type { Published } from './publish-alert';
 import { runScanJob, type ScanJobInput, signReportLinks } from './scan-job';
 import {
   accountFor,
+  MAX_LEASE_MS,
   type OpenedState,
   type StateSelector,
   type StateStore,
@@ -175,14 +176,21 @@ async function scanDamaged(
   );
   if (!input.publish) return { result, published: null, saved: false, conflicts: 0, damaged: failure };
   const publish = input.publish;
-  const published = await store.holdDamaged(
-    damaged,
-    { owner: at.owner, expiresAt: at.clock() + LEASE_MS },
-    async () => {
+  // Held for as long as a lease may be once the alert is out (a table's store keeps it): the run
+  // fails, and Lambda's two retries of it, minutes later, find the state held and send nothing.
+  const published = await store
+    .holdDamaged(damaged, { owner: at.owner, expiresAt: at.clock() + MAX_LEASE_MS }, async () => {
       await input.keep?.(result.report);
       return result.publish ? publish(alertView(result.report, result.silenced)) : null;
-    },
-  );
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof StateConflictError)) throw error;
+      throw new StateDamagedError(
+        `${failure.message}; another scan holds it (one that alerted without memory keeps it ${MAX_LEASE_MS / 60_000} minutes, so a retry sends the alert no second time): nothing was published`,
+        damaged,
+        { cause: error },
+      );
+    });
   return { result, published, saved: false, conflicts: 0, damaged: failure };
 }
 

@@ -192,8 +192,17 @@ describe('the scan Lambda when the #meta item of its state is damaged', () => {
     );
     expect(metrics).toContain('UnreadableRecords');
     expect(metrics).not.toContain('ScanCompleted');
-    // Nothing written: not the damaged part, and no lease left behind.
-    expect(await meta()).toEqual(before);
+    // Nothing of the state written: only the lease, kept for its 10 minutes after the alert.
+    const { lease_owner, lease_expires, ...rest } = (await meta()) ?? {};
+    const { lease_owner: _o, lease_expires: _e, ...restBefore } = before ?? {};
+    expect(rest).toEqual(restBefore);
+    expect(Number(lease_expires?.N) - (Date.now() + 3_600_000)).toBeGreaterThan(9 * 60_000);
+    expect(lease_owner?.S).toBeDefined();
+    // Lambda retries the failed run a minute later: the state is held, and nothing is sent again.
+    await expect(handleScheduledScan(deps(3_660_000), 60_000)).rejects.toThrow(
+      /; another scan holds it \(one that alerted without memory keeps it 10 minutes, so a retry sends the alert no second time\): nothing was published$/,
+    );
+    expect(await emulator.drain(queue)).toEqual([]);
 
     // A generation that cannot be read: no lease can be taken on it, so nothing is published.
     await set('generation', { S: '1' });

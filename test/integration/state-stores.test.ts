@@ -603,7 +603,7 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     },
   );
 
-  it('holds the lease on the generation beside a damaged #meta while a scan publishes, and writes nothing else', async () => {
+  it('holds the lease on the generation beside a damaged #meta while a scan publishes and after, and writes nothing else', async () => {
     const store = await open();
     await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
     await saveState(store, stateWith(['d0.nl']), await loadState(store), 'a');
@@ -639,7 +639,21 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
       return 'one';
     });
     expect(held).toBe('one');
-    expect(await meta()).toEqual(before);
+    // Kept once published, until it lapses (a retry of the run finds it held); nothing else written.
+    const { lease_owner, lease_expires, ...rest } = (await meta()) ?? {};
+    expect(rest).toEqual(before);
+    expect(lease_owner).toEqual({ S: 'scan-1' });
+    await expect(store.holdDamaged(damaged, lease('retry'), async () => 'again')).rejects.toThrow(
+      StateConflictError,
+    );
+    // A publish that fails gives the lease up at once: the retry may try again.
+    await store.release(1, 'scan-1');
+    await expect(
+      store.holdDamaged(damaged, lease('scan-3'), async () => {
+        throw new Error('SNS is down');
+      }),
+    ).rejects.toThrow('SNS is down');
+    expect(await store.holdDamaged(damaged, lease('scan-4'), async () => 'four')).toBe('four');
   });
 
   it('keeps accounts apart: one partition per scope', async () => {
