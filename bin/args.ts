@@ -159,6 +159,18 @@ export const KNOWN_VARIABLES: readonly string[] = [
 ];
 
 /**
+ * `env` without any of sentinel's settings or secrets: the environment a try-out (demo,
+ * try-alerts) hands its own scan of its own simulator. A person's real configuration there
+ * (STATE, WEBHOOK_URL, HEARTBEAT_URL, REPORT_DIR, …) would otherwise be used by the try-out: its
+ * alert posted to their chat, their heartbeat pinged for a scan of no real account, their report
+ * replaced, their state refused or written.
+ */
+export function withoutSettings(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const settings = new Set(KNOWN_VARIABLES);
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !settings.has(name)));
+}
+
+/**
  * Refuses a variable one or two typos away from a setting (`EXPIRY_DAY` for `EXPIRY_DAYS`): left
  * alone, it would be ignored and the default used without a word. Only names that share their first
  * word with a setting of two or more words are compared, so `STAGE` or `PATH` never are.

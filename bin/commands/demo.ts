@@ -8,7 +8,7 @@ import { ENV } from '../../functions/core/scan/config';
 import { serveLocally } from '../../functions/local/local-server';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
-import { noPositionals, parseNow, positiveInt, str } from '../args';
+import { noPositionals, parseNow, positiveInt, str, withoutSettings } from '../args';
 import { type CliIo, EXIT, type ParsedArgs } from '../command';
 import { untilAborted } from '../interrupt';
 import { demo, LOCAL_LINK_PORT, LOCAL_LINK_URL } from './index';
@@ -33,8 +33,10 @@ export async function runDemo(args: ParsedArgs, io: CliIo): Promise<number> {
   });
   // The report the links show is the demo's own, kept in a folder that goes when the demo does.
   const reportDir = await mkdtemp(join(tmpdir(), 'sentinel-demo-'));
+  // Its own simulator, key and report folder, and none of the settings of a real setup (a state,
+  // a webhook, a heartbeat): the demo neither uses nor changes them, in its scan or its links.
   const env: NodeJS.ProcessEnv = {
-    ...io.env,
+    ...withoutSettings(io.env),
     [ENV.resellerBaseUrl]: sim.url,
     [ENV.resellerApiKey]: apiKey,
     [ENV.linkSigningKey]: io.env[ENV.linkSigningKey] ?? randomBytes(32).toString('hex'),

@@ -68,6 +68,7 @@ export async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number>
       portfolio: portfolio(seed + index + 1),
     };
   });
+  sharedKeyCheck(accounts, keyFromEnv);
   const primary = portfolio(seed);
   let registry: RegistrySimulator | undefined;
   const sim = await startSimulator({
@@ -119,6 +120,26 @@ export async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number>
   await untilAborted(io.signal);
   await Promise.all([sim.close(), registry.close()]);
   return EXIT.ok;
+}
+
+/**
+ * Refuses two accounts given one key (or an account given RESELLER_API_KEY's): the simulator tells
+ * its accounts apart by their keys. Said of the variables, as bad configuration; the key is never shown.
+ */
+function sharedKeyCheck(
+  accounts: ReadonlyArray<{ account: { name: string; apiKeyEnv?: string | undefined }; apiKey: string }>,
+  primaryKey: string | undefined,
+): void {
+  const holders = new Map<string, string>(primaryKey ? [[primaryKey, ENV.resellerApiKey]] : []);
+  for (const { account, apiKey } of accounts) {
+    const words = `${account.apiKeyEnv} (account ${account.name})`;
+    const earlier = holders.get(apiKey);
+    if (earlier !== undefined)
+      throw new UsageError(
+        `${words} holds the same key as ${earlier}; the simulator tells its accounts apart by their keys: give each its own`,
+      );
+    holders.set(apiKey, words);
+  }
 }
 
 /** The registry side in one line: which TLDs have RDAP, which server is down, which TLDs have none. */

@@ -7,7 +7,7 @@ import { ENV, WEBHOOK_FORMATS, type WebhookFormat } from '../../functions/core/s
 import { handleWebhookEvent } from '../../functions/handlers/webhook-subscriber';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
-import { noPositionals, oneOf, parseNow, positiveInt, str } from '../args';
+import { noPositionals, oneOf, parseNow, positiveInt, str, withoutSettings } from '../args';
 import { type CliIo, EXIT, type ParsedArgs } from '../command';
 import { tryAlerts } from './index';
 
@@ -157,8 +157,10 @@ async function scanPublishingTo(
     { values: { now: new Date(now).toISOString() }, positionals: [] },
     {
       ...io,
+      // Only the emulator's topic and the simulator: a real setup's webhook, heartbeat, state or
+      // report folder in the environment is neither reached nor changed by the try-out.
       env: {
-        ...io.env,
+        ...withoutSettings(io.env),
         [ENV.resellerBaseUrl]: baseUrl,
         [ENV.resellerApiKey]: API_KEY,
         [ENV.alertTopicArn]: topicArn,

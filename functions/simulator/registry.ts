@@ -254,9 +254,27 @@ function takeFault(ctx: ServerContext): RegistryFault | undefined {
   return entry.fault;
 }
 
+/** The path of a request, or null when its target is no URL (a request that throws here would end the process). */
+function pathOf(req: IncomingMessage): string | null {
+  try {
+    return new URL(req.url ?? '/', 'http://registry').pathname;
+  } catch {
+    return null;
+  }
+}
+
+/** The domain a `/domain/<name>` path names, or null when it is no valid percent-encoding. */
+function domainOf(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment).toLowerCase();
+  } catch {
+    return null;
+  }
+}
+
 function answer(req: IncomingMessage, res: ServerResponse, ctx: ServerContext) {
   req.resume();
-  const url = new URL(req.url ?? '/', 'http://registry');
+  const path = pathOf(req);
   let request: { answeredAt?: number; status?: number } = {};
   const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
     const write = () => {
@@ -269,10 +287,11 @@ function answer(req: IncomingMessage, res: ServerResponse, ctx: ServerContext) {
     else write();
   };
   ctx.view.inFlight++;
-  if (url.pathname === '/dns.json') return send(200, ctx.bootstrap, { 'content-type': 'application/json' });
-  const match = /^\/domain\/([^/]+)$/.exec(url.pathname);
-  if (!match?.[1]) return send(400, { errorCode: 400, title: 'Bad Request', description: ['unknown path'] });
-  const name = decodeURIComponent(match[1]).toLowerCase();
+  if (path === '/dns.json') return send(200, ctx.bootstrap, { 'content-type': 'application/json' });
+  const match = path === null ? null : /^\/domain\/([^/]+)$/.exec(path);
+  const name = match?.[1] ? domainOf(match[1]) : null;
+  if (name === null)
+    return send(400, { errorCode: 400, title: 'Bad Request', description: ['unknown path'] });
   request = { name, at: performance.now(), accept: req.headers.accept } as RegistryRequest;
   ctx.view.requests.push(request as RegistryRequest);
   ctx.view.maxInFlight = Math.max(ctx.view.maxInFlight, ctx.view.inFlight);

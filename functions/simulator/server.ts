@@ -233,16 +233,62 @@ function simulatorState(options: SimulatorOptions): SimulatorState {
   };
 }
 
-/** One request: the RDAP bootstrap, the admin endpoint, or the API behind its rate limit and faults. */
+/** A request the simulator cannot read (its target is no URL, a path segment no percent-encoding): 400. */
+class BadRequestError extends Error {
+  override readonly name = 'BadRequestError';
+}
+
+/**
+ * One request, answered whatever it holds: a request that cannot be read is answered 400, and one
+ * the simulator fails on (a record an admin patch left odd) 500. Thrown from here, either would end
+ * the process, and with it every scan, serve and try-out using this simulator.
+ */
 function handle(state: SimulatorState, req: IncomingMessage, res: ServerResponse) {
-  const url = new URL(req.url ?? '/', 'http://simulator');
+  try {
+    answer(state, req, res);
+  } catch (error) {
+    req.resume();
+    if (res.headersSent) return void res.destroy();
+    const what = `${req.method} ${(req.url ?? '/').slice(0, 200)}`;
+    const message = error instanceof Error ? error.message : String(error);
+    send(
+      state,
+      res,
+      error instanceof BadRequestError
+        ? errorAnswer(400, `${message}: ${what}`)
+        : errorAnswer(500, `the simulator could not answer ${what}: ${message}`),
+    );
+  }
+}
+
+/** The request's URL; a BadRequestError when its target is none. */
+function requestUrl(req: IncomingMessage): URL {
+  try {
+    return new URL(req.url ?? '/', 'http://simulator');
+  } catch {
+    throw new BadRequestError('the request target is not a URL');
+  }
+}
+
+/** A percent-encoded path segment, decoded; a BadRequestError when it is no valid encoding. */
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new BadRequestError('a path segment is not valid percent-encoding');
+  }
+}
+
+/** One request: the RDAP bootstrap, the admin endpoint, or the API behind its rate limit and faults. */
+function answer(state: SimulatorState, req: IncomingMessage, res: ServerResponse) {
+  const url = requestUrl(req);
   const bootstrap = url.pathname === '/rdap/dns.json' ? state.options.rdapBootstrap?.() : undefined;
   if (bootstrap !== undefined) {
     req.resume();
     return send(state, res, { status: 200, body: bootstrap });
   }
   const adminMatch = /^\/_admin\/domains\/([^/]+)$/.exec(url.pathname);
-  if (adminMatch?.[1]) return admin(state, req, res, decodeURIComponent(adminMatch[1]));
+  if (adminMatch?.[1]) return admin(state, req, res, decodedSegment(adminMatch[1]));
   const request: SimulatedRequest = {
     method: req.method ?? 'GET',
     path: url.pathname,
@@ -318,7 +364,7 @@ function route(state: SimulatorState, req: IncomingMessage, res: ServerResponse,
       return send(state, res, listAnswer(account, 'contacts', request.query, state.rules));
     const restoreMatch = /^\/v2\/domains\/([^/]+)\/restore$/.exec(request.path);
     if (restoreMatch?.[1] && req.method === 'POST')
-      return send(state, res, restoreAnswer(account, decodeURIComponent(restoreMatch[1]), state.clock()));
+      return send(state, res, restoreAnswer(account, decodedSegment(restoreMatch[1]), state.clock()));
     return send(state, res, errorAnswer(404, `no route for ${req.method} ${request.path}`));
   } catch (e) {
     if (e instanceof SearchError) return send(state, res, errorAnswer(400, e.message));

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { findingKeys, runCli, startCliServer } from '../support/cli';
@@ -84,5 +87,40 @@ describe('sentinel serve', () => {
     });
     expect(run).toMatchObject({ code: 2 });
     expect(run.stderr).toContain('LINK_SIGNING_KEY is not set');
+  });
+
+  it('refuses, as bad configuration naming the variables, two accounts given one key to simulate', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'cli-servers-'));
+    try {
+      const accounts = join(cwd, 'accounts.json');
+      writeFileSync(
+        accounts,
+        JSON.stringify({
+          accounts: [
+            { name: 'brand-a', apiKeyEnv: 'BRAND_A_KEY' },
+            { name: 'brand-b', apiKeyEnv: 'BRAND_B_KEY' },
+          ],
+        }),
+      );
+      const twins = await runCli(['simulate', '--port', '0', '--accounts', accounts], {
+        BRAND_A_KEY: 'one-key-for-two',
+        BRAND_B_KEY: 'one-key-for-two',
+      });
+      expect(twins.code).toBe(2);
+      expect(twins.stderr).toBe(
+        'sentinel: BRAND_B_KEY (account brand-b) holds the same key as BRAND_A_KEY (account brand-a); the simulator tells its accounts apart by their keys: give each its own\n',
+      );
+      const primary = await runCli(['simulate', '--port', '0', '--accounts', accounts], {
+        RESELLER_API_KEY: 'one-key-for-two',
+        BRAND_A_KEY: 'one-key-for-two',
+      });
+      expect(primary.code).toBe(2);
+      expect(primary.stderr).toContain(
+        'BRAND_A_KEY (account brand-a) holds the same key as RESELLER_API_KEY',
+      );
+      expect(`${twins.stderr}${primary.stderr}`).not.toContain('one-key-for-two');
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
   });
 });

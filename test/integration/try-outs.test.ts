@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -254,5 +256,55 @@ describe('a link signed with another key', () => {
     } finally {
       await serve.stop();
     }
+  });
+});
+
+/**
+ * A receiver of everything the real configuration in a person's environment would reach (their
+ * chat webhook, their heartbeat check), counting what arrives.
+ */
+async function realEndpoints() {
+  const hits: string[] = [];
+  const server = createServer((req, res) => {
+    hits.push(`${req.method} ${req.url}`);
+    req.resume();
+    res.writeHead(200).end('ok');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { hits, url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe('the try-outs leave a real configuration in the environment alone', () => {
+  it('try-alerts publishes to its emulator only: no webhook, heartbeat, state or report of the real setup', async () => {
+    const real = await realEndpoints();
+    const dir = freshDir();
+    try {
+      const run = await runCli(['try-alerts', '--now', NOW], {
+        WEBHOOK_URL: `${real.url}/hook`,
+        WEBHOOK_FORMAT: 'json',
+        HEARTBEAT_URL: `${real.url}/hb`,
+        STATE: join(dir, 'state.json'),
+        REPORT_DIR: join(dir, 'reports'),
+        LINK_SIGNING_KEY: SIGNING_KEY,
+        LINK_BASE_URL: 'https://links.example.net',
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('queue all-alerts received 1 message');
+      expect(real.hits).toEqual([]);
+      expect(existsSync(join(dir, 'state.json'))).toBe(false);
+      expect(existsSync(join(dir, 'reports'))).toBe(false);
+    } finally {
+      await real.close();
+    }
+  }, 60_000);
+
+  it('demo scans its own simulator whatever state the environment names', async () => {
+    const dir = freshDir();
+    const state = join(dir, 'state.json');
+    writeFileSync(state, '{"a real account’s state, as far as the demo can tell');
+    const run = await runCli(['demo', '--now', NOW], { STATE: state });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('haven-6.com');
   });
 });
