@@ -124,13 +124,14 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
           account: { name: account.name, accountsFile: file },
           ...(account.resellerBaseUrl === undefined ? { baseUrl: settings.resellerBaseUrl } : {}),
         },
+        summarize: async (report: Report) =>
+          stores?.summaries.put(accountSummaryOf(report, account.name, settings.accountLabel)),
       };
       const state = location && accountStateLocation(location, account.name);
       const once = () => scanOnce(accountRun, state, own, place);
       const report = run.heartbeat ? await run.heartbeat.around(own, once) : await once();
       if (!report)
         return { account, error: new Error('superseded by a later scan'), output: chunks.join('') };
-      await stores?.summaries.put(accountSummaryOf(report, account.name, settings.accountLabel));
       return { account, report, output: chunks.join('') };
     } catch (error) {
       return { account, error: accountError(account, error), output: chunks.join('') };

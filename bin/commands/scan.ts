@@ -83,6 +83,8 @@ export interface AccountPlace {
   readonly reports: ReportStore | null;
   /** What names the account's state to `sentinel state rebind`, for the refusal of a rotated key. */
   readonly rebind?: StateSelector;
+  /** Keeps the account's summary for the overview page, of an incomplete report too (before it fails the run). */
+  readonly summarize?: (report: Report) => Promise<void>;
 }
 
 /** `sentinel scan` of one account (with --accounts, scan-accounts.ts runs instead: runs.ts). */
@@ -117,6 +119,7 @@ export async function scanOnce(
   place?: AccountPlace,
 ): Promise<Report | undefined> {
   const report = await (location ? scanWithMemory(run, location, io, place) : scanAlone(run, io, place));
+  if (report) await place?.summarize?.(report);
   const incomplete = report && incompleteScanError(report);
   if (incomplete) throw incomplete;
   return report;

@@ -1,7 +1,8 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FolderAccountSummaries } from '../../functions/local/folder-account-summaries';
 import { runCli } from '../support/cli';
 import {
   HOSTILE_NOW,
@@ -136,6 +137,26 @@ describe('sentinel scan against a hostile reseller (issue 15)', () => {
         const again = await runCli([...args, '--alert-to', 'stdout'], env);
         expect(again.code).toBe(1);
         expect(again.stdout).toContain('no alert published');
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+
+    it('keeps the overview summary of an account of several whose listing moved, then fails it (--accounts)', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'sentinel-moving-accounts-'));
+      try {
+        server = await startHostileServer({ mode: 'totals-change-after-page-1', apiKey: KEY });
+        const file = join(dir, 'accounts.json');
+        await writeFile(file, JSON.stringify({ accounts: [{ name: 'moving', apiKeyEnv: 'MOVING_KEY' }] }));
+        const run = await runCli(
+          ['scan', '--accounts', file, '--dry-run', '--now', HOSTILE_NOW, '--mode', 'full'],
+          { RESELLER_BASE_URL: server.url, MOVING_KEY: KEY, REPORT_DIR: join(dir, 'reports') },
+        );
+        expect(run.code).toBe(1);
+        expect(run.stdout + run.stderr).toMatch(/the account changed while it was read \(the domain list/);
+        const summary = await new FolderAccountSummaries(join(dir, 'reports')).get('moving');
+        expect(summary).toMatchObject({ account: 'moving' });
+        expect(JSON.stringify(summary)).toMatch(/"critical":1/);
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
