@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { SECURITY_HEADERS } from '../core/pages/restore-page';
 import { type ProxyHandler, refusalAnswer } from '../handlers/http-answer';
+import { listen } from './listen';
 
 /** The API's resources by path, as API Gateway routes them: acting links carry the domain in the path. */
 const ROUTES: ReadonlyArray<{ readonly path: RegExp; readonly resource: string }> = [
@@ -103,10 +104,7 @@ export async function serveLocally(handler: ProxyHandler, options: { port?: numb
     if (pending && pending.count > 0) pending.afterLast = refuse;
     else refuse();
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 8787, options.host ?? '127.0.0.1', () => resolve());
-  });
+  await listen(server, options.port ?? 8787, options.host ?? '127.0.0.1');
   const { port, address } = server.address() as AddressInfo;
   return {
     url: `http://${address.includes(':') ? `[${address}]` : address}:${port}`,

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { listen } from '../local/listen';
 import {
   type AccountData,
   type Answer,
@@ -149,10 +150,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const state = simulatorState(options);
   const server = createServer((req, res) => handle(state, req, res));
   server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
-  });
+  await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
   const { port, address } = server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
   const { primary, byKey } = state;

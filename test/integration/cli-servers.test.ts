@@ -80,6 +80,31 @@ describe('sentinel serve', () => {
     expect(served.stderr).not.toContain(new URL(link).searchParams.get('sig'));
   });
 
+  it('says a port is taken, and what to pass instead, when simulate or serve cannot open it', async () => {
+    const { createServer } = await import('node:http');
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = String((holder.address() as { port: number }).port);
+    try {
+      const runs = [
+        await runCli(['simulate', '--port', port], {}),
+        await runCli(['serve', '--port', port], {
+          RESELLER_BASE_URL: 'http://127.0.0.1:9',
+          RESELLER_API_KEY: 'sk_port_taken_0123456789',
+          LINK_SIGNING_KEY: 'k'.repeat(64),
+        }),
+      ];
+      for (const run of runs) {
+        expect(run.code).toBe(1);
+        expect(run.stderr).toBe(
+          `sentinel: port ${port} on 127.0.0.1 is in use (another sentinel serve, simulate or demo?): stop what holds it, or pass --port with another port (--port 0 takes any free one)\n`,
+        );
+      }
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+  });
+
   it('refuses to start without the secrets it needs, naming them', async () => {
     const run = await runCli(['serve', '--port', '0'], {
       RESELLER_BASE_URL: 'http://127.0.0.1:1',
