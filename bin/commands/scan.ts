@@ -17,7 +17,8 @@ import type { ReportStore } from '../../functions/core/memory/report-store';
 import { loadStatePolicy } from '../../functions/core/memory/state-config';
 import type { WebhookFormat } from '../../functions/core/scan/config';
 import { ENV, loadScanSettings, type ScanSettings } from '../../functions/core/scan/config';
-import { incompleteScanError, type Report } from '../../functions/core/scan/scan';
+import { incompleteScanError } from '../../functions/core/scan/moves';
+import type { Report } from '../../functions/core/scan/scan';
 import { type LocalAlertTarget, localSender, parseAlertTarget } from '../../functions/local/local-alert';
 import {
   dynamoDbClientFromEnv,

@@ -28,7 +28,8 @@ import {
   parseAccountInput,
 } from '../core/scan/accounts';
 import { ENV, loadScanSettings, METRICS, type ScanSettings, settingsFromEnv } from '../core/scan/config';
-import { incompleteScanError, type Report } from '../core/scan/scan';
+import { incompleteScanError } from '../core/scan/moves';
+import type { Report } from '../core/scan/scan';
 import {
   checkHeartbeatUrl,
   heartbeatFailureLine,

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { IncompleteListingError } from '../../functions/core/base/errors';
 import { DEFAULT_POLICY } from '../../functions/core/findings/classify';
 import { ResellerClient } from '../../functions/core/reseller/client';
-import { incompleteScanError, scanAccount } from '../../functions/core/scan/scan';
+import type { OnMove } from '../../functions/core/reseller/paging';
+import { incompleteScanError, onMove } from '../../functions/core/scan/moves';
+import { scanAccount } from '../../functions/core/scan/scan';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
 const json = (body: unknown) => new Response(JSON.stringify(body), { status: 200 });
@@ -205,6 +207,58 @@ describe('scanAccount', () => {
       { resource: 'domain', key: null, page: 0, reason: report.source.incomplete },
     ]);
     expect(incompleteScanError(report)).toBeInstanceOf(IncompleteListingError);
+  });
+
+  it('judges whether a second read fits by the pace of the domain pages, whichever list moved', async () => {
+    // Each request takes 10 s; 10 domain pages, 2 contact pages whose second says the list grew.
+    let t = NOW;
+    let pageOnes = 0;
+    const many = Array.from({ length: 20 }, (_, i) => ({
+      domain_name: `d${String(i).padStart(2, '0')}.nl`,
+      date_expiry: '2026-11-25T00:00:00Z',
+      auto_renew: false,
+    }));
+    const fetch = (async (input: string | URL | Request) => {
+      t += 10_000;
+      const url = new URL(String(input));
+      const n = Number(url.searchParams.get('page'));
+      if (url.pathname === '/v2/contacts') return page(n === 1 ? contacts : [], n, 2, n === 1 ? 2 : 3);
+      if (n === 1) pageOnes++;
+      return page(many.slice((n - 1) * 2, n * 2), n, 10, 20);
+    }) as typeof globalThis.fetch;
+    const clock = () => t;
+    const client = new ResellerClient({
+      baseUrl: 'https://api.test',
+      apiKey: 'k-unit-scan',
+      fetch,
+      now: clock,
+      deadline: NOW + 160_000,
+      concurrency: 1,
+      sleep: async () => undefined,
+    });
+    // When the contact list moves (60 s in, 100 s left) its own pace says a whole read takes 60 s
+    // and fits; the domain pages (2 of 10) say 300 s: it reads on instead, and is alerted in time.
+    const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'full', clock });
+    expect(pageOnes).toBe(1);
+    expect(report.stats.domains_scanned).toBe(20);
+    expect(report.source.incomplete).toMatch(/^the contact list changed while it was read/);
+  });
+
+  it('reads on when the clock went back since the read began: no pace can be judged', () => {
+    const client = { remainingMs: 3_600_000 } as ResellerClient;
+    const pace = { read: 0, pages: 0 };
+    const decide = onMove(1, client, { started: NOW, clock: () => NOW - 60_000 }, pace) as Exclude<
+      OnMove,
+      string
+    >;
+    expect(decide({ read: 1, pages: 10 })).toBe('report');
+    // The same move with the clock going forward: an hour left is ample for another read.
+    const forward = onMove(1, client, { started: NOW, clock: () => NOW + 1_000 }, pace) as Exclude<
+      OnMove,
+      string
+    >;
+    expect(forward({ read: 1, pages: 10 })).toBe('fail');
+    expect(onMove(2, client, { started: NOW, clock: () => NOW }, pace)).toBe('report');
   });
 
   it("fails at once, with the listing's own words, when reading again cannot help", async () => {

@@ -16,6 +16,7 @@ import type { ListFilter, ListPage, Problem, ResellerClient } from '../reseller/
 import { type OnMove, RecordRegistry } from '../reseller/paging';
 import type { Domain } from '../reseller/schemas';
 import { COVERAGE_PARTS, type CoverageCounts, countCoverage, coverageSearches, READ_PARTS } from './coverage';
+import { onMove, READS } from './moves';
 import { markFinding, type PolicySet, reportPolicies } from './policies';
 import { RegistryCandidates, type RegistryScanOptions, withRegistryCheck } from './registry-scan';
 import { renewalCosts } from './renewal-costs';
@@ -116,35 +117,6 @@ async function readAccount(
 const isRetryableListing = (error: unknown): boolean =>
   error instanceof IncompleteListingError && error.retryable;
 
-/** Reads of the account a scan tries: the last one reads a listing that moves to its end (onMove). */
-const READS = 2;
-
-/**
- * What a listing that moves does on this read. The last read reads on to its end and reports it. An
- * earlier one starts over only when a whole read still fits in the time left, at the pace this one
- * went (a million domains take minutes); else it reads on too, so what it read is still alerted.
- */
-function onMove(attempt: number, client: ResellerClient, started: number, clock: () => number): OnMove {
-  if (attempt >= READS) return 'report';
-  return ({ read, pages }) => {
-    const wholeReadMs = ((clock() - started) * Math.max(1, pages)) / Math.max(1, read);
-    return client.remainingMs > 1.5 * wholeReadMs ? 'fail' : 'report';
-  };
-}
-
-/**
- * The error that fails a run whose report is incomplete (`source.incomplete`), once its alert is
- * out: what was read reached a person, and the run still says it could not read the whole account.
- */
-export function incompleteScanError(report: Report): IncompleteListingError | undefined {
-  const moved = report.source.incomplete;
-  if (moved === undefined) return undefined;
-  return new IncompleteListingError(
-    `the account changed while it was read (${moved}); the findings read were reported, marked incomplete; run the scan again when the account changes less, or raise --concurrency to read it faster`,
-    { retryable: false },
-  );
-}
-
 /** One read of the account: its report, and the registry check's candidates when it is on. */
 interface AccountRead {
   readonly report: Report;
@@ -169,7 +141,7 @@ async function scanOnce(
   const registry = options.registry;
   const gathered = startGathering(registry ? new RegistryCandidates(now, registry.days) : undefined);
   // Contacts are needed whatever the domains' proof says: read them while it is counted.
-  const moves = onMove(attempt, client, started, clock);
+  const moves = onMove(attempt, client, { started, clock }, gathered.domainPages);
   const reads = [
     readAllDomains({ options, attempt, onMove: moves, gathered }, mode),
     readContacts(client, gathered, moves),
@@ -251,6 +223,8 @@ interface Gathering {
   readonly moved: string[];
   /** Set when the other read failed this try: a read stops at its next page. */
   stopped: boolean;
+  /** Domain pages taken, of how many their listings' page 1 promised: the pace a move is judged by. */
+  readonly domainPages: { read: number; pages: number };
 }
 
 /** An empty gathering: every attempt starts from nothing, so a retried read counts nothing twice. */
@@ -267,6 +241,7 @@ function startGathering(registry: RegistryCandidates | undefined): Gathering {
     contactsScanned: 0,
     moved: [],
     stopped: false,
+    domainPages: { read: 0, pages: 0 },
   };
 }
 
@@ -379,6 +354,8 @@ async function readDomains(
   const { gathered } = reading;
   for await (const page of reading.options.client.listDomains(filter, first, reading.onMove)) {
     if (gathered.stopped) return;
+    gathered.domainPages.read++;
+    if (page.page === 1) gathered.domainPages.pages += page.totalPages;
     if (page.moved) gathered.moved.push(page.moved);
     if (expectedTotal !== undefined && page.page === 1) checkCountStands(page, expectedTotal);
     for (const problem of page.problems) {

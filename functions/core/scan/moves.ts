@@ -1,0 +1,49 @@
+import { IncompleteListingError } from '../base/errors';
+import type { ResellerClient } from '../reseller/client';
+import type { OnMove } from '../reseller/paging';
+import type { Report } from './report';
+
+/**
+ * An account that moves while a scan reads it: how many reads a scan tries, what a listing that
+ * moves does on each (read again, or read on and report it), and the error that fails a run whose
+ * report is incomplete once its alert is out.
+ */
+
+/** Reads of the account a scan tries: the last one reads a listing that moves to its end (onMove). */
+export const READS = 2;
+
+/**
+ * What a listing that moves does on this read. The last read reads on to its end and reports it. An
+ * earlier one starts over only when a whole read still fits in the time left, at the pace the
+ * domain pages went (`domainPages`, whichever list moved: the contacts are few, the domains the
+ * read; a million take minutes); else it reads on too, so what it read is still alerted. A clock
+ * that went back gives no pace: it reads on.
+ */
+export function onMove(
+  attempt: number,
+  client: ResellerClient,
+  since: { readonly started: number; readonly clock: () => number },
+  domainPages: { readonly read: number; readonly pages: number },
+): OnMove {
+  if (attempt >= READS) return 'report';
+  return (own) => {
+    const elapsed = since.clock() - since.started;
+    if (elapsed < 0) return 'report';
+    const { read, pages } = domainPages.pages > 0 ? domainPages : own;
+    const wholeReadMs = (elapsed * Math.max(1, pages)) / Math.max(1, read);
+    return client.remainingMs > 1.5 * wholeReadMs ? 'fail' : 'report';
+  };
+}
+
+/**
+ * The error that fails a run whose report is incomplete (`source.incomplete`), once its alert is
+ * out: what was read reached a person, and the run still says it could not read the whole account.
+ */
+export function incompleteScanError(report: Report): IncompleteListingError | undefined {
+  const moved = report.source.incomplete;
+  if (moved === undefined) return undefined;
+  return new IncompleteListingError(
+    `the account changed while it was read (${moved}); the findings read were reported, marked incomplete; run the scan again when the account changes less, or raise --concurrency to read it faster`,
+    { retryable: false },
+  );
+}
