@@ -3,7 +3,7 @@ import type { Node } from 'constructs';
 import * as z from 'zod';
 import { parseWebhookSpec } from '../functions/core/alerts/webhook-delivery';
 import { ConfigError } from '../functions/core/base/errors';
-import { duplicateKey, twiceWords } from '../functions/core/base/json';
+import { duplicateKey, notJsonReason, twiceWords } from '../functions/core/base/json';
 import { editDistance } from '../functions/core/base/suggest';
 import type { Severity } from '../functions/core/findings/classify';
 import { ACCOUNT_SCAN_SETTINGS, accountName, MAX_ACCOUNTS } from '../functions/core/scan/accounts';
@@ -476,7 +476,7 @@ function readJsonObject(
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`${what} ${path} is not JSON (${(error as Error).message})`, { cause: error });
+    throw new ConfigError(`${what} ${path} is not JSON (${notJsonReason(error)})`, { cause: error });
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     throw new ConfigError(`${what} ${path} must hold ${shape}`);

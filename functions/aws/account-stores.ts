@@ -1,4 +1,5 @@
 import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { notJsonReason } from '../core/base/json';
 import { parseAccountSummary, ReportStoreError } from '../core/memory/report-store';
 import {
   ACCOUNT_DIRECTORY_KEY,
@@ -60,7 +61,7 @@ export async function readS3AccountDirectory(client: S3Client, bucket: string): 
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new ReportStoreError(`${where} is not JSON (${(error as Error).message}); deploy the stack again`);
+    throw new ReportStoreError(`${where} is not JSON (${notJsonReason(error)}); deploy the stack again`);
   }
   const parsed = AccountDirectorySchema.safeParse(value);
   if (!parsed.success)

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readlink, realpath, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { safeText } from '../core/base/text';
+import { notJsonReason } from '../core/base/json';
 import {
   type AuditEntry,
   type AuditTrail,
@@ -256,7 +256,7 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
     try {
       raw = JSON.parse(text);
     } catch (error) {
-      const reason = safeText((error as Error).message);
+      const reason = notJsonReason(error);
       throw new StateDamagedError(
         `the state file ${this.location} is not JSON (${reason}); remove it to start over`,
         { item: this.location, damage: `not JSON (${reason})` },

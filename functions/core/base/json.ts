@@ -40,3 +40,17 @@ const pathStep = (path: string, step: string | number): string =>
 /** The refusal's words for a key given twice, after `what` names the file. */
 export const twiceWords = (key: string): string =>
   `gives the key ${key} twice: JSON keeps only the last, and the first would be lost without a word; keep one`;
+
+/**
+ * Why text is not JSON, in words that quote none of it: JSON.parse's own message quotes the text
+ * (`Unexpected token 's', "sk_live_ab"... is not valid JSON`), and a file named by mistake (a key
+ * file for an accounts or state file) may hold a secret.
+ */
+export function notJsonReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : '';
+  if (message.startsWith('Unexpected end of JSON input')) return 'it ends too soon, or is empty';
+  const at = /at position (\d{1,12})/.exec(message)?.[1];
+  return at === undefined
+    ? 'it does not parse as JSON'
+    : `it does not parse as JSON at character ${Number(at) + 1}`;
+}

@@ -1,3 +1,4 @@
+import { notJsonReason } from '../base/json';
 import type { Finding } from '../findings/classify';
 import { type ChangeSubject, changeNextStep, nextStep } from '../findings/next-step';
 import type { Report } from '../scan/scan';
@@ -211,6 +212,6 @@ function parse(text: string, where: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new ReportTextError(`${where} is not JSON (${(error as Error).message})`);
+    throw new ReportTextError(`${where} is not JSON (${notJsonReason(error)})`);
   }
 }

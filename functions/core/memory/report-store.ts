@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { SentinelError } from '../base/errors';
+import { notJsonReason } from '../base/json';
 import { SEVERITIES } from '../findings/classify';
 import { type AccountSummary, AccountSummarySchema } from '../scan/accounts';
 import type { Report } from '../scan/scan';
@@ -134,7 +135,7 @@ export function parseStoredReport(text: string, where: string): Report {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new DamagedReportError(`the report in ${where} is not JSON (${(error as Error).message})`, {
+    throw new DamagedReportError(`the report in ${where} is not JSON (${notJsonReason(error)})`, {
       cause: error,
     });
   }
@@ -196,7 +197,7 @@ export function parseAccountSummary(text: string, where: string, account: string
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new ReportStoreError(`the account summary in ${where} is not JSON (${(error as Error).message})`);
+    throw new ReportStoreError(`the account summary in ${where} is not JSON (${notJsonReason(error)})`);
   }
   const parsed = AccountSummarySchema.safeParse(value);
   if (!parsed.success)

@@ -1,7 +1,7 @@
 import { domainToUnicode } from 'node:url';
 import * as z from 'zod';
 import { ConfigError } from '../base/errors';
-import { duplicateKey, twiceWords } from '../base/json';
+import { duplicateKey, notJsonReason, twiceWords } from '../base/json';
 import { closest } from '../base/suggest';
 import { normalizeDomainName } from '../base/text';
 import { type ClassifyPolicy, type DomainFinding, SEVERITIES, type Severity } from '../findings/classify';
@@ -318,7 +318,7 @@ export function parsePoliciesText(text: string, where: string): Policies {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`${where} is not JSON (${(error as Error).message})`, { cause: error });
+    throw new ConfigError(`${where} is not JSON (${notJsonReason(error)})`, { cause: error });
   }
   const twice = duplicateKey(text);
   if (twice !== null) throw new ConfigError(`${where} ${twiceWords(twice)}`);
