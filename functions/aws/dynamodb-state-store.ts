@@ -257,15 +257,20 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
         UpdateExpression:
           'SET generation = if_not_exists(generation, :g), lease_owner = :o, lease_expires = :e',
         // A lease further ahead than any is taken for was taken by a clock that ran ahead: lapsed.
+        // One whose owner is no text or whose expiry no number is no lease (as the state's read
+        // finds it): a damaged lease must not hold the state for good.
         ConditionExpression:
           '(attribute_not_exists(generation) OR generation = :g) AND ' +
-          '(attribute_not_exists(lease_owner) OR lease_owner = :o OR lease_expires < :now OR lease_expires > :far)',
+          '(attribute_not_exists(lease_owner) OR lease_owner = :o OR NOT attribute_type(lease_owner, :text) ' +
+          'OR NOT attribute_type(lease_expires, :number) OR lease_expires < :now OR lease_expires > :far)',
         ExpressionAttributeValues: {
           ':g': { N: String(generation) },
           ':o': { S: lease.owner },
           ':e': { N: String(lease.expiresAt) },
           ':now': { N: String(now) },
           ':far': { N: String(now + MAX_LEASE_MS) },
+          ':text': { S: 'S' },
+          ':number': { S: 'N' },
         },
       }),
       `another scan moved the state on or holds its lease (${this.location}, generation ${generation})`,

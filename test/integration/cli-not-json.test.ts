@@ -19,7 +19,10 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sentinel-not-json-'));
   keyFile = join(dir, 'reseller.key');
   writeFileSync(keyFile, SECRET);
-  sim = await startSimulator({ portfolio: generatePortfolio({ domains: 5, seed: 2, now: Date.parse('2026-11-22T06:00:00Z') }), apiKey: KEY });
+  sim = await startSimulator({
+    portfolio: generatePortfolio({ domains: 5, seed: 2, now: Date.parse('2026-11-22T06:00:00Z') }),
+    apiKey: KEY,
+  });
 });
 afterAll(async () => {
   await sim?.close();

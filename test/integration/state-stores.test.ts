@@ -656,6 +656,36 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect(await store.holdDamaged(damaged, lease('scan-4'), async () => 'four')).toBe('four');
   });
 
+  it('takes over a lease whose expiry is no number or whose owner is no text: a damaged lease holds nothing', async () => {
+    const store = await open();
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['d0.nl']), await loadState(store), 'a');
+    const Key = { pk: { S: 'http://reseller.test' }, sk: { S: '#meta' } };
+    for (const damage of [
+      { lease_owner: { S: 'ghost' }, lease_expires: { S: String(Date.now() + LEASE_MS) } },
+      { lease_owner: { N: '7' }, lease_expires: { N: String(Date.now() + LEASE_MS) } },
+    ]) {
+      await db.client().send(
+        new UpdateItemCommand({
+          TableName: store.location.slice('dynamodb:'.length),
+          Key,
+          UpdateExpression: 'SET lease_owner = :o, lease_expires = :e',
+          ExpressionAttributeValues: { ':o': damage.lease_owner, ':e': damage.lease_expires },
+        }),
+      );
+      // Read back as no lease, and claimed as none.
+      expect((await loadState(store)).lease).toBeNull();
+      await store.claim(1, { owner: 'next', expiresAt: Date.now() + LEASE_MS });
+      expect((await loadState(store)).lease?.owner).toBe('next');
+      await store.release(1, 'next');
+    }
+    // A live lease of the right types still holds.
+    await store.claim(1, { owner: 'live', expiresAt: Date.now() + LEASE_MS });
+    await expect(store.claim(1, { owner: 'other', expiresAt: Date.now() + LEASE_MS })).rejects.toThrow(
+      StateConflictError,
+    );
+  });
+
   it('keeps accounts apart: one partition per scope', async () => {
     const store = await open('https://live.example');
     const empty = await loadState(store);
