@@ -134,7 +134,12 @@ export const rdapBootstrapSetting = z
  */
 export async function fetchBootstrap(
   url: string,
-  options: { readonly fetch?: typeof fetch; readonly timeoutMs?: number } = {},
+  options: {
+    readonly fetch?: typeof fetch;
+    readonly timeoutMs?: number;
+    /** Stops the read at once (the command line's Ctrl-C). */
+    readonly signal?: AbortSignal;
+  } = {},
 ): Promise<RdapBootstrap> {
   const problem = rdapUrlProblem(url);
   const facts = { status: 0, url };
@@ -144,7 +149,9 @@ export async function fetchBootstrap(
     res = await (options.fetch ?? globalThis.fetch)(url, {
       headers: { Accept: 'application/json' },
       redirect: 'manual',
-      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+      signal: options.signal
+        ? AbortSignal.any([AbortSignal.timeout(options.timeoutMs ?? 10_000), options.signal])
+        : AbortSignal.timeout(options.timeoutMs ?? 10_000),
     });
   } catch (error) {
     throw new RdapBootstrapError(
