@@ -53,6 +53,16 @@ describe('parseRdapDomain', () => {
     expect(record.status).toEqual(['client hold']);
   });
 
+  it('reads an expiration before any domain existed (the epoch, year 0) as none published: a placeholder is no lapsed domain', () => {
+    for (const eventDate of ['1970-01-01T00:00:00Z', '0000-01-01T00:00:00Z', '1901-12-13T20:45:52Z']) {
+      const record = parseRdapDomain(
+        { ldhName: 'a.example', status: ['active'], events: [{ eventAction: 'expiration', eventDate }] },
+        'a.example',
+      );
+      expect(record.expiration).toBeNull();
+    }
+  });
+
   it('keeps the latest of several expiration events and skips one whose date does not read', () => {
     const events = [
       { eventAction: 'expiration', eventDate: '2027-01-01T00:00:00Z' },
