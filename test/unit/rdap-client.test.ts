@@ -90,6 +90,16 @@ describe('RdapClient.lookupDomain', () => {
     expect(calls).toHaveLength(1);
   });
 
+  it('gives up on a server down for maintenance (503) that asks to wait an hour, without waiting or asking again', async () => {
+    const time = fakeTime();
+    const { fetch, calls } = scripted([() => json('{}', 503, { 'retry-after': '3600' })]);
+    const client = new RdapClient({ fetch, now: time.now, sleep: time.sleep });
+    const failure = await client.lookupDomain(BASE, 'shop.com').catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(RdapRateLimitError);
+    expect(calls).toHaveLength(1);
+    expect(time.slept).toEqual([]);
+  });
+
   it('retries a 503 with backoff, then fails with the status', async () => {
     const time = fakeTime();
     const { fetch, calls } = scripted([() => json('{}', 503)]);
