@@ -24,7 +24,7 @@ const bootstraps = new BootstrapCache();
 /** Reads RDAP_BOOTSTRAP_URL: a file path, or a URL fetched with `fetch`. */
 export async function readBootstrap(
   source: string,
-  options: { readonly fetch?: typeof fetch; readonly timeoutMs?: number } = {},
+  options: { readonly fetch?: typeof fetch; readonly timeoutMs?: number; readonly signal?: AbortSignal } = {},
 ): Promise<RdapBootstrap> {
   if (isBootstrapUrl(source)) return fetchBootstrap(source, options);
   let text: string;
@@ -62,8 +62,13 @@ export function registryScanOptions(
         source,
         () =>
           readBootstrap(source, {
-            timeoutMs: settings.rdapTimeoutMs,
+            // Within the scan's time: what is left of it after the account's read is the publish's.
+            timeoutMs: Math.max(
+              1,
+              Math.min(settings.rdapTimeoutMs, (run.deadline ?? Number.POSITIVE_INFINITY) - Date.now()),
+            ),
             ...(fetchImpl ? { fetch: fetchImpl } : {}),
+            ...(run.signal ? { signal: run.signal } : {}),
           }),
         Date.now(),
       ),

@@ -156,3 +156,28 @@ describe('scan --registry-check with memory, a registry that stops saying anythi
     },
   );
 });
+
+/**
+ * A remembered registry finding that cannot be checked this time keeps its memory, but must not
+ * hide what the reseller says meanwhile: a reseller finding more severe than the one remembered is
+ * an escalation, whatever the registry does that day.
+ */
+describe('scan --registry-check with memory, a registry down while the reseller side worsens', () => {
+  it('escalates a reseller finding more severe than the remembered registry finding although its RDAP server is down', async () => {
+    world = await startRegistryWorld({ now: NOW, domains: 120, scenarios: new Map() });
+    const name = quietGtld(world, [NOW + DAY]);
+    expect(name).toBeDefined();
+    // Day 0: the renewal has not reached the registry (its date 10 days away): a warning.
+    world.sim.updateDomain(name, { date_expiry: new Date(NOW + 375 * DAY).toISOString() });
+    world.registry.setScenario(name, 'stale_renewal');
+    const { report: first } = await scanAt(NOW, '1');
+    expect(about(first, name)).toMatchObject({ kind: 'registry_expiry_mismatch', severity: 'warning' });
+
+    // Day 1: the registry is down, and the reseller now lists the domain as expired: critical news.
+    world.registry.injectFault('gtld', { kind: 'status', status: 503 }, 1000);
+    world.sim.updateDomain(name, { date_expiry: new Date(NOW + DAY - 3_600_000).toISOString() });
+    const { report: second } = await scanAt(NOW + DAY);
+    expect(second.registry?.unconfirmed).toContain(name);
+    expect(about(second, name)).toMatchObject({ kind: 'expired', severity: 'critical', change: 'escalated' });
+  });
+});

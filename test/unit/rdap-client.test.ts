@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { BootstrapCache } from '../../functions/core/registry/bootstrap';
 import { RdapClient, RdapDeadlineError } from '../../functions/core/registry/rdap-client';
 import {
   RdapConnectionError,
@@ -87,6 +88,16 @@ describe('RdapClient.lookupDomain', () => {
     expect(failure).toBeInstanceOf(RdapRateLimitError);
     expect((failure as RdapRateLimitError).retryAfterMs).toBe(3_600_000);
     expect(calls).toHaveLength(1);
+  });
+
+  it('gives up on a server down for maintenance (503) that asks to wait an hour, without waiting or asking again', async () => {
+    const time = fakeTime();
+    const { fetch, calls } = scripted([() => json('{}', 503, { 'retry-after': '3600' })]);
+    const client = new RdapClient({ fetch, now: time.now, sleep: time.sleep });
+    const failure = await client.lookupDomain(BASE, 'shop.com').catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(RdapRateLimitError);
+    expect(calls).toHaveLength(1);
+    expect(time.slept).toEqual([]);
   });
 
   it('retries a 503 with backoff, then fails with the status', async () => {
@@ -309,5 +320,27 @@ describe('registryScanOptions', () => {
     const asks = registryScanOptions(settings, { fetch });
     await expect(asks.client.lookupDomain(BASE, 'shop.com')).resolves.toMatchObject({ kind: 'found' });
     expect(calls).toHaveLength(1);
+  });
+
+  it("reads the bootstrap within the scan's time: a deadline already passed does not wait the RDAP timeout", async () => {
+    const calls: string[] = [];
+    // A bootstrap server that never answers: only the request's own signal ends it.
+    const fetch = ((url: string, init?: RequestInit) => {
+      calls.push(String(url));
+      return new Promise<Response>((_, reject) =>
+        init?.signal?.addEventListener('abort', () => reject(init.signal?.reason), { once: true }),
+      );
+    }) as unknown as typeof globalThis.fetch;
+    const settings = loadScanSettings({
+      resellerBaseUrl: 'https://api.test',
+      rdapBootstrapUrl: 'https://bootstrap.test/dns.json',
+      rdapTimeoutMs: '60000',
+    });
+    const options = registryScanOptions(settings, {
+      fetch,
+      deadline: Date.now() - 1,
+      cache: new BootstrapCache(),
+    });
+    await expect(options.bootstrap()).rejects.toThrow(/no answer in time/);
   });
 });

@@ -53,6 +53,16 @@ describe('parseRdapDomain', () => {
     expect(record.status).toEqual(['client hold']);
   });
 
+  it('reads an expiration before any domain existed (the epoch, year 0) as none published: a placeholder is no lapsed domain', () => {
+    for (const eventDate of ['1970-01-01T00:00:00Z', '0000-01-01T00:00:00Z', '1901-12-13T20:45:52Z']) {
+      const record = parseRdapDomain(
+        { ldhName: 'a.example', status: ['active'], events: [{ eventAction: 'expiration', eventDate }] },
+        'a.example',
+      );
+      expect(record.expiration).toBeNull();
+    }
+  });
+
   it('keeps the latest of several expiration events and skips one whose date does not read', () => {
     const events = [
       { eventAction: 'expiration', eventDate: '2027-01-01T00:00:00Z' },
@@ -116,6 +126,24 @@ describe('RdapBootstrap', () => {
       'local',
     );
     expect(local.serviceFor('a.test')?.baseUrl).toBe('http://127.0.0.1:4000/rdap/');
+  });
+
+  it('takes no server on this machine or a private network from a bootstrap read over the internet', () => {
+    // On AWS the Lambda Runtime API listens on http://127.0.0.1:9001: a bootstrap from elsewhere
+    // naming it would have the scan GET there. A bootstrap served by the simulator on loopback may.
+    const text = JSON.stringify({
+      services: [
+        [['com'], ['http://127.0.0.1:9001/2018-06-01/runtime/invocation/next#']],
+        [['net'], ['https://169.254.169.254/']],
+        [['org'], ['https://rdap.example.org/']],
+      ],
+    });
+    const remote = RdapBootstrap.parse(text, 'https://data.iana.org/rdap/dns.json');
+    expect(remote.serviceFor('a.com')).toBeNull();
+    expect(remote.serviceFor('a.net')).toBeNull();
+    expect(remote.serviceFor('a.org')?.baseUrl).toBe('https://rdap.example.org/');
+    const simulated = RdapBootstrap.parse(text, 'http://127.0.0.1:8080/rdap/dns.json');
+    expect(simulated.serviceFor('a.com')).not.toBeNull();
   });
 
   it('says a TLD without RDAP has no service', () => {

@@ -167,3 +167,28 @@ describe('the report’s registry section', () => {
     expect(alert.message).toContain('REGISTRY CHECK');
   });
 });
+
+describe('memory’s re-checks the account search does not find again', () => {
+  it('names a remembered registry finding unconfirmed when the reseller search no longer finds the domain read this scan', async () => {
+    // The read listed the domain (memory names it); the search by name comes back empty.
+    const reseller = { findDomain: async () => null } as unknown as ResellerClient;
+    const answers = (async () => new Response('{}', { status: 404 })) as typeof fetch;
+    const outcome = await runRegistryCheck([], candidatesOf([]), {
+      options: {
+        bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
+        client: new RdapClient({ fetch: answers, maxAttempts: 1 }),
+        budget: 10,
+        days: 1,
+        toleranceDays: 2,
+        recheck: async () => new Map([['held.t3', 'registry_hold' as const]]),
+      },
+      reseller,
+      now: NOW,
+      criticalDays: 7,
+      registrants: new Map(),
+    });
+    // Not looked up at the registry: memory must keep the hold, not resolve it.
+    expect(outcome.registry.queries).toBe(0);
+    expect(outcome.registry.unconfirmed).toEqual(['held.t3']);
+  });
+});

@@ -1,4 +1,4 @@
-import type { RegistryFindingKind } from '../findings/classify';
+import { isDomainFinding, type RegistryFindingKind, type Severity, severityRank } from '../findings/classify';
 import { isRegistryKind } from '../findings/registry-rules';
 import type { Report } from '../scan/scan';
 import type { ScanMemory } from './scan-memory';
@@ -38,22 +38,32 @@ export function registryRechecks(memory: ScanMemory): Map<string, RegistryFindin
 
 /**
  * The memory keys of remembered registry findings this scan could not check again (the report's
- * `registry.unconfirmed`): the comparison keeps their memory as it was, and resolves nothing.
+ * `registry.unconfirmed`): the comparison keeps their memory as it was, and resolves nothing. Only
+ * the registry's side is unknown: a finding of the reseller's at least as severe as the one
+ * remembered is compared as any other (escalated, announced), so a registry that is down never
+ * hides what the reseller says meanwhile.
  */
 export function unconfirmedRegistryKeys(report: Report, memory: ScanMemory): Set<string> {
   const keys = new Set<string>();
+  const current = new Map<string, Severity>();
+  for (const f of report.findings) if (isDomainFinding(f)) current.set(domainKey(f.domain_name), f.severity);
+  const keep = (key: string): void => {
+    const was = memory.prior.get(key)?.finding;
+    const now = current.get(key);
+    if (was && (now === undefined || severityRank(now) < severityRank(was.severity))) keys.add(key);
+  };
   if (report.registry?.unconfirmed_omitted) {
     // More than the report lists: which were confirmed cannot be told, so none is resolved this scan.
     const now = new Set<string>();
     for (const f of report.findings)
       if ('domain_name' in f && isRegistryKind(f.kind)) now.add(domainKey(f.domain_name));
     for (const key of memory.prior.keys())
-      if (remembersRegistryFinding(memory, key) && !now.has(key)) keys.add(key);
+      if (remembersRegistryFinding(memory, key) && !now.has(key)) keep(key);
     return keys;
   }
   for (const name of report.registry?.unconfirmed ?? []) {
     const key = domainKey(name);
-    if (remembersRegistryFinding(memory, key)) keys.add(key);
+    if (remembersRegistryFinding(memory, key)) keep(key);
   }
   return keys;
 }

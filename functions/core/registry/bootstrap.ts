@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { normalizeDomainName } from '../base/text';
 import { parseRfc3339 } from '../reseller/schemas';
 import { RdapBootstrapError } from './rdap-errors';
-import { rdapUrlProblem, readBodyLimited } from './rdap-http';
+import { rdapRedirectProblem, rdapUrlProblem, readBodyLimited } from './rdap-http';
 
 /**
  * IANA's RDAP bootstrap for domain names (RFC 9224, `dns.json`): which RDAP server answers for
@@ -47,7 +47,8 @@ export class RdapBootstrap {
 
   /**
    * Reads RFC 9224 JSON. A service whose entry or URL list is not what the RFC says is skipped,
-   * and so is a URL that is not https (plain http only to loopback, for the simulator); a document
+   * and so is a URL that is not https (plain http only to loopback, for the simulator), or one on
+   * this machine or a private network named by a bootstrap read from elsewhere; a document
    * without a `services` list, or without one service left to ask, is refused.
    * @throws RdapBootstrapError naming the source and what is wrong
    */
@@ -72,7 +73,7 @@ export class RdapBootstrap {
     for (const service of services) {
       const [entries, urls] = Array.isArray(service) ? service : [];
       if (!Array.isArray(entries) || !Array.isArray(urls)) continue;
-      const base = preferredUrl(urls);
+      const base = preferredUrl(urls, source);
       if (!base) continue;
       for (const entry of entries)
         if (typeof entry === 'string' && entry.trim()) byEntry.set(normalizeDomainName(entry), base);
@@ -105,9 +106,15 @@ export class RdapBootstrap {
   }
 }
 
-/** The URL of a service to use: an https one first (RFC 9224 §3), else loopback http; with a trailing `/`. */
-function preferredUrl(urls: readonly unknown[]): string | null {
-  const usable = urls.filter((u): u is string => typeof u === 'string' && rdapUrlProblem(u) === null);
+/**
+ * The URL of a service to use: an https one first (RFC 9224 §3), else loopback http; with a trailing
+ * `/`. A bootstrap read from a URL names what a redirect from it could: nothing on this machine or a
+ * private network from a bootstrap elsewhere (the Lambda Runtime API listens on 127.0.0.1).
+ */
+function preferredUrl(urls: readonly unknown[], source: string): string | null {
+  const fromUrl = isBootstrapUrl(source) && rdapUrlProblem(source) === null;
+  const problem = (u: string) => (fromUrl ? rdapRedirectProblem(source, u) : rdapUrlProblem(u));
+  const usable = urls.filter((u): u is string => typeof u === 'string' && problem(u) === null);
   const chosen = usable.find((u) => u.startsWith('https:')) ?? usable[0];
   if (!chosen) return null;
   return chosen.endsWith('/') ? chosen : `${chosen}/`;
@@ -134,7 +141,12 @@ export const rdapBootstrapSetting = z
  */
 export async function fetchBootstrap(
   url: string,
-  options: { readonly fetch?: typeof fetch; readonly timeoutMs?: number } = {},
+  options: {
+    readonly fetch?: typeof fetch;
+    readonly timeoutMs?: number;
+    /** Stops the read at once (the command line's Ctrl-C). */
+    readonly signal?: AbortSignal;
+  } = {},
 ): Promise<RdapBootstrap> {
   const problem = rdapUrlProblem(url);
   const facts = { status: 0, url };
@@ -144,7 +156,9 @@ export async function fetchBootstrap(
     res = await (options.fetch ?? globalThis.fetch)(url, {
       headers: { Accept: 'application/json' },
       redirect: 'manual',
-      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+      signal: options.signal
+        ? AbortSignal.any([AbortSignal.timeout(options.timeoutMs ?? 10_000), options.signal])
+        : AbortSignal.timeout(options.timeoutMs ?? 10_000),
     });
   } catch (error) {
     throw new RdapBootstrapError(

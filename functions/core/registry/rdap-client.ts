@@ -278,8 +278,9 @@ export class RdapClient {
       return answer;
     }
     const retryAfterMs = parseRetryAfter(answer.retryAfter, this.now());
-    if (answer.status === 429 && retryAfterMs !== undefined && retryAfterMs > this.maxRetryAfterMs) {
-      // Honoured, not cut short: this server is not asked again in this scan.
+    const waitAsked = answer.status === 429 || answer.status === 503;
+    if (waitAsked && retryAfterMs !== undefined && retryAfterMs > this.maxRetryAfterMs) {
+      // Honoured, not cut short (a 503 "down for maintenance" too): not asked again in this scan.
       limiter.controller.record({ kind: 'throttled', startedAt, now: this.now() });
       throw new RdapRateLimitError(
         `the RDAP server asked to wait ${Math.ceil(retryAfterMs / 1000)} s (Retry-After) before ${what}; it is not asked again in this scan`,

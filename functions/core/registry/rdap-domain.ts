@@ -85,8 +85,9 @@ export class RdapDomainShapeError extends Error {
 
 /**
  * Reads a domain object for `asked` (a normalised name). Unreadable events are skipped (an
- * expiration that does not read counts as none published); with several `expiration` events the
- * latest counts, the reading that raises no false alarm.
+ * expiration that does not read, or one dated before any domain existed, counts as none
+ * published); with several `expiration` events the latest counts, the reading that raises no false
+ * alarm.
  * @throws RdapDomainShapeError when it is not a domain object, names no domain, or one for another name
  */
 export function parseRdapDomain(value: unknown, asked: string): RegistryRecord {
@@ -120,6 +121,13 @@ function nameOf(ldh: string | undefined, unicode: string | undefined): string | 
   return name === undefined ? null : normalizeDomainName(name);
 }
 
+/**
+ * The first domain under a TLD was registered in March 1985: an earlier date is a server's
+ * placeholder (0, the epoch, the year 0), not an event of this domain. Read as an expiration it
+ * would announce a live domain as lapsed decades ago, critical.
+ */
+const FIRST_DOMAIN_MS = Date.UTC(1985, 0, 1);
+
 function latestEvent(events: readonly unknown[] | undefined, action: string): number | null {
   let latest: number | null = null;
   for (const raw of events ?? []) {
@@ -127,7 +135,7 @@ function latestEvent(events: readonly unknown[] | undefined, action: string): nu
     if (!event.success || typeof event.data.eventAction !== 'string') continue;
     if (event.data.eventAction.trim().toLowerCase() !== action) continue;
     const at = typeof event.data.eventDate === 'string' ? parseRfc3339(event.data.eventDate) : Number.NaN;
-    if (!Number.isNaN(at) && (latest === null || at > latest)) latest = at;
+    if (!Number.isNaN(at) && at >= FIRST_DOMAIN_MS && (latest === null || at > latest)) latest = at;
   }
   return latest;
 }

@@ -305,6 +305,8 @@ async function addRechecks(
       // Not picked while the account was read: its record, once more (memory holds no dates).
       const domain = await reseller.findDomain(name);
       if (domain) candidates.recheck(sideOf(domain), remembered);
+      // Listed by the read, yet not found by name: nothing was checked, so memory keeps what it knew.
+      else out.unconfirmed.push(name);
     } catch (error) {
       if (!(error instanceof SentinelError)) throw error;
       out.unconfirmed.push(name);
