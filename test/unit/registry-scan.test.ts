@@ -148,6 +148,28 @@ describe('the report’s registry section', () => {
     ]);
   });
 
+  it('lets a stop (Ctrl-C) end the scan instead of reading it as a failed check', async () => {
+    const stop = new AbortController();
+    stop.abort(new Error('interrupted by SIGINT'));
+    const outcome = runRegistryCheck([], candidatesOf(['a.t1']), {
+      options: {
+        // The stop lands while the check runs: here, as its bootstrap is read.
+        bootstrap: async () => {
+          throw stop.signal.reason;
+        },
+        client: new RdapClient({ fetch: down, maxAttempts: 1, signal: stop.signal }),
+        budget: 10,
+        days: 1,
+        toleranceDays: 2,
+      },
+      reseller: noReseller,
+      now: NOW,
+      criticalDays: 7,
+      registrants: new Map(),
+    });
+    await expect(outcome).rejects.toThrow('interrupted by SIGINT');
+  });
+
   it('keeps an alert carrying the section, with every server failed, within SNS’s limit', async () => {
     const names = Array.from({ length: 150 }, (_, i) => `${'x'.repeat(60)}-${i}.t${i % 40}`);
     const { registry } = await run(candidatesOf(names), names);

@@ -79,7 +79,8 @@ export class RdapClient {
   readonly concurrencyPerServer: number;
   private readonly fetchImpl: typeof fetch;
   private readonly timeoutMs: number;
-  private readonly signal: AbortSignal | undefined;
+  /** The signal that stops every lookup (Ctrl-C), when there is one. */
+  readonly signal: AbortSignal | undefined;
   private readonly perServer: number;
   private readonly maxAttempts: number;
   private readonly maxRetryAfterMs: number;

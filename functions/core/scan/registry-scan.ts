@@ -222,15 +222,20 @@ export async function runRegistryCheck(
   try {
     loaded = await options.bootstrap();
   } catch (error) {
+    if (stopped(error, options)) throw error;
     return unreadOutcome(findings, unread(candidates, base, error, lookedUp, 'bootstrap'));
   }
   try {
     return await checkLoaded(findings, candidates, run, { base, lookedUp, loaded });
   } catch (error) {
-    if (error instanceof StoppedError) throw error;
+    if (stopped(error, options)) throw error;
     return unreadOutcome(findings, unread(candidates, base, error, lookedUp, 'registry check'));
   }
 }
+
+/** A stop (Ctrl-C: the client's signal) ends the scan; any other error ends only the check. */
+const stopped = (error: unknown, options: RegistryScanOptions): boolean =>
+  error instanceof StoppedError || options.client.signal?.aborted === true;
 
 /** The findings as they were, with a section that says why no registry was checked. */
 const unreadOutcome = (findings: readonly Finding[], registry: RegistryReport): RegistryOutcome => ({
