@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
 import { buildAlertMessage } from '../../functions/core/alerts/message';
 import { registryDigestLines } from '../../functions/core/alerts/registry-words';
-import type { Finding } from '../../functions/core/findings/classify';
+import { type Finding, isDomainFinding } from '../../functions/core/findings/classify';
 import { type LoadedBootstrap, RdapBootstrap } from '../../functions/core/registry/bootstrap';
 import { RdapClient } from '../../functions/core/registry/rdap-client';
 import type { ResellerClient } from '../../functions/core/reseller/client';
 import type { Domain } from '../../functions/core/reseller/schemas';
+import type { ResolvedPolicy } from '../../functions/core/scan/policies';
 import { RegistryCandidates, runRegistryCheck } from '../../functions/core/scan/registry-scan';
 import type { Report } from '../../functions/core/scan/scan';
 
@@ -168,6 +169,38 @@ describe('the report’s registry section', () => {
       registrants: new Map(),
     });
     await expect(outcome).rejects.toThrow('interrupted by SIGINT');
+  });
+
+  it('names the policy of its domain on a finding the registry alone gives, as a reseller finding does', async () => {
+    const vip = {
+      policy: { name: 'vip', letLapse: true },
+      classify: { expiryDays: 30, criticalDays: 7 },
+      minSeverity: 'warning',
+    } as unknown as ResolvedPolicy;
+    const candidates = new RegistryCandidates(NOW, 1);
+    candidates.consider(domain('held.t1'), null, vip);
+    candidates.consider(domain('plain.t2'), null);
+    // Both registries say the domain is on hold; the reseller says nothing is wrong.
+    const onHold = (async (input: string | URL | Request) => {
+      const name = decodeURIComponent(String(input).split('/domain/')[1] ?? '');
+      return new Response(
+        JSON.stringify({ objectClassName: 'domain', ldhName: name, status: ['client hold'] }),
+        {
+          status: 200,
+          headers: { 'content-type': 'application/rdap+json' },
+        },
+      );
+    }) as typeof fetch;
+    const { findings } = await run(candidates, undefined, onHold);
+    const byName = Object.fromEntries(
+      findings
+        .filter(isDomainFinding)
+        .map((f) => [f.domain_name, { policy: f.policy, let_lapse: f.let_lapse }]),
+    );
+    expect(byName).toEqual({
+      'held.t1': { policy: 'vip', let_lapse: true },
+      'plain.t2': { policy: undefined, let_lapse: undefined },
+    });
   });
 
   it('keeps an alert carrying the section, with every server failed, within SNS’s limit', async () => {

@@ -24,6 +24,7 @@ import {
 import { inTodaysSample, sampleRank, todayOfCycle } from '../registry/sample';
 import type { ResellerClient } from '../reseller/client';
 import type { Domain } from '../reseller/schemas';
+import { markFinding, type ResolvedPolicy } from './policies';
 
 /**
  * The scan's registry check (`scan --registry-check`, docs/registry.md): while the account is read,
@@ -103,19 +104,28 @@ const FLAGGED_FROM = severityRank('warning');
 /** Picks the domains to check while the account is read; keeps only those, a few fields each. */
 export class RegistryCandidates {
   private readonly picked = new Map<string, RegistryCandidate>();
+  /** The policy each picked domain falls under, by its name as read: a registry finding of its own names it too. */
+  private readonly groups = new Map<string, ResolvedPolicy>();
 
   constructor(
     private readonly now: number,
     private readonly days: number,
   ) {}
 
-  /** One domain as read, with its finding (if any). */
-  consider(domain: Domain, finding: DomainFinding | null): void {
+  /** One domain as read, with its finding (if any) and the policy it falls under (if any). */
+  consider(domain: Domain, finding: DomainFinding | null, group?: ResolvedPolicy): void {
     const name = normalizeDomainName(domain.domain_name);
     if (finding && severityRank(finding.severity) >= FLAGGED_FROM)
       this.pick(sideOf(domain), 'flagged', finding.severity === 'critical' ? 0 : 1);
     else if (inTodaysSample(name, this.now, this.days))
       this.pick(sideOf(domain), 'sample', sampleRank(name, this.now, this.days));
+    else return;
+    if (group) this.groups.set(domain.domain_name, group);
+  }
+
+  /** The policy a picked domain falls under, by its name as read. */
+  groupOf(name: string): ResolvedPolicy | undefined {
+    return this.groups.get(name);
   }
 
   /** Adds a domain memory asks to re-check (with the finding it remembers), or moves one already picked to the front. */
@@ -344,6 +354,8 @@ function mergeViews(
     const index = at.get(name);
     const existing = index === undefined ? null : (out[index] as DomainFinding);
     const finding = withRegistryView(existing, side, view, run.now);
+    // A finding the registry alone gives goes to the domain's group, as the reseller's would.
+    if (finding.policy === undefined) markFinding(finding, candidates.groupOf(name));
     const named = finding.registrant && run.registrants.get(finding.registrant.handle);
     if (named) finding.registrant = named;
     if (index === undefined) out.push(finding);

@@ -419,7 +419,7 @@ function tallyDomain(reading: DomainReading, domain: Domain, page: number): void
   const found = classify(domain, now, group ? group.classify : policy);
   const finding = found && group ? markFinding(found, group) : found;
   if (finding) gathered.domainFindings.push(finding);
-  gathered.registry?.consider(domain, finding);
+  gathered.registry?.consider(domain, finding, group);
   voteOnRenewal(gathered.meaning, domain, now);
   if (finding?.kind === 'renewal_failed') gathered.renewalSuspects.set(finding, domain);
   const undocumented = undocumentedStatusProblem(domain, page);
