@@ -75,7 +75,9 @@ export function parseCommandArgs(
       const before = values[token.name];
       if (typeof before === 'string' && before !== token.value)
         throw new UsageError(
-          `${token.rawName} is given twice (${before}, then ${token.value}); give it once`,
+          spec.secret
+            ? `${token.rawName} is given twice, with two values (not shown: a secret); give it once`
+            : `${token.rawName} is given twice (${before}, then ${token.value}); give it once`,
         );
       values[token.name] = token.value;
     }

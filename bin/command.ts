@@ -64,6 +64,8 @@ export interface OptionSpec {
   readonly setting?: SettingName;
   /** Shown in help when the option has no setting. */
   readonly default?: string;
+  /** Its value is a secret (a URL with a token in it): no message repeats it. */
+  readonly secret?: true;
 }
 
 /** One line of a command's examples: a command line and what it does. */

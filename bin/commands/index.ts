@@ -69,6 +69,7 @@ export const scan: Command = {
     webhook: {
       type: 'string',
       value: 'URL',
+      secret: true,
       doc: `post the alert to this webhook instead of SNS, in --webhook-format (or set ${ENV.webhookUrl}: a URL on the command line is seen by other users of this machine); it counts as delivered, so --state is saved`,
     },
     'webhook-format': fromSetting('webhookFormat', 'slack|teams|json'),
@@ -105,6 +106,7 @@ export const scan: Command = {
     'heartbeat-url': {
       type: 'string',
       value: 'URL',
+      secret: true,
       doc: `GET this URL after every complete scan and URL/fail after a failed one (Healthchecks.io, Cronitor; with --accounts URL/<account>); not on --dry-run; a failed ping is said on stderr and changes nothing else (or set ${ENV.heartbeatUrl}: a URL on the command line is seen by other users of this machine)`,
     },
     'base-url': BASE_URL_OPTION,

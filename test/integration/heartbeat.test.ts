@@ -197,6 +197,22 @@ describe('the heartbeat of the command line', () => {
     expect(received).toEqual([`GET /${SECRET}`]);
   });
 
+  // Found by a hostile review: the refusal of a flag given twice named both values, so two
+  // heartbeat (or webhook) URLs went to stderr and into whatever log keeps it.
+  it('refuses --heartbeat-url or --webhook given twice without repeating either URL', async () => {
+    for (const flag of ['--heartbeat-url', '--webhook']) {
+      const run = await runCli(
+        ['scan', '--dry-run', flag, `${pingBase}/a`, flag, `${pingBase}/b`],
+        cliEnv({ HEARTBEAT_URL: '' }),
+      );
+      expect([run.code, run.stderr]).toEqual([
+        2,
+        `sentinel: ${flag} is given twice, with two values (not shown: a secret); give it once\n`,
+      ]);
+    }
+    expect(received).toEqual([]);
+  });
+
   it('refuses a heartbeat URL over http to another host without repeating it', async () => {
     const run = await runCli(['scan', '--dry-run'], cliEnv({ HEARTBEAT_URL: `http://hc.example/${SECRET}` }));
     expect(run.code).toBe(2);

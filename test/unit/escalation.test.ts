@@ -235,3 +235,48 @@ describe('escalation through the comparison with memory', () => {
     expect(unanswered.finding).toMatchObject({ escalated_after_hours: 25 });
   });
 });
+
+describe('escalation after an acknowledgement that ends', () => {
+  // Found by a hostile review: a quarantine escalated, then acknowledged, kept `escalated` at its
+  // one rung, so once the acknowledgement ended (its last days to restore) and nobody acted again,
+  // the escalation recipients were never paged again, though docs/policies.md says the team has
+  // afterHours once more before anyone is paged.
+  it('pages the escalation recipients again afterHours after the acknowledgement ends, once', () => {
+    const T0 = Date.parse('2026-11-22T06:00:00Z');
+    const policy = { ...DEFAULT_STATE_POLICY, escalation: { afterHours: 24, withinDays: 9 } };
+    // In quarantine since T0 − 20 days: restore by T0 + 10 days, its last days from T0 + 2 days.
+    const lost = domain('lost.de', T0, {
+      status: ['quarantine'],
+      date_expiry: T0 - 40 * DAY,
+      auto_renew: false,
+      date_deleted: T0 - 20 * DAY,
+    });
+    const scan = (now: number, state: ScanState) => {
+      const { report, observed } = scanOf([lost], now);
+      const result = compareWithState({ report, observed, state, policy });
+      return { result, finding: result.report.findings[0] as DomainFinding & { change: string } };
+    };
+    const first = scan(T0, EMPTY_STATE);
+    const escalated = scan(T0 + 25 * HOUR, first.result.next);
+    expect(escalated.finding).toMatchObject({ escalated_after_hours: 25 });
+    const memory = escalated.result.next.domains['lost.de'];
+    const acknowledged: ScanState = {
+      ...escalated.result.next,
+      domains: {
+        ...escalated.result.next.domains,
+        'lost.de': {
+          ...memory,
+          actions: { acknowledged: acknowledgementOf(escalated.finding, T0 + 26 * HOUR) },
+        } as never,
+      },
+    };
+    const during = scan(T0 + 30 * HOUR, acknowledged);
+    expect(during.finding).not.toHaveProperty('escalated_after_hours');
+    const lastDays = scan(T0 + 2 * DAY + HOUR, during.result.next);
+    expect(lastDays.finding).not.toHaveProperty('escalated_after_hours');
+    const unanswered = scan(T0 + 3 * DAY + 2 * HOUR, lastDays.result.next);
+    expect(unanswered.finding).toMatchObject({ escalated_after_hours: 25 });
+    const next = scan(T0 + 3 * DAY + 3 * HOUR, unanswered.result.next);
+    expect(next.finding).not.toHaveProperty('escalated_after_hours');
+  });
+});

@@ -152,6 +152,19 @@ describe('parsePolicies', () => {
     expect(refusal([])).toMatch(/^p\.json must be a JSON object/);
   });
 
+  // Found by a hostile review: the top level said zod's own words and its own path.
+  it('names a bad escalation or repeat in the words and places of a policy', () => {
+    expect(
+      refusal({ policies: [], escalation: { afterHours: 1, withinDays: 1, alertEmails: ['a@b.nl', 'x'] } }),
+    ).toBe('p.json: escalation.alertEmails[1] must be e-mail addresses');
+    expect(refusal({ policies: [], escalation: 'yes' })).toBe(
+      'p.json: escalation must be an object such as {"afterHours": 24, "withinDays": 7}',
+    );
+    expect(refusal({ policies: [], repeat: 'daily' })).toBe(
+      'p.json: repeat must be an object such as {"critical": "daily", "warning": "weekly"}',
+    );
+  });
+
   it('refuses two policies of one name, and recipients on a policy that lets its domains lapse', () => {
     expect(
       refusal({

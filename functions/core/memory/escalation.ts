@@ -30,7 +30,8 @@ export function stageOf(finding: Finding, thresholds: readonly number[]): number
 
 /**
  * The last alert as escalation counts from it: after a snooze or an acknowledgement (ended, or
- * lapsed early) the team has its `afterHours` again, so the count starts at its end, at the latest `nowMs`.
+ * lapsed early) the team has its `afterHours` again, so the count starts at its end, at the latest
+ * `nowMs`, and an escalation from before it is forgotten: nobody acting once more is paged once more.
  */
 export function sinceSnooze(
   alerted: AlertMemory | null | undefined,
@@ -40,7 +41,9 @@ export function sinceSnooze(
   if (!alerted || !snooze) return alerted;
   const ends = Math.min(Date.parse(snooze.until), nowMs);
   const first = Date.parse(alerted.first_at ?? alerted.at);
-  return first < ends ? { ...alerted, first_at: new Date(ends).toISOString() } : alerted;
+  if (!(first < ends)) return alerted;
+  const { escalated: _before, ...rest } = alerted;
+  return { ...rest, first_at: new Date(ends).toISOString() };
 }
 
 /**

@@ -29,6 +29,17 @@ export const MAX_POLICIES = 50;
  */
 const NAME_SHAPE = /^[a-z0-9][a-z0-9-]{0,31}$/;
 
+/** The words of a value that is not the object it must be (other issues keep their own). */
+const objectError = (example: string) => (issue: { readonly code: string }) =>
+  issue.code === 'invalid_type' ? `must be an object such as ${example}` : undefined;
+
+/** An issue's place as the messages write it: `escalation.alertEmails[1]`. */
+const placeOf = (path: readonly PropertyKey[]): string =>
+  path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+    .join('.')
+    .replace(/\.\[/g, '[');
+
 const whole = (min: number, max: number) => {
   const message = `must be a whole number from ${min} to ${max}`;
   return z.number({ error: message }).int(message).min(min, message).max(max, message);
@@ -95,11 +106,14 @@ const cadence = z.preprocess(
 );
 
 /** `repeat`: how often an ongoing finding is published again, by severity, and at most how many times. */
-const RepeatSchema = z.strictObject({
-  critical: cadence.optional(),
-  warning: cadence.optional(),
-  cap: whole(0, MAX_REPEAT_CAP).optional(),
-});
+const RepeatSchema = z.strictObject(
+  {
+    critical: cadence.optional(),
+    warning: cadence.optional(),
+    cap: whole(0, MAX_REPEAT_CAP).optional(),
+  },
+  { error: objectError('{"critical": "daily", "warning": "weekly"}') },
+);
 
 const MatchSchema = z
   .strictObject({
@@ -126,12 +140,15 @@ const PolicySchema = z.strictObject({
 });
 
 /** `escalation`: when a critical finding nobody acted on is published again, and who gets escalations alone. */
-const EscalationSchema = z.strictObject({
-  afterHours: whole(1, 8760),
-  withinDays: whole(1, 3650),
-  alertEmails: z.array(z.email('must be e-mail addresses')).max(100).optional(),
-  alertSmsNumbers: z.array(e164).max(100).optional(),
-});
+const EscalationSchema = z.strictObject(
+  {
+    afterHours: whole(1, 8760),
+    withinDays: whole(1, 3650),
+    alertEmails: z.array(z.email('must be e-mail addresses')).max(100).optional(),
+    alertSmsNumbers: z.array(e164).max(100).optional(),
+  },
+  { error: objectError('{"afterHours": 24, "withinDays": 7}') },
+);
 
 const PoliciesSchema = z.strictObject({
   escalation: EscalationSchema.optional(),
@@ -246,8 +263,7 @@ function policyProblems(value: unknown, index: number): { policy?: Policy; probl
         inner ? KNOWN_KEYS[inner] : KNOWN_KEYS.policy,
         `${at}: ${inner ? `${inner}: ` : ''}`,
       );
-    const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `${String(p)}`)).join('.');
-    return [`${at}: ${path.replace(/\.\[/g, '[') || 'policy'} ${issue.message}`];
+    return [`${at}: ${placeOf(issue.path) || 'policy'} ${issue.message}`];
   });
   return { problems };
 }
@@ -291,7 +307,7 @@ export function parsePolicies(value: unknown, where: string): Policies {
             ? issue.path[0] === 'escalation' || issue.path[0] === 'repeat'
               ? unknownKeys(issue.keys, KNOWN_KEYS[issue.path[0]], `${issue.path[0]}: `)
               : unknownKeys(issue.keys, KNOWN_KEYS.top, '')
-            : [`${issue.path.map(String).join('.') || 'policies'} ${issue.message}`],
+            : [`${placeOf(issue.path) || 'policies'} ${issue.message}`],
         )
         .map((p) => `${where}: ${p}`)
         .join('; '),
