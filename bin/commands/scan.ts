@@ -73,7 +73,16 @@ export interface ScanRun {
   readonly allowClockSkew: boolean;
   /** `--heartbeat-url` (HEARTBEAT_URL): pinged after the scan, unless it is a dry run. */
   readonly heartbeat: CliHeartbeat | undefined;
+  /** The wall clock when the run began: `job.now` moved on by the time since is the hand-over time. */
+  readonly wallStart: number;
 }
+
+/**
+ * When the alert is handed over, on the run's clock: its `now` (as `--now` gives it) moved on by the
+ * time the scan took. Quiet hours are judged then, as the deployed scan judges them at hand-over: a
+ * window that ended during a long read must not make a schedule for a time already past.
+ */
+const handOver = (run: ScanRun): number => run.job.now + Math.max(0, Date.now() - run.wallStart);
 
 /**
  * Where one account of several keeps what is its own (scan --accounts): its state scope and its
@@ -184,6 +193,7 @@ export function scanRunOf(
     failOn,
     stateFlag: str(args.values.state),
     allowClockSkew: args.values['allow-clock-skew'] === true,
+    wallStart: Date.now(),
   };
 }
 
@@ -360,7 +370,7 @@ async function scanAlone(run: ScanRun, io: CliIo, place?: AccountPlace): Promise
     if (!run.json) printDryRun(alert, settings, io, run.chat, run.job.now);
     return report;
   }
-  const outcome = await deliverAlert(alert, { settings, now: run.job.now }, delivery);
+  const outcome = await deliverAlert(alert, { settings, now: handOver(run) }, delivery);
   (run.json ? io.stderr : io.stdout)(
     outcome.published
       ? `${deliveredLine(run.delivery, outcome)}\n${sentLines(run.delivery, outcome.sent)}`
@@ -399,8 +409,7 @@ async function scanWithMemory(
     // Kept under the lease, before the alert goes out: its report_json_url must find it.
     ...(delivery
       ? {
-          publish: (report: Report) =>
-            publishAlert(report, { settings, now: Date.parse(report.now) }, delivery),
+          publish: (report: Report) => publishAlert(report, { settings, now: handOver(run) }, delivery),
           ...(reports ? { keep: (r) => reports.put(r) } : {}),
         }
       : {}),

@@ -204,6 +204,41 @@ describe('quiet hours for SMS (scan Lambda, fauxqs, the stack’s filter policie
     expect(await emulator.drain(sms)).toHaveLength(0);
   });
 
+  it('judges the window at hand-over on the command line too, on the clock of --now moved on by the scan', async () => {
+    // --now is a second before a window ends; the reseller takes 1.5 s to answer, so the alert is
+    // handed over after the window: nothing is held (judged at --now, the SMS would wait for a
+    // schedule at a time already past).
+    const slow = await startSimulator({
+      portfolio: { ...generatePortfolio({ domains: 0, seed: 1, now: NOW }) },
+      apiKey: KEY,
+      latencyMs: 1_500,
+    });
+    slow.updateDomain('soon.example.com', expiring('soon.example.com', 5));
+    try {
+      const { topicArn, sms } = await topicWithRecipients('quiet-ended-cli');
+      const ends = new Date(Math.floor(NOW / 60_000) * 60_000 + 60_000);
+      const now = new Date(ends.getTime() - 1_000).toISOString();
+      const run = await runCli(
+        ['scan', '--now', now, '--sms-quiet-hours', `${hhmm(minute - 60)}-${hhmm(minute + 1)}`],
+        {
+          RESELLER_BASE_URL: slow.url,
+          RESELLER_API_KEY: KEY,
+          ALERT_TOPIC_ARN: topicArn,
+          ALERT_TIME_ZONE: 'UTC',
+          HELD_SMS_SCHEDULE_GROUP: 'sentinel-held-sms',
+          HELD_SMS_ROLE_ARN: ROLE,
+        },
+        { sns: () => emulator.snsClient() },
+      );
+      expect(run.code, run.stderr).toBe(0);
+      const [text] = await emulator.drain(sms);
+      expect(attribute(text, 'sms')).toBe('send');
+      expect(scheduler.commandCalls(CreateScheduleCommand)).toHaveLength(0);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('refuses quiet hours on the command line when a held SMS could not be sent later, before a request is sent', async () => {
     const requests = sim.requests.length;
     const run = await runCli(['scan', '--sms-quiet-hours', '22:00-07:00'], {
