@@ -38,6 +38,21 @@ function candidatesOf(names: readonly string[]) {
   return candidates;
 }
 
+/** The check of `names` with a bootstrap and client of the test's own (findings `findings`). */
+const checkWith = (
+  names: readonly string[],
+  bootstrap: () => Promise<LoadedBootstrap>,
+  client: RdapClient,
+  findings: Finding[] = [],
+) =>
+  runRegistryCheck(findings, candidatesOf(names), {
+    options: { bootstrap, client, budget: 10, days: 1, toleranceDays: 2 },
+    reseller: noReseller,
+    now: NOW,
+    criticalDays: 7,
+    registrants: new Map(),
+  });
+
 const run = (
   candidates: RegistryCandidates,
   recheck?: string[],
@@ -90,21 +105,13 @@ describe('the report’s registry section', () => {
   });
 
   it('leaves the findings as they were and says why when the bootstrap cannot be had', async () => {
-    const outcome = await runRegistryCheck([], candidatesOf(['a.t1', 'b.t2']), {
-      options: {
-        bootstrap: async () => {
-          throw new Error('IANA is down');
-        },
-        client: new RdapClient({ fetch: down }),
-        budget: 10,
-        days: 1,
-        toleranceDays: 2,
+    const outcome = await checkWith(
+      ['a.t1', 'b.t2'],
+      async () => {
+        throw new Error('IANA is down');
       },
-      reseller: noReseller,
-      now: NOW,
-      criticalDays: 7,
-      registrants: new Map(),
-    });
+      new RdapClient({ fetch: down }),
+    );
     expect(outcome.findings).toEqual([]);
     expect(outcome.registry.bootstrap).toBeNull();
     expect(outcome.registry.problems).toEqual([
@@ -124,20 +131,13 @@ describe('the report’s registry section', () => {
       severity: 'warning',
       date_expiry: new Date(NOW + 10 * 86_400_000).toISOString(),
     } as unknown as Finding;
-    const outcome = await runRegistryCheck([finding], candidatesOf(['a.t1', 'b.t2']), {
-      options: {
-        // A bootstrap that reads but holds nothing the check can use: the check throws a TypeError.
-        bootstrap: async () => ({ bootstrap: null }) as unknown as LoadedBootstrap,
-        client: new RdapClient({ fetch: down }),
-        budget: 10,
-        days: 1,
-        toleranceDays: 2,
-      },
-      reseller: noReseller,
-      now: NOW,
-      criticalDays: 7,
-      registrants: new Map(),
-    });
+    // A bootstrap that reads but holds nothing the check can use: the check throws a TypeError.
+    const outcome = await checkWith(
+      ['a.t1', 'b.t2'],
+      async () => ({ bootstrap: null }) as unknown as LoadedBootstrap,
+      new RdapClient({ fetch: down }),
+      [finding],
+    );
     expect(outcome.findings).toEqual([finding]);
     expect(outcome.summary).toEqual({ critical: 0, warning: 1, info: 0 });
     expect(outcome.registry.problems).toEqual([
@@ -152,22 +152,14 @@ describe('the report’s registry section', () => {
   it('lets a stop (Ctrl-C) end the scan instead of reading it as a failed check', async () => {
     const stop = new AbortController();
     stop.abort(new Error('interrupted by SIGINT'));
-    const outcome = runRegistryCheck([], candidatesOf(['a.t1']), {
-      options: {
-        // The stop lands while the check runs: here, as its bootstrap is read.
-        bootstrap: async () => {
-          throw stop.signal.reason;
-        },
-        client: new RdapClient({ fetch: down, maxAttempts: 1, signal: stop.signal }),
-        budget: 10,
-        days: 1,
-        toleranceDays: 2,
+    // The stop lands while the check runs: here, as its bootstrap is read.
+    const outcome = checkWith(
+      ['a.t1'],
+      async () => {
+        throw stop.signal.reason;
       },
-      reseller: noReseller,
-      now: NOW,
-      criticalDays: 7,
-      registrants: new Map(),
-    });
+      new RdapClient({ fetch: down, maxAttempts: 1, signal: stop.signal }),
+    );
     await expect(outcome).rejects.toThrow('interrupted by SIGINT');
   });
 
