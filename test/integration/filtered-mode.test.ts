@@ -337,17 +337,26 @@ describe('auto mode on an account where nothing can be flagged', () => {
 });
 
 describe('time budget', () => {
-  it('fails with a message that says what to change, instead of being cut off mid-way', async () => {
+  it('reports what it read in the time budget, marked incomplete, and fails saying what to change', async () => {
     const portfolio = generatePortfolio({ domains: 2000, seed: 4, now: Date.parse(NOW) });
     sim = await startSimulator({ portfolio, apiKey: KEY, maxPerPage: 20, latencyMs: 100 });
-    const run = await runCli(['scan', '--json', '--dry-run', '--time-budget', '1', '--concurrency', '2'], {
-      RESELLER_BASE_URL: sim.url,
-      RESELLER_API_KEY: KEY,
-    });
+    // 100 pages, two at a time, 100 ms each: some 5 s of reading for a budget of 1 s.
+    const run = await runCli(
+      ['scan', '--json', '--dry-run', '--time-budget', '1', '--concurrency', '2', '--mode', 'full'],
+      { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY },
+    );
     expect(run.code).toBe(1);
-    expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(
-      /^sentinel: the scan could not read the whole account within its time budget of 1 s \(.*\); raise the time budget \(Lambda timeout or --time-budget\) or --concurrency; --mode auto \(the default\) reads less when its proof holds\n$/,
+      /^sentinel: the scan could not read the whole account \(the domain list could not be read whole within the scan's time budget \(\d+ of 2000 domains read; .*\); the findings read were reported, marked incomplete; run the scan again, and if it repeats raise the time budget \(Lambda timeout or --time-budget\) or --concurrency, or scan when the account changes less\n$/,
+    );
+    const report = JSON.parse(run.stdout);
+    expect(report.source.incomplete).toMatch(
+      /^the domain list could not be read whole within the scan's time budget/,
+    );
+    expect(report.stats.domains_scanned).toBeGreaterThan(0);
+    expect(report.stats.domains_scanned).toBeLessThan(2000);
+    expect(report.problems).toContainEqual(
+      expect.objectContaining({ resource: 'domain', key: null, reason: report.source.incomplete }),
     );
   });
 });

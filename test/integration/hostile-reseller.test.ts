@@ -52,7 +52,7 @@ function expectIncomplete(run: { code: number; stdout: string; stderr: string },
   expect(run.code).toBe(1);
   expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
   expect(run.stderr).toMatch(
-    /^sentinel: the account changed while it was read \(the domain list changed while it was read \(/,
+    /^sentinel: the scan could not read the whole account \(the domain list changed while it was read \(/,
   );
   expect(run.stderr).toMatch(line);
   const report = JSON.parse(run.stdout);
@@ -127,9 +127,9 @@ describe('sentinel scan against a hostile reseller (issue 15)', () => {
         const args = ['scan', '--now', HOSTILE_NOW, '--state', join(dir, 'state.json')];
         const run = await runCli([...args, '--alert-to', join(dir, 'alert.txt')], env);
         expect(run.code).toBe(1);
-        expect(run.stderr).toMatch(/^sentinel: the account changed while it was read \(the domain list/m);
+        expect(run.stderr).toMatch(/^sentinel: the scan could not read the whole account \(the domain list/m);
         const alert = await readFile(join(dir, 'alert.txt'), 'utf8');
-        expect(alert).toContain('INCOMPLETE: the account changed while it was read.');
+        expect(alert).toContain('INCOMPLETE: the scan could not read the whole account.');
         expect(alert).toContain('d0250.nl');
         expect(alert).toMatch(/- domain \(no name\) on page 2: the domain list changed while it was read/);
         expect(run.stdout).toContain('state saved to');
@@ -153,7 +153,9 @@ describe('sentinel scan against a hostile reseller (issue 15)', () => {
           { RESELLER_BASE_URL: server.url, MOVING_KEY: KEY, REPORT_DIR: join(dir, 'reports') },
         );
         expect(run.code).toBe(1);
-        expect(run.stdout + run.stderr).toMatch(/the account changed while it was read \(the domain list/);
+        expect(run.stdout + run.stderr).toMatch(
+          /the scan could not read the whole account \(the domain list/,
+        );
         const summary = await new FolderAccountSummaries(join(dir, 'reports')).get('moving');
         expect(summary).toMatchObject({ account: 'moving' });
         expect(JSON.stringify(summary)).toMatch(/"critical":1/);

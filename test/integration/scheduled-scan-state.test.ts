@@ -127,7 +127,7 @@ describe('the scan Lambda when the account changes on every read', () => {
     moving = true;
     metrics.length = 0;
     await expect(handleScheduledScan(deps(3_600_000), 60_000)).rejects.toThrow(
-      /^the account changed while it was read \(the domain list changed while it was read/,
+      /^the scan could not read the whole account \(the domain list changed while it was read/,
     );
     const [message] = await emulator.drain(queue);
     const report = JSON.parse(sqsVariant(message as never));

@@ -22,7 +22,7 @@ describe('a report marked incomplete', () => {
     const digest = renderDigest(incomplete());
     const lines = digest.split('\n');
     expect(lines[2]).toBe(
-      'INCOMPLETE: the account changed while it was read. The findings below are those of the domains read; others may be missing (see PROBLEMS), and no domain is judged to have left. The scan is reported as failed.',
+      'INCOMPLETE: the scan could not read the whole account. The findings below are those of the domains read; others may be missing (see PROBLEMS), and no domain is judged to have left. The scan is reported as failed.',
     );
     expect(digest.indexOf('INCOMPLETE')).toBeLessThan(digest.indexOf('q1.nl'));
     expect(digest).toContain(
@@ -35,7 +35,7 @@ describe('a report marked incomplete', () => {
 
   it('says so on the report page, above the lists', () => {
     const html = renderReportPage({ report: incomplete(), token });
-    expect(html).toContain('<strong>Incomplete:</strong> the account changed while it was read.');
+    expect(html).toContain('<strong>Incomplete:</strong> the scan could not read the whole account.');
     expect(html.indexOf('Incomplete:')).toBeLessThan(html.indexOf('q1.nl'));
     expect(renderReportPage({ report: reportOf([]), token })).not.toContain('Incomplete:');
   });

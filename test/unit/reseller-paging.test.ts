@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IncompleteListingError, NotFoundError } from '../../functions/core/base/errors';
+import { DeadlineError, IncompleteListingError, NotFoundError } from '../../functions/core/base/errors';
 import { type ListPage, paginate } from '../../functions/core/reseller/paging';
 
 interface Rec {
@@ -266,8 +266,8 @@ describe('paginate', () => {
             'the domain list changed while it was read (total_results changed from 25 to 31 while domain list pages were read (page 2): the account changed during the scan): the domains read were checked, but domains may be missing from what was read, so none is judged to have left the account',
         },
       ]);
-      expect(last.moved).toBe(last.problems[0]?.reason);
-      expect(seen.slice(0, -1).every((p) => p.moved === undefined)).toBe(true);
+      expect(last.incomplete).toBe(last.problems[0]?.reason);
+      expect(seen.slice(0, -1).every((p) => p.incomplete === undefined)).toBe(true);
     });
 
     it('reads the page the last page reveals: growth seen only when nothing else is in flight', async () => {
@@ -279,7 +279,7 @@ describe('paginate', () => {
         seen.push(page);
       expect(api.asked).toEqual([1, 2, 3, 4]);
       expect(seen.flatMap((p) => p.records.map((r) => r.name))).toEqual(all);
-      expect(seen.at(-1)?.moved).toContain('total_results changed from 30 to 31');
+      expect(seen.at(-1)?.incomplete).toContain('total_results changed from 30 to 31');
     });
 
     it('reports a count that does not add up, on the last page, instead of failing', async () => {
@@ -287,7 +287,7 @@ describe('paginate', () => {
       const seen: ListPage<Rec>[] = [];
       for await (const page of paginate({ ...options(api.fetchPage), onMove: 'report' })) seen.push(page);
       expect(seen.flatMap((p) => p.records)).toHaveLength(20);
-      expect(seen.at(-1)?.moved).toMatch(
+      expect(seen.at(-1)?.incomplete).toMatch(
         /^the domain list changed while it was read \(read 20 of 30 domains/,
       );
       expect(seen.at(-1)?.problems[0]?.page).toBe(3);
@@ -299,7 +299,7 @@ describe('paginate', () => {
       for await (const page of paginate({ ...options(api.fetchPage), onMove: 'report' })) seen.push(page);
       // Page 1 promised 30 pages: 30 and a tenth (3) are read, however many more the pages claim.
       expect(api.asked.sort((x, y) => x - y)).toEqual(Array.from({ length: 33 }, (_, i) => i + 1));
-      expect(seen.at(-1)?.moved).toContain('total_pages changed from 30 to 32');
+      expect(seen.at(-1)?.incomplete).toContain('total_pages changed from 30 to 32');
     });
 
     it('ends with the move when a page past the count page 1 promised cannot be read', async () => {
@@ -335,7 +335,7 @@ describe('paginate', () => {
         }))
           seen.push(page);
         expect(seen.flatMap((p) => p.records.map((r) => r.name))).toEqual(names(30));
-        expect(seen.at(-1)?.moved).toContain('total_results changed from 30 to 31');
+        expect(seen.at(-1)?.incomplete).toContain('total_results changed from 30 to 31');
         expect(seen.flatMap((p) => p.problems.map((x) => x.reason)).join('\n')).toContain('page 4');
       }
     });
@@ -345,8 +345,30 @@ describe('paginate', () => {
       const seen: ListPage<Rec>[] = [];
       for await (const page of paginate({ ...options(api.fetchPage), onMove: 'report' })) seen.push(page);
       expect(seen.map((p) => p.page)).toEqual([1, 2, 3]);
-      expect(seen.every((p) => p.moved === undefined && p.problems.length === 0)).toBe(true);
+      expect(seen.every((p) => p.incomplete === undefined && p.problems.length === 0)).toBe(true);
     });
+  });
+
+  it('ends with one problem saying how far it got when the time budget runs out, with onDeadline: report', async () => {
+    const api = pages(names(50), 10);
+    const fetchPage = async (page: number) => {
+      if (page >= 4) throw new DeadlineError('the time budget ran out before domain list page 4');
+      return api.fetchPage(page);
+    };
+    const seen: ListPage<Rec>[] = [];
+    for await (const page of paginate({ ...options(fetchPage), onDeadline: 'report', concurrency: 1 }))
+      seen.push(page);
+    expect(seen.flatMap((p) => p.records)).toHaveLength(30);
+    expect(seen.at(-1)?.incomplete).toBe(
+      "the domain list could not be read whole within the scan's time budget (30 of 50 domains read; the time budget ran out before domain list page 4): the domains read were checked, but the others were not, so none is judged to have left the account",
+    );
+    expect(seen.at(-1)?.problems).toEqual([
+      expect.objectContaining({ key: null, page: 0, reason: seen.at(-1)?.incomplete }),
+    ]);
+    // Without it, the deadline fails the listing, as before.
+    await expect(collect(paginate({ ...options(fetchPage), concurrency: 1 }))).rejects.toBeInstanceOf(
+      DeadlineError,
+    );
   });
 
   it('reads an empty listing with one request', async () => {

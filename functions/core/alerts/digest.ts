@@ -288,10 +288,10 @@ function frame(
   const { day, time } = dateFormat(timeZone);
   const label = options.accountLabel ? ` (${safeText(options.accountLabel)})` : '';
   const head = [`domain-sentinel${label}: ${headline(report)}`, ''];
-  // A read that moved (source.incomplete): said first, for its findings are not the whole account.
+  // A read that is not the whole account (source.incomplete): said first, for its findings are not the whole account.
   if (report.source.incomplete)
     head.push(
-      'INCOMPLETE: the account changed while it was read. The findings below are those of the domains read; others may be missing (see PROBLEMS), and no domain is judged to have left. The scan is reported as failed.',
+      'INCOMPLETE: the scan could not read the whole account. The findings below are those of the domains read; others may be missing (see PROBLEMS), and no domain is judged to have left. The scan is reported as failed.',
       '',
     );
   const web: string[] = [];

@@ -258,10 +258,10 @@ function deadlinesHtml(report: ReportView): string {
   return `<h2>Restore deadlines (${count})</h2><ul class="items deadlines">${items.join('')}</ul>${rest > 0 ? `<p class="note">and ${rest} more (see CRITICAL below)</p>` : ''}`;
 }
 
-/** A read that moved (`source.incomplete`): said before anything else is listed. */
+/** A read that is not the whole account (`source.incomplete`): said before anything else is listed. */
 const incompleteHtml = (report: Report): string =>
   report.source.incomplete
-    ? `<p class="note"><strong>Incomplete:</strong> the account changed while it was read. The findings are those of the domains read; others may be missing (see Unreadable records), and no domain is judged to have left.</p>`
+    ? `<p class="note"><strong>Incomplete:</strong> the scan could not read the whole account. The findings are those of the domains read; others may be missing (see Unreadable records), and no domain is judged to have left.</p>`
     : '';
 
 /** What the renewals due in the window cost, and why failed renewals were not checked (when so). */

@@ -13,7 +13,7 @@ import {
   UnexpectedResponseError,
 } from '../base/errors';
 import { normalizeDomainName } from '../base/text';
-import { type ListPage, type OnMove, type Problem, paginate } from './paging';
+import { type ListPage, type PaginateOptions, type Problem, paginate } from './paging';
 import {
   type Contact,
   ContactSchema,
@@ -26,6 +26,9 @@ import {
 import { type RawResponse, Transport, type TransportOptions } from './transport';
 
 export type { ListPage, Problem } from './paging';
+
+/** How a listing that moves, or that the time budget runs out in, ends (paginate's options). */
+export type ListingRules = Pick<PaginateOptions<unknown>, 'onMove' | 'onDeadline'>;
 
 /** A search filter: values are sent as the documented search syntax (`<`, `>`, `%`, arrays as repeated keys). */
 export type ListFilter = Readonly<Record<string, string | number | boolean | readonly string[] | undefined>>;
@@ -103,20 +106,21 @@ export class ResellerClient {
 
   /**
    * Every domain matching `filter`, page by page, sorted by name so pages do not shift. `first` is
-   * page 1 of this very listing when {@link measureDomains} read it already. `onMove` as paginate
-   * takes it: `report` reads a listing that moves to its end, and says so on its last page.
+   * page 1 of this very listing when {@link measureDomains} read it already. `rules` as paginate
+   * takes them: `report` reads a listing that moves to its end, or ends one the time budget runs out
+   * in, and says so on its last page.
    */
   listDomains(
     filter: ListFilter = {},
     first?: ListPage<Domain>,
-    onMove?: OnMove,
+    rules: ListingRules = {},
   ): AsyncIterable<ListPage<Domain>> {
-    return this.list(DOMAINS, filter, first, onMove);
+    return this.list(DOMAINS, filter, first, rules);
   }
 
   /** Every contact matching `filter`, page by page, sorted by handle. */
-  listContacts(filter: ListFilter = {}, onMove?: OnMove): AsyncIterable<ListPage<Contact>> {
-    return this.list(CONTACTS, filter, undefined, onMove);
+  listContacts(filter: ListFilter = {}, rules: ListingRules = {}): AsyncIterable<ListPage<Contact>> {
+    return this.list(CONTACTS, filter, undefined, rules);
   }
 
   /** The name a record had as the server sent it (records carry it lower-cased); '' when unknown. */
@@ -255,11 +259,11 @@ export class ResellerClient {
     listing: Listing<T>,
     filter: ListFilter,
     first?: ListPage<T>,
-    onMove?: OnMove,
+    rules: ListingRules = {},
   ): AsyncIterable<ListPage<T>> {
     return paginate({
       ...(first ? { first } : {}),
-      ...(onMove ? { onMove } : {}),
+      ...rules,
       fetchPage: (page) => this.fetchPage(listing, filter, page, this.perPage),
       keyOf: (record) => this.rawKeys.get(record as object) ?? '',
       caseInsensitiveKeys: listing.caseInsensitiveKeys,

@@ -1,4 +1,4 @@
-import { IncompleteListingError, ResellerApiError } from '../base/errors';
+import { DeadlineError, IncompleteListingError, ResellerApiError } from '../base/errors';
 import { fnv1a } from '../base/hash';
 
 /** A record the scan could not use, with the reason. Never dropped silently. */
@@ -26,16 +26,16 @@ export interface ListPage<T> {
   /** The page size the server says it used, when it says. */
   readonly perPage?: number;
   /**
-   * Set on the last page of a listing read with `onMove: 'report'` that moved while it was read:
-   * what moved. Its one problem (key null) says domains may be missing; nothing proves the read whole.
+   * Set on the last page of a listing that could not be read whole and was reported as it was
+   * (`onMove` or `onDeadline: 'report'`): why. Its one problem (key null) says records may be missing.
    */
-  readonly moved?: string;
+  readonly incomplete?: string;
 }
 
 /**
  * What a listing that moves while it is read does: `fail` (retryable, to read it again from the
  * start) or `report`, to read on to the most pages any page reported and end with a page whose
- * problem says the listing moved ({@link ListPage.moved}); or a function deciding it once, at the
+ * problem says the listing moved ({@link ListPage.incomplete}); or a function deciding it once, at the
  * first move seen, from how far the listing got (`read` of `pages` pages taken).
  */
 export type OnMove =
@@ -69,6 +69,12 @@ export interface PaginateOptions<T> {
   readonly maxPages?: number;
   /** What a listing whose totals change while it is read does ({@link OnMove}). @default 'fail' */
   readonly onMove?: OnMove;
+  /**
+   * What a listing does when the time budget runs out before a page after page 1 (a DeadlineError):
+   * `fail`, or `report`: end with a page whose problem says how far it got ({@link ListPage.incomplete}).
+   * @default 'fail'
+   */
+  readonly onDeadline?: 'fail' | 'report';
   /** For messages: `domain`, `contact`. */
   readonly resource: Problem['resource'];
   /** For messages: `/v2/domains`. */
@@ -97,8 +103,14 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
   yield admission.take(first);
   const fetchPage = (page: number) =>
     page <= promise.pages ? options.fetchPage(page) : pastPromise(page, promise, options);
-  for await (const parse of fetchAhead({ ...options, fetchPage }, () => admission.pages))
-    yield admission.take(parse());
+  try {
+    for await (const parse of fetchAhead({ ...options, fetchPage }, () => admission.pages))
+      yield admission.take(parse());
+  } catch (error) {
+    if (!(error instanceof DeadlineError) || options.onDeadline !== 'report') throw error;
+    yield cutPage(admission, promise, options, error);
+    return;
+  }
   const moved = admission.moved ?? countMismatch(admission.received, promise, options);
   if (moved === null) return;
   if (admission.onMove() === 'fail') throw new IncompleteListingError(moved.text, { retryable: true });
@@ -157,7 +169,27 @@ function movedPage<T>(moved: Move, promise: ListingPromise, options: PaginateOpt
     problems: [{ resource: options.resource, key: null, page: moved.page, reason: text }],
     totalResults: promise.results,
     totalPages: promise.pages,
-    moved: text,
+    incomplete: text,
+  };
+}
+
+/** The page that ends a listing the time budget ran out in: no record, one problem saying how far it got. */
+function cutPage<T>(
+  admission: PageAdmission<T>,
+  promise: ListingPromise,
+  options: PaginateOptions<T>,
+  error: DeadlineError,
+): ListPage<T> {
+  const what = `${options.resource}s`;
+  const read = `${admission.received} of ${promise.results} ${what}`;
+  const text = `the ${options.resource} list could not be read whole within the scan's time budget (${read} read; ${error.message}): the ${what} read were checked, but the others were not, so none is judged to have left the account`;
+  return {
+    page: 0,
+    records: [],
+    problems: [{ resource: options.resource, key: null, page: 0, reason: text }],
+    totalResults: promise.results,
+    totalPages: promise.pages,
+    incomplete: text,
   };
 }
 

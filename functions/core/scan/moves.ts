@@ -4,9 +4,9 @@ import type { OnMove } from '../reseller/paging';
 import type { Report } from './report';
 
 /**
- * An account that moves while a scan reads it: how many reads a scan tries, what a listing that
- * moves does on each (read again, or read on and report it), and the error that fails a run whose
- * report is incomplete once its alert is out.
+ * A read that is not the whole account: how many reads a scan tries when the account moves under
+ * it, what a listing that moves does on each (read again, or read on and report it), and the error
+ * that fails a run whose report is incomplete (moved, or cut by the time budget) once its alert is out.
  */
 
 /** Reads of the account a scan tries: the last one reads a listing that moves to its end (onMove). */
@@ -40,10 +40,10 @@ export function onMove(
  * out: what was read reached a person, and the run still says it could not read the whole account.
  */
 export function incompleteScanError(report: Report): IncompleteListingError | undefined {
-  const moved = report.source.incomplete;
-  if (moved === undefined) return undefined;
+  const why = report.source.incomplete;
+  if (why === undefined) return undefined;
   return new IncompleteListingError(
-    `the account changed while it was read (${moved}); the findings read were reported, marked incomplete; run the scan again when the account changes less, or raise --concurrency to read it faster`,
+    `the scan could not read the whole account (${why}); the findings read were reported, marked incomplete; run the scan again, and if it repeats raise the time budget (Lambda timeout or --time-budget) or --concurrency, or scan when the account changes less`,
     { retryable: false },
   );
 }

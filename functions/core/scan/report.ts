@@ -35,10 +35,10 @@ export interface Report {
     /** The searches' pagination totals the proof was made from (auto and filtered modes). */
     readonly coverage?: CoverageCounts;
     /**
-     * Why this report is not the whole account: a listing changed while it was read, on the second
-     * read the scan tries, or on the first when no time was left for a second. Its findings stand,
-     * and its problems say what may be missing; the run that made it fails once its alert is out
-     * (incompleteScanError in scan.ts).
+     * Why this report is not the whole account: a listing changed while it was read (on the second
+     * read the scan tries, or on the first when no time was left for a second), or the time budget
+     * ran out while a listing was read. Its findings stand, and its problems say what may be
+     * missing; the run that made it fails once its alert is out (incompleteScanError, moves.ts).
      */
     readonly incomplete?: string;
   };

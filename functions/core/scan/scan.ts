@@ -199,7 +199,7 @@ async function confirmUnlisted(options: ScanOptions, gathered: Gathering, onMove
       { retryable: true },
     );
   const reason = `${missed} is in the account, but the pages read did not list it: the account changed while it was read; the domains read were checked, but domains may be missing from what was read, so none is judged to have left the account`;
-  gathered.moved.push(reason);
+  gathered.incomplete.push(reason);
   gathered.problems.push({ resource: 'domain', key: null, page: 0, reason });
 }
 
@@ -219,8 +219,8 @@ interface Gathering {
   readonly registry: RegistryCandidates | undefined;
   domainsScanned: number;
   contactsScanned: number;
-  /** What moved of each listing read to its end on the last read (ListPage.moved). */
-  readonly moved: string[];
+  /** Why a listing reported as it was could not be read whole (ListPage.incomplete). */
+  readonly incomplete: string[];
   /** Set when the other read failed this try: a read stops at its next page. */
   stopped: boolean;
   /** Domain pages taken, of how many their listings' page 1 promised: the pace a move is judged by. */
@@ -239,7 +239,7 @@ function startGathering(registry: RegistryCandidates | undefined): Gathering {
     registrants: new Map(),
     domainsScanned: 0,
     contactsScanned: 0,
-    moved: [],
+    incomplete: [],
     stopped: false,
     domainPages: { read: 0, pages: 0 },
   };
@@ -352,11 +352,14 @@ async function readDomains(
   { first, merge, expectedTotal }: { first?: ListPage<Domain>; merge?: Merge; expectedTotal?: number },
 ): Promise<void> {
   const { gathered } = reading;
-  for await (const page of reading.options.client.listDomains(filter, first, reading.onMove)) {
+  for await (const page of reading.options.client.listDomains(filter, first, {
+    onMove: reading.onMove,
+    onDeadline: 'report',
+  })) {
     if (gathered.stopped) return;
     gathered.domainPages.read++;
     if (page.page === 1) gathered.domainPages.pages += page.totalPages;
-    if (page.moved) gathered.moved.push(page.moved);
+    if (page.incomplete) gathered.incomplete.push(page.incomplete);
     if (expectedTotal !== undefined && page.page === 1) checkCountStands(page, expectedTotal);
     for (const problem of page.problems) {
       if (!merge || firstSighting(merge, problem)) gathered.problems.push(problem);
@@ -447,9 +450,9 @@ async function readContacts(client: ResellerClient, gathered: Gathering, onMove:
 
 /** Reads the contact pages into the gathering: registrants by handle, and the contacts' own findings. */
 async function readContactPages(client: ResellerClient, gathered: Gathering, onMove: OnMove): Promise<void> {
-  for await (const page of client.listContacts({}, onMove)) {
+  for await (const page of client.listContacts({}, { onMove, onDeadline: 'report' })) {
     if (gathered.stopped) return;
-    if (page.moved) gathered.moved.push(page.moved);
+    if (page.incomplete) gathered.incomplete.push(page.incomplete);
     gathered.problems.push(...page.problems);
     for (const contact of page.records) {
       gathered.contactsScanned++;
@@ -533,7 +536,7 @@ function assembleReport(parts: ReportParts): Report {
       read: howRead.read,
       ...(howRead.fallbackReason !== undefined ? { fallback_reason: howRead.fallbackReason } : {}),
       ...(howRead.coverage ? { coverage: howRead.coverage } : {}),
-      ...(gathered.moved.length ? { incomplete: gathered.moved.join('; ') } : {}),
+      ...(gathered.incomplete.length ? { incomplete: gathered.incomplete.join('; ') } : {}),
     },
     policy: {
       expiry_days: policy.expiryDays,
