@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { reportJsonOf } from '../core/alerts/message';
-import { type AnswerKind, answerKind, retryDelayMs, webhookHost } from '../core/alerts/webhook-delivery';
+import {
+  type AnswerKind,
+  answerKind,
+  retryDelayMs,
+  webhookHost,
+  withoutUrlSecrets,
+} from '../core/alerts/webhook-delivery';
 import {
   DELIVERY_HEADER,
   parseAlertReport,
@@ -44,14 +50,18 @@ export interface PostOptions {
 /** At most this much of a webhook's answer is read: it only explains a refusal. */
 const ANSWER_EXCERPT = 300;
 
-/** The first few hundred bytes of an answer, without reading the rest (a hostile server can send gigabytes). */
-async function excerpt(response: Response): Promise<string> {
+/**
+ * The first few hundred characters of an answer, without reading the rest (a hostile server can send
+ * gigabytes), and without any secret part of `url` it quotes: read a URL's length further than shown,
+ * so a part that starts within what is shown is hidden whole.
+ */
+async function excerpt(response: Response, url: string): Promise<string> {
   const reader = response.body?.getReader();
   if (!reader) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
-    while (size < ANSWER_EXCERPT) {
+    while (size < 4 * ANSWER_EXCERPT + url.length) {
       const { done, value } = await reader.read();
       if (done || !value) break;
       chunks.push(value);
@@ -62,7 +72,7 @@ async function excerpt(response: Response): Promise<string> {
   } finally {
     await reader.cancel().catch(() => undefined);
   }
-  return cutText(Buffer.concat(chunks).toString('utf8'), ANSWER_EXCERPT);
+  return cutText(withoutUrlSecrets(Buffer.concat(chunks).toString('utf8'), url), ANSWER_EXCERPT);
 }
 
 /**
@@ -93,9 +103,10 @@ export async function postWebhook(
         redirect: 'manual',
         signal: AbortSignal.timeout(Math.min(options.timeoutMs ?? 10_000, left)),
       });
-      const text = safeText(await excerpt(response));
+      const text = safeText(await excerpt(response, url));
       const kind = answerKind(response.status);
-      last = { kind, status: response.status, attempts: attempt, reason: text || response.statusText, host };
+      const reason = text || withoutUrlSecrets(response.statusText, url);
+      last = { kind, status: response.status, attempts: attempt, reason, host };
       if (kind !== 'retry') return last;
       retryAfter = response.headers.get('retry-after');
     } catch (error) {

@@ -80,6 +80,58 @@ export function snsPublishBytes(alert: Pick<AlertMessage, 'subject' | 'message' 
   return n;
 }
 
+/**
+ * The most the changes and resolved entries of a report with memory take in the message (as SNS
+ * counts them): they are capped at 100 each (capForMessage), but a watched field of control
+ * characters is written seven bytes a character, and a hundred of those would leave no room for the
+ * digest, or none for the message at all.
+ */
+const CHANGES_MAX_BYTES = 48 * 1024;
+
+type WithChanges = Report & {
+  readonly changes?: readonly { readonly severity: Severity }[];
+  readonly resolved?: readonly unknown[];
+  readonly changes_truncated?: {
+    readonly changes_omitted: number;
+    readonly resolved_omitted: number;
+    readonly critical_changes_omitted: number;
+  };
+};
+
+/**
+ * The report with fewer changes and resolved entries when they take more than
+ * {@link CHANGES_MAX_BYTES}: critical changes kept (a domain that left the account), then as many
+ * of the others and of the resolved as fit, in their order; what was left out is added to
+ * `changes_truncated`, so every form still counts it. The whole report behind the link has them all.
+ */
+function boundedChanges(report: Report): Report {
+  const { changes, resolved, changes_truncated: cut } = report as WithChanges;
+  if (!Array.isArray(changes) || !Array.isArray(resolved)) return report;
+  const sized = (list: readonly unknown[]) =>
+    list.reduce<number>((n, e) => n + responseBytes(JSON.stringify(e)) + 1, 0);
+  const keptWith = (others: number) => {
+    let n = 0;
+    return changes.filter((c) => c.severity === 'critical' || n++ < others);
+  };
+  let others = Math.max(changes.length, resolved.length);
+  const within = (k: number) =>
+    sized(keptWith(k).map((c) => jsonElement('changes', c))) + sized(resolved.slice(0, k)) <=
+    CHANGES_MAX_BYTES;
+  if (within(others)) return report;
+  while (others > 0 && !within(others)) others = Math.floor(others / 2);
+  const kept = keptWith(others);
+  return {
+    ...report,
+    changes: kept,
+    resolved: resolved.slice(0, others),
+    changes_truncated: {
+      changes_omitted: (cut?.changes_omitted ?? 0) + changes.length - kept.length,
+      resolved_omitted: (cut?.resolved_omitted ?? 0) + Math.max(0, resolved.length - others),
+      critical_changes_omitted: cut?.critical_changes_omitted ?? 0,
+    },
+  } as Report;
+}
+
 /** An unreadable record as the message carries it: key and reason cut (a hostile record can hold megabytes). */
 const messageProblem = (p: Report['problems'][number]) =>
   p.reason.length > REASON_MAX || (p.key?.length ?? 0) > KEY_MAX
@@ -182,7 +234,8 @@ class JsonParts {
  * Builds the one SNS message of a scan within SNS's 256 KB (see the module comment): the JSON whole
  * when it and the full digest fit, else linked, with the digest naming what matters first.
  */
-export function buildAlertMessage(report: Report, options: RenderOptions = {}): AlertMessage {
+export function buildAlertMessage(whole: Report, options: RenderOptions = {}): AlertMessage {
+  const report = boundedChanges(whole);
   const sms = renderSms(report, options);
   const subject = renderSubject(report, options.accountLabel);
   const attributes = {

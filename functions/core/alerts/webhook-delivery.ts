@@ -98,6 +98,48 @@ export function webhookHost(url: string): string {
   }
 }
 
+/** Parts of a URL shorter than this are no secret worth hiding (`v1`, `api`), and hiding them would garble the answer. */
+const SECRET_PART_MIN = 6;
+
+/**
+ * `text` (a webhook's answer) without the secret parts of `url`: the URL itself, its path and query,
+ * each path segment and query value, as written and decoded, each replaced by `…`. A plain web server
+ * quotes the path it was asked for (`Cannot POST /services/T0/B0/secret`), and the answer is logged.
+ */
+export function withoutUrlSecrets(text: string, url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return text.split(url).join('…');
+  }
+  const raw = [
+    url,
+    parsed.href,
+    `${parsed.pathname}${parsed.search}`,
+    parsed.pathname,
+    parsed.search.slice(1),
+    ...parsed.pathname.split('/'),
+    ...parsed.search
+      .slice(1)
+      .split('&')
+      .flatMap((pair) => [pair, pair.slice(pair.indexOf('=') + 1)]),
+  ];
+  const decoded = raw.map((part) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part;
+    }
+  });
+  const parts = [...new Set([...raw, ...decoded])]
+    .filter((part) => part.length >= SECRET_PART_MIN)
+    .sort((a, b) => b.length - a.length);
+  let out = text;
+  for (const part of parts) out = out.split(part).join('…');
+  return out;
+}
+
 /** Checks a webhook URL given on the command line or read from SSM: https (http only to this machine). */
 export function checkWebhookUrl(url: string, source: string): string {
   const text = secretUrlText(url, source);
