@@ -391,9 +391,15 @@ const ACCOUNT_OVERRIDES = [...ACCOUNT_SCAN_SETTINGS, 'alertEmails', 'alertSmsNum
 /**
  * The variables `apiKeyEnv` may not name: its value is sent to the account's reseller, so sentinel's
  * own (the signing key, the heartbeat URL, …) or AWS's would reach whichever host the file names.
+ * Compared without case: Windows reads `link_signing_key` as LINK_SIGNING_KEY.
  */
-const notAnAccountKey = (name: string): boolean =>
-  /^AWS_/i.test(name) || (name !== ENV.resellerApiKey && (Object.values(ENV) as string[]).includes(name));
+const notAnAccountKey = (name: string): boolean => {
+  const upper = name.toUpperCase();
+  return (
+    upper.startsWith('AWS_') ||
+    (upper !== ENV.resellerApiKey && (Object.values(ENV) as string[]).includes(upper))
+  );
+};
 
 /** An environment variable's name, as `apiKeyEnv` names where the command line finds the key. */
 const environmentVariable = z
@@ -554,14 +560,15 @@ export function parseAccounts(value: unknown, where: string): AccountSettings[] 
     for (const account of accounts) {
       const v = account[key];
       if (v === undefined) continue;
-      const earlier = first.get(v);
+      // A variable is one whatever its case on Windows, which reads the environment without case.
+      const earlier = first.get(key === 'apiKeyEnv' ? v.toUpperCase() : v);
       if (earlier !== undefined)
         problems.push(
           key === 'name'
             ? `${where}: two accounts are named ${v}; each name must be unique`
             : `${where}: accounts ${earlier} and ${account.name} both ${what} ${v}; each account has its own key`,
         );
-      else first.set(v, account.name);
+      else first.set(key === 'apiKeyEnv' ? v.toUpperCase() : v, account.name);
     }
   };
   twice('name', '');
