@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sameKeyCheck } from '../../bin/accounts';
 import { parseAccounts } from '../../lib/config';
 
 /**
@@ -26,5 +27,27 @@ describe('an apiKeyEnv', () => {
         'accounts file f.json',
       ),
     ).toThrow('accounts file f.json: accounts brand-a and brand-b both read their key from brand_a_key');
+  });
+});
+
+describe('the same-key check of scan --accounts', () => {
+  const accounts = [
+    { name: 'brand-a', apiKeyEnv: 'BRAND_A_KEY', resellerBaseUrl: 'https://api.reseller.example' },
+    { name: 'brand-b', apiKeyEnv: 'BRAND_B_KEY', resellerBaseUrl: 'https://API.Reseller.example:443/' },
+  ];
+  const env = { BRAND_A_KEY: 'sk_live_0123456789abcdef', BRAND_B_KEY: 'sk_live_0123456789abcdef' };
+
+  it('refuses an earlier account key at the same reseller written with other letter case or its default port', () => {
+    const check = sameKeyCheck(accounts, env, (a) => a.resellerBaseUrl, 'accounts.json');
+    expect(() => check('brand-a')).not.toThrow();
+    expect(() => check('brand-b')).toThrow(
+      /^BRAND_B_KEY holds the same API key as BRAND_A_KEY of account brand-a, at the same reseller/,
+    );
+  });
+
+  it('keeps accounts with one key at different resellers', () => {
+    const other = [accounts[0], { ...accounts[1], resellerBaseUrl: 'https://api.other.example' }];
+    const check = sameKeyCheck(other, env, (a) => a.resellerBaseUrl, 'accounts.json');
+    expect(() => check('brand-b')).not.toThrow();
   });
 });
