@@ -388,18 +388,11 @@ export function loadDeploySettings(node: Node, cwd = process.cwd()): ResolvedSet
 /** The settings an account sets for itself: what its scan reads, and who gets its alerts. */
 const ACCOUNT_OVERRIDES = [...ACCOUNT_SCAN_SETTINGS, 'alertEmails', 'alertSmsNumbers'] as const;
 
-/**
- * The variables `apiKeyEnv` may not name: its value is sent to the account's reseller, so sentinel's
- * own (the signing key, the heartbeat URL, …) or AWS's would reach whichever host the file names.
- * Compared without case: Windows reads `link_signing_key` as LINK_SIGNING_KEY.
- */
-const notAnAccountKey = (name: string): boolean => {
-  const upper = name.toUpperCase();
-  return (
-    upper.startsWith('AWS_') ||
-    (upper !== ENV.resellerApiKey && (Object.values(ENV) as string[]).includes(upper))
-  );
-};
+/** What `apiKeyEnv` may not name, in any case (Windows reads `link_signing_key` as LINK_SIGNING_KEY): its
+ * value goes to the reseller, so sentinel's own secrets or AWS's would reach whichever host the file names. */
+const OWN_VARIABLES = new Set<string>(Object.values(ENV).filter((name) => name !== ENV.resellerApiKey));
+const notAnAccountKey = (name: string): boolean =>
+  /^AWS_/i.test(name) || OWN_VARIABLES.has(name.toUpperCase());
 
 /** An environment variable's name, as `apiKeyEnv` names where the command line finds the key. */
 const environmentVariable = z
@@ -560,7 +553,6 @@ export function parseAccounts(value: unknown, where: string): AccountSettings[] 
     for (const account of accounts) {
       const v = account[key];
       if (v === undefined) continue;
-      // A variable is one whatever its case on Windows, which reads the environment without case.
       const earlier = first.get(key === 'apiKeyEnv' ? v.toUpperCase() : v);
       if (earlier !== undefined)
         problems.push(

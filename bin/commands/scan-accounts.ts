@@ -91,8 +91,7 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
   if (shared.linkBaseUrl) new EnvSecretSource(io.env).signingKeysNow();
   const location = stateLocationOf(str(args.values.state), io.env);
   const stores = accountStoresFor({ env: io.env, stateFlag: str(args.values.state), cwd: io.cwd });
-  // Against every account of the file, not only those picked: `--account brand-a-copy` alone would
-  // otherwise scan and alert brand-a's domains under another name.
+  // Against every account of the file: `--account brand-a-copy` alone must not rescan brand-a's domains.
   const sameKey = sameKeyCheck(readAccountsFile(file, io.cwd), io.env, (a) => baseUrlOf(a, base), file);
 
   const outcomes = await pooled(accounts, concurrency, async (account): Promise<AccountOutcome> => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sameKeyCheck } from '../../bin/accounts';
-import { parseAccounts } from '../../lib/config';
+import { type AccountSettings, parseAccounts } from '../../lib/config';
 
 /**
  * Found by a review of several accounts: where an account's key is read from, and the check that
@@ -31,7 +31,7 @@ describe('an apiKeyEnv', () => {
 });
 
 describe('the same-key check of scan --accounts', () => {
-  const accounts = [
+  const accounts: AccountSettings[] = [
     { name: 'brand-a', apiKeyEnv: 'BRAND_A_KEY', resellerBaseUrl: 'https://api.reseller.example' },
     { name: 'brand-b', apiKeyEnv: 'BRAND_B_KEY', resellerBaseUrl: 'https://API.Reseller.example:443/' },
   ];
@@ -46,7 +46,10 @@ describe('the same-key check of scan --accounts', () => {
   });
 
   it('keeps accounts with one key at different resellers', () => {
-    const other = [accounts[0], { ...accounts[1], resellerBaseUrl: 'https://api.other.example' }];
+    const other = [
+      accounts[0] as AccountSettings,
+      { name: 'brand-b', apiKeyEnv: 'BRAND_B_KEY', resellerBaseUrl: 'https://api.other.example' },
+    ];
     const check = sameKeyCheck(other, env, (a) => a.resellerBaseUrl, 'accounts.json');
     expect(() => check('brand-b')).not.toThrow();
   });
