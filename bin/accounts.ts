@@ -49,8 +49,9 @@ export function sameKeyCheck(
     const key = account.apiKeyEnv === undefined ? undefined : env[account.apiKeyEnv]?.trim();
     const baseUrl = baseUrlOf(account);
     if (!key || baseUrl === undefined) continue;
-    // JSON of the pair: no reseller URL and key can run together into another pair's.
-    const pair = JSON.stringify([baseUrl, key]);
+    // JSON of the pair: no reseller URL and key can run together into another pair's. The URL as
+    // a request goes to it: a host's letter case and its scheme's default port name no other reseller.
+    const pair = JSON.stringify([sameReseller(baseUrl), key]);
     const earlier = first.get(pair);
     if (earlier === undefined) first.set(pair, account);
     else twins.set(account.name, { earlier, baseUrl });
@@ -64,6 +65,15 @@ export function sameKeyCheck(
       `${account.apiKeyEnv} holds the same API key as ${earlier.apiKeyEnv} of account ${earlier.name}, at the same reseller (${baseUrl}): account ${name} would scan and alert ${earlier.name}'s domains again; give each account its own key, or remove one of them from ${file}`,
     );
   };
+}
+
+/** A reseller base URL as its requests reach it (host in lower case, no default port, no last slash). */
+function sameReseller(baseUrl: string): string {
+  try {
+    return new URL(baseUrl).href.replace(/\/+$/, '');
+  } catch {
+    return baseUrl;
+  }
 }
 
 /** Where an account's key comes from, as a refused key's error names it (see withKeySource). */

@@ -46,6 +46,20 @@ export function vendedLogGroupName(deploymentName: string): string {
   return `/aws/vendedlogs/states/${readable}-${hash}`;
 }
 
+/** The retry of a failed account's scan waits this long. */
+const RETRY_INTERVAL = Duration.minutes(2);
+
+/**
+ * How long an execution may run: six hours, or longer when the accounts' rounds need it. Each round
+ * of `concurrency` accounts may take two tasks that time out, the retry's wait and the failure's
+ * metric; an execution cut before its last round leaves those accounts unscanned and unalerted.
+ */
+export function executionTimeout(accounts: number, concurrency: number, taskTimeout: Duration): Duration {
+  const round = 2 * taskTimeout.toSeconds() + RETRY_INTERVAL.toSeconds() + 60;
+  const needed = Math.ceil(accounts / concurrency) * round + 30 * 60;
+  return Duration.seconds(Math.max(6 * 3600, needed));
+}
+
 /**
  * One scan per account, on AWS's own engine: a Step Functions state machine whose Map runs the
  * scan function once per account of the accounts file, at most `maxConcurrency` at once. An
@@ -79,16 +93,17 @@ export class AccountScans extends Construct {
       // Names only: each scan reads its item from the deployed accounts.json (see AccountScanEventSchema).
       result: sfn.Result.fromObject({ accounts: this.items.map((item) => ({ account: item.account })) }),
     });
+    const taskTimeout = props.scanTimeout.plus(Duration.seconds(30));
     const scan = new tasks.LambdaInvoke(this, ACCOUNT_SCAN_STATES.scan, {
       lambdaFunction: props.scan,
       payload: sfn.TaskInput.fromObject({ account: sfn.JsonPath.stringAt('$.account') }),
       outputPath: '$.Payload',
-      taskTimeout: sfn.Timeout.duration(props.scanTimeout.plus(Duration.seconds(30))),
+      taskTimeout: sfn.Timeout.duration(taskTimeout),
     });
     // A transient failure (the reseller down for a moment) gets one more try a little later.
     scan.addRetry({
       errors: [sfn.Errors.ALL],
-      interval: Duration.minutes(2),
+      interval: RETRY_INTERVAL,
       maxAttempts: 1,
       backoffRate: 1,
     });
@@ -140,7 +155,7 @@ export class AccountScans extends Construct {
       comment: 'domain-sentinel: scans each account of the accounts file',
       definitionBody: sfn.DefinitionBody.fromChainable(accounts.next(map)),
       // Every account's scan, its retry and the failure's metric, well inside: a stuck one is cut.
-      timeout: Duration.hours(6),
+      timeout: executionTimeout(this.items.length, props.maxConcurrency, taskTimeout),
       logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: true },
     });
     this.stateMachine.addToRolePolicy(

@@ -388,12 +388,11 @@ export function loadDeploySettings(node: Node, cwd = process.cwd()): ResolvedSet
 /** The settings an account sets for itself: what its scan reads, and who gets its alerts. */
 const ACCOUNT_OVERRIDES = [...ACCOUNT_SCAN_SETTINGS, 'alertEmails', 'alertSmsNumbers'] as const;
 
-/**
- * The variables `apiKeyEnv` may not name: its value is sent to the account's reseller, so sentinel's
- * own (the signing key, the heartbeat URL, …) or AWS's would reach whichever host the file names.
- */
+/** What `apiKeyEnv` may not name, in any case (Windows reads `link_signing_key` as LINK_SIGNING_KEY): its
+ * value goes to the reseller, so sentinel's own secrets or AWS's would reach whichever host the file names. */
+const OWN_VARIABLES = new Set<string>(Object.values(ENV).filter((name) => name !== ENV.resellerApiKey));
 const notAnAccountKey = (name: string): boolean =>
-  /^AWS_/i.test(name) || (name !== ENV.resellerApiKey && (Object.values(ENV) as string[]).includes(name));
+  /^AWS_/i.test(name) || OWN_VARIABLES.has(name.toUpperCase());
 
 /** An environment variable's name, as `apiKeyEnv` names where the command line finds the key. */
 const environmentVariable = z
@@ -554,14 +553,14 @@ export function parseAccounts(value: unknown, where: string): AccountSettings[] 
     for (const account of accounts) {
       const v = account[key];
       if (v === undefined) continue;
-      const earlier = first.get(v);
+      const earlier = first.get(key === 'apiKeyEnv' ? v.toUpperCase() : v);
       if (earlier !== undefined)
         problems.push(
           key === 'name'
             ? `${where}: two accounts are named ${v}; each name must be unique`
             : `${where}: accounts ${earlier} and ${account.name} both ${what} ${v}; each account has its own key`,
         );
-      else first.set(v, account.name);
+      else first.set(key === 'apiKeyEnv' ? v.toUpperCase() : v, account.name);
     }
   };
   twice('name', '');

@@ -14,7 +14,7 @@ import {
 } from '../../functions/core/scan/accounts';
 import { ENV, loadScanSettings, parseSetting } from '../../functions/core/scan/config';
 import type { Report } from '../../functions/core/scan/scan';
-import type { AccountSettings } from '../../lib/config';
+import { type AccountSettings, readAccountsFile } from '../../lib/config';
 import {
   accountEntryOf,
   accountKeySource,
@@ -91,7 +91,8 @@ export async function scanAccounts(args: ParsedArgs, io: CliIo): Promise<number>
   if (shared.linkBaseUrl) new EnvSecretSource(io.env).signingKeysNow();
   const location = stateLocationOf(str(args.values.state), io.env);
   const stores = accountStoresFor({ env: io.env, stateFlag: str(args.values.state), cwd: io.cwd });
-  const sameKey = sameKeyCheck(accounts, io.env, (a) => baseUrlOf(a, base), file);
+  // Against every account of the file: `--account brand-a-copy` alone must not rescan brand-a's domains.
+  const sameKey = sameKeyCheck(readAccountsFile(file, io.cwd), io.env, (a) => baseUrlOf(a, base), file);
 
   const outcomes = await pooled(accounts, concurrency, async (account): Promise<AccountOutcome> => {
     // Accounts scan at once: each one's output is kept and printed whole, under its name.

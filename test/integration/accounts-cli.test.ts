@@ -217,6 +217,23 @@ describe('scan --accounts: several accounts, one run', () => {
     expect(run.stdout + run.stderr).not.toContain(KEYS.a);
   });
 
+  it('refuses the account --account picks when it holds the key of an earlier account of the file, before a request', async () => {
+    const path = accountsFile({
+      accounts: [...ACCOUNTS.accounts.slice(0, 2), { name: 'brand-a-copy', apiKeyEnv: 'BRAND_A_COPY_KEY' }],
+    });
+    const before = sim.requests.length;
+    const run = await runCli(
+      ['scan', '--accounts', path, '--account', 'brand-a-copy', '--json', '--dry-run', '--now', NOW],
+      env({ BRAND_A_COPY_KEY: KEYS.a }),
+    );
+    expect(run.code).toBe(1);
+    const [copy] = JSON.parse(run.stdout).accounts;
+    expect(copy.error.message).toMatch(
+      /^BRAND_A_COPY_KEY holds the same API key as BRAND_A_KEY of account brand-a, at the same reseller/,
+    );
+    expect(sim.requests.length).toBe(before);
+  });
+
   it('names the account’s own key variable when restore or snooze --account is refused its key', async () => {
     const path = accountsFile();
     const domain = 'example.nl';
