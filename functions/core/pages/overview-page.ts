@@ -43,7 +43,7 @@ function lineHtml(line: OverviewLine): string {
   if (s === null || s === 'unreadable')
     return `<tr><td>${who}</td><td colspan="5" class="none">${s === null ? 'no scan has completed yet' : 'its last scan’s summary could not be read'}</td><td>${link}</td></tr>`;
   const critical = s.summary.critical > 0 ? ` class="n critical"` : ' class="n"';
-  return `<tr><td>${who}</td><td${critical}>${s.summary.critical}</td><td class="n">${s.summary.warning}</td><td class="n">${s.summary.info}</td><td class="n">${s.problems}</td><td>${escapeHtml(time(s.generated_at))}</td><td>${link}</td></tr>`;
+  return `<tr><td>${who}</td><td${critical}>${s.summary.critical}</td><td class="n">${s.summary.warning}</td><td class="n">${s.summary.info}</td><td class="n">${s.problems}</td><td>${escapeHtml(time(s.generated_at))}${s.incomplete ? ' <strong class="critical">incomplete</strong>' : ''}</td><td>${link}</td></tr>`;
 }
 
 /** The whole page. */

@@ -210,6 +210,8 @@ export const AccountSummarySchema = z.object({
   summary: z.object({ critical: z.number(), warning: z.number(), info: z.number() }),
   problems: z.number(),
   domains_scanned: z.number(),
+  /** The scan could not read the whole account (its report's `source.incomplete`): its counts are of what it read. */
+  incomplete: z.literal(true).optional(),
 });
 
 export type AccountSummary = z.output<typeof AccountSummarySchema>;
@@ -224,6 +226,7 @@ export function accountSummaryOf(
     readonly summary: AccountSummary['summary'];
     readonly problems: readonly unknown[];
     readonly stats: { readonly domains_scanned: number };
+    readonly source?: { readonly incomplete?: string };
   },
   account: string,
   label?: string,
@@ -239,6 +242,7 @@ export function accountSummaryOf(
     },
     problems: report.problems.length,
     domains_scanned: report.stats.domains_scanned,
+    ...(report.source?.incomplete === undefined ? {} : { incomplete: true as const }),
   };
 }
 
