@@ -130,13 +130,7 @@ async function pastPromise<T>(
   const unread = (error: unknown): ListPage<T> => {
     if (!(error instanceof ResellerApiError || error instanceof IncompleteListingError)) throw error;
     const reason = `${options.resource} list page ${page}, past the ${promise.pages} pages page 1 promised, could not be read (${error.message})`;
-    return {
-      page,
-      records: [],
-      problems: [{ resource: options.resource, key: null, page, reason }],
-      totalResults: promise.results,
-      totalPages: promise.pages,
-    };
+    return problemPage<T>(page, reason, promise, options);
   };
   try {
     const parse = await options.fetchPage(page);
@@ -163,14 +157,7 @@ interface Move {
 function movedPage<T>(moved: Move, promise: ListingPromise, options: PaginateOptions<T>): ListPage<T> {
   const what = `${options.resource}s`;
   const text = `the ${options.resource} list changed while it was read (${moved.text}): the ${what} read were checked, but ${what} may be missing from what was read, so none is judged to have left the account`;
-  return {
-    page: moved.page,
-    records: [],
-    problems: [{ resource: options.resource, key: null, page: moved.page, reason: text }],
-    totalResults: promise.results,
-    totalPages: promise.pages,
-    incomplete: text,
-  };
+  return { ...problemPage<T>(moved.page, text, promise, options), incomplete: text };
 }
 
 /** The page that ends a listing the time budget ran out in: no record, one problem saying how far it got. */
@@ -183,13 +170,22 @@ function cutPage<T>(
   const what = `${options.resource}s`;
   const read = `${admission.received} of ${promise.results} ${what}`;
   const text = `the ${options.resource} list could not be read whole within the scan's time budget (${read} read; ${error.message}): the ${what} read were checked, but the others were not, so none is judged to have left the account`;
+  return { ...problemPage<T>(0, text, promise, options), incomplete: text };
+}
+
+/** A page of no record and one problem without a name (`reason`), under page 1's totals. */
+function problemPage<T>(
+  page: number,
+  reason: string,
+  promise: ListingPromise,
+  options: PaginateOptions<T>,
+): ListPage<T> {
   return {
-    page: 0,
+    page,
     records: [],
-    problems: [{ resource: options.resource, key: null, page: 0, reason: text }],
+    problems: [{ resource: options.resource, key: null, page, reason }],
     totalResults: promise.results,
     totalPages: promise.pages,
-    incomplete: text,
   };
 }
 
