@@ -43,6 +43,10 @@ export type OnMove =
   | 'report'
   | ((at: { readonly read: number; readonly pages: number }) => 'fail' | 'report');
 
+/** What `onMove` says a listing that moved `at` this point does. */
+export const decideMove = (onMove: OnMove, at: { readonly read: number; readonly pages: number }) =>
+  typeof onMove === 'function' ? onMove(at) : onMove;
+
 /** What {@link paginate} needs: a way to read one page, and how to tell records apart. */
 export interface PaginateOptions<T> {
   /**
@@ -236,8 +240,7 @@ class PageAdmission<T> {
 
   /** What the listing does now that it moved: decided once, at the first move (options.onMove). */
   onMove(): 'fail' | 'report' {
-    const onMove = this.options.onMove ?? 'fail';
-    this.decided ??= typeof onMove === 'function' ? onMove({ read: this.taken, pages: this.pages }) : onMove;
+    this.decided ??= decideMove(this.options.onMove ?? 'fail', { read: this.taken, pages: this.pages });
     return this.decided;
   }
 

@@ -13,7 +13,7 @@ import {
 } from '../findings/classify';
 import { domainNameProblem } from '../links/links';
 import type { ListFilter, ListPage, Problem, ResellerClient } from '../reseller/client';
-import { type OnMove, RecordRegistry } from '../reseller/paging';
+import { decideMove, type OnMove, RecordRegistry } from '../reseller/paging';
 import type { Domain } from '../reseller/schemas';
 import { COVERAGE_PARTS, type CoverageCounts, countCoverage, coverageSearches, READ_PARTS } from './coverage';
 import { onMove, READS } from './moves';
@@ -193,7 +193,7 @@ async function confirmUnlisted(options: ScanOptions, gathered: Gathering, onMove
   const missed = (await Promise.all(lookups)).find((domain) => domain !== null)?.domain_name;
   if (!missed) return;
   // Whether a whole read still fits, judged as a listing's move is, with the whole read taken.
-  if ((typeof onMove === 'function' ? onMove({ read: 1, pages: 1 }) : onMove) === 'fail')
+  if (decideMove(onMove, { read: 1, pages: 1 }) === 'fail')
     throw new IncompleteListingError(
       `${missed} is in the account, but the pages read did not list it: the account changed while it was read`,
       { retryable: true },
