@@ -126,7 +126,8 @@ export abstract class StateStore<Known = unknown> {
    * Runs `fn` (the publish of a scan whose state's account-wide part is damaged: `damaged`, from
    * this store's open) so that no other scan publishes at the same time, and writes nothing of the
    * state a person must look at: a table takes the lease on the generation stored beside the
-   * damage, a file holds its lock. StateConflictError when another scan holds the state.
+   * damage (kept until it lapses once `fn` succeeded, so a retry of the run publishes nothing
+   * again), a file holds its lock. StateConflictError when another scan holds the state.
    */
   abstract holdDamaged<T>(damaged: StateDamagedError, lease: Lease, fn: () => Promise<T>): Promise<T>;
 
