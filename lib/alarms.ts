@@ -80,7 +80,7 @@ export function watchDeployment(watchdog: Watchdog, parts: DeploymentAlarms): vo
     metric: web.throttles(FIVE_MINUTES),
   });
   watchdog.alarm('ScanNearTimeout', {
-    description: `A scan took more than ${Math.round(SCAN_DURATION_ALARM_SHARE * 100)} % of its ${timeout / 1000} s timeout; raise the timeout, or give the scan function more memory (Lambda gives CPU with it).`,
+    description: `A scan took more than ${Math.round(SCAN_DURATION_ALARM_SHARE * 100)} % of its ${timeout / 1000} s timeout; raise scanTimeoutMinutes, or give the scan function more memory (Lambda gives CPU with it).`,
     metric: scan.metrics.duration(FIVE_MINUTES),
     threshold: Math.round(timeout * SCAN_DURATION_ALARM_SHARE),
     comparison: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,

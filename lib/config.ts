@@ -141,6 +141,7 @@ export const SentinelSettingsSchema = z
      * reserving any there makes the deploy fail and roll back.
      */
     scanReservedConcurrency: wholeNumber(1, 1000).optional(),
+    scanTimeoutMinutes: wholeNumber(1, 15).optional(),
     /**
      * SNS's "Filter policies per topic" in the account and region, once raised through Service
      * Quotas: every recipient of an account's own, of a group, of escalations, and each chat queue

@@ -80,6 +80,12 @@ export interface DomainSentinelProps {
   /** Reserved concurrency of the scan function. @default - none (a new account has none to reserve) */
   readonly scanReservedConcurrency?: number;
   /**
+   * The scan function's timeout in minutes (1 to 15): what an account too large or a reseller too
+   * slow for the default needs (a read the time runs out in is alerted incomplete, and the run fails
+   * saying to raise this). @default 5, 15 with registryCheck
+   */
+  readonly scanTimeoutMinutes?: number;
+  /**
    * SNS's "Filter policies per topic" of the account and region, once raised through Service Quotas:
    * the synth refuses more subscriptions with a filter on one topic. @default 200 - SNS's default
    */
@@ -289,6 +295,7 @@ export class DomainSentinel extends Construct {
       quarantineDays: settings.quarantineDays,
       ...(policiesText ? { policies: policiesText } : {}),
       reservedConcurrency: settings.scanReservedConcurrency,
+      timeoutMinutes: settings.scanTimeoutMinutes,
       deploymentName: this.deploymentName,
       ...(settings.registryCheck
         ? {

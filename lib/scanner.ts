@@ -47,6 +47,8 @@ export interface ScannerProps {
    * retries it later). @default - none: new accounts cannot reserve any (see docs/deploy.md)
    */
   readonly reservedConcurrency?: number;
+  /** The function's timeout in minutes. @default 5, 15 with registryCheck */
+  readonly timeoutMinutes?: number;
   /** The `deployment` dimension of the function's metrics (DEPLOYMENT_NAME). @default - none */
   readonly deploymentName?: string;
   /**
@@ -127,7 +129,8 @@ export class Scanner extends Construct {
       // 5 minutes: 100 000 domains at 100 per page and 4 in flight take ~15 s at 50 ms latency; the rest is
       // room for retries with backoff. The scan stops itself 20 s before this to fail with a clear message.
       // The registry check paces itself to each RDAP server (2 lookups at a time): Lambda's longest.
-      timeout: Duration.minutes(props.registryCheck ? 15 : 5),
+      // A larger account or a slower reseller sets its own (scanTimeoutMinutes).
+      timeout: Duration.minutes(props.timeoutMinutes ?? (props.registryCheck ? 15 : 5)),
       environment: {
         ...scanEnvironment(props),
         POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,

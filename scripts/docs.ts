@@ -62,6 +62,8 @@ const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
   opsEmails: 'e-mail addresses that get the alarms about the scan itself',
   secretsKmsKeyArn: 'KMS key of the SecureStrings, to scope decrypt to it',
   scanReservedConcurrency: 'reserved concurrency of the scan function (see docs/deploy.md)',
+  scanTimeoutMinutes:
+    'the scan function’s timeout in minutes (1 to 15; the scan stops itself 20 s before it): raise it when a read runs out of time (docs/performance.md)',
   snsFilterPoliciesPerTopic:
     'SNS quota "Filter policies per topic" of the account and region, once raised in Service Quotas; the synth refuses more subscriptions with a filter on the alert topic (docs/accounts.md#limits)',
   alertSubscribersOutsideStack:
@@ -91,6 +93,7 @@ const DEPLOY_CONTEXT_DEFAULTS: Readonly<Record<string, string>> = {
   scanIntervalHours: 'the schedule’s longest gap between two runs, in `timeZone`',
   secretsKmsKeyArn: 'any key, through SSM only',
   scanReservedConcurrency: 'none',
+  scanTimeoutMinutes: '5 (15 with registryCheck)',
   opsEmails: 'the deployment’s `alertEmails`',
   snsFilterPoliciesPerTopic: '200, SNS’s default',
   stateTableName: 'a new table',

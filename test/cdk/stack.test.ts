@@ -98,6 +98,27 @@ describe('scan', () => {
     expect(() => synth({ registryCheck: 'yes' })).toThrow(/registryCheck must be on or off/);
   });
 
+  it('gives the scan the timeout scanTimeoutMinutes sets, which its duration alarm and the message follow', () => {
+    const { template: t } = synth({ scanTimeoutMinutes: '12' });
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('scans the reseller account'),
+      Timeout: 720,
+    });
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmDescription: Match.stringLikeRegexp('of its 720 s timeout; raise scanTimeoutMinutes'),
+      Threshold: 576_000,
+    });
+    // Set, it wins over the registry check's 15 minutes; out of Lambda's range, the synth says so.
+    const both = synth({ scanTimeoutMinutes: '10', registryCheck: 'true' }).template;
+    both.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('scans the reseller account'),
+      Timeout: 600,
+    });
+    expect(() => synth({ scanTimeoutMinutes: '16' })).toThrow(
+      /scanTimeoutMinutes must be a whole number from 1 to 15/,
+    );
+  });
+
   it('gives QUARANTINE_DAYS to the scan and the web function alike, and nothing when it is not set', () => {
     const { template: t } = synth({ quarantineDays: 'nl=45,shop=30' });
     for (const description of ['scans the reseller account', 'web links'])
