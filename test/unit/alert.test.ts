@@ -202,6 +202,25 @@ describe('renderSms', () => {
     expect(sms).not.toContain('http');
   });
 
+  it('says first that the read was incomplete, for its counts are not the whole account', () => {
+    const cut = (findings: Parameters<typeof reportOf>[0]) => {
+      const report = reportOf(findings);
+      return { ...report, source: { ...report.source, incomplete: 'the domain list moved' } };
+    };
+    expect(renderSms(cut([quarantine, warning]), { accountLabel: 'Acme' })).toBe(
+      'Acme: INCOMPLETE read; 1 critical: example.nl quarantine 1 warning',
+    );
+    expect(renderSms(cut([warning]))).toBe('INCOMPLETE read; no critical items; 1 warning. See e-mail.');
+    const many = Array.from({ length: 40 }, (_, i) =>
+      domainFinding(`d-${i}.example.nl`, 'expired', 'critical', -1),
+    );
+    const delivered = smsAsDelivered(renderSms(cut(many), { accountLabel: 'A'.repeat(40) }));
+    expect(delivered).toMatch(
+      /^domain-sentinel> A{20}: INCOMPLETE read; 40 critical: d-0\.example\.nl expired;.* \+\d+ more$/,
+    );
+    expect(gsm7Length(delivered)).toBeLessThanOrEqual(160);
+  });
+
   it('fits one 160-character part together with the prefix SNS adds from the topic display name', () => {
     const many = Array.from({ length: 40 }, (_, i) =>
       domainFinding(`domain-${i}.example.nl`, 'expired', 'critical', -1),
@@ -310,6 +329,20 @@ describe('renderSubject', () => {
     expect(subject.length).toBeLessThanOrEqual(100);
     expect(subject).toMatch(/^[\x20-\x7e]+$/);
     expect(renderSubject(reportOf([quarantine, warning]))).toBe('domain-sentinel: 1 critical, 1 warning');
+  });
+
+  it('says INCOMPLETE before the counts of a read that was not the whole account, cutting the label first', () => {
+    const report = reportOf([quarantine, warning], [problemOf('a.nl')]);
+    const cut = { ...report, source: { ...report.source, incomplete: 'out of time' } };
+    expect(renderSubject(cut)).toBe(
+      'domain-sentinel: INCOMPLETE read, 1 critical, 1 warning, 1 unreadable record',
+    );
+    const big = { ...cut, summary: { critical: 12_345, warning: 67_890, info: 123_456 } };
+    const subject = renderSubject(big, 'Acme Reseller Holdings International B.V');
+    expect(subject.length).toBeLessThan(100);
+    expect(subject).toMatch(
+      /^domain-sentinel( \[[^\]]*\])?: INCOMPLETE read, 12345 critical, 67890 warning, 123456 info, 1 unreadable record$/,
+    );
   });
 
   it('stays under 100 characters, as SNS requires, and cuts the label rather than the counts', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { chatTitle } from '../../functions/core/alerts/chat';
 import { renderDigest } from '../../functions/core/alerts/digest';
 import { renderReportPage } from '../../functions/core/pages/report-page';
 import type { Report } from '../../functions/core/scan/scan';
@@ -21,6 +22,7 @@ describe('a report marked incomplete', () => {
   it('opens the digest with INCOMPLETE, before its findings, and names the move among the problems', () => {
     const digest = renderDigest(incomplete());
     const lines = digest.split('\n');
+    expect(lines[0]).toBe('domain-sentinel: INCOMPLETE read, 1 critical, 0 warning, 1 unreadable record');
     expect(lines[2]).toBe(
       'INCOMPLETE: the scan could not read the whole account. The findings below are those of the domains read; others may be missing (see PROBLEMS), and no domain is judged to have left. The scan is reported as failed.',
     );
@@ -31,6 +33,13 @@ describe('a report marked incomplete', () => {
     expect(renderDigest(reportOf([domainFinding('q1.nl', 'quarantine', 'critical', -20)]))).not.toContain(
       'INCOMPLETE',
     );
+  });
+
+  it('says so in the chat title, before the counts', () => {
+    expect(chatTitle(incomplete(), 'Acme')).toBe(
+      'domain-sentinel (Acme): INCOMPLETE read, 1 critical, 0 warning, 1 unreadable record',
+    );
+    expect(chatTitle(reportOf([]))).toBe('domain-sentinel: 0 critical, 0 warning');
   });
 
   it('says so on the report page, above the lists', () => {

@@ -161,6 +161,8 @@ export function problemLine(p: Problem): string {
 export function headline(report: Report): string {
   const { warning, info } = report.summary;
   const parts = [`${criticalCount(report)} critical`, `${warning} warning`];
+  // A read that was not the whole account (source.incomplete): its counts are not the account's.
+  if (report.source.incomplete) parts.unshift('INCOMPLETE read');
   if (info) parts.push(`${info} info`);
   const unreadable = unreadableCount(report);
   if (unreadable) parts.push(plural(unreadable, 'unreadable record'));
@@ -326,7 +328,8 @@ function smsItems(report: Report): SmsItem[] {
  */
 export function renderSms(report: Report, options: Pick<RenderOptions, 'accountLabel'> = {}): string {
   const max = SMS_MAX - gsm7Length(SMS_PREFIX);
-  const label = options.accountLabel ? `${toGsm7(options.accountLabel).slice(0, 20)}: ` : '';
+  // A read that was not the whole account (source.incomplete) says so first: its counts are not the account's.
+  const label = `${options.accountLabel ? `${toGsm7(options.accountLabel).slice(0, 20)}: ` : ''}${report.source.incomplete ? 'INCOMPLETE read; ' : ''}`;
   const changesCut = criticalChangeCount(report) - criticalChanges(report).length;
   const warning = report.summary.warning;
   const items = smsItems(report);
@@ -373,7 +376,8 @@ const SUBJECT_MAX = 99;
 
 /**
  * The SNS subject: printable ASCII, one line, under 100 characters. The counts are what it is for,
- * so a label too long for the rest gives way to them (cut, with `...`).
+ * so a label too long for the rest gives way to them (cut, with `...`); a read that was not the
+ * whole account says `INCOMPLETE read` before them.
  */
 export function renderSubject(report: Report, accountLabel?: string): string {
   const counts = `: ${headline(report)}`;
