@@ -6,11 +6,11 @@ import {
   renderSms,
   renderSubject,
   SNS_MAX_BYTES,
-  shouldNotify,
   smsAsDelivered,
 } from '../../functions/core/alerts/alert';
 import { chatNotificationOf } from '../../functions/core/alerts/chat';
 import { composeDigest, renderDigest } from '../../functions/core/alerts/digest';
+import { planAlerts } from '../../functions/core/alerts/groups';
 import { buildAlertMessage, snsPublishBytes } from '../../functions/core/alerts/message';
 import {
   parseAlertReport,
@@ -561,15 +561,17 @@ describe('buildAlertMessage with hostile text from the API', () => {
   });
 });
 
-describe('shouldNotify', () => {
+describe('the notify policy (planAlerts without memory)', () => {
+  const notifies = (report: ReturnType<typeof reportOf>, minSeverity: 'info' | 'warning' | 'critical') =>
+    planAlerts(report, { minSeverity }).length > 0;
   it('publishes at or above the minimum severity, and for unreadable records', () => {
-    expect(shouldNotify(reportOf([info]), 'warning')).toBe(false);
-    expect(shouldNotify(reportOf([info]), 'info')).toBe(true);
-    expect(shouldNotify(reportOf([warning]), 'warning')).toBe(true);
-    expect(shouldNotify(reportOf([warning]), 'critical')).toBe(false);
-    expect(shouldNotify(reportOf([]), 'warning')).toBe(false);
+    expect(notifies(reportOf([info]), 'warning')).toBe(false);
+    expect(notifies(reportOf([info]), 'info')).toBe(true);
+    expect(notifies(reportOf([warning]), 'warning')).toBe(true);
+    expect(notifies(reportOf([warning]), 'critical')).toBe(false);
+    expect(notifies(reportOf([]), 'warning')).toBe(false);
     expect(
-      shouldNotify(reportOf([], [{ resource: 'domain', key: null, page: 1, reason: 'x' }]), 'critical'),
+      notifies(reportOf([], [{ resource: 'domain', key: null, page: 1, reason: 'x' }]), 'critical'),
     ).toBe(true);
   });
 });

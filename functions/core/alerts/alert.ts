@@ -431,13 +431,3 @@ export function alertSeverity(report: Report): Severity {
     return 'warning';
   return 'info';
 }
-
-/**
- * The notify policy: publish when a finding reaches `minSeverity`, or when records could not be
- * read (an unreadable record may hide a quarantined domain). One small function, so a state-keeping
- * policy (alert only on change) can replace it.
- */
-export function shouldNotify(report: Report, minSeverity: Severity): boolean {
-  if (report.problems.length > 0) return true;
-  return anyAtOrAbove(report.findings, minSeverity);
-}

@@ -39,13 +39,6 @@ export function eventUid(finding: DomainFinding, repeat = ''): string {
   return uidOf(uidKey(finding.domain_name, finding.kind, eventDate(finding), repeat));
 }
 
-/** The stable UID of a quarantined domain's restore-by event: its own kind, so never the quarantine event's. */
-export function restoreByUid(finding: DomainFinding, repeat = ''): string | null {
-  return finding.restore_by
-    ? uidOf(uidKey(finding.domain_name, 'restore_by', finding.restore_by, repeat))
-    : null;
-}
-
 /** What a UID is the hash of: two events share a UID exactly when they share this. */
 const uidKey = (domainName: string, kind: string, date: string, repeat: string): string =>
   `${normalizeDomainName(domainName)}\n${kind}\n${date.slice(0, 10)}${repeat}`;
