@@ -360,7 +360,7 @@ describe('paginate', () => {
       seen.push(page);
     expect(seen.flatMap((p) => p.records)).toHaveLength(30);
     expect(seen.at(-1)?.incomplete).toBe(
-      "the domain list could not be read whole within the scan's time budget (30 of 50 domains read; the time budget ran out before domain list page 4): the domains read were checked, but the others were not, so none is judged to have left the account",
+      "the domain list could not be read whole within the scan's time budget (30 of 50 domains read; not read: pages 4 to 5; the time budget ran out before domain list page 4): the domains read were checked, but the others were not, so none is judged to have left the account",
     );
     expect(seen.at(-1)?.problems).toEqual([
       expect.objectContaining({ key: null, page: 0, reason: seen.at(-1)?.incomplete }),
@@ -369,6 +369,91 @@ describe('paginate', () => {
     await expect(collect(paginate({ ...options(fetchPage), concurrency: 1 }))).rejects.toBeInstanceOf(
       DeadlineError,
     );
+  });
+
+  describe('rotation (a read the time budget will cut)', () => {
+    const hour = Math.floor(Date.parse('2026-11-27T06:00:00Z') / 3_600_000);
+    /**
+     * 20 pages of 10, two in flight, each request 50 ms of an injected clock; the transport's
+     * deadline refuses a request once `budgetMs` has passed. Returns the pages read, in order.
+     */
+    async function run(runIndex: number, budgetMs: number) {
+      const api = pages(names(200), 10);
+      let now = 0;
+      const fetchPage = async (page: number) => {
+        if (now >= budgetMs)
+          throw new DeadlineError(`the time budget ran out before domain list page ${page}`);
+        now += 50;
+        return api.fetchPage(page);
+      };
+      const seen: ListPage<Rec>[] = [];
+      for await (const page of paginate({
+        ...options(fetchPage),
+        onDeadline: 'report',
+        concurrency: 2,
+        rotation: { run: runIndex, clock: () => now, remainingMs: () => budgetMs - now },
+      }))
+        seen.push(page);
+      const read = seen.filter((p) => p.records.length > 0).map((p) => p.page);
+      return { read, asked: api.asked, last: seen.at(-1) };
+    }
+
+    it('cuts other pages at another hour with the same budget, and two runs read every page', async () => {
+      const first = await run(hour, 800);
+      const second = await run(hour + 1, 800);
+      for (const one of [first, second]) {
+        expect(one.read.length).toBeGreaterThan(10);
+        expect(one.read.length).toBeLessThan(20);
+        expect(one.last?.incomplete).toMatch(
+          /^the domain list could not be read whole within the scan's time budget \(\d+ of 200 domains read; not read: pages? \d+/,
+        );
+      }
+      const unread = (read: number[]) =>
+        Array.from({ length: 20 }, (_, i) => i + 1).filter((p) => !read.includes(p));
+      expect(unread(first.read)).not.toEqual(unread(second.read));
+      // Each cut says which pages it did not read (one range in each of these runs).
+      for (const one of [first, second]) {
+        const skipped = unread(one.read);
+        expect(skipped.at(-1) ?? 0).toBe((skipped[0] ?? 0) + skipped.length - 1);
+        expect(one.last?.incomplete).toContain(`; not read: pages ${skipped[0]} to ${skipped.at(-1)};`);
+      }
+      expect(new Set([...first.read, ...second.read]).size).toBe(20);
+      // Page 1 and the first round are read first, whatever the hour.
+      expect(first.read.slice(0, 3)).toEqual([1, 2, 3]);
+      expect(second.read.slice(0, 3)).toEqual([1, 2, 3]);
+    });
+
+    it('keeps the order 1 to N when the read fits, and turns it only when it does not', async () => {
+      const fits = await run(hour + 1, 10_000);
+      expect(fits.asked).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      expect(fits.read).toEqual(fits.asked);
+      expect(fits.last?.incomplete).toBeUndefined();
+      // The same hour with too little time does not read in order.
+      const late = await run(hour + 1, 800);
+      expect(late.asked).not.toEqual([...late.asked].sort((a, b) => a - b));
+    });
+
+    it('reads every page once and keeps the promise of page 1 when a turned read completes', async () => {
+      // Projected not to fit (the budget is checked after the first round), yet the pages come faster.
+      const api = pages(names(200), 10);
+      let now = 0;
+      const fetchPage = async (page: number) => {
+        now += page <= 3 ? 50 : 1;
+        return api.fetchPage(page);
+      };
+      const result = await collect(
+        paginate({
+          ...options(fetchPage),
+          onDeadline: 'report',
+          concurrency: 2,
+          rotation: { run: hour + 1, clock: () => now, remainingMs: () => 400 - now },
+        }),
+      );
+      expect(api.asked).not.toEqual([...api.asked].sort((a, b) => a - b));
+      expect([...api.asked].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      expect(result.problems).toEqual([]);
+      expect([...result.records].sort()).toEqual(names(200));
+    });
   });
 
   it('reads an empty listing with one request', async () => {

@@ -407,3 +407,58 @@ describe('scanAccount modes', () => {
     expect(report.stats.domains_scanned).toBe(3);
   });
 });
+
+describe('a read the time budget cuts', () => {
+  /**
+   * 20 pages of 2 domains, each expiring without auto-renew (a finding each); every domain request
+   * takes 50 ms of an injected clock, two at a time, and the budget reads about 14 of the 20 pages.
+   */
+  async function cutScan(now: number) {
+    let clock = 0;
+    const all = Array.from({ length: 40 }, (_, i) => ({
+      domain_name: `d${String(i).padStart(2, '0')}.nl`,
+      date_expiry: '2026-11-25T00:00:00Z',
+      auto_renew: false,
+    }));
+    const fetch = (async (input: string | URL | Request) => {
+      const url = new URL(String(input));
+      if (url.pathname === '/v2/contacts') return page([], 1, 1, 0);
+      clock += 50;
+      const n = Number(url.searchParams.get('page'));
+      return page(all.slice((n - 1) * 2, n * 2), n, 20, all.length);
+    }) as typeof globalThis.fetch;
+    const client = new ResellerClient({
+      baseUrl: 'https://api.test',
+      apiKey: 'k-unit-scan',
+      fetch,
+      sleep: async () => undefined,
+      concurrency: 2,
+      initialConcurrency: 2,
+      now: () => clock,
+      deadline: 850,
+    });
+    const report = await scanAccount({
+      client,
+      now,
+      policy: DEFAULT_POLICY,
+      mode: 'full',
+      clock: () => clock,
+    });
+    return {
+      report,
+      names: report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle)),
+    };
+  }
+
+  it('checks other domains in the next hour, so two runs together check every domain', async () => {
+    const first = await cutScan(NOW);
+    const second = await cutScan(NOW + 3_600_000);
+    for (const run of [first, second]) {
+      expect(run.report.source.incomplete).toMatch(
+        /^the domain list could not be read whole within the scan's time budget \(\d+ of 40 domains read; not read: pages /,
+      );
+      expect(run.names.length).toBeLessThan(40);
+    }
+    expect(new Set([...first.names, ...second.names]).size).toBe(40);
+  });
+});

@@ -27,8 +27,11 @@ import { type RawResponse, Transport, type TransportOptions } from './transport'
 
 export type { ListPage, Problem } from './paging';
 
-/** How a listing that moves, or that the time budget runs out in, ends (paginate's options). */
-export type ListingRules = Pick<PaginateOptions<unknown>, 'onMove' | 'onDeadline'>;
+/**
+ * How a listing that moves, or that the time budget runs out in, ends, and whether a read the budget
+ * will cut spreads its cut over runs (paginate's options).
+ */
+export type ListingRules = Pick<PaginateOptions<unknown>, 'onMove' | 'onDeadline' | 'rotation'>;
 
 /** A search filter: values are sent as the documented search syntax (`<`, `>`, `%`, arrays as repeated keys). */
 export type ListFilter = Readonly<Record<string, string | number | boolean | readonly string[] | undefined>>;

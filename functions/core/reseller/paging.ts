@@ -47,6 +47,22 @@ export type OnMove =
 export const decideMove = (onMove: OnMove, at: { readonly read: number; readonly pages: number }) =>
   typeof onMove === 'function' ? onMove(at) : onMove;
 
+/**
+ * When page 1 and the first round of pages after it (`concurrency` pages) have arrived, that round's
+ * pace projects the rest of the read. Only when the rest does not fit in the time left (with a
+ * quarter to spare) does the read go on from a page chosen by `run` (golden-ratio steps over the
+ * pages: successive runs start far apart, and a few of them start everywhere) to the last page,
+ * then read the pages it skipped. A read that fits keeps the order 1…N.
+ */
+export interface Rotation {
+  /** Which run this is, as a whole number: the scan gives the hour it evaluates. */
+  readonly run: number;
+  /** The clock the pace is measured with (ms). */
+  readonly clock: () => number;
+  /** Time left before the deadline (ms). */
+  readonly remainingMs: () => number;
+}
+
 /** What {@link paginate} needs: a way to read one page, and how to tell records apart. */
 export interface PaginateOptions<T> {
   /**
@@ -79,6 +95,12 @@ export interface PaginateOptions<T> {
    * @default 'fail'
    */
   readonly onDeadline?: 'fail' | 'report';
+  /**
+   * Spreads what a time budget cuts over successive runs, so each page is read by one of a few runs
+   * (a read taken in the order 1…N would cut the same tail every time, and never check it). @default
+   * off: always 1…N. See {@link Rotation}.
+   */
+  readonly rotation?: Rotation;
   /** For messages: `domain`, `contact`. */
   readonly resource: Problem['resource'];
   /** For messages: `/v2/domains`. */
@@ -107,8 +129,10 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
   yield admission.take(first);
   const fetchPage = (page: number) =>
     page <= promise.pages ? options.fetchPage(page) : pastPromise(page, promise, options);
+  const order = new PageOrder(() => admission.pages);
+  const arrived = rotateWhenLate(options, order);
   try {
-    for await (const parse of fetchAhead({ ...options, fetchPage }, () => admission.pages))
+    for await (const parse of fetchAhead({ ...options, fetchPage }, order, arrived))
       yield admission.take(parse());
   } catch (error) {
     if (!(error instanceof DeadlineError) || options.onDeadline !== 'report') throw error;
@@ -172,8 +196,9 @@ function cutPage<T>(
   error: DeadlineError,
 ): ListPage<T> {
   const what = `${options.resource}s`;
-  const read = `${admission.received} of ${promise.results} ${what}`;
-  const text = `the ${options.resource} list could not be read whole within the scan's time budget (${read} read; ${error.message}): the ${what} read were checked, but the others were not, so none is judged to have left the account`;
+  const unread = unreadPages(admission.taken, admission.pages);
+  const read = `${admission.received} of ${promise.results} ${what} read${unread ? `; not read: ${unread}` : ''}`;
+  const text = `the ${options.resource} list could not be read whole within the scan's time budget (${read}; ${error.message}): the ${what} read were checked, but the others were not, so none is judged to have left the account`;
   return { ...problemPage<T>(0, text, promise, options), incomplete: text };
 }
 
@@ -225,8 +250,9 @@ class PageAdmission<T> {
   pages: number;
   /** With onMove: 'report', the first page that broke page 1's promise. */
   moved: Move | null = null;
+  /** The pages taken, by number: a read cut short says which it did not read. */
+  readonly taken = new Set<number>();
   private readonly seen: RecordRegistry;
-  private taken = 0;
   private decided: 'fail' | 'report' | undefined;
 
   constructor(
@@ -240,12 +266,12 @@ class PageAdmission<T> {
 
   /** What the listing does now that it moved: decided once, at the first move (options.onMove). */
   onMove(): 'fail' | 'report' {
-    this.decided ??= decideMove(this.options.onMove ?? 'fail', { read: this.taken, pages: this.pages });
+    this.decided ??= decideMove(this.options.onMove ?? 'fail', { read: this.taken.size, pages: this.pages });
     return this.decided;
   }
 
   take(page: ListPage<T>): ListPage<T> {
-    this.taken++;
+    this.taken.add(page.page);
     this.checkPromiseKept(page);
     const { resource, keyOf, problemSeverity } = this.options;
     const records: T[] = [];
@@ -291,8 +317,82 @@ class PageAdmission<T> {
   }
 }
 
+/** The golden ratio's fraction: steps by it never land near an earlier step for long. */
+const GOLDEN = 0.618033988749895;
+
+/** Of a rest projected to take this long, this much more must be left for a read to keep its order. */
+const FIT_MARGIN = 1.25;
+
 /**
- * Pages 2…`pages`, as parse functions in the order they arrive. Up to `concurrency` requests are in
+ * The order pages after page 1 are asked in: 2…N, or once {@link PageOrder.turn}ed, on from a later
+ * page to the last, then the pages skipped. Pages a moved listing adds (onMove) are read whenever
+ * they appear, after the page before them.
+ */
+class PageOrder {
+  private ahead = 2;
+  private behind = 2;
+  private behindEnd = 1;
+
+  constructor(readonly pages: () => number) {}
+
+  /** The next page to ask for; undefined when every page was asked for. */
+  next(): number | undefined {
+    if (this.ahead <= this.pages()) return this.ahead++;
+    if (this.behind <= this.behindEnd) return this.behind++;
+    return undefined;
+  }
+
+  /** Goes on from `start` (when no page from it on was asked for yet), then reads the pages skipped. */
+  turn(start: number): void {
+    if (start <= this.ahead || start > this.pages()) return;
+    this.behind = this.ahead;
+    this.behindEnd = start - 1;
+    this.ahead = start;
+  }
+}
+
+/**
+ * What each page that arrives after page 1 tells the {@link Rotation}: once the first round has
+ * arrived, the order turns when the rest of the read, at that round's pace, does not fit.
+ */
+function rotateWhenLate<T>(options: PaginateOptions<T>, order: PageOrder): () => void {
+  const rotation = options.rotation;
+  if (!rotation) return () => {};
+  const began = rotation.clock();
+  const round = Math.min(Math.max(1, options.concurrency ?? 4), order.pages() - 1);
+  let arrived = 0;
+  return () => {
+    if (++arrived !== round) return;
+    const roundMs = rotation.clock() - began;
+    const left = order.pages() - 1 - round;
+    // A clock that went back gives no pace: keep the order.
+    if (left <= 0 || roundMs < 0) return;
+    if (rotation.remainingMs() >= (FIT_MARGIN * roundMs * left) / round) return;
+    const turn = (((rotation.run * GOLDEN) % 1) + 1) % 1;
+    order.turn(1 + Math.floor(turn * order.pages()));
+  };
+}
+
+/** The pages 1…`pages` not in `taken`, as ranges (`4 to 9, 20`), the first few; '' when none. */
+function unreadPages(taken: ReadonlySet<number>, pages: number): string {
+  const ranges: string[] = [];
+  let count = 0;
+  for (let page = 1; page <= pages; page++) {
+    if (taken.has(page)) continue;
+    let last = page;
+    while (last < pages && !taken.has(last + 1)) last++;
+    count++;
+    if (ranges.length < 3) ranges.push(page === last ? `${page}` : `${page} to ${last}`);
+    page = last;
+  }
+  if (count === 0) return '';
+  const more = count > ranges.length ? `, and ${count - ranges.length} more ranges` : '';
+  const word = count === 1 && !ranges[0]?.includes(' to ') ? 'page' : 'pages';
+  return `${word} ${ranges.join(', ')}${more}`;
+}
+
+/**
+ * Pages 2…`pages` (in `order`), as parse functions in the order they arrive. Up to `concurrency` requests are in
  * flight; each answer that arrives sends the next request at once (in the callback, whatever the
  * reader is doing) and waits until the reader parses it. No request leaves while `concurrency`
  * answers wait, so a slow reader holds the listing back instead of buffering it. The first failure
@@ -300,10 +400,10 @@ class PageAdmission<T> {
  */
 async function* fetchAhead<T>(
   options: PaginateOptions<T>,
-  pages: () => number,
+  order: PageOrder,
+  onArrival: () => void,
 ): AsyncGenerator<() => ListPage<T>> {
   const concurrency = Math.max(1, options.concurrency ?? 4);
-  let next = 2;
   let inflight = 0;
   let closed = false;
   // Set from the callbacks; a cast keeps TypeScript from narrowing it to null in the loop below.
@@ -316,14 +416,9 @@ async function* fetchAhead<T>(
     w?.();
   };
   const launch = () => {
-    while (
-      !closed &&
-      failure === null &&
-      inflight < concurrency &&
-      arrived.length < concurrency &&
-      next <= pages()
-    ) {
-      const page = next++;
+    while (!closed && failure === null && inflight < concurrency && arrived.length < concurrency) {
+      const page = order.next();
+      if (page === undefined) return;
       inflight++;
       let pending: Promise<() => ListPage<T>>;
       try {
@@ -339,6 +434,7 @@ async function* fetchAhead<T>(
         (parse) => {
           inflight--;
           arrived.push(parse);
+          onArrival();
           launch();
           signal();
         },

@@ -1,6 +1,6 @@
 import { IncompleteListingError } from '../base/errors';
 import type { ResellerClient } from '../reseller/client';
-import type { OnMove } from '../reseller/paging';
+import type { OnMove, Rotation } from '../reseller/paging';
 import type { Report } from './report';
 
 /**
@@ -33,6 +33,16 @@ export function onMove(
     const wholeReadMs = (elapsed * Math.max(1, pages)) / Math.max(1, read);
     return client.remainingMs > 1.5 * wholeReadMs ? 'fail' : 'report';
   };
+}
+
+/**
+ * How a domain listing the time budget will cut spreads the cut over runs (paginate's Rotation): the
+ * run is the hour the scan evaluates (`now`, so `--now` reproduces a run's order too), so hourly and
+ * daily runs each go on from another page, and a few of them read every page. A read that fits keeps
+ * the order 1…N.
+ */
+export function rotation(client: ResellerClient, now: number, clock: () => number): Rotation {
+  return { run: Math.floor(now / 3_600_000), clock, remainingMs: () => client.remainingMs };
 }
 
 /**

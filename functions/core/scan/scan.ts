@@ -16,7 +16,7 @@ import type { ListFilter, ListPage, Problem, ResellerClient } from '../reseller/
 import { decideMove, type OnMove, RecordRegistry } from '../reseller/paging';
 import type { Domain } from '../reseller/schemas';
 import { COVERAGE_PARTS, type CoverageCounts, countCoverage, coverageSearches, READ_PARTS } from './coverage';
-import { onMove, READS } from './moves';
+import { onMove, READS, rotation } from './moves';
 import { markFinding, type PolicySet, reportPolicies } from './policies';
 import { RegistryCandidates, type RegistryScanOptions, withRegistryCheck } from './registry-scan';
 import { renewalCosts } from './renewal-costs';
@@ -351,10 +351,12 @@ async function readDomains(
   filter: ListFilter,
   { first, merge, expectedTotal }: { first?: ListPage<Domain>; merge?: Merge; expectedTotal?: number },
 ): Promise<void> {
-  const { gathered } = reading;
-  for await (const page of reading.options.client.listDomains(filter, first, {
+  const { gathered, options } = reading;
+  for await (const page of options.client.listDomains(filter, first, {
     onMove: reading.onMove,
     onDeadline: 'report',
+    // A read the budget will cut goes on from another page each hour: no page is left unread for good.
+    rotation: rotation(options.client, options.now, options.clock ?? Date.now),
   })) {
     if (gathered.stopped) return;
     gathered.domainPages.read++;
