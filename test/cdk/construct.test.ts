@@ -149,6 +149,7 @@ describe('DomainSentinel props', () => {
         'accountLabel',
         'quarantineDays',
         'scanReservedConcurrency',
+        'scanTimeoutMinutes',
         'snsFilterPoliciesPerTopic',
         'alertSubscribersOutsideStack',
         'smsSpendAlarmUsd',
