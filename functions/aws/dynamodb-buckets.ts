@@ -65,6 +65,17 @@ export interface Plan {
   readonly cleanup: Iterable<WriteRequest>;
 }
 
+/**
+ * A first save that may stop early (StateWrite.saveBy): `stop` is asked before each bucket's first
+ * write, and `kept` counts the domains of the buckets begun (each begun bucket is written whole).
+ * Only for a first save (nothing remembered to lose) whose layout holds no item a killed save left
+ * (the items it does not reach would be read as buckets of the layout it switches to).
+ */
+export interface Stoppable {
+  readonly stop: () => boolean;
+  kept: number;
+}
+
 /** The bucket of `key` under 2^`exponent` buckets. */
 export const bucketOf = (key: string, exponent: number): number => fnv1a(key) & ((1 << exponent) - 1);
 
@@ -152,6 +163,7 @@ export function planAll(
   known: Layout,
   changed: ReadonlyMap<string, DomainMemory | null>,
   all: ReadonlyMap<string, DomainMemory>,
+  stoppable?: Stoppable,
 ): Plan {
   const exponent = exponentFor(all.size, known.exponent);
   const resized = exponent !== known.exponent;
@@ -177,7 +189,7 @@ export function planAll(
   return {
     exponent,
     writes: (function* () {
-      yield* bucketWrites(at, exponent, members, memory, undefined, written);
+      yield* bucketWrites(at, exponent, members, memory, undefined, written, stoppable);
       yield* staleOfNewLayout(at, known, exponent, written);
     })(),
     cleanup: cleanupWrites(at, known, exponent),
@@ -230,8 +242,11 @@ function* bucketWrites(
   memory: (key: string) => DomainMemory,
   parts: Uint8Array | undefined,
   written?: Uint8Array,
+  stoppable?: Stoppable,
 ): Generator<WriteRequest> {
   for (const [bucket, keys] of members) {
+    if (stoppable?.stop()) return;
+    if (stoppable) stoppable.kept += keys.length;
     const pk = shardPk(at, bucket);
     let part = 0;
     let body = '';

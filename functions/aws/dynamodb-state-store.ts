@@ -31,6 +31,7 @@ import {
   type MemorySink,
   memoryOf,
   type OpenedState,
+  type SavedInPart,
   StateStore,
   type StateWrite,
 } from '../use-cases/state-store';
@@ -46,6 +47,7 @@ import {
   planAll,
   planChanges,
   SHARDS,
+  type Stoppable,
   shardPk,
 } from './dynamodb-buckets';
 import { readMeta as readMetaItem } from './dynamodb-meta';
@@ -277,7 +279,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     );
   }
 
-  async save(opened: OpenedState, owner: string, write: StateWrite): Promise<void> {
+  async save(opened: OpenedState, owner: string, write: StateWrite): Promise<SavedInPart | undefined> {
     const known = this.knownOf(opened);
     const { contacts, ...header } = write.head;
     const headerJson = JSON.stringify(header);
@@ -292,8 +294,9 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
       renewed = this.clock();
       await this.renewLease(opened.generation, owner, true);
     };
+    const stoppable = this.stoppable(known, write);
     const plan = write.all
-      ? planAll(this.at, known, write.changed, write.all)
+      ? planAll(this.at, known, write.changed, write.all, stoppable)
       : await planChanges(this.at, known, write.changed, (exponent, bucket, parts) =>
           this.readBucket(exponent, bucket, parts),
         );
@@ -318,6 +321,20 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     // Items of the layout left behind are never read again (the generation moved on under another
     // layout), so deleting them needs no lease; if it fails, the next save finds them and tries again.
     await this.writeAll(plan.cleanup).catch(() => undefined);
+    const of = write.all?.size ?? 0;
+    return stoppable && stoppable.kept < of ? { kept: stoppable.kept, of } : undefined;
+  }
+
+  /**
+   * For a first save with a time to keep (StateWrite.saveBy): what stops it once that time came.
+   * Nothing is remembered yet, so a generation of the domains written by then loses nothing, where
+   * being killed would keep none. The items a killed first save left in buckets this one does not
+   * reach are deleted before the switch all the same (planAll's stale items of the new layout).
+   */
+  private stoppable(known: Layout, write: StateWrite): Stoppable | undefined {
+    const saveBy = write.saveBy;
+    if (!write.all || saveBy === undefined || known.exponent !== null) return undefined;
+    return { stop: () => this.clock() >= saveBy, kept: 0 };
   }
 
   /** Its failure (the lease no longer ours, or the table out of reach) is the base's to ignore. */
