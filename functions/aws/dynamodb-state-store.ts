@@ -79,6 +79,8 @@ const SHARD_SUFFIX_BYTES = 3;
  */
 const RENEWED_LEASE_MS = 120_000;
 const RENEW_EVERY_MS = 30_000;
+/** Why a bucket whose parts were written by different saves is a problem record. */
+const TORN = 'its parts were written by different saves, one of which did not finish';
 /** Bucket items taken in between two turns of the event loop, so the account's answers keep flowing. */
 const YIELD_EVERY = 16;
 
@@ -201,7 +203,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     await Promise.all([readMeta(), readContacts()]);
     const { head, generation, lease, exponent } = readMetaItem(this.at, meta, contacts);
     const opened: OpenedState = { head, generation, lease, ...(damaged.length ? { damaged } : {}) };
-    return { opened, known: { exponent, contacts: bodies, dirty: new Set(), garbage: [] } };
+    return { opened, known: { exponent, contacts: bodies, dirty: new Set(), garbage: [], generation } };
   }
 
   protected async readMemories(opened: OpenedState, sink: MemorySink, signal?: AbortSignal): Promise<void> {
@@ -211,6 +213,8 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     const shard = async (n: number) => {
       const pk = `${this.at.scope}#${n}`;
       let taken = 0;
+      // A bucket's parts come one after the other (their sort keys): the first one's save, to compare.
+      let first: { bucket: number; written: string | undefined; torn?: true } | undefined;
       for await (const page of this.pages(pk, undefined, signal))
         for (const item of page) {
           if (++taken % YIELD_EVERY === 0) await new Promise(setImmediate);
@@ -220,8 +224,14 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
             continue;
           }
           parts[found.bucket] = Math.max(parts[found.bucket] as number, Math.min(found.part + 1, 255));
-          if (found.damage !== undefined) {
-            sink.damaged(item[SK.name]?.S ?? '', found.damage);
+          if (first?.bucket !== found.bucket) first = { bucket: found.bucket, written: found.written };
+          // A save killed between the parts of a bucket it wrote over: a memory that moved from
+          // one part to another may be in neither. Reported, not forgotten in silence.
+          const torn = first.written !== found.written && !first.torn;
+          if (torn) first.torn = true;
+          const damage = found.damage ?? (torn ? TORN : undefined);
+          if (damage !== undefined) {
+            sink.damaged(item[SK.name]?.S ?? '', damage);
             known.dirty.add(found.bucket);
           }
           for (const [key, value] of found.members) {
@@ -408,14 +418,17 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     parts?: Uint8Array,
   ): Promise<Map<string, unknown>> {
     const members = new Map<string, unknown>();
+    let first: { written: string | undefined } | undefined;
     for await (const page of this.pages(shardPk(this.at, bucket), bucketSk(exponent, bucket)))
       for (const item of page) {
         const found = bucketItem(item, exponent);
         if (found?.bucket !== bucket) continue;
-        // A link's step must not write a damaged bucket over: the scan reports it before it heals it.
-        if (found.damage !== undefined)
+        first ??= { written: found.written };
+        // A link's step must not write a damaged (or torn) bucket over: the scan reports it before it heals it.
+        const damage = found.damage ?? (first.written !== found.written ? TORN : undefined);
+        if (damage !== undefined)
           throw new StateError(
-            `the state item ${item[SK.name]?.S} in ${this.at.where} cannot be read (${found.damage}); the next scan reports it and writes it again`,
+            `the state item ${item[SK.name]?.S} in ${this.at.where} cannot be read (${damage}); the next scan reports it and writes it again`,
           );
         if (parts) parts[bucket] = Math.max(parts[bucket] as number, found.part + 1);
         for (const [key, value] of found.members) if (!members.has(key)) members.set(key, value);
