@@ -1,5 +1,6 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bucketOf } from '../../functions/aws/dynamodb-buckets';
 import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import { ScanMemory } from '../../functions/core/memory/scan-memory';
 import { type DomainMemory, EMPTY_HEAD } from '../../functions/core/memory/state';
@@ -168,5 +169,78 @@ describe('a DynamoDB save killed part-way', () => {
     };
     await store.read(await store.open(SCOPE), healed);
     expect([...healed.prior.keys()].sort()).toEqual([...names].sort());
+  });
+});
+
+// DynamoDB refuses an item over 400 KB (dynalite too): every item a state writes must stay under it
+// with the longest values a hostile reseller can send, and with every domain in one bucket.
+describe('DynamoDB limits at the longest values the state keeps', () => {
+  let db: Awaited<ReturnType<typeof startDynalite>>;
+  beforeAll(async () => {
+    db = await startDynalite();
+  });
+  afterAll(() => db.close());
+
+  it('writes a bucket of 300 longest memories and a #meta of 1 000 longest problem keys, and reads them back whole', async () => {
+    await createStateTable(db.client(), 'limits');
+    const store = new DynamoDbStateStore({ client: db.client(), tableName: 'limits', scope: SCOPE });
+    // 253 characters (the longest plain key), all in bucket 0 of the layout a first save of 300 takes.
+    const names: string[] = [];
+    for (let n = 0; names.length < 300; n++) {
+      const name = `${n}.${'a'.repeat(240)}`.slice(0, 249).concat('.com');
+      if (bucketOf(name, 6) === 0) names.push(name);
+    }
+    // 256 characters (the longest kept as is) that JSON writes as six bytes each.
+    const field = '\u0001'.repeat(256);
+    const at = '2026-11-22T06:00:00.000Z';
+    const longest: DomainMemory = {
+      group: 'g'.repeat(64),
+      watched: {
+        registrant_handle: field,
+        transfer_lock: true,
+        auto_renew: true,
+        nsgroup: field,
+        dns_hosted: true,
+        dnssec: field,
+        premium_price: { currency: 'EUR', amount: Number.MAX_VALUE },
+        renewal: { due: at, expiry: at },
+      },
+      finding: { kind: 'renewal_failed', severity: 'critical', stage: Number.MAX_VALUE, date_expiry: at },
+      alerted: {
+        kind: 'renewal_failed',
+        severity: 'critical',
+        stage: Number.MAX_VALUE,
+        at,
+        first_at: at,
+        escalated: Number.MAX_VALUE,
+        repeats: Number.MAX_SAFE_INTEGER,
+      },
+      actions: {
+        snooze: { until: at, at, kind: 'renewal_failed', severity: 'critical' },
+        acknowledged: { at, kind: 'renewal_failed', severity: 'critical', date_expiry: at, auto_renew: true },
+      },
+    };
+    const problemKeys = Array.from({ length: 1_000 }, (_, n) => `domain:${n}`.padEnd(150, 'x'));
+    const state: ScanState = {
+      ...stateOf(Object.fromEntries(names.map((k) => [k, longest])), at),
+      problem_keys: problemKeys,
+      problem_keys_digest: 'f'.repeat(64),
+    };
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, state, await loadState(store), 'a');
+    // Bucket 0 in parts, each under the limit by the bytes DynamoDB counts.
+    const items = await db.client().send(
+      new QueryCommand({
+        TableName: 'limits',
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': { S: `${SCOPE}#0` } },
+      }),
+    );
+    const sizes = (items.Items ?? []).map((item) => Buffer.byteLength(item.m?.S ?? ''));
+    expect(sizes.length).toBeGreaterThanOrEqual(3);
+    for (const size of sizes) expect(size).toBeLessThanOrEqual(300 * 1024);
+    const loaded = await loadState(store);
+    expect(loaded.generation).toBe(1);
+    expect(loaded.state).toEqual(state);
   });
 });
