@@ -111,6 +111,32 @@ describe('a DynamoDB save killed part-way', () => {
     for (const [key, value] of Object.entries(saved.state.domains)) expect(value).toEqual(all.get(key));
   });
 
+  // What docs/memory.md promises of a save killed between its batches: buckets of the next
+  // generation beside the others under the old #meta, each domain's memory whole (at least once).
+  it('leaves each domain its old or its new memory whole, under the old #meta, when killed between batches', async () => {
+    const tableName = await table();
+    const store = new DynamoDbStateStore({ client: db.client(), tableName, scope: SCOPE });
+    const names = Array.from({ length: 200 }, (_, i) => `d${i}.nl`);
+    const old = stateOf(Object.fromEntries(names.map((k) => [k, memory('OLD')])), '2026-11-22T06:00:00.000Z');
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, old, await loadState(store), 'a');
+    const next = stateOf(
+      Object.fromEntries(names.map((k) => [k, memory('NEW')])),
+      '2026-11-23T06:00:00.000Z',
+    );
+    const killed = new DynamoDbStateStore({ client: dying(db.client(), 1, 0), tableName, scope: SCOPE });
+    const before = await loadState(killed);
+    await killed.claim(1, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
+    await expect(saveState(killed, next, before, 'b')).rejects.toThrow(/killed/);
+    const after = await loadState(store);
+    expect([after.generation, after.state.last_scan_at]).toEqual([1, '2026-11-22T06:00:00.000Z']);
+    expect(Object.keys(after.state.domains).sort()).toEqual([...names].sort());
+    const handles = Object.values(after.state.domains).map((d) => d.watched.registrant_handle);
+    expect(new Set(handles)).toEqual(new Set(['OLD', 'NEW']));
+    for (const [key, value] of Object.entries(after.state.domains))
+      expect([old.domains[key], next.domains[key]]).toContainEqual(value);
+  });
+
   // Found by a review: a bucket of several parts is written over in place, part by part. A save
   // killed between its parts left the bucket's first part new and its others old: the domains
   // that moved from the old first part into a later one were in neither, and were forgotten in
