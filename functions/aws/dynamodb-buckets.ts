@@ -56,6 +56,8 @@ export interface Layout {
   readonly dirty: Set<number>;
   /** Items outside the layout in force (a resize whose cleanup failed): deleted after the next save. */
   readonly garbage: Array<readonly [string, string]>;
+  /** The generation opened: a save tags each bucket item it writes with the next one (`g`). */
+  readonly generation: number;
 }
 
 /** What a save writes: its bucket writes, the layout it leaves in force, and what goes once it committed. */
@@ -63,6 +65,17 @@ export interface Plan {
   readonly exponent: number | null;
   readonly writes: Iterable<WriteRequest>;
   readonly cleanup: Iterable<WriteRequest>;
+}
+
+/**
+ * A first save that may stop early (StateWrite.saveBy): `stop` is asked before each bucket's first
+ * write, and `kept` counts the domains of the buckets begun (each begun bucket is written whole).
+ * Only for a first save (nothing remembered to lose) whose layout holds no item a killed save left
+ * (the items it does not reach would be read as buckets of the layout it switches to).
+ */
+export interface Stoppable {
+  readonly stop: () => boolean;
+  kept: number;
 }
 
 /** The bucket of `key` under 2^`exponent` buckets. */
@@ -119,19 +132,28 @@ export function checkItemSize(at: ItemScope, sk: string, body: string, pk = at.s
 export function bucketItem(
   item: Record<string, AttributeValue>,
   exponent: number | null,
-): { bucket: number; part: number; members: Array<[string, unknown]>; damage?: string } | null {
+): {
+  bucket: number;
+  part: number;
+  members: Array<[string, unknown]>;
+  damage?: string;
+  /** The generation the item was written for (`g`); undefined for one written before items had it. */
+  written?: string;
+} | null {
   const sk = item[SK.name]?.S ?? '';
   const match = BUCKET_SK.exec(sk);
   if (!match || exponent === null || Number(match[1]) !== exponent) return null;
   const bucket = Number.parseInt(match[2] as string, 16);
   if (bucket >= 1 << exponent) return null;
   const part = Number(match[3] ?? 0);
+  const written = item.g?.N;
+  const at = { bucket, part, ...(written !== undefined ? { written } : {}) };
   const read = itemJson(item.m?.S);
-  if ('damage' in read) return { bucket, part, members: [], damage: read.damage };
+  if ('damage' in read) return { ...at, members: [], damage: read.damage };
   const members = read.value;
   return typeof members === 'object' && members !== null && !Array.isArray(members)
-    ? { bucket, part, members: Object.entries(members) }
-    : { bucket, part, members: [], damage: 'it is not a set of domain memories' };
+    ? { ...at, members: Object.entries(members) }
+    : { ...at, members: [], damage: 'it is not a set of domain memories' };
 }
 
 /** An item's memory text (`m`) as JSON, or why it cannot be read. */
@@ -152,6 +174,7 @@ export function planAll(
   known: Layout,
   changed: ReadonlyMap<string, DomainMemory | null>,
   all: ReadonlyMap<string, DomainMemory>,
+  stoppable?: Stoppable,
 ): Plan {
   const exponent = exponentFor(all.size, known.exponent);
   const resized = exponent !== known.exponent;
@@ -170,14 +193,14 @@ export function planAll(
   if (!resized)
     return {
       exponent,
-      writes: bucketWrites(at, exponent, members, memory, known.parts),
+      writes: bucketWrites(at, exponent, members, memory, known, known.parts),
       cleanup: cleanupWrites(at, known, null),
     };
   const written = new Uint8Array(1 << exponent);
   return {
     exponent,
     writes: (function* () {
-      yield* bucketWrites(at, exponent, members, memory, undefined, written);
+      yield* bucketWrites(at, exponent, members, memory, known, undefined, written, stoppable);
       yield* staleOfNewLayout(at, known, exponent, written);
     })(),
     cleanup: cleanupWrites(at, known, exponent),
@@ -215,7 +238,7 @@ export async function planChanges(
     const value = values.get(key);
     return changed.has(key) ? (value as DomainMemory) : readDomainMemory(value, key, at.where);
   };
-  return { exponent, writes: bucketWrites(at, exponent, members, memory, parts), cleanup: [] };
+  return { exponent, writes: bucketWrites(at, exponent, members, memory, known, parts), cleanup: [] };
 }
 
 /**
@@ -228,10 +251,16 @@ function* bucketWrites(
   exponent: number,
   members: ReadonlyMap<number, readonly string[]>,
   memory: (key: string) => DomainMemory,
+  known: Pick<Layout, 'generation'>,
   parts: Uint8Array | undefined,
   written?: Uint8Array,
+  stoppable?: Stoppable,
 ): Generator<WriteRequest> {
+  // Every part of a bucket says which save wrote it: parts of two saves are a torn bucket.
+  const g = { N: String(known.generation + 1) };
   for (const [bucket, keys] of members) {
+    if (stoppable?.stop()) return;
+    if (stoppable) stoppable.kept += keys.length;
     const pk = shardPk(at, bucket);
     let part = 0;
     let body = '';
@@ -243,7 +272,7 @@ function* bucketWrites(
       body = '';
       bodyBytes = 0;
       checkItemSize(at, sk, text, pk);
-      return { PutRequest: { Item: { ...itemKey(pk, sk), m: { S: text } } } };
+      return { PutRequest: { Item: { ...itemKey(pk, sk), m: { S: text }, g } } };
     };
     for (const key of keys) {
       const entry = `${JSON.stringify(key)}:${encodeMemory(memory(key))}`;

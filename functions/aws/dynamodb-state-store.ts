@@ -31,6 +31,7 @@ import {
   type MemorySink,
   memoryOf,
   type OpenedState,
+  type SavedInPart,
   StateStore,
   type StateWrite,
 } from '../use-cases/state-store';
@@ -46,6 +47,7 @@ import {
   planAll,
   planChanges,
   SHARDS,
+  type Stoppable,
   shardPk,
 } from './dynamodb-buckets';
 import { readMeta as readMetaItem } from './dynamodb-meta';
@@ -77,6 +79,8 @@ const SHARD_SUFFIX_BYTES = 3;
  */
 const RENEWED_LEASE_MS = 120_000;
 const RENEW_EVERY_MS = 30_000;
+/** Why a bucket whose parts were written by different saves is a problem record. */
+const TORN = 'its parts were written by different saves, one of which did not finish';
 /** Bucket items taken in between two turns of the event loop, so the account's answers keep flowing. */
 const YIELD_EVERY = 16;
 
@@ -199,7 +203,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     await Promise.all([readMeta(), readContacts()]);
     const { head, generation, lease, exponent } = readMetaItem(this.at, meta, contacts);
     const opened: OpenedState = { head, generation, lease, ...(damaged.length ? { damaged } : {}) };
-    return { opened, known: { exponent, contacts: bodies, dirty: new Set(), garbage: [] } };
+    return { opened, known: { exponent, contacts: bodies, dirty: new Set(), garbage: [], generation } };
   }
 
   protected async readMemories(opened: OpenedState, sink: MemorySink, signal?: AbortSignal): Promise<void> {
@@ -209,6 +213,8 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     const shard = async (n: number) => {
       const pk = `${this.at.scope}#${n}`;
       let taken = 0;
+      // A bucket's parts come one after the other (their sort keys): the first one's save, to compare.
+      let first: { bucket: number; written: string | undefined; torn?: true } | undefined;
       for await (const page of this.pages(pk, undefined, signal))
         for (const item of page) {
           if (++taken % YIELD_EVERY === 0) await new Promise(setImmediate);
@@ -218,8 +224,14 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
             continue;
           }
           parts[found.bucket] = Math.max(parts[found.bucket] as number, Math.min(found.part + 1, 255));
-          if (found.damage !== undefined) {
-            sink.damaged(item[SK.name]?.S ?? '', found.damage);
+          if (first?.bucket !== found.bucket) first = { bucket: found.bucket, written: found.written };
+          // A save killed between the parts of a bucket it wrote over: a memory that moved from
+          // one part to another may be in neither. Reported, not forgotten in silence.
+          const torn = first.written !== found.written && !first.torn;
+          if (torn) first.torn = true;
+          const damage = found.damage ?? (torn ? TORN : undefined);
+          if (damage !== undefined) {
+            sink.damaged(item[SK.name]?.S ?? '', damage);
             known.dirty.add(found.bucket);
           }
           for (const [key, value] of found.members) {
@@ -277,7 +289,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     );
   }
 
-  async save(opened: OpenedState, owner: string, write: StateWrite): Promise<void> {
+  async save(opened: OpenedState, owner: string, write: StateWrite): Promise<SavedInPart | undefined> {
     const known = this.knownOf(opened);
     const { contacts, ...header } = write.head;
     const headerJson = JSON.stringify(header);
@@ -292,8 +304,9 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
       renewed = this.clock();
       await this.renewLease(opened.generation, owner, true);
     };
+    const stoppable = this.stoppable(known, write);
     const plan = write.all
-      ? planAll(this.at, known, write.changed, write.all)
+      ? planAll(this.at, known, write.changed, write.all, stoppable)
       : await planChanges(this.at, known, write.changed, (exponent, bucket, parts) =>
           this.readBucket(exponent, bucket, parts),
         );
@@ -318,6 +331,20 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     // Items of the layout left behind are never read again (the generation moved on under another
     // layout), so deleting them needs no lease; if it fails, the next save finds them and tries again.
     await this.writeAll(plan.cleanup).catch(() => undefined);
+    const of = write.all?.size ?? 0;
+    return stoppable && stoppable.kept < of ? { kept: stoppable.kept, of } : undefined;
+  }
+
+  /**
+   * For a first save with a time to keep (StateWrite.saveBy): what stops it once that time came.
+   * Nothing is remembered yet, so a generation of the domains written by then loses nothing, where
+   * being killed would keep none. The items a killed first save left in buckets this one does not
+   * reach are deleted before the switch all the same (planAll's stale items of the new layout).
+   */
+  private stoppable(known: Layout, write: StateWrite): Stoppable | undefined {
+    const saveBy = write.saveBy;
+    if (!write.all || saveBy === undefined || known.exponent !== null) return undefined;
+    return { stop: () => this.clock() >= saveBy, kept: 0 };
   }
 
   /** Its failure (the lease no longer ours, or the table out of reach) is the base's to ignore. */
@@ -391,14 +418,17 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     parts?: Uint8Array,
   ): Promise<Map<string, unknown>> {
     const members = new Map<string, unknown>();
+    let first: { written: string | undefined } | undefined;
     for await (const page of this.pages(shardPk(this.at, bucket), bucketSk(exponent, bucket)))
       for (const item of page) {
         const found = bucketItem(item, exponent);
         if (found?.bucket !== bucket) continue;
-        // A link's step must not write a damaged bucket over: the scan reports it before it heals it.
-        if (found.damage !== undefined)
+        first ??= { written: found.written };
+        // A link's step must not write a damaged (or torn) bucket over: the scan reports it before it heals it.
+        const damage = found.damage ?? (first.written !== found.written ? TORN : undefined);
+        if (damage !== undefined)
           throw new StateError(
-            `the state item ${item[SK.name]?.S} in ${this.at.where} cannot be read (${found.damage}); the next scan reports it and writes it again`,
+            `the state item ${item[SK.name]?.S} in ${this.at.where} cannot be read (${damage}); the next scan reports it and writes it again`,
           );
         if (parts) parts[bucket] = Math.max(parts[bucket] as number, found.part + 1);
         for (const [key, value] of found.members) if (!members.has(key)) members.set(key, value);

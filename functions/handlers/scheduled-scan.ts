@@ -49,6 +49,12 @@ import {
 
 /** Time kept back from the Lambda's budget for publishing the alert and flushing logs. */
 export const PUBLISH_RESERVE_MS = 20_000;
+/**
+ * The Lambda's last seconds: a first save with memory (every domain written) starts writing no more
+ * domains then and keeps those it wrote, where the timeout would have killed it keeping none (and
+ * the next run would announce everything again, and be killed again).
+ */
+export const SAVE_MARGIN_MS = 10_000;
 /** Findings written to the log in full; the rest are counted (CloudWatch events stop at 256 KB). */
 const LOGGED_FINDINGS = 200;
 
@@ -111,10 +117,7 @@ export async function handleScheduledScan(
   event?: unknown,
 ): Promise<ScheduledScanResult> {
   const clock = deps.clock ?? Date.now;
-  // Lambda's timeout counts from the invocation: the time the reads before the scan take (the
-  // heartbeat URL and the key from SSM, an account's item from S3, slow when those retry) comes out
-  // of the scan's budget, never out of the reserve that publishing needs.
-  const deadline = clock() + Math.max(5_000, remainingMs - PUBLISH_RESERVE_MS);
+  const { deadline, saveBy } = budgetOf(clock(), remainingMs);
   const reseller = countingFetch(deps.fetch);
   const heartbeat = await heartbeatBase(deps);
   let keySource: string | undefined;
@@ -144,6 +147,7 @@ export async function handleScheduledScan(
           dynamodb: deps.dynamodb ?? new DynamoDBClient({}),
           sns: deps.sns,
           clock,
+          saveBy,
           ...(holdSms ? { holdSms } : {}),
           ...(account ? { scope: accountScope(settings.resellerBaseUrl, account.account) } : {}),
           rebind: lambdaRebind(stateTable, settings.resellerBaseUrl, account),
@@ -167,7 +171,7 @@ export async function handleScheduledScan(
       : settings.alertTopicArn !== undefined &&
         (await deliverStateless(deps, alert, settings, settings.alertTopicArn, holdSms));
 
-    addScanMetrics(deps.metrics, report, stateful?.damaged);
+    addScanMetrics(deps.metrics, report, stateful?.damaged ?? stateful?.savedInPart);
     await beat(deps, heartbeat, 'complete', account?.account);
     return {
       summary: report.summary,
@@ -185,6 +189,19 @@ export async function handleScheduledScan(
   }
 }
 
+/**
+ * When the scan stops reading, and when a first save stops writing, for a run of `remainingMs`
+ * from `now`. Lambda's timeout counts from the invocation: the time the reads before the scan take
+ * (the heartbeat URL and the key from SSM, an account's item from S3, slow when those retry) comes
+ * out of the scan's budget, never out of the reserve that publishing needs.
+ */
+function budgetOf(now: number, remainingMs: number): { deadline: number; saveBy: number } {
+  return {
+    deadline: now + Math.max(5_000, remainingMs - PUBLISH_RESERVE_MS),
+    saveBy: now + remainingMs - SAVE_MARGIN_MS,
+  };
+}
+
 /** Logs whether a scan with memory published and why; returns whether it did. */
 function loggedOutcome(
   deps: ScheduledScanDeps,
@@ -195,6 +212,7 @@ function loggedOutcome(
     why: stateful.superseded ? [stateful.superseded] : stateful.result.why,
     published: stateful.published,
     ...(stateful.damaged ? { stateNotWritten: stateful.damaged.message } : {}),
+    ...(stateful.savedInPart ? { stateSavedInPart: stateful.savedInPart.message } : {}),
   });
   return published;
 }
@@ -386,6 +404,8 @@ export interface ScheduledStatefulScanInput {
   readonly holdSms?: SmsHolder;
   /** Keeps the report before the alert goes out (see StatefulScanInput.keep). */
   readonly keep?: StatefulScanInput['keep'];
+  /** When a first save must be done (see StatefulScanInput.saveBy). @default no limit */
+  readonly saveBy?: number;
 }
 
 /** The Lambda's scan with memory: the DynamoDB store its environment names, the alert topic, the policy from the environment. */
@@ -423,5 +443,6 @@ export async function runScheduledStatefulScan(
     ...(input.clock ? { clock: input.clock } : {}),
     ...(input.scope ? { scope } : {}),
     ...(input.rebind ? { rebind: input.rebind } : {}),
+    ...(input.saveBy !== undefined ? { saveBy: input.saveBy } : {}),
   });
 }

@@ -137,7 +137,8 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
     });
   }
 
-  async save(opened: OpenedState, owner: string, write: StateWrite): Promise<void> {
+  /** Always whole: a file is written in one go (StateWrite.saveBy is a table's). */
+  async save(opened: OpenedState, owner: string, write: StateWrite): Promise<undefined> {
     await this.locked(async () => {
       const current = (await this.readContent()) ?? EMPTY_CONTENT;
       this.check(current, opened.generation, owner);
@@ -154,6 +155,7 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
         nextDomainsJson(current.state.domains, write),
       );
     });
+    return undefined;
   }
 
   protected async dropLease(generation: number, owner: string): Promise<void> {

@@ -82,6 +82,19 @@ export interface StateWrite {
   readonly changed: ReadonlyMap<string, DomainMemory | null>;
   /** Every domain's next memory, when a scan read them all; absent, the others stay as stored. */
   readonly all?: ReadonlyMap<string, DomainMemory>;
+  /**
+   * Epoch ms after which a first save (nothing remembered yet, so nothing to lose) starts writing no
+   * more domains and saves those written as the next generation: a first save too long for the time
+   * left (a Lambda's timeout) keeps what fits, where being killed would keep none and the next scan
+   * would announce every finding again, every run. Absent: everything is written.
+   */
+  readonly saveBy?: number;
+}
+
+/** A first save that ran out of its time (StateWrite.saveBy): the domains it kept, of all. */
+export interface SavedInPart {
+  readonly kept: number;
+  readonly of: number;
 }
 
 /** How long a one-domain step holds the lease: a write takes milliseconds. */
@@ -119,7 +132,7 @@ export abstract class StateStore<Known = unknown> {
    * Writes `write` as generation + 1 and releases the lease, which `owner` must hold on `opened`;
    * StateConflictError (nothing written) when it does not.
    */
-  abstract save(opened: OpenedState, owner: string, write: StateWrite): Promise<void>;
+  abstract save(opened: OpenedState, owner: string, write: StateWrite): Promise<SavedInPart | undefined>;
   /** Gives the lease up without writing; nothing when it is no longer `owner`'s. */
   protected abstract dropLease(generation: number, owner: string): Promise<void>;
   /**

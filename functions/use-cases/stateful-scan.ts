@@ -22,6 +22,7 @@ import {
   accountFor,
   MAX_LEASE_MS,
   type OpenedState,
+  type SavedInPart,
   type StateSelector,
   type StateStore,
   stateCommand,
@@ -61,6 +62,11 @@ export interface StatefulScanInput {
   readonly scope?: string;
   /** What names this state to `sentinel state rebind`, for the refusal of a rotated key. @default its location */
   readonly rebind?: StateSelector;
+  /**
+   * Epoch ms by which a first save must be done (a Lambda's timeout, less a margin): it then keeps
+   * the domains it wrote, and the outcome says so (StateWrite.saveBy). @default no limit
+   */
+  readonly saveBy?: number;
 }
 
 export interface StatefulScanOutcome {
@@ -77,6 +83,11 @@ export interface StatefulScanOutcome {
    * memory used), wrote nothing, and the run must fail with this once the alert is out.
    */
   readonly damaged?: StateDamagedError;
+  /**
+   * A first save that ran out of time kept the memory of some domains only (the next scan
+   * announces the others again and saves them): the run must fail with this, naming what to raise.
+   */
+  readonly savedInPart?: StateError;
 }
 
 /**
@@ -249,8 +260,8 @@ async function decideAndSave(scan: ScanInProgress, conflicts: number): Promise<S
     await store.release(opened.generation, owner);
     throw error;
   }
-  await saveOrRelease(store, opened, owner, result.next, published);
-  return { result, published, saved: true, conflicts };
+  const inPart = await saveOrRelease(store, opened, owner, result.next, published, input.saveBy);
+  return { result, published, saved: true, conflicts, ...(inPart ? { savedInPart: inPart } : {}) };
 }
 
 /**
@@ -285,9 +296,16 @@ async function saveOrRelease(
   owner: string,
   next: NextState,
   published: Published | null,
-): Promise<void> {
+  saveBy: number | undefined,
+): Promise<StateError | undefined> {
+  let inPart: SavedInPart | undefined;
   try {
-    await store.save(opened, owner, { head: next.head, changed: next.changed, all: next.domains });
+    inPart = await store.save(opened, owner, {
+      head: next.head,
+      changed: next.changed,
+      all: next.domains,
+      ...(saveBy !== undefined ? { saveBy } : {}),
+    });
   } catch (error) {
     // Never leave the lease behind: the next scan must be able to try again at once.
     await store.release(opened.generation, owner);
@@ -299,6 +317,11 @@ async function saveOrRelease(
       { cause: error },
     );
   }
+  return inPart
+    ? new StateError(
+        `the first save to ${store.location} ran out of the time left and kept the memory of ${inPart.kept} of ${inPart.of} domains; the next scan announces the others again and saves them; raise the scan function's timeout (scanTimeoutMinutes)`,
+      )
+    : undefined;
 }
 
 /**

@@ -25,6 +25,7 @@ describe('planAll', () => {
       parts: new Uint8Array(1),
       dirty: new Set(),
       garbage: [],
+      generation: 1,
     };
     const plan = planAll(at, known, all, all);
     const items = [...plan.writes].map((w) => w.PutRequest?.Item);

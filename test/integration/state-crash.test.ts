@@ -1,0 +1,272 @@
+import { type DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bucketOf } from '../../functions/aws/dynamodb-buckets';
+import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
+import { ScanMemory } from '../../functions/core/memory/scan-memory';
+import { type DomainMemory, EMPTY_HEAD } from '../../functions/core/memory/state';
+import { startDynalite } from '../support/dynalite';
+import { EMPTY_STATE, loadState, type ScanState, saveState } from '../support/whole-state';
+
+const LEASE_MS = 120_000;
+const SCOPE = 'http://reseller.test';
+
+const memory = (handle: string): DomainMemory => ({
+  watched: { registrant_handle: handle, transfer_lock: true, auto_renew: true },
+  finding: null,
+  alerted: null,
+});
+const stateOf = (domains: Record<string, DomainMemory>, at: string): ScanState => ({
+  ...EMPTY_STATE,
+  scope: SCOPE,
+  started_at: '2026-11-22T06:00:00.000Z',
+  last_scan_at: at,
+  domains,
+});
+
+/** A client whose process dies after `batches` BatchWriteItem calls got through, the next one taking only `take` of its items. */
+function dying(client: DynamoDBClient, batches: number, take: number) {
+  let left = batches;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'BatchWriteItemCommand') return next(args);
+      if (left-- > 0) return next(args);
+      const input = args.input as { RequestItems: Record<string, unknown[]> };
+      const [t, requests] = Object.entries(input.RequestItems)[0] as [string, unknown[]];
+      if (take > 0) await next({ ...args, input: { RequestItems: { [t]: requests.slice(0, take) } } });
+      throw new Error('process killed');
+    },
+    { step: 'initialize' },
+  );
+  return client;
+}
+
+describe('a DynamoDB save killed part-way', () => {
+  let db: Awaited<ReturnType<typeof startDynalite>>;
+  let n = 0;
+  beforeAll(async () => {
+    db = await startDynalite();
+  });
+  afterAll(() => db.close());
+  const table = async () => {
+    const tableName = `crash-${++n}`;
+    await createStateTable(db.client(), tableName);
+    return tableName;
+  };
+
+  // Found by a review: a first save is all or nothing (every item is new, and #meta switches to
+  // them at the end). A Lambda killed by its timeout in the middle of one kept nothing, so the next
+  // run was a first scan again, announced every finding again, and was killed again: every run.
+  it('keeps what a first save wrote by its time as a whole generation, after deleting what a killed one left', async () => {
+    const tableName = await table();
+    let now = Date.parse('2026-11-23T06:00:00.000Z');
+    const clock = () => now;
+    const names = Array.from({ length: 10_000 }, (_, i) => `d${i}.nl`);
+    // A first save killed part-way: its items stay behind, under the layout the next one takes.
+    const killed = new DynamoDbStateStore({
+      client: dying(db.client(), 20, 0),
+      tableName,
+      scope: SCOPE,
+      clock,
+    });
+    const before = await loadState(killed);
+    await killed.claim(0, { owner: 'a', expiresAt: now + LEASE_MS });
+    const ghosts = stateOf(
+      Object.fromEntries(names.map((k) => [k.replace('d', 'ghost'), memory('GHOST')])),
+      '2026-11-22T06:00:00.000Z',
+    );
+    await expect(saveState(killed, ghosts, before, 'a')).rejects.toThrow(/killed/);
+    // The next first save: each BatchWriteItem of its memories takes a second, and it has 3 s.
+    const slow = db.client();
+    slow.middlewareStack.add(
+      (next, context) => async (args) => {
+        const out = await next(args);
+        const input = args.input as { RequestItems?: Record<string, Array<{ PutRequest?: unknown }>> };
+        const requests = Object.values(input.RequestItems ?? {})[0] ?? [];
+        if (context.commandName === 'BatchWriteItemCommand' && requests[0]?.PutRequest) now += 1_000;
+        return out;
+      },
+      { step: 'initialize' },
+    );
+    const store = new DynamoDbStateStore({ client: slow, tableName, scope: SCOPE, clock });
+    const opened = await store.open(SCOPE);
+    await store.read(opened, new ScanMemory());
+    now += LEASE_MS + 1;
+    await store.claim(0, { owner: 'b', expiresAt: now + LEASE_MS });
+    const all = new Map(names.map((k) => [k, memory('NEW')]));
+    const head = {
+      ...EMPTY_HEAD,
+      scope: SCOPE,
+      started_at: '2026-11-23T06:00:00.000Z',
+      last_scan_at: '2026-11-23T06:00:00.000Z',
+    };
+    const outcome = await store.save(opened, 'b', { head, changed: all, all, saveBy: now + 3_000 });
+    expect(outcome?.of).toBe(10_000);
+    expect(outcome?.kept).toBeGreaterThan(0);
+    expect(outcome?.kept).toBeLessThan(10_000);
+    const saved = await loadState(new DynamoDbStateStore({ client: db.client(), tableName, scope: SCOPE }));
+    expect(saved.generation).toBe(1);
+    expect(saved.lease).toBeNull();
+    // The domains kept, each as saved, and nothing of the killed save.
+    expect(Object.keys(saved.state.domains)).toHaveLength(outcome?.kept as number);
+    for (const [key, value] of Object.entries(saved.state.domains)) expect(value).toEqual(all.get(key));
+  });
+
+  // What docs/memory.md promises of a save killed between its batches: buckets of the next
+  // generation beside the others under the old #meta, each domain's memory whole (at least once).
+  it('leaves each domain its old or its new memory whole, under the old #meta, when killed between batches', async () => {
+    const tableName = await table();
+    const store = new DynamoDbStateStore({ client: db.client(), tableName, scope: SCOPE });
+    const names = Array.from({ length: 200 }, (_, i) => `d${i}.nl`);
+    const old = stateOf(Object.fromEntries(names.map((k) => [k, memory('OLD')])), '2026-11-22T06:00:00.000Z');
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, old, await loadState(store), 'a');
+    const next = stateOf(
+      Object.fromEntries(names.map((k) => [k, memory('NEW')])),
+      '2026-11-23T06:00:00.000Z',
+    );
+    const killed = new DynamoDbStateStore({ client: dying(db.client(), 1, 0), tableName, scope: SCOPE });
+    const before = await loadState(killed);
+    await killed.claim(1, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
+    await expect(saveState(killed, next, before, 'b')).rejects.toThrow(/killed/);
+    const after = await loadState(store);
+    expect([after.generation, after.state.last_scan_at]).toEqual([1, '2026-11-22T06:00:00.000Z']);
+    expect(Object.keys(after.state.domains).sort()).toEqual([...names].sort());
+    const handles = Object.values(after.state.domains).map((d) => d.watched.registrant_handle);
+    expect(new Set(handles)).toEqual(new Set(['OLD', 'NEW']));
+    for (const [key, value] of Object.entries(after.state.domains))
+      expect([old.domains[key], next.domains[key]]).toContainEqual(value);
+  });
+
+  // Found by a review: a bucket of several parts is written over in place, part by part. A save
+  // killed between its parts left the bucket's first part new and its others old: the domains
+  // that moved from the old first part into a later one were in neither, and were forgotten in
+  // silence (announced as new again, their snoozes gone). The parts carry the generation they
+  // were written for now: parts that disagree are a problem record, and the save writes them again.
+  it('reports a bucket whose parts a killed save left from two generations, instead of forgetting in silence', async () => {
+    const tableName = await table();
+    const store = new DynamoDbStateStore({ client: db.client(), tableName, scope: SCOPE });
+    // 8 domains of 100 KB: one bucket (exponent 0), in three parts.
+    const names = Array.from({ length: 8 }, (_, i) => `d${i}.nl`);
+    const big = (handle: string): DomainMemory => ({ ...memory(handle), name: 'x'.repeat(100_000) });
+    const g1 = stateOf(Object.fromEntries(names.map((k) => [k, big('OLD')])), '2026-11-22T06:00:00.000Z');
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, g1, await loadState(store), 'a');
+    // The next scan reads the account in the other order, and is killed after its first part.
+    const g2 = stateOf(
+      Object.fromEntries([...names].reverse().map((k) => [k, big('NEW')])),
+      '2026-11-23T06:00:00.000Z',
+    );
+    const killed = new DynamoDbStateStore({ client: dying(db.client(), 0, 1), tableName, scope: SCOPE });
+    const before = await loadState(killed);
+    await killed.claim(1, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
+    await expect(saveState(killed, g2, before, 'b')).rejects.toThrow(/killed/);
+    // Its lease lapses (given up here, as a lapse would).
+    await killed.release(1, 'b');
+    const opened = await store.open(SCOPE);
+    const read = new ScanMemory();
+    const damaged: Array<[string, string]> = [];
+    const keep = read.damaged.bind(read);
+    read.damaged = (item, reason) => {
+      damaged.push([item, reason]);
+      keep(item, reason);
+    };
+    await store.read(opened, read);
+    expect(names.filter((k) => !read.prior.has(k)).length).toBeGreaterThan(0);
+    expect(damaged).toEqual([
+      ['b0#0.1', 'its parts were written by different saves, one of which did not finish'],
+    ]);
+    // A snooze does not write it over before a scan reported it.
+    const snooze = store.updateDomain(SCOPE, 'd3.nl', (m) => m as DomainMemory, {
+      owner: 'link',
+      clock: Date.now,
+      attempts: 1,
+      backoffMs: 1,
+    });
+    await expect(snooze).rejects.toThrow(
+      /^the state item b0#0\.1 in dynamodb:crash-\d+ \(http:\/\/reseller\.test\) cannot be read \(its parts were written by different saves/,
+    );
+    // The next scan's save writes the bucket again whole: read back whole, nothing torn.
+    const loaded = await loadState(store);
+    await store.claim(1, { owner: 'c', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, g2, loaded, 'c');
+    const healed = new ScanMemory();
+    healed.damaged = (item) => {
+      throw new Error(`still torn: ${item}`);
+    };
+    await store.read(await store.open(SCOPE), healed);
+    expect([...healed.prior.keys()].sort()).toEqual([...names].sort());
+  });
+});
+
+// DynamoDB refuses an item over 400 KB (dynalite too): every item a state writes must stay under it
+// with the longest values a hostile reseller can send, and with every domain in one bucket.
+describe('DynamoDB limits at the longest values the state keeps', () => {
+  let db: Awaited<ReturnType<typeof startDynalite>>;
+  beforeAll(async () => {
+    db = await startDynalite();
+  });
+  afterAll(() => db.close());
+
+  it('writes a bucket of 300 longest memories and a #meta of 1 000 longest problem keys, and reads them back whole', async () => {
+    await createStateTable(db.client(), 'limits');
+    const store = new DynamoDbStateStore({ client: db.client(), tableName: 'limits', scope: SCOPE });
+    // 253 characters (the longest plain key), all in bucket 0 of the layout a first save of 300 takes.
+    const names: string[] = [];
+    for (let n = 0; names.length < 300; n++) {
+      const name = `${n}.${'a'.repeat(240)}`.slice(0, 249).concat('.com');
+      if (bucketOf(name, 6) === 0) names.push(name);
+    }
+    // 256 characters (the longest kept as is) that JSON writes as six bytes each.
+    const field = '\u0001'.repeat(256);
+    const at = '2026-11-22T06:00:00.000Z';
+    const longest: DomainMemory = {
+      group: 'g'.repeat(64),
+      watched: {
+        registrant_handle: field,
+        transfer_lock: true,
+        auto_renew: true,
+        nsgroup: field,
+        dns_hosted: true,
+        dnssec: field,
+        premium_price: { currency: 'EUR', amount: Number.MAX_VALUE },
+        renewal: { due: at, expiry: at },
+      },
+      finding: { kind: 'renewal_failed', severity: 'critical', stage: Number.MAX_VALUE, date_expiry: at },
+      alerted: {
+        kind: 'renewal_failed',
+        severity: 'critical',
+        stage: Number.MAX_VALUE,
+        at,
+        first_at: at,
+        escalated: Number.MAX_VALUE,
+        repeats: Number.MAX_SAFE_INTEGER,
+      },
+      actions: {
+        snooze: { until: at, at, kind: 'renewal_failed', severity: 'critical' },
+        acknowledged: { at, kind: 'renewal_failed', severity: 'critical', date_expiry: at, auto_renew: true },
+      },
+    };
+    const problemKeys = Array.from({ length: 1_000 }, (_, n) => `domain:${n}`.padEnd(150, 'x'));
+    const state: ScanState = {
+      ...stateOf(Object.fromEntries(names.map((k) => [k, longest])), at),
+      problem_keys: problemKeys,
+      problem_keys_digest: 'f'.repeat(64),
+    };
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, state, await loadState(store), 'a');
+    // Bucket 0 in parts, each under the limit by the bytes DynamoDB counts.
+    const items = await db.client().send(
+      new QueryCommand({
+        TableName: 'limits',
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': { S: `${SCOPE}#0` } },
+      }),
+    );
+    const sizes = (items.Items ?? []).map((item) => Buffer.byteLength(item.m?.S ?? ''));
+    expect(sizes.length).toBeGreaterThanOrEqual(3);
+    for (const size of sizes) expect(size).toBeLessThanOrEqual(300 * 1024);
+    const loaded = await loadState(store);
+    expect(loaded.generation).toBe(1);
+    expect(loaded.state).toEqual(state);
+  });
+});
