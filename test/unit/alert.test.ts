@@ -345,6 +345,21 @@ describe('renderSubject', () => {
     );
   });
 
+  it('keeps every count whole in an incomplete read of a huge account, saying INCOMPLETE shorter', () => {
+    const report = reportOf([quarantine, warning], [problemOf('a.nl')]);
+    const huge = {
+      ...report,
+      source: { ...report.source, incomplete: 'out of time' },
+      summary: { critical: 1_234_567, warning: 1_234_567, info: 1_234_567 },
+      omitted: { problems: 1_234_566 },
+    };
+    const subject = renderSubject(huge, 'Acme Reseller Holdings International B.V');
+    expect(subject.length).toBeLessThan(100);
+    expect(subject).toBe(
+      'domain-sentinel: INCOMPLETE, 1234567 critical, 1234567 warning, 1234567 info, 1234567 unreadable',
+    );
+  });
+
   it('stays under 100 characters, as SNS requires, and cuts the label rather than the counts', () => {
     // A 40-character label (ACCOUNT_LABEL's most) and a large account: 116 characters before any cut.
     const report = reportOf([quarantine, warning], [problemOf('a.nl'), problemOf('b.nl')]);

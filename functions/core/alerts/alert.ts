@@ -377,10 +377,17 @@ const SUBJECT_MAX = 99;
 /**
  * The SNS subject: printable ASCII, one line, under 100 characters. The counts are what it is for,
  * so a label too long for the rest gives way to them (cut, with `...`); a read that was not the
- * whole account says `INCOMPLETE read` before them.
+ * whole account says `INCOMPLETE read` before them (`INCOMPLETE`, and `N unreadable`, when counts
+ * of millions need the room).
  */
 export function renderSubject(report: Report, accountLabel?: string): string {
-  const counts = `: ${headline(report)}`;
+  const full = `: ${headline(report)}`;
+  // Counts too long for the subject (millions of each, an incomplete read) say the same in fewer
+  // words, so the cut below never takes a count's end.
+  const counts =
+    `domain-sentinel${full}`.length <= SUBJECT_MAX
+      ? full
+      : full.replace('INCOMPLETE read', 'INCOMPLETE').replace(/ unreadable records?$/, ' unreadable');
   const label = accountLabel
     ? safeText(accountLabel)
         .replace(/[^\x20-\x7e]/g, '?')
