@@ -6,6 +6,9 @@ import { deadLetterAlarm, type Scanner } from './scanner';
 import type { Watchdog } from './watchdog';
 import type { WebMetrics } from './web-api';
 
+/** Lambda's longest timeout (15 minutes): a scan at it has no timeout left to raise. */
+const LAMBDA_LONGEST_MS = 900_000;
+
 /** A scan that takes more than this share of its timeout raises an alarm: the account outgrows it. */
 export const SCAN_DURATION_ALARM_SHARE = 0.8;
 
@@ -80,7 +83,8 @@ export function watchDeployment(watchdog: Watchdog, parts: DeploymentAlarms): vo
     metric: web.throttles(FIVE_MINUTES),
   });
   watchdog.alarm('ScanNearTimeout', {
-    description: `A scan took more than ${Math.round(SCAN_DURATION_ALARM_SHARE * 100)} % of its ${timeout / 1000} s timeout; raise scanTimeoutMinutes, or give the scan function more memory (Lambda gives CPU with it).`,
+    // At Lambda's longest timeout there is nothing to raise: the advice left is memory (and CPU with it).
+    description: `A scan took more than ${Math.round(SCAN_DURATION_ALARM_SHARE * 100)} % of its ${timeout / 1000} s timeout${timeout >= LAMBDA_LONGEST_MS ? ", Lambda's longest; give the scan function more memory (Lambda gives CPU with it), or with registryCheck lower rdapQueryBudget" : '; raise scanTimeoutMinutes, or give the scan function more memory (Lambda gives CPU with it)'}.`,
     metric: scan.metrics.duration(FIVE_MINUTES),
     threshold: Math.round(timeout * SCAN_DURATION_ALARM_SHARE),
     comparison: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,

@@ -119,6 +119,18 @@ describe('scan', () => {
     );
   });
 
+  it('does not tell a scan already at Lambda longest timeout to raise scanTimeoutMinutes', () => {
+    for (const settings of [{ scanTimeoutMinutes: '15' }, { registryCheck: 'true' }]) {
+      const { template: t } = synth(settings);
+      t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        AlarmDescription: Match.stringLikeRegexp(
+          'of its 900 s timeout, Lambda.s longest; give the scan function more memory',
+        ),
+        Threshold: 720_000,
+      });
+    }
+  });
+
   it('gives QUARANTINE_DAYS to the scan and the web function alike, and nothing when it is not set', () => {
     const { template: t } = synth({ quarantineDays: 'nl=45,shop=30' });
     for (const description of ['scans the reseller account', 'web links'])

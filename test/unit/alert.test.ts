@@ -341,7 +341,39 @@ describe('renderSubject', () => {
     const subject = renderSubject(big, 'Acme Reseller Holdings International B.V');
     expect(subject.length).toBeLessThan(100);
     expect(subject).toMatch(
-      /^domain-sentinel( \[[^\]]*\])?: INCOMPLETE read, 12345 critical, 67890 warning, 123456 info, 1 unreadable record$/,
+      /^domain-sentinel \[Acme Res\.\.\.\]: INCOMPLETE, 12345 critical, 67890 warning, 123456 info, 1 unreadable$/,
+    );
+  });
+
+  it('still names the account of an incomplete read, saying INCOMPLETE and unreadable shorter to make room', () => {
+    const problems = Array.from({ length: 12 }, (_, i) => problemOf(`p${i}.nl`));
+    const report = reportOf([quarantine, warning], problems);
+    const cut = {
+      ...report,
+      source: { ...report.source, incomplete: 'out of time' },
+      summary: { critical: 12, warning: 340, info: 15_000 },
+    };
+    expect(renderSubject(cut, 'Brand B (test)')).toBe(
+      'domain-sentinel [Brand B (test)]: INCOMPLETE, 12 critical, 340 warning, 15000 info, 12 unreadable',
+    );
+    // A 40-character label keeps what the shorter counts leave, and no count is cut.
+    expect(renderSubject(cut, 'Acme Reseller Holdings International B.V')).toBe(
+      'domain-sentinel [Acme Reseller...]: INCOMPLETE, 12 critical, 340 warning, 15000 info, 12 unreadable',
+    );
+  });
+
+  it('keeps every count whole in an incomplete read of a huge account, saying INCOMPLETE shorter', () => {
+    const report = reportOf([quarantine, warning], [problemOf('a.nl')]);
+    const huge = {
+      ...report,
+      source: { ...report.source, incomplete: 'out of time' },
+      summary: { critical: 1_234_567, warning: 1_234_567, info: 1_234_567 },
+      omitted: { problems: 1_234_566 },
+    };
+    const subject = renderSubject(huge, 'Acme Reseller Holdings International B.V');
+    expect(subject.length).toBeLessThan(100);
+    expect(subject).toBe(
+      'domain-sentinel: INCOMPLETE, 1234567 critical, 1234567 warning, 1234567 info, 1234567 unreadable',
     );
   });
 
@@ -352,7 +384,7 @@ describe('renderSubject', () => {
     const subject = renderSubject(big, 'Acme Reseller Holdings International B.V');
     expect(subject.length).toBeLessThan(100);
     expect(subject).toBe(
-      'domain-sentinel [Acme Reselle...]: 12345 critical, 67890 warning, 123456 info, 2 unreadable records',
+      'domain-sentinel [Acme Reseller Holdin...]: 12345 critical, 67890 warning, 123456 info, 2 unreadable',
     );
   });
 });

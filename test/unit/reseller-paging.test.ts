@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DeadlineError, IncompleteListingError, NotFoundError } from '../../functions/core/base/errors';
 import { type ListPage, paginate } from '../../functions/core/reseller/paging';
@@ -453,6 +454,64 @@ describe('paginate', () => {
       expect([...api.asked].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
       expect(result.problems).toEqual([]);
       expect([...result.records].sort()).toEqual(names(200));
+    });
+
+    it('reads every page in order when the run is not a finite number', async () => {
+      for (const runIndex of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+        const api = pages(names(200), 10);
+        let now = 0;
+        const fetchPage = async (page: number) => {
+          now += 50;
+          return api.fetchPage(page);
+        };
+        const result = await collect(
+          paginate({
+            ...options(fetchPage),
+            concurrency: 2,
+            rotation: { run: runIndex, clock: () => now, remainingMs: () => 1 },
+          }),
+        );
+        expect(api.asked).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+        expect(result.problems).toEqual([]);
+        expect(result.records).toEqual(names(200));
+      }
+    });
+
+    it('reads exactly the records and problems of a read in order when a turned read completes, whatever the pages, pace and run', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 0, max: 300 }),
+          fc.integer({ min: 1, max: 30 }),
+          fc.integer({ min: 1, max: 8 }),
+          fc.integer({ min: -1e9, max: 1e9 }),
+          fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 1, maxLength: 40 }),
+          async (count, perPage, concurrency, runIndex, delays) => {
+            // A repeated name on another page, so the registry's dedupe and its problem are in play.
+            const all = [...names(count), ...(count > 3 ? ['D0001.nl'] : [])];
+            const read = async (rotate: boolean) => {
+              const api = pages(all, perPage);
+              let now = 0;
+              let call = 0;
+              const fetchPage = async (page: number) => {
+                const ticks = delays[call++ % delays.length] ?? 0;
+                for (let i = 0; i < ticks; i++) await Promise.resolve();
+                now += 10 + ticks;
+                return api.fetchPage(page);
+              };
+              const rotation = { run: runIndex, clock: () => now, remainingMs: () => 0 };
+              return collect(
+                paginate({ ...options(fetchPage), concurrency, ...(rotate ? { rotation } : {}) }),
+              );
+            };
+            const ordered = await read(false);
+            const turned = await read(true);
+            expect(turned.problems.length).toBe(ordered.problems.length);
+            expect([...turned.records].sort()).toEqual([...ordered.records].sort());
+            expect(turned.records.length + turned.problems.length).toBe(all.length);
+          },
+        ),
+        { numRuns: 150 },
+      );
     });
   });
 

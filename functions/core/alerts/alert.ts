@@ -373,20 +373,32 @@ export const smsAsDelivered = (body: string): string => `${SMS_PREFIX}${body}`;
 
 /** SNS refuses a subject of 100 characters or more ("less than 100 characters long", Publish). */
 const SUBJECT_MAX = 99;
+/** The characters of a label the subject keeps before it says its counts in fewer words. */
+const SUBJECT_LABEL_KEPT = 20;
 
 /**
  * The SNS subject: printable ASCII, one line, under 100 characters. The counts are what it is for,
  * so a label too long for the rest gives way to them (cut, with `...`); a read that was not the
- * whole account says `INCOMPLETE read` before them.
+ * whole account says `INCOMPLETE read` before them. Counts that would leave a label fewer than 20
+ * characters say `INCOMPLETE` and `N unreadable` instead, so the account is still named.
  */
 export function renderSubject(report: Report, accountLabel?: string): string {
-  const counts = `: ${headline(report)}`;
   const label = accountLabel
     ? safeText(accountLabel)
         .replace(/[^\x20-\x7e]/g, '?')
         .trim()
     : '';
-  const room = SUBJECT_MAX - 'domain-sentinel []'.length - counts.length;
+  // The room a label keeps before the counts say the same in fewer words: its first 20 characters
+  // (as the SMS), so an incomplete read of a large account still says which account it is.
+  const wanted = Math.min(label.length, SUBJECT_LABEL_KEPT);
+  const roomBeside = (counts: string) =>
+    SUBJECT_MAX - (label ? 'domain-sentinel []' : 'domain-sentinel').length - counts.length;
+  const full = `: ${headline(report)}`;
+  const shorter = full
+    .replace('INCOMPLETE read', 'INCOMPLETE')
+    .replace(/ unreadable records?$/, ' unreadable');
+  const counts = roomBeside(full) >= wanted ? full : shorter;
+  const room = roomBeside(counts);
   const shown = label.length <= room ? label : room > 3 ? `${label.slice(0, room - 3).trimEnd()}...` : '';
   return `domain-sentinel${shown ? ` [${shown}]` : ''}${counts}`.slice(0, SUBJECT_MAX).trim();
 }

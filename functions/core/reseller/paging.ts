@@ -344,7 +344,8 @@ class PageOrder {
 
   /** Goes on from `start` (when no page from it on was asked for yet), then reads the pages skipped. */
   turn(start: number): void {
-    if (start <= this.ahead || start > this.pages()) return;
+    // A start that is no page (from a run that is no number) keeps the order: NaN would end the read.
+    if (!Number.isInteger(start) || start <= this.ahead || start > this.pages()) return;
     this.behind = this.ahead;
     this.behindEnd = start - 1;
     this.ahead = start;
