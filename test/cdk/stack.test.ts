@@ -124,7 +124,7 @@ describe('scan', () => {
       const { template: t } = synth(settings);
       t.hasResourceProperties('AWS::CloudWatch::Alarm', {
         AlarmDescription: Match.stringLikeRegexp(
-          'of its 900 s timeout, Lambda.s longest; give the scan function more memory',
+          'of its 900 s timeout, Lambda.s longest: a read it cuts is alerted marked incomplete',
         ),
         Threshold: 720_000,
       });
