@@ -323,6 +323,27 @@ describe('renderSms', () => {
   });
 });
 
+describe('the Slack header of a large incomplete read', () => {
+  it('keeps every count whole by saying them in fewer words when the full ones pass 150 characters', () => {
+    const report = reportOf([quarantine, warning], [problemOf('a.nl')]);
+    const big = {
+      ...report,
+      source: { ...report.source, incomplete: 'out of time' },
+      summary: { critical: 1_234_567, warning: 1_234_567, info: 1_234_567 },
+      // A message's cut leaves most unreadable records out, counted (message.ts).
+      omitted: { problems: 1_234_566 },
+    };
+    const header = renderSlackMessage(big, { accountLabel: 'Acme Reseller Holdings International B.V' })
+      .blocks[0] as { text: { text: string } };
+    expect(header.text.text.length).toBeLessThanOrEqual(150);
+    expect(header.text.text).toBe(
+      'domain-sentinel (Acme Reseller Holdings International B.V): INCOMPLETE, 1234567 critical, 1234567 warning, 1234567 info, 1234567 unreadable',
+    );
+    const small = renderSlackMessage(report).blocks[0] as { text: { text: string } };
+    expect(small.text.text).toBe('domain-sentinel: 1 critical, 1 warning, 1 unreadable record');
+  });
+});
+
 describe('renderSubject', () => {
   it('says the counts and the account in printable ASCII', () => {
     const subject = renderSubject(reportOf([quarantine, warning]), 'Reseller Bücher '.repeat(10));

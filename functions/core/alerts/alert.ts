@@ -157,15 +157,18 @@ export function problemLine(p: Problem): string {
   return `- ${where}: ${cutText(safeText(p.reason), REASON_MAX)}`;
 }
 
-/** Counts for the subject and the heading. */
-export function headline(report: Report): string {
+/**
+ * Counts for the subject and the heading. `terse`: the same in fewer words (`INCOMPLETE`,
+ * `N unreadable`), for a title whose room would otherwise cut a count.
+ */
+export function headline(report: Report, terse = false): string {
   const { warning, info } = report.summary;
   const parts = [`${criticalCount(report)} critical`, `${warning} warning`];
   // A read that was not the whole account (source.incomplete): its counts are not the account's.
-  if (report.source.incomplete) parts.unshift('INCOMPLETE read');
+  if (report.source.incomplete) parts.unshift(terse ? 'INCOMPLETE' : 'INCOMPLETE read');
   if (info) parts.push(`${info} info`);
   const unreadable = unreadableCount(report);
-  if (unreadable) parts.push(plural(unreadable, 'unreadable record'));
+  if (unreadable) parts.push(terse ? `${unreadable} unreadable` : plural(unreadable, 'unreadable record'));
   return parts.join(', ');
 }
 
@@ -394,10 +397,7 @@ export function renderSubject(report: Report, accountLabel?: string): string {
   const roomBeside = (counts: string) =>
     SUBJECT_MAX - (label ? 'domain-sentinel []' : 'domain-sentinel').length - counts.length;
   const full = `: ${headline(report)}`;
-  const shorter = full
-    .replace('INCOMPLETE read', 'INCOMPLETE')
-    .replace(/ unreadable records?$/, ' unreadable');
-  const counts = roomBeside(full) >= wanted ? full : shorter;
+  const counts = roomBeside(full) >= wanted ? full : `: ${headline(report, true)}`;
   const room = roomBeside(counts);
   const shown = label.length <= room ? label : room > 3 ? `${label.slice(0, room - 3).trimEnd()}...` : '';
   return `domain-sentinel${shown ? ` [${shown}]` : ''}${counts}`.slice(0, SUBJECT_MAX).trim();

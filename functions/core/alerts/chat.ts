@@ -202,10 +202,14 @@ export interface ChatOptions {
   readonly detailLimit?: number;
 }
 
-/** `domain-sentinel (Acme): 3 critical, 2 warning`, chat-safe. */
-export function chatTitle(report: Report, accountLabel?: string): string {
+/**
+ * `domain-sentinel (Acme): 3 critical, 2 warning`, chat-safe. Past `max` characters the counts are
+ * said in fewer words (headline's terse), so a cut to `max` takes no count's end.
+ */
+export function chatTitle(report: Report, accountLabel?: string, max = Number.POSITIVE_INFINITY): string {
   const label = accountLabel ? ` (${chatPlain(accountLabel)})` : '';
-  return `domain-sentinel${label}: ${headline(report)}`;
+  const title = `domain-sentinel${label}: ${headline(report)}`;
+  return title.length <= max ? title : `domain-sentinel${label}: ${headline(report, true)}`;
 }
 
 /** The custom-notification event (version 1.0) as Amazon Q Developer in chat applications reads it from SNS. */
@@ -262,7 +266,7 @@ function itemLine(item: ChatItem): string {
 export function buildChatNotification(report: Report, options: ChatOptions = {}): ChatNotification {
   const timeZone = options.timeZone ?? 'UTC';
   const limits = CUSTOM_NOTIFICATION_LIMITS;
-  const title = cutText(chatTitle(report, options.accountLabel), limits.title);
+  const title = cutText(chatTitle(report, options.accountLabel, limits.title), limits.title);
   const items = chatItems(report, timeZone);
   const reportUrl = report.report_url ? chatUrl(report.report_url) : undefined;
   const counts = chatCounts(report);

@@ -172,7 +172,7 @@ function appendItem(blocks: SlackBlock[], item: ChatItem, link: string | undefin
  */
 export function renderSlackMessage(report: Report, options: ChatOptions = {}): SlackMessage {
   const timeZone = options.timeZone ?? 'UTC';
-  const title = chatTitle(report, options.accountLabel);
+  const title = chatTitle(report, options.accountLabel, SLACK_LIMITS.headerText);
   const items = chatItems(report, timeZone);
   const { time } = dateFormat(timeZone);
   const head: SlackBlock[] = [{ type: 'header', text: plainText(cutText(title, SLACK_LIMITS.headerText)) }];
