@@ -857,6 +857,31 @@ describe('FileStateStore', () => {
   );
 
   it.each([
+    ['text that is not JSON', () => 'not json'],
+    ['domains that are not an object', (t: string) => t.replace(/"domains":\{[^}]{0,200}\}/, '"domains":[]')],
+  ])(
+    'clears a state file damaged by %s (state reset, as the scan over it says to), but no file that is not state',
+    async (_what, change) => {
+      const path = join(dir, 'state.json');
+      const store = new FileStateStore(path);
+      await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+      await saveState(store, stateWith(['x.nl']), await loadState(store), 'a');
+      const text = await readFile(path, 'utf8');
+      await writeFile(path, change(text));
+      expect(await store.open('http://reseller.test').catch((e: unknown) => e)).toBeInstanceOf(
+        StateDamagedError,
+      );
+      await expect(store.clear()).resolves.toBe(true);
+      expect(await readdir(dir)).not.toContain('state.json');
+
+      const notes = join(dir, 'notes.json');
+      await writeFile(notes, '{"hello": 1}');
+      await expect(new FileStateStore(notes).clear()).rejects.toThrow(/is not a domain-sentinel state file/);
+      expect(await readFile(notes, 'utf8')).toBe('{"hello": 1}');
+    },
+  );
+
+  it.each([
     ['a format of another release', (t: string) => t.replace('"version":1', '"version":2')],
     ['a header of another release', (t: string) => t.replace('"state":{"version":1', '"state":{"version":2')],
     [
