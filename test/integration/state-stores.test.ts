@@ -154,6 +154,18 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect(Table?.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
   });
 
+  it('returns from creating the table only once it is ACTIVE, so the scan right after state init finds it', async () => {
+    // DynamoDB keeps a new table CREATING for a while; a scan in that time gets ResourceNotFoundException.
+    const slow = await startDynalite({ createTableMs: 300 });
+    try {
+      await createStateTable(slow.client(), 'state-slow');
+      const { Table } = await slow.client().send(new DescribeTableCommand({ TableName: 'state-slow' }));
+      expect(Table?.TableStatus).toBe('ACTIVE');
+    } finally {
+      await slow.close();
+    }
+  });
+
   it("reads one domain's memory with one query, of its own bucket", async () => {
     const store = await open();
     const names = Array.from({ length: 200 }, (_, i) => `d${i}.nl`);
