@@ -304,7 +304,10 @@ export const demo: Command = {
   },
   examples: [
     { line: 'sentinel demo', says: 'what npm start runs' },
-    { line: 'sentinel demo --now 2026-11-22T06:00:00Z', says: 'the README’s output, to the letter' },
+    {
+      line: 'sentinel demo --now 2026-11-22T06:00:00Z',
+      says: 'the README’s output, but for the port, the seconds and the links (a new throwaway key each run)',
+    },
   ],
 };
 
