@@ -304,7 +304,10 @@ export const demo: Command = {
   },
   examples: [
     { line: 'sentinel demo', says: 'what npm start runs' },
-    { line: 'sentinel demo --now 2026-11-22T06:00:00Z', says: 'the README’s output, to the letter' },
+    {
+      line: 'sentinel demo --now 2026-11-22T06:00:00Z',
+      says: 'the README’s output, but for the port, the seconds and the links (a new throwaway key each run)',
+    },
   ],
 };
 
@@ -349,7 +352,10 @@ export const serve: Command = {
   options: {
     port: portOption(String(LOCAL_LINK_PORT)),
     'base-url': BASE_URL_OPTION,
-    state: STATE_OPTION,
+    state: {
+      ...STATE_OPTION,
+      doc: 'the state store the scans use (a JSON file PATH, or dynamodb:TABLE): the snooze and acknowledge links write into it, and restores into its audit trail',
+    },
     accounts: {
       type: 'string',
       value: 'FILE',
@@ -449,6 +455,12 @@ const ACT_NOW = {
   default: 'now',
 } as const;
 
+/** Where snooze and ack write: the scans' own state, which the next scan reads the silence from. */
+const SILENCE_STATE_OPTION = {
+  ...STATE_OPTION,
+  doc: 'the state store the scans use (a JSON file PATH, or dynamodb:TABLE): kept there, the next scan with it leaves the domain out',
+};
+
 /** What snooze and ack read besides their flags: the key, and what a finding is judged by. */
 const SILENCE_ENV = [
   ENV.resellerApiKey,
@@ -473,7 +485,7 @@ export const snooze: Command = {
       default: String(DEFAULT_SNOOZE_DAYS),
     },
     now: ACT_NOW,
-    state: STATE_OPTION,
+    state: SILENCE_STATE_OPTION,
     'base-url': BASE_URL_OPTION,
     ...ACCOUNT_OPTIONS,
   },
@@ -490,7 +502,7 @@ export const ack: Command = {
   summary: 'leave a domain out of alerts until its expiry date, status or auto-renew changes',
   about:
     'What the acknowledge link’s button does ("we let this one go"), from the command line. Needs the state store the scans use.',
-  options: { now: ACT_NOW, state: STATE_OPTION, 'base-url': BASE_URL_OPTION, ...ACCOUNT_OPTIONS },
+  options: { now: ACT_NOW, state: SILENCE_STATE_OPTION, 'base-url': BASE_URL_OPTION, ...ACCOUNT_OPTIONS },
   env: SILENCE_ENV,
   examples: [{ line: 'sentinel ack example.nl --state .sentinel/state.json', says: 'we let this one go' }],
 };

@@ -8,7 +8,11 @@ import {
   restoreFromQuarantine,
   typedNameMatches,
 } from '../../functions/core/decisions/restore';
-import { restoreDeadline, tldOf } from '../../functions/core/findings/quarantine-periods';
+import {
+  type RestoreDeadline,
+  restoreDeadline,
+  tldOf,
+} from '../../functions/core/findings/quarantine-periods';
 import { type AuditTrail, auditEntry, RESTORE_CLAIM_MS } from '../../functions/core/memory/audit';
 import { domainKey } from '../../functions/core/memory/state-bounds';
 import { ResellerClient } from '../../functions/core/reseller/client';
@@ -62,7 +66,7 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
   const now = Date.now();
   const deadline = restoreDeadline(found.domain_name, found.date_deleted, now, settings.quarantineDays);
   io.stdout(
-    `${domain} is in quarantine; ${deadline.known ? `restore by ${deadline.restore_by.replace('T', ' ').slice(0, 16)} UTC (${deadline.days_to_restore} days left)` : `restore deadline unknown: ${deadline.reason}`}.\n` +
+    `${domain} is in quarantine; ${restoreByLine(deadline)}.\n` +
       'A restore is a paid action: the reseller charges for it, and its API does not state the price.\n',
   );
   if (!yes && io.ask) {
@@ -198,4 +202,13 @@ function notRestoredLine(outcome: RestoreOutcome): string {
   // terminal the operator reads the reason itself.
   if (outcome.kind === 'reseller_auth_failed') return `${outcome.detail ?? outcome.message}`;
   return `${outcome.message}${outcome.detail ? ` (${outcome.detail})` : ''}`;
+}
+
+/** The restore-by date as restore says it before it asks: days left, or that it has passed. */
+export function restoreByLine(deadline: RestoreDeadline): string {
+  if (!deadline.known) return `restore deadline unknown: ${deadline.reason}`;
+  const by = `${deadline.restore_by.replace('T', ' ').slice(0, 16)} UTC`;
+  const days = deadline.days_to_restore;
+  if (days < 0) return `its restore-by date ${by} has passed: the registry may release it at any moment`;
+  return `restore by ${by} (${days === 0 ? 'less than a day' : days === 1 ? '1 day' : `${days} days`} left)`;
 }

@@ -226,6 +226,10 @@ export function chooseDelivery(
       throw new ConfigError(`${ENV.webhookSigningKey} must be at least 32 characters`);
     return { kind: 'webhook', url, format, ...(signingKey ? { signingKey } : {}) };
   }
+  if (args.values['webhook-format'] !== undefined)
+    throw new UsageError(
+      `--webhook-format goes with --webhook URL (or ${ENV.webhookUrl}): without a webhook nothing is posted`,
+    );
   if (alertTo !== undefined && dryRun)
     throw new UsageError('--dry-run delivers nothing and --alert-to delivers the alert: pass one of them');
   if (alertTo === 'stdout' && json)

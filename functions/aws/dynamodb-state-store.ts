@@ -10,6 +10,7 @@ import {
   UpdateContinuousBackupsCommand,
   UpdateItemCommand,
   type WriteRequest,
+  waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { ConfigError } from '../core/base/errors';
 import { retry } from '../core/base/retry';
@@ -103,12 +104,13 @@ export function createStateTableInput(tableName: string): CreateTableCommandInpu
 }
 
 /**
- * Creates the state table (`sentinel state init dynamodb:TABLE`) and turns on point-in-time
- * recovery. Returns what could not be done (an emulator may not know continuous backups).
+ * Creates the state table (`state init`), waits until it is ACTIVE (a scan finds no CREATING table)
+ * and turns on point-in-time recovery. Returns what could not be done (an emulator lacks backups).
  */
 export async function createStateTable(client: DynamoDBClient, tableName: string): Promise<string[]> {
   try {
     await client.send(new CreateTableCommand(createStateTableInput(tableName)));
+    await waitUntilTableExists({ client, minDelay: 1, maxWaitTime: 300 }, { TableName: tableName });
   } catch (error) {
     throw new StateError(`could not create the DynamoDB table ${tableName}: ${describe(error)}`, {
       cause: error,

@@ -232,7 +232,15 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   /** Deletes the state file (the audit trail in it too); returns false when there was none. */
   async clear(): Promise<boolean> {
     return this.locked(async () => {
-      const existed = (await this.readContent()) !== null;
+      // Damaged state (not JSON, a part of another type) is this store's to remove: the scan over it
+      // says to reset it. A file that is not state at all is refused, so a mistyped path stays.
+      const existed = await this.readContent().then(
+        (content) => content !== null,
+        (error: unknown) => {
+          if (error instanceof StateDamagedError) return true;
+          throw error;
+        },
+      );
       await rm(await this.path, { force: true });
       return existed;
     });

@@ -79,6 +79,13 @@ describe('help and the CLI reference list exactly what the commands declare', ()
     }
   });
 
+  it('--state of a command that does not scan says what that command keeps there, not what a scan does with it', () => {
+    for (const command of COMMANDS) {
+      if (command.name === 'scan' || !command.options.state) continue;
+      expect(command.options.state.doc, command.name).not.toMatch(/alert on change|forces a full read/);
+    }
+  });
+
   it('every command’s help shows examples, each a command line its own parser takes', () => {
     for (const command of COMMANDS) {
       expect(command.examples.length, command.name).toBeGreaterThanOrEqual(1);

@@ -182,4 +182,12 @@ describe('sentinel scan --webhook URL --webhook-format', () => {
     const format = await runCli(['scan', '--webhook', `${base}/x`, '--webhook-format', 'discord'], env());
     expect(format.stderr).toContain('WEBHOOK_FORMAT (--webhook-format) must be one of slack, teams, json');
   });
+
+  it('refuses --webhook-format without a webhook, which would post nothing and say nothing', async () => {
+    const alone = await runCli(['scan', '--dry-run', '--webhook-format', 'slack', '--now', NOW], env());
+    expect(alone).toMatchObject({ code: 2, stdout: '' });
+    expect(alone.stderr).toBe(
+      'sentinel: --webhook-format goes with --webhook URL (or WEBHOOK_URL): without a webhook nothing is posted\n',
+    );
+  });
 });

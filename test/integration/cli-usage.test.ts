@@ -224,7 +224,7 @@ describe('--base-url on the commands that talk to the reseller', () => {
     // What restore says before it restores (its restore-by date: days left count from the real clock), then the outcome.
     expect(restored.stdout).toMatch(
       new RegExp(
-        `^${quarantined.replaceAll('.', '\\.')} is in quarantine; restore by 2026-11-26 06:00 UTC \\(-?\\d+ days left\\)\\.\\n` +
+        `^${quarantined.replaceAll('.', '\\.')} is in quarantine; (restore by 2026-11-26 06:00 UTC \\((\\d+ days?|less than a day) left\\)|its restore-by date 2026-11-26 06:00 UTC has passed: the registry may release it at any moment)\\.\\n` +
           'A restore is a paid action: the reseller charges for it, and its API does not state the price\\.\\n' +
           `restored ${quarantined.replaceAll('.', '\\.')}\\n$`,
       ),

@@ -154,6 +154,18 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect(Table?.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
   });
 
+  it('returns from creating the table only once it is ACTIVE, so the scan right after state init finds it', async () => {
+    // DynamoDB keeps a new table CREATING for a while; a scan in that time gets ResourceNotFoundException.
+    const slow = await startDynalite({ createTableMs: 300 });
+    try {
+      await createStateTable(slow.client(), 'state-slow');
+      const { Table } = await slow.client().send(new DescribeTableCommand({ TableName: 'state-slow' }));
+      expect(Table?.TableStatus).toBe('ACTIVE');
+    } finally {
+      await slow.close();
+    }
+  });
+
   it("reads one domain's memory with one query, of its own bucket", async () => {
     const store = await open();
     const names = Array.from({ length: 200 }, (_, i) => `d${i}.nl`);
@@ -853,6 +865,31 @@ describe('FileStateStore', () => {
       const error = await store.open('http://reseller.test').catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StateDamagedError);
       expect(error).toMatchObject({ item: path, damage: expect.stringMatching(reason) });
+    },
+  );
+
+  it.each([
+    ['text that is not JSON', () => 'not json'],
+    ['domains that are not an object', (t: string) => t.replace(/"domains":\{[^}]{0,200}\}/, '"domains":[]')],
+  ])(
+    'clears a state file damaged by %s (state reset, as the scan over it says to), but no file that is not state',
+    async (_what, change) => {
+      const path = join(dir, 'state.json');
+      const store = new FileStateStore(path);
+      await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+      await saveState(store, stateWith(['x.nl']), await loadState(store), 'a');
+      const text = await readFile(path, 'utf8');
+      await writeFile(path, change(text));
+      expect(await store.open('http://reseller.test').catch((e: unknown) => e)).toBeInstanceOf(
+        StateDamagedError,
+      );
+      await expect(store.clear()).resolves.toBe(true);
+      expect(await readdir(dir)).not.toContain('state.json');
+
+      const notes = join(dir, 'notes.json');
+      await writeFile(notes, '{"hello": 1}');
+      await expect(new FileStateStore(notes).clear()).rejects.toThrow(/is not a domain-sentinel state file/);
+      expect(await readFile(notes, 'utf8')).toBe('{"hello": 1}');
     },
   );
 

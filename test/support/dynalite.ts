@@ -2,9 +2,12 @@ import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 
-/** dynalite, an in-process DynamoDB, on loopback, for the real SDK client. */
-export async function startDynalite() {
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+/**
+ * dynalite, an in-process DynamoDB, on loopback, for the real SDK client. Its tables are ACTIVE at
+ * once unless `createTableMs` keeps a new one CREATING that long, as DynamoDB does.
+ */
+export async function startDynalite({ createTableMs = 0 }: { readonly createTableMs?: number } = {}) {
+  const server = dynalite({ createTableMs, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());

@@ -81,6 +81,15 @@ describe('the next step of every finding kind', () => {
     ]);
   });
 
+  it('starts every sentence of the docs words with a capital, however the text around a constant reads', () => {
+    const lowerStarts = NEXT_STEP_TABLE.flatMap((row) =>
+      [row.doc.how, row.doc.when]
+        .flatMap((text) => text.match(/[.!?] [a-z][^ ]{0,40} [^ ]{0,40}/g) ?? [])
+        .map((start) => `${row.kind}: ${start}`),
+    );
+    expect(lowerStarts).toEqual([]);
+  });
+
   for (const [name, finding] of Object.entries(FINDINGS)) {
     describe(name, () => {
       const expected = EXPECTED[name] as string;

@@ -55,7 +55,7 @@ const FINDING_DOCS: Record<keyof typeof FINDING_NEXT_STEPS, NextStepDoc> = {
     title: 'Registry: being deleted',
     severity: 'critical',
     when: 'with the registry check on ([registry.md](registry.md)): the registry has it in `redemption period` or `pending delete` while the reseller does not list it in quarantine.',
-    how: `The registry is deleting it whatever the reseller's record says. Ask the reseller to restore it at the registry now (a restore fee applies), then find out why it was deleted: an unpaid invoice, a cancellation by mistake. ${PANEL} may still show it as registered.`,
+    how: `The registry is deleting it whatever the reseller's record says. Ask the reseller to restore it at the registry now (a restore fee applies), then find out why it was deleted: an unpaid invoice, a cancellation by mistake. The reseller's control panel may still show it as registered.`,
   },
   registry_hold: {
     title: 'Registry: on hold',
