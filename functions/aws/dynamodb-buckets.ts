@@ -68,14 +68,15 @@ export interface Plan {
 }
 
 /**
- * A first save that may stop early (StateWrite.saveBy): `stop` is asked before each bucket's first
- * write, and `kept` counts the domains of the buckets begun (each begun bucket is written whole).
- * Only for a first save (nothing remembered to lose) whose layout holds no item a killed save left
- * (the items it does not reach would be read as buckets of the layout it switches to).
+ * A save of every domain that may stop early (StateWrite.saveBy): `stop` is asked before each
+ * bucket's first write of a new layout, `kept` counts the domains of the buckets begun (each begun
+ * bucket is written whole), and `stopped` says that it stopped. A first save (nothing remembered to
+ * lose) keeps what it wrote; a resize gives the new layout up and writes the changes in the old one.
  */
 export interface Stoppable {
   readonly stop: () => boolean;
   kept: number;
+  stopped?: true;
 }
 
 /** The bucket of `key` under 2^`exponent` buckets. */
@@ -168,7 +169,14 @@ export function itemJson(
   }
 }
 
-/** A scan's save: the buckets holding a changed domain, or every bucket under a new layout. */
+/**
+ * A scan's save: the buckets holding a changed domain, or every bucket under a new layout. A resize
+ * that `stoppable` stops before it wrote every bucket is given up: the buckets of the changed domains
+ * are written in the old layout instead (`exponent` then says the old one, once the writes are
+ * done), and the items it wrote of the new one, never read as the old one's (their sort keys name
+ * their layout), are the next save's garbage: deleted after it, or written over or deleted before
+ * the switch by the next resize (staleOfNewLayout).
+ */
 export function planAll(
   at: ItemScope,
   known: Layout,
@@ -177,34 +185,52 @@ export function planAll(
   stoppable?: Stoppable,
 ): Plan {
   const exponent = exponentFor(all.size, known.exponent);
-  const resized = exponent !== known.exponent;
-  const selected = new Set<number>(resized ? [] : known.dirty);
-  if (!resized) for (const key of changed.keys()) selected.add(bucketOf(key, exponent));
+  const memory = (key: string) => all.get(key) as DomainMemory;
+  if (exponent === known.exponent)
+    return {
+      exponent,
+      writes: inPlace(at, known, changed, all, exponent),
+      cleanup: cleanupWrites(at, known, null),
+    };
   const members = new Map<number, string[]>();
   for (const key of all.keys()) {
     const bucket = bucketOf(key, exponent);
-    if (!resized && !selected.has(bucket)) continue;
     const list = members.get(bucket);
     if (list) list.push(key);
     else members.set(bucket, [key]);
   }
-  if (!resized) for (const bucket of selected) if (!members.has(bucket)) members.set(bucket, []);
-  const memory = (key: string) => all.get(key) as DomainMemory;
-  if (!resized)
-    return {
-      exponent,
-      writes: bucketWrites(at, exponent, members, memory, known, known.parts),
-      cleanup: cleanupWrites(at, known, null),
-    };
   const written = new Uint8Array(1 << exponent);
+  const old = known.exponent;
+  // A first save that stopped keeps what it wrote; a resize that stopped keeps the old layout.
+  const gaveUp = () => old !== null && stoppable?.stopped === true;
   return {
-    exponent,
+    get exponent() {
+      return gaveUp() ? old : exponent;
+    },
     writes: (function* () {
       yield* bucketWrites(at, exponent, members, memory, known, undefined, written, stoppable);
-      yield* staleOfNewLayout(at, known, exponent, written);
+      if (old !== null && gaveUp()) yield* inPlace(at, known, changed, all, old);
+      else yield* staleOfNewLayout(at, known, exponent, written);
     })(),
-    cleanup: cleanupWrites(at, known, exponent),
+    cleanup: (function* () {
+      yield* cleanupWrites(at, known, gaveUp() ? null : exponent);
+    })(),
   };
+}
+
+/** The writes of a save in the layout in force: the buckets of the changed domains, and those to write again. */
+function inPlace(
+  at: ItemScope,
+  known: Layout,
+  changed: ReadonlyMap<string, DomainMemory | null>,
+  all: ReadonlyMap<string, DomainMemory>,
+  exponent: number,
+): Generator<WriteRequest> {
+  const members = new Map<number, string[]>([...known.dirty].map((bucket) => [bucket, []]));
+  for (const key of changed.keys()) members.set(bucketOf(key, exponent), []);
+  for (const key of all.keys()) members.get(bucketOf(key, exponent))?.push(key);
+  const memory = (key: string) => all.get(key) as DomainMemory;
+  return bucketWrites(at, exponent, members, memory, known, known.parts);
 }
 
 /**
@@ -259,7 +285,10 @@ function* bucketWrites(
   // Every part of a bucket says which save wrote it: parts of two saves are a torn bucket.
   const g = { N: String(known.generation + 1) };
   for (const [bucket, keys] of members) {
-    if (stoppable?.stop()) return;
+    if (stoppable?.stop()) {
+      stoppable.stopped = true;
+      return;
+    }
     if (stoppable) stoppable.kept += keys.length;
     const pk = shardPk(at, bucket);
     let part = 0;

@@ -306,7 +306,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
       renewed = this.clock();
       await this.renewLease(opened.generation, owner, true);
     };
-    const stoppable = this.stoppable(known, write);
+    const stoppable = this.stoppable(write);
     const plan = write.all
       ? planAll(this.at, known, write.changed, write.all, stoppable)
       : await planChanges(this.at, known, write.changed, (exponent, bucket, parts) =>
@@ -334,18 +334,19 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     // layout), so deleting them needs no lease; if it fails, the next save finds them and tries again.
     await this.writeAll(plan.cleanup).catch(() => undefined);
     const of = write.all?.size ?? 0;
-    return stoppable && stoppable.kept < of ? { kept: stoppable.kept, of } : undefined;
+    if (!stoppable?.stopped) return undefined;
+    return known.exponent === null ? { kept: stoppable.kept, of } : { kept: of, of, resizeGivenUp: true };
   }
 
   /**
-   * For a first save with a time to keep (StateWrite.saveBy): what stops it once that time came.
-   * Nothing is remembered yet, so a generation of the domains written by then loses nothing, where
-   * being killed would keep none. The items a killed first save left in buckets this one does not
-   * reach are deleted before the switch all the same (planAll's stale items of the new layout).
+   * For a save of every domain with a time to keep (StateWrite.saveBy): what stops it writing a new
+   * layout once that time came, where being killed would keep nothing. A first save keeps the
+   * domains written by then (nothing to lose; what a killed one left it deletes before the switch);
+   * a resize saves the changes in the old layout instead (planAll).
    */
-  private stoppable(known: Layout, write: StateWrite): Stoppable | undefined {
+  private stoppable(write: StateWrite): Stoppable | undefined {
     const saveBy = write.saveBy;
-    if (!write.all || saveBy === undefined || known.exponent !== null) return undefined;
+    if (!write.all || saveBy === undefined) return undefined;
     return { stop: () => this.clock() >= saveBy, kept: 0 };
   }
 
