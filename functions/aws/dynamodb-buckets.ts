@@ -79,6 +79,21 @@ export interface Stoppable {
   stopped?: true;
 }
 
+/**
+ * For a save of every domain with a time to keep (StateWrite.saveBy): what stops it writing a new
+ * layout once that time came, where being killed would keep nothing. A first save keeps the
+ * domains written by then (nothing to lose; what a killed one left it deletes before the switch);
+ * a resize saves the changes in the old layout instead (planAll).
+ */
+export function stoppableOf(
+  write: { readonly all?: unknown; readonly saveBy?: number },
+  clock: () => number,
+): Stoppable | undefined {
+  const saveBy = write.saveBy;
+  if (!write.all || saveBy === undefined) return undefined;
+  return { stop: () => clock() >= saveBy, kept: 0 };
+}
+
 /** The bucket of `key` under 2^`exponent` buckets. */
 export const bucketOf = (key: string, exponent: number): number => fnv1a(key) & ((1 << exponent) - 1);
 

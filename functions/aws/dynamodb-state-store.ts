@@ -48,8 +48,8 @@ import {
   planAll,
   planChanges,
   SHARDS,
-  type Stoppable,
   shardPk,
+  stoppableOf,
 } from './dynamodb-buckets';
 import { readMeta as readMetaItem } from './dynamodb-meta';
 import {
@@ -306,7 +306,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
       renewed = this.clock();
       await this.renewLease(opened.generation, owner, true);
     };
-    const stoppable = this.stoppable(write);
+    const stoppable = stoppableOf(write, this.clock);
     const plan = write.all
       ? planAll(this.at, known, write.changed, write.all, stoppable)
       : await planChanges(this.at, known, write.changed, (exponent, bucket, parts) =>
@@ -336,18 +336,6 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     const of = write.all?.size ?? 0;
     if (!stoppable?.stopped) return undefined;
     return known.exponent === null ? { kept: stoppable.kept, of } : { kept: of, of, resizeGivenUp: true };
-  }
-
-  /**
-   * For a save of every domain with a time to keep (StateWrite.saveBy): what stops it writing a new
-   * layout once that time came, where being killed would keep nothing. A first save keeps the
-   * domains written by then (nothing to lose; what a killed one left it deletes before the switch);
-   * a resize saves the changes in the old layout instead (planAll).
-   */
-  private stoppable(write: StateWrite): Stoppable | undefined {
-    const saveBy = write.saveBy;
-    if (!write.all || saveBy === undefined) return undefined;
-    return { stop: () => this.clock() >= saveBy, kept: 0 };
   }
 
   /** Its failure (the lease no longer ours, or the table out of reach) is the base's to ignore. */

@@ -279,11 +279,75 @@ describe('the scan Lambda whose first save does not fit the time left', () => {
       await large.close();
     }
   });
+
+  it('gives a resize the time left cannot hold up, saves the changes in place, logs why, and completes', async () => {
+    const growing = await startSimulator({
+      portfolio: generatePortfolio({ domains: 2_000, seed: 11, now: NOW }),
+      apiKey: KEY,
+    });
+    try {
+      await createStateTable(db.client(), 'resize-state');
+      const topicArn = await emulator.topic('resize-state');
+      let offset = 0;
+      let slow = false;
+      const dynamodb = db.client();
+      dynamodb.middlewareStack.add(
+        (next, context) => async (args) => {
+          const out = await next(args);
+          const input = args.input as { RequestItems?: Record<string, Array<{ PutRequest?: unknown }>> };
+          const first = Object.values(input.RequestItems ?? {})[0]?.[0];
+          if (slow && context.commandName === 'BatchWriteItemCommand' && first?.PutRequest) offset += 60_000;
+          return out;
+        },
+        { step: 'initialize' },
+      );
+      const metrics: string[] = [];
+      const logged: Array<Record<string, unknown>> = [];
+      const run = (shift: number): ScheduledScanDeps => ({
+        ...lambdaDeps('resize-state', topicArn, metrics)(0),
+        env: {
+          RESELLER_BASE_URL: growing.url,
+          RESELLER_API_KEY_PARAMETER: '/sentinel/key',
+          ALERT_TOPIC_ARN: topicArn,
+          STATE_TABLE_NAME: 'resize-state',
+        },
+        dynamodb,
+        logger: {
+          info: (_message: string, ...extra: unknown[]) => {
+            logged.push((extra[0] ?? {}) as Record<string, unknown>);
+          },
+          error: () => undefined,
+        },
+        clock: () => Date.now() + shift + offset,
+      });
+      await handleScheduledScan(run(0), 3_600_000);
+      const before = await memories('resize-state', growing.url);
+      expect(before).toBeGreaterThan(1_900);
+      // The account more than doubles: the next save would lay every memory out in more buckets.
+      const model = growing.domain(
+        generatePortfolio({ domains: 2_000, seed: 11, now: NOW }).domains[0]?.domain_name as string,
+      );
+      for (let i = 0; i < 2_200; i++)
+        growing.updateDomain(`grown-${i}.nl`, { ...model, domain_name: `grown-${i}.nl` });
+      slow = true;
+      metrics.length = 0;
+      logged.length = 0;
+      await handleScheduledScan(run(3_600_000), 120_000);
+      const said = logged.find((entry) => entry.stateResizeGivenUp !== undefined)?.stateResizeGivenUp;
+      expect(said).toMatch(
+        /^the save to dynamodb:resize-state ran out of the time left before it had laid the memory of \d+ domains out in the larger bucket layout .*\(scanTimeoutMinutes\)$/,
+      );
+      expect(metrics).toContain('ScanCompleted');
+      expect(await memories('resize-state', growing.url)).toBe(before + 2_200);
+    } finally {
+      await growing.close();
+    }
+  });
 });
 
-/** How many domains the table's state of `scope` remembers. */
+/** How many domains the table's state of `scope` remembers (each once, whatever layout holds it). */
 async function memories(table: string, scope: string): Promise<number> {
-  let count = 0;
+  const keys = new Set<string>();
   for (let shard = 0; shard < 16; shard++) {
     let startKey: Record<string, AttributeValue> | undefined;
     do {
@@ -295,9 +359,10 @@ async function memories(table: string, scope: string): Promise<number> {
           ExclusiveStartKey: startKey,
         }),
       );
-      for (const item of page.Items ?? []) count += Object.keys(JSON.parse(item.m?.S ?? '{}')).length;
+      for (const item of page.Items ?? [])
+        for (const key of Object.keys(JSON.parse(item.m?.S ?? '{}'))) keys.add(key);
       startKey = page.LastEvaluatedKey;
     } while (startKey);
   }
-  return count;
+  return keys.size;
 }
