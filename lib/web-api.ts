@@ -147,6 +147,8 @@ export class WebApi extends Construct {
         ...(props.stageLogs ? this.stageLogging() : {}),
       },
     });
+    // RestApi adds an output of its URL by itself; the stack's RestoreApiUrl already gives it (aws-cdk#25373).
+    this.api.node.tryRemoveChild('Endpoint');
     this.addRoutes(props.accounts ? [...WEB_ROUTES, ...ACCOUNT_ROUTES] : WEB_ROUTES);
     this.secureGatewayAnswers();
     this.url = this.api.url;

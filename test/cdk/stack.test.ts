@@ -276,6 +276,12 @@ describe('alerts', () => {
 });
 
 describe('restore API', () => {
+  it('gives its URL once, as RestoreApiUrl, not again as the output RestApi adds by itself', () => {
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    const urls = Object.entries(outputs).filter(([, o]) => JSON.stringify(o.Value).includes('execute-api'));
+    expect(urls.map(([name]) => name)).toEqual(['RestoreApiUrl']);
+  });
+
   it('serves GET, HEAD and POST on /restore/{domain} through the restore function', () => {
     for (const method of ['GET', 'HEAD', 'POST']) {
       template.hasResourceProperties('AWS::ApiGateway::Method', {
