@@ -29,8 +29,10 @@ import { runScanJob } from '../functions/use-cases/scan-job';
  * for SNS. Both write `urgent.json` beside the report: every critical and warning domain finding's
  * name (as the page shows it) and calendar UID, for the web check (bench/web-child.ts).
  */
-const [baseUrl = '', apiKey = '', mode = 'full', concurrency = '4', perPage = '100', now = ''] =
+const [baseUrl = '', apiKey = '', mode = 'full', concurrency = '4', perPage = '100', argvNow = ''] =
   process.argv.slice(2);
+// BENCH_NOW: the time the scan evaluates, when a section runs scans at other hours (bench/cut-section.ts).
+const now = process.env.BENCH_NOW ?? argvNow;
 const lambda = mode === 'lambda' || mode === 'stateful';
 const reportDir = process.env.BENCH_REPORT_DIR ?? '';
 // BENCH_RDAP_BOOTSTRAP (a bootstrap file) turns the registry check on, with BENCH_RDAP_BUDGET queries.

@@ -1,7 +1,7 @@
 /**
  * npm run bench [-- --latency 50 --size 100000 --concurrency 4 --per-page 100 --rate-limit 10 --rate-limited-size 20000
  *   --stateful-sizes 100000,1000000 --alert-sizes 1000,10000,100000 --churn-sizes 100000,1000000
- *   --rdap-latency 150 --sections startup,modes,rate,bundles,stateful,alerts,churn,registry,feed,page]
+ *   --rdap-latency 150 --sections startup,modes,rate,bundles,stateful,alerts,churn,cut,registry,feed,page]
  *
  * Scans simulated accounts over loopback with per-request latency, each scan in its own process,
  * and prints from one run:
@@ -24,6 +24,8 @@
  *    linked (bench/alert-section.ts);
  *  - for each of `--churn-sizes` domains: a scan as the Lambda runs it, within its time budget, of an
  *    account that changes every few seconds while it is read (bench/churn-section.ts);
+ *  - for `--size` domains: full reads cut by a budget of a third of a whole read, an hour apart,
+ *    and the share of pages they read together (bench/cut-section.ts);
  *  - for `--size` domains with the registry check (bench/registry-section.ts): the time it adds to a
  *    full scan and the RDAP lookups it makes, at the default budget and at one covering 30 days;
  *  - the calendar feed of 30 000 and 100 000 urgent events against a feed of only what it keeps
@@ -31,7 +33,7 @@
  *  - the report page of 30 000 and 100 000 urgent findings against a page of only what it keeps
  *    (bench/page-section.ts).
  *
- * `--sections startup,modes,rate,bundles,stateful,alerts,churn,registry,feed,page` picks what runs (all by default).
+ * `--sections startup,modes,rate,bundles,stateful,alerts,churn,cut,registry,feed,page` picks what runs (all by default).
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -48,6 +50,7 @@ import { type Simulator, startSimulator } from '../functions/simulator/server';
 import { lambdaNodeFlags } from '../test/support/lambda-bootstrap';
 import { alertSection } from './alert-section';
 import { churnSection } from './churn-section';
+import { cutSection } from './cut-section';
 import { feedSection } from './feed-section';
 import { pageSection } from './page-section';
 import { registrySection } from './registry-section';
@@ -67,7 +70,7 @@ const { values } = parseArgs({
     'churn-sizes': { type: 'string', default: '100000,1000000' },
     sections: {
       type: 'string',
-      default: 'startup,modes,rate,bundles,stateful,alerts,churn,registry,feed,page',
+      default: 'startup,modes,rate,bundles,stateful,alerts,churn,cut,registry,feed,page',
     },
     'rdap-latency': { type: 'string', default: '150' },
   },
@@ -245,6 +248,7 @@ async function main() {
   if (sections.has('alerts')) await alertSection(alertSizes, NOW, KEY);
   if (sections.has('churn'))
     await churnSection({ measure, sizes: churnSizes, latency, perPage, key: KEY, now: NOW });
+  if (sections.has('cut')) await cutSection({ measure, size, latency, perPage, key: KEY, now: NOW });
   if (sections.has('feed')) await feedSection([30_000, 100_000], NOW);
   if (sections.has('page')) await pageSection([30_000, 100_000], NOW);
   if (sections.has('registry'))
