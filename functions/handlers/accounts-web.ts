@@ -100,8 +100,15 @@ export function createAccountsWebApp<A extends AccountEntry>(deps: AccountsWebDe
       );
     }
     const input = directory?.accounts.find((a) => a.account === name);
-    // An account that is not (or no longer) one of the deployment's answers as a link that was
-    // changed does: whether a name is an account is not told to whoever guesses names.
+    // An account that is not (or no longer) one of the deployment's is answered by the app of a
+    // name no account can have: its every check (method, domain, key id, signature) answers as an
+    // account's would, and no link passes its signature, so whether a name is an account is not
+    // told to whoever guesses names, nor does a gone account's link reach anything.
+    const ghost = directory?.accounts[0];
+    if (!input && ghost) {
+      deps.log('account link', { outcome: 'unknown_account', status: 403 });
+      return appOf({ ...ghost, account: NO_ACCOUNT })(accountEvent(event, rest));
+    }
     if (!input) {
       deps.log('account link', { outcome: 'unknown_account', status: 403 });
       return refuse(
@@ -113,13 +120,22 @@ export function createAccountsWebApp<A extends AccountEntry>(deps: AccountsWebDe
         event,
       );
     }
-    return appOf(input)({
-      ...event,
-      resource: event.resource.slice(ACCOUNT_WEB_RESOURCES.prefix.length),
-      pathParameters: Object.keys(rest).length ? (rest as Record<string, string>) : null,
-    });
+    return appOf(input)(accountEvent(event, rest));
   };
 }
+
+/**
+ * The name of the app that answers for an account that is not one: outside ACCOUNT_NAME, so no
+ * account has it and no link is signed with its derived keys.
+ */
+const NO_ACCOUNT = '(no account)';
+
+/** The event as an account's own app sees it: its resource without the account's prefix. */
+const accountEvent = (event: APIGatewayProxyEvent, rest: Record<string, string | undefined>) => ({
+  ...event,
+  resource: event.resource.slice(ACCOUNT_WEB_RESOURCES.prefix.length),
+  pathParameters: Object.keys(rest).length ? (rest as Record<string, string>) : null,
+});
 
 /**
  * The overview of every account: behind the report link's own checks (method, signature, expiry)

@@ -109,13 +109,21 @@ export function requestLogFields(
   };
 }
 
+/** The type a page's form is posted in. */
+const FORM_TYPE = 'application/x-www-form-urlencoded';
+
 /** The most a POSTed form may be: no confirmation form comes near it. */
 export const MAX_FORM_CHARS = 16_384;
 
 /** A POSTed form, values as strings, or why its body is refused (a page's title and text). */
 export type FormRead =
   | { readonly ok: true; readonly form: Record<string, string> }
-  | { readonly ok: false; readonly status: 400 | 413; readonly title: string; readonly message: string };
+  | {
+      readonly ok: false;
+      readonly status: 400 | 413 | 415;
+      readonly title: string;
+      readonly message: string;
+    };
 
 const TOO_LARGE = {
   ok: false,
@@ -135,7 +143,18 @@ export function parseFormBody(event: APIGatewayProxyEvent, contentType: string |
   if (event.body.length > (event.isBase64Encoded ? (MAX_FORM_CHARS * 4) / 3 + 4 : MAX_FORM_CHARS))
     return TOO_LARGE;
   const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-  if (!/application\/json/i.test(contentType ?? ''))
+  const media = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  // No type named is read as a page's form (what `curl -d` sends); any other type (multipart, as
+  // `curl -F` sends, or plain text) would be read as one and found without its fields: a 422 that
+  // says to type the name the caller did type.
+  if (media !== '' && media !== FORM_TYPE && !/application\/json/.test(media))
+    return {
+      ok: false,
+      status: 415,
+      title: 'The form is not in a type this link reads',
+      message: `The body is ${safeText(media.slice(0, 80))}; send the fields as ${FORM_TYPE} (as the page does) or as application/json. Nothing was changed.`,
+    };
+  if (!/application\/json/.test(media))
     return { ok: true, form: Object.fromEntries(new URLSearchParams(text)) };
   let parsed: unknown;
   try {

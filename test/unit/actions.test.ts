@@ -10,6 +10,8 @@ import {
   snoozeLapse,
   snoozeOf,
 } from '../../functions/core/memory/actions';
+import { StateConflictError, StateRefusedError } from '../../functions/core/memory/state';
+import { StateDamagedError } from '../../functions/core/memory/state-header';
 import { renderActionConfirmPage } from '../../functions/core/pages/action-page';
 import type { Report } from '../../functions/core/scan/scan';
 import { MemoryActionStore } from '../support/memory-action-store';
@@ -277,6 +279,30 @@ describe('decideAction', () => {
     const outcome = await decideAction(input({ store }).value);
     expect(outcome).toMatchObject({ kind: 'store_failed', status: 503, detail: 'Error: store unavailable' });
     expect(outcome.message).toMatch(/Nothing was changed/);
+  });
+
+  it.each([
+    ['damaged', () => new StateDamagedError('state damaged', { item: '#meta', damage: 'not JSON' })],
+    ['bound to another API key', () => new StateRefusedError('bound to another API key; rebind')],
+  ] as const)(
+    'does not tell the clicker to try again when the state is %s, which no retry mends',
+    async (_n, error) => {
+      const store = new MemoryActionStore();
+      store.snooze = async () => Promise.reject(error());
+      const outcome = await decideAction(input({ store }).value);
+      expect(outcome).toMatchObject({ kind: 'store_failed', status: 503 });
+      expect(outcome.message).toMatch(/Nothing was changed/);
+      expect(outcome.message).not.toMatch(/try again/i);
+      expect(outcome.message).toMatch(/operator/);
+    },
+  );
+
+  it('tells the clicker to try again when a running scan holds the state', async () => {
+    const store = new MemoryActionStore();
+    store.snooze = async () => Promise.reject(new StateConflictError('a scan holds the lease'));
+    const outcome = await decideAction(input({ store }).value);
+    expect(outcome).toMatchObject({ kind: 'store_failed', status: 503 });
+    expect(outcome.message).toMatch(/try again in a few minutes/);
   });
 
   it('turns a signing key that cannot be read into a generic page, the reason for the log only', async () => {

@@ -269,7 +269,6 @@ describe('decideRestore', () => {
   it.each([
     ['a 500', async () => Promise.reject(serverError()), 'HTTP 500'],
     ['a connection reset after sending', async () => Promise.reject(reset()), 'a broken connection'],
-    ['a 202', async () => ({ status: 202, bodyEmpty: true }), 'HTTP 202'],
     ['a 200 with an error body', async () => ({ status: 200, bodyEmpty: false }), 'HTTP 200 with a body'],
   ] as const)(
     'after %s, re-checks: still in quarantine is 502 NOT restored, never "after retries"',
@@ -281,6 +280,34 @@ describe('decideRestore', () => {
         `example.nl was NOT restored: the reseller answered the restore with ${said}, and a fresh look-up shows the domain still in quarantine. Please try again in a few minutes.`,
       );
       expect(`${outcome.message} ${outcome.detail}`).not.toMatch(/retr/i);
+      expect(calls).toEqual(['find example.nl', 'restore example.nl', 'find example.nl']);
+    },
+  );
+
+  it.each([
+    ['a 202', async () => ({ status: 202, bodyEmpty: true }), 'HTTP 202'],
+    [
+      'a 504 from the reseller gateway',
+      async () =>
+        Promise.reject(
+          new ServerError('the reseller API failed (HTTP 504) on restore of example.nl, sent once', {
+            status: 504,
+            url: URL_,
+          }),
+        ),
+      'HTTP 504',
+    ],
+  ] as const)(
+    'after %s, still in quarantine is unknown (504) and keeps the claim: the accepted restore may still run',
+    async (_n, restore, said) => {
+      const { reseller, calls } = port(QUARANTINED, restore);
+      const released: string[] = [];
+      const claim = { take: async () => true, release: async () => void released.push('released') };
+      const outcome = await decideRestore(input('POST', reseller, { claim }));
+      expect(outcome).toMatchObject({ kind: 'outcome_unknown', status: 504, sent: true });
+      expect(outcome.message).toContain(`answered the restore of example.nl with ${said}`);
+      expect(outcome.message).not.toContain('NOT restored');
+      expect(released).toEqual([]);
       expect(calls).toEqual(['find example.nl', 'restore example.nl', 'find example.nl']);
     },
   );

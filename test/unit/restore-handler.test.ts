@@ -303,6 +303,55 @@ describe('createRestoreHandler', () => {
     ]);
   });
 
+  it('refuses a form in an encoding it does not read (multipart, plain text) with 415 naming the two it reads, not a 422 that says to type the name', async () => {
+    const { trail, entries } = memoryTrail();
+    const { handler, calls } = handlerAnswering(204, '', 200, trail);
+    const boundary = 'XyZ';
+    const multipart = [
+      `--${boundary}`,
+      'Content-Disposition: form-data; name="confirm_domain"',
+      '',
+      'example.nl',
+      `--${boundary}`,
+      'Content-Disposition: form-data; name="registrant_consent"',
+      '',
+      'yes',
+      `--${boundary}--`,
+      '',
+    ].join('\r\n');
+    const answer = await handler(
+      event(
+        'POST',
+        'example.nl',
+        { Accept: 'application/json', 'Content-Type': `multipart/form-data; boundary=${boundary}` },
+        multipart,
+      ),
+    );
+    expect(answer.statusCode).toBe(415);
+    expect(JSON.parse(answer.body)).toMatchObject({
+      outcome: 'bad_form',
+      message: expect.stringMatching(
+        /application\/x-www-form-urlencoded.*application\/json.*Nothing was changed/,
+      ),
+    });
+    const plain = await handler(
+      event('POST', 'example.nl', { 'Content-Type': 'text/plain' }, 'confirm_domain=example.nl'),
+    );
+    expect(plain.statusCode).toBe(415);
+    // A form as a page posts it, with its charset named, and a program that names no type are read as before.
+    const form = await handler(
+      event(
+        'POST',
+        'example.nl',
+        { Accept: 'application/json', 'Content-Type': 'Application/X-WWW-Form-Urlencoded; charset=UTF-8' },
+        'confirm_domain=example.nl&registrant_consent=yes',
+      ),
+    );
+    expect(form.statusCode).toBe(200);
+    expect(calls).toEqual(['GET /v2/domains', 'POST /v2/domains/example.nl/restore']);
+    expect(entries.map((e) => e.outcome)).toEqual(['restored']);
+  });
+
   it('keeps every POST on a valid link in the audit trail with its outcome, never the signature', async () => {
     const { trail, entries } = memoryTrail();
     const { handler } = handlerAnswering(204, '', 200, trail);

@@ -14,6 +14,8 @@ import {
   snoozeChoicesFor,
   snoozeOf,
 } from '../memory/actions';
+import { StateRefusedError } from '../memory/state';
+import { StateDamagedError } from '../memory/state-header';
 
 /**
  * The snooze and acknowledge decisions, pure, in the way of functions/core/decisions/restore.ts: method,
@@ -347,7 +349,9 @@ async function storeSilence(
         'store_failed',
         503,
         `${domain} was not ${input.action === 'snooze' ? 'snoozed' : 'acknowledged'}`,
-        'Nothing was changed: the state store could not be written. Please try again in a few minutes.',
+        stuck(error)
+          ? 'Nothing was changed: the state store cannot be written until the operator mends it (trying again will not help). The operator has been told.'
+          : 'Nothing was changed: the state store could not be written. Please try again in a few minutes.',
       ),
       detail: detailOf(error),
     });
@@ -431,6 +435,14 @@ function misconfigured(error: unknown): ActionOutcome {
     error instanceof SecretError || error instanceof ConfigError ? error.message : (error as Error).name;
   return { ...outcome('misconfigured', 500, 'Unavailable', GENERIC_FAILURE), detail };
 }
+
+/**
+ * A state no retry mends: damaged, or refused (bound to another API key after a rotation, another
+ * release's format): only the operator's `sentinel state rebind` or `reset` does. A lease a running
+ * scan holds, or a store out of reach, passes.
+ */
+const stuck = (error: unknown): boolean =>
+  error instanceof StateDamagedError || error instanceof StateRefusedError;
 
 const detailOf = (error: unknown) =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);

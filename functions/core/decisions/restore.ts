@@ -307,6 +307,10 @@ export async function restoreFromQuarantine(
     answered,
     detail: `the reseller answered the restore with ${answered}, not the documented 204`,
     kind: 'reseller_unexpected',
+    // 202 Accepted: taken on, not yet carried out (RFC 9110 15.3.3). A look-up a moment later that
+    // still shows quarantine is no proof it will not be; "NOT restored" would give the claim up
+    // and invite a second paid restore while the first is still queued.
+    stillQuarantinedIsUnknown: answer.status === 202,
   });
   return { ...rechecked, sent: true };
 }
@@ -483,6 +487,9 @@ async function restoreFailure(
     answered: status ? `HTTP ${status}` : 'a broken connection',
     detail,
     kind: status >= 200 && status < 300 ? 'reseller_unexpected' : 'reseller_unreachable',
+    // A 504 is the reseller's own gateway giving up waiting on its back end: our timeout in
+    // another's words, and the restore it forwarded may still be carried out.
+    stillQuarantinedIsUnknown: status === 504,
   });
 }
 
