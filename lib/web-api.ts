@@ -129,7 +129,10 @@ export class WebApi extends Construct {
       // peaked at 250 MB and took 13 s at 256 MB (a seventh of a CPU), too close to 256 MB and 15 s.
       // Lambda's CPU grows with memory, so a request costs about the same GB-seconds at 1 024 MB.
       memorySize: 1024,
-      timeout: Duration.seconds(15),
+      // A snooze at its slowest: the reseller's 10 s, a running scan's lease waited out over the action
+      // store's tries (6.2 s), the state written: 25 s holds it, within API Gateway's 29 s, so the
+      // caller gets the page that says what happened, never the gateway's bare 504.
+      timeout: Duration.seconds(25),
       environment: webEnvironment(props),
     });
     this.api = new apigateway.RestApi(this, 'Api', {

@@ -16,7 +16,7 @@ import { ResellerClient } from '../core/reseller/client';
 import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/scan/config';
 import { markFinding, resolvePolicies } from '../core/scan/policies';
 import { answer, lowerCaseKeys, parseFormBody, requestLogFields, wantsJson } from './http-answer';
-import type { RestoreLogEntry } from './restore-handler';
+import { RESELLER_BUDGET_MS, type RestoreLogEntry } from './restore-handler';
 
 /**
  * The HTTP mapping of the snooze and acknowledge decisions (functions/core/decisions/action-decision.ts):
@@ -84,7 +84,7 @@ async function actionPort(deps: ActionDeps): Promise<ActionPort> {
     classify: policy,
     minSeverity: parseSetting('minSeverity', raw.minSeverity),
   });
-  const budget = deps.resellerBudgetMs ?? 10_000;
+  const budget = deps.resellerBudgetMs ?? RESELLER_BUDGET_MS;
   const client = new ResellerClient({
     baseUrl: settings.resellerBaseUrl,
     apiKey: await deps.secrets.apiKey(),

@@ -160,10 +160,13 @@ function quarantineDaysOf(deps: RestoreDeps): QuarantineOverrides | undefined {
   }
 }
 
+/** The time a link's calls to the reseller may take in all (restore, snooze, acknowledge). */
+export const RESELLER_BUDGET_MS = 10_000;
+
 /** The reseller as the decision sees it, built per request with a bounded time for its calls. */
 async function resellerPort(deps: RestoreDeps): Promise<RestorePort> {
   const settings = loadRestoreSettings(deps.settings());
-  const budget = deps.resellerBudgetMs ?? 10_000;
+  const budget = deps.resellerBudgetMs ?? RESELLER_BUDGET_MS;
   const client = new ResellerClient({
     baseUrl: settings.resellerBaseUrl,
     apiKey: await deps.secrets.apiKey(),

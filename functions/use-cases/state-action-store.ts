@@ -6,6 +6,9 @@ import { accountFor, type StateSelector, type StateStore } from './state-store';
 
 /** Tries before giving up when a scan holds the lease or moves the state on. */
 const ATTEMPTS = 6;
+const BACKOFF_MS = 200;
+/** The longest an action waits for a scan's lease over all its tries (each wait doubling): the web function's timeout holds it. */
+export const ACTION_WAIT_MS = BACKOFF_MS * (2 ** (ATTEMPTS - 1) - 1);
 
 export interface StateActionStoreOptions {
   /** @default Date.now */
@@ -44,7 +47,7 @@ export class StateActionStore implements ActionStore {
   ) {
     this.location = store.location;
     this.clock = options.clock ?? Date.now;
-    this.retry = options.retry ?? { attempts: ATTEMPTS, backoffMs: 200 };
+    this.retry = options.retry ?? { attempts: ATTEMPTS, backoffMs: BACKOFF_MS };
     this.apiKey = options.apiKey;
     this.rebind = options.rebind;
   }

@@ -1,6 +1,8 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { RESELLER_BUDGET_MS } from '../../functions/handlers/restore-handler';
+import { ACTION_WAIT_MS } from '../../functions/use-cases/state-action-store';
 import { Scanner } from '../../lib/scanner';
 import type { DomainSentinelStack } from '../../lib/stack';
 import { NO_OPS_SUBSCRIBER_WARNING } from '../../lib/watchdog';
@@ -280,6 +282,20 @@ describe('restore API', () => {
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
     const urls = Object.entries(outputs).filter(([, o]) => JSON.stringify(o.Value).includes('execute-api'));
     expect(urls.map(([name]) => name)).toEqual(['RestoreApiUrl']);
+  });
+
+  it('gives the web function time for its slowest answer, within what API Gateway waits for', () => {
+    // A snooze at the worst: the reseller's whole budget, a running scan's lease waited out through
+    // every try of the action store, then the state written and the page made.
+    const worstMs = RESELLER_BUDGET_MS + ACTION_WAIT_MS + 3_000;
+    const web = Object.values(
+      template.findResources('AWS::Lambda::Function', {
+        Properties: { Description: Match.stringLikeRegexp('web links') },
+      }),
+    )[0] as { Properties: { Timeout: number } };
+    expect(web.Properties.Timeout * 1000).toBeGreaterThanOrEqual(worstMs);
+    // API Gateway's REST integration gives up at 29 s: a function still working then answers nobody.
+    expect(web.Properties.Timeout).toBeLessThan(29);
   });
 
   it('serves GET, HEAD and POST on /restore/{domain} through the restore function', () => {
