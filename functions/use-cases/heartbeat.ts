@@ -1,5 +1,6 @@
 import { ConfigError } from '../core/base/errors';
 import { secretUrlText } from '../core/base/text';
+import { connectionCause, errorCode } from '../core/reseller/connection';
 import { isLoopbackUrl } from '../core/scan/config';
 
 /**
@@ -61,12 +62,17 @@ export function pingUrl(base: URL, outcome: ScanOutcome, account?: string): URL 
   return url;
 }
 
-/** What went wrong with a ping, without the URL: a status, a timeout, or the network error's code. */
-function pingFailure(error: unknown, timedOut: boolean): string {
+/**
+ * What went wrong with a ping, without the URL's path (the secret): a timeout, the network error's
+ * code, or, when it has none, why fetch refused (`bad port: …`), said of the URL's origin alone.
+ */
+function pingFailure(error: unknown, timedOut: boolean, url: URL): string {
   if (timedOut) return `no answer within ${HEARTBEAT_TIMEOUT_MS / 1000} s`;
-  const cause = (error as { cause?: { code?: unknown } }).cause;
-  const code = typeof cause?.code === 'string' ? cause.code : (error as Error).name;
-  return `the request failed (${code})`;
+  const code = errorCode(error);
+  if (code) return `the request failed (${code})`;
+  // Another error's own words may quote the whole URL: only fetch's refusal of a port is said.
+  const cause = connectionCause(error, url.origin);
+  return `the request failed (${cause.startsWith('bad port:') ? cause : (error as Error).name})`;
 }
 
 /**
@@ -92,7 +98,7 @@ export function heartbeatOf(
       try {
         return await pingFollowing(send, url, abort.signal);
       } catch (error) {
-        return { ok: false, reason: pingFailure(error, timedOut) };
+        return { ok: false, reason: pingFailure(error, timedOut, url) };
       } finally {
         clearTimeout(timer);
       }

@@ -146,6 +146,21 @@ describe('the heartbeat of the command line', () => {
     expect(run.stdout + run.stderr).not.toContain('gone-secret');
   });
 
+  it('says why fetch refused the ping when there is no socket error to name, still without the URL', async () => {
+    // Port 9 (discard) is one browsers block: fetch refuses it before it connects, with no code.
+    const run = await runCli(
+      ['scan', '--alert-to', 'stdout'],
+      cliEnv({
+        RESELLER_API_KEY: 'sk_wrong_key_0000',
+        HEARTBEAT_URL: 'http://127.0.0.1:9/0f6b7c1e-blocked-secret',
+      }),
+    );
+    expect(run.stderr).toMatch(
+      /^sentinel: the heartbeat \/fail ping to 127\.0\.0\.1:9 failed: the request failed \(bad port: fetch refuses port 9, a port browsers block\); the scan's own result stands\n/,
+    );
+    expect(run.stdout + run.stderr).not.toContain('blocked-secret');
+  });
+
   it('follows no redirect to plain http of another host, where the URL would go in clear, and says so', async () => {
     // 127.0.0.2 is this machine too, but not a host the heartbeat's rule lets a URL reach over http.
     const elsewhere: string[] = [];
