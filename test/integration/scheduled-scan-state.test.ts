@@ -227,30 +227,7 @@ describe('the scan Lambda whose first save does not fit the time left', () => {
       const topicArn = await emulator.topic('slow-state');
       const queue = await emulator.queueSubscribedTo(topicArn, 'slow-state-all');
       // Each BatchWriteItem of memories takes a minute of the Lambda's time.
-      let offset = 0;
-      const dynamodb = db.client();
-      dynamodb.middlewareStack.add(
-        (next, context) => async (args) => {
-          const out = await next(args);
-          const input = args.input as { RequestItems?: Record<string, Array<{ PutRequest?: unknown }>> };
-          const first = Object.values(input.RequestItems ?? {})[0]?.[0];
-          if (context.commandName === 'BatchWriteItemCommand' && first?.PutRequest) offset += 60_000;
-          return out;
-        },
-        { step: 'initialize' },
-      );
-      const metrics: string[] = [];
-      const run = (shift: number): ScheduledScanDeps => ({
-        ...lambdaDeps('slow-state', topicArn, metrics)(0),
-        env: {
-          RESELLER_BASE_URL: large.url,
-          RESELLER_API_KEY_PARAMETER: '/sentinel/key',
-          ALERT_TOPIC_ARN: topicArn,
-          STATE_TABLE_NAME: 'slow-state',
-        },
-        dynamodb,
-        clock: () => Date.now() + shift + offset,
-      });
+      const { run, metrics, restart } = slowSaves('slow-state', topicArn, large);
       const failed = await handleScheduledScan(run(0), 120_000).then(
         () => new Error('the run did not fail'),
         (error: Error) => error,
@@ -267,7 +244,7 @@ describe('the scan Lambda whose first save does not fit the time left', () => {
       expect(kept).toBeLessThan(all);
       expect(await memories('slow-state', large.url)).toBe(kept);
       // The next run remembers what was kept: it announces the others' findings only, and saves them.
-      offset = 0;
+      restart();
       metrics.length = 0;
       await handleScheduledScan(run(3_600_000), 3_600_000);
       const [message] = await emulator.drain(queue);
@@ -288,38 +265,8 @@ describe('the scan Lambda whose first save does not fit the time left', () => {
     try {
       await createStateTable(db.client(), 'resize-state');
       const topicArn = await emulator.topic('resize-state');
-      let offset = 0;
       let slow = false;
-      const dynamodb = db.client();
-      dynamodb.middlewareStack.add(
-        (next, context) => async (args) => {
-          const out = await next(args);
-          const input = args.input as { RequestItems?: Record<string, Array<{ PutRequest?: unknown }>> };
-          const first = Object.values(input.RequestItems ?? {})[0]?.[0];
-          if (slow && context.commandName === 'BatchWriteItemCommand' && first?.PutRequest) offset += 60_000;
-          return out;
-        },
-        { step: 'initialize' },
-      );
-      const metrics: string[] = [];
-      const logged: Array<Record<string, unknown>> = [];
-      const run = (shift: number): ScheduledScanDeps => ({
-        ...lambdaDeps('resize-state', topicArn, metrics)(0),
-        env: {
-          RESELLER_BASE_URL: growing.url,
-          RESELLER_API_KEY_PARAMETER: '/sentinel/key',
-          ALERT_TOPIC_ARN: topicArn,
-          STATE_TABLE_NAME: 'resize-state',
-        },
-        dynamodb,
-        logger: {
-          info: (_message: string, ...extra: unknown[]) => {
-            logged.push((extra[0] ?? {}) as Record<string, unknown>);
-          },
-          error: () => undefined,
-        },
-        clock: () => Date.now() + shift + offset,
-      });
+      const { run, metrics, logged } = slowSaves('resize-state', topicArn, growing, () => slow);
       await handleScheduledScan(run(0), 3_600_000);
       const before = await memories('resize-state', growing.url);
       expect(before).toBeGreaterThan(1_900);
@@ -344,6 +291,45 @@ describe('the scan Lambda whose first save does not fit the time left', () => {
     }
   });
 });
+
+/**
+ * A Lambda's runs against `sim` over the table `table`, whose every BatchWriteItem of memories takes
+ * a minute of the Lambda's clock while `slow()` says so; what the runs log is kept in `logged`.
+ */
+function slowSaves(table: string, topicArn: string, sim: Simulator, slow: () => boolean = () => true) {
+  let offset = 0;
+  const dynamodb = db.client();
+  dynamodb.middlewareStack.add(
+    (next, context) => async (args) => {
+      const out = await next(args);
+      const input = args.input as { RequestItems?: Record<string, Array<{ PutRequest?: unknown }>> };
+      const first = Object.values(input.RequestItems ?? {})[0]?.[0];
+      if (slow() && context.commandName === 'BatchWriteItemCommand' && first?.PutRequest) offset += 60_000;
+      return out;
+    },
+    { step: 'initialize' },
+  );
+  const metrics: string[] = [];
+  const logged: Array<Record<string, unknown>> = [];
+  const run = (shift: number): ScheduledScanDeps => ({
+    ...lambdaDeps(table, topicArn, metrics)(0),
+    env: {
+      RESELLER_BASE_URL: sim.url,
+      RESELLER_API_KEY_PARAMETER: '/sentinel/key',
+      ALERT_TOPIC_ARN: topicArn,
+      STATE_TABLE_NAME: table,
+    },
+    dynamodb,
+    logger: {
+      info: (_message: string, ...extra: unknown[]) => {
+        logged.push((extra[0] ?? {}) as Record<string, unknown>);
+      },
+      error: () => undefined,
+    },
+    clock: () => Date.now() + shift + offset,
+  });
+  return { run, metrics, logged, restart: () => (offset = 0) };
+}
 
 /** How many domains the table's state of `scope` remembers (each once, whatever layout holds it). */
 async function memories(table: string, scope: string): Promise<number> {
