@@ -359,3 +359,51 @@ describe('names: nothing collides in a shared account, in a second region, or af
       }
   });
 });
+
+/** Every statement of every role and policy of a template, with the role or policy it is in. */
+function statementsOf(json: TemplateJson): Array<{ id: string; statement: Record<string, unknown> }> {
+  const out: Array<{ id: string; statement: Record<string, unknown> }> = [];
+  for (const [id, resource] of Object.entries(json.Resources)) {
+    const p = (resource.Properties ?? {}) as Record<string, unknown>;
+    const documents = [
+      p.PolicyDocument,
+      ...((p.Policies as Array<{ PolicyDocument: unknown }> | undefined) ?? []).map((x) => x.PolicyDocument),
+    ];
+    for (const document of documents)
+      for (const statement of ((document as { Statement?: unknown[] } | undefined)?.Statement ?? []) as Array<
+        Record<string, unknown>
+      >)
+        out.push({ id, statement });
+  }
+  return out;
+}
+
+describe('logs: no role writes to log groups of other teams', { timeout: 180_000 }, () => {
+  it('lets the deploy-time calls’ function write its own log group only, with no managed policy of logs on every group', () => {
+    const { stack } = synthStack({ ...EVERYTHING, accounts: ACCOUNTS, smsQuietHours: '22:00-07:00' });
+    const writes = ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents'];
+    for (const { json } of templatesOf(stack)) {
+      // AWSLambdaBasicExecutionRole allows these three on every log group of the account.
+      expect(JSON.stringify(json).includes('AWSLambdaBasicExecutionRole')).toBe(false);
+      for (const { id, statement } of statementsOf(json)) {
+        const actions = [statement.Action].flat() as string[];
+        if (!actions.some((a) => writes.includes(a) || a === 'logs:*')) continue;
+        expect([statement.Resource].flat(), `${id} ${JSON.stringify(statement)}`).not.toContain('*');
+      }
+      // The function that makes the calls still writes its own group.
+      const provider = Object.entries(json.Resources).find(
+        ([, r]) => r.Type === 'AWS::Lambda::Function' && String(JSON.stringify(r)).includes('SdkCallLogs'),
+      );
+      if (!provider) continue;
+      const role = (provider[1].Properties as { Role: { 'Fn::GetAtt': string[] } }).Role['Fn::GetAtt'][0];
+      const own = statementsOf(json).filter(
+        ({ id, statement }) =>
+          JSON.stringify(json.Resources[id]?.Properties).includes(`"Ref":"${role}"`) &&
+          [statement.Action].flat().includes('logs:PutLogEvents'),
+      );
+      expect(own.map(({ statement }) => JSON.stringify(statement.Resource))).toEqual([
+        expect.stringMatching(/SdkCallLogs[0-9A-F]{8}","Arn"/),
+      ]);
+    }
+  });
+});
