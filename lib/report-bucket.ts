@@ -71,8 +71,9 @@ export class ReportBucket extends Construct {
       id: 'AwsSolutions-S1',
       reason:
         'The bucket holds only reports the scan writes and the web function reads, through their own roles; public access ' +
-        'is blocked and every request is logged by CloudTrail management events. Server access logs would need a second ' +
-        'bucket that logs nothing anyone reads.',
+        'is blocked and TLS required. CloudTrail management events record changes to the bucket itself; object reads and ' +
+        'writes are S3 data events, recorded where a trail of the account selects this bucket (docs/security.md). Server ' +
+        'access logs would need a second bucket, for a record a data-event trail gives already.',
     });
   }
 
