@@ -27,8 +27,8 @@ writeFileSync(
     ],
   }),
 );
-/** Everything the stack can make: owned account settings, SMS, chat, webhooks. */
-const EVERYTHING = { ...CHAT_CONTEXT, ownAccountSettings: 'true' };
+/** Everything the stack can make: owned account settings, SMS and its quiet hours, chat, webhooks. */
+const EVERYTHING = { ...CHAT_CONTEXT, ownAccountSettings: 'true', smsQuietHours: '22:00-07:00' };
 
 /** Every template of a synth: the stack's and its nested stacks'. */
 function templatesOf(stack: Stack): Array<{ stack: Stack; json: TemplateJson }> {
@@ -219,6 +219,8 @@ const NAMED: Readonly<Record<string, string>> = {
     'regional: `API-Gateway-Execution-Logs_<API id>/prod`, named by API Gateway after an API id that is new with every deploy; ' +
     'the state machine’s `/aws/vendedlogs/states/<stack>/<construct path>-<hash>`, deleted with the stack',
   'AWS::IAM::Policy.PolicyName': 'within the role it is attached to only',
+  'AWS::Scheduler::ScheduleGroup.Name':
+    'regional: the held SMS group, `<stack>-<construct path>-HeldSms-Group-<hash of the path>`, deleted with the stack and its schedules',
   'AWS::IAM::Role.Policies.PolicyName': 'within its role only',
   'AWS::Chatbot::SlackChannelConfiguration.ConfigurationName':
     'account-wide: carries the stack, the construct path, the region, and a hash of the workspace id, whose change replaces it',
@@ -258,6 +260,10 @@ describe('names: nothing collides in a shared account, in a second region, or af
     // Every name the templates set has its reason here, and every reason is of a name they set.
     expect([...found].sort()).toEqual(Object.keys(NAMED).sort());
     // Nothing under a name another service fixes per account: not SNS's SMS log groups.
+    const groups = templatesOf(stack).flatMap(
+      ({ json }) => explicitNames(json).get('AWS::Scheduler::ScheduleGroup.Name') ?? [],
+    );
+    expect(groups).toEqual([expect.stringMatching(/^DomainSentinel-HeldSms-Group-[0-9A-F]{8}$/)]);
     const all = templatesOf(stack).flatMap(({ json }) => [...explicitNames(json).values()].flat());
     expect(JSON.stringify(all)).not.toContain('DirectPublishToPhoneNumber');
   });
