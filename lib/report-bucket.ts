@@ -45,6 +45,10 @@ export class ReportBucket extends Construct {
   readonly adopted: boolean;
   private readonly keepDays: number;
   private readonly historyRules: HistoryRule[] = [{ id: 'ExpireOldReports', prefix: HISTORY_PREFIX }];
+  /** The adopted bucket's policy (a bucket of its own has one through enforceSSL). */
+  private adoptedPolicy?: s3.BucketPolicy;
+  /** The roles that may read objects: the bucket's policy refuses every other principal. */
+  private readonly readers: iam.IRole[] = [];
 
   constructor(scope: Construct, id: string, props: ReportBucketProps = {}) {
     super(scope, id);
@@ -84,6 +88,7 @@ export class ReportBucket extends Construct {
    */
   private adoptBucket(): void {
     const policy = new s3.BucketPolicy(this, 'Policy', { bucket: this.bucket });
+    this.adoptedPolicy = policy;
     policy.document.addStatements(
       new iam.PolicyStatement({
         effect: iam.Effect.DENY,
@@ -167,6 +172,7 @@ export class ReportBucket extends Construct {
    * than AccessDenied.
    */
   grantReadLatest(fn: lambda.Function): void {
+    this.allowReader(fn);
     fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
     iam.Grant.addToPrincipal({
       grantee: fn,
@@ -219,6 +225,7 @@ export class ReportBucket extends Construct {
    * latest report, its view and summary; listing only for those keys, so a missing one is NoSuchKey.
    */
   grantReadAccounts(fn: lambda.Function): void {
+    this.allowReader(fn);
     fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
     const keys = [
       `${ACCOUNTS_PREFIX}*/${LATEST_REPORT_KEY}`,
@@ -250,6 +257,7 @@ export class ReportBucket extends Construct {
    * No listing: a missing object is AccessDenied for it, and a deploy writes it again either way.
    */
   grantReadAccountDirectory(fn: lambda.Function): void {
+    this.allowReader(fn);
     fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
     iam.Grant.addToPrincipal({
       grantee: fn,
@@ -284,6 +292,34 @@ export class ReportBucket extends Construct {
         }),
       ],
     });
+  }
+
+  /**
+   * The reports hold every quarantined domain's signed restore link and the registrants: a reader
+   * of them holds the report link's power. In an account other teams share, their roles often may
+   * read every bucket (ReadOnlyAccess allows s3:Get* on *), so the bucket's own policy refuses
+   * GetObject to every principal but the roles granted here; an operator reads a report through
+   * its link, or changes the policy.
+   */
+  private allowReader(fn: lambda.Function): void {
+    const role = fn.role;
+    if (!role || this.readers.includes(role)) return;
+    this.readers.push(role);
+    if (this.readers.length > 1) return;
+    const statement = new iam.PolicyStatement({
+      sid: 'OnlyTheStacksFunctionsRead',
+      effect: iam.Effect.DENY,
+      principals: [new iam.AnyPrincipal()],
+      actions: ['s3:GetObject', 's3:GetObjectVersion'],
+      resources: [this.bucket.arnForObjects('*')],
+      conditions: {
+        ArnNotEquals: {
+          'aws:PrincipalArn': Lazy.list({ produce: () => this.readers.map((r) => r.roleArn) }),
+        },
+      },
+    });
+    if (this.adoptedPolicy) this.adoptedPolicy.document.addStatements(statement);
+    else this.bucket.addToResourcePolicy(statement);
   }
 
   private acknowledgeAccountKeys(fn: lambda.Function, keys: readonly string[], reason: string): void {

@@ -1,11 +1,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runSimulation } from '@cloud-copilot/iam-simulate';
 import { App, NestedStack, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DomainSentinel } from '../../lib/index';
-import { type Template as TemplateJson, TemplateResolver } from '../deploy/template';
+import { denials, describeDenial } from '../deploy/iam';
+import { resourcePolicyFor, type Template as TemplateJson, TemplateResolver } from '../deploy/template';
 import { BASE_CONTEXT, CHAT_CONTEXT, synthStack } from '../support/stack';
 
 /**
@@ -344,12 +346,13 @@ describe('names: nothing collides in a shared account, in a second region, or af
         },
       });
     expect(JSON.stringify(again)).toContain(`:table/${tableName}`);
-    // The kept bucket gets the stack's TLS-only policy and lifecycle rules again.
+    // The kept bucket gets the stack's TLS-only policy, its readers-only policy and lifecycle rules again.
     second.template.hasResourceProperties('AWS::S3::BucketPolicy', {
       Bucket: bucketName,
       PolicyDocument: {
         Statement: [
           Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({ Sid: 'OnlyTheStacksFunctionsRead', Effect: 'Deny' }),
         ],
       },
     });
@@ -412,4 +415,81 @@ describe('logs: no role writes to log groups of other teams', { timeout: 180_000
       ]);
     }
   });
+});
+
+/** What IAM answers a role of another team whose own policy allows s3:GetObject on every bucket (as ReadOnlyAccess does). */
+async function outsiderReads(resolver: TemplateResolver, object: string): Promise<string> {
+  const { account } = resolver.env;
+  const resourcePolicy = resourcePolicyFor(resolver, object);
+  const response = await runSimulation(
+    {
+      identityPolicies: [
+        {
+          name: 'ReadEveryBucket',
+          policy: {
+            Version: '2012-10-17',
+            Statement: [{ Effect: 'Allow', Action: 's3:Get*', Resource: '*' }],
+          },
+        },
+      ],
+      serviceControlPolicies: [],
+      resourceControlPolicies: [],
+      ...(resourcePolicy ? { resourcePolicy } : {}),
+      request: {
+        action: 's3:GetObject',
+        principal: `arn:aws:sts::${account}:assumed-role/OtherTeamReadOnly/someone`,
+        resource: { accountId: account, resource: object },
+        contextVariables: {
+          'aws:SecureTransport': 'true',
+          'aws:PrincipalAccount': account,
+          'aws:PrincipalArn': `arn:aws:iam::${account}:role/OtherTeamReadOnly`,
+        },
+      },
+    } as never,
+    {},
+  );
+  return response.resultType === 'error'
+    ? `not evaluated: ${JSON.stringify(response).slice(0, 400)}`
+    : String((response as { overallResult: string }).overallResult);
+}
+
+describe('the reports: read by the stack’s own functions alone', { timeout: 180_000 }, () => {
+  it.each([
+    ['a bucket of its own', {}],
+    ['an adopted bucket', { reportBucketName: 'kept-bucket' }],
+  ])(
+    'refuses GetObject to another role of the account that may read every bucket, and not to the scan and the web function, with %s',
+    async (_name, extra) => {
+      // The reports hold every quarantined domain's signed restore link and the registrants: whoever
+      // reads latest.json holds the report link's power, a paid restore of any of them included.
+      const { stack } = synthStack({ ...extra, accounts: ACCOUNTS });
+      const json = Template.fromStack(stack).toJSON() as TemplateJson;
+      const resolver = new TemplateResolver(json, { ...ENV, stackName: 'DomainSentinel' });
+      const bucket = String(resolver.resolve(stack.resolve(stack.reports.bucket.bucketName)));
+      const objects = [
+        'accounts.json',
+        'accounts/brand-a/latest.json',
+        'accounts/brand-a/reports/x.json',
+      ].map((key) => `arn:aws:s3:::${bucket}/${key}`);
+      for (const object of objects)
+        expect(await outsiderReads(resolver, object), object).toMatch(/^ExplicitlyDenied$/);
+      const roleOf = (fn: { role?: unknown }) =>
+        stack.getLogicalId((fn.role as { node: { defaultChild: never } }).node.defaultChild);
+      const calls = [
+        { caller: roleOf(stack.web.fn), action: 's3:GetObject', resource: objects[1] as string, context: {} },
+        { caller: roleOf(stack.web.fn), action: 's3:GetObject', resource: objects[0] as string, context: {} },
+        {
+          caller: roleOf(stack.scan.fn),
+          action: 's3:GetObject',
+          resource: objects[0] as string,
+          context: {},
+        },
+      ];
+      const refused = await denials(resolver, calls, (caller) => ({
+        roleId: caller,
+        session: 'shared-account-test',
+      }));
+      expect(refused.map(describeDenial)).toEqual([]);
+    },
+  );
 });
