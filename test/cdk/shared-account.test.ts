@@ -222,7 +222,8 @@ const NAMED: Readonly<Record<string, string>> = {
     'the state machine’s `/aws/vendedlogs/states/<stack>/<construct path>-<hash>`, deleted with the stack',
   'AWS::IAM::Policy.PolicyName': 'within the role it is attached to only',
   'AWS::Scheduler::ScheduleGroup.Name':
-    'regional: the held SMS group, `<stack>-<construct path>-HeldSms-Group-<hash of the path>`, deleted with the stack and its schedules',
+    'regional: the scan schedule’s group and the held SMS group, `<stack>-<construct path>-…Group-<hash of the path>`, deleted with the stack and its schedules',
+  'AWS::Scheduler::Schedule.GroupName': 'the name of the scan schedule’s own group, above',
   'AWS::IAM::Role.Policies.PolicyName': 'within its role only',
   'AWS::Chatbot::SlackChannelConfiguration.ConfigurationName':
     'account-wide: carries the stack, the construct path, the region, and a hash of the workspace id, whose change replaces it',
@@ -265,7 +266,10 @@ describe('names: nothing collides in a shared account, in a second region, or af
     const groups = templatesOf(stack).flatMap(
       ({ json }) => explicitNames(json).get('AWS::Scheduler::ScheduleGroup.Name') ?? [],
     );
-    expect(groups).toEqual([expect.stringMatching(/^DomainSentinel-HeldSms-Group-[0-9A-F]{8}$/)]);
+    expect(groups.sort()).toEqual([
+      expect.stringMatching(/^DomainSentinel-HeldSms-Group-[0-9A-F]{8}$/),
+      expect.stringMatching(/^DomainSentinel-Scan-ScheduleGroup-[0-9A-F]{8}$/),
+    ]);
     const all = templatesOf(stack).flatMap(({ json }) => [...explicitNames(json).values()].flat());
     expect(JSON.stringify(all)).not.toContain('DirectPublishToPhoneNumber');
   });
@@ -492,4 +496,31 @@ describe('the reports: read by the stack’s own functions alone', { timeout: 18
       expect(refused.map(describeDenial)).toEqual([]);
     },
   );
+});
+
+describe('the scan schedule: out of the default group every team shares', { timeout: 180_000 }, () => {
+  it.each([
+    ['one account', {}],
+    ['an accounts file', { accounts: ACCOUNTS }],
+  ])('puts it in a group of the stack, and its role trusts that group alone, with %s', (_name, extra) => {
+    const { template } = synthStack(extra);
+    const json = template.toJSON() as TemplateJson;
+    const scan = Object.values(template.findResources('AWS::Scheduler::Schedule')).filter(
+      (r) => r.Properties.Description === 'domain-sentinel scan',
+    );
+    expect(scan).toHaveLength(1);
+    const groups = Object.values(json.Resources)
+      .filter((r) => r.Type === 'AWS::Scheduler::ScheduleGroup')
+      .map((r) => r.Properties?.Name);
+    expect(groups).toContain(scan[0]?.Properties.GroupName);
+    // The role Scheduler assumes for it: with the default group in its trust, any schedule of
+    // another team in that group could run as it once someone may pass it.
+    const roles = Object.values(template.findResources('AWS::IAM::Role')).filter((r) =>
+      JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('scheduler.amazonaws.com'),
+    );
+    for (const role of roles)
+      expect(JSON.stringify(role.Properties.AssumeRolePolicyDocument)).not.toContain(
+        'schedule-group/default',
+      );
+  });
 });
