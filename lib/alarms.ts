@@ -92,7 +92,7 @@ export function watchDeployment(watchdog: Watchdog, parts: DeploymentAlarms): vo
   });
   if (parts.smsSpendAlarmUsd !== undefined)
     watchdog.alarm('SmsSpend', {
-      description: `SMS spending this month reached ${parts.smsSpendAlarmUsd} USD; at the account's SMS spend limit (1 USD for a new account) SNS stops sending SMS.`,
+      description: `SMS spending this month reached ${parts.smsSpendAlarmUsd} USD: the spend of every sender in this AWS account and region, not this deployment alone (SNS counts no spend per topic); at the account's SMS spend limit (1 USD for a new account) SNS stops sending every sender's SMS.`,
       metric: alerts.smsMonthToDateSpend(),
       threshold: parts.smsSpendAlarmUsd,
     });

@@ -45,6 +45,10 @@ export class ReportBucket extends Construct {
   readonly adopted: boolean;
   private readonly keepDays: number;
   private readonly historyRules: HistoryRule[] = [{ id: 'ExpireOldReports', prefix: HISTORY_PREFIX }];
+  /** The adopted bucket's policy (a bucket of its own has one through enforceSSL). */
+  private adoptedPolicy?: s3.BucketPolicy;
+  /** The roles that may read objects: the bucket's policy refuses every other principal. */
+  private readonly readers: iam.IRole[] = [];
 
   constructor(scope: Construct, id: string, props: ReportBucketProps = {}) {
     super(scope, id);
@@ -71,8 +75,9 @@ export class ReportBucket extends Construct {
       id: 'AwsSolutions-S1',
       reason:
         'The bucket holds only reports the scan writes and the web function reads, through their own roles; public access ' +
-        'is blocked and every request is logged by CloudTrail management events. Server access logs would need a second ' +
-        'bucket that logs nothing anyone reads.',
+        'is blocked and TLS required. CloudTrail management events record changes to the bucket itself; object reads and ' +
+        'writes are S3 data events, recorded where a trail of the account selects this bucket (docs/security.md). Server ' +
+        'access logs would need a second bucket, for a record a data-event trail gives already.',
     });
   }
 
@@ -83,6 +88,7 @@ export class ReportBucket extends Construct {
    */
   private adoptBucket(): void {
     const policy = new s3.BucketPolicy(this, 'Policy', { bucket: this.bucket });
+    this.adoptedPolicy = policy;
     policy.document.addStatements(
       new iam.PolicyStatement({
         effect: iam.Effect.DENY,
@@ -166,6 +172,7 @@ export class ReportBucket extends Construct {
    * than AccessDenied.
    */
   grantReadLatest(fn: lambda.Function): void {
+    this.allowReader(fn);
     fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
     iam.Grant.addToPrincipal({
       grantee: fn,
@@ -218,6 +225,7 @@ export class ReportBucket extends Construct {
    * latest report, its view and summary; listing only for those keys, so a missing one is NoSuchKey.
    */
   grantReadAccounts(fn: lambda.Function): void {
+    this.allowReader(fn);
     fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
     const keys = [
       `${ACCOUNTS_PREFIX}*/${LATEST_REPORT_KEY}`,
@@ -249,6 +257,7 @@ export class ReportBucket extends Construct {
    * No listing: a missing object is AccessDenied for it, and a deploy writes it again either way.
    */
   grantReadAccountDirectory(fn: lambda.Function): void {
+    this.allowReader(fn);
     fn.addEnvironment(REPORT_ENV.bucket, this.bucket.bucketName);
     iam.Grant.addToPrincipal({
       grantee: fn,
@@ -283,6 +292,34 @@ export class ReportBucket extends Construct {
         }),
       ],
     });
+  }
+
+  /**
+   * The reports hold every quarantined domain's signed restore link and the registrants: a reader
+   * of them holds the report link's power. In an account other teams share, their roles often may
+   * read every bucket (ReadOnlyAccess allows s3:Get* on *), so the bucket's own policy refuses
+   * GetObject to every principal but the roles granted here; an operator reads a report through
+   * its link, or changes the policy.
+   */
+  private allowReader(fn: lambda.Function): void {
+    const role = fn.role;
+    if (!role || this.readers.includes(role)) return;
+    this.readers.push(role);
+    if (this.readers.length > 1) return;
+    const statement = new iam.PolicyStatement({
+      sid: 'OnlyTheStacksFunctionsRead',
+      effect: iam.Effect.DENY,
+      principals: [new iam.AnyPrincipal()],
+      actions: ['s3:GetObject', 's3:GetObjectVersion'],
+      resources: [this.bucket.arnForObjects('*')],
+      conditions: {
+        ArnNotEquals: {
+          'aws:PrincipalArn': Lazy.list({ produce: () => this.readers.map((r) => r.roleArn) }),
+        },
+      },
+    });
+    if (this.adoptedPolicy) this.adoptedPolicy.document.addStatements(statement);
+    else this.bucket.addToResourcePolicy(statement);
   }
 
   private acknowledgeAccountKeys(fn: lambda.Function, keys: readonly string[], reason: string): void {

@@ -1,4 +1,4 @@
-import { Duration, Stack, TimeZone } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, TimeZone } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
@@ -164,8 +164,13 @@ export class Scanner extends Construct {
         maxConcurrency: props.accountConcurrency ?? 4,
         deploymentName: props.deploymentName ?? Stack.of(this).stackName,
       });
+    // A group of its own, not the account's default group that every team's schedules share: the
+    // role Scheduler assumes for the scan trusts this group alone.
     this.schedule = new scheduler.Schedule(this, 'Schedule', {
       description: 'domain-sentinel scan',
+      scheduleGroup: new scheduler.ScheduleGroup(this, 'ScheduleGroup', {
+        removalPolicy: RemovalPolicy.DESTROY,
+      }),
       schedule: scheduler.ScheduleExpression.expression(props.schedule, TimeZone.of(props.timeZone)),
       target: this.accountScans
         ? new targets.StepFunctionsStartExecution(this.accountScans.stateMachine, delivery)

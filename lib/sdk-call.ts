@@ -1,11 +1,11 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import type * as iam from 'aws-cdk-lib/aws-iam';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
 
 const LOGS_ID = 'DomainSentinelSdkCallLogs';
+const ROLE_ID = 'DomainSentinelSdkCallRole';
 
 /** Per stack, the first call that granted each set of statements to the stack's shared function. */
 const GRANTS = new WeakMap<Stack, Map<string, cr.AwsCustomResource>>();
@@ -39,7 +39,9 @@ export function sdkCall(scope: Construct, id: string, props: SdkCallProps): cr.A
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-  const providerId = `AWS${cr.AwsCustomResource.PROVIDER_FUNCTION_UUID.replaceAll('-', '')}`;
+  // CDK's own role for this function carries AWSLambdaBasicExecutionRole: logs on every log group
+  // of the account, other teams' included. This role may write the function's own group alone.
+  const role = (stack.node.tryFindChild(ROLE_ID) as iam.Role | undefined) ?? ownRole(stack, logGroup);
   // Calls of a stack share one function and its role; a call whose permissions an earlier call of
   // the stack granted already (one per account arms its dead-man switch) adds no policy of its own,
   // which would grow that role's inline policies toward IAM's 10 240 characters.
@@ -47,28 +49,33 @@ export function sdkCall(scope: Construct, id: string, props: SdkCallProps): cr.A
   GRANTS.set(stack, grants);
   const key = JSON.stringify(stack.resolve(props.statements.map((s) => s.toStatementJson())));
   const granted = grants.get(key);
-  const role = (stack.node.tryFindChild(providerId) as lambda.Function | undefined)?.role;
   const call = new cr.AwsCustomResource(scope, id, {
     onCreate: props.onCreate,
     ...(props.onUpdate ? { onUpdate: props.onUpdate } : {}),
     ...(props.onDelete ? { onDelete: props.onDelete } : {}),
-    ...(granted && role ? { role } : { policy: cr.AwsCustomResourcePolicy.fromStatements(props.statements) }),
+    role,
+    ...(granted ? {} : { policy: cr.AwsCustomResourcePolicy.fromStatements(props.statements) }),
     installLatestAwsSdk: false,
     logGroup,
     timeout: Duration.minutes(1),
   });
-  if (granted && role) call.node.addDependency(granted);
+  if (granted) call.node.addDependency(granted);
   else grants.set(key, call);
-  const provider = stack.node.tryFindChild(providerId);
-  if (provider) {
-    Validations.of(provider).acknowledge({
-      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-      reason:
-        "CDK's AwsCustomResource function writes its own logs with the managed basic execution policy; it makes the " +
-        "stack's deploy-time API calls and nothing else.",
-    });
-  }
   if (props.statements.some((s) => s.resources.includes('*')))
     Validations.of(call).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: WILDCARD_REASON });
   return call;
+}
+
+/**
+ * The role of the stack's shared function. CDK's own carries AWSLambdaBasicExecutionRole, which
+ * writes every log group of the account (other teams' too); this one writes the function's own
+ * group alone, and each call adds its own statements.
+ */
+function ownRole(stack: Stack, logGroup: logs.ILogGroup): iam.Role {
+  const role = new iam.Role(stack, ROLE_ID, {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    description: "domain-sentinel's deploy-time calls: their own log group and each call's own statements",
+  });
+  logGroup.grantWrite(role);
+  return role;
 }

@@ -99,6 +99,21 @@ describe('cdk-nag AwsSolutions, added before the first synth', { timeout: 120_00
     },
   );
 
+  it('names the record of the bucket object reads as it is: CloudTrail data events, not management events', () => {
+    const app = new App({ context: { ...BASE_CONTEXT } });
+    const stack = new DomainSentinelStack(app, 'DomainSentinel', { settings: settingsFromContext(app) });
+    const reasons = stack.sentinel.reports.bucket.node.metadata
+      .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((m) => Object.entries(m.data as Record<string, string>))
+      .filter(([id]) => id.includes('AwsSolutions-S1'))
+      .map(([, reason]) => reason);
+    expect(reasons).toHaveLength(1);
+    // Management events record the bucket's own changes; GetObject and PutObject are data events,
+    // which CloudTrail records only where a trail selects them.
+    expect(reasons[0]).not.toMatch(/logged by CloudTrail management events/);
+    expect(reasons[0]).toMatch(/data events/);
+  });
+
   it('does fail synth on a finding (the check is really running)', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -159,6 +159,11 @@ describe('alarms added for operations', () => {
       ComparisonOperator: 'GreaterThanOrEqualToThreshold',
     });
     expect(alarmNamed('DomainSentinel/SmsSpend')?.Dimensions).toBeUndefined();
+    // The metric has no dimension: it is the whole account's spend in the region, every team's SMS,
+    // and whoever reads the alarm must not look for the cause in this stack alone.
+    expect(alarmNamed('DomainSentinel/SmsSpend')?.AlarmDescription).toMatch(
+      /every sender in this AWS account and region, not this deployment alone/,
+    );
     const { template: custom } = synthStack({ smsSpendAlarmUsd: '20' });
     custom.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'DomainSentinel/SmsSpend',

@@ -1,11 +1,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runSimulation } from '@cloud-copilot/iam-simulate';
 import { App, NestedStack, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DomainSentinel } from '../../lib/index';
-import { type Template as TemplateJson, TemplateResolver } from '../deploy/template';
+import { denials, describeDenial } from '../deploy/iam';
+import { resourcePolicyFor, type Template as TemplateJson, TemplateResolver } from '../deploy/template';
 import { BASE_CONTEXT, CHAT_CONTEXT, synthStack } from '../support/stack';
 
 /**
@@ -27,8 +29,8 @@ writeFileSync(
     ],
   }),
 );
-/** Everything the stack can make: owned account settings, SMS, chat, webhooks. */
-const EVERYTHING = { ...CHAT_CONTEXT, ownAccountSettings: 'true' };
+/** Everything the stack can make: owned account settings, SMS and its quiet hours, chat, webhooks. */
+const EVERYTHING = { ...CHAT_CONTEXT, ownAccountSettings: 'true', smsQuietHours: '22:00-07:00' };
 
 /** Every template of a synth: the stack's and its nested stacks'. */
 function templatesOf(stack: Stack): Array<{ stack: Stack; json: TemplateJson }> {
@@ -219,6 +221,9 @@ const NAMED: Readonly<Record<string, string>> = {
     'regional: `API-Gateway-Execution-Logs_<API id>/prod`, named by API Gateway after an API id that is new with every deploy; ' +
     'the state machine’s `/aws/vendedlogs/states/<stack>/<construct path>-<hash>`, deleted with the stack',
   'AWS::IAM::Policy.PolicyName': 'within the role it is attached to only',
+  'AWS::Scheduler::ScheduleGroup.Name':
+    'regional: the scan schedule’s group and the held SMS group, `<stack>-<construct path>-…Group-<hash of the path>`, deleted with the stack and its schedules',
+  'AWS::Scheduler::Schedule.GroupName': 'the name of the scan schedule’s own group, above',
   'AWS::IAM::Role.Policies.PolicyName': 'within its role only',
   'AWS::Chatbot::SlackChannelConfiguration.ConfigurationName':
     'account-wide: carries the stack, the construct path, the region, and a hash of the workspace id, whose change replaces it',
@@ -258,6 +263,13 @@ describe('names: nothing collides in a shared account, in a second region, or af
     // Every name the templates set has its reason here, and every reason is of a name they set.
     expect([...found].sort()).toEqual(Object.keys(NAMED).sort());
     // Nothing under a name another service fixes per account: not SNS's SMS log groups.
+    const groups = templatesOf(stack).flatMap(
+      ({ json }) => explicitNames(json).get('AWS::Scheduler::ScheduleGroup.Name') ?? [],
+    );
+    expect(groups.sort()).toEqual([
+      expect.stringMatching(/^DomainSentinel-HeldSms-Group-[0-9A-F]{8}$/),
+      expect.stringMatching(/^DomainSentinel-Scan-ScheduleGroup-[0-9A-F]{8}$/),
+    ]);
     const all = templatesOf(stack).flatMap(({ json }) => [...explicitNames(json).values()].flat());
     expect(JSON.stringify(all)).not.toContain('DirectPublishToPhoneNumber');
   });
@@ -338,12 +350,13 @@ describe('names: nothing collides in a shared account, in a second region, or af
         },
       });
     expect(JSON.stringify(again)).toContain(`:table/${tableName}`);
-    // The kept bucket gets the stack's TLS-only policy and lifecycle rules again.
+    // The kept bucket gets the stack's TLS-only policy, its readers-only policy and lifecycle rules again.
     second.template.hasResourceProperties('AWS::S3::BucketPolicy', {
       Bucket: bucketName,
       PolicyDocument: {
         Statement: [
           Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({ Sid: 'OnlyTheStacksFunctionsRead', Effect: 'Deny' }),
         ],
       },
     });
@@ -357,5 +370,157 @@ describe('names: nothing collides in a shared account, in a second region, or af
         const fresh = JSON.stringify(value).includes('"Ref":"Restore');
         if (!fresh) expect(left, `${key} ${name}`).not.toContain(name);
       }
+  });
+});
+
+/** Every statement of every role and policy of a template, with the role or policy it is in. */
+function statementsOf(json: TemplateJson): Array<{ id: string; statement: Record<string, unknown> }> {
+  const out: Array<{ id: string; statement: Record<string, unknown> }> = [];
+  for (const [id, resource] of Object.entries(json.Resources)) {
+    const p = (resource.Properties ?? {}) as Record<string, unknown>;
+    const documents = [
+      p.PolicyDocument,
+      ...((p.Policies as Array<{ PolicyDocument: unknown }> | undefined) ?? []).map((x) => x.PolicyDocument),
+    ];
+    for (const document of documents)
+      for (const statement of ((document as { Statement?: unknown[] } | undefined)?.Statement ?? []) as Array<
+        Record<string, unknown>
+      >)
+        out.push({ id, statement });
+  }
+  return out;
+}
+
+describe('logs: no role writes to log groups of other teams', { timeout: 180_000 }, () => {
+  it('lets the deploy-time calls’ function write its own log group only, with no managed policy of logs on every group', () => {
+    const { stack } = synthStack({ ...EVERYTHING, accounts: ACCOUNTS, smsQuietHours: '22:00-07:00' });
+    const writes = ['logs:CreateLogGroup', 'logs:CreateLogStream', 'logs:PutLogEvents'];
+    for (const { json } of templatesOf(stack)) {
+      // AWSLambdaBasicExecutionRole allows these three on every log group of the account.
+      expect(JSON.stringify(json).includes('AWSLambdaBasicExecutionRole')).toBe(false);
+      for (const { id, statement } of statementsOf(json)) {
+        const actions = [statement.Action].flat() as string[];
+        if (!actions.some((a) => writes.includes(a) || a === 'logs:*')) continue;
+        expect([statement.Resource].flat(), `${id} ${JSON.stringify(statement)}`).not.toContain('*');
+      }
+      // The function that makes the calls still writes its own group.
+      const provider = Object.entries(json.Resources).find(
+        ([, r]) => r.Type === 'AWS::Lambda::Function' && String(JSON.stringify(r)).includes('SdkCallLogs'),
+      );
+      if (!provider) continue;
+      const role = (provider[1].Properties as { Role: { 'Fn::GetAtt': string[] } }).Role['Fn::GetAtt'][0];
+      const own = statementsOf(json).filter(
+        ({ id, statement }) =>
+          JSON.stringify(json.Resources[id]?.Properties).includes(`"Ref":"${role}"`) &&
+          [statement.Action].flat().includes('logs:PutLogEvents'),
+      );
+      expect(own.map(({ statement }) => JSON.stringify(statement.Resource))).toEqual([
+        expect.stringMatching(/SdkCallLogs[0-9A-F]{8}","Arn"/),
+      ]);
+    }
+  });
+});
+
+/** What IAM answers a role of another team whose own policy allows s3:GetObject on every bucket (as ReadOnlyAccess does). */
+async function outsiderReads(resolver: TemplateResolver, object: string): Promise<string> {
+  const { account } = resolver.env;
+  const resourcePolicy = resourcePolicyFor(resolver, object);
+  const response = await runSimulation(
+    {
+      identityPolicies: [
+        {
+          name: 'ReadEveryBucket',
+          policy: {
+            Version: '2012-10-17',
+            Statement: [{ Effect: 'Allow', Action: 's3:Get*', Resource: '*' }],
+          },
+        },
+      ],
+      serviceControlPolicies: [],
+      resourceControlPolicies: [],
+      ...(resourcePolicy ? { resourcePolicy } : {}),
+      request: {
+        action: 's3:GetObject',
+        principal: `arn:aws:sts::${account}:assumed-role/OtherTeamReadOnly/someone`,
+        resource: { accountId: account, resource: object },
+        contextVariables: {
+          'aws:SecureTransport': 'true',
+          'aws:PrincipalAccount': account,
+          'aws:PrincipalArn': `arn:aws:iam::${account}:role/OtherTeamReadOnly`,
+        },
+      },
+    } as never,
+    {},
+  );
+  return response.resultType === 'error'
+    ? `not evaluated: ${JSON.stringify(response).slice(0, 400)}`
+    : String((response as { overallResult: string }).overallResult);
+}
+
+describe('the reports: read by the stack’s own functions alone', { timeout: 180_000 }, () => {
+  it.each([
+    ['a bucket of its own', {}],
+    ['an adopted bucket', { reportBucketName: 'kept-bucket' }],
+  ])(
+    'refuses GetObject to another role of the account that may read every bucket, and not to the scan and the web function, with %s',
+    async (_name, extra) => {
+      // The reports hold every quarantined domain's signed restore link and the registrants: whoever
+      // reads latest.json holds the report link's power, a paid restore of any of them included.
+      const { stack } = synthStack({ ...extra, accounts: ACCOUNTS });
+      const json = Template.fromStack(stack).toJSON() as TemplateJson;
+      const resolver = new TemplateResolver(json, { ...ENV, stackName: 'DomainSentinel' });
+      const bucket = String(resolver.resolve(stack.resolve(stack.reports.bucket.bucketName)));
+      const objects = [
+        'accounts.json',
+        'accounts/brand-a/latest.json',
+        'accounts/brand-a/reports/x.json',
+      ].map((key) => `arn:aws:s3:::${bucket}/${key}`);
+      for (const object of objects)
+        expect(await outsiderReads(resolver, object), object).toMatch(/^ExplicitlyDenied$/);
+      const roleOf = (fn: { role?: unknown }) =>
+        stack.getLogicalId((fn.role as { node: { defaultChild: never } }).node.defaultChild);
+      const calls = [
+        { caller: roleOf(stack.web.fn), action: 's3:GetObject', resource: objects[1] as string, context: {} },
+        { caller: roleOf(stack.web.fn), action: 's3:GetObject', resource: objects[0] as string, context: {} },
+        {
+          caller: roleOf(stack.scan.fn),
+          action: 's3:GetObject',
+          resource: objects[0] as string,
+          context: {},
+        },
+      ];
+      const refused = await denials(resolver, calls, (caller) => ({
+        roleId: caller,
+        session: 'shared-account-test',
+      }));
+      expect(refused.map(describeDenial)).toEqual([]);
+    },
+  );
+});
+
+describe('the scan schedule: out of the default group every team shares', { timeout: 180_000 }, () => {
+  it.each([
+    ['one account', {}],
+    ['an accounts file', { accounts: ACCOUNTS }],
+  ])('puts it in a group of the stack, and its role trusts that group alone, with %s', (_name, extra) => {
+    const { template } = synthStack(extra);
+    const json = template.toJSON() as TemplateJson;
+    const scan = Object.values(template.findResources('AWS::Scheduler::Schedule')).filter(
+      (r) => r.Properties.Description === 'domain-sentinel scan',
+    );
+    expect(scan).toHaveLength(1);
+    const groups = Object.values(json.Resources)
+      .filter((r) => r.Type === 'AWS::Scheduler::ScheduleGroup')
+      .map((r) => r.Properties?.Name);
+    expect(groups).toContain(scan[0]?.Properties.GroupName);
+    // The role Scheduler assumes for it: with the default group in its trust, any schedule of
+    // another team in that group could run as it once someone may pass it.
+    const roles = Object.values(template.findResources('AWS::IAM::Role')).filter((r) =>
+      JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('scheduler.amazonaws.com'),
+    );
+    for (const role of roles)
+      expect(JSON.stringify(role.Properties.AssumeRolePolicyDocument)).not.toContain(
+        'schedule-group/default',
+      );
   });
 });

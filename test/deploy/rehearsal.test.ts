@@ -472,7 +472,10 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     const role = resolver
       .ofType('AWS::IAM::Role')
       .find((id) => resolver.attribute(id, 'Arn') === scan.env.HELD_SMS_ROLE_ARN);
-    const group = resolver.ofType('AWS::Scheduler::ScheduleGroup')[0] as string;
+    // The held-SMS group, the one the scan is told of (the scan schedule has a group of its own).
+    const group = resolver
+      .ofType('AWS::Scheduler::ScheduleGroup')
+      .find((id) => resolver.ref(id) === scan.env.HELD_SMS_SCHEDULE_GROUP) as string;
     const topic = resolver
       .ofType('AWS::SNS::Topic')
       .find((id) => resolver.ref(id) === release.TopicArn) as string;
