@@ -182,7 +182,7 @@ export const state: Command = {
   args: '<init|reset|rebind> <PATH|dynamodb:TABLE>',
   summary: 'init: create the state table; reset: forget the state; rebind: keep it for a new key',
   about:
-    'init creates a DynamoDB state table with the stack’s own definition (AWS_ENDPOINT_URL_DYNAMODB for a local one); ' +
+    'init creates a DynamoDB state table with the stack’s own definition (for a local one: AWS_ENDPOINT_URL_DYNAMODB, AWS_REGION and any credentials); ' +
     'reset removes a state file, or deletes this account’s items (the partition of the reseller base URL) from a table; ' +
     `rebind binds the state to the account of ${ENV.resellerApiKey} after that key was rotated, keeping its memory ` +
     '(a state is refused by a key of another account). With --account NAME --accounts FILE, reset and rebind act on ' +
@@ -200,7 +200,7 @@ export const state: Command = {
   examples: [
     {
       line: 'sentinel state init dynamodb:sentinel-state',
-      says: 'a local state table (with AWS_ENDPOINT_URL_DYNAMODB)',
+      says: 'a local state table (with AWS_ENDPOINT_URL_DYNAMODB and AWS_REGION set)',
     },
     {
       line: 'sentinel state reset .sentinel/state.json --yes',
