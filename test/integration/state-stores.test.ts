@@ -868,18 +868,24 @@ describe('FileStateStore', () => {
     },
   );
 
+  /** A state file saved with x.nl, then its text changed by `change`: the store, its path and the text saved. */
+  async function savedAndChanged(change: (text: string) => string) {
+    const path = join(dir, 'state.json');
+    const store = new FileStateStore(path);
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['x.nl']), await loadState(store), 'a');
+    const text = await readFile(path, 'utf8');
+    await writeFile(path, change(text));
+    return { store, path, text };
+  }
+
   it.each([
     ['text that is not JSON', () => 'not json'],
     ['domains that are not an object', (t: string) => t.replace(/"domains":\{[^}]{0,200}\}/, '"domains":[]')],
   ])(
     'clears a state file damaged by %s (state reset, as the scan over it says to), but no file that is not state',
     async (_what, change) => {
-      const path = join(dir, 'state.json');
-      const store = new FileStateStore(path);
-      await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
-      await saveState(store, stateWith(['x.nl']), await loadState(store), 'a');
-      const text = await readFile(path, 'utf8');
-      await writeFile(path, change(text));
+      const { store, path } = await savedAndChanged(change);
       expect(await store.open('http://reseller.test').catch((e: unknown) => e)).toBeInstanceOf(
         StateDamagedError,
       );
@@ -902,12 +908,7 @@ describe('FileStateStore', () => {
     ],
     ['a file that is not state', () => '{"hello":1}'],
   ])('refuses %s as before, not as damage', async (_what, change) => {
-    const path = join(dir, 'state.json');
-    const store = new FileStateStore(path);
-    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
-    await saveState(store, stateWith(['x.nl']), await loadState(store), 'a');
-    const text = await readFile(path, 'utf8');
-    await writeFile(path, change(text));
+    const { store, path, text } = await savedAndChanged(change);
     expect(await readFile(path, 'utf8')).not.toBe(text);
     const error = await store.open('http://reseller.test').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StateError);

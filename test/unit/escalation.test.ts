@@ -37,6 +37,39 @@ const input = (more: Partial<Parameters<typeof escalationHours>[2]> = {}) => ({
   ...more,
 });
 
+/** When lost.de's scans start: in quarantine since LOST_T0 − 20 days, restore by LOST_T0 + 10 days, its last days from LOST_T0 + 2 days. */
+const LOST_T0 = Date.parse('2026-11-22T06:00:00Z');
+const lost = domain('lost.de', LOST_T0, {
+  status: ['quarantine'],
+  date_expiry: LOST_T0 - 40 * DAY,
+  auto_renew: false,
+  date_deleted: LOST_T0 - 20 * DAY,
+});
+type LostScan = { result: ReturnType<typeof compareWithState>; finding: DomainFinding & { change: string } };
+
+/** lost.de scanned at `now` over `state`, escalated 24 h after its first alert within 9 days of its deadline. */
+function scanLost(now: number, state: ScanState): LostScan {
+  const policy = { ...DEFAULT_STATE_POLICY, escalation: { afterHours: 24, withinDays: 9 } };
+  const { report, observed } = scanOf([lost], now);
+  const result = compareWithState({ report, observed, state, policy });
+  return { result, finding: result.report.findings[0] as DomainFinding & { change: string } };
+}
+
+/** The state `scanned` saved, with lost.de acknowledged at `at` as that scan showed it. */
+function acknowledgedAt(scanned: LostScan, at: number): ScanState {
+  const next = scanned.result.next;
+  return {
+    ...next,
+    domains: {
+      ...next.domains,
+      'lost.de': {
+        ...next.domains['lost.de'],
+        actions: { acknowledged: acknowledgementOf(scanned.finding, at) },
+      } as never,
+    },
+  };
+}
+
 describe('escalationHours', () => {
   it('escalates a critical finding first alerted afterHours ago or more, its restore-by within withinDays', () => {
     expect(escalationHours(quarantine(5), alerted(25), input())).toBe(25);
@@ -201,32 +234,9 @@ describe('escalation through the comparison with memory', () => {
     // Acknowledged within afterHours of its first alert, so acted on (docs/policies.md); the
     // acknowledgement of a quarantine ends as its last 7 days to restore begin (deadlines.md). The
     // team then has afterHours again, as after a snooze, before the escalation recipients are paged.
-    const late = { ...policy, escalation: { afterHours: 24, withinDays: 9 } };
-    // In quarantine since T0 − 20 days: restore by T0 + 10 days, its last days from T0 + 2 days.
-    const lost = domain('lost.de', T0, {
-      status: ['quarantine'],
-      date_expiry: T0 - 40 * DAY,
-      auto_renew: false,
-      date_deleted: T0 - 20 * DAY,
-    });
-    const scan = (now: number, state: ScanState) => {
-      const { report, observed } = scanOf([lost], now);
-      const result = compareWithState({ report, observed, state, policy: late });
-      return { result, finding: result.report.findings[0] as DomainFinding & { change: string } };
-    };
+    const scan = scanLost;
     const first = scan(T0, EMPTY_STATE);
-    const memory = first.result.next.domains['lost.de'];
-    const acknowledged: ScanState = {
-      ...first.result.next,
-      domains: {
-        ...first.result.next.domains,
-        'lost.de': {
-          ...memory,
-          actions: { acknowledged: acknowledgementOf(first.finding, T0 + HOUR) },
-        } as never,
-      },
-    };
-    const during = scan(T0 + 30 * HOUR, acknowledged);
+    const during = scan(T0 + 30 * HOUR, acknowledgedAt(first, T0 + HOUR));
     expect(during.finding).not.toHaveProperty('escalated_after_hours');
     const lastDays = scan(T0 + 2 * DAY + HOUR, during.result.next);
     expect(lastDays.result.publish).toBe(true);
@@ -242,35 +252,12 @@ describe('escalation after an acknowledgement that ends', () => {
   // the escalation recipients were never paged again, though docs/policies.md says the team has
   // afterHours once more before anyone is paged.
   it('pages the escalation recipients again afterHours after the acknowledgement ends, once', () => {
-    const T0 = Date.parse('2026-11-22T06:00:00Z');
-    const policy = { ...DEFAULT_STATE_POLICY, escalation: { afterHours: 24, withinDays: 9 } };
-    // In quarantine since T0 − 20 days: restore by T0 + 10 days, its last days from T0 + 2 days.
-    const lost = domain('lost.de', T0, {
-      status: ['quarantine'],
-      date_expiry: T0 - 40 * DAY,
-      auto_renew: false,
-      date_deleted: T0 - 20 * DAY,
-    });
-    const scan = (now: number, state: ScanState) => {
-      const { report, observed } = scanOf([lost], now);
-      const result = compareWithState({ report, observed, state, policy });
-      return { result, finding: result.report.findings[0] as DomainFinding & { change: string } };
-    };
+    const T0 = LOST_T0;
+    const scan = scanLost;
     const first = scan(T0, EMPTY_STATE);
     const escalated = scan(T0 + 25 * HOUR, first.result.next);
     expect(escalated.finding).toMatchObject({ escalated_after_hours: 25 });
-    const memory = escalated.result.next.domains['lost.de'];
-    const acknowledged: ScanState = {
-      ...escalated.result.next,
-      domains: {
-        ...escalated.result.next.domains,
-        'lost.de': {
-          ...memory,
-          actions: { acknowledged: acknowledgementOf(escalated.finding, T0 + 26 * HOUR) },
-        } as never,
-      },
-    };
-    const during = scan(T0 + 30 * HOUR, acknowledged);
+    const during = scan(T0 + 30 * HOUR, acknowledgedAt(escalated, T0 + 26 * HOUR));
     expect(during.finding).not.toHaveProperty('escalated_after_hours');
     const lastDays = scan(T0 + 2 * DAY + HOUR, during.result.next);
     expect(lastDays.finding).not.toHaveProperty('escalated_after_hours');

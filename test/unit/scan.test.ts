@@ -4,7 +4,7 @@ import { DEFAULT_POLICY } from '../../functions/core/findings/classify';
 import { ResellerClient } from '../../functions/core/reseller/client';
 import type { OnMove } from '../../functions/core/reseller/paging';
 import { incompleteScanError, onMove } from '../../functions/core/scan/moves';
-import { scanAccount } from '../../functions/core/scan/scan';
+import { type Report, scanAccount } from '../../functions/core/scan/scan';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
 const json = (body: unknown) => new Response(JSON.stringify(body), { status: 200 });
@@ -53,14 +53,15 @@ function api(flaky: number) {
   });
 }
 
+/** The findings' names (a domain's, or a contact's handle), in the report's order. */
+const namesOf = (report: Report) =>
+  report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle));
+
 describe('scanAccount', () => {
   it('reads the account once more when it changed under the scan, and counts every request', async () => {
     const client = api(1);
     const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'full' });
-    expect(report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle))).toEqual([
-      'b.nl',
-      'a.nl',
-    ]);
+    expect(namesOf(report)).toEqual(['b.nl', 'a.nl']);
     expect(report.stats.requests).toBe(client.requests);
     expect(report.stats.requests).toBe(6);
   });
@@ -69,10 +70,7 @@ describe('scanAccount', () => {
     const client = api(2);
     const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'full' });
     // Page 2 (c.nl) came back empty on both reads: a.nl and b.nl were read, and their findings stand.
-    expect(report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle))).toEqual([
-      'b.nl',
-      'a.nl',
-    ]);
+    expect(namesOf(report)).toEqual(['b.nl', 'a.nl']);
     const moved =
       "the domain list changed while it was read (read 2 of 3 domains from /v2/domains: the pages held fewer records than total_results promised; the account changed while it was read, or the server's paging is inconsistent): the domains read were checked, but domains may be missing from what was read, so none is judged to have left the account";
     expect(report.problems).toEqual([{ resource: 'domain', key: null, page: 2, reason: moved }]);
@@ -198,10 +196,7 @@ describe('scanAccount', () => {
       },
     });
     expect(lookups).toBe(2);
-    expect(report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle))).toEqual([
-      'b.nl',
-      'a.nl',
-    ]);
+    expect(namesOf(report)).toEqual(['b.nl', 'a.nl']);
     expect(report.source.incomplete).toMatch(/^c\.nl is in the account, but the pages read did not list it/);
     expect(report.problems).toEqual([
       { resource: 'domain', key: null, page: 0, reason: report.source.incomplete },
@@ -301,11 +296,7 @@ describe('scanAccount', () => {
     const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'full' });
     expect(reads).toBe(2);
     expect(report.stats.domains_scanned).toBe(4);
-    expect(report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle))).toEqual([
-      'b.nl',
-      'd.nl',
-      'a.nl',
-    ]);
+    expect(namesOf(report)).toEqual(['b.nl', 'd.nl', 'a.nl']);
   });
 
   it('joins the registrant contact and signs restore links for quarantine findings only', async () => {
@@ -446,7 +437,7 @@ describe('a read the time budget cuts', () => {
     });
     return {
       report,
-      names: report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle)),
+      names: namesOf(report),
     };
   }
 
