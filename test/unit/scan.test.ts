@@ -45,13 +45,21 @@ function apiFetch(flaky: number) {
 }
 
 function api(flaky: number) {
-  return new ResellerClient({
+  return testClient(apiFetch(flaky));
+}
+
+/** A client of the fake API at https://api.test that never waits between retries; `options` add to it. */
+const testClient = (
+  fetch: typeof globalThis.fetch,
+  options: Partial<ConstructorParameters<typeof ResellerClient>[0]> = {},
+) =>
+  new ResellerClient({
     baseUrl: 'https://api.test',
     apiKey: 'k-unit-scan',
-    fetch: apiFetch(flaky),
+    fetch,
     sleep: async () => undefined,
+    ...options,
   });
-}
 
 /** The findings' names (a domain's, or a contact's handle), in the report's order. */
 const namesOf = (report: Report) =>
@@ -113,14 +121,10 @@ describe('scanAccount', () => {
         return inner(input);
       }) as typeof globalThis.fetch;
       const clock = () => t;
-      const client = new ResellerClient({
-        baseUrl: 'https://api.test',
-        apiKey: 'k-unit-scan',
-        fetch,
+      const client = testClient(fetch, {
         now: clock,
         deadline: NOW + budgetMs,
         concurrency: 1,
-        sleep: async () => undefined,
       });
       const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'full', clock });
       return { report, pageOnes };
@@ -159,12 +163,8 @@ describe('scanAccount', () => {
         for (let tick = 0; tick < 50; tick++) await new Promise((resolve) => setImmediate(resolve));
       return page(many.slice((n - 1) * 2, n * 2), n, 6, many.length);
     }) as typeof globalThis.fetch;
-    const client = new ResellerClient({
-      baseUrl: 'https://api.test',
-      apiKey: 'k-unit-scan',
-      fetch,
+    const client = testClient(fetch, {
       concurrency: 2,
-      sleep: async () => undefined,
     });
     const attempts: number[] = [];
     await scanAccount({
@@ -222,14 +222,10 @@ describe('scanAccount', () => {
       return page(many.slice((n - 1) * 2, n * 2), n, 10, 20);
     }) as typeof globalThis.fetch;
     const clock = () => t;
-    const client = new ResellerClient({
-      baseUrl: 'https://api.test',
-      apiKey: 'k-unit-scan',
-      fetch,
+    const client = testClient(fetch, {
       now: clock,
       deadline: NOW + 160_000,
       concurrency: 1,
-      sleep: async () => undefined,
     });
     // When the contact list moves (60 s in, 100 s left) its own pace says a whole read takes 60 s
     // and fits; the domain pages (2 of 10) say 300 s: it reads on instead, and is alerted in time.
@@ -257,11 +253,7 @@ describe('scanAccount', () => {
   });
 
   it("fails at once, with the listing's own words, when reading again cannot help", async () => {
-    const client = new ResellerClient({
-      baseUrl: 'https://api.test',
-      apiKey: 'k-unit-scan',
-      fetch: apiFetch(0),
-      sleep: async () => undefined,
+    const client = testClient(apiFetch(0), {
       maxPages: 1,
     });
     const error = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'full' }).catch(
@@ -287,12 +279,7 @@ describe('scanAccount', () => {
       if (n === 2 && reads === 1) total = 4; // a domain was registered while page 1 was read
       return page(all.slice(0, total).slice((n - 1) * 2, n * 2), n, Math.ceil(total / 2), total);
     }) as typeof globalThis.fetch;
-    const client = new ResellerClient({
-      baseUrl: 'https://api.test',
-      apiKey: 'k-unit-scan',
-      fetch,
-      sleep: async () => undefined,
-    });
+    const client = testClient(fetch);
     const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'full' });
     expect(reads).toBe(2);
     expect(report.stats.domains_scanned).toBe(4);
@@ -418,11 +405,7 @@ describe('a read the time budget cuts', () => {
       const n = Number(url.searchParams.get('page'));
       return page(all.slice((n - 1) * 2, n * 2), n, 20, all.length);
     }) as typeof globalThis.fetch;
-    const client = new ResellerClient({
-      baseUrl: 'https://api.test',
-      apiKey: 'k-unit-scan',
-      fetch,
-      sleep: async () => undefined,
+    const client = testClient(fetch, {
       concurrency: 2,
       initialConcurrency: 2,
       now: () => clock,
