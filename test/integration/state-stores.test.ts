@@ -885,7 +885,7 @@ describe('FileStateStore', () => {
   ])(
     'clears a state file damaged by %s (state reset, as the scan over it says to), but no file that is not state',
     async (_what, change) => {
-      const { store, path } = await savedAndChanged(change);
+      const { store } = await savedAndChanged(change);
       expect(await store.open('http://reseller.test').catch((e: unknown) => e)).toBeInstanceOf(
         StateDamagedError,
       );
