@@ -24,6 +24,18 @@ function pages(names: readonly string[], perPage: number, tweak?: (p: ListPage<R
   return { fetchPage, asked };
 }
 
+/** Pages as the cut problem names them: `pages 4 to 9, 12`. */
+function pageRanges(list: readonly number[]): string {
+  const ranges: string[] = [];
+  for (let i = 0; i < list.length; ) {
+    let j = i;
+    while (j + 1 < list.length && list[j + 1] === (list[j] ?? 0) + 1) j++;
+    ranges.push(i === j ? `${list[i]}` : `${list[i]} to ${list[j]}`);
+    i = j + 1;
+  }
+  return `${list.length === 1 ? 'page' : 'pages'} ${ranges.join(', ')}`;
+}
+
 const names = (n: number) => Array.from({ length: n }, (_, i) => `d${String(i).padStart(4, '0')}.nl`);
 
 async function collect(it: AsyncIterable<ListPage<Rec>>) {
@@ -375,16 +387,19 @@ describe('paginate', () => {
   describe('rotation (a read the time budget will cut)', () => {
     const hour = Math.floor(Date.parse('2026-11-27T06:00:00Z') / 3_600_000);
     /**
-     * 20 pages of 10, two in flight, each request 50 ms of an injected clock; the transport's
-     * deadline refuses a request once `budgetMs` has passed. Returns the pages read, in order.
+     * 20 pages of 10, two in flight, each request 50 ms of an injected clock (or `answerMs`, charged
+     * when the answer arrives); the transport's deadline refuses a request once `budgetMs` has
+     * passed. Returns the pages read, in order.
      */
-    async function run(runIndex: number, budgetMs: number) {
+    async function run(runIndex: number, budgetMs: number, answerMs?: (page: number) => number) {
       const api = pages(names(200), 10);
       let now = 0;
       const fetchPage = async (page: number) => {
         if (now >= budgetMs)
           throw new DeadlineError(`the time budget ran out before domain list page ${page}`);
-        now += 50;
+        if (!answerMs) now += 50;
+        await Promise.resolve();
+        now += answerMs?.(page) ?? 0;
         return api.fetchPage(page);
       };
       const seen: ListPage<Rec>[] = [];
@@ -422,6 +437,34 @@ describe('paginate', () => {
       // Page 1 and the first round are read first, whatever the hour.
       expect(first.read.slice(0, 3)).toEqual([1, 2, 3]);
       expect(second.read.slice(0, 3)).toEqual([1, 2, 3]);
+    });
+
+    it('turns a read whose pages get slow after the first round, so runs an hour apart cut other pages', async () => {
+      // The first round (pages 2 and 3) comes at a pace that fits; every page after it takes 100 ms.
+      const slowsDown = (page: number) => (page <= 3 ? 10 : 100);
+      const runs = await Promise.all([0, 1, 2, 3, 4, 5].map((h) => run(hour + h, 800, slowsDown)));
+      const unread = (read: number[]) =>
+        Array.from({ length: 20 }, (_, i) => i + 1).filter((p) => !read.includes(p));
+      for (const one of runs) {
+        // Page 1 and the first round in order; each page asked once, the order turned once at most.
+        expect(one.read.slice(0, 3)).toEqual([1, 2, 3]);
+        expect(new Set(one.asked).size).toBe(one.asked.length);
+        expect(one.asked.filter((page, i) => page < (one.asked[i - 1] ?? 0)).length).toBeLessThanOrEqual(1);
+        expect(one.read.length).toBeLessThan(20);
+        expect(one.last?.incomplete).toContain(`; not read: ${pageRanges(unread(one.read))};`);
+      }
+      // Turned after the first round, which is not the pages 1 to k of the order 1 to N.
+      expect(runs[0]?.asked).not.toEqual(runs[0]?.asked.map((_, i) => i + 1));
+      expect(unread(runs[0]?.read ?? [])).not.toEqual(unread(runs[1]?.read ?? []));
+      // A few hours read every page between them.
+      expect(new Set(runs.flatMap((one) => one.read)).size).toBe(20);
+    });
+
+    it('keeps the order 1 to N when one answer in the middle is slow but the read still fits', async () => {
+      // 10 ms a page and one of 200 ms: some 400 ms in all, with 1 000 ms left.
+      const fits = await run(hour + 1, 1000, (page) => (page === 8 ? 200 : 10));
+      expect(fits.asked).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      expect(fits.last?.incomplete).toBeUndefined();
     });
 
     it('keeps the order 1 to N when the read fits, and turns it only when it does not', async () => {
@@ -477,7 +520,9 @@ describe('paginate', () => {
       }
     });
 
-    it('reads exactly the records and problems of a read in order when a turned read completes, whatever the pages, pace and run', async () => {
+    it('reads exactly the records and problems of a read in order when a turned read completes, whatever the pages, pace, slowdown, budget and run', async () => {
+      // Reads that turned after the first round: the property must cover a late turn, not only the first.
+      let lateTurns = 0;
       await fc.assert(
         fc.asyncProperty(
           fc.integer({ min: 0, max: 300 }),
@@ -485,33 +530,56 @@ describe('paginate', () => {
           fc.integer({ min: 1, max: 8 }),
           fc.integer({ min: -1e9, max: 1e9 }),
           fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 1, maxLength: 40 }),
-          async (count, perPage, concurrency, runIndex, delays) => {
+          // The API slows down by `slowMs` a page after `slowAfter` requests; the time left is `budgetMs`.
+          fc.record({
+            slowAfter: fc.integer({ min: 0, max: 40 }),
+            slowMs: fc.integer({ min: 0, max: 200 }),
+            budgetMs: fc.integer({ min: 0, max: 3000 }),
+          }),
+          async (count, perPage, concurrency, runIndex, delays, { slowAfter, slowMs, budgetMs }) => {
             // A repeated name on another page, so the registry's dedupe and its problem are in play.
             const all = [...names(count), ...(count > 3 ? ['D0001.nl'] : [])];
             const read = async (rotate: boolean) => {
               const api = pages(all, perPage);
               let now = 0;
               let call = 0;
+              const requested: number[] = [];
               const fetchPage = async (page: number) => {
-                const ticks = delays[call++ % delays.length] ?? 0;
+                requested.push(page);
+                const ticks = delays[call % delays.length] ?? 0;
+                const slow = call++ >= slowAfter ? slowMs : 0;
                 for (let i = 0; i < ticks; i++) await Promise.resolve();
-                now += 10 + ticks;
+                now += 10 + ticks + slow;
                 return api.fetchPage(page);
               };
-              const rotation = { run: runIndex, clock: () => now, remainingMs: () => 0 };
-              return collect(
+              const rotation = { run: runIndex, clock: () => now, remainingMs: () => budgetMs - now };
+              const result = await collect(
                 paginate({ ...options(fetchPage), concurrency, ...(rotate ? { rotation } : {}) }),
               );
+              return { ...result, asked: requested };
             };
             const ordered = await read(false);
             const turned = await read(true);
             expect(turned.problems.length).toBe(ordered.problems.length);
             expect([...turned.records].sort()).toEqual([...ordered.records].sort());
             expect(turned.records.length + turned.problems.length).toBe(all.length);
+            // Each page asked once, and the order turned once at most: one step back at most.
+            expect([...turned.asked].sort((a, b) => a - b)).toEqual(ordered.asked);
+            expect(ordered.asked).toEqual(Array.from({ length: ordered.asked.length }, (_, i) => i + 1));
+            const back = turned.asked.findIndex((page, i) => page < (turned.asked[i - 1] ?? 0));
+            expect(
+              turned.asked.filter((page, i) => page < (turned.asked[i - 1] ?? 0)).length,
+            ).toBeLessThanOrEqual(1);
+            const skip = turned.asked.findIndex(
+              (page, i) => i > 0 && page !== (turned.asked[i - 1] ?? 0) + 1,
+            );
+            // Page 1 and the first round ask 2 × concurrency pages at most before the first judgement.
+            if (back > 0 && skip > 2 * concurrency) lateTurns++;
           },
         ),
-        { numRuns: 150 },
+        { numRuns: 200 },
       );
+      expect(lateTurns).toBeGreaterThan(0);
     });
   });
 

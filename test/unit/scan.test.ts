@@ -390,17 +390,22 @@ describe('a read the time budget cuts', () => {
   /**
    * 20 pages of 2 domains, each expiring without auto-renew (a finding each); every domain request
    * takes 50 ms of an injected clock, two at a time, and the budget reads about 14 of the 20 pages.
+   * With `large: 'contact'`, the 20 pages are contacts pending validation, and no domain.
    */
-  async function cutScan(now: number) {
+  async function cutScan(now: number, large: 'domain' | 'contact' = 'domain') {
     let clock = 0;
-    const all = Array.from({ length: 40 }, (_, i) => ({
-      domain_name: `d${String(i).padStart(2, '0')}.nl`,
-      date_expiry: '2026-11-25T00:00:00Z',
-      auto_renew: false,
-    }));
+    const all = Array.from({ length: 40 }, (_, i) =>
+      large === 'domain'
+        ? {
+            domain_name: `d${String(i).padStart(2, '0')}.nl`,
+            date_expiry: '2026-11-25T00:00:00Z',
+            auto_renew: false,
+          }
+        : { handle: `C${String(i).padStart(2, '0')}`, status: ['pending_validation'] },
+    );
     const fetch = (async (input: string | URL | Request) => {
       const url = new URL(String(input));
-      if (url.pathname === '/v2/contacts') return page([], 1, 1, 0);
+      if (url.pathname !== `/v2/${large}s`) return page([], 1, 1, 0);
       clock += 50;
       const n = Number(url.searchParams.get('page'));
       return page(all.slice((n - 1) * 2, n * 2), n, 20, all.length);
@@ -430,6 +435,18 @@ describe('a read the time budget cuts', () => {
     for (const run of [first, second]) {
       expect(run.report.source.incomplete).toMatch(
         /^the domain list could not be read whole within the scan's time budget \(\d+ of 40 domains read; not read: pages /,
+      );
+      expect(run.names.length).toBeLessThan(40);
+    }
+    expect(new Set([...first.names, ...second.names]).size).toBe(40);
+  });
+
+  it('checks other contacts in the next hour, so two runs together check every contact pending validation', async () => {
+    const first = await cutScan(NOW, 'contact');
+    const second = await cutScan(NOW + 3_600_000, 'contact');
+    for (const run of [first, second]) {
+      expect(run.report.source.incomplete).toMatch(
+        /^the contact list could not be read whole within the scan's time budget \(\d+ of 40 contacts read; not read: pages /,
       );
       expect(run.names.length).toBeLessThan(40);
     }

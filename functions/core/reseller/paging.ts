@@ -48,11 +48,12 @@ export const decideMove = (onMove: OnMove, at: { readonly read: number; readonly
   typeof onMove === 'function' ? onMove(at) : onMove;
 
 /**
- * When page 1 and the first round of pages after it (`concurrency` pages) have arrived, that round's
- * pace projects the rest of the read. Only when the rest does not fit in the time left (with a
- * quarter to spare) does the read go on from a page chosen by `run` (golden-ratio steps over the
- * pages: successive runs start far apart, and a few of them start everywhere) to the last page,
- * then read the pages it skipped. A read that fits keeps the order 1…N.
+ * From the time page 1 and the first round of pages after it (`concurrency` pages) have arrived, at
+ * each page that arrives, the pace of the pages read so far projects the rest of the read. Only when
+ * the rest does not fit in the time left (with a quarter to spare) does the read turn, once: it goes
+ * on from a page chosen by `run` among the pages not asked for yet (golden-ratio steps: successive
+ * runs start far apart, and a few of them start everywhere) to the last page, then reads the pages
+ * it skipped. A read that fits keeps the order 1…N.
  */
 export interface Rotation {
   /** Which run this is, as a whole number: the scan gives the hour it evaluates. */
@@ -342,8 +343,13 @@ class PageOrder {
     return undefined;
   }
 
-  /** Goes on from `start` (when no page from it on was asked for yet), then reads the pages skipped. */
-  turn(start: number): void {
+  /**
+   * Goes on from a page not asked for yet, `at` (0 to 1) of the way through them, to the last page,
+   * then reads the pages it skipped. Among the pages left, not all pages: a read that turns late
+   * still spreads its cut over them.
+   */
+  turn(at: number): void {
+    const start = this.ahead + Math.floor(at * (this.pages() - this.ahead + 1));
     // A start that is no page (from a run that is no number) keeps the order: NaN would end the read.
     if (!Number.isInteger(start) || start <= this.ahead || start > this.pages()) return;
     this.behind = this.ahead;
@@ -353,24 +359,31 @@ class PageOrder {
 }
 
 /**
- * What each page that arrives after page 1 tells the {@link Rotation}: once the first round has
- * arrived, the order turns when the rest of the read, at that round's pace, does not fit.
+ * What each page that arrives after page 1 tells the {@link Rotation}: from the first round on, at
+ * each arrival, the order turns (once) when the rest of the read, at the pace of the pages read so
+ * far, does not fit. Judged again at every arrival, not at the first round alone: an API that slows
+ * down later in the read would otherwise cut the same tail of the account every run. The pace is the
+ * whole read's, not the last few pages': one slow answer does not turn a read that fits, and a
+ * read that will not fit still turns before its time runs out (what is left goes to nothing, the
+ * pages left do not).
  */
 function rotateWhenLate<T>(options: PaginateOptions<T>, order: PageOrder): () => void {
   const rotation = options.rotation;
   if (!rotation) return () => {};
   const began = rotation.clock();
-  const round = Math.min(Math.max(1, options.concurrency ?? 4), order.pages() - 1);
+  const round = Math.max(1, options.concurrency ?? 4);
   let arrived = 0;
+  let decided = false;
   return () => {
-    if (++arrived !== round) return;
-    const roundMs = rotation.clock() - began;
-    const left = order.pages() - 1 - round;
-    // A clock that went back gives no pace: keep the order.
-    if (left <= 0 || roundMs < 0) return;
-    if (rotation.remainingMs() >= (FIT_MARGIN * roundMs * left) / round) return;
-    const turn = (((rotation.run * GOLDEN) % 1) + 1) % 1;
-    order.turn(1 + Math.floor(turn * order.pages()));
+    arrived++;
+    if (decided || arrived < Math.min(round, order.pages() - 1)) return;
+    const elapsedMs = rotation.clock() - began;
+    const left = order.pages() - 1 - arrived;
+    // A clock that went back gives no pace: keep the order (and judge again at the next page).
+    if (left <= 0 || elapsedMs < 0) return;
+    if (rotation.remainingMs() >= (FIT_MARGIN * elapsedMs * left) / arrived) return;
+    decided = true;
+    order.turn((((rotation.run * GOLDEN) % 1) + 1) % 1);
   };
 }
 

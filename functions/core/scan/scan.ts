@@ -12,7 +12,7 @@ import {
   sortFindings,
 } from '../findings/classify';
 import { domainNameProblem } from '../links/links';
-import type { ListFilter, ListPage, Problem, ResellerClient } from '../reseller/client';
+import type { ListFilter, ListingRules, ListPage, Problem, ResellerClient } from '../reseller/client';
 import { decideMove, type OnMove, RecordRegistry } from '../reseller/paging';
 import type { Domain } from '../reseller/schemas';
 import { COVERAGE_PARTS, type CoverageCounts, countCoverage, coverageSearches, READ_PARTS } from './coverage';
@@ -144,7 +144,9 @@ async function scanOnce(
   const moves = onMove(attempt, client, { started, clock }, gathered.domainPages);
   const reads = [
     readAllDomains({ options, attempt, onMove: moves, gathered }, mode),
-    readContacts(client, gathered, moves),
+    // As the domains, a contact list the budget will cut turns by the hour: its tail's pending
+    // validations are checked by another run.
+    readContacts(client, gathered, { onMove: moves, rotation: rotation(client, now, clock) }),
   ] as const;
   // One read failing ends the try: the other stops at its next page before the next try starts, so
   // a domain of this try never reaches observe once the next one has begun.
@@ -436,9 +438,9 @@ function tallyDomain(reading: DomainReading, domain: Domain, page: number): void
  * name registrants and flag pending validations: a key that may not read them (or a contact list
  * that fails) must not stop the alert about every domain.
  */
-async function readContacts(client: ResellerClient, gathered: Gathering, onMove: OnMove): Promise<void> {
+async function readContacts(client: ResellerClient, gathered: Gathering, rules: ListingRules): Promise<void> {
   try {
-    await readContactPages(client, gathered, onMove);
+    await readContactPages(client, gathered, rules);
   } catch (error) {
     if (!(error instanceof ResellerApiError)) throw error;
     gathered.problems.push({
@@ -451,8 +453,12 @@ async function readContacts(client: ResellerClient, gathered: Gathering, onMove:
 }
 
 /** Reads the contact pages into the gathering: registrants by handle, and the contacts' own findings. */
-async function readContactPages(client: ResellerClient, gathered: Gathering, onMove: OnMove): Promise<void> {
-  for await (const page of client.listContacts({}, { onMove, onDeadline: 'report' })) {
+async function readContactPages(
+  client: ResellerClient,
+  gathered: Gathering,
+  rules: ListingRules,
+): Promise<void> {
+  for await (const page of client.listContacts({}, { ...rules, onDeadline: 'report' })) {
     if (gathered.stopped) return;
     if (page.incomplete) gathered.incomplete.push(page.incomplete);
     gathered.problems.push(...page.problems);
