@@ -347,7 +347,7 @@ describe('time budget', () => {
     );
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
-      /^sentinel: the scan could not read the whole account \(the domain list could not be read whole within the scan's time budget \(\d+ of 2000 domains read; .*\); the findings read were reported, marked incomplete; run the scan again, and if it repeats raise the time budget \(scanTimeoutMinutes on AWS, --time-budget on the command line\) or --concurrency, or scan when the account changes less\n$/,
+      /^sentinel: the scan could not read the whole account \(the domain list could not be read whole within the scan's time budget \(\d+ of 2000 domains read; .*\); the findings read were reported, marked incomplete; run the scan again, and if it repeats raise the time budget \(scanTimeoutMinutes on AWS, up to Lambda's 15 minutes; --time-budget on the command line\) or --concurrency, or scan when the account changes less\n$/,
     );
     const report = JSON.parse(run.stdout);
     expect(report.source.incomplete).toMatch(

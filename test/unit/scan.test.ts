@@ -86,7 +86,7 @@ describe('scanAccount', () => {
     const error = incompleteScanError(report);
     expect(error).toBeInstanceOf(IncompleteListingError);
     expect(error?.message).toBe(
-      `the scan could not read the whole account (${moved}); the findings read were reported, marked incomplete; run the scan again, and if it repeats raise the time budget (scanTimeoutMinutes on AWS, --time-budget on the command line) or --concurrency, or scan when the account changes less`,
+      `the scan could not read the whole account (${moved}); the findings read were reported, marked incomplete; run the scan again, and if it repeats raise the time budget (scanTimeoutMinutes on AWS, up to Lambda's 15 minutes; --time-budget on the command line) or --concurrency, or scan when the account changes less`,
     );
     expect(incompleteScanError(await scanAccount({ client: api(1), now: NOW, policy: DEFAULT_POLICY }))).toBe(
       undefined,

@@ -53,7 +53,7 @@ export function incompleteScanError(report: Report): IncompleteListingError | un
   const why = report.source.incomplete;
   if (why === undefined) return undefined;
   return new IncompleteListingError(
-    `the scan could not read the whole account (${why}); the findings read were reported, marked incomplete; run the scan again, and if it repeats raise the time budget (scanTimeoutMinutes on AWS, --time-budget on the command line) or --concurrency, or scan when the account changes less`,
+    `the scan could not read the whole account (${why}); the findings read were reported, marked incomplete; run the scan again, and if it repeats raise the time budget (scanTimeoutMinutes on AWS, up to Lambda's 15 minutes; --time-budget on the command line) or --concurrency, or scan when the account changes less`,
     { retryable: false },
   );
 }

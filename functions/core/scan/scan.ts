@@ -109,7 +109,7 @@ async function readAccount(
     const budget = options.timeBudgetSeconds ? ` of ${options.timeBudgetSeconds} s` : '';
     throw new DeadlineError(
       `the scan could not read the whole account within its time budget${budget} (${error.message}); ` +
-        'raise the time budget (scanTimeoutMinutes on AWS, --time-budget on the command line) or --concurrency; --mode auto (the default) reads less when its proof holds',
+        "raise the time budget (scanTimeoutMinutes on AWS, up to Lambda's 15 minutes; --time-budget on the command line) or --concurrency; --mode auto (the default) reads less when its proof holds",
     );
   }
 }
