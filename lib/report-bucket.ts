@@ -15,6 +15,11 @@ import { sdkCall } from './sdk-call';
 
 const HISTORY_PREFIX = 'reports/';
 const ACCOUNTS_PREFIX = 'accounts/';
+/** Why the web function may read every report kept under a reports/ prefix (cdk-nag's IAM5). */
+const HISTORY_READ_REASON =
+  'report.json answers a presigned URL of the very report its link names, kept under reports/ (the key is the report time, ' +
+  'known only once the link is followed), so a scan that overwrites latest.json meanwhile cannot make it serve a newer ' +
+  'report. These are the same reports latest.json held; the web function may read nothing else there.';
 
 export interface ReportBucketProps {
   /** Days each report is kept under `reports/`; `latest.json` is overwritten by every scan. @default 30 */
@@ -166,10 +171,11 @@ export class ReportBucket extends Construct {
   }
 
   /**
-   * Lets the web function read latest.json and the view beside it (the page and the feed read the
-   * view, a filter the report) and nothing else, and sets the variable naming the bucket. Listing
-   * is allowed for those keys only, so a missing report is NoSuchKey (there is none yet) rather
-   * than AccessDenied.
+   * Lets the web function read latest.json, the view beside it (the page and the feed read the
+   * view, a filter the report) and the reports kept under reports/ (report.json hands out a
+   * presigned URL of the report its link names, which no later scan overwrites), and nothing else;
+   * sets the variable naming the bucket. Listing is allowed for those keys only, so a missing report
+   * is NoSuchKey (none yet, or expired) rather than AccessDenied.
    */
   grantReadLatest(fn: lambda.Function): void {
     this.allowReader(fn);
@@ -180,15 +186,22 @@ export class ReportBucket extends Construct {
       resourceArns: [
         this.bucket.arnForObjects(LATEST_REPORT_KEY),
         this.bucket.arnForObjects(LATEST_VIEW_KEY),
+        this.bucket.arnForObjects(`${HISTORY_PREFIX}*`),
       ],
     });
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['s3:ListBucket'],
         resources: [this.bucket.bucketArn],
-        conditions: { StringEquals: { 's3:prefix': [LATEST_REPORT_KEY, LATEST_VIEW_KEY] } },
+        conditions: {
+          StringLike: { 's3:prefix': [LATEST_REPORT_KEY, LATEST_VIEW_KEY, `${HISTORY_PREFIX}*`] },
+        },
       }),
     );
+    Validations.of(fn.role as iam.Role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::${this.nagArn()}/${HISTORY_PREFIX}*]`,
+      reason: HISTORY_READ_REASON,
+    });
   }
 
   /**
@@ -222,7 +235,9 @@ export class ReportBucket extends Construct {
 
   /**
    * Lets the web function read the deployment's accounts (`accounts.json`), and each account's
-   * latest report, its view and summary; listing only for those keys, so a missing one is NoSuchKey.
+   * latest report, its view, summary and the reports kept under its reports/ (report.json's
+   * presigned URL, as {@link grantReadLatest}); listing only for those keys, so a missing one is
+   * NoSuchKey.
    */
   grantReadAccounts(fn: lambda.Function): void {
     this.allowReader(fn);
@@ -231,6 +246,7 @@ export class ReportBucket extends Construct {
       `${ACCOUNTS_PREFIX}*/${LATEST_REPORT_KEY}`,
       `${ACCOUNTS_PREFIX}*/${LATEST_VIEW_KEY}`,
       `${ACCOUNTS_PREFIX}*/${ACCOUNT_SUMMARY_KEY}`,
+      `${ACCOUNTS_PREFIX}*/${HISTORY_PREFIX}*`,
     ];
     iam.Grant.addToPrincipal({
       grantee: fn,
@@ -247,7 +263,9 @@ export class ReportBucket extends Construct {
     this.acknowledgeAccountKeys(
       fn,
       keys,
-      'The web function reads each account’s latest report, its view and summary under accounts/<name>/ (the accounts are those of accounts.json); it may read nothing else there.',
+      'The web function reads each account’s latest report, its view, summary and kept reports under accounts/<name>/ ' +
+        '(the accounts are those of accounts.json; report.json presigns the kept report its link names, which no later scan ' +
+        'overwrites, where latest.json may be by the time the link is followed); it may read nothing else there.',
     );
   }
 

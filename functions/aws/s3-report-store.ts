@@ -1,6 +1,13 @@
 import { Readable } from 'node:stream';
 import { crc32 } from 'node:zlib';
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  NoSuchKey,
+  NotFound,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import {
   DamagedReportError,
@@ -122,8 +129,34 @@ export class S3ReportStore implements ReportStore {
       throw new DamagedReportError(
         `the report in ${this.location}/${LATEST_REPORT_KEY} is not a domain-sentinel report (no generated_at)`,
       );
-    // Signed with the web function's own role, which may read latest.json: the URL can read no more.
-    const url = await getSignedUrl(
+    return { generated_at: generated, url: () => this.historyUrl(generated) };
+  }
+
+  /**
+   * A presigned URL of the report of `generatedAt` as kept under `reports/`: latest.json is
+   * overwritten by the next scan, a history object never is, so the URL serves that report even
+   * when a scan saves before it is followed. Null once the lifecycle rule expired it. Signed with
+   * the web function's own role, which may read latest.json, its view and reports/: the URL can
+   * read no more.
+   */
+  private async historyUrl(generatedAt: string): Promise<string | null> {
+    const key = this.prefix + reportHistoryKey({ generated_at: generatedAt });
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+    } catch (error) {
+      const name = (error as Error).name;
+      if (
+        error instanceof NotFound ||
+        error instanceof NoSuchKey ||
+        name === 'NotFound' ||
+        name === 'NoSuchKey'
+      )
+        return null;
+      throw new ReportStoreError(`could not read the report from ${this.location}: ${describe(error)}`, {
+        cause: error,
+      });
+    }
+    return getSignedUrl(
       this.client,
       new GetObjectCommand({
         Bucket: this.bucket,
@@ -133,7 +166,6 @@ export class S3ReportStore implements ReportStore {
       }),
       { expiresIn: WHOLE_REPORT_URL_SECONDS },
     );
-    return { generated_at: generated, url };
   }
 
   async view(selection: ViewSelection): Promise<ReportView | null> {

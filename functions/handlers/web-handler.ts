@@ -193,7 +193,8 @@ const htmlHeaders = () => ({ ...SECURITY_HEADERS, 'Content-Type': 'text/html; ch
 /**
  * `report.json`: the whole latest report for a program (the claim check of an alert too small for
  * it), behind the report link's own signature: its stored text, or a redirect (303) to a URL that
- * serves it for a few minutes (S3: a Lambda answer holds at most 6 MB).
+ * serves it for a few minutes (S3: a Lambda answer holds at most 6 MB), of that report even when a
+ * scan saves a newer one before the redirect is followed.
  */
 export function createWholeReportHandler(
   deps: Pick<ViewDeps, 'secrets' | 'reports' | 'log' | 'clock'>,
@@ -209,13 +210,13 @@ export function createWholeReportHandler(
       whole: async () => (await deps.reports()?.whole()) ?? null,
     });
     let result: APIGatewayProxyResult;
-    if (decided.kind === 'whole' && decided.whole.url)
-      result = { statusCode: 303, headers: { ...SECURITY_HEADERS, Location: decided.whole.url }, body: '' };
+    if (decided.kind === 'whole' && decided.url)
+      result = { statusCode: 303, headers: { ...SECURITY_HEADERS, Location: decided.url }, body: '' };
     else if (decided.kind === 'whole')
       result = {
         statusCode: 200,
         headers: { ...SECURITY_HEADERS, 'Content-Type': 'application/json; charset=utf-8' },
-        body: method === 'HEAD' ? '' : ((await decided.whole.text?.()) ?? ''),
+        body: method === 'HEAD' ? '' : (decided.text ?? ''),
       };
     else {
       const headers: Record<string, string> = {

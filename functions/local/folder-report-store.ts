@@ -74,7 +74,12 @@ export class FolderReportStore implements ReportStore {
     const generated = generatedAtOf(head);
     if (generated === null)
       throw new DamagedReportError(`the report in ${path} is not a domain-sentinel report (no generated_at)`);
-    return { generated_at: generated, text: async () => (await readReportFile(path)) ?? '' };
+    // The folder keeps the latest alone: a scan that saved since is a newer report, never served for this one.
+    const text = async () => {
+      const now = await readReportFile(path);
+      return now !== null && generatedAtOf(now.slice(0, REPORT_HEAD_BYTES)) === generated ? now : null;
+    };
+    return { generated_at: generated, text };
   }
 
   async view(selection: ViewSelection): Promise<ReportView | null> {

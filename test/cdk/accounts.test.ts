@@ -238,6 +238,26 @@ describe('a deployment of several accounts', () => {
     expect(resolver.resource(schedule as string).DependsOn).toContain(writer);
   });
 
+  it('lets the web function read accounts.json and each account’s latest report, view, summary and kept reports, and nothing else', () => {
+    const { resolver, stack } = built;
+    const bucketId = stack.getLogicalId(stack.reports.bucket.node.defaultChild as never);
+    const bucketArn = resolver.attribute(bucketId, 'Arn');
+    const reads = statementsOf(roleOf(stack.web.fn)).filter((s) =>
+      list(s.Action).some((a) => a.startsWith('s3:')),
+    );
+    const keys = [
+      'accounts/*/latest.json',
+      'accounts/*/latest-view.json',
+      'accounts/*/summary.json',
+      // report.json presigns the kept copy of the report its link names, which no later scan overwrites.
+      'accounts/*/reports/*',
+    ];
+    expect(reads.map((s) => [s.Effect, s.Action, s.Resource, s.Condition])).toEqual([
+      ['Allow', 's3:GetObject', ['accounts.json', ...keys].map((key) => `${bucketArn}/${key}`), undefined],
+      ['Allow', 's3:ListBucket', bucketArn, { StringLike: { 's3:prefix': ['accounts.json', ...keys] } }],
+    ]);
+  });
+
   it('lets only the state machine invoke the scan function, and the schedule only start the state machine', () => {
     const { resolver, stack, machineId } = built;
     const scanArn = resolver.attribute(stack.getLogicalId(stack.scan.fn.node.defaultChild as never), 'Arn');

@@ -482,6 +482,8 @@ describe('the reports: read by the stack’s own functions alone', { timeout: 18
       const calls = [
         { caller: roleOf(stack.web.fn), action: 's3:GetObject', resource: objects[1] as string, context: {} },
         { caller: roleOf(stack.web.fn), action: 's3:GetObject', resource: objects[0] as string, context: {} },
+        // A kept report: report.json presigns it with the web function's role.
+        { caller: roleOf(stack.web.fn), action: 's3:GetObject', resource: objects[2] as string, context: {} },
         {
           caller: roleOf(stack.scan.fn),
           action: 's3:GetObject',

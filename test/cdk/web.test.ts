@@ -166,21 +166,22 @@ describe('ReportBucket', () => {
     });
   });
 
-  it('lets the web function read latest.json and its view (latest-view.json) and nothing else', () => {
+  it('lets the web function read latest.json, its view (latest-view.json) and the reports kept under reports/, and nothing else', () => {
     const s3 = statementsOf(stack.web.fn).filter((s) =>
       [s.Action].flat().some((a: string) => a.startsWith('s3:')),
     );
+    // reports/: report.json presigns the kept copy of the report its link names, which no later scan overwrites.
     expect(s3).toEqual([
       {
         Action: 's3:GetObject',
         Effect: 'Allow',
-        Resource: [objectArn('latest.json'), objectArn('latest-view.json')],
+        Resource: [objectArn('latest.json'), objectArn('latest-view.json'), objectArn('reports/*')],
       },
       {
         Action: 's3:ListBucket',
         Effect: 'Allow',
         Resource: bucketArn(),
-        Condition: { StringEquals: { 's3:prefix': ['latest.json', 'latest-view.json'] } },
+        Condition: { StringLike: { 's3:prefix': ['latest.json', 'latest-view.json', 'reports/*'] } },
       },
     ]);
     template.hasResourceProperties('AWS::Lambda::Function', {

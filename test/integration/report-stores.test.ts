@@ -1,12 +1,21 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ReportStore } from '../../functions/aws/s3-report-store';
+import { parseSigningKeys, signLink } from '../../functions/core/links/links';
 import { reportLines, withNextSteps } from '../../functions/core/memory/report-json';
 import { INFO_LISTED } from '../../functions/core/memory/report-view';
+import { reportJsonUrl } from '../../functions/core/scan/report-links';
+import { createWholeReportHandler } from '../../functions/handlers/web-handler';
 import { FolderReportStore } from '../../functions/local/folder-report-store';
 import { domainFinding, reportOf } from '../support/report';
 
@@ -62,14 +71,78 @@ describe('S3ReportStore (real S3 client against s3rver)', () => {
     const whole = await store.whole();
     expect(whole?.generated_at).toBe(report.generated_at);
     expect(whole?.text).toBeUndefined();
-    const url = new URL(whole?.url ?? '');
-    expect(url.pathname).toBe(`/${BUCKET}-whole/acme/latest.json`);
-    // Signed with the store's own credentials (the web function's role on AWS, which may read latest.json).
+    const url = new URL((await whole?.url?.()) ?? '');
+    // Its copy under reports/, which no later scan overwrites.
+    expect(url.pathname).toBe(`/${BUCKET}-whole/acme/reports/2026-11-22T06-00-00-000Z.json`);
+    // Signed with the store's own credentials (the web function's role on AWS, which may read reports/).
     expect(url.searchParams.get('X-Amz-Credential')).toMatch(/^S3RVER\//);
     expect(url.searchParams.get('X-Amz-Expires')).toBe('300');
     const answer = await fetch(url);
     expect(answer.status).toBe(200);
     expect(await answer.text()).toBe([...reportLines(report)].join(''));
+  });
+
+  it('links to exactly the report it names, though a scan keeps a newer one before the link is followed', async () => {
+    await client.send(new CreateBucketCommand({ Bucket: `${BUCKET}-race` }));
+    const store = new S3ReportStore(client, `${BUCKET}-race`, 'acme/');
+    await store.put(first);
+    const whole = await store.whole();
+    expect(whole?.generated_at).toBe(first.generated_at);
+    await store.put(second);
+    const answer = await fetch(new URL((await whole?.url?.()) ?? ''));
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toBe([...reportLines(first)].join(''));
+  });
+
+  it('report.json of an alert redirects to its own report, though a scan keeps a newer one before the redirect is followed', async () => {
+    await client.send(new CreateBucketCommand({ Bucket: `${BUCKET}-link` }));
+    const store = new S3ReportStore(client, `${BUCKET}-link`);
+    const keys = parseSigningKeys('w'.repeat(40));
+    const now = Date.parse(first.generated_at);
+    const link = new URL(
+      reportJsonUrl(
+        signLink({ baseUrl: 'https://x.example', action: 'report', keys, now }),
+        first.generated_at,
+      ),
+    );
+    const handler = createWholeReportHandler({
+      secrets: { signingKeys: async () => keys } as never,
+      reports: () => store,
+      log: () => undefined,
+      clock: () => now,
+    });
+    const get = () =>
+      handler({
+        httpMethod: 'GET',
+        resource: '/report.json',
+        path: '/report.json',
+        headers: {},
+        queryStringParameters: Object.fromEntries(link.searchParams),
+        requestContext: { identity: { sourceIp: '192.0.2.1' } },
+      } as never);
+    await store.put(first);
+    const answer = await get();
+    expect(answer.statusCode).toBe(303);
+    await store.put(second);
+    const followed = await fetch(String(answer.headers?.Location));
+    expect(await followed.text()).toBe([...reportLines(first)].join(''));
+    // The link itself, asked again, says a newer scan replaced its report.
+    expect((await get()).statusCode).toBe(410);
+  });
+
+  it('has no URL for a report whose copy under reports/ the lifecycle rule expired', async () => {
+    await client.send(new CreateBucketCommand({ Bucket: `${BUCKET}-expired` }));
+    const store = new S3ReportStore(client, `${BUCKET}-expired`, 'acme/');
+    await store.put(first);
+    await client.send(
+      new DeleteObjectCommand({
+        Bucket: `${BUCKET}-expired`,
+        Key: 'acme/reports/2026-11-22T06-00-00-000Z.json',
+      }),
+    );
+    const whole = await store.whole();
+    expect(whole?.generated_at).toBe(first.generated_at);
+    await expect(whole?.url?.()).resolves.toBeNull();
   });
 
   it('has no report before the first scan, then always the latest, and keeps each one under reports/', async () => {
@@ -135,6 +208,17 @@ describe('FolderReportStore', () => {
     await store.put(first);
     await store.put(second);
     await expect(store.latest()).resolves.toEqual(withNextSteps(second));
+  });
+
+  it('answers the text of the report it named, and none once a scan kept a newer one before it is read', async () => {
+    const store = new FolderReportStore(tempDir());
+    await store.put(first);
+    const named = await store.whole();
+    expect(named?.generated_at).toBe(first.generated_at);
+    await expect(named?.text?.()).resolves.toBe([...reportLines(first)].join(''));
+    await store.put(second);
+    // The folder keeps the latest alone: not the newer report in place of the one named.
+    await expect(named?.text?.()).resolves.toBeNull();
   });
 
   it('keeps the view beside the report, and refuses a damaged one with the place and the reason', async () => {

@@ -127,7 +127,7 @@ describe('HEAD answers the status GET answers', () => {
             whole: async () => ({
               generated_at: NOW_ISO,
               ...(url
-                ? { url }
+                ? { url: async () => url }
                 : {
                     text: async () => {
                       texts++;

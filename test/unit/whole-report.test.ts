@@ -11,7 +11,7 @@ const NOW = Date.parse(NOW_ISO);
 const reportUrl = signLink({ baseUrl: 'https://x.example/prod', action: 'report', keys, now: NOW });
 const jsonUrl = new URL(reportJsonUrl(reportUrl, NOW_ISO));
 const token = Object.fromEntries(jsonUrl.searchParams);
-const stored = { generated_at: NOW_ISO, text: async () => 'the stored text' };
+const stored = { generated_at: NOW_ISO, text: async (): Promise<string | null> => 'the stored text' };
 const decide = (over: Partial<Parameters<typeof decideWholeReport>[0]> = {}) =>
   decideWholeReport({
     method: 'GET',
@@ -30,14 +30,32 @@ describe('report.json: the whole report behind the report link', () => {
   });
 
   it('answers the report it names, its text or a redirect to where it is', async () => {
-    await expect(decide()).resolves.toMatchObject({ kind: 'whole', status: 200, whole: stored });
+    await expect(decide()).resolves.toEqual({ kind: 'whole', status: 200, text: 'the stored text' });
     const remote = {
       generated_at: NOW_ISO,
-      url: 'https://bucket.s3.example/latest.json?X-Amz-Signature=abc',
+      url: async () => 'https://bucket.s3.example/reports/x.json?X-Amz-Signature=abc',
     };
-    await expect(decide({ whole: async () => remote })).resolves.toMatchObject({
+    await expect(decide({ whole: async () => remote })).resolves.toEqual({
+      kind: 'whole',
       status: 303,
-      whole: remote,
+      url: 'https://bucket.s3.example/reports/x.json?X-Amz-Signature=abc',
+    });
+  });
+
+  it('answers 410 when the report it named is no longer kept by the time its text or URL is made', async () => {
+    for (const whole of [
+      { generated_at: NOW_ISO, url: async () => null },
+      { generated_at: NOW_ISO, text: async () => null },
+    ])
+      await expect(decide({ whole: async () => whole })).resolves.toMatchObject({
+        kind: 'not_kept',
+        status: 410,
+        title: 'This report is no longer kept',
+      });
+    const failing = { generated_at: NOW_ISO, url: async () => Promise.reject(new Error('S3 is down')) };
+    await expect(decide({ whole: async () => failing })).resolves.toMatchObject({
+      kind: 'store_failed',
+      status: 503,
     });
   });
 

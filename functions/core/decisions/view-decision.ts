@@ -68,20 +68,29 @@ const noReport = (): ViewRefusal => ({
 
 /** What `report.json` answers: the whole report (its text, or where to fetch it), or why not. */
 export type WholeReportOutcome =
-  | { readonly kind: 'whole'; readonly status: 200 | 303; readonly whole: WholeReport }
-  | (ViewRefusal & { readonly whole?: undefined })
   | {
-      readonly kind: 'replaced';
+      readonly kind: 'whole';
+      readonly status: 200 | 303;
+      /** Where the report is (303). */
+      readonly url?: string;
+      /** The report's text (200 to a GET; a HEAD reads none). */
+      readonly text?: string;
+    }
+  | (ViewRefusal & { readonly url?: undefined; readonly text?: undefined })
+  | {
+      readonly kind: 'replaced' | 'not_kept';
       readonly status: 410;
       readonly title: string;
       readonly message: string;
-      readonly whole?: undefined;
+      readonly url?: undefined;
+      readonly text?: undefined;
     };
 
 /**
  * `report.json`: a valid report link (the same signature as the page) reads the whole stored
  * report; `of` (the report the alert was made from) must be the latest one, else 410: a newer scan
- * replaced it, and its own alert links to it. Never throws.
+ * replaced it, and its own alert links to it. What it answers is that report, never a newer one a
+ * scan put meanwhile: once that report is no longer kept, 410 as well. Never throws.
  */
 export async function decideWholeReport(
   input: Omit<ViewInput, 'action' | 'latestReport'> & {
@@ -106,7 +115,22 @@ export async function decideWholeReport(
       title: 'A newer scan replaced this report',
       message: `This link is for the report of ${of.slice(0, 40)}; the latest is of ${whole.generated_at}. The alert of that scan links to it.`,
     };
-  return { kind: 'whole', status: whole.url ? 303 : 200, whole };
+  // A HEAD of a report served as text reads none of it (it answers the headers of the GET).
+  if (!whole.url && input.method.toUpperCase() === 'HEAD') return { kind: 'whole', status: 200 };
+  let found: string | null;
+  try {
+    found = whole.url ? await whole.url() : ((await whole.text?.()) ?? null);
+  } catch (error) {
+    return failed('store_failed', 503, error);
+  }
+  if (found === null)
+    return {
+      kind: 'not_kept',
+      status: 410,
+      title: 'This report is no longer kept',
+      message: `The report of ${whole.generated_at} this link is for is no longer kept. The alert of the latest scan links to its own report.`,
+    };
+  return whole.url ? { kind: 'whole', status: 303, url: found } : { kind: 'whole', status: 200, text: found };
 }
 
 /** The method, keys, signature and expiry of a read-only link; null when it passes, else the answer. */

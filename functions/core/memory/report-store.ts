@@ -36,7 +36,8 @@ export interface ReportStore {
   /**
    * The report last put, whole, for a program (`report.json`, the claim check of an alert too small
    * for it): its `generated_at` and its stored text, or a short-lived URL to fetch the text from
-   * (S3: no Lambda answer holds a large report). Null before the first.
+   * (S3: no Lambda answer holds a large report). Null before the first. The text or the URL is of
+   * that report, never of one a scan put after it: null once it is no longer kept.
    */
   whole(): Promise<WholeReport | null>;
 }
@@ -44,10 +45,13 @@ export interface ReportStore {
 /** Where the whole stored report is: its time, and its text or a URL that serves it. */
 export interface WholeReport {
   readonly generated_at: string;
-  /** The stored text (a folder). */
-  readonly text?: () => Promise<string>;
-  /** A short-lived URL that serves the stored text (S3, presigned). */
-  readonly url?: string;
+  /** The stored text of this report (a folder), or null once a newer one replaced it. */
+  readonly text?: () => Promise<string | null>;
+  /**
+   * A short-lived URL that serves this report's stored text (S3, presigned: its copy under
+   * `reports/`, which no scan overwrites), or null once that copy expired.
+   */
+  readonly url?: () => Promise<string | null>;
 }
 
 /** How long a presigned URL to the whole report stays valid: long enough to follow a redirect. */
@@ -91,7 +95,7 @@ export const LATEST_REPORT_KEY = 'latest.json';
  */
 export const LATEST_VIEW_KEY = 'latest-view.json';
 /** Where each report is kept as well, by its time; the bucket's lifecycle rule expires them. */
-export const reportHistoryKey = (report: Report) =>
+export const reportHistoryKey = (report: Pick<Report, 'generated_at'>) =>
   `reports/${report.generated_at.replace(/[:.]/g, '-')}.json`;
 
 /**
