@@ -22,7 +22,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       return EXIT.usage;
     }
     if (word === '--help' || word === '-h') return print(io, renderOverview(COMMANDS));
-    if (asksForVersion(word)) return print(io, VERSION_LINE);
+    if (asksForVersion(word)) {
+      if (rest.length)
+        throw new UsageError(`${word} takes nothing after it (got ${rest[0]}); run sentinel ${word} alone`);
+      return print(io, VERSION_LINE);
+    }
     if (word === 'help') return help(rest, io);
     const command = commandNamed(word);
     if (!command) throw unknownCommand(word);

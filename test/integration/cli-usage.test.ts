@@ -41,6 +41,15 @@ describe('sentinel --version and help', () => {
       expect(await runCli([short], {})).toEqual(await runCli(['--version'], {}));
   });
 
+  it('refuses words after --version instead of ignoring them, exit 2', async () => {
+    expect(await runCli(['--version', 'scan'], {})).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'sentinel: --version takes nothing after it (got scan); run sentinel --version alone\n',
+    });
+    expect((await runCli(['version', '--json'], {})).code).toBe(2);
+  });
+
   it('refuses to date a snooze or an acknowledgement ahead of the clock, before any request (exit 2)', async () => {
     for (const command of ['snooze', 'ack']) {
       const run = await runCli(
