@@ -1,12 +1,18 @@
 import { EnvSecretSource } from '../../functions/aws/secrets';
 import type { SecretSource } from '../../functions/core/links/secrets';
+import { StateError } from '../../functions/core/memory/state';
 import { accountRawSettings } from '../../functions/core/scan/accounts';
 import { ENV, loadRestoreSettings, settingsFromEnv } from '../../functions/core/scan/config';
 import { accountWebApp, createAccountsWebApp } from '../../functions/handlers/accounts-web';
 import type { ProxyHandler } from '../../functions/handlers/http-answer';
 import { createWebApp } from '../../functions/handlers/web-app';
 import { serveLocally } from '../../functions/local/local-server';
-import { dynamoDbClientFromEnv, openStateStore } from '../../functions/local/state-location';
+import { checkRegularOrAbsent } from '../../functions/local/regular-file';
+import {
+  dynamoDbClientFromEnv,
+  openStateStore,
+  type StateLocation,
+} from '../../functions/local/state-location';
 import { StateActionStore } from '../../functions/use-cases/state-action-store';
 import { type AccountSettings, readAccountsFile } from '../../lib/config';
 import { accountEntryOf, accountKeySource } from '../accounts';
@@ -15,6 +21,7 @@ import { type CliIo, EXIT, type ParsedArgs } from '../command';
 import { untilAborted } from '../interrupt';
 import {
   accountStateLocation,
+  accountStatePath,
   accountStoresFor,
   actionStoreFor,
   auditTrailFor,
@@ -87,6 +94,19 @@ export const logTo =
   (message: string, entry: Record<string, unknown>): void =>
     io.stderr(`${JSON.stringify({ message, ...entry })}\n`);
 
+/**
+ * A state file the links would read that is a directory, a pipe or a device is refused at start, as
+ * `scan` refuses it, not on the first click (which answered 503).
+ */
+async function checkStateFiles(location: StateLocation | undefined, accounts: readonly string[] | undefined) {
+  if (location?.kind !== 'file') return;
+  const paths = accounts ? accounts.map((name) => accountStatePath(location.path, name)) : [location.path];
+  for (const path of paths)
+    await checkRegularOrAbsent(path).catch((error: Error) => {
+      throw new StateError(`cannot read the state file ${path}: ${error.message}`, { cause: error });
+    });
+}
+
 /** `sentinel serve`: every link on a local server until stopped. */
 export async function runServe(args: ParsedArgs, io: CliIo): Promise<number> {
   noPositionals(serve, args);
@@ -107,6 +127,10 @@ export async function runServe(args: ParsedArgs, io: CliIo): Promise<number> {
   }
   secrets.signingKeysNow();
   const stateFlag = str(args.values.state);
+  await checkStateFiles(
+    stateLocationOf(stateFlag, env),
+    accounts?.map((account) => account.name),
+  );
   const place = { env, secrets, stateFlag, cwd: io.cwd, log: logTo(io) };
   const app = accounts ? accountsAppForServe(place, accounts) : webAppForServe(place);
   const server = await serveLocally(app, { port });

@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 
 /**
  * Reading a file a person named (the state, an accounts or policies file). Opened without blocking
@@ -42,6 +42,21 @@ export async function readRegularFile(path: string, maxBytes = Number.POSITIVE_I
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Refuses `path` when something other than a regular file is there (a directory, a pipe, a device),
+ * without opening it: a file that is not there yet is fine (a state file a first scan creates).
+ */
+export async function checkRegularOrAbsent(path: string): Promise<void> {
+  let stats: Stats;
+  try {
+    stats = await stat(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  checkRegular(stats, Number.POSITIVE_INFINITY);
 }
 
 /** {@link readRegularFile} for the synchronous readers of configuration (the CDK app's). */

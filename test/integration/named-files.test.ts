@@ -81,6 +81,23 @@ describe('a file a person names that is not a regular file', () => {
       `accounts file ${fifo} cannot be read (it is a named pipe (FIFO), not a file)`,
     );
   });
+
+  it('as serve --state: refused before it listens, not on the first click', async () => {
+    const folder = join(dir, 'state-folder');
+    mkdirSync(folder, { recursive: true });
+    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY, LINK_SIGNING_KEY: 'k'.repeat(64) };
+    for (const [path, what] of [
+      [folder, 'it is a directory, not a file'],
+      [fifo, 'it is a named pipe (FIFO), not a file'],
+    ] as const) {
+      const served = await runCli(['serve', '--port', '0', '--state', path], env);
+      expect([served.code, served.stdout, served.stderr]).toEqual([
+        1,
+        '',
+        `sentinel: cannot read the state file ${path}: ${what}\n`,
+      ]);
+    }
+  });
 });
 
 describe('--alert-to a named pipe', () => {
