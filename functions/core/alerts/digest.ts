@@ -1,6 +1,6 @@
 import { cutText, inertText, plainDomain, plural, safeText } from '../base/text';
 import { type ContactFinding, type DomainFinding, type Finding, isDomainFinding } from '../findings/classify';
-import { nextStep } from '../findings/next-step';
+import { nextStep, shownEmail } from '../findings/next-step';
 import { responseBytes } from '../memory/report-view';
 import type { Problem } from '../reseller/client';
 import type { DomainPrice } from '../reseller/schemas';
@@ -79,7 +79,7 @@ function who(name: string | undefined, company: string | undefined, email: strin
   return [
     name ? inertText(cutText(safeText(name), 120)) : '',
     company ? `(${inertText(cutText(safeText(company), 120))})` : '',
-    email ? `<${cutText(safeText(email), 254)}>` : '',
+    email ? `<${shownEmail(email)}>` : '',
   ]
     .filter(Boolean)
     .join(' ');
