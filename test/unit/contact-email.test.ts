@@ -60,3 +60,20 @@ describe('a contact e-mail from the API', () => {
     expect(json.findings).toHaveLength(7);
   });
 });
+
+describe('a contact handle from the API', () => {
+  // The same review: the handle is any text too, shown in the registrant line and the contact's own line.
+  it('is shown as text no mail client links', () => {
+    const handle = 'https://evil.example/x';
+    const registrant = { handle, name: 'Anna', company_name: 'Bloem', email: 'anna@example.nl' };
+    const digest = renderDigest(
+      reportOf([
+        domainFinding('shop.nl', 'expiring', 'critical', 3, { registrant }),
+        { ...contactWith('bram@example.nl'), handle },
+      ]),
+    );
+    expect(digest).not.toContain('https://evil.example');
+    expect(digest).toContain('[https[:]//evil[.]example/x]');
+    expect(digest).toContain('- contact https[:]//evil[.]example/x: validation pending');
+  });
+});
