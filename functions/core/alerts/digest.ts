@@ -1,6 +1,6 @@
 import { cutText, inertText, plainDomain, plural, safeText } from '../base/text';
 import { type ContactFinding, type DomainFinding, type Finding, isDomainFinding } from '../findings/classify';
-import { nextStep } from '../findings/next-step';
+import { nextStep, shownEmail } from '../findings/next-step';
 import { responseBytes } from '../memory/report-view';
 import type { Problem } from '../reseller/client';
 import type { DomainPrice } from '../reseller/schemas';
@@ -79,11 +79,14 @@ function who(name: string | undefined, company: string | undefined, email: strin
   return [
     name ? inertText(cutText(safeText(name), 120)) : '',
     company ? `(${inertText(cutText(safeText(company), 120))})` : '',
-    email ? `<${cutText(safeText(email), 254)}>` : '',
+    email ? `<${shownEmail(email)}>` : '',
   ]
     .filter(Boolean)
     .join(' ');
 }
+
+/** A contact handle from the API (any text) on one line, cut, and inert: no mail client links it. */
+const handleText = (handle: string): string => inertText(cutText(safeText(handle), 64));
 
 function domainItem(f: DomainFinding, now: string, day: (iso: string) => string): Item {
   const first = `- ${changeMarker(f)}${cutText(plainDomain(f.domain_name), 2 * KEY_MAX)}: ${describeDomainFinding(f, now, day)}`;
@@ -101,9 +104,7 @@ function domainItem(f: DomainFinding, now: string, day: (iso: string) => string)
     first,
     ...escalated,
     ...(r
-      ? [
-          `  Registrant: ${who(r.name, r.company_name, r.email) || 'unknown'} [${cutText(safeText(r.handle), 64)}]`,
-        ]
+      ? [`  Registrant: ${who(r.name, r.company_name, r.email) || 'unknown'} [${handleText(r.handle)}]`]
       : []),
     ...(f.price ? [`  Renewal price: ${priceText(f.price as DomainPrice)}`] : []),
     `  Next: ${nextStep(f, day)}`,
@@ -118,7 +119,7 @@ function domainItem(f: DomainFinding, now: string, day: (iso: string) => string)
 }
 
 function contactItem(f: ContactFinding): Item {
-  const first = `- ${changeMarker(f)}contact ${cutText(safeText(f.handle), 64)}: validation pending; the registry may suspend the domains it holds`;
+  const first = `- ${changeMarker(f)}contact ${handleText(f.handle)}: validation pending; the registry may suspend the domains it holds`;
   return {
     severity: 'warning',
     full: [first, `  ${who(f.name, f.company_name, f.email)}`, `  Next: ${nextStep(f)}`],

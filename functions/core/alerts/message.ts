@@ -65,6 +65,12 @@ const JSON_FINDINGS_RESERVE = 24 * 1024;
 const REASON_MAX = 300;
 const KEY_MAX = 260;
 const PROBLEMS_KEPT = 100;
+/**
+ * The most the unreadable records take in the JSON before the digest is given its room: a key or
+ * reason of quotes or control characters is escaped twice in the message (a control character
+ * seven bytes), and a hundred of them would leave the e-mail no room to name anything.
+ */
+const PROBLEMS_MAX_BYTES = 48 * 1024;
 
 /**
  * The bytes SNS counts for a publish: the message, the subject, and each attribute's name, data
@@ -137,6 +143,19 @@ const messageProblem = (p: Report['problems'][number]) =>
   p.reason.length > REASON_MAX || (p.key?.length ?? 0) > KEY_MAX
     ? { ...p, key: p.key === null ? null : cutText(p.key, KEY_MAX), reason: cutText(p.reason, REASON_MAX) }
     : p;
+
+/** How many of the first unreadable records the JSON keeps: at most {@link PROBLEMS_KEPT}, within {@link PROBLEMS_MAX_BYTES}. */
+function problemsKept(problems: Report['problems']): number {
+  let used = 0;
+  let n = 0;
+  for (const p of problems.slice(0, PROBLEMS_KEPT)) {
+    // Escaped as the content of the `default` string, with its comma.
+    used += responseBytes(JSON.stringify(messageProblem(p))) + 1;
+    if (used > PROBLEMS_MAX_BYTES) break;
+    n++;
+  }
+  return n;
+}
 
 /** The names from the API a finding carries, each of which a hostile record can make megabytes long. */
 const FINDING_NAMES = ['domain_name', 'handle', 'name', 'company_name', 'email'] as const;
@@ -254,10 +273,10 @@ export function buildAlertMessage(whole: Report, options: RenderOptions = {}): A
   const bytesOf = (message: string) => snsPublishBytes({ subject, message, attributes });
   const parts = new JsonParts(report);
   const problems = Math.min(report.problems.length, PROBLEMS_KEPT);
-  const frame = bytesOf(envelope(parts.text(0, problems), '')) + 64;
+  const frameWith = (kept: number) => bytesOf(envelope(parts.text(0, kept), '')) + 64;
 
   // Whole: the report in full and the digest naming every item in full, if both fit.
-  const findingsBudget = SNS_MAX_BYTES - frame;
+  const findingsBudget = SNS_MAX_BYTES - frameWith(problems);
   const problemsWhole =
     problems === report.problems.length && report.problems.every((p) => messageProblem(p) === p);
   if (problemsWhole && parts.fitting(findingsBudget) === report.findings.length && parts.namesCut === 0) {
@@ -268,12 +287,13 @@ export function buildAlertMessage(whole: Report, options: RenderOptions = {}): A
     if (bytesOf(message) <= SNS_MAX_BYTES && digest.allFull) return done(message, 'whole', 0, 0, digest);
   }
 
-  // Linked: the digest first (up to what leaves the JSON room for its first findings), then the JSON.
+  // Linked: the digest first (up to what leaves the JSON room for its first findings and the
+  // unreadable records within PROBLEMS_MAX_BYTES), then the JSON.
+  let kept = problemsKept(report.problems);
   const digest = composeDigest(report, {
     ...options,
-    budgetBytes: Math.min(DIGEST_MAX_BYTES, SNS_MAX_BYTES - frame - JSON_FINDINGS_RESERVE),
+    budgetBytes: Math.min(DIGEST_MAX_BYTES, SNS_MAX_BYTES - frameWith(kept) - JSON_FINDINGS_RESERVE),
   });
-  let kept = problems;
   let fit = parts.fitting(SNS_MAX_BYTES - bytesOf(envelope(parts.text(0, kept), digest.text)) - 64);
   let message = envelope(parts.text(fit, kept), digest.text);
   // The estimate holds in practice; this settles any byte it missed, then unreadable records give way.

@@ -1,4 +1,4 @@
-import { normalizeDomainName, plural, safeText } from '../base/text';
+import { cutText, inertText, normalizeDomainName, plural, safeText } from '../base/text';
 import type { ContactFinding, DomainFinding, Finding, RegistryView } from './classify';
 import { quarantinePeriodOf, tldOf } from './quarantine-periods';
 import { isRegistryKind } from './registry-rules';
@@ -10,6 +10,19 @@ import { isRegistryKind } from './registry-rules';
  * next-step-docs.ts). A new kind is one entry here and one there; a kind without them does not
  * compile (classify's and memory's kinds are checked against both).
  */
+
+/** A plain e-mail address, which a mail client may link (mailto) without harm; quantifiers bounded. */
+const PLAIN_EMAIL = /^[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){1,8}$/i;
+
+/**
+ * An e-mail address from the API as alerts show it: one line, at most 254 characters (the most an
+ * address has), and, unless it is a plain address, inert text no mail client links: the API's
+ * e-mail field is any text, and a URL in it would be a link in our own alert.
+ */
+export function shownEmail(email: string): string {
+  const text = cutText(safeText(email), 254);
+  return PLAIN_EMAIL.test(text) ? text : inertText(text);
+}
 
 /** A day as alerts show it: `29 Nov 2026`. */
 export type DayFormat = (iso: string) => string;
@@ -189,7 +202,7 @@ export const FINDING_NEXT_STEPS = {
   contact_pending_validation: {
     kind: 'contact_pending_validation',
     step: (f: ContactFinding) =>
-      `Ask ${f.email ? `<${safeText(f.email)}>` : 'the contact'} to confirm the validation e-mail now: until then the registry may suspend the domains it holds (for gTLDs within 15 days of the request).`,
+      `Ask ${f.email ? `<${shownEmail(f.email)}>` : 'the contact'} to confirm the validation e-mail now: until then the registry may suspend the domains it holds (for gTLDs within 15 days of the request).`,
     sample: {
       handle: 'C00001',
       kind: 'contact_pending_validation',
