@@ -82,8 +82,7 @@ export interface DomainSentinelProps {
   /**
    * The scan function's timeout in minutes (1 to 15): what an account too large or a reseller too
    * slow for the default needs (a read the time runs out in is alerted incomplete, and the run fails
-   * saying to raise this). Two runs of the schedule must be at least this far apart, or the synth
-   * refuses. @default 5, 15 with registryCheck
+   * saying to raise this). @default 5, 15 with registryCheck
    */
   readonly scanTimeoutMinutes?: number;
   /**

@@ -11,7 +11,6 @@ import { ACCOUNT_ENV, type AccountScanInput } from '../functions/core/scan/accou
 import { ENV, METRICS } from '../functions/core/scan/config';
 import { AccountScans } from './account-scans';
 import { CustomMetricFactory, type MetricReading, metricOptions } from './metrics';
-import { scanTimeoutMinutesOf } from './schedule';
 import { SentinelFunction } from './sentinel-function';
 import type { AlarmSpec } from './watchdog';
 
@@ -131,12 +130,7 @@ export class Scanner extends Construct {
       // room for retries with backoff. The scan stops itself 20 s before this to fail with a clear message.
       // The registry check paces itself to each RDAP server (2 lookups at a time): Lambda's longest.
       // A larger account or a slower reseller sets its own (scanTimeoutMinutes).
-      timeout: Duration.minutes(
-        scanTimeoutMinutesOf({
-          scanTimeoutMinutes: props.timeoutMinutes,
-          registryCheck: props.registryCheck !== undefined,
-        }),
-      ),
+      timeout: Duration.minutes(props.timeoutMinutes ?? (props.registryCheck ? 15 : 5)),
       environment: {
         ...scanEnvironment(props),
         POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,

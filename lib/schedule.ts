@@ -111,13 +111,7 @@ const HOUR_MS = 3_600_000;
 
 /** The longest time a schedule leaves without a run, counted from the deploy, or why it cannot be judged. */
 export type ScanGap =
-  | {
-      readonly hours: number;
-      readonly after: Date;
-      readonly until: Date;
-      /** The shortest time between two runs, in minutes (Infinity for a single run). */
-      readonly shortestMinutes: number;
-    }
+  | { readonly hours: number; readonly after: Date; readonly until: Date }
   | { readonly problem: string };
 
 /** The values one cron field's numbers, ranges (wrapping past the end, as in FRI-MON), steps and * allow. */
@@ -262,24 +256,16 @@ export function longestScanGap(expression: string, timeZone: string, from = new 
   if (rate) {
     const n = Number(rate[1]);
     const ms = n * (rate[2] === 'minute' ? 60_000 : rate[2] === 'hour' ? HOUR_MS : DAY_MS);
-    return {
-      hours: Math.ceil(ms / HOUR_MS),
-      after: from,
-      until: new Date(from.getTime() + ms),
-      shortestMinutes: ms / 60_000,
-    };
+    return { hours: Math.ceil(ms / HOUR_MS), after: from, until: new Date(from.getTime() + ms) };
   }
   const fields = (/^cron\((.*)\)$/.exec(expression)?.[1] ?? '').trim().split(/\s+/);
   const start = from.getTime();
   const end = start + HORIZON_DAYS * DAY_MS;
   let longest = { after: start, until: start };
   let previous = start;
-  let shortest = Number.POSITIVE_INFINITY;
   for (const at of cronRuns(fields, timeZone, start)) {
     if (at > end) break;
     if (at - previous > longest.until - longest.after) longest = { after: previous, until: at };
-    // From the deploy to the first run is no gap between two runs.
-    if (previous !== start) shortest = Math.min(shortest, at - previous);
     previous = at;
   }
   if (previous === start)
@@ -289,7 +275,6 @@ export function longestScanGap(expression: string, timeZone: string, from = new 
     hours: Math.ceil((longest.until - longest.after) / HOUR_MS),
     after: new Date(longest.after),
     until: new Date(longest.until),
-    shortestMinutes: shortest / 60_000,
   };
 }
 
@@ -299,14 +284,7 @@ export interface DeadManSettings {
   readonly timeZone: string;
   readonly scanIntervalHours?: number | undefined;
   readonly heartbeatUrlParameterName?: string | undefined;
-  readonly scanTimeoutMinutes?: number | undefined;
-  readonly registryCheck?: boolean | undefined;
 }
-
-/** The scan function's timeout in minutes: scanTimeoutMinutes, else 5, or Lambda's longest (15) with registryCheck. */
-export const scanTimeoutMinutesOf = (
-  settings: Pick<DeadManSettings, 'scanTimeoutMinutes' | 'registryCheck'>,
-) => settings.scanTimeoutMinutes ?? (settings.registryCheck ? 15 : 5);
 
 /**
  * The dead-man switch of a schedule: the hours it waits for a scan (the longest gap, or
@@ -320,11 +298,6 @@ export function deadManWatch(
   const gap = longestScanGap(settings.schedule, settings.timeZone, from);
   if ('problem' in gap)
     return { problem: `schedule ${gap.problem}: the dead-man alarm would fire a day after the deploy` };
-  const timeout = scanTimeoutMinutesOf(settings);
-  if (gap.shortestMinutes < timeout)
-    return {
-      problem: `schedule ${settings.schedule} starts a scan ${gap.shortestMinutes} minutes after the one before, and a scan may run ${timeout} minutes (the scan timeout: scanTimeoutMinutes, 15 with registryCheck): a slow scan would overlap the next, which waits for its lease and fails; scan less often, or set scanTimeoutMinutes to at most ${Math.floor(gap.shortestMinutes)}`,
-    };
   const intervalHours = Math.max(gap.hours, settings.scanIntervalHours ?? 0);
   if (intervalHours + DEAD_MAN_GRACE_HOURS <= ALARM_MAX_HOURS) return { intervalHours };
   if (settings.heartbeatUrlParameterName) return {};

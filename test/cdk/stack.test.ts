@@ -121,17 +121,6 @@ describe('scan', () => {
     );
   });
 
-  it('refuses a schedule whose next scan would start before the last one may end', () => {
-    expect(() => synth({ schedule: 'rate(10 minutes)', registryCheck: 'true' })).toThrow(
-      /^invalid context: schedule rate\(10 minutes\) starts a scan 10 minutes after the one before, and a scan may run 15 minutes .*set scanTimeoutMinutes to at most 10$/,
-    );
-    const fits = synth({ schedule: 'rate(10 minutes)', registryCheck: 'true', scanTimeoutMinutes: '10' });
-    fits.template.hasResourceProperties('AWS::Lambda::Function', {
-      Description: Match.stringLikeRegexp('scans the reseller account'),
-      Timeout: 600,
-    });
-  });
-
   it('does not tell a scan already at Lambda longest timeout to raise scanTimeoutMinutes', () => {
     for (const settings of [{ scanTimeoutMinutes: '15' }, { registryCheck: 'true' }]) {
       const { template: t } = synth(settings);
