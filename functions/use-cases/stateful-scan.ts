@@ -327,13 +327,13 @@ async function saveOrRelease(
   if (inPart?.resizeGivenUp)
     return {
       resizeGivenUp: new StateError(
-        `the save to ${store.location} ran out of the time left before it had laid the memory of ${inPart.of} domains out in the larger bucket layout the account has grown to, and saved this scan's changes in the layout it had instead (nothing is lost); every run tries again until one has the time; raise the scan function's timeout (scanTimeoutMinutes)`,
+        `the save to ${store.location} ran out of the time left before it had laid the memory of ${inPart.of} domains out in the larger bucket layout the account has grown to, and saved this scan's changes in the layout it had instead (nothing is lost); every run tries again until one has the time; raise the scan function's timeout (scanTimeoutMinutes, up to Lambda's 15 minutes)`,
       ),
     };
   return inPart
     ? {
         savedInPart: new StateError(
-          `the first save to ${store.location} ran out of the time left and kept the memory of ${inPart.kept} of ${inPart.of} domains; the next scan announces the others again and saves them; raise the scan function's timeout (scanTimeoutMinutes)`,
+          `the first save to ${store.location} ran out of the time left and kept the memory of ${inPart.kept} of ${inPart.of} domains; the next scan announces the others again and saves them; raise the scan function's timeout (scanTimeoutMinutes, up to Lambda's 15 minutes)`,
         ),
       }
     : {};

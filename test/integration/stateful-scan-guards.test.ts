@@ -106,7 +106,7 @@ describe('runStatefulScan guards', () => {
     expect(outcome.saved).toBe(true);
     expect(outcome.savedInPart).toBeUndefined();
     expect(outcome.resizeGivenUp?.message).toBe(
-      `the save to ${path} ran out of the time left before it had laid the memory of 1 domains out in the larger bucket layout the account has grown to, and saved this scan's changes in the layout it had instead (nothing is lost); every run tries again until one has the time; raise the scan function's timeout (scanTimeoutMinutes)`,
+      `the save to ${path} ran out of the time left before it had laid the memory of 1 domains out in the larger bucket layout the account has grown to, and saved this scan's changes in the layout it had instead (nothing is lost); every run tries again until one has the time; raise the scan function's timeout (scanTimeoutMinutes, up to Lambda's 15 minutes)`,
     );
     expect((await loadState(file, sim.url)).generation).toBe(1);
   });
