@@ -193,6 +193,15 @@ describe('renderDigest', () => {
     );
     expect(renderDigest(reportOf([]))).not.toContain('The account holds');
   });
+
+  it('tells a group where its own thresholds are changed, not the deployment settings', () => {
+    const account = reportOf([]);
+    const vip = { ...account, source: { ...account.source, group: 'vip' } };
+    const digest = renderDigest(vip);
+    expect(digest).toContain('Change them with expiryDays and criticalDays of policy vip (policies file).');
+    expect(digest).not.toContain('EXPIRY_DAYS');
+    expect(renderDigest(account)).toContain('Change them with EXPIRY_DAYS and CRITICAL_DAYS');
+  });
 });
 
 describe('renderSms', () => {

@@ -432,6 +432,8 @@ function footer(report: Report, timeZone: string, time: (iso: string) => string)
       ? [`Failed renewals were not checked: ${safeText(report.renewal_rule_off)}.`]
       : []),
     `Dates are shown in ${timeZone}. Thresholds: expiring within ${report.policy.expiry_days} days, critical within ${report.policy.critical_days} days without auto-renew.`,
-    'Change them with EXPIRY_DAYS and CRITICAL_DAYS (or cdk deploy -c expiryDays=N -c criticalDays=N).',
+    report.source.group === undefined
+      ? 'Change them with EXPIRY_DAYS and CRITICAL_DAYS (or cdk deploy -c expiryDays=N -c criticalDays=N).'
+      : `Change them with expiryDays and criticalDays of policy ${safeText(report.source.group)} (policies file).`,
   ];
 }
