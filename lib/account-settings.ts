@@ -1,9 +1,13 @@
-import { Arn, ArnFormat, Stack, Token, Validations } from 'aws-cdk-lib';
+import { fileURLToPath } from 'node:url';
+import { Arn, ArnFormat, CustomResource, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { sdkCall } from './sdk-call';
+import { SentinelFunction } from './sentinel-function';
+
+const FUNCTIONS_DIR = fileURLToPath(new URL('../functions', import.meta.url));
 
 export interface AccountSettingsProps {
   /** The stage whose logs need API Gateway's CloudWatch Logs role: it waits until the role is set. */
@@ -17,26 +21,35 @@ export interface AccountSettingsProps {
  * (`ownAccountSettings`): API Gateway's CloudWatch Logs role (the account setting
  * `cloudwatchRoleArn`, which every REST API stage that logs needs) and SNS's SMS delivery-status
  * logging (the account's SMS attributes `DeliveryStatusIAMRole` and
- * `DeliveryStatusSuccessSamplingRate`). Each setting is overwritten on deploy and cleared again when
- * the stack is destroyed, before its role goes: nothing is left naming a role that no longer exists.
+ * `DeliveryStatusSuccessSamplingRate`). Each setting is overwritten on deploy. When the stack is
+ * destroyed, before its role goes, each is cleared only if it still names this stack's role: in an
+ * account other teams share, one may have pointed it at its own role since, and keeps it.
  */
 export class AccountSettings extends Construct {
   /** The role API Gateway writes every REST API's logs of the account and region with. */
   readonly apiGatewayRole: iam.Role;
   /** The role SNS writes SMS delivery status with, when the deployment sends SMS. */
   readonly smsDeliveryStatusRole?: iam.Role;
+  /** The function of Custom::AccountSettingsRelease, which clears each setting still naming our role. */
+  readonly releaseFunction: SentinelFunction;
+  private readonly accountArn: string;
 
   constructor(scope: Construct, id: string, props: AccountSettingsProps) {
     super(scope, id);
-    this.apiGatewayRole = this.ownApiGatewayRole(props.stage);
-    if (props.smsDeliveryStatus) this.smsDeliveryStatusRole = this.ownSmsDeliveryStatus();
+    const stack = Stack.of(this);
+    this.accountArn = Arn.format({ service: 'apigateway', account: '', resource: '/account' }, stack);
+    const apiGateway = this.ownApiGatewayRole(props.stage);
+    this.apiGatewayRole = apiGateway.role;
+    const sms = props.smsDeliveryStatus ? this.ownSmsDeliveryStatus() : undefined;
+    this.smsDeliveryStatusRole = sms?.role;
+    this.releaseFunction = this.releaseWhenGone([apiGateway.setting, ...(sms ? [sms.setting] : [])]);
   }
 
   /**
    * AWS::ApiGateway::Account sets the role (CloudFormation retries while IAM makes it assumable);
-   * its delete leaves the setting as it is, so a deploy-time call clears it when the stack goes.
+   * its delete leaves the setting as it is: Custom::AccountSettingsRelease clears it.
    */
-  private ownApiGatewayRole(stage: apigateway.Stage): iam.Role {
+  private ownApiGatewayRole(stage: apigateway.Stage): { role: iam.Role; setting: Construct } {
     const stack = Stack.of(this);
     const role = new iam.Role(this, 'ApiGatewayCloudWatchRole', {
       assumedBy: new iam.ServicePrincipal('apigateway.amazonaws.com', {
@@ -50,33 +63,39 @@ export class AccountSettings extends Construct {
     });
     const account = new apigateway.CfnAccount(this, 'ApiGatewayAccount', { cloudWatchRoleArn: role.roleArn });
     stage.node.addDependency(account);
-    const accountArn = Arn.format({ service: 'apigateway', account: '', resource: '/account' }, stack);
-    const clear = sdkCall(this, 'ApiGatewayRoleCleared', {
-      onCreate: { ...CLEAR_API_GATEWAY_ROLE, action: 'getAccount', parameters: {} },
-      onDelete: CLEAR_API_GATEWAY_ROLE,
-      statements: [
-        new iam.PolicyStatement({ actions: ['apigateway:GET', 'apigateway:PATCH'], resources: [accountArn] }),
-      ],
+    // Kept, with no delete call, only for stacks deployed before the release: removed from the
+    // template, CloudFormation would run its old delete call (from the old template) on the
+    // upgrade, clearing the setting whoever it named, ours too. Updated in place it loses that call.
+    // Safe to drop once every stack has been deployed with this version.
+    const formerClear = sdkCall(this, 'ApiGatewayRoleCleared', {
+      onCreate: {
+        service: 'APIGateway',
+        action: 'getAccount',
+        parameters: {},
+        physicalResourceId: cr.PhysicalResourceId.of('api-gateway-cloudwatch-role'),
+      },
+      statements: [new iam.PolicyStatement({ actions: ['apigateway:GET'], resources: [this.accountArn] })],
     });
-    // Deleted before the setting's resource and the role: the setting is cleared while both exist.
-    clear.node.addDependency(account, role);
+    formerClear.node.addDependency(account, role);
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
       reason:
         "API Gateway's account-level CloudWatch role needs AmazonAPIGatewayPushToCloudWatchLogs, the policy AWS publishes for " +
         'exactly that role, so the stage can write its error and access logs; the functions themselves have no managed policies.',
     });
-    return role;
+    return { role, setting: account };
   }
 
   /**
    * The SMS attributes name a role SNS writes with (SetSMSAttributes; CloudFormation has no
-   * resource for them): set on create and update, cleared on delete. SNS makes its log groups
+   * resource for them): set on create and update; Custom::AccountSettingsRelease clears them. The
+   * call keeps its id, so an upgrade updates it in place and drops the delete call it had, which
+   * cleared them whoever they named. SNS makes its log groups
    * itself, under names it fixes per account and region (`sns/<region>/<account>/
    * DirectPublishToPhoneNumber` and `/Failure`): the stack never creates them, so it collides with
    * no group an earlier owner or SNS made.
    */
-  private ownSmsDeliveryStatus(): iam.Role {
+  private ownSmsDeliveryStatus(): { role: iam.Role; setting: Construct } {
     const stack = Stack.of(this);
     const snsLogGroups = Arn.format(
       {
@@ -122,13 +141,9 @@ export class AccountSettings extends Construct {
       },
       physicalResourceId: cr.PhysicalResourceId.of('sms-delivery-status-logging'),
     };
-    sdkCall(this, 'SmsAttributes', {
+    const setting = sdkCall(this, 'SmsAttributes', {
       onCreate: set,
       onUpdate: set,
-      onDelete: {
-        ...set,
-        parameters: { attributes: { DeliveryStatusIAMRole: '', DeliveryStatusSuccessSamplingRate: '0' } },
-      },
       statements: [
         new iam.PolicyStatement({ actions: ['sns:SetSMSAttributes'], resources: ['*'] }),
         new iam.PolicyStatement({
@@ -138,17 +153,59 @@ export class AccountSettings extends Construct {
         }),
       ],
     });
-    return role;
+    return { role, setting };
+  }
+
+  /**
+   * Custom::AccountSettingsRelease: on delete (and on an update that drops a setting) its function
+   * reads each setting and clears it only if it still names our role (its properties); another
+   * role's, or none, it leaves and logs. It never fails the request, so the stack's deletion never
+   * sticks on a setting it could not read (functions/handlers/settings-release-handler.ts). It is
+   * deleted before the roles and the resources that set the settings (it names them, and depends on them).
+   */
+  private releaseWhenGone(settings: Construct[]): SentinelFunction {
+    const fn = new SentinelFunction(this, 'SettingsRelease', {
+      entry: `${FUNCTIONS_DIR}/handlers/settings-release.ts`,
+      description:
+        "Clears the account's API Gateway and SMS logging roles on stack delete, if they still name ours",
+      timeout: Duration.minutes(2),
+      serviceName: 'domain-sentinel-settings-release',
+    });
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['apigateway:GET', 'apigateway:PATCH'],
+        resources: [this.accountArn],
+      }),
+    );
+    const properties: Record<string, string> = { ApiGatewayCloudWatchRole: this.apiGatewayRole.roleArn };
+    if (this.smsDeliveryStatusRole) {
+      // No iam:PassRole: the function only ever clears the role, it never names one.
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['sns:GetSMSAttributes', 'sns:SetSMSAttributes'],
+          resources: ['*'],
+        }),
+      );
+      properties.SmsDeliveryStatusRole = this.smsDeliveryStatusRole.roleArn;
+      Validations.of(fn.role as iam.Role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'sns:GetSMSAttributes and sns:SetSMSAttributes have no resource-level permissions (the SMS attributes are ' +
+          "the account's), so * is the only resource they accept; the function clears only a role this stack made.",
+      });
+    }
+    const release = new CustomResource(this, 'Release', {
+      serviceToken: fn.functionArn,
+      resourceType: 'Custom::AccountSettingsRelease',
+      properties,
+      // Past the function's 2 minutes and Lambda's two retries of an answer that did not reach
+      // CloudFormation: a request is failed after 10 minutes, not CloudFormation's default hour.
+      serviceTimeout: Duration.minutes(10),
+    });
+    release.node.addDependency(...settings);
+    return fn;
   }
 }
-
-/** Clears API Gateway's CloudWatch Logs role of the account and region (an empty ARN is none). */
-const CLEAR_API_GATEWAY_ROLE: cr.AwsSdkCall = {
-  service: 'APIGateway',
-  action: 'updateAccount',
-  parameters: { patchOperations: [{ op: 'replace', path: '/cloudwatchRoleArn', value: '' }] },
-  physicalResourceId: cr.PhysicalResourceId.of('api-gateway-cloudwatch-role'),
-};
 
 /** A value as cdk-nag writes it in a finding: itself when concrete, `<AWS::…>` when a token. */
 function nagName(value: string, pseudo: 'Region' | 'AccountId'): string {

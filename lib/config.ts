@@ -179,7 +179,7 @@ export const SentinelSettingsSchema = z
     smsSpendAlarmUsd: dollars.default(0.8),
     /**
      * This deployment owns what exists once per account and region (API Gateway's CloudWatch Logs
-     * role, SNS's SMS delivery-status logging): it sets them, and clears them when destroyed.
+     * role, SNS's SMS delivery-status logging): it sets them, and when destroyed clears each that still names its role.
      */
     ownAccountSettings: flag.default(false),
     /** Adopt the state table an earlier deployment kept (its output StateTableName) instead of making a new one. */

@@ -117,7 +117,8 @@ export interface DomainSentinelProps {
    * Gateway's CloudWatch Logs role (the account setting `cloudwatchRoleArn`, which the web API
    * stage's own access and execution logs need) and, with SMS recipients, SNS's SMS delivery-status
    * logging (the SMS attributes `DeliveryStatusIAMRole` and `DeliveryStatusSuccessSamplingRate`).
-   * Both are cleared when the stack is destroyed. Leave it off in an account where another team
+   * Each is cleared when the stack is destroyed if it still names the stack's role (another
+   * team's role put there since is left). Leave it off in an account where another team
    * owns them (docs/deploy.md says what works either way).
    * @default false - the account's settings are left alone: no stage logs, no SMS delivery-status logs
    */

@@ -70,7 +70,7 @@ const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
     'the alert topic is subscribed outside the stack; without it (and alertEmails, alertSmsNumbers) the synth fails',
   smsSpendAlarmUsd: 'month-to-date SMS spend (USD) that raises the SMS spend alarm (with alertSmsNumbers)',
   ownAccountSettings:
-    'this deployment owns API Gateway’s CloudWatch Logs role and SNS’s SMS delivery-status logging of the account and region: it overwrites them, turns on the web API stage’s own logs, and clears them when destroyed (docs/deploy.md)',
+    'this deployment owns API Gateway’s CloudWatch Logs role and SNS’s SMS delivery-status logging of the account and region: it overwrites them, turns on the web API stage’s own logs, and when destroyed clears each that still names its role (docs/deploy.md)',
   stateTableName:
     'adopt the state table an earlier deployment kept (its output `StateTableName`), so a redeploy remembers what it announced',
   reportBucketName: 'adopt the report bucket an earlier deployment kept (its output `ReportBucketName`)',

@@ -77,7 +77,7 @@ describe('the account’s own settings: left alone unless the deployment owns th
     expect(stage.MethodSettings[0].LoggingLevel).toBeUndefined();
   });
 
-  it('owning them: sets API Gateway’s CloudWatch Logs role before the stage, and clears it on destroy before the role goes', () => {
+  it('owning them: sets API Gateway’s CloudWatch Logs role before the stage, and on destroy releases it (cleared only if still ours) before the role goes', () => {
     const { template, stack } = synthStack({ ownAccountSettings: 'true' });
     const owner = stack.sentinel.accountSettings;
     if (!owner) throw new Error('no account settings');
@@ -86,7 +86,7 @@ describe('the account’s own settings: left alone unless the deployment owns th
     template.hasResource('AWS::ApiGateway::Account', {
       Properties: { CloudWatchRoleArn: { 'Fn::GetAtt': [roleId, 'Arn'] } },
     });
-    // Not kept: the stack that set the account's role also takes it away, after clearing the setting.
+    // Not kept: the stack that set the account's role also takes it away, after releasing the setting.
     template.hasResource('AWS::IAM::Role', {
       Properties: {
         AssumeRolePolicyDocument: {
@@ -101,19 +101,26 @@ describe('the account’s own settings: left alone unless the deployment owns th
       DeletionPolicy: Match.absent(),
     });
     template.hasResource('AWS::ApiGateway::Stage', { DependsOn: Match.arrayWith([accountId]) });
-    expect(JSON.parse(joined(callValue(template, 'updateAccount', 'Delete')))).toEqual({
-      service: 'APIGateway',
-      action: 'updateAccount',
-      parameters: { patchOperations: [{ op: 'replace', path: '/cloudwatchRoleArn', value: '' }] },
-      physicalResourceId: { id: 'api-gateway-cloudwatch-role' },
-    });
-    const clear = Object.entries(template.findResources('Custom::AWS')).find(([, r]) =>
-      JSON.stringify(r.Properties.Delete ?? '').includes('updateAccount'),
+    // No deploy-time call clears the setting whoever it names (a shared account's other team's role).
+    for (const kind of ['Create', 'Update', 'Delete'] as const)
+      expect(callValue(template, 'updateAccount', kind)).toBeUndefined();
+    // The former clearing call stays, with no delete call: had it gone, an update from a version
+    // before the release would have run its old delete and cleared our own setting.
+    const former = Object.entries(template.findResources('Custom::AWS')).find(([id]) =>
+      id.includes('ApiGatewayRoleCleared'),
     );
-    expect(clear?.[1].DependsOn).toEqual(expect.arrayContaining([accountId, roleId]));
+    expect(former?.[1].Properties.Delete).toBeUndefined();
+    expect(JSON.parse(joined(former?.[1].Properties.Create))).toMatchObject({ action: 'getAccount' });
+    // The release names our role, so it goes first, and is deleted before the setting's resource.
+    const release = Object.values(template.findResources('Custom::AccountSettingsRelease'));
+    expect(release).toHaveLength(1);
+    expect(release[0]?.Properties).toMatchObject({
+      ApiGatewayCloudWatchRole: { 'Fn::GetAtt': [roleId, 'Arn'] },
+    });
+    expect(release[0]?.DependsOn).toEqual(expect.arrayContaining([accountId]));
   });
 
-  it('owning them with SMS: sets the delivery-status role on create and update, clears it on delete, passes only that role', () => {
+  it('owning them with SMS: sets the delivery-status role on create and update, releases it on delete (cleared only if still ours), passes only that role', () => {
     const { template, stack } = synthStack({ ownAccountSettings: 'true' });
     const role = stack.sentinel.accountSettings?.smsDeliveryStatusRole;
     if (!role) throw new Error('no SMS delivery-status role');
@@ -128,7 +135,16 @@ describe('the account’s own settings: left alone unless the deployment owns th
       JSON.parse(joined(callValue(template, 'setSMSAttributes', kind)));
     expect(call('Create')).toEqual(set(`{${roleId}.Arn}`, '100'));
     expect(call('Update')).toEqual(set(`{${roleId}.Arn}`, '100'));
-    expect(call('Delete')).toEqual(set('', '0'));
+    // Cleared by the release alone, and only while it names this role (test/unit/settings-release.test.ts).
+    expect(callValue(template, 'setSMSAttributes', 'Delete')).toBeUndefined();
+    const [releaseId, release] =
+      Object.entries(template.findResources('Custom::AccountSettingsRelease'))[0] ?? [];
+    expect(release?.Properties.SmsDeliveryStatusRole).toEqual({ 'Fn::GetAtt': [roleId, 'Arn'] });
+    const setting = Object.entries(template.findResources('Custom::AWS')).find(([id]) =>
+      id.includes('SmsAttributes'),
+    );
+    expect(release?.DependsOn).toEqual(expect.arrayContaining([setting?.[0]]));
+    expect(releaseId).toBeDefined();
     template.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: {
         Statement: [
@@ -180,6 +196,57 @@ describe('the account’s own settings: left alone unless the deployment owns th
     expect(JSON.stringify(template.findResources('AWS::Logs::LogGroup'))).not.toContain(
       'DirectPublishToPhoneNumber',
     );
+  });
+
+  it('owning them: the release function may read and clear the two settings and write its own log group, nothing else', () => {
+    const { template, stack } = synthStack({ ownAccountSettings: 'true' });
+    const fn = stack.sentinel.accountSettings?.releaseFunction;
+    if (!fn) throw new Error('no release function');
+    const fnId = stack.getLogicalId(fn.node.defaultChild as never);
+    const logsId = stack.getLogicalId(fn.logGroupOfFunction.node.defaultChild as never);
+    const roleId = stack.getLogicalId(fn.role?.node.defaultChild as never);
+    const [, release] = Object.entries(template.findResources('Custom::AccountSettingsRelease'))[0] ?? [];
+    expect(release?.Properties.ServiceToken).toEqual({ 'Fn::GetAtt': [fnId, 'Arn'] });
+    expect(release?.Properties.ServiceTimeout).toBe('600');
+    expect(template.toJSON().Resources[fnId].Properties.Timeout).toBe(120);
+    expect(template.toJSON().Resources[logsId]).toMatchObject({
+      DeletionPolicy: 'Delete',
+      Properties: { RetentionInDays: 30 },
+    });
+    // Read and clear: API Gateway on the account resource alone; SNS's SMS attributes have no
+    // resource-level permissions. No iam:PassRole: clearing names no role.
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
+      JSON.stringify(p.Properties.Roles).includes(roleId),
+    );
+    expect(policies.map((p) => p.Properties.PolicyDocument.Statement)).toEqual([
+      [
+        {
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Effect: 'Allow',
+          Resource: { 'Fn::GetAtt': [logsId, 'Arn'] },
+        },
+        {
+          Action: ['apigateway:GET', 'apigateway:PATCH'],
+          Effect: 'Allow',
+          Resource: {
+            'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':apigateway:eu-west-1::/account']],
+          },
+        },
+        { Action: ['sns:GetSMSAttributes', 'sns:SetSMSAttributes'], Effect: 'Allow', Resource: '*' },
+      ],
+    ]);
+    template.hasResourceProperties('AWS::IAM::Role', {
+      AssumeRolePolicyDocument: {
+        Statement: [Match.objectLike({ Principal: { Service: 'lambda.amazonaws.com' } })],
+      },
+      ManagedPolicyArns: Match.absent(),
+      Description: Match.stringLikeRegexp('SettingsRelease'),
+    });
+    // Without SMS recipients there is no SMS setting to release, and no SNS permission to release it.
+    const { template: noSms } = synthStack({ ownAccountSettings: 'true', alertSmsNumbers: '' });
+    const [, bare] = Object.entries(noSms.findResources('Custom::AccountSettingsRelease'))[0] ?? [];
+    expect(bare?.Properties.SmsDeliveryStatusRole).toBeUndefined();
+    expect(JSON.stringify(noSms.findResources('AWS::IAM::Policy'))).not.toContain('sns:GetSMSAttributes');
   });
 
   it('refuses a second copy that would own them in the same app, account and region', () => {

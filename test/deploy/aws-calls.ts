@@ -98,8 +98,9 @@ export interface Place {
 
 /**
  * SNS (query protocol). Publishing to a topic with a KMS key makes SNS use that key as the
- * publisher: GenerateDataKey and Decrypt, via SNS. SetSMSAttributes, which the emulator lacks, is
- * answered here and passes the delivery-status role to SNS.
+ * publisher: GenerateDataKey and Decrypt, via SNS. SetSMSAttributes and GetSMSAttributes, which the
+ * emulator lacks, are answered here (the account's SMS attributes are the last ones set, in
+ * `smsSettings`); setting a delivery-status role passes it to SNS.
  */
 export function snsService(place: Place, topicKeys: ReadonlyMap<string, string>): Service {
   return {
@@ -138,6 +139,16 @@ export function snsService(place: Place, topicKeys: ReadonlyMap<string, string>)
     },
     answer(_req, body) {
       const params = form(body);
+      if (params.get('Action') === 'GetSMSAttributes') {
+        const entries = Object.entries(smsSettings.at(-1) ?? {})
+          .map(([k, v]) => `<entry><key>${xmlText(k)}</key><value>${xmlText(v)}</value></entry>`)
+          .join('');
+        return {
+          status: 200,
+          headers: { 'content-type': 'text/xml' },
+          body: `<GetSMSAttributesResponse xmlns="http://sns.amazonaws.com/doc/2010-03-31/"><GetSMSAttributesResult><attributes>${entries}</attributes></GetSMSAttributesResult><ResponseMetadata><RequestId>${randomUUID()}</RequestId></ResponseMetadata></GetSMSAttributesResponse>`,
+        };
+      }
       if (params.get('Action') !== 'SetSMSAttributes') return undefined;
       smsSettings.push(smsAttributes(params));
       return {
@@ -149,8 +160,10 @@ export function snsService(place: Place, topicKeys: ReadonlyMap<string, string>)
   };
 }
 
-/** The account's SMS attributes as the rehearsal's deploy-time calls set them. */
+/** The account's SMS attributes as the rehearsal's deploy-time calls set them (or a test, as another team would). */
 export const smsSettings: Array<Record<string, string>> = [];
+
+const xmlText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 function smsAttributes(params: URLSearchParams): Record<string, string> {
   const out: Record<string, string> = {};
@@ -279,9 +292,9 @@ export function s3Service(): Service {
 export const lifecycleRules = new Map<string, string>();
 
 /**
- * API Gateway's account settings (REST: GET and PATCH /account), answered here: the deploy-time
- * call that clears the CloudWatch Logs role when the stack goes. Setting a role passes it to API
- * Gateway.
+ * API Gateway's account settings (REST: GET and PATCH /account), answered here: the release that
+ * clears the CloudWatch Logs role when the stack goes, if it still names the stack's role. Setting a
+ * role passes it to API Gateway.
  */
 export function apigatewayService(place: Place): Service {
   const account = `arn:aws:apigateway:${place.region}::/account`;
@@ -318,7 +331,7 @@ export function apigatewayService(place: Place): Service {
   };
 }
 
-/** The CloudWatch Logs role of API Gateway's account settings, as each PATCH left it. */
+/** The CloudWatch Logs role of API Gateway's account settings, as each PATCH (or a test, as another team would) left it. */
 export const apiGatewaySettings: string[] = [];
 
 /** A SecureString as the rehearsal's SSM holds it. */

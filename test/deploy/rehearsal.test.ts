@@ -244,7 +244,8 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
   it('runs every deploy-time call of the stack (custom resources) on Create, Update and Delete', async () => {
     const customs = world.resolver
       .ofType('Custom::AWS')
-      .concat(world.resolver.ofType('AWS::CloudFormation::CustomResource'));
+      .concat(world.resolver.ofType('AWS::CloudFormation::CustomResource'))
+      .concat(world.resolver.ofType('Custom::AccountSettingsRelease'));
     expect(customs.length).toBeGreaterThanOrEqual(3);
     for (const id of customs) {
       const created = await driveCustomResource(id, 'Create');
@@ -258,8 +259,9 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
         ]);
       }
     }
-    // What they did: SMS delivery-status logging on, again on update, cleared on delete with the
-    // stack; API Gateway's CloudWatch Logs role cleared on delete; the dead-man alarm armed.
+    // What they did: SMS delivery-status logging on, again on update, and cleared by the release on
+    // delete, as it still named the stack's role; API Gateway's role, never set here (that is
+    // AWS::ApiGateway::Account), found empty and left; the dead-man alarm armed.
     const role = world.resolver.attribute(
       world.resolver.ofType('AWS::IAM::Role').find((r) => /SmsDeliveryStatus/.test(r)) ?? '',
       'Arn',
@@ -270,13 +272,36 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
       set,
       { DeliveryStatusIAMRole: '', DeliveryStatusSuccessSamplingRate: '0' },
     ]);
-    expect(apiGatewaySettings).toEqual(['']);
+    expect(apiGatewaySettings).toEqual([]);
     expect(metricData).toEqual([
       expect.objectContaining({
         Namespace: 'DomainSentinel',
         MetricData: [expect.objectContaining({ MetricName: 'DeadManArmed', Value: 1 })],
       }),
     ]);
+  });
+
+  it('releases on destroy only the account settings that still name the stack’s roles, through the bundle', async () => {
+    const [release] = world.resolver.ofType('Custom::AccountSettingsRelease');
+    if (!release) throw new Error('no Custom::AccountSettingsRelease');
+    const roleArn = (pattern: RegExp) =>
+      world.resolver.attribute(
+        world.resolver.ofType('AWS::IAM::Role').find((r) => pattern.test(r)) ?? '',
+        'Arn',
+      );
+    const ours = { api: roleArn(/ApiGatewayCloudWatchRole/), sms: roleArn(/SmsDeliveryStatusRole/) };
+    const theirs = `arn:aws:iam::${PLACE.account}:role/other-team-logging`;
+    const destroy = async (api: string, sms: string) => {
+      // The account as the deploy (AWS::ApiGateway::Account, the SmsAttributes call) or another team left it.
+      apiGatewaySettings.push(api);
+      smsSettings.push({ DeliveryStatusIAMRole: sms, DeliveryStatusSuccessSamplingRate: '100' });
+      const answer = await driveCustomResource(release, 'Delete', 'domain-sentinel-account-settings-release');
+      expect(answer.Status, String(answer.Reason)).toBe('SUCCESS');
+      return [apiGatewaySettings.at(-1), smsSettings.at(-1)?.DeliveryStatusIAMRole];
+    };
+    expect(await destroy(ours.api, ours.sms)).toEqual(['', '']);
+    expect(await destroy(theirs, theirs)).toEqual([theirs, theirs]);
+    expect(await destroy(theirs, ours.sms)).toEqual([theirs, '']);
   });
 
   it('runs a scheduled scan: reads the account, publishes one alert, keeps the report and its state', async () => {
@@ -758,7 +783,7 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
       1,
     ],
     [
-      'the custom resource’s apigateway:PATCH that clears the account’s role on Delete',
+      'the release function’s apigateway:PATCH that clears the account’s role (still ours) on delete',
       (t) => {
         for (const r of Object.values(t.Resources)) {
           const statements =
@@ -768,7 +793,7 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
               st.Action = ['apigateway:GET'];
         }
       },
-      /^AWS679f53fac002430cb0da5b7982bd2287\w+ may not apigateway:PATCH on arn:aws:apigateway:eu-west-1::\/account: ImplicitlyDenied$/,
+      /^AccountSettingsSettingsRelease\w+ may not apigateway:PATCH on arn:aws:apigateway:eu-west-1::\/account: ImplicitlyDenied$/,
       1,
     ],
     [
