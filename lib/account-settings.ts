@@ -177,23 +177,24 @@ export class AccountSettings extends Construct {
         resources: [this.accountArn],
       }),
     );
+    // SNS's calls even when this deployment sends no SMS: an update that drops the SMS recipients
+    // sends the release the old SMS role to clear, under the policy of the new template (its
+    // function depends on it, so the policy is updated first). No iam:PassRole: the function only
+    // ever clears the role, it never names one.
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['sns:GetSMSAttributes', 'sns:SetSMSAttributes'],
+        resources: ['*'],
+      }),
+    );
+    Validations.of(fn.role as iam.Role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'sns:GetSMSAttributes and sns:SetSMSAttributes have no resource-level permissions (the SMS attributes are ' +
+        "the account's), so * is the only resource they accept; the function clears only a role this stack made.",
+    });
     const properties: Record<string, string> = { ApiGatewayCloudWatchRole: this.apiGatewayRole.roleArn };
-    if (this.smsDeliveryStatusRole) {
-      // No iam:PassRole: the function only ever clears the role, it never names one.
-      fn.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['sns:GetSMSAttributes', 'sns:SetSMSAttributes'],
-          resources: ['*'],
-        }),
-      );
-      properties.SmsDeliveryStatusRole = this.smsDeliveryStatusRole.roleArn;
-      Validations.of(fn.role as iam.Role).acknowledge({
-        id: 'AwsSolutions-IAM5[Resource::*]',
-        reason:
-          'sns:GetSMSAttributes and sns:SetSMSAttributes have no resource-level permissions (the SMS attributes are ' +
-          "the account's), so * is the only resource they accept; the function clears only a role this stack made.",
-      });
-    }
+    if (this.smsDeliveryStatusRole) properties.SmsDeliveryStatusRole = this.smsDeliveryStatusRole.roleArn;
     const release = new CustomResource(this, 'Release', {
       serviceToken: fn.functionArn,
       resourceType: 'Custom::AccountSettingsRelease',

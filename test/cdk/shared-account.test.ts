@@ -242,11 +242,36 @@ describe('the account’s own settings: left alone unless the deployment owns th
       ManagedPolicyArns: Match.absent(),
       Description: Match.stringLikeRegexp('SettingsRelease'),
     });
-    // Without SMS recipients there is no SMS setting to release, and no SNS permission to release it.
+    // Without SMS recipients there is no SMS setting to release (the SNS permission stays, for an
+    // update that drops them: the next test).
     const { template: noSms } = synthStack({ ownAccountSettings: 'true', alertSmsNumbers: '' });
     const [, bare] = Object.entries(noSms.findResources('Custom::AccountSettingsRelease'))[0] ?? [];
     expect(bare?.Properties.SmsDeliveryStatusRole).toBeUndefined();
-    expect(JSON.stringify(noSms.findResources('AWS::IAM::Policy'))).not.toContain('sns:GetSMSAttributes');
+  });
+
+  it('owning them: an update that drops the SMS recipients still lets the release read and clear the SMS setting it had', async () => {
+    // The update sends the release OldResourceProperties naming the SMS role, and the release then
+    // clears it if it is still ours. Its function's policy is updated before it (the function
+    // depends on it), so the template without SMS must still grant both SNS calls.
+    const { stack } = synthStack({ ownAccountSettings: 'true', alertSmsNumbers: '' });
+    const fn = stack.sentinel.accountSettings?.releaseFunction;
+    if (!fn) throw new Error('no release function');
+    const json = Template.fromStack(stack).toJSON() as TemplateJson;
+    const fnId = stack.getLogicalId(fn.node.defaultChild as never);
+    const roleId = stack.getLogicalId(fn.role?.node.defaultChild as never);
+    const policyId = Object.entries(json.Resources).find(
+      ([, r]) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties).includes(`"Ref":"${roleId}"`),
+    )?.[0];
+    expect(json.Resources[fnId]?.DependsOn).toEqual(expect.arrayContaining([policyId]));
+    const resolver = new TemplateResolver(json, { ...ENV, stackName: 'DomainSentinel' });
+    const calls = ['sns:GetSMSAttributes', 'sns:SetSMSAttributes'].map((action) => ({
+      caller: roleId,
+      action,
+      resource: '*',
+      context: {},
+    }));
+    const refused = await denials(resolver, calls, (caller) => ({ roleId: caller, session: 'release' }));
+    expect(refused.map(describeDenial)).toEqual([]);
   });
 
   it('refuses a second copy that would own them in the same app, account and region', () => {
