@@ -28,7 +28,7 @@ export interface ReleaseDeps {
   readonly apiGateway: Pick<APIGatewayClient, 'send'>;
   readonly sns: Pick<SNSClient, 'send'>;
   readonly logger: Pick<Logger, 'info' | 'warn' | 'error'>;
-  /** Sends CloudFormation the result (the event's pre-signed ResponseURL). @default a PUT with fetch */
+  /** Sends CloudFormation the result (the event's pre-signed ResponseURL). @default a PUT with https.request */
   readonly respond?: (url: string, body: string) => Promise<void>;
 }
 
