@@ -58,6 +58,12 @@ export const decideMove = (onMove: OnMove, at: { readonly read: number; readonly
 export interface Rotation {
   /** Which run this is, as a whole number: the scan gives the hour it evaluates. */
   readonly run: number;
+  /**
+   * The minute of that hour (0 to 59): a run Lambda retries a minute or three later, in the same
+   * hour, turns at another page (steps of the golden ratio's square), not at the one it cut at.
+   * Runs at a fixed minute of the hour keep their golden-ratio steps. @default 0
+   */
+  readonly minute?: number;
   /** The clock the pace is measured with (ms). */
   readonly clock: () => number;
   /** Time left before the deadline (ms). */
@@ -383,7 +389,7 @@ function rotateWhenLate<T>(options: PaginateOptions<T>, order: PageOrder): () =>
     if (left <= 0 || elapsedMs < 0) return;
     if (rotation.remainingMs() >= (FIT_MARGIN * elapsedMs * left) / arrived) return;
     decided = true;
-    order.turn((((rotation.run * GOLDEN) % 1) + 1) % 1);
+    order.turn((((rotation.run * GOLDEN + (rotation.minute ?? 0) * (1 - GOLDEN)) % 1) + 1) % 1);
   };
 }
 

@@ -38,11 +38,17 @@ export function onMove(
 /**
  * How a domain listing the time budget will cut spreads the cut over runs (paginate's Rotation): the
  * run is the hour the scan evaluates (`now`, so `--now` reproduces a run's order too), so hourly and
- * daily runs each go on from another page, and a few of them read every page. A read that fits keeps
- * the order 1…N.
+ * daily runs each go on from another page, and a few of them read every page; with the minute, so
+ * Lambda's retries of a cut run (a minute or three later) read other pages too. A read that fits
+ * keeps the order 1…N.
  */
 export function rotation(client: ResellerClient, now: number, clock: () => number): Rotation {
-  return { run: Math.floor(now / 3_600_000), clock, remainingMs: () => client.remainingMs };
+  return {
+    run: Math.floor(now / 3_600_000),
+    minute: Math.floor(now / 60_000) % 60,
+    clock,
+    remainingMs: () => client.remainingMs,
+  };
 }
 
 /**
