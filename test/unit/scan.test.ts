@@ -449,6 +449,13 @@ describe('a read the time budget cuts', () => {
     expect(new Set([...first.names, ...retry.names]).size).toBe(40);
   });
 
+  it('checks other domains in the next hour when that run starts a minute later than this one', async () => {
+    // A schedule at minute 0 can start at 0:59 one hour and 1:01 the next: the minute must not undo the hour step.
+    const first = await cutScan(NOW);
+    const next = await cutScan(NOW + 3_660_000);
+    expect(new Set([...first.names, ...next.names]).size).toBe(40);
+  });
+
   it('checks other contacts in the next hour, so two runs together check every contact pending validation', async () => {
     const first = await cutScan(NOW, 'contact');
     const second = await cutScan(NOW + 3_600_000, 'contact');

@@ -60,8 +60,8 @@ export interface Rotation {
   readonly run: number;
   /**
    * The minute of that hour (0 to 59): a run Lambda retries a minute or three later, in the same
-   * hour, turns at another page (steps of the golden ratio's square), not at the one it cut at.
-   * Runs at a fixed minute of the hour keep their golden-ratio steps. @default 0
+   * hour, turns at another page (steps of {@link MINUTE_STEP}), not at the one it cut at. Runs at a
+   * fixed minute of the hour keep their golden-ratio steps. @default 0
    */
   readonly minute?: number;
   /** The clock the pace is measured with (ms). */
@@ -327,6 +327,14 @@ class PageAdmission<T> {
 /** The golden ratio's fraction: steps by it never land near an earlier step for long. */
 const GOLDEN = 0.618033988749895;
 
+/**
+ * A minute's step: 1/ρ, ρ the plastic number. Not the golden ratio's square, 1 − GOLDEN: with it the
+ * next hour one minute later (GOLDEN + 1 − GOLDEN = 1) turned at this run's page, so a schedule whose
+ * start drifts across a minute read the same pages twice. With 1/ρ, an hour and up to three minutes
+ * either way stay at least a tenth of the pages from this run's start.
+ */
+const MINUTE_STEP = 0.7548776662466927;
+
 /** Of a rest projected to take this long, this much more must be left for a read to keep its order. */
 const FIT_MARGIN = 1.25;
 
@@ -389,7 +397,7 @@ function rotateWhenLate<T>(options: PaginateOptions<T>, order: PageOrder): () =>
     if (left <= 0 || elapsedMs < 0) return;
     if (rotation.remainingMs() >= (FIT_MARGIN * elapsedMs * left) / arrived) return;
     decided = true;
-    order.turn((((rotation.run * GOLDEN + (rotation.minute ?? 0) * (1 - GOLDEN)) % 1) + 1) % 1);
+    order.turn((((rotation.run * GOLDEN + (rotation.minute ?? 0) * MINUTE_STEP) % 1) + 1) % 1);
   };
 }
 
