@@ -3,7 +3,7 @@ import { IncompleteListingError } from '../../functions/core/base/errors';
 import { DEFAULT_POLICY } from '../../functions/core/findings/classify';
 import { ResellerClient } from '../../functions/core/reseller/client';
 import type { OnMove } from '../../functions/core/reseller/paging';
-import { incompleteScanError, onMove } from '../../functions/core/scan/moves';
+import { incompleteScanError, onMove, rotation } from '../../functions/core/scan/moves';
 import { type Report, scanAccount } from '../../functions/core/scan/scan';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
@@ -454,6 +454,12 @@ describe('a read the time budget cuts', () => {
     const first = await cutScan(NOW);
     const next = await cutScan(NOW + 3_660_000);
     expect(new Set([...first.names, ...next.names]).size).toBe(40);
+  });
+
+  it('takes the minute of the hour from a --now before 1970 as 0 to 59, as the rotation reads it', () => {
+    const client = testClient(globalThis.fetch);
+    expect(rotation(client, Date.parse('1969-12-31T23:59:30Z'), Date.now).minute).toBe(59);
+    expect(rotation(client, Date.parse('2026-11-22T06:07:30Z'), Date.now).minute).toBe(7);
   });
 
   it('checks other contacts in the next hour, so two runs together check every contact pending validation', async () => {

@@ -45,7 +45,8 @@ export function onMove(
 export function rotation(client: ResellerClient, now: number, clock: () => number): Rotation {
   return {
     run: Math.floor(now / 3_600_000),
-    minute: Math.floor(now / 60_000) % 60,
+    // Floored, so a --now before 1970 gives 0 to 59 too (% keeps the sign: -1, not 59).
+    minute: ((Math.floor(now / 60_000) % 60) + 60) % 60,
     clock,
     remainingMs: () => client.remainingMs,
   };
