@@ -198,7 +198,7 @@ describe('renderDigest', () => {
     const account = reportOf([]);
     const vip = { ...account, source: { ...account.source, group: 'vip' } };
     const digest = renderDigest(vip);
-    expect(digest).toContain('Change them with expiryDays and criticalDays of policy vip (policies file).');
+    expect(digest).toContain('Change them with the expiryDays and criticalDays of policy vip.');
     expect(digest).not.toContain('EXPIRY_DAYS');
     expect(renderDigest(account)).toContain('Change them with EXPIRY_DAYS and CRITICAL_DAYS');
   });

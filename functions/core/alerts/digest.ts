@@ -434,6 +434,6 @@ function footer(report: Report, timeZone: string, time: (iso: string) => string)
     `Dates are shown in ${timeZone}. Thresholds: expiring within ${report.policy.expiry_days} days, critical within ${report.policy.critical_days} days without auto-renew.`,
     report.source.group === undefined
       ? 'Change them with EXPIRY_DAYS and CRITICAL_DAYS (or cdk deploy -c expiryDays=N -c criticalDays=N).'
-      : `Change them with expiryDays and criticalDays of policy ${safeText(report.source.group)} (policies file).`,
+      : `Change them with the expiryDays and criticalDays of policy ${safeText(report.source.group)}.`,
   ];
 }
