@@ -42,7 +42,10 @@ export class AccountSettings extends Construct {
     this.apiGatewayRole = apiGateway.role;
     const sms = props.smsDeliveryStatus ? this.ownSmsDeliveryStatus() : undefined;
     this.smsDeliveryStatusRole = sms?.role;
-    this.releaseFunction = this.releaseWhenGone([apiGateway.setting, ...(sms ? [sms.setting] : [])]);
+    this.releaseFunction = this.releaseWhenGone([
+      { name: 'ApiGatewayCloudWatchRole', ...apiGateway },
+      ...(sms ? [{ name: 'SmsDeliveryStatusRole', ...sms }] : []),
+    ]);
   }
 
   /**
@@ -157,13 +160,17 @@ export class AccountSettings extends Construct {
   }
 
   /**
-   * Custom::AccountSettingsRelease: on delete (and on an update that drops a setting) its function
-   * reads each setting and clears it only if it still names our role (its properties); another
-   * role's, or none, it leaves and logs. It never fails the request, so the stack's deletion never
-   * sticks on a setting it could not read (functions/handlers/settings-release-handler.ts). It is
-   * deleted before the roles and the resources that set the settings (it names them, and depends on them).
+   * Custom::AccountSettingsRelease, one per setting: on delete its function reads the setting and
+   * clears it only if it still names our role (its property); another role's, or none, it leaves
+   * and logs. It never fails the request, so the stack's deletion never sticks on a setting it
+   * could not read (functions/handlers/settings-release-handler.ts). Each is deleted before the
+   * role it names and the resource that sets its setting (it names the one, depends on the other).
+   * One per setting, not one for both: a setting the template drops (SMS turned off) goes with its
+   * own resource's delete, which CloudFormation runs only once the update succeeded.
    */
-  private releaseWhenGone(settings: Construct[]): SentinelFunction {
+  private releaseWhenGone(
+    settings: ReadonlyArray<{ name: string; role: iam.Role; setting: Construct }>,
+  ): SentinelFunction {
     const fn = new SentinelFunction(this, 'SettingsRelease', {
       entry: `${FUNCTIONS_DIR}/handlers/settings-release.ts`,
       description:
@@ -178,9 +185,8 @@ export class AccountSettings extends Construct {
       }),
     );
     // SNS's calls even when this deployment sends no SMS: an update that drops the SMS recipients
-    // sends the release the old SMS role to clear, under the policy of the new template (its
-    // function depends on it, so the policy is updated first). No iam:PassRole: the function only
-    // ever clears the role, it never names one.
+    // drops the SMS release, whose delete runs in the cleanup after the update, under the policy of
+    // the new template. No iam:PassRole: the function only ever clears the role, it never names one.
     fn.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['sns:GetSMSAttributes', 'sns:SetSMSAttributes'],
@@ -193,17 +199,21 @@ export class AccountSettings extends Construct {
         'sns:GetSMSAttributes and sns:SetSMSAttributes have no resource-level permissions (the SMS attributes are ' +
         "the account's), so * is the only resource they accept; the function clears only a role this stack made.",
     });
-    const properties: Record<string, string> = { ApiGatewayCloudWatchRole: this.apiGatewayRole.roleArn };
-    if (this.smsDeliveryStatusRole) properties.SmsDeliveryStatusRole = this.smsDeliveryStatusRole.roleArn;
-    const release = new CustomResource(this, 'Release', {
-      serviceToken: fn.functionArn,
-      resourceType: 'Custom::AccountSettingsRelease',
-      properties,
-      // Past the function's 2 minutes and Lambda's two retries of an answer that did not reach
-      // CloudFormation: a request is failed after 10 minutes, not CloudFormation's default hour.
-      serviceTimeout: Duration.minutes(10),
-    });
-    release.node.addDependency(...settings);
+    for (const { name, role, setting } of settings) {
+      const release = new CustomResource(
+        this,
+        name === 'ApiGatewayCloudWatchRole' ? 'Release' : 'ReleaseSms',
+        {
+          serviceToken: fn.functionArn,
+          resourceType: 'Custom::AccountSettingsRelease',
+          properties: { [name]: role.roleArn },
+          // Past the function's 2 minutes and Lambda's two retries of an answer that did not reach
+          // CloudFormation: a request is failed after 10 minutes, not CloudFormation's default hour.
+          serviceTimeout: Duration.minutes(10),
+        },
+      );
+      release.node.addDependency(setting);
+    }
     return fn;
   }
 }

@@ -106,20 +106,19 @@ export async function releaseSetting(
 }
 
 /**
- * The settings to release for one event: on delete every one the resource names; on update those
- * whose role the new properties no longer name (SMS turned off, or a role replaced: the new role
- * is set first, so the old one is found gone and nothing is cleared). Create releases nothing.
+ * The settings to release for one event: on delete every one the resource names; on create and
+ * update none. Each setting has a resource of its own (lib/account-settings.ts), so a setting the
+ * template drops (SMS turned off, or ownAccountSettings) is released by that resource's delete, in
+ * the cleanup after the update succeeded: an update that fails and rolls back releases nothing,
+ * since nothing would set the setting again.
  */
 export function settingsToRelease(event: CloudFormationCustomResourceEvent): Array<[SettingName, string]> {
-  const current = event.ResourceProperties as ReleaseProperties;
+  if (event.RequestType !== 'Delete') return [];
+  const named = event.ResourceProperties as ReleaseProperties;
   const names: SettingName[] = ['ApiGatewayCloudWatchRole', 'SmsDeliveryStatusRole'];
-  if (event.RequestType === 'Create') return [];
-  const before =
-    event.RequestType === 'Update' ? (event.OldResourceProperties as ReleaseProperties) : current;
   return names.flatMap((name): Array<[SettingName, string]> => {
-    const role = before[name];
-    if (typeof role !== 'string' || role === '') return [];
-    return event.RequestType === 'Delete' || current[name] !== role ? [[name, role]] : [];
+    const role = named[name];
+    return typeof role === 'string' && role !== '' ? [[name, role]] : [];
   });
 }
 

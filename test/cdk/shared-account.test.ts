@@ -112,11 +112,15 @@ describe('the account’s own settings: left alone unless the deployment owns th
     expect(former?.[1].Properties.Delete).toBeUndefined();
     expect(JSON.parse(joined(former?.[1].Properties.Create))).toMatchObject({ action: 'getAccount' });
     // The release names our role, so it goes first, and is deleted before the setting's resource.
-    const release = Object.values(template.findResources('Custom::AccountSettingsRelease'));
+    // One release per setting: this one names API Gateway's role alone.
+    const release = Object.values(template.findResources('Custom::AccountSettingsRelease')).filter(
+      (r) => r.Properties.ApiGatewayCloudWatchRole !== undefined,
+    );
     expect(release).toHaveLength(1);
     expect(release[0]?.Properties).toMatchObject({
       ApiGatewayCloudWatchRole: { 'Fn::GetAtt': [roleId, 'Arn'] },
     });
+    expect(release[0]?.Properties.SmsDeliveryStatusRole).toBeUndefined();
     expect(release[0]?.DependsOn).toEqual(expect.arrayContaining([accountId]));
   });
 
@@ -137,9 +141,13 @@ describe('the account’s own settings: left alone unless the deployment owns th
     expect(call('Update')).toEqual(set(`{${roleId}.Arn}`, '100'));
     // Cleared by the release alone, and only while it names this role (test/unit/settings-release.test.ts).
     expect(callValue(template, 'setSMSAttributes', 'Delete')).toBeUndefined();
+    // A release of its own, so an update that drops SMS releases it only once the update succeeded.
     const [releaseId, release] =
-      Object.entries(template.findResources('Custom::AccountSettingsRelease'))[0] ?? [];
+      Object.entries(template.findResources('Custom::AccountSettingsRelease')).find(
+        ([, r]) => r.Properties.SmsDeliveryStatusRole !== undefined,
+      ) ?? [];
     expect(release?.Properties.SmsDeliveryStatusRole).toEqual({ 'Fn::GetAtt': [roleId, 'Arn'] });
+    expect(release?.Properties.ApiGatewayCloudWatchRole).toBeUndefined();
     const setting = Object.entries(template.findResources('Custom::AWS')).find(([id]) =>
       id.includes('SmsAttributes'),
     );
@@ -245,14 +253,16 @@ describe('the account’s own settings: left alone unless the deployment owns th
     // Without SMS recipients there is no SMS setting to release (the SNS permission stays, for an
     // update that drops them: the next test).
     const { template: noSms } = synthStack({ ownAccountSettings: 'true', alertSmsNumbers: '' });
-    const [, bare] = Object.entries(noSms.findResources('Custom::AccountSettingsRelease'))[0] ?? [];
-    expect(bare?.Properties.SmsDeliveryStatusRole).toBeUndefined();
+    const bare = Object.values(noSms.findResources('Custom::AccountSettingsRelease'));
+    expect(bare.map((r) => Object.keys(r.Properties).sort())).toEqual([
+      ['ApiGatewayCloudWatchRole', 'ServiceTimeout', 'ServiceToken'],
+    ]);
   });
 
   it('owning them: an update that drops the SMS recipients still lets the release read and clear the SMS setting it had', async () => {
-    // The update sends the release OldResourceProperties naming the SMS role, and the release then
-    // clears it if it is still ours. Its function's policy is updated before it (the function
-    // depends on it), so the template without SMS must still grant both SNS calls.
+    // The update drops the SMS release, whose delete (in the cleanup after the update) clears the
+    // SMS setting if it is still ours, under the new template's policy: so the template without
+    // SMS must still grant both SNS calls.
     const { stack } = synthStack({ ownAccountSettings: 'true', alertSmsNumbers: '' });
     const fn = stack.sentinel.accountSettings?.releaseFunction;
     if (!fn) throw new Error('no release function');

@@ -282,8 +282,9 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
   });
 
   it('releases on destroy only the account settings that still name the stack’s roles, through the bundle', async () => {
-    const [release] = world.resolver.ofType('Custom::AccountSettingsRelease');
-    if (!release) throw new Error('no Custom::AccountSettingsRelease');
+    // One release per setting, each naming its own role.
+    const releases = world.resolver.ofType('Custom::AccountSettingsRelease');
+    expect(releases).toHaveLength(2);
     const roleArn = (pattern: RegExp) =>
       world.resolver.attribute(
         world.resolver.ofType('AWS::IAM::Role').find((r) => pattern.test(r)) ?? '',
@@ -295,8 +296,14 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
       // The account as the deploy (AWS::ApiGateway::Account, the SmsAttributes call) or another team left it.
       apiGatewaySettings.push(api);
       smsSettings.push({ DeliveryStatusIAMRole: sms, DeliveryStatusSuccessSamplingRate: '100' });
-      const answer = await driveCustomResource(release, 'Delete', 'domain-sentinel-account-settings-release');
-      expect(answer.Status, String(answer.Reason)).toBe('SUCCESS');
+      for (const release of releases) {
+        const answer = await driveCustomResource(
+          release,
+          'Delete',
+          'domain-sentinel-account-settings-release',
+        );
+        expect(answer.Status, String(answer.Reason)).toBe('SUCCESS');
+      }
       return [apiGatewaySettings.at(-1), smsSettings.at(-1)?.DeliveryStatusIAMRole];
     };
     expect(await destroy(ours.api, ours.sms)).toEqual(['', '']);
