@@ -70,6 +70,8 @@ export interface RegistrySimulatorOptions {
   readonly now?: () => number;
   /** Every answer leaves this long after its request arrived. @default 0 */
   readonly latencyMs?: number;
+  /** How many lookups each server's `requests` keeps, the newest (as the reseller simulator's). @default 100 000 */
+  readonly requestLog?: number;
 }
 
 /** One lookup as a server saw it. */
@@ -188,6 +190,7 @@ export async function startRegistrySimulator(options: RegistrySimulatorOptions):
         bootstrap,
         faults,
         latencyMs: options.latencyMs ?? 0,
+        requestLog: options.requestLog ?? 100_000,
         lookup: options.lookup,
       }),
     );
@@ -243,6 +246,7 @@ interface ServerContext {
   readonly bootstrap: object;
   readonly faults: Map<string, Array<{ fault: RegistryFault; left: number }>>;
   readonly latencyMs: number;
+  readonly requestLog: number;
   readonly lookup: (name: string) => RawRecord | undefined;
 }
 
@@ -294,6 +298,8 @@ function answer(req: IncomingMessage, res: ServerResponse, ctx: ServerContext) {
     return send(400, { errorCode: 400, title: 'Bad Request', description: ['unknown path'] });
   request = { name, at: performance.now(), accept: req.headers.accept } as RegistryRequest;
   ctx.view.requests.push(request as RegistryRequest);
+  if (ctx.view.requests.length > ctx.requestLog)
+    ctx.view.requests.splice(0, ctx.view.requests.length - Math.floor(ctx.requestLog / 2));
   ctx.view.maxInFlight = Math.max(ctx.view.maxInFlight, ctx.view.inFlight);
   const fault = takeFault(ctx);
   if (fault?.kind === 'hang') return; // never answers; close() ends the socket

@@ -86,6 +86,11 @@ export interface SimulatorOptions {
    * @default none (404)
    */
   readonly rdapBootstrap?: () => unknown;
+  /**
+   * How many requests `requests` keeps, the newest: a simulator left running (`sentinel simulate`)
+   * must not grow without bound. @default 100 000
+   */
+  readonly requestLog?: number;
 }
 
 export interface Simulator {
@@ -141,6 +146,9 @@ interface SimulatorState {
   readonly limiters: Map<string, { take(): number | undefined } | undefined>;
   readonly faults: Array<{ rule: FaultRule; left: number }>;
   readonly requests: SimulatedRequest[];
+  /** Every request so far, kept or trimmed from `requests`: the next x-request-id. */
+  requestCount: number;
+  readonly requestLog: number;
   /** When each answer is due (performance.now()); answers without one (admin) leave at once. */
   readonly dueAt: WeakMap<ServerResponse, number>;
   rateLimited: number;
@@ -226,6 +234,8 @@ function simulatorState(options: SimulatorOptions): SimulatorState {
     limiters,
     faults: [],
     requests: [],
+    requestCount: 0,
+    requestLog: options.requestLog ?? 100_000,
     dueAt: new WeakMap(),
     rateLimited: 0,
   };
@@ -292,7 +302,11 @@ function answer(state: SimulatorState, req: IncomingMessage, res: ServerResponse
     path: url.pathname,
     query: url.searchParams,
   };
+  state.requestCount++;
   state.requests.push(request);
+  // Trimmed to half when full, so keeping the newest costs one splice per requestLog / 2 requests.
+  if (state.requests.length > state.requestLog)
+    state.requests.splice(0, state.requests.length - Math.floor(state.requestLog / 2));
   req.resume(); // bodies are ignored; drain them
   // A request without a known key has no bucket: it is answered 401 by the route.
   const waitMs = state.limiters
@@ -341,7 +355,7 @@ function deliver(state: SimulatorState, res: ServerResponse, write: () => void):
 
 function send(state: SimulatorState, res: ServerResponse, answer: Answer): void {
   const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
-  const headers: Record<string, string> = { 'x-request-id': `sim-${state.requests.length}` };
+  const headers: Record<string, string> = { 'x-request-id': `sim-${state.requestCount}` };
   if (text) headers['content-type'] = JSON_TYPE;
   deliver(state, res, () => res.writeHead(answer.status, headers).end(text));
 }

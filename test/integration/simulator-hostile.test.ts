@@ -98,4 +98,14 @@ describe('the simulator against hostile requests', () => {
     expect(status).toBe(400);
     expect((await fetch(`${server.url}/domain/nothing.com`)).status).toBe(404);
   });
+
+  it('keeps the newest lookups up to requestLog on the registry side too, so a long run does not grow without bound', async () => {
+    registry = await startRegistrySimulator({ lookup: () => undefined, requestLog: 4 });
+    const up = DEFAULT_REGISTRIES.find((r) => !r.failsWith);
+    const server = up && registry.servers[up.name];
+    if (!server) throw new Error('the registry simulator serves no registry that is up');
+    for (let i = 1; i <= 10; i++) await (await fetch(`${server.url}/domain/n${i}.com`)).arrayBuffer();
+    expect(server.requests.length).toBeLessThanOrEqual(4);
+    expect(server.requests.at(-1)?.name).toBe('n10.com');
+  });
 });

@@ -138,3 +138,21 @@ describe('sentinel simulate knobs', () => {
     );
   });
 });
+
+describe('the request log', () => {
+  it('keeps the newest requests up to requestLog, so a simulator left running does not grow without bound', async () => {
+    const s = await startWith({ requestLog: 4 });
+    const ids: string[] = [];
+    for (let page = 1; page <= 10; page++) {
+      const res = await fetch(`${s.url}/v2/domains?per_page=1&page=${page}`, {
+        headers: { Authorization: `Bearer ${KEY}` },
+      });
+      await res.arrayBuffer();
+      ids.push(res.headers.get('x-request-id') ?? '');
+    }
+    expect(s.requests.length).toBeLessThanOrEqual(4);
+    expect(s.requests.at(-1)?.query.get('page')).toBe('10');
+    // Ids still count every request, trimmed or not.
+    expect(ids).toEqual(Array.from({ length: 10 }, (_, i) => `sim-${i + 1}`));
+  });
+});
