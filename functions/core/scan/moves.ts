@@ -36,7 +36,7 @@ export function onMove(
 }
 
 /**
- * How a domain listing the time budget will cut spreads the cut over runs (paginate's Rotation): the
+ * How a listing (domains, contacts) the time budget will cut spreads the cut over runs (Rotation): the
  * run is the hour the scan evaluates (`now`, so `--now` reproduces a run's order too), so hourly and
  * daily runs each go on from another page, and a few of them read every page; with the minute, so
  * Lambda's retries of a cut run (a minute or three later) read other pages too. A read that fits

@@ -141,12 +141,15 @@ async function scanOnce(
   const registry = options.registry;
   const gathered = startGathering(registry ? new RegistryCandidates(now, registry.days) : undefined);
   // Contacts are needed whatever the domains' proof says: read them while it is counted.
-  const moves = onMove(attempt, client, { started, clock }, gathered.domainPages);
+  // What a listing that moves does, and how one the budget will cut goes on from another page each
+  // hour (no page, of domains or of contacts, is left unread for good): the same for both lists.
+  const rules = {
+    onMove: onMove(attempt, client, { started, clock }, gathered.domainPages),
+    rotation: rotation(client, now, clock),
+  };
   const reads = [
-    readAllDomains({ options, attempt, onMove: moves, gathered }, mode),
-    // As the domains, a contact list the budget will cut turns by the hour: its tail's pending
-    // validations are checked by another run.
-    readContacts(client, gathered, { onMove: moves, rotation: rotation(client, now, clock) }),
+    readAllDomains({ options, attempt, rules, gathered }, mode),
+    readContacts(client, gathered, rules),
   ] as const;
   // One read failing ends the try: the other stops at its next page before the next try starts, so
   // a domain of this try never reaches observe once the next one has begun.
@@ -155,7 +158,7 @@ async function scanOnce(
     await Promise.allSettled(reads);
     throw error;
   });
-  await confirmUnlisted(options, gathered, moves);
+  await confirmUnlisted(options, gathered, rules.onMove);
   const renewalOff = renewalRuleOff(gathered.meaning);
   if (renewalOff) judgeWithoutRenewalRule(gathered, now, policy, options.policies);
   const findings = [...gathered.contactFindings, ...completeDomainFindings(gathered, options.restoreLinkFor)];
@@ -251,8 +254,8 @@ function startGathering(registry: RegistryCandidates | undefined): Gathering {
 interface DomainReading {
   readonly options: ScanOptions;
   readonly attempt: number;
-  /** What a listing that moves does on this read. */
-  readonly onMove: OnMove;
+  /** What a listing that moves does on this read, and how a cut one spreads its cut over runs. */
+  readonly rules: Required<Pick<ListingRules, 'onMove' | 'rotation'>>;
   readonly gathered: Gathering;
 }
 
@@ -355,10 +358,8 @@ async function readDomains(
 ): Promise<void> {
   const { gathered, options } = reading;
   for await (const page of options.client.listDomains(filter, first, {
-    onMove: reading.onMove,
+    ...reading.rules,
     onDeadline: 'report',
-    // A read the budget will cut goes on from another page each hour: no page is left unread for good.
-    rotation: rotation(options.client, options.now, options.clock ?? Date.now),
   })) {
     if (gathered.stopped) return;
     gathered.domainPages.read++;
