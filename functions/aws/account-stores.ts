@@ -1,4 +1,4 @@
-import { GetObjectCommand, NoSuchKey, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { notJsonReason } from '../core/base/json';
 import { parseAccountSummary, ReportStoreError } from '../core/memory/report-store';
 import {
@@ -10,6 +10,7 @@ import {
   type AccountSummaryStore,
   accountReportPrefix,
 } from '../core/scan/accounts';
+import { noSuchObject } from './s3-report-store';
 
 /**
  * What the web function knows of several accounts: the deployment's accounts (`accounts.json`,
@@ -76,7 +77,7 @@ async function getText(client: S3Client, bucket: string, key: string): Promise<s
     const answer = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     return (await answer.Body?.transformToString('utf-8')) ?? '';
   } catch (error) {
-    if (error instanceof NoSuchKey || (error as Error).name === 'NoSuchKey') return null;
+    if (noSuchObject(error)) return null;
     throw new ReportStoreError(`could not read s3://${bucket}/${key}: ${describe(error)}`, { cause: error });
   }
 }

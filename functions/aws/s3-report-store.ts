@@ -29,6 +29,15 @@ import type { Report } from '../core/scan/scan';
 
 const describe = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
 
+/**
+ * Whether S3 answered that the object is not there: NoSuchKey to a GET; to a HEAD (`head`), which
+ * has no body to name the error in, NotFound.
+ */
+export const noSuchObject = (error: unknown, head = false): boolean =>
+  error instanceof NoSuchKey ||
+  (error as Error)?.name === 'NoSuchKey' ||
+  (head && (error instanceof NotFound || (error as Error)?.name === 'NotFound'));
+
 /** Length and CRC32 (base64, as S3 takes it) of a text made in pieces, from one pass over it. */
 function measure(pieces: Iterable<string>): { length: number; crc32: string } {
   let length = 0;
@@ -101,7 +110,7 @@ export class S3ReportStore implements ReportStore {
       );
       text = (await answer.Body?.transformToString('utf-8')) ?? '';
     } catch (error) {
-      if (error instanceof NoSuchKey || (error as Error).name === 'NoSuchKey') return null;
+      if (noSuchObject(error)) return null;
       throw new ReportStoreError(`could not read the report from ${this.location}: ${describe(error)}`, {
         cause: error,
       });
@@ -119,7 +128,7 @@ export class S3ReportStore implements ReportStore {
       );
       head = (await answer.Body?.transformToString('utf-8')) ?? '';
     } catch (error) {
-      if (error instanceof NoSuchKey || (error as Error).name === 'NoSuchKey') return null;
+      if (noSuchObject(error)) return null;
       throw new ReportStoreError(`could not read the report from ${this.location}: ${describe(error)}`, {
         cause: error,
       });
@@ -144,14 +153,7 @@ export class S3ReportStore implements ReportStore {
     try {
       await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
     } catch (error) {
-      const name = (error as Error).name;
-      if (
-        error instanceof NotFound ||
-        error instanceof NoSuchKey ||
-        name === 'NotFound' ||
-        name === 'NoSuchKey'
-      )
-        return null;
+      if (noSuchObject(error, true)) return null;
       throw new ReportStoreError(`could not read the report from ${this.location}: ${describe(error)}`, {
         cause: error,
       });
@@ -178,7 +180,7 @@ export class S3ReportStore implements ReportStore {
         );
         body = answer.Body as Readable;
       } catch (error) {
-        if (error instanceof NoSuchKey || (error as Error).name === 'NoSuchKey') continue;
+        if (noSuchObject(error)) continue;
         throw new ReportStoreError(`could not read the report from ${this.location}: ${describe(error)}`, {
           cause: error,
         });
