@@ -2,6 +2,7 @@ import type { AttributeValue, WriteRequest } from '@aws-sdk/client-dynamodb';
 import { fnv1a } from '../core/base/hash';
 import { type DomainMemory, encodeMemory, readDomainMemory, StateError } from '../core/memory/state';
 import { shownCut } from '../core/memory/state-bounds';
+import type { StateWrite } from '../use-cases/state-store';
 import { STATE_TABLE_DEFINITION } from './state-table-definition';
 
 /**
@@ -86,7 +87,7 @@ export interface Stoppable {
  * a resize saves the changes in the old layout instead (planAll).
  */
 export function stoppableOf(
-  write: { readonly all?: unknown; readonly saveBy?: number },
+  write: Pick<StateWrite, 'all' | 'saveBy'>,
   clock: () => number,
 ): Stoppable | undefined {
   const saveBy = write.saveBy;
