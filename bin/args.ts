@@ -100,6 +100,10 @@ function unknownFlag(command: Command, raw: string, owners: FlagOwners): UsageEr
   return new UsageError(`unknown flag ${raw} for ${command.name}${other}; ${hint}`);
 }
 
+/** A word of the command line as a message quotes it: an empty one would read as nothing at all. */
+export const shownWord = (word: string | undefined): string =>
+  word === '' || word === undefined ? 'an empty value ""' : word;
+
 /** The string value of a flag (booleans are flags without a value). */
 export const str = (value: string | boolean | undefined): string | undefined =>
   typeof value === 'string' ? value : undefined;
@@ -238,7 +242,7 @@ export function oneOf<T extends string>(
 export function noPositionals(command: Command, args: ParsedArgs): void {
   if (args.positionals.length)
     throw new UsageError(
-      `${command.name} takes no arguments (got ${args.positionals.join(' ')}); see sentinel ${command.name} --help`,
+      `${command.name} takes no arguments (got ${args.positionals.map(shownWord).join(' ')}); see sentinel ${command.name} --help`,
     );
 }
 

@@ -50,6 +50,29 @@ describe('sentinel --version and help', () => {
     expect((await runCli(['version', '--json'], {})).code).toBe(2);
   });
 
+  it('names an empty word after --version as the empty value it is, exit 2', async () => {
+    expect(await runCli(['--version', ''], {})).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'sentinel: --version takes nothing after it (got an empty value ""); run sentinel --version alone\n',
+    });
+    expect((await runCli(['scan', ''], {})).stderr).toBe(
+      'sentinel: scan takes no arguments (got an empty value ""); see sentinel scan --help\n',
+    );
+  });
+
+  it('answers help version (and help --version, -v, -V) with what the version flag does, exit 0', async () => {
+    for (const word of ['version', '--version', '-v', '-V']) {
+      const run = await runCli(['help', word], {});
+      expect(run, word).toEqual({
+        code: 0,
+        stdout: `usage: sentinel --version (or -v, -V, version), alone, before any command\n\nprints domain-sentinel ${VERSION}\n`,
+        stderr: '',
+      });
+    }
+  });
+
   it('refuses to date a snooze or an acknowledgement ahead of the clock, before any request (exit 2)', async () => {
     for (const command of ['snooze', 'ack']) {
       const run = await runCli(
