@@ -71,6 +71,12 @@ export function parseCommandArgs(
         throw new UsageError(
           `${token.rawName} needs a value (${token.rawName} ${spec.value ?? 'VALUE'}); see sentinel ${command.name} --help`,
         );
+      // `--expiry-days ""` (a variable that was not set): the setting would read it as unset and
+      // take its default, or none at all (--policies), without a word.
+      if (token.value === '')
+        throw new UsageError(
+          `${token.rawName} is empty; give it a value (${token.rawName} ${spec.value ?? 'VALUE'}) or leave it out`,
+        );
       // Two values, one kept: the one a person meant is not known, so neither is taken.
       const before = values[token.name];
       if (typeof before === 'string' && before !== token.value)

@@ -119,6 +119,27 @@ describe('sentinel --version and help', () => {
   });
 });
 
+describe('empty flag values', () => {
+  it('refuses an empty value of every flag that takes one, as --flag "" and --flag=, exit 2', async () => {
+    for (const command of COMMANDS) {
+      for (const [flag, option] of Object.entries(command.options)) {
+        if (option.type !== 'string') continue;
+        for (const argv of [
+          [command.name, `--${flag}`, ''],
+          [command.name, `--${flag}=`],
+        ]) {
+          const run = await runCli(argv, {});
+          expect(run, argv.join(' ')).toEqual({
+            code: 2,
+            stdout: '',
+            stderr: `sentinel: --${flag} is empty; give it a value (--${flag} ${option.value ?? 'VALUE'}) or leave it out\n`,
+          });
+        }
+      }
+    }
+  });
+});
+
 describe('did you mean', () => {
   it.each([
     [['scna'], 'unknown command "scna"; did you mean scan?'],
