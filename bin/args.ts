@@ -68,9 +68,7 @@ export function parseCommandArgs(
     } else {
       // `--now --json`: the parser would take `--json` as the value; a value never starts with '-'.
       if (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))
-        throw new UsageError(
-          `${token.rawName} needs a value (${token.rawName} ${spec.value ?? 'VALUE'}); see sentinel ${command.name} --help`,
-        );
+        throw needsValue(command, token.rawName, token.value, owners);
       // `--expiry-days ""` (a variable that was not set): the setting would read it as unset and
       // take its default, or none at all (--policies), without a word.
       if (token.value === '')
@@ -89,6 +87,27 @@ export function parseCommandArgs(
     }
   }
   return { values, positionals };
+}
+
+/**
+ * `--now --json`: the flag was last, or another flag followed it. A word after it that is no flag
+ * (`--expiry-days -5`, `--state -x.json`) is a value that starts with '-': say how to give one.
+ */
+function needsValue(command: Command, raw: string, next: string | undefined, owners: FlagOwners): UsageError {
+  const spec = command.options[raw.replace(/^-+/, '')];
+  const usage = `${raw} needs a value (${raw} ${spec?.value ?? 'VALUE'})`;
+  const name = next?.replace(/^-+/, '').replace(/=.*$/, '') ?? '';
+  const isFlag =
+    next === undefined ||
+    ['-h', '--help'].includes(next) ||
+    asksForVersion(next) ||
+    name in command.options ||
+    owners(name).length > 0;
+  return new UsageError(
+    isFlag
+      ? `${usage}; see sentinel ${command.name} --help`
+      : `${usage}; ${next} reads as a flag: write ${raw}=${next} for a value that starts with -`,
+  );
 }
 
 function unknownFlag(command: Command, raw: string, owners: FlagOwners): UsageError {

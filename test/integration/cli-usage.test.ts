@@ -140,6 +140,27 @@ describe('empty flag values', () => {
   });
 });
 
+describe('a value that starts with a dash', () => {
+  it('says how to give a value that starts with - (--flag=VALUE) when the word is no flag of the command, exit 2', async () => {
+    for (const [argv, stderr] of [
+      [
+        ['scan', '--expiry-days', '-5'],
+        'sentinel: --expiry-days needs a value (--expiry-days N); -5 reads as a flag: write --expiry-days=-5 for a value that starts with -\n',
+      ],
+      [
+        ['scan', '--state', '-my state.json'],
+        'sentinel: --state needs a value (--state PATH|dynamodb:TABLE); -my state.json reads as a flag: write --state=-my state.json for a value that starts with -\n',
+      ],
+      [['scan', '--now', '--json'], 'sentinel: --now needs a value (--now ISO); see sentinel scan --help\n'],
+      [['scan', '--now', '-v'], 'sentinel: --now needs a value (--now ISO); see sentinel scan --help\n'],
+      [['scan', '--now', '--port'], 'sentinel: --now needs a value (--now ISO); see sentinel scan --help\n'],
+    ] as const) {
+      const run = await runCli([...argv], {});
+      expect(run, argv.join(' ')).toEqual({ code: 2, stdout: '', stderr });
+    }
+  });
+});
+
 describe('did you mean', () => {
   it.each([
     [['scna'], 'unknown command "scna"; did you mean scan?'],
