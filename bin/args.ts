@@ -243,9 +243,20 @@ export function positiveInt(
   fallback: number,
   max = 1_000_000,
 ): number {
+  return wholeNumber(text, flag, fallback, 1, max);
+}
+
+/** A whole number from `min` to `max`. */
+export function wholeNumber(
+  text: string | undefined,
+  flag: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   if (text === undefined) return fallback;
-  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) {
-    throw new UsageError(`${flag} must be a whole number from 1 to ${max}`);
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}`);
   }
   return Number(text);
 }

@@ -161,6 +161,26 @@ describe('a value that starts with a dash', () => {
   });
 });
 
+describe('simulate knobs', () => {
+  it('says --latency takes 0, the default it accepts, exit 2', async () => {
+    expect(await runCli(['simulate', '--latency', '60001'], {})).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'sentinel: --latency must be a whole number from 0 to 60000\n',
+    });
+  });
+
+  it('refuses a --faults list that names no fault instead of serving none, exit 2', async () => {
+    for (const list of [',', ',,', ' '])
+      expect(await runCli(['simulate', '--faults', list], {}), list).toEqual({
+        code: 2,
+        stdout: '',
+        stderr:
+          'sentinel: --faults names no fault; use 429, 500, 503, hang, malformed, separated by commas\n',
+      });
+  });
+});
+
 describe('did you mean', () => {
   it.each([
     [['scna'], 'unknown command "scna"; did you mean scan?'],
