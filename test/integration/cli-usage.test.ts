@@ -181,6 +181,27 @@ describe('simulate knobs', () => {
   });
 });
 
+describe('a refused scan', () => {
+  it('says only why on stderr, not first a note about links of a scan that never runs, exit 2', async () => {
+    const env = {
+      RESELLER_BASE_URL: sim.url,
+      RESELLER_API_KEY: KEY,
+      LINK_SIGNING_KEY: 'cli-usage-signing-key-0123456789abcdef',
+    };
+    expect(await runCli(['scan', '--json', '--alert-to', 'stdout'], env)).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'sentinel: --json and --alert-to stdout would both write to stdout: use --alert-to FILE\n',
+    });
+    expect(await runCli(['scan', '--chat'], env)).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'sentinel: --chat prints the chat message of a dry run: add --dry-run (CHAT_TOPIC_ARN publishes it)\n',
+    });
+  });
+});
+
 describe('did you mean', () => {
   it.each([
     [['scna'], 'unknown command "scna"; did you mean scan?'],
