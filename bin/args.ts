@@ -60,7 +60,7 @@ export function parseCommandArgs(
     if (token.kind === 'positional') positionals.push(token.value);
     if (token.kind !== 'option') continue;
     const spec = command.options[token.name];
-    if (!spec) throw unknownFlag(command, token.rawName, owners);
+    if (!spec) throw unknownFlag(command, wordOf(token, argv), owners);
     if (spec.type === 'boolean') {
       if (token.inlineValue)
         throw new UsageError(`${token.rawName} takes no value (got ${token.rawName}=${token.value})`);
@@ -110,12 +110,24 @@ function needsValue(command: Command, raw: string, next: string | undefined, own
   );
 }
 
+/**
+ * The flag as the person wrote it: `-dry-run` (one dash for two) reaches us as the short flags
+ * -d, -r, -y, …, and a message about `-d` would name a flag nobody typed.
+ */
+function wordOf(token: { rawName: string; index: number }, argv: readonly string[]): string {
+  const word = argv[token.index] ?? token.rawName;
+  return /^-[^-]/.test(word) && word.length > 2 ? word : token.rawName;
+}
+
 function unknownFlag(command: Command, raw: string, owners: FlagOwners): UsageError {
   // -v is --version, as in most tools, and like it comes before any command: never a command's flag.
   if (asksForVersion(raw)) return new UsageError(`${raw} is --version, before any command: sentinel ${raw}`);
   const flags = Object.keys(command.options).map((f) => `--${f}`);
   const near = closest(raw.replace(/=.*$/, ''), flags);
-  const elsewhere = owners(raw.replace(/^-+/, '')).filter((name) => name !== command.name);
+  // Only a `--flag` is some command's flag: `-port` is no flag of any.
+  const elsewhere = raw.startsWith('--')
+    ? owners(raw.replace(/^-+/, '')).filter((name) => name !== command.name)
+    : [];
   const hint = near
     ? `did you mean ${near}?`
     : flags.length

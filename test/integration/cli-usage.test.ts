@@ -219,6 +219,9 @@ describe('did you mean', () => {
       '--portfolio must be one of realistic, stress; did you mean stress?',
     ],
     [['scan', '--fail-on', 'critcal'], 'did you mean critical?'],
+    [['scan', '-dry-run'], 'unknown flag -dry-run for scan; did you mean --dry-run?'],
+    [['serve', '-port', '0'], 'unknown flag -port for serve; did you mean --port?'],
+    [['link', 'example.nl', '-ttl-days=3'], 'unknown flag -ttl-days=3 for link; did you mean --ttl-days?'],
   ])('%j answers exit 2 with the closest name', async (argv, hint) => {
     const run = await runCli(argv, {});
     expect(run).toMatchObject({ code: 2, stdout: '' });
