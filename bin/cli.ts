@@ -27,7 +27,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       io.stderr(`${renderOverview(COMMANDS)}\n`);
       return EXIT.usage;
     }
-    if (word === '--help' || word === '-h') return print(io, renderOverview(COMMANDS));
+    // `sentinel --help scan`, as `git --help commit`: that command's help, as `help scan` gives it.
+    if (word === '--help' || word === '-h') return help(rest, io);
     if (asksForVersion(word)) {
       if (rest.length)
         throw new UsageError(

@@ -105,6 +105,14 @@ describe('sentinel --version and help', () => {
     expect(await runCli(['help', '--help'], {})).toEqual(help);
   });
 
+  it('answers --help <command> (and -h) with that command help, as help <command> does, not the overview', async () => {
+    const scanHelp = await runCli(['help', 'scan'], {});
+    expect(scanHelp.stdout).toMatch(/^usage: sentinel scan \[options\]/);
+    expect(await runCli(['--help', 'scan'], {})).toEqual(scanHelp);
+    expect(await runCli(['-h', 'scan'], {})).toEqual(scanHelp);
+    expect(await runCli(['--help', 'scna'], {})).toMatchObject({ code: 2, stdout: '' });
+  });
+
   it('shows help for `--help` anywhere before `--`, even after a flag it would refuse', async () => {
     const run = await runCli(['scan', '--dryrun', '--help'], {});
     expect(run).toMatchObject({ code: 0, stderr: '' });
