@@ -128,11 +128,15 @@ function unknownFlag(command: Command, raw: string, owners: FlagOwners): UsageEr
   const elsewhere = raw.startsWith('--')
     ? owners(raw.replace(/^-+/, '')).filter((name) => name !== command.name)
     : [];
+  // `-x.json`: a path, not a flag, that a person cannot otherwise tell the parser.
+  const path = /^-[^-]/.test(raw) && /[./]/.test(raw);
   const hint = near
     ? `did you mean ${near}?`
-    : flags.length
-      ? `${command.name} takes ${flags.join(', ')}`
-      : `${command.name} takes no flags`;
+    : path
+      ? `a path that starts with - is written ./${raw}`
+      : flags.length
+        ? `${command.name} takes ${flags.join(', ')}`
+        : `${command.name} takes no flags`;
   const other = elsewhere.length ? ` (${raw} is a flag of ${elsewhere.join(', ')})` : '';
   return new UsageError(`unknown flag ${raw} for ${command.name}${other}; ${hint}`);
 }

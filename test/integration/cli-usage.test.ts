@@ -228,6 +228,10 @@ describe('did you mean', () => {
     ],
     [['scan', '--fail-on', 'critcal'], 'did you mean critical?'],
     [['scan', '-dry-run'], 'unknown flag -dry-run for scan; did you mean --dry-run?'],
+    [
+      ['state', 'reset', '-x.json', '--yes'],
+      'unknown flag -x.json for state; a path that starts with - is written ./-x.json',
+    ],
     [['serve', '-port', '0'], 'unknown flag -port for serve; did you mean --port?'],
     [['link', 'example.nl', '-ttl-days=3'], 'unknown flag -ttl-days=3 for link; did you mean --ttl-days?'],
   ])('%j answers exit 2 with the closest name', async (argv, hint) => {
