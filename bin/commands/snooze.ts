@@ -19,6 +19,8 @@ import { type CliIo, type Command, EXIT, type ParsedArgs, UsageError } from '../
 import { actionStoreFor } from '../local-stores';
 import { ack, snooze } from './index';
 
+const DAY_MS = 86_400_000;
+
 /** `sentinel snooze <domain>`. */
 export function runSnooze(args: ParsedArgs, io: CliIo): Promise<number> {
   const days = positiveInt(str(args.values.days), '--days', DEFAULT_SNOOZE_DAYS, MAX_SNOOZE_DAYS);
@@ -48,6 +50,12 @@ export async function silence(
   if (now - Date.now() > CLOCK_TOLERANCE_MS)
     throw new UsageError(
       `--now ${args.values.now} is ahead of this machine's clock; ${command.name} acts now or before`,
+    );
+  // Dated far back, the snooze ends before it is written: a success that leaves nothing out.
+  const ends = now + days * DAY_MS;
+  if (action === 'snooze' && ends <= Date.now())
+    throw new UsageError(
+      `--now ${args.values.now} with --days ${days} ends the snooze at ${new Date(ends).toISOString()}, which has passed: it would leave nothing out; nothing was changed`,
     );
   // With --account, the account's own reseller, key, rules and state, as its scan has them.
   const named = namedAccountOf(args, io.cwd);

@@ -87,6 +87,19 @@ describe('sentinel --version and help', () => {
     }
   });
 
+  it('refuses a snooze dated so far back that it has already ended, before any request (exit 2)', async () => {
+    const run = await runCli(
+      ['snooze', 'example.nl', '--now', '2000-01-01T00:00:00Z', '--days', '7', '--state', 'x.json'],
+      {},
+    );
+    expect(run).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'sentinel: --now 2000-01-01T00:00:00Z with --days 7 ends the snooze at 2000-01-08T00:00:00.000Z, which has passed: it would leave nothing out; nothing was changed\n',
+    });
+  });
+
   it('answers -v after a command as the version flag it is, not as an unknown flag, exit 2', async () => {
     expect(await runCli(['scan', '-v'], {})).toEqual({
       code: 2,
