@@ -32,6 +32,23 @@ export function runAck(args: ParsedArgs, io: CliIo): Promise<number> {
   return silence(ack, 'acknowledge', 0, args, io);
 }
 
+/** `--now`, or the current time: refused when the action it dates would not hold. */
+function actionTime(command: Command, action: SilenceAction, days: number, args: ParsedArgs): number {
+  const now = parseNow(str(args.values.now));
+  // Dated in the future, the action would not hold: a scan treats a stored time it has not reached as untrue.
+  if (now - Date.now() > CLOCK_TOLERANCE_MS)
+    throw new UsageError(
+      `--now ${args.values.now} is ahead of this machine's clock; ${command.name} acts now or before`,
+    );
+  // Dated far back, the snooze ends before it is written: a success that leaves nothing out.
+  const ends = now + days * DAY_MS;
+  if (action === 'snooze' && ends <= Date.now())
+    throw new UsageError(
+      `--now ${args.values.now} with --days ${days} ends the snooze at ${new Date(ends).toISOString()}, which has passed: it would leave nothing out; nothing was changed`,
+    );
+  return now;
+}
+
 /**
  * `snooze` / `ack`: what the links do, from the command line. Looks the domain up first (only a
  * domain with a finding can be silenced, and the action remembers the finding as it is), then
@@ -45,18 +62,7 @@ export async function silence(
   io: CliIo,
 ): Promise<number> {
   const domain = domainArgument(command, args);
-  const now = parseNow(str(args.values.now));
-  // Dated in the future, the action would not hold: a scan treats a stored time it has not reached as untrue.
-  if (now - Date.now() > CLOCK_TOLERANCE_MS)
-    throw new UsageError(
-      `--now ${args.values.now} is ahead of this machine's clock; ${command.name} acts now or before`,
-    );
-  // Dated far back, the snooze ends before it is written: a success that leaves nothing out.
-  const ends = now + days * DAY_MS;
-  if (action === 'snooze' && ends <= Date.now())
-    throw new UsageError(
-      `--now ${args.values.now} with --days ${days} ends the snooze at ${new Date(ends).toISOString()}, which has passed: it would leave nothing out; nothing was changed`,
-    );
+  const now = actionTime(command, action, days, args);
   // With --account, the account's own reseller, key, rules and state, as its scan has them.
   const named = namedAccountOf(args, io.cwd);
   const settings = loadSettings(
