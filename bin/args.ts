@@ -60,7 +60,7 @@ export function parseCommandArgs(
     if (token.kind === 'positional') positionals.push(token.value);
     if (token.kind !== 'option') continue;
     const spec = command.options[token.name];
-    if (!spec) throw unknownFlag(command, token.rawName, owners);
+    if (!spec) throw unknownFlag(command, wordOf(token, argv), owners);
     if (spec.type === 'boolean') {
       if (token.inlineValue)
         throw new UsageError(`${token.rawName} takes no value (got ${token.rawName}=${token.value})`);
@@ -68,8 +68,12 @@ export function parseCommandArgs(
     } else {
       // `--now --json`: the parser would take `--json` as the value; a value never starts with '-'.
       if (token.value === undefined || (!token.inlineValue && token.value.startsWith('-')))
+        throw needsValue(command, token.rawName, token.value, owners);
+      // `--expiry-days ""` (a variable that was not set): the setting would read it as unset and
+      // take its default, or none at all (--policies), without a word.
+      if (token.value === '')
         throw new UsageError(
-          `${token.rawName} needs a value (${token.rawName} ${spec.value ?? 'VALUE'}); see sentinel ${command.name} --help`,
+          `${token.rawName} is empty; give it a value (${token.rawName} ${spec.value ?? 'VALUE'}) or leave it out`,
         );
       // Two values, one kept: the one a person meant is not known, so neither is taken.
       const before = values[token.name];
@@ -85,20 +89,61 @@ export function parseCommandArgs(
   return { values, positionals };
 }
 
+/**
+ * `--now --json`: the flag was last, or another flag followed it. A word after it that is no flag
+ * (`--expiry-days -5`, `--state -x.json`) is a value that starts with '-': say how to give one.
+ */
+function needsValue(command: Command, raw: string, next: string | undefined, owners: FlagOwners): UsageError {
+  const spec = command.options[raw.replace(/^-+/, '')];
+  const usage = `${raw} needs a value (${raw} ${spec?.value ?? 'VALUE'})`;
+  const name = next?.replace(/^-+/, '').replace(/=.*$/, '') ?? '';
+  const isFlag =
+    next === undefined ||
+    ['-h', '--help'].includes(next) ||
+    asksForVersion(next) ||
+    name in command.options ||
+    owners(name).length > 0;
+  return new UsageError(
+    isFlag
+      ? `${usage}; see sentinel ${command.name} --help`
+      : `${usage}; ${next} reads as a flag: write ${raw}=${next} for a value that starts with -`,
+  );
+}
+
+/**
+ * The flag as the person wrote it: `-dry-run` (one dash for two) reaches us as the short flags
+ * -d, -r, -y, …, and a message about `-d` would name a flag nobody typed.
+ */
+function wordOf(token: { rawName: string; index: number }, argv: readonly string[]): string {
+  const word = argv[token.index] ?? token.rawName;
+  return /^-[^-]/.test(word) && word.length > 2 ? word : token.rawName;
+}
+
 function unknownFlag(command: Command, raw: string, owners: FlagOwners): UsageError {
   // -v is --version, as in most tools, and like it comes before any command: never a command's flag.
   if (asksForVersion(raw)) return new UsageError(`${raw} is --version, before any command: sentinel ${raw}`);
   const flags = Object.keys(command.options).map((f) => `--${f}`);
   const near = closest(raw.replace(/=.*$/, ''), flags);
-  const elsewhere = owners(raw.replace(/^-+/, '')).filter((name) => name !== command.name);
+  // Only a `--flag` is some command's flag: `-port` is no flag of any.
+  const elsewhere = raw.startsWith('--')
+    ? owners(raw.replace(/^-+/, '')).filter((name) => name !== command.name)
+    : [];
+  // `-x.json`: a path, not a flag, that a person cannot otherwise tell the parser.
+  const path = /^-[^-]/.test(raw) && /[./]/.test(raw);
   const hint = near
     ? `did you mean ${near}?`
-    : flags.length
-      ? `${command.name} takes ${flags.join(', ')}`
-      : `${command.name} takes no flags`;
+    : path
+      ? `a path that starts with - is written ./${raw}`
+      : flags.length
+        ? `${command.name} takes ${flags.join(', ')}`
+        : `${command.name} takes no flags`;
   const other = elsewhere.length ? ` (${raw} is a flag of ${elsewhere.join(', ')})` : '';
   return new UsageError(`unknown flag ${raw} for ${command.name}${other}; ${hint}`);
 }
+
+/** A word of the command line as a message quotes it: an empty one would read as nothing at all. */
+export const shownWord = (word: string | undefined): string =>
+  word === '' || word === undefined ? 'an empty value ""' : word;
 
 /** The string value of a flag (booleans are flags without a value). */
 export const str = (value: string | boolean | undefined): string | undefined =>
@@ -214,9 +259,20 @@ export function positiveInt(
   fallback: number,
   max = 1_000_000,
 ): number {
+  return wholeNumber(text, flag, fallback, 1, max);
+}
+
+/** A whole number from `min` to `max`. */
+export function wholeNumber(
+  text: string | undefined,
+  flag: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   if (text === undefined) return fallback;
-  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > max) {
-    throw new UsageError(`${flag} must be a whole number from 1 to ${max}`);
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}`);
   }
   return Number(text);
 }
@@ -238,7 +294,7 @@ export function oneOf<T extends string>(
 export function noPositionals(command: Command, args: ParsedArgs): void {
   if (args.positionals.length)
     throw new UsageError(
-      `${command.name} takes no arguments (got ${args.positionals.join(' ')}); see sentinel ${command.name} --help`,
+      `${command.name} takes no arguments (got ${args.positionals.map(shownWord).join(' ')}); see sentinel ${command.name} --help`,
     );
 }
 

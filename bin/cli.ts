@@ -1,10 +1,16 @@
 import { ConfigError } from '../functions/core/base/errors';
 import { closest } from '../functions/core/base/suggest';
-import { asksForHelp, checkVariableNames, KNOWN_VARIABLES, parseCommandArgs } from './args';
+import { asksForHelp, checkVariableNames, KNOWN_VARIABLES, parseCommandArgs, shownWord } from './args';
 import { type CliIo, EXIT, UsageError } from './command';
 import { COMMANDS, commandNamed, commandsWithFlag } from './commands/index';
 import { runOf } from './commands/runs';
-import { renderCommandHelp, renderOverview, renderVariableHelp, variableDoc } from './help';
+import {
+  renderCommandHelp,
+  renderOverview,
+  renderVariableHelp,
+  renderVersionHelp,
+  variableDoc,
+} from './help';
 import { interruptedStatus } from './interrupt';
 import { asksForVersion, VERSION_LINE } from './version';
 
@@ -21,10 +27,13 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       io.stderr(`${renderOverview(COMMANDS)}\n`);
       return EXIT.usage;
     }
-    if (word === '--help' || word === '-h') return print(io, renderOverview(COMMANDS));
+    // `sentinel --help scan`, as `git --help commit`: that command's help, as `help scan` gives it.
+    if (word === '--help' || word === '-h') return help(rest, io);
     if (asksForVersion(word)) {
       if (rest.length)
-        throw new UsageError(`${word} takes nothing after it (got ${rest[0]}); run sentinel ${word} alone`);
+        throw new UsageError(
+          `${word} takes nothing after it (got ${shownWord(rest[0])}); run sentinel ${word} alone`,
+        );
       return print(io, VERSION_LINE);
     }
     if (word === 'help') return help(rest, io);
@@ -63,6 +72,8 @@ function help(args: readonly string[], io: CliIo): number {
   const command = commandNamed(topic);
   if (command) return print(io, renderCommandHelp(command));
   if (variableDoc(topic) !== undefined) return print(io, renderVariableHelp(topic, COMMANDS));
+  // The version is a flag, not a command, but a person asks help of it as of one.
+  if (asksForVersion(topic)) return print(io, renderVersionHelp());
   const near = closest(topic, [...COMMANDS.map((c) => c.name), ...KNOWN_VARIABLES]);
   throw new UsageError(
     `no command or setting ${JSON.stringify(topic)}; ${near ? `did you mean ${near}?` : 'see sentinel --help'}`,

@@ -1,6 +1,7 @@
 import { REPORT_ENV } from '../functions/core/memory/report-store';
 import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/scan/config';
 import { type Command, defaultOf } from './command';
+import { VERSION_LINE } from './version';
 
 /**
  * What `sentinel --help`, `sentinel help <command>` and `sentinel <command> --help` print, from the
@@ -13,6 +14,10 @@ export const OTHER_VARIABLES: Readonly<Record<string, string>> = {
     'folder the command line keeps the latest report in, for the report page and calendar feed (default: beside a state file, else .sentinel/reports)',
   [REPORT_ENV.bucket]: 'S3 bucket the latest report is kept in instead (the stack sets it for its functions)',
 };
+
+/** `sentinel help version`: the version is a flag before any command, not a command. */
+export const renderVersionHelp = (): string =>
+  `usage: sentinel --version (or -v, -V, version), alone, before any command\n\nprints ${VERSION_LINE}`;
 
 /** One line about a variable, from the table that defines it. */
 export function variableDoc(name: string): string | undefined {

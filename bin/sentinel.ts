@@ -14,6 +14,13 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
   let finished = false;
   stopOnSignals(controller, { finished: () => finished });
   const { EXIT, main } = await import('./cli');
+  const cwd = currentDirectory();
+  if (cwd === undefined) {
+    process.stderr.write(
+      'sentinel: the current directory no longer exists (it was removed or moved); cd to one that does and run it again\n',
+    );
+    process.exit(EXIT.failed);
+  }
 
   // A reader that goes away (`sentinel scan --json | head`) makes writes fail with EPIPE: remember it,
   // write nothing more to that stream, and let the exit status say the output did not arrive whole.
@@ -47,7 +54,7 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
     stdout: writer(process.stdout),
     stderr: writer(process.stderr),
     stdoutDelivered: deliveredTo(process.stdout),
-    cwd: process.cwd(),
+    cwd,
     // A person watching: `demo` keeps its links served until Ctrl-C instead of exiting.
     interactive: process.stdout.isTTY === true,
     signal: controller.signal,
@@ -87,5 +94,14 @@ async function askAtTerminal(question: string, signal: AbortSignal): Promise<str
     return await rl.question(question, { signal });
   } finally {
     rl.close();
+  }
+}
+
+/** The working directory; undefined when it was removed under the shell (process.cwd() throws ENOENT). */
+function currentDirectory(): string | undefined {
+  try {
+    return process.cwd();
+  } catch {
+    return undefined;
   }
 }

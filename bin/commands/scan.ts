@@ -160,12 +160,6 @@ export function scanRunOf(
   account?: string,
 ): ScanRun {
   if (settings.linkBaseUrl) new EnvSecretSource(io.env).signingKeysNow();
-  else if (secrets.hasSigningKeys()) {
-    // A key without a base is most likely a half-done setup: say so rather than drop links silently.
-    io.stderr(
-      `sentinel: note: findings carry no restore links because ${ENV.linkBaseUrl} is not set (${ENV.linkSigningKey} is)\n`,
-    );
-  }
   const json = args.values.json === true;
   const chat = args.values.chat === true;
   if (chat && args.values['dry-run'] !== true)
@@ -178,6 +172,12 @@ export function scanRunOf(
   if (delivers) checkQuietHours(settings, delivers);
   // Checked on a dry run too, which sends no ping: a bad URL is found before the real run.
   const heartbeat = cliHeartbeat(args, io.env, account);
+  // A key without a base is most likely a half-done setup: say so rather than drop links silently.
+  // Said once every flag passed, so a refused command line says only why.
+  if (!settings.linkBaseUrl && secrets.hasSigningKeys())
+    io.stderr(
+      `sentinel: note: findings carry no restore links because ${ENV.linkBaseUrl} is not set (${ENV.linkSigningKey} is)\n`,
+    );
   return {
     job: {
       settings,

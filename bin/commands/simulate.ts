@@ -14,7 +14,7 @@ import {
 import { SEARCH_SEMANTICS } from '../../functions/simulator/search';
 import { type Fault, startSimulator } from '../../functions/simulator/server';
 import { readAccountsFile } from '../../lib/config';
-import { noPositionals, oneOf, parseNow, portNumber, positiveInt, str } from '../args';
+import { noPositionals, oneOf, parseNow, portNumber, positiveInt, str, wholeNumber } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
 import { untilAborted } from '../interrupt';
 import { simulate } from './index';
@@ -28,17 +28,23 @@ const FAULTS: Record<string, Fault> = {
 };
 
 function faultsOf(text: string | undefined): Fault[] {
-  return (text ?? '')
+  const names = (text ?? '')
     .split(',')
-    .filter(Boolean)
-    .map((name) => {
-      const fault = FAULTS[name];
-      if (!fault)
-        throw new UsageError(
-          `--faults: unknown fault ${JSON.stringify(name)}; use ${Object.keys(FAULTS).join(', ')}`,
-        );
-      return fault;
-    });
+    .map((name) => name.trim())
+    .filter(Boolean);
+  // `--faults ,` would serve a well-behaved reseller to a person who asked for a faulty one.
+  if (text !== undefined && !names.length)
+    throw new UsageError(
+      `--faults names no fault; use ${Object.keys(FAULTS).join(', ')}, separated by commas`,
+    );
+  return names.map((name) => {
+    const fault = FAULTS[name];
+    if (!fault)
+      throw new UsageError(
+        `--faults: unknown fault ${JSON.stringify(name)}; use ${Object.keys(FAULTS).join(', ')}`,
+      );
+    return fault;
+  });
 }
 
 /** `sentinel simulate`: the simulator until stopped. */
@@ -54,7 +60,6 @@ export async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number>
   const domains = positiveInt(str(values.domains), '--domains', 500);
   const profile = oneOf(str(values.portfolio), '--portfolio', PORTFOLIO_PROFILES) ?? 'realistic';
   const seed = positiveInt(str(values.seed), '--seed', 1);
-  const latency = str(values.latency);
   const now = parseNow(str(values.now));
   const portfolio = (s: number) =>
     generatePortfolio({ domains, seed: s, now, profile: profile as PortfolioProfile });
@@ -77,7 +82,7 @@ export async function runSimulator(args: ParsedArgs, io: CliIo): Promise<number>
     accounts: accounts.map(({ apiKey: key, portfolio: p }) => ({ apiKey: key, portfolio: p })),
     apiKey,
     port,
-    latencyMs: latency === undefined || latency === '0' ? 0 : positiveInt(latency, '--latency', 0, 60_000),
+    latencyMs: wholeNumber(str(values.latency), '--latency', 0, 0, 60_000),
     maxPerPage: positiveInt(str(values['max-per-page']), '--max-per-page', 100, 10_000),
     ...(semantics ? { searchSemantics: semantics } : {}),
     ...(rateLimit ? { rateLimit } : {}),

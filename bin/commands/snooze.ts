@@ -19,6 +19,8 @@ import { type CliIo, type Command, EXIT, type ParsedArgs, UsageError } from '../
 import { actionStoreFor } from '../local-stores';
 import { ack, snooze } from './index';
 
+const DAY_MS = 86_400_000;
+
 /** `sentinel snooze <domain>`. */
 export function runSnooze(args: ParsedArgs, io: CliIo): Promise<number> {
   const days = positiveInt(str(args.values.days), '--days', DEFAULT_SNOOZE_DAYS, MAX_SNOOZE_DAYS);
@@ -28,6 +30,23 @@ export function runSnooze(args: ParsedArgs, io: CliIo): Promise<number> {
 /** `sentinel ack <domain>`. */
 export function runAck(args: ParsedArgs, io: CliIo): Promise<number> {
   return silence(ack, 'acknowledge', 0, args, io);
+}
+
+/** `--now`, or the current time: refused when the action it dates would not hold. */
+function actionTime(command: Command, action: SilenceAction, days: number, args: ParsedArgs): number {
+  const now = parseNow(str(args.values.now));
+  // Dated in the future, the action would not hold: a scan treats a stored time it has not reached as untrue.
+  if (now - Date.now() > CLOCK_TOLERANCE_MS)
+    throw new UsageError(
+      `--now ${args.values.now} is ahead of this machine's clock; ${command.name} acts now or before`,
+    );
+  // Dated far back, the snooze ends before it is written: a success that leaves nothing out.
+  const ends = now + days * DAY_MS;
+  if (action === 'snooze' && ends <= Date.now())
+    throw new UsageError(
+      `--now ${args.values.now} with --days ${days} ends the snooze at ${new Date(ends).toISOString()}, which has passed: it would leave nothing out; nothing was changed`,
+    );
+  return now;
 }
 
 /**
@@ -43,12 +62,7 @@ export async function silence(
   io: CliIo,
 ): Promise<number> {
   const domain = domainArgument(command, args);
-  const now = parseNow(str(args.values.now));
-  // Dated in the future, the action would not hold: a scan treats a stored time it has not reached as untrue.
-  if (now - Date.now() > CLOCK_TOLERANCE_MS)
-    throw new UsageError(
-      `--now ${args.values.now} is ahead of this machine's clock; ${command.name} acts now or before`,
-    );
+  const now = actionTime(command, action, days, args);
   // With --account, the account's own reseller, key, rules and state, as its scan has them.
   const named = namedAccountOf(args, io.cwd);
   const settings = loadSettings(

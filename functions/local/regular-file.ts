@@ -64,7 +64,9 @@ export function readRegularFileSync(path: string, maxBytes = Number.POSITIVE_INF
   const fd = openSync(path, READ_FLAGS);
   try {
     checkRegular(fstatSync(fd), maxBytes);
-    return readFileSync(fd, 'utf8');
+    // A byte order mark (Notepad, PowerShell 5's Set-Content -Encoding UTF8) is no part of the
+    // text: JSON.parse refuses it, and a file that looks right was said not to parse.
+    return readFileSync(fd, 'utf8').replace(/^\uFEFF/, '');
   } finally {
     closeSync(fd);
   }

@@ -35,6 +35,12 @@ export function parseStateLocation(value: string, source = '--state'): StateLoca
       );
     return { kind: 'dynamodb', table };
   }
+  // `DynamoDB:state`, `ddb:state`: a table meant, and a file of that name in the working directory
+  // would be written without a word, the table never read. A path (with a '/') stays a path.
+  if (/^(?:dynamo[-_]?db|dynamo|ddb):/i.test(value))
+    throw new ConfigError(
+      `${source}: ${JSON.stringify(value)} reads as a table, but a table is written dynamodb:TABLE (in lower case); for a file of that name write ./${value}`,
+    );
   if (!value) throw new ConfigError(`${source} must be a file path or dynamodb:TABLE`);
   return { kind: 'file', path: value };
 }

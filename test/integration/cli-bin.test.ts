@@ -108,4 +108,16 @@ describe('npx sentinel, through package.json’s bin', () => {
     const script = await sh('npm run -s sentinel -- --version');
     expect(script.stdout).toBe(`domain-sentinel ${pkg.version}\n`);
   }, 60_000);
+
+  it('run from a directory that was removed, says so in one line (exit 1), not a stack trace', async () => {
+    const run = await sh(
+      `d=$(mktemp -d) && cd "$d" && rmdir "$d" && node ${JSON.stringify(join(ROOT, 'bin', 'sentinel.js'))} scan --dry-run`,
+    );
+    expect(run).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'sentinel: the current directory no longer exists (it was removed or moved); cd to one that does and run it again\n',
+    });
+  });
 });

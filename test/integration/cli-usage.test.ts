@@ -50,6 +50,29 @@ describe('sentinel --version and help', () => {
     expect((await runCli(['version', '--json'], {})).code).toBe(2);
   });
 
+  it('names an empty word after --version as the empty value it is, exit 2', async () => {
+    expect(await runCli(['--version', ''], {})).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'sentinel: --version takes nothing after it (got an empty value ""); run sentinel --version alone\n',
+    });
+    expect((await runCli(['scan', ''], {})).stderr).toBe(
+      'sentinel: scan takes no arguments (got an empty value ""); see sentinel scan --help\n',
+    );
+  });
+
+  it('answers help version (and help --version, -v, -V) with what the version flag does, exit 0', async () => {
+    for (const word of ['version', '--version', '-v', '-V']) {
+      const run = await runCli(['help', word], {});
+      expect(run, word).toEqual({
+        code: 0,
+        stdout: `usage: sentinel --version (or -v, -V, version), alone, before any command\n\nprints domain-sentinel ${VERSION}\n`,
+        stderr: '',
+      });
+    }
+  });
+
   it('refuses to date a snooze or an acknowledgement ahead of the clock, before any request (exit 2)', async () => {
     for (const command of ['snooze', 'ack']) {
       const run = await runCli(
@@ -62,6 +85,19 @@ describe('sentinel --version and help', () => {
         stderr: `sentinel: --now 2099-01-01T00:00:00Z is ahead of this machine's clock; ${command} acts now or before\n`,
       });
     }
+  });
+
+  it('refuses a snooze dated so far back that it has already ended, before any request (exit 2)', async () => {
+    const run = await runCli(
+      ['snooze', 'example.nl', '--now', '2000-01-01T00:00:00Z', '--days', '7', '--state', 'x.json'],
+      {},
+    );
+    expect(run).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'sentinel: --now 2000-01-01T00:00:00Z with --days 7 ends the snooze at 2000-01-08T00:00:00.000Z, which has passed: it would leave nothing out; nothing was changed\n',
+    });
   });
 
   it('answers -v after a command as the version flag it is, not as an unknown flag, exit 2', async () => {
@@ -82,6 +118,14 @@ describe('sentinel --version and help', () => {
     expect(await runCli(['help', '--help'], {})).toEqual(help);
   });
 
+  it('answers --help <command> (and -h) with that command help, as help <command> does, not the overview', async () => {
+    const scanHelp = await runCli(['help', 'scan'], {});
+    expect(scanHelp.stdout).toMatch(/^usage: sentinel scan \[options\]/);
+    expect(await runCli(['--help', 'scan'], {})).toEqual(scanHelp);
+    expect(await runCli(['-h', 'scan'], {})).toEqual(scanHelp);
+    expect(await runCli(['--help', 'scna'], {})).toMatchObject({ code: 2, stdout: '' });
+  });
+
   it('shows help for `--help` anywhere before `--`, even after a flag it would refuse', async () => {
     const run = await runCli(['scan', '--dryrun', '--help'], {});
     expect(run).toMatchObject({ code: 0, stderr: '' });
@@ -93,6 +137,89 @@ describe('sentinel --version and help', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(SETTINGS.expiryDays.doc);
     expect(run.stdout).toMatch(/read by: scan, snooze, ack\n$/);
+  });
+});
+
+describe('empty flag values', () => {
+  it('refuses an empty value of every flag that takes one, as --flag "" and --flag=, exit 2', async () => {
+    for (const command of COMMANDS) {
+      for (const [flag, option] of Object.entries(command.options)) {
+        if (option.type !== 'string') continue;
+        for (const argv of [
+          [command.name, `--${flag}`, ''],
+          [command.name, `--${flag}=`],
+        ]) {
+          const run = await runCli(argv, {});
+          expect(run, argv.join(' ')).toEqual({
+            code: 2,
+            stdout: '',
+            stderr: `sentinel: --${flag} is empty; give it a value (--${flag} ${option.value ?? 'VALUE'}) or leave it out\n`,
+          });
+        }
+      }
+    }
+  });
+});
+
+describe('a value that starts with a dash', () => {
+  it('says how to give a value that starts with - (--flag=VALUE) when the word is no flag of the command, exit 2', async () => {
+    for (const [argv, stderr] of [
+      [
+        ['scan', '--expiry-days', '-5'],
+        'sentinel: --expiry-days needs a value (--expiry-days N); -5 reads as a flag: write --expiry-days=-5 for a value that starts with -\n',
+      ],
+      [
+        ['scan', '--state', '-my state.json'],
+        'sentinel: --state needs a value (--state PATH|dynamodb:TABLE); -my state.json reads as a flag: write --state=-my state.json for a value that starts with -\n',
+      ],
+      [['scan', '--now', '--json'], 'sentinel: --now needs a value (--now ISO); see sentinel scan --help\n'],
+      [['scan', '--now', '-v'], 'sentinel: --now needs a value (--now ISO); see sentinel scan --help\n'],
+      [['scan', '--now', '--port'], 'sentinel: --now needs a value (--now ISO); see sentinel scan --help\n'],
+    ] as const) {
+      const run = await runCli([...argv], {});
+      expect(run, argv.join(' ')).toEqual({ code: 2, stdout: '', stderr });
+    }
+  });
+});
+
+describe('simulate knobs', () => {
+  it('says --latency takes 0, the default it accepts, exit 2', async () => {
+    expect(await runCli(['simulate', '--latency', '60001'], {})).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'sentinel: --latency must be a whole number from 0 to 60000\n',
+    });
+  });
+
+  it('refuses a --faults list that names no fault instead of serving none, exit 2', async () => {
+    for (const list of [',', ',,', ' '])
+      expect(await runCli(['simulate', '--faults', list], {}), list).toEqual({
+        code: 2,
+        stdout: '',
+        stderr:
+          'sentinel: --faults names no fault; use 429, 500, 503, hang, malformed, separated by commas\n',
+      });
+  });
+});
+
+describe('a refused scan', () => {
+  it('says only why on stderr, not first a note about links of a scan that never runs, exit 2', async () => {
+    const env = {
+      RESELLER_BASE_URL: sim.url,
+      RESELLER_API_KEY: KEY,
+      LINK_SIGNING_KEY: 'cli-usage-signing-key-0123456789abcdef',
+    };
+    expect(await runCli(['scan', '--json', '--alert-to', 'stdout'], env)).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'sentinel: --json and --alert-to stdout would both write to stdout: use --alert-to FILE\n',
+    });
+    expect(await runCli(['scan', '--chat'], env)).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'sentinel: --chat prints the chat message of a dry run: add --dry-run (CHAT_TOPIC_ARN publishes it)\n',
+    });
   });
 });
 
@@ -113,6 +240,13 @@ describe('did you mean', () => {
       '--portfolio must be one of realistic, stress; did you mean stress?',
     ],
     [['scan', '--fail-on', 'critcal'], 'did you mean critical?'],
+    [['scan', '-dry-run'], 'unknown flag -dry-run for scan; did you mean --dry-run?'],
+    [
+      ['state', 'reset', '-x.json', '--yes'],
+      'unknown flag -x.json for state; a path that starts with - is written ./-x.json',
+    ],
+    [['serve', '-port', '0'], 'unknown flag -port for serve; did you mean --port?'],
+    [['link', 'example.nl', '-ttl-days=3'], 'unknown flag -ttl-days=3 for link; did you mean --ttl-days?'],
   ])('%j answers exit 2 with the closest name', async (argv, hint) => {
     const run = await runCli(argv, {});
     expect(run).toMatchObject({ code: 2, stdout: '' });

@@ -295,4 +295,18 @@ describe('the state path', () => {
     );
     expect(parseStateLocation('./dynamodb:x')).toEqual({ kind: 'file', path: './dynamodb:x' });
   });
+
+  it('refuses a dynamodb: prefix in other letters or spelling instead of writing a file of that name', () => {
+    for (const value of [
+      'DynamoDB:sentinel-state',
+      'DYNAMODB:sentinel-state',
+      'dynamo:sentinel-state',
+      'ddb:sentinel-state',
+    ])
+      expect(() => parseStateLocation(value), value).toThrow(
+        `--state: ${JSON.stringify(value)} reads as a table, but a table is written dynamodb:TABLE (in lower case); for a file of that name write ./${value}`,
+      );
+    expect(parseStateLocation('./DynamoDB:x')).toEqual({ kind: 'file', path: './DynamoDB:x' });
+    expect(parseStateLocation('state/dynamo:x.json')).toEqual({ kind: 'file', path: 'state/dynamo:x.json' });
+  });
 });
