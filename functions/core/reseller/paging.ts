@@ -122,7 +122,8 @@ export interface PaginateOptions<T> {
  *  - any later page reporting another `total_results` or `total_pages` fails the listing at once
  *    (retryable: reading again from the start may succeed);
  *  - it never reads past page 1's page count;
- *  - at the end, records + problems must equal page 1's `total_results`.
+ *  - at the end, records + problems must equal page 1's `total_results`, and after a full last
+ *    page the next must hold nothing ({@link pastTheEnd}).
  * With `onMove: 'report'` (as a scan's last read, or one with no time to read again) the listing reads
  * on instead, to the most pages any page reported, and its last page says it moved: what it read
  * stands, marked incomplete.
@@ -138,18 +139,43 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
     page <= promise.pages ? options.fetchPage(page) : pastPromise(page, promise, options);
   const order = new PageOrder(() => admission.pages);
   const arrived = rotateWhenLate(options, order);
+  let past: Awaited<ReturnType<typeof pastTheEnd<T>>> = null;
   try {
     for await (const parse of fetchAhead({ ...options, fetchPage }, order, arrived))
       yield admission.take(parse());
+    if (!admission.moved && admission.lastFull) past = await pastTheEnd(promise, options);
   } catch (error) {
     if (!(error instanceof DeadlineError) || options.onDeadline !== 'report') throw error;
     yield cutPage(admission, promise, options, error);
     return;
   }
-  const moved = admission.moved ?? countMismatch(admission.received, promise, options);
+  const moved = admission.moved ?? countMismatch(admission.received, promise, options) ?? past?.moved ?? null;
   if (moved === null) return;
   if (admission.onMove() === 'fail') throw new IncompleteListingError(moved.text, { retryable: true });
+  if (past) yield admission.take(past.page);
   yield movedPage(moved, promise, options);
+}
+
+/**
+ * The page after a full last page, as capped totals (a search back end's result window) add up too:
+ * empty, another page, or refused (4xx but 401, 403, 429) is the end; records there are a move.
+ */
+async function pastTheEnd<T>(promise: ListingPromise, options: PaginateOptions<T>) {
+  const next = promise.pages + 1;
+  if (next > (options.maxPages ?? MAX_PAGES)) return null;
+  let page: ListPage<T>;
+  try {
+    page = (await options.fetchPage(next))();
+  } catch (error) {
+    if (error instanceof IncompleteListingError) return null;
+    const status = error instanceof ResellerApiError ? error.status : 500;
+    if (status >= 200 && status < 500 && ![401, 403, 429].includes(status)) return null;
+    throw error;
+  }
+  const held = page.records.length + page.problems.length;
+  if (page.page !== next || held === 0) return null;
+  const text = `${options.resource} list page ${next}, past the ${promise.pages} pages page 1 promised, holds ${held} records: total_results (${promise.results}) undercounts the account`;
+  return { moved: { text, page: next } as Move, page };
 }
 
 /**
@@ -259,6 +285,7 @@ class PageAdmission<T> {
   moved: Move | null = null;
   /** The pages taken, by number: a read cut short says which it did not read. */
   readonly taken = new Set<number>();
+  lastFull = false; // the last page page 1 promised was full (its per_page): see pastTheEnd
   private readonly seen: RecordRegistry;
   private decided: 'fail' | 'report' | undefined;
 
@@ -279,6 +306,9 @@ class PageAdmission<T> {
 
   take(page: ListPage<T>): ListPage<T> {
     this.taken.add(page.page);
+    const held = page.records.length + page.problems.length;
+    if (page.page === Math.max(1, this.promise.pages) && page.perPage !== undefined && held >= page.perPage)
+      this.lastFull = true;
     this.checkPromiseKept(page);
     const { resource, keyOf, problemSeverity } = this.options;
     const records: T[] = [];
