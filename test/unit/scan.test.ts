@@ -74,6 +74,25 @@ describe('scanAccount', () => {
     expect(report.stats.requests).toBe(6);
   });
 
+  it('alerts every domain when the contact list reports a runaway page count, with one problem saying so', async () => {
+    const domainsOnly = apiFetch(0);
+    const fetch = (async (input: string | URL | Request) =>
+      new URL(String(input)).pathname === '/v2/contacts'
+        ? page(contacts, 1, 1_000_000, 2_000_000)
+        : domainsOnly(input)) as typeof globalThis.fetch;
+    const report = await scanAccount({ client: testClient(fetch), now: NOW, policy: DEFAULT_POLICY });
+    expect(namesOf(report)).toEqual(['b.nl', 'a.nl']);
+    expect(report.problems).toEqual([
+      expect.objectContaining({
+        resource: 'contact',
+        key: null,
+        reason: expect.stringMatching(
+          /^the contact list could not be read \(the reseller reports 1000000 pages/,
+        ),
+      }),
+    ]);
+  });
+
   it('reports what the second read held, marked incomplete, when the account is still inconsistent', async () => {
     const client = api(2);
     const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'full' });

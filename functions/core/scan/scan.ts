@@ -443,7 +443,11 @@ async function readContacts(client: ResellerClient, gathered: Gathering, rules: 
   try {
     await readContactPages(client, gathered, rules);
   } catch (error) {
-    if (!(error instanceof ResellerApiError)) throw error;
+    // A contact list that moved is read again with the domains; one that cannot be read (a runaway
+    // page count included) is a problem, not the end of the domains' alert.
+    const unreadable =
+      error instanceof ResellerApiError || (error instanceof IncompleteListingError && !error.retryable);
+    if (!unreadable) throw error;
     gathered.problems.push({
       resource: 'contact',
       key: null,
