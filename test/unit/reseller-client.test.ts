@@ -250,6 +250,22 @@ describe('ResellerClient.listDomains', () => {
     );
   });
 
+  it('refuses a page holding more records than any page may, before parsing them one by one', async () => {
+    // 2 MB of `1,` is a million records, each a problem of its own: half a gigabyte and seconds of
+    // parsing, and the 32 MiB the size limit lets through ran a 3 GB heap out of memory.
+    const api = fakeApi(3, 10, () =>
+      json(200, {
+        data: Array.from({ length: 1_000_000 }, () => 1),
+        pagination: { current_page: 1, per_page: 2_000_000, total_pages: 1, total_results: 3 },
+      }),
+    );
+    const error = await readAll(client(api.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(SchemaValidationError);
+    expect(error.message).toBe(
+      'the reseller API answered domain list page 1 with 1000000 records, more than the 10000 a page may hold',
+    );
+  });
+
   it('refuses a runaway page count', async () => {
     const api = fakeApi(1, 10, () =>
       json(200, {
