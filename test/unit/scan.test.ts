@@ -223,6 +223,29 @@ describe('scanAccount', () => {
     expect(incompleteScanError(report)).toBeInstanceOf(IncompleteListingError);
   });
 
+  it('alerts what it read, marked incomplete, when the time budget runs out while remembered domains are looked up', async () => {
+    // A server that ignores domain_name answers each lookup with the whole account: the lookups of
+    // remembered names outlast the budget after a read that was whole. Each request takes a second.
+    let t = 0;
+    const ignoring = apiFetch(0);
+    const fetch = (async (input: string | URL | Request) => {
+      t += 1_000;
+      return ignoring(input);
+    }) as typeof globalThis.fetch;
+    const report = await scanAccount({
+      client: testClient(fetch, { now: () => t, deadline: 4_500 }),
+      now: NOW,
+      policy: DEFAULT_POLICY,
+      mode: 'full',
+      unlisted: async () => ['gone.nl'],
+    });
+    expect(namesOf(report)).toEqual(['b.nl', 'a.nl']);
+    expect(report.source.incomplete).toMatch(
+      /^the domains the read did not list could not be looked up within the scan's time budget \(the time budget ran out before domain list page \d\)/,
+    );
+    expect(incompleteScanError(report)).toBeInstanceOf(IncompleteListingError);
+  });
+
   it('judges whether a second read fits by the pace of the domain pages, whichever list moved', async () => {
     // Each request takes 10 s; 10 domain pages, 2 contact pages whose second says the list grew.
     let t = NOW;
