@@ -326,6 +326,16 @@ describe('ResellerClient.listDomains', () => {
         : undefined,
     );
     expect((await readAll(client(clamped.fetch).listDomains())).records).toHaveLength(20);
+    // Page 3 answered with page 2's records under the number asked for: nothing new, the end.
+    const echoed = fakeApi(20, 10, (url) =>
+      url.searchParams.get('page') === '3'
+        ? json(200, {
+            data: Array.from({ length: 10 }, (_, i) => record(10 + i)),
+            pagination: { current_page: 3, per_page: 10, total_pages: 2, total_results: 20 },
+          })
+        : undefined,
+    );
+    expect((await readAll(client(echoed.fetch).listDomains())).records).toHaveLength(20);
     const short = fakeApi(25, 10);
     await readAll(client(short.fetch).listDomains());
     expect(short.calls).toHaveLength(3);

@@ -123,7 +123,7 @@ export interface PaginateOptions<T> {
  *    (retryable: reading again from the start may succeed);
  *  - it never reads past page 1's page count;
  *  - at the end, records + problems must equal page 1's `total_results`, and after a full last
- *    page the next must hold nothing ({@link pastTheEnd}).
+ *    page the next must hold nothing ({@link PageAdmission.pastTheEnd}).
  * With `onMove: 'report'` (as a scan's last read, or one with no time to read again) the listing reads
  * on instead, to the most pages any page reported, and its last page says it moved: what it read
  * stands, marked incomplete.
@@ -139,44 +139,27 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
     page <= promise.pages ? options.fetchPage(page) : pastPromise(page, promise, options);
   const order = new PageOrder(() => admission.pages);
   const arrived = rotateWhenLate(options, order);
-  let past: Awaited<ReturnType<typeof pastTheEnd<T>>> = null;
+  let past: Awaited<ReturnType<PageAdmission<T>['pastTheEnd']>> = null;
   try {
     for await (const parse of fetchAhead({ ...options, fetchPage }, order, arrived))
       yield admission.take(parse());
-    if (!admission.moved && admission.lastFull) past = await pastTheEnd(promise, options);
+    if (!admission.moved && admission.lastFull) past = await admission.pastTheEnd();
   } catch (error) {
     if (!(error instanceof DeadlineError) || options.onDeadline !== 'report') throw error;
     yield cutPage(admission, promise, options, error);
     return;
   }
-  const moved = admission.moved ?? countMismatch(admission.received, promise, options) ?? past?.moved ?? null;
+  const moved = admission.moved ?? past?.moved ?? countMismatch(admission.received, promise, options);
   if (moved === null) return;
   if (admission.onMove() === 'fail') throw new IncompleteListingError(moved.text, { retryable: true });
-  if (past) yield admission.take(past.page);
+  if (past) yield past.page;
   yield movedPage(moved, promise, options);
 }
 
-/**
- * The page after a full last page, as capped totals (a search back end's result window) add up too:
- * empty, another page, or refused (4xx but 401, 403, 429) is the end; records there are a move.
- */
-async function pastTheEnd<T>(promise: ListingPromise, options: PaginateOptions<T>) {
-  const next = promise.pages + 1;
-  if (next > (options.maxPages ?? MAX_PAGES)) return null;
-  let page: ListPage<T>;
-  try {
-    page = (await options.fetchPage(next))();
-  } catch (error) {
-    if (error instanceof IncompleteListingError) return null;
-    const status = error instanceof ResellerApiError ? error.status : 500;
-    if (status >= 200 && status < 500 && ![401, 403, 429].includes(status)) return null;
-    throw error;
-  }
-  const held = page.records.length + page.problems.length;
-  if (page.page !== next || held === 0) return null;
-  const text = `${options.resource} list page ${next}, past the ${promise.pages} pages page 1 promised, holds ${held} records: total_results (${promise.results}) undercounts the account`;
-  return { moved: { text, page: next } as Move, page };
-}
+/** A page past the end that is not there: another page answered, or a 4xx but 401, 403 and 429. */
+const noSuchPage = (e: unknown) =>
+  e instanceof IncompleteListingError ||
+  (e instanceof ResellerApiError && e.status >= 200 && e.status < 500 && ![401, 403, 429].includes(e.status));
 
 /**
  * A page past the count page 1 promised, read only because the listing moved: it may no longer
@@ -302,6 +285,23 @@ class PageAdmission<T> {
   onMove(): 'fail' | 'report' {
     this.decided ??= decideMove(this.options.onMove ?? 'fail', { read: this.taken.size, pages: this.pages });
     return this.decided;
+  }
+
+  /** The page after a full last page, as capped totals add up too: records new there are a move. */
+  async pastTheEnd(): Promise<{ moved: Move; page: ListPage<T> } | null> {
+    const next = this.promise.pages + 1;
+    if (next > (this.options.maxPages ?? MAX_PAGES)) return null;
+    let read: ListPage<T> | null = null;
+    try {
+      read = (await this.options.fetchPage(next))();
+    } catch (error) {
+      if (!noSuchPage(error)) throw error;
+    }
+    const page = read?.page === next ? this.take(read) : null;
+    const held = page ? page.records.length + page.problems.length : 0;
+    if (!page || held === 0) return null;
+    const text = `${this.options.resource} list page ${next}, past the ${this.promise.pages} pages page 1 promised, holds ${held} records: total_results (${this.promise.results}) undercounts the account`;
+    return { moved: { text, page: next }, page };
   }
 
   take(page: ListPage<T>): ListPage<T> {
