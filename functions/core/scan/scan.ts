@@ -475,7 +475,7 @@ async function readContactPages(
   for await (const page of client.listContacts({}, { ...rules, onDeadline: 'report' })) {
     if (gathered.stopped) return;
     if (page.incomplete) gathered.incomplete.push(page.incomplete);
-    gathered.problems.push(...page.problems);
+    for (const problem of page.problems) gathered.problems.push(problem);
     for (const contact of page.records) {
       gathered.contactsScanned++;
       gathered.registrants.set(contact.handle, {
