@@ -262,8 +262,22 @@ describe('ResellerClient.listDomains', () => {
     const error = await readAll(client(api.fetch).listDomains()).catch((e) => e);
     expect(error).toBeInstanceOf(SchemaValidationError);
     expect(error.message).toBe(
-      'the reseller API answered domain list page 1 with 1000000 records, more than the 10000 a page may hold',
+      'the reseller API answered domain list page 1 with 1000000 records, more than the 100000 a page may hold',
     );
+  });
+
+  it('reads a whole account of 20 000 domains that a server ignoring per_page answers in one page', async () => {
+    const all = Array.from({ length: 20_000 }, (_, i) => record(i));
+    const api = fakeApi(20_000, 10, (url) => {
+      const page = Number(url.searchParams.get('page'));
+      return json(200, {
+        data: page === 1 ? all : [],
+        pagination: { current_page: page, per_page: 20_000, total_pages: 1, total_results: 20_000 },
+      });
+    });
+    const read = await readAll(client(api.fetch).listDomains());
+    expect(read.records).toHaveLength(20_000);
+    expect(read.problems).toEqual([]);
   });
 
   it('refuses a runaway page count', async () => {

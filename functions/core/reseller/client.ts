@@ -391,8 +391,13 @@ export class ResellerClient {
   }
 }
 
-/** The most records one page may hold, whatever its per_page says: every one costs a parse. */
-const MAX_RECORDS_PER_PAGE = 10_000;
+/**
+ * The most records one page may hold, whatever its per_page says: every one costs a parse, and one
+ * that fails a problem of its own. As many real records as the 32 MiB body limit lets through (some
+ * 300 bytes each), so a server that ignores per_page and answers a whole account in one page is
+ * still read up to that size; millions of `1,` are not.
+ */
+const MAX_RECORDS_PER_PAGE = 100_000;
 
 const NEVER_ARRIVED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 
