@@ -650,7 +650,8 @@ describe('planAlerts with memory at a million domains', () => {
     }));
     const resolved = changes.map((c) => ({ ...c, kind: 'expiring' }));
     const report = { ...reportOf([]), changes, resolved };
-    const [plan] = planAlerts(report, { minSeverity: 'warning', decided: true });
+    const plan = planAlerts(report, { minSeverity: 'warning', decided: true })[0];
+    if (!plan) throw new Error('no alert planned');
     expect(plan.report.changes).toHaveLength(many);
     expect(plan.report.resolved).toHaveLength(many);
     const message = buildAlertMessage(plan.report);

@@ -355,6 +355,27 @@ describe('ResellerClient.listDomains', () => {
     expect(short.calls).toHaveLength(3);
   });
 
+  it('reads the listing whole as its totals promise when the page past a full last page fails or reports other totals', async () => {
+    // Nothing says what the API answers past the end: a 500 there (after its retries), a rate limit
+    // or other totals must not fail, every run, a read that is whole by its totals.
+    const answers = [
+      json(500, { error: 'page out of range' }),
+      json(429, { error: 'slow down' }),
+      json(200, {
+        data: [],
+        pagination: { current_page: 3, per_page: 10, total_pages: 0, total_results: 0 },
+      }),
+    ];
+    for (const answer of answers) {
+      const api = fakeApi(20, 10, (url) =>
+        url.searchParams.get('page') === '3' ? answer.clone() : undefined,
+      );
+      const read = await readAll(client(api.fetch).listDomains());
+      expect(read.records).toHaveLength(20);
+      expect(read.problems).toEqual([]);
+    }
+  });
+
   it('fails when a page is answered with another page, even when its records make the count add up', async () => {
     // Page 2 answered with page 1 as it was a moment later (a cache that ignores the query): its
     // two records differ from page 1's, so they count as two problem records and the total adds

@@ -1,4 +1,11 @@
-import { DeadlineError, IncompleteListingError, ResellerApiError } from '../base/errors';
+import {
+  AuthenticationError,
+  DeadlineError,
+  IncompleteListingError,
+  ResellerApiError,
+  SentinelError,
+  StoppedError,
+} from '../base/errors';
 import { fnv1a } from '../base/hash';
 
 /** A record the scan could not use, with the reason. Never dropped silently. */
@@ -156,10 +163,14 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
   yield movedPage(moved, promise, options);
 }
 
-/** A page past the end that is not there: another page answered, or a 4xx but 401, 403 and 429. */
-const noSuchPage = (e: unknown) =>
-  e instanceof IncompleteListingError ||
-  (e instanceof ResellerApiError && e.status >= 200 && e.status < 500 && ![401, 403, 429].includes(e.status));
+/**
+ * The page past the end could not be read, and the read stands as page 1 promised, as it did before
+ * it was asked for: nothing says what the API answers there (a 404, a 400, another page, a 500), a
+ * rate limit or the time budget there must not fail a read that is whole by its totals, and the
+ * next run asks again. A key refused there, or a stop, is what it is anywhere.
+ */
+const notChecked = (e: unknown) =>
+  e instanceof SentinelError && !(e instanceof AuthenticationError) && !(e instanceof StoppedError);
 
 /**
  * A page past the count page 1 promised, read only because the listing moved: it may no longer
@@ -291,13 +302,14 @@ class PageAdmission<T> {
   async pastTheEnd(): Promise<{ moved: Move; page: ListPage<T> } | null> {
     const next = this.promise.pages + 1;
     if (next > (this.options.maxPages ?? MAX_PAGES)) return null;
-    let read: ListPage<T> | null = null;
+    let page: ListPage<T> | null = null;
     try {
-      read = (await this.options.fetchPage(next))();
+      const read = (await this.options.fetchPage(next))();
+      // Another page's number, or other totals, than asked: not a page past the end.
+      if (read.page === next) page = this.take(read);
     } catch (error) {
-      if (!noSuchPage(error)) throw error;
+      if (!notChecked(error)) throw error;
     }
-    const page = read?.page === next ? this.take(read) : null;
     const held = page ? page.records.length + page.problems.length : 0;
     if (!page || held === 0) return null;
     const text = `${this.options.resource} list page ${next}, past the ${this.promise.pages} pages page 1 promised, holds ${held} records: total_results (${this.promise.results}) undercounts the account`;
