@@ -90,10 +90,11 @@ describe('sentinel scan against the simulator', () => {
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout);
     expect(findingKeys(report)).toEqual(truthKeys(portfolio));
-    // 16 domain pages + 1 contact page at the capped 25 per page, plus one retry for each fault.
+    // 16 domain pages + 1 contact page at the capped 25 per page, plus one retry for each fault,
+    // plus page 17: the last page is full, so the page after it must be empty.
     const domainRequests = sim.requests.filter((r) => r.path === '/v2/domains');
     expect(domainRequests.every((r) => r.query.get('per_page') === '100')).toBe(true);
-    expect(domainRequests).toHaveLength(16 + 3);
+    expect(domainRequests).toHaveLength(16 + 3 + 1);
     expect(report.stats.requests).toBe(sim.requests.length);
   });
 

@@ -637,3 +637,26 @@ describe('the notify policy (planAlerts without memory)', () => {
     ).toBe(true);
   });
 });
+
+describe('planAlerts with memory at a million domains', () => {
+  it('plans the message of a bulk change of 200 000 domains, every change and resolution counted', () => {
+    const many = 200_000;
+    const changes = Array.from({ length: many }, (_, i) => ({
+      domain_name: `d${i}.nl`,
+      kind: 'registrant_changed',
+      severity: 'warning' as const,
+      before: 'H1',
+      after: 'H2',
+    }));
+    const resolved = changes.map((c) => ({ ...c, kind: 'expiring' }));
+    const report = { ...reportOf([]), changes, resolved };
+    const plan = planAlerts(report, { minSeverity: 'warning', decided: true })[0];
+    if (!plan) throw new Error('no alert planned');
+    expect(plan.report.changes).toHaveLength(many);
+    expect(plan.report.resolved).toHaveLength(many);
+    const message = buildAlertMessage(plan.report);
+    expect(snsPublishBytes(message)).toBeLessThanOrEqual(256 * 1024);
+    const email = JSON.parse(message.message).email as string;
+    expect(email).toMatch(/200[\s,]?000/);
+  });
+});

@@ -163,19 +163,19 @@ describe('ResellerClient.listDomains', () => {
 
   it('retries a 429 after the Retry-After it was given', async () => {
     let limited = false;
-    const api = fakeApi(30, 10, (url) => {
+    const api = fakeApi(25, 10, (url) => {
       if (limited || url.searchParams.get('page') !== '2') return undefined;
       limited = true;
       return json(429, { error: 'slow down' }, { 'retry-after': '2' });
     });
     const { records } = await readAll(client(api.fetch).listDomains());
-    expect(records).toHaveLength(30);
+    expect(records).toHaveLength(25);
     expect(sleeps).toEqual([2000]);
     expect(api.calls.filter((c) => c.url.searchParams.get('page') === '2')).toHaveLength(2);
   });
 
   it('caps a Retry-After that asks for too long', async () => {
-    const api = fakeApi(10, 10, (_url, call) =>
+    const api = fakeApi(9, 10, (_url, call) =>
       call === 1 ? json(429, {}, { 'retry-after': '3600' }) : undefined,
     );
     await readAll(client(api.fetch, { maxRetryAfterMs: 5_000 }).listDomains());
@@ -211,12 +211,12 @@ describe('ResellerClient.listDomains', () => {
   });
 
   it('retries a connection reset', async () => {
-    const api = fakeApi(10, 10, (_url, call) => {
+    const api = fakeApi(9, 10, (_url, call) => {
       if (call === 1) throw new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } });
       return undefined;
     });
     const { records } = await readAll(client(api.fetch).listDomains());
-    expect(records).toHaveLength(10);
+    expect(records).toHaveLength(9);
     expect(api.calls).toHaveLength(2);
   });
 
@@ -250,6 +250,36 @@ describe('ResellerClient.listDomains', () => {
     );
   });
 
+  it('refuses a page holding more records than any page may, before parsing them one by one', async () => {
+    // 2 MB of `1,` is a million records, each a problem of its own: half a gigabyte and seconds of
+    // parsing, and the 32 MiB the size limit lets through ran a 3 GB heap out of memory.
+    const api = fakeApi(3, 10, () =>
+      json(200, {
+        data: Array.from({ length: 1_000_000 }, () => 1),
+        pagination: { current_page: 1, per_page: 2_000_000, total_pages: 1, total_results: 3 },
+      }),
+    );
+    const error = await readAll(client(api.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(SchemaValidationError);
+    expect(error.message).toBe(
+      'the reseller API answered domain list page 1 with 1000000 records, more than the 100000 a page may hold',
+    );
+  });
+
+  it('reads a whole account of 20 000 domains that a server ignoring per_page answers in one page', async () => {
+    const all = Array.from({ length: 20_000 }, (_, i) => record(i));
+    const api = fakeApi(20_000, 10, (url) => {
+      const page = Number(url.searchParams.get('page'));
+      return json(200, {
+        data: page === 1 ? all : [],
+        pagination: { current_page: page, per_page: 20_000, total_pages: 1, total_results: 20_000 },
+      });
+    });
+    const read = await readAll(client(api.fetch).listDomains());
+    expect(read.records).toHaveLength(20_000);
+    expect(read.problems).toEqual([]);
+  });
+
   it('refuses a runaway page count', async () => {
     const api = fakeApi(1, 10, () =>
       json(200, {
@@ -272,6 +302,78 @@ describe('ResellerClient.listDomains', () => {
         : undefined,
     );
     await expect(readAll(client(api.fetch).listDomains())).rejects.toThrow(/read 20 of 30 domains/);
+  });
+
+  it('fails when the totals undercount: a full last page is followed by a page that still holds records', async () => {
+    // A server that caps its totals (as search back ends cap a result window) at 20 of 30 domains:
+    // pages 1 and 2 are full and add up to the totals, page 3 is never promised but holds d0020…d0029.
+    const capped = (page: number) => ({
+      current_page: page,
+      per_page: 10,
+      total_pages: 2,
+      total_results: 20,
+    });
+    const api = fakeApi(30, 10, async (url) => {
+      const page = Number(url.searchParams.get('page'));
+      const data = Array.from({ length: 30 }, (_, i) => record(i)).slice((page - 1) * 10, page * 10);
+      return json(200, { data, pagination: capped(page) });
+    });
+    const error = await readAll(client(api.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toContain('page 3, past the 2 pages page 1 promised, holds 10 records');
+  });
+
+  it('asks one page past a full last page, and reads the listing whole when that page is empty or refused', async () => {
+    const empty = fakeApi(20, 10);
+    expect((await readAll(client(empty.fetch).listDomains())).records).toHaveLength(20);
+    expect(empty.calls.map((c) => c.url.searchParams.get('page'))).toEqual(['1', '2', '3']);
+    const refused = fakeApi(20, 10, (url) =>
+      url.searchParams.get('page') === '3' ? json(404, { error: 'no such page' }) : undefined,
+    );
+    expect((await readAll(client(refused.fetch).listDomains())).records).toHaveLength(20);
+    const clamped = fakeApi(20, 10, (url) =>
+      url.searchParams.get('page') === '3'
+        ? json(200, {
+            data: [record(10)],
+            pagination: { current_page: 2, per_page: 10, total_pages: 2, total_results: 20 },
+          })
+        : undefined,
+    );
+    expect((await readAll(client(clamped.fetch).listDomains())).records).toHaveLength(20);
+    // Page 3 answered with page 2's records under the number asked for: nothing new, the end.
+    const echoed = fakeApi(20, 10, (url) =>
+      url.searchParams.get('page') === '3'
+        ? json(200, {
+            data: Array.from({ length: 10 }, (_, i) => record(10 + i)),
+            pagination: { current_page: 3, per_page: 10, total_pages: 2, total_results: 20 },
+          })
+        : undefined,
+    );
+    expect((await readAll(client(echoed.fetch).listDomains())).records).toHaveLength(20);
+    const short = fakeApi(25, 10);
+    await readAll(client(short.fetch).listDomains());
+    expect(short.calls).toHaveLength(3);
+  });
+
+  it('reads the listing whole as its totals promise when the page past a full last page fails or reports other totals', async () => {
+    // Nothing says what the API answers past the end: a 500 there (after its retries), a rate limit
+    // or other totals must not fail, every run, a read that is whole by its totals.
+    const answers = [
+      json(500, { error: 'page out of range' }),
+      json(429, { error: 'slow down' }),
+      json(200, {
+        data: [],
+        pagination: { current_page: 3, per_page: 10, total_pages: 0, total_results: 0 },
+      }),
+    ];
+    for (const answer of answers) {
+      const api = fakeApi(20, 10, (url) =>
+        url.searchParams.get('page') === '3' ? answer.clone() : undefined,
+      );
+      const read = await readAll(client(api.fetch).listDomains());
+      expect(read.records).toHaveLength(20);
+      expect(read.problems).toEqual([]);
+    }
   });
 
   it('fails when a page is answered with another page, even when its records make the count add up', async () => {
@@ -604,7 +706,7 @@ describe('ResellerClient adaptive concurrency', () => {
     let clock = 0;
     const started: number[] = [];
     let throttled = false;
-    const api = fakeApi(300, 10, (url) => {
+    const api = fakeApi(295, 10, (url) => {
       started.push(clock);
       if (!throttled && url.searchParams.get('page') === '2') {
         throttled = true;
@@ -623,7 +725,7 @@ describe('ResellerClient adaptive concurrency', () => {
       },
     });
     const { records } = await readAll(c.listDomains());
-    expect(records).toHaveLength(300);
+    expect(records).toHaveLength(295);
     // page 1, then pages 2-5 already in flight when the 429 came; nothing else before the pause ends
     expect(started.filter((t) => t < 2_000)).toHaveLength(5);
     expect(started.length).toBe(31);

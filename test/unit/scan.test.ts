@@ -74,6 +74,25 @@ describe('scanAccount', () => {
     expect(report.stats.requests).toBe(6);
   });
 
+  it('alerts every domain when the contact list reports a runaway page count, with one problem saying so', async () => {
+    const domainsOnly = apiFetch(0);
+    const fetch = (async (input: string | URL | Request) =>
+      new URL(String(input)).pathname === '/v2/contacts'
+        ? page(contacts, 1, 1_000_000, 2_000_000)
+        : domainsOnly(input)) as typeof globalThis.fetch;
+    const report = await scanAccount({ client: testClient(fetch), now: NOW, policy: DEFAULT_POLICY });
+    expect(namesOf(report)).toEqual(['b.nl', 'a.nl']);
+    expect(report.problems).toEqual([
+      expect.objectContaining({
+        resource: 'contact',
+        key: null,
+        reason: expect.stringMatching(
+          /^the contact list could not be read \(the reseller reports 1000000 pages/,
+        ),
+      }),
+    ]);
+  });
+
   it('reports what the second read held, marked incomplete, when the account is still inconsistent', async () => {
     const client = api(2);
     const report = await scanAccount({ client, now: NOW, policy: DEFAULT_POLICY, mode: 'full' });
@@ -201,6 +220,29 @@ describe('scanAccount', () => {
     expect(report.problems).toEqual([
       { resource: 'domain', key: null, page: 0, reason: report.source.incomplete },
     ]);
+    expect(incompleteScanError(report)).toBeInstanceOf(IncompleteListingError);
+  });
+
+  it('alerts what it read, marked incomplete, when the time budget runs out while remembered domains are looked up', async () => {
+    // A server that ignores domain_name answers each lookup with the whole account: the lookups of
+    // remembered names outlast the budget after a read that was whole. Each request takes a second.
+    let t = 0;
+    const ignoring = apiFetch(0);
+    const fetch = (async (input: string | URL | Request) => {
+      t += 1_000;
+      return ignoring(input);
+    }) as typeof globalThis.fetch;
+    const report = await scanAccount({
+      client: testClient(fetch, { now: () => t, deadline: 4_500 }),
+      now: NOW,
+      policy: DEFAULT_POLICY,
+      mode: 'full',
+      unlisted: async () => ['gone.nl'],
+    });
+    expect(namesOf(report)).toEqual(['b.nl', 'a.nl']);
+    expect(report.source.incomplete).toMatch(
+      /^the domains the read did not list could not be looked up within the scan's time budget \(the time budget ran out before domain list page \d\)/,
+    );
     expect(incompleteScanError(report)).toBeInstanceOf(IncompleteListingError);
   });
 

@@ -337,6 +337,14 @@ export class ResellerClient {
         this.transport.facts(res),
       );
     }
+    // Before any record is parsed: each one that fails costs a problem of its own, so the 32 MiB
+    // the size limit lets through could hold millions of them and run the heap out of memory.
+    const held = (body as { data?: unknown } | null)?.data;
+    if (Array.isArray(held) && held.length > MAX_RECORDS_PER_PAGE)
+      throw new SchemaValidationError(
+        `the reseller API answered ${what} with ${held.length} records, more than the ${MAX_RECORDS_PER_PAGE} a page may hold`,
+        this.transport.facts(res),
+      );
     const envelope = ListEnvelopeSchema.safeParse(body);
     if (!envelope.success) {
       throw new SchemaValidationError(
@@ -382,6 +390,14 @@ export class ResellerClient {
     };
   }
 }
+
+/**
+ * The most records one page may hold, whatever its per_page says: every one costs a parse, and one
+ * that fails a problem of its own. As many real records as the 32 MiB body limit lets through (some
+ * 300 bytes each), so a server that ignores per_page and answers a whole account in one page is
+ * still read up to that size; millions of `1,` are not.
+ */
+const MAX_RECORDS_PER_PAGE = 100_000;
 
 const NEVER_ARRIVED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 

@@ -1,4 +1,11 @@
-import { DeadlineError, IncompleteListingError, ResellerApiError } from '../base/errors';
+import {
+  AuthenticationError,
+  DeadlineError,
+  IncompleteListingError,
+  ResellerApiError,
+  SentinelError,
+  StoppedError,
+} from '../base/errors';
 import { fnv1a } from '../base/hash';
 
 /** A record the scan could not use, with the reason. Never dropped silently. */
@@ -122,7 +129,8 @@ export interface PaginateOptions<T> {
  *  - any later page reporting another `total_results` or `total_pages` fails the listing at once
  *    (retryable: reading again from the start may succeed);
  *  - it never reads past page 1's page count;
- *  - at the end, records + problems must equal page 1's `total_results`.
+ *  - at the end, records + problems must equal page 1's `total_results`, and after a full last
+ *    page the next must hold nothing ({@link PageAdmission.pastTheEnd}).
  * With `onMove: 'report'` (as a scan's last read, or one with no time to read again) the listing reads
  * on instead, to the most pages any page reported, and its last page says it moved: what it read
  * stands, marked incomplete.
@@ -138,19 +146,31 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
     page <= promise.pages ? options.fetchPage(page) : pastPromise(page, promise, options);
   const order = new PageOrder(() => admission.pages);
   const arrived = rotateWhenLate(options, order);
+  let past: Awaited<ReturnType<PageAdmission<T>['pastTheEnd']>> = null;
   try {
     for await (const parse of fetchAhead({ ...options, fetchPage }, order, arrived))
       yield admission.take(parse());
+    if (!admission.moved && admission.lastFull) past = await admission.pastTheEnd();
   } catch (error) {
     if (!(error instanceof DeadlineError) || options.onDeadline !== 'report') throw error;
     yield cutPage(admission, promise, options, error);
     return;
   }
-  const moved = admission.moved ?? countMismatch(admission.received, promise, options);
+  const moved = admission.moved ?? past?.moved ?? countMismatch(admission.received, promise, options);
   if (moved === null) return;
   if (admission.onMove() === 'fail') throw new IncompleteListingError(moved.text, { retryable: true });
+  if (past) yield past.page;
   yield movedPage(moved, promise, options);
 }
+
+/**
+ * The page past the end could not be read, and the read stands as page 1 promised, as it did before
+ * it was asked for: nothing says what the API answers there (a 404, a 400, another page, a 500), a
+ * rate limit or the time budget there must not fail a read that is whole by its totals, and the
+ * next run asks again. A key refused there, or a stop, is what it is anywhere.
+ */
+const notChecked = (e: unknown) =>
+  e instanceof SentinelError && !(e instanceof AuthenticationError) && !(e instanceof StoppedError);
 
 /**
  * A page past the count page 1 promised, read only because the listing moved: it may no longer
@@ -259,6 +279,7 @@ class PageAdmission<T> {
   moved: Move | null = null;
   /** The pages taken, by number: a read cut short says which it did not read. */
   readonly taken = new Set<number>();
+  lastFull = false; // the last page page 1 promised was full (its per_page): see pastTheEnd
   private readonly seen: RecordRegistry;
   private decided: 'fail' | 'report' | undefined;
 
@@ -277,8 +298,29 @@ class PageAdmission<T> {
     return this.decided;
   }
 
+  /** The page after a full last page, as capped totals add up too: records new there are a move. */
+  async pastTheEnd(): Promise<{ moved: Move; page: ListPage<T> } | null> {
+    const next = this.promise.pages + 1;
+    if (next > (this.options.maxPages ?? MAX_PAGES)) return null;
+    let page: ListPage<T> | null = null;
+    try {
+      const read = (await this.options.fetchPage(next))();
+      // Another page's number, or other totals, than asked: not a page past the end.
+      if (read.page === next) page = this.take(read);
+    } catch (error) {
+      if (!notChecked(error)) throw error;
+    }
+    const held = page ? page.records.length + page.problems.length : 0;
+    if (!page || held === 0) return null;
+    const text = `${this.options.resource} list page ${next}, past the ${this.promise.pages} pages page 1 promised, holds ${held} records: total_results (${this.promise.results}) undercounts the account`;
+    return { moved: { text, page: next }, page };
+  }
+
   take(page: ListPage<T>): ListPage<T> {
     this.taken.add(page.page);
+    const held = page.records.length + page.problems.length;
+    if (page.page === Math.max(1, this.promise.pages) && page.perPage !== undefined && held >= page.perPage)
+      this.lastFull = true;
     this.checkPromiseKept(page);
     const { resource, keyOf, problemSeverity } = this.options;
     const records: T[] = [];

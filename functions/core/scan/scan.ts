@@ -195,7 +195,17 @@ async function confirmUnlisted(options: ScanOptions, gathered: Gathering, onMove
   const unreadable = new Set(problems.map((p) => normalizeDomainName(p.key as string)));
   const names = (await options.unlisted()).filter((n) => !unreadable.has(normalizeDomainName(n)));
   const lookups = names.slice(0, UNLISTED_LOOKUPS).map((name) => options.client.findDomain(name));
-  const missed = (await Promise.all(lookups)).find((domain) => domain !== null)?.domain_name;
+  let missed: string | undefined;
+  try {
+    missed = (await Promise.all(lookups)).find((domain) => domain !== null)?.domain_name;
+  } catch (error) {
+    // The read was whole: lookups the budget cuts judge nobody gone, never cost the read's alert.
+    if (!(error instanceof DeadlineError)) throw error;
+    const reason = `the domains the read did not list could not be looked up within the scan's time budget (${error.message}): the domains read were checked, but none is judged to have left the account`;
+    gathered.incomplete.push(reason);
+    gathered.problems.push({ resource: 'domain', key: null, page: 0, reason });
+    return;
+  }
   if (!missed) return;
   // Whether a whole read still fits, judged as a listing's move is, with the whole read taken.
   if (decideMove(onMove, { read: 1, pages: 1 }) === 'fail')
@@ -443,7 +453,10 @@ async function readContacts(client: ResellerClient, gathered: Gathering, rules: 
   try {
     await readContactPages(client, gathered, rules);
   } catch (error) {
-    if (!(error instanceof ResellerApiError)) throw error;
+    // A list that moved is read again; one that cannot be read (a runaway page count too) is a problem.
+    const unreadable =
+      error instanceof ResellerApiError || (error instanceof IncompleteListingError && !error.retryable);
+    if (!unreadable) throw error;
     gathered.problems.push({
       resource: 'contact',
       key: null,
@@ -462,7 +475,7 @@ async function readContactPages(
   for await (const page of client.listContacts({}, { ...rules, onDeadline: 'report' })) {
     if (gathered.stopped) return;
     if (page.incomplete) gathered.incomplete.push(page.incomplete);
-    gathered.problems.push(...page.problems);
+    for (const problem of page.problems) gathered.problems.push(problem);
     for (const contact of page.records) {
       gathered.contactsScanned++;
       gathered.registrants.set(contact.handle, {
