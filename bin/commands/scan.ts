@@ -302,6 +302,16 @@ function deliveryOf(delivery: Delivery, settings: ScanSettings, io: CliIo): Aler
   return undefined;
 }
 
+/**
+ * Where the scan's own lines go (`published alert …`, `state saved to …`): stdout, unless stdout
+ * carries something a program reads, the JSON report (--json), the chat message (--chat) or the
+ * alert itself (--alert-to stdout, piped to mail or saved to a file, which must hold the alert alone).
+ */
+const notesOf = (run: ScanRun, io: CliIo) =>
+  run.json || run.chat || (run.delivery.kind === 'local' && run.delivery.target.kind === 'stdout')
+    ? io.stderr
+    : io.stdout;
+
 /** `published alert <id> to <topic>`, `delivered the alert to stdout`, `appended the alert to FILE`. */
 function deliveredLine(delivery: Delivery, published: Published, why?: readonly string[]): string {
   const reason = why?.length ? ` (${why.join(', ')})` : '';
@@ -375,7 +385,10 @@ async function scanAlone(run: ScanRun, io: CliIo, place?: AccountPlace): Promise
     return report;
   }
   const outcome = await deliverAlert(alert, { settings, now: handOver(run) }, delivery);
-  (run.json ? io.stderr : io.stdout)(
+  notesOf(
+    run,
+    io,
+  )(
     outcome.published
       ? `${deliveredLine(run.delivery, outcome)}\n${sentLines(run.delivery, outcome.sent)}`
       : `no alert published: ${outcome.reason}\n`,
@@ -421,7 +434,7 @@ async function scanWithMemory(
     ...(place ? { scope } : {}),
     ...(place?.rebind ? { rebind: place.rebind } : {}),
   });
-  const say = run.json || run.chat ? io.stderr : io.stdout;
+  const say = notesOf(run, io);
   const print = run.json && !place;
   if (superseded) {
     // The report as read is still printed; the stored one (the later scan's) is kept.

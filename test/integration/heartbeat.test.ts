@@ -120,7 +120,7 @@ describe('the heartbeat of the command line', () => {
     expect(run.code).toBe(0);
     const host = new URL(pingBase).host;
     expect(run.stderr).toBe(
-      `sentinel: the heartbeat ping to ${host} failed: it answered HTTP 503; the scan's own result stands\n`,
+      `delivered the alert to stdout\nsentinel: the heartbeat ping to ${host} failed: it answered HTTP 503; the scan's own result stands\n`,
     );
     expect(run.stdout + run.stderr).not.toContain(SECRET);
   });
@@ -176,7 +176,7 @@ describe('the heartbeat of the command line', () => {
       expect(received).toEqual([`GET /${SECRET}`]);
       expect(elsewhere).toEqual([]);
       expect(run.stderr).toBe(
-        `sentinel: the heartbeat ping to ${new URL(pingBase).host} failed: it answered HTTP 302, a redirect to a URL it may not use (https only, or http to this machine); the scan's own result stands\n`,
+        `delivered the alert to stdout\nsentinel: the heartbeat ping to ${new URL(pingBase).host} failed: it answered HTTP 302, a redirect to a URL it may not use (https only, or http to this machine); the scan's own result stands\n`,
       );
       expect(run.stdout + run.stderr).not.toContain(SECRET);
 
@@ -184,7 +184,7 @@ describe('the heartbeat of the command line', () => {
       received = [];
       redirectTo = `/${SECRET}/moved`;
       const moved = await runCli(['scan', '--alert-to', 'stdout'], cliEnv());
-      expect(moved.stderr).toBe('');
+      expect(moved.stderr).toBe('delivered the alert to stdout\n');
       expect(received).toEqual([`GET /${SECRET}`, `GET /${SECRET}/moved`]);
     } finally {
       other.closeAllConnections();

@@ -136,7 +136,7 @@ describe('sentinel scan against a hostile reseller (issue 15)', () => {
         // Saved: the next run has nothing new to say of the quarantine it announced.
         const again = await runCli([...args, '--alert-to', 'stdout'], env);
         expect(again.code).toBe(1);
-        expect(again.stdout).toContain('no alert published');
+        expect(again.stderr).toContain('no alert published');
       } finally {
         await rm(dir, { recursive: true, force: true });
       }

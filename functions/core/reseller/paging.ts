@@ -6,7 +6,7 @@ import {
   SentinelError,
   StoppedError,
 } from '../base/errors';
-import { fnv1a } from '../base/hash';
+import { RecordRegistry } from './record-registry';
 
 /** A record the scan could not use, with the reason. Never dropped silently. */
 export interface Problem {
@@ -553,60 +553,4 @@ function countMismatch<T>(
     text: `read ${received} of ${promise.results} ${options.resource}s from ${options.source}: ${more ? 'more records arrived than total_results promised' : 'the pages held fewer records than total_results promised'}; the account changed while it was read, or the server's paging is inconsistent`,
     page: promise.pages,
   };
-}
-
-/** What {@link RecordRegistry.admit} made of a record. */
-export type Admission =
-  | { readonly kind: 'new' }
-  /** The same content under the same name: a record read twice (pages shifted, searches overlapped). */
-  | { readonly kind: 'repeat' }
-  /** Other content under a name already read: a problem (the second may be the quarantined one). */
-  | { readonly kind: 'second'; readonly reason: string }
-  /** A name already read in other letter case: a problem. */
-  | { readonly kind: 'case'; readonly reason: string };
-
-/**
- * The names read so far, with each one's content fingerprint, to tell a record read twice from
- * another record under the same name. One per listing in paginate, and one across the searches a
- * filtered read merges.
- */
-export class RecordRegistry {
-  /** Every name read, with its record's fingerprint. */
-  private readonly fingerprints = new Map<string, number>();
-  /** Folded form → the first name read of it, for names that fold to something else (few). */
-  private readonly byFolded = new Map<string, string>();
-  /** Names equal to their folded form that were not the first of it (fewer still). */
-  private readonly cased = new Set<string>();
-
-  constructor(
-    private readonly resource: string,
-    private readonly fold: (key: string) => string,
-  ) {}
-
-  /** Registers `record` under `key` (the name as the server sent it); `where` ends a second record's reason. */
-  admit(key: string, record: unknown, where = ''): Admission {
-    // Enough to tell a repeated record from a different one: not a defence against a forger.
-    const fingerprint = fnv1a(JSON.stringify(record) ?? '');
-    const seen = this.fingerprints.get(key);
-    if (seen === fingerprint) return { kind: 'repeat' };
-    if (seen !== undefined) {
-      return {
-        kind: 'second',
-        reason: `a second ${this.resource} record named ${JSON.stringify(key)} with different content${where}; only the first was checked`,
-      };
-    }
-    const folded = this.fold(key);
-    let earlier = this.byFolded.get(folded);
-    if (earlier === undefined && this.fingerprints.has(folded) && !this.cased.has(folded)) earlier = folded;
-    this.fingerprints.set(key, fingerprint);
-    if (earlier !== undefined) {
-      if (folded === key) this.cased.add(key);
-      return {
-        kind: 'case',
-        reason: `duplicate ${this.resource} name differing only in case: ${JSON.stringify(earlier)} and ${JSON.stringify(key)}; only the first was checked`,
-      };
-    }
-    if (folded !== key) this.byFolded.set(folded, key);
-    return { kind: 'new' };
-  }
 }

@@ -13,7 +13,8 @@ import {
 } from '../findings/classify';
 import { domainNameProblem } from '../links/links';
 import type { ListFilter, ListingRules, ListPage, Problem, ResellerClient } from '../reseller/client';
-import { decideMove, type OnMove, RecordRegistry } from '../reseller/paging';
+import { decideMove, type OnMove } from '../reseller/paging';
+import { RecordRegistry } from '../reseller/record-registry';
 import type { Domain } from '../reseller/schemas';
 import { COVERAGE_PARTS, type CoverageCounts, countCoverage, coverageSearches, READ_PARTS } from './coverage';
 import { onMove, READS, rotation } from './moves';
@@ -195,17 +196,15 @@ async function confirmUnlisted(options: ScanOptions, gathered: Gathering, onMove
   const unreadable = new Set(problems.map((p) => normalizeDomainName(p.key as string)));
   const names = (await options.unlisted()).filter((n) => !unreadable.has(normalizeDomainName(n)));
   const lookups = names.slice(0, UNLISTED_LOOKUPS).map((name) => options.client.findDomain(name));
-  let missed: string | undefined;
-  try {
-    missed = (await Promise.all(lookups)).find((domain) => domain !== null)?.domain_name;
-  } catch (error) {
+  const found = await Promise.all(lookups).catch((error: unknown) => {
     // The read was whole: lookups the budget cuts judge nobody gone, never cost the read's alert.
     if (!(error instanceof DeadlineError)) throw error;
     const reason = `the domains the read did not list could not be looked up within the scan's time budget (${error.message}): the domains read were checked, but none is judged to have left the account`;
     gathered.incomplete.push(reason);
     gathered.problems.push({ resource: 'domain', key: null, page: 0, reason });
-    return;
-  }
+    return [];
+  });
+  const missed = found.find((domain) => domain !== null)?.domain_name;
   if (!missed) return;
   // Whether a whole read still fits, judged as a listing's move is, with the whole read taken.
   if (decideMove(onMove, { read: 1, pages: 1 }) === 'fail')
