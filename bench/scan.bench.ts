@@ -219,18 +219,19 @@ async function main() {
     url: string,
     mode: string,
     env: Record<string, string> = {},
+    flags: readonly string[] = LAMBDA_NODE_FLAGS,
   ): Promise<ChildResult> => {
     const { stdout } = await run(
       process.execPath,
-      [...LAMBDA_NODE_FLAGS, child, url, KEY, mode, String(concurrency), String(perPage), NOW],
+      [...flags, child, url, KEY, mode, String(concurrency), String(perPage), NOW],
       { maxBuffer: 1 << 20, env: { ...process.env, ...env } },
     );
     return JSON.parse(stdout);
   };
-  const measure: Measure = async (sim, mode, env = {}) => {
+  const measure: Measure = async (sim, mode, env = {}, flags = LAMBDA_NODE_FLAGS) => {
     const before = sim.requests.length;
     const limitedBefore = sim.rateLimited;
-    const result = await scanOnce(sim.url, mode, env);
+    const result = await scanOnce(sim.url, mode, env, flags);
     const seen = sim.requests.slice(before);
     return {
       ...result,
@@ -269,6 +270,8 @@ export type Measure = (
   sim: Simulator,
   mode: string,
   env?: Record<string, string>,
+  /** The child's node flags. @default the scan function's, as its runtime starts it */
+  flags?: readonly string[],
 ) => Promise<ChildResult & { served: number; domainRequests: number; rateLimited: number }>;
 
 /**
@@ -305,6 +308,9 @@ async function modesSection(measure: Measure) {
   );
   console.log('|---|---|---|---|---|---|---|---|---|');
   const rows: Array<{ label: string; full: ChildResult; auto: ChildResult; filtered: ChildResult }> = [];
+  // The same full scans as the command line runs them: node's own flags, without the young
+  // generation of 10 % of 3 008 MB that the function's runtime gives V8 to fill before it collects.
+  const cliPeaks: number[] = [];
   for (const [label, accounts] of [
     ['default (realistic)', portfolio],
     ['stress', stress],
@@ -320,6 +326,7 @@ async function modesSection(measure: Measure) {
     const full = await measure(sim, 'full');
     const auto = await measure(sim, 'auto');
     const filtered = await measure(sim, 'filtered');
+    cliPeaks.push((await measure(sim, 'full', {}, [])).peakRssMb);
     await sim.close();
     rows.push({ label, full, auto, filtered });
     for (const [mode, r] of [
@@ -360,7 +367,8 @@ async function modesSection(measure: Measure) {
         (crowded.auto.fallbackReason ? ' (its unselectable dates make the proof fail: read in full)' : '') +
         `; without those dates ${pct(clean.auto.requests, clean.full.requests)}, ${pct(clean.full.domainFindings / clean.full.domainsScanned, 1)} of its domains being flagged`,
       `auto and filtered give full mode's findings and problems: ${yes(rows.every((r) => [r.auto, r.filtered].every((x) => x.error !== undefined || x.findingsHash === r.full.findingsHash)))}`,
-      `peak RSS ≤ 200 MB: ${peak.toFixed(0)} MB at most — ${yes(peak <= 200)}`,
+      `peak RSS ≤ 200 MB, a full scan as the command line runs it (node's own flags): ${Math.max(...cliPeaks).toFixed(0)} MB at most — ${yes(Math.max(...cliPeaks) <= 200)}`,
+      `  as the scan function of ${SCAN_MEMORY_MB} MB runs it (the table): ${peak.toFixed(0)} MB at most, ${pct(peak, SCAN_MEMORY_MB)} of its memory`,
       '',
     ].join('\n'),
   );

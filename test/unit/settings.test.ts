@@ -48,6 +48,12 @@ describe('one schema and one default per setting', () => {
     expect(() => stackConfig({ [key]: value })).toThrow(new RegExp(`^invalid context: ${key} `));
   });
 
+  it('says what is wrong with a value once, though a number too large for a whole number fails two checks', () => {
+    const refusal = () => loadScanSettings({ resellerBaseUrl: BASE, expiryDays: '99999999999999999999' });
+    expect(refusal).toThrow(ConfigError);
+    expect(refusal).toThrow(/^EXPIRY_DAYS \(--expiry-days\) must be a whole number from 1 to 3650$/);
+  });
+
   it('suggests a time zone only when one is close: Mars/Olympus gets none', () => {
     expect(() => loadScanSettings({ resellerBaseUrl: BASE, timeZone: 'Mars/Olympus' })).toThrow(
       /must be an IANA time zone such as UTC or Europe\/Amsterdam$/,

@@ -519,8 +519,13 @@ export function parseSetting<N extends SettingName>(
 ): Parsed<N> {
   const parsed = SETTINGS[name].schema.safeParse(value === '' ? undefined : value);
   if (parsed.success) return parsed.data as Parsed<N>;
-  throw new ConfigError(parsed.error.issues.map((i) => describe(name, i, value, flagOf)).join('; '));
+  throw new ConfigError(issuesOf(name, parsed.error, value, flagOf).join('; '));
 }
+
+/** What is wrong with one setting's value, each thing said once (a huge number fails two checks in the same words). */
+const issuesOf = (name: SettingName, error: z.ZodError, value: unknown, flagOf: FlagOf): string[] => [
+  ...new Set(error.issues.map((i) => describe(name, i, value, flagOf))),
+];
 
 /** Validates every scan setting; the error names each bad variable (and flag) and what it must be. */
 export function loadScanSettings(raw: RawSettings, flagOf: FlagOf = ownFlag): ScanSettings {
@@ -530,7 +535,7 @@ export function loadScanSettings(raw: RawSettings, flagOf: FlagOf = ownFlag): Sc
     const value = raw[name];
     const parsed = SETTINGS[name].schema.safeParse(value === '' ? undefined : value);
     if (parsed.success) out[name] = parsed.data;
-    else problems.push(...parsed.error.issues.map((i) => describe(name, i, value, flagOf)));
+    else problems.push(...issuesOf(name, parsed.error, value, flagOf));
   }
   const settings = out as ScanSettings;
   if (problems.length === 0 && settings.criticalDays > settings.expiryDays)
