@@ -376,6 +376,25 @@ describe('ResellerClient.listDomains', () => {
     }
   });
 
+  it('reads the listing whole when the page past a full last page reports other totals, on a read that reports a move', async () => {
+    // A server counting its totals from the rows it returns (COUNT(*) OVER ()) says 0 past the end.
+    // On the scan's last read, or one without time to read again, that was a move every run.
+    const api = fakeApi(20, 10, (url) =>
+      url.searchParams.get('page') === '3'
+        ? json(200, {
+            data: [],
+            pagination: { current_page: 3, per_page: 10, total_pages: 0, total_results: 0 },
+          })
+        : undefined,
+    );
+    const pages = [];
+    for await (const page of client(api.fetch).listDomains({}, undefined, { onMove: 'report' }))
+      pages.push(page);
+    expect(pages.flatMap((p) => p.records)).toHaveLength(20);
+    expect(pages.flatMap((p) => p.problems)).toEqual([]);
+    expect(pages.some((p) => p.incomplete)).toBe(false);
+  });
+
   it('fails when a page is answered with another page, even when its records make the count add up', async () => {
     // Page 2 answered with page 1 as it was a moment later (a cache that ignores the query): its
     // two records differ from page 1's, so they count as two problem records and the total adds
