@@ -22,7 +22,7 @@ const COVERED_ELSEWHERE: ReadonlyArray<{
 }> = [
   {
     construction:
-      /^(bin\/args\.ts|functions\/core\/scan\/config\.ts):\d+: new ConfigError\((problems\.join|parsed\.error\.issues)/,
+      /^(bin\/args\.ts|functions\/core\/scan\/config\.ts):\d+: new ConfigError\((problems\.join|parsed\.error\.issues|issuesOf\()/,
     row: '`RESELLER_BASE_URL (--base-url) is required`',
     why: 'each setting’s own schema message, joined; one row explains the form, configuration.md the values',
   },
