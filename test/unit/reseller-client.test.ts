@@ -376,6 +376,23 @@ describe('ResellerClient.listDomains', () => {
     }
   });
 
+  it('asks the page past a full last page once: a 500, a 429 or a timeout there is not waited out with retries', async () => {
+    // Nothing says what the API answers past the end: a server failing there cost five requests
+    // and their backoff (a Retry-After of up to a minute each) on every listing, every run.
+    for (const answer of [
+      json(500, { error: 'page out of range' }),
+      json(429, {}, { 'retry-after': '30' }),
+    ]) {
+      sleeps.length = 0;
+      const api = fakeApi(20, 10, (url) =>
+        url.searchParams.get('page') === '3' ? answer.clone() : undefined,
+      );
+      expect((await readAll(client(api.fetch).listDomains())).records).toHaveLength(20);
+      expect(api.calls.map((c) => c.url.searchParams.get('page'))).toEqual(['1', '2', '3']);
+      expect(sleeps).toEqual([]);
+    }
+  });
+
   it('reads the listing whole when the page past a full last page reports other totals, on a read that reports a move', async () => {
     // A server counting its totals from the rows it returns (COUNT(*) OVER ()) says 0 past the end.
     // On the scan's last read, or one without time to read again, that was a move every run.

@@ -82,9 +82,10 @@ export interface PaginateOptions<T> {
   /**
    * Requests page `page` (1-based) of the listing. Resolves as soon as the answer has arrived, to a
    * function that parses it: the next request leaves before this page's parsing starts, so parsing
-   * overlaps the network wait instead of adding to it.
+   * overlaps the network wait instead of adding to it. `once`: sent once, never retried (the page
+   * past the end, whose failure only leaves the read as its totals promise).
    */
-  readonly fetchPage: (page: number) => Promise<() => ListPage<T>>;
+  readonly fetchPage: (page: number, once?: boolean) => Promise<() => ListPage<T>>;
   /** Page 1, when it was read already (the same request the listing would send); not fetched again. */
   readonly first?: ListPage<T>;
   /** The record's identity as the server sent it (the domain name or handle). */
@@ -304,7 +305,7 @@ class PageAdmission<T> {
     if (next > (this.options.maxPages ?? MAX_PAGES)) return null;
     let page: ListPage<T> | null = null;
     try {
-      const read = (await this.options.fetchPage(next))();
+      const read = (await this.options.fetchPage(next, true))();
       // Another page's number, or other totals, than asked: not a page past the end. Held against
       // the totals here, not by take: with onMove 'report' take marks other totals a move, and a
       // server counting the rows it returns says 0 past the end of every healthy account.
