@@ -323,6 +323,22 @@ describe('ResellerClient.listDomains', () => {
     expect(error.message).toContain('page 3, past the 2 pages page 1 promised, holds 10 records');
   });
 
+  it('fails when the totals undercount on a server that serves fewer records a page than the per_page it reports', async () => {
+    // 10 a page served, per_page 100 reported (the query's value echoed): the full last page is
+    // full by page 1's count, and the page after it still holds d0020…d0029.
+    const api = fakeApi(30, 10, async (url) => {
+      const page = Number(url.searchParams.get('page'));
+      const data = Array.from({ length: 30 }, (_, i) => record(i)).slice((page - 1) * 10, page * 10);
+      return json(200, {
+        data,
+        pagination: { current_page: page, per_page: 100, total_pages: 2, total_results: 20 },
+      });
+    });
+    const error = await readAll(client(api.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toContain('page 3, past the 2 pages page 1 promised, holds 10 records');
+  });
+
   it('asks one page past a full last page, and reads the listing whole when that page is empty or refused', async () => {
     const empty = fakeApi(20, 10);
     expect((await readAll(client(empty.fetch).listDomains())).records).toHaveLength(20);

@@ -281,6 +281,7 @@ class PageAdmission<T> {
   /** The pages taken, by number: a read cut short says which it did not read. */
   readonly taken = new Set<number>();
   lastFull = false; // the last page page 1 promised was full (its per_page): see pastTheEnd
+  private firstHeld = 0; // records and problems on page 1
   private readonly seen: RecordRegistry;
   private decided: 'fail' | 'report' | undefined;
 
@@ -323,8 +324,12 @@ class PageAdmission<T> {
   take(page: ListPage<T>): ListPage<T> {
     this.taken.add(page.page);
     const held = page.records.length + page.problems.length;
-    if (page.page === Math.max(1, this.promise.pages) && page.perPage !== undefined && held >= page.perPage)
-      this.lastFull = true;
+    if (page.page === 1) this.firstHeld = held;
+    // Full by its per_page, or by page 1's count (the size really served, when more pages follow):
+    // a server echoing the per_page asked while it serves fewer hid its capped totals.
+    const served = this.promise.pages > 1 && this.firstHeld > 0 && held >= this.firstHeld;
+    if (page.page === Math.max(1, this.promise.pages) && page.perPage !== undefined)
+      this.lastFull = served || held >= page.perPage;
     this.checkPromiseKept(page);
     const { resource, keyOf, problemSeverity } = this.options;
     const records: T[] = [];
