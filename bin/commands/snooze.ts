@@ -19,8 +19,6 @@ import { type CliIo, type Command, EXIT, type ParsedArgs, UsageError } from '../
 import { actionStoreFor } from '../local-stores';
 import { ack, snooze } from './index';
 
-const DAY_MS = 86_400_000;
-
 /** `sentinel snooze <domain>`. */
 export function runSnooze(args: ParsedArgs, io: CliIo): Promise<number> {
   const days = positiveInt(str(args.values.days), '--days', DEFAULT_SNOOZE_DAYS, MAX_SNOOZE_DAYS);
@@ -33,20 +31,23 @@ export function runAck(args: ParsedArgs, io: CliIo): Promise<number> {
 }
 
 /** `--now`, or the current time: refused when the action it dates would not hold. */
-function actionTime(command: Command, action: SilenceAction, days: number, args: ParsedArgs): number {
+function actionTime(command: Command, args: ParsedArgs): number {
   const now = parseNow(str(args.values.now));
   // Dated in the future, the action would not hold: a scan treats a stored time it has not reached as untrue.
   if (now - Date.now() > CLOCK_TOLERANCE_MS)
     throw new UsageError(
       `--now ${args.values.now} is ahead of this machine's clock; ${command.name} acts now or before`,
     );
-  // Dated far back, the snooze ends before it is written: a success that leaves nothing out.
-  const ends = now + days * DAY_MS;
-  if (action === 'snooze' && ends <= Date.now())
-    throw new UsageError(
-      `--now ${args.values.now} with --days ${days} ends the snooze at ${new Date(ends).toISOString()}, which has passed: it would leave nothing out; nothing was changed`,
-    );
   return now;
+}
+
+/**
+ * Dated far back, the snooze ends before today: said, not refused. A snooze is judged at the scan's
+ * now, so it still holds for scans dated before its end (the pinned try-out of docs/try-outs.md).
+ */
+function endedNote(domain: string, days: number, until: string, args: ParsedArgs): string {
+  if (Date.parse(until) > Date.now()) return '';
+  return `sentinel: note: --now ${args.values.now} with --days ${days} ends the snooze at ${until}, which has passed by this machine's clock: only scans dated before it (scan --now) leave ${domain} out\n`;
 }
 
 /**
@@ -62,7 +63,7 @@ export async function silence(
   io: CliIo,
 ): Promise<number> {
   const domain = domainArgument(command, args);
-  const now = actionTime(command, action, days, args);
+  const now = actionTime(command, args);
   // With --account, the account's own reseller, key, rules and state, as its scan has them.
   const named = namedAccountOf(args, io.cwd);
   const settings = loadSettings(
@@ -113,6 +114,8 @@ export async function silence(
   if (action === 'snooze') {
     const until = snoozeOf(finding, days, now);
     await store.snooze(domain, until);
+    const note = endedNote(domain, days, until.until, args);
+    if (note) io.stderr(note);
     io.stdout(
       `snoozed ${domain} until ${until.until} in ${store.location}: alerts leave it out unless it gets worse (now: ${finding.kind}, ${finding.severity})\n`,
     );

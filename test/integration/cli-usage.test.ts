@@ -1,4 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../bin/commands/index';
 import { runOf } from '../../bin/commands/runs';
@@ -87,17 +90,27 @@ describe('sentinel --version and help', () => {
     }
   });
 
-  it('refuses a snooze dated so far back that it has already ended, before any request (exit 2)', async () => {
-    const run = await runCli(
-      ['snooze', 'example.nl', '--now', '2000-01-01T00:00:00Z', '--days', '7', '--state', 'x.json'],
-      {},
-    );
-    expect(run).toEqual({
-      code: 2,
-      stdout: '',
-      stderr:
-        'sentinel: --now 2000-01-01T00:00:00Z with --days 7 ends the snooze at 2000-01-08T00:00:00.000Z, which has passed: it would leave nothing out; nothing was changed\n',
-    });
+  it('snoozes with a --now whose days ended by this clock, as the pinned try-out does, for the scans dated then, with a note', async () => {
+    // docs/try-outs.md snoozes with --now 2026-11-22T06:00:00Z --days 30 and scans at that --now: a
+    // snooze is judged at the scan's now, so it holds there. Refused, the try-out broke on 2026-12-22.
+    const dir = mkdtempSync(join(tmpdir(), 'cli-usage-snooze-'));
+    try {
+      const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY };
+      const state = join(dir, 'state.json');
+      const run = await runCli(['snooze', 'molen-3.de', '--days', '1', '--now', NOW, '--state', state], env);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/^snoozed molen-3\.de until 2026-11-23T06:00:00\.000Z in /);
+      expect(run.stderr).toBe(
+        `sentinel: note: --now ${NOW} with --days 1 ends the snooze at 2026-11-23T06:00:00.000Z, which has passed by this machine's clock: only scans dated before it (scan --now) leave molen-3.de out\n`,
+      );
+      const scan = await runCli(['scan', '--json', '--dry-run', '--now', NOW, '--state', state], env);
+      const findings = JSON.parse(scan.stdout).findings as { domain_name?: string; snoozed_until?: string }[];
+      expect(findings.find((f) => f.domain_name === 'molen-3.de')?.snoozed_until).toBe(
+        '2026-11-23T06:00:00.000Z',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('answers -v after a command as the version flag it is, not as an unknown flag, exit 2', async () => {

@@ -323,6 +323,22 @@ describe('ResellerClient.listDomains', () => {
     expect(error.message).toContain('page 3, past the 2 pages page 1 promised, holds 10 records');
   });
 
+  it('fails when the totals undercount on a server that serves fewer records a page than the per_page it reports', async () => {
+    // 10 a page served, per_page 100 reported (the query's value echoed): the full last page is
+    // full by page 1's count, and the page after it still holds d0020…d0029.
+    const api = fakeApi(30, 10, async (url) => {
+      const page = Number(url.searchParams.get('page'));
+      const data = Array.from({ length: 30 }, (_, i) => record(i)).slice((page - 1) * 10, page * 10);
+      return json(200, {
+        data,
+        pagination: { current_page: page, per_page: 100, total_pages: 2, total_results: 20 },
+      });
+    });
+    const error = await readAll(client(api.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toContain('page 3, past the 2 pages page 1 promised, holds 10 records');
+  });
+
   it('asks one page past a full last page, and reads the listing whole when that page is empty or refused', async () => {
     const empty = fakeApi(20, 10);
     expect((await readAll(client(empty.fetch).listDomains())).records).toHaveLength(20);
@@ -374,6 +390,42 @@ describe('ResellerClient.listDomains', () => {
       expect(read.records).toHaveLength(20);
       expect(read.problems).toEqual([]);
     }
+  });
+
+  it('asks the page past a full last page once: a 500, a 429 or a timeout there is not waited out with retries', async () => {
+    // Nothing says what the API answers past the end: a server failing there cost five requests
+    // and their backoff (a Retry-After of up to a minute each) on every listing, every run.
+    for (const answer of [
+      json(500, { error: 'page out of range' }),
+      json(429, {}, { 'retry-after': '30' }),
+    ]) {
+      sleeps.length = 0;
+      const api = fakeApi(20, 10, (url) =>
+        url.searchParams.get('page') === '3' ? answer.clone() : undefined,
+      );
+      expect((await readAll(client(api.fetch).listDomains())).records).toHaveLength(20);
+      expect(api.calls.map((c) => c.url.searchParams.get('page'))).toEqual(['1', '2', '3']);
+      expect(sleeps).toEqual([]);
+    }
+  });
+
+  it('reads the listing whole when the page past a full last page reports other totals, on a read that reports a move', async () => {
+    // A server counting its totals from the rows it returns (COUNT(*) OVER ()) says 0 past the end.
+    // On the scan's last read, or one without time to read again, that was a move every run.
+    const api = fakeApi(20, 10, (url) =>
+      url.searchParams.get('page') === '3'
+        ? json(200, {
+            data: [],
+            pagination: { current_page: 3, per_page: 10, total_pages: 0, total_results: 0 },
+          })
+        : undefined,
+    );
+    const pages = [];
+    for await (const page of client(api.fetch).listDomains({}, undefined, { onMove: 'report' }))
+      pages.push(page);
+    expect(pages.flatMap((p) => p.records)).toHaveLength(20);
+    expect(pages.flatMap((p) => p.problems)).toEqual([]);
+    expect(pages.some((p) => p.incomplete)).toBe(false);
   });
 
   it('fails when a page is answered with another page, even when its records make the count add up', async () => {

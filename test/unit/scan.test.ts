@@ -246,6 +246,29 @@ describe('scanAccount', () => {
     expect(incompleteScanError(report)).toBeInstanceOf(IncompleteListingError);
   });
 
+  it('alerts what it read, marked incomplete, when a lookup of a remembered domain is refused', async () => {
+    // Nothing says what the API answers a domain_name search without a hit: a 404 there failed the
+    // scan after a whole read, every run, as the name stays remembered, and no domain was alerted.
+    const whole = apiFetch(0);
+    const fetch = (async (input: string | URL | Request) =>
+      new URL(String(input)).searchParams.has('domain_name')
+        ? new Response(JSON.stringify({ error: 'no domains found' }), {
+            status: 404,
+            headers: { 'content-type': 'application/json' },
+          })
+        : whole(input)) as typeof globalThis.fetch;
+    const report = await scanAccount({
+      client: testClient(fetch),
+      now: NOW,
+      policy: DEFAULT_POLICY,
+      mode: 'full',
+      unlisted: async () => ['gone.nl'],
+    });
+    expect(namesOf(report)).toEqual(['b.nl', 'a.nl']);
+    expect(report.source.incomplete).toMatch(/^the domains the read did not list could not be looked up \(/);
+    expect(incompleteScanError(report)).toBeInstanceOf(IncompleteListingError);
+  });
+
   it('judges whether a second read fits by the pace of the domain pages, whichever list moved', async () => {
     // Each request takes 10 s; 10 domain pages, 2 contact pages whose second says the list grew.
     let t = NOW;

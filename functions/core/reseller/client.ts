@@ -267,7 +267,7 @@ export class ResellerClient {
     return paginate({
       ...(first ? { first } : {}),
       ...rules,
-      fetchPage: (page) => this.fetchPage(listing, filter, page, this.perPage),
+      fetchPage: (page, once) => this.fetchPage(listing, filter, page, this.perPage, once),
       keyOf: (record) => this.rawKeys.get(record as object) ?? '',
       caseInsensitiveKeys: listing.caseInsensitiveKeys,
       problemSeverity: listing.problemSeverity,
@@ -288,11 +288,12 @@ export class ResellerClient {
     filter: ListFilter,
     page: number,
     perPage: number,
+    once = false,
   ): Promise<() => ListPage<T>> {
     let res: RawResponse;
     const what = `${listing.resource} list page ${page}`;
     try {
-      res = await this.receivePage(listing, filter, page, perPage, what);
+      res = await this.receivePage(listing, filter, page, perPage, what, once);
     } catch (error) {
       throw this.transport.scrubError(error);
     }
@@ -311,6 +312,7 @@ export class ResellerClient {
     page: number,
     perPage: number,
     what: string,
+    once = false,
   ): Promise<RawResponse> {
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(filter)) {
@@ -321,7 +323,13 @@ export class ResellerClient {
     query.set('sort', listing.sortField);
     query.set('page', String(page));
     query.set('per_page', String(perPage));
-    const res = await this.transport.send({ method: 'GET', path: listing.path, query, what });
+    const res = await this.transport.send({
+      method: 'GET',
+      path: listing.path,
+      query,
+      what,
+      ...(once ? { maxAttempts: 1 } : {}),
+    });
     if (res.status !== 200) throw ResellerApiError.fromResponse(this.transport.facts(res), what);
     return res;
   }

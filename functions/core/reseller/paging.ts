@@ -82,9 +82,10 @@ export interface PaginateOptions<T> {
   /**
    * Requests page `page` (1-based) of the listing. Resolves as soon as the answer has arrived, to a
    * function that parses it: the next request leaves before this page's parsing starts, so parsing
-   * overlaps the network wait instead of adding to it.
+   * overlaps the network wait instead of adding to it. `once`: sent once, never retried (the page
+   * past the end, whose failure only leaves the read as its totals promise).
    */
-  readonly fetchPage: (page: number) => Promise<() => ListPage<T>>;
+  readonly fetchPage: (page: number, once?: boolean) => Promise<() => ListPage<T>>;
   /** Page 1, when it was read already (the same request the listing would send); not fetched again. */
   readonly first?: ListPage<T>;
   /** The record's identity as the server sent it (the domain name or handle). */
@@ -280,6 +281,7 @@ class PageAdmission<T> {
   /** The pages taken, by number: a read cut short says which it did not read. */
   readonly taken = new Set<number>();
   lastFull = false; // the last page page 1 promised was full (its per_page): see pastTheEnd
+  private firstHeld = 0; // records and problems on page 1
   private readonly seen: RecordRegistry;
   private decided: 'fail' | 'report' | undefined;
 
@@ -304,9 +306,12 @@ class PageAdmission<T> {
     if (next > (this.options.maxPages ?? MAX_PAGES)) return null;
     let page: ListPage<T> | null = null;
     try {
-      const read = (await this.options.fetchPage(next))();
-      // Another page's number, or other totals, than asked: not a page past the end.
-      if (read.page === next) page = this.take(read);
+      const read = (await this.options.fetchPage(next, true))();
+      // Another page's number, or other totals, than asked: not a page past the end. Held against
+      // the totals here, not by take: with onMove 'report' take marks other totals a move, and a
+      // server counting the rows it returns says 0 past the end of every healthy account.
+      const same = read.totalResults === this.promise.results && read.totalPages === this.promise.pages;
+      if (read.page === next && same) page = this.take(read);
     } catch (error) {
       if (!notChecked(error)) throw error;
     }
@@ -319,8 +324,12 @@ class PageAdmission<T> {
   take(page: ListPage<T>): ListPage<T> {
     this.taken.add(page.page);
     const held = page.records.length + page.problems.length;
-    if (page.page === Math.max(1, this.promise.pages) && page.perPage !== undefined && held >= page.perPage)
-      this.lastFull = true;
+    if (page.page === 1) this.firstHeld = held;
+    // Full by its per_page, or by page 1's count (the size really served, when more pages follow):
+    // a server echoing the per_page asked while it serves fewer hid its capped totals.
+    const served = this.promise.pages > 1 && this.firstHeld > 0 && held >= this.firstHeld;
+    if (page.page === Math.max(1, this.promise.pages) && page.perPage !== undefined)
+      this.lastFull = served || held >= page.perPage;
     this.checkPromiseKept(page);
     const { resource, keyOf, problemSeverity } = this.options;
     const records: T[] = [];

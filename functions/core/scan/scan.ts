@@ -1,4 +1,4 @@
-import { DeadlineError, IncompleteListingError, ResellerApiError } from '../base/errors';
+import { AuthenticationError, DeadlineError, IncompleteListingError, ResellerApiError } from '../base/errors';
 import { retry } from '../base/retry';
 import { normalizeDomainName, plural } from '../base/text';
 import {
@@ -197,9 +197,10 @@ async function confirmUnlisted(options: ScanOptions, gathered: Gathering, onMove
   const names = (await options.unlisted()).filter((n) => !unreadable.has(normalizeDomainName(n)));
   const lookups = names.slice(0, UNLISTED_LOOKUPS).map((name) => options.client.findDomain(name));
   const found = await Promise.all(lookups).catch((error: unknown) => {
-    // The read was whole: lookups the budget cuts judge nobody gone, never cost the read's alert.
-    if (!(error instanceof DeadlineError)) throw error;
-    const reason = `the domains the read did not list could not be looked up within the scan's time budget (${error.message}): the domains read were checked, but none is judged to have left the account`;
+    // The read was whole: lookups cut by the budget or refused (a 404 for no hit is nowhere ruled out) judge nobody gone.
+    const cut = error instanceof DeadlineError;
+    if (!cut && !(error instanceof ResellerApiError && !(error instanceof AuthenticationError))) throw error;
+    const reason = `the domains the read did not list could not be looked up${cut ? " within the scan's time budget" : ''} (${error.message}): the domains read were checked, but none is judged to have left the account`;
     gathered.incomplete.push(reason);
     gathered.problems.push({ resource: 'domain', key: null, page: 0, reason });
     return [];
