@@ -76,7 +76,7 @@ export const scan: Command = {
     'alert-to': {
       type: 'string',
       value: 'stdout|FILE',
-      doc: 'deliver the alert here instead of SNS: printed (stdout then holds the alert alone; the lines of the scan itself go to stderr), or appended to FILE; once written whole it counts as delivered, so --state is saved (a write that fails, a reader that went away, fails the run and saves nothing)',
+      doc: 'deliver the alert here instead of SNS: printed (the lines of the scan itself then go to stderr), or appended to FILE; once written whole it counts as delivered, so --state is saved (a write that fails, a reader that went away, fails the run and saves nothing)',
       default: 'the SNS topic',
     },
     now: {
