@@ -11,6 +11,7 @@ import {
   AUDIT_MAX_REFUSALS,
   type AuditEntry,
   AuditEntrySchema,
+  CLAIM_CLOCK_SLACK_MS,
   parseAuditEntries,
   RESTORE_CLAIM_MS,
   type RestoreClaim,
@@ -68,7 +69,7 @@ async function updatedIf(where: ClaimTable, command: UpdateItemCommand): Promise
 
 /**
  * One conditional write of the whole claim: written when no claim item exists, or the one there lapsed (or is further
- * ahead than any claim is taken for: a clock that ran ahead), or is the same owner's. False when
+ * ahead than any claim is taken for, beyond the clocks' slack: a clock that ran ahead; or has no numeric expiry), or is the same owner's. False when
  * another's live claim holds the domain; nothing is written then.
  */
 export async function putRestoreClaim(
@@ -85,11 +86,14 @@ export async function putRestoreClaim(
         Key: keyOf(where, domain),
         UpdateExpression: 'SET #owner = :owner, #until = :until',
         ConditionExpression:
-          'attribute_not_exists(#until) OR #until <= :now OR #until > :far OR #owner = :owner',
+          // An until that is no number (a hand edit) compares false with everything: it holds
+          // nothing, as a claim the file store cannot read holds nothing, or it would hold for good.
+          'attribute_not_exists(#until) OR NOT attribute_type(#until, :number) OR #until <= :now OR #until > :far OR #owner = :owner',
         ExpressionAttributeNames: { '#until': 'until', '#owner': 'owner' },
         ExpressionAttributeValues: {
+          ':number': { S: 'N' },
           ':now': { N: String(now) },
-          ':far': { N: String(now + RESTORE_CLAIM_MS) },
+          ':far': { N: String(now + RESTORE_CLAIM_MS + CLAIM_CLOCK_SLACK_MS) },
           ':owner': { S: claim.owner },
           ':until': { N: String(claim.until) },
         },

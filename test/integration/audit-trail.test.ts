@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import {
@@ -196,6 +196,31 @@ describe('the audit trail in DynamoDB (dynalite)', () => {
       }),
     );
     expect((await store.listAudit()).map((e) => e.domain)).toEqual(['d1.nl']);
+  });
+
+  it('a restore claim a hand edit left without a numeric until holds nothing, as in the file store', async () => {
+    const table = await newTable();
+    const store = new DynamoDbStateStore({ client: db.client(), tableName: table, scope: SCOPE });
+    const now = T0;
+    const damaged: AttributeValue[] = [{ S: String(now + 60_000) }, { L: [] }, { NULL: true }];
+    for (const until of damaged) {
+      await db.client().send(
+        new UpdateItemCommand({
+          TableName: table,
+          Key: { pk: { S: SCOPE }, sk: { S: 'restore#lost.com' } },
+          UpdateExpression: 'SET #owner = :owner, #until = :until',
+          ExpressionAttributeNames: { '#owner': 'owner', '#until': 'until' },
+          ExpressionAttributeValues: { ':owner': { S: 'web-damaged' }, ':until': until },
+        }),
+      );
+      // Else every restore of the domain is answered 409 'in progress or done' for good.
+      expect(await store.claimRestore('lost.com', { owner: 'web-next', until: now + 60_000 }, now)).toBe(
+        true,
+      );
+      expect(await store.claimRestore('lost.com', { owner: 'web-third', until: now + 60_000 }, now)).toBe(
+        false,
+      );
+    }
   });
 
   it('is read by `sentinel audit --state dynamodb:TABLE --json`', async () => {

@@ -144,6 +144,33 @@ describe.each(stores)('one paid restore per click, in %s', (_name, store, cliExt
   });
 });
 
+describe.each(stores)('restore claims across clocks, in %s', (_name, store) => {
+  it('a claim taken by a clock seconds ahead (a laptop running sentinel restore, the web function) holds for the other', async () => {
+    const trail = await store('https://reseller.test');
+    const lambda = Date.parse('2026-11-27T12:00:00Z');
+    const laptop = lambda - 5_000; // 5 s behind
+    // The click claims first; the laptop, a moment later in real time, reads its own clock.
+    expect(
+      await trail.claimRestore(DOMAIN, { owner: 'web-1', until: lambda + RESTORE_CLAIM_MS }, lambda),
+    ).toBe(true);
+    expect(
+      await trail.claimRestore(DOMAIN, { owner: 'cli-1', until: laptop + 1 + RESTORE_CLAIM_MS }, laptop + 1),
+    ).toBe(false);
+    // A claim from a clock that ran far ahead still holds nothing for good.
+    const days = 24 * 3_600_000;
+    expect(
+      await trail.claimRestore(
+        OTHER,
+        { owner: 'web-2', until: lambda + days },
+        lambda + days - RESTORE_CLAIM_MS,
+      ),
+    ).toBe(true);
+    expect(
+      await trail.claimRestore(OTHER, { owner: 'cli-2', until: lambda + RESTORE_CLAIM_MS }, lambda),
+    ).toBe(true);
+  });
+});
+
 describe.each(stores)('an audit trail no link can flush, in %s', (_name, store) => {
   it('a restore stays in the trail after 200 refused POSTs of another domain’s link; those keep 5 entries, the rest counted, their user agent cut', async () => {
     const { trail, post } = await stack(store, 0);

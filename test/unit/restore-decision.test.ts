@@ -173,6 +173,23 @@ describe('decideRestore', () => {
     expect(calls).toEqual(['find example.nl']);
   });
 
+  it('names a status of megabytes, or a million of them, cut: the page stays far inside the 6 MB a Lambda may answer', async () => {
+    for (const status of [
+      ['registered', 'x'.repeat(7_000_000)],
+      Array.from({ length: 1_000_000 }, () => 'held'),
+    ]) {
+      const { reseller } = port(domainRecord('example.nl', status));
+      for (const method of ['GET', 'POST']) {
+        const outcome = await decideRestore(input(method, reseller));
+        expect(outcome.kind).toBe('not_in_quarantine');
+        expect(outcome.message).toMatch(
+          /^example\.nl is not in quarantine \(already restored\?\): its status is (registered, x+…|held, held, .*more)/,
+        );
+        expect(outcome.message.length).toBeLessThan(1_000);
+      }
+    }
+  });
+
   it('answers 404 for a domain the account does not hold', async () => {
     const { reseller, calls } = port(null);
     expect(await decideRestore(input('POST', reseller))).toMatchObject({

@@ -16,6 +16,7 @@ import {
 } from '../findings/quarantine-periods';
 import { checkActingLink, type GateRefusalKind } from '../links/link-gate';
 import type { SigningKey } from '../links/links';
+import { shownCut } from '../memory/state-bounds';
 import type { ResellerClient, RestoreAnswer } from '../reseller/client';
 import type { Domain } from '../reseller/schemas';
 
@@ -360,8 +361,15 @@ function restored(domain: string, confirmed = false): RestoreOutcome {
   );
 }
 
+/** Status values a page names; the rest are counted. */
+const SHOWN_STATUSES = 5;
+
 function notInQuarantine(domain: string, found: Domain, method: string): RestoreOutcome {
-  const status = found.status.map((s) => safeText(s)).join(', ') || 'unknown';
+  // The reseller's text, cut: a status of megabytes (or a million of them) made a page beyond the
+  // 6 MB a Lambda may answer, and the caller got API Gateway's bare 502.
+  const shown = found.status.slice(0, SHOWN_STATUSES).map(shownCut);
+  const more = found.status.length - shown.length;
+  const status = shown.length ? `${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}` : 'unknown';
   return outcome(
     'not_in_quarantine',
     method === 'POST' ? 409 : 200,

@@ -84,9 +84,20 @@ export interface AuditTrail {
   releaseRestore(domain: string, owner: string): Promise<void>;
 }
 
-/** True while `claim` holds at `now`; one further ahead than any is taken for was written by a clock that ran ahead. */
+/**
+ * How much further ahead than {@link RESTORE_CLAIM_MS} a claim may be and still hold: the clock
+ * that took it (a laptop running `sentinel restore`, another function's host) may run ahead of the
+ * reader's by seconds or minutes, and with no slack at all a claim taken a moment ago by a clock
+ * one second ahead read as a clock's error and was taken over: two restores paid for.
+ */
+export const CLAIM_CLOCK_SLACK_MS = RESTORE_CLAIM_MS;
+
+/**
+ * True while `claim` holds at `now`; one further ahead than any is taken for (with the clocks'
+ * slack) was written by a clock that ran far ahead, and holds nothing.
+ */
 export const claimHolds = (claim: RestoreClaim, now: number): boolean =>
-  claim.until > now && claim.until - now <= RESTORE_CLAIM_MS;
+  claim.until > now && claim.until - now <= RESTORE_CLAIM_MS + CLAIM_CLOCK_SLACK_MS;
 
 /**
  * Claims kept in one process, for a restore link served without a state store (`sentinel serve`
