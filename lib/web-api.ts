@@ -262,8 +262,11 @@ export class WebApi extends Construct {
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG3',
       reason:
-        'Every method of the API needs a valid HMAC-signed link, and the stage is throttled to a few requests ' +
-        'per second; a WAF web ACL (more than the rest of the stack costs) would add no protection the signature does not give.',
+        'Every method of the API needs a valid HMAC-signed link before it reads or changes anything, and the stage ' +
+        'is throttled to a few requests per second, which caps the cost of unsigned requests. What a web ACL would ' +
+        'add is availability: the throttle is the whole stage, so a flood from anyone holding the address answers real ' +
+        'clicks 429 while it lasts; `sentinel restore` does not pass through API Gateway, and docs/security.md says ' +
+        'how to associate a rate-based web ACL with the stage where that risk is not accepted (more than the stack costs).',
     });
     if (stageLogs) return;
     const noAccountRole =
