@@ -1,4 +1,5 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { errorLine } from '../core/base/errors';
 import { notJsonReason } from '../core/base/json';
 import { parseAccountSummary, ReportStoreError } from '../core/memory/report-store';
 import {
@@ -17,8 +18,6 @@ import { noSuchObject } from './s3-report-store';
  * written at deploy) and each account's summary for the overview page (written by its scan beside
  * its latest report), in S3. On a laptop: functions/local/folder-account-summaries.ts.
  */
-
-const describe = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
 
 /** The summaries in the report bucket, under each account's prefix. */
 export class S3AccountSummaries implements AccountSummaryStore {
@@ -39,7 +38,7 @@ export class S3AccountSummaries implements AccountSummaryStore {
         }),
       );
     } catch (error) {
-      throw new ReportStoreError(`could not write s3://${this.bucket}/${key}: ${describe(error)}`, {
+      throw new ReportStoreError(`could not write s3://${this.bucket}/${key}: ${errorLine(error)}`, {
         cause: error,
       });
     }
@@ -78,6 +77,6 @@ async function getText(client: S3Client, bucket: string, key: string): Promise<s
     return (await answer.Body?.transformToString('utf-8')) ?? '';
   } catch (error) {
     if (noSuchObject(error)) return null;
-    throw new ReportStoreError(`could not read s3://${bucket}/${key}: ${describe(error)}`, { cause: error });
+    throw new ReportStoreError(`could not read s3://${bucket}/${key}: ${errorLine(error)}`, { cause: error });
   }
 }

@@ -6,6 +6,7 @@ import {
   QueryCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { errorLine } from '../core/base/errors';
 import {
   AUDIT_MAX_ENTRIES,
   AUDIT_MAX_REFUSALS,
@@ -45,14 +46,12 @@ const keyOf = (where: ClaimTable, domain: string): Record<string, AttributeValue
   [SK.name]: { S: `${CLAIM_PREFIX}${domain}` },
 });
 
-const describe = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
-
 /** Runs `fn`; any failure becomes a StateError saying what could not be done where. */
 async function wrap<T>(where: ClaimTable, what: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    throw new StateError(`could not ${what} in ${where.location}: ${describe(error)}`, { cause: error });
+    throw new StateError(`could not ${what} in ${where.location}: ${errorLine(error)}`, { cause: error });
   }
 }
 

@@ -12,7 +12,7 @@ import {
   type WriteRequest,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
-import { ConfigError } from '../core/base/errors';
+import { ConfigError, errorLine } from '../core/base/errors';
 import { retry } from '../core/base/retry';
 import type { AuditEntry, AuditTrail, RestoreClaim } from '../core/memory/audit';
 import {
@@ -112,7 +112,7 @@ export async function createStateTable(client: DynamoDBClient, tableName: string
     await client.send(new CreateTableCommand(createStateTableInput(tableName)));
     await waitUntilTableExists({ client, minDelay: 1, maxWaitTime: 300 }, { TableName: tableName });
   } catch (error) {
-    throw new StateError(`could not create the DynamoDB table ${tableName}: ${describe(error)}`, {
+    throw new StateError(`could not create the DynamoDB table ${tableName}: ${errorLine(error)}`, {
       cause: error,
     });
   }
@@ -125,11 +125,9 @@ export async function createStateTable(client: DynamoDBClient, tableName: string
     );
     return [];
   } catch (error) {
-    return [`point-in-time recovery not turned on: ${describe(error)}`];
+    return [`point-in-time recovery not turned on: ${errorLine(error)}`];
   }
 }
-
-const describe = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
 
 export interface DynamoDbStateStoreOptions {
   readonly client: DynamoDBClient;
@@ -563,7 +561,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException)
         throw new StateConflictError(conflict, { cause: error });
-      throw new StateError(`${this.location}: ${describe(error)}`, { cause: error });
+      throw new StateError(`${this.location}: ${errorLine(error)}`, { cause: error });
     }
   }
 
@@ -571,7 +569,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     try {
       return await fn();
     } catch (error) {
-      throw new StateError(`could not ${what} in ${this.location}: ${describe(error)}`, { cause: error });
+      throw new StateError(`could not ${what} in ${this.location}: ${errorLine(error)}`, { cause: error });
     }
   }
 }

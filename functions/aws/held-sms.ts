@@ -5,7 +5,7 @@ import {
   type SchedulerClient,
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
-import { PublishError } from '../core/base/errors';
+import { errorLine, PublishError } from '../core/base/errors';
 import { instantOfLocal } from '../core/scan/quiet-hours';
 import type { HeldSms, SmsHolder } from '../use-cases/publish-alert';
 
@@ -82,7 +82,7 @@ export function schedulerHolder(scheduler: SchedulerClient, target: HeldSmsTarge
       }
     } catch (error) {
       throw new PublishError(
-        `could not schedule the SMS held by quiet hours (schedule ${Name} in ${target.scheduleGroup}): ${(error as Error).name}: ${(error as Error).message}`,
+        `could not schedule the SMS held by quiet hours (schedule ${Name} in ${target.scheduleGroup}): ${errorLine(error)}`,
         { cause: error },
       );
     }

@@ -9,6 +9,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { errorLine } from '../core/base/errors';
 import {
   DamagedReportError,
   generatedAtOf,
@@ -26,8 +27,6 @@ import {
 } from '../core/memory/report-store';
 import type { ReportView, ViewSelection } from '../core/memory/report-view';
 import type { Report } from '../core/scan/scan';
-
-const describe = (error: unknown) => `${(error as Error).name}: ${(error as Error).message}`;
 
 /**
  * Whether S3 answered that the object is not there: NoSuchKey to a GET; to a HEAD (`head`), which
@@ -96,7 +95,7 @@ export class S3ReportStore implements ReportStore {
         );
       }
     } catch (error) {
-      throw new ReportStoreError(`could not write the report to ${this.location}: ${describe(error)}`, {
+      throw new ReportStoreError(`could not write the report to ${this.location}: ${errorLine(error)}`, {
         cause: error,
       });
     }
@@ -111,7 +110,7 @@ export class S3ReportStore implements ReportStore {
       text = (await answer.Body?.transformToString('utf-8')) ?? '';
     } catch (error) {
       if (noSuchObject(error)) return null;
-      throw new ReportStoreError(`could not read the report from ${this.location}: ${describe(error)}`, {
+      throw new ReportStoreError(`could not read the report from ${this.location}: ${errorLine(error)}`, {
         cause: error,
       });
     }
@@ -129,7 +128,7 @@ export class S3ReportStore implements ReportStore {
       head = (await answer.Body?.transformToString('utf-8')) ?? '';
     } catch (error) {
       if (noSuchObject(error)) return null;
-      throw new ReportStoreError(`could not read the report from ${this.location}: ${describe(error)}`, {
+      throw new ReportStoreError(`could not read the report from ${this.location}: ${errorLine(error)}`, {
         cause: error,
       });
     }
@@ -154,7 +153,7 @@ export class S3ReportStore implements ReportStore {
       await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
     } catch (error) {
       if (noSuchObject(error, true)) return null;
-      throw new ReportStoreError(`could not read the report from ${this.location}: ${describe(error)}`, {
+      throw new ReportStoreError(`could not read the report from ${this.location}: ${errorLine(error)}`, {
         cause: error,
       });
     }
@@ -181,7 +180,7 @@ export class S3ReportStore implements ReportStore {
         body = answer.Body as Readable;
       } catch (error) {
         if (noSuchObject(error)) continue;
-        throw new ReportStoreError(`could not read the report from ${this.location}: ${describe(error)}`, {
+        throw new ReportStoreError(`could not read the report from ${this.location}: ${errorLine(error)}`, {
           cause: error,
         });
       }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { errorLine } from '../core/base/errors';
 import {
   type ClaimPort,
   decideRestore,
@@ -127,7 +128,7 @@ async function keepAttempt(
       ...request,
       outcome: METRICS.auditFailedOutcome,
       status: 500,
-      detail: `the restore attempt (${outcome.kind}, HTTP ${outcome.status}) could not be kept in the audit trail: ${(error as Error).name}: ${(error as Error).message}`,
+      detail: `the restore attempt (${outcome.kind}, HTTP ${outcome.status}) could not be kept in the audit trail: ${errorLine(error)}`,
     });
   }
 }

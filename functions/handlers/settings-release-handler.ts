@@ -3,6 +3,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { type APIGatewayClient, GetAccountCommand, UpdateAccountCommand } from '@aws-sdk/client-api-gateway';
 import { GetSMSAttributesCommand, SetSMSAttributesCommand, type SNSClient } from '@aws-sdk/client-sns';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { errorLine } from '../core/base/errors';
 
 /*
  * The custom resource that gives the account's own settings back when the stack stops owning them
@@ -100,7 +101,7 @@ export async function releaseSetting(
     deps.logger.info('cleared the account setting: it named the role of this stack', { setting, ours });
     return 'cleared';
   } catch (error) {
-    deps.logger.error(RELEASE_FAILED, { setting, ours, error: errorText(error) });
+    deps.logger.error(RELEASE_FAILED, { setting, ours, error: errorLine(error).slice(0, 500) });
     return 'failed';
   }
 }
@@ -177,11 +178,4 @@ function putResponse(url: string, body: string): Promise<void> {
     request.write(body);
     request.end();
   });
-}
-
-/** An error's name and message, without its stack or whatever else it carries. */
-function errorText(error: unknown): string {
-  return error instanceof Error
-    ? `${error.name}: ${error.message}`.slice(0, 500)
-    : String(error).slice(0, 500);
 }

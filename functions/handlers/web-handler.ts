@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { errorLine } from '../core/base/errors';
 import { normalizeDomainName, safeText } from '../core/base/text';
 import { decideFindingPage, type FindingPageOutcome } from '../core/decisions/finding-decision';
 import {
@@ -114,9 +115,7 @@ function render(
       // HEAD answers what GET would (RFC 9110 9.3.2), a report it cannot render too: only the body goes.
       return { outcome, result: method === 'HEAD' ? { ...shown, body: '' } : shown };
     } catch (error) {
-      const failed = unreadableReport(
-        `rendering the report failed: ${(error as Error).name}: ${(error as Error).message}`,
-      );
+      const failed = unreadableReport(`rendering the report failed: ${errorLine(error)}`);
       return render(action, method, failed, event, options, audit);
     }
   }
@@ -272,9 +271,7 @@ export function createFindingHandler(deps: FindingDeps): ProxyHandler {
         page = renderFindingPage(decided, deps.timeZone?.() ?? 'UTC');
       } catch (error) {
         // As the report page: a kept report that cannot be shown is its 503, never an escaped error.
-        const failed = unreadableReport(
-          `rendering the finding failed: ${(error as Error).name}: ${(error as Error).message}`,
-        );
+        const failed = unreadableReport(`rendering the finding failed: ${errorLine(error)}`);
         decided = { ...failed, kind: 'report_unreadable' };
       }
     }

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { errorLine } from '../core/base/errors';
 import { SECURITY_HEADERS } from '../core/pages/restore-page';
 import { type ProxyHandler, refusalAnswer } from '../handlers/http-answer';
 import { listen } from './listen';
@@ -91,7 +92,7 @@ export async function serveLocally(handler: ProxyHandler, options: { port?: numb
         'Internal error',
         'The local restore server failed; its terminal says why.',
       );
-      process.emitWarning(`serve: ${(error as Error).name}: ${(error as Error).message}`);
+      process.emitWarning(`serve: ${errorLine(error)}`);
     }
   });
   // A request Node's parser refuses (an unknown method, a header over its limit, a body that

@@ -3,6 +3,10 @@
  * none carries a secret (the reseller client redacts its key from response excerpts).
  */
 
+/** An error as a log line or a message's reason says it: its name and message, never its stack. */
+export const errorLine = (error: unknown): string =>
+  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+
 /** Base of every error this project raises on purpose. */
 export class SentinelError extends Error {
   override readonly name: string = 'SentinelError';

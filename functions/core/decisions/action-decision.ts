@@ -1,4 +1,4 @@
-import { AuthenticationError, ConfigError, SecretError } from '../base/errors';
+import { AuthenticationError, ConfigError, errorLine, SecretError } from '../base/errors';
 import { type DomainFinding, severityRank } from '../findings/classify';
 import { checkActingLink, type GateRefusalKind, type GateResult } from '../links/link-gate';
 import { type LinkFinding, type SigningKey, signLinkQuery } from '../links/links';
@@ -227,7 +227,7 @@ async function lookUpFinding(
         'The reseller could not be reached',
         `Nothing was changed: the reseller’s API did not answer when ${input.domain} was looked up. Please try again in a few minutes.`,
       ),
-      detail: detailOf(error),
+      detail: errorLine(error),
     });
   }
 }
@@ -353,7 +353,7 @@ async function storeSilence(
           ? 'Nothing was changed: the state store cannot be written until the operator mends it (trying again will not help). The operator has been told.'
           : 'Nothing was changed: the state store could not be written. Please try again in a few minutes.',
       ),
-      detail: detailOf(error),
+      detail: errorLine(error),
     });
   }
   return { ok: true, stored };
@@ -443,6 +443,3 @@ function misconfigured(error: unknown): ActionOutcome {
  */
 const stuck = (error: unknown): boolean =>
   error instanceof StateDamagedError || error instanceof StateRefusedError;
-
-const detailOf = (error: unknown) =>
-  error instanceof Error ? `${error.name}: ${error.message}` : String(error);
