@@ -1,17 +1,25 @@
 import { resolve } from 'node:path';
 import type { Node } from 'constructs';
 import * as z from 'zod';
-import { parseWebhookSpec } from '../functions/core/alerts/webhook-delivery';
 import { ConfigError } from '../functions/core/base/errors';
 import { duplicateKey, notJsonReason, twiceWords } from '../functions/core/base/json';
 import { editDistance } from '../functions/core/base/suggest';
 import type { Severity } from '../functions/core/findings/classify';
 import { ACCOUNT_SCAN_SETTINGS, accountName, MAX_ACCOUNTS } from '../functions/core/scan/accounts';
 import { ENV, SECRET_SETTINGS, SETTINGS, ssmParameterName, wholeNumber } from '../functions/core/scan/config';
-import { type Policies, parsePolicies } from '../functions/core/scan/policies';
+import type { Policies } from '../functions/core/scan/policies';
 import { quietHoursSchema } from '../functions/core/scan/quiet-hours';
 import { MAX_CONFIG_FILE_BYTES, readRegularFileSync } from '../functions/local/regular-file';
 import { ALARM_MAX_HOURS, DEAD_MAN_GRACE_HOURS, deadManWatch, scheduleProblem } from './schedule';
+import {
+  deployedResellerBaseUrl,
+  dollars,
+  flag,
+  guid,
+  list,
+  policiesObject,
+  webhookEntry,
+} from './setting-schemas';
 
 /**
  * The deployment's settings, defined once. The same schema validates the `DomainSentinel`
@@ -22,73 +30,7 @@ import { ALARM_MAX_HOURS, DEAD_MAN_GRACE_HOURS, deadManWatch, scheduleProblem } 
  * subscribers, alarms, …) is defined here.
  */
 
-const list = <T extends z.ZodType<string>>(item: T) =>
-  z.preprocess((value) => {
-    // `-c alertEmails=a@x.nl,b@x.nl` arrives as one string; a settings file or props hold an array.
-    if (typeof value === 'string')
-      return value
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean);
-    return value;
-  }, z.array(item).default([]));
-
-/** true/false from a settings file or props, "true"/"false" from `-c key=value`. */
-const flag = z.preprocess(
-  (value) => (value === 'true' ? true : value === 'false' ? false : value),
-  z.boolean({ error: 'must be true or false' }),
-);
-
-/** An amount in US dollars, from a string (`-c`) or a number. */
-const dollars = z.preprocess(
-  (value) => (typeof value === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : value),
-  z
-    .number({ error: 'must be an amount in USD such as 0.8' })
-    .positive('must be an amount in USD above 0')
-    .max(100_000, 'must be at most 100000 USD'),
-);
-
 const [, , apiKeyParameter, signingKeyParameter, , , webhookSigningKeyParameter] = SECRET_SETTINGS;
-
-/**
- * Policies per domain group (docs/policies.md), as a settings file or an accounts file holds them:
- * the object, checked with the scan's own parser. A path (`-c policies=FILE`) is read before.
- */
-const policiesObject = z.unknown().transform((value, ctx): Policies => {
-  try {
-    return parsePolicies(value, 'is invalid');
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message });
-    return z.NEVER;
-  }
-});
-
-/** A `FORMAT:/ssm/parameter` entry of `webhooks`, checked with the function's own parser. */
-const webhookEntry = z.string().superRefine((text, ctx) => {
-  try {
-    parseWebhookSpec(text);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message });
-  }
-});
-
-/** A Microsoft Entra id (team, tenant): a GUID. */
-const guid = (what: string) =>
-  z
-    .string()
-    .regex(
-      /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
-      `must be the ${what}, a GUID`,
-    );
-
-/**
- * A reseller base URL a deployment may call: the command line's rule, and https only (a Lambda has
- * no simulator on its loopback). The deployment's own and every account's.
- */
-const deployedResellerBaseUrl = SETTINGS.resellerBaseUrl.schema.refine(
-  (u) => u.startsWith('https://'),
-  'must be an https URL: the API key travels in its requests',
-);
 
 /** The settings of one DomainSentinel: its props, and the keys of a settings file and of `-c`. */
 export const SentinelSettingsSchema = z
