@@ -18,6 +18,7 @@ import {
   guid,
   list,
   policiesObject,
+  webAclArn,
   webhookEntry,
 } from './setting-schemas';
 
@@ -124,6 +125,8 @@ export const SentinelSettingsSchema = z
      * role, SNS's SMS delivery-status logging): it sets them, and when destroyed clears each that still names its role.
      */
     ownAccountSettings: flag.default(false),
+    /** A regional AWS WAF web ACL the web API's stage is associated with (docs/security.md): per-address rate limits before the stage's own throttle. */
+    webAclArn: webAclArn.optional(),
     /** Adopt the state table an earlier deployment kept (its output StateTableName) instead of making a new one. */
     stateTableName: z
       .string()

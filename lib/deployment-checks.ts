@@ -34,7 +34,7 @@ export const keyParametersOf = (settings: ResolvedSettings): string[] =>
  * reserved concurrency; the task does not retry a throttle, so such an account would fail its scan
  * and raise its alarm with nothing wrong.
  */
-export function checkAccountConcurrency(settings: ResolvedSettings): void {
+function checkAccountConcurrency(settings: ResolvedSettings): void {
   const reserved = settings.scanReservedConcurrency;
   if (reserved !== undefined && reserved < settings.accountConcurrency)
     throw new ConfigError(
@@ -49,7 +49,7 @@ export function checkAccountConcurrency(settings: ResolvedSettings): void {
  * SecretParameter.grantReadAll); names too long together would need more managed policies than IAM
  * attaches to a role, which only the deploy would find.
  */
-export function checkKeyParameterNames(items: readonly AccountScanInput[]): void {
+function checkKeyParameterNames(items: readonly AccountScanInput[]): void {
   const names = items.map((i) => i.apiKeyParameter);
   const policies = keyPolicyCount(names);
   if (policies > MAX_KEY_POLICIES)
@@ -61,11 +61,23 @@ export function checkKeyParameterNames(items: readonly AccountScanInput[]): void
 }
 
 /**
- * The state machine's item of each account: its name, its key's parameter and its own settings
- * (the deployment's are the scan function's environment). The stack reads each key from its own
- * parameter, so every account must name one.
+ * The state machine's item of each account, once the accounts are checked to work together (their
+ * concurrency, their key parameters' names); none without accounts.
  */
-export function accountItems(accounts: readonly AccountSettings[]): AccountScanInput[] {
+export function accountItems(settings: ResolvedSettings): AccountScanInput[] | undefined {
+  if (!settings.accounts) return undefined;
+  const items = itemsOf(settings.accounts);
+  checkAccountConcurrency(settings);
+  checkKeyParameterNames(items);
+  return items;
+}
+
+/**
+ * Each account's name, its key's parameter and its own settings (the deployment's are the scan
+ * function's environment). The stack reads each key from its own parameter, so every account must
+ * name one.
+ */
+function itemsOf(accounts: readonly AccountSettings[]): AccountScanInput[] {
   const missing = accounts.filter((a) => !a.apiKeyParameter).map((a) => a.name);
   if (missing.length > 0)
     throw new ConfigError(

@@ -20,9 +20,7 @@ import { armDeadMan } from './dead-man';
 import {
   accountItems,
   type CopyOfApp,
-  checkAccountConcurrency,
   checkCollision,
-  checkKeyParameterNames,
   deploymentNameOf,
   environmentOf,
   requireAlertSubscriber,
@@ -123,6 +121,13 @@ export interface DomainSentinelProps {
    * @default false - the account's settings are left alone: no stage logs, no SMS delivery-status logs
    */
   readonly ownAccountSettings?: boolean;
+  /**
+   * A regional AWS WAF web ACL (in the stack's region) the web API's stage is associated with: its
+   * per-address rate rules keep a flood from one address from crowding out real clicks, which the
+   * stage's throttle alone (the whole API's) cannot (docs/security.md).
+   * @default - no web ACL: the stage's throttle only
+   */
+  readonly webAclArn?: string;
   /**
    * The state table an earlier deployment kept when it was destroyed (its output StateTableName):
    * adopted instead of a new one, so the redeployed scan remembers what it announced.
@@ -231,11 +236,7 @@ export class DomainSentinel extends Construct {
     const settings = parseSentinelSettings(props);
     this.settings = settings;
     this.deploymentName = deploymentNameOf(this);
-    const items = settings.accounts ? accountItems(settings.accounts) : undefined;
-    if (items) {
-      checkAccountConcurrency(settings);
-      checkKeyParameterNames(items);
-    }
+    const items = accountItems(settings);
     this.joinCopies(settings);
 
     // One customer-managed key for both topics: CloudWatch alarms can publish to an encrypted
@@ -280,6 +281,7 @@ export class DomainSentinel extends Construct {
       timeZone: settings.timeZone,
       apiName: `${this.deploymentName.replaceAll('/', '-')}-restore`,
       stageLogs: settings.ownAccountSettings,
+      webAclArn: settings.webAclArn,
       deploymentName: this.deploymentName,
       accounts: items !== undefined,
     });

@@ -73,3 +73,15 @@ export const deployedResellerBaseUrl = SETTINGS.resellerBaseUrl.schema.refine(
   (u) => u.startsWith('https://'),
   'must be an https URL: the API key travels in its requests',
 );
+
+/**
+ * A regional AWS WAF web ACL (`wafv2` with the `regional` scope: a REST API stage takes no
+ * CloudFront one), as the console's ARN column and `aws wafv2 list-web-acls --scope REGIONAL` give it.
+ */
+export const webAclArn = z
+  .string()
+  .trim()
+  .regex(
+    /^arn:aws[a-z-]{0,20}:wafv2:[a-z0-9-]{1,30}:\d{12}:regional\/webacl\/[\w-]{1,128}\/[0-9a-f-]{36}$/,
+    'must be the ARN of a regional AWS WAF web ACL, such as arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/NAME/ID (aws wafv2 list-web-acls --scope REGIONAL)',
+  );

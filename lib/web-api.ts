@@ -1,9 +1,11 @@
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { ConfigError } from '../functions/core/base/errors';
 import { ACCOUNT_ENV } from '../functions/core/scan/accounts';
 import { ENV, METRICS } from '../functions/core/scan/config';
 import { CustomMetricFactory, type MetricReading, metricOptions } from './metrics';
@@ -51,6 +53,8 @@ export interface WebApiProps {
    * @default false
    */
   readonly stageLogs?: boolean;
+  /** A regional AWS WAF web ACL the stage is associated with. @default - none */
+  readonly webAclArn?: string;
   /** The `deployment` dimension of the function's metrics (DEPLOYMENT_NAME). @default - none */
   readonly deploymentName?: string;
   /**
@@ -161,7 +165,8 @@ export class WebApi extends Construct {
       props.deploymentName ?? Stack.of(this).stackName,
     );
     if (props.stageLogs) this.executionLogs = this.createExecutionLogs();
-    this.acknowledge(props.stageLogs ?? false);
+    if (props.webAclArn) this.associateWebAcl(props.webAclArn);
+    this.acknowledge(props.stageLogs ?? false, props.webAclArn !== undefined);
   }
 
   /**
@@ -253,21 +258,40 @@ export class WebApi extends Construct {
     return group;
   }
 
-  private acknowledge(stageLogs: boolean): void {
+  /**
+   * The stage behind the web ACL: CloudFormation associates it once the stage exists and removes the
+   * association with the stage. A regional web ACL protects resources of its own region only.
+   */
+  private associateWebAcl(webAclArn: string): void {
+    const stack = Stack.of(this);
+    const region = webAclArn.split(':')[3];
+    if (!Token.isUnresolved(stack.region) && region !== stack.region)
+      throw new ConfigError(
+        `invalid DomainSentinel props: webAclArn names a web ACL in ${region}, but the stack deploys to ${stack.region}: ` +
+          "a regional web ACL protects resources of its own region only; create one in the stack's region",
+      );
+    new wafv2.CfnWebACLAssociation(this, 'WebAcl', {
+      resourceArn: this.api.deploymentStage.stageArn,
+      webAclArn,
+    });
+  }
+
+  private acknowledge(stageLogs: boolean, webAcl: boolean): void {
     const capability =
       'Every link is a capability URL: the function verifies an HMAC-SHA256 signature over action, subject and expiry ' +
       'before it reads or changes anything, and the recipients of the alert are e-mail readers without AWS identities.';
     Validations.of(this.api).acknowledge({ id: 'AwsSolutions-APIG4', reason: capability });
     Validations.of(this.api).acknowledge({ id: 'AwsSolutions-COG4', reason: capability });
-    Validations.of(this.api).acknowledge({
-      id: 'AwsSolutions-APIG3',
-      reason:
-        'Every method of the API needs a valid HMAC-signed link before it reads or changes anything, and the stage ' +
-        'is throttled to a few requests per second, which caps the cost of unsigned requests. What a web ACL would ' +
-        'add is availability: the throttle is the whole stage, so a flood from anyone holding the address answers real ' +
-        'clicks 429 while it lasts; `sentinel restore` does not pass through API Gateway, and docs/security.md says ' +
-        'how to associate a rate-based web ACL with the stage where that risk is not accepted (more than the stack costs).',
-    });
+    if (!webAcl)
+      Validations.of(this.api).acknowledge({
+        id: 'AwsSolutions-APIG3',
+        reason:
+          'Every method of the API needs a valid HMAC-signed link before it reads or changes anything, and the stage ' +
+          'is throttled to a few requests per second, which caps the cost of unsigned requests. What a web ACL would ' +
+          'add is availability: the throttle is the whole stage, so a flood from anyone holding the address answers real ' +
+          'clicks 429 while it lasts; `sentinel restore` does not pass through API Gateway, and docs/security.md says ' +
+          'how to associate a rate-based web ACL with the stage (the setting webAclArn) where that risk is not accepted (more than the stack costs).',
+      });
     if (stageLogs) return;
     const noAccountRole =
       "A stage's CloudWatch logs need the account's API Gateway CloudWatch Logs role, an account-wide setting this " +

@@ -99,6 +99,22 @@ describe('cdk-nag AwsSolutions, added before the first synth', { timeout: 120_00
     },
   );
 
+  it.each([
+    ['no account or region', undefined],
+    ['a concrete account and region', { account: '123456789012', region: 'eu-west-1' }],
+  ] as const)('passes APIG3 unacknowledged with a web ACL (webAclArn), %s', (_name, env) => {
+    const webAclArn =
+      'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/links/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';
+    expect(nagErrors(env, { webAclArn })).toEqual([]);
+    const app = new App({ context: { ...BASE_CONTEXT, webAclArn } });
+    const stack = new DomainSentinelStack(app, 'DomainSentinel', { settings: settingsFromContext(app) });
+    const acknowledged = stack.sentinel.web.api.node.metadata
+      .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+      .flatMap((m) => Object.keys(m.data as Record<string, string>));
+    expect(acknowledged.some((id) => id.includes('AwsSolutions-APIG4'))).toBe(true);
+    expect(acknowledged.some((id) => id.includes('AwsSolutions-APIG3'))).toBe(false);
+  });
+
   it('names the record of the bucket object reads as it is: CloudTrail data events, not management events', () => {
     const app = new App({ context: { ...BASE_CONTEXT } });
     const stack = new DomainSentinelStack(app, 'DomainSentinel', { settings: settingsFromContext(app) });

@@ -190,3 +190,45 @@ describe('ReportBucket', () => {
     });
   });
 });
+
+describe('webAclArn', () => {
+  const ACL =
+    'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/links/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';
+
+  it('associates no web ACL unless one is given', () => {
+    template.resourceCountIs('AWS::WAFv2::WebACLAssociation', 0);
+  });
+
+  it('associates the given regional web ACL with the stage every link goes through', () => {
+    const { stack: s, template: t } = synthStack({ webAclArn: ACL });
+    const stage = s.getLogicalId(s.web.api.deploymentStage.node.defaultChild as never);
+    const api = s.getLogicalId(s.web.api.node.defaultChild as never);
+    const associations = Object.values(t.findResources('AWS::WAFv2::WebACLAssociation'));
+    expect(associations).toHaveLength(1);
+    expect(associations[0]?.Properties.WebACLArn).toBe(ACL);
+    // arn:aws:apigateway:REGION::/restapis/API/stages/STAGE, from the API's and the stage's refs.
+    const arn = JSON.stringify(associations[0]?.Properties.ResourceArn);
+    expect(arn).toContain('::/restapis/');
+    expect(arn).toContain(`{"Ref":"${api}"}`);
+    expect(arn).toContain(`{"Ref":"${stage}"}`);
+  });
+
+  it.each([
+    ['a CloudFront (global) web ACL', ACL.replace('regional/', 'global/')],
+    [
+      'a classic WAF ARN',
+      'arn:aws:waf-regional:eu-west-1:123456789012:webacl/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b',
+    ],
+    ['an ID alone', '0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b'],
+  ])('refuses %s, naming the setting and the form it takes', (_what, value) => {
+    expect(() => synthStack({ webAclArn: value })).toThrow(
+      /webAclArn must be the ARN of a regional AWS WAF web ACL, such as arn:aws:wafv2:/,
+    );
+  });
+
+  it('refuses a web ACL of another region than the stack, which it cannot protect', () => {
+    expect(() => synthStack({ webAclArn: ACL.replace('eu-west-1', 'us-east-1') })).toThrow(
+      'webAclArn names a web ACL in us-east-1, but the stack deploys to eu-west-1',
+    );
+  });
+});
