@@ -148,6 +148,25 @@ describe('DomainSchema', () => {
   });
 });
 
+describe('DomainSchema on odd values a server may send', () => {
+  const base = { domain_name: 'example.nl', date_expiry: '2027-01-01T00:00:00Z' };
+
+  it.each([
+    [{ auto_renew: 'yes' }, 'auto_renew: not a boolean: "yes"'],
+    [{ auto_renewal: 1 }, 'auto_renewal: not a boolean: 1'],
+    [{ auto_renew_period: '12.0' }, 'auto_renew_period: not an integer: "12.0"'],
+    [
+      { auto_renew_period: '99999999999999999999' },
+      'auto_renew_period: not an integer: "99999999999999999999"',
+    ],
+    [{ status: 5 }, 'status: not a list of strings: 5'],
+    [{ status: ['registered', 7] }, 'status: not a list of strings: ["registered",7]'],
+  ])('says in words what is wrong with %j', (fields, reason) => {
+    const result = DomainSchema.safeParse({ ...base, ...fields });
+    expect(result.success ? 'parsed' : describeIssues(result.error)).toBe(reason);
+  });
+});
+
 describe('ContactSchema', () => {
   it('accepts connections as a string or an integer and fills omitted fields', () => {
     expect(ContactSchema.parse({ handle: 'C1', connections: '5' })).toEqual({
@@ -159,6 +178,13 @@ describe('ContactSchema', () => {
       connections: 5,
     });
     expect(ContactSchema.parse({ handle: 'C1', connections: 3 }).connections).toBe(3);
+  });
+
+  it('refuses connections written as a number beyond what a double holds exactly', () => {
+    const result = ContactSchema.safeParse({ handle: 'C1', connections: '12345678901234567891' });
+    expect(result.success ? 'parsed' : describeIssues(result.error)).toBe(
+      'connections: not an integer: "12345678901234567891"',
+    );
   });
 });
 

@@ -84,17 +84,32 @@ const dateTime = z.string({ error: (issue) => notADateTime(issue.input) }).trans
   return parseRfc3339(text);
 });
 
-/** Booleans, and the strings "true"/"false" some PHP-backed APIs send instead. */
-const looseBoolean = z.union([z.boolean(), z.enum(['true', 'false']).transform((s) => s === 'true')]);
+/** A value as a reason quotes it: JSON, cut to 40 characters (a hostile record's megabyte handle). */
+const quoted = (value: unknown): string => {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 42 ? `${text.slice(0, 41)}…` : text;
+};
 
-/** An integer, or a string holding one (the contact table types `connections` as a string). */
-const looseInt = z.union([
-  z.number().int(),
-  z
-    .string()
-    .regex(/^-?\d+$/)
-    .transform(Number),
-]);
+/** Booleans, and the strings "true"/"false" some PHP-backed APIs send instead. */
+const looseBoolean = z.union([z.boolean(), z.enum(['true', 'false']).transform((s) => s === 'true')], {
+  error: (issue) => `not a boolean: ${quoted(issue.input)}`,
+});
+
+/**
+ * An integer, or a string holding one (the contact table types `connections` as a string); either
+ * within what a double holds exactly, so `"12345678901234567891"` is not read as another number.
+ */
+const looseInt = z.union(
+  [
+    z.number().int(),
+    z
+      .string()
+      .regex(/^-?\d{1,16}$/)
+      .transform(Number)
+      .refine(Number.isSafeInteger),
+  ],
+  { error: (issue) => `not an integer: ${quoted(issue.input)}` },
+);
 
 /**
  * Status values as a clean list, from whatever a record holds: an array, or a lone string where the
@@ -126,7 +141,11 @@ const priceAmount = z.preprocess(
   z.number().finite().min(0).max(999_999_999),
 );
 
-const stringList = z.union([z.array(z.string()), z.string()]).transform(statusValues);
+const stringList = z
+  .union([z.array(z.string()), z.string()], {
+    error: (issue) => `not a list of strings: ${quoted(issue.input)}`,
+  })
+  .transform(statusValues);
 
 /**
  * Tags as a clean list: an array of strings (or one string where a server sends a lone value),
@@ -240,12 +259,6 @@ export const DomainSchema = z
       ...(r.tags?.length ? { tags: r.tags } : {}),
     };
   });
-
-/** A value as a reason quotes it: JSON, cut to 40 characters (a hostile record's megabyte handle). */
-const quoted = (value: unknown): string => {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 42 ? `${text.slice(0, 41)}…` : text;
-};
 
 /**
  * The first pair of spellings of one field that both hold a value (null is no value, as when the
