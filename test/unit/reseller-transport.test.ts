@@ -61,6 +61,54 @@ describe('retryDecision', () => {
       reason: 'backoff-beyond-deadline',
     });
   });
+
+  it('waits at least its own backoff when a Retry-After says 0 or a time already past', () => {
+    // Attempt 3: the backoff is half (jitter 0.5) of 250 ms * 2^2.
+    const third = { ...base, attempt: 3, status: 429, retryBaseMs: 250, retryMaxMs: 8_000 };
+    expect(retryDecision({ ...third, retryAfterMs: 0 })).toEqual({ retry: true, delayMs: 500 });
+    expect(retryDecision({ ...third, retryAfterMs: 100 })).toEqual({ retry: true, delayMs: 500 });
+    expect(retryDecision({ ...third, retryAfterMs: 2_000 })).toEqual({ retry: true, delayMs: 2_000 });
+    // The floor is a wait too: one that does not fit in the time left stops at once.
+    expect(retryDecision({ ...third, retryAfterMs: 0, remainingMs: 400 })).toEqual({
+      retry: false,
+      reason: 'backoff-beyond-deadline',
+    });
+  });
+});
+
+describe('Transport in a storm of 429 with Retry-After: 0', () => {
+  it('waits at least its own backoff between attempts, not back to back', async () => {
+    let clock = Date.parse('2026-11-22T06:00:00Z');
+    const waits: number[] = [];
+    let sent = 0;
+    const fetch = (async () => {
+      sent++;
+      return new Response('{}', { status: 429, headers: { 'retry-after': '0' } });
+    }) as typeof globalThis.fetch;
+    const transport = new Transport({
+      baseUrl: 'https://api.test',
+      apiKey: 'sk_test_0123456789',
+      fetch,
+      maxAttempts: 4,
+      retryBaseMs: 250,
+      retryMaxMs: 8_000,
+      random: () => 0.5,
+      now: () => clock,
+      sleep: async (ms) => {
+        waits.push(ms);
+        clock += ms;
+      },
+    });
+    const res = await transport.send({ method: 'GET', path: '/v2/domains', what: 'page 1' });
+    expect(res.status).toBe(429);
+    expect(sent).toBe(4);
+    // Half of 250, 500 and 1 000 ms (jitter 0.5): the waits the client takes without a Retry-After.
+    const floors = [125, 250, 500];
+    expect(waits.filter((ms) => ms > 0)).toHaveLength(3);
+    expect(waits.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(875);
+    let i = 0;
+    for (const ms of waits.filter((w) => w > 0)) expect(ms).toBeGreaterThanOrEqual(floors[i++] ?? 0);
+  });
 });
 
 describe('ConcurrencyController', () => {

@@ -72,6 +72,64 @@ describe('DomainSchema', () => {
     });
   });
 
+  it.each([
+    [
+      { registrant_handle: 'A', registant_handle: 'B' },
+      'registrant_handle: disagrees with registant_handle ("A" against "B")',
+    ],
+    [
+      { auto_renew_period: 12, auto_renewal_period: '24' },
+      'auto_renew_period: disagrees with auto_renewal_period (12 against 24)',
+    ],
+  ])('makes a record whose two spellings of a field disagree a problem (%j)', (fields, reason) => {
+    const result = DomainSchema.safeParse({ ...base, ...fields });
+    expect(result.success ? 'parsed' : describeIssues(result.error)).toBe(reason);
+  });
+
+  it('cuts a long disagreeing value in the reason', () => {
+    const result = DomainSchema.safeParse({
+      ...base,
+      registrant_handle: 'A'.repeat(100_000),
+      registant_handle: 'B',
+    });
+    expect(result.success ? 'parsed' : describeIssues(result.error)).toBe(
+      `registrant_handle: disagrees with registant_handle ("${'A'.repeat(40)}… against "B")`,
+    );
+  });
+
+  it('reads two spellings that agree, and a null under one of them as no value', () => {
+    expect(
+      DomainSchema.parse({
+        ...base,
+        registrant_handle: 'C1',
+        registant_handle: 'C1',
+        auto_renew: true,
+        auto_renewal: 'true',
+        auto_renew_period: '12',
+        auto_renewal_period: 12,
+      }),
+    ).toMatchObject({ registrant_handle: 'C1', auto_renew: true, auto_renew_period: 12 });
+    expect(
+      DomainSchema.parse({
+        ...base,
+        registrant_handle: null,
+        registant_handle: 'C2',
+        auto_renew_period: null,
+      }),
+    ).toMatchObject({ registrant_handle: 'C2', auto_renew_period: null });
+  });
+
+  it('reads auto-renew as off when its two spellings disagree, whichever comes first', () => {
+    // A problem record would lose the domain its finding: an expiring domain would be a warning
+    // announced once instead of a critical repeated daily. Off is the reading that alerts most.
+    for (const [auto_renew, auto_renewal] of [
+      [true, false],
+      [false, true],
+      ['true', false],
+    ])
+      expect(DomainSchema.parse({ ...base, auto_renew, auto_renewal }).auto_renew).toBe(false);
+  });
+
   it('names the field that does not parse', () => {
     const result = DomainSchema.safeParse({ ...base, date_expiry: 'soon' });
     expect(result.success).toBe(false);
@@ -90,6 +148,25 @@ describe('DomainSchema', () => {
   });
 });
 
+describe('DomainSchema on odd values a server may send', () => {
+  const base = { domain_name: 'example.nl', date_expiry: '2027-01-01T00:00:00Z' };
+
+  it.each([
+    [{ auto_renew: 'yes' }, 'auto_renew: not a boolean: "yes"'],
+    [{ auto_renewal: 1 }, 'auto_renewal: not a boolean: 1'],
+    [{ auto_renew_period: '12.0' }, 'auto_renew_period: not an integer: "12.0"'],
+    [
+      { auto_renew_period: '99999999999999999999' },
+      'auto_renew_period: not an integer: "99999999999999999999"',
+    ],
+    [{ status: 5 }, 'status: not a list of strings: 5'],
+    [{ status: ['registered', 7] }, 'status: not a list of strings: ["registered",7]'],
+  ])('says in words what is wrong with %j', (fields, reason) => {
+    const result = DomainSchema.safeParse({ ...base, ...fields });
+    expect(result.success ? 'parsed' : describeIssues(result.error)).toBe(reason);
+  });
+});
+
 describe('ContactSchema', () => {
   it('accepts connections as a string or an integer and fills omitted fields', () => {
     expect(ContactSchema.parse({ handle: 'C1', connections: '5' })).toEqual({
@@ -102,6 +179,13 @@ describe('ContactSchema', () => {
     });
     expect(ContactSchema.parse({ handle: 'C1', connections: 3 }).connections).toBe(3);
   });
+
+  it('refuses connections written as a number beyond what a double holds exactly', () => {
+    const result = ContactSchema.safeParse({ handle: 'C1', connections: '12345678901234567891' });
+    expect(result.success ? 'parsed' : describeIssues(result.error)).toBe(
+      'connections: not an integer: "12345678901234567891"',
+    );
+  });
 });
 
 describe('PaginationSchema', () => {
@@ -112,6 +196,26 @@ describe('PaginationSchema', () => {
       total_pages: 3,
       total_results: 120,
     });
+  });
+
+  it('accepts current_page and page together when they agree', () => {
+    expect(
+      PaginationSchema.parse({ current_page: 2, page: '2', per_page: 50, total_pages: 3, total_results: 120 })
+        .current_page,
+    ).toBe(2);
+  });
+
+  it('rejects a pagination whose current_page and page disagree', () => {
+    const result = PaginationSchema.safeParse({
+      current_page: 2,
+      page: 3,
+      per_page: 50,
+      total_pages: 3,
+      total_results: 120,
+    });
+    expect(result.success ? 'parsed' : describeIssues(result.error)).toBe(
+      'record: current_page (2) and page (3) disagree',
+    );
   });
 
   it('rejects a pagination without a page number', () => {

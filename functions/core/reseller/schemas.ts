@@ -84,17 +84,32 @@ const dateTime = z.string({ error: (issue) => notADateTime(issue.input) }).trans
   return parseRfc3339(text);
 });
 
-/** Booleans, and the strings "true"/"false" some PHP-backed APIs send instead. */
-const looseBoolean = z.union([z.boolean(), z.enum(['true', 'false']).transform((s) => s === 'true')]);
+/** A value as a reason quotes it: JSON, cut to 40 characters (a hostile record's megabyte handle). */
+const quoted = (value: unknown): string => {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 42 ? `${text.slice(0, 41)}…` : text;
+};
 
-/** An integer, or a string holding one (the contact table types `connections` as a string). */
-const looseInt = z.union([
-  z.number().int(),
-  z
-    .string()
-    .regex(/^-?\d+$/)
-    .transform(Number),
-]);
+/** Booleans, and the strings "true"/"false" some PHP-backed APIs send instead. */
+const looseBoolean = z.union([z.boolean(), z.enum(['true', 'false']).transform((s) => s === 'true')], {
+  error: (issue) => `not a boolean: ${quoted(issue.input)}`,
+});
+
+/**
+ * An integer, or a string holding one (the contact table types `connections` as a string); either
+ * within what a double holds exactly, so `"12345678901234567891"` is not read as another number.
+ */
+const looseInt = z.union(
+  [
+    z.number().int(),
+    z
+      .string()
+      .regex(/^-?\d{1,16}$/)
+      .transform(Number)
+      .refine(Number.isSafeInteger),
+  ],
+  { error: (issue) => `not an integer: ${quoted(issue.input)}` },
+);
 
 /**
  * Status values as a clean list, from whatever a record holds: an array, or a lone string where the
@@ -126,7 +141,11 @@ const priceAmount = z.preprocess(
   z.number().finite().min(0).max(999_999_999),
 );
 
-const stringList = z.union([z.array(z.string()), z.string()]).transform(statusValues);
+const stringList = z
+  .union([z.array(z.string()), z.string()], {
+    error: (issue) => `not a list of strings: ${quoted(issue.input)}`,
+  })
+  .transform(statusValues);
 
 /**
  * Tags as a clean list: an array of strings (or one string where a server sends a lone value),
@@ -216,8 +235,16 @@ export const DomainSchema = z
     // settings), never the record.
     tags: tagList.nullish().catch(undefined),
   })
-  .transform(
-    (r): Domain => ({
+  .transform((r, ctx): Domain => {
+    const conflict = spellingsDisagree(r, [
+      ['registrant_handle', 'registant_handle'],
+      ['auto_renew_period', 'auto_renewal_period'],
+    ]);
+    if (conflict !== null) {
+      ctx.addIssue({ code: 'custom', path: [conflict.path], message: conflict.message });
+      return z.NEVER;
+    }
+    return {
       domain_name: r.domain_name.toLowerCase(),
       status: r.status ?? [],
       date_expiry: r.date_expiry,
@@ -230,8 +257,26 @@ export const DomainSchema = z
       ...watchedFields(r),
       ...renewalFields(r),
       ...(r.tags?.length ? { tags: r.tags } : {}),
-    }),
-  );
+    };
+  });
+
+/**
+ * The first pair of spellings of one field that both hold a value (null is no value, as when the
+ * field is left out) and disagree. Taking either would be a silent choice about a field memory
+ * watches; the record becomes a problem instead. Values are compared as read (`"24"` is 24).
+ */
+function spellingsDisagree<R extends Record<string, unknown>>(
+  r: R,
+  pairs: ReadonlyArray<readonly [keyof R & string, keyof R & string]>,
+): { path: string; message: string } | null {
+  for (const [name, alias] of pairs) {
+    const a = r[name];
+    const b = r[alias];
+    if (a !== null && a !== undefined && b !== null && b !== undefined && a !== b)
+      return { path: name, message: `disagrees with ${alias} (${quoted(a)} against ${quoted(b)})` };
+  }
+  return null;
+}
 
 function renewalFields(r: {
   date_renewal?: number | null | undefined;
@@ -315,6 +360,14 @@ export const PaginationSchema = z
     total_results: looseInt,
   })
   .transform((p, ctx) => {
+    // Which page this is decides whether the listing is proven whole: two answers is none.
+    if (p.current_page !== undefined && p.page !== undefined && p.current_page !== p.page) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `current_page (${p.current_page}) and page (${p.page}) disagree`,
+      });
+      return z.NEVER;
+    }
     const current = p.current_page ?? p.page;
     if (current === undefined) {
       ctx.addIssue({ code: 'custom', message: 'pagination has neither current_page nor page' });

@@ -121,8 +121,8 @@ export type RetryDecision =
 
 /**
  * Whether to repeat a request, and after how long: pure, in the way of stripe-node's
- * `RequestSender._shouldRetry`. 429 and 5xx answers, timeouts and resets are retried; a
- * Retry-After is honoured (cut to `maxRetryAfterMs`), else full-jitter exponential backoff. A wait
+ * `RequestSender._shouldRetry`. 429 and 5xx answers, timeouts and resets are retried after
+ * full-jitter exponential backoff, or after a longer Retry-After (cut to `maxRetryAfterMs`). A wait
  * that cannot end before the deadline stops at once instead of sleeping into it.
  */
 export function retryDecision(input: RetryInput): RetryDecision {
@@ -132,13 +132,15 @@ export function retryDecision(input: RetryInput): RetryDecision {
       : input.failure === 'timeout' || input.failure === 'reset';
   if (!retryable) return { retry: false, reason: 'done' };
   if (input.attempt >= input.maxAttempts) return { retry: false, reason: 'attempts-exhausted' };
-  if (input.retryAfterMs !== undefined) {
-    if (input.retryAfterMs >= input.remainingMs)
-      return { retry: false, reason: 'retry-after-beyond-deadline' };
-    return { retry: true, delayMs: Math.min(input.retryAfterMs, input.maxRetryAfterMs ?? 60_000) };
-  }
   const ceiling = Math.min(input.retryMaxMs ?? 8_000, (input.retryBaseMs ?? 250) * 2 ** (input.attempt - 1));
-  const delayMs = Math.floor((input.jitter ?? 0.5) * ceiling);
+  const backoff = Math.floor((input.jitter ?? 0.5) * ceiling);
+  if (input.retryAfterMs !== undefined && input.retryAfterMs >= input.remainingMs)
+    return { retry: false, reason: 'retry-after-beyond-deadline' };
+  // A Retry-After of 0 (or a date already past) means "now", but every attempt back to back into a
+  // server that is shedding load only spends them: the client's own backoff is the floor.
+  const asked =
+    input.retryAfterMs === undefined ? 0 : Math.min(input.retryAfterMs, input.maxRetryAfterMs ?? 60_000);
+  const delayMs = Math.max(asked, backoff);
   if (delayMs >= input.remainingMs) return { retry: false, reason: 'backoff-beyond-deadline' };
   return { retry: true, delayMs };
 }
