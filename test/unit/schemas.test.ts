@@ -72,29 +72,18 @@ describe('DomainSchema', () => {
     });
   });
 
-  it.each([
-    [
-      { registrant_handle: 'A', registant_handle: 'B' },
-      'registrant_handle: disagrees with registant_handle ("A" against "B")',
-    ],
-    [
-      { auto_renew_period: 12, auto_renewal_period: '24' },
-      'auto_renew_period: disagrees with auto_renewal_period (12 against 24)',
-    ],
-  ])('makes a record whose two spellings of a field disagree a problem (%j)', (fields, reason) => {
-    const result = DomainSchema.safeParse({ ...base, ...fields });
-    expect(result.success ? 'parsed' : describeIssues(result.error)).toBe(reason);
-  });
-
-  it('cuts a long disagreeing value in the reason', () => {
-    const result = DomainSchema.safeParse({
-      ...base,
-      registrant_handle: 'A'.repeat(100_000),
-      registant_handle: 'B',
-    });
-    expect(result.success ? 'parsed' : describeIssues(result.error)).toBe(
-      `registrant_handle: disagrees with registant_handle ("${'A'.repeat(40)}… against "B")`,
-    );
+  it('reads a record whose two spellings of a field disagree by the spelling of the examples, keeping its finding', () => {
+    // A problem record would cost the domain its findings (an expiring one would be a warning
+    // announced once instead of a critical repeated daily) over fields that decide no risk.
+    expect(
+      DomainSchema.parse({
+        ...base,
+        registrant_handle: 'A',
+        registant_handle: 'B',
+        auto_renew_period: 12,
+        auto_renewal_period: '24',
+      }),
+    ).toMatchObject({ registrant_handle: 'A', auto_renew_period: 12 });
   });
 
   it('reads two spellings that agree, and a null under one of them as no value', () => {

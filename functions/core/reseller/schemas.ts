@@ -235,15 +235,7 @@ export const DomainSchema = z
     // settings), never the record.
     tags: tagList.nullish().catch(undefined),
   })
-  .transform((r, ctx): Domain => {
-    const conflict = spellingsDisagree(r, [
-      ['registrant_handle', 'registant_handle'],
-      ['auto_renew_period', 'auto_renewal_period'],
-    ]);
-    if (conflict !== null) {
-      ctx.addIssue({ code: 'custom', path: [conflict.path], message: conflict.message });
-      return z.NEVER;
-    }
+  .transform((r): Domain => {
     return {
       domain_name: r.domain_name.toLowerCase(),
       status: r.status ?? [],
@@ -259,24 +251,6 @@ export const DomainSchema = z
       ...(r.tags?.length ? { tags: r.tags } : {}),
     };
   });
-
-/**
- * The first pair of spellings of one field that both hold a value (null is no value, as when the
- * field is left out) and disagree. Taking either would be a silent choice about a field memory
- * watches; the record becomes a problem instead. Values are compared as read (`"24"` is 24).
- */
-function spellingsDisagree<R extends Record<string, unknown>>(
-  r: R,
-  pairs: ReadonlyArray<readonly [keyof R & string, keyof R & string]>,
-): { path: string; message: string } | null {
-  for (const [name, alias] of pairs) {
-    const a = r[name];
-    const b = r[alias];
-    if (a !== null && a !== undefined && b !== null && b !== undefined && a !== b)
-      return { path: name, message: `disagrees with ${alias} (${quoted(a)} against ${quoted(b)})` };
-  }
-  return null;
-}
 
 function renewalFields(r: {
   date_renewal?: number | null | undefined;
