@@ -743,6 +743,21 @@ describe('ResellerClient.countDomains and findDomain', () => {
     expect(api.searched).toEqual(['nope.nl']);
   });
 
+  it('lookUpDomain ends as unfiltered at a page holding only an unreadable record, never answering that the name is not there', async () => {
+    const searched: string[] = [];
+    const api = fakeApi(0, 10, (url) => {
+      searched.push(url.searchParams.get('domain_name') ?? '');
+      // The name searched for, as a record that does not parse: the domain is there.
+      const data = [{ ...record(0), domain_name: 'held.nl', date_expiry: 'soon' }];
+      return json(200, {
+        data,
+        pagination: { current_page: 1, per_page: 50, total_pages: 1, total_results: 1 },
+      });
+    });
+    expect(await client(api.fetch).lookUpDomain('held.nl', { stopUnfiltered: true })).toBe('unfiltered');
+    expect(searched).toEqual(['held.nl']);
+  });
+
   it('lookUpDomain hands a 404 to onNotFound as no hit for that spelling, and searches the next', async () => {
     const searched: string[] = [];
     const api = fakeApi(0, 10, (url) => {

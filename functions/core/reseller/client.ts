@@ -171,8 +171,8 @@ export class ResellerClient {
 
   /**
    * {@link findDomain} for a caller that checks the server's search at run time. With
-   * `stopUnfiltered`, a search whose page 1 lists another name, or more than one page, ends the
-   * lookup as `'unfiltered'`: an exact-name search answers only the name, so the server did not
+   * `stopUnfiltered`, a search whose page 1 lists another name (or a record it cannot read), or more
+   * than one page, ends the lookup as `'unfiltered'`: an exact-name search answers only the name, so the server did not
    * search by `domain_name`. With `onNotFound`, a search answered 404 before any page counts as no
    * hit for that spelling and is handed to it, for the caller to check what this server's 404 means
    * before it believes the null.
@@ -189,7 +189,8 @@ export class ResellerClient {
           pages++;
           const match = page.records.find((d) => normalizeDomainName(d.domain_name) === wanted);
           if (match) return match;
-          const other = page.totalPages > 1 || page.records.length > 0;
+          // An unreadable record may be the very name: only a whole read can tell whether it is.
+          const other = page.totalPages > 1 || page.records.length > 0 || page.problems.length > 0;
           if (how.stopUnfiltered && page.page === 1 && other) return 'unfiltered';
         }
       } catch (error) {
