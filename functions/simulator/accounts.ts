@@ -27,6 +27,8 @@ export interface ListRules {
   readonly maxPerPage: number;
   readonly searchSemantics?: SearchSemantics;
   readonly ignoredSearchParameters?: readonly string[];
+  /** A domain search by `domain_name` that selects nothing is answered 404, not an empty page. */
+  readonly notFoundWithoutHit?: boolean;
 }
 
 const DEFAULT_PER_PAGE = 50;
@@ -64,6 +66,8 @@ export function listAnswer(
     return errorAnswer(400, 'per_page must be a positive integer');
   const perPage = Math.min(askedPerPage, rules.maxPerPage);
   const matches = searched(account, resource, query, rules);
+  if (rules.notFoundWithoutHit && resource === 'domains' && query.has('domain_name') && !matches.length)
+    return errorAnswer(404, 'no domain matches the search');
   const totalPages = Math.ceil(matches.length / perPage);
   const data = matches.slice((page - 1) * perPage, page * perPage);
   // The examples name current_page `page`: the contact list answers that way.

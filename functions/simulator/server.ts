@@ -76,6 +76,11 @@ export interface SimulatorOptions {
   readonly searchSemantics?: SearchSemantics;
   /** With `searchSemantics: 'ignore'`, the parameters ignored. @default every filter parameter */
   readonly ignoredSearchParameters?: readonly string[];
+  /**
+   * A domain search by `domain_name` that selects nothing is answered 404 (as many REST APIs answer
+   * a lookup without a hit), not with an empty page: the documentation does not say which. @default false
+   */
+  readonly notFoundWithoutHit?: boolean;
   /** Requests a second the server accepts (token bucket); beyond it, 429 with Retry-After. @default unlimited */
   readonly rateLimit?: number;
   /** Requests the bucket holds, i.e. the burst accepted after a quiet spell. @default rateLimit (one second's worth) */
@@ -226,6 +231,7 @@ function simulatorState(options: SimulatorOptions): SimulatorState {
       ...(options.ignoredSearchParameters
         ? { ignoredSearchParameters: options.ignoredSearchParameters }
         : {}),
+      ...(options.notFoundWithoutHit ? { notFoundWithoutHit: true } : {}),
     },
     latencyMs: options.latencyMs ?? 0,
     clock: options.now ?? Date.now,

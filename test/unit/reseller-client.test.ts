@@ -736,6 +736,41 @@ describe('ResellerClient.countDomains and findDomain', () => {
     expect(await client(api.fetch).findDomain('xn--rsted-uua.dk')).toBeNull();
     expect(api.searched).toHaveLength(3);
   });
+
+  it('lookUpDomain ends as unfiltered at the first page that lists another name, and searches no more', async () => {
+    const api = holding([], () => ['other.nl']);
+    expect(await client(api.fetch).lookUpDomain('nope.nl', { stopUnfiltered: true })).toBe('unfiltered');
+    expect(api.searched).toEqual(['nope.nl']);
+  });
+
+  it('lookUpDomain ends as unfiltered at a page holding only an unreadable record, never answering that the name is not there', async () => {
+    const searched: string[] = [];
+    const api = fakeApi(0, 10, (url) => {
+      searched.push(url.searchParams.get('domain_name') ?? '');
+      // The name searched for, as a record that does not parse: the domain is there.
+      const data = [{ ...record(0), domain_name: 'held.nl', date_expiry: 'soon' }];
+      return json(200, {
+        data,
+        pagination: { current_page: 1, per_page: 50, total_pages: 1, total_results: 1 },
+      });
+    });
+    expect(await client(api.fetch).lookUpDomain('held.nl', { stopUnfiltered: true })).toBe('unfiltered');
+    expect(searched).toEqual(['held.nl']);
+  });
+
+  it('lookUpDomain hands a 404 to onNotFound as no hit for that spelling, and searches the next', async () => {
+    const searched: string[] = [];
+    const api = fakeApi(0, 10, (url) => {
+      searched.push(url.searchParams.get('domain_name') ?? '');
+      return json(404, { error: { code: 404, message: 'no domain matches' } });
+    });
+    const seen: string[] = [];
+    const found = await client(api.fetch).lookUpDomain('nope.nl', { onNotFound: (e) => seen.push(e.name) });
+    expect(found).toBeNull();
+    expect(searched).toEqual(['nope.nl', 'nope.nl.']);
+    expect(seen).toEqual(['NotFoundError', 'NotFoundError']);
+    await expect(client(api.fetch).findDomain('nope.nl')).rejects.toThrow(/not found \(HTTP 404\)/);
+  });
 });
 
 describe('ResellerClient adaptive concurrency', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IncompleteListingError } from '../../functions/core/base/errors';
+import { AuthenticationError, IncompleteListingError } from '../../functions/core/base/errors';
 import { DEFAULT_POLICY } from '../../functions/core/findings/classify';
 import { ResellerClient } from '../../functions/core/reseller/client';
 import type { OnMove } from '../../functions/core/reseller/paging';
@@ -249,6 +249,7 @@ describe('scanAccount', () => {
   it('alerts what it read, marked incomplete, when a lookup of a remembered domain is refused', async () => {
     // Nothing says what the API answers a domain_name search without a hit: a 404 there failed the
     // scan after a whole read, every run, as the name stays remembered, and no domain was alerted.
+    // Here the search for a.nl, which the read listed, is answered 404 too: the 404 says nothing.
     const whole = apiFetch(0);
     const fetch = (async (input: string | URL | Request) =>
       new URL(String(input)).searchParams.has('domain_name')
@@ -265,8 +266,35 @@ describe('scanAccount', () => {
       unlisted: async () => ['gone.nl'],
     });
     expect(namesOf(report)).toEqual(['b.nl', 'a.nl']);
-    expect(report.source.incomplete).toMatch(/^the domains the read did not list could not be looked up \(/);
+    expect(report.source.incomplete).toMatch(
+      /^the domains the read did not list could not be looked up \(.*; a search for a\.nl, which the read listed, failed too/,
+    );
     expect(incompleteScanError(report)).toBeInstanceOf(IncompleteListingError);
+  });
+
+  it('fails with the refused key when the search that checks what a 404 means is refused', async () => {
+    // gone.nl is answered 404; the search for a.nl (listed by the read) checks whether that means no
+    // hit, and is answered 401: a refused key is never read as a lookup that settled nothing.
+    const whole = apiFetch(0);
+    const answer = (status: number) =>
+      new Response(JSON.stringify({ error: 'no' }), {
+        status,
+        headers: { 'content-type': 'application/json' },
+      });
+    const fetch = (async (input: string | URL | Request) => {
+      const name = new URL(String(input)).searchParams.get('domain_name');
+      if (name === null) return whole(input);
+      return answer(name.startsWith('gone.nl') ? 404 : 401);
+    }) as typeof globalThis.fetch;
+    await expect(
+      scanAccount({
+        client: testClient(fetch),
+        now: NOW,
+        policy: DEFAULT_POLICY,
+        mode: 'full',
+        unlisted: async () => ['gone.nl'],
+      }),
+    ).rejects.toBeInstanceOf(AuthenticationError);
   });
 
   it('judges whether a second read fits by the pace of the domain pages, whichever list moved', async () => {

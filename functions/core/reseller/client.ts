@@ -4,6 +4,7 @@ import {
   ConnectionError,
   DeadlineError,
   IncompleteListingError,
+  NotFoundError,
   RateLimitError,
   ResellerApiError,
   SchemaValidationError,
@@ -165,11 +166,36 @@ export class ResellerClient {
    * searches for a normalised name, four for one given in another form).
    */
   async findDomain(name: string): Promise<Domain | null> {
+    return (await this.lookUpDomain(name)) as Domain | null;
+  }
+
+  /**
+   * {@link findDomain} for a caller that checks the server's search at run time. With
+   * `stopUnfiltered`, a search whose page 1 lists another name (or a record it cannot read), or more
+   * than one page, ends the lookup as `'unfiltered'`: an exact-name search answers only the name, so the server did not
+   * search by `domain_name`. With `onNotFound`, a search answered 404 before any page counts as no
+   * hit for that spelling and is handed to it, for the caller to check what this server's 404 means
+   * before it believes the null.
+   */
+  async lookUpDomain(
+    name: string,
+    how: { readonly stopUnfiltered?: boolean; readonly onNotFound?: (error: NotFoundError) => void } = {},
+  ): Promise<Domain | null | 'unfiltered'> {
     const wanted = normalizeDomainName(name);
     for (const spelling of searchSpellings(name)) {
-      for await (const page of this.listDomains({ domain_name: spelling })) {
-        const match = page.records.find((d) => normalizeDomainName(d.domain_name) === wanted);
-        if (match) return match;
+      let pages = 0;
+      try {
+        for await (const page of this.listDomains({ domain_name: spelling })) {
+          pages++;
+          const match = page.records.find((d) => normalizeDomainName(d.domain_name) === wanted);
+          if (match) return match;
+          // An unreadable record may be the very name: only a whole read can tell whether it is.
+          const other = page.totalPages > 1 || page.records.length > 0 || page.problems.length > 0;
+          if (how.stopUnfiltered && page.page === 1 && other) return 'unfiltered';
+        }
+      } catch (error) {
+        if (!(how.onNotFound && pages === 0 && error instanceof NotFoundError)) throw error;
+        how.onNotFound(error);
       }
     }
     return null;

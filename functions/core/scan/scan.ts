@@ -1,4 +1,4 @@
-import { AuthenticationError, DeadlineError, IncompleteListingError, ResellerApiError } from '../base/errors';
+import { DeadlineError, IncompleteListingError, ResellerApiError } from '../base/errors';
 import { retry } from '../base/retry';
 import { normalizeDomainName, plural } from '../base/text';
 import {
@@ -13,7 +13,6 @@ import {
 } from '../findings/classify';
 import { domainNameProblem } from '../links/links';
 import type { ListFilter, ListingRules, ListPage, Problem, ResellerClient } from '../reseller/client';
-import { decideMove, type OnMove } from '../reseller/paging';
 import { RecordRegistry } from '../reseller/record-registry';
 import type { Domain } from '../reseller/schemas';
 import { COVERAGE_PARTS, type CoverageCounts, countCoverage, coverageSearches, READ_PARTS } from './coverage';
@@ -24,6 +23,7 @@ import { renewalCosts } from './renewal-costs';
 import { type RenewalMeaning, renewalRuleOff, voteOnRenewal } from './renewal-vote';
 import type { Report, ScanMode } from './report';
 import { flagEmptyAccount, sortProblems, undocumentedStatusProblem } from './scan-problems';
+import { confirmUnlisted } from './unlisted';
 
 export { type Report, SCAN_MODES, type ScanMode } from './report';
 
@@ -159,7 +159,7 @@ async function scanOnce(
     await Promise.allSettled(reads);
     throw error;
   });
-  await confirmUnlisted(options, gathered, rules.onMove);
+  if (options.unlisted) await confirmUnlisted(client, options.unlisted, gathered, rules.onMove);
   const renewalOff = renewalRuleOff(gathered.meaning);
   if (renewalOff) judgeWithoutRenewalRule(gathered, now, policy, options.policies);
   const findings = [...gathered.contactFindings, ...completeDomainFindings(gathered, options.restoreLinkFor)];
@@ -178,44 +178,6 @@ async function scanOnce(
     finished: clock(),
   });
   return { report, candidates: gathered.registry, registrants: gathered.registrants };
-}
-
-/** Remembered domains a read did not list that are looked up by name, at most, each read. */
-const UNLISTED_LOOKUPS = 10;
-
-/**
- * Looks a few of {@link ScanOptions.unlisted} up by name: one the account holds fails the attempt
- * (read again), or, on a read that reads a listing that moves to its end (`onMove`), marks this one
- * incomplete with an unnamed problem, as a moved listing is: its findings are still alerted. After a
- * read with an unnamed unreadable record, no domain is said to have left.
- */
-async function confirmUnlisted(options: ScanOptions, gathered: Gathering, onMove: OnMove): Promise<void> {
-  if (!options.unlisted) return;
-  const problems = gathered.problems.filter((p) => p.resource === 'domain');
-  if (problems.some((p) => p.key === null)) return;
-  const unreadable = new Set(problems.map((p) => normalizeDomainName(p.key as string)));
-  const names = (await options.unlisted()).filter((n) => !unreadable.has(normalizeDomainName(n)));
-  const lookups = names.slice(0, UNLISTED_LOOKUPS).map((name) => options.client.findDomain(name));
-  const found = await Promise.all(lookups).catch((error: unknown) => {
-    // The read was whole: lookups cut by the budget or refused (a 404 for no hit is nowhere ruled out) judge nobody gone.
-    const cut = error instanceof DeadlineError;
-    if (!cut && !(error instanceof ResellerApiError && !(error instanceof AuthenticationError))) throw error;
-    const reason = `the domains the read did not list could not be looked up${cut ? " within the scan's time budget" : ''} (${error.message}): the domains read were checked, but none is judged to have left the account`;
-    gathered.incomplete.push(reason);
-    gathered.problems.push({ resource: 'domain', key: null, page: 0, reason });
-    return [];
-  });
-  const missed = found.find((domain) => domain !== null)?.domain_name;
-  if (!missed) return;
-  // Whether a whole read still fits, judged as a listing's move is, with the whole read taken.
-  if (decideMove(onMove, { read: 1, pages: 1 }) === 'fail')
-    throw new IncompleteListingError(
-      `${missed} is in the account, but the pages read did not list it: the account changed while it was read`,
-      { retryable: true },
-    );
-  const reason = `${missed} is in the account, but the pages read did not list it: the account changed while it was read; the domains read were checked, but domains may be missing from what was read, so none is judged to have left the account`;
-  gathered.incomplete.push(reason);
-  gathered.problems.push({ resource: 'domain', key: null, page: 0, reason });
 }
 
 /** What the concurrent reads of domains and contacts gather, kept for one attempt. */
@@ -238,6 +200,8 @@ interface Gathering {
   readonly incomplete: string[];
   /** Set when the other read failed this try: a read stops at its next page. */
   stopped: boolean;
+  /** The first domain read, as the server spelled it: a search for it checks what a 404 means. */
+  listed?: string;
   /** Domain pages taken, of how many their listings' page 1 promised: the pace a move is judged by. */
   readonly domainPages: { read: number; pages: number };
 }
@@ -432,6 +396,7 @@ function tallyDomain(reading: DomainReading, domain: Domain, page: number): void
   const { options, gathered } = reading;
   const { now, policy } = options;
   gathered.domainsScanned++;
+  gathered.listed ??= options.client.rawKeyOf(domain) || domain.domain_name;
   const group = options.policies?.policyFor(domain);
   options.observe?.(domain, reading.attempt, page, group?.policy.name);
   const found = classify(domain, now, group ? group.classify : policy);
