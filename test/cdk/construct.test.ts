@@ -154,6 +154,7 @@ describe('DomainSentinel props', () => {
         'alertSubscribersOutsideStack',
         'smsSpendAlarmUsd',
         'ownAccountSettings',
+        'webAclArn',
         'stateTableName',
         'reportBucketName',
         'slackWorkspaceId',
