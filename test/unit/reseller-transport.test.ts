@@ -2,10 +2,11 @@ import { createServer, type ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ResponseTooLargeError, TimeoutError } from '../../functions/core/base/errors';
+import { parseRetryAfter } from '../../functions/core/base/retry';
 import { checkApiKey } from '../../functions/core/links/secrets';
 import { apiKeyProblem, scrubSecrets } from '../../functions/core/reseller/api-key';
 import { ConcurrencyController } from '../../functions/core/reseller/limiter';
-import { parseRetryAfter, retryDecision, Transport } from '../../functions/core/reseller/transport';
+import { retryDecision, Transport } from '../../functions/core/reseller/transport';
 import { listenOnLoopback } from '../support/loopback';
 
 const base = { attempt: 1, maxAttempts: 5, remainingMs: Number.POSITIVE_INFINITY, jitter: 0.5 };

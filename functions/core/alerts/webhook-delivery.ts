@@ -1,4 +1,5 @@
 import { ConfigError } from '../base/errors';
+import { parseRetryAfter } from '../base/retry';
 import { secretUrlText } from '../base/text';
 import { isLoopbackUrl, WEBHOOK_FORMATS, type WebhookFormat } from '../scan/config';
 
@@ -72,21 +73,17 @@ export function answerKind(status: number): AnswerKind {
 export const MAX_RETRY_DELAY_MS = 10_000;
 
 /**
- * How long to wait before try `attempt + 1` (attempt 0 is the first): the webhook's Retry-After
- * (seconds or an HTTP date) when it gives one, else 1 s, 2 s, 4 s, …; at most {@link MAX_RETRY_DELAY_MS}.
- * Returns null when the webhook asks for longer: then the delivery fails and the queue retries later.
+ * How long to wait before try `attempt + 1` (attempt 0 is the first): 1 s, 2 s, 4 s, …, or the
+ * webhook's Retry-After (seconds or an HTTP date, read as the reseller client reads it) when it asks
+ * for longer; at most {@link MAX_RETRY_DELAY_MS}. A Retry-After of 0 (or a date already past) still
+ * waits the backoff: tries back to back into a webhook that is refusing them are wasted. Returns null
+ * when the webhook asks for longer: then the delivery fails and the queue retries later.
  */
 export function retryDelayMs(attempt: number, retryAfter: string | null, nowMs: number): number | null {
-  if (retryAfter) {
-    const seconds = /^\s*\d+\s*$/.test(retryAfter)
-      ? Number(retryAfter) * 1000
-      : Date.parse(retryAfter) - nowMs;
-    if (Number.isFinite(seconds)) {
-      const wait = Math.max(0, seconds);
-      return wait > MAX_RETRY_DELAY_MS ? null : wait;
-    }
-  }
-  return Math.min(MAX_RETRY_DELAY_MS, 1000 * 2 ** attempt);
+  const backoff = Math.min(MAX_RETRY_DELAY_MS, 1000 * 2 ** attempt);
+  const asked = parseRetryAfter(retryAfter, nowMs);
+  if (asked === undefined) return backoff;
+  return asked > MAX_RETRY_DELAY_MS ? null : Math.max(asked, backoff);
 }
 
 /** `hooks.slack.com`: what may be said of a webhook URL (its path and query are the secret). */

@@ -1,6 +1,6 @@
-import { type RetryContext, type RetryVerdict, retry, sleep } from '../base/retry';
+import { parseRetryAfter, type RetryContext, type RetryVerdict, retry, sleep } from '../base/retry';
 import { ConcurrencyController, ConcurrencyLimiter } from '../reseller/limiter';
-import { parseRetryAfter, type RetryDecision, retryDecision } from '../reseller/transport';
+import { type RetryDecision, retryDecision } from '../reseller/transport';
 import { parseRdapDomain, RdapDomainShapeError, type RegistryRecord } from './rdap-domain';
 import {
   RdapConnectionError,

@@ -7,7 +7,7 @@ import {
   ResponseTooLargeError,
   TimeoutError,
 } from '../base/errors';
-import { type RetryContext, type RetryVerdict, retry, sleep } from '../base/retry';
+import { parseRetryAfter, type RetryContext, type RetryVerdict, retry, sleep } from '../base/retry';
 import { apiKeyProblem, scrubSecrets } from './api-key';
 import { abortable, connectionCause, errorCode } from './connection';
 import { ConcurrencyController, ConcurrencyLimiter } from './limiter';
@@ -143,24 +143,6 @@ export function retryDecision(input: RetryInput): RetryDecision {
   const delayMs = Math.max(asked, backoff);
   if (delayMs >= input.remainingMs) return { retry: false, reason: 'backoff-beyond-deadline' };
   return { retry: true, delayMs };
-}
-
-/**
- * RFC 9110's HTTP-date: IMF-fixdate and RFC 850 (both end in GMT), or asctime (no zone: UTC).
- * Date.parse alone takes almost anything ("1.5" is 1 May 2001) as a date in the past: a wait of 0.
- */
-const GMT_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*, [\dA-Za-z -]+ \d\d:\d\d:\d\d GMT$/;
-const ASCTIME_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}$/;
-
-/** `Retry-After` as delay-seconds or an HTTP date, in ms; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
-  if (value === null) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = GMT_DATE.test(trimmed) ? trimmed : ASCTIME_DATE.test(trimmed) ? `${trimmed} GMT` : null;
-  const at = date === null ? Number.NaN : Date.parse(date);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now);
 }
 
 const RETRYABLE_CODES = new Set([
