@@ -107,9 +107,11 @@ async function lookUpUnlisted(client: ResellerClient, names: UnlistedNames): Pro
   const firstFound = await client.lookUpDomain(first, how);
   if (firstFound === 'unfiltered') return readWholeList(client, names.all);
   const found = [firstFound, ...(await Promise.all(rest.map((name) => client.lookUpDomain(name, how))))];
-  if (found.includes('unfiltered')) return readWholeList(client, names.all);
+  // A name found is in the account, whatever another search answered: a whole read that leaves it
+  // out, as the read did, must not outweigh it.
   const held = found.find((domain) => domain !== null && domain !== 'unfiltered');
   if (held && typeof held === 'object') return { held: held.domain_name };
+  if (found.includes('unfiltered')) return readWholeList(client, names.all);
   if (!notFound) return { held: null };
   const doubt = await searchDoubt(client, names.control);
   return doubt
