@@ -264,11 +264,17 @@ export class WebApi extends Construct {
    */
   private associateWebAcl(webAclArn: string): void {
     const stack = Stack.of(this);
-    const region = webAclArn.split(':')[3];
-    if (!Token.isUnresolved(stack.region) && region !== stack.region)
+    // A web ACL the app creates (its ARN a token) is where its stack is: only a literal ARN is read.
+    const [, , , region, account] = Token.isUnresolved(webAclArn) ? [] : webAclArn.split(':');
+    if (region !== undefined && !Token.isUnresolved(stack.region) && region !== stack.region)
       throw new ConfigError(
         `invalid DomainSentinel props: webAclArn names a web ACL in ${region}, but the stack deploys to ${stack.region}: ` +
           "a regional web ACL protects resources of its own region only; create one in the stack's region",
+      );
+    if (account !== undefined && !Token.isUnresolved(stack.account) && account !== stack.account)
+      throw new ConfigError(
+        `invalid DomainSentinel props: webAclArn names a web ACL of account ${account}, but the stack deploys to ${stack.account}: ` +
+          "AWS WAF associates a web ACL with resources of its own account only; create one in the stack's account",
       );
     new wafv2.CfnWebACLAssociation(this, 'WebAcl', {
       resourceArn: this.api.deploymentStage.stageArn,
