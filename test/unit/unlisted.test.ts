@@ -51,3 +51,38 @@ describe('confirmUnlisted', () => {
     expect(gathered.incomplete).toEqual([expect.stringMatching(/^held\.nl is in the account/)]);
   });
 });
+
+describe('confirmUnlisted on a server that ignores domain_name, near the deadline', () => {
+  it('gives up the whole read at once when its pace says it cannot end in the time left, leaving the rest of the budget', async () => {
+    // 50 pages of 100, one at a time, every request 1 s, 20 s left: the whole read would need 50 s. Read to the
+    // deadline, it spent all 20 s the registry check and the rest of the scan still needed.
+    let clock = Date.parse('2026-11-22T06:00:00Z');
+    const all = Array.from({ length: 5_000 }, (_, i) => `d${String(i).padStart(4, '0')}.nl`);
+    let requests = 0;
+    const fetch = (async (input: string | URL | Request) => {
+      requests++;
+      clock += 1_000;
+      const n = Number(new URL(String(input)).searchParams.get('page') ?? '1');
+      return answer(200, {
+        data: all.slice((n - 1) * 100, n * 100).map(record),
+        pagination: { current_page: n, per_page: 100, total_pages: 50, total_results: all.length },
+      });
+    }) as typeof globalThis.fetch;
+    const c = new ResellerClient({
+      baseUrl: 'https://api.test',
+      apiKey: 'k-unit-unlisted',
+      fetch,
+      sleep: async () => undefined,
+      now: () => clock,
+      deadline: clock + 20_000,
+      concurrency: 1,
+    });
+    const gathered = gathering();
+    await confirmUnlisted(c, async () => ['gone.nl'], gathered, 'report');
+    expect(gathered.incomplete).toEqual([
+      expect.stringMatching(/^the domains the read did not list could not be looked up .*time budget/),
+    ]);
+    expect(requests).toBeLessThanOrEqual(8);
+    expect(c.remainingMs).toBeGreaterThan(10_000);
+  });
+});

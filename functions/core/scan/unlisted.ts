@@ -146,6 +146,7 @@ async function readWholeList(client: ResellerClient, names: readonly string[]): 
   const unsettled = (why: string) => ({
     unsettled: `(the server does not search by domain_name, and the domain list read instead ${why})`,
   });
+  const pace = { left: client.remainingMs, taken: 0 };
   try {
     for await (const page of client.listDomains({}, undefined, { onMove: 'report' })) {
       if (page.incomplete) return unsettled(`was not whole (${page.incomplete})`);
@@ -153,10 +154,29 @@ async function readWholeList(client: ResellerClient, names: readonly string[]): 
       if (listed.includes(null)) return unsettled('holds a record without a readable name');
       const held = listed.find((name) => wanted.has(normalizeDomainName(name as string)));
       if (held) return { held: held as string };
+      const late = outpaced(client, pace, page.totalPages);
+      if (late) return unsettled(late);
     }
   } catch (error) {
     if (!(error instanceof IncompleteListingError)) throw error;
     return unsettled(`was not whole (${error.message})`);
   }
   return { held: null };
+}
+
+/** Pages of the whole read taken before its pace is judged: the first round arrives at once. */
+const PACED_AFTER = 3;
+
+/**
+ * Why the whole read stops here, or undefined: once a few pages are in, the rest must fit in the
+ * time left with half again to spare (as a second read of a moved listing must), else the read is
+ * given up at once, leaving the budget to the rest of the scan (the registry check shares it)
+ * instead of reading on into the deadline to settle nothing. Without a deadline, nothing is late.
+ */
+function outpaced(client: ResellerClient, pace: { readonly left: number; taken: number }, pages: number) {
+  pace.taken++;
+  const remaining = client.remainingMs;
+  const rest = ((pace.left - remaining) * Math.max(0, pages - pace.taken)) / pace.taken;
+  if (pace.taken < PACED_AFTER || !(1.5 * rest > remaining)) return undefined;
+  return `would not end within the scan's time budget (${pace.taken} of ${pages} pages in ${Math.round((pace.left - remaining) / 1000)} s)`;
 }
