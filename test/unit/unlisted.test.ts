@@ -52,6 +52,28 @@ describe('confirmUnlisted', () => {
   });
 });
 
+describe('confirmUnlisted when a lookup answers a page that breaks its own promise', () => {
+  it('alerts what the whole read found, marked incomplete, instead of failing every read of the account', async () => {
+    // The search for gone.nl counts a record it does not hand out (a deleted domain still counted):
+    // the lookup's listing is not whole. The account's read was; thrown, it failed both reads of
+    // every run, and no finding of the account was alerted.
+    const server = (url: URL) =>
+      url.searchParams.has('domain_name')
+        ? answer(200, {
+            data: [],
+            pagination: { current_page: 1, per_page: 100, total_pages: 1, total_results: 1 },
+          })
+        : list(['a.nl']);
+    const gathered = gathering();
+    await confirmUnlisted(client(server), async () => ['gone.nl'], gathered, 'report');
+    expect(gathered.incomplete).toEqual([
+      expect.stringMatching(
+        /^the domains the read did not list could not be looked up \(read 0 of 1 domains .*\): the domains read were checked, but none is judged to have left the account$/,
+      ),
+    ]);
+  });
+});
+
 describe('confirmUnlisted on a server that ignores domain_name, near the deadline', () => {
   it('gives up the whole read at once when its pace says it cannot end in the time left, leaving the rest of the budget', async () => {
     // 50 pages of 100, one at a time, every request 1 s, 20 s left: the whole read would need 50 s. Read to the

@@ -47,9 +47,14 @@ export async function confirmUnlisted(
   const names = (await unlisted()).filter((n) => !unreadable.has(normalizeDomainName(n)));
   const lookups = { lookups: names.slice(0, UNLISTED_LOOKUPS), all: names, control: gathered.listed };
   const settled = await lookUpUnlisted(client, lookups).catch((error: unknown) => {
-    // The read was whole: lookups cut by the budget or refused judge nobody gone.
+    // The read was whole: lookups cut by the budget, refused, or whose own listing broke its promise
+    // (a search counting a record it does not hand out) judge nobody gone; thrown, the last would
+    // fail every read of every run, and nothing the read found would be alerted.
     const cut = error instanceof DeadlineError;
-    if (!cut && !(error instanceof ResellerApiError && !(error instanceof AuthenticationError))) throw error;
+    const settlesNothing =
+      error instanceof IncompleteListingError ||
+      (error instanceof ResellerApiError && !(error instanceof AuthenticationError));
+    if (!cut && !settlesNothing) throw error;
     return { unsettled: `${cut ? "within the scan's time budget " : ''}(${error.message})` };
   });
   if ('unsettled' in settled)
