@@ -254,6 +254,29 @@ describe('webAclArn', () => {
     });
   });
 
+  it('has an environment-agnostic stack check the web ACL region and account at deploy, before anything is created', () => {
+    // No region or account at synth: nothing to refuse there, and without a rule the association
+    // failed half-way through the deploy (a first deploy rolls all of it back).
+    const s = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'S');
+    new DomainSentinel(s, 'X', {
+      resellerBaseUrl: 'https://api.reseller.example',
+      alertEmails: ['ops@example.nl'],
+      webAclArn: ACL,
+    });
+    const rules = Object.values(Template.fromStack(s).toJSON().Rules ?? {}) as Array<{
+      Assertions: Array<{ Assert: unknown; AssertDescription: string }>;
+    }>;
+    const assertions = rules.flatMap((r) => r.Assertions);
+    expect(assertions).toContainEqual({
+      Assert: { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'eu-west-1'] },
+      AssertDescription: expect.stringMatching(/^webAclArn names a web ACL in eu-west-1/),
+    });
+    expect(assertions).toContainEqual({
+      Assert: { 'Fn::Equals': [{ Ref: 'AWS::AccountId' }, '123456789012'] },
+      AssertDescription: expect.stringMatching(/^webAclArn names a web ACL of account 123456789012/),
+    });
+  });
+
   it('refuses a web ACL of another region than the stack, which it cannot protect', () => {
     expect(() => synthStack({ webAclArn: ACL.replace('eu-west-1', 'us-east-1') })).toThrow(
       'webAclArn names a web ACL in us-east-1, but the stack deploys to eu-west-1',
