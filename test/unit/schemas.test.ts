@@ -156,6 +156,21 @@ describe('DomainSchema on odd values a server may send', () => {
   });
 });
 
+describe('DomainSchema quoting a long value in a reason', () => {
+  it('cuts it whole characters at a time, never leaving half of one (an emoji) for mail to show as ?', () => {
+    // One ASCII letter, then emoji: 41 UTF-16 units of the quoted text end in half of one.
+    const value = `a${'\u{1F600}'.repeat(30)}`;
+    const result = DomainSchema.safeParse({
+      domain_name: 'example.nl',
+      date_expiry: '2027-01-01T00:00:00Z',
+      auto_renew: value,
+    });
+    const reason = result.success ? 'parsed' : describeIssues(result.error);
+    expect(reason).toMatch(/^auto_renew: not a boolean: "a\u{1F600}+…$/u);
+    expect(reason).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/);
+  });
+});
+
 describe('ContactSchema', () => {
   it('accepts connections as a string or an integer and fills omitted fields', () => {
     expect(ContactSchema.parse({ handle: 'C1', connections: '5' })).toEqual({
