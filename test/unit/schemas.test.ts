@@ -202,6 +202,14 @@ describe('PaginationSchema', () => {
     });
   });
 
+  it('reads a page number sent as null as one not sent, the other naming the page', () => {
+    // The API omits fields without a value; a server that sends them as null must not lose the page.
+    const pagination = { per_page: 50, total_pages: 3, total_results: 120 };
+    expect(PaginationSchema.parse({ current_page: 2, page: null, ...pagination }).current_page).toBe(2);
+    expect(PaginationSchema.parse({ current_page: null, page: 2, ...pagination }).current_page).toBe(2);
+    expect(PaginationSchema.safeParse({ current_page: null, page: null, ...pagination }).success).toBe(false);
+  });
+
   it('accepts current_page and page together when they agree', () => {
     expect(
       PaginationSchema.parse({ current_page: 2, page: '2', per_page: 50, total_pages: 3, total_results: 120 })

@@ -328,8 +328,9 @@ export const ContactSchema = z
 /** The pagination object; `page` is the examples' name for `current_page`. */
 export const PaginationSchema = z
   .object({
-    current_page: looseInt.optional(),
-    page: looseInt.optional(),
+    // Null is no value, as an omitted field is: the other one names the page.
+    current_page: looseInt.nullish().transform((n) => n ?? undefined),
+    page: looseInt.nullish().transform((n) => n ?? undefined),
     per_page: looseInt,
     total_pages: looseInt,
     total_results: looseInt,
