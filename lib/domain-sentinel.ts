@@ -122,7 +122,8 @@ export interface DomainSentinelProps {
    */
   readonly ownAccountSettings?: boolean;
   /**
-   * A regional AWS WAF web ACL (in the stack's region) the web API's stage is associated with: its
+   * A regional AWS WAF web ACL (in the stack's region and account; from code, a `CfnWebACL`'s
+   * `attrArn` too) the web API's stage is associated with: its
    * per-address rate rules keep a flood from one address from crowding out real clicks, which the
    * stage's throttle alone (the whole API's) cannot (docs/security.md).
    * @default - no web ACL: the stage's throttle only

@@ -76,12 +76,18 @@ export const deployedResellerBaseUrl = SETTINGS.resellerBaseUrl.schema.refine(
 
 /**
  * A regional AWS WAF web ACL (`wafv2` with the `regional` scope: a REST API stage takes no
- * CloudFront one), as the console's ARN column and `aws wafv2 list-web-acls --scope REGIONAL` give it.
+ * CloudFront one), as the console's ARN column and `aws wafv2 list-web-acls --scope REGIONAL` give it;
+ * or, from code, the unresolved ARN of a web ACL the same app creates (`acl.attrArn`: CDK's string
+ * token, `${Token[...]}`, read without aws-cdk-lib, which the command line does not bundle).
  */
 export const webAclArn = z
   .string()
   .trim()
-  .regex(
-    /^arn:aws[a-z-]{0,20}:wafv2:[a-z0-9-]{1,30}:\d{12}:regional\/webacl\/[\w-]{1,128}\/[0-9a-f-]{36}$/,
+  .refine(
+    (arn) =>
+      arn.includes('${Token[') ||
+      /^arn:aws[a-z-]{0,20}:wafv2:[a-z0-9-]{1,30}:\d{12}:regional\/webacl\/[\w-]{1,128}\/[0-9a-f-]{36}$/.test(
+        arn,
+      ),
     'must be the ARN of a regional AWS WAF web ACL, such as arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/NAME/ID (aws wafv2 list-web-acls --scope REGIONAL)',
   );

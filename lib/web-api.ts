@@ -1,4 +1,14 @@
-import { Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import {
+  Aws,
+  CfnRule,
+  type CfnRuleAssertion,
+  Duration,
+  Fn,
+  RemovalPolicy,
+  Stack,
+  Token,
+  Validations,
+} from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -260,16 +270,39 @@ export class WebApi extends Construct {
 
   /**
    * The stage behind the web ACL: CloudFormation associates it once the stage exists and removes the
-   * association with the stage. A regional web ACL protects resources of its own region only.
+   * association with the stage. AWS WAF associates a regional web ACL with resources of its own
+   * region and account only: a literal ARN of another is refused at synth, or, by a stack that
+   * names neither, by a rule checked before the deploy creates anything.
    */
   private associateWebAcl(webAclArn: string): void {
     const stack = Stack.of(this);
-    const region = webAclArn.split(':')[3];
-    if (!Token.isUnresolved(stack.region) && region !== stack.region)
-      throw new ConfigError(
-        `invalid DomainSentinel props: webAclArn names a web ACL in ${region}, but the stack deploys to ${stack.region}: ` +
-          "a regional web ACL protects resources of its own region only; create one in the stack's region",
-      );
+    // A web ACL the app creates (its ARN a token) is where its stack is: only a literal ARN is read.
+    const [, , , region, account] = Token.isUnresolved(webAclArn) ? [] : webAclArn.split(':');
+    const where = [
+      { arn: region, stack: stack.region, pseudo: Aws.REGION, said: `in ${region}`, what: 'region' },
+      {
+        arn: account,
+        stack: stack.account,
+        pseudo: Aws.ACCOUNT_ID,
+        said: `of account ${account}`,
+        what: 'account',
+      },
+    ];
+    const assertions: CfnRuleAssertion[] = [];
+    for (const w of where) {
+      if (w.arn === undefined) continue;
+      const why = `AWS WAF associates a regional web ACL with resources of its own ${w.what} only; create one in the stack's ${w.what}`;
+      if (Token.isUnresolved(w.stack))
+        assertions.push({
+          assert: Fn.conditionEquals(w.pseudo, w.arn),
+          assertDescription: `webAclArn names a web ACL ${w.said}, but the stack deploys to another: ${why}`,
+        });
+      else if (w.arn !== w.stack)
+        throw new ConfigError(
+          `invalid DomainSentinel props: webAclArn names a web ACL ${w.said}, but the stack deploys to ${w.stack}: ${why}`,
+        );
+    }
+    if (assertions.length > 0) new CfnRule(this, 'WebAclWhere', { assertions });
     new wafv2.CfnWebACLAssociation(this, 'WebAcl', {
       resourceArn: this.api.deploymentStage.stageArn,
       webAclArn,

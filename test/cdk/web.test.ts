@@ -1,6 +1,8 @@
-import { App } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { DomainSentinel } from '../../lib/domain-sentinel';
 import { DomainSentinelStack } from '../../lib/stack';
 import { settingsFromContext, synthStack } from '../support/stack';
 
@@ -224,6 +226,55 @@ describe('webAclArn', () => {
     expect(() => synthStack({ webAclArn: value })).toThrow(
       /webAclArn must be the ARN of a regional AWS WAF web ACL, such as arn:aws:wafv2:/,
     );
+  });
+
+  it('refuses a web ACL of another account than the stack, which AWS WAF cannot associate', () => {
+    expect(() => synthStack({ webAclArn: ACL.replace('123456789012', '210987654321') })).toThrow(
+      'webAclArn names a web ACL of account 210987654321, but the stack deploys to 123456789012',
+    );
+  });
+
+  it('associates a web ACL the same app creates, given as its unresolved ARN', () => {
+    // A construct user passes acl.attrArn: a token, which no ARN pattern can read at synth.
+    const s = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'S', {
+      env: { account: '123456789012', region: 'eu-west-1' },
+    });
+    const acl = new wafv2.CfnWebACL(s, 'Acl', {
+      defaultAction: { allow: {} },
+      scope: 'REGIONAL',
+      visibilityConfig: { cloudWatchMetricsEnabled: true, metricName: 'links', sampledRequestsEnabled: true },
+    });
+    new DomainSentinel(s, 'X', {
+      resellerBaseUrl: 'https://api.reseller.example',
+      alertEmails: ['ops@example.nl'],
+      webAclArn: acl.attrArn,
+    });
+    Template.fromStack(s).hasResourceProperties('AWS::WAFv2::WebACLAssociation', {
+      WebACLArn: { 'Fn::GetAtt': [s.getLogicalId(acl), 'Arn'] },
+    });
+  });
+
+  it('has an environment-agnostic stack check the web ACL region and account at deploy, before anything is created', () => {
+    // No region or account at synth: nothing to refuse there, and without a rule the association
+    // failed half-way through the deploy (a first deploy rolls all of it back).
+    const s = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'S');
+    new DomainSentinel(s, 'X', {
+      resellerBaseUrl: 'https://api.reseller.example',
+      alertEmails: ['ops@example.nl'],
+      webAclArn: ACL,
+    });
+    const rules = Object.values(Template.fromStack(s).toJSON().Rules ?? {}) as Array<{
+      Assertions: Array<{ Assert: unknown; AssertDescription: string }>;
+    }>;
+    const assertions = rules.flatMap((r) => r.Assertions);
+    expect(assertions).toContainEqual({
+      Assert: { 'Fn::Equals': [{ Ref: 'AWS::Region' }, 'eu-west-1'] },
+      AssertDescription: expect.stringMatching(/^webAclArn names a web ACL in eu-west-1/),
+    });
+    expect(assertions).toContainEqual({
+      Assert: { 'Fn::Equals': [{ Ref: 'AWS::AccountId' }, '123456789012'] },
+      AssertDescription: expect.stringMatching(/^webAclArn names a web ACL of account 123456789012/),
+    });
   });
 
   it('refuses a web ACL of another region than the stack, which it cannot protect', () => {

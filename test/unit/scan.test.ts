@@ -272,6 +272,26 @@ describe('scanAccount', () => {
     expect(incompleteScanError(report)).toBeInstanceOf(IncompleteListingError);
   });
 
+  it('alerts what it read, marked incomplete, when a lookup counts a record it does not hand out', async () => {
+    // The search for gone.nl says 1 result and holds none: its listing is not whole, the read was.
+    const whole = apiFetch(0);
+    const fetch = (async (input: string | URL | Request) =>
+      new URL(String(input)).searchParams.has('domain_name')
+        ? json({ data: [], pagination: { current_page: 1, per_page: 2, total_pages: 1, total_results: 1 } })
+        : whole(input)) as typeof globalThis.fetch;
+    const report = await scanAccount({
+      client: testClient(fetch),
+      now: NOW,
+      policy: DEFAULT_POLICY,
+      mode: 'full',
+      unlisted: async () => ['gone.nl'],
+    });
+    expect(namesOf(report)).toEqual(['b.nl', 'a.nl']);
+    expect(report.source.incomplete).toMatch(
+      /^the domains the read did not list could not be looked up \(read 0 of 1/,
+    );
+  });
+
   it('fails with the refused key when the search that checks what a 404 means is refused', async () => {
     // gone.nl is answered 404; the search for a.nl (listed by the read) checks whether that means no
     // hit, and is answered 401: a refused key is never read as a lookup that settled nothing.

@@ -156,6 +156,21 @@ describe('DomainSchema on odd values a server may send', () => {
   });
 });
 
+describe('DomainSchema quoting a long value in a reason', () => {
+  it('cuts it whole characters at a time, never leaving half of one (an emoji) for mail to show as ?', () => {
+    // One ASCII letter, then emoji: 41 UTF-16 units of the quoted text end in half of one.
+    const value = `a${'\u{1F600}'.repeat(30)}`;
+    const result = DomainSchema.safeParse({
+      domain_name: 'example.nl',
+      date_expiry: '2027-01-01T00:00:00Z',
+      auto_renew: value,
+    });
+    const reason = result.success ? 'parsed' : describeIssues(result.error);
+    expect(reason).toMatch(/^auto_renew: not a boolean: "a\u{1F600}+…$/u);
+    expect(reason).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/);
+  });
+});
+
 describe('ContactSchema', () => {
   it('accepts connections as a string or an integer and fills omitted fields', () => {
     expect(ContactSchema.parse({ handle: 'C1', connections: '5' })).toEqual({
@@ -185,6 +200,14 @@ describe('PaginationSchema', () => {
       total_pages: 3,
       total_results: 120,
     });
+  });
+
+  it('reads a page number sent as null as one not sent, the other naming the page', () => {
+    // The API omits fields without a value; a server that sends them as null must not lose the page.
+    const pagination = { per_page: 50, total_pages: 3, total_results: 120 };
+    expect(PaginationSchema.parse({ current_page: 2, page: null, ...pagination }).current_page).toBe(2);
+    expect(PaginationSchema.parse({ current_page: null, page: 2, ...pagination }).current_page).toBe(2);
+    expect(PaginationSchema.safeParse({ current_page: null, page: null, ...pagination }).success).toBe(false);
   });
 
   it('accepts current_page and page together when they agree', () => {

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { cutText } from '../base/text';
 
 /**
  * Schemas for the reseller API's responses, tolerant of the aliases the documentation shows
@@ -84,11 +85,11 @@ const dateTime = z.string({ error: (issue) => notADateTime(issue.input) }).trans
   return parseRfc3339(text);
 });
 
-/** A value as a reason quotes it: JSON, cut to 40 characters (a hostile record's megabyte handle). */
-const quoted = (value: unknown): string => {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 42 ? `${text.slice(0, 41)}…` : text;
-};
+/**
+ * A value as a reason quotes it: JSON, cut to 40 characters (a hostile record's megabyte handle),
+ * never between the two halves of an emoji (mail shows a lone half as ?).
+ */
+const quoted = (value: unknown): string => cutText(JSON.stringify(value) ?? String(value), 42);
 
 /** Booleans, and the strings "true"/"false" some PHP-backed APIs send instead. */
 const looseBoolean = z.union([z.boolean(), z.enum(['true', 'false']).transform((s) => s === 'true')], {
@@ -327,8 +328,9 @@ export const ContactSchema = z
 /** The pagination object; `page` is the examples' name for `current_page`. */
 export const PaginationSchema = z
   .object({
-    current_page: looseInt.optional(),
-    page: looseInt.optional(),
+    // Null is no value, as an omitted field is: the other one names the page.
+    current_page: looseInt.nullish().transform((n) => n ?? undefined),
+    page: looseInt.nullish().transform((n) => n ?? undefined),
     per_page: looseInt,
     total_pages: looseInt,
     total_results: looseInt,

@@ -47,9 +47,14 @@ export async function confirmUnlisted(
   const names = (await unlisted()).filter((n) => !unreadable.has(normalizeDomainName(n)));
   const lookups = { lookups: names.slice(0, UNLISTED_LOOKUPS), all: names, control: gathered.listed };
   const settled = await lookUpUnlisted(client, lookups).catch((error: unknown) => {
-    // The read was whole: lookups cut by the budget or refused judge nobody gone.
+    // The read was whole: lookups cut by the budget, refused, or whose own listing broke its promise
+    // (a search counting a record it does not hand out) judge nobody gone; thrown, the last would
+    // fail every read of every run, and nothing the read found would be alerted.
     const cut = error instanceof DeadlineError;
-    if (!cut && !(error instanceof ResellerApiError && !(error instanceof AuthenticationError))) throw error;
+    const settlesNothing =
+      error instanceof IncompleteListingError ||
+      (error instanceof ResellerApiError && !(error instanceof AuthenticationError));
+    if (!cut && !settlesNothing) throw error;
     return { unsettled: `${cut ? "within the scan's time budget " : ''}(${error.message})` };
   });
   if ('unsettled' in settled)
@@ -107,9 +112,11 @@ async function lookUpUnlisted(client: ResellerClient, names: UnlistedNames): Pro
   const firstFound = await client.lookUpDomain(first, how);
   if (firstFound === 'unfiltered') return readWholeList(client, names.all);
   const found = [firstFound, ...(await Promise.all(rest.map((name) => client.lookUpDomain(name, how))))];
-  if (found.includes('unfiltered')) return readWholeList(client, names.all);
+  // A name found is in the account, whatever another search answered: a whole read that leaves it
+  // out, as the read did, must not outweigh it.
   const held = found.find((domain) => domain !== null && domain !== 'unfiltered');
   if (held && typeof held === 'object') return { held: held.domain_name };
+  if (found.includes('unfiltered')) return readWholeList(client, names.all);
   if (!notFound) return { held: null };
   const doubt = await searchDoubt(client, names.control);
   return doubt
@@ -144,6 +151,7 @@ async function readWholeList(client: ResellerClient, names: readonly string[]): 
   const unsettled = (why: string) => ({
     unsettled: `(the server does not search by domain_name, and the domain list read instead ${why})`,
   });
+  const pace = { left: client.remainingMs, taken: 0 };
   try {
     for await (const page of client.listDomains({}, undefined, { onMove: 'report' })) {
       if (page.incomplete) return unsettled(`was not whole (${page.incomplete})`);
@@ -151,10 +159,29 @@ async function readWholeList(client: ResellerClient, names: readonly string[]): 
       if (listed.includes(null)) return unsettled('holds a record without a readable name');
       const held = listed.find((name) => wanted.has(normalizeDomainName(name as string)));
       if (held) return { held: held as string };
+      const late = outpaced(client, pace, page.totalPages);
+      if (late) return unsettled(late);
     }
   } catch (error) {
     if (!(error instanceof IncompleteListingError)) throw error;
     return unsettled(`was not whole (${error.message})`);
   }
   return { held: null };
+}
+
+/** Pages of the whole read taken before its pace is judged: the first round arrives at once. */
+const PACED_AFTER = 3;
+
+/**
+ * Why the whole read stops here, or undefined: once a few pages are in, the rest must fit in the
+ * time left with half again to spare (as a second read of a moved listing must), else the read is
+ * given up at once, leaving the budget to the rest of the scan (the registry check shares it)
+ * instead of reading on into the deadline to settle nothing. Without a deadline, nothing is late.
+ */
+function outpaced(client: ResellerClient, pace: { readonly left: number; taken: number }, pages: number) {
+  pace.taken++;
+  const remaining = client.remainingMs;
+  const rest = ((pace.left - remaining) * Math.max(0, pages - pace.taken)) / pace.taken;
+  if (pace.taken < PACED_AFTER || !(1.5 * rest > remaining)) return undefined;
+  return `would not end within the scan's time budget (${pace.taken} of ${pages} pages in ${Math.round((pace.left - remaining) / 1000)} s)`;
 }
