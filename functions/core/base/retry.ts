@@ -120,7 +120,7 @@ export async function retry<T>(
  * RFC 9110's HTTP-date: IMF-fixdate and RFC 850 (both end in GMT), or asctime (no zone: UTC).
  * Date.parse alone takes almost anything ("1.5" is 1 May 2001) as a date in the past: a wait of 0.
  */
-const GMT_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*, [\dA-Za-z -]+ \d\d:\d\d:\d\d GMT$/;
+const GMT_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]{0,6}, [\dA-Za-z -]{1,20} \d\d:\d\d:\d\d GMT$/;
 const ASCTIME_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}$/;
 
 /** `Retry-After` as delay-seconds or an HTTP date, in ms; undefined when absent or unreadable. */
