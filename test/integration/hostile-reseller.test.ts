@@ -85,6 +85,21 @@ describe('sentinel scan against a hostile reseller (issue 15)', () => {
       },
     );
 
+    it.each(['result-window-400', 'result-window-empty'] as const)(
+      'never passes as complete when a result window caps the totals at 200 of 300 (%s): the other end holds the rest',
+      async (mode) => {
+        const { run, server } = await scanAgainst(mode, { args: ['--mode', 'full'] });
+        expectIncomplete(
+          run,
+          /domain list sorted the other way \(sort=-domain_name\) holds d0299\.nl and 99 more records, which the 2 pages page 1 promised did not: total_results \(200\) undercounts the account/,
+        );
+        // d0250.nl lies beyond the window: the other end's page, read and checked, alerts it.
+        expect(findingNames(run.stdout)).toEqual(['d0250.nl quarantine']);
+        const otherEnd = domainRequests(server).filter((r) => r.query.get('sort') === '-domain_name');
+        expect(otherEnd.length).toBeGreaterThanOrEqual(1);
+      },
+    );
+
     it('finds the quarantined domain in the default mode when the account lost domains once', async () => {
       const { run } = await scanAgainst('loses-domains-after-page-1');
       expect(run.code).toBe(0);
@@ -116,7 +131,9 @@ describe('sentinel scan against a hostile reseller (issue 15)', () => {
       const report = JSON.parse(run.stdout);
       expect(report.stats.domains_scanned).toBe(200);
       expect(findingNames(run.stdout)).toEqual(['d0250.nl quarantine']);
-      expect(domainRequests(server).filter((r) => r.query.get('page') === '1')).toHaveLength(2);
+      // page 1 twice as the read asks it (sorted by name), not counting the other end's page 1
+      const pageOnes = domainRequests(server).filter((r) => r.query.get('page') === '1');
+      expect(pageOnes.filter((r) => r.query.get('sort') === 'domain_name')).toHaveLength(2);
     });
 
     it('delivers the alert of what it read and saves the state, then fails (--state, --alert-to FILE)', async () => {

@@ -65,7 +65,9 @@ function reseller(names: string[]) {
     }
     state.pageReads++;
     const page = Number(url.searchParams.get('page'));
-    const served = body(account.slice((page - 1) * PER_PAGE, page * PER_PAGE), page, account.length);
+    // Sorted as asked: page 1 sorted the other way (-domain_name) holds the end of the account.
+    const sorted = url.searchParams.get('sort') === '-domain_name' ? [...account].reverse() : account;
+    const served = body(sorted.slice((page - 1) * PER_PAGE, page * PER_PAGE), page, account.length);
     if (page === 1 && state.churnNext) {
       state.churnNext = false;
       // a.nl leaves (transferred out), zz-new.nl arrives: the totals stay the same.
@@ -108,9 +110,10 @@ describe('a full read while a domain leaves an earlier page and another arrives'
     account.state.churnNext = true;
     const { result } = await scan(store, account.fetch, NOW + DAY);
     // The first read missed c-quarantined.nl; looked up by name, it was there: read again (3 pages).
-    // Each read's last page is full, so each asks the page after it too.
+    // Each read's last page is full, so each asks the page after it too, and page 1 sorted the other
+    // way (f.nl and zz-new.nl, both read: the end of the account moved no name out of sight).
     expect(account.state.lookups).toContain('c-quarantined.nl');
-    expect(account.state.pageReads - readsBefore).toBe(3 + 1 + 3 + 1);
+    expect(account.state.pageReads - readsBefore).toBe(3 + 1 + 1 + 3 + 1 + 1);
     const changes = result.report.changes.map((c) => `${c.domain_name} ${c.kind}`);
     expect(changes).toEqual(['a.nl left_account']);
     expect(result.report.resolved.map((r) => r.domain_name)).not.toContain('c-quarantined.nl');
@@ -128,9 +131,9 @@ describe('a full read while a domain leaves an earlier page and another arrives'
     const readsBefore = account.state.pageReads;
 
     const { result } = await scan(store, account.fetch, NOW + DAY);
-    // One read of 8 full pages and the empty page after them, ten lookups (each spelling of a plain
-    // name: the name, the name with a trailing dot).
-    expect(account.state.pageReads - readsBefore).toBe(8 + 1);
+    // One read of 8 full pages, the empty page after them and page 1 sorted the other way, ten
+    // lookups (each spelling of a plain name: the name, the name with a trailing dot).
+    expect(account.state.pageReads - readsBefore).toBe(8 + 1 + 1);
     expect(new Set(account.state.lookups.map((n) => n.replace(/\.$/, ''))).size).toBe(10);
     expect(result.report.changes.filter((c) => c.kind === 'left_account')).toHaveLength(14);
   });

@@ -91,10 +91,12 @@ describe('sentinel scan against the simulator', () => {
     const report = JSON.parse(run.stdout);
     expect(findingKeys(report)).toEqual(truthKeys(portfolio));
     // 16 domain pages + 1 contact page at the capped 25 per page, plus one retry for each fault,
-    // plus page 17: the last page is full, so the page after it must be empty.
+    // plus page 17: the last page is full, so the page after it must be empty, and then page 1
+    // sorted the other way, whose names must all have been read (a capped result window's would not).
     const domainRequests = sim.requests.filter((r) => r.path === '/v2/domains');
     expect(domainRequests.every((r) => r.query.get('per_page') === '100')).toBe(true);
-    expect(domainRequests).toHaveLength(16 + 3 + 1);
+    expect(domainRequests).toHaveLength(16 + 3 + 1 + 1);
+    expect(domainRequests.filter((r) => r.query.get('sort') === '-domain_name')).toHaveLength(1);
     expect(report.stats.requests).toBe(sim.requests.length);
   });
 

@@ -18,6 +18,13 @@ export const HOSTILE_MODES = [
   'totals-change-after-page-1',
   /** Every page reports one page more than the page before it did (page 1: 3 pages, page 2: 4, …). */
   'growing-pages',
+  /**
+   * A search back end's result window of 200: it lists 200 of the 300 domains (sorted as asked,
+   * `-domain_name` too), its totals say 200, and a page past the window answers 400.
+   */
+  'result-window-400',
+  /** The same window, answering an empty page under the same totals past it. */
+  'result-window-empty',
   /** Quarantined names holding CR/LF, markup, Unicode, a trailing dot and a 64-character label. */
   'odd-names',
   /** `Shop.nl` and `shop.nl` in one listing. */
@@ -239,6 +246,16 @@ export async function startHostileServer(options: HostileServerOptions): Promise
       case 'hang':
         hanging.push(res);
         return;
+      case 'result-window-400':
+      case 'result-window-empty': {
+        const window = { results: 200, pages: Math.ceil(200 / perPage) };
+        if ((page - 1) * perPage >= window.results) {
+          if (mode === 'result-window-400') return json(400, '{"error":"Result window is too large"}');
+          return json(200, listBody([], page, perPage, window));
+        }
+        const sorted = request.query.get('sort') === '-domain_name' ? [...account].reverse() : account;
+        return json(200, listBody(sorted.slice(0, window.results), page, perPage, window));
+      }
       case 'echo-key':
         return json(400, JSON.stringify({ error: 'bad request', you_sent: request.authorization }), {
           'x-request-id': `req ${request.authorization}`,

@@ -342,7 +342,14 @@ describe('ResellerClient.listDomains', () => {
   it('asks one page past a full last page, and reads the listing whole when that page is empty or refused', async () => {
     const empty = fakeApi(20, 10);
     expect((await readAll(client(empty.fetch).listDomains())).records).toHaveLength(20);
-    expect(empty.calls.map((c) => c.url.searchParams.get('page'))).toEqual(['1', '2', '3']);
+    // Then page 1 sorted the other way, once: a capped result window answers empty past its cap too.
+    expect(empty.calls.map((c) => c.url.searchParams.get('page'))).toEqual(['1', '2', '3', '1']);
+    expect(empty.calls.map((c) => c.url.searchParams.get('sort'))).toEqual([
+      'domain_name',
+      'domain_name',
+      'domain_name',
+      '-domain_name',
+    ]);
     const refused = fakeApi(20, 10, (url) =>
       url.searchParams.get('page') === '3' ? json(404, { error: 'no such page' }) : undefined,
     );
@@ -404,7 +411,8 @@ describe('ResellerClient.listDomains', () => {
         url.searchParams.get('page') === '3' ? answer.clone() : undefined,
       );
       expect((await readAll(client(api.fetch).listDomains())).records).toHaveLength(20);
-      expect(api.calls.map((c) => c.url.searchParams.get('page'))).toEqual(['1', '2', '3']);
+      // and page 1 sorted the other way, which this fake answers as page 1 (it ignores sort)
+      expect(api.calls.map((c) => c.url.searchParams.get('page'))).toEqual(['1', '2', '3', '1']);
       expect(sleeps).toEqual([]);
     }
   });

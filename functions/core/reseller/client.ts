@@ -294,6 +294,11 @@ export class ResellerClient {
       ...(first ? { first } : {}),
       ...rules,
       fetchPage: (page, once) => this.fetchPage(listing, filter, page, this.perPage, once),
+      // The far end of the listing: names there a capped result window never lists (paginate).
+      otherEnd: {
+        sort: `-${listing.sortField}`,
+        fetch: () => this.fetchPage(listing, filter, 1, this.perPage, true, `-${listing.sortField}`),
+      },
       keyOf: (record) => this.rawKeys.get(record as object) ?? '',
       caseInsensitiveKeys: listing.caseInsensitiveKeys,
       problemSeverity: listing.problemSeverity,
@@ -315,11 +320,13 @@ export class ResellerClient {
     page: number,
     perPage: number,
     once = false,
+    sort = listing.sortField,
   ): Promise<() => ListPage<T>> {
     let res: RawResponse;
-    const what = `${listing.resource} list page ${page}`;
+    const sorted = sort === listing.sortField ? '' : ` (sort=${sort})`;
+    const what = `${listing.resource} list page ${page}${sorted}`;
     try {
-      res = await this.receivePage(listing, filter, page, perPage, what, once);
+      res = await this.receivePage(listing, filter, { page, perPage, sort }, what, once);
     } catch (error) {
       throw this.transport.scrubError(error);
     }
@@ -335,8 +342,7 @@ export class ResellerClient {
   private async receivePage<T>(
     listing: Listing<T>,
     filter: ListFilter,
-    page: number,
-    perPage: number,
+    { page, perPage, sort }: { readonly page: number; readonly perPage: number; readonly sort: string },
     what: string,
     once = false,
   ): Promise<RawResponse> {
@@ -346,7 +352,7 @@ export class ResellerClient {
       if (Array.isArray(value)) for (const v of value) query.append(key, v);
       else query.append(key, String(value));
     }
-    query.set('sort', listing.sortField);
+    query.set('sort', sort);
     query.set('page', String(page));
     query.set('per_page', String(perPage));
     const res = await this.transport.send({

@@ -1,11 +1,5 @@
-import {
-  AuthenticationError,
-  DeadlineError,
-  IncompleteListingError,
-  ResellerApiError,
-  SentinelError,
-  StoppedError,
-} from '../base/errors';
+import { DeadlineError, IncompleteListingError, ResellerApiError } from '../base/errors';
+import { askOtherEnd, cappedShort, notChecked, type OtherEnd } from './other-end';
 import { RecordRegistry } from './record-registry';
 
 /** A record the scan could not use, with the reason. Never dropped silently. */
@@ -86,6 +80,12 @@ export interface PaginateOptions<T> {
    * past the end, whose failure only leaves the read as its totals promise).
    */
   readonly fetchPage: (page: number, once?: boolean) => Promise<() => ListPage<T>>;
+  /**
+   * Page 1 of the listing sorted the other way, sent once, when the page past a full last page
+   * shows nothing ({@link PageAdmission.pastTheEnd}): names there the read did not hold mean the
+   * totals undercount the account. @default not asked
+   */
+  readonly otherEnd?: OtherEnd<ListPage<T>>;
   /** Page 1, when it was read already (the same request the listing would send); not fetched again. */
   readonly first?: ListPage<T>;
   /** The record's identity as the server sent it (the domain name or handle). */
@@ -130,8 +130,9 @@ export interface PaginateOptions<T> {
  *  - any later page reporting another `total_results` or `total_pages` fails the listing at once
  *    (retryable: reading again from the start may succeed);
  *  - it never reads past page 1's page count;
- *  - at the end, records + problems must equal page 1's `total_results`, and after a full last
- *    page the next must hold nothing ({@link PageAdmission.pastTheEnd}).
+ *  - at the end, records + problems must equal page 1's `total_results`, after a full last page
+ *    the next must hold nothing, and the listing sorted the other way no name it did not read
+ *    ({@link PageAdmission.pastTheEnd}: capped totals add up too).
  * With `onMove: 'report'` (as a scan's last read, or one with no time to read again) the listing reads
  * on instead, to the most pages any page reported, and its last page says it moved: what it read
  * stands, marked incomplete.
@@ -151,7 +152,7 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
   try {
     for await (const parse of fetchAhead({ ...options, fetchPage }, order, arrived))
       yield admission.take(parse());
-    if (!admission.moved && admission.lastFull) past = await admission.pastTheEnd();
+    if (!admission.moved && (admission.lastFull || admission.roundShort)) past = await admission.pastTheEnd();
   } catch (error) {
     if (!(error instanceof DeadlineError) || options.onDeadline !== 'report') throw error;
     yield cutPage(admission, promise, options, error);
@@ -163,15 +164,6 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
   if (past) yield past.page;
   yield movedPage(moved, promise, options);
 }
-
-/**
- * The page past the end could not be read, and the read stands as page 1 promised, as it did before
- * it was asked for: nothing says what the API answers there (a 404, a 400, another page, a 500), a
- * rate limit or the time budget there must not fail a read that is whole by its totals, and the
- * next run asks again. A key refused there, or a stop, is what it is anywhere.
- */
-const notChecked = (e: unknown) =>
-  e instanceof SentinelError && !(e instanceof AuthenticationError) && !(e instanceof StoppedError);
 
 /**
  * A page past the count page 1 promised, read only because the listing moved: it may no longer
@@ -281,8 +273,12 @@ class PageAdmission<T> {
   /** The pages taken, by number: a read cut short says which it did not read. */
   readonly taken = new Set<number>();
   lastFull = false; // the last page page 1 promised was full (its per_page): see pastTheEnd
+  private lastShort = false; // it was read, and was not full
   private firstHeld = 0; // records and problems on page 1
   private readonly seen: RecordRegistry;
+  /** The keys of unreadable records (problems), folded: few, beside the names `seen` holds. */
+  private readonly unreadable = new Set<string>();
+  private readonly fold: (key: string) => string;
   private decided: 'fail' | 'report' | undefined;
 
   constructor(
@@ -290,8 +286,8 @@ class PageAdmission<T> {
     private readonly options: PaginateOptions<T>,
   ) {
     this.pages = promise.pages;
-    const fold = options.caseInsensitiveKeys ? (key: string) => key.toLowerCase() : (key: string) => key;
-    this.seen = new RecordRegistry(options.resource, fold);
+    this.fold = options.caseInsensitiveKeys ? (key: string) => key.toLowerCase() : (key: string) => key;
+    this.seen = new RecordRegistry(options.resource, this.fold);
   }
 
   /** What the listing does now that it moved: decided once, at the first move (options.onMove). */
@@ -300,8 +296,40 @@ class PageAdmission<T> {
     return this.decided;
   }
 
-  /** The page after a full last page, as capped totals add up too: records new there are a move. */
+  /** A short last page where the totals may be a capped window's ({@link cappedShort}). */
+  get roundShort(): boolean {
+    return this.lastShort && cappedShort(this.promise.results, this.promise.pages);
+  }
+
+  /**
+   * After a full last page, the page after it, as capped totals add up too: records new there are a
+   * move. When it shows nothing (an error, an empty page, other totals), or after a roundShort last
+   * page, the other end's page 1 (options.otherEnd): names there the read did not hold are one too.
+   */
   async pastTheEnd(): Promise<{ moved: Move; page: ListPage<T> } | null> {
+    const past = this.lastFull ? await this.pageAfterLast() : null;
+    if (past || !this.options.otherEnd) return past;
+    const { resource, keyOf } = this.options;
+    const at = { resource, results: this.promise.results, pages: this.promise.pages };
+    const found = await askOtherEnd(this.options.otherEnd, (read) => this.unread(read), keyOf, at);
+    return found && { moved: { text: found.text, page: 0 }, page: found.page };
+  }
+
+  /** The records and keyed problems of `read` (the other end's page 1) the read did not hold. */
+  private unread(read: ListPage<T>): ListPage<T> {
+    const known = (key: string) => this.seen.has(key) || this.unreadable.has(this.fold(key));
+    const records: T[] = [];
+    for (const record of read.records) {
+      const key = this.options.keyOf(record);
+      if (!known(key) && this.seen.admit(key, record).kind === 'new') records.push(record);
+    }
+    const problems = read.problems
+      .filter((p) => p.key !== null && !known(p.key))
+      .map((p) => ({ ...p, page: 0 }));
+    return { page: 0, records, problems, totalResults: this.promise.results, totalPages: this.promise.pages };
+  }
+
+  private async pageAfterLast(): Promise<{ moved: Move; page: ListPage<T> } | null> {
     const next = this.promise.pages + 1;
     if (next > (this.options.maxPages ?? MAX_PAGES)) return null;
     let page: ListPage<T> | null = null;
@@ -328,12 +356,15 @@ class PageAdmission<T> {
     // Full by its per_page, or by page 1's count (the size really served, when more pages follow):
     // a server echoing the per_page asked while it serves fewer hid its capped totals.
     const served = this.promise.pages > 1 && this.firstHeld > 0 && held >= this.firstHeld;
-    if (page.page === Math.max(1, this.promise.pages) && page.perPage !== undefined)
+    if (page.page === Math.max(1, this.promise.pages) && page.perPage !== undefined) {
       this.lastFull = served || held >= page.perPage;
+      this.lastShort = !this.lastFull;
+    }
     this.checkPromiseKept(page);
     const { resource, keyOf, problemSeverity } = this.options;
     const records: T[] = [];
     const problems = [...page.problems];
+    for (const problem of problems) if (problem.key !== null) this.unreadable.add(this.fold(problem.key));
     for (const record of page.records) {
       const key = keyOf(record);
       // A repeat shifted onto the next page while we read: the same record, read once.

@@ -28,6 +28,15 @@ export class RecordRegistry {
     private readonly fold: (key: string) => string,
   ) {}
 
+  /**
+   * Whether a record of `key`, or of a name folding to the same (another letter case), was read.
+   * From what admit holds already: no second copy of the names.
+   */
+  has(key: string): boolean {
+    const folded = this.fold(key);
+    return this.fingerprints.has(key) || this.fingerprints.has(folded) || this.byFolded.has(folded);
+  }
+
   /** Registers `record` under `key` (the name as the server sent it); `where` ends a second record's reason. */
   admit(key: string, record: unknown, where = ''): Admission {
     // Enough to tell a repeated record from a different one: not a defence against a forger.

@@ -1,0 +1,75 @@
+import { AuthenticationError, SentinelError, StoppedError } from '../base/errors';
+import { cutText, plural, safeText } from '../base/text';
+
+/** What of a page (paging's ListPage, which imports this module) the other end is judged by. */
+export interface HeldPage<T> {
+  readonly records: readonly T[];
+  readonly problems: readonly { readonly key: string | null }[];
+}
+
+/**
+ * A request the read does not need to be whole by its totals (the page past the end, the other
+ * end's page 1) could not be read, and the read stands as page 1 promised, as it did before it was
+ * asked for: nothing says what the API answers there (a 404, a 400, another page, a 500), a rate
+ * limit or the time budget there must not fail a read that is whole by its totals, and the next run
+ * asks again. A key refused there, or a stop, is what it is anywhere.
+ */
+export const notChecked = (e: unknown) =>
+  e instanceof SentinelError && !(e instanceof AuthenticationError) && !(e instanceof StoppedError);
+
+/**
+ * Page 1 of a listing sorted the other way (`-domain_name`), sent once: the records at the far end
+ * of the account. A search back end capping its result window (total_results 10 000 of 100 000)
+ * makes the totals add up while most of the account is never listed, and may answer past its cap
+ * with an error or an empty page, which the page past the end cannot tell from the end of a healthy
+ * account; the other end's first page can: it holds names the read never reached.
+ */
+export interface OtherEnd<P> {
+  /** The sort asked, for messages: `-domain_name`. */
+  readonly sort: string;
+  readonly fetch: () => Promise<() => P>;
+}
+
+/**
+ * Whether a short last page may end a capped result window: more than one page, under totals a
+ * round number of thousands (a search back end's 10 000 ends so when per_page does not divide it).
+ * Only there is the other end asked after a short last page: asking it after every one would cost a
+ * request per listing on every healthy account.
+ */
+export const cappedShort = (results: number, pages: number) =>
+  pages > 1 && results > 0 && results % 1000 === 0;
+
+/** What the other end's page 1 says: nothing (null), or records the read did not hold. */
+export interface OtherEndFinding<P> {
+  readonly text: string;
+  /** Those records, and the problems of unreadable ones named by a key the read did not hold. */
+  readonly page: P;
+}
+
+/**
+ * Asks the other end's page 1 and keeps what `unread` says the read did not hold (records by
+ * their key, unreadable records by their problem's key; one without a key proves nothing). An
+ * error there (other than a refused key or a stop), a page of names read, or a server that ignores
+ * the sort (page 1 again) leave the read as its totals promise.
+ */
+export async function askOtherEnd<T, P extends HeldPage<T>>(
+  otherEnd: OtherEnd<P>,
+  unread: (page: P) => P,
+  keyOf: (record: T) => string,
+  at: { readonly resource: string; readonly results: number; readonly pages: number },
+): Promise<OtherEndFinding<P> | null> {
+  let read: P;
+  try {
+    read = (await otherEnd.fetch())();
+  } catch (error) {
+    if (!notChecked(error)) throw error;
+    return null;
+  }
+  const page = unread(read);
+  const first = page.records[0] ? keyOf(page.records[0]) : page.problems[0]?.key;
+  if (first == null) return null;
+  const held = page.records.length + page.problems.length;
+  const more = held > 1 ? ` and ${plural(held - 1, 'more record')}` : '';
+  const text = `${at.resource} list sorted the other way (sort=${otherEnd.sort}) holds ${safeText(cutText(first, 100))}${more}, which the ${plural(at.pages, 'page')} page 1 promised did not: total_results (${at.results}) undercounts the account`;
+  return { text, page };
+}

@@ -1,0 +1,227 @@
+import { describe, expect, it } from 'vitest';
+import { AuthenticationError, IncompleteListingError } from '../../functions/core/base/errors';
+import { type ListPage, ResellerClient } from '../../functions/core/reseller/client';
+
+/**
+ * A search back end with a result window: it lists `total` domains sorted as asked, but its totals
+ * stop at `window` and a page past the window answers `past` (400 "result window is too large", or
+ * an empty page under the same totals). `window` = `total` is a healthy server whose answer past the
+ * end is `past` too.
+ */
+interface Server {
+  readonly total: number;
+  readonly window: number;
+  readonly perPage?: number;
+  readonly past: 'error' | 'empty';
+  /** A server that ignores `sort` (always ascending). */
+  readonly ignoresSort?: boolean;
+  /** The answer to page 1 sorted descending, instead of the real one. */
+  readonly otherEnd?: () => Response;
+}
+
+const record = (n: number) => ({
+  domain_name: `d${String(n).padStart(4, '0')}.nl`,
+  date_expiry: '2027-01-01T00:00:00Z',
+  auto_renew: true,
+});
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+
+function windowedApi(server: Server) {
+  const calls: URL[] = [];
+  const perPage = server.perPage ?? 10;
+  const all = Array.from({ length: server.total }, (_, i) => record(i));
+  const fetch = (async (input: string | URL | Request) => {
+    const url = new URL(String(input));
+    calls.push(url);
+    await new Promise((resolve) => setImmediate(resolve));
+    const page = Number(url.searchParams.get('page'));
+    const descending = url.searchParams.get('sort')?.startsWith('-') && !server.ignoresSort;
+    if (descending && server.otherEnd) return server.otherEnd();
+    const pagination = {
+      current_page: page,
+      per_page: perPage,
+      total_pages: Math.ceil(server.window / perPage),
+      total_results: server.window,
+    };
+    if ((page - 1) * perPage >= server.window) {
+      if (server.past === 'error') return json(400, { error: 'Result window is too large' });
+      return json(200, { data: [], pagination });
+    }
+    const sorted = descending ? [...all].reverse() : all;
+    const end = Math.min(page * perPage, server.window);
+    return json(200, { data: sorted.slice((page - 1) * perPage, end), pagination });
+  }) as typeof globalThis.fetch;
+  const asked = () => calls.map((u) => `${u.searchParams.get('page')} ${u.searchParams.get('sort')}`);
+  return { fetch, calls, asked };
+}
+
+const sleeps: number[] = [];
+const client = (fetch: typeof globalThis.fetch) =>
+  new ResellerClient({
+    baseUrl: 'https://api.test.example',
+    apiKey: 'key-0123456789abcdef-SECRET',
+    fetch,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    random: () => 0.5,
+  });
+
+async function readAll<T>(pages: AsyncIterable<ListPage<T>>) {
+  const read: ListPage<T>[] = [];
+  for await (const page of pages) read.push(page);
+  return {
+    pages: read,
+    records: read.flatMap((p) => p.records),
+    problems: read.flatMap((p) => p.problems),
+  };
+}
+
+const UNDERCOUNT =
+  'domain list sorted the other way (sort=-domain_name) holds d0029.nl and 9 more records, which the 2 pages page 1 promised did not: total_results (20) undercounts the account';
+
+describe('a listing whose totals a result window caps is caught by its other end', () => {
+  for (const past of ['error', 'empty'] as const) {
+    it(`fails, retryable, when 20 of 30 domains are listed and the page past the window answers ${past === 'error' ? '400' : 'an empty page'}`, async () => {
+      const api = windowedApi({ total: 30, window: 20, past });
+      const error = await readAll(client(api.fetch).listDomains()).catch((e) => e);
+      expect(error).toBeInstanceOf(IncompleteListingError);
+      expect(error.retryable).toBe(true);
+      expect(error.message).toBe(UNDERCOUNT);
+      expect(api.asked()).toEqual(['1 domain_name', '2 domain_name', '3 domain_name', '1 -domain_name']);
+    });
+
+    it(`reports the read incomplete, with the records the other end holds, on a read that reports a move (${past})`, async () => {
+      const api = windowedApi({ total: 30, window: 20, past });
+      const read = await readAll(client(api.fetch).listDomains({}, undefined, { onMove: 'report' }));
+      // the 20 listed, then the 10 of the other end the read did not hold: all checked
+      expect(read.records.map((d) => d.domain_name)).toHaveLength(30);
+      expect(new Set(read.records.map((d) => d.domain_name)).size).toBe(30);
+      const last = read.pages.at(-1);
+      expect(last?.incomplete).toContain(UNDERCOUNT);
+      expect(last?.incomplete).toContain('none is judged to have left the account');
+      expect(read.problems).toHaveLength(1);
+    });
+  }
+
+  it('reads a healthy account of exactly two full pages whole, with one request for its other end', async () => {
+    for (const past of ['error', 'empty'] as const) {
+      sleeps.length = 0;
+      const api = windowedApi({ total: 20, window: 20, past });
+      const read = await readAll(client(api.fetch).listDomains());
+      expect(read.records).toHaveLength(20);
+      expect(read.problems).toEqual([]);
+      expect(read.pages.some((p) => p.incomplete)).toBe(false);
+      expect(api.asked()).toEqual(['1 domain_name', '2 domain_name', '3 domain_name', '1 -domain_name']);
+      expect(sleeps).toEqual([]);
+    }
+  });
+
+  it('reads the listing as its totals promise on a server that ignores sort, capped or not', async () => {
+    for (const total of [20, 30]) {
+      const api = windowedApi({ total, window: 20, past: 'error', ignoresSort: true });
+      const read = await readAll(client(api.fetch).listDomains({}, undefined, { onMove: 'report' }));
+      expect(read.records).toHaveLength(20);
+      expect(read.problems).toEqual([]);
+      expect(api.calls).toHaveLength(4);
+    }
+  });
+
+  it('reads the listing as its totals promise when the other end answers 500 or 429, asked once', async () => {
+    for (const answer of [() => json(500, { error: 'boom' }), () => json(429, {}, { 'retry-after': '30' })]) {
+      sleeps.length = 0;
+      const api = windowedApi({ total: 30, window: 20, past: 'error', otherEnd: answer });
+      const read = await readAll(client(api.fetch).listDomains());
+      expect(read.records).toHaveLength(20);
+      expect(read.problems).toEqual([]);
+      expect(api.calls).toHaveLength(4);
+      expect(sleeps).toEqual([]);
+    }
+  });
+
+  it('fails with AuthenticationError when the other end refuses the key', async () => {
+    const api = windowedApi({
+      total: 20,
+      window: 20,
+      past: 'error',
+      otherEnd: () => json(401, { error: 'unauthorized' }),
+    });
+    await expect(readAll(client(api.fetch).listDomains())).rejects.toBeInstanceOf(AuthenticationError);
+  });
+
+  it('holds an unreadable record of the other end against the keys of the problems read', async () => {
+    // d0019.nl cannot be read (no expiry): a problem on page 2, and on the other end's page 1 it is
+    // no name the read did not hold; d0029.nl, unreadable too, is one.
+    const broken = (n: number) => ({ domain_name: `d00${n}.nl`, auto_renew: true });
+    const healthy = windowedApi({
+      total: 20,
+      window: 20,
+      past: 'empty',
+      otherEnd: () =>
+        json(200, {
+          data: [broken(19), record(18)],
+          pagination: { current_page: 1, per_page: 10, total_pages: 2, total_results: 20 },
+        }),
+    });
+    const page2Broken = async (input: string | URL | Request, init?: RequestInit) => {
+      const url = new URL(String(input));
+      const answer = await healthy.fetch(input, init);
+      if (url.searchParams.get('page') !== '2' || url.searchParams.get('sort') !== 'domain_name')
+        return answer;
+      const body = await answer.json();
+      body.data[9] = broken(19);
+      return json(200, body);
+    };
+    const read = await readAll(client(page2Broken as typeof globalThis.fetch).listDomains());
+    expect(read.records).toHaveLength(19);
+    expect(read.problems.map((p) => p.key)).toEqual(['d0019.nl']);
+    const capped = windowedApi({
+      total: 20,
+      window: 20,
+      past: 'empty',
+      otherEnd: () =>
+        json(200, {
+          data: [broken(29)],
+          pagination: { current_page: 1, per_page: 10, total_pages: 2, total_results: 20 },
+        }),
+    });
+    const error = await readAll(client(capped.fetch).listDomains()).catch((e) => e);
+    expect(error.message).toContain('(sort=-domain_name) holds d0029.nl, which the 2 pages');
+  });
+
+  it('asks the other end after a short last page only under totals a round number of thousands', async () => {
+    // 1 000 of 1 010 listed, 30 a page: the 34th page holds 10, and the totals add up.
+    const capped = windowedApi({ total: 1010, window: 1000, perPage: 30, past: 'error' });
+    const error = await readAll(client(capped.fetch).listDomains()).catch((e) => e);
+    expect(error.message).toContain(
+      '(sort=-domain_name) holds d1009.nl and 9 more records, which the 34 pages page 1 promised did not: total_results (1000) undercounts the account',
+    );
+    expect(capped.calls).toHaveLength(35);
+    const healthy = windowedApi({ total: 1000, window: 1000, perPage: 30, past: 'error' });
+    expect((await readAll(client(healthy.fetch).listDomains())).records).toHaveLength(1000);
+    expect(healthy.calls).toHaveLength(35);
+    const other = windowedApi({ total: 25, window: 25, past: 'error' });
+    expect((await readAll(client(other.fetch).listDomains())).records).toHaveLength(25);
+    expect(other.asked()).toEqual(['1 domain_name', '2 domain_name', '3 domain_name']);
+  });
+
+  it('asks the contact list sorted by handle the other way', async () => {
+    const contact = (n: number) => ({ handle: `C${String(n).padStart(4, '0')}`, name: 'x', email: 'x@y.nl' });
+    const calls: URL[] = [];
+    const fetch = (async (input: string | URL | Request) => {
+      const url = new URL(String(input));
+      calls.push(url);
+      const page = Number(url.searchParams.get('page'));
+      const descending = url.searchParams.get('sort') === '-handle';
+      const all = Array.from({ length: 30 }, (_, i) => contact(descending ? 29 - i : i));
+      const data = page > 2 ? [] : all.slice((page - 1) * 10, page * 10);
+      return json(200, { data, pagination: { page, per_page: 10, total_pages: 2, total_results: 20 } });
+    }) as typeof globalThis.fetch;
+    const error = await readAll(client(fetch).listContacts()).catch((e) => e);
+    expect(error.message).toContain('contact list sorted the other way (sort=-handle) holds C0029');
+  });
+});
