@@ -225,3 +225,25 @@ describe('a listing whose totals a result window caps is caught by its other end
     expect(error.message).toContain('contact list sorted the other way (sort=-handle) holds C0029');
   });
 });
+
+describe('the name the other end is reported by', () => {
+  it('never holds the API key, as a server echoing it there sends it', async () => {
+    const api = windowedApi({
+      total: 20,
+      window: 20,
+      past: 'empty',
+      otherEnd: () =>
+        json(200, {
+          data: [{ ...record(0), domain_name: 'key-0123456789abcdef-SECRET.nl' }],
+          pagination: { current_page: 1, per_page: 10, total_pages: 2, total_results: 20 },
+        }),
+    });
+    const error = await readAll(client(api.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toContain('(sort=-domain_name) holds ');
+    expect(error.message).not.toContain('SECRET');
+    const read = await readAll(client(api.fetch).listDomains({}, undefined, { onMove: 'report' }));
+    expect(read.pages.at(-1)?.incomplete).toContain('(sort=-domain_name) holds ');
+    expect(JSON.stringify(read.problems)).not.toContain('SECRET');
+  });
+});

@@ -28,6 +28,11 @@ export interface OtherEnd<P> {
   /** The sort asked, for messages: `-domain_name`. */
   readonly sort: string;
   readonly fetch: () => Promise<() => P>;
+  /**
+   * Takes the API key out of a name the message quotes: the server answering the request holds the
+   * key, and may echo it as a name. @default the name as it is
+   */
+  readonly scrub?: (text: string) => string;
 }
 
 /**
@@ -70,6 +75,6 @@ export async function askOtherEnd<T, P extends HeldPage<T>>(
   if (first == null) return null;
   const held = page.records.length + page.problems.length;
   const more = held > 1 ? ` and ${plural(held - 1, 'more record')}` : '';
-  const text = `${at.resource} list sorted the other way (sort=${otherEnd.sort}) holds ${safeText(cutText(first, 100))}${more}, which the ${plural(at.pages, 'page')} page 1 promised did not: total_results (${at.results}) undercounts the account`;
+  const text = `${at.resource} list sorted the other way (sort=${otherEnd.sort}) holds ${safeText(cutText(otherEnd.scrub?.(first) ?? first, 100))}${more}, which the ${plural(at.pages, 'page')} page 1 promised did not: total_results (${at.results}) undercounts the account`;
   return { text, page };
 }
