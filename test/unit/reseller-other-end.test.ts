@@ -226,6 +226,63 @@ describe('a listing whose totals a result window caps is caught by its other end
   });
 });
 
+describe('the other end of a healthy account that spells names its own way', () => {
+  /** A healthy account of 20 names, whose answers sorted descending spell each name with `spell`. */
+  function spelledApi(
+    names: readonly string[],
+    spell: (name: string) => string,
+    make: (name: string) => object,
+  ) {
+    const calls: string[] = [];
+    const fetch = (async (input: string | URL | Request) => {
+      const url = new URL(String(input));
+      calls.push(`${url.searchParams.get('page')} ${url.searchParams.get('sort')}`);
+      const page = Number(url.searchParams.get('page'));
+      const descending = url.searchParams.get('sort')?.startsWith('-') ?? false;
+      const sorted = descending ? [...names].reverse().map(spell) : names;
+      const pagination = { current_page: page, per_page: 10, total_pages: 2, total_results: 20 };
+      return json(200, { data: sorted.slice((page - 1) * 10, page * 10).map(make), pagination });
+    }) as typeof globalThis.fetch;
+    return { fetch, calls };
+  }
+  const domain = (name: string) => ({ ...record(0), domain_name: name });
+  const names = [
+    ...Array.from({ length: 18 }, (_, i) => `d${String(i).padStart(4, '0')}.nl`),
+    'zürich.nl',
+    'zz.nl',
+  ];
+
+  for (const [form, spell] of [
+    ['with a trailing dot', (name: string) => `${name}.`],
+    ['in punycode', (name: string) => (name === 'zürich.nl' ? 'xn--zrich-kva.nl' : name)],
+    ['in capitals and punycode', (name: string) => (name === 'zürich.nl' ? 'XN--ZRICH-KVA.NL' : name)],
+  ] as const) {
+    it(`reads it whole when the other end holds the names ${form}`, async () => {
+      const api = spelledApi(names, spell, domain);
+      const read = await readAll(client(api.fetch).listDomains());
+      expect(read.records).toHaveLength(20);
+      expect(read.pages.some((p) => p.incomplete)).toBe(false);
+      expect(api.calls).toEqual(['1 domain_name', '2 domain_name', '3 domain_name', '1 -domain_name']);
+    });
+  }
+
+  it('reads a contact list whole when its other end holds the handles in lower case', async () => {
+    const handles = Array.from({ length: 20 }, (_, i) => `C${String(i).padStart(4, '0')}`);
+    const contact = (handle: string) => ({ handle, name: 'x', email: 'x@y.nl' });
+    const api = spelledApi(handles, (h) => h.toLowerCase(), contact);
+    const read = await readAll(client(api.fetch).listContacts());
+    expect(read.records).toHaveLength(20);
+    expect(read.pages.some((p) => p.incomplete)).toBe(false);
+  });
+
+  it('still fails when one name of the other end is no spelling of a name read', async () => {
+    const api = spelledApi(names, (name) => (name === 'zz.nl' ? 'zzz.nl.' : `${name}.`), domain);
+    const error = await readAll(client(api.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toContain('(sort=-domain_name) holds zzz.nl., which the 2 pages');
+  });
+});
+
 describe('the name the other end is reported by', () => {
   it('never holds the API key, as a server echoing it there sends it', async () => {
     const api = windowedApi({

@@ -311,7 +311,8 @@ class PageAdmission<T> {
     if (past || !this.options.otherEnd) return past;
     const { resource, keyOf } = this.options;
     const at = { resource, results: this.promise.results, pages: this.promise.pages };
-    const found = await askOtherEnd(this.options.otherEnd, (read) => this.unread(read), keyOf, at);
+    const names = () => [this.seen.names(), this.unreadable];
+    const found = await askOtherEnd(this.options.otherEnd, (read) => this.unread(read), keyOf, at, names);
     return found && { moved: { text: found.text, page: 0 }, page: found.page };
   }
 
@@ -319,9 +320,11 @@ class PageAdmission<T> {
   private unread(read: ListPage<T>): ListPage<T> {
     const known = (key: string) => this.seen.has(key) || this.unreadable.has(this.fold(key));
     const records: T[] = [];
+    // Not admitted to `seen`: the other end's names are held against the names read in any spelling after.
+    const fresh = new RecordRegistry(this.options.resource, this.fold);
     for (const record of read.records) {
       const key = this.options.keyOf(record);
-      if (!known(key) && this.seen.admit(key, record).kind === 'new') records.push(record);
+      if (!known(key) && fresh.admit(key, record).kind === 'new') records.push(record);
     }
     const problems = read.problems
       .filter((p) => p.key !== null && !known(p.key))
