@@ -82,8 +82,8 @@ export interface PaginateOptions<T> {
   readonly fetchPage: (page: number, once?: boolean) => Promise<() => ListPage<T>>;
   /**
    * Page 1 of the listing sorted the other way, sent once, when the page past a full last page
-   * shows nothing ({@link PageAdmission.pastTheEnd}): names there the read did not hold mean the
-   * totals undercount the account. @default not asked
+   * shows nothing, or after a short one under round totals ({@link PageAdmission.pastTheEnd}): names
+   * there the read did not hold, in any spelling, mean the totals undercount the account. @default not asked
    */
   readonly otherEnd?: OtherEnd<ListPage<T>>;
   /** Page 1, when it was read already (the same request the listing would send); not fetched again. */
