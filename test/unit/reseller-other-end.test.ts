@@ -153,6 +153,29 @@ describe('a listing whose totals a result window caps is caught by its other end
     await expect(readAll(client(api.fetch).listDomains())).rejects.toBeInstanceOf(AuthenticationError);
   });
 
+  it('reads a healthy account whole when its other end, or the page past its end, answers 403', async () => {
+    // The key just read this very listing: a gateway forbidding a descending sort or a page past
+    // the end is no key lacking access, and must not fail every run.
+    const forbidden = () => json(403, { error: 'forbidden' });
+    const api = windowedApi({ total: 20, window: 20, past: 'empty', otherEnd: forbidden });
+    const read = await readAll(client(api.fetch).listDomains());
+    expect(read.records).toHaveLength(20);
+    expect(read.pages.some((p) => p.incomplete)).toBe(false);
+    expect(api.calls).toHaveLength(4);
+    const pastForbidden = (async (input: string | URL | Request, init?: RequestInit) =>
+      new URL(String(input)).searchParams.get('page') === '3'
+        ? forbidden()
+        : api.fetch(input, init)) as typeof globalThis.fetch;
+    const capped = windowedApi({ total: 30, window: 20, past: 'error' });
+    const cappedForbidden = (async (input: string | URL | Request, init?: RequestInit) =>
+      new URL(String(input)).searchParams.get('page') === '3'
+        ? forbidden()
+        : capped.fetch(input, init)) as typeof globalThis.fetch;
+    expect((await readAll(client(pastForbidden).listDomains())).records).toHaveLength(20);
+    const error = await readAll(client(cappedForbidden).listDomains()).catch((e) => e);
+    expect(error.message).toBe(UNDERCOUNT);
+  });
+
   it('holds an unreadable record of the other end against the keys of the problems read', async () => {
     // d0019.nl cannot be read (no expiry): a problem on page 2, and on the other end's page 1 it is
     // no name the read did not hold; d0029.nl, unreadable too, is one.

@@ -1,4 +1,4 @@
-import { AuthenticationError, SentinelError, StoppedError } from '../base/errors';
+import { AccessDeniedError, AuthenticationError, SentinelError, StoppedError } from '../base/errors';
 import { cutText, normalizeDomainName, plural, safeText } from '../base/text';
 
 /** What of a page (paging's ListPage, which imports this module) the other end is judged by. */
@@ -12,10 +12,14 @@ export interface HeldPage<T> {
  * end's page 1) could not be read, and the read stands as page 1 promised, as it did before it was
  * asked for: nothing says what the API answers there (a 404, a 400, another page, a 500), a rate
  * limit or the time budget there must not fail a read that is whole by its totals, and the next run
- * asks again. A key refused there, or a stop, is what it is anywhere.
+ * asks again. A key refused there (401), or a stop, is what it is anywhere; a 403 is not: the key
+ * has just read this very listing, so what is forbidden is the request (a gateway refusing a
+ * descending sort or a page past the end), and failing on it would fail every run.
  */
 export const notChecked = (e: unknown) =>
-  e instanceof SentinelError && !(e instanceof AuthenticationError) && !(e instanceof StoppedError);
+  e instanceof SentinelError &&
+  (!(e instanceof AuthenticationError) || e instanceof AccessDeniedError) &&
+  !(e instanceof StoppedError);
 
 /**
  * Page 1 of a listing sorted the other way (`-domain_name`), sent once: the records at the far end
