@@ -153,6 +153,29 @@ describe('a listing whose totals a result window caps is caught by its other end
     await expect(readAll(client(api.fetch).listDomains())).rejects.toBeInstanceOf(AuthenticationError);
   });
 
+  it('reads a healthy account whole when its other end, or the page past its end, answers 403', async () => {
+    // The key just read this very listing: a gateway forbidding a descending sort or a page past
+    // the end is no key lacking access, and must not fail every run.
+    const forbidden = () => json(403, { error: 'forbidden' });
+    const api = windowedApi({ total: 20, window: 20, past: 'empty', otherEnd: forbidden });
+    const read = await readAll(client(api.fetch).listDomains());
+    expect(read.records).toHaveLength(20);
+    expect(read.pages.some((p) => p.incomplete)).toBe(false);
+    expect(api.calls).toHaveLength(4);
+    const pastForbidden = (async (input: string | URL | Request, init?: RequestInit) =>
+      new URL(String(input)).searchParams.get('page') === '3'
+        ? forbidden()
+        : api.fetch(input, init)) as typeof globalThis.fetch;
+    const capped = windowedApi({ total: 30, window: 20, past: 'error' });
+    const cappedForbidden = (async (input: string | URL | Request, init?: RequestInit) =>
+      new URL(String(input)).searchParams.get('page') === '3'
+        ? forbidden()
+        : capped.fetch(input, init)) as typeof globalThis.fetch;
+    expect((await readAll(client(pastForbidden).listDomains())).records).toHaveLength(20);
+    const error = await readAll(client(cappedForbidden).listDomains()).catch((e) => e);
+    expect(error.message).toBe(UNDERCOUNT);
+  });
+
   it('holds an unreadable record of the other end against the keys of the problems read', async () => {
     // d0019.nl cannot be read (no expiry): a problem on page 2, and on the other end's page 1 it is
     // no name the read did not hold; d0029.nl, unreadable too, is one.
@@ -223,5 +246,84 @@ describe('a listing whose totals a result window caps is caught by its other end
     }) as typeof globalThis.fetch;
     const error = await readAll(client(fetch).listContacts()).catch((e) => e);
     expect(error.message).toContain('contact list sorted the other way (sort=-handle) holds C0029');
+  });
+});
+
+describe('the other end of a healthy account that spells names its own way', () => {
+  /** A healthy account of 20 names, whose answers sorted descending spell each name with `spell`. */
+  function spelledApi(
+    names: readonly string[],
+    spell: (name: string) => string,
+    make: (name: string) => object,
+  ) {
+    const calls: string[] = [];
+    const fetch = (async (input: string | URL | Request) => {
+      const url = new URL(String(input));
+      calls.push(`${url.searchParams.get('page')} ${url.searchParams.get('sort')}`);
+      const page = Number(url.searchParams.get('page'));
+      const descending = url.searchParams.get('sort')?.startsWith('-') ?? false;
+      const sorted = descending ? [...names].reverse().map(spell) : names;
+      const pagination = { current_page: page, per_page: 10, total_pages: 2, total_results: 20 };
+      return json(200, { data: sorted.slice((page - 1) * 10, page * 10).map(make), pagination });
+    }) as typeof globalThis.fetch;
+    return { fetch, calls };
+  }
+  const domain = (name: string) => ({ ...record(0), domain_name: name });
+  const names = [
+    ...Array.from({ length: 18 }, (_, i) => `d${String(i).padStart(4, '0')}.nl`),
+    'zürich.nl',
+    'zz.nl',
+  ];
+
+  for (const [form, spell] of [
+    ['with a trailing dot', (name: string) => `${name}.`],
+    ['in punycode', (name: string) => (name === 'zürich.nl' ? 'xn--zrich-kva.nl' : name)],
+    ['in capitals and punycode', (name: string) => (name === 'zürich.nl' ? 'XN--ZRICH-KVA.NL' : name)],
+  ] as const) {
+    it(`reads it whole when the other end holds the names ${form}`, async () => {
+      const api = spelledApi(names, spell, domain);
+      const read = await readAll(client(api.fetch).listDomains());
+      expect(read.records).toHaveLength(20);
+      expect(read.pages.some((p) => p.incomplete)).toBe(false);
+      expect(api.calls).toEqual(['1 domain_name', '2 domain_name', '3 domain_name', '1 -domain_name']);
+    });
+  }
+
+  it('reads a contact list whole when its other end holds the handles in lower case', async () => {
+    const handles = Array.from({ length: 20 }, (_, i) => `C${String(i).padStart(4, '0')}`);
+    const contact = (handle: string) => ({ handle, name: 'x', email: 'x@y.nl' });
+    const api = spelledApi(handles, (h) => h.toLowerCase(), contact);
+    const read = await readAll(client(api.fetch).listContacts());
+    expect(read.records).toHaveLength(20);
+    expect(read.pages.some((p) => p.incomplete)).toBe(false);
+  });
+
+  it('still fails when one name of the other end is no spelling of a name read', async () => {
+    const api = spelledApi(names, (name) => (name === 'zz.nl' ? 'zzz.nl.' : `${name}.`), domain);
+    const error = await readAll(client(api.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toContain('(sort=-domain_name) holds zzz.nl., which the 2 pages');
+  });
+});
+
+describe('the name the other end is reported by', () => {
+  it('never holds the API key, as a server echoing it there sends it', async () => {
+    const api = windowedApi({
+      total: 20,
+      window: 20,
+      past: 'empty',
+      otherEnd: () =>
+        json(200, {
+          data: [{ ...record(0), domain_name: 'key-0123456789abcdef-SECRET.nl' }],
+          pagination: { current_page: 1, per_page: 10, total_pages: 2, total_results: 20 },
+        }),
+    });
+    const error = await readAll(client(api.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toContain('(sort=-domain_name) holds ');
+    expect(error.message).not.toContain('SECRET');
+    const read = await readAll(client(api.fetch).listDomains({}, undefined, { onMove: 'report' }));
+    expect(read.pages.at(-1)?.incomplete).toContain('(sort=-domain_name) holds ');
+    expect(JSON.stringify(read.problems)).not.toContain('SECRET');
   });
 });

@@ -298,6 +298,7 @@ export class ResellerClient {
       otherEnd: {
         sort: `-${listing.sortField}`,
         fetch: () => this.fetchPage(listing, filter, 1, this.perPage, true, `-${listing.sortField}`),
+        scrub: (text) => this.transport.scrub(text),
       },
       keyOf: (record) => this.rawKeys.get(record as object) ?? '',
       caseInsensitiveKeys: listing.caseInsensitiveKeys,

@@ -1,5 +1,5 @@
-import { AuthenticationError, SentinelError, StoppedError } from '../base/errors';
-import { cutText, plural, safeText } from '../base/text';
+import { AccessDeniedError, AuthenticationError, SentinelError, StoppedError } from '../base/errors';
+import { cutText, normalizeDomainName, plural, safeText } from '../base/text';
 
 /** What of a page (paging's ListPage, which imports this module) the other end is judged by. */
 export interface HeldPage<T> {
@@ -12,10 +12,14 @@ export interface HeldPage<T> {
  * end's page 1) could not be read, and the read stands as page 1 promised, as it did before it was
  * asked for: nothing says what the API answers there (a 404, a 400, another page, a 500), a rate
  * limit or the time budget there must not fail a read that is whole by its totals, and the next run
- * asks again. A key refused there, or a stop, is what it is anywhere.
+ * asks again. A key refused there (401), or a stop, is what it is anywhere; a 403 is not: the key
+ * has just read this very listing, so what is forbidden is the request (a gateway refusing a
+ * descending sort or a page past the end), and failing on it would fail every run.
  */
 export const notChecked = (e: unknown) =>
-  e instanceof SentinelError && !(e instanceof AuthenticationError) && !(e instanceof StoppedError);
+  e instanceof SentinelError &&
+  (!(e instanceof AuthenticationError) || e instanceof AccessDeniedError) &&
+  !(e instanceof StoppedError);
 
 /**
  * Page 1 of a listing sorted the other way (`-domain_name`), sent once: the records at the far end
@@ -28,6 +32,11 @@ export interface OtherEnd<P> {
   /** The sort asked, for messages: `-domain_name`. */
   readonly sort: string;
   readonly fetch: () => Promise<() => P>;
+  /**
+   * Takes the API key out of a name the message quotes: the server answering the request holds the
+   * key, and may echo it as a name. @default the name as it is
+   */
+  readonly scrub?: (text: string) => string;
 }
 
 /**
@@ -49,14 +58,16 @@ export interface OtherEndFinding<P> {
 /**
  * Asks the other end's page 1 and keeps what `unread` says the read did not hold (records by
  * their key, unreadable records by their problem's key; one without a key proves nothing). An
- * error there (other than a refused key or a stop), a page of names read, or a server that ignores
- * the sort (page 1 again) leave the read as its totals promise.
+ * error there (other than a refused key or a stop), a page of names read (in any spelling:
+ * {@link withoutRespelled}), or a server that ignores the sort (page 1 again) leave the read as its
+ * totals promise.
  */
 export async function askOtherEnd<T, P extends HeldPage<T>>(
   otherEnd: OtherEnd<P>,
   unread: (page: P) => P,
   keyOf: (record: T) => string,
   at: { readonly resource: string; readonly results: number; readonly pages: number },
+  namesRead: () => Iterable<Iterable<string>>,
 ): Promise<OtherEndFinding<P> | null> {
   let read: P;
   try {
@@ -65,11 +76,42 @@ export async function askOtherEnd<T, P extends HeldPage<T>>(
     if (!notChecked(error)) throw error;
     return null;
   }
-  const page = unread(read);
+  const page = withoutRespelled(unread(read), keyOf, namesRead);
   const first = page.records[0] ? keyOf(page.records[0]) : page.problems[0]?.key;
   if (first == null) return null;
   const held = page.records.length + page.problems.length;
   const more = held > 1 ? ` and ${plural(held - 1, 'more record')}` : '';
-  const text = `${at.resource} list sorted the other way (sort=${otherEnd.sort}) holds ${safeText(cutText(first, 100))}${more}, which the ${plural(at.pages, 'page')} page 1 promised did not: total_results (${at.results}) undercounts the account`;
+  const text = `${at.resource} list sorted the other way (sort=${otherEnd.sort}) holds ${safeText(cutText(otherEnd.scrub?.(first) ?? first, 100))}${more}, which the ${plural(at.pages, 'page')} page 1 promised did not: total_results (${at.results}) undercounts the account`;
   return { text, page };
+}
+
+/**
+ * `page` without the names the read held spelled another way (letter case, a trailing dot, Unicode
+ * against punycode, as normalizeDomainName reads them; a handle's case too): the other sort may be
+ * answered by another back end that spells names its own way, and a healthy account must not fail
+ * every run on it. A capped window's other end holds names the read never reached in any spelling.
+ * The names read are walked once, only when the other end holds one the read did not hold as
+ * spelled there; nothing is kept of them but the few the other end holds.
+ */
+function withoutRespelled<T, P extends HeldPage<T>>(
+  page: P,
+  keyOf: (record: T) => string,
+  namesRead: () => Iterable<Iterable<string>>,
+): P {
+  const keys = [...page.records.map(keyOf), ...page.problems.map((p) => p.key)];
+  const wanted = new Set(keys.flatMap((key) => (key === null ? [] : [normalizeDomainName(key)])));
+  if (wanted.size === 0) return page;
+  const held = new Set<string>();
+  for (const names of namesRead())
+    for (const name of names) {
+      const loose = normalizeDomainName(name);
+      if (wanted.has(loose)) held.add(loose);
+    }
+  if (held.size === 0) return page;
+  const unheld = (key: string | null) => key === null || !held.has(normalizeDomainName(key));
+  return {
+    ...page,
+    records: page.records.filter((record) => unheld(keyOf(record))),
+    problems: page.problems.filter((problem) => unheld(problem.key)),
+  };
 }

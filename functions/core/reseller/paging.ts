@@ -82,8 +82,8 @@ export interface PaginateOptions<T> {
   readonly fetchPage: (page: number, once?: boolean) => Promise<() => ListPage<T>>;
   /**
    * Page 1 of the listing sorted the other way, sent once, when the page past a full last page
-   * shows nothing ({@link PageAdmission.pastTheEnd}): names there the read did not hold mean the
-   * totals undercount the account. @default not asked
+   * shows nothing, or after a short one under round totals ({@link PageAdmission.pastTheEnd}): names
+   * there the read did not hold, in any spelling, mean the totals undercount the account. @default not asked
    */
   readonly otherEnd?: OtherEnd<ListPage<T>>;
   /** Page 1, when it was read already (the same request the listing would send); not fetched again. */
@@ -311,7 +311,8 @@ class PageAdmission<T> {
     if (past || !this.options.otherEnd) return past;
     const { resource, keyOf } = this.options;
     const at = { resource, results: this.promise.results, pages: this.promise.pages };
-    const found = await askOtherEnd(this.options.otherEnd, (read) => this.unread(read), keyOf, at);
+    const names = () => [this.seen.names(), this.unreadable];
+    const found = await askOtherEnd(this.options.otherEnd, (read) => this.unread(read), keyOf, at, names);
     return found && { moved: { text: found.text, page: 0 }, page: found.page };
   }
 
@@ -319,9 +320,11 @@ class PageAdmission<T> {
   private unread(read: ListPage<T>): ListPage<T> {
     const known = (key: string) => this.seen.has(key) || this.unreadable.has(this.fold(key));
     const records: T[] = [];
+    // Not admitted to `seen`: the other end's names are held against the names read in any spelling after.
+    const fresh = new RecordRegistry(this.options.resource, this.fold);
     for (const record of read.records) {
       const key = this.options.keyOf(record);
-      if (!known(key) && this.seen.admit(key, record).kind === 'new') records.push(record);
+      if (!known(key) && fresh.admit(key, record).kind === 'new') records.push(record);
     }
     const problems = read.problems
       .filter((p) => p.key !== null && !known(p.key))

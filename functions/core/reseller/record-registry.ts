@@ -37,6 +37,11 @@ export class RecordRegistry {
     return this.fingerprints.has(key) || this.fingerprints.has(folded) || this.byFolded.has(folded);
   }
 
+  /** Every name read, as the server spelled it. */
+  names(): Iterable<string> {
+    return this.fingerprints.keys();
+  }
+
   /** Registers `record` under `key` (the name as the server sent it); `where` ends a second record's reason. */
   admit(key: string, record: unknown, where = ''): Admission {
     // Enough to tell a repeated record from a different one: not a defence against a forger.
