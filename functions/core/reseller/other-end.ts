@@ -8,6 +8,12 @@ export interface HeldPage<T> {
 }
 
 /**
+ * The words of a reason that says a listing's totals fall short of the account (a capped result
+ * window, or records added while it was read): incompleteScanError gives its advice by them.
+ */
+export const UNDERCOUNT = 'undercounts the account';
+
+/**
  * A request the read does not need to be whole by its totals (the page past the end, the other
  * end's page 1) could not be read, and the read stands as page 1 promised, as it did before it was
  * asked for: nothing says what the API answers there (a 404, a 400, another page, a 500), a rate
@@ -81,7 +87,7 @@ export async function askOtherEnd<T, P extends HeldPage<T>>(
   if (first == null) return null;
   const held = page.records.length + page.problems.length;
   const more = held > 1 ? ` and ${plural(held - 1, 'more record')}` : '';
-  const text = `${at.resource} list sorted the other way (sort=${otherEnd.sort}) holds ${safeText(cutText(otherEnd.scrub?.(first) ?? first, 100))}${more}, which the ${plural(at.pages, 'page')} page 1 promised did not: total_results (${at.results}) undercounts the account`;
+  const text = `${at.resource} list sorted the other way (sort=${otherEnd.sort}) holds ${safeText(cutText(otherEnd.scrub?.(first) ?? first, 100))}${more}, which the ${plural(at.pages, 'page')} page 1 promised did not: total_results (${at.results}) ${UNDERCOUNT}`;
   return { text, page };
 }
 

@@ -1,5 +1,5 @@
 import { DeadlineError, IncompleteListingError, ResellerApiError } from '../base/errors';
-import { askOtherEnd, cappedShort, notChecked, type OtherEnd } from './other-end';
+import { askOtherEnd, cappedShort, notChecked, type OtherEnd, UNDERCOUNT } from './other-end';
 import { RecordRegistry } from './record-registry';
 
 /** A record the scan could not use, with the reason. Never dropped silently. */
@@ -199,12 +199,13 @@ async function pastPromise<T>(
 interface Move {
   readonly text: string;
   readonly page: number;
+  readonly undercount?: boolean; // records past the totals: the page past the end, the other end's page 1
 }
 
 /** The page that ends a listing that moved while it was read: no record, one problem saying so. */
 function movedPage<T>(moved: Move, promise: ListingPromise, options: PaginateOptions<T>): ListPage<T> {
   const what = `${options.resource}s`;
-  const text = `the ${options.resource} list changed while it was read (${moved.text}): the ${what} read were checked, but ${what} may be missing from what was read, so none is judged to have left the account`;
+  const text = `the ${options.resource} list ${moved.undercount ? 'holds more than its totals say' : 'changed while it was read'} (${moved.text}): the ${what} read were checked, but ${what} may be missing from what was read, so none is judged to have left the account`;
   return { ...problemPage<T>(moved.page, text, promise, options), incomplete: text };
 }
 
@@ -313,7 +314,7 @@ class PageAdmission<T> {
     const at = { resource, results: this.promise.results, pages: this.promise.pages };
     const names = () => [this.seen.names(), this.unreadable];
     const found = await askOtherEnd(this.options.otherEnd, (read) => this.unread(read), keyOf, at, names);
-    return found && { moved: { text: found.text, page: 0 }, page: found.page };
+    return found && { moved: { text: found.text, page: 0, undercount: true }, page: found.page };
   }
 
   /** The records and keyed problems of `read` (the other end's page 1) the read did not hold. */
@@ -348,8 +349,8 @@ class PageAdmission<T> {
     }
     const held = page ? page.records.length + page.problems.length : 0;
     if (!page || held === 0) return null;
-    const text = `${this.options.resource} list page ${next}, past the ${this.promise.pages} pages page 1 promised, holds ${held} records: total_results (${this.promise.results}) undercounts the account`;
-    return { moved: { text, page: next }, page };
+    const text = `${this.options.resource} list page ${next}, past the ${this.promise.pages} pages page 1 promised, holds ${held} records: total_results (${this.promise.results}) ${UNDERCOUNT}`;
+    return { moved: { text, page: next, undercount: true }, page };
   }
 
   take(page: ListPage<T>): ListPage<T> {

@@ -1,5 +1,6 @@
 import { IncompleteListingError } from '../base/errors';
 import type { ResellerClient } from '../reseller/client';
+import { UNDERCOUNT } from '../reseller/other-end';
 import type { OnMove, Rotation } from '../reseller/paging';
 import type { Report } from './report';
 
@@ -59,8 +60,12 @@ export function rotation(client: ResellerClient, now: number, clock: () => numbe
 export function incompleteScanError(report: Report): IncompleteListingError | undefined {
   const why = report.source.incomplete;
   if (why === undefined) return undefined;
+  // Totals that fall short of the account on every run are the reseller's list, not the time budget.
+  const advice = why.includes(UNDERCOUNT)
+    ? 'run the scan again, and if it repeats on a quiet account, the reseller API lists fewer domains than the account holds (a search back end capping its result window): ask the reseller, as no time budget reads past it'
+    : "run the scan again, and if it repeats raise the time budget (scanTimeoutMinutes on AWS, up to Lambda's 15 minutes; --time-budget on the command line) or --concurrency, or scan when the account changes less";
   return new IncompleteListingError(
-    `the scan could not read the whole account (${why}); the findings read were reported, marked incomplete; run the scan again, and if it repeats raise the time budget (scanTimeoutMinutes on AWS, up to Lambda's 15 minutes; --time-budget on the command line) or --concurrency, or scan when the account changes less`,
+    `the scan could not read the whole account (${why}); the findings read were reported, marked incomplete; ${advice}`,
     { retryable: false },
   );
 }
