@@ -264,6 +264,13 @@ describe('sentinel scan against a hostile reseller (issue 15)', () => {
       expect(server.requests).toHaveLength(0);
     });
 
+    it('never prints the key a server echoes in the records of a list it answers 200', async () => {
+      const { run } = await scanAgainst('echo-key-in-records');
+      // scanAgainst asserts the key is in neither stdout nor stderr; the scan still reads the account.
+      expect(run.code).toBe(0);
+      expect(findingNames(run.stdout)).toEqual(['[redacted].nl quarantine', 'd0250.nl quarantine']);
+    });
+
     it('never prints the key a server echoes in its body and headers', async () => {
       const { run } = await scanAgainst('echo-key');
       expectFailure(run, /rejected domain list page 1 .*\(HTTP 400\).*Bearer \[redacted\]/);

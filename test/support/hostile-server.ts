@@ -50,6 +50,11 @@ export const HOSTILE_MODES = [
   'hang',
   /** Domain requests answer 400 echoing the Authorization header in the body and in X-Request-Id. */
   'echo-key',
+  /**
+   * A 200 list whose records carry the key: a quarantined domain named after it, and it as another
+   * domain's registrant handle, plainly and base64-encoded (a server logging requests into its data).
+   */
+  'echo-key-in-records',
 ] as const;
 
 export type HostileMode = (typeof HOSTILE_MODES)[number];
@@ -260,6 +265,15 @@ export async function startHostileServer(options: HostileServerOptions): Promise
         return json(400, JSON.stringify({ error: 'bad request', you_sent: request.authorization }), {
           'x-request-id': `req ${request.authorization}`,
         });
+      case 'echo-key-in-records': {
+        const [, second, ...rest] = account;
+        const echoed: unknown[] = [
+          quarantined(`${apiKey.toLowerCase()}.nl`),
+          { ...second, registrant_handle: Buffer.from(apiKey).toString('base64'), note: apiKey },
+          ...rest,
+        ];
+        return json(200, listBody(echoed, page, perPage));
+      }
       default:
         return json(200, listBody(account, page, perPage));
     }

@@ -8,7 +8,7 @@ import {
   TimeoutError,
 } from '../base/errors';
 import { parseRetryAfter, type RetryContext, type RetryVerdict, retry, sleep } from '../base/retry';
-import { apiKeyProblem, scrubSecrets } from './api-key';
+import { apiKeyProblem, scrubSecrets, secretTest } from './api-key';
 import { abortable, connectionCause, errorCode } from './connection';
 import { ConcurrencyController, ConcurrencyLimiter } from './limiter';
 
@@ -177,6 +177,7 @@ export class Transport {
   /** Requests sent, retries included. */
   requests = 0;
   private readonly apiKey: string;
+  private readonly holdsKey: (text: string) => boolean;
   private readonly fetchImpl: typeof fetch;
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
@@ -196,6 +197,7 @@ export class Transport {
     }
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.apiKey = options.apiKey;
+    this.holdsKey = secretTest(options.apiKey);
     this.fetchImpl = options.fetch ?? globalThis.fetch;
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 5);
@@ -245,6 +247,14 @@ export class Transport {
   /** `text` without the key or any Authorization value. */
   scrub(text: string): string {
     return scrubSecrets(text, this.apiKey);
+  }
+
+  /**
+   * An answer's body as the client may read it: without the key, in any form, where a server put it
+   * in its data (a record named after it, a log of the request), so no report or alert can quote it.
+   */
+  readable(text: string): string {
+    return this.holdsKey(text) ? this.scrub(text) : text;
   }
 
   /**
