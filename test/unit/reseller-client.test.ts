@@ -1063,6 +1063,16 @@ describe('ResellerClient reads a record that holds the key in an escaped JSON fo
     ]);
   });
 
+  it('keeps the key out of an error that quotes it as JSON escapes it', async () => {
+    const escaped = JSON.stringify(odd).slice(1, -1).replace(/\//g, '\\/');
+    const failing = (async () =>
+      new Response(`{"error":"bad key","key":"${escaped}","b64":"${base64.replace(/\//g, '\\/')}"}`, {
+        status: 400,
+      })) as typeof fetch;
+    const error = await readAll(client(failing, { apiKey: odd }).listDomains()).catch((e) => e);
+    expect(error.bodyExcerpt).toBe('{"error":"bad key","key":"[redacted]","b64":"[redacted]"}');
+  });
+
   it('still reads a page that holds the key and an Authorization field that is no string', async () => {
     const api = fakeApi(1, 10, () =>
       page(
