@@ -292,7 +292,7 @@ describe('a filtered read must list what its proof counted', () => {
       mode: 'filtered',
       read: 'full',
       fallback_reason:
-        'the first read did not hold what its totals promised (the account changed while it was read)',
+        'the first read could not be proven whole, as its pages did not match its totals (a listing that moved, or totals that fall short of the account)',
     });
     expect(report.source.incomplete).toBeUndefined();
     expect(report.stats.domains_scanned).toBe(domains.length);

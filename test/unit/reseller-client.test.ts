@@ -1034,3 +1034,71 @@ describe('ResellerClient scrubs what the server puts in a record', () => {
     ]);
   });
 });
+
+describe('ResellerClient reads a record that holds the key in an escaped JSON form', () => {
+  // A key with a quote, a backslash and a slash: JSON spells it escaped, and so would base64 with /.
+  const odd = 'k"ey\\0123/abc?>';
+  const page = (text: string) =>
+    new Response(text, { status: 200, headers: { 'content-type': 'application/json' } });
+  const envelope = (records: string) =>
+    `{"data":[${records}],"pagination":{"current_page":1,"per_page":10,"total_pages":1,"total_results":2}}`;
+  const base64 = Buffer.from(odd).toString('base64');
+
+  it('keeps the key out of the records when the server escapes it (\\" \\\\ \\/ \\u)', async () => {
+    const escaped = JSON.stringify(odd).slice(1, -1).replace(/\//g, '\\/');
+    const spelled = [...odd].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    const api = fakeApi(1, 10, () =>
+      page(
+        envelope(
+          `{"domain_name":"a.nl","date_expiry":"2027-01-01T00:00:00Z","registrant_handle":"${escaped}"},` +
+            `{"domain_name":"b.nl","date_expiry":"2027-01-01T00:00:00Z","registrant_handle":"${base64.replace(/\//g, '\\/')}","nsgroup":"${spelled}"}`,
+        ),
+      ),
+    );
+    const { records, problems } = await readAll(client(api.fetch, { apiKey: odd }).listDomains());
+    expect(problems).toEqual([]);
+    expect(records.map((d) => [d.registrant_handle, d.nsgroup])).toEqual([
+      ['[redacted]', undefined],
+      ['[redacted]', '[redacted]'],
+    ]);
+  });
+
+  it('keeps the key out of an error that quotes it as JSON escapes it', async () => {
+    const escaped = JSON.stringify(odd).slice(1, -1).replace(/\//g, '\\/');
+    const failing = (async () =>
+      new Response(`{"error":"bad key","key":"${escaped}","b64":"${base64.replace(/\//g, '\\/')}"}`, {
+        status: 400,
+      })) as typeof fetch;
+    const error = await readAll(client(failing, { apiKey: odd }).listDomains()).catch((e) => e);
+    expect(error.bodyExcerpt).toBe('{"error":"bad key","key":"[redacted]","b64":"[redacted]"}');
+  });
+
+  it('still reads a page that holds the key and an Authorization field that is no string', async () => {
+    const api = fakeApi(1, 10, () =>
+      page(
+        envelope(
+          `{"domain_name":"a.nl","date_expiry":"2027-01-01T00:00:00Z","registrant_handle":"${KEY}","authorization":null},` +
+            `{"domain_name":"b.nl","date_expiry":"2027-01-01T00:00:00Z","registrant_handle":"Bearer x\\"y"}`,
+        ),
+      ),
+    );
+    const { records, problems } = await readAll(client(api.fetch).listDomains());
+    expect(problems).toEqual([]);
+    expect(records.map((d) => [d.domain_name, d.registrant_handle])).toEqual([
+      ['a.nl', '[redacted]'],
+      ['b.nl', 'Bearer x"y'],
+    ]);
+  });
+});
+
+describe('ResellerClient reads a body nested deeper than a stack', () => {
+  it('answers a page of deep nesting that holds an escape with the list shape error, not as not JSON', async () => {
+    const depth = 1_000_000;
+    const api = fakeApi(1, 10, () =>
+      json(200, `{"data":${'['.repeat(depth)}"\\/"${']'.repeat(depth)},"pagination":{}}`),
+    );
+    const error = await readAll(client(api.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(SchemaValidationError);
+    expect(error.message).toMatch(/without the documented list shape/);
+  });
+});

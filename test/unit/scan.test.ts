@@ -122,7 +122,7 @@ describe('scanAccount', () => {
     });
     expect(report.source.read).toBe('full');
     expect(report.source.fallback_reason).toBe(
-      'the first read did not hold what its totals promised (the account changed while it was read)',
+      'the first read could not be proven whole, as its pages did not match its totals (a listing that moved, or totals that fall short of the account)',
     );
     expect(report.source.incomplete).toMatch(/^the domain list changed while it was read/);
   });

@@ -101,6 +101,13 @@ function secretForms(secret: string): string[] {
     forms.add(base64.replace(/=+$/, ''));
     forms.add(bytes.toString('base64url'));
   }
+  // Quoted in JSON (an error body echoing it): a quote, a backslash or a control character escaped,
+  // and a slash too where the server escapes it (PHP's json_encode, so a base64 form's `/`).
+  for (const form of [...forms]) {
+    const quoted = JSON.stringify(form).slice(1, -1);
+    forms.add(quoted);
+    forms.add(quoted.replaceAll('/', '\\/'));
+  }
   return [...forms].filter((f) => f.length > 0).sort((a, b) => b.length - a.length);
 }
 

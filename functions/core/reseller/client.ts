@@ -371,7 +371,7 @@ export class ResellerClient {
     const { resource } = listing;
     let body: unknown;
     try {
-      body = JSON.parse(this.transport.readable(res.text));
+      body = this.transport.parseJson(res.text);
     } catch {
       throw new SchemaValidationError(
         `the reseller API answered ${what} with something that is not JSON`,

@@ -250,11 +250,42 @@ export class Transport {
   }
 
   /**
-   * An answer's body as the client may read it: without the key, in any form, where a server put it
-   * in its data (a record named after it, a log of the request), so no report or alert can quote it.
+   * An answer's body parsed as JSON, with the key, in any form, taken out of every string and name
+   * in it where a server put it in its data (a record named after it, a log of the request), so no
+   * report or alert can quote it. The strings are scrubbed once parsed, never the text: a scrub of
+   * the text missed the key JSON spells escaped (`\"`, `\\`, `\/`, `\u0041`) and broke the JSON
+   * where it replaced what is no string (`"authorization": null`, an escaped quote after `Bearer`).
+   * Only a body whose text holds the key or an escape is walked. Throws what JSON.parse throws.
    */
-  readable(text: string): string {
-    return this.holdsKey(text) ? this.scrub(text) : text;
+  parseJson(text: string): unknown {
+    const value: unknown = JSON.parse(text);
+    return this.holdsKey(text) || text.includes('\\') ? this.withoutKey(value) : value;
+  }
+
+  /** `root` with the key scrubbed from every string and name; a loop, as JSON.parse nests deeper than a stack. */
+  private withoutKey(root: unknown): unknown {
+    const clean = (value: unknown): unknown => {
+      if (typeof value === 'string') return this.holdsKey(value) ? this.scrub(value) : value;
+      if (value !== null && typeof value === 'object') nodes.push(value);
+      return value;
+    };
+    const nodes: object[] = [];
+    const top = clean(root);
+    for (let node = nodes.pop(); node; node = nodes.pop()) {
+      if (Array.isArray(node)) {
+        for (let i = 0; i < node.length; i++) node[i] = clean(node[i]);
+        continue;
+      }
+      const record = node as Record<string, unknown>;
+      for (const name of Object.keys(record)) {
+        const value = clean(record[name]);
+        if (this.holdsKey(name)) {
+          delete record[name];
+          record[this.scrub(name)] = value;
+        } else record[name] = value;
+      }
+    }
+    return top;
   }
 
   /**

@@ -249,7 +249,7 @@ async function readAllDomains(reading: DomainReading, mode: ScanMode): Promise<H
   if (reading.attempt >= READS)
     return readWholeAccount(reading, {
       fallbackReason:
-        'the first read did not hold what its totals promised (the account changed while it was read)',
+        'the first read could not be proven whole, as its pages did not match its totals (a listing that moved, or totals that fall short of the account)',
     });
   const { client, now, policy, policies } = reading.options;
   // A policy's longer expiry window widens what the searches must list in full.
