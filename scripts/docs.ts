@@ -72,7 +72,7 @@ const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
   ownAccountSettings:
     'this deployment owns API Gateway’s CloudWatch Logs role and SNS’s SMS delivery-status logging of the account and region: it overwrites them, turns on the web API stage’s own logs, and when destroyed clears each that still names its role (docs/deploy.md)',
   webAclArn:
-    'a regional AWS WAF web ACL in the stack’s region, associated with the web API’s stage: its per-address rate rules keep one address’s flood from getting real clicks answered 429 (docs/security.md)',
+    'a regional AWS WAF web ACL in the stack’s region and account, associated with the web API’s stage: its per-address rate rules keep one address’s flood from getting real clicks answered 429 (docs/security.md)',
   stateTableName:
     'adopt the state table an earlier deployment kept (its output `StateTableName`), so a redeploy remembers what it announced',
   reportBucketName: 'adopt the report bucket an earlier deployment kept (its output `ReportBucketName`)',
