@@ -65,6 +65,32 @@ const testClient = (
 const namesOf = (report: Report) =>
   report.findings.map((f) => ('domain_name' in f ? f.domain_name : f.handle));
 
+/** An answer of status `status` with a JSON error body. */
+const jsonError = (status: number) =>
+  new Response(JSON.stringify({ error: 'no domains found' }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
+
+/**
+ * A full scan of apiFetch(0)'s account that remembers gone.nl, which it does not list: every search
+ * by domain_name (the lookup of gone.nl, the check of a.nl) is answered by `search(name)`.
+ */
+const scanLookingUpGone = (search: (name: string) => Response) => {
+  const whole = apiFetch(0);
+  const fetch = (async (input: string | URL | Request) => {
+    const name = new URL(String(input)).searchParams.get('domain_name');
+    return name === null ? whole(input) : search(name);
+  }) as typeof globalThis.fetch;
+  return scanAccount({
+    client: testClient(fetch),
+    now: NOW,
+    policy: DEFAULT_POLICY,
+    mode: 'full',
+    unlisted: async () => ['gone.nl'],
+  });
+};
+
 describe('scanAccount', () => {
   it('reads the account once more when it changed under the scan, and counts every request', async () => {
     const client = api(1);
@@ -250,21 +276,7 @@ describe('scanAccount', () => {
     // Nothing says what the API answers a domain_name search without a hit: a 404 there failed the
     // scan after a whole read, every run, as the name stays remembered, and no domain was alerted.
     // Here the search for a.nl, which the read listed, is answered 404 too: the 404 says nothing.
-    const whole = apiFetch(0);
-    const fetch = (async (input: string | URL | Request) =>
-      new URL(String(input)).searchParams.has('domain_name')
-        ? new Response(JSON.stringify({ error: 'no domains found' }), {
-            status: 404,
-            headers: { 'content-type': 'application/json' },
-          })
-        : whole(input)) as typeof globalThis.fetch;
-    const report = await scanAccount({
-      client: testClient(fetch),
-      now: NOW,
-      policy: DEFAULT_POLICY,
-      mode: 'full',
-      unlisted: async () => ['gone.nl'],
-    });
+    const report = await scanLookingUpGone(() => jsonError(404));
     expect(namesOf(report)).toEqual(['b.nl', 'a.nl']);
     expect(report.source.incomplete).toMatch(
       /^the domains the read did not list could not be looked up \(.*; a search for a\.nl, which the read listed, failed too/,
@@ -274,18 +286,9 @@ describe('scanAccount', () => {
 
   it('alerts what it read, marked incomplete, when a lookup counts a record it does not hand out', async () => {
     // The search for gone.nl says 1 result and holds none: its listing is not whole, the read was.
-    const whole = apiFetch(0);
-    const fetch = (async (input: string | URL | Request) =>
-      new URL(String(input)).searchParams.has('domain_name')
-        ? json({ data: [], pagination: { current_page: 1, per_page: 2, total_pages: 1, total_results: 1 } })
-        : whole(input)) as typeof globalThis.fetch;
-    const report = await scanAccount({
-      client: testClient(fetch),
-      now: NOW,
-      policy: DEFAULT_POLICY,
-      mode: 'full',
-      unlisted: async () => ['gone.nl'],
-    });
+    const report = await scanLookingUpGone(() =>
+      json({ data: [], pagination: { current_page: 1, per_page: 2, total_pages: 1, total_results: 1 } }),
+    );
     expect(namesOf(report)).toEqual(['b.nl', 'a.nl']);
     expect(report.source.incomplete).toMatch(
       /^the domains the read did not list could not be looked up \(read 0 of 1/,
@@ -295,25 +298,8 @@ describe('scanAccount', () => {
   it('fails with the refused key when the search that checks what a 404 means is refused', async () => {
     // gone.nl is answered 404; the search for a.nl (listed by the read) checks whether that means no
     // hit, and is answered 401: a refused key is never read as a lookup that settled nothing.
-    const whole = apiFetch(0);
-    const answer = (status: number) =>
-      new Response(JSON.stringify({ error: 'no' }), {
-        status,
-        headers: { 'content-type': 'application/json' },
-      });
-    const fetch = (async (input: string | URL | Request) => {
-      const name = new URL(String(input)).searchParams.get('domain_name');
-      if (name === null) return whole(input);
-      return answer(name.startsWith('gone.nl') ? 404 : 401);
-    }) as typeof globalThis.fetch;
     await expect(
-      scanAccount({
-        client: testClient(fetch),
-        now: NOW,
-        policy: DEFAULT_POLICY,
-        mode: 'full',
-        unlisted: async () => ['gone.nl'],
-      }),
+      scanLookingUpGone((name) => jsonError(name.startsWith('gone.nl') ? 404 : 401)),
     ).rejects.toBeInstanceOf(AuthenticationError);
   });
 
