@@ -236,8 +236,8 @@ export const DomainSchema = z
     // settings), never the record.
     tags: tagList.nullish().catch(undefined),
   })
-  .transform((r): Domain => {
-    return {
+  .transform(
+    (r): Domain => ({
       domain_name: r.domain_name.toLowerCase(),
       status: r.status ?? [],
       date_expiry: r.date_expiry,
@@ -250,8 +250,8 @@ export const DomainSchema = z
       ...watchedFields(r),
       ...renewalFields(r),
       ...(r.tags?.length ? { tags: r.tags } : {}),
-    };
-  });
+    }),
+  );
 
 function renewalFields(r: {
   date_renewal?: number | null | undefined;
