@@ -13,6 +13,9 @@ import type { Report } from './report';
 /** Reads of the account a scan tries: the last one reads a listing that moves to its end (onMove). */
 export const READS = 2;
 
+/** A read started again must fit in the time left at the pace measured, with half again to spare. */
+export const PACE_MARGIN = 1.5;
+
 /**
  * What a listing that moves does on this read. The last read reads on to its end and reports it. An
  * earlier one starts over only when a whole read still fits in the time left, at the pace the
@@ -32,7 +35,7 @@ export function onMove(
     if (elapsed < 0) return 'report';
     const { read, pages } = domainPages.pages > 0 ? domainPages : own;
     const wholeReadMs = (elapsed * Math.max(1, pages)) / Math.max(1, read);
-    return client.remainingMs > 1.5 * wholeReadMs ? 'fail' : 'report';
+    return client.remainingMs > PACE_MARGIN * wholeReadMs ? 'fail' : 'report';
   };
 }
 

@@ -8,6 +8,7 @@ import {
 import { normalizeDomainName } from '../base/text';
 import type { Problem, ResellerClient } from '../reseller/client';
 import { decideMove, type OnMove } from '../reseller/paging';
+import { PACE_MARGIN } from './moves';
 
 /**
  * Looks up by name the remembered domains a whole read did not list, checking at run time the two
@@ -174,14 +175,15 @@ const PACED_AFTER = 3;
 
 /**
  * Why the whole read stops here, or undefined: once a few pages are in, the rest must fit in the
- * time left with half again to spare (as a second read of a moved listing must), else the read is
- * given up at once, leaving the budget to the rest of the scan (the registry check shares it)
- * instead of reading on into the deadline to settle nothing. Without a deadline, nothing is late.
+ * time left with half again to spare ({@link PACE_MARGIN}, as a second read of a moved listing),
+ * else the read is given up at once, leaving the budget to the rest of the scan (the registry check
+ * shares it) instead of reading on into the deadline to settle nothing. Without a deadline, nothing
+ * is late.
  */
 function outpaced(client: ResellerClient, pace: { readonly left: number; taken: number }, pages: number) {
   pace.taken++;
   const remaining = client.remainingMs;
   const rest = ((pace.left - remaining) * Math.max(0, pages - pace.taken)) / pace.taken;
-  if (pace.taken < PACED_AFTER || !(1.5 * rest > remaining)) return undefined;
+  if (pace.taken < PACED_AFTER || !(PACE_MARGIN * rest > remaining)) return undefined;
   return `would not end within the scan's time budget (${pace.taken} of ${pages} pages in ${Math.round((pace.left - remaining) / 1000)} s)`;
 }
