@@ -62,14 +62,19 @@ const tld = z
     'must be a TLD such as nl or co.uk (letters, digits, "-" and dots)',
   );
 
-/** A name pattern: `*` any run of characters (dots too), `?` one character; the rest as in a domain name. */
+/**
+ * A name pattern: `*` any run of characters (dots too), `?` one character; the rest as in a domain
+ * name: letters, digits and marks (a Devanagari, Tamil or Thai vowel sign, a virama: IDNs write
+ * them), the joiners IDNA allows in context (U+200C, U+200D), `-` and dots.
+ */
 const namePattern = z
   .string({ error: 'must be text' })
   .trim()
   // Composed (NFC) as IDNA gives a name's Unicode form: `u` + U+0308 and `ü` are one name.
   .transform((text) => text.normalize('NFC').toLowerCase().replace(/\.$/, ''))
   .refine(
-    (text) => text.length >= 1 && text.length <= 253 && /^[\p{L}\p{N}*?.-]+$/u.test(text),
+    (text) =>
+      text.length >= 1 && text.length <= 253 && /^(?:[\p{L}\p{M}\p{N}*?.-]|\u200c|\u200d)+$/u.test(text),
     'must be a domain name pattern such as *.shop.example (letters, digits, "-", ".", "*" and "?")',
   );
 
