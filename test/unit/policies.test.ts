@@ -165,6 +165,30 @@ describe('parsePolicies', () => {
     );
   });
 
+  // Found by a hostile review: a list over its limit said zod's own words (Too big: expected array
+  // to have <=100 items), and a pattern too long was said to hold characters it does not.
+  it('names a list over its limit and a pattern too long in the words of the file', () => {
+    const many = (n: number, of: (i: number) => string) => Array.from({ length: n }, (_, i) => of(i));
+    expect(refusal({ policies: [{ name: 'a', match: { tags: many(101, (i) => `t${i}`) } }] })).toBe(
+      'p.json: policies[0] ("a"): match.tags must list at most 100 tags',
+    );
+    expect(
+      refusal({ policies: [{ name: 'a', match: { tags: ['x'] }, webhooks: many(11, () => 'json:/a') }] }),
+    ).toBe('p.json: policies[0] ("a"): webhooks must list at most 10 webhooks');
+    expect(
+      refusal({
+        policies: [],
+        escalation: { afterHours: 1, withinDays: 1, alertEmails: many(101, (i) => `a${i}@b.nl`) },
+      }),
+    ).toBe('p.json: escalation.alertEmails must list at most 100 e-mail addresses');
+    expect(refusal({ policies: [{ name: 'a', match: { names: [`${'a'.repeat(251)}.nl`] } }] })).toBe(
+      'p.json: policies[0] ("a"): match.names[0] must be at most 253 characters, as a domain name is',
+    );
+    expect(refusal({ policies: [{ name: 'a', match: { names: [' '] } }] })).toMatch(
+      /match\.names\[0\] must be a domain name pattern such as/,
+    );
+  });
+
   it('refuses two policies of one name, and recipients on a policy that lets its domains lapse', () => {
     expect(
       refusal({

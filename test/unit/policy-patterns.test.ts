@@ -54,4 +54,27 @@ describe('a policy name pattern (globMatches)', () => {
     expect(set.policyFor({ domain_name: 'shop.xn--bcher-kva.example' })?.policy.name).toBe('de');
     expect(set.policyFor({ domain_name: 'shop.bu\u0308cher.example' })?.policy.name).toBe('de');
   });
+  // Found by a hostile review: a pattern in Devanagari, Tamil or Thai was refused as not a domain
+  // name, since their vowel signs and viramas are marks (neither letters nor digits), and a
+  // Persian name's zero-width non-joiner too, though each is a valid IDN (the TLD of .bharat is one).
+  it('takes a Unicode pattern whose script writes vowels as marks, and fits the name in either form', () => {
+    const names = [
+      '*.\u092d\u093e\u0930\u0924',
+      '\u0e01\u0e34\u0e19.*',
+      '\u0ba4\u0bae\u0bbf\u0bb4\u0bcd.*',
+      '\u0646\u0627\u0645\u0647\u200c\u0627\u06cc.*',
+    ];
+    const set = resolvePolicies(parsePolicies({ policies: [{ name: 'idn', match: { names } }] }, 'p.json'), {
+      classify: { expiryDays: 30, criticalDays: 7 },
+      minSeverity: 'warning',
+    });
+    expect(set.policyFor({ domain_name: 'shop.\u092d\u093e\u0930\u0924' })?.policy.name).toBe('idn');
+    expect(set.policyFor({ domain_name: 'shop.xn--h2brj9c' })?.policy.name).toBe('idn');
+    expect(set.policyFor({ domain_name: '\u0e01\u0e34\u0e19.example' })?.policy.name).toBe('idn');
+    expect(set.policyFor({ domain_name: 'shop.example' })).toBeUndefined();
+    // Still refused: what no domain name holds.
+    expect(() =>
+      parsePolicies({ policies: [{ name: 'x', match: { names: ['a b.nl'] } }] }, 'p.json'),
+    ).toThrow(/must be a domain name pattern/);
+  });
 });

@@ -40,6 +40,9 @@ const placeOf = (path: readonly PropertyKey[]): string =>
     .join('.')
     .replace(/\.\[/g, '[');
 
+/** The words of a list over its limit: `must list at most 100 tags`. */
+const atMost = (max: number, what: string) => `must list at most ${max} ${what}`;
+
 const whole = (min: number, max: number) => {
   const message = `must be a whole number from ${min} to ${max}`;
   return z.number({ error: message }).int(message).min(min, message).max(max, message);
@@ -62,14 +65,20 @@ const tld = z
     'must be a TLD such as nl or co.uk (letters, digits, "-" and dots)',
   );
 
-/** A name pattern: `*` any run of characters (dots too), `?` one character; the rest as in a domain name. */
+/**
+ * A name pattern: `*` any run of characters (dots too), `?` one character; the rest as in a domain
+ * name: letters, digits and marks (a Devanagari, Tamil or Thai vowel sign, a virama: IDNs write
+ * them), the joiners IDNA allows in context (U+200C, U+200D), `-` and dots.
+ */
 const namePattern = z
   .string({ error: 'must be text' })
   .trim()
   // Composed (NFC) as IDNA gives a name's Unicode form: `u` + U+0308 and `ü` are one name.
   .transform((text) => text.normalize('NFC').toLowerCase().replace(/\.$/, ''))
+  .refine((text) => text.length <= 253, 'must be at most 253 characters, as a domain name is')
   .refine(
-    (text) => text.length >= 1 && text.length <= 253 && /^[\p{L}\p{N}*?.-]+$/u.test(text),
+    // One message a pattern: one too long is said so above, not said to hold what it does not.
+    (text) => text.length > 253 || /^(?:[\p{L}\p{M}\p{N}*?.-]|\u200c|\u200d)+$/u.test(text),
     'must be a domain name pattern such as *.shop.example (letters, digits, "-", ".", "*" and "?")',
   );
 
@@ -117,9 +126,13 @@ const RepeatSchema = z.strictObject(
 
 const MatchSchema = z
   .strictObject({
-    tags: z.array(tag).min(1, 'must list at least one tag').max(100).optional(),
-    tlds: z.array(tld).min(1, 'must list at least one TLD').max(100).optional(),
-    names: z.array(namePattern).min(1, 'must list at least one pattern').max(100).optional(),
+    tags: z.array(tag).min(1, 'must list at least one tag').max(100, atMost(100, 'tags')).optional(),
+    tlds: z.array(tld).min(1, 'must list at least one TLD').max(100, atMost(100, 'TLDs')).optional(),
+    names: z
+      .array(namePattern)
+      .min(1, 'must list at least one pattern')
+      .max(100, atMost(100, 'patterns'))
+      .optional(),
   })
   .refine((m) => m.tags || m.tlds || m.names, 'must name tags, tlds or names');
 
@@ -130,12 +143,19 @@ const PolicySchema = z.strictObject({
   match: MatchSchema,
   expiryDays: whole(1, 3650).optional(),
   criticalDays: whole(0, 3650).optional(),
-  alertThresholds: z.array(whole(1, 3650)).min(1, 'must list at least one day').max(20).optional(),
+  alertThresholds: z
+    .array(whole(1, 3650))
+    .min(1, 'must list at least one day')
+    .max(20, atMost(20, 'days'))
+    .optional(),
   minSeverity: z.enum(SEVERITIES, { message: `must be one of ${SEVERITIES.join(', ')}` }).optional(),
   letLapse: z.boolean({ error: 'must be true or false' }).optional(),
-  alertEmails: z.array(z.email('must be e-mail addresses')).max(100).optional(),
-  alertSmsNumbers: z.array(e164).max(100).optional(),
-  webhooks: z.array(webhook).max(10).optional(),
+  alertEmails: z
+    .array(z.email('must be e-mail addresses'))
+    .max(100, atMost(100, 'e-mail addresses'))
+    .optional(),
+  alertSmsNumbers: z.array(e164).max(100, atMost(100, 'SMS numbers')).optional(),
+  webhooks: z.array(webhook).max(10, atMost(10, 'webhooks')).optional(),
   repeat: RepeatSchema.optional(),
 });
 
@@ -144,8 +164,11 @@ const EscalationSchema = z.strictObject(
   {
     afterHours: whole(1, 8760),
     withinDays: whole(1, 3650),
-    alertEmails: z.array(z.email('must be e-mail addresses')).max(100).optional(),
-    alertSmsNumbers: z.array(e164).max(100).optional(),
+    alertEmails: z
+      .array(z.email('must be e-mail addresses'))
+      .max(100, atMost(100, 'e-mail addresses'))
+      .optional(),
+    alertSmsNumbers: z.array(e164).max(100, atMost(100, 'SMS numbers')).optional(),
   },
   { error: objectError('{"afterHours": 24, "withinDays": 7}') },
 );
