@@ -2,7 +2,7 @@ import {
   AuthenticationError,
   DeadlineError,
   IncompleteListingError,
-  type NotFoundError,
+  NotFoundError,
   ResellerApiError,
 } from '../base/errors';
 import { normalizeDomainName } from '../base/text';
@@ -138,7 +138,9 @@ async function lookUpUnlisted(client: ResellerClient, names: UnlistedNames): Pro
  * Why this server's 404 may not mean "no hit", or undefined when a search for one of `controls`
  * (names the read listed, tried in turn) found it: the search works, and a 404 for another name is
  * no hit. A control whose search fails or finds nothing (a name the server cannot search) hands on
- * to the next; a refused key is thrown, never read as a search that settled nothing.
+ * to the next, except a 404: answered for a name the read listed, it shows this server's 404 does
+ * not mean "no hit", whatever a search for another name finds. A refused key is thrown, never read
+ * as a search that settled nothing.
  */
 async function searchDoubt(client: ResellerClient, controls: readonly string[]): Promise<string | undefined> {
   if (controls.length === 0) return 'no domain was read to check the search against';
@@ -152,6 +154,8 @@ async function searchDoubt(client: ResellerClient, controls: readonly string[]):
       const settlesNothing = error instanceof ResellerApiError || error instanceof IncompleteListingError;
       if (!settlesNothing || error instanceof AuthenticationError) throw error;
       why.push(`a search for ${control}, which the read listed, failed too (${error.message})`);
+      // A 404 for a name the account holds proves this server's 404 is not "no hit": no other control outweighs it.
+      if (error instanceof NotFoundError) break;
     }
   }
   return why.join(', and ');
