@@ -102,7 +102,70 @@ describe('a server that answers a domain_name search without a hit 404', () => {
       /^the domains the read did not list could not be looked up \(not found \(HTTP 404\): domain list page 1.*; a search for a\.nl, which the read listed, failed too \(not found \(HTTP 404\).*\), so its 404 does not say a domain is not there\): the domains read were checked, but none is judged to have left the account$/,
     );
     expect(changesOf(result.report)).toEqual([]);
+    // gone.nl in two spellings, then a.nl: its 404 settles it, z.nl (the last listed) is not asked.
     expect(lookups(s)).toHaveLength(3);
+  });
+});
+
+describe('a server that answers 404 without a hit, whose first listed name cannot be searched', () => {
+  // a.nl, the first name the read lists, is answered 400 or 422 (a name its search refuses): with it
+  // the only check of the search, gone.nl was never announced, run after run. (A 404 for a.nl is
+  // another matter: it shows the server's 404 is not "no hit", tested above.)
+  const refusing = (s: Simulator, status: number, name = 'a.nl') =>
+    s.injectFault({
+      fault: { kind: 'status', status },
+      match: (r) => (r.query.get('domain_name') ?? '').startsWith(name),
+      times: 100,
+    });
+
+  it.each([400, 422])(
+    'announces a domain that left once a search for another listed name finds it (%i)',
+    async (status) => {
+      const s = await simulator(['a.nl', 'gone.nl', 'z.nl'], { notFoundWithoutHit: true });
+      const store = new FileStateStore(join(dir, 'state.json'));
+      await scan(store, s.url, NOW);
+      s.updateDomain('gone.nl', null);
+      refusing(s, status);
+
+      const { result } = await scan(store, s.url, NOW + DAY);
+      expect(result.report.source.incomplete).toBeUndefined();
+      expect(changesOf(result.report)).toEqual(['gone.nl left_account']);
+      expect(lookups(s).map((r) => r.query.get('domain_name'))).toEqual([
+        'gone.nl',
+        'gone.nl.',
+        'a.nl',
+        'z.nl',
+      ]);
+    },
+  );
+
+  it('judges nobody gone, marked incomplete, when neither listed name searched is found', async () => {
+    const s = await simulator(['a.nl', 'gone.nl', 'z.nl'], { notFoundWithoutHit: true });
+    const store = new FileStateStore(join(dir, 'state.json'));
+    await scan(store, s.url, NOW);
+    s.updateDomain('gone.nl', null);
+    refusing(s, 400);
+    refusing(s, 404, 'z.nl');
+
+    const { result } = await scan(store, s.url, NOW + DAY);
+    expect(result.report.source.incomplete).toMatch(
+      /; a search for a\.nl, which the read listed, failed too \(.*HTTP 400.*\), and a search for z\.nl, which the read listed, failed too \(.*HTTP 404.*\), so its 404 does not say a domain is not there\)/,
+    );
+    expect(changesOf(result.report)).toEqual([]);
+  });
+
+  it('checks the search once when the read listed one name only', async () => {
+    const s = await simulator(['a.nl', 'gone.nl'], { notFoundWithoutHit: true });
+    const store = new FileStateStore(join(dir, 'state.json'));
+    await scan(store, s.url, NOW);
+    s.updateDomain('gone.nl', null);
+    refusing(s, 400);
+
+    const { result } = await scan(store, s.url, NOW + DAY);
+    expect(result.report.source.incomplete).toMatch(
+      /; a search for a\.nl, which the read listed, failed too \(.*\), so its 404/,
+    );
+    expect(lookups(s).map((r) => r.query.get('domain_name'))).toEqual(['gone.nl', 'gone.nl.', 'a.nl']);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AuthenticationError, ConfigError } from '../../functions/core/base/errors';
+import { AuthenticationError, ConfigError, NotFoundError } from '../../functions/core/base/errors';
 import { type ActionInput, decideAction } from '../../functions/core/decisions/action-decision';
 import type { DomainFinding } from '../../functions/core/findings/classify';
 import { parseSigningKeys, signLink } from '../../functions/core/links/links';
@@ -66,6 +66,29 @@ describe('decideAction, when a step fails', () => {
     });
     expect(outcome.message).toMatch(/^Nothing was changed: .* example\.nl was looked up/);
     expect(outcome.message).not.toContain('ECONNREFUSED');
+  });
+
+  it('says the search answered 404, not that the reseller did not answer, when the lookup is answered 404', async () => {
+    // The API does not say what a search without a hit answers: a 404 is an answer, and may mean
+    // the domain left the account (or a wrong route); it is no unreachable reseller.
+    const notFound = new NotFoundError(
+      'not found (HTTP 404): domain list page 1 (https://api.example/v2/domains)',
+      {
+        status: 404,
+        url: 'https://api.example/v2/domains',
+      },
+    );
+    const { value } = request('snooze', failingLookup(notFound));
+    const outcome = await decideAction(value);
+    expect(outcome).toMatchObject({
+      kind: 'lookup_not_found',
+      status: 502,
+      detail: expect.stringMatching(/HTTP 404/),
+    });
+    expect(outcome.title).not.toMatch(/could not be reached/);
+    expect(outcome.message).toMatch(
+      /^Nothing was changed: the reseller’s search answered 404 \(not found\) for example\.nl: it may have left the account/,
+    );
   });
 
   it('treats a key the reseller refuses as the operator’s to fix: a generic page, the reason in the log', async () => {

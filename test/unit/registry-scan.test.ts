@@ -5,7 +5,7 @@ import { registryDigestLines } from '../../functions/core/alerts/registry-words'
 import { type Finding, isDomainFinding } from '../../functions/core/findings/classify';
 import { type LoadedBootstrap, RdapBootstrap } from '../../functions/core/registry/bootstrap';
 import { RdapClient } from '../../functions/core/registry/rdap-client';
-import type { ResellerClient } from '../../functions/core/reseller/client';
+import { ResellerClient } from '../../functions/core/reseller/client';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import type { ResolvedPolicy } from '../../functions/core/scan/policies';
 import { RegistryCandidates, runRegistryCheck } from '../../functions/core/scan/registry-scan';
@@ -218,7 +218,7 @@ describe('the report’s registry section', () => {
 describe('memory’s re-checks the account search does not find again', () => {
   it('names a remembered registry finding unconfirmed when the reseller search no longer finds the domain read this scan', async () => {
     // The read listed the domain (memory names it); the search by name comes back empty.
-    const reseller = { findDomain: async () => null } as unknown as ResellerClient;
+    const reseller = { lookUpDomain: async () => null } as unknown as ResellerClient;
     const answers = (async () => new Response('{}', { status: 404 })) as typeof fetch;
     const outcome = await runRegistryCheck([], candidatesOf([]), {
       options: {
@@ -237,5 +237,61 @@ describe('memory’s re-checks the account search does not find again', () => {
     // Not looked up at the registry: memory must keep the hold, not resolve it.
     expect(outcome.registry.queries).toBe(0);
     expect(outcome.registry.unconfirmed).toEqual(['held.t3']);
+  });
+});
+
+describe('memory’s re-checks on a reseller that ignores domain_name', () => {
+  it('stops looking names up once a search lists other domains, instead of reading the account per name and spelling', async () => {
+    // 30 pages of 100, whatever domain_name says: five re-checks of names the account no longer
+    // holds read the whole account once per name and spelling (some 450 requests), out of the
+    // scan's time budget the registry's own lookups then lacked.
+    const all = Array.from({ length: 3_000 }, (_, i) => `d${String(i).padStart(4, '0')}.t1`);
+    let requests = 0;
+    const fetch = (async (input: string | URL | Request) => {
+      requests++;
+      const n = Number(new URL(String(input)).searchParams.get('page') ?? '1');
+      const data = all
+        .slice((n - 1) * 100, n * 100)
+        .map((d) => ({ domain_name: d, date_expiry: '2028-01-01T00:00:00Z', auto_renew: true }));
+      return new Response(
+        JSON.stringify({
+          data,
+          pagination: { current_page: n, per_page: 100, total_pages: 30, total_results: all.length },
+        }),
+        { status: 200, headers: { 'content-type': 'application/json' } },
+      );
+    }) as typeof globalThis.fetch;
+    const reseller = new ResellerClient({
+      baseUrl: 'https://api.test',
+      apiKey: 'k-registry-recheck',
+      fetch,
+      sleep: async () => undefined,
+    });
+    const names = ['a.t3', 'b.t3', 'c.t3', 'e.t3', 'f.t3'];
+    const outcome = await runRegistryCheck([], candidatesOf([]), {
+      options: {
+        bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
+        client: new RdapClient({ fetch: down, maxAttempts: 1 }),
+        budget: 10,
+        days: 1,
+        toleranceDays: 2,
+        recheck: async () => new Map(names.map((n) => [n, 'registry_hold' as const])),
+      },
+      reseller,
+      now: NOW,
+      criticalDays: 7,
+      registrants: new Map(),
+    });
+    expect(outcome.registry.unconfirmed).toEqual(names);
+    expect(requests).toBeLessThanOrEqual(2);
+    expect(outcome.registry.problems).toContainEqual(
+      expect.objectContaining({
+        server: 'reseller',
+        reason: expect.stringMatching(
+          /^5 domains could not be read again for their registry re-check: the reseller does not search by domain_name/,
+        ),
+        domains_not_checked: 5,
+      }),
+    );
   });
 });

@@ -3,6 +3,7 @@ import {
   AuthenticationError,
   ConnectionError,
   DeadlineError,
+  NotFoundError,
   RequestRejectedError,
   ResellerApiError,
   SecretError,
@@ -197,6 +198,50 @@ describe('decideRestore', () => {
       status: 404,
     });
     expect(calls).toEqual(['find example.nl']);
+  });
+
+  it('says the search answered 404, not that the reseller did not answer, and sends no restore', async () => {
+    const notFound = new NotFoundError(
+      'not found (HTTP 404): domain list page 1 (https://api.test/v2/domains)',
+      {
+        status: 404,
+        url: 'https://api.test/v2/domains',
+      },
+    );
+    for (const method of ['GET', 'POST']) {
+      const { reseller, calls } = port(notFound);
+      const outcome = await decideRestore(input(method, reseller));
+      expect(outcome).toMatchObject({
+        kind: 'lookup_not_found',
+        status: 502,
+        detail: expect.stringMatching(/HTTP 404/),
+      });
+      expect(outcome.message).toMatch(
+        /^example\.nl was NOT restored: the reseller’s search answered 404 \(not found\) for example\.nl: it may have left the account/,
+      );
+      expect(outcome.message).not.toMatch(/did not answer/);
+      expect(calls).toEqual(['find example.nl']);
+    }
+  });
+
+  it('says the search answered 404 after an unexpected restore answer, with the outcome unknown', async () => {
+    const notFound = new NotFoundError(
+      'not found (HTTP 404): domain list page 1 (https://api.test/v2/domains)',
+      {
+        status: 404,
+        url: 'https://api.test/v2/domains',
+      },
+    );
+    const { reseller } = port(
+      domainRecord('example.nl', ['quarantine']),
+      async () => ({ status: 202, bodyEmpty: true }),
+      notFound,
+    );
+    const outcome = await decideRestore(input('POST', reseller));
+    expect(outcome).toMatchObject({ kind: 'outcome_unknown', status: 504, sent: true });
+    expect(outcome.message).toMatch(
+      /^The reseller answered the restore of example\.nl with HTTP 202, and a search for it afterwards answered 404 \(not found\), so example\.nl may or may not have been restored/,
+    );
   });
 
   it('says the outcome is unknown (504) when the restore call times out', async () => {

@@ -1,4 +1,4 @@
-import { AuthenticationError, ConfigError, errorLine, SecretError } from '../base/errors';
+import { AuthenticationError, ConfigError, errorLine, NotFoundError, SecretError } from '../base/errors';
 import { type DomainFinding, severityRank } from '../findings/classify';
 import { checkActingLink, type GateRefusalKind, type GateResult } from '../links/link-gate';
 import { type LinkFinding, type SigningKey, signLinkQuery } from '../links/links';
@@ -60,6 +60,8 @@ export type ActionOutcomeKind =
   | 'snoozed'
   | 'acknowledged'
   | 'lookup_failed'
+  /** The search by name answered 404: the domain may have left the account, or the route is wrong. */
+  | 'lookup_not_found'
   | 'store_failed'
   | 'misconfigured';
 
@@ -220,6 +222,18 @@ async function lookUpFinding(
   } catch (error) {
     if (error instanceof AuthenticationError)
       return refuse({ ...misconfigured(error), detail: error.message });
+    // An answer, not silence: the API leaves unsaid what a search without a hit answers, so a 404
+    // may be "no such domain" or a wrong route, and is said as it came.
+    if (error instanceof NotFoundError)
+      return refuse({
+        ...outcome(
+          'lookup_not_found',
+          502,
+          'The reseller’s search found nothing',
+          `Nothing was changed: the reseller’s search answered 404 (not found) for ${input.domain}: it may have left the account. Check it in the reseller’s control panel.`,
+        ),
+        detail: errorLine(error),
+      });
     return refuse({
       ...outcome(
         'lookup_failed',

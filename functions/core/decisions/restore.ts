@@ -2,6 +2,7 @@ import {
   AuthenticationError,
   ConfigError,
   DeadlineError,
+  NotFoundError,
   ResellerApiError,
   SecretError,
   StoppedError,
@@ -109,6 +110,8 @@ export type RestoreOutcomeKind =
   | 'consent_missing'
   | 'confirm'
   | 'not_in_account'
+  /** The search by name answered 404: no proof the account lacks it (a wrong route answers so too). */
+  | 'lookup_not_found'
   | 'not_in_quarantine'
   | 'restored'
   | 'refused'
@@ -339,6 +342,18 @@ function lookupFailure(error: unknown, domain: string): RestoreOutcome {
       detail: error.message,
     };
   }
+  // An answer, not silence: the API leaves unsaid what a search without a hit answers, so a 404 may
+  // be "no such domain" or a wrong route; unproven, it is said as it came, and nothing is restored.
+  if (error instanceof NotFoundError)
+    return {
+      ...outcome(
+        'lookup_not_found',
+        502,
+        `${domain} was not restored`,
+        `${domain} was NOT restored: the reseller’s search answered 404 (not found) for ${domain}: it may have left the account. ${CHECK_FIRST}`,
+      ),
+      detail: errorDetail(error),
+    };
   return {
     ...outcome(
       'reseller_unreachable',
@@ -410,9 +425,13 @@ async function recheck(reseller: RestorePort, domain: string, call: Recheck): Pr
   try {
     now = await reseller.findDomain(domain);
   } catch (error) {
+    const after =
+      error instanceof NotFoundError
+        ? 'a search for it afterwards answered 404 (not found)'
+        : 'its status could not be checked afterwards';
     return unknownOutcome(
       domain,
-      `The reseller answered the restore of ${domain} with ${call.answered}, and its status could not be checked afterwards`,
+      `The reseller answered the restore of ${domain} with ${call.answered}, and ${after}`,
       `${call.detail}; the look-up that followed failed: ${errorDetail(error)}`,
     );
   }

@@ -310,16 +310,24 @@ async function addRechecks(
 ): Promise<RecheckLookups> {
   const out: RecheckLookups = { unconfirmed: [], problems: [] };
   if (!options.recheck) return out;
+  let unsearched: string[] | undefined;
   for (const [name, remembered] of await options.recheck()) {
     const known = candidates.sideOf(name);
     if (known) {
       candidates.recheck(known, remembered);
       continue;
     }
+    // A server that does not search by name has each look-up read the whole account, per spelling,
+    // out of the scan's time budget: after the first, the rest wait for the next scan.
+    if (unsearched) {
+      unsearched.push(name);
+      continue;
+    }
     try {
       // Not picked while the account was read: its record, once more (memory holds no dates).
-      const domain = await reseller.findDomain(name);
-      if (domain) candidates.recheck(sideOf(domain), remembered);
+      const domain = await reseller.lookUpDomain(name, { stopUnfiltered: true });
+      if (domain === 'unfiltered') unsearched = [name];
+      else if (domain) candidates.recheck(sideOf(domain), remembered);
       // Listed by the read, yet not found by name: nothing was checked, so memory keeps what it knew.
       else out.unconfirmed.push(name);
     } catch (error) {
@@ -332,6 +340,15 @@ async function addRechecks(
         domains_not_checked: 1,
       });
     }
+  }
+  if (unsearched) {
+    for (const name of unsearched) out.unconfirmed.push(name); // a spread of 200 000 overflows the stack
+    out.problems.push({
+      server: 'reseller',
+      severity: 'info',
+      reason: `${unsearched.length} domain${unsearched.length === 1 ? '' : 's'} could not be read again for their registry re-check: the reseller does not search by domain_name (its search for ${cutText(safeText(unsearched[0] as string), 80)} listed other domains), and reading the whole account for each would take the scan's time`,
+      domains_not_checked: unsearched.length,
+    });
   }
   return out;
 }

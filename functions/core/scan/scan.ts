@@ -202,6 +202,8 @@ interface Gathering {
   stopped: boolean;
   /** The first domain read, as the server spelled it: a search for it checks what a 404 means. */
   listed?: string;
+  /** The last domain read after the first: a second check of what a 404 means, if the first cannot tell. */
+  lastListed?: Domain;
   /** Domain pages taken, of how many their listings' page 1 promised: the pace a move is judged by. */
   readonly domainPages: { read: number; pages: number };
 }
@@ -396,7 +398,8 @@ function tallyDomain(reading: DomainReading, domain: Domain, page: number): void
   const { options, gathered } = reading;
   const { now, policy } = options;
   gathered.domainsScanned++;
-  gathered.listed ??= options.client.rawKeyOf(domain) || domain.domain_name;
+  if (gathered.listed === undefined) gathered.listed = options.client.rawKeyOf(domain) || domain.domain_name;
+  else gathered.lastListed = domain;
   const group = options.policies?.policyFor(domain);
   options.observe?.(domain, reading.attempt, page, group?.policy.name);
   const found = classify(domain, now, group ? group.classify : policy);

@@ -2,7 +2,7 @@ import {
   AuthenticationError,
   DeadlineError,
   IncompleteListingError,
-  type NotFoundError,
+  NotFoundError,
   ResellerApiError,
 } from '../base/errors';
 import { normalizeDomainName } from '../base/text';
@@ -24,6 +24,8 @@ export interface UnlistedGathering {
   readonly incomplete: string[];
   /** The first domain read, as the server spelled it. */
   readonly listed?: string;
+  /** The last domain read after the first (its name as the server spelled it is asked of the client). */
+  readonly lastListed?: { readonly domain_name: string };
 }
 
 /** Remembered domains a read did not list that are looked up by name, at most, each read. */
@@ -46,7 +48,10 @@ export async function confirmUnlisted(
   if (problems.some((p) => p.key === null)) return;
   const unreadable = new Set(problems.map((p) => normalizeDomainName(p.key as string)));
   const names = (await unlisted()).filter((n) => !unreadable.has(normalizeDomainName(n)));
-  const lookups = { lookups: names.slice(0, UNLISTED_LOOKUPS), all: names, control: gathered.listed };
+  const last =
+    gathered.lastListed && (client.rawKeyOf(gathered.lastListed) || gathered.lastListed.domain_name);
+  const controls = [gathered.listed, last].filter((n): n is string => n !== undefined);
+  const lookups = { lookups: names.slice(0, UNLISTED_LOOKUPS), all: names, controls };
   const settled = await lookUpUnlisted(client, lookups).catch((error: unknown) => {
     // The read was whole: lookups cut by the budget, refused, or whose own listing broke its promise
     // (a search counting a record it does not hand out) judge nobody gone; thrown, the last would
@@ -92,8 +97,12 @@ interface UnlistedNames {
   readonly lookups: readonly string[];
   /** Every remembered name the read did not list: a whole read answers for all of them at once. */
   readonly all: readonly string[];
-  /** A name as the read listed it, to check what a 404 means; undefined when the read listed none. */
-  readonly control: string | undefined;
+  /**
+   * Names as the read listed them (the first and the last), to check what a 404 means: the second
+   * is searched only when the first cannot be, so one name the server cannot search does not decide.
+   * Empty when the read listed none.
+   */
+  readonly controls: readonly string[];
 }
 
 /**
@@ -119,27 +128,37 @@ async function lookUpUnlisted(client: ResellerClient, names: UnlistedNames): Pro
   if (held && typeof held === 'object') return { held: held.domain_name };
   if (found.includes('unfiltered')) return readWholeList(client, names.all);
   if (!notFound) return { held: null };
-  const doubt = await searchDoubt(client, names.control);
+  const doubt = await searchDoubt(client, names.controls);
   return doubt
     ? { unsettled: `(${notFound.message}; ${doubt}, so its 404 does not say a domain is not there)` }
     : { held: null };
 }
 
 /**
- * Why this server's 404 may not mean "no hit", or undefined when a search for `control` (a name the
- * read listed) answered with it: the search works, and a 404 for another name is no hit.
+ * Why this server's 404 may not mean "no hit", or undefined when a search for one of `controls`
+ * (names the read listed, tried in turn) found it: the search works, and a 404 for another name is
+ * no hit. A control whose search fails or finds nothing (a name the server cannot search) hands on
+ * to the next, except a 404: answered for a name the read listed, it shows this server's 404 does
+ * not mean "no hit", whatever a search for another name finds. A refused key is thrown, never read
+ * as a search that settled nothing.
  */
-async function searchDoubt(client: ResellerClient, control: string | undefined): Promise<string | undefined> {
-  if (control === undefined) return 'no domain was read to check the search against';
-  try {
-    const found = await client.lookUpDomain(control, { stopUnfiltered: true });
-    return found !== null && found !== 'unfiltered'
-      ? undefined
-      : `a search for ${control}, which the read listed, did not find it`;
-  } catch (error) {
-    if (!(error instanceof ResellerApiError) || error instanceof AuthenticationError) throw error;
-    return `a search for ${control}, which the read listed, failed too (${error.message})`;
+async function searchDoubt(client: ResellerClient, controls: readonly string[]): Promise<string | undefined> {
+  if (controls.length === 0) return 'no domain was read to check the search against';
+  const why: string[] = [];
+  for (const control of new Map(controls.map((c) => [normalizeDomainName(c), c])).values()) {
+    try {
+      const found = await client.lookUpDomain(control, { stopUnfiltered: true });
+      if (found !== null && found !== 'unfiltered') return undefined;
+      why.push(`a search for ${control}, which the read listed, did not find it`);
+    } catch (error) {
+      const settlesNothing = error instanceof ResellerApiError || error instanceof IncompleteListingError;
+      if (!settlesNothing || error instanceof AuthenticationError) throw error;
+      why.push(`a search for ${control}, which the read listed, failed too (${error.message})`);
+      // A 404 for a name the account holds proves this server's 404 is not "no hit": no other control outweighs it.
+      if (error instanceof NotFoundError) break;
+    }
   }
+  return why.join(', and ');
 }
 
 /**
