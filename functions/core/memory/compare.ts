@@ -108,6 +108,7 @@ export function compareMemory(input: CompareInput): CompareResult {
   walkRemembered(c);
   const carriedContacts = resolveContacts(c);
   const { publish, why } = decidePublish(c);
+  markRepeats(c);
   const next = {
     head: nextHead(c, publish, carriedContacts),
     ...nextDomains(c, publish),
@@ -153,6 +154,10 @@ interface Comparison {
   readonly escalated: Set<string>;
   /** Domains whose ongoing finding is published again now by its repeat cadence (repeat.ts). */
   readonly repeated: Set<string>;
+  /** Domains whose quarantine is repeated now for its last days to restore (renewal-memory.ts). */
+  readonly lastDays: Set<string>;
+  /** Domains whose finding is neither new nor escalated (marked ongoing). */
+  readonly ongoing: Set<string>;
 }
 
 /** Steps one to three: renewals only memory knows of, findings under their keys, snoozes applied. */
@@ -196,6 +201,8 @@ function prepare(input: CompareInput): Comparison {
     resolvedKeys: new Set(),
     escalated: new Set(),
     repeated: new Set(),
+    lastDays: new Set(),
+    ongoing: new Set(),
   };
 }
 
@@ -275,6 +282,7 @@ function markFindings(c: Comparison): void {
         })
       : null;
     if (hours !== null) c.escalated.add(key);
+    if (dom && change === 'ongoing') c.ongoing.add(key);
     const marked = {
       ...f,
       change,
@@ -436,11 +444,23 @@ function countRepeats(c: Comparison, count: (n: number, what: string) => unknown
       c.repeated.add(domainKey(f.domain_name));
       const what = `${f.severity} repeated after ${cadenceHours(repeat, f.severity)} h`;
       by.set(what, (by.get(what) ?? 0) + 1);
-    } else if (lastDaysRepeatDue(f, prior, c.nowMs, decision === 'capped' ? Infinity : repeat.critical))
+    } else if (lastDaysRepeatDue(f, prior, c.nowMs, decision === 'capped' ? Infinity : repeat.critical)) {
+      c.lastDays.add(domainKey(f.domain_name));
       lastDays++;
+    }
   }
   for (const [what, n] of [...by].sort(([a], [b]) => a.localeCompare(b))) count(n, what);
   count(lastDays, 'in the last days to restore, repeated daily');
+}
+
+/** Step eight: an ongoing finding published again now is marked `repeated`, as news to its group (alerts/groups.ts). */
+function markRepeats(c: Comparison): void {
+  if (c.repeated.size === 0 && c.lastDays.size === 0) return;
+  c.findings.forEach((f, i) => {
+    const key = isDomainFinding(f) ? domainKey(f.domain_name) : undefined;
+    if (key !== undefined && (c.repeated.has(key) || c.lastDays.has(key)))
+      c.findings[i] = { ...f, repeated: true };
+  });
 }
 
 /** Records unreadable now that were not last time; more than a state keeps, the same set (by its digest) is nothing new. */
@@ -467,6 +487,7 @@ function alertedNow(
   if (isSilenced(c, f)) return prev ?? null;
   if (!publish || !worth(c, f)) return prev ?? null;
   const key = isDomainFinding(f) ? domainKey(f.domain_name) : undefined;
+  if (key !== undefined && onlyListedForGroup(c, f, key)) return prev ?? null;
   const next = nextAlertMemory(f, prev, {
     at: c.report.now,
     stage: stageIn(c, f),
@@ -474,6 +495,17 @@ function alertedNow(
   });
   const repeats = nextRepeats(prev, next, key !== undefined && c.repeated.has(key));
   return repeats > 0 ? { ...next, repeats } : next;
+}
+
+/**
+ * An ongoing finding of a group with recipients of its own, published for other news: its group's
+ * message goes out for the group's own news alone (alerts/groups.ts), so its recipients did not
+ * hear of it, and its repeat hours run on as if nothing was published.
+ */
+function onlyListedForGroup(c: Comparison, f: Finding, key: string): boolean {
+  const own = c.input.policy.ownRecipients;
+  if (!own || !isDomainFinding(f) || f.policy === undefined || !own.has(f.policy)) return false;
+  return c.ongoing.has(key) && !c.repeated.has(key) && !c.lastDays.has(key) && !c.escalated.has(key);
 }
 
 function findingMemoryOf(c: Comparison, f: Finding): FindingMemory {

@@ -388,6 +388,12 @@ export interface StatePolicy {
   readonly escalation?: EscalationPolicy;
   /** The names of the policies that let their domains lapse: their changes and resolutions are never news. */
   readonly lapsing?: ReadonlySet<string>;
+  /**
+   * The names of the policies whose recipients get a message of their own, sent for the group's own
+   * news alone (alerts/groups.ts): a message for other news leaves their ongoing findings' repeat
+   * hours running, as their recipients did not get it.
+   */
+  readonly ownRecipients?: ReadonlySet<string>;
 }
 
 /**
@@ -414,6 +420,8 @@ export type StatefulFinding = Finding & {
   readonly change: Change;
   /** Published again as an escalation (docs/policies.md): critical and not acted on for this many hours since its first alert. */
   readonly escalated_after_hours?: number;
+  /** An ongoing finding published again now: its repeat cadence came round, or a quarantine's last days (docs/policies.md). */
+  readonly repeated?: true;
 };
 
 /** The report with memory: each finding marked, plus what changed and what was resolved. */
