@@ -41,6 +41,12 @@ export function readMeta(
     );
   // Read as absent, every bucket would be taken for garbage and its domains forgotten in silence.
   const exponent = meta?.layout !== undefined ? Number(meta.layout.N) : null;
+  // Every save writes it (a first save of no domains too): gone after one, it is damage as well.
+  if (meta?.layout === undefined && generation > 0)
+    throw new StateDamagedError(
+      `the state item ${META_SORT_KEY} in ${at.where} has no bucket layout (layout) after a save; reset the state`,
+      { item: META_SORT_KEY, damage: 'layout: missing', generation },
+    );
   if (meta?.layout !== undefined && meta.layout.N === undefined)
     throw new StateDamagedError(
       `the state item ${META_SORT_KEY} in ${at.where} has no bucket layout (layout) as a number; reset the state`,

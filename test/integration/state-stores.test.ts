@@ -615,6 +615,32 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     },
   );
 
+  // Every save writes the layout: read as absent after one, every bucket was taken for garbage, its
+  // domains forgotten in silence (snoozes too, every finding announced again) and its items deleted.
+  it('refuses a #meta item that lost its layout after a save as damage, instead of forgetting every domain', async () => {
+    const store = await open();
+    const empty = await loadState(store);
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['d0.nl']), empty, 'a');
+    await db.client().send(
+      new UpdateItemCommand({
+        TableName: `state-${table}`,
+        Key: { pk: { S: 'http://reseller.test' }, sk: { S: '#meta' } },
+        UpdateExpression: 'REMOVE layout',
+      }),
+    );
+    const error = await store.open('http://reseller.test').catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      name: 'StateDamagedError',
+      item: '#meta',
+      damage: 'layout: missing',
+      generation: 1,
+      message: expect.stringMatching(
+        /^the state item #meta in dynamodb:state-\d+ \(http:\/\/reseller\.test\) has no bucket layout \(layout\) after a save; reset the state$/,
+      ),
+    });
+  });
+
   it('holds the lease on the generation beside a damaged #meta while a scan publishes and after, and writes nothing else', async () => {
     const store = await open();
     await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
