@@ -978,6 +978,24 @@ describe('FileStateStore', () => {
     );
   });
 
+  // The scope is read from the file: as it was, a hand-edited one wrote a megabyte, or a line break
+  // and terminal escapes, into the one line of the refusal.
+  it('names the scope of another account in its refusal cut and on one line', async () => {
+    const path = join(dir, 'state.json');
+    const store = new FileStateStore(path);
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['x.nl']), await loadState(store), 'a');
+    const file = JSON.parse(await readFile(path, 'utf8'));
+    file.state.scope = `http://other.test/\n\u001b[31mforged line${'x'.repeat(5000)}`;
+    await writeFile(path, JSON.stringify(file));
+    const error = (await store.open('http://reseller.test').catch((e: unknown) => e)) as Error;
+    expect(error.message).toMatch(
+      /belongs to http:\/\/other\.test\/.*, but this scan reads http:\/\/reseller\.test;/,
+    );
+    expect(error.message.includes('\n') || error.message.includes('\u001b')).toBe(false);
+    expect(error.message.length).toBeLessThan(400);
+  });
+
   it('refuses a generation that is not a whole number, rather than claim and save from it', async () => {
     const path = join(dir, 'state.json');
     const store = new FileStateStore(path);
