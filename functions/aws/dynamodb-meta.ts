@@ -40,8 +40,15 @@ export function readMeta(
       { item: META_SORT_KEY, damage: 'h: not text', generation },
     );
   // Read as absent, every bucket would be taken for garbage and its domains forgotten in silence.
-  const exponent = meta?.layout !== undefined ? Number(meta.layout.N) : null;
-  if (meta?.layout !== undefined && meta.layout.N === undefined)
+  // Every save writes it (NULL until a domain's memory is first written): gone after one, it is damage.
+  const layout = meta?.layout?.NULL === true ? undefined : meta?.layout;
+  const exponent = layout !== undefined ? Number(layout.N) : null;
+  if (meta?.layout === undefined && generation > 0)
+    throw new StateDamagedError(
+      `the state item ${META_SORT_KEY} in ${at.where} has no bucket layout (layout) after a save; reset the state`,
+      { item: META_SORT_KEY, damage: 'layout: missing', generation },
+    );
+  if (layout !== undefined && layout.N === undefined)
     throw new StateDamagedError(
       `the state item ${META_SORT_KEY} in ${at.where} has no bucket layout (layout) as a number; reset the state`,
       { item: META_SORT_KEY, damage: 'layout: not a number', generation },

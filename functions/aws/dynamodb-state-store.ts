@@ -316,14 +316,16 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
       new UpdateItemCommand({
         TableName: this.table,
         Key: this.key(META_SORT_KEY),
-        UpdateExpression: `SET generation = :next, h = :h${plan.exponent !== null ? ', layout = :layout' : ''} REMOVE lease_owner, lease_expires`,
+        // The layout always: NULL while no domain was ever written, so a #meta without one is damage.
+        UpdateExpression:
+          'SET generation = :next, h = :h, layout = :layout REMOVE lease_owner, lease_expires',
         ConditionExpression: 'generation = :g AND lease_owner = :o',
         ExpressionAttributeValues: {
           ':g': { N: String(opened.generation) },
           ':next': { N: String(opened.generation + 1) },
           ':o': { S: owner },
           ':h': { S: headerJson },
-          ...(plan.exponent !== null ? { ':layout': { N: String(plan.exponent) } } : {}),
+          ':layout': plan.exponent !== null ? { N: String(plan.exponent) } : { NULL: true },
         },
       }),
       `the state lease on ${this.location} was lost before the state was saved`,

@@ -12,6 +12,7 @@ import {
   StateRefusedError,
 } from '../core/memory/state';
 import { belongsTo, bindAccount } from '../core/memory/state-account';
+import { shownCut } from '../core/memory/state-bounds';
 import type { StateDamagedError } from '../core/memory/state-header';
 
 /**
@@ -156,7 +157,7 @@ export abstract class StateStore<Known = unknown> {
     this.known.set(opened, known);
     if (opened.head.scope !== null && opened.head.scope !== scope)
       throw new StateRefusedError(
-        `the state in ${this.location} belongs to ${opened.head.scope}, but this scan reads ${scope}; use another --state for each account`,
+        `the state in ${this.location} belongs to ${shownCut(opened.head.scope)}, but this scan reads ${scope}; use another --state for each account`,
       );
     return opened;
   }

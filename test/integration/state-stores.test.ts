@@ -615,6 +615,46 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     },
   );
 
+  // Every save writes the layout: read as absent after one, every bucket was taken for garbage, its
+  // domains forgotten in silence (snoozes too, every finding announced again) and its items deleted.
+  it('refuses a #meta item that lost its layout after a save as damage, instead of forgetting every domain', async () => {
+    const store = await open();
+    const empty = await loadState(store);
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['d0.nl']), empty, 'a');
+    await db.client().send(
+      new UpdateItemCommand({
+        TableName: `state-${table}`,
+        Key: { pk: { S: 'http://reseller.test' }, sk: { S: '#meta' } },
+        UpdateExpression: 'REMOVE layout',
+      }),
+    );
+    const error = await store.open('http://reseller.test').catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      name: 'StateDamagedError',
+      item: '#meta',
+      damage: 'layout: missing',
+      generation: 1,
+      message: expect.stringMatching(
+        /^the state item #meta in dynamodb:state-\d+ \(http:\/\/reseller\.test\) has no bucket layout \(layout\) after a save; reset the state$/,
+      ),
+    });
+  });
+
+  // Its layout is chosen by the first save that writes a domain: one before that writes it NULL,
+  // which the check above must not take for a layout lost.
+  it('opens a state whose saves wrote no domain yet, its layout still to be chosen', async () => {
+    const store = await open();
+    const opened = await store.open('http://reseller.test');
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await store.save(opened, 'a', { head: opened.head, changed: new Map() });
+    const again = await store.open('http://reseller.test');
+    expect(again.generation).toBe(1);
+    await store.claim(1, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['d0.nl']), await loadState(store), 'b');
+    expect(Object.keys((await loadState(store)).state.domains)).toEqual(['d0.nl']);
+  });
+
   it('holds the lease on the generation beside a damaged #meta while a scan publishes and after, and writes nothing else', async () => {
     const store = await open();
     await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
@@ -843,6 +883,8 @@ describe('FileStateStore', () => {
       /^problem_keys: /,
     ],
     ['a missing field', (f: FileJson) => delete f.state.started_at, /^started_at: /],
+    // Not another release's state: one of those says its version. Refused, it stopped every alert.
+    ['a missing version', (f: FileJson) => delete f.state.version, /^version: missing$/],
     [
       'domains that are not an object',
       (f: FileJson) => Object.assign(f.state, { domains: [] }),
@@ -948,6 +990,24 @@ describe('FileStateStore', () => {
     await expect(store.holdDamaged(damaged, lease('scan-1'), async () => 'one')).rejects.toThrow(
       /another scan holds the state until/,
     );
+  });
+
+  // The scope is read from the file: as it was, a hand-edited one wrote a megabyte, or a line break
+  // and terminal escapes, into the one line of the refusal.
+  it('names the scope of another account in its refusal cut and on one line', async () => {
+    const path = join(dir, 'state.json');
+    const store = new FileStateStore(path);
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['x.nl']), await loadState(store), 'a');
+    const file = JSON.parse(await readFile(path, 'utf8'));
+    file.state.scope = `http://other.test/\n\u001b[31mforged line${'x'.repeat(5000)}`;
+    await writeFile(path, JSON.stringify(file));
+    const error = (await store.open('http://reseller.test').catch((e: unknown) => e)) as Error;
+    expect(error.message).toMatch(
+      /belongs to http:\/\/other\.test\/.*, but this scan reads http:\/\/reseller\.test;/,
+    );
+    expect(error.message.includes('\n') || error.message.includes('\u001b')).toBe(false);
+    expect(error.message.length).toBeLessThan(400);
   });
 
   it('refuses a generation that is not a whole number, rather than claim and save from it', async () => {

@@ -50,7 +50,10 @@ export function readStateHead(
   if (parsed.success) return { ...parsed.data, contacts } as StateHead;
   const issue = parsed.error.issues[0];
   const path = issue?.path ?? [];
-  if (path[0] === 'version') throw stateIssue(where, path, issue?.message);
+  // A version of another release is its to read; none at all is damage (every release writes one).
+  const version =
+    typeof value === 'object' && value !== null ? (value as { version?: unknown }).version : undefined;
+  if (path[0] === 'version' && version !== undefined) throw stateIssue(where, path, issue?.message);
   const damage = issueText(path, issue?.message ?? 'invalid');
   throw new StateDamagedError(
     `the state in ${where} cannot be used (${damage}); correct that value, point --state elsewhere, or remove the state to start over`,

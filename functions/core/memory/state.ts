@@ -510,7 +510,9 @@ export const AccountBindingSchema = z.object({
 export const StateHeaderSchema = z.object({
   version: z.literal(STATE_VERSION, {
     error: (issue) =>
-      `written by another version of domain-sentinel (state format ${JSON.stringify(issue.input)}, this one reads ${STATE_VERSION})`,
+      issue.input === undefined
+        ? 'missing'
+        : `written by another version of domain-sentinel (state format ${JSON.stringify(issue.input)}, this one reads ${STATE_VERSION})`,
   }),
   scope: z.string().nullable(),
   account: AccountBindingSchema.nullable(),
