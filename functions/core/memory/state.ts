@@ -388,11 +388,7 @@ export interface StatePolicy {
   readonly escalation?: EscalationPolicy;
   /** The names of the policies that let their domains lapse: their changes and resolutions are never news. */
   readonly lapsing?: ReadonlySet<string>;
-  /**
-   * The names of the policies whose recipients get a message of their own, sent for the group's own
-   * news alone (alerts/groups.ts): a message for other news leaves their ongoing findings' repeat
-   * hours running, as their recipients did not get it.
-   */
+  /** The policies whose recipients get their group's news alone (alerts/groups.ts): other news leaves their repeat hours running. */
   readonly ownRecipients?: ReadonlySet<string>;
 }
 
