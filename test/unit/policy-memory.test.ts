@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { planAlerts } from '../../functions/core/alerts/groups';
 import { classify } from '../../functions/core/findings/classify';
 import { loadStatePolicy } from '../../functions/core/memory/state-config';
 import type { Domain } from '../../functions/core/reseller/schemas';
@@ -74,6 +75,41 @@ describe('a group’s minSeverity with memory between scans', () => {
     const quiet = { policies: [{ name: 'nl', match: { tlds: ['nl'] }, minSeverity: 'critical' }] };
     const first = scanWith(quiet, 'warning', [expiring('shop.nl', 20)], T0, EMPTY_STATE);
     expect(first.publish).toBe(false);
+  });
+});
+
+describe('a group message with memory between scans', () => {
+  const file = {
+    policies: [
+      { name: 'vip', match: { tags: ['vip'] }, alertEmails: ['vip@example.nl'], repeat: { critical: 12 } },
+    ],
+  };
+  const policies = resolvePolicies(parsePolicies(file, 'p.json'), {
+    classify: { expiryDays: 30, criticalDays: 7 },
+    minSeverity: 'warning',
+  });
+  const groupsOf = (result: ReturnType<typeof scanWith>) =>
+    planAlerts(result.report, { minSeverity: 'warning', decided: result.publish, policies }).map(
+      (p) => p.group ?? 'account',
+    );
+
+  it('goes out for its own news and repeats, and not for news of domains outside it', () => {
+    const vip = expiring('vip.nl', 5, ['vip']);
+    const first = scanWith(file, 'warning', [vip], T0, EMPTY_STATE);
+    expect(groupsOf(first)).toEqual(['account', 'vip']);
+    // An hour on, vip.nl is unchanged and not due; a new critical elsewhere is the account's news alone.
+    const other = scanWith(file, 'warning', [vip, expiring('other.nl', 5)], T0 + HOUR, first.next);
+    expect(other.why).toEqual(['1 new']);
+    expect(groupsOf(other)).toEqual(['account']);
+    // The group did not hear of it then: its 12 hours run from its own alert, not from that message.
+    expect(other.next.domains['vip.nl']?.alerted?.at).toBe(new Date(T0).toISOString());
+    const due = scanWith(file, 'warning', [vip, expiring('other.nl', 5)], T0 + 12.5 * HOUR, other.next);
+    expect(due.why).toEqual(['1 critical repeated after 12 h']);
+    expect(groupsOf(due)).toEqual(['account', 'vip']);
+    expect(due.report.findings.find((f) => 'domain_name' in f && f.domain_name === 'vip.nl')).toMatchObject({
+      change: 'ongoing',
+      repeated: true,
+    });
   });
 });
 

@@ -5,6 +5,7 @@ import {
   type Severity,
   severityRank,
 } from '../findings/classify';
+import type { StatefulFinding } from '../memory/state';
 import type { PolicySet } from '../scan/policies';
 import { hasUrgentDeadline, type QuietHours, quietUntil } from '../scan/quiet-hours';
 import type { Report } from '../scan/scan';
@@ -38,6 +39,22 @@ export interface AlertPlanOptions {
 }
 
 const isLapsing = (f: Finding): boolean => isDomainFinding(f) && f.let_lapse === true;
+
+/**
+ * Whether a finding is news to its group: without memory, every finding is; with it (the finding
+ * marked by compare.ts), one new, escalated or published again by its cadence. An unchanged finding
+ * goes in the group's message as context, but never sends it: news of a domain outside the group
+ * is none of the group's.
+ */
+const isNews = (f: Finding): boolean => {
+  const marked = f as Partial<Pick<StatefulFinding, 'change' | 'escalated_after_hours' | 'repeated'>>;
+  return (
+    marked.change === undefined ||
+    marked.change !== 'ongoing' ||
+    marked.escalated_after_hours !== undefined ||
+    marked.repeated === true
+  );
+};
 
 /** The severity from which a finding is worth an alert: its policy's minSeverity, else the deployment's. */
 function levelOf(f: Finding, options: AlertPlanOptions): Severity {
@@ -82,8 +99,9 @@ function entriesWhere<R extends Report>(
 /**
  * The messages of one scan, the account's first: none when nothing reaches its level (and no
  * unreadable record, which may hide anything) and the memory did not decide to publish. A group's
- * message goes out when one of its domains reaches the group's level; it carries no unreadable
- * records (they belong to no group: the account's message lists them).
+ * message goes out when news of its own (isNews, or a change or resolution of its domains) reaches
+ * the group's level; it carries no unreadable records (they belong to no group: the account's
+ * message lists them).
  */
 export function planAlerts<R extends Report>(report: R, options: AlertPlanOptions): PlannedAlert<R>[] {
   const lapsing = report.findings.filter(isLapsing).length;
@@ -109,7 +127,7 @@ export function planAlerts<R extends Report>(report: R, options: AlertPlanOption
     const ofGroup = entriesWhere(counts, (e) => e.policy === policy.name);
     const own = ofGroup?.report ?? counts;
     // Its domain that left the account, or lost its transfer lock, is news to the group too.
-    const news = [...mine, ...(ofGroup?.entries ?? [])];
+    const news = [...mine.filter(isNews), ...(ofGroup?.entries ?? [])];
     if (!news.some((f) => reaches(f, group.minSeverity))) continue;
     plan.push({
       group: policy.name,

@@ -39,6 +39,7 @@ import {
   isHashedKey,
   isPlainKey,
   keyOf,
+  newProblemKeys,
   problemKey,
   shownCut,
 } from './state-bounds';
@@ -153,6 +154,8 @@ interface Comparison {
   readonly escalated: Set<string>;
   /** Domains whose ongoing finding is published again now by its repeat cadence (repeat.ts). */
   readonly repeated: Set<string>;
+  /** Domains whose finding is news now: new, escalated, or published again (repeated, last days). */
+  readonly news: Set<string>;
 }
 
 /** Steps one to three: renewals only memory knows of, findings under their keys, snoozes applied. */
@@ -196,6 +199,7 @@ function prepare(input: CompareInput): Comparison {
     resolvedKeys: new Set(),
     escalated: new Set(),
     repeated: new Set(),
+    news: new Set(),
   };
 }
 
@@ -275,6 +279,7 @@ function markFindings(c: Comparison): void {
         })
       : null;
     if (hours !== null) c.escalated.add(key);
+    if (dom && (hours !== null || change !== 'ongoing')) c.news.add(key);
     const marked = {
       ...f,
       change,
@@ -386,7 +391,8 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
   count(c.resolved.filter(news).length, 'resolved');
   countRepeats(c, count);
   count(c.escalated.size, 'critical not acted on, escalated');
-  countNewProblems(c, count);
+  const fresh = newProblemKeys(c.input.head, c.report.problems);
+  count(fresh, fresh === 1 ? 'new unreadable record' : 'new unreadable records');
   // A record that says quarantine but cannot be read is as critical as a quarantine finding:
   // repeated on the same rhythm until it is fixed.
   if (
@@ -426,9 +432,8 @@ function countRepeats(c: Comparison, count: (n: number, what: string) => unknown
   const by = new Map<string, number>();
   let lastDays = 0;
   const prior = (name: string) => c.memory.priorOf(name);
-  for (const f of c.findings) {
-    if (f.change !== 'ongoing' || !isDomainFinding(f) || isSilenced(c, f)) continue;
-    if (!worth(c, f)) continue;
+  c.findings.forEach((f, i) => {
+    if (f.change !== 'ongoing' || !isDomainFinding(f) || isSilenced(c, f) || !worth(c, f)) return;
     const repeat = repeatFor(c.input.policy, f);
     const stage = stageIn(c, f);
     const decision = repeatDecision({ ...f, stage }, prior(f.domain_name)?.alerted, repeat, c.nowMs);
@@ -438,21 +443,13 @@ function countRepeats(c: Comparison, count: (n: number, what: string) => unknown
       by.set(what, (by.get(what) ?? 0) + 1);
     } else if (lastDaysRepeatDue(f, prior, c.nowMs, decision === 'capped' ? Infinity : repeat.critical))
       lastDays++;
-  }
+    else return;
+    // Published again: news to its group too (alerts/groups.ts).
+    c.news.add(domainKey(f.domain_name));
+    c.findings[i] = { ...f, repeated: true };
+  });
   for (const [what, n] of [...by].sort(([a], [b]) => a.localeCompare(b))) count(n, what);
   count(lastDays, 'in the last days to restore, repeated daily');
-}
-
-/** Records unreadable now that were not last time; more than a state keeps, the same set (by its digest) is nothing new. */
-function countNewProblems(c: Comparison, count: (n: number, what: string) => unknown): void {
-  const { head } = c.input;
-  const keys = c.report.problems.map(problemKey);
-  const sameOverflow =
-    head.problem_keys_digest !== undefined && boundedProblemKeys(keys).digest === head.problem_keys_digest;
-  if (sameOverflow) return;
-  const old = new Set(head.problem_keys);
-  const fresh = keys.filter((k) => !old.has(k)).length;
-  count(fresh, fresh === 1 ? 'new unreadable record' : 'new unreadable records');
 }
 
 /** The memory of a finding at the minimum severity once published (a silenced one keeps the last announced). */
@@ -467,6 +464,7 @@ function alertedNow(
   if (isSilenced(c, f)) return prev ?? null;
   if (!publish || !worth(c, f)) return prev ?? null;
   const key = isDomainFinding(f) ? domainKey(f.domain_name) : undefined;
+  if (key !== undefined && onlyListedForGroup(c, f, key)) return prev ?? null;
   const next = nextAlertMemory(f, prev, {
     at: c.report.now,
     stage: stageIn(c, f),
@@ -475,6 +473,13 @@ function alertedNow(
   const repeats = nextRepeats(prev, next, key !== undefined && c.repeated.has(key));
   return repeats > 0 ? { ...next, repeats } : next;
 }
+
+/** Not news, in a group whose own message is sent for its news alone: its recipients did not hear of it. */
+const onlyListedForGroup = (c: Comparison, f: Finding, key: string) =>
+  isDomainFinding(f) &&
+  f.policy !== undefined &&
+  c.input.policy.ownRecipients?.has(f.policy) &&
+  !c.news.has(key);
 
 function findingMemoryOf(c: Comparison, f: Finding): FindingMemory {
   return {

@@ -35,6 +35,18 @@ export function boundedProblemKeys(keys: readonly string[]): { kept: string[]; d
     ? { kept: unique }
     : { kept: unique.slice(0, MAX_PROBLEM_KEYS), digest: sha256(unique.join('\n')) };
 }
+/** How many records are unreadable now that were not last time; more than a state keeps, the same set (by its digest) is none. */
+export function newProblemKeys(
+  head: { readonly problem_keys: readonly string[]; readonly problem_keys_digest?: string },
+  problems: readonly Problem[],
+): number {
+  const keys = problems.map(problemKey);
+  if (head.problem_keys_digest !== undefined && boundedProblemKeys(keys).digest === head.problem_keys_digest)
+    return 0;
+  const old = new Set(head.problem_keys);
+  return keys.filter((k) => !old.has(k)).length;
+}
+
 /** Printable ASCII that JSON writes as it is (no quote, no backslash). */
 const ONE_BYTE_IN_JSON = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 

@@ -1,6 +1,6 @@
 import type { Severity } from '../findings/classify';
 import { ENV, parseSetting } from '../scan/config';
-import { DEFAULT_REPEAT, type Policies, resolveRepeat } from '../scan/policies';
+import { DEFAULT_REPEAT, hasRecipients, type Policies, resolveRepeat } from '../scan/policies';
 import type { StatePolicy } from './state';
 
 /** The state table's name, set by StateTable.grantReadWrite (defined with every other setting in config.ts). */
@@ -18,6 +18,7 @@ export function loadStatePolicy(
 ): StatePolicy {
   const { escalation } = policies ?? {};
   const lapsing = new Set((policies?.policies ?? []).filter((p) => p.letLapse).map((p) => p.name));
+  const own = (policies?.policies ?? []).filter((p) => !p.letLapse && hasRecipients(p)).map((p) => p.name);
   const rungs = new Map(
     (policies?.policies ?? []).flatMap((p) => (p.alertThresholds ? [[p.name, p.alertThresholds]] : [])),
   );
@@ -41,5 +42,6 @@ export function loadStatePolicy(
       ? { escalation: { afterHours: escalation.afterHours, withinDays: escalation.withinDays } }
       : {}),
     ...(lapsing.size ? { lapsing } : {}),
+    ...(own.length ? { ownRecipients: new Set(own) } : {}),
   };
 }

@@ -388,6 +388,8 @@ export interface StatePolicy {
   readonly escalation?: EscalationPolicy;
   /** The names of the policies that let their domains lapse: their changes and resolutions are never news. */
   readonly lapsing?: ReadonlySet<string>;
+  /** The policies whose recipients get their group's news alone (alerts/groups.ts): other news leaves their repeat hours running. */
+  readonly ownRecipients?: ReadonlySet<string>;
 }
 
 /**
@@ -414,6 +416,8 @@ export type StatefulFinding = Finding & {
   readonly change: Change;
   /** Published again as an escalation (docs/policies.md): critical and not acted on for this many hours since its first alert. */
   readonly escalated_after_hours?: number;
+  /** An ongoing finding published again now: its repeat cadence came round, or a quarantine's last days (docs/policies.md). */
+  readonly repeated?: true;
 };
 
 /** The report with memory: each finding marked, plus what changed and what was resolved. */
