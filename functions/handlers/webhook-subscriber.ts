@@ -135,6 +135,20 @@ export async function handleWebhookEvent(
   return { batchItemFailures: failures };
 }
 
+/**
+ * The zone an account's report says its alerts are dated in (its own `timeZone`, which the webhook
+ * subscriber's environment does not hold): its Slack and Teams messages give the restore-by day its
+ * e-mail gives. One that is not a zone is not trusted: the deployment's applies.
+ */
+function accountZone(zone: string | undefined): string | undefined {
+  if (zone === undefined) return undefined;
+  try {
+    return parseSetting('timeZone', zone);
+  } catch {
+    return undefined;
+  }
+}
+
 async function deliver(
   record: SQSRecord,
   target: WebhookTarget,
@@ -164,7 +178,7 @@ async function deliver(
     source?.account_label ?? source?.account ?? deps.env[ENV.accountLabel],
     source?.group,
   );
-  const timeZone = parseSetting('timeZone', deps.env[ENV.timeZone]);
+  const timeZone = accountZone(source?.time_zone) ?? parseSetting('timeZone', deps.env[ENV.timeZone]);
   const body = renderWebhookBody(target.format, reportJson, report, {
     timeZone,
     ...(accountLabel ? { accountLabel } : {}),

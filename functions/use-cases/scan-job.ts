@@ -97,6 +97,7 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
           ...report.source,
           account: input.account,
           ...(settings.accountLabel ? { account_label: settings.accountLabel } : {}),
+          time_zone: settings.timeZone,
         },
       }
     : report;

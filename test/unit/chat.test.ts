@@ -284,3 +284,17 @@ describe('the JSON webhook signature', () => {
       expect(() => signWebhookBody({ body, deliveryId: bad, key, unixSeconds: t })).toThrow(RangeError);
   });
 });
+
+describe('the chat thread of an account of several', () => {
+  it('is the account name, so two accounts whose labels read alike never share a thread', () => {
+    const of = (account: string, label: string) => {
+      const r = small();
+      return notify({ ...r, source: { ...r.source, account, account_label: label } }, label).metadata
+        .threadId;
+    };
+    // Labels a slug cannot tell apart: none of their letters are a-z, or only their case differs.
+    expect(of('brand-jp', '日本')).not.toBe(of('brand-cn', '中国'));
+    expect(of('brand-a', 'Brand A')).not.toBe(of('brand-b', 'brand a'));
+    expect(of('brand-jp', '日本')).toBe('domain-sentinel-brand-jp-2026-11-22');
+  });
+});

@@ -3,6 +3,7 @@ import { type DomainFinding, type Finding, isDomainFinding } from '../findings/c
 import { changeNextStep, nextStep } from '../findings/next-step';
 import type { ChangeKind, DomainChange } from '../memory/state';
 import type { Problem } from '../reseller/client';
+import { ACCOUNT_NAME } from '../scan/accounts';
 import type { Report } from '../scan/scan';
 import {
   criticalChanges,
@@ -281,7 +282,10 @@ export function buildChatNotification(report: Report, options: ChatOptions = {})
     cutText(k, limits.keyword),
   );
   const day = dayKey(report.now, timeZone);
-  const threadId = ['domain-sentinel', slug(options.accountLabel), day].filter(Boolean).join('-');
+  // An account of several is threaded by its name, unique in the deployment: two labels may slug alike.
+  const account = report.source?.account;
+  const threadKey = account && ACCOUNT_NAME.test(account) ? account : slug(options.accountLabel);
+  const threadId = ['domain-sentinel', threadKey, day].filter(Boolean).join('-');
   return {
     version: '1.0',
     source: 'custom',

@@ -65,7 +65,7 @@ const ReportShape = z
     report_url: z.string().optional(),
     // What names the message's account and group (webhook-subscriber.ts).
     source: z
-      .object({ account: z.string(), account_label: z.string(), group: z.string() })
+      .object({ account: z.string(), account_label: z.string(), group: z.string(), time_zone: z.string() })
       .partial()
       .loose()
       .optional(),

@@ -25,6 +25,8 @@ export interface Report {
     readonly account?: string;
     /** With `account`: its alerts' label (its `accountLabel`, else its name), for readers of the JSON. */
     readonly account_label?: string;
+    /** With `account`: the zone of its alerts' dates (its `timeZone`), so a webhook dates them as its e-mail does. */
+    readonly time_zone?: string;
     /** A group's own alert: the policy whose domains alone it carries (functions/core/alerts/groups.ts). */
     readonly group?: string;
     readonly mode: ScanMode;
