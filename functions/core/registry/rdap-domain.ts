@@ -134,10 +134,32 @@ function latestEvent(events: readonly unknown[] | undefined, action: string): nu
     const event = EventSchema.safeParse(raw);
     if (!event.success || typeof event.data.eventAction !== 'string') continue;
     if (event.data.eventAction.trim().toLowerCase() !== action) continue;
-    const at = typeof event.data.eventDate === 'string' ? parseRfc3339(event.data.eventDate) : Number.NaN;
+    const at = typeof event.data.eventDate === 'string' ? eventTime(event.data.eventDate) : Number.NaN;
     if (!Number.isNaN(at) && at >= FIRST_DOMAIN_MS && (latest === null || at > latest)) latest = at;
   }
   return latest;
+}
+
+/**
+ * What registries send as an event date that names a day: RFC 3339 (RFC 9083 §4.5), and beside it
+ * a leap second, no offset, a basic offset (`+0100`) or a date alone. Bounded, so a megabyte of
+ * digits costs linear time.
+ */
+const EVENT_DATE =
+  /^(\d{4}-\d{2}-\d{2})(?:[Tt ](\d{2}:\d{2}):(\d{2})(\.\d{1,30})?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * An event date as epoch ms, NaN when it names no day. Read as none, a date a registry writes its
+ * own way would count the domain as a registry without expiry dates, and a renewal that never
+ * reached the registry would go unseen. A leap second reads as the second before it; no offset
+ * reads as UTC: the check compares days with a tolerance of days, which no offset moves.
+ */
+function eventTime(text: string): number {
+  const m = EVENT_DATE.exec(text.trim());
+  if (!m) return Number.NaN;
+  const [, day, hourMinute = '00:00', second = '00', fraction = '', zone = 'Z'] = m;
+  const offset = zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone;
+  return parseRfc3339(`${day}T${hourMinute}:${second === '60' ? '59' : second}${fraction}${offset}`);
 }
 
 function nameserversOf(nameservers: readonly unknown[] | undefined): string[] {
