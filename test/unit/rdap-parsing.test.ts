@@ -105,6 +105,37 @@ describe('parseRdapDomain', () => {
       expect(read(eventDate)).toBeNull();
   });
 
+  it('reads a member sent as null as one left out, as servers that write every member do', () => {
+    // Refused as no domain object, three in a row left the whole registry unchecked for the scan.
+    const record = parseRdapDomain(
+      {
+        objectClassName: 'domain',
+        ldhName: 'a.example',
+        unicodeName: null,
+        status: ['client hold'],
+        events: null,
+        nameservers: null,
+      },
+      'a.example',
+    );
+    expect(record).toEqual({
+      name: 'a.example',
+      status: ['client hold'],
+      expiration: null,
+      lastChanged: null,
+      nameservers: [],
+    });
+    expect(
+      parseRdapDomain(
+        { objectClassName: null, ldhName: null, unicodeName: 'a.example', status: null },
+        'a.example',
+      ).status,
+    ).toEqual([]);
+    expect(() => parseRdapDomain({ ldhName: null, unicodeName: null }, 'a.example')).toThrow(
+      'the answer names no domain',
+    );
+  });
+
   it('keeps at most 13 nameservers, lower case, and skips what is not one', () => {
     const nameservers = [
       { ldhName: 'NS0.Example.COM' },

@@ -68,14 +68,17 @@ const NameserverSchema = z.looseObject({
   unicodeName: z.unknown().optional(),
 });
 
-/** The members the check reads; anything else (entities, links, notices, remarks) is left alone. */
+/**
+ * The members the check reads; anything else (entities, links, notices, remarks) is left alone. A
+ * member sent as null is one left out: servers that write every member of their model send that.
+ */
 export const RdapDomainSchema = z.looseObject({
-  objectClassName: z.string().optional(),
-  ldhName: z.string().optional(),
-  unicodeName: z.string().optional(),
-  status: z.array(z.unknown()).optional(),
-  events: z.array(z.unknown()).optional(),
-  nameservers: z.array(z.unknown()).optional(),
+  objectClassName: z.string().nullish(),
+  ldhName: z.string().nullish(),
+  unicodeName: z.string().nullish(),
+  status: z.array(z.unknown()).nullish(),
+  events: z.array(z.unknown()).nullish(),
+  nameservers: z.array(z.unknown()).nullish(),
 });
 
 /** Why an RDAP answer cannot be read as the domain asked for. */
@@ -94,7 +97,7 @@ export function parseRdapDomain(value: unknown, asked: string): RegistryRecord {
   const parsed = RdapDomainSchema.safeParse(value);
   if (!parsed.success) throw new RdapDomainShapeError('the answer is not an RDAP domain object');
   const domain = parsed.data;
-  if (domain.objectClassName !== undefined && domain.objectClassName !== 'domain')
+  if (domain.objectClassName != null && domain.objectClassName !== 'domain')
     throw new RdapDomainShapeError(
       `the answer is an RDAP ${JSON.stringify(domain.objectClassName.slice(0, 40))} object, not a domain`,
     );
@@ -116,9 +119,9 @@ export function parseRdapDomain(value: unknown, asked: string): RegistryRecord {
   };
 }
 
-function nameOf(ldh: string | undefined, unicode: string | undefined): string | null {
+function nameOf(ldh: string | null | undefined, unicode: string | null | undefined): string | null {
   const name = ldh ?? unicode;
-  return name === undefined ? null : normalizeDomainName(name);
+  return name == null ? null : normalizeDomainName(name);
 }
 
 /**
@@ -128,7 +131,7 @@ function nameOf(ldh: string | undefined, unicode: string | undefined): string | 
  */
 const FIRST_DOMAIN_MS = Date.UTC(1985, 0, 1);
 
-function latestEvent(events: readonly unknown[] | undefined, action: string): number | null {
+function latestEvent(events: readonly unknown[] | null | undefined, action: string): number | null {
   let latest: number | null = null;
   for (const raw of events ?? []) {
     const event = EventSchema.safeParse(raw);
@@ -162,7 +165,7 @@ function eventTime(text: string): number {
   return parseRfc3339(`${day}T${hourMinute}:${second === '60' ? '59' : second}${fraction}${offset}`);
 }
 
-function nameserversOf(nameservers: readonly unknown[] | undefined): string[] {
+function nameserversOf(nameservers: readonly unknown[] | null | undefined): string[] {
   const names: string[] = [];
   for (const raw of nameservers ?? []) {
     const ns = NameserverSchema.safeParse(raw);
