@@ -81,6 +81,61 @@ describe('parseRdapDomain', () => {
     expect(none.expiration).toBeNull();
   });
 
+  it('reads an expiration sent with a leap second, without an offset, with a basic offset or as a day alone: each names the day', () => {
+    // Each of these read as none published: the domain counted as a registry without expiry dates
+    // and a renewal that never reached the registry went unseen.
+    const read = (eventDate: string) =>
+      parseRdapDomain(
+        { ldhName: 'a.example', events: [{ eventAction: 'expiration', eventDate }] },
+        'a.example',
+      ).expiration;
+    expect(read('2026-12-31T23:59:60Z')).toBe(Date.parse('2026-12-31T23:59:59Z'));
+    expect(read('2026-12-01T10:00:00')).toBe(Date.parse('2026-12-01T10:00:00Z'));
+    expect(read('2026-12-01T10:00:00.5')).toBe(Date.parse('2026-12-01T10:00:00.500Z'));
+    expect(read('2026-12-01T10:00:00+0100')).toBe(Date.parse('2026-12-01T09:00:00Z'));
+    expect(read('2026-12-01')).toBe(Date.parse('2026-12-01T00:00:00Z'));
+    expect(read(' 2026-12-01T00:00:00Z ')).toBe(Date.parse('2026-12-01T00:00:00Z'));
+    // Still no date: an impossible day, words, a megabyte of digits (linear time).
+    for (const eventDate of [
+      '2026-02-30',
+      'next year',
+      '2026-12-01T10:00',
+      `2026-12-01T00:00:00.${'1'.repeat(1_000_000)}Z`,
+    ])
+      expect(read(eventDate)).toBeNull();
+  });
+
+  it('reads a member sent as null as one left out, as servers that write every member do', () => {
+    // Refused as no domain object, three in a row left the whole registry unchecked for the scan.
+    const record = parseRdapDomain(
+      {
+        objectClassName: 'domain',
+        ldhName: 'a.example',
+        unicodeName: null,
+        status: ['client hold'],
+        events: null,
+        nameservers: null,
+      },
+      'a.example',
+    );
+    expect(record).toEqual({
+      name: 'a.example',
+      status: ['client hold'],
+      expiration: null,
+      lastChanged: null,
+      nameservers: [],
+    });
+    expect(
+      parseRdapDomain(
+        { objectClassName: null, ldhName: null, unicodeName: 'a.example', status: null },
+        'a.example',
+      ).status,
+    ).toEqual([]);
+    expect(() => parseRdapDomain({ ldhName: null, unicodeName: null }, 'a.example')).toThrow(
+      'the answer names no domain',
+    );
+  });
+
   it('keeps at most 13 nameservers, lower case, and skips what is not one', () => {
     const nameservers = [
       { ldhName: 'NS0.Example.COM' },

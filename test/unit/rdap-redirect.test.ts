@@ -57,6 +57,9 @@ describe('RdapClient redirects', () => {
       'https://[fd00::1]/domain/shop.com',
       'https://[::ffff:127.0.0.1]/domain/shop.com',
       'https://2130706433/domain/shop.com',
+      // The root's dot makes the same name: it resolves to this machine all the same.
+      'https://localhost.:9001/domain/shop.com',
+      'https://rdap.localhost./domain/shop.com',
     ]) {
       const { asked, outcome } = await redirected('https://rdap.registry.example/', location);
       expect(asked, location).toHaveLength(1);

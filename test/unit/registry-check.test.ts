@@ -174,6 +174,31 @@ describe('checkRegistry', () => {
     expect(result.unconfirmed).toEqual(['r.be']);
   });
 
+  it('gives the places of a server left alone to the next domains in line: a registry that is down does not spend the budget of the others', async () => {
+    const { fetch, asked } = servers();
+    // Flagged at the dead server first, then the sample at the good one: a budget of 10 spent
+    // 3 lookups at the dead server and left its 7 other places empty, while 7 domains of a
+    // registry that answers were counted beyond the budget.
+    const dead = Array.from({ length: 10 }, (_, i) => candidate(`d${i}.be`, 'flagged', i));
+    const good = Array.from({ length: 10 }, (_, i) => candidate(`g${i}.com`, 'sample', i));
+    const result = await checkRegistry({
+      candidates: [...dead, ...good, candidate('late.be', 'sample', 99), candidate('r.com', 'sample', 98)],
+      bootstrap,
+      client: client(fetch),
+      now: NOW,
+      budget: 10,
+      policy: POLICY,
+      perServer: 1,
+    });
+    expect(asked.filter((a) => a.startsWith('down.example'))).toHaveLength(3);
+    expect(result.counts.queries).toBe(10);
+    expect(result.counts.agree).toBe(7);
+    expect(asked.filter((a) => a.startsWith('good.example'))).toEqual(
+      Array.from({ length: 7 }, (_, i) => `good.example:g${i}.com`),
+    );
+    expect(result.counts.not_checked).toEqual({ budget: 5, time: 0, server_failed: 10 });
+  });
+
   it('names the domains a registry does not know, at info, without a finding', async () => {
     const fetch = (async () => new Response('{"errorCode":404}', { status: 404 })) as typeof globalThis.fetch;
     const result = await checkRegistry({

@@ -295,3 +295,39 @@ describe('memory’s re-checks on a reseller that ignores domain_name', () => {
     );
   });
 });
+
+describe('memory’s re-checks beyond the query budget', () => {
+  it('searches the reseller for no more re-checks than the budget can look up, and counts the rest as beyond it', async () => {
+    // A registry that put every domain of its TLD on hold for a month leaves memory with thousands
+    // of registry findings: one reseller search each, one after another, before any RDAP lookup,
+    // took the scan's time from the registries that are fine, for lookups the budget never makes.
+    let searches = 0;
+    const reseller = {
+      lookUpDomain: async (name: string) => {
+        searches++;
+        return domain(name);
+      },
+    } as unknown as ResellerClient;
+    const names = Array.from({ length: 50 }, (_, i) => `held-${i}.t3`);
+    const outcome = await runRegistryCheck([], candidatesOf([]), {
+      options: {
+        bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
+        client: new RdapClient({ fetch: down, maxAttempts: 1 }),
+        budget: 5,
+        days: 1,
+        toleranceDays: 2,
+        recheck: async () => new Map(names.map((n) => [n, 'registry_hold' as const])),
+      },
+      reseller,
+      now: NOW,
+      criticalDays: 7,
+      registrants: new Map(),
+    });
+    expect(searches).toBe(5);
+    expect(outcome.registry.queries).toBeLessThanOrEqual(5);
+    expect(outcome.registry.not_checked.budget).toBe(45);
+    expect(outcome.registry.candidates.recheck).toBe(50);
+    // None of them is an all-clear: memory keeps each.
+    expect(outcome.registry.unconfirmed).toHaveLength(50);
+  });
+});

@@ -68,14 +68,17 @@ const NameserverSchema = z.looseObject({
   unicodeName: z.unknown().optional(),
 });
 
-/** The members the check reads; anything else (entities, links, notices, remarks) is left alone. */
+/**
+ * The members the check reads; anything else (entities, links, notices, remarks) is left alone. A
+ * member sent as null is one left out: servers that write every member of their model send that.
+ */
 export const RdapDomainSchema = z.looseObject({
-  objectClassName: z.string().optional(),
-  ldhName: z.string().optional(),
-  unicodeName: z.string().optional(),
-  status: z.array(z.unknown()).optional(),
-  events: z.array(z.unknown()).optional(),
-  nameservers: z.array(z.unknown()).optional(),
+  objectClassName: z.string().nullish(),
+  ldhName: z.string().nullish(),
+  unicodeName: z.string().nullish(),
+  status: z.array(z.unknown()).nullish(),
+  events: z.array(z.unknown()).nullish(),
+  nameservers: z.array(z.unknown()).nullish(),
 });
 
 /** Why an RDAP answer cannot be read as the domain asked for. */
@@ -94,7 +97,7 @@ export function parseRdapDomain(value: unknown, asked: string): RegistryRecord {
   const parsed = RdapDomainSchema.safeParse(value);
   if (!parsed.success) throw new RdapDomainShapeError('the answer is not an RDAP domain object');
   const domain = parsed.data;
-  if (domain.objectClassName !== undefined && domain.objectClassName !== 'domain')
+  if (domain.objectClassName != null && domain.objectClassName !== 'domain')
     throw new RdapDomainShapeError(
       `the answer is an RDAP ${JSON.stringify(domain.objectClassName.slice(0, 40))} object, not a domain`,
     );
@@ -116,9 +119,9 @@ export function parseRdapDomain(value: unknown, asked: string): RegistryRecord {
   };
 }
 
-function nameOf(ldh: string | undefined, unicode: string | undefined): string | null {
+function nameOf(ldh: string | null | undefined, unicode: string | null | undefined): string | null {
   const name = ldh ?? unicode;
-  return name === undefined ? null : normalizeDomainName(name);
+  return name == null ? null : normalizeDomainName(name);
 }
 
 /**
@@ -128,19 +131,41 @@ function nameOf(ldh: string | undefined, unicode: string | undefined): string | 
  */
 const FIRST_DOMAIN_MS = Date.UTC(1985, 0, 1);
 
-function latestEvent(events: readonly unknown[] | undefined, action: string): number | null {
+function latestEvent(events: readonly unknown[] | null | undefined, action: string): number | null {
   let latest: number | null = null;
   for (const raw of events ?? []) {
     const event = EventSchema.safeParse(raw);
     if (!event.success || typeof event.data.eventAction !== 'string') continue;
     if (event.data.eventAction.trim().toLowerCase() !== action) continue;
-    const at = typeof event.data.eventDate === 'string' ? parseRfc3339(event.data.eventDate) : Number.NaN;
+    const at = typeof event.data.eventDate === 'string' ? eventTime(event.data.eventDate) : Number.NaN;
     if (!Number.isNaN(at) && at >= FIRST_DOMAIN_MS && (latest === null || at > latest)) latest = at;
   }
   return latest;
 }
 
-function nameserversOf(nameservers: readonly unknown[] | undefined): string[] {
+/**
+ * What registries send as an event date that names a day: RFC 3339 (RFC 9083 §4.5), and beside it
+ * a leap second, no offset, a basic offset (`+0100`) or a date alone. Bounded, so a megabyte of
+ * digits costs linear time.
+ */
+const EVENT_DATE =
+  /^(\d{4}-\d{2}-\d{2})(?:[Tt ](\d{2}:\d{2}):(\d{2})(\.\d{1,30})?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * An event date as epoch ms, NaN when it names no day. Read as none, a date a registry writes its
+ * own way would count the domain as a registry without expiry dates, and a renewal that never
+ * reached the registry would go unseen. A leap second reads as the second before it; no offset
+ * reads as UTC: the check compares days with a tolerance of days, which no offset moves.
+ */
+function eventTime(text: string): number {
+  const m = EVENT_DATE.exec(text.trim());
+  if (!m) return Number.NaN;
+  const [, day, hourMinute = '00:00', second = '00', fraction = '', zone = 'Z'] = m;
+  const offset = zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone;
+  return parseRfc3339(`${day}T${hourMinute}:${second === '60' ? '59' : second}${fraction}${offset}`);
+}
+
+function nameserversOf(nameservers: readonly unknown[] | null | undefined): string[] {
   const names: string[] = [];
   for (const raw of nameservers ?? []) {
     const ns = NameserverSchema.safeParse(raw);

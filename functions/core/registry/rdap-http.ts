@@ -44,7 +44,11 @@ export function rdapRedirectProblem(from: string, to: string): string | null {
 
 /** A hostname that is this machine or a private (RFC 1918, link-local, unique local) address. */
 function isLocalAddress(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  // `localhost.` is `localhost` with the root's dot written out: the same machine.
+  const host = hostname
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
   if (isIPv4(host)) {
     const [a, b] = host.split('.').map(Number) as [number, number];

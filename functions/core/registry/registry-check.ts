@@ -112,59 +112,70 @@ const NOT_FOUND_NAMED = 5;
 export async function checkRegistry(input: RegistryCheckInput): Promise<RegistryCheckResult> {
   const counts = emptyCounts(input.candidates);
   const result: RegistryCheckResult = { views: new Map(), counts, problems: [], unconfirmed: [] };
-  const queue = planQueue(input, result);
+  const { queue, beyond } = planQueue(input, result);
   const servers = byServer(queue);
-  const run = new LookupRun(input, result, servers);
+  const run = new LookupRun(input, result, servers, beyond);
   const workers = Math.max(1, Math.min(input.concurrency ?? 16, queue.length));
   await Promise.all(Array.from({ length: workers }, () => run.work()));
+  for (const item of beyond) {
+    counts.not_checked.budget++;
+    unconfirmed(result, item.candidate);
+  }
   counts.requests = input.client.requests;
   result.problems.push(...serverProblems(servers));
   return result;
 }
 
-/** The domains to look up, in the order the budget is spent; those left out are counted. */
-function planQueue(input: RegistryCheckInput, result: RegistryCheckResult): QueueItem[] {
-  const { counts } = result;
+/**
+ * The domains to look up, in the order the budget is spent, and those beyond the budget in the same
+ * order: a place a server left alone does not use goes to the first of them.
+ */
+function planQueue(
+  input: RegistryCheckInput,
+  result: RegistryCheckResult,
+): { queue: QueueItem[]; beyond: QueueItem[] } {
   const queue: QueueItem[] = [];
+  const beyond: QueueItem[] = [];
   for (const candidate of ordered(input.candidates)) {
     const service = input.bootstrap.serviceFor(candidate.domain_name);
     if (!service) {
-      counts.not_checkable.no_rdap_service++;
+      result.counts.not_checkable.no_rdap_service++;
       // A remembered finding whose TLD the bootstrap no longer serves was not looked at: memory keeps it.
       unconfirmed(result, candidate);
-    } else if (queue.length < input.budget)
-      queue.push({ candidate, baseUrl: service.baseUrl, index: queue.length });
-    else {
-      counts.not_checked.budget++;
-      unconfirmed(result, candidate);
+      continue;
     }
+    const index = queue.length + beyond.length;
+    (queue.length < input.budget ? queue : beyond).push({ candidate, baseUrl: service.baseUrl, index });
   }
-  return queue;
+  return { queue, beyond };
 }
 
 /** The queue split by RDAP server (origin), each keeping the queue's order. */
 function byServer(queue: readonly QueueItem[]): Map<string, ServerState> {
   const servers = new Map<string, ServerState>();
-  for (const item of queue) {
-    const origin = new URL(item.baseUrl).origin;
-    let state = servers.get(origin);
-    if (!state) {
-      state = {
-        items: [],
-        active: 0,
-        failuresInRow: 0,
-        answered: false,
-        stopped: false,
-        asked: false,
-        lastError: '',
-        notChecked: 0,
-        notFound: [],
-      };
-      servers.set(origin, state);
-    }
-    state.items.push(item);
-  }
+  for (const item of queue) queueAt(servers, item);
   return servers;
+}
+
+/** Puts `item` last in its server's queue, the server's state made on its first item. */
+function queueAt(servers: Map<string, ServerState>, item: QueueItem): void {
+  const origin = new URL(item.baseUrl).origin;
+  let state = servers.get(origin);
+  if (!state) {
+    state = {
+      items: [],
+      active: 0,
+      failuresInRow: 0,
+      answered: false,
+      stopped: false,
+      asked: false,
+      lastError: '',
+      notChecked: 0,
+      notFound: [],
+    };
+    servers.set(origin, state);
+  }
+  state.items.push(item);
 }
 
 /**
@@ -180,7 +191,9 @@ class LookupRun {
   constructor(
     private readonly input: RegistryCheckInput,
     private readonly result: RegistryCheckResult,
-    private readonly servers: ReadonlyMap<string, ServerState>,
+    private readonly servers: Map<string, ServerState>,
+    /** Domains beyond the budget, in line for the places a server left alone does not use. */
+    private readonly beyond: QueueItem[],
   ) {
     this.perServer = Math.max(1, input.perServer ?? 2);
   }
@@ -190,7 +203,8 @@ class LookupRun {
     for (;;) {
       const state = this.nextServer();
       if (!state) {
-        if (![...this.servers.values()].some((s) => s.items.length)) return;
+        // A lookup still running may yet leave its server alone, and give its places to others.
+        if (![...this.servers.values()].some((s) => s.items.length || s.active)) return;
         await this.untilALookupEnds();
         continue;
       }
@@ -247,6 +261,9 @@ class LookupRun {
     else {
       this.result.counts.not_checked.server_failed++;
       state.notChecked++;
+      // Its place in the budget is not spent: the next domain in line has it.
+      const next = this.beyond.shift();
+      if (next) queueAt(this.servers, next);
     }
     unconfirmed(this.result, item.candidate);
   }

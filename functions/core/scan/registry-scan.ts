@@ -284,7 +284,7 @@ async function checkLoaded(
     registry: {
       ...base,
       bootstrap: { ...bootstrap.info, ...read },
-      ...checked.counts,
+      ...withBeyondBudget(checked.counts, lookedUp.beyondBudget),
       ...bounded(
         [...lookedUp.problems, ...checked.problems],
         [...lookedUp.unconfirmed, ...checked.unconfirmed],
@@ -297,6 +297,18 @@ async function checkLoaded(
 interface RecheckLookups {
   readonly unconfirmed: string[];
   readonly problems: RegistryProblem[];
+  /** Re-checks not searched for: the budget was spent on those before them. */
+  beyondBudget: number;
+}
+
+/** The counts with memory's re-checks left beyond the budget before they were searched for. */
+function withBeyondBudget(counts: RegistryCounts, beyond: number): RegistryCounts {
+  if (!beyond) return counts;
+  return {
+    ...counts,
+    candidates: { ...counts.candidates, recheck: counts.candidates.recheck + beyond },
+    not_checked: { ...counts.not_checked, budget: counts.not_checked.budget + beyond },
+  };
 }
 
 /**
@@ -308,13 +320,21 @@ async function addRechecks(
   options: RegistryScanOptions,
   reseller: ResellerClient,
 ): Promise<RecheckLookups> {
-  const out: RecheckLookups = { unconfirmed: [], problems: [] };
+  const out: RecheckLookups = { unconfirmed: [], problems: [], beyondBudget: 0 };
   if (!options.recheck) return out;
   let unsearched: string[] | undefined;
+  let rechecks = 0;
   for (const [name, remembered] of await options.recheck()) {
     const known = candidates.sideOf(name);
     if (known) {
       candidates.recheck(known, remembered);
+      rechecks++;
+      continue;
+    }
+    // One reseller search each, one after another: none for a lookup the budget will not make.
+    if (rechecks >= options.budget) {
+      out.unconfirmed.push(name);
+      out.beyondBudget++;
       continue;
     }
     // A server that does not search by name has each look-up read the whole account, per spelling,
@@ -327,7 +347,10 @@ async function addRechecks(
       // Not picked while the account was read: its record, once more (memory holds no dates).
       const domain = await reseller.lookUpDomain(name, { stopUnfiltered: true });
       if (domain === 'unfiltered') unsearched = [name];
-      else if (domain) candidates.recheck(sideOf(domain), remembered);
+      else if (domain) {
+        candidates.recheck(sideOf(domain), remembered);
+        rechecks++;
+      }
       // Listed by the read, yet not found by name: nothing was checked, so memory keeps what it knew.
       else out.unconfirmed.push(name);
     } catch (error) {
@@ -396,7 +419,7 @@ function unread(
   server: string,
 ): RegistryReport {
   const list = candidates.list();
-  const byReason = { recheck: 0, flagged: 0, sample: 0 };
+  const byReason = { recheck: lookedUp.beyondBudget, flagged: 0, sample: 0 };
   for (const c of list) byReason[c.reason]++;
   return {
     ...base,
@@ -408,7 +431,7 @@ function unread(
     agree: 0,
     disagree: 0,
     not_checkable: { no_rdap_service: 0, no_expiration: 0, not_found: 0 },
-    not_checked: { budget: 0, time: 0, server_failed: list.length },
+    not_checked: { budget: lookedUp.beyondBudget, time: 0, server_failed: list.length },
     ...bounded(
       [
         {
