@@ -1,5 +1,6 @@
 import { ConfigError } from '../core/base/errors';
 import { secretUrlText } from '../core/base/text';
+import { rdapRedirectProblem } from '../core/registry/rdap-http';
 import { connectionCause, errorCode } from '../core/reseller/connection';
 import { isLoopbackUrl } from '../core/scan/config';
 
@@ -108,7 +109,9 @@ export function heartbeatOf(
 
 /**
  * One ping, following only the redirects {@link mayPing} allows: fetch's own `follow` would take an
- * https ping to plain http elsewhere (the fetch standard allows it), and send the URL in clear.
+ * https ping to plain http elsewhere (the fetch standard allows it), and send the URL in clear. Nor
+ * from a service outside to this machine or a private network (the rule of the RDAP lookups): on
+ * Lambda, http://127.0.0.1:9001 is the Runtime API, and a ping service must not steer a GET there.
  */
 async function pingFollowing(send: typeof fetch, url: URL, signal: AbortSignal): Promise<PingResult> {
   let target = url;
@@ -119,10 +122,10 @@ async function pingFollowing(send: typeof fetch, url: URL, signal: AbortSignal):
     if (location === null)
       return answer.ok ? { ok: true } : { ok: false, reason: `it answered HTTP ${answer.status}` };
     const next = URL.canParse(location, target) ? new URL(location, target) : undefined;
-    if (!next || !mayPing(next))
+    if (!next || !mayPing(next) || rdapRedirectProblem(target.href, next.href) !== null)
       return {
         ok: false,
-        reason: `it answered HTTP ${answer.status}, a redirect to a URL it may not use (https only, or http to this machine)`,
+        reason: `it answered HTTP ${answer.status}, a redirect to a URL it may not use (https only, or http to this machine; nothing on this machine or a private network from a service outside it)`,
       };
     if (redirects === MAX_REDIRECTS)
       return {
