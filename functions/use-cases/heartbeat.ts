@@ -28,7 +28,12 @@ export type PingResult = { readonly ok: true } | { readonly ok: false; readonly 
 export interface Heartbeat {
   /** The host pinged: what messages may name. */
   readonly host: string;
-  ping(outcome: ScanOutcome): Promise<PingResult>;
+  /**
+   * @param timeoutMs how long the ping may take, redirects included: less than
+   *   {@link HEARTBEAT_TIMEOUT_MS} when the run has less time left (a Lambda stopped by its timeout
+   *   fails a scan that completed). @default HEARTBEAT_TIMEOUT_MS
+   */
+  ping(outcome: ScanOutcome, timeoutMs?: number): Promise<PingResult>;
 }
 
 /**
@@ -67,8 +72,8 @@ export function pingUrl(base: URL, outcome: ScanOutcome, account?: string): URL 
  * What went wrong with a ping, without the URL's path (the secret): a timeout, the network error's
  * code, or, when it has none, why fetch refused (`bad port: …`), said of the URL's origin alone.
  */
-function pingFailure(error: unknown, timedOut: boolean, url: URL): string {
-  if (timedOut) return `no answer within ${HEARTBEAT_TIMEOUT_MS / 1000} s`;
+function pingFailure(error: unknown, timeoutMs: number | null, url: URL): string {
+  if (timeoutMs !== null) return `no answer within ${Math.round(timeoutMs / 100) / 10} s`;
   const code = errorCode(error);
   if (code) return `the request failed (${code})`;
   // Another error's own words may quote the whole URL: only fetch's refusal of a port is said.
@@ -88,18 +93,19 @@ export function heartbeatOf(
   const send = options.fetch ?? globalThis.fetch;
   return {
     host: base.host,
-    async ping(outcome) {
+    async ping(outcome, timeoutMs = HEARTBEAT_TIMEOUT_MS) {
       const url = pingUrl(base, outcome, options.account);
+      const wait = Math.max(0, Math.min(timeoutMs, HEARTBEAT_TIMEOUT_MS));
       const abort = new AbortController();
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
         abort.abort();
-      }, HEARTBEAT_TIMEOUT_MS);
+      }, wait);
       try {
         return await pingFollowing(send, url, abort.signal);
       } catch (error) {
-        return { ok: false, reason: pingFailure(error, timedOut, url) };
+        return { ok: false, reason: pingFailure(error, timedOut ? wait : null, url) };
       } finally {
         clearTimeout(timer);
       }
