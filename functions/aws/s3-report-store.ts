@@ -17,6 +17,7 @@ import {
   LATEST_VIEW_KEY,
   parseStoredReport,
   REPORT_HEAD_BYTES,
+  REPORT_TIME,
   type ReportStore,
   ReportStoreError,
   reportHistoryKey,
@@ -117,7 +118,7 @@ export class S3ReportStore implements ReportStore {
     return parseStoredReport(text, `${this.location}/${LATEST_REPORT_KEY}`);
   }
 
-  async whole(): Promise<WholeReport | null> {
+  async whole(of?: string): Promise<WholeReport | null> {
     const key = this.prefix + LATEST_REPORT_KEY;
     let head: string;
     try {
@@ -137,7 +138,10 @@ export class S3ReportStore implements ReportStore {
       throw new DamagedReportError(
         `the report in ${this.location}/${LATEST_REPORT_KEY} is not a domain-sentinel report (no generated_at)`,
       );
-    return { generated_at: generated, url: () => this.historyUrl(generated) };
+    // An older report an alert names is served from its copy under reports/ while the lifecycle
+    // rule keeps it (the claim check of an alert read after the next scan); null once it expired.
+    const named = of !== undefined && of !== generated && REPORT_TIME.test(of) ? of : generated;
+    return { generated_at: named, url: () => this.historyUrl(named) };
   }
 
   /**

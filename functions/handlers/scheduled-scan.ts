@@ -117,9 +117,9 @@ export async function handleScheduledScan(
   event?: unknown,
 ): Promise<ScheduledScanResult> {
   const clock = deps.clock ?? Date.now;
-  const { deadline, saveBy } = budgetOf(clock(), remainingMs);
+  const { deadline, saveBy, end } = budgetOf(clock(), remainingMs);
   const reseller = countingFetch(deps.fetch);
-  const heartbeat = await heartbeatBase(deps);
+  const heartbeat: HeartbeatTarget = { base: await heartbeatBase(deps), end };
   let keySource: string | undefined;
   try {
     const target = await scanTarget(deps, event);
@@ -190,15 +190,16 @@ export async function handleScheduledScan(
 }
 
 /**
- * When the scan stops reading, and when a first save stops writing, for a run of `remainingMs`
+ * When the scan stops reading, when a first save stops writing, and when Lambda stops the run (`end`), for a run of `remainingMs`
  * from `now`. Lambda's timeout counts from the invocation: the time the reads before the scan take
  * (the heartbeat URL and the key from SSM, an account's item from S3, slow when those retry) comes
  * out of the scan's budget, never out of the reserve that publishing needs.
  */
-function budgetOf(now: number, remainingMs: number): { deadline: number; saveBy: number } {
+function budgetOf(now: number, remainingMs: number): { deadline: number; saveBy: number; end: number } {
   return {
     deadline: now + Math.max(5_000, remainingMs - PUBLISH_RESERVE_MS),
     saveBy: now + remainingMs - SAVE_MARGIN_MS,
+    end: now + remainingMs,
   };
 }
 
@@ -258,7 +259,7 @@ function addScanMetrics(metrics: ScheduledScanDeps['metrics'], report: Report, d
 /** Logs why the scan failed and pings the heartbeat's failure; returns the error, to be thrown. */
 async function failure(
   deps: ScheduledScanDeps,
-  heartbeat: URL | undefined,
+  heartbeat: HeartbeatTarget,
   event: unknown,
   error: unknown,
 ): Promise<unknown> {
@@ -338,19 +339,34 @@ async function heartbeatBase(deps: ScheduledScanDeps): Promise<URL | undefined> 
   }
 }
 
+/** The heartbeat's URL (undefined: none), and when Lambda stops the invocation (epoch ms). */
+interface HeartbeatTarget {
+  readonly base: URL | undefined;
+  readonly end: number;
+}
+
 /**
- * Pings the heartbeat, the account's own check when the scan was one account's. A ping that fails
- * is logged and nothing more: it never fails the scan nor hides its error.
+ * Time kept after a ping, before the invocation's timeout: for the metrics flushed after it. A ping
+ * still waiting when Lambda stops the invocation would turn a completed scan into a timed-out one:
+ * no ScanCompleted, an error alarm, and a retry that scans and alerts again.
+ */
+const PING_END_MARGIN_MS = 1_000;
+
+/**
+ * Pings the heartbeat, the account's own check when the scan was one account's, within the time the
+ * invocation has left. A ping that fails is logged and nothing more: it never fails the scan nor
+ * hides its error.
  */
 async function beat(
   deps: ScheduledScanDeps,
-  base: URL | undefined,
+  { base, end }: HeartbeatTarget,
   outcome: ScanOutcome,
   account: string | undefined,
 ): Promise<void> {
   if (!base) return;
   const heartbeat = heartbeatOf(base, account ? { account } : {});
-  const result = await heartbeat.ping(outcome);
+  const left = end - (deps.clock ?? Date.now)() - PING_END_MARGIN_MS;
+  const result = await heartbeat.ping(outcome, left);
   if (!result.ok)
     deps.logger.error('heartbeat failed', {
       reason: heartbeatFailureLine(heartbeat, outcome, result.reason),

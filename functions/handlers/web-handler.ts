@@ -206,7 +206,7 @@ export function createWholeReportHandler(
       token: event.queryStringParameters ?? {},
       now: clock(),
       signingKeys: () => deps.secrets.signingKeys(),
-      whole: async () => (await deps.reports()?.whole()) ?? null,
+      whole: async (of) => (await deps.reports()?.whole(of)) ?? null,
     });
     let result: APIGatewayProxyResult;
     if (decided.kind === 'whole' && decided.url)

@@ -1,5 +1,6 @@
 import { ConfigError } from '../core/base/errors';
 import { secretUrlText } from '../core/base/text';
+import { rdapRedirectProblem } from '../core/registry/rdap-http';
 import { connectionCause, errorCode } from '../core/reseller/connection';
 import { isLoopbackUrl } from '../core/scan/config';
 
@@ -27,7 +28,12 @@ export type PingResult = { readonly ok: true } | { readonly ok: false; readonly 
 export interface Heartbeat {
   /** The host pinged: what messages may name. */
   readonly host: string;
-  ping(outcome: ScanOutcome): Promise<PingResult>;
+  /**
+   * @param timeoutMs how long the ping may take, redirects included: less than
+   *   {@link HEARTBEAT_TIMEOUT_MS} when the run has less time left (a Lambda stopped by its timeout
+   *   fails a scan that completed). @default HEARTBEAT_TIMEOUT_MS
+   */
+  ping(outcome: ScanOutcome, timeoutMs?: number): Promise<PingResult>;
 }
 
 /**
@@ -66,8 +72,8 @@ export function pingUrl(base: URL, outcome: ScanOutcome, account?: string): URL 
  * What went wrong with a ping, without the URL's path (the secret): a timeout, the network error's
  * code, or, when it has none, why fetch refused (`bad port: …`), said of the URL's origin alone.
  */
-function pingFailure(error: unknown, timedOut: boolean, url: URL): string {
-  if (timedOut) return `no answer within ${HEARTBEAT_TIMEOUT_MS / 1000} s`;
+function pingFailure(error: unknown, timeoutMs: number | null, url: URL): string {
+  if (timeoutMs !== null) return `no answer within ${Math.round(timeoutMs / 100) / 10} s`;
   const code = errorCode(error);
   if (code) return `the request failed (${code})`;
   // Another error's own words may quote the whole URL: only fetch's refusal of a port is said.
@@ -87,18 +93,19 @@ export function heartbeatOf(
   const send = options.fetch ?? globalThis.fetch;
   return {
     host: base.host,
-    async ping(outcome) {
+    async ping(outcome, timeoutMs = HEARTBEAT_TIMEOUT_MS) {
       const url = pingUrl(base, outcome, options.account);
+      const wait = Math.max(0, Math.min(timeoutMs, HEARTBEAT_TIMEOUT_MS));
       const abort = new AbortController();
       let timedOut = false;
       const timer = setTimeout(() => {
         timedOut = true;
         abort.abort();
-      }, HEARTBEAT_TIMEOUT_MS);
+      }, wait);
       try {
         return await pingFollowing(send, url, abort.signal);
       } catch (error) {
-        return { ok: false, reason: pingFailure(error, timedOut, url) };
+        return { ok: false, reason: pingFailure(error, timedOut ? wait : null, url) };
       } finally {
         clearTimeout(timer);
       }
@@ -108,7 +115,9 @@ export function heartbeatOf(
 
 /**
  * One ping, following only the redirects {@link mayPing} allows: fetch's own `follow` would take an
- * https ping to plain http elsewhere (the fetch standard allows it), and send the URL in clear.
+ * https ping to plain http elsewhere (the fetch standard allows it), and send the URL in clear. Nor
+ * from a service outside to this machine or a private network (the rule of the RDAP lookups): on
+ * Lambda, http://127.0.0.1:9001 is the Runtime API, and a ping service must not steer a GET there.
  */
 async function pingFollowing(send: typeof fetch, url: URL, signal: AbortSignal): Promise<PingResult> {
   let target = url;
@@ -119,10 +128,10 @@ async function pingFollowing(send: typeof fetch, url: URL, signal: AbortSignal):
     if (location === null)
       return answer.ok ? { ok: true } : { ok: false, reason: `it answered HTTP ${answer.status}` };
     const next = URL.canParse(location, target) ? new URL(location, target) : undefined;
-    if (!next || !mayPing(next))
+    if (!next || !mayPing(next) || rdapRedirectProblem(target.href, next.href) !== null)
       return {
         ok: false,
-        reason: `it answered HTTP ${answer.status}, a redirect to a URL it may not use (https only, or http to this machine)`,
+        reason: `it answered HTTP ${answer.status}, a redirect to a URL it may not use (https only, or http to this machine; nothing on this machine or a private network from a service outside it)`,
       };
     if (redirects === MAX_REDIRECTS)
       return {

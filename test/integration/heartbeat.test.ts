@@ -176,7 +176,7 @@ describe('the heartbeat of the command line', () => {
       expect(received).toEqual([`GET /${SECRET}`]);
       expect(elsewhere).toEqual([]);
       expect(run.stderr).toBe(
-        `delivered the alert to stdout\nsentinel: the heartbeat ping to ${new URL(pingBase).host} failed: it answered HTTP 302, a redirect to a URL it may not use (https only, or http to this machine); the scan's own result stands\n`,
+        `delivered the alert to stdout\nsentinel: the heartbeat ping to ${new URL(pingBase).host} failed: it answered HTTP 302, a redirect to a URL it may not use (https only, or http to this machine; nothing on this machine or a private network from a service outside it); the scan's own result stands\n`,
       );
       expect(run.stdout + run.stderr).not.toContain(SECRET);
 

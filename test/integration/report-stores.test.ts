@@ -126,8 +126,57 @@ describe('S3ReportStore (real S3 client against s3rver)', () => {
     await store.put(second);
     const followed = await fetch(String(answer.headers?.Location));
     expect(await followed.text()).toBe([...reportLines(first)].join(''));
-    // The link itself, asked again, says a newer scan replaced its report.
-    expect((await get()).statusCode).toBe(410);
+    // The link itself, asked again once a newer scan replaced its report, still serves its own
+    // report from reports/ (the claim check of an alert read after the next scan).
+    const again = await get();
+    expect(again.statusCode).toBe(303);
+    expect(await (await fetch(String(again.headers?.Location))).text()).toBe(
+      [...reportLines(first)].join(''),
+    );
+  });
+
+  it('report.json of an alert answers 410 once its copy under reports/ expired, and reads no other key for a changed of', async () => {
+    await client.send(new CreateBucketCommand({ Bucket: `${BUCKET}-gone` }));
+    const store = new S3ReportStore(client, `${BUCKET}-gone`, 'acme/');
+    const keys = parseSigningKeys('w'.repeat(40));
+    const now = Date.parse(first.generated_at);
+    const handler = createWholeReportHandler({
+      secrets: { signingKeys: async () => keys } as never,
+      reports: () => store,
+      log: () => undefined,
+      clock: () => now,
+    });
+    const get = (of: string) => {
+      const link = new URL(
+        reportJsonUrl(signLink({ baseUrl: 'https://x.example', action: 'report', keys, now }), of),
+      );
+      return handler({
+        httpMethod: 'GET',
+        resource: '/report.json',
+        path: '/report.json',
+        headers: {},
+        queryStringParameters: Object.fromEntries(link.searchParams),
+        requestContext: { identity: { sourceIp: '192.0.2.1' } },
+      } as never);
+    };
+    await store.put(first);
+    await store.put(second);
+    await client.send(
+      new DeleteObjectCommand({
+        Bucket: `${BUCKET}-gone`,
+        Key: 'acme/reports/2026-11-22T06-00-00-000Z.json',
+      }),
+    );
+    const gone = await get(first.generated_at);
+    expect(gone.statusCode).toBe(410);
+    expect(JSON.parse(gone.body).outcome).toBe('not_kept');
+    // An `of` that is not a scan's time (it is not signed) names no key at all: the latest's own
+    // 410, never another object of the bucket.
+    for (const of of ['../latest', '2026-11-22T06:00:00.000Z/../../latest', 'x'.repeat(5000)]) {
+      const answer = await get(of);
+      expect(answer.statusCode).toBe(410);
+      expect(JSON.parse(answer.body).outcome).toBe('replaced');
+    }
   });
 
   it('has no URL for a report whose copy under reports/ the lifecycle rule expired', async () => {

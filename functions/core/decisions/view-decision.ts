@@ -88,20 +88,21 @@ export type WholeReportOutcome =
 
 /**
  * `report.json`: a valid report link (the same signature as the page) reads the whole stored
- * report; `of` (the report the alert was made from) must be the latest one, else 410: a newer scan
- * replaced it, and its own alert links to it. What it answers is that report, never a newer one a
- * scan put meanwhile: once that report is no longer kept, 410 as well. Never throws.
+ * report; `of` (the report the alert was made from) must be one the store still keeps (S3: under
+ * `reports/`; a folder: the latest alone), else 410. What it answers is that report, never a newer
+ * one a scan put meanwhile. Never throws.
  */
 export async function decideWholeReport(
   input: Omit<ViewInput, 'action' | 'latestReport'> & {
-    readonly whole: () => Promise<WholeReport | null>;
+    /** The report `of` names where the store still keeps it, else the latest (see ReportStore.whole). */
+    readonly whole: (of?: string) => Promise<WholeReport | null>;
   },
 ): Promise<WholeReportOutcome> {
   const checked = await checkViewLink({ ...input, action: 'report' });
   if (checked) return checked;
   let whole: WholeReport | null;
   try {
-    whole = await input.whole();
+    whole = await input.whole(input.token.of);
   } catch (error) {
     if (error instanceof DamagedReportError) return unreadableReport(error.message);
     return failed('store_failed', 503, error);
@@ -113,7 +114,7 @@ export async function decideWholeReport(
       kind: 'replaced',
       status: 410,
       title: 'A newer scan replaced this report',
-      message: `This link is for the report of ${of.slice(0, 40)}; the latest is of ${whole.generated_at}. The alert of that scan links to it.`,
+      message: `This link is for the report of ${of.slice(0, 40)}; the latest is of ${whole.generated_at}, and no other is kept. The same link without of= answers the latest.`,
     };
   // A HEAD of a report served as text reads none of it (it answers the headers of the GET).
   if (!whole.url && input.method.toUpperCase() === 'HEAD') return { kind: 'whole', status: 200 };
@@ -128,7 +129,7 @@ export async function decideWholeReport(
       kind: 'not_kept',
       status: 410,
       title: 'This report is no longer kept',
-      message: `The report of ${whole.generated_at} this link is for is no longer kept. The alert of the latest scan links to its own report.`,
+      message: `The report of ${whole.generated_at} this link is for is no longer kept. The same link without of= answers the latest report.`,
     };
   return whole.url ? { kind: 'whole', status: 303, url: found } : { kind: 'whole', status: 200, text: found };
 }

@@ -38,8 +38,12 @@ export interface ReportStore {
    * for it): its `generated_at` and its stored text, or a short-lived URL to fetch the text from
    * (S3: no Lambda answer holds a large report). Null before the first. The text or the URL is of
    * that report, never of one a scan put after it: null once it is no longer kept.
+   *
+   * @param of the report an alert was made from (its `generated_at`): where an older report is
+   *   still kept (S3's `reports/`), that one, so an alert read after the next scan still finds the
+   *   rest of its own report; a folder keeps the latest alone.
    */
-  whole(): Promise<WholeReport | null>;
+  whole(of?: string): Promise<WholeReport | null>;
 }
 
 /** Where the whole stored report is: its time, and its text or a URL that serves it. */
@@ -94,6 +98,12 @@ export const LATEST_REPORT_KEY = 'latest.json';
  * report of 100 MB, so the web function reads a sixth of it; only a filter reads the report.
  */
 export const LATEST_VIEW_KEY = 'latest-view.json';
+/**
+ * A report's `generated_at` as a scan writes it (Date's ISO form): what a link's `of`, which is not
+ * signed, must be before it names a key under `reports/`.
+ */
+export const REPORT_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?Z$/;
+
 /** Where each report is kept as well, by its time; the bucket's lifecycle rule expires them. */
 export const reportHistoryKey = (report: Pick<Report, 'generated_at'>) =>
   `reports/${report.generated_at.replace(/[:.]/g, '-')}.json`;
