@@ -200,6 +200,30 @@ export async function recordAuditItem(where: ClaimTable, entry: AuditEntry): Pro
       return;
     }
   }
+  await putNumbered(where, prefix, entry);
+  await trimAuditItems(where, prefix);
+}
+
+/**
+ * Keeps a restore about to be sent: numbered and written as {@link recordAuditItem} writes an
+ * attempt that reached the reseller (two round trips: the counter, the item), its trim left to
+ * {@link completeAuditItem}, after the restore. Resolves with the item's sort key.
+ */
+export function beginAuditItem(where: ClaimTable, entry: AuditEntry): Promise<string> {
+  return putNumbered(where, SENT_PREFIX, entry);
+}
+
+/**
+ * Writes the outcome over the entry {@link beginAuditItem} kept at `ref` (one UpdateItem: the
+ * attempt stays one item, in its place), then trims the attempts that reached the reseller.
+ */
+export async function completeAuditItem(where: ClaimTable, ref: string, entry: AuditEntry): Promise<void> {
+  await putAt(where, ref, entry);
+  await trimAuditItems(where, SENT_PREFIX);
+}
+
+/** Numbers `entry` by the atomic counter and writes it under `prefix`; resolves with its sort key. */
+async function putNumbered(where: ClaimTable, prefix: string, entry: AuditEntry): Promise<string> {
   const counted = await wrap(where, 'number the restore attempt', () =>
     where.client.send(
       new UpdateItemCommand({
@@ -216,21 +240,29 @@ export async function recordAuditItem(where: ClaimTable, entry: AuditEntry): Pro
     throw new StateError(
       `could not number the restore attempt in ${where.location}: the counter ${AUDIT_COUNTER_SORT_KEY} holds ${JSON.stringify(counted.Attributes?.n?.N ?? null)}`,
     );
+  const sk = `${prefix}${String(sequence).padStart(16, '0')}`;
+  await putAt(where, sk, entry);
+  return sk;
+}
+
+/** Writes `entry` as the item at sort key `sk`. */
+async function putAt(where: ClaimTable, sk: string, entry: AuditEntry): Promise<void> {
   await wrap(where, 'keep the restore attempt', () =>
     where.client.send(
       new UpdateItemCommand({
         TableName: where.table,
-        Key: {
-          [PK.name]: { S: where.scope },
-          [SK.name]: { S: `${prefix}${String(sequence).padStart(16, '0')}` },
-        },
+        Key: { [PK.name]: { S: where.scope }, [SK.name]: { S: sk } },
         UpdateExpression: 'SET a = :a',
         ExpressionAttributeValues: { ':a': { S: JSON.stringify(entry) } },
       }),
     ),
   );
+}
+
+/** Deletes the oldest items under `prefix` beyond its bound. */
+async function trimAuditItems(where: ClaimTable, prefix: string): Promise<void> {
   const old = (await auditItems(where, prefix, true)).slice(
-    entry.sent ? AUDIT_MAX_ENTRIES : AUDIT_MAX_REFUSALS,
+    prefix === SENT_PREFIX ? AUDIT_MAX_ENTRIES : AUDIT_MAX_REFUSALS,
   );
   for (let start = 0; start < old.length; start += 25)
     await wrap(where, 'trim the audit trail', () =>

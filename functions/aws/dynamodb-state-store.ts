@@ -53,6 +53,8 @@ import {
 } from './dynamodb-buckets';
 import { readMeta as readMetaItem } from './dynamodb-meta';
 import {
+  beginAuditItem,
+  completeAuditItem,
   endRestoreClaim,
   listAuditItems,
   putRestoreClaim,
@@ -371,6 +373,14 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
   /** Adds a restore attempt (dynamodb-restore-records.ts): a refusal never pushes out an attempt that reached the reseller. */
   recordAudit(entry: AuditEntry): Promise<void> {
     return recordAuditItem(this.claimTable(), entry);
+  }
+
+  /** A restore written ahead (two round trips), then its outcome written over it in place (one, and the trim). */
+  beginAudit(entry: AuditEntry): Promise<string> {
+    return beginAuditItem(this.claimTable(), entry);
+  }
+  completeAudit(ref: string, entry: AuditEntry): Promise<void> {
+    return completeAuditItem(this.claimTable(), ref, entry);
   }
 
   /** The restore attempts kept, newest first; an item that does not parse is left out. */

@@ -9,7 +9,13 @@ import {
 } from '../core/decisions/restore';
 import type { QuarantineOverrides } from '../core/findings/quarantine-periods';
 import type { SecretSource } from '../core/links/secrets';
-import { type AuditTrail, auditEntry, MemoryRestoreClaims, RESTORE_CLAIM_MS } from '../core/memory/audit';
+import {
+  type AuditTrail,
+  auditEntry,
+  MemoryRestoreClaims,
+  RESTORE_CLAIM_MS,
+  RESTORE_SENDING,
+} from '../core/memory/audit';
 import { domainKey } from '../core/memory/state-bounds';
 import { renderConfirmPage, renderMessagePage } from '../core/pages/restore-page';
 import { ResellerClient } from '../core/reseller/client';
@@ -69,6 +75,8 @@ export function createRestoreHandler(deps: RestoreDeps) {
     // nothing is called, and it is no attempt (the link is not even checked).
     const read =
       method === 'POST' ? parseFormBody(event, headers['content-type']) : { ok: true as const, form: {} };
+    const request = requestLogFields(event, headers, method, domain);
+    const attempt = attemptKeeper(deps, request, token, now);
     const outcome: RestoreOutcome = read.ok
       ? await decideRestore({
           method,
@@ -80,57 +88,69 @@ export function createRestoreHandler(deps: RestoreDeps) {
           form: read.form,
           quarantineDays: quarantineDaysOf(deps),
           claim: claimOf(deps, local, domain, clock),
+          writeAhead: attempt.writeAhead,
         })
       : { kind: 'bad_form', status: read.status, title: read.title, message: read.message };
-    const request = requestLogFields(event, headers, method, domain);
     deps.log({
       ...request,
       outcome: outcome.kind,
       status: outcome.status,
       ...(outcome.detail ? { detail: outcome.detail } : {}),
     });
-    if (outcome.attempt) await keepAttempt(deps, request, outcome, token, now);
+    if (outcome.attempt) await attempt.keep(outcome);
     return respond(method, domain, outcome, wantsJson(headers));
   };
 }
 
 /**
- * Keeps the attempt in the audit trail. The restore's outcome stands whatever happens here: a
- * domain restored must not be reported as failed because the trail could not be written, so a
- * failure is logged (at error level: status 500) with the attempt it could not keep.
+ * Keeps one request's restore attempt in the audit trail. A restore about to be sent is written
+ * ahead ({@link RESTORE_SENDING}; a throw there sends nothing), and its outcome over it after: one
+ * entry per attempt, and a function that dies between the two (timeout, out of memory) leaves
+ * "sent, outcome unknown" rather than nothing. Any other attempt is kept once, with its outcome.
+ * The restore's outcome stands whatever happens to the outcome's write: a domain restored must not
+ * be reported as failed because the trail could not be written, so a failure is logged (at error
+ * level: status 500) with the attempt it could not keep.
  */
-async function keepAttempt(
+function attemptKeeper(
   deps: RestoreDeps,
   request: ReturnType<typeof requestLogFields>,
-  outcome: RestoreOutcome,
   token: Readonly<Record<string, string | undefined>>,
   now: number,
-): Promise<void> {
-  try {
-    const trail = await deps.audit?.();
-    if (!trail) return;
-    await trail.recordAudit(
-      auditEntry({
-        at: now,
-        domain: request.domain,
-        outcome: outcome.kind,
-        status: outcome.status,
-        via: 'web',
-        keyId: token.kid ?? null,
-        clientIp: request.sourceIp ?? null,
-        userAgent: request.userAgent ?? null,
-        sent: outcome.sent === true,
-        linkExpires: Number(token.exp),
-      }),
-    );
-  } catch (error) {
-    deps.log({
-      ...request,
-      outcome: METRICS.auditFailedOutcome,
-      status: 500,
-      detail: `the restore attempt (${outcome.kind}, HTTP ${outcome.status}) could not be kept in the audit trail: ${errorLine(error)}`,
+) {
+  let ahead: { readonly trail: AuditTrail; readonly ref: string } | undefined;
+  const entry = (outcome: string, status: number, sent: boolean) =>
+    auditEntry({
+      at: now,
+      domain: request.domain,
+      outcome,
+      status,
+      via: 'web',
+      keyId: token.kid ?? null,
+      clientIp: request.sourceIp ?? null,
+      userAgent: request.userAgent ?? null,
+      sent,
+      linkExpires: Number(token.exp),
     });
-  }
+  const writeAhead = async (): Promise<void> => {
+    const trail = await deps.audit?.();
+    if (trail) ahead = { trail, ref: await trail.beginAudit(entry(RESTORE_SENDING, 0, true)) };
+  };
+  const keep = async (outcome: RestoreOutcome): Promise<void> => {
+    try {
+      const kept = entry(outcome.kind, outcome.status, outcome.sent === true);
+      if (ahead) return await ahead.trail.completeAudit(ahead.ref, kept);
+      const trail = await deps.audit?.();
+      if (trail) await trail.recordAudit(kept);
+    } catch (error) {
+      deps.log({
+        ...request,
+        outcome: METRICS.auditFailedOutcome,
+        status: 500,
+        detail: `the restore attempt (${outcome.kind}, HTTP ${outcome.status}) could not be kept in the audit trail${ahead ? ' (it stays there as sent, outcome unknown)' : ''}: ${errorLine(error)}`,
+      });
+    }
+  };
+  return { writeAhead, keep };
 }
 
 /** The request's claim on its domain: in the state store when there is one, else in this process. */

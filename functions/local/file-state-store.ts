@@ -200,6 +200,28 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
     });
   }
 
+  /** Keeps a restore about to be sent (one locked write), under a random id the outcome replaces it by. */
+  async beginAudit(entry: AuditEntry): Promise<string> {
+    const id = randomBytes(8).toString('hex');
+    await this.locked(async () => {
+      const current = (await this.readContent()) ?? EMPTY_CONTENT;
+      await this.write({ ...current, audit: trimAudit([{ ...entry, id }, ...(current.audit ?? [])]) });
+    });
+    return id;
+  }
+
+  /** Replaces the entry written ahead under `ref` by its outcome, in its place; one gone meanwhile is added as the newest. */
+  async completeAudit(ref: string, entry: AuditEntry): Promise<void> {
+    await this.locked(async () => {
+      const current = (await this.readContent()) ?? EMPTY_CONTENT;
+      const audit = [...(current.audit ?? [])];
+      const at = audit.findIndex((kept) => kept.id === ref);
+      if (at >= 0) audit[at] = entry;
+      else audit.unshift(entry);
+      await this.write({ ...current, audit: trimAudit(audit) });
+    });
+  }
+
   /** Takes the claim on restoring `domain` under the file's lock, outside the generation protocol as the trail is. */
   async claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<boolean> {
     return this.locked(async () => {

@@ -11,6 +11,7 @@ import {
   type AuditTrail,
   auditEntry,
   REFUSALS_PER_LINK_HOUR,
+  RESTORE_SENDING,
 } from '../../functions/core/memory/audit';
 import { FileStateStore } from '../../functions/local/file-state-store';
 import type { StateStore } from '../../functions/use-cases/state-store';
@@ -68,6 +69,17 @@ function trailContract(open: () => Promise<StateStore & AuditTrail>) {
     for (const n of [1, 2, 3]) await store.recordAudit(attempt(n));
     expect((await store.listAudit()).map((e) => e.domain)).toEqual(['d3.nl', 'd2.nl', 'd1.nl']);
     expect((await store.listAudit())[0]).toEqual(attempt(3));
+  });
+
+  it('writes a restore ahead and its outcome over it, in its place: one entry per attempt', async () => {
+    const store = await open();
+    const ref = await store.beginAudit(attempt(1, { outcome: RESTORE_SENDING }));
+    expect(await store.listAudit()).toMatchObject([
+      { domain: 'd1.nl', outcome: RESTORE_SENDING, sent: true },
+    ]);
+    await store.recordAudit(attempt(2)); // another domain's restore, meanwhile
+    await store.completeAudit(ref, attempt(1));
+    expect(await store.listAudit()).toEqual([attempt(2), attempt(1)]);
   });
 
   it('stays bounded: beyond the limit the oldest attempts go', async () => {

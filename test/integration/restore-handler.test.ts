@@ -1,4 +1,4 @@
-import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -54,6 +54,17 @@ function restEvent(method: string, link: string, headers: Record<string, string>
     body: form === null ? null : Buffer.from(form).toString('base64'),
     isBase64Encoded: form !== null,
   };
+}
+
+/** A state table on `db` the web entry keeps its restores in, as the deployed stack's. */
+async function stateTable(db: Awaited<ReturnType<typeof startDynalite>>): Promise<void> {
+  await createStateTable(db.client(), 'web-state');
+  for (const [name, value] of Object.entries({
+    ...db.sdkEnv,
+    STATE_TABLE_NAME: 'web-state',
+    DEPLOYMENT_NAME: 'DomainSentinel',
+  }))
+    vi.stubEnv(name, value);
 }
 
 const link = (domain: string) =>
@@ -174,17 +185,11 @@ describe('restore Lambda entry point', () => {
     }
   });
 
-  it('answers a restore whose audit write fails as done, and emits the audit_failed data point the ops alarm watches', async () => {
+  it('sends no restore when the audit trail cannot record it ahead, and says nothing was restored', async () => {
     const db = await startDynalite();
     try {
-      await createStateTable(db.client(), 'web-state');
-      for (const [name, value] of Object.entries({
-        ...db.sdkEnv,
-        STATE_TABLE_NAME: 'web-state',
-        DEPLOYMENT_NAME: 'DomainSentinel',
-      }))
-        vi.stubEnv(name, value);
-      // A counter item no ADD can take (a hand edit): numbering the attempt fails, the restore does not.
+      await stateTable(db);
+      // A counter item no ADD can take (a hand edit): the restore cannot be numbered ahead, so it is not sent.
       await db.client().send(
         new UpdateItemCommand({
           TableName: 'web-state',
@@ -195,6 +200,36 @@ describe('restore Lambda entry point', () => {
       );
       const { handler } = await import('../../functions/handlers/web');
       const domain = quarantined[4] as string;
+      const res = await handler(restEvent('POST', link(domain), { Accept: 'application/json' }));
+      expect(res.statusCode).toBe(503);
+      expect(JSON.parse(res.body).outcome).toBe('audit_unavailable');
+      expect(sim.restoreCalls).not.toContain(domain);
+      expect(sim.domain(domain)?.status).toEqual(['quarantine']);
+      const lines = output()
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(lines.find((l) => !l._aws && l.outcome === 'audit_unavailable')?.level).toBe('ERROR');
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('answers a restore whose outcome write fails as done, and emits the audit_failed data point the ops alarm watches', async () => {
+    const db = await startDynalite();
+    const domain = quarantined[5] as string;
+    // The function's writes fail once the restore went out, as they do for one that stopped there.
+    const send = DynamoDBClient.prototype.send;
+    const stopped = vi.spyOn(DynamoDBClient.prototype, 'send').mockImplementation(function (
+      this: DynamoDBClient,
+      ...args: Parameters<DynamoDBClient['send']>
+    ) {
+      if (sim.restoreCalls.includes(domain)) return Promise.reject(new Error('the function stopped'));
+      return send.apply(this, args);
+    } as DynamoDBClient['send']);
+    try {
+      await stateTable(db);
+      const { handler } = await import('../../functions/handlers/web');
       expect((await handler(restEvent('POST', link(domain)))).statusCode).toBe(200);
       expect(sim.domain(domain)?.status).toEqual(['registered']);
       const lines = output()
@@ -210,7 +245,12 @@ describe('restore Lambda entry point', () => {
       });
       expect(point._aws.CloudWatchMetrics[0].Namespace).toBe('DomainSentinel');
       expect(lines.find((l) => !l._aws && l.outcome === 'audit_failed')?.level).toBe('ERROR');
+      stopped.mockRestore();
+      // The restore written ahead stays in the trail: sent, its outcome unknown.
+      const trail = new DynamoDbStateStore({ client: db.client(), tableName: 'web-state', scope: sim.url });
+      expect(await trail.listAudit()).toMatchObject([{ domain, outcome: 'restore_sending', sent: true }]);
     } finally {
+      stopped.mockRestore();
       await db.close();
     }
   });

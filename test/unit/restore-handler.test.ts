@@ -69,7 +69,7 @@ function handlerAnswering(status: number, body: string, listStatus = 200, audit?
   return { handler, calls, logs };
 }
 
-/** An audit trail in memory, or one whose writes fail. */
+/** An audit trail in memory, or one whose outcome writes fail (the write-ahead still works). */
 function memoryTrail(fails = false) {
   const entries: AuditEntry[] = [];
   const claims = new MemoryRestoreClaims();
@@ -78,6 +78,18 @@ function memoryTrail(fails = false) {
     recordAudit: async (entry) => {
       if (fails) throw new Error('the table is gone');
       entries.unshift(entry);
+    },
+    beginAudit: async (entry) => {
+      entries.unshift({ ...entry, id: `ahead-${entries.length}` });
+      return `ahead-${entries.length - 1}`;
+    },
+    completeAudit: async (ref, entry) => {
+      if (fails) throw new Error('the table is gone');
+      entries.splice(
+        entries.findIndex((e) => e.id === ref),
+        1,
+        entry,
+      );
     },
     listAudit: async () => [...entries],
     claimRestore: (domain, claim, now) => claims.claimRestore(domain, claim, now),
@@ -383,7 +395,7 @@ describe('createRestoreHandler', () => {
     expect(entries).toEqual([]);
   });
 
-  it('answers the restore’s own outcome when the audit trail cannot be written, and logs that at error level', async () => {
+  it('answers the restore’s own outcome when its outcome cannot be written to the audit trail, and logs that at error level', async () => {
     const { trail } = memoryTrail(true);
     const { handler, logs } = handlerAnswering(204, '', 200, trail);
     const res = await handler(event('POST'));
@@ -392,6 +404,8 @@ describe('createRestoreHandler', () => {
       ['restored', 200],
       ['audit_failed', 500],
     ]);
-    expect(logs[1]?.detail).toMatch(/could not be kept in the audit trail: Error: the table is gone/);
+    expect(logs[1]?.detail).toMatch(
+      /could not be kept in the audit trail \(it stays there as sent, outcome unknown\): Error: the table is gone/,
+    );
   });
 });

@@ -58,6 +58,8 @@ export interface RestoreInput {
   readonly quarantineDays?: QuarantineOverrides;
   /** This request's claim on the domain's restore, taken before the reseller is called (a confirmed POST only). */
   readonly claim?: ClaimPort;
+  /** Records in the audit trail that the restore is about to be sent; a throw sends nothing. */
+  readonly writeAhead?: () => Promise<void>;
 }
 
 /** One request's claim on restoring its domain, in the state store (functions/core/memory/audit.ts). */
@@ -122,6 +124,8 @@ export type RestoreOutcomeKind =
   | 'interrupted'
   | 'restore_claimed'
   | 'claim_unavailable'
+  /** The audit trail could not record the restore before it was sent: nothing was sent. */
+  | 'audit_unavailable'
   | 'misconfigured';
 
 export interface RestoreOutcome {
@@ -278,7 +282,7 @@ async function lookUpAndRestore(
     };
   }
 
-  return restoreFromQuarantine(reseller, found, domain);
+  return restoreFromQuarantine(reseller, found, domain, input.writeAhead);
 }
 
 /**
@@ -288,12 +292,28 @@ async function lookUpAndRestore(
  * happened is never kept as failed by one of them. Never throws.
  *
  * @param domain the name as the caller asked for it, for the messages and the look-up.
+ * @param writeAhead records the restore before it is sent: a restore is paid, and one sent must not
+ *   go unrecorded when the process dies before its outcome is written. When it throws, nothing is sent.
  */
 export async function restoreFromQuarantine(
   reseller: RestorePort,
   found: Domain,
   domain: string,
+  writeAhead?: () => Promise<void>,
 ): Promise<RestoreOutcome> {
+  try {
+    await writeAhead?.();
+  } catch (error) {
+    return {
+      ...outcome(
+        'audit_unavailable',
+        503,
+        `${domain} was not restored`,
+        `${domain} was NOT restored: the restore could not be recorded in the audit trail before it was sent, so nothing was sent. Please try again in a few minutes.`,
+      ),
+      detail: `the restore could not be written ahead in the audit trail: ${errorDetail(error)}`,
+    };
+  }
   let answer: RestoreAnswer;
   try {
     answer = await reseller.restoreDomain(found.domain_name); // the account's own spelling of the name

@@ -26,6 +26,13 @@ const HOUR_MS = 3_600_000;
 /** Longest text kept per field: no request header can make an entry (or the trail) large. */
 const FIELD_MAX = { domain: 253, outcome: 40, keyId: 64, client: 64, userAgent: 120 } as const;
 
+/**
+ * The outcome an entry holds from just before its restore is sent until its outcome replaces it
+ * (write-ahead): a function that dies between the two (timeout, out of memory) leaves this, so a
+ * restore that was sent, and maybe paid, is never missing from the trail.
+ */
+export const RESTORE_SENDING = 'restore_sending';
+
 /** One restore attempt and its outcome. */
 export interface AuditEntry {
   readonly action: 'restore';
@@ -49,6 +56,8 @@ export interface AuditEntry {
   readonly link_expires: string | null;
   /** Further refusals of the same link within the hour, counted here rather than stored. */
   readonly repeats: number;
+  /** The file store's handle on an entry written ahead, until its outcome replaces it. */
+  readonly id?: string;
 }
 
 /**
@@ -73,6 +82,14 @@ export interface AuditTrail {
   readonly location: string;
   /** Adds one entry, dropping the oldest beyond {@link AUDIT_MAX_ENTRIES}. */
   recordAudit(entry: AuditEntry): Promise<void>;
+  /**
+   * Keeps `entry` ({@link RESTORE_SENDING}, sent) before its restore is sent, as
+   * {@link AuditTrail.recordAudit} keeps an attempt that reached the reseller; resolves with the
+   * handle {@link AuditTrail.completeAudit} replaces it by. A throw means nothing may be sent.
+   */
+  beginAudit(entry: AuditEntry): Promise<string>;
+  /** Replaces the entry {@link AuditTrail.beginAudit} kept under `ref` by the attempt's outcome, in its place. */
+  completeAudit(ref: string, entry: AuditEntry): Promise<void>;
   /** The entries kept, newest first. */
   listAudit(): Promise<AuditEntry[]>;
   /**
@@ -180,6 +197,7 @@ export const AuditEntrySchema = z.object({
   sent: z.boolean(),
   link_expires: z.string().max(40).nullable(),
   repeats: z.number().int().min(0),
+  id: z.string().max(64).optional(),
 });
 
 /** True when `a` and `b` came through the same link (domain, key and expiry). */
@@ -244,7 +262,12 @@ export function auditLine(entry: AuditEntry, options: { readonly shortAddress?: 
       : `link key ${entry.key_id ?? '?'}, ${address ?? 'unknown address'}, ${entry.user_agent ? JSON.stringify(entry.user_agent) : 'no user agent'}`;
   const repeats =
     entry.repeats > 0 ? `; and ${entry.repeats} more like it within the hour, counted, not kept` : '';
-  return `${when}  ${entry.domain}: ${entry.outcome}${status}${entry.sent ? ', sent to the reseller' : ''}; ${from}${repeats}`;
+  // Written ahead and never completed: the function stopped after sending (or just before).
+  const what =
+    entry.outcome === RESTORE_SENDING
+      ? 'sent, outcome unknown (no outcome was recorded after the restore went out) — check the domain’s status before trying again'
+      : `${entry.outcome}${status}${entry.sent ? ', sent to the reseller' : ''}`;
+  return `${when}  ${entry.domain}: ${what}; ${from}${repeats}`;
 }
 
 /** The network of an address: `203.0.113.x`, `2001:db8:85a3:…`; anything else as `(hidden)`. */
