@@ -66,7 +66,14 @@ const run = (
       budget,
       days: 1,
       toleranceDays: 2,
-      ...(recheck ? { recheck: async () => new Map(recheck.map((n) => [n, 'registry_hold' as const])) } : {}),
+      ...(recheck
+        ? {
+            recheck: {
+              names: async () => new Map(recheck.map((n) => [n, 'registry_hold' as const])),
+              unconfirmed: () => {},
+            },
+          }
+        : {}),
     },
     reseller: noReseller,
     now: NOW,
@@ -227,7 +234,10 @@ describe('memory’s re-checks the account search does not find again', () => {
         budget: 10,
         days: 1,
         toleranceDays: 2,
-        recheck: async () => new Map([['held.t3', 'registry_hold' as const]]),
+        recheck: {
+          names: async () => new Map([['held.t3', 'registry_hold' as const]]),
+          unconfirmed: () => {},
+        },
       },
       reseller,
       now: NOW,
@@ -275,7 +285,10 @@ describe('memory’s re-checks on a reseller that ignores domain_name', () => {
         budget: 10,
         days: 1,
         toleranceDays: 2,
-        recheck: async () => new Map(names.map((n) => [n, 'registry_hold' as const])),
+        recheck: {
+          names: async () => new Map(names.map((n) => [n, 'registry_hold' as const])),
+          unconfirmed: () => {},
+        },
       },
       reseller,
       now: NOW,
@@ -316,7 +329,10 @@ describe('memory’s re-checks beyond the query budget', () => {
         budget: 5,
         days: 1,
         toleranceDays: 2,
-        recheck: async () => new Map(names.map((n) => [n, 'registry_hold' as const])),
+        recheck: {
+          names: async () => new Map(names.map((n) => [n, 'registry_hold' as const])),
+          unconfirmed: () => {},
+        },
       },
       reseller,
       now: NOW,
@@ -329,5 +345,33 @@ describe('memory’s re-checks beyond the query budget', () => {
     expect(outcome.registry.candidates.recheck).toBe(50);
     // None of them is an all-clear: memory keeps each.
     expect(outcome.registry.unconfirmed).toHaveLength(50);
+  });
+});
+
+describe('memory’s re-checks beyond the report’s list of 100', () => {
+  it('tells memory every re-check it could not confirm, while the report lists 100 of them', async () => {
+    const names = Array.from({ length: 150 }, (_, i) => `d${i}.t${i % 40}`);
+    let told: readonly string[] = [];
+    const { registry } = await runRegistryCheck([], candidatesOf(names), {
+      options: {
+        bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
+        client: new RdapClient({ fetch: down, maxAttempts: 1 }),
+        budget: 10_000,
+        days: 1,
+        toleranceDays: 2,
+        recheck: {
+          names: async () => new Map(names.map((n) => [n, 'registry_hold' as const])),
+          unconfirmed: (all) => {
+            told = all;
+          },
+        },
+      },
+      reseller: noReseller,
+      now: NOW,
+      criticalDays: 7,
+      registrants: new Map(),
+    });
+    expect(registry.unconfirmed).toHaveLength(100);
+    expect([...told].sort()).toEqual([...names].sort());
   });
 });
