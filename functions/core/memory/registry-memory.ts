@@ -9,8 +9,9 @@ import { domainKey } from './state-bounds';
  * What memory does for the registry check (docs/registry.md), and nothing else: a registry finding
  * is news once, escalates and resolves like any other finding through the comparison (compare.ts).
  * Two things only memory can do: it names the domains it remembers a registry finding for, so the
- * scan checks them every time until the sources agree (the rotating sample would come round only
- * every REGISTRY_CHECK_DAYS days, and a finding missing in between would look resolved); and when
+ * scan checks them until the sources agree (every scan while they fit in half the query budget,
+ * else each in its turn: sample.ts's recheckRanks), not only when the rotating sample comes round
+ * every REGISTRY_CHECK_DAYS days (a finding missing in between would look resolved); and when
  * such a check could not be done this time (the RDAP server failed, the budget or the time ran
  * out), or the registry said nothing of the domain (a 404: purged, perhaps), it keeps what it knew
  * instead of calling the finding resolved.

@@ -20,8 +20,9 @@ import {
   type RegistryCandidate,
   type RegistryCounts,
   type RegistryProblem,
+  recheckShare,
 } from '../registry/registry-check';
-import { inTodaysSample, sampleRank, todayOfCycle } from '../registry/sample';
+import { inTodaysSample, recheckRanks, sampleRank, todayOfCycle } from '../registry/sample';
 import type { ResellerClient } from '../reseller/client';
 import type { Domain } from '../reseller/schemas';
 import { markFinding, type ResolvedPolicy } from './policies';
@@ -140,9 +141,17 @@ export class RegistryCandidates {
     return this.groups.get(name);
   }
 
-  /** Adds a domain memory asks to re-check (with the finding it remembers), or moves one already picked to the front. */
-  recheck(side: ResellerSide, remembered: RegistryFindingKind): void {
-    this.picked.set(side.domain_name, { ...side, reason: 'recheck', rank: 0, remembered });
+  /**
+   * Adds a domain memory asks to re-check (with the finding it remembers, and its place among the
+   * re-checks: recheckRanks), or makes one already picked a re-check.
+   */
+  recheck(side: ResellerSide, remembered: RegistryFindingKind, rank: number): void {
+    this.picked.set(side.domain_name, { ...side, reason: 'recheck', rank, remembered });
+  }
+
+  /** How many domains are picked. */
+  get size(): number {
+    return this.picked.size;
   }
 
   /** True when `name` (as read) is picked. */
@@ -233,7 +242,7 @@ export async function runRegistryCheck(
   run: RegistryRun,
 ): Promise<RegistryOutcome> {
   const { options, now } = run;
-  const lookedUp = await addRechecks(candidates, options, run.reseller);
+  const lookedUp = await addRechecks(candidates, options, run);
   const base = {
     budget: options.budget,
     days: options.days,
@@ -332,27 +341,37 @@ function withBeyondBudget(counts: RegistryCounts, beyond: number): RegistryCount
 }
 
 /**
- * Memory's re-checks: each is looked up in the account by name unless the read picked it already.
- * A look-up that fails leaves that domain unconfirmed (memory keeps what it knew), never the scan failed.
+ * Memory's re-checks, in their rotating order (recheckRanks): each is looked up in the account by
+ * name unless the read picked it already. A look-up that fails leaves that domain unconfirmed
+ * (memory keeps what it knew), never the scan failed.
  */
 async function addRechecks(
   candidates: RegistryCandidates,
   options: RegistryScanOptions,
-  reseller: ResellerClient,
+  run: Pick<RegistryRun, 'reseller' | 'now'>,
 ): Promise<RecheckLookups> {
   const out: RecheckLookups = { unconfirmed: [], problems: [], beyondBudget: 0 };
   if (!options.recheck) return out;
+  const { reseller } = run;
+  const asked = await options.recheck.names();
+  const ranks = recheckRanks(asked.keys(), run.now, recheckShare(options.budget));
+  const inLine = [...asked].sort(([a], [b]) => (ranks.get(a) as number) - (ranks.get(b) as number));
+  // The places the budget can give re-checks: their share, and what the flagged and sample leave.
+  let picked = candidates.size;
+  for (const [name] of inLine) if (candidates.has(name)) picked--;
+  const places = Math.max(recheckShare(options.budget), options.budget - picked);
   let unsearched: string[] | undefined;
   let rechecks = 0;
-  for (const [name, remembered] of await options.recheck.names()) {
+  for (const [name, remembered] of inLine) {
+    const rank = ranks.get(name) as number;
     const known = candidates.sideOf(name);
     if (known) {
-      candidates.recheck(known, remembered);
+      candidates.recheck(known, remembered, rank);
       rechecks++;
       continue;
     }
     // One reseller search each, one after another: none for a lookup the budget will not make.
-    if (rechecks >= options.budget) {
+    if (rechecks >= places) {
       out.unconfirmed.push(name);
       out.beyondBudget++;
       continue;
@@ -368,7 +387,7 @@ async function addRechecks(
       const domain = await reseller.lookUpDomain(name, { stopUnfiltered: true });
       if (domain === 'unfiltered') unsearched = [name];
       else if (domain) {
-        candidates.recheck(sideOf(domain), remembered);
+        candidates.recheck(sideOf(domain), remembered, rank);
         rechecks++;
       }
       // Listed by the read, yet not found by name: nothing was checked, so memory keeps what it knew.
