@@ -1,7 +1,7 @@
 import { retry } from '../core/base/retry';
 import { alertView } from '../core/memory/actions';
 import { type CompareResult, compareMemory, type NextState } from '../core/memory/compare';
-import { registryRechecks } from '../core/memory/registry-memory';
+import { registryRecheck } from '../core/memory/registry-memory';
 import { ScanMemory } from '../core/memory/scan-memory';
 import {
   type AccountBinding,
@@ -358,11 +358,9 @@ async function readBoth(
   });
   const scan = runScanJob({
     ...job,
-    // The registry check asks once both reads are done: the memory of every domain is in by then.
-    registryRecheck: async () => {
-      await domains;
-      return registryRechecks(memory);
-    },
+    // The registry check asks once both reads are done: the memory of every domain is in by then;
+    // it tells memory every re-check it could not confirm, beside the report (which lists 100).
+    registryRecheck: registryRecheck(memory, domains),
     // A remembered domain the read did not list is looked up before it is announced as gone.
     unlisted: async () => {
       await domains;

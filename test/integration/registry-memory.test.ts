@@ -34,11 +34,16 @@ afterEach(async () => {
 type Stateful = {
   findings: Array<{ domain_name?: string; kind: string; severity: string; change: string }>;
   resolved: Array<{ domain_name?: string; kind: string; reason: string }>;
-  registry?: { unconfirmed: string[]; problems: Array<{ reason: string }> };
+  registry?: {
+    unconfirmed: string[];
+    unconfirmed_omitted?: number;
+    problems: Array<{ reason: string }>;
+    queries: number;
+  };
 };
 
 /** A scan with memory at `at` (`registryDays` its registry sample), its alert appended to a file of the world's folder. */
-async function scanAt(at: number, registryDays = '30') {
+async function scanAt(at: number, registryDays = '30', more: readonly string[] = []) {
   const w = world as RegistryWorld;
   const run = await runCli(
     [
@@ -54,6 +59,7 @@ async function scanAt(at: number, registryDays = '30') {
       '--registry-check',
       '--registry-days',
       registryDays,
+      ...more,
     ],
     w.env,
   );
@@ -179,5 +185,39 @@ describe('scan --registry-check with memory, a registry down while the reseller 
     const { report: second } = await scanAt(NOW + DAY);
     expect(second.registry?.unconfirmed).toContain(name);
     expect(about(second, name)).toMatchObject({ kind: 'expired', severity: 'critical', change: 'escalated' });
+  });
+});
+
+/**
+ * One registry that put a whole TLD on hold on a large account leaves memory with more registry
+ * findings than the query budget and the report's list of 100 unconfirmed names together. Memory
+ * learns every re-check the scan could not confirm from the scan itself, not from that list, so the
+ * ones the registry now agrees on resolve; the rest are kept, and come round on later days.
+ */
+describe('scan --registry-check with memory, more remembered registry findings than the budget and the report hold', () => {
+  it('resolves the remembered findings the registry now agrees on and keeps the others', async () => {
+    world = await startRegistryWorld({ now: NOW, domains: 800, scenarios: new Map() });
+    const w = world;
+    const held = w.portfolio.domains
+      .map((d) => String(d.domain_name))
+      .filter((n) => registryOf(n)?.name === 'gtld' && !w.portfolio.truth.findings.some((f) => f.key === n))
+      .slice(0, 135);
+    for (const name of held) w.registry.setScenario(name, 'client_hold');
+    // Day 0: every domain checked once (the sample of one day): a hold each, new.
+    const { report: first } = await scanAt(NOW, '1');
+    const holds = first.findings.filter((f) => f.kind === 'registry_hold').map((f) => f.domain_name);
+    expect(holds.length).toBeGreaterThan(120 + 5);
+
+    // Day 1: the registry lifted them all; a budget of 20 checks some, more than 100 stay unconfirmed.
+    for (const name of held) w.registry.setScenario(name, 'agree');
+    const { report: second } = await scanAt(NOW + DAY, '30', ['--rdap-budget', '20']);
+    const registry = second.registry as NonNullable<Stateful['registry']>;
+    expect(registry.unconfirmed).toHaveLength(100);
+    const resolved = second.resolved.filter((r) => r.kind === 'registry_hold').map((r) => r.domain_name);
+    expect(resolved.length).toBeGreaterThanOrEqual(10);
+    expect(resolved.length + 100 + (registry.unconfirmed_omitted ?? 0)).toBe(holds.length);
+    for (const name of registry.unconfirmed) expect(resolved).not.toContain(name);
+    // Those not confirmed are not news either way: kept, not announced again.
+    expect(second.findings.filter((f) => f.kind === 'registry_hold')).toEqual([]);
   });
 });

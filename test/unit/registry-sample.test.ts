@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   dayNumber,
   inTodaysSample,
+  recheckRanks,
   sampleDayOf,
   sampleRank,
   todayOfCycle,
@@ -45,5 +46,32 @@ describe('the rotating sample', () => {
       [...today].sort((a, b) => sampleRank(a, t, 30) - sampleRank(b, t, 30)).slice(0, 50);
     expect(first(START)).toEqual(first(START + 3_600_000));
     expect(first(START + 30 * DAY)).not.toEqual(first(START));
+  });
+});
+
+describe('the re-checks rotating order', () => {
+  it('puts every re-check among the first `share` ranks within ceil(R / share) days in a row, from any day', () => {
+    for (const [count, share] of [
+      [1, 1],
+      [7, 3],
+      [1_000, 1],
+      [4_000, 1_000],
+      [10_000, 999],
+    ] as const) {
+      const rechecks = names.slice(0, count);
+      for (const from of [0, 5, 123]) {
+        const due = new Set<string>();
+        for (let d = from; d < from + Math.ceil(count / share); d++)
+          for (const [name, rank] of recheckRanks(rechecks, START + d * DAY, share))
+            if (rank < share) due.add(name);
+        expect(due.size).toBe(count);
+      }
+    }
+  });
+
+  it('gives every name one rank a day, the same for every scan of that day', () => {
+    const ranks = recheckRanks(names.slice(0, 500), START, 50);
+    expect(new Set(ranks.values()).size).toBe(500);
+    expect(recheckRanks(names.slice(0, 500), START + 3_600_000, 50)).toEqual(ranks);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
 import { buildAlertMessage } from '../../functions/core/alerts/message';
 import { registryDigestLines } from '../../functions/core/alerts/registry-words';
-import { type Finding, isDomainFinding } from '../../functions/core/findings/classify';
+import { type DomainFinding, type Finding, isDomainFinding } from '../../functions/core/findings/classify';
 import { type LoadedBootstrap, RdapBootstrap } from '../../functions/core/registry/bootstrap';
 import { RdapClient } from '../../functions/core/registry/rdap-client';
 import { ResellerClient } from '../../functions/core/reseller/client';
@@ -66,7 +66,14 @@ const run = (
       budget,
       days: 1,
       toleranceDays: 2,
-      ...(recheck ? { recheck: async () => new Map(recheck.map((n) => [n, 'registry_hold' as const])) } : {}),
+      ...(recheck
+        ? {
+            recheck: {
+              names: async () => new Map(recheck.map((n) => [n, 'registry_hold' as const])),
+              unconfirmed: () => {},
+            },
+          }
+        : {}),
     },
     reseller: noReseller,
     now: NOW,
@@ -227,7 +234,10 @@ describe('memory’s re-checks the account search does not find again', () => {
         budget: 10,
         days: 1,
         toleranceDays: 2,
-        recheck: async () => new Map([['held.t3', 'registry_hold' as const]]),
+        recheck: {
+          names: async () => new Map([['held.t3', 'registry_hold' as const]]),
+          unconfirmed: () => {},
+        },
       },
       reseller,
       now: NOW,
@@ -275,14 +285,18 @@ describe('memory’s re-checks on a reseller that ignores domain_name', () => {
         budget: 10,
         days: 1,
         toleranceDays: 2,
-        recheck: async () => new Map(names.map((n) => [n, 'registry_hold' as const])),
+        recheck: {
+          names: async () => new Map(names.map((n) => [n, 'registry_hold' as const])),
+          unconfirmed: () => {},
+        },
       },
       reseller,
       now: NOW,
       criticalDays: 7,
       registrants: new Map(),
     });
-    expect(outcome.registry.unconfirmed).toEqual(names);
+    // In the re-checks' rotating order: which of them is searched first changes with the day.
+    expect([...outcome.registry.unconfirmed].sort()).toEqual(names);
     expect(requests).toBeLessThanOrEqual(2);
     expect(outcome.registry.problems).toContainEqual(
       expect.objectContaining({
@@ -316,7 +330,10 @@ describe('memory’s re-checks beyond the query budget', () => {
         budget: 5,
         days: 1,
         toleranceDays: 2,
-        recheck: async () => new Map(names.map((n) => [n, 'registry_hold' as const])),
+        recheck: {
+          names: async () => new Map(names.map((n) => [n, 'registry_hold' as const])),
+          unconfirmed: () => {},
+        },
       },
       reseller,
       now: NOW,
@@ -329,5 +346,117 @@ describe('memory’s re-checks beyond the query budget', () => {
     expect(outcome.registry.candidates.recheck).toBe(50);
     // None of them is an all-clear: memory keeps each.
     expect(outcome.registry.unconfirmed).toHaveLength(50);
+  });
+});
+
+describe('memory’s re-checks beyond the report’s list of 100', () => {
+  it('tells memory every re-check it could not confirm, while the report lists 100 of them', async () => {
+    const names = Array.from({ length: 150 }, (_, i) => `d${i}.t${i % 40}`);
+    let told: readonly string[] = [];
+    const { registry } = await runRegistryCheck([], candidatesOf(names), {
+      options: {
+        bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
+        client: new RdapClient({ fetch: down, maxAttempts: 1 }),
+        budget: 10_000,
+        days: 1,
+        toleranceDays: 2,
+        recheck: {
+          names: async () => new Map(names.map((n) => [n, 'registry_hold' as const])),
+          unconfirmed: (all) => {
+            told = all;
+          },
+        },
+      },
+      reseller: noReseller,
+      now: NOW,
+      criticalDays: 7,
+      registrants: new Map(),
+    });
+    expect(registry.unconfirmed).toHaveLength(100);
+    expect([...told].sort()).toEqual([...names].sort());
+  });
+});
+
+describe('memory’s re-checks when they outnumber the query budget', () => {
+  /** An RDAP side that answers 404 for every domain and notes which were looked up. */
+  const recording = (asked: string[]) =>
+    (async (input: string | URL | Request) => {
+      asked.push(decodeURIComponent(String(input).split('/domain/')[1] ?? ''));
+      return new Response('{}', { status: 404 });
+    }) as typeof fetch;
+  const warning = { kind: 'expiring', severity: 'warning' } as unknown as DomainFinding;
+  const flagged = Array.from({ length: 10 }, (_, i) => `flagged-${i}.t${i % 40}`);
+  const remembered = Array.from({ length: 40 }, (_, i) => `held-${i}.t${(i + 7) % 40}`);
+
+  /** One scan at `at`: the flagged domains and memory's (read in the account), a budget of 10. */
+  async function scanOn(at: number, told: (names: readonly string[]) => void = () => {}) {
+    const asked: string[] = [];
+    const candidates = new RegistryCandidates(at, 30);
+    for (const name of flagged) candidates.consider(domain(name), warning);
+    // Read with the account (a sample of its day, or not picked at all): looked up by name if not.
+    for (const name of remembered) candidates.consider(domain(name), null);
+    const reseller = { lookUpDomain: async (name: string) => domain(name) } as unknown as ResellerClient;
+    const outcome = await runRegistryCheck([], candidates, {
+      options: {
+        bootstrap: async () => ({ bootstrap, read_at: new Date(at).toISOString(), cached: false }),
+        client: new RdapClient({ fetch: recording(asked), maxAttempts: 1 }),
+        budget: 10,
+        days: 30,
+        toleranceDays: 2,
+        recheck: {
+          names: async () => new Map(remembered.map((n) => [n, 'registry_hold' as const])),
+          unconfirmed: told,
+        },
+      },
+      reseller,
+      now: at,
+      criticalDays: 7,
+      registrants: new Map(),
+    });
+    return { asked, outcome };
+  }
+
+  it('still looks up the flagged domains: the re-checks take half the budget', async () => {
+    const { asked } = await scanOn(NOW);
+    expect(asked).toHaveLength(10);
+    expect(asked.filter((n) => flagged.includes(n))).toHaveLength(5);
+    expect(asked.filter((n) => remembered.includes(n))).toHaveLength(5);
+  });
+
+  it('gives the re-checks the places the flagged domains and the sample leave unused', async () => {
+    const few = flagged.slice(0, 2);
+    const asked: string[] = [];
+    const candidates = new RegistryCandidates(NOW, 1);
+    for (const name of few) candidates.consider(domain(name), warning);
+    for (const name of remembered) candidates.consider(domain(name), null);
+    await runRegistryCheck([], candidates, {
+      options: {
+        bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
+        client: new RdapClient({ fetch: recording(asked), maxAttempts: 1 }),
+        budget: 10,
+        days: 1,
+        toleranceDays: 2,
+        recheck: {
+          names: async () => new Map(remembered.map((n) => [n, 'registry_hold' as const])),
+          unconfirmed: () => {},
+        },
+      },
+      reseller: noReseller,
+      now: NOW,
+      criticalDays: 7,
+      registrants: new Map(),
+    });
+    expect(asked.filter((n) => few.includes(n))).toHaveLength(2);
+    expect(asked.filter((n) => remembered.includes(n))).toHaveLength(8);
+  });
+
+  it('looks up every remembered finding within the days docs/registry.md gives: re-checks over half the budget, rounded up', async () => {
+    // 40 re-checks, 5 places a day: every one within 8 days, whichever day the cycle starts on.
+    for (const start of [0, 3]) {
+      const seen = new Set<string>();
+      for (let d = start; d < start + Math.ceil(40 / 5); d++)
+        for (const name of (await scanOn(NOW + d * DAY)).asked) if (remembered.includes(name)) seen.add(name);
+      expect([...seen].sort()).toEqual([...remembered].sort());
+    }
   });
 });

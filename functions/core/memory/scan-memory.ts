@@ -53,6 +53,11 @@ export class ScanMemory {
   readonly prior = new Map<string, DomainMemory>();
   /** Each domain this scan read, by key. */
   readonly seen = new Map<string, SeenDomain>();
+  /**
+   * The keys of every re-check the registry check could not confirm this scan, as the check told
+   * memory (registry-memory.ts): the report lists at most 100. Undefined until it has.
+   */
+  registryUnconfirmed: ReadonlySet<string> | undefined;
   /** The first records' problems (a name or a field too long to keep), in the order read. */
   private nameProblems: Problem[] = [];
   private seconds: SecondRecord[] = [];

@@ -13,9 +13,17 @@ import { RdapError, RdapRateLimitError } from './rdap-errors';
  * in a row, left alone for the rest of the scan, its remaining domains counted as not checked.
  */
 
-/** Why a domain is checked, in the order the budget is spent. */
+/** Why a domain is checked, in the order the budget is spent (re-checks past their share last: planQueue). */
 export const CHECK_REASONS = ['recheck', 'flagged', 'sample'] as const;
 export type CheckReason = (typeof CHECK_REASONS)[number];
+
+/**
+ * The places of the query budget memory's re-checks always have: half, rounded up. They come first,
+ * so a remembered finding is not left unchecked by a busy day; the other half is the flagged
+ * domains' and the sample's, so thousands of remembered findings (one registry off for a whole TLD)
+ * cannot leave the rest of the account unchecked. Places either side leaves unused go to the other.
+ */
+export const recheckShare = (budget: number): number => Math.ceil(budget / 2);
 
 /** A domain the check may look up: the reseller's side, why, and its place within that reason. */
 export interface RegistryCandidate extends ResellerSide {
@@ -128,14 +136,16 @@ export async function checkRegistry(input: RegistryCheckInput): Promise<Registry
 
 /**
  * The domains to look up, in the order the budget is spent, and those beyond the budget in the same
- * order: a place a server left alone does not use goes to the first of them.
+ * order: a place a server left alone does not use goes to the first of them. Memory's re-checks
+ * (in their rotating order) have the first places up to their share, then the flagged domains and
+ * the sample, then the re-checks past their share: so either side has what the other leaves.
  */
 function planQueue(
   input: RegistryCheckInput,
   result: RegistryCheckResult,
 ): { queue: QueueItem[]; beyond: QueueItem[] } {
-  const queue: QueueItem[] = [];
-  const beyond: QueueItem[] = [];
+  const rechecks: Omit<QueueItem, 'index'>[] = [];
+  const others: Omit<QueueItem, 'index'>[] = [];
   for (const candidate of ordered(input.candidates)) {
     const service = input.bootstrap.serviceFor(candidate.domain_name);
     if (!service) {
@@ -144,9 +154,15 @@ function planQueue(
       unconfirmed(result, candidate);
       continue;
     }
-    const index = queue.length + beyond.length;
-    (queue.length < input.budget ? queue : beyond).push({ candidate, baseUrl: service.baseUrl, index });
+    (candidate.reason === 'recheck' ? rechecks : others).push({ candidate, baseUrl: service.baseUrl });
   }
+  const share = recheckShare(input.budget);
+  const line = [...rechecks.slice(0, share), ...others, ...rechecks.slice(share)];
+  const queue: QueueItem[] = [];
+  const beyond: QueueItem[] = [];
+  line.forEach((item, index) => {
+    (index < input.budget ? queue : beyond).push({ ...item, index });
+  });
   return { queue, beyond };
 }
 

@@ -41,3 +41,25 @@ export const inTodaysSample = (name: string, now: number, days: number): boolean
  */
 export const sampleRank = (name: string, now: number, days: number): number =>
   nameHash(`${Math.floor(dayNumber(now) / days)}:${name}`);
+
+/**
+ * Where each of memory's re-checks stands in line for the places the query budget keeps for them
+ * (`share` a day, registry-check.ts's recheckShare): the names in the order of their hash, a window
+ * of `share` of them moved on by `share` each UTC day, wrapping round. The first `share` ranks are
+ * the day's window, the next ones the next days', so places left over go to those due soonest. Over
+ * any ceil(R / share) days in a row the windows cover all R names, so each is looked up within that
+ * many days while the same findings are remembered; several scans in one day check the same ones,
+ * as the sample does.
+ */
+export function recheckRanks(names: Iterable<string>, now: number, share: number): Map<string, number> {
+  const hashed = [...names].map((name) => ({ name, hash: nameHash(name) }));
+  hashed.sort((a, b) => a.hash - b.hash || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const count = hashed.length;
+  const ranks = new Map<string, number>();
+  if (!count) return ranks;
+  const start = ((dayNumber(now) % count) * (Math.max(1, share) % count)) % count;
+  hashed.forEach(({ name }, i) => {
+    ranks.set(name, (i - start + count) % count);
+  });
+  return ranks;
+}

@@ -20,8 +20,9 @@ import {
   type RegistryCandidate,
   type RegistryCounts,
   type RegistryProblem,
+  recheckShare,
 } from '../registry/registry-check';
-import { inTodaysSample, sampleRank, todayOfCycle } from '../registry/sample';
+import { inTodaysSample, recheckRanks, sampleRank, todayOfCycle } from '../registry/sample';
 import type { ResellerClient } from '../reseller/client';
 import type { Domain } from '../reseller/schemas';
 import { markFinding, type ResolvedPolicy } from './policies';
@@ -45,12 +46,24 @@ export interface RegistryScanOptions {
   readonly days: number;
   /** Dates further apart than this many days disagree (REGISTRY_TOLERANCE_DAYS). */
   readonly toleranceDays: number;
+  /** With memory: the domains it remembers a registry finding for, and what became of them. @default none */
+  readonly recheck?: RegistryRecheck;
+}
+
+/** Memory's side of the registry check (functions/core/memory/registry-memory.ts). */
+export interface RegistryRecheck {
   /**
-   * With memory: the names it remembers a registry finding for, once it has read them; each is
-   * checked every scan until the sources agree (else a finding would seem to resolve on the days
-   * its sample does not come round). @default none
+   * The names memory remembers a registry finding for, each with its kind, once it has read them;
+   * each is checked again until the sources agree (else a finding would seem to resolve on the days
+   * its sample does not come round), within the part of the budget docs/registry.md gives them.
    */
-  readonly recheck?: () => Promise<ReadonlyMap<string, RegistryFindingKind>>;
+  readonly names: () => Promise<ReadonlyMap<string, RegistryFindingKind>>;
+  /**
+   * Told once the check is done: every re-check it could not confirm, all of them, where the
+   * report's `registry.unconfirmed` lists at most 100. Memory keeps these as they were and may
+   * resolve the others; the whole list never leaves the process (the report is what is published).
+   */
+  readonly unconfirmed: (names: readonly string[]) => void;
 }
 
 /** The report's `registry` section. */
@@ -67,10 +80,10 @@ export interface RegistryReport extends RegistryCounts {
   /**
    * Remembered registry findings that could not be re-checked this scan, or whose registry said
    * nothing of them (memory keeps them as they were); at most 100 names, the rest counted in
-   * `unconfirmed_omitted`.
+   * `unconfirmed_omitted`. Memory is told the whole list beside the report (RegistryRecheck).
    */
   readonly unconfirmed: readonly string[];
-  /** Unconfirmed names beyond the 100 listed: memory then resolves no registry finding this scan. */
+  /** Unconfirmed names beyond the 100 listed (memory knows them all: it is told beside the report). */
   readonly unconfirmed_omitted?: number;
 }
 
@@ -128,9 +141,17 @@ export class RegistryCandidates {
     return this.groups.get(name);
   }
 
-  /** Adds a domain memory asks to re-check (with the finding it remembers), or moves one already picked to the front. */
-  recheck(side: ResellerSide, remembered: RegistryFindingKind): void {
-    this.picked.set(side.domain_name, { ...side, reason: 'recheck', rank: 0, remembered });
+  /**
+   * Adds a domain memory asks to re-check (with the finding it remembers, and its place among the
+   * re-checks: recheckRanks), or makes one already picked a re-check.
+   */
+  recheck(side: ResellerSide, remembered: RegistryFindingKind, rank: number): void {
+    this.picked.set(side.domain_name, { ...side, reason: 'recheck', rank, remembered });
+  }
+
+  /** How many domains are picked. */
+  get size(): number {
+    return this.picked.size;
   }
 
   /** True when `name` (as read) is picked. */
@@ -221,13 +242,28 @@ export async function runRegistryCheck(
   run: RegistryRun,
 ): Promise<RegistryOutcome> {
   const { options, now } = run;
-  const lookedUp = await addRechecks(candidates, options, run.reseller);
+  const lookedUp = await addRechecks(candidates, options, run);
   const base = {
     budget: options.budget,
     days: options.days,
     tolerance_days: options.toleranceDays,
     sample_day: todayOfCycle(now, options.days) + 1,
   };
+  const { outcome, unconfirmed } = await checkOrSayWhy(findings, candidates, run, { base, lookedUp });
+  // Memory hears of every re-check not confirmed, where the report (published) lists 100.
+  options.recheck?.unconfirmed(unconfirmed);
+  return outcome;
+}
+
+/** The check, or why no registry was checked; with every re-check it could not confirm. */
+async function checkOrSayWhy(
+  findings: readonly Finding[],
+  candidates: RegistryCandidates,
+  run: RegistryRun,
+  had: { readonly base: SectionBase; readonly lookedUp: RecheckLookups },
+): Promise<{ outcome: RegistryOutcome; unconfirmed: readonly string[] }> {
+  const { options } = run;
+  const { base, lookedUp } = had;
   let loaded: LoadedBootstrap;
   try {
     loaded = await options.bootstrap();
@@ -243,28 +279,26 @@ export async function runRegistryCheck(
   }
 }
 
+/** The parts of the report's section the check sets whether or not a registry was checked. */
+type SectionBase = Pick<RegistryReport, 'budget' | 'days' | 'tolerance_days' | 'sample_day'>;
+
 /** A stop (Ctrl-C: the client's signal) ends the scan; any other error ends only the check. */
 const stopped = (error: unknown, options: RegistryScanOptions): boolean =>
   error instanceof StoppedError || options.client.signal?.aborted === true;
 
 /** The findings as they were, with a section that says why no registry was checked. */
-const unreadOutcome = (findings: readonly Finding[], registry: RegistryReport): RegistryOutcome => ({
-  findings: [...findings],
-  summary: summaryOf(findings),
-  registry,
-});
+const unreadOutcome = (
+  findings: readonly Finding[],
+  { registry, unconfirmed }: { registry: RegistryReport; unconfirmed: readonly string[] },
+) => ({ outcome: { findings: [...findings], summary: summaryOf(findings), registry }, unconfirmed });
 
 /** The check with its bootstrap in hand: the picked domains looked up, and what they say merged. */
 async function checkLoaded(
   findings: readonly Finding[],
   candidates: RegistryCandidates,
   run: RegistryRun,
-  had: {
-    readonly base: Pick<RegistryReport, 'budget' | 'days' | 'tolerance_days' | 'sample_day'>;
-    readonly lookedUp: RecheckLookups;
-    readonly loaded: LoadedBootstrap;
-  },
-): Promise<RegistryOutcome> {
+  had: { readonly base: SectionBase; readonly lookedUp: RecheckLookups; readonly loaded: LoadedBootstrap },
+): Promise<{ outcome: RegistryOutcome; unconfirmed: readonly string[] }> {
   const { options, now } = run;
   const { base, lookedUp, loaded } = had;
   const checked = await checkRegistry({
@@ -278,19 +312,14 @@ async function checkLoaded(
   });
   const merged = mergeViews(findings, checked.views, candidates, run);
   const { bootstrap, ...read } = loaded;
-  return {
-    findings: merged,
-    summary: summaryOf(merged),
-    registry: {
-      ...base,
-      bootstrap: { ...bootstrap.info, ...read },
-      ...withBeyondBudget(checked.counts, lookedUp.beyondBudget),
-      ...bounded(
-        [...lookedUp.problems, ...checked.problems],
-        [...lookedUp.unconfirmed, ...checked.unconfirmed],
-      ),
-    },
+  const unconfirmed = [...lookedUp.unconfirmed, ...checked.unconfirmed];
+  const registry = {
+    ...base,
+    bootstrap: { ...bootstrap.info, ...read },
+    ...withBeyondBudget(checked.counts, lookedUp.beyondBudget),
+    ...bounded([...lookedUp.problems, ...checked.problems], unconfirmed),
   };
+  return { outcome: { findings: merged, summary: summaryOf(merged), registry }, unconfirmed };
 }
 
 /** Memory's re-checks that could not be looked up in the account, and why. */
@@ -312,27 +341,37 @@ function withBeyondBudget(counts: RegistryCounts, beyond: number): RegistryCount
 }
 
 /**
- * Memory's re-checks: each is looked up in the account by name unless the read picked it already.
- * A look-up that fails leaves that domain unconfirmed (memory keeps what it knew), never the scan failed.
+ * Memory's re-checks, in their rotating order (recheckRanks): each is looked up in the account by
+ * name unless the read picked it already. A look-up that fails leaves that domain unconfirmed
+ * (memory keeps what it knew), never the scan failed.
  */
 async function addRechecks(
   candidates: RegistryCandidates,
   options: RegistryScanOptions,
-  reseller: ResellerClient,
+  run: Pick<RegistryRun, 'reseller' | 'now'>,
 ): Promise<RecheckLookups> {
   const out: RecheckLookups = { unconfirmed: [], problems: [], beyondBudget: 0 };
   if (!options.recheck) return out;
+  const { reseller } = run;
+  const asked = await options.recheck.names();
+  const ranks = recheckRanks(asked.keys(), run.now, recheckShare(options.budget));
+  const inLine = [...asked].sort(([a], [b]) => (ranks.get(a) as number) - (ranks.get(b) as number));
+  // The places the budget can give re-checks: their share, and what the flagged and sample leave.
+  let picked = candidates.size;
+  for (const [name] of inLine) if (candidates.has(name)) picked--;
+  const places = Math.max(recheckShare(options.budget), options.budget - picked);
   let unsearched: string[] | undefined;
   let rechecks = 0;
-  for (const [name, remembered] of await options.recheck()) {
+  for (const [name, remembered] of inLine) {
+    const rank = ranks.get(name) as number;
     const known = candidates.sideOf(name);
     if (known) {
-      candidates.recheck(known, remembered);
+      candidates.recheck(known, remembered, rank);
       rechecks++;
       continue;
     }
     // One reseller search each, one after another: none for a lookup the budget will not make.
-    if (rechecks >= options.budget) {
+    if (rechecks >= places) {
       out.unconfirmed.push(name);
       out.beyondBudget++;
       continue;
@@ -348,7 +387,7 @@ async function addRechecks(
       const domain = await reseller.lookUpDomain(name, { stopUnfiltered: true });
       if (domain === 'unfiltered') unsearched = [name];
       else if (domain) {
-        candidates.recheck(sideOf(domain), remembered);
+        candidates.recheck(sideOf(domain), remembered, rank);
         rechecks++;
       }
       // Listed by the read, yet not found by name: nothing was checked, so memory keeps what it knew.
@@ -413,15 +452,19 @@ function summaryOf(findings: readonly Finding[]): Record<Severity, number> {
 /** The section when no bootstrap could be had: nothing checked, and why. */
 function unread(
   candidates: RegistryCandidates,
-  base: Pick<RegistryReport, 'budget' | 'days' | 'tolerance_days' | 'sample_day'>,
+  base: SectionBase,
   error: unknown,
   lookedUp: RecheckLookups,
   server: string,
-): RegistryReport {
+): { registry: RegistryReport; unconfirmed: string[] } {
   const list = candidates.list();
   const byReason = { recheck: lookedUp.beyondBudget, flagged: 0, sample: 0 };
   for (const c of list) byReason[c.reason]++;
-  return {
+  const unconfirmed = [
+    ...lookedUp.unconfirmed,
+    ...list.filter((c) => c.reason === 'recheck').map((c) => c.domain_name),
+  ];
+  const registry: RegistryReport = {
     ...base,
     bootstrap: null,
     candidates: byReason,
@@ -442,7 +485,8 @@ function unread(
         },
         ...lookedUp.problems,
       ],
-      [...lookedUp.unconfirmed, ...list.filter((c) => c.reason === 'recheck').map((c) => c.domain_name)],
+      unconfirmed,
     ),
   };
+  return { registry, unconfirmed };
 }
