@@ -95,7 +95,9 @@ export function heartbeatOf(
     host: base.host,
     async ping(outcome, timeoutMs = HEARTBEAT_TIMEOUT_MS) {
       const url = pingUrl(base, outcome, options.account);
-      const wait = Math.max(0, Math.min(timeoutMs, HEARTBEAT_TIMEOUT_MS));
+      const wait = Math.min(timeoutMs, HEARTBEAT_TIMEOUT_MS);
+      // A run at its end: a ping begun now is cut off with it (or aborted half sent), so none is.
+      if (!(wait > 0)) return { ok: false, reason: 'no time left before the run ends: not sent' };
       const abort = new AbortController();
       let timedOut = false;
       const timer = setTimeout(() => {

@@ -74,3 +74,15 @@ describe('heartbeat redirects', () => {
     expect(result).toEqual({ ok: true });
   });
 });
+
+describe('a heartbeat ping with no time left', () => {
+  it('sends nothing when the run has no time left, and says so rather than that the service was slow', async () => {
+    const { asked, send } = fakeFetch({ 'https://hc-ping.example/secret-uuid': new Response('OK') });
+    const heartbeat = heartbeatOf(new URL('https://hc-ping.example/secret-uuid'), { fetch: send });
+    for (const left of [0, -250]) {
+      const result = await heartbeat.ping('complete', left);
+      expect(result).toEqual({ ok: false, reason: 'no time left before the run ends: not sent' });
+    }
+    expect(asked).toEqual([]);
+  });
+});

@@ -113,6 +113,34 @@ describe('a group message with memory between scans', () => {
   });
 });
 
+describe('a group message that goes out, with memory between scans', () => {
+  const policyOf = (criticalDays: number) => ({
+    policies: [{ name: 'vip', match: { tags: ['vip'] }, criticalDays, alertEmails: ['vip@example.nl'] }],
+  });
+  const groupsOf = (file: unknown, result: ReturnType<typeof scanWith>) =>
+    planAlerts(result.report, {
+      minSeverity: 'warning',
+      decided: result.publish,
+      policies: resolvePolicies(parsePolicies(file, 'p.json'), {
+        classify: { expiryDays: 30, criticalDays: 7 },
+        minSeverity: 'warning',
+      }),
+    }).map((p) => p.group ?? 'account');
+
+  it('starts the hours of the findings it lists: one that fell to a warning is not repeated an hour on', () => {
+    const vip = expiring('vip.nl', 5, ['vip']);
+    const first = scanWith(policyOf(7), 'warning', [vip], T0, EMPTY_STATE);
+    expect(groupsOf(policyOf(7), first)).toEqual(['account', 'vip']);
+    // criticalDays 3: the critical falls to a warning, resolved in the group message that lists it.
+    const fell = scanWith(policyOf(3), 'warning', [vip], T0 + HOUR, first.next);
+    expect(fell.why).toEqual(['1 resolved']);
+    expect(groupsOf(policyOf(3), fell)).toEqual(['account', 'vip']);
+    const after = scanWith(policyOf(3), 'warning', [vip], T0 + 2 * HOUR, fell.next);
+    expect(after.why).toEqual(['nothing new, escalated, changed or resolved at warning or above']);
+    expect(after.publish).toBe(false);
+  });
+});
+
 describe('a domain let lapse, with memory between scans', () => {
   const file = {
     policies: [{ name: 'lapse', match: { tags: ['let-lapse'] }, letLapse: true }],

@@ -5,7 +5,7 @@ import {
   type Severity,
   severityRank,
 } from '../findings/classify';
-import type { StatefulFinding } from '../memory/state';
+import { isNews } from '../memory/group-news';
 import type { PolicySet } from '../scan/policies';
 import { hasUrgentDeadline, type QuietHours, quietUntil } from '../scan/quiet-hours';
 import type { Report } from '../scan/scan';
@@ -39,22 +39,6 @@ export interface AlertPlanOptions {
 }
 
 const isLapsing = (f: Finding): boolean => isDomainFinding(f) && f.let_lapse === true;
-
-/**
- * Whether a finding is news to its group: without memory, every finding is; with it (the finding
- * marked by compare.ts), one new, escalated or published again by its cadence. An unchanged finding
- * goes in the group's message as context, but never sends it: news of a domain outside the group
- * is none of the group's.
- */
-const isNews = (f: Finding): boolean => {
-  const marked = f as Partial<Pick<StatefulFinding, 'change' | 'escalated_after_hours' | 'repeated'>>;
-  return (
-    marked.change === undefined ||
-    marked.change !== 'ongoing' ||
-    marked.escalated_after_hours !== undefined ||
-    marked.repeated === true
-  );
-};
 
 /** The severity from which a finding is worth an alert: its policy's minSeverity, else the deployment's. */
 function levelOf(f: Finding, options: AlertPlanOptions): Severity {

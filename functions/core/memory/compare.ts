@@ -8,6 +8,7 @@ import {
 import type { Report } from '../scan/scan';
 import { type AppliedActions, applyActions, withActions } from './actions';
 import { escalationHours, nextAlertMemory, sinceSnooze, stageOf } from './escalation';
+import { groupsHearing } from './group-news';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, withFailedRenewals } from './renewal-memory';
 import { cadenceHours, nextRepeats, repeatDecision, repeatFor } from './repeat';
@@ -109,6 +110,11 @@ export function compareMemory(input: CompareInput): CompareResult {
   walkRemembered(c);
   const carriedContacts = resolveContacts(c);
   const { publish, why } = decidePublish(c);
+  c.heard = groupsHearing(
+    c,
+    (x) => worth(c, x),
+    (f) => isSilenced(c, f),
+  );
   const next = {
     head: nextHead(c, publish, carriedContacts),
     ...nextDomains(c, publish),
@@ -154,8 +160,8 @@ interface Comparison {
   readonly escalated: Set<string>;
   /** Domains whose ongoing finding is published again now by its repeat cadence (repeat.ts). */
   readonly repeated: Set<string>;
-  /** Domains whose finding is news now: new, escalated, or published again (repeated, last days). */
-  readonly news: Set<string>;
+  /** The groups with recipients of their own whose message goes out now (group-news.ts), once decided. */
+  heard: ReadonlySet<string>;
 }
 
 /** Steps one to three: renewals only memory knows of, findings under their keys, snoozes applied. */
@@ -199,7 +205,7 @@ function prepare(input: CompareInput): Comparison {
     resolvedKeys: new Set(),
     escalated: new Set(),
     repeated: new Set(),
-    news: new Set(),
+    heard: new Set(),
   };
 }
 
@@ -279,7 +285,6 @@ function markFindings(c: Comparison): void {
         })
       : null;
     if (hours !== null) c.escalated.add(key);
-    if (dom && (hours !== null || change !== 'ongoing')) c.news.add(key);
     const marked = {
       ...f,
       change,
@@ -444,8 +449,7 @@ function countRepeats(c: Comparison, count: (n: number, what: string) => unknown
     } else if (lastDaysRepeatDue(f, prior, c.nowMs, decision === 'capped' ? Infinity : repeat.critical))
       lastDays++;
     else return;
-    // Published again: news to its group too (alerts/groups.ts).
-    c.news.add(domainKey(f.domain_name));
+    // Published again: news to its group too (group-news.ts).
     c.findings[i] = { ...f, repeated: true };
   });
   for (const [what, n] of [...by].sort(([a], [b]) => a.localeCompare(b))) count(n, what);
@@ -464,7 +468,10 @@ function alertedNow(
   if (isSilenced(c, f)) return prev ?? null;
   if (!publish || !worth(c, f)) return prev ?? null;
   const key = isDomainFinding(f) ? domainKey(f.domain_name) : undefined;
-  if (key !== undefined && onlyListedForGroup(c, f, key)) return prev ?? null;
+  // In a group with recipients of its own whose message does not go out now: they did not hear of it.
+  const group = isDomainFinding(f) ? f.policy : undefined;
+  if (group !== undefined && c.input.policy.ownRecipients?.has(group) && !c.heard.has(group))
+    return prev ?? null;
   const next = nextAlertMemory(f, prev, {
     at: c.report.now,
     stage: stageIn(c, f),
@@ -473,13 +480,6 @@ function alertedNow(
   const repeats = nextRepeats(prev, next, key !== undefined && c.repeated.has(key));
   return repeats > 0 ? { ...next, repeats } : next;
 }
-
-/** Not news, in a group whose own message is sent for its news alone: its recipients did not hear of it. */
-const onlyListedForGroup = (c: Comparison, f: Finding, key: string) =>
-  isDomainFinding(f) &&
-  f.policy !== undefined &&
-  c.input.policy.ownRecipients?.has(f.policy) &&
-  !c.news.has(key);
 
 function findingMemoryOf(c: Comparison, f: Finding): FindingMemory {
   return {

@@ -1,0 +1,48 @@
+import { type Finding, isDomainFinding, type Severity } from '../findings/classify';
+import type { InGroup, StatefulFinding, StatePolicy } from './state';
+
+/**
+ * Whether a finding is news to its group: without memory, every finding is; with it (the finding
+ * marked by compare.ts), one new, escalated or published again by its cadence. An unchanged finding
+ * goes in the group's message as context, but never sends it: news of a domain outside the group
+ * is none of the group's.
+ */
+export const isNews = (f: Finding): boolean => {
+  const marked = f as Partial<Pick<StatefulFinding, 'change' | 'escalated_after_hours' | 'repeated'>>;
+  return (
+    marked.change === undefined ||
+    marked.change !== 'ongoing' ||
+    marked.escalated_after_hours !== undefined ||
+    marked.repeated === true
+  );
+};
+
+/**
+ * The groups with recipients of their own (the policy's `ownRecipients`) whose message the
+ * comparison `c` sends, as alerts/groups.ts plans it: news of the group (isNews, a change or
+ * resolution of its domains) that reaches the group's level (`worth`), of a finding neither
+ * snoozed, acknowledged nor let lapse (`silenced`: the alert leaves those out). That message lists
+ * the group's ongoing findings beside its news: their recipients heard of them, so their repeat
+ * hours start again, as the account's message starts them for its own (docs/policies.md).
+ */
+export function groupsHearing(
+  c: {
+    readonly input: { readonly policy: Pick<StatePolicy, 'ownRecipients'> };
+    readonly findings: readonly Finding[];
+    readonly changes: readonly (InGroup & { readonly severity: Severity })[];
+    readonly resolved: readonly (InGroup & { readonly severity: Severity })[];
+  },
+  worth: (x: InGroup & { readonly severity: Severity }) => boolean,
+  silenced: (f: Finding) => boolean,
+): ReadonlySet<string> {
+  const heard = new Set<string>();
+  const own = c.input.policy.ownRecipients;
+  if (!own) return heard;
+  const hears = (group: string | undefined) => group !== undefined && own.has(group);
+  for (const f of c.findings)
+    if (isDomainFinding(f) && hears(f.policy) && isNews(f) && worth(f) && !silenced(f))
+      heard.add(f.policy as string);
+  for (const list of [c.changes, c.resolved])
+    for (const e of list) if (hears(e.policy) && !e.let_lapse && worth(e)) heard.add(e.policy as string);
+  return heard;
+}
