@@ -149,8 +149,8 @@ export function attachLinks<R extends Report>(report: R, signing: LinkSigning, o
 /**
  * The report as JSON, from the report link: the same signature (whoever may read the page may read
  * its JSON) on the path `report.json`, with `of` naming the report, so a newer scan's report is
- * never taken for this one (the answer is 410 then). The claim check of a message too small for
- * the whole report (alerts/alert.ts).
+ * never taken for this one (this one is served from the reports kept, and 410 once they expired).
+ * The claim check of a message too small for the whole report (alerts/alert.ts).
  */
 export function reportJsonUrl(reportUrl: string, generatedAt: string): string {
   const url = new URL(reportUrl);
