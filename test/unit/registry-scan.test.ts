@@ -53,33 +53,49 @@ const checkWith = (
     registrants: new Map(),
   });
 
-const run = (
+/** A check with memory's re-checks `recheck` (kinds all registry_hold), as the scan runs it. */
+function recheckRun(
   candidates: RegistryCandidates,
-  recheck?: string[],
-  registry: typeof fetch = down,
-  budget = 10_000,
-) =>
-  runRegistryCheck([], candidates, {
+  recheck: readonly string[] | undefined,
+  how: {
+    readonly registry?: typeof fetch;
+    readonly budget?: number;
+    readonly days?: number;
+    readonly now?: number;
+    readonly reseller?: ResellerClient;
+    readonly told?: (names: readonly string[]) => void;
+  } = {},
+) {
+  const now = how.now ?? NOW;
+  return runRegistryCheck([], candidates, {
     options: {
-      bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
-      client: new RdapClient({ fetch: registry, maxAttempts: 1 }),
-      budget,
-      days: 1,
+      bootstrap: async () => ({ bootstrap, read_at: new Date(now).toISOString(), cached: false }),
+      client: new RdapClient({ fetch: how.registry ?? down, maxAttempts: 1 }),
+      budget: how.budget ?? 10_000,
+      days: how.days ?? 1,
       toleranceDays: 2,
       ...(recheck
         ? {
             recheck: {
               names: async () => new Map(recheck.map((n) => [n, 'registry_hold' as const])),
-              unconfirmed: () => {},
+              unconfirmed: how.told ?? (() => {}),
             },
           }
         : {}),
     },
-    reseller: noReseller,
-    now: NOW,
+    reseller: how.reseller ?? noReseller,
+    now,
     criticalDays: 7,
     registrants: new Map(),
   });
+}
+
+const run = (
+  candidates: RegistryCandidates,
+  recheck?: string[],
+  registry: typeof fetch = down,
+  budget = 10_000,
+) => recheckRun(candidates, recheck, { registry, budget });
 
 describe('the report’s registry section', () => {
   it('keeps at most 20 server problems and one line counting the rest, when every RDAP server fails', async () => {
@@ -227,22 +243,10 @@ describe('memory’s re-checks the account search does not find again', () => {
     // The read listed the domain (memory names it); the search by name comes back empty.
     const reseller = { lookUpDomain: async () => null } as unknown as ResellerClient;
     const answers = (async () => new Response('{}', { status: 404 })) as typeof fetch;
-    const outcome = await runRegistryCheck([], candidatesOf([]), {
-      options: {
-        bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
-        client: new RdapClient({ fetch: answers, maxAttempts: 1 }),
-        budget: 10,
-        days: 1,
-        toleranceDays: 2,
-        recheck: {
-          names: async () => new Map([['held.t3', 'registry_hold' as const]]),
-          unconfirmed: () => {},
-        },
-      },
+    const outcome = await recheckRun(candidatesOf([]), ['held.t3'], {
+      registry: answers,
+      budget: 10,
       reseller,
-      now: NOW,
-      criticalDays: 7,
-      registrants: new Map(),
     });
     // Not looked up at the registry: memory must keep the hold, not resolve it.
     expect(outcome.registry.queries).toBe(0);
@@ -278,23 +282,7 @@ describe('memory’s re-checks on a reseller that ignores domain_name', () => {
       sleep: async () => undefined,
     });
     const names = ['a.t3', 'b.t3', 'c.t3', 'e.t3', 'f.t3'];
-    const outcome = await runRegistryCheck([], candidatesOf([]), {
-      options: {
-        bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
-        client: new RdapClient({ fetch: down, maxAttempts: 1 }),
-        budget: 10,
-        days: 1,
-        toleranceDays: 2,
-        recheck: {
-          names: async () => new Map(names.map((n) => [n, 'registry_hold' as const])),
-          unconfirmed: () => {},
-        },
-      },
-      reseller,
-      now: NOW,
-      criticalDays: 7,
-      registrants: new Map(),
-    });
+    const outcome = await recheckRun(candidatesOf([]), names, { budget: 10, reseller });
     // In the re-checks' rotating order: which of them is searched first changes with the day.
     expect([...outcome.registry.unconfirmed].sort()).toEqual(names);
     expect(requests).toBeLessThanOrEqual(2);
@@ -323,23 +311,7 @@ describe('memory’s re-checks beyond the query budget', () => {
       },
     } as unknown as ResellerClient;
     const names = Array.from({ length: 50 }, (_, i) => `held-${i}.t3`);
-    const outcome = await runRegistryCheck([], candidatesOf([]), {
-      options: {
-        bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
-        client: new RdapClient({ fetch: down, maxAttempts: 1 }),
-        budget: 5,
-        days: 1,
-        toleranceDays: 2,
-        recheck: {
-          names: async () => new Map(names.map((n) => [n, 'registry_hold' as const])),
-          unconfirmed: () => {},
-        },
-      },
-      reseller,
-      now: NOW,
-      criticalDays: 7,
-      registrants: new Map(),
-    });
+    const outcome = await recheckRun(candidatesOf([]), names, { budget: 5, reseller });
     expect(searches).toBe(5);
     expect(outcome.registry.queries).toBeLessThanOrEqual(5);
     expect(outcome.registry.not_checked.budget).toBe(45);
@@ -353,24 +325,10 @@ describe('memory’s re-checks beyond the report’s list of 100', () => {
   it('tells memory every re-check it could not confirm, while the report lists 100 of them', async () => {
     const names = Array.from({ length: 150 }, (_, i) => `d${i}.t${i % 40}`);
     let told: readonly string[] = [];
-    const { registry } = await runRegistryCheck([], candidatesOf(names), {
-      options: {
-        bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
-        client: new RdapClient({ fetch: down, maxAttempts: 1 }),
-        budget: 10_000,
-        days: 1,
-        toleranceDays: 2,
-        recheck: {
-          names: async () => new Map(names.map((n) => [n, 'registry_hold' as const])),
-          unconfirmed: (all) => {
-            told = all;
-          },
-        },
+    const { registry } = await recheckRun(candidatesOf(names), names, {
+      told: (all) => {
+        told = all;
       },
-      reseller: noReseller,
-      now: NOW,
-      criticalDays: 7,
-      registrants: new Map(),
     });
     expect(registry.unconfirmed).toHaveLength(100);
     expect([...told].sort()).toEqual([...names].sort());
@@ -396,22 +354,13 @@ describe('memory’s re-checks when they outnumber the query budget', () => {
     // Read with the account (a sample of its day, or not picked at all): looked up by name if not.
     for (const name of remembered) candidates.consider(domain(name), null);
     const reseller = { lookUpDomain: async (name: string) => domain(name) } as unknown as ResellerClient;
-    const outcome = await runRegistryCheck([], candidates, {
-      options: {
-        bootstrap: async () => ({ bootstrap, read_at: new Date(at).toISOString(), cached: false }),
-        client: new RdapClient({ fetch: recording(asked), maxAttempts: 1 }),
-        budget: 10,
-        days: 30,
-        toleranceDays: 2,
-        recheck: {
-          names: async () => new Map(remembered.map((n) => [n, 'registry_hold' as const])),
-          unconfirmed: told,
-        },
-      },
-      reseller,
+    const outcome = await recheckRun(candidates, remembered, {
+      registry: recording(asked),
+      budget: 10,
+      days: 30,
       now: at,
-      criticalDays: 7,
-      registrants: new Map(),
+      reseller,
+      told,
     });
     return { asked, outcome };
   }
@@ -429,23 +378,7 @@ describe('memory’s re-checks when they outnumber the query budget', () => {
     const candidates = new RegistryCandidates(NOW, 1);
     for (const name of few) candidates.consider(domain(name), warning);
     for (const name of remembered) candidates.consider(domain(name), null);
-    await runRegistryCheck([], candidates, {
-      options: {
-        bootstrap: async () => ({ bootstrap, read_at: new Date(NOW).toISOString(), cached: false }),
-        client: new RdapClient({ fetch: recording(asked), maxAttempts: 1 }),
-        budget: 10,
-        days: 1,
-        toleranceDays: 2,
-        recheck: {
-          names: async () => new Map(remembered.map((n) => [n, 'registry_hold' as const])),
-          unconfirmed: () => {},
-        },
-      },
-      reseller: noReseller,
-      now: NOW,
-      criticalDays: 7,
-      registrants: new Map(),
-    });
+    await recheckRun(candidates, remembered, { registry: recording(asked), budget: 10 });
     expect(asked.filter((n) => few.includes(n))).toHaveLength(2);
     expect(asked.filter((n) => remembered.includes(n))).toHaveLength(8);
   });
