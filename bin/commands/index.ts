@@ -425,9 +425,9 @@ export const audit: Command = {
     'Every POST to a validly signed restore link and every sentinel restore given the state store is kept ' +
     'with its outcome: domain, time, HTTP status, the link’s key id, client address and user agent (never ' +
     'the signature). The newest 200 that reached the reseller are kept, and apart from them the newest 100 ' +
-    'refusals (5 an hour per link, the rest counted). A restore link records its restore just before ' +
-    'sending it: one whose outcome was never written (the function stopped) is listed as sent, outcome ' +
-    'unknown: check the domain’s status.',
+    'refusals (5 an hour per link, the rest counted). A restore link and sentinel restore record a restore ' +
+    'just before sending it: one whose outcome was never written (the function or command stopped) is ' +
+    'listed as sent, outcome unknown: check the domain’s status.',
   options: {
     json: { type: 'boolean', doc: 'print the entries as JSON' },
     state: {

@@ -13,7 +13,12 @@ import {
   restoreDeadline,
   tldOf,
 } from '../../functions/core/findings/quarantine-periods';
-import { type AuditTrail, auditEntry, RESTORE_CLAIM_MS } from '../../functions/core/memory/audit';
+import {
+  type AuditTrail,
+  auditEntry,
+  RESTORE_CLAIM_MS,
+  RESTORE_SENDING,
+} from '../../functions/core/memory/audit';
 import { domainKey } from '../../functions/core/memory/state-bounds';
 import { ResellerClient } from '../../functions/core/reseller/client';
 import type { Domain } from '../../functions/core/reseller/schemas';
@@ -91,9 +96,12 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
     await claim.release();
     throw error;
   }
-  const outcome = await restoreFromQuarantine(client, current, current.domain_name); // never throws
+  const attempt = keeper(trail, domain, now, warn);
+  // Written ahead of the restore, as the restore link writes it: a command killed while the
+  // reseller carries it out (SIGKILL, a closed terminal) leaves "sent, outcome unknown", not nothing.
+  const outcome = await restoreFromQuarantine(client, current, current.domain_name, attempt.writeAhead);
   if (!CLAIM_KEPT_AFTER.has(outcome.kind)) await claim.release();
-  await keeper(trail, domain, now, warn)(outcome.kind, outcome.sent === true);
+  await attempt.keep(outcome.kind, outcome.sent === true);
   // A stopped command ends on "interrupted" alone (bin/cli.ts): what the reseller may have done
   // (check the domain's status) is said before it.
   if (io.signal?.aborted && outcome.kind !== 'restored') warn(notRestoredLine(outcome));
@@ -163,23 +171,37 @@ async function askBeforeRestore(
 }
 
 /**
- * Keeps an attempt's outcome in the audit trail, when the command was given a state store. A trail
- * that cannot be written is a warning: what the reseller did (a paid restore, done) must still be
- * said, as the restore link's answer stands when its audit write fails.
+ * Keeps an attempt in the audit trail, when the command was given a state store: written ahead of
+ * the restore ({@link RESTORE_SENDING}) and its outcome over that entry after, as the restore link
+ * does. A trail that cannot be written is a warning, not a refusal, as a claim that cannot be
+ * taken is: the operator at the terminal reads what the reseller did (a paid restore, done) all the same.
  */
 function keeper(trail: AuditTrail | null, domain: string, at: number, warn: (line: string) => void) {
-  return async (outcome: string, sent: boolean): Promise<void> => {
+  let ref: string | undefined;
+  const entry = (outcome: string, sent: boolean) =>
+    auditEntry({ at, domain, outcome, status: 0, via: 'cli', userAgent: 'sentinel restore', sent });
+  const writeAhead = async (): Promise<void> => {
     if (!trail) return;
     try {
-      await trail.recordAudit(
-        auditEntry({ at, domain, outcome, status: 0, via: 'cli', userAgent: 'sentinel restore', sent }),
-      );
+      ref = await trail.beginAudit(entry(RESTORE_SENDING, true));
     } catch (error) {
       warn(
-        `warning: this attempt (${outcome}) could not be kept in the audit trail of ${trail.location}: ${(error as Error).message}`,
+        `warning: the restore could not be recorded in the audit trail of ${trail.location} before it was sent: ${(error as Error).message}`,
       );
     }
   };
+  const keep = async (outcome: string, sent: boolean): Promise<void> => {
+    if (!trail) return;
+    try {
+      if (ref === undefined) await trail.recordAudit(entry(outcome, sent));
+      else await trail.completeAudit(ref, entry(outcome, sent));
+    } catch (error) {
+      warn(
+        `warning: this attempt (${outcome}) could not be kept in the audit trail of ${trail.location}${ref === undefined ? '' : ' (it stays there as sent, outcome unknown)'}: ${(error as Error).message}`,
+      );
+    }
+  };
+  return { writeAhead, keep };
 }
 
 /**

@@ -187,3 +187,53 @@ describe('sentinel restore, stopped by Ctrl-C while the restore is in flight', (
     expect(stderr).toMatch(/sentinel: interrupted by SIGINT\n$/);
   }, 40_000);
 });
+
+/**
+ * `sentinel restore --state FILE` killed while the reseller carries the restore out (SIGKILL, the
+ * terminal closed, the laptop's power): a restore is paid, and the restore link writes it into the
+ * trail before it is sent (c8c502a) so that a process that dies in between leaves "sent, outcome
+ * unknown", not nothing. The command line must do the same, or the paid restore is missing from
+ * the trail once its claim lapses.
+ */
+describe('sentinel restore, killed while the restore is in flight', () => {
+  it('leaves the restore in the audit trail as sent, outcome unknown', async () => {
+    sim = await startSimulator({ portfolio: quarantinedPortfolio(), apiKey: KEY });
+    dir = await mkdtemp(join(tmpdir(), 'restore-cli-killed-'));
+    const state = join(dir, 'state.json');
+    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY, RESELLER_TIMEOUT_MS: '20000' };
+    sim.injectFault({
+      fault: { kind: 'hang' },
+      match: (r) => r.method === 'POST' && r.path === '/v2/domains/lost.com/restore',
+      afterActing: true,
+    });
+
+    const child: ChildProcess = spawn(
+      process.execPath,
+      [join(ROOT, 'bin', 'sentinel.js'), 'restore', 'lost.com', '--yes', '--state', state],
+      {
+        cwd: dir,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
+    const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
+    const simulator = sim;
+    await vi.waitFor(() => expect(simulator.restoreCalls).toEqual(['lost.com']), {
+      timeout: 20_000,
+      interval: 20,
+    });
+    process.kill(-(child.pid as number), 'SIGKILL');
+    await closed;
+
+    const audit = await runCli(['audit', '--state', state], env);
+    expect(audit.code, audit.stderr).toBe(0);
+    expect(audit.stdout).toContain('lost.com: sent, outcome unknown');
+    expect(audit.stdout).toContain('sentinel restore');
+    const listed = await runCli(['audit', '--json', '--state', state], env);
+    const entries = (JSON.parse(listed.stdout) as { entries: Array<Record<string, unknown>> }).entries;
+    expect(entries.map(({ outcome, sent, via }) => ({ outcome, sent, via }))).toEqual([
+      { outcome: 'restore_sending', sent: true, via: 'cli' },
+    ]);
+  }, 40_000);
+});

@@ -150,3 +150,54 @@ describe('the command line, given a domain the account spells in Unicode or with
     expect([acked.code, acked.stderr]).toEqual([0, '']);
   });
 });
+
+/**
+ * A reseller that answers a search without a hit with 404 (the documentation leaves it open; the
+ * simulator's notFoundWithoutHit) answers the first spelling of a name the account holds in
+ * Unicode, the punycode the link carries, with 404. The next spellings must still be searched: the
+ * domain is in the account, in quarantine, and a link that says it may have left the account and
+ * restores nothing loses it.
+ */
+describe('the restore link of a Unicode name at a reseller whose search answers 404 without a hit', () => {
+  let strict: Simulator;
+  let server: Awaited<ReturnType<typeof serveLocally>>;
+  beforeAll(async () => {
+    strict = await startSimulator({
+      portfolio: generatePortfolio({ domains: 3, seed: 5, now: NOW }),
+      apiKey: API_KEY,
+      notFoundWithoutHit: true,
+    });
+    strict.updateDomain('ærø-strict.dk', {
+      status: ['quarantine'],
+      date_expiry: iso(NOW - 40 * DAY),
+      date_deleted: iso(NOW - 10 * DAY),
+      auto_renew: false,
+    });
+    const strictEnv = { ...env, RESELLER_BASE_URL: strict.url };
+    const handler = createRestoreHandler({
+      settings: () => settingsFromEnv(strictEnv),
+      secrets: new EnvSecretSource(strictEnv),
+      log: () => undefined,
+    });
+    server = await serveLocally(handler, { port: 0 });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await strict?.close();
+  });
+
+  it('finds it under its Unicode spelling and restores it', async () => {
+    const signed = 'xn--r-strict-i0a5p.dk';
+    const link = signRestoreLink({ baseUrl: server.url, domain: signed, keys, now: NOW });
+    const post = await fetch(link, confirmedPost(signed, { Accept: 'application/json' }));
+    expect([post.status, await post.json()]).toMatchObject([200, { outcome: 'restored' }]);
+    expect(strict.restoreCalls).toEqual(['ærø-strict.dk']);
+  });
+
+  it('still says the search answered 404 when no spelling finds the name, and restores nothing', async () => {
+    const link = signRestoreLink({ baseUrl: server.url, domain: 'gone-strict.dk', keys, now: NOW });
+    const post = await fetch(link, confirmedPost('gone-strict.dk', { Accept: 'application/json' }));
+    expect([post.status, await post.json()]).toMatchObject([502, { outcome: 'lookup_not_found' }]);
+    expect(strict.restoreCalls).not.toContain('gone-strict.dk');
+  });
+});

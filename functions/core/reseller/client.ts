@@ -163,10 +163,20 @@ export class ResellerClient {
    * The reseller's `domain_name` search matches the name as the account holds it, which may be the
    * Unicode form or carry a trailing dot where links and state use the normalised name: when a
    * search finds no match, the next spelling is tried ({@link searchSpellings}: at most three
-   * searches for a normalised name, four for one given in another form).
+   * searches for a normalised name, four for one given in another form). A search answered 404 is
+   * such a miss too (a reseller may answer no hit so, and the punycode a link carries is then
+   * answered 404 for a name held in Unicode); when no spelling finds the name, the first 404 is
+   * thrown, as the API leaves unsaid whether it means no hit or a wrong route.
    */
   async findDomain(name: string): Promise<Domain | null> {
-    return (await this.lookUpDomain(name)) as Domain | null;
+    let notFound: NotFoundError | undefined;
+    const found = await this.lookUpDomain(name, {
+      onNotFound: (error) => {
+        notFound ??= error;
+      },
+    });
+    if (found === null && notFound) throw notFound;
+    return found as Domain | null;
   }
 
   /**
