@@ -35,11 +35,19 @@ export interface Service {
   after?(req: IncomingMessage, body: string, status: number): Array<Omit<AwsCall, 'caller'>>;
   /** Rewrites headers before forwarding (an emulator that checks the access key). */
   forwardHeaders?(headers: IncomingMessage['headers']): IncomingMessage['headers'];
+  /** Rewrites the path and query before forwarding (a presigned URL's access key). */
+  forwardPath?(path: string): string;
 }
 
-/** The access key id that signed a request: `Credential=AKID/…` of SigV4. */
+/**
+ * The access key id that signed a request: `Credential=AKID/…` of SigV4, in its Authorization
+ * header or, for a presigned URL (followed by whoever holds it, with its signer's permissions), in
+ * its `X-Amz-Credential` query parameter.
+ */
 export const accessKeyOf = (req: IncomingMessage) =>
-  /Credential=([^/,\s]+)\//.exec(String(req.headers.authorization ?? ''))?.[1] ?? 'anonymous';
+  /Credential=([^/,\s]+)\//.exec(String(req.headers.authorization ?? ''))?.[1] ??
+  new URL(req.url ?? '/', 'http://aws').searchParams.get('X-Amz-Credential')?.split('/')[0] ??
+  'anonymous';
 
 /**
  * A recording proxy on 127.0.0.1: records the calls of every request, then answers it itself or
@@ -73,7 +81,13 @@ export async function startRecordingProxy(
       const url = new URL(target);
       const headers = service.forwardHeaders?.({ ...req.headers }) ?? { ...req.headers };
       const upstream = request(
-        { host: url.hostname, port: url.port, method: req.method, path: req.url, headers },
+        {
+          host: url.hostname,
+          port: url.port,
+          method: req.method,
+          path: service.forwardPath?.(req.url ?? '/') ?? req.url,
+          headers,
+        },
         (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);
@@ -276,13 +290,13 @@ export function s3Service(): Service {
       return { status: 200, headers: { 'x-amz-request-id': randomUUID() }, body: '' };
     },
     // s3rver knows one access key; it does not check SigV4 signatures.
+    forwardPath: (path) => path.replace(/([?&]X-Amz-Credential=)[^%&/]+/, '$1S3RVER'),
     forwardHeaders(headers) {
+      // A presigned URL has no Authorization header, and S3 refuses one given beside its query.
+      if (headers.authorization === undefined) return headers;
       return {
         ...headers,
-        authorization: String(headers.authorization ?? '').replace(
-          /Credential=[^/]+\//,
-          'Credential=S3RVER/',
-        ),
+        authorization: headers.authorization.replace(/Credential=[^/]+\//, 'Credential=S3RVER/'),
       };
     },
   };

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
 import { parseSigningKeys, signLink } from '../../functions/core/links/links';
+import { reportHistoryKey } from '../../functions/core/memory/report-store';
+import { reportJsonUrl } from '../../functions/core/scan/report-links';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { WEB_ROUTES } from '../../lib/web-api';
@@ -394,6 +396,37 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     const calendar = await follow(report.calendar_url, 'GET');
     expect(calendar.statusCode).toBe(200);
     expect(calendar.body).toMatch(/^BEGIN:VCALENDAR/);
+  });
+
+  it('serves report.json of a kept report by a presigned URL that reads with the web function’s role, and 410 once none is kept', async () => {
+    const generatedAt = (report as unknown as { generated_at: string }).generated_at;
+    const answer = await follow(reportJsonUrl(report.report_url, generatedAt), 'GET');
+    expect(answer.statusCode, answer.body).toBe(303);
+    const location = String(answer.headers.Location);
+    expect(location).toContain(reportHistoryKey({ generated_at: generatedAt }).replace(/:/g, '%3A'));
+    // Whoever follows the URL reads with its signer's permissions: recorded as the web function's call.
+    const before = world.calls.length;
+    const read = await fetch(location);
+    expect(read.status, await read.clone().text()).toBe(200);
+    expect(((await read.json()) as { generated_at: string }).generated_at).toBe(generatedAt);
+    expect(
+      world.calls.slice(before).map((c) => `${c.caller} ${c.action} ${c.resource.split('/').at(-2)}`),
+    ).toEqual([`${web.id} s3:GetObject reports`]);
+    // A report no longer kept: S3 answers the HEAD 404 only to a caller that may list reports/.
+    const gone = await follow(reportJsonUrl(report.report_url, '2001-01-01T00:00:00Z'), 'GET');
+    expect(gone.statusCode, gone.body).toBe(410);
+    // Without the read of reports/, both the HEAD and the presigned read are refused, named.
+    const refused = await judge(
+      withoutResource(world.resolver.template, web.roleId, 's3:GetObject', 'reports/'),
+    );
+    const kept = reportHistoryKey({ generated_at: generatedAt });
+    expect(refused).toContain(
+      `${web.id} may not s3:GetObject on arn:aws:s3:::${location.split('/')[3]}/${kept}: ImplicitlyDenied`,
+    );
+    for (const line of refused)
+      expect(line).toMatch(
+        new RegExp(`^${web.id} may not s3:GetObject on arn:aws:s3:::\\S+/reports/\\S+: ImplicitlyDenied$`),
+      );
   });
 
   it('posts the alert to each webhook from its own queue, and counts a webhook that answers 4xx', async () => {
@@ -841,7 +874,7 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     [
       'the web function’s s3:ListBucket (a missing report would answer 403)',
       (t) => dropStatements(t, 'AWS::IAM::Policy', (st) => st.Action === 's3:ListBucket'),
-      /^RestoreFunction\w+ may not s3:ListBucket on arn:aws:s3:::\S+ \(made by AWS for s3:GetObject of the missing latest(-view)?\.json\): ImplicitlyDenied$/,
+      /^RestoreFunction\w+ may not s3:ListBucket on arn:aws:s3:::\S+ \(made by AWS for s3:GetObject of the missing (latest(-view)?|reports\/\S+)\.json\): ImplicitlyDenied$/,
     ],
   ];
 
