@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { EnvSecretSource } from '../../functions/aws/secrets';
-import { SentinelError } from '../../functions/core/base/errors';
+import { NotFoundError, SentinelError } from '../../functions/core/base/errors';
 import {
   CLAIM_KEPT_AFTER,
   needsConsent,
@@ -141,7 +141,14 @@ async function claimRestore(
 
 /** Look first, as the restore endpoint does: restoring twice may be billed twice. */
 async function findInQuarantine(client: ResellerClient, domain: string): Promise<Domain> {
-  const found = await client.findDomain(domain);
+  const found = await client.findDomain(domain).catch((error: unknown) => {
+    // An answer, as the restore link words it: the API leaves unsaid whether a 404 means no hit.
+    if (!(error instanceof NotFoundError)) throw error;
+    throw new SentinelError(
+      `${domain} was NOT restored: the reseller’s search answered 404 (not found) for ${domain}: it may have left the account. Check the domain’s status in the reseller’s control panel before trying again.`,
+      { cause: error },
+    );
+  });
   if (!found) throw new SentinelError(`${domain} is not in this reseller account`);
   if (!found.status.includes('quarantine')) {
     throw new SentinelError(

@@ -200,4 +200,16 @@ describe('the restore link of a Unicode name at a reseller whose search answers 
     expect([post.status, await post.json()]).toMatchObject([502, { outcome: 'lookup_not_found' }]);
     expect(strict.restoreCalls).not.toContain('gone-strict.dk');
   });
+
+  it('says so at the command line too, in the words of the link, and restores nothing', async () => {
+    const cli = await runCli(['restore', 'gone-strict.dk', '--yes'], {
+      ...env,
+      RESELLER_BASE_URL: strict.url,
+    });
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toMatch(
+      /^sentinel: gone-strict\.dk was NOT restored: the reseller’s search answered 404 \(not found\) for gone-strict\.dk: it may have left the account\. Check the domain’s status in the reseller’s control panel before trying again\.\n/,
+    );
+    expect(strict.restoreCalls).not.toContain('gone-strict.dk');
+  });
 });
