@@ -208,6 +208,41 @@ describe('sentinel scan, stopped by a signal', () => {
     }
   });
 
+  // Found by a hostile run: the signal was checked only before the alert left, so a webhook (or SNS)
+  // that never answered kept the scan waiting out its retries; the shell then ended it after its
+  // grace, with the lease still in the state file, and the next scan waited 30 s and failed.
+  it('stopped while the alert is being posted: main() returns 130 at once and releases the lease', async () => {
+    const { createServer } = await import('node:http');
+    let posted = 0;
+    const webhook = createServer((request) => {
+      posted += 1;
+      request.resume();
+    });
+    await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
+    const { port } = webhook.address() as { port: number };
+    const fresh = join(scratch, 'posting.json');
+    try {
+      const controller = new AbortController();
+      const done = runCli(
+        ['scan', '--state', fresh, '--webhook', `http://127.0.0.1:${port}/hook`, '--webhook-format', 'json'],
+        env(),
+        { signal: controller.signal, cwd: scratch },
+      );
+      await vi.waitFor(() => expect(posted).toBe(1), { timeout: 30_000, interval: 20 });
+      const abortedAt = performance.now();
+      controller.abort(InterruptedError.of('SIGINT'));
+      const run = await done;
+      expect(performance.now() - abortedAt).toBeLessThan(STOP_WITHIN_MS);
+      expect(run.code).toBe(130);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe('sentinel: interrupted by SIGINT\n');
+      expect(JSON.parse(readFileSync(fresh, 'utf8')).lease ?? null).toBeNull();
+    } finally {
+      webhook.closeAllConnections();
+      webhook.close();
+    }
+  }, 60_000);
+
   it('left no lease behind: the same scan, not stopped, publishes the news and saves at once', async () => {
     const run = await runCli(['scan', '--state', state], env(), { sns: emulator.snsClient, cwd: scratch });
     expect(run.code, run.stderr).toBe(0);
