@@ -15,14 +15,17 @@ import {
 import { ENV, loadScanSettings, parseSetting } from '../../functions/core/scan/config';
 import type { Report } from '../../functions/core/scan/scan';
 import { type AccountSettings, readAccountsFile } from '../../lib/config';
+import { accountKeySource, accountKeyWords, sameKeyCheck, selectedAccounts } from '../accounts';
 import {
   accountEntryOf,
-  accountKeySource,
-  accountKeyWords,
-  sameKeyCheck,
-  selectedAccounts,
-} from '../accounts';
-import { flagsOf, noPositionals, oneOf, parseNow, positiveInt, settingsWithFlags, str } from '../args';
+  flagsOf,
+  noPositionals,
+  oneOf,
+  parseNow,
+  positiveInt,
+  settingsWithFlags,
+  str,
+} from '../args';
 import { type CliIo, EXIT, type ParsedArgs } from '../command';
 import { heartbeatUrlOf } from '../heartbeat';
 import { accountStateLocation, accountStoresFor, stateLocationOf, stateLocationText } from '../local-stores';
