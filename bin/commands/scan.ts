@@ -236,6 +236,11 @@ export function chooseDelivery(
   if (alertTo === 'stdout' && json)
     throw new UsageError('--json and --alert-to stdout would both write to stdout: use --alert-to FILE');
   if (alertTo === '') throw new UsageError('--alert-to needs stdout or a file path');
+  // `-` means stdout to most tools: never a file of that name the person did not mean to make.
+  if (alertTo === '-')
+    throw new UsageError(
+      '--alert-to - would append the alert to a file named -: write --alert-to stdout to print it, or --alert-to ./- for that file',
+    );
   if (alertTo !== undefined) return { kind: 'local', target: parseAlertTarget(alertTo) };
   if (dryRun) return { kind: 'dry-run' };
   if (settings.alertTopicArn) return { kind: 'sns', topicArn: settings.alertTopicArn };

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -216,6 +216,25 @@ describe('simulate knobs', () => {
 });
 
 describe('a refused scan', () => {
+  // Found by a hostile run: `--alert-to -` was refused with the advice to write `--alert-to=-`, which
+  // then appended the alert to a file named - and saved the state as if it had been read.
+  it('refuses --alert-to=- (stdout by convention elsewhere) instead of writing a file named -, exit 2', async () => {
+    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY };
+    const cwd = mkdtempSync(join(tmpdir(), 'alert-to-dash-'));
+    try {
+      const run = await runCli(['scan', '--state', join(cwd, 'state.json'), '--alert-to=-'], env, { cwd });
+      expect(run).toEqual({
+        code: 2,
+        stdout: '',
+        stderr:
+          'sentinel: --alert-to - would append the alert to a file named -: write --alert-to stdout to print it, or --alert-to ./- for that file\n',
+      });
+      expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
   it('says only why on stderr, not first a note about links of a scan that never runs, exit 2', async () => {
     const env = {
       RESELLER_BASE_URL: sim.url,
