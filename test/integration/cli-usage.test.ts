@@ -218,6 +218,26 @@ describe('simulate knobs', () => {
 describe('a refused scan', () => {
   // Found by a hostile run: `--alert-to -` was refused with the advice to write `--alert-to=-`, which
   // then appended the alert to a file named - and saved the state as if it had been read.
+  // Found by a hostile run: `--state dir/` (a folder meant, not there yet) wrote the state to a file
+  // named dir, then failed on dir/.reports with a bare ENOTDIR, leaving that file behind.
+  it('refuses a --state path that ends with a slash, naming a folder, before writing anything, exit 2', async () => {
+    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY };
+    const cwd = mkdtempSync(join(tmpdir(), 'state-slash-'));
+    try {
+      const run = await runCli(['scan', '--state', `${join(cwd, 'memory')}/`, '--alert-to', 'stdout'], env, {
+        cwd,
+      });
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(
+        `sentinel: --state: "${join(cwd, 'memory')}/" ends with a /, naming a folder; the state is a file: give its path, such as ${join(cwd, 'memory')}/state.json\n`,
+      );
+      expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
   it('refuses --alert-to=- (stdout by convention elsewhere) instead of writing a file named -, exit 2', async () => {
     const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY };
     const cwd = mkdtempSync(join(tmpdir(), 'alert-to-dash-'));
