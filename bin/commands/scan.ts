@@ -44,7 +44,7 @@ import { webhookSender } from '../../functions/use-cases/webhook-post';
 import { flagsOf, noPositionals, oneOf, parseNow, settingsWithFlags, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
 import { type CliHeartbeat, cliHeartbeat } from '../heartbeat';
-import { untilAborted } from '../interrupt';
+import { unlessAborted } from '../interrupt';
 import { reportStoreFor, stateLocationOf } from '../local-stores';
 import { withPoliciesFile } from '../policies-file';
 import { scan } from './index';
@@ -292,8 +292,7 @@ function senderFor(delivery: Delivery, settings: ScanSettings, io: CliIo): Alert
   if (!send || !signal) return send;
   return (alert) => {
     signal.throwIfAborted();
-    const stopped = untilAborted(signal).then(() => Promise.reject(signal.reason));
-    return Promise.race([send(alert), stopped]);
+    return unlessAborted(send(alert), signal);
   };
 }
 
