@@ -8,6 +8,7 @@ import {
   readFileSync,
   rmSync,
   symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -242,6 +243,35 @@ describe('sentinel scan, stopped by a signal', () => {
       webhook.close();
     }
   }, 60_000);
+
+  // Found by a hostile run: a Ctrl-C during `scan --accounts` listed every account as COULD NOT BE
+  // READ, and said so again on stderr per account, when nothing had failed: the person stopped it.
+  it('scan --accounts stopped by a signal says each unfinished account was stopped, not unreadable', async () => {
+    const hanging = await startSimulator({
+      portfolio: generatePortfolio({ domains: 60, seed: 3, now: Date.now() }),
+      apiKey: KEY,
+    });
+    hanging.injectFault({ fault: { kind: 'hang' }, times: 1_000 });
+    const accounts = join(scratch, 'accounts.json');
+    writeFileSync(accounts, JSON.stringify({ accounts: [{ name: 'solo', apiKeyEnv: 'SOLO_KEY' }] }));
+    try {
+      const controller = new AbortController();
+      const done = runCli(
+        ['scan', '--accounts', accounts, '--dry-run'],
+        { ...env(), RESELLER_BASE_URL: hanging.url, SOLO_KEY: KEY },
+        { signal: controller.signal },
+      );
+      await vi.waitFor(() => expect(hanging.requests.length).toBeGreaterThan(0), { interval: 20 });
+      controller.abort(InterruptedError.of('SIGINT'));
+      const run = await done;
+      expect(run.code).toBe(130);
+      expect(run.stdout).toContain('  solo: STOPPED by SIGINT before it finished\n');
+      expect(run.stdout).not.toContain('COULD NOT BE READ');
+      expect(run.stderr).toBe('sentinel: interrupted by SIGINT\n');
+    } finally {
+      await hanging.close();
+    }
+  });
 
   it('left no lease behind: the same scan, not stopped, publishes the news and saves at once', async () => {
     const run = await runCli(['scan', '--state', state], env(), { sns: emulator.snsClient, cwd: scratch });
