@@ -2,7 +2,6 @@ import { EnvSecretSource } from '../functions/aws/secrets';
 import { ConfigError, withKeySource } from '../functions/core/base/errors';
 import { closest } from '../functions/core/base/suggest';
 import { checkApiKey, type SecretSource } from '../functions/core/links/secrets';
-import { ACCOUNT_SCAN_SETTINGS, type AccountScanInput } from '../functions/core/scan/accounts';
 import { type AccountSettings, readAccountsFile } from '../lib/config';
 import { type ParsedArgs, UsageError } from './command';
 
@@ -90,17 +89,6 @@ export async function withAccountKey<T>(named: NamedAccount | undefined, work: P
   } catch (error) {
     throw named ? withKeySource(error, accountKeyWords(named.account)) : error;
   }
-}
-
-/** An account of the file as the scan and the web app take it: its name and its own settings only. */
-export function accountEntryOf(account: AccountSettings): Pick<AccountScanInput, 'account' | 'settings'> {
-  const settings: Record<string, string | number> = {};
-  for (const name of ACCOUNT_SCAN_SETTINGS) {
-    const value = account[name];
-    // Policies are an object in the file and JSON text in the scan's settings, as in POLICIES.
-    if (value !== undefined) settings[name] = typeof value === 'object' ? JSON.stringify(value) : value;
-  }
-  return { account: account.name, settings };
 }
 
 /** The accounts of the file, or the one `--account` names (a name it lacks is a usage error). */

@@ -5,7 +5,11 @@ import { normalizeDomainName } from '../functions/core/base/text';
 import { domainNameProblem } from '../functions/core/links/links';
 import { REPORT_ENV } from '../functions/core/memory/report-store';
 import { parseRfc3339 } from '../functions/core/reseller/schemas';
-import { accountRawSettings } from '../functions/core/scan/accounts';
+import {
+  ACCOUNT_SCAN_SETTINGS,
+  type AccountScanInput,
+  accountRawSettings,
+} from '../functions/core/scan/accounts';
 import {
   type FlagOf,
   parseSetting,
@@ -18,7 +22,6 @@ import {
   settingsFromEnv,
 } from '../functions/core/scan/config';
 import type { AccountSettings } from '../lib/config';
-import { accountEntryOf } from './accounts';
 import { type Command, type ParsedArgs, UsageError } from './command';
 import { asksForVersion } from './version';
 
@@ -307,4 +310,18 @@ export function domainArgument(command: Command, args: ParsedArgs): string {
   const problem = domainNameProblem(domain);
   if (problem) throw new UsageError(`${JSON.stringify(given)} is not a valid domain name: ${problem}`);
   return domain;
+}
+
+/**
+ * An account of the file as the scan and the web app take it: its name and its own settings only.
+ * Here, not in ./accounts: that module reads keys (the AWS adapter), and help must not load it.
+ */
+export function accountEntryOf(account: AccountSettings): Pick<AccountScanInput, 'account' | 'settings'> {
+  const settings: Record<string, string | number> = {};
+  for (const name of ACCOUNT_SCAN_SETTINGS) {
+    const value = account[name];
+    // Policies are an object in the file and JSON text in the scan's settings, as in POLICIES.
+    if (value !== undefined) settings[name] = typeof value === 'object' ? JSON.stringify(value) : value;
+  }
+  return { account: account.name, settings };
 }

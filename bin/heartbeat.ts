@@ -13,9 +13,11 @@ import type { CliIo, ParsedArgs } from './command';
 export interface CliHeartbeat {
   /**
    * Runs `scan`, then pings: `complete` when it returned, `failed` when it threw (the error is
-   * thrown on as it was: a ping never changes the exit status nor hides the scan's message).
+   * thrown on as it was: a ping never changes the exit status nor hides the scan's message). A
+   * scan a signal stopped pings nothing: stopped is not failed (a person or a supervisor ended it),
+   * and nothing new starts once the command is stopping.
    */
-  around<T>(io: Pick<CliIo, 'stderr'>, scan: () => Promise<T>): Promise<T>;
+  around<T>(io: Pick<CliIo, 'stderr' | 'signal'>, scan: () => Promise<T>): Promise<T>;
 }
 
 /** Pings one heartbeat, saying a failure on stderr. */
@@ -51,10 +53,10 @@ export function cliHeartbeat(
       try {
         result = await scan();
       } catch (error) {
-        await pingSaying(heartbeat, 'failed', io);
+        if (!io.signal?.aborted) await pingSaying(heartbeat, 'failed', io);
         throw error;
       }
-      await pingSaying(heartbeat, 'complete', io);
+      if (!io.signal?.aborted) await pingSaying(heartbeat, 'complete', io);
       return result;
     },
   };

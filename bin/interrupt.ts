@@ -37,6 +37,20 @@ export function untilAborted(signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/**
+ * `work`, or the signal's reason as soon as `signal` aborts, whichever comes first: for work that
+ * does not take a signal itself (an SDK call, a webhook post with its own retries). The listener
+ * goes once `work` settles, so many calls on one signal (every account of a file) add none up.
+ */
+export function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
+}
+
 /** The exit status of a run whose signal aborted: 130 for SIGINT, 143 for SIGTERM. */
 export function interruptedStatus(signal: AbortSignal): number {
   const reason: unknown = signal.reason;

@@ -15,16 +15,20 @@ import {
 import { ENV, loadScanSettings, parseSetting } from '../../functions/core/scan/config';
 import type { Report } from '../../functions/core/scan/scan';
 import { type AccountSettings, readAccountsFile } from '../../lib/config';
+import { accountKeySource, accountKeyWords, sameKeyCheck, selectedAccounts } from '../accounts';
 import {
   accountEntryOf,
-  accountKeySource,
-  accountKeyWords,
-  sameKeyCheck,
-  selectedAccounts,
-} from '../accounts';
-import { flagsOf, noPositionals, oneOf, parseNow, positiveInt, settingsWithFlags, str } from '../args';
+  flagsOf,
+  noPositionals,
+  oneOf,
+  parseNow,
+  positiveInt,
+  settingsWithFlags,
+  str,
+} from '../args';
 import { type CliIo, EXIT, type ParsedArgs } from '../command';
 import { heartbeatUrlOf } from '../heartbeat';
+import { InterruptedError } from '../interrupt';
 import { accountStateLocation, accountStoresFor, stateLocationOf, stateLocationText } from '../local-stores';
 import { withPoliciesFile } from '../policies-file';
 import { DEFAULT_ACCOUNT_CONCURRENCY, scan } from './index';
@@ -152,7 +156,8 @@ function accountError(account: AccountSettings, thrown: unknown): Error {
 /** Exit 1 once every account was tried if one could not be read (each named), else --fail-on's. */
 function exitOf(outcomes: readonly AccountOutcome[], failOn: Severity | undefined, io: CliIo): number {
   const failed = outcomes.filter((o): o is Extract<AccountOutcome, { error: Error }> => 'error' in o);
-  for (const o of failed)
+  // An account the signal stopped did not fail: main() ends with the one line that says it stopped.
+  for (const o of failed.filter((f) => !stoppedBy(f.error, io)))
     io.stderr(`sentinel: account ${o.account.name} could not be read: ${o.error.message.split('\n')[0]}\n`);
   if (failed.length > 0) return EXIT.failed;
   const reached = (level: Severity) => outcomes.some((o) => 'report' in o && reportReaches(o.report, level));
@@ -161,6 +166,12 @@ function exitOf(outcomes: readonly AccountOutcome[], failOn: Severity | undefine
     return EXIT.failOn;
   }
   return EXIT.ok;
+}
+
+/** The signal's own reason, when it is what ended this account's scan (a Ctrl-C, not a failure). */
+function stoppedBy(error: Error, io: CliIo): InterruptedError | undefined {
+  const reason: unknown = io.signal?.reason;
+  return reason instanceof InterruptedError && error === reason ? reason : undefined;
 }
 
 /** Every account's output under its name, then `--json`'s list or one summary line each. */
@@ -179,7 +190,7 @@ function printOutcomes(
     io.stdout(`${JSON.stringify({ accounts: entries }, null, 2)}\n`);
   } else {
     for (const o of outcomes) io.stdout(`== account ${o.account.name} ==\n${o.output}\n`);
-    io.stdout(`${summaryLines(outcomes, io.env, now)}\n`);
+    io.stdout(`${summaryLines(outcomes, io, now)}\n`);
   }
 }
 
@@ -200,13 +211,15 @@ const prefixed = (name: string, text: string) =>
     .join('');
 
 /** The last lines: one per account (its counts, or that it could not be read), then the overview's link. */
-function summaryLines(outcomes: readonly AccountOutcome[], env: NodeJS.ProcessEnv, now: number): string {
-  const lines = outcomes.map((o) =>
-    'report' in o
-      ? `${o.account.name}: ${headline(o.report)}`
-      : `${o.account.name}: COULD NOT BE READ: ${o.error.message.split('\n')[0]}`,
-  );
-  const overview = overviewLink(env, now);
+function summaryLines(outcomes: readonly AccountOutcome[], io: CliIo, now: number): string {
+  const lines = outcomes.map((o) => {
+    if ('report' in o) return `${o.account.name}: ${headline(o.report)}`;
+    const stopped = stoppedBy(o.error, io);
+    return stopped
+      ? `${o.account.name}: STOPPED by ${stopped.signal} before it finished`
+      : `${o.account.name}: COULD NOT BE READ: ${o.error.message.split('\n')[0]}`;
+  });
+  const overview = overviewLink(io.env, now);
   return [
     `Accounts (${outcomes.length}):`,
     ...lines.map((l) => `  ${l}`),

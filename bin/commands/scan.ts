@@ -44,6 +44,7 @@ import { webhookSender } from '../../functions/use-cases/webhook-post';
 import { flagsOf, noPositionals, oneOf, parseNow, settingsWithFlags, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
 import { type CliHeartbeat, cliHeartbeat } from '../heartbeat';
+import { unlessAborted } from '../interrupt';
 import { reportStoreFor, stateLocationOf } from '../local-stores';
 import { withPoliciesFile } from '../policies-file';
 import { scan } from './index';
@@ -235,6 +236,11 @@ export function chooseDelivery(
   if (alertTo === 'stdout' && json)
     throw new UsageError('--json and --alert-to stdout would both write to stdout: use --alert-to FILE');
   if (alertTo === '') throw new UsageError('--alert-to needs stdout or a file path');
+  // `-` means stdout to most tools: never a file of that name the person did not mean to make.
+  if (alertTo === '-')
+    throw new UsageError(
+      '--alert-to - would append the alert to a file named -: write --alert-to stdout to print it, or --alert-to ./- for that file',
+    );
   if (alertTo !== undefined) return { kind: 'local', target: parseAlertTarget(alertTo) };
   if (dryRun) return { kind: 'dry-run' };
   if (settings.alertTopicArn) return { kind: 'sns', topicArn: settings.alertTopicArn };
@@ -276,6 +282,9 @@ function heldSmsDelivery(delivery: Delivery, settings: ScanSettings): { holdSms?
 /**
  * How this run delivers its alert, if it does. A scan the signal stopped delivers nothing: the alert
  * is checked against it as it leaves (a stateful scan then releases its lease, its state unsaved).
+ * A signal while the alert is on its way (a webhook or SNS that does not answer) fails the delivery
+ * at once rather than after its retries: the lease is released before the shell's grace ends the
+ * process, and the next scan says the alert again (it may have arrived: at least once, never lost).
  */
 function senderFor(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertSender | undefined {
   const send = deliveryOf(delivery, settings, io);
@@ -283,7 +292,7 @@ function senderFor(delivery: Delivery, settings: ScanSettings, io: CliIo): Alert
   if (!send || !signal) return send;
   return (alert) => {
     signal.throwIfAborted();
-    return send(alert);
+    return unlessAborted(send(alert), signal);
   };
 }
 

@@ -15,8 +15,8 @@ import {
 } from '../../functions/local/state-location';
 import { StateActionStore } from '../../functions/use-cases/state-action-store';
 import { type AccountSettings, readAccountsFile } from '../../lib/config';
-import { accountEntryOf, accountKeySource } from '../accounts';
-import { flagsOf, noPositionals, portNumber, str } from '../args';
+import { accountKeySource } from '../accounts';
+import { accountEntryOf, flagsOf, noPositionals, portNumber, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs } from '../command';
 import { untilAborted } from '../interrupt';
 import {

@@ -33,12 +33,15 @@ export class NotARegularFileError extends Error {
   override readonly name = 'NotARegularFileError';
 }
 
-/** The text of the regular file at `path`; ENOENT and the like as Node throws them. */
+/**
+ * The text of the regular file at `path`, without a byte order mark (as {@link readRegularFileSync});
+ * ENOENT and the like as Node throws them.
+ */
 export async function readRegularFile(path: string, maxBytes = Number.POSITIVE_INFINITY): Promise<string> {
   const handle = await open(path, READ_FLAGS);
   try {
     checkRegular(await handle.stat(), maxBytes);
-    return await handle.readFile('utf8');
+    return (await handle.readFile('utf8')).replace(/^\uFEFF/, '');
   } finally {
     await handle.close();
   }

@@ -42,6 +42,12 @@ export function parseStateLocation(value: string, source = '--state'): StateLoca
       `${source}: ${JSON.stringify(value)} reads as a table, but a table is written dynamodb:TABLE (in lower case); for a file of that name write ./${value}`,
     );
   if (!value) throw new ConfigError(`${source} must be a file path or dynamodb:TABLE`);
+  // `dir/` means a folder: the file store would write a file named dir and keep its reports in
+  // dir/.reports, which then cannot exist. Said here, before anything is written.
+  if (value.endsWith('/') || value.endsWith('\\'))
+    throw new ConfigError(
+      `${source}: ${JSON.stringify(value)} ends with a /, naming a folder; the state is a file: give its path, such as ${value.slice(0, -1)}/state.json`,
+    );
   return { kind: 'file', path: value };
 }
 

@@ -8,6 +8,7 @@ import {
   readFileSync,
   rmSync,
   symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -203,6 +204,70 @@ describe('sentinel scan, stopped by a signal', () => {
       await vi.waitFor(() => expect(hanging.requests.length).toBeGreaterThan(0), { interval: 20 });
       controller.abort(InterruptedError.of('SIGINT'));
       expect(await done).toEqual({ code: 130, stdout: '', stderr: 'sentinel: interrupted by SIGINT\n' });
+    } finally {
+      await hanging.close();
+    }
+  });
+
+  // Found by a hostile run: the signal was checked only before the alert left, so a webhook (or SNS)
+  // that never answered kept the scan waiting out its retries; the shell then ended it after its
+  // grace, with the lease still in the state file, and the next scan waited 30 s and failed.
+  it('stopped while the alert is being posted: main() returns 130 at once and releases the lease', async () => {
+    const { createServer } = await import('node:http');
+    let posted = 0;
+    const webhook = createServer((request) => {
+      posted += 1;
+      request.resume();
+    });
+    await new Promise<void>((resolve) => webhook.listen(0, '127.0.0.1', resolve));
+    const { port } = webhook.address() as { port: number };
+    const fresh = join(scratch, 'posting.json');
+    try {
+      const controller = new AbortController();
+      const done = runCli(
+        ['scan', '--state', fresh, '--webhook', `http://127.0.0.1:${port}/hook`, '--webhook-format', 'json'],
+        env(),
+        { signal: controller.signal, cwd: scratch },
+      );
+      await vi.waitFor(() => expect(posted).toBe(1), { timeout: 30_000, interval: 20 });
+      const abortedAt = performance.now();
+      controller.abort(InterruptedError.of('SIGINT'));
+      const run = await done;
+      expect(performance.now() - abortedAt).toBeLessThan(STOP_WITHIN_MS);
+      expect(run.code).toBe(130);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe('sentinel: interrupted by SIGINT\n');
+      expect(JSON.parse(readFileSync(fresh, 'utf8')).lease ?? null).toBeNull();
+    } finally {
+      webhook.closeAllConnections();
+      webhook.close();
+    }
+  }, 60_000);
+
+  // Found by a hostile run: a Ctrl-C during `scan --accounts` listed every account as COULD NOT BE
+  // READ, and said so again on stderr per account, when nothing had failed: the person stopped it.
+  it('scan --accounts stopped by a signal says each unfinished account was stopped, not unreadable', async () => {
+    const hanging = await startSimulator({
+      portfolio: generatePortfolio({ domains: 60, seed: 3, now: Date.now() }),
+      apiKey: KEY,
+    });
+    hanging.injectFault({ fault: { kind: 'hang' }, times: 1_000 });
+    const accounts = join(scratch, 'accounts.json');
+    writeFileSync(accounts, JSON.stringify({ accounts: [{ name: 'solo', apiKeyEnv: 'SOLO_KEY' }] }));
+    try {
+      const controller = new AbortController();
+      const done = runCli(
+        ['scan', '--accounts', accounts, '--dry-run'],
+        { ...env(), RESELLER_BASE_URL: hanging.url, SOLO_KEY: KEY },
+        { signal: controller.signal },
+      );
+      await vi.waitFor(() => expect(hanging.requests.length).toBeGreaterThan(0), { interval: 20 });
+      controller.abort(InterruptedError.of('SIGINT'));
+      const run = await done;
+      expect(run.code).toBe(130);
+      expect(run.stdout).toContain('  solo: STOPPED by SIGINT before it finished\n');
+      expect(run.stdout).not.toContain('COULD NOT BE READ');
+      expect(run.stderr).toBe('sentinel: interrupted by SIGINT\n');
     } finally {
       await hanging.close();
     }

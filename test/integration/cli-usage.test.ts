@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -216,6 +216,68 @@ describe('simulate knobs', () => {
 });
 
 describe('a refused scan', () => {
+  // Found by a hostile run: `--alert-to -` was refused with the advice to write `--alert-to=-`, which
+  // then appended the alert to a file named - and saved the state as if it had been read.
+  // Found by a hostile run: a state file saved again by an editor that writes a byte order mark
+  // (Notepad, PowerShell 5), as the "correct that value" advice invites, was said not to be JSON,
+  // and every scan after it alerted everything again as a first scan, never writing the state.
+  it('reads a state file that starts with a byte order mark as the state it is', async () => {
+    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY };
+    const cwd = mkdtempSync(join(tmpdir(), 'state-bom-'));
+    const state = join(cwd, 'state.json');
+    const alerts = join(cwd, 'alerts.txt');
+    try {
+      const first = await runCli(['scan', '--state', state, '--alert-to', alerts], env, { cwd });
+      expect(first.code, first.stderr).toBe(0);
+      writeFileSync(state, `\uFEFF${readFileSync(state, 'utf8')}`);
+      const second = await runCli(['scan', '--state', state, '--alert-to', alerts], env, { cwd });
+      expect(second.stderr).toBe('');
+      expect(second.stdout).toBe(
+        `no alert published: nothing new, escalated, changed or resolved at warning or above\nstate saved to ${state}\n`,
+      );
+      expect(second.code).toBe(0);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
+  // Found by a hostile run: `--state dir/` (a folder meant, not there yet) wrote the state to a file
+  // named dir, then failed on dir/.reports with a bare ENOTDIR, leaving that file behind.
+  it('refuses a --state path that ends with a slash, naming a folder, before writing anything, exit 2', async () => {
+    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY };
+    const cwd = mkdtempSync(join(tmpdir(), 'state-slash-'));
+    try {
+      const run = await runCli(['scan', '--state', `${join(cwd, 'memory')}/`, '--alert-to', 'stdout'], env, {
+        cwd,
+      });
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toBe(
+        `sentinel: --state: "${join(cwd, 'memory')}/" ends with a /, naming a folder; the state is a file: give its path, such as ${join(cwd, 'memory')}/state.json\n`,
+      );
+      expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses --alert-to=- (stdout by convention elsewhere) instead of writing a file named -, exit 2', async () => {
+    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY };
+    const cwd = mkdtempSync(join(tmpdir(), 'alert-to-dash-'));
+    try {
+      const run = await runCli(['scan', '--state', join(cwd, 'state.json'), '--alert-to=-'], env, { cwd });
+      expect(run).toEqual({
+        code: 2,
+        stdout: '',
+        stderr:
+          'sentinel: --alert-to - would append the alert to a file named -: write --alert-to stdout to print it, or --alert-to ./- for that file\n',
+      });
+      expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
   it('says only why on stderr, not first a note about links of a scan that never runs, exit 2', async () => {
     const env = {
       RESELLER_BASE_URL: sim.url,

@@ -8,6 +8,7 @@ import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { InterruptedError } from '../../bin/interrupt';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { captureOutput } from '../support/capture';
@@ -82,6 +83,28 @@ describe('the heartbeat of the command line', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^sentinel: the reseller API refused the API key \(HTTP 401\)/);
     expect(received).toEqual([`GET /${SECRET}/fail`]);
+  });
+
+  // Found by a hostile run: a Ctrl-C made the scan start a new request, URL/fail, telling the
+  // monitor the scan failed when a person stopped it, and the shell waited on it until its grace.
+  it('pings nothing when a signal stops the scan: stopped is not failed, and no request starts after it', async () => {
+    const hanging = await startSimulator({
+      portfolio: generatePortfolio({ domains: 40, seed: 2, now: Date.now() }),
+      apiKey: KEY,
+    });
+    hanging.injectFault({ fault: { kind: 'hang' }, times: 1_000 });
+    try {
+      const controller = new AbortController();
+      const done = runCli(['scan', '--alert-to', 'stdout'], cliEnv({ RESELLER_BASE_URL: hanging.url }), {
+        signal: controller.signal,
+      });
+      await vi.waitFor(() => expect(hanging.requests.length).toBeGreaterThan(0), { interval: 20 });
+      controller.abort(InterruptedError.of('SIGINT'));
+      expect(await done).toEqual({ code: 130, stdout: '', stderr: 'sentinel: interrupted by SIGINT\n' });
+      expect(received).toEqual([]);
+    } finally {
+      await hanging.close();
+    }
   });
 
   it('takes --heartbeat-url over HEARTBEAT_URL', async () => {

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import {
   InterruptedError,
@@ -5,6 +6,7 @@ import {
   STOP_GRACE_MS,
   type StopSignal,
   stopOnSignals,
+  unlessAborted,
 } from '../../bin/interrupt';
 import { Transport } from '../../functions/core/reseller/transport';
 
@@ -56,6 +58,25 @@ describe('the shell’s signals (stopOnSignals)', () => {
     proc.send('SIGINT');
     expect(proc.dies).toEqual(['SIGINT']);
     expect(proc.written).toEqual([]);
+  });
+});
+
+describe('work that takes no signal itself (unlessAborted)', () => {
+  it('fails with the signal reason as soon as it aborts, while the work still runs', async () => {
+    const controller = new AbortController();
+    const never = new Promise<string>(() => undefined);
+    const stopped = unlessAborted(never, controller.signal);
+    controller.abort(InterruptedError.of('SIGTERM'));
+    await expect(stopped).rejects.toEqual(InterruptedError.of('SIGTERM'));
+  });
+
+  it('leaves no listener on the signal once the work settled, however many ran on it', async () => {
+    const controller = new AbortController();
+    for (let i = 0; i < 20; i++) {
+      await unlessAborted(Promise.resolve(i), controller.signal);
+      await unlessAborted(Promise.reject(new Error('refused')), controller.signal).catch(() => undefined);
+    }
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });
 
