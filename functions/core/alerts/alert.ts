@@ -304,19 +304,29 @@ function smsFindingText(f: DomainFinding, name: string): string {
   return `${name} ${f.days_left}d no renew`;
 }
 
-/** The critical items of the SMS in the digest's order: critical changes, unreadable quarantine records, findings. */
+/**
+ * The critical items of the SMS in the digest's order: critical changes, quarantines whose restore-by
+ * date is known, unreadable quarantine records, the other findings.
+ */
 function smsItems(report: Report): SmsItem[] {
+  const findings = report.findings
+    .filter((f) => f.severity === 'critical')
+    .map((f) =>
+      isDomainFinding(f) ? smsItem(f) : { name: f.handle, says: (name: string) => `contact ${name}` },
+    );
+  let known = 0;
+  for (const f of report.findings) {
+    if (!(isDomainFinding(f) && f.kind === 'quarantine' && typeof f.days_to_restore === 'number')) break;
+    known++;
+  }
   return [
     ...criticalChanges(report).map(smsChange),
+    ...findings.slice(0, known),
     ...criticalProblems(report).map((p) => ({
       name: normalizeDomainName(p.key ?? '?'),
       says: (name: string) => `${name} quarantine?`,
     })),
-    ...report.findings
-      .filter((f) => f.severity === 'critical')
-      .map((f) =>
-        isDomainFinding(f) ? smsItem(f) : { name: f.handle, says: (name: string) => `contact ${name}` },
-      ),
+    ...findings.slice(known),
   ];
 }
 

@@ -67,11 +67,16 @@ function hasMemory(report: Report): report is WithMemory {
   return 'changes' in report && 'resolved' in report;
 }
 
-/** `NEW `, `ESCALATED `, `ongoing ` before an item; nothing for a finding without memory. */
+/**
+ * `NEW `, `ESCALATED `, `REPEATED ` (ongoing, published again by its repeat cadence: on a quiet day
+ * it is why the message came, a group's own one too), `ongoing ` before an item; nothing without memory.
+ */
 export function changeMarker(finding: Finding): string {
-  const change = (finding as Partial<StatefulFinding>).change;
+  const marked = finding as Partial<StatefulFinding> & { readonly repeated?: boolean };
+  const change = marked.change;
   if (change === 'new') return 'NEW ';
   if (change === 'escalated') return 'ESCALATED ';
+  if (change === 'ongoing' && marked.repeated === true) return 'REPEATED ';
   if (change === 'ongoing') return 'ongoing ';
   return '';
 }
@@ -109,6 +114,7 @@ export function renderChangesSection(report: Report): string[] {
   const findings = report.findings as readonly Partial<StatefulFinding>[];
   const fresh = findings.filter((f) => f.change === 'new').length;
   const escalated = findings.filter((f) => f.change === 'escalated').length;
+  const repeated = findings.filter((f) => changeMarker(f as Finding) === 'REPEATED ').length;
   const changesTotal = report.changes.length + (report.changes_truncated?.changes_omitted ?? 0);
   const resolvedTotal = report.resolved.length + (report.changes_truncated?.resolved_omitted ?? 0);
   const counts = [
@@ -117,7 +123,8 @@ export function renderChangesSection(report: Report): string[] {
     escalated ? `${escalated} escalated` : '',
     resolvedTotal ? `${resolvedTotal} resolved` : '',
   ].filter(Boolean);
-  const out = [`Since the last scan: ${counts.length ? counts.join(', ') : 'nothing changed'}.`, ''];
+  const again = repeated ? `${counts.length ? ', ' : '; '}${repeated} repeated as a reminder` : '';
+  const out = [`Since the last scan: ${counts.length ? counts.join(', ') : 'nothing changed'}${again}.`, ''];
   if (changesTotal === 0) return out;
   out.push(`CHANGES (${changesTotal})`);
   const shown = report.changes.slice(0, SECTION_LIMIT);

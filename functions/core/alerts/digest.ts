@@ -64,6 +64,10 @@ const COUNT_LINES_RESERVE = 1_024;
 
 const bytes = (lines: readonly string[]) => lines.reduce((n, line) => n + responseBytes(line) + 2, 0);
 
+/** A quarantine finding whose restore-by date is known (passed or not). */
+const hasKnownDeadline = (f: Finding): boolean =>
+  isDomainFinding(f) && f.kind === 'quarantine' && typeof f.days_to_restore === 'number';
+
 /** One item at its three lengths, each a list of lines. */
 interface Item {
   readonly severity: 'critical' | 'warning';
@@ -136,9 +140,11 @@ function unreadableItem(p: Problem): Item {
 }
 
 /**
- * The critical and warning items in the order they are read (unreadable quarantine records, then the
- * findings), each made only when it is first asked for: an account of 100 000 findings names a few
- * thousand, and the rest are only counted.
+ * The critical and warning items in the order they are read (the quarantines whose restore-by date is
+ * known, then the unreadable quarantine records, then the other findings), each made only when it is
+ * first asked for: an account of 100 000 findings names a few thousand, and the rest are only counted.
+ * A known deadline comes before the records that may hide one: a few thousand of those must not keep
+ * a domain on its last day to restore out of the e-mail.
  */
 class Items {
   readonly #sources: ReadonlyArray<Problem | Finding>;
@@ -151,10 +157,18 @@ class Items {
     const problems = criticalProblems(report);
     const critical = report.findings.filter((f) => f.severity === 'critical');
     const warning = report.findings.filter((f) => f.severity === 'warning');
-    this.#sources = [...problems, ...critical, ...warning];
+    // Report order puts them first among the critical findings (classify.ts compareFindings).
+    let known = 0;
+    while (known < critical.length && hasKnownDeadline(critical[known] as Finding)) known++;
+    this.#sources = [...critical.slice(0, known), ...problems, ...critical.slice(known), ...warning];
     this.severities = this.#sources.map((_, i) =>
       i < problems.length + critical.length ? 'critical' : 'warning',
     );
+  }
+
+  /** Whether item `i` is a finding (the report page lists those; unreadable records are not among them). */
+  isFinding(i: number): boolean {
+    return !('resource' in (this.#sources[i] as Problem | Finding));
   }
 
   get length(): number {
@@ -245,7 +259,8 @@ function itemSections(report: Report, items: Items, levels: readonly Level[]): s
     if (namedOnly > 0)
       out.push(`  (${plural(namedOnly, 'item')} above named only: next steps and links ${whereAll(report)})`);
     const left = counts.leftOut[severity];
-    if (left > 0) out.push(`- and ${left} more ${severity}, not named here: ${leftOutWhere(report, counts)}`);
+    if (left > 0)
+      out.push(`- and ${left} more ${severity}, not named here: ${leftOutWhere(report, items, levels)}`);
     out.push('');
   }
   return out;
@@ -263,17 +278,17 @@ function digestCounts(items: Items, levels: readonly Level[]): DigestCounts {
 }
 
 /** The page that lists exactly what was left out, or how to see it without links. */
-function leftOutWhere(report: Report, counts: DigestCounts): string {
-  const unreadable = criticalProblems(report).length;
+function leftOutWhere(report: Report, items: Items, levels: readonly Level[]): string {
+  // The page counts findings in report order; the unreadable records the digest names are not among them.
+  const named = { critical: 0, warning: 0 };
+  levels.forEach((level, i) => {
+    if (level !== 'left' && items.isFinding(i)) named[items.severities[i] as 'critical' | 'warning']++;
+  });
   return report.report_url
     ? leftOutUrl(
         report.report_url,
         report.generated_at,
-        {
-          // The page counts findings; the unreadable records the digest names come first.
-          critical: Math.max(0, counts.named.critical - unreadable),
-          warning: counts.named.warning,
-        },
+        named,
         // A group's message names its group's findings alone: the page counts among those.
         report.source.group,
       )
@@ -338,7 +353,7 @@ export function composeDigest(
     const left = counts.leftOut.critical + counts.leftOut.warning;
     const notice = left
       ? [
-          `Not named in this e-mail: ${counts.leftOut.critical} critical, ${counts.leftOut.warning} warning: ${leftOutWhere(report, counts)}`,
+          `Not named in this e-mail: ${counts.leftOut.critical} critical, ${counts.leftOut.warning} warning: ${leftOutWhere(report, items, levels)}`,
           '',
         ]
       : [];
