@@ -7,6 +7,7 @@ import type { Command } from '../bin/command';
 import { COMMANDS } from '../bin/commands/index';
 import { flagUsage, OTHER_VARIABLES, optionDoc, renderOverview, variablesOf } from '../bin/help';
 import { InterruptedError } from '../bin/interrupt';
+import { utcDay } from '../functions/core/findings/next-step';
 import { NEXT_STEP_TABLE } from '../functions/core/findings/next-step-docs';
 import { SECRET_SETTINGS, SETTINGS, type SettingSpec } from '../functions/core/scan/config';
 import { generatePortfolio } from '../functions/simulator/portfolio';
@@ -150,13 +151,8 @@ export function cliReference(commands: readonly Command[]): string {
  * themselves end each finding with (functions/core/findings/next-step.ts).
  */
 export function nextStepSections(): string {
-  const day = (iso: string) =>
-    new Intl.DateTimeFormat('en-GB', {
-      day: 'numeric',
-      month: 'short',
-      year: 'numeric',
-      timeZone: 'UTC',
-    }).format(new Date(iso));
+  // As the alerts write them (a deadline with its time), in UTC.
+  const day = utcDay;
   const section = (row: (typeof NEXT_STEP_TABLE)[number]) =>
     [
       `### ${row.doc.title} (\`${row.kind}\`)`,

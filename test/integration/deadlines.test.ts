@@ -154,7 +154,7 @@ describe('restore deadlines and failed renewals through the simulator', () => {
     expect(sms).toContain(`${lastDays?.domain_name} LAST DAYS ${lastDays?.days_to_restore}d to restore`);
     expect(run.stdout).toMatch(
       new RegExp(
-        `- ${lastDays?.domain_name.replaceAll('.', '\\.')}: in quarantine since .*; LAST DAYS: restore by \\d{1,2} \\w{3} \\d{4}, \\d+ days? left`,
+        `- ${lastDays?.domain_name.replaceAll('.', '\\.')}: in quarantine since .*; LAST DAYS: restore by \\d{1,2} \\w{3} \\d{4} \\d{2}:\\d{2} UTC, \\d+ days? left`,
       ),
     );
     expect(run.stdout).toMatch(

@@ -57,12 +57,12 @@ describe('the chat message (custom notification)', () => {
     const d = message.content.description;
     expect(d.indexOf('CRITICAL (2)')).toBeLessThan(d.indexOf('WARNING (1)'));
     expect(d).toContain(
-      '- `example.nl`: in quarantine since 2 Nov 2026, 19 days; LAST DAYS: restore by 25 Nov 2026, 3 days left',
+      '- `example.nl`: in quarantine since 2 Nov 2026, 19 days; LAST DAYS: restore by 25 Nov 2026 06:00 UTC, 3 days left',
     );
     // One link per item, and its next step (a report without finding pages: the restore link).
     expect(d).toContain(`  Act: ${RESTORE}example.nl?exp=1795500000`);
     expect(d).toContain(
-      '  Next: Restore it by 25 Nov 2026 (3 days left) through its link, with the registrant',
+      '  Next: Restore it by 25 Nov 2026 06:00 UTC (3 days left) through its link, with the registrant',
     );
     expect(d).toContain('- `later.eu`: expires 12 Dec 2026 in 20 days, auto-renew OFF');
     expect(d).not.toContain('fine.com');

@@ -404,10 +404,10 @@ describe('alerts: restore deadlines', () => {
   it('says in the digest when to restore by, LAST DAYS in the last week, past critically, and unknown plainly', () => {
     const digest = renderDigest(report);
     expect(digest).toContain(
-      '- later.nl: in quarantine since 17 Nov 2026, 5 days; restore by 27 Dec 2026, 35 days left',
+      '- later.nl: in quarantine since 17 Nov 2026, 5 days; restore by 27 Dec 2026 06:00 UTC, 35 days left',
     );
     expect(digest).toContain(
-      '- soon.de: in quarantine since 26 Oct 2026, 27 days; LAST DAYS: restore by 25 Nov 2026, 3 days left',
+      '- soon.de: in quarantine since 26 Oct 2026, 27 days; LAST DAYS: restore by 25 Nov 2026 06:00 UTC, 3 days left',
     );
     expect(digest).toContain(
       '- past.de: in quarantine since 22 Oct 2026, 31 days; its restore-by date 21 Nov 2026 has PASSED (1 day ago) and it is still listed',
@@ -458,8 +458,10 @@ describe('alerts: restore deadlines', () => {
     // 18:00 on 1 Dec in Los Angeles, the digest's "restore by 1 Dec 2026": not on 2 Dec, when it has passed.
     const west = restoreEvent(at2, 'America/Los_Angeles');
     expect(west.startDate.toString()).toBe('2026-12-01');
-    expect(west.description).toContain('the deadline is 1 Dec 2026, 18:00 America/Los_Angeles');
-    expect(renderDigest(at2, { timeZone: 'America/Los_Angeles' })).toContain('restore by 1 Dec 2026');
+    expect(west.description).toContain('restore by 1 Dec 2026 18:00 America/Los_Angeles');
+    expect(renderDigest(at2, { timeZone: 'America/Los_Angeles' })).toContain(
+      'restore by 1 Dec 2026 18:00 America/Los_Angeles',
+    );
     expect(restoreEvent(at2, 'Europe/Amsterdam').startDate.toString()).toBe('2026-12-02');
     expect(restoreEvent(at2).startDate.toString()).toBe('2026-12-02');
     // A deadline at midnight sharp leaves nothing of its day.
@@ -471,12 +473,12 @@ describe('alerts: restore deadlines', () => {
   it('lists the deadlines on the report page and marks them on the timeline', () => {
     const page = renderReportPage({ report, token: {} });
     expect(page).toContain('<h2>Restore deadlines (4)</h2>');
-    expect(page).toContain('<strong>later.nl</strong>: restore by 27 Dec 2026, 35 days left');
+    expect(page).toContain('<strong>later.nl</strong>: restore by 27 Dec 2026 06:00 UTC, 35 days left');
     const svg = renderTimeline(report);
     expect([...svg.matchAll(/<g class="tl-critical tl-restore"><title>([^<]+)</g)].map((m) => m[1])).toEqual([
       'past.de: its restore-by date 21 Nov 2026 has PASSED (1 day ago) and it is still listed: the registry may release it at any moment; restore it now or check it in the reseller&#39;s control panel (critical)',
-      'soon.de: LAST DAYS: restore by 25 Nov 2026, 3 days left (critical)',
-      'later.nl: restore by 27 Dec 2026, 35 days left (critical)',
+      'soon.de: LAST DAYS: restore by 25 Nov 2026 06:00 UTC, 3 days left (critical)',
+      'later.nl: restore by 27 Dec 2026 06:00 UTC, 35 days left (critical)',
     ]);
   });
 

@@ -31,7 +31,7 @@ describe('unreadable quarantine records beside a known restore deadline', () => 
     const email = (JSON.parse(buildAlertMessage(report).message) as { email: string }).email;
     const critical = email.split('\n').filter((line) => line.startsWith('- '));
     expect(critical[0]).toMatch(/^- crown-jewel\.nl: in quarantine/);
-    expect(email).toContain('Next: Restore it by 22 Nov 2026 (the last day)');
+    expect(email).toContain('Next: Restore it by 22 Nov 2026 07:00 UTC (the last day)');
   });
 
   it('links the findings it left out from the first finding it did not name', () => {

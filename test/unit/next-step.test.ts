@@ -51,7 +51,7 @@ const FINDINGS: Record<string, Finding> = {
 /** The line each kind must end with: what to do, and by when. */
 const EXPECTED: Record<string, string> = {
   quarantine:
-    "Restore it by 11 Dec 2026 (19 days left) through its link, with the registrant's consent; a restore is paid.",
+    "Restore it by 11 Dec 2026 06:00 UTC (19 days left) through its link, with the registrant's consent; a restore is paid.",
   quarantine_passed:
     "Restore it now through its link, or check it in the reseller's control panel: its restore-by date 31 Oct 2026 has passed and the registry may release it at any moment.",
   expired:

@@ -14,6 +14,7 @@ import {
   type Severity,
   severityRank,
 } from '../findings/classify';
+import { type DayFormat, dayFormatIn, deadlineText } from '../findings/next-step';
 import { LAST_DAYS } from '../findings/quarantine-periods';
 import type { DomainChange } from '../memory/state';
 import type { Problem } from '../reseller/client';
@@ -67,13 +68,13 @@ export function dateFormat(timeZone: string) {
     timeZone,
   });
   return {
-    day: (iso: string) => day.format(new Date(iso)),
+    day: Object.assign((iso: string) => day.format(new Date(iso)), { at: dayFormatIn(timeZone).at }),
     time: (iso: string) => `${time.format(new Date(iso))} ${timeZone}`,
   };
 }
 
 /** The problem with one domain in words a person acts on; both sides when the registry differs (docs/registry.md). */
-export function describeDomainFinding(f: DomainFinding, now: string, day: (iso: string) => string): string {
+export function describeDomainFinding(f: DomainFinding, now: string, day: DayFormat): string {
   return registry.bothSides(f, (g) => describeResellerFinding(g, now, day));
 }
 
@@ -114,13 +115,13 @@ function describeResellerFinding(f: registry.ResellerSideFinding, now: string, d
  * The restore deadline of a quarantine finding in words: "restore by 2 Dec 2026, 9 days left";
  * "LAST DAYS: …" in the last week; past, critically; unknown, with the reason.
  */
-export function restoreDeadlineText(f: DomainFinding, day: (iso: string) => string): string {
+export function restoreDeadlineText(f: DomainFinding, day: DayFormat): string {
   const left = f.days_to_restore;
   if (!f.restore_by || typeof left !== 'number')
     return `restore deadline unknown${f.restore_deadline_unknown ? ` (${safeText(f.restore_deadline_unknown)})` : ''}`;
   if (left < 0)
     return `its restore-by date ${day(f.restore_by)} has PASSED (${plural(-left, 'day')} ago) and it is still listed: the registry may release it at any moment; restore it now or check it in the reseller's control panel`;
-  const when = `restore by ${day(f.restore_by)}, ${left === 0 ? 'the last day' : `${plural(left, 'day')} left`}`;
+  const when = `restore by ${deadlineText(day, f.restore_by)}, ${left === 0 ? 'the last day' : `${plural(left, 'day')} left`}`;
   return left <= LAST_DAYS ? `LAST DAYS: ${when}` : when;
 }
 

@@ -24,8 +24,35 @@ export function shownEmail(email: string): string {
   return PLAIN_EMAIL.test(text) ? text : inertText(text);
 }
 
-/** A day as alerts show it: `29 Nov 2026`. */
-export type DayFormat = (iso: string) => string;
+/**
+ * A day as alerts show it: `29 Nov 2026`; with `at`, the instant of a deadline in the same zone,
+ * `29 Nov 2026 01:00 Pacific/Auckland` (deadlineText): a restore-by is an instant, and its day alone
+ * reads a day late where the zone's clock is ahead of it (the deadline at 01:00 on the day named).
+ */
+export type DayFormat = ((iso: string) => string) & { readonly at?: (iso: string) => string };
+
+/** A deadline as alerts show it: with its time and zone where the formatter knows them. */
+export const deadlineText = (day: DayFormat, iso: string): string => (day.at ?? day)(iso);
+
+/** The day and deadline formatters of one zone (Intl formatters are costly to build: make them once). */
+export function dayFormatIn(timeZone: string): DayFormat {
+  const dayOf = new Intl.DateTimeFormat('en-GB', {
+    day: 'numeric',
+    month: 'short',
+    year: 'numeric',
+    timeZone,
+  });
+  const clock = new Intl.DateTimeFormat('en-GB', {
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+    timeZone,
+  });
+  const day = (iso: string) => dayOf.format(new Date(iso));
+  return Object.assign(day, {
+    at: (iso: string) => `${day(iso)} ${clock.format(new Date(iso))} ${timeZone}`,
+  });
+}
 
 /** A change between two scans as the next step reads it (memory/state.ts `DomainChange`). */
 export interface ChangeSubject {
@@ -45,14 +72,8 @@ export interface NextStepEntry<S> {
 }
 
 const PANEL = "the reseller's control panel";
-const UTC_DAY = new Intl.DateTimeFormat('en-GB', {
-  day: 'numeric',
-  month: 'short',
-  year: 'numeric',
-  timeZone: 'UTC',
-});
-/** The day in UTC, as the JSON's `next_step` says it (the JSON carries no time zone). */
-export const utcDay: DayFormat = (iso) => UTC_DAY.format(new Date(iso));
+/** The day in UTC, as the JSON's `next_step` says it (the JSON carries no time zone: a deadline says UTC). */
+export const utcDay: DayFormat = dayFormatIn('UTC');
 
 /** "once cancelled, .nl keeps it 40 days in quarantine, where a restore (paid) can bring it back". */
 function afterCancelling(name: string): string {
@@ -130,7 +151,7 @@ export const FINDING_NEXT_STEPS = {
         return `Restore it as soon as possible through its link${consent}: its restore deadline is not known (${safeText(f.restore_deadline_unknown ?? 'no date')}).`;
       if (left < 0)
         return `Restore it now through its link, or check it in ${PANEL}: its restore-by date ${day(f.restore_by)} has passed and the registry may release it at any moment.`;
-      return `Restore it by ${day(f.restore_by)} (${left === 0 ? 'the last day' : `${plural(left, 'day')} left`}) through its link${consent}; a restore is paid.`;
+      return `Restore it by ${deadlineText(day, f.restore_by)} (${left === 0 ? 'the last day' : `${plural(left, 'day')} left`}) through its link${consent}; a restore is paid.`;
     },
     sample: {
       ...SAMPLE_DOMAIN,

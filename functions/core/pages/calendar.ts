@@ -162,7 +162,7 @@ function eventInput(e: FeedEvent, c: FeedContext): EventInput {
     start: c.dayOf(deadline - 1),
     summary: `Restore by: ${shown} (last day to restore)`,
     description: () =>
-      `${shown}: ${restoreDeadlineText(f, dayFormat)}; the deadline is ${c.format.time(restoreBy)}. After it, the domain can no longer be restored.`,
+      `${shown}: ${restoreDeadlineText(f, dayFormat)} (the deadline's day and time). After it, the domain can no longer be restored.`,
     alarmDays: deadline > c.now ? LAST_DAYS : null,
   };
 }

@@ -1,7 +1,7 @@
 import { dateFormat, describeDomainFinding, priceText } from '../alerts/alert';
 import { displayDomain, safeText } from '../base/text';
 import type { FindingPageOutcome } from '../decisions/finding-decision';
-import { nextStep } from '../findings/next-step';
+import { deadlineText, nextStep } from '../findings/next-step';
 import { escapeHtml, renderPage, SECURITY_HEADERS, styleSource } from './restore-page';
 
 /**
@@ -54,7 +54,7 @@ export function renderFindingPage(
   const r = f.registrant;
   const facts = [
     `<dt>Expiry date</dt><dd>${escapeHtml(day(f.date_expiry))}</dd>`,
-    f.restore_by ? `<dt>Restore by</dt><dd>${escapeHtml(day(f.restore_by))}</dd>` : '',
+    f.restore_by ? `<dt>Restore by</dt><dd>${escapeHtml(deadlineText(day, f.restore_by))}</dd>` : '',
     r
       ? `<dt>Registrant</dt><dd>${escapeHtml(safeText([r.name, r.company_name ? `(${r.company_name})` : '', r.email ? `<${r.email}>` : ''].filter(Boolean).join(' ') || 'unknown'))} [${escapeHtml(safeText(r.handle))}]</dd>`
       : '',
