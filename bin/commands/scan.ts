@@ -419,7 +419,8 @@ async function scanWithMemory(
 ): Promise<Report | undefined> {
   const { settings } = run.job;
   const scope = place?.scope ?? settings.resellerBaseUrl;
-  const store = openStateStore(location, scope, () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env));
+  const dynamodb = () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env);
+  const store = openStateStore(location, scope, dynamodb, io.signal);
   const delivery = alertDeliveryOf(run.delivery, run.job.settings, io);
   const send = delivery?.send;
   const reports = place
