@@ -298,7 +298,7 @@ function senderFor(delivery: Delivery, settings: ScanSettings, io: CliIo): Alert
 
 function deliveryOf(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertSender | undefined {
   if (delivery.kind === 'sns')
-    return snsSender(io.sns?.() ?? new SNSClient({}), delivery.topicArn, chatTargetOf(settings));
+    return snsSender(io.sns?.() ?? new SNSClient({}), delivery.topicArn, chatTargetOf(settings), io.signal);
   if (delivery.kind === 'local') return localSender(delivery.target, io.stdoutDelivered ?? io.stdout);
   if (delivery.kind === 'webhook')
     return webhookSender({
