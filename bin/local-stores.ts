@@ -134,11 +134,12 @@ export function actionStoreFor(
   dynamodb?: () => DynamoDBClient,
   flagOf?: FlagOf,
   named?: StateAccount,
+  signal?: AbortSignal,
 ): ActionStore | null {
   const target = stateTargetOf(flag, env, flagOf, named);
   if (!target) return null;
   const { location, scope, apiKey, rebind } = target;
-  const store = openStateStore(location, scope, () => dynamodb?.() ?? dynamoDbClientFromEnv(env));
+  const store = openStateStore(location, scope, () => dynamodb?.() ?? dynamoDbClientFromEnv(env), signal);
   return new StateActionStore(store, scope, { apiKey, ...(rebind ? { rebind } : {}) });
 }
 
@@ -152,10 +153,12 @@ export function auditTrailFor(
   dynamodb?: () => DynamoDBClient,
   flagOf?: FlagOf,
   named?: StateAccount,
+  signal?: AbortSignal,
 ): AuditTrail | null {
   const target = stateTargetOf(flag, env, flagOf, named);
   if (!target) return null;
-  return openStateStore(target.location, target.scope, () => dynamodb?.() ?? dynamoDbClientFromEnv(env));
+  const dynamodbOf = () => dynamodb?.() ?? dynamoDbClientFromEnv(env);
+  return openStateStore(target.location, target.scope, dynamodbOf, signal);
 }
 
 /**

@@ -15,7 +15,7 @@ export async function runAudit(args: ParsedArgs, io: CliIo): Promise<number> {
   const shared = settingsWithFlags(audit, args, io.env).resellerBaseUrl;
   const baseUrl = named?.account.resellerBaseUrl ?? shared;
   const env = { ...io.env, [ENV.resellerBaseUrl]: baseUrl };
-  const trail = auditTrailFor(str(args.values.state), env, io.dynamodb, flagsOf(audit), named);
+  const trail = auditTrailFor(str(args.values.state), env, io.dynamodb, flagsOf(audit), named, io.signal);
   if (!trail)
     throw new ConfigError(
       `audit reads the trail from the state store the scans and links use: pass --state PATH|dynamodb:TABLE or set ${ENV.state}`,

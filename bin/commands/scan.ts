@@ -298,7 +298,7 @@ function senderFor(delivery: Delivery, settings: ScanSettings, io: CliIo): Alert
 
 function deliveryOf(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertSender | undefined {
   if (delivery.kind === 'sns')
-    return snsSender(io.sns?.() ?? new SNSClient({}), delivery.topicArn, chatTargetOf(settings));
+    return snsSender(io.sns?.() ?? new SNSClient({}), delivery.topicArn, chatTargetOf(settings), io.signal);
   if (delivery.kind === 'local') return localSender(delivery.target, io.stdoutDelivered ?? io.stdout);
   if (delivery.kind === 'webhook')
     return webhookSender({
@@ -419,7 +419,8 @@ async function scanWithMemory(
 ): Promise<Report | undefined> {
   const { settings } = run.job;
   const scope = place?.scope ?? settings.resellerBaseUrl;
-  const store = openStateStore(location, scope, () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env));
+  const dynamodb = () => io.dynamodb?.() ?? dynamoDbClientFromEnv(io.env);
+  const store = openStateStore(location, scope, dynamodb, io.signal);
   const delivery = alertDeliveryOf(run.delivery, run.job.settings, io);
   const send = delivery?.send;
   const reports = place

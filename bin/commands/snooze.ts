@@ -74,7 +74,7 @@ export async function silence(
     named?.account,
   );
   const env = { ...io.env, [ENV.resellerBaseUrl]: settings.resellerBaseUrl };
-  const store = actionStoreFor(str(args.values.state), env, io.dynamodb, flagsOf(command), named);
+  const store = actionStoreFor(str(args.values.state), env, io.dynamodb, flagsOf(command), named, io.signal);
   if (!store)
     throw new ConfigError(
       `${command.name} needs the state store the scans use: pass --state PATH|dynamodb:TABLE or set ${ENV.state}`,

@@ -54,7 +54,7 @@ export async function runState(args: ParsedArgs, io: CliIo): Promise<number> {
       throw new UsageError(
         'state init creates the table every account shares; it takes no --account or --accounts',
       );
-    const notes = await createStateTable(client(), location.table);
+    const notes = await createStateTable(client(), location.table, io.signal);
     io.stdout(
       `created DynamoDB table ${location.table} (pk/sk, on demand, encrypted); use: scan --state dynamodb:${location.table}\n`,
     );
@@ -78,6 +78,7 @@ export async function runState(args: ParsedArgs, io: CliIo): Promise<number> {
     client: client(),
     tableName: table,
     scope: owner.scope,
+    ...(io.signal ? { signal: io.signal } : {}),
   }).clear();
   io.stdout(`removed ${removed} state items of ${owner.scope} from dynamodb:${table}\n`);
   return EXIT.ok;
@@ -119,7 +120,7 @@ async function rebind(
       `state rebind gives this state's memory to ${owner.keyWords}: do it only when that key was rotated for the same account, and confirm with --yes (${USAGE})`,
     );
   const apiKey = await owner.apiKey();
-  const store = openStateStore(owner.location, owner.scope, client);
+  const store = openStateStore(owner.location, owner.scope, client, io.signal);
   const changed = await rebindState(store, owner.scope, apiKey);
   io.stdout(
     changed

@@ -39,6 +39,11 @@ export interface ClaimTable {
   readonly scope: string;
   /** For messages: `dynamodb:TABLE`. */
   readonly location: string;
+  /**
+   * Ends a listing of the trail (`audit`) when the run is stopped. Never the writes: a restore
+   * stopped while it waits keeps its attempt, written after the stop.
+   */
+  readonly signal?: AbortSignal;
 }
 
 const keyOf = (where: ClaimTable, domain: string): Record<string, AttributeValue> => ({
@@ -130,7 +135,7 @@ const REFUSED_PREFIX = 'audit#ref#';
 const AUDIT_COUNTER_SORT_KEY = 'audit-counter';
 
 /** The items under `prefix`, newest first, read consistently. */
-async function auditItems(where: ClaimTable, prefix: string, keysOnly = false) {
+async function auditItems(where: ClaimTable, prefix: string, keysOnly = false, signal?: AbortSignal) {
   const items: Array<Record<string, AttributeValue>> = [];
   let startKey: Record<string, AttributeValue> | undefined;
   do {
@@ -146,6 +151,7 @@ async function auditItems(where: ClaimTable, prefix: string, keysOnly = false) {
           ConsistentRead: true,
           ExclusiveStartKey: startKey,
         }),
+        signal ? { abortSignal: signal } : undefined,
       ),
     );
     items.push(...(page.Items ?? []));
@@ -279,8 +285,8 @@ async function trimAuditItems(where: ClaimTable, prefix: string): Promise<void> 
 /** The restore attempts kept, newest first by arrival; an item that does not parse is left out. */
 export async function listAuditItems(where: ClaimTable): Promise<AuditEntry[]> {
   const [sent, refused] = await Promise.all([
-    auditItems(where, SENT_PREFIX),
-    auditItems(where, REFUSED_PREFIX),
+    auditItems(where, SENT_PREFIX, false, where.signal),
+    auditItems(where, REFUSED_PREFIX, false, where.signal),
   ]);
   const sequence = (item: Record<string, AttributeValue>) => Number((item[SK.name]?.S ?? '').slice(-16));
   const items = [...sent, ...refused].sort((a, b) => sequence(b) - sequence(a));

@@ -2,15 +2,11 @@ import {
   type AttributeValue,
   BatchWriteItemCommand,
   ConditionalCheckFailedException,
-  CreateTableCommand,
-  type CreateTableCommandInput,
   type DynamoDBClient,
   QueryCommand,
   type QueryCommandInput,
-  UpdateContinuousBackupsCommand,
   UpdateItemCommand,
   type WriteRequest,
-  waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
 import { ConfigError, errorLine } from '../core/base/errors';
 import { retry } from '../core/base/retry';
@@ -86,50 +82,13 @@ const RENEW_EVERY_MS = 30_000;
 const TORN = 'its parts were written by different saves, one of which did not finish';
 /** Bucket items taken in between two turns of the event loop, so the account's answers keep flowing. */
 const YIELD_EVERY = 16;
-
-/** CreateTable input for the state table, from the one definition the stack also uses. */
-export function createStateTableInput(tableName: string): CreateTableCommandInput {
-  return {
-    TableName: tableName,
-    AttributeDefinitions: [
-      { AttributeName: PK.name, AttributeType: PK.type },
-      { AttributeName: SK.name, AttributeType: SK.type },
-    ],
-    KeySchema: [
-      { AttributeName: PK.name, KeyType: 'HASH' },
-      { AttributeName: SK.name, KeyType: 'RANGE' },
-    ],
-    BillingMode: STATE_TABLE_DEFINITION.billingMode,
-    // SSEType KMS without a key id: the AWS-managed key, as the stack's TableEncryption.AWS_MANAGED.
-    SSESpecification: { Enabled: true, SSEType: 'KMS' },
-  };
-}
-
 /**
- * Creates the state table (`state init`), waits until it is ACTIVE (a scan finds no CREATING table)
- * and turns on point-in-time recovery. Returns what could not be done (an emulator lacks backups).
+ * How long a lease's release may take once the run was stopped: well inside the command line's
+ * grace (STOP_GRACE_MS, 1.8 s), after which a lease not given up lapses by itself.
  */
-export async function createStateTable(client: DynamoDBClient, tableName: string): Promise<string[]> {
-  try {
-    await client.send(new CreateTableCommand(createStateTableInput(tableName)));
-    await waitUntilTableExists({ client, minDelay: 1, maxWaitTime: 300 }, { TableName: tableName });
-  } catch (error) {
-    throw new StateError(`could not create the DynamoDB table ${tableName}: ${errorLine(error)}`, {
-      cause: error,
-    });
-  }
-  try {
-    await client.send(
-      new UpdateContinuousBackupsCommand({
-        TableName: tableName,
-        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-      }),
-    );
-    return [];
-  } catch (error) {
-    return [`point-in-time recovery not turned on: ${errorLine(error)}`];
-  }
-}
+export const RELEASE_AFTER_STOP_MS = 1_000;
+
+export { createStateTable, createStateTableInput } from './dynamodb-create-table';
 
 export interface DynamoDbStateStoreOptions {
   readonly client: DynamoDBClient;
@@ -138,6 +97,12 @@ export interface DynamoDbStateStoreOptions {
   readonly scope: string;
   /** @default Date.now */
   readonly clock?: () => number;
+  /**
+   * The run's stop (Ctrl-C, SIGTERM): ends every request in flight and every retry's wait. A lease
+   * taken is then released within {@link RELEASE_AFTER_STOP_MS}, or left to lapse; a save stopped
+   * before its last write (the switch of generation) leaves the generation it read as it was.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -155,6 +120,9 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
   private readonly table: string;
   private readonly at: ItemScope;
   private readonly clock: () => number;
+  private readonly signal: AbortSignal | undefined;
+  /** The options of every request: the run's stop ends it. */
+  private readonly abort: { abortSignal: AbortSignal } | undefined;
 
   constructor(options: DynamoDbStateStoreOptions) {
     super();
@@ -170,6 +138,8 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     this.client = options.client;
     this.table = options.tableName;
     this.clock = options.clock ?? Date.now;
+    this.signal = options.signal;
+    this.abort = options.signal ? { abortSignal: options.signal } : undefined;
     this.location = `dynamodb:${options.tableName}`;
     this.at = { scope: options.scope, location: this.location, where: `${this.location} (${options.scope})` };
   }
@@ -262,7 +232,15 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     return value === undefined ? undefined : readDomainMemory(value, key, this.at.where);
   }
 
+  /** A claim the run's stop cut off may have reached the table: its lease is released at once. */
   async claim(generation: number, lease: Lease): Promise<void> {
+    await this.claimLease(generation, lease).catch(async (error: unknown) => {
+      if (this.signal?.aborted) await this.release(generation, lease.owner);
+      throw error;
+    });
+  }
+
+  private async claimLease(generation: number, lease: Lease): Promise<void> {
     const now = this.clock();
     await this.conditional(
       new UpdateItemCommand({
@@ -340,17 +318,30 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     return known.exponent === null ? { kept: stoppable.kept, of } : { kept: of, of, resizeGivenUp: true };
   }
 
-  /** Its failure (the lease no longer ours, or the table out of reach) is the base's to ignore. */
+  /**
+   * Its failure (the lease no longer ours, or the table out of reach) is the base's to ignore. Not
+   * ended by the run's stop, which is when a lease is most often given up: bounded instead to
+   * {@link RELEASE_AFTER_STOP_MS} from the stop, after which the lease is left to lapse.
+   */
   protected async dropLease(generation: number, owner: string): Promise<void> {
-    await this.client.send(
-      new UpdateItemCommand({
-        TableName: this.table,
-        Key: this.key(META_SORT_KEY),
-        UpdateExpression: 'REMOVE lease_owner, lease_expires',
-        ConditionExpression: 'generation = :g AND lease_owner = :o',
-        ExpressionAttributeValues: { ':g': { N: String(generation) }, ':o': { S: owner } },
-      }),
-    );
+    const command = new UpdateItemCommand({
+      TableName: this.table,
+      Key: this.key(META_SORT_KEY),
+      UpdateExpression: 'REMOVE lease_owner, lease_expires',
+      ConditionExpression: 'generation = :g AND lease_owner = :o',
+      ExpressionAttributeValues: { ':g': { N: String(generation) }, ':o': { S: owner } },
+    });
+    const run = this.signal;
+    if (!run) return void (await this.client.send(command));
+    const bound = new AbortController();
+    const stop = () => setTimeout(() => bound.abort(run.reason), RELEASE_AFTER_STOP_MS).unref();
+    if (run.aborted) stop();
+    else run.addEventListener('abort', stop, { once: true });
+    try {
+      await this.client.send(command, { abortSignal: bound.signal });
+    } finally {
+      run.removeEventListener('abort', stop);
+    }
   }
 
   /**
@@ -385,7 +376,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
 
   /** The restore attempts kept, newest first; an item that does not parse is left out. */
   listAudit(): Promise<AuditEntry[]> {
-    return listAuditItems(this.claimTable());
+    return listAuditItems({ ...this.claimTable(), ...(this.signal ? { signal: this.signal } : {}) });
   }
 
   /** Takes the claim on restoring `domain`: one conditional write in the account's partition. */
@@ -477,7 +468,9 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
       };
-      const page = await this.wrap('read the state', () => this.client.send(new QueryCommand(input)));
+      const page = await this.wrap('read the state', () =>
+        this.client.send(new QueryCommand(input), this.abort),
+      );
       yield page.Items ?? [];
       startKey = page.LastEvaluatedKey;
     } while (startKey);
@@ -545,7 +538,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
       async () => {
         const batch = pending;
         const out = await this.wrap('write the state', () =>
-          this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: batch } })),
+          this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: batch } }), this.abort),
         );
         pending = out.UnprocessedItems?.[this.table] ?? [];
         if (pending.length > 0)
@@ -558,6 +551,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
         minTimeout: 100,
         maxTimeout: 3_000,
         randomize: true,
+        ...(this.signal ? { signal: this.signal } : {}),
         shouldRetry: ({ error }) => error instanceof UnprocessedItemsError,
       },
     );
@@ -569,7 +563,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
 
   private async conditional(command: UpdateItemCommand, conflict: string): Promise<void> {
     try {
-      await this.client.send(command);
+      await this.client.send(command, this.abort);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException)
         throw new StateConflictError(conflict, { cause: error });

@@ -25,14 +25,15 @@ export const chatTargetOf = (settings: ScanSettings): ChatTarget | undefined =>
 /**
  * The sender of a deployed scan: the alert topic, then (when the stack has a chat topic) the same
  * alert as a custom notification on the chat topic. Alert first: it is the one every subscriber
- * reads; a chat publish that fails still fails the run, so the next run says it again.
+ * reads; a chat publish that fails still fails the run, so the next run says it again. `signal`
+ * (the command line's stop) aborts a publish in flight and its retries.
  */
 export const snsSender =
-  (sns: SNSClient, topicArn: string, chat?: ChatTarget): AlertSender =>
+  (sns: SNSClient, topicArn: string, chat?: ChatTarget, signal?: AbortSignal): AlertSender =>
   async (alert) => {
-    const messageId = await publishAlert(sns, topicArn, alert);
+    const messageId = await publishAlert(sns, topicArn, alert, signal);
     // The chat channels are the deployment's: they get the account's message, not a group's again.
-    if (chat && !alert.attributes.group) await publishChat(sns, chat, alert);
+    if (chat && !alert.attributes.group) await publishChat(sns, chat, alert, signal);
     return messageId;
   };
 
@@ -44,8 +45,9 @@ const KMS_THROTTLING_RETRIES = 3;
  * the SDK retries SNS's own throttling (ThrottledException) but not KMSThrottlingException (a 400),
  * so without this one busy moment of the account's KMS quota failed the run at the first try.
  */
-function sendPublish(sns: SNSClient, command: PublishCommand) {
-  return retry(() => sns.send(command), {
+function sendPublish(sns: SNSClient, command: PublishCommand, signal: AbortSignal | undefined) {
+  return retry(() => sns.send(command, signal ? { abortSignal: signal } : undefined), {
+    ...(signal ? { signal } : {}),
     retries: KMS_THROTTLING_RETRIES,
     minTimeout: 200,
     randomize: true,
@@ -57,7 +59,12 @@ function sendPublish(sns: SNSClient, command: PublishCommand) {
  * Publishes the custom notification (a plain JSON message: Amazon Q Developer in chat applications
  * drops any other format without a word, counting it in its UnsupportedEvents metric).
  */
-export async function publishChat(sns: SNSClient, chat: ChatTarget, alert: AlertMessage): Promise<string> {
+export async function publishChat(
+  sns: SNSClient,
+  chat: ChatTarget,
+  alert: AlertMessage,
+  signal?: AbortSignal,
+): Promise<string> {
   try {
     const out = await sendPublish(
       sns,
@@ -72,9 +79,12 @@ export async function publishChat(sns: SNSClient, chat: ChatTarget, alert: Alert
             : {}),
         },
       }),
+      signal,
     );
     return out.MessageId ?? '(no message id)';
   } catch (error) {
+    // Stopped, not failed: the stop's own reason.
+    signal?.throwIfAborted();
     throw new PublishError(
       `could not publish the chat message to ${chat.topicArn}: ${(error as Error).name ?? 'Error'}: ${(error as Error).message ?? String(error)}`,
       { cause: error },
@@ -86,7 +96,12 @@ export async function publishChat(sns: SNSClient, chat: ChatTarget, alert: Alert
  * Publishes the scan's one alert message. The SDK retries throttling and transient faults itself,
  * and sendPublish KMS's throttling; what still fails becomes a PublishError so the run fails and the alarm fires.
  */
-export async function publishAlert(sns: SNSClient, topicArn: string, alert: AlertMessage): Promise<string> {
+export async function publishAlert(
+  sns: SNSClient,
+  topicArn: string,
+  alert: AlertMessage,
+  signal?: AbortSignal,
+): Promise<string> {
   try {
     const out = await sendPublish(
       sns,
@@ -111,9 +126,11 @@ export async function publishAlert(sns: SNSClient, topicArn: string, alert: Aler
             : {}),
         },
       }),
+      signal,
     );
     return out.MessageId ?? '(no message id)';
   } catch (error) {
+    signal?.throwIfAborted();
     const name = (error as Error).name ?? 'Error';
     const message = (error as Error).message ?? String(error);
     throw new PublishError(`could not publish the alert to ${topicArn}: ${name}: ${message}`, {

@@ -73,13 +73,22 @@ export function dynamoDbClientFromEnv(env: NodeJS.ProcessEnv): DynamoDBClient {
   });
 }
 
-/** Opens the store a location names; `scope` (the reseller base URL) keeps accounts apart in a table. */
+/**
+ * Opens the store a location names; `scope` (the reseller base URL) keeps accounts apart in a
+ * table. `signal`, the command's stop, ends a table's requests (a file's are local and short).
+ */
 export function openStateStore(
   location: StateLocation,
   scope: string,
   dynamodb: () => DynamoDBClient,
+  signal?: AbortSignal,
 ): StateStore & AuditTrail {
   return location.kind === 'dynamodb'
-    ? new DynamoDbStateStore({ client: dynamodb(), tableName: location.table, scope })
+    ? new DynamoDbStateStore({
+        client: dynamodb(),
+        tableName: location.table,
+        scope,
+        ...(signal ? { signal } : {}),
+      })
     : new FileStateStore(location.path);
 }

@@ -138,6 +138,8 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
     maxTimeout: 2_000,
     maxRetryTime: waitMs,
     clock,
+    // A stop ends the wait for another scan's lease at once, not at the next try.
+    ...(input.job.signal ? { signal: input.job.signal } : {}),
     // Only the claim throws a conflict here: a save that loses its lease fails as a StateError.
     shouldRetry: ({ error }) => error instanceof StateConflictError,
   }).catch((error: unknown) => {

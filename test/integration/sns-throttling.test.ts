@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { SNSClient } from '@aws-sdk/client-sns';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { publishAlert, publishChat } from '../../functions/aws/sns-publish';
 import { buildAlertMessage } from '../../functions/core/alerts/message';
 import { listenOnLoopback } from '../support/loopback';
@@ -14,10 +14,17 @@ import { domainFinding, reportOf } from '../support/report';
 const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:alerts';
 let script: Array<{ status: number; code: string }> = [];
 let publishes = 0;
+/** Publishes never answered, and those whose connection the client closed. */
+let hang = false;
+let closed = 0;
 const server = createServer((req, res) => {
   req.resume();
   req.on('end', () => {
     publishes++;
+    if (hang) {
+      res.on('close', () => closed++);
+      return;
+    }
     const error = script.shift();
     res.writeHead(error?.status ?? 200, { 'content-type': 'text/xml' });
     res.end(
@@ -41,6 +48,8 @@ afterAll(() => endpoint.close());
 beforeEach(() => {
   script = [];
   publishes = 0;
+  hang = false;
+  closed = 0;
 });
 
 const alert = buildAlertMessage(reportOf([domainFinding('example.nl', 'expired', 'critical', -2)]));
@@ -65,5 +74,23 @@ describe('publishing to the KMS-encrypted topics when KMS throttles', () => {
     );
     expect(publishes).toBeGreaterThan(1);
     expect(publishes).toBeLessThan(20);
+  });
+
+  // Found by a review: the command line's Ctrl-C gave up waiting for the publish, but the request
+  // itself went on (the signal never reached client.send), held open until the process was ended.
+  it('a stop ends a publish that SNS never answers: the request is aborted, the connection closed', async () => {
+    hang = true;
+    for (const publish of [
+      (signal: AbortSignal) => publishAlert(sns, TOPIC, alert, signal),
+      (signal: AbortSignal) => publishChat(sns, { topicArn: TOPIC }, alert, signal),
+    ]) {
+      const controller = new AbortController();
+      const before = publishes;
+      const done = publish(controller.signal);
+      await vi.waitFor(() => expect(publishes).toBe(before + 1), { interval: 10 });
+      controller.abort(new Error('interrupted by SIGINT'));
+      await expect(done).rejects.toThrow('interrupted by SIGINT');
+      await vi.waitFor(() => expect(closed).toBe(before + 1), { interval: 10 });
+    }
   });
 });
