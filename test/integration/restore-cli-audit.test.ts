@@ -125,6 +125,45 @@ describe('sentinel restore when the reseller restores the domain but does not sa
 });
 
 /**
+ * `sentinel restore lost.com --yes --state FILE` as a process of its own, once the simulator has
+ * received its restore: the reseller restores the domain, then does not answer.
+ */
+async function restoreInFlight(prefix: string) {
+  const simulator = await startSimulator({ portfolio: quarantinedPortfolio(), apiKey: KEY });
+  sim = simulator;
+  dir = await mkdtemp(join(tmpdir(), prefix));
+  const state = join(dir, 'state.json');
+  const env = { RESELLER_BASE_URL: simulator.url, RESELLER_API_KEY: KEY, RESELLER_TIMEOUT_MS: '20000' };
+  simulator.injectFault({
+    fault: { kind: 'hang' },
+    match: (r) => r.method === 'POST' && r.path === '/v2/domains/lost.com/restore',
+    afterActing: true,
+  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [join(ROOT, 'bin', 'sentinel.js'), 'restore', 'lost.com', '--yes', '--state', state],
+    {
+      cwd: dir,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (d) => {
+    stderr += d;
+  });
+  const closed = new Promise<number>((resolve) =>
+    child.on('close', (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0))),
+  );
+  await vi.waitFor(() => expect(simulator.restoreCalls).toEqual(['lost.com']), {
+    timeout: 20_000,
+    interval: 20,
+  });
+  return { state, env, child, closed, stderr: () => stderr };
+}
+
+/**
  * Ctrl-C while `sentinel restore --yes --state FILE` waits for the reseller's answer to the restore
  * (a paid action). docs/cli.md: "With a state store, every attempt and its outcome is kept in its
  * audit trail". The request is aborted at once and kept as sent, outcome unknown (the reseller may
@@ -134,43 +173,12 @@ describe('sentinel restore when the reseller restores the domain but does not sa
  */
 describe('sentinel restore, stopped by Ctrl-C while the restore is in flight', () => {
   it('keeps the attempt the reseller received in the audit trail', async () => {
-    sim = await startSimulator({ portfolio: quarantinedPortfolio(), apiKey: KEY });
-    dir = await mkdtemp(join(tmpdir(), 'restore-cli-interrupt-'));
-    const state = join(dir, 'state.json');
-    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY, RESELLER_TIMEOUT_MS: '20000' };
-    // The reseller restores the domain, then takes its time answering.
-    sim.injectFault({
-      fault: { kind: 'hang' },
-      match: (r) => r.method === 'POST' && r.path === '/v2/domains/lost.com/restore',
-      afterActing: true,
-    });
-
-    const child: ChildProcess = spawn(
-      process.execPath,
-      [join(ROOT, 'bin', 'sentinel.js'), 'restore', 'lost.com', '--yes', '--state', state],
-      {
-        cwd: dir,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
-      },
-    );
-    let stderr = '';
-    child.stderr?.on('data', (d) => {
-      stderr += d;
-    });
-    const closed = new Promise<number>((resolve) =>
-      child.on('close', (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0))),
-    );
-    const simulator = sim;
-    await vi.waitFor(() => expect(simulator.restoreCalls).toEqual(['lost.com']), {
-      timeout: 20_000,
-      interval: 20,
-    });
+    const { state, env, child, closed, stderr: output } = await restoreInFlight('restore-cli-interrupt-');
     process.kill(-(child.pid as number), 'SIGINT');
     const code = await closed;
+    const stderr = output();
     expect(code, stderr).toBe(130);
-    expect(sim.domain('lost.com')?.status).toEqual(['registered']);
+    expect(sim?.domain('lost.com')?.status).toEqual(['registered']);
 
     const audit = await runCli(['audit', '--json', '--state', state], env);
     const entries = (
@@ -197,32 +205,7 @@ describe('sentinel restore, stopped by Ctrl-C while the restore is in flight', (
  */
 describe('sentinel restore, killed while the restore is in flight', () => {
   it('leaves the restore in the audit trail as sent, outcome unknown', async () => {
-    sim = await startSimulator({ portfolio: quarantinedPortfolio(), apiKey: KEY });
-    dir = await mkdtemp(join(tmpdir(), 'restore-cli-killed-'));
-    const state = join(dir, 'state.json');
-    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY, RESELLER_TIMEOUT_MS: '20000' };
-    sim.injectFault({
-      fault: { kind: 'hang' },
-      match: (r) => r.method === 'POST' && r.path === '/v2/domains/lost.com/restore',
-      afterActing: true,
-    });
-
-    const child: ChildProcess = spawn(
-      process.execPath,
-      [join(ROOT, 'bin', 'sentinel.js'), 'restore', 'lost.com', '--yes', '--state', state],
-      {
-        cwd: dir,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
-      },
-    );
-    const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
-    const simulator = sim;
-    await vi.waitFor(() => expect(simulator.restoreCalls).toEqual(['lost.com']), {
-      timeout: 20_000,
-      interval: 20,
-    });
+    const { state, env, child, closed } = await restoreInFlight('restore-cli-killed-');
     process.kill(-(child.pid as number), 'SIGKILL');
     await closed;
 
