@@ -112,7 +112,10 @@ describe('digest with memory', () => {
     const { email, default: json } = JSON.parse(alert.message) as { email: string; default: string };
     expect(email).toContain('Since the last scan: 5000 changed, 2500 resolved.');
     expect(email).toContain('CHANGES (5000)');
-    expect(email).toContain('- and 4900 more changes (run a scan with --json for all of them)');
+    // Said of the changes the e-mail leaves out: how many of them are critical (found by the alerts review).
+    expect(email).toContain(
+      '- and 4900 more changes, 4900 of them critical (run a scan with --json for all of them)',
+    );
     expect(email).toContain('Resolved since the last alert (2500)');
     expect(JSON.parse(json).changes_truncated).toEqual({
       changes_omitted: 4_900,

@@ -129,8 +129,14 @@ export function renderChangesSection(report: Report): string[] {
   out.push(`CHANGES (${changesTotal})`);
   const shown = report.changes.slice(0, SECTION_LIMIT);
   for (const c of shown) out.push(changeLine(c));
-  if (changesTotal > shown.length)
-    out.push(`- and ${changesTotal - shown.length} more changes ${elsewhere(report)}`);
+  if (changesTotal > shown.length) {
+    // Critical first (compare.ts sortEntries), so those not named are counted: a bulk change must not hide a departure.
+    let critical = report.changes_truncated?.critical_changes_omitted ?? 0;
+    for (let i = shown.length; i < report.changes.length; i++)
+      if (report.changes[i]?.severity === 'critical') critical++;
+    const ofThem = critical ? `, ${critical} of them critical` : '';
+    out.push(`- and ${changesTotal - shown.length} more changes${ofThem} ${elsewhere(report)}`);
+  }
   out.push('');
   return out;
 }
