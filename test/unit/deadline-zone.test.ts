@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dateFormat, describeDomainFinding } from '../../functions/core/alerts/alert';
 import type { DomainFinding } from '../../functions/core/findings/classify';
-import { nextStep } from '../../functions/core/findings/next-step';
+import { dayFormatIn, deadlineText, nextStep } from '../../functions/core/findings/next-step';
 
 /**
  * A restore-by date is an instant (date_deleted + the TLD's period). Named by its day alone in the
@@ -40,5 +40,36 @@ describe('the restore-by deadline in the alert’s zone', () => {
     expect(nextStep(quarantined('2026-11-23T12:00:00.000Z'))).toContain(
       'Restore it by 23 Nov 2026 12:00 UTC',
     );
+  });
+});
+
+describe('a restore-by deadline that has passed, or falls in an hour a zone repeats', () => {
+  const passed = (restoreBy: string): DomainFinding => ({ ...quarantined(restoreBy), days_to_restore: -1 });
+
+  it('names a passed deadline with its time and zone, in the finding and its next step', () => {
+    // 01:00 on 22 Nov in Auckland: by its day alone, a reader there on the 22nd read it as not yet passed.
+    const { day } = dateFormat('Pacific/Auckland');
+    const f = passed('2026-11-21T12:00:00.000Z');
+    expect(describeDomainFinding(f, NOW, day)).toContain(
+      'its restore-by date 22 Nov 2026 01:00 Pacific/Auckland has PASSED (1 day ago)',
+    );
+    expect(nextStep(f, day)).toContain('its restore-by date 22 Nov 2026 01:00 Pacific/Auckland has passed');
+  });
+
+  it('tells apart the two instants of the hour a change back from summer time repeats', () => {
+    const london = dayFormatIn('Europe/London');
+    const first = deadlineText(london, '2026-10-25T00:30:00.000Z');
+    const second = deadlineText(london, '2026-10-25T01:30:00.000Z');
+    expect(first).toBe('25 Oct 2026 01:30 Europe/London (UTC+01:00)');
+    expect(second).toBe('25 Oct 2026 01:30 Europe/London (UTC+00:00)');
+  });
+
+  it.each([
+    ['Asia/Kathmandu', '2026-11-23T18:20:00.000Z', '24 Nov 2026 00:05 Asia/Kathmandu'],
+    ['Europe/London', '2026-10-25T02:30:00.000Z', '25 Oct 2026 02:30 Europe/London'],
+    ['America/New_York', '2026-03-08T07:00:00.000Z', '8 Mar 2026 03:00 America/New_York'],
+    ['Australia/Lord_Howe', '2026-04-04T14:45:00.000Z', '5 Apr 2026 01:45 Australia/Lord_Howe (UTC+11:00)'],
+  ])('names an hour only once in %s without an offset, and a repeated one with it', (zone, iso, shown) => {
+    expect(deadlineText(dayFormatIn(zone), iso)).toBe(shown);
   });
 });

@@ -410,7 +410,7 @@ describe('alerts: restore deadlines', () => {
       '- soon.de: in quarantine since 26 Oct 2026, 27 days; LAST DAYS: restore by 25 Nov 2026 06:00 UTC, 3 days left',
     );
     expect(digest).toContain(
-      '- past.de: in quarantine since 22 Oct 2026, 31 days; its restore-by date 21 Nov 2026 has PASSED (1 day ago) and it is still listed',
+      '- past.de: in quarantine since 22 Oct 2026, 31 days; its restore-by date 21 Nov 2026 06:00 UTC has PASSED (1 day ago) and it is still listed',
     );
     expect(digest).toContain(
       '- odd.co.uk: in quarantine since 19 Nov 2026, 3 days; restore deadline unknown (no quarantine period is known for .uk',
@@ -476,7 +476,7 @@ describe('alerts: restore deadlines', () => {
     expect(page).toContain('<strong>later.nl</strong>: restore by 27 Dec 2026 06:00 UTC, 35 days left');
     const svg = renderTimeline(report);
     expect([...svg.matchAll(/<g class="tl-critical tl-restore"><title>([^<]+)</g)].map((m) => m[1])).toEqual([
-      'past.de: its restore-by date 21 Nov 2026 has PASSED (1 day ago) and it is still listed: the registry may release it at any moment; restore it now or check it in the reseller&#39;s control panel (critical)',
+      'past.de: its restore-by date 21 Nov 2026 06:00 UTC has PASSED (1 day ago) and it is still listed: the registry may release it at any moment; restore it now or check it in the reseller&#39;s control panel (critical)',
       'soon.de: LAST DAYS: restore by 25 Nov 2026 06:00 UTC, 3 days left (critical)',
       'later.nl: restore by 27 Dec 2026 06:00 UTC, 35 days left (critical)',
     ]);

@@ -53,7 +53,7 @@ const EXPECTED: Record<string, string> = {
   quarantine:
     "Restore it by 11 Dec 2026 06:00 UTC (19 days left) through its link, with the registrant's consent; a restore is paid.",
   quarantine_passed:
-    "Restore it now through its link, or check it in the reseller's control panel: its restore-by date 31 Oct 2026 has passed and the registry may release it at any moment.",
+    "Restore it now through its link, or check it in the reseller's control panel: its restore-by date 31 Oct 2026 06:00 UTC has passed and the registry may release it at any moment.",
   expired:
     "Renew it now in the reseller's control panel: it expired 20 Nov 2026; the grace left is not stated by the API, and once cancelled, .de allows 30 days to restore it (paid).",
   renewal_failed:

@@ -120,7 +120,7 @@ export function restoreDeadlineText(f: DomainFinding, day: DayFormat): string {
   if (!f.restore_by || typeof left !== 'number')
     return `restore deadline unknown${f.restore_deadline_unknown ? ` (${safeText(f.restore_deadline_unknown)})` : ''}`;
   if (left < 0)
-    return `its restore-by date ${day(f.restore_by)} has PASSED (${plural(-left, 'day')} ago) and it is still listed: the registry may release it at any moment; restore it now or check it in the reseller's control panel`;
+    return `its restore-by date ${deadlineText(day, f.restore_by)} has PASSED (${plural(-left, 'day')} ago) and it is still listed: the registry may release it at any moment; restore it now or check it in the reseller's control panel`;
   const when = `restore by ${deadlineText(day, f.restore_by)}, ${left === 0 ? 'the last day' : `${plural(left, 'day')} left`}`;
   return left <= LAST_DAYS ? `LAST DAYS: ${when}` : when;
 }

@@ -34,6 +34,8 @@ export type DayFormat = ((iso: string) => string) & { readonly at?: (iso: string
 /** A deadline as alerts show it: with its time and zone where the formatter knows them. */
 export const deadlineText = (day: DayFormat, iso: string): string => (day.at ?? day)(iso);
 
+const DAY_MS = 86_400_000;
+
 /** The day and deadline formatters of one zone (Intl formatters are costly to build: make them once). */
 export function dayFormatIn(timeZone: string): DayFormat {
   const dayOf = new Intl.DateTimeFormat('en-GB', {
@@ -48,9 +50,31 @@ export function dayFormatIn(timeZone: string): DayFormat {
     hourCycle: 'h23',
     timeZone,
   });
+  const offsetOf = new Intl.DateTimeFormat('en-GB', { timeZoneName: 'longOffset', timeZone });
+  // Minutes east of UTC at `ms`: 'GMT+05:45', 'GMT-03:00', or 'GMT' alone for none.
+  const offset = (ms: number) => {
+    const name = offsetOf.formatToParts(ms).find((p) => p.type === 'timeZoneName')?.value ?? '';
+    const m = /([+-])(\d{2}):(\d{2})/.exec(name);
+    return m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
+  };
+  // The hour a change back from summer time repeats names two instants: the offset tells them apart.
+  const repeated = (ms: number) => {
+    const own = offset(ms);
+    return [offset(ms - DAY_MS / 2), offset(ms + DAY_MS / 2)].some(
+      (other) => other !== own && offset(ms + (own - other) * 60_000) === other,
+    );
+  };
+  const utcOffset = (ms: number) => {
+    const o = offset(ms);
+    const a = Math.abs(o);
+    return ` (UTC${o < 0 ? '-' : '+'}${String(Math.floor(a / 60)).padStart(2, '0')}:${String(a % 60).padStart(2, '0')})`;
+  };
   const day = (iso: string) => dayOf.format(new Date(iso));
   return Object.assign(day, {
-    at: (iso: string) => `${day(iso)} ${clock.format(new Date(iso))} ${timeZone}`,
+    at: (iso: string) => {
+      const ms = Date.parse(iso);
+      return `${day(iso)} ${clock.format(ms)} ${timeZone}${repeated(ms) ? utcOffset(ms) : ''}`;
+    },
   });
 }
 
@@ -150,7 +174,7 @@ export const FINDING_NEXT_STEPS = {
       if (!f.restore_by || typeof left !== 'number')
         return `Restore it as soon as possible through its link${consent}: its restore deadline is not known (${safeText(f.restore_deadline_unknown ?? 'no date')}).`;
       if (left < 0)
-        return `Restore it now through its link, or check it in ${PANEL}: its restore-by date ${day(f.restore_by)} has passed and the registry may release it at any moment.`;
+        return `Restore it now through its link, or check it in ${PANEL}: its restore-by date ${deadlineText(day, f.restore_by)} has passed and the registry may release it at any moment.`;
       return `Restore it by ${deadlineText(day, f.restore_by)} (${left === 0 ? 'the last day' : `${plural(left, 'day')} left`}) through its link${consent}; a restore is paid.`;
     },
     sample: {
