@@ -57,7 +57,6 @@ const DAY_MS = 86_400_000;
 
 /** Day and time formatters for one zone (made once: Intl formatters are costly to build). */
 export function dateFormat(timeZone: string) {
-  const day = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone });
   const time = new Intl.DateTimeFormat('en-GB', {
     day: 'numeric',
     month: 'short',
@@ -68,7 +67,7 @@ export function dateFormat(timeZone: string) {
     timeZone,
   });
   return {
-    day: Object.assign((iso: string) => day.format(new Date(iso)), { at: dayFormatIn(timeZone).at }),
+    day: dayFormatIn(timeZone),
     time: (iso: string) => `${time.format(new Date(iso))} ${timeZone}`,
   };
 }
