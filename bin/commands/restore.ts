@@ -4,6 +4,7 @@ import { NotFoundError, SentinelError } from '../../functions/core/base/errors';
 import {
   CLAIM_KEPT_AFTER,
   needsConsent,
+  notRestoredFor404,
   type RestoreOutcome,
   restoreFromQuarantine,
   typedNameMatches,
@@ -144,10 +145,7 @@ async function findInQuarantine(client: ResellerClient, domain: string): Promise
   const found = await client.findDomain(domain).catch((error: unknown) => {
     // An answer, as the restore link words it: the API leaves unsaid whether a 404 means no hit.
     if (!(error instanceof NotFoundError)) throw error;
-    throw new SentinelError(
-      `${domain} was NOT restored: the reseller’s search answered 404 (not found) for ${domain}: it may have left the account. Check the domain’s status in the reseller’s control panel before trying again.`,
-      { cause: error },
-    );
+    throw new SentinelError(notRestoredFor404(domain), { cause: error });
   });
   if (!found) throw new SentinelError(`${domain} is not in this reseller account`);
   if (!found.status.includes('quarantine')) {

@@ -46,6 +46,11 @@ const COVERED_ELSEWHERE: ReadonlyArray<{
     row: '`total_results changed from 500 to 501 while domain list pages were read (page 3): the account changed during the scan`',
     why: 'a listing that moved: one text made where it is seen, thrown or (the last read) reported; the three rows of what can move show them',
   },
+  {
+    construction: /^bin\/commands\/restore\.ts:\d+: new SentinelError\(notRestoredFor404\(domain\)\)/,
+    row: '`example.nl was not restored`',
+    why: 'the restore link’s own words for a look-up answered 404 (decisions/restore.ts notRestoredFor404), which its row explains for both',
+  },
 ];
 
 /** The quoted messages of the rows of every table whose first column is headed "message". */

@@ -157,6 +157,13 @@ const GENERIC_FAILURE =
   'The restore service is not configured correctly. The operator has been told; please try again later.';
 const CHECK_FIRST = 'Check the domain’s status in the reseller’s control panel before trying again.';
 
+/**
+ * What a person reads when the look-up before a restore was answered 404 (the restore link and
+ * `sentinel restore` alike): the API leaves unsaid whether that is no hit or a wrong route.
+ */
+export const notRestoredFor404 = (domain: string): string =>
+  `${domain} was NOT restored: the reseller’s search answered 404 (not found) for ${domain}: it may have left the account. ${CHECK_FIRST}`;
+
 /** Decides what a request to a restore link does and answers. Never throws. */
 export async function decideRestore(input: RestoreInput): Promise<RestoreOutcome> {
   const gate = await checkActingLink({
@@ -366,12 +373,7 @@ function lookupFailure(error: unknown, domain: string): RestoreOutcome {
   // be "no such domain" or a wrong route; unproven, it is said as it came, and nothing is restored.
   if (error instanceof NotFoundError)
     return {
-      ...outcome(
-        'lookup_not_found',
-        502,
-        `${domain} was not restored`,
-        `${domain} was NOT restored: the reseller’s search answered 404 (not found) for ${domain}: it may have left the account. ${CHECK_FIRST}`,
-      ),
+      ...outcome('lookup_not_found', 502, `${domain} was not restored`, notRestoredFor404(domain)),
       detail: errorDetail(error),
     };
   return {
