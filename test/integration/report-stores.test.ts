@@ -61,6 +61,31 @@ const second = {
   generated_at: '2026-11-23T06:00:00.000Z',
 };
 
+/** GET report.json of `store` through the web handler, its link signed at `at` and naming the report `of`. */
+function reportJsonOf(store: S3ReportStore, at: string) {
+  const keys = parseSigningKeys('w'.repeat(40));
+  const now = Date.parse(at);
+  const handler = createWholeReportHandler({
+    secrets: { signingKeys: async () => keys } as never,
+    reports: () => store,
+    log: () => undefined,
+    clock: () => now,
+  });
+  return (of: string) => {
+    const link = new URL(
+      reportJsonUrl(signLink({ baseUrl: 'https://x.example', action: 'report', keys, now }), of),
+    );
+    return handler({
+      httpMethod: 'GET',
+      resource: '/report.json',
+      path: '/report.json',
+      headers: {},
+      queryStringParameters: Object.fromEntries(link.searchParams),
+      requestContext: { identity: { sourceIp: '192.0.2.1' } },
+    } as never);
+  };
+}
+
 describe('S3ReportStore (real S3 client against s3rver)', () => {
   it('hands out the whole latest report as a short-lived presigned URL that serves exactly its stored text', async () => {
     await client.send(new CreateBucketCommand({ Bucket: `${BUCKET}-whole` }));
@@ -97,38 +122,17 @@ describe('S3ReportStore (real S3 client against s3rver)', () => {
   it('report.json of an alert redirects to its own report, though a scan keeps a newer one before the redirect is followed', async () => {
     await client.send(new CreateBucketCommand({ Bucket: `${BUCKET}-link` }));
     const store = new S3ReportStore(client, `${BUCKET}-link`);
-    const keys = parseSigningKeys('w'.repeat(40));
-    const now = Date.parse(first.generated_at);
-    const link = new URL(
-      reportJsonUrl(
-        signLink({ baseUrl: 'https://x.example', action: 'report', keys, now }),
-        first.generated_at,
-      ),
-    );
-    const handler = createWholeReportHandler({
-      secrets: { signingKeys: async () => keys } as never,
-      reports: () => store,
-      log: () => undefined,
-      clock: () => now,
-    });
-    const get = () =>
-      handler({
-        httpMethod: 'GET',
-        resource: '/report.json',
-        path: '/report.json',
-        headers: {},
-        queryStringParameters: Object.fromEntries(link.searchParams),
-        requestContext: { identity: { sourceIp: '192.0.2.1' } },
-      } as never);
+    const get = reportJsonOf(store, first.generated_at);
+    const getFirst = () => get(first.generated_at);
     await store.put(first);
-    const answer = await get();
+    const answer = await getFirst();
     expect(answer.statusCode).toBe(303);
     await store.put(second);
     const followed = await fetch(String(answer.headers?.Location));
     expect(await followed.text()).toBe([...reportLines(first)].join(''));
     // The link itself, asked again once a newer scan replaced its report, still serves its own
     // report from reports/ (the claim check of an alert read after the next scan).
-    const again = await get();
+    const again = await getFirst();
     expect(again.statusCode).toBe(303);
     expect(await (await fetch(String(again.headers?.Location))).text()).toBe(
       [...reportLines(first)].join(''),
@@ -138,27 +142,7 @@ describe('S3ReportStore (real S3 client against s3rver)', () => {
   it('report.json of an alert answers 410 once its copy under reports/ expired, and reads no other key for a changed of', async () => {
     await client.send(new CreateBucketCommand({ Bucket: `${BUCKET}-gone` }));
     const store = new S3ReportStore(client, `${BUCKET}-gone`, 'acme/');
-    const keys = parseSigningKeys('w'.repeat(40));
-    const now = Date.parse(first.generated_at);
-    const handler = createWholeReportHandler({
-      secrets: { signingKeys: async () => keys } as never,
-      reports: () => store,
-      log: () => undefined,
-      clock: () => now,
-    });
-    const get = (of: string) => {
-      const link = new URL(
-        reportJsonUrl(signLink({ baseUrl: 'https://x.example', action: 'report', keys, now }), of),
-      );
-      return handler({
-        httpMethod: 'GET',
-        resource: '/report.json',
-        path: '/report.json',
-        headers: {},
-        queryStringParameters: Object.fromEntries(link.searchParams),
-        requestContext: { identity: { sourceIp: '192.0.2.1' } },
-      } as never);
-    };
+    const get = reportJsonOf(store, first.generated_at);
     await store.put(first);
     await store.put(second);
     await client.send(
