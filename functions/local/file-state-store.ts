@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readlink, realpath, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { notJsonReason } from '../core/base/json';
+import { cutText, safeText } from '../core/base/text';
 import {
   type AuditEntry,
   type AuditTrail,
@@ -321,14 +322,14 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   }
 
   private contentOf(content: Partial<FileContent> | null): FileContent {
-    if (content?.format !== FORMAT || typeof content.generation !== 'number')
+    if (content?.format !== FORMAT)
       throw new StateError(
         `${this.location} is not a domain-sentinel state file; point --state elsewhere, or remove it to start over`,
       );
     // JSON reads 1e400 as Infinity and 2^53 + 1 as 2^53: only a safe whole number is a generation.
-    if (!Number.isSafeInteger(content.generation) || content.generation < 0)
+    if (!Number.isSafeInteger(content.generation) || (content.generation as number) < 0)
       throw new StateError(
-        `the state in ${this.location} cannot be used (generation: ${content.generation} is not a whole number); correct that value, point --state elsewhere, or remove the state to start over`,
+        `the state in ${this.location} cannot be used (generation: ${shownGeneration(content.generation)} is not a whole number); correct that value, point --state elsewhere, or remove the state to start over`,
       );
     if (content.version !== STATE_VERSION)
       throw new StateError(
@@ -353,7 +354,7 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
     return {
       format: FORMAT,
       version: STATE_VERSION,
-      generation: content.generation,
+      generation: content.generation as number,
       lease: leaseOf(content.lease),
       state,
       // An entry that does not parse (a hand-edited file) is left out; the state is still read.
@@ -480,4 +481,9 @@ async function syncDirectory(dir: string): Promise<void> {
   } catch {
     // EISDIR/EPERM on platforms without directory fsync: the rename itself is still atomic.
   }
+}
+
+/** A stored generation as an error shows it: a number as JavaScript reads it (1e400 is Infinity), anything else as JSON, cut. */
+function shownGeneration(value: unknown): string {
+  return typeof value === 'number' ? String(value) : safeText(cutText(JSON.stringify(value ?? null), 40));
 }

@@ -999,7 +999,7 @@ describe('FileStateStore', () => {
     await saveState(store, stateWith(['x.nl']), await loadState(store), 'a');
     const saved = await readFile(path, 'utf8');
     // 1e400 reads as Infinity, which a claim wrote back as null: the file damaged further.
-    for (const generation of ['1e400', '1.5', '-1', '9007199254740993']) {
+    for (const generation of ['1e400', '1.5', '-1', '9007199254740993', '"3"', 'null', '{"n":1}']) {
       await writeFile(path, saved.replace(/"generation":\d+/, `"generation":${generation}`));
       await expect(loadState(new FileStateStore(path))).rejects.toThrow(
         /^the state in .*state\.json cannot be used \(generation: .* is not a whole number\); correct that value, point --state elsewhere, or remove the state to start over$/,
