@@ -190,12 +190,18 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
       for await (const page of this.pages(pk, undefined, signal))
         for (const item of page) {
           if (++taken % YIELD_EVERY === 0) await new Promise(setImmediate);
+          const sk = item[SK.name]?.S ?? '';
           const found = bucketItem(item, exponent);
           if (!found || found.bucket % SHARDS !== n) {
-            known.garbage.push([pk, item[SK.name]?.S ?? '']);
+            known.garbage.push([pk, sk]);
             continue;
           }
           parts[found.bucket] = Math.max(parts[found.bucket] as number, Math.min(found.part + 1, 255));
+          // A sort key of another spelling (b0#0.0, hand-written): its bucket written again at its own, it deleted.
+          if (sk !== bucketSk(exponent as number, found.bucket, found.part)) {
+            known.garbage.push([pk, sk]);
+            known.dirty.add(found.bucket);
+          }
           if (first?.bucket !== found.bucket) first = { bucket: found.bucket, written: found.written };
           // A save killed between the parts of a bucket it wrote over: a memory that moved from
           // one part to another may be in neither. Reported, not forgotten in silence.
@@ -203,7 +209,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
           if (torn) first.torn = true;
           const damage = found.damage ?? (torn ? TORN : undefined);
           if (damage !== undefined) {
-            sink.damaged(item[SK.name]?.S ?? '', damage);
+            sink.damaged(sk, damage);
             known.dirty.add(found.bucket);
           }
           for (const [key, value] of found.members) {

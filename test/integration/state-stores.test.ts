@@ -2,7 +2,9 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  type AttributeValue,
   type BatchWriteItemCommandOutput,
+  DeleteItemCommand,
   DescribeTableCommand,
   type DynamoDBClient,
   PutItemCommand,
@@ -469,6 +471,56 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
       expect(healed.keyFindings(reportOf([])).report.problems).toEqual([]);
     },
   );
+
+  // A hand-written or foreign sort key of a bucket (b0#0.0 for b0#0) was read but never written
+  // again or deleted: the next save that changed the bucket left the stale copy beside it.
+  it('moves a bucket item with an odd sort key to its own at the next save and deletes the odd one', async () => {
+    const store = await open();
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, stateWith(['d0.nl', 'd1.nl']), await loadState(store), 'a');
+    const items = async () =>
+      (
+        await Promise.all(
+          Array.from({ length: 16 }, (_, n) =>
+            db.client().send(
+              new QueryCommand({
+                TableName: `state-${table}`,
+                KeyConditionExpression: 'pk = :pk',
+                ExpressionAttributeValues: { ':pk': { S: `http://reseller.test#${n}` } },
+              }),
+            ),
+          ),
+        )
+      ).flatMap((page) => page.Items ?? []);
+    const [bucket] = await items();
+    expect(bucket?.sk?.S).toBe('b0#0');
+    await db
+      .client()
+      .send(new PutItemCommand({ TableName: `state-${table}`, Item: { ...bucket, sk: { S: 'b0#0.0' } } }));
+    await db
+      .client()
+      .send(
+        new DeleteItemCommand({
+          TableName: `state-${table}`,
+          Key: { pk: bucket?.pk as AttributeValue, sk: { S: 'b0#0' } },
+        }),
+      );
+    const opened = await store.open('http://reseller.test');
+    const memory = new ScanMemory();
+    await store.read(opened, memory);
+    expect([...memory.prior.keys()].sort()).toEqual(['d0.nl', 'd1.nl']);
+    await store.claim(opened.generation, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
+    const all = stateWith(['d0.nl', 'd1.nl']).domains as Record<string, DomainMemory>;
+    await store.save(opened, 'b', {
+      head: opened.head,
+      changed: new Map(),
+      all: new Map(Object.entries(all)),
+    });
+    expect((await items()).map((item) => item.sk?.S)).toEqual(['b0#0']);
+    const again = new ScanMemory();
+    await store.read(await store.open('http://reseller.test'), again);
+    expect([...again.prior.keys()].sort()).toEqual(['d0.nl', 'd1.nl']);
+  });
 
   // A link's step (a snooze) must not write over a damaged bucket before a scan has reported it.
   it('refuses a snooze in a damaged bucket, naming the item, and leaves the item as it was', async () => {
