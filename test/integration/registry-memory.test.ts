@@ -1,9 +1,16 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { EnvSecretSource } from '../../functions/aws/secrets';
+import { ScanMemory } from '../../functions/core/memory/scan-memory';
 import { inTodaysSample } from '../../functions/core/registry/sample';
+import { loadScanSettings, settingsFromEnv } from '../../functions/core/scan/config';
+import { FileStateStore } from '../../functions/local/file-state-store';
 import { registryOf } from '../../functions/simulator/registry';
+import type { Lease, StateStore } from '../../functions/use-cases/state-store';
+import { runStatefulScan } from '../../functions/use-cases/stateful-scan';
 import { runCli } from '../support/cli';
-import { type RegistryWorld, startRegistryWorld } from '../support/registry-world';
+import { type RegistryWorld, startRegistryWorld, WORLD_KEY } from '../support/registry-world';
+import { DEFAULT_STATE_POLICY } from '../support/whole-state';
 
 /**
  * The registry check with memory (a state file): a registry finding is announced once, escalates
@@ -219,5 +226,62 @@ describe('scan --registry-check with memory, more remembered registry findings t
     for (const name of registry.unconfirmed) expect(resolved).not.toContain(name);
     // Those not confirmed are not news either way: kept, not announced again.
     expect(second.findings.filter((f) => f.kind === 'registry_hold')).toEqual([]);
+  });
+});
+
+/**
+ * Two scans at once: this one read the state before the other saved a registry finding, and its
+ * own registry check never asked about that domain (outside its sample, not yet remembered). Once it
+ * reads the state again after the conflict, the finding is in memory but this scan knows nothing of
+ * it from the registry: it keeps it, and does not call it resolved.
+ */
+describe('scan --registry-check with memory, a registry finding another scan saved meanwhile', () => {
+  it('keeps a remembered registry finding this scan never checked, rather than resolve it', async () => {
+    world = await startRegistryWorld({ now: NOW, domains: 120, scenarios: new Map() });
+    const w = world;
+    const name = quietGtld(w, [NOW + DAY]);
+    expect(name).toBeDefined();
+    w.sim.updateDomain(name, { date_expiry: new Date(NOW + 375 * DAY).toISOString() });
+    w.registry.setScenario(name, 'stale_renewal');
+    const job = (now: number, days: string) => ({
+      settings: loadScanSettings(
+        settingsFromEnv({ ...w.env, REGISTRY_CHECK: 'true', REGISTRY_CHECK_DAYS: days }),
+      ),
+      secrets: new EnvSecretSource({ RESELLER_API_KEY: WORLD_KEY }),
+      now,
+    });
+    const publish = async () => ({ messageId: 'm-1', findingsCut: 0 });
+    const store = new FileStateStore(join(w.dir, 'state.json'));
+    let raced = false;
+    const racing: StateStore = Object.assign(Object.create(store) as StateStore, {
+      claim: async (generation: number, lease: Lease) => {
+        if (!raced) {
+          raced = true;
+          // The other scan, of an earlier instant and checking every domain, saves first.
+          const other = await runStatefulScan({
+            job: job(NOW, '1'),
+            store,
+            policy: DEFAULT_STATE_POLICY,
+            publish,
+          });
+          expect(about(other.result.report as unknown as Stateful, name)).toMatchObject({ change: 'new' });
+        }
+        return store.claim(generation, lease);
+      },
+    });
+    const outcome = await runStatefulScan({
+      job: job(NOW + DAY, '30'),
+      store: racing,
+      policy: DEFAULT_STATE_POLICY,
+      publish,
+    });
+    expect(outcome).toMatchObject({ saved: true, conflicts: 1 });
+    expect(w.registry.servers.gtld?.requests.filter((r) => r.name === name)).toHaveLength(1);
+    expect(
+      outcome.result.report.resolved.map((r) => ('domain_name' in r ? r.domain_name : null)),
+    ).not.toContain(name);
+    const kept = new ScanMemory();
+    await store.read(await store.open(w.sim.url), kept);
+    expect(kept.prior.get(name)?.finding?.kind).toBe('registry_expiry_mismatch');
   });
 });

@@ -27,14 +27,19 @@ const remembersRegistryFinding = (memory: ScanMemory, key: string): boolean =>
 
 /**
  * The domains (names as this scan read them) memory remembers a registry finding for, each with
- * that finding's kind; call once both reads are done.
+ * that finding's kind, and their keys as `memory.registryAsked`; call once both reads are done.
  */
-export function registryRechecks(memory: ScanMemory): Map<string, RegistryFindingKind> {
+function registryRechecks(memory: ScanMemory): Map<string, RegistryFindingKind> {
   const names = new Map<string, RegistryFindingKind>();
+  const asked = new Set<string>();
   for (const [key, seen] of memory.seen) {
     const kind = rememberedRegistryKind(memory, key);
-    if (kind) names.set(seen.name, kind);
+    if (kind) {
+      names.set(seen.name, kind);
+      asked.add(key);
+    }
   }
+  memory.registryAsked = asked;
   return names;
 }
 
@@ -76,6 +81,12 @@ export function unconfirmedRegistryKeys(report: Report, memory: ScanMemory): Set
   };
   if (memory.registryUnconfirmed) {
     for (const key of memory.registryUnconfirmed) if (remembersRegistryFinding(memory, key)) keep(key);
+    // Read again after another scan saved (a conflict): a finding it remembered that this scan's
+    // check was never asked about is unknown to this scan, not resolved.
+    const asked = memory.registryAsked;
+    if (asked)
+      for (const key of memory.seen.keys())
+        if (!asked.has(key) && remembersRegistryFinding(memory, key)) keep(key);
     return keys;
   }
   if (report.registry?.unconfirmed_omitted) {

@@ -58,6 +58,12 @@ export class ScanMemory {
    * memory (registry-memory.ts): the report lists at most 100. Undefined until it has.
    */
   registryUnconfirmed: ReadonlySet<string> | undefined;
+  /**
+   * The keys the registry check was asked to re-check (registry-memory.ts): a registry finding
+   * remembered of another key (saved by another scan meanwhile, read again after a conflict) was
+   * not checked by this scan. Undefined until asked.
+   */
+  registryAsked: ReadonlySet<string> | undefined;
   /** The first records' problems (a name or a field too long to keep), in the order read. */
   private nameProblems: Problem[] = [];
   private seconds: SecondRecord[] = [];
