@@ -497,14 +497,12 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     await db
       .client()
       .send(new PutItemCommand({ TableName: `state-${table}`, Item: { ...bucket, sk: { S: 'b0#0.0' } } }));
-    await db
-      .client()
-      .send(
-        new DeleteItemCommand({
-          TableName: `state-${table}`,
-          Key: { pk: bucket?.pk as AttributeValue, sk: { S: 'b0#0' } },
-        }),
-      );
+    await db.client().send(
+      new DeleteItemCommand({
+        TableName: `state-${table}`,
+        Key: { pk: bucket?.pk as AttributeValue, sk: { S: 'b0#0' } },
+      }),
+    );
     const opened = await store.open('http://reseller.test');
     const memory = new ScanMemory();
     await store.read(opened, memory);
