@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { askAtTerminal } from './ask';
 import { dieBy, InterruptedError, stopOnSignals } from './interrupt';
 import { asksForVersion, VERSION_LINE } from './version';
 
@@ -79,22 +80,6 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
   const reason: unknown = controller.signal.reason;
   if (reason instanceof InterruptedError) dieBy(reason.signal);
   process.exit(writeFailure && code === EXIT.ok ? EXIT.failed : code);
-}
-
-/**
- * One question at the terminal (restore's typed name and consent). A Ctrl-C while it waits reaches
- * readline rather than the process, so it is passed on as the signal it is: the command stops as at
- * any other moment.
- */
-async function askAtTerminal(question: string, signal: AbortSignal): Promise<string> {
-  const { createInterface } = await import('node:readline/promises');
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
-  try {
-    return await rl.question(question, { signal });
-  } finally {
-    rl.close();
-  }
 }
 
 /** The working directory; undefined when it was removed under the shell (process.cwd() throws ENOENT). */
