@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { askAtTerminal } from './ask';
+import { startedClosed } from './closed-stdout';
 import { dieBy, InterruptedError, stopOnSignals } from './interrupt';
 import { asksForVersion, VERSION_LINE } from './version';
 
@@ -27,6 +28,11 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
   // write nothing more to that stream, and let the exit status say the output did not arrive whole.
   // Per stream: with stdout gone, stderr still says why the command failed.
   const writeFailures = new Map<NodeJS.WriteStream, NodeJS.ErrnoException>();
+  // A stdout closed at the start (`>&-`) is /dev/null by now, where a write succeeds: an alert
+  // "delivered" there reached nobody, so delivering to it fails as a write to a closed fd does.
+  const stdoutClosed = startedClosed(1)
+    ? Object.assign(new Error('stdout was closed when sentinel started'), { code: 'EBADF' })
+    : undefined;
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
       if (!writeFailures.has(stream)) writeFailures.set(stream, error);
@@ -38,7 +44,7 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
   /** Writes `text` and resolves once it was handed to the OS; rejects with the write's failure (EPIPE). */
   const deliveredTo = (stream: NodeJS.WriteStream) => (text: string) =>
     new Promise<void>((resolve, reject) => {
-      const failed = writeFailures.get(stream);
+      const failed = writeFailures.get(stream) ?? (stream === process.stdout ? stdoutClosed : undefined);
       if (failed) return reject(failed);
       stream.write(text, (error) => (error ? reject(error) : resolve()));
     });
