@@ -114,7 +114,9 @@ async function unlessLeased<T>(store: StateStore, owner: StateOwner, clear: () =
     else throw error;
   }
   const { generation } = opened;
-  if (generation === undefined) return clear();
+  // Nothing saved and nobody holding it (no state at all, mostly): nothing a lease would protect,
+  // and a claim would write the state it then reports removed.
+  if (generation === undefined || (generation === 0 && opened.lease === null)) return clear();
   try {
     await store.claim(generation, lease);
   } catch (error) {

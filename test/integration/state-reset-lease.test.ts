@@ -44,6 +44,23 @@ const stores = {
   }),
 };
 
+describe('state reset of a state never written', () => {
+  it('says there was none, and writes none on its way (file and table)', async () => {
+    const missing = join(dir, 'never.json');
+    const file = await runCli(['state', 'reset', missing, '--yes'], env);
+    expect(file).toMatchObject({ code: 0, stdout: `no state file at ${missing}\n` });
+    expect(existsSync(missing)).toBe(false);
+    const other = { RESELLER_BASE_URL: 'https://other.reseller.example' };
+    const table = await runCli(['state', 'reset', `dynamodb:${TABLE}`, '--yes'], other, {
+      dynamodb: db.client,
+    });
+    expect(table).toMatchObject({
+      code: 0,
+      stdout: `removed 0 state items of https://other.reseller.example from dynamodb:${TABLE}\n`,
+    });
+  });
+});
+
 describe.each(Object.keys(stores) as Array<keyof typeof stores>)('state reset with %s state', (kind) => {
   it('refuses while a running scan holds the lease, naming until when, and resets once it lapsed', async () => {
     const { target, store } = stores[kind]('held.json');
