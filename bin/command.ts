@@ -40,8 +40,11 @@ export interface CliIo {
   readonly sns?: () => SNSClient;
   /** The DynamoDB client for `--state dynamodb:TABLE`. @default configured from `env` */
   readonly dynamodb?: () => DynamoDBClient;
-  /** Asks the person at the terminal; absent when stdin is not a terminal. */
-  readonly ask?: (question: string) => Promise<string>;
+  /**
+   * Asks the person at the terminal; absent when stdin is not a terminal. Undefined when the input
+   * ended (Ctrl-D) before an answer.
+   */
+  readonly ask?: (question: string) => Promise<string | undefined>;
 }
 
 /**

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { askAtTerminal } from './ask';
+import { startedClosed } from './closed-stdout';
 import { dieBy, InterruptedError, stopOnSignals } from './interrupt';
 import { asksForVersion, VERSION_LINE } from './version';
 
@@ -26,6 +28,11 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
   // write nothing more to that stream, and let the exit status say the output did not arrive whole.
   // Per stream: with stdout gone, stderr still says why the command failed.
   const writeFailures = new Map<NodeJS.WriteStream, NodeJS.ErrnoException>();
+  // A stdout closed at the start (`>&-`) is /dev/null by now, where a write succeeds: an alert
+  // "delivered" there reached nobody, so delivering to it fails as a write to a closed fd does.
+  const stdoutClosed = startedClosed(1)
+    ? Object.assign(new Error('stdout was closed when sentinel started'), { code: 'EBADF' })
+    : undefined;
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (error: NodeJS.ErrnoException) => {
       if (!writeFailures.has(stream)) writeFailures.set(stream, error);
@@ -37,7 +44,7 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
   /** Writes `text` and resolves once it was handed to the OS; rejects with the write's failure (EPIPE). */
   const deliveredTo = (stream: NodeJS.WriteStream) => (text: string) =>
     new Promise<void>((resolve, reject) => {
-      const failed = writeFailures.get(stream);
+      const failed = writeFailures.get(stream) ?? (stream === process.stdout ? stdoutClosed : undefined);
       if (failed) return reject(failed);
       stream.write(text, (error) => (error ? reject(error) : resolve()));
     });
@@ -79,22 +86,6 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
   const reason: unknown = controller.signal.reason;
   if (reason instanceof InterruptedError) dieBy(reason.signal);
   process.exit(writeFailure && code === EXIT.ok ? EXIT.failed : code);
-}
-
-/**
- * One question at the terminal (restore's typed name and consent). A Ctrl-C while it waits reaches
- * readline rather than the process, so it is passed on as the signal it is: the command stops as at
- * any other moment.
- */
-async function askAtTerminal(question: string, signal: AbortSignal): Promise<string> {
-  const { createInterface } = await import('node:readline/promises');
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
-  try {
-    return await rl.question(question, { signal });
-  } finally {
-    rl.close();
-  }
 }
 
 /** The working directory; undefined when it was removed under the shell (process.cwd() throws ENOENT). */

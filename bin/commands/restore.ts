@@ -166,13 +166,27 @@ async function askBeforeRestore(
   baseUrl: string,
   askConsent: boolean,
 ): Promise<string | undefined> {
-  const typed = await ask(`Type the domain name to restore it through ${baseUrl}: `);
+  const typed = answered(domain, await ask(`Type the domain name to restore it through ${baseUrl}: `));
   if (!typedNameMatches(typed, domain)) return `the name typed is not ${domain}`;
   if (!askConsent) return undefined;
-  const agreed = await ask(
-    `Did the registrant (the holder when it was cancelled) agree to this restore? The registry restores a .${tldOf(domain)} name only with the registrant’s consent. [y/N] `,
+  const agreed = answered(
+    domain,
+    await ask(
+      `Did the registrant (the holder when it was cancelled) agree to this restore? The registry restores a .${tldOf(domain)} name only with the registrant’s consent. [y/N] `,
+    ),
   );
   return /^y(es)?$/i.test(agreed.trim()) ? undefined : 'the registrant’s consent was not confirmed';
+}
+
+/**
+ * An answer, or the refusal of an input that ended (Ctrl-D) before one: a question left unanswered
+ * is not a "no" the command completed with, so it fails (exit 1) saying nothing was sent.
+ */
+function answered(domain: string, answer: string | undefined): string {
+  if (answer !== undefined) return answer;
+  throw new SentinelError(
+    `${domain} was not restored: the input ended (Ctrl-D) before an answer; nothing was sent`,
+  );
 }
 
 /**

@@ -168,10 +168,19 @@ function exitOf(outcomes: readonly AccountOutcome[], failOn: Severity | undefine
   return EXIT.ok;
 }
 
-/** The signal's own reason, when it is what ended this account's scan (a Ctrl-C, not a failure). */
+/**
+ * The signal's own reason, when it is what ended this account's scan (a Ctrl-C, not a failure):
+ * the reason itself, or anywhere in the error's causes an abort the signal caused (a store wraps the
+ * AWS SDK's own AbortError in its StateError; the SDK rejects with that, not with the reason).
+ */
 function stoppedBy(error: Error, io: CliIo): InterruptedError | undefined {
   const reason: unknown = io.signal?.reason;
-  return reason instanceof InterruptedError && error === reason ? reason : undefined;
+  if (!(reason instanceof InterruptedError)) return undefined;
+  // Bounded: a cause chain that loops back on itself ends the walk.
+  let cause: unknown = error;
+  for (let depth = 0; depth < 16 && cause instanceof Error; depth++, cause = cause.cause)
+    if (cause === reason || cause.name === 'AbortError') return reason;
+  return undefined;
 }
 
 /** Every account's output under its name, then `--json`'s list or one summary line each. */

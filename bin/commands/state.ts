@@ -1,5 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import { EnvSecretSource } from '../../functions/aws/secrets';
+import { SentinelError } from '../../functions/core/base/errors';
+import { StateConflictError, StateRefusedError } from '../../functions/core/memory/state';
+import { StateDamagedError } from '../../functions/core/memory/state-header';
 import { accountScope } from '../../functions/core/scan/accounts';
 import { ENV } from '../../functions/core/scan/config';
 import { FileStateStore } from '../../functions/local/file-state-store';
@@ -9,7 +13,7 @@ import {
   parseStateLocation,
   type StateLocation,
 } from '../../functions/local/state-location';
-import { rebindState } from '../../functions/use-cases/state-store';
+import { type Lease, leaseHolds, rebindState, type StateStore } from '../../functions/use-cases/state-store';
 import { accountKeySource, namedAccountOf } from '../accounts';
 import { loadSettings } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
@@ -69,19 +73,76 @@ export async function runState(args: ParsedArgs, io: CliIo): Promise<number> {
     );
   if (owner.location.kind === 'file') {
     const { path } = owner.location;
-    const existed = await new FileStateStore(path).clear();
+    const file = new FileStateStore(path);
+    const existed = await unlessLeased(file, owner, () => file.clear());
     io.stdout(existed ? `removed the state file ${path}\n` : `no state file at ${path}\n`);
     return EXIT.ok;
   }
   const table = owner.location.table;
-  const removed = await new DynamoDbStateStore({
+  const store = new DynamoDbStateStore({
     client: client(),
     tableName: table,
     scope: owner.scope,
     ...(io.signal ? { signal: io.signal } : {}),
-  }).clear();
+  });
+  const removed = await unlessLeased(store, owner, () => store.clear());
   io.stdout(`removed ${removed} state items of ${owner.scope} from dynamodb:${table}\n`);
   return EXIT.ok;
+}
+
+/** How long reset holds the state's lease while it deletes it: a delete takes seconds at most. */
+const RESET_LEASE_MS = 60_000;
+
+/**
+ * Runs `clear` holding the state's lease, taken as a scan takes it before it publishes (open, then
+ * claim the generation opened): a scan that holds it is publishing an alert and will save over the
+ * state, so the reset is refused rather than deleting under it; a lease that lapsed (a crashed
+ * scan) holds nothing. A state whose account-wide part is damaged (the reset is its remedy) is
+ * cleared as before: a file's store holds the file's lock while such a scan publishes, and clear
+ * waits for it; a table's lease is taken on the generation stored beside the damage.
+ */
+async function unlessLeased<T>(store: StateStore, owner: StateOwner, clear: () => Promise<T>): Promise<T> {
+  const lease = { owner: `reset-${randomBytes(6).toString('hex')}`, expiresAt: Date.now() + RESET_LEASE_MS };
+  let opened: { generation: number | undefined; lease: Lease | null };
+  try {
+    opened = await store.open(owner.scope);
+  } catch (error) {
+    // Another reseller's state named by its path (its own scan is not this scope's to wait for),
+    // or damage a file's lock covers: cleared as the reset always cleared them.
+    if (error instanceof StateDamagedError) opened = { generation: error.generation, lease: null };
+    else if (error instanceof StateRefusedError) return clear();
+    else throw error;
+  }
+  const { generation } = opened;
+  // Nothing saved and nobody holding it (no state at all, mostly): nothing a lease would protect,
+  // and a claim would write the state it then reports removed.
+  if (generation === undefined || (generation === 0 && opened.lease === null)) return clear();
+  try {
+    await store.claim(generation, lease);
+  } catch (error) {
+    if (!(error instanceof StateConflictError)) throw error;
+    throw new SentinelError(
+      `the state in ${owner.where} is in use: ${heldBy(opened.lease, error)}; nothing was reset. Let that scan finish (its lease ends by then, or lapses if it crashed) and run state reset again`,
+      { cause: error },
+    );
+  }
+  try {
+    return await clear();
+  } catch (error) {
+    await store.release(generation, lease.owner);
+    throw error;
+  }
+}
+
+/** Who holds the state reset was refused: a running scan, until when when known. */
+function heldBy(seen: Lease | null, conflict: StateConflictError): string {
+  const until =
+    seen && leaseHolds(seen, Date.now())
+      ? new Date(seen.expiresAt).toISOString()
+      : /holds the state until (\S{1,40})/.exec(conflict.message)?.[1];
+  return until
+    ? `a scan is running on it: it holds the state until ${until}`
+    : 'a scan is running on it, or saved it a moment ago';
 }
 
 /** The state reset or rebind acts on: RESELLER_API_KEY's at the base URL, or `--account`'s own. */

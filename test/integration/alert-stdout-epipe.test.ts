@@ -1,9 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { ROOT } from '../../scripts/docs';
 import { runCli, sentinelPipedInto } from '../support/cli';
 
 /**
@@ -48,6 +50,50 @@ describe('scan --state with --alert-to, when the alert cannot be written', () =>
     );
     expect(again.code, again.stderr).toBe(0);
     expect(again.out).toMatch(/Since the last scan: \d+ new/);
+  }, 60_000);
+
+  it('does not count an alert to a closed stdout (>&-) as delivered, and still delivers to /dev/null', async () => {
+    const dir = mkdtempSync(join(scratch, 'closed-'));
+    const scan = (redirect: string) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+        const shell = spawn(
+          'sh',
+          ['-c', `node "$SENTINEL" scan --state state.json --alert-to stdout --now "$NOW" ${redirect}`],
+          {
+            cwd: dir,
+            env: {
+              PATH: process.env.PATH,
+              HOME: process.env.HOME,
+              SENTINEL: join(ROOT, 'bin', 'sentinel.js'),
+              RESELLER_BASE_URL: sim.url,
+              RESELLER_API_KEY: KEY,
+              NOW,
+            },
+            stdio: ['ignore', 'ignore', 'pipe'],
+          },
+        );
+        let stderr = '';
+        shell.stderr.on('data', (d) => {
+          stderr += d;
+        });
+        shell.on('error', reject);
+        shell.on('close', (code) => resolve({ code, stderr }));
+      });
+
+    // fd 1 closed: Node opens /dev/null in its place, where a write goes nowhere and succeeds.
+    const closed = await scan('>&-');
+    expect(closed.stderr).toContain('the alert to stdout did not arrive whole (EBADF)');
+    expect(closed.stderr).not.toContain('delivered the alert');
+    expect(closed.code).toBe(1);
+    // Nothing saved: the state is at the generation before any scan (its lease released, at most).
+    const state = join(dir, 'state.json');
+    if (existsSync(state))
+      expect(JSON.parse(readFileSync(state, 'utf8'))).toMatchObject({ generation: 0, lease: null });
+
+    // Thrown away on purpose: the alert went where it was sent.
+    const discarded = await scan('>/dev/null');
+    expect(discarded.code, discarded.stderr).toBe(0);
+    expect(discarded.stderr).toContain('delivered the alert to stdout');
   }, 60_000);
 
   it('does not remember as announced an alert that could not be appended to its file', async () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -156,6 +156,28 @@ describe('a stop while the DynamoDB state store waits', () => {
     // Nothing the stopped save left is a problem: the problems are the account's own, as before.
     expect(JSON.parse(next.stdout).problems).toEqual(JSON.parse(first.stdout).problems);
     expect((await meta(table))?.generation?.N).toBe('2');
+  }, 20_000);
+
+  it('scan --accounts stopped while a claim hangs: the account was stopped, not unreadable', async () => {
+    const table = await freshTable();
+    const accounts = join(scratch, 'accounts.json');
+    writeFileSync(accounts, JSON.stringify({ accounts: [{ name: 'brand-a', apiKeyEnv: 'BRAND_A_KEY' }] }));
+    const { client, counter } = hangingClient((c) =>
+      isMetaUpdate(c, 'if_not_exists(generation') ? 'before' : undefined,
+    );
+    const controller = new AbortController();
+    const done = runCli(
+      [...scan(table), '--accounts', accounts],
+      { ...env(), BRAND_A_KEY: KEY },
+      { signal: controller.signal, dynamodb: () => client, cwd: scratch },
+    );
+    await vi.waitFor(() => expect(counter.hung).toBeGreaterThan(0), { timeout: 20_000, interval: 20 });
+    controller.abort(InterruptedError.of('SIGINT'));
+    const run = await done;
+    expect(run.code).toBe(130);
+    expect(run.stdout).toContain('brand-a: STOPPED by SIGINT before it finished');
+    expect(run.stdout).not.toContain('COULD NOT BE READ');
+    expect(run.stderr).toBe('sentinel: interrupted by SIGINT\n');
   }, 20_000);
 
   it('state reset stopped while its deletes hang: exit 130', async () => {

@@ -211,6 +211,23 @@ describe('restore flow: sentinel serve + simulator', () => {
     expect(asked).toEqual([]);
   });
 
+  it('says nothing was restored, and exits 1, when the input ends (Ctrl-D) at either question', async () => {
+    // Left in quarantine: the next test restores the second .nl name of this slice.
+    const nl = stack.quarantined.slice(5).filter((d) => d.endsWith('.nl'))[1] as string;
+    const calls = restoreCalls();
+    // undefined: what the terminal's asker answers when the input ends (bin/ask.ts).
+    for (const answers of [[undefined], [nl, undefined]]) {
+      const queue = [...answers];
+      const run = await runCli(['restore', nl], stack.env, { ask: async () => queue.shift() });
+      expect(run.code, String(answers)).toBe(1);
+      expect(run.stderr).toBe(
+        `sentinel: ${nl} was not restored: the input ended (Ctrl-D) before an answer; nothing was sent\n`,
+      );
+    }
+    expect(restoreCalls()).toBe(calls);
+    expect(stack.sim.domain(nl)?.status).toEqual(['quarantine']);
+  });
+
   it('asks for the name typed and, for .nl, the registrant’s consent before restoring from the command line', async () => {
     const nl = stack.quarantined.slice(5).filter((d) => d.endsWith('.nl'))[1] as string;
     const questions: string[] = [];

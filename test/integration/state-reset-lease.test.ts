@@ -1,0 +1,88 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
+import { FileStateStore } from '../../functions/local/file-state-store';
+import type { StateStore } from '../../functions/use-cases/state-store';
+import { runCli } from '../support/cli';
+import { startDynalite } from '../support/dynalite';
+
+/**
+ * `state reset --yes` while a scan holds the state's lease (it has claimed the state and is
+ * publishing its alert): the reset must not delete what that scan is about to save over, so it is
+ * refused, saying until when the lease holds; once the lease has lapsed, the reset goes ahead.
+ */
+
+const SCOPE = 'https://api.reseller.example';
+const env = { RESELLER_BASE_URL: SCOPE };
+let db: Awaited<ReturnType<typeof startDynalite>>;
+const dir = mkdtempSync(join(tmpdir(), 'state-reset-lease-'));
+const TABLE = 'reset-lease';
+
+beforeAll(async () => {
+  db = await startDynalite();
+  await createStateTable(db.client(), TABLE);
+});
+
+afterAll(async () => {
+  await db?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Takes the lease as a scan does before it publishes: open, then claim the generation opened. */
+async function leased(store: StateStore, expiresAt: number): Promise<void> {
+  const opened = await store.open(SCOPE);
+  await store.claim(opened.generation, { owner: 'scan-running', expiresAt });
+}
+
+const stores = {
+  file: (name: string) => ({ target: join(dir, name), store: new FileStateStore(join(dir, name)) }),
+  dynamodb: (_name: string) => ({
+    target: `dynamodb:${TABLE}`,
+    store: new DynamoDbStateStore({ client: db.client(), tableName: TABLE, scope: SCOPE }),
+  }),
+};
+
+describe('state reset of a state never written', () => {
+  it('says there was none, and writes none on its way (file and table)', async () => {
+    const missing = join(dir, 'never.json');
+    const file = await runCli(['state', 'reset', missing, '--yes'], env);
+    expect(file).toMatchObject({ code: 0, stdout: `no state file at ${missing}\n` });
+    expect(existsSync(missing)).toBe(false);
+    const other = { RESELLER_BASE_URL: 'https://other.reseller.example' };
+    const table = await runCli(['state', 'reset', `dynamodb:${TABLE}`, '--yes'], other, {
+      dynamodb: db.client,
+    });
+    expect(table).toMatchObject({
+      code: 0,
+      stdout: `removed 0 state items of https://other.reseller.example from dynamodb:${TABLE}\n`,
+    });
+  });
+});
+
+describe.each(Object.keys(stores) as Array<keyof typeof stores>)('state reset with %s state', (kind) => {
+  it('refuses while a running scan holds the lease, naming until when, and resets once it lapsed', async () => {
+    const { target, store } = stores[kind]('held.json');
+    const until = Date.now() + 60_000;
+    await leased(store, until);
+    const refused = await runCli(['state', 'reset', target, '--yes'], env, { dynamodb: db.client });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `a scan is running on it: it holds the state until ${new Date(until).toISOString()}`,
+    );
+    expect(refused.stderr).toContain('nothing was reset');
+    expect(refused.stdout).toBe('');
+    // Still there: the held scan's lease and generation as they were.
+    expect((await store.open(SCOPE)).lease).toEqual({ owner: 'scan-running', expiresAt: until });
+    if (kind === 'file') expect(existsSync(target)).toBe(true);
+
+    // A scan that crashed holding it: its lease lapsed, nothing holds the state any more.
+    await store.release((await store.open(SCOPE)).generation, 'scan-running');
+    await leased(store, Date.now() - 1);
+    const reset = await runCli(['state', 'reset', target, '--yes'], env, { dynamodb: db.client });
+    expect(reset.code, reset.stderr).toBe(0);
+    expect((await store.open(SCOPE)).lease).toBeNull();
+    if (kind === 'file') expect(existsSync(target)).toBe(false);
+  });
+});
