@@ -71,7 +71,13 @@ const refuse = (
 ) => refusalAnswer({ method: event.httpMethod, headers: event.headers, status, outcome, title, message });
 
 /** Every route of several accounts in front of the deployment's own. */
-export function createAccountsWebApp<A extends AccountEntry>(deps: AccountsWebDeps<A>): ProxyHandler {
+export function createAccountsWebApp<A extends AccountEntry>(given: AccountsWebDeps<A>): ProxyHandler {
+  // An answer of 500 or more is logged at error level, as every link's own answers are (web-app.ts).
+  const deps: AccountsWebDeps<A> = {
+    ...given,
+    log: (message, entry) =>
+      given.log(message, { level: Number(entry.status) >= 500 ? 'error' : 'info', ...entry }),
+  };
   const clock = deps.clock ?? Date.now;
   const apps = new Map<string, ProxyHandler>();
   const appOf = (input: A) => {
@@ -90,14 +96,26 @@ export function createAccountsWebApp<A extends AccountEntry>(deps: AccountsWebDe
     try {
       directory = ACCOUNT_NAME.test(name) ? await deps.directory() : null;
     } catch (error) {
-      deps.log('account link', { outcome: 'misconfigured', status: 500, detail: (error as Error).message });
-      return refuse(
-        'misconfigured',
-        500,
-        'Unavailable',
-        'This service is not configured correctly. The operator has been told; please try again later.',
-        event,
-      );
+      // A read that failed (S3 down or timed out: the error carries its cause) is worth trying again;
+      // what was read being no directory (missing, not JSON) waits for a deploy.
+      const transient = error instanceof Error && error.cause !== undefined;
+      const [outcome, status] = transient ? ['store_failed', 503] : ['misconfigured', 500];
+      deps.log('account link', { outcome, status, detail: (error as Error).message });
+      return transient
+        ? refuse(
+            outcome,
+            status,
+            'Unavailable',
+            'The accounts could not be read. Please try again in a few minutes.',
+            event,
+          )
+        : refuse(
+            outcome,
+            status,
+            'Unavailable',
+            'This service is not configured correctly. The operator has been told; please try again later.',
+            event,
+          );
     }
     const input = directory?.accounts.find((a) => a.account === name);
     // An account that is not (or no longer) one of the deployment's is answered by the app of a
