@@ -5,7 +5,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import type { SdkTimeouts } from '../../functions/aws/sdk-timeouts';
-import { parseSigningKeys, signRestoreLink } from '../../functions/core/links/links';
+import { parseSigningKeys, signLink, signRestoreLink } from '../../functions/core/links/links';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { captureOutput } from '../support/capture';
@@ -53,6 +53,27 @@ function restorePost(domain: string): APIGatewayProxyEvent {
     requestContext: { identity: { sourceIp: '198.51.100.7' } } as APIGatewayProxyEvent['requestContext'],
     body: `confirm_domain=${domain}&registrant_consent=yes`,
     isBase64Encoded: false,
+  };
+}
+
+/** An acknowledge POST of `finding`'s signed link, as API Gateway hands it over. */
+function acknowledgePost(finding: (typeof portfolio.truth.findings)[number]): APIGatewayProxyEvent {
+  const url = new URL(
+    signLink({
+      baseUrl: 'https://abc123.execute-api.eu-west-1.amazonaws.com/prod/',
+      action: 'acknowledge',
+      subject: finding.key,
+      finding: { kind: finding.kind, severity: finding.severity },
+      keys: parseSigningKeys(SIGNING_KEY),
+      now: Date.now(),
+    }),
+  );
+  return {
+    ...restorePost(finding.key),
+    resource: '/acknowledge/{domain}',
+    path: `/acknowledge/${finding.key}`,
+    queryStringParameters: Object.fromEntries(url.searchParams),
+    body: null,
   };
 }
 
@@ -148,5 +169,20 @@ describe('the web entry when DynamoDB does not answer', () => {
     expect(dynamo.seen.hung).toBe(TIMEOUTS.maxAttempts);
     const trail = new DynamoDbStateStore({ client: db.client(), tableName, scope: sim.url });
     expect(await trail.listAudit()).toMatchObject([{ domain, outcome: 'restore_sending', sent: true }]);
+  });
+
+  it('answers an acknowledgement whose state never answers with its own 503 page', async () => {
+    const output = captureOutput();
+    const dynamo = await hangingDynamoDb(() => true);
+    const { handler } = await webEntry(dynamo.url);
+    const finding =
+      portfolio.truth.findings.find((f) => f.kind === 'expiring') ?? portfolio.truth.findings[0];
+    const res = await handler(acknowledgePost(finding as (typeof portfolio.truth.findings)[number]));
+    expect(res.statusCode).toBe(503);
+    expect(res.headers?.['Content-Type']).toBe('text/html; charset=utf-8');
+    expect(output()).toContain('"outcome":"store_failed"');
+    // The finding's memory read, then the state opened for the write: each two queries at once,
+    // each query its attempts and no more.
+    expect(dynamo.seen.hung).toBe(2 * 2 * TIMEOUTS.maxAttempts);
   });
 });
