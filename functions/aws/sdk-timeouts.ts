@@ -6,7 +6,11 @@
 export interface SdkTimeouts {
   /** One attempt's TCP (and TLS) connection. */
   readonly connectionTimeoutMs: number;
-  /** One attempt, from sending the request to the whole answer read (connection included). */
+  /**
+   * One attempt, from sending the request to the answer's headers (connection included). The body
+   * is then read at the reader's pace, unbounded: a large report view is streamed for seconds, and
+   * an idle-socket timeout (`socketTimeout`) would cut it whenever the parser holds the stream back.
+   */
   readonly requestTimeoutMs: number;
   /** Attempts of one call, the first included: a timed-out attempt is retried as a transient error. */
   readonly maxAttempts: number;
