@@ -42,6 +42,15 @@ describe('an account link when the deployment’s accounts cannot be read', () =
     ]);
   });
 
+  it('answers 500 misconfigured when the read was refused (the role may not read it), logged at error level', async () => {
+    const cause = Object.assign(new Error('Access Denied'), { name: 'AccessDenied', $fault: 'client' });
+    const { answer, logs } = failingDirectory(
+      new ReportStoreError('could not read s3://b/accounts.json: AccessDenied', { cause }),
+    );
+    expect((await answer()).statusCode).toBe(500);
+    expect(logs).toMatchObject([{ outcome: 'misconfigured', status: 500, level: 'error' }]);
+  });
+
   it('answers 500 misconfigured when what was read is no directory, logged at error level', async () => {
     const { answer, logs } = failingDirectory(
       new ReportStoreError('s3://b/accounts.json is not JSON (Unexpected token); deploy the stack again'),
