@@ -144,8 +144,9 @@ export class WebApi extends Construct {
       // Lambda's CPU grows with memory, so a request costs about the same GB-seconds at 1 024 MB.
       memorySize: 1024,
       // A snooze at its slowest: the reseller's 10 s, a running scan's lease waited out over the action
-      // store's tries (6.2 s), the state written: 25 s holds it, within API Gateway's 29 s, so the
-      // caller gets the page that says what happened, never the gateway's bare 504.
+      // store's tries (6.2 s), the state written (a hung AWS call gives up in 2.2 s,
+      // functions/aws/sdk-timeouts.ts; docs/links.md has the budget): 25 s holds it, within API
+      // Gateway's 29 s, so the caller gets the page that says what happened, never the gateway's bare 504.
       timeout: Duration.seconds(25),
       environment: webEnvironment(props),
     });

@@ -141,7 +141,7 @@ export class S3ReportStore implements ReportStore {
     // An older report an alert names is served from its copy under reports/ while the lifecycle
     // rule keeps it (the claim check of an alert read after the next scan); null once it expired.
     const named = of !== undefined && of !== generated && REPORT_TIME.test(of) ? of : generated;
-    return { generated_at: named, url: () => this.historyUrl(named) };
+    return { generated_at: named, url: (method) => this.historyUrl(named, method) };
   }
 
   /**
@@ -151,7 +151,7 @@ export class S3ReportStore implements ReportStore {
    * the web function's own role, which may read latest.json, its view and reports/: the URL can
    * read no more.
    */
-  private async historyUrl(generatedAt: string): Promise<string | null> {
+  private async historyUrl(generatedAt: string, method: 'GET' | 'HEAD' = 'GET'): Promise<string | null> {
     const key = this.prefix + reportHistoryKey({ generated_at: generatedAt });
     try {
       await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
@@ -161,15 +161,19 @@ export class S3ReportStore implements ReportStore {
         cause: error,
       });
     }
+    const input = {
+      Bucket: this.bucket,
+      Key: key,
+      ResponseContentType: 'application/json; charset=utf-8',
+      ResponseCacheControl: 'no-store',
+    };
+    // S3 checks the method a URL was signed for: one for GET answers a HEAD 403.
     return getSignedUrl(
       this.client,
-      new GetObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        ResponseContentType: 'application/json; charset=utf-8',
-        ResponseCacheControl: 'no-store',
-      }),
-      { expiresIn: WHOLE_REPORT_URL_SECONDS },
+      method === 'HEAD' ? new HeadObjectCommand(input) : new GetObjectCommand(input),
+      {
+        expiresIn: WHOLE_REPORT_URL_SECONDS,
+      },
     );
   }
 

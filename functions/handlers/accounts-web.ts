@@ -71,7 +71,13 @@ const refuse = (
 ) => refusalAnswer({ method: event.httpMethod, headers: event.headers, status, outcome, title, message });
 
 /** Every route of several accounts in front of the deployment's own. */
-export function createAccountsWebApp<A extends AccountEntry>(deps: AccountsWebDeps<A>): ProxyHandler {
+export function createAccountsWebApp<A extends AccountEntry>(given: AccountsWebDeps<A>): ProxyHandler {
+  // An answer of 500 or more is logged at error level, as every link's own answers are (web-app.ts).
+  const deps: AccountsWebDeps<A> = {
+    ...given,
+    log: (message, entry) =>
+      given.log(message, { level: Number(entry.status) >= 500 ? 'error' : 'info', ...entry }),
+  };
   const clock = deps.clock ?? Date.now;
   const apps = new Map<string, ProxyHandler>();
   const appOf = (input: A) => {
@@ -90,14 +96,26 @@ export function createAccountsWebApp<A extends AccountEntry>(deps: AccountsWebDe
     try {
       directory = ACCOUNT_NAME.test(name) ? await deps.directory() : null;
     } catch (error) {
-      deps.log('account link', { outcome: 'misconfigured', status: 500, detail: (error as Error).message });
-      return refuse(
-        'misconfigured',
-        500,
-        'Unavailable',
-        'This service is not configured correctly. The operator has been told; please try again later.',
-        event,
-      );
+      // S3 down, slow or unreachable is worth trying again; a refused read (the role's policy) or
+      // what was read being no directory (missing, not JSON) waits for the operator.
+      const transient = error instanceof Error && readFailedForNow(error.cause);
+      const [outcome, status] = transient ? ['store_failed', 503] : ['misconfigured', 500];
+      deps.log('account link', { outcome, status, detail: (error as Error).message });
+      return transient
+        ? refuse(
+            outcome,
+            status,
+            'Unavailable',
+            'The accounts could not be read. Please try again in a few minutes.',
+            event,
+          )
+        : refuse(
+            outcome,
+            status,
+            'Unavailable',
+            'This service is not configured correctly. The operator has been told; please try again later.',
+            event,
+          );
     }
     const input = directory?.accounts.find((a) => a.account === name);
     // An account that is not (or no longer) one of the deployment's is answered by the app of a
@@ -122,6 +140,20 @@ export function createAccountsWebApp<A extends AccountEntry>(deps: AccountsWebDe
     }
     return appOf(input)(accountEvent(event, rest));
   };
+}
+
+/**
+ * Whether a store read failed for now, so that trying again may do: the service's own fault, a
+ * call that timed out (the clients' bound), or the network (a Node error code such as ECONNRESET).
+ */
+function readFailedForNow(cause: unknown): boolean {
+  if (!cause || typeof cause !== 'object') return false;
+  const { $fault, name, code } = cause as { $fault?: unknown; name?: unknown; code?: unknown };
+  return (
+    $fault === 'server' ||
+    name === 'TimeoutError' ||
+    (typeof code === 'string' && /^E[A-Z]{2,20}$/.test(code))
+  );
 }
 
 /**

@@ -1,3 +1,4 @@
+import { createHash, createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import {
   ListObjectsV2Command,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { S3RequestPresigner } from '@aws-sdk/s3-request-presigner';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3ReportStore } from '../../functions/aws/s3-report-store';
@@ -61,8 +63,8 @@ const second = {
   generated_at: '2026-11-23T06:00:00.000Z',
 };
 
-/** GET report.json of `store` through the web handler, its link signed at `at` and naming the report `of`. */
-function reportJsonOf(store: S3ReportStore, at: string) {
+/** `method` (GET by default) of report.json of `store` through the web handler, its link signed at `at` and naming the report `of`. */
+function reportJsonOf(store: S3ReportStore, at: string, method = 'GET') {
   const keys = parseSigningKeys('w'.repeat(40));
   const now = Date.parse(at);
   const handler = createWholeReportHandler({
@@ -76,7 +78,7 @@ function reportJsonOf(store: S3ReportStore, at: string) {
       reportJsonUrl(signLink({ baseUrl: 'https://x.example', action: 'report', keys, now }), of),
     );
     return handler({
-      httpMethod: 'GET',
+      httpMethod: method,
       resource: '/report.json',
       path: '/report.json',
       headers: {},
@@ -86,7 +88,75 @@ function reportJsonOf(store: S3ReportStore, at: string) {
   };
 }
 
+/**
+ * Whether S3 would take presigned `location` for a request of `method`: its signature computed
+ * again as S3 does, from the method and the URL (s3rver does not check V4 signatures).
+ */
+async function signedFor(location: string, method: string): Promise<boolean> {
+  const url = new URL(location);
+  const at = (url.searchParams.get('X-Amz-Date') ?? '').replace(
+    /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/,
+    '$1-$2-$3T$4:$5:$6Z',
+  );
+  type Source = string | ArrayBuffer | ArrayBufferView;
+  const bytes = (data: Source) =>
+    typeof data === 'string'
+      ? data
+      : ArrayBuffer.isView(data)
+        ? Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+        : Buffer.from(data);
+  const sha256 = class {
+    private readonly hash;
+    constructor(secret?: Source) {
+      this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret));
+    }
+    update(data: Source) {
+      this.hash.update(bytes(data));
+    }
+    async digest() {
+      return new Uint8Array(this.hash.digest());
+    }
+  };
+  const presigner = new S3RequestPresigner({
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+    region: 'us-east-1',
+    sha256,
+  });
+  const query = Object.fromEntries([...url.searchParams].filter(([name]) => !name.startsWith('X-Amz-')));
+  const signed = await presigner.presign(
+    {
+      method,
+      protocol: url.protocol,
+      hostname: url.hostname,
+      port: Number(url.port),
+      path: url.pathname,
+      query,
+      headers: { host: url.host },
+    },
+    { signingDate: new Date(at), expiresIn: Number(url.searchParams.get('X-Amz-Expires')) },
+  );
+  return signed.query?.['X-Amz-Signature'] === url.searchParams.get('X-Amz-Signature');
+}
+
 describe('S3ReportStore (real S3 client against s3rver)', () => {
+  it('report.json answered to HEAD redirects to a URL signed for HEAD, so curl -I -L gets the headers and not 403', async () => {
+    await client.send(new CreateBucketCommand({ Bucket: `${BUCKET}-head` }));
+    const store = new S3ReportStore(client, `${BUCKET}-head`);
+    await store.put(first);
+    const get = await reportJsonOf(store, first.generated_at)(first.generated_at);
+    const head = await reportJsonOf(store, first.generated_at, 'HEAD')(first.generated_at);
+    expect([get.statusCode, head.statusCode]).toEqual([303, 303]);
+    // The check tells the two apart: a URL signed for GET is refused to HEAD, as S3 refuses it.
+    await expect(signedFor(String(get.headers?.Location), 'GET')).resolves.toBe(true);
+    await expect(signedFor(String(get.headers?.Location), 'HEAD')).resolves.toBe(false);
+    await expect(signedFor(String(head.headers?.Location), 'HEAD')).resolves.toBe(true);
+    const followed = await fetch(String(head.headers?.Location), { method: 'HEAD' });
+    expect(followed.status).toBe(200);
+    expect(Number(followed.headers.get('content-length'))).toBe(
+      Buffer.byteLength([...reportLines(first)].join('')),
+    );
+  });
+
   it('hands out the whole latest report as a short-lived presigned URL that serves exactly its stored text', async () => {
     await client.send(new CreateBucketCommand({ Bucket: `${BUCKET}-whole` }));
     const store = new S3ReportStore(client, `${BUCKET}-whole`, 'acme/');

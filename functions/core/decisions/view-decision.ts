@@ -120,7 +120,9 @@ export async function decideWholeReport(
   if (!whole.url && input.method.toUpperCase() === 'HEAD') return { kind: 'whole', status: 200 };
   let found: string | null;
   try {
-    found = whole.url ? await whole.url() : ((await whole.text?.()) ?? null);
+    // A HEAD is redirected to a URL signed for HEAD: `curl -I -L` follows it with HEAD.
+    const head = input.method.toUpperCase() === 'HEAD';
+    found = whole.url ? await whole.url(head ? 'HEAD' : 'GET') : ((await whole.text?.()) ?? null);
   } catch (error) {
     return failed('store_failed', 503, error);
   }

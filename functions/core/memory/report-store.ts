@@ -53,9 +53,10 @@ export interface WholeReport {
   readonly text?: () => Promise<string | null>;
   /**
    * A short-lived URL that serves this report's stored text (S3, presigned: its copy under
-   * `reports/`, which no scan overwrites), or null once that copy expired.
+   * `reports/`, which no scan overwrites), or null once that copy expired. Good for `method` alone
+   * (S3 signs the method: a URL presigned for GET answers HEAD 403), GET unless told.
    */
-  readonly url?: () => Promise<string | null>;
+  readonly url?: (method?: 'GET' | 'HEAD') => Promise<string | null>;
 }
 
 /** How long a presigned URL to the whole report stays valid: long enough to follow a redirect. */
