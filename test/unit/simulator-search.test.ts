@@ -1,0 +1,94 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { accountData, listAnswer, SEARCH_CACHE_ENTRIES } from '../../functions/simulator/accounts';
+import { generatePortfolio } from '../../functions/simulator/portfolio';
+import { buildFilter } from '../../functions/simulator/search';
+
+/** The simulator's search conventions (functions/simulator/search.ts) against odd searches. */
+
+const SEARCH = fileURLToPath(new URL('../../functions/simulator/search.ts', import.meta.url));
+
+const emailMatches = (email: string, wanted: string) =>
+  buildFilter('contacts', new URLSearchParams({ email: wanted }))({ email });
+
+describe('the simulator search wildcard', () => {
+  it.each([
+    ['ann@example.nl', '%@example.nl', true],
+    ['ann@example.nl', 'ann@%', true],
+    ['ann@example.nl', 'a%n%@%.nl', true],
+    ['ann@example.nl', '%', true],
+    ['ann@example.nl', '%%', true],
+    ['ANN@Example.NL', '%@example.nl', true],
+    ['ann@example.nl', '%@example.com', false],
+    ['ann@example.nl', 'bob%', false],
+    ['aXa', 'a%a%a', false],
+    ['aa', 'a%a', true],
+    ['a', 'a%a', false],
+    ['ann@example.nl', '%.%', true],
+    ['a.b', 'a.%', true],
+    ['axb', 'a.%', false],
+    ['a(b', 'a(%', true],
+  ])('matches %s against %s: %s', (email, wanted, expected) => {
+    expect(emailMatches(email, wanted)).toBe(expected);
+  });
+
+  // Run in a process of its own: a search that backtracks would hold this one, and the test's own
+  // timeout with it, for as long as it runs.
+  it('answers a search of many wildcards without backtracking, so one request cannot hold the simulator', async () => {
+    const script = `
+      const { buildFilter } = await import(${JSON.stringify(SEARCH)});
+      const wanted = '%a'.repeat(14) + '%b';
+      const filter = buildFilter('contacts', new URLSearchParams({ email: wanted }));
+      console.log(filter({ email: 'a'.repeat(40) }), filter({ email: 'a'.repeat(1_000_000) + 'b' }));`;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      { timeout: 15_000 },
+    );
+    expect(stdout.trim()).toBe('false true');
+  }, 30_000);
+});
+
+describe('the simulator search cache', () => {
+  const RULES = { maxPerPage: 100 };
+  const total = (answer: { body?: unknown }) =>
+    (answer.body as { pagination: { total_results: number } }).pagination.total_results;
+
+  it('tells a value holding an ampersand from two parameters', () => {
+    const account = accountData(generatePortfolio({ domains: 40, now: Date.parse('2026-11-27T00:00:00Z') }));
+    const quarantined = account.domains.filter((d) => (d.status as string[]).includes('quarantine'));
+    const tld = String(quarantined[0]?.tld);
+    const odd = listAnswer(
+      account,
+      'domains',
+      new URLSearchParams([['tld', `${tld}&status=quarantine`]]),
+      RULES,
+    );
+    const real = listAnswer(
+      account,
+      'domains',
+      new URLSearchParams([
+        ['tld', tld],
+        ['status', 'quarantine'],
+      ]),
+      RULES,
+    );
+    expect(total(odd)).toBe(0);
+    expect(total(real)).toBe(quarantined.filter((d) => d.tld === tld).length);
+    expect(total(real)).toBeGreaterThan(0);
+  });
+
+  it('keeps a bounded number of searches, the one paged through among them', () => {
+    const account = accountData(generatePortfolio({ domains: 40, now: Date.parse('2026-11-27T00:00:00Z') }));
+    const paged = new URLSearchParams({ sort: 'domain_name', page: '1' });
+    listAnswer(account, 'domains', paged, RULES);
+    for (let i = 0; i < 1_000; i++) {
+      listAnswer(account, 'domains', new URLSearchParams({ domain_name: `lookup-${i}.nl` }), RULES);
+      if (i % 10 === 0) listAnswer(account, 'domains', paged, RULES);
+    }
+    expect(account.cache.size).toBeLessThanOrEqual(SEARCH_CACHE_ENTRIES);
+    expect([...account.cache.keys()].some((key) => key.includes('"sort"'))).toBe(true);
+  });
+});
