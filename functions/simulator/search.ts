@@ -194,10 +194,10 @@ export function buildFilter(
   }
   const checks = [...conditions].map(([key, wanted]) => {
     const get = fields[key] as Getter;
+    const comparisons = wanted.filter((w) => /^[<>]/.test(w));
+    const plain = wanted.filter((w) => !/^[<>]/.test(w));
     return (record: RawRecord) => {
       const value = get(record);
-      const comparisons = wanted.filter((w) => /^[<>]/.test(w));
-      const plain = wanted.filter((w) => !/^[<>]/.test(w));
       const matches = (w: string) =>
         Array.isArray(value) ? value.some((v) => matchesOne(v, w)) : matchesOne(value, w);
       if (semantics === 'and') return wanted.every(matches);
@@ -214,17 +214,20 @@ export function buildSort(
 ): ((a: RawRecord, b: RawRecord) => number) | null {
   if (!sort) return null;
   const fields = resource === 'domains' ? DOMAIN_FIELDS : CONTACT_FIELDS;
-  const keys = sort
-    .split(',')
-    .filter(Boolean)
-    .map((spec) => {
-      const desc = spec.startsWith('-');
-      let name = desc ? spec.slice(1) : spec;
-      if (resource === 'domains') name = DOMAIN_SORT_ALIASES[name] ?? name;
-      const get = fields[name];
-      if (!get) throw new SearchError(`unknown sort field: ${name}`);
-      return { get, sign: desc ? -1 : 1 };
-    });
+  const keys: Array<{ get: Getter; sign: number }> = [];
+  // A field named again breaks no tie the first naming left (records equal in it stay equal), so
+  // it is dropped: 'sort=tld,tld,…' 3 000 times over (12 KB, inside a request line) made each
+  // comparison read 3 000 fields, and sorting 20 000 domains held the simulator for 12 s.
+  const named = new Set<string>();
+  for (const spec of sort.split(',').filter(Boolean)) {
+    const desc = spec.startsWith('-');
+    let name = desc ? spec.slice(1) : spec;
+    if (resource === 'domains') name = DOMAIN_SORT_ALIASES[name] ?? name;
+    const get = fields[name];
+    if (!get) throw new SearchError(`unknown sort field: ${name}`);
+    if (!named.has(name)) keys.push({ get, sign: desc ? -1 : 1 });
+    named.add(name);
+  }
   return (a, b) => {
     for (const { get, sign } of keys) {
       const x = sortable(get(a));
