@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { accountData, listAnswer, SEARCH_CACHE_ENTRIES } from '../../functions/simulator/accounts';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { buildFilter, buildSort } from '../../functions/simulator/search';
@@ -123,5 +123,44 @@ describe('the simulator sort', () => {
       .sort(compare)
       .map((d) => d.domain_name);
     expect(names).toEqual(['b.eu', 'c.nl', 'a.nl']);
+  });
+});
+
+describe('the simulator filter', () => {
+  it('reads each search value once per search and each record once, however many values are given', () => {
+    const values = Array.from({ length: 50 }, (_, i) => [
+      'date_expiry',
+      `>2020-01-${String((i % 28) + 1).padStart(2, '0')}T00:00:00Z`,
+    ]);
+    const records = Array.from({ length: 200 }, (_, i) => ({
+      domain_name: `d${i}.nl`,
+      date_expiry: `2026-${String((i % 12) + 1).padStart(2, '0')}-01T00:00:00Z`,
+    }));
+    const parse = vi.spyOn(Date, 'parse');
+    try {
+      const filter = buildFilter('domains', new URLSearchParams(values));
+      expect(records.filter(filter)).toHaveLength(200);
+      expect(parse.mock.calls.length).toBeLessThanOrEqual(values.length + records.length);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it.each([
+    ['date_expiry', '>2026-01-01T00:00:00Z', { date_expiry: '2026-06-01T00:00:00Z' }, true],
+    ['date_expiry', '<2026-01-01T00:00:00Z', { date_expiry: '2026-06-01T00:00:00Z' }, false],
+    ['date_expiry', '>=not-a-date', { date_expiry: '2026-06-01T00:00:00Z' }, false],
+    ['auto_renewal_period', '>=12', { auto_renew_period: 12 }, true],
+    ['auto_renewal_period', '12', { auto_renew_period: 12 }, true],
+    ['auto_renewal_period', '>x', { auto_renew_period: 12 }, false],
+    ['auto_renewal', 'false', { auto_renew: false }, true],
+    ['auto_renewal', '0', { auto_renew: false }, true],
+    ['auto_renewal', '', { auto_renew: null }, true],
+    ['auto_renewal', '', { auto_renew: false }, false],
+    ['status', 'QUARANTINE', { status: ['registered', 'quarantine'] }, true],
+    ['status', 'quarantine', { status: [] }, false],
+    ['tld', 'n%', { tld: 'nl' }, true],
+  ])('filters %s=%s on %j: %s', (key, value, record, expected) => {
+    expect(buildFilter('domains', new URLSearchParams([[key, value]]))(record)).toBe(expected);
   });
 });
