@@ -183,8 +183,10 @@ function condition(text: string): (forms: ValueForms) => boolean {
     if (typeof value === 'boolean') return String(value) === wanted || (value ? '1' : '0') === text;
     if (own === undefined) return false;
     if (wildcard) return wildcardMatches(own, wanted);
-    if (typeof value === 'number' || DATE.test(own)) return equal(forms) === 0;
-    return own === wanted;
+    // A date is equal to the same instant however written ('…00Z' and '…00.000Z'); the test was of
+    // the lower-cased text, whose 't' the pattern's 'T' never matched, so only the same text was.
+    const diff = typeof value === 'number' || forms.instant !== undefined ? equal(forms) : null;
+    return diff === null ? own === wanted : diff === 0;
   };
 }
 

@@ -160,6 +160,10 @@ describe('the simulator filter', () => {
     ['status', 'QUARANTINE', { status: ['registered', 'quarantine'] }, true],
     ['status', 'quarantine', { status: [] }, false],
     ['tld', 'n%', { tld: 'nl' }, true],
+    ['date_expiry', '2026-06-01T00:00:00Z', { date_expiry: '2026-06-01T00:00:00.000Z' }, true],
+    ['date_expiry', '2026-06-01T02:00:00+02:00', { date_expiry: '2026-06-01T00:00:00Z' }, true],
+    ['date_expiry', '2026-06-01T00:00:01Z', { date_expiry: '2026-06-01T00:00:00Z' }, false],
+    ['date_expiry', '2026-13-45T00:00:00Z', { date_expiry: '2026-13-45T00:00:00Z' }, true],
   ])('filters %s=%s on %j: %s', (key, value, record, expected) => {
     expect(buildFilter('domains', new URLSearchParams([[key, value]]))(record)).toBe(expected);
   });
