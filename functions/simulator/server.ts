@@ -139,6 +139,8 @@ const DISCARDED_ANSWER = {
   end: () => DISCARDED_ANSWER,
 } as unknown as ServerResponse;
 const JSON_TYPE = 'application/json;charset=utf-8';
+/** The longest admin patch the simulator reads, in characters. */
+const ADMIN_BODY_MAX = 65_536;
 
 /** What one running simulator holds: its accounts, their rate limits, the faults to inject, what it saw. */
 interface SimulatorState {
@@ -405,12 +407,21 @@ function admin(state: SimulatorState, req: IncomingMessage, res: ServerResponse,
     );
   }
   let body = '';
+  let tooLarge = false;
   req.setEncoding('utf8');
   req.on('data', (chunk: string) => {
+    if (tooLarge) return;
     body += chunk;
-    if (body.length > 65_536) req.destroy();
+    if (body.length <= ADMIN_BODY_MAX) return;
+    // Answered, not cut off (the client saw the socket closed and no status); the rest is read and
+    // dropped, and the connection closed after the answer.
+    tooLarge = true;
+    body = '';
+    res.setHeader('connection', 'close');
+    send(state, res, errorAnswer(413, `the patch must be at most ${ADMIN_BODY_MAX} characters`));
   });
   req.on('end', () => {
+    if (tooLarge) return;
     let patch: unknown;
     try {
       patch = JSON.parse(body);
@@ -419,6 +430,10 @@ function admin(state: SimulatorState, req: IncomingMessage, res: ServerResponse,
     }
     if (typeof patch !== 'object' || patch === null || Array.isArray(patch))
       return send(state, res, errorAnswer(400, 'the body must be a JSON object'));
+    // JSON.parse makes '__proto__' an own key, and merged it would set the record's prototype: its
+    // fields seen by the search but not in the answers.
+    if (Object.hasOwn(patch, '__proto__'))
+      return send(state, res, errorAnswer(400, 'the patch may not name __proto__'));
     updateDomainOf(account, name, patch as RawRecord);
     send(state, res, { status: 200, body: { data: account.byName.get(name) } });
   });
