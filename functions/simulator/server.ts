@@ -96,6 +96,12 @@ export interface SimulatorOptions {
    * must not grow without bound. @default 100 000
    */
   readonly requestLog?: number;
+  /**
+   * How many characters of paths and queries `requests` keeps at most, the newest: a request line
+   * may hold 16 KB, and 100 000 of them (sent without a key: every request is logged) would hold
+   * gigabytes. @default 32 MiB
+   */
+  readonly requestLogChars?: number;
 }
 
 export interface Simulator {
@@ -156,6 +162,11 @@ interface SimulatorState {
   /** Every request so far, kept or trimmed from `requests`: the next x-request-id. */
   requestCount: number;
   readonly requestLog: number;
+  readonly requestLogChars: number;
+  /** The characters of each request in `requests` (its path and query), in the same order. */
+  readonly requestSizes: number[];
+  /** Their sum. */
+  requestChars: number;
   /** When each answer is due (performance.now()); answers without one (admin) leave at once. */
   readonly dueAt: WeakMap<ServerResponse, number>;
   rateLimited: number;
@@ -244,6 +255,9 @@ function simulatorState(options: SimulatorOptions): SimulatorState {
     requests: [],
     requestCount: 0,
     requestLog: options.requestLog ?? 100_000,
+    requestLogChars: options.requestLogChars ?? 32 * 1024 * 1024,
+    requestSizes: [],
+    requestChars: 0,
     dueAt: new WeakMap(),
     rateLimited: 0,
   };
@@ -311,10 +325,7 @@ function answer(state: SimulatorState, req: IncomingMessage, res: ServerResponse
     query: url.searchParams,
   };
   state.requestCount++;
-  state.requests.push(request);
-  // Trimmed to half when full, so keeping the newest costs one splice per requestLog / 2 requests.
-  if (state.requests.length > state.requestLog)
-    state.requests.splice(0, state.requests.length - Math.floor(state.requestLog / 2));
+  logRequest(state, request, url.pathname.length + url.search.length);
   req.resume(); // bodies are ignored; drain them
   // A request without a known key has no bucket: it is answered 401 by the route.
   const waitMs = state.limiters
@@ -335,6 +346,26 @@ function answer(state: SimulatorState, req: IncomingMessage, res: ServerResponse
   }
   if (rule) return answerFault(state, res, rule.fault);
   route(state, req, res, request);
+}
+
+/**
+ * Keeps `request` in the log, and the newest half of the log when it is full, by count or by
+ * characters: one splice per half a log's worth of requests keeps the newest cheaply.
+ */
+function logRequest(state: SimulatorState, request: SimulatedRequest, size: number): void {
+  const { requests, requestSizes } = state;
+  requests.push(request);
+  requestSizes.push(size);
+  state.requestChars += size;
+  if (requests.length <= state.requestLog && state.requestChars <= state.requestLogChars) return;
+  let drop = 0;
+  while (
+    drop < requests.length &&
+    (requests.length - drop > state.requestLog / 2 || state.requestChars > state.requestLogChars / 2)
+  )
+    state.requestChars -= requestSizes[drop++] as number;
+  requests.splice(0, drop);
+  requestSizes.splice(0, drop);
 }
 
 /** The answer an injected fault gives instead of the real one (a hang gives none). */
