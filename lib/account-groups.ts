@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { NestedStack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { filterPolicyOf, type RecipientScope, type TopicFeatures } from '../functions/core/alerts/groups';
@@ -128,8 +129,12 @@ export class AccountGroups extends Construct {
       props.watchdog.alarm(
         `ScanFailed-${name}`,
         {
-          description: `The scan of account ${name} failed: its reseller could not be read (a refused key, the reseller down, a timeout); the state machine's execution and the scan function's log say why. The other accounts were scanned.`,
+          description: `The scan of account ${name} failed: its reseller could not be read (a refused key, the reseller down, a timeout); the state machine's execution and the scan function's log say why. The other accounts were scanned. The alarm clears when a scan of the account completes.`,
           metric: props.scan.failed(name),
+          // The state machine counts 0 for a scan that completed: that, and only that, clears the
+          // alarm. Treated as fine, the hours without a scan cleared it (and told the ops topic OK)
+          // an hour after the failure, with the account still unread.
+          missing: cloudwatch.TreatMissingData.IGNORE,
         },
         group,
       );

@@ -31,6 +31,8 @@ export const ACCOUNT_SCAN_STATES = {
   scan: 'ScanAccount',
   recordFailure: 'RecordFailure',
   failed: 'AccountFailed',
+  recordSuccess: 'RecordSuccess',
+  successNotRecorded: 'SuccessNotRecorded',
 } as const;
 
 /**
@@ -65,14 +67,15 @@ export function executionTimeout(accounts: number, concurrency: number, taskTime
  * scan function once per account of the accounts file, at most `maxConcurrency` at once. An
  * account whose scan fails (after a retry) is caught in its own branch: the failure is counted as
  * the `ScanFailed` metric with the account as a dimension (its alarm names the account), and the
- * others go on; the execution as a whole succeeds.
+ * others go on; the execution as a whole succeeds. A scan that completes counts 0 there, which is
+ * what clears the account's alarm.
  *
  * Inline Map, not Distributed: the accounts are known at synth (at most {@link MAX_ACCOUNTS}),
  * every one of them is scanned in each execution, and an account's branch writes at most some
- * 20 history events (its task, a retry, the failure's metric), so even the largest deployment
- * stays near 1 000 of an execution's 25 000; a Distributed Map would add a child execution per
- * account (and its cost and permissions) for concurrency this needs none of (at most 40 at once,
- * the inline Map's own bound).
+ * 20 history events (its task, a retry, the failure's metric; 12 for a scan and its count of 0),
+ * so even the largest deployment stays near 1 200 of an execution's 25 000; a Distributed Map
+ * would add a child execution per account (and its cost and permissions) for concurrency this
+ * needs none of (at most 40 at once, the inline Map's own bound).
  */
 export class AccountScans extends Construct {
   readonly stateMachine: sfn.StateMachine;
@@ -107,29 +110,18 @@ export class AccountScans extends Construct {
       maxAttempts: 1,
       backoffRate: 1,
     });
-    const recordFailure = new sfn.CustomState(this, ACCOUNT_SCAN_STATES.recordFailure, {
-      stateJson: {
-        Type: 'Task',
-        Comment: 'Counts the failed scan with the account as a dimension: its own alarm names it',
-        Resource: `arn:${Stack.of(this).partition}:states:::aws-sdk:cloudwatch:putMetricData`,
-        Parameters: {
-          Namespace: METRICS.namespace,
-          MetricData: [
-            {
-              MetricName: METRICS.scanFailed,
-              Dimensions: [
-                { Name: 'service', Value: METRICS.service },
-                { Name: METRICS.deploymentDimension, Value: props.deploymentName },
-                { Name: METRICS.accountDimension, 'Value.$': '$.account' },
-              ],
-              Value: 1,
-              Unit: 'Count',
-            },
-          ],
-        },
-        ResultPath: null,
-        Retry: [{ ErrorEquals: ['States.ALL'], IntervalSeconds: 5, MaxAttempts: 3, BackoffRate: 2 }],
-      },
+    const recordFailure = scanFailedMetric(this, ACCOUNT_SCAN_STATES.recordFailure, 1, props.deploymentName);
+    // A scan that completed counts 0 failures: the account's alarm, which keeps its state through
+    // the hours without data, clears on it. A put that fails after its retries is let go: the scan
+    // was done, and the other accounts' branches must not stop over a metric.
+    const recordSuccess = scanFailedMetric(
+      this,
+      ACCOUNT_SCAN_STATES.recordSuccess,
+      0,
+      props.deploymentName,
+    ).addCatch(new sfn.Pass(this, ACCOUNT_SCAN_STATES.successNotRecorded), {
+      errors: [sfn.Errors.ALL],
+      resultPath: sfn.JsonPath.DISCARD,
     });
     const failed = new sfn.Pass(this, ACCOUNT_SCAN_STATES.failed, {
       parameters: {
@@ -144,7 +136,7 @@ export class AccountScans extends Construct {
       itemsPath: '$.accounts',
       maxConcurrency: props.maxConcurrency,
     });
-    map.itemProcessor(scan);
+    map.itemProcessor(scan.next(recordSuccess));
 
     const logGroup = new logs.LogGroup(this, 'Logs', {
       logGroupName: vendedLogGroupName(props.deploymentName),
@@ -205,4 +197,43 @@ export class AccountScans extends Construct {
         "scan function's own logs and metrics already show each account's run.",
     });
   }
+}
+
+/**
+ * The task that puts `ScanFailed` for the account of its input (`$.account`): 1 for a scan that
+ * failed through its retry, 0 for one that completed. Its output is its input.
+ */
+function scanFailedMetric(
+  scope: Construct,
+  id: string,
+  value: 0 | 1,
+  deploymentName: string,
+): sfn.CustomState {
+  return new sfn.CustomState(scope, id, {
+    stateJson: {
+      Type: 'Task',
+      Comment:
+        value === 1
+          ? 'Counts the failed scan with the account as a dimension: its own alarm names it'
+          : 'Counts no failure for the account whose scan completed: its alarm clears on it',
+      Resource: `arn:${Stack.of(scope).partition}:states:::aws-sdk:cloudwatch:putMetricData`,
+      Parameters: {
+        Namespace: METRICS.namespace,
+        MetricData: [
+          {
+            MetricName: METRICS.scanFailed,
+            Dimensions: [
+              { Name: 'service', Value: METRICS.service },
+              { Name: METRICS.deploymentDimension, Value: deploymentName },
+              { Name: METRICS.accountDimension, 'Value.$': '$.account' },
+            ],
+            Value: value,
+            Unit: 'Count',
+          },
+        ],
+      },
+      ResultPath: null,
+      Retry: [{ ErrorEquals: ['States.ALL'], IntervalSeconds: 5, MaxAttempts: 3, BackoffRate: 2 }],
+    },
+  });
 }

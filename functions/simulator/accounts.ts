@@ -32,6 +32,8 @@ export interface ListRules {
 }
 
 const DEFAULT_PER_PAGE = 50;
+/** The searches whose matches an account keeps, the newest: a scan pages through a few at a time. */
+export const SEARCH_CACHE_ENTRIES = 64;
 
 /** The account's records, copied so a test's portfolio is never changed under it. */
 export function accountData(portfolio: Portfolio): AccountData {
@@ -88,12 +90,14 @@ export function listAnswer(
 
 /** The records a search selects, in its order; cached per query (paging aside). */
 function searched(account: AccountData, resource: Resource, query: URLSearchParams, rules: ListRules) {
-  const key = `${resource}?${[...query]
-    .filter(([k]) => k !== 'page' && k !== 'per_page')
-    .map(([k, v]) => `${k}=${v}`)
-    .join('&')}`;
+  // The parameters as JSON: joined as `k=v&…` decoded, `tld=nl%26status%3Dquarantine` (a tld of
+  // `nl&status=quarantine`, which selects nothing) and `tld=nl&status=quarantine` shared one entry,
+  // and whichever came first answered both.
+  const key = JSON.stringify([resource, [...query].filter(([k]) => k !== 'page' && k !== 'per_page')]);
   let matches = account.cache.get(key);
-  if (!matches) {
+  // The newest use last, so the search a scan pages through stays while lookups come and go.
+  if (matches) account.cache.delete(key);
+  else {
     const source = resource === 'domains' ? account.domains : account.contacts;
     const filter = buildFilter(resource, query, {
       ...(rules.searchSemantics ? { semantics: rules.searchSemantics } : {}),
@@ -102,8 +106,12 @@ function searched(account: AccountData, resource: Resource, query: URLSearchPara
     matches = source.filter(filter);
     const sort = buildSort(resource, query.get('sort'));
     if (sort) matches.sort(sort);
-    account.cache.set(key, matches);
+    // Bounded: every other search held its matches (up to the whole portfolio) until the portfolio
+    // changed, so a simulator left running grew with each search it was sent.
+    if (account.cache.size >= SEARCH_CACHE_ENTRIES)
+      account.cache.delete(account.cache.keys().next().value as string);
   }
+  account.cache.set(key, matches);
   return matches;
 }
 

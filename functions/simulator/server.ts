@@ -96,6 +96,12 @@ export interface SimulatorOptions {
    * must not grow without bound. @default 100 000
    */
   readonly requestLog?: number;
+  /**
+   * How many characters of paths and queries `requests` keeps at most, the newest: a request line
+   * may hold 16 KB, and 100 000 of them (sent without a key: every request is logged) would hold
+   * gigabytes. @default 32 MiB
+   */
+  readonly requestLogChars?: number;
 }
 
 export interface Simulator {
@@ -139,6 +145,8 @@ const DISCARDED_ANSWER = {
   end: () => DISCARDED_ANSWER,
 } as unknown as ServerResponse;
 const JSON_TYPE = 'application/json;charset=utf-8';
+/** The longest admin patch the simulator reads, in characters. */
+const ADMIN_BODY_MAX = 65_536;
 
 /** What one running simulator holds: its accounts, their rate limits, the faults to inject, what it saw. */
 interface SimulatorState {
@@ -154,6 +162,11 @@ interface SimulatorState {
   /** Every request so far, kept or trimmed from `requests`: the next x-request-id. */
   requestCount: number;
   readonly requestLog: number;
+  readonly requestLogChars: number;
+  /** The characters of each request in `requests` (its path and query), in the same order. */
+  readonly requestSizes: number[];
+  /** Their sum. */
+  requestChars: number;
   /** When each answer is due (performance.now()); answers without one (admin) leave at once. */
   readonly dueAt: WeakMap<ServerResponse, number>;
   rateLimited: number;
@@ -242,6 +255,9 @@ function simulatorState(options: SimulatorOptions): SimulatorState {
     requests: [],
     requestCount: 0,
     requestLog: options.requestLog ?? 100_000,
+    requestLogChars: options.requestLogChars ?? 32 * 1024 * 1024,
+    requestSizes: [],
+    requestChars: 0,
     dueAt: new WeakMap(),
     rateLimited: 0,
   };
@@ -309,10 +325,7 @@ function answer(state: SimulatorState, req: IncomingMessage, res: ServerResponse
     query: url.searchParams,
   };
   state.requestCount++;
-  state.requests.push(request);
-  // Trimmed to half when full, so keeping the newest costs one splice per requestLog / 2 requests.
-  if (state.requests.length > state.requestLog)
-    state.requests.splice(0, state.requests.length - Math.floor(state.requestLog / 2));
+  logRequest(state, request, url.pathname.length + url.search.length);
   req.resume(); // bodies are ignored; drain them
   // A request without a known key has no bucket: it is answered 401 by the route.
   const waitMs = state.limiters
@@ -333,6 +346,26 @@ function answer(state: SimulatorState, req: IncomingMessage, res: ServerResponse
   }
   if (rule) return answerFault(state, res, rule.fault);
   route(state, req, res, request);
+}
+
+/**
+ * Keeps `request` in the log, and the newest half of the log when it is full, by count or by
+ * characters: one splice per half a log's worth of requests keeps the newest cheaply.
+ */
+function logRequest(state: SimulatorState, request: SimulatedRequest, size: number): void {
+  const { requests, requestSizes } = state;
+  requests.push(request);
+  requestSizes.push(size);
+  state.requestChars += size;
+  if (requests.length <= state.requestLog && state.requestChars <= state.requestLogChars) return;
+  let drop = 0;
+  while (
+    drop < requests.length &&
+    (requests.length - drop > state.requestLog / 2 || state.requestChars > state.requestLogChars / 2)
+  )
+    state.requestChars -= requestSizes[drop++] as number;
+  requests.splice(0, drop);
+  requestSizes.splice(0, drop);
 }
 
 /** The answer an injected fault gives instead of the real one (a hang gives none). */
@@ -405,12 +438,21 @@ function admin(state: SimulatorState, req: IncomingMessage, res: ServerResponse,
     );
   }
   let body = '';
+  let tooLarge = false;
   req.setEncoding('utf8');
   req.on('data', (chunk: string) => {
+    if (tooLarge) return;
     body += chunk;
-    if (body.length > 65_536) req.destroy();
+    if (body.length <= ADMIN_BODY_MAX) return;
+    // Answered, not cut off (the client saw the socket closed and no status); the rest is read and
+    // dropped, and the connection closed after the answer.
+    tooLarge = true;
+    body = '';
+    res.setHeader('connection', 'close');
+    send(state, res, errorAnswer(413, `the patch must be at most ${ADMIN_BODY_MAX} characters`));
   });
   req.on('end', () => {
+    if (tooLarge) return;
     let patch: unknown;
     try {
       patch = JSON.parse(body);
@@ -419,6 +461,10 @@ function admin(state: SimulatorState, req: IncomingMessage, res: ServerResponse,
     }
     if (typeof patch !== 'object' || patch === null || Array.isArray(patch))
       return send(state, res, errorAnswer(400, 'the body must be a JSON object'));
+    // JSON.parse makes '__proto__' an own key, and merged it would set the record's prototype: its
+    // fields seen by the search but not in the answers.
+    if (Object.hasOwn(patch, '__proto__'))
+      return send(state, res, errorAnswer(400, 'the patch may not name __proto__'));
     updateDomainOf(account, name, patch as RawRecord);
     send(state, res, { status: 200, body: { data: account.byName.get(name) } });
   });

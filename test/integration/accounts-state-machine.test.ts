@@ -199,7 +199,9 @@ function scanDeps(options: { env?: Record<string, string>; bucket?: string | nul
 }
 
 /** One execution: every Lambda task runs the handler; every AWS SDK task is recorded. */
-async function execute() {
+async function execute(
+  sdk: (service: string, action: string, parameters: Json) => Promise<Json> = async () => ({}),
+) {
   const invocations: Json[] = [];
   const sdkCalls: Array<{ service: string; action: string; parameters: Json }> = [];
   const execution = await runStateMachine(
@@ -221,7 +223,7 @@ async function execute() {
       },
       sdk: async (service, action, parameters) => {
         sdkCalls.push({ service, action, parameters });
-        return {};
+        return sdk(service, action, parameters);
       },
     },
   );
@@ -258,8 +260,19 @@ describe('the state machine’s definition, run against the scan handler', { tim
   });
 
   it('counts the failed account in the very metric its alarm watches, naming it', () => {
-    expect(first.sdkCalls).toHaveLength(1);
-    const call = first.sdkCalls[0] as (typeof first.sdkCalls)[number];
+    // The failed account counts 1; each that was scanned counts 0, which is what clears its alarm.
+    const counted = first.sdkCalls.map(({ parameters }) => {
+      const [datum] = (
+        parameters as {
+          MetricData: Array<{ Value: number; Dimensions: Array<{ Name: string; Value: string }> }>;
+        }
+      ).MetricData;
+      return `${datum?.Dimensions.find((d) => d.Name === 'account')?.Value}=${datum?.Value}`;
+    });
+    expect(counted.sort()).toEqual(['brand-a=0', 'brand-b=0', 'brand-c=1']);
+    const call = first.sdkCalls.find(
+      ({ parameters }) => (parameters as { MetricData: Array<{ Value: number }> }).MetricData[0]?.Value === 1,
+    ) as (typeof first.sdkCalls)[number];
     expect(call.service).toBe('cloudwatch');
     expect(call.action).toBe('putMetricData');
     const { Namespace, MetricData } = call.parameters as {
@@ -316,6 +329,21 @@ describe('the state machine’s definition, run against the scan handler', { tim
     // took as many as these three together, the history would stay under a fifth of the limit.
     expect(first.history.length).toBeLessThan(50);
     expect(first.history.length * MAX_ACCOUNTS).toBeLessThan(25_000 / 5);
+  });
+
+  it('goes on when the count of a completed scan cannot be put: the scan was done, and the others still run', async () => {
+    const run = await execute(async (_service, _action, parameters) => {
+      const [datum] = (parameters as { MetricData: Array<{ Value: number }> }).MetricData;
+      if (datum?.Value === 0) throw new TaskFailedError('CloudWatch.InternalServiceException', 'try later');
+      return {};
+    });
+    expect(run.output).toEqual([
+      expect.objectContaining({ account: 'brand-a' }),
+      expect.objectContaining({ account: 'brand-b' }),
+      { account: 'brand-c', failed: true, error: 'AuthenticationError' },
+    ]);
+    // Quiet: the accounts were read before, with memory.
+    expect(await emulator.drain(queues.everything)).toEqual([]);
   });
 
   it('refuses an input that names another account’s state, a table or a topic', async () => {

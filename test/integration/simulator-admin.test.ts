@@ -69,4 +69,26 @@ describe('simulator admin endpoint: the portfolio changes while it runs', () => 
     expect(notObject.status).toBe(400);
     expect(sim.domain('x.nl')).toBeUndefined();
   });
+
+  it('answers a patch too large with 413, and one that would set the record prototype with 400', async () => {
+    sim = await startSimulator({
+      portfolio: generatePortfolio({ domains: 2, now: Date.now() }),
+      apiKey: KEY,
+    });
+    const auth = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
+    const large = await fetch(`${sim.url}/_admin/domains/x.nl`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ tags: ['x'.repeat(100_000)] }),
+    });
+    expect(large.status).toBe(413);
+    expect(sim.domain('x.nl')).toBeUndefined();
+    const proto = await fetch(`${sim.url}/_admin/domains/x.nl`, {
+      method: 'POST',
+      headers: auth,
+      body: '{"__proto__": {"status": ["quarantine"]}}',
+    });
+    expect(proto.status).toBe(400);
+    expect(sim.domain('x.nl')).toBeUndefined();
+  });
 });

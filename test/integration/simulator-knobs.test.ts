@@ -155,4 +155,17 @@ describe('the request log', () => {
     // Ids still count every request, trimmed or not.
     expect(ids).toEqual(Array.from({ length: 10 }, (_, i) => `sim-${i + 1}`));
   });
+
+  it('keeps the newest requests up to requestLogChars too, so long queries sent without a key do not fill the memory', async () => {
+    const s = await startWith({ requestLogChars: 100_000 });
+    const long = 'x'.repeat(10_000);
+    for (let i = 1; i <= 30; i++) {
+      const res = await fetch(`${s.url}/v2/domains?tld=${long}&n=${i}`);
+      expect(res.status).toBe(401);
+      await res.arrayBuffer();
+    }
+    const kept = s.requests.reduce((sum, r) => sum + r.path.length + r.query.toString().length, 0);
+    expect(kept).toBeLessThanOrEqual(100_000);
+    expect(s.requests.at(-1)?.query.get('n')).toBe('30');
+  });
 });
