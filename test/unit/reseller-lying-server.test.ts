@@ -79,3 +79,45 @@ describe('a reseller whose pages repeat an unreadable record and skip another un
     ]);
   });
 });
+
+/** What Node's fetch throws when DNS could not answer or the connection did not open in time. */
+function fetchFailed(code: string): TypeError {
+  const cause = Object.assign(new Error(`getaddrinfo ${code} 127.0.0.1`), { code });
+  return new TypeError('fetch failed', { cause });
+}
+
+describe('a request that never reached the reseller for a passing reason', () => {
+  for (const code of ['EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']) {
+    it(`is sent again after ${code}, which says nothing reached the server`, async () => {
+      const served = await listenOnLoopback(
+        createServer((req, res) => {
+          const page = Number(new URL(req.url ?? '/', 'http://127.0.0.1').searchParams.get('page'));
+          const data = page === 1 ? [good('a.nl')] : [];
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({
+              data,
+              pagination: { current_page: page, per_page: 100, total_pages: 1, total_results: 1 },
+            }),
+          );
+        }),
+      );
+      servers.push(served);
+      let calls = 0;
+      const flaky = (async (input: string | URL | Request, init?: RequestInit) => {
+        calls++;
+        if (calls === 1) throw fetchFailed(code);
+        return fetch(input, init);
+      }) as typeof fetch;
+      const client = new ResellerClient({
+        baseUrl: served.url,
+        apiKey: KEY,
+        fetch: flaky,
+        sleep: async () => {},
+      });
+      const read = await readAll(client.listDomains());
+      expect(read.records).toEqual(['a.nl']);
+      expect(calls).toBe(2);
+    });
+  }
+});
