@@ -29,10 +29,10 @@ async function reseller(answer: PageAnswer) {
 
 async function readAll(pages: AsyncIterable<ListPage<Domain>>) {
   const records: string[] = [];
-  const problems: Array<{ key: string | null; reason: string }> = [];
+  const problems: Array<{ key: string | null; reason: string; severity?: string | undefined }> = [];
   for await (const page of pages) {
     records.push(...page.records.map((d) => d.domain_name));
-    problems.push(...page.problems.map((p) => ({ key: p.key, reason: p.reason })));
+    problems.push(...page.problems.map((p) => ({ key: p.key, reason: p.reason, severity: p.severity })));
   }
   return { records, problems };
 }
@@ -120,4 +120,24 @@ describe('a request that never reached the reseller for a passing reason', () =>
       expect(calls).toBe(2);
     });
   }
+});
+
+describe('a domain record whose name is blank', () => {
+  it('is a problem without a name, critical when it says quarantine: it may be any domain', async () => {
+    const quarantined = (name: string) => ({ ...good(name), status: ['quarantine'] });
+    const data = [good('a.nl'), quarantined(''), quarantined('   '), quarantined('.'), good('b.nl')];
+    const client = await reseller((page) => ({
+      data: page === 1 ? data : [],
+      pagination: { current_page: page, per_page: 100, total_pages: 1, total_results: 5 },
+    }));
+    const read = await readAll(client.listDomains());
+    expect(read.records).toEqual(['a.nl', 'b.nl']);
+    expect(read.problems).toEqual(
+      ['', '   ', '.'].map(() => ({
+        key: null,
+        reason: 'domain_name: a blank name',
+        severity: 'critical',
+      })),
+    );
+  });
 });

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { cutText } from '../base/text';
+import { cutText, normalizeDomainName } from '../base/text';
 
 /**
  * Schemas for the reseller API's responses, tolerant of the aliases the documentation shows
@@ -196,9 +196,15 @@ export interface DomainPrice {
   readonly amount?: number;
 }
 
+/**
+ * A name with nothing in it once normalised (``, spaces, `.`) names no domain: the record may be any
+ * of them, so it is a problem without a name (no domain is then judged to have left the account).
+ */
+export const blankDomainName = (name: string): boolean => normalizeDomainName(name) === '';
+
 export const DomainSchema = z
   .object({
-    domain_name: z.string().min(1),
+    domain_name: z.string().refine((name) => !blankDomainName(name), 'a blank name'),
     status: stringList.optional(),
     date_expiry: dateTime,
     auto_renew: looseBoolean.nullish(),
@@ -307,7 +313,7 @@ export interface Contact {
 
 export const ContactSchema = z
   .object({
-    handle: z.string().min(1),
+    handle: z.string().refine((handle) => handle.trim() !== '', 'a blank handle'),
     name: z.string().nullish(),
     company_name: z.string().nullish(),
     email: z.string().nullish(),
