@@ -15,6 +15,9 @@ describe('parseRfc3339', () => {
     ['2026-11-22T06:00:00.123456789Z', '2026-11-22T06:00:00.123Z'],
     ['2026-11-22t06:00:00.5z', '2026-11-22T06:00:00.500Z'],
     ['2026-11-22 06:00:00Z', '2026-11-22T06:00:00.000Z'],
+    // RFC 3339 allows a leap second (5.7): read as the instant after it, the next second.
+    ['2016-12-31T23:59:60Z', '2017-01-01T00:00:00.000Z'],
+    ['2017-01-01T00:59:60.5+01:00', '2017-01-01T00:00:00.000Z'],
   ])('reads %s', (text, iso) => {
     expect(new Date(parseRfc3339(text)).toISOString()).toBe(iso);
   });
@@ -25,6 +28,7 @@ describe('parseRfc3339', () => {
     '2026-02-30T00:00:00Z',
     '22 Nov 2026',
     '2026-11-22T06:00:00',
+    '2026-11-22T06:00:61Z',
     '',
   ])('rejects %s', (text) => {
     expect(parseRfc3339(text)).toBeNaN();

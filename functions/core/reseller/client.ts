@@ -16,6 +16,7 @@ import {
 import { normalizeDomainName } from '../base/text';
 import { type ListPage, type PaginateOptions, type Problem, paginate } from './paging';
 import {
+  blankDomainName,
   type Contact,
   ContactSchema,
   type Domain,
@@ -485,12 +486,12 @@ function originOf(location: string | undefined, base: string): string {
   }
 }
 
+/** The record's name, or null when it has none to read: a blank one names no record. */
 function readableKey(item: unknown): string | null {
   if (item && typeof item === 'object') {
-    const record = item as Record<string, unknown>;
-    for (const field of ['domain_name', 'handle']) {
-      if (typeof record[field] === 'string') return record[field] as string;
-    }
+    const { domain_name: name, handle } = item as Record<string, unknown>;
+    if (typeof name === 'string') return blankDomainName(name) ? null : name;
+    if (typeof handle === 'string') return handle.trim() === '' ? null : handle;
   }
   return null;
 }

@@ -1,5 +1,6 @@
 import { DeadlineError, IncompleteListingError, ResellerApiError } from '../base/errors';
 import { askOtherEnd, cappedShort, notChecked, type OtherEnd, UNDERCOUNT } from './other-end';
+import { unreadPages } from './page-ranges';
 import { RecordRegistry } from './record-registry';
 
 /** A record the scan could not use, with the reason. Never dropped silently. */
@@ -279,6 +280,7 @@ class PageAdmission<T> {
   private readonly seen: RecordRegistry;
   /** The keys of unreadable records (problems), folded: few, beside the names `seen` holds. */
   private readonly unreadable = new Set<string>();
+  private readonly unreadableRead = new Set<string>(); // each one's folded key and reason
   private readonly fold: (key: string) => string;
   private decided: 'fail' | 'report' | undefined;
 
@@ -367,8 +369,9 @@ class PageAdmission<T> {
     this.checkPromiseKept(page);
     const { resource, keyOf, problemSeverity } = this.options;
     const records: T[] = [];
-    const problems = [...page.problems];
-    for (const problem of problems) if (problem.key !== null) this.unreadable.add(this.fold(problem.key));
+    // An unreadable record repeated verbatim (shifted onto the next page) is read once, as a record
+    // is: counted twice, it made up for a record the shift skipped, and the count proved a gap whole.
+    const problems = page.problems.filter((p) => p.key === null || this.firstUnreadable(p.key, p.reason));
     for (const record of page.records) {
       const key = keyOf(record);
       // A repeat shifted onto the next page while we read: the same record, read once.
@@ -387,6 +390,13 @@ class PageAdmission<T> {
     }
     this.received += records.length + problems.length;
     return { ...page, records, problems };
+  }
+
+  /** False for an unreadable record taken already (the same name and reason): a repeat. */
+  private firstUnreadable(key: string, reason: string): boolean {
+    this.unreadable.add(this.fold(key));
+    const read = `${this.fold(key)}\n${reason}`;
+    return !this.unreadableRead.has(read) && Boolean(this.unreadableRead.add(read));
   }
 
   /** A page with other totals than page 1's: the account changed while it was read. */
@@ -485,24 +495,6 @@ function rotateWhenLate<T>(options: PaginateOptions<T>, order: PageOrder): () =>
     decided = true;
     order.turn((((rotation.run * GOLDEN + (rotation.minute ?? 0) * MINUTE_STEP) % 1) + 1) % 1);
   };
-}
-
-/** The pages 1…`pages` not in `taken`, as ranges (`4 to 9, 20`), the first few; '' when none. */
-function unreadPages(taken: ReadonlySet<number>, pages: number): string {
-  const ranges: string[] = [];
-  let count = 0;
-  for (let page = 1; page <= pages; page++) {
-    if (taken.has(page)) continue;
-    let last = page;
-    while (last < pages && !taken.has(last + 1)) last++;
-    count++;
-    if (ranges.length < 3) ranges.push(page === last ? `${page}` : `${page} to ${last}`);
-    page = last;
-  }
-  if (count === 0) return '';
-  const more = count > ranges.length ? `, and ${count - ranges.length} more ranges` : '';
-  const word = count === 1 && !ranges[0]?.includes(' to ') ? 'page' : 'pages';
-  return `${word} ${ranges.join(', ')}${more}`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { cutText } from '../base/text';
+import { cutText, normalizeDomainName } from '../base/text';
 
 /**
  * Schemas for the reseller API's responses, tolerant of the aliases the documentation shows
@@ -50,15 +50,17 @@ function parseCalendar(text: string): number | null {
   const m = RFC3339.exec(text);
   if (!m) return null;
   const [, y, mo, d, h, mi, s, frac = '', zone = 'Z'] = m;
-  const ms = `${frac}000`.slice(0, 3);
+  // A leap second (RFC 3339 5.7: second 60), which Date.parse refuses, is read as the next second.
+  const leap = s === '60';
+  const ms = leap ? '000' : `${frac}000`.slice(0, 3);
   const offset = zone.toUpperCase() === 'Z' ? 'Z' : zone;
-  const iso = `${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}${offset}`;
+  const iso = `${y}-${mo}-${d}T${h}:${mi}:${leap ? '59' : s}.${ms}${offset}`;
   const value = Date.parse(iso);
   if (Number.isNaN(value)) return null;
   // Date.parse rolls 2026-02-30 over to March; reject it by checking the calendar date back.
   const shifted = new Date(value + offsetMinutes(offset) * 60_000);
   if (shifted.getUTCDate() !== Number(d) || shifted.getUTCMonth() + 1 !== Number(mo)) return null;
-  return value;
+  return leap ? value + 1000 : value;
 }
 
 function offsetMinutes(zone: string): number {
@@ -196,9 +198,15 @@ export interface DomainPrice {
   readonly amount?: number;
 }
 
+/**
+ * A name with nothing in it once normalised (``, spaces, `.`) names no domain: the record may be any
+ * of them, so it is a problem without a name (no domain is then judged to have left the account).
+ */
+export const blankDomainName = (name: string): boolean => normalizeDomainName(name) === '';
+
 export const DomainSchema = z
   .object({
-    domain_name: z.string().min(1),
+    domain_name: z.string().refine((name) => !blankDomainName(name), 'a blank name'),
     status: stringList.optional(),
     date_expiry: dateTime,
     auto_renew: looseBoolean.nullish(),
@@ -307,7 +315,7 @@ export interface Contact {
 
 export const ContactSchema = z
   .object({
-    handle: z.string().min(1),
+    handle: z.string().refine((handle) => handle.trim() !== '', 'a blank handle'),
     name: z.string().nullish(),
     company_name: z.string().nullish(),
     email: z.string().nullish(),

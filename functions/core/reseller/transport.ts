@@ -145,7 +145,11 @@ export function retryDecision(input: RetryInput): RetryDecision {
   return { retry: true, delayMs };
 }
 
+// A DNS answer that did not come (EAI_AGAIN: "try again") and a connection that did not open in
+// time reached no server: sent again, as a reset is, instead of failing a read of hundreds of pages.
 const RETRYABLE_CODES = new Set([
+  'EAI_AGAIN',
+  'UND_ERR_CONNECT_TIMEOUT',
   'ECONNRESET',
   'EPIPE',
   'ETIMEDOUT',
