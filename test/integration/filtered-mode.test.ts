@@ -269,6 +269,36 @@ describe('records a filtered read meets in two searches, or leaves unread', () =
       'leaving.nl status "pending_delete" is not one the API documents',
     );
   });
+
+  // A status search on a list of statuses matches a domain holding the value among others (the
+  // simulator, and the natural reading of the unstated rule): a registered domain with another
+  // status beyond the window counts as registered and sits in the part a filtered read leaves
+  // unread. An account that shows such a domain where it reads cannot be trusted on that part.
+  it('reads the part it leaves unread too once a domain read holds registered beside another status', async () => {
+    const soon = new Date(Date.parse(NOW) + 10 * 86_400_000).toISOString();
+    const portfolio = accountWith([
+      {
+        domain_name: 'leaving.nl',
+        status: ['registered', 'pending_delete'],
+        date_expiry: far,
+        auto_renew: true,
+      },
+      { domain_name: 'held.nl', status: ['registered', 'client_hold'], date_expiry: soon, auto_renew: false },
+    ]);
+    const full = await scan(portfolio, {}, 'full');
+    expect(problemKeys(full.report).join('\n')).toContain(
+      'leaving.nl status "pending_delete" is not one the API documents',
+    );
+    for (const mode of ['auto', 'filtered'] as const) {
+      const run = await scan(portfolio, {}, mode);
+      expect(run.report?.source.read).toBe('full');
+      expect(run.report?.source.fallback_reason).toBe(
+        'held.nl holds the status registered beside another ("client_hold"): a search on status may count such a domain as registered, so the part a filtered read leaves unread was read too',
+      );
+      expect(problemKeys(run.report)).toEqual(problemKeys(full.report));
+      expect(findingKeys(run.report as JsonReport)).toEqual(findingKeys(full.report as JsonReport));
+    }
+  });
 });
 
 describe('the account’s vote on what date_renewal means', () => {

@@ -1,3 +1,4 @@
+import { cutText } from '../base/text';
 import type { Problem } from '../reseller/client';
 import { DOCUMENTED_DOMAIN_STATUSES, type Domain } from '../reseller/schemas';
 
@@ -17,8 +18,16 @@ export function undocumentedStatusProblem(domain: Domain, page: number): Problem
     resource: 'domain',
     key: domain.domain_name,
     page,
-    reason: `status ${undocumented.map((v) => JSON.stringify(v)).join(', ')} is not one the API documents (registered, quarantine); the domain was checked by its dates only: look at it in the reseller's control panel`,
+    reason: `status ${statusList(undocumented)} is not one the API documents (registered, quarantine); the domain was checked by its dates only: look at it in the reseller's control panel`,
   };
+}
+
+/** Status values from the API as a message shows them: quoted, the first few, each cut. */
+export function statusList(values: readonly string[]): string {
+  const shown = values.slice(0, 3).map((v) => JSON.stringify(cutText(v, 40)));
+  return values.length > shown.length
+    ? `${shown.join(', ')} and ${values.length - shown.length} more`
+    : shown.join(', ');
 }
 
 /**

@@ -1,6 +1,6 @@
 import { DeadlineError, IncompleteListingError, ResellerApiError } from '../base/errors';
 import { retry } from '../base/retry';
-import { normalizeDomainName, plural } from '../base/text';
+import { normalizeDomainName, plainDomain, plural } from '../base/text';
 import {
   type ClassifyPolicy,
   classify,
@@ -15,14 +15,21 @@ import { domainNameProblem } from '../links/links';
 import type { ListFilter, ListingRules, ListPage, Problem, ResellerClient } from '../reseller/client';
 import { RecordRegistry } from '../reseller/record-registry';
 import type { Domain } from '../reseller/schemas';
-import { COVERAGE_PARTS, type CoverageCounts, countCoverage, coverageSearches, READ_PARTS } from './coverage';
+import {
+  COVERAGE_PARTS,
+  type CoverageCounts,
+  type CoveragePart,
+  countCoverage,
+  coverageSearches,
+  READ_PARTS,
+} from './coverage';
 import { onMove, READS, rotation } from './moves';
 import { markFinding, type PolicySet, reportPolicies } from './policies';
 import { RegistryCandidates, type RegistryScanOptions, withRegistryCheck } from './registry-scan';
 import { renewalCosts } from './renewal-costs';
 import { type RenewalMeaning, renewalRuleOff, voteOnRenewal } from './renewal-vote';
 import type { Report, ScanMode } from './report';
-import { flagEmptyAccount, sortProblems, undocumentedStatusProblem } from './scan-problems';
+import { flagEmptyAccount, sortProblems, statusList, undocumentedStatusProblem } from './scan-problems';
 import { confirmUnlisted } from './unlisted';
 
 export { type Report, SCAN_MODES, type ScanMode } from './report';
@@ -278,11 +285,21 @@ async function readAllDomains(reading: DomainReading, mode: ScanMode): Promise<H
   // auto takes the cheaper of two complete reads; filtered was asked for by name. A full read
   // now starts again at page 1: the account may have changed during the counts.
   if (mode === 'filtered' || filteredPages <= whole.pages) {
-    await readProvenParts(
-      reading,
-      parts.map((part) => ({ filter: searches[part], total: proven[part] })),
-    );
-    return { read: 'filtered', ...coverage };
+    const merge: Merge = {
+      records: new RecordRegistry('domain', (key) => key.toLowerCase()),
+      problemsSeen: new Set(),
+    };
+    const read = (part: CoveragePart) =>
+      readDomains(reading, searches[part], { merge, expectedTotal: proven[part] });
+    await Promise.all(parts.map(read));
+    const unread = 'beyond_renewing_registered';
+    if (merge.mixed === undefined || proven[unread] === 0) return { read: 'filtered', ...coverage };
+    // How a server matches one status against a list of them is not documented: the natural way
+    // (any of them) counts such a domain as registered, in the part left unread, where one with a
+    // status the API does not document may be a domain about to be lost. This account has them.
+    await read(unread);
+    const fallbackReason = `${merge.mixed.name} holds the status registered beside another (${merge.mixed.others}): a search on status may count such a domain as registered, so the part a filtered read leaves unread was read too`;
+    return { read: 'full', fallbackReason, ...coverage };
   }
   const fallbackReason = `reading only the parts that can give a finding would take ${plural(filteredPages, 'page')}, the whole account ${whole.pages}`;
   return readWholeAccount(reading, { fallbackReason, ...coverage });
@@ -299,28 +316,16 @@ async function readWholeAccount(
 }
 
 /**
- * Reads the proven searches concurrently as one listing. The same record in two of them (the account
- * moved between them) is read once; another record under the same name is a problem, as paginate
- * makes it within one listing. A problem without a readable name cannot be matched across searches;
- * it may be listed twice, never lost.
+ * The proven searches of a filtered read, read concurrently as one listing: what each has already
+ * handed out. The same record in two of them (the account moved between them) is read once; another
+ * record under the same name is a problem, as paginate makes it within one listing. A problem
+ * without a readable name cannot be matched across searches; it may be listed twice, never lost.
  */
-async function readProvenParts(
-  reading: DomainReading,
-  parts: ReadonlyArray<{ readonly filter: ListFilter; readonly total: number }>,
-): Promise<void> {
-  const merge: Merge = {
-    records: new RecordRegistry('domain', (key) => key.toLowerCase()),
-    problemsSeen: new Set(),
-  };
-  await Promise.all(
-    parts.map(({ filter, total }) => readDomains(reading, filter, { merge, expectedTotal: total })),
-  );
-}
-
-/** The searches of a filtered read merged into one listing: what each has already handed out. */
 interface Merge {
   readonly records: RecordRegistry;
   readonly problemsSeen: Set<string>;
+  /** The first domain read whose statuses hold registered beside another value, and those values. */
+  mixed?: { readonly name: string; readonly others: string };
 }
 
 /**
@@ -347,6 +352,11 @@ async function readDomains(
     }
     for (const domain of page.records) {
       if (merge && !admitMerged(reading, merge, domain, page.page)) continue;
+      if (merge && !merge.mixed && domain.status.includes('registered')) {
+        const others = domain.status.filter((value) => value !== 'registered');
+        if (others.length)
+          merge.mixed = { name: plainDomain(domain.domain_name), others: statusList(others) };
+      }
       tallyDomain(reading, domain, page.page);
     }
   }
