@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { NestedStack } from 'aws-cdk-lib';
+import { type Duration, NestedStack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
@@ -39,6 +39,11 @@ export interface AccountGroupsProps {
   readonly scan: ScanMetrics;
   /** The dead-man window of each account's switch (none: the heartbeat's service watches). */
   readonly intervalHours: number | undefined;
+  /**
+   * How long one execution of the state machine may run: an account's switch waits this on top of
+   * the window, for an account scanned early one day and late the next.
+   */
+  readonly runTimeout: Duration;
   /** The endpoints the alert topic already subscribes for part of the messages (AlertTopic.partial). @default none */
   readonly partial?: readonly string[];
   /** What else the scan publishes, which every filter must reckon with. @default - neither groups nor quiet hours */
@@ -116,12 +121,18 @@ export class AccountGroups extends Construct {
 
   constructor(scope: Construct, id: string, props: AccountGroupsProps) {
     super(scope, id);
+    const graceHours = Math.ceil(props.runTimeout.toHours({ integral: false }));
     for (const { name } of props.accounts) {
       const group = this.group(name);
       if (props.intervalHours !== undefined) {
         props.watchdog.alarm(
           `ScanNotCompleted-${name}`,
-          deadManAlarm(props.scan, props.intervalHours, name),
+          {
+            ...deadManAlarm(props.scan, props.intervalHours, name, graceHours),
+            // No OK e-mail: the deploy's armed data point turns each new switch OK within minutes, one
+            // e-mail per account (see Watchdog.alarm); the ALARM e-mail names the account.
+            notifyOk: false,
+          },
           group,
         );
         armDeadMan(group, props.scan, name);
@@ -135,6 +146,11 @@ export class AccountGroups extends Construct {
           // alarm. Treated as fine, the hours without a scan cleared it (and told the ops topic OK)
           // an hour after the failure, with the account still unread.
           missing: cloudwatch.TreatMissingData.IGNORE,
+          // No OK e-mail: the account's first scan turns it OK from INSUFFICIENT_DATA, and CloudWatch
+          // runs OK actions on that too, so a new deployment of 100 accounts would send 100 (and as
+          // many again from the dead-man switches). Its clearing shows in the console and on the
+          // accounts overview; the ALARM e-mail, which names the account, is what needs a person.
+          notifyOk: false,
         },
         group,
       );

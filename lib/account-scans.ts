@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -10,6 +10,7 @@ import { Construct } from 'constructs';
 import { ConfigError } from '../functions/core/base/errors';
 import { type AccountScanInput, AccountScanInputSchema, MAX_ACCOUNTS } from '../functions/core/scan/accounts';
 import { METRICS } from '../functions/core/scan/config';
+import { runOutcome } from './metrics';
 
 export interface AccountScansProps {
   /** The scan function; each account is one invocation of it. */
@@ -79,6 +80,8 @@ export function executionTimeout(accounts: number, concurrency: number, taskTime
  */
 export class AccountScans extends Construct {
   readonly stateMachine: sfn.StateMachine;
+  /** How long an execution may run ({@link executionTimeout}): an account may be scanned this much later one day than the day before. */
+  readonly timeout: Duration;
   /** The items, as the definition holds them. */
   readonly items: readonly AccountScanInput[];
 
@@ -143,11 +146,12 @@ export class AccountScans extends Construct {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    this.timeout = executionTimeout(this.items.length, props.maxConcurrency, taskTimeout);
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       comment: 'domain-sentinel: scans each account of the accounts file',
       definitionBody: sfn.DefinitionBody.fromChainable(accounts.next(map)),
       // Every account's scan, its retry and the failure's metric, well inside: a stuck one is cut.
-      timeout: executionTimeout(this.items.length, props.maxConcurrency, taskTimeout),
+      timeout: this.timeout,
       logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: true },
     });
     this.stateMachine.addToRolePolicy(
@@ -160,19 +164,22 @@ export class AccountScans extends Construct {
     this.acknowledge(props.scan);
   }
 
-  /** Executions that failed, timed out or were aborted as a whole (an account's failed scan is caught, not counted here). */
+  /**
+   * The last executions' outcome ({@link runOutcome}): per hour in which an execution ended, 0 when
+   * one succeeded, else how many failed, timed out or were aborted as a whole (an account's failed
+   * scan is caught, not counted here); no data point for an hour in which none ended.
+   */
   executionsFailed(): cloudwatch.MathExpression {
-    const period = Duration.hours(1);
-    return new cloudwatch.MathExpression({
-      expression: 'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)',
-      usingMetrics: {
-        failed: this.stateMachine.metricFailed({ period, statistic: 'Sum' }),
-        timedOut: this.stateMachine.metricTimedOut({ period, statistic: 'Sum' }),
-        aborted: this.stateMachine.metricAborted({ period, statistic: 'Sum' }),
+    const reading = { period: Duration.hours(1), statistic: 'Sum' };
+    return runOutcome(
+      { succeeded: this.stateMachine.metricSucceeded(reading) },
+      {
+        failed: this.stateMachine.metricFailed(reading),
+        timedOut: this.stateMachine.metricTimedOut(reading),
+        aborted: this.stateMachine.metricAborted(reading),
       },
-      period,
-      label: 'Executions failed, timed out or aborted',
-    });
+      'Executions failed, timed out or aborted (0: the last succeeded)',
+    );
   }
 
   private acknowledge(scan: lambda.IFunction): void {

@@ -2,6 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { AlertMetrics } from './alerts';
 import { deadManAlarm } from './dead-man';
+import { runOutcome } from './metrics';
 import { deadLetterAlarm, type Scanner } from './scanner';
 import type { Watchdog } from './watchdog';
 import type { WebMetrics } from './web-api';
@@ -33,20 +34,31 @@ const FIVE_MINUTES = { period: Duration.minutes(5) };
 export function watchDeployment(watchdog: Watchdog, parts: DeploymentAlarms): void {
   const { scan, web, alerts } = parts;
   const timeout = scan.metrics.timeout.toMilliseconds();
-  watchdog.alarm('ScanErrors', {
-    description:
-      'The domain-sentinel scan failed; its log group says why. The alarm clears when a scan runs without error.',
-    metric: scan.metrics.errors(),
-    // A scan runs once a day: treated as fine, the periods without a run would clear the alarm (and
-    // tell the ops topic OK) minutes after the failure, before anyone acted. Lambda counts 0 errors
-    // for a period in which the scan ran and did not fail: that, and only that, clears it.
-    missing: cloudwatch.TreatMissingData.IGNORE,
-  });
+  // Several accounts: no ScanErrors. The state machine retries an account's failed scan and counts
+  // one that fails again in the account's own ScanFailed alarm, which names it and judges its last
+  // scan; Lambda's errors would repeat those, and stay on for a day after a retry that worked.
+  if (!parts.accounts)
+    watchdog.alarm('ScanErrors', {
+      description:
+        'The domain-sentinel scan failed, and no retry completed it; its log group says why. The alarm clears when a scan completes.',
+      // Judges the last run, not its attempts: Lambda retries a failed scheduled run twice (a minute
+      // or two apart), and a retry that completes puts ScanCompleted, which makes the hour's outcome
+      // 0. Lambda's Errors alone stayed at 1 for that hour, and the alarm on until the next day's run.
+      metric: runOutcome(
+        { completed: scan.metrics.completed() },
+        { errors: scan.metrics.errors() },
+        'Scan errors (0: a scan completed)',
+      ),
+      // The hours without a run have no data point: they neither clear nor raise the alarm.
+      missing: cloudwatch.TreatMissingData.IGNORE,
+    });
   if (parts.accounts && scan.accountScans)
     watchdog.alarm('AccountScansFailed', {
       description:
         "The state machine that scans the accounts failed as a whole (not one account's scan: those are caught); its execution history says at which state.",
       metric: scan.accountScans.executionsFailed(),
+      // Cleared by an execution that succeeds, not by the hours without one (see runOutcome).
+      missing: cloudwatch.TreatMissingData.IGNORE,
     });
   else if (parts.intervalHours !== undefined)
     watchdog.alarm('ScanNotCompleted', deadManAlarm(scan.metrics, parts.intervalHours));

@@ -3,8 +3,10 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import type { Construct } from 'constructs';
+import { ConfigError } from '../functions/core/base/errors';
 import { METRICS } from '../functions/core/scan/config';
 import type { ScanMetrics } from './scanner';
+import { ALARM_MAX_HOURS, DEAD_MAN_GRACE_HOURS } from './schedule';
 import { sdkCall } from './sdk-call';
 import type { AlarmSpec } from './watchdog';
 
@@ -13,12 +15,24 @@ export const DEAD_MAN_ARMED_METRIC = 'DeadManArmed';
 
 /**
  * The dead-man switch: no ScanCompleted (of `account`, or of the deployment) in any of the last
- * `intervalHours + 1` hours. Missing data breaches, so a scan that stopped running (not just one
- * that failed) raises the alarm. The deploy's DeadManArmed data point ({@link armDeadMan}) counts
- * like a completed scan.
+ * `intervalHours + graceHours` hours. Missing data breaches, so a scan that stopped running (not just
+ * one that failed) raises the alarm. The deploy's DeadManArmed data point ({@link armDeadMan}) counts
+ * like a completed scan. The grace is an hour for the deployment's own scan (it takes minutes); for
+ * one account of several, the state machine's execution timeout: an account scanned first one day
+ * may be scanned last the next, after rounds of scans that took all their time.
  */
-export function deadManAlarm(metrics: ScanMetrics, intervalHours: number, account?: string): AlarmSpec {
-  const hours = intervalHours + 1;
+export function deadManAlarm(
+  metrics: ScanMetrics,
+  intervalHours: number,
+  account?: string,
+  graceHours = DEAD_MAN_GRACE_HOURS,
+): AlarmSpec {
+  const hours = intervalHours + graceHours;
+  // The alarm waits `hours` whole periods, and CloudWatch watches at most 7 days of them.
+  if (hours > ALARM_MAX_HOURS)
+    throw new ConfigError(
+      `invalid accounts: the dead-man alarm of account ${account} would wait ${intervalHours} hours between scans and ${graceHours} more for an execution of the accounts' state machine (its timeout), ${hours} in all, and a CloudWatch alarm watches at most ${ALARM_MAX_HOURS} hours (7 days): scan at least every ${ALARM_MAX_HOURS - graceHours} hours`,
+    );
   return {
     description: account
       ? `No scan of account ${account} has completed in ${hours} hours: the schedule may be disabled, or its every run failed (its ScanFailed alarm and the state machine's executions say why).`

@@ -347,6 +347,7 @@ export class DomainSentinel extends Construct {
         watchdog: this.watchdog,
         scan: this.scan.metrics,
         intervalHours: deadManInterval,
+        runTimeout: this.scan.accountScans?.timeout ?? Duration.hours(6),
         features: recipients.features,
       });
     ({ heldSms: this.heldSms, heartbeatUrl: this.heartbeatUrl } = this.holdAndBeat(settings));

@@ -83,3 +83,40 @@ export class CustomMetricFactory {
     });
   }
 }
+
+/**
+ * The outcome of the runs that ended in each period: 0 when one of them succeeded (`succeeded`,
+ * their sum), else how many failed (`failed`, their sum), and no data point at all for a period in
+ * which no run ended. An alarm on it with TreatMissingData IGNORE fires on a period of failures only,
+ * keeps its state through the periods without a run, and clears on the first period a run succeeds:
+ * a failure that a retry made good in the same period never fires it, and the hours after a failure
+ * never clear it.
+ *
+ * Why not FILL(failed, 0) alone: FILL gives every period of the range a value (CloudWatch metric
+ * math, "FILL: fills the missing values of a time series", using-metric-math.html), so each empty
+ * period after a failure is a 0 that clears the alarm while nothing has run since; the same page
+ * warns that FILL in an alarm can keep its latest data point at the filler. Here FILL only lines the
+ * series up, and IF drops the periods in which nothing ended: "IF(metric1, scalar2, metric3) … is
+ * dropped, if the corresponding data point of metric1 is FALSE and … metric3 is omitted from the
+ * expression" (same page, "Using IF expressions"). How an alarm treats the dropped points:
+ * AlarmThatSendsEmail.html#alarms-and-missing-data ("ignore — the current alarm state is maintained").
+ */
+export function runOutcome(
+  succeeded: Record<string, cloudwatch.IMetric>,
+  failed: Record<string, cloudwatch.IMetric>,
+  label: string,
+  period = Duration.hours(1),
+): cloudwatch.MathExpression {
+  const filled = (ids: Record<string, unknown>) =>
+    Object.keys(ids)
+      .map((id) => `FILL(${id}, 0)`)
+      .join(' + ');
+  const ok = filled(succeeded);
+  const bad = filled(failed);
+  return new cloudwatch.MathExpression({
+    expression: `IF(${ok} + ${bad} > 0, IF(${ok} > 0, 0, ${bad}))`,
+    usingMetrics: { ...succeeded, ...failed },
+    period,
+    label,
+  });
+}

@@ -34,6 +34,13 @@ export interface AlarmSpec {
   readonly periods?: number;
   /** @default NOT_BREACHING: no data is nothing wrong */
   readonly missing?: cloudwatch.TreatMissingData;
+  /**
+   * Whether the ops topic is told when the alarm clears. CloudWatch runs an alarm's OK actions on
+   * every transition to OK "from any other state" (PutMetricAlarm, OKActions), so also when a new
+   * alarm first leaves INSUFFICIENT_DATA: one e-mail per alarm of a new deployment or account.
+   * @default true
+   */
+  readonly notifyOk?: boolean;
 }
 
 /** Id of the synth warning when the ops topic has no subscriber (acknowledge it to silence it). */
@@ -118,7 +125,8 @@ export class Watchdog extends Construct {
   }
 
   /**
-   * An alarm named `<deployment>/<id>` that tells the ops topic when it fires and when it clears.
+   * An alarm named `<deployment>/<id>` that tells the ops topic when it fires and (unless
+   * `spec.notifyOk` is false) when it clears.
    * `scope` puts it in another stack of the app (an account group's nested stack).
    */
   alarm(id: string, spec: AlarmSpec, scope: Construct = this): cloudwatch.Alarm {
@@ -133,7 +141,7 @@ export class Watchdog extends Construct {
       treatMissingData: spec.missing ?? cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     alarm.addAlarmAction(this.action);
-    alarm.addOkAction(this.action);
+    if (spec.notifyOk ?? true) alarm.addOkAction(this.action);
     this.alarms.push(alarm);
     return alarm;
   }
