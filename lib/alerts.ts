@@ -12,6 +12,7 @@ import { ConfigError } from '../functions/core/base/errors';
 import { ENV } from '../functions/core/scan/config';
 import { hasRecipients, type Policies } from '../functions/core/scan/policies';
 import { type MetricReading, metricOptions } from './metrics';
+import { grantTopicKey } from './topic-key';
 
 export interface AlertTopicProps {
   /** Encrypts the topic at rest. */
@@ -267,7 +268,7 @@ export class AlertTopic extends Construct {
     fn.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['sns:Publish'], resources: [this.topic.topicArn] }),
     );
-    this.topic.masterKey?.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
+    if (this.topic.masterKey) grantTopicKey(fn, this.topic.masterKey);
   }
 }
 

@@ -17,6 +17,7 @@ import { CustomMetricFactory } from './metrics';
 import { deadLetterAlarm, deadLetterQueue } from './scanner';
 import { SecretParameter } from './secret-parameter';
 import { SentinelFunction } from './sentinel-function';
+import { grantTopicKey } from './topic-key';
 import type { Watchdog } from './watchdog';
 
 /** A Slack channel, as Amazon Q Developer in chat applications names it once the workspace is authorised. */
@@ -105,7 +106,7 @@ export class ChatChannels extends Construct {
     fn.addToRolePolicy(
       new iam.PolicyStatement({ actions: ['sns:Publish'], resources: [this.topic.topicArn] }),
     );
-    this.topic.masterKey?.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
+    if (this.topic.masterKey) grantTopicKey(fn, this.topic.masterKey);
   }
 }
 

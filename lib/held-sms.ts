@@ -7,6 +7,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { HELD_SMS_SCHEDULE_PREFIX } from '../functions/aws/held-sms';
 import { ENV } from '../functions/core/scan/config';
+import { grantTopicKey } from './topic-key';
 import type { AlarmSpec } from './watchdog';
 
 export interface HeldSmsProps {
@@ -48,14 +49,7 @@ export class HeldSms extends Construct {
     this.role.addToPolicy(
       new iam.PolicyStatement({ actions: ['sns:Publish'], resources: [props.topic.topicArn] }),
     );
-    // SNS encrypts the message with the topic's key as the publisher, and only on SNS's behalf here.
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
-        resources: [props.key.keyArn],
-        conditions: { StringEquals: { 'kms:ViaService': `sns.${stack.region}.amazonaws.com` } },
-      }),
-    );
+    grantTopicKey(this.role, props.key);
   }
 
   /** The ARN of every schedule the scan may make: its held SMS in this group, by their name's prefix. */

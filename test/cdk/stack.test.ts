@@ -398,9 +398,11 @@ describe('least privilege', () => {
       Effect: 'Allow',
       Resource: { Ref: logicalId(stack.alerts.topic) },
     });
-    // The topic is encrypted: publishing needs the key too (its policy lets the account's IAM decide).
+    // The topic is encrypted: publishing needs the key too (its policy lets the account's IAM
+    // decide), and only through SNS: the role's credentials decrypt nothing with it elsewhere.
     expect(statements).toContainEqual({
       Action: ['kms:GenerateDataKey', 'kms:Decrypt'],
+      Condition: { StringEquals: { 'kms:ViaService': 'sns.eu-west-1.amazonaws.com' } },
       Effect: 'Allow',
       Resource: { 'Fn::GetAtt': [logicalId(stack.topicKey), 'Arn'] },
     });

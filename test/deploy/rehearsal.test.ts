@@ -11,7 +11,7 @@ import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { WEB_ROUTES } from '../../lib/web-api';
 import { lambdaNodeFlags } from '../support/lambda-bootstrap';
-import { apiGatewaySettings, metricData, schedules, smsSettings } from './aws-calls';
+import { type AwsCall, apiGatewaySettings, metricData, schedules, smsSettings } from './aws-calls';
 import { awsManagedKeyPolicy, denials, describeDenial } from './iam';
 import {
   emfRecords,
@@ -705,6 +705,31 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     expect(refused).toEqual([]);
   });
 
+  // The role may use the topic key only as SNS uses it for a publish: its credentials, taken and
+  // used directly, decrypt nothing encrypted with that key.
+  it('lets the scan use the alert topic’s key through SNS only', async () => {
+    const topic = scan.env.ALERT_TOPIC_ARN as string;
+    const topicId = world.resolver
+      .ofType('AWS::SNS::Topic')
+      .find((id) => world.resolver.ref(id) === topic) as string;
+    const key = world.resolver.string(
+      world.resolver.resource(topicId).Properties?.KmsMasterKeyId,
+      'the alert topic’s key',
+    );
+    const direct: AwsCall = { caller: scan.id, action: 'kms:Decrypt', resource: key, context: {} };
+    const throughSns: AwsCall = {
+      ...direct,
+      context: {
+        'kms:ViaService': `sns.${PLACE.region}.amazonaws.com`,
+        'kms:EncryptionContext:aws:sns:topicArn': topic,
+      },
+    };
+    expect(await judge(world.resolver.template, [throughSns])).toEqual([]);
+    expect(await judge(world.resolver.template, [direct])).toEqual([
+      `${scan.id} may not kms:Decrypt on ${key}: ImplicitlyDenied`,
+    ]);
+  });
+
   it('fails, naming the action and the resource, when a statement the functions need is removed', async () => {
     const topic = scan.env.ALERT_TOPIC_ARN as string;
     // The alert topic taken out of the scan's sns:Publish (CDK merges it with the chat topic's).
@@ -945,12 +970,12 @@ function roleIdOf(value: unknown): string {
 }
 
 /** The rehearsal's calls judged against a template's policies; each refusal in words. */
-async function judge(template: Template): Promise<string[]> {
+async function judge(template: Template, calls: readonly AwsCall[] = world.calls): Promise<string[]> {
   const resolver = new TemplateResolver(template, world.resolver.env);
   const ssmKey = `arn:aws:kms:${PLACE.region}:${PLACE.account}:key/aws-ssm-managed-key`;
   const refused = await denials(
     resolver,
-    world.calls,
+    calls,
     (caller) => {
       // AWS services acting for the stack (API Gateway, CloudWatch, SNS, Scheduler…), judged by the resource's policy.
       if (caller.endsWith('.amazonaws.com')) return { service: caller };
