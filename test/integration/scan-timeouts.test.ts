@@ -140,6 +140,24 @@ describe('the scan entry when AWS does not answer', () => {
   });
 });
 
+describe('the scan entry when its state does not answer', () => {
+  it('fails the run with the state error when DynamoDB never answers, publishing nothing', async () => {
+    const output = captureOutput();
+    const [dynamo, sns] = await Promise.all([silentServer(), silentServer()]);
+    vi.stubEnv('AWS_ENDPOINT_URL_DYNAMODB', dynamo.url);
+    vi.stubEnv('AWS_ENDPOINT_URL_SNS', sns.url);
+    vi.stubEnv('STATE_TABLE_NAME', 'scan-timeouts-state');
+    const handler = await scanEntry();
+    await expect(handler({}, context)).rejects.toThrow(
+      'could not read the state in dynamodb:scan-timeouts-state: TimeoutError',
+    );
+    expect(dynamo.seen.length).toBeGreaterThanOrEqual(SMALL.maxAttempts);
+    expect(dynamo.seen.length % SMALL.maxAttempts).toBe(0);
+    expect(sns.seen).toEqual([]);
+    expect(output()).toContain('"message":"scan failed"');
+  });
+});
+
 describe('a report upload on a slow network', () => {
   // 5 000 findings: a report of about 1.5 MB, sent at 2 MB/s, well past the 300 ms of a small call.
   const report = reportOf(
