@@ -46,8 +46,9 @@ const SLOWEST_UPLOAD_BYTES_PER_SECOND = 10 * 1_000_000;
  *
  * - SNS: a message is at most 256 KiB (26 ms at that pace) and SNS answers a Publish to a KMS
  *   topic in tens of milliseconds: 3 s an attempt, 3 attempts, at most 9.6 s a publish.
- * - DynamoDB: a BatchWriteItem is at most 16 MB (1.6 s at that pace): 4 s an attempt, 3 attempts
- *   (the SDK's own, for throttling), at most 12.6 s a call.
+ * - DynamoDB: a BatchWriteItem is at most 16 MB (1.6 s at that pace): 2.5 s an attempt, 3 attempts
+ *   (the SDK's own, for throttling), at most 8.1 s a call: less than the 10 s a first save keeps
+ *   before the timeout (SAVE_MARGIN_MS), which a write in flight at that moment must finish in.
  * - S3: the accounts file, an account's summary: 3 s an attempt, 3 attempts; a report's PutObject
  *   (hundreds of MB for a million domains) has 3 s plus its own size at that pace, an attempt.
  * - SSM (the keys, read before the scan: from its time, not the reserve) and EventBridge Scheduler
@@ -55,7 +56,7 @@ const SLOWEST_UPLOAD_BYTES_PER_SECOND = 10 * 1_000_000;
  */
 export const SCAN_SDK_TIMEOUTS = {
   sns: { connectionTimeoutMs: 1_000, requestTimeoutMs: 3_000, maxAttempts: 3 },
-  dynamodb: { connectionTimeoutMs: 1_000, requestTimeoutMs: 4_000, maxAttempts: 3 },
+  dynamodb: { connectionTimeoutMs: 1_000, requestTimeoutMs: 2_500, maxAttempts: 3 },
   s3: {
     connectionTimeoutMs: 1_000,
     requestTimeoutMs: 3_000,
@@ -76,6 +77,17 @@ export type ScanSdkTimeouts = { readonly [client in keyof typeof SCAN_SDK_TIMEOU
 export function uploadTimeoutMs(timeouts: SdkTimeouts, bytes: number): number {
   const pace = timeouts.uploadBytesPerSecond;
   return timeouts.requestTimeoutMs + (pace ? Math.ceil((bytes * 1000) / pace) : 0);
+}
+
+/**
+ * The longest a call that never answers takes to fail: each attempt's time, and the SDK's waits
+ * between them (at most 100 ms × 2^i before try i + 1, an upper bound of its standard strategy's
+ * for an error that is not throttling). `bytes`: the body a call sends (uploadTimeoutMs).
+ */
+export function worstCallMs(timeouts: SdkTimeouts, bytes = 0): number {
+  let waits = 0;
+  for (let retry = 1; retry < timeouts.maxAttempts; retry++) waits += 100 * 2 ** retry;
+  return timeouts.maxAttempts * uploadTimeoutMs(timeouts, bytes) + waits;
 }
 
 /** The client configuration that bounds each call by `timeouts`, through the SDK's own HTTP handler settings. */
