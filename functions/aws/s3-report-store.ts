@@ -28,6 +28,7 @@ import {
 } from '../core/memory/report-store';
 import type { ReportView, ViewSelection } from '../core/memory/report-view';
 import type { Report } from '../core/scan/scan';
+import { type SdkTimeouts, uploadTimeoutMs } from './sdk-timeouts';
 
 /**
  * Whether S3 answered that the object is not there: NoSuchKey to a GET; to a HEAD (`head`), which
@@ -61,11 +62,16 @@ function measure(pieces: Iterable<string>): { length: number; crc32: string } {
 export class S3ReportStore implements ReportStore {
   readonly location: string;
 
-  /** @param prefix where this store's keys start (an account's own folder, see accountReportPrefix); '' for the bucket's root */
+  /**
+   * @param prefix where this store's keys start (an account's own folder, see accountReportPrefix); '' for the bucket's root
+   * @param uploads the client's timeouts, when it has any: each report's PutObject is then given the
+   *   time its size takes at their slowest pace (uploadTimeoutMs), not the client's time for a small call
+   */
   constructor(
     private readonly client: S3Client,
     private readonly bucket: string,
     private readonly prefix = '',
+    private readonly uploads?: SdkTimeouts,
   ) {
     this.location = `s3://${bucket}${prefix ? `/${prefix.replace(/\/$/, '')}` : ''}`;
   }
@@ -93,6 +99,7 @@ export class S3ReportStore implements ReportStore {
             ChecksumCRC32: size.crc32,
             ContentType: 'application/json; charset=utf-8',
           }),
+          this.uploads ? { requestTimeout: uploadTimeoutMs(this.uploads, size.length) } : {},
         );
       }
     } catch (error) {

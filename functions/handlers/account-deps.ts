@@ -4,6 +4,7 @@ import type { SSMClient } from '@aws-sdk/client-ssm';
 import { readS3AccountDirectory, S3AccountSummaries } from '../aws/account-stores';
 import { DynamoDbStateStore } from '../aws/dynamodb-state-store';
 import { S3ReportStore } from '../aws/s3-report-store';
+import type { SdkTimeouts } from '../aws/sdk-timeouts';
 import { SsmSecretSource } from '../aws/secrets';
 import { ConfigError } from '../core/base/errors';
 import { REPORT_ENV } from '../core/memory/report-store';
@@ -28,12 +29,14 @@ import type { AccountScanDeps } from './scheduled-scan';
  * GET per account and run costs nothing beside the scan, and a cache would refuse an account a
  * deploy has just added or changed (the scan function's containers outlive a deploy that only
  * changes the accounts), failing its scan and raising its alarm for the cache's five minutes.
+ * `s3Timeouts`, the S3 client's, size each report's upload (S3ReportStore).
  */
 export function awsAccountScanDeps(
   ssm: SSMClient,
   s3: S3Client,
   env: NodeJS.ProcessEnv,
   bucket: string | undefined,
+  s3Timeouts?: SdkTimeouts,
 ): AccountScanDeps {
   const sources = new Map<string, SsmSecretSource>();
   return {
@@ -53,7 +56,8 @@ export function awsAccountScanDeps(
     },
     ...(bucket
       ? {
-          reports: (account: string) => new S3ReportStore(s3, bucket, accountReportPrefix(account)),
+          reports: (account: string) =>
+            new S3ReportStore(s3, bucket, accountReportPrefix(account), s3Timeouts),
           summaries: new S3AccountSummaries(s3, bucket),
         }
       : {}),

@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { failedForNow } from '../core/base/errors';
 import { decideView } from '../core/decisions/view-decision';
 import { type SigningKey, signLinkQuery } from '../core/links/links';
 import type { SecretSource } from '../core/links/secrets';
@@ -98,7 +99,7 @@ export function createAccountsWebApp<A extends AccountEntry>(given: AccountsWebD
     } catch (error) {
       // S3 down, slow or unreachable is worth trying again; a refused read (the role's policy) or
       // what was read being no directory (missing, not JSON) waits for the operator.
-      const transient = error instanceof Error && readFailedForNow(error.cause);
+      const transient = failedForNow(error);
       const [outcome, status] = transient ? ['store_failed', 503] : ['misconfigured', 500];
       deps.log('account link', { outcome, status, detail: (error as Error).message });
       return transient
@@ -140,20 +141,6 @@ export function createAccountsWebApp<A extends AccountEntry>(given: AccountsWebD
     }
     return appOf(input)(accountEvent(event, rest));
   };
-}
-
-/**
- * Whether a store read failed for now, so that trying again may do: the service's own fault, a
- * call that timed out (the clients' bound), or the network (a Node error code such as ECONNRESET).
- */
-function readFailedForNow(cause: unknown): boolean {
-  if (!cause || typeof cause !== 'object') return false;
-  const { $fault, name, code } = cause as { $fault?: unknown; name?: unknown; code?: unknown };
-  return (
-    $fault === 'server' ||
-    name === 'TimeoutError' ||
-    (typeof code === 'string' && /^E[A-Z]{2,20}$/.test(code))
-  );
 }
 
 /**

@@ -235,3 +235,55 @@ export class PublishError extends SentinelError {
 export class SecretError extends SentinelError {
   override readonly name: string = 'SecretError';
 }
+
+/** What an AWS SDK error says about itself (its shape, so the core needs no SDK). */
+interface SdkErrorShape {
+  readonly name?: unknown;
+  readonly code?: unknown;
+  readonly $fault?: unknown;
+  readonly $retryable?: { readonly throttling?: unknown };
+  readonly $metadata?: { readonly httpStatusCode?: unknown };
+  readonly cause?: unknown;
+}
+
+/** The names the AWS SDK gives throttling, as its own retry strategy knows them. */
+const THROTTLING_NAMES: ReadonlySet<string> = new Set([
+  'Throttling',
+  'ThrottlingException',
+  'ThrottledException',
+  'RequestThrottledException',
+  'TooManyRequestsException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'RequestThrottled',
+  'SlowDown',
+]);
+
+/** Causes followed at most: a chain of wrappers is a few deep (ours, Powertools', the SDK's). */
+const CAUSES_FOLLOWED = 8;
+
+/**
+ * Whether a call to an AWS service failed for now, so that trying again in a while may do: the
+ * service's own fault (5xx), throttling, a call that timed out (the clients' bound), or the network
+ * (a Node error code such as ECONNRESET), in `error` or any of its causes. A refusal (access
+ * denied, no such parameter or object) or what was read being wrong is not: it waits for the
+ * operator.
+ */
+export function failedForNow(error: unknown): boolean {
+  let at = error;
+  for (let depth = 0; depth < CAUSES_FOLLOWED && at && typeof at === 'object'; depth++) {
+    const { name, code, $fault, $retryable, $metadata, cause } = at as SdkErrorShape;
+    const status = $metadata?.httpStatusCode;
+    if (
+      $fault === 'server' ||
+      (typeof status === 'number' && (status === 429 || status >= 500)) ||
+      $retryable?.throttling === true ||
+      name === 'TimeoutError' ||
+      (typeof name === 'string' && THROTTLING_NAMES.has(name)) ||
+      (typeof code === 'string' && /^E[A-Z]{2,20}$/.test(code))
+    )
+      return true;
+    at = cause;
+  }
+  return false;
+}

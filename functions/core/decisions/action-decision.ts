@@ -1,6 +1,6 @@
 import { AuthenticationError, ConfigError, errorLine, NotFoundError, SecretError } from '../base/errors';
 import { type DomainFinding, severityRank } from '../findings/classify';
-import { checkActingLink, type GateRefusalKind, type GateResult } from '../links/link-gate';
+import { checkActingLink, type GateRefusalKind, type GateResult, keyReadRefusal } from '../links/link-gate';
 import { type LinkFinding, type SigningKey, signLinkQuery } from '../links/links';
 import {
   type Acknowledgement,
@@ -272,7 +272,7 @@ async function linksForChangedFinding(
   try {
     keys = await input.signingKeys();
   } catch (error) {
-    return refuse(misconfigured(error));
+    return refuse(keyReadRefusal(error, GENERIC_FAILURE));
   }
   const current = { kind: finding.kind, severity: finding.severity };
   const query: CurrentQuery = (action) =>

@@ -1,7 +1,6 @@
-import { ConfigError, SecretError } from '../base/errors';
 import { normalizeDomainName } from '../base/text';
 import type { DomainFinding } from '../findings/classify';
-import { checkActingLink, type GateRefusalKind } from '../links/link-gate';
+import { checkActingLink, type GateRefusalKind, keyReadRefusal } from '../links/link-gate';
 import { type ActingAction, type SigningKey, signLinkQuery } from '../links/links';
 import { cannotBeSilenced } from '../memory/actions';
 import { DamagedReportError } from '../memory/report-store';
@@ -102,9 +101,7 @@ export async function decideFindingPage(input: FindingPageInput): Promise<Findin
   try {
     keys = await input.signingKeys();
   } catch (error) {
-    const detail =
-      error instanceof SecretError || error instanceof ConfigError ? error.message : (error as Error).name;
-    return { kind: 'misconfigured', status: 500, title: 'Unavailable', message: GENERIC_FAILURE, detail };
+    return keyReadRefusal(error, GENERIC_FAILURE);
   }
   return { kind: 'show', status: 200, ...found, ...pageLinks(input, found.finding, keys, gate.exp) };
 }

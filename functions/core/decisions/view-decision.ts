@@ -1,5 +1,4 @@
-import { ConfigError, SecretError } from '../base/errors';
-import { UNKNOWN_KEY_TITLE, unknownKeyMessage } from '../links/link-gate';
+import { keyReadRefusal, UNKNOWN_KEY_TITLE, unknownKeyMessage } from '../links/link-gate';
 import { ACCOUNT_SUBJECT, type ReadOnlyAction, type SigningKey, verifyLink } from '../links/links';
 import { DamagedReportError, type WholeReport } from '../memory/report-store';
 import type { Report } from '../scan/scan';
@@ -10,6 +9,9 @@ import type { Report } from '../scan/scan';
  * GET is (RFC 9110 9.3.2), so it answers the status GET would: 404 before the first report, 503
  * when it cannot be read; the handler leaves the body out.
  */
+
+const GENERIC_FAILURE =
+  'This service is not configured correctly. The operator has been told; please try again later.';
 
 export interface ViewInput {
   readonly action: ReadOnlyAction;
@@ -34,6 +36,7 @@ export type ViewOutcome =
         | 'no_report'
         | 'report_unreadable'
         | 'store_failed'
+        | 'secret_unavailable'
         | 'misconfigured';
       readonly status: number;
       readonly title: string;
@@ -50,7 +53,7 @@ export async function decideView(input: ViewInput): Promise<ViewOutcome> {
     report = await input.latestReport();
   } catch (error) {
     if (error instanceof DamagedReportError) return unreadableReport(error.message);
-    return failed('store_failed', 503, error);
+    return failed(error);
   }
   if (!report) return noReport();
   return { kind: 'show', status: 200, report };
@@ -105,7 +108,7 @@ export async function decideWholeReport(
     whole = await input.whole(input.token.of);
   } catch (error) {
     if (error instanceof DamagedReportError) return unreadableReport(error.message);
-    return failed('store_failed', 503, error);
+    return failed(error);
   }
   if (!whole) return noReport();
   const of = input.token.of;
@@ -124,7 +127,7 @@ export async function decideWholeReport(
     const head = input.method.toUpperCase() === 'HEAD';
     found = whole.url ? await whole.url(head ? 'HEAD' : 'GET') : ((await whole.text?.()) ?? null);
   } catch (error) {
-    return failed('store_failed', 503, error);
+    return failed(error);
   }
   if (found === null)
     return {
@@ -150,7 +153,7 @@ async function checkViewLink(input: Omit<ViewInput, 'latestReport'>): Promise<Vi
   try {
     keys = await input.signingKeys();
   } catch (error) {
-    return failed('misconfigured', 500, error);
+    return keyReadRefusal(error, GENERIC_FAILURE);
   }
   const verdict = verifyLink({
     action: input.action,
@@ -186,20 +189,13 @@ async function checkViewLink(input: Omit<ViewInput, 'latestReport'>): Promise<Vi
   return null;
 }
 
-function failed(kind: 'misconfigured' | 'store_failed', status: number, error: unknown): ViewRefusal {
-  const detail =
-    error instanceof SecretError || error instanceof ConfigError || kind === 'store_failed'
-      ? (error as Error).message
-      : (error as Error).name;
+function failed(error: unknown): ViewRefusal {
   return {
-    kind,
-    status,
+    kind: 'store_failed',
+    status: 503,
     title: 'Unavailable',
-    message:
-      kind === 'store_failed'
-        ? 'The report could not be read. Please try again in a few minutes.'
-        : 'This service is not configured correctly. The operator has been told; please try again later.',
-    detail,
+    message: 'The report could not be read. Please try again in a few minutes.',
+    detail: (error as Error).message,
   };
 }
 

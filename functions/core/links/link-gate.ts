@@ -1,4 +1,4 @@
-import { ConfigError, SecretError } from '../base/errors';
+import { ConfigError, failedForNow, SecretError } from '../base/errors';
 import { safeText } from '../base/text';
 import {
   domainNameProblem,
@@ -22,6 +22,8 @@ export type GateRefusalKind =
   | 'bad_signature'
   | 'unknown_key'
   | 'link_expired'
+  /** The signing key could not be read for now (a timeout, throttling, the service, the network): 503. */
+  | 'secret_unavailable'
   | 'misconfigured';
 
 export const UNKNOWN_KEY_TITLE = 'This link was signed with another key';
@@ -83,6 +85,33 @@ const refuse = (
   refusal: { kind, status, title, message, ...(detail === undefined ? {} : { detail }) },
 });
 
+/** What a page says when the signing key could not be read for now. */
+export const SECRET_UNAVAILABLE_MESSAGE =
+  'This service could not read its keys just now. Please try again in a few minutes.';
+
+/**
+ * The answer to a signing key that could not be read, wherever it is read (the gate, an action's
+ * fresh links, the report view, the finding page): a failure for now (failedForNow) is a 503 to try
+ * again; any other (access denied, no such parameter, none configured, not a key) a 500 showing
+ * `unavailableMessage`, the operator's to fix. The log's detail names a parameter, never a value.
+ */
+export function keyReadRefusal(
+  error: unknown,
+  unavailableMessage: string,
+): GateRefusal & { readonly kind: 'secret_unavailable' | 'misconfigured' } {
+  const detail =
+    error instanceof SecretError || error instanceof ConfigError ? error.message : (error as Error).name;
+  return failedForNow(error)
+    ? {
+        kind: 'secret_unavailable',
+        status: 503,
+        title: 'Unavailable',
+        message: SECRET_UNAVAILABLE_MESSAGE,
+        detail,
+      }
+    : { kind: 'misconfigured', status: 500, title: 'Unavailable', message: unavailableMessage, detail };
+}
+
 /** Checks an acting link's request up to a valid signature; never throws. */
 export async function checkActingLink(input: GateInput): Promise<GateResult> {
   const method = input.method.toUpperCase();
@@ -103,9 +132,7 @@ export async function checkActingLink(input: GateInput): Promise<GateResult> {
     keys = await input.signingKeys();
   } catch (error) {
     // The caller sees a generic page; the log names what is wrong (a parameter name, never a value).
-    const detail =
-      error instanceof SecretError || error instanceof ConfigError ? error.message : (error as Error).name;
-    return refuse('misconfigured', 500, 'Unavailable', input.unavailableMessage, detail);
+    return { ok: false, refusal: keyReadRefusal(error, input.unavailableMessage) };
   }
   const verdict = verifyLink({
     action: input.action,
