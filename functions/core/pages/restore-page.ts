@@ -60,9 +60,18 @@ export interface ConfirmPageInput {
 }
 
 /**
- * The `pattern` of the field the name is typed into: the name in ASCII or in Unicode, any case,
- * a trailing dot and spaces allowed (the server normalises the same way). Only letters, digits,
- * `-` and `.` reach here (the gate validated the name), and `.` is escaped: the browser compiles
+ * A letter in either case, as the server takes it (it lower-cases what is typed): `[üÜ]`. Only
+ * where the upper case is one character that lower-cases back to it (`ß` upper-cases to `SS`).
+ */
+function eitherCase(ch: string): string {
+  const upper = ch.toUpperCase();
+  return upper !== ch && [...upper].length === 1 && upper.toLowerCase() === ch ? `[${ch}${upper}]` : ch;
+}
+
+/**
+ * The `pattern` of the field the name is typed into: the name in ASCII or in Unicode, any case
+ * (`BÜCHER.DE` too), a trailing dot and spaces allowed (the server normalises the same way). Only
+ * letters, digits, `-` and `.` reach here (the gate validated the name), and `.` is escaped: the browser compiles
  * the pattern with the `v` flag, where an unneeded escape would make the whole pattern void.
  */
 export function typedNamePattern(domain: string): string {
@@ -70,10 +79,7 @@ export function typedNamePattern(domain: string): string {
   // A Unicode form with anything but letters, marks, digits, '-' and '.' is left out: it could hold regex syntax.
   const plain = unicode && unicode !== domain && /^[\p{L}\p{M}\p{N}.-]+$/u.test(unicode);
   const forms = [domain, ...(plain ? [unicode] : [])];
-  const literal = (name: string) =>
-    [...name]
-      .map((ch) => (ch === '.' ? '\\.' : /[a-z]/.test(ch) ? `[${ch}${ch.toUpperCase()}]` : ch))
-      .join('');
+  const literal = (name: string) => [...name].map((ch) => (ch === '.' ? '\\.' : eitherCase(ch))).join('');
   return `\\s*(?:${forms.map(literal).join('|')})\\.?\\s*`;
 }
 
