@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { displayDomain } from '../../functions/core/base/text';
 import { closeBrowser, launchBrowser } from '../support/chromium';
 import { runCli } from '../support/cli';
 import { startRestoreStack } from '../support/restore-env';
@@ -35,7 +36,9 @@ describe('restore page in Chromium', () => {
     });
 
     await page.goto(finding.restore_url);
-    await expect(page.locator('h1').textContent()).resolves.toBe(`Restore ${domain} from quarantine?`);
+    await expect(page.locator('h1').textContent()).resolves.toBe(
+      `Restore ${displayDomain(domain)} from quarantine?`,
+    );
     await expect(page.locator('dd').nth(2).textContent()).resolves.toMatch(
       /^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC \(\d+ days? left(, LAST DAYS)?\)$/,
     );

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { domainToUnicode } from 'node:url';
+import { displayDomain } from '../base/text';
 import { LAST_DAYS, type RestoreDeadline } from '../findings/quarantine-periods';
 
 /**
@@ -60,20 +61,34 @@ export interface ConfirmPageInput {
 }
 
 /**
- * The `pattern` of the field the name is typed into: the name in ASCII or in Unicode, any case,
- * a trailing dot and spaces allowed (the server normalises the same way). Only letters, digits,
- * `-` and `.` reach here (the gate validated the name), and `.` is escaped: the browser compiles
+ * A letter in either case, as the server takes it (it lower-cases what is typed): `[üÜ]`. Only
+ * where the upper case is one character that lower-cases back to it (`ß` upper-cases to `SS`).
+ */
+function eitherCase(ch: string): string {
+  const upper = ch.toUpperCase();
+  return upper !== ch && [...upper].length === 1 && upper.toLowerCase() === ch ? `[${ch}${upper}]` : ch;
+}
+
+/**
+ * The Unicode form of an IDN that may be typed instead of its punycode, or '' (an ASCII name). A
+ * Unicode form with anything but letters, marks, digits, '-' and '.' is left out: it could hold
+ * regex syntax.
+ */
+function typedUnicode(domain: string): string {
+  const unicode = domain.includes('xn--') ? domainToUnicode(domain) : '';
+  return unicode && unicode !== domain && /^[\p{L}\p{M}\p{N}.-]+$/u.test(unicode) ? unicode : '';
+}
+
+/**
+ * The `pattern` of the field the name is typed into: the name in ASCII or in Unicode, any case
+ * (`BÜCHER.DE` too), a trailing dot and spaces allowed (the server normalises the same way). Only
+ * letters, digits, `-` and `.` reach here (the gate validated the name), and `.` is escaped: the browser compiles
  * the pattern with the `v` flag, where an unneeded escape would make the whole pattern void.
  */
 export function typedNamePattern(domain: string): string {
-  const unicode = domain.includes('xn--') ? domainToUnicode(domain) : '';
-  // A Unicode form with anything but letters, marks, digits, '-' and '.' is left out: it could hold regex syntax.
-  const plain = unicode && unicode !== domain && /^[\p{L}\p{M}\p{N}.-]+$/u.test(unicode);
-  const forms = [domain, ...(plain ? [unicode] : [])];
-  const literal = (name: string) =>
-    [...name]
-      .map((ch) => (ch === '.' ? '\\.' : /[a-z]/.test(ch) ? `[${ch}${ch.toUpperCase()}]` : ch))
-      .join('');
+  const unicode = typedUnicode(domain);
+  const forms = [domain, ...(unicode ? [unicode] : [])];
+  const literal = (name: string) => [...name].map((ch) => (ch === '.' ? '\\.' : eitherCase(ch))).join('');
   return `\\s*(?:${forms.map(literal).join('|')})\\.?\\s*`;
 }
 
@@ -95,7 +110,11 @@ function deadlineRow(deadline: RestoreDeadline | undefined): string {
  * confirmed). The server refuses a POST without them too: the page has no script to trust.
  */
 export function renderConfirmPage(input: ConfirmPageInput): string {
-  const domain = escapeHtml(input.domain);
+  // An IDN as the alert names it, punycode first and its Unicode form beside it.
+  const shown = displayDomain(input.domain);
+  const domain = escapeHtml(shown);
+  const unicode = typedUnicode(input.domain);
+  const typed = `<code>${escapeHtml(input.domain)}</code>${unicode ? ` or <code>${escapeHtml(unicode)}</code>` : ''}`;
   const since = input.quarantinedSince
     ? `<dt>In quarantine since</dt><dd>${escapeHtml(dateTime(input.quarantinedSince))}</dd>`
     : '<dt>Status</dt><dd>in quarantine</dd>';
@@ -103,11 +122,11 @@ export function renderConfirmPage(input: ConfirmPageInput): string {
     ? `<label class="consent"><input type="checkbox" name="registrant_consent" value="yes" required><span>The registrant (the holder when it was cancelled) asked for or agreed to this restore. The registry restores it only with the registrant's consent.</span></label>`
     : '';
   return renderPage(
-    `Restore ${input.domain}?`,
+    `Restore ${shown}?`,
     `<h1>Restore <code>${domain}</code> from quarantine?</h1>
 <dl><dt>Domain</dt><dd><code>${domain}</code></dd>${since}${deadlineRow(input.deadline)}<dt>This link expires</dt><dd>${escapeHtml(dateTime(input.linkExpires))}</dd></dl>
 <p class="paid">A restore is a paid action: the reseller charges for it, and its API does not state the price. Check the price with the reseller if in doubt.</p>
-<form class="confirm" method="post" action="${escapeHtml(input.formAction)}"><label for="confirm_domain">Type <code>${domain}</code> to confirm</label><input type="text" id="confirm_domain" name="confirm_domain" required pattern="${escapeHtml(typedNamePattern(input.domain))}" autocomplete="off" autocapitalize="none" spellcheck="false">${consent}<button type="submit">Restore ${domain}</button></form>
+<form class="confirm" method="post" action="${escapeHtml(input.formAction)}"><label for="confirm_domain">Type ${typed} to confirm</label><input type="text" id="confirm_domain" name="confirm_domain" required pattern="${escapeHtml(typedNamePattern(input.domain))}" autocomplete="off" autocapitalize="none" spellcheck="false">${consent}<button type="submit">Restore ${domain}</button></form>
 <p class="note">Nothing happens until the name is typed and the button pressed: opening this page (as mail scanners do) changes nothing.</p>`,
   );
 }
