@@ -14,6 +14,7 @@ import type { AuditEntry, AuditTrail, RestoreClaim } from '../core/memory/audit'
 import {
   type ContactMemory,
   ContactMemorySchema,
+  checked,
   type DomainMemory,
   readContactMemory,
   readDomainMemory,
@@ -26,7 +27,6 @@ import {
   type Lease,
   MAX_LEASE_MS,
   type MemorySink,
-  memoryOf,
   type OpenedState,
   type SavedInPart,
   StateStore,
@@ -589,7 +589,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
 /** A contact item's memory, or why it cannot be read. */
 function contactOf(body: string | undefined, key: string): ContactMemory | string {
   const text = itemJson(body);
-  const read = 'damage' in text ? text : memoryOf(ContactMemorySchema, text.value, ['contacts', key]);
+  const read = 'damage' in text ? text : checked(ContactMemorySchema, text.value, ['contacts', key]);
   return 'damage' in read ? read.damage : (read as ContactMemory);
 }
 

@@ -15,6 +15,7 @@ import {
 import {
   type ContactMemory,
   ContactMemorySchema,
+  checked,
   type DomainMemory,
   EMPTY_HEAD,
   encodeMemory,
@@ -29,7 +30,6 @@ import {
   type Lease,
   leaseHolds,
   type MemorySink,
-  memoryOf,
   type OpenedState,
   StateStore,
   type StateWrite,
@@ -406,7 +406,7 @@ function contactsOf(stored: Readonly<Record<string, unknown>>): {
   const contacts: Record<string, ContactMemory> = Object.create(null);
   const damaged: Array<[string, string]> = [];
   for (const [key, memory] of Object.entries(stored)) {
-    const read = memoryOf(ContactMemorySchema, memory, ['contacts', key]);
+    const read = checked(ContactMemorySchema, memory, ['contacts', key]);
     if ('damage' in read) damaged.push([key, read.damage]);
     else contacts[key] = read as ContactMemory;
   }

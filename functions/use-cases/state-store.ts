@@ -1,11 +1,10 @@
-import type * as z from 'zod';
 import { retry } from '../core/base/retry';
 import type { ScanMemory } from '../core/memory/scan-memory';
 import {
   type AccountBinding,
+  checked,
   type DomainMemory,
   DomainMemorySchema,
-  issueText,
   StateConflictError,
   StateError,
   type StateHead,
@@ -31,22 +30,6 @@ export interface Lease {
   readonly owner: string;
   /** Epoch ms; a crashed holder's lease lapses then. */
   readonly expiresAt: number;
-}
-
-/**
- * One stored memory read back by `schema`, or what is wrong with it (its place in the state, as
- * `domains["example.nl"].alerted.at`, and the reason): a scan's read makes that a problem record,
- * where a link's read (readDomainMemory) fails.
- */
-export function memoryOf<T>(
-  schema: z.ZodType<T>,
-  value: unknown,
-  path: readonly PropertyKey[],
-): T | { readonly damage: string } {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  return { damage: issueText([...path, ...(issue?.path ?? [])], issue?.message ?? 'invalid') };
 }
 
 /** Where a store's read hands what it finds (StateStore.readMemories). */
@@ -177,7 +160,7 @@ export abstract class StateStore<Known = unknown> {
   read(opened: OpenedState, memory: ScanMemory, signal?: AbortSignal): Promise<void> {
     const sink: MemorySink = {
       memory: (key, value) => {
-        const read = memoryOf(DomainMemorySchema, value, ['domains', key]);
+        const read = checked(DomainMemorySchema, value, ['domains', key]);
         if (!('damage' in read)) return memory.remember(key, read as DomainMemory);
         memory.damaged(key, read.damage);
         return false;
