@@ -11,8 +11,6 @@ const BACKOFF_MS = 200;
 export const ACTION_WAIT_MS = BACKOFF_MS * (2 ** (ATTEMPTS - 1) - 1);
 
 export interface StateActionStoreOptions {
-  /** @default Date.now */
-  readonly clock?: () => number;
   /** How often to try when a scan holds the lease, and the first wait (doubling). @default 6 tries from 200 ms */
   readonly retry?: { readonly attempts: number; readonly backoffMs: number };
   /**
@@ -32,7 +30,6 @@ export interface StateActionStoreOptions {
  */
 export class StateActionStore implements ActionStore {
   readonly location: string;
-  private readonly clock: () => number;
   private readonly retry: { readonly attempts: number; readonly backoffMs: number };
   private readonly apiKey: (() => Promise<string>) | undefined;
   private readonly rebind: StateSelector | undefined;
@@ -46,7 +43,6 @@ export class StateActionStore implements ActionStore {
     options: StateActionStoreOptions = {},
   ) {
     this.location = store.location;
-    this.clock = options.clock ?? Date.now;
     this.retry = options.retry ?? { attempts: ATTEMPTS, backoffMs: BACKOFF_MS };
     this.apiKey = options.apiKey;
     this.rebind = options.rebind;
@@ -70,7 +66,7 @@ export class StateActionStore implements ActionStore {
   private change(update: (actions: DomainActions) => DomainActions, domain: string): Promise<void> {
     return this.store.updateDomain(this.scope, domainKey(domain), (memory) => withActions(memory, update), {
       owner: `web-${randomBytes(6).toString('hex')}`,
-      clock: this.clock,
+      clock: Date.now,
       attempts: this.retry.attempts,
       backoffMs: this.retry.backoffMs,
       check: (head) => this.checkAccount(head),
