@@ -280,7 +280,6 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     const { contacts, ...header } = write.head;
     const headerJson = JSON.stringify(header);
     checkItemSize(this.at, META_SORT_KEY, headerJson);
-    // A step (a snooze, a rebind) changes no contact: what is stored stays, damaged or not.
     const contactWrites = write.all ? this.contactWrites(contacts, known.contacts) : [];
     await this.renewLease(opened.generation, owner, false);
     let renewed = this.clock();

@@ -150,7 +150,6 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
           ...current,
           generation: opened.generation + 1,
           lease: null,
-          // A step (a snooze, a rebind) changes no contact: what is stored stays, damaged or not.
           state: { ...write.head, ...(write.all ? {} : { contacts: current.state.contacts }), domains: {} },
         },
         nextDomainsJson(current.state.domains, write),
@@ -174,11 +173,7 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
    */
   async holdDamaged<T>(_damaged: StateDamagedError, lease: Lease, fn: () => Promise<T>): Promise<T> {
     return this.locked(async () => {
-      const held = await this.storedLease();
-      if (held && held.owner !== lease.owner && leaseHolds(held, Date.now()))
-        throw new StateConflictError(
-          `${this.location}: another scan holds the state until ${new Date(held.expiresAt).toISOString()}`,
-        );
+      this.checkLease(await this.storedLease(), lease.owner);
       return fn();
     });
   }
@@ -275,7 +270,10 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
       throw new StateConflictError(
         `${this.location}: another scan saved the state first (generation ${current.generation}, expected ${generation})`,
       );
-    const lease = current.lease;
+    this.checkLease(current.lease, owner);
+  }
+
+  private checkLease(lease: Lease | null, owner: string): void {
     if (lease && lease.owner !== owner && leaseHolds(lease, Date.now()))
       throw new StateConflictError(
         `${this.location}: another scan holds the state until ${new Date(lease.expiresAt).toISOString()}`,

@@ -64,7 +64,7 @@ export interface StateWrite {
   readonly head: StateHead;
   /** The domains whose memory changed: the next one, or null for one forgotten. */
   readonly changed: ReadonlyMap<string, DomainMemory | null>;
-  /** Every domain's next memory, when a scan read them all; absent, the others stay as stored. */
+  /** Every domain's next memory when a scan read them all; absent (a step), the rest and the contacts stay as stored, damaged or not. */
   readonly all?: ReadonlyMap<string, DomainMemory>;
   /**
    * Epoch ms after which a first save (nothing remembered yet, so nothing to lose) starts writing no
