@@ -2,9 +2,7 @@ import { checked, STATE_VERSION, StateError, type StateHead, StateHeaderSchema, 
 
 /**
  * The account-wide part of a state (the file's header, the table's `#meta` item) read back, and
- * what a store throws when it does not read back. Pure. A header that is damaged (not JSON, a
- * value that is not what StateHeaderSchema reads) is not a refusal about whose state it is: a scan
- * alerts as a first scan would, writes nothing, and then fails (functions/use-cases/stateful-scan.ts).
+ * what a store throws when it does not read back. Pure.
  */
 
 /**
