@@ -238,15 +238,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     return value === undefined ? undefined : readDomainMemory(value, key, this.at.where);
   }
 
-  /** A claim the run's stop cut off may have reached the table: its lease is released at once. */
   async claim(generation: number, lease: Lease): Promise<void> {
-    await this.claimLease(generation, lease).catch(async (error: unknown) => {
-      if (this.signal?.aborted) await this.release(generation, lease.owner);
-      throw error;
-    });
-  }
-
-  private async claimLease(generation: number, lease: Lease): Promise<void> {
     const now = this.clock();
     await this.conditional(
       new UpdateItemCommand({
@@ -272,7 +264,11 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
         },
       }),
       `another scan moved the state on or holds its lease (${this.location}, generation ${generation})`,
-    );
+    ).catch(async (error: unknown) => {
+      // A claim the run's stop cut off may have reached the table: its lease is released at once.
+      if (this.signal?.aborted) await this.release(generation, lease.owner);
+      throw error;
+    });
   }
 
   async save(opened: OpenedState, owner: string, write: StateWrite): Promise<SavedInPart | undefined> {
