@@ -86,22 +86,19 @@ export interface FileStateStoreOptions {
  */
 export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>> implements AuditTrail {
   readonly location: string;
-  private readonly requested: string;
   private resolved: Promise<string> | undefined;
-  private readonly beforeRename: FileStateStoreOptions['beforeRename'];
-  private readonly lockWaitMs: number | undefined;
 
-  constructor(path: string, options: FileStateStoreOptions = {}) {
+  constructor(
+    path: string,
+    private readonly options: FileStateStoreOptions = {},
+  ) {
     super();
-    this.requested = path;
     this.location = path;
-    this.beforeRename = options.beforeRename;
-    this.lockWaitMs = options.lockWaitMs;
   }
 
   /** The file the path names: a symbolic link is followed, so the file read is the file written. */
   private get path(): Promise<string> {
-    this.resolved ??= fileBehind(this.requested).catch((error: unknown) => {
+    this.resolved ??= fileBehind(this.location).catch((error: unknown) => {
       this.resolved = undefined;
       throw new StateError(`cannot open the state file ${this.location}: ${(error as Error).message}`, {
         cause: error,
@@ -375,7 +372,7 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
       } finally {
         await handle.close();
       }
-      await this.beforeRename?.(temp);
+      await this.options.beforeRename?.(temp);
       await rename(temp, path);
     } catch (error) {
       await rm(temp, { force: true });
@@ -389,7 +386,7 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
 
   /** Runs `fn` holding the file's lock (functions/local/file-lock.ts): one caller at a time. */
   private async locked<T>(fn: () => Promise<T>): Promise<T> {
-    return withFileLock(await this.path, this.location, fn, this.lockWaitMs);
+    return withFileLock(await this.path, this.location, fn, this.options.lockWaitMs);
   }
 }
 

@@ -30,9 +30,6 @@ export interface StateActionStoreOptions {
  */
 export class StateActionStore implements ActionStore {
   readonly location: string;
-  private readonly retry: { readonly attempts: number; readonly backoffMs: number };
-  private readonly apiKey: (() => Promise<string>) | undefined;
-  private readonly rebind: StateSelector | undefined;
   /** The binding already checked against the key (scrypt costs some 50 ms). */
   private checked: string | undefined;
 
@@ -40,12 +37,9 @@ export class StateActionStore implements ActionStore {
     private readonly store: StateStore,
     /** The account the state belongs to (the reseller base URL), as the scan checks it. */
     private readonly scope: string,
-    options: StateActionStoreOptions = {},
+    private readonly options: StateActionStoreOptions = {},
   ) {
     this.location = store.location;
-    this.retry = options.retry ?? { attempts: ATTEMPTS, backoffMs: BACKOFF_MS };
-    this.apiKey = options.apiKey;
-    this.rebind = options.rebind;
   }
 
   snooze(domain: string, snooze: Snooze): Promise<void> {
@@ -67,16 +61,16 @@ export class StateActionStore implements ActionStore {
     return this.store.updateDomain(this.scope, domainKey(domain), (memory) => withActions(memory, update), {
       owner: `web-${randomBytes(6).toString('hex')}`,
       clock: Date.now,
-      attempts: this.retry.attempts,
-      backoffMs: this.retry.backoffMs,
+      ...(this.options.retry ?? { attempts: ATTEMPTS, backoffMs: BACKOFF_MS }),
       check: (head) => this.checkAccount(head),
     });
   }
 
   /** Refuses a state bound to another account than the key's; an unbound one is left for a scan to bind. */
   private async checkAccount(head: Pick<StateHead, 'account' | 'scope'>): Promise<void> {
-    if (!this.apiKey || head.account === null || head.account.hash === this.checked) return;
-    await accountFor(head, await this.apiKey(), this.store.location, this.rebind);
+    const { apiKey, rebind } = this.options;
+    if (!apiKey || head.account === null || head.account.hash === this.checked) return;
+    await accountFor(head, await apiKey(), this.store.location, rebind);
     this.checked = head.account.hash;
   }
 }

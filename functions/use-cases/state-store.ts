@@ -77,10 +77,7 @@ export interface StateWrite {
   readonly saveBy?: number;
 }
 
-/**
- * A save that ran out of its time (StateWrite.saveBy): a first save's domains kept, of all; or a
- * resize given up (`resizeGivenUp`), every change saved in the layout it had (`kept` = `of`).
- */
+/** A save that ran out of its time (StateWrite.saveBy): domains `kept` of `of`, or the resize given up. */
 export interface SavedInPart {
   readonly kept: number;
   readonly of: number;
