@@ -345,11 +345,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     }
   }
 
-  /**
-   * The lease on the generation read beside the damage while `fn` runs, and kept until it lapses
-   * once `fn` succeeded (given up at once when it failed): the claim and the release write the
-   * lease's attributes of `#meta` only, never `h` or `layout`.
-   */
+  /** Given up at once when `fn` fails. The claim and the release write the lease's attributes of `#meta` only, never `h` or `layout`. */
   async holdDamaged<T>(damaged: StateDamagedError, lease: Lease, fn: () => Promise<T>): Promise<T> {
     if (damaged.item !== META_SORT_KEY || damaged.generation === undefined) throw damaged;
     await this.claim(damaged.generation, lease);

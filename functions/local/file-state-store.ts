@@ -163,11 +163,7 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
     });
   }
 
-  /**
-   * The file's lock for as long as `fn` runs, once no other scan holds a lease in the file: every
-   * claim and save takes that lock and checks that lease. Nothing is written: the damaged file
-   * stays as it is, for a person to look at.
-   */
+  /** The file's lock for as long as `fn` runs, once no other scan holds a lease in the file: every claim and save takes that lock and checks that lease. */
   async holdDamaged<T>(_damaged: StateDamagedError, lease: Lease, fn: () => Promise<T>): Promise<T> {
     return this.locked(async () => {
       this.checkLease(await this.storedLease(), lease.owner);
