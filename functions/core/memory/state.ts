@@ -165,14 +165,6 @@ export function watchedFieldsOf(domain: Domain): WatchedFields {
 type FieldChangeKind = { [K in keyof Watched]: NonNullable<Watched[K]['change']>['kind'] }[keyof Watched];
 /** Kinds of change to a domain that are news in themselves, finding or not. */
 export type ChangeKind = 'left_account' | FieldChangeKind;
-/** Every ChangeKind, in the table's order: what the next-step table must cover. */
-export const CHANGE_KINDS: readonly ChangeKind[] = [
-  'left_account',
-  ...WATCHED_NAMES.flatMap((name) => {
-    const change = (WATCHED[name] as WatchedField<unknown, ChangeKind>).change;
-    return change ? [change.kind] : [];
-  }),
-];
 
 /** The group a domain was in when last read (its policy's name), and whether that policy lets it lapse. */
 export interface InGroup {
