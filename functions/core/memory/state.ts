@@ -255,10 +255,7 @@ export interface FindingMemory {
 }
 
 /** The last alert that carried a finding. */
-export interface AlertMemory {
-  readonly kind: Finding['kind'];
-  readonly severity: Severity;
-  readonly stage: number | null;
+export interface AlertMemory extends Omit<FindingMemory, 'date_expiry'> {
   /** ISO 8601: the `now` of the scan that published it. */
   readonly at: string;
   /** ISO 8601: the first alert of this finding (its kind; once critical, as critical), or the end of a snooze since. Escalation counts from it. */
@@ -448,10 +445,7 @@ const FindingMemorySchema = z.object({
   stage: z.number().nullable(),
   date_expiry: StoredDateTime.optional(),
 });
-const AlertMemorySchema = z.object({
-  kind: findingKind,
-  severity,
-  stage: z.number().nullable(),
+const AlertMemorySchema = FindingMemorySchema.omit({ date_expiry: true }).extend({
   at: StoredDateTime,
   first_at: StoredDateTime.optional(),
   escalated: z.number().nullable().optional(),
