@@ -14,7 +14,7 @@ import { checked, STATE_VERSION, StateError, type StateHead, StateHeaderSchema, 
  */
 export class StateDamagedError extends StateError {
   override readonly name: string = 'StateDamagedError';
-  /** The item damaged, as a problem record names it: `header` (a state file) or `#meta` (a table). */
+  /** The item damaged, as a problem record names it: the state file's path, or `#meta` (a table). */
   readonly item: string;
   /** What is damaged and why, as checked words it (`last_scan_at: not an RFC 3339 date-time: "garbage"`). */
   readonly damage: string;
