@@ -15,8 +15,7 @@ const { partitionKey: PK, sortKey: SK } = STATE_TABLE_DEFINITION;
 /**
  * Partitions the domains are spread over: `<scope>#0` … `#15`. One partition key serves at most
  * 1 000 write and 3 000 read units a second; a first scan of a million domains under one key would
- * take longer than a Lambda may run. The account's own partition keeps the `#meta` item
- * (generation, lease, layout), the contacts and the audit trail.
+ * take longer than a Lambda may run.
  */
 export const SHARDS = 16;
 /**
@@ -80,12 +79,7 @@ export interface Stoppable {
   stopped?: true;
 }
 
-/**
- * For a save of every domain with a time to keep (StateWrite.saveBy): what stops it writing a new
- * layout once that time came, where being killed would keep nothing. A first save keeps the
- * domains written by then (nothing to lose; what a killed one left it deletes before the switch);
- * a resize saves the changes in the old layout instead (planAll).
- */
+/** For a save of every domain with a time to keep (StateWrite.saveBy): what stops it once that time came. */
 export function stoppableOf(
   write: Pick<StateWrite, 'all' | 'saveBy'>,
   clock: () => number,
@@ -334,10 +328,10 @@ function* bucketWrites(
 }
 
 /**
- * Deletes for the items of the layout a resize switches to that an earlier resize left behind (it
- * failed before switching) and this one did not write again (a bucket now empty, a part fewer):
- * made before the switch, so none of them is ever read as a bucket of the layout in force, which
- * would bring back memories no save committed. `written`: the parts this save wrote of each bucket.
+ * Deletes for the items of the layout a resize (or first save) switches to that an earlier one left
+ * behind (failed or killed before switching) and this one did not write again (a bucket now empty,
+ * a part fewer): made before the switch, so none of them is ever read as a bucket of the layout in
+ * force, which would bring back memories no save committed. `written`: the parts this save wrote.
  */
 function* staleOfNewLayout(
   at: ItemScope,

@@ -14,6 +14,7 @@ import type { AuditEntry, AuditTrail, RestoreClaim } from '../core/memory/audit'
 import {
   type ContactMemory,
   ContactMemorySchema,
+  checked,
   type DomainMemory,
   readContactMemory,
   readDomainMemory,
@@ -26,7 +27,6 @@ import {
   type Lease,
   MAX_LEASE_MS,
   type MemorySink,
-  memoryOf,
   type OpenedState,
   type SavedInPart,
   StateStore,
@@ -238,15 +238,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     return value === undefined ? undefined : readDomainMemory(value, key, this.at.where);
   }
 
-  /** A claim the run's stop cut off may have reached the table: its lease is released at once. */
   async claim(generation: number, lease: Lease): Promise<void> {
-    await this.claimLease(generation, lease).catch(async (error: unknown) => {
-      if (this.signal?.aborted) await this.release(generation, lease.owner);
-      throw error;
-    });
-  }
-
-  private async claimLease(generation: number, lease: Lease): Promise<void> {
     const now = this.clock();
     await this.conditional(
       new UpdateItemCommand({
@@ -272,7 +264,11 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
         },
       }),
       `another scan moved the state on or holds its lease (${this.location}, generation ${generation})`,
-    );
+    ).catch(async (error: unknown) => {
+      // A claim the run's stop cut off may have reached the table: its lease is released at once.
+      if (this.signal?.aborted) await this.release(generation, lease.owner);
+      throw error;
+    });
   }
 
   async save(opened: OpenedState, owner: string, write: StateWrite): Promise<SavedInPart | undefined> {
@@ -280,7 +276,6 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     const { contacts, ...header } = write.head;
     const headerJson = JSON.stringify(header);
     checkItemSize(this.at, META_SORT_KEY, headerJson);
-    // A step (a snooze, a rebind) changes no contact: what is stored stays, damaged or not.
     const contactWrites = write.all ? this.contactWrites(contacts, known.contacts) : [];
     await this.renewLease(opened.generation, owner, false);
     let renewed = this.clock();
@@ -350,11 +345,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     }
   }
 
-  /**
-   * The lease on the generation read beside the damage while `fn` runs, and kept until it lapses
-   * once `fn` succeeded (given up at once when it failed): the claim and the release write the
-   * lease's attributes of `#meta` only, never `h` or `layout`.
-   */
+  /** Given up at once when `fn` fails. The claim and the release write the lease's attributes of `#meta` only, never `h` or `layout`. */
   async holdDamaged<T>(damaged: StateDamagedError, lease: Lease, fn: () => Promise<T>): Promise<T> {
     if (damaged.item !== META_SORT_KEY || damaged.generation === undefined) throw damaged;
     await this.claim(damaged.generation, lease);
@@ -589,7 +580,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
 /** A contact item's memory, or why it cannot be read. */
 function contactOf(body: string | undefined, key: string): ContactMemory | string {
   const text = itemJson(body);
-  const read = 'damage' in text ? text : memoryOf(ContactMemorySchema, text.value, ['contacts', key]);
+  const read = 'damage' in text ? text : checked(ContactMemorySchema, text.value, ['contacts', key]);
   return 'damage' in read ? read.damage : (read as ContactMemory);
 }
 

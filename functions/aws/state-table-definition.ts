@@ -6,7 +6,7 @@
 export const STATE_TABLE_DEFINITION = {
   /** One partition per account: the reseller base URL the state belongs to. */
   partitionKey: { name: 'pk', type: 'S' },
-  /** `#meta` (generation, lease, account-wide fields), `domain#<name>`, `contact#<handle>`. */
+  /** `#meta` (generation, lease, account-wide fields), `contact#…`, `audit#…`, `restore#…`; the domains in shard partitions (dynamodb-buckets.ts). */
   sortKey: { name: 'sk', type: 'S' },
   /** On-demand: a scan writes in bursts once a day or so; nothing to provision or scale. */
   billingMode: 'PAY_PER_REQUEST',

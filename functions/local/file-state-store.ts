@@ -15,6 +15,7 @@ import {
 import {
   type ContactMemory,
   ContactMemorySchema,
+  checked,
   type DomainMemory,
   EMPTY_HEAD,
   encodeMemory,
@@ -29,7 +30,6 @@ import {
   type Lease,
   leaseHolds,
   type MemorySink,
-  memoryOf,
   type OpenedState,
   StateStore,
   type StateWrite,
@@ -86,22 +86,19 @@ export interface FileStateStoreOptions {
  */
 export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>> implements AuditTrail {
   readonly location: string;
-  private readonly requested: string;
   private resolved: Promise<string> | undefined;
-  private readonly beforeRename: FileStateStoreOptions['beforeRename'];
-  private readonly lockWaitMs: number | undefined;
 
-  constructor(path: string, options: FileStateStoreOptions = {}) {
+  constructor(
+    path: string,
+    private readonly options: FileStateStoreOptions = {},
+  ) {
     super();
-    this.requested = path;
     this.location = path;
-    this.beforeRename = options.beforeRename;
-    this.lockWaitMs = options.lockWaitMs;
   }
 
   /** The file the path names: a symbolic link is followed, so the file read is the file written. */
   private get path(): Promise<string> {
-    this.resolved ??= fileBehind(this.requested).catch((error: unknown) => {
+    this.resolved ??= fileBehind(this.location).catch((error: unknown) => {
       this.resolved = undefined;
       throw new StateError(`cannot open the state file ${this.location}: ${(error as Error).message}`, {
         cause: error,
@@ -150,7 +147,6 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
           ...current,
           generation: opened.generation + 1,
           lease: null,
-          // A step (a snooze, a rebind) changes no contact: what is stored stays, damaged or not.
           state: { ...write.head, ...(write.all ? {} : { contacts: current.state.contacts }), domains: {} },
         },
         nextDomainsJson(current.state.domains, write),
@@ -167,18 +163,10 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
     });
   }
 
-  /**
-   * The file's lock for as long as `fn` runs, once no other scan holds a lease in the file: every
-   * claim and save takes that lock and checks that lease. Nothing is written: the damaged file
-   * stays as it is, for a person to look at.
-   */
+  /** The file's lock for as long as `fn` runs, once no other scan holds a lease in the file: every claim and save takes that lock and checks that lease. */
   async holdDamaged<T>(_damaged: StateDamagedError, lease: Lease, fn: () => Promise<T>): Promise<T> {
     return this.locked(async () => {
-      const held = await this.storedLease();
-      if (held && held.owner !== lease.owner && leaseHolds(held, Date.now()))
-        throw new StateConflictError(
-          `${this.location}: another scan holds the state until ${new Date(held.expiresAt).toISOString()}`,
-        );
+      this.checkLease(await this.storedLease(), lease.owner);
       return fn();
     });
   }
@@ -275,7 +263,10 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
       throw new StateConflictError(
         `${this.location}: another scan saved the state first (generation ${current.generation}, expected ${generation})`,
       );
-    const lease = current.lease;
+    this.checkLease(current.lease, owner);
+  }
+
+  private checkLease(lease: Lease | null, owner: string): void {
     if (lease && lease.owner !== owner && leaseHolds(lease, Date.now()))
       throw new StateConflictError(
         `${this.location}: another scan holds the state until ${new Date(lease.expiresAt).toISOString()}`,
@@ -377,7 +368,7 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
       } finally {
         await handle.close();
       }
-      await this.beforeRename?.(temp);
+      await this.options.beforeRename?.(temp);
       await rename(temp, path);
     } catch (error) {
       await rm(temp, { force: true });
@@ -391,7 +382,7 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
 
   /** Runs `fn` holding the file's lock (functions/local/file-lock.ts): one caller at a time. */
   private async locked<T>(fn: () => Promise<T>): Promise<T> {
-    return withFileLock(await this.path, this.location, fn, this.lockWaitMs);
+    return withFileLock(await this.path, this.location, fn, this.options.lockWaitMs);
   }
 }
 
@@ -406,7 +397,7 @@ function contactsOf(stored: Readonly<Record<string, unknown>>): {
   const contacts: Record<string, ContactMemory> = Object.create(null);
   const damaged: Array<[string, string]> = [];
   for (const [key, memory] of Object.entries(stored)) {
-    const read = memoryOf(ContactMemorySchema, memory, ['contacts', key]);
+    const read = checked(ContactMemorySchema, memory, ['contacts', key]);
     if ('damage' in read) damaged.push([key, read.damage]);
     else contacts[key] = read as ContactMemory;
   }

@@ -11,8 +11,6 @@ const BACKOFF_MS = 200;
 export const ACTION_WAIT_MS = BACKOFF_MS * (2 ** (ATTEMPTS - 1) - 1);
 
 export interface StateActionStoreOptions {
-  /** @default Date.now */
-  readonly clock?: () => number;
   /** How often to try when a scan holds the lease, and the first wait (doubling). @default 6 tries from 200 ms */
   readonly retry?: { readonly attempts: number; readonly backoffMs: number };
   /**
@@ -32,10 +30,6 @@ export interface StateActionStoreOptions {
  */
 export class StateActionStore implements ActionStore {
   readonly location: string;
-  private readonly clock: () => number;
-  private readonly retry: { readonly attempts: number; readonly backoffMs: number };
-  private readonly apiKey: (() => Promise<string>) | undefined;
-  private readonly rebind: StateSelector | undefined;
   /** The binding already checked against the key (scrypt costs some 50 ms). */
   private checked: string | undefined;
 
@@ -43,13 +37,9 @@ export class StateActionStore implements ActionStore {
     private readonly store: StateStore,
     /** The account the state belongs to (the reseller base URL), as the scan checks it. */
     private readonly scope: string,
-    options: StateActionStoreOptions = {},
+    private readonly options: StateActionStoreOptions = {},
   ) {
     this.location = store.location;
-    this.clock = options.clock ?? Date.now;
-    this.retry = options.retry ?? { attempts: ATTEMPTS, backoffMs: BACKOFF_MS };
-    this.apiKey = options.apiKey;
-    this.rebind = options.rebind;
   }
 
   snooze(domain: string, snooze: Snooze): Promise<void> {
@@ -70,17 +60,17 @@ export class StateActionStore implements ActionStore {
   private change(update: (actions: DomainActions) => DomainActions, domain: string): Promise<void> {
     return this.store.updateDomain(this.scope, domainKey(domain), (memory) => withActions(memory, update), {
       owner: `web-${randomBytes(6).toString('hex')}`,
-      clock: this.clock,
-      attempts: this.retry.attempts,
-      backoffMs: this.retry.backoffMs,
+      clock: Date.now,
+      ...(this.options.retry ?? { attempts: ATTEMPTS, backoffMs: BACKOFF_MS }),
       check: (head) => this.checkAccount(head),
     });
   }
 
   /** Refuses a state bound to another account than the key's; an unbound one is left for a scan to bind. */
   private async checkAccount(head: Pick<StateHead, 'account' | 'scope'>): Promise<void> {
-    if (!this.apiKey || head.account === null || head.account.hash === this.checked) return;
-    await accountFor(head, await this.apiKey(), this.store.location, this.rebind);
+    const { apiKey, rebind } = this.options;
+    if (!apiKey || head.account === null || head.account.hash === this.checked) return;
+    await accountFor(head, await apiKey(), this.store.location, rebind);
     this.checked = head.account.hash;
   }
 }

@@ -1,11 +1,10 @@
-import type * as z from 'zod';
 import { retry } from '../core/base/retry';
 import type { ScanMemory } from '../core/memory/scan-memory';
 import {
   type AccountBinding,
+  checked,
   type DomainMemory,
   DomainMemorySchema,
-  issueText,
   StateConflictError,
   StateError,
   type StateHead,
@@ -31,22 +30,6 @@ export interface Lease {
   readonly owner: string;
   /** Epoch ms; a crashed holder's lease lapses then. */
   readonly expiresAt: number;
-}
-
-/**
- * One stored memory read back by `schema`, or what is wrong with it (its place in the state, as
- * `domains["example.nl"].alerted.at`, and the reason): a scan's read makes that a problem record,
- * where a link's read (readDomainMemory) fails.
- */
-export function memoryOf<T>(
-  schema: z.ZodType<T>,
-  value: unknown,
-  path: readonly PropertyKey[],
-): T | { readonly damage: string } {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  return { damage: issueText([...path, ...(issue?.path ?? [])], issue?.message ?? 'invalid') };
 }
 
 /** Where a store's read hands what it finds (StateStore.readMemories). */
@@ -81,7 +64,7 @@ export interface StateWrite {
   readonly head: StateHead;
   /** The domains whose memory changed: the next one, or null for one forgotten. */
   readonly changed: ReadonlyMap<string, DomainMemory | null>;
-  /** Every domain's next memory, when a scan read them all; absent, the others stay as stored. */
+  /** Every domain's next memory when a scan read them all; absent (a step), the rest and the contacts stay as stored, damaged or not. */
   readonly all?: ReadonlyMap<string, DomainMemory>;
   /**
    * Epoch ms after which a first save (nothing remembered yet, so nothing to lose) starts writing no
@@ -94,10 +77,7 @@ export interface StateWrite {
   readonly saveBy?: number;
 }
 
-/**
- * A save that ran out of its time (StateWrite.saveBy): a first save's domains kept, of all; or a
- * resize given up (`resizeGivenUp`), every change saved in the layout it had (`kept` = `of`).
- */
+/** A save that ran out of its time (StateWrite.saveBy): domains `kept` of `of`, or the resize given up. */
 export interface SavedInPart {
   readonly kept: number;
   readonly of: number;
@@ -177,7 +157,7 @@ export abstract class StateStore<Known = unknown> {
   read(opened: OpenedState, memory: ScanMemory, signal?: AbortSignal): Promise<void> {
     const sink: MemorySink = {
       memory: (key, value) => {
-        const read = memoryOf(DomainMemorySchema, value, ['domains', key]);
+        const read = checked(DomainMemorySchema, value, ['domains', key]);
         if (!('damage' in read)) return memory.remember(key, read as DomainMemory);
         memory.damaged(key, read.damage);
         return false;

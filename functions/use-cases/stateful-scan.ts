@@ -44,12 +44,8 @@ export interface StatefulScanInput {
    * held and before the alert goes out, so a subscriber that follows the alert's link at once finds it.
    */
   readonly keep?: (report: StatefulReport) => Promise<void>;
-  /** Names this scan in the lease. @default a random id */
-  readonly owner?: string;
   /** @default Date.now */
   readonly clock?: () => number;
-  /** @default CONFLICT_WAIT_MS */
-  readonly waitMs?: number;
   /**
    * Scan even when the scan's time is far ahead of the clock or before the state's last scan (a
    * replay, or a clock that was wrong; stored times in the future then count as due). @default false
@@ -110,7 +106,7 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
   const { store } = input;
   const scope = input.scope ?? input.job.settings.resellerBaseUrl;
   const clock = input.clock ?? Date.now;
-  const owner = input.owner ?? `scan-${Math.random().toString(36).slice(2, 10)}-${clock()}`;
+  const owner = `scan-${Math.random().toString(36).slice(2, 10)}-${clock()}`;
   const opened = await store.open(scope).catch((error: unknown) => {
     if (error instanceof StateDamagedError) return error;
     throw error;
@@ -131,12 +127,11 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
     report: undefined as unknown as Report,
   };
   scan.report = await readBoth((signal) => store.read(opened, scan.memory, signal), scan.memory, input.job);
-  const waitMs = input.waitMs ?? CONFLICT_WAIT_MS;
   return retry((attempt) => decideAndSave(scan, attempt - 1), {
     retries: Number.POSITIVE_INFINITY,
     minTimeout: 100,
     maxTimeout: 2_000,
-    maxRetryTime: waitMs,
+    maxRetryTime: CONFLICT_WAIT_MS,
     clock,
     // A stop ends the wait for another scan's lease at once, not at the next try.
     ...(input.job.signal ? { signal: input.job.signal } : {}),
@@ -145,7 +140,7 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
   }).catch((error: unknown) => {
     if (!(error instanceof StateConflictError)) throw error;
     throw new StateConflictError(
-      `gave up after ${Math.round(waitMs / 1000)} s: ${error.message}; another scan is running, or crashed holding the lease (it lapses ${LEASE_MS / 1000} s after it was taken)`,
+      `gave up after ${CONFLICT_WAIT_MS / 1000} s: ${error.message}; another scan is running, or crashed holding the lease (it lapses ${LEASE_MS / 1000} s after it was taken)`,
       { cause: error },
     );
   });

@@ -12,11 +12,20 @@ import {
 } from '../../functions/core/findings/next-step';
 import { NEXT_STEP_TABLE } from '../../functions/core/findings/next-step-docs';
 import { prettyReportJson } from '../../functions/core/memory/report-json';
-import { CHANGE_KINDS } from '../../functions/core/memory/state';
+import { type ChangeKind, WATCHED, WATCHED_NAMES } from '../../functions/core/memory/state';
 import { renderFindingPage } from '../../functions/core/pages/finding-page';
 import { renderReportPage } from '../../functions/core/pages/report-page';
 import { escapeHtml } from '../../functions/core/pages/restore-page';
 import { domainFinding, NOW_ISO, reportOf } from '../support/report';
+
+/** Every ChangeKind, in the table's order: what the next-step table must cover. */
+const CHANGE_KINDS: readonly ChangeKind[] = [
+  'left_account',
+  ...WATCHED_NAMES.flatMap((name) => {
+    const change = (WATCHED[name] as { readonly change?: { readonly kind: ChangeKind } }).change;
+    return change ? [change.kind] : [];
+  }),
+];
 
 /** One finding of every kind (and both sides of expiring), as a scan reports them. */
 const FINDINGS: Record<string, Finding> = {

@@ -4,6 +4,7 @@ import {
   isDomainFinding,
   type Severity,
   severityRank,
+  summaryOf,
 } from '../findings/classify';
 import { isNews } from '../memory/group-news';
 import type { PolicySet } from '../scan/policies';
@@ -50,9 +51,7 @@ const reaches = (f: { readonly severity: Severity }, level: Severity) =>
   severityRank(f.severity) >= severityRank(level);
 
 function counted<R extends Report>(report: R, findings: Finding[]): R {
-  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
-  for (const f of findings) summary[f.severity]++;
-  return { ...report, findings, summary };
+  return { ...report, findings, summary: summaryOf(findings) };
 }
 
 /** A change or resolution of a report with memory: the group it names (memory/state.ts InGroup). */

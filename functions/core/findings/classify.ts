@@ -142,6 +142,13 @@ export type Finding = DomainFinding | ContactFinding;
 
 export const isDomainFinding = (f: Finding): f is DomainFinding => f.kind !== 'contact_pending_validation';
 
+/** How many findings there are of each severity: a report's `summary`. */
+export function summaryOf(findings: readonly Finding[]): Record<Severity, number> {
+  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
+  for (const f of findings) summary[f.severity]++;
+  return summary;
+}
+
 const DAY_MS = 86_400_000;
 /** A scheduled renewal is this long past before its not happening counts: renewals run in batches. */
 export const RENEWAL_GRACE_MS = DAY_MS;

@@ -4,6 +4,7 @@ import {
   isDomainFinding,
   type Severity,
   severityRank,
+  summaryOf,
 } from '../findings/classify';
 import { LAST_DAYS } from '../findings/quarantine-periods';
 import { MAX_INSTANT_MS } from '../reseller/schemas';
@@ -224,8 +225,7 @@ export function alertView<R extends Report>(
 ): R & { silenced?: number } {
   if (silenced.size === 0) return report;
   const findings = report.findings.filter((f) => !(isDomainFinding(f) && silenced.has(f.domain_name)));
-  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
-  for (const f of findings) summary[f.severity]++;
+  const summary = summaryOf(findings);
   return { ...report, findings, summary, silenced: report.findings.length - findings.length };
 }
 

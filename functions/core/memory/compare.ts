@@ -465,8 +465,7 @@ function alertedNow(
 ): AlertMemory | null {
   // A silenced finding was left out of the message: its memory stays what was last announced, so
   // it comes back (and repeats) as if the silence had not been there (a lapse too, untagged).
-  if (isSilenced(c, f)) return prev ?? null;
-  if (!publish || !worth(c, f)) return prev ?? null;
+  if (isSilenced(c, f) || !publish || !worth(c, f)) return prev ?? null;
   const key = isDomainFinding(f) ? domainKey(f.domain_name) : undefined;
   // In a group with recipients of its own whose message does not go out now: they did not hear of it.
   const group = isDomainFinding(f) ? f.policy : undefined;
@@ -550,12 +549,11 @@ function memoryOf(
     ...(read.group === undefined ? {} : { group: read.group }),
   };
   if (!f) return { ...named, watched, finding: null, alerted: null };
-  const prev = priorAlert(c, key, f);
   return {
     ...named,
     watched,
     finding: findingMemoryOf(c, f),
-    alerted: alertedNow(c, publish, f, prev),
+    alerted: alertedNow(c, publish, f, priorAlert(c, key, f)),
   };
 }
 

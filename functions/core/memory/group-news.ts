@@ -10,10 +10,7 @@ import type { InGroup, StatefulFinding, StatePolicy } from './state';
 export const isNews = (f: Finding): boolean => {
   const marked = f as Partial<Pick<StatefulFinding, 'change' | 'escalated_after_hours' | 'repeated'>>;
   return (
-    marked.change === undefined ||
-    marked.change !== 'ongoing' ||
-    marked.escalated_after_hours !== undefined ||
-    marked.repeated === true
+    marked.change !== 'ongoing' || marked.escalated_after_hours !== undefined || marked.repeated === true
   );
 };
 

@@ -26,24 +26,6 @@ const remembersRegistryFinding = (memory: ScanMemory, key: string): boolean =>
   rememberedRegistryKind(memory, key) !== undefined;
 
 /**
- * The domains (names as this scan read them) memory remembers a registry finding for, each with
- * that finding's kind, and their keys as `memory.registryAsked`; call once both reads are done.
- */
-function registryRechecks(memory: ScanMemory): Map<string, RegistryFindingKind> {
-  const names = new Map<string, RegistryFindingKind>();
-  const asked = new Set<string>();
-  for (const [key, seen] of memory.seen) {
-    const kind = rememberedRegistryKind(memory, key);
-    if (kind) {
-      names.set(seen.name, kind);
-      asked.add(key);
-    }
-  }
-  memory.registryAsked = asked;
-  return names;
-}
-
-/**
  * Memory's side of the scan's registry check: the names to re-check, asked once `read` (the state's
  * read) is done, and where the check tells memory which of them it could not confirm. That whole
  * list stays in the process, on `memory`: the report, which is published (SNS, logs, the stored
@@ -51,9 +33,20 @@ function registryRechecks(memory: ScanMemory): Map<string, RegistryFindingKind> 
  */
 export function registryRecheck(memory: ScanMemory, read: Promise<unknown>): RegistryRecheck {
   return {
+    // The domains (names as this scan read them) memory remembers a registry finding for, with its kind.
     names: async () => {
       await read;
-      return registryRechecks(memory);
+      const names = new Map<string, RegistryFindingKind>();
+      const asked = new Set<string>();
+      for (const [key, seen] of memory.seen) {
+        const kind = rememberedRegistryKind(memory, key);
+        if (kind) {
+          names.set(seen.name, kind);
+          asked.add(key);
+        }
+      }
+      memory.registryAsked = asked;
+      return names;
     },
     unconfirmed: (names) => {
       const keys = new Set<string>();

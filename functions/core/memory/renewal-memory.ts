@@ -4,8 +4,8 @@ import {
   type Finding,
   isDomainFinding,
   RENEWAL_GRACE_MS,
-  type Severity,
   sortFindings,
+  summaryOf,
 } from '../findings/classify';
 import { LAST_DAYS } from '../findings/quarantine-periods';
 import type { Domain } from '../reseller/schemas';
@@ -72,12 +72,8 @@ export function withFailedRenewals(report: Report, failed: ReadonlyMap<string, F
   const seen = new Set<string>();
   for (const f of report.findings) {
     const miss = isDomainFinding(f) ? failed.get(f.domain_name) : undefined;
-    if (!miss || !isDomainFinding(f)) {
-      findings.push(f);
-      continue;
-    }
-    seen.add(f.domain_name);
-    findings.push(withMiss(f, f.domain_name, miss, now) as DomainFinding);
+    if (miss && isDomainFinding(f)) seen.add(f.domain_name);
+    findings.push(miss && isDomainFinding(f) ? (withMiss(f, f.domain_name, miss, now) as DomainFinding) : f);
   }
   for (const [name, miss] of failed)
     if (!seen.has(name)) {
@@ -85,9 +81,7 @@ export function withFailedRenewals(report: Report, failed: ReadonlyMap<string, F
       if (f) findings.push(f);
     }
   sortFindings(findings);
-  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
-  for (const f of findings) summary[f.severity]++;
-  return { ...report, findings, summary };
+  return { ...report, findings, summary: summaryOf(findings) };
 }
 
 /** The renewal that was missed (24 hours past, expiry unmoved) while watched, if any. */

@@ -17,13 +17,8 @@ const HOUR_MS = 3_600_000;
 /** What the cadence says of one ongoing finding now. */
 export type RepeatDecision = 'due' | 'capped' | 'not_due';
 
-/** The finding as it stands now: what tells one finding from the next. */
-export interface RepeatedFinding {
-  readonly kind: AlertMemory['kind'];
-  readonly severity: Severity;
-  /** Its rung of the threshold ladder (stageOf in compare.ts); null off the ladder. */
-  readonly stage: number | null;
-}
+/** The finding as it stands now: what tells one finding from the next (its kind, severity and rung). */
+export type RepeatedFinding = Pick<AlertMemory, 'kind' | 'severity' | 'stage'>;
 
 /** True when the last alert carried this very finding: the same kind, severity and rung. */
 const sameFinding = (alerted: AlertMemory, f: RepeatedFinding) =>

@@ -1,5 +1,5 @@
 import { normalizeDomainName } from '../base/text';
-import { type DomainFinding, type Finding, isDomainFinding, type Severity } from '../findings/classify';
+import { type DomainFinding, type Finding, isDomainFinding, summaryOf } from '../findings/classify';
 import type { Problem } from '../reseller/paging';
 import type { Domain } from '../reseller/schemas';
 import type { Report } from '../scan/scan';
@@ -246,10 +246,8 @@ export class ScanMemory {
     }
     for (const s of this.seconds) if (!named.has(s.name)) second(s.name, s.first, false);
     if (extra.length === 0) return { report, findingByKey };
-    const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
-    for (const f of findings) summary[f.severity]++;
     return {
-      report: { ...report, findings, summary, problems: [...report.problems, ...extra] },
+      report: { ...report, findings, summary: summaryOf(findings), problems: [...report.problems, ...extra] },
       findingByKey,
     };
   }

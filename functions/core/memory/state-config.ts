@@ -16,15 +16,11 @@ export function loadStatePolicy(
   minSeverity: Severity,
   policies?: Policies,
 ): StatePolicy {
-  const { escalation } = policies ?? {};
-  const lapsing = new Set((policies?.policies ?? []).filter((p) => p.letLapse).map((p) => p.name));
-  const own = (policies?.policies ?? []).filter((p) => !p.letLapse && hasRecipients(p)).map((p) => p.name);
-  const rungs = new Map(
-    (policies?.policies ?? []).flatMap((p) => (p.alertThresholds ? [[p.name, p.alertThresholds]] : [])),
-  );
-  const levels = new Map(
-    (policies?.policies ?? []).flatMap((p) => (p.minSeverity ? [[p.name, p.minSeverity]] : [])),
-  );
+  const { escalation, policies: list = [] } = policies ?? {};
+  const lapsing = new Set(list.filter((p) => p.letLapse).map((p) => p.name));
+  const own = list.filter((p) => !p.letLapse && hasRecipients(p)).map((p) => p.name);
+  const rungs = new Map(list.flatMap((p) => (p.alertThresholds ? [[p.name, p.alertThresholds]] : [])));
+  const levels = new Map(list.flatMap((p) => (p.minSeverity ? [[p.name, p.minSeverity]] : [])));
   const { repeat, byGroup } = resolveRepeat(policies, {
     ...DEFAULT_REPEAT,
     critical: parseSetting('criticalRepeatHours', env[ENV.criticalRepeatHours]),

@@ -1,10 +1,8 @@
-import { issueText, StateError, type StateHead, StateHeaderSchema, stateIssue } from './state';
+import { checked, STATE_VERSION, StateError, type StateHead, StateHeaderSchema, stateIssue } from './state';
 
 /**
  * The account-wide part of a state (the file's header, the table's `#meta` item) read back, and
- * what a store throws when it does not read back. Pure. A header that is damaged (not JSON, a
- * value that is not what StateHeaderSchema reads) is not a refusal about whose state it is: a scan
- * alerts as a first scan would, writes nothing, and then fails (functions/use-cases/stateful-scan.ts).
+ * what a store throws when it does not read back. Pure.
  */
 
 /**
@@ -16,9 +14,9 @@ import { issueText, StateError, type StateHead, StateHeaderSchema, stateIssue } 
  */
 export class StateDamagedError extends StateError {
   override readonly name: string = 'StateDamagedError';
-  /** The item damaged, as a problem record names it: `header` (a state file) or `#meta` (a table). */
+  /** The item damaged, as a problem record names it: the state file's path, or `#meta` (a table). */
   readonly item: string;
-  /** What is damaged and why, as issueText words it (`last_scan_at: not an RFC 3339 date-time: "garbage"`). */
+  /** What is damaged and why, as checked words it (`last_scan_at: not an RFC 3339 date-time: "garbage"`). */
   readonly damage: string;
   /** The generation stored beside the damage, when it reads: a scan takes the lease on it to publish. */
   readonly generation: number | undefined;
@@ -46,17 +44,14 @@ export function readStateHead(
   where: string,
   damaged: { readonly item: string; readonly generation?: number } = { item: 'header' },
 ): StateHead {
-  const parsed = StateHeaderSchema.safeParse(value);
-  if (parsed.success) return { ...parsed.data, contacts } as StateHead;
-  const issue = parsed.error.issues[0];
-  const path = issue?.path ?? [];
+  const read = checked(StateHeaderSchema, value, []);
+  if (!('damage' in read)) return { ...read, contacts } as StateHead;
   // A version of another release is its to read; none at all is damage (every release writes one).
   const version =
     typeof value === 'object' && value !== null ? (value as { version?: unknown }).version : undefined;
-  if (path[0] === 'version' && version !== undefined) throw stateIssue(where, path, issue?.message);
-  const damage = issueText(path, issue?.message ?? 'invalid');
+  if (version !== undefined && version !== STATE_VERSION) throw stateIssue(where, read.damage);
   throw new StateDamagedError(
-    `the state in ${where} cannot be used (${damage}); correct that value, point --state elsewhere, or remove the state to start over`,
-    { ...damaged, damage },
+    `the state in ${where} cannot be used (${read.damage}); correct that value, point --state elsewhere, or remove the state to start over`,
+    { ...damaged, damage: read.damage },
   );
 }

@@ -141,9 +141,8 @@ type Watched = typeof WATCHED;
 export type WatchedFields = {
   readonly [K in keyof Watched]?: Exclude<ReturnType<Watched[K]['read']>, undefined>;
 };
-export type WatchedName = keyof Watched;
 /** The names of the watched fields, in stored order. */
-export const WATCHED_NAMES = Object.keys(WATCHED) as WatchedName[];
+export const WATCHED_NAMES = Object.keys(WATCHED) as (keyof Watched)[];
 
 /** The renewal a domain is watched for: when it is due, and the expiry it is to extend. */
 export interface RenewalWatch {
@@ -166,14 +165,6 @@ export function watchedFieldsOf(domain: Domain): WatchedFields {
 type FieldChangeKind = { [K in keyof Watched]: NonNullable<Watched[K]['change']>['kind'] }[keyof Watched];
 /** Kinds of change to a domain that are news in themselves, finding or not. */
 export type ChangeKind = 'left_account' | FieldChangeKind;
-/** Every ChangeKind, in the table's order: what the next-step table must cover. */
-export const CHANGE_KINDS: readonly ChangeKind[] = [
-  'left_account',
-  ...WATCHED_NAMES.flatMap((name) => {
-    const change = (WATCHED[name] as WatchedField<unknown, ChangeKind>).change;
-    return change ? [change.kind] : [];
-  }),
-];
 
 /** The group a domain was in when last read (its policy's name), and whether that policy lets it lapse. */
 export interface InGroup {
@@ -264,10 +255,7 @@ export interface FindingMemory {
 }
 
 /** The last alert that carried a finding. */
-export interface AlertMemory {
-  readonly kind: Finding['kind'];
-  readonly severity: Severity;
-  readonly stage: number | null;
+export interface AlertMemory extends Omit<FindingMemory, 'date_expiry'> {
   /** ISO 8601: the `now` of the scan that published it. */
   readonly at: string;
   /** ISO 8601: the first alert of this finding (its kind; once critical, as critical), or the end of a snooze since. Escalation counts from it. */
@@ -457,10 +445,7 @@ const FindingMemorySchema = z.object({
   stage: z.number().nullable(),
   date_expiry: StoredDateTime.optional(),
 });
-const AlertMemorySchema = z.object({
-  kind: findingKind,
-  severity,
-  stage: z.number().nullable(),
+const AlertMemorySchema = FindingMemorySchema.omit({ date_expiry: true }).extend({
   at: StoredDateTime,
   first_at: StoredDateTime.optional(),
   escalated: z.number().nullable().optional(),
@@ -469,8 +454,7 @@ const AlertMemorySchema = z.object({
 const WatchedSchema = z.object(
   Object.fromEntries(WATCHED_NAMES.map((name) => [name, WATCHED[name].schema.optional()])),
 );
-/** A domain's actions as a state store keeps them. */
-export const DomainActionsSchema = z.object({
+const DomainActionsSchema = z.object({
   snooze: z.object({ until: StoredDateTime, at: StoredDateTime, kind: domainKind, severity }).optional(),
   acknowledged: z
     .object({
@@ -497,8 +481,7 @@ export const ContactMemorySchema = z.object({
   finding: FindingMemorySchema,
   alerted: AlertMemorySchema.nullable(),
 });
-/** The binding as a store keeps it. */
-export const AccountBindingSchema = z.object({
+const AccountBindingSchema = z.object({
   salt: z.string().regex(/^[A-Za-z0-9_-]{16,86}$/, 'not a salt (base64url)'),
   hash: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'not a hash (base64url of 32 bytes)'),
 });
@@ -516,7 +499,6 @@ export const StateHeaderSchema = z.object({
   last_scan_at: StoredDateTime.nullable(),
   last_published_at: StoredDateTime.nullable(),
   problem_keys: z.array(z.string()),
-  /** With more unreadable records than `problem_keys` holds: the sha256 of them all, sorted. */
   problem_keys_digest: z
     .string()
     .regex(/^[0-9a-f]{64}$/, 'not a sha256 digest')
@@ -550,10 +532,7 @@ export function encodeMemory(memory: DomainMemory): string {
   return JSON.stringify(memoryInOrder(memory));
 }
 
-/**
- * One stored domain memory, read back: checked by DomainMemorySchema and refused with the place and
- * the reason (a StateError), as every stored value is.
- */
+/** One stored domain memory, read back; what cannot be read is a StateError naming the place and the reason. */
 export const readDomainMemory = (value: unknown, key: string, where: string): DomainMemory =>
   readStored(DomainMemorySchema, value, ['domains', key], where) as DomainMemory;
 
@@ -562,30 +541,37 @@ export const readContactMemory = (value: unknown, key: string, where: string): C
   readStored(ContactMemorySchema, value, ['contacts', key], where) as ContactMemory;
 
 function readStored(schema: z.ZodType, value: unknown, at: readonly string[], where: string): unknown {
+  const read = checked(schema, value, at) as { readonly damage?: string };
+  if (read.damage !== undefined) throw stateIssue(where, read.damage);
+  return read;
+}
+
+/** The StateError of a stored value that cannot be used: `damage` says where in the state, and why. */
+export const stateIssue = (where: string, damage: string): StateError =>
+  new StateError(
+    `the state in ${where} cannot be used (${damage}); correct that value, point --state elsewhere, or remove the state to start over`,
+  );
+
+/**
+ * A stored value read back by `schema`, or what is wrong with it: its place in the state (as
+ * `domains["example.nl"].alerted.at`) and the reason. A scan's read makes that a problem record,
+ * where a link's read (readDomainMemory) fails.
+ */
+export function checked<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  path: readonly PropertyKey[],
+): T | { readonly damage: string } {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  throw stateIssue(where, [...at, ...(issue?.path ?? [])], issue?.message);
+  return {
+    damage: `${statePath([...path, ...(issue?.path ?? [])])}: ${safeText(issue?.message ?? 'invalid')}`,
+  };
 }
-
-/** The StateError of a stored value that cannot be used, with its place and the reason. */
-export function stateIssue(
-  where: string,
-  path: readonly PropertyKey[],
-  message: string | undefined,
-): StateError {
-  return new StateError(
-    `the state in ${where} cannot be used (${message !== undefined ? issueText(path, message) : 'invalid'}); ` +
-      'correct that value, point --state elsewhere, or remove the state to start over',
-  );
-}
-
-/** An issue as messages name it: its place in the state and the reason (`domains["x"].alerted.at: …`). */
-export const issueText = (path: readonly PropertyKey[], message: string): string =>
-  `${statePath(path)}: ${safeText(message)}`;
 
 /** Where in the state an issue is, e.g. `domains["example.nl"].alerted.at` (names cut and made safe). */
-export function statePath(path: readonly PropertyKey[]): string {
+function statePath(path: readonly PropertyKey[]): string {
   let out = '';
   for (const part of path) {
     if (typeof part === 'number') out += `[${part}]`;

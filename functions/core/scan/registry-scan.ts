@@ -10,6 +10,7 @@ import {
   type Severity,
   severityRank,
   sortFindings,
+  summaryOf,
 } from '../findings/classify';
 import { type ResellerSide, withRegistryView } from '../findings/registry-rules';
 import type { BootstrapInfo, LoadedBootstrap } from '../registry/bootstrap';
@@ -441,12 +442,6 @@ function mergeViews(
     else out[index] = finding;
   }
   return sortFindings(out);
-}
-
-function summaryOf(findings: readonly Finding[]): Record<Severity, number> {
-  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
-  for (const f of findings) summary[f.severity]++;
-  return summary;
 }
 
 /** The section when no bootstrap could be had: nothing checked, and why. */

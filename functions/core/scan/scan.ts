@@ -8,8 +8,8 @@ import {
   type DomainFinding,
   type Finding,
   type Registrant,
-  type Severity,
   sortFindings,
+  summaryOf,
 } from '../findings/classify';
 import { domainNameProblem } from '../links/links';
 import type { ListFilter, ListingRules, ListPage, Problem, ResellerClient } from '../reseller/client';
@@ -523,8 +523,6 @@ interface ReportParts {
 function assembleReport(parts: ReportParts): Report {
   const { options, mode, howRead, gathered, findings, renewalOff } = parts;
   const { client, now, policy } = options;
-  const summary: Record<Severity, number> = { critical: 0, warning: 0, info: 0 };
-  for (const f of findings) summary[f.severity]++;
   const costs = renewalCosts(findings, now, policy.expiryDays);
   const overrides = policy.quarantineDays ?? {};
   return {
@@ -552,7 +550,7 @@ function assembleReport(parts: ReportParts): Report {
       requests: parts.requests,
       duration_ms: parts.finished - parts.started,
     },
-    summary,
+    summary: summaryOf(findings),
     findings,
     problems: gathered.problems,
   };
