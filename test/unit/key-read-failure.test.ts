@@ -47,6 +47,10 @@ const transient: Array<[string, Error]> = [
   ['throttling', serviceError('ThrottlingException', 400)],
   ['a fault of SSM', new InternalServerError({ message: 'internal', ...meta })],
   ['the network', Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })],
+  [
+    'DNS that did not answer',
+    Object.assign(new Error('getaddrinfo EAI_AGAIN ssm.eu-west-1.amazonaws.com'), { code: 'EAI_AGAIN' }),
+  ],
 ];
 const lasting: Array<[string, Error]> = [
   ['access denied', serviceError('AccessDeniedException', 400)],

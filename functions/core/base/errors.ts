@@ -265,7 +265,7 @@ const CAUSES_FOLLOWED = 8;
 /**
  * Whether a call to an AWS service failed for now, so that trying again in a while may do: the
  * service's own fault (5xx), throttling, a call that timed out (the clients' bound), or the network
- * (a Node error code such as ECONNRESET), in `error` or any of its causes. A refusal (access
+ * (a Node error code such as ECONNRESET, or EAI_AGAIN: DNS did not answer), in `error` or any of its causes. A refusal (access
  * denied, no such parameter or object) or what was read being wrong is not: it waits for the
  * operator.
  */
@@ -280,7 +280,7 @@ export function failedForNow(error: unknown): boolean {
       $retryable?.throttling === true ||
       name === 'TimeoutError' ||
       (typeof name === 'string' && THROTTLING_NAMES.has(name)) ||
-      (typeof code === 'string' && /^E[A-Z]{2,20}$/.test(code))
+      (typeof code === 'string' && /^E[A-Z][A-Z_]{1,20}$/.test(code))
     )
       return true;
     at = cause;
