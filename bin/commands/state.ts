@@ -111,6 +111,9 @@ async function unlessLeased<T>(store: StateStore, owner: StateOwner, clear: () =
     // or damage a file's lock covers: cleared as the reset always cleared them.
     if (error instanceof StateDamagedError) opened = { generation: error.generation, lease: null };
     else if (error instanceof StateRefusedError) return clear();
+    // A file that does not open (a generation that is not a whole number): no scan can have claimed
+    // it, and its clear judges what it holds under the file's lock (what is not state stays).
+    else if (store instanceof FileStateStore && !(error instanceof StateConflictError)) return clear();
     else throw error;
   }
   const { generation } = opened;

@@ -247,14 +247,28 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
       // says to reset it. A file that is not state at all is refused, so a mistyped path stays.
       const existed = await this.readContent().then(
         (content) => content !== null,
-        (error: unknown) => {
+        async (error: unknown) => {
           if (error instanceof StateDamagedError) return true;
+          // A file with the state's format marker whose values do not read (a generation that is
+          // not a whole number, another version's): the error names the reset as the remedy.
+          if (error instanceof StateError && (await this.hasFormatMarker())) return true;
           throw error;
         },
       );
       await rm(await this.path, { force: true });
       return existed;
     });
+  }
+
+  /** Whether the file is JSON carrying this store's format marker, whatever else it holds. */
+  private async hasFormatMarker(): Promise<boolean> {
+    try {
+      return (
+        (JSON.parse((await this.readText()) ?? 'null') as Partial<FileContent> | null)?.format === FORMAT
+      );
+    } catch {
+      return false;
+    }
   }
 
   /** Fails unless the file is still at `generation` and no one else holds a live lease. */

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -84,5 +84,33 @@ describe.each(Object.keys(stores) as Array<keyof typeof stores>)('state reset wi
     expect(reset.code, reset.stderr).toBe(0);
     expect((await store.open(SCOPE)).lease).toBeNull();
     if (kind === 'file') expect(existsSync(target)).toBe(false);
+  });
+});
+
+describe('state reset of a state file whose values do not read', () => {
+  // The error names `sentinel state reset PATH --yes` as a remedy (docs/troubleshooting.md): the
+  // reset must remove such a file, which carries the state's own format marker.
+  it.each([
+    ['a generation that is text', '"3"'],
+    ['a generation that is null', 'null'],
+    ['a negative generation', '-1'],
+  ])('removes it for %s', async (_what, generation) => {
+    const path = join(dir, `unreadable-${generation.replace(/\W/g, '')}.json`);
+    writeFileSync(
+      path,
+      `{"format":"domain-sentinel-state","version":1,"generation":${generation},"lease":null,"state":{"domains":{},"contacts":{}}}`,
+    );
+    await expect(new FileStateStore(path).open(SCOPE)).rejects.toThrow('is not a whole number');
+    const reset = await runCli(['state', 'reset', path, '--yes'], env);
+    expect(reset).toMatchObject({ code: 0, stdout: `removed the state file ${path}\n` });
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('still refuses a file that is not state at all', async () => {
+    const path = join(dir, 'notes.json');
+    writeFileSync(path, '{"notes":"keep me"}');
+    const reset = await runCli(['state', 'reset', path, '--yes'], env);
+    expect(reset.code).not.toBe(0);
+    expect(existsSync(path)).toBe(true);
   });
 });
