@@ -40,7 +40,7 @@ function listsBefore(sections: readonly WrittenSection[], budget: number): strin
   const notes: string[] = [];
   if (full < kept)
     notes.push(
-      `<p class="note">The first ${full} of ${plural(all.length, 'item')} show registrant and links; the rest are listed briefly so the page stays within what the web function can answer. Filter to see any of them in full.</p>`,
+      `<p class="note">${full === 0 ? 'None of the' : `The first ${full} of`} ${plural(all.length, 'item')} show registrant and links; the rest are listed briefly so the page stays within what the web function can answer. Filter to see any of them in full.</p>`,
     );
   if (kept < all.length)
     notes.push(
@@ -177,5 +177,16 @@ describe('the report page lists only what fits, writing only that', () => {
     expect(html).toContain('900 more items did not fit');
     // The 100 kept written brief and the first left out; the 5 made whole and the first that was not.
     expect(written).toEqual({ brief: 101, full: 6 });
+  });
+
+  // A page of a million findings: none of them fits whole, and the note said "The first 0 of …".
+  it('says none is shown in full when not even the first fits whole', () => {
+    const brief = `<li>${'y'.repeat(91)}</li>`;
+    const items = Array.from({ length: 1_000 }, () => ({ brief, full: `${brief}${'z'.repeat(300)}` }));
+    const sections: WrittenSection[] = [{ heading: '<h2>WARNING (1000)</h2>', items, after: '' }];
+    const base = 1_024 + responseBytes('<h2>WARNING (1000)</h2>') + 32;
+    const html = listsHtml(lazy(sections).lists, base + 100 * 100 + 55);
+    expect(html).toContain('None of the 1000 items show registrant and links; the rest are listed briefly');
+    expect(html).not.toContain('The first 0');
   });
 });

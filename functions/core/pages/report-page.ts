@@ -255,7 +255,7 @@ function deadlinesHtml(report: ReportView): string {
         `<li class="critical"><strong>${escapeHtml(displayDomain(f.domain_name))}</strong>: ${escapeHtml(restoreDeadlineText(f, dayFormat))}</li>`,
     );
   const rest = count - items.length;
-  return `<h2>Restore deadlines (${count})</h2><ul class="items deadlines">${items.join('')}</ul>${rest > 0 ? `<p class="note">and ${rest} more (see CRITICAL below)</p>` : ''}`;
+  return `<h2>Restore deadlines (${count})</h2><ul class="items deadlines">${items.join('')}</ul>${rest > 0 ? `<p class="note">and ${rest} more (in CRITICAL below, or filter the page to find one)</p>` : ''}`;
 }
 
 /** A read that is not the whole account (`source.incomplete`): said before anything else is listed. */
@@ -343,6 +343,13 @@ export interface ListSection {
   readonly left?: number;
 }
 
+/** How many of `count` items the page shows in full: "The first 5 of 1000 items", or none at all. */
+export function fullNote(full: number, count: number): string {
+  return full === 0
+    ? `None of the ${plural(count, 'item')} show registrant and links`
+    : `The first ${full} of ${plural(count, 'item')} show registrant and links`;
+}
+
 /**
  * The finding lists within `budget` bytes: every item brief, the most urgent first while they fit,
  * then from the most urgent on each in full while it fits; the least urgent that do not fit even
@@ -365,7 +372,7 @@ export function listsHtml(sections: readonly ListSection[], budget: number): str
   const notes: string[] = [];
   if (full < kept)
     notes.push(
-      `<p class="note">The first ${full} of ${plural(count, 'item')} show registrant and links; the rest are listed briefly so the page stays within what the web function can answer. Filter to see any of them in full.</p>`,
+      `<p class="note">${fullNote(full, count)}; the rest are listed briefly so the page stays within what the web function can answer. Filter to see any of them in full.</p>`,
     );
   if (kept < count)
     notes.push(
