@@ -146,6 +146,22 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
 
   storeContract(() => open());
 
+  /** Every item of the last table's 16 shards of http://reseller.test (the domains' buckets). */
+  const shardItems = async () =>
+    (
+      await Promise.all(
+        Array.from({ length: 16 }, (_, n) =>
+          db.client().send(
+            new QueryCommand({
+              TableName: `state-${table}`,
+              KeyConditionExpression: 'pk = :pk',
+              ExpressionAttributeValues: { ':pk': { S: `http://reseller.test#${n}` } },
+            }),
+          ),
+        ),
+      )
+    ).flatMap((page) => page.Items ?? []);
+
   it('creates the table from the one definition: pk/sk strings, on demand', async () => {
     await open();
     const { Table } = await db.client().send(new DescribeTableCommand({ TableName: `state-${table}` }));
@@ -430,19 +446,7 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
       const empty = await loadState(store);
       await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
       await saveState(store, stateWith(['d0.nl', 'd1.nl']), empty, 'a');
-      const [bucket] = (
-        await Promise.all(
-          Array.from({ length: 16 }, (_, n) =>
-            db.client().send(
-              new QueryCommand({
-                TableName: `state-${table}`,
-                KeyConditionExpression: 'pk = :pk',
-                ExpressionAttributeValues: { ':pk': { S: `http://reseller.test#${n}` } },
-              }),
-            ),
-          ),
-        )
-      ).flatMap((page) => page.Items ?? []);
+      const [bucket] = await shardItems();
       expect(bucket?.sk?.S).toBe('b0#0');
       await db.client().send(new PutItemCommand({ TableName: `state-${table}`, Item: { ...bucket, m } }));
       const opened = await store.open('http://reseller.test');
@@ -478,21 +482,7 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     const store = await open();
     await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
     await saveState(store, stateWith(['d0.nl', 'd1.nl']), await loadState(store), 'a');
-    const items = async () =>
-      (
-        await Promise.all(
-          Array.from({ length: 16 }, (_, n) =>
-            db.client().send(
-              new QueryCommand({
-                TableName: `state-${table}`,
-                KeyConditionExpression: 'pk = :pk',
-                ExpressionAttributeValues: { ':pk': { S: `http://reseller.test#${n}` } },
-              }),
-            ),
-          ),
-        )
-      ).flatMap((page) => page.Items ?? []);
-    const [bucket] = await items();
+    const [bucket] = await shardItems();
     expect(bucket?.sk?.S).toBe('b0#0');
     await db
       .client()
@@ -514,7 +504,7 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
       changed: new Map(),
       all: new Map(Object.entries(all)),
     });
-    expect((await items()).map((item) => item.sk?.S)).toEqual(['b0#0']);
+    expect((await shardItems()).map((item) => item.sk?.S)).toEqual(['b0#0']);
     const again = new ScanMemory();
     await store.read(await store.open('http://reseller.test'), again);
     expect([...again.prior.keys()].sort()).toEqual(['d0.nl', 'd1.nl']);
