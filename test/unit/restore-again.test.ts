@@ -79,6 +79,9 @@ describe('a restore sent recently, with the domain still in quarantine', () => {
     const { reseller } = port();
     const decided = await decideRestore(input('GET', reseller, async () => [sent(outcome, AFTER_CLAIM)]));
     expect(decided.kind).toBe('confirm');
+    // The JSON answer of a GET (its message) says it too, for a program.
+    expect(decided.message).toContain(`${DOMAIN} is in quarantine. A restore of ${DOMAIN} was sent at`);
+    expect(decided.message).toContain('Another restore needs restore_again=yes.');
     expect(decided.confirm?.earlierRestore).toBe(
       `A restore of ${DOMAIN} was sent at 2026-11-22 05:44 UTC through a restore link (outcome: ${said}); a second restore may be charged again. Check the domain in the reseller’s control panel first.`,
     );

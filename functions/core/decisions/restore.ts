@@ -231,15 +231,20 @@ async function lookUpAndRestore(
   if (!earlier.ok) return earlier.outcome;
   if (method === 'GET') {
     const token = verdictQuery(input.token);
+    const resent = earlier.entry ? earlierRestoreLine(earlier.entry, domain) : undefined;
+    // A program reading the JSON answer reads it too, and the field another restore needs.
+    const said = resent
+      ? `${domain} is in quarantine. ${resent} Another restore needs ${AGAIN_FIELD}=yes.`
+      : `${domain} is in quarantine and can be restored.`;
     return {
-      ...outcome('confirm', 200, `Restore ${domain}?`, `${domain} is in quarantine and can be restored.`),
+      ...outcome('confirm', 200, `Restore ${domain}?`, said),
       confirm: {
         quarantinedSince: found.date_deleted,
         linkExpires: exp * 1000,
         formAction: token,
         deadline: restoreDeadline(found.domain_name, found.date_deleted, input.now, input.quarantineDays),
         consentRequired: needsConsent(domain),
-        ...(earlier.entry ? { earlierRestore: earlierRestoreLine(earlier.entry, domain) } : {}),
+        ...(resent ? { earlierRestore: resent } : {}),
       },
     };
   }
