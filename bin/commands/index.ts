@@ -401,6 +401,10 @@ export const restore: Command = {
       type: 'boolean',
       doc: 'the registrant agreed to the restore (needed with --yes for .nl: SIDN restores only with the registrant’s consent)',
     },
+    again: {
+      type: 'boolean',
+      doc: 'send another restore although the audit trail holds one sent within 7 days and the domain still shows quarantine (it may be charged again; check the reseller’s control panel first). Without it, --yes refuses and the terminal asks',
+    },
     state: {
       ...STATE_OPTION,
       doc: 'keep the attempt in this state store’s audit trail (as the restore link does)',

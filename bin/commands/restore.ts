@@ -17,6 +17,8 @@ import {
 import {
   type AuditTrail,
   auditEntry,
+  earlierRestoreLine,
+  earlierRestoreOf,
   RESTORE_CLAIM_MS,
   RESTORE_SENDING,
 } from '../../functions/core/memory/audit';
@@ -48,6 +50,7 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
   const env = { ...io.env, [ENV.resellerBaseUrl]: settings.resellerBaseUrl };
   const trail = auditTrailFor(str(args.values.state), env, io.dynamodb, flagsOf(restore), named);
   const yes = args.values.yes === true;
+  const again = args.values.again === true;
   const consent = args.values.consent === true;
   const consentNeeded = needsConsent(domain);
   const client = new ResellerClient({
@@ -70,24 +73,25 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
       `not asking on a non-interactive terminal; pass --yes${consentNeeded ? ' --consent' : ''} to restore without asking`,
     );
   const now = Date.now();
+  const warn = (line: string) => io.stderr(`${line}\n`);
+  const resent = await earlierRestoreIn(trail, domain, now, warn);
+  if (resent && yes && !again)
+    throw new SentinelError(`${resent} Nothing was sent: pass --again to send another restore`);
   const deadline = restoreDeadline(found.domain_name, found.date_deleted, now, settings.quarantineDays);
   io.stdout(
-    `${domain} is in quarantine; ${restoreByLine(deadline)}.\n` +
+    `${domain} is in quarantine; ${restoreByLine(deadline)}.\n${resent ? `${resent}\n` : ''}` +
       'A restore is a paid action: the reseller charges for it, and its API does not state the price.\n',
   );
   if (!yes && io.ask) {
-    const refusal = await askBeforeRestore(
-      io.ask,
-      domain,
-      settings.resellerBaseUrl,
-      consentNeeded && !consent,
-    );
+    const refusal = await askBeforeRestore(io.ask, domain, settings.resellerBaseUrl, {
+      consent: consentNeeded && !consent,
+      again: resent !== undefined && !again,
+    });
     if (refusal) {
       io.stdout(`not restored: ${refusal}\n`);
       return EXIT.ok;
     }
   }
-  const warn = (line: string) => io.stderr(`${line}\n`);
   const claim = await claimRestore(trail, domain, warn);
   let current = found;
   try {
@@ -140,6 +144,30 @@ async function claimRestore(
   return { release: () => trail.releaseRestore(key, owner).catch(() => undefined) };
 }
 
+/**
+ * What the trail says of a restore of `domain` sent recently (functions/core/memory/audit.ts), or
+ * undefined: still in quarantine after one (queued, unknown), another may be paid twice. A trail that cannot be read is a warning, as one that cannot take the claim or the
+ * write-ahead is: the restore link refuses through it (503), and the operator at the terminal is
+ * told that an earlier restore could not be ruled out.
+ */
+async function earlierRestoreIn(
+  trail: AuditTrail | null,
+  domain: string,
+  now: number,
+  warn: (line: string) => void,
+): Promise<string | undefined> {
+  if (!trail) return undefined;
+  try {
+    const entry = earlierRestoreOf(await trail.listAudit(), domain, now);
+    return entry ? earlierRestoreLine(entry, domain) : undefined;
+  } catch (error) {
+    warn(
+      `warning: the audit trail of ${trail.location} could not be read, so a restore of ${domain} sent recently (and maybe still queued) cannot be ruled out: ${(error as Error).message}`,
+    );
+    return undefined;
+  }
+}
+
 /** Look first, as the restore endpoint does: restoring twice may be billed twice. */
 async function findInQuarantine(client: ResellerClient, domain: string): Promise<Domain> {
   const found = await client.findDomain(domain).catch((error: unknown) => {
@@ -164,18 +192,21 @@ async function askBeforeRestore(
   ask: NonNullable<CliIo['ask']>,
   domain: string,
   baseUrl: string,
-  askConsent: boolean,
+  asks: { readonly consent: boolean; readonly again: boolean },
 ): Promise<string | undefined> {
   const typed = answered(domain, await ask(`Type the domain name to restore it through ${baseUrl}: `));
   if (!typedNameMatches(typed, domain)) return `the name typed is not ${domain}`;
-  if (!askConsent) return undefined;
-  const agreed = answered(
-    domain,
-    await ask(
+  const yes = async (question: string) => /^y(es)?$/i.test(answered(domain, await ask(question)).trim());
+  if (
+    asks.consent &&
+    !(await yes(
       `Did the registrant (the holder when it was cancelled) agree to this restore? The registry restores a .${tldOf(domain)} name only with the registrant’s consent. [y/N] `,
-    ),
-  );
-  return /^y(es)?$/i.test(agreed.trim()) ? undefined : 'the registrant’s consent was not confirmed';
+    ))
+  )
+    return 'the registrant’s consent was not confirmed';
+  if (asks.again && !(await yes(`Send another restore of ${domain}, which may be charged again? [y/N] `)))
+    return 'another restore was not confirmed (one was sent recently)';
+  return undefined;
 }
 
 /**

@@ -89,6 +89,7 @@ export function createRestoreHandler(deps: RestoreDeps) {
           quarantineDays: quarantineDaysOf(deps),
           claim: claimOf(deps, local, domain, clock),
           writeAhead: attempt.writeAhead,
+          earlierRestores: async () => (await deps.audit?.())?.listAudit() ?? null,
         })
       : { kind: 'bad_form', status: read.status, title: read.title, message: read.message };
     deps.log({

@@ -9,17 +9,17 @@ import {
   TimeoutError,
 } from '../base/errors';
 import { normalizeDomainName, safeText } from '../base/text';
-import {
-  type QuarantineOverrides,
-  type RestoreDeadline,
-  restoreDeadline,
-  tldOf,
-} from '../findings/quarantine-periods';
-import { checkActingLink, type GateRefusalKind } from '../links/link-gate';
+import { type QuarantineOverrides, restoreDeadline, tldOf } from '../findings/quarantine-periods';
+import { checkActingLink } from '../links/link-gate';
 import type { SigningKey } from '../links/links';
+import { type AuditEntry, earlierRestoreLine } from '../memory/audit';
 import { shownCut } from '../memory/state-bounds';
 import type { ResellerClient, RestoreAnswer } from '../reseller/client';
 import type { Domain } from '../reseller/schemas';
+import { AGAIN_FIELD, readEarlierRestore, resendUnconfirmed } from './restore-again';
+import type { RestoreOutcome, RestoreOutcomeKind } from './restore-outcome';
+
+export type { RestoreOutcome, RestoreOutcomeKind } from './restore-outcome';
 
 /**
  * The restore decision, pure: method, domain, link token, clock and two ports in; an outcome out.
@@ -60,6 +60,8 @@ export interface RestoreInput {
   readonly claim?: ClaimPort;
   /** Records in the audit trail that the restore is about to be sent; a throw sends nothing. */
   readonly writeAhead?: () => Promise<void>;
+  /** The audit trail's entries, newest first; null without one. A throw refuses (functions/core/decisions/restore-again.ts). */
+  readonly earlierRestores?: () => Promise<readonly AuditEntry[] | null>;
 }
 
 /** One request's claim on restoring its domain, in the state store (functions/core/memory/audit.ts). */
@@ -101,57 +103,6 @@ export function typedNameMatches(typed: string | undefined, domain: string): boo
 /** True for the values a checkbox or a program sends for "yes". */
 export const consentGiven = (value: string | undefined): boolean =>
   value !== undefined && /^(?:yes|on|true|1)$/i.test(value.trim());
-
-/** A refusal of the link gate, or what the restore itself came to. */
-export type RestoreOutcomeKind =
-  | GateRefusalKind
-  | 'head'
-  /** The POST's body cannot be a form (too large, or JSON that is not an object): functions/handlers/http-answer.ts. */
-  | 'bad_form'
-  | 'confirmation_missing'
-  | 'consent_missing'
-  | 'confirm'
-  | 'not_in_account'
-  /** The search by name answered 404: no proof the account lacks it (a wrong route answers so too). */
-  | 'lookup_not_found'
-  | 'not_in_quarantine'
-  | 'restored'
-  | 'refused'
-  | 'reseller_auth_failed'
-  | 'reseller_unexpected'
-  | 'reseller_unreachable'
-  | 'outcome_unknown'
-  | 'interrupted'
-  | 'restore_claimed'
-  | 'claim_unavailable'
-  /** The audit trail could not record the restore before it was sent: nothing was sent. */
-  | 'audit_unavailable'
-  | 'misconfigured';
-
-export interface RestoreOutcome {
-  readonly kind: RestoreOutcomeKind;
-  readonly status: number;
-  readonly title: string;
-  /** For the person (or program) who followed the link. */
-  readonly message: string;
-  /** For the log only: what an operator acts on (which parameter failed, what the reseller said). */
-  readonly detail?: string;
-  /** Set on a POST to a valid link: a restore attempt, kept in the audit trail. */
-  readonly attempt?: true;
-  /** Set once the restore call went out to the reseller: the outcome may have cost money. */
-  readonly sent?: true;
-  /** Present on `confirm`: what the confirmation page shows. */
-  readonly confirm?: {
-    readonly quarantinedSince: number | null;
-    readonly linkExpires: number;
-    /** The link's own query, so the form posts to the very same URL. */
-    readonly formAction: string;
-    /** When it must be restored by, or why that is unknown. */
-    readonly deadline: RestoreDeadline;
-    /** The page asks to confirm the registrant's consent (.nl). */
-    readonly consentRequired: boolean;
-  };
-}
 
 const GENERIC_FAILURE =
   'The restore service is not configured correctly. The operator has been told; please try again later.';
@@ -275,20 +226,30 @@ async function lookUpAndRestore(
     return outcome('not_in_account', 404, 'Domain not found', `${domain} is not in this reseller account.`);
   }
   if (!found.status.includes('quarantine')) return notInQuarantine(domain, found, method);
+  // Still in quarantine after a restore sent recently (queued, unknown): another may be paid twice.
+  const earlier = await readEarlierRestore(input.earlierRestores, domain, input.now);
+  if (!earlier.ok) return earlier.outcome;
   if (method === 'GET') {
     const token = verdictQuery(input.token);
+    const resent = earlier.entry ? earlierRestoreLine(earlier.entry, domain) : undefined;
+    // A program reading the JSON answer reads it too, and the field another restore needs.
+    const said = resent
+      ? `${domain} is in quarantine. ${resent} Another restore needs ${AGAIN_FIELD}=yes.`
+      : `${domain} is in quarantine and can be restored.`;
     return {
-      ...outcome('confirm', 200, `Restore ${domain}?`, `${domain} is in quarantine and can be restored.`),
+      ...outcome('confirm', 200, `Restore ${domain}?`, said),
       confirm: {
         quarantinedSince: found.date_deleted,
         linkExpires: exp * 1000,
         formAction: token,
         deadline: restoreDeadline(found.domain_name, found.date_deleted, input.now, input.quarantineDays),
         consentRequired: needsConsent(domain),
+        ...(resent ? { earlierRestore: resent } : {}),
       },
     };
   }
-
+  if (earlier.entry && !consentGiven(input.form?.[AGAIN_FIELD]))
+    return resendUnconfirmed(domain, earlier.entry);
   return restoreFromQuarantine(reseller, found, domain, input.writeAhead);
 }
 

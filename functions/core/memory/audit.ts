@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { safeText } from '../base/text';
+import { normalizeDomainName, safeText } from '../base/text';
 
 /**
  * The audit trail of restores, pure: what one attempt records, how it is bounded, and the port the
@@ -66,6 +66,62 @@ export interface AuditEntry {
  * after `restored` or `outcome_unknown` is what stops a second click paying again meanwhile.
  */
 export const RESTORE_CLAIM_MS = 15 * 60_000;
+
+/**
+ * How long a restore that went out and may have been carried out is named before another of the
+ * same domain is sent: the reseller documents no processing time (nor even a queued 202), and a
+ * queued restore outlives the claim ({@link RESTORE_CLAIM_MS}). Seven days, the default life of a
+ * restore link: whoever opens the link from an alert after a restore was sent through it (or
+ * through another) reads that it was. A restore named by mistake costs one more checkbox; one not
+ * named may be paid twice.
+ */
+export const RESENT_WINDOW_MS = 7 * 24 * 3_600_000;
+
+/**
+ * The outcomes of a restore that went out and may have been carried out: written ahead and never
+ * completed, `restored` (yet the domain still shows quarantine), `outcome_unknown` (a 202 still
+ * queued, a 504, no answer). The outcomes a claim is kept after, and the one written ahead.
+ */
+export const MAY_HAVE_RESTORED: ReadonlySet<string> = new Set([
+  RESTORE_SENDING,
+  'restored',
+  'outcome_unknown',
+]);
+
+/**
+ * The newest entry (`entries` newest first, as a trail lists them) of a restore of `domain` that
+ * went out within {@link RESENT_WINDOW_MS} before `now` and may have been carried out; undefined
+ * when none did. Names are compared normalised (the link's and the command line's spellings).
+ */
+export function earlierRestoreOf(
+  entries: readonly AuditEntry[],
+  domain: string,
+  now: number,
+): AuditEntry | undefined {
+  const name = normalizeDomainName(domain);
+  return entries.find((entry) => {
+    const at = Date.parse(entry.at);
+    return (
+      entry.sent &&
+      MAY_HAVE_RESTORED.has(entry.outcome) &&
+      now - at < RESENT_WINDOW_MS &&
+      normalizeDomainName(entry.domain) === name
+    );
+  });
+}
+
+/** What the restore link's page and `sentinel restore` say of an earlier restore before sending another. */
+export function earlierRestoreLine(entry: AuditEntry, domain: string): string {
+  const when = `${entry.at.replace('T', ' ').slice(0, 16)} UTC`;
+  const how = entry.via === 'cli' ? 'by sentinel restore' : 'through a restore link';
+  const outcome =
+    entry.outcome === RESTORE_SENDING
+      ? 'unknown, none was recorded after it went out'
+      : entry.outcome === 'restored'
+        ? 'reported restored, yet the domain still shows quarantine'
+        : 'unknown, it may still be queued at the reseller';
+  return `A restore of ${domain} was sent at ${when} ${how} (outcome: ${outcome}); a second restore may be charged again. Check the domain in the reseller’s control panel first.`;
+}
 
 /** One restore's claim on its domain: who took it, until when (epoch ms). */
 export interface RestoreClaim {

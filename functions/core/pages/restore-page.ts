@@ -58,6 +58,8 @@ export interface ConfirmPageInput {
   readonly deadline?: RestoreDeadline;
   /** Ask to confirm the registrant's consent (.nl). @default false */
   readonly consentRequired?: boolean;
+  /** A restore of the domain sent recently, in words: said first, and another must be asked for. */
+  readonly earlierRestore?: string;
 }
 
 /**
@@ -121,12 +123,19 @@ export function renderConfirmPage(input: ConfirmPageInput): string {
   const consent = input.consentRequired
     ? `<label class="consent"><input type="checkbox" name="registrant_consent" value="yes" required><span>The registrant (the holder when it was cancelled) asked for or agreed to this restore. The registry restores it only with the registrant's consent.</span></label>`
     : '';
+  // The server refuses another restore without the box ticked too (restore_again).
+  const earlier = input.earlierRestore
+    ? {
+        said: `<p class="paid"><strong>${escapeHtml(input.earlierRestore)}</strong></p>`,
+        again: `<label class="consent"><input type="checkbox" name="restore_again" value="yes" required><span>I checked the domain in the reseller's control panel: send another restore, which may be charged again.</span></label>`,
+      }
+    : { said: '', again: '' };
   return renderPage(
     `Restore ${shown}?`,
-    `<h1>Restore <code>${domain}</code> from quarantine?</h1>
+    `<h1>Restore <code>${domain}</code> from quarantine?</h1>${earlier.said}
 <dl><dt>Domain</dt><dd><code>${domain}</code></dd>${since}${deadlineRow(input.deadline)}<dt>This link expires</dt><dd>${escapeHtml(dateTime(input.linkExpires))}</dd></dl>
 <p class="paid">A restore is a paid action: the reseller charges for it, and its API does not state the price. Check the price with the reseller if in doubt.</p>
-<form class="confirm" method="post" action="${escapeHtml(input.formAction)}"><label for="confirm_domain">Type ${typed} to confirm</label><input type="text" id="confirm_domain" name="confirm_domain" required pattern="${escapeHtml(typedNamePattern(input.domain))}" autocomplete="off" autocapitalize="none" spellcheck="false">${consent}<button type="submit">Restore ${domain}</button></form>
+<form class="confirm" method="post" action="${escapeHtml(input.formAction)}"><label for="confirm_domain">Type ${typed} to confirm</label><input type="text" id="confirm_domain" name="confirm_domain" required pattern="${escapeHtml(typedNamePattern(input.domain))}" autocomplete="off" autocapitalize="none" spellcheck="false">${consent}${earlier.again}<button type="submit">Restore ${domain}</button></form>
 <p class="note">Nothing happens until the name is typed and the button pressed: opening this page (as mail scanners do) changes nothing.</p>`,
   );
 }
