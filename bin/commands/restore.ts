@@ -95,8 +95,8 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
   const claim = await claimRestore(trail, domain, warn);
   let current = found;
   try {
-    // Asked at the terminal, time passed: the look-up that decides comes after the claim.
-    if (!yes) current = await findInQuarantine(client, domain);
+    // Asked at the terminal, time passed: the look-up and the trail that decide are read after the claim.
+    if (!yes) current = await lookAgainAfterAsking(client, trail, domain, { again, shown: resent }, warn);
   } catch (error) {
     await claim.release();
     throw error;
@@ -166,6 +166,27 @@ async function earlierRestoreIn(
     );
     return undefined;
   }
+}
+
+/**
+ * After the claim, at a terminal (the questions may have waited for minutes, longer than another's
+ * claim holds): the domain looked up again, and a restore of it recorded in the trail meanwhile,
+ * other than the one `shown` and confirmed, refused as one read before asking is (unless `again`).
+ * The restore link reads its trail under its claim.
+ */
+async function lookAgainAfterAsking(
+  client: ResellerClient,
+  trail: AuditTrail | null,
+  domain: string,
+  asked: { readonly again: boolean; readonly shown: string | undefined },
+  warn: (line: string) => void,
+): Promise<Domain> {
+  const found = await findInQuarantine(client, domain);
+  if (asked.again) return found;
+  const resent = await earlierRestoreIn(trail, domain, Date.now(), warn);
+  if (resent !== undefined && resent !== asked.shown)
+    throw new SentinelError(`${resent} Nothing was sent: pass --again to send another restore`);
+  return found;
 }
 
 /** Look first, as the restore endpoint does: restoring twice may be billed twice. */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EnvSecretSource } from '../../functions/aws/secrets';
 import { parseSigningKeys, signRestoreLink } from '../../functions/core/links/links';
-import { RESTORE_CLAIM_MS } from '../../functions/core/memory/audit';
+import { auditEntry, RESTORE_CLAIM_MS } from '../../functions/core/memory/audit';
 import { settingsFromEnv } from '../../functions/core/scan/config';
 import { createRestoreHandler } from '../../functions/handlers/restore-handler';
 import { FileStateStore } from '../../functions/local/file-state-store';
@@ -147,5 +147,42 @@ describe('a restore answered 202, the domain still in quarantine after the claim
     const yes = await runCli(['restore', DOMAIN, '--state', state], env, { ask: answers(DOMAIN, 'y') });
     expect(yes.stderr).toContain('may or may not have been restored');
     expect(restores()).toBe(2);
+  });
+});
+
+describe('a restore sent through a link while sentinel restore waited at the terminal', () => {
+  it('sentinel restore reads the trail again after the claim and sends nothing unasked', async () => {
+    const sim: Simulator = await startSimulator({
+      portfolio: {
+        domains: [restorableRecord(DOMAIN, Date.now())],
+        contacts: [],
+        truth: { findings: [], problems: [] },
+      },
+      apiKey: KEY,
+    });
+    const dir = await mkdtemp(join(tmpdir(), 'restore-again-'));
+    closers.push(sim.close, () => rm(dir, { recursive: true, force: true }));
+    const state = join(dir, 'state.json');
+    const trail = new FileStateStore(state);
+    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY };
+    // While the name is asked for, a link restore goes out, is queued (202), and its claim lapses.
+    const ask = async () => {
+      const at = Date.now() - LATER;
+      const sending = auditEntry({
+        at,
+        domain: DOMAIN,
+        outcome: 'outcome_unknown',
+        status: 504,
+        via: 'web',
+        sent: true,
+      });
+      await trail.recordAudit(sending);
+      return DOMAIN;
+    };
+    const run = await runCli(['restore', DOMAIN, '--state', state], env, { ask });
+    expect(run.stderr).toContain(`A restore of ${DOMAIN} was sent at`);
+    expect(run.stderr).toContain('Nothing was sent');
+    expect(run.code).toBe(1);
+    expect(sim.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/restore'))).toHaveLength(0);
   });
 });
