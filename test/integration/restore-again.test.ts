@@ -91,7 +91,7 @@ describe('a restore answered 202, the domain still in quarantine after the claim
     const html = await page.text();
     expect(html).toContain(`A restore of ${DOMAIN} was sent at`);
     expect(html).toContain('a second restore may be charged again. Check the domain in the reseller');
-    expect(html).toMatch(/<input type="checkbox" name="restore_again" value="yes" required>/);
+    expect(html).toMatch(/<input type="checkbox" name="restore_again" value="[0-9T:.Z-]{24}" required>/);
 
     const refused = await post();
     expect(refused.status).toBe(409);

@@ -9,6 +9,7 @@ import {
   RESTORE_CLAIM_MS,
   RESTORE_SENDING,
 } from '../../functions/core/memory/audit';
+import { renderConfirmPage } from '../../functions/core/pages/restore-page';
 import type { Domain } from '../../functions/core/reseller/schemas';
 
 /**
@@ -109,6 +110,29 @@ describe('a restore sent recently, with the domain still in quarantine', () => {
     const decided = await decideRestore(input('POST', reseller, trail, { [AGAIN_FIELD]: value }));
     expect(decided.sent).toBe(true);
     expect(calls).toContain(`restore ${DOMAIN}`);
+  });
+
+  it('the page box confirms the restore it names, and a form sent again after a newer one sends nothing', async () => {
+    const { reseller, calls } = port();
+    const first = sent('outcome_unknown', AFTER_CLAIM + 3_600_000);
+    const page = await decideRestore(input('GET', reseller, async () => [first]));
+    expect(page.confirm?.earlierRestoreAt).toBe(first.at);
+    const html = renderConfirmPage({
+      domain: DOMAIN,
+      ...(page.confirm ?? { linkExpires: NOW, formAction: '', quarantinedSince: null }),
+    });
+    expect(html).toContain(`name="restore_again" value="${first.at}" required`);
+    // The form with the box ticked, sent again (a reload) after the restore it sent went out too.
+    const second = sent(RESTORE_SENDING, AFTER_CLAIM);
+    const replayed = await decideRestore(
+      input('POST', reseller, async () => [second, first], { [AGAIN_FIELD]: first.at }),
+    );
+    expect(replayed.kind).toBe('resend_unconfirmed');
+    expect(calls).not.toContain(`restore ${DOMAIN}`);
+    const confirmed = await decideRestore(
+      input('POST', reseller, async () => [second, first], { [AGAIN_FIELD]: second.at }),
+    );
+    expect(confirmed.sent).toBe(true);
   });
 
   it.each([

@@ -44,6 +44,15 @@ export async function readEarlierRestore(
   }
 }
 
+/**
+ * True when {@link AGAIN_FIELD} asks for another restore after `entry`: a program's yes (`yes`,
+ * `on`, `true`, `1`), or the page's box, whose value is the time of the restore the page named:
+ * a form sent again (a reload) after a newer restore went out names that one no more.
+ */
+export function againConfirmed(value: string | undefined, entry: AuditEntry): boolean {
+  return value !== undefined && (/^(?:yes|on|true|1)$/i.test(value.trim()) || value === entry.at);
+}
+
 /** A POST for another restore after `entry` without {@link AGAIN_FIELD}: nothing is sent. */
 export function resendUnconfirmed(domain: string, entry: AuditEntry): RestoreOutcome {
   return {

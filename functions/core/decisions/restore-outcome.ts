@@ -55,5 +55,10 @@ export interface RestoreOutcome {
     readonly consentRequired: boolean;
     /** A restore sent recently, in words: the page says so and asks for another (the `restore_again` field). */
     readonly earlierRestore?: string;
+    /**
+     * When that restore was sent (its entry's `at`): the value of the page's box, so the form sent
+     * again (a reload) after another restore confirms only the one it named.
+     */
+    readonly earlierRestoreAt?: string;
   };
 }

@@ -16,7 +16,7 @@ import { type AuditEntry, earlierRestoreLine } from '../memory/audit';
 import { shownCut } from '../memory/state-bounds';
 import type { ResellerClient, RestoreAnswer } from '../reseller/client';
 import type { Domain } from '../reseller/schemas';
-import { AGAIN_FIELD, readEarlierRestore, resendUnconfirmed } from './restore-again';
+import { AGAIN_FIELD, againConfirmed, readEarlierRestore, resendUnconfirmed } from './restore-again';
 import type { RestoreOutcome, RestoreOutcomeKind } from './restore-outcome';
 
 export type { RestoreOutcome, RestoreOutcomeKind } from './restore-outcome';
@@ -244,11 +244,11 @@ async function lookUpAndRestore(
         formAction: token,
         deadline: restoreDeadline(found.domain_name, found.date_deleted, input.now, input.quarantineDays),
         consentRequired: needsConsent(domain),
-        ...(resent ? { earlierRestore: resent } : {}),
+        ...(resent && earlier.entry ? { earlierRestore: resent, earlierRestoreAt: earlier.entry.at } : {}),
       },
     };
   }
-  if (earlier.entry && !consentGiven(input.form?.[AGAIN_FIELD]))
+  if (earlier.entry && !againConfirmed(input.form?.[AGAIN_FIELD], earlier.entry))
     return resendUnconfirmed(domain, earlier.entry);
   return restoreFromQuarantine(reseller, found, domain, input.writeAhead);
 }

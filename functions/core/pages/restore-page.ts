@@ -60,6 +60,8 @@ export interface ConfirmPageInput {
   readonly consentRequired?: boolean;
   /** A restore of the domain sent recently, in words: said first, and another must be asked for. */
   readonly earlierRestore?: string;
+  /** When that restore was sent: the box's value, so a form sent again confirms only the restore it named. @default yes */
+  readonly earlierRestoreAt?: string;
 }
 
 /**
@@ -127,7 +129,7 @@ export function renderConfirmPage(input: ConfirmPageInput): string {
   const earlier = input.earlierRestore
     ? {
         said: `<p class="paid"><strong>${escapeHtml(input.earlierRestore)}</strong></p>`,
-        again: `<label class="consent"><input type="checkbox" name="restore_again" value="yes" required><span>I checked the domain in the reseller's control panel: send another restore, which may be charged again.</span></label>`,
+        again: `<label class="consent"><input type="checkbox" name="restore_again" value="${escapeHtml(input.earlierRestoreAt ?? 'yes')}" required><span>I checked the domain in the reseller's control panel: send another restore, which may be charged again.</span></label>`,
       }
     : { said: '', again: '' };
   return renderPage(
