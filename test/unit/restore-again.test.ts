@@ -150,6 +150,22 @@ describe('a restore sent recently, with the domain still in quarantine', () => {
     expect(calls).toContain(`restore ${DOMAIN}`);
   });
 
+  it('names an entry whose time does not read (a hand edit): it may be recent', async () => {
+    const { reseller, calls } = port();
+    const damaged = { ...sent(RESTORE_SENDING, AFTER_CLAIM), at: 'yesterday<b>' };
+    const page = await decideRestore(input('GET', reseller, async () => [damaged]));
+    expect(page.confirm?.earlierRestore).toContain('was sent at yesterday<b> UTC');
+    const html = renderConfirmPage({
+      domain: DOMAIN,
+      ...(page.confirm ?? { linkExpires: NOW, formAction: '', quarantinedSince: null }),
+    });
+    expect(html).toContain('sent at yesterday&#60;b&#62; UTC');
+    expect(html).not.toContain('yesterday<b>');
+    const posted = await decideRestore(input('POST', reseller, async () => [damaged]));
+    expect(posted.kind).toBe('resend_unconfirmed');
+    expect(calls).not.toContain(`restore ${DOMAIN}`);
+  });
+
   it('names an entry kept under another spelling of the name (upper case, a trailing dot)', async () => {
     const { reseller } = port();
     const decided = await decideRestore(

@@ -90,7 +90,7 @@ export const MAY_HAVE_RESTORED: ReadonlySet<string> = new Set([
 
 /**
  * The newest entry (`entries` newest first, as a trail lists them) of a restore of `domain` that
- * went out within {@link RESENT_WINDOW_MS} before `now` and may have been carried out; undefined
+ * went out within {@link RESENT_WINDOW_MS} before `now` (or at a time that does not read) and may have been carried out; undefined
  * when none did. Names are compared normalised (the link's and the command line's spellings).
  */
 export function earlierRestoreOf(
@@ -104,7 +104,8 @@ export function earlierRestoreOf(
     return (
       entry.sent &&
       MAY_HAVE_RESTORED.has(entry.outcome) &&
-      now - at < RESENT_WINDOW_MS &&
+      // A time that does not read (a hand edit) may be recent: named, as a restore named by mistake costs a checkbox.
+      !(now - at >= RESENT_WINDOW_MS) &&
       normalizeDomainName(entry.domain) === name
     );
   });
