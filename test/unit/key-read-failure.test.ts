@@ -55,6 +55,9 @@ const transient: Array<[string, Error]> = [
 const lasting: Array<[string, Error]> = [
   ['access denied', serviceError('AccessDeniedException', 400)],
   ['no such parameter', new ParameterNotFound({ message: 'not found', $metadata: { httpStatusCode: 400 } })],
+  // Codes of the machine, not the network: trying again in a while changes nothing.
+  ['a file that is not there', Object.assign(new Error('open /x'), { code: 'ENOENT' })],
+  ['a permission of the machine', Object.assign(new Error('open /x'), { code: 'EACCES' })],
 ];
 
 /** The key as the web function reads it: the first read succeeds, then `error` for the next ones. */

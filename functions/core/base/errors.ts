@@ -259,13 +259,35 @@ const THROTTLING_NAMES: ReadonlySet<string> = new Set([
   'SlowDown',
 ]);
 
+/**
+ * The codes Node and its HTTP client give a call the network failed: no answer, or none in time.
+ * Not the machine's own (ENOENT, EACCES): trying again in a while changes nothing for those.
+ */
+const NETWORK_CODES: ReadonlySet<string> = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'EPROTO',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+
 /** Causes followed at most: a chain of wrappers is a few deep (ours, Powertools', the SDK's). */
 const CAUSES_FOLLOWED = 8;
 
 /**
  * Whether a call to an AWS service failed for now, so that trying again in a while may do: the
  * service's own fault (5xx), throttling, a call that timed out (the clients' bound), or the network
- * (a Node error code such as ECONNRESET, or EAI_AGAIN: DNS did not answer), in `error` or any of its causes. A refusal (access
+ * (a network code of Node's, such as ECONNRESET, or EAI_AGAIN: DNS did not answer), in `error` or any of its causes. A refusal (access
  * denied, no such parameter or object) or what was read being wrong is not: it waits for the
  * operator.
  */
@@ -280,7 +302,7 @@ export function failedForNow(error: unknown): boolean {
       $retryable?.throttling === true ||
       name === 'TimeoutError' ||
       (typeof name === 'string' && THROTTLING_NAMES.has(name)) ||
-      (typeof code === 'string' && /^E[A-Z][A-Z_]{1,20}$/.test(code))
+      (typeof code === 'string' && NETWORK_CODES.has(code))
     )
       return true;
     at = cause;
