@@ -44,7 +44,7 @@ const ACCOUNT_OPTIONS = {
   },
   account: {
     ...ACCOUNT_NAME_OPTION,
-    doc: 'act for this account of --accounts FILE, as scan --accounts scans it: in its own state (its file beside --state, or its scope of the table), with its own key (apiKeyEnv) and settings',
+    doc: 'act for this account of --accounts FILE, as scan --accounts scans it: in its own state (its file beside the state file named, or its scope of the table named), with its own key (apiKeyEnv) and settings',
     default: 'the account of RESELLER_API_KEY',
   },
 } as const;
