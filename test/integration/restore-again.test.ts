@@ -11,7 +11,7 @@ import { FileStateStore } from '../../functions/local/file-state-store';
 import { serveLocally } from '../../functions/local/local-server';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';
-import { restorableRecord } from '../support/fixed-reseller';
+import { restorablePortfolio } from '../support/fixed-reseller';
 import { confirmedPost } from '../support/restore-env';
 
 /**
@@ -33,11 +33,7 @@ afterEach(async () => {
 /** The simulator answering every restore 202 without carrying it out, the handler on a file state. */
 async function stack() {
   const sim: Simulator = await startSimulator({
-    portfolio: {
-      domains: [restorableRecord(DOMAIN, Date.now())],
-      contacts: [],
-      truth: { findings: [], problems: [] },
-    },
+    portfolio: restorablePortfolio([DOMAIN]),
     apiKey: KEY,
   });
   sim.injectFault({
@@ -153,11 +149,7 @@ describe('a restore answered 202, the domain still in quarantine after the claim
 describe('a restore sent through a link while sentinel restore waited at the terminal', () => {
   it('sentinel restore reads the trail again after the claim and sends nothing unasked', async () => {
     const sim: Simulator = await startSimulator({
-      portfolio: {
-        domains: [restorableRecord(DOMAIN, Date.now())],
-        contacts: [],
-        truth: { findings: [], problems: [] },
-      },
+      portfolio: restorablePortfolio([DOMAIN]),
       apiKey: KEY,
     });
     const dir = await mkdtemp(join(tmpdir(), 'restore-again-'));

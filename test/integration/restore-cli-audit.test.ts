@@ -3,11 +3,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Portfolio } from '../../functions/simulator/portfolio';
 import { type Fault, type Simulator, startSimulator } from '../../functions/simulator/server';
 import { ROOT } from '../../scripts/docs';
 import { runCli } from '../support/cli';
-import { restorableRecord } from '../support/fixed-reseller';
+import { restorablePortfolio } from '../support/fixed-reseller';
 
 const KEY = 'restore-cli-audit-key-01';
 let sim: Simulator | undefined;
@@ -19,19 +18,10 @@ afterEach(async () => {
   dir = undefined;
 });
 
-/** One domain, lost.com, in quarantine for 10 days. */
-function quarantinedPortfolio(now = Date.now()): Portfolio {
-  return {
-    domains: [restorableRecord('lost.com', now)],
-    contacts: [],
-    truth: { findings: [], problems: [] },
-  };
-}
-
 describe('sentinel restore --state when the audit trail cannot be written', () => {
   it('says the domain was restored, exits 0, and warns that the attempt was not kept', async () => {
     // Prepare: a quarantined domain, and a state file the trail refuses (a hand-edited date).
-    sim = await startSimulator({ portfolio: quarantinedPortfolio(), apiKey: KEY });
+    sim = await startSimulator({ portfolio: restorablePortfolio(['lost.com']), apiKey: KEY });
     dir = await mkdtemp(join(tmpdir(), 'restore-cli-audit-'));
     const state = join(dir, 'state.json');
     await writeFile(
@@ -79,7 +69,7 @@ describe('sentinel restore when the reseller restores the domain but does not sa
   ];
 
   async function restoreAgainst(fault: Fault, lookUpsFail: boolean) {
-    sim = await startSimulator({ portfolio: quarantinedPortfolio(), apiKey: KEY });
+    sim = await startSimulator({ portfolio: restorablePortfolio(['lost.com']), apiKey: KEY });
     dir = await mkdtemp(join(tmpdir(), 'restore-cli-outcome-'));
     const state = join(dir, 'state.json');
     const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY, RESELLER_TIMEOUT_MS: '300' };
@@ -129,7 +119,7 @@ describe('sentinel restore when the reseller restores the domain but does not sa
  * received its restore: the reseller restores the domain, then does not answer.
  */
 async function restoreInFlight(prefix: string) {
-  const simulator = await startSimulator({ portfolio: quarantinedPortfolio(), apiKey: KEY });
+  const simulator = await startSimulator({ portfolio: restorablePortfolio(['lost.com']), apiKey: KEY });
   sim = simulator;
   dir = await mkdtemp(join(tmpdir(), prefix));
   const state = join(dir, 'state.json');

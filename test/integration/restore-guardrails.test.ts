@@ -10,11 +10,10 @@ import { settingsFromEnv } from '../../functions/core/scan/config';
 import { createWebApp } from '../../functions/handlers/web-app';
 import { FileStateStore } from '../../functions/local/file-state-store';
 import { serveLocally } from '../../functions/local/local-server';
-import type { Portfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';
 import { startDynalite } from '../support/dynalite';
-import { restorableRecord } from '../support/fixed-reseller';
+import { restorablePortfolio } from '../support/fixed-reseller';
 import { confirmedPost } from '../support/restore-env';
 
 /**
@@ -30,14 +29,6 @@ const DOMAIN = 'lost.com';
 const OTHER = 'other.com';
 /** The reseller's answer time: wide enough for both requests to look the domain up before either restores. */
 const LATENCY_MS = 150;
-
-function quarantined(now = Date.now()): Portfolio {
-  return {
-    domains: [DOMAIN, OTHER].map((name) => restorableRecord(name, now)),
-    contacts: [],
-    truth: { findings: [], problems: [] },
-  };
-}
 
 let db: Awaited<ReturnType<typeof startDynalite>>;
 let dir: string;
@@ -56,7 +47,7 @@ afterAll(async () => {
 /** The simulator (slow, as a reseller under load) and the web app on a local server, keeping restores in `store`. */
 async function stack(store: (scope: string) => Promise<AuditTrail>, latencyMs = LATENCY_MS) {
   const sim: Simulator = await startSimulator({
-    portfolio: quarantined(),
+    portfolio: restorablePortfolio([DOMAIN, OTHER]),
     apiKey: KEY,
     latencyMs,
   });

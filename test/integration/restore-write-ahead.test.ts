@@ -15,7 +15,7 @@ import { serveLocally } from '../../functions/local/local-server';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { runCli } from '../support/cli';
 import { startDynalite } from '../support/dynalite';
-import { restorableRecord } from '../support/fixed-reseller';
+import { restorablePortfolio } from '../support/fixed-reseller';
 import { confirmedPost } from '../support/restore-env';
 
 /**
@@ -91,11 +91,7 @@ async function stack(open: OpenStore, failing: Failing) {
     return true;
   };
   sim = await startSimulator({
-    portfolio: {
-      domains: [restorableRecord(DOMAIN, Date.now())],
-      contacts: [],
-      truth: { findings: [], problems: [] },
-    },
+    portfolio: restorablePortfolio([DOMAIN]),
     apiKey: KEY,
   });
   const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY, LINK_SIGNING_KEY: SIGNING_KEY };

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Portfolio } from '../../functions/simulator/portfolio';
 
 /**
  * A reseller API that serves exactly the records it is given (one page each, correct totals), on
@@ -56,6 +57,15 @@ const DAY = 86_400_000;
  * A record quarantined 10 days before `now`, expired 30 days before that: within every TLD's
  * restore period, so a restore of it goes ahead.
  */
+/** An account of `names` alone, each quarantined 10 days before `now` (restorableRecord). */
+export function restorablePortfolio(names: readonly string[], now = Date.now()): Portfolio {
+  return {
+    domains: names.map((name) => restorableRecord(name, now)),
+    contacts: [],
+    truth: { findings: [], problems: [] },
+  };
+}
+
 export function restorableRecord(name: string, now: number) {
   return quarantinedRecord(name, {
     date_expiry: new Date(now - 40 * DAY).toISOString(),
