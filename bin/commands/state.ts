@@ -139,12 +139,9 @@ async function unlessLeased<T>(store: StateStore, owner: StateOwner, clear: () =
 
 /** Who holds the state reset was refused: a running scan, until when when known. */
 function heldBy(seen: Lease | null, conflict: StateConflictError): string {
-  const until =
-    seen && leaseHolds(seen, Date.now())
-      ? new Date(seen.expiresAt).toISOString()
-      : /holds the state until (\S{1,40})/.exec(conflict.message)?.[1];
-  return until
-    ? `a scan is running on it: it holds the state until ${until}`
+  const until = seen && leaseHolds(seen, Date.now()) ? seen.expiresAt : conflict.heldUntil;
+  return until !== undefined
+    ? `a scan is running on it: it holds the state until ${new Date(until).toISOString()}`
     : 'a scan is running on it, or saved it a moment ago';
 }
 

@@ -284,6 +284,7 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
     if (lease && lease.owner !== owner && leaseHolds(lease, Date.now()))
       throw new StateConflictError(
         `${this.location}: another scan holds the state until ${new Date(lease.expiresAt).toISOString()}`,
+        { heldUntil: lease.expiresAt },
       );
   }
 

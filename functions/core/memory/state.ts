@@ -434,6 +434,13 @@ export class StateRefusedError extends ConfigError {
  */
 export class StateConflictError extends StateError {
   override readonly name: string = 'StateConflictError';
+  /** Epoch ms until which another's lease holds the state, when that is what conflicted. */
+  readonly heldUntil: number | undefined;
+
+  constructor(message: string, options?: ErrorOptions & { readonly heldUntil?: number }) {
+    super(message, options);
+    this.heldUntil = options?.heldUntil;
+  }
 }
 
 const severity = z.enum(SEVERITIES);
