@@ -234,6 +234,20 @@ describe('decideAction', () => {
       NOW,
     );
     expect(page).toContain('<dt>Restore by</dt><dd>2026-12-12 12:00 UTC (20 days left)</dd>');
+    // An IDN's page names it as its heading does, in the title too (the tab and history show it).
+    const idn = renderActionConfirmPage(
+      'xn--bcher-kva.nl',
+      outcome.confirm as NonNullable<typeof outcome.confirm>,
+      NOW,
+    );
+    expect(idn).toContain('<title>Snooze xn--bcher-kva.nl (bücher.nl)?</title>');
+    const ack = {
+      ...(outcome.confirm as NonNullable<typeof outcome.confirm>),
+      action: 'acknowledge' as const,
+    };
+    expect(renderActionConfirmPage('xn--bcher-kva.nl', ack, NOW)).toContain(
+      '<title>Acknowledge xn--bcher-kva.nl (bücher.nl)?</title>',
+    );
     expect(page).toContain('Its last 7 days to restore begin 2026-12-04 12:00 UTC');
     // 30 is not offered for it; 13 is, and then the snooze ends as the last days begin.
     const thirty = input({ token, form: { days: '30' }, current: quarantine(20) });

@@ -19,7 +19,8 @@ export function renderActionConfirmPage(
   confirm: NonNullable<ActionOutcome['confirm']>,
   now: number,
 ): string {
-  const shown = escapeHtml(displayDomain(domain));
+  const named = displayDomain(domain);
+  const shown = escapeHtml(named);
   const what = escapeHtml(describeDomainFinding(confirm.finding, new Date(now).toISOString(), day));
   // Said before the button: the link was sent for something else than what the button acts on now.
   const changed = confirm.sentFor
@@ -52,14 +53,14 @@ export function renderActionConfirmPage(
       )
       .join(' ');
     return renderPage(
-      `Snooze ${domain}?`,
+      `Snooze ${named}?`,
       `<h1>Snooze <code>${shown}</code>?</h1>${facts}
 <p>Alerts leave it out for the days you choose. It stays in the report, and comes back at once if it gets worse (for example enters quarantine).</p>${lastDays}
 <form method="post" action="${action}"><fieldset><legend>Snooze for</legend>${choices}</fieldset><p><button type="submit">Snooze ${shown}</button></p></form>${note}`,
     );
   }
   return renderPage(
-    `Acknowledge ${domain}?`,
+    `Acknowledge ${named}?`,
     `<h1>Acknowledge <code>${shown}</code>?</h1>${facts}
 <p>“We let this one go”: alerts leave it out until its expiry date, status or auto-renew changes. It stays in the report.</p>${lastDays}
 <form method="post" action="${action}"><button type="submit">Acknowledge ${shown}</button></form>${note}`,
