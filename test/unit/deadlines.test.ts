@@ -470,6 +470,19 @@ describe('alerts: restore deadlines', () => {
     expect(west.uid).toBe(restoreEvent(at2, 'Asia/Tokyo').uid);
   });
 
+  it('dates an event of a year before 100 in that year, not in the 1900s', () => {
+    // A record the reseller dated 0050 (a typo for 2050, or a placeholder): shown as written.
+    const odd = domainFinding('typo.nl', 'expired', 'critical', -1, {
+      date_expiry: '0050-03-01T00:00:00.000Z',
+    });
+    const ics = renderCalendar(reportOf([odd]));
+    const events = new ICAL.Component(ICAL.parse(ics))
+      .getAllSubcomponents('vevent')
+      .map((e) => new ICAL.Event(e));
+    expect(events.map((e) => e.startDate.year)).toEqual([50]);
+    expect(ics).toContain('DTSTART;VALUE=DATE:00500301\r\n');
+  });
+
   it('lists the deadlines on the report page and marks them on the timeline', () => {
     const page = renderReportPage({ report, token: {} });
     expect(page).toContain('<h2>Restore deadlines (4)</h2>');

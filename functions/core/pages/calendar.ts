@@ -60,7 +60,8 @@ function dayIn(timeZone: string): (ms: number) => number {
   return (ms) => {
     const parts = format.formatToParts(new Date(ms));
     const part = (type: string) => Number(parts.find((p) => p.type === type)?.value);
-    return Date.UTC(part('year'), part('month') - 1, part('day'));
+    // setUTCFullYear, not Date.UTC: that reads a year 0–99 as 1900–1999.
+    return new Date(0).setUTCFullYear(part('year'), part('month') - 1, part('day'));
   };
 }
 
