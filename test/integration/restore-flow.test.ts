@@ -157,6 +157,8 @@ describe('restore flow: sentinel serve + simulator', () => {
     expect(unasked.stderr).toContain('pass --yes');
     const declined = await runCli(['restore', domain], stack.env, { ask: async () => 'n' });
     expect(declined.stdout).toContain(`not restored: the name typed is not ${domain}\n`);
+    // The person answered and nothing was sent: the command completed (docs/cli.md, Exit status).
+    expect(declined.code).toBe(0);
     expect(declined.stdout).toContain('A restore is a paid action');
     expect(stack.sim.domain(domain)?.status).toEqual(['quarantine']);
     const run = await runCli(['restore', domain, '--yes'], stack.env);
