@@ -30,7 +30,7 @@ import { limitProblems } from './limits';
 import { ReportBucket } from './report-bucket';
 import { Scanner } from './scanner';
 import { SecretParameter } from './secret-parameter';
-import { StateTable } from './state-table';
+import { StateTable, servedPartitions } from './state-table';
 import { Watchdog } from './watchdog';
 import { WebApi } from './web-api';
 
@@ -426,8 +426,9 @@ export class DomainSentinel extends Construct {
   /** The state table and the report bucket, for the scan and the web function. */
   private grantMemory(items: AccountScanInput[] | undefined): void {
     this.state.grantReadWrite(this.scan.fn);
-    // Snooze and acknowledge links write to the same state, through the store's conditional steps.
-    this.state.grantReadWrite(this.web.fn);
+    // Snooze and acknowledge links write to the same state, through the store's conditional steps,
+    // in the partitions of the account(s) it serves alone.
+    this.state.grantReadWrite(this.web.fn, servedPartitions(this.settings.resellerBaseUrl, items));
     if (!items) {
       this.reports.grantWrite(this.scan.fn);
       this.reports.grantReadLatest(this.web.fn);

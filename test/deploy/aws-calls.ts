@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, request, type Server } from 'node:http';
+import { STATE_TABLE_DEFINITION } from '../../functions/aws/state-table-definition';
 import { listenOnLoopback } from '../support/loopback';
 
 /**
@@ -14,7 +15,8 @@ export interface AwsCall {
   readonly caller: string;
   readonly action: string;
   readonly resource: string;
-  readonly context: Readonly<Record<string, string>>;
+  /** A multi-valued key (`dynamodb:LeadingKeys`) holds its values as a list. */
+  readonly context: Readonly<Record<string, string | readonly string[]>>;
   /** For a call AWS makes on the caller's behalf: the request it came from. */
   readonly via?: string;
 }
@@ -186,11 +188,51 @@ function smsAttributes(params: URLSearchParams): Record<string, string> {
   return out;
 }
 
+type Item = Record<string, { S?: string } | undefined>;
+const PARTITION_KEY = STATE_TABLE_DEFINITION.partitionKey.name;
+
+/** `dynamodb:LeadingKeys`, as DynamoDB sets it: the partition key values a request touches (none: no key). */
+const leadingKeysOf = (values: readonly string[]): Record<string, readonly string[]> =>
+  values.length > 0 ? { 'dynamodb:LeadingKeys': [...new Set(values)] } : {};
+
+/** The partitions a batch's requests write (or read): each Put's item, each Delete's (or Get's) key. */
+function batchPartitions(requests: unknown): string[] {
+  if (!Array.isArray(requests) && typeof requests !== 'object') return [];
+  const list = Array.isArray(requests) ? requests : ((requests as { Keys?: unknown[] }).Keys ?? []);
+  return list.flatMap((r: { PutRequest?: { Item: Item }; DeleteRequest?: { Key: Item } } & Item) => {
+    const item = r.PutRequest?.Item ?? r.DeleteRequest?.Key ?? r;
+    const value = item[PARTITION_KEY]?.S;
+    return value === undefined ? [] : [value];
+  });
+}
+
+/** The partition a request names: its Key or Item, or a query's equality on the partition key. */
+function requestPartitions(input: Record<string, unknown>): string[] {
+  const item = (input.Key ?? input.Item) as Item | undefined;
+  const direct = item?.[PARTITION_KEY]?.S;
+  if (direct !== undefined) return [direct];
+  const condition = /^\s{0,8}(#?\w{1,64})\s{0,8}=\s{0,8}(:\w{1,64})/.exec(
+    String(input.KeyConditionExpression ?? ''),
+  );
+  if (!condition) return [];
+  const [, attribute = '', placeholder = ''] = condition;
+  const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
+  const values = (input.ExpressionAttributeValues ?? {}) as Item;
+  const value = values[placeholder]?.S;
+  return (names[attribute] ?? attribute) === PARTITION_KEY && value !== undefined ? [value] : [];
+}
+
 /**
  * DynamoDB (JSON 1.0). A transaction needs each item's own action; a batch names its tables; a
- * query of an index is a call on the index.
+ * query of an index is a call on the index. Each call carries the partitions it touches
+ * (`dynamodb:LeadingKeys`), a value the rehearsal replaced (`asDeployed`: its own reseller's URL)
+ * put back as deployed.
  */
-export function dynamodbService(place: Place): Service {
+export function dynamodbService(place: Place, asDeployed: ReadonlyMap<string, string> = new Map()): Service {
+  const leadingKeys = (values: readonly string[]) =>
+    leadingKeysOf(
+      values.map((v) => [...asDeployed].reduce((out, [from, to]) => out.replaceAll(from, to), v)),
+    );
   const table = (name: string) => `arn:aws:dynamodb:${place.region}:${place.account}:table/${name}`;
   return {
     name: 'dynamodb',
@@ -216,14 +258,22 @@ export function dynamodbService(place: Place): Service {
         );
       }
       if (operation === 'BatchWriteItem' || operation === 'BatchGetItem')
-        return Object.keys((input.RequestItems as object) ?? {}).map((name) => ({
-          action: `dynamodb:${operation}`,
-          resource: table(name),
-          context: {},
-        }));
+        return Object.entries((input.RequestItems as Record<string, unknown>) ?? {}).map(
+          ([name, requests]) => ({
+            action: `dynamodb:${operation}`,
+            resource: table(name),
+            context: leadingKeys(batchPartitions(requests)),
+          }),
+        );
       const name = String(input.TableName ?? '');
       const index = input.IndexName ? `/index/${input.IndexName}` : '';
-      return [{ action: `dynamodb:${operation}`, resource: `${table(name)}${index}`, context: {} }];
+      return [
+        {
+          action: `dynamodb:${operation}`,
+          resource: `${table(name)}${index}`,
+          context: leadingKeys(requestPartitions(input)),
+        },
+      ];
     },
   };
 }

@@ -184,9 +184,18 @@ export async function startWorld(
   const parameters = new Map<string, Parameter>();
   const ssmKey = `arn:aws:kms:${PLACE.region}:${PLACE.account}:key/aws-ssm-managed-key`;
 
+  // The functions run against the rehearsal's reseller (overrides); DynamoDB's partition keys are
+  // judged as the deployed functions would write them, with the template's value (its IAM names that one).
+  const asDeployed = new Map<string, string>();
+  for (const id of resolver.ofType('AWS::Lambda::Function')) {
+    const environment = resolver.resource(id).Properties?.Environment as { Variables?: object } | undefined;
+    const variables = resolver.resolve(environment?.Variables ?? {}) as Record<string, unknown>;
+    for (const [name, value] of Object.entries(options.overrides))
+      if (typeof variables[name] === 'string') asDeployed.set(value, variables[name]);
+  }
   const proxies: Record<string, [Service, string | undefined]> = {
     SNS: [snsService(PLACE, topicKeys), fauxqsUrl],
-    DYNAMODB: [dynamodbService(PLACE), dynalite.endpoint],
+    DYNAMODB: [dynamodbService(PLACE, asDeployed), dynalite.endpoint],
     S3: [s3Service(), s3url],
     SSM: [ssmService(PLACE, parameters), undefined],
     CLOUDWATCH: [cloudwatchService(), undefined],
