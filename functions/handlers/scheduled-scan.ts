@@ -6,12 +6,14 @@ import type { SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDbStateStore } from '../aws/dynamodb-state-store';
 import { schedulerHolder } from '../aws/held-sms';
 import { countingFetch } from '../aws/metrics';
+import { SCAN_SDK_TIMEOUTS, uploadTimeoutMs } from '../aws/sdk-timeouts';
 import type { SecretSource } from '../aws/secrets';
 import { chatTargetOf, snsSender } from '../aws/sns-publish';
 import { truncateReport } from '../core/alerts/alert';
-import { ConfigError, withKeySource } from '../core/base/errors';
+import { ConfigError, errorLine, withKeySource } from '../core/base/errors';
 import type { ReportStore } from '../core/memory/report-store';
 import { loadStatePolicy, STATE_ENV } from '../core/memory/state-config';
+import { ResellerClient } from '../core/reseller/client';
 import {
   ACCOUNT_ENV,
   ACCOUNT_NAME,
@@ -47,8 +49,26 @@ import {
   type StatefulScanOutcome,
 } from '../use-cases/stateful-scan';
 
-/** Time kept back from the Lambda's budget for publishing the alert and flushing logs. */
+/**
+ * Time kept back from the Lambda's budget for publishing the alert, saving the state and flushing
+ * logs; a run that keeps a report keeps the time its uploads take as well (storeReserveMs).
+ */
 export const PUBLISH_RESERVE_MS = 20_000;
+/**
+ * Bytes a domain makes a run store at most: the report twice (its copy under reports/ and
+ * latest.json), 253 bytes a domain, and its view, 116, as the stress portfolio (42 % of domains
+ * flagged) measured (docs/performance.md, "When AWS does not answer the scan").
+ */
+export const STORED_BYTES_PER_DOMAIN = 2 * 253 + 116;
+/**
+ * The time storing the report of an account of `domains` may take: each of its three uploads'
+ * attempt (S3ReportStore's PutObject: 3 s and its size at the slowest pace assumed, 10 MB/s).
+ */
+export function storeReserveMs(domains: number): number {
+  const s3 = SCAN_SDK_TIMEOUTS.s3;
+  // The bytes of the three are summed: one upload's own time, then the other two's.
+  return uploadTimeoutMs(s3, domains * STORED_BYTES_PER_DOMAIN) + 2 * s3.requestTimeoutMs;
+}
 /**
  * The Lambda's last seconds: a first save with memory (every domain written) starts writing no more
  * domains then and keeps those it wrote, where the timeout would have killed it keeping none (and
@@ -117,7 +137,7 @@ export async function handleScheduledScan(
   event?: unknown,
 ): Promise<ScheduledScanResult> {
   const clock = deps.clock ?? Date.now;
-  const { deadline, saveBy, end } = budgetOf(clock(), remainingMs);
+  const { deadline: publishBy, saveBy, end } = budgetOf(clock(), remainingMs);
   const reseller = countingFetch(deps.fetch);
   const heartbeat: HeartbeatTarget = { base: await heartbeatBase(deps), end };
   let keySource: string | undefined;
@@ -127,6 +147,7 @@ export async function handleScheduledScan(
     keySource = target.keySource;
     if (settings.linkBaseUrl && !secrets.hasSigningKeys())
       throw new ConfigError(`${ENV.linkSigningKeyParameter} is not set but ${ENV.linkBaseUrl} is`);
+    const deadline = await readingDeadline(deps, target, reseller.fetch, publishBy);
     const now = clock();
     const job = {
       settings,
@@ -201,6 +222,44 @@ function budgetOf(now: number, remainingMs: number): { deadline: number; saveBy:
     saveBy: now + remainingMs - SAVE_MARGIN_MS,
     end: now + remainingMs,
   };
+}
+
+/**
+ * When the scan stops reading. A report kept in the bucket is stored before the alert goes out (the
+ * alert's links must find it): such a run stops the time storing it takes (storeReserveMs, for the
+ * account's size: one request of `per_page=1`, its totals) before `publishBy`. A count that fails
+ * leaves `publishBy` (logged): the scan's own read then says what is wrong.
+ */
+async function readingDeadline(
+  deps: ScheduledScanDeps,
+  { settings, secrets, reports }: { settings: ScanSettings; secrets: SecretSource; reports?: ReportStore },
+  fetch: typeof globalThis.fetch,
+  publishBy: number,
+): Promise<number> {
+  if (!reports) return publishBy;
+  const clock = deps.clock ?? Date.now;
+  try {
+    const client = new ResellerClient({
+      baseUrl: settings.resellerBaseUrl,
+      apiKey: await secrets.apiKey(),
+      timeoutMs: settings.requestTimeoutMs,
+      deadline: publishBy,
+      fetch,
+    });
+    const domains = await client.countDomains();
+    const deadline = Math.max(clock() + 5_000, publishBy - storeReserveMs(domains));
+    deps.logger.info('reading stops early enough to store the report', {
+      domains,
+      storeReserveMs: storeReserveMs(domains),
+      readingLeftMs: deadline - clock(),
+    });
+    return deadline;
+  } catch (error) {
+    deps.logger.error('the report store reserve is the default: the account could not be counted', {
+      reason: errorLine(error),
+    });
+    return publishBy;
+  }
 }
 
 /** Logs whether a scan with memory published and why; returns whether it did. */
