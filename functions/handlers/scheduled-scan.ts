@@ -225,10 +225,21 @@ function budgetOf(now: number, remainingMs: number): { deadline: number; saveBy:
 }
 
 /**
+ * The longest the count before the scan may take (readingDeadline): one request that only sizes the
+ * reserve. A reseller that is slow or answers 429 then costs the scan these seconds, not the
+ * retries and Retry-After waits of a whole read (up to 5 attempts of RESELLER_TIMEOUT_MS and 60 s
+ * waits, minutes of the run).
+ */
+export const COUNT_BUDGET_MS = 15_000;
+
+/**
  * When the scan stops reading. A report kept in the bucket is stored before the alert goes out (the
  * alert's links must find it): such a run stops the time storing it takes (storeReserveMs, for the
- * account's size: one request of `per_page=1`, its totals) before `publishBy`. A count that fails
- * leaves `publishBy` (logged): the scan's own read then says what is wrong.
+ * account's size: one request of `per_page=1`, its totals, within COUNT_BUDGET_MS) before
+ * `publishBy`, never later than `publishBy`, and keeps at least half the time left for reading: the
+ * report holds only what was read, so a count that says more than a run can read (a reseller's
+ * wrong totals) cannot take the scan's time. A count that fails leaves `publishBy` (logged): the
+ * scan's own read then says what is wrong.
  */
 async function readingDeadline(
   deps: ScheduledScanDeps,
@@ -243,17 +254,20 @@ async function readingDeadline(
       baseUrl: settings.resellerBaseUrl,
       apiKey: await secrets.apiKey(),
       timeoutMs: settings.requestTimeoutMs,
-      deadline: publishBy,
+      deadline: Math.min(publishBy, clock() + COUNT_BUDGET_MS),
       fetch,
     });
     const domains = await client.countDomains();
-    const deadline = Math.max(clock() + 5_000, publishBy - storeReserveMs(domains));
-    deps.logger.info('reading stops early enough to store the report', {
+    const left = Math.max(0, publishBy - clock());
+    const needed = storeReserveMs(domains);
+    const reserve = Math.min(needed, left / 2);
+    deps.logger.info('reading stops early to store the report', {
       domains,
-      storeReserveMs: storeReserveMs(domains),
-      readingLeftMs: deadline - clock(),
+      storeReserveMs: reserve,
+      ...(reserve < needed ? { storeReserveNeededMs: needed } : {}),
+      readingLeftMs: left - reserve,
     });
-    return deadline;
+    return publishBy - reserve;
   } catch (error) {
     deps.logger.error('the report store reserve is the default: the account could not be counted', {
       reason: errorLine(error),

@@ -3,6 +3,7 @@ import { EnvSecretSource } from '../../functions/aws/secrets';
 import type { ReportStore } from '../../functions/core/memory/report-store';
 import type { Report } from '../../functions/core/scan/scan';
 import {
+  COUNT_BUDGET_MS,
   handleScheduledScan,
   PUBLISH_RESERVE_MS,
   type ScheduledScanDeps,
@@ -84,5 +85,76 @@ describe('the time a scheduled scan keeps for storing its report', () => {
     expect(reports.putAt).toBeDefined();
     const left = end - (reports.putAt as number);
     expect(left).toBeGreaterThanOrEqual(PUBLISH_RESERVE_MS + storeReserveMs(DOMAINS) - 2_000);
+  });
+
+  /** `fetch` with the count's request (per_page=1) answered by `count`, every other one by the simulator. */
+  const countAnsweredBy =
+    (count: (input: string, init?: RequestInit) => Promise<Response>): typeof globalThis.fetch =>
+    (input, init) =>
+      new URL(String(input)).searchParams.get('per_page') === '1'
+        ? count(String(input), init)
+        : globalThis.fetch(input, init);
+
+  it('gives the count a bounded time: a reseller slow to refuse it does not eat the scan with retries', async () => {
+    // Prepare: the count is answered 503 after 50 s each time (a reseller under load); every
+    // other request is answered at once.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    const start = Date.now();
+    let firstListAt: number | undefined;
+    const fetch = countAnsweredBy(async () => {
+      vi.setSystemTime(Date.now() + 50_000);
+      return new Response('{"error":"busy"}', { status: 503, headers: { 'Retry-After': '0' } });
+    });
+    const noted: typeof globalThis.fetch = (input, init) => {
+      if (new URL(String(input)).searchParams.get('per_page') !== '1') firstListAt ??= Date.now();
+      return fetch(input, init);
+    };
+    // Act
+    const result = await handleScheduledScan(deps(noting(), noted), 900_000);
+    // Assess: one attempt (the count's budget ran out during it), not five of 50 s; the scan then
+    // read the whole account.
+    expect(firstListAt).toBeDefined();
+    expect((firstListAt as number) - start).toBeLessThanOrEqual(COUNT_BUDGET_MS + 50_000);
+    expect(result.domainsScanned + result.problems).toBe(DOMAINS);
+  });
+
+  it('keeps half the time for reading whatever the count says: totals of a trillion do not cut the scan to seconds', async () => {
+    // Prepare: the count answers the simulator's page with totals of 10^12; each request takes
+    // 200 ms, so the account (200 pages of 10) takes 40 s to read.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    const lying = countAnsweredBy(async (input, init) => {
+      const body = (await (await globalThis.fetch(input, init)).json()) as { pagination: object };
+      body.pagination = { ...body.pagination, total_results: 1e12, total_pages: 1e12 };
+      return Response.json(body);
+    });
+    const slow: typeof globalThis.fetch = (input, init) => {
+      vi.setSystemTime(Date.now() + 200);
+      return lying(input, init);
+    };
+    // Act
+    const result = await handleScheduledScan(deps(noting(), slow), 900_000);
+    // Assess: the whole account was read (the count asked for more than the run has).
+    expect(result.domainsScanned + result.problems).toBe(DOMAINS);
+  });
+
+  it('never reads past the publish reserve, however long the count took', async () => {
+    // Prepare: a run with 30 s left (10 s to read); the count takes 8 s to answer.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    const start = Date.now();
+    const fetch = countAnsweredBy(async (input, init) => {
+      vi.setSystemTime(Date.now() + 8_000);
+      return globalThis.fetch(input, init);
+    });
+    const slow: typeof globalThis.fetch = (input, init) => {
+      vi.setSystemTime(Date.now() + 200);
+      return fetch(input, init);
+    };
+    const reports = noting();
+    // Act: the read is cut, so the run fails as incomplete after keeping its report.
+    await handleScheduledScan(deps(reports, slow), 30_000).catch(() => undefined);
+    // Assess: the report reached the store by the time reading had to stop for the publish
+    // reserve (and a request in flight then), not 5 s of reading after the count.
+    expect(reports.putAt).toBeDefined();
+    expect((reports.putAt as number) - start).toBeLessThanOrEqual(30_000 - PUBLISH_RESERVE_MS + 200);
   });
 });
