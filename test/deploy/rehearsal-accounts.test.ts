@@ -7,6 +7,7 @@ import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { ACCOUNT_SCAN_STATES } from '../../lib/account-scans';
 import { type Json, type Machine, runStateMachine, TaskFailedError } from '../support/asl';
+import type { AwsCall } from './aws-calls';
 import { awsManagedKeyPolicy, denials, describeDenial } from './iam';
 import {
   emfRecords,
@@ -386,6 +387,28 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
       ),
     ];
     expect(await judge()).toEqual([]);
+    // The scan's state calls, judged above by the partitions they touch: each account's own scope
+    // (`account <name> at <url>`) and its shards, never the deployment's own base URL's.
+    const base = 'https://api.reseller.example';
+    const stateCalls = world.calls.filter((c) => c.caller === scan.id && c.action.startsWith('dynamodb:'));
+    expect(new Set(stateCalls.map((c) => c.action))).toEqual(
+      new Set(['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem']),
+    );
+    const partitions = new Set(stateCalls.flatMap((c) => c.context['dynamodb:LeadingKeys'] ?? []));
+    const scopes = new Set([...partitions].map((p) => p.replace(/#\d{1,2}$/, '')));
+    expect(scopes).toEqual(
+      new Set(['brand-a', 'brand-b', 'brand-c'].map((name) => `account ${name} at ${base}`)),
+    );
+    expect(stateCalls.every((c) => (c.context['dynamodb:LeadingKeys'] ?? []).length > 0)).toBe(true);
+    // The same calls in the deployment's own partition, or another account's, would be refused.
+    const [query] = stateCalls.filter((c) => c.action === 'dynamodb:Query');
+    for (const other of [base, `${base}#3`, `account brand-z at ${base}`]) {
+      world.calls.push({ ...(query as AwsCall), context: { 'dynamodb:LeadingKeys': [other] } });
+      expect(await judge()).toEqual([
+        `${scan.id} may not dynamodb:Query on ${(query as AwsCall).resource}: ImplicitlyDenied`,
+      ]);
+      world.calls.pop();
+    }
     // A scan that read a parameter no account names would be refused: the grant lists only theirs.
     world.calls.push({
       caller: scan.id,
