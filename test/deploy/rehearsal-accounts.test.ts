@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
+import { parseSigningKeys, signLink, signRestoreLink } from '../../functions/core/links/links';
+import { RETIRED_LINK } from '../../functions/handlers/accounts-web';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { ACCOUNT_SCAN_STATES } from '../../lib/account-scans';
@@ -281,6 +283,40 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
     expect(page.body).toContain('domain-sentinel (brand-a)');
     const moved = await follow(report.report_url.replace('/accounts/brand-a/', '/accounts/brand-b/'));
     expect(moved.statusCode).toBe(403);
+  });
+
+  it('answers a link of the deployment’s own routes, from before it served several accounts, 410 without reading its state', async () => {
+    const report = (await world.readObject(
+      world.resolver.ofType('AWS::S3::Bucket')[0] as string,
+      'accounts/brand-a/latest.json',
+    )) as { findings: DomainFinding[] };
+    const finding = report.findings[0] as DomainFinding;
+    const keys = parseSigningKeys(signingKey);
+    const root = scan.env.LINK_BASE_URL as string;
+    const before = world.calls.length;
+    const links = [
+      signLink({
+        baseUrl: root,
+        action: 'snooze',
+        subject: finding.domain_name,
+        finding: { kind: finding.kind, severity: finding.severity },
+        keys,
+        now: Date.now(),
+      }),
+      signRestoreLink({ baseUrl: root, domain: finding.domain_name, keys, now: Date.now() }),
+    ];
+    for (const link of links) {
+      const answer = await follow(link);
+      // Not the 500 "not configured correctly" (no deployment key) nor a 503 "try again" (the
+      // state refused by the role's partitions) the deployment's own app gave such a link.
+      expect(answer.statusCode).toBe(410);
+      expect(answer.body).toContain(RETIRED_LINK.title);
+    }
+    // Nothing read for it (its own logs aside): no key, no state, no report.
+    const read = world.calls
+      .slice(before)
+      .filter((c) => c.caller === web.id && !c.action.startsWith('logs:'));
+    expect(read).toEqual([]);
   });
 
   it('emits, per account, every metric its alarms watch, with exactly their dimensions', () => {
