@@ -425,10 +425,12 @@ export class DomainSentinel extends Construct {
 
   /** The state table and the report bucket, for the scan and the web function. */
   private grantMemory(items: AccountScanInput[] | undefined): void {
-    this.state.grantReadWrite(this.scan.fn);
-    // Snooze and acknowledge links write to the same state, through the store's conditional steps,
-    // in the partitions of the account(s) it serves alone.
-    this.state.grantReadWrite(this.web.fn, servedPartitions(this.settings.resellerBaseUrl, items));
+    // Each function in the partitions of the deployment's account(s) alone: the scan keeps an
+    // account's state under the scope it derives (the base URL, or `account <name> at <url>`), and
+    // snooze and acknowledge links write to the same state, through the store's conditional steps.
+    const partitions = servedPartitions(this.settings.resellerBaseUrl, items);
+    this.state.grantReadWrite(this.scan.fn, partitions);
+    this.state.grantReadWrite(this.web.fn, partitions);
     if (!items) {
       this.reports.grantWrite(this.scan.fn);
       this.reports.grantReadLatest(this.web.fn);

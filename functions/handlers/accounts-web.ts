@@ -143,6 +143,30 @@ export function createAccountsWebApp<A extends AccountEntry>(given: AccountsWebD
   };
 }
 
+/** What a link of the deployment's own routes is told once the deployment serves several accounts. */
+export const RETIRED_LINK = {
+  title: 'This link is no longer served',
+  message:
+    'This deployment now serves several accounts, each with links of its own; this link is from before, and what it was for is no longer kept here. Nothing was changed. Use the links of the latest alert.',
+} as const;
+
+/**
+ * The deployment's own routes (`/restore/{domain}`, `/report`, …) in AWS once it serves several
+ * accounts: every link there is from before the switch. Its state, report and key are no
+ * account's, and the web function's role may no longer use them (the state table in the accounts'
+ * partitions alone, the bucket's accounts' reports), so the deployment's own app would answer a 500
+ * "not configured correctly" or a 503 "try again", raising the error alarm for an old e-mail's
+ * click. Each is answered 410 instead, saying so, without reading anything.
+ */
+export function retiredRoutes(log: (message: string, entry: Record<string, unknown>) => void): ProxyHandler {
+  return async (event) => {
+    // The route's own word (restore, snooze, report, …), from the API's resource, never the request's text.
+    const action = /^\/([a-z.]{1,16})/.exec(event.resource)?.[1] ?? 'unknown';
+    log('retired link', { level: 'info', action, outcome: 'link_retired', status: 410 });
+    return refuse('link_retired', 410, RETIRED_LINK.title, RETIRED_LINK.message, event);
+  };
+}
+
 /**
  * The name of the app that answers for an account that is not one: outside ACCOUNT_NAME, so no
  * account has it and no link is signed with its derived keys.

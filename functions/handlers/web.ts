@@ -15,7 +15,7 @@ import { ACCOUNT_ENV } from '../core/scan/accounts';
 import { ENV, METRICS, parseSetting, settingsFromEnv } from '../core/scan/config';
 import { StateActionStore } from '../use-cases/state-action-store';
 import { awsAccountWebStores, cachedDirectory } from './account-deps';
-import { accountWebApp, createAccountsWebApp } from './accounts-web';
+import { accountWebApp, createAccountsWebApp, retiredRoutes } from './accounts-web';
 import type { ProxyHandler } from './http-answer';
 import { createWebApp } from './web-app';
 
@@ -69,7 +69,8 @@ export function createWebEntry(
     appFor: (input) => accountWebApp(input, accountStores),
     summaries: () => (bucket ? new S3AccountSummaries(s3, bucket) : null),
     signingKeys: () => secrets.signingKeys(),
-    fallback: ownApp,
+    // Several accounts: the deployment's own routes serve links from before the switch, answered as such.
+    fallback: env[ACCOUNT_ENV.accountsOnly] === 'true' ? retiredRoutes(logLine) : ownApp,
     log: logLine,
   });
 }

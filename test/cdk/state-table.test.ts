@@ -19,6 +19,15 @@ beforeAll(() => {
 const logicalId = (construct: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(construct.node.defaultChild as never);
 
+/** The DynamoDB statements of the policies of `fn`'s role in `synthesized`. */
+function dynamoStatements(synthesized: Template, fn: { role?: { node: { defaultChild?: unknown } } }) {
+  const role = stack.getLogicalId(fn.role?.node.defaultChild as never);
+  const policies = synthesized.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: role }] } });
+  return Object.values(policies)
+    .flatMap((p) => p.Properties.PolicyDocument.Statement)
+    .filter((st: { Action: string | string[] }) => [st.Action].flat().some((a) => a.startsWith('dynamodb:')));
+}
+
 describe('state table', () => {
   it('is on demand, recoverable to any point, encrypted, and kept when the stack goes', () => {
     template.resourceCountIs('AWS::DynamoDB::Table', 1);
@@ -49,25 +58,25 @@ describe('state table', () => {
     expect(table?.Properties.BillingMode).toBe(input.BillingMode);
   });
 
-  it('names itself to the scan function and lets it query, update and batch-write that table only', () => {
+  it('names itself to the scan function and lets it query, update and batch-write its account’s partitions of that table only', () => {
     const tableId = logicalId(stack.state.table);
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('scans the reseller account'),
       Environment: { Variables: Match.objectLike({ STATE_TABLE_NAME: { Ref: tableId } }) },
     });
-    const scanRole = stack.getLogicalId(stack.scan.fn.role?.node.defaultChild as never);
-    template.hasResourceProperties('AWS::IAM::Policy', {
-      Roles: [{ Ref: scanRole }],
-      PolicyDocument: {
-        Statement: Match.arrayWith([
-          {
-            Action: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
-            Effect: 'Allow',
-            Resource: [{ 'Fn::GetAtt': [tableId, 'Arn'] }],
+    expect(dynamoStatements(template, stack.scan.fn)).toEqual([
+      {
+        Action: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
+        // The scope the scan keeps its state under (the base URL) and its shards alone.
+        Condition: {
+          'ForAllValues:StringLike': {
+            'dynamodb:LeadingKeys': ['https://api.reseller.example', 'https://api.reseller.example#*'],
           },
-        ]),
+        },
+        Effect: 'Allow',
+        Resource: { 'Fn::GetAtt': [tableId, 'Arn'] },
       },
-    });
+    ]);
   });
 
   it('publishes its name as an output, for state reset', () => {
@@ -76,16 +85,7 @@ describe('state table', () => {
 
   it('lets the web function (snooze and acknowledge links) use the store the same way, and nothing more', () => {
     const tableId = logicalId(stack.state.table);
-    const webRole = stack.getLogicalId(stack.web.fn.role?.node.defaultChild as never);
-    const policies = template.findResources('AWS::IAM::Policy', {
-      Properties: { Roles: [{ Ref: webRole }] },
-    });
-    const dynamo = Object.values(policies)
-      .flatMap((p) => p.Properties.PolicyDocument.Statement)
-      .filter((st: { Action: string | string[] }) =>
-        [st.Action].flat().some((a) => a.startsWith('dynamodb:')),
-      );
-    expect(dynamo).toEqual([
+    expect(dynamoStatements(template, stack.web.fn)).toEqual([
       {
         Action: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
         // Its account's partition (the base URL) and shards alone: a batch with any other is refused.
@@ -124,11 +124,15 @@ describe('the web function’s partitions of the state (dynamodb:LeadingKeys)', 
   }));
   const literal = (c: string) => `\${${c}}`;
 
-  /** The calls IAM refuses the web function of `context`'s stack, one per partition key value. */
-  async function refusedPartitions(context: Record<string, unknown>, partitions: string[][]) {
+  /** The calls IAM refuses the `fn` function of `context`'s stack, one per partition key value. */
+  async function refusedPartitions(
+    context: Record<string, unknown>,
+    partitions: string[][],
+    fn: 'web' | 'scan' = 'web',
+  ) {
     const { stack: built, template: synthesized } = synth(context);
     const resolver = new TemplateResolver(synthesized.toJSON() as Json, ENV);
-    const role = built.getLogicalId(built.web.fn.role?.node.defaultChild as never);
+    const role = built.getLogicalId(built[fn].fn.role?.node.defaultChild as never);
     const table = resolver.attribute(built.getLogicalId(built.state.table.node.defaultChild as never), 'Arn');
     const calls: AwsCall[] = partitions.flatMap((keys) =>
       ['dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:BatchWriteItem'].map((action) => ({
@@ -171,13 +175,22 @@ describe('the web function’s partitions of the state (dynamodb:LeadingKeys)', 
       [accountScope(base, 'brand-a')],
       [`${accountScope('https://other.example/api', 'brand-b')}#3`],
     ];
-    expect(await refusedPartitions({ accounts: accountsSetting }, allowed)).toEqual([]);
-    const refused = await refusedPartitions({ accounts: accountsSetting }, [
-      [base],
-      [accountScope(base, 'brand-b')],
-      [accountScope(base, 'brand-c')],
-    ]);
-    expect(refused).toHaveLength(9);
+    const others = [[base], [accountScope(base, 'brand-b')], [accountScope(base, 'brand-c')]];
+    // The scan function's role too: each of its runs is one account's, under that account's scope.
+    for (const fn of ['web', 'scan'] as const) {
+      expect(await refusedPartitions({ accounts: accountsSetting }, allowed, fn)).toEqual([]);
+      expect(await refusedPartitions({ accounts: accountsSetting }, others, fn)).toHaveLength(9);
+    }
+  });
+
+  it('refuses the scan function of one account another account’s partition', async () => {
+    expect(await refusedPartitions({}, [[base], [`${base}#7`]], 'scan')).toEqual([]);
+    const refused = await refusedPartitions(
+      {},
+      [[accountScope(base, 'brand-a')], [`${base}.evil#0`]],
+      'scan',
+    );
+    expect(refused).toHaveLength(6);
   });
 
   it('matches a base URL’s *, ? and $ as themselves, not as wildcards', () => {

@@ -3,10 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
+import { parseSigningKeys, signLink, signRestoreLink } from '../../functions/core/links/links';
+import { RETIRED_LINK } from '../../functions/handlers/accounts-web';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
 import { ACCOUNT_SCAN_STATES } from '../../lib/account-scans';
 import { type Json, type Machine, runStateMachine, TaskFailedError } from '../support/asl';
+import type { AwsCall } from './aws-calls';
 import { awsManagedKeyPolicy, denials, describeDenial } from './iam';
 import {
   emfRecords,
@@ -282,6 +285,40 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
     expect(moved.statusCode).toBe(403);
   });
 
+  it('answers a link of the deployment’s own routes, from before it served several accounts, 410 without reading its state', async () => {
+    const report = (await world.readObject(
+      world.resolver.ofType('AWS::S3::Bucket')[0] as string,
+      'accounts/brand-a/latest.json',
+    )) as { findings: DomainFinding[] };
+    const finding = report.findings[0] as DomainFinding;
+    const keys = parseSigningKeys(signingKey);
+    const root = scan.env.LINK_BASE_URL as string;
+    const before = world.calls.length;
+    const links = [
+      signLink({
+        baseUrl: root,
+        action: 'snooze',
+        subject: finding.domain_name,
+        finding: { kind: finding.kind, severity: finding.severity },
+        keys,
+        now: Date.now(),
+      }),
+      signRestoreLink({ baseUrl: root, domain: finding.domain_name, keys, now: Date.now() }),
+    ];
+    for (const link of links) {
+      const answer = await follow(link);
+      // Not the 500 "not configured correctly" (no deployment key) nor a 503 "try again" (the
+      // state refused by the role's partitions) the deployment's own app gave such a link.
+      expect(answer.statusCode).toBe(410);
+      expect(answer.body).toContain(RETIRED_LINK.title);
+    }
+    // Nothing read for it (its own logs aside): no key, no state, no report.
+    const read = world.calls
+      .slice(before)
+      .filter((c) => c.caller === web.id && !c.action.startsWith('logs:'));
+    expect(read).toEqual([]);
+  });
+
   it('emits, per account, every metric its alarms watch, with exactly their dimensions', () => {
     const emitted = emfRecords(scan.lines).flatMap((record) =>
       record._aws.CloudWatchMetrics.flatMap((m) =>
@@ -386,6 +423,28 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
       ),
     ];
     expect(await judge()).toEqual([]);
+    // The scan's state calls, judged above by the partitions they touch: each account's own scope
+    // (`account <name> at <url>`) and its shards, never the deployment's own base URL's.
+    const base = 'https://api.reseller.example';
+    const stateCalls = world.calls.filter((c) => c.caller === scan.id && c.action.startsWith('dynamodb:'));
+    expect(new Set(stateCalls.map((c) => c.action))).toEqual(
+      new Set(['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem']),
+    );
+    const partitions = new Set(stateCalls.flatMap((c) => c.context['dynamodb:LeadingKeys'] ?? []));
+    const scopes = new Set([...partitions].map((p) => p.replace(/#\d{1,2}$/, '')));
+    expect(scopes).toEqual(
+      new Set(['brand-a', 'brand-b', 'brand-c'].map((name) => `account ${name} at ${base}`)),
+    );
+    expect(stateCalls.every((c) => (c.context['dynamodb:LeadingKeys'] ?? []).length > 0)).toBe(true);
+    // The same calls in the deployment's own partition, or another account's, would be refused.
+    const [query] = stateCalls.filter((c) => c.action === 'dynamodb:Query');
+    for (const other of [base, `${base}#3`, `account brand-z at ${base}`]) {
+      world.calls.push({ ...(query as AwsCall), context: { 'dynamodb:LeadingKeys': [other] } });
+      expect(await judge()).toEqual([
+        `${scan.id} may not dynamodb:Query on ${(query as AwsCall).resource}: ImplicitlyDenied`,
+      ]);
+      world.calls.pop();
+    }
     // A scan that read a parameter no account names would be refused: the grant lists only theirs.
     world.calls.push({
       caller: scan.id,
