@@ -254,6 +254,8 @@ async function readingDeadline(
       baseUrl: settings.resellerBaseUrl,
       apiKey: await secrets.apiKey(),
       timeoutMs: settings.requestTimeoutMs,
+      // The scan's own cap: a server that ignores per_page=1 sends the whole account in one answer.
+      maxResponseBytes: settings.maxResponseMb * 1024 * 1024,
       deadline: Math.min(publishBy, clock() + COUNT_BUDGET_MS),
       fetch,
     });

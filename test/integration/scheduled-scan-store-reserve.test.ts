@@ -137,6 +137,28 @@ describe('the time a scheduled scan keeps for storing its report', () => {
     expect(result.domainsScanned + result.problems).toBe(DOMAINS);
   });
 
+  it('reads the count under the deployment response cap: a server ignoring per_page=1 is cut at RESELLER_MAX_RESPONSE_MB', async () => {
+    // Prepare: the count is answered with a 2 MB body (a server sending the whole account at
+    // once); the deployment caps a response at 1 MB.
+    const errors: string[] = [];
+    const fetch = countAnsweredBy(async (input, init) => {
+      const body = (await (await globalThis.fetch(input, init)).json()) as object;
+      return Response.json({ ...body, padding: 'x'.repeat(2 * 1024 * 1024) });
+    });
+    const capped = deps(noting(), fetch);
+    // Act
+    await handleScheduledScan(
+      {
+        ...capped,
+        env: { ...capped.env, RESELLER_MAX_RESPONSE_MB: '1' },
+        logger: { info: () => undefined, error: (message: string) => void errors.push(message) },
+      },
+      900_000,
+    );
+    // Assess: the count was refused as too large (the reserve stays the default), not read whole.
+    expect(errors).toContain('the report store reserve is the default: the account could not be counted');
+  });
+
   it('never reads past the publish reserve, however long the count took', async () => {
     // Prepare: a run with 30 s left (10 s to read); the count takes 8 s to answer.
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
