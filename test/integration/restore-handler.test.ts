@@ -203,6 +203,10 @@ describe('restore Lambda entry point', () => {
       const res = await handler(restEvent('POST', link(domain), { Accept: 'application/json' }));
       expect(res.statusCode).toBe(503);
       expect(JSON.parse(res.body).outcome).toBe('audit_unavailable');
+      // DynamoDB refuses the item for good (a ValidationException): no retry mends it, and the answer says so.
+      expect(JSON.parse(res.body).message).toContain(
+        'trying again will not help; the operator has been told',
+      );
       expect(sim.restoreCalls).not.toContain(domain);
       expect(sim.domain(domain)?.status).toEqual(['quarantine']);
       const lines = output()

@@ -298,6 +298,26 @@ describe('decideAction', () => {
   it.each([
     ['damaged', () => new StateDamagedError('state damaged', { item: '#meta', damage: 'not JSON' })],
     ['bound to another API key', () => new StateRefusedError('bound to another API key; rebind')],
+    [
+      'refused by AWS (access denied) under a wrapper',
+      () =>
+        new Error('the snooze could not be kept', {
+          cause: Object.assign(new Error('not authorized to perform dynamodb:UpdateItem'), {
+            name: 'AccessDeniedException',
+            $fault: 'client',
+            $metadata: { httpStatusCode: 400 },
+          }),
+        }),
+    ],
+    [
+      'refused by AWS (access denied), unwrapped',
+      () =>
+        Object.assign(new Error('not authorized to perform dynamodb:UpdateItem'), {
+          name: 'AccessDeniedException',
+          $fault: 'client',
+          $metadata: { httpStatusCode: 400 },
+        }),
+    ],
   ] as const)(
     'does not tell the clicker to try again when the state is %s, which no retry mends',
     async (_n, error) => {

@@ -309,3 +309,20 @@ export function failedForNow(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * Whether an AWS service refused the call for good: a client fault (access denied, what was sent
+ * refused as invalid, no such table) in `error` or any of its causes, and nothing that fails for
+ * now ({@link failedForNow}). Trying again will not help until the operator mends it. An error of
+ * no AWS shape (a file, a fake) is neither.
+ */
+export function refusedForGood(error: unknown): boolean {
+  if (failedForNow(error)) return false;
+  let at = error;
+  for (let depth = 0; depth < CAUSES_FOLLOWED && at && typeof at === 'object'; depth++) {
+    const { $fault, cause } = at as SdkErrorShape;
+    if ($fault === 'client') return true;
+    at = cause;
+  }
+  return false;
+}

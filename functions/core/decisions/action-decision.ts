@@ -1,4 +1,11 @@
-import { AuthenticationError, ConfigError, errorLine, NotFoundError, SecretError } from '../base/errors';
+import {
+  AuthenticationError,
+  ConfigError,
+  errorLine,
+  NotFoundError,
+  refusedForGood,
+  SecretError,
+} from '../base/errors';
 import { type DomainFinding, severityRank } from '../findings/classify';
 import { checkActingLink, type GateRefusalKind, type GateResult, keyReadRefusal } from '../links/link-gate';
 import { type LinkFinding, type SigningKey, signLinkQuery } from '../links/links';
@@ -452,8 +459,8 @@ function misconfigured(error: unknown): ActionOutcome {
 
 /**
  * A state no retry mends: damaged, or refused (bound to another API key after a rotation, another
- * release's format): only the operator's `sentinel state rebind` or `reset` does. A lease a running
- * scan holds, or a store out of reach, passes.
+ * release's format): only the operator's `sentinel state rebind` or `reset` does; or refused by AWS
+ * for good (access denied: refusedForGood). A lease a running scan holds, or a store out of reach, passes.
  */
 const stuck = (error: unknown): boolean =>
-  error instanceof StateDamagedError || error instanceof StateRefusedError;
+  error instanceof StateDamagedError || error instanceof StateRefusedError || refusedForGood(error);

@@ -1,5 +1,5 @@
 import { type AuditEntry, earlierRestoreLine, earlierRestoreOf } from '../memory/audit';
-import type { RestoreOutcome } from './restore-outcome';
+import { type RestoreOutcome, storeFailedThen } from './restore-outcome';
 
 /**
  * A second restore of a domain that still shows quarantine: one sent before may be queued at the
@@ -37,7 +37,7 @@ export async function readEarlierRestore(
         kind: 'audit_unavailable',
         status: 503,
         title: `${domain} was not restored`,
-        message: `${domain} was NOT restored: the audit trail could not be read to tell whether a restore of it was sent already (a second may be charged again), so nothing was sent. Please try again in a few minutes.`,
+        message: `${domain} was NOT restored: the audit trail could not be read to tell whether a restore of it was sent already (a second may be charged again), so nothing was sent. ${storeFailedThen(error)}`,
         detail: `the audit trail could not be read for an earlier restore: ${error instanceof Error ? error.message : String(error)}`,
       },
     };

@@ -1,3 +1,4 @@
+import { refusedForGood } from '../base/errors';
 import type { RestoreDeadline } from '../findings/quarantine-periods';
 import type { GateRefusalKind } from '../links/link-gate';
 
@@ -62,3 +63,13 @@ export interface RestoreOutcome {
     readonly earlierRestoreAt?: string;
   };
 }
+
+/**
+ * What a person is told to do when the state store (a claim, the audit trail) failed: try again in a
+ * few minutes, unless AWS refused the call for good ({@link refusedForGood}: access denied, an item a
+ * hand edit broke), which no retry mends.
+ */
+export const storeFailedThen = (error: unknown): string =>
+  refusedForGood(error)
+    ? 'The state store refuses it until the operator mends it, so trying again will not help; the operator has been told.'
+    : 'Please try again in a few minutes.';

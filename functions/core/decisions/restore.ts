@@ -17,7 +17,7 @@ import { shownCut } from '../memory/state-bounds';
 import type { ResellerClient, RestoreAnswer } from '../reseller/client';
 import type { Domain } from '../reseller/schemas';
 import { AGAIN_FIELD, againConfirmed, readEarlierRestore, resendUnconfirmed } from './restore-again';
-import type { RestoreOutcome, RestoreOutcomeKind } from './restore-outcome';
+import { type RestoreOutcome, type RestoreOutcomeKind, storeFailedThen } from './restore-outcome';
 
 export type { RestoreOutcome, RestoreOutcomeKind } from './restore-outcome';
 
@@ -183,7 +183,7 @@ async function claimedRestore(input: RestoreInput, claim: ClaimPort, exp: number
         'claim_unavailable',
         503,
         `${domain} was not restored`,
-        `${domain} was NOT restored: the restore could not be registered first (so that no second click pays again). Please try again in a few minutes.`,
+        `${domain} was NOT restored: the restore could not be registered first (so that no second click pays again). ${storeFailedThen(error)}`,
       ),
       detail: `the restore claim could not be taken: ${errorDetail(error)}`,
     };
@@ -277,7 +277,7 @@ export async function restoreFromQuarantine(
         'audit_unavailable',
         503,
         `${domain} was not restored`,
-        `${domain} was NOT restored: the restore could not be recorded in the audit trail before it was sent, so nothing was sent. Please try again in a few minutes.`,
+        `${domain} was NOT restored: the restore could not be recorded in the audit trail before it was sent, so nothing was sent. ${storeFailedThen(error)}`,
       ),
       detail: `the restore could not be written ahead in the audit trail: ${errorDetail(error)}`,
     };
