@@ -216,7 +216,7 @@ describe('a listing whose totals a result window caps is caught by its other end
     expect(error.message).toContain('(sort=-domain_name) holds d0029.nl, which the 2 pages');
   });
 
-  it('asks the other end after a short last page only under totals a round number of thousands', async () => {
+  it('asks the other end after a short last page under round totals too, and after no single page', async () => {
     // 1 000 of 1 010 listed, 30 a page: the 34th page holds 10, and the totals add up.
     const capped = windowedApi({ total: 1010, window: 1000, perPage: 30, past: 'error' });
     const error = await readAll(client(capped.fetch).listDomains()).catch((e) => e);
@@ -229,7 +229,23 @@ describe('a listing whose totals a result window caps is caught by its other end
     expect(healthy.calls).toHaveLength(35);
     const other = windowedApi({ total: 25, window: 25, past: 'error' });
     expect((await readAll(client(other.fetch).listDomains())).records).toHaveLength(25);
-    expect(other.asked()).toEqual(['1 domain_name', '2 domain_name', '3 domain_name']);
+    expect(other.asked()).toEqual(['1 domain_name', '2 domain_name', '3 domain_name', '1 -domain_name']);
+    const single = windowedApi({ total: 5, window: 5, past: 'error' });
+    expect((await readAll(client(single.fetch).listDomains())).records).toHaveLength(5);
+    expect(single.asked()).toEqual(['1 domain_name']);
+  });
+
+  it('asks the other end after a short last page under totals that are not round, and fails a window capping them', async () => {
+    // 1 010 of 1 100 listed, 30 a page: the 34th page holds 20, and the totals add up.
+    const capped = windowedApi({ total: 1100, window: 1010, perPage: 30, past: 'empty' });
+    const error = await readAll(client(capped.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toContain(
+      '(sort=-domain_name) holds d1099.nl and 29 more records, which the 34 pages page 1 promised did not: total_results (1010) undercounts the account',
+    );
+    const healthy = windowedApi({ total: 1010, window: 1010, perPage: 30, past: 'empty' });
+    expect((await readAll(client(healthy.fetch).listDomains())).records).toHaveLength(1010);
+    expect(healthy.calls).toHaveLength(35);
   });
 
   it('asks the contact list sorted by handle the other way', async () => {

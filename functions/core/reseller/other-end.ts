@@ -46,13 +46,13 @@ export interface OtherEnd<P> {
 }
 
 /**
- * Whether a short last page may end a capped result window: more than one page, under totals a
- * round number of thousands (a search back end's 10 000 ends so when per_page does not divide it).
- * Only there is the other end asked after a short last page: asking it after every one would cost a
- * request per listing on every healthy account.
+ * Whether a short last page may end a capped result window: more than one page. A cap need not be
+ * a round number (a window of 1 010 ends as short a page as one of 10 000), and a short last page
+ * under totals that add up is all a capped window shows, so the other end is asked after every one:
+ * one request per listing of more than one page. A listing of one page is no capped window: a
+ * back end's window holds more than one page.
  */
-export const cappedShort = (results: number, pages: number) =>
-  pages > 1 && results > 0 && results % 1000 === 0;
+export const cappedShort = (results: number, pages: number) => pages > 1 && results > 0;
 
 /** What the other end's page 1 says: nothing (null), or records the read did not hold. */
 export interface OtherEndFinding<P> {

@@ -83,7 +83,7 @@ export interface PaginateOptions<T> {
   readonly fetchPage: (page: number, once?: boolean) => Promise<() => ListPage<T>>;
   /**
    * Page 1 of the listing sorted the other way, sent once, when the page past a full last page
-   * shows nothing, or after a short one under round totals ({@link PageAdmission.pastTheEnd}): names
+   * shows nothing, or after a short one ({@link PageAdmission.pastTheEnd}): names
    * there the read did not hold, in any spelling, mean the totals undercount the account. @default not asked
    */
   readonly otherEnd?: OtherEnd<ListPage<T>>;
@@ -299,9 +299,16 @@ class PageAdmission<T> {
     return this.decided;
   }
 
-  /** A short last page where the totals may be a capped window's ({@link cappedShort}). */
+  /**
+   * A short last page of a listing of more than one page whose records add up to its totals: a
+   * capped window's, perhaps ({@link cappedShort}). One that does not add up has failed already.
+   */
   get roundShort(): boolean {
-    return this.lastShort && cappedShort(this.promise.results, this.promise.pages);
+    return (
+      this.lastShort &&
+      this.received === this.promise.results &&
+      cappedShort(this.promise.results, this.promise.pages)
+    );
   }
 
   /**
