@@ -299,10 +299,7 @@ class PageAdmission<T> {
     return this.decided;
   }
 
-  /**
-   * A short last page of a listing of more than one page whose records add up to its totals: a
-   * capped window's, perhaps ({@link cappedShort}). One that does not add up has failed already.
-   */
+  /** A short last page of more than one that adds up: a capped window's, perhaps ({@link cappedShort}). */
   get roundShort(): boolean {
     return (
       this.lastShort &&
@@ -379,12 +376,19 @@ class PageAdmission<T> {
     // An unreadable record repeated verbatim (shifted onto the next page) is read once, as a record
     // is: counted twice, it made up for a record the shift skipped, and the count proved a gap whole.
     const problems = page.problems.filter((p) => p.key === null || this.firstUnreadable(p.key, p.reason));
+    // A second record of a name read on another page may be that record, changed and shifted here:
+    // counted, it stood in for the one the shift skipped. A problem, uncounted (on its first's page: counted).
+    const here = new Set<string>();
+    let shifted = 0;
     for (const record of page.records) {
       const key = keyOf(record);
       // A repeat shifted onto the next page while we read: the same record, read once.
       const admission = this.seen.admit(key, record);
+      const onThisPage = here.has(key);
+      here.add(key);
       if (admission.kind === 'new') records.push(record);
       else if (admission.kind !== 'repeat') {
+        if (admission.kind === 'second' && !onThisPage) shifted++;
         const severity = admission.kind === 'second' ? problemSeverity?.(record) : undefined;
         problems.push({
           resource,
@@ -395,7 +399,7 @@ class PageAdmission<T> {
         });
       }
     }
-    this.received += records.length + problems.length;
+    this.received += records.length + problems.length - shifted;
     return { ...page, records, problems };
   }
 
