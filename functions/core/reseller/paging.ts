@@ -196,11 +196,11 @@ async function pastPromise<T>(
   }
 }
 
-/** How a listing moved, and the page where that was seen. */
+/** How a listing moved, and where (undercount: records past the totals, past the end or at the other end). */
 interface Move {
   readonly text: string;
   readonly page: number;
-  readonly undercount?: boolean; // records past the totals: the page past the end, the other end's page 1
+  readonly undercount?: boolean;
 }
 
 /** The page that ends a listing that moved while it was read: no record, one problem saying so. */
@@ -244,10 +244,7 @@ function problemPage<T>(
 const MAX_PAGES = 20_000;
 
 /** What page 1 says the whole listing holds: every later page must say the same. */
-interface ListingPromise {
-  readonly results: number;
-  readonly pages: number;
-}
+type ListingPromise = { readonly results: number; readonly pages: number };
 
 /** Page 1's totals, refused when they ask for more pages than a scan may read. */
 function promiseOfFirstPage<T>(first: ListPage<T>, options: PaginateOptions<T>): ListingPromise {
