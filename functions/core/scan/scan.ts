@@ -279,9 +279,14 @@ async function readAllDomains(reading: DomainReading, mode: ScanMode): Promise<H
     return readWholeAccount(reading, { fallbackReason, ...coverage });
   }
   const proven = proof.counts;
-  // A part the counts say is empty costs no request.
-  const parts = READ_PARTS.filter((part) => proven[part] > 0);
-  const filteredPages = parts.reduce((n, part) => n + Math.ceil(proven[part] / whole.perPage), 0);
+  // A part the counts say is empty is read too (one request): a domain moving into it between the
+  // counts and the read (quarantined, its auto-renew turned off) makes its page 1 count other
+  // than its proof, and the scan reads again; left unread, it was missed for the run.
+  const parts = READ_PARTS;
+  const filteredPages = parts.reduce(
+    (n, part) => n + Math.max(1, Math.ceil(proven[part] / whole.perPage)),
+    0,
+  );
   // auto takes the cheaper of two complete reads; filtered was asked for by name. A full read
   // now starts again at page 1: the account may have changed during the counts.
   if (mode === 'filtered' || filteredPages <= whole.pages) {
