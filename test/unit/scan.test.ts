@@ -578,3 +578,43 @@ describe('a read the time budget cuts', () => {
     expect(new Set([...first.names, ...second.names]).size).toBe(40);
   });
 });
+
+describe('a domain record giving its registrant handle under both spellings the API documents', () => {
+  const scanOf = (record: Record<string, unknown>) =>
+    scanAccount({
+      client: testClient((async (input: string | URL | Request) =>
+        new URL(String(input)).pathname === '/v2/contacts'
+          ? page(contacts, 1, 1, 1)
+          : page([record], 1, 1, 1)) as typeof globalThis.fetch),
+      now: NOW,
+      policy: DEFAULT_POLICY,
+      mode: 'full',
+    });
+  const expiring = { domain_name: 'a.nl', date_expiry: '2026-11-25T00:00:00Z', auto_renew: false };
+
+  it('is checked, and named as a problem when the two disagree: which registrant holds it is unknown', async () => {
+    const report = await scanOf({ ...expiring, registrant_handle: 'C1', registant_handle: 'C2' });
+    expect(namesOf(report)).toEqual(['a.nl']);
+    expect(report.problems).toEqual([
+      {
+        resource: 'domain',
+        key: 'a.nl',
+        page: 1,
+        reason:
+          'the record gives its registrant handle twice, and the two disagree: registrant_handle "C1", registant_handle "C2" (the documentation spells the one field both ways); the domain was checked, named by registrant_handle; look at its registrant in the reseller\'s control panel',
+      },
+    ]);
+  });
+
+  it('is no problem when the two agree, or one is absent', async () => {
+    for (const handles of [
+      { registrant_handle: 'C1', registant_handle: 'C1' },
+      { registant_handle: 'C1' },
+      { registrant_handle: 'C1', registant_handle: null },
+    ]) {
+      const report = await scanOf({ ...expiring, ...handles });
+      expect(namesOf(report)).toEqual(['a.nl']);
+      expect(report.problems).toEqual([]);
+    }
+  });
+});

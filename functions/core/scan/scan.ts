@@ -29,7 +29,13 @@ import { RegistryCandidates, type RegistryScanOptions, withRegistryCheck } from 
 import { renewalCosts } from './renewal-costs';
 import { type RenewalMeaning, renewalRuleOff, voteOnRenewal } from './renewal-vote';
 import type { Report, ScanMode } from './report';
-import { flagEmptyAccount, sortProblems, statusList, undocumentedStatusProblem } from './scan-problems';
+import {
+  flagEmptyAccount,
+  registrantConflictProblem,
+  sortProblems,
+  statusList,
+  undocumentedStatusProblem,
+} from './scan-problems';
 import { confirmUnlisted } from './unlisted';
 
 export { type Report, SCAN_MODES, type ScanMode } from './report';
@@ -423,8 +429,8 @@ function tallyDomain(reading: DomainReading, domain: Domain, page: number): void
   gathered.registry?.consider(domain, finding, group);
   voteOnRenewal(gathered.meaning, domain, now);
   if (finding?.kind === 'renewal_failed') gathered.renewalSuspects.set(finding, domain);
-  const undocumented = undocumentedStatusProblem(domain, page);
-  if (undocumented) gathered.problems.push(undocumented);
+  for (const problem of [undocumentedStatusProblem(domain, page), registrantConflictProblem(domain, page)])
+    if (problem) gathered.problems.push(problem);
 }
 
 /**
