@@ -43,6 +43,23 @@ export interface OtherEnd<P> {
    * key, and may echo it as a name. @default the name as it is
    */
   readonly scrub?: (text: string) => string;
+  /** What a server that ignores the sort is asked instead ({@link Narrower}). @default nothing */
+  readonly narrower?: Narrower;
+}
+
+/**
+ * A search narrower than the listing, counted once (`per_page=1`) when the other end comes back in
+ * page 1's order (a server ignoring `sort` shows no other end): a capped window caps the listing,
+ * and the narrower search, counted over the whole account, finds more than the read held. For
+ * domains `status=quarantine`, the records rule 1 alerts most. A count equal to the listing's
+ * totals (a server ignoring the search too) proves nothing; so does an error there.
+ */
+export interface Narrower {
+  /** For messages: `status=quarantine`. */
+  readonly search: string;
+  readonly count: () => Promise<number>;
+  /** Whether a record read is one the search selects. */
+  readonly selects: (record: unknown) => boolean;
 }
 
 /**
@@ -74,6 +91,8 @@ export async function askOtherEnd<T, P extends HeldPage<T>>(
   keyOf: (record: T) => string,
   at: { readonly resource: string; readonly results: number; readonly pages: number },
   namesRead: () => Iterable<Iterable<string>>,
+  /** Page 1's first key, and how many records the read held that the narrower search selects. */
+  read1?: { readonly first: string | null; readonly narrowed: number },
 ): Promise<OtherEndFinding<P> | null> {
   let read: P;
   try {
@@ -83,11 +102,35 @@ export async function askOtherEnd<T, P extends HeldPage<T>>(
     return null;
   }
   const page = withoutRespelled(unread(read), keyOf, namesRead);
-  const first = page.records[0] ? keyOf(page.records[0]) : page.problems[0]?.key;
-  if (first == null) return null;
+  const firstOf = (p: HeldPage<T>) => (p.records[0] ? keyOf(p.records[0]) : p.problems[0]?.key);
+  const first = firstOf(page);
+  if (first == null) {
+    const unsorted = at.pages > 1 && read1?.first != null && firstOf(read) === read1.first;
+    return unsorted && otherEnd.narrower ? countNarrower(otherEnd, at, read1.narrowed, page) : null;
+  }
   const held = page.records.length + page.problems.length;
   const more = held > 1 ? ` and ${plural(held - 1, 'more record')}` : '';
   const text = `${at.resource} list sorted the other way (sort=${otherEnd.sort}) holds ${safeText(cutText(otherEnd.scrub?.(first) ?? first, 100))}${more}, which the ${plural(at.pages, 'page')} page 1 promised did not: total_results (${at.results}) ${UNDERCOUNT}`;
+  return { text, page };
+}
+
+/** The narrower search's count, against what the read held of it: more there is an undercount. */
+async function countNarrower<P>(
+  otherEnd: OtherEnd<P>,
+  at: { readonly resource: string; readonly results: number },
+  narrowed: number,
+  page: P,
+): Promise<OtherEndFinding<P> | null> {
+  const narrower = otherEnd.narrower;
+  let counted: number;
+  try {
+    counted = narrower ? await narrower.count() : 0;
+  } catch (error) {
+    if (!notChecked(error)) throw error;
+    return null;
+  }
+  if (!narrower || counted <= narrowed || counted === at.results) return null;
+  const text = `${at.resource} list sorted the other way (sort=${otherEnd.sort}) came back in the order of page 1, so its other end cannot be seen, and ${narrower.search} counts ${plural(counted, at.resource)} where the read held ${narrowed}: total_results (${at.results}) ${UNDERCOUNT}`;
   return { text, page };
 }
 
