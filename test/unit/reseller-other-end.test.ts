@@ -169,6 +169,26 @@ describe('a listing whose totals a result window caps is caught by its other end
     expect(sorted.calls).toHaveLength(4);
   });
 
+  it('counts status=quarantine when the other end is refused (400), and fails a capped window that way', async () => {
+    const quarantined = (n: number) => n % 10 === 5;
+    const refused = () => json(400, { error: 'sort field not allowed' });
+    const capped = windowedApi({ total: 30, window: 20, past: 'empty', quarantined, otherEnd: refused });
+    const error = await readAll(client(capped.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toMatch(
+      /^domain list sorted the other way \(sort=-domain_name\) could not be read \(.*HTTP 400.*\), so its other end cannot be seen, and status=quarantine counts 3 domains where the read held 2: total_results \(20\) undercounts the account$/,
+    );
+    const whole = windowedApi({ total: 20, window: 20, past: 'empty', quarantined, otherEnd: refused });
+    expect((await readAll(client(whole.fetch).listDomains())).records).toHaveLength(20);
+    expect(whole.asked()).toEqual([
+      '1 domain_name',
+      '2 domain_name',
+      '3 domain_name',
+      '1 -domain_name',
+      '1 domain_name',
+    ]);
+  });
+
   it('reads the listing as its totals promise when the other end answers 500 or 429, asked once', async () => {
     for (const answer of [() => json(500, { error: 'boom' }), () => json(429, {}, { 'retry-after': '30' })]) {
       sleeps.length = 0;
@@ -199,7 +219,8 @@ describe('a listing whose totals a result window caps is caught by its other end
     const read = await readAll(client(api.fetch).listDomains());
     expect(read.records).toHaveLength(20);
     expect(read.pages.some((p) => p.incomplete)).toBe(false);
-    expect(api.calls).toHaveLength(4);
+    // and status=quarantine counted in its stead (this server answers the listing's totals: no proof)
+    expect(api.calls).toHaveLength(5);
     const pastForbidden = (async (input: string | URL | Request, init?: RequestInit) =>
       new URL(String(input)).searchParams.get('page') === '3'
         ? forbidden()

@@ -1,4 +1,10 @@
-import { AccessDeniedError, AuthenticationError, SentinelError, StoppedError } from '../base/errors';
+import {
+  AccessDeniedError,
+  AuthenticationError,
+  ResellerApiError,
+  SentinelError,
+  StoppedError,
+} from '../base/errors';
 import { cutText, normalizeDomainName, plural, safeText } from '../base/text';
 
 /** What of a page (paging's ListPage, which imports this module) the other end is judged by. */
@@ -71,6 +77,9 @@ export interface Narrower {
  */
 export const cappedShort = (results: number, pages: number) => pages > 1 && results > 0;
 
+/** Statuses of a request refused as asked (not a rate limit, a failure or a refused key). */
+const REFUSED = new Set([400, 403, 404, 405, 422]);
+
 /** What the other end's page 1 says: nothing (null), or records the read did not hold. */
 export interface OtherEndFinding<P> {
   readonly text: string;
@@ -99,14 +108,20 @@ export async function askOtherEnd<T, P extends HeldPage<T>>(
     read = (await otherEnd.fetch())();
   } catch (error) {
     if (!notChecked(error)) throw error;
-    return null;
+    // A request refused (a sort the server does not take) shows no other end either; a rate limit,
+    // a 5xx or a timeout is not followed by another request.
+    const refused = error instanceof ResellerApiError && REFUSED.has(error.status);
+    if (!refused || !otherEnd.narrower || at.pages <= 1 || !read1) return null;
+    const none = unread({ records: [], problems: [] } as unknown as P);
+    return countNarrower(otherEnd, at, read1.narrowed, none, `could not be read (HTTP ${error.status})`);
   }
   const page = withoutRespelled(unread(read), keyOf, namesRead);
   const firstOf = (p: HeldPage<T>) => (p.records[0] ? keyOf(p.records[0]) : p.problems[0]?.key);
   const first = firstOf(page);
   if (first == null) {
     const unsorted = at.pages > 1 && read1?.first != null && firstOf(read) === read1.first;
-    return unsorted && otherEnd.narrower ? countNarrower(otherEnd, at, read1.narrowed, page) : null;
+    const inOrder = 'came back in the order of page 1';
+    return unsorted && otherEnd.narrower ? countNarrower(otherEnd, at, read1.narrowed, page, inOrder) : null;
   }
   const held = page.records.length + page.problems.length;
   const more = held > 1 ? ` and ${plural(held - 1, 'more record')}` : '';
@@ -120,6 +135,7 @@ async function countNarrower<P>(
   at: { readonly resource: string; readonly results: number },
   narrowed: number,
   page: P,
+  why: string,
 ): Promise<OtherEndFinding<P> | null> {
   const narrower = otherEnd.narrower;
   let counted: number;
@@ -130,7 +146,7 @@ async function countNarrower<P>(
     return null;
   }
   if (!narrower || counted <= narrowed || counted === at.results) return null;
-  const text = `${at.resource} list sorted the other way (sort=${otherEnd.sort}) came back in the order of page 1, so its other end cannot be seen, and ${narrower.search} counts ${plural(counted, at.resource)} where the read held ${narrowed}: total_results (${at.results}) ${UNDERCOUNT}`;
+  const text = `${at.resource} list sorted the other way (sort=${otherEnd.sort}) ${why}, so its other end cannot be seen, and ${narrower.search} counts ${plural(counted, at.resource)} where the read held ${narrowed}: total_results (${at.results}) ${UNDERCOUNT}`;
   return { text, page };
 }
 
