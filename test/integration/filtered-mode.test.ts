@@ -95,9 +95,14 @@ describe.each(READINGS)('a server whose search semantics are %s', (_name, readin
       expect(auto.report?.source).toMatchObject({ mode: 'auto', read: 'filtered' });
       expect(auto.report?.source.fallback_reason).toBeUndefined();
       expect(auto.domainRequests).toBeLessThan(full.domainRequests);
-      // The counts, then only the pages of the parts that are read.
+      // The counts, then only the pages of the parts that are read (page 1 of an empty one too),
+      // and the other end of each part of more than one page whose last page is short.
       const coverage = auto.report?.source.coverage as Record<string, number>;
-      const pages = READ_PARTS.reduce((n, part) => n + Math.ceil((coverage[part] as number) / 50), 0);
+      const pages = READ_PARTS.reduce((n, part) => {
+        const count = coverage[part] as number;
+        const read = Math.max(1, Math.ceil(count / 50));
+        return n + read + (read > 1 && count % 50 !== 0 ? 1 : 0);
+      }, 0);
       expect(auto.domainRequests).toBe(COVERAGE_PARTS.length + pages);
 
       expect(filtered.run.code).toBe(0);
@@ -189,11 +194,12 @@ describe('auto mode reads in full when that takes fewer requests', () => {
     });
     expect(auto.report?.findings).toEqual(full.report?.findings);
     expect(auto.domainRequests).toBe(full.domainRequests);
-    expect(auto.domainRequests).toBe(2);
+    expect(auto.domainRequests).toBe(3); // two pages, and the other end of the short last one
   });
 
   it('when the proven parts would take more pages than the whole account; filtered reads them anyway', async () => {
-    // 610 domains, 50 a page: 13 pages. The four read parts of 152 or 153 take 4 pages apiece: 16.
+    // 610 domains, 50 a page: 13 pages. The four read parts of 152 or 153 take 4 pages apiece, and
+    // the empty one (no expiry) one: 17.
     const portfolio = accountOf(610, flagged);
     const full = await scan(portfolio, {}, 'full');
     const auto = await scan(portfolio, {}, 'auto');
@@ -203,13 +209,13 @@ describe('auto mode reads in full when that takes fewer requests', () => {
       mode: 'auto',
       read: 'full',
       fallback_reason:
-        'reading only the parts that can give a finding would take 16 pages, the whole account 13',
+        'reading only the parts that can give a finding would take 17 pages, the whole account 13',
     });
     expect(auto.report?.findings).toEqual(full.report?.findings);
-    expect(auto.domainRequests).toBe(COVERAGE_PARTS.length + 13);
+    expect(auto.domainRequests).toBe(COVERAGE_PARTS.length + 13 + 1); // and the other end
     expect(filtered.report?.source).toMatchObject({ mode: 'filtered', read: 'filtered' });
     expect(filtered.report?.findings).toEqual(full.report?.findings);
-    expect(filtered.domainRequests).toBe(COVERAGE_PARTS.length + 16);
+    expect(filtered.domainRequests).toBe(COVERAGE_PARTS.length + 17 + 4); // and the other end of each of the four parts
   });
 });
 
@@ -343,7 +349,7 @@ describe('the account’s vote on what date_renewal means', () => {
 });
 
 describe('auto mode on an account where nothing can be flagged', () => {
-  it('reads no domain page at all: the counts prove every domain healthy', async () => {
+  it('reads no domain but page 1 of each empty part: the counts prove every domain healthy', async () => {
     const portfolio = generatePortfolio({ domains: 1500, seed: 8, now: Date.parse(NOW) });
     const healthy = portfolio.domains.filter(
       (d) =>
@@ -359,9 +365,13 @@ describe('auto mode on an account where nothing can be flagged', () => {
     expect(report.findings.filter((f: { domain_name?: string }) => f.domain_name)).toEqual([]);
     expect(report.source).toMatchObject({ read: 'filtered', coverage: { all: healthy.length } });
     const domainRequests = sim.requests.filter((r) => r.path === '/v2/domains');
-    expect(domainRequests).toHaveLength(COVERAGE_PARTS.length);
+    // The counts, then page 1 of each part a filtered read lists, all empty: a domain moving into
+    // one after the counts is read there.
+    expect(domainRequests).toHaveLength(COVERAGE_PARTS.length + READ_PARTS.length);
     // Counts at per_page=1, but the whole account's, read at the scan's page size to learn the one served.
-    const measured = domainRequests.filter((r) => r.query.get('per_page') !== '1');
+    const measured = domainRequests
+      .slice(0, COVERAGE_PARTS.length)
+      .filter((r) => r.query.get('per_page') !== '1');
     expect(measured.map((r) => [...r.query.keys()].sort())).toEqual([['page', 'per_page', 'sort']]);
   });
 });

@@ -187,13 +187,14 @@ describe('a server that ignores domain_name', () => {
     const { result } = await scan(store, s.url, NOW + DAY);
     expect(result.report.source.incomplete).toBeUndefined();
     expect(changesOf(result.report)).toEqual(left.map((name) => `${name} left_account`));
-    // The read (1 990 domains: 20 pages, the last not full), one lookup (its page 1 lists other
-    // names), and one whole read of the domain list; the first scan's 20 pages, the empty 21st and
-    // page 1 sorted the other way (its last page was full).
+    // The read (1 990 domains: 20 pages, the last not full, and page 1 sorted the other way), one
+    // lookup (its page 1 lists other names), and one whole read of the domain list with its other
+    // end; the first scan's 20 pages, the empty 21st and page 1 sorted the other way (its last
+    // page was full).
     const domainsRead = s.requests.slice(before).filter((r) => r.path === '/v2/domains').length;
     expect(firstScan).toBe(22);
     expect(lookups(s)).toHaveLength(1);
-    expect(domainsRead).toBe(20 + 1 + 20);
+    expect(domainsRead).toBe(20 + 1 + 1 + 20 + 1);
   });
 
   it('does not judge gone a domain the whole read lists after all, and reads the account once more', async () => {

@@ -25,6 +25,11 @@ export const HOSTILE_MODES = [
   'result-window-400',
   /** The same window, answering an empty page under the same totals past it. */
   'result-window-empty',
+  /**
+   * The same window (empty past it), ignoring `sort` (always ascending), while `status=quarantine`
+   * is counted over the whole account: d0250.nl, quarantined, lies beyond the window.
+   */
+  'result-window-unsorted',
   /** Quarantined names holding CR/LF, markup, Unicode, a trailing dot and a 64-character label. */
   'odd-names',
   /** `Shop.nl` and `shop.nl` in one listing. */
@@ -252,13 +257,20 @@ export async function startHostileServer(options: HostileServerOptions): Promise
         hanging.push(res);
         return;
       case 'result-window-400':
-      case 'result-window-empty': {
+      case 'result-window-empty':
+      case 'result-window-unsorted': {
+        const unsorted = mode === 'result-window-unsorted';
+        if (unsorted && request.query.get('status') === 'quarantine') {
+          const held = account.filter((d) => Array.isArray(d.status) && d.status.includes('quarantine'));
+          return json(200, listBody(held, page, perPage));
+        }
         const window = { results: 200, pages: Math.ceil(200 / perPage) };
         if ((page - 1) * perPage >= window.results) {
           if (mode === 'result-window-400') return json(400, '{"error":"Result window is too large"}');
           return json(200, listBody([], page, perPage, window));
         }
-        const sorted = request.query.get('sort') === '-domain_name' ? [...account].reverse() : account;
+        const descending = request.query.get('sort') === '-domain_name' && !unsorted;
+        const sorted = descending ? [...account].reverse() : account;
         return json(200, listBody(sorted.slice(0, window.results), page, perPage, window));
       }
       case 'echo-key':

@@ -141,3 +141,22 @@ describe('a domain record whose name is blank', () => {
     );
   });
 });
+
+describe('a reseller behind a cache that ignores the page asked, whose records change on every answer', () => {
+  it('fails the read: page 1 again, changed, is no page 2 standing in for the records never listed', async () => {
+    // Every answer is page 1 (a.nl, b.nl) under the page number asked, with a date_renewal that
+    // moves on each request; 4 domains in 2 pages, so c.nl and d.nl are never listed. Past the
+    // end it answers nothing, which proves nothing.
+    let answers = 0;
+    const client = await reseller((page) => {
+      answers++;
+      const renewal = `2026-12-${String(answers).padStart(2, '0')}T00:00:00Z`;
+      const names = page > 2 ? [] : ['a.nl', 'b.nl'];
+      const data = names.map((name) => ({ ...good(name), date_renewal: renewal }));
+      return { data, pagination: { current_page: page, per_page: 2, total_pages: 2, total_results: 4 } };
+    });
+    const error = await readAll(client.listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toMatch(/read 2 of 4 domains from \/v2\/domains: the pages held fewer records/);
+  });
+});

@@ -17,6 +17,8 @@ interface Server {
   readonly ignoresSort?: boolean;
   /** The answer to page 1 sorted descending, instead of the real one. */
   readonly otherEnd?: () => Response;
+  /** Which domains are quarantined; with it, `status=quarantine` is counted over the whole account. @default none, and status ignored */
+  readonly quarantined?: (n: number) => boolean;
 }
 
 const record = (n: number) => ({
@@ -33,7 +35,9 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 function windowedApi(server: Server) {
   const calls: URL[] = [];
   const perPage = server.perPage ?? 10;
-  const all = Array.from({ length: server.total }, (_, i) => record(i));
+  const all = Array.from({ length: server.total }, (_, i) =>
+    server.quarantined?.(i) ? { ...record(i), status: ['quarantine'] } : record(i),
+  );
   const fetch = (async (input: string | URL | Request) => {
     const url = new URL(String(input));
     calls.push(url);
@@ -41,6 +45,11 @@ function windowedApi(server: Server) {
     const page = Number(url.searchParams.get('page'));
     const descending = url.searchParams.get('sort')?.startsWith('-') && !server.ignoresSort;
     if (descending && server.otherEnd) return server.otherEnd();
+    if (server.quarantined && url.searchParams.get('status') === 'quarantine') {
+      const held = all.filter((_, i) => server.quarantined?.(i)).length;
+      const pagination = { current_page: 1, per_page: 1, total_pages: held, total_results: held };
+      return json(200, { data: all.filter((_, i) => server.quarantined?.(i)).slice(0, 1), pagination });
+    }
     const pagination = {
       current_page: page,
       per_page: perPage,
@@ -127,8 +136,57 @@ describe('a listing whose totals a result window caps is caught by its other end
       const read = await readAll(client(api.fetch).listDomains({}, undefined, { onMove: 'report' }));
       expect(read.records).toHaveLength(20);
       expect(read.problems).toEqual([]);
-      expect(api.calls).toHaveLength(4);
+      // and status=quarantine counted, which this server answers with the listing's totals: no proof
+      expect(api.calls).toHaveLength(5);
     }
+  });
+
+  it('fails a capped window that ignores sort when status=quarantine counts more quarantined domains than were read', async () => {
+    // d0005, d0015 and d0025 are quarantined; the window of 20 lists the first two, and a search on
+    // status (counted over the whole account) finds three.
+    const quarantined = (n: number) => n % 10 === 5;
+    const api = windowedApi({ total: 30, window: 20, past: 'empty', ignoresSort: true, quarantined });
+    const error = await readAll(client(api.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toBe(
+      'domain list sorted the other way (sort=-domain_name) came back in the order of page 1, so its other end cannot be seen, and status=quarantine counts 3 domains where the read held 2: total_results (20) undercounts the account',
+    );
+    expect(api.asked()).toEqual([
+      '1 domain_name',
+      '2 domain_name',
+      '3 domain_name',
+      '1 -domain_name',
+      '1 domain_name',
+    ]);
+    // Whole, the same server: the count agrees, and one request more.
+    const whole = windowedApi({ total: 20, window: 20, past: 'empty', ignoresSort: true, quarantined });
+    expect((await readAll(client(whole.fetch).listDomains())).records).toHaveLength(20);
+    expect(whole.calls).toHaveLength(5);
+    expect(whole.calls.at(-1)?.searchParams.get('status')).toBe('quarantine');
+    // A server honouring sort is never asked the count.
+    const sorted = windowedApi({ total: 20, window: 20, past: 'empty', quarantined });
+    await readAll(client(sorted.fetch).listDomains());
+    expect(sorted.calls).toHaveLength(4);
+  });
+
+  it('counts status=quarantine when the other end is refused (400), and fails a capped window that way', async () => {
+    const quarantined = (n: number) => n % 10 === 5;
+    const refused = () => json(400, { error: 'sort field not allowed' });
+    const capped = windowedApi({ total: 30, window: 20, past: 'empty', quarantined, otherEnd: refused });
+    const error = await readAll(client(capped.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toMatch(
+      /^domain list sorted the other way \(sort=-domain_name\) could not be read \(.*HTTP 400.*\), so its other end cannot be seen, and status=quarantine counts 3 domains where the read held 2: total_results \(20\) undercounts the account$/,
+    );
+    const whole = windowedApi({ total: 20, window: 20, past: 'empty', quarantined, otherEnd: refused });
+    expect((await readAll(client(whole.fetch).listDomains())).records).toHaveLength(20);
+    expect(whole.asked()).toEqual([
+      '1 domain_name',
+      '2 domain_name',
+      '3 domain_name',
+      '1 -domain_name',
+      '1 domain_name',
+    ]);
   });
 
   it('reads the listing as its totals promise when the other end answers 500 or 429, asked once', async () => {
@@ -161,7 +219,8 @@ describe('a listing whose totals a result window caps is caught by its other end
     const read = await readAll(client(api.fetch).listDomains());
     expect(read.records).toHaveLength(20);
     expect(read.pages.some((p) => p.incomplete)).toBe(false);
-    expect(api.calls).toHaveLength(4);
+    // and status=quarantine counted in its stead (this server answers the listing's totals: no proof)
+    expect(api.calls).toHaveLength(5);
     const pastForbidden = (async (input: string | URL | Request, init?: RequestInit) =>
       new URL(String(input)).searchParams.get('page') === '3'
         ? forbidden()
@@ -216,7 +275,7 @@ describe('a listing whose totals a result window caps is caught by its other end
     expect(error.message).toContain('(sort=-domain_name) holds d0029.nl, which the 2 pages');
   });
 
-  it('asks the other end after a short last page only under totals a round number of thousands', async () => {
+  it('asks the other end after a short last page under round totals too, and after no single page', async () => {
     // 1 000 of 1 010 listed, 30 a page: the 34th page holds 10, and the totals add up.
     const capped = windowedApi({ total: 1010, window: 1000, perPage: 30, past: 'error' });
     const error = await readAll(client(capped.fetch).listDomains()).catch((e) => e);
@@ -229,7 +288,23 @@ describe('a listing whose totals a result window caps is caught by its other end
     expect(healthy.calls).toHaveLength(35);
     const other = windowedApi({ total: 25, window: 25, past: 'error' });
     expect((await readAll(client(other.fetch).listDomains())).records).toHaveLength(25);
-    expect(other.asked()).toEqual(['1 domain_name', '2 domain_name', '3 domain_name']);
+    expect(other.asked()).toEqual(['1 domain_name', '2 domain_name', '3 domain_name', '1 -domain_name']);
+    const single = windowedApi({ total: 5, window: 5, past: 'error' });
+    expect((await readAll(client(single.fetch).listDomains())).records).toHaveLength(5);
+    expect(single.asked()).toEqual(['1 domain_name']);
+  });
+
+  it('asks the other end after a short last page under totals that are not round, and fails a window capping them', async () => {
+    // 1 010 of 1 100 listed, 30 a page: the 34th page holds 20, and the totals add up.
+    const capped = windowedApi({ total: 1100, window: 1010, perPage: 30, past: 'empty' });
+    const error = await readAll(client(capped.fetch).listDomains()).catch((e) => e);
+    expect(error).toBeInstanceOf(IncompleteListingError);
+    expect(error.message).toContain(
+      '(sort=-domain_name) holds d1099.nl and 29 more records, which the 34 pages page 1 promised did not: total_results (1010) undercounts the account',
+    );
+    const healthy = windowedApi({ total: 1010, window: 1010, perPage: 30, past: 'empty' });
+    expect((await readAll(client(healthy.fetch).listDomains())).records).toHaveLength(1010);
+    expect(healthy.calls).toHaveLength(35);
   });
 
   it('asks the contact list sorted by handle the other way', async () => {

@@ -222,6 +222,35 @@ describe('paginate', () => {
     expect(problems).toEqual([]);
   });
 
+  it('fails when a record changed and shifted onto the next page stands in for one the shift skipped', async () => {
+    // Page 2 starts with d0009.nl again, changed since page 1, and so ends at d0018.nl: d0019.nl is
+    // never listed, and the totals stay at 30.
+    const all = names(30);
+    const changed = { name: all[9] as string, changed: true } as Rec;
+    const api = pages(all, 10, (p) =>
+      p.page === 2 ? { ...p, records: [changed, ...p.records.slice(0, 9)] } : p,
+    );
+    await expect(collect(paginate(options(api.fetchPage)))).rejects.toThrow(
+      /read 29 of 30 domains from \/v2\/domains: the pages held fewer records/,
+    );
+    const read = await collect(paginate({ ...options(api.fetchPage), onMove: 'report' }));
+    expect(read.records).toEqual(all.filter((name) => name !== 'd0019.nl'));
+    expect(read.problems[0]).toContain('a second domain record named "d0009.nl" with different content');
+    expect(read.problems.at(-1)).toContain('read 29 of 30 domains');
+  });
+
+  it('counts a second record of a name on the page of its first toward the total: no shift puts one there', async () => {
+    const api = pages(['a.nl', 'b.nl', 'b.nl', 'c.nl'], 4, (p) => ({
+      ...p,
+      records: p.records.map((r, i) => (i === 2 ? ({ ...r, other: 1 } as Rec) : r)),
+    }));
+    const { records, problems } = await collect(paginate(options(api.fetchPage)));
+    expect(records).toEqual(['a.nl', 'b.nl', 'c.nl']);
+    expect(problems).toEqual([
+      'a second domain record named "b.nl" with different content; only the first was checked',
+    ]);
+  });
+
   it('makes a name differing only in case one problem record, counted toward the total', async () => {
     const api = pages(['a.nl', 'B.nl', 'b.nl', 'c.nl'], 2);
     const { records, problems } = await collect(paginate(options(api.fetchPage)));

@@ -87,7 +87,7 @@ describe('DomainSchema', () => {
         auto_renew_period: 12,
         auto_renewal_period: '24',
       }),
-    ).toMatchObject({ registrant_handle: 'A', auto_renew_period: 12 });
+    ).toMatchObject({ registrant_handle: 'A', registrant_conflict: ['A', 'B'], auto_renew_period: 12 });
   });
 
   it('reads two spellings that agree, and a null under one of them as no value', () => {

@@ -14,6 +14,7 @@ import {
   UnexpectedResponseError,
 } from '../base/errors';
 import { normalizeDomainName } from '../base/text';
+import type { Narrower } from './other-end';
 import { type ListPage, type PaginateOptions, type Problem, paginate } from './paging';
 import {
   blankDomainName,
@@ -72,6 +73,8 @@ interface Listing<T> {
   readonly caseInsensitiveKeys: boolean;
   /** How serious a record is that could not be checked, judged from what can be read of it. */
   readonly problemSeverity: (raw: unknown) => Problem['severity'];
+  /** The narrower search asked when the server ignores sort (other-end.ts): none for contacts. */
+  readonly narrower?: (client: ResellerClient, filter: ListFilter) => Narrower;
 }
 
 /**
@@ -310,6 +313,7 @@ export class ResellerClient {
         sort: `-${listing.sortField}`,
         fetch: () => this.fetchPage(listing, filter, 1, this.perPage, true, `-${listing.sortField}`),
         scrub: (text) => this.transport.scrub(text),
+        ...(listing.narrower && !('status' in filter) ? { narrower: listing.narrower(this, filter) } : {}),
       },
       keyOf: (record) => this.rawKeys.get(record as object) ?? '',
       caseInsensitiveKeys: listing.caseInsensitiveKeys,
@@ -466,6 +470,12 @@ const DOMAINS: Listing<Domain> = {
     statusValues((raw as { status?: unknown } | null)?.status).includes('quarantine')
       ? 'critical'
       : undefined,
+  // A server ignoring sort shows no other end: quarantined domains counted there show a capped window.
+  narrower: (client, filter) => ({
+    search: 'status=quarantine',
+    count: () => client.countDomains({ ...filter, status: 'quarantine' }),
+    selects: (record) => (record as Domain).status.includes('quarantine'),
+  }),
 };
 
 const CONTACTS: Listing<Contact> = {

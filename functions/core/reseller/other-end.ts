@@ -1,4 +1,10 @@
-import { AccessDeniedError, AuthenticationError, SentinelError, StoppedError } from '../base/errors';
+import {
+  AccessDeniedError,
+  AuthenticationError,
+  ResellerApiError,
+  SentinelError,
+  StoppedError,
+} from '../base/errors';
 import { cutText, normalizeDomainName, plural, safeText } from '../base/text';
 
 /** What of a page (paging's ListPage, which imports this module) the other end is judged by. */
@@ -43,16 +49,36 @@ export interface OtherEnd<P> {
    * key, and may echo it as a name. @default the name as it is
    */
   readonly scrub?: (text: string) => string;
+  /** What a server that ignores the sort is asked instead ({@link Narrower}). @default nothing */
+  readonly narrower?: Narrower;
 }
 
 /**
- * Whether a short last page may end a capped result window: more than one page, under totals a
- * round number of thousands (a search back end's 10 000 ends so when per_page does not divide it).
- * Only there is the other end asked after a short last page: asking it after every one would cost a
- * request per listing on every healthy account.
+ * A search narrower than the listing, counted once (`per_page=1`) when the other end comes back in
+ * page 1's order (a server ignoring `sort` shows no other end): a capped window caps the listing,
+ * and the narrower search, counted over the whole account, finds more than the read held. For
+ * domains `status=quarantine`, the records rule 1 alerts most. A count equal to the listing's
+ * totals (a server ignoring the search too) proves nothing; so does an error there.
  */
-export const cappedShort = (results: number, pages: number) =>
-  pages > 1 && results > 0 && results % 1000 === 0;
+export interface Narrower {
+  /** For messages: `status=quarantine`. */
+  readonly search: string;
+  readonly count: () => Promise<number>;
+  /** Whether a record read is one the search selects. */
+  readonly selects: (record: unknown) => boolean;
+}
+
+/**
+ * Whether a short last page may end a capped result window: more than one page. A cap need not be
+ * a round number (a window of 1 010 ends as short a page as one of 10 000), and a short last page
+ * under totals that add up is all a capped window shows, so the other end is asked after every one:
+ * one request per listing of more than one page. A listing of one page is no capped window: a
+ * back end's window holds more than one page.
+ */
+export const cappedShort = (results: number, pages: number) => pages > 1 && results > 0;
+
+/** Statuses of a request refused as asked (not a rate limit, a failure or a refused key). */
+const REFUSED = new Set([400, 403, 404, 405, 422]);
 
 /** What the other end's page 1 says: nothing (null), or records the read did not hold. */
 export interface OtherEndFinding<P> {
@@ -74,20 +100,53 @@ export async function askOtherEnd<T, P extends HeldPage<T>>(
   keyOf: (record: T) => string,
   at: { readonly resource: string; readonly results: number; readonly pages: number },
   namesRead: () => Iterable<Iterable<string>>,
+  /** Page 1's first key, and how many records the read held that the narrower search selects. */
+  read1?: { readonly first: string | null; readonly narrowed: number },
 ): Promise<OtherEndFinding<P> | null> {
   let read: P;
   try {
     read = (await otherEnd.fetch())();
   } catch (error) {
     if (!notChecked(error)) throw error;
-    return null;
+    // A request refused (a sort the server does not take) shows no other end either; a rate limit,
+    // a 5xx or a timeout is not followed by another request.
+    const refused = error instanceof ResellerApiError && REFUSED.has(error.status);
+    if (!refused || !otherEnd.narrower || at.pages <= 1 || !read1) return null;
+    const none = unread({ records: [], problems: [] } as unknown as P);
+    return countNarrower(otherEnd, at, read1.narrowed, none, `could not be read (HTTP ${error.status})`);
   }
   const page = withoutRespelled(unread(read), keyOf, namesRead);
-  const first = page.records[0] ? keyOf(page.records[0]) : page.problems[0]?.key;
-  if (first == null) return null;
+  const firstOf = (p: HeldPage<T>) => (p.records[0] ? keyOf(p.records[0]) : p.problems[0]?.key);
+  const first = firstOf(page);
+  if (first == null) {
+    const unsorted = at.pages > 1 && read1?.first != null && firstOf(read) === read1.first;
+    const inOrder = 'came back in the order of page 1';
+    return unsorted && otherEnd.narrower ? countNarrower(otherEnd, at, read1.narrowed, page, inOrder) : null;
+  }
   const held = page.records.length + page.problems.length;
   const more = held > 1 ? ` and ${plural(held - 1, 'more record')}` : '';
   const text = `${at.resource} list sorted the other way (sort=${otherEnd.sort}) holds ${safeText(cutText(otherEnd.scrub?.(first) ?? first, 100))}${more}, which the ${plural(at.pages, 'page')} page 1 promised did not: total_results (${at.results}) ${UNDERCOUNT}`;
+  return { text, page };
+}
+
+/** The narrower search's count, against what the read held of it: more there is an undercount. */
+async function countNarrower<P>(
+  otherEnd: OtherEnd<P>,
+  at: { readonly resource: string; readonly results: number },
+  narrowed: number,
+  page: P,
+  why: string,
+): Promise<OtherEndFinding<P> | null> {
+  const narrower = otherEnd.narrower;
+  let counted: number;
+  try {
+    counted = narrower ? await narrower.count() : 0;
+  } catch (error) {
+    if (!notChecked(error)) throw error;
+    return null;
+  }
+  if (!narrower || counted <= narrowed || counted === at.results) return null;
+  const text = `${at.resource} list sorted the other way (sort=${otherEnd.sort}) ${why}, so its other end cannot be seen, and ${narrower.search} counts ${plural(counted, at.resource)} where the read held ${narrowed}: total_results (${at.results}) ${UNDERCOUNT}`;
   return { text, page };
 }
 

@@ -1,6 +1,10 @@
 import { DeadlineError, IncompleteListingError, ResellerApiError } from '../base/errors';
 import { askOtherEnd, cappedShort, notChecked, type OtherEnd, UNDERCOUNT } from './other-end';
+import { PageOrder, type Rotation, rotateWhenLate } from './page-order';
 import { unreadPages } from './page-ranges';
+
+export type { Rotation } from './page-order';
+
 import { RecordRegistry } from './record-registry';
 
 /** A record the scan could not use, with the reason. Never dropped silently. */
@@ -49,29 +53,6 @@ export type OnMove =
 export const decideMove = (onMove: OnMove, at: { readonly read: number; readonly pages: number }) =>
   typeof onMove === 'function' ? onMove(at) : onMove;
 
-/**
- * From the time page 1 and the first round of pages after it (`concurrency` pages) have arrived, at
- * each page that arrives, the pace of the pages read so far projects the rest of the read. Only when
- * the rest does not fit in the time left (with a quarter to spare) does the read turn, once: it goes
- * on from a page chosen by `run` among the pages not asked for yet (golden-ratio steps: successive
- * runs start far apart, and a few of them start everywhere) to the last page, then reads the pages
- * it skipped. A read that fits keeps the order 1…N.
- */
-export interface Rotation {
-  /** Which run this is, as a whole number: the scan gives the hour it evaluates. */
-  readonly run: number;
-  /**
-   * The minute of that hour (0 to 59): a run Lambda retries a minute or three later, in the same
-   * hour, turns at another page (steps of {@link MINUTE_STEP}), not at the one it cut at. Runs at a
-   * fixed minute of the hour keep their golden-ratio steps. @default 0
-   */
-  readonly minute?: number;
-  /** The clock the pace is measured with (ms). */
-  readonly clock: () => number;
-  /** Time left before the deadline (ms). */
-  readonly remainingMs: () => number;
-}
-
 /** What {@link paginate} needs: a way to read one page, and how to tell records apart. */
 export interface PaginateOptions<T> {
   /**
@@ -83,7 +64,7 @@ export interface PaginateOptions<T> {
   readonly fetchPage: (page: number, once?: boolean) => Promise<() => ListPage<T>>;
   /**
    * Page 1 of the listing sorted the other way, sent once, when the page past a full last page
-   * shows nothing, or after a short one under round totals ({@link PageAdmission.pastTheEnd}): names
+   * shows nothing, or after a short one ({@link PageAdmission.pastTheEnd}): names
    * there the read did not hold, in any spelling, mean the totals undercount the account. @default not asked
    */
   readonly otherEnd?: OtherEnd<ListPage<T>>;
@@ -148,7 +129,7 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
   const fetchPage = (page: number) =>
     page <= promise.pages ? options.fetchPage(page) : pastPromise(page, promise, options);
   const order = new PageOrder(() => admission.pages);
-  const arrived = rotateWhenLate(options, order);
+  const arrived = rotateWhenLate(options.rotation, options.concurrency, order);
   let past: Awaited<ReturnType<PageAdmission<T>['pastTheEnd']>> = null;
   try {
     for await (const parse of fetchAhead({ ...options, fetchPage }, order, arrived))
@@ -196,11 +177,11 @@ async function pastPromise<T>(
   }
 }
 
-/** How a listing moved, and the page where that was seen. */
+/** How a listing moved, and where (undercount: records past the totals, past the end or at the other end). */
 interface Move {
   readonly text: string;
   readonly page: number;
-  readonly undercount?: boolean; // records past the totals: the page past the end, the other end's page 1
+  readonly undercount?: boolean;
 }
 
 /** The page that ends a listing that moved while it was read: no record, one problem saying so. */
@@ -244,10 +225,7 @@ function problemPage<T>(
 const MAX_PAGES = 20_000;
 
 /** What page 1 says the whole listing holds: every later page must say the same. */
-interface ListingPromise {
-  readonly results: number;
-  readonly pages: number;
-}
+type ListingPromise = { readonly results: number; readonly pages: number };
 
 /** Page 1's totals, refused when they ask for more pages than a scan may read. */
 function promiseOfFirstPage<T>(first: ListPage<T>, options: PaginateOptions<T>): ListingPromise {
@@ -277,6 +255,8 @@ class PageAdmission<T> {
   lastFull = false; // the last page page 1 promised was full (its per_page): see pastTheEnd
   private lastShort = false; // it was read, and was not full
   private firstHeld = 0; // records and problems on page 1
+  private first: string | null = null; // page 1's first key: an other end in its order ignored sort
+  private narrowed = 0; // records read the other end's narrower search selects (critical problems too)
   private readonly seen: RecordRegistry;
   /** The keys of unreadable records (problems), folded: few, beside the names `seen` holds. */
   private readonly unreadable = new Set<string>();
@@ -299,9 +279,13 @@ class PageAdmission<T> {
     return this.decided;
   }
 
-  /** A short last page where the totals may be a capped window's ({@link cappedShort}). */
+  /** A short last page of more than one that adds up: a capped window's, perhaps ({@link cappedShort}). */
   get roundShort(): boolean {
-    return this.lastShort && cappedShort(this.promise.results, this.promise.pages);
+    return (
+      this.lastShort &&
+      this.received === this.promise.results &&
+      cappedShort(this.promise.results, this.promise.pages)
+    );
   }
 
   /**
@@ -315,7 +299,15 @@ class PageAdmission<T> {
     const { resource, keyOf } = this.options;
     const at = { resource, results: this.promise.results, pages: this.promise.pages };
     const names = () => [this.seen.names(), this.unreadable];
-    const found = await askOtherEnd(this.options.otherEnd, (read) => this.unread(read), keyOf, at, names);
+    const held = { first: this.first, narrowed: this.narrowed };
+    const found = await askOtherEnd(
+      this.options.otherEnd,
+      (read) => this.unread(read),
+      keyOf,
+      at,
+      names,
+      held,
+    );
     return found && { moved: { text: found.text, page: 0, undercount: true }, page: found.page };
   }
 
@@ -359,6 +351,9 @@ class PageAdmission<T> {
     this.taken.add(page.page);
     const held = page.records.length + page.problems.length;
     if (page.page === 1) this.firstHeld = held;
+    const { keyOf } = this.options;
+    if (page.page === 1)
+      this.first = page.records[0] ? keyOf(page.records[0]) : (page.problems[0]?.key ?? null);
     // Full by its per_page, or by page 1's count (the size really served, when more pages follow):
     // a server echoing the per_page asked while it serves fewer hid its capped totals.
     const served = this.promise.pages > 1 && this.firstHeld > 0 && held >= this.firstHeld;
@@ -367,17 +362,25 @@ class PageAdmission<T> {
       this.lastShort = !this.lastFull;
     }
     this.checkPromiseKept(page);
-    const { resource, keyOf, problemSeverity } = this.options;
+    const { resource, problemSeverity } = this.options;
+    const selects = this.options.otherEnd?.narrower?.selects;
     const records: T[] = [];
     // An unreadable record repeated verbatim (shifted onto the next page) is read once, as a record
     // is: counted twice, it made up for a record the shift skipped, and the count proved a gap whole.
     const problems = page.problems.filter((p) => p.key === null || this.firstUnreadable(p.key, p.reason));
+    // A second record of a name read on another page may be that record, changed and shifted here:
+    // counted, it stood in for the one the shift skipped. A problem, uncounted (on its first's page: counted).
+    const here = new Set<string>();
+    let shifted = 0;
     for (const record of page.records) {
       const key = keyOf(record);
       // A repeat shifted onto the next page while we read: the same record, read once.
       const admission = this.seen.admit(key, record);
-      if (admission.kind === 'new') records.push(record);
+      const onThisPage = here.has(key);
+      here.add(key);
+      if (admission.kind === 'new') this.narrowed += records.push(record) && selects?.(record) ? 1 : 0;
       else if (admission.kind !== 'repeat') {
+        if (admission.kind === 'second' && !onThisPage) shifted++;
         const severity = admission.kind === 'second' ? problemSeverity?.(record) : undefined;
         problems.push({
           resource,
@@ -388,7 +391,8 @@ class PageAdmission<T> {
         });
       }
     }
-    this.received += records.length + problems.length;
+    this.narrowed += problems.filter((p) => p.severity === 'critical').length;
+    this.received += records.length + problems.length - shifted;
     return { ...page, records, problems };
   }
 
@@ -418,83 +422,6 @@ class PageAdmission<T> {
     );
     this.pages = Math.max(this.pages, Math.min(limit, page.totalPages));
   }
-}
-
-/** The golden ratio's fraction: steps by it never land near an earlier step for long. */
-const GOLDEN = 0.618033988749895;
-
-/**
- * A minute's step: 1/ρ, ρ the plastic number. Not the golden ratio's square, 1 − GOLDEN: with it the
- * next hour one minute later (GOLDEN + 1 − GOLDEN = 1) turned at this run's page, so a schedule whose
- * start drifts across a minute read the same pages twice. With 1/ρ, an hour and up to three minutes
- * either way stay at least a tenth of the pages from this run's start.
- */
-const MINUTE_STEP = 0.7548776662466927;
-
-/** Of a rest projected to take this long, this much more must be left for a read to keep its order. */
-const FIT_MARGIN = 1.25;
-
-/**
- * The order pages after page 1 are asked in: 2…N, or once {@link PageOrder.turn}ed, on from a later
- * page to the last, then the pages skipped. Pages a moved listing adds (onMove) are read whenever
- * they appear, after the page before them.
- */
-class PageOrder {
-  private ahead = 2;
-  private behind = 2;
-  private behindEnd = 1;
-
-  constructor(readonly pages: () => number) {}
-
-  /** The next page to ask for; undefined when every page was asked for. */
-  next(): number | undefined {
-    if (this.ahead <= this.pages()) return this.ahead++;
-    if (this.behind <= this.behindEnd) return this.behind++;
-    return undefined;
-  }
-
-  /**
-   * Goes on from a page not asked for yet, `at` (0 to 1) of the way through them, to the last page,
-   * then reads the pages it skipped. Among the pages left, not all pages: a read that turns late
-   * still spreads its cut over them.
-   */
-  turn(at: number): void {
-    const start = this.ahead + Math.floor(at * (this.pages() - this.ahead + 1));
-    // A start that is no page (from a run that is no number) keeps the order: NaN would end the read.
-    if (!Number.isInteger(start) || start <= this.ahead || start > this.pages()) return;
-    this.behind = this.ahead;
-    this.behindEnd = start - 1;
-    this.ahead = start;
-  }
-}
-
-/**
- * What each page that arrives after page 1 tells the {@link Rotation}: from the first round on, at
- * each arrival, the order turns (once) when the rest of the read, at the pace of the pages read so
- * far, does not fit. Judged again at every arrival, not at the first round alone: an API that slows
- * down later in the read would otherwise cut the same tail of the account every run. The pace is the
- * whole read's, not the last few pages': one slow answer does not turn a read that fits, and a
- * read that will not fit still turns before its time runs out (what is left goes to nothing, the
- * pages left do not).
- */
-function rotateWhenLate<T>(options: PaginateOptions<T>, order: PageOrder): () => void {
-  const rotation = options.rotation;
-  if (!rotation) return () => {};
-  const began = rotation.clock();
-  const round = Math.max(1, options.concurrency ?? 4);
-  let arrived = 0;
-  let decided = false;
-  return () => {
-    arrived++;
-    if (decided || arrived < Math.min(round, order.pages() - 1)) return;
-    const elapsedMs = rotation.clock() - began;
-    const left = order.pages() - 1 - arrived;
-    // A clock that went back gives no pace: keep the order (and judge again at the next page).
-    if (left <= 0 || elapsedMs < 0) return;
-    if (rotation.remainingMs() >= (FIT_MARGIN * elapsedMs * left) / arrived) return;
-    decided = true;
-    order.turn((((rotation.run * GOLDEN + (rotation.minute ?? 0) * MINUTE_STEP) % 1) + 1) % 1);
-  };
 }
 
 /**

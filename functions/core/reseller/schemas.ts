@@ -175,6 +175,12 @@ export interface Domain {
   /** Epoch milliseconds, or null. */
   readonly date_deleted: number | null;
   readonly registrant_handle: string | null;
+  /**
+   * Set when the record gives the handle under both spellings the documentation shows
+   * (`registrant_handle`, `registant_handle`) and they disagree: the two, in that order.
+   * `registrant_handle` above is the first; the scan names the record as a problem.
+   */
+  readonly registrant_conflict?: readonly [string, string];
   /** Watched fields (state between scans); undefined when the record omits the field. */
   readonly transfer_lock?: boolean | null;
   /** Whether an auth code exists; the code itself is a secret and is never kept. */
@@ -255,6 +261,9 @@ export const DomainSchema = z
       auto_renew_period: r.auto_renew_period ?? r.auto_renewal_period ?? null,
       date_deleted: r.date_deleted ?? null,
       registrant_handle: r.registrant_handle ?? r.registant_handle ?? null,
+      ...(r.registrant_handle && r.registant_handle && r.registrant_handle !== r.registant_handle
+        ? { registrant_conflict: [r.registrant_handle, r.registant_handle] as const }
+        : {}),
       ...watchedFields(r),
       ...renewalFields(r),
       ...(r.tags?.length ? { tags: r.tags } : {}),

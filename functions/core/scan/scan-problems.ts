@@ -22,6 +22,23 @@ export function undocumentedStatusProblem(domain: Domain, page: number): Problem
   };
 }
 
+/**
+ * The documentation spells the registrant handle two ways (`registant_handle` in its field table,
+ * `registrant_handle` in its examples): one field. A record giving both, disagreeing, says two
+ * things of one registrant, and a changed registrant (a hijack's first sign) may be the one not
+ * read: the domain is checked, and the record named.
+ */
+export function registrantConflictProblem(domain: Domain, page: number): Problem | null {
+  if (!domain.registrant_conflict) return null;
+  const [examples, table] = domain.registrant_conflict.map((h) => JSON.stringify(cutText(h, 40)));
+  return {
+    resource: 'domain',
+    key: domain.domain_name,
+    page,
+    reason: `the record gives its registrant handle twice, and the two disagree: registrant_handle ${examples}, registant_handle ${table} (the documentation spells the one field both ways); the domain was checked, named by registrant_handle; look at its registrant in the reseller's control panel`,
+  };
+}
+
 /** Status values from the API as a message shows them: quoted, the first few, each cut. */
 export function statusList(values: readonly string[]): string {
   const shown = values.slice(0, 3).map((v) => JSON.stringify(cutText(v, 40)));

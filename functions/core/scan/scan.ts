@@ -29,7 +29,13 @@ import { RegistryCandidates, type RegistryScanOptions, withRegistryCheck } from 
 import { renewalCosts } from './renewal-costs';
 import { type RenewalMeaning, renewalRuleOff, voteOnRenewal } from './renewal-vote';
 import type { Report, ScanMode } from './report';
-import { flagEmptyAccount, sortProblems, statusList, undocumentedStatusProblem } from './scan-problems';
+import {
+  flagEmptyAccount,
+  registrantConflictProblem,
+  sortProblems,
+  statusList,
+  undocumentedStatusProblem,
+} from './scan-problems';
 import { confirmUnlisted } from './unlisted';
 
 export { type Report, SCAN_MODES, type ScanMode } from './report';
@@ -279,9 +285,14 @@ async function readAllDomains(reading: DomainReading, mode: ScanMode): Promise<H
     return readWholeAccount(reading, { fallbackReason, ...coverage });
   }
   const proven = proof.counts;
-  // A part the counts say is empty costs no request.
-  const parts = READ_PARTS.filter((part) => proven[part] > 0);
-  const filteredPages = parts.reduce((n, part) => n + Math.ceil(proven[part] / whole.perPage), 0);
+  // A part the counts say is empty is read too (one request): a domain moving into it between the
+  // counts and the read (quarantined, its auto-renew turned off) makes its page 1 count other
+  // than its proof, and the scan reads again; left unread, it was missed for the run.
+  const parts = READ_PARTS;
+  const filteredPages = parts.reduce(
+    (n, part) => n + Math.max(1, Math.ceil(proven[part] / whole.perPage)),
+    0,
+  );
   // auto takes the cheaper of two complete reads; filtered was asked for by name. A full read
   // now starts again at page 1: the account may have changed during the counts.
   if (mode === 'filtered' || filteredPages <= whole.pages) {
@@ -418,8 +429,8 @@ function tallyDomain(reading: DomainReading, domain: Domain, page: number): void
   gathered.registry?.consider(domain, finding, group);
   voteOnRenewal(gathered.meaning, domain, now);
   if (finding?.kind === 'renewal_failed') gathered.renewalSuspects.set(finding, domain);
-  const undocumented = undocumentedStatusProblem(domain, page);
-  if (undocumented) gathered.problems.push(undocumented);
+  for (const problem of [undocumentedStatusProblem(domain, page), registrantConflictProblem(domain, page)])
+    if (problem) gathered.problems.push(problem);
 }
 
 /**
