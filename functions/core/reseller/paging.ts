@@ -98,6 +98,14 @@ export interface PaginateOptions<T> {
    * off: always 1…N. See {@link Rotation}.
    */
   readonly rotation?: Rotation;
+  /**
+   * The count the same server gave a wider search just before (a filtered read's part: the whole
+   * account's). A listing whose totals are below it ends no capped result window: a back end caps
+   * every search at one window, so a capped part counts as many as the whole. Its other end is not
+   * asked: after every short last page it cost a request per part on every healthy account.
+   * @default none: the other end is asked
+   */
+  readonly widerTotal?: number;
   /** For messages: `domain`, `contact`. */
   readonly resource: Problem['resource'];
   /** For messages: `/v2/domains`. */
@@ -295,7 +303,9 @@ class PageAdmission<T> {
    */
   async pastTheEnd(): Promise<{ moved: Move; page: ListPage<T> } | null> {
     const past = this.lastFull ? await this.pageAfterLast() : null;
-    if (past || !this.options.otherEnd) return past;
+    const { widerTotal } = this.options;
+    const uncapped = widerTotal !== undefined && this.promise.results < widerTotal;
+    if (past || !this.options.otherEnd || uncapped) return past;
     const { resource, keyOf } = this.options;
     const at = { resource, results: this.promise.results, pages: this.promise.pages };
     const names = () => [this.seen.names(), this.unreadable];
