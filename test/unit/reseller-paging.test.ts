@@ -239,6 +239,20 @@ describe('paginate', () => {
     expect(read.problems.at(-1)).toContain('read 29 of 30 domains');
   });
 
+  it('says which name came twice when the count falls short by the second records it did not count', async () => {
+    // An account listing d0009.nl twice, changed, on pages 1 and 2 (30 rows): the read falls one
+    // short of its totals, and the message must point at the name, not only at a moving account.
+    const all = [...names(30).slice(0, 10), 'd0009.nl', ...names(30).slice(10, 29)];
+    const api = pages(all, 10, (p) =>
+      p.page === 2
+        ? { ...p, records: p.records.map((r, i) => (i === 0 ? ({ ...r, other: 1 } as Rec) : r)) }
+        : p,
+    );
+    await expect(collect(paginate(options(api.fetchPage)))).rejects.toThrow(
+      /read 29 of 30 domains from \/v2\/domains: the pages held fewer records than total_results promised, and 1 second record of a name read on another page \("d0009\.nl"\) was not counted/,
+    );
+  });
+
   it('counts a second record of a name on the page of its first toward the total: no shift puts one there', async () => {
     const api = pages(['a.nl', 'b.nl', 'b.nl', 'c.nl'], 4, (p) => ({
       ...p,

@@ -34,7 +34,10 @@ export type { ListPage, Problem } from './paging';
  * How a listing that moves, or that the time budget runs out in, ends, and whether a read the budget
  * will cut spreads its cut over runs (paginate's options).
  */
-export type ListingRules = Pick<PaginateOptions<unknown>, 'onMove' | 'onDeadline' | 'rotation'>;
+export type ListingRules = Pick<
+  PaginateOptions<unknown>,
+  'onMove' | 'onDeadline' | 'rotation' | 'widerTotal'
+>;
 
 /** A search filter: values are sent as the documented search syntax (`<`, `>`, `%`, arrays as repeated keys). */
 export type ListFilter = Readonly<Record<string, string | number | boolean | readonly string[] | undefined>>;

@@ -1,4 +1,5 @@
 import { DeadlineError, IncompleteListingError, ResellerApiError } from '../base/errors';
+import { cutText, plural } from '../base/text';
 import { askOtherEnd, cappedShort, notChecked, type OtherEnd, UNDERCOUNT } from './other-end';
 import { PageOrder, type Rotation, rotateWhenLate } from './page-order';
 import { unreadPages } from './page-ranges';
@@ -98,6 +99,14 @@ export interface PaginateOptions<T> {
    * off: always 1…N. See {@link Rotation}.
    */
   readonly rotation?: Rotation;
+  /**
+   * The count the same server gave a wider search just before (a filtered read's part: the whole
+   * account's). A listing whose totals are below it ends no capped result window: a back end caps
+   * every search at one window, so a capped part counts as many as the whole. Its other end is not
+   * asked: after every short last page it cost a request per part on every healthy account.
+   * @default none: the other end is asked
+   */
+  readonly widerTotal?: number;
   /** For messages: `domain`, `contact`. */
   readonly resource: Problem['resource'];
   /** For messages: `/v2/domains`. */
@@ -140,7 +149,7 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
     yield cutPage(admission, promise, options, error);
     return;
   }
-  const moved = admission.moved ?? past?.moved ?? countMismatch(admission.received, promise, options);
+  const moved = admission.moved ?? past?.moved ?? countMismatch(admission, promise, options);
   if (moved === null) return;
   if (admission.onMove() === 'fail') throw new IncompleteListingError(moved.text, { retryable: true });
   if (past) yield past.page;
@@ -255,6 +264,8 @@ class PageAdmission<T> {
   lastFull = false; // the last page page 1 promised was full (its per_page): see pastTheEnd
   private lastShort = false; // it was read, and was not full
   private firstHeld = 0; // records and problems on page 1
+  /** Second records of names read on other pages, not counted toward `received`, and the first's name. */
+  readonly uncounted = { count: 0, first: '' };
   private first: string | null = null; // page 1's first key: an other end in its order ignored sort
   private narrowed = 0; // records read the other end's narrower search selects (critical problems too)
   private readonly seen: RecordRegistry;
@@ -295,7 +306,9 @@ class PageAdmission<T> {
    */
   async pastTheEnd(): Promise<{ moved: Move; page: ListPage<T> } | null> {
     const past = this.lastFull ? await this.pageAfterLast() : null;
-    if (past || !this.options.otherEnd) return past;
+    const { widerTotal } = this.options;
+    const uncapped = widerTotal !== undefined && this.promise.results < widerTotal;
+    if (past || !this.options.otherEnd || uncapped) return past;
     const { resource, keyOf } = this.options;
     const at = { resource, results: this.promise.results, pages: this.promise.pages };
     const names = () => [this.seen.names(), this.unreadable];
@@ -380,7 +393,10 @@ class PageAdmission<T> {
       here.add(key);
       if (admission.kind === 'new') this.narrowed += records.push(record) && selects?.(record) ? 1 : 0;
       else if (admission.kind !== 'repeat') {
-        if (admission.kind === 'second' && !onThisPage) shifted++;
+        if (admission.kind === 'second' && !onThisPage) {
+          shifted++;
+          this.uncounted.first ||= key;
+        }
         const severity = admission.kind === 'second' ? problemSeverity?.(record) : undefined;
         problems.push({
           resource,
@@ -393,6 +409,7 @@ class PageAdmission<T> {
     }
     this.narrowed += problems.filter((p) => p.severity === 'critical').length;
     this.received += records.length + problems.length - shifted;
+    this.uncounted.count += shifted;
     return { ...page, records, problems };
   }
 
@@ -506,14 +523,22 @@ async function* fetchAhead<T>(
 
 /** At the end, records + problems must be what page 1 promised: fewer or more means the listing moved. */
 function countMismatch<T>(
-  received: number,
+  admission: PageAdmission<T>,
   promise: ListingPromise,
   options: PaginateOptions<T>,
 ): Move | null {
+  const received = admission.received;
   if (received === promise.results) return null;
   const more = received > promise.results;
+  // Second records of names read on another page are not counted (PageAdmission.take): say so, and
+  // which, or an account listing one name twice reads as an account that keeps moving.
+  const { count, first } = admission.uncounted;
+  const twice =
+    count > 0 && !more
+      ? `, and ${plural(count, 'second record')} of a name read on another page (${JSON.stringify(cutText(first, 100))}${count > 1 ? ' and others' : ''}) ${count > 1 ? 'were' : 'was'} not counted: a record changed and shifted onto the next page may stand in for one the shift skipped; if it repeats on a quiet account, ask the reseller why the name is listed twice`
+      : '';
   return {
-    text: `read ${received} of ${promise.results} ${options.resource}s from ${options.source}: ${more ? 'more records arrived than total_results promised' : 'the pages held fewer records than total_results promised'}; the account changed while it was read, or the server's paging is inconsistent`,
+    text: `read ${received} of ${promise.results} ${options.resource}s from ${options.source}: ${more ? 'more records arrived than total_results promised' : 'the pages held fewer records than total_results promised'}${twice}; the account changed while it was read, or the server's paging is inconsistent`,
     page: promise.pages,
   };
 }

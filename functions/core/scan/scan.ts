@@ -301,7 +301,7 @@ async function readAllDomains(reading: DomainReading, mode: ScanMode): Promise<H
       problemsSeen: new Set(),
     };
     const read = (part: CoveragePart) =>
-      readDomains(reading, searches[part], { merge, expectedTotal: proven[part] });
+      readDomains(reading, searches[part], { merge, expectedTotal: proven[part], widerTotal: proven.all });
     await Promise.all(parts.map(read));
     const unread = 'beyond_renewing_registered';
     if (merge.mixed === undefined || proven[unread] === 0) return { read: 'filtered', ...coverage };
@@ -346,12 +346,19 @@ interface Merge {
 async function readDomains(
   reading: DomainReading,
   filter: ListFilter,
-  { first, merge, expectedTotal }: { first?: ListPage<Domain>; merge?: Merge; expectedTotal?: number },
+  {
+    first,
+    merge,
+    expectedTotal,
+    widerTotal,
+  }: { first?: ListPage<Domain>; merge?: Merge; expectedTotal?: number; widerTotal?: number },
 ): Promise<void> {
   const { gathered, options } = reading;
   for await (const page of options.client.listDomains(filter, first, {
     ...reading.rules,
     onDeadline: 'report',
+    // A part counted below the whole account ends no capped window: its other end is not asked.
+    ...(widerTotal === undefined ? {} : { widerTotal }),
   })) {
     if (gathered.stopped) return;
     gathered.domainPages.read++;
