@@ -476,6 +476,7 @@ const DOMAINS: Listing<Domain> = {
   // A server ignoring sort shows no other end: quarantined domains counted there show a capped window.
   narrower: (client, filter) => ({
     search: 'status=quarantine',
+    meanwhile: 'a domain was quarantined while the list was read',
     count: () => client.countDomains({ ...filter, status: 'quarantine' }),
     selects: (record) => (record as Domain).status.includes('quarantine'),
   }),

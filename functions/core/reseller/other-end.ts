@@ -63,6 +63,11 @@ export interface OtherEnd<P> {
 export interface Narrower {
   /** For messages: `status=quarantine`. */
   readonly search: string;
+  /**
+   * For messages: what else makes the count exceed the read, once (`a domain was quarantined while
+   * the list was read`): a person told only of a capped window is misled by a run that read whole.
+   */
+  readonly meanwhile: string;
   readonly count: () => Promise<number>;
   /** Whether a record read is one the search selects. */
   readonly selects: (record: unknown) => boolean;
@@ -146,7 +151,7 @@ async function countNarrower<P>(
     return null;
   }
   if (!narrower || counted <= narrowed || counted === at.results) return null;
-  const text = `${at.resource} list sorted the other way (sort=${otherEnd.sort}) ${why}, so its other end cannot be seen, and ${narrower.search} counts ${plural(counted, at.resource)} where the read held ${narrowed}: total_results (${at.results}) ${UNDERCOUNT}`;
+  const text = `${at.resource} list sorted the other way (sort=${otherEnd.sort}) ${why}, so its other end cannot be seen, and ${narrower.search} counts ${plural(counted, at.resource)} where the read held ${narrowed}: total_results (${at.results}) ${UNDERCOUNT}, unless ${narrower.meanwhile}: run again, and if it repeats, a result window caps the listing`;
   return { text, page };
 }
 

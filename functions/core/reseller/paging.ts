@@ -267,7 +267,13 @@ class PageAdmission<T> {
   /** Second records of names read on other pages, not counted toward `received`, and the first's name. */
   readonly uncounted = { count: 0, first: '' };
   private first: string | null = null; // page 1's first key: an other end in its order ignored sort
-  private narrowed = 0; // records read the other end's narrower search selects (critical problems too)
+  /**
+   * The names read that the other end's narrower search selects (records, and unreadable records
+   * that are critical problems), each once, as the server spelled it: a name listed twice counted
+   * twice hid a missing one, and a case duplicate is a record the search counts too.
+   */
+  private readonly narrowedNames = new Set<string>();
+  private narrowedNameless = 0; // critical problems without a name: each is a record
   private readonly seen: RecordRegistry;
   /** The keys of unreadable records (problems), folded: few, beside the names `seen` holds. */
   private readonly unreadable = new Set<string>();
@@ -312,7 +318,7 @@ class PageAdmission<T> {
     const { resource, keyOf } = this.options;
     const at = { resource, results: this.promise.results, pages: this.promise.pages };
     const names = () => [this.seen.names(), this.unreadable];
-    const held = { first: this.first, narrowed: this.narrowed };
+    const held = { first: this.first, narrowed: this.narrowedNames.size + this.narrowedNameless };
     const found = await askOtherEnd(
       this.options.otherEnd,
       (read) => this.unread(read),
@@ -381,6 +387,7 @@ class PageAdmission<T> {
     // An unreadable record repeated verbatim (shifted onto the next page) is read once, as a record
     // is: counted twice, it made up for a record the shift skipped, and the count proved a gap whole.
     const problems = page.problems.filter((p) => p.key === null || this.firstUnreadable(p.key, p.reason));
+    for (const p of problems) if (p.severity === 'critical') this.narrow(p.key);
     // A second record of a name read on another page may be that record, changed and shifted here:
     // counted, it stood in for the one the shift skipped. A problem, uncounted (on its first's page: counted).
     const here = new Set<string>();
@@ -391,7 +398,8 @@ class PageAdmission<T> {
       const admission = this.seen.admit(key, record);
       const onThisPage = here.has(key);
       here.add(key);
-      if (admission.kind === 'new') this.narrowed += records.push(record) && selects?.(record) ? 1 : 0;
+      if (selects?.(record)) this.narrow(key);
+      if (admission.kind === 'new') records.push(record);
       else if (admission.kind !== 'repeat') {
         if (admission.kind === 'second' && !onThisPage) {
           shifted++;
@@ -407,10 +415,15 @@ class PageAdmission<T> {
         });
       }
     }
-    this.narrowed += problems.filter((p) => p.severity === 'critical').length;
     this.received += records.length + problems.length - shifted;
     this.uncounted.count += shifted;
     return { ...page, records, problems };
+  }
+
+  /** Counts a name the narrower search selects toward what the read held of it: once. */
+  private narrow(key: string | null): void {
+    if (key === null) this.narrowedNameless++;
+    else this.narrowedNames.add(key);
   }
 
   /** False for an unreadable record taken already (the same name and reason): a repeat. */
