@@ -127,7 +127,7 @@ export class Scanner extends Construct {
       // size itself counts. Lambda also gives CPU in proportion to memory.
       memorySize: 3008,
       // 5 minutes: 100 000 domains at 100 per page and 4 in flight take ~15 s at 50 ms latency; the rest is
-      // room for retries with backoff. The scan stops itself 20 s before this to fail with a clear message.
+      // room for retries with backoff. The scan stops reading 20 s (and its report's uploads' time) before this to fail with a clear message.
       // The registry check paces itself to each RDAP server (2 lookups at a time): Lambda's longest.
       // A larger account or a slower reseller sets its own (scanTimeoutMinutes).
       timeout: Duration.minutes(props.timeoutMinutes ?? (props.registryCheck ? 15 : 5)),

@@ -64,7 +64,7 @@ const DEPLOY_CONTEXT_DOCS: Readonly<Record<string, string>> = {
   secretsKmsKeyArn: 'KMS key of the SecureStrings, to scope decrypt to it',
   scanReservedConcurrency: 'reserved concurrency of the scan function (see docs/deploy.md)',
   scanTimeoutMinutes:
-    'the scan function’s timeout in minutes (1 to 15; the scan stops itself 20 s before it): raise it when a read runs out of time (docs/performance.md)',
+    'the scan function’s timeout in minutes (1 to 15; the scan stops reading 20 s before it, and earlier by its report’s uploads): raise it when a read runs out of time (docs/performance.md)',
   snsFilterPoliciesPerTopic:
     'SNS quota "Filter policies per topic" of the account and region, once raised in Service Quotas; the synth refuses more subscriptions with a filter on the alert topic (docs/accounts.md#limits)',
   alertSubscribersOutsideStack:

@@ -359,7 +359,7 @@ export const serve: Command = {
     accounts: {
       type: 'string',
       value: 'FILE',
-      doc: 'also serve every account of this accounts file: its links under /accounts/<name>/, each with its own key (apiKeyEnv), state and report, and the overview at /accounts',
+      doc: 'serve every account of this accounts file instead: its links under /accounts/<name>/, each with its own key (apiKeyEnv), state and report, and the overview at /accounts; the deployment’s own routes answer 410, as the web function of a deployment of accounts does',
       default: 'one account',
     },
   },

@@ -3,7 +3,7 @@ import type { SecretSource } from '../../functions/core/links/secrets';
 import { StateError } from '../../functions/core/memory/state';
 import { accountRawSettings } from '../../functions/core/scan/accounts';
 import { ENV, loadRestoreSettings, settingsFromEnv } from '../../functions/core/scan/config';
-import { accountWebApp, createAccountsWebApp } from '../../functions/handlers/accounts-web';
+import { accountWebApp, createAccountsWebApp, retiredRoutes } from '../../functions/handlers/accounts-web';
 import type { ProxyHandler } from '../../functions/handlers/http-answer';
 import { createWebApp } from '../../functions/handlers/web-app';
 import { serveLocally } from '../../functions/local/local-server';
@@ -57,6 +57,9 @@ export function webAppForServe(place: LinksPlace): ProxyHandler {
 /**
  * `serve --accounts FILE`: each account's links under /accounts/<name>/ with the stores `scan
  * --accounts` keeps them in (its own state file or scope, its own report folder), and the overview.
+ * The deployment's own routes answer 410, as the web function of a deployment of accounts does
+ * (retiredRoutes): `scan --accounts` keeps nothing there, and a rehearsal that served them with the
+ * deployment's own key and state would show links working that fail once deployed.
  */
 export function accountsAppForServe(place: LinksPlace, accounts: readonly AccountSettings[]): ProxyHandler {
   const byName = new Map(accounts.map((a) => [a.name, a]));
@@ -83,7 +86,7 @@ export function accountsAppForServe(place: LinksPlace, accounts: readonly Accoun
       }),
     summaries: () => stores?.summaries ?? null,
     signingKeys: () => place.secrets.signingKeys(),
-    fallback: webAppForServe(place),
+    fallback: retiredRoutes(place.log),
     log: place.log,
   });
 }
@@ -135,8 +138,11 @@ export async function runServe(args: ParsedArgs, io: CliIo): Promise<number> {
   const app = accounts ? accountsAppForServe(place, accounts) : webAppForServe(place);
   const server = await serveLocally(app, { port });
   // As `simulate`: stdout holds only what a shell takes as it is.
+  const routes = accounts
+    ? "/accounts, and under /accounts/<name>/ each account's finding/<domain>, restore/<domain>, snooze/<domain>, acknowledge/<domain>, report, report.json, calendar.ics; the deployment's own routes (/restore/<domain>, /report, …) answer 410, as on AWS"
+    : '/finding/<domain>, /restore/<domain>, /snooze/<domain>, /acknowledge/<domain>, /report, /report.json, /calendar.ics';
   io.stderr(
-    `web links listening on ${server.url}: /finding/<domain>, /restore/<domain>, /snooze/<domain>, /acknowledge/<domain>, /report, /report.json, /calendar.ics; Ctrl-C stops it\n` +
+    `web links listening on ${server.url}: ${routes}; Ctrl-C stops it\n` +
       `in the terminal you make links in (sentinel link, or a scan), set the same ${ENV.linkSigningKey} and paste:\n`,
   );
   io.stdout(`export ${ENV.linkBaseUrl}=${server.url}\n`);

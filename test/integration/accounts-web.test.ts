@@ -101,8 +101,7 @@ describe('links of several accounts, each signed for its account', () => {
     expect((await send(a().calendar_url.replace('/accounts/brand-a/', '/accounts/brand-b/'))).status).toBe(
       403,
     );
-    // Nor is it the deployment's own report link, nor one of an account that does not exist.
-    expect((await send(a().report_url.replace('/accounts/brand-a/', '/'))).status).toBe(403);
+    // Nor is it one of an account that does not exist.
     expect((await send(a().report_url.replace('/accounts/brand-a/', '/accounts/brand-x/'))).status).toBe(403);
   });
 
@@ -143,5 +142,33 @@ describe('links of several accounts, each signed for its account', () => {
     // The overview's signature is its own: an account's report link does not open it, nor it an account's report.
     expect((await send(a().report_url.replace('/accounts/brand-a/report', '/accounts'))).status).toBe(403);
     expect((await send(overview.replace('/accounts?', '/accounts/brand-a/report?'))).status).toBe(403);
+  });
+});
+
+describe('the deployment own routes once it serves several accounts', () => {
+  it('answers each of them 410 as the web function in AWS does, reading and changing nothing', async () => {
+    const restore = a().findings.find((f) => f.actions?.restore)?.actions?.restore ?? '';
+    const own = (url: string) => url.replace('/accounts/brand-a/', '/');
+    const calls = sim.restoreCalls.length;
+    for (const url of [own(a().report_url), own(a().calendar_url), own(restore)]) {
+      const page = await send(url);
+      expect(page.status, url).toBe(410);
+      expect(await page.text()).toContain('This link is no longer served');
+    }
+    const posted = await send(own(restore), {
+      method: 'POST',
+      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'confirm_domain=x.nl&registrant_consent=yes',
+    });
+    expect(posted.status).toBe(410);
+    expect((await posted.json()).outcome).toBe('link_retired');
+    expect(sim.restoreCalls).toHaveLength(calls);
+    expect(server.output().stderr).toContain('"outcome":"link_retired","status":410');
+  });
+
+  it('names the routes it serves when it starts', () => {
+    const started = server.output().stderr.split('\n')[0];
+    expect(started).toContain("under /accounts/<name>/ each account's finding/<domain>, restore/<domain>");
+    expect(started).toContain("the deployment's own routes (/restore/<domain>, /report, …) answer 410");
   });
 });
