@@ -690,6 +690,20 @@ describe('ResellerClient answers a hostile server safely', () => {
       },
     ]);
   });
+
+  it('makes a case duplicate that says quarantine a critical problem: the record left unchecked may be the one in quarantine', async () => {
+    const api = fakeApi(2, 10, () =>
+      json(200, {
+        data: [
+          { ...record(1), domain_name: 'Shop.nl' },
+          { ...record(2), domain_name: 'shop.nl', status: ['quarantine'] },
+        ],
+        pagination: { current_page: 1, per_page: 10, total_pages: 1, total_results: 2 },
+      }),
+    );
+    const { problems } = await readAll(client(api.fetch).listDomains());
+    expect(problems).toEqual([expect.objectContaining({ key: 'shop.nl', severity: 'critical' })]);
+  });
 });
 
 describe('ResellerClient.countDomains and findDomain', () => {

@@ -405,7 +405,8 @@ class PageAdmission<T> {
           shifted++;
           this.uncounted.first ||= key;
         }
-        const severity = admission.kind === 'second' ? problemSeverity?.(record) : undefined;
+        // A second record, or one differing only in case, left unchecked: it may be the one in quarantine.
+        const severity = problemSeverity?.(record);
         problems.push({
           resource,
           key,
