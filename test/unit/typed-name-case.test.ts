@@ -25,6 +25,22 @@ describe('the typed name on the restore page, in the browser and on the server',
     }
   });
 
+  it.each([
+    ['straße.de', ['STRAẞE.DE', 'Straẞe.de']],
+    ['bücher.de', ['bu\u0308cher.de', 'BU\u0308CHER.DE']],
+    ['ελλάδα.gr', ['ελλα\u0301δα.gr']],
+  ])(
+    'takes %s typed with a capital sharp s or a decomposed accent, as the server does',
+    (unicode, typedForms) => {
+      const domain = domainToASCII(unicode);
+      const pattern = browserPattern(domain);
+      for (const typed of typedForms) {
+        expect(typedNameMatches(typed, domain), typed).toBe(true);
+        expect(pattern.test(typed), typed).toBe(true);
+      }
+    },
+  );
+
   it('still refuses a name one letter off in any case', () => {
     const pattern = browserPattern(domainToASCII('bücher.de'));
     for (const typed of ['BÜCHEP.DE', 'bucher.de', 'BÜCHER.DE.evil', 'büchër.de']) {

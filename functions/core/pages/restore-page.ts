@@ -70,7 +70,13 @@ export interface ConfirmPageInput {
  */
 function eitherCase(ch: string): string {
   const upper = ch.toUpperCase();
-  return upper !== ch && [...upper].length === 1 && upper.toLowerCase() === ch ? `[${ch}${upper}]` : ch;
+  // ß's capital is ẞ, though toUpperCase gives SS (which the server reads as another name).
+  const capital = ch === 'ß' ? 'ẞ' : [...upper].length === 1 && upper.toLowerCase() === ch ? upper : ch;
+  // Each case as written and decomposed (u and U+0308 for ü, as some keyboards send it): the
+  // server normalises both. Letters and marks only: no regex syntax in any of them.
+  const forms = [...new Set([ch, capital].flatMap((c) => [c, c.normalize('NFD')]))];
+  if (forms.length === 1) return ch;
+  return forms.every((f) => [...f].length === 1) ? `[${forms.join('')}]` : `(?:${forms.join('|')})`;
 }
 
 /**
@@ -85,8 +91,9 @@ function typedUnicode(domain: string): string {
 
 /**
  * The `pattern` of the field the name is typed into: the name in ASCII or in Unicode, any case
- * (`BÜCHER.DE` too), a trailing dot and spaces allowed (the server normalises the same way). Only
- * letters, digits, `-` and `.` reach here (the gate validated the name), and `.` is escaped: the browser compiles
+ * (`BÜCHER.DE`, `STRAẞE.DE` too), accents composed or not, a trailing dot and spaces allowed (the
+ * server normalises the same way). Only letters, marks, digits, `-` and `.` reach here (the gate
+ * validated the name), and `.` is escaped: the browser compiles
  * the pattern with the `v` flag, where an unneeded escape would make the whole pattern void.
  */
 export function typedNamePattern(domain: string): string {
