@@ -28,6 +28,14 @@ function dynamoStatements(synthesized: Template, fn: { role?: { node: { defaultC
     .filter((st: { Action: string | string[] }) => [st.Action].flat().some((a) => a.startsWith('dynamodb:')));
 }
 
+/** The one statement a function's role gets on the table: the store's actions, in `partitions` alone. */
+const partitionGrant = (tableId: string, partitions: readonly string[]) => ({
+  Action: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
+  Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': partitions } },
+  Effect: 'Allow',
+  Resource: { 'Fn::GetAtt': [tableId, 'Arn'] },
+});
+
 describe('state table', () => {
   it('is on demand, recoverable to any point, encrypted, and kept when the stack goes', () => {
     template.resourceCountIs('AWS::DynamoDB::Table', 1);
@@ -64,18 +72,9 @@ describe('state table', () => {
       Description: Match.stringLikeRegexp('scans the reseller account'),
       Environment: { Variables: Match.objectLike({ STATE_TABLE_NAME: { Ref: tableId } }) },
     });
+    // The scope the scan keeps its state under (the base URL) and its shards alone.
     expect(dynamoStatements(template, stack.scan.fn)).toEqual([
-      {
-        Action: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
-        // The scope the scan keeps its state under (the base URL) and its shards alone.
-        Condition: {
-          'ForAllValues:StringLike': {
-            'dynamodb:LeadingKeys': ['https://api.reseller.example', 'https://api.reseller.example#*'],
-          },
-        },
-        Effect: 'Allow',
-        Resource: { 'Fn::GetAtt': [tableId, 'Arn'] },
-      },
+      partitionGrant(tableId, ['https://api.reseller.example', 'https://api.reseller.example#*']),
     ]);
   });
 
@@ -85,18 +84,9 @@ describe('state table', () => {
 
   it('lets the web function (snooze and acknowledge links) use the store the same way, and nothing more', () => {
     const tableId = logicalId(stack.state.table);
+    // Its account's partition (the base URL) and shards alone: a batch with any other is refused.
     expect(dynamoStatements(template, stack.web.fn)).toEqual([
-      {
-        Action: ['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
-        // Its account's partition (the base URL) and shards alone: a batch with any other is refused.
-        Condition: {
-          'ForAllValues:StringLike': {
-            'dynamodb:LeadingKeys': ['https://api.reseller.example', 'https://api.reseller.example#*'],
-          },
-        },
-        Effect: 'Allow',
-        Resource: { 'Fn::GetAtt': [tableId, 'Arn'] },
-      },
+      partitionGrant(tableId, ['https://api.reseller.example', 'https://api.reseller.example#*']),
     ]);
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('web links'),

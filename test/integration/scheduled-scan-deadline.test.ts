@@ -1,5 +1,4 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EnvSecretSource } from '../../functions/aws/secrets';
 import {
   handleScheduledScan,
   PUBLISH_RESERVE_MS,
@@ -7,6 +6,7 @@ import {
 } from '../../functions/handlers/scheduled-scan';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { quietScanDeps } from '../support/scan-deps';
 
 const KEY = 'sk_deadline_7d41';
 let sim: Simulator;
@@ -22,17 +22,7 @@ afterEach(() => {
 });
 
 function deps(heartbeatUrl: () => Promise<string | undefined>): ScheduledScanDeps {
-  return {
-    env: { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY_PARAMETER: '/sentinel/key' },
-    secrets: new EnvSecretSource({ RESELLER_API_KEY: KEY }),
-    sns: {} as ScheduledScanDeps['sns'],
-    logger: { info: () => undefined, error: () => undefined },
-    metrics: {
-      addMetric: () => undefined,
-      publishStoredMetrics: () => undefined,
-    } as unknown as ScheduledScanDeps['metrics'],
-    heartbeatUrl,
-  };
+  return quietScanDeps(sim.url, KEY, {}, { heartbeatUrl });
 }
 
 describe('the scheduled scan’s deadline', () => {

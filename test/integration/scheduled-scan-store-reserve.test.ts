@@ -1,5 +1,4 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { EnvSecretSource } from '../../functions/aws/secrets';
 import type { ReportStore } from '../../functions/core/memory/report-store';
 import type { Report } from '../../functions/core/scan/scan';
 import {
@@ -11,6 +10,7 @@ import {
 } from '../../functions/handlers/scheduled-scan';
 import { generatePortfolio } from '../../functions/simulator/portfolio';
 import { type Simulator, startSimulator } from '../../functions/simulator/server';
+import { quietScanDeps } from '../support/scan-deps';
 
 const KEY = 'sk_store_reserve_5c20';
 const DOMAINS = 2_000;
@@ -41,23 +41,7 @@ function noting(): ReportStore & { putAt?: number } {
 }
 
 function deps(reports: ReportStore, fetch: typeof globalThis.fetch): ScheduledScanDeps {
-  return {
-    env: {
-      RESELLER_BASE_URL: sim.url,
-      RESELLER_API_KEY_PARAMETER: '/sentinel/key',
-      PER_PAGE: '10',
-      SCAN_MODE: 'full',
-    },
-    secrets: new EnvSecretSource({ RESELLER_API_KEY: KEY }),
-    sns: {} as ScheduledScanDeps['sns'],
-    logger: { info: () => undefined, error: () => undefined },
-    metrics: {
-      addMetric: () => undefined,
-      publishStoredMetrics: () => undefined,
-    } as unknown as ScheduledScanDeps['metrics'],
-    reports,
-    fetch,
-  };
+  return quietScanDeps(sim.url, KEY, { PER_PAGE: '10', SCAN_MODE: 'full' }, { reports, fetch });
 }
 
 describe('the time a scheduled scan keeps for storing its report', () => {

@@ -1,3 +1,8 @@
+import {
+  ConditionalCheckFailedException,
+  ReplicatedWriteConflictException,
+  TransactionConflictException,
+} from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { type ActionInput, decideAction } from '../../functions/core/decisions/action-decision';
 import type { DomainFinding } from '../../functions/core/findings/classify';
@@ -339,6 +344,30 @@ describe('decideAction', () => {
     expect(outcome.message).toMatch(/try again in a few minutes/);
   });
 
+  // As DynamoDbStateStore.conditional throws it: the lease's condition failed, a client fault of the SDK.
+  it.each([
+    ['ConditionalCheckFailedException', () => conditionFailed()],
+    [
+      'TransactionConflictException',
+      () => new TransactionConflictException({ message: 'conflict', $metadata: {} }),
+    ],
+    [
+      'ReplicatedWriteConflictException',
+      () => new ReplicatedWriteConflictException({ message: 'conflict', $metadata: {} }),
+    ],
+  ] as const)(
+    'tells the clicker to try again when the lease conflict came from DynamoDB as a %s',
+    async (_n, cause) => {
+      const store = new MemoryActionStore();
+      store.snooze = async () =>
+        Promise.reject(new StateConflictError('a scan holds the lease', { cause: cause() }));
+      const outcome = await decideAction(input({ store }).value);
+      expect(outcome).toMatchObject({ kind: 'store_failed', status: 503 });
+      expect(outcome.message).toMatch(/try again in a few minutes/);
+      expect(outcome.message).not.toMatch(/will not help/);
+    },
+  );
+
   it('turns a signing key that cannot be read into a generic page, the reason for the log only', async () => {
     const { value } = input({
       signingKeys: async () => {
@@ -496,3 +525,6 @@ describe('a snooze from a hand-edited state', () => {
     expect(snoozeLapse({ ...base, until: new Date(NOW + 30 * DAY).toISOString() }, f, NOW)).toBeNull();
   });
 });
+
+const conditionFailed = () =>
+  new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });

@@ -21,6 +21,8 @@ interface Server {
   readonly quarantined?: (n: number) => boolean;
   /** What the listing serves in place of record `n` (status=quarantine is still counted by `quarantined`). @default the record */
   readonly listed?: (record: object, n: number) => object;
+  /** The answer to the status=quarantine count, instead of the real one. */
+  readonly count?: () => Response;
 }
 
 const record = (n: number) => ({
@@ -47,6 +49,7 @@ function windowedApi(server: Server) {
     const page = Number(url.searchParams.get('page'));
     const descending = url.searchParams.get('sort')?.startsWith('-') && !server.ignoresSort;
     if (descending && server.otherEnd) return server.otherEnd();
+    if (server.count && url.searchParams.get('status') === 'quarantine') return server.count();
     if (server.quarantined && url.searchParams.get('status') === 'quarantine') {
       const held = all.filter((_, i) => server.quarantined?.(i)).length;
       const pagination = { current_page: 1, per_page: 1, total_pages: held, total_results: held };
@@ -224,6 +227,18 @@ describe('a listing whose totals a result window caps is caught by its other end
       expect(read.records).toHaveLength(20);
       expect(read.problems).toEqual([]);
       expect(api.calls).toHaveLength(4);
+      expect(sleeps).toEqual([]);
+    }
+  });
+
+  it('reads the listing as its totals promise when the status=quarantine count answers 503 or 429, asked once', async () => {
+    for (const answer of [() => json(503, { error: 'busy' }), () => json(429, {}, { 'retry-after': '30' })]) {
+      sleeps.length = 0;
+      const api = windowedApi({ total: 20, window: 20, past: 'empty', ignoresSort: true, count: answer });
+      const read = await readAll(client(api.fetch).listDomains());
+      expect(read.records).toHaveLength(20);
+      // The count is one request, as the other end is: no retry, no Retry-After wait out of the scan's time.
+      expect(api.calls.filter((u) => u.searchParams.get('status') === 'quarantine')).toHaveLength(1);
       expect(sleeps).toEqual([]);
     }
   });

@@ -311,18 +311,33 @@ export function failedForNow(error: unknown): boolean {
 }
 
 /**
+ * Client faults that are another writer, not a refusal: a condition that did not hold (a scan's
+ * lease: the state store's StateConflictError carries it as its cause), an item in a transaction,
+ * a write of another region. Each passes; and any error the SDK marks retryable (`$retryable`).
+ */
+const CONFLICT_NAMES: ReadonlySet<string> = new Set([
+  'ConditionalCheckFailedException',
+  'TransactionConflictException',
+  'TransactionCanceledException',
+  'TransactionInProgressException',
+  'ReplicatedWriteConflictException',
+]);
+
+/**
  * Whether an AWS service refused the call for good: a client fault (access denied, what was sent
  * refused as invalid, no such table) in `error` or any of its causes, and nothing that fails for
- * now ({@link failedForNow}). Trying again will not help until the operator mends it. An error of
- * no AWS shape (a file, a fake) is neither.
+ * now ({@link failedForNow}) or is a conflict with another writer ({@link CONFLICT_NAMES}). Trying
+ * again will not help until the operator mends it. An error of no AWS shape (a file, a fake) is neither.
  */
 export function refusedForGood(error: unknown): boolean {
   if (failedForNow(error)) return false;
+  let refused = false;
   let at = error;
   for (let depth = 0; depth < CAUSES_FOLLOWED && at && typeof at === 'object'; depth++) {
-    const { $fault, cause } = at as SdkErrorShape;
-    if ($fault === 'client') return true;
+    const { name, $fault, $retryable, cause } = at as SdkErrorShape;
+    if ($retryable !== undefined || (typeof name === 'string' && CONFLICT_NAMES.has(name))) return false;
+    if ($fault === 'client') refused = true;
     at = cause;
   }
-  return false;
+  return refused;
 }
