@@ -377,12 +377,29 @@ export const link: Command = {
   name: 'link',
   args: '<domain>',
   summary: 'print a signed restore link for a domain',
-  about: `The link points at ${ENV.linkBaseUrl}, or at serve's default address when it is not set, and is signed with the first key of ${ENV.linkSigningKey}.`,
-  options: { 'ttl-days': fromSetting('linkTtlDays', 'N') },
+  about:
+    `The link points at ${ENV.linkBaseUrl}, or at serve's default address when it is not set, and is signed with the first key of ${ENV.linkSigningKey}. ` +
+    'A deployment of several accounts (and serve --accounts) answers those links 410: give --account NAME --accounts FILE for the link of that account, as its alerts carry it.',
+  options: {
+    'ttl-days': fromSetting('linkTtlDays', 'N'),
+    accounts: {
+      ...ACCOUNTS_FILE_OPTION,
+      doc: 'with --account: the accounts file (docs/accounts.md) that names the account',
+    },
+    account: {
+      ...ACCOUNT_NAME_OPTION,
+      doc: `the link of this account of --accounts FILE, as its alerts carry it: under ${ENV.linkBaseUrl}/accounts/NAME/ and signed with the key derived for the account (its API key is not read)`,
+      default: "a link of the deployment's own routes",
+    },
+  },
   env: [ENV.linkSigningKey, ENV.linkBaseUrl],
   examples: [
     { line: 'sentinel link example.nl', says: 'a restore link valid for 7 days' },
     { line: 'sentinel link example.nl --ttl-days 1', says: 'valid for one day' },
+    {
+      line: 'sentinel link example.nl --account brand-a --accounts accounts.json',
+      says: 'the link of account brand-a, under /accounts/brand-a/',
+    },
   ],
 };
 

@@ -35,6 +35,8 @@ let server: Awaited<ReturnType<typeof startCliServer>>;
 let dir: string;
 let reports: Record<string, Report>;
 let overview: string;
+let file: string;
+let linked: Record<string, string>;
 
 beforeAll(async () => {
   sim = await startSimulator({
@@ -43,7 +45,7 @@ beforeAll(async () => {
     accounts: [{ apiKey: KEY_B, portfolio: generatePortfolio({ domains: 50, seed: 22, now: NOW }) }],
   });
   dir = mkdtempSync(join(tmpdir(), 'sentinel-accounts-web-'));
-  const file = join(dir, 'accounts.json');
+  file = join(dir, 'accounts.json');
   writeFileSync(file, JSON.stringify(ACCOUNTS));
   const env = {
     RESELLER_BASE_URL: sim.url,
@@ -54,7 +56,7 @@ beforeAll(async () => {
   };
   const state = join(dir, 'state.json');
   server = await startCliServer(['serve', '--port', '0', '--accounts', file, '--state', state], env);
-  const linked = { ...env, LINK_BASE_URL: server.url };
+  linked = { ...env, LINK_BASE_URL: server.url };
   const scan = await runCli(
     ['scan', '--accounts', file, '--state', state, '--alert-to', join(dir, 'alerts.txt')],
     linked,
@@ -164,6 +166,25 @@ describe('the deployment own routes once it serves several accounts', () => {
     expect((await posted.json()).outcome).toBe('link_retired');
     expect(sim.restoreCalls).toHaveLength(calls);
     expect(server.output().stderr).toContain('"outcome":"link_retired","status":410');
+  });
+
+  it('prints with sentinel link --account the link the account serves, refused on another path', async () => {
+    const domain = a().findings.find((f) => f.actions?.restore)?.domain_name ?? '';
+    const printed = await runCli(['link', domain, '--account', 'brand-a', '--accounts', file], linked);
+    expect(printed.code, printed.stderr).toBe(0);
+    const url = printed.stdout.trim();
+    expect(url.startsWith(`${server.url}/accounts/brand-a/restore/${domain}?exp=`)).toBe(true);
+    const page = await send(url);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(`Restore <code>${domain}</code>`);
+    expect((await send(url.replace('/accounts/brand-a/', '/accounts/brand-b/'))).status).toBe(403);
+    // Without --account the link is of the deployment own routes, which it no longer serves.
+    const root = await runCli(['link', domain], linked);
+    expect(root.code, root.stderr).toBe(0);
+    expect((await send(root.stdout.trim())).status).toBe(410);
+    const alone = await runCli(['link', domain, '--account', 'brand-a'], linked);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain('--account brand-a goes with --accounts FILE');
   });
 
   it('names the routes it serves when it starts', () => {

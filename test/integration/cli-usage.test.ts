@@ -345,7 +345,7 @@ describe('did you mean', () => {
     const run = await runCli(['link', 'example.nl', '--state', 'x.json'], {});
     expect(run.code).toBe(2);
     expect(run.stderr).toBe(
-      'sentinel: unknown flag --state for link (--state is a flag of scan, serve, restore, audit, snooze, ack); link takes --ttl-days\n',
+      'sentinel: unknown flag --state for link (--state is a flag of scan, serve, restore, audit, snooze, ack); link takes --ttl-days, --accounts, --account\n',
     );
   });
 
