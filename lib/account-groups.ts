@@ -7,6 +7,7 @@ import { filterPolicyOf, type RecipientScope, type TopicFeatures } from '../func
 import { ConfigError } from '../functions/core/base/errors';
 import type { Policy } from '../functions/core/scan/policies';
 import { subscriptionFilter } from './alerts';
+import { announceCleared } from './cleared';
 import type { AccountSettings } from './config';
 import { armDeadMan, deadManAlarm } from './dead-man';
 import type { ScanMetrics } from './scanner';
@@ -146,15 +147,19 @@ export class AccountGroups extends Construct {
           // alarm. Treated as fine, the hours without a scan cleared it (and told the ops topic OK)
           // an hour after the failure, with the account still unread.
           missing: cloudwatch.TreatMissingData.IGNORE,
-          // No OK e-mail: the account's first scan turns it OK from INSUFFICIENT_DATA, and CloudWatch
+          // No OK action: the account's first scan turns it OK from INSUFFICIENT_DATA, and CloudWatch
           // runs OK actions on that too, so a new deployment of 100 accounts would send 100 (and as
-          // many again from the dead-man switches). Its clearing shows in the console and on the
-          // accounts overview; the ALARM e-mail, which names the account, is what needs a person.
+          // many again from the dead-man switches). The rule below tells of ALARM to OK alone.
           notifyOk: false,
         },
         group,
       );
     }
+    // The person told 'ScanFailed-brand-a' hears when it clears: one rule for every account's alarms.
+    announceCleared(props.watchdog, [
+      'ScanFailed-',
+      ...(props.intervalHours !== undefined ? ['ScanNotCompleted-'] : []),
+    ]);
     const byEndpoint = (
       pick: (a: AccountSettings) => readonly string[] | undefined,
       all: readonly string[],

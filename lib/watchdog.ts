@@ -55,11 +55,14 @@ export class Watchdog extends Construct {
   readonly topic: sns.Topic;
   readonly alarms: cloudwatch.Alarm[] = [];
   readonly deploymentName: string;
+  /** The ops topic's key, whose policy lets in who may publish to the topic. */
+  readonly key: kms.IKey;
   private readonly action: actions.SnsAction;
 
   constructor(scope: Construct, id: string, props: WatchdogProps) {
     super(scope, id);
     this.deploymentName = props.deploymentName ?? Stack.of(this).stackName;
+    this.key = props.key;
     this.topic = new sns.Topic(this, 'OpsTopic', {
       displayName: 'domain-sentinel operations',
       enforceSSL: true,

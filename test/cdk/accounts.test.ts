@@ -11,6 +11,7 @@ import { DomainSentinel } from '../../lib/index';
 import { DomainSentinelStack } from '../../lib/stack';
 import { type Template, TemplateResolver } from '../deploy/template';
 import type { Machine } from '../support/asl';
+import { alarmStateChange, matchesPattern, transformInput } from '../support/event-pattern';
 import { BASE_CONTEXT, settingsFromContext, synthStack } from '../support/stack';
 
 /** A deployment of three accounts (issue 22): the state machine, its items, the grants, the recipients, the alarms. */
@@ -370,6 +371,112 @@ describe('a deployment of several accounts', () => {
     );
   });
 
+  it('tells the ops topic when an account alarm goes from ALARM to OK, and at no other change', () => {
+    const { resolver } = built;
+    const [ruleId, ...more] = resolver.ofType('AWS::Events::Rule');
+    expect(more).toEqual([]);
+    const rule = resolver.resolve(resolver.resource(ruleId as string).Properties) as {
+      EventPattern: Record<string, never>;
+      Targets: Array<{
+        Arn: string;
+        InputTransformer: { InputPathsMap: Record<string, string>; InputTemplate: string };
+      }>;
+    };
+    const alarms = 'arn:aws:cloudwatch:eu-west-1:123456789012:alarm:DomainSentinel';
+    expect(rule.EventPattern).toEqual({
+      source: ['aws.cloudwatch'],
+      'detail-type': ['CloudWatch Alarm State Change'],
+      resources: [{ prefix: `${alarms}/ScanFailed-` }, { prefix: `${alarms}/ScanNotCompleted-` }],
+      detail: { previousState: { value: ['ALARM'] }, state: { value: ['OK'] } },
+    });
+    const opsTopic = resolver
+      .ofType('AWS::SNS::Topic')
+      .find((id) => id.startsWith('WatchdogOpsTopic')) as string;
+    const [target, ...others] = rule.Targets;
+    expect(others).toEqual([]);
+    expect(target?.Arn).toBe(resolver.ref(opsTopic));
+    const place = { account: ENV.account, region: ENV.region };
+    const clears = (
+      name: string,
+      from: 'OK' | 'ALARM' | 'INSUFFICIENT_DATA' = 'ALARM',
+      to: 'OK' | 'ALARM' = 'OK',
+    ) => matchesPattern(rule.EventPattern, alarmStateChange(place, name, from, to));
+    for (const { name } of ACCOUNTS) {
+      expect(clears(`DomainSentinel/ScanFailed-${name}`)).toBe(true);
+      expect(clears(`DomainSentinel/ScanNotCompleted-${name}`)).toBe(true);
+      // A new alarm's first OK (the flood the alarms' missing OK actions avoid), and firing, are not told.
+      expect(clears(`DomainSentinel/ScanFailed-${name}`, 'INSUFFICIENT_DATA')).toBe(false);
+      expect(clears(`DomainSentinel/ScanNotCompleted-${name}`, 'INSUFFICIENT_DATA')).toBe(false);
+      expect(clears(`DomainSentinel/ScanFailed-${name}`, 'OK', 'ALARM')).toBe(false);
+    }
+    // The deployment's own alarms tell OK themselves; another deployment's are not this one's.
+    expect(clears('DomainSentinel/ScanFailedRuns')).toBe(false);
+    expect(clears('DomainSentinel/AccountScansFailed')).toBe(false);
+    expect(clears('OtherSentinel/ScanFailed-brand-a')).toBe(false);
+    expect(
+      matchesPattern(
+        rule.EventPattern,
+        alarmStateChange(
+          { ...place, account: '210987654321' },
+          'DomainSentinel/ScanFailed-brand-a',
+          'ALARM',
+          'OK',
+        ),
+      ),
+    ).toBe(false);
+    const event = alarmStateChange(place, 'DomainSentinel/ScanFailed-brand-a', 'ALARM', 'OK');
+    expect(transformInput(target?.InputTransformer as never, event)).toBe(
+      'Cleared: the alarm DomainSentinel/ScanFailed-brand-a went from ALARM to OK at 2026-03-02T06:14:40Z (UTC): a scan of the account its name ends with completed. Nothing to do.',
+    );
+  });
+
+  it('lets EventBridge publish the clearing to the ops topic for this rule only, and encrypt with its key', () => {
+    const { resolver } = built;
+    const [ruleId] = resolver.ofType('AWS::Events::Rule');
+    const opsTopic = resolver
+      .ofType('AWS::SNS::Topic')
+      .find((id) => id.startsWith('WatchdogOpsTopic')) as string;
+    const policy = resolver
+      .ofType('AWS::SNS::TopicPolicy')
+      .find((id) =>
+        (resolver.resolve(resolver.resource(id).Properties?.Topics) as string[]).includes(
+          resolver.ref(opsTopic),
+        ),
+      ) as string;
+    const statements = (
+      resolver.resolve(resolver.resource(policy).Properties?.PolicyDocument) as {
+        Statement: Array<Record<string, unknown>>;
+      }
+    ).Statement;
+    const fromEvents = statements.filter(
+      (s) => JSON.stringify(s.Principal) === JSON.stringify({ Service: 'events.amazonaws.com' }),
+    );
+    expect(fromEvents).toEqual([
+      expect.objectContaining({
+        Effect: 'Allow',
+        Action: 'sns:Publish',
+        Resource: resolver.ref(opsTopic),
+        Condition: { ArnEquals: { 'aws:SourceArn': resolver.attribute(ruleId as string, 'Arn') } },
+      }),
+    ]);
+    // SNS's guide: aws:SourceArn and aws:SourceAccount in a key policy fail EventBridge's messages.
+    const key = resolver.resource(opsTopic).Properties?.KmsMasterKeyId as { 'Fn::GetAtt': [string] };
+    const keyPolicy = resolver.resolve(resolver.resource(key['Fn::GetAtt'][0]).Properties?.KeyPolicy) as {
+      Statement: Array<Record<string, unknown>>;
+    };
+    expect(
+      keyPolicy.Statement.filter((s) => JSON.stringify(s.Principal).includes('events.amazonaws.com')),
+    ).toEqual([
+      {
+        Sid: 'AllowEventBridgeToEncryptForTheOpsTopic',
+        Effect: 'Allow',
+        Principal: { Service: 'events.amazonaws.com' },
+        Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        Resource: '*',
+      },
+    ]);
+  });
+
   it('leaves a weekly schedule of the accounts to the heartbeat: no account has a dead-man alarm or arms one', () => {
     const weekly = synth({
       schedule: 'cron(0 6 ? * MON *)',
@@ -377,6 +484,12 @@ describe('a deployment of several accounts', () => {
     });
     const alarms = JSON.stringify(everything(weekly.stack).findResources('AWS::CloudWatch::Alarm'));
     expect(alarms).not.toContain('ScanNotCompleted');
+    // Only the failure alarms can clear: the rule matches theirs alone.
+    const [rule] = Object.values(weekly.template.findResources('AWS::Events::Rule'));
+    expect(JSON.stringify(weekly.resolver.resolve(rule?.Properties?.EventPattern))).not.toContain(
+      'ScanNotCompleted',
+    );
+    expect(JSON.stringify(weekly.resolver.resolve(rule?.Properties?.EventPattern))).toContain('/ScanFailed-');
     // The failure alarm of each account stays: a run that failed is still seen.
     for (const { name } of ACCOUNTS) expect(alarms).toContain(`DomainSentinel/ScanFailed-${name}`);
     expect(JSON.stringify(everything(weekly.stack).toJSON())).not.toContain('DeadManArmed');

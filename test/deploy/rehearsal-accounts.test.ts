@@ -24,6 +24,7 @@ import {
   alarmNotifications,
   nestedTemplates,
   routeInvocations,
+  ruleDeliveries,
   scheduleCalls,
   stateMachineCreation,
 } from './service-calls';
@@ -381,6 +382,7 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
       ...scheduleCalls(world.resolver),
       ...stateMachineCreation(world.resolver),
       ...routeInvocations(world.resolver),
+      ...ruleDeliveries(world.resolver),
     ];
     // Each account's own alarms, in their groups' stacks, notify the deployment's ops topic.
     const notified = own.filter((c) => c.action === 'sns:Publish').map((c) => c.via);
@@ -388,6 +390,12 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
       for (const alarm of ['ScanFailed', 'ScanNotCompleted'])
         expect(notified).toContain(`CloudWatch notifying for the alarm DomainSentinel/${alarm}-${account}`);
     expect(own.filter((c) => c.action === 'logs:CreateLogDelivery')).toHaveLength(1);
+    // Their clearing (ALARM to OK) is told by EventBridge's rule, which publishes and encrypts too.
+    expect(
+      own
+        .filter((c) => c.caller === 'events.amazonaws.com')
+        .map((c) => `${c.action} ${c.resource.split(':')[2]}`),
+    ).toEqual(['sns:Publish sns', 'kms:GenerateDataKey kms', 'kms:Decrypt kms']);
     world.calls.push(...own);
   });
 

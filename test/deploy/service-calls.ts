@@ -76,6 +76,44 @@ export function alarmNotifications(all: readonly TemplateResolver[], parent: Tem
   );
 }
 
+/**
+ * EventBridge, for every rule that targets a topic of the stack: it publishes as its service, named
+ * by the rule (`aws:SourceArn`), and SNS encrypts with the topic's key for it; those KMS calls carry
+ * neither aws:SourceArn nor aws:SourceAccount (SNS's guide: such conditions are not supported for
+ * EventBridge publishing to an encrypted topic), so the context here has neither.
+ */
+export function ruleDeliveries(parent: TemplateResolver): Call[] {
+  return parent.ofType('AWS::Events::Rule').flatMap((id) => {
+    const targets = (parent.resource(id).Properties?.Targets as Array<{ Arn: unknown }>) ?? [];
+    const rule = parent.attribute(id, 'Arn');
+    return targets.flatMap((target) => {
+      const topic = parent.string(target.Arn, `${id} target`);
+      if (!topic.startsWith('arn:aws:sns:')) return [];
+      const topicId = parent.ofType('AWS::SNS::Topic').find((t) => parent.ref(t) === topic);
+      const key = topicId ? parent.resource(topicId).Properties?.KmsMasterKeyId : undefined;
+      const via = `EventBridge delivering the rule ${id} to ${topic.split(':').pop()}`;
+      return [
+        {
+          caller: 'events.amazonaws.com',
+          action: 'sns:Publish',
+          resource: topic,
+          context: { 'aws:SourceArn': rule, 'aws:SourceAccount': parent.env.account },
+          via,
+        },
+        ...(key
+          ? ['kms:GenerateDataKey', 'kms:Decrypt'].map((action) => ({
+              caller: 'events.amazonaws.com',
+              action,
+              resource: parent.string(key, `${topicId} key`),
+              context: { 'kms:ViaService': `sns.${parent.env.region}.amazonaws.com` },
+              via,
+            }))
+          : []),
+      ];
+    });
+  });
+}
+
 /** SNS, delivering each topic's messages to every queue subscribed to it. */
 export function queueDeliveries(all: readonly TemplateResolver[]): Call[] {
   return all.flatMap((resolver) =>

@@ -200,6 +200,11 @@ export class TemplateResolver {
         const stateMachineArn = arn('states', `stateMachine:${name}`);
         return { ref: stateMachineArn, attributes: { Arn: stateMachineArn, Name: name } };
       }
+      case 'AWS::Events::Rule': {
+        // EventBridge's generated names are the stack's, the logical id's and a suffix, as here.
+        const name = typeof props.Name === 'string' ? props.Name : generated;
+        return { ref: name, attributes: { Arn: arn('events', `rule/${name}`) } };
+      }
       case 'AWS::CloudWatch::Alarm': {
         const name = typeof props.AlarmName === 'string' ? props.AlarmName : generated;
         return { ref: name, attributes: { Arn: arn('cloudwatch', `alarm:${name}`) } };
