@@ -1,7 +1,7 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type * as kms from 'aws-cdk-lib/aws-kms';
-import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Watchdog } from './watchdog';
 
 /**
@@ -50,7 +50,8 @@ export function announceCleared(watchdog: Watchdog, prefixes: readonly string[])
       input: events.RuleTargetInput.fromText(clearedText()),
     }),
   });
-  allowRuleToPublish(rule.ruleArn, topic, watchdog.key);
+  allowRuleToPublish(rule.ruleArn, watchdog);
+  watchUndelivered(watchdog, rule);
   return rule;
 }
 
@@ -63,7 +64,8 @@ function clearedText(): string {
   return CLEARED_MESSAGE.replace(/<(alarm|time)>/g, (_, name: string) => fields[name] as string);
 }
 
-function allowRuleToPublish(ruleArn: string, topic: sns.ITopic, key: kms.IKey): void {
+function allowRuleToPublish(ruleArn: string, watchdog: Watchdog): void {
+  const topic = watchdog.topic;
   const eventBridge = new iam.ServicePrincipal('events.amazonaws.com');
   topic.addToResourcePolicy(
     new iam.PolicyStatement({
@@ -78,7 +80,7 @@ function allowRuleToPublish(ruleArn: string, topic: sns.ITopic, key: kms.IKey): 
   // supported for EventBridge publishing to an encrypted topic (its KMS calls carry neither), so a
   // statement with them refuses every message. Who may publish is the topic's policy above, which
   // lets in this rule alone; the key only encrypts what the topic was let to take.
-  key.addToResourcePolicy(
+  watchdog.addToKeyPolicy(
     new iam.PolicyStatement({
       sid: 'AllowEventBridgeToEncryptForTheOpsTopic',
       principals: [eventBridge],
@@ -86,4 +88,23 @@ function allowRuleToPublish(ruleArn: string, topic: sns.ITopic, key: kms.IKey): 
       resources: ['*'],
     }),
   );
+}
+
+/**
+ * A delivery SNS refused (a policy changed by hand, the key disabled), once EventBridge gave up on
+ * it (it retries some errors for up to a day), is dropped and counted in the rule's
+ * FailedInvocations: the person the alarm told would never hear that it cleared. This alarm tells the ops topic, through CloudWatch's own
+ * statements, which do not depend on the rule's. Its name matches none of the rule's prefixes.
+ */
+function watchUndelivered(watchdog: Watchdog, rule: events.Rule): void {
+  watchdog.alarm('AccountAlarmClearedUndelivered', {
+    description: `EventBridge could not deliver to the ops topic that an account's alarm cleared (rule ${rule.node.id}, its FailedInvocations): the topic's or its key's policy refuses events.amazonaws.com, or the key is disabled. The alarms themselves still e-mail when they fire; compare the topic's and key's policies with docs/deploy.md.`,
+    metric: new cloudwatch.Metric({
+      namespace: 'AWS/Events',
+      metricName: 'FailedInvocations',
+      dimensionsMap: { RuleName: rule.ruleName },
+      statistic: cloudwatch.Stats.SUM,
+      period: Duration.minutes(5),
+    }),
+  });
 }

@@ -6,6 +6,7 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
+import { ConfigError } from '../functions/core/base/errors';
 
 export interface WatchdogProps {
   /** Encrypts the ops topic; the watchdog lets CloudWatch use it for its alarms. */
@@ -77,7 +78,7 @@ export class Watchdog extends Construct {
           'the ops topic (output OpsTopicArn) and nobody is told. Subscribe something to it, or deploy with -c opsEmails=you@example.nl.',
       );
     }
-    this.allowAlarmsToPublish(props.key);
+    this.allowAlarmsToPublish();
     this.action = new actions.SnsAction(this.topic);
   }
 
@@ -88,7 +89,7 @@ export class Watchdog extends Construct {
    * ARNs, so the policies stay one size however many accounts add alarms, and alarms in a nested
    * stack need no reference back to this one.
    */
-  private allowAlarmsToPublish(key: kms.IKey): void {
+  private allowAlarmsToPublish(): void {
     const cloudwatchService = new iam.ServicePrincipal('cloudwatch.amazonaws.com');
     const conditions = {
       StringEquals: { 'aws:SourceAccount': Stack.of(this).account },
@@ -103,7 +104,7 @@ export class Watchdog extends Construct {
         conditions,
       }),
     );
-    key.addToResourcePolicy(
+    this.addToKeyPolicy(
       new iam.PolicyStatement({
         sid: 'AllowAlarmsOfThisStackToEncrypt',
         principals: [cloudwatchService],
@@ -111,6 +112,18 @@ export class Watchdog extends Construct {
         resources: ['*'],
         conditions,
       }),
+    );
+  }
+
+  /**
+   * Adds a statement to the ops topic's key's policy, or refuses the key: an imported key's
+   * `addToResourcePolicy` does nothing, and the service the statement lets in (CloudWatch,
+   * EventBridge) would then have every message to the topic refused, with nobody told.
+   */
+  addToKeyPolicy(statement: iam.PolicyStatement): void {
+    if (this.key.addToResourcePolicy(statement).statementAdded) return;
+    throw new ConfigError(
+      `the ops topic's key ${this.key.node.path} is imported: its policy cannot be changed here, and without the statement ${statement.sid} the ops topic's alarms would not reach anyone; give the Watchdog a key of this stack`,
     );
   }
 

@@ -3,12 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, NestedStack, Stack, Validations } from 'aws-cdk-lib';
 import { Template as CdkTemplate, Match } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AccountScanEventSchema, MAX_ACCOUNTS } from '../../functions/core/scan/accounts';
 import { ACCOUNT_SCAN_STATES } from '../../lib/account-scans';
 import { DomainSentinel } from '../../lib/index';
 import { DomainSentinelStack } from '../../lib/stack';
+import { Watchdog } from '../../lib/watchdog';
 import { type Template, TemplateResolver } from '../deploy/template';
 import type { Machine } from '../support/asl';
 import { alarmStateChange, matchesPattern, transformInput } from '../support/event-pattern';
@@ -475,6 +477,54 @@ describe('a deployment of several accounts', () => {
         Resource: '*',
       },
     ]);
+  });
+
+  it('raises an alarm on the ops topic when EventBridge fails to deliver a clearing', () => {
+    const { resolver } = built;
+    const [ruleId] = resolver.ofType('AWS::Events::Rule');
+    const opsTopic = resolver
+      .ofType('AWS::SNS::Topic')
+      .find((id) => id.startsWith('WatchdogOpsTopic')) as string;
+    const watching = resolver.ofType('AWS::CloudWatch::Alarm').filter((id) => {
+      const p = resolver.resource(id).Properties ?? {};
+      return p.Namespace === 'AWS/Events' && p.MetricName === 'FailedInvocations';
+    });
+    expect(watching).toHaveLength(1);
+    const alarm = resolver.resolve(resolver.resource(watching[0] as string).Properties) as Record<
+      string,
+      unknown
+    >;
+    expect(alarm).toMatchObject({
+      AlarmName: 'DomainSentinel/AccountAlarmClearedUndelivered',
+      Dimensions: [{ Name: 'RuleName', Value: resolver.ref(ruleId as string) }],
+      Statistic: 'Sum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      AlarmActions: [resolver.ref(opsTopic)],
+    });
+    // Its own name is none the rule matches: its clearing is told by its OK action, once.
+    const event = alarmStateChange(
+      { account: ENV.account, region: ENV.region },
+      'DomainSentinel/AccountAlarmClearedUndelivered',
+      'ALARM',
+      'OK',
+    );
+    const rule = resolver.resolve(resolver.resource(ruleId as string).Properties) as {
+      EventPattern: Record<string, never>;
+    };
+    expect(matchesPattern(rule.EventPattern, event)).toBe(false);
+  });
+
+  it('refuses an ops topic key it cannot add the EventBridge and CloudWatch statements to', () => {
+    const stack = new Stack(new App(), 'Imported', { env: { account: ENV.account, region: ENV.region } });
+    const key = kms.Key.fromKeyArn(
+      stack,
+      'Key',
+      `arn:aws:kms:${ENV.region}:${ENV.account}:key/1234abcd-12ab-34cd-56ef-1234567890ab`,
+    );
+    expect(() => new Watchdog(stack, 'Watchdog', { key, emails: ['ops@example.nl'] })).toThrow(
+      /the ops topic.s key .* is imported: its policy cannot be changed here/,
+    );
   });
 
   it('leaves a weekly schedule of the accounts to the heartbeat: no account has a dead-man alarm or arms one', () => {
