@@ -85,6 +85,9 @@ function statementsOfIn(resolver: TemplateResolver, roleId: string) {
         ).Statement,
     );
 }
+/** The ops topic's logical id. */
+const opsTopicOf = (resolver: TemplateResolver): string =>
+  resolver.ofType('AWS::SNS::Topic').find((id) => id.startsWith('WatchdogOpsTopic')) as string;
 const roleOf = (fn: { role?: unknown }) =>
   built.stack.getLogicalId((fn.role as { node: { defaultChild: never } }).node.defaultChild);
 const list = (v: unknown) => (Array.isArray(v) ? v : [v]) as string[];
@@ -391,9 +394,7 @@ describe('a deployment of several accounts', () => {
       resources: [{ prefix: `${alarms}/ScanFailed-` }, { prefix: `${alarms}/ScanNotCompleted-` }],
       detail: { previousState: { value: ['ALARM'] }, state: { value: ['OK'] } },
     });
-    const opsTopic = resolver
-      .ofType('AWS::SNS::Topic')
-      .find((id) => id.startsWith('WatchdogOpsTopic')) as string;
+    const opsTopic = opsTopicOf(resolver);
     const [target, ...others] = rule.Targets;
     expect(others).toEqual([]);
     expect(target?.Arn).toBe(resolver.ref(opsTopic));
@@ -435,9 +436,7 @@ describe('a deployment of several accounts', () => {
   it('lets EventBridge publish the clearing to the ops topic for this rule only, and encrypt with its key', () => {
     const { resolver } = built;
     const [ruleId] = resolver.ofType('AWS::Events::Rule');
-    const opsTopic = resolver
-      .ofType('AWS::SNS::Topic')
-      .find((id) => id.startsWith('WatchdogOpsTopic')) as string;
+    const opsTopic = opsTopicOf(resolver);
     const policy = resolver
       .ofType('AWS::SNS::TopicPolicy')
       .find((id) =>
@@ -482,9 +481,7 @@ describe('a deployment of several accounts', () => {
   it('raises an alarm on the ops topic when EventBridge fails to deliver a clearing', () => {
     const { resolver } = built;
     const [ruleId] = resolver.ofType('AWS::Events::Rule');
-    const opsTopic = resolver
-      .ofType('AWS::SNS::Topic')
-      .find((id) => id.startsWith('WatchdogOpsTopic')) as string;
+    const opsTopic = opsTopicOf(resolver);
     const watching = resolver.ofType('AWS::CloudWatch::Alarm').filter((id) => {
       const p = resolver.resource(id).Properties ?? {};
       return p.Namespace === 'AWS/Events' && p.MetricName === 'FailedInvocations';
