@@ -5,6 +5,7 @@ import { REPORT_PAGE_HEADERS, renderReportPage } from '../../functions/core/page
 import { renderConfirmPage, SECURITY_HEADERS } from '../../functions/core/pages/restore-page';
 import { closeBrowser, launchBrowser } from '../support/chromium';
 import { domainFinding, NOW_ISO, reportOf } from '../support/report';
+import { servePageHtml } from '../support/served-page';
 
 /**
  * The pages review: a page of another site must not frame a page with a button that acts (a
@@ -50,13 +51,7 @@ describe('the pages in a frame of another site', () => {
   it.each(Object.keys(PAGES))('the %s page refuses to be framed', async (name) => {
     const { html, headers } = PAGES[name] as (typeof PAGES)[string];
     const page = await browser.newPage();
-    await page.route('http://pages.test/**', (route) =>
-      route.fulfill({
-        status: 200,
-        headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' },
-        body: html,
-      }),
-    );
+    await servePageHtml(page, html, headers);
     await page.route('http://attacker.test/**', (route) =>
       route.fulfill({
         status: 200,

@@ -4,6 +4,7 @@ import { FINDING_PAGE_HEADERS, renderFindingPage } from '../../functions/core/pa
 import { REPORT_PAGE_HEADERS, renderReportPage } from '../../functions/core/pages/report-page';
 import { closeBrowser, launchBrowser } from '../support/chromium';
 import { domainFinding, NOW_ISO, reportOf } from '../support/report';
+import { servePageHtml } from '../support/served-page';
 
 /**
  * The pages review: names and registrants as a hostile reseller API may send them, in Chromium.
@@ -55,13 +56,7 @@ describe('hostile names on the pages in Chromium', () => {
       dialogs.push(d.message());
       void d.dismiss();
     });
-    await page.route('http://pages.test/**', (route) =>
-      route.fulfill({
-        status: 200,
-        headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' },
-        body: html,
-      }),
-    );
+    await servePageHtml(page, html, headers);
     await page.goto(`http://pages.test/${name}`);
     const seen = await page.evaluate(() => ({
       elements: document.querySelectorAll('script, img, [onload], [onerror]').length,

@@ -9,6 +9,7 @@ import {
   SECURITY_HEADERS,
 } from '../../functions/core/pages/restore-page';
 import { closeBrowser, launchBrowser } from '../support/chromium';
+import { servePageHtml } from '../support/served-page';
 
 /**
  * A domain name may be 253 characters with no space in it: on a phone, the pages that ask to type
@@ -90,13 +91,7 @@ describe('pages with a 253-character domain name on a phone', () => {
       if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
     });
     // Served with the page's own headers, as the web function serves it: its CSP allows its styles.
-    await page.route('http://pages.test/**', (route) =>
-      route.fulfill({
-        status: 200,
-        headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' },
-        body: html,
-      }),
-    );
+    await servePageHtml(page, html, headers);
     await page.goto(`http://pages.test/${name}`);
     const measured = await page.evaluate(() => ({
       width: document.documentElement.scrollWidth,

@@ -2,6 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderConfirmPage, SECURITY_HEADERS } from '../../functions/core/pages/restore-page';
 import { closeBrowser, launchBrowser } from '../support/chromium';
+import { servePageHtml } from '../support/served-page';
 
 /**
  * Found by the pages review: on the restore page of an IDN, Chromium kept the button inert for the
@@ -30,13 +31,7 @@ describe('the restore page of an IDN in Chromium', () => {
     page.on('console', (m) => {
       if (/Content Security Policy|pattern/i.test(m.text())) violations.push(m.text());
     });
-    await page.route('http://pages.test/**', (route) =>
-      route.fulfill({
-        status: 200,
-        headers: { ...SECURITY_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
-        body: html,
-      }),
-    );
+    await servePageHtml(page, html, SECURITY_HEADERS);
     await page.goto('http://pages.test/restore/xn--bcher-kva.nl');
     await expect(page.locator('h1').textContent()).resolves.toBe(
       'Restore xn--bcher-kva.nl (bücher.nl) from quarantine?',
