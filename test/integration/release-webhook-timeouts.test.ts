@@ -1,13 +1,14 @@
 import { createServer } from 'node:http';
-import type { CloudFormationCustomResourceEvent, SQSEvent } from 'aws-lambda';
+import type { SQSEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SdkTimeouts } from '../../functions/aws/sdk-timeouts';
 import { releaseDeps } from '../../functions/handlers/settings-release';
-import { handleReleaseEvent, RELEASE_PHYSICAL_ID } from '../../functions/handlers/settings-release-handler';
+import { handleReleaseEvent } from '../../functions/handlers/settings-release-handler';
 import { webhookSecrets } from '../../functions/handlers/webhook';
 import { handleWebhookEvent } from '../../functions/handlers/webhook-subscriber';
 import { captureOutput } from '../support/capture';
 import { listenOnLoopback } from '../support/loopback';
+import { releaseEvent } from '../support/release-event';
 import { domainFinding, reportOf } from '../support/report';
 
 /*
@@ -52,21 +53,10 @@ describe('the settings release when AWS does not answer', () => {
     vi.stubEnv('AWS_ENDPOINT_URL_API_GATEWAY', aws.url);
     vi.stubEnv('AWS_ENDPOINT_URL_SNS', aws.url);
     const responses: string[] = [];
-    const event: CloudFormationCustomResourceEvent = {
-      RequestType: 'Delete',
-      PhysicalResourceId: RELEASE_PHYSICAL_ID,
-      ServiceToken: 'arn:aws:lambda:eu-west-1:123456789012:function:release',
-      ResponseURL: 'https://cloudformation-custom-resource-response.example/response?signed',
-      StackId: 'arn:aws:cloudformation:eu-west-1:123456789012:stack/DomainSentinel/1',
-      RequestId: 'request-1',
-      LogicalResourceId: 'AccountSettingsRelease198FF876',
-      ResourceType: 'Custom::AccountSettingsRelease',
-      ResourceProperties: {
-        ServiceToken: 'token',
-        ApiGatewayCloudWatchRole: 'arn:aws:iam::123456789012:role/ours-api',
-        SmsDeliveryStatusRole: 'arn:aws:iam::123456789012:role/ours-sms',
-      },
-    };
+    const event = releaseEvent('Delete', {
+      ApiGatewayCloudWatchRole: 'arn:aws:iam::123456789012:role/ours-api',
+      SmsDeliveryStatusRole: 'arn:aws:iam::123456789012:role/ours-sms',
+    });
     await handleReleaseEvent(event, {
       ...releaseDeps(SMALL),
       respond: async (_url, body) => {

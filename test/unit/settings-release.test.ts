@@ -10,6 +10,7 @@ import {
   RELEASE_PHYSICAL_ID,
   type ReleaseProperties,
 } from '../../functions/handlers/settings-release-handler';
+import { releaseEvent } from '../support/release-event';
 
 /**
  * The release of the account's own settings when the stack stops owning them (a shared account):
@@ -24,31 +25,6 @@ const BOTH: ReleaseProperties = { ApiGatewayCloudWatchRole: OURS_API, SmsDeliver
 
 const apiGateway = mockClient(APIGatewayClient);
 const sns = mockClient(SNSClient);
-
-function event(
-  type: 'Create' | 'Update' | 'Delete',
-  properties: ReleaseProperties,
-  old: ReleaseProperties = properties,
-): CloudFormationCustomResourceEvent {
-  const common = {
-    ServiceToken: 'arn:aws:lambda:eu-west-1:123456789012:function:release',
-    ResponseURL: 'https://cloudformation-custom-resource-response.example/response?signed',
-    StackId: 'arn:aws:cloudformation:eu-west-1:123456789012:stack/DomainSentinel/1',
-    RequestId: 'request-1',
-    LogicalResourceId: 'AccountSettingsRelease198FF876',
-    ResourceType: 'Custom::AccountSettingsRelease',
-    ResourceProperties: { ServiceToken: 'token', ...properties },
-  };
-  if (type === 'Create') return { ...common, RequestType: 'Create' };
-  if (type === 'Update')
-    return {
-      ...common,
-      RequestType: 'Update',
-      PhysicalResourceId: RELEASE_PHYSICAL_ID,
-      OldResourceProperties: { ServiceToken: 'token', ...old },
-    };
-  return { ...common, RequestType: 'Delete', PhysicalResourceId: RELEASE_PHYSICAL_ID };
-}
 
 /** Runs the handler and returns what CloudFormation was told and what was logged. */
 async function run(e: CloudFormationCustomResourceEvent) {
@@ -91,7 +67,7 @@ beforeEach(() => {
 describe('on delete', () => {
   it('clears both settings while they name our roles, and tells CloudFormation SUCCESS', async () => {
     account({ api: OURS_API, sms: OURS_SMS });
-    const { responses } = await run(event('Delete', BOTH));
+    const { responses } = await run(releaseEvent('Delete', BOTH));
     expect(apiGateway.commandCalls(UpdateAccountCommand).map((c) => c.args[0].input)).toEqual([
       { patchOperations: [{ op: 'replace', path: '/cloudwatchRoleArn', value: '' }] },
     ]);
@@ -117,7 +93,7 @@ describe('on delete', () => {
 
   it('leaves settings another team pointed at its own role untouched, and logs why', async () => {
     account({ api: THEIRS, sms: THEIRS });
-    const { lines, responses } = await run(event('Delete', BOTH));
+    const { lines, responses } = await run(releaseEvent('Delete', BOTH));
     expect(apiGateway.commandCalls(UpdateAccountCommand)).toEqual([]);
     expect(sns.commandCalls(SetSMSAttributesCommand)).toEqual([]);
     expect(lines.filter((l) => l.message === LEFT_FOR_ANOTHER_ROLE).map((l) => [l.level, l.fields])).toEqual([
@@ -129,7 +105,7 @@ describe('on delete', () => {
 
   it('changes nothing when a setting names no role (already cleared, or never set)', async () => {
     account({ api: '', sms: undefined });
-    const { responses } = await run(event('Delete', BOTH));
+    const { responses } = await run(releaseEvent('Delete', BOTH));
     expect(apiGateway.commandCalls(UpdateAccountCommand)).toEqual([]);
     expect(sns.commandCalls(SetSMSAttributesCommand)).toEqual([]);
     expect(responses[0]?.body.Status).toBe('SUCCESS');
@@ -137,14 +113,14 @@ describe('on delete', () => {
 
   it('clears the one that is still ours and leaves the one another team took', async () => {
     account({ api: THEIRS, sms: OURS_SMS });
-    await run(event('Delete', BOTH));
+    await run(releaseEvent('Delete', BOTH));
     expect(apiGateway.commandCalls(UpdateAccountCommand)).toEqual([]);
     expect(sns.commandCalls(SetSMSAttributesCommand)).toHaveLength(1);
   });
 
   it('does not touch SNS when the stack owned no SMS setting', async () => {
     account({ api: OURS_API, sms: OURS_SMS });
-    await run(event('Delete', { ApiGatewayCloudWatchRole: OURS_API }));
+    await run(releaseEvent('Delete', { ApiGatewayCloudWatchRole: OURS_API }));
     expect(apiGateway.commandCalls(UpdateAccountCommand)).toHaveLength(1);
     expect(sns.calls()).toEqual([]);
   });
@@ -157,7 +133,7 @@ describe('on delete', () => {
     sns
       .on(SetSMSAttributesCommand)
       .rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottledException' }));
-    const { lines, responses } = await run(event('Delete', BOTH));
+    const { lines, responses } = await run(releaseEvent('Delete', BOTH));
     expect(apiGateway.commandCalls(UpdateAccountCommand)).toEqual([]);
     expect(lines.filter((l) => l.level === 'error').map((l) => [l.message, l.fields])).toEqual([
       [
@@ -179,7 +155,7 @@ describe('on delete', () => {
   it('throws when CloudFormation cannot be told, so Lambda invokes it again', async () => {
     account({ api: OURS_API, sms: OURS_SMS });
     await expect(
-      handleReleaseEvent(event('Delete', BOTH), {
+      handleReleaseEvent(releaseEvent('Delete', BOTH), {
         apiGateway: new APIGatewayClient({ region: 'eu-west-1' }),
         sns: new SNSClient({ region: 'eu-west-1' }),
         logger: { info: () => {}, warn: () => {}, error: () => {} } as never,
@@ -194,14 +170,14 @@ describe('on delete', () => {
 describe('on create and update', () => {
   it('touches no setting on create: AWS::ApiGateway::Account and the SmsAttributes call set them', async () => {
     account({ api: OURS_API, sms: OURS_SMS });
-    const { responses } = await run(event('Create', BOTH));
+    const { responses } = await run(releaseEvent('Create', BOTH));
     expect([...apiGateway.calls(), ...sns.calls()]).toEqual([]);
     expect(responses[0]?.body).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: RELEASE_PHYSICAL_ID });
   });
 
   it('touches no setting on an update that keeps both roles', async () => {
     account({ api: OURS_API, sms: OURS_SMS });
-    await run(event('Update', BOTH, BOTH));
+    await run(releaseEvent('Update', BOTH, BOTH));
     expect([...apiGateway.calls(), ...sns.calls()]).toEqual([]);
   });
 
@@ -210,7 +186,7 @@ describe('on create and update', () => {
     // never releases; the SMS setting has a release resource of its own, whose delete comes in the
     // cleanup after a successful update (SMS turned off), or never (rolled back).
     account({ api: OURS_API, sms: OURS_SMS });
-    const { responses } = await run(event('Update', { ApiGatewayCloudWatchRole: OURS_API }, BOTH));
+    const { responses } = await run(releaseEvent('Update', { ApiGatewayCloudWatchRole: OURS_API }, BOTH));
     expect([...apiGateway.calls(), ...sns.calls()]).toEqual([]);
     expect(responses[0]?.body).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: RELEASE_PHYSICAL_ID });
   });
@@ -218,7 +194,7 @@ describe('on create and update', () => {
   it('leaves a setting already pointed at our replacement role on an update that replaces the role', async () => {
     const NEW = `${OURS_API}-replacement`;
     account({ api: NEW, sms: OURS_SMS });
-    await run(event('Update', { ...BOTH, ApiGatewayCloudWatchRole: NEW }, BOTH));
+    await run(releaseEvent('Update', { ...BOTH, ApiGatewayCloudWatchRole: NEW }, BOTH));
     expect([...apiGateway.calls(), ...sns.calls()]).toEqual([]);
   });
 });
