@@ -431,10 +431,11 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
       ),
     ];
     expect(await judge()).toEqual([]);
-    // The scan's state calls, judged above by the partitions they touch: each account's own scope
-    // (`account <name> at <url>`) and its shards, never the deployment's own base URL's.
+    // The functions' state calls, judged above by the partitions they touch: each account's own
+    // scope (`account <name> at <url>`) and its shards, never the deployment's own base URL's.
     const base = 'https://api.reseller.example';
-    const stateCalls = world.calls.filter((c) => c.caller === scan.id && c.action.startsWith('dynamodb:'));
+    const stateCalls = world.calls.filter((c) => c.action.startsWith('dynamodb:'));
+    expect(new Set(stateCalls.map((c) => c.caller))).toEqual(new Set([scan.id, web.id]));
     expect(new Set(stateCalls.map((c) => c.action))).toEqual(
       new Set(['dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem']),
     );
@@ -445,7 +446,7 @@ describe('deploy rehearsal with three accounts', { timeout: 180_000 }, () => {
     );
     expect(stateCalls.every((c) => (c.context['dynamodb:LeadingKeys'] ?? []).length > 0)).toBe(true);
     // The same calls in the deployment's own partition, or another account's, would be refused.
-    const [query] = stateCalls.filter((c) => c.action === 'dynamodb:Query');
+    const [query] = stateCalls.filter((c) => c.caller === scan.id && c.action === 'dynamodb:Query');
     for (const other of [base, `${base}#3`, `account brand-z at ${base}`]) {
       world.calls.push({ ...(query as AwsCall), context: { 'dynamodb:LeadingKeys': [other] } });
       expect(await judge()).toEqual([

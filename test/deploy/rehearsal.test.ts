@@ -703,6 +703,16 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     );
     const refused = await judge(world.resolver.template);
     expect(refused).toEqual([]);
+    // The grants' partition condition (ForAllValues) lets a request that names no partition
+    // through: every state call each function made names one, the account's own (its base URL as
+    // configured, not the rehearsal's reseller it reads) or a shard of it.
+    const stateCalls = world.calls.filter((c) => c.action.startsWith('dynamodb:'));
+    expect(new Set(stateCalls.map((c) => c.caller.replace(/[A-F0-9]{8}$/, '')))).toEqual(
+      new Set(['ScanFunction', 'RestoreFunction']),
+    );
+    const scopes = stateCalls.map((c) => (c.context['dynamodb:LeadingKeys'] ?? []).map(unsharded));
+    expect(scopes.every((keys) => keys.length > 0)).toBe(true);
+    expect(new Set(scopes.flat())).toEqual(new Set([SETTINGS.resellerBaseUrl]));
   });
 
   // The role may use the topic key only as SNS uses it for a publish: its credentials, taken and
@@ -956,6 +966,9 @@ function watchedMetrics(resources: unknown): WatchedMetric[] {
   walk(resources);
   return out;
 }
+
+/** A state partition without its shard number (`#0` to `#15`): the account's scope. */
+const unsharded = (key: string): string => key.replace(/#\d{1,2}$/, '');
 
 const same = (a: Record<string, string>, b: Record<string, string>) =>
   JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
