@@ -1,7 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SchedulerClient } from '@aws-sdk/client-scheduler';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDbStateStore } from '../aws/dynamodb-state-store';
 import { schedulerHolder } from '../aws/held-sms';
@@ -83,8 +83,11 @@ export interface ScheduledScanDeps {
   readonly env: NodeJS.ProcessEnv;
   readonly secrets: SecretSource;
   readonly sns: SNSClient;
-  /** Used when the environment names a state table (memory between scans). */
-  readonly dynamodb?: DynamoDBClient;
+  /**
+   * Used when the environment names a state table (memory between scans). Required, so every call
+   * bounds it: the Lambda entry's is timed (functions/aws/sdk-timeouts.ts), never an untimed default.
+   */
+  readonly dynamodb: DynamoDBClient;
   readonly logger: Pick<Logger, 'info' | 'error'>;
   readonly metrics: Pick<Metrics, 'addMetric' | 'publishStoredMetrics'> &
     Partial<Pick<Metrics, 'addDimension'>>;
@@ -98,7 +101,10 @@ export interface ScheduledScanDeps {
   readonly accounts?: AccountScanDeps;
   /** Reads the heartbeat URL (the SecureString HEARTBEAT_URL_PARAMETER names); absent or undefined: no heartbeat. */
   readonly heartbeatUrl?: () => Promise<string | undefined>;
-  /** Schedules an SMS held by quiet hours. @default a client configured by the AWS SDK's environment */
+  /**
+   * Schedules an SMS held by quiet hours (the Lambda entry's is timed). Absent, no SMS can be held:
+   * quiet hours are refused before the scan, as without the stack's schedule group.
+   */
   readonly scheduler?: SchedulerClient;
 }
 
@@ -166,7 +172,7 @@ export async function handleScheduledScan(
           job,
           tableName: stateTable,
           env: deps.env,
-          dynamodb: deps.dynamodb ?? new DynamoDBClient({}),
+          dynamodb: deps.dynamodb,
           sns: deps.sns,
           clock,
           saveBy,
@@ -498,8 +504,8 @@ function smsHolderOf(settings: ScanSettings, deps: ScheduledScanDeps): SmsHolder
   const { heldSmsScheduleGroup: scheduleGroup, heldSmsRoleArn: roleArn, alertTopicArn: topicArn } = settings;
   if (!settings.smsQuietHours || !topicArn) return undefined;
   const holdSms =
-    scheduleGroup && roleArn
-      ? schedulerHolder(deps.scheduler ?? new SchedulerClient({}), { scheduleGroup, roleArn, topicArn })
+    scheduleGroup && roleArn && deps.scheduler
+      ? schedulerHolder(deps.scheduler, { scheduleGroup, roleArn, topicArn })
       : undefined;
   checkQuietHours(settings, holdSms ? { holdSms } : {});
   return holdSms;
