@@ -1,7 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SchedulerClient } from '@aws-sdk/client-scheduler';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDbStateStore } from '../aws/dynamodb-state-store';
 import { schedulerHolder } from '../aws/held-sms';
@@ -14,6 +14,7 @@ import { ConfigError, errorLine, withKeySource } from '../core/base/errors';
 import type { ReportStore } from '../core/memory/report-store';
 import { loadStatePolicy, STATE_ENV } from '../core/memory/state-config';
 import { ResellerClient } from '../core/reseller/client';
+import type { Deadline } from '../core/reseller/transport';
 import {
   ACCOUNT_ENV,
   ACCOUNT_NAME,
@@ -82,8 +83,11 @@ export interface ScheduledScanDeps {
   readonly env: NodeJS.ProcessEnv;
   readonly secrets: SecretSource;
   readonly sns: SNSClient;
-  /** Used when the environment names a state table (memory between scans). */
-  readonly dynamodb?: DynamoDBClient;
+  /**
+   * Used when the environment names a state table (memory between scans). Required, so every call
+   * bounds it: the Lambda entry's is timed (functions/aws/sdk-timeouts.ts), never an untimed default.
+   */
+  readonly dynamodb: DynamoDBClient;
   readonly logger: Pick<Logger, 'info' | 'error'>;
   readonly metrics: Pick<Metrics, 'addMetric' | 'publishStoredMetrics'> &
     Partial<Pick<Metrics, 'addDimension'>>;
@@ -97,7 +101,10 @@ export interface ScheduledScanDeps {
   readonly accounts?: AccountScanDeps;
   /** Reads the heartbeat URL (the SecureString HEARTBEAT_URL_PARAMETER names); absent or undefined: no heartbeat. */
   readonly heartbeatUrl?: () => Promise<string | undefined>;
-  /** Schedules an SMS held by quiet hours. @default a client configured by the AWS SDK's environment */
+  /**
+   * Schedules an SMS held by quiet hours (the Lambda entry's is timed). Absent, no SMS can be held:
+   * quiet hours are refused before the scan, as without the stack's schedule group.
+   */
   readonly scheduler?: SchedulerClient;
 }
 
@@ -147,13 +154,13 @@ export async function handleScheduledScan(
     keySource = target.keySource;
     if (settings.linkBaseUrl && !secrets.hasSigningKeys())
       throw new ConfigError(`${ENV.linkSigningKeyParameter} is not set but ${ENV.linkBaseUrl} is`);
-    const deadline = await readingDeadline(deps, target, reseller.fetch, publishBy);
+    const reading = await readingDeadline(deps, target, reseller.fetch, publishBy);
     const now = clock();
     const job = {
       settings,
       secrets,
       now,
-      deadline,
+      ...reading,
       fetch: reseller.fetch,
       ...(account ? { account: account.account } : {}),
     };
@@ -165,7 +172,7 @@ export async function handleScheduledScan(
           job,
           tableName: stateTable,
           env: deps.env,
-          dynamodb: deps.dynamodb ?? new DynamoDBClient({}),
+          dynamodb: deps.dynamodb,
           sns: deps.sns,
           clock,
           saveBy,
@@ -232,22 +239,30 @@ function budgetOf(now: number, remainingMs: number): { deadline: number; saveBy:
  */
 export const COUNT_BUDGET_MS = 15_000;
 
+/** When the scan stops reading: a fixed time, or one that moves once the read's page 1 sizes the account. */
+interface ReadingDeadline {
+  readonly deadline: Deadline;
+  /** Told the account's size by the read's own page 1 (ScanJobInput.onAccountSize). */
+  readonly onAccountSize?: (domains: number) => void;
+}
+
 /**
  * When the scan stops reading. A report kept in the bucket is stored before the alert goes out (the
  * alert's links must find it): such a run stops the time storing it takes (storeReserveMs, for the
  * account's size: one request of `per_page=1`, its totals, within COUNT_BUDGET_MS) before
  * `publishBy`, never later than `publishBy`, and keeps at least half the time left for reading: the
  * report holds only what was read, so a count that says more than a run can read (a reseller's
- * wrong totals) cannot take the scan's time. A count that fails leaves `publishBy` (logged): the
- * scan's own read then says what is wrong.
+ * wrong totals) cannot take the scan's time. A count that fails (logged) leaves the size to the
+ * read's own page 1, which carries the same totals: reading stops at `publishBy` until it arrives,
+ * then as early as that size needs (sizedByTheRead).
  */
 async function readingDeadline(
   deps: ScheduledScanDeps,
   { settings, secrets, reports }: { settings: ScanSettings; secrets: SecretSource; reports?: ReportStore },
   fetch: typeof globalThis.fetch,
   publishBy: number,
-): Promise<number> {
-  if (!reports) return publishBy;
+): Promise<ReadingDeadline> {
+  if (!reports) return { deadline: publishBy };
   const clock = deps.clock ?? Date.now;
   try {
     const client = new ResellerClient({
@@ -260,22 +275,54 @@ async function readingDeadline(
       fetch,
     });
     const domains = await client.countDomains();
-    const left = Math.max(0, publishBy - clock());
-    const needed = storeReserveMs(domains);
-    const reserve = Math.min(needed, left / 2);
-    deps.logger.info('reading stops early to store the report', {
-      domains,
-      storeReserveMs: reserve,
-      ...(reserve < needed ? { storeReserveNeededMs: needed } : {}),
-      readingLeftMs: left - reserve,
-    });
-    return publishBy - reserve;
+    return { deadline: stopToStore(deps, domains, publishBy, publishBy - clock(), 'count') };
   } catch (error) {
-    deps.logger.error('the report store reserve is the default: the account could not be counted', {
+    deps.logger.error('the account could not be counted: the report store reserve waits for the read', {
       reason: errorLine(error),
     });
-    return publishBy;
+    return sizedByTheRead(deps, publishBy);
   }
+}
+
+/**
+ * A reading deadline at `publishBy` that moves earlier when the read's page 1 of the whole domain
+ * list tells the account's size (its first one: a read made again does not move it twice), by the
+ * time storing the report takes, keeping at least half the time left when reading started.
+ */
+function sizedByTheRead(deps: ScheduledScanDeps, publishBy: number): ReadingDeadline {
+  const left = publishBy - (deps.clock ?? Date.now)();
+  let readBy: number | undefined;
+  return {
+    deadline: () => readBy ?? publishBy,
+    onAccountSize: (domains) => {
+      readBy ??= stopToStore(deps, domains, publishBy, left, 'page 1');
+    },
+  };
+}
+
+/**
+ * When reading stops for an account of `domains` (known from `from`), with `left` ms to
+ * `publishBy` for reading and storing: the time storing takes before `publishBy`, at most half of
+ * `left` (logged).
+ */
+function stopToStore(
+  deps: ScheduledScanDeps,
+  domains: number,
+  publishBy: number,
+  left: number,
+  from: 'count' | 'page 1',
+): number {
+  const time = Math.max(0, left);
+  const needed = storeReserveMs(domains);
+  const reserve = Math.min(needed, time / 2);
+  deps.logger.info('reading stops early to store the report', {
+    domains,
+    sizedBy: from,
+    storeReserveMs: reserve,
+    ...(reserve < needed ? { storeReserveNeededMs: needed } : {}),
+    readingLeftMs: time - reserve,
+  });
+  return publishBy - reserve;
 }
 
 /** Logs whether a scan with memory published and why; returns whether it did. */
@@ -457,8 +504,8 @@ function smsHolderOf(settings: ScanSettings, deps: ScheduledScanDeps): SmsHolder
   const { heldSmsScheduleGroup: scheduleGroup, heldSmsRoleArn: roleArn, alertTopicArn: topicArn } = settings;
   if (!settings.smsQuietHours || !topicArn) return undefined;
   const holdSms =
-    scheduleGroup && roleArn
-      ? schedulerHolder(deps.scheduler ?? new SchedulerClient({}), { scheduleGroup, roleArn, topicArn })
+    scheduleGroup && roleArn && deps.scheduler
+      ? schedulerHolder(deps.scheduler, { scheduleGroup, roleArn, topicArn })
       : undefined;
   checkQuietHours(settings, holdSms ? { holdSms } : {});
   return holdSms;

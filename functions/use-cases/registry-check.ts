@@ -8,6 +8,7 @@ import {
 } from '../core/registry/bootstrap';
 import { RdapClient } from '../core/registry/rdap-client';
 import { RdapBootstrapError } from '../core/registry/rdap-errors';
+import { type Deadline, deadlineAt } from '../core/reseller/transport';
 import type { ScanSettings } from '../core/scan/config';
 import type { RegistryScanOptions } from '../core/scan/registry-scan';
 
@@ -44,7 +45,7 @@ export async function readBootstrap(
 export function registryScanOptions(
   settings: ScanSettings,
   run: {
-    readonly deadline?: number;
+    readonly deadline?: Deadline;
     readonly fetch?: typeof fetch;
     readonly recheck?: RegistryScanOptions['recheck'];
     /** Stops the lookups at once (the command line's Ctrl-C). */
@@ -65,7 +66,10 @@ export function registryScanOptions(
             // Within the scan's time: what is left of it after the account's read is the publish's.
             timeoutMs: Math.max(
               1,
-              Math.min(settings.rdapTimeoutMs, (run.deadline ?? Number.POSITIVE_INFINITY) - Date.now()),
+              Math.min(
+                settings.rdapTimeoutMs,
+                (deadlineAt(run.deadline) ?? Number.POSITIVE_INFINITY) - Date.now(),
+              ),
             ),
             ...(fetchImpl ? { fetch: fetchImpl } : {}),
             ...(run.signal ? { signal: run.signal } : {}),

@@ -1,6 +1,7 @@
 import { signRestoreLink } from '../core/links/links';
 import type { SecretSource } from '../core/links/secrets';
 import { ResellerClient } from '../core/reseller/client';
+import { type Deadline, deadlineAt } from '../core/reseller/transport';
 import type { ScanSettings } from '../core/scan/config';
 import type { RegistryScanOptions } from '../core/scan/registry-scan';
 import { attachLinks } from '../core/scan/report-links';
@@ -15,8 +16,10 @@ export interface ScanJobInput {
   readonly secrets: SecretSource;
   /** The instant the rules evaluate against. */
   readonly now: number;
-  /** Epoch ms by which the scan must have read the account. */
-  readonly deadline?: number;
+  /** Epoch ms by which the scan must have read the account (a function: a deadline that moves while it reads). */
+  readonly deadline?: Deadline;
+  /** Told the account's size when the read's page 1 of the whole domain list arrives (ResellerClientOptions.onAccountSize). */
+  readonly onAccountSize?: (domains: number) => void;
   readonly fetch?: typeof fetch;
   /**
    * Sees every domain read (memory between scans). Forces full mode: only a read of the whole
@@ -46,6 +49,7 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
     ...(input.fetch ? { fetch: input.fetch } : {}),
     maxResponseBytes: settings.maxResponseMb * 1024 * 1024,
     ...(input.signal ? { signal: input.signal } : {}),
+    ...(input.onAccountSize ? { onAccountSize: input.onAccountSize } : {}),
   });
   const linkBaseUrl = settings.linkBaseUrl;
   const keys = linkBaseUrl ? await input.secrets.signingKeys() : undefined;
@@ -85,7 +89,7 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
       : {}),
     ...(restoreLinkFor ? { restoreLinkFor } : {}),
     ...(input.deadline !== undefined
-      ? { timeBudgetSeconds: Math.round((input.deadline - Date.now()) / 1000) }
+      ? { timeBudgetSeconds: Math.round(((deadlineAt(input.deadline) as number) - Date.now()) / 1000) }
       : {}),
   });
   // With memory, the comparison may still change a finding (a renewal_failed only memory knows):

@@ -53,6 +53,7 @@ describe('the heartbeat near the end of the invocation', () => {
       env: { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY_PARAMETER: '/sentinel/key' },
       secrets: new EnvSecretSource({ RESELLER_API_KEY: KEY }),
       sns: {} as ScheduledScanDeps['sns'],
+      dynamodb: {} as ScheduledScanDeps['dynamodb'],
       logger: {
         info: (message: string) => {
           if (message === 'scan completed') vi.setSystemTime(started + remainingMs - 3_000);

@@ -96,6 +96,8 @@ const deps = (topicArn: string, quietHours: string): ScheduledScanDeps => ({
   },
   secrets: new EnvSecretSource({ RESELLER_API_KEY: KEY }),
   sns: emulator.snsClient(),
+  // No state table: never called.
+  dynamodb: {} as ScheduledScanDeps['dynamodb'],
   scheduler: new SchedulerClient({ region: 'eu-west-1' }),
   logger: { info: () => undefined, error: () => undefined },
   metrics: {
@@ -202,6 +204,21 @@ describe('quiet hours for SMS (scan Lambda, fauxqs, the stack’s filter policie
     expect(sim.requests.length).toBe(requests);
     expect(await emulator.drain(email)).toHaveLength(0);
     expect(await emulator.drain(sms)).toHaveLength(0);
+  });
+
+  it('refuses quiet hours when the scan is given no scheduler client, before the scan: it builds no untimed one of its own', async () => {
+    // Prepare: the stack's schedule group and role are set, but the deps carry no scheduler (the
+    // Lambda entry always passes its timed one).
+    sim.updateDomain('soon.example.com', expiring('soon.example.com', 5));
+    const { topicArn } = await topicWithRecipients('quiet-no-client');
+    const { scheduler: _scheduler, ...without } = deps(topicArn, AROUND_NOW);
+    const requests = sim.requests.length;
+    // Act and assess: refused as without the schedule group; no schedule made, nothing read.
+    await expect(handleScheduledScan(without, 60_000)).rejects.toThrow(
+      'SMS_QUIET_HOURS holds an SMS until the window ends, which takes EventBridge Scheduler',
+    );
+    expect(sim.requests.length).toBe(requests);
+    expect(scheduler.commandCalls(CreateScheduleCommand)).toHaveLength(0);
   });
 
   it('judges the window at hand-over on the command line too, on the clock of --now moved on by the scan', async () => {

@@ -139,8 +139,8 @@ describe('the time a scheduled scan keeps for storing its report', () => {
       },
       900_000,
     );
-    // Assess: the count was refused as too large (the reserve stays the default), not read whole.
-    expect(errors).toContain('the report store reserve is the default: the account could not be counted');
+    // Assess: the count was refused as too large (the read's page 1 sizes the reserve), not read whole.
+    expect(errors).toContain('the account could not be counted: the report store reserve waits for the read');
   });
 
   it('never reads past the publish reserve, however long the count took', async () => {
@@ -162,5 +162,58 @@ describe('the time a scheduled scan keeps for storing its report', () => {
     // reserve (and a request in flight then), not 5 s of reading after the count.
     expect(reports.putAt).toBeDefined();
     expect((reports.putAt as number) - start).toBeLessThanOrEqual(30_000 - PUBLISH_RESERVE_MS + 200);
+  });
+
+  /** `fetch` refusing the count (per_page=1) with a 400, every request (the count too) taking 200 ms of the faked Date. */
+  const countRefusedSlow: typeof globalThis.fetch = (input, init) => {
+    vi.setSystemTime(Date.now() + 200);
+    return countAnsweredBy(async () => Response.json({ error: 'bad request' }, { status: 400 }))(input, init);
+  };
+
+  it('sizes the reserve from the page 1 of the read when the count fails: the report is stored in time all the same', async () => {
+    // Prepare: the count is refused; reading the account (200 pages of 10, 200 ms a request)
+    // takes 40 s, more than the invocation has for reading.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    const reports = noting();
+    const remainingMs = 45_000;
+    const end = Date.now() + remainingMs;
+    const info: Array<Record<string, unknown>> = [];
+    const base = deps(reports, countRefusedSlow);
+    // Act: the read is cut by the deadline, so the run fails as incomplete after keeping its report.
+    await handleScheduledScan(
+      {
+        ...base,
+        logger: {
+          info: (message: string, fields?: unknown) => {
+            if (message === 'reading stops early to store the report')
+              info.push(fields as Record<string, unknown>);
+          },
+          error: () => undefined,
+        } as ScheduledScanDeps['logger'],
+      },
+      remainingMs,
+    ).catch(() => undefined);
+    // Assess: the read's own totals sized the reserve, and the report reached the store with the
+    // publish reserve and the uploads' time left, not only the 20 s the failed count used to leave.
+    expect(reports.putAt).toBeDefined();
+    const left = end - (reports.putAt as number);
+    expect(left).toBeGreaterThanOrEqual(PUBLISH_RESERVE_MS + storeReserveMs(DOMAINS) - 2_000);
+    expect(info).toEqual([expect.objectContaining({ domains: DOMAINS, sizedBy: 'page 1' })]);
+  });
+
+  it('keeps half the time for reading when the page 1 of the read sizes the reserve', async () => {
+    // Prepare: a run with 30 s left (some 10 s to read and store); the account needs 9.1 s to
+    // store, more than half of that.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    const start = Date.now();
+    const reports = noting();
+    // Act: the read is cut, so the run fails as incomplete after keeping its report.
+    await handleScheduledScan(deps(reports, countRefusedSlow), 30_000).catch(() => undefined);
+    // Assess: reading stopped half way to the publish reserve (after the 200 ms count, and a
+    // request in flight then): not at the publish reserve, and not before half the time was read.
+    const readFor = (reports.putAt as number) - start;
+    const half = (30_000 - PUBLISH_RESERVE_MS - 200) / 2;
+    expect(readFor).toBeGreaterThanOrEqual(200 + half);
+    expect(readFor).toBeLessThanOrEqual(200 + half + 400);
   });
 });

@@ -1,6 +1,6 @@
 import { parseRetryAfter, type RetryContext, type RetryVerdict, retry, sleep } from '../base/retry';
 import { ConcurrencyController, ConcurrencyLimiter } from '../reseller/limiter';
-import { type RetryDecision, retryDecision } from '../reseller/transport';
+import { type Deadline, deadlineAt, type RetryDecision, retryDecision } from '../reseller/transport';
 import { parseRdapDomain, RdapDomainShapeError, type RegistryRecord } from './rdap-domain';
 import {
   RdapConnectionError,
@@ -34,8 +34,8 @@ export interface RdapClientOptions {
   readonly maxRetryAfterMs?: number;
   /** Largest answer read. @default 1 MiB */
   readonly maxResponseBytes?: number;
-  /** Epoch ms after which no request starts and no retry waits. */
-  readonly deadline?: number;
+  /** Epoch ms after which no request starts and no retry waits (a function: one that moves). */
+  readonly deadline?: Deadline;
   /**
    * Stops every lookup at once (the command line's Ctrl-C): a request in flight and a wait between
    * tries end, and the lookup throws the signal's reason, never retried or taken for a timeout.
@@ -85,7 +85,7 @@ export class RdapClient {
   private readonly maxAttempts: number;
   private readonly maxRetryAfterMs: number;
   private readonly maxBytes: number;
-  private readonly deadline: number | undefined;
+  private readonly deadline: Deadline | undefined;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly random: () => number;
   private readonly now: () => number;
@@ -176,7 +176,8 @@ export class RdapClient {
   }
 
   private remaining(): number {
-    return this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - this.now();
+    const at = deadlineAt(this.deadline);
+    return at === undefined ? Number.POSITIVE_INFINITY : at - this.now();
   }
 
   /**

@@ -66,6 +66,12 @@ export interface ResellerClientOptions extends TransportOptions {
   readonly perPage?: number;
   /** A listing reporting more pages than this fails instead of running away. @default 20 000 */
   readonly maxPages?: number;
+  /**
+   * Told the account's size each time page 1 of the whole domain list (no filter) is read: its
+   * `total_results`, the same totals a count of `per_page=1` reads (the scheduled scan sizes its
+   * report store reserve from them when that count failed).
+   */
+  readonly onAccountSize?: (domains: number) => void;
 }
 
 interface Listing<T> {
@@ -93,6 +99,7 @@ export class ResellerClient {
   /** Records asked for per page (the server may send fewer). */
   readonly perPage: number;
   private readonly maxPages: number;
+  private readonly onAccountSize: ((domains: number) => void) | undefined;
   /** The name as the server spelled it (schemas lower-case it), to tell a case-only twin from a repeat. */
   private readonly rawKeys = new WeakMap<object, string>();
 
@@ -103,6 +110,7 @@ export class ResellerClient {
     this.baseUrl = this.transport.baseUrl;
     this.perPage = options.perPage ?? 100;
     this.maxPages = options.maxPages ?? 20_000;
+    this.onAccountSize = options.onAccountSize;
   }
 
   /** Time left before the deadline (the scan's time budget); Infinity without one. */
@@ -352,12 +360,16 @@ export class ResellerClient {
     } catch (error) {
       throw this.transport.scrubError(error);
     }
+    const whole = listing === DOMAINS && page === 1 && !sorted && isUnfiltered(filter);
     return () => {
+      let parsed: ListPage<T>;
       try {
-        return this.parsePage(listing, page, res, what);
+        parsed = this.parsePage(listing, page, res, what);
       } catch (error) {
         throw this.transport.scrubError(error);
       }
+      if (whole) this.onAccountSize?.(parsed.totalResults);
+      return parsed;
     };
   }
 
@@ -513,3 +525,6 @@ function readableKey(item: unknown): string | null {
   }
   return null;
 }
+
+/** Whether `filter` narrows nothing: the listing is the whole account. */
+const isUnfiltered = (filter: ListFilter): boolean => Object.values(filter).every((v) => v === undefined);

@@ -19,6 +19,18 @@ import { ConcurrencyController, ConcurrencyLimiter } from './limiter';
  * size limit, refusing redirects, and scrubbing the key out of every error it lets through.
  */
 
+/**
+ * Epoch ms after which no request starts: a number fixed before the read, or a function asked each
+ * time, for a deadline that moves while the read runs (the scheduled scan's, once the account's size
+ * is known from the read's own page 1).
+ */
+export type Deadline = number | (() => number);
+
+/** The epoch ms a {@link Deadline} stands at now; undefined without one. */
+export function deadlineAt(deadline: Deadline | undefined): number | undefined {
+  return typeof deadline === 'function' ? deadline() : deadline;
+}
+
 /** Options of {@link Transport}; {@link ResellerClientOptions} adds the resource-level ones. */
 export interface TransportOptions {
   /** Base URL of the live or the test environment, without `/v2`. */
@@ -40,8 +52,8 @@ export interface TransportOptions {
   readonly concurrency?: number;
   /** Requests in flight at the start; grows toward `concurrency` while answers are fast. @default 4 */
   readonly initialConcurrency?: number;
-  /** Epoch ms (of `now`) after which no request starts and no retry waits. */
-  readonly deadline?: number;
+  /** Epoch ms (of `now`) after which no request starts and no retry waits; a function is asked each time (a deadline that moves). */
+  readonly deadline?: Deadline;
   /** Largest response body read, in bytes; a larger one is aborted while it streams. @default 32 MiB */
   readonly maxResponseBytes?: number;
   /** @default setTimeout-based sleep */
@@ -186,7 +198,7 @@ export class Transport {
   private readonly retryBaseMs: number;
   private readonly retryMaxMs: number;
   private readonly maxRetryAfterMs: number;
-  private readonly deadline: number | undefined;
+  private readonly deadline: Deadline | undefined;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
   private readonly now: () => number;
@@ -462,7 +474,8 @@ export class Transport {
 
   /** Time left before the deadline; Infinity without one. */
   remainingMs(): number {
-    return this.deadline === undefined ? Number.POSITIVE_INFINITY : this.deadline - this.now();
+    const at = deadlineAt(this.deadline);
+    return at === undefined ? Number.POSITIVE_INFINITY : at - this.now();
   }
 
   private remainingOrThrow(when: string): number {
