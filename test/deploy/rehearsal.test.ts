@@ -710,7 +710,7 @@ describe('deploy rehearsal: the built bundles against their own template', { tim
     expect(new Set(stateCalls.map((c) => c.caller.replace(/[A-F0-9]{8}$/, '')))).toEqual(
       new Set(['ScanFunction', 'RestoreFunction']),
     );
-    const scopes = stateCalls.map((c) => (c.context['dynamodb:LeadingKeys'] ?? []).map(unsharded));
+    const scopes = stateCalls.map((c) => [c.context['dynamodb:LeadingKeys'] ?? []].flat().map(unsharded));
     expect(scopes.every((keys) => keys.length > 0)).toBe(true);
     expect(new Set(scopes.flat())).toEqual(new Set([SETTINGS.resellerBaseUrl]));
   });
