@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import { EnvSecretSource } from '../../functions/aws/secrets';
 import { SentinelError } from '../../functions/core/base/errors';
@@ -28,7 +29,7 @@ const USAGE =
  * messages, whose key that is. With `--account NAME --accounts FILE`, the account's own state as
  * `scan --accounts` keeps it (its file beside PATH, its scope of the table) and its own key.
  */
-interface StateOwner {
+export interface StateOwner {
   readonly location: StateLocation;
   readonly scope: string;
   readonly apiKey: () => Promise<string>;
@@ -74,7 +75,13 @@ export async function runState(args: ParsedArgs, io: CliIo): Promise<number> {
   if (owner.location.kind === 'file') {
     const { path } = owner.location;
     const file = new FileStateStore(path);
-    const existed = await unlessLeased(file, owner, () => file.clear());
+    // A file the reset's own claim made (none was there) is no state that was removed.
+    const before = existsSync(path);
+    const existed = await unlessLeased(
+      file,
+      owner,
+      async (fresh) => (await file.clear()) && (before || !fresh),
+    );
     io.stdout(existed ? `removed the state file ${path}\n` : `no state file at ${path}\n`);
     return EXIT.ok;
   }
@@ -85,7 +92,10 @@ export async function runState(args: ParsedArgs, io: CliIo): Promise<number> {
     scope: owner.scope,
     ...(io.signal ? { signal: io.signal } : {}),
   });
-  const removed = await unlessLeased(store, owner, () => store.clear());
+  // A state never saved holds at most its head, which the reset's own claim wrote (or found empty): not counted.
+  const removed = await unlessLeased(store, owner, async (fresh) =>
+    Math.max(0, (await store.clear()) - (fresh ? 1 : 0)),
+  );
   io.stdout(`removed ${removed} state items of ${owner.scope} from dynamodb:${table}\n`);
   return EXIT.ok;
 }
@@ -101,7 +111,11 @@ const RESET_LEASE_MS = 60_000;
  * cleared as before: a file's store holds the file's lock while such a scan publishes, and clear
  * waits for it; a table's lease is taken on the generation stored beside the damage.
  */
-async function unlessLeased<T>(store: StateStore, owner: StateOwner, clear: () => Promise<T>): Promise<T> {
+export async function unlessLeased<T>(
+  store: StateStore,
+  owner: StateOwner,
+  clear: (fresh: boolean) => Promise<T>,
+): Promise<T> {
   const lease = { owner: `reset-${randomBytes(6).toString('hex')}`, expiresAt: Date.now() + RESET_LEASE_MS };
   let opened: { generation: number | undefined; lease: Lease | null };
   try {
@@ -110,16 +124,18 @@ async function unlessLeased<T>(store: StateStore, owner: StateOwner, clear: () =
     // Another reseller's state named by its path (its own scan is not this scope's to wait for),
     // or damage a file's lock covers: cleared as the reset always cleared them.
     if (error instanceof StateDamagedError) opened = { generation: error.generation, lease: null };
-    else if (error instanceof StateRefusedError) return clear();
+    else if (error instanceof StateRefusedError) return clear(false);
     // A file that does not open (a generation that is not a whole number): no scan can have claimed
     // it, and its clear judges what it holds under the file's lock (what is not state stays).
-    else if (store instanceof FileStateStore && !(error instanceof StateConflictError)) return clear();
+    else if (store instanceof FileStateStore && !(error instanceof StateConflictError)) return clear(false);
     else throw error;
   }
   const { generation } = opened;
-  // Nothing saved and nobody holding it (no state at all, mostly): nothing a lease would protect,
-  // and a claim would write the state it then reports removed.
-  if (generation === undefined || (generation === 0 && opened.lease === null)) return clear();
+  if (generation === undefined) return clear(false);
+  // Never saved and nobody holding it (no state at all, mostly) is claimed too: a first scan that
+  // claimed it after the open must make the reset refuse, not lose its save to the clear. The claim
+  // writes the head the clear then removes: `fresh` tells the caller it held nothing before.
+  const fresh = generation === 0 && opened.lease === null;
   try {
     await store.claim(generation, lease);
   } catch (error) {
@@ -130,7 +146,7 @@ async function unlessLeased<T>(store: StateStore, owner: StateOwner, clear: () =
     );
   }
   try {
-    return await clear();
+    return await clear(fresh);
   } catch (error) {
     await store.release(generation, lease.owner);
     throw error;

@@ -58,7 +58,12 @@ export interface AccountsWebDeps<A extends AccountEntry = AccountScanInput> {
 
 const page = (status: number, title: string, message: string, method: string): APIGatewayProxyResult => ({
   statusCode: status,
-  headers: { ...SECURITY_HEADERS, 'Content-Type': 'text/html; charset=utf-8' },
+  // A 405 names what is allowed (RFC 9110 15.5.6), as every link's own answers do.
+  headers: {
+    ...SECURITY_HEADERS,
+    'Content-Type': 'text/html; charset=utf-8',
+    ...(status === 405 ? { Allow: 'GET, HEAD' } : {}),
+  },
   body: method === 'HEAD' ? '' : renderMessagePage({ title, message, ok: status < 300 }),
 });
 

@@ -112,6 +112,27 @@ export function requestLogFields(
 /** The type a page's form is posted in. */
 const FORM_TYPE = 'application/x-www-form-urlencoded';
 
+const JSON_TYPE = 'application/json';
+
+/**
+ * A urlencoded form's fields; one given twice is refused: no page's form names a field twice, and
+ * which of the two acts would be this parser's choice, not the sender's (nor what a proxy or log read).
+ */
+function formOf(fields: URLSearchParams): FormRead {
+  const names = new Set<string>();
+  for (const name of fields.keys()) {
+    if (names.has(name))
+      return {
+        ok: false,
+        status: 400,
+        title: 'A field is given twice',
+        message: `The form gives ${safeText(name.slice(0, 40))} twice; send each field once (as the page does). Nothing was changed.`,
+      };
+    names.add(name);
+  }
+  return { ok: true, form: Object.fromEntries(fields) };
+}
+
 /** The most a POSTed form may be: no confirmation form comes near it. */
 export const MAX_FORM_CHARS = 16_384;
 
@@ -147,15 +168,14 @@ export function parseFormBody(event: APIGatewayProxyEvent, contentType: string |
   // No type named is read as a page's form (what `curl -d` sends); any other type (multipart, as
   // `curl -F` sends, or plain text) would be read as one and found without its fields: a 422 that
   // says to type the name the caller did type.
-  if (media !== '' && media !== FORM_TYPE && !/application\/json/.test(media))
+  if (media !== '' && media !== FORM_TYPE && media !== JSON_TYPE)
     return {
       ok: false,
       status: 415,
       title: 'The form is not in a type this link reads',
       message: `The body is ${safeText(media.slice(0, 80))}; send the fields as ${FORM_TYPE} (as the page does) or as application/json. Nothing was changed.`,
     };
-  if (!/application\/json/.test(media))
-    return { ok: true, form: Object.fromEntries(new URLSearchParams(text)) };
+  if (media !== JSON_TYPE) return formOf(new URLSearchParams(text));
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

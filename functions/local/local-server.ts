@@ -131,13 +131,16 @@ function clientErrorAnswer(code: string | undefined): string {
 
 /**
  * The request's URL, or null when its path names a route only after the URL parser rewrote it:
- * a dot segment (`/restore/%2e%2e/report` is `/report` to it) or a leading `//` (read as a host).
+ * a dot segment (`/restore/%2e%2e/report` is `/report` to it), a backslash (a slash to it) or a
+ * leading `//` (read as a host).
  */
 function requestUrl(target: string): URL | null {
   // Absolute form (`GET http://host/path`), which HTTP/1.1 lets a client send, is taken as its path.
   const origin = target.replace(/^https?:\/\/[^/?#]*/i, '');
   if (!origin.startsWith('/') || origin.startsWith('//')) return null;
   const path = origin.split('?')[0] ?? '';
+  // A backslash is a slash to the URL parser (`/x\..\report` is `/report` to it), never to API Gateway.
+  if (path.includes('\\')) return null;
   if (path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))) return null;
   return new URL(`http://local${origin}`);
 }

@@ -108,6 +108,10 @@ describe('sentinel serve against a hostile client', () => {
     ['an encoded dot segment', '/restore/%2e%2e/report'],
     ['a path that reads as a host', '//evil.example/report'],
     ['a dot segment in absolute form', 'http://127.0.0.1/restore/%2E./report'],
+    // The URL parser reads a backslash as a slash in http URLs: these are /report to it.
+    ['a dot segment between backslashes', '/x\\..\\report?exp=1'],
+    ['dot segments after a route, between backslashes', '/snooze/x\\..\\..\\report'],
+    ['an account prefix undone by backslashes', '/accounts/a\\..\\..\\report'],
   ])('answers 404 to %s rather than the route the URL parser makes of it', async (_name, path) => {
     const { events, port } = await recordingServer();
     const res = await rawRequest(port, `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);

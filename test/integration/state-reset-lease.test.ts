@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unlessLeased } from '../../bin/commands/state';
 import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import { FileStateStore } from '../../functions/local/file-state-store';
 import type { StateStore } from '../../functions/use-cases/state-store';
@@ -86,6 +87,45 @@ describe.each(Object.keys(stores) as Array<keyof typeof stores>)('state reset wi
     if (kind === 'file') expect(existsSync(target)).toBe(false);
   });
 });
+
+describe.each(Object.keys(stores) as Array<keyof typeof stores>)(
+  'state reset of %s state never saved',
+  (kind) => {
+    it('refuses when a first scan claims it between the reset reading it and clearing it', async () => {
+      const { target, store } = stores[kind](`first-${kind}.json`);
+      const scan = kind === 'file' ? new FileStateStore(target) : store;
+      const until = Date.now() + 60_000;
+      // The reset opens the state (never saved, nobody holding it); a first scan claims it right after.
+      const racing = new Proxy(store, {
+        get(held, name, receiver) {
+          const value = Reflect.get(held, name, receiver);
+          if (name !== 'open') return typeof value === 'function' ? value.bind(held) : value;
+          return async (scope: string) => {
+            const opened = await held.open(scope);
+            await leased(scan, until);
+            return opened;
+          };
+        },
+      });
+      const owner = {
+        location:
+          kind === 'file'
+            ? { kind: 'file' as const, path: target }
+            : { kind: 'dynamodb' as const, table: TABLE },
+        scope: SCOPE,
+        apiKey: async () => 'unused',
+        keyWords: 'the account of RESELLER_API_KEY',
+        where: target,
+      };
+      await expect(unlessLeased<unknown>(racing, owner, () => store.clear())).rejects.toThrow(
+        'nothing was reset',
+      );
+      // The scan still holds what it claimed: its save will land.
+      expect((await store.open(SCOPE)).lease).toEqual({ owner: 'scan-running', expiresAt: until });
+      await store.release(0, 'scan-running');
+    });
+  },
+);
 
 describe('state reset of a state file whose values do not read', () => {
   // The error names `sentinel state reset PATH --yes` as a remedy (docs/troubleshooting.md): the

@@ -120,6 +120,29 @@ describe('the body of a snooze or acknowledge POST', () => {
     expect(stored).toEqual([]);
   });
 
+  it('refuses a form that gives a field twice with a 400 naming it, rather than act on one of them, and stores nothing', async () => {
+    // Found by a hostile review: days=1&days=30 snoozed for 30 days, whatever a proxy or log read as the days.
+    const { handle, stored } = handler();
+    for (const action of ['snooze', 'acknowledge'] as const) {
+      const res = await handle(action, post(action, 'days=1&days=30', 'application/x-www-form-urlencoded'));
+      expect(res.statusCode).toBe(400);
+      expect(JSON.parse(res.body)).toMatchObject({
+        outcome: 'bad_form',
+        message: expect.stringMatching(/^The form gives days twice/),
+      });
+    }
+    expect(stored).toEqual([]);
+  });
+
+  it('reads only application/json as JSON, not a type that merely contains it, and stores nothing', async () => {
+    const { handle, stored } = handler();
+    for (const type of ['text/x-application/json', 'application/jsonp', 'application/json-seq']) {
+      const res = await handle('snooze', post('snooze', '{"days":30}', type));
+      expect([type, res.statusCode]).toEqual([type, 415]);
+    }
+    expect(stored).toEqual([]);
+  });
+
   it('refuses a JSON array with a 400 that says a JSON object is wanted, and stores nothing', async () => {
     const { handle, stored } = handler();
     for (const action of ['snooze', 'acknowledge'] as const) {

@@ -121,7 +121,7 @@ export async function decideAction(input: ActionInput): Promise<ActionOutcome> {
   const { port, finding } = found;
   const days = daysFor(finding, posted.days);
   if (!days.ok) return days.refusal;
-  const current = await linksForChangedFinding(input, sentFor, finding);
+  const current = await linksForChangedFinding(input, sentFor, finding, exp);
   if (!current.ok) return current.refusal;
   if (method === 'GET') {
     return confirmation(input, { exp, sentFor, finding, days, currentQuery: current.query });
@@ -270,6 +270,7 @@ async function linksForChangedFinding(
   input: ActionInput,
   sentFor: LinkFinding | undefined,
   finding: DomainFinding,
+  exp: number,
 ): Promise<Step<{ readonly query?: CurrentQuery }>> {
   const changed =
     sentFor !== undefined &&
@@ -282,6 +283,9 @@ async function linksForChangedFinding(
     return refuse(keyReadRefusal(error, GENERIC_FAILURE));
   }
   const current = { kind: finding.kind, severity: finding.severity };
+  // Never past the link that made them (as the finding page's links): else each change of the
+  // finding would make a link a day longer-lived than the one the alert sent.
+  const ttlSeconds = Math.max(1, Math.min(CURRENT_LINK_TTL_SECONDS, exp - Math.floor(input.now / 1000)));
   const query: CurrentQuery = (action) =>
     signLinkQuery({
       action,
@@ -289,7 +293,7 @@ async function linksForChangedFinding(
       finding: current,
       keys,
       now: input.now,
-      ttlSeconds: CURRENT_LINK_TTL_SECONDS,
+      ttlSeconds,
     });
   return { ok: true, query };
 }
@@ -322,7 +326,9 @@ function confirmation(
     confirm: {
       action: input.action,
       finding,
-      linkExpires: currentQuery ? input.now + CURRENT_LINK_TTL_SECONDS * 1000 : exp * 1000,
+      linkExpires: currentQuery
+        ? Math.min(input.now + CURRENT_LINK_TTL_SECONDS * 1000, exp * 1000)
+        : exp * 1000,
       formAction: `?${query}`,
       ...(input.action === 'snooze' ? { days: { choices: days.choices, chosen: days.chosen } } : {}),
       ...(currentQuery && sentFor ? { sentFor } : {}),
@@ -432,7 +438,7 @@ function badDays(choices: readonly number[]): ActionOutcome {
   );
 }
 
-/** How long the links offered for a finding that changed stay valid: for use now, from the page. */
+/** How long the links offered for a finding that changed stay valid: for use now, from the page (never past the link that made them). */
 const CURRENT_LINK_TTL_SECONDS = 86_400;
 
 const KIND_WORDS: Readonly<Record<string, string>> = {
