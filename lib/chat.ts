@@ -158,6 +158,15 @@ export interface WebhookSubscriberProps {
   readonly deploymentName: string;
 }
 
+/**
+ * The largest message a webhook's queue (and its dead-letter queue) takes: SQS's most, 1 MiB. SNS
+ * delivers the alert in its envelope (raw delivery off): the `default` JSON once more escaped, with
+ * the subject, attributes, signature and URLs, some 1 to 3 KB more than the publish SNS counted. An
+ * alert of a large account fills the publish to within a few hundred bytes of SNS's 256 KiB, so at
+ * SQS's default of 256 KiB such an alert would not fit the queue.
+ */
+export const WEBHOOK_QUEUE_MESSAGE_BYTES = 1_048_576;
+
 /** Deliveries of one alert to one webhook before it is parked in the dead-letter queue. */
 export const WEBHOOK_MAX_RECEIVES = 4;
 const FUNCTION_TIMEOUT = Duration.seconds(30);
@@ -179,7 +188,7 @@ export class WebhookSubscriber extends Construct {
   constructor(scope: Construct, id: string, props: WebhookSubscriberProps) {
     super(scope, id);
     this.metrics = new CustomMetricFactory(METRICS.webhookService, props.deploymentName);
-    this.deadLetters = deadLetterQueue(this, 'DeadLetters');
+    this.deadLetters = deadLetterQueue(this, 'DeadLetters', WEBHOOK_QUEUE_MESSAGE_BYTES);
     this.fn = new SentinelFunction(this, 'Function', {
       entry: props.entry,
       description: 'domain-sentinel: posts each alert to its webhooks (Slack, Teams, signed JSON)',
@@ -197,6 +206,7 @@ export class WebhookSubscriber extends Construct {
       const queue = new sqs.Queue(this, `Queue${index}`, {
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
+        maxMessageSizeBytes: WEBHOOK_QUEUE_MESSAGE_BYTES,
         // Six times the function's timeout, as Lambda advises for a queue it polls.
         visibilityTimeout: Duration.seconds(FUNCTION_TIMEOUT.toSeconds() * 6),
         deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: WEBHOOK_MAX_RECEIVES },

@@ -1,4 +1,5 @@
 import { CfnResource, NestedStack, Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -26,6 +27,12 @@ export const AWS_LIMITS = {
    * refuses the next one when CloudFormation creates it, half-way through a deploy.
    */
   filterPoliciesPerTopic: 200,
+  /**
+   * CloudWatch: an alarm's name, in characters (PutMetricAlarm's AlarmName, 1 to 255). Every alarm
+   * is named `<deployment>/<what>`, an account's `<deployment>/ScanNotCompleted-<account>`, and the
+   * deployment is the stack's name (up to 128) and the construct's path in it.
+   */
+  alarmNameChars: 255,
 } as const;
 
 /** Quotas of the account and region deployed to, where they were raised above AWS's defaults. */
@@ -92,9 +99,22 @@ export function limitProblems(root: IConstruct, advice: string, quotas: RaisedQu
       problems.push(
         `the stack ${stack.node.path} would have a template of about ${bytes} bytes; CloudFormation accepts ${AWS_LIMITS.templateBytes}: give the accounts shorter policies of their own, or ${advice}`,
       );
-    problems.push(...policyProblems(stack, advice));
+    problems.push(...policyProblems(stack, advice), ...alarmNameProblems(stack));
   }
   return problems;
+}
+
+/** Alarms of one stack whose name CloudWatch refuses for its length (CloudFormation fails the deploy there). */
+function alarmNameProblems(stack: Stack): string[] {
+  const names = resourcesOf(stack)
+    .filter((r): r is cloudwatch.CfnAlarm => r instanceof cloudwatch.CfnAlarm)
+    .map((alarm) => stack.resolve(alarm.alarmName))
+    .filter((name): name is string => typeof name === 'string' && name.length > AWS_LIMITS.alarmNameChars);
+  if (names.length === 0) return [];
+  const longest = names.reduce((a, b) => (b.length > a.length ? b : a));
+  return [
+    `the stack ${stack.node.path} would have ${names.length} alarms with names longer than the ${AWS_LIMITS.alarmNameChars} characters CloudWatch allows (the longest ${longest.length}: ${longest.slice(0, 60)}...): an alarm is named after the deployment (the stack's name and the construct's path in it), so give the stack a shorter name or the construct a shorter id`,
+  ];
 }
 
 /**

@@ -67,12 +67,16 @@ export interface ScannerProps {
   readonly registryCheck?: { readonly queryBudget: number; readonly days: number };
 }
 
-/** A queue that only ever holds failed events: encrypted, TLS-only, kept 14 days for a person to look at. */
-export function deadLetterQueue(scope: Construct, id: string): sqs.Queue {
+/**
+ * A queue that only ever holds failed events: encrypted, TLS-only, kept 14 days for a person to look
+ * at; `maxMessageSizeBytes` when what it parks can be larger than SQS's default 256 KiB.
+ */
+export function deadLetterQueue(scope: Construct, id: string, maxMessageSizeBytes?: number): sqs.Queue {
   return new sqs.Queue(scope, id, {
     encryption: sqs.QueueEncryption.SQS_MANAGED,
     enforceSSL: true,
     retentionPeriod: Duration.days(14),
+    ...(maxMessageSizeBytes ? { maxMessageSizeBytes } : {}),
   });
 }
 

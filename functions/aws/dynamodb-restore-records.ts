@@ -5,8 +5,10 @@ import {
   type DynamoDBClient,
   QueryCommand,
   UpdateItemCommand,
+  type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { errorLine } from '../core/base/errors';
+import { backoffMs, sleep } from '../core/base/retry';
 import {
   AUDIT_MAX_ENTRIES,
   AUDIT_MAX_REFUSALS,
@@ -271,15 +273,30 @@ async function trimAuditItems(where: ClaimTable, prefix: string): Promise<void> 
     prefix === SENT_PREFIX ? AUDIT_MAX_ENTRIES : AUDIT_MAX_REFUSALS,
   );
   for (let start = 0; start < old.length; start += 25)
-    await wrap(where, 'trim the audit trail', () =>
-      where.client.send(
-        new BatchWriteItemCommand({
-          RequestItems: {
-            [where.table]: old.slice(start, start + 25).map((Key) => ({ DeleteRequest: { Key } })),
-          },
-        }),
-      ),
+    await deleteBatch(
+      where,
+      old.slice(start, start + 25).map((Key) => ({ DeleteRequest: { Key } })),
     );
+}
+
+/** Tries again for the deletes a BatchWriteItem left unprocessed; what stays is the next trim's. */
+const TRIM_UNPROCESSED_RETRIES = 3;
+
+/**
+ * One BatchWriteItem of a trim, its unprocessed deletes tried again after a short jittered wait:
+ * DynamoDB answers a throttled batch with them in UnprocessedItems, not an error (an emulator never
+ * does), and the trail then kept them past its bound.
+ */
+async function deleteBatch(where: ClaimTable, requests: WriteRequest[]): Promise<void> {
+  let pending = requests;
+  for (let attempt = 0; pending.length > 0 && attempt <= TRIM_UNPROCESSED_RETRIES; attempt++) {
+    if (attempt > 0) await sleep(backoffMs(attempt, { minTimeout: 50, maxTimeout: 800, randomize: true }));
+    const batch = pending;
+    const out = await wrap(where, 'trim the audit trail', () =>
+      where.client.send(new BatchWriteItemCommand({ RequestItems: { [where.table]: batch } })),
+    );
+    pending = out.UnprocessedItems?.[where.table] ?? [];
+  }
 }
 
 /** The restore attempts kept, newest first by arrival; an item that does not parse is left out. */

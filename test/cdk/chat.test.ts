@@ -148,6 +148,8 @@ describe('webhook subscriber', () => {
       template.hasResourceProperties('AWS::SQS::Queue', {
         SqsManagedSseEnabled: true,
         VisibilityTimeout: 180,
+        // An alert in its SNS envelope can pass SQS's default 256 KiB (test/unit/alert-sqs-envelope.test.ts).
+        MaximumMessageSize: 1_048_576,
         RedrivePolicy: {
           deadLetterTargetArn: { 'Fn::GetAtt': [id(deadLetters), 'Arn'] },
           maxReceiveCount: 4,
@@ -169,6 +171,7 @@ describe('webhook subscriber', () => {
     template.hasResourceProperties('AWS::SQS::Queue', {
       MessageRetentionPeriod: 1_209_600,
       SqsManagedSseEnabled: true,
+      MaximumMessageSize: 1_048_576,
     });
   });
 

@@ -141,7 +141,15 @@ export function renewalCostLine(costs: RenewalCosts): string {
       : costs.premium === 0
         ? `${plural(costs.custom, 'custom-priced renewal')}`
         : `${costs.premium} premium and ${costs.custom} custom-priced renewals`;
-  const sums = costs.totals.map((t) => `${t.currency} ${formatAmount(t.amount)}`).join('; ');
+  const other = costs.other_currencies;
+  const sums = [
+    ...costs.totals.map((t) => `${t.currency} ${formatAmount(t.amount)}`),
+    ...(other
+      ? [
+          `and ${plural(other.count, 'renewal')} in ${other.currencies} other currencies (each finding states its price)`,
+        ]
+      : []),
+  ].join('; ');
   const unpriced = costs.unpriced ? ` (${costs.unpriced} of ${count} without a stated price)` : '';
   return `${kinds} due in ${costs.window_days} days: ${sums || 'no price stated'}${unpriced}`;
 }

@@ -290,7 +290,7 @@ export function buildAlertMessage(whole: Report, options: RenderOptions = {}): A
   // Linked: the digest first (up to what leaves the JSON room for its first findings and the
   // unreadable records within PROBLEMS_MAX_BYTES), then the JSON.
   let kept = problemsKept(report.problems);
-  const digest = composeDigest(report, {
+  let digest = composeDigest(report, {
     ...options,
     budgetBytes: Math.min(DIGEST_MAX_BYTES, SNS_MAX_BYTES - frameWith(kept) - JSON_FINDINGS_RESERVE),
   });
@@ -301,6 +301,11 @@ export function buildAlertMessage(whole: Report, options: RenderOptions = {}): A
     if (fit > 0) fit--;
     else kept--;
     message = envelope(parts.text(fit, kept), digest.text);
+  }
+  if (bytesOf(message) > SNS_MAX_BYTES) {
+    // The small fields or the digest's fixed parts alone pass the limit (fit and kept are 0 here):
+    // SNS would refuse the publish, and no one hear of any finding. The lean form links the report.
+    ({ message, digest } = leanForm(report, options, envelope, bytesOf));
   }
   return done(
     message,
@@ -327,6 +332,96 @@ export function buildAlertMessage(whole: Report, options: RenderOptions = {}): A
       digest: { named: counts.named, leftOut: counts.leftOut },
     };
   }
+}
+
+/** The fields the lean form of the JSON keeps ({@link leanMessage}): what says what the report is and where. */
+const LEAN_FIELDS = [
+  'generated_at',
+  'now',
+  'summary',
+  'stats',
+  'report_url',
+  'report_json_url',
+  'calendar_url',
+];
+const LEAN_SOURCE_FIELDS = [
+  'base_url',
+  'account',
+  'account_label',
+  'time_zone',
+  'group',
+  'mode',
+  'read',
+  'incomplete',
+];
+/** Characters a kept field of the lean form holds at most (a link is far shorter). */
+const LEAN_FIELD_MAX = 2048;
+
+/**
+ * The message in its lean form ({@link leanJson}), with a digest composed anew for the room the lean
+ * JSON leaves, cut where its own fixed lines pass it ({@link digestWithin}).
+ */
+function leanForm(
+  report: Report,
+  options: RenderOptions,
+  envelope: (json: string, digest: string) => string,
+  bytesOf: (message: string) => number,
+) {
+  const json = leanJson(report);
+  const room = SNS_MAX_BYTES - bytesOf(envelope(json, '')) - 64;
+  const digest = composeDigest(report, { ...options, budgetBytes: Math.min(DIGEST_MAX_BYTES, room) });
+  const text = digestWithin(report, digest.text, (t) => bytesOf(envelope(json, t)));
+  return { message: envelope(json, text), digest };
+}
+
+/**
+ * The JSON when the report's small fields alone would pass SNS's 256 KB (each is bounded where it
+ * is made; this is the net under a bound missed): the summary, counts and links alone, with
+ * `truncated`, what it left out (`omitted`) and the fields it dropped or cut (`omitted_fields`).
+ */
+function leanJson(report: Report): string {
+  const short = (value: unknown) =>
+    typeof value === 'string'
+      ? cutText(value, LEAN_FIELD_MAX)
+      : JSON.stringify(value).length > LEAN_FIELD_MAX
+        ? null
+        : value;
+  const pick = (from: Record<string, unknown>, keys: readonly string[]) =>
+    Object.fromEntries(keys.filter((k) => from[k] !== undefined).map((k) => [k, short(from[k])]));
+  const fields = report as unknown as Record<string, unknown>;
+  return JSON.stringify({
+    ...pick(fields, LEAN_FIELDS),
+    source: pick(report.source as Record<string, unknown>, LEAN_SOURCE_FIELDS),
+    policy: pick(report.policy as Record<string, unknown>, ['expiry_days', 'critical_days']),
+    truncated: true,
+    omitted: {
+      findings: report.findings.length,
+      problems: report.problems.length,
+      critical_problems: report.problems.filter((p) => p.severity === 'critical').length,
+    },
+    omitted_fields: Object.keys(fields).filter(
+      (k) => !LEAN_FIELDS.includes(k) && !['source', 'findings', 'problems'].includes(k),
+    ),
+    findings: [],
+    problems: [],
+  });
+}
+
+/**
+ * The digest's text, cut where the room ends when its own fixed lines pass it, saying so and where
+ * the whole report is. `measure` gives the publish's bytes with a digest text.
+ */
+function digestWithin(report: Report, digest: string, measure: (text: string) => number): string {
+  if (measure(digest) <= SNS_MAX_BYTES) return digest;
+  const where = report.report_url ? `: ${cutText(report.report_url, LEAN_FIELD_MAX)}` : '';
+  const mark = `\n\n[The rest of this e-mail was cut: it was longer than an alert may be. The whole report${where}]`;
+  // Room for the text beside the rest and the mark, less the few bytes of the cut's `…`.
+  const room = SNS_MAX_BYTES - measure(mark) - 8;
+  const bytesOf = (length: number) => measure(digest.slice(0, length)) - measure('');
+  let length = digest.length;
+  // Each pass cuts in proportion to the overflow; the bytes of a character vary, so it may take a few.
+  while (length > 0 && bytesOf(length) > room) length = Math.floor((length * room) / bytesOf(length)) - 1;
+  return `${cutText(digest, Math.max(1, length))}${mark}`;
 }
 
 /** The JSON report of an alert message: the `default` variant. */

@@ -14,11 +14,24 @@ export interface RenewalCosts {
     readonly count: number;
     readonly amount: number;
   }>;
+  /**
+   * The priced renewals in currencies beyond the {@link RENEWAL_CURRENCIES_KEPT} of `totals` (the
+   * fewest renewals): each finding still carries its price. Absent when every currency is there.
+   */
+  readonly other_currencies?: { readonly currencies: number; readonly count: number };
   readonly premium: number;
   readonly custom: number;
   /** Premium or custom-priced renewals whose record states no price. */
   readonly unpriced: number;
 }
+
+/**
+ * Currencies `totals` holds at most, those with the most renewals. A real account has a handful;
+ * a reseller API that sends a different one of the 17 576 three-letter codes on each domain made
+ * the report's small fields (carried whole in the alert's JSON, escaped twice) and the digest's
+ * totals line over SNS's 256 KB, and the whole alert was refused.
+ */
+export const RENEWAL_CURRENCIES_KEPT = 10;
 
 /** Findings whose renewal falls due in the window: expiring, or a renewal that failed and expires in it. */
 function isRenewalDue(f: DomainFinding, now: number, windowDays: number): boolean {
@@ -55,8 +68,21 @@ export function renewalCosts(
     cents.set(currency, sum);
   }
   if (premium + custom === 0) return null;
-  const totals = [...cents]
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([currency, sum]) => ({ currency, count: sum.count, amount: sum.cents / 100 }));
-  return { window_days: windowDays, totals, premium, custom, unpriced };
+  const byCode = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : 1);
+  const all = [...cents];
+  const kept = all
+    .sort((a, b) => b[1].count - a[1].count || byCode(a, b))
+    .slice(0, RENEWAL_CURRENCIES_KEPT)
+    .sort(byCode);
+  const totals = kept.map(([currency, sum]) => ({ currency, count: sum.count, amount: sum.cents / 100 }));
+  const left = all.length - kept.length;
+  const leftCount = all.reduce((n, [, sum]) => n + sum.count, 0) - totals.reduce((n, t) => n + t.count, 0);
+  return {
+    window_days: windowDays,
+    totals,
+    ...(left > 0 ? { other_currencies: { currencies: left, count: leftCount } } : {}),
+    premium,
+    custom,
+    unpriced,
+  };
 }
