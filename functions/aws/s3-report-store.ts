@@ -15,7 +15,6 @@ import {
   generatedAtOf,
   LATEST_REPORT_KEY,
   LATEST_VIEW_KEY,
-  parseStoredReport,
   REPORT_HEAD_BYTES,
   REPORT_TIME,
   type ReportStore,
@@ -107,22 +106,6 @@ export class S3ReportStore implements ReportStore {
         cause: error,
       });
     }
-  }
-
-  async latest(): Promise<Report | null> {
-    let text: string;
-    try {
-      const answer = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + LATEST_REPORT_KEY }),
-      );
-      text = (await answer.Body?.transformToString('utf-8')) ?? '';
-    } catch (error) {
-      if (noSuchObject(error)) return null;
-      throw new ReportStoreError(`could not read the report from ${this.location}: ${errorLine(error)}`, {
-        cause: error,
-      });
-    }
-    return parseStoredReport(text, `${this.location}/${LATEST_REPORT_KEY}`);
   }
 
   async whole(of?: string): Promise<WholeReport | null> {

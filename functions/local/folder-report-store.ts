@@ -7,7 +7,6 @@ import {
   generatedAtOf,
   LATEST_REPORT_KEY,
   LATEST_VIEW_KEY,
-  parseStoredReport,
   REPORT_HEAD_BYTES,
   type ReportStore,
   ReportStoreError,
@@ -47,12 +46,6 @@ export class FolderReportStore implements ReportStore {
         });
       }
     }
-  }
-
-  async latest(): Promise<Report | null> {
-    const path = join(this.location, LATEST_REPORT_KEY);
-    const text = await readReportFile(path);
-    return text === null ? null : parseStoredReport(text, path);
   }
 
   async whole(): Promise<WholeReport | null> {

@@ -33,7 +33,6 @@ function noting(): ReportStore & { putAt?: number } {
     put: async (_report: Report) => {
       store.putAt = Date.now();
     },
-    latest: async () => null,
     view: async () => null,
     whole: async () => null,
   };

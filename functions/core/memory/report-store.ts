@@ -1,20 +1,9 @@
-import * as z from 'zod';
 import { SentinelError } from '../base/errors';
 import { notJsonReason } from '../base/json';
-import { SEVERITIES } from '../findings/classify';
 import { type AccountSummary, AccountSummarySchema } from '../scan/accounts';
 import type { Report } from '../scan/scan';
 import { ReportTextError, readReportText, reportLines } from './report-json';
-import {
-  ContactFindingShape,
-  DomainFindingShape,
-  dateTime,
-  type ReportView,
-  ReportViewBuilder,
-  ViewDataError,
-  type ViewSelection,
-  viewOf,
-} from './report-view';
+import { type ReportView, ReportViewBuilder, ViewDataError, type ViewSelection, viewOf } from './report-view';
 
 /**
  * Where the latest full report is kept for the report page and the calendar feed: a folder beside
@@ -26,8 +15,6 @@ export interface ReportStore {
   readonly location: string;
   /** Keeps `report` as the latest (and its view, see {@link LATEST_VIEW_KEY}), written in pieces. */
   put(report: Report): Promise<void>;
-  /** The report last put, whole, or null before the first. */
-  latest(): Promise<Report | null>;
   /**
    * What the page or the feed shows of the report last put, read one element at a time: from the
    * view kept beside it, or (a filter) from the report.
@@ -116,52 +103,6 @@ export const reportHistoryKey = (report: Pick<Report, 'generated_at'>) =>
  */
 export class DamagedReportError extends ReportStoreError {
   override readonly name: string = 'DamagedReportError';
-}
-
-const severity = z.enum(SEVERITIES);
-/** A finding as the page and the feed read it: a contact's by its kind, any other a domain's. */
-const StoredFinding = z.looseObject({ kind: z.string(), severity }).check((ctx) => {
-  const shape = ctx.value.kind === 'contact_pending_validation' ? ContactFindingShape : DomainFindingShape;
-  const parsed = shape.safeParse(ctx.value);
-  if (!parsed.success)
-    for (const issue of parsed.error.issues)
-      ctx.issues.push({ code: 'custom', message: issue.message, path: issue.path, input: ctx.value });
-});
-
-// What the page and the feed rely on is checked; the rest is kept as it was written.
-const StoredReport = z.looseObject({
-  generated_at: dateTime,
-  now: dateTime,
-  summary: z.object({ critical: z.number(), warning: z.number(), info: z.number() }),
-  findings: z.array(StoredFinding),
-  problems: z.array(
-    z.looseObject({
-      resource: z.string(),
-      key: z.string().nullable(),
-      page: z.number(),
-      reason: z.string(),
-    }),
-  ),
-});
-
-/** Parses a stored report; one that is not a report fails with the place and the reason. */
-export function parseStoredReport(text: string, where: string): Report {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new DamagedReportError(`the report in ${where} is not JSON (${notJsonReason(error)})`, {
-      cause: error,
-    });
-  }
-  const parsed = StoredReport.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new DamagedReportError(
-      `the report in ${where} is not a domain-sentinel report (${issue ? `${issue.path.join('.') || 'root'}: ${issue.message}` : 'invalid'})`,
-    );
-  }
-  return parsed.data as unknown as Report;
 }
 
 /**
