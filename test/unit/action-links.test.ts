@@ -10,7 +10,6 @@ import {
   signLink,
   signRestoreLink,
   verifyLink,
-  verifyRestoreLink,
 } from '../../functions/core/links/links';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
@@ -102,8 +101,9 @@ describe('signLink / verifyLink', () => {
       signLink({ baseUrl: BASE, action: 'snooze', subject: 'example.nl', finding: WARNING, keys, now: NOW }),
     );
     expect(
-      verifyRestoreLink({
-        domain: 'example.nl',
+      verifyLink({
+        action: 'restore',
+        subject: 'example.nl',
         token: Object.fromEntries(snooze.searchParams),
         keys,
         now: NOW,

@@ -4,12 +4,19 @@ import {
   domainNameProblem,
   parseSigningKeys,
   signRestoreLink,
-  verifyRestoreLink,
+  verifyLink,
 } from '../../functions/core/links/links';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
 const keys = parseSigningKeys('a'.repeat(32));
 const rotated = parseSigningKeys(`${'b'.repeat(40)},${'a'.repeat(32)}`);
+
+/** A restore link's token checked for `domain`, as the web function checks it. */
+const verifyRestoreLink = ({
+  domain,
+  ...rest
+}: Omit<Parameters<typeof verifyLink>[0], 'action' | 'subject'> & { domain: string }) =>
+  verifyLink({ ...rest, action: 'restore', subject: domain });
 
 function tokenOf(url: string) {
   const u = new URL(url);

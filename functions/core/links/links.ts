@@ -294,14 +294,3 @@ export function verifyLink(options: {
   if (bound && !finding) return { ok: false, reason: 'outdated', exp };
   return finding ? { ok: true, exp, finding } : { ok: true, exp };
 }
-
-/** Verifies a restore link's token for `domain` (see {@link verifyLink}). */
-export function verifyRestoreLink(options: {
-  readonly domain: string;
-  readonly token: LinkToken;
-  readonly keys: readonly SigningKey[];
-  readonly now: number;
-}): LinkVerdict {
-  const { domain, ...rest } = options;
-  return verifyLink({ ...rest, action: 'restore', subject: domain });
-}
