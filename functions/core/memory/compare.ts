@@ -7,7 +7,7 @@ import {
 } from '../findings/classify';
 import type { Report } from '../scan/scan';
 import { type AppliedActions, applyActions, withActions } from './actions';
-import { escalationHours, nextAlertMemory, sinceSnooze, stageOf } from './escalation';
+import { escalationHours, missedWhileSilenced, nextAlertMemory, sinceSnooze, stageOf } from './escalation';
 import { groupsHearing } from './group-news';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, withFailedRenewals } from './renewal-memory';
@@ -275,6 +275,8 @@ function markFindings(c: Comparison): void {
       prev.kind !== f.kind // another kind at the same severity and rung: a renewal that failed
     ) {
       change = 'escalated';
+    } else if (dom && missedWhileSilenced(c.memory.prior.get(key), f, stageIn(c, f), isSilenced(c, f))) {
+      change = 'escalated'; // worse than its last alert while a snooze held: said once the silence ends
     }
     const hours = dom
       ? escalationHours(f, priorAlert(c, key, f), {
