@@ -7,8 +7,13 @@ import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } f
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 const HOUR = 3_600_000;
 
-function run(domains: Parameters<typeof scanOf>[0], now: number, state: ScanState) {
-  const { report, observed } = scanOf(domains, now, {});
+function run(
+  domains: Parameters<typeof scanOf>[0],
+  now: number,
+  state: ScanState,
+  options: Parameters<typeof scanOf>[2] = {},
+) {
+  const { report, observed } = scanOf(domains, now, options);
   return compareWithState({
     report,
     observed,
@@ -43,5 +48,20 @@ describe('memory over sequences of scans', () => {
     const after = run([warning], T0 + 4 * DAY, during.next);
     expect(after.publish).toBe(true);
     expect(findingOf(after, 'warning.nl')?.change).toBe('escalated');
+  });
+
+  it('announces a transfer lock turned off in a scan that could not read one record, or keeps it for the next', () => {
+    const a = domain('a.nl', T0);
+    const b = domain('b.nl', T0);
+    const first = run([a, b], T0, EMPTY_STATE);
+    const unlocked = { ...a, transfer_lock: false, auth_code_present: true };
+    const lost = { resource: 'domain' as const, key: null, page: 2, reason: 'page 2 could not be read' };
+    const cut = run([unlocked], T0 + DAY, first.next, { problems: [lost] });
+    // b.nl is not announced as gone (the read was not whole) ...
+    expect(cut.report.changes.filter((c) => c.kind === 'left_account')).toEqual([]);
+    const whole = run([unlocked, b], T0 + 2 * DAY, cut.next);
+    // ... but what the scan did read of a.nl is said, now or at the next whole read.
+    const kinds = [...cut.report.changes, ...whole.report.changes].map((c) => `${c.domain_name} ${c.kind}`);
+    expect(kinds).toEqual(['a.nl auth_code_issued', 'a.nl transfer_lock_off']);
   });
 });

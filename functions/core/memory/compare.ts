@@ -337,7 +337,8 @@ function walkRemembered(c: Comparison): void {
     const watched = nextWatched(c, key);
     const name = seen ? shownName(seen.name, key) : (was.name ?? key);
     const group = inGroup(c, seen ? seen.group : was.group);
-    if (c.complete && seen && watched && !sameWatched(was.watched, seen.watched))
+    // Said even when another record could not be read: the next scan compares with what this saves.
+    if (c.report.source.mode === 'full' && seen && watched && !sameWatched(was.watched, seen.watched))
       for (const change of fieldChanges(name, was.watched, watched)) c.changes.push({ ...change, ...group });
     if (was.finding && !c.findingByKey.has(key) && !c.unconfirmed.has(key))
       c.resolved.push(
