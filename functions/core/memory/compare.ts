@@ -93,7 +93,7 @@ const DAY_MS = 86_400_000;
 
 /**
  * Compares this scan with the memory of the last one: marks each finding new, escalated or
- * ongoing; lists the changes to watched fields and the domains that left the account (only from a
+ * ongoing; lists the changes to watched fields of the domains read, and those that left the account (only from a
  * read proven complete: full mode, every unreadable record identified); lists what was resolved;
  * decides whether to publish; and says what to remember once that is done.
  *
