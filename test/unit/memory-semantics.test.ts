@@ -64,4 +64,17 @@ describe('memory over sequences of scans', () => {
     const kinds = [...cut.report.changes, ...whole.report.changes].map((c) => `${c.domain_name} ${c.kind}`);
     expect(kinds).toEqual(['a.nl auth_code_issued', 'a.nl transfer_lock_off']);
   });
+
+  it('says a quarantine restored without a later expiry was restored, not escalated, and a second quarantine escalates', () => {
+    const gone = { status: ['quarantine'], date_expiry: T0 - 10 * DAY, auto_renew: false };
+    const q = domain('q.nl', T0, { ...gone, date_deleted: T0 - 9 * DAY });
+    const first = run([q], T0, EMPTY_STATE);
+    const restored = run([{ ...q, status: ['registered'], date_deleted: null }], T0 + DAY, first.next);
+    expect(restored.report.resolved).toMatchObject([
+      { domain_name: 'q.nl', kind: 'quarantine', reason: 'restored', now: { kind: 'expired' } },
+    ]);
+    expect(findingOf(restored, 'q.nl')).toMatchObject({ kind: 'expired', change: 'new' });
+    const again = run([{ ...q, date_deleted: T0 + 2 * DAY }], T0 + 2 * DAY, restored.next);
+    expect(findingOf(again, 'q.nl')).toMatchObject({ kind: 'quarantine', change: 'escalated' });
+  });
 });

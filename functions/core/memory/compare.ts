@@ -10,7 +10,7 @@ import { type AppliedActions, applyActions, withActions } from './actions';
 import { escalationHours, missedWhileSilenced, nextAlertMemory, sinceSnooze, stageOf } from './escalation';
 import { groupsHearing } from './group-news';
 import { unconfirmedRegistryKeys } from './registry-memory';
-import { lastDaysRepeatDue, withFailedRenewals } from './renewal-memory';
+import { lastDaysRepeatDue, renewedOrRestored, withFailedRenewals } from './renewal-memory';
 import { cadenceHours, nextRepeats, repeatDecision, repeatFor } from './repeat';
 import type { ScanMemory } from './scan-memory';
 import {
@@ -257,8 +257,7 @@ function markFindings(c: Comparison): void {
       ? (c.memory.prior.get(key)?.finding ?? undefined)
       : c.priorContacts.get(keyOf(f.handle))?.finding;
     let change: Change = 'ongoing';
-    const renewal =
-      dom && prev?.date_expiry !== undefined && Date.parse(f.date_expiry) > Date.parse(prev.date_expiry);
+    const renewal = dom && renewedOrRestored(prev, f);
     if (!prev) change = 'new';
     else if (dom && c.unconfirmed.has(key)) change = 'ongoing';
     else if (dom && (renewal || severityRank(f.severity) < severityRank(prev.severity))) {
