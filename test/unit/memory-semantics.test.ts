@@ -77,4 +77,29 @@ describe('memory over sequences of scans', () => {
     const again = run([{ ...q, date_deleted: T0 + 2 * DAY }], T0 + 2 * DAY, restored.next);
     expect(findingOf(again, 'q.nl')).toMatchObject({ kind: 'quarantine', change: 'escalated' });
   });
+
+  it('publishes an unreadable record again when what it says changes: it now says quarantine, or another status', () => {
+    const problem = (reason: string, critical = false) => ({
+      resource: 'domain' as const,
+      key: 'x.nl',
+      page: 1,
+      reason,
+      ...(critical ? { severity: 'critical' as const } : {}),
+    });
+    const ok = [domain('a.nl', T0)];
+    const bad = 'date_expiry: Invalid input';
+    const first = run(ok, T0, EMPTY_STATE, { problems: [problem(bad)] });
+    expect(first.publish).toBe(true);
+    const same = run(ok, T0 + HOUR, first.next, { problems: [problem(bad)] });
+    expect(same.publish).toBe(false);
+    // Two hours on, the same record says quarantine: critical, and news now, not 20 hours on.
+    const worse = run(ok, T0 + 2 * HOUR, same.next, { problems: [problem(bad, true)] });
+    expect(worse.why).toEqual(['1 new unreadable record']);
+    const status = (s: string) => `status "${s}" is not one the API documents (registered, quarantine)`;
+    const a = run(ok, T0 + 3 * HOUR, worse.next, { problems: [problem(status('pendingTransfer'))] });
+    const b = run(ok, T0 + 4 * HOUR, a.next, { problems: [problem(status('transferredOut'))] });
+    expect(b.why).toEqual(['1 new unreadable record']);
+    const again = run(ok, T0 + 5 * HOUR, b.next, { problems: [problem(status('transferredOut'))] });
+    expect(again.publish).toBe(false);
+  });
 });
