@@ -7,10 +7,10 @@ import {
 } from '../findings/classify';
 import type { Report } from '../scan/scan';
 import { type AppliedActions, applyActions, withActions } from './actions';
-import { escalationHours, nextAlertMemory, sinceSnooze, stageOf } from './escalation';
+import { escalationHours, missedWhileSilenced, nextAlertMemory, sinceSnooze, stageOf } from './escalation';
 import { groupsHearing } from './group-news';
 import { unconfirmedRegistryKeys } from './registry-memory';
-import { lastDaysRepeatDue, withFailedRenewals } from './renewal-memory';
+import { lastDaysRepeatDue, renewedOrRestored, withFailedRenewals } from './renewal-memory';
 import { cadenceHours, nextRepeats, repeatDecision, repeatFor } from './repeat';
 import type { ScanMemory } from './scan-memory';
 import {
@@ -93,7 +93,7 @@ const DAY_MS = 86_400_000;
 
 /**
  * Compares this scan with the memory of the last one: marks each finding new, escalated or
- * ongoing; lists the changes to watched fields and the domains that left the account (only from a
+ * ongoing; lists the changes to watched fields of the domains read, and those that left the account (only from a
  * read proven complete: full mode, every unreadable record identified); lists what was resolved;
  * decides whether to publish; and says what to remember once that is done.
  *
@@ -257,8 +257,7 @@ function markFindings(c: Comparison): void {
       ? (c.memory.prior.get(key)?.finding ?? undefined)
       : c.priorContacts.get(keyOf(f.handle))?.finding;
     let change: Change = 'ongoing';
-    const renewal =
-      dom && prev?.date_expiry !== undefined && Date.parse(f.date_expiry) > Date.parse(prev.date_expiry);
+    const renewal = dom && renewedOrRestored(prev, f);
     if (!prev) change = 'new';
     else if (dom && c.unconfirmed.has(key)) change = 'ongoing';
     else if (dom && (renewal || severityRank(f.severity) < severityRank(prev.severity))) {
@@ -275,6 +274,8 @@ function markFindings(c: Comparison): void {
       prev.kind !== f.kind // another kind at the same severity and rung: a renewal that failed
     ) {
       change = 'escalated';
+    } else if (dom && missedWhileSilenced(c.memory.prior.get(key), f, stageIn(c, f), isSilenced(c, f))) {
+      change = 'escalated'; // worse than its last alert while a snooze held: said once the silence ends
     }
     const hours = dom
       ? escalationHours(f, priorAlert(c, key, f), {
@@ -335,7 +336,8 @@ function walkRemembered(c: Comparison): void {
     const watched = nextWatched(c, key);
     const name = seen ? shownName(seen.name, key) : (was.name ?? key);
     const group = inGroup(c, seen ? seen.group : was.group);
-    if (c.complete && seen && watched && !sameWatched(was.watched, seen.watched))
+    // Said even when another record could not be read: the next scan compares with what this saves.
+    if (c.report.source.mode === 'full' && seen && watched && !sameWatched(was.watched, seen.watched))
       for (const change of fieldChanges(name, was.watched, watched)) c.changes.push({ ...change, ...group });
     if (was.finding && !c.findingByKey.has(key) && !c.unconfirmed.has(key))
       c.resolved.push(

@@ -1,5 +1,5 @@
-import { type DomainFinding, type Finding, isDomainFinding } from '../findings/classify';
-import type { AlertMemory, EscalationPolicy, Snooze } from './state';
+import { type DomainFinding, type Finding, isDomainFinding, severityRank } from '../findings/classify';
+import type { AlertMemory, DomainMemory, EscalationPolicy, Snooze } from './state';
 import { isDue } from './state-time';
 
 /**
@@ -109,4 +109,22 @@ export function nextAlertMemory(
     first_at: same ? (same.first_at ?? same.at) : now.at,
     ...(escalated !== undefined ? { escalated } : {}),
   };
+}
+
+/**
+ * True when silence just stopped holding `f` (its snooze ended or lapsed, its acknowledgement
+ * lifted: `was` kept an action, `silenced` is false now) and `f` is worse than its last alert:
+ * another kind, a higher severity or a lower rung than the reader heard. The scans in between
+ * marked that escalation but left it out of the message; a snooze must not swallow it.
+ */
+export function missedWhileSilenced(
+  was: DomainMemory | undefined,
+  f: DomainFinding,
+  stage: number | null,
+  silenced: boolean,
+): boolean {
+  const last = was?.alerted;
+  if (!was?.actions || !last || silenced) return false;
+  const lowerRung = stage !== null && (last.stage === null || stage < last.stage);
+  return severityRank(f.severity) > severityRank(last.severity) || lowerRung || last.kind !== f.kind;
 }

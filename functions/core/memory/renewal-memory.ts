@@ -12,6 +12,7 @@ import type { Domain } from '../reseller/schemas';
 import type { Report } from '../scan/scan';
 import {
   type DomainMemory,
+  type FindingMemory,
   type RenewalWatch,
   type StatefulFinding,
   WATCHED,
@@ -175,4 +176,15 @@ export function lastDaysRepeatDue(
     (elapsed < 0 || elapsed >= LAST_DAYS_REPEAT_HOURS * 3_600_000) &&
     elapsed < criticalRepeatHours * 3_600_000
   );
+}
+
+/**
+ * True when a domain's finding `f` starts over from the one remembered (`prev`): renewed (a later
+ * expiry), or out of quarantine (restored, its expiry maybe unmoved). The old finding is resolved
+ * and what stands now is new, not an escalation of it.
+ */
+export function renewedOrRestored(prev: FindingMemory | undefined, f: DomainFinding): boolean {
+  if (prev === undefined) return false;
+  if (prev.kind === 'quarantine' && f.kind !== 'quarantine') return true;
+  return prev.date_expiry !== undefined && Date.parse(f.date_expiry) > Date.parse(prev.date_expiry);
 }

@@ -109,9 +109,14 @@ function boundProblemKey(key: string): string {
   return `${resource}${HASH_KEY_PREFIX}${sha256(key)}`;
 }
 
-/** The key an unreadable record is remembered by: `domain:<name>`, `contact:<handle>` or `domain@page<n>`, bounded. */
+/**
+ * The key an unreadable record is remembered by, bounded: `domain@page<n>` for one not named, else
+ * `domain:<name>` or `contact:<handle>` with a digest of what it says (its severity and reason,
+ * both read from the record): a record that now says quarantine, or another unknown status, is a
+ * new unreadable record, published at once, not one the state already knew.
+ */
 export function problemKey(p: Problem): string {
-  return boundProblemKey(
-    p.key === null ? `${p.resource}@page${p.page}` : `${p.resource}:${p.key.toLowerCase()}`,
-  );
+  if (p.key === null) return boundProblemKey(`${p.resource}@page${p.page}`);
+  const says = sha256(`${p.severity ?? ''} ${p.reason}`).slice(0, 12);
+  return boundProblemKey(`${p.resource}:${p.key.toLowerCase()}~${says}`);
 }

@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import type { DomainFinding } from '../../functions/core/findings/classify';
+import { snoozeOf } from '../../functions/core/memory/actions';
+import { DAY, domain, scanOf } from '../support/state-scan';
+import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
+
+const T0 = Date.parse('2026-11-22T06:00:00Z');
+const HOUR = 3_600_000;
+
+function run(
+  domains: Parameters<typeof scanOf>[0],
+  now: number,
+  state: ScanState,
+  options: Parameters<typeof scanOf>[2] = {},
+) {
+  const { report, observed } = scanOf(domains, now, options);
+  return compareWithState({
+    report,
+    observed,
+    state,
+    policy: DEFAULT_STATE_POLICY,
+    scope: 'http://reseller.test',
+  });
+}
+const findingOf = (r: ReturnType<typeof run>, name: string) =>
+  r.report.findings.find((f) => 'domain_name' in f && f.domain_name === name) as
+    | (DomainFinding & { change: string; repeated?: boolean })
+    | undefined;
+
+describe('memory over sequences of scans', () => {
+  it('announces a rung crossed while snoozed once the snooze ends', () => {
+    const warning = domain('warning.nl', T0, { auto_renew: false, date_expiry: T0 + 15 * DAY + HOUR });
+    const first = run([warning], T0, EMPTY_STATE);
+    const w = findingOf(first, 'warning.nl') as DomainFinding;
+    const memory = first.next.domains['warning.nl'];
+    if (!memory) throw new Error('no memory');
+    const state = {
+      ...first.next,
+      domains: {
+        ...first.next.domains,
+        'warning.nl': { ...memory, actions: { snooze: snoozeOf(w, 3, T0 + HOUR) } },
+      },
+    };
+    // Two days on, 13 days left: the 14 rung, while snoozed: silent.
+    const during = run([warning], T0 + 2 * DAY, state);
+    expect(during.publish).toBe(false);
+    // Four days on the snooze is over: the 14-day rung was never announced.
+    const after = run([warning], T0 + 4 * DAY, during.next);
+    expect(after.publish).toBe(true);
+    expect(findingOf(after, 'warning.nl')?.change).toBe('escalated');
+  });
+
+  it('announces a transfer lock turned off in a scan that could not read one record, or keeps it for the next', () => {
+    const a = domain('a.nl', T0);
+    const b = domain('b.nl', T0);
+    const first = run([a, b], T0, EMPTY_STATE);
+    const unlocked = { ...a, transfer_lock: false, auth_code_present: true };
+    const lost = { resource: 'domain' as const, key: null, page: 2, reason: 'page 2 could not be read' };
+    const cut = run([unlocked], T0 + DAY, first.next, { problems: [lost] });
+    // b.nl is not announced as gone (the read was not whole) ...
+    expect(cut.report.changes.filter((c) => c.kind === 'left_account')).toEqual([]);
+    const whole = run([unlocked, b], T0 + 2 * DAY, cut.next);
+    // ... but what the scan did read of a.nl is said, now or at the next whole read.
+    const kinds = [...cut.report.changes, ...whole.report.changes].map((c) => `${c.domain_name} ${c.kind}`);
+    expect(kinds).toEqual(['a.nl auth_code_issued', 'a.nl transfer_lock_off']);
+  });
+
+  it('says a quarantine restored without a later expiry was restored, not escalated, and a second quarantine escalates', () => {
+    const gone = { status: ['quarantine'], date_expiry: T0 - 10 * DAY, auto_renew: false };
+    const q = domain('q.nl', T0, { ...gone, date_deleted: T0 - 9 * DAY });
+    const first = run([q], T0, EMPTY_STATE);
+    const restored = run([{ ...q, status: ['registered'], date_deleted: null }], T0 + DAY, first.next);
+    expect(restored.report.resolved).toMatchObject([
+      { domain_name: 'q.nl', kind: 'quarantine', reason: 'restored', now: { kind: 'expired' } },
+    ]);
+    expect(findingOf(restored, 'q.nl')).toMatchObject({ kind: 'expired', change: 'new' });
+    const again = run([{ ...q, date_deleted: T0 + 2 * DAY }], T0 + 2 * DAY, restored.next);
+    expect(findingOf(again, 'q.nl')).toMatchObject({ kind: 'quarantine', change: 'escalated' });
+  });
+
+  it('publishes an unreadable record again when what it says changes: it now says quarantine, or another status', () => {
+    const problem = (reason: string, critical = false) => ({
+      resource: 'domain' as const,
+      key: 'x.nl',
+      page: 1,
+      reason,
+      ...(critical ? { severity: 'critical' as const } : {}),
+    });
+    const ok = [domain('a.nl', T0)];
+    const bad = 'date_expiry: Invalid input';
+    const first = run(ok, T0, EMPTY_STATE, { problems: [problem(bad)] });
+    expect(first.publish).toBe(true);
+    const same = run(ok, T0 + HOUR, first.next, { problems: [problem(bad)] });
+    expect(same.publish).toBe(false);
+    // Two hours on, the same record says quarantine: critical, and news now, not 20 hours on.
+    const worse = run(ok, T0 + 2 * HOUR, same.next, { problems: [problem(bad, true)] });
+    expect(worse.why).toEqual(['1 new unreadable record']);
+    const status = (s: string) => `status "${s}" is not one the API documents (registered, quarantine)`;
+    const a = run(ok, T0 + 3 * HOUR, worse.next, { problems: [problem(status('pendingTransfer'))] });
+    const b = run(ok, T0 + 4 * HOUR, a.next, { problems: [problem(status('transferredOut'))] });
+    expect(b.why).toEqual(['1 new unreadable record']);
+    const again = run(ok, T0 + 5 * HOUR, b.next, { problems: [problem(status('transferredOut'))] });
+    expect(again.publish).toBe(false);
+  });
+});
