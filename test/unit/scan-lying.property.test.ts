@@ -39,6 +39,12 @@ interface World {
   readonly totalsOff: number;
   /** The totals count from the records the server holds (not from a fixed number): recomputed per page. */
   readonly pagesFromTotals: boolean;
+  /** The client asks this many more a page than the server serves. */
+  readonly askMore: number;
+  /** The per_page a page states: the size served, or the size asked (a server echoing the query). */
+  readonly echoPerPage: boolean;
+  /** The examples' name for current_page. */
+  readonly pageField: 'current_page' | 'page';
 }
 
 const world: fc.Arbitrary<World> = fc.record({
@@ -47,6 +53,9 @@ const world: fc.Arbitrary<World> = fc.record({
   lies: fc.array(fc.constantFrom(...LIES), { minLength: 1, maxLength: 6 }),
   totalsOff: fc.constantFrom(0, 0, 0, -2, -1, 1, 2),
   pagesFromTotals: fc.boolean(),
+  askMore: fc.constantFrom(0, 0, 1, 3),
+  echoPerPage: fc.boolean(),
+  pageField: fc.constantFrom('current_page', 'page'),
 });
 
 function recordsOf(size: number) {
@@ -67,7 +76,8 @@ function answer(w: World, all: readonly Rec[], query: URLSearchParams) {
   let records = status.length ? all.filter((r) => r.status.some((s) => status.includes(s))) : [...all];
   if (desc) records = records.reverse();
   const page = Number(query.get('page') ?? 1);
-  const perPage = Math.min(Number(query.get('per_page') ?? 50), w.perPage);
+  const asked = Number(query.get('per_page') ?? 50);
+  const perPage = Math.min(asked, w.perPage);
   const lie: Lie = w.lies[page - 1] ?? 'none';
   const start = (page - 1) * perPage;
   let data = records.slice(start, start + perPage);
@@ -83,7 +93,12 @@ function answer(w: World, all: readonly Rec[], query: URLSearchParams) {
   const pages = w.pagesFromTotals ? Math.ceil(total / perPage) : Math.ceil(records.length / perPage);
   return {
     data,
-    pagination: { current_page: page, per_page: perPage, total_pages: pages, total_results: total },
+    pagination: {
+      [w.pageField]: page,
+      per_page: w.echoPerPage ? asked : perPage,
+      total_pages: pages,
+      total_results: total,
+    },
   };
 }
 
@@ -123,7 +138,11 @@ async function scan(w: World, mode: string): Promise<Report | Error> {
   const server = await serve(w, all);
   try {
     const settings = loadScanSettings(
-      settingsFromEnv({ RESELLER_BASE_URL: server.url, PER_PAGE: String(w.perPage), SCAN_MODE: mode }),
+      settingsFromEnv({
+        RESELLER_BASE_URL: server.url,
+        PER_PAGE: String(w.perPage + w.askMore),
+        SCAN_MODE: mode,
+      }),
     );
     return await runScanJob({ settings, secrets: new EnvSecretSource({ RESELLER_API_KEY: KEY }), now: NOW });
   } catch (error) {
@@ -134,6 +153,24 @@ async function scan(w: World, mode: string): Promise<Report | Error> {
 }
 
 describe('a scan of a reseller whose paging lies', () => {
+  it('reads an honest server whole, whatever page size it serves or states', async () => {
+    const honest = world.map((w) => ({ ...w, lies: ['none' as const], totalsOff: 0 }));
+    await fc.assert(
+      fc.asyncProperty(honest, fc.constantFrom('full', 'auto'), async (w, mode) => {
+        const outcome = await scan(w, mode);
+        if (outcome instanceof Error) throw outcome;
+        expect(outcome.source.incomplete).toBeUndefined();
+        const found = new Set(outcome.findings.filter(isDomainFinding).map((f) => f.domain_name));
+        expect(recordsOf(w.size).filter((r) => !found.has(r.domain_name))).toEqual([]);
+      }),
+      {
+        numRuns: Number(process.env.FUZZ_RUNS ?? 40),
+        seed: Number(process.env.FUZZ_SEED ?? 20261127),
+        endOnFailure: !process.env.FUZZ_RUNS,
+      },
+    );
+  }, 60_000);
+
   it('fails loudly or reports incomplete, never a partial result marked complete', async () => {
     await fc.assert(
       fc.asyncProperty(world, fc.constantFrom('full', 'auto'), async (w, mode) => {
