@@ -179,6 +179,10 @@ describe('a scan of a reseller whose paging lies', () => {
           (l) => l === 'drop-last' || l === 'empty' || l === 'shift' || l === 'one-fewer-total',
         );
         fc.pre(!(hides && w.totalsOff < 0));
+        // Nor one page holding all its totals count, under a per_page it does not fill: an account of
+        // one page (a capped window holds more than one page, other-end.ts cappedShort).
+        const onePageCut = w.lies[0] === 'one-fewer-total' && w.size - 1 <= w.perPage && w.echoPerPage;
+        fc.pre(!onePageCut);
         const outcome = await scan(w, mode);
         if (outcome instanceof Error) return;
         if (outcome.source.incomplete) return;
