@@ -117,6 +117,8 @@ const entry = fc.oneof(
 interface Built {
   /** The record holds a status the API does not document: a problem names it. */
   readonly undocumented?: boolean;
+  /** auto_renew and auto_renewal disagree. */
+  readonly contradicts?: boolean;
   readonly raw: unknown;
   readonly name: string | null;
   readonly expect: Expect;
@@ -150,7 +152,7 @@ function buildGood(g: GoodSpec, i: number): Built {
     transfer_lock: null,
   };
   const finding = g.kind === 'healthy' ? (g.alias === 4 ? 'auto_renew_off' : null) : g.kind;
-  return { raw, name, expect: { finding }, undocumented: g.extraStatus !== null };
+  return { raw, name, expect: { finding }, undocumented: g.extraStatus !== null, contradicts: g.alias === 4 };
 }
 
 interface GoodSpec {
@@ -223,7 +225,7 @@ const account = fc.record({
   entries: fc.array(entry, { minLength: 1, maxLength: Number(process.env.FUZZ_SIZE ?? 14) }),
   maxPerPage: fc.integer({ min: 1, max: 6 }),
   /** Healthy domains around the hostile ones: enough of them and auto mode reads only the parts that can give a finding. */
-  filler: fc.constantFrom(0, 0, Number(process.env.FUZZ_FILLER ?? 0)),
+  filler: fc.constantFrom(0, 0, Number(process.env.FUZZ_FILLER ?? 300)),
   mode: fc.constantFrom('full', 'auto'),
 });
 
@@ -301,12 +303,20 @@ describe('a scan of a hostile account, honestly paged', () => {
         for (const b of built) {
           if ('twin' in b.expect) continue;
           if (b.name && twinned.has(normalizeDomainName(b.name))) continue;
-          if (b.undocumented)
+          // A filtered read leaves healthy auto-renewed registered domains unread, and a server may
+          // count one holding registered beside an undocumented status among them (scan.ts, `mixed`):
+          // only a full read is sure to see such a status.
+          const unreadPart =
+            report.source.read === 'filtered' && 'finding' in b.expect && b.expect.finding === null;
+          if (b.undocumented && !unreadPart)
             expect(named.has((b.name as string).toLowerCase()), `status of ${b.name}`).toBe(true);
           if ('finding' in b.expect) {
-            expect(findings.get((b.name as string).toLowerCase()) ?? null, b.name as string).toBe(
-              b.expect.finding,
-            );
+            const got = findings.get((b.name as string).toLowerCase()) ?? null;
+            // auto_renew true beside auto_renewal false reads as off, but the server's search may
+            // count it as renewing, in the part a filtered read leaves unread: an info finding only
+            // a full read is sure to make.
+            const selfContradicting = b.contradicts === true && report.source.read === 'filtered';
+            if (!(selfContradicting && got === null)) expect(got, b.name as string).toBe(b.expect.finding);
           } else if (b.name !== null) {
             expect(named.has(b.name), `problem named ${b.name}`).toBe(true);
           }
@@ -319,6 +329,11 @@ describe('a scan of a hostile account, honestly paged', () => {
           for (const f of report.findings.filter(isDomainFinding)) {
             if (f.severity !== 'critical') continue;
             expect(digest.includes(f.domain_name) || more, `digest names ${f.domain_name}`).toBe(true);
+          }
+          // A record saying quarantine that could not be checked is a critical item too.
+          for (const p of report.problems) {
+            if (p.severity !== 'critical' || p.key === null) continue;
+            expect(digest.includes(p.key) || more, `digest names the problem ${p.key}`).toBe(true);
           }
         }
       }),
