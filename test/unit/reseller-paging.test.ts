@@ -256,6 +256,16 @@ describe('paginate', () => {
     expect(read.problems.at(-1)).toContain('3 pages for 4 domains at 2 a page');
   });
 
+  it('reads whole a server that counts one page too many and serves it empty', async () => {
+    // 4 domains, 2 a page, and total_pages 3 (a server that adds one for the remainder even when
+    // there is none): no record repeats, so the empty third page hides nothing.
+    const all = names(4);
+    const api = pages(all, 2, (p) => ({ ...p, records: p.page === 3 ? [] : p.records, totalPages: 3 }));
+    const read = await collect(paginate(options(api.fetchPage)));
+    expect(read.records).toEqual(all);
+    expect(read.problems).toEqual([]);
+  });
+
   it('says which name came twice when the count falls short by the second records it did not count', async () => {
     // An account listing d0009.nl twice, changed, on pages 1 and 2 (30 rows): the read falls one
     // short of its totals, and the message must point at the name, not only at a moving account.

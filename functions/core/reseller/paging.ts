@@ -270,6 +270,8 @@ class PageAdmission<T> {
   private firstHeld = 0; // records and problems on page 1
   /** Page 1's page size: its per_page, or the records it held when fewer (a server echoing the per_page asked). */
   firstSize: number | undefined;
+  /** Records read again verbatim (a repeat, read once and not counted): what pages beyond need may stand for. */
+  repeats = 0;
   /** Second records of names read on other pages, not counted toward `received`, and the first's name. */
   readonly uncounted = { count: 0, first: '' };
   private first: string | null = null; // page 1's first key: an other end in its order ignored sort
@@ -411,7 +413,8 @@ class PageAdmission<T> {
       here.add(key);
       if (selects?.(record)) this.narrow(key);
       if (admission.kind === 'new') records.push(record);
-      else if (admission.kind !== 'repeat') {
+      else if (admission.kind === 'repeat') this.repeats++;
+      else {
         if (admission.kind === 'second' && !onThisPage) {
           shifted++;
           this.uncounted.first ||= key;
@@ -547,8 +550,8 @@ async function* fetchAhead<T>(
 }
 
 /**
- * Page 1 promised more pages than its own total needs at the size it served: the pages beyond may
- * hold anything, and the count adds up over them. A page repeating an earlier one (read once,
+ * Page 1 promised more pages than its own total needs at the size it served, and a page repeated
+ * records read before: the pages beyond may hold anything, and the count adds up over them. A page repeating an earlier one (read once,
  * uncounted) with a total cut to match hid the records it stood in for, behind a count that held.
  */
 function pagesBeyondNeed<T>(
@@ -557,7 +560,9 @@ function pagesBeyondNeed<T>(
   options: PaginateOptions<T>,
 ): Move | null {
   const size = admission.firstSize;
-  if (size === undefined) return null;
+  // Without a repeat, a page beyond need held nothing the count missed (a server that counts one
+  // page too many serves it empty): only a repeat, uncounted, can hide records behind it.
+  if (size === undefined || admission.repeats === 0) return null;
   const needed = Math.max(1, Math.ceil(promise.results / size));
   if (promise.pages <= needed) return null;
   return {
