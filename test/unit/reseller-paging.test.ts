@@ -239,6 +239,33 @@ describe('paginate', () => {
     expect(read.problems.at(-1)).toContain('read 29 of 30 domains');
   });
 
+  it('fails when a page repeating the one before hides records behind totals that promise more pages than records', async () => {
+    // 6 domains, 2 a page; page 2 repeats page 1 verbatim (read once, uncounted), and page 1 says 4
+    // domains in 3 pages: pages 1 and 3 add up to the 4 promised, and d0002.nl, d0003.nl were never read.
+    const all = names(6);
+    const api = pages(all, 2, (p) => ({
+      ...p,
+      records: p.page === 2 ? all.slice(0, 2).map((name) => ({ name })) : p.records,
+      totalResults: 4,
+      totalPages: 3,
+    }));
+    await expect(collect(paginate(options(api.fetchPage)))).rejects.toThrow(
+      /3 pages for 4 domains at 2 a page/,
+    );
+    const read = await collect(paginate({ ...options(api.fetchPage), onMove: 'report' }));
+    expect(read.problems.at(-1)).toContain('3 pages for 4 domains at 2 a page');
+  });
+
+  it('reads whole a server that counts one page too many and serves it empty', async () => {
+    // 4 domains, 2 a page, and total_pages 3 (a server that adds one for the remainder even when
+    // there is none): no record repeats, so the empty third page hides nothing.
+    const all = names(4);
+    const api = pages(all, 2, (p) => ({ ...p, records: p.page === 3 ? [] : p.records, totalPages: 3 }));
+    const read = await collect(paginate(options(api.fetchPage)));
+    expect(read.records).toEqual(all);
+    expect(read.problems).toEqual([]);
+  });
+
   it('says which name came twice when the count falls short by the second records it did not count', async () => {
     // An account listing d0009.nl twice, changed, on pages 1 and 2 (30 rows): the read falls one
     // short of its totals, and the message must point at the name, not only at a moving account.

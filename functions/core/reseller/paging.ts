@@ -149,7 +149,11 @@ export async function* paginate<T>(options: PaginateOptions<T>): AsyncGenerator<
     yield cutPage(admission, promise, options, error);
     return;
   }
-  const moved = admission.moved ?? past?.moved ?? countMismatch(admission, promise, options);
+  const moved =
+    admission.moved ??
+    past?.moved ??
+    countMismatch(admission, promise, options) ??
+    pagesBeyondNeed(admission, promise, options);
   if (moved === null) return;
   if (admission.onMove() === 'fail') throw new IncompleteListingError(moved.text, { retryable: true });
   if (past) yield past.page;
@@ -264,6 +268,10 @@ class PageAdmission<T> {
   lastFull = false; // the last page page 1 promised was full (its per_page): see pastTheEnd
   private lastShort = false; // it was read, and was not full
   private firstHeld = 0; // records and problems on page 1
+  /** Page 1's page size: its per_page, or the records it held when fewer (a server echoing the per_page asked). */
+  firstSize: number | undefined;
+  /** Records read again verbatim (a repeat, read once and not counted): what pages beyond need may stand for. */
+  repeats = 0;
   /** Second records of names read on other pages, not counted toward `received`, and the first's name. */
   readonly uncounted = { count: 0, first: '' };
   private first: string | null = null; // page 1's first key: an other end in its order ignored sort
@@ -369,7 +377,12 @@ class PageAdmission<T> {
   take(page: ListPage<T>): ListPage<T> {
     this.taken.add(page.page);
     const held = page.records.length + page.problems.length;
-    if (page.page === 1) this.firstHeld = held;
+    if (page.page === 1) {
+      this.firstHeld = held;
+      const sizes = [page.perPage, this.promise.pages > 1 && held > 0 ? held : undefined];
+      const known = sizes.filter((n): n is number => n !== undefined && n > 0);
+      this.firstSize = known.length ? Math.min(...known) : undefined;
+    }
     const { keyOf } = this.options;
     if (page.page === 1)
       this.first = page.records[0] ? keyOf(page.records[0]) : (page.problems[0]?.key ?? null);
@@ -400,7 +413,8 @@ class PageAdmission<T> {
       here.add(key);
       if (selects?.(record)) this.narrow(key);
       if (admission.kind === 'new') records.push(record);
-      else if (admission.kind !== 'repeat') {
+      else if (admission.kind === 'repeat') this.repeats++;
+      else {
         if (admission.kind === 'second' && !onThisPage) {
           shifted++;
           this.uncounted.first ||= key;
@@ -533,6 +547,28 @@ async function* fetchAhead<T>(
   } finally {
     closed = true;
   }
+}
+
+/**
+ * Page 1 promised more pages than its own total needs at the size it served, and a page repeated
+ * records read before: the pages beyond may hold anything, and the count adds up over them. A page repeating an earlier one (read once,
+ * uncounted) with a total cut to match hid the records it stood in for, behind a count that held.
+ */
+function pagesBeyondNeed<T>(
+  admission: PageAdmission<T>,
+  promise: ListingPromise,
+  options: PaginateOptions<T>,
+): Move | null {
+  const size = admission.firstSize;
+  // Without a repeat, a page beyond need held nothing the count missed (a server that counts one
+  // page too many serves it empty): only a repeat, uncounted, can hide records behind it.
+  if (size === undefined || admission.repeats === 0) return null;
+  const needed = Math.max(1, Math.ceil(promise.results / size));
+  if (promise.pages <= needed) return null;
+  return {
+    text: `page 1 of ${options.source} promised ${promise.pages} pages for ${promise.results} ${options.resource}s at ${size} a page, where ${plural(needed, 'page')} hold them: the totals disagree with each other, so the count cannot prove the pages read held every ${options.resource}`,
+    page: promise.pages,
+  };
 }
 
 /** At the end, records + problems must be what page 1 promised: fewer or more means the listing moved. */
