@@ -691,6 +691,41 @@ describe('ResellerClient answers a hostile server safely', () => {
     ]);
   });
 
+  it('makes a name with a trailing dot or in its punycode form a problem record beside its other spelling', async () => {
+    // One domain to the registry and to the state (which keys it as normalised): two records of it
+    // would each be judged, and the state would keep whichever came last.
+    const api = fakeApi(4, 10, () =>
+      json(200, {
+        data: [
+          { ...record(1), domain_name: 'shop.nl' },
+          { ...record(2), domain_name: 'shop.nl.' },
+          { ...record(3), domain_name: 'bücher.nl' },
+          { ...record(4), domain_name: 'xn--bcher-kva.nl', status: ['quarantine'] },
+        ],
+        pagination: { current_page: 1, per_page: 10, total_pages: 1, total_results: 4 },
+      }),
+    );
+    const { records, problems } = await readAll(client(api.fetch).listDomains());
+    expect(records.map((d) => d.domain_name)).toEqual(['shop.nl', 'bücher.nl']);
+    expect(problems).toEqual([
+      {
+        resource: 'domain',
+        key: 'shop.nl.',
+        page: 1,
+        reason:
+          'duplicate domain name in another spelling (letter case, a trailing dot or punycode): "shop.nl" and "shop.nl."; only the first was checked',
+      },
+      {
+        resource: 'domain',
+        key: 'xn--bcher-kva.nl',
+        page: 1,
+        severity: 'critical',
+        reason:
+          'duplicate domain name in another spelling (letter case, a trailing dot or punycode): "bücher.nl" and "xn--bcher-kva.nl"; only the first was checked',
+      },
+    ]);
+  });
+
   it('makes a case duplicate that says quarantine a critical problem: the record left unchecked may be the one in quarantine', async () => {
     const api = fakeApi(2, 10, () =>
       json(200, {

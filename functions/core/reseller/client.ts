@@ -79,7 +79,8 @@ interface Listing<T> {
   readonly resource: Problem['resource'];
   readonly sortField: string;
   readonly schema: z.ZodType<T>;
-  readonly caseInsensitiveKeys: boolean;
+  /** A name's one form among its spellings (paginate's foldKey); absent: names are compared as sent. */
+  readonly foldKey?: (key: string) => string;
   /** How serious a record is that could not be checked, judged from what can be read of it. */
   readonly problemSeverity: (raw: unknown) => Problem['severity'];
   /** The narrower search asked when the server ignores sort (other-end.ts): none for contacts. */
@@ -330,7 +331,7 @@ export class ResellerClient {
         ...(listing.narrower && !('status' in filter) ? { narrower: listing.narrower(this, filter) } : {}),
       },
       keyOf: (record) => this.rawKeys.get(record as object) ?? '',
-      caseInsensitiveKeys: listing.caseInsensitiveKeys,
+      ...(listing.foldKey ? { foldKey: listing.foldKey } : {}),
       problemSeverity: listing.problemSeverity,
       concurrency: this.transport.ceiling,
       maxPages: this.maxPages,
@@ -480,8 +481,8 @@ const DOMAINS: Listing<Domain> = {
   resource: 'domain',
   sortField: 'domain_name',
   schema: DomainSchema,
-  // DNS names are case-insensitive: `Example.nl` and `example.nl` are one domain.
-  caseInsensitiveKeys: true,
+  // `Example.nl`, `example.nl.` and `xn--…` of `…` are one domain to DNS, the registry and the state.
+  foldKey: normalizeDomainName,
   // Rule 1 needs only the status: a record that says quarantine stays critical even when another
   // field of it cannot be read.
   problemSeverity: (raw) =>
@@ -503,7 +504,6 @@ const CONTACTS: Listing<Contact> = {
   resource: 'contact',
   sortField: 'handle',
   schema: ContactSchema,
-  caseInsensitiveKeys: false,
   problemSeverity: () => undefined,
 };
 

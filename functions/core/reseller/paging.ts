@@ -73,8 +73,11 @@ export interface PaginateOptions<T> {
   readonly first?: ListPage<T>;
   /** The record's identity as the server sent it (the domain name or handle). */
   readonly keyOf: (record: T) => string;
-  /** Names differing only in case are one name: the later record becomes a problem. */
-  readonly caseInsensitiveKeys?: boolean;
+  /**
+   * The one form of a name's spellings (a domain's letter case, trailing dot, punycode): names of one
+   * form are one name, and the later record becomes a problem. Absent: names are compared as sent.
+   */
+  readonly foldKey?: (key: string) => string;
   /** The severity of a problem made of a record that could not be checked (a second record of a name). */
   readonly problemSeverity?: (record: T) => Problem['severity'];
   /**
@@ -294,7 +297,7 @@ class PageAdmission<T> {
     private readonly options: PaginateOptions<T>,
   ) {
     this.pages = promise.pages;
-    this.fold = options.caseInsensitiveKeys ? (key: string) => key.toLowerCase() : (key: string) => key;
+    this.fold = options.foldKey ?? ((key: string) => key);
     this.seen = new RecordRegistry(options.resource, this.fold);
   }
 

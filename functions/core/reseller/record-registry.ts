@@ -7,7 +7,7 @@ export type Admission =
   | { readonly kind: 'repeat' }
   /** Other content under a name already read: a problem (the second may be the quarantined one). */
   | { readonly kind: 'second'; readonly reason: string }
-  /** A name already read in other letter case: a problem. */
+  /** A name already read in another spelling (letter case; for a domain a trailing dot, punycode): a problem. */
   | { readonly kind: 'case'; readonly reason: string };
 
 /**
@@ -60,9 +60,13 @@ export class RecordRegistry {
     this.fingerprints.set(key, fingerprint);
     if (earlier !== undefined) {
       if (folded === key) this.cased.add(key);
+      const how =
+        earlier.toLowerCase() === key.toLowerCase()
+          ? 'differing only in case'
+          : 'in another spelling (letter case, a trailing dot or punycode)';
       return {
         kind: 'case',
-        reason: `duplicate ${this.resource} name differing only in case: ${JSON.stringify(earlier)} and ${JSON.stringify(key)}; only the first was checked`,
+        reason: `duplicate ${this.resource} name ${how}: ${JSON.stringify(earlier)} and ${JSON.stringify(key)}; only the first was checked`,
       };
     }
     if (folded !== key) this.byFolded.set(folded, key);

@@ -297,7 +297,7 @@ async function readAllDomains(reading: DomainReading, mode: ScanMode): Promise<H
   // now starts again at page 1: the account may have changed during the counts.
   if (mode === 'filtered' || filteredPages <= whole.pages) {
     const merge: Merge = {
-      records: new RecordRegistry('domain', (key) => key.toLowerCase()),
+      records: new RecordRegistry('domain', normalizeDomainName),
       problemsSeen: new Set(),
     };
     const read = (part: CoveragePart) =>
