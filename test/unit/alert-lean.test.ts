@@ -55,4 +55,16 @@ describe('a report whose small fields alone pass SNS limit', () => {
     );
     expect(snsPublishBytes(alert)).toBeGreaterThan(SNS_MAX_BYTES - 1024);
   });
+
+  it('leaves room for the SMS disposition that quiet hours add to the attributes after it is built', () => {
+    // publish-alert.ts sets `sms` (send, held, release) on the built message: up to 16 bytes as SNS
+    // counts them. The lean e-mail is cut to within a few bytes of the limit; this label left 8.
+    const alert = buildAlertMessage(base as Report, {
+      accountLabel: `${'中'.repeat(39)}${'x'.repeat(300_000)}`,
+    });
+    for (const sms of ['send', 'held', 'release'] as const)
+      expect(snsPublishBytes({ ...alert, attributes: { ...alert.attributes, sms } })).toBeLessThanOrEqual(
+        SNS_MAX_BYTES,
+      );
+  });
 });
