@@ -4,6 +4,7 @@ import type { Construct } from 'constructs';
 import { ConfigError } from '../functions/core/base/errors';
 import { ACCOUNT_SCAN_SETTINGS, type AccountScanInput } from '../functions/core/scan/accounts';
 import type { AccountSettings, ResolvedSettings } from './config';
+import { AWS_LIMITS } from './limits';
 import { keyPolicyCount, MAX_KEY_POLICIES } from './secret-parameter';
 
 /*
@@ -104,7 +105,15 @@ export function deploymentNameOf(construct: Construct): string {
     .slice(stack.node.scopes.length)
     .map((c) => c.node.id)
     .filter((id) => id !== 'Default');
-  return [stack.stackName, ...inStack].join('/');
+  const name = [stack.stackName, ...inStack].join('/');
+  // Every metric of the copy carries the name as a dimension: CDK refuses the first one past the
+  // limit with its own DimensionValueLengthInvalid, which says neither what the name is made of nor what to shorten.
+  if (name.length > AWS_LIMITS.dimensionValueChars)
+    throw new ConfigError(
+      `invalid DomainSentinel props: the deployment name is ${name.length} characters (the stack name, ${stack.stackName.length}, and the construct path in it); ` +
+        `CloudWatch allows ${AWS_LIMITS.dimensionValueChars} in the metric dimension that carries it: give the stack a shorter name or the DomainSentinel and the constructs around it shorter ids (${name.slice(0, 60)}...)`,
+    );
+  return name;
 }
 
 /** `account/region` as the template has them; an environment-agnostic part is one unknown. */

@@ -33,6 +33,11 @@ export const AWS_LIMITS = {
    * deployment is the stack's name (up to 128) and the construct's path in it.
    */
   alarmNameChars: 255,
+  /**
+   * CloudWatch: a metric dimension's value, in characters (1 to 255). Every metric of a copy carries
+   * its deployment name (the stack's name and the construct's path in it) as one.
+   */
+  dimensionValueChars: 255,
 } as const;
 
 /** Quotas of the account and region deployed to, where they were raised above AWS's defaults. */

@@ -33,6 +33,21 @@ describe('alarm names', { timeout: 120_000 }, () => {
     );
   });
 
+  it('fail early, saying what to shorten, when the deployment name passes a metric dimension', () => {
+    // 128 + 1 + 136 + 1 + 24 = 290 characters: every metric of the copy carries it as a dimension,
+    // and CDK refused the first with its own DimensionValueLengthInvalid, naming neither stack nor id.
+    let error: unknown;
+    try {
+      sentinelIn(`Monitoring-${'a'.repeat(117)}`, `Brands${'B'.repeat(130)}`);
+    } catch (e) {
+      error = e;
+    }
+    expect(String(error)).not.toContain('DimensionValueLengthInvalid');
+    expect(String(error)).toMatch(
+      /the deployment name is 290 characters \(the stack name, 128, and the construct path in it\); CloudWatch allows 255 in the metric dimension that carries it: give the stack a shorter name or the DomainSentinel and the constructs around it shorter ids/,
+    );
+  });
+
   it('pass with the longest stack name and a short construct path', () => {
     const stack = sentinelIn(`Monitoring-${'a'.repeat(117)}`, 'Brands');
     const alarms = Object.values(Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm'));

@@ -45,17 +45,26 @@ describe('a report whose small fields alone pass SNS limit', () => {
   });
 
   it('cuts the e-mail where its room ends when its own fixed lines pass the limit, saying so', () => {
-    const totals = Array.from({ length: 40_000 }, (_, i) => ({ currency: `C${i}`, count: 1, amount: 1 }));
-    const report = {
-      ...base,
-      renewal_costs: { window_days: 30, totals, premium: totals.length, custom: 0, unpriced: 0 },
-    } as Report;
-    const alert = buildAlertMessage(report);
+    // The digest bounds its variable sections (digest-fixed-bounds.test.ts); a heading no bound
+    // holds (an account label of 300 000 characters) is what the net is for.
+    const alert = buildAlertMessage(base as Report, { accountLabel: 'x'.repeat(300_000) });
     expect(snsPublishBytes(alert)).toBeLessThanOrEqual(SNS_MAX_BYTES);
     const { email } = JSON.parse(alert.message) as { email: string };
     expect(email).toMatch(
       /\[The rest of this e-mail was cut: it was longer than an alert may be\. The whole report: https:\/\/sentinel\.example\/report\]$/,
     );
     expect(snsPublishBytes(alert)).toBeGreaterThan(SNS_MAX_BYTES - 1024);
+  });
+
+  it('leaves room for the SMS disposition that quiet hours add to the attributes after it is built', () => {
+    // publish-alert.ts sets `sms` (send, held, release) on the built message: up to 16 bytes as SNS
+    // counts them. The lean e-mail is cut to within a few bytes of the limit; this label left 8.
+    const alert = buildAlertMessage(base as Report, {
+      accountLabel: `${'中'.repeat(39)}${'x'.repeat(300_000)}`,
+    });
+    for (const sms of ['send', 'held', 'release'] as const)
+      expect(snsPublishBytes({ ...alert, attributes: { ...alert.attributes, sms } })).toBeLessThanOrEqual(
+        SNS_MAX_BYTES,
+      );
   });
 });

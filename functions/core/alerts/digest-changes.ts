@@ -1,6 +1,7 @@
 import { cutText, formatAmount, inertText, plainDomain, safeText } from '../base/text';
 import type { Finding } from '../findings/classify';
 import { CHANGE_NEXT_STEPS, changeNextStep } from '../findings/next-step';
+import { responseBytes } from '../memory/report-view';
 import type { ChangeKind, DomainChange, Resolution, ResolvedReason, StatefulFinding } from '../memory/state';
 import type { Report } from '../scan/scan';
 
@@ -12,6 +13,21 @@ import type { Report } from '../scan/scan';
 
 /** At most this many changes and resolved items in detail; the rest are counted. */
 const SECTION_LIMIT = 100;
+
+/**
+ * How many of the first `lines` (at most `limit`) fit within `maxBytes` as the digest counts them
+ * (each as the content of a JSON string, with its line break): a section bounded so cuts the rest
+ * and counts it, so the items the digest exists for keep their room (digest.ts composeDigest).
+ */
+export function linesWithin(lines: readonly string[], maxBytes: number, limit = lines.length): number {
+  let used = 0;
+  let n = 0;
+  for (; n < Math.min(limit, lines.length); n++) {
+    used += responseBytes(lines[n] as string) + 2;
+    if (used > maxBytes) break;
+  }
+  return n;
+}
 
 /** What each change is, in words (the digest's and chat's line for it). */
 export const CHANGE_WORDS: Readonly<Record<ChangeKind, string>> = {
@@ -108,8 +124,11 @@ function nameservers(value: unknown): string {
   return `nsgroup ${plain(v.nsgroup ?? 'none')}${v.dns_hosted === true ? ', hosted DNS' : ''}`;
 }
 
-/** The lines the digest opens with: what changed since the last scan. Empty without memory or changes. */
-export function renderChangesSection(report: Report): string[] {
+/**
+ * The lines the digest opens with: what changed since the last scan. Empty without memory or changes.
+ * The changes named take at most `maxBytes`; the rest are counted.
+ */
+export function renderChangesSection(report: Report, maxBytes = Number.POSITIVE_INFINITY): string[] {
   if (!hasMemory(report)) return [];
   const findings = report.findings as readonly Partial<StatefulFinding>[];
   const fresh = findings.filter((f) => f.change === 'new').length;
@@ -127,8 +146,9 @@ export function renderChangesSection(report: Report): string[] {
   const out = [`Since the last scan: ${counts.length ? counts.join(', ') : 'nothing changed'}${again}.`, ''];
   if (changesTotal === 0) return out;
   out.push(`CHANGES (${changesTotal})`);
-  const shown = report.changes.slice(0, SECTION_LIMIT);
-  for (const c of shown) out.push(changeLine(c));
+  const lines = report.changes.slice(0, SECTION_LIMIT).map(changeLine);
+  const shown = lines.slice(0, linesWithin(lines, maxBytes));
+  out.push(...shown);
   if (changesTotal > shown.length) {
     // Critical first (compare.ts sortEntries), so those not named are counted: a bulk change must not hide a departure.
     let critical = report.changes_truncated?.critical_changes_omitted ?? 0;
@@ -141,17 +161,20 @@ export function renderChangesSection(report: Report): string[] {
   return out;
 }
 
-/** The digest's last section: "Resolved since the last alert". Empty without memory or resolutions. */
-export function renderResolvedSection(report: Report): string[] {
+/**
+ * The digest's last section: "Resolved since the last alert". Empty without memory or resolutions.
+ * The resolutions named take at most `maxBytes`; the rest are counted.
+ */
+export function renderResolvedSection(report: Report, maxBytes = Number.POSITIVE_INFINITY): string[] {
   if (!hasMemory(report) || report.resolved.length === 0) return [];
   const total = report.resolved.length + (report.changes_truncated?.resolved_omitted ?? 0);
-  const shown = report.resolved.slice(0, SECTION_LIMIT);
-  const out = [`Resolved since the last alert (${total})`];
-  for (const r of shown) {
+  const lines = report.resolved.slice(0, SECTION_LIMIT).map((r) => {
     const who = r.domain_name ? nameOf(r.domain_name) : plain(`contact ${r.handle ?? '?'}`);
     const left = r.now ? `; now ${r.now.severity} (${r.now.kind.replace(/_/g, ' ')})` : '';
-    out.push(`- ${who}: ${r.kind.replace(/_/g, ' ')} [${r.severity}]: ${REASON_WORDS[r.reason]}${left}`);
-  }
+    return `- ${who}: ${r.kind.replace(/_/g, ' ')} [${r.severity}]: ${REASON_WORDS[r.reason]}${left}`;
+  });
+  const shown = lines.slice(0, linesWithin(lines, maxBytes));
+  const out = [`Resolved since the last alert (${total})`, ...shown];
   if (total > shown.length) out.push(`- and ${total - shown.length} more ${elsewhere(report)}`);
   out.push('');
   return out;

@@ -17,7 +17,7 @@ import {
   type RenderOptions,
   renewalCostLine,
 } from './alert';
-import { changeMarker, renderChangesSection, renderResolvedSection } from './digest-changes';
+import { changeMarker, linesWithin, renderChangesSection, renderResolvedSection } from './digest-changes';
 import { registryDigestLines } from './registry-words';
 
 /**
@@ -61,6 +61,26 @@ const FULL_FIRST = 10;
 const FULL_FIRST_SHARE = 0.1;
 /** Room kept for the lines that count what was left out (their numbers are not known before). */
 const COUNT_LINES_RESERVE = 1_024;
+/**
+ * The most of the budget each variable section around the items takes when not every item can be
+ * named (the rest of it counted, with where to see it): together well under half, so these lines,
+ * which a hostile record or a large account can make as long as the whole room, never leave the
+ * critical items unnamed.
+ */
+const SECTION_SHARES = { changes: 0.15, renewals: 0.1, problems: 0.08, resolved: 0.05 } as const;
+type SectionRoom = Record<keyof typeof SECTION_SHARES, number>;
+const UNBOUNDED: SectionRoom = {
+  changes: Number.POSITIVE_INFINITY,
+  renewals: Number.POSITIVE_INFINITY,
+  problems: Number.POSITIVE_INFINITY,
+  resolved: Number.POSITIVE_INFINITY,
+};
+const roomOf = (budget: number): SectionRoom => ({
+  changes: Math.floor(budget * SECTION_SHARES.changes),
+  renewals: Math.floor(budget * SECTION_SHARES.renewals),
+  problems: Math.floor(budget * SECTION_SHARES.problems),
+  resolved: Math.floor(budget * SECTION_SHARES.resolved),
+});
 
 const bytes = (lines: readonly string[]) => lines.reduce((n, line) => n + responseBytes(line) + 2, 0);
 
@@ -299,6 +319,7 @@ function leftOutWhere(report: Report, items: Items, levels: readonly Level[]): s
 function frame(
   report: Report & { readonly silenced?: number; readonly letting_lapse?: number },
   options: RenderOptions,
+  room: SectionRoom,
 ) {
   const timeZone = options.timeZone ?? 'UTC';
   const { day, time } = dateFormat(timeZone);
@@ -316,7 +337,7 @@ function frame(
     web.push(`${plural(report.silenced, 'snoozed or acknowledged domain')} left out (see the full report).`);
   if (report.letting_lapse)
     web.push(`${plural(report.letting_lapse, 'domain')} let lapse by policy left out (see the full report).`);
-  const top = [...head, ...(web.length ? [...web, ''] : []), ...renderChangesSection(report)];
+  const top = [...head, ...(web.length ? [...web, ''] : []), ...renderChangesSection(report, room.changes)];
   const nothing =
     criticalCount(report) === 0 && report.summary.warning === 0
       ? [
@@ -328,22 +349,36 @@ function frame(
       : [];
   const bottom = [
     ...nothing,
-    ...renewalCostLines(report, day),
+    ...renewalCostLines(report, day, room.renewals),
     ...infoLines(report),
-    ...problemLines(report),
+    ...problemLines(report, room.problems),
     ...registryDigestLines(report),
-    ...renderResolvedSection(report),
+    ...renderResolvedSection(report, room.resolved),
     ...footer(report, timeZone, time),
   ];
   return { top, bottom, day };
 }
 
-/** The digest within its budget, and what it named and left out. */
+/**
+ * The digest within its budget, and what it named and left out. When its items cannot all be named,
+ * the sections around them are bounded ({@link SECTION_SHARES}) and the items placed again: a
+ * changes section or renewal totals as long as the room must not leave a quarantine unnamed.
+ */
 export function composeDigest(
   report: Report & { readonly silenced?: number; readonly letting_lapse?: number },
   options: DigestOptions = {},
 ): Digest {
-  const { top, bottom, day } = frame(report, options);
+  const whole = digestIn(report, options, UNBOUNDED);
+  if (whole.leftOut.critical + whole.leftOut.warning === 0) return whole;
+  return digestIn(report, options, roomOf(options.budgetBytes ?? DIGEST_MAX_BYTES));
+}
+
+function digestIn(
+  report: Report & { readonly silenced?: number; readonly letting_lapse?: number },
+  options: DigestOptions,
+  room: SectionRoom,
+): Digest {
+  const { top, bottom, day } = frame(report, options, room);
   const items = new Items(report, day);
   const fixed = bytes(top) + bytes(bottom) + 2 * bytes(['CRITICAL (000000)', '']) + COUNT_LINES_RESERVE;
   let budget = options.budgetBytes ?? DIGEST_MAX_BYTES;
@@ -376,8 +411,36 @@ export function renderDigest(report: Report, options: DigestOptions = {}): strin
   return composeDigest(report, options).text;
 }
 
-/** The digest's section on what renewals will cost: the totals, then each priced renewal due. */
-function renewalCostLines(report: Report, day: (iso: string) => string): string[] {
+/**
+ * The totals line within `maxBytes`: the currencies with the most renewals first, the others
+ * counted as renewal_costs counts those past its ten (a report from before that bound, or a bound
+ * missed, can hold thousands).
+ */
+function totalsWithin(costs: NonNullable<Report['renewal_costs']>, maxBytes: number): string {
+  const line = (n: number) => {
+    const rest = costs.totals.slice(n);
+    if (rest.length === 0) return `RENEWAL COSTS: ${renewalCostLine(costs)}`;
+    const other = costs.other_currencies;
+    return `RENEWAL COSTS: ${renewalCostLine({
+      ...costs,
+      totals: costs.totals.slice(0, n),
+      other_currencies: {
+        currencies: (other?.currencies ?? 0) + rest.length,
+        count: (other?.count ?? 0) + rest.reduce((sum, t) => sum + t.count, 0),
+      },
+    })}`;
+  };
+  let n = costs.totals.length;
+  let text = line(n);
+  while (n > 0 && responseBytes(text) > maxBytes) {
+    n = Math.floor(n / 2);
+    text = line(n);
+  }
+  return text;
+}
+
+/** The digest's section on what renewals will cost: the totals, then each priced renewal due, within `maxBytes`. */
+function renewalCostLines(report: Report, day: (iso: string) => string, maxBytes: number): string[] {
   const costs = report.renewal_costs;
   if (!costs) return [];
   const now = Date.parse(report.now);
@@ -389,13 +452,16 @@ function renewalCostLines(report: Report, day: (iso: string) => string): string[
       Date.parse(f.date_expiry) > now &&
       Date.parse(f.date_expiry) <= now + costs.window_days * 86_400_000,
   );
-  const limit = 100;
-  const out = [`RENEWAL COSTS: ${renewalCostLine(costs)}`];
-  for (const f of due.slice(0, limit))
-    out.push(
-      `- ${cutText(plainDomain(f.domain_name), KEY_MAX)}: ${priceText(f.price as DomainPrice)}, expires ${day(f.date_expiry)}, auto-renew ${f.auto_renew === true ? 'on' : 'OFF'}`,
+  const totals = totalsWithin(costs, maxBytes / 2);
+  const lines = due
+    .slice(0, 100)
+    .map(
+      (f) =>
+        `- ${cutText(plainDomain(f.domain_name), KEY_MAX)}: ${priceText(f.price as DomainPrice)}, expires ${day(f.date_expiry)}, auto-renew ${f.auto_renew === true ? 'on' : 'OFF'}`,
     );
-  if (due.length > limit) out.push(`- and ${due.length - limit} more ${whereAll(report)}`);
+  const shown = linesWithin(lines, maxBytes - responseBytes(totals));
+  const out = [totals, ...lines.slice(0, shown)];
+  if (due.length > shown) out.push(`- and ${due.length - shown} more ${whereAll(report)}`);
   out.push('');
   return out;
 }
@@ -415,16 +481,19 @@ function infoLines(report: Report): string[] {
   return out;
 }
 
-function problemLines(report: Report): string[] {
+/** The unreadable records, the first of them within `maxBytes`, the rest counted. */
+function problemLines(report: Report, maxBytes: number): string[] {
   if (report.problems.length === 0) return [];
   const one = report.problems.length === 1;
+  const lines = report.problems.slice(0, DIGEST_PROBLEMS_SHOWN).map(problemLine);
+  const shown = linesWithin(lines, maxBytes);
   const out = [
     `PROBLEMS: ${plural(report.problems.length, 'record')} could not be read and ${one ? 'was' : 'were'} not checked:`,
-    ...report.problems.slice(0, DIGEST_PROBLEMS_SHOWN).map(problemLine),
+    ...lines.slice(0, shown),
   ];
-  if (report.problems.length > DIGEST_PROBLEMS_SHOWN)
+  if (report.problems.length > shown)
     out.push(
-      `- and ${report.problems.length - DIGEST_PROBLEMS_SHOWN} more unreadable records ${report.report_url ? `on the full report: ${report.report_url}#unreadable` : '(run a scan with --json for all of them)'}`,
+      `- and ${report.problems.length - shown} more unreadable records ${report.report_url ? `on the full report: ${report.report_url}#unreadable` : '(run a scan with --json for all of them)'}`,
     );
   out.push('');
   return out;

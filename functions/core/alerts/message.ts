@@ -59,6 +59,16 @@ export interface AlertMessage {
   readonly digest: DigestCounts;
 }
 
+/**
+ * The longest value of the `sms` attribute, which quiet hours add after the message is built
+ * (publish-alert.ts): every size is measured with it, so the publish fits with any disposition.
+ */
+const SMS_DISPOSITION_RESERVED: NonNullable<AlertMessage['attributes']['sms']> = 'release';
+/** A publish's bytes as SNS counts them, with the longest SMS disposition quiet hours may yet add. */
+const measuredWith =
+  (subject: string, attributes: AlertMessage['attributes']) =>
+  (message: string): number =>
+    snsPublishBytes({ subject, message, attributes: { ...attributes, sms: SMS_DISPOSITION_RESERVED } });
 /** Room the JSON keeps for findings when the digest would take everything (a program reads the first ones). */
 const JSON_FINDINGS_RESERVE = 24 * 1024;
 /** A problem's reason is cut to this many characters in the message. */
@@ -270,7 +280,7 @@ export function buildAlertMessage(whole: Report, options: RenderOptions = {}): A
       : {}),
   };
   const envelope = (json: string, digest: string) => JSON.stringify({ default: json, email: digest, sms });
-  const bytesOf = (message: string) => snsPublishBytes({ subject, message, attributes });
+  const bytesOf = measuredWith(subject, attributes);
   const parts = new JsonParts(report);
   const problems = Math.min(report.problems.length, PROBLEMS_KEPT);
   const frameWith = (kept: number) => bytesOf(envelope(parts.text(0, kept), '')) + 64;
