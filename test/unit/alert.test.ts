@@ -211,6 +211,21 @@ describe('renderSms', () => {
     expect(sms).not.toContain('http');
   });
 
+  it('names a quarantine on its last day to restore before the departures of a bulk transfer out', () => {
+    // Thirty domains gone from the account fill the SMS; the one that can still be saved today must not wait for the e-mail.
+    const lastDay = domainFinding('save-me.nl', 'quarantine', 'critical', -30, { days_to_restore: 0 });
+    const later = domainFinding('later.nl', 'quarantine', 'critical', -20, { days_to_restore: 9 });
+    const gone = Array.from({ length: 30 }, (_, i) => ({
+      domain_name: `gone-${String(i).padStart(2, '0')}.nl`,
+      kind: 'left_account' as const,
+      severity: 'critical' as const,
+    }));
+    const sms = renderSms({ ...reportOf([lastDay, later]), changes: gone } as Parameters<
+      typeof renderSms
+    >[0]);
+    expect(sms).toMatch(/^32 critical: save-me\.nl LAST DAYS 0d to restore; gone-00\.nl LEFT ACCOUNT; /);
+  });
+
   it('says first that the read was incomplete, for its counts are not the whole account', () => {
     const cut = (findings: Parameters<typeof reportOf>[0]) => {
       const report = reportOf(findings);

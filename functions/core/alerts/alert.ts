@@ -313,9 +313,15 @@ function smsFindingText(f: DomainFinding, name: string): string {
 }
 
 /**
- * The critical items of the SMS in the digest's order: critical changes, quarantines whose restore-by
- * date is known, unreadable quarantine records, the other findings.
+ * The critical items of the SMS in the digest's order (critical changes, quarantines whose restore-by
+ * date is known, unreadable quarantine records, the other findings), save that a quarantine whose
+ * restore-by falls today or tomorrow comes first: the SMS holds a few names, and a bulk transfer out
+ * (dozens of departures, gone already) must not push out the domain that can still be saved today.
  */
+/** A quarantine whose last day to restore is today or tomorrow. */
+const isRestoreDue = (f: DomainFinding): boolean =>
+  typeof f.days_to_restore === 'number' && f.days_to_restore >= 0 && f.days_to_restore <= 1;
+
 function smsItems(report: Report): SmsItem[] {
   const findings = report.findings
     .filter((f) => f.severity === 'critical')
@@ -327,9 +333,12 @@ function smsItems(report: Report): SmsItem[] {
     if (!(isDomainFinding(f) && f.kind === 'quarantine' && typeof f.days_to_restore === 'number')) break;
     known++;
   }
+  const restoreBy = findings.slice(0, known);
+  const urgent = restoreBy.filter((_, i) => isRestoreDue(report.findings[i] as DomainFinding));
   return [
+    ...urgent,
     ...criticalChanges(report).map(smsChange),
-    ...findings.slice(0, known),
+    ...restoreBy.filter((item) => !urgent.includes(item)),
     ...criticalProblems(report).map((p) => ({
       name: normalizeDomainName(p.key ?? '?'),
       says: (name: string) => `${name} quarantine?`,
