@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeDomainName } from '../../functions/core/base/text';
+import { problemKey } from '../../functions/core/memory/state-bounds';
+import type { Problem } from '../../functions/core/reseller/paging';
+import { RecordRegistry } from '../../functions/core/reseller/record-registry';
+
+/**
+ * Found by a hostile review of the problem keys that carry a digest of what the record says
+ * (severity and reason). A case twin's reason names both spellings in the order the server listed
+ * them; a server sorting by name without regard to case (a database's usual collation) lists two
+ * spellings of one name in either order, scan to scan. Nothing about the records changed, yet the
+ * digest did: a new unreadable record, published at once, each time the order flips.
+ *
+ * Fails until state-bounds.ts problemKey digests what the record says without the order it was
+ * listed in (its severity, and a reason that does not name which spelling came first): it.fails
+ * keeps the suite green meanwhile; make it `it` with that fix.
+ */
+describe('the key an unreadable twin is remembered by', () => {
+  const twinProblem = (first: string, second: string): Problem => {
+    const seen = new RecordRegistry('domain', normalizeDomainName);
+    seen.admit(first, { domain_name: first, status: ['registered'] });
+    const admission = seen.admit(second, { domain_name: second, status: ['registered'], auth_code: 'x' });
+    if (admission.kind !== 'case') throw new Error(`not a twin: ${admission.kind}`);
+    return { resource: 'domain', key: second, page: 1, reason: admission.reason };
+  };
+
+  it.fails('is one whichever order the server lists the two spellings in', () => {
+    expect(problemKey(twinProblem('shop.nl', 'Shop.nl'))).toBe(problemKey(twinProblem('Shop.nl', 'shop.nl')));
+  });
+});
