@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeDomainName } from '../../functions/core/base/text';
-import { problemKey } from '../../functions/core/memory/state-bounds';
+import { newProblemKeys, problemKey } from '../../functions/core/memory/state-bounds';
 import type { Problem } from '../../functions/core/reseller/paging';
 import { RecordRegistry } from '../../functions/core/reseller/record-registry';
 
@@ -26,5 +26,12 @@ describe('the key an unreadable twin is remembered by', () => {
 
   it.fails('is one whichever order the server lists the two spellings in', () => {
     expect(problemKey(twinProblem('shop.nl', 'Shop.nl'))).toBe(problemKey(twinProblem('Shop.nl', 'shop.nl')));
+  });
+
+  it.fails('counts an unreadable record a state saved before the digest as known, not new', () => {
+    // A state saved before problem keys carried a digest knows `domain:<name>`: on the first scan
+    // after the upgrade, every record it knew unreadable counted as new and was published as news.
+    const problem: Problem = { resource: 'domain', key: 'bad.nl', page: 1, reason: 'date_expiry: missing' };
+    expect(newProblemKeys({ problem_keys: ['domain:bad.nl'] }, [problem])).toBe(0);
   });
 });
