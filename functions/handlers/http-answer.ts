@@ -119,18 +119,47 @@ const JSON_TYPE = 'application/json';
  * which of the two acts would be this parser's choice, not the sender's (nor what a proxy or log read).
  */
 function formOf(fields: URLSearchParams): FormRead {
-  const names = new Set<string>();
-  for (const name of fields.keys()) {
-    if (names.has(name))
+  return givenTwice(fields.keys()) ?? { ok: true, form: Object.fromEntries(fields) };
+}
+
+/** The refusal of a form (urlencoded or JSON) naming a field twice; null when each is named once. */
+function givenTwice(names: Iterable<string>): FormRead | null {
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (seen.has(name))
       return {
         ok: false,
         status: 400,
         title: 'A field is given twice',
         message: `The form gives ${safeText(name.slice(0, 40))} twice; send each field once (as the page does). Nothing was changed.`,
       };
-    names.add(name);
+    seen.add(name);
   }
-  return { ok: true, form: Object.fromEntries(fields) };
+  return null;
+}
+
+/**
+ * The names of a JSON object's own members, in order and with repeats (JSON.parse keeps only the
+ * last of a name given twice, where another reader may keep the first), from `text` that parsed
+ * as an object: one pass, strings skipped whole, members of nested values left out.
+ */
+function jsonMemberNames(text: string): string[] {
+  const names: string[] = [];
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+    else if (c === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      let next = end + 1;
+      while (next < text.length && ' \t\n\r'.includes(text[next] ?? '')) next++;
+      if (depth === 1 && text[next] === ':') names.push(JSON.parse(text.slice(i, end + 1)) as string);
+      i = end;
+    }
+  }
+  return names;
 }
 
 /** The most a POSTed form may be: no confirmation form comes near it. */
@@ -195,10 +224,12 @@ export function parseFormBody(event: APIGatewayProxyEvent, contentType: string |
       title: 'The form is not a JSON object',
       message: `The JSON body is ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`}, not an object: send an object such as {"days": 7}. Nothing was changed.`,
     };
-  return {
-    ok: true,
-    form: Object.fromEntries(
-      Object.entries(parsed).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
-    ),
-  };
+  return (
+    givenTwice(jsonMemberNames(text)) ?? {
+      ok: true,
+      form: Object.fromEntries(
+        Object.entries(parsed).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+      ),
+    }
+  );
 }

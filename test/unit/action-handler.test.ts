@@ -134,6 +134,34 @@ describe('the body of a snooze or acknowledge POST', () => {
     expect(stored).toEqual([]);
   });
 
+  it('refuses a JSON body that gives a field twice with a 400 naming it, as a form, and stores nothing', async () => {
+    // Found by a hostile review: {"days":1,"days":30} snoozed for 30 days (JSON.parse keeps the
+    // last), whatever a proxy, log or other parser (some keep the first) read as the days.
+    const { handle, stored } = handler();
+    for (const body of [
+      '{"days":1,"days":30}',
+      '{"days":1,"d\\u0061ys":30}',
+      '{"days":1,"x":{"a":1,"a":2},"days":30}',
+    ]) {
+      const res = await handle('snooze', post('snooze', body, 'application/json'));
+      expect([body, res.statusCode]).toEqual([body, 400]);
+      expect(JSON.parse(res.body)).toMatchObject({
+        outcome: 'bad_form',
+        message: expect.stringMatching(/^The form gives days twice/),
+      });
+    }
+    expect(stored).toEqual([]);
+  });
+
+  it('reads a JSON body whose nested objects repeat a name of the form, once each', async () => {
+    const { handle } = handler();
+    const res = await handle(
+      'snooze',
+      post('snooze', '{"days":30,"note":"{\\"days\\":1}"}', 'application/json'),
+    );
+    expect(res.statusCode).not.toBe(400);
+  });
+
   it('reads only application/json as JSON, not a type that merely contains it, and stores nothing', async () => {
     const { handle, stored } = handler();
     for (const type of ['text/x-application/json', 'application/jsonp', 'application/json-seq']) {

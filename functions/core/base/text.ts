@@ -49,9 +49,18 @@ export function inertText(value: string): string {
  */
 export function plainDomain(name: string): string {
   const shown = displayDomain(name);
-  const ascii = hasUnsafeText(name) ? '' : domainToASCII(name);
+  const ascii = hasUnsafeText(name) || name.length > IDN_MAX_CHARS ? '' : domainToASCII(name);
   return ascii && /^[a-z0-9.-]+$/i.test(ascii) ? shown : inertText(shown);
 }
+
+/**
+ * The longest name (UTF-16 units) converted between Unicode and punycode. A DNS name is at most 253
+ * characters in its ASCII form, and each character of the Unicode form takes at least one there
+ * (two units for one outside the BMP): no name past this is a real one, in either form. Punycode
+ * costs time quadratic in a label's length (a megabyte name some 30 s), and the schema bounds no
+ * name: one hostile record held a scan past its time.
+ */
+const IDN_MAX_CHARS = 1_024;
 
 /** True when `value` holds a character {@link safeText} would escape. */
 export function hasUnsafeText(value: string): boolean {
@@ -69,9 +78,9 @@ export function hasUnsafeText(value: string): boolean {
  */
 export function displayDomain(name: string): string {
   if (hasUnsafeText(name)) return safeText(name);
-  const ascii = /^[\x21-\x7e]*$/.test(name) ? name : domainToASCII(name);
+  const ascii = /^[\x21-\x7e]*$/.test(name) ? name : name.length > IDN_MAX_CHARS ? '' : domainToASCII(name);
   if (!ascii) return safeText(name); // not convertible: show it as it came, escaped
-  const unicode = ascii.includes('xn--') ? domainToUnicode(ascii) : '';
+  const unicode = ascii.includes('xn--') && ascii.length <= IDN_MAX_CHARS ? domainToUnicode(ascii) : '';
   return unicode && unicode !== ascii ? `${ascii} (${safeText(unicode)})` : ascii;
 }
 
@@ -83,7 +92,7 @@ export function displayDomain(name: string): string {
 export function normalizeDomainName(name: string): string {
   const lower = name.trim().toLowerCase().replace(/\.$/, '');
   if (/^[\x21-\x7e]*$/.test(lower)) return lower;
-  if (hasUnsafeText(lower)) return lower;
+  if (hasUnsafeText(lower) || lower.length > IDN_MAX_CHARS) return lower;
   const ascii = domainToASCII(lower);
   return ascii || lower;
 }

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeDomainName } from '../../functions/core/base/text';
+import { newProblemKeys, problemKey } from '../../functions/core/memory/state-bounds';
+import type { Problem } from '../../functions/core/reseller/paging';
+import { RecordRegistry } from '../../functions/core/reseller/record-registry';
+import { ContactSchema, describeIssues } from '../../functions/core/reseller/schemas';
+
+/**
+ * Found by a hostile review of the problem keys that carry a digest of what the record says
+ * (severity and reason). A case twin's reason names both spellings in the order the server listed
+ * them; a server sorting by name without regard to case (a database's usual collation) lists two
+ * spellings of one name in either order, scan to scan. Nothing about the records changed, yet the
+ * digest did: a new unreadable record, published at once, each time the order flips.
+ *
+ * Fails until state-bounds.ts problemKey digests what the record says without the order it was
+ * listed in (its severity, and a reason that does not name which spelling came first): it.fails
+ * keeps the suite green meanwhile; make it `it` with that fix.
+ */
+describe('the key an unreadable twin is remembered by', () => {
+  const twinProblem = (first: string, second: string): Problem => {
+    const seen = new RecordRegistry('domain', normalizeDomainName);
+    seen.admit(first, { domain_name: first, status: ['registered'] });
+    const admission = seen.admit(second, { domain_name: second, status: ['registered'], auth_code: 'x' });
+    if (admission.kind !== 'case') throw new Error(`not a twin: ${admission.kind}`);
+    return { resource: 'domain', key: second, page: 1, reason: admission.reason };
+  };
+
+  it.fails('is one whichever order the server lists the two spellings in', () => {
+    expect(problemKey(twinProblem('shop.nl', 'Shop.nl'))).toBe(problemKey(twinProblem('Shop.nl', 'shop.nl')));
+  });
+
+  it.fails('counts an unreadable record a state saved before the digest as known, not new', () => {
+    // A state saved before problem keys carried a digest knows `domain:<name>`: on the first scan
+    // after the upgrade, every record it knew unreadable counted as new and was published as news.
+    const problem: Problem = { resource: 'domain', key: 'bad.nl', page: 1, reason: 'date_expiry: missing' };
+    expect(newProblemKeys({ problem_keys: ['domain:bad.nl'] }, [problem])).toBe(0);
+  });
+
+  it.fails('is one for a contact whose unreadable count of domains changes as domains are added', () => {
+    // A reseller sending connections as "1,204" (thousands grouped, as PHP number_format does)
+    // makes the contact unreadable; its reason quotes the value, which changes with each domain
+    // registered under that contact: a new unreadable record, published at once, most days.
+    const problemOf = (connections: string): Problem => {
+      const parsed = ContactSchema.safeParse({ handle: 'C1', status: ['active'], connections });
+      if (parsed.success) throw new Error('read');
+      return { resource: 'contact', key: 'C1', page: 1, reason: describeIssues(parsed.error) };
+    };
+    expect(problemKey(problemOf('1,205'))).toBe(problemKey(problemOf('1,204')));
+  });
+});
