@@ -24,7 +24,7 @@ function run(
 }
 const findingOf = (r: ReturnType<typeof run>, name: string) =>
   r.report.findings.find((f) => 'domain_name' in f && f.domain_name === name) as
-    | (DomainFinding & { change: string; repeated?: boolean })
+    | (DomainFinding & { change: string; repeated?: boolean; escalated_after_hours?: number })
     | undefined;
 
 describe('memory over sequences of scans', () => {
@@ -101,5 +101,46 @@ describe('memory over sequences of scans', () => {
     expect(b.why).toEqual(['1 new unreadable record']);
     const again = run(ok, T0 + 5 * HOUR, b.next, { problems: [problem(status('transferredOut'))] });
     expect(again.publish).toBe(false);
+  });
+});
+
+describe('memory after a clock that ran ahead', () => {
+  const policy = { ...DEFAULT_STATE_POLICY, escalation: { afterHours: 24, withinDays: 7 } };
+  const runWith = (d: Parameters<typeof scanOf>[0], now: number, state: ScanState) => {
+    const { report, observed } = scanOf(d, now);
+    return compareWithState({ report, observed, state, policy, scope: 'http://reseller.test' });
+  };
+
+  it('counts escalation from the end of a snooze made after a scan whose clock ran ahead', () => {
+    const expiring = domain('soon.nl', T0, { auto_renew: false, date_expiry: T0 + 5 * DAY });
+    // The clock ran two days ahead: the finding's first alert is saved two days in the future.
+    const ahead = runWith([expiring], T0 + 2 * DAY, EMPTY_STATE);
+    const f = findingOf(ahead, 'soon.nl') as DomainFinding;
+    expect(f.severity).toBe('critical');
+    const memory = ahead.next.domains['soon.nl'];
+    if (!memory) throw new Error('no memory');
+    // Back at the real time (--allow-clock-skew), someone snoozes it for a day.
+    const state = {
+      ...ahead.next,
+      domains: { 'soon.nl': { ...memory, actions: { snooze: snoozeOf(f, 1, T0 + HOUR) } } },
+    };
+    const during = runWith([expiring], T0 + 2 * HOUR, state);
+    expect(findingOf(during, 'soon.nl')?.escalated_after_hours).toBeUndefined();
+    // An hour after the snooze ended the team has its 24 hours again.
+    const after = runWith([expiring], T0 + DAY + 2 * HOUR, during.next);
+    expect(findingOf(after, 'soon.nl')?.escalated_after_hours).toBeUndefined();
+    const later = runWith([expiring], T0 + 2 * DAY + 2 * HOUR, after.next);
+    expect(findingOf(later, 'soon.nl')?.escalated_after_hours).toBe(25);
+  });
+
+  it('brings the first alert and the first scan back to the clock once a scan at the real time publishes', () => {
+    const expiring = domain('soon.nl', T0, { auto_renew: false, date_expiry: T0 + 5 * DAY });
+    const ahead = runWith([expiring], T0 + 2 * DAY, EMPTY_STATE);
+    const back = runWith([expiring], T0, ahead.next);
+    expect(back.publish).toBe(true);
+    const alerted = back.next.domains['soon.nl']?.alerted;
+    expect(alerted?.at).toBe(new Date(T0).toISOString());
+    expect(alerted?.first_at).toBe(new Date(T0).toISOString());
+    expect(back.next.started_at).toBe(new Date(T0).toISOString());
   });
 });

@@ -44,7 +44,7 @@ import {
   problemKey,
   shownCut,
 } from './state-bounds';
-import { isDue } from './state-time';
+import { isDue, notAfter } from './state-time';
 
 /**
  * The comparison of one scan with the memory of the last one, as named steps: renewals memory
@@ -578,7 +578,7 @@ function nextHead(c: Comparison, publish: boolean, contacts: Record<string, Cont
     version: STATE_VERSION,
     scope: c.input.scope ?? head.scope,
     account: c.input.account ?? head.account ?? null,
-    started_at: head.started_at ?? now,
+    started_at: head.started_at === null ? now : notAfter(head.started_at, now),
     last_scan_at: now,
     last_published_at: publish ? now : head.last_published_at,
     problem_keys: kept,
