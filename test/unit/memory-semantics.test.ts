@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
 import { snoozeOf } from '../../functions/core/memory/actions';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
 import { DAY, domain, scanOf } from '../support/state-scan';
 import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
 
@@ -142,5 +144,36 @@ describe('memory after a clock that ran ahead', () => {
     expect(alerted?.at).toBe(new Date(T0).toISOString());
     expect(alerted?.first_at).toBe(new Date(T0).toISOString());
     expect(back.next.started_at).toBe(new Date(T0).toISOString());
+  });
+});
+
+describe('memory of a record the scan could not judge', () => {
+  const expiring = domain('odd.nl', T0, { auto_renew: false, date_expiry: T0 + 5 * DAY });
+  const undocumented = (d: Domain) => {
+    const problem = undocumentedStatusProblem(d, 1);
+    if (!problem) throw new Error('documented status');
+    return [problem];
+  };
+
+  it('resolves nothing of a domain whose status the API does not document, until a record it can judge does', () => {
+    const first = run([expiring], T0, EMPTY_STATE);
+    // Its status is one the API does not document and its expiry moved a year on: checked by dates only.
+    const odd = { ...expiring, status: ['pendingTransfer'], date_expiry: T0 + 365 * DAY };
+    const unjudged = run([odd], T0 + DAY, first.next, { problems: undocumented(odd) });
+    expect(unjudged.report.resolved).toEqual([]);
+    expect(unjudged.next.domains['odd.nl']?.finding).toMatchObject({
+      kind: 'expiring',
+      severity: 'critical',
+    });
+    // Moved forward but still flagged: ongoing, not resolved and new.
+    const soon = { ...odd, date_expiry: T0 + 20 * DAY };
+    const still = run([soon], T0 + 2 * DAY, first.next, { problems: undocumented(soon) });
+    expect(still.report.resolved).toEqual([]);
+    expect(findingOf(still, 'odd.nl')?.change).toBe('ongoing');
+    // The status is documented again: the record can be judged, and it is renewed.
+    const judged = run([{ ...odd, status: ['registered'] }], T0 + 3 * DAY, unjudged.next);
+    expect(judged.report.resolved).toMatchObject([
+      { domain_name: 'odd.nl', kind: 'expiring', reason: 'renewed' },
+    ]);
   });
 });

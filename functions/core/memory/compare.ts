@@ -12,6 +12,7 @@ import { groupsHearing } from './group-news';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, renewedOrRestored, withFailedRenewals } from './renewal-memory';
 import { cadenceHours, nextRepeats, repeatDecision, repeatFor } from './repeat';
+import { resolution, resolvedReason, sortEntries } from './resolutions';
 import type { ScanMemory } from './scan-memory';
 import {
   type AccountBinding,
@@ -24,7 +25,6 @@ import {
   fieldChanges,
   type InGroup,
   type Resolution,
-  type ResolvedReason,
   STATE_VERSION,
   type StatefulFinding,
   type StatefulReport,
@@ -45,6 +45,7 @@ import {
   shownCut,
 } from './state-bounds';
 import { isDue, notAfter } from './state-time';
+import { unjudgedKeys } from './unjudged-memory';
 
 /**
  * The comparison of one scan with the memory of the last one, as named steps: renewals memory
@@ -119,7 +120,7 @@ export function compareMemory(input: CompareInput): CompareResult {
     head: nextHead(c, publish, carriedContacts),
     ...nextDomains(c, publish),
   };
-  sortEntries(c);
+  sortEntries(c.changes, c.resolved);
   return {
     report: { ...c.report, findings: c.findings, changes: c.changes, resolved: c.resolved },
     silenced: c.silencing.silenced,
@@ -146,7 +147,7 @@ interface Comparison {
   readonly unreadableContacts: ReadonlySet<string>;
   /** A contact record (or the whole list) could not be read and is not named: any contact may be it. */
   readonly contactsUnread: boolean;
-  /** Remembered registry findings the registry check could not confirm this time: kept as they were. */
+  /** Remembered findings this scan could not confirm or judge (a registry check not done, a status the API does not document): kept as they were. */
   readonly unconfirmed: ReadonlySet<string>;
   readonly priorContacts: ReadonlyMap<string, ContactMemory>;
   readonly findings: StatefulFinding[];
@@ -196,7 +197,7 @@ function prepare(input: CompareInput): Comparison {
     unreadableDomains,
     unreadableContacts,
     contactsUnread: report.problems.some((p) => p.resource === 'contact' && p.key === null),
-    unconfirmed: unconfirmedRegistryKeys(report, memory),
+    unconfirmed: new Set([...unconfirmedRegistryKeys(report, memory), ...unjudgedKeys(report, memory)]),
     priorContacts: new Map(Object.entries(input.head.contacts)),
     findings: [],
     announced: [],
@@ -294,32 +295,6 @@ function markFindings(c: Comparison): void {
     c.findings.push(marked);
     if (change !== 'ongoing' && worth(c, f) && !isSilenced(c, f)) c.announced.push(marked);
   }
-}
-
-/** A finding remembered as `was` resolved (or fallen to `now`) for `reason`. */
-const resolution = (
-  of: ({ domain_name: string } & InGroup) | { handle: string },
-  was: FindingMemory,
-  reason: ResolvedReason,
-  now: Finding | null = null,
-): Resolution => ({
-  ...of,
-  kind: was.kind,
-  severity: was.severity,
-  reason,
-  now: now && { kind: now.kind, severity: now.severity },
-});
-
-function resolvedReason(
-  before: FindingMemory,
-  now: DomainFinding | null,
-  watchedNow: WatchedFields | undefined,
-): ResolvedReason {
-  if (before.kind === 'quarantine' && now?.kind !== 'quarantine') return 'restored';
-  if (before.date_expiry && now && Date.parse(now.date_expiry) > Date.parse(before.date_expiry))
-    return 'renewed';
-  if (watchedNow?.auto_renew === true) return 'auto_renew_on';
-  return 'no_longer_flagged';
 }
 
 /**
@@ -585,15 +560,4 @@ function nextHead(c: Comparison, publish: boolean, contacts: Record<string, Cont
     ...(digest === undefined ? {} : { problem_keys_digest: digest }),
     contacts,
   };
-}
-
-/** Changes and resolved entries most severe first, then by name. */
-function sortEntries(c: Comparison): void {
-  const order = (a: { domain_name?: string; handle?: string }, b: typeof a) =>
-    (a.domain_name ?? a.handle ?? '').localeCompare(b.domain_name ?? b.handle ?? '');
-  c.changes.sort(
-    (a, b) =>
-      severityRank(b.severity) - severityRank(a.severity) || order(a, b) || a.kind.localeCompare(b.kind),
-  );
-  c.resolved.sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || order(a, b));
 }
