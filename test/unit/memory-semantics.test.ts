@@ -177,3 +177,36 @@ describe('memory of a record the scan could not judge', () => {
     ]);
   });
 });
+
+describe('memory of a read cut short', () => {
+  /** A scan whose domain list moved while it was read, cut at `page`: one unnamed problem saying so. */
+  const cutAt = (page: number, now: number, state: ScanState) => {
+    const reason = `the domain list changed while it was read (page ${page} held fewer records than page 1 promised): the domains read were checked, but domains may be missing from what was read, so none is judged to have left the account`;
+    const { report, observed } = scanOf([domain('a.nl', T0)], now, {
+      problems: [{ resource: 'domain', key: null, page, reason }],
+    });
+    const cut = { ...report, source: { ...report.source, incomplete: reason } };
+    return compareWithState({ report: cut, observed, state, policy: DEFAULT_STATE_POLICY });
+  };
+
+  it('says a read cut short once, not again each day it is cut at another page', () => {
+    const first = cutAt(3, T0, EMPTY_STATE);
+    expect(first.why).toContain('1 new unreadable record');
+    const next = cutAt(5, T0 + DAY, first.next);
+    expect(next.why).not.toContain('1 new unreadable record');
+    const again = cutAt(2, T0 + 2 * DAY, next.next);
+    expect(again.publish).toBe(false);
+  });
+
+  it('still says a record without a name that cannot be read on another page', () => {
+    const bad = (page: number) => ({
+      resource: 'domain' as const,
+      key: null,
+      page,
+      reason: 'domain_name: Invalid input',
+    });
+    const first = run([domain('a.nl', T0)], T0, EMPTY_STATE, { problems: [bad(3)] });
+    const next = run([domain('a.nl', T0)], T0 + DAY, first.next, { problems: [bad(3), bad(5)] });
+    expect(next.why).toEqual(['1 new unreadable record']);
+  });
+});

@@ -41,7 +41,7 @@ import {
   isPlainKey,
   keyOf,
   newProblemKeys,
-  problemKey,
+  problemKeysOf,
   shownCut,
 } from './state-bounds';
 import { isDue, notAfter } from './state-time';
@@ -373,7 +373,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
   count(c.resolved.filter(news).length, 'resolved');
   countRepeats(c, count);
   count(c.escalated.size, 'critical not acted on, escalated');
-  const fresh = newProblemKeys(c.input.head, c.report.problems);
+  const fresh = newProblemKeys(c.input.head, problemKeysOf(c.report.problems, c.report.source.incomplete));
   count(fresh, fresh === 1 ? 'new unreadable record' : 'new unreadable records');
   // A record that says quarantine but cannot be read is as critical as a quarantine finding:
   // repeated on the same rhythm until it is fixed.
@@ -548,7 +548,7 @@ function nextHead(c: Comparison, publish: boolean, contacts: Record<string, Cont
     };
   }
   // Bounded: past the cap, a digest of them all tells the next scan whether the set changed.
-  const { kept, digest } = boundedProblemKeys(c.report.problems.map(problemKey));
+  const { kept, digest } = boundedProblemKeys(problemKeysOf(c.report.problems, c.report.source.incomplete));
   return {
     version: STATE_VERSION,
     scope: c.input.scope ?? head.scope,
