@@ -178,6 +178,27 @@ describe('memory of a record the scan could not judge', () => {
   });
 });
 
+describe('a snooze over a record the scan could not judge', () => {
+  it('keeps the snooze of a finding kept because its record could not be judged', () => {
+    const expiring = domain('odd.nl', T0, { auto_renew: false, date_expiry: T0 + 5 * DAY });
+    const first = run([expiring], T0, EMPTY_STATE);
+    const f = findingOf(first, 'odd.nl') as DomainFinding;
+    const memory = first.next.domains['odd.nl'];
+    if (!memory) throw new Error('no memory');
+    const state = {
+      ...first.next,
+      domains: { 'odd.nl': { ...memory, actions: { snooze: snoozeOf(f, 3, T0 + HOUR) } } },
+    };
+    const odd = { ...expiring, status: ['pendingTransfer'], date_expiry: T0 + 365 * DAY };
+    const problems = [undocumentedStatusProblem(odd, 1)].filter((p) => p !== null);
+    const unjudged = run([odd], T0 + DAY, state, { problems });
+    expect(unjudged.next.domains['odd.nl']?.actions?.snooze).toBeDefined();
+    // The transfer did not happen: the same record, judged again, is still snoozed.
+    const back = run([expiring], T0 + 2 * DAY, unjudged.next);
+    expect(findingOf(back, 'odd.nl')).toMatchObject({ snoozed_until: snoozeOf(f, 3, T0 + HOUR).until });
+  });
+});
+
 describe('memory of a read cut short', () => {
   /** A scan whose domain list moved while it was read, cut at `page`: one unnamed problem saying so. */
   const cutAt = (page: number, now: number, state: ScanState) => {
