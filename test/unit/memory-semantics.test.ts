@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
 import { snoozeOf } from '../../functions/core/memory/actions';
+import { readStateHead } from '../../functions/core/memory/state-header';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
 import { DAY, domain, scanOf } from '../support/state-scan';
@@ -229,5 +230,43 @@ describe('memory of a read cut short', () => {
     const first = run([domain('a.nl', T0)], T0, EMPTY_STATE, { problems: [bad(3)] });
     const next = run([domain('a.nl', T0)], T0 + DAY, first.next, { problems: [bad(3), bad(5)] });
     expect(next.why).toEqual(['1 new unreadable record']);
+  });
+});
+
+describe('a domain that left the account and comes back', () => {
+  it('says it returned, brings its snooze back, and forgets it after 90 days', () => {
+    const expiring = domain('back.nl', T0, { auto_renew: false, date_expiry: T0 + 20 * DAY });
+    const other = domain('a.nl', T0);
+    const first = run([expiring, other], T0, EMPTY_STATE);
+    const f = findingOf(first, 'back.nl') as DomainFinding;
+    const memory = first.next.domains['back.nl'];
+    if (!memory) throw new Error('no memory');
+    const snooze = snoozeOf(f, 30, T0 + HOUR);
+    const state = {
+      ...first.next,
+      domains: { ...first.next.domains, 'back.nl': { ...memory, actions: { snooze } } },
+    };
+    const gone = run([other], T0 + DAY, state);
+    expect(gone.report.changes.map((c) => `${c.domain_name} ${c.kind}`)).toEqual(['back.nl left_account']);
+    // The departure is kept as a store writes and reads the account-wide part back.
+    const { domains: _d, contacts: _c, ...stored } = gone.next;
+    const read = readStateHead(JSON.parse(JSON.stringify(stored)), {}, 'state.json');
+    expect(read.departed).toEqual({
+      'back.nl': { at: new Date(T0 + DAY).toISOString(), actions: { snooze } },
+    });
+    const back = run([expiring, other], T0 + 2 * DAY, gone.next);
+    expect(back.report.changes).toMatchObject([
+      { domain_name: 'back.nl', kind: 'returned', severity: 'warning', after: 'in the account' },
+    ]);
+    expect(back.why).toContain('1 changed');
+    // Its finding is new, and the snooze it had holds again: not announced.
+    expect(findingOf(back, 'back.nl')).toMatchObject({ change: 'new', snoozed_until: snooze.until });
+    expect(back.next.domains['back.nl']?.actions?.snooze).toEqual(snooze);
+    expect(back.next.departed).toBeUndefined();
+    // Gone again, and back after more than 90 days: seen for the first time.
+    const again = run([other], T0 + 3 * DAY, back.next);
+    expect(again.next.departed?.['back.nl']).toBeDefined();
+    const late = run([other], T0 + 94 * DAY, again.next);
+    expect(late.next.departed).toBeUndefined();
   });
 });

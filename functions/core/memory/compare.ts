@@ -7,6 +7,7 @@ import {
 } from '../findings/classify';
 import type { Report } from '../scan/scan';
 import { type AppliedActions, applyActions, withActions } from './actions';
+import { departureOf, nextDeparted, returning, returningActions } from './departures';
 import { escalationHours, missedWhileSilenced, nextAlertMemory, sinceSnooze, stageOf } from './escalation';
 import { groupsHearing } from './group-news';
 import { unconfirmedRegistryKeys } from './registry-memory';
@@ -19,6 +20,7 @@ import {
   type AlertMemory,
   type Change,
   type ContactMemory,
+  type Departure,
   type DomainChange,
   type DomainMemory,
   type FindingMemory,
@@ -157,6 +159,9 @@ interface Comparison {
   readonly resolved: Resolution[];
   /** Domains whose last finding was resolved (its last alert is not carried on). */
   readonly resolvedKeys: Set<string>;
+  /** Domains that left now, and those memory knew only as gone that are back (departures.ts). */
+  readonly left: Map<string, Departure>;
+  readonly back: ReadonlyMap<string, Departure>;
   /** Domains whose critical finding escalates now (escalation.ts). */
   readonly escalated: Set<string>;
   /** Domains whose ongoing finding is published again now by its repeat cadence (repeat.ts). */
@@ -173,7 +178,9 @@ function prepare(input: CompareInput): Comparison {
   const keyed = memory.keyFindings(withFailedRenewals(input.report, renewals.failed));
   // Snoozed and acknowledged findings stay in the report, marked, and are never announced; an
   // action that lapsed (expired, worse, changed, resolved) is dropped from the next state.
-  const silencing = applyActions(keyed.report, memory.actions(), nowMs, domainKey);
+  const back = returning(input.head, memory.seen.keys(), memory.prior);
+  const actions = new Map([...returningActions(back), ...memory.actions()]);
+  const silencing = applyActions(keyed.report, actions, nowMs, domainKey);
   const report = silencing.report;
   const unreadableDomains = new Set<string>();
   const unreadableContacts = new Set<string>();
@@ -204,6 +211,8 @@ function prepare(input: CompareInput): Comparison {
     changes: [],
     resolved: [],
     resolvedKeys: new Set(),
+    left: new Map(),
+    back,
     escalated: new Set(),
     repeated: new Set(),
     heard: new Set(),
@@ -319,6 +328,19 @@ function walkRemembered(c: Comparison): void {
         resolution({ domain_name: name, ...group }, was.finding, resolvedReason(was.finding, null, watched)),
       );
   }
+  // Announced as gone, listed again: back (its findings are new, its snooze holds again).
+  for (const key of c.back.keys()) {
+    const seen = c.memory.seen.get(key);
+    if (!seen) continue;
+    const of = { domain_name: shownName(seen.name, key), ...inGroup(c, seen.group) };
+    c.changes.push({
+      ...of,
+      kind: 'returned',
+      severity: 'warning',
+      before: 'not in the account',
+      after: 'in the account',
+    });
+  }
 }
 
 function leftAccount(c: Comparison, key: string, was: DomainMemory): void {
@@ -331,6 +353,7 @@ function leftAccount(c: Comparison, key: string, was: DomainMemory): void {
     after: 'not in the account',
   });
   if (was.finding) c.resolved.push(resolution(of, was.finding, 'left_account'));
+  c.left.set(key, departureOf(was, c.report.now));
 }
 
 /**
@@ -478,7 +501,7 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
   const lapsed = new Set(c.silencing.lapsed.map((l) => `${l.domain_name} ${l.action}`));
   const set = (key: string, made: DomainMemory) => {
     const was = prior.get(key);
-    const next = withActions(made, was?.actions, key, lapsed);
+    const next = withActions(made, was?.actions ?? c.back.get(key)?.actions, key, lapsed);
     if (was && sameMemory(was, next)) domains.set(key, was);
     else {
       domains.set(key, next);
@@ -548,6 +571,7 @@ function nextHead(c: Comparison, publish: boolean, contacts: Record<string, Cont
     };
   }
   // Bounded: past the cap, a digest of them all tells the next scan whether the set changed.
+  const departed = nextDeparted(head, c.left, c.back, c.nowMs);
   const { kept, digest } = boundedProblemKeys(problemKeysOf(c.report.problems, c.report.source.incomplete));
   return {
     version: STATE_VERSION,
@@ -559,5 +583,6 @@ function nextHead(c: Comparison, publish: boolean, contacts: Record<string, Cont
     problem_keys: kept,
     ...(digest === undefined ? {} : { problem_keys_digest: digest }),
     contacts,
+    ...(departed === undefined ? {} : { departed }),
   };
 }
