@@ -48,6 +48,33 @@ describe('digest with memory', () => {
     expect(digest).toContain('- fixed.nl: expiring [critical]: auto-renew turned on; now info (expiring)');
   });
 
+  it('says a domain that left the account is back, in the digest and the JSON report', () => {
+    const both = [domain('back.nl', T0), domain('a.nl', T0)];
+    const first = compareWithState({ ...scanOf(both, T0), state: EMPTY_STATE, policy: DEFAULT_STATE_POLICY });
+    const gone = compareWithState({
+      ...scanOf([domain('a.nl', T0)], T0 + DAY),
+      state: first.next,
+      policy: DEFAULT_STATE_POLICY,
+    });
+    const back = compareWithState({
+      ...scanOf(both, T0 + 2 * DAY),
+      state: gone.next,
+      policy: DEFAULT_STATE_POLICY,
+    });
+    expect(back.publish).toBe(true);
+    const digest = renderDigest(back.report);
+    expect(digest).toContain('- back.nl: back in the account (it had left it) [warning]\n  Next: Check in');
+    expect(JSON.parse(JSON.stringify(back.report)).changes).toEqual([
+      {
+        domain_name: 'back.nl',
+        kind: 'returned',
+        severity: 'warning',
+        before: 'not in the account',
+        after: 'in the account',
+      },
+    ]);
+  });
+
   // Whoever controls a record writes its nameserver group: a URL there must be no link in our e-mail.
   it('shows a URL in a changed value as text no mail client links, and a real name as it is', () => {
     const before = [domain('held.nl', T0, { nsgroup: 'ns-a' })];

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
 import { snoozeOf } from '../../functions/core/memory/actions';
+import { readStateHead } from '../../functions/core/memory/state-header';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
 import { DAY, domain, scanOf } from '../support/state-scan';
 import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
 
@@ -24,7 +27,7 @@ function run(
 }
 const findingOf = (r: ReturnType<typeof run>, name: string) =>
   r.report.findings.find((f) => 'domain_name' in f && f.domain_name === name) as
-    | (DomainFinding & { change: string; repeated?: boolean })
+    | (DomainFinding & { change: string; repeated?: boolean; escalated_after_hours?: number })
     | undefined;
 
 describe('memory over sequences of scans', () => {
@@ -101,5 +104,169 @@ describe('memory over sequences of scans', () => {
     expect(b.why).toEqual(['1 new unreadable record']);
     const again = run(ok, T0 + 5 * HOUR, b.next, { problems: [problem(status('transferredOut'))] });
     expect(again.publish).toBe(false);
+  });
+});
+
+describe('memory after a clock that ran ahead', () => {
+  const policy = { ...DEFAULT_STATE_POLICY, escalation: { afterHours: 24, withinDays: 7 } };
+  const runWith = (d: Parameters<typeof scanOf>[0], now: number, state: ScanState) => {
+    const { report, observed } = scanOf(d, now);
+    return compareWithState({ report, observed, state, policy, scope: 'http://reseller.test' });
+  };
+
+  it('counts escalation from the end of a snooze made after a scan whose clock ran ahead', () => {
+    const expiring = domain('soon.nl', T0, { auto_renew: false, date_expiry: T0 + 5 * DAY });
+    // The clock ran two days ahead: the finding's first alert is saved two days in the future.
+    const ahead = runWith([expiring], T0 + 2 * DAY, EMPTY_STATE);
+    const f = findingOf(ahead, 'soon.nl') as DomainFinding;
+    expect(f.severity).toBe('critical');
+    const memory = ahead.next.domains['soon.nl'];
+    if (!memory) throw new Error('no memory');
+    // Back at the real time (--allow-clock-skew), someone snoozes it for a day.
+    const state = {
+      ...ahead.next,
+      domains: { 'soon.nl': { ...memory, actions: { snooze: snoozeOf(f, 1, T0 + HOUR) } } },
+    };
+    const during = runWith([expiring], T0 + 2 * HOUR, state);
+    expect(findingOf(during, 'soon.nl')?.escalated_after_hours).toBeUndefined();
+    // An hour after the snooze ended the team has its 24 hours again.
+    const after = runWith([expiring], T0 + DAY + 2 * HOUR, during.next);
+    expect(findingOf(after, 'soon.nl')?.escalated_after_hours).toBeUndefined();
+    const later = runWith([expiring], T0 + 2 * DAY + 2 * HOUR, after.next);
+    expect(findingOf(later, 'soon.nl')?.escalated_after_hours).toBe(25);
+  });
+
+  it('brings the first alert and the first scan back to the clock once a scan at the real time publishes', () => {
+    const expiring = domain('soon.nl', T0, { auto_renew: false, date_expiry: T0 + 5 * DAY });
+    const ahead = runWith([expiring], T0 + 2 * DAY, EMPTY_STATE);
+    const back = runWith([expiring], T0, ahead.next);
+    expect(back.publish).toBe(true);
+    const alerted = back.next.domains['soon.nl']?.alerted;
+    expect(alerted?.at).toBe(new Date(T0).toISOString());
+    expect(alerted?.first_at).toBe(new Date(T0).toISOString());
+    expect(back.next.started_at).toBe(new Date(T0).toISOString());
+  });
+});
+
+describe('memory of a record the scan could not judge', () => {
+  const expiring = domain('odd.nl', T0, { auto_renew: false, date_expiry: T0 + 5 * DAY });
+  const undocumented = (d: Domain) => {
+    const problem = undocumentedStatusProblem(d, 1);
+    if (!problem) throw new Error('documented status');
+    return [problem];
+  };
+
+  it('resolves nothing of a domain whose status the API does not document, until a record it can judge does', () => {
+    const first = run([expiring], T0, EMPTY_STATE);
+    // Its status is one the API does not document and its expiry moved a year on: checked by dates only.
+    const odd = { ...expiring, status: ['pendingTransfer'], date_expiry: T0 + 365 * DAY };
+    const unjudged = run([odd], T0 + DAY, first.next, { problems: undocumented(odd) });
+    expect(unjudged.report.resolved).toEqual([]);
+    expect(unjudged.next.domains['odd.nl']?.finding).toMatchObject({
+      kind: 'expiring',
+      severity: 'critical',
+    });
+    // Moved forward but still flagged: ongoing, not resolved and new.
+    const soon = { ...odd, date_expiry: T0 + 20 * DAY };
+    const still = run([soon], T0 + 2 * DAY, first.next, { problems: undocumented(soon) });
+    expect(still.report.resolved).toEqual([]);
+    expect(findingOf(still, 'odd.nl')?.change).toBe('ongoing');
+    // The status is documented again: the record can be judged, and it is renewed.
+    const judged = run([{ ...odd, status: ['registered'] }], T0 + 3 * DAY, unjudged.next);
+    expect(judged.report.resolved).toMatchObject([
+      { domain_name: 'odd.nl', kind: 'expiring', reason: 'renewed' },
+    ]);
+  });
+});
+
+describe('a snooze over a record the scan could not judge', () => {
+  it('keeps the snooze of a finding kept because its record could not be judged', () => {
+    const expiring = domain('odd.nl', T0, { auto_renew: false, date_expiry: T0 + 5 * DAY });
+    const first = run([expiring], T0, EMPTY_STATE);
+    const f = findingOf(first, 'odd.nl') as DomainFinding;
+    const memory = first.next.domains['odd.nl'];
+    if (!memory) throw new Error('no memory');
+    const state = {
+      ...first.next,
+      domains: { 'odd.nl': { ...memory, actions: { snooze: snoozeOf(f, 3, T0 + HOUR) } } },
+    };
+    const odd = { ...expiring, status: ['pendingTransfer'], date_expiry: T0 + 365 * DAY };
+    const problems = [undocumentedStatusProblem(odd, 1)].filter((p) => p !== null);
+    const unjudged = run([odd], T0 + DAY, state, { problems });
+    expect(unjudged.next.domains['odd.nl']?.actions?.snooze).toBeDefined();
+    // The transfer did not happen: the same record, judged again, is still snoozed.
+    const back = run([expiring], T0 + 2 * DAY, unjudged.next);
+    expect(findingOf(back, 'odd.nl')).toMatchObject({ snoozed_until: snoozeOf(f, 3, T0 + HOUR).until });
+  });
+});
+
+describe('memory of a read cut short', () => {
+  /** A scan whose domain list moved while it was read, cut at `page`: one unnamed problem saying so. */
+  const cutAt = (page: number, now: number, state: ScanState) => {
+    const reason = `the domain list changed while it was read (page ${page} held fewer records than page 1 promised): the domains read were checked, but domains may be missing from what was read, so none is judged to have left the account`;
+    const { report, observed } = scanOf([domain('a.nl', T0)], now, {
+      problems: [{ resource: 'domain', key: null, page, reason }],
+    });
+    const cut = { ...report, source: { ...report.source, incomplete: reason } };
+    return compareWithState({ report: cut, observed, state, policy: DEFAULT_STATE_POLICY });
+  };
+
+  it('says a read cut short once, not again each day it is cut at another page', () => {
+    const first = cutAt(3, T0, EMPTY_STATE);
+    expect(first.why).toContain('1 new unreadable record');
+    const next = cutAt(5, T0 + DAY, first.next);
+    expect(next.why).not.toContain('1 new unreadable record');
+    const again = cutAt(2, T0 + 2 * DAY, next.next);
+    expect(again.publish).toBe(false);
+  });
+
+  it('still says a record without a name that cannot be read on another page', () => {
+    const bad = (page: number) => ({
+      resource: 'domain' as const,
+      key: null,
+      page,
+      reason: 'domain_name: Invalid input',
+    });
+    const first = run([domain('a.nl', T0)], T0, EMPTY_STATE, { problems: [bad(3)] });
+    const next = run([domain('a.nl', T0)], T0 + DAY, first.next, { problems: [bad(3), bad(5)] });
+    expect(next.why).toEqual(['1 new unreadable record']);
+  });
+});
+
+describe('a domain that left the account and comes back', () => {
+  it('says it returned, brings its snooze back, and forgets it after 90 days', () => {
+    const expiring = domain('back.nl', T0, { auto_renew: false, date_expiry: T0 + 20 * DAY });
+    const other = domain('a.nl', T0);
+    const first = run([expiring, other], T0, EMPTY_STATE);
+    const f = findingOf(first, 'back.nl') as DomainFinding;
+    const memory = first.next.domains['back.nl'];
+    if (!memory) throw new Error('no memory');
+    const snooze = snoozeOf(f, 30, T0 + HOUR);
+    const state = {
+      ...first.next,
+      domains: { ...first.next.domains, 'back.nl': { ...memory, actions: { snooze } } },
+    };
+    const gone = run([other], T0 + DAY, state);
+    expect(gone.report.changes.map((c) => `${c.domain_name} ${c.kind}`)).toEqual(['back.nl left_account']);
+    // The departure is kept as a store writes and reads the account-wide part back.
+    const { domains: _d, contacts: _c, ...stored } = gone.next;
+    const read = readStateHead(JSON.parse(JSON.stringify(stored)), {}, 'state.json');
+    expect(read.departed).toEqual({
+      'back.nl': { at: new Date(T0 + DAY).toISOString(), actions: { snooze } },
+    });
+    const back = run([expiring, other], T0 + 2 * DAY, gone.next);
+    expect(back.report.changes).toMatchObject([
+      { domain_name: 'back.nl', kind: 'returned', severity: 'warning', after: 'in the account' },
+    ]);
+    expect(back.why).toContain('1 changed');
+    // Its finding is new, and the snooze it had holds again: not announced.
+    expect(findingOf(back, 'back.nl')).toMatchObject({ change: 'new', snoozed_until: snooze.until });
+    expect(back.next.domains['back.nl']?.actions?.snooze).toEqual(snooze);
+    expect(back.next.departed).toBeUndefined();
+    // Gone again, and back after more than 90 days: seen for the first time.
+    const again = run([other], T0 + 3 * DAY, back.next);
+    expect(again.next.departed?.['back.nl']).toBeDefined();
+    const late = run([other], T0 + 94 * DAY, again.next);
+    expect(late.next.departed).toBeUndefined();
   });
 });

@@ -21,6 +21,7 @@ import { domainFinding, NOW_ISO, reportOf } from '../support/report';
 /** Every ChangeKind, in the table's order: what the next-step table must cover. */
 const CHANGE_KINDS: readonly ChangeKind[] = [
   'left_account',
+  'returned',
   ...WATCHED_NAMES.flatMap((name) => {
     const change = (WATCHED[name] as { readonly change?: { readonly kind: ChangeKind } }).change;
     return change ? [change.kind] : [];

@@ -32,6 +32,7 @@ export function linesWithin(lines: readonly string[], maxBytes: number, limit = 
 /** What each change is, in words (the digest's and chat's line for it). */
 export const CHANGE_WORDS: Readonly<Record<ChangeKind, string>> = {
   left_account: 'LEFT THE ACCOUNT: no longer listed (transferred out or deleted?)',
+  returned: 'back in the account (it had left it)',
   transfer_lock_off: 'transfer lock turned OFF',
   auth_code_issued: 'auth code issued (a transfer can start)',
   registrant_changed: 'registrant changed',
@@ -99,7 +100,10 @@ export function changeMarker(finding: Finding): string {
 
 function changeLine(c: DomainChange): string {
   const detail =
-    c.kind === 'left_account' || c.kind === 'transfer_lock_off' || c.kind === 'auth_code_issued'
+    c.kind === 'left_account' ||
+    c.kind === 'returned' ||
+    c.kind === 'transfer_lock_off' ||
+    c.kind === 'auth_code_issued'
       ? ''
       : c.kind === 'nameservers_changed'
         ? ` (${nameservers(c.before)} → ${nameservers(c.after)})`

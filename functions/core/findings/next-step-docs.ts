@@ -84,6 +84,12 @@ const CHANGE_DOCS: Record<keyof typeof CHANGE_NEXT_STEPS, NextStepDoc> = {
     when: 'a domain of the last scan is no longer listed (a complete read of the account proves it): transferred out, or deleted.',
     how: `Check in ${PANEL} (and the reseller's transfer log) whether it was transferred out or deleted on purpose. If not, contact the reseller today: a domain transferred away must be claimed back from the new registrar.`,
   },
+  returned: {
+    title: 'Returned to the account',
+    severity: 'warning',
+    when: 'a domain announced as gone (left the account) in the last 90 days is listed again; its findings are new, and a snooze or acknowledgement it had holds again.',
+    how: `Check in ${PANEL} why it is back (transferred back in, restored, or moved between accounts) and that its registrant, nameservers and auto-renew are what you expect.`,
+  },
   transfer_lock_off: {
     title: 'Transfer lock turned off',
     severity: 'warning',

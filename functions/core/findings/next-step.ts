@@ -271,6 +271,12 @@ export const CHANGE_NEXT_STEPS = {
       `Check in ${PANEL} whether it was transferred out or deleted on purpose; if not, contact the reseller today.`,
     sample: SAMPLE_CHANGE,
   },
+  returned: {
+    kind: 'returned',
+    step: () =>
+      `Check in ${PANEL} why it is back (transferred back in, restored, or another account's mistake) and that its registrant and nameservers are yours.`,
+    sample: { ...SAMPLE_CHANGE, kind: 'returned' },
+  },
   transfer_lock_off: {
     kind: 'transfer_lock_off',
     step: () => `If nobody here turned it off, turn the transfer lock on again in ${PANEL} today.`,

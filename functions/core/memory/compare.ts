@@ -7,24 +7,26 @@ import {
 } from '../findings/classify';
 import type { Report } from '../scan/scan';
 import { type AppliedActions, applyActions, withActions } from './actions';
+import { departureOf, nextDeparted, returning, returningActions } from './departures';
 import { escalationHours, missedWhileSilenced, nextAlertMemory, sinceSnooze, stageOf } from './escalation';
 import { groupsHearing } from './group-news';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, renewedOrRestored, withFailedRenewals } from './renewal-memory';
 import { cadenceHours, nextRepeats, repeatDecision, repeatFor } from './repeat';
+import { resolution, resolvedReason, sortEntries } from './resolutions';
 import type { ScanMemory } from './scan-memory';
 import {
   type AccountBinding,
   type AlertMemory,
   type Change,
   type ContactMemory,
+  type Departure,
   type DomainChange,
   type DomainMemory,
   type FindingMemory,
   fieldChanges,
   type InGroup,
   type Resolution,
-  type ResolvedReason,
   STATE_VERSION,
   type StatefulFinding,
   type StatefulReport,
@@ -41,10 +43,11 @@ import {
   isPlainKey,
   keyOf,
   newProblemKeys,
-  problemKey,
+  problemKeysOf,
   shownCut,
 } from './state-bounds';
-import { isDue } from './state-time';
+import { isDue, notAfter } from './state-time';
+import { unjudgedKeys } from './unjudged-memory';
 
 /**
  * The comparison of one scan with the memory of the last one, as named steps: renewals memory
@@ -119,7 +122,7 @@ export function compareMemory(input: CompareInput): CompareResult {
     head: nextHead(c, publish, carriedContacts),
     ...nextDomains(c, publish),
   };
-  sortEntries(c);
+  sortEntries(c.changes, c.resolved);
   return {
     report: { ...c.report, findings: c.findings, changes: c.changes, resolved: c.resolved },
     silenced: c.silencing.silenced,
@@ -146,7 +149,7 @@ interface Comparison {
   readonly unreadableContacts: ReadonlySet<string>;
   /** A contact record (or the whole list) could not be read and is not named: any contact may be it. */
   readonly contactsUnread: boolean;
-  /** Remembered registry findings the registry check could not confirm this time: kept as they were. */
+  /** Remembered findings this scan could not confirm or judge (a registry check not done, a status the API does not document): kept as they were. */
   readonly unconfirmed: ReadonlySet<string>;
   readonly priorContacts: ReadonlyMap<string, ContactMemory>;
   readonly findings: StatefulFinding[];
@@ -156,6 +159,9 @@ interface Comparison {
   readonly resolved: Resolution[];
   /** Domains whose last finding was resolved (its last alert is not carried on). */
   readonly resolvedKeys: Set<string>;
+  /** Domains that left now, and those memory knew only as gone that are back (departures.ts). */
+  readonly left: Map<string, Departure>;
+  readonly back: ReadonlyMap<string, Departure>;
   /** Domains whose critical finding escalates now (escalation.ts). */
   readonly escalated: Set<string>;
   /** Domains whose ongoing finding is published again now by its repeat cadence (repeat.ts). */
@@ -172,7 +178,9 @@ function prepare(input: CompareInput): Comparison {
   const keyed = memory.keyFindings(withFailedRenewals(input.report, renewals.failed));
   // Snoozed and acknowledged findings stay in the report, marked, and are never announced; an
   // action that lapsed (expired, worse, changed, resolved) is dropped from the next state.
-  const silencing = applyActions(keyed.report, memory.actions(), nowMs, domainKey);
+  const back = returning(input.head, memory.seen.keys(), memory.prior);
+  const actions = new Map([...returningActions(back), ...memory.actions()]);
+  const silencing = applyActions(keyed.report, actions, nowMs, domainKey);
   const report = silencing.report;
   const unreadableDomains = new Set<string>();
   const unreadableContacts = new Set<string>();
@@ -196,13 +204,15 @@ function prepare(input: CompareInput): Comparison {
     unreadableDomains,
     unreadableContacts,
     contactsUnread: report.problems.some((p) => p.resource === 'contact' && p.key === null),
-    unconfirmed: unconfirmedRegistryKeys(report, memory),
+    unconfirmed: new Set([...unconfirmedRegistryKeys(report, memory), ...unjudgedKeys(report, memory)]),
     priorContacts: new Map(Object.entries(input.head.contacts)),
     findings: [],
     announced: [],
     changes: [],
     resolved: [],
     resolvedKeys: new Set(),
+    left: new Map(),
+    back,
     escalated: new Set(),
     repeated: new Set(),
     heard: new Set(),
@@ -296,32 +306,6 @@ function markFindings(c: Comparison): void {
   }
 }
 
-/** A finding remembered as `was` resolved (or fallen to `now`) for `reason`. */
-const resolution = (
-  of: ({ domain_name: string } & InGroup) | { handle: string },
-  was: FindingMemory,
-  reason: ResolvedReason,
-  now: Finding | null = null,
-): Resolution => ({
-  ...of,
-  kind: was.kind,
-  severity: was.severity,
-  reason,
-  now: now && { kind: now.kind, severity: now.severity },
-});
-
-function resolvedReason(
-  before: FindingMemory,
-  now: DomainFinding | null,
-  watchedNow: WatchedFields | undefined,
-): ResolvedReason {
-  if (before.kind === 'quarantine' && now?.kind !== 'quarantine') return 'restored';
-  if (before.date_expiry && now && Date.parse(now.date_expiry) > Date.parse(before.date_expiry))
-    return 'renewed';
-  if (watchedNow?.auto_renew === true) return 'auto_renew_on';
-  return 'no_longer_flagged';
-}
-
 /**
  * Step five, every domain remembered: one not read by a complete scan left the account; one read
  * shows what changed in its watched fields; a finding it had and has no more is resolved.
@@ -344,6 +328,19 @@ function walkRemembered(c: Comparison): void {
         resolution({ domain_name: name, ...group }, was.finding, resolvedReason(was.finding, null, watched)),
       );
   }
+  // Announced as gone, listed again: back (its findings are new, its snooze holds again).
+  for (const key of c.back.keys()) {
+    const seen = c.memory.seen.get(key);
+    if (!seen) continue;
+    const of = { domain_name: shownName(seen.name, key), ...inGroup(c, seen.group) };
+    c.changes.push({
+      ...of,
+      kind: 'returned',
+      severity: 'warning',
+      before: 'not in the account',
+      after: 'in the account',
+    });
+  }
 }
 
 function leftAccount(c: Comparison, key: string, was: DomainMemory): void {
@@ -356,6 +353,7 @@ function leftAccount(c: Comparison, key: string, was: DomainMemory): void {
     after: 'not in the account',
   });
   if (was.finding) c.resolved.push(resolution(of, was.finding, 'left_account'));
+  c.left.set(key, departureOf(was, c.report.now));
 }
 
 /**
@@ -398,7 +396,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
   count(c.resolved.filter(news).length, 'resolved');
   countRepeats(c, count);
   count(c.escalated.size, 'critical not acted on, escalated');
-  const fresh = newProblemKeys(c.input.head, c.report.problems);
+  const fresh = newProblemKeys(c.input.head, problemKeysOf(c.report.problems, c.report.source.incomplete));
   count(fresh, fresh === 1 ? 'new unreadable record' : 'new unreadable records');
   // A record that says quarantine but cannot be read is as critical as a quarantine finding:
   // repeated on the same rhythm until it is fixed.
@@ -503,7 +501,7 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
   const lapsed = new Set(c.silencing.lapsed.map((l) => `${l.domain_name} ${l.action}`));
   const set = (key: string, made: DomainMemory) => {
     const was = prior.get(key);
-    const next = withActions(made, was?.actions, key, lapsed);
+    const next = withActions(made, was?.actions ?? c.back.get(key)?.actions, key, lapsed);
     if (was && sameMemory(was, next)) domains.set(key, was);
     else {
       domains.set(key, next);
@@ -573,27 +571,18 @@ function nextHead(c: Comparison, publish: boolean, contacts: Record<string, Cont
     };
   }
   // Bounded: past the cap, a digest of them all tells the next scan whether the set changed.
-  const { kept, digest } = boundedProblemKeys(c.report.problems.map(problemKey));
+  const departed = nextDeparted(head, c.left, c.back, c.nowMs);
+  const { kept, digest } = boundedProblemKeys(problemKeysOf(c.report.problems, c.report.source.incomplete));
   return {
     version: STATE_VERSION,
     scope: c.input.scope ?? head.scope,
     account: c.input.account ?? head.account ?? null,
-    started_at: head.started_at ?? now,
+    started_at: head.started_at === null ? now : notAfter(head.started_at, now),
     last_scan_at: now,
     last_published_at: publish ? now : head.last_published_at,
     problem_keys: kept,
     ...(digest === undefined ? {} : { problem_keys_digest: digest }),
     contacts,
+    ...(departed === undefined ? {} : { departed }),
   };
-}
-
-/** Changes and resolved entries most severe first, then by name. */
-function sortEntries(c: Comparison): void {
-  const order = (a: { domain_name?: string; handle?: string }, b: typeof a) =>
-    (a.domain_name ?? a.handle ?? '').localeCompare(b.domain_name ?? b.handle ?? '');
-  c.changes.sort(
-    (a, b) =>
-      severityRank(b.severity) - severityRank(a.severity) || order(a, b) || a.kind.localeCompare(b.kind),
-  );
-  c.resolved.sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || order(a, b));
 }

@@ -1,6 +1,6 @@
 import { type DomainFinding, type Finding, isDomainFinding, severityRank } from '../findings/classify';
 import type { AlertMemory, DomainMemory, EscalationPolicy, Snooze } from './state';
-import { isDue } from './state-time';
+import { isDue, notAfter } from './state-time';
 
 /**
  * Escalation (docs/policies.md): a critical finding that nobody acknowledged or snoozed within
@@ -32,6 +32,8 @@ export function stageOf(finding: Finding, thresholds: readonly number[]): number
  * The last alert as escalation counts from it: after a snooze or an acknowledgement (ended, or
  * lapsed early) the team has its `afterHours` again, so the count starts at its end, at the latest
  * `nowMs`, and an escalation from before it is forgotten: nobody acting once more is paged once more.
+ * A first alert in the future of `nowMs` (saved by a scan whose clock ran ahead) cannot have come
+ * after the snooze: the count starts at its end too, never at a time that has not come.
  */
 export function sinceSnooze(
   alerted: AlertMemory | null | undefined,
@@ -41,7 +43,7 @@ export function sinceSnooze(
   if (!alerted || !snooze) return alerted;
   const ends = Math.min(Date.parse(snooze.until), nowMs);
   const first = Date.parse(alerted.first_at ?? alerted.at);
-  if (!(first < ends)) return alerted;
+  if (!(first < ends) && !(first > nowMs)) return alerted;
   const { escalated: _before, ...rest } = alerted;
   return { ...rest, first_at: new Date(ends).toISOString() };
 }
@@ -91,7 +93,9 @@ export function escalationHours(
 /**
  * The alert memory after this scan published a finding: the first alert kept while the finding
  * stays the same kind (and, once critical, critical: escalation counts from its first critical
- * alert), the rung of an escalation kept until the next one.
+ * alert), the rung of an escalation kept until the next one. A first alert after this scan's time
+ * (a scan whose clock ran ahead saved it) is brought back to this scan's time: kept in the future,
+ * no snooze could restart the count from it (sinceSnooze).
  */
 export function nextAlertMemory(
   f: Finding,
@@ -106,7 +110,7 @@ export function nextAlertMemory(
     severity: f.severity,
     stage: now.stage,
     at: now.at,
-    first_at: same ? (same.first_at ?? same.at) : now.at,
+    first_at: same ? notAfter(same.first_at ?? same.at, now.at) : now.at,
     ...(escalated !== undefined ? { escalated } : {}),
   };
 }

@@ -35,12 +35,11 @@ export function boundedProblemKeys(keys: readonly string[]): { kept: string[]; d
     ? { kept: unique }
     : { kept: unique.slice(0, MAX_PROBLEM_KEYS), digest: sha256(unique.join('\n')) };
 }
-/** How many records are unreadable now that were not last time; more than a state keeps, the same set (by its digest) is none. */
+/** How many records are unreadable now that were not last time (keys of {@link problemKeysOf}); more than a state keeps, the same set (by its digest) is none. */
 export function newProblemKeys(
   head: { readonly problem_keys: readonly string[]; readonly problem_keys_digest?: string },
-  problems: readonly Problem[],
+  keys: readonly string[],
 ): number {
-  const keys = problems.map(problemKey);
   if (head.problem_keys_digest !== undefined && boundedProblemKeys(keys).digest === head.problem_keys_digest)
     return 0;
   const old = new Set(head.problem_keys);
@@ -113,10 +112,34 @@ function boundProblemKey(key: string): string {
  * The key an unreadable record is remembered by, bounded: `domain@page<n>` for one not named, else
  * `domain:<name>` or `contact:<handle>` with a digest of what it says (its severity and reason,
  * both read from the record): a record that now says quarantine, or another unknown status, is a
- * new unreadable record, published at once, not one the state already knew.
+ * new unreadable record, published at once, not one the state already knew. A read cut short
+ * (`cut`: the problem that says why the listing could not be read whole) is `domain@cut`: the page
+ * it was cut at and the counts it gives move from day to day, and a read cut again is not news.
  */
-export function problemKey(p: Problem): string {
-  if (p.key === null) return boundProblemKey(`${p.resource}@page${p.page}`);
+export function problemKey(p: Problem, cut = false): string {
+  if (p.key === null) return boundProblemKey(cut ? `${p.resource}@cut` : `${p.resource}@page${p.page}`);
   const says = sha256(`${p.severity ?? ''} ${p.reason}`).slice(0, 12);
   return boundProblemKey(`${p.resource}:${p.key.toLowerCase()}~${says}`);
+}
+
+/**
+ * The keys of a report's unreadable records. `incomplete` is the report's `source.incomplete`: the
+ * reasons each listing read cut short gave, joined by `; `; an unnamed problem whose reason is one of
+ * them is that cut ({@link problemKey}).
+ */
+export function problemKeysOf(problems: readonly Problem[], incomplete: string | undefined): string[] {
+  return problems.map((p) =>
+    problemKey(p, p.key === null && incomplete !== undefined && isPart(incomplete, p.reason)),
+  );
+}
+
+/** True when `part` is one of the `; `-joined parts of `whole` (or a run of them). */
+function isPart(whole: string, part: string): boolean {
+  if (part.length === 0) return false;
+  for (let at = whole.indexOf(part); at >= 0; at = whole.indexOf(part, at + 1)) {
+    const end = at + part.length;
+    if ((at === 0 || whole.startsWith('; ', at - 2)) && (end === whole.length || whole.startsWith('; ', end)))
+      return true;
+  }
+  return false;
 }

@@ -46,6 +46,15 @@ export function isDue(at: string, now: number, periodMs: number): boolean {
   return now - then >= periodMs;
 }
 
+/**
+ * The stored time `at`, or `now` (this scan's time, as the report has it) when `at` is after it or
+ * does not parse: a time carried to the next state is never in its future.
+ */
+export function notAfter(at: string, now: string): string {
+  const then = parseRfc3339(at);
+  return Number.isNaN(then) || then > parseRfc3339(now) ? now : at;
+}
+
 /** A date-time as the state keeps it: one that does not parse is refused, never read as "recent". */
 export const StoredDateTime = z.string().refine((text) => !Number.isNaN(parseRfc3339(text)), {
   error: (issue) => `not an RFC 3339 date-time: ${JSON.stringify(String(issue.input).slice(0, 40))}`,

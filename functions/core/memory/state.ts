@@ -164,7 +164,7 @@ export function watchedFieldsOf(domain: Domain): WatchedFields {
 
 type FieldChangeKind = { [K in keyof Watched]: NonNullable<Watched[K]['change']>['kind'] }[keyof Watched];
 /** Kinds of change to a domain that are news in themselves, finding or not. */
-export type ChangeKind = 'left_account' | FieldChangeKind;
+export type ChangeKind = 'left_account' | 'returned' | FieldChangeKind;
 
 /** The group a domain was in when last read (its policy's name), and whether that policy lets it lapse. */
 export interface InGroup {
@@ -309,6 +309,9 @@ export interface DomainMemory {
   readonly actions?: DomainActions;
 }
 
+/** What the state keeps of a domain announced as gone (departures.ts): when, its name (cut when hashed), group and actions. */
+export type Departure = Pick<DomainMemory, 'name' | 'group' | 'actions'> & { readonly at: string };
+
 /** Everything remembered of one flagged contact. */
 export interface ContactMemory {
   /** The handle (cut) when the memory is kept under a hash of it. */
@@ -342,6 +345,8 @@ export interface StateHead {
   readonly problem_keys_digest?: string;
   /** By key: the handle, or a hash of it. */
   readonly contacts: Readonly<Record<string, ContactMemory>>;
+  /** The domains announced as gone (`left_account`), by memory key, for a while (departures.ts). */
+  readonly departed?: Readonly<Record<string, Departure>>;
 }
 
 /** The state before the first scan. */
@@ -492,6 +497,9 @@ const AccountBindingSchema = z.object({
   salt: z.string().regex(/^[A-Za-z0-9_-]{16,86}$/, 'not a salt (base64url)'),
   hash: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'not a hash (base64url of 32 bytes)'),
 });
+const DepartureSchema = DomainMemorySchema.pick({ name: true, group: true, actions: true }).extend({
+  at: StoredDateTime,
+});
 /** The account-wide part of the state as a store keeps it (the contacts are read apart). */
 export const StateHeaderSchema = z.object({
   version: z.literal(STATE_VERSION, {
@@ -510,6 +518,7 @@ export const StateHeaderSchema = z.object({
     .string()
     .regex(/^[0-9a-f]{64}$/, 'not a sha256 digest')
     .optional(),
+  departed: z.record(z.string(), DepartureSchema).optional(),
 });
 
 /**

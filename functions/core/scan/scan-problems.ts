@@ -7,6 +7,8 @@ import { DOCUMENTED_DOMAIN_STATUSES, type Domain } from '../reseller/schemas';
  * report lists them in.
  */
 
+const DATES_ONLY = "; the domain was checked by its dates only: look at it in the reseller's control panel";
+
 /**
  * Never depend on an unstated rule: a status the documentation does not show (pending delete,
  * redemption, transferred out…) may be a domain about to be lost.
@@ -18,9 +20,19 @@ export function undocumentedStatusProblem(domain: Domain, page: number): Problem
     resource: 'domain',
     key: domain.domain_name,
     page,
-    reason: `status ${statusList(undocumented)} is not one the API documents (registered, quarantine); the domain was checked by its dates only: look at it in the reseller's control panel`,
+    reason: `status ${statusList(undocumented)} is not one the API documents (registered, quarantine)${DATES_ONLY}`,
   };
 }
+
+/**
+ * True for the problem {@link undocumentedStatusProblem} makes: its domain was read and classified,
+ * but by its dates only, so what the scan says of it cannot resolve what memory knew (compare.ts).
+ */
+export const judgedByDatesOnly = (p: Problem): boolean =>
+  p.resource === 'domain' &&
+  p.key !== null &&
+  p.reason.startsWith('status ') &&
+  p.reason.endsWith(DATES_ONLY);
 
 /**
  * The documentation spells the registrant handle two ways (`registant_handle` in its field table,

@@ -1,0 +1,69 @@
+import { parseRfc3339 } from '../reseller/schemas';
+import type { Departure, DomainActions, DomainMemory, StateHead } from './state';
+
+/**
+ * What the state keeps of the domains announced as gone (`left_account`), so that one that comes
+ * back is said to be back (`returned`), with the snooze or acknowledgement it had, instead of
+ * showing up as if it were seen for the first time. Kept {@link DEPARTED_DAYS} days, the newest
+ * {@link MAX_DEPARTED} (a few hundred bytes each in the account-wide part of the state). Pure.
+ */
+
+export const DEPARTED_DAYS = 90;
+export const MAX_DEPARTED = 100;
+const DAY_MS = 86_400_000;
+
+/** What the state keeps of a domain that leaves now, remembered as `was`. */
+export function departureOf(was: DomainMemory, at: string): Departure {
+  return {
+    at,
+    ...(was.name === undefined ? {} : { name: was.name }),
+    ...(was.group === undefined ? {} : { group: was.group }),
+    ...(was.actions ? { actions: was.actions } : {}),
+  };
+}
+
+/** The domains read now that memory knew only as gone: by key, the departure they return from. */
+export function returning(
+  head: Pick<StateHead, 'departed'>,
+  seen: Iterable<string>,
+  prior: ReadonlyMap<string, unknown>,
+): Map<string, Departure> {
+  const back = new Map<string, Departure>();
+  const departed = head.departed;
+  if (!departed) return back;
+  for (const key of seen)
+    if (!prior.has(key) && Object.hasOwn(departed, key)) back.set(key, departed[key] as Departure);
+  return back;
+}
+
+/** The actions a returning domain brings back, by key, to apply and keep as if it had never left. */
+export function returningActions(back: ReadonlyMap<string, Departure>): Map<string, DomainActions> {
+  const out = new Map<string, DomainActions>();
+  for (const [key, d] of back) if (d.actions) out.set(key, d.actions);
+  return out;
+}
+
+/**
+ * The departures to keep next: the last ones less those that came back, and those past
+ * {@link DEPARTED_DAYS} or a time that does not parse, with the ones that left now; the newest
+ * {@link MAX_DEPARTED}. Undefined when none is left (a state with no departure writes none).
+ */
+export function nextDeparted(
+  head: Pick<StateHead, 'departed'>,
+  left: ReadonlyMap<string, Departure>,
+  back: ReadonlyMap<string, Departure>,
+  nowMs: number,
+): Record<string, Departure> | undefined {
+  const all = new Map<string, Departure>(Object.entries(head.departed ?? {}));
+  for (const key of back.keys()) all.delete(key);
+  for (const [key, d] of left) all.set(key, d);
+  const kept = [...all]
+    .map(([key, d]) => [key, d, parseRfc3339(d.at)] as const)
+    .filter(([, , at]) => !Number.isNaN(at) && nowMs - at < DEPARTED_DAYS * DAY_MS)
+    .sort(([a, , x], [b, , y]) => y - x || a.localeCompare(b))
+    .slice(0, MAX_DEPARTED);
+  if (kept.length === 0) return undefined;
+  const out: Record<string, Departure> = {};
+  for (const [key, d] of kept.sort(([a], [b]) => a.localeCompare(b))) out[key] = d;
+  return out;
+}

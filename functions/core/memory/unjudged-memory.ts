@@ -1,0 +1,35 @@
+import { isDomainFinding, severityRank } from '../findings/classify';
+import type { Report } from '../scan/scan';
+import { judgedByDatesOnly } from '../scan/scan-problems';
+import { renewedOrRestored } from './renewal-memory';
+import type { ScanMemory } from './scan-memory';
+import { domainKey } from './state-bounds';
+
+/**
+ * The memory keys of domains whose record this scan read but says it could not judge (a status the
+ * API does not document: checked by its dates only, scan-problems.ts) and whose remembered finding
+ * this scan would resolve: gone, fallen in severity, or renewed (an expiry that moved forward may be
+ * a transfer out, not a renewal). The comparison keeps their memory as it was and resolves nothing,
+ * as for a registry finding it could not confirm (registry-memory.ts), until a record it can judge
+ * does. A finding at least as severe, not renewed, is compared as any other. Pure.
+ */
+export function unjudgedKeys(report: Report, memory: ScanMemory): Set<string> {
+  const keys = new Set<string>();
+  const current = new Map<string, Report['findings'][number]>();
+  for (const f of report.findings) if (isDomainFinding(f)) current.set(domainKey(f.domain_name), f);
+  for (const p of report.problems) {
+    if (p.key === null || !judgedByDatesOnly(p)) continue;
+    const key = domainKey(p.key);
+    const was = memory.prior.get(key)?.finding;
+    if (!was) continue;
+    const now = current.get(key);
+    if (
+      now === undefined ||
+      !isDomainFinding(now) ||
+      severityRank(now.severity) < severityRank(was.severity) ||
+      renewedOrRestored(was, now)
+    )
+      keys.add(key);
+  }
+  return keys;
+}
