@@ -43,7 +43,9 @@ export function newProblemKeys(
   if (head.problem_keys_digest !== undefined && boundedProblemKeys(keys).digest === head.problem_keys_digest)
     return 0;
   const old = new Set(head.problem_keys);
-  return keys.filter((k) => !old.has(k)).length;
+  // A key saved before keys carried what the record says (`domain:<name>`) is that record known.
+  const before = (k: string) => (k.includes('~') ? k.slice(0, k.lastIndexOf('~')) : k);
+  return keys.filter((k) => !old.has(k) && !old.has(before(k))).length;
 }
 
 /** Printable ASCII that JSON writes as it is (no quote, no backslash). */
@@ -118,8 +120,24 @@ function boundProblemKey(key: string): string {
  */
 export function problemKey(p: Problem, cut = false): string {
   if (p.key === null) return boundProblemKey(cut ? `${p.resource}@cut` : `${p.resource}@page${p.page}`);
-  const says = sha256(`${p.severity ?? ''} ${p.reason}`).slice(0, 12);
+  const says = sha256(`${p.severity ?? ''} ${steadyReason(p.reason)}`).slice(0, 12);
   return boundProblemKey(`${p.resource}:${p.key.toLowerCase()}~${says}`);
+}
+
+/**
+ * What a problem's reason says, without what moves from scan to scan while the record does not: the
+ * values it quotes in the order the server listed them (a case twin's two spellings, which a
+ * case-blind sort lists either way round) and the numbers (a contact's count of domains sent as
+ * "1,204", which grows with each domain). The words and the quoted text stay: a status the API does
+ * not document changing to another is still news.
+ */
+function steadyReason(reason: string): string {
+  const quoted: string[] = [];
+  const words = reason.replace(/"(?:[^"\\]|\\.)*"/g, (text) => {
+    quoted.push(text);
+    return '""';
+  });
+  return `${words} ${quoted.sort().join(' ')}`.replace(/\d+/g, '#');
 }
 
 /**
