@@ -25,6 +25,15 @@ describe('the key an unreadable twin is remembered by', () => {
     expect(problemKey(twinProblem('shop.nl', 'Shop.nl'))).toBe(problemKey(twinProblem('Shop.nl', 'shop.nl')));
   });
 
+  it('is one whichever order the server lists a trailing-dot or punycode twin in', () => {
+    expect(problemKey(twinProblem('shop.nl', 'shop.nl.'))).toBe(
+      problemKey(twinProblem('shop.nl.', 'shop.nl')),
+    );
+    expect(problemKey(twinProblem('xn--rsted-5-p1a.com', 'ørsted-5.com'))).toBe(
+      problemKey(twinProblem('ørsted-5.com', 'xn--rsted-5-p1a.com')),
+    );
+  });
+
   it('counts an unreadable record a state saved before the digest as known, not new', () => {
     // A state saved before problem keys carried a digest knows `domain:<name>`: on the first scan
     // after the upgrade, every record it knew unreadable counted as new and was published as news.

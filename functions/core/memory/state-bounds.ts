@@ -121,7 +121,9 @@ function boundProblemKey(key: string): string {
 export function problemKey(p: Problem, cut = false): string {
   if (p.key === null) return boundProblemKey(cut ? `${p.resource}@cut` : `${p.resource}@page${p.page}`);
   const says = sha256(`${p.severity ?? ''} ${steadyReason(p.reason)}`).slice(0, 12);
-  return boundProblemKey(`${p.resource}:${p.key.toLowerCase()}~${says}`);
+  // A domain's name as the memory keys it: two spellings of one name (a trailing dot, punycode) are one record.
+  const name = p.resource === 'domain' ? normalizeDomainName(p.key) : p.key.toLowerCase();
+  return boundProblemKey(`${p.resource}:${name}~${says}`);
 }
 
 /**
