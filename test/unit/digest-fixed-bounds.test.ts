@@ -76,7 +76,6 @@ describe('a digest with no finding whose sections pass its room', () => {
     resource: 'domain' as const,
     key: 'held.nl',
     page: 1,
-    severity: 'warning' as const,
     reason: 'the record could not be read',
   };
   const totals = Array.from({ length: 40_000 }, (_, i) => ({ currency: `C${i}`, count: 1, amount: 1 }));
