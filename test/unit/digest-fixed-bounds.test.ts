@@ -65,3 +65,37 @@ describe('a digest whose fixed sections would take its whole room', () => {
     expect(email).not.toContain('The rest of this e-mail was cut');
   });
 });
+
+/**
+ * Found by a second review: the sections were bounded only when an item was left out, so a report
+ * with no finding at all (nothing to leave out) kept a renewal totals line of thousands of currencies
+ * whole; the lean form then cut the e-mail inside it, before the unreadable record it had to name.
+ */
+describe('a digest with no finding whose sections pass its room', () => {
+  const problem = {
+    resource: 'domain' as const,
+    key: 'held.nl',
+    page: 1,
+    reason: 'the record could not be read',
+  };
+  const totals = Array.from({ length: 40_000 }, (_, i) => ({ currency: `C${i}`, count: 1, amount: 1 }));
+  const report = {
+    ...reportOf([], [problem]),
+    renewal_costs: { window_days: 30, totals, premium: totals.length, custom: 0, unpriced: 0 },
+  } as Report;
+
+  it('bounds the renewal totals so the digest fits and names the unreadable record', () => {
+    const budget = 40_000;
+    const digest = composeDigest(report, { budgetBytes: budget });
+    expect(Buffer.byteLength(JSON.stringify(digest.text)) - 2).toBeLessThanOrEqual(budget);
+    expect(digest.text).toContain('- domain held.nl on page 1: the record could not be read');
+  });
+
+  it('names the unreadable record in the alert e-mail, not cut by the lean form', () => {
+    const alert = buildAlertMessage(report);
+    expect(snsPublishBytes(alert)).toBeLessThanOrEqual(SNS_MAX_BYTES);
+    const { email } = JSON.parse(alert.message) as { email: string };
+    expect(email).toContain('held.nl');
+    expect(email).not.toContain('The rest of this e-mail was cut');
+  });
+});

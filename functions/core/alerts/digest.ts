@@ -361,16 +361,20 @@ function frame(
 
 /**
  * The digest within its budget, and what it named and left out. When its items cannot all be named,
- * the sections around them are bounded ({@link SECTION_SHARES}) and the items placed again: a
- * changes section or renewal totals as long as the room must not leave a quarantine unnamed.
+ * or the digest would pass its room, the sections around them are bounded ({@link SECTION_SHARES})
+ * and the items placed again: a changes section or renewal totals as long as the room must not leave
+ * a quarantine unnamed, nor push the unreadable records and the footer past the lean form's cut.
  */
 export function composeDigest(
   report: Report & { readonly silenced?: number; readonly letting_lapse?: number },
   options: DigestOptions = {},
 ): Digest {
+  const budget = options.budgetBytes ?? DIGEST_MAX_BYTES;
   const whole = digestIn(report, options, UNBOUNDED);
-  if (whole.leftOut.critical + whole.leftOut.warning === 0) return whole;
-  return digestIn(report, options, roomOf(options.budgetBytes ?? DIGEST_MAX_BYTES));
+  // With no item to leave out, sections longer than the room would be cut by the lean form instead.
+  if (whole.leftOut.critical + whole.leftOut.warning === 0 && responseBytes(whole.text) <= budget)
+    return whole;
+  return digestIn(report, options, roomOf(budget));
 }
 
 function digestIn(

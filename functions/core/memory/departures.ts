@@ -12,6 +12,10 @@ export const DEPARTED_DAYS = 90;
 export const MAX_DEPARTED = 100;
 const DAY_MS = 86_400_000;
 
+/** True for a departure time (epoch ms) that parses and is less than {@link DEPARTED_DAYS} before `nowMs`. */
+const recent = (at: number, nowMs: number): boolean =>
+  !Number.isNaN(at) && nowMs - at < DEPARTED_DAYS * DAY_MS;
+
 /** What the state keeps of a domain that leaves now, remembered as `was`. */
 export function departureOf(was: DomainMemory, at: string): Departure {
   return {
@@ -22,17 +26,25 @@ export function departureOf(was: DomainMemory, at: string): Departure {
   };
 }
 
-/** The domains read now that memory knew only as gone: by key, the departure they return from. */
+/**
+ * The domains read now that memory knew only as gone, less than {@link DEPARTED_DAYS} ago: by key,
+ * the departure they return from. One kept longer (no scan pruned it since) is seen for the first
+ * time: an acknowledgement from months before must not silence it.
+ */
 export function returning(
   head: Pick<StateHead, 'departed'>,
   seen: Iterable<string>,
   prior: ReadonlyMap<string, unknown>,
+  nowMs: number,
 ): Map<string, Departure> {
   const back = new Map<string, Departure>();
   const departed = head.departed;
   if (!departed) return back;
-  for (const key of seen)
-    if (!prior.has(key) && Object.hasOwn(departed, key)) back.set(key, departed[key] as Departure);
+  for (const key of seen) {
+    if (prior.has(key) || !Object.hasOwn(departed, key)) continue;
+    const d = departed[key] as Departure;
+    if (recent(parseRfc3339(d.at), nowMs)) back.set(key, d);
+  }
   return back;
 }
 
@@ -46,7 +58,9 @@ export function returningActions(back: ReadonlyMap<string, Departure>): Map<stri
 /**
  * The departures to keep next: the last ones less those that came back, and those past
  * {@link DEPARTED_DAYS} or a time that does not parse, with the ones that left now; the newest
- * {@link MAX_DEPARTED}. Undefined when none is left (a state with no departure writes none).
+ * {@link MAX_DEPARTED}. A time after `nowMs` (saved by a scan whose clock ran ahead) is brought back
+ * to it: kept in the future, it would outlast its 90 days and push out the domains that leave now.
+ * Undefined when none is left (a state with no departure writes none).
  */
 export function nextDeparted(
   head: Pick<StateHead, 'departed'>,
@@ -54,16 +68,26 @@ export function nextDeparted(
   back: ReadonlyMap<string, Departure>,
   nowMs: number,
 ): Record<string, Departure> | undefined {
+  const now = new Date(nowMs).toISOString();
   const all = new Map<string, Departure>(Object.entries(head.departed ?? {}));
-  for (const key of back.keys()) all.delete(key);
-  for (const [key, d] of left) all.set(key, d);
-  const kept = [...all]
-    .map(([key, d]) => [key, d, parseRfc3339(d.at)] as const)
-    .filter(([, , at]) => !Number.isNaN(at) && nowMs - at < DEPARTED_DAYS * DAY_MS)
-    .sort(([a, , x], [b, , y]) => y - x || a.localeCompare(b))
+  for (const key of [...back.keys(), ...left.keys()]) all.delete(key);
+  // Those that left now first: a time brought back to now must not push one of them out.
+  const kept = [
+    ...[...left].map(([key, d]) => [key, d, parseRfc3339(d.at)] as const),
+    ...byAge(all, nowMs, now),
+  ]
+    .filter(([, , at]) => recent(at, nowMs))
     .slice(0, MAX_DEPARTED);
   if (kept.length === 0) return undefined;
-  const out: Record<string, Departure> = {};
-  for (const [key, d] of kept.sort(([a], [b]) => a.localeCompare(b))) out[key] = d;
-  return out;
+  return Object.fromEntries(kept.map(([key, d]) => [key, d] as const).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/** The departures kept from the last state, newest first, a time after `nowMs` brought back to `now`. */
+function byAge(all: ReadonlyMap<string, Departure>, nowMs: number, now: string) {
+  return [...all]
+    .map(([key, d]) => {
+      const at = parseRfc3339(d.at);
+      return at > nowMs ? ([key, { ...d, at: now }, nowMs] as const) : ([key, d, at] as const);
+    })
+    .sort(([a, , x], [b, , y]) => y - x || a.localeCompare(b));
 }

@@ -121,7 +121,8 @@ function boundProblemKey(key: string): string {
 export function problemKey(p: Problem, cut = false): string {
   if (p.key === null) return boundProblemKey(cut ? `${p.resource}@cut` : `${p.resource}@page${p.page}`);
   const says = sha256(`${p.severity ?? ''} ${steadyReason(p.reason)}`).slice(0, 12);
-  // A domain's name as the memory keys it: two spellings of one name (a trailing dot, punycode) are one record.
+  // A domain by its one form (as paging folds twins: case, trailing dot, punycode), so a twin's key is
+  // one whichever of its spellings the server listed second.
   const name = p.resource === 'domain' ? normalizeDomainName(p.key) : p.key.toLowerCase();
   return boundProblemKey(`${p.resource}:${name}~${says}`);
 }
@@ -134,12 +135,31 @@ export function problemKey(p: Problem, cut = false): string {
  * not document changing to another is still news.
  */
 function steadyReason(reason: string): string {
+  // Numbers first, so two quoted values whose numbers moved do not swap places in the sort.
+  const text = reason.replace(/\d+/g, '#');
   const quoted: string[] = [];
-  const words = reason.replace(/"(?:[^"\\]|\\.)*"/g, (text) => {
-    quoted.push(text);
-    return '""';
-  });
-  return `${words} ${quoted.sort().join(' ')}`.replace(/\d+/g, '#');
+  let words = '';
+  let at = 0;
+  for (let open = text.indexOf('"'); open >= 0; open = text.indexOf('"', at)) {
+    const close = closingQuote(text, open + 1);
+    if (close < 0) break;
+    words += `${text.slice(at, open)}""`;
+    quoted.push(text.slice(open, close + 1));
+    at = close + 1;
+  }
+  return `${words}${text.slice(at)} ${quoted.sort().join(' ')}`;
+}
+
+/**
+ * Where the quoted value opened before `from` ends (its closing `"`, a `\` escaping the character
+ * after it), or -1: one pass, not a pattern that would scan again from each quote of a value with no end.
+ */
+function closingQuote(text: string, from: number): number {
+  for (let i = from; i < text.length; i++) {
+    if (text[i] === '\\') i++;
+    else if (text[i] === '"') return i;
+  }
+  return -1;
 }
 
 /**

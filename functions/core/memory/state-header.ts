@@ -1,4 +1,12 @@
-import { checked, STATE_VERSION, StateError, type StateHead, StateHeaderSchema, stateIssue } from './state';
+import {
+  checked,
+  DepartureSchema,
+  STATE_VERSION,
+  StateError,
+  type StateHead,
+  StateHeaderSchema,
+  stateIssue,
+} from './state';
 
 /**
  * The account-wide part of a state (the file's header, the table's `#meta` item) read back, and
@@ -44,7 +52,7 @@ export function readStateHead(
   where: string,
   damaged: { readonly item: string; readonly generation?: number } = { item: 'header' },
 ): StateHead {
-  const read = checked(StateHeaderSchema, value, []);
+  const read = checked(StateHeaderSchema, withReadableDepartures(value), []);
   if (!('damage' in read)) return { ...read, contacts } as StateHead;
   // A version of another release is its to read; none at all is damage (every release writes one).
   const version =
@@ -54,4 +62,17 @@ export function readStateHead(
     `the state in ${where} cannot be used (${read.damage}); correct that value, point --state elsewhere, or remove the state to start over`,
     { ...damaged, damage: read.damage },
   );
+}
+
+/**
+ * `value` with only the departures that read back: one that does not (a state edited by hand, a
+ * value of another type) is dropped, not the account-wide part with it. A departure only tells a
+ * scan that a domain is back; as damage it would cost every memory and fail each run until corrected.
+ */
+function withReadableDepartures(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || !('departed' in value)) return value;
+  const { departed, ...rest } = value as { departed: unknown };
+  if (typeof departed !== 'object' || departed === null || Array.isArray(departed)) return rest;
+  const readable = Object.entries(departed).filter(([, d]) => DepartureSchema.safeParse(d).success);
+  return readable.length ? { ...rest, departed: Object.fromEntries(readable) } : rest;
 }

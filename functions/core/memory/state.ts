@@ -497,7 +497,7 @@ const AccountBindingSchema = z.object({
   salt: z.string().regex(/^[A-Za-z0-9_-]{16,86}$/, 'not a salt (base64url)'),
   hash: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'not a hash (base64url of 32 bytes)'),
 });
-const DepartureSchema = DomainMemorySchema.pick({ name: true, group: true, actions: true }).extend({
+export const DepartureSchema = DomainMemorySchema.pick({ name: true, group: true, actions: true }).extend({
   at: StoredDateTime,
 });
 /** The account-wide part of the state as a store keeps it (the contacts are read apart). */
