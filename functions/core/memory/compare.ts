@@ -8,12 +8,19 @@ import {
 import type { Report } from '../scan/scan';
 import { type AppliedActions, applyActions, withActions } from './actions';
 import { departureOf, nextDeparted, returning, returningActions } from './departures';
-import { escalationHours, missedWhileSilenced, nextAlertMemory, sinceSnooze, stageOf } from './escalation';
+import {
+  escalationHours,
+  heldStage,
+  missedWhileSilenced,
+  nextAlertMemory,
+  sinceSnooze,
+  stageOf,
+} from './escalation';
 import { groupsHearing } from './group-news';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, renewedOrRestored, withFailedRenewals } from './renewal-memory';
 import { cadenceHours, nextRepeats, repeatDecision, repeatFor } from './repeat';
-import { resolution, resolvedReason, sortEntries } from './resolutions';
+import { resolution, resolveContacts, resolvedReason, sortEntries } from './resolutions';
 import type { ScanMemory } from './scan-memory';
 import {
   type AccountBinding,
@@ -40,7 +47,6 @@ import {
   boundedProblemKeys,
   domainKey,
   isHashedKey,
-  isPlainKey,
   keyOf,
   newProblemKeys,
   problemKeysOf,
@@ -111,7 +117,7 @@ export function compareMemory(input: CompareInput): CompareResult {
   const c = prepare(input);
   markFindings(c);
   walkRemembered(c);
-  const carriedContacts = resolveContacts(c);
+  const carriedContacts = resolveContacts(c, c.report.findings, c.resolved);
   const { publish, why } = decidePublish(c);
   c.heard = groupsHearing(
     c,
@@ -225,11 +231,15 @@ const worth = (
   { input: { policy: p } }: Comparison,
   x: { readonly severity: Severity; readonly policy?: string },
 ) => atOrAbove(x.severity, (x.policy !== undefined && p.minSeverityByGroup?.get(x.policy)) || p.minSeverity);
-/** The rung a finding stands on, by its group's alertThresholds, else the deployment's. */
-const stageIn = ({ input: { policy: p } }: Comparison, f: Finding) =>
-  stageOf(
+/** The rung a finding stands on, by its group's alertThresholds, else the deployment's; never back up (heldStage). */
+const stageIn = ({ input: { policy: p }, memory }: Comparison, f: Finding) =>
+  heldStage(
+    stageOf(
+      f,
+      (isDomainFinding(f) && f.policy !== undefined && p.thresholdsByGroup?.get(f.policy)) || p.thresholds,
+    ),
+    isDomainFinding(f) ? (memory.prior.get(domainKey(f.domain_name))?.finding ?? undefined) : undefined,
     f,
-    (isDomainFinding(f) && f.policy !== undefined && p.thresholdsByGroup?.get(f.policy)) || p.thresholds,
   );
 const lower = (a: number | null, b: number | null) => a !== null && (b === null || a < b);
 /** Snoozed, acknowledged or let lapse: never announced, escalated or repeated, nor remembered as alerted. */
@@ -354,32 +364,6 @@ function leftAccount(c: Comparison, key: string, was: DomainMemory): void {
   });
   if (was.finding) c.resolved.push(resolution(of, was.finding, 'left_account'));
   c.left.set(key, departureOf(was, c.report.now));
-}
-
-/**
- * Step six: contacts no longer pending are resolved; an unreadable one is carried over as it was,
- * and every one when a contact that could not be read is not named (the list failed): nothing was
- * learnt of them, and "no longer pending" would tell the reader to stop chasing a validation.
- */
-function resolveContacts(c: Comparison): Record<string, ContactMemory> {
-  const carried: Record<string, ContactMemory> = {};
-  const flagged = new Set<string>();
-  for (const f of c.report.findings) if (!isDomainFinding(f)) flagged.add(keyOf(f.handle));
-  for (const [key, remembered] of c.priorContacts) {
-    if (flagged.has(key)) continue;
-    if (
-      c.contactsUnread ||
-      c.unreadableContacts.has(key) ||
-      (isPlainKey(key) && c.unreadableContacts.has(keyOf(key.toLowerCase())))
-    ) {
-      carried[key] = remembered;
-      continue;
-    }
-    c.resolved.push(
-      resolution({ handle: remembered.handle ?? key }, remembered.finding, 'no_longer_pending'),
-    );
-  }
-  return carried;
 }
 
 /** Step seven: whether to speak, and why (or why not) in words for the log. */

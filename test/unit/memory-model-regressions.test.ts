@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import type { DomainFinding } from '../../functions/core/findings/classify';
+import { DAY, domain, scanOf } from '../support/state-scan';
+import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
+
+/** Defects the model of an account (memory-model.property.test.ts) found, each shrunk to its example. */
+
+const T0 = Date.parse('2026-11-22T06:00:00Z');
+const HOUR = 3_600_000;
+
+function run(domains: Parameters<typeof scanOf>[0], now: number, state: ScanState) {
+  const { report, observed } = scanOf(domains, now);
+  return compareWithState({ report, observed, state, policy: DEFAULT_STATE_POLICY });
+}
+const findingOf = (r: ReturnType<typeof run>, name: string) =>
+  r.report.findings.find((f) => 'domain_name' in f && f.domain_name === name) as
+    | (DomainFinding & { change: string })
+    | undefined;
+
+describe('memory after a clock that ran back a little', () => {
+  it('does not announce the rung a finding already stood on as escalated again', () => {
+    // A day and 23 hours left: the 1-day rung, announced as new.
+    const soon = domain('soon.nl', T0, { auto_renew: false, date_expiry: T0 + 2 * DAY - HOUR });
+    const first = run([soon], T0, EMPTY_STATE);
+    expect(findingOf(first, 'soon.nl')).toMatchObject({ change: 'new', days_left: 1 });
+    // The clock ran an hour back (--allow-clock-skew): two days left by it, the 3-day rung.
+    const back = run([soon], T0 - HOUR, first.next);
+    expect(findingOf(back, 'soon.nl')?.change).toBe('ongoing');
+    // At the real time again nothing changed: the same expiry on the same rung is not news.
+    const again = run([soon], T0 + 10 * 60_000, back.next);
+    expect(findingOf(again, 'soon.nl')?.change).toBe('ongoing');
+    expect(again.why).not.toContain('1 escalated');
+  });
+});
