@@ -32,3 +32,31 @@ describe('memory after a clock that ran back a little', () => {
     expect(again.why).not.toContain('1 escalated');
   });
 });
+
+describe('a critical finding whose record can no longer be read', () => {
+  const unreadable = (name: string) => ({
+    resource: 'domain' as const,
+    key: name,
+    page: 1,
+    reason: 'date_expiry: Invalid input',
+  });
+  const runWith = (domains: Parameters<typeof scanOf>[0], now: number, state: ScanState, name?: string) => {
+    const { report, observed } = scanOf(domains, now, { problems: name ? [unreadable(name)] : [] });
+    return compareWithState({ report, observed, state, policy: DEFAULT_STATE_POLICY });
+  };
+
+  it('is published again by the critical cadence while its record cannot be read', () => {
+    const ok = domain('a.nl', T0);
+    const lapsed = domain('gone.nl', T0, { auto_renew: false, date_expiry: T0 - DAY });
+    const first = runWith([ok, lapsed], T0, EMPTY_STATE);
+    expect(findingOf(first, 'gone.nl')).toMatchObject({ kind: 'expired', change: 'new' });
+    const cut = runWith([ok], T0 + HOUR, first.next, 'gone.nl');
+    expect(cut.why).toEqual(['1 new unreadable record']);
+    // A day on, still unreadable: memory knows it expired, and nobody snoozed it.
+    const day = runWith([ok], T0 + 22 * HOUR, cut.next, 'gone.nl');
+    expect(day.publish).toBe(true);
+    // Within the cadence it is not said again.
+    const soon = runWith([ok], T0 + 23 * HOUR, day.next, 'gone.nl');
+    expect(soon.publish).toBe(false);
+  });
+});

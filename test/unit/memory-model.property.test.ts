@@ -8,7 +8,13 @@ import type { Problem } from '../../functions/core/reseller/paging';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
 import { DAY, domain, scanOf } from '../support/state-scan';
-import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
+import {
+  compareWithState,
+  DEFAULT_STATE_POLICY,
+  EMPTY_STATE,
+  parseState,
+  type ScanState,
+} from '../support/whole-state';
 
 /**
  * A model of an account over any sequence of scans (docs/memory.md as the oracle): 2 to 5 domains
@@ -228,7 +234,7 @@ describe('memory between scans, as a model of an account', () => {
           let out = scanModel(model, now, EMPTY_STATE, false);
           let state = out.result.next;
           /** When each domain's critical finding was last in a published alert, unsilenced. */
-          const lastHeard = new Map<string, number>();
+          const lastHeard = new Map<string, { at: number; severity: string }>();
           /** The last announced (new or escalated) finding of each domain, until a resolution. */
           const announced = new Map<string, string>();
           /** Domains said gone, and when. */
@@ -248,8 +254,10 @@ describe('memory between scans, as a model of an account', () => {
               const silent = f.snoozed_until !== undefined || f.acknowledged === true;
               if (f.change !== 'ongoing' && r.result.publish && !silent)
                 announced.set(f.domain_name, signature(f));
-              if (f.severity !== 'critical' || f.snoozed_until || f.acknowledged) continue;
-              if (r.result.publish || !lastHeard.has(f.domain_name)) lastHeard.set(f.domain_name, at);
+              if (f.severity === 'info' || silent) continue;
+              const was = lastHeard.get(f.domain_name);
+              if (r.result.publish || was?.severity !== f.severity)
+                lastHeard.set(f.domain_name, { at, severity: f.severity });
             }
           };
           record(out);
@@ -320,20 +328,33 @@ describe('memory between scans, as a model of an account', () => {
               const silenced = f.snoozed_until !== undefined || f.acknowledged === true;
               const was = judgedKind.has(name) ? { kind: judgedKind.get(name) } : undefined;
               // A quarantine is announced at the first scan that reads it.
-              if (f.kind === 'quarantine' && was?.kind !== 'quarantine' && !silenced)
+              // No snooze or acknowledgement of what it was before silences it (only one made for the quarantine).
+              const actions = prev.domains[name]?.actions ?? prev.departed?.[name]?.actions;
+              const forQuarantine =
+                actions?.snooze?.kind === 'quarantine' || actions?.acknowledged?.kind === 'quarantine';
+              if (
+                f.kind === 'quarantine' &&
+                was?.kind !== 'quarantine' &&
+                out.judged.has(name) &&
+                !forQuarantine
+              )
                 expect(
                   { name, change: f.change, publish: r.publish },
                   `quarantine not announced ${where()}`,
                 ).toMatchObject({ change: expect.stringMatching(/new|escalated/), publish: true });
-              // Never silenced: a critical finding is heard within its cadence.
-              if (f.severity === 'critical' && !silenced) {
-                const last = lastHeard.get(name);
-                if (last !== undefined && now - last >= 20 * HOUR)
-                  expect(
-                    r.publish,
-                    `${name} critical not heard for ${(now - last) / HOUR} h ${where()}`,
-                  ).toBe(true);
-              }
+              // Never silenced: a critical finding is heard within its cadence (20 h), a warning within a week's (164 h).
+              const cadence = f.severity === 'critical' ? 20 : f.severity === 'warning' ? 164 : undefined;
+              const last = lastHeard.get(name);
+              if (
+                cadence !== undefined &&
+                !silenced &&
+                last?.severity === f.severity &&
+                now - last.at >= cadence * HOUR
+              )
+                expect(
+                  r.publish,
+                  `${name} ${f.severity} not heard for ${(now - last.at) / HOUR} h ${where()}`,
+                ).toBe(true);
               // No storm: the same finding is not announced twice without a resolution between.
               if (f.change !== 'ongoing' && !silenced && !resolvedNames.has(name)) {
                 const sig = signature(f);
@@ -389,6 +410,28 @@ describe('memory between scans, as a model of an account', () => {
               now >= Date.parse(prev.last_scan_at ?? '')
             )
               expect(r.publish, `an unchanged account spoke ${where()}`).toBe(false);
+            // Nothing happened since a whole read: nothing changed, resolved or newly unreadable; only time speaks.
+            if (
+              r.publish &&
+              s.events.length === 0 &&
+              !s.incomplete &&
+              settled &&
+              now >= Date.parse(prev.last_scan_at ?? '')
+            )
+              expect(r.why.join(), `news from an unchanged account ${where()}`).not.toMatch(
+                /changed|resolved|new unreadable/,
+              );
+            // A record that cannot be read now of a domain last heard of as critical is heard within the cadence too.
+            for (const p of r.report.problems) {
+              const last =
+                p.key === null || p.reason.startsWith('status ') ? undefined : lastHeard.get(p.key);
+              const acts = p.key === null ? undefined : prev.domains[p.key]?.actions;
+              const quiet = acts?.acknowledged || (acts?.snooze && Date.parse(acts.snooze.until) > now);
+              if (p.key === null || last?.severity !== 'critical' || quiet) continue;
+              if (now - last.at >= 20 * HOUR)
+                expect(r.publish, `unreadable ${p.key} critical not heard ${where()}`).toBe(true);
+              if (r.publish) lastHeard.set(p.key, { at: now, severity: 'critical' });
+            }
             // An unreadable record in quarantine is heard within the critical cadence too.
             if (r.report.problems.some((p) => p.severity === 'critical')) {
               if (criticalProblemSince === undefined) criticalProblemSince = now;
@@ -410,10 +453,10 @@ describe('memory between scans, as a model of an account', () => {
             for (const name of out.read)
               if (!findings.some((f) => f.domain_name === name)) lastHeard.delete(name);
             for (const f of findings)
-              if (f.severity !== 'critical' || f.snoozed_until || f.acknowledged)
-                lastHeard.delete(f.domain_name);
+              if (f.severity === 'info' || f.snoozed_until || f.acknowledged) lastHeard.delete(f.domain_name);
             heard(out, now);
-            state = r.next;
+            // As a file store keeps it: written as JSON and read back, checked.
+            state = parseState(JSON.parse(JSON.stringify(r.next)), 'state.json');
             settled = s.events.length === 0 && !s.incomplete;
           }
         },

@@ -53,7 +53,7 @@ import {
   shownCut,
 } from './state-bounds';
 import { isDue, notAfter } from './state-time';
-import { unjudgedKeys } from './unjudged-memory';
+import { unjudgedKeys, unreadableCriticalCount } from './unjudged-memory';
 
 /**
  * The comparison of one scan with the memory of the last one, as named steps: renewals memory
@@ -382,18 +382,24 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
   count(c.escalated.size, 'critical not acted on, escalated');
   const fresh = newProblemKeys(c.input.head, problemKeysOf(c.report.problems, c.report.source.incomplete));
   count(fresh, fresh === 1 ? 'new unreadable record' : 'new unreadable records');
-  // A record that says quarantine but cannot be read is as critical as a quarantine finding:
-  // repeated on the same rhythm until it is fixed.
+  // A record that says quarantine but cannot be read is as critical as a quarantine finding, and
+  // so is one whose domain memory knows as critical: repeated on the same rhythm until it is fixed.
   if (
     why.length === 0 &&
     atOrAbove('critical', minSeverity) &&
     head.last_published_at !== null &&
     isDue(head.last_published_at, c.nowMs, policy.repeat.critical * HOUR_MS)
-  )
+  ) {
     count(
       c.report.problems.filter((p) => p.severity === 'critical').length,
       `unreadable records in quarantine repeated after ${policy.repeat.critical} h`,
     );
+    const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
+    count(
+      unreadableCriticalCount(c.report.problems, c.memory, c.nowMs, lapsing),
+      `unreadable records of critical findings repeated after ${policy.repeat.critical} h`,
+    );
+  }
   const lastSpoke = head.last_published_at ?? head.started_at;
   if (
     why.length === 0 &&
