@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
+import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
 import { DAY, domain, scanOf } from '../support/state-scan';
 import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
 
@@ -58,5 +59,36 @@ describe('a critical finding whose record can no longer be read', () => {
     // Within the cadence it is not said again.
     const soon = runWith([ok], T0 + 23 * HOUR, day.next, 'gone.nl');
     expect(soon.publish).toBe(false);
+  });
+});
+
+describe('a finding kept because its record could not be judged', () => {
+  it('is repeated once per cadence and escalated once, not at every scan', () => {
+    const policy = { ...DEFAULT_STATE_POLICY, escalation: { afterHours: 24, withinDays: 7 } };
+    const runWith = (d: Parameters<typeof scanOf>[0], now: number, state: ScanState) => {
+      const odd = d.filter((x) => x.status.includes('pendingTransfer'));
+      const problems = odd.map((x) => undocumentedStatusProblem(x, 1)).filter((p) => p !== null);
+      const { report, observed } = scanOf(d, now, { problems });
+      return compareWithState({ report, observed, state, policy });
+    };
+    const lapsed = domain('gone.nl', T0, { auto_renew: false, date_expiry: T0 - HOUR });
+    const first = runWith([lapsed], T0, EMPTY_STATE);
+    // Its status is now one the API does not document, its expiry moved: memory keeps it expired.
+    const odd = { ...lapsed, status: ['pendingTransfer'], date_expiry: T0 - HOUR + 10 * 60_000 };
+    let state = runWith([odd], T0 + HOUR, first.next).next;
+    const why: string[][] = [];
+    for (const hours of [21, 22, 23, 25, 26, 27]) {
+      const r = runWith([odd], T0 + hours * HOUR, state);
+      why.push(r.why.filter((w) => !w.startsWith('nothing')));
+      state = r.next;
+    }
+    expect(why).toEqual([
+      ['1 critical repeated after 20 h'],
+      [],
+      [],
+      ['1 critical not acted on, escalated'],
+      [],
+      [],
+    ]);
   });
 });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
-import { acknowledgementOf, isWorse, snoozeOf } from '../../functions/core/memory/actions';
+import { acknowledgementOf, isWorse, snoozeChoicesFor, snoozeOf } from '../../functions/core/memory/actions';
 import { stageOf } from '../../functions/core/memory/escalation';
 import type { StatefulFinding } from '../../functions/core/memory/state';
 import type { Problem } from '../../functions/core/reseller/paging';
@@ -95,7 +95,16 @@ interface Modelled {
 const CUT = 'the domain list changed while it was read (page 2 held fewer records than page 1 promised)';
 
 /** One scan of the modelled account at `now`: what the CLI hands the comparison. */
-function scanModel(model: readonly Modelled[], now: number, state: ScanState, incomplete: boolean) {
+/** The deployment's settings, with or without the policies' escalation (docs/policies.md#escalation). */
+const ESCALATING = { ...DEFAULT_STATE_POLICY, escalation: { afterHours: 24, withinDays: 7 } };
+
+function scanModel(
+  model: readonly Modelled[],
+  now: number,
+  state: ScanState,
+  incomplete: boolean,
+  policy = DEFAULT_STATE_POLICY,
+) {
   const read: Domain[] = [];
   const problems: Problem[] = [];
   // A read cut short misses the last domain listed.
@@ -126,7 +135,7 @@ function scanModel(model: readonly Modelled[], now: number, state: ScanState, in
       report: { ...report, source },
       observed,
       state,
-      policy: DEFAULT_STATE_POLICY,
+      policy,
     }),
     read: new Set(read.map((d) => d.domain_name)),
     judged: new Set(read.filter((d) => !undocumentedStatusProblem(d, 1)).map((d) => d.domain_name)),
@@ -159,7 +168,8 @@ function apply(m: Modelled, e: Event, n: number, now: number): void {
         status: ['registered'],
         date_deleted: null,
         auto_renew: false,
-        date_expiry: now - n * HOUR,
+        // Hours ago, more than the clock ever runs back: no scan sees it before its expiry.
+        date_expiry: now - (n + 4) * HOUR,
       };
       break;
     case 'quarantine':
@@ -224,14 +234,18 @@ describe('memory between scans, as a model of an account', () => {
       fc.property(
         fc.integer({ min: 2, max: 5 }),
         fc.array(step, { minLength: 1, maxLength: 40 }),
-        (size, steps) => {
+        fc.boolean(),
+        (size, steps, escalating) => {
+          const policy = escalating ? ESCALATING : DEFAULT_STATE_POLICY;
+          /** Escalations said per domain, kind and rung, until a resolution or a silence. */
+          const escalations = new Set<string>();
           const model: Modelled[] = NAMES.slice(0, size).map((name) => ({
             record: domain(name, T0),
             present: true,
             unreadable: false,
           }));
           let now = T0;
-          let out = scanModel(model, now, EMPTY_STATE, false);
+          let out = scanModel(model, now, EMPTY_STATE, false, policy);
           let state = out.result.next;
           /** When each domain's critical finding was last in a published alert, unsilenced. */
           const lastHeard = new Map<string, { at: number; severity: string }>();
@@ -263,18 +277,29 @@ describe('memory between scans, as a model of an account', () => {
           record(out);
           heard(out, now);
           const trace: unknown[] = [];
+          let latest = now;
           /** The last scan read the whole account and nothing had happened before it. */
           let settled = false;
           for (const s of steps) {
             const before = now;
-            now += s.minutes * 60_000;
+            // A clock that runs back runs back a little: at most 3 hours behind the latest scan.
+            now = Math.max(now + s.minutes * 60_000, latest - 3 * HOUR);
+            latest = Math.max(latest, now);
             const events: string[] = [];
             for (const [i, e, n] of s.events) {
               const m = model[i % size] as Modelled;
               const name = m.record.domain_name;
               events.push(`${name} ${e} ${n}`);
               const f = lastFinding.get(name);
-              if ((e === 'snooze' || e === 'ack') && f && state.domains[name]) {
+              // The links and the command line offer no silence in a quarantine's last days.
+              if (
+                (e === 'snooze' || e === 'ack') &&
+                f &&
+                state.domains[name] &&
+                snoozeChoicesFor(f).length > 0
+              ) {
+                // After a silence the team has its afterHours again: escalation counts from its end.
+                for (const x of [...escalations]) if (x.startsWith(`${name} `)) escalations.delete(x);
                 // Made between the scans: after the last one, no later than this one.
                 const at = Math.max(before, Math.min(now, before + 60_000));
                 const mem = state.domains[name];
@@ -286,7 +311,7 @@ describe('memory between scans, as a model of an account', () => {
               } else apply(m, e, n, now);
             }
             const prev = state;
-            out = scanModel(model, now, prev, s.incomplete);
+            out = scanModel(model, now, prev, s.incomplete, policy);
             const r = out.result;
             trace.push({
               at: (now - T0) / HOUR,
@@ -376,6 +401,16 @@ describe('memory between scans, as a model of an account', () => {
                   f.kind === 'quarantine' && typeof f.days_to_restore === 'number' && f.days_to_restore <= 7;
                 expect(f.acknowledged === true, `${name} acknowledgement ${where()}`).toBe(same && !last);
               }
+              // Escalation: never of a silenced finding, once per rung of the same finding.
+              const esc = (f as { escalated_after_hours?: number }).escalated_after_hours;
+              if (silenced)
+                for (const e of [...escalations]) if (e.startsWith(`${name} `)) escalations.delete(e);
+              if (esc !== undefined) {
+                expect(silenced, `${name} escalated while silenced ${where()}`).toBe(false);
+                const id = `${name} ${f.kind} ${stageOf(f, policy.thresholds)}`;
+                expect(escalations.has(id), `${id} escalated twice ${where()}`).toBe(false);
+                escalations.add(id);
+              }
               // Snooze: a snoozed finding that did not get worse stays out; a worse one is announced.
               const snooze = prev.domains[name]?.actions?.snooze ?? prev.departed?.[name]?.actions?.snooze;
               if (
@@ -396,8 +431,14 @@ describe('memory between scans, as a model of an account', () => {
               }
             }
             for (const n of resolvedNames) announced.delete(n);
+            for (const e of [...escalations])
+              if (resolvedNames.has(e.split(' ')[0] ?? '')) escalations.delete(e);
             for (const c of r.report.changes)
-              if (c.kind === 'left_account' && c.domain_name !== undefined) announced.delete(c.domain_name);
+              if (c.kind === 'left_account' && c.domain_name !== undefined) {
+                // Gone: what it was is resolved, and a return is another story.
+                announced.delete(c.domain_name);
+                lastHeard.delete(c.domain_name);
+              }
             // An unchanged, healthy account says nothing between scans until the weekly summary.
             if (
               s.events.length === 0 &&

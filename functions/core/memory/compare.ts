@@ -19,7 +19,7 @@ import {
 import { groupsHearing } from './group-news';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, renewedOrRestored, withFailedRenewals } from './renewal-memory';
-import { cadenceHours, nextRepeats, repeatDecision, repeatFor } from './repeat';
+import { cadenceHours, carriedOn, nextRepeats, repeatDecision, repeatFor } from './repeat';
 import { resolution, resolveContacts, resolvedReason, sortEntries } from './resolutions';
 import type { ScanMemory } from './scan-memory';
 import {
@@ -505,9 +505,13 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
     // Most of an account: read as remembered, nothing to say. The remembered memory stays as it is.
     if (!f && was && isQuiet(was) && read.group === was.group && sameWatched(was.watched, watched))
       domains.set(key, was);
-    // A registry finding not checked again this time: its finding and alert as they were.
-    else if (was && c.unconfirmed.has(key)) set(key, { ...was, watched, group: read.group });
-    else set(key, memoryOf(c, publish, key, read, watched, f));
+    // A finding not confirmed or judged this time: its finding and alert as they were, the alert's
+    // time moved on by a message that carried it (kept, every scan past its cadence repeated it).
+    else if (was && c.unconfirmed.has(key)) {
+      const prev = f && priorAlert(c, key, f);
+      const next = prev && carriedOn(prev, alertedNow(c, publish, f, prev), c.repeated.has(key));
+      set(key, { ...was, watched, group: read.group, ...(next ? { alerted: next } : {}) });
+    } else set(key, memoryOf(c, publish, key, read, watched, f));
   }
   for (const [key, f] of c.findingByKey)
     if (!seen.has(key)) {
