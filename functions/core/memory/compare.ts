@@ -8,12 +8,19 @@ import {
 import type { Report } from '../scan/scan';
 import { type AppliedActions, applyActions, withActions } from './actions';
 import { departureOf, nextDeparted, returning, returningActions } from './departures';
-import { escalationHours, missedWhileSilenced, nextAlertMemory, sinceSnooze, stageOf } from './escalation';
+import {
+  escalationHours,
+  heldStage,
+  missedWhileSilenced,
+  nextAlertMemory,
+  sinceSnooze,
+  stageOf,
+} from './escalation';
 import { groupsHearing } from './group-news';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, renewedOrRestored, withFailedRenewals } from './renewal-memory';
-import { cadenceHours, nextRepeats, repeatDecision, repeatFor } from './repeat';
-import { resolution, resolvedReason, sortEntries } from './resolutions';
+import { cadenceHours, carriedOn, nextRepeats, repeatDecision, repeatFor } from './repeat';
+import { resolution, resolveContacts, resolvedReason, sortEntries } from './resolutions';
 import type { ScanMemory } from './scan-memory';
 import {
   type AccountBinding,
@@ -40,14 +47,13 @@ import {
   boundedProblemKeys,
   domainKey,
   isHashedKey,
-  isPlainKey,
   keyOf,
   newProblemKeys,
   problemKeysOf,
   shownCut,
 } from './state-bounds';
 import { isDue, notAfter } from './state-time';
-import { unjudgedKeys } from './unjudged-memory';
+import { unjudgedKeys, unreadableCriticalCount } from './unjudged-memory';
 
 /**
  * The comparison of one scan with the memory of the last one, as named steps: renewals memory
@@ -111,7 +117,7 @@ export function compareMemory(input: CompareInput): CompareResult {
   const c = prepare(input);
   markFindings(c);
   walkRemembered(c);
-  const carriedContacts = resolveContacts(c);
+  const carriedContacts = resolveContacts(c, c.report.findings, c.resolved);
   const { publish, why } = decidePublish(c);
   c.heard = groupsHearing(
     c,
@@ -225,11 +231,15 @@ const worth = (
   { input: { policy: p } }: Comparison,
   x: { readonly severity: Severity; readonly policy?: string },
 ) => atOrAbove(x.severity, (x.policy !== undefined && p.minSeverityByGroup?.get(x.policy)) || p.minSeverity);
-/** The rung a finding stands on, by its group's alertThresholds, else the deployment's. */
-const stageIn = ({ input: { policy: p } }: Comparison, f: Finding) =>
-  stageOf(
+/** The rung a finding stands on, by its group's alertThresholds, else the deployment's; never back up (heldStage). */
+const stageIn = ({ input: { policy: p }, memory }: Comparison, f: Finding) =>
+  heldStage(
+    stageOf(
+      f,
+      (isDomainFinding(f) && f.policy !== undefined && p.thresholdsByGroup?.get(f.policy)) || p.thresholds,
+    ),
+    isDomainFinding(f) ? (memory.prior.get(domainKey(f.domain_name))?.finding ?? undefined) : undefined,
     f,
-    (isDomainFinding(f) && f.policy !== undefined && p.thresholdsByGroup?.get(f.policy)) || p.thresholds,
   );
 const lower = (a: number | null, b: number | null) => a !== null && (b === null || a < b);
 /** Snoozed, acknowledged or let lapse: never announced, escalated or repeated, nor remembered as alerted. */
@@ -356,32 +366,6 @@ function leftAccount(c: Comparison, key: string, was: DomainMemory): void {
   c.left.set(key, departureOf(was, c.report.now));
 }
 
-/**
- * Step six: contacts no longer pending are resolved; an unreadable one is carried over as it was,
- * and every one when a contact that could not be read is not named (the list failed): nothing was
- * learnt of them, and "no longer pending" would tell the reader to stop chasing a validation.
- */
-function resolveContacts(c: Comparison): Record<string, ContactMemory> {
-  const carried: Record<string, ContactMemory> = {};
-  const flagged = new Set<string>();
-  for (const f of c.report.findings) if (!isDomainFinding(f)) flagged.add(keyOf(f.handle));
-  for (const [key, remembered] of c.priorContacts) {
-    if (flagged.has(key)) continue;
-    if (
-      c.contactsUnread ||
-      c.unreadableContacts.has(key) ||
-      (isPlainKey(key) && c.unreadableContacts.has(keyOf(key.toLowerCase())))
-    ) {
-      carried[key] = remembered;
-      continue;
-    }
-    c.resolved.push(
-      resolution({ handle: remembered.handle ?? key }, remembered.finding, 'no_longer_pending'),
-    );
-  }
-  return carried;
-}
-
 /** Step seven: whether to speak, and why (or why not) in words for the log. */
 function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
   const { policy, head } = c.input;
@@ -398,18 +382,24 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
   count(c.escalated.size, 'critical not acted on, escalated');
   const fresh = newProblemKeys(c.input.head, problemKeysOf(c.report.problems, c.report.source.incomplete));
   count(fresh, fresh === 1 ? 'new unreadable record' : 'new unreadable records');
-  // A record that says quarantine but cannot be read is as critical as a quarantine finding:
-  // repeated on the same rhythm until it is fixed.
+  // A record that says quarantine but cannot be read is as critical as a quarantine finding, and
+  // so is one whose domain memory knows as critical: repeated on the same rhythm until it is fixed.
   if (
     why.length === 0 &&
     atOrAbove('critical', minSeverity) &&
     head.last_published_at !== null &&
     isDue(head.last_published_at, c.nowMs, policy.repeat.critical * HOUR_MS)
-  )
+  ) {
     count(
       c.report.problems.filter((p) => p.severity === 'critical').length,
       `unreadable records in quarantine repeated after ${policy.repeat.critical} h`,
     );
+    const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
+    count(
+      unreadableCriticalCount(c.report.problems, c.memory, c.nowMs, lapsing),
+      `unreadable records of critical findings repeated after ${policy.repeat.critical} h`,
+    );
+  }
   const lastSpoke = head.last_published_at ?? head.started_at;
   if (
     why.length === 0 &&
@@ -515,9 +505,13 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
     // Most of an account: read as remembered, nothing to say. The remembered memory stays as it is.
     if (!f && was && isQuiet(was) && read.group === was.group && sameWatched(was.watched, watched))
       domains.set(key, was);
-    // A registry finding not checked again this time: its finding and alert as they were.
-    else if (was && c.unconfirmed.has(key)) set(key, { ...was, watched, group: read.group });
-    else set(key, memoryOf(c, publish, key, read, watched, f));
+    // A finding not confirmed or judged this time: its finding and alert as they were, the alert's
+    // time moved on by a message that carried it (kept, every scan past its cadence repeated it).
+    else if (was && c.unconfirmed.has(key)) {
+      const prev = f && priorAlert(c, key, f);
+      const next = prev && carriedOn(prev, alertedNow(c, publish, f, prev), c.repeated.has(key));
+      set(key, { ...was, watched, group: read.group, ...(next ? { alerted: next } : {}) });
+    } else set(key, memoryOf(c, publish, key, read, watched, f));
   }
   for (const [key, f] of c.findingByKey)
     if (!seen.has(key)) {

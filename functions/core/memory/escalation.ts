@@ -1,5 +1,5 @@
 import { type DomainFinding, type Finding, isDomainFinding, severityRank } from '../findings/classify';
-import type { AlertMemory, DomainMemory, EscalationPolicy, Snooze } from './state';
+import type { AlertMemory, DomainMemory, EscalationPolicy, FindingMemory, Snooze } from './state';
 import { isDue, notAfter } from './state-time';
 
 /**
@@ -26,6 +26,24 @@ export function stageOf(finding: Finding, thresholds: readonly number[]): number
   let stage: number | null = null;
   for (const t of thresholds) if (finding.days_left <= t && (stage === null || t < stage)) stage = t;
   return stage;
+}
+
+/**
+ * The rung of a finding remembered as `prev`: `stage`, read at the scan's time, but never higher
+ * than the remembered one while the finding is the same kind with the same expiry. Time alone only
+ * lowers a rung; a scan whose clock ran back (--allow-clock-skew) would read it higher, and the next
+ * scan at the real time would announce the rung it already announced as escalated again.
+ */
+export function heldStage(
+  stage: number | null,
+  prev: Pick<FindingMemory, 'kind' | 'stage' | 'date_expiry'> | undefined,
+  f: Finding,
+): number | null {
+  if (stage === null || !prev || prev.stage === null || !isDomainFinding(f) || prev.kind !== f.kind)
+    return stage;
+  if (prev.date_expiry === undefined || Date.parse(prev.date_expiry) !== Date.parse(f.date_expiry))
+    return stage;
+  return Math.min(stage, prev.stage);
 }
 
 /**

@@ -67,3 +67,28 @@ export function nextRepeats(
   // Bounded by the largest cap (1 000), so what is written always reads back.
   return Math.min((prev.repeats ?? 0) + (repeatedNow ? 1 : 0), MAX_REPEAT_CAP);
 }
+
+/**
+ * The last alert of a finding kept as it was (a record this scan could not judge or confirm, whose
+ * finding as read may be another): `prev` with the time of `next` (what this scan remembers as
+ * alerted of the finding as read) and one more repeat when this scan repeated it. It stays the alert
+ * of the finding remembered (kind, rung, escalation), so its cadence counts from this message and
+ * the next scan is not due again; an escalation said now is kept. Undefined when this scan did not alert it.
+ */
+export function carriedOn(
+  prev: AlertMemory,
+  next: AlertMemory | null,
+  repeatedNow: boolean,
+): AlertMemory | undefined {
+  if (next === null || next === prev) return undefined;
+  const repeats = nextRepeats(prev, prev, repeatedNow);
+  const { repeats: _was, escalated, ...rest } = prev;
+  // An escalation said now is remembered (its rung), as for any finding: said once.
+  const rung = next.escalated ?? escalated;
+  return {
+    ...rest,
+    at: next.at,
+    ...(rung !== undefined ? { escalated: rung } : {}),
+    ...(repeats > 0 ? { repeats } : {}),
+  };
+}

@@ -1,6 +1,7 @@
 import type { DomainFinding, Finding } from '../findings/classify';
-import { severityRank } from '../findings/classify';
+import { isDomainFinding, severityRank } from '../findings/classify';
 import type {
+  ContactMemory,
   DomainChange,
   FindingMemory,
   InGroup,
@@ -8,6 +9,7 @@ import type {
   ResolvedReason,
   WatchedFields,
 } from './state';
+import { isPlainKey, keyOf } from './state-bounds';
 
 /** The resolved entries of a comparison (compare.ts): what each says, and the order they are listed in. Pure. */
 
@@ -47,4 +49,41 @@ export function sortEntries(changes: DomainChange[], resolved: Resolution[]): vo
       severityRank(b.severity) - severityRank(a.severity) || order(a, b) || a.kind.localeCompare(b.kind),
   );
   resolved.sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || order(a, b));
+}
+
+/** What the comparison knows of the contacts this scan read, or could not (compare.ts). */
+export interface ContactReading {
+  readonly priorContacts: ReadonlyMap<string, ContactMemory>;
+  /** A contact record (or the whole list) could not be read and is not named: any contact may be it. */
+  readonly contactsUnread: boolean;
+  readonly unreadableContacts: ReadonlySet<string>;
+}
+
+/**
+ * Step six of the comparison: contacts no longer pending are resolved (pushed to `resolved`); an
+ * unreadable one is carried over as it was, and every one when a contact that could not be read is
+ * not named (the list failed): nothing was learnt of them, and "no longer pending" would tell the
+ * reader to stop chasing a validation. Returns the contacts carried over.
+ */
+export function resolveContacts(
+  c: ContactReading,
+  findings: readonly Finding[],
+  resolved: Resolution[],
+): Record<string, ContactMemory> {
+  const carried: Record<string, ContactMemory> = {};
+  const flagged = new Set<string>();
+  for (const f of findings) if (!isDomainFinding(f)) flagged.add(keyOf(f.handle));
+  for (const [key, remembered] of c.priorContacts) {
+    if (flagged.has(key)) continue;
+    if (
+      c.contactsUnread ||
+      c.unreadableContacts.has(key) ||
+      (isPlainKey(key) && c.unreadableContacts.has(keyOf(key.toLowerCase())))
+    ) {
+      carried[key] = remembered;
+      continue;
+    }
+    resolved.push(resolution({ handle: remembered.handle ?? key }, remembered.finding, 'no_longer_pending'));
+  }
+  return carried;
 }

@@ -33,3 +33,30 @@ export function unjudgedKeys(report: Report, memory: ScanMemory): Set<string> {
   }
   return keys;
 }
+
+/**
+ * How many records this scan could not read at all (a named domain, not one read by its dates only)
+ * whose domain memory knows as critical (expired, in quarantine, a renewal that failed), with no
+ * snooze or acknowledgement still holding and not in a group that lets it lapse (`lapsing`). What
+ * is remembered of a record that cannot be read stays true until a read says otherwise: such a
+ * record is repeated on the critical cadence as one that says quarantine is, so an expired domain
+ * whose record broke is not silent after its one "new unreadable record".
+ */
+export function unreadableCriticalCount(
+  problems: Report['problems'],
+  memory: ScanMemory,
+  nowMs: number,
+  lapsing: (group: string | undefined) => boolean,
+): number {
+  let n = 0;
+  for (const p of problems) {
+    if (p.resource !== 'domain' || p.key === null || p.severity === 'critical' || judgedByDatesOnly(p))
+      continue;
+    const was = memory.prior.get(domainKey(p.key));
+    if (was?.finding?.severity !== 'critical' || lapsing(was.group)) continue;
+    const snooze = was.actions?.snooze;
+    if (was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs)) continue;
+    n++;
+  }
+  return n;
+}
