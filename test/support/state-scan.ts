@@ -4,9 +4,16 @@ import {
   type Finding,
   type Severity,
 } from '../../functions/core/findings/classify';
+import type { StatePolicy } from '../../functions/core/memory/state';
 import { type WatchedFields, watchedFieldsOf } from '../../functions/core/memory/state';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import type { Report } from '../../functions/core/scan/scan';
+import {
+  compareWithState,
+  DEFAULT_STATE_POLICY,
+  type ScanState,
+  type WholeCompareResult,
+} from './whole-state';
 
 export const DAY = 86_400_000;
 
@@ -57,4 +64,18 @@ export function scanOf(
     },
     observed: new Map(domains.map((d) => [d.domain_name, watchedFieldsOf(d)])),
   };
+}
+
+/**
+ * A full scan of `domains` at `now` compared with `state`, as the scheduled scan compares it: the
+ * default policy (or `options.policy`) and the simulator's scope.
+ */
+export function scanWithState(
+  domains: readonly Domain[],
+  now: number,
+  state: ScanState,
+  { policy = DEFAULT_STATE_POLICY, ...options }: Parameters<typeof scanOf>[2] & { policy?: StatePolicy } = {},
+): WholeCompareResult {
+  const { report, observed } = scanOf(domains, now, options);
+  return compareWithState({ report, observed, state, policy, scope: 'http://reseller.test' });
 }

@@ -7,7 +7,7 @@ import type { StatePolicy } from '../../functions/core/memory/state';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { attachLinks } from '../../functions/core/scan/report-links';
 import { reportOf } from '../support/report';
-import { DAY, domain, scanOf } from '../support/state-scan';
+import { DAY, domain, scanOf, scanWithState } from '../support/state-scan';
 import {
   compareWithState,
   DEFAULT_STATE_POLICY,
@@ -19,15 +19,12 @@ import {
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 const HOUR = 3_600_000;
 
-function run(
-  domains: readonly Domain[],
+const run = (
+  domains: Parameters<typeof scanOf>[0],
   now: number,
   state: ScanState,
   policy: StatePolicy = DEFAULT_STATE_POLICY,
-) {
-  const { report, observed } = scanOf(domains, now);
-  return compareWithState({ report, observed, state, policy, scope: 'http://reseller.test' });
-}
+) => scanWithState(domains, now, state, { policy });
 const findingOf = (r: ReturnType<typeof run>, name: string) =>
   r.report.findings.find((f) => 'domain_name' in f && f.domain_name === name);
 

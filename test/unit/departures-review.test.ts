@@ -3,24 +3,15 @@ import type { DomainFinding } from '../../functions/core/findings/classify';
 import { snoozeOf } from '../../functions/core/memory/actions';
 import { MAX_DEPARTED, nextDeparted } from '../../functions/core/memory/departures';
 import { readStateHead } from '../../functions/core/memory/state-header';
-import { DAY, domain, scanOf } from '../support/state-scan';
-import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
+import { DAY, domain, scanWithState } from '../support/state-scan';
+import { EMPTY_STATE } from '../support/whole-state';
 
 /** Found by a second review of the departures the state keeps (departures.ts). */
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function run(domains: Parameters<typeof scanOf>[0], now: number, state: ScanState) {
-  const { report, observed } = scanOf(domains, now);
-  return compareWithState({
-    report,
-    observed,
-    state,
-    policy: DEFAULT_STATE_POLICY,
-    scope: 'http://reseller.test',
-  });
-}
+const run = scanWithState;
 
 describe('departures saved by a clock that ran ahead', () => {
   const ahead = T0 + 3650 * DAY;

@@ -4,27 +4,13 @@ import { snoozeOf } from '../../functions/core/memory/actions';
 import { readStateHead } from '../../functions/core/memory/state-header';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
-import { DAY, domain, scanOf } from '../support/state-scan';
+import { DAY, domain, scanOf, scanWithState } from '../support/state-scan';
 import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 const HOUR = 3_600_000;
 
-function run(
-  domains: Parameters<typeof scanOf>[0],
-  now: number,
-  state: ScanState,
-  options: Parameters<typeof scanOf>[2] = {},
-) {
-  const { report, observed } = scanOf(domains, now, options);
-  return compareWithState({
-    report,
-    observed,
-    state,
-    policy: DEFAULT_STATE_POLICY,
-    scope: 'http://reseller.test',
-  });
-}
+const run = scanWithState;
 const findingOf = (r: ReturnType<typeof run>, name: string) =>
   r.report.findings.find((f) => 'domain_name' in f && f.domain_name === name) as
     | (DomainFinding & { change: string; repeated?: boolean; escalated_after_hours?: number })

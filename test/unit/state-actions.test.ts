@@ -1,28 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
 import { acknowledgementOf, snoozeOf } from '../../functions/core/memory/actions';
-import { DAY, domain, scanOf } from '../support/state-scan';
-import {
-  compareWithState,
-  DEFAULT_STATE_POLICY,
-  EMPTY_STATE,
-  parseState,
-  type ScanState,
-} from '../support/whole-state';
+import { DAY, domain, scanWithState } from '../support/state-scan';
+import { EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 const HOUR = 3_600_000;
 
-function run(domains: Parameters<typeof scanOf>[0], now: number, state: ScanState) {
-  const { report, observed } = scanOf(domains, now, {});
-  return compareWithState({
-    report,
-    observed,
-    state,
-    policy: DEFAULT_STATE_POLICY,
-    scope: 'http://reseller.test',
-  });
-}
+const run = scanWithState;
 const findingOf = (r: ReturnType<typeof run>, name: string) =>
   r.report.findings.find((f) => 'domain_name' in f && f.domain_name === name) as
     | (DomainFinding & { change: string })

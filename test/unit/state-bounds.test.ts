@@ -7,23 +7,14 @@ import {
   MAX_PROBLEM_KEYS,
 } from '../../functions/core/memory/state-bounds';
 import { isDue, scanTimeProblem } from '../../functions/core/memory/state-time';
-import { DAY, domain, scanOf } from '../support/state-scan';
-import {
-  compareWithState,
-  DEFAULT_STATE_POLICY,
-  EMPTY_STATE,
-  parseState,
-  type ScanState,
-} from '../support/whole-state';
+import { DAY, domain, scanWithState } from '../support/state-scan';
+import { DEFAULT_STATE_POLICY, EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
 
 const T0 = Date.parse('2026-11-22T06:00:00Z');
 const HOUR = 3_600_000;
-const policy = DEFAULT_STATE_POLICY;
+const _policy = DEFAULT_STATE_POLICY;
 
-function run(domains: Parameters<typeof scanOf>[0], now: number, state: ScanState, options = {}) {
-  const { report, observed } = scanOf(domains, now, options);
-  return compareWithState({ report, observed, state, policy, scope: 'http://reseller.test' });
-}
+const run = scanWithState;
 /** Through JSON and the schema, as a store gives it back. */
 const stored = (state: ScanState) => parseState(JSON.parse(JSON.stringify(state)), 'test');
 const quarantine = (name: string, now: number) =>

@@ -2,13 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
 import { stageOf } from '../../functions/core/memory/escalation';
 import { StateError } from '../../functions/core/memory/state';
-import { DAY, domain, scanOf } from '../support/state-scan';
+import { DAY, domain, scanOf, scanWithState } from '../support/state-scan';
 import {
   compareWithState,
   DEFAULT_STATE_POLICY,
   EMPTY_STATE,
   parseState,
-  type ScanState,
   type WholeCompareResult,
 } from '../support/whole-state';
 
@@ -16,10 +15,7 @@ const T0 = Date.parse('2026-11-22T06:00:00Z');
 const HOUR = 3_600_000;
 const policy = DEFAULT_STATE_POLICY;
 
-function run(domains: Parameters<typeof scanOf>[0], now: number, state: ScanState, options = {}) {
-  const { report, observed } = scanOf(domains, now, options);
-  return compareWithState({ report, observed, state, policy, scope: 'http://reseller.test' });
-}
+const run = scanWithState;
 const changeOf = (r: WholeCompareResult, name: string) =>
   r.report.findings.find((f) => 'domain_name' in f && f.domain_name === name)?.change;
 
