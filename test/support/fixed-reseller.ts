@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Portfolio } from '../../functions/simulator/portfolio';
+import { listenOnLoopback } from './loopback';
 
 /**
  * A reseller API that serves exactly the records it is given (one page each, correct totals), on
@@ -39,16 +39,7 @@ export async function startFixedReseller(options: {
     };
     res.writeHead(200, { 'content-type': 'application/json;charset=utf-8' }).end(JSON.stringify(body));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenOnLoopback(server);
 }
 
 const DAY = 86_400_000;

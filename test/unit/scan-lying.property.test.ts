@@ -1,5 +1,4 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EnvSecretSource } from '../../functions/aws/secrets';
@@ -7,6 +6,7 @@ import { isDomainFinding } from '../../functions/core/findings/classify';
 import { loadScanSettings, settingsFromEnv } from '../../functions/core/scan/config';
 import type { Report } from '../../functions/core/scan/scan';
 import { runScanJob } from '../../functions/use-cases/scan-job';
+import { listenOnLoopback } from '../support/loopback';
 
 /**
  * A reseller whose paging lies: totals that disagree with what its pages hold, pages that repeat or
@@ -131,16 +131,7 @@ async function serve(w: World, all: readonly Rec[], contacts: readonly Rec[]) {
     }
     res.writeHead(200, { 'content-type': 'application/json;charset=utf-8' }).end(JSON.stringify(body));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenOnLoopback(server);
 }
 
 async function scan(w: World, mode: string): Promise<Report | Error> {
