@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { SNS_MAX_BYTES } from '../../functions/core/alerts/alert';
-import { CUSTOM_NOTIFICATION_LIMITS, chatName, chatNotificationOf } from '../../functions/core/alerts/chat';
+import {
+  CUSTOM_NOTIFICATION_LIMITS,
+  chatItems,
+  chatName,
+  chatNotificationOf,
+} from '../../functions/core/alerts/chat';
 import { buildAlertMessage } from '../../functions/core/alerts/message';
 import {
   parseAlertReport,
@@ -296,5 +301,37 @@ describe('the chat thread of an account of several', () => {
     expect(of('brand-jp', '日本')).not.toBe(of('brand-cn', '中国'));
     expect(of('brand-a', 'Brand A')).not.toBe(of('brand-b', 'brand a'));
     expect(of('brand-jp', '日本')).toBe('domain-sentinel-brand-jp-2026-11-22');
+  });
+});
+
+describe('the order of the chat items', () => {
+  const restoreIn = (name: string, days: number) =>
+    domainFinding(name, 'quarantine', 'critical', -30, { days_to_restore: days });
+  const unreadable = (n: number): Report['problems'] =>
+    Array.from({ length: n }, (_, i) => ({
+      resource: 'domain' as const,
+      key: `odd-${String(i).padStart(2, '0')}.nl`,
+      page: 1,
+      reason: 'date_expiry: missing',
+      severity: 'critical' as const,
+    }));
+
+  it('puts quarantines with a known restore-by before unreadable records, as the digest and the SMS do', () => {
+    const items = chatItems(reportOf([restoreIn('known.nl', 5)], unreadable(45)));
+    expect(items[0]?.name).toBe('known.nl');
+    expect(items.slice(1, 3).map((i) => i.name)).toEqual(['odd-00.nl', 'odd-01.nl']);
+  });
+
+  it('puts a quarantine on its last day to restore before the departures of a bulk transfer out', () => {
+    const gone = Array.from({ length: 45 }, (_, i) => ({
+      domain_name: `gone-${String(i).padStart(2, '0')}.nl`,
+      kind: 'left_account' as const,
+      severity: 'critical' as const,
+    }));
+    const report = { ...reportOf([restoreIn('later.nl', 9), restoreIn('save-me.nl', 0)]), changes: gone };
+    const names = chatItems(report as Report).map((i) => i.name);
+    expect(names[0]).toBe('save-me.nl');
+    expect(names[1]).toBe('gone-00.nl');
+    expect(names.indexOf('later.nl')).toBe(46);
   });
 });

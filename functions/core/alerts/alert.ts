@@ -10,6 +10,7 @@ import {
 import {
   anyAtOrAbove,
   type DomainFinding,
+  type Finding,
   isDomainFinding,
   type Severity,
   severityRank,
@@ -312,39 +313,55 @@ function smsFindingText(f: DomainFinding, name: string): string {
   return `${name} ${f.days_left}d no renew`;
 }
 
-/**
- * The critical items of the SMS in the digest's order (critical changes, quarantines whose restore-by
- * date is known, unreadable quarantine records, the other findings), save that a quarantine whose
- * restore-by falls today or tomorrow comes first: the SMS holds a few names, and a bulk transfer out
- * (dozens of departures, gone already) must not push out the domain that can still be saved today.
- */
 /** A quarantine whose last day to restore is today or tomorrow. */
 const isRestoreDue = (f: DomainFinding): boolean =>
   typeof f.days_to_restore === 'number' && f.days_to_restore >= 0 && f.days_to_restore <= 1;
 
-function smsItems(report: Report): SmsItem[] {
-  const findings = report.findings
-    .filter((f) => f.severity === 'critical')
-    .map((f) =>
-      isDomainFinding(f) ? smsItem(f) : { name: f.handle, says: (name: string) => `contact ${name}` },
-    );
+/** One critical item of a short message: a finding, a critical change, or an unreadable quarantine record. */
+export type CriticalEntry =
+  | { readonly finding: Finding }
+  | { readonly change: DomainChange }
+  | { readonly problem: Problem };
+
+/**
+ * The critical items in the order the short messages (the SMS, chat) name them, as the digest
+ * orders them: quarantines whose restore-by date is known (soonest first), unreadable records that
+ * say quarantine, then the other critical findings; the critical changes (a domain that left the
+ * account) before them all, save that a quarantine whose restore-by falls today or tomorrow comes
+ * first: a bulk transfer out (dozens of departures, gone already) must not push out of a message
+ * that names a few the domain that can still be saved today.
+ */
+export function criticalEntries(report: Report): CriticalEntry[] {
+  const critical = report.findings.filter((f) => f.severity === 'critical');
   let known = 0;
-  for (const f of report.findings) {
+  for (const f of critical) {
     if (!(isDomainFinding(f) && f.kind === 'quarantine' && typeof f.days_to_restore === 'number')) break;
     known++;
   }
-  const restoreBy = findings.slice(0, known);
-  const urgent = restoreBy.filter((_, i) => isRestoreDue(report.findings[i] as DomainFinding));
+  const restoreBy = critical.slice(0, known) as DomainFinding[];
+  const urgent = restoreBy.filter(isRestoreDue);
+  const finding = (f: Finding): CriticalEntry => ({ finding: f });
   return [
-    ...urgent,
-    ...criticalChanges(report).map(smsChange),
-    ...restoreBy.filter((item) => !urgent.includes(item)),
-    ...criticalProblems(report).map((p) => ({
-      name: normalizeDomainName(p.key ?? '?'),
-      says: (name: string) => `${name} quarantine?`,
-    })),
-    ...findings.slice(known),
+    ...urgent.map(finding),
+    ...criticalChanges(report).map((change) => ({ change })),
+    ...restoreBy.filter((f) => !isRestoreDue(f)).map(finding),
+    ...criticalProblems(report).map((problem) => ({ problem })),
+    ...critical.slice(known).map(finding),
   ];
+}
+
+/** The critical items of the SMS ({@link criticalEntries}). */
+function smsItems(report: Report): SmsItem[] {
+  return criticalEntries(report).map((e) => {
+    if ('change' in e) return smsChange(e.change);
+    if ('problem' in e)
+      return {
+        name: normalizeDomainName(e.problem.key ?? '?'),
+        says: (name: string) => `${name} quarantine?`,
+      };
+    const f = e.finding;
+    return isDomainFinding(f) ? smsItem(f) : { name: f.handle, says: (name: string) => `contact ${name}` };
+  });
 }
 
 /**

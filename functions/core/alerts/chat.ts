@@ -6,8 +6,8 @@ import type { Problem } from '../reseller/client';
 import { ACCOUNT_NAME } from '../scan/accounts';
 import type { Report } from '../scan/scan';
 import {
-  criticalChanges,
   criticalCount,
+  criticalEntries,
   dateFormat,
   describeDomainFinding,
   headline,
@@ -136,32 +136,32 @@ const changeItem = (c: DomainChange): ChatItem => ({
 });
 
 /**
- * The report's critical and warning items in the order people act on them, as the digest reads:
- * critical changes (a domain that left the account), unreadable records that say quarantine, then
- * the findings as the report orders them (critical first, the nearest restore-by or expiry first).
- * Info is left to the report.
+ * The report's critical and warning items in the order people act on them: the critical ones as
+ * the SMS names them (criticalEntries: a quarantine on its last day to restore, critical changes,
+ * quarantines by restore-by, unreadable records that say quarantine, the other critical findings),
+ * then the warnings as the report orders them. Info is left to the report.
  */
 export function chatItems(report: Report, timeZone = 'UTC'): ChatItem[] {
   const { day } = dateFormat(timeZone);
-  const items: ChatItem[] = [
-    ...criticalChanges(report).map(changeItem),
-    ...report.problems.filter((p) => p.severity === 'critical').map(unreadableItem),
+  const findingItem = (f: Finding): ChatItem =>
+    isDomainFinding(f)
+      ? domainItem(f, report.now, day)
+      : {
+          severity: 'warning',
+          name: chatName(f.handle),
+          what: 'contact validation pending: the registry may suspend the domains it holds',
+          next: chatPlain(nextStep(f)),
+        };
+  return [
+    ...criticalEntries(report).map((e) =>
+      'change' in e
+        ? changeItem(e.change)
+        : 'problem' in e
+          ? unreadableItem(e.problem)
+          : findingItem(e.finding),
+    ),
+    ...(report.findings as readonly Finding[]).filter((f) => f.severity === 'warning').map(findingItem),
   ];
-  for (const severity of ['critical', 'warning'] as const)
-    for (const f of report.findings as readonly Finding[]) {
-      if (f.severity !== severity) continue;
-      items.push(
-        isDomainFinding(f)
-          ? domainItem(f, report.now, day)
-          : {
-              severity: 'warning',
-              name: chatName(f.handle),
-              what: 'contact validation pending: the registry may suspend the domains it holds',
-              next: chatPlain(nextStep(f)),
-            },
-      );
-    }
-  return items;
 }
 
 /**
