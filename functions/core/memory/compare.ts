@@ -53,7 +53,7 @@ import {
   shownCut,
 } from './state-bounds';
 import { isDue, notAfter } from './state-time';
-import { unjudgedKeys, unreadableCriticalCount } from './unjudged-memory';
+import { unjudgedKeys, unreadableCriticalCount, unreadableQuarantineCount } from './unjudged-memory';
 
 /**
  * The comparison of one scan with the memory of the last one, as named steps: renewals memory
@@ -390,11 +390,11 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
     head.last_published_at !== null &&
     isDue(head.last_published_at, c.nowMs, policy.repeat.critical * HOUR_MS)
   ) {
+    const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
     count(
-      c.report.problems.filter((p) => p.severity === 'critical').length,
+      unreadableQuarantineCount(c.report.problems, c.memory, lapsing),
       `unreadable records in quarantine repeated after ${policy.repeat.critical} h`,
     );
-    const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
     count(
       unreadableCriticalCount(c.report.problems, c.memory, c.nowMs, lapsing),
       `unreadable records of critical findings repeated after ${policy.repeat.critical} h`,
