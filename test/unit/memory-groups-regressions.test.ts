@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planAlerts } from '../../functions/core/alerts/groups';
-import { classify, type DomainFinding } from '../../functions/core/findings/classify';
+import { classify, type DomainFinding, type Severity } from '../../functions/core/findings/classify';
 import { alertView } from '../../functions/core/memory/actions';
 import { compareMemory } from '../../functions/core/memory/compare';
 import { ScanMemory } from '../../functions/core/memory/scan-memory';
@@ -41,7 +41,7 @@ function scan(
   now: number,
   state: ScanState,
   problems: Problem[] = [],
-  minSeverity = 'warning' as const,
+  minSeverity: Severity = 'warning',
 ) {
   const { report } = scanOf(read, now, { problems });
   const findings: DomainFinding[] = [];
@@ -68,6 +68,31 @@ function scan(
 }
 
 describe('memory with policy groups', () => {
+  it('tells a group that hears only critical news that its domain it was told had left is back', () => {
+    const kept = domain('kept.nl', T0);
+    const watched = domain('shop.nl', T0, { tags: ['watch'] });
+    const first = scan([kept, watched], T0, EMPTY_STATE);
+    const left = scan([kept], T0 + DAY, first.next);
+    // The departure (critical) reached the group.
+    expect(left.sent).toEqual(['account', 'watch']);
+    const back = scan([kept, watched], T0 + DAY + HOUR, left.next);
+    expect(back.result.report.changes.map((c) => `${c.domain_name} ${c.kind} ${c.policy}`)).toEqual([
+      'shop.nl returned watch',
+    ]);
+    expect(back.sent).toEqual(['account', 'watch']);
+  });
+
+  it('tells a deployment that hears only critical news that a domain it was told had left is back', () => {
+    const kept = domain('kept.nl', T0);
+    const gone = domain('gone.nl', T0);
+    const first = scan([kept, gone], T0, EMPTY_STATE, [], 'critical');
+    const left = scan([kept], T0 + DAY, first.next, [], 'critical');
+    expect(left.sent).toEqual(['account']);
+    const back = scan([kept, gone], T0 + DAY + HOUR, left.next, [], 'critical');
+    expect(back.result.why).toEqual(['1 changed']);
+    expect(back.sent).toEqual(['account']);
+  });
+
   it('does not repeat daily the unreadable quarantine record of a domain let lapse', () => {
     const lost = domain('lost.nl', T0, {
       tags: ['lapse'],
