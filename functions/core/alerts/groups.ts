@@ -6,7 +6,7 @@ import {
   severityRank,
   summaryOf,
 } from '../findings/classify';
-import { isNews } from '../memory/group-news';
+import { isNews, newsLevel } from '../memory/group-news';
 import type { PolicySet } from '../scan/policies';
 import { hasUrgentDeadline, type QuietHours, quietUntil } from '../scan/quiet-hours';
 import type { Report } from '../scan/scan';
@@ -55,7 +55,12 @@ function counted<R extends Report>(report: R, findings: Finding[]): R {
 }
 
 /** A change or resolution of a report with memory: the group it names (memory/state.ts InGroup). */
-type Entry = { readonly policy?: string; readonly let_lapse?: true; readonly severity: Severity };
+type Entry = {
+  readonly kind?: string;
+  readonly policy?: string;
+  readonly let_lapse?: true;
+  readonly severity: Severity;
+};
 
 /**
  * A stateful report's `changes` and `resolved` kept where `keep` says: the account's message drops
@@ -111,7 +116,7 @@ export function planAlerts<R extends Report>(report: R, options: AlertPlanOption
     const own = ofGroup?.report ?? counts;
     // Its domain that left the account, or lost its transfer lock, is news to the group too.
     const news = [...mine.filter(isNews), ...(ofGroup?.entries ?? [])];
-    if (!news.some((f) => reaches(f, group.minSeverity))) continue;
+    if (!news.some((f) => reaches({ severity: newsLevel(f) }, group.minSeverity))) continue;
     plan.push({
       group: policy.name,
       report: {

@@ -16,7 +16,7 @@ import {
   sinceSnooze,
   stageOf,
 } from './escalation';
-import { groupsHearing } from './group-news';
+import { groupsHearing, newsLevel } from './group-news';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, renewedOrRestored, withFailedRenewals } from './renewal-memory';
 import { cadenceHours, carriedOn, nextRepeats, repeatDecision, repeatFor } from './repeat';
@@ -53,7 +53,7 @@ import {
   shownCut,
 } from './state-bounds';
 import { isDue, notAfter } from './state-time';
-import { unjudgedKeys, unreadableCriticalCount } from './unjudged-memory';
+import { unjudgedKeys, unreadableCriticalCount, unreadableQuarantineCount } from './unjudged-memory';
 
 /**
  * The comparison of one scan with the memory of the last one, as named steps: renewals memory
@@ -229,8 +229,9 @@ const atOrAbove = (s: Severity, level: Severity) => severityRank(s) >= severityR
 /** Whether a finding (or a change, a resolution) reaches its group's minSeverity, else the deployment's. */
 const worth = (
   { input: { policy: p } }: Comparison,
-  x: { readonly severity: Severity; readonly policy?: string },
-) => atOrAbove(x.severity, (x.policy !== undefined && p.minSeverityByGroup?.get(x.policy)) || p.minSeverity);
+  x: { readonly kind?: string; readonly severity: Severity; readonly policy?: string },
+) =>
+  atOrAbove(newsLevel(x), (x.policy !== undefined && p.minSeverityByGroup?.get(x.policy)) || p.minSeverity);
 /** The rung a finding stands on, by its group's alertThresholds, else the deployment's; never back up (heldStage). */
 const stageIn = ({ input: { policy: p }, memory }: Comparison, f: Finding) =>
   heldStage(
@@ -375,7 +376,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
   count(c.announced.filter((f) => f.change === 'new').length, 'new');
   count(c.announced.filter((f) => f.change === 'escalated').length, 'escalated');
   // What happens to a domain its policy lets lapse is never news (docs/policies.md).
-  const news = (x: InGroup & { severity: Severity }) => !x.let_lapse && worth(c, x);
+  const news = (x: InGroup & { kind?: string; severity: Severity }) => !x.let_lapse && worth(c, x);
   count(c.changes.filter(news).length, 'changed');
   count(c.resolved.filter(news).length, 'resolved');
   countRepeats(c, count);
@@ -390,11 +391,11 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
     head.last_published_at !== null &&
     isDue(head.last_published_at, c.nowMs, policy.repeat.critical * HOUR_MS)
   ) {
+    const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
     count(
-      c.report.problems.filter((p) => p.severity === 'critical').length,
+      unreadableQuarantineCount(c.report.problems, c.memory, lapsing),
       `unreadable records in quarantine repeated after ${policy.repeat.critical} h`,
     );
-    const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
     count(
       unreadableCriticalCount(c.report.problems, c.memory, c.nowMs, lapsing),
       `unreadable records of critical findings repeated after ${policy.repeat.critical} h`,

@@ -15,6 +15,14 @@ export const isNews = (f: Finding): boolean => {
 };
 
 /**
+ * The severity news is judged at against a level (minSeverity): its own, but a domain back in the
+ * account (`returned`, a warning) at that of its departure (`left_account`, critical), so whoever
+ * was told it left is told it is back, a group that hears critical news alone too.
+ */
+export const newsLevel = (x: { readonly kind?: string; readonly severity: Severity }): Severity =>
+  x.kind === 'returned' ? 'critical' : x.severity;
+
+/**
  * The groups with recipients of their own (the policy's `ownRecipients`) whose message the
  * comparison `c` sends, as alerts/groups.ts plans it: news of the group (isNews, a change or
  * resolution of its domains) that reaches the group's level (`worth`), of a finding neither

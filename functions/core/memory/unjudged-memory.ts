@@ -60,3 +60,24 @@ export function unreadableCriticalCount(
   }
   return n;
 }
+
+/**
+ * How many records this scan could not read say the domain is in quarantine (critical), less those
+ * of a domain memory knows in a group that lets it lapse (`lapsing`): such a record is repeated on
+ * the critical cadence, and a domain let lapse is never repeated (docs/policies.md), so its broken
+ * record is said once, as new, and not paged daily after.
+ */
+export function unreadableQuarantineCount(
+  problems: Report['problems'],
+  memory: ScanMemory,
+  lapsing: (group: string | undefined) => boolean,
+): number {
+  let n = 0;
+  for (const p of problems) {
+    if (p.severity !== 'critical') continue;
+    const group =
+      p.resource === 'domain' && p.key !== null ? memory.prior.get(domainKey(p.key))?.group : undefined;
+    if (!lapsing(group)) n++;
+  }
+  return n;
+}

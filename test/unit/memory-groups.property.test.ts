@@ -1,0 +1,437 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { planAlerts } from '../../functions/core/alerts/groups';
+import { classify, type DomainFinding, isDomainFinding } from '../../functions/core/findings/classify';
+import {
+  acknowledgementOf,
+  alertView,
+  snoozeChoicesFor,
+  snoozeOf,
+} from '../../functions/core/memory/actions';
+import { compareMemory } from '../../functions/core/memory/compare';
+import { isNews } from '../../functions/core/memory/group-news';
+import { ScanMemory } from '../../functions/core/memory/scan-memory';
+import type { StatefulFinding } from '../../functions/core/memory/state';
+import { loadStatePolicy } from '../../functions/core/memory/state-config';
+import type { Problem } from '../../functions/core/reseller/paging';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import { markFinding, parsePolicies, resolvePolicies } from '../../functions/core/scan/policies';
+import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
+import { DAY, domain, scanOf } from '../support/state-scan';
+import { EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
+
+/**
+ * The model of memory-model.property.test.ts with policy groups (docs/policies.md): 2 to 5 domains,
+ * each in a group by its tag — `vip` (recipients of its own, critical every 12 h), `slow` (recipients
+ * of its own, critical every 48 h, at most 2 repeats), `lapse` (letLapse) or none — moved between
+ * groups now and then, over up to 40 scans with every domain event, snoozes and cut reads. The
+ * messages are the ones alerts/groups.ts plans from the comparison. What a group relies on: it hears
+ * each of its own critical findings within its cadence, never another group's news, of its domain
+ * that left or came back; a domain let lapse is never repeated nor escalated, nor its unreadable
+ * record repeated; an escalation reaches the account's message (the escalation recipients); no
+ * finding is published to a group twice within its cadence. 2 000 runs on a fixed seed (about 2 s);
+ * run against the code before 270d3d7 and 6dcfb54 it finds both (memory-groups-regressions.test.ts).
+ */
+
+const T0 = Date.parse('2026-11-22T06:00:00Z');
+const HOUR = 3_600_000;
+const NAMES = ['a.nl', 'b.com', 'c.nl', 'd.eu', 'e.com'] as const;
+const GROUPS = ['', 'vip', 'slow', 'lapse'] as const;
+type Group = (typeof GROUPS)[number];
+const CADENCE: Record<string, number> = { vip: 12, slow: 48 };
+const CAP: Record<string, number> = { slow: 2 };
+/** The least severity each group hears of. */
+const LEVEL: Record<string, string[]> = { vip: ['warning', 'critical'], slow: ['critical'] };
+
+const FILE = {
+  policies: [
+    {
+      name: 'vip',
+      match: { tags: ['vip'] },
+      alertEmails: ['vip@example.nl'],
+      repeat: { critical: 12 },
+      alertThresholds: [60, 14, 2],
+    },
+    {
+      name: 'slow',
+      match: { tags: ['slow'] },
+      alertEmails: ['slow@example.nl'],
+      repeat: { critical: 48, cap: 2 },
+      minSeverity: 'critical',
+    },
+    { name: 'lapse', match: { tags: ['lapse'] }, letLapse: true },
+  ],
+  escalation: { afterHours: 24, withinDays: 7 },
+};
+const POLICIES = parsePolicies(FILE, 'policies file p.json');
+const SET = resolvePolicies(POLICIES, {
+  classify: { expiryDays: 30, criticalDays: 7 },
+  minSeverity: 'warning',
+});
+const STATE_POLICY = loadStatePolicy({}, 'warning', POLICIES);
+
+type Event =
+  | 'none'
+  | 'renew'
+  | 'expiring'
+  | 'expire'
+  | 'quarantine'
+  | 'restore'
+  | 'leave'
+  | 'return'
+  | 'undocumented'
+  | 'unreadable'
+  | 'readable'
+  | 'lock'
+  | 'snooze'
+  | 'ack'
+  | 'regroup';
+
+const event = fc.oneof(
+  { weight: 10, arbitrary: fc.constant<Event>('none') },
+  {
+    weight: 10,
+    arbitrary: fc.constantFrom<Event>(
+      'renew',
+      'expiring',
+      'expire',
+      'quarantine',
+      'restore',
+      'leave',
+      'return',
+      'undocumented',
+      'unreadable',
+      'readable',
+      'lock',
+      'snooze',
+      'ack',
+      'regroup',
+    ),
+  },
+);
+
+const step = fc.record({
+  minutes: fc.oneof(
+    { weight: 6, arbitrary: fc.integer({ min: 10, max: 48 * 60 }) },
+    { weight: 2, arbitrary: fc.integer({ min: 48 * 60, max: 21 * 24 * 60 }) },
+    { weight: 1, arbitrary: fc.integer({ min: -180, max: -1 }) },
+  ),
+  events: fc.array(fc.tuple(fc.nat(4), event, fc.integer({ min: 1, max: 30 })), { maxLength: 3 }),
+  incomplete: fc.oneof(
+    { weight: 6, arbitrary: fc.constant(false) },
+    { weight: 1, arbitrary: fc.constant(true) },
+  ),
+});
+
+interface Modelled {
+  record: Domain;
+  present: boolean;
+  unreadable: boolean;
+}
+
+const CUT = 'the domain list changed while it was read (page 2 held fewer records than page 1 promised)';
+
+const groupOf = (d: Domain) => SET.policyFor(d);
+
+/** One scan at `now`, compared with `state`, and the messages alerts/groups.ts plans from it. */
+function scanModel(model: readonly Modelled[], now: number, state: ScanState, incomplete: boolean) {
+  const read: Domain[] = [];
+  const problems: Problem[] = [];
+  const listed = model.filter((m) => m.present);
+  const reached = incomplete ? listed.slice(0, -1) : listed;
+  for (const m of reached) {
+    if (m.unreadable) {
+      const critical = m.record.status.includes('quarantine') ? { severity: 'critical' as const } : {};
+      problems.push({
+        resource: 'domain',
+        key: m.record.domain_name,
+        page: 1,
+        reason: 'date_expiry: Invalid input',
+        ...critical,
+      });
+      continue;
+    }
+    read.push(m.record);
+    const odd = undocumentedStatusProblem(m.record, 1);
+    if (odd) problems.push(odd);
+  }
+  if (incomplete) problems.push({ resource: 'domain', key: null, page: 2, reason: CUT });
+  const { report } = scanOf(read, now, { problems });
+  const findings: DomainFinding[] = [];
+  for (const d of read) {
+    const g = groupOf(d);
+    const f = classify(d, now, g?.classify);
+    if (f) findings.push(markFinding(f, g));
+  }
+  const source = incomplete ? { ...report.source, incomplete: CUT } : report.source;
+  const memory = new ScanMemory();
+  for (const [key, value] of Object.entries(state.domains)) memory.remember(key, value);
+  for (const d of read) memory.observe(d, 1, groupOf(d)?.policy.name);
+  const { domains: _d, ...head } = state;
+  const result = compareMemory({
+    report: { ...report, source, findings },
+    memory,
+    head,
+    policy: STATE_POLICY,
+  });
+  const next: ScanState = { ...result.next.head, domains: Object.fromEntries(result.next.domains) };
+  const plan = result.publish
+    ? planAlerts(alertView(result.report, result.silenced), {
+        minSeverity: 'warning',
+        policies: SET,
+        decided: true,
+      })
+    : [];
+  return {
+    result,
+    next,
+    plan,
+    read: new Set(read.map((d) => d.domain_name)),
+  };
+}
+
+function apply(m: Modelled, e: Event, n: number, now: number): void {
+  const r = m.record;
+  switch (e) {
+    case 'renew':
+      m.record = {
+        ...r,
+        status: ['registered'],
+        date_deleted: null,
+        date_expiry: Math.max(r.date_expiry, now) + 365 * DAY,
+      };
+      break;
+    case 'expiring':
+      m.record = {
+        ...r,
+        status: ['registered'],
+        date_deleted: null,
+        auto_renew: false,
+        date_expiry: now + n * DAY - HOUR,
+      };
+      break;
+    case 'expire':
+      m.record = {
+        ...r,
+        status: ['registered'],
+        date_deleted: null,
+        auto_renew: false,
+        date_expiry: now - (n + 4) * HOUR,
+      };
+      break;
+    case 'quarantine':
+      if (!r.status.includes('quarantine'))
+        m.record = {
+          ...r,
+          status: ['quarantine'],
+          auto_renew: false,
+          date_expiry: Math.min(r.date_expiry, now - DAY),
+          date_deleted: now - n * HOUR,
+        };
+      break;
+    case 'restore':
+      if (r.status.includes('quarantine')) m.record = { ...r, status: ['registered'], date_deleted: null };
+      break;
+    case 'leave':
+      m.present = false;
+      break;
+    case 'return':
+      m.present = true;
+      break;
+    case 'undocumented':
+      m.record = { ...r, status: ['pendingTransfer'] };
+      break;
+    case 'unreadable':
+      m.unreadable = true;
+      break;
+    case 'readable':
+      m.unreadable = false;
+      break;
+    case 'lock':
+      m.record = { ...r, transfer_lock: !r.transfer_lock, auth_code_present: r.transfer_lock === true };
+      break;
+    case 'regroup': {
+      const g = GROUPS[n % GROUPS.length] as Group;
+      m.record = { ...r, tags: g ? [g] : [] };
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+type Marked = DomainFinding & StatefulFinding & { repeated?: boolean };
+
+const sig = (f: Marked) => `${f.kind} ${f.severity} ${f.date_expiry}`;
+
+describe('memory between scans, with policy groups', () => {
+  it('gives each group its own news, within its cadence, and nothing of another group', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 2, max: 5 }),
+        fc.array(fc.constantFrom<Group>(...GROUPS), { minLength: 5, maxLength: 5 }),
+        fc.array(step, { minLength: 1, maxLength: 40 }),
+        (size, initial, steps) => {
+          const model: Modelled[] = NAMES.slice(0, size).map((name, i) => ({
+            record: domain(name, T0, { tags: initial[i] ? [initial[i] as string] : [] }),
+            present: true,
+            unreadable: false,
+          }));
+          let now = T0;
+          let latest = now;
+          let out = scanModel(model, now, EMPTY_STATE, false);
+          let state = out.next;
+          /** When a group's message last carried each of its critical findings, by `group name`. */
+          const heard = new Map<string, { at: number; sig: string }>();
+          const lastFinding = new Map<string, Marked>();
+          const trace: unknown[] = [];
+          const hear = (o: typeof out) => {
+            for (const p of o.plan) {
+              if (p.group === undefined) continue;
+              for (const f of p.report.findings as Marked[])
+                if (isDomainFinding(f) && f.severity === 'critical')
+                  heard.set(`${p.group} ${f.domain_name}`, { at: now, sig: sig(f) });
+            }
+          };
+          hear(out);
+          for (const f of out.result.report.findings as Marked[])
+            if (isDomainFinding(f)) lastFinding.set(f.domain_name, f);
+          for (const s of steps) {
+            const before = now;
+            now = Math.max(now + s.minutes * 60_000, latest - 3 * HOUR);
+            latest = Math.max(latest, now);
+            const events: string[] = [];
+            for (const [i, e, n] of s.events) {
+              const m = model[i % size] as Modelled;
+              const name = m.record.domain_name;
+              events.push(`${name} ${e} ${n}`);
+              const f = lastFinding.get(name);
+              if (e === 'snooze' || e === 'ack') {
+                if (f && state.domains[name] && snoozeChoicesFor(f).length > 0) {
+                  const at = Math.max(before, Math.min(now, before + 60_000));
+                  const mem = state.domains[name];
+                  const actions =
+                    e === 'snooze'
+                      ? { ...mem.actions, snooze: snoozeOf(f, n, at) }
+                      : { ...mem.actions, acknowledged: acknowledgementOf(f, at) };
+                  state = { ...state, domains: { ...state.domains, [name]: { ...mem, actions } } };
+                }
+              } else apply(m, e, n, now);
+            }
+            const prev = state;
+            out = scanModel(model, now, prev, s.incomplete);
+            const r = out.result;
+            trace.push({
+              at: (now - T0) / HOUR,
+              events,
+              incomplete: s.incomplete,
+              why: r.why,
+              sent: out.plan.map((p) => p.group ?? 'account'),
+            });
+            const where = () => JSON.stringify(trace);
+            const findings = (r.report.findings as Marked[]).filter(isDomainFinding) as Marked[];
+            const sentTo = new Map(out.plan.map((p) => [p.group ?? '', p.report]));
+            // Never another group's news: a group's message names its own domains alone.
+            for (const p of out.plan) {
+              if (p.group === undefined) {
+                for (const f of p.report.findings)
+                  expect(isDomainFinding(f) && f.let_lapse, `lapse in account message ${where()}`).not.toBe(
+                    true,
+                  );
+                continue;
+              }
+              for (const f of p.report.findings)
+                if (isDomainFinding(f))
+                  expect(f.policy, `${f.domain_name} in group ${p.group} ${where()}`).toBe(p.group);
+              const st = p.report as unknown as {
+                changes: { policy?: string }[];
+                resolved: { policy?: string }[];
+              };
+              for (const e of [...st.changes, ...st.resolved])
+                expect(e.policy, `entry in group ${p.group} ${where()}`).toBe(p.group);
+            }
+            for (const f of findings) {
+              const name = f.domain_name;
+              const group = f.policy;
+              const silenced = f.snoozed_until !== undefined || f.acknowledged === true;
+              // Let lapse: never repeated, escalated or announced.
+              if (f.let_lapse) {
+                expect(
+                  { repeated: f.repeated, esc: f.escalated_after_hours },
+                  `${name} let lapse repeated or escalated ${where()}`,
+                ).toEqual({ repeated: undefined, esc: undefined });
+                continue;
+              }
+              // An escalation reaches the escalation recipients: in the account's message.
+              if (f.escalated_after_hours !== undefined)
+                expect(
+                  sentTo.get('')?.findings.some((x) => isDomainFinding(x) && x.domain_name === name),
+                  `${name} escalated outside the account message ${where()}`,
+                ).toBe(true);
+              if (group === undefined || !(group in CADENCE)) continue;
+              const msg = sentTo.get(group);
+              const carried =
+                msg?.findings.some((x) => isDomainFinding(x) && x.domain_name === name) === true;
+              // News of the group reaches the group.
+              if (!silenced && isNews(f) && LEVEL[group]?.includes(f.severity))
+                expect(carried, `${name} news (${f.change}) not sent to ${group} ${where()}`).toBe(true);
+              // Within its cadence: a critical finding the group last heard of its cadence ago.
+              const last = heard.get(`${group} ${name}`);
+              const repeats = prev.domains[name]?.alerted?.repeats ?? 0;
+              const cap = CAP[group];
+              const uncapped = cap === undefined || repeats < cap;
+              const cadence = CADENCE[group] as number;
+              if (f.severity === 'critical' && !silenced && last && last.sig === sig(f) && uncapped)
+                if (now - last.at >= cadence * HOUR || now < last.at)
+                  expect(
+                    carried,
+                    `${name} not heard by ${group} for ${(now - last.at) / HOUR} h ${where()}`,
+                  ).toBe(true);
+              // No storm: published again to the group only once its cadence passed.
+              // A quarantine in its last 7 days to restore is repeated daily (20 h) whatever the cadence.
+              const lastDays =
+                f.kind === 'quarantine' && typeof f.days_to_restore === 'number' && f.days_to_restore <= 7;
+              const floor = lastDays ? Math.min(cadence, 20) : cadence;
+              if (f.repeated && last && last.sig === sig(f) && now >= last.at)
+                expect(
+                  now - last.at >= floor * HOUR,
+                  `${name} repeated to ${group} after ${(now - last.at) / HOUR} h ${where()}`,
+                ).toBe(true);
+            }
+            // An unreadable record repeated for its criticality: of a domain not let lapse.
+            if (r.why.some((w) => /^\d+ unreadable records? (in quarantine|of critical)/.test(w))) {
+              const lapsing = (k: string | null) => prev.domains[k ?? '']?.group === 'lapse';
+              expect(
+                r.report.problems.some((p) => p.key !== null && !lapsing(p.key)),
+                `unreadable records of domains let lapse repeated ${where()}`,
+              ).toBe(true);
+            }
+            // A domain that left or came back reaches the group it was or is in.
+            for (const c of r.report.changes) {
+              if (c.kind !== 'left_account' && c.kind !== 'returned') continue;
+              if (c.policy === undefined || !(c.policy in CADENCE)) continue;
+              const msg = sentTo.get(c.policy) as unknown as {
+                changes: { kind: string; domain_name?: string }[];
+              };
+              expect(
+                msg?.changes.some((x) => x.kind === c.kind && x.domain_name === c.domain_name),
+                `${c.domain_name} ${c.kind} not sent to ${c.policy} ${where()}`,
+              ).toBe(true);
+            }
+            for (const f of findings) lastFinding.set(f.domain_name, f);
+            for (const name of out.read)
+              if (!findings.some((f) => f.domain_name === name)) lastFinding.delete(name);
+            // A group heard of a finding no more once it moved or changed: the sig check covers a change.
+            for (const f of findings)
+              for (const g of Object.keys(CADENCE))
+                if (g !== f.policy || f.snoozed_until || f.acknowledged)
+                  heard.delete(`${g} ${f.domain_name}`);
+            hear(out);
+            state = parseState(JSON.parse(JSON.stringify(out.next)), 'state.json');
+          }
+        },
+      ),
+      { numRuns: 2000, seed: 20261127 },
+    );
+  });
+});
