@@ -437,7 +437,10 @@ function countRepeats(c: Comparison, count: (n: number, what: string) => unknown
     const kept = c.unconfirmed.has(key) ? c.memory.prior.get(key)?.finding : undefined;
     const now =
       kept && severityRank(kept.severity) >= severityRank(f.severity) ? kept : { ...f, stage: stageIn(c, f) };
-    const decision = repeatDecision(now, prior(f.domain_name)?.alerted, repeat, c.nowMs);
+    const decided = repeatDecision(now, prior(f.domain_name)?.alerted, repeat, c.nowMs);
+    // Not a kept quarantine, though: memory keeps no restore-by, so it cannot tell its last days,
+    // which repeat past any cap; loud, not silent, until a record it can judge says more.
+    const decision = decided === 'capped' && kept?.kind === 'quarantine' ? 'due' : decided;
     if (decision === 'due') {
       c.repeated.add(key);
       const what = `${now.severity} repeated after ${cadenceHours(repeat, now.severity)} h`;
