@@ -431,11 +431,19 @@ function countRepeats(c: Comparison, count: (n: number, what: string) => unknown
   c.findings.forEach((f, i) => {
     if (f.change !== 'ongoing' || !isDomainFinding(f) || isSilenced(c, f) || !worth(c, f)) return;
     const repeat = repeatFor(c.input.policy, f);
-    const stage = stageIn(c, f);
-    const decision = repeatDecision({ ...f, stage }, prior(f.domain_name)?.alerted, repeat, c.nowMs);
+    const key = domainKey(f.domain_name);
+    // A finding kept as remembered (unconfirmed, unjudged) keeps that finding's alert (carriedOn):
+    // its cap counts against it, not against the finding as read, another one never capped.
+    const kept = c.unconfirmed.has(key) ? c.memory.prior.get(key)?.finding : undefined;
+    const now =
+      kept && severityRank(kept.severity) >= severityRank(f.severity) ? kept : { ...f, stage: stageIn(c, f) };
+    const decided = repeatDecision(now, prior(f.domain_name)?.alerted, repeat, c.nowMs);
+    // Not a kept quarantine, though: memory keeps no restore-by, so it cannot tell its last days,
+    // which repeat past any cap; loud, not silent, until a record it can judge says more.
+    const decision = decided === 'capped' && kept?.kind === 'quarantine' ? 'due' : decided;
     if (decision === 'due') {
-      c.repeated.add(domainKey(f.domain_name));
-      const what = `${f.severity} repeated after ${cadenceHours(repeat, f.severity)} h`;
+      c.repeated.add(key);
+      const what = `${now.severity} repeated after ${cadenceHours(repeat, now.severity)} h`;
       by.set(what, (by.get(what) ?? 0) + 1);
     } else if (lastDaysRepeatDue(f, prior, c.nowMs, decision === 'capped' ? Infinity : repeat.critical))
       lastDays++;
