@@ -17,7 +17,18 @@ import type { Problem } from '../../functions/core/reseller/paging';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { markFinding, parsePolicies, resolvePolicies } from '../../functions/core/scan/policies';
 import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
-import { DAY, domain, scanOf } from '../support/state-scan';
+import {
+  applyDomainEvent,
+  CUT,
+  type DomainEvent,
+  eventOf,
+  HOUR,
+  type Modelled,
+  NAMES,
+  stepOf,
+  T0,
+} from '../support/account-model';
+import { domain, scanOf } from '../support/state-scan';
 import { EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
 
 /**
@@ -33,9 +44,6 @@ import { EMPTY_STATE, parseState, type ScanState } from '../support/whole-state'
  * run against the code before 270d3d7 and 6dcfb54 it finds both (memory-groups-regressions.test.ts).
  */
 
-const T0 = Date.parse('2026-11-22T06:00:00Z');
-const HOUR = 3_600_000;
-const NAMES = ['a.nl', 'b.com', 'c.nl', 'd.eu', 'e.com'] as const;
 const GROUPS = ['', 'vip', 'slow', 'lapse'] as const;
 type Group = (typeof GROUPS)[number];
 const CADENCE: Record<string, number> = { vip: 12, slow: 48 };
@@ -70,66 +78,26 @@ const SET = resolvePolicies(POLICIES, {
 });
 const STATE_POLICY = loadStatePolicy({}, 'warning', POLICIES);
 
-type Event =
-  | 'none'
-  | 'renew'
-  | 'expiring'
-  | 'expire'
-  | 'quarantine'
-  | 'restore'
-  | 'leave'
-  | 'return'
-  | 'undocumented'
-  | 'unreadable'
-  | 'readable'
-  | 'lock'
-  | 'snooze'
-  | 'ack'
-  | 'regroup';
+type Event = DomainEvent | 'none' | 'snooze' | 'ack' | 'regroup';
 
-const event = fc.oneof(
-  { weight: 10, arbitrary: fc.constant<Event>('none') },
-  {
-    weight: 10,
-    arbitrary: fc.constantFrom<Event>(
-      'renew',
-      'expiring',
-      'expire',
-      'quarantine',
-      'restore',
-      'leave',
-      'return',
-      'undocumented',
-      'unreadable',
-      'readable',
-      'lock',
-      'snooze',
-      'ack',
-      'regroup',
-    ),
-  },
+const step = stepOf(
+  eventOf<Event>([
+    'renew',
+    'expiring',
+    'expire',
+    'quarantine',
+    'restore',
+    'leave',
+    'return',
+    'undocumented',
+    'unreadable',
+    'readable',
+    'lock',
+    'snooze',
+    'ack',
+    'regroup',
+  ]),
 );
-
-const step = fc.record({
-  minutes: fc.oneof(
-    { weight: 6, arbitrary: fc.integer({ min: 10, max: 48 * 60 }) },
-    { weight: 2, arbitrary: fc.integer({ min: 48 * 60, max: 21 * 24 * 60 }) },
-    { weight: 1, arbitrary: fc.integer({ min: -180, max: -1 }) },
-  ),
-  events: fc.array(fc.tuple(fc.nat(4), event, fc.integer({ min: 1, max: 30 })), { maxLength: 3 }),
-  incomplete: fc.oneof(
-    { weight: 6, arbitrary: fc.constant(false) },
-    { weight: 1, arbitrary: fc.constant(true) },
-  ),
-});
-
-interface Modelled {
-  record: Domain;
-  present: boolean;
-  unreadable: boolean;
-}
-
-const CUT = 'the domain list changed while it was read (page 2 held fewer records than page 1 promised)';
 
 const groupOf = (d: Domain) => SET.policyFor(d);
 
@@ -190,73 +158,12 @@ function scanModel(model: readonly Modelled[], now: number, state: ScanState, in
   };
 }
 
+/** A domain event, or the domain moved to group `n` of GROUPS (its tag). */
 function apply(m: Modelled, e: Event, n: number, now: number): void {
-  const r = m.record;
-  switch (e) {
-    case 'renew':
-      m.record = {
-        ...r,
-        status: ['registered'],
-        date_deleted: null,
-        date_expiry: Math.max(r.date_expiry, now) + 365 * DAY,
-      };
-      break;
-    case 'expiring':
-      m.record = {
-        ...r,
-        status: ['registered'],
-        date_deleted: null,
-        auto_renew: false,
-        date_expiry: now + n * DAY - HOUR,
-      };
-      break;
-    case 'expire':
-      m.record = {
-        ...r,
-        status: ['registered'],
-        date_deleted: null,
-        auto_renew: false,
-        date_expiry: now - (n + 4) * HOUR,
-      };
-      break;
-    case 'quarantine':
-      if (!r.status.includes('quarantine'))
-        m.record = {
-          ...r,
-          status: ['quarantine'],
-          auto_renew: false,
-          date_expiry: Math.min(r.date_expiry, now - DAY),
-          date_deleted: now - n * HOUR,
-        };
-      break;
-    case 'restore':
-      if (r.status.includes('quarantine')) m.record = { ...r, status: ['registered'], date_deleted: null };
-      break;
-    case 'leave':
-      m.present = false;
-      break;
-    case 'return':
-      m.present = true;
-      break;
-    case 'undocumented':
-      m.record = { ...r, status: ['pendingTransfer'] };
-      break;
-    case 'unreadable':
-      m.unreadable = true;
-      break;
-    case 'readable':
-      m.unreadable = false;
-      break;
-    case 'lock':
-      m.record = { ...r, transfer_lock: !r.transfer_lock, auth_code_present: r.transfer_lock === true };
-      break;
-    case 'regroup': {
-      const g = GROUPS[n % GROUPS.length] as Group;
-      m.record = { ...r, tags: g ? [g] : [] };
-      break;
-    }
-    default:
-      break;
+  if (e !== 'regroup') applyDomainEvent(m, e, n, now);
+  else {
+    const g = GROUPS[n % GROUPS.length] as Group;
+    m.record = { ...m.record, tags: g ? [g] : [] };
   }
 }
 

@@ -7,6 +7,17 @@ import type { StatefulFinding } from '../../functions/core/memory/state';
 import type { Problem } from '../../functions/core/reseller/paging';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
+import {
+  applyDomainEvent,
+  CUT,
+  type DomainEvent,
+  eventOf,
+  HOUR,
+  type Modelled,
+  NAMES,
+  stepOf,
+  T0,
+} from '../support/account-model';
 import { DAY, domain, scanOf } from '../support/state-scan';
 import {
   compareWithState,
@@ -27,72 +38,27 @@ import {
  * said gone is said back, and a snooze holds until the finding gets worse.
  */
 
-const T0 = Date.parse('2026-11-22T06:00:00Z');
-const HOUR = 3_600_000;
-const NAMES = ['a.nl', 'b.com', 'c.nl', 'd.eu', 'e.com'] as const;
+type Event = DomainEvent | 'none' | 'snooze' | 'ack';
 
-type Event =
-  | 'none'
-  | 'renew'
-  | 'expiring'
-  | 'expire'
-  | 'quarantine'
-  | 'restore'
-  | 'leave'
-  | 'return'
-  | 'undocumented'
-  | 'unreadable'
-  | 'readable'
-  | 'auto_renew'
-  | 'lock'
-  | 'snooze'
-  | 'ack'
-  | 'renewal_due';
-
-const event = fc.oneof(
-  { weight: 10, arbitrary: fc.constant<Event>('none') },
-  {
-    weight: 10,
-    arbitrary: fc.constantFrom<Event>(
-      'renew',
-      'expiring',
-      'expire',
-      'quarantine',
-      'restore',
-      'leave',
-      'return',
-      'undocumented',
-      'unreadable',
-      'readable',
-      'auto_renew',
-      'lock',
-      'snooze',
-      'ack',
-      'renewal_due',
-    ),
-  },
+const step = stepOf(
+  eventOf<Event>([
+    'renew',
+    'expiring',
+    'expire',
+    'quarantine',
+    'restore',
+    'leave',
+    'return',
+    'undocumented',
+    'unreadable',
+    'readable',
+    'auto_renew',
+    'lock',
+    'snooze',
+    'ack',
+    'renewal_due',
+  ]),
 );
-
-const step = fc.record({
-  minutes: fc.oneof(
-    { weight: 6, arbitrary: fc.integer({ min: 10, max: 48 * 60 }) },
-    { weight: 2, arbitrary: fc.integer({ min: 48 * 60, max: 21 * 24 * 60 }) },
-    { weight: 1, arbitrary: fc.integer({ min: -180, max: -1 }) },
-  ),
-  events: fc.array(fc.tuple(fc.nat(4), event, fc.integer({ min: 1, max: 30 })), { maxLength: 3 }),
-  incomplete: fc.oneof(
-    { weight: 6, arbitrary: fc.constant(false) },
-    { weight: 1, arbitrary: fc.constant(true) },
-  ),
-});
-
-interface Modelled {
-  record: Domain;
-  present: boolean;
-  unreadable: boolean;
-}
-
-const CUT = 'the domain list changed while it was read (page 2 held fewer records than page 1 promised)';
 
 /** One scan of the modelled account at `now`: what the CLI hands the comparison. */
 /** The deployment's settings, with or without the policies' escalation (docs/policies.md#escalation). */
@@ -140,85 +106,6 @@ function scanModel(
     read: new Set(read.map((d) => d.domain_name)),
     judged: new Set(read.filter((d) => !undocumentedStatusProblem(d, 1)).map((d) => d.domain_name)),
   };
-}
-
-function apply(m: Modelled, e: Event, n: number, now: number): void {
-  const r = m.record;
-  switch (e) {
-    case 'renew':
-      m.record = {
-        ...r,
-        status: ['registered'],
-        date_deleted: null,
-        date_expiry: Math.max(r.date_expiry, now) + 365 * DAY,
-      };
-      break;
-    case 'expiring':
-      m.record = {
-        ...r,
-        status: ['registered'],
-        date_deleted: null,
-        auto_renew: false,
-        date_expiry: now + n * DAY - HOUR,
-      };
-      break;
-    case 'expire':
-      m.record = {
-        ...r,
-        status: ['registered'],
-        date_deleted: null,
-        auto_renew: false,
-        // Hours ago, more than the clock ever runs back: no scan sees it before its expiry.
-        date_expiry: now - (n + 4) * HOUR,
-      };
-      break;
-    case 'quarantine':
-      if (!r.status.includes('quarantine'))
-        m.record = {
-          ...r,
-          status: ['quarantine'],
-          auto_renew: false,
-          date_expiry: Math.min(r.date_expiry, now - DAY),
-          date_deleted: now - n * HOUR,
-        };
-      break;
-    case 'restore':
-      if (r.status.includes('quarantine')) m.record = { ...r, status: ['registered'], date_deleted: null };
-      break;
-    case 'renewal_due':
-      m.record = {
-        ...r,
-        status: ['registered'],
-        date_deleted: null,
-        auto_renew: true,
-        date_expiry: now + 20 * DAY,
-        date_renewal: now + n * HOUR,
-      };
-      break;
-    case 'leave':
-      m.present = false;
-      break;
-    case 'return':
-      m.present = true;
-      break;
-    case 'undocumented':
-      m.record = { ...r, status: ['pendingTransfer'] };
-      break;
-    case 'unreadable':
-      m.unreadable = true;
-      break;
-    case 'readable':
-      m.unreadable = false;
-      break;
-    case 'auto_renew':
-      m.record = { ...r, auto_renew: !r.auto_renew };
-      break;
-    case 'lock':
-      m.record = { ...r, transfer_lock: !r.transfer_lock, auth_code_present: r.transfer_lock === true };
-      break;
-    default:
-      break;
-  }
 }
 
 const signature = (f: StatefulFinding) =>
@@ -308,7 +195,7 @@ describe('memory between scans, as a model of an account', () => {
                     ? { ...mem.actions, snooze: snoozeOf(f, n, at) }
                     : { ...mem.actions, acknowledged: acknowledgementOf(f, at) };
                 state = { ...state, domains: { ...state.domains, [name]: { ...mem, actions } } };
-              } else apply(m, e, n, now);
+              } else applyDomainEvent(m, e, n, now);
             }
             const prev = state;
             out = scanModel(model, now, prev, s.incomplete, policy);

@@ -1,0 +1,149 @@
+import fc from 'fast-check';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import { DAY } from './state-scan';
+
+/**
+ * The account the memory's property models run scans over (test/unit/memory-model.property.test.ts,
+ * memory-groups.property.test.ts): a few domains, each a record that events change between scans,
+ * and the steps of time between them.
+ */
+
+export const T0 = Date.parse('2026-11-22T06:00:00Z');
+export const HOUR = 3_600_000;
+export const NAMES = ['a.nl', 'b.com', 'c.nl', 'd.eu', 'e.com'] as const;
+
+/** Why a read cut short (`incomplete`) was cut, as the problem it leaves names it. */
+export const CUT =
+  'the domain list changed while it was read (page 2 held fewer records than page 1 promised)';
+
+/** One domain of the model: its record as the reseller lists it, whether it is listed, whether it reads. */
+export interface Modelled {
+  record: Domain;
+  present: boolean;
+  unreadable: boolean;
+}
+
+/**
+ * An event drawn between scans: none half the time, else one of `events` (in this order, so a seed
+ * draws the same sequences).
+ */
+export const eventOf = <E extends string>(events: readonly E[]) =>
+  fc.oneof(
+    { weight: 10, arbitrary: fc.constant<E | 'none'>('none') },
+    { weight: 10, arbitrary: fc.constantFrom<E | 'none'>(...events) },
+  );
+
+/**
+ * The time between two scans (minutes, now and then a little back, as --allow-clock-skew lets it),
+ * up to three events on the domains (which domain, what, a number for the event's size), and
+ * whether the read is cut short.
+ */
+export const stepOf = <E>(event: fc.Arbitrary<E>) =>
+  fc.record({
+    minutes: fc.oneof(
+      { weight: 6, arbitrary: fc.integer({ min: 10, max: 48 * 60 }) },
+      { weight: 2, arbitrary: fc.integer({ min: 48 * 60, max: 21 * 24 * 60 }) },
+      { weight: 1, arbitrary: fc.integer({ min: -180, max: -1 }) },
+    ),
+    events: fc.array(fc.tuple(fc.nat(4), event, fc.integer({ min: 1, max: 30 })), { maxLength: 3 }),
+    incomplete: fc.oneof(
+      { weight: 6, arbitrary: fc.constant(false) },
+      { weight: 1, arbitrary: fc.constant(true) },
+    ),
+  });
+
+/** The events that change a domain's record (or whether it is listed or reads). */
+export type DomainEvent =
+  | 'renew'
+  | 'expiring'
+  | 'expire'
+  | 'quarantine'
+  | 'restore'
+  | 'renewal_due'
+  | 'leave'
+  | 'return'
+  | 'undocumented'
+  | 'unreadable'
+  | 'readable'
+  | 'auto_renew'
+  | 'lock';
+
+/** What happens to a domain's record at `now` (`n`: days, hours or the like); other events change nothing here. */
+export function applyDomainEvent(m: Modelled, e: string, n: number, now: number): void {
+  const r = m.record;
+  switch (e) {
+    case 'renew':
+      m.record = {
+        ...r,
+        status: ['registered'],
+        date_deleted: null,
+        date_expiry: Math.max(r.date_expiry, now) + 365 * DAY,
+      };
+      break;
+    case 'expiring':
+      m.record = {
+        ...r,
+        status: ['registered'],
+        date_deleted: null,
+        auto_renew: false,
+        date_expiry: now + n * DAY - HOUR,
+      };
+      break;
+    case 'expire':
+      m.record = {
+        ...r,
+        status: ['registered'],
+        date_deleted: null,
+        auto_renew: false,
+        // Hours ago, more than the clock ever runs back: no scan sees it before its expiry.
+        date_expiry: now - (n + 4) * HOUR,
+      };
+      break;
+    case 'quarantine':
+      if (!r.status.includes('quarantine'))
+        m.record = {
+          ...r,
+          status: ['quarantine'],
+          auto_renew: false,
+          date_expiry: Math.min(r.date_expiry, now - DAY),
+          date_deleted: now - n * HOUR,
+        };
+      break;
+    case 'restore':
+      if (r.status.includes('quarantine')) m.record = { ...r, status: ['registered'], date_deleted: null };
+      break;
+    case 'renewal_due':
+      m.record = {
+        ...r,
+        status: ['registered'],
+        date_deleted: null,
+        auto_renew: true,
+        date_expiry: now + 20 * DAY,
+        date_renewal: now + n * HOUR,
+      };
+      break;
+    case 'leave':
+      m.present = false;
+      break;
+    case 'return':
+      m.present = true;
+      break;
+    case 'undocumented':
+      m.record = { ...r, status: ['pendingTransfer'] };
+      break;
+    case 'unreadable':
+      m.unreadable = true;
+      break;
+    case 'readable':
+      m.unreadable = false;
+      break;
+    case 'auto_renew':
+      m.record = { ...r, auto_renew: !r.auto_renew };
+      break;
+    case 'lock':
+      m.record = { ...r, transfer_lock: !r.transfer_lock, auth_code_present: r.transfer_lock === true };
+      break;
+    default:
+      break;
+  }
+}
