@@ -94,57 +94,48 @@ describe('a finding kept because its record could not be judged', () => {
 });
 
 describe('a finding kept because its record could not be judged, read as another kind', () => {
+  const policy = { ...DEFAULT_STATE_POLICY, repeat: { critical: 20, warning: 168, cap: 1 } };
+  const runWith = (d: Parameters<typeof scanOf>[0], now: number, state: ScanState) => {
+    const odd = d.filter((x) => x.status.includes('pendingDelete'));
+    const problems = odd.map((x) => undocumentedStatusProblem(x, 1)).filter((p) => p !== null);
+    const { report, observed } = scanOf(d, now, { problems });
+    return compareWithState({ report, observed, state, policy });
+  };
+  /**
+   * `before` alerted at T0, then read as `odd` an hour on; whether each scan at 21, 42, 63 and 84 h
+   * says a repeat.
+   */
+  const repeatsOf = (before: Parameters<typeof scanOf>[0][number], odd: typeof before) => {
+    const first = runWith([before], T0, EMPTY_STATE);
+    expect(first.why).toEqual(['1 new']);
+    let state = runWith([odd], T0 + HOUR, first.next).next;
+    const repeated: boolean[] = [];
+    for (const hours of [21, 42, 63, 84]) {
+      const r = runWith([odd], T0 + hours * HOUR, state);
+      repeated.push(r.why.some((w) => w.includes('repeated')));
+      state = r.next;
+    }
+    return repeated;
+  };
+
   it('is repeated no more than its cadence cap allows', () => {
-    const policy = { ...DEFAULT_STATE_POLICY, repeat: { critical: 20, warning: 168, cap: 1 } };
-    const runWith = (d: Parameters<typeof scanOf>[0], now: number, state: ScanState) => {
-      const odd = d.filter((x) => x.status.includes('pendingDelete'));
-      const problems = odd.map((x) => undocumentedStatusProblem(x, 1)).filter((p) => p !== null);
-      const { report, observed } = scanOf(d, now, { problems });
-      return compareWithState({ report, observed, state, policy });
-    };
     const held = domain('held.nl', T0, {
       auto_renew: false,
       status: ['quarantine'],
       date_expiry: T0 - 2 * DAY,
       date_deleted: T0 - DAY,
     });
-    const first = runWith([held], T0, EMPTY_STATE);
-    expect(first.why).toEqual(['1 new']);
     // Its status is now one the API does not document: by its dates it reads expired, and memory
-    // keeps it in quarantine (a restore is not to be believed from dates alone).
-    const odd = { ...held, status: ['pendingDelete'] };
-    let state = runWith([odd], T0 + HOUR, first.next).next;
-    const repeated: boolean[] = [];
-    for (const hours of [21, 42, 63, 84]) {
-      const r = runWith([odd], T0 + hours * HOUR, state);
-      repeated.push(r.why.some((w) => w.includes('repeated')));
-      state = r.next;
-    }
-    // Repeated at each cadence past the cap: memory keeps no restore-by, so it cannot tell whether the
-    // quarantine is in its last days, which repeat past any cap (loud, not silent).
-    expect(repeated).toEqual([true, true, true, true]);
+    // keeps it in quarantine (a restore is not to be believed from dates alone). Repeated at each
+    // cadence past the cap: memory keeps no restore-by, so it cannot tell whether the quarantine
+    // is in its last days, which repeat past any cap (loud, not silent).
+    expect(repeatsOf(held, { ...held, status: ['pendingDelete'] })).toEqual([true, true, true, true]);
   });
 
   it('is held by its cap when the finding kept is not a quarantine', () => {
-    const policy = { ...DEFAULT_STATE_POLICY, repeat: { critical: 20, warning: 168, cap: 1 } };
-    const runWith = (d: Parameters<typeof scanOf>[0], now: number, state: ScanState) => {
-      const odd = d.filter((x) => x.status.includes('pendingDelete'));
-      const problems = odd.map((x) => undocumentedStatusProblem(x, 1)).filter((p) => p !== null);
-      const { report, observed } = scanOf(d, now, { problems });
-      return compareWithState({ report, observed, state, policy });
-    };
     const lapsed = domain('lapsed.nl', T0, { auto_renew: false, date_expiry: T0 - 2 * DAY });
-    const first = runWith([lapsed], T0, EMPTY_STATE);
-    expect(first.why).toEqual(['1 new']);
     // Undocumented status, and an expiry ten days on (a warning by its dates): memory keeps it expired.
     const odd = { ...lapsed, status: ['pendingDelete'], date_expiry: T0 + 10 * DAY };
-    let state = runWith([odd], T0 + HOUR, first.next).next;
-    const repeated: boolean[] = [];
-    for (const hours of [21, 42, 63, 84]) {
-      const r = runWith([odd], T0 + hours * HOUR, state);
-      repeated.push(r.why.some((w) => w.includes('repeated')));
-      state = r.next;
-    }
-    expect(repeated).toEqual([true, false, false, false]);
+    expect(repeatsOf(lapsed, odd)).toEqual([true, false, false, false]);
   });
 });
