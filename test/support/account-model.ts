@@ -1,5 +1,7 @@
 import fc from 'fast-check';
+import type { Problem } from '../../functions/core/reseller/paging';
 import type { Domain } from '../../functions/core/reseller/schemas';
+import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
 import { DAY } from './state-scan';
 
 /**
@@ -146,4 +148,39 @@ export function applyDomainEvent(m: Modelled, e: string, n: number, now: number)
     default:
       break;
   }
+}
+
+/**
+ * What one scan reads of the modelled account: the records it can read, and the problems it
+ * reports (an unreadable record, critical when it says quarantine; an undocumented status; a read
+ * cut short, which misses the last domain listed).
+ */
+export function readModel(
+  model: readonly Modelled[],
+  incomplete: boolean,
+): { read: Domain[]; problems: Problem[] } {
+  const read: Domain[] = [];
+  const problems: Problem[] = [];
+  // A read cut short misses the last domain listed.
+  const listed = model.filter((m) => m.present);
+  const reached = incomplete ? listed.slice(0, -1) : listed;
+  for (const m of reached) {
+    if (m.unreadable) {
+      // A record that says quarantine but cannot be read is as critical as a quarantine (scan-problems.ts).
+      const critical = m.record.status.includes('quarantine') ? { severity: 'critical' as const } : {};
+      problems.push({
+        resource: 'domain',
+        key: m.record.domain_name,
+        page: 1,
+        reason: 'date_expiry: Invalid input',
+        ...critical,
+      });
+      continue;
+    }
+    read.push(m.record);
+    const odd = undocumentedStatusProblem(m.record, 1);
+    if (odd) problems.push(odd);
+  }
+  if (incomplete) problems.push({ resource: 'domain', key: null, page: 2, reason: CUT });
+  return { read, problems };
 }

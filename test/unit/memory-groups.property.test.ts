@@ -13,10 +13,8 @@ import { isNews } from '../../functions/core/memory/group-news';
 import { ScanMemory } from '../../functions/core/memory/scan-memory';
 import type { StatefulFinding } from '../../functions/core/memory/state';
 import { loadStatePolicy } from '../../functions/core/memory/state-config';
-import type { Problem } from '../../functions/core/reseller/paging';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { markFinding, parsePolicies, resolvePolicies } from '../../functions/core/scan/policies';
-import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
 import {
   applyDomainEvent,
   CUT,
@@ -25,6 +23,7 @@ import {
   HOUR,
   type Modelled,
   NAMES,
+  readModel,
   stepOf,
   T0,
 } from '../support/account-model';
@@ -103,27 +102,7 @@ const groupOf = (d: Domain) => SET.policyFor(d);
 
 /** One scan at `now`, compared with `state`, and the messages alerts/groups.ts plans from it. */
 function scanModel(model: readonly Modelled[], now: number, state: ScanState, incomplete: boolean) {
-  const read: Domain[] = [];
-  const problems: Problem[] = [];
-  const listed = model.filter((m) => m.present);
-  const reached = incomplete ? listed.slice(0, -1) : listed;
-  for (const m of reached) {
-    if (m.unreadable) {
-      const critical = m.record.status.includes('quarantine') ? { severity: 'critical' as const } : {};
-      problems.push({
-        resource: 'domain',
-        key: m.record.domain_name,
-        page: 1,
-        reason: 'date_expiry: Invalid input',
-        ...critical,
-      });
-      continue;
-    }
-    read.push(m.record);
-    const odd = undocumentedStatusProblem(m.record, 1);
-    if (odd) problems.push(odd);
-  }
-  if (incomplete) problems.push({ resource: 'domain', key: null, page: 2, reason: CUT });
+  const { read, problems } = readModel(model, incomplete);
   const { report } = scanOf(read, now, { problems });
   const findings: DomainFinding[] = [];
   for (const d of read) {

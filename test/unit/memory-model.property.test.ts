@@ -4,8 +4,6 @@ import type { DomainFinding } from '../../functions/core/findings/classify';
 import { acknowledgementOf, isWorse, snoozeChoicesFor, snoozeOf } from '../../functions/core/memory/actions';
 import { stageOf } from '../../functions/core/memory/escalation';
 import type { StatefulFinding } from '../../functions/core/memory/state';
-import type { Problem } from '../../functions/core/reseller/paging';
-import type { Domain } from '../../functions/core/reseller/schemas';
 import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
 import {
   applyDomainEvent,
@@ -15,6 +13,7 @@ import {
   HOUR,
   type Modelled,
   NAMES,
+  readModel,
   stepOf,
   T0,
 } from '../support/account-model';
@@ -71,29 +70,7 @@ function scanModel(
   incomplete: boolean,
   policy = DEFAULT_STATE_POLICY,
 ) {
-  const read: Domain[] = [];
-  const problems: Problem[] = [];
-  // A read cut short misses the last domain listed.
-  const listed = model.filter((m) => m.present);
-  const reached = incomplete ? listed.slice(0, -1) : listed;
-  for (const m of reached) {
-    if (m.unreadable) {
-      // A record that says quarantine but cannot be read is as critical as a quarantine (scan-problems.ts).
-      const critical = m.record.status.includes('quarantine') ? { severity: 'critical' as const } : {};
-      problems.push({
-        resource: 'domain',
-        key: m.record.domain_name,
-        page: 1,
-        reason: 'date_expiry: Invalid input',
-        ...critical,
-      });
-      continue;
-    }
-    read.push(m.record);
-    const odd = undocumentedStatusProblem(m.record, 1);
-    if (odd) problems.push(odd);
-  }
-  if (incomplete) problems.push({ resource: 'domain', key: null, page: 2, reason: CUT });
+  const { read, problems } = readModel(model, incomplete);
   const { report, observed } = scanOf(read, now, { problems });
   const source = incomplete ? { ...report.source, incomplete: CUT } : report.source;
   return {
