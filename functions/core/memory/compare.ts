@@ -184,7 +184,7 @@ function prepare(input: CompareInput): Comparison {
   const keyed = memory.keyFindings(withFailedRenewals(input.report, renewals.failed));
   // Snoozed and acknowledged findings stay in the report, marked, and are never announced; an
   // action that lapsed (expired, worse, changed, resolved) is dropped from the next state.
-  const back = returning(input.head, memory.seen.keys(), memory.prior, nowMs);
+  const back = returning(input.head, memory.seen, memory.prior, nowMs);
   const actions = new Map([...returningActions(back), ...memory.actions()]);
   const silencing = applyActions(keyed.report, actions, nowMs, domainKey);
   const report = silencing.report;

@@ -33,18 +33,14 @@ export function departureOf(was: DomainMemory, at: string): Departure {
  */
 export function returning(
   head: Pick<StateHead, 'departed'>,
-  seen: Iterable<string>,
+  seen: { has(key: string): boolean },
   prior: ReadonlyMap<string, unknown>,
   nowMs: number,
 ): Map<string, Departure> {
   const back = new Map<string, Departure>();
-  const departed = head.departed;
-  if (!departed) return back;
-  for (const key of seen) {
-    if (prior.has(key) || !Object.hasOwn(departed, key)) continue;
-    const d = departed[key] as Departure;
-    if (recent(parseRfc3339(d.at), nowMs)) back.set(key, d);
-  }
+  // The departures (at most MAX_DEPARTED), not every domain read (a million).
+  for (const [key, d] of Object.entries(head.departed ?? {}))
+    if (seen.has(key) && !prior.has(key) && recent(parseRfc3339(d.at), nowMs)) back.set(key, d);
   return back;
 }
 
