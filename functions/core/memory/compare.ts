@@ -53,7 +53,7 @@ import {
   shownCut,
 } from './state-bounds';
 import { isDue, notAfter } from './state-time';
-import { unjudgedKeys, unreadableCriticalCount, unreadableQuarantineCount } from './unjudged-memory';
+import { judgedAs, unjudgedKeys, unreadableRepeats } from './unjudged-memory';
 
 /**
  * The comparison of one scan with the memory of the last one, as named steps: renewals memory
@@ -255,6 +255,10 @@ function inGroup(c: Comparison, group: string | undefined): InGroup {
   return c.input.policy.lapsing?.has(group) ? { policy: group, let_lapse: true } : { policy: group };
 }
 
+/** A domain finding as memory judges it: one kept as remembered (unconfirmed, unjudged) as that one. */
+const judged = (c: Comparison, key: string, f: DomainFinding) =>
+  judgedAs(f, c.unconfirmed.has(key) ? c.memory.prior.get(key)?.finding : undefined, c.nowMs, stageIn(c, f));
+
 /** A domain's last alert (none once resolved); past a snooze or acknowledgement, escalation counts from its end. */
 function priorAlert(c: Comparison, key: string, f: Finding): AlertMemory | null | undefined {
   if (c.resolvedKeys.has(key)) return null;
@@ -298,11 +302,12 @@ function markFindings(c: Comparison): void {
     } else if (dom && missedWhileSilenced(c.memory.prior.get(key), f, stageIn(c, f), isSilenced(c, f))) {
       change = 'escalated'; // worse than its last alert while a snooze held: said once the silence ends
     }
-    const hours = dom
-      ? escalationHours(f, priorAlert(c, key, f), {
+    const j = dom ? judged(c, key, f) : undefined;
+    const hours = j
+      ? escalationHours(j, priorAlert(c, key, f), {
           policy: c.input.policy.escalation,
           nowMs: c.nowMs,
-          stage: stageIn(c, f),
+          stage: j.stage,
           silenced: isSilenced(c, f),
         })
       : null;
@@ -390,17 +395,8 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
     atOrAbove('critical', minSeverity) &&
     head.last_published_at !== null &&
     isDue(head.last_published_at, c.nowMs, policy.repeat.critical * HOUR_MS)
-  ) {
-    const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
-    count(
-      unreadableQuarantineCount(c.report.problems, c.memory, lapsing),
-      `unreadable records in quarantine repeated after ${policy.repeat.critical} h`,
-    );
-    count(
-      unreadableCriticalCount(c.report.problems, c.memory, c.nowMs, lapsing),
-      `unreadable records of critical findings repeated after ${policy.repeat.critical} h`,
-    );
-  }
+  )
+    for (const [n, what] of unreadableRepeats(c.report.problems, c.memory, c.nowMs, policy)) count(n, what);
   const lastSpoke = head.last_published_at ?? head.started_at;
   if (
     why.length === 0 &&
@@ -433,19 +429,22 @@ function countRepeats(c: Comparison, count: (n: number, what: string) => unknown
     const repeat = repeatFor(c.input.policy, f);
     const key = domainKey(f.domain_name);
     // A finding kept as remembered (unconfirmed, unjudged) keeps that finding's alert (carriedOn):
-    // its cap counts against it, not against the finding as read, another one never capped.
-    const kept = c.unconfirmed.has(key) ? c.memory.prior.get(key)?.finding : undefined;
-    const now =
-      kept && severityRank(kept.severity) >= severityRank(f.severity) ? kept : { ...f, stage: stageIn(c, f) };
-    const decided = repeatDecision(now, prior(f.domain_name)?.alerted, repeat, c.nowMs);
-    // Not a kept quarantine, though: memory keeps no restore-by, so it cannot tell its last days,
-    // which repeat past any cap; loud, not silent, until a record it can judge says more.
-    const decision = decided === 'capped' && kept?.kind === 'quarantine' ? 'due' : decided;
+    // its cap and last days count as that one's (its restore-by remembered), not the one read.
+    const j = judged(c, key, f);
+    const decision = repeatDecision(j, prior(f.domain_name)?.alerted, repeat, c.nowMs);
+    const severity = j.severity;
     if (decision === 'due') {
       c.repeated.add(key);
-      const what = `${now.severity} repeated after ${cadenceHours(repeat, now.severity)} h`;
+      const what = `${severity} repeated after ${cadenceHours(repeat, severity)} h`;
       by.set(what, (by.get(what) ?? 0) + 1);
-    } else if (lastDaysRepeatDue(f, prior, c.nowMs, decision === 'capped' ? Infinity : repeat.critical))
+    } else if (
+      lastDaysRepeatDue(
+        { ...j, change: f.change },
+        prior,
+        c.nowMs,
+        decision === 'capped' ? Infinity : repeat.critical,
+      )
+    )
       lastDays++;
     else return;
     // Published again: news to its group too (group-news.ts).
@@ -461,6 +460,7 @@ function alertedNow(
   publish: boolean,
   f: Finding,
   prev: AlertMemory | null | undefined,
+  stage = stageIn(c, f),
 ): AlertMemory | null {
   // A silenced finding was left out of the message: its memory stays what was last announced, so
   // it comes back (and repeats) as if the silence had not been there (a lapse too, untagged).
@@ -472,7 +472,7 @@ function alertedNow(
     return prev ?? null;
   const next = nextAlertMemory(f, prev, {
     at: c.report.now,
-    stage: stageIn(c, f),
+    stage,
     escalatedNow: key !== undefined && c.escalated.has(key),
   });
   const repeats = nextRepeats(prev, next, key !== undefined && c.repeated.has(key));
@@ -485,6 +485,7 @@ function findingMemoryOf(c: Comparison, f: Finding): FindingMemory {
     severity: f.severity,
     stage: stageIn(c, f),
     ...(isDomainFinding(f) ? { date_expiry: f.date_expiry } : {}),
+    ...(isDomainFinding(f) && f.kind === 'quarantine' && f.restore_by ? { restore_by: f.restore_by } : {}),
   };
 }
 
@@ -518,7 +519,9 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
     // time moved on by a message that carried it (kept, every scan past its cadence repeated it).
     else if (was && c.unconfirmed.has(key)) {
       const prev = f && priorAlert(c, key, f);
-      const next = prev && carriedOn(prev, alertedNow(c, publish, f, prev), c.repeated.has(key));
+      const j = f && judged(c, key, f);
+      const next =
+        prev && j && carriedOn(prev, alertedNow(c, publish, j, prev, j.stage), c.repeated.has(key));
       set(key, { ...was, watched, group: read.group, ...(next ? { alerted: next } : {}) });
     } else set(key, memoryOf(c, publish, key, read, watched, f));
   }

@@ -216,9 +216,7 @@ function same(x: unknown, y: unknown, deep = false): boolean {
 }
 
 /** True when two reads of a domain's watched fields are the same. */
-export function sameWatched(a: WatchedFields, b: WatchedFields): boolean {
-  return same(a, b, true);
-}
+export const sameWatched = (a: WatchedFields, b: WatchedFields): boolean => same(a, b, true);
 
 /** True when two memories encode the same ({@link encodeMemory}), without encoding them. */
 export function sameMemory(a: DomainMemory, b: DomainMemory): boolean {
@@ -252,10 +250,12 @@ export interface FindingMemory {
   /** The ladder rung the finding stood on (see stageOf in escalation.ts); null off the ladder. */
   readonly stage: number | null;
   readonly date_expiry?: string;
+  /** A quarantine read with its restore-by: a finding kept unjudged is judged by it (unjudged-memory.ts). */
+  readonly restore_by?: string;
 }
 
 /** The last alert that carried a finding. */
-export interface AlertMemory extends Omit<FindingMemory, 'date_expiry'> {
+export interface AlertMemory extends Omit<FindingMemory, 'date_expiry' | 'restore_by'> {
   /** ISO 8601: the `now` of the scan that published it. */
   readonly at: string;
   /** ISO 8601: the first alert of this finding (its kind; once critical, as critical), or the end of a snooze since. Escalation counts from it. */
@@ -456,8 +456,9 @@ const FindingMemorySchema = z.object({
   severity,
   stage: z.number().nullable(),
   date_expiry: StoredDateTime.optional(),
+  restore_by: StoredDateTime.optional(),
 });
-const AlertMemorySchema = FindingMemorySchema.omit({ date_expiry: true }).extend({
+const AlertMemorySchema = FindingMemorySchema.omit({ date_expiry: true, restore_by: true }).extend({
   at: StoredDateTime,
   first_at: StoredDateTime.optional(),
   escalated: z.number().nullable().optional(),

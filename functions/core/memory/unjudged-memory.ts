@@ -1,8 +1,9 @@
-import { isDomainFinding, severityRank } from '../findings/classify';
+import { type DomainFinding, daysLeft, isDomainFinding, severityRank } from '../findings/classify';
 import type { Report } from '../scan/scan';
 import { judgedByDatesOnly } from '../scan/scan-problems';
 import { renewedOrRestored } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
+import type { FindingMemory, StatePolicy } from './state';
 import { domainKey } from './state-bounds';
 
 /**
@@ -32,6 +33,27 @@ export function unjudgedKeys(report: Report, memory: ScanMemory): Set<string> {
       keys.add(key);
   }
   return keys;
+}
+
+/**
+ * The records this scan could not read that are repeated on the critical cadence, with what the log
+ * says of them: those that say quarantine, and those of a domain memory knows as critical.
+ */
+export function unreadableRepeats(
+  problems: Report['problems'],
+  memory: ScanMemory,
+  nowMs: number,
+  policy: Pick<StatePolicy, 'repeat' | 'lapsing'>,
+): [count: number, what: string][] {
+  const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
+  const after = `repeated after ${policy.repeat.critical} h`;
+  return [
+    [unreadableQuarantineCount(problems, memory, lapsing), `unreadable records in quarantine ${after}`],
+    [
+      unreadableCriticalCount(problems, memory, nowMs, lapsing),
+      `unreadable records of critical findings ${after}`,
+    ],
+  ];
 }
 
 /**
@@ -80,4 +102,45 @@ export function unreadableQuarantineCount(
     if (!lapsing(group)) n++;
   }
   return n;
+}
+
+/** A domain finding as memory judges it, on its rung. */
+export type JudgedFinding = DomainFinding & { readonly stage: number | null };
+
+/**
+ * The finding memory judges for a domain: `f` as read on its rung (`stage`), unless its finding is
+ * kept as remembered (`kept`: a record not judged or confirmed this scan) at least as severe, then
+ * `f` with the kind, severity and expiry remembered, on the rung remembered, and in quarantine the
+ * restore-by remembered (null, unknown, in a state saved before it was kept: maybe its last days).
+ * So the repeat cadence and its cap, the last days to restore and escalation judge the finding
+ * remembered as they judge one read.
+ */
+export function judgedAs(
+  f: DomainFinding,
+  kept: FindingMemory | null | undefined,
+  nowMs: number,
+  stage: number | null,
+): JudgedFinding {
+  if (
+    !kept ||
+    kept.kind === 'contact_pending_validation' ||
+    severityRank(kept.severity) < severityRank(f.severity)
+  )
+    return { ...f, stage };
+  const { restore_by: _by, days_to_restore: _left, ...read } = f;
+  const expiry = kept.date_expiry ?? f.date_expiry;
+  const by = kept.restore_by ?? null;
+  const quarantine = {
+    restore_by: by,
+    days_to_restore: by === null ? null : daysLeft(Date.parse(by), nowMs),
+  };
+  return {
+    ...read,
+    kind: kept.kind,
+    severity: kept.severity,
+    date_expiry: expiry,
+    days_left: daysLeft(Date.parse(expiry), nowMs),
+    ...(kept.kind === 'quarantine' ? quarantine : {}),
+    stage: kept.stage,
+  };
 }

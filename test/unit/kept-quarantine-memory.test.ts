@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
+import { DAY, domain, scanOf } from '../support/state-scan';
+import {
+  compareWithState,
+  DEFAULT_STATE_POLICY,
+  EMPTY_STATE,
+  parseState,
+  type ScanState,
+} from '../support/whole-state';
+
+/**
+ * A quarantine kept as remembered while its record cannot be judged (a status the API does not
+ * document: by its dates it reads expired): memory remembers its restore-by, so the last-days rule
+ * and escalation judge it from that date.
+ */
+
+const T0 = Date.parse('2026-11-22T06:00:00Z');
+const HOUR = 3_600_000;
+
+type Policy = typeof DEFAULT_STATE_POLICY;
+function runWith(policy: Policy, d: readonly Domain[], now: number, state: ScanState) {
+  const odd = d.filter((x) => x.status.includes('pendingDelete'));
+  const problems = odd.map((x) => undocumentedStatusProblem(x, 1)).filter((p) => p !== null);
+  const { report, observed } = scanOf(d, now, { problems });
+  return compareWithState({ report, observed, state, policy });
+}
+
+/** In .nl quarantine (40 days to restore) since `deletedDaysAgo` days before T0. */
+const held = (deletedDaysAgo: number) =>
+  domain('held.nl', T0, {
+    auto_renew: false,
+    status: ['quarantine'],
+    date_expiry: T0 - (deletedDaysAgo + 1) * DAY,
+    date_deleted: T0 - deletedDaysAgo * DAY,
+  });
+
+/** Alerted at T0 in quarantine, then read with an undocumented status an hour on; the why of each scan at `hours`. */
+function keptRuns(policy: Policy, before: Domain, hours: readonly number[], forget = false) {
+  const first = runWith(policy, [before], T0, EMPTY_STATE);
+  expect(first.why).toEqual(['1 new']);
+  const odd = { ...before, status: ['pendingDelete'] };
+  let state = runWith(policy, [odd], T0 + HOUR, first.next).next;
+  if (forget) state = withoutRestoreBy(state);
+  const why: string[][] = [];
+  for (const h of hours) {
+    const r = runWith(policy, [odd], T0 + h * HOUR, state);
+    why.push(r.why.filter((w) => !w.startsWith('nothing')));
+    state = r.next;
+  }
+  return why;
+}
+
+/** The state as a build before restore-by was remembered saved it: the same, without the field. */
+function withoutRestoreBy(state: ScanState): ScanState {
+  const text = JSON.stringify(state).replace(/,"restore_by":"[^"]{1,40}"/g, '');
+  expect(text).not.toContain('restore_by');
+  return parseState(JSON.parse(text), 'test');
+}
+
+describe('a quarantine remembered', () => {
+  it('keeps the restore-by it was read with in its finding memory', () => {
+    const first = runWith(DEFAULT_STATE_POLICY, [held(35)], T0, EMPTY_STATE);
+    expect(first.next.domains['held.nl']?.finding).toEqual({
+      kind: 'quarantine',
+      severity: 'critical',
+      stage: -1,
+      date_expiry: new Date(T0 - 36 * DAY).toISOString(),
+      restore_by: new Date(T0 + 5 * DAY).toISOString(),
+    });
+  });
+});
+
+describe('a quarantine kept because its record could not be judged, read as expired', () => {
+  it('is repeated daily in its last days to restore, whatever a longer critical cadence', () => {
+    const policy = { ...DEFAULT_STATE_POLICY, repeat: { critical: 48, warning: 168 } };
+    expect(keptRuns(policy, held(35), [21, 42, 63, 84])).toEqual([
+      ['1 in the last days to restore, repeated daily'],
+      ['1 in the last days to restore, repeated daily'],
+      ['1 in the last days to restore, repeated daily'],
+      ['1 in the last days to restore, repeated daily'],
+    ]);
+  });
+
+  it('is escalated once when nobody acted on it and its restore-by is near', () => {
+    const policy = { ...DEFAULT_STATE_POLICY, escalation: { afterHours: 24, withinDays: 7 } };
+    expect(keptRuns(policy, held(35), [21, 25, 26, 45])).toEqual([
+      ['1 critical repeated after 20 h'],
+      ['1 critical not acted on, escalated'],
+      [],
+      ['1 critical repeated after 20 h'],
+    ]);
+  });
+
+  it('is not escalated while its restore-by is further than the escalation window', () => {
+    const policy = { ...DEFAULT_STATE_POLICY, escalation: { afterHours: 24, withinDays: 7 } };
+    expect(keptRuns(policy, held(1), [25])).toEqual([['1 critical repeated after 20 h']]);
+  });
+
+  it('is held by its repeat cap while its restore-by is further than its last days', () => {
+    const policy = { ...DEFAULT_STATE_POLICY, repeat: { critical: 20, warning: 168, cap: 1 } };
+    expect(keptRuns(policy, held(1), [21, 42, 63]).map((w) => w.length > 0)).toEqual([true, false, false]);
+  });
+
+  it('repeats daily past its cap in its last days to restore', () => {
+    const policy = { ...DEFAULT_STATE_POLICY, repeat: { critical: 20, warning: 168, cap: 1 } };
+    expect(keptRuns(policy, held(35), [21, 42, 63])).toEqual([
+      ['1 critical repeated after 20 h'],
+      ['1 in the last days to restore, repeated daily'],
+      ['1 in the last days to restore, repeated daily'],
+    ]);
+  });
+
+  it('remembered by a state saved before restore-by was kept: repeated daily past its cap, as its last days may have come', () => {
+    const policy = { ...DEFAULT_STATE_POLICY, repeat: { critical: 20, warning: 168, cap: 1 } };
+    expect(keptRuns(policy, held(1), [21, 42, 63], true).map((w) => w.length > 0)).toEqual([
+      true,
+      true,
+      true,
+    ]);
+  });
+});
