@@ -23,6 +23,7 @@ import { FileStateStore } from '../../functions/local/file-state-store';
 import type { StateStore } from '../../functions/use-cases/state-store';
 import { startDynalite } from '../support/dynalite';
 import { reportOf } from '../support/report';
+import { domain, scanWithState } from '../support/state-scan';
 import { EMPTY_STATE, loadState, type ScanState, saveState } from '../support/whole-state';
 
 /** A state file as JSON, to damage in a test. */
@@ -74,6 +75,19 @@ function storeContract(open: () => Promise<StateStore>) {
     );
     expect(await store.readDomain(opened, 'd17.nl')).toBeDefined();
     expect(await store.readDomain(opened, 'never.nl')).toBeUndefined();
+  });
+
+  it('keeps the restore-by of a quarantine remembered, and reads a memory saved without one', async () => {
+    const store = await open();
+    const finding = { kind: 'quarantine' as const, severity: 'critical' as const, stage: -1 };
+    const held = { ...memory('held.nl'), finding: { ...finding, restore_by: '2026-12-01T06:00:00.000Z' } };
+    const before = { ...memory('before.nl'), finding };
+    const state = { ...stateWith([]), domains: { 'held.nl': held, 'before.nl': before } };
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, state, await loadState(store), 'a');
+    expect((await loadState(store)).state.domains).toEqual(state.domains);
+    const opened = await store.open('http://reseller.test');
+    expect((await store.readDomain(opened, 'held.nl'))?.finding).toEqual(held.finding);
   });
 
   it('starts empty at generation 0, and saves generation by generation', async () => {
@@ -880,6 +894,46 @@ describe('FileStateStore', () => {
     expect(final.generation).toBe(8);
     expect(Object.keys(final.state.domains).sort()).toEqual(writers.map((w) => w.name).sort());
     expect(await readdir(dir)).toEqual(['state.json']);
+  });
+
+  it('loads a state saved before restore-by was kept (departed in its head), and its next save keeps one', async () => {
+    const path = join(dir, 'state.json');
+    const at = '2026-11-22T06:00:00.000Z';
+    const held = {
+      watched: { registrant_handle: 'C1', auto_renew: false },
+      finding: {
+        kind: 'quarantine',
+        severity: 'critical',
+        stage: -1,
+        date_expiry: '2026-11-20T06:00:00.000Z',
+      },
+      alerted: { kind: 'quarantine', severity: 'critical', stage: -1, at, first_at: at },
+    };
+    const state = {
+      ...stateWith([]),
+      departed: { 'gone.nl': { at } },
+      domains: { 'held.nl': held },
+    };
+    await writeFile(
+      path,
+      JSON.stringify({ format: 'domain-sentinel-state', version: 1, generation: 3, lease: null, state }),
+    );
+    const store = new FileStateStore(path);
+    const loaded = await loadState(store);
+    expect(loaded.state).toEqual(state);
+    const now = Date.parse(at) + 3_600_000;
+    const read = domain('held.nl', now, {
+      status: ['quarantine'],
+      auto_renew: false,
+      date_expiry: Date.parse('2026-11-20T06:00:00.000Z'),
+      date_deleted: Date.parse('2026-11-21T06:00:00.000Z'),
+    });
+    const next = scanWithState([read], now, loaded.state).next;
+    await store.claim(3, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, next, loaded, 'a');
+    const saved = await loadState(store);
+    expect(saved.state.departed).toEqual(state.departed);
+    expect(saved.state.domains['held.nl']?.finding?.restore_by).toBe('2026-12-31T06:00:00.000Z');
   });
 
   it('refuses a file that is not domain-sentinel state, naming it', async () => {
