@@ -1,6 +1,5 @@
 import { extname, join, resolve } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
 import { S3AccountSummaries } from '../functions/aws/account-stores';
 import { S3ReportStore } from '../functions/aws/s3-report-store';
 import { EnvSecretSource } from '../functions/aws/secrets';
@@ -21,6 +20,7 @@ import { StateActionStore } from '../functions/use-cases/state-action-store';
 import type { StateSelector } from '../functions/use-cases/state-store';
 import type { AccountSettings } from '../lib/config';
 import { accountKeySource } from './accounts';
+import { CLI_S3_TIMEOUTS, cliS3Client } from './aws-clients';
 
 /**
  * Where the command line keeps things between commands: the state store (`--state` / STATE), the
@@ -65,10 +65,7 @@ export function reportStoreFor(place: ReportPlace, configuredOnly = false): Repo
   const bucket = env[REPORT_ENV.bucket]?.trim();
   if (bucket) {
     const endpoint = env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
-    return new S3ReportStore(
-      new S3Client({ ...(endpoint ? { endpoint, forcePathStyle: true } : {}) }),
-      bucket,
-    );
+    return new S3ReportStore(cliS3Client(endpoint), bucket, '', CLI_S3_TIMEOUTS);
   }
   const state = stateLocationOf(place.stateFlag, env);
   if (state?.kind === 'file') return new FolderReportStore(`${state.path}.reports`);
@@ -200,9 +197,9 @@ export function accountStoresFor(
   const bucket = env[REPORT_ENV.bucket]?.trim();
   if (bucket) {
     const endpoint = env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
-    const client = new S3Client({ ...(endpoint ? { endpoint, forcePathStyle: true } : {}) });
+    const client = cliS3Client(endpoint);
     return {
-      reports: (account) => new S3ReportStore(client, bucket, accountReportPrefix(account)),
+      reports: (account) => new S3ReportStore(client, bucket, accountReportPrefix(account), CLI_S3_TIMEOUTS),
       summaries: new S3AccountSummaries(client, bucket),
     };
   }
