@@ -6,10 +6,12 @@ import { EnvSecretSource } from '../functions/aws/secrets';
 import type { ActionStore } from '../functions/core/memory/actions';
 import type { AuditTrail } from '../functions/core/memory/audit';
 import { REPORT_ENV, type ReportStore } from '../functions/core/memory/report-store';
+import { StateError } from '../functions/core/memory/state';
 import { type AccountSummaryStore, accountReportPrefix, accountScope } from '../functions/core/scan/accounts';
 import { ENV, type FlagOf, parseSetting } from '../functions/core/scan/config';
 import { FolderAccountSummaries } from '../functions/local/folder-account-summaries';
 import { FolderReportStore } from '../functions/local/folder-report-store';
+import { checkRegularOrAbsent } from '../functions/local/regular-file';
 import {
   dynamoDbClientFromEnv,
   openStateStore,
@@ -156,6 +158,24 @@ export function auditTrailFor(
   if (!target) return null;
   const dynamodbOf = () => dynamodb?.() ?? dynamoDbClientFromEnv(env);
   return openStateStore(target.location, target.scope, dynamodbOf, signal);
+}
+
+/**
+ * Refuses a state file `--state` or STATE names (with `named`, that account's own) that is a
+ * directory, a pipe or a device, as a scan refuses it: before a command acts (a restore is paid for),
+ * not as a warning after it. A file not there yet is fine; a DynamoDB table is not checked here.
+ */
+export async function checkStateFileOf(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+  flagOf?: FlagOf,
+  named?: StateAccount,
+): Promise<void> {
+  const location = stateTargetOf(flag, env, flagOf, named)?.location;
+  if (location?.kind !== 'file') return;
+  await checkRegularOrAbsent(location.path).catch((error: Error) => {
+    throw new StateError(`cannot read the state file ${location.path}: ${error.message}`, { cause: error });
+  });
 }
 
 /**
