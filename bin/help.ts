@@ -54,7 +54,7 @@ export function exitStatusOf(command: Command): string {
   return (
     'exit status: 0 completed, 1 could not complete (one line on stderr says why), 2 bad usage or configuration' +
     ('fail-on' in command.options ? ', 3 --fail-on level reached' : '') +
-    '; 130 stopped by Ctrl-C, 143 by SIGTERM'
+    '; 130 stopped by Ctrl-C, 143 by SIGTERM, 141 by SIGPIPE (its reader went away: | head)'
   );
 }
 

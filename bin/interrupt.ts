@@ -76,6 +76,25 @@ export function dieBy(signal: StopSignal): never {
   return process.exit(STOPPED_STATUS[signal]);
 }
 
+/** The exit status of a command a broken pipe ended: 128 plus SIGPIPE's number, as shells report it. */
+export const BROKEN_PIPE_STATUS = 141;
+
+/**
+ * Ends the process by SIGPIPE, as a command whose reader went away (`| head`) ends: quietly, and
+ * `set -o pipefail` still sees the output was cut. Node ignores SIGPIPE; a listener added and
+ * removed gives it back its default action (where there is none, Windows, the status says it).
+ */
+export function dieByBrokenPipe(): never {
+  process.on('SIGPIPE', () => {});
+  process.removeAllListeners('SIGPIPE');
+  try {
+    process.kill(process.pid, 'SIGPIPE');
+  } catch {
+    // No such signal here: the status alone.
+  }
+  return process.exit(BROKEN_PIPE_STATUS);
+}
+
 /** What {@link stopOnSignals} acts on; tests pass their own. */
 export interface SignalSink {
   /** True once main() returned: its own "interrupted" line is written then. */

@@ -1,16 +1,17 @@
 import { extname, join, resolve } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
 import { S3AccountSummaries } from '../functions/aws/account-stores';
 import { S3ReportStore } from '../functions/aws/s3-report-store';
 import { EnvSecretSource } from '../functions/aws/secrets';
 import type { ActionStore } from '../functions/core/memory/actions';
 import type { AuditTrail } from '../functions/core/memory/audit';
 import { REPORT_ENV, type ReportStore } from '../functions/core/memory/report-store';
+import { StateError } from '../functions/core/memory/state';
 import { type AccountSummaryStore, accountReportPrefix, accountScope } from '../functions/core/scan/accounts';
 import { ENV, type FlagOf, parseSetting } from '../functions/core/scan/config';
 import { FolderAccountSummaries } from '../functions/local/folder-account-summaries';
 import { FolderReportStore } from '../functions/local/folder-report-store';
+import { checkRegularOrAbsent } from '../functions/local/regular-file';
 import {
   dynamoDbClientFromEnv,
   openStateStore,
@@ -21,6 +22,7 @@ import { StateActionStore } from '../functions/use-cases/state-action-store';
 import type { StateSelector } from '../functions/use-cases/state-store';
 import type { AccountSettings } from '../lib/config';
 import { accountKeySource } from './accounts';
+import { CLI_S3_TIMEOUTS, cliS3Client } from './aws-clients';
 
 /**
  * Where the command line keeps things between commands: the state store (`--state` / STATE), the
@@ -65,10 +67,7 @@ export function reportStoreFor(place: ReportPlace, configuredOnly = false): Repo
   const bucket = env[REPORT_ENV.bucket]?.trim();
   if (bucket) {
     const endpoint = env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
-    return new S3ReportStore(
-      new S3Client({ ...(endpoint ? { endpoint, forcePathStyle: true } : {}) }),
-      bucket,
-    );
+    return new S3ReportStore(cliS3Client(endpoint), bucket, '', CLI_S3_TIMEOUTS);
   }
   const state = stateLocationOf(place.stateFlag, env);
   if (state?.kind === 'file') return new FolderReportStore(`${state.path}.reports`);
@@ -162,6 +161,24 @@ export function auditTrailFor(
 }
 
 /**
+ * Refuses a state file `--state` or STATE names (with `named`, that account's own) that is a
+ * directory, a pipe or a device, as a scan refuses it: before a command acts (a restore is paid for),
+ * not as a warning after it. A file not there yet is fine; a DynamoDB table is not checked here.
+ */
+export async function checkStateFileOf(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+  flagOf?: FlagOf,
+  named?: StateAccount,
+): Promise<void> {
+  const location = stateTargetOf(flag, env, flagOf, named)?.location;
+  if (location?.kind !== 'file') return;
+  await checkRegularOrAbsent(location.path).catch((error: Error) => {
+    throw new StateError(`cannot read the state file ${location.path}: ${error.message}`, { cause: error });
+  });
+}
+
+/**
  * An account's own state file beside the one `--state` names: `state.json` → `state.brand-a.json`,
  * `state` → `state.brand-a.json`. Always with an extension: `state.<name>` would be the lock file
  * (`state.lock`) or the reports folder (`state.reports`) of the state `--state state` names.
@@ -200,9 +217,9 @@ export function accountStoresFor(
   const bucket = env[REPORT_ENV.bucket]?.trim();
   if (bucket) {
     const endpoint = env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
-    const client = new S3Client({ ...(endpoint ? { endpoint, forcePathStyle: true } : {}) });
+    const client = cliS3Client(endpoint);
     return {
-      reports: (account) => new S3ReportStore(client, bucket, accountReportPrefix(account)),
+      reports: (account) => new S3ReportStore(client, bucket, accountReportPrefix(account), CLI_S3_TIMEOUTS),
       summaries: new S3AccountSummaries(client, bucket),
     };
   }

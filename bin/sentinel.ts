@@ -1,14 +1,20 @@
 #!/usr/bin/env node
 import { askAtTerminal } from './ask';
 import { startedClosed } from './closed-stdout';
-import { dieBy, InterruptedError, stopOnSignals } from './interrupt';
+import { dieBy, dieByBrokenPipe, InterruptedError, stopOnSignals } from './interrupt';
 import { asksForVersion, VERSION_LINE } from './version';
 
 // The shell: argv, the real environment and streams, signals. Everything else is in main(), loaded
 // only past `--version`, which answers before any other module is read.
 const argv = process.argv.slice(2);
-if (asksForVersion(argv[0]) && argv.length === 1) process.stdout.write(`${VERSION_LINE}\n`);
-else await runCommandLine(argv);
+if (asksForVersion(argv[0]) && argv.length === 1) {
+  // Into a reader gone already (`| true`): ended quietly, as the other commands are.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') dieByBrokenPipe();
+    throw error;
+  });
+  process.stdout.write(`${VERSION_LINE}\n`);
+} else await runCommandLine(argv);
 
 async function runCommandLine(argv: readonly string[]): Promise<never> {
   // Before anything is loaded: a Ctrl-C at any moment stops the command the same way.
@@ -24,9 +30,9 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
     process.exit(EXIT.failed);
   }
 
-  // A reader that goes away (`sentinel scan --json | head`) makes writes fail with EPIPE: remember it,
-  // write nothing more to that stream, and let the exit status say the output did not arrive whole.
-  // Per stream: with stdout gone, stderr still says why the command failed.
+  // A reader that goes away (`scan --json | head`) makes writes fail with EPIPE: remember it, write
+  // no more to that stream. A command that did its work then ends by SIGPIPE, quietly, as `yes | head`
+  // does; one that failed says why on stderr. Another write failure (ENOSPC) is said, and exits 1.
   const writeFailures = new Map<NodeJS.WriteStream, NodeJS.ErrnoException>();
   // A stdout closed at the start (`>&-`) is /dev/null by now, where a write succeeds: an alert
   // "delivered" there reached nobody, so delivering to it fails as a write to a closed fd does.
@@ -74,7 +80,8 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
   await flushed(process.stdout);
   await flushed(process.stderr);
   const writeFailure = writeFailures.get(process.stdout) ?? writeFailures.get(process.stderr);
-  if (writeFailure && code === EXIT.ok) {
+  const brokenPipe = code === EXIT.ok && writeFailures.get(process.stdout)?.code === 'EPIPE';
+  if (writeFailure && code === EXIT.ok && !brokenPipe) {
     const reason = writeFailure.code ?? writeFailure.message;
     try {
       process.stderr.write(`sentinel: could not write the output (${reason}); it did not arrive whole\n`);
@@ -85,6 +92,7 @@ async function runCommandLine(argv: readonly string[]): Promise<never> {
   // Stopped by a signal: ended by it, so nothing a blocked thread holds can keep the process.
   const reason: unknown = controller.signal.reason;
   if (reason instanceof InterruptedError) dieBy(reason.signal);
+  if (brokenPipe) dieByBrokenPipe();
   process.exit(writeFailure && code === EXIT.ok ? EXIT.failed : code);
 }
 

@@ -29,7 +29,7 @@ import { ENV } from '../../functions/core/scan/config';
 import { accountKeySource, namedAccountOf, withAccountKey } from '../accounts';
 import { domainArgument, flagsOf, loadSettings, str } from '../args';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
-import { auditTrailFor } from '../local-stores';
+import { auditTrailFor, checkStateFileOf, type StateAccount } from '../local-stores';
 import { restore } from './index';
 
 /** `sentinel restore <domain>`: look, ask, restore, confirm. */
@@ -48,7 +48,7 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
     ? await accountKeySource(io.env, named.account).apiKey()
     : new EnvSecretSource(io.env).apiKeyNow();
   const env = { ...io.env, [ENV.resellerBaseUrl]: settings.resellerBaseUrl };
-  const trail = auditTrailFor(str(args.values.state), env, io.dynamodb, flagsOf(restore), named);
+  const trail = await checkedTrailOf(args, env, io, named);
   const yes = args.values.yes === true;
   const again = args.values.again === true;
   const consent = args.values.consent === true;
@@ -112,6 +112,22 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
   if (io.signal?.aborted && outcome.kind !== 'restored') warn(notRestoredLine(outcome));
   io.stdout(`${confirmedLine(current.domain_name, outcome)}\n`);
   return EXIT.ok;
+}
+
+/**
+ * The audit trail of the state `--state` or STATE names, if any; a state file that is a directory, a
+ * pipe or a device is refused before anything is sent, as a scan refuses it (not one warning per
+ * write after a paid restore).
+ */
+async function checkedTrailOf(
+  args: ParsedArgs,
+  env: NodeJS.ProcessEnv,
+  io: CliIo,
+  named: StateAccount | undefined,
+): Promise<AuditTrail | null> {
+  const flag = str(args.values.state);
+  await checkStateFileOf(flag, env, flagsOf(restore), named);
+  return auditTrailFor(flag, env, io.dynamodb, flagsOf(restore), named);
 }
 
 /**

@@ -1,5 +1,3 @@
-import { SchedulerClient } from '@aws-sdk/client-scheduler';
-import { SNSClient } from '@aws-sdk/client-sns';
 import { schedulerHolder } from '../../functions/aws/held-sms';
 import { EnvSecretSource } from '../../functions/aws/secrets';
 import { chatTargetOf, snsSender } from '../../functions/aws/sns-publish';
@@ -42,6 +40,7 @@ import type { StateSelector } from '../../functions/use-cases/state-store';
 import { runStatefulScan } from '../../functions/use-cases/stateful-scan';
 import { webhookSender } from '../../functions/use-cases/webhook-post';
 import { flagsOf, noPositionals, oneOf, parseNow, settingsWithFlags, str } from '../args';
+import { cliSchedulerClient, cliSnsClient } from '../aws-clients';
 import { type CliIo, EXIT, type ParsedArgs, UsageError } from '../command';
 import { type CliHeartbeat, cliHeartbeat } from '../heartbeat';
 import { unlessAborted } from '../interrupt';
@@ -276,7 +275,7 @@ function heldSmsDelivery(delivery: Delivery, settings: ScanSettings): { holdSms?
     };
   const { heldSmsScheduleGroup: scheduleGroup, heldSmsRoleArn: roleArn, alertTopicArn: topicArn } = settings;
   if (delivery.kind !== 'sns' || !scheduleGroup || !roleArn || !topicArn) return {};
-  return { holdSms: schedulerHolder(new SchedulerClient({}), { scheduleGroup, roleArn, topicArn }) };
+  return { holdSms: schedulerHolder(cliSchedulerClient(), { scheduleGroup, roleArn, topicArn }) };
 }
 
 /**
@@ -298,7 +297,7 @@ function senderFor(delivery: Delivery, settings: ScanSettings, io: CliIo): Alert
 
 function deliveryOf(delivery: Delivery, settings: ScanSettings, io: CliIo): AlertSender | undefined {
   if (delivery.kind === 'sns')
-    return snsSender(io.sns?.() ?? new SNSClient({}), delivery.topicArn, chatTargetOf(settings), io.signal);
+    return snsSender(io.sns?.() ?? cliSnsClient(), delivery.topicArn, chatTargetOf(settings), io.signal);
   if (delivery.kind === 'local') return localSender(delivery.target, io.stdoutDelivered ?? io.stdout);
   if (delivery.kind === 'webhook')
     return webhookSender({

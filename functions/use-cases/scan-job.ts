@@ -38,7 +38,7 @@ export interface ScanJobInput {
 
 /** Builds the reseller client from settings and runs the scan: the one path the CLI and the Lambda share. */
 export async function runScanJob(input: ScanJobInput): Promise<Report> {
-  const { settings } = input;
+  const { settings, deadline } = input;
   const client = new ResellerClient({
     baseUrl: settings.resellerBaseUrl,
     apiKey: await input.secrets.apiKey(),
@@ -88,9 +88,7 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
         }
       : {}),
     ...(restoreLinkFor ? { restoreLinkFor } : {}),
-    ...(input.deadline !== undefined
-      ? { timeBudgetSeconds: Math.round(((deadlineAt(input.deadline) as number) - Date.now()) / 1000) }
-      : {}),
+    ...(deadline !== undefined ? { timeBudgetSeconds: budgetFrom(deadline, Date.now()) } : {}),
   });
   // With memory, the comparison may still change a finding (a renewal_failed only memory knows):
   // the stateful scan signs the links once it has (signReportLinks), so each acts on what is shown.
@@ -106,6 +104,16 @@ export async function runScanJob(input: ScanJobInput): Promise<Report> {
       }
     : report;
   return input.observe ? named : signReportLinks(named, input, { silencing: false });
+}
+
+/**
+ * The scan's time budget in seconds from `started`: a deadline that moves (the scheduled scan's,
+ * once the read's page 1 sizes the account) is asked when the budget is stated, so a read it cut
+ * says the budget then in force, not the one from before it moved.
+ */
+function budgetFrom(deadline: Deadline, started: number): number | (() => number) {
+  const seconds = () => Math.round(((deadlineAt(deadline) as number) - started) / 1000);
+  return typeof deadline === 'function' ? seconds : seconds();
 }
 
 /**

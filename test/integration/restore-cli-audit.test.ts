@@ -59,6 +59,24 @@ describe('sentinel restore --state when the audit trail cannot be written', () =
   });
 });
 
+describe('sentinel restore --state naming a directory', () => {
+  it('refuses before anything is sent, naming the problem as scan does, and restores nothing', async () => {
+    sim = await startSimulator({ portfolio: restorablePortfolio(['lost.com']), apiKey: KEY });
+    dir = await mkdtemp(join(tmpdir(), 'restore-cli-dir-'));
+    const env = { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY };
+
+    const run = await runCli(['restore', 'lost.com', '--yes', '--state', dir], env);
+    const scan = await runCli(['scan', '--dry-run', '--state', dir], env);
+
+    expect(sim.restoreCalls).toEqual([]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`sentinel: cannot read the state file ${dir}: it is a directory, not a file\n`);
+    expect(run.stdout).toBe('');
+    expect(scan.code).toBe(1);
+    expect(scan.stderr).toContain(`cannot read the state file ${dir}: it is a directory, not a file`);
+  });
+});
+
 describe('sentinel restore when the reseller restores the domain but does not say so', () => {
   const restoreRequest = (r: { method: string; path: string }) =>
     r.method === 'POST' && r.path === '/v2/domains/lost.com/restore';

@@ -713,7 +713,7 @@ describe('ResellerClient answers a hostile server safely', () => {
         key: 'shop.nl.',
         page: 1,
         reason:
-          'duplicate domain name in another spelling (letter case, a trailing dot or punycode): "shop.nl" and "shop.nl."; only the first was checked',
+          'duplicate domain name differing only in a trailing dot: "shop.nl" and "shop.nl."; only the first was checked',
       },
       {
         resource: 'domain',
@@ -721,7 +721,7 @@ describe('ResellerClient answers a hostile server safely', () => {
         page: 1,
         severity: 'critical',
         reason:
-          'duplicate domain name in another spelling (letter case, a trailing dot or punycode): "bücher.nl" and "xn--bcher-kva.nl"; only the first was checked',
+          'duplicate domain name differing only in punycode: "bücher.nl" and "xn--bcher-kva.nl"; only the first was checked',
       },
     ]);
   });

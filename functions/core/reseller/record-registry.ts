@@ -7,7 +7,7 @@ export type Admission =
   | { readonly kind: 'repeat' }
   /** Other content under a name already read: a problem (the second may be the quarantined one). */
   | { readonly kind: 'second'; readonly reason: string }
-  /** A name already read in another spelling (letter case; for a domain a trailing dot, punycode): a problem. */
+  /** A name already read in another spelling (letter case; for a domain white space around it, a trailing dot, punycode): a problem. */
   | { readonly kind: 'case'; readonly reason: string };
 
 /**
@@ -60,10 +60,7 @@ export class RecordRegistry {
     this.fingerprints.set(key, fingerprint);
     if (earlier !== undefined) {
       if (folded === key) this.cased.add(key);
-      const how =
-        earlier.toLowerCase() === key.toLowerCase()
-          ? 'differing only in case'
-          : 'in another spelling (letter case, a trailing dot or punycode)';
+      const how = howSpelledApart(earlier, key);
       return {
         kind: 'case',
         reason: `duplicate ${this.resource} name ${how}: ${JSON.stringify(earlier)} and ${JSON.stringify(key)}; only the first was checked`,
@@ -72,4 +69,27 @@ export class RecordRegistry {
     if (folded !== key) this.byFolded.set(folded, key);
     return { kind: 'new' };
   }
+}
+
+/**
+ * What sets two spellings of one name apart, each difference named: `differing only in case`,
+ * `differing in white space around it and letter case`. Without a regex: a name from the API may be
+ * a megabyte long.
+ */
+function howSpelledApart(earlier: string, key: string): string {
+  if (earlier.toLowerCase() === key.toLowerCase()) return 'differing only in case';
+  const trimmed = [earlier.trim(), key.trim()] as const;
+  const dotted = trimmed.map((name) => name.endsWith('.'));
+  const bare = trimmed.map((name, i) => (dotted[i] ? name.slice(0, -1) : name));
+  const [a = '', b = ''] = bare;
+  const ways = [
+    ...(trimmed[0] !== earlier || trimmed[1] !== key ? ['white space around it'] : []),
+    ...(dotted[0] !== dotted[1] ? ['a trailing dot'] : []),
+    ...(a !== b && (a.toLowerCase() === b.toLowerCase() || a !== a.toLowerCase() || b !== b.toLowerCase())
+      ? ['letter case']
+      : []),
+    ...(a.toLowerCase() !== b.toLowerCase() ? ['punycode'] : []),
+  ];
+  const last = ways.pop() ?? 'spelling';
+  return ways.length ? `differing in ${ways.join(', ')} and ${last}` : `differing only in ${last}`;
 }

@@ -52,8 +52,11 @@ export interface ScanOptions {
   readonly mode?: ScanMode;
   /** Signs a restore link for a quarantined domain; without it findings carry no `restore_url`. */
   readonly restoreLinkFor?: (domainName: string) => string;
-  /** Seconds the scan may take, for the error that says so. */
-  readonly timeBudgetSeconds?: number;
+  /**
+   * Seconds the scan may take, for the error that says so; a function for a deadline that moves while
+   * the read runs (asked when the error is written: the budget then in force).
+   */
+  readonly timeBudgetSeconds?: number | (() => number);
   /** Wall clock for `generated_at` and `duration_ms`. @default Date.now */
   readonly clock?: () => number;
   /**
@@ -120,7 +123,9 @@ async function readAccount(
         { retryable: false, cause: error },
       );
     if (!(error instanceof DeadlineError)) throw error;
-    const budget = options.timeBudgetSeconds ? ` of ${options.timeBudgetSeconds} s` : '';
+    const { timeBudgetSeconds } = options;
+    const seconds = typeof timeBudgetSeconds === 'function' ? timeBudgetSeconds() : timeBudgetSeconds;
+    const budget = seconds ? ` of ${seconds} s` : '';
     throw new DeadlineError(
       `the scan could not read the whole account within its time budget${budget} (${error.message}); ` +
         "raise the time budget (scanTimeoutMinutes on AWS, up to Lambda's 15 minutes; --time-budget on the command line) or --concurrency; --mode auto (the default) reads less when its proof holds",
