@@ -429,23 +429,18 @@ function countRepeats(c: Comparison, count: (n: number, what: string) => unknown
     const repeat = repeatFor(c.input.policy, f);
     const key = domainKey(f.domain_name);
     // A finding kept as remembered (unconfirmed, unjudged) keeps that finding's alert (carriedOn):
-    // its cap and last days count as that one's (its restore-by remembered), not the one read.
+    // its cap and last days count as that one's (its restore-by remembered), not the one read; yet a
+    // record read as a quarantine in its last days is one, whatever memory kept (an expired finding).
     const j = judged(c, key, f);
     const decision = repeatDecision(j, prior(f.domain_name)?.alerted, repeat, c.nowMs);
     const severity = j.severity;
+    const within = decision === 'capped' ? Infinity : repeat.critical;
+    const lastDaysDue = (x: Finding) => lastDaysRepeatDue({ ...x, change: f.change }, prior, c.nowMs, within);
     if (decision === 'due') {
       c.repeated.add(key);
       const what = `${severity} repeated after ${cadenceHours(repeat, severity)} h`;
       by.set(what, (by.get(what) ?? 0) + 1);
-    } else if (
-      lastDaysRepeatDue(
-        { ...j, change: f.change },
-        prior,
-        c.nowMs,
-        decision === 'capped' ? Infinity : repeat.critical,
-      )
-    )
-      lastDays++;
+    } else if (lastDaysDue(j) || (j.kind !== f.kind && lastDaysDue(f))) lastDays++;
     else return;
     // Published again: news to its group too (group-news.ts).
     c.findings[i] = { ...f, repeated: true };
