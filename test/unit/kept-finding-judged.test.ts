@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { DomainFinding } from '../../functions/core/findings/classify';
+import { acknowledgementOf, snoozeOf } from '../../functions/core/memory/actions';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
 import { DAY, domain, scanOf } from '../support/state-scan';
@@ -116,4 +118,47 @@ describe('a quarantine kept as remembered whose remembered restore-by was edited
       ['1 in the last days to restore, repeated daily'],
     ]);
   });
+});
+
+describe('a quarantine kept as remembered, read as expired, then snoozed or acknowledged as read', () => {
+  it.each([
+    ['snoozed for 30 days', 'snooze'],
+    ['acknowledged', 'acknowledge'],
+  ] as const)(
+    'when %s, is silenced until its remembered restore-by enters its last days, then alerted daily',
+    (_, action) => {
+      // .nl: 40 days from date_deleted, so restore by T0 + 12 days; last days from T0 + 5 days.
+      const held = domain('held.nl', T0, {
+        auto_renew: false,
+        status: ['quarantine'],
+        date_expiry: T0 - 30 * DAY,
+        date_deleted: T0 - 28 * DAY,
+      });
+      const first = runWith(DEFAULT_STATE_POLICY, [held], T0, EMPTY_STATE);
+      const odd = { ...held, status: ['pendingDelete'] };
+      const kept = runWith(DEFAULT_STATE_POLICY, [odd], T0 + HOUR, first.next);
+      // What the alert showed, and what the link judged: the record as read, expired.
+      const read = kept.report.findings[0] as DomainFinding;
+      expect(read.kind).toBe('expired');
+      const at = T0 + 2 * HOUR;
+      const actions =
+        action === 'snooze'
+          ? { snooze: snoozeOf(read, 30, at) }
+          : { acknowledged: acknowledgementOf(read, at) };
+      const memory = kept.next.domains['held.nl'];
+      if (!memory) throw new Error('no memory of held.nl');
+      let state: ScanState = { ...kept.next, domains: { 'held.nl': { ...memory, actions } } };
+      const days: Array<[number, boolean, boolean]> = [];
+      for (let day = 1; day <= 8; day++) {
+        const r = runWith(DEFAULT_STATE_POLICY, [odd], T0 + day * DAY, state);
+        days.push([day, r.silenced.has('held.nl'), r.publish]);
+        state = r.next;
+      }
+      expect(days).toEqual([
+        ...[1, 2, 3, 4].map((day) => [day, true, false]),
+        ...[5, 6, 7, 8].map((day) => [day, false, true]),
+      ]);
+      expect(state.domains['held.nl']?.actions).toBeUndefined();
+    },
+  );
 });
