@@ -173,13 +173,16 @@ export interface AppliedActions {
 /**
  * Marks each domain finding its snooze or acknowledgement still holds for, and lists the actions
  * that lapsed: expired, the finding got worse or changed, or it is gone (resolved). A lapsed
- * action never silences, so a domain comes back in the very scan that sees it get worse.
+ * action never silences, so a domain comes back in the very scan that sees it get worse. An action
+ * is judged against the finding as read; and where memory judges it as another (`judged`: a
+ * quarantine kept while its record reads expired), that one's last days end it too.
  */
 export function applyActions(
   report: Report,
   actions: ReadonlyMap<string, DomainActions>,
   now: number,
   nameOf: (domainName: string) => string = (n) => n,
+  judged: (f: DomainFinding) => DomainFinding = (f) => f,
 ): AppliedActions {
   const silenced = new Set<string>();
   const lapsed: Lapse[] = [];
@@ -191,16 +194,17 @@ export function applyActions(
     if (!own) return f;
     seen.add(name);
     let marked: DomainFinding = f;
+    const lastDays = cannotBeSilenced(judged(f)) ? 'last_days' : null;
     // A snooze made after this scan's time (a replay of the past, or a clock that ran ahead when it
     // was made) cannot silence it: it could not have been made yet. It is kept for later scans.
     const notYet = own.snooze && Date.parse(own.snooze.at) - now > CLOCK_TOLERANCE_MS;
     if (own.snooze && !notYet) {
-      const reason = snoozeLapse(own.snooze, f, now);
+      const reason = snoozeLapse(own.snooze, f, now) ?? lastDays;
       if (reason) lapsed.push({ domain_name: name, action: 'snooze', reason });
       else marked = { ...marked, snoozed_until: own.snooze.until };
     }
     if (own.acknowledged) {
-      const reason = acknowledgementLapse(own.acknowledged, f);
+      const reason = acknowledgementLapse(own.acknowledged, f) ?? lastDays;
       if (reason) lapsed.push({ domain_name: name, action: 'acknowledge', reason });
       else marked = { ...marked, acknowledged: true, acknowledged_at: own.acknowledged.at };
     }

@@ -186,7 +186,16 @@ function prepare(input: CompareInput): Comparison {
   // action that lapsed (expired, worse, changed, resolved) is dropped from the next state.
   const back = returning(input.head, memory.seen, memory.prior, nowMs);
   const actions = new Map([...returningActions(back), ...memory.actions()]);
-  const silencing = applyActions(keyed.report, actions, nowMs, domainKey);
+  const unconfirmed = new Set([
+    ...unconfirmedRegistryKeys(keyed.report, memory),
+    ...unjudgedKeys(keyed.report, memory),
+  ]);
+  // A finding kept as remembered is silenced no further than the remembered one's last days.
+  const kept = (f: DomainFinding) => {
+    const key = domainKey(f.domain_name);
+    return unconfirmed.has(key) ? judgedAs(f, memory.prior.get(key)?.finding, nowMs, null) : f;
+  };
+  const silencing = applyActions(keyed.report, actions, nowMs, domainKey, kept);
   const report = silencing.report;
   const unreadableDomains = new Set<string>();
   const unreadableContacts = new Set<string>();
@@ -210,7 +219,7 @@ function prepare(input: CompareInput): Comparison {
     unreadableDomains,
     unreadableContacts,
     contactsUnread: report.problems.some((p) => p.resource === 'contact' && p.key === null),
-    unconfirmed: new Set([...unconfirmedRegistryKeys(report, memory), ...unjudgedKeys(report, memory)]),
+    unconfirmed,
     priorContacts: new Map(Object.entries(input.head.contacts)),
     findings: [],
     announced: [],
@@ -429,23 +438,18 @@ function countRepeats(c: Comparison, count: (n: number, what: string) => unknown
     const repeat = repeatFor(c.input.policy, f);
     const key = domainKey(f.domain_name);
     // A finding kept as remembered (unconfirmed, unjudged) keeps that finding's alert (carriedOn):
-    // its cap and last days count as that one's (its restore-by remembered), not the one read.
+    // its cap and last days count as that one's (its restore-by remembered), not the one read; yet a
+    // record read as a quarantine in its last days is one, whatever memory kept (an expired finding).
     const j = judged(c, key, f);
     const decision = repeatDecision(j, prior(f.domain_name)?.alerted, repeat, c.nowMs);
     const severity = j.severity;
+    const within = decision === 'capped' ? Infinity : repeat.critical;
+    const lastDaysDue = (x: Finding) => lastDaysRepeatDue({ ...x, change: f.change }, prior, c.nowMs, within);
     if (decision === 'due') {
       c.repeated.add(key);
       const what = `${severity} repeated after ${cadenceHours(repeat, severity)} h`;
       by.set(what, (by.get(what) ?? 0) + 1);
-    } else if (
-      lastDaysRepeatDue(
-        { ...j, change: f.change },
-        prior,
-        c.nowMs,
-        decision === 'capped' ? Infinity : repeat.critical,
-      )
-    )
-      lastDays++;
+    } else if (lastDaysDue(j) || (j.kind !== f.kind && lastDaysDue(f))) lastDays++;
     else return;
     // Published again: news to its group too (group-news.ts).
     c.findings[i] = { ...f, repeated: true };
@@ -522,7 +526,9 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
       const j = f && judged(c, key, f);
       const next =
         prev && j && carriedOn(prev, alertedNow(c, publish, j, prev, j.stage), c.repeated.has(key));
-      set(key, { ...was, watched, group: read.group, ...(next ? { alerted: next } : {}) });
+      // Its actions as set() keeps them, less those that lapsed: spread with the rest, a lapsed one stayed.
+      const { actions: _kept, ...as } = was;
+      set(key, { ...as, watched, group: read.group, ...(next ? { alerted: next } : {}) });
     } else set(key, memoryOf(c, publish, key, read, watched, f));
   }
   for (const [key, f] of c.findingByKey)

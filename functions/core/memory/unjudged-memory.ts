@@ -1,4 +1,6 @@
 import { type DomainFinding, daysLeft, isDomainFinding, severityRank } from '../findings/classify';
+import { DATE_DELETED_LEEWAY_MS, MAX_QUARANTINE_DAYS } from '../findings/quarantine-periods';
+import { parseRfc3339 } from '../reseller/schemas';
 import type { Report } from '../scan/scan';
 import { judgedByDatesOnly } from '../scan/scan-problems';
 import { renewedOrRestored } from './renewal-memory';
@@ -107,11 +109,32 @@ export function unreadableQuarantineCount(
 /** A domain finding as memory judges it, on its rung. */
 export type JudgedFinding = DomainFinding & { readonly stage: number | null };
 
+const DAY_MS = 86_400_000;
+
+/**
+ * A remembered restore-by as a deadline to judge by (ISO 8601), or null (unknown) when it cannot be
+ * true: one that does not parse as a time (a leap second the state accepts and Date.parse refuses is
+ * the next second), or one further from `nowMs` than the longest restore period allows (a hand
+ * edit): trusted, it would read as far from its last days and let the repeat cap hold it silent.
+ */
+function believableRestoreBy(stored: string | undefined, nowMs: number): string | null {
+  const at = stored === undefined ? Number.NaN : parseRfc3339(stored);
+  if (Number.isNaN(at) || at - nowMs > MAX_QUARANTINE_DAYS * DAY_MS + DATE_DELETED_LEEWAY_MS) return null;
+  return new Date(at).toISOString();
+}
+
+/** The sooner of a remembered restore-by and the one read, if any (ISO 8601); unknown (null) stays unknown. */
+function sooner(remembered: string | null, read: string | null | undefined): string | null {
+  if (remembered === null || !read) return remembered;
+  return Date.parse(read) < Date.parse(remembered) ? read : remembered;
+}
+
 /**
  * The finding memory judges for a domain: `f` as read on its rung (`stage`), unless its finding is
  * kept as remembered (`kept`: a record not judged or confirmed this scan) at least as severe, then
  * `f` with the kind, severity and expiry remembered, on the rung remembered, and in quarantine the
- * restore-by remembered (null, unknown, in a state saved before it was kept: maybe its last days).
+ * restore-by remembered (null, unknown, in a state saved before it was kept or when it cannot be
+ * true: maybe its last days), or the read one when the record says a sooner one.
  * So the repeat cadence and its cap, the last days to restore and escalation judge the finding
  * remembered as they judge one read.
  */
@@ -127,15 +150,17 @@ export function judgedAs(
     severityRank(kept.severity) < severityRank(f.severity)
   )
     return { ...f, stage };
-  const { restore_by: _by, days_to_restore: _left, ...read } = f;
-  const expiry = kept.date_expiry ?? f.date_expiry;
-  const by = kept.restore_by ?? null;
+  const { restore_by: read, days_to_restore: _left, ...rest } = f;
+  const stored = kept.date_expiry === undefined ? Number.NaN : parseRfc3339(kept.date_expiry);
+  const expiry = Number.isNaN(stored) ? f.date_expiry : new Date(stored).toISOString();
+  const remembered = believableRestoreBy(kept.restore_by, nowMs);
+  const by = sooner(remembered, f.kind === 'quarantine' ? read : null);
   const quarantine = {
     restore_by: by,
     days_to_restore: by === null ? null : daysLeft(Date.parse(by), nowMs),
   };
   return {
-    ...read,
+    ...rest,
     kind: kept.kind,
     severity: kept.severity,
     date_expiry: expiry,
