@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbStateStore } from '../aws/dynamodb-state-store';
+import { SCAN_SDK_TIMEOUTS, timedClientConfig } from '../aws/sdk-timeouts';
 import { ConfigError } from '../core/base/errors';
 import type { AuditTrail } from '../core/memory/audit';
 import type { StateStore } from '../use-cases/state-store';
@@ -64,7 +65,10 @@ export function dynamoDbClientFromEnv(env: NodeJS.ProcessEnv): DynamoDBClient {
     AWS_SECRET_ACCESS_KEY: secretAccessKey,
     AWS_SESSION_TOKEN: sessionToken,
   } = env;
+  // Bounded as the scan function's client is: a table that never answers fails the call, rather than
+  // holding the command (and the state's lease) until Ctrl-C.
   return new DynamoDBClient({
+    ...timedClientConfig(SCAN_SDK_TIMEOUTS.dynamodb),
     ...(endpoint ? { endpoint } : {}),
     ...(region ? { region } : {}),
     ...(accessKeyId && secretAccessKey

@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliS3Client, cliSchedulerClient, cliSnsClient } from '../../bin/aws-clients';
 import { SCAN_SDK_TIMEOUTS, type SdkTimeouts } from '../../functions/aws/sdk-timeouts';
+import { dynamoDbClientFromEnv } from '../../functions/local/state-location';
 import { ROOT } from '../../scripts/docs';
 
 /*
@@ -42,6 +43,11 @@ describe('the command line AWS clients', () => {
   it('build the report S3 client with the scan function bounds, with or without a local endpoint', async () => {
     expect(await boundsOf(cliS3Client(undefined))).toEqual(expected(SCAN_SDK_TIMEOUTS.s3));
     expect(await boundsOf(cliS3Client('http://127.0.0.1:9000'))).toEqual(expected(SCAN_SDK_TIMEOUTS.s3));
+  });
+
+  it('build the state DynamoDB client with the scan function bounds', async () => {
+    const env = { AWS_REGION: 'eu-west-1', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:8000' };
+    expect(await boundsOf(dynamoDbClientFromEnv(env))).toEqual(expected(SCAN_SDK_TIMEOUTS.dynamodb));
   });
 
   it('are built in bin/aws-clients.ts only: no command builds an SDK client of its own', () => {
