@@ -288,3 +288,26 @@ describe('checkRegistry', () => {
     expect(result.unconfirmed).toEqual(['r.be']);
   });
 });
+
+describe('checkRegistry on names the reseller lists that are no DNS name', () => {
+  it('does not send a name with a lone surrogate or a megabyte label, and still judges the other domains', async () => {
+    const { fetch, asked } = servers();
+    const result = await checkRegistry({
+      candidates: [
+        candidate('a\ud800b.com', 'flagged', 0),
+        candidate(`${'x'.repeat(1_000_000)}.com`, 'flagged', 1),
+        candidate('stale.com', 'flagged', 2),
+      ],
+      bootstrap,
+      client: client(fetch),
+      now: NOW,
+      budget: 10,
+      policy: POLICY,
+      concurrency: 1,
+    });
+    expect(asked).toEqual(['good.example:stale.com']);
+    expect(result.views.get('stale.com')?.kind).toBe('registry_expiry_mismatch');
+    expect(result.counts.not_checkable.no_rdap_service).toBe(2);
+    expect(result.problems).toEqual([]);
+  });
+});

@@ -93,10 +93,14 @@ export class RdapBootstrap {
   /**
    * The server for `domainName`: the longest bootstrap entry that is a whole-label suffix of it
    * (`example.co.uk` asks `co.uk` before `uk`), or null when the bootstrap has none: a TLD without
-   * RDAP, which the check counts as not checkable.
+   * RDAP, which the check counts as not checkable. So is a name that is no DNS name once in ASCII
+   * (a lone surrogate, a megabyte label): no registry can answer for it, and sending it would throw
+   * (encodeURIComponent) or cost the registry's server a failure that is the name's.
    */
   serviceFor(domainName: string): RdapService | null {
-    const labels = normalizeDomainName(domainName).split('.');
+    const name = normalizeDomainName(domainName);
+    if (name.length > 253 || !DNS_NAME.test(name)) return null;
+    const labels = name.split('.');
     for (let i = 1; i < labels.length; i++) {
       const entry = labels.slice(i).join('.');
       const baseUrl = this.byEntry.get(entry);
@@ -105,6 +109,9 @@ export class RdapBootstrap {
     return null;
   }
 }
+
+/** A DNS name in ASCII (RFC 1035 letters, digits, hyphens; punycode for an IDN): two labels at least. */
+const DNS_NAME = /^[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){1,126}$/;
 
 /**
  * The URL of a service to use: an https one first (RFC 9224 §3), else loopback http; with a trailing
