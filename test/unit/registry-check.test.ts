@@ -313,12 +313,12 @@ describe('checkRegistry on names the reseller lists that are no DNS name', () =>
 });
 
 describe('checkRegistry at the size of a large account', () => {
-  it('passes the places of a registry that is down on in time linear in the domains beyond the budget', async () => {
+  it('passes every place of a registry that is down on to the next domain in line, 200 000 of them', async () => {
     // 200 000 candidates (a million domains, a sample over five days), all at one registry that is
-    // down: each place it leaves goes to the next in line, which is at the same registry. Taking
-    // each from the front of an array of 198 000 cost some 15 s of a blocked event loop.
+    // down: each place it leaves goes to the next in line, which is at the same registry. Its time
+    // (linear; taken from the front of an array it was quadratic, some 15 s) is measured by
+    // `npm run bench -- --sections registry`, not here.
     const candidates = Array.from({ length: 200_000 }, (_, i) => candidate(`d${i}.be`, 'sample', i));
-    const started = performance.now();
     const result = await checkRegistry({
       candidates,
       bootstrap,
@@ -327,7 +327,6 @@ describe('checkRegistry at the size of a large account', () => {
       budget: 2000,
       policy: POLICY,
     });
-    expect(performance.now() - started).toBeLessThan(6_000);
     expect(result.counts.queries).toBe(3);
     expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 200_000 });
   }, 60_000);
