@@ -344,3 +344,51 @@ describe('registryScanOptions', () => {
     await expect(options.bootstrap()).rejects.toThrow(/no answer in time/);
   });
 });
+
+describe('RdapClient waits at a server that asked for less', () => {
+  it('never waits for its pacing past the deadline: a slow server that then answered 429 does not hold the scan past its time', async () => {
+    const time = fakeTime();
+    const start = time.now();
+    let calls = 0;
+    // Five answers of 20 s each, then a 429: the server delivered one answer per 20 s, so the
+    // client paces its starts 20 s apart from then on.
+    const fetch = (async (url: string | URL | Request) => {
+      calls++;
+      const name = String(url).split('/').pop() as string;
+      if (calls === 6) return json('{}', 429);
+      if (calls <= 5) await time.sleep(20_000);
+      return json(domainBody(name));
+    }) as typeof globalThis.fetch;
+    const deadline = start + 110_000;
+    const client = new RdapClient({
+      fetch,
+      now: time.now,
+      sleep: time.sleep,
+      random: () => 0,
+      deadline,
+    });
+    for (let i = 0; i < 6; i++) await client.lookupDomain(BASE, `d${i}.com`);
+    expect(time.now()).toBe(start + 100_000);
+    await expect(client.lookupDomain(BASE, 'late.com')).rejects.toThrow(RdapDeadlineError);
+    expect(time.now()).toBeLessThanOrEqual(deadline);
+  });
+
+  it('ends a wait for the server to accept another request when its signal aborts (Ctrl-C)', async () => {
+    const stop = new AbortController();
+    // A sleep that ends only when its signal aborts: a wait without the signal would never end.
+    const sleep = (_ms: number, signal?: AbortSignal) =>
+      new Promise<void>((_resolve, reject) => {
+        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
+    const { fetch } = scripted([() => json('{}', 429, { 'retry-after': '20' })]);
+    const client = new RdapClient({ fetch, sleep, signal: stop.signal, random: () => 0 });
+    const first = client.lookupDomain(BASE, 'first.com');
+    await new Promise((resolve) => setImmediate(resolve));
+    // The server paused for 20 s: the second lookup waits at the gate for the pause to end.
+    const second = client.lookupDomain(BASE, 'second.com');
+    await new Promise((resolve) => setImmediate(resolve));
+    stop.abort(new Error('stopped'));
+    await expect(first).rejects.toThrow('stopped');
+    await expect(second).rejects.toThrow('stopped');
+  });
+});

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BootstrapCache, RdapBootstrap } from '../../functions/core/registry/bootstrap';
+import { BootstrapCache, fetchBootstrap, RdapBootstrap } from '../../functions/core/registry/bootstrap';
 import { parseRdapDomain, rdapStatusWord } from '../../functions/core/registry/rdap-domain';
 import { RdapBootstrapError } from '../../functions/core/registry/rdap-errors';
 
@@ -269,5 +269,34 @@ describe('BootstrapCache', () => {
       stale_because: 'IANA is down',
     });
     await expect(cache.get('other', failing, 5000)).rejects.toThrow('IANA is down');
+  });
+});
+
+describe('RdapBootstrap read from a URL that carries a token in its query', () => {
+  const SIGNED =
+    'https://bucket.example/dns.json?X-Amz-Credential=AKIAEXAMPLE&X-Amz-Signature=s3cr3t-signature';
+  const body = JSON.stringify({ services: [[['com'], ['https://rdap.example/']]] });
+
+  it('shows the URL without its query in the report and in every error, a presigned URL being a credential', async () => {
+    const read = await fetchBootstrap(SIGNED, { fetch: (async () => new Response(body)) as typeof fetch });
+    expect(read.info.source).toBe('https://bucket.example/dns.json?…');
+    const failures = [
+      fetchBootstrap(SIGNED, { fetch: (async () => new Response('', { status: 403 })) as typeof fetch }),
+      fetchBootstrap(SIGNED, { fetch: (async () => new Response('<html>')) as typeof fetch }),
+      fetchBootstrap(SIGNED, { fetch: (async () => new Response('{}')) as typeof fetch }),
+      fetchBootstrap(SIGNED, {
+        fetch: (async () => {
+          throw new TypeError('fetch failed');
+        }) as typeof fetch,
+      }),
+    ];
+    for (const failure of failures) {
+      const error = await failure.then(
+        () => null,
+        (e: unknown) => e as RdapBootstrapError,
+      );
+      expect(error).toBeInstanceOf(RdapBootstrapError);
+      expect(`${error?.message} ${error?.url}`).not.toMatch(/s3cr3t|AKIAEXAMPLE/);
+    }
   });
 });

@@ -69,6 +69,21 @@ describe('RdapClient redirects', () => {
     }
   });
 
+  it('does not follow a redirect to an IPv4 address written inside IPv6: NAT64 (RFC 6052, RFC 8215) or IPv4-compatible', async () => {
+    for (const location of [
+      // Through a NAT64 gateway, the VPC's own 10.0.0.0/8 and the metadata address.
+      'https://[64:ff9b::10.0.0.7]/domain/shop.com',
+      'https://[64:ff9b:1::169.254.169.254]/domain/shop.com',
+      'https://[::127.0.0.1]/domain/shop.com',
+    ]) {
+      const { asked, outcome } = await redirected('https://rdap.registry.example/', location);
+      expect(asked, location).toHaveLength(1);
+      expect((outcome as Error).message, location).toMatch(
+        /, which is on this machine or a private network \(a redirect from a server outside it\)$/,
+      );
+    }
+  });
+
   it('refuses a Location that is no URL as an RDAP answer error, not a crash', async () => {
     const { asked, outcome } = await redirected('https://rdap.registry.example/', 'http://[');
     expect(asked).toHaveLength(1);

@@ -254,6 +254,32 @@ describe('memory’s re-checks the account search does not find again', () => {
   });
 });
 
+describe('memory’s re-checks whose search by name throws', () => {
+  it('leaves that re-check unconfirmed and checks the rest, when the search throws an error of no known kind', async () => {
+    let searched = 0;
+    const reseller = {
+      lookUpDomain: async () => {
+        searched++;
+        throw new TypeError("Cannot read properties of undefined (reading 'data')");
+      },
+    } as unknown as ResellerClient;
+    let told: readonly string[] = [];
+    const outcome = await recheckRun(candidatesOf(['a.t1']), ['held.t3'], {
+      budget: 10,
+      reseller,
+      told: (names) => {
+        told = names;
+      },
+    });
+    expect(searched).toBe(1);
+    expect(told).toContain('held.t3');
+    expect(outcome.registry.queries).toBe(1);
+    expect(outcome.registry.problems).toContainEqual(
+      expect.objectContaining({ server: 'reseller', reason: expect.stringContaining('held.t3') }),
+    );
+  });
+});
+
 describe('memory’s re-checks on a reseller that ignores domain_name', () => {
   it('stops looking names up once a search lists other domains, instead of reading the account per name and spelling', async () => {
     // 30 pages of 100, whatever domain_name says: five re-checks of names the account no longer

@@ -53,21 +53,22 @@ export class RdapBootstrap {
    * @throws RdapBootstrapError naming the source and what is wrong
    */
   static parse(text: string, source: string): RdapBootstrap {
+    const shown = shownSource(source);
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch (error) {
       throw new RdapBootstrapError(
-        `the RDAP bootstrap ${source} is not JSON (${(error as Error).message})`,
-        { status: 0, url: source },
+        `the RDAP bootstrap ${shown} is not JSON (${(error as Error).message})`,
+        { status: 0, url: shown },
         { cause: error },
       );
     }
     const services = (value as { services?: unknown } | null)?.services;
     if (!Array.isArray(services))
       throw new RdapBootstrapError(
-        `the RDAP bootstrap ${source} has no "services" list: it is not an RFC 9224 bootstrap file such as ${IANA_DNS_BOOTSTRAP_URL}`,
-        { status: 0, url: source },
+        `the RDAP bootstrap ${shown} has no "services" list: it is not an RFC 9224 bootstrap file such as ${IANA_DNS_BOOTSTRAP_URL}`,
+        { status: 0, url: shown },
       );
     const byEntry = new Map<string, string>();
     for (const service of services) {
@@ -81,22 +82,26 @@ export class RdapBootstrap {
     // An empty map would read every TLD as without RDAP for a day, and replace the one kept.
     if (!byEntry.size)
       throw new RdapBootstrapError(
-        `the RDAP bootstrap ${source} names no RDAP server the check may ask (an https URL for a TLD): it is not IANA's`,
-        { status: 0, url: source },
+        `the RDAP bootstrap ${shown} names no RDAP server the check may ask (an https URL for a TLD): it is not IANA's`,
+        { status: 0, url: shown },
       );
     const published = (value as { publication?: unknown }).publication;
     const publication =
       typeof published === 'string' && !Number.isNaN(parseRfc3339(published)) ? published : null;
-    return new RdapBootstrap({ source, publication, entries: byEntry.size }, byEntry);
+    return new RdapBootstrap({ source: shown, publication, entries: byEntry.size }, byEntry);
   }
 
   /**
    * The server for `domainName`: the longest bootstrap entry that is a whole-label suffix of it
    * (`example.co.uk` asks `co.uk` before `uk`), or null when the bootstrap has none: a TLD without
-   * RDAP, which the check counts as not checkable.
+   * RDAP, which the check counts as not checkable. So is a name that is no DNS name once in ASCII
+   * (a lone surrogate, a megabyte label): no registry can answer for it, and sending it would throw
+   * (encodeURIComponent) or cost the registry's server a failure that is the name's.
    */
   serviceFor(domainName: string): RdapService | null {
-    const labels = normalizeDomainName(domainName).split('.');
+    const name = normalizeDomainName(domainName);
+    if (name.length > 253 || !DNS_NAME.test(name)) return null;
+    const labels = name.split('.');
     for (let i = 1; i < labels.length; i++) {
       const entry = labels.slice(i).join('.');
       const baseUrl = this.byEntry.get(entry);
@@ -105,6 +110,9 @@ export class RdapBootstrap {
     return null;
   }
 }
+
+/** A DNS name in ASCII (RFC 1035 letters, digits, hyphens; punycode for an IDN): two labels at least. */
+const DNS_NAME = /^[a-z0-9-]{1,63}(?:\.[a-z0-9-]{1,63}){1,126}$/;
 
 /**
  * The URL of a service to use: an https one first (RFC 9224 §3), else loopback http; with a trailing
@@ -118,6 +126,21 @@ function preferredUrl(urls: readonly unknown[], source: string): string | null {
   const chosen = usable.find((u) => u.startsWith('https:')) ?? usable[0];
   if (!chosen) return null;
   return chosen.endsWith('/') ? chosen : `${chosen}/`;
+}
+
+/**
+ * The bootstrap's source as the report and errors show it: a URL without its credentials, query
+ * and fragment (`?…` marks one left out), since a presigned URL's query is a credential; a file
+ * path as it is.
+ */
+export function shownSource(source: string): string {
+  if (!isBootstrapUrl(source)) return source;
+  try {
+    const url = new URL(source);
+    return `${url.protocol}//${url.host}${url.pathname}${url.search || url.hash ? '?…' : ''}`;
+  } catch {
+    return `${source.slice(0, source.indexOf('://') + 3)}…`;
+  }
 }
 
 /** True when RDAP_BOOTSTRAP_URL names a URL rather than a file path. */
@@ -149,8 +172,9 @@ export async function fetchBootstrap(
   } = {},
 ): Promise<RdapBootstrap> {
   const problem = rdapUrlProblem(url);
-  const facts = { status: 0, url };
-  if (problem) throw new RdapBootstrapError(`RDAP_BOOTSTRAP_URL ${url} ${problem}`, facts);
+  const shown = shownSource(url);
+  const facts = { status: 0, url: shown };
+  if (problem) throw new RdapBootstrapError(`RDAP_BOOTSTRAP_URL ${shown} ${problem}`, facts);
   let res: Response;
   try {
     res = await (options.fetch ?? globalThis.fetch)(url, {
@@ -162,23 +186,23 @@ export async function fetchBootstrap(
     });
   } catch (error) {
     throw new RdapBootstrapError(
-      `the RDAP bootstrap ${url} could not be read (${(error as Error).name === 'TimeoutError' ? 'no answer in time' : (error as Error).message})`,
+      `the RDAP bootstrap ${shown} could not be read (${(error as Error).name === 'TimeoutError' ? 'no answer in time' : (error as Error).message})`,
       facts,
       { cause: error },
     );
   }
   if (res.status !== 200) {
     await res.body?.cancel().catch(() => undefined);
-    throw new RdapBootstrapError(`the RDAP bootstrap ${url} answered HTTP ${res.status}`, {
+    throw new RdapBootstrapError(`the RDAP bootstrap ${shown} answered HTTP ${res.status}`, {
       status: res.status,
-      url,
+      url: shown,
     });
   }
   const text = await readBodyLimited(res, MAX_BOOTSTRAP_BYTES);
   if (text === null)
-    throw new RdapBootstrapError(`the RDAP bootstrap ${url} is larger than 4 MiB: it is not IANA's`, {
+    throw new RdapBootstrapError(`the RDAP bootstrap ${shown} is larger than 4 MiB: it is not IANA's`, {
       status: res.status,
-      url,
+      url: shown,
     });
   return RdapBootstrap.parse(text, url);
 }

@@ -62,8 +62,15 @@ function isLocalAddress(hostname: string): boolean {
       (a === 100 && b >= 64 && b <= 127)
     );
   }
-  // ::ffff: maps an IPv4 address (the URL parser writes it in hex): refused whichever it maps.
-  return isIPv6(host) && (host === '::' || host === '::1' || /^(f[cd]|fe[89ab]|::ffff:)/.test(host));
+  // ::ffff: maps an IPv4 address (the URL parser writes it in hex): refused whichever it maps; so are
+  // NAT64's prefixes (64:ff9b::/96, 64:ff9b:1::/48: a gateway reaches the VPC's own addresses) and
+  // the deprecated IPv4-compatible ::a.b.c.d (written ::7f00:1).
+  return (
+    isIPv6(host) &&
+    (host === '::' ||
+      host === '::1' ||
+      /^(f[cd]|fe[89ab]|::ffff:|64:ff9b:|::[0-9a-f]{1,4}:[0-9a-f]{1,4}$)/.test(host))
+  );
 }
 
 /** The origin of `url` (scheme, host, port): one RDAP server, whose pace the check keeps. */

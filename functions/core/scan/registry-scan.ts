@@ -1,4 +1,4 @@
-import { SentinelError, StoppedError } from '../base/errors';
+import { StoppedError } from '../base/errors';
 import { cutText, normalizeDomainName, safeText } from '../base/text';
 import {
   type DomainFinding,
@@ -394,12 +394,13 @@ async function addRechecks(
       // Listed by the read, yet not found by name: nothing was checked, so memory keeps what it knew.
       else out.unconfirmed.push(name);
     } catch (error) {
-      if (!(error instanceof SentinelError)) throw error;
+      // Any failure but a stop costs this re-check only: a TypeError here failed the whole scan, unalerted.
+      if (stopped(error, options)) throw error;
       out.unconfirmed.push(name);
       out.problems.push({
         server: 'reseller',
         severity: 'info',
-        reason: `${cutText(safeText(name), 80)} could not be read again for its registry re-check (${cutText(safeText(error.message), 200)})`,
+        reason: `${cutText(safeText(name), 80)} could not be read again for its registry re-check (${cutText(safeText(String((error as Error)?.message ?? error)), 200)})`,
         domains_not_checked: 1,
       });
     }
