@@ -112,6 +112,40 @@ describe('Transport in a storm of 429 with Retry-After: 0', () => {
   });
 });
 
+describe('Transport waiting at its gate', () => {
+  it('waits at a shared pause no further than the deadline, then stops with the deadline', async () => {
+    // Another request's 429 asked for 60 s; the scan has 5 s left: sleeping the whole pause would
+    // eat the reserve the scan keeps to publish its alert.
+    const start = Date.parse('2026-11-22T06:00:00Z');
+    let clock = start;
+    let sent = 0;
+    const transport = new Transport({
+      baseUrl: 'https://api.test',
+      apiKey: 'sk_test_0123456789',
+      fetch: (async () => {
+        sent++;
+        return new Response('{}');
+      }) as typeof globalThis.fetch,
+      deadline: start + 5_000,
+      now: () => clock,
+      sleep: async (ms) => {
+        clock += ms;
+      },
+    });
+    transport.limiter.controller.record({
+      kind: 'throttled',
+      startedAt: start,
+      now: start,
+      retryAfterMs: 60_000,
+    });
+    await expect(transport.send({ method: 'GET', path: '/v2/domains', what: 'page 2' })).rejects.toThrow(
+      /time budget|deadline|time ran out/i,
+    );
+    expect(clock).toBe(start + 5_000);
+    expect(sent).toBe(0);
+  });
+});
+
 describe('ConcurrencyController', () => {
   const fast = (startedAt = 0) => ({ kind: 'success' as const, startedAt, latencyMs: 30 });
 

@@ -232,7 +232,11 @@ export class Transport {
       ceiling: this.ceiling,
       initial: options.initialConcurrency ?? 4,
     });
-    this.limiter = new ConcurrencyLimiter(controller, this.now, this.sleep);
+    // The gate's waits (a pause another request's Retry-After set, the pacing) end at the deadline
+    // too: the attempt then stops with it, not after sleeping into the time kept back to publish.
+    this.limiter = new ConcurrencyLimiter(controller, this.now, (ms) =>
+      this.sleep(Math.max(0, Math.min(ms, this.remainingMs()))),
+    );
   }
 
   /**
