@@ -145,4 +145,8 @@ describe('a quarantine kept while its record reads renewed with a status the API
   it('is repeated daily in its last days though it reads as an info finding', () => {
     expect(renewedRuns(false, [1, 22, 44, 66])).toEqual([true, true, true, true]);
   });
+
+  it('is repeated on the critical cadence when the record read gives no finding at all', () => {
+    expect(renewedRuns(true, [1, 22, 23, 44, 66])).toEqual([true, true, false, true, true]);
+  });
 });

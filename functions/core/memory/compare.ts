@@ -405,7 +405,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
     head.last_published_at !== null &&
     isDue(head.last_published_at, c.nowMs, policy.repeat.critical * HOUR_MS)
   )
-    for (const [n, what] of unreadableRepeats(c.report.problems, c.memory, c.nowMs, policy)) count(n, what);
+    for (const [n, what] of unreadableRepeats(c.report, c.memory, c.nowMs, policy)) count(n, what);
   const lastSpoke = head.last_published_at ?? head.started_at;
   if (
     why.length === 0 &&
