@@ -68,7 +68,12 @@ export type DomainEvent =
   | 'unreadable'
   | 'readable'
   | 'auto_renew'
-  | 'lock';
+  | 'lock'
+  | 'late_quarantine'
+  | 'odd'
+  | 'judge'
+  | 'moved'
+  | 'odd_quarantine';
 
 /** What happens to a domain's record at `now` (`n`: days, hours or the like); other events change nothing here. */
 export function applyDomainEvent(m: Modelled, e: string, n: number, now: number): void {
@@ -110,6 +115,44 @@ export function applyDomainEvent(m: Modelled, e: string, n: number, now: number)
           date_expiry: Math.min(r.date_expiry, now - DAY),
           date_deleted: now - n * HOUR,
         };
+      break;
+    case 'late_quarantine':
+      // Deleted a month or more ago: its last days to restore (or past them) in a few scans.
+      m.record = {
+        ...r,
+        status: ['quarantine'],
+        auto_renew: false,
+        date_expiry: Math.min(r.date_expiry, now - 31 * DAY),
+        date_deleted: now - (28 + Math.floor(n / 3)) * DAY,
+      };
+      break;
+    case 'odd':
+      // A status the API does not document beside the same dates: the scan reads it by its dates only.
+      m.record = { ...r, status: ['pendingDelete'] };
+      break;
+    case 'moved':
+      // Restored and renewed, or on its way out, under a status the API does not document: no finding by its dates.
+      m.record = {
+        ...r,
+        status: ['pendingTransfer'],
+        auto_renew: true,
+        date_deleted: null,
+        date_expiry: Math.max(r.date_expiry, now) + 365 * DAY,
+      };
+      break;
+    case 'odd_quarantine':
+      // Quarantine beside a status the API does not document, its expiry a day ago (maybe later than it read).
+      m.record = {
+        ...r,
+        status: ['quarantine', 'pendingDelete'],
+        auto_renew: false,
+        date_expiry: now - DAY,
+        date_deleted: now - (30 + (n % 8)) * DAY,
+      };
+      break;
+    case 'judge':
+      // Documented again: in quarantine while it has a deletion date, else registered.
+      m.record = { ...r, status: r.date_deleted === null ? ['registered'] : ['quarantine'] };
       break;
     case 'restore':
       if (r.status.includes('quarantine')) m.record = { ...r, status: ['registered'], date_deleted: null };

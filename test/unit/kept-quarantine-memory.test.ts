@@ -121,3 +121,32 @@ describe('a quarantine kept because its record could not be judged, read as expi
     ]);
   });
 });
+
+describe('a quarantine kept while its record reads renewed with a status the API does not document', () => {
+  /** Alerted at T0 in quarantine 5 days before its restore-by, then read renewed with an undocumented status. */
+  function renewedRuns(autoRenew: boolean, hours: readonly number[]) {
+    const first = runWith(DEFAULT_STATE_POLICY, [held(35)], T0, EMPTY_STATE);
+    const odd = {
+      ...held(35),
+      status: ['pendingDelete'],
+      date_expiry: T0 + 300 * DAY,
+      date_deleted: null,
+      auto_renew: autoRenew,
+    };
+    let state = first.next;
+    return hours.map((h) => {
+      const r = runWith(DEFAULT_STATE_POLICY, [odd], T0 + h * HOUR, state);
+      state = r.next;
+      expect(state.domains['held.nl']?.finding?.kind).toBe('quarantine');
+      return r.publish;
+    });
+  }
+
+  it('is repeated daily in its last days though it reads as an info finding', () => {
+    expect(renewedRuns(false, [1, 22, 44, 66])).toEqual([true, true, true, true]);
+  });
+
+  it('is repeated on the critical cadence when the record read gives no finding at all', () => {
+    expect(renewedRuns(true, [1, 22, 23, 44, 66])).toEqual([true, true, false, true, true]);
+  });
+});

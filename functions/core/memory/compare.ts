@@ -405,7 +405,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
     head.last_published_at !== null &&
     isDue(head.last_published_at, c.nowMs, policy.repeat.critical * HOUR_MS)
   )
-    for (const [n, what] of unreadableRepeats(c.report.problems, c.memory, c.nowMs, policy)) count(n, what);
+    for (const [n, what] of unreadableRepeats(c.report, c.memory, c.nowMs, policy)) count(n, what);
   const lastSpoke = head.last_published_at ?? head.started_at;
   if (
     why.length === 0 &&
@@ -434,13 +434,13 @@ function countRepeats(c: Comparison, count: (n: number, what: string) => unknown
   let lastDays = 0;
   const prior = (name: string) => c.memory.priorOf(name);
   c.findings.forEach((f, i) => {
-    if (f.change !== 'ongoing' || !isDomainFinding(f) || isSilenced(c, f) || !worth(c, f)) return;
-    const repeat = repeatFor(c.input.policy, f);
-    const key = domainKey(f.domain_name);
+    if (f.change !== 'ongoing' || !isDomainFinding(f) || isSilenced(c, f)) return;
+    const [repeat, key] = [repeatFor(c.input.policy, f), domainKey(f.domain_name)];
     // A finding kept as remembered (unconfirmed, unjudged) keeps that finding's alert (carriedOn):
-    // its cap and last days count as that one's (its restore-by remembered), not the one read; yet a
-    // record read as a quarantine in its last days is one, whatever memory kept (an expired finding).
+    // its level, cap and last days are that one's (its restore-by remembered), not the one read (an
+    // info read of a kept quarantine); yet a record read as a quarantine in its last days is one.
     const j = judged(c, key, f);
+    if (!worth(c, j)) return;
     const decision = repeatDecision(j, prior(f.domain_name)?.alerted, repeat, c.nowMs);
     const severity = j.severity;
     const within = decision === 'capped' ? Infinity : repeat.critical;

@@ -39,10 +39,11 @@ export function unjudgedKeys(report: Report, memory: ScanMemory): Set<string> {
 
 /**
  * The records this scan could not read that are repeated on the critical cadence, with what the log
- * says of them: those that say quarantine, and those of a domain memory knows as critical.
+ * says of them: those that say quarantine, and those of a domain memory knows as critical (also one
+ * read by its dates only that gives no finding: its finding is kept as remembered, yet in no report).
  */
 export function unreadableRepeats(
-  problems: Report['problems'],
+  { problems, findings }: Pick<Report, 'problems' | 'findings'>,
   memory: ScanMemory,
   nowMs: number,
   policy: Pick<StatePolicy, 'repeat' | 'lapsing'>,
@@ -52,15 +53,15 @@ export function unreadableRepeats(
   return [
     [unreadableQuarantineCount(problems, memory, lapsing), `unreadable records in quarantine ${after}`],
     [
-      unreadableCriticalCount(problems, memory, nowMs, lapsing),
+      unreadableCriticalCount(problems, memory, nowMs, lapsing, findings),
       `unreadable records of critical findings ${after}`,
     ],
   ];
 }
 
 /**
- * How many records this scan could not read at all (a named domain, not one read by its dates only)
- * whose domain memory knows as critical (expired, in quarantine, a renewal that failed), with no
+ * How many records this scan could not read at all (a named domain), or read by their dates only
+ * without a finding (`findings`: the report's), whose domain memory knows as critical (expired, in quarantine, a renewal that failed), with no
  * snooze or acknowledgement still holding and not in a group that lets it lapse (`lapsing`). What
  * is remembered of a record that cannot be read stays true until a read says otherwise: such a
  * record is repeated on the critical cadence as one that says quarantine is, so an expired domain
@@ -71,11 +72,14 @@ export function unreadableCriticalCount(
   memory: ScanMemory,
   nowMs: number,
   lapsing: (group: string | undefined) => boolean,
+  findings: Report['findings'] = [],
 ): number {
   let n = 0;
+  // A record read by its dates only that gives a finding is repeated as that finding (compare.ts).
+  const found = new Set(findings.filter(isDomainFinding).map((f) => domainKey(f.domain_name)));
   for (const p of problems) {
-    if (p.resource !== 'domain' || p.key === null || p.severity === 'critical' || judgedByDatesOnly(p))
-      continue;
+    if (p.resource !== 'domain' || p.key === null || p.severity === 'critical') continue;
+    if (judgedByDatesOnly(p) && found.has(domainKey(p.key))) continue;
     const was = memory.prior.get(domainKey(p.key));
     if (was?.finding?.severity !== 'critical' || lapsing(was.group)) continue;
     const snooze = was.actions?.snooze;
