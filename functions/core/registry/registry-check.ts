@@ -1,6 +1,11 @@
 import { cutText, normalizeDomainName, plural, safeText } from '../base/text';
 import type { RegistryFindingKind, RegistryView } from '../findings/classify';
-import { judgeRegistry, type RegistryPolicy, type ResellerSide } from '../findings/registry-rules';
+import {
+  judgeNotFound,
+  judgeRegistry,
+  type RegistryPolicy,
+  type ResellerSide,
+} from '../findings/registry-rules';
 import type { RdapBootstrap } from './bootstrap';
 import { type RdapClient, RdapDeadlineError } from './rdap-client';
 import { RdapError, RdapRateLimitError } from './rdap-errors';
@@ -338,6 +343,11 @@ async function lookUp(
     state.answered = true;
     counts.checked++;
     if (answer.kind === 'not_found') {
+      const unknown = notFoundView(candidate, input);
+      if (unknown) {
+        counts.disagree++;
+        return { ...unknown, server: answer.server };
+      }
       counts.not_checkable.not_found++;
       state.notFound.push(cutText(safeText(candidate.domain_name), 80));
       return recheck ? 'silent' : null;
@@ -373,6 +383,17 @@ async function lookUp(
     if (state.asked || state.failuresInRow >= (input.failuresToStop ?? 3)) state.stopped = true;
     return 'failed';
   }
+}
+
+/**
+ * A 404's finding (judgeNotFound: a gTLD's registry does not know the domain). A re-check of another
+ * remembered registry finding takes it only when it is critical: never lower than what memory keeps
+ * (a redemption, a hold), so a purge never reads as the finding falling; else memory keeps that one.
+ */
+function notFoundView(candidate: RegistryCandidate, input: RegistryCheckInput) {
+  const unknown = judgeNotFound(candidate, input.now, input.policy);
+  if (!unknown || !candidate.remembered || candidate.remembered === 'registry_unknown') return unknown;
+  return unknown.severity === 'critical' ? unknown : null;
 }
 
 function unconfirmed(result: RegistryCheckResult, candidate: RegistryCandidate): void {
