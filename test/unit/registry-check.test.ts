@@ -58,6 +58,16 @@ const answeringByName = (answer: (name: string) => Response) =>
 const domainObject = (name: string, extra: Record<string, unknown>) =>
   new Response(JSON.stringify({ objectClassName: 'domain', ldhName: name, ...extra }), { status: 200 });
 
+/** A registry that knows the names starting with `prefix` (agreeing with the reseller) and answers 404 for the rest. */
+const knowing = (prefix: string) =>
+  answeringByName((name) =>
+    name.startsWith(prefix)
+      ? domainObject(name, {
+          status: ['active'],
+          events: [{ eventAction: 'expiration', eventDate: new Date(EXPIRY).toISOString() }],
+        })
+      : new Response('{"errorCode":404}', { status: 404 }),
+  );
 const client = (fetch: typeof globalThis.fetch) =>
   new RdapClient({ fetch, sleep: async () => undefined, maxAttempts: 1 });
 const POLICY = { toleranceDays: 2, criticalDays: 7 };
@@ -219,16 +229,17 @@ describe('checkRegistry', () => {
   });
 
   it('finds a gTLD domain the registry does not know: a finding, not an info line', async () => {
-    const fetch = (async () => new Response('{"errorCode":404}', { status: 404 })) as typeof globalThis.fetch;
     const soon = { ...candidate('lapsed.com', 'flagged'), date_expiry: NOW - DAY };
     const result = await checkRegistry({
       candidates: [
         candidate('gone.com', 'sample'),
         soon,
         { ...candidate('held.com', 'sample'), quarantine: true },
+        candidate('known1.com', 'sample'),
+        candidate('known2.com', 'sample'),
       ],
       bootstrap,
-      client: client(fetch),
+      client: client(knowing('known')),
       now: NOW,
       budget: 10,
       policy: POLICY,
@@ -243,7 +254,7 @@ describe('checkRegistry', () => {
     });
     expect(result.views.get('lapsed.com')?.severity).toBe('critical');
     expect(result.views.has('held.com')).toBe(false);
-    expect(result.counts).toMatchObject({ checked: 3, disagree: 2, not_checkable: { not_found: 1 } });
+    expect(result.counts).toMatchObject({ checked: 5, disagree: 2, not_checkable: { not_found: 1 } });
     expect(result.problems.map((p) => p.reason)).toEqual([
       expect.stringMatching(/does not know 1 domain the reseller lists \(HTTP 404\), e\.g\. held\.com:/),
     ]);
@@ -282,7 +293,6 @@ describe('checkRegistry', () => {
   });
 
   it('turns a remembered registry finding of a gTLD that now answers 404 into registry_unknown only when that is critical: no finding falls in severity', async () => {
-    const fetch = (async () => new Response('{"errorCode":404}', { status: 404 })) as typeof globalThis.fetch;
     const remembered = (name: string, kind: RegistryCandidate['remembered'], date_expiry = EXPIRY) => ({
       ...candidate(name, 'recheck'),
       remembered: kind,
@@ -293,9 +303,11 @@ describe('checkRegistry', () => {
         remembered('far-redemption.com', 'registry_redemption'),
         remembered('near-redemption.com', 'registry_redemption', NOW + DAY),
         remembered('far-unknown.com', 'registry_unknown'),
+        candidate('known1.com', 'sample'),
+        candidate('known2.com', 'sample'),
       ],
       bootstrap,
-      client: client(fetch),
+      client: client(knowing('known')),
       now: NOW,
       budget: 10,
       policy: POLICY,
@@ -305,6 +317,32 @@ describe('checkRegistry', () => {
     expect([...result.views].map(([n, v]) => `${n} ${v.kind} ${v.severity}`)).toEqual([
       'near-redemption.com registry_unknown critical',
       'far-unknown.com registry_unknown warning',
+    ]);
+  });
+
+  it('takes no 404 of a gTLD server that knows fewer of the domains asked than it does not as a finding: an info line, memory kept', async () => {
+    // A misconfigured server answering 404 for everything would turn a whole sample into warnings.
+    const result = await checkRegistry({
+      candidates: [
+        candidate('gone1.com', 'sample'),
+        candidate('gone2.com', 'flagged'),
+        { ...candidate('gone3.com', 'recheck'), remembered: 'registry_unknown' as const },
+        candidate('known1.com', 'sample'),
+      ],
+      bootstrap,
+      client: client(knowing('known')),
+      now: NOW,
+      budget: 10,
+      policy: POLICY,
+      concurrency: 1,
+    });
+    expect(result.views.size).toBe(0);
+    expect(result.unconfirmed).toEqual(['gone3.com']);
+    expect(result.counts).toMatchObject({ checked: 4, disagree: 0, not_checkable: { not_found: 3 } });
+    expect(result.problems.map((p) => p.reason)).toEqual([
+      expect.stringMatching(
+        /does not know 3 domains .*its server knew 1 of the domains asked, so its 404s are not taken as findings/,
+      ),
     ]);
   });
 

@@ -119,6 +119,12 @@ interface ServerState {
   lastError: string;
   notChecked: number;
   notFound: string[];
+  /** Domains it answered for with a domain object: what makes its 404s believable. */
+  known: number;
+  /** Its 404s of gTLD domains were not believed (judgeUnknown). */
+  distrusted: boolean;
+  /** Its 404s that would be findings (registry_unknown), judged once every lookup is done. */
+  readonly unknown: { readonly candidate: RegistryCandidate; readonly view: RegistryView }[];
 }
 
 const NOT_FOUND_NAMED = 5;
@@ -136,6 +142,7 @@ export async function checkRegistry(input: RegistryCheckInput): Promise<Registry
     counts.not_checked.budget++;
     unconfirmed(result, item.candidate);
   }
+  for (const state of servers.values()) judgeUnknown(result, state);
   counts.requests = input.client.requests;
   result.problems.push(...serverProblems(servers));
   return result;
@@ -196,6 +203,9 @@ function queueAt(servers: Map<string, ServerState>, item: QueueItem): void {
       lastError: '',
       notChecked: 0,
       notFound: [],
+      known: 0,
+      distrusted: false,
+      unknown: [],
     };
     servers.set(origin, state);
   }
@@ -254,7 +264,9 @@ class LookupRun {
       this.outOfTime = true;
       this.result.counts.not_checked.time++;
       unconfirmed(this.result, item.candidate);
-    } else if (outcome === 'failed' || outcome === 'silent') unconfirmed(this.result, item.candidate);
+    } else if (outcome === 'deferred')
+      return; // judged once every lookup is done (judgeUnknown)
+    else if (outcome === 'failed' || outcome === 'silent') unconfirmed(this.result, item.candidate);
     else if (outcome) this.result.views.set(item.candidate.domain_name, outcome);
   }
 
@@ -316,7 +328,7 @@ function serverProblems(servers: ReadonlyMap<string, ServerState>): RegistryProb
       problems.push({
         server,
         severity: 'info',
-        reason: `the registry does not know ${plural(state.notFound.length, 'domain')} the reseller lists (HTTP 404), e.g. ${state.notFound.slice(0, NOT_FOUND_NAMED).join(', ')}: check them in the reseller's control panel`,
+        reason: `the registry does not know ${plural(state.notFound.length, 'domain')} the reseller lists (HTTP 404), e.g. ${state.notFound.slice(0, NOT_FOUND_NAMED).join(', ')}${state.distrusted ? `; its server knew ${state.known} of the domains asked, so its 404s are not taken as findings (it may be misconfigured)` : ''}: check them in the reseller's control panel`,
         domains_not_checked: 0,
       });
   }
@@ -334,7 +346,7 @@ async function lookUp(
   candidate: RegistryCandidate,
   baseUrl: string,
   state: ServerState,
-): Promise<RegistryView | null | 'silent' | 'failed' | 'deadline'> {
+): Promise<RegistryView | null | 'silent' | 'failed' | 'deadline' | 'deferred'> {
   counts.queries++;
   const recheck = candidate.reason === 'recheck';
   try {
@@ -345,13 +357,12 @@ async function lookUp(
     if (answer.kind === 'not_found') {
       const unknown = notFoundView(candidate, input);
       if (unknown) {
-        counts.disagree++;
-        return { ...unknown, server: answer.server };
+        state.unknown.push({ candidate, view: { ...unknown, server: answer.server } });
+        return 'deferred';
       }
-      counts.not_checkable.not_found++;
-      state.notFound.push(cutText(safeText(candidate.domain_name), 80));
-      return recheck ? 'silent' : null;
+      return notFound(counts, state, candidate);
     }
+    state.known++;
     const judged = judgeRegistry(candidate, answer.record, input.now, input.policy);
     if (judged.kind === 'no_expiration') {
       counts.not_checkable.no_expiration++;
@@ -382,6 +393,30 @@ async function lookUp(
     state.asked = error instanceof RdapRateLimitError && error.retryAfterMs !== undefined;
     if (state.asked || state.failuresInRow >= (input.failuresToStop ?? 3)) state.stopped = true;
     return 'failed';
+  }
+}
+
+/** A 404 that is no finding: counted, named in the server's info line; a re-check learns nothing. */
+function notFound(counts: RegistryCounts, state: ServerState, candidate: RegistryCandidate): 'silent' | null {
+  counts.not_checkable.not_found++;
+  state.notFound.push(cutText(safeText(candidate.domain_name), 80));
+  return candidate.reason === 'recheck' ? 'silent' : null;
+}
+
+/**
+ * A server's 404s that would be findings (registry_unknown), once its every lookup is done: findings
+ * only when it knew at least as many of the domains asked as it did not. A server that knows none
+ * (or few) is more likely broken than the registry rid of the account's domains: its 404s are then
+ * the info line a ccTLD's are, so a misconfigured server never turns a whole sample into warnings.
+ */
+function judgeUnknown(result: RegistryCheckResult, state: ServerState): void {
+  const believed = state.known > 0 && state.unknown.length <= state.known;
+  state.distrusted = !believed && state.unknown.length > 0;
+  for (const { candidate, view } of state.unknown) {
+    if (believed) {
+      result.counts.disagree++;
+      result.views.set(candidate.domain_name, view);
+    } else if (notFound(result.counts, state, candidate) === 'silent') unconfirmed(result, candidate);
   }
 }
 
