@@ -37,7 +37,8 @@ const MEMORY_TRY_OUT = { state: '.sentinel/memory.json', alerts: '.sentinel/aler
 const SNOOZE_STATE = '.sentinel/state.json';
 const SERVE_PORT = 8787;
 /** The digest's lines about the registry check: its findings, their next steps, its own section. */
-const REGISTRY_FINDING = /: (the reseller lists|the registry has|on hold at the registry)/;
+const REGISTRY_FINDING =
+  /: (the reseller lists|the registry has|the registry does not know|on hold at the registry)/;
 // [ ][ ], not a count: the try-out runs it in awk, and mawk (Debian's, Ubuntu's) knows no {2}.
 const REGISTRY_OTHER = /^(REGISTRY CHECK|[ ][ ]Not check|[ ][ ]- \(info\))/;
 /** The try-out's filter: each registry finding with its next step, and the check's own lines. */

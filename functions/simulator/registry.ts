@@ -332,7 +332,8 @@ function answer(req: IncomingMessage, res: ServerResponse, ctx: ServerContext) {
  * Registry scenarios for a generated portfolio, and what the registry check must find (its ground
  * truth, with the default policy: 7 critical days). Only domains without a finding of their own are
  * given one, so each truth is the domain's one finding: the first eligible domains walk through
- * every scenario, then about 1 in 100 is a stale renewal and 1 in 150 a redemption or a hold.
+ * every scenario (and the first gTLD domain after them its registry does not know: a 404), then
+ * about 1 in 100 is a stale renewal and 1 in 150 a redemption or a hold.
  */
 export function registryScenarios(
   portfolio: Portfolio,
@@ -343,12 +344,13 @@ export function registryScenarios(
   const scenarios = new Map<string, RegistryScenario>();
   const truth: ExpectedFinding[] = [];
   let eligible = 0;
+  let unknownPlanted = false;
   for (const record of portfolio.domains) {
     const name = String(record.domain_name);
     const registry = registryOf(name, registries);
     if (flagged.has(name) || !registry || registry.failsWith) continue;
     const k = eligible++;
-    const scenario: RegistryScenario | undefined =
+    let scenario: RegistryScenario | undefined =
       k < 3
         ? (['stale_renewal', 'redemption', 'client_hold'] as const)[k]
         : k === 3
@@ -360,8 +362,16 @@ export function registryScenarios(
               : k % 300 === 250
                 ? 'client_hold'
                 : undefined;
+    // One gTLD domain its registry does not know (404): registry_unknown (docs/registry.md).
+    if (!scenario && k > 3 && !unknownPlanted && registry.name === 'gtld') scenario = 'unknown';
     if (!scenario || (scenario === 'stale_renewal' && !registry.publishesExpiry)) continue;
     scenarios.set(name, scenario);
+    if (scenario === 'unknown') {
+      unknownPlanted = true;
+      const critical = Date.parse(String(record.date_expiry)) <= now + 7 * DAY;
+      truth.push({ key: name, kind: 'registry_unknown', severity: critical ? 'critical' : 'warning' });
+      continue;
+    }
     if (scenario === 'stale_renewal') {
       const registryDate = Date.parse(String(record.date_expiry)) - 365 * DAY;
       const critical = registryDate <= now + 7 * DAY;

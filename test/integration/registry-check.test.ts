@@ -57,13 +57,50 @@ describe('scan --registry-check against the simulator’s registry side', () => 
     const checked = await scanJson(world.env, '--registry-check', '--registry-days', '1');
     const planted = world.registryTruth.map((t) => `${t.key} ${t.kind} ${t.severity}`).sort();
     expect(new Set(world.registryTruth.map((t) => t.kind))).toEqual(
-      new Set(['registry_expiry_mismatch', 'registry_redemption', 'registry_hold']),
+      new Set(['registry_expiry_mismatch', 'registry_redemption', 'registry_hold', 'registry_unknown']),
     );
     expect(findingKeys({ findings: checked.findings.filter(isRegistryKind) })).toEqual(planted);
     expect(resellerKeys(checked)).toEqual(findingKeys(plain));
     expect(checked.problems).toEqual(plain.problems);
     expect(checked.registry?.disagree).toBe(planted.length);
     expect(checked.registry?.bootstrap?.publication).toBe('2026-11-20T18:00:00Z');
+  });
+
+  it('finds a domain a gTLD registry does not know (404), and leaves a ccTLD registry 404 an info line', async () => {
+    world = await startRegistryWorld({ now: NOW_MS, domains: 200, scenarios: new Map() });
+    const w = world;
+    const quiet = (registry: string) =>
+      w.portfolio.domains
+        .map((d) => String(d.domain_name))
+        .find(
+          (n) => registryOf(n)?.name === registry && !w.portfolio.truth.findings.some((f) => f.key === n),
+        ) as string;
+    const gone = quiet('gtld');
+    const goneNl = quiet('sidn');
+    w.registry.setScenario(gone, 'unknown');
+    w.registry.setScenario(goneNl, 'unknown');
+    const checked = await scanJson(w.env, '--registry-check', '--registry-days', '1');
+    expect(
+      checked.findings.filter(isRegistryKind).map((f) => `${f.domain_name} ${f.kind} ${f.severity}`),
+    ).toEqual([`${gone} registry_unknown warning`]);
+    expect(checked.registry?.problems.map((p) => p.reason)).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `does not know 1 domain the reseller lists \\(HTTP 404\\), e\\.g\\. ${goneNl.replace(/\./g, '\\.')}:`,
+        ),
+      ),
+    );
+    expect(checked.registry?.problems.map((p) => p.reason).join('\n')).not.toContain(gone);
+    const digest = await runCli(
+      ['scan', '--dry-run', '--now', NOW, '--registry-check', '--registry-days', '1'],
+      w.env,
+    );
+    expect(digest.stdout).toContain(
+      `- ${gone}: the registry does not know it (HTTP 404) while the reseller lists it as registered: deleted at the registry, or never registered`,
+    );
+    expect(digest.stdout).toMatch(
+      / {2}Next: Confirm it with a WHOIS or registry lookup, and ask the reseller now/,
+    );
   });
 
   it('counts a TLD without RDAP and a registry without expiry dates as not checkable, with no finding from either', async () => {

@@ -123,6 +123,34 @@ describe('scan --registry-check with memory', () => {
   });
 });
 
+describe('scan --registry-check with memory, a gTLD registry that does not know a domain', () => {
+  it('finds it, keeps it while the registry answers 404 again, and resolves it once the registry knows the domain', async () => {
+    world = await startRegistryWorld({ now: NOW, domains: 120, scenarios: new Map() });
+    const name = quietGtld(world, [NOW + DAY, NOW + 2 * DAY]);
+    world.registry.setScenario(name, 'unknown');
+    const { report: first } = await scanAt(NOW, '1');
+    expect(about(first, name)).toMatchObject({
+      kind: 'registry_unknown',
+      severity: 'warning',
+      change: 'new',
+    });
+
+    // Day 1, outside its sample: re-checked, the registry still does not know it: kept, not unconfirmed.
+    const { report: second } = await scanAt(NOW + DAY);
+    expect(about(second, name)).toMatchObject({ kind: 'registry_unknown', change: 'ongoing' });
+    expect(second.resolved.map((r) => r.domain_name)).not.toContain(name);
+    expect(second.registry?.unconfirmed).toEqual([]);
+
+    // Day 2: the registry knows it again and agrees: resolved.
+    world.registry.setScenario(name, 'agree');
+    const { report: third } = await scanAt(NOW + 2 * DAY);
+    expect(about(third, name)).toBeUndefined();
+    expect(third.resolved).toContainEqual(
+      expect.objectContaining({ domain_name: name, kind: 'registry_unknown' }),
+    );
+  });
+});
+
 /**
  * A domain memory remembers in the registry's redemption period, that the registry then no longer
  * knows (HTTP 404: the redemption and pending-delete periods ran out and the registry purged it),

@@ -12,6 +12,7 @@ const bootstrap = RdapBootstrap.parse(
     services: [
       [['com'], ['https://good.example/']],
       [['be'], ['https://down.example/']],
+      [['nl', 'xn--p1ai'], ['https://good.example/']],
     ],
   }),
   'test',
@@ -57,6 +58,16 @@ const answeringByName = (answer: (name: string) => Response) =>
 const domainObject = (name: string, extra: Record<string, unknown>) =>
   new Response(JSON.stringify({ objectClassName: 'domain', ldhName: name, ...extra }), { status: 200 });
 
+/** A registry that knows the names starting with `prefix` (agreeing with the reseller) and answers 404 for the rest. */
+const knowing = (prefix: string) =>
+  answeringByName((name) =>
+    name.startsWith(prefix)
+      ? domainObject(name, {
+          status: ['active'],
+          events: [{ eventAction: 'expiration', eventDate: new Date(EXPIRY).toISOString() }],
+        })
+      : new Response('{"errorCode":404}', { status: 404 }),
+  );
 const client = (fetch: typeof globalThis.fetch) =>
   new RdapClient({ fetch, sleep: async () => undefined, maxAttempts: 1 });
 const POLICY = { toleranceDays: 2, criticalDays: 7 };
@@ -199,24 +210,57 @@ describe('checkRegistry', () => {
     expect(result.counts.not_checked).toEqual({ budget: 5, time: 0, server_failed: 10 });
   });
 
-  it('names the domains a registry does not know, at info, without a finding', async () => {
+  it('names the ccTLD domains a registry does not know, at info, without a finding', async () => {
     const fetch = (async () => new Response('{"errorCode":404}', { status: 404 })) as typeof globalThis.fetch;
     const result = await checkRegistry({
-      candidates: [candidate('gone.com', 'flagged')],
+      candidates: [candidate('gone.nl', 'flagged'), candidate('gone.xn--p1ai', 'sample')],
       bootstrap,
       client: client(fetch),
       now: NOW,
       budget: 10,
       policy: POLICY,
+      concurrency: 1,
     });
     expect(result.views.size).toBe(0);
-    expect(result.counts.not_checkable.not_found).toBe(1);
+    expect(result.counts.not_checkable.not_found).toBe(2);
     expect(result.problems[0]?.reason).toMatch(
-      /does not know 1 domain the reseller lists \(HTTP 404\), e\.g\. gone\.com/,
+      /does not know 2 domains the reseller lists \(HTTP 404\), e\.g\. gone\.nl, gone\.xn--p1ai/,
     );
   });
 
-  it("leaves memory's re-check unconfirmed when the registry says nothing of it: 404, or neither a status nor a date", async () => {
+  it('finds a gTLD domain the registry does not know: a finding, not an info line', async () => {
+    const soon = { ...candidate('lapsed.com', 'flagged'), date_expiry: NOW - DAY };
+    const result = await checkRegistry({
+      candidates: [
+        candidate('gone.com', 'sample'),
+        soon,
+        { ...candidate('held.com', 'sample'), quarantine: true },
+        candidate('known1.com', 'sample'),
+        candidate('known2.com', 'sample'),
+      ],
+      bootstrap,
+      client: client(knowing('known')),
+      now: NOW,
+      budget: 10,
+      policy: POLICY,
+    });
+    expect(result.views.get('gone.com')).toEqual({
+      kind: 'registry_unknown',
+      severity: 'warning',
+      date_expiry: null,
+      days_left: null,
+      status: [],
+      server: 'https://good.example',
+    });
+    expect(result.views.get('lapsed.com')?.severity).toBe('critical');
+    expect(result.views.has('held.com')).toBe(false);
+    expect(result.counts).toMatchObject({ checked: 5, disagree: 2, not_checkable: { not_found: 1 } });
+    expect(result.problems.map((p) => p.reason)).toEqual([
+      expect.stringMatching(/does not know 1 domain the reseller lists \(HTTP 404\), e\.g\. held\.com:/),
+    ]);
+  });
+
+  it("leaves memory's re-check unconfirmed when the registry says nothing of it: 404 of a ccTLD, or neither a status nor a date", async () => {
     // gone: 404; bare: a domain object and nothing else; nl-style: statuses but no date (SIDN).
     const fetch = answeringByName((name) =>
       name.startsWith('gone')
@@ -225,10 +269,10 @@ describe('checkRegistry', () => {
     );
     const result = await checkRegistry({
       candidates: [
-        candidate('gone-r.com', 'recheck'),
+        candidate('gone-r.nl', 'recheck'),
         candidate('bare-r.com', 'recheck'),
         candidate('lifted-r.com', 'recheck'),
-        candidate('gone-f.com', 'flagged'),
+        candidate('gone-f.nl', 'flagged'),
         candidate('bare-s.com', 'sample'),
       ],
       bootstrap,
@@ -239,7 +283,7 @@ describe('checkRegistry', () => {
       concurrency: 1,
     });
     // A remembered hold whose registry shows statuses without it is over, date or not: it resolves.
-    expect(result.unconfirmed).toEqual(['gone-r.com', 'bare-r.com']);
+    expect(result.unconfirmed).toEqual(['gone-r.nl', 'bare-r.com']);
     expect(result.views.size).toBe(0);
     expect(result.counts).toMatchObject({
       checked: 5,
@@ -247,6 +291,61 @@ describe('checkRegistry', () => {
       not_checked: { budget: 0, time: 0, server_failed: 0 },
     });
   });
+
+  it('turns a remembered registry finding of a gTLD that now answers 404 into registry_unknown only when that is critical: no finding falls in severity', async () => {
+    const remembered = (name: string, kind: RegistryCandidate['remembered'], date_expiry = EXPIRY) => ({
+      ...candidate(name, 'recheck'),
+      remembered: kind,
+      date_expiry,
+    });
+    const result = await checkRegistry({
+      candidates: [
+        remembered('far-redemption.com', 'registry_redemption'),
+        remembered('near-redemption.com', 'registry_redemption', NOW + DAY),
+        remembered('far-unknown.com', 'registry_unknown'),
+        candidate('known1.com', 'sample'),
+        candidate('known2.com', 'sample'),
+      ],
+      bootstrap,
+      client: client(knowing('known')),
+      now: NOW,
+      budget: 10,
+      policy: POLICY,
+      concurrency: 1,
+    });
+    expect(result.unconfirmed).toEqual(['far-redemption.com']);
+    expect([...result.views].map(([n, v]) => `${n} ${v.kind} ${v.severity}`)).toEqual([
+      'near-redemption.com registry_unknown critical',
+      'far-unknown.com registry_unknown warning',
+    ]);
+  });
+
+  it('takes no 404 of a gTLD server that knows fewer of the domains asked than it does not as a finding: an info line, memory kept', async () => {
+    // A misconfigured server answering 404 for everything would turn a whole sample into warnings.
+    const result = await checkRegistry({
+      candidates: [
+        candidate('gone1.com', 'sample'),
+        candidate('gone2.com', 'flagged'),
+        { ...candidate('gone3.com', 'recheck'), remembered: 'registry_unknown' as const },
+        candidate('known1.com', 'sample'),
+      ],
+      bootstrap,
+      client: client(knowing('known')),
+      now: NOW,
+      budget: 10,
+      policy: POLICY,
+      concurrency: 1,
+    });
+    expect(result.views.size).toBe(0);
+    expect(result.unconfirmed).toEqual(['gone3.com']);
+    expect(result.counts).toMatchObject({ checked: 4, disagree: 0, not_checkable: { not_found: 3 } });
+    expect(result.problems.map((p) => p.reason)).toEqual([
+      expect.stringMatching(
+        /does not know 3 domains .*its server knew 1 of the domains asked, so its 404s are not taken as findings/,
+      ),
+    ]);
+  });
+
   it("leaves only the server alone whose Retry-After ends past the scan's time: the others are still asked", async () => {
     const asked: string[] = [];
     const fetch = (async (url: string | URL | Request) => {

@@ -3,6 +3,7 @@ import { bothSides } from '../../functions/core/alerts/registry-words';
 import { type DomainFinding, type RegistryView, sortFindings } from '../../functions/core/findings/classify';
 import { registryNextStep } from '../../functions/core/findings/next-step';
 import {
+  judgeNotFound,
   judgeRegistry,
   type ResellerSide,
   withRegistryView,
@@ -219,5 +220,40 @@ describe('withRegistryView: one finding per domain, neither side hidden', () => 
     );
     const later = { ...expiring('critical'), domain_name: 'a.com', days_left: 5 };
     expect(sortFindings([later, soon]).map((f) => f.domain_name)).toEqual(['b.com', 'a.com']);
+  });
+});
+
+describe('judgeNotFound', () => {
+  it('finds a gTLD domain the registry does not know: critical when the reseller record is expired or within the critical days, else a warning', () => {
+    expect(judgeNotFound(reseller(), NOW, POLICY)).toEqual({
+      kind: 'registry_unknown',
+      severity: 'warning',
+      date_expiry: null,
+      days_left: null,
+      status: [],
+    });
+    for (const at of [NOW + 7 * DAY, NOW + DAY, NOW - 30 * DAY])
+      expect(judgeNotFound(reseller({ date_expiry: at }), NOW, POLICY)?.severity).toBe('critical');
+    expect(judgeNotFound(reseller({ date_expiry: NOW + 8 * DAY }), NOW, POLICY)?.severity).toBe('warning');
+  });
+
+  it('says nothing for a ccTLD, an xn-- TLD or a domain the reseller lists in quarantine', () => {
+    for (const name of ['shop.nl', 'shop.co.uk', 'SHOP.DE.', 'shop.xn--p1ai', 'shop.рф'])
+      expect(judgeNotFound(reseller({ domain_name: name }), NOW, POLICY)).toBeNull();
+    expect(judgeNotFound(reseller({ quarantine: true }), NOW, POLICY)).toBeNull();
+    for (const name of ['shop.org', 'shop.info', 'SHOP.Com.', 'bücher.shop', 'shop.io1'])
+      expect(judgeNotFound(reseller({ domain_name: name }), NOW, POLICY)?.kind).toBe('registry_unknown');
+  });
+
+  it('puts it in words on both sides, with its next step', () => {
+    const view: RegistryView = {
+      ...(judgeNotFound(reseller(), NOW, POLICY) as Omit<RegistryView, 'server'>),
+      server: 'https://rdap.example',
+    };
+    const f = withRegistryView(null, reseller(), view, NOW);
+    expect(bothSides(f, () => 'x')).toBe(
+      'the registry does not know it (HTTP 404) while the reseller lists it as registered: deleted at the registry, or never registered',
+    );
+    expect(registryNextStep(view, f.date_expiry)).toMatch(/^Confirm it with a WHOIS or registry lookup/);
   });
 });

@@ -23,10 +23,10 @@ const domain = (name: string): Domain =>
     registrant_handle: 'C1',
   }) as unknown as Domain;
 
-/** 40 TLDs, each its own RDAP server, every one of them down. */
+/** 40 TLDs, each its own RDAP server, every one of them down (and a ccTLD, for its 404s). */
 const tlds = Array.from({ length: 40 }, (_, i) => `t${i}`);
 const bootstrap = RdapBootstrap.parse(
-  JSON.stringify({ services: tlds.map((t) => [[t], [`https://rdap.${t}.example/`]]) }),
+  JSON.stringify({ services: [...tlds, 'nl'].map((t) => [[t], [`https://rdap.${t}.example/`]]) }),
   'test',
 );
 const down = (async () => new Response('{}', { status: 503 })) as typeof fetch;
@@ -110,9 +110,9 @@ describe('the report’s registry section', () => {
     expect(registry.not_checked.server_failed).toBe(40);
   });
 
-  it('does not read a registry that answers 404 for everything as domains checked and in order: the digest counts them as not checkable', async () => {
+  it('does not read a ccTLD registry that answers 404 for everything as domains checked and in order: the digest counts them as not checkable', async () => {
     const notFound = (async () => new Response('{}', { status: 404 })) as typeof fetch;
-    const { registry } = await run(candidatesOf(['a.t0', 'b.t0', 'c.t0']), undefined, notFound, 10);
+    const { registry } = await run(candidatesOf(['a.nl', 'b.nl', 'c.nl']), undefined, notFound, 10);
     expect(registry.not_checkable.not_found).toBe(3);
     const lines = registryDigestLines({ registry } as Report);
     expect(lines[1]).toBe(

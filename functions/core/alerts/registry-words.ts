@@ -34,6 +34,8 @@ export function describeRegistryView(view: RegistryView, resellerExpiry: string)
       const ends = (view.days_left ?? 0) < 0 ? 'the registry let it expire on' : 'the registry ends it on';
       return `the reseller lists it until ${isoDay(resellerExpiry)}; ${ends} ${isoDay(registry)}: ${why}`;
     }
+    case 'registry_unknown':
+      return 'the registry does not know it (HTTP 404) while the reseller lists it as registered: deleted at the registry, or never registered';
   }
 }
 
@@ -64,6 +66,7 @@ export function bothSides(f: DomainFinding, resellerWords: (g: ResellerSideFindi
 export function registrySmsItem(name: string, view: RegistryView): string {
   if (view.kind === 'registry_redemption') return `${name} registry redemption`;
   if (view.kind === 'registry_hold') return `${name} registry hold`;
+  if (view.kind === 'registry_unknown') return `${name} unknown at registry`;
   return `${name} registry ends ${view.date_expiry ? isoDay(view.date_expiry) : '?'}`;
 }
 

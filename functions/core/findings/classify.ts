@@ -26,6 +26,8 @@ export const REGISTRY_FINDING_KINDS = [
   'registry_redemption',
   'registry_hold',
   'registry_expiry_mismatch',
+  /** A gTLD registry answers 404 for a domain the reseller lists as registered (registry-rules' judgeNotFound). */
+  'registry_unknown',
 ] as const;
 export type RegistryFindingKind = (typeof REGISTRY_FINDING_KINDS)[number];
 

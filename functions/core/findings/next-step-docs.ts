@@ -69,6 +69,12 @@ const FINDING_DOCS: Record<keyof typeof FINDING_NEXT_STEPS, NextStepDoc> = {
     when: "with the registry check on: the registry's expiration and the reseller's `date_expiry` are more than `REGISTRY_TOLERANCE_DAYS` apart.",
     how: "The registry's date is the one that counts. An earlier registry date means a renewal that has not reached the registry: ask the reseller why, before that date. A later one means the reseller's record is behind: ask it to correct the record.",
   },
+  registry_unknown: {
+    title: 'Registry: does not know it',
+    severity: 'critical when the reseller’s record is expired or within the critical days, else warning',
+    when: 'with the registry check on: a gTLD registry answers HTTP 404 for a domain the reseller lists, and not in quarantine (every gTLD registry must serve every registered name over RDAP; a ccTLD’s 404 stays an info line).',
+    how: 'The domain was deleted at the registry, or never registered. Confirm it with a WHOIS or registry lookup, and ask the reseller now: a deleted domain is free for anyone to register, and drop-catchers take names within days.',
+  },
   contact_pending_validation: {
     title: 'Contact pending validation',
     severity: 'warning',

@@ -134,6 +134,8 @@ export function registryNextStep(
       if (view.date_expiry === null || Date.parse(view.date_expiry) >= Date.parse(resellerExpiry))
         return "Ask the reseller to correct its record; the registry's date is the one that counts.";
       return `Ask the reseller why the renewal has not reached the registry, ${(view.days_left ?? 0) < 0 ? 'today' : `before ${day(view.date_expiry)}`}: a renewal paid but never sent, or sent for a shorter term.`;
+    case 'registry_unknown':
+      return 'Confirm it with a WHOIS or registry lookup, and ask the reseller now: a deleted domain is free for anyone to register, and drop-catchers take names within days.';
   }
 }
 
@@ -243,6 +245,11 @@ export const FINDING_NEXT_STEPS = {
       date_expiry: '2026-11-29T06:00:00.000Z',
       days_left: 7,
     }),
+  },
+  registry_unknown: {
+    kind: 'registry_unknown',
+    step: (f: DomainFinding, day: DayFormat) => registryStepOf(f, day),
+    sample: registrySample('registry_unknown', {}),
   },
   contact_pending_validation: {
     kind: 'contact_pending_validation',

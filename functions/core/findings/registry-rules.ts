@@ -1,3 +1,4 @@
+import { normalizeDomainName } from '../base/text';
 import {
   type DomainFinding,
   daysLeft,
@@ -110,6 +111,43 @@ export function judgeRegistry(
   if (Math.abs(expiration - reseller.date_expiry) <= policy.toleranceDays * DAY_MS) return { kind: 'agree' };
   const critical = expiration <= now + policy.criticalDays * DAY_MS;
   return view('registry_expiry_mismatch', critical ? 'critical' : 'warning');
+}
+
+/**
+ * True when the name's TLD is a gTLD as far as it can be told without a list: its last label (in
+ * ASCII) is neither two ASCII letters (a ccTLD) nor an `xn--` label (IDN ccTLDs and gTLDs look alike).
+ * ICANN's gTLD RDAP Profile obliges every gTLD registry to serve every registered name over RDAP.
+ */
+export function isGenericTld(name: string): boolean {
+  const ascii = normalizeDomainName(name);
+  const tld = ascii.slice(ascii.lastIndexOf('.') + 1);
+  return (
+    tld.length > 0 && !/^[a-z]{2}$/.test(tld) && !tld.startsWith('xn--') && /^[a-z0-9-]{1,63}$/.test(tld)
+  );
+}
+
+/**
+ * A registry's HTTP 404 for a domain the reseller lists: `registry_unknown` when its TLD is a gTLD
+ * (which must serve every registered name over RDAP: the domain was deleted at the registry, or never
+ * registered) and the reseller does not list it in quarantine (the registry's deletion is then the
+ * same news); critical when the reseller's record is expired or within `criticalDays` (a lapse the
+ * registry has carried out: a drop-catcher can take the name any moment), else a warning. Null for a
+ * ccTLD or an `xn--` TLD, whose registries may serve only part of their names over RDAP.
+ */
+export function judgeNotFound(
+  reseller: ResellerSide,
+  now: number,
+  policy: RegistryPolicy,
+): Omit<RegistryView, 'server'> | null {
+  if (reseller.quarantine || !isGenericTld(reseller.domain_name)) return null;
+  const critical = reseller.date_expiry <= now + policy.criticalDays * DAY_MS;
+  return {
+    kind: 'registry_unknown',
+    severity: critical ? 'critical' : 'warning',
+    date_expiry: null,
+    days_left: null,
+    status: [],
+  };
 }
 
 /**

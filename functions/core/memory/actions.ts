@@ -62,6 +62,7 @@ const KIND_RANK: Readonly<Record<DomainFindingKind, number>> = {
   registry_hold: 3,
   quarantine: 4,
   registry_redemption: 4,
+  registry_unknown: 5,
 };
 
 /** True when `finding` is worse than it was: a higher severity, or further down the road to loss. */

@@ -76,7 +76,7 @@ export function deadlineOf(f: DomainFinding): string {
 }
 
 /** Findings whose deadline is now: the registry deletes or holds the domain already (quiet-hours.ts). */
-const DUE_NOW: ReadonlySet<string> = new Set(['registry_redemption', 'registry_hold']);
+const DUE_NOW: ReadonlySet<string> = new Set(['registry_redemption', 'registry_hold', 'registry_unknown']);
 
 /**
  * Hours the finding went without action since its first alert, when it escalates now; null when

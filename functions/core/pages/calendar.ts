@@ -72,6 +72,7 @@ function summaryOf(f: DomainFinding, name: string): string {
   if (f.kind === 'registry_expiry_mismatch') return `Registry ends: ${name}`;
   if (f.kind === 'registry_hold') return `On hold at the registry: ${name}`;
   if (f.kind === 'registry_redemption') return `Redemption at the registry: ${name}`;
+  if (f.kind === 'registry_unknown') return `Unknown to the registry: ${name}`;
   return `Expires: ${name}${f.auto_renew === true ? '' : ' (auto-renew off)'}`;
 }
 

@@ -1,6 +1,11 @@
 import { cutText, normalizeDomainName, plural, safeText } from '../base/text';
 import type { RegistryFindingKind, RegistryView } from '../findings/classify';
-import { judgeRegistry, type RegistryPolicy, type ResellerSide } from '../findings/registry-rules';
+import {
+  judgeNotFound,
+  judgeRegistry,
+  type RegistryPolicy,
+  type ResellerSide,
+} from '../findings/registry-rules';
 import type { RdapBootstrap } from './bootstrap';
 import { type RdapClient, RdapDeadlineError } from './rdap-client';
 import { RdapError, RdapRateLimitError } from './rdap-errors';
@@ -114,6 +119,12 @@ interface ServerState {
   lastError: string;
   notChecked: number;
   notFound: string[];
+  /** Domains it answered for with a domain object: what makes its 404s believable. */
+  known: number;
+  /** Its 404s of gTLD domains were not believed (judgeUnknown). */
+  distrusted: boolean;
+  /** Its 404s that would be findings (registry_unknown), judged once every lookup is done. */
+  readonly unknown: { readonly candidate: RegistryCandidate; readonly view: RegistryView }[];
 }
 
 const NOT_FOUND_NAMED = 5;
@@ -131,6 +142,7 @@ export async function checkRegistry(input: RegistryCheckInput): Promise<Registry
     counts.not_checked.budget++;
     unconfirmed(result, item.candidate);
   }
+  for (const state of servers.values()) judgeUnknown(result, state);
   counts.requests = input.client.requests;
   result.problems.push(...serverProblems(servers));
   return result;
@@ -191,6 +203,9 @@ function queueAt(servers: Map<string, ServerState>, item: QueueItem): void {
       lastError: '',
       notChecked: 0,
       notFound: [],
+      known: 0,
+      distrusted: false,
+      unknown: [],
     };
     servers.set(origin, state);
   }
@@ -249,7 +264,9 @@ class LookupRun {
       this.outOfTime = true;
       this.result.counts.not_checked.time++;
       unconfirmed(this.result, item.candidate);
-    } else if (outcome === 'failed' || outcome === 'silent') unconfirmed(this.result, item.candidate);
+    } else if (outcome === 'deferred')
+      return; // judged once every lookup is done (judgeUnknown)
+    else if (outcome === 'failed' || outcome === 'silent') unconfirmed(this.result, item.candidate);
     else if (outcome) this.result.views.set(item.candidate.domain_name, outcome);
   }
 
@@ -311,7 +328,7 @@ function serverProblems(servers: ReadonlyMap<string, ServerState>): RegistryProb
       problems.push({
         server,
         severity: 'info',
-        reason: `the registry does not know ${plural(state.notFound.length, 'domain')} the reseller lists (HTTP 404), e.g. ${state.notFound.slice(0, NOT_FOUND_NAMED).join(', ')}: check them in the reseller's control panel`,
+        reason: `the registry does not know ${plural(state.notFound.length, 'domain')} the reseller lists (HTTP 404), e.g. ${state.notFound.slice(0, NOT_FOUND_NAMED).join(', ')}${state.distrusted ? `; its server knew ${state.known} of the domains asked, so its 404s are not taken as findings (it may be misconfigured)` : ''}: check them in the reseller's control panel`,
         domains_not_checked: 0,
       });
   }
@@ -329,7 +346,7 @@ async function lookUp(
   candidate: RegistryCandidate,
   baseUrl: string,
   state: ServerState,
-): Promise<RegistryView | null | 'silent' | 'failed' | 'deadline'> {
+): Promise<RegistryView | null | 'silent' | 'failed' | 'deadline' | 'deferred'> {
   counts.queries++;
   const recheck = candidate.reason === 'recheck';
   try {
@@ -338,10 +355,14 @@ async function lookUp(
     state.answered = true;
     counts.checked++;
     if (answer.kind === 'not_found') {
-      counts.not_checkable.not_found++;
-      state.notFound.push(cutText(safeText(candidate.domain_name), 80));
-      return recheck ? 'silent' : null;
+      const unknown = notFoundView(candidate, input);
+      if (unknown) {
+        state.unknown.push({ candidate, view: { ...unknown, server: answer.server } });
+        return 'deferred';
+      }
+      return notFound(counts, state, candidate);
     }
+    state.known++;
     const judged = judgeRegistry(candidate, answer.record, input.now, input.policy);
     if (judged.kind === 'no_expiration') {
       counts.not_checkable.no_expiration++;
@@ -373,6 +394,41 @@ async function lookUp(
     if (state.asked || state.failuresInRow >= (input.failuresToStop ?? 3)) state.stopped = true;
     return 'failed';
   }
+}
+
+/** A 404 that is no finding: counted, named in the server's info line; a re-check learns nothing. */
+function notFound(counts: RegistryCounts, state: ServerState, candidate: RegistryCandidate): 'silent' | null {
+  counts.not_checkable.not_found++;
+  state.notFound.push(cutText(safeText(candidate.domain_name), 80));
+  return candidate.reason === 'recheck' ? 'silent' : null;
+}
+
+/**
+ * A server's 404s that would be findings (registry_unknown), once its every lookup is done: findings
+ * only when it knew at least as many of the domains asked as it did not. A server that knows none
+ * (or few) is more likely broken than the registry rid of the account's domains: its 404s are then
+ * the info line a ccTLD's are, so a misconfigured server never turns a whole sample into warnings.
+ */
+function judgeUnknown(result: RegistryCheckResult, state: ServerState): void {
+  const believed = state.known > 0 && state.unknown.length <= state.known;
+  state.distrusted = !believed && state.unknown.length > 0;
+  for (const { candidate, view } of state.unknown) {
+    if (believed) {
+      result.counts.disagree++;
+      result.views.set(candidate.domain_name, view);
+    } else if (notFound(result.counts, state, candidate) === 'silent') unconfirmed(result, candidate);
+  }
+}
+
+/**
+ * A 404's finding (judgeNotFound: a gTLD's registry does not know the domain). A re-check of another
+ * remembered registry finding takes it only when it is critical: never lower than what memory keeps
+ * (a redemption, a hold), so a purge never reads as the finding falling; else memory keeps that one.
+ */
+function notFoundView(candidate: RegistryCandidate, input: RegistryCheckInput) {
+  const unknown = judgeNotFound(candidate, input.now, input.policy);
+  if (!unknown || !candidate.remembered || candidate.remembered === 'registry_unknown') return unknown;
+  return unknown.severity === 'critical' ? unknown : null;
 }
 
 function unconfirmed(result: RegistryCheckResult, candidate: RegistryCandidate): void {

@@ -129,7 +129,8 @@ export function hasUrgentDeadline(
   return report.findings.some((f) => {
     if (f.severity !== 'critical' || !isDomainFinding(f)) return false;
     if (f.kind === 'quarantine') return !f.restore_by || Date.parse(f.restore_by) - now <= URGENT_WITHIN_MS;
-    if (f.kind === 'registry_redemption' || f.kind === 'registry_hold') return true;
+    if (f.kind === 'registry_redemption' || f.kind === 'registry_hold' || f.kind === 'registry_unknown')
+      return true;
     const expiry = (f.kind === 'registry_expiry_mismatch' && f.registry?.date_expiry) || f.date_expiry;
     const left = Date.parse(expiry) - now;
     return left >= 0 && left <= URGENT_WITHIN_MS;
