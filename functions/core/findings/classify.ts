@@ -118,6 +118,32 @@ export interface DomainFinding {
   policy?: string;
   /** Its policy lets it lapse: kept in the report, left out of every alert. */
   let_lapse?: true;
+  /**
+   * Set by memory when it judges this finding as the one it remembers (docs/memory.md): the record
+   * could not be judged (a status the API does not document) or the registry not checked this scan,
+   * and the remembered finding is another kind or has a remembered restore-by.
+   */
+  remembered?: RememberedFinding;
+}
+
+/** The finding memory kept for a domain whose record this scan could not judge or confirm. */
+export interface RememberedFinding {
+  readonly kind: DomainFindingKind;
+  readonly severity: Severity;
+  /** A remembered quarantine: its restore-by (the sooner of the remembered and the read), null when unknown. */
+  readonly restore_by?: string | null;
+  /** A remembered quarantine: whole days left to restore, as `days_to_restore`; null when unknown. */
+  readonly days_to_restore?: number | null;
+  /** Why it is kept: the record's status is not documented, or the registry could not be checked. */
+  readonly because: 'status_undocumented' | 'registry_unconfirmed';
+}
+
+/** The finding as memory remembers it (its kind, severity and restore-by), or the finding itself. */
+export function asRemembered(f: DomainFinding): DomainFinding {
+  const r = f.remembered;
+  if (!r) return f;
+  const { because: _why, ...kept } = r;
+  return { ...f, ...kept };
 }
 
 /** The signed links of a domain finding, by action. */

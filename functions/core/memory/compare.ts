@@ -53,7 +53,7 @@ import {
   shownCut,
 } from './state-bounds';
 import { isDue, notAfter } from './state-time';
-import { judgedAs, unjudgedKeys, unreadableRepeats } from './unjudged-memory';
+import { judgedAs, unjudgedKeys, unreadableRepeats, withRemembered } from './unjudged-memory';
 
 /**
  * The comparison of one scan with the memory of the last one, as named steps: renewals memory
@@ -322,7 +322,7 @@ function markFindings(c: Comparison): void {
       : null;
     if (hours !== null) c.escalated.add(key);
     const marked = {
-      ...f,
+      ...(j ? withRemembered(f, j) : f), // kept as remembered: said as that one too
       change,
       ...(hours !== null ? { escalated_after_hours: hours } : {}),
     } as StatefulFinding;

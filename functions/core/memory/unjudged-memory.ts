@@ -1,5 +1,12 @@
-import { type DomainFinding, daysLeft, isDomainFinding, severityRank } from '../findings/classify';
+import {
+  type DomainFinding,
+  daysLeft,
+  type Finding,
+  isDomainFinding,
+  severityRank,
+} from '../findings/classify';
 import { DATE_DELETED_LEEWAY_MS, MAX_QUARANTINE_DAYS } from '../findings/quarantine-periods';
+import { isRegistryKind } from '../findings/registry-rules';
 import { parseRfc3339 } from '../reseller/schemas';
 import type { Report } from '../scan/scan';
 import { judgedByDatesOnly } from '../scan/scan-problems';
@@ -168,4 +175,20 @@ export function judgedAs(
     ...(kept.kind === 'quarantine' ? quarantine : {}),
     stage: kept.stage,
   };
+}
+
+/**
+ * `f` as published when memory judges it as a kept finding (`j`, judgedAs) of another kind, or a
+ * quarantine with another restore-by (the remembered one): marked `remembered`, so each channel
+ * says what memory judges it by, not only what the record reads (an expired record of a domain
+ * last read in quarantine, 3 days to restore). Else `f` as it is. Pure.
+ */
+export function withRemembered(f: Finding, j: JudgedFinding): Finding {
+  const quarantine = j.kind === 'quarantine';
+  if (!isDomainFinding(f) || (j.kind === f.kind && (!quarantine || j.restore_by === f.restore_by))) return f;
+  const by = quarantine
+    ? { restore_by: j.restore_by ?? null, days_to_restore: j.days_to_restore ?? null }
+    : {};
+  const because = isRegistryKind(j.kind) ? 'registry_unconfirmed' : 'status_undocumented';
+  return { ...f, remembered: { kind: j.kind, severity: j.severity, ...by, because } };
 }
