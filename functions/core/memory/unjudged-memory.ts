@@ -7,12 +7,12 @@ import {
 } from '../findings/classify';
 import { DATE_DELETED_LEEWAY_MS, MAX_QUARANTINE_DAYS } from '../findings/quarantine-periods';
 import { isRegistryKind } from '../findings/registry-rules';
-import { parseRfc3339 } from '../reseller/schemas';
+import { type Domain, parseRfc3339 } from '../reseller/schemas';
 import type { Report } from '../scan/scan';
-import { judgedByDatesOnly } from '../scan/scan-problems';
+import { judgedByDatesOnly, undocumentedStatusProblem } from '../scan/scan-problems';
 import { renewedOrRestored } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
-import type { FindingMemory, StatePolicy } from './state';
+import type { DomainMemory, FindingMemory, StatePolicy } from './state';
 import { domainKey } from './state-bounds';
 
 /**
@@ -191,4 +191,23 @@ export function withRemembered(f: Finding, j: JudgedFinding): Finding {
     : {};
   const because = isRegistryKind(j.kind) ? 'registry_unconfirmed' : 'status_undocumented';
   return { ...f, remembered: { kind: j.kind, severity: j.severity, ...by, because } };
+}
+
+/**
+ * The finding a link acts on, as the scan's memory judged it (action-handler.ts): `found` as its
+ * record reads, marked `remembered` when that record has a status the API does not document and
+ * memory keeps the finding it would otherwise resolve (as unjudgedKeys does), so the link's page
+ * offers a snooze no longer than the remembered quarantine's last days allow. Pure.
+ */
+export function keptForLink(
+  found: DomainFinding | null,
+  domain: Domain,
+  memory: DomainMemory | undefined,
+  nowMs: number,
+): DomainFinding | null {
+  const was = memory?.finding;
+  if (!found || !was || undocumentedStatusProblem(domain, 1) === null) return found;
+  if (severityRank(found.severity) >= severityRank(was.severity) && !renewedOrRestored(was, found))
+    return found;
+  return withRemembered(found, judgedAs(found, was, nowMs, null)) as DomainFinding;
 }
