@@ -126,6 +126,20 @@ describe('the snooze link of a quarantine kept as remembered while its record re
     ]);
   });
 
+  it('refuses any snooze in the remembered last days to restore', async () => {
+    const late = domain('held.nl', NOW, {
+      ...held,
+      date_deleted: NOW - 35 * DAY,
+      date_expiry: NOW - 36 * DAY,
+    });
+    const { report, observed } = scanOf([late], NOW - HOUR);
+    const first = compareWithState({ report, observed, state: EMPTY_STATE, policy: DEFAULT_STATE_POLICY });
+    const { handle, stored } = handler(first.next.domains['held.nl'] as DomainMemory);
+    const res = await handle('snooze', post('{"days":1}'));
+    expect(JSON.parse(res.body).message).toMatch(/is in its last days to restore, 5 days left/);
+    expect(stored).toEqual([]);
+  });
+
   it('offers 30 days to an expired domain memory knows no quarantine of', async () => {
     const { handle, stored } = handler(undefined);
     const res = await handle('snooze', post('{"days":30}'));
