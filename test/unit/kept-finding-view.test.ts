@@ -86,6 +86,73 @@ describe('a quarantine kept as remembered while its record reads expired, as pub
     expect(item?.next).toContain('restore it there by');
   });
 
+  it('is ordered by its remembered restore-by, before quarantines with more days left', () => {
+    // Twenty .nl quarantines with 30 days to restore: the kept one, 3 days left, comes first.
+    const later = Array.from({ length: 20 }, (_, i) =>
+      domain(`later${String(i).padStart(2, '0')}.nl`, T0, {
+        auto_renew: false,
+        status: ['quarantine'],
+        date_expiry: T0 - 11 * DAY,
+        date_deleted: T0 - 10 * DAY,
+      }),
+    );
+    const first = run([held, ...later], T0, EMPTY_STATE);
+    const odd = { ...held, status: ['pendingDelete'] };
+    const second = run([odd, ...later], T0 + HOUR, first.next);
+    const report = run([odd, ...later], T0 + 25 * HOUR, second.next).report as unknown as Report;
+    expect((report.findings[0] as DomainFinding).domain_name).toBe('held.nl');
+    expect(renderSms(report)).toMatch(/^21 critical: held\.nl LAST DAYS 3d to restore\?; later00\.nl/);
+    expect(renderDigest(report)).toMatch(/CRITICAL \(21\)\n- (REPEATED )?held\.nl: last read in quarantine/);
+    expect(chatItems(report)[0]?.name).toContain('held.nl');
+  });
+
+  it('names a registry finding kept because the registry could not be checked', () => {
+    const late = domain('r.nl', T0, { auto_renew: false, date_expiry: T0 + 20 * DAY });
+    const read = scanOf([late], T0);
+    const asRead = read.report.findings[0] as DomainFinding;
+    const registry = {
+      kind: 'registry_redemption' as const,
+      severity: 'critical' as const,
+      date_expiry: null,
+      days_left: null,
+      status: ['redemption period'],
+      server: 'https://rdap.example.nl',
+    };
+    const redeem = {
+      ...asRead,
+      kind: 'registry_redemption' as const,
+      severity: 'critical' as const,
+      registry,
+    };
+    const state = EMPTY_STATE;
+    const first = compareWithState({
+      report: { ...read.report, findings: [redeem] },
+      observed: read.observed,
+      state,
+      policy: DEFAULT_STATE_POLICY,
+    });
+    const again = scanOf([late], T0 + HOUR);
+    const section = { days: 7, tolerance_days: 1, sample_day: 1, problems: [], unconfirmed: ['r.nl'] };
+    const report = { ...again.report, registry: { ...again.report.registry, ...section } } as Report;
+    const kept = compareWithState({
+      report,
+      observed: again.observed,
+      state: first.next,
+      policy: DEFAULT_STATE_POLICY,
+    });
+    const f = kept.report.findings[0] as DomainFinding;
+    expect(f.remembered).toEqual({
+      kind: 'registry_redemption',
+      severity: 'critical',
+      because: 'registry_unconfirmed',
+    });
+    // The digest of the finding alone (this registry section holds only what memory reads).
+    const { registry: _section, ...shown } = kept.report;
+    const digest = renderDigest(shown as unknown as Report);
+    expect(digest).toContain('r.nl: last read in redemption at the registry; its record now says expires');
+    expect(digest).toContain('and the registry could not be checked this scan');
+  });
+
   it('is not marked when memory judges it as read', () => {
     const first = run([held], T0, EMPTY_STATE);
     const again = run([held], T0 + 25 * HOUR, first.next);

@@ -323,9 +323,17 @@ function smsFindingText(f: DomainFinding, name: string): string {
   return `${name} ${f.days_left}d no renew`;
 }
 
+/** A quarantine (or one memory keeps, `remembered`) whose restore-by is known. */
+export const knownRestoreBy = (f: DomainFinding): boolean => {
+  const q = f.remembered?.kind === 'quarantine' ? asRemembered(f) : f;
+  return q.kind === 'quarantine' && typeof q.days_to_restore === 'number';
+};
+
 /** A quarantine whose last day to restore is today or tomorrow. */
-const isRestoreDue = (f: DomainFinding): boolean =>
-  typeof f.days_to_restore === 'number' && f.days_to_restore >= 0 && f.days_to_restore <= 1;
+const isRestoreDue = (f: DomainFinding): boolean => {
+  const left = asRemembered(f).days_to_restore;
+  return typeof left === 'number' && left >= 0 && left <= 1;
+};
 
 /** One critical item of a short message: a finding, a critical change, or an unreadable quarantine record. */
 export type CriticalEntry =
@@ -345,7 +353,7 @@ export function criticalEntries(report: Report): CriticalEntry[] {
   const critical = report.findings.filter((f) => f.severity === 'critical');
   let known = 0;
   for (const f of critical) {
-    if (!(isDomainFinding(f) && f.kind === 'quarantine' && typeof f.days_to_restore === 'number')) break;
+    if (!(isDomainFinding(f) && knownRestoreBy(f))) break;
     known++;
   }
   const restoreBy = critical.slice(0, known) as DomainFinding[];

@@ -284,7 +284,8 @@ export const anyAtOrAbove = (findings: readonly Finding[], level: Severity): boo
 
 /**
  * What the report order compares: critical first; within a severity, quarantined domains first
- * (the closest to being lost), by days left to restore (an unknown deadline after the known ones);
+ * (the closest to being lost; one memory keeps as a quarantine, `remembered`, among them), by days
+ * left to restore (an unknown deadline after the known ones);
  * then fewer days left (contacts last), then name.
  */
 interface OrderKey {
@@ -295,9 +296,14 @@ interface OrderKey {
   readonly name: string;
 }
 
-function orderKey(f: Finding): OrderKey {
+function orderKey(read: Finding): OrderKey {
+  if (!isDomainFinding(read)) {
+    const rank = severityRank(read.severity);
+    return { rank, group: 1, days: Number.POSITIVE_INFINITY, name: read.handle };
+  }
+  // A quarantine memory kept while its record reads another kind: ordered as that quarantine.
+  const f = read.remembered?.kind === 'quarantine' ? asRemembered(read) : read;
   const rank = severityRank(f.severity);
-  if (!isDomainFinding(f)) return { rank, group: 1, days: Number.POSITIVE_INFINITY, name: f.handle };
   if (f.kind === 'quarantine') {
     const left = f.days_to_restore;
     return {

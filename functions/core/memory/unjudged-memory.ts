@@ -4,6 +4,7 @@ import {
   type Finding,
   isDomainFinding,
   severityRank,
+  sortFindings,
 } from '../findings/classify';
 import { DATE_DELETED_LEEWAY_MS, MAX_QUARANTINE_DAYS } from '../findings/quarantine-periods';
 import { isRegistryKind } from '../findings/registry-rules';
@@ -210,4 +211,9 @@ export function keptForLink(
   if (severityRank(found.severity) >= severityRank(was.severity) && !renewedOrRestored(was, found))
     return found;
   return withRemembered(found, judgedAs(found, was, nowMs, null)) as DomainFinding;
+}
+
+/** Findings in report order once some were marked `remembered` (ordered as what memory keeps); else as they are. */
+export function inReportOrder<T extends Finding>(findings: T[]): T[] {
+  return findings.some((f) => isDomainFinding(f) && f.remembered) ? sortFindings(findings) : findings;
 }
