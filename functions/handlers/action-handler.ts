@@ -10,6 +10,7 @@ import type { SecretSource } from '../core/links/secrets';
 import type { ActionStore } from '../core/memory/actions';
 import { findingWithMemory } from '../core/memory/renewal-memory';
 import type { DomainMemory } from '../core/memory/state';
+import { keptForLink } from '../core/memory/unjudged-memory';
 import { renderActionConfirmPage, renderFindingChangedPage } from '../core/pages/action-page';
 import { renderMessagePage } from '../core/pages/restore-page';
 import { ResellerClient } from '../core/reseller/client';
@@ -105,7 +106,14 @@ async function actionPort(deps: ActionDeps): Promise<ActionPort> {
       const now = clock();
       const group = policies.policyFor(match);
       const found = classify(match, now, group ? group.classify : policy);
-      return findingWithMemory(found && markFinding(found, group), match, await memoryOf(store, name), now);
+      // A record memory kept as the finding it remembers (an undocumented status): marked so, as the alert was.
+      const memory = await memoryOf(store, name);
+      return keptForLink(
+        findingWithMemory(found && markFinding(found, group), match, memory, now),
+        match,
+        memory,
+        now,
+      );
     },
   };
 }

@@ -9,13 +9,14 @@ import {
 } from '../base/text';
 import {
   anyAtOrAbove,
+  asRemembered,
   type DomainFinding,
   type Finding,
   isDomainFinding,
   type Severity,
   severityRank,
 } from '../findings/classify';
-import { type DayFormat, dayFormatIn, deadlineText } from '../findings/next-step';
+import { type DayFormat, dayFormatIn, deadlineText, rememberedWords } from '../findings/next-step';
 import { LAST_DAYS } from '../findings/quarantine-periods';
 import type { DomainChange } from '../memory/state';
 import type { Problem } from '../reseller/client';
@@ -75,7 +76,12 @@ export function dateFormat(timeZone: string) {
 
 /** The problem with one domain in words a person acts on; both sides when the registry differs (docs/registry.md). */
 export function describeDomainFinding(f: DomainFinding, now: string, day: DayFormat): string {
-  return registry.bothSides(f, (g) => describeResellerFinding(g, now, day));
+  const read = registry.bothSides(f, (g) => describeResellerFinding(g, now, day));
+  const r = f.remembered;
+  if (!r) return read;
+  // Kept as remembered (docs/memory.md): what memory judges it by first, then what the record says.
+  const deadline = r.kind === 'quarantine' ? `, ${restoreDeadlineText(asRemembered(f), day)}` : '';
+  return `last read ${rememberedWords(r.kind)}${deadline}; its record now says ${read}${r.because === 'registry_unconfirmed' ? ', and the registry could not be checked this scan' : ', with a status the API does not document'}`;
 }
 
 function describeResellerFinding(f: registry.ResellerSideFinding, now: string, day: registry.Day): string {
@@ -297,7 +303,11 @@ const smsChange = (c: DomainChange): SmsItem => ({
 
 // Punycode, and '?' for anything else outside GSM-7: an SMS carries no markup.
 function smsItem(f: DomainFinding): SmsItem {
-  return { name: normalizeDomainName(f.domain_name), says: (name) => smsFindingText(f, name) };
+  // Kept as remembered: said as that one (its last days), `?` as the record does not say so now.
+  const says = f.remembered
+    ? (name: string) => `${smsFindingText(asRemembered(f), name)}?`
+    : (name: string) => smsFindingText(f, name);
+  return { name: normalizeDomainName(f.domain_name), says };
 }
 
 function smsFindingText(f: DomainFinding, name: string): string {
@@ -313,9 +323,17 @@ function smsFindingText(f: DomainFinding, name: string): string {
   return `${name} ${f.days_left}d no renew`;
 }
 
+/** A quarantine (or one memory keeps, `remembered`) whose restore-by is known. */
+export const knownRestoreBy = (f: DomainFinding): boolean => {
+  const q = f.remembered?.kind === 'quarantine' ? asRemembered(f) : f;
+  return q.kind === 'quarantine' && typeof q.days_to_restore === 'number';
+};
+
 /** A quarantine whose last day to restore is today or tomorrow. */
-const isRestoreDue = (f: DomainFinding): boolean =>
-  typeof f.days_to_restore === 'number' && f.days_to_restore >= 0 && f.days_to_restore <= 1;
+const isRestoreDue = (f: DomainFinding): boolean => {
+  const left = asRemembered(f).days_to_restore;
+  return typeof left === 'number' && left >= 0 && left <= 1;
+};
 
 /** One critical item of a short message: a finding, a critical change, or an unreadable quarantine record. */
 export type CriticalEntry =
@@ -335,7 +353,7 @@ export function criticalEntries(report: Report): CriticalEntry[] {
   const critical = report.findings.filter((f) => f.severity === 'critical');
   let known = 0;
   for (const f of critical) {
-    if (!(isDomainFinding(f) && f.kind === 'quarantine' && typeof f.days_to_restore === 'number')) break;
+    if (!(isDomainFinding(f) && knownRestoreBy(f))) break;
     known++;
   }
   const restoreBy = critical.slice(0, known) as DomainFinding[];

@@ -12,6 +12,7 @@ import {
   dateFormat,
   describeDomainFinding,
   headline,
+  knownRestoreBy,
   priceText,
   problemLine,
   type RenderOptions,
@@ -85,8 +86,7 @@ const roomOf = (budget: number): SectionRoom => ({
 const bytes = (lines: readonly string[]) => lines.reduce((n, line) => n + responseBytes(line) + 2, 0);
 
 /** A quarantine finding whose restore-by date is known (passed or not). */
-const hasKnownDeadline = (f: Finding): boolean =>
-  isDomainFinding(f) && f.kind === 'quarantine' && typeof f.days_to_restore === 'number';
+const hasKnownDeadline = (f: Finding): boolean => isDomainFinding(f) && knownRestoreBy(f);
 
 /** One item at its three lengths, each a list of lines. */
 interface Item {

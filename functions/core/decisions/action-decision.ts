@@ -15,6 +15,7 @@ import {
   acknowledgementOf,
   cannotBeSilenced,
   DEFAULT_SNOOZE_DAYS,
+  restoring,
   SNOOZE_CHOICES,
   type Snooze,
   silenceEndsAt,
@@ -422,7 +423,8 @@ function silenced(
 const utc = (ms: number) => `${new Date(ms).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
 
 /** Where a quarantine stands in (or past) its last days to restore, in words: "in its last days to restore, 3 days left (restore by …)". */
-export function lastDaysWords(finding: DomainFinding): string {
+export function lastDaysWords(found: DomainFinding): string {
+  const finding = restoring(found);
   const left = finding.days_to_restore ?? 0;
   const by = finding.restore_by ? utc(Date.parse(finding.restore_by)) : 'unknown';
   if (left < 0) return `past its restore-by date (${by})`;

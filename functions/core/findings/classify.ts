@@ -120,6 +120,32 @@ export interface DomainFinding {
   policy?: string;
   /** Its policy lets it lapse: kept in the report, left out of every alert. */
   let_lapse?: true;
+  /**
+   * Set by memory when it judges this finding as the one it remembers (docs/memory.md): the record
+   * could not be judged (a status the API does not document) or the registry not checked this scan,
+   * and the remembered finding is another kind or has a remembered restore-by.
+   */
+  remembered?: RememberedFinding;
+}
+
+/** The finding memory kept for a domain whose record this scan could not judge or confirm. */
+export interface RememberedFinding {
+  readonly kind: DomainFindingKind;
+  readonly severity: Severity;
+  /** A remembered quarantine: its restore-by (the sooner of the remembered and the read), null when unknown. */
+  readonly restore_by?: string | null;
+  /** A remembered quarantine: whole days left to restore, as `days_to_restore`; null when unknown. */
+  readonly days_to_restore?: number | null;
+  /** Why it is kept: the record's status is not documented, or the registry could not be checked. */
+  readonly because: 'status_undocumented' | 'registry_unconfirmed';
+}
+
+/** The finding as memory remembers it (its kind, severity and restore-by), or the finding itself. */
+export function asRemembered(f: DomainFinding): DomainFinding {
+  const r = f.remembered;
+  if (!r) return f;
+  const { because: _why, ...kept } = r;
+  return { ...f, ...kept };
 }
 
 /** The signed links of a domain finding, by action. */
@@ -260,7 +286,8 @@ export const anyAtOrAbove = (findings: readonly Finding[], level: Severity): boo
 
 /**
  * What the report order compares: critical first; within a severity, quarantined domains first
- * (the closest to being lost), by days left to restore (an unknown deadline after the known ones);
+ * (the closest to being lost; one memory keeps as a quarantine, `remembered`, among them), by days
+ * left to restore (an unknown deadline after the known ones);
  * then fewer days left (contacts last), then name.
  */
 interface OrderKey {
@@ -271,9 +298,14 @@ interface OrderKey {
   readonly name: string;
 }
 
-function orderKey(f: Finding): OrderKey {
+function orderKey(read: Finding): OrderKey {
+  if (!isDomainFinding(read)) {
+    const rank = severityRank(read.severity);
+    return { rank, group: 1, days: Number.POSITIVE_INFINITY, name: read.handle };
+  }
+  // A quarantine memory kept while its record reads another kind: ordered as that quarantine.
+  const f = read.remembered?.kind === 'quarantine' ? asRemembered(read) : read;
   const rank = severityRank(f.severity);
-  if (!isDomainFinding(f)) return { rank, group: 1, days: Number.POSITIVE_INFINITY, name: f.handle };
   if (f.kind === 'quarantine') {
     const left = f.days_to_restore;
     return {

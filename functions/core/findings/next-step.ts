@@ -1,5 +1,11 @@
 import { cutText, inertText, normalizeDomainName, plural, safeText } from '../base/text';
-import type { ContactFinding, DomainFinding, Finding, RegistryView } from './classify';
+import {
+  asRemembered,
+  type ContactFinding,
+  type DomainFinding,
+  type Finding,
+  type RegistryView,
+} from './classify';
 import { quarantinePeriodOf, tldOf } from './quarantine-periods';
 import { isRegistryKind } from './registry-rules';
 
@@ -324,9 +330,50 @@ export const CHANGE_NEXT_STEPS = {
   },
 } as const;
 
+const REMEMBERED_WORDS: Readonly<Record<string, string>> = {
+  quarantine: 'in quarantine',
+  expired: 'expired',
+  renewal_failed: 'with a renewal that did not happen',
+  expiring: 'expiring',
+  auto_renew_off: 'set not to renew',
+  registry_redemption: 'in redemption at the registry',
+  registry_hold: 'on hold at the registry',
+  registry_expiry_mismatch: 'with another expiry date at the registry',
+};
+
+/** A finding kind memory kept, in words after "last read": `in quarantine`. */
+export const rememberedWords = (kind: string): string =>
+  Object.hasOwn(REMEMBERED_WORDS, kind) ? (REMEMBERED_WORDS[kind] as string) : cutText(safeText(kind), 40);
+
+/**
+ * The step of a finding memory kept as the one it remembers (`remembered`, docs/memory.md): the
+ * record cannot say what stands, so check it in the control panel, and act on what was last read
+ * by its deadline (a remembered quarantine's restore-by: its restore link was not signed).
+ */
+function keptStep(f: DomainFinding, day: DayFormat): string {
+  const r = f.remembered as NonNullable<DomainFinding['remembered']>;
+  const why =
+    r.because === 'registry_unconfirmed'
+      ? 'the registry could not be checked this scan'
+      : 'its record now has a status the API does not document';
+  const head = `Check it in ${PANEL} now: it was last read ${rememberedWords(r.kind)}, and ${why}.`;
+  const entry = Object.hasOwn(FINDING_NEXT_STEPS, r.kind)
+    ? (FINDING_NEXT_STEPS[r.kind] as NextStepEntry<DomainFinding>)
+    : undefined;
+  if (r.kind !== 'quarantine')
+    return entry ? `${head} If it still is: ${entry.step(asRemembered(f), day)}` : head;
+  const left = r.days_to_restore;
+  if (!r.restore_by || typeof left !== 'number')
+    return `${head} If it is still in quarantine, restore it there as soon as possible: its restore deadline is not known.`;
+  if (left < 0)
+    return `${head} Its restore-by date ${deadlineText(day, r.restore_by)} has passed: if it is still listed, restore it there now.`;
+  return `${head} If it is still in quarantine, restore it there by ${deadlineText(day, r.restore_by)} (${left === 0 ? 'the last day' : `${plural(left, 'day')} left`}); a restore is paid.`;
+}
+
 /** The next step of a finding, one line. */
 export function nextStep(f: Finding, day: DayFormat = utcDay): string {
   if (f.kind === 'contact_pending_validation') return FINDING_NEXT_STEPS[f.kind].step(f);
+  if (f.remembered) return keptStep(f, day);
   const entry = FINDING_NEXT_STEPS[f.kind] as NextStepEntry<DomainFinding> | undefined;
   const own = entry ? entry.step(f, day) : `Check it in ${PANEL}.`;
   // The reseller's finding leads, and the registry disagrees too: both steps (docs/registry.md).

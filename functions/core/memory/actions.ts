@@ -1,4 +1,5 @@
 import {
+  asRemembered,
   type DomainFinding,
   type DomainFindingKind,
   isDomainFinding,
@@ -77,11 +78,19 @@ export function isWorse(
 }
 
 /**
+ * The finding whose last days to restore end a silence: a quarantine memory kept it as, when its
+ * record now reads another kind (`remembered`, docs/memory.md), else the finding itself.
+ */
+export const restoring = (f: DomainFinding): DomainFinding =>
+  f.kind !== 'quarantine' && f.remembered?.kind === 'quarantine' ? asRemembered(f) : f;
+
+/**
  * When silence about a quarantine ends whatever was chosen: as its last {@link LAST_DAYS} days to
  * restore begin (days_to_restore, rounded down, reaches LAST_DAYS). Null for any other finding, or
  * a quarantine whose restore deadline is unknown.
  */
-export function silenceEndsAt(finding: DomainFinding): number | null {
+export function silenceEndsAt(found: DomainFinding): number | null {
+  const finding = restoring(found);
   if (finding.kind !== 'quarantine' || !finding.restore_by) return null;
   const restoreBy = Date.parse(finding.restore_by);
   return Number.isNaN(restoreBy) ? null : restoreBy - (LAST_DAYS + 1) * DAY_MS;
@@ -92,7 +101,8 @@ export function silenceEndsAt(finding: DomainFinding): number | null {
  * the daily LAST DAYS alert and the PASSED alert are what stands between the person and the loss
  * of the domain, so no snooze or acknowledgement keeps them out.
  */
-export function cannotBeSilenced(finding: DomainFinding): boolean {
+export function cannotBeSilenced(found: DomainFinding): boolean {
+  const finding = restoring(found);
   return (
     finding.kind === 'quarantine' &&
     typeof finding.days_to_restore === 'number' &&
@@ -107,7 +117,8 @@ export function cannotBeSilenced(finding: DomainFinding): boolean {
  */
 export function snoozeChoicesFor(finding: DomainFinding): readonly number[] {
   if (cannotBeSilenced(finding)) return [];
-  const left = finding.kind === 'quarantine' ? finding.days_to_restore : null;
+  const quarantine = restoring(finding);
+  const left = quarantine.kind === 'quarantine' ? quarantine.days_to_restore : null;
   if (typeof left !== 'number') return SNOOZE_CHOICES;
   const cap = left - LAST_DAYS;
   return [...new Set(SNOOZE_CHOICES.map((days) => Math.min(days, cap)))];

@@ -53,7 +53,7 @@ import {
   shownCut,
 } from './state-bounds';
 import { isDue, notAfter } from './state-time';
-import { judgedAs, unjudgedKeys, unreadableRepeats } from './unjudged-memory';
+import { inReportOrder, judgedAs, unjudgedKeys, unreadableRepeats, withRemembered } from './unjudged-memory';
 
 /**
  * The comparison of one scan with the memory of the last one, as named steps: renewals memory
@@ -130,7 +130,7 @@ export function compareMemory(input: CompareInput): CompareResult {
   };
   sortEntries(c.changes, c.resolved);
   return {
-    report: { ...c.report, findings: c.findings, changes: c.changes, resolved: c.resolved },
+    report: { ...c.report, findings: inReportOrder(c.findings), changes: c.changes, resolved: c.resolved },
     silenced: c.silencing.silenced,
     publish,
     why,
@@ -322,7 +322,7 @@ function markFindings(c: Comparison): void {
       : null;
     if (hours !== null) c.escalated.add(key);
     const marked = {
-      ...f,
+      ...(j ? withRemembered(f, j) : f), // kept as remembered: said as that one too
       change,
       ...(hours !== null ? { escalated_after_hours: hours } : {}),
     } as StatefulFinding;

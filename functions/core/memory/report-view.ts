@@ -230,6 +230,16 @@ export const DomainFindingShape = z.looseObject({
     )
     .optional(),
   snoozed_until: dateTime.optional(),
+  // What memory judged it by (docs/memory.md), said by every channel: its restore-by a deadline shown.
+  remembered: z
+    .looseObject({
+      kind: z.string(),
+      severity,
+      restore_by: dateTime.nullable().optional(),
+      days_to_restore: z.number().nullable().optional(),
+      because: z.enum(['status_undocumented', 'registry_unconfirmed']),
+    })
+    .optional(),
 });
 /** A contact's finding as it is read back. */
 export const ContactFindingShape = z.looseObject({

@@ -1,11 +1,19 @@
-import { type DomainFinding, daysLeft, isDomainFinding, severityRank } from '../findings/classify';
+import {
+  type DomainFinding,
+  daysLeft,
+  type Finding,
+  isDomainFinding,
+  severityRank,
+  sortFindings,
+} from '../findings/classify';
 import { DATE_DELETED_LEEWAY_MS, MAX_QUARANTINE_DAYS } from '../findings/quarantine-periods';
-import { parseRfc3339 } from '../reseller/schemas';
+import { isRegistryKind } from '../findings/registry-rules';
+import { type Domain, parseRfc3339 } from '../reseller/schemas';
 import type { Report } from '../scan/scan';
-import { judgedByDatesOnly } from '../scan/scan-problems';
+import { judgedByDatesOnly, undocumentedStatusProblem } from '../scan/scan-problems';
 import { renewedOrRestored } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
-import type { FindingMemory, StatePolicy } from './state';
+import type { DomainMemory, FindingMemory, StatePolicy } from './state';
 import { domainKey } from './state-bounds';
 
 /**
@@ -172,4 +180,44 @@ export function judgedAs(
     ...(kept.kind === 'quarantine' ? quarantine : {}),
     stage: kept.stage,
   };
+}
+
+/**
+ * `f` as published when memory judges it as a kept finding (`j`, judgedAs) of another kind, or a
+ * quarantine with another restore-by (the remembered one): marked `remembered`, so each channel
+ * says what memory judges it by, not only what the record reads (an expired record of a domain
+ * last read in quarantine, 3 days to restore). Else `f` as it is. Pure.
+ */
+export function withRemembered(f: Finding, j: JudgedFinding): Finding {
+  const quarantine = j.kind === 'quarantine';
+  if (!isDomainFinding(f) || (j.kind === f.kind && (!quarantine || j.restore_by === f.restore_by))) return f;
+  const by = quarantine
+    ? { restore_by: j.restore_by ?? null, days_to_restore: j.days_to_restore ?? null }
+    : {};
+  const because = isRegistryKind(j.kind) ? 'registry_unconfirmed' : 'status_undocumented';
+  return { ...f, remembered: { kind: j.kind, severity: j.severity, ...by, because } };
+}
+
+/**
+ * The finding a link acts on, as the scan's memory judged it (action-handler.ts): `found` as its
+ * record reads, marked `remembered` when that record has a status the API does not document and
+ * memory keeps the finding it would otherwise resolve (as unjudgedKeys does), so the link's page
+ * offers a snooze no longer than the remembered quarantine's last days allow. Pure.
+ */
+export function keptForLink(
+  found: DomainFinding | null,
+  domain: Domain,
+  memory: DomainMemory | undefined,
+  nowMs: number,
+): DomainFinding | null {
+  const was = memory?.finding;
+  if (!found || !was || undocumentedStatusProblem(domain, 1) === null) return found;
+  if (severityRank(found.severity) >= severityRank(was.severity) && !renewedOrRestored(was, found))
+    return found;
+  return withRemembered(found, judgedAs(found, was, nowMs, null)) as DomainFinding;
+}
+
+/** Findings in report order once some were marked `remembered` (ordered as what memory keeps); else as they are. */
+export function inReportOrder<T extends Finding>(findings: T[]): T[] {
+  return findings.some((f) => isDomainFinding(f) && f.remembered) ? sortFindings(findings) : findings;
 }

@@ -1,0 +1,149 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { EnvSecretSource } from '../../functions/aws/secrets';
+import { parseSigningKeys, signLink } from '../../functions/core/links/links';
+import type { ActionStore } from '../../functions/core/memory/actions';
+import type { DomainMemory } from '../../functions/core/memory/state';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import { settingsFromEnv } from '../../functions/core/scan/config';
+import { createActionHandler } from '../../functions/handlers/action-handler';
+import { domain, scanOf } from '../support/state-scan';
+import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE } from '../support/whole-state';
+
+/**
+ * The snooze link of a quarantine memory keeps as remembered while its record reads expired (a
+ * status the API does not document): the alert sent it for the expired finding, and its page offers
+ * a snooze no longer than the remembered quarantine's last days allow, as it does for a quarantine.
+ */
+
+const SIGNING_KEY = 'unit-signing-key-0123456789abcdef01234567';
+const env = {
+  RESELLER_BASE_URL: 'https://api.test',
+  RESELLER_API_KEY: 'k-unit-kept-snooze',
+  LINK_SIGNING_KEY: SIGNING_KEY,
+};
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const NOW = Date.now();
+
+/** In .nl quarantine (40 days to restore) since 28 days ago: restore by 12 days from now. */
+const held = domain('held.nl', NOW, {
+  auto_renew: false,
+  status: ['quarantine'],
+  date_expiry: NOW - 29 * DAY,
+  date_deleted: NOW - 28 * DAY,
+});
+const odd: Domain = { ...held, status: ['pendingDelete'] };
+
+/** What the scans remember of held.nl: alerted in quarantine an hour ago. */
+function remembered(): DomainMemory {
+  const { report, observed } = scanOf([held], NOW - HOUR);
+  const first = compareWithState({ report, observed, state: EMPTY_STATE, policy: DEFAULT_STATE_POLICY });
+  return first.next.domains['held.nl'] as DomainMemory;
+}
+
+const fetch = (async () =>
+  new Response(
+    JSON.stringify({
+      data: [
+        {
+          ...odd,
+          date_expiry: new Date(odd.date_expiry).toISOString(),
+          date_deleted: new Date(NOW - 28 * DAY).toISOString(),
+        },
+      ],
+      pagination: { current_page: 1, per_page: 100, total_pages: 1, total_results: 1 },
+    }),
+    { status: 200, headers: { 'content-type': 'application/json' } },
+  )) as typeof globalThis.fetch;
+
+function handler(memory: DomainMemory | undefined) {
+  const stored: string[] = [];
+  const store: ActionStore = {
+    location: 'memory',
+    snooze: async (name, snooze) => {
+      stored.push(`snooze ${name} ${snooze.until}`);
+    },
+    acknowledge: async (name) => {
+      stored.push(`acknowledge ${name}`);
+    },
+    memoryOf: async () => memory,
+  };
+  const handle = createActionHandler({
+    settings: () => settingsFromEnv(env),
+    secrets: new EnvSecretSource(env),
+    store: () => store,
+    log: () => undefined,
+    fetch,
+    clock: () => NOW,
+  });
+  return { handle, stored };
+}
+
+/** A snooze POST on the link the alert sent for the finding as read: expired, critical. */
+function post(body: string): APIGatewayProxyEvent {
+  const url = new URL(
+    signLink({
+      baseUrl: 'https://x.test/',
+      action: 'snooze',
+      subject: 'held.nl',
+      finding: { kind: 'expired', severity: 'critical' },
+      keys: parseSigningKeys(SIGNING_KEY),
+      now: NOW,
+    }),
+  );
+  return {
+    httpMethod: 'POST',
+    path: url.pathname,
+    pathParameters: { domain: 'held.nl' },
+    queryStringParameters: Object.fromEntries(url.searchParams),
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+    body,
+    isBase64Encoded: false,
+    requestContext: { identity: { sourceIp: '203.0.113.9' } },
+  } as unknown as APIGatewayProxyEvent;
+}
+
+describe('the snooze link of a quarantine kept as remembered while its record reads expired', () => {
+  it('refuses a 30-day snooze: it offers only the days before the remembered last days begin', async () => {
+    const { handle, stored } = handler(remembered());
+    const res = await handle('snooze', post('{"days":30}'));
+    expect(res.statusCode).toBe(400);
+    expect(JSON.parse(res.body)).toMatchObject({
+      outcome: 'bad_days',
+      message: 'Choose 1, 5 days. Nothing was changed.',
+    });
+    expect(stored).toEqual([]);
+  });
+
+  it('snoozes until the remembered last days begin, not past them', async () => {
+    const { handle, stored } = handler(remembered());
+    const res = await handle('snooze', post('{"days":5}'));
+    expect(JSON.parse(res.body)).toMatchObject({ outcome: 'snoozed' });
+    const restoreBy = NOW - 28 * DAY + 40 * DAY;
+    expect(stored).toEqual([
+      `snooze held.nl ${new Date(Math.min(NOW + 5 * DAY, restoreBy - 8 * DAY)).toISOString()}`,
+    ]);
+  });
+
+  it('refuses any snooze in the remembered last days to restore', async () => {
+    const late = domain('held.nl', NOW, {
+      ...held,
+      date_deleted: NOW - 35 * DAY,
+      date_expiry: NOW - 36 * DAY,
+    });
+    const { report, observed } = scanOf([late], NOW - HOUR);
+    const first = compareWithState({ report, observed, state: EMPTY_STATE, policy: DEFAULT_STATE_POLICY });
+    const { handle, stored } = handler(first.next.domains['held.nl'] as DomainMemory);
+    const res = await handle('snooze', post('{"days":1}'));
+    expect(JSON.parse(res.body).message).toMatch(/is in its last days to restore, 5 days left/);
+    expect(stored).toEqual([]);
+  });
+
+  it('offers 30 days to an expired domain memory knows no quarantine of', async () => {
+    const { handle, stored } = handler(undefined);
+    const res = await handle('snooze', post('{"days":30}'));
+    expect(JSON.parse(res.body)).toMatchObject({ outcome: 'snoozed' });
+    expect(stored).toHaveLength(1);
+  });
+});
