@@ -151,6 +151,26 @@ describe('a quarantine kept as remembered while its record reads expired, as pub
     const digest = renderDigest(shown as unknown as Report);
     expect(digest).toContain('r.nl: last read in redemption at the registry; its record now says expires');
     expect(digest).toContain('and the registry could not be checked this scan');
+    // Published critical as remembered: the SMS names it as the redemption it was last read as.
+    expect(renderSms(shown as unknown as Report)).toContain('1 critical: r.nl registry redemption?');
+  });
+
+  it('is published at the remembered severity when its record reads lower, so every channel names it', () => {
+    // The undocumented status moved the expiry on a year: read by its dates, auto-renew off (info).
+    const first = run([held], T0, EMPTY_STATE);
+    const odd = { ...held, status: ['pendingDelete'], date_expiry: T0 + 300 * DAY };
+    const second = run([odd], T0 + HOUR, first.next);
+    const report = run([odd], T0 + 25 * HOUR, second.next).report as unknown as Report;
+    const f = only(report);
+    expect(f.kind).toBe('auto_renew_off');
+    expect(f.remembered?.severity).toBe('critical');
+    expect(f.severity).toBe('critical');
+    expect(report.summary).toEqual({ critical: 1, warning: 0, info: 0 });
+    expect(renderSms(report)).toContain('held.nl LAST DAYS 3d to restore?');
+    const digest = renderDigest(report);
+    expect(digest).toContain('held.nl: last read in quarantine, LAST DAYS: restore by 27 Nov 2026 06:00 UTC');
+    expect(digest).not.toContain('Nothing critical or urgent');
+    expect(chatItems(report)[0]?.severity).toBe('critical');
   });
 
   it('is not marked when memory judges it as read', () => {

@@ -18,6 +18,7 @@ import {
 } from '../findings/classify';
 import { type DayFormat, dayFormatIn, deadlineText, rememberedWords } from '../findings/next-step';
 import { LAST_DAYS } from '../findings/quarantine-periods';
+import { isRegistryKind } from '../findings/registry-rules';
 import type { DomainChange } from '../memory/state';
 import type { Problem } from '../reseller/client';
 import type { DomainPrice } from '../reseller/schemas';
@@ -319,7 +320,12 @@ function smsFindingText(f: DomainFinding, name: string): string {
   }
   if (f.kind === 'expired') return `${name} expired`;
   if (f.kind === 'renewal_failed') return `${name} renewal failed`;
-  if (f.registry && f.kind.startsWith('registry_')) return registry.registrySmsItem(name, f.registry);
+  // A registry finding kept as remembered (not checked this scan) has no view: said by its kind.
+  if (isRegistryKind(f.kind))
+    return registry.registrySmsItem(
+      name,
+      f.registry?.kind === f.kind ? f.registry : { kind: f.kind, date_expiry: null },
+    );
   return `${name} ${f.days_left}d no renew`;
 }
 

@@ -63,7 +63,7 @@ export function bothSides(f: DomainFinding, resellerWords: (g: ResellerSideFindi
 }
 
 /** `x.nl registry hold`: a registry finding in an SMS (the name already made GSM-7). */
-export function registrySmsItem(name: string, view: RegistryView): string {
+export function registrySmsItem(name: string, view: Pick<RegistryView, 'kind' | 'date_expiry'>): string {
   if (view.kind === 'registry_redemption') return `${name} registry redemption`;
   if (view.kind === 'registry_hold') return `${name} registry hold`;
   if (view.kind === 'registry_unknown') return `${name} unknown at registry`;

@@ -130,7 +130,7 @@ export function compareMemory(input: CompareInput): CompareResult {
   };
   sortEntries(c.changes, c.resolved);
   return {
-    report: { ...c.report, findings: inReportOrder(c.findings), changes: c.changes, resolved: c.resolved },
+    report: { ...inReportOrder(c.report, c.findings), changes: c.changes, resolved: c.resolved },
     silenced: c.silencing.silenced,
     publish,
     why,

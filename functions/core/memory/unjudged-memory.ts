@@ -5,6 +5,7 @@ import {
   isDomainFinding,
   severityRank,
   sortFindings,
+  summaryOf,
 } from '../findings/classify';
 import { DATE_DELETED_LEEWAY_MS, MAX_QUARANTINE_DAYS } from '../findings/quarantine-periods';
 import { isRegistryKind } from '../findings/registry-rules';
@@ -195,7 +196,10 @@ export function withRemembered(f: Finding, j: JudgedFinding): Finding {
     ? { restore_by: j.restore_by ?? null, days_to_restore: j.days_to_restore ?? null }
     : {};
   const because = isRegistryKind(j.kind) ? 'registry_unconfirmed' : 'status_undocumented';
-  return { ...f, remembered: { kind: j.kind, severity: j.severity, ...by, because } };
+  // Published at the severity memory judges it by when that is higher: read as info (auto-renew
+  // off) it sat in the digest's INFO count, out of the SMS, under "nothing critical", while repeated.
+  const severity = severityRank(j.severity) > severityRank(f.severity) ? j.severity : f.severity;
+  return { ...f, severity, remembered: { kind: j.kind, severity: j.severity, ...by, because } };
 }
 
 /**
@@ -217,7 +221,15 @@ export function keptForLink(
   return withRemembered(found, judgedAs(found, was, nowMs, null)) as DomainFinding;
 }
 
-/** Findings in report order once some were marked `remembered` (ordered as what memory keeps); else as they are. */
-export function inReportOrder<T extends Finding>(findings: T[]): T[] {
-  return findings.some((f) => isDomainFinding(f) && f.remembered) ? sortFindings(findings) : findings;
+/**
+ * The report with `findings` (the comparison's, some maybe marked `remembered`): once some are, in
+ * report order (ordered as what memory keeps) and the summary counted again (one may be published
+ * at a higher severity); else as they are.
+ */
+export function inReportOrder<R extends Pick<Report, 'summary'>, F extends Finding>(
+  report: R,
+  findings: F[],
+): Omit<R, 'findings'> & { findings: F[] } {
+  if (!findings.some((f) => isDomainFinding(f) && f.remembered)) return { ...report, findings };
+  return { ...report, findings: sortFindings(findings), summary: summaryOf(findings) };
 }
