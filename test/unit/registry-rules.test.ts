@@ -237,6 +237,14 @@ describe('judgeNotFound', () => {
     expect(judgeNotFound(reseller({ date_expiry: NOW + 8 * DAY }), NOW, POLICY)?.severity).toBe('warning');
   });
 
+  it('says nothing for a domain added to the account within the last day: the registry may not serve it yet', () => {
+    // Registered minutes ago (or a 404 a cache kept from the availability check before it).
+    for (const added of [NOW - 5 * 60_000, NOW - DAY + 60_000, NOW + 60_000])
+      expect(judgeNotFound(reseller({ date_created: added }), NOW, POLICY)).toBeNull();
+    for (const added of [NOW - DAY - 60_000, null, undefined])
+      expect(judgeNotFound(reseller({ date_created: added }), NOW, POLICY)?.kind).toBe('registry_unknown');
+  });
+
   it('says nothing for a ccTLD, an xn-- TLD or a domain the reseller lists in quarantine', () => {
     for (const name of ['shop.nl', 'shop.co.uk', 'SHOP.DE.', 'shop.xn--p1ai', 'shop.рф'])
       expect(judgeNotFound(reseller({ domain_name: name }), NOW, POLICY)).toBeNull();

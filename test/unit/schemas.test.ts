@@ -68,6 +68,13 @@ describe('DomainSchema', () => {
     expect(d).toMatchObject({ auto_renew: false, auto_renew_period: 24, registrant_handle: 'C2' });
   });
 
+  it('reads when the domain was added to the account, and a date_created it cannot read as not given', () => {
+    const at = '2026-11-22T05:55:00Z';
+    expect(DomainSchema.parse({ ...base, date_created: at }).date_created).toBe(Date.parse(at));
+    for (const bad of ['yesterday', 7, null])
+      expect(DomainSchema.parse({ ...base, date_created: bad })).not.toHaveProperty('date_created');
+  });
+
   it('tolerates omitted optional fields, null auto-renew and a status sent as a string', () => {
     expect(DomainSchema.parse({ ...base, status: 'quarantine', auto_renew: null })).toMatchObject({
       status: ['quarantine'],

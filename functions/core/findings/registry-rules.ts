@@ -52,7 +52,12 @@ export interface ResellerSide {
   readonly quarantine: boolean;
   readonly auto_renew: boolean | null;
   readonly registrant_handle: string | null;
+  /** Epoch ms: when the domain was added to the account (`date_created`), when the record says. */
+  readonly date_created?: number | null;
 }
+
+/** A domain added to the account this recently may not be served by its registry's RDAP yet. */
+const NEWLY_ADDED_MS = 86_400_000;
 
 /** Thresholds of the registry rules. */
 export interface RegistryPolicy {
@@ -140,6 +145,10 @@ export function judgeNotFound(
   policy: RegistryPolicy,
 ): Omit<RegistryView, 'server'> | null {
   if (reseller.quarantine || !isGenericTld(reseller.domain_name)) return null;
+  // Registered minutes ago: its 404 may be the registry's lag or a cached answer from the
+  // availability check before it, not a deletion; it stays the info line a ccTLD's 404 is.
+  const added = reseller.date_created;
+  if (typeof added === 'number' && now - added < NEWLY_ADDED_MS) return null;
   const critical = reseller.date_expiry <= now + policy.criticalDays * DAY_MS;
   return {
     kind: 'registry_unknown',

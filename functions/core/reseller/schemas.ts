@@ -174,6 +174,8 @@ export interface Domain {
   readonly auto_renew_period: number | null;
   /** Epoch milliseconds, or null. */
   readonly date_deleted: number | null;
+  /** Epoch milliseconds: when the domain was added to the account; null or absent when not given or unreadable. */
+  readonly date_created?: number | null;
   readonly registrant_handle: string | null;
   /**
    * Set when the record gives the handle under both spellings the documentation shows
@@ -220,6 +222,8 @@ export const DomainSchema = z
     auto_renew_period: looseInt.nullish(),
     auto_renewal_period: looseInt.nullish(),
     date_deleted: dateTime.nullish(),
+    // Read only to spare a domain registered minutes ago a registry_unknown: tolerant.
+    date_created: dateTime.nullish().catch(undefined),
     registrant_handle: z.string().nullish(),
     registant_handle: z.string().nullish(),
     // Watched fields: tolerant, since a scan must not fail over a field it only watches.
@@ -260,6 +264,7 @@ export const DomainSchema = z
         r.auto_renew === false || r.auto_renewal === false ? false : (r.auto_renew ?? r.auto_renewal ?? null),
       auto_renew_period: r.auto_renew_period ?? r.auto_renewal_period ?? null,
       date_deleted: r.date_deleted ?? null,
+      ...(typeof r.date_created === 'number' ? { date_created: r.date_created } : {}),
       registrant_handle: r.registrant_handle ?? r.registant_handle ?? null,
       ...(r.registrant_handle && r.registant_handle && r.registrant_handle !== r.registant_handle
         ? { registrant_conflict: [r.registrant_handle, r.registant_handle] as const }

@@ -182,6 +182,7 @@ function sideOf(domain: Domain): ResellerSide {
     quarantine: domain.status.includes('quarantine'),
     auto_renew: domain.auto_renew,
     registrant_handle: domain.registrant_handle,
+    ...(domain.date_created == null ? {} : { date_created: domain.date_created }),
   };
 }
 
