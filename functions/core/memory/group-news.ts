@@ -1,4 +1,4 @@
-import { type Finding, isDomainFinding, type Severity } from '../findings/classify';
+import { type Finding, isDomainFinding, type Severity, severityRank } from '../findings/classify';
 import type { InGroup, StatefulFinding, StatePolicy } from './state';
 
 /**
@@ -17,10 +17,20 @@ export const isNews = (f: Finding): boolean => {
 /**
  * The severity news is judged at against a level (minSeverity): its own, but a domain back in the
  * account (`returned`, a warning) at that of its departure (`left_account`, critical), so whoever
- * was told it left is told it is back, a group that hears critical news alone too.
+ * was told it left is told it is back, a group that hears critical news alone too; and a finding
+ * memory keeps as the one it remembers (`remembered`, docs/memory.md) at the higher of the two, as
+ * the comparison repeats and escalates it: a kept quarantine whose record reads as an info finding
+ * is sent to a group that hears critical news alone, as it is to the account.
  */
-export const newsLevel = (x: { readonly kind?: string; readonly severity: Severity }): Severity =>
-  x.kind === 'returned' ? 'critical' : x.severity;
+export const newsLevel = (x: {
+  readonly kind?: string;
+  readonly severity: Severity;
+  readonly remembered?: { readonly severity: Severity };
+}): Severity => {
+  if (x.kind === 'returned') return 'critical';
+  const kept = x.remembered?.severity;
+  return kept !== undefined && severityRank(kept) > severityRank(x.severity) ? kept : x.severity;
+};
 
 /**
  * The groups with recipients of their own (the policy's `ownRecipients`) whose message the

@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import { dateFormat, describeDomainFinding, restoreDeadlineText } from '../alerts/alert';
 import { normalizeDomainName, plainDomain } from '../base/text';
-import { type DomainFinding, isDomainFinding } from '../findings/classify';
+import {
+  asRemembered,
+  type DomainFinding,
+  isDomainFinding,
+  type Severity,
+  severityRank,
+} from '../findings/classify';
 import { LAST_DAYS } from '../findings/quarantine-periods';
 import { briefThenFull, RESPONSE_BUDGET_BYTES, type ReportView, responseBytes } from '../memory/report-view';
 import type { Report } from '../scan/scan';
@@ -10,9 +16,11 @@ import type { Report } from '../scan/scan';
  * The calendar feed (RFC 5545): one all-day event per domain finding, on its expiry date (or, in
  * quarantine, the day quarantine began), with an alarm CRITICAL_DAYS before an expiry; a
  * quarantined domain with a known restore deadline has a second event on the last day a restore is
- * still possible. All-day events float (they have no zone), so each is dated as the day reads in
- * the alert's time zone (ALERT_TIME_ZONE): dated in UTC, a deadline of 18:00 in Los Angeles would
- * show on the next day there, after it passed. UIDs are a hash of domain, kind and the UTC date, so
+ * still possible, and so has one memory keeps as a quarantine while its record reads another kind
+ * (`remembered`, docs/memory.md), on the remembered deadline: the UID it had while read in
+ * quarantine, as urgent as that quarantine. All-day events float (they have no zone), so each is
+ * dated as the day reads in the alert's time zone (ALERT_TIME_ZONE): dated in UTC, a deadline of
+ * 18:00 in Los Angeles would show on the next day there, after it passed. UIDs are a hash of domain, kind and the UTC date, so
  * a calendar app that fetches the feed again updates its events instead of adding copies, and a
  * renewal (a new date) is a new event.
  *
@@ -34,7 +42,28 @@ export function eventDate(finding: DomainFinding): string {
   return finding.kind === 'quarantine' ? (finding.date_deleted ?? finding.date_expiry) : finding.date_expiry;
 }
 
-/** The stable UID of a finding's event; `repeat` tells apart records that would share one. */
+/**
+ * The finding a restore-by event is of: a quarantine memory keeps as remembered with a known
+ * restore-by as that one (the deadline memory judges by, whatever the record reads: expired, or a
+ * quarantine with a later deadline), else the finding as read when it has a restore-by; else none.
+ */
+function deadlineFinding(f: DomainFinding): DomainFinding | null {
+  const r = f.remembered;
+  if (r?.kind === 'quarantine' && r.restore_by) return asRemembered(f);
+  return f.restore_by ? f : null;
+}
+
+/** How urgent a finding's events are: the higher of its severity and the one memory keeps (`remembered`). */
+function urgencyOf(f: DomainFinding): Severity {
+  const kept = f.remembered?.severity;
+  return kept !== undefined && severityRank(kept) > severityRank(f.severity) ? kept : f.severity;
+}
+
+/**
+ * The stable UID of a finding's event (as read); `repeat` tells apart records that would share one.
+ * A restore-by event's names its deadline alone, so it stays the same while memory keeps the
+ * quarantine as remembered and the record reads another kind.
+ */
 export function eventUid(finding: DomainFinding, repeat = ''): string {
   return uidOf(uidKey(finding.domain_name, finding.kind, eventDate(finding), repeat));
 }
@@ -154,7 +183,8 @@ function eventInput(e: FeedEvent, c: FeedContext): EventInput {
       alarmDays: f.kind !== 'quarantine' && Date.parse(date) > c.now ? c.criticalDays : null,
     };
   }
-  const restoreBy = f.restore_by ?? '';
+  const q = deadlineFinding(f) ?? f;
+  const restoreBy = q.restore_by ?? '';
   // The last day a restore is still possible: the day the deadline falls on (a deadline at
   // midnight sharp leaves none of that day), never a day that begins after it.
   const deadline = Date.parse(restoreBy);
@@ -164,7 +194,7 @@ function eventInput(e: FeedEvent, c: FeedContext): EventInput {
     start: c.dayOf(deadline - 1),
     summary: `Restore by: ${shown} (last day to restore)`,
     description: () =>
-      `${shown}: ${restoreDeadlineText(f, dayFormat)} (the deadline's day and time). After it, the domain can no longer be restored.`,
+      `${shown}: ${restoreDeadlineText(q, dayFormat)} (the deadline's day and time). After it, the domain can no longer be restored.`,
     alarmDays: deadline > c.now ? LAST_DAYS : null,
   };
 }
@@ -221,8 +251,8 @@ function eventsOf(report: Report): FeedEvent[] {
   for (const f of report.findings) {
     if (!isDomainFinding(f)) continue;
     events.push({ finding: f, restoreBy: false, key: unique(f, f.kind, eventDate(f)) });
-    if (f.restore_by)
-      events.push({ finding: f, restoreBy: true, key: unique(f, 'restore_by', f.restore_by) });
+    const deadline = deadlineFinding(f)?.restore_by;
+    if (deadline) events.push({ finding: f, restoreBy: true, key: unique(f, 'restore_by', deadline) });
   }
   return events;
 }
@@ -267,8 +297,9 @@ export function renderCalendar(report: ReportView, options: CalendarOptions = {}
   // Critical and warning events first, each short, the most urgent first while they fit; then,
   // most urgent first, whole while it fits; then the info events, whole or short, while they fit.
   // Only what is written is made.
-  const urgent = events.filter((e) => e.finding.severity !== 'info');
-  const info = events.filter((e) => e.finding.severity === 'info');
+  // A finding memory keeps as remembered is as urgent as that one (a kept quarantine read as info).
+  const urgent = events.filter((e) => urgencyOf(e.finding) !== 'info');
+  const info = events.filter((e) => urgencyOf(e.finding) === 'info');
   const fitted = briefThenFull(urgent, short, full, size, budget);
   const urgentOut = fitted.out;
   const kept = urgentOut.length;

@@ -1,0 +1,123 @@
+import ICAL from 'ical.js';
+import { describe, expect, it } from 'vitest';
+import type { DomainFinding } from '../../functions/core/findings/classify';
+import { eventUid, renderCalendar } from '../../functions/core/pages/calendar';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import type { Report } from '../../functions/core/scan/scan';
+import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
+import { DAY, domain, scanOf } from '../support/state-scan';
+import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
+
+/**
+ * The calendar feed of a quarantine memory keeps as remembered while its record cannot be judged
+ * (a status the API does not document): its restore-by event stays, on the remembered deadline,
+ * under the UID it had while the record read quarantine, and it is as urgent as that quarantine.
+ */
+
+const T0 = Date.parse('2026-11-22T06:00:00Z');
+const HOUR = 3_600_000;
+
+function run(d: readonly Domain[], now: number, state: ScanState) {
+  const odd = d.filter((x) => x.status.includes('pendingDelete'));
+  const problems = odd.map((x) => undocumentedStatusProblem(x, 1)).filter((p) => p !== null);
+  const { report, observed } = scanOf(d, now, { problems });
+  const r = compareWithState({ report, observed, state, policy: DEFAULT_STATE_POLICY });
+  return { report: r.report as unknown as Report, next: r.next };
+}
+
+/** In .nl quarantine (40 days to restore) since 35 days before T0: restore by 27 Nov 2026 06:00 UTC. */
+const held = domain('held.nl', T0, {
+  auto_renew: false,
+  status: ['quarantine'],
+  date_expiry: T0 - 36 * DAY,
+  date_deleted: T0 - 35 * DAY,
+});
+/** Expiring in 20 days, auto-renew off: a warning. */
+const other = domain('aaa.nl', T0, { auto_renew: false, date_expiry: T0 + 20 * DAY });
+
+/** The report read in quarantine at T0 (judged), then of `odd` a day on (kept as remembered). */
+function judgedThenKept(odd: Domain, also: readonly Domain[] = []) {
+  const judged = run([held, ...also], T0, EMPTY_STATE);
+  const second = run([odd, ...also], T0 + HOUR, judged.next);
+  return { judged: judged.report, kept: run([odd, ...also], T0 + 25 * HOUR, second.next).report };
+}
+
+const readExpired: Domain = { ...held, status: ['pendingDelete'] };
+const readRenewed: Domain = {
+  ...held,
+  status: ['pendingDelete'],
+  date_expiry: T0 + 300 * DAY,
+  date_deleted: null,
+};
+
+const events = (ics: string) =>
+  new ICAL.Component(ICAL.parse(ics)).getAllSubcomponents('vevent').map((e) => new ICAL.Event(e));
+
+describe('the calendar feed of a quarantine kept as remembered', () => {
+  it('has its restore-by event while its record reads expired, under the UID it had', () => {
+    const { judged, kept } = judgedThenKept(readExpired);
+    expect(kept.findings[0]).toMatchObject({ kind: 'expired', remembered: { kind: 'quarantine' } });
+    const before = events(renderCalendar(judged)).find((e) => e.summary.startsWith('Restore by:'));
+    const after = events(renderCalendar(kept)).find((e) => e.summary.startsWith('Restore by:'));
+    expect(after?.summary).toBe('Restore by: held.nl (last day to restore)');
+    expect(after?.startDate.toString()).toBe('2026-11-27');
+    expect(after?.description).toContain('LAST DAYS: restore by 27 Nov 2026 06:00 UTC, 3 days left');
+    expect(after?.uid).toBe(before?.uid);
+  });
+
+  it('keeps the UID of the event of the finding as read: eventUid names the record read', () => {
+    const { kept } = judgedThenKept(readExpired);
+    const uids = events(renderCalendar(kept)).map((e) => e.uid);
+    const f = kept.findings[0];
+    if (!f || !('domain_name' in f)) throw new Error('no domain finding');
+    expect(uids[0]).toBe(eventUid(f));
+    expect(new Set(uids).size).toBe(uids.length);
+  });
+
+  it('has its restore-by event, with its alarm, while its record reads as an info finding', () => {
+    const { kept } = judgedThenKept(readRenewed);
+    expect(kept.findings[0]).toMatchObject({ severity: 'info', remembered: { kind: 'quarantine' } });
+    const ics = renderCalendar(kept);
+    const restore = events(ics).find((e) => e.summary.startsWith('Restore by:'));
+    expect(restore?.startDate.toString()).toBe('2026-11-27');
+    expect(ics).toContain('TRIGGER:-P7D');
+  });
+
+  it('puts its events among the critical ones while its record reads as an info finding', () => {
+    const { kept } = judgedThenKept(readRenewed, [other]);
+    const summaries = events(renderCalendar(kept)).map((e) => e.summary);
+    expect(summaries).toEqual([
+      'Expires: held.nl (auto-renew off)',
+      'Restore by: held.nl (last day to restore)',
+      'Expires: aaa.nl (auto-renew off)',
+    ]);
+    // A feed too small for every event keeps its urgent ones whole, the kept quarantine among them.
+    const whole = renderCalendar(kept);
+    const tight = renderCalendar(kept, { budgetBytes: Buffer.byteLength(whole) - 200 });
+    expect(tight).toContain('DESCRIPTION:held.nl: last read in quarantine');
+  });
+
+  it('uses the remembered restore-by when the record reads a later one', () => {
+    // A quarantine read with a later deadline (a registry finding not confirmed, say) that memory
+    // judges by the sooner one it remembers (unjudged-memory.ts judgedAs).
+    const { judged } = judgedThenKept(readExpired);
+    const read = judged.findings[0] as DomainFinding;
+    const later = {
+      ...read,
+      restore_by: '2026-12-02T06:00:00.000Z',
+      days_to_restore: 8,
+      remembered: {
+        kind: 'quarantine',
+        severity: 'critical',
+        restore_by: read.restore_by,
+        days_to_restore: 3,
+        because: 'registry_unconfirmed',
+      },
+    } satisfies DomainFinding;
+    const restore = (f: DomainFinding) =>
+      events(renderCalendar({ ...judged, findings: [f] })).filter((e) => e.summary.startsWith('Restore by:'));
+    expect(restore(later).map((e) => e.startDate.toString())).toEqual(['2026-11-27']);
+    expect(restore(later)[0]?.description).toContain('restore by 27 Nov 2026 06:00 UTC');
+    expect(restore(later)[0]?.uid).toBe(restore(read)[0]?.uid);
+  });
+});
