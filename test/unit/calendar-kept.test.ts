@@ -76,7 +76,12 @@ describe('the calendar feed of a quarantine kept as remembered', () => {
 
   it('has its restore-by event, with its alarm, while its record reads as an info finding', () => {
     const { kept } = judgedThenKept(readRenewed);
-    expect(kept.findings[0]).toMatchObject({ severity: 'info', remembered: { kind: 'quarantine' } });
+    // Published at the higher of the two severities (withRemembered), its record reading info.
+    expect(kept.findings[0]).toMatchObject({
+      kind: 'auto_renew_off',
+      severity: 'critical',
+      remembered: { kind: 'quarantine' },
+    });
     const ics = renderCalendar(kept);
     const restore = events(ics).find((e) => e.summary.startsWith('Restore by:'));
     expect(restore?.startDate.toString()).toBe('2026-11-27');
