@@ -103,6 +103,27 @@ describe('scan --registry-check against the simulator’s registry side', () => 
     );
   });
 
+  it('leaves the 404 of a gTLD domain added to the account minutes ago an info line: its registry may not serve it yet', async () => {
+    world = await startRegistryWorld({ now: NOW_MS, domains: 200, scenarios: new Map() });
+    const w = world;
+    const quiet = w.portfolio.domains
+      .map((d) => String(d.domain_name))
+      .filter((n) => registryOf(n)?.name === 'gtld' && !w.portfolio.truth.findings.some((f) => f.key === n));
+    const [fresh, old] = quiet as [string, string];
+    w.registry.setScenario(fresh, 'unknown');
+    w.registry.setScenario(old, 'unknown');
+    expect(w.sim.updateDomain(fresh, { date_created: new Date(NOW_MS - 5 * 60_000).toISOString() })).toBe(
+      true,
+    );
+    const checked = await scanJson(w.env, '--registry-check', '--registry-days', '1');
+    expect(
+      checked.findings.filter(isRegistryKind).map((f) => `${f.domain_name} ${f.kind} ${f.severity}`),
+    ).toEqual([`${old} registry_unknown warning`]);
+    expect(checked.registry?.problems.map((p) => p.reason)).toContainEqual(
+      expect.stringContaining(`does not know 1 domain the reseller lists (HTTP 404), e.g. ${fresh}:`),
+    );
+  });
+
   it('counts a TLD without RDAP and a registry without expiry dates as not checkable, with no finding from either', async () => {
     world = await startRegistryWorld({ now: NOW_MS, domains: 300 });
     const checked = await scanJson(world.env, '--registry-check', '--registry-days', '1');
