@@ -147,8 +147,10 @@ export function judgeNotFound(
   if (reseller.quarantine || !isGenericTld(reseller.domain_name)) return null;
   // Registered minutes ago: its 404 may be the registry's lag or a cached answer from the
   // availability check before it, not a deletion; it stays the info line a ccTLD's 404 is.
+  // A date_created more than a day ahead is not a registration at all (a wrong date): believed, it
+  // would keep a deleted domain silent until that date.
   const added = reseller.date_created;
-  if (typeof added === 'number' && now - added < NEWLY_ADDED_MS) return null;
+  if (typeof added === 'number' && Math.abs(now - added) < NEWLY_ADDED_MS) return null;
   const critical = reseller.date_expiry <= now + policy.criticalDays * DAY_MS;
   return {
     kind: 'registry_unknown',
