@@ -155,8 +155,8 @@ interface Comparison {
   readonly unreadableContacts: ReadonlySet<string>;
   /** A contact record (or the whole list) could not be read and is not named: any contact may be it. */
   readonly contactsUnread: boolean;
-  /** Remembered findings this scan could not confirm or judge (a registry check not done, a status the API does not document): kept as they were. */
-  readonly unconfirmed: ReadonlySet<string>;
+  /** Remembered findings this scan could not confirm or judge (a registry check not done, a status the API does not document): kept as they were, by why (the registry named when both): as their channels say it. */
+  readonly unconfirmed: ReadonlyMap<string, NonNullable<Parameters<typeof withRemembered>[2]>>;
   readonly priorContacts: ReadonlyMap<string, ContactMemory>;
   readonly findings: StatefulFinding[];
   /** New or escalated findings at the minimum severity, not silenced: what the message announces. */
@@ -186,9 +186,9 @@ function prepare(input: CompareInput): Comparison {
   // action that lapsed (expired, worse, changed, resolved) is dropped from the next state.
   const back = returning(input.head, memory.seen, memory.prior, nowMs);
   const actions = new Map([...returningActions(back), ...memory.actions()]);
-  const unconfirmed = new Set([
-    ...unconfirmedRegistryKeys(keyed.report, memory),
-    ...unjudgedKeys(keyed.report, memory),
+  const unconfirmed = new Map([
+    ...[...unjudgedKeys(keyed.report, memory)].map((k) => [k, 'status_undocumented'] as const),
+    ...[...unconfirmedRegistryKeys(keyed.report, memory)].map((k) => [k, 'registry_unconfirmed'] as const),
   ]);
   // A finding kept as remembered is silenced no further than the remembered one's last days.
   const kept = (f: DomainFinding) => {
@@ -322,7 +322,7 @@ function markFindings(c: Comparison): void {
       : null;
     if (hours !== null) c.escalated.add(key);
     const marked = {
-      ...(j ? withRemembered(f, j) : f), // kept as remembered: said as that one too
+      ...(j ? withRemembered(f, j, c.unconfirmed.get(key)) : f), // kept as remembered: said as that one too
       change,
       ...(hours !== null ? { escalated_after_hours: hours } : {}),
     } as StatefulFinding;

@@ -3,6 +3,7 @@ import {
   daysLeft,
   type Finding,
   isDomainFinding,
+  type RememberedFinding,
   severityRank,
   sortFindings,
   summaryOf,
@@ -189,13 +190,15 @@ export function judgedAs(
  * says what memory judges it by, not only what the record reads (an expired record of a domain
  * last read in quarantine, 3 days to restore). Else `f` as it is. Pure.
  */
-export function withRemembered(f: Finding, j: JudgedFinding): Finding {
+export function withRemembered(f: Finding, j: JudgedFinding, why?: RememberedFinding['because']): Finding {
   const quarantine = j.kind === 'quarantine';
   if (!isDomainFinding(f) || (j.kind === f.kind && (!quarantine || j.restore_by === f.restore_by))) return f;
   const by = quarantine
     ? { restore_by: j.restore_by ?? null, days_to_restore: j.days_to_restore ?? null }
     : {};
-  const because = isRegistryKind(j.kind) ? 'registry_unconfirmed' : 'status_undocumented';
+  // Why it is kept, when the caller knows (a registry finding kept for the record's status, its
+  // registry checked, is not one the registry could not confirm); else told by its kind.
+  const because = why ?? (isRegistryKind(j.kind) ? 'registry_unconfirmed' : 'status_undocumented');
   // Published at the severity memory judges it by when that is higher: read as info (auto-renew
   // off) it sat in the digest's INFO count, out of the SMS, under "nothing critical", while repeated.
   const severity = severityRank(j.severity) > severityRank(f.severity) ? j.severity : f.severity;
@@ -218,7 +221,7 @@ export function keptForLink(
   if (!found || !was || undocumentedStatusProblem(domain, 1) === null) return found;
   if (severityRank(found.severity) >= severityRank(was.severity) && !renewedOrRestored(was, found))
     return found;
-  return withRemembered(found, judgedAs(found, was, nowMs, null)) as DomainFinding;
+  return withRemembered(found, judgedAs(found, was, nowMs, null), 'status_undocumented') as DomainFinding;
 }
 
 /**
