@@ -330,7 +330,8 @@ export const CHANGE_NEXT_STEPS = {
   },
 } as const;
 
-const REMEMBERED_WORDS: Readonly<Record<string, string>> = {
+/** Typed over every kind, so a kind added without its words fails to compile. */
+const REMEMBERED_WORDS: Readonly<Record<DomainFinding['kind'], string>> = {
   quarantine: 'in quarantine',
   expired: 'expired',
   renewal_failed: 'with a renewal that did not happen',
@@ -339,11 +340,14 @@ const REMEMBERED_WORDS: Readonly<Record<string, string>> = {
   registry_redemption: 'in redemption at the registry',
   registry_hold: 'on hold at the registry',
   registry_expiry_mismatch: 'with another expiry date at the registry',
+  registry_unknown: 'unknown to its registry (HTTP 404)',
 };
 
 /** A finding kind memory kept, in words after "last read": `in quarantine`. */
 export const rememberedWords = (kind: string): string =>
-  Object.hasOwn(REMEMBERED_WORDS, kind) ? (REMEMBERED_WORDS[kind] as string) : cutText(safeText(kind), 40);
+  Object.hasOwn(REMEMBERED_WORDS, kind)
+    ? REMEMBERED_WORDS[kind as DomainFinding['kind']]
+    : cutText(safeText(kind), 40);
 
 /**
  * The step of a finding memory kept as the one it remembers (`remembered`, docs/memory.md): the
