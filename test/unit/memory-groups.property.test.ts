@@ -2,12 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { planAlerts } from '../../functions/core/alerts/groups';
 import { classify, type DomainFinding, isDomainFinding } from '../../functions/core/findings/classify';
-import {
-  acknowledgementOf,
-  alertView,
-  snoozeChoicesFor,
-  snoozeOf,
-} from '../../functions/core/memory/actions';
+import { alertView } from '../../functions/core/memory/actions';
 import { compareMemory } from '../../functions/core/memory/compare';
 import { isNews } from '../../functions/core/memory/group-news';
 import { ScanMemory } from '../../functions/core/memory/scan-memory';
@@ -26,6 +21,7 @@ import {
   readModel,
   stepOf,
   T0,
+  withAction,
 } from '../support/account-model';
 import { domain, scanOf } from '../support/state-scan';
 import { EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
@@ -192,17 +188,9 @@ describe('memory between scans, with policy groups', () => {
               const name = m.record.domain_name;
               events.push(`${name} ${e} ${n}`);
               const f = lastFinding.get(name);
-              if (e === 'snooze' || e === 'ack') {
-                if (f && state.domains[name] && snoozeChoicesFor(f).length > 0) {
-                  const at = Math.max(before, Math.min(now, before + 60_000));
-                  const mem = state.domains[name];
-                  const actions =
-                    e === 'snooze'
-                      ? { ...mem.actions, snooze: snoozeOf(f, n, at) }
-                      : { ...mem.actions, acknowledged: acknowledgementOf(f, at) };
-                  state = { ...state, domains: { ...state.domains, [name]: { ...mem, actions } } };
-                }
-              } else apply(m, e, n, now);
+              if (e === 'snooze' || e === 'ack')
+                state = withAction(state, name, e, f, n, before, now) ?? state;
+              else apply(m, e, n, now);
             }
             const prev = state;
             out = scanModel(model, now, prev, s.incomplete);
