@@ -1,15 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planAlerts } from '../../functions/core/alerts/groups';
-import { classify, type DomainFinding, isDomainFinding } from '../../functions/core/findings/classify';
-import { alertView } from '../../functions/core/memory/actions';
-import { compareMemory } from '../../functions/core/memory/compare';
+import { type DomainFinding, isDomainFinding } from '../../functions/core/findings/classify';
 import { isNews } from '../../functions/core/memory/group-news';
-import { ScanMemory } from '../../functions/core/memory/scan-memory';
 import type { StatefulFinding } from '../../functions/core/memory/state';
-import { loadStatePolicy } from '../../functions/core/memory/state-config';
-import type { Domain } from '../../functions/core/reseller/schemas';
-import { markFinding, parsePolicies, resolvePolicies } from '../../functions/core/scan/policies';
 import {
   applyDomainEvent,
   CUT,
@@ -23,7 +16,8 @@ import {
   T0,
   withAction,
 } from '../support/account-model';
-import { domain, scanOf } from '../support/state-scan';
+import { groupScanner } from '../support/group-scan';
+import { domain } from '../support/state-scan';
 import { EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
 
 /**
@@ -66,12 +60,7 @@ const FILE = {
   ],
   escalation: { afterHours: 24, withinDays: 7 },
 };
-const POLICIES = parsePolicies(FILE, 'policies file p.json');
-const SET = resolvePolicies(POLICIES, {
-  classify: { expiryDays: 30, criticalDays: 7 },
-  minSeverity: 'warning',
-});
-const STATE_POLICY = loadStatePolicy({}, 'warning', POLICIES);
+const { scan } = groupScanner(FILE);
 
 type Event = DomainEvent | 'none' | 'snooze' | 'ack' | 'regroup';
 
@@ -94,43 +83,11 @@ const step = stepOf(
   ]),
 );
 
-const groupOf = (d: Domain) => SET.policyFor(d);
-
 /** One scan at `now`, compared with `state`, and the messages alerts/groups.ts plans from it. */
 function scanModel(model: readonly Modelled[], now: number, state: ScanState, incomplete: boolean) {
   const { read, problems } = readModel(model, incomplete);
-  const { report } = scanOf(read, now, { problems });
-  const findings: DomainFinding[] = [];
-  for (const d of read) {
-    const g = groupOf(d);
-    const f = classify(d, now, g?.classify);
-    if (f) findings.push(markFinding(f, g));
-  }
-  const source = incomplete ? { ...report.source, incomplete: CUT } : report.source;
-  const memory = new ScanMemory();
-  for (const [key, value] of Object.entries(state.domains)) memory.remember(key, value);
-  for (const d of read) memory.observe(d, 1, groupOf(d)?.policy.name);
-  const { domains: _d, ...head } = state;
-  const result = compareMemory({
-    report: { ...report, source, findings },
-    memory,
-    head,
-    policy: STATE_POLICY,
-  });
-  const next: ScanState = { ...result.next.head, domains: Object.fromEntries(result.next.domains) };
-  const plan = result.publish
-    ? planAlerts(alertView(result.report, result.silenced), {
-        minSeverity: 'warning',
-        policies: SET,
-        decided: true,
-      })
-    : [];
-  return {
-    result,
-    next,
-    plan,
-    read: new Set(read.map((d) => d.domain_name)),
-  };
+  const out = scan(read, now, state, { problems, ...(incomplete ? { incomplete: CUT } : {}) });
+  return { ...out, read: new Set(read.map((d) => d.domain_name)) };
 }
 
 /** A domain event, or the domain moved to group `n` of GROUPS (its tag). */
