@@ -5,7 +5,7 @@ import type { StatePolicy } from '../../functions/core/memory/state';
 import type { Problem } from '../../functions/core/reseller/paging';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
-import { DAY, scanOf } from './state-scan';
+import { DAY, domain, scanOf } from './state-scan';
 import { compareWithState, DEFAULT_STATE_POLICY, type ScanState } from './whole-state';
 
 /**
@@ -28,6 +28,18 @@ export interface Modelled {
   present: boolean;
   unreadable: boolean;
 }
+
+/** The first `size` of NAMES, each listed, readable and healthy at T0 (`overrides`: what the i-th record says besides). */
+export const modelOf = (size: number, overrides: (i: number) => Partial<Domain> = () => ({})): Modelled[] =>
+  NAMES.slice(0, size).map((name, i) => ({
+    record: domain(name, T0, overrides(i)),
+    present: true,
+    unreadable: false,
+  }));
+
+/** The time of the next scan `minutes` on: a clock that runs back runs back a little, at most 3 hours behind the latest scan. */
+export const nextScanAt = (now: number, latest: number, minutes: number): number =>
+  Math.max(now + minutes * 60_000, latest - 3 * HOUR);
 
 /**
  * An event drawn between scans: none half the time, else one of `events` (in this order, so a seed

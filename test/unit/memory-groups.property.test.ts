@@ -10,14 +10,14 @@ import {
   eventOf,
   HOUR,
   type Modelled,
-  NAMES,
+  modelOf,
+  nextScanAt,
   readModel,
   stepOf,
   T0,
   withAction,
 } from '../support/account-model';
 import { groupScanner } from '../support/group-scan';
-import { domain } from '../support/state-scan';
 import { EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
 
 /**
@@ -111,11 +111,7 @@ describe('memory between scans, with policy groups', () => {
         fc.array(fc.constantFrom<Group>(...GROUPS), { minLength: 5, maxLength: 5 }),
         fc.array(step, { minLength: 1, maxLength: 40 }),
         (size, initial, steps) => {
-          const model: Modelled[] = NAMES.slice(0, size).map((name, i) => ({
-            record: domain(name, T0, { tags: initial[i] ? [initial[i] as string] : [] }),
-            present: true,
-            unreadable: false,
-          }));
+          const model = modelOf(size, (i) => ({ tags: initial[i] ? [initial[i] as string] : [] }));
           let now = T0;
           let latest = now;
           let out = scanModel(model, now, EMPTY_STATE, false);
@@ -137,7 +133,7 @@ describe('memory between scans, with policy groups', () => {
             if (isDomainFinding(f)) lastFinding.set(f.domain_name, f);
           for (const s of steps) {
             const before = now;
-            now = Math.max(now + s.minutes * 60_000, latest - 3 * HOUR);
+            now = nextScanAt(now, latest, s.minutes);
             latest = Math.max(latest, now);
             const events: string[] = [];
             for (const [i, e, n] of s.events) {

@@ -10,13 +10,13 @@ import {
   eventOf,
   HOUR,
   type Modelled,
-  NAMES,
+  modelOf,
+  nextScanAt,
   scanModel,
   stepOf,
   T0,
   withAction,
 } from '../support/account-model';
-import { domain } from '../support/state-scan';
 import { DEFAULT_STATE_POLICY, EMPTY_STATE, parseState } from '../support/whole-state';
 
 /**
@@ -92,11 +92,7 @@ const silencedOf = (f: Marked) => f.snoozed_until !== undefined || f.acknowledge
 function run(size: number, steps: readonly Step[], policyName: string) {
   const policy = POLICIES[policyName] as StatePolicy;
   const capped = policy.repeat.cap !== undefined;
-  const model: Modelled[] = NAMES.slice(0, size).map((name) => ({
-    record: domain(name, T0),
-    present: true,
-    unreadable: false,
-  }));
+  const model = modelOf(size);
   let now = T0;
   let latest = now;
   let out = scanModel(model, now, EMPTY_STATE, false, policy);
@@ -121,7 +117,7 @@ function run(size: number, steps: readonly Step[], policyName: string) {
   observe(out.result.report.findings as Marked[], out.result.publish);
   for (const s of steps) {
     const before = now;
-    now = Math.max(now + s.minutes * 60_000, latest - 3 * HOUR);
+    now = nextScanAt(now, latest, s.minutes);
     latest = Math.max(latest, now);
     const events: string[] = [];
     for (const [i, e, n] of s.events) {

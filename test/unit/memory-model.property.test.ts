@@ -10,13 +10,14 @@ import {
   eventOf,
   HOUR,
   type Modelled,
-  NAMES,
+  modelOf,
+  nextScanAt,
   scanModel,
   stepOf,
   T0,
   withAction,
 } from '../support/account-model';
-import { DAY, domain } from '../support/state-scan';
+import { DAY } from '../support/state-scan';
 import { DEFAULT_STATE_POLICY, EMPTY_STATE, parseState } from '../support/whole-state';
 
 /**
@@ -73,11 +74,7 @@ describe('memory between scans, as a model of an account', () => {
           const policy = escalating ? ESCALATING : DEFAULT_STATE_POLICY;
           /** Escalations said per domain, kind and rung, until a resolution or a silence. */
           const escalations = new Set<string>();
-          const model: Modelled[] = NAMES.slice(0, size).map((name) => ({
-            record: domain(name, T0),
-            present: true,
-            unreadable: false,
-          }));
+          const model = modelOf(size);
           let now = T0;
           let out = scanModel(model, now, EMPTY_STATE, false, policy);
           let state = out.result.next;
@@ -116,8 +113,7 @@ describe('memory between scans, as a model of an account', () => {
           let settled = false;
           for (const s of steps) {
             const before = now;
-            // A clock that runs back runs back a little: at most 3 hours behind the latest scan.
-            now = Math.max(now + s.minutes * 60_000, latest - 3 * HOUR);
+            now = nextScanAt(now, latest, s.minutes);
             latest = Math.max(latest, now);
             const events: string[] = [];
             for (const [i, e, n] of s.events) {
