@@ -1,8 +1,12 @@
 import fc from 'fast-check';
+import type { DomainFinding } from '../../functions/core/findings/classify';
+import { acknowledgementOf, snoozeChoicesFor, snoozeOf } from '../../functions/core/memory/actions';
+import type { StatePolicy } from '../../functions/core/memory/state';
 import type { Problem } from '../../functions/core/reseller/paging';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
-import { DAY } from './state-scan';
+import { DAY, domain, scanOf } from './state-scan';
+import { compareWithState, DEFAULT_STATE_POLICY, type ScanState } from './whole-state';
 
 /**
  * The account the memory's property models run scans over (test/unit/memory-model.property.test.ts,
@@ -24,6 +28,18 @@ export interface Modelled {
   present: boolean;
   unreadable: boolean;
 }
+
+/** The first `size` of NAMES, each listed, readable and healthy at T0 (`overrides`: what the i-th record says besides). */
+export const modelOf = (size: number, overrides: (i: number) => Partial<Domain> = () => ({})): Modelled[] =>
+  NAMES.slice(0, size).map((name, i) => ({
+    record: domain(name, T0, overrides(i)),
+    present: true,
+    unreadable: false,
+  }));
+
+/** The time of the next scan `minutes` on: a clock that runs back runs back a little, at most 3 hours behind the latest scan. */
+export const nextScanAt = (now: number, latest: number, minutes: number): number =>
+  Math.max(now + minutes * 60_000, latest - 3 * HOUR);
 
 /**
  * An event drawn between scans: none half the time, else one of `events` (in this order, so a seed
@@ -226,4 +242,50 @@ export function readModel(
   }
   if (incomplete) problems.push({ resource: 'domain', key: null, page: 2, reason: CUT });
   return { read, problems };
+}
+
+/**
+ * One scan of the modelled account at `now`, compared with `state` as the CLI compares it: the
+ * result, and the names of the records read and of those judged (read with a documented status).
+ */
+export function scanModel(
+  model: readonly Modelled[],
+  now: number,
+  state: ScanState,
+  incomplete: boolean,
+  policy: StatePolicy = DEFAULT_STATE_POLICY,
+) {
+  const { read, problems } = readModel(model, incomplete);
+  const { report, observed } = scanOf(read, now, { problems });
+  const source = incomplete ? { ...report.source, incomplete: CUT } : report.source;
+  return {
+    result: compareWithState({ report: { ...report, source }, observed, state, policy }),
+    read: new Set(read.map((d) => d.domain_name)),
+    judged: new Set(read.filter((d) => !undocumentedStatusProblem(d, 1)).map((d) => d.domain_name)),
+  };
+}
+
+/**
+ * `state` with a snooze of `n` days or an acknowledgement of `shown` (the finding the last alert
+ * showed of `name`), made between the scans at `before` and `now` (after the first, no later than
+ * the second), as a link or the command line makes it; undefined where none is offered: no memory
+ * of the domain, or no snooze choice (a quarantine in its last days).
+ */
+export function withAction(
+  state: ScanState,
+  name: string,
+  action: 'snooze' | 'ack',
+  shown: DomainFinding | undefined,
+  n: number,
+  before: number,
+  now: number,
+): ScanState | undefined {
+  const mem = state.domains[name];
+  if (!shown || !mem || snoozeChoicesFor(shown).length === 0) return undefined;
+  const at = Math.max(before, Math.min(now, before + 60_000));
+  const actions =
+    action === 'snooze'
+      ? { ...mem.actions, snooze: snoozeOf(shown, n, at) }
+      : { ...mem.actions, acknowledged: acknowledgementOf(shown, at) };
+  return { ...state, domains: { ...state.domains, [name]: { ...mem, actions } } };
 }

@@ -8,6 +8,7 @@ import type { StatePolicy } from '../../functions/core/memory/state';
 import { type WatchedFields, watchedFieldsOf } from '../../functions/core/memory/state';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import type { Report } from '../../functions/core/scan/scan';
+import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
 import {
   compareWithState,
   DEFAULT_STATE_POLICY,
@@ -78,4 +79,42 @@ export function scanWithState(
 ): WholeCompareResult {
   const { report, observed } = scanOf(domains, now, options);
   return compareWithState({ report, observed, state, policy, scope: 'http://reseller.test' });
+}
+
+/** The problems a scan reports of the records among `domains` with a status the API does not document. */
+export const undocumentedProblems = (domains: readonly Domain[]): Report['problems'] =>
+  domains.flatMap((d) => undocumentedStatusProblem(d, 1) ?? []);
+
+/**
+ * scanWithState as the scan reads records with a status the API does not document: each is reported
+ * as a problem, so memory keeps the finding it remembers of them rather than judge them.
+ */
+export const scanUnjudged = (
+  domains: readonly Domain[],
+  now: number,
+  state: ScanState,
+  policy: StatePolicy = DEFAULT_STATE_POLICY,
+): WholeCompareResult =>
+  scanWithState(domains, now, state, { policy, problems: undocumentedProblems(domains) });
+
+/** held.nl in .nl quarantine (40 days to restore) since `deletedDaysAgo` days before `now`, expired a day before that. */
+export const heldInQuarantine = (now: number, deletedDaysAgo: number): Domain =>
+  domain('held.nl', now, {
+    auto_renew: false,
+    status: ['quarantine'],
+    date_expiry: now - (deletedDaysAgo + 1) * DAY,
+    date_deleted: now - deletedDaysAgo * DAY,
+  });
+
+/** What each scan at `times` says (its why, less the "nothing" lines), `state` carried from one to the next. */
+export function whysAt(
+  times: readonly number[],
+  state: ScanState,
+  scan: (now: number, state: ScanState) => WholeCompareResult,
+): string[][] {
+  return times.map((now) => {
+    const r = scan(now, state);
+    state = r.next;
+    return r.why.filter((w) => !w.startsWith('nothing'));
+  });
 }

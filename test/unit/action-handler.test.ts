@@ -1,11 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { EnvSecretSource } from '../../functions/aws/secrets';
-import { parseSigningKeys, signLink } from '../../functions/core/links/links';
-import type { ActionStore } from '../../functions/core/memory/actions';
-import { settingsFromEnv } from '../../functions/core/scan/config';
-import { createActionHandler } from '../../functions/handlers/action-handler';
 import { MAX_FORM_CHARS } from '../../functions/handlers/http-answer';
+import { recordingActionHandler, signedActionPost } from '../support/action-post';
 
 /**
  * The body of a snooze or acknowledge POST, read by the parser the restore link uses: a body over
@@ -37,54 +33,24 @@ const fetch = (async () =>
     { status: 200, headers: { 'content-type': 'application/json' } },
   )) as typeof globalThis.fetch;
 
-function handler() {
-  const stored: string[] = [];
-  const store: ActionStore = {
-    location: 'memory',
-    snooze: async (domain, snooze) => {
-      stored.push(`snooze ${domain} ${snooze.until}`);
-    },
-    acknowledge: async (domain) => {
-      stored.push(`acknowledge ${domain}`);
-    },
-  };
-  const handle = createActionHandler({
-    settings: () => settingsFromEnv(env),
-    secrets: new EnvSecretSource(env),
-    store: () => store,
-    log: () => undefined,
-    fetch,
-  });
-  return { handle, stored };
-}
+const handler = () => recordingActionHandler({ env, fetch });
 
-function post(
+const post = (
   action: 'snooze' | 'acknowledge',
   body: string,
   contentType: string,
   accept = 'application/json',
-): APIGatewayProxyEvent {
-  const url = new URL(
-    signLink({
-      baseUrl: 'https://x.test/',
-      action,
-      subject: 'example.nl',
-      finding: { kind: 'expiring', severity: 'warning' },
-      keys: parseSigningKeys(SIGNING_KEY),
-      now: Date.now(),
-    }),
-  );
-  return {
-    httpMethod: 'POST',
-    path: url.pathname,
-    pathParameters: { domain: 'example.nl' },
-    queryStringParameters: Object.fromEntries(url.searchParams),
-    headers: { 'Content-Type': contentType, Accept: accept },
+): APIGatewayProxyEvent =>
+  signedActionPost({
+    action,
+    domain: 'example.nl',
+    finding: { kind: 'expiring', severity: 'warning' },
+    signingKey: SIGNING_KEY,
+    now: Date.now(),
     body,
-    isBase64Encoded: false,
-    requestContext: { identity: { sourceIp: '203.0.113.9' } },
-  } as unknown as APIGatewayProxyEvent;
-}
+    contentType,
+    accept,
+  });
 
 describe('the body of a snooze or acknowledge POST', () => {
   it('snoozes and acknowledges with a form or a JSON object (the parser reads both)', async () => {

@@ -4,9 +4,9 @@ import type { DomainFinding } from '../../functions/core/findings/classify';
 import { eventUid, renderCalendar } from '../../functions/core/pages/calendar';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import type { Report } from '../../functions/core/scan/scan';
-import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
-import { DAY, domain, scanOf } from '../support/state-scan';
-import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
+import { HOUR, T0 } from '../support/account-model';
+import { DAY, domain, heldInQuarantine, scanUnjudged } from '../support/state-scan';
+import { EMPTY_STATE, type ScanState } from '../support/whole-state';
 
 /**
  * The calendar feed of a quarantine memory keeps as remembered while its record cannot be judged
@@ -14,24 +14,13 @@ import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } f
  * under the UID it had while the record read quarantine, and it is as urgent as that quarantine.
  */
 
-const T0 = Date.parse('2026-11-22T06:00:00Z');
-const HOUR = 3_600_000;
-
 function run(d: readonly Domain[], now: number, state: ScanState) {
-  const odd = d.filter((x) => x.status.includes('pendingDelete'));
-  const problems = odd.map((x) => undocumentedStatusProblem(x, 1)).filter((p) => p !== null);
-  const { report, observed } = scanOf(d, now, { problems });
-  const r = compareWithState({ report, observed, state, policy: DEFAULT_STATE_POLICY });
+  const r = scanUnjudged(d, now, state);
   return { report: r.report as unknown as Report, next: r.next };
 }
 
 /** In .nl quarantine (40 days to restore) since 35 days before T0: restore by 27 Nov 2026 06:00 UTC. */
-const held = domain('held.nl', T0, {
-  auto_renew: false,
-  status: ['quarantine'],
-  date_expiry: T0 - 36 * DAY,
-  date_deleted: T0 - 35 * DAY,
-});
+const held = heldInQuarantine(T0, 35);
 /** Expiring in 20 days, auto-renew off: a warning. */
 const other = domain('aaa.nl', T0, { auto_renew: false, date_expiry: T0 + 20 * DAY });
 

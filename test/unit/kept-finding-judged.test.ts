@@ -2,15 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
 import { acknowledgementOf, snoozeOf } from '../../functions/core/memory/actions';
 import type { Domain } from '../../functions/core/reseller/schemas';
-import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
-import { DAY, domain, scanOf } from '../support/state-scan';
-import {
-  compareWithState,
-  DEFAULT_STATE_POLICY,
-  EMPTY_STATE,
-  parseState,
-  type ScanState,
-} from '../support/whole-state';
+import { HOUR, T0 } from '../support/account-model';
+import { DAY, domain, heldInQuarantine, scanUnjudged as runWith, whysAt } from '../support/state-scan';
+import { DEFAULT_STATE_POLICY, EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
 
 /**
  * A finding kept as remembered (its record not judged this scan) is judged as the one remembered;
@@ -18,28 +12,16 @@ import {
  * restore-by that cannot be true (edited by hand) never holds a repeat back.
  */
 
-const T0 = Date.parse('2026-11-22T06:00:00Z');
-const HOUR = 3_600_000;
 type Policy = typeof DEFAULT_STATE_POLICY;
 const capped: Policy = { ...DEFAULT_STATE_POLICY, repeat: { critical: 20, warning: 168, cap: 1 } };
 
-function runWith(policy: Policy, d: readonly Domain[], now: number, state: ScanState) {
-  const odd = d.filter((x) => x.status.includes('pendingDelete'));
-  const problems = odd.map((x) => undocumentedStatusProblem(x, 1)).filter((p) => p !== null);
-  const { report, observed } = scanOf(d, now, { problems });
-  return compareWithState({ report, observed, state, policy });
-}
-
 /** What each scan at `hours` (from T0) says, `state` carried from one to the next. */
-function whyAt(policy: Policy, d: Domain, hours: readonly number[], state: ScanState) {
-  const why: string[][] = [];
-  for (const h of hours) {
-    const r = runWith(policy, [d], T0 + h * HOUR, state);
-    why.push(r.why.filter((w) => !w.startsWith('nothing')));
-    state = r.next;
-  }
-  return why;
-}
+const whyAt = (policy: Policy, d: Domain, hours: readonly number[], state: ScanState) =>
+  whysAt(
+    hours.map((h) => T0 + h * HOUR),
+    state,
+    (now, s) => runWith([d], now, s, policy),
+  );
 
 /** The state with each remembered restore-by replaced by `by`, as a hand edit would leave it. */
 function restoreByEdited(state: ScanState, by: string): ScanState {
@@ -53,7 +35,7 @@ describe('a finding remembered as expired, its record read as a quarantine it ca
     // Alerted as expired; then the record says quarantine (with a status the API does not document)
     // and a later expiry: kept as the expired finding remembered, at the same severity.
     const expired = domain('gone.nl', T0, { auto_renew: false, date_expiry: T0 - 10 * DAY });
-    const first = runWith(capped, [expired], T0, EMPTY_STATE);
+    const first = runWith([expired], T0, EMPTY_STATE, capped);
     expect(first.why).toEqual(['1 new']);
     const odd = {
       ...expired,
@@ -61,7 +43,7 @@ describe('a finding remembered as expired, its record read as a quarantine it ca
       date_expiry: T0 - 5 * DAY,
       date_deleted: T0 - 37 * DAY, // .nl: 40 days, restore by T0 + 3 days
     };
-    const kept = runWith(capped, [odd], T0 + HOUR, first.next);
+    const kept = runWith([odd], T0 + HOUR, first.next, capped);
     expect(kept.next.domains['gone.nl']?.finding?.kind).toBe('expired');
     expect(whyAt(capped, odd, [21, 42, 63], kept.next)).toEqual([
       ['1 critical repeated after 20 h'],
@@ -74,15 +56,10 @@ describe('a finding remembered as expired, its record read as a quarantine it ca
 describe('a quarantine kept as remembered whose remembered restore-by was edited by hand', () => {
   /** Alerted at T0 in .nl quarantine restorable 39 more days; then read as expired by its dates only. */
   function keptState() {
-    const held = domain('held.nl', T0, {
-      auto_renew: false,
-      status: ['quarantine'],
-      date_expiry: T0 - 2 * DAY,
-      date_deleted: T0 - DAY,
-    });
-    const first = runWith(capped, [held], T0, EMPTY_STATE);
+    const held = heldInQuarantine(T0, 1);
+    const first = runWith([held], T0, EMPTY_STATE, capped);
     const odd = { ...held, status: ['pendingDelete'] };
-    const kept = runWith(capped, [odd], T0 + HOUR, first.next);
+    const kept = runWith([odd], T0 + HOUR, first.next, capped);
     return { odd, state: kept.next };
   }
 
@@ -134,9 +111,9 @@ describe('a quarantine kept as remembered, read as expired, then snoozed or ackn
         date_expiry: T0 - 30 * DAY,
         date_deleted: T0 - 28 * DAY,
       });
-      const first = runWith(DEFAULT_STATE_POLICY, [held], T0, EMPTY_STATE);
+      const first = runWith([held], T0, EMPTY_STATE);
       const odd = { ...held, status: ['pendingDelete'] };
-      const kept = runWith(DEFAULT_STATE_POLICY, [odd], T0 + HOUR, first.next);
+      const kept = runWith([odd], T0 + HOUR, first.next);
       // What the alert showed, and what the link judged: the record as read, expired.
       const published = kept.report.findings[0] as DomainFinding;
       expect(published.kind).toBe('expired');
@@ -154,7 +131,7 @@ describe('a quarantine kept as remembered, read as expired, then snoozed or ackn
       let state: ScanState = { ...kept.next, domains: { 'held.nl': { ...memory, actions } } };
       const days: Array<[number, boolean, boolean]> = [];
       for (let day = 1; day <= 8; day++) {
-        const r = runWith(DEFAULT_STATE_POLICY, [odd], T0 + day * DAY, state);
+        const r = runWith([odd], T0 + day * DAY, state);
         days.push([day, r.silenced.has('held.nl'), r.publish]);
         state = r.next;
       }

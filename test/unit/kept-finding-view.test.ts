@@ -5,34 +5,18 @@ import { renderDigest } from '../../functions/core/alerts/digest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
 import { jsonElement } from '../../functions/core/memory/report-json';
 import { DomainFindingShape } from '../../functions/core/memory/report-view';
-import type { Domain } from '../../functions/core/reseller/schemas';
 import type { Report } from '../../functions/core/scan/scan';
-import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
-import { DAY, domain, scanOf } from '../support/state-scan';
-import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
+import { HOUR, T0 } from '../support/account-model';
+import { DAY, domain, heldInQuarantine, scanUnjudged as run, scanOf } from '../support/state-scan';
+import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE } from '../support/whole-state';
 
 /**
  * A quarantine kept as remembered while its record reads expired (a status the API does not
  * document): memory judges it as the quarantine, so every channel says so, with its restore-by.
  */
 
-const T0 = Date.parse('2026-11-22T06:00:00Z');
-const HOUR = 3_600_000;
-
-function run(d: readonly Domain[], now: number, state: ScanState) {
-  const odd = d.filter((x) => x.status.includes('pendingDelete'));
-  const problems = odd.map((x) => undocumentedStatusProblem(x, 1)).filter((p) => p !== null);
-  const { report, observed } = scanOf(d, now, { problems });
-  return compareWithState({ report, observed, state, policy: DEFAULT_STATE_POLICY });
-}
-
 /** In .nl quarantine (40 days to restore) since 35 days before T0: restore by 27 Nov 2026 06:00 UTC. */
-const held = domain('held.nl', T0, {
-  auto_renew: false,
-  status: ['quarantine'],
-  date_expiry: T0 - 36 * DAY,
-  date_deleted: T0 - 35 * DAY,
-});
+const held = heldInQuarantine(T0, 35);
 
 /** Alerted at T0 in quarantine, read an hour on with an undocumented status, then a day on. */
 function keptReport(): Report {

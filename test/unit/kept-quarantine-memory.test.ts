@@ -1,14 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Domain } from '../../functions/core/reseller/schemas';
-import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
-import { DAY, domain, scanOf } from '../support/state-scan';
-import {
-  compareWithState,
-  DEFAULT_STATE_POLICY,
-  EMPTY_STATE,
-  parseState,
-  type ScanState,
-} from '../support/whole-state';
+import { HOUR, T0 } from '../support/account-model';
+import { DAY, heldInQuarantine, scanUnjudged as runWith, whysAt } from '../support/state-scan';
+import { DEFAULT_STATE_POLICY, EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
 
 /**
  * A quarantine kept as remembered while its record cannot be judged (a status the API does not
@@ -16,40 +10,23 @@ import {
  * and escalation judge it from that date.
  */
 
-const T0 = Date.parse('2026-11-22T06:00:00Z');
-const HOUR = 3_600_000;
-
 type Policy = typeof DEFAULT_STATE_POLICY;
-function runWith(policy: Policy, d: readonly Domain[], now: number, state: ScanState) {
-  const odd = d.filter((x) => x.status.includes('pendingDelete'));
-  const problems = odd.map((x) => undocumentedStatusProblem(x, 1)).filter((p) => p !== null);
-  const { report, observed } = scanOf(d, now, { problems });
-  return compareWithState({ report, observed, state, policy });
-}
 
 /** In .nl quarantine (40 days to restore) since `deletedDaysAgo` days before T0. */
-const held = (deletedDaysAgo: number) =>
-  domain('held.nl', T0, {
-    auto_renew: false,
-    status: ['quarantine'],
-    date_expiry: T0 - (deletedDaysAgo + 1) * DAY,
-    date_deleted: T0 - deletedDaysAgo * DAY,
-  });
+const held = (deletedDaysAgo: number) => heldInQuarantine(T0, deletedDaysAgo);
 
 /** Alerted at T0 in quarantine, then read with an undocumented status an hour on; the why of each scan at `hours`. */
 function keptRuns(policy: Policy, before: Domain, hours: readonly number[], forget = false) {
-  const first = runWith(policy, [before], T0, EMPTY_STATE);
+  const first = runWith([before], T0, EMPTY_STATE, policy);
   expect(first.why).toEqual(['1 new']);
   const odd = { ...before, status: ['pendingDelete'] };
-  let state = runWith(policy, [odd], T0 + HOUR, first.next).next;
+  let state = runWith([odd], T0 + HOUR, first.next, policy).next;
   if (forget) state = withoutRestoreBy(state);
-  const why: string[][] = [];
-  for (const h of hours) {
-    const r = runWith(policy, [odd], T0 + h * HOUR, state);
-    why.push(r.why.filter((w) => !w.startsWith('nothing')));
-    state = r.next;
-  }
-  return why;
+  return whysAt(
+    hours.map((h) => T0 + h * HOUR),
+    state,
+    (now, s) => runWith([odd], now, s, policy),
+  );
 }
 
 /** The state as a build before restore-by was remembered saved it: the same, without the field. */
@@ -61,7 +38,7 @@ function withoutRestoreBy(state: ScanState): ScanState {
 
 describe('a quarantine remembered', () => {
   it('keeps the restore-by it was read with in its finding memory', () => {
-    const first = runWith(DEFAULT_STATE_POLICY, [held(35)], T0, EMPTY_STATE);
+    const first = runWith([held(35)], T0, EMPTY_STATE);
     expect(first.next.domains['held.nl']?.finding).toEqual({
       kind: 'quarantine',
       severity: 'critical',
@@ -125,7 +102,7 @@ describe('a quarantine kept because its record could not be judged, read as expi
 describe('a quarantine kept while its record reads renewed with a status the API does not document', () => {
   /** Alerted at T0 in quarantine 5 days before its restore-by, then read renewed with an undocumented status. */
   function renewedRuns(autoRenew: boolean, hours: readonly number[]) {
-    const first = runWith(DEFAULT_STATE_POLICY, [held(35)], T0, EMPTY_STATE);
+    const first = runWith([held(35)], T0, EMPTY_STATE);
     const odd = {
       ...held(35),
       status: ['pendingDelete'],
@@ -135,7 +112,7 @@ describe('a quarantine kept while its record reads renewed with a status the API
     };
     let state = first.next;
     return hours.map((h) => {
-      const r = runWith(DEFAULT_STATE_POLICY, [odd], T0 + h * HOUR, state);
+      const r = runWith([odd], T0 + h * HOUR, state);
       state = r.next;
       expect(state.domains['held.nl']?.finding?.kind).toBe('quarantine');
       return r.publish;

@@ -1,13 +1,9 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { EnvSecretSource } from '../../functions/aws/secrets';
-import { parseSigningKeys, signLink } from '../../functions/core/links/links';
-import type { ActionStore } from '../../functions/core/memory/actions';
 import type { DomainMemory } from '../../functions/core/memory/state';
 import type { Domain } from '../../functions/core/reseller/schemas';
-import { settingsFromEnv } from '../../functions/core/scan/config';
-import { createActionHandler } from '../../functions/handlers/action-handler';
-import { domain, scanOf } from '../support/state-scan';
+import { recordingActionHandler, signedActionPost } from '../support/action-post';
+import { domain, heldInQuarantine, scanOf } from '../support/state-scan';
 import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE } from '../support/whole-state';
 
 /**
@@ -27,12 +23,7 @@ const HOUR = 3_600_000;
 const NOW = Date.now();
 
 /** In .nl quarantine (40 days to restore) since 28 days ago: restore by 12 days from now. */
-const held = domain('held.nl', NOW, {
-  auto_renew: false,
-  status: ['quarantine'],
-  date_expiry: NOW - 29 * DAY,
-  date_deleted: NOW - 28 * DAY,
-});
+const held = heldInQuarantine(NOW, 28);
 const odd: Domain = { ...held, status: ['pendingDelete'] };
 
 /** What the scans remember of held.nl: alerted in quarantine an hour ago. */
@@ -57,52 +48,21 @@ const fetch = (async () =>
     { status: 200, headers: { 'content-type': 'application/json' } },
   )) as typeof globalThis.fetch;
 
-function handler(memory: DomainMemory | undefined) {
-  const stored: string[] = [];
-  const store: ActionStore = {
-    location: 'memory',
-    snooze: async (name, snooze) => {
-      stored.push(`snooze ${name} ${snooze.until}`);
-    },
-    acknowledge: async (name) => {
-      stored.push(`acknowledge ${name}`);
-    },
-    memoryOf: async () => memory,
-  };
-  const handle = createActionHandler({
-    settings: () => settingsFromEnv(env),
-    secrets: new EnvSecretSource(env),
-    store: () => store,
-    log: () => undefined,
-    fetch,
-    clock: () => NOW,
-  });
-  return { handle, stored };
-}
+const handler = (memory: DomainMemory | undefined) =>
+  recordingActionHandler({ env, fetch, memoryOf: async () => memory, clock: () => NOW });
 
 /** A snooze POST on the link the alert sent for the finding as read: expired, critical. */
-function post(body: string): APIGatewayProxyEvent {
-  const url = new URL(
-    signLink({
-      baseUrl: 'https://x.test/',
-      action: 'snooze',
-      subject: 'held.nl',
-      finding: { kind: 'expired', severity: 'critical' },
-      keys: parseSigningKeys(SIGNING_KEY),
-      now: NOW,
-    }),
-  );
-  return {
-    httpMethod: 'POST',
-    path: url.pathname,
-    pathParameters: { domain: 'held.nl' },
-    queryStringParameters: Object.fromEntries(url.searchParams),
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+const post = (body: string): APIGatewayProxyEvent =>
+  signedActionPost({
+    action: 'snooze',
+    domain: 'held.nl',
+    finding: { kind: 'expired', severity: 'critical' },
+    signingKey: SIGNING_KEY,
+    now: NOW,
     body,
-    isBase64Encoded: false,
-    requestContext: { identity: { sourceIp: '203.0.113.9' } },
-  } as unknown as APIGatewayProxyEvent;
-}
+    contentType: 'application/json',
+    accept: 'application/json',
+  });
 
 describe('the snooze link of a quarantine kept as remembered while its record reads expired', () => {
   it('refuses a 30-day snooze: it offers only the days before the remembered last days begin', async () => {

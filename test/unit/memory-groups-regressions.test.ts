@@ -1,14 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { planAlerts } from '../../functions/core/alerts/groups';
-import { classify, type DomainFinding, type Severity } from '../../functions/core/findings/classify';
-import { alertView } from '../../functions/core/memory/actions';
-import { compareMemory } from '../../functions/core/memory/compare';
-import { ScanMemory } from '../../functions/core/memory/scan-memory';
-import { loadStatePolicy } from '../../functions/core/memory/state-config';
+import type { Severity } from '../../functions/core/findings/classify';
 import type { Problem } from '../../functions/core/reseller/paging';
 import type { Domain } from '../../functions/core/reseller/schemas';
-import { markFinding, parsePolicies, resolvePolicies } from '../../functions/core/scan/policies';
-import { DAY, domain, scanOf } from '../support/state-scan';
+import { groupScanner } from '../support/group-scan';
+import { DAY, domain } from '../support/state-scan';
 import { EMPTY_STATE, type ScanState } from '../support/whole-state';
 
 /**
@@ -30,42 +25,14 @@ const FILE = {
     { name: 'lapse', match: { tags: ['lapse'] }, letLapse: true },
   ],
 };
-const POLICIES = parsePolicies(FILE, 'policies file p.json');
-const SET = resolvePolicies(POLICIES, {
-  classify: { expiryDays: 30, criticalDays: 7 },
-  minSeverity: 'warning',
-});
-
-function scan(
+const { scan: scanWith } = groupScanner(FILE);
+const scan = (
   read: readonly Domain[],
   now: number,
   state: ScanState,
   problems: Problem[] = [],
   minSeverity: Severity = 'warning',
-) {
-  const { report } = scanOf(read, now, { problems });
-  const findings: DomainFinding[] = [];
-  const memory = new ScanMemory();
-  for (const [key, value] of Object.entries(state.domains)) memory.remember(key, value);
-  for (const d of read) {
-    const g = SET.policyFor(d);
-    const f = classify(d, now, g?.classify);
-    if (f) findings.push(markFinding(f, g));
-    memory.observe(d, 1, g?.policy.name);
-  }
-  const { domains: _d, ...head } = state;
-  const result = compareMemory({
-    report: { ...report, findings },
-    memory,
-    head,
-    policy: loadStatePolicy({}, minSeverity, POLICIES),
-  });
-  const next: ScanState = { ...result.next.head, domains: Object.fromEntries(result.next.domains) };
-  const plan = result.publish
-    ? planAlerts(alertView(result.report, result.silenced), { minSeverity, policies: SET, decided: true })
-    : [];
-  return { result, next, sent: plan.map((p) => p.group ?? 'account') };
-}
+) => scanWith(read, now, state, { problems, minSeverity });
 
 describe('memory with policy groups', () => {
   it('tells a group that hears only critical news that its domain it was told had left is back', () => {

@@ -1,20 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planAlerts } from '../../functions/core/alerts/groups';
-import { classify, type DomainFinding, isDomainFinding } from '../../functions/core/findings/classify';
-import {
-  acknowledgementOf,
-  alertView,
-  snoozeChoicesFor,
-  snoozeOf,
-} from '../../functions/core/memory/actions';
-import { compareMemory } from '../../functions/core/memory/compare';
+import { type DomainFinding, isDomainFinding } from '../../functions/core/findings/classify';
 import { isNews } from '../../functions/core/memory/group-news';
-import { ScanMemory } from '../../functions/core/memory/scan-memory';
 import type { StatefulFinding } from '../../functions/core/memory/state';
-import { loadStatePolicy } from '../../functions/core/memory/state-config';
-import type { Domain } from '../../functions/core/reseller/schemas';
-import { markFinding, parsePolicies, resolvePolicies } from '../../functions/core/scan/policies';
 import {
   applyDomainEvent,
   CUT,
@@ -22,12 +10,14 @@ import {
   eventOf,
   HOUR,
   type Modelled,
-  NAMES,
+  modelOf,
+  nextScanAt,
   readModel,
   stepOf,
   T0,
+  withAction,
 } from '../support/account-model';
-import { domain, scanOf } from '../support/state-scan';
+import { groupScanner } from '../support/group-scan';
 import { EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
 
 /**
@@ -70,12 +60,7 @@ const FILE = {
   ],
   escalation: { afterHours: 24, withinDays: 7 },
 };
-const POLICIES = parsePolicies(FILE, 'policies file p.json');
-const SET = resolvePolicies(POLICIES, {
-  classify: { expiryDays: 30, criticalDays: 7 },
-  minSeverity: 'warning',
-});
-const STATE_POLICY = loadStatePolicy({}, 'warning', POLICIES);
+const { scan } = groupScanner(FILE);
 
 type Event = DomainEvent | 'none' | 'snooze' | 'ack' | 'regroup';
 
@@ -98,43 +83,11 @@ const step = stepOf(
   ]),
 );
 
-const groupOf = (d: Domain) => SET.policyFor(d);
-
 /** One scan at `now`, compared with `state`, and the messages alerts/groups.ts plans from it. */
 function scanModel(model: readonly Modelled[], now: number, state: ScanState, incomplete: boolean) {
   const { read, problems } = readModel(model, incomplete);
-  const { report } = scanOf(read, now, { problems });
-  const findings: DomainFinding[] = [];
-  for (const d of read) {
-    const g = groupOf(d);
-    const f = classify(d, now, g?.classify);
-    if (f) findings.push(markFinding(f, g));
-  }
-  const source = incomplete ? { ...report.source, incomplete: CUT } : report.source;
-  const memory = new ScanMemory();
-  for (const [key, value] of Object.entries(state.domains)) memory.remember(key, value);
-  for (const d of read) memory.observe(d, 1, groupOf(d)?.policy.name);
-  const { domains: _d, ...head } = state;
-  const result = compareMemory({
-    report: { ...report, source, findings },
-    memory,
-    head,
-    policy: STATE_POLICY,
-  });
-  const next: ScanState = { ...result.next.head, domains: Object.fromEntries(result.next.domains) };
-  const plan = result.publish
-    ? planAlerts(alertView(result.report, result.silenced), {
-        minSeverity: 'warning',
-        policies: SET,
-        decided: true,
-      })
-    : [];
-  return {
-    result,
-    next,
-    plan,
-    read: new Set(read.map((d) => d.domain_name)),
-  };
+  const out = scan(read, now, state, { problems, ...(incomplete ? { incomplete: CUT } : {}) });
+  return { ...out, read: new Set(read.map((d) => d.domain_name)) };
 }
 
 /** A domain event, or the domain moved to group `n` of GROUPS (its tag). */
@@ -158,11 +111,7 @@ describe('memory between scans, with policy groups', () => {
         fc.array(fc.constantFrom<Group>(...GROUPS), { minLength: 5, maxLength: 5 }),
         fc.array(step, { minLength: 1, maxLength: 40 }),
         (size, initial, steps) => {
-          const model: Modelled[] = NAMES.slice(0, size).map((name, i) => ({
-            record: domain(name, T0, { tags: initial[i] ? [initial[i] as string] : [] }),
-            present: true,
-            unreadable: false,
-          }));
+          const model = modelOf(size, (i) => ({ tags: initial[i] ? [initial[i] as string] : [] }));
           let now = T0;
           let latest = now;
           let out = scanModel(model, now, EMPTY_STATE, false);
@@ -184,7 +133,7 @@ describe('memory between scans, with policy groups', () => {
             if (isDomainFinding(f)) lastFinding.set(f.domain_name, f);
           for (const s of steps) {
             const before = now;
-            now = Math.max(now + s.minutes * 60_000, latest - 3 * HOUR);
+            now = nextScanAt(now, latest, s.minutes);
             latest = Math.max(latest, now);
             const events: string[] = [];
             for (const [i, e, n] of s.events) {
@@ -192,17 +141,9 @@ describe('memory between scans, with policy groups', () => {
               const name = m.record.domain_name;
               events.push(`${name} ${e} ${n}`);
               const f = lastFinding.get(name);
-              if (e === 'snooze' || e === 'ack') {
-                if (f && state.domains[name] && snoozeChoicesFor(f).length > 0) {
-                  const at = Math.max(before, Math.min(now, before + 60_000));
-                  const mem = state.domains[name];
-                  const actions =
-                    e === 'snooze'
-                      ? { ...mem.actions, snooze: snoozeOf(f, n, at) }
-                      : { ...mem.actions, acknowledged: acknowledgementOf(f, at) };
-                  state = { ...state, domains: { ...state.domains, [name]: { ...mem, actions } } };
-                }
-              } else apply(m, e, n, now);
+              if (e === 'snooze' || e === 'ack')
+                state = withAction(state, name, e, f, n, before, now) ?? state;
+              else apply(m, e, n, now);
             }
             const prev = state;
             out = scanModel(model, now, prev, s.incomplete);

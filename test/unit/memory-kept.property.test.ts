@@ -1,30 +1,23 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type DomainFinding, daysLeft } from '../../functions/core/findings/classify';
-import { acknowledgementOf, isWorse, snoozeChoicesFor, snoozeOf } from '../../functions/core/memory/actions';
+import { isWorse } from '../../functions/core/memory/actions';
 import { stageOf } from '../../functions/core/memory/escalation';
 import type { StatefulFinding, StatePolicy } from '../../functions/core/memory/state';
-import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
 import {
   applyDomainEvent,
-  CUT,
   type DomainEvent,
   eventOf,
   HOUR,
   type Modelled,
-  NAMES,
-  readModel,
+  modelOf,
+  nextScanAt,
+  scanModel,
   stepOf,
   T0,
+  withAction,
 } from '../support/account-model';
-import { domain, scanOf } from '../support/state-scan';
-import {
-  compareWithState,
-  DEFAULT_STATE_POLICY,
-  EMPTY_STATE,
-  parseState,
-  type ScanState,
-} from '../support/whole-state';
+import { DEFAULT_STATE_POLICY, EMPTY_STATE, parseState } from '../support/whole-state';
 
 /**
  * The account model of memory-model.property.test.ts with records the scan cannot judge (a status
@@ -91,23 +84,6 @@ const POLICIES: Record<string, StatePolicy> = {
   },
 };
 
-function scanModel(
-  model: readonly Modelled[],
-  now: number,
-  state: ScanState,
-  incomplete: boolean,
-  policy: StatePolicy,
-) {
-  const { read, problems } = readModel(model, incomplete);
-  const { report, observed } = scanOf(read, now, { problems });
-  const source = incomplete ? { ...report.source, incomplete: CUT } : report.source;
-  return {
-    result: compareWithState({ report: { ...report, source }, observed, state, policy }),
-    read: new Set(read.map((d) => d.domain_name)),
-    judged: new Set(read.filter((d) => !undocumentedStatusProblem(d, 1)).map((d) => d.domain_name)),
-  };
-}
-
 type Marked = DomainFinding & StatefulFinding & { repeated?: boolean; escalated_after_hours?: number };
 
 const silencedOf = (f: Marked) => f.snoozed_until !== undefined || f.acknowledged === true;
@@ -116,11 +92,7 @@ const silencedOf = (f: Marked) => f.snoozed_until !== undefined || f.acknowledge
 function run(size: number, steps: readonly Step[], policyName: string) {
   const policy = POLICIES[policyName] as StatePolicy;
   const capped = policy.repeat.cap !== undefined;
-  const model: Modelled[] = NAMES.slice(0, size).map((name) => ({
-    record: domain(name, T0),
-    present: true,
-    unreadable: false,
-  }));
+  const model = modelOf(size);
   let now = T0;
   let latest = now;
   let out = scanModel(model, now, EMPTY_STATE, false, policy);
@@ -145,7 +117,7 @@ function run(size: number, steps: readonly Step[], policyName: string) {
   observe(out.result.report.findings as Marked[], out.result.publish);
   for (const s of steps) {
     const before = now;
-    now = Math.max(now + s.minutes * 60_000, latest - 3 * HOUR);
+    now = nextScanAt(now, latest, s.minutes);
     latest = Math.max(latest, now);
     const events: string[] = [];
     for (const [i, e, n] of s.events) {
@@ -154,16 +126,11 @@ function run(size: number, steps: readonly Step[], policyName: string) {
       const f = lastFinding.get(name);
       if (e === 'snooze' || e === 'ack') {
         // As a link or the command line makes it: for the finding the last alert showed.
-        if (!f || !state.domains[name] || snoozeChoicesFor(f).length === 0) continue;
+        const acted = withAction(state, name, e, f, n, before, now);
+        if (!acted) continue;
         events.push(`${name} ${e} ${n}`);
         for (const x of [...escalations]) if (x.startsWith(`${name} `)) escalations.delete(x);
-        const at = Math.max(before, Math.min(now, before + 60_000));
-        const mem = state.domains[name];
-        const actions =
-          e === 'snooze'
-            ? { ...mem.actions, snooze: snoozeOf(f, n, at) }
-            : { ...mem.actions, acknowledged: acknowledgementOf(f, at) };
-        state = { ...state, domains: { ...state.domains, [name]: { ...mem, actions } } };
+        state = acted;
       } else if (e !== 'none') {
         events.push(`${name} ${e} ${n}`);
         applyDomainEvent(m, e, n, now);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
-import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
-import { DAY, domain, scanOf } from '../support/state-scan';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import { DAY, domain, heldInQuarantine, scanOf, scanUnjudged, whysAt } from '../support/state-scan';
 import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
 
 /** Defects the model of an account (memory-model.property.test.ts) found, each shrunk to its example. */
@@ -65,23 +65,18 @@ describe('a critical finding whose record can no longer be read', () => {
 describe('a finding kept because its record could not be judged', () => {
   it('is repeated once per cadence and escalated once, not at every scan', () => {
     const policy = { ...DEFAULT_STATE_POLICY, escalation: { afterHours: 24, withinDays: 7 } };
-    const runWith = (d: Parameters<typeof scanOf>[0], now: number, state: ScanState) => {
-      const odd = d.filter((x) => x.status.includes('pendingTransfer'));
-      const problems = odd.map((x) => undocumentedStatusProblem(x, 1)).filter((p) => p !== null);
-      const { report, observed } = scanOf(d, now, { problems });
-      return compareWithState({ report, observed, state, policy });
-    };
+    const runWith = (d: readonly Domain[], now: number, state: ScanState) =>
+      scanUnjudged(d, now, state, policy);
     const lapsed = domain('gone.nl', T0, { auto_renew: false, date_expiry: T0 - HOUR });
     const first = runWith([lapsed], T0, EMPTY_STATE);
     // Its status is now one the API does not document, its expiry moved: memory keeps it expired.
     const odd = { ...lapsed, status: ['pendingTransfer'], date_expiry: T0 - HOUR + 10 * 60_000 };
-    let state = runWith([odd], T0 + HOUR, first.next).next;
-    const why: string[][] = [];
-    for (const hours of [21, 22, 23, 25, 26, 27]) {
-      const r = runWith([odd], T0 + hours * HOUR, state);
-      why.push(r.why.filter((w) => !w.startsWith('nothing')));
-      state = r.next;
-    }
+    const state = runWith([odd], T0 + HOUR, first.next).next;
+    const why = whysAt(
+      [21, 22, 23, 25, 26, 27].map((hours) => T0 + hours * HOUR),
+      state,
+      (now, s) => runWith([odd], now, s),
+    );
     expect(why).toEqual([
       ['1 critical repeated after 20 h'],
       [],
@@ -95,36 +90,25 @@ describe('a finding kept because its record could not be judged', () => {
 
 describe('a finding kept because its record could not be judged, read as another kind', () => {
   const policy = { ...DEFAULT_STATE_POLICY, repeat: { critical: 20, warning: 168, cap: 1 } };
-  const runWith = (d: Parameters<typeof scanOf>[0], now: number, state: ScanState) => {
-    const odd = d.filter((x) => x.status.includes('pendingDelete'));
-    const problems = odd.map((x) => undocumentedStatusProblem(x, 1)).filter((p) => p !== null);
-    const { report, observed } = scanOf(d, now, { problems });
-    return compareWithState({ report, observed, state, policy });
-  };
+  const runWith = (d: readonly Domain[], now: number, state: ScanState) =>
+    scanUnjudged(d, now, state, policy);
   /**
    * `before` alerted at T0, then read as `odd` an hour on; whether each scan at 21, 42, 63 and 84 h
    * says a repeat.
    */
-  const repeatsOf = (before: Parameters<typeof scanOf>[0][number], odd: typeof before) => {
+  const repeatsOf = (before: Domain, odd: Domain) => {
     const first = runWith([before], T0, EMPTY_STATE);
     expect(first.why).toEqual(['1 new']);
-    let state = runWith([odd], T0 + HOUR, first.next).next;
-    const repeated: boolean[] = [];
-    for (const hours of [21, 42, 63, 84]) {
-      const r = runWith([odd], T0 + hours * HOUR, state);
-      repeated.push(r.why.some((w) => w.includes('repeated')));
-      state = r.next;
-    }
-    return repeated;
+    const state = runWith([odd], T0 + HOUR, first.next).next;
+    return whysAt(
+      [21, 42, 63, 84].map((hours) => T0 + hours * HOUR),
+      state,
+      (now, s) => runWith([odd], now, s),
+    ).map((why) => why.some((w) => w.includes('repeated')));
   };
 
   it('is repeated no more than its cadence cap allows', () => {
-    const held = domain('held.nl', T0, {
-      auto_renew: false,
-      status: ['quarantine'],
-      date_expiry: T0 - 2 * DAY,
-      date_deleted: T0 - DAY,
-    });
+    const held = heldInQuarantine(T0, 1);
     // Its status is now one the API does not document: by its dates it reads expired, and memory
     // keeps it in quarantine (a restore is not to be believed from dates alone), with the restore-by
     // it was read with: 39 days off, not its last days, so its cap holds it as any quarantine's

@@ -1,30 +1,24 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { DomainFinding } from '../../functions/core/findings/classify';
-import { acknowledgementOf, isWorse, snoozeChoicesFor, snoozeOf } from '../../functions/core/memory/actions';
+import { isWorse } from '../../functions/core/memory/actions';
 import { stageOf } from '../../functions/core/memory/escalation';
 import type { StatefulFinding } from '../../functions/core/memory/state';
-import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
 import {
   applyDomainEvent,
-  CUT,
   type DomainEvent,
   eventOf,
   HOUR,
   type Modelled,
-  NAMES,
-  readModel,
+  modelOf,
+  nextScanAt,
+  scanModel,
   stepOf,
   T0,
+  withAction,
 } from '../support/account-model';
-import { DAY, domain, scanOf } from '../support/state-scan';
-import {
-  compareWithState,
-  DEFAULT_STATE_POLICY,
-  EMPTY_STATE,
-  parseState,
-  type ScanState,
-} from '../support/whole-state';
+import { DAY } from '../support/state-scan';
+import { DEFAULT_STATE_POLICY, EMPTY_STATE, parseState } from '../support/whole-state';
 
 /**
  * A model of an account over any sequence of scans (docs/memory.md as the oracle): 2 to 5 domains
@@ -59,31 +53,8 @@ const step = stepOf(
   ]),
 );
 
-/** One scan of the modelled account at `now`: what the CLI hands the comparison. */
 /** The deployment's settings, with or without the policies' escalation (docs/policies.md#escalation). */
 const ESCALATING = { ...DEFAULT_STATE_POLICY, escalation: { afterHours: 24, withinDays: 7 } };
-
-function scanModel(
-  model: readonly Modelled[],
-  now: number,
-  state: ScanState,
-  incomplete: boolean,
-  policy = DEFAULT_STATE_POLICY,
-) {
-  const { read, problems } = readModel(model, incomplete);
-  const { report, observed } = scanOf(read, now, { problems });
-  const source = incomplete ? { ...report.source, incomplete: CUT } : report.source;
-  return {
-    result: compareWithState({
-      report: { ...report, source },
-      observed,
-      state,
-      policy,
-    }),
-    read: new Set(read.map((d) => d.domain_name)),
-    judged: new Set(read.filter((d) => !undocumentedStatusProblem(d, 1)).map((d) => d.domain_name)),
-  };
-}
 
 const signature = (f: StatefulFinding) =>
   'domain_name' in f
@@ -103,11 +74,7 @@ describe('memory between scans, as a model of an account', () => {
           const policy = escalating ? ESCALATING : DEFAULT_STATE_POLICY;
           /** Escalations said per domain, kind and rung, until a resolution or a silence. */
           const escalations = new Set<string>();
-          const model: Modelled[] = NAMES.slice(0, size).map((name) => ({
-            record: domain(name, T0),
-            present: true,
-            unreadable: false,
-          }));
+          const model = modelOf(size);
           let now = T0;
           let out = scanModel(model, now, EMPTY_STATE, false, policy);
           let state = out.result.next;
@@ -146,8 +113,7 @@ describe('memory between scans, as a model of an account', () => {
           let settled = false;
           for (const s of steps) {
             const before = now;
-            // A clock that runs back runs back a little: at most 3 hours behind the latest scan.
-            now = Math.max(now + s.minutes * 60_000, latest - 3 * HOUR);
+            now = nextScanAt(now, latest, s.minutes);
             latest = Math.max(latest, now);
             const events: string[] = [];
             for (const [i, e, n] of s.events) {
@@ -156,22 +122,13 @@ describe('memory between scans, as a model of an account', () => {
               events.push(`${name} ${e} ${n}`);
               const f = lastFinding.get(name);
               // The links and the command line offer no silence in a quarantine's last days.
-              if (
-                (e === 'snooze' || e === 'ack') &&
-                f &&
-                state.domains[name] &&
-                snoozeChoicesFor(f).length > 0
-              ) {
+              // Made between the scans: after the last one, no later than this one.
+              const acted =
+                e === 'snooze' || e === 'ack' ? withAction(state, name, e, f, n, before, now) : undefined;
+              if (acted) {
                 // After a silence the team has its afterHours again: escalation counts from its end.
                 for (const x of [...escalations]) if (x.startsWith(`${name} `)) escalations.delete(x);
-                // Made between the scans: after the last one, no later than this one.
-                const at = Math.max(before, Math.min(now, before + 60_000));
-                const mem = state.domains[name];
-                const actions =
-                  e === 'snooze'
-                    ? { ...mem.actions, snooze: snoozeOf(f, n, at) }
-                    : { ...mem.actions, acknowledged: acknowledgementOf(f, at) };
-                state = { ...state, domains: { ...state.domains, [name]: { ...mem, actions } } };
+                state = acted;
               } else applyDomainEvent(m, e, n, now);
             }
             const prev = state;
