@@ -3,19 +3,21 @@ import {
   type ActionOutcome,
   type ActionPort,
   decideAction,
+  MemoryUnreadableError,
   type SilenceAction,
 } from '../core/decisions/action-decision';
 import { classify } from '../core/findings/classify';
 import type { SecretSource } from '../core/links/secrets';
 import type { ActionStore } from '../core/memory/actions';
 import { findingWithMemory } from '../core/memory/renewal-memory';
-import type { DomainMemory } from '../core/memory/state';
+import { type DomainMemory, readDomainMemory } from '../core/memory/state';
 import { keptForLink } from '../core/memory/unjudged-memory';
 import { renderActionConfirmPage, renderFindingChangedPage } from '../core/pages/action-page';
 import { renderMessagePage } from '../core/pages/restore-page';
 import { ResellerClient } from '../core/reseller/client';
 import { loadRestoreSettings, parseSetting, type RawSettings } from '../core/scan/config';
 import { markFinding, resolvePolicies } from '../core/scan/policies';
+import { undocumentedStatusProblem } from '../core/scan/scan-problems';
 import { answer, lowerCaseKeys, parseFormBody, requestLogFields, wantsJson } from './http-answer';
 import { RESELLER_BUDGET_MS, type RestoreLogEntry } from './restore-handler';
 
@@ -107,7 +109,12 @@ async function actionPort(deps: ActionDeps): Promise<ActionPort> {
       const group = policies.policyFor(match);
       const found = classify(match, now, group ? group.classify : policy);
       // A record memory kept as the finding it remembers (an undocumented status): marked so, as the alert was.
-      const memory = await memoryOf(store, name);
+      const read = await memoryOf(store, name);
+      // Memory alone knows whether a record of an undocumented status is a quarantine in its last
+      // days: without it no silence can be promised (the next scan would end it there).
+      if (!read.ok && undocumentedStatusProblem(match, 1) !== null)
+        throw new MemoryUnreadableError(read.error);
+      const memory = read.ok ? read.memory : undefined;
       return keptForLink(
         findingWithMemory(found && markFinding(found, group), match, memory, now),
         match,
@@ -119,14 +126,22 @@ async function actionPort(deps: ActionDeps): Promise<ActionPort> {
 }
 
 /**
- * The domain's memory, or none when it cannot be read: the record alone then decides, and the
- * store's own write says what is wrong with it.
+ * The domain's memory, read back as a scan wrote it (a value that does not parse is a read that
+ * failed), or the error that kept it from being read. A record of documented statuses is then
+ * decided by the record alone, and the store's own write says what is wrong with it.
  */
-async function memoryOf(store: ActionStore, name: string): Promise<DomainMemory | undefined> {
+async function memoryOf(
+  store: ActionStore,
+  name: string,
+): Promise<{ ok: true; memory: DomainMemory | undefined } | { ok: false; error: unknown }> {
   try {
-    return await store.memoryOf?.(name);
-  } catch {
-    return undefined;
+    const value = await store.memoryOf?.(name);
+    return {
+      ok: true,
+      memory: value === undefined ? undefined : readDomainMemory(value, name, store.location),
+    };
+  } catch (error) {
+    return { ok: false, error };
   }
 }
 

@@ -5,6 +5,7 @@ import {
   NotFoundError,
   refusedForGood,
   SecretError,
+  SentinelError,
 } from '../base/errors';
 import { type DomainFinding, severityRank } from '../findings/classify';
 import { checkActingLink, type GateRefusalKind, type GateResult, keyReadRefusal } from '../links/link-gate';
@@ -32,6 +33,19 @@ import { StateDamagedError } from '../memory/state-header';
  */
 
 export type SilenceAction = 'snooze' | 'acknowledge';
+
+/**
+ * Thrown by {@link ActionPort.findFinding} when the domain's record has a status the API does not
+ * document and the scans' memory of it (`reason`: the store's error, or a record that does not
+ * parse) cannot be read: memory may keep it as a quarantine in its last days, which ends any
+ * silence, so how long one would hold is unknown. Refused with 503 (try again), nothing changed.
+ */
+export class MemoryUnreadableError extends SentinelError {
+  override readonly name: string = 'MemoryUnreadableError';
+  constructor(readonly reason: unknown) {
+    super('the scans’ memory of the domain could not be read');
+  }
+}
 
 /** What the decision needs: the domain's finding as it stands now, and the store the action goes to. */
 export interface ActionPort {
@@ -230,6 +244,7 @@ async function lookUpFinding(
   } catch (error) {
     if (error instanceof AuthenticationError)
       return refuse({ ...misconfigured(error), detail: error.message });
+    if (error instanceof MemoryUnreadableError) return refuse(memoryUnreadable(input, error.reason));
     // An answer, not silence: the API leaves unsaid what a search without a hit answers, so a 404
     // may be "no such domain" or a wrong route, and is said as it came.
     if (error instanceof NotFoundError)
@@ -385,6 +400,27 @@ async function storeSilence(
     });
   }
   return { ok: true, stored };
+}
+
+/**
+ * The finding's memory could not be read while its record has an undocumented status: no page
+ * offers or confirms a silence whose end it cannot know. Said as a store that cannot be written is.
+ */
+function memoryUnreadable(input: ActionInput, reason: unknown): ActionOutcome {
+  const domain = input.domain;
+  return {
+    ...outcome(
+      'store_failed',
+      503,
+      `${domain} was not ${input.action === 'snooze' ? 'snoozed' : 'acknowledged'}`,
+      `Nothing was changed: ${domain} has a status the reseller’s API does not document, and the scans’ memory of ${domain} could not be read, so how long alerts could leave it out is unknown (its last days to restore may be near). ${
+        stuck(reason)
+          ? 'The state store cannot be read until the operator mends it (trying again will not help). The operator has been told.'
+          : 'Please try again in a few minutes.'
+      }`,
+    ),
+    detail: errorLine(reason),
+  };
 }
 
 /** What the silence means for the alerts, and when a quarantine's last days end it. */
