@@ -113,7 +113,9 @@ async function actionPort(deps: ActionDeps): Promise<ActionPort> {
       // Memory alone knows whether a record of an undocumented status is a quarantine in its last
       // days: without it no silence can be promised (the next scan would end it there).
       if (!read.ok && undocumentedStatusProblem(match, 1) !== null)
-        throw new MemoryUnreadableError(read.error);
+        throw new MemoryUnreadableError('the scans’ memory of the domain could not be read', {
+          cause: read.error,
+        });
       const memory = read.ok ? read.memory : undefined;
       return keptForLink(
         findingWithMemory(found && markFinding(found, group), match, memory, now),

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import type { DomainMemory } from '../../functions/core/memory/state';
+import { StateDamagedError } from '../../functions/core/memory/state-header';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { recordingActionHandler, signedActionPost } from '../support/action-post';
 import { heldInQuarantine } from '../support/state-scan';
@@ -111,4 +112,16 @@ describe('a link of a record with an undocumented status whose memory cannot be 
       expect(stored).toEqual([`snooze held.nl ${new Date(NOW + 30 * DAY).toISOString()}`]);
     });
   }
+
+  it('says the operator mends a damaged state, where trying again will not help', async () => {
+    const { handle, stored } = handler(odd, async () => {
+      throw new StateDamagedError('the state in memory cannot be used', { item: '#meta', damage: 'x' });
+    });
+    const res = await handle('snooze', request('snooze', '{"days":30}'));
+    expect(res.statusCode).toBe(503);
+    const { message } = JSON.parse(res.body);
+    expect(message).toContain('the scans’ memory of held.nl could not be read');
+    expect(message).toContain('trying again will not help');
+    expect(stored).toEqual([]);
+  });
 });

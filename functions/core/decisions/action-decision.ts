@@ -36,15 +36,12 @@ export type SilenceAction = 'snooze' | 'acknowledge';
 
 /**
  * Thrown by {@link ActionPort.findFinding} when the domain's record has a status the API does not
- * document and the scans' memory of it (`reason`: the store's error, or a record that does not
+ * document and the scans' memory of it (its `cause`: the store's error, or a record that does not
  * parse) cannot be read: memory may keep it as a quarantine in its last days, which ends any
  * silence, so how long one would hold is unknown. Refused with 503 (try again), nothing changed.
  */
 export class MemoryUnreadableError extends SentinelError {
   override readonly name: string = 'MemoryUnreadableError';
-  constructor(readonly reason: unknown) {
-    super('the scans’ memory of the domain could not be read');
-  }
 }
 
 /** What the decision needs: the domain's finding as it stands now, and the store the action goes to. */
@@ -244,7 +241,7 @@ async function lookUpFinding(
   } catch (error) {
     if (error instanceof AuthenticationError)
       return refuse({ ...misconfigured(error), detail: error.message });
-    if (error instanceof MemoryUnreadableError) return refuse(memoryUnreadable(input, error.reason));
+    if (error instanceof MemoryUnreadableError) return refuse(memoryUnreadable(input, error.cause));
     // An answer, not silence: the API leaves unsaid what a search without a hit answers, so a 404
     // may be "no such domain" or a wrong route, and is said as it came.
     if (error instanceof NotFoundError)
