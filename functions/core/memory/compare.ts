@@ -17,6 +17,7 @@ import {
   stageOf,
 } from './escalation';
 import { groupsHearing, newsLevel } from './group-news';
+import { keptInLastDays, withKeptQuarantines } from './kept-quarantine';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, renewedOrRestored, withFailedRenewals } from './renewal-memory';
 import { cadenceHours, carriedOn, nextRepeats, repeatDecision, repeatFor } from './repeat';
@@ -56,10 +57,9 @@ import { isDue, notAfter } from './state-time';
 import { inReportOrder, judgedAs, unjudgedKeys, unreadableRepeats, withRemembered } from './unjudged-memory';
 
 /**
- * The comparison of one scan with the memory of the last one, as named steps: renewals memory
- * knows of, findings keyed and silenced, each finding marked, the remembered domains walked
- * (departures, field changes, resolved findings), the contacts, whether to publish, and what to
- * remember next. Pure.
+ * The comparison of one scan with the memory of the last one, as named steps: renewals memory knows
+ * of, findings keyed and silenced, each finding marked, the remembered domains walked (departures,
+ * field changes, resolved findings), the contacts, whether to publish, and what to remember next. Pure.
  */
 
 export interface CompareInput {
@@ -196,7 +196,7 @@ function prepare(input: CompareInput): Comparison {
     return unconfirmed.has(key) ? judgedAs(f, memory.prior.get(key)?.finding, nowMs, null) : f;
   };
   const silencing = applyActions(keyed.report, actions, nowMs, domainKey, kept);
-  const report = silencing.report;
+  const report = withKeptQuarantines(silencing.report, memory, nowMs, input.policy.lapsing);
   const unreadableDomains = new Set<string>();
   const unreadableContacts = new Set<string>();
   for (const p of report.problems) {
@@ -431,7 +431,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
  */
 function countRepeats(c: Comparison, count: (n: number, what: string) => unknown): void {
   const by = new Map<string, number>();
-  let lastDays = 0;
+  let lastDays = keptInLastDays(c.report.problems, c.memory, c.nowMs, c.input);
   const prior = (name: string) => c.memory.priorOf(name);
   c.findings.forEach((f, i) => {
     if (f.change !== 'ongoing' || !isDomainFinding(f) || isSilenced(c, f)) return;

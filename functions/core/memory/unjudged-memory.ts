@@ -131,7 +131,7 @@ const DAY_MS = 86_400_000;
  * the next second), or one further from `nowMs` than the longest restore period allows (a hand
  * edit): trusted, it would read as far from its last days and let the repeat cap hold it silent.
  */
-function believableRestoreBy(stored: string | undefined, nowMs: number): string | null {
+export function believableRestoreBy(stored: string | undefined, nowMs: number): string | null {
   const at = stored === undefined ? Number.NaN : parseRfc3339(stored);
   if (Number.isNaN(at) || at - nowMs > MAX_QUARANTINE_DAYS * DAY_MS + DATE_DELETED_LEEWAY_MS) return null;
   return new Date(at).toISOString();

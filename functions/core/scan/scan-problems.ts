@@ -7,7 +7,8 @@ import { DOCUMENTED_DOMAIN_STATUSES, type Domain } from '../reseller/schemas';
  * report lists them in.
  */
 
-const DATES_ONLY = "; the domain was checked by its dates only: look at it in the reseller's control panel";
+export const DATES_ONLY =
+  "; the domain was checked by its dates only: look at it in the reseller's control panel";
 
 /**
  * Never depend on an unstated rule: a status the documentation does not show (pending delete,

@@ -1,0 +1,111 @@
+import { daysLeft, isDomainFinding } from '../findings/classify';
+import { LAST_DAYS } from '../findings/quarantine-periods';
+import type { Problem } from '../reseller/client';
+import type { Report } from '../scan/scan';
+import { DATES_ONLY, judgedByDatesOnly } from '../scan/scan-problems';
+import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
+import type { ScanMemory } from './scan-memory';
+import type { FindingMemory } from './state';
+import { domainKey } from './state-bounds';
+import { believableRestoreBy } from './unjudged-memory';
+
+/** What a kept quarantine's problem record adds to its reason; after {@link DATES_ONLY}, so no quoted status can spell it. */
+const KEPT = '; last read in quarantine, ';
+const HOUR_MS = 3_600_000;
+
+/** The remembered quarantine a record read by its dates only keeps, when it gives no finding and is not silenced or let lapse. */
+function keptQuarantine(
+  p: Problem,
+  found: ReadonlySet<string>,
+  memory: ScanMemory,
+  nowMs: number,
+  lapsing: ReadonlySet<string> | undefined,
+): FindingMemory | null {
+  if (!judgedByDatesOnly(p) || p.key === null || p.severity === 'critical' || found.has(domainKey(p.key)))
+    return null;
+  const was = memory.prior.get(domainKey(p.key));
+  if (was?.finding?.kind !== 'quarantine' || (was.group !== undefined && lapsing?.has(was.group)))
+    return null;
+  const snooze = was.actions?.snooze;
+  if (was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs)) return null;
+  return was.finding;
+}
+
+/** The restore-by memory knows, and the days left to it (null: not known). */
+function restoreOf(kept: FindingMemory, nowMs: number): { by: string | null; left: number | null } {
+  const by = believableRestoreBy(kept.restore_by, nowMs);
+  return { by, left: by === null ? null : daysLeft(Date.parse(by), nowMs) };
+}
+
+/**
+ * "restore by 2026-11-27 06:00 UTC (days left: 3)": the count after a colon, never "1 day" against
+ * "3 days", so the problem's key (its digits left out, state-bounds.ts steadyReason) is the same
+ * from scan to scan until the restore-by moves or passes.
+ */
+function restoreText({ by, left }: { by: string | null; left: number | null }): string {
+  if (by === null || left === null) return 'its restore deadline is not known';
+  const at = `${by.replace('T', ' ').slice(0, 16)} UTC`;
+  return left < 0
+    ? `its restore-by ${at} has PASSED (days ago: ${-left})`
+    : `restore by ${at} (days left: ${left})`;
+}
+
+/**
+ * The report with each record read by its dates only (a status the API does not document) that
+ * gives no finding, of a domain memory keeps in quarantine (unjudged-memory.ts), published as a
+ * record that says quarantine: critical, its reason saying what memory knows. A record that reads
+ * healthy gives no finding to keep the quarantine in (no kind says "reads fine"); as a critical
+ * problem record it is a critical item in every channel (`name quarantine?` in the SMS), counted
+ * in the digest's header and repeated as one (unreadableQuarantineCount). Snoozed, acknowledged or
+ * let lapse: left as it was (unreadableCriticalCount judges those). Pure.
+ */
+export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'findings'>>(
+  report: R,
+  memory: ScanMemory,
+  nowMs: number,
+  lapsing?: ReadonlySet<string>,
+): R {
+  const found = new Set(report.findings.filter(isDomainFinding).map((f) => domainKey(f.domain_name)));
+  let changed = false;
+  const problems = report.problems.map((p) => {
+    const kept = keptQuarantine(p, found, memory, nowMs, lapsing);
+    if (kept === null) return p;
+    changed = true;
+    return {
+      ...p,
+      severity: 'critical' as const,
+      reason: `${p.reason}${KEPT}${restoreText(restoreOf(kept, nowMs))}`,
+    };
+  });
+  return changed ? { ...report, problems } : report;
+}
+
+/**
+ * How many of the kept quarantines {@link withKeptQuarantines} published are in their last days to
+ * restore (LAST_DAYS, or unknown) and due daily: the last message at least LAST_DAYS_REPEAT_HOURS
+ * ago (or in the future: a clock that ran back) and less than the critical cadence, which repeats
+ * them otherwise (unreadableQuarantineCount); as a quarantine finding in its last days is
+ * (lastDaysRepeatDue). Their domain's memory is kept as it was, its last alert too: the last
+ * message is what said them.
+ */
+export function keptInLastDays(
+  problems: readonly Problem[],
+  memory: ScanMemory,
+  nowMs: number,
+  input: { head: { last_published_at: string | null }; policy: { repeat: { critical: number } } },
+): number {
+  const at = input.head.last_published_at;
+  const elapsed = at === null ? Number.NaN : nowMs - Date.parse(at);
+  const due =
+    Number.isFinite(elapsed) &&
+    (elapsed < 0 || elapsed >= LAST_DAYS_REPEAT_HOURS * HOUR_MS) &&
+    elapsed < input.policy.repeat.critical * HOUR_MS;
+  if (!due) return 0;
+  return problems.filter((p) => {
+    if (p.severity !== 'critical' || p.key === null || !p.reason.includes(`${DATES_ONLY}${KEPT}`))
+      return false;
+    const was = memory.prior.get(domainKey(p.key))?.finding;
+    const left = was ? restoreOf(was, nowMs).left : null;
+    return left === null || left <= LAST_DAYS;
+  }).length;
+}

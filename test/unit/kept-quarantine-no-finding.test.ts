@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { renderSms } from '../../functions/core/alerts/alert';
+import { renderDigest } from '../../functions/core/alerts/digest';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import type { Report } from '../../functions/core/scan/scan';
+import { HOUR, T0 } from '../support/account-model';
+import { DAY, heldInQuarantine, scanUnjudged as run, whysAt } from '../support/state-scan';
+import { DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
+
+/**
+ * A quarantine kept as remembered while its record, read by its dates only (a status the API does
+ * not document), gives no finding at all: renewed a year on, auto-renew on. Memory keeps the
+ * quarantine; its problem record is published as one that says quarantine (critical), with the
+ * restore-by memory knows, and repeated daily in its last days as a quarantine finding is. Problem
+ * records get no calendar event, so the restore-by is in no feed.
+ */
+
+/** In .nl quarantine (40 days to restore) since 35 days before T0: restore by 27 Nov 2026 06:00 UTC. */
+const held = heldInQuarantine(T0, 35);
+const healthy: Domain = {
+  ...held,
+  status: ['pendingDelete'],
+  date_expiry: T0 + 300 * DAY,
+  date_deleted: null,
+  auto_renew: true,
+};
+
+/** Alerted at T0 in quarantine, then read healthy with an undocumented status an hour on. */
+function keptState(): ScanState {
+  const first = run([held], T0, EMPTY_STATE);
+  return run([healthy], T0 + HOUR, first.next).next;
+}
+
+const keptReport = (): Report => run([healthy], T0 + 25 * HOUR, keptState()).report as unknown as Report;
+
+describe('a quarantine kept while its record, read by its dates only, gives no finding', () => {
+  it('is a critical problem record saying the remembered restore-by', () => {
+    const report = keptReport();
+    expect(report.findings).toEqual([]);
+    expect(report.problems).toEqual([
+      expect.objectContaining({
+        key: 'held.nl',
+        severity: 'critical',
+        reason: expect.stringMatching(
+          /checked by its dates only.*; last read in quarantine, restore by 2026-11-27 06:00 UTC \(days left: 3\)$/,
+        ),
+      }),
+    ]);
+  });
+
+  it('is counted critical in the digest header and named with its restore-by', () => {
+    const digest = renderDigest(keptReport());
+    expect(digest).toContain('1 critical');
+    expect(digest).not.toContain('Nothing critical or urgent');
+    expect(digest).toContain('last read in quarantine, restore by 2026-11-27 06:00 UTC');
+  });
+
+  it('is named in the SMS as a record that may be in quarantine', () => {
+    expect(renderSms(keptReport())).toContain('held.nl quarantine?');
+  });
+
+  it('is announced as a new unreadable record once, not again as its days left fall', () => {
+    const times = [2, 26, 50, 74, 98].map((h) => T0 + h * HOUR);
+    const reasons = times.map((now) => run([healthy], now, keptState()).report.problems[0]?.reason);
+    expect(new Set(reasons).size).toBe(5);
+    const whys = whysAt(times, keptState(), (now, s) => run([healthy], now, s)).flat();
+    expect(whys.filter((w) => w.includes('new unreadable record'))).toEqual([]);
+  });
+
+  it('is repeated daily in its last days to restore, whatever a longer critical cadence', () => {
+    const policy = { ...DEFAULT_STATE_POLICY, repeat: { critical: 48, warning: 168 } };
+    const first = run([held], T0, EMPTY_STATE, policy);
+    const state = run([healthy], T0 + HOUR, first.next, policy).next;
+    const times = [22, 43, 64].map((h) => T0 + h * HOUR);
+    expect(whysAt(times, state, (now, s) => run([healthy], now, s, policy))).toEqual([
+      ['1 in the last days to restore, repeated daily'],
+      ['1 in the last days to restore, repeated daily'],
+      ['1 in the last days to restore, repeated daily'],
+    ]);
+  });
+});
