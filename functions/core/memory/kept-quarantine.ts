@@ -71,10 +71,12 @@ export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'finding
     const kept = keptQuarantine(p, found, memory, nowMs, lapsing);
     if (kept === null) return p;
     changed = true;
+    const restore = restoreOf(kept, nowMs);
     return {
       ...p,
       severity: 'critical' as const,
-      reason: `${p.reason}${KEPT}${restoreText(restoreOf(kept, nowMs))}`,
+      reason: `${p.reason}${KEPT}${restoreText(restore)}`,
+      restore_by: restore.by,
     };
   });
   return changed ? { ...report, problems } : report;

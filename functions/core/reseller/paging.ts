@@ -21,6 +21,8 @@ export interface Problem {
    * rule 1 needs only the status, so the alert treats it as a critical item. Absent: a warning.
    */
   readonly severity?: 'critical';
+  /** A quarantine memory keeps (kept-quarantine.ts): its remembered restore-by, null unknown; quiet hours judge by it. */
+  readonly restore_by?: string | null;
 }
 
 /** One page of a listing: the records that parsed and the ones that did not. */

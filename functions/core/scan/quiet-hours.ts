@@ -118,14 +118,19 @@ export function quietUntil(now: number, window: QuietHours, zone: string): strin
  * expiry in the next 48 hours (the registry's, where it disagrees with the reseller's: the date the
  * domain ends on), a restore-by in the next 48 hours or already past, or a quarantine whose
  * restore-by is unknown (nothing shows it is further), as is the registry's redemption or hold and
- * a record that says quarantine but could not be read. An expiry already past is not one: the
+ * a record that says quarantine but could not be read (one memory keeps in quarantine, its
+ * restore-by remembered, as a quarantine finding). An expiry already past is not one: the
  * domain's next deadline is its restore-by, once it is in quarantine.
  */
 export function hasUrgentDeadline(
   report: { readonly findings: readonly Finding[]; readonly problems: readonly Problem[] },
   now: number,
 ): boolean {
-  if (report.problems.some((p) => p.severity === 'critical')) return true;
+  // A quarantine memory keeps (its restore-by remembered) as a quarantine finding; any other
+  // critical record, its deadline unknown, as urgent.
+  const urgentProblem = (p: Problem) =>
+    typeof p.restore_by !== 'string' || Date.parse(p.restore_by) - now <= URGENT_WITHIN_MS;
+  if (report.problems.some((p) => p.severity === 'critical' && urgentProblem(p))) return true;
   return report.findings.some((f) => {
     if (f.severity !== 'critical' || !isDomainFinding(f)) return false;
     if (f.kind === 'quarantine') return !f.restore_by || Date.parse(f.restore_by) - now <= URGENT_WITHIN_MS;
