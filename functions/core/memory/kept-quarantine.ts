@@ -40,7 +40,7 @@ function restoreOf(kept: FindingMemory, nowMs: number): { by: string | null; lef
 /**
  * "restore by 2026-11-27 06:00 UTC (days left: 3)": the count after a colon, never "1 day" against
  * "3 days", so the problem's key (its digits left out, state-bounds.ts steadyReason) is the same
- * from scan to scan until the restore-by moves or passes.
+ * from scan to scan until the restore-by passes (a moved one keeps it: its digits are left out).
  */
 function restoreText({ by, left }: { by: string | null; left: number | null }): string {
   if (by === null || left === null) return 'its restore deadline is not known';
