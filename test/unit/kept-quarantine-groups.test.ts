@@ -73,3 +73,46 @@ describe('a kept quarantine in a group that hears critical news alone', () => {
     expect(runs[2]?.sent).toEqual([]);
   });
 });
+
+describe('a kept quarantine whose record gives no finding, in a group with recipients of its own', () => {
+  const healthy: Domain = { ...renewedOdd(365), auto_renew: true };
+
+  it('is repeated to the group in its last days as it is to the account', () => {
+    const runs = sentAt(healthy, [1, 22, 46, 70]);
+    for (const run of runs.slice(1)) expect(run.sent).toEqual(['account', 'watch']);
+  });
+
+  it('is in the group message as a critical problem record of the group', () => {
+    const first = scan([held], T0, EMPTY_STATE);
+    const kept = scan([healthy], T0 + HOUR, first.next);
+    const r = scan([healthy], T0 + 22 * HOUR, kept.next);
+    const group = r.plan.find((p) => p.group === 'watch');
+    expect(group?.report.problems).toEqual([
+      expect.objectContaining({ key: 'held.nl', severity: 'critical', policy: 'watch' }),
+    ]);
+  });
+
+  it('sends the group nothing when the account publishes nothing of it', () => {
+    const runs = sentAt(healthy, [1, 22, 23]);
+    expect(runs[2]?.sent).toEqual([]);
+  });
+
+  it('sends the group nothing when the account speaks only of another domain', () => {
+    const first = scan([held], T0, EMPTY_STATE);
+    const kept = scan([healthy], T0 + HOUR, first.next);
+    const other: Domain = {
+      ...held,
+      domain_name: 'other.nl',
+      tags: [],
+      status: ['ok'],
+      date_deleted: null,
+      date_expiry: T0 + 5 * DAY,
+    };
+    const r = scanWith([healthy, other], T0 + 2 * HOUR, kept.next, {
+      problems: undocumentedProblems([healthy]),
+    });
+    expect(r.result.why).toEqual(['1 new']);
+    expect(r.sent).toEqual(['account']);
+    expect(r.result.report.problems.every((p) => p.news === undefined)).toBe(true);
+  });
+});

@@ -39,6 +39,8 @@ export interface AlertPlanOptions {
   readonly decided?: boolean;
 }
 
+const CRITICAL = { severity: 'critical' } as const;
+
 const isLapsing = (f: Finding): boolean => isDomainFinding(f) && f.let_lapse === true;
 
 /** The severity from which a finding is worth an alert: its policy's minSeverity, else the deployment's. */
@@ -89,7 +91,8 @@ function entriesWhere<R extends Report>(
  * unreadable record, which may hide anything) and the memory did not decide to publish. A group's
  * message goes out when news of its own (isNews, or a change or resolution of its domains) reaches
  * the group's level; it carries no unreadable records (they belong to no group: the account's
- * message lists them).
+ * message lists them), but for a kept quarantine of the group the account's message announces or
+ * repeats now (`news`), which it carries as the account's does.
  */
 export function planAlerts<R extends Report>(report: R, options: AlertPlanOptions): PlannedAlert<R>[] {
   const lapsing = report.findings.filter(isLapsing).length;
@@ -115,13 +118,15 @@ export function planAlerts<R extends Report>(report: R, options: AlertPlanOption
     const ofGroup = entriesWhere(counts, (e) => e.policy === policy.name);
     const own = ofGroup?.report ?? counts;
     // Its domain that left the account, or lost its transfer lock, is news to the group too.
-    const news = [...mine.filter(isNews), ...(ofGroup?.entries ?? [])];
+    // Its kept quarantine the account's message announces or repeats now (kept-quarantine.ts keptNews).
+    const ownKept = report.problems.filter((p) => p.news === true && p.policy === policy.name);
+    const news = [...mine.filter(isNews), ...(ofGroup?.entries ?? []), ...ownKept.map(() => CRITICAL)];
     if (!news.some((f) => reaches({ severity: newsLevel(f) }, group.minSeverity))) continue;
     plan.push({
       group: policy.name,
       report: {
         ...own,
-        problems: [],
+        problems: ownKept,
         source: { ...own.source, group: policy.name },
         policy: {
           ...own.policy,

@@ -17,7 +17,7 @@ import {
   stageOf,
 } from './escalation';
 import { groupsHearing, newsLevel } from './group-news';
-import { keptInLastDays, withKeptQuarantines } from './kept-quarantine';
+import { keptInLastDays, keptNews, withKeptQuarantines } from './kept-quarantine';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { lastDaysRepeatDue, renewedOrRestored, withFailedRenewals } from './renewal-memory';
 import { cadenceHours, carriedOn, nextRepeats, repeatDecision, repeatFor } from './repeat';
@@ -118,9 +118,9 @@ export function compareMemory(input: CompareInput): CompareResult {
   markFindings(c);
   walkRemembered(c);
   const carriedContacts = resolveContacts(c, c.report.findings, c.resolved);
-  const { publish, why } = decidePublish(c);
+  const { publish, why, kept } = decidePublish(c);
   c.heard = groupsHearing(
-    c,
+    { ...c, report: kept },
     (x) => worth(c, x),
     (f) => isSilenced(c, f),
   );
@@ -130,7 +130,7 @@ export function compareMemory(input: CompareInput): CompareResult {
   };
   sortEntries(c.changes, c.resolved);
   return {
-    report: { ...inReportOrder(c.report, c.findings), changes: c.changes, resolved: c.resolved },
+    report: { ...inReportOrder(kept, c.findings), changes: c.changes, resolved: c.resolved },
     silenced: c.silencing.silenced,
     publish,
     why,
@@ -381,8 +381,8 @@ function leftAccount(c: Comparison, key: string, was: DomainMemory): void {
   c.left.set(key, departureOf(was, c.report.now));
 }
 
-/** Step seven: whether to speak, and why (or why not) in words for the log. */
-function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
+/** Step seven: whether to speak, why (or why not) in words for the log, and the kept quarantines said (keptNews). */
+function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: Report } {
   const { policy, head } = c.input;
   const { minSeverity } = policy;
   const why: string[] = [];
@@ -421,7 +421,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
         ? `first scan: nothing at ${minSeverity} or above`
         : `nothing new, escalated, changed or resolved at ${minSeverity} or above`,
     );
-  return { publish, why };
+  return { publish, why, kept: keptNews(c, publish, why) };
 }
 
 /**
@@ -431,7 +431,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[] } {
  */
 function countRepeats(c: Comparison, count: (n: number, what: string) => unknown): void {
   const by = new Map<string, number>();
-  let lastDays = keptInLastDays(c.report.problems, c.memory, c.nowMs, c.input);
+  let lastDays = keptInLastDays(c.report.problems, c.memory, c.nowMs, c.input).length;
   const prior = (name: string) => c.memory.priorOf(name);
   c.findings.forEach((f, i) => {
     if (f.change !== 'ongoing' || !isDomainFinding(f) || isSilenced(c, f)) return;

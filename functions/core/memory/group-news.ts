@@ -38,12 +38,15 @@ export const newsLevel = (x: {
  * resolution of its domains) that reaches the group's level (`worth`), of a finding neither
  * snoozed, acknowledged nor let lapse (`silenced`: the alert leaves those out). That message lists
  * the group's ongoing findings beside its news: their recipients heard of them, so their repeat
- * hours start again, as the account's message starts them for its own (docs/policies.md).
+ * hours start again, as the account's message starts them for its own (docs/policies.md). A kept
+ * quarantine's problem record the account's message announces or repeats (`news`, kept-quarantine.ts
+ * keptNews) is news to its group too.
  */
 export function groupsHearing(
   c: {
     readonly input: { readonly policy: Pick<StatePolicy, 'ownRecipients'> };
     readonly findings: readonly Finding[];
+    readonly report: { readonly problems: readonly { readonly policy?: string; readonly news?: true }[] };
     readonly changes: readonly (InGroup & { readonly severity: Severity })[];
     readonly resolved: readonly (InGroup & { readonly severity: Severity })[];
   },
@@ -57,6 +60,7 @@ export function groupsHearing(
   for (const f of c.findings)
     if (isDomainFinding(f) && hears(f.policy) && isNews(f) && worth(f) && !silenced(f))
       heard.add(f.policy as string);
+  for (const p of c.report.problems) if (p.news && hears(p.policy)) heard.add(p.policy as string);
   for (const list of [c.changes, c.resolved])
     for (const e of list) if (hears(e.policy) && !e.let_lapse && worth(e)) heard.add(e.policy as string);
   return heard;

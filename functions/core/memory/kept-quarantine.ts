@@ -5,8 +5,8 @@ import type { Report } from '../scan/scan';
 import { DATES_ONLY, judgedByDatesOnly } from '../scan/scan-problems';
 import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
-import type { FindingMemory } from './state';
-import { domainKey } from './state-bounds';
+import type { DomainMemory, FindingMemory } from './state';
+import { domainKey, newProblemKeys, problemKeysOf } from './state-bounds';
 import { believableRestoreBy } from './unjudged-memory';
 
 /** What a kept quarantine's problem record adds to its reason; after {@link DATES_ONLY}, so no quoted status can spell it. */
@@ -20,7 +20,7 @@ function keptQuarantine(
   memory: ScanMemory,
   nowMs: number,
   lapsing: ReadonlySet<string> | undefined,
-): FindingMemory | null {
+): (DomainMemory & { readonly finding: FindingMemory }) | null {
   if (!judgedByDatesOnly(p) || p.key === null || p.severity === 'critical' || found.has(domainKey(p.key)))
     return null;
   const was = memory.prior.get(domainKey(p.key));
@@ -28,7 +28,7 @@ function keptQuarantine(
     return null;
   const snooze = was.actions?.snooze;
   if (was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs)) return null;
-  return was.finding;
+  return { ...was, finding: was.finding };
 }
 
 /** The restore-by memory knows, and the days left to it (null: not known). */
@@ -57,7 +57,9 @@ function restoreText({ by, left }: { by: string | null; left: number | null }): 
  * healthy gives no finding to keep the quarantine in (no kind says "reads fine"); as a critical
  * problem record it is a critical item in every channel (`name quarantine?` in the SMS), counted
  * in the digest's header and repeated as one (unreadableQuarantineCount). Snoozed, acknowledged or
- * let lapse: left as it was (unreadableCriticalCount judges those). Pure.
+ * let lapse: left as it was (unreadableCriticalCount judges those). It carries its group (`policy`)
+ * as a finding does, so the group's message says it when the account's announces or repeats it
+ * ({@link keptNews}). Pure.
  */
 export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'findings'>>(
   report: R,
@@ -71,9 +73,10 @@ export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'finding
     const kept = keptQuarantine(p, found, memory, nowMs, lapsing);
     if (kept === null) return p;
     changed = true;
-    const restore = restoreOf(kept, nowMs);
+    const restore = restoreOf(kept.finding, nowMs);
     return {
       ...p,
+      ...(kept.group === undefined ? {} : { policy: kept.group }),
       severity: 'critical' as const,
       reason: `${p.reason}${KEPT}${restoreText(restore)}`,
       restore_by: restore.by,
@@ -82,8 +85,46 @@ export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'finding
   return changed ? { ...report, problems } : report;
 }
 
+/** Whether a problem record is a kept quarantine {@link withKeptQuarantines} published. */
+const isKept = (p: Problem): boolean =>
+  p.severity === 'critical' && p.key !== null && p.reason.includes(`${DATES_ONLY}${KEPT}`);
+
+/** What the comparison (compare.ts) that decided `why` knows, for {@link keptNews}. */
+interface Decided {
+  readonly report: Report;
+  readonly memory: ScanMemory;
+  readonly nowMs: number;
+  readonly input: Parameters<typeof keptInLastDays>[3] & {
+    readonly head: { readonly problem_keys: readonly string[]; readonly problem_keys_digest?: string };
+  };
+}
+
 /**
- * How many of the kept quarantines {@link withKeptQuarantines} published are in their last days to
+ * The report with each kept quarantine the account's message announces or repeats now (`publish`,
+ * for `why`: a new unreadable record, one repeated on the critical cadence as unreadableRepeats
+ * says, one in its last days as {@link keptInLastDays} says) marked `news`: alerts/groups.ts gives its
+ * group's message those, and group-news.ts groupsHearing counts the group heard.
+ */
+export function keptNews<R extends Report>(
+  c: Decided & { readonly report: R },
+  publish: boolean,
+  why: readonly string[],
+): R {
+  const { problems } = c.report;
+  if (!publish || !problems.some(isKept)) return c.report;
+  const keys = problemKeysOf(problems, c.report.source.incomplete);
+  const cadence = why.some((w) => w.includes(' unreadable records in quarantine repeated after '));
+  const lastDays = new Set(keptInLastDays(problems, c.memory, c.nowMs, c.input));
+  const marked = problems.map((p, i) => {
+    const fresh = newProblemKeys(c.input.head, [keys[i] as string]) > 0;
+    if (!isKept(p) || !(cadence || fresh || lastDays.has(p))) return p;
+    return { ...p, news: true as const };
+  });
+  return { ...c.report, problems: marked };
+}
+
+/**
+ * The kept quarantines {@link withKeptQuarantines} published that are in their last days to
  * restore (LAST_DAYS, or unknown) and due daily: the last message at least LAST_DAYS_REPEAT_HOURS
  * ago (or in the future: a clock that ran back) and less than the critical cadence, which repeats
  * them otherwise (unreadableQuarantineCount); as a quarantine finding in its last days is
@@ -95,19 +136,18 @@ export function keptInLastDays(
   memory: ScanMemory,
   nowMs: number,
   input: { head: { last_published_at: string | null }; policy: { repeat: { critical: number } } },
-): number {
+): Problem[] {
   const at = input.head.last_published_at;
   const elapsed = at === null ? Number.NaN : nowMs - Date.parse(at);
   const due =
     Number.isFinite(elapsed) &&
     (elapsed < 0 || elapsed >= LAST_DAYS_REPEAT_HOURS * HOUR_MS) &&
     elapsed < input.policy.repeat.critical * HOUR_MS;
-  if (!due) return 0;
+  if (!due) return [];
   return problems.filter((p) => {
-    if (p.severity !== 'critical' || p.key === null || !p.reason.includes(`${DATES_ONLY}${KEPT}`))
-      return false;
+    if (!isKept(p) || p.key === null) return false;
     const was = memory.prior.get(domainKey(p.key))?.finding;
     const left = was ? restoreOf(was, nowMs).left : null;
     return left === null || left <= LAST_DAYS;
-  }).length;
+  });
 }

@@ -3,13 +3,14 @@ import { cutText, plural } from '../base/text';
 import { askOtherEnd, cappedShort, notChecked, type OtherEnd, UNDERCOUNT } from './other-end';
 import { PageOrder, type Rotation, rotateWhenLate } from './page-order';
 import { unreadPages } from './page-ranges';
+import type { KeptQuarantineMarks } from './problem-marks';
 
 export type { Rotation } from './page-order';
 
 import { RecordRegistry } from './record-registry';
 
 /** A record the scan could not use, with the reason. Never dropped silently. */
-export interface Problem {
+export interface Problem extends KeptQuarantineMarks {
   /** `state`: a stored memory of the last scans that could not be read (the domains were still checked). */
   readonly resource: 'domain' | 'contact' | 'state';
   /** The domain name or handle (for `state`, the memory's key or the store's item), when the record had a readable one. */
@@ -21,8 +22,6 @@ export interface Problem {
    * rule 1 needs only the status, so the alert treats it as a critical item. Absent: a warning.
    */
   readonly severity?: 'critical';
-  /** A quarantine memory keeps (kept-quarantine.ts): its remembered restore-by, null unknown; quiet hours judge by it. */
-  readonly restore_by?: string | null;
 }
 
 /** One page of a listing: the records that parsed and the ones that did not. */
