@@ -92,6 +92,24 @@ describe('a kept quarantine whose record gives no finding, in a group with recip
     ]);
   });
 
+  it('is repeated to the group on the critical cadence before its last days, as to the account', () => {
+    // Restore by T0 + 20 days: not its last days, so repeated on the 20 h critical cadence alone.
+    const early: Domain = { ...heldInQuarantine(T0, 20), tags: ['watch'] };
+    const fine: Domain = {
+      ...early,
+      status: ['pendingDelete'],
+      date_expiry: T0 + 365 * DAY,
+      date_deleted: null,
+      auto_renew: true,
+    };
+    const first = scan([early], T0, EMPTY_STATE);
+    expect(first.sent).toEqual(['account', 'watch']);
+    const kept = scan([fine], T0 + HOUR, first.next);
+    const r = scan([fine], T0 + 22 * HOUR, kept.next);
+    expect(r.result.why).toEqual(['1 unreadable records in quarantine repeated after 20 h']);
+    expect(r.sent).toEqual(['account', 'watch']);
+  });
+
   it('sends the group nothing when the account publishes nothing of it', () => {
     const runs = sentAt(healthy, [1, 22, 23]);
     expect(runs[2]?.sent).toEqual([]);
