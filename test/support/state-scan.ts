@@ -106,6 +106,19 @@ export const heldInQuarantine = (now: number, deletedDaysAgo: number): Domain =>
     date_deleted: now - deletedDaysAgo * DAY,
   });
 
+/**
+ * `held`'s record read renewed under a status the API does not document (`pendingDelete`): its expiry
+ * `days` on from `now`, no longer deleted, auto-renew on unless `autoRenew` says otherwise. Dates
+ * alone judge it: with auto-renew on it gives no finding while memory keeps the quarantine.
+ */
+export const renewedUndocumented = (held: Domain, now: number, days = 300, autoRenew = true): Domain => ({
+  ...held,
+  status: ['pendingDelete'],
+  date_expiry: now + days * DAY,
+  date_deleted: null,
+  auto_renew: autoRenew,
+});
+
 /** What each scan at `times` says (its why, less the "nothing" lines), `state` carried from one to the next. */
 export function whysAt(
   times: readonly number[],

@@ -3,7 +3,7 @@ import type { StatePolicy } from '../../functions/core/memory/state';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { HOUR, T0 } from '../support/account-model';
 import { groupScanner } from '../support/group-scan';
-import { DAY, heldInQuarantine, undocumentedProblems } from '../support/state-scan';
+import { DAY, heldInQuarantine, renewedUndocumented, undocumentedProblems } from '../support/state-scan';
 import { EMPTY_STATE, type ScanState } from '../support/whole-state';
 
 /**
@@ -29,12 +29,7 @@ const scan = (read: readonly Domain[], now: number, state: ScanState, escalation
 const held: Domain = { ...heldInQuarantine(T0, 35), tags: ['watch'] };
 
 /** The record read with an undocumented status, its expiry `days` on and auto-renew off. */
-const renewedOdd = (days: number): Domain => ({
-  ...held,
-  status: ['pendingDelete'],
-  date_expiry: T0 + days * DAY,
-  date_deleted: null,
-});
+const renewedOdd = (days: number): Domain => renewedUndocumented(held, T0, days, false);
 
 /** Alerted at T0, then read as `odd` at each of `hours`: who was sent each scan. */
 function sentAt(odd: Domain, hours: readonly number[], escalation?: Escalation) {
@@ -75,7 +70,7 @@ describe('a kept quarantine in a group that hears critical news alone', () => {
 });
 
 describe('a kept quarantine whose record gives no finding, in a group with recipients of its own', () => {
-  const healthy: Domain = { ...renewedOdd(365), auto_renew: true };
+  const healthy = renewedUndocumented(held, T0, 365);
 
   it('is repeated to the group in its last days as it is to the account', () => {
     const runs = sentAt(healthy, [1, 22, 46, 70]);
@@ -95,13 +90,7 @@ describe('a kept quarantine whose record gives no finding, in a group with recip
   it('is repeated to the group on the critical cadence before its last days, as to the account', () => {
     // Restore by T0 + 20 days: not its last days, so repeated on the 20 h critical cadence alone.
     const early: Domain = { ...heldInQuarantine(T0, 20), tags: ['watch'] };
-    const fine: Domain = {
-      ...early,
-      status: ['pendingDelete'],
-      date_expiry: T0 + 365 * DAY,
-      date_deleted: null,
-      auto_renew: true,
-    };
+    const fine = renewedUndocumented(early, T0, 365);
     const first = scan([early], T0, EMPTY_STATE);
     expect(first.sent).toEqual(['account', 'watch']);
     const kept = scan([fine], T0 + HOUR, first.next);

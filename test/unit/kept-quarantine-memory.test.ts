@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { HOUR, T0 } from '../support/account-model';
-import { DAY, heldInQuarantine, scanUnjudged as runWith, whysAt } from '../support/state-scan';
+import {
+  DAY,
+  heldInQuarantine,
+  renewedUndocumented,
+  scanUnjudged as runWith,
+  whysAt,
+} from '../support/state-scan';
 import { DEFAULT_STATE_POLICY, EMPTY_STATE, parseState, type ScanState } from '../support/whole-state';
 
 /**
@@ -103,13 +109,7 @@ describe('a quarantine kept while its record reads renewed with a status the API
   /** Alerted at T0 in quarantine 5 days before its restore-by, then read renewed with an undocumented status. */
   function renewedRuns(autoRenew: boolean, hours: readonly number[]) {
     const first = runWith([held(35)], T0, EMPTY_STATE);
-    const odd = {
-      ...held(35),
-      status: ['pendingDelete'],
-      date_expiry: T0 + 300 * DAY,
-      date_deleted: null,
-      auto_renew: autoRenew,
-    };
+    const odd = renewedUndocumented(held(35), T0, 300, autoRenew);
     let state = first.next;
     return hours.map((h) => {
       const r = runWith([odd], T0 + h * HOUR, state);

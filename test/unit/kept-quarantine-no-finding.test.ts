@@ -4,7 +4,7 @@ import { renderDigest } from '../../functions/core/alerts/digest';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import type { Report } from '../../functions/core/scan/scan';
 import { HOUR, T0 } from '../support/account-model';
-import { DAY, heldInQuarantine, scanUnjudged as run, whysAt } from '../support/state-scan';
+import { heldInQuarantine, renewedUndocumented, scanUnjudged as run, whysAt } from '../support/state-scan';
 import { DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
 
 /**
@@ -17,13 +17,7 @@ import { DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/wh
 
 /** In .nl quarantine (40 days to restore) since 35 days before T0: restore by 27 Nov 2026 06:00 UTC. */
 const held = heldInQuarantine(T0, 35);
-const healthy: Domain = {
-  ...held,
-  status: ['pendingDelete'],
-  date_expiry: T0 + 300 * DAY,
-  date_deleted: null,
-  auto_renew: true,
-};
+const healthy: Domain = renewedUndocumented(held, T0);
 
 /** Alerted at T0 in quarantine, then read healthy with an undocumented status an hour on. */
 function keptState(): ScanState {

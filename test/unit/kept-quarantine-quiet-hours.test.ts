@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { smsDisposition } from '../../functions/core/alerts/groups';
-import type { Domain } from '../../functions/core/reseller/schemas';
 import { hasUrgentDeadline, parseQuietHours } from '../../functions/core/scan/quiet-hours';
 import type { Report } from '../../functions/core/scan/scan';
 import { HOUR, T0 } from '../support/account-model';
-import { DAY, heldInQuarantine, scanUnjudged as run } from '../support/state-scan';
+import { heldInQuarantine, renewedUndocumented, scanUnjudged as run } from '../support/state-scan';
 import { EMPTY_STATE } from '../support/whole-state';
 
 /**
@@ -18,13 +17,7 @@ import { EMPTY_STATE } from '../support/whole-state';
 /** Alerted at `deletedDaysAgo` days into .nl quarantine (40 days to restore), read healthy with an undocumented status an hour on. */
 function keptReport(deletedDaysAgo: number, at: number): Report {
   const held = heldInQuarantine(T0, deletedDaysAgo);
-  const healthy: Domain = {
-    ...held,
-    status: ['pendingDelete'],
-    date_expiry: T0 + 300 * DAY,
-    date_deleted: null,
-    auto_renew: true,
-  };
+  const healthy = renewedUndocumented(held, T0);
   const first = run([held], T0, EMPTY_STATE);
   const second = run([healthy], T0 + HOUR, first.next);
   return run([healthy], at, second.next).report as unknown as Report;
