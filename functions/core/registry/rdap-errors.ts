@@ -1,10 +1,12 @@
 import { SentinelError } from '../base/errors';
+import { shownUrl } from './rdap-http';
 
 /**
  * Failures of the registry check. None of them ever fails a scan: the check turns each into a line
  * of the report's registry problems (info) and counts the domains it could not check. They carry
- * the status (0 when no answer came) and the URL asked, which holds nothing secret (RDAP needs no
- * key).
+ * the status (0 when no answer came) and the URL asked as {@link shownUrl} shows it: RDAP needs no
+ * key, yet a bootstrap's server may carry a token in its path, and a presigned bootstrap URL in its
+ * query.
  */
 
 /** What an RDAP server answered, for errors built from a response. */
@@ -22,7 +24,7 @@ export class RdapError extends SentinelError {
   constructor(message: string, facts: RdapFacts, options?: { cause?: unknown }) {
     super(message, options);
     this.status = facts.status;
-    this.url = facts.url;
+    this.url = /^[a-z][a-z0-9+.-]{0,30}:\/\//i.test(facts.url) ? shownUrl(facts.url) : facts.url;
   }
 
   /** The subclass that fits a non-success answer that outlived its retries. */
