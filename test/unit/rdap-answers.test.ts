@@ -3,8 +3,6 @@ import { RdapBootstrap, shownSource } from '../../functions/core/registry/bootst
 import { RdapClient } from '../../functions/core/registry/rdap-client';
 import { RdapError } from '../../functions/core/registry/rdap-errors';
 import { checkRegistry, type RegistryCandidate } from '../../functions/core/registry/registry-check';
-import type { RawRecord } from '../../functions/simulator/portfolio';
-import { startRegistrySimulator } from '../../functions/simulator/registry';
 
 /**
  * What an RDAP server answers besides a record and a 404 (RFC 7480 §5): a 400 or a 410 speaks of
@@ -67,6 +65,78 @@ async function check(domains: readonly string[], fetch: typeof globalThis.fetch)
   });
   return { result, requests: client.requests };
 }
+
+describe('RDAP answers about one name (RFC 7480): 400 and 410', () => {
+  it('does not leave a server alone for answering 400 to three names in a row: they are its answers for those names', async () => {
+    const bad = names('bad', 3);
+    const { fetch, asked } = server((name) => (name.startsWith('bad') ? status(400) : record(name)));
+    const { result } = await check(['ok0.com', ...bad, ...names('ok', 4).slice(1)], fetch);
+    expect(asked).toHaveLength(7);
+    expect(result.counts).toMatchObject({ checked: 4, agree: 4, disagree: 0 });
+    expect(result.counts.not_checked.server_failed).toBe(3);
+    expect(result.views.size).toBe(0);
+    expect(result.problems.map((p) => p.reason).join('\n')).not.toMatch(/left alone/);
+    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(/HTTP 400.*bad0\.com/);
+  });
+
+  it('does not leave a server alone for answering 410 to three names in a row, and makes no finding of a 410', async () => {
+    const gone = names('gone', 3);
+    const { fetch, asked } = server((name) => (name.startsWith('gone') ? status(410) : record(name)));
+    const { result } = await check(['ok0.com', ...gone, 'ok1.com', 'ok2.com'], fetch);
+    expect(asked).toHaveLength(6);
+    expect(result.counts).toMatchObject({ agree: 3, disagree: 0 });
+    expect(result.views.size).toBe(0);
+    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(/HTTP 410.*gone0\.com/);
+    expect(result.problems.map((p) => p.reason).join('\n')).not.toMatch(/left alone/);
+  });
+
+  it('leaves a server alone that answers 400 to its first three lookups and nothing else: it reads no query of ours', async () => {
+    const { fetch, asked } = server(() => status(400));
+    const { result } = await check(names('a', 10), fetch);
+    expect(asked).toHaveLength(3);
+    expect(result.views.size).toBe(0);
+    expect(result.counts.not_checked.server_failed).toBe(10);
+  });
+
+  it('leaves a server alone that answers 403 to everything, after three lookups, without a finding', async () => {
+    const { fetch, asked } = server(() => status(403));
+    const { result } = await check(names('a', 10), fetch);
+    expect(asked).toHaveLength(3);
+    expect(result.views.size).toBe(0);
+    expect(result.counts.not_checked.server_failed).toBe(10);
+    expect(result.problems[0]?.reason).toMatch(/refused .*HTTP 403.*left alone/);
+  });
+});
+
+describe('a 404 the server does not repeat', () => {
+  it('makes no finding of a server that answers 404 to every other request (one broken backend of two)', async () => {
+    let n = 0;
+    const { fetch } = server((name) => (++n % 2 === 1 ? status(404) : record(name)));
+    const { result } = await check(names('d', 10), fetch);
+    expect(result.views.size).toBe(0);
+    expect(result.counts.disagree).toBe(0);
+    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(/answered .* when asked again/);
+  });
+
+  it('distrusts every 404 of a server once one of them is not repeated, even those that were', async () => {
+    // flaky0 is known on the second ask; flaky1 and flaky2 answer 404 twice (and would be believed alone).
+    const { fetch } = server((name, times) =>
+      name.startsWith('known') || (name === 'flaky0.com' && times > 1) ? record(name) : status(404),
+    );
+    const { result } = await check([...names('known', 6), ...names('flaky', 3)], fetch);
+    expect(result.views.size).toBe(0);
+    expect(result.counts.disagree).toBe(0);
+  });
+
+  it('still finds a gTLD domain its registry does not know, asking it once more: one extra request', async () => {
+    const { fetch, asked } = server((name) => (name === 'lost.com' ? status(404) : record(name)));
+    const { result, requests } = await check([...names('known', 4), 'lost.com'], fetch);
+    expect(result.views.get('lost.com')).toMatchObject({ kind: 'registry_unknown', severity: 'critical' });
+    expect(asked.filter((n) => n === 'lost.com')).toHaveLength(2);
+    expect(requests).toBe(6);
+    expect(result.counts).toMatchObject({ queries: 5, requests: 6 });
+  });
+});
 
 describe('secrets in the bootstrap and server URLs', () => {
   it('hides a token in the bootstrap URL path, its userinfo and its query', () => {

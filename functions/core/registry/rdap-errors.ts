@@ -31,13 +31,34 @@ export class RdapError extends SentinelError {
   static fromResponse(facts: RdapFacts, what: string): RdapError {
     if (facts.status === 429)
       return new RdapRateLimitError(`the RDAP server kept answering 429 (rate limited) to ${what}`, facts);
+    if (facts.status === 400)
+      return new RdapQueryError(
+        `the RDAP server could not read the query (HTTP 400 Bad Request) of ${what}`,
+        facts,
+      );
+    if (facts.status === 410)
+      return new RdapQueryError(`the RDAP server answered HTTP 410 (Gone) to ${what}`, facts);
+    if (facts.status === 403)
+      return new RdapServerError(
+        `the RDAP server refused ${what} (HTTP 403 Forbidden: an access or rate policy)`,
+        facts,
+      );
     if (facts.status >= 500)
       return new RdapServerError(`the RDAP server failed (HTTP ${facts.status}) on ${what}`, facts);
     return new RdapResponseError(`the RDAP server answered ${what} with HTTP ${facts.status}`, facts);
   }
 }
 
-/** 5xx that outlived every retry. */
+/**
+ * An answer about the one name asked, not about the server (RFC 7480 §5): 400, it could not read
+ * the query for that name (a name its software does not take); 410, the object is gone. Neither is
+ * the server's failure, nor a finding: the domain is left unchecked and named in an info line.
+ */
+export class RdapQueryError extends RdapError {
+  override readonly name: string = 'RdapQueryError';
+}
+
+/** 5xx that outlived every retry, or a refusal (403): the server's, whatever the name. */
 export class RdapServerError extends RdapError {
   override readonly name: string = 'RdapServerError';
 }
