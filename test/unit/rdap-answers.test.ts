@@ -3,6 +3,8 @@ import { RdapBootstrap, shownSource } from '../../functions/core/registry/bootst
 import { RdapClient } from '../../functions/core/registry/rdap-client';
 import { RdapError } from '../../functions/core/registry/rdap-errors';
 import { checkRegistry, type RegistryCandidate } from '../../functions/core/registry/registry-check';
+import type { RawRecord } from '../../functions/simulator/portfolio';
+import { startRegistrySimulator } from '../../functions/simulator/registry';
 
 /**
  * What an RDAP server answers besides a record and a 404 (RFC 7480 §5): a 400 or a 410 speaks of
@@ -135,6 +137,36 @@ describe('a 404 the server does not repeat', () => {
     expect(asked.filter((n) => n === 'lost.com')).toHaveLength(2);
     expect(requests).toBe(6);
     expect(result.counts).toMatchObject({ queries: 5, requests: 6 });
+  });
+});
+
+describe('the simulator with one broken backend of two (flakyEvery)', () => {
+  it('makes no finding of its 404s, and asks each once more at most', async () => {
+    const sim = await startRegistrySimulator({
+      lookup: (name) =>
+        ({ domain_name: name, date_expiry: new Date(EXPIRY).toISOString(), status: ['active'] }) as RawRecord,
+      registries: [{ name: 'gtld', tlds: ['com'], publishesExpiry: true, flakyEvery: 2 }],
+      now: () => NOW,
+    });
+    try {
+      const simBootstrap = RdapBootstrap.parse(JSON.stringify(sim.bootstrap), 'test');
+      const client = new RdapClient({ sleep: async () => undefined, maxAttempts: 1 });
+      const result = await checkRegistry({
+        candidates: names('d', 10).map((d, i) => candidate(d, i)),
+        bootstrap: simBootstrap,
+        client,
+        now: NOW,
+        budget: 100,
+        policy: { toleranceDays: 2, criticalDays: 7 },
+        concurrency: 1,
+        perServer: 1,
+      });
+      expect(result.views.size).toBe(0);
+      expect(result.counts.disagree).toBe(0);
+      expect(client.requests).toBeLessThanOrEqual(15);
+    } finally {
+      await sim.close();
+    }
   });
 });
 
