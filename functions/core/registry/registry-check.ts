@@ -515,13 +515,14 @@ async function askAgain(
 const believable = (state: ServerState, unknown: number): boolean =>
   state.contradicted === 0 && state.known > 0 && unknown <= state.known;
 
-/** A 404 that is no finding: counted, named in the server's info line; a re-check learns nothing. */
+/** Why a server's 404s were not taken as findings, for its info line. */
 function distrustedBecause(state: ServerState): string {
   return state.contradicted
     ? `; its server answered ${plural(state.contradicted, 'domain')} with the domain when asked again after a 404, so its 404s are not taken as findings (a backend of it may be broken)`
     : `; its server knew ${state.known} of the domains asked, so its 404s are not taken as findings (it may be misconfigured)`;
 }
 
+/** A 404 that is no finding: counted, named in the server's info line; a re-check learns nothing. */
 function notFound(counts: RegistryCounts, state: ServerState, candidate: RegistryCandidate): 'silent' | null {
   counts.not_checkable.not_found++;
   state.notFound.push(cutText(safeText(candidate.domain_name), 80));
