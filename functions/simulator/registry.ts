@@ -36,6 +36,12 @@ export interface SimulatedRegistry {
   readonly autoRenews?: boolean;
   /** Answers every domain lookup with this status (a registry whose RDAP is down). @default none */
   readonly failsWith?: number;
+  /**
+   * One backend of this many behind a load balancer is broken: every this-many-th domain lookup
+   * (the first, then every n-th after it, whatever the name) answers 404 for a domain it knows.
+   * Deterministic, for the registry check's defence against 404s that do not repeat. @default none
+   */
+  readonly flakyEvery?: number;
 }
 
 /**
@@ -181,6 +187,7 @@ export async function startRegistrySimulator(options: RegistrySimulatorOptions):
   };
   for (const registry of registries) {
     const view: MutableView = { url: '', requests: [], maxInFlight: 0, inFlight: 0 };
+    const lookups = { count: 0 };
     const server = createServer((req, res) =>
       answer(req, res, {
         registry,
@@ -192,6 +199,7 @@ export async function startRegistrySimulator(options: RegistrySimulatorOptions):
         latencyMs: options.latencyMs ?? 0,
         requestLog: options.requestLog ?? 100_000,
         lookup: options.lookup,
+        lookups,
       }),
     );
     await new Promise<void>((resolve, reject) => {
@@ -248,6 +256,8 @@ interface ServerContext {
   readonly latencyMs: number;
   readonly requestLog: number;
   readonly lookup: (name: string) => RawRecord | undefined;
+  /** Domain lookups answered so far (the broken backend's turn: flakyEvery). */
+  readonly lookups: { count: number };
 }
 
 function takeFault(ctx: ServerContext): RegistryFault | undefined {
@@ -323,7 +333,8 @@ function answer(req: IncomingMessage, res: ServerResponse, ctx: ServerContext) {
     ctx.registry,
     ctx.clock(),
   );
-  if (!record)
+  const brokenTurn = ctx.registry.flakyEvery ? ctx.lookups.count++ % ctx.registry.flakyEvery === 0 : false;
+  if (!record || brokenTurn)
     return send(404, { errorCode: 404, title: 'Not Found', description: [`${name} is not registered`] });
   send(200, record);
 }

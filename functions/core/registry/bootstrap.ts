@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { normalizeDomainName } from '../base/text';
 import { parseRfc3339 } from '../reseller/schemas';
 import { RdapBootstrapError } from './rdap-errors';
-import { rdapRedirectProblem, rdapUrlProblem, readBodyLimited } from './rdap-http';
+import { rdapRedirectProblem, rdapUrlProblem, readBodyLimited, shownUrl } from './rdap-http';
 
 /**
  * IANA's RDAP bootstrap for domain names (RFC 9224, `dns.json`): which RDAP server answers for
@@ -129,18 +129,11 @@ function preferredUrl(urls: readonly unknown[], source: string): string | null {
 }
 
 /**
- * The bootstrap's source as the report and errors show it: a URL without its credentials, query
- * and fragment (`?…` marks one left out), since a presigned URL's query is a credential; a file
- * path as it is.
+ * The bootstrap's source as the report and errors show it: a URL as {@link shownUrl} shows it
+ * (without credentials, query, fragment, nor a path segment that may be a key); a file path as it is.
  */
 export function shownSource(source: string): string {
-  if (!isBootstrapUrl(source)) return source;
-  try {
-    const url = new URL(source);
-    return `${url.protocol}//${url.host}${url.pathname}${url.search || url.hash ? '?…' : ''}`;
-  } catch {
-    return `${source.slice(0, source.indexOf('://') + 3)}…`;
-  }
+  return isBootstrapUrl(source) ? shownUrl(source) : source;
 }
 
 /** True when RDAP_BOOTSTRAP_URL names a URL rather than a file path. */
@@ -186,7 +179,13 @@ export async function fetchBootstrap(
     });
   } catch (error) {
     throw new RdapBootstrapError(
-      `the RDAP bootstrap ${shown} could not be read (${(error as Error).name === 'TimeoutError' ? 'no answer in time' : (error as Error).message})`,
+      `the RDAP bootstrap ${shown} could not be read (${
+        (error as Error).name === 'TimeoutError'
+          ? 'no answer in time'
+          : String((error as Error).message)
+              .split(url)
+              .join(shown)
+      })`,
       facts,
       { cause: error },
     );

@@ -1,10 +1,12 @@
 import { SentinelError } from '../base/errors';
+import { shownUrl } from './rdap-http';
 
 /**
  * Failures of the registry check. None of them ever fails a scan: the check turns each into a line
  * of the report's registry problems (info) and counts the domains it could not check. They carry
- * the status (0 when no answer came) and the URL asked, which holds nothing secret (RDAP needs no
- * key).
+ * the status (0 when no answer came) and the URL asked as {@link shownUrl} shows it: RDAP needs no
+ * key, yet a bootstrap's server may carry a token in its path, and a presigned bootstrap URL in its
+ * query.
  */
 
 /** What an RDAP server answered, for errors built from a response. */
@@ -22,20 +24,41 @@ export class RdapError extends SentinelError {
   constructor(message: string, facts: RdapFacts, options?: { cause?: unknown }) {
     super(message, options);
     this.status = facts.status;
-    this.url = facts.url;
+    this.url = /^[a-z][a-z0-9+.-]{0,30}:\/\//i.test(facts.url) ? shownUrl(facts.url) : facts.url;
   }
 
   /** The subclass that fits a non-success answer that outlived its retries. */
   static fromResponse(facts: RdapFacts, what: string): RdapError {
     if (facts.status === 429)
       return new RdapRateLimitError(`the RDAP server kept answering 429 (rate limited) to ${what}`, facts);
+    if (facts.status === 400)
+      return new RdapQueryError(
+        `the RDAP server could not read the query (HTTP 400 Bad Request) of ${what}`,
+        facts,
+      );
+    if (facts.status === 410)
+      return new RdapQueryError(`the RDAP server answered HTTP 410 (Gone) to ${what}`, facts);
+    if (facts.status === 403)
+      return new RdapServerError(
+        `the RDAP server refused ${what} (HTTP 403 Forbidden: an access or rate policy)`,
+        facts,
+      );
     if (facts.status >= 500)
       return new RdapServerError(`the RDAP server failed (HTTP ${facts.status}) on ${what}`, facts);
     return new RdapResponseError(`the RDAP server answered ${what} with HTTP ${facts.status}`, facts);
   }
 }
 
-/** 5xx that outlived every retry. */
+/**
+ * An answer about the one name asked, not about the server (RFC 7480 §5): 400, it could not read
+ * the query for that name (a name its software does not take); 410, the object is gone. Neither is
+ * the server's failure, nor a finding: the domain is left unchecked and named in an info line.
+ */
+export class RdapQueryError extends RdapError {
+  override readonly name: string = 'RdapQueryError';
+}
+
+/** 5xx that outlived every retry, or a refusal (403): the server's, whatever the name. */
 export class RdapServerError extends RdapError {
   override readonly name: string = 'RdapServerError';
 }

@@ -73,6 +73,36 @@ function isLocalAddress(hostname: string): boolean {
   );
 }
 
+/**
+ * A URL as messages, logs and reports show it: without its userinfo, its query and fragment (`?…`
+ * marks one left out: a presigned URL's query is a credential), and with every path segment that
+ * may be a key written `…` (RDAP_BOOTSTRAP_URL or a bootstrap's server may carry a token in its
+ * path, `https://cdn.example/<token>/dns.json`). What is not a URL shows its scheme only.
+ */
+export function shownUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    const scheme = /^[a-z][a-z0-9+.-]{0,30}:\/\//i.exec(url);
+    return scheme ? `${scheme[0]}…` : '…';
+  }
+  const path = parsed.pathname
+    .split('/')
+    .map((segment) => (mayBeKey(segment) ? '…' : segment))
+    .join('/');
+  return `${parsed.protocol}//${parsed.host}${path}${parsed.search || parsed.hash ? '?…' : ''}`;
+}
+
+/**
+ * A path segment that may be a secret: a `name=value` or `;` parameter, a percent-encoded one, one
+ * of 16 characters or more with a digit (a token, a hex or base64 key), or one over 40 characters.
+ * Words, dates and file names (`rdap`, `v1`, `dns.json`, `2026-11-20`) are kept.
+ */
+function mayBeKey(segment: string): boolean {
+  return /[=;:@%]/.test(segment) || segment.length > 40 || (segment.length >= 16 && /[0-9]/.test(segment));
+}
+
 /** The origin of `url` (scheme, host, port): one RDAP server, whose pace the check keeps. */
 export function originOf(url: string): string {
   try {

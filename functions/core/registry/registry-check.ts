@@ -7,8 +7,8 @@ import {
   type ResellerSide,
 } from '../findings/registry-rules';
 import type { RdapBootstrap } from './bootstrap';
-import { type RdapClient, RdapDeadlineError } from './rdap-client';
-import { RdapError, RdapRateLimitError } from './rdap-errors';
+import { type RdapClient, RdapDeadlineError, type RdapLookup } from './rdap-client';
+import { RdapError, RdapQueryError, RdapRateLimitError } from './rdap-errors';
 
 /**
  * One registry check: the chosen domains looked up at their registries' RDAP servers, within a
@@ -123,8 +123,12 @@ interface ServerState {
   known: number;
   /** Its 404s of gTLD domains were not believed (judgeUnknown). */
   distrusted: boolean;
-  /** Its 404s that would be findings (registry_unknown), judged once every lookup is done. */
-  readonly unknown: { readonly candidate: RegistryCandidate; readonly view: RegistryView }[];
+  /** Its 404s that would be findings (registry_unknown), asked again and judged once every lookup is done. */
+  unknown: { readonly candidate: RegistryCandidate; readonly view: RegistryView }[];
+  /** Of those asked again, how many it answered with the domain: a 404 it does not repeat. */
+  contradicted: number;
+  /** Names it answered 400 or 410 for (an answer about that name: RdapQueryError), by status. */
+  readonly perName: Map<number, string[]>;
 }
 
 const NOT_FOUND_NAMED = 5;
@@ -142,6 +146,7 @@ export async function checkRegistry(input: RegistryCheckInput): Promise<Registry
     counts.not_checked.budget++;
     unconfirmed(result, item.candidate);
   }
+  await askUnknownAgain(input, result, servers);
   for (const state of servers.values()) judgeUnknown(result, state);
   counts.requests = input.client.requests;
   result.problems.push(...serverProblems(servers));
@@ -206,6 +211,8 @@ function queueAt(servers: Map<string, ServerState>, item: QueueItem): void {
       known: 0,
       distrusted: false,
       unknown: [],
+      contradicted: 0,
+      perName: new Map(),
     };
     servers.set(origin, state);
   }
@@ -328,8 +335,15 @@ function serverProblems(servers: ReadonlyMap<string, ServerState>): RegistryProb
       problems.push({
         server,
         severity: 'info',
-        reason: `the registry does not know ${plural(state.notFound.length, 'domain')} the reseller lists (HTTP 404), e.g. ${state.notFound.slice(0, NOT_FOUND_NAMED).join(', ')}${state.distrusted ? `; its server knew ${state.known} of the domains asked, so its 404s are not taken as findings (it may be misconfigured)` : ''}: check them in the reseller's control panel`,
+        reason: `the registry does not know ${plural(state.notFound.length, 'domain')} the reseller lists (HTTP 404), e.g. ${state.notFound.slice(0, NOT_FOUND_NAMED).join(', ')}${state.distrusted ? distrustedBecause(state) : ''}: check them in the reseller's control panel`,
         domains_not_checked: 0,
+      });
+    for (const [status, named] of state.perName)
+      problems.push({
+        server,
+        severity: 'info',
+        reason: `it answered HTTP ${status} ${status === 410 ? '(Gone)' : '(Bad Request: it could not read the query for the name)'} for ${plural(named.length, 'domain')}, e.g. ${named.slice(0, NOT_FOUND_NAMED).join(', ')}: not checked, and no finding; check them in the reseller's control panel`,
+        domains_not_checked: named.length,
       });
   }
   return problems;
@@ -348,7 +362,6 @@ async function lookUp(
   state: ServerState,
 ): Promise<RegistryView | null | 'silent' | 'failed' | 'deadline' | 'deferred'> {
   counts.queries++;
-  const recheck = candidate.reason === 'recheck';
   try {
     const answer = await input.client.lookupDomain(baseUrl, normalizeDomainName(candidate.domain_name));
     state.failuresInRow = 0;
@@ -362,30 +375,18 @@ async function lookUp(
       }
       return notFound(counts, state, candidate);
     }
-    state.known++;
-    const judged = judgeRegistry(candidate, answer.record, input.now, input.policy);
-    if (judged.kind === 'no_expiration') {
-      counts.not_checkable.no_expiration++;
-      // Statuses without a date still tell a hold or a redemption is over (SIDN's .nl); none, nothing.
-      // Nor can they tell that dates which disagreed agree now.
-      const undecided = !answer.record.status.length || candidate.remembered === 'registry_expiry_mismatch';
-      return recheck && undecided ? 'silent' : null;
-    }
-    if (judged.kind === 'agree') {
-      counts.agree++;
-      return null;
-    }
-    counts.disagree++;
-    return { ...judged.view, server: answer.server };
+    return judgeFound(input, counts, candidate, answer, state);
   } catch (error) {
     if (error instanceof RdapDeadlineError) {
       counts.queries--;
       return 'deadline';
     }
     if (!(error instanceof RdapError)) throw error;
-    state.failuresInRow++;
-    state.notChecked++;
     counts.not_checked.server_failed++;
+    // Named in a line of their own (serverProblems), not among the server's failures.
+    if (error instanceof RdapQueryError) return answeredForName(input, state, candidate, error);
+    state.notChecked++;
+    state.failuresInRow++;
     // One line per server: the domain is left out, it is one of many.
     const message = error.message.replace(/the RDAP lookup of [^\s:,]+/, 'a lookup');
     state.lastError = cutText(safeText(message), 300);
@@ -396,6 +397,131 @@ async function lookUp(
   }
 }
 
+/**
+ * A 400 or 410 (RdapQueryError): the server's word on that one name, neither its failure (a healthy
+ * registry that refuses three odd names in a row is not left alone) nor its success (a failure run
+ * goes on). Only a server that answered nothing else to its first lookups is left alone: it reads
+ * none of our queries, and asking it the rest would spend them all.
+ */
+function answeredForName(
+  input: RegistryCheckInput,
+  state: ServerState,
+  candidate: RegistryCandidate,
+  error: RdapQueryError,
+): 'failed' {
+  const named = state.perName.get(error.status) ?? [];
+  named.push(cutText(safeText(candidate.domain_name), 80));
+  state.perName.set(error.status, named);
+  let refused = 0;
+  for (const list of state.perName.values()) refused += list.length;
+  if (!state.answered && refused >= (input.failuresToStop ?? 3)) {
+    state.stopped = true;
+    state.lastError = `it answered HTTP ${error.status} to every lookup before any other answer; left alone for the rest of this scan`;
+  }
+  return 'failed';
+}
+
+/** A domain object, judged: the view when the registry disagrees, null when not, `silent` when it tells a re-check nothing. */
+function judgeFound(
+  input: RegistryCheckInput,
+  counts: RegistryCounts,
+  candidate: RegistryCandidate,
+  answer: Extract<RdapLookup, { kind: 'found' }>,
+  state: ServerState,
+): RegistryView | null | 'silent' {
+  state.known++;
+  const judged = judgeRegistry(candidate, answer.record, input.now, input.policy);
+  if (judged.kind === 'no_expiration') {
+    counts.not_checkable.no_expiration++;
+    // Statuses without a date still tell a hold or a redemption is over (SIDN's .nl); none, nothing.
+    // Nor can they tell that dates which disagreed agree now.
+    const undecided = !answer.record.status.length || candidate.remembered === 'registry_expiry_mismatch';
+    return candidate.reason === 'recheck' && undecided ? 'silent' : null;
+  }
+  if (judged.kind === 'agree') {
+    counts.agree++;
+    return null;
+  }
+  counts.disagree++;
+  return { ...judged.view, server: answer.server };
+}
+
+/**
+ * Every 404 that would be a finding is asked once more, once the other lookups are done (no scan
+ * remembers a server: a 404 must hold within one). One more request each at most, through the
+ * client's gate of that server and within the scan's time; none at a server left alone, nor at one
+ * whose 404s judgeUnknown would not believe whatever the second answers. A 404 repeated stays a
+ * would-be finding; one answered with the domain is judged by that record, and its server counted
+ * as contradicting itself (judgeUnknown then believes none of its 404s); one not answered again
+ * (a failure, the deadline) is no finding: a 404 the scan could not confirm.
+ */
+async function askUnknownAgain(
+  input: RegistryCheckInput,
+  result: RegistryCheckResult,
+  servers: ReadonlyMap<string, ServerState>,
+): Promise<void> {
+  const asks: { state: ServerState; entry: ServerState['unknown'][number] }[] = [];
+  for (const state of servers.values()) {
+    const entries = state.unknown;
+    if (!entries.length) continue;
+    state.unknown = [];
+    if (state.stopped || !believable(state, entries.length)) {
+      state.unknown = entries; // judged (and not believed) as they are
+      continue;
+    }
+    for (const entry of entries) asks.push({ state, entry });
+  }
+  let next = 0;
+  const work = async () => {
+    for (let ask = asks[next++]; ask; ask = asks[next++]) {
+      const { state, entry } = ask;
+      const again = await askAgain(input, entry.candidate);
+      if (again === 'not_found') state.unknown.push(entry);
+      else if (again === 'unanswered') {
+        if (notFound(result.counts, state, entry.candidate) === 'silent')
+          unconfirmed(result, entry.candidate);
+      } else {
+        state.contradicted++;
+        const view = judgeFound(input, result.counts, entry.candidate, again, state);
+        if (view === 'silent') unconfirmed(result, entry.candidate);
+        else if (view) result.views.set(entry.candidate.domain_name, view);
+      }
+    }
+  };
+  const workers = Math.max(1, Math.min(input.concurrency ?? 16, asks.length));
+  await Promise.all(Array.from({ length: workers }, work));
+}
+
+/** The second answer to a 404: a 404 again, the domain, or none (a failure, the deadline). */
+async function askAgain(
+  input: RegistryCheckInput,
+  candidate: RegistryCandidate,
+): Promise<'not_found' | 'unanswered' | Extract<RdapLookup, { kind: 'found' }>> {
+  const service = input.bootstrap.serviceFor(candidate.domain_name);
+  if (!service) return 'unanswered';
+  try {
+    const answer = await input.client.lookupDomain(
+      service.baseUrl,
+      normalizeDomainName(candidate.domain_name),
+    );
+    return answer.kind === 'not_found' ? 'not_found' : answer;
+  } catch (error) {
+    if (error instanceof RdapError) return 'unanswered';
+    throw error;
+  }
+}
+
+/** True when a server that knew `state.known` domains may be believed for `unknown` 404s (judgeUnknown's rule). */
+const believable = (state: ServerState, unknown: number): boolean =>
+  state.contradicted === 0 && state.known > 0 && unknown <= state.known;
+
+/** Why a server's 404s were not taken as findings, for its info line. */
+function distrustedBecause(state: ServerState): string {
+  return state.contradicted
+    ? `; its server answered ${plural(state.contradicted, 'domain')} with the domain when asked again after a 404, so its 404s are not taken as findings (a backend of it may be broken)`
+    : `; its server knew ${state.known} of the domains asked, so its 404s are not taken as findings (it may be misconfigured)`;
+}
+
 /** A 404 that is no finding: counted, named in the server's info line; a re-check learns nothing. */
 function notFound(counts: RegistryCounts, state: ServerState, candidate: RegistryCandidate): 'silent' | null {
   counts.not_checkable.not_found++;
@@ -404,13 +530,14 @@ function notFound(counts: RegistryCounts, state: ServerState, candidate: Registr
 }
 
 /**
- * A server's 404s that would be findings (registry_unknown), once its every lookup is done: findings
- * only when it knew at least as many of the domains asked as it did not. A server that knows none
+ * A server's 404s that would be findings (registry_unknown), once its every lookup is done and each
+ * was asked again (askUnknownAgain): findings only when it repeated every one of them, and knew at
+ * least as many of the domains asked as it did not. A server that knows none
  * (or few) is more likely broken than the registry rid of the account's domains: its 404s are then
  * the info line a ccTLD's are, so a misconfigured server never turns a whole sample into warnings.
  */
 function judgeUnknown(result: RegistryCheckResult, state: ServerState): void {
-  const believed = state.known > 0 && state.unknown.length <= state.known;
+  const believed = believable(state, state.unknown.length);
   state.distrusted = !believed && state.unknown.length > 0;
   for (const { candidate, view } of state.unknown) {
     if (believed) {

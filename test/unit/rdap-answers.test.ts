@@ -1,0 +1,195 @@
+import { describe, expect, it } from 'vitest';
+import { RdapBootstrap, shownSource } from '../../functions/core/registry/bootstrap';
+import { RdapClient } from '../../functions/core/registry/rdap-client';
+import { RdapError } from '../../functions/core/registry/rdap-errors';
+import { checkRegistry, type RegistryCandidate } from '../../functions/core/registry/registry-check';
+import type { RawRecord } from '../../functions/simulator/portfolio';
+import { startRegistrySimulator } from '../../functions/simulator/registry';
+
+/**
+ * What an RDAP server answers besides a record and a 404 (RFC 7480 §5): a 400 or a 410 speaks of
+ * one name, a 403 of the client; and a 404 that a server does not repeat (one broken backend behind
+ * a load balancer) is no finding.
+ */
+
+const NOW = Date.parse('2026-11-22T06:00:00Z');
+const DAY = 86_400_000;
+const EXPIRY = NOW + 3 * DAY; // near expiry: a registry_unknown would be critical
+const bootstrap = RdapBootstrap.parse(
+  JSON.stringify({ services: [[['com'], ['https://rdap.example/']]] }),
+  'test',
+);
+
+const candidate = (name: string, rank: number): RegistryCandidate => ({
+  domain_name: name,
+  date_expiry: EXPIRY,
+  quarantine: false,
+  auto_renew: true,
+  registrant_handle: null,
+  reason: 'sample',
+  rank,
+});
+const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}.com`);
+
+const record = (name: string) =>
+  new Response(
+    JSON.stringify({
+      objectClassName: 'domain',
+      ldhName: name,
+      status: ['active'],
+      events: [{ eventAction: 'expiration', eventDate: new Date(EXPIRY).toISOString() }],
+    }),
+    { status: 200 },
+  );
+const status = (code: number) => new Response(`{"errorCode":${code}}`, { status: code });
+
+/** One RDAP server answering each request by its name and how often that name was asked. */
+function server(answer: (name: string, times: number) => Response) {
+  const asked: string[] = [];
+  const fetch = (async (url: string | URL | Request) => {
+    const name = new URL(String(url)).pathname.split('/').pop() as string;
+    asked.push(name);
+    return answer(name, asked.filter((n) => n === name).length);
+  }) as typeof globalThis.fetch;
+  return { fetch, asked };
+}
+
+async function check(domains: readonly string[], fetch: typeof globalThis.fetch) {
+  const client = new RdapClient({ fetch, sleep: async () => undefined, maxAttempts: 1 });
+  const result = await checkRegistry({
+    candidates: domains.map((d, i) => candidate(d, i)),
+    bootstrap,
+    client,
+    now: NOW,
+    budget: 100,
+    policy: { toleranceDays: 2, criticalDays: 7 },
+    concurrency: 1,
+  });
+  return { result, requests: client.requests };
+}
+
+describe('RDAP answers about one name (RFC 7480): 400 and 410', () => {
+  it('does not leave a server alone for answering 400 to three names in a row: they are its answers for those names', async () => {
+    const bad = names('bad', 3);
+    const { fetch, asked } = server((name) => (name.startsWith('bad') ? status(400) : record(name)));
+    const { result } = await check(['ok0.com', ...bad, ...names('ok', 4).slice(1)], fetch);
+    expect(asked).toHaveLength(7);
+    expect(result.counts).toMatchObject({ checked: 4, agree: 4, disagree: 0 });
+    expect(result.counts.not_checked.server_failed).toBe(3);
+    expect(result.views.size).toBe(0);
+    expect(result.problems.map((p) => p.reason).join('\n')).not.toMatch(/left alone/);
+    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(/HTTP 400.*bad0\.com/);
+  });
+
+  it('does not leave a server alone for answering 410 to three names in a row, and makes no finding of a 410', async () => {
+    const gone = names('gone', 3);
+    const { fetch, asked } = server((name) => (name.startsWith('gone') ? status(410) : record(name)));
+    const { result } = await check(['ok0.com', ...gone, 'ok1.com', 'ok2.com'], fetch);
+    expect(asked).toHaveLength(6);
+    expect(result.counts).toMatchObject({ agree: 3, disagree: 0 });
+    expect(result.views.size).toBe(0);
+    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(/HTTP 410.*gone0\.com/);
+    expect(result.problems.map((p) => p.reason).join('\n')).not.toMatch(/left alone/);
+  });
+
+  it('leaves a server alone that answers 400 to its first three lookups and nothing else: it reads no query of ours', async () => {
+    const { fetch, asked } = server(() => status(400));
+    const { result } = await check(names('a', 10), fetch);
+    expect(asked).toHaveLength(3);
+    expect(result.views.size).toBe(0);
+    expect(result.counts.not_checked.server_failed).toBe(10);
+  });
+
+  it('leaves a server alone that answers 403 to everything, after three lookups, without a finding', async () => {
+    const { fetch, asked } = server(() => status(403));
+    const { result } = await check(names('a', 10), fetch);
+    expect(asked).toHaveLength(3);
+    expect(result.views.size).toBe(0);
+    expect(result.counts.not_checked.server_failed).toBe(10);
+    expect(result.problems[0]?.reason).toMatch(/refused .*HTTP 403.*left alone/);
+  });
+});
+
+describe('a 404 the server does not repeat', () => {
+  it('makes no finding of a server that answers 404 to every other request (one broken backend of two)', async () => {
+    let n = 0;
+    const { fetch } = server((name) => (++n % 2 === 1 ? status(404) : record(name)));
+    const { result } = await check(names('d', 10), fetch);
+    expect(result.views.size).toBe(0);
+    expect(result.counts.disagree).toBe(0);
+    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(/answered .* when asked again/);
+  });
+
+  it('distrusts every 404 of a server once one of them is not repeated, even those that were', async () => {
+    // flaky0 is known on the second ask; flaky1 and flaky2 answer 404 twice (and would be believed alone).
+    const { fetch } = server((name, times) =>
+      name.startsWith('known') || (name === 'flaky0.com' && times > 1) ? record(name) : status(404),
+    );
+    const { result } = await check([...names('known', 6), ...names('flaky', 3)], fetch);
+    expect(result.views.size).toBe(0);
+    expect(result.counts.disagree).toBe(0);
+  });
+
+  it('still finds a gTLD domain its registry does not know, asking it once more: one extra request', async () => {
+    const { fetch, asked } = server((name) => (name === 'lost.com' ? status(404) : record(name)));
+    const { result, requests } = await check([...names('known', 4), 'lost.com'], fetch);
+    expect(result.views.get('lost.com')).toMatchObject({ kind: 'registry_unknown', severity: 'critical' });
+    expect(asked.filter((n) => n === 'lost.com')).toHaveLength(2);
+    expect(requests).toBe(6);
+    expect(result.counts).toMatchObject({ queries: 5, requests: 6 });
+  });
+});
+
+describe('the simulator with one broken backend of two (flakyEvery)', () => {
+  it('makes no finding of its 404s, and asks each once more at most', async () => {
+    const sim = await startRegistrySimulator({
+      lookup: (name) =>
+        ({ domain_name: name, date_expiry: new Date(EXPIRY).toISOString(), status: ['active'] }) as RawRecord,
+      registries: [{ name: 'gtld', tlds: ['com'], publishesExpiry: true, flakyEvery: 2 }],
+      now: () => NOW,
+    });
+    try {
+      const simBootstrap = RdapBootstrap.parse(JSON.stringify(sim.bootstrap), 'test');
+      const client = new RdapClient({ sleep: async () => undefined, maxAttempts: 1 });
+      const result = await checkRegistry({
+        candidates: names('d', 10).map((d, i) => candidate(d, i)),
+        bootstrap: simBootstrap,
+        client,
+        now: NOW,
+        budget: 100,
+        policy: { toleranceDays: 2, criticalDays: 7 },
+        concurrency: 1,
+        perServer: 1,
+      });
+      expect(result.views.size).toBe(0);
+      expect(result.counts.disagree).toBe(0);
+      expect(client.requests).toBeLessThanOrEqual(15);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
+describe('secrets in the bootstrap and server URLs', () => {
+  it('hides a token in the bootstrap URL path, its userinfo and its query', () => {
+    const shown = shownSource('https://user:pw@cdn.example/rdap/tok_9f8e7d6c5b4a39281706/dns.json?sig=abc');
+    expect(shown).toBe('https://cdn.example/rdap/…/dns.json?…');
+    expect(shownSource('https://cdn.example/k=secretvalue/dns.json')).toBe('https://cdn.example/…/dns.json');
+    expect(shownSource('https://data.iana.org/rdap/dns.json')).toBe('https://data.iana.org/rdap/dns.json');
+  });
+
+  it('keeps a token in the path of an RDAP server base URL out of the error it throws', async () => {
+    const token = 'a1b2c3d4e5f6a7b8c9d0e1f2';
+    const tokenBootstrap = RdapBootstrap.parse(
+      JSON.stringify({ services: [[['com'], [`https://rdap.example/${token}/`]]] }),
+      'test',
+    );
+    const client = new RdapClient({ fetch: (async () => status(500)) as typeof fetch, maxAttempts: 1 });
+    const base = tokenBootstrap.serviceFor('x.com')?.baseUrl as string;
+    const error = await client.lookupDomain(base, 'x.com').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RdapError);
+    expect(JSON.stringify({ ...(error as RdapError), message: (error as Error).message })).not.toContain(
+      token,
+    );
+  });
+});
