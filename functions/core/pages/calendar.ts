@@ -9,6 +9,7 @@ import {
   severityRank,
 } from '../findings/classify';
 import { LAST_DAYS } from '../findings/quarantine-periods';
+import { deadlineFinding, eventDate, type FindingEvent, findingEvents } from '../memory/feed-events';
 import { briefThenFull, RESPONSE_BUDGET_BYTES, type ReportView, responseBytes } from '../memory/report-view';
 import type { Report } from '../scan/scan';
 
@@ -21,7 +22,7 @@ import type { Report } from '../scan/scan';
  * quarantine, as urgent as that quarantine. All-day events float (they have no zone), so each is
  * dated as the day reads in the alert's time zone (ALERT_TIME_ZONE): dated in UTC, a deadline of
  * 18:00 in Los Angeles would show on the next day there, after it passed. UIDs are a hash of domain, kind and the UTC date (of the
- * finding memory judges by: {@link identityOf}), so a calendar app that fetches the feed again
+ * finding memory judges by: {@link findingEvents}), so a calendar app that fetches the feed again
  * updates its events instead of adding copies, and a renewal (a new date) is a new event.
  *
  * A calendar app subscribes to one URL and cannot page, and some fetch it without compression:
@@ -35,42 +36,10 @@ import type { Report } from '../scan/scan';
 export const CALENDAR_CONTENT_TYPE = 'text/calendar; charset=utf-8';
 const DAY_MS = 86_400_000;
 
-/** The day an event of `finding` falls on (ISO 8601). */
-export function eventDate(finding: DomainFinding): string {
-  if (finding.kind === 'registry_expiry_mismatch' && finding.registry?.date_expiry)
-    return finding.registry.date_expiry; // the registry's date is the one the domain ends on
-  return finding.kind === 'quarantine' ? (finding.date_deleted ?? finding.date_expiry) : finding.date_expiry;
-}
-
-/**
- * The finding a restore-by event is of: a quarantine memory keeps as remembered with a known
- * restore-by as that one (the deadline memory judges by, whatever the record reads: expired, or a
- * quarantine with a later deadline), else the finding as read when it has a restore-by; else none.
- */
-function deadlineFinding(f: DomainFinding): DomainFinding | null {
-  const r = f.remembered;
-  if (r?.kind === 'quarantine' && r.restore_by) return asRemembered(f);
-  return f.restore_by ? f : null;
-}
-
 /** How urgent a finding's events are: the higher of its severity and the one memory keeps (`remembered`). */
 function urgencyOf(f: DomainFinding): Severity {
   const kept = f.remembered?.severity;
   return kept !== undefined && severityRank(kept) > severityRank(f.severity) ? kept : f.severity;
-}
-
-/**
- * What a finding's own event is named by: the finding memory judges it by (`remembered`, the one
- * read when there is none), a quarantine with a known restore-by by that deadline. So the event
- * keeps its UID while the record flips between read and kept as remembered (another kind, another
- * date, or none: RFC 5545 names an event by its UID alone, and a new UID is a deleted event and a
- * new one, the user's reminders lost); a quarantine's deadline, like an expiry, is a new event
- * only when it moves.
- */
-function identityOf(f: DomainFinding): { readonly kind: string; readonly date: string } {
-  const judged = asRemembered(f);
-  const deadline = judged.kind === 'quarantine' ? deadlineFinding(f)?.restore_by : null;
-  return deadline ? { kind: 'quarantine', date: deadline } : { kind: judged.kind, date: eventDate(judged) };
 }
 
 /**
@@ -84,11 +53,11 @@ function sequenceOf(f: DomainFinding): number {
 }
 
 /**
- * The stable UID of a finding's own event ({@link identityOf}); `repeat` tells apart records that
+ * The stable UID of a finding's own event ({@link findingEvents}); `repeat` tells apart records that
  * would share one. A restore-by event's names its deadline alone.
  */
 export function eventUid(finding: DomainFinding, repeat = ''): string {
-  const { kind, date } = identityOf(finding);
+  const { kind, date } = findingEvents(finding)[0] as FindingEvent;
   return uidOf(uidKey(finding.domain_name, kind, date, repeat));
 }
 
@@ -280,10 +249,8 @@ function eventsOf(report: Report): FeedEvent[] {
   const events: FeedEvent[] = [];
   for (const f of report.findings) {
     if (!isDomainFinding(f)) continue;
-    const own = identityOf(f);
-    events.push({ finding: f, restoreBy: false, key: unique(f, own.kind, own.date) });
-    const deadline = deadlineFinding(f)?.restore_by;
-    if (deadline) events.push({ finding: f, restoreBy: true, key: unique(f, 'restore_by', deadline) });
+    for (const e of findingEvents(f))
+      events.push({ finding: f, restoreBy: e.restoreBy, key: unique(f, e.kind, e.date) });
   }
   return events;
 }
