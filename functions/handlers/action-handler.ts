@@ -3,6 +3,7 @@ import {
   type ActionOutcome,
   type ActionPort,
   decideAction,
+  keptQuarantineOf,
   MemoryUnreadableError,
   type SilenceAction,
 } from '../core/decisions/action-decision';
@@ -117,12 +118,13 @@ async function actionPort(deps: ActionDeps): Promise<ActionPort> {
           cause: read.error,
         });
       const memory = read.ok ? read.memory : undefined;
-      return keptForLink(
+      const judged = keptForLink(
         findingWithMemory(found && markFinding(found, group), match, memory, now),
         match,
         memory,
         now,
       );
+      return judged ?? keptQuarantineOf(match, memory, now);
     },
   };
 }

@@ -54,13 +54,34 @@ describe('the calendar feed of a quarantine kept as remembered', () => {
     expect(after?.uid).toBe(before?.uid);
   });
 
-  it('keeps the UID of the event of the finding as read: eventUid names the record read', () => {
-    const { kept } = judgedThenKept(readExpired);
-    const uids = events(renderCalendar(kept)).map((e) => e.uid);
-    const f = kept.findings[0];
-    if (!f || !('domain_name' in f)) throw new Error('no domain finding');
-    expect(uids[0]).toBe(eventUid(f));
-    expect(new Set(uids).size).toBe(uids.length);
+  it('keeps the UID of its own event while its record reads another kind, its SEQUENCE bumped', () => {
+    for (const odd of [readExpired, readRenewed]) {
+      const { judged, kept } = judgedThenKept(odd);
+      const own = (ics: string) => events(ics).find((e) => !e.summary.startsWith('Restore by:'));
+      const before = own(renderCalendar(judged));
+      const after = own(renderCalendar(kept));
+      expect(after?.summary).not.toBe(before?.summary);
+      expect(after?.uid).toBe(before?.uid);
+      expect(before?.sequence).toBe(0);
+      expect(after?.sequence).toBeGreaterThan(0);
+      const f = kept.findings[0];
+      if (!f || !('domain_name' in f)) throw new Error('no domain finding');
+      expect(eventUid(f)).toBe(after?.uid);
+      const uids = events(renderCalendar(kept)).map((e) => e.uid);
+      expect(new Set(uids).size).toBe(uids.length);
+    }
+  });
+
+  it('keeps the UID of its own event when its record reads quarantine again', () => {
+    const judged = run([held], T0, EMPTY_STATE);
+    const second = run([readExpired], T0 + HOUR, judged.next);
+    const kept = run([readExpired], T0 + 25 * HOUR, second.next);
+    const back = run([held], T0 + 49 * HOUR, kept.next).report;
+    const uids = (r: Report) => events(renderCalendar(r)).map((e) => e.uid);
+    expect(back.findings[0]).toMatchObject({ kind: 'quarantine' });
+    expect(back.findings[0]).not.toHaveProperty('remembered');
+    expect(uids(back)).toEqual(uids(judged.report));
+    expect(uids(kept.report)).toEqual(uids(judged.report));
   });
 
   it('has its restore-by event, with its alarm, while its record reads as an info finding', () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { DomainMemory } from '../../functions/core/memory/state';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { recordingActionHandler, signedActionPost } from '../support/action-post';
-import { domain, heldInQuarantine, scanOf } from '../support/state-scan';
+import { domain, heldInQuarantine, renewedUndocumented, scanOf } from '../support/state-scan';
 import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE } from '../support/whole-state';
 
 /**
@@ -33,23 +33,25 @@ function remembered(): DomainMemory {
   return first.next.domains['held.nl'] as DomainMemory;
 }
 
-const fetch = (async () =>
-  new Response(
-    JSON.stringify({
-      data: [
-        {
-          ...odd,
-          date_expiry: new Date(odd.date_expiry).toISOString(),
-          date_deleted: new Date(NOW - 28 * DAY).toISOString(),
-        },
-      ],
-      pagination: { current_page: 1, per_page: 100, total_pages: 1, total_results: 1 },
-    }),
-    { status: 200, headers: { 'content-type': 'application/json' } },
-  )) as typeof globalThis.fetch;
+/** The reseller, answering the search with `record`. */
+const answering = (record: Record<string, unknown>) =>
+  (async () =>
+    new Response(
+      JSON.stringify({
+        data: [record],
+        pagination: { current_page: 1, per_page: 100, total_pages: 1, total_results: 1 },
+      }),
+      { status: 200, headers: { 'content-type': 'application/json' } },
+    )) as typeof globalThis.fetch;
 
-const handler = (memory: DomainMemory | undefined) =>
-  recordingActionHandler({ env, fetch, memoryOf: async () => memory, clock: () => NOW });
+const fetch = answering({
+  ...odd,
+  date_expiry: new Date(odd.date_expiry).toISOString(),
+  date_deleted: new Date(NOW - 28 * DAY).toISOString(),
+});
+
+const handler = (memory: DomainMemory | undefined, reseller = fetch) =>
+  recordingActionHandler({ env, fetch: reseller, memoryOf: async () => memory, clock: () => NOW });
 
 /** A snooze POST on the link the alert sent for the finding as read: expired, critical. */
 const post = (body: string): APIGatewayProxyEvent =>
@@ -98,6 +100,24 @@ describe('the snooze link of a quarantine kept as remembered while its record re
     const res = await handle('snooze', post('{"days":1}'));
     expect(JSON.parse(res.body).message).toMatch(/is in its last days to restore, 5 days left/);
     expect(stored).toEqual([]);
+  });
+
+  it('says what memory keeps, and what to do, when the record reads as nothing to report', async () => {
+    const renewed = renewedUndocumented(held, NOW);
+    const reseller = answering({ ...renewed, date_expiry: new Date(renewed.date_expiry).toISOString() });
+    const { handle, stored } = handler(remembered(), reseller);
+    const res = await handle('snooze', post('{"days":5}'));
+    expect(res.statusCode).toBe(409);
+    const body = JSON.parse(res.body);
+    expect(body.outcome).toBe('kept_quarantine');
+    expect(body.message).toContain('last read in quarantine');
+    const restoreBy = new Date(NOW - 28 * DAY + 40 * DAY).toISOString().replace('T', ' ').slice(0, 16);
+    expect(body.message).toContain(`restore by ${restoreBy} UTC (12 days left)`);
+    expect(body.message).toContain('control panel');
+    expect(stored).toEqual([]);
+    // Memory keeps no quarantine: nothing to report, as before.
+    const none = await handler(undefined, reseller).handle('snooze', post('{"days":5}'));
+    expect(JSON.parse(none.body).outcome).toBe('no_finding');
   });
 
   it('offers 30 days to an expired domain memory knows no quarantine of', async () => {

@@ -110,6 +110,30 @@ describe('a view of more critical and warning findings than an answer can show',
     );
   });
 
+  it('counts two events left out of the feed for a quarantine kept while its record reads expired', () => {
+    // Read expired under a status the API does not document, kept as the quarantine it was read in:
+    // the feed gives it its own event and one on the remembered restore-by.
+    const kept = (i: number) =>
+      domainFinding(`kept-${i}.nl`, 'expired', 'critical', -3, {
+        remembered: {
+          kind: 'quarantine',
+          severity: 'critical',
+          restore_by: '2026-12-10T00:00:00.000Z',
+          days_to_restore: 18,
+          because: 'status_undocumented',
+        },
+      });
+    const report = reportOf(Array.from({ length: 2_000 }, (_, i) => kept(i)));
+    const every = renderCalendar(viewOf(report, { purpose: 'calendar' }), { budgetBytes: BUDGET });
+    const bounded = viewOf(report, { purpose: 'calendar' }, BOUND);
+    expect(bounded.view?.urgentLeft?.events).toBeGreaterThan(0);
+    expect(renderCalendar(bounded, { budgetBytes: BUDGET })).toBe(every);
+    const written = every.match(/BEGIN:VEVENT/g)?.length ?? 0;
+    expect(every.replace(/\r\n /g, '')).toContain(
+      `${4_000 - written} critical or warning events did not fit`,
+    );
+  });
+
   it('finds with the filter a finding beyond the bound, and the filtered page is the same', () => {
     const report = account(3_000);
     const query = 'urgent-2999.nl';

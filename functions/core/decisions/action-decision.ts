@@ -7,7 +7,7 @@ import {
   SecretError,
   SentinelError,
 } from '../base/errors';
-import { type DomainFinding, severityRank } from '../findings/classify';
+import { type DomainFinding, daysLeft, severityRank } from '../findings/classify';
 import { checkActingLink, type GateRefusalKind, type GateResult, keyReadRefusal } from '../links/link-gate';
 import { type LinkFinding, type SigningKey, signLinkQuery } from '../links/links';
 import {
@@ -23,8 +23,11 @@ import {
   snoozeChoicesFor,
   snoozeOf,
 } from '../memory/actions';
-import { StateRefusedError } from '../memory/state';
+import { type DomainMemory, StateRefusedError } from '../memory/state';
 import { StateDamagedError } from '../memory/state-header';
+import { believableRestoreBy } from '../memory/unjudged-memory';
+import type { Domain } from '../reseller/schemas';
+import { undocumentedStatusProblem } from '../scan/scan-problems';
 
 /**
  * The snooze and acknowledge decisions, pure, in the way of functions/core/decisions/restore.ts: method,
@@ -44,9 +47,32 @@ export class MemoryUnreadableError extends SentinelError {
   override readonly name: string = 'MemoryUnreadableError';
 }
 
+/**
+ * A domain whose record reads as nothing to report under a status the API does not document, while
+ * the scans' memory keeps it in quarantine (kept-quarantine.ts: the scan alerts it as a record that
+ * says quarantine): its remembered restore-by, null when not known.
+ */
+export interface KeptQuarantine {
+  readonly keptQuarantine: { readonly restore_by: string | null };
+}
+
+/**
+ * The quarantine the scans' memory keeps of a domain whose record (`domain`) has a status the API
+ * does not document, for when it gives no finding (its memory judged by the scan, unjudged-memory.ts
+ * believableRestoreBy), or null. Pure.
+ */
+export function keptQuarantineOf(
+  domain: Domain,
+  memory: DomainMemory | undefined,
+  nowMs: number,
+): KeptQuarantine | null {
+  if (memory?.finding?.kind !== 'quarantine' || undocumentedStatusProblem(domain, 1) === null) return null;
+  return { keptQuarantine: { restore_by: believableRestoreBy(memory.finding.restore_by, nowMs) } };
+}
+
 /** What the decision needs: the domain's finding as it stands now, and the store the action goes to. */
 export interface ActionPort {
-  findFinding(name: string): Promise<DomainFinding | null>;
+  findFinding(name: string): Promise<DomainFinding | KeptQuarantine | null>;
   readonly store: ActionStore;
 }
 
@@ -71,6 +97,8 @@ export type ActionOutcomeKind =
   | 'head'
   | 'confirm'
   | 'no_finding'
+  /** No finding as the record reads, and a quarantine in memory: what to do, nothing silenced. */
+  | 'kept_quarantine'
   | 'last_days'
   | 'bad_days'
   /** The POST's body is not a form (too large, not JSON, not an object): the handler refuses it. */
@@ -200,6 +228,8 @@ async function findSilenceable(
   if (!found.ok) return found;
   const { finding } = found;
   const domain = input.domain;
+  if (finding && 'keptQuarantine' in finding)
+    return refuse(keptQuarantineOutcome(input, method, finding.keptQuarantine.restore_by));
   if (!finding) {
     return refuse(
       outcome(
@@ -229,7 +259,7 @@ async function findSilenceable(
  */
 async function lookUpFinding(
   input: ActionInput,
-): Promise<Step<{ readonly port: ActionPort; readonly finding: DomainFinding | null }>> {
+): Promise<Step<{ readonly port: ActionPort; readonly finding: DomainFinding | KeptQuarantine | null }>> {
   let port: ActionPort;
   try {
     port = await input.port();
@@ -451,6 +481,32 @@ function silenced(
     ),
     stored,
   };
+}
+
+/**
+ * A link of a domain memory keeps in quarantine while its record reads as nothing to report: what
+ * memory keeps, and the next step (the scan alerts it daily as a record that says quarantine).
+ */
+function keptQuarantineOutcome(
+  input: ActionInput,
+  method: 'GET' | 'POST',
+  restoreBy: string | null,
+): ActionOutcome {
+  const domain = input.domain;
+  const by = restoreBy === null ? null : Date.parse(restoreBy);
+  const left = by === null ? null : daysLeft(by, input.now);
+  const deadline =
+    by === null || left === null
+      ? 'its restore deadline is not known'
+      : left < 0
+        ? `its restore-by ${utc(by)} has PASSED`
+        : `restore by ${utc(by)} (${left === 0 ? 'the last day' : `${left} day${left === 1 ? '' : 's'} left`})`;
+  return outcome(
+    'kept_quarantine',
+    method === 'POST' ? 409 : 200,
+    `${domain} was last read in quarantine`,
+    `${domain}'s record now reads as nothing to report, with a status the reseller’s API does not document, and it was last read in quarantine: ${deadline}. Check it in the reseller’s control panel and, if it is still in quarantine, restore it there by then. Alerts say it until a record with a documented status shows it is out of quarantine. Nothing was ${input.action === 'snooze' ? 'snoozed' : 'acknowledged'}.`,
+  );
 }
 
 const utc = (ms: number) => `${new Date(ms).toISOString().replace('T', ' ').slice(0, 16)} UTC`;

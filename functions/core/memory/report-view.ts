@@ -10,6 +10,7 @@ import {
 import { parseRfc3339 } from '../reseller/schemas';
 import { SignedActions } from '../scan/report-links';
 import type { Report } from '../scan/scan';
+import { findingEvents } from './feed-events';
 import type { ReportList, ReportReader } from './report-json';
 
 /**
@@ -443,7 +444,9 @@ export class ReportViewBuilder implements ReportReader {
     const domain = isDomainFinding(f);
     const list =
       domain && f.let_lapse === true ? 'lapsing' : f.severity === 'critical' ? 'critical' : 'warning';
-    const events = domain ? (f.restore_by ? 2 : 1) : 0;
+    // Counted by the function the feed writes them with: a quarantine kept while its record reads
+    // another kind has its restore-by event too.
+    const events = domain ? findingEvents(f).length : 0;
     const quarantine = domain && f.kind === 'quarantine';
     // The feed's view keeps the feed's order alone.
     const page = this.selection.purpose === 'page';

@@ -209,7 +209,9 @@ export function withRemembered(f: Finding, j: JudgedFinding, why?: RememberedFin
  * The finding a link acts on, as the scan's memory judged it (action-handler.ts): `found` as its
  * record reads, marked `remembered` when that record has a status the API does not document and
  * memory keeps the finding it would otherwise resolve (as unjudgedKeys does), so the link's page
- * offers a snooze no longer than the remembered quarantine's last days allow. Pure.
+ * offers a snooze no longer than the remembered quarantine's last days allow; and when memory keeps
+ * a registry finding more severe than the one read (a link checks no registry: as a scan that did
+ * not check it again, unconfirmedRegistryKeys). Pure.
  */
 export function keptForLink(
   found: DomainFinding | null,
@@ -218,7 +220,11 @@ export function keptForLink(
   nowMs: number,
 ): DomainFinding | null {
   const was = memory?.finding;
-  if (!found || !was || undocumentedStatusProblem(domain, 1) === null) return found;
+  if (!found || !was) return found;
+  if (undocumentedStatusProblem(domain, 1) === null) {
+    if (!isRegistryKind(was.kind) || severityRank(found.severity) >= severityRank(was.severity)) return found;
+    return withRemembered(found, judgedAs(found, was, nowMs, null), 'registry_unconfirmed') as DomainFinding;
+  }
   if (severityRank(found.severity) >= severityRank(was.severity) && !renewedOrRestored(was, found))
     return found;
   return withRemembered(found, judgedAs(found, was, nowMs, null), 'status_undocumented') as DomainFinding;

@@ -9,6 +9,7 @@ import {
   severityRank,
 } from '../findings/classify';
 import { LAST_DAYS } from '../findings/quarantine-periods';
+import { deadlineFinding, eventDate, type FindingEvent, findingEvents } from '../memory/feed-events';
 import { briefThenFull, RESPONSE_BUDGET_BYTES, type ReportView, responseBytes } from '../memory/report-view';
 import type { Report } from '../scan/scan';
 
@@ -20,9 +21,9 @@ import type { Report } from '../scan/scan';
  * (`remembered`, docs/memory.md), on the remembered deadline: the UID it had while read in
  * quarantine, as urgent as that quarantine. All-day events float (they have no zone), so each is
  * dated as the day reads in the alert's time zone (ALERT_TIME_ZONE): dated in UTC, a deadline of
- * 18:00 in Los Angeles would show on the next day there, after it passed. UIDs are a hash of domain, kind and the UTC date, so
- * a calendar app that fetches the feed again updates its events instead of adding copies, and a
- * renewal (a new date) is a new event.
+ * 18:00 in Los Angeles would show on the next day there, after it passed. UIDs are a hash of domain, kind and the UTC date (of the
+ * finding memory judges by: {@link findingEvents}), so a calendar app that fetches the feed again
+ * updates its events instead of adding copies, and a renewal (a new date) is a new event.
  *
  * A calendar app subscribes to one URL and cannot page, and some fetch it without compression:
  * the feed always fits one Lambda answer ({@link RESPONSE_BUDGET_BYTES}). Critical and warning
@@ -35,24 +36,6 @@ import type { Report } from '../scan/scan';
 export const CALENDAR_CONTENT_TYPE = 'text/calendar; charset=utf-8';
 const DAY_MS = 86_400_000;
 
-/** The day an event of `finding` falls on (ISO 8601). */
-export function eventDate(finding: DomainFinding): string {
-  if (finding.kind === 'registry_expiry_mismatch' && finding.registry?.date_expiry)
-    return finding.registry.date_expiry; // the registry's date is the one the domain ends on
-  return finding.kind === 'quarantine' ? (finding.date_deleted ?? finding.date_expiry) : finding.date_expiry;
-}
-
-/**
- * The finding a restore-by event is of: a quarantine memory keeps as remembered with a known
- * restore-by as that one (the deadline memory judges by, whatever the record reads: expired, or a
- * quarantine with a later deadline), else the finding as read when it has a restore-by; else none.
- */
-function deadlineFinding(f: DomainFinding): DomainFinding | null {
-  const r = f.remembered;
-  if (r?.kind === 'quarantine' && r.restore_by) return asRemembered(f);
-  return f.restore_by ? f : null;
-}
-
 /** How urgent a finding's events are: the higher of its severity and the one memory keeps (`remembered`). */
 function urgencyOf(f: DomainFinding): Severity {
   const kept = f.remembered?.severity;
@@ -60,12 +43,22 @@ function urgencyOf(f: DomainFinding): Severity {
 }
 
 /**
- * The stable UID of a finding's event (as read); `repeat` tells apart records that would share one.
- * A restore-by event's names its deadline alone, so it stays the same while memory keeps the
- * quarantine as remembered and the record reads another kind.
+ * The revision of a finding's own event (RFC 5545 SEQUENCE): 0 as the finding is judged; 1 while
+ * memory keeps it as remembered and the record reads another kind or date (its summary and day are
+ * the record's, under the UID of the finding remembered).
+ */
+function sequenceOf(f: DomainFinding): number {
+  const judged = asRemembered(f);
+  return judged.kind !== f.kind || eventDate(judged).slice(0, 10) !== eventDate(f).slice(0, 10) ? 1 : 0;
+}
+
+/**
+ * The stable UID of a finding's own event ({@link findingEvents}); `repeat` tells apart records that
+ * would share one. A restore-by event's names its deadline alone.
  */
 export function eventUid(finding: DomainFinding, repeat = ''): string {
-  return uidOf(uidKey(finding.domain_name, finding.kind, eventDate(finding), repeat));
+  const { kind, date } = findingEvents(finding)[0] as FindingEvent;
+  return uidOf(uidKey(finding.domain_name, kind, date, repeat));
 }
 
 /** What a UID is the hash of: two events share a UID exactly when they share this. */
@@ -150,6 +143,7 @@ interface FeedEvent {
 
 interface EventInput {
   readonly uid: string;
+  readonly sequence: number;
   readonly stamp: string;
   readonly start: number;
   readonly summary: string;
@@ -176,6 +170,7 @@ function eventInput(e: FeedEvent, c: FeedContext): EventInput {
     const date = eventDate(f);
     return {
       uid: uidOf(e.key),
+      sequence: sequenceOf(f),
       stamp: c.dtstamp,
       start: c.dayOf(Date.parse(date)),
       summary: summaryOf(f, shown),
@@ -190,6 +185,7 @@ function eventInput(e: FeedEvent, c: FeedContext): EventInput {
   const deadline = Date.parse(restoreBy);
   return {
     uid: uidOf(e.key),
+    sequence: 0,
     stamp: c.dtstamp,
     start: c.dayOf(deadline - 1),
     summary: `Restore by: ${shown} (last day to restore)`,
@@ -206,13 +202,16 @@ function eventText(input: EventInput, full: boolean): string {
   const start = contentLine(`DTSTART;VALUE=DATE:${day(input.start)}`);
   const summary = contentLine(`SUMMARY:${text(input.summary)}`);
   const end = contentLine('END:VEVENT');
-  if (!full) return [begin, uid, stamp, start, summary, end].join('');
+  const sequence = contentLine(`SEQUENCE:${input.sequence}`);
+  // A brief event leaves out SEQUENCE at its default, 0, and says it otherwise.
+  if (!full)
+    return [begin, uid, ...(input.sequence > 0 ? [sequence] : []), stamp, start, summary, end].join('');
   // Joined, not added: a string made with + is a tree of its pieces, several times its length in
   // memory, and a feed holds tens of thousands of these until it is written.
   return [
     begin,
     uid,
-    contentLine('SEQUENCE:0'),
+    sequence,
     stamp,
     start,
     contentLine(`DTEND;VALUE=DATE:${day(input.start + DAY_MS)}`),
@@ -250,9 +249,8 @@ function eventsOf(report: Report): FeedEvent[] {
   const events: FeedEvent[] = [];
   for (const f of report.findings) {
     if (!isDomainFinding(f)) continue;
-    events.push({ finding: f, restoreBy: false, key: unique(f, f.kind, eventDate(f)) });
-    const deadline = deadlineFinding(f)?.restore_by;
-    if (deadline) events.push({ finding: f, restoreBy: true, key: unique(f, 'restore_by', deadline) });
+    for (const e of findingEvents(f))
+      events.push({ finding: f, restoreBy: e.restoreBy, key: unique(f, e.kind, e.date) });
   }
   return events;
 }

@@ -1,0 +1,54 @@
+import { asRemembered, type DomainFinding } from '../findings/classify';
+
+/**
+ * The events the calendar feed writes of a domain finding, and what each is named by: one function
+ * the feed writes them with (pages/calendar.ts) and the report view counts them with
+ * (report-view.ts), so the view's count of the events it left out is the feed's. Pure.
+ */
+
+/** One event of a finding: its own (on its day), or its quarantine's last day to restore. */
+export interface FindingEvent {
+  /** A quarantined domain's restore-by event, rather than its own. */
+  readonly restoreBy: boolean;
+  /** What the event is named by (its UID is the hash of domain, this and `date`'s UTC day). */
+  readonly kind: string;
+  /** ISO 8601. */
+  readonly date: string;
+}
+
+/** The day a finding's own event falls on (ISO 8601). */
+export function eventDate(finding: DomainFinding): string {
+  if (finding.kind === 'registry_expiry_mismatch' && finding.registry?.date_expiry)
+    return finding.registry.date_expiry; // the registry's date is the one the domain ends on
+  return finding.kind === 'quarantine' ? (finding.date_deleted ?? finding.date_expiry) : finding.date_expiry;
+}
+
+/**
+ * The finding a restore-by event is of: a quarantine memory keeps as remembered with a known
+ * restore-by as that one (the deadline memory judges by, whatever the record reads: expired, or a
+ * quarantine with a later deadline), else the finding as read when it has a restore-by; else none.
+ */
+export function deadlineFinding(f: DomainFinding): DomainFinding | null {
+  const r = f.remembered;
+  if (r?.kind === 'quarantine' && r.restore_by) return asRemembered(f);
+  return f.restore_by ? f : null;
+}
+
+/**
+ * The events of `f`: its own, named by the finding memory judges it by (`remembered`, the one read
+ * when there is none), a quarantine with a known restore-by by that deadline; and, with a known
+ * restore-by, the last day to restore, named by that deadline alone. So the own event keeps its UID
+ * while the record flips between read and kept as remembered (another kind, another date, or
+ * none: RFC 5545 names an event by its UID alone, and a new UID is a deleted event and a new one,
+ * the user's reminders lost); a quarantine's deadline, like an expiry, is a new event only when it
+ * moves.
+ */
+export function findingEvents(f: DomainFinding): readonly FindingEvent[] {
+  const judged = asRemembered(f);
+  const deadline = deadlineFinding(f)?.restore_by;
+  const own: FindingEvent =
+    deadline && judged.kind === 'quarantine'
+      ? { restoreBy: false, kind: 'quarantine', date: deadline }
+      : { restoreBy: false, kind: judged.kind, date: eventDate(judged) };
+  return deadline ? [own, { restoreBy: true, kind: 'restore_by', date: deadline }] : [own];
+}
