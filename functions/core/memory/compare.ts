@@ -371,8 +371,10 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
     else if (was && c.unconfirmed.has(key)) {
       const prev = f && priorAlert(c, key, f);
       const j = f && judged(c, key, f);
+      // A kept quarantine with no finding keeps its last alert, marked escalated once a message said so.
       const next =
-        prev && j && carriedOn(prev, alertedNow(c, publish, j, prev, j.stage), c.repeated.has(key));
+        (prev && j && carriedOn(prev, alertedNow(c, publish, j, prev, j.stage), c.repeated.has(key))) ||
+        (publish ? c.keptAlerts.get(key) : undefined);
       // Its actions as set() keeps them, less those that lapsed: spread with the rest, a lapsed one stayed.
       const { actions: _kept, ...as } = was;
       set(key, { ...as, watched, group: read.group, ...(next ? { alerted: next } : {}) });

@@ -10,7 +10,7 @@ import { type AppliedActions, applyActions } from './actions';
 import { returning, returningActions } from './departures';
 import { heldStage, sinceSnooze, stageOf } from './escalation';
 import { newsLevel } from './group-news';
-import { withKeptQuarantines } from './kept-quarantine';
+import { withKeptEscalations, withKeptQuarantines } from './kept-quarantine';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { withFailedRenewals } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
@@ -79,8 +79,10 @@ export interface Comparison {
   /** Domains that left now, and those memory knew only as gone that are back (departures.ts). */
   readonly left: Map<string, Departure>;
   readonly back: ReadonlyMap<string, Departure>;
-  /** Domains whose critical finding escalates now (escalation.ts). */
+  /** Domains whose critical finding, or kept quarantine's record (kept-quarantine.ts), escalates now (escalation.ts). */
   readonly escalated: Set<string>;
+  /** The last alert each kept quarantine that escalates now remembers once published (withKeptEscalations). */
+  readonly keptAlerts: ReadonlyMap<string, AlertMemory>;
   /** Domains whose ongoing finding is published again now by its repeat cadence (repeat.ts). */
   readonly repeated: Set<string>;
   /** The groups with recipients of their own whose message goes out now (group-news.ts), once decided. */
@@ -107,7 +109,13 @@ export function prepare(input: CompareInput): Comparison {
     return unconfirmed.has(key) ? judgedAs(f, memory.prior.get(key)?.finding, nowMs, null) : f;
   };
   const silencing = applyActions(keyed.report, actions, nowMs, domainKey, kept);
-  const report = withKeptQuarantines(silencing.report, memory, nowMs, input.policy.lapsing);
+  const escalating = withKeptEscalations(
+    withKeptQuarantines(silencing.report, memory, nowMs, input.policy.lapsing),
+    memory,
+    nowMs,
+    input.policy.escalation,
+  );
+  const report = escalating.report;
   const unreadableDomains = new Set<string>();
   const unreadableContacts = new Set<string>();
   for (const p of report.problems) {
@@ -139,7 +147,8 @@ export function prepare(input: CompareInput): Comparison {
     resolvedKeys: new Set(),
     left: new Map(),
     back,
-    escalated: new Set(),
+    escalated: new Set(escalating.alerts.keys()),
+    keptAlerts: escalating.alerts,
     repeated: new Set(),
     heard: new Set(),
   };

@@ -1,11 +1,12 @@
-import { daysLeft, isDomainFinding } from '../findings/classify';
+import { type DomainFinding, daysLeft, isDomainFinding } from '../findings/classify';
 import { LAST_DAYS } from '../findings/quarantine-periods';
 import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
 import { DATES_ONLY, judgedByDatesOnly } from '../scan/scan-problems';
+import { escalationHours, sinceSnooze } from './escalation';
 import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
-import type { DomainMemory, FindingMemory } from './state';
+import type { AlertMemory, DomainMemory, EscalationPolicy, FindingMemory } from './state';
 import { domainKey, newProblemKeys, problemKeysOf } from './state-bounds';
 import { believableRestoreBy } from './unjudged-memory';
 
@@ -85,6 +86,44 @@ export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'finding
   return changed ? { ...report, problems } : report;
 }
 
+/**
+ * The report with each kept quarantine {@link withKeptQuarantines} published that escalates now
+ * marked `escalated_after_hours`, as a quarantine finding nobody acted on is (escalation.ts,
+ * docs/policies.md): critical, first alerted as a quarantine `afterHours` ago or more (its domain's
+ * last alert, which memory keeps from the finding it had; a snooze that ended restarts the count),
+ * its restore-by (else its expiry) within `withinDays`, not yet escalated on its one rung (-1).
+ * `alerts`: for each, the last alert its domain remembers once the message carrying it goes out,
+ * so the next scan does not escalate it again. Pure.
+ */
+export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
+  report: R,
+  memory: ScanMemory,
+  nowMs: number,
+  policy: EscalationPolicy | undefined,
+): { report: R; alerts: ReadonlyMap<string, AlertMemory> } {
+  const alerts = new Map<string, AlertMemory>();
+  if (!policy || !report.problems.some(isKept)) return { report, alerts };
+  const problems = report.problems.map((p) => {
+    const key = p.key === null ? null : domainKey(p.key);
+    const was = key === null ? undefined : memory.prior.get(key);
+    if (!isKept(p) || key === null || !was?.finding) return p;
+    const by = restoreOf(was.finding, nowMs).by;
+    const quarantine = {
+      kind: 'quarantine',
+      severity: 'critical',
+      domain_name: p.key,
+      date_expiry: was.finding.date_expiry ?? new Date(nowMs).toISOString(),
+      restore_by: by,
+    } as unknown as DomainFinding;
+    const prev = sinceSnooze(was.alerted, was.actions?.snooze, nowMs);
+    const hours = escalationHours(quarantine, prev, { policy, nowMs, stage: -1, silenced: false });
+    if (hours === null || !prev) return p;
+    alerts.set(key, { ...prev, escalated: -1 });
+    return { ...p, escalated_after_hours: hours };
+  });
+  return { report: alerts.size > 0 ? { ...report, problems } : report, alerts };
+}
+
 /** Whether a problem record is a kept quarantine {@link withKeptQuarantines} published. */
 const isKept = (p: Problem): boolean =>
   p.severity === 'critical' && p.key !== null && p.reason.includes(`${DATES_ONLY}${KEPT}`);
@@ -117,7 +156,8 @@ export function keptNews<R extends Report>(
   const lastDays = new Set(keptInLastDays(problems, c.memory, c.nowMs, c.input));
   const marked = problems.map((p, i) => {
     const fresh = newProblemKeys(c.input.head, [keys[i] as string]) > 0;
-    if (!isKept(p) || !(cadence || fresh || lastDays.has(p))) return p;
+    const escalated = p.escalated_after_hours !== undefined;
+    if (!isKept(p) || !(cadence || fresh || escalated || lastDays.has(p))) return p;
     return { ...p, news: true as const };
   });
   return { ...c.report, problems: marked };
