@@ -234,6 +234,8 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   const { minSeverity } = policy;
   const why: string[] = [];
   const count = (n: number, what: string) => n > 0 && why.push(`${n} ${what}`);
+  // The critical records are repeated on the critical cadence now (kept quarantines too: keptNews).
+  let cadence = false;
   count(c.announced.filter((f) => f.change === 'new').length, 'new');
   count(c.announced.filter((f) => f.change === 'escalated').length, 'escalated');
   // What happens to a domain its policy lets lapse is never news (docs/policies.md).
@@ -252,7 +254,10 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
     head.last_published_at !== null &&
     isDue(head.last_published_at, c.nowMs, policy.repeat.critical * HOUR_MS)
   )
-    for (const [n, what] of unreadableRepeats(c.report, c.memory, c.nowMs, policy)) count(n, what);
+    for (const r of unreadableRepeats(c.report, c.memory, c.nowMs, policy)) {
+      count(r.count, r.what);
+      if (r.of === 'quarantine' && r.count > 0) cadence = true;
+    }
   const lastSpoke = head.last_published_at ?? head.started_at;
   if (
     why.length === 0 &&
@@ -268,7 +273,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         ? `first scan: nothing at ${minSeverity} or above`
         : `nothing new, escalated, changed or resolved at ${minSeverity} or above`,
     );
-  return { publish, why, kept: keptNews(c, publish, why) };
+  return { publish, why, kept: keptNews(c, { publish, cadence }) };
 }
 
 /**

@@ -2,7 +2,7 @@ import { type DomainFinding, daysLeft, isDomainFinding } from '../findings/class
 import { LAST_DAYS } from '../findings/quarantine-periods';
 import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
-import { DATES_ONLY, judgedByDatesOnly } from '../scan/scan-problems';
+import { type DATES_ONLY, judgedByDatesOnly } from '../scan/scan-problems';
 import { escalationHours, sinceSnooze } from './escalation';
 import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
@@ -79,6 +79,7 @@ export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'finding
       ...p,
       ...(kept.group === undefined ? {} : { policy: kept.group }),
       severity: 'critical' as const,
+      kept_quarantine: true as const,
       reason: `${p.reason}${KEPT}${restoreText(restore)}`,
       restore_by: restore.by,
     };
@@ -125,8 +126,7 @@ export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
 }
 
 /** Whether a problem record is a kept quarantine {@link withKeptQuarantines} published. */
-const isKept = (p: Problem): boolean =>
-  p.severity === 'critical' && p.key !== null && p.reason.includes(`${DATES_ONLY}${KEPT}`);
+const isKept = (p: Problem): boolean => p.kept_quarantine === true && p.key !== null;
 
 /** What the comparison (compare.ts) that decided `why` knows, for {@link keptNews}. */
 interface Decided {
@@ -139,20 +139,20 @@ interface Decided {
 }
 
 /**
- * The report with each kept quarantine the account's message announces or repeats now (`publish`,
- * for `why`: a new unreadable record, one repeated on the critical cadence as unreadableRepeats
- * says, one in its last days as {@link keptInLastDays} says) marked `news`: alerts/groups.ts gives its
+ * The report with each kept quarantine the account's message announces or repeats now (`publish`:
+ * a new unreadable record, every one when `cadence` (the critical records repeated on the critical
+ * cadence, unreadableRepeats), one in its last days as {@link keptInLastDays} says, one that
+ * escalates) marked `news`: alerts/groups.ts gives its
  * group's message those, and group-news.ts groupsHearing counts the group heard.
  */
 export function keptNews<R extends Report>(
   c: Decided & { readonly report: R },
-  publish: boolean,
-  why: readonly string[],
+  said: { readonly publish: boolean; readonly cadence: boolean },
 ): R {
   const { problems } = c.report;
-  if (!publish || !problems.some(isKept)) return c.report;
+  if (!said.publish || !problems.some(isKept)) return c.report;
   const keys = problemKeysOf(problems, c.report.source.incomplete);
-  const cadence = why.some((w) => w.includes(' unreadable records in quarantine repeated after '));
+  const { cadence } = said;
   const lastDays = new Set(keptInLastDays(problems, c.memory, c.nowMs, c.input));
   const marked = problems.map((p, i) => {
     const fresh = newProblemKeys(c.input.head, [keys[i] as string]) > 0;

@@ -57,16 +57,32 @@ export function unreadableRepeats(
   memory: ScanMemory,
   nowMs: number,
   policy: Pick<StatePolicy, 'repeat' | 'lapsing'>,
-): [count: number, what: string][] {
+): UnreadableRepeat[] {
   const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
   const after = `repeated after ${policy.repeat.critical} h`;
   return [
-    [unreadableQuarantineCount(problems, memory, lapsing), `unreadable records in quarantine ${after}`],
-    [
-      unreadableCriticalCount(problems, memory, nowMs, lapsing, findings),
-      `unreadable records of critical findings ${after}`,
-    ],
+    {
+      of: 'quarantine',
+      count: unreadableQuarantineCount(problems, memory, lapsing),
+      what: `unreadable records in quarantine ${after}`,
+    },
+    {
+      of: 'critical',
+      count: unreadableCriticalCount(problems, memory, nowMs, lapsing, findings),
+      what: `unreadable records of critical findings ${after}`,
+    },
   ];
+}
+
+/**
+ * Records repeated on the critical cadence, with what the log says of them: `of` says which (those
+ * that say quarantine, kept quarantines among them; those of a critical finding memory knows), so
+ * code asks it, never the log's words.
+ */
+export interface UnreadableRepeat {
+  readonly of: 'quarantine' | 'critical';
+  readonly count: number;
+  readonly what: string;
 }
 
 /**
