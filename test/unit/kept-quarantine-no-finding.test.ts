@@ -49,8 +49,16 @@ describe('a quarantine kept while its record, read by its dates only, gives no f
     expect(digest).toContain('last read in quarantine, restore by 2026-11-27 06:00 UTC');
   });
 
-  it('is named in the SMS as a record that may be in quarantine', () => {
-    expect(renderSms(keptReport())).toContain('held.nl quarantine?');
+  it('is named in the SMS by its days left to restore, as a kept quarantine finding is', () => {
+    expect(renderSms(keptReport())).toContain('held.nl LAST DAYS 3d to restore?');
+  });
+
+  it('is named in the SMS as a quarantine when its restore-by is not known, and PASSED past it', () => {
+    const report = keptReport();
+    const unknown = { ...report, problems: report.problems.map((p) => ({ ...p, restore_by: null })) };
+    expect(renderSms(unknown)).toContain('held.nl quarantine?');
+    const past = renderSms(run([healthy], T0 + 6 * 24 * HOUR, keptState()).report as unknown as Report);
+    expect(past).toContain('held.nl restore-by PASSED?');
   });
 
   it('is announced as a new unreadable record once, not again as its days left fall', () => {

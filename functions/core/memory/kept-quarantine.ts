@@ -56,7 +56,7 @@ function restoreText({ by, left }: { by: string | null; left: number | null }): 
  * gives no finding, of a domain memory keeps in quarantine (unjudged-memory.ts), published as a
  * record that says quarantine: critical, its reason saying what memory knows. A record that reads
  * healthy gives no finding to keep the quarantine in (no kind says "reads fine"); as a critical
- * problem record it is a critical item in every channel (`name quarantine?` in the SMS), counted
+ * problem record it is a critical item in every channel (`name LAST DAYS 3d to restore?` in the SMS), counted
  * in the digest's header and repeated as one (unreadableQuarantineCount). Snoozed, acknowledged or
  * let lapse: left as it was (unreadableCriticalCount judges those). It carries its group (`policy`)
  * as a finding does, so the group's message says it when the account's announces or repeats it
