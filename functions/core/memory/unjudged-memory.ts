@@ -91,7 +91,8 @@ export interface UnreadableRepeat {
  * snooze or acknowledgement still holding and not in a group that lets it lapse (`lapsing`). What
  * is remembered of a record that cannot be read stays true until a read says otherwise: such a
  * record is repeated on the critical cadence as one that says quarantine is, so an expired domain
- * whose record broke is not silent after its one "new unreadable record".
+ * whose record broke is not silent after its one "new unreadable record". Counted per domain, less
+ * the domains a critical record already counts (unreadableQuarantineCount).
  */
 export function unreadableCriticalCount(
   problems: Report['problems'],
@@ -100,19 +101,28 @@ export function unreadableCriticalCount(
   lapsing: (group: string | undefined) => boolean,
   findings: Report['findings'] = [],
 ): number {
-  let n = 0;
   // A record read by its dates only that gives a finding is repeated as that finding (compare.ts).
   const found = new Set(findings.filter(isDomainFinding).map((f) => domainKey(f.domain_name)));
+  // One domain is one item: a domain with a critical record (one that says quarantine, a kept
+  // quarantine) is counted by unreadableQuarantineCount, and a second record of a domain (its
+  // registrant handle given twice) is not a second domain to repeat.
+  const counted = new Set(
+    problems.flatMap((p) =>
+      p.severity === 'critical' && p.resource === 'domain' && p.key !== null ? [domainKey(p.key)] : [],
+    ),
+  );
+  const before = counted.size;
   for (const p of problems) {
     if (p.resource !== 'domain' || p.key === null || p.severity === 'critical') continue;
-    if (judgedByDatesOnly(p) && found.has(domainKey(p.key))) continue;
-    const was = memory.prior.get(domainKey(p.key));
+    const key = domainKey(p.key);
+    if (counted.has(key) || (judgedByDatesOnly(p) && found.has(key))) continue;
+    const was = memory.prior.get(key);
     if (was?.finding?.severity !== 'critical' || lapsing(was.group)) continue;
     const snooze = was.actions?.snooze;
     if (was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs)) continue;
-    n++;
+    counted.add(key);
   }
-  return n;
+  return counted.size - before;
 }
 
 /**
