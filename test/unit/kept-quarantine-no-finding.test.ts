@@ -3,8 +3,16 @@ import { renderSms } from '../../functions/core/alerts/alert';
 import { renderDigest } from '../../functions/core/alerts/digest';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import type { Report } from '../../functions/core/scan/scan';
+import { registrantConflictProblem } from '../../functions/core/scan/scan-problems';
 import { HOUR, T0 } from '../support/account-model';
-import { heldInQuarantine, renewedUndocumented, scanUnjudged as run, whysAt } from '../support/state-scan';
+import {
+  heldInQuarantine,
+  renewedUndocumented,
+  scanUnjudged as run,
+  scanWithState,
+  undocumentedProblems,
+  whysAt,
+} from '../support/state-scan';
 import { DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
 
 /**
@@ -49,8 +57,16 @@ describe('a quarantine kept while its record, read by its dates only, gives no f
     expect(digest).toContain('last read in quarantine, restore by 2026-11-27 06:00 UTC');
   });
 
-  it('is named in the SMS as a record that may be in quarantine', () => {
-    expect(renderSms(keptReport())).toContain('held.nl quarantine?');
+  it('is named in the SMS by its days left to restore, as a kept quarantine finding is', () => {
+    expect(renderSms(keptReport())).toContain('held.nl LAST DAYS 3d to restore?');
+  });
+
+  it('is named in the SMS as a quarantine when its restore-by is not known, and PASSED past it', () => {
+    const report = keptReport();
+    const unknown = { ...report, problems: report.problems.map((p) => ({ ...p, restore_by: null })) };
+    expect(renderSms(unknown)).toContain('held.nl quarantine?');
+    const past = renderSms(run([healthy], T0 + 6 * 24 * HOUR, keptState()).report as unknown as Report);
+    expect(past).toContain('held.nl restore-by PASSED?');
   });
 
   it('is announced as a new unreadable record once, not again as its days left fall', () => {
@@ -70,6 +86,23 @@ describe('a quarantine kept while its record, read by its dates only, gives no f
       ['1 in the last days to restore, repeated daily'],
       ['1 in the last days to restore, repeated daily'],
       ['1 in the last days to restore, repeated daily'],
+    ]);
+  });
+});
+
+describe('a kept quarantine whose domain has a second problem record (its registrant handle twice)', () => {
+  const conflict: Domain = { ...healthy, registrant_conflict: ['C1', 'C2'] } as Domain;
+  const problems = [
+    ...undocumentedProblems([conflict]),
+    registrantConflictProblem(conflict, 1) as Report['problems'][number],
+  ];
+  const scan = (now: number, state: ScanState) => scanWithState([conflict], now, state, { problems });
+
+  it('is counted once in the repeats on the critical cadence, as one domain', () => {
+    const first = run([held], T0, EMPTY_STATE);
+    const state = scan(T0 + HOUR, first.next).next;
+    expect(scan(T0 + 22 * HOUR, state).why).toEqual([
+      '1 unreadable records in quarantine repeated after 20 h',
     ]);
   });
 });

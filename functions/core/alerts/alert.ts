@@ -11,6 +11,7 @@ import {
   anyAtOrAbove,
   asRemembered,
   type DomainFinding,
+  daysLeft,
   type Finding,
   isDomainFinding,
   type Severity,
@@ -311,13 +312,26 @@ function smsItem(f: DomainFinding): SmsItem {
   return { name: normalizeDomainName(f.domain_name), says };
 }
 
+/** A quarantine in the SMS by its days left to restore (not a number: not known). */
+function smsQuarantineText(left: number | null | undefined, name: string): string {
+  if (typeof left !== 'number') return `${name} quarantine`;
+  if (left < 0) return `${name} restore-by PASSED`;
+  return left <= LAST_DAYS ? `${name} LAST DAYS ${left}d to restore` : `${name} quarantine ${left}d left`;
+}
+
+/**
+ * An unreadable record that says quarantine in the SMS: `name quarantine?`; one memory publishes
+ * as a kept quarantine (memory/kept-quarantine.ts) by its remembered restore-by, as a quarantine
+ * finding kept as remembered is (`name LAST DAYS 3d to restore?`), `?` as its record does not say so.
+ */
+function smsProblem(p: Problem, now: string): SmsItem {
+  const by = p.kept_quarantine ? p.restore_by : null;
+  const left = by ? daysLeft(Date.parse(by), Date.parse(now)) : null;
+  return { name: normalizeDomainName(p.key ?? '?'), says: (name) => `${smsQuarantineText(left, name)}?` };
+}
+
 function smsFindingText(f: DomainFinding, name: string): string {
-  if (f.kind === 'quarantine') {
-    const left = f.days_to_restore;
-    if (typeof left !== 'number') return `${name} quarantine`;
-    if (left < 0) return `${name} restore-by PASSED`;
-    return left <= LAST_DAYS ? `${name} LAST DAYS ${left}d to restore` : `${name} quarantine ${left}d left`;
-  }
+  if (f.kind === 'quarantine') return smsQuarantineText(f.days_to_restore, name);
   if (f.kind === 'expired') return `${name} expired`;
   if (f.kind === 'renewal_failed') return `${name} renewal failed`;
   // A registry finding kept as remembered (not checked this scan) has no view: said by its kind.
@@ -378,11 +392,7 @@ export function criticalEntries(report: Report): CriticalEntry[] {
 function smsItems(report: Report): SmsItem[] {
   return criticalEntries(report).map((e) => {
     if ('change' in e) return smsChange(e.change);
-    if ('problem' in e)
-      return {
-        name: normalizeDomainName(e.problem.key ?? '?'),
-        says: (name: string) => `${name} quarantine?`,
-      };
+    if ('problem' in e) return smsProblem(e.problem, report.now);
     const f = e.finding;
     return isDomainFinding(f) ? smsItem(f) : { name: f.handle, says: (name: string) => `contact ${name}` };
   });

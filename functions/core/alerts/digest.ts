@@ -156,7 +156,11 @@ function unreadableItem(p: Problem): Item {
   const name = p.key === null ? '(no name)' : cutText(plainDomain(p.key), 2 * KEY_MAX);
   const first = `- ${name}: says it is in quarantine, but its record could not be read, so it was not checked`;
   const detail = `  ${cutText(safeText(p.reason), REASON_MAX)}; check it in the reseller's control panel`;
-  return { severity: 'critical', full: [first, detail], brief: [first, detail], named: [first] };
+  // A kept quarantine nobody acted on is published again as a finding is (memory/kept-quarantine.ts).
+  const hours = p.escalated_after_hours;
+  const escalated = hours === undefined ? [] : [`  escalated: not acted on for ${plural(hours, 'hour')}`];
+  const lines = [first, ...escalated, detail];
+  return { severity: 'critical', full: lines, brief: lines, named: [first] };
 }
 
 /**

@@ -259,6 +259,12 @@ class JsonParts {
   }
 }
 
+/** Whether the report escalates something nobody acted on: a finding, or a kept quarantine's problem record (memory/kept-quarantine.ts). */
+const escalates = (report: Report): boolean =>
+  report.findings.some(
+    (f) => (f as { readonly escalated_after_hours?: number }).escalated_after_hours !== undefined,
+  ) || report.problems.some((p) => p.escalated_after_hours !== undefined);
+
 /**
  * Builds the one SNS message of a scan within SNS's 256 KB (see the module comment): the JSON whole
  * when it and the full digest fit, else linked, with the digest naming what matters first.
@@ -273,11 +279,7 @@ export function buildAlertMessage(whole: Report, options: RenderOptions = {}): A
     warning_count: report.summary.warning,
     ...(report.source?.account ? { account: report.source.account } : {}),
     ...(report.source?.group ? { group: report.source.group } : {}),
-    ...(report.findings.some(
-      (f) => (f as { readonly escalated_after_hours?: number }).escalated_after_hours !== undefined,
-    )
-      ? { escalation: 'true' as const }
-      : {}),
+    ...(escalates(report) ? { escalation: 'true' as const } : {}),
   };
   const envelope = (json: string, digest: string) => JSON.stringify({ default: json, email: digest, sms });
   const bytesOf = measuredWith(subject, attributes);

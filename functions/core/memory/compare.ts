@@ -6,40 +6,41 @@ import {
   severityRank,
 } from '../findings/classify';
 import type { Report } from '../scan/scan';
-import { type AppliedActions, applyActions, withActions } from './actions';
-import { departureOf, nextDeparted, returning, returningActions } from './departures';
+import { withActions } from './actions';
 import {
-  escalationHours,
-  heldStage,
-  missedWhileSilenced,
-  nextAlertMemory,
-  sinceSnooze,
-  stageOf,
-} from './escalation';
-import { groupsHearing, newsLevel } from './group-news';
-import { keptInLastDays, keptNews, withKeptQuarantines } from './kept-quarantine';
-import { unconfirmedRegistryKeys } from './registry-memory';
-import { lastDaysRepeatDue, renewedOrRestored, withFailedRenewals } from './renewal-memory';
+  atOrAbove,
+  type CompareInput,
+  type Comparison,
+  inGroup,
+  isSilenced,
+  judged,
+  lower,
+  nextWatched,
+  prepare,
+  priorAlert,
+  shownName,
+  stageIn,
+  worth,
+} from './comparison';
+import { departureOf, nextDeparted } from './departures';
+import { escalationHours, missedWhileSilenced, nextAlertMemory } from './escalation';
+import { groupsHearing } from './group-news';
+import { keptInLastDays, keptNews } from './kept-quarantine';
+import { lastDaysRepeatDue, renewedOrRestored } from './renewal-memory';
 import { cadenceHours, carriedOn, nextRepeats, repeatDecision, repeatFor } from './repeat';
 import { resolution, resolveContacts, resolvedReason, sortEntries } from './resolutions';
-import type { ScanMemory } from './scan-memory';
 import {
-  type AccountBinding,
   type AlertMemory,
   type Change,
   type ContactMemory,
-  type Departure,
-  type DomainChange,
   type DomainMemory,
   type FindingMemory,
   fieldChanges,
   type InGroup,
-  type Resolution,
   STATE_VERSION,
   type StatefulFinding,
   type StatefulReport,
   type StateHead,
-  type StatePolicy,
   sameMemory,
   sameWatched,
   type WatchedFields,
@@ -54,26 +55,15 @@ import {
   shownCut,
 } from './state-bounds';
 import { isDue, notAfter } from './state-time';
-import { inReportOrder, judgedAs, unjudgedKeys, unreadableRepeats, withRemembered } from './unjudged-memory';
+import { inReportOrder, unreadableRepeats, withRemembered } from './unjudged-memory';
+
+export type { CompareInput } from './comparison';
 
 /**
  * The comparison of one scan with the memory of the last one, as named steps: renewals memory knows
  * of, findings keyed and silenced, each finding marked, the remembered domains walked (departures,
  * field changes, resolved findings), the contacts, whether to publish, and what to remember next. Pure.
  */
-
-export interface CompareInput {
-  readonly report: Report;
-  /** The last scan's memory of the domains and what this scan read of them. */
-  readonly memory: ScanMemory;
-  /** The rest of the state as loaded. */
-  readonly head: StateHead;
-  readonly policy: StatePolicy;
-  /** The account the scan read (its base URL); saved in the state. */
-  readonly scope?: string;
-  /** The account's binding (state-account.ts) to save; the state's own is kept when absent. */
-  readonly account?: AccountBinding;
-}
 
 /** What to remember next. */
 export interface NextState {
@@ -137,149 +127,6 @@ export function compareMemory(input: CompareInput): CompareResult {
     complete: c.complete,
     next,
   };
-}
-
-/** What the steps share: the report as memory sees it, and what they find. */
-interface Comparison {
-  readonly input: CompareInput;
-  readonly memory: ScanMemory;
-  readonly nowMs: number;
-  /** The report with memory's renewals, the problems of keying, and silenced findings marked. */
-  readonly report: Report;
-  readonly findingByKey: ReadonlyMap<string, DomainFinding>;
-  readonly silencing: AppliedActions;
-  /** Next watched fields where the renewal watch kept is not the one read (see stepRenewals). */
-  readonly watchedNext: ReadonlyMap<string, WatchedFields>;
-  readonly complete: boolean;
-  readonly unreadableDomains: ReadonlySet<string>;
-  readonly unreadableContacts: ReadonlySet<string>;
-  /** A contact record (or the whole list) could not be read and is not named: any contact may be it. */
-  readonly contactsUnread: boolean;
-  /** Remembered findings this scan could not confirm or judge (a registry check not done, a status the API does not document): kept as they were, by why (the registry named when both): as their channels say it. */
-  readonly unconfirmed: ReadonlyMap<string, NonNullable<Parameters<typeof withRemembered>[2]>>;
-  readonly priorContacts: ReadonlyMap<string, ContactMemory>;
-  readonly findings: StatefulFinding[];
-  /** New or escalated findings at the minimum severity, not silenced: what the message announces. */
-  readonly announced: StatefulFinding[];
-  readonly changes: DomainChange[];
-  readonly resolved: Resolution[];
-  /** Domains whose last finding was resolved (its last alert is not carried on). */
-  readonly resolvedKeys: Set<string>;
-  /** Domains that left now, and those memory knew only as gone that are back (departures.ts). */
-  readonly left: Map<string, Departure>;
-  readonly back: ReadonlyMap<string, Departure>;
-  /** Domains whose critical finding escalates now (escalation.ts). */
-  readonly escalated: Set<string>;
-  /** Domains whose ongoing finding is published again now by its repeat cadence (repeat.ts). */
-  readonly repeated: Set<string>;
-  /** The groups with recipients of their own whose message goes out now (group-news.ts), once decided. */
-  heard: ReadonlySet<string>;
-}
-
-/** Steps one to three: renewals only memory knows of, findings under their keys, snoozes applied. */
-function prepare(input: CompareInput): Comparison {
-  const { memory } = input;
-  const nowMs = Date.parse(input.report.now);
-  const renewals = memory.stepRenewals(nowMs);
-  const keyed = memory.keyFindings(withFailedRenewals(input.report, renewals.failed));
-  // Snoozed and acknowledged findings stay in the report, marked, and are never announced; an
-  // action that lapsed (expired, worse, changed, resolved) is dropped from the next state.
-  const back = returning(input.head, memory.seen, memory.prior, nowMs);
-  const actions = new Map([...returningActions(back), ...memory.actions()]);
-  const unconfirmed = new Map([
-    ...[...unjudgedKeys(keyed.report, memory)].map((k) => [k, 'status_undocumented'] as const),
-    ...[...unconfirmedRegistryKeys(keyed.report, memory)].map((k) => [k, 'registry_unconfirmed'] as const),
-  ]);
-  // A finding kept as remembered is silenced no further than the remembered one's last days.
-  const kept = (f: DomainFinding) => {
-    const key = domainKey(f.domain_name);
-    return unconfirmed.has(key) ? judgedAs(f, memory.prior.get(key)?.finding, nowMs, null) : f;
-  };
-  const silencing = applyActions(keyed.report, actions, nowMs, domainKey, kept);
-  const report = withKeptQuarantines(silencing.report, memory, nowMs, input.policy.lapsing);
-  const unreadableDomains = new Set<string>();
-  const unreadableContacts = new Set<string>();
-  for (const p of report.problems) {
-    if (p.key === null) continue;
-    if (p.resource === 'domain') unreadableDomains.add(domainKey(p.key));
-    else if (p.resource === 'contact') unreadableContacts.add(keyOf(p.key.toLowerCase())).add(keyOf(p.key));
-  }
-  return {
-    input,
-    memory,
-    nowMs,
-    report,
-    findingByKey: keyed.findingByKey,
-    silencing,
-    watchedNext: renewals.next,
-    // A record that could not be read may be any domain: then nobody can be said to have left.
-    complete:
-      report.source.mode === 'full' &&
-      report.problems.every((p) => p.resource !== 'domain' || p.key !== null),
-    unreadableDomains,
-    unreadableContacts,
-    contactsUnread: report.problems.some((p) => p.resource === 'contact' && p.key === null),
-    unconfirmed,
-    priorContacts: new Map(Object.entries(input.head.contacts)),
-    findings: [],
-    announced: [],
-    changes: [],
-    resolved: [],
-    resolvedKeys: new Set(),
-    left: new Map(),
-    back,
-    escalated: new Set(),
-    repeated: new Set(),
-    heard: new Set(),
-  };
-}
-
-const atOrAbove = (s: Severity, level: Severity) => severityRank(s) >= severityRank(level);
-/** Whether a finding (or a change, a resolution) reaches its group's minSeverity, else the deployment's. */
-const worth = (
-  { input: { policy: p } }: Comparison,
-  x: { readonly kind?: string; readonly severity: Severity; readonly policy?: string },
-) =>
-  atOrAbove(newsLevel(x), (x.policy !== undefined && p.minSeverityByGroup?.get(x.policy)) || p.minSeverity);
-/** The rung a finding stands on, by its group's alertThresholds, else the deployment's; never back up (heldStage). */
-const stageIn = ({ input: { policy: p }, memory }: Comparison, f: Finding) =>
-  heldStage(
-    stageOf(
-      f,
-      (isDomainFinding(f) && f.policy !== undefined && p.thresholdsByGroup?.get(f.policy)) || p.thresholds,
-    ),
-    isDomainFinding(f) ? (memory.prior.get(domainKey(f.domain_name))?.finding ?? undefined) : undefined,
-    f,
-  );
-const lower = (a: number | null, b: number | null) => a !== null && (b === null || a < b);
-/** Snoozed, acknowledged or let lapse: never announced, escalated or repeated, nor remembered as alerted. */
-const isSilenced = (c: Comparison, f: Finding) =>
-  isDomainFinding(f) && (f.let_lapse === true || c.silencing.silenced.has(f.domain_name));
-/** How a name is shown in changes and resolved entries: as read, or cut when it is kept under a hash. */
-const shownName = (name: string, key: string) => (isHashedKey(key) ? shownCut(name) : name);
-
-/** What a change or resolution says of a domain's group: its policy, and whether that lets it lapse. */
-function inGroup(c: Comparison, group: string | undefined): InGroup {
-  if (group === undefined) return {};
-  return c.input.policy.lapsing?.has(group) ? { policy: group, let_lapse: true } : { policy: group };
-}
-
-/** A domain finding as memory judges it: one kept as remembered (unconfirmed, unjudged) as that one. */
-const judged = (c: Comparison, key: string, f: DomainFinding) =>
-  judgedAs(f, c.unconfirmed.has(key) ? c.memory.prior.get(key)?.finding : undefined, c.nowMs, stageIn(c, f));
-
-/** A domain's last alert (none once resolved); past a snooze or acknowledgement, escalation counts from its end. */
-function priorAlert(c: Comparison, key: string, f: Finding): AlertMemory | null | undefined {
-  if (c.resolvedKeys.has(key)) return null;
-  const was = c.memory.prior.get(key);
-  // Kept yet not silencing: an acknowledgement that lapses now (a quarantine's last days begin).
-  const ended = was?.actions?.acknowledged ? { until: c.report.now } : was?.actions?.snooze;
-  return isSilenced(c, f) ? was?.alerted : sinceSnooze(was?.alerted, ended, c.nowMs);
-}
-
-/** The watched fields a domain read by this scan remembers next: as read, with the renewal watch decided. */
-function nextWatched(c: Comparison, key: string): WatchedFields | undefined {
-  return c.watchedNext.get(key) ?? c.memory.seen.get(key)?.watched;
 }
 
 /** Step four: each finding new, escalated or ongoing; a renewed or lessened one resolves the old. */
@@ -387,6 +234,8 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   const { minSeverity } = policy;
   const why: string[] = [];
   const count = (n: number, what: string) => n > 0 && why.push(`${n} ${what}`);
+  // The critical records are repeated on the critical cadence now (kept quarantines too: keptNews).
+  let cadence = false;
   count(c.announced.filter((f) => f.change === 'new').length, 'new');
   count(c.announced.filter((f) => f.change === 'escalated').length, 'escalated');
   // What happens to a domain its policy lets lapse is never news (docs/policies.md).
@@ -405,7 +254,10 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
     head.last_published_at !== null &&
     isDue(head.last_published_at, c.nowMs, policy.repeat.critical * HOUR_MS)
   )
-    for (const [n, what] of unreadableRepeats(c.report, c.memory, c.nowMs, policy)) count(n, what);
+    for (const r of unreadableRepeats(c.report, c.memory, c.nowMs, policy)) {
+      count(r.count, r.what);
+      if (r.of === 'quarantine' && r.count > 0) cadence = true;
+    }
   const lastSpoke = head.last_published_at ?? head.started_at;
   if (
     why.length === 0 &&
@@ -421,7 +273,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         ? `first scan: nothing at ${minSeverity} or above`
         : `nothing new, escalated, changed or resolved at ${minSeverity} or above`,
     );
-  return { publish, why, kept: keptNews(c, publish, why) };
+  return { publish, why, kept: keptNews(c, { publish, cadence }) };
 }
 
 /**
@@ -524,8 +376,10 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
     else if (was && c.unconfirmed.has(key)) {
       const prev = f && priorAlert(c, key, f);
       const j = f && judged(c, key, f);
+      // A kept quarantine with no finding keeps its last alert, marked escalated once a message said so.
       const next =
-        prev && j && carriedOn(prev, alertedNow(c, publish, j, prev, j.stage), c.repeated.has(key));
+        (prev && j && carriedOn(prev, alertedNow(c, publish, j, prev, j.stage), c.repeated.has(key))) ||
+        (publish ? c.keptAlerts.get(key) : undefined);
       // Its actions as set() keeps them, less those that lapsed: spread with the rest, a lapsed one stayed.
       const { actions: _kept, ...as } = was;
       set(key, { ...as, watched, group: read.group, ...(next ? { alerted: next } : {}) });

@@ -1,11 +1,12 @@
-import { daysLeft, isDomainFinding } from '../findings/classify';
+import { type DomainFinding, daysLeft, isDomainFinding } from '../findings/classify';
 import { LAST_DAYS } from '../findings/quarantine-periods';
 import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
-import { DATES_ONLY, judgedByDatesOnly } from '../scan/scan-problems';
+import { type DATES_ONLY, judgedByDatesOnly } from '../scan/scan-problems';
+import { escalationHours, sinceSnooze } from './escalation';
 import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
-import type { DomainMemory, FindingMemory } from './state';
+import type { AlertMemory, DomainMemory, EscalationPolicy, FindingMemory } from './state';
 import { domainKey, newProblemKeys, problemKeysOf } from './state-bounds';
 import { believableRestoreBy } from './unjudged-memory';
 
@@ -55,7 +56,7 @@ function restoreText({ by, left }: { by: string | null; left: number | null }): 
  * gives no finding, of a domain memory keeps in quarantine (unjudged-memory.ts), published as a
  * record that says quarantine: critical, its reason saying what memory knows. A record that reads
  * healthy gives no finding to keep the quarantine in (no kind says "reads fine"); as a critical
- * problem record it is a critical item in every channel (`name quarantine?` in the SMS), counted
+ * problem record it is a critical item in every channel (`name LAST DAYS 3d to restore?` in the SMS), counted
  * in the digest's header and repeated as one (unreadableQuarantineCount). Snoozed, acknowledged or
  * let lapse: left as it was (unreadableCriticalCount judges those). It carries its group (`policy`)
  * as a finding does, so the group's message says it when the account's announces or repeats it
@@ -78,6 +79,7 @@ export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'finding
       ...p,
       ...(kept.group === undefined ? {} : { policy: kept.group }),
       severity: 'critical' as const,
+      kept_quarantine: true as const,
       reason: `${p.reason}${KEPT}${restoreText(restore)}`,
       restore_by: restore.by,
     };
@@ -85,9 +87,46 @@ export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'finding
   return changed ? { ...report, problems } : report;
 }
 
+/**
+ * The report with each kept quarantine {@link withKeptQuarantines} published that escalates now
+ * marked `escalated_after_hours`, as a quarantine finding nobody acted on is (escalation.ts,
+ * docs/policies.md): critical, first alerted as a quarantine `afterHours` ago or more (its domain's
+ * last alert, which memory keeps from the finding it had; a snooze that ended restarts the count),
+ * its restore-by (else its expiry) within `withinDays`, not yet escalated on its one rung (-1).
+ * `alerts`: for each, the last alert its domain remembers once the message carrying it goes out,
+ * so the next scan does not escalate it again. Pure.
+ */
+export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
+  report: R,
+  memory: ScanMemory,
+  nowMs: number,
+  policy: EscalationPolicy | undefined,
+): { report: R; alerts: ReadonlyMap<string, AlertMemory> } {
+  const alerts = new Map<string, AlertMemory>();
+  if (!policy || !report.problems.some(isKept)) return { report, alerts };
+  const problems = report.problems.map((p) => {
+    const key = p.key === null ? null : domainKey(p.key);
+    const was = key === null ? undefined : memory.prior.get(key);
+    if (!isKept(p) || key === null || !was?.finding) return p;
+    const by = restoreOf(was.finding, nowMs).by;
+    const quarantine = {
+      kind: 'quarantine',
+      severity: 'critical',
+      domain_name: p.key,
+      date_expiry: was.finding.date_expiry ?? new Date(nowMs).toISOString(),
+      restore_by: by,
+    } as unknown as DomainFinding;
+    const prev = sinceSnooze(was.alerted, was.actions?.snooze, nowMs);
+    const hours = escalationHours(quarantine, prev, { policy, nowMs, stage: -1, silenced: false });
+    if (hours === null || !prev) return p;
+    alerts.set(key, { ...prev, escalated: -1 });
+    return { ...p, escalated_after_hours: hours };
+  });
+  return { report: alerts.size > 0 ? { ...report, problems } : report, alerts };
+}
+
 /** Whether a problem record is a kept quarantine {@link withKeptQuarantines} published. */
-const isKept = (p: Problem): boolean =>
-  p.severity === 'critical' && p.key !== null && p.reason.includes(`${DATES_ONLY}${KEPT}`);
+const isKept = (p: Problem): boolean => p.kept_quarantine === true && p.key !== null;
 
 /** What the comparison (compare.ts) that decided `why` knows, for {@link keptNews}. */
 interface Decided {
@@ -100,24 +139,25 @@ interface Decided {
 }
 
 /**
- * The report with each kept quarantine the account's message announces or repeats now (`publish`,
- * for `why`: a new unreadable record, one repeated on the critical cadence as unreadableRepeats
- * says, one in its last days as {@link keptInLastDays} says) marked `news`: alerts/groups.ts gives its
+ * The report with each kept quarantine the account's message announces or repeats now (`publish`:
+ * a new unreadable record, every one when `cadence` (the critical records repeated on the critical
+ * cadence, unreadableRepeats), one in its last days as {@link keptInLastDays} says, one that
+ * escalates) marked `news`: alerts/groups.ts gives its
  * group's message those, and group-news.ts groupsHearing counts the group heard.
  */
 export function keptNews<R extends Report>(
   c: Decided & { readonly report: R },
-  publish: boolean,
-  why: readonly string[],
+  said: { readonly publish: boolean; readonly cadence: boolean },
 ): R {
   const { problems } = c.report;
-  if (!publish || !problems.some(isKept)) return c.report;
+  if (!said.publish || !problems.some(isKept)) return c.report;
   const keys = problemKeysOf(problems, c.report.source.incomplete);
-  const cadence = why.some((w) => w.includes(' unreadable records in quarantine repeated after '));
+  const { cadence } = said;
   const lastDays = new Set(keptInLastDays(problems, c.memory, c.nowMs, c.input));
   const marked = problems.map((p, i) => {
     const fresh = newProblemKeys(c.input.head, [keys[i] as string]) > 0;
-    if (!isKept(p) || !(cadence || fresh || lastDays.has(p))) return p;
+    const escalated = p.escalated_after_hours !== undefined;
+    if (!isKept(p) || !(cadence || fresh || escalated || lastDays.has(p))) return p;
     return { ...p, news: true as const };
   });
   return { ...c.report, problems: marked };

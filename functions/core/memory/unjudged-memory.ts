@@ -57,16 +57,32 @@ export function unreadableRepeats(
   memory: ScanMemory,
   nowMs: number,
   policy: Pick<StatePolicy, 'repeat' | 'lapsing'>,
-): [count: number, what: string][] {
+): UnreadableRepeat[] {
   const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
   const after = `repeated after ${policy.repeat.critical} h`;
   return [
-    [unreadableQuarantineCount(problems, memory, lapsing), `unreadable records in quarantine ${after}`],
-    [
-      unreadableCriticalCount(problems, memory, nowMs, lapsing, findings),
-      `unreadable records of critical findings ${after}`,
-    ],
+    {
+      of: 'quarantine',
+      count: unreadableQuarantineCount(problems, memory, lapsing),
+      what: `unreadable records in quarantine ${after}`,
+    },
+    {
+      of: 'critical',
+      count: unreadableCriticalCount(problems, memory, nowMs, lapsing, findings),
+      what: `unreadable records of critical findings ${after}`,
+    },
   ];
+}
+
+/**
+ * Records repeated on the critical cadence, with what the log says of them: `of` says which (those
+ * that say quarantine, kept quarantines among them; those of a critical finding memory knows), so
+ * code asks it, never the log's words.
+ */
+export interface UnreadableRepeat {
+  readonly of: 'quarantine' | 'critical';
+  readonly count: number;
+  readonly what: string;
 }
 
 /**
@@ -75,7 +91,8 @@ export function unreadableRepeats(
  * snooze or acknowledgement still holding and not in a group that lets it lapse (`lapsing`). What
  * is remembered of a record that cannot be read stays true until a read says otherwise: such a
  * record is repeated on the critical cadence as one that says quarantine is, so an expired domain
- * whose record broke is not silent after its one "new unreadable record".
+ * whose record broke is not silent after its one "new unreadable record". Counted per domain, less
+ * the domains a critical record already counts (unreadableQuarantineCount).
  */
 export function unreadableCriticalCount(
   problems: Report['problems'],
@@ -84,19 +101,28 @@ export function unreadableCriticalCount(
   lapsing: (group: string | undefined) => boolean,
   findings: Report['findings'] = [],
 ): number {
-  let n = 0;
   // A record read by its dates only that gives a finding is repeated as that finding (compare.ts).
   const found = new Set(findings.filter(isDomainFinding).map((f) => domainKey(f.domain_name)));
+  // One domain is one item: a domain with a critical record (one that says quarantine, a kept
+  // quarantine) is counted by unreadableQuarantineCount, and a second record of a domain (its
+  // registrant handle given twice) is not a second domain to repeat.
+  const counted = new Set(
+    problems.flatMap((p) =>
+      p.severity === 'critical' && p.resource === 'domain' && p.key !== null ? [domainKey(p.key)] : [],
+    ),
+  );
+  const before = counted.size;
   for (const p of problems) {
     if (p.resource !== 'domain' || p.key === null || p.severity === 'critical') continue;
-    if (judgedByDatesOnly(p) && found.has(domainKey(p.key))) continue;
-    const was = memory.prior.get(domainKey(p.key));
+    const key = domainKey(p.key);
+    if (counted.has(key) || (judgedByDatesOnly(p) && found.has(key))) continue;
+    const was = memory.prior.get(key);
     if (was?.finding?.severity !== 'critical' || lapsing(was.group)) continue;
     const snooze = was.actions?.snooze;
     if (was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs)) continue;
-    n++;
+    counted.add(key);
   }
-  return n;
+  return counted.size - before;
 }
 
 /**

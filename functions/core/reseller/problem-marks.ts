@@ -1,9 +1,18 @@
-/** What memory adds to a problem record it publishes as a kept quarantine (memory/kept-quarantine.ts). */
+/** What the scan and memory mark on a problem record, as data, not words of its reason: how it was judged, and what memory publishes it as (memory/kept-quarantine.ts). */
 export interface KeptQuarantineMarks {
+  /**
+   * Read, classified by its dates only: its status is not one the API documents (scan/scan-problems.ts
+   * undocumentedStatusProblem), so what it says cannot resolve what memory knew.
+   */
+  readonly dates_only?: true;
+  /** Published by memory as a quarantine it keeps while this record gives no finding (memory/kept-quarantine.ts). */
+  readonly kept_quarantine?: true;
   /** Its remembered restore-by, null unknown; quiet hours judge by it. */
   readonly restore_by?: string | null;
   /** Its group (the policy memory last read it under), as a finding's `policy`. */
   readonly policy?: string;
+  /** Published again because nobody acted on it, after this many hours (memory/escalation.ts), as a finding's. */
+  readonly escalated_after_hours?: number;
   /** The account's message announces or repeats it now: news to its group too (alerts/groups.ts). */
   readonly news?: true;
 }

@@ -22,18 +22,17 @@ export function undocumentedStatusProblem(domain: Domain, page: number): Problem
     key: domain.domain_name,
     page,
     reason: `status ${statusList(undocumented)} is not one the API documents (registered, quarantine)${DATES_ONLY}`,
+    dates_only: true,
   };
 }
 
 /**
  * True for the problem {@link undocumentedStatusProblem} makes: its domain was read and classified,
  * but by its dates only, so what the scan says of it cannot resolve what memory knew (compare.ts).
+ * Told by its `dates_only` mark, not the words of its reason: a reworded or cut reason is the same record.
  */
 export const judgedByDatesOnly = (p: Problem): boolean =>
-  p.resource === 'domain' &&
-  p.key !== null &&
-  p.reason.startsWith('status ') &&
-  p.reason.endsWith(DATES_ONLY);
+  p.resource === 'domain' && p.key !== null && p.dates_only === true;
 
 /**
  * The documentation spells the registrant handle two ways (`registant_handle` in its field table,
