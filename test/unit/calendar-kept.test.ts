@@ -42,6 +42,12 @@ const readRenewed: Domain = {
 const events = (ics: string) =>
   new ICAL.Component(ICAL.parse(ics)).getAllSubcomponents('vevent').map((e) => new ICAL.Event(e));
 
+/** An event's DTSTAMP, as epoch ms. */
+function stampOf(e: ICAL.Event | undefined): number {
+  if (!e) throw new Error('no such event');
+  return (e.component.getFirstPropertyValue('dtstamp') as ICAL.Time).toJSDate().getTime();
+}
+
 describe('the calendar feed of a quarantine kept as remembered', () => {
   it('has its restore-by event while its record reads expired, under the UID it had', () => {
     const { judged, kept } = judgedThenKept(readExpired);
@@ -54,7 +60,7 @@ describe('the calendar feed of a quarantine kept as remembered', () => {
     expect(after?.uid).toBe(before?.uid);
   });
 
-  it('keeps the UID of its own event while its record reads another kind, its SEQUENCE bumped', () => {
+  it('keeps the UID of its own event while its record reads another kind, the newer one told by DTSTAMP', () => {
     for (const odd of [readExpired, readRenewed]) {
       const { judged, kept } = judgedThenKept(odd);
       const own = (ics: string) => events(ics).find((e) => !e.summary.startsWith('Restore by:'));
@@ -62,8 +68,10 @@ describe('the calendar feed of a quarantine kept as remembered', () => {
       const after = own(renderCalendar(kept));
       expect(after?.summary).not.toBe(before?.summary);
       expect(after?.uid).toBe(before?.uid);
-      expect(before?.sequence).toBe(0);
-      expect(after?.sequence).toBeGreaterThan(0);
+      // One SEQUENCE throughout (RFC 5546: a lower one is a stale copy, and the feed keeps no past
+      // to raise it from); the later DTSTAMP makes the kept event the newer one.
+      expect([before?.sequence, after?.sequence]).toEqual([0, 0]);
+      expect(stampOf(after)).toBeGreaterThan(stampOf(before));
       const f = kept.findings[0];
       if (!f || !('domain_name' in f)) throw new Error('no domain finding');
       expect(eventUid(f)).toBe(after?.uid);
@@ -82,6 +90,10 @@ describe('the calendar feed of a quarantine kept as remembered', () => {
     expect(back.findings[0]).not.toHaveProperty('remembered');
     expect(uids(back)).toEqual(uids(judged.report));
     expect(uids(kept.report)).toEqual(uids(judged.report));
+    // Its SEQUENCE never falls from one feed to the next, or a client that honours it keeps the kept copy.
+    const own = (r: Report) => events(renderCalendar(r)).find((e) => !e.summary.startsWith('Restore by:'));
+    expect(own(back)?.sequence).toBeGreaterThanOrEqual(own(kept.report)?.sequence as number);
+    expect(stampOf(own(back))).toBeGreaterThan(stampOf(own(kept.report)));
   });
 
   it('has its restore-by event, with its alarm, while its record reads as an info finding', () => {

@@ -1,13 +1,7 @@
 import { createHash } from 'node:crypto';
 import { dateFormat, describeDomainFinding, restoreDeadlineText } from '../alerts/alert';
 import { normalizeDomainName, plainDomain } from '../base/text';
-import {
-  asRemembered,
-  type DomainFinding,
-  isDomainFinding,
-  type Severity,
-  severityRank,
-} from '../findings/classify';
+import { type DomainFinding, isDomainFinding, type Severity, severityRank } from '../findings/classify';
 import { LAST_DAYS } from '../findings/quarantine-periods';
 import { deadlineFinding, eventDate, type FindingEvent, findingEvents } from '../memory/feed-events';
 import { briefThenFull, RESPONSE_BUDGET_BYTES, type ReportView, responseBytes } from '../memory/report-view';
@@ -40,16 +34,6 @@ const DAY_MS = 86_400_000;
 function urgencyOf(f: DomainFinding): Severity {
   const kept = f.remembered?.severity;
   return kept !== undefined && severityRank(kept) > severityRank(f.severity) ? kept : f.severity;
-}
-
-/**
- * The revision of a finding's own event (RFC 5545 SEQUENCE): 0 as the finding is judged; 1 while
- * memory keeps it as remembered and the record reads another kind or date (its summary and day are
- * the record's, under the UID of the finding remembered).
- */
-function sequenceOf(f: DomainFinding): number {
-  const judged = asRemembered(f);
-  return judged.kind !== f.kind || eventDate(judged).slice(0, 10) !== eventDate(f).slice(0, 10) ? 1 : 0;
 }
 
 /**
@@ -143,7 +127,6 @@ interface FeedEvent {
 
 interface EventInput {
   readonly uid: string;
-  readonly sequence: number;
   readonly stamp: string;
   readonly start: number;
   readonly summary: string;
@@ -170,7 +153,6 @@ function eventInput(e: FeedEvent, c: FeedContext): EventInput {
     const date = eventDate(f);
     return {
       uid: uidOf(e.key),
-      sequence: sequenceOf(f),
       stamp: c.dtstamp,
       start: c.dayOf(Date.parse(date)),
       summary: summaryOf(f, shown),
@@ -185,7 +167,6 @@ function eventInput(e: FeedEvent, c: FeedContext): EventInput {
   const deadline = Date.parse(restoreBy);
   return {
     uid: uidOf(e.key),
-    sequence: 0,
     stamp: c.dtstamp,
     start: c.dayOf(deadline - 1),
     summary: `Restore by: ${shown} (last day to restore)`,
@@ -202,16 +183,17 @@ function eventText(input: EventInput, full: boolean): string {
   const start = contentLine(`DTSTART;VALUE=DATE:${day(input.start)}`);
   const summary = contentLine(`SUMMARY:${text(input.summary)}`);
   const end = contentLine('END:VEVENT');
-  const sequence = contentLine(`SEQUENCE:${input.sequence}`);
-  // A brief event leaves out SEQUENCE at its default, 0, and says it otherwise.
-  if (!full)
-    return [begin, uid, ...(input.sequence > 0 ? [sequence] : []), stamp, start, summary, end].join('');
+  // SEQUENCE stays 0 (a brief event leaves it out: 0 is its default): the feed keeps no past, so a
+  // revision it raised while a record reads kept would fall back when it reads as before, and RFC
+  // 5546 takes the lower one for a stale copy. At one SEQUENCE, the later DTSTAMP (the report's
+  // generated_at, later each scan) is the newer event.
+  if (!full) return [begin, uid, stamp, start, summary, end].join('');
   // Joined, not added: a string made with + is a tree of its pieces, several times its length in
   // memory, and a feed holds tens of thousands of these until it is written.
   return [
     begin,
     uid,
-    sequence,
+    contentLine('SEQUENCE:0'),
     stamp,
     start,
     contentLine(`DTEND;VALUE=DATE:${day(input.start + DAY_MS)}`),
