@@ -96,11 +96,16 @@ export function shownUrl(url: string): string {
 
 /**
  * A path segment that may be a secret: a `name=value` or `;` parameter, a percent-encoded one, one
- * of 16 characters or more with a digit (a token, a hex or base64 key), or one over 40 characters.
+ * of 16 characters or more with a digit or with both cases (a token, a hex or base64 key: one of
+ * letters and digits has no digit once in twenty at 16 characters), or one over 40 characters.
  * Words, dates and file names (`rdap`, `v1`, `dns.json`, `2026-11-20`) are kept.
  */
 function mayBeKey(segment: string): boolean {
-  return /[=;:@%]/.test(segment) || segment.length > 40 || (segment.length >= 16 && /[0-9]/.test(segment));
+  return (
+    /[=;:@%]/.test(segment) ||
+    segment.length > 40 ||
+    (segment.length >= 16 && (/[0-9]/.test(segment) || (/[a-z]/.test(segment) && /[A-Z]/.test(segment))))
+  );
 }
 
 /** The origin of `url` (scheme, host, port): one RDAP server, whose pace the check keeps. */

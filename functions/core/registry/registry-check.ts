@@ -1,4 +1,4 @@
-import { cutText, normalizeDomainName, plural, safeText } from '../base/text';
+import { cutText, normalizeDomainName, safeText } from '../base/text';
 import type { RegistryFindingKind, RegistryView } from '../findings/classify';
 import {
   judgeNotFound,
@@ -9,6 +9,7 @@ import {
 import type { RdapBootstrap } from './bootstrap';
 import { type RdapClient, RdapDeadlineError, type RdapLookup } from './rdap-client';
 import { RdapError, RdapQueryError, RdapRateLimitError } from './rdap-errors';
+import { type RegistryProblem, type ServerTally, serverProblems } from './server-problems';
 
 /**
  * One registry check: the chosen domains looked up at their registries' RDAP servers, within a
@@ -39,15 +40,7 @@ export interface RegistryCandidate extends ResellerSide {
   readonly remembered?: RegistryFindingKind;
 }
 
-/** What one RDAP server did in this check, when something went wrong there (always info). */
-export interface RegistryProblem {
-  /** The server's origin. */
-  readonly server: string;
-  readonly severity: 'info';
-  readonly reason: string;
-  /** Domains of this server left unchecked because of it (the failed lookups included). */
-  readonly domains_not_checked: number;
-}
+export type { RegistryProblem } from './server-problems';
 
 /** The counts the report shows. */
 export interface RegistryCounts {
@@ -105,33 +98,16 @@ interface QueueItem {
 }
 
 /** One server: its domains still to look up, and what happened there. */
-interface ServerState {
+interface ServerState extends ServerTally {
   /** It has answered once: until then it gets one lookup at a time, so a dead server costs three. */
   answered: boolean;
   /** Its domains in queue order; those before `head` are taken (an index, not shift(): linear at 200 000). */
   readonly items: QueueItem[];
   head: number;
   active: number;
-  failuresInRow: number;
-  stopped: boolean;
-  /** It asked for a longer wait (Retry-After) than the scan makes: stopped by its own word. */
-  asked: boolean;
-  lastError: string;
-  notChecked: number;
-  notFound: string[];
-  /** Domains it answered for with a domain object: what makes its 404s believable. */
-  known: number;
-  /** Its 404s of gTLD domains were not believed (judgeUnknown). */
-  distrusted: boolean;
   /** Its 404s that would be findings (registry_unknown), asked again and judged once every lookup is done. */
   unknown: { readonly candidate: RegistryCandidate; readonly view: RegistryView }[];
-  /** Of those asked again, how many it answered with the domain: a 404 it does not repeat. */
-  contradicted: number;
-  /** Names it answered 400 or 410 for (an answer about that name: RdapQueryError), by status. */
-  readonly perName: Map<number, string[]>;
 }
-
-const NOT_FOUND_NAMED = 5;
 
 /** Looks the candidates up, most important first, and judges every answer. */
 export async function checkRegistry(input: RegistryCheckInput): Promise<RegistryCheckResult> {
@@ -213,6 +189,9 @@ function queueAt(servers: Map<string, ServerState>, item: QueueItem): void {
       unknown: [],
       contradicted: 0,
       perName: new Map(),
+      refusedAll: false,
+      notAskedAgain: 0,
+      unansweredAgain: 0,
     };
     servers.set(origin, state);
   }
@@ -317,38 +296,6 @@ class LookupRun {
   }
 }
 
-/** One info line per server that failed, and one naming the domains a registry does not know. */
-function serverProblems(servers: ReadonlyMap<string, ServerState>): RegistryProblem[] {
-  const problems: RegistryProblem[] = [];
-  for (const [server, state] of servers) {
-    if (state.lastError)
-      problems.push({
-        server,
-        severity: 'info',
-        reason:
-          state.stopped && !state.asked
-            ? `${state.lastError}; left alone for the rest of this scan after ${state.failuresInRow} failed lookups in a row`
-            : state.lastError,
-        domains_not_checked: state.notChecked,
-      });
-    if (state.notFound.length)
-      problems.push({
-        server,
-        severity: 'info',
-        reason: `the registry does not know ${plural(state.notFound.length, 'domain')} the reseller lists (HTTP 404), e.g. ${state.notFound.slice(0, NOT_FOUND_NAMED).join(', ')}${state.distrusted ? distrustedBecause(state) : ''}: check them in the reseller's control panel`,
-        domains_not_checked: 0,
-      });
-    for (const [status, named] of state.perName)
-      problems.push({
-        server,
-        severity: 'info',
-        reason: `it answered HTTP ${status} ${status === 410 ? '(Gone)' : '(Bad Request: it could not read the query for the name)'} for ${plural(named.length, 'domain')}, e.g. ${named.slice(0, NOT_FOUND_NAMED).join(', ')}: not checked, and no finding; check them in the reseller's control panel`,
-        domains_not_checked: named.length,
-      });
-  }
-  return problems;
-}
-
 /**
  * One lookup, counted: the view when the registry disagrees, null when not, `silent` when it answered
  * nothing to judge a remembered finding by, or why it did not happen. A registry that no longer knows
@@ -416,7 +363,8 @@ function answeredForName(
   for (const list of state.perName.values()) refused += list.length;
   if (!state.answered && refused >= (input.failuresToStop ?? 3)) {
     state.stopped = true;
-    state.lastError = `it answered HTTP ${error.status} to every lookup before any other answer; left alone for the rest of this scan`;
+    state.refusedAll = true;
+    state.lastError = `it answered ${refused} lookups with HTTP 400 or 410 before any record or 404: it reads none of the queries; left alone for the rest of this scan`;
   }
   return 'failed';
 }
@@ -465,8 +413,16 @@ async function askUnknownAgain(
     const entries = state.unknown;
     if (!entries.length) continue;
     state.unknown = [];
-    if (state.stopped || !believable(state, entries.length)) {
+    if (!believable(state, entries.length)) {
       state.unknown = entries; // judged (and not believed) as they are
+      continue;
+    }
+    if (state.stopped) {
+      // Left alone before they could be asked again: 404s not repeated, so no findings.
+      for (const { candidate } of entries) {
+        state.notAskedAgain++;
+        if (notFound(result.counts, state, candidate) === 'silent') unconfirmed(result, candidate);
+      }
       continue;
     }
     for (const entry of entries) asks.push({ state, entry });
@@ -478,6 +434,7 @@ async function askUnknownAgain(
       const again = await askAgain(input, entry.candidate);
       if (again === 'not_found') state.unknown.push(entry);
       else if (again === 'unanswered') {
+        state.unansweredAgain++;
         if (notFound(result.counts, state, entry.candidate) === 'silent')
           unconfirmed(result, entry.candidate);
       } else {
@@ -514,13 +471,6 @@ async function askAgain(
 /** True when a server that knew `state.known` domains may be believed for `unknown` 404s (judgeUnknown's rule). */
 const believable = (state: ServerState, unknown: number): boolean =>
   state.contradicted === 0 && state.known > 0 && unknown <= state.known;
-
-/** Why a server's 404s were not taken as findings, for its info line. */
-function distrustedBecause(state: ServerState): string {
-  return state.contradicted
-    ? `; its server answered ${plural(state.contradicted, 'domain')} with the domain when asked again after a 404, so its 404s are not taken as findings (a backend of it may be broken)`
-    : `; its server knew ${state.known} of the domains asked, so its 404s are not taken as findings (it may be misconfigured)`;
-}
 
 /** A 404 that is no finding: counted, named in the server's info line; a re-check learns nothing. */
 function notFound(counts: RegistryCounts, state: ServerState, candidate: RegistryCandidate): 'silent' | null {

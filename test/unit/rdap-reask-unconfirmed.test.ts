@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { RdapBootstrap, shownSource } from '../../functions/core/registry/bootstrap';
+import { RdapClient } from '../../functions/core/registry/rdap-client';
+import { checkRegistry, type RegistryCandidate } from '../../functions/core/registry/registry-check';
+
+/**
+ * A 404 that would be a finding is a finding only when the server repeats it: not when the server was
+ * left alone before it could be asked again, nor when the second ask got no answer (a failure, the
+ * scan's time); and the info line says why it is no finding.
+ */
+
+const NOW = Date.parse('2026-11-22T06:00:00Z');
+const DAY = 86_400_000;
+const EXPIRY = NOW + 3 * DAY;
+const bootstrap = RdapBootstrap.parse(
+  JSON.stringify({ services: [[['com'], ['https://rdap.example/']]] }),
+  'test',
+);
+
+const candidate = (name: string, rank: number): RegistryCandidate => ({
+  domain_name: name,
+  date_expiry: EXPIRY,
+  quarantine: false,
+  auto_renew: true,
+  registrant_handle: null,
+  reason: 'sample',
+  rank,
+});
+const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}.com`);
+const record = (name: string) =>
+  new Response(
+    JSON.stringify({
+      objectClassName: 'domain',
+      ldhName: name,
+      status: ['active'],
+      events: [{ eventAction: 'expiration', eventDate: new Date(EXPIRY).toISOString() }],
+    }),
+    { status: 200 },
+  );
+const status = (code: number) => new Response(`{"errorCode":${code}}`, { status: code });
+
+function server(answer: (name: string, times: number) => Response) {
+  const asked: string[] = [];
+  const fetch = (async (url: string | URL | Request) => {
+    const name = new URL(String(url)).pathname.split('/').pop() as string;
+    asked.push(name);
+    return answer(name, asked.filter((n) => n === name).length);
+  }) as typeof globalThis.fetch;
+  return { fetch, asked };
+}
+
+async function check(
+  domains: readonly string[],
+  fetch: typeof globalThis.fetch,
+  client = new RdapClient({ fetch, sleep: async () => undefined, maxAttempts: 1 }),
+) {
+  return checkRegistry({
+    candidates: domains.map((d, i) => candidate(d, i)),
+    bootstrap,
+    client,
+    now: NOW,
+    budget: 100,
+    policy: { toleranceDays: 2, criticalDays: 7 },
+    concurrency: 1,
+  });
+}
+
+describe('a 404 not asked again is no finding', () => {
+  it('makes no finding of a 404 at a server left alone before it could be asked again', async () => {
+    // known0-3 answer, lost.com 404s, then the server fails three times in a row and is left alone.
+    const { fetch, asked } = server((name) =>
+      name.startsWith('known') ? record(name) : name === 'lost.com' ? status(404) : status(500),
+    );
+    const result = await check([...names('known', 4), 'lost.com', ...names('fail', 3)], fetch);
+    expect(asked.filter((n) => n === 'lost.com')).toHaveLength(1);
+    expect(result.views.has('lost.com')).toBe(false);
+    expect(result.counts.disagree).toBe(0);
+    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(
+      /does not know 1 domain.*lost\.com.*not asked again/,
+    );
+  });
+
+  it('says why a 404 whose second ask got no answer (404 then 429) is no finding', async () => {
+    const { fetch } = server((name, times) =>
+      name === 'lost.com' ? status(times === 1 ? 404 : 429) : record(name),
+    );
+    const result = await check([...names('known', 4), 'lost.com'], fetch);
+    expect(result.views.has('lost.com')).toBe(false);
+    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(/lost\.com.*no answer when asked again/);
+  });
+
+  it('says why a 404 whose second ask met the end of the scan time is no finding', async () => {
+    let clock = NOW;
+    const deadline = NOW + 60_000;
+    const { fetch } = server((name) => {
+      if (name === 'known3.com') clock = deadline + 1; // the clock jumps past the deadline before the re-ask
+      return name === 'lost.com' ? status(404) : record(name);
+    });
+    const client = new RdapClient({
+      fetch,
+      sleep: async () => undefined,
+      maxAttempts: 1,
+      now: () => clock,
+      deadline: () => deadline,
+    });
+    const result = await check(['lost.com', ...names('known', 4)], fetch, client);
+    expect(result.views.has('lost.com')).toBe(false);
+    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(/lost\.com.*no answer when asked again/);
+  });
+});
+
+describe('a server that answers 400 to every lookup', () => {
+  it('says once that it was left alone, not after 0 failed lookups in a row', async () => {
+    const { fetch } = server(() => status(400));
+    const result = await check(names('a', 10), fetch);
+    const reasons = result.problems.map((p) => p.reason).join('\n');
+    expect(reasons).toMatch(/left alone/);
+    expect(reasons).not.toMatch(/after 0 failed/);
+    expect(reasons.match(/left alone/g)).toHaveLength(1);
+  });
+});
+
+describe('a token of letters only in a bootstrap URL path', () => {
+  it('hides a long mixed-case or base64url segment without a digit, keeps words', () => {
+    expect(shownSource('https://cdn.example/QwErTyUiOpAsDfGhJk/dns.json')).toBe(
+      'https://cdn.example/…/dns.json',
+    );
+    expect(shownSource('https://cdn.example/abcdefghiJklmnop_qrstuvwx-yz/dns.json')).toBe(
+      'https://cdn.example/…/dns.json',
+    );
+    expect(shownSource('https://cdn.example/registration-data/dns.json')).toBe(
+      'https://cdn.example/registration-data/dns.json',
+    );
+    expect(shownSource('https://rdap.example/rdap-bootstrap.json')).toBe(
+      'https://rdap.example/rdap-bootstrap.json',
+    );
+  });
+});
