@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderSms } from '../../functions/core/alerts/alert';
+import { chatItems } from '../../functions/core/alerts/chat';
 import { renderDigest } from '../../functions/core/alerts/digest';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import type { Report } from '../../functions/core/scan/scan';
@@ -104,5 +105,19 @@ describe('a kept quarantine whose domain has a second problem record (its regist
     expect(scan(T0 + 22 * HOUR, state).why).toEqual([
       '1 unreadable records in quarantine repeated after 20 h',
     ]);
+  });
+});
+
+describe('the words of a kept quarantine whose record was read by its dates only', () => {
+  it('say it was last read in quarantine and read now under an undocumented status, not that it could not be read', () => {
+    const digest = renderDigest(keptReport());
+    expect(digest).toContain(
+      '- held.nl: last read in quarantine; its record now reads as nothing to report, with a status the API does not document',
+    );
+    expect(digest).not.toContain('could not be read, so it was not checked');
+    const [item] = chatItems(keptReport());
+    expect(item?.what).toContain('last read in quarantine; its record now reads as nothing to report');
+    expect(item?.what).not.toContain('could not be read');
+    expect(item?.next).toContain('restore it there by 27 Nov 2026');
   });
 });

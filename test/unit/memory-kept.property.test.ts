@@ -37,7 +37,9 @@ import { DEFAULT_STATE_POLICY, EMPTY_STATE, parseState } from '../support/whole-
  * again. 1 000 runs on a fixed seed (about 8 s). Taking out any of these fixes makes it fail:
  * compare.ts countRepeats `|| (j.kind !== f.kind && lastDaysDue(f))` and `worth(c, j)` (eaca2bf);
  * actions.ts applyActions `?? lastDays`; repeat.ts carriedOn keeping `escalated`; unjudged-memory.ts
- * judgedAs `sooner(…)` and unreadableCriticalCount's records read by their dates only (970eeb3).
+ * judgedAs `sooner(…)` and unreadableCriticalCount's records read by their dates only (970eeb3);
+ * a snooze of a kept quarantine whose record gives no finding holds as the finding's would, and
+ * stays in memory (actions.ts applyActions `kept`, kept-quarantine.ts withKeptQuarantines `silenced`).
  */
 
 type Event = DomainEvent | 'none' | 'snooze' | 'ack';
@@ -185,6 +187,21 @@ function run(size: number, steps: readonly Step[], policyName: string) {
       if (!quiet && last !== undefined && now - last >= policy.repeat.critical * HOUR)
         expect(r.publish, `${name} kept quarantine without a finding not heard ${where()}`).toBe(true);
       if (r.publish) heardAt.set(name, now);
+      // (d) A snooze holds for it as for the quarantine finding (until it ends or the last days
+      // begin): its record is not critical, and the snooze stays in memory through the scan.
+      const q = quarantined.get(name);
+      const snooze = acts?.snooze;
+      const inLastDays = typeof q === 'number' && daysLeft(q, now) <= 7;
+      if (snooze && Date.parse(snooze.until) > now && Date.parse(snooze.at) <= now && !inLastDays) {
+        const records = r.report.problems.filter((p) => p.key === name);
+        expect(
+          records.some((p) => p.severity === 'critical'),
+          `${name} kept quarantine critical while snoozed ${where()}`,
+        ).toBe(false);
+        expect(next.domains[name]?.actions?.snooze, `${name} snooze dropped while kept ${where()}`).toEqual(
+          snooze,
+        );
+      }
     }
     for (const f of findings) {
       const name = f.domain_name;

@@ -320,6 +320,17 @@ function smsQuarantineText(left: number | null | undefined, name: string): strin
 }
 
 /**
+ * What a critical problem record says of its domain in the digest and chat: one that says
+ * quarantine but could not be read, or a kept quarantine (memory/kept-quarantine.ts, told by its
+ * mark), whose record was read, by its dates only: it is last read in quarantine, not unreadable.
+ */
+export function unreadableSays(p: Problem): string {
+  return p.kept_quarantine
+    ? 'last read in quarantine; its record now reads as nothing to report, with a status the API does not document'
+    : 'says it is in quarantine, but its record could not be read, so it was not checked';
+}
+
+/**
  * An unreadable record that says quarantine in the SMS: `name quarantine?`; one memory publishes
  * as a kept quarantine (memory/kept-quarantine.ts) by its remembered restore-by, as a quarantine
  * finding kept as remembered is (`name LAST DAYS 3d to restore?`), `?` as its record does not say so.

@@ -12,6 +12,7 @@ import {
   describeDomainFinding,
   headline,
   unreadableCount,
+  unreadableSays,
 } from './alert';
 import { CHANGE_WORDS } from './digest-changes';
 import { type AlertMessage, reportJsonOf } from './message';
@@ -114,11 +115,17 @@ function domainItem(f: DomainFinding, now: string, day: (iso: string) => string)
   };
 }
 
-const unreadableItem = (p: Problem): ChatItem => ({
+/** A critical problem record; a kept quarantine's next step names the restore-by memory knows (`day`). */
+const unreadableItem = (p: Problem, day: (iso: string) => string): ChatItem => ({
   severity: 'critical',
   name: chatName(p.key ?? '(no name)'),
-  what: 'says it is in quarantine, but its record could not be read, so it was not checked',
-  next: "Check it in the reseller's control panel now: restore it there if it is in quarantine.",
+  what: unreadableSays(p),
+  next:
+    p.kept_quarantine && p.restore_by
+      ? chatPlain(
+          `Check it in the reseller's control panel now: restore it there by ${day(p.restore_by)} if it is still in quarantine.`,
+        )
+      : "Check it in the reseller's control panel now: restore it there if it is in quarantine.",
 });
 
 /**
@@ -157,7 +164,7 @@ export function chatItems(report: Report, timeZone = 'UTC'): ChatItem[] {
       'change' in e
         ? changeItem(e.change)
         : 'problem' in e
-          ? unreadableItem(e.problem)
+          ? unreadableItem(e.problem, day)
           : findingItem(e.finding),
     ),
     ...(report.findings as readonly Finding[]).filter((f) => f.severity === 'warning').map(findingItem),

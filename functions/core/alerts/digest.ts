@@ -17,6 +17,7 @@ import {
   problemLine,
   type RenderOptions,
   renewalCostLine,
+  unreadableSays,
 } from './alert';
 import { changeMarker, linesWithin, renderChangesSection, renderResolvedSection } from './digest-changes';
 import { registryDigestLines } from './registry-words';
@@ -154,7 +155,7 @@ function contactItem(f: ContactFinding): Item {
 
 function unreadableItem(p: Problem): Item {
   const name = p.key === null ? '(no name)' : cutText(plainDomain(p.key), 2 * KEY_MAX);
-  const first = `- ${name}: says it is in quarantine, but its record could not be read, so it was not checked`;
+  const first = `- ${name}: ${unreadableSays(p)}`;
   const detail = `  ${cutText(safeText(p.reason), REASON_MAX)}; check it in the reseller's control panel`;
   // A kept quarantine nobody acted on is published again as a finding is (memory/kept-quarantine.ts).
   const hours = p.escalated_after_hours;

@@ -179,6 +179,11 @@ export interface AppliedActions {
   readonly report: Report;
   /** Names of the domains whose finding is silenced in alerts. */
   readonly silenced: ReadonlySet<string>;
+  /**
+   * Keys of the domains with no finding this scan whose finding memory keeps (`kept`: a record read
+   * by its dates only) a snooze still holds for: a kept quarantine published silenced (kept-quarantine.ts).
+   */
+  readonly keptSilenced: ReadonlySet<string>;
   readonly lapsed: readonly Lapse[];
 }
 
@@ -187,7 +192,8 @@ export interface AppliedActions {
  * that lapsed: expired, the finding got worse or changed, or it is gone (resolved). A lapsed
  * action never silences, so a domain comes back in the very scan that sees it get worse. An action
  * is judged against the finding as read; and where memory judges it as another (`judged`: a
- * quarantine kept while its record reads expired), that one's last days end it too.
+ * quarantine kept while its record reads expired), that one's last days end it too. A domain with
+ * no finding whose finding memory keeps (`kept`, by name) is not resolved: see keptActions.
  */
 export function applyActions(
   report: Report,
@@ -195,6 +201,7 @@ export function applyActions(
   now: number,
   nameOf: (domainName: string) => string = (n) => n,
   judged: (f: DomainFinding) => DomainFinding = (f) => f,
+  kept: (name: string) => DomainFinding | undefined = () => undefined,
 ): AppliedActions {
   const silenced = new Set<string>();
   const lapsed: Lapse[] = [];
@@ -223,12 +230,41 @@ export function applyActions(
     if (marked !== f) silenced.add(f.domain_name);
     return marked;
   });
+  const keptSilenced = new Set<string>();
   for (const [name, own] of actions) {
     if (seen.has(name)) continue;
+    const remembered = kept(name);
+    if (remembered) {
+      if (keptActions(name, own, remembered, now, lapsed)) keptSilenced.add(name);
+      continue;
+    }
     if (own.snooze) lapsed.push({ domain_name: name, action: 'snooze', reason: 'resolved' });
     if (own.acknowledged) lapsed.push({ domain_name: name, action: 'acknowledge', reason: 'resolved' });
   }
-  return { report: { ...report, findings }, silenced, lapsed };
+  return { report: { ...report, findings }, silenced, keptSilenced, lapsed };
+}
+
+/**
+ * The actions of a domain whose record gives no finding while memory keeps its finding
+ * (`remembered`, a quarantine its record read by its dates only cannot judge): not resolved, so a
+ * snooze is judged against the finding kept, as it would be against that finding read (it lapses
+ * at its end, when worse, or as a quarantine's last days begin); an acknowledgement lapses
+ * (`changed`): the record no longer reads what was acknowledged, its status one the API does not
+ * document. Pushes what lapsed; true while the snooze silences it.
+ */
+function keptActions(
+  name: string,
+  own: DomainActions,
+  remembered: DomainFinding,
+  now: number,
+  lapsed: Lapse[],
+): boolean {
+  if (own.acknowledged) lapsed.push({ domain_name: name, action: 'acknowledge', reason: 'changed' });
+  // Made after this scan's time: kept for later scans, silencing nothing now (as in applyActions).
+  if (!own.snooze || Date.parse(own.snooze.at) - now > CLOCK_TOLERANCE_MS) return false;
+  const reason = snoozeLapse(own.snooze, remembered, now);
+  if (reason) lapsed.push({ domain_name: name, action: 'snooze', reason });
+  return reason === null;
 }
 
 /**

@@ -25,7 +25,7 @@ import {
 import { departureOf, nextDeparted } from './departures';
 import { escalationHours, missedWhileSilenced, nextAlertMemory } from './escalation';
 import { groupsHearing } from './group-news';
-import { keptInLastDays, keptNews } from './kept-quarantine';
+import { keptInLastDays, keptNews, keptPriorAlert } from './kept-quarantine';
 import { lastDaysRepeatDue, renewedOrRestored } from './renewal-memory';
 import { cadenceHours, carriedOn, nextRepeats, repeatDecision, repeatFor } from './repeat';
 import { resolution, resolveContacts, resolvedReason, sortEntries } from './resolutions';
@@ -376,10 +376,12 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
     else if (was && c.unconfirmed.has(key)) {
       const prev = f && priorAlert(c, key, f);
       const j = f && judged(c, key, f);
-      // A kept quarantine with no finding keeps its last alert, marked escalated once a message said so.
+      // A kept quarantine with no finding keeps its last alert, marked escalated once a message said
+      // so; past a snooze or an acknowledgement, counted from its end, as priorAlert counts a finding's.
       const next =
         (prev && j && carriedOn(prev, alertedNow(c, publish, j, prev, j.stage), c.repeated.has(key))) ||
-        (publish ? c.keptAlerts.get(key) : undefined);
+        (publish ? c.keptAlerts.get(key) : undefined) ||
+        (f ? undefined : keptPriorAlert(was, c.silencing.keptSilenced.has(key), c.nowMs));
       // Its actions as set() keeps them, less those that lapsed: spread with the rest, a lapsed one stayed.
       const { actions: _kept, ...as } = was;
       set(key, { ...as, watched, group: read.group, ...(next ? { alerted: next } : {}) });

@@ -10,7 +10,7 @@ import { type AppliedActions, applyActions } from './actions';
 import { returning, returningActions } from './departures';
 import { heldStage, sinceSnooze, stageOf } from './escalation';
 import { newsLevel } from './group-news';
-import { withKeptEscalations, withKeptQuarantines } from './kept-quarantine';
+import { keptFindingOf, withKeptEscalations, withKeptQuarantines } from './kept-quarantine';
 import { unconfirmedRegistryKeys } from './registry-memory';
 import { withFailedRenewals } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
@@ -108,9 +108,17 @@ export function prepare(input: CompareInput): Comparison {
     const key = domainKey(f.domain_name);
     return unconfirmed.has(key) ? judgedAs(f, memory.prior.get(key)?.finding, nowMs, null) : f;
   };
-  const silencing = applyActions(keyed.report, actions, nowMs, domainKey, kept);
+  // One with no finding whose finding memory keeps: its snooze judged against that one, not resolved.
+  const keptOnly = (key: string) => {
+    const was = memory.prior.get(key)?.finding;
+    return was && unconfirmed.has(key) && !keyed.findingByKey.has(key)
+      ? keptFindingOf(key, was, nowMs)
+      : undefined;
+  };
+  const silencing = applyActions(keyed.report, actions, nowMs, domainKey, kept, keptOnly);
+  const silence = { lapsing: input.policy.lapsing, silenced: silencing.keptSilenced };
   const escalating = withKeptEscalations(
-    withKeptQuarantines(silencing.report, memory, nowMs, input.policy.lapsing),
+    withKeptQuarantines(silencing.report, memory, nowMs, silence),
     memory,
     nowMs,
     input.policy.escalation,

@@ -14,12 +14,11 @@ import { believableRestoreBy } from './unjudged-memory';
 const KEPT = '; last read in quarantine, ';
 const HOUR_MS = 3_600_000;
 
-/** The remembered quarantine a record read by its dates only keeps, when it gives no finding and is not silenced or let lapse. */
+/** The remembered quarantine a record read by its dates only keeps, when it gives no finding and is not let lapse. */
 function keptQuarantine(
   p: Problem,
   found: ReadonlySet<string>,
   memory: ScanMemory,
-  nowMs: number,
   lapsing: ReadonlySet<string> | undefined,
 ): (DomainMemory & { readonly finding: FindingMemory }) | null {
   if (!judgedByDatesOnly(p) || p.key === null || p.severity === 'critical' || found.has(domainKey(p.key)))
@@ -27,9 +26,39 @@ function keptQuarantine(
   const was = memory.prior.get(domainKey(p.key));
   if (was?.finding?.kind !== 'quarantine' || (was.group !== undefined && lapsing?.has(was.group)))
     return null;
-  const snooze = was.actions?.snooze;
-  if (was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs)) return null;
   return { ...was, finding: was.finding };
+}
+
+/**
+ * The finding memory keeps for a domain whose record gives none (`key`, its remembered finding
+ * `was`): its kind, severity and expiry remembered, in quarantine its restore-by (null: unknown).
+ * What a snooze is judged against while memory keeps it (actions.ts applyActions), and what
+ * escalates (withKeptEscalations). Pure.
+ */
+export function keptFindingOf(key: string, was: FindingMemory, nowMs: number): DomainFinding {
+  const quarantine = was.kind === 'quarantine' ? restoreOf(was, nowMs) : null;
+  return {
+    kind: was.kind,
+    severity: was.severity,
+    domain_name: key,
+    date_expiry: was.date_expiry ?? new Date(nowMs).toISOString(),
+    ...(quarantine ? { restore_by: quarantine.by, days_to_restore: quarantine.left } : {}),
+  } as unknown as DomainFinding;
+}
+
+/**
+ * A kept quarantine's last alert as escalation counts from it: after a snooze (ended, or lapsed
+ * early) or an acknowledgement (lapsed now), from its end (sinceSnooze), as a quarantine finding's
+ * (comparison.ts priorAlert); while one silences it, as it was.
+ */
+export function keptPriorAlert(
+  was: DomainMemory | undefined,
+  silenced: boolean,
+  nowMs: number,
+): AlertMemory | null | undefined {
+  if (silenced) return was?.alerted;
+  const ended = was?.actions?.acknowledged ? { until: new Date(nowMs).toISOString() } : was?.actions?.snooze;
+  return sinceSnooze(was?.alerted, ended, nowMs);
 }
 
 /** The restore-by memory knows, and the days left to it (null: not known). */
@@ -57,28 +86,32 @@ function restoreText({ by, left }: { by: string | null; left: number | null }): 
  * record that says quarantine: critical, its reason saying what memory knows. A record that reads
  * healthy gives no finding to keep the quarantine in (no kind says "reads fine"); as a critical
  * problem record it is a critical item in every channel (`name LAST DAYS 3d to restore?` in the SMS), counted
- * in the digest's header and repeated as one (unreadableQuarantineCount). Snoozed, acknowledged or
- * let lapse: left as it was (unreadableCriticalCount judges those). It carries its group (`policy`)
- * as a finding does, so the group's message says it when the account's announces or repeats it
- * ({@link keptNews}). Pure.
+ * in the digest's header and repeated as one (unreadableQuarantineCount). One a snooze still holds
+ * for (`silenced`, keys: actions.ts keptSilenced) says the same, at the severity its record gives
+ * (never critical, in no SMS, never repeated or escalated): marked kept, its record's key is the
+ * same as when critical (state-bounds.ts problemKey), so the snooze's end is no new unreadable
+ * record. Let lapse: left as it was (unreadableCriticalCount judges those). It carries its group
+ * (`policy`) as a finding does, so the group's message says it when the account's announces or
+ * repeats it ({@link keptNews}). Pure.
  */
 export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'findings'>>(
   report: R,
   memory: ScanMemory,
   nowMs: number,
-  lapsing?: ReadonlySet<string>,
+  silence: { readonly lapsing?: ReadonlySet<string>; readonly silenced?: ReadonlySet<string> } = {},
 ): R {
   const found = new Set(report.findings.filter(isDomainFinding).map((f) => domainKey(f.domain_name)));
   let changed = false;
   const problems = report.problems.map((p) => {
-    const kept = keptQuarantine(p, found, memory, nowMs, lapsing);
-    if (kept === null) return p;
+    const kept = keptQuarantine(p, found, memory, silence.lapsing);
+    if (kept === null || p.key === null) return p;
     changed = true;
     const restore = restoreOf(kept.finding, nowMs);
+    const snoozed = silence.silenced?.has(domainKey(p.key)) === true;
     return {
       ...p,
       ...(kept.group === undefined ? {} : { policy: kept.group }),
-      severity: 'critical' as const,
+      ...(snoozed ? {} : { severity: 'critical' as const }),
       kept_quarantine: true as const,
       reason: `${p.reason}${KEPT}${restoreText(restore)}`,
       restore_by: restore.by,
@@ -108,15 +141,8 @@ export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
     const key = p.key === null ? null : domainKey(p.key);
     const was = key === null ? undefined : memory.prior.get(key);
     if (!isKept(p) || key === null || !was?.finding) return p;
-    const by = restoreOf(was.finding, nowMs).by;
-    const quarantine = {
-      kind: 'quarantine',
-      severity: 'critical',
-      domain_name: p.key,
-      date_expiry: was.finding.date_expiry ?? new Date(nowMs).toISOString(),
-      restore_by: by,
-    } as unknown as DomainFinding;
-    const prev = sinceSnooze(was.alerted, was.actions?.snooze, nowMs);
+    const quarantine = keptFindingOf(p.key as string, was.finding, nowMs);
+    const prev = keptPriorAlert(was, false, nowMs);
     const hours = escalationHours(quarantine, prev, { policy, nowMs, stage: -1, silenced: false });
     if (hours === null || !prev) return p;
     alerts.set(key, { ...prev, escalated: -1 });
@@ -125,8 +151,9 @@ export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
   return { report: alerts.size > 0 ? { ...report, problems } : report, alerts };
 }
 
-/** Whether a problem record is a kept quarantine {@link withKeptQuarantines} published. */
-const isKept = (p: Problem): boolean => p.kept_quarantine === true && p.key !== null;
+/** Whether a problem record is a kept quarantine {@link withKeptQuarantines} published critical (no snooze holds). */
+const isKept = (p: Problem): boolean =>
+  p.kept_quarantine === true && p.key !== null && p.severity === 'critical';
 
 /** What the comparison (compare.ts) that decided `why` knows, for {@link keptNews}. */
 interface Decided {

@@ -5,7 +5,10 @@ export interface KeptQuarantineMarks {
    * undocumentedStatusProblem), so what it says cannot resolve what memory knew.
    */
   readonly dates_only?: true;
-  /** Published by memory as a quarantine it keeps while this record gives no finding (memory/kept-quarantine.ts). */
+  /**
+   * Published by memory as a quarantine it keeps while this record gives no finding (memory/kept-quarantine.ts):
+   * critical, or at the record's own severity while a snooze of it holds.
+   */
   readonly kept_quarantine?: true;
   /** Its remembered restore-by, null unknown; quiet hours judge by it. */
   readonly restore_by?: string | null;

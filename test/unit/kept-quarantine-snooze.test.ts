@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { renderSms } from '../../functions/core/alerts/alert';
+import type { DomainMemory, Snooze } from '../../functions/core/memory/state';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import type { Report } from '../../functions/core/scan/scan';
+import { HOUR, T0 } from '../support/account-model';
+import { heldInQuarantine, renewedUndocumented, scanUnjudged as run, whysAt } from '../support/state-scan';
+import { DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
+
+/**
+ * A quarantine snoozed, then kept by memory while its record, read by its dates only (a status the
+ * API does not document), gives no finding: the snooze holds for the kept quarantine as it would for
+ * the quarantine finding (silent until it ends, escalation counted from its end), and survives the
+ * scans that read the record so; the record is a new unreadable record once.
+ */
+
+/** In .nl quarantine (40 days to restore) since 10 days before T0: 30 days to restore. */
+const held = heldInQuarantine(T0, 10);
+const healthy: Domain = renewedUndocumented(held, T0);
+const policy = { ...DEFAULT_STATE_POLICY, escalation: { afterHours: 24, withinDays: 40 } };
+const iso = (ms: number) => new Date(ms).toISOString();
+const snooze: Snooze = {
+  until: iso(T0 + 30 * HOUR),
+  at: iso(T0 + HOUR),
+  kind: 'quarantine',
+  severity: 'critical',
+};
+
+/** Alerted in quarantine at T0, snoozed an hour on until T0 + 30 h. */
+function snoozedState(): ScanState {
+  const first = run([held], T0, EMPTY_STATE, policy).next;
+  const memory = first.domains['held.nl'] as DomainMemory;
+  return { ...first, domains: { ...first.domains, 'held.nl': { ...memory, actions: { snooze } } } };
+}
+
+/** The state after the record read healthy with an undocumented status at T0 + 20 h. */
+const keptState = (): ScanState => run([healthy], T0 + 20 * HOUR, snoozedState(), policy).next;
+
+describe('a snoozed quarantine kept while its record gives no finding', () => {
+  it('keeps its snooze in memory through the scans that read the record so', () => {
+    expect(keptState().domains['held.nl']?.actions?.snooze).toEqual(snooze);
+    const later = run([healthy], T0 + 25 * HOUR, keptState(), policy).next;
+    expect(later.domains['held.nl']?.actions?.snooze).toEqual(snooze);
+  });
+
+  it('is not critical, nor in the SMS, until the snooze ends', () => {
+    const report = run([healthy], T0 + 25 * HOUR, keptState(), policy).report as unknown as Report;
+    expect(report.problems.map((p) => p.severity === 'critical')).toEqual([false]);
+    expect(report.problems[0]?.reason).toMatch(/; last read in quarantine, restore by .* \(days left: 28\)$/);
+    expect(renderSms(report)).not.toContain('held.nl');
+    const after = run([healthy], T0 + 31 * HOUR, keptState(), policy).report as unknown as Report;
+    expect(after.problems.map((p) => p.severity === 'critical')).toEqual([true]);
+    expect(renderSms(after)).toContain('held.nl quarantine 28d left?');
+  });
+
+  it('is a new unreadable record once, and escalates afterHours past the snooze end, once', () => {
+    const times = [20, 25, 31, 40, 50, 53, 55, 60].map((h) => T0 + h * HOUR);
+    const whys = whysAt(times, snoozedState(), (now, s) => run([healthy], now, s, policy));
+    expect(whys).toEqual([
+      ['1 new unreadable record'],
+      [],
+      [],
+      ['1 unreadable records in quarantine repeated after 20 h'],
+      [],
+      [],
+      ['1 critical not acted on, escalated'],
+      [],
+    ]);
+  });
+});
+
+describe('a kept quarantine whose record gives no finding, acknowledged or snoozed into its last days', () => {
+  it('has its acknowledgement lapse as its status changed, critical in that very scan, new once', () => {
+    const first = run([held], T0, EMPTY_STATE, policy).next;
+    const memory = first.domains['held.nl'] as DomainMemory;
+    const acknowledged = {
+      at: iso(T0 + HOUR),
+      kind: 'quarantine' as const,
+      severity: 'critical' as const,
+      date_expiry: iso(held.date_expiry),
+      auto_renew: false,
+    };
+    const state = {
+      ...first,
+      domains: { ...first.domains, 'held.nl': { ...memory, actions: { acknowledged } } },
+    };
+    const now = run([healthy], T0 + 20 * HOUR, state, policy);
+    expect(now.report.problems.map((p) => p.severity)).toEqual(['critical']);
+    expect(now.next.domains['held.nl']?.actions).toBeUndefined();
+    const times = [20, 25, 40].map((h) => T0 + h * HOUR);
+    expect(whysAt(times, state, (at, s) => run([healthy], at, s, policy))).toEqual([
+      ['1 new unreadable record'],
+      [],
+      ['1 unreadable records in quarantine repeated after 20 h'],
+    ]);
+  });
+
+  it('comes back critical as its last days to restore begin, its snooze dropped', () => {
+    // 10 days to restore at T0: its last 7 begin 2 days on, before the snooze ends.
+    const soon = heldInQuarantine(T0, 30);
+    const read = renewedUndocumented(soon, T0);
+    const first = run([soon], T0, EMPTY_STATE, policy).next;
+    const memory = first.domains['held.nl'] as DomainMemory;
+    const long: Snooze = { ...snooze, until: iso(T0 + 5 * 24 * HOUR) };
+    const state = {
+      ...first,
+      domains: { ...first.domains, 'held.nl': { ...memory, actions: { snooze: long } } },
+    };
+    const quiet = run([read], T0 + 20 * HOUR, state, policy);
+    expect(quiet.report.problems.map((p) => p.severity === 'critical')).toEqual([false]);
+    const late = run([read], T0 + 3 * 24 * HOUR, quiet.next, policy);
+    expect(late.report.problems.map((p) => p.severity)).toEqual(['critical']);
+    expect(late.next.domains['held.nl']?.actions).toBeUndefined();
+    expect(late.why.filter((w) => w.includes('new unreadable'))).toEqual([]);
+  });
+});
