@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { errorLine } from '../core/base/errors';
 import { normalizeDomainName, safeText } from '../core/base/text';
+import { type KeptQuarantine, keptQuarantineIn } from '../core/decisions/action-decision';
 import { decideFindingPage, type FindingPageOutcome } from '../core/decisions/finding-decision';
 import {
   decideView,
@@ -262,7 +263,7 @@ export function createFindingHandler(deps: FindingDeps): ProxyHandler {
       now: clock(),
       signingKeys: () => deps.secrets.signingKeys(),
       silencing: await deps.silencing().catch(() => false),
-      findFinding: (name) => findingInLatest(deps, name),
+      findFinding: (name) => findingInLatest(deps, name, clock()),
     });
     const pageHeaders = { ...FINDING_PAGE_HEADERS, 'Content-Type': 'text/html; charset=utf-8' };
     let page = '';
@@ -308,11 +309,14 @@ export function createFindingHandler(deps: FindingDeps): ProxyHandler {
 /**
  * The domain's finding in the latest report: from the view the page reads (the critical and
  * warning findings a page can show), else through the filter, which reads the report one finding at a time.
+ * Without one, the quarantine memory kept while its record gave no finding (a problem record marked
+ * `kept_quarantine`; the filter carries the one it names).
  */
 async function findingInLatest(
   deps: Pick<ViewDeps, 'reports'>,
   name: string,
-): Promise<{ finding: DomainFinding; reportNow: string } | null> {
+  nowMs: number,
+): Promise<{ finding: DomainFinding; reportNow: string } | (KeptQuarantine & { reportNow: string }) | null> {
   const store = deps.reports();
   if (!store) return null;
   const match = (findings: readonly unknown[]) =>
@@ -326,7 +330,15 @@ async function findingInLatest(
     (view.view?.omittedTotal || view.view?.urgentLeft
       ? match((await store.view({ purpose: 'page', query: name }))?.findings ?? [])
       : undefined);
-  return found ? { finding: found, reportNow: view.now } : null;
+  if (found) return { finding: found, reportNow: view.now };
+  // No finding: the quarantine memory kept while the record gave none, as its snooze link answers it.
+  const notes = view.view;
+  const kept =
+    keptQuarantineIn(view.problems, name, nowMs) ??
+    (notes && notes.problemsTotal > view.problems.length
+      ? keptQuarantineIn((await store.view({ purpose: 'page', query: name }))?.problems ?? [], name, nowMs)
+      : null);
+  return kept ? { ...kept, reportNow: view.now } : null;
 }
 
 /** Routes an event to the handler of its resource; anything else is 404 with the same security headers. */

@@ -123,7 +123,10 @@ function describeResellerFinding(f: registry.ResellerSideFinding, now: string, d
  * The restore deadline of a quarantine finding in words: "restore by 2 Dec 2026, 9 days left";
  * "LAST DAYS: …" in the last week; past, critically; unknown, with the reason.
  */
-export function restoreDeadlineText(f: DomainFinding, day: DayFormat): string {
+export function restoreDeadlineText(
+  f: Pick<DomainFinding, 'restore_by' | 'days_to_restore' | 'restore_deadline_unknown'>,
+  day: DayFormat,
+): string {
   const left = f.days_to_restore;
   if (!f.restore_by || typeof left !== 'number')
     return `restore deadline unknown${f.restore_deadline_unknown ? ` (${safeText(f.restore_deadline_unknown)})` : ''}`;

@@ -7,6 +7,7 @@ import {
   SecretError,
   SentinelError,
 } from '../base/errors';
+import { normalizeDomainName } from '../base/text';
 import { type DomainFinding, daysLeft, severityRank } from '../findings/classify';
 import { checkActingLink, type GateRefusalKind, type GateResult, keyReadRefusal } from '../links/link-gate';
 import { type LinkFinding, type SigningKey, signLinkQuery } from '../links/links';
@@ -26,6 +27,7 @@ import {
 import { type DomainMemory, StateRefusedError } from '../memory/state';
 import { StateDamagedError } from '../memory/state-header';
 import { believableRestoreBy } from '../memory/unjudged-memory';
+import type { Problem } from '../reseller/client';
 import type { Domain } from '../reseller/schemas';
 import { undocumentedStatusProblem } from '../scan/scan-problems';
 
@@ -68,6 +70,23 @@ export function keptQuarantineOf(
 ): KeptQuarantine | null {
   if (memory?.finding?.kind !== 'quarantine' || undocumentedStatusProblem(domain, 1) === null) return null;
   return { keptQuarantine: { restore_by: believableRestoreBy(memory.finding.restore_by, nowMs) } };
+}
+
+/**
+ * The quarantine the scans' memory kept of `name` (normalised) in a report, for when its record gave
+ * no finding: the problem record the scan published for it (`kept_quarantine`, as keptQuarantineOf
+ * judges a record read now), its restore-by believed as there; or null. Pure.
+ */
+export function keptQuarantineIn(
+  problems: readonly Problem[],
+  name: string,
+  nowMs: number,
+): KeptQuarantine | null {
+  const p = problems.find(
+    (q) => q.kept_quarantine === true && q.key !== null && normalizeDomainName(q.key) === name,
+  );
+  if (!p) return null;
+  return { keptQuarantine: { restore_by: believableRestoreBy(p.restore_by ?? undefined, nowMs) } };
 }
 
 /** What the decision needs: the domain's finding as it stands now, and the store the action goes to. */
@@ -484,28 +503,41 @@ function silenced(
 }
 
 /**
- * A link of a domain memory keeps in quarantine while its record reads as nothing to report: what
- * memory keeps, and the next step (the scan alerts it daily as a record that says quarantine).
+ * A domain memory keeps in quarantine while its record reads as nothing to report, in words: what
+ * memory keeps, its restore-by (null: not known) and the next step (the scan alerts it daily as a
+ * record that says quarantine). What its links answer: snooze and acknowledge, and its finding page.
  */
-function keptQuarantineOutcome(
-  input: ActionInput,
-  method: 'GET' | 'POST',
+export function keptQuarantineWords(
+  domain: string,
   restoreBy: string | null,
-): ActionOutcome {
-  const domain = input.domain;
+  nowMs: number,
+): { readonly title: string; readonly message: string } {
   const by = restoreBy === null ? null : Date.parse(restoreBy);
-  const left = by === null ? null : daysLeft(by, input.now);
+  const left = by === null ? null : daysLeft(by, nowMs);
   const deadline =
     by === null || left === null
       ? 'its restore deadline is not known'
       : left < 0
         ? `its restore-by ${utc(by)} has PASSED`
         : `restore by ${utc(by)} (${left === 0 ? 'the last day' : `${left} day${left === 1 ? '' : 's'} left`})`;
+  return {
+    title: `${domain} was last read in quarantine`,
+    message: `${domain}'s record now reads as nothing to report, with a status the reseller’s API does not document, and it was last read in quarantine: ${deadline}. Check it in the reseller’s control panel and, if it is still in quarantine, restore it there by then. Alerts say it until a record with a documented status shows it is out of quarantine.`,
+  };
+}
+
+/** A snooze or acknowledge link of a domain memory keeps in quarantine ({@link keptQuarantineWords}): nothing silenced. */
+function keptQuarantineOutcome(
+  input: ActionInput,
+  method: 'GET' | 'POST',
+  restoreBy: string | null,
+): ActionOutcome {
+  const { title, message } = keptQuarantineWords(input.domain, restoreBy, input.now);
   return outcome(
     'kept_quarantine',
     method === 'POST' ? 409 : 200,
-    `${domain} was last read in quarantine`,
-    `${domain}'s record now reads as nothing to report, with a status the reseller’s API does not document, and it was last read in quarantine: ${deadline}. Check it in the reseller’s control panel and, if it is still in quarantine, restore it there by then. Alerts say it until a record with a documented status shows it is out of quarantine. Nothing was ${input.action === 'snooze' ? 'snoozed' : 'acknowledged'}.`,
+    title,
+    `${message} Nothing was ${input.action === 'snooze' ? 'snoozed' : 'acknowledged'}.`,
   );
 }
 

@@ -4,6 +4,7 @@ import { checkActingLink, type GateRefusalKind, keyReadRefusal } from '../links/
 import { type ActingAction, type SigningKey, signLinkQuery } from '../links/links';
 import { cannotBeSilenced } from '../memory/actions';
 import { DamagedReportError } from '../memory/report-store';
+import { type KeptQuarantine, keptQuarantineWords } from './action-decision';
 
 /**
  * The finding page, decided without I/O: the one link an alert gives a finding. A valid link shows
@@ -20,8 +21,16 @@ export interface FindingPageInput {
   /** Epoch ms. */
   readonly now: number;
   readonly signingKeys: () => Promise<readonly SigningKey[]>;
-  /** The domain's finding in the latest report (and that report's time); read once the link is proven. */
-  readonly findFinding: (name: string) => Promise<{ finding: DomainFinding; reportNow: string } | null>;
+  /**
+   * The domain's finding in the latest report (and that report's time), or the quarantine memory
+   * keeps while its record gives no finding (the report's problem record marked `kept_quarantine`);
+   * read once the link is proven.
+   */
+  readonly findFinding: (
+    name: string,
+  ) => Promise<
+    { finding: DomainFinding; reportNow: string } | (KeptQuarantine & { reportNow: string }) | null
+  >;
   /** Snooze and acknowledge can be offered: a state store keeps them. */
   readonly silencing: boolean;
 }
@@ -42,7 +51,13 @@ export type FindingPageOutcome =
       readonly noSilence?: string;
     }
   | {
-      readonly kind: GateRefusalKind | 'no_finding' | 'report_unreadable' | 'store_failed';
+      /** `kept_quarantine`: no finding as the record reads, and a quarantine in memory: what to do, nothing offered. */
+      readonly kind:
+        | GateRefusalKind
+        | 'no_finding'
+        | 'kept_quarantine'
+        | 'report_unreadable'
+        | 'store_failed';
       readonly status: number;
       readonly title: string;
       readonly message: string;
@@ -96,6 +111,13 @@ export async function decideFindingPage(input: FindingPageInput): Promise<Findin
       status: 200,
       title: `Nothing to do for ${input.domain}`,
       message: `The latest report has nothing about ${input.domain}: it was renewed, restored or left the account since the alert. The full report shows the rest.`,
+    };
+  // The same answer as the domain's snooze and acknowledge links give (action-decision.ts).
+  if ('keptQuarantine' in found)
+    return {
+      kind: 'kept_quarantine',
+      status: 200,
+      ...keptQuarantineWords(input.domain, found.keptQuarantine.restore_by, input.now),
     };
   let keys: readonly SigningKey[];
   try {

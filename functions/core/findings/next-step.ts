@@ -366,12 +366,31 @@ function keptStep(f: DomainFinding, day: DayFormat): string {
     : undefined;
   if (r.kind !== 'quarantine')
     return entry ? `${head} If it still is: ${entry.step(asRemembered(f), day)}` : head;
+  return `${head} ${restoreKeptStep(r, day)}`;
+}
+
+/** What to do about a quarantine memory keeps by its restore-by (null: not known), once checked. */
+function restoreKeptStep(
+  r: { readonly restore_by?: string | null; readonly days_to_restore?: number | null },
+  day: DayFormat,
+): string {
   const left = r.days_to_restore;
   if (!r.restore_by || typeof left !== 'number')
-    return `${head} If it is still in quarantine, restore it there as soon as possible: its restore deadline is not known.`;
+    return 'If it is still in quarantine, restore it there as soon as possible: its restore deadline is not known.';
   if (left < 0)
-    return `${head} Its restore-by date ${deadlineText(day, r.restore_by)} has passed: if it is still listed, restore it there now.`;
-  return `${head} If it is still in quarantine, restore it there by ${deadlineText(day, r.restore_by)} (${left === 0 ? 'the last day' : `${plural(left, 'day')} left`}); a restore is paid.`;
+    return `Its restore-by date ${deadlineText(day, r.restore_by)} has passed: if it is still listed, restore it there now.`;
+  return `If it is still in quarantine, restore it there by ${deadlineText(day, r.restore_by)} (${left === 0 ? 'the last day' : `${plural(left, 'day')} left`}); a restore is paid.`;
+}
+
+/**
+ * The step of a quarantine memory keeps while the record gives no finding at all (a problem record
+ * marked `kept_quarantine`, memory/kept-quarantine.ts): as a kept quarantine finding's.
+ */
+export function keptQuarantineStep(
+  kept: { readonly restore_by: string | null; readonly days_to_restore: number | null },
+  day: DayFormat = utcDay,
+): string {
+  return `Check it in ${PANEL} now: it was last read in quarantine, and its record now reads as nothing to report, with a status the API does not document. ${restoreKeptStep(kept, day)}`;
 }
 
 /** The next step of a finding, one line. */

@@ -1,16 +1,19 @@
 import * as z from 'zod';
 import { displayDomain } from '../base/text';
 import {
+  asRemembered,
   type DomainFinding,
+  daysLeft,
   type Finding,
   type FindingActions,
   isDomainFinding,
   SEVERITIES,
 } from '../findings/classify';
+import type { Problem } from '../reseller/client';
 import { parseRfc3339 } from '../reseller/schemas';
 import { SignedActions } from '../scan/report-links';
 import type { Report } from '../scan/scan';
-import { findingEvents } from './feed-events';
+import { deadlineFinding, findingEvents } from './feed-events';
 import type { ReportList, ReportReader } from './report-json';
 
 /**
@@ -35,7 +38,7 @@ const PROBLEMS_KEPT = 100;
  * an empty name and no words at all. A feed's event takes more (its UID alone is 48 bytes).
  */
 export const LEAST_ITEM_BYTES = 63;
-/** Quarantined domains the page lists by restore deadline; the rest are counted. */
+/** Domains with a restore deadline the page lists (quarantines, those memory keeps too); the rest are counted. */
 export const DEADLINES_LISTED = 20;
 /** Days the timeline looks ahead, and its rows; the rest are counted beneath it. */
 export const TIMELINE_DAYS = 90;
@@ -49,9 +52,54 @@ export interface ViewSelection {
   readonly query?: string;
 }
 
+/**
+ * A restore deadline memory keeps with no finding to carry it: a problem record it publishes as a
+ * kept quarantine (`kept_quarantine`, kept-quarantine.ts) while the record reads as nothing to
+ * report. Its restore-by is the remembered one (null: not known).
+ */
+export interface KeptDeadline {
+  readonly domain_name: string;
+  readonly severity: 'critical';
+  readonly kept_quarantine: true;
+  readonly restore_by: string | null;
+  readonly days_to_restore: number | null;
+}
+
+/** A kept quarantine's deadline, rather than a finding. */
+export const isKeptDeadline = (f: Finding | KeptDeadline): f is KeptDeadline =>
+  (f as { kept_quarantine?: unknown }).kept_quarantine === true;
+
+/** The kept deadline of a problem record marked `kept_quarantine` with a domain name, else null. */
+export function keptDeadlineOf(p: Problem, nowMs: number): KeptDeadline | null {
+  if (p.kept_quarantine !== true || p.key === null) return null;
+  const by = p.restore_by ? Date.parse(p.restore_by) : Number.NaN;
+  const known = !Number.isNaN(by);
+  return {
+    domain_name: p.key,
+    severity: 'critical',
+    kept_quarantine: true,
+    restore_by: known ? new Date(by).toISOString() : null,
+    days_to_restore: known ? daysLeft(by, nowMs) : null,
+  };
+}
+
+/**
+ * What a domain's restore deadline is told by: a quarantine finding, read or kept as remembered
+ * ({@link deadlineFinding}: the one the feed's restore-by event is of), with its deadline known or
+ * not; or a kept quarantine with no finding ({@link KeptDeadline}).
+ */
+export type DeadlineOf = DomainFinding | KeptDeadline;
+
+/** A finding's restore deadline as memory judges it: its quarantine (read, or kept as remembered), else null. */
+export function quarantineOf(f: Finding): DomainFinding | null {
+  if (!isDomainFinding(f)) return null;
+  if (f.remembered?.kind === 'quarantine') return deadlineFinding(f) ?? asRemembered(f);
+  return f.kind === 'quarantine' ? f : null;
+}
+
 /** One row of the timeline: an expiry, or a quarantined domain's restore-by day. */
 export interface TimelineRow {
-  readonly finding: DomainFinding;
+  readonly finding: DeadlineOf;
   /** Epoch ms the mark stands at. */
   readonly at: number;
   readonly restore: boolean;
@@ -70,7 +118,7 @@ export interface UrgentLeft {
   readonly lapsing: number;
   /** Of the feed's critical and warning events (a quarantined domain's restore-by day is one more). */
   readonly events: number;
-  /** Quarantined domains (of the whole report, filter or not). */
+  /** Domains with a restore deadline (of the whole report, filter or not): quarantine findings, read or kept as remembered, and kept quarantines among the unreadable records. */
   readonly quarantine: number;
   /** Every critical and warning finding not carried, matching or not. */
   readonly total: number;
@@ -187,13 +235,14 @@ export function searchable(f: Finding): string {
  * The timeline row of a finding, or null when it has no date in the window: a quarantined domain's
  * restore-by day (today when it passed), any other domain's expiry.
  */
-export function timelineRowOf(f: Finding, start: number): TimelineRow | null {
-  if (!isDomainFinding(f)) return null;
+export function timelineRowOf(f: Finding | KeptDeadline, start: number): TimelineRow | null {
   const end = start + TIMELINE_DAYS * DAY_MS;
-  if (f.kind === 'quarantine') {
-    const by = f.restore_by ? Date.parse(f.restore_by) : Number.NaN;
-    return by <= end ? { finding: f, at: Math.max(start, by), restore: true } : null;
+  const q: DeadlineOf | null = isKeptDeadline(f) ? f : quarantineOf(f as Finding);
+  if (q) {
+    const by = q.restore_by ? Date.parse(q.restore_by) : Number.NaN;
+    return by <= end ? { finding: q, at: Math.max(start, by), restore: true } : null;
   }
+  if (isKeptDeadline(f) || !isDomainFinding(f)) return null;
   const expiry = Date.parse(f.date_expiry);
   return expiry >= start && expiry <= end ? { finding: f, at: expiry, restore: false } : null;
 }
@@ -305,6 +354,21 @@ function checkFinding(value: unknown, index: number): Finding {
   );
 }
 
+const KeptDeadlineShape = z.object({
+  domain_name: z.string(),
+  severity: z.literal('critical'),
+  kept_quarantine: z.literal(true),
+  restore_by: dateTime.nullable(),
+  days_to_restore: z.number().nullable(),
+});
+
+/** A stored timeline row's finding: a kept quarantine's deadline, or a domain's finding. */
+function checkRowFinding(value: unknown, index: number): DeadlineOf {
+  if (typeof value === 'object' && value !== null && isKeptDeadline(value as KeptDeadline))
+    return check(KeptDeadlineShape, value, `view.timeline.rows.${index}.finding`);
+  return checkFinding(value, index) as DomainFinding;
+}
+
 /**
  * Builds a {@link ReportView} from a stored report read one element at a time (a ReportReader),
  * checking what the page and the feed rely on as it goes: a damaged report is refused with the
@@ -321,6 +385,8 @@ export class ReportViewBuilder implements ReportReader {
   private matches = 0;
   private findingCount = 0;
   private problemsTotal = 0;
+  /** Problem records marked `kept_quarantine` seen. */
+  private keptSeen = 0;
   private changesTotal = 0;
   private rows: TimelineRow[] = [];
   private rowsTotal = 0;
@@ -353,7 +419,7 @@ export class ReportViewBuilder implements ReportReader {
             timeline: {
               rows: notes.timeline.rows.map((row, i) => ({
                 ...row,
-                finding: checkFinding(row.finding, i) as DomainFinding,
+                finding: checkRowFinding(row.finding, i),
               })),
               total: notes.timeline.total,
             },
@@ -368,8 +434,7 @@ export class ReportViewBuilder implements ReportReader {
 
   element(list: ReportList, value: unknown): void {
     if (list === 'problems') {
-      const problem = check(StoredProblem, value, `problems.${this.problemsTotal}`);
-      if (this.problemsTotal++ < PROBLEMS_KEPT) this.problems.push(problem);
+      this.problem(check(StoredProblem, value, `problems.${this.problemsTotal}`) as unknown as Problem);
       return;
     }
     if (list === 'changes') {
@@ -421,7 +486,7 @@ export class ReportViewBuilder implements ReportReader {
           ...(this.selection.purpose === 'page' ? { timeline: { rows, total: this.rowsTotal } } : {}),
           ...(this.changes ? { changesTotal: this.changesTotal } : {}),
           problemsTotal: this.problemsTotal,
-          ...(this.left.total > 0 ? { urgentLeft: { ...this.left } } : {}),
+          ...(this.left.total > 0 || this.left.quarantine > 0 ? { urgentLeft: { ...this.left } } : {}),
         };
     return {
       ...(this.head_ as unknown as Report),
@@ -447,7 +512,8 @@ export class ReportViewBuilder implements ReportReader {
     // Counted by the function the feed writes them with: a quarantine kept while its record reads
     // another kind has its restore-by event too.
     const events = domain ? findingEvents(f).length : 0;
-    const quarantine = domain && f.kind === 'quarantine';
+    // A quarantine memory keeps while the record reads another kind has its deadline listed too.
+    const quarantine = quarantineOf(f) !== null;
     // The feed's view keeps the feed's order alone.
     const page = this.selection.purpose === 'page';
     // The page's lists come in this order, and it shows fewer than urgentKept items in all: a
@@ -469,6 +535,24 @@ export class ReportViewBuilder implements ReportReader {
     if (!matching) return;
     left[list]++;
     left.events += events;
+  }
+
+  /**
+   * Keeps the first {@link PROBLEMS_KEPT} problem records, and a kept quarantine's (a restore
+   * deadline with no finding) among the first {@link DEADLINES_LISTED} of them or the one the filter
+   * names exactly (the finding page looks a domain up so); the rest are counted, a kept quarantine's
+   * as a deadline not carried. On the page, a kept quarantine's restore-by is a timeline row.
+   */
+  private problem(p: Problem): void {
+    const index = this.problemsTotal++;
+    const kept = keptDeadlineOf(p, this.start);
+    const keptIndex = kept ? this.keptSeen++ : 0;
+    const named = kept !== null && this.needle !== '' && kept.domain_name.toLowerCase() === this.needle;
+    if (index < PROBLEMS_KEPT || (kept && (keptIndex < DEADLINES_LISTED || named))) this.problems.push(p);
+    else if (kept) this.left.quarantine++;
+    if (!kept || this.base || this.selection.purpose !== 'page') return;
+    const row = timelineRowOf(kept, this.start);
+    if (row) this.addRow(row);
   }
 
   private omit(f: Finding): void {

@@ -15,12 +15,16 @@ import {
   SEVERITIES,
   type Severity,
 } from '../findings/classify';
-import { changeNextStep, nextStep } from '../findings/next-step';
+import { changeNextStep, keptQuarantineStep, nextStep } from '../findings/next-step';
 import { type AuditEntry, auditLine } from '../memory/audit';
 import {
   briefThenFull,
   DEADLINES_LISTED,
+  type DeadlineOf,
   filterText,
+  isKeptDeadline,
+  keptDeadlineOf,
+  quarantineOf,
   RESPONSE_BUDGET_BYTES,
   type ReportView,
   responseBytes,
@@ -169,7 +173,8 @@ function briefHtml(f: Finding, now: string): string {
 
 /**
  * The timeline of the next {@link TIMELINE_DAYS} days: one row per domain, a dot on its expiry
- * date or a square on its restore-by day (quarantine), coloured by severity; weekly ticks. A
+ * date or a square on its restore-by day (quarantine, one memory keeps among them), coloured by
+ * severity; weekly ticks. A
  * restore-by day already past stands at today. Pure SVG, scaled to the screen.
  */
 export function renderTimeline(report: ReportView): string {
@@ -182,7 +187,8 @@ export function renderTimeline(report: ReportView): string {
     total = report.view.timeline.total;
   } else {
     const due: TimelineRow[] = [];
-    for (const f of report.findings) {
+    const kept = report.problems.map((p) => keptDeadlineOf(p, start)).filter((k) => k !== null);
+    for (const f of [...report.findings, ...kept]) {
       const row = timelineRowOf(f, start);
       if (row) due.push(row);
     }
@@ -211,7 +217,10 @@ export function renderTimeline(report: ReportView): string {
     const name = displayDomain(f.domain_name);
     // The name as people write it (an IDN in Unicode, whole); the punycode form is in its title.
     const label = timelineLabel(f.domain_name);
-    const what = restore ? restoreDeadlineText(f, dayFormat) : `expires ${dayFormat(f.date_expiry)}`;
+    const what =
+      restore || isKeptDeadline(f)
+        ? restoreDeadlineText(f, dayFormat)
+        : `expires ${dayFormat(f.date_expiry)}`;
     const mark = restore
       ? `<rect x="${(cx - 4).toFixed(1)}" y="${y - 4}" width="8" height="8"/>`
       : `<circle cx="${cx.toFixed(1)}" cy="${y}" r="4"/>`;
@@ -240,22 +249,39 @@ function timelineLabel(name: string): string {
   return unicode.length > LABEL_MAX ? `${unicode.slice(0, LABEL_MAX - 1)}…` : unicode;
 }
 
-/** The quarantined domains by days left to restore (the report's own order), each with its deadline. */
+/**
+ * Every domain with a restore deadline, soonest first (unknown last), each with its deadline and
+ * next step: a quarantine read as such, one memory keeps while its record reads another kind (the
+ * finding's `remembered`), and one memory keeps while the record gives no finding (a problem record
+ * marked `kept_quarantine`); as the calendar feed has their restore-by events.
+ */
 function deadlinesHtml(report: ReportView): string {
-  const quarantined = report.findings.filter(
-    (f): f is DomainFinding => isDomainFinding(f) && f.kind === 'quarantine',
-  );
+  const now = Date.parse(report.now);
+  const deadlines: { readonly of: DeadlineOf; readonly step: string }[] = [];
+  for (const f of report.findings) {
+    const q = quarantineOf(f);
+    if (q) deadlines.push({ of: q, step: nextStep(f, dayFormat) });
+  }
+  let kept = false;
+  for (const p of report.problems) {
+    const of = keptDeadlineOf(p, now);
+    if (of) deadlines.push({ of, step: keptQuarantineStep(of, dayFormat) });
+    kept ||= of !== null;
+  }
   // A view carries the first of them and counts the rest (report-view.ts).
-  const count = quarantined.length + (report.view?.urgentLeft?.quarantine ?? 0);
+  const count = deadlines.length + (report.view?.urgentLeft?.quarantine ?? 0);
   if (count === 0) return '';
-  const items = quarantined
+  const left = (d: DeadlineOf) =>
+    typeof d.days_to_restore === 'number' && d.restore_by ? d.days_to_restore : Number.MAX_SAFE_INTEGER;
+  const items = deadlines
+    .sort((a, b) => left(a.of) - left(b.of))
     .slice(0, DEADLINES_LISTED)
     .map(
-      (f) =>
-        `<li class="critical"><strong>${escapeHtml(displayDomain(f.domain_name))}</strong>: ${escapeHtml(restoreDeadlineText(f, dayFormat))}</li>`,
+      ({ of, step }) =>
+        `<li class="critical"><strong>${escapeHtml(displayDomain(of.domain_name))}</strong>: ${escapeHtml(restoreDeadlineText(of, dayFormat))}<div class="next">Next: ${escapeHtml(step)}</div></li>`,
     );
   const rest = count - items.length;
-  return `<h2>Restore deadlines (${count})</h2><ul class="items deadlines">${items.join('')}</ul>${rest > 0 ? `<p class="note">and ${rest} more (in CRITICAL below, or filter the page to find one)</p>` : ''}`;
+  return `<h2>Restore deadlines (${count})</h2><ul class="items deadlines">${items.join('')}</ul>${rest > 0 ? `<p class="note">and ${rest} more (in CRITICAL below${kept ? ' or Unreadable records' : ''}, or filter the page to find one)</p>` : ''}`;
 }
 
 /** A read that is not the whole account (`source.incomplete`): said before anything else is listed. */

@@ -1,0 +1,73 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { parseSigningKeys, signLinkQuery } from '../../functions/core/links/links';
+import { type ViewSelection, viewOf } from '../../functions/core/memory/report-view';
+import type { Problem } from '../../functions/core/reseller/client';
+import { createFindingHandler } from '../../functions/handlers/web-handler';
+import { NOW_ISO, reportOf } from '../support/report';
+
+/**
+ * A finding link (the `page` link of an alert sent while the domain was read in quarantine) opened
+ * once its record reads as nothing to report under a status the API does not document, while the
+ * scans' memory keeps the quarantine (a problem record marked `kept_quarantine`): the page says
+ * what memory keeps, its restore-by and the next step, as the snooze and acknowledge links answer
+ * it, not "nothing to do": the domain may be days from being lost.
+ */
+
+const KEYS = parseSigningKeys('f'.repeat(40));
+const NOW = Date.parse(NOW_ISO);
+const kept: Problem = {
+  resource: 'domain',
+  key: 'kept.nl',
+  page: 1,
+  reason: 'read by its dates only; last read in quarantine, restore by 2026-11-25 06:00 UTC (days left: 3)',
+  severity: 'critical',
+  dates_only: true,
+  kept_quarantine: true,
+  restore_by: '2026-11-25T06:00:00.000Z',
+};
+const unreadable = (i: number): Problem => ({
+  resource: 'domain',
+  key: `broken-${i}.nl`,
+  page: 1,
+  reason: 'missing date_expiry',
+});
+
+async function open(problems: Problem[]) {
+  const logged: Array<Record<string, unknown>> = [];
+  const report = reportOf([], problems);
+  const handler = createFindingHandler({
+    secrets: { signingKeys: async () => KEYS } as never,
+    reports: () => ({ view: async (selection: ViewSelection) => viewOf(report, selection) }) as never,
+    silencing: async () => true,
+    clock: () => NOW,
+    log: (entry) => logged.push(entry),
+  });
+  const query = signLinkQuery({ action: 'finding', subject: 'kept.nl', keys: KEYS, now: NOW });
+  const result = await handler({
+    httpMethod: 'GET',
+    resource: '/finding/{domain}',
+    pathParameters: { domain: 'kept.nl' },
+    queryStringParameters: Object.fromEntries(new URLSearchParams(query)),
+    headers: {},
+    requestContext: { identity: { sourceIp: '203.0.113.9' } },
+  } as unknown as APIGatewayProxyEvent);
+  return { result, logged };
+}
+
+describe('the finding page of a quarantine memory keeps while the record reads as nothing to report', () => {
+  it.each([
+    ['its record among the first unreadable ones', [kept]],
+    ['its record behind a hundred others', [...Array.from({ length: 150 }, (_, i) => unreadable(i)), kept]],
+  ])('says the remembered restore-by and the next step (%s)', async (_where, problems) => {
+    const { result, logged } = await open(problems);
+    expect(result.statusCode).toBe(200);
+    expect(logged[0]).toMatchObject({ outcome: 'kept_quarantine', status: 200 });
+    expect(result.body).toContain('kept.nl was last read in quarantine');
+    expect(result.body).toContain('restore by 2026-11-25 06:00 UTC (3 days left)');
+    expect(result.body).toContain('restore it there by then');
+    expect(result.body).not.toContain('Nothing to do');
+    // It silences nothing: the page offers no snooze, and says nothing was done.
+    expect(result.body).not.toMatch(/Nothing was (snoozed|acknowledged)/);
+  });
+});

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { DEADLINES_LISTED, viewOf } from '../../functions/core/memory/report-view';
+import { renderReportPage } from '../../functions/core/pages/report-page';
+import type { Problem } from '../../functions/core/reseller/client';
+import { reportOf } from '../support/report';
+
+/** A problem record memory publishes as a kept quarantine (kept-quarantine.ts), restore by 27 Nov 2026. */
+const kept = (name: string): Problem => ({
+  resource: 'domain',
+  key: name,
+  page: 1,
+  reason: 'read by its dates only; last read in quarantine',
+  severity: 'critical',
+  dates_only: true,
+  kept_quarantine: true,
+  restore_by: '2026-11-27T06:00:00.000Z',
+});
+const unreadable = (i: number): Problem => ({
+  resource: 'domain',
+  key: `broken-${i}.nl`,
+  page: 1,
+  reason: 'missing date_expiry',
+});
+
+describe('the report view of kept quarantines with no finding', () => {
+  it('carries a kept quarantine behind a hundred unreadable records, and counts those beyond the deadlines listed', () => {
+    const keptOnes = Array.from({ length: DEADLINES_LISTED + 3 }, (_, i) => kept(`kept-${i}.nl`));
+    const report = reportOf([], [...Array.from({ length: 150 }, (_, i) => unreadable(i)), ...keptOnes]);
+    const view = viewOf(report, { purpose: 'page' });
+    expect(view.problems.filter((p) => p.kept_quarantine)).toHaveLength(DEADLINES_LISTED);
+    expect(view.view?.urgentLeft?.quarantine).toBe(3);
+    expect(view.view?.timeline?.total).toBe(DEADLINES_LISTED + 3);
+    const html = renderReportPage({ report: view, token: {} });
+    expect(html).toContain(`<h2>Restore deadlines (${DEADLINES_LISTED + 3})</h2>`);
+    expect(html).toContain('and 3 more');
+  });
+
+  it('carries the one a filter names exactly, for the finding page to find', () => {
+    const keptOnes = Array.from({ length: DEADLINES_LISTED + 3 }, (_, i) => kept(`kept-${i}.nl`));
+    const report = reportOf([], [...Array.from({ length: 150 }, (_, i) => unreadable(i)), ...keptOnes]);
+    const view = viewOf(report, { purpose: 'page', query: `kept-${DEADLINES_LISTED + 1}.nl` });
+    expect(view.problems.map((p) => p.key)).toContain(`kept-${DEADLINES_LISTED + 1}.nl`);
+  });
+});
