@@ -20,8 +20,8 @@ import { DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/wh
  * A quarantine kept as remembered while its record, read by its dates only (a status the API does
  * not document), gives no finding at all: renewed a year on, auto-renew on. Memory keeps the
  * quarantine; its problem record is published as one that says quarantine (critical), with the
- * restore-by memory knows, and repeated daily in its last days as a quarantine finding is. Problem
- * records get no calendar event, so the restore-by is in no feed.
+ * restore-by memory knows, and repeated daily in its last days as a quarantine finding is. The
+ * calendar feed keeps its restore-by event (calendar-kept-no-finding.test.ts).
  */
 
 /** In .nl quarantine (40 days to restore) since 35 days before T0: restore by 27 Nov 2026 06:00 UTC. */

@@ -52,3 +52,17 @@ export function findingEvents(f: DomainFinding): readonly FindingEvent[] {
       : { restoreBy: false, kind: judged.kind, date: eventDate(judged) };
   return deadline ? [own, { restoreBy: true, kind: 'restore_by', date: deadline }] : [own];
 }
+
+/**
+ * The events of a quarantine memory keeps while its record gives no finding (a problem record
+ * marked `kept_quarantine`, report-view.ts keptDeadlineOf), with a known restore-by: its last day
+ * to restore, named as the quarantine's restore-by event was while its record read quarantine
+ * ({@link findingEvents}: by that deadline alone), so the flip from read to kept (and back) keeps
+ * the event and the user's reminders on it. None with the deadline not known. Snoozed or not, as
+ * a snoozed finding's events stay.
+ */
+export function keptDeadlineEvents(
+  kept: { readonly restore_by: string | null } | null,
+): readonly FindingEvent[] {
+  return kept?.restore_by ? [{ restoreBy: true, kind: 'restore_by', date: kept.restore_by }] : [];
+}

@@ -13,7 +13,7 @@ import type { Problem } from '../reseller/client';
 import { parseRfc3339 } from '../reseller/schemas';
 import { SignedActions } from '../scan/report-links';
 import type { Report } from '../scan/scan';
-import { deadlineFinding, findingEvents } from './feed-events';
+import { deadlineFinding, findingEvents, keptDeadlineEvents } from './feed-events';
 import type { ReportList, ReportReader } from './report-json';
 
 /**
@@ -116,7 +116,7 @@ export interface UrgentLeft {
   readonly warning: number;
   /** Of its list of domains a policy lets lapse. */
   readonly lapsing: number;
-  /** Of the feed's critical and warning events (a quarantined domain's restore-by day is one more). */
+  /** Of the feed's critical and warning events (a quarantine's restore-by day is one more; a kept quarantine's with no finding, one). */
   readonly events: number;
   /** Domains with a restore deadline (of the whole report, filter or not): quarantine findings, read or kept as remembered, and kept quarantines among the unreadable records. */
   readonly quarantine: number;
@@ -486,6 +486,7 @@ export class ReportViewBuilder implements ReportReader {
           ...(this.selection.purpose === 'page' ? { timeline: { rows, total: this.rowsTotal } } : {}),
           ...(this.changes ? { changesTotal: this.changesTotal } : {}),
           problemsTotal: this.problemsTotal,
+          // A kept quarantine's event left out (left.events) is a deadline left out (left.quarantine).
           ...(this.left.total > 0 || this.left.quarantine > 0 ? { urgentLeft: { ...this.left } } : {}),
         };
     return {
@@ -541,7 +542,8 @@ export class ReportViewBuilder implements ReportReader {
    * Keeps the first {@link PROBLEMS_KEPT} problem records, and a kept quarantine's (a restore
    * deadline with no finding) among the first {@link DEADLINES_LISTED} of them or the one the filter
    * names exactly (the finding page looks a domain up so); the rest are counted, a kept quarantine's
-   * as a deadline not carried. On the page, a kept quarantine's restore-by is a timeline row.
+   * as a deadline not carried, and its restore-by event (the feed's, of those it carries) as an
+   * event not carried. On the page, a kept quarantine's restore-by is a timeline row.
    */
   private problem(p: Problem): void {
     const index = this.problemsTotal++;
@@ -549,7 +551,13 @@ export class ReportViewBuilder implements ReportReader {
     const keptIndex = kept ? this.keptSeen++ : 0;
     const named = kept !== null && this.needle !== '' && kept.domain_name.toLowerCase() === this.needle;
     if (index < PROBLEMS_KEPT || (kept && (keptIndex < DEADLINES_LISTED || named))) this.problems.push(p);
-    else if (kept) this.left.quarantine++;
+    else if (kept) {
+      this.left.quarantine++;
+      // Counted by the function the feed writes them with; a stored view counted its own.
+      const matching =
+        this.needle === '' || displayDomain(kept.domain_name).toLowerCase().includes(this.needle);
+      if (!this.base && matching) this.left.events += keptDeadlineEvents(kept).length;
+    }
     if (!kept || this.base || this.selection.purpose !== 'page') return;
     const row = timelineRowOf(kept, this.start);
     if (row) this.addRow(row);

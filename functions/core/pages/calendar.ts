@@ -2,9 +2,24 @@ import { createHash } from 'node:crypto';
 import { dateFormat, describeDomainFinding, restoreDeadlineText } from '../alerts/alert';
 import { normalizeDomainName, plainDomain } from '../base/text';
 import { type DomainFinding, isDomainFinding, type Severity, severityRank } from '../findings/classify';
+import { keptQuarantineStep } from '../findings/next-step';
 import { LAST_DAYS } from '../findings/quarantine-periods';
-import { deadlineFinding, eventDate, type FindingEvent, findingEvents } from '../memory/feed-events';
-import { briefThenFull, RESPONSE_BUDGET_BYTES, type ReportView, responseBytes } from '../memory/report-view';
+import {
+  deadlineFinding,
+  eventDate,
+  type FindingEvent,
+  findingEvents,
+  keptDeadlineEvents,
+} from '../memory/feed-events';
+import {
+  briefThenFull,
+  isKeptDeadline,
+  type KeptDeadline,
+  keptDeadlineOf,
+  RESPONSE_BUDGET_BYTES,
+  type ReportView,
+  responseBytes,
+} from '../memory/report-view';
 import type { Report } from '../scan/scan';
 
 /**
@@ -13,7 +28,9 @@ import type { Report } from '../scan/scan';
  * quarantined domain with a known restore deadline has a second event on the last day a restore is
  * still possible, and so has one memory keeps as a quarantine while its record reads another kind
  * (`remembered`, docs/memory.md), on the remembered deadline: the UID it had while read in
- * quarantine, as urgent as that quarantine. All-day events float (they have no zone), so each is
+ * quarantine, as urgent as that quarantine. So has one memory keeps while its record gives no
+ * finding at all (a problem record marked `kept_quarantine`), snoozed or not, after the findings'
+ * events: critical, under that UID too. All-day events float (they have no zone), so each is
  * dated as the day reads in the alert's time zone (ALERT_TIME_ZONE): dated in UTC, a deadline of
  * 18:00 in Los Angeles would show on the next day there, after it passed. UIDs are a hash of domain, kind and the UTC date (of the
  * finding memory judges by: {@link findingEvents}), so a calendar app that fetches the feed again
@@ -30,8 +47,12 @@ import type { Report } from '../scan/scan';
 export const CALENDAR_CONTENT_TYPE = 'text/calendar; charset=utf-8';
 const DAY_MS = 86_400_000;
 
-/** How urgent a finding's events are: the higher of its severity and the one memory keeps (`remembered`). */
-function urgencyOf(f: DomainFinding): Severity {
+/**
+ * How urgent a finding's events are: the higher of its severity and the one memory keeps
+ * (`remembered`); a kept quarantine's with no finding, as a quarantine's (critical), snoozed or not.
+ */
+function urgencyOf(f: DomainFinding | KeptDeadline): Severity {
+  if (isKeptDeadline(f)) return 'critical';
   const kept = f.remembered?.severity;
   return kept !== undefined && severityRank(kept) > severityRank(f.severity) ? kept : f.severity;
 }
@@ -118,7 +139,8 @@ const day = (ms: number) => new Date(ms).toISOString().slice(0, 10).replace(/-/g
  * beyond the 256 MB the function had then.
  */
 interface FeedEvent {
-  readonly finding: DomainFinding;
+  /** Its finding, or the kept quarantine (with no finding) whose restore-by event it is. */
+  readonly finding: DomainFinding | KeptDeadline;
   /** A quarantined domain's restore-by event, rather than its own. */
   readonly restoreBy: boolean;
   /** What its UID is the hash of ({@link uidKey}). */
@@ -147,6 +169,7 @@ interface FeedContext {
 /** What an event says: its UID, day, summary, description and alarm. */
 function eventInput(e: FeedEvent, c: FeedContext): EventInput {
   const f = e.finding;
+  if (isKeptDeadline(f)) return keptInput(f, e.key, c);
   const shown = plainDomain(f.domain_name);
   const dayFormat = c.format.day;
   if (!e.restoreBy) {
@@ -172,6 +195,25 @@ function eventInput(e: FeedEvent, c: FeedContext): EventInput {
     summary: `Restore by: ${shown} (last day to restore)`,
     description: () =>
       `${shown}: ${restoreDeadlineText(q, dayFormat)} (the deadline's day and time). After it, the domain can no longer be restored.`,
+    alarmDays: deadline > c.now ? LAST_DAYS : null,
+  };
+}
+
+/**
+ * The restore-by event of a quarantine memory keeps while its record gives no finding: on the
+ * remembered deadline's day, with the alarm a quarantine's restore-by has; its words say memory
+ * keeps it, and the next step (as the report page lists it).
+ */
+function keptInput(kept: KeptDeadline, key: string, c: FeedContext): EventInput {
+  const shown = plainDomain(kept.domain_name);
+  const deadline = Date.parse(kept.restore_by ?? '');
+  return {
+    uid: uidOf(key),
+    stamp: c.dtstamp,
+    start: c.dayOf(deadline - 1),
+    summary: `Restore by: ${shown} (last day to restore, last read in quarantine)`,
+    description: () =>
+      `${shown}: ${restoreDeadlineText(kept, c.format.day)} (the deadline's day and time, as memory keeps it). ${keptQuarantineStep(kept, c.format.day)}`,
     alarmDays: deadline > c.now ? LAST_DAYS : null,
   };
 }
@@ -215,13 +257,15 @@ function eventText(input: EventInput, full: boolean): string {
 }
 
 /**
- * The events of `report`'s domain findings, most urgent first (the report's order). UIDs are given
- * here, in the report's order, so a duplicate's is the same whichever events the feed then writes.
+ * The events of `report`'s domain findings, most urgent first (the report's order), then those of
+ * the quarantines memory keeps with no finding (its problem records' order, as the report view
+ * counts them). UIDs are given here, in that order, so a duplicate's is the same whichever events
+ * the feed then writes.
  */
 function eventsOf(report: Report): FeedEvent[] {
   // UIDs are told apart by what they hash (hashed only for the events written).
   const uids = new Set<string>();
-  const unique = (f: DomainFinding, kind: string, date: string): string => {
+  const unique = (f: { readonly domain_name: string }, kind: string, date: string): string => {
     let key = uidKey(f.domain_name, kind, date, '');
     // Two records whose names normalise the same (a reseller's duplicate) must not share an event.
     for (let n = 2; uids.has(key); n++) key = uidKey(f.domain_name, kind, date, `\n${f.domain_name}\n${n}`);
@@ -233,6 +277,13 @@ function eventsOf(report: Report): FeedEvent[] {
     if (!isDomainFinding(f)) continue;
     for (const e of findingEvents(f))
       events.push({ finding: f, restoreBy: e.restoreBy, key: unique(f, e.kind, e.date) });
+  }
+  const now = Date.parse(report.now);
+  for (const p of report.problems) {
+    const kept = keptDeadlineOf(p, now);
+    // Counted by the same function in the view (report-view.ts), so its count of those it left out is the feed's.
+    for (const e of keptDeadlineEvents(kept))
+      if (kept) events.push({ finding: kept, restoreBy: e.restoreBy, key: unique(kept, e.kind, e.date) });
   }
   return events;
 }
