@@ -42,3 +42,48 @@ describe('the report view of kept quarantines with no finding', () => {
     expect(view.problems.map((p) => p.key)).toContain(`kept-${DEADLINES_LISTED + 1}.nl`);
   });
 });
+
+describe('the report view of kept quarantines, hostile', () => {
+  const DAY = 86_400_000;
+  const keptBy = (name: string, days: number): Problem => ({
+    ...kept(name),
+    restore_by: new Date(Date.parse('2026-11-22T06:00:00.000Z') + days * DAY).toISOString(),
+  });
+
+  it('carries the soonest restore deadlines of kept quarantines, not the first in the report', () => {
+    // The scan sorts problem records by resource and page, not by deadline: the soonest one comes last.
+    const keptOnes = Array.from({ length: DEADLINES_LISTED + 5 }, (_, i) => keptBy(`kept-${i}.nl`, 60 - i));
+    const report = reportOf([], [...Array.from({ length: 150 }, (_, i) => unreadable(i)), ...keptOnes]);
+    const view = viewOf(report, { purpose: 'page' });
+    expect(view.problems.map((p) => p.key)).toContain(`kept-${DEADLINES_LISTED + 4}.nl`);
+    const html = renderReportPage({ report: view, token: {} });
+    const listed = html.slice(html.indexOf('<ul class="items deadlines">'));
+    expect(listed.indexOf(`kept-${DEADLINES_LISTED + 4}.nl`)).toBeGreaterThan(0);
+    expect(listed).not.toContain('<strong>kept-0.nl</strong>');
+    expect(view.view?.urgentLeft?.quarantine).toBe(5);
+  });
+
+  it('carries the soonest kept deadlines again when its stored view is read back', () => {
+    const keptOnes = Array.from({ length: DEADLINES_LISTED + 5 }, (_, i) => keptBy(`kept-${i}.nl`, 60 - i));
+    const report = reportOf([], [...Array.from({ length: 150 }, (_, i) => unreadable(i)), ...keptOnes]);
+    const view = viewOf(report, { purpose: 'page' });
+    const again = viewOf(view, { purpose: 'page' });
+    expect(again.problems.map((p) => p.key)).toEqual(view.problems.map((p) => p.key));
+    expect(again.view?.urgentLeft?.quarantine).toBe(5);
+  });
+
+  it('carries the one a filter names in another spelling of the name (case, trailing dot, IDN)', () => {
+    const keptOnes = Array.from({ length: DEADLINES_LISTED + 3 }, (_, i) => kept(`kept-${i}.nl`));
+    const odd = [kept('Late-Kept.NL.'), kept('bücher-kept.nl')];
+    const report = reportOf(
+      [],
+      [...Array.from({ length: 150 }, (_, i) => unreadable(i)), ...keptOnes, ...odd],
+    );
+    expect(viewOf(report, { purpose: 'page', query: 'late-kept.nl' }).problems.map((p) => p.key)).toContain(
+      'Late-Kept.NL.',
+    );
+    expect(
+      viewOf(report, { purpose: 'page', query: 'xn--bcher-kept-9db.nl' }).problems.map((p) => p.key),
+    ).toContain('bücher-kept.nl');
+  });
+});

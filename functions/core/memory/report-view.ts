@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { displayDomain } from '../base/text';
+import { displayDomain, normalizeDomainName } from '../base/text';
 import {
   asRemembered,
   type DomainFinding,
@@ -52,11 +52,7 @@ export interface ViewSelection {
   readonly query?: string;
 }
 
-/**
- * A restore deadline memory keeps with no finding to carry it: a problem record it publishes as a
- * kept quarantine (`kept_quarantine`, kept-quarantine.ts) while the record reads as nothing to
- * report. Its restore-by is the remembered one (null: not known).
- */
+/** A restore deadline memory keeps with no finding: a problem record marked `kept_quarantine` (kept-quarantine.ts), by its remembered restore-by (null: not known). */
 export interface KeptDeadline {
   readonly domain_name: string;
   readonly severity: 'critical';
@@ -385,8 +381,10 @@ export class ReportViewBuilder implements ReportReader {
   private matches = 0;
   private findingCount = 0;
   private problemsTotal = 0;
-  /** Problem records marked `kept_quarantine` seen. */
-  private keptSeen = 0;
+  /** Kept quarantines past the first problem records, the soonest by restore-by (the scan orders records by page). */
+  private readonly keptSoonest: { readonly p: Problem; readonly by: number }[] = [];
+  /** The filter as a domain name (normalizeDomainName), to match a kept quarantine's key however the API spelled it. */
+  private readonly needleName: string;
   private changesTotal = 0;
   private rows: TimelineRow[] = [];
   private rowsTotal = 0;
@@ -404,6 +402,7 @@ export class ReportViewBuilder implements ReportReader {
     private readonly urgentKept = URGENT_KEPT,
   ) {
     this.needle = filterText(selection.query).toLowerCase();
+    this.needleName = this.needle === '' ? '' : normalizeDomainName(this.needle);
   }
 
   head(value: Record<string, unknown>): void {
@@ -491,7 +490,7 @@ export class ReportViewBuilder implements ReportReader {
     return {
       ...(this.head_ as unknown as Report),
       findings: this.findings,
-      problems: this.problems as Report['problems'],
+      problems: [...this.problems, ...this.keptSoonest.map((k) => k.p)] as Report['problems'],
       ...(this.changes ? { changes: this.changes } : {}),
       view,
     };
@@ -538,21 +537,31 @@ export class ReportViewBuilder implements ReportReader {
   }
 
   /**
-   * Keeps the first {@link PROBLEMS_KEPT} problem records, and a kept quarantine's (a restore
-   * deadline with no finding) among the first {@link DEADLINES_LISTED} of them or the one the filter
-   * names exactly (the finding page looks a domain up so); the rest are counted, a kept quarantine's
-   * as a deadline not carried. On the page, a kept quarantine's restore-by is a timeline row.
+   * Keeps the first {@link PROBLEMS_KEPT} problem records; of the kept quarantines after them (a
+   * restore deadline with no finding), the {@link DEADLINES_LISTED} soonest and the one the filter
+   * names (the finding page looks a domain up so, by its normalised name); the rest are counted as
+   * deadlines not carried. On the page, a kept quarantine's restore-by is a timeline row.
    */
   private problem(p: Problem): void {
     const index = this.problemsTotal++;
     const kept = keptDeadlineOf(p, this.start);
-    const keptIndex = kept ? this.keptSeen++ : 0;
-    const named = kept !== null && this.needle !== '' && kept.domain_name.toLowerCase() === this.needle;
-    if (index < PROBLEMS_KEPT || (kept && (keptIndex < DEADLINES_LISTED || named))) this.problems.push(p);
-    else if (kept) this.left.quarantine++;
+    if (index < PROBLEMS_KEPT) this.problems.push(p);
+    else if (kept && this.needleName !== '' && normalizeDomainName(kept.domain_name) === this.needleName)
+      this.problems.push(p);
+    else if (kept) this.keepSoonest(p, kept);
     if (!kept || this.base || this.selection.purpose !== 'page') return;
     const row = timelineRowOf(kept, this.start);
     if (row) this.addRow(row);
+  }
+
+  /** Offers a kept quarantine to the soonest carried; the one that falls out is counted. */
+  private keepSoonest(p: Problem, kept: KeptDeadline): void {
+    const by = kept.restore_by === null ? Number.POSITIVE_INFINITY : Date.parse(kept.restore_by);
+    const list = this.keptSoonest;
+    let at = list.length;
+    while (at > 0 && (list[at - 1] as { by: number }).by > by) at--;
+    list.splice(at, 0, { p, by });
+    if (list.length > DEADLINES_LISTED && list.pop()) this.left.quarantine++;
   }
 
   private omit(f: Finding): void {
