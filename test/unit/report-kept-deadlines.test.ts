@@ -86,4 +86,12 @@ describe('the report view of kept quarantines, hostile', () => {
       viewOf(report, { purpose: 'page', query: 'xn--bcher-kept-9db.nl' }).problems.map((p) => p.key),
     ).toContain('bücher-kept.nl');
   });
+
+  it('carries kept quarantines a filter matches by part of the name, as the note beneath the deadlines says', () => {
+    const keptOnes = Array.from({ length: DEADLINES_LISTED + 5 }, (_, i) => kept(`kept-${i}.nl`));
+    const report = reportOf([], [...Array.from({ length: 150 }, (_, i) => unreadable(i)), ...keptOnes]);
+    const view = viewOf(report, { purpose: 'page', query: `kept-${DEADLINES_LISTED + 4}` });
+    expect(view.problems.map((p) => p.key)).toContain(`kept-${DEADLINES_LISTED + 4}.nl`);
+    expect(view.view?.urgentLeft?.quarantine).toBe(DEADLINES_LISTED + 4);
+  });
 });

@@ -383,8 +383,7 @@ export class ReportViewBuilder implements ReportReader {
   private problemsTotal = 0;
   /** Kept quarantines past the first problem records, the soonest by restore-by (the scan orders records by page). */
   private readonly keptSoonest: { readonly p: Problem; readonly by: number }[] = [];
-  /** The filter as a domain name (normalizeDomainName), to match a kept quarantine's key however the API spelled it. */
-  private readonly needleName: string;
+  private readonly needleName: string; // the filter as a domain name (normalizeDomainName)
   private changesTotal = 0;
   private rows: TimelineRow[] = [];
   private rowsTotal = 0;
@@ -538,17 +537,19 @@ export class ReportViewBuilder implements ReportReader {
 
   /**
    * Keeps the first {@link PROBLEMS_KEPT} problem records; of the kept quarantines after them (a
-   * restore deadline with no finding), the {@link DEADLINES_LISTED} soonest and the one the filter
-   * names (the finding page looks a domain up so, by its normalised name); the rest are counted as
-   * deadlines not carried. On the page, a kept quarantine's restore-by is a timeline row.
+   * restore deadline with no finding), the one the filter names (the finding page looks it up so)
+   * and the {@link DEADLINES_LISTED} soonest it matches; the rest are counted as deadlines not
+   * carried. On the page, a kept quarantine's restore-by is a timeline row.
    */
   private problem(p: Problem): void {
     const index = this.problemsTotal++;
     const kept = keptDeadlineOf(p, this.start);
-    if (index < PROBLEMS_KEPT) this.problems.push(p);
-    else if (kept && this.needleName !== '' && normalizeDomainName(kept.domain_name) === this.needleName)
-      this.problems.push(p);
-    else if (kept) this.keepSoonest(p, kept);
+    // Its name as the filter matches it: normalised (a key however the API spelled it), and shown.
+    const name = kept && this.needle !== '' ? normalizeDomainName(kept.domain_name) : '';
+    const matching = name === '' || `${name} ${displayDomain(name).toLowerCase()}`.includes(this.needle);
+    if (index < PROBLEMS_KEPT || (name !== '' && name === this.needleName)) this.problems.push(p);
+    else if (kept && matching) this.keepSoonest(p, kept);
+    else if (kept) this.left.quarantine++;
     if (!kept || this.base || this.selection.purpose !== 'page') return;
     const row = timelineRowOf(kept, this.start);
     if (row) this.addRow(row);
