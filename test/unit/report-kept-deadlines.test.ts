@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEADLINES_LISTED, viewOf } from '../../functions/core/memory/report-view';
+import { DEADLINES_LISTED, DomainFindingShape, viewOf } from '../../functions/core/memory/report-view';
 import { renderReportPage } from '../../functions/core/pages/report-page';
 import type { Problem } from '../../functions/core/reseller/client';
 import { reportOf } from '../support/report';
@@ -93,5 +93,19 @@ describe('the report view of kept quarantines, hostile', () => {
     const view = viewOf(report, { purpose: 'page', query: `kept-${DEADLINES_LISTED + 4}` });
     expect(view.problems.map((p) => p.key)).toContain(`kept-${DEADLINES_LISTED + 4}.nl`);
     expect(view.view?.urgentLeft?.quarantine).toBe(DEADLINES_LISTED + 4);
+  });
+
+  it('stores a kept restore-by on the timeline as the previous version reads a row, so a rollback still shows the page', () => {
+    const view = viewOf(reportOf([], [keptBy('kept.nl', 5)]), { purpose: 'page' });
+    const stored = JSON.parse(JSON.stringify(view.view?.timeline?.rows));
+    // The previous version checked every stored row as a domain finding (DomainFindingShape).
+    expect(stored).toHaveLength(1);
+    expect(DomainFindingShape.safeParse(stored[0].finding).success).toBe(true);
+    // And this one reads it back as the kept deadline it is.
+    const again = viewOf(view, { purpose: 'page' });
+    expect(again.view?.timeline?.rows[0]?.finding).toMatchObject({
+      domain_name: 'kept.nl',
+      kept_quarantine: true,
+    });
   });
 });

@@ -79,11 +79,7 @@ export function keptDeadlineOf(p: Problem, nowMs: number): KeptDeadline | null {
   };
 }
 
-/**
- * What a domain's restore deadline is told by: a quarantine finding, read or kept as remembered
- * ({@link deadlineFinding}: the one the feed's restore-by event is of), with its deadline known or
- * not; or a kept quarantine with no finding ({@link KeptDeadline}).
- */
+/** What a restore deadline is told by: a quarantine finding, read or kept as remembered ({@link deadlineFinding}), or a {@link KeptDeadline}. */
 export type DeadlineOf = DomainFinding | KeptDeadline;
 
 /** A finding's restore deadline as memory judges it: its quarantine (read, or kept as remembered), else null. */
@@ -552,7 +548,9 @@ export class ReportViewBuilder implements ReportReader {
     else if (kept) this.left.quarantine++;
     if (!kept || this.base || this.selection.purpose !== 'page') return;
     const row = timelineRowOf(kept, this.start);
-    if (row) this.addRow(row);
+    // Stored with a quarantine finding's fields too: the previous version checks a row as a domain finding.
+    const compat = { kind: 'quarantine', date_expiry: kept.restore_by, days_left: kept.days_to_restore };
+    if (row) this.addRow({ ...row, finding: { ...kept, ...compat, auto_renew: null } as KeptDeadline });
   }
 
   /** Offers a kept quarantine to the soonest carried; the one that falls out is counted. */
