@@ -325,18 +325,22 @@ async function findingInLatest(
     );
   const view = await store.view({ purpose: 'page' });
   if (!view) return null;
+  // The filter reads the whole report (some 100 MB at a million domains): once, for both lookups.
+  let filtered: ReturnType<typeof store.view> | undefined;
+  const named = () => {
+    filtered ??= store.view({ purpose: 'page', query: name });
+    return filtered;
+  };
   const found =
     match(view.findings) ??
-    (view.view?.omittedTotal || view.view?.urgentLeft
-      ? match((await store.view({ purpose: 'page', query: name }))?.findings ?? [])
-      : undefined);
+    (view.view?.omittedTotal || view.view?.urgentLeft ? match((await named())?.findings ?? []) : undefined);
   if (found) return { finding: found, reportNow: view.now };
   // No finding: the quarantine memory kept while the record gave none, as its snooze link answers it.
   const notes = view.view;
   const kept =
     keptQuarantineIn(view.problems, name, nowMs) ??
     (notes && notes.problemsTotal > view.problems.length
-      ? keptQuarantineIn((await store.view({ purpose: 'page', query: name }))?.problems ?? [], name, nowMs)
+      ? keptQuarantineIn((await named())?.problems ?? [], name, nowMs)
       : null);
   return kept ? { ...kept, reportNow: view.now } : null;
 }

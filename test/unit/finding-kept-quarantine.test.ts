@@ -71,3 +71,40 @@ describe('the finding page of a quarantine memory keeps while the record reads a
     expect(result.body).not.toMatch(/Nothing was (snoozed|acknowledged)/);
   });
 });
+
+describe('the finding page of a kept quarantine past the deadlines the view carries', () => {
+  it('reads the whole report once, not once for the finding and again for the record', async () => {
+    const others = Array.from({ length: 30 }, (_, i) => ({
+      ...kept,
+      key: `early-${i}.nl`,
+      restore_by: '2026-11-23T06:00:00.000Z',
+    }));
+    const report = reportOf([], [...Array.from({ length: 150 }, (_, i) => unreadable(i)), ...others, kept]);
+    const reads: ViewSelection[] = [];
+    const handler = createFindingHandler({
+      secrets: { signingKeys: async () => KEYS } as never,
+      reports: () =>
+        ({
+          view: async (selection: ViewSelection) => {
+            reads.push(selection);
+            return viewOf(report, selection);
+          },
+        }) as never,
+      silencing: async () => true,
+      clock: () => NOW,
+      log: () => undefined,
+    });
+    const query = signLinkQuery({ action: 'finding', subject: 'kept.nl', keys: KEYS, now: NOW });
+    const result = await handler({
+      httpMethod: 'GET',
+      resource: '/finding/{domain}',
+      pathParameters: { domain: 'kept.nl' },
+      queryStringParameters: Object.fromEntries(new URLSearchParams(query)),
+      headers: {},
+      requestContext: { identity: { sourceIp: '203.0.113.9' } },
+    } as unknown as APIGatewayProxyEvent);
+    expect(result.body).toContain('kept.nl was last read in quarantine');
+    // A filter reads the whole report (some 100 MB at a million domains): once is enough.
+    expect(reads.filter((s) => s.query)).toHaveLength(1);
+  });
+});

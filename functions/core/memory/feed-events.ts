@@ -1,9 +1,17 @@
-import { asRemembered, type DomainFinding } from '../findings/classify';
+import {
+  asRemembered,
+  type DomainFinding,
+  daysLeft,
+  type Finding,
+  isDomainFinding,
+} from '../findings/classify';
+import type { Problem } from '../reseller/client';
 
 /**
  * The events the calendar feed writes of a domain finding, and what each is named by: one function
  * the feed writes them with (pages/calendar.ts) and the report view counts them with
- * (report-view.ts), so the view's count of the events it left out is the feed's. Pure.
+ * (report-view.ts), so the view's count of the events it left out is the feed's; and the restore
+ * deadlines the feed, the report page and its view share (quarantineOf, keptDeadlineOf). Pure.
  */
 
 /** One event of a finding: its own (on its day), or its quarantine's last day to restore. */
@@ -65,4 +73,41 @@ export function keptDeadlineEvents(
   kept: { readonly restore_by: string | null } | null,
 ): readonly FindingEvent[] {
   return kept?.restore_by ? [{ restoreBy: true, kind: 'restore_by', date: kept.restore_by }] : [];
+}
+
+/** A restore deadline memory keeps with no finding: a problem record marked `kept_quarantine` (kept-quarantine.ts), by its remembered restore-by (null: not known). */
+export interface KeptDeadline {
+  readonly domain_name: string;
+  readonly severity: 'critical';
+  readonly kept_quarantine: true;
+  readonly restore_by: string | null;
+  readonly days_to_restore: number | null;
+}
+
+/** A kept quarantine's deadline, rather than a finding. */
+export const isKeptDeadline = (f: Finding | KeptDeadline): f is KeptDeadline =>
+  (f as { kept_quarantine?: unknown }).kept_quarantine === true;
+
+/** The kept deadline of a problem record marked `kept_quarantine` with a domain name, else null. */
+export function keptDeadlineOf(p: Problem, nowMs: number): KeptDeadline | null {
+  if (p.kept_quarantine !== true || p.key === null) return null;
+  const by = p.restore_by ? Date.parse(p.restore_by) : Number.NaN;
+  const known = !Number.isNaN(by);
+  return {
+    domain_name: p.key,
+    severity: 'critical',
+    kept_quarantine: true,
+    restore_by: known ? new Date(by).toISOString() : null,
+    days_to_restore: known ? daysLeft(by, nowMs) : null,
+  };
+}
+
+/** What a restore deadline is told by: a quarantine finding, read or kept as remembered ({@link deadlineFinding}), or a {@link KeptDeadline}. */
+export type DeadlineOf = DomainFinding | KeptDeadline;
+
+/** A finding's restore deadline as memory judges it: its quarantine (read, or kept as remembered), else null. */
+export function quarantineOf(f: Finding): DomainFinding | null {
+  if (!isDomainFinding(f)) return null;
+  if (f.remembered?.kind === 'quarantine') return deadlineFinding(f) ?? asRemembered(f);
+  return f.kind === 'quarantine' ? f : null;
 }

@@ -1,9 +1,7 @@
 import * as z from 'zod';
-import { displayDomain } from '../base/text';
+import { displayDomain, normalizeDomainName } from '../base/text';
 import {
-  asRemembered,
   type DomainFinding,
-  daysLeft,
   type Finding,
   type FindingActions,
   isDomainFinding,
@@ -13,7 +11,15 @@ import type { Problem } from '../reseller/client';
 import { parseRfc3339 } from '../reseller/schemas';
 import { SignedActions } from '../scan/report-links';
 import type { Report } from '../scan/scan';
-import { deadlineFinding, findingEvents, keptDeadlineEvents } from './feed-events';
+import {
+  type DeadlineOf,
+  findingEvents,
+  isKeptDeadline,
+  type KeptDeadline,
+  keptDeadlineEvents,
+  keptDeadlineOf,
+  quarantineOf,
+} from './feed-events';
 import type { ReportList, ReportReader } from './report-json';
 
 /**
@@ -50,51 +56,6 @@ export interface ViewSelection {
   readonly purpose: 'page' | 'calendar';
   /** The page's filter, as typed. */
   readonly query?: string;
-}
-
-/**
- * A restore deadline memory keeps with no finding to carry it: a problem record it publishes as a
- * kept quarantine (`kept_quarantine`, kept-quarantine.ts) while the record reads as nothing to
- * report. Its restore-by is the remembered one (null: not known).
- */
-export interface KeptDeadline {
-  readonly domain_name: string;
-  readonly severity: 'critical';
-  readonly kept_quarantine: true;
-  readonly restore_by: string | null;
-  readonly days_to_restore: number | null;
-}
-
-/** A kept quarantine's deadline, rather than a finding. */
-export const isKeptDeadline = (f: Finding | KeptDeadline): f is KeptDeadline =>
-  (f as { kept_quarantine?: unknown }).kept_quarantine === true;
-
-/** The kept deadline of a problem record marked `kept_quarantine` with a domain name, else null. */
-export function keptDeadlineOf(p: Problem, nowMs: number): KeptDeadline | null {
-  if (p.kept_quarantine !== true || p.key === null) return null;
-  const by = p.restore_by ? Date.parse(p.restore_by) : Number.NaN;
-  const known = !Number.isNaN(by);
-  return {
-    domain_name: p.key,
-    severity: 'critical',
-    kept_quarantine: true,
-    restore_by: known ? new Date(by).toISOString() : null,
-    days_to_restore: known ? daysLeft(by, nowMs) : null,
-  };
-}
-
-/**
- * What a domain's restore deadline is told by: a quarantine finding, read or kept as remembered
- * ({@link deadlineFinding}: the one the feed's restore-by event is of), with its deadline known or
- * not; or a kept quarantine with no finding ({@link KeptDeadline}).
- */
-export type DeadlineOf = DomainFinding | KeptDeadline;
-
-/** A finding's restore deadline as memory judges it: its quarantine (read, or kept as remembered), else null. */
-export function quarantineOf(f: Finding): DomainFinding | null {
-  if (!isDomainFinding(f)) return null;
-  if (f.remembered?.kind === 'quarantine') return deadlineFinding(f) ?? asRemembered(f);
-  return f.kind === 'quarantine' ? f : null;
 }
 
 /** One row of the timeline: an expiry, or a quarantined domain's restore-by day. */
@@ -385,8 +346,9 @@ export class ReportViewBuilder implements ReportReader {
   private matches = 0;
   private findingCount = 0;
   private problemsTotal = 0;
-  /** Problem records marked `kept_quarantine` seen. */
-  private keptSeen = 0;
+  /** Kept quarantines past the first problem records, the soonest by restore-by (the scan orders records by page). */
+  private readonly keptSoonest: { readonly p: Problem; readonly kept: KeptDeadline; by: number }[] = [];
+  private readonly needleName: string; // the filter as a domain name (normalizeDomainName)
   private changesTotal = 0;
   private rows: TimelineRow[] = [];
   private rowsTotal = 0;
@@ -404,6 +366,7 @@ export class ReportViewBuilder implements ReportReader {
     private readonly urgentKept = URGENT_KEPT,
   ) {
     this.needle = filterText(selection.query).toLowerCase();
+    this.needleName = this.needle === '' ? '' : normalizeDomainName(this.needle);
   }
 
   head(value: Record<string, unknown>): void {
@@ -492,7 +455,7 @@ export class ReportViewBuilder implements ReportReader {
     return {
       ...(this.head_ as unknown as Report),
       findings: this.findings,
-      problems: this.problems as Report['problems'],
+      problems: [...this.problems, ...this.keptSoonest.map((k) => k.p)] as Report['problems'],
       ...(this.changes ? { changes: this.changes } : {}),
       view,
     };
@@ -539,28 +502,40 @@ export class ReportViewBuilder implements ReportReader {
   }
 
   /**
-   * Keeps the first {@link PROBLEMS_KEPT} problem records, and a kept quarantine's (a restore
-   * deadline with no finding) among the first {@link DEADLINES_LISTED} of them or the one the filter
-   * names exactly (the finding page looks a domain up so); the rest are counted, a kept quarantine's
-   * as a deadline not carried, and its restore-by event (the feed's, of those it carries) as an
-   * event not carried. On the page, a kept quarantine's restore-by is a timeline row.
+   * Keeps the first {@link PROBLEMS_KEPT} problem records; of the kept quarantines after them (restore
+   * deadlines with no finding), the one the filter names (the finding page looks it up so) and the
+   * {@link DEADLINES_LISTED} soonest it matches, counting the rest (keepSoonest). On the page, a
+   * kept quarantine's restore-by is a timeline row.
    */
   private problem(p: Problem): void {
     const index = this.problemsTotal++;
     const kept = keptDeadlineOf(p, this.start);
-    const keptIndex = kept ? this.keptSeen++ : 0;
-    const named = kept !== null && this.needle !== '' && kept.domain_name.toLowerCase() === this.needle;
-    if (index < PROBLEMS_KEPT || (kept && (keptIndex < DEADLINES_LISTED || named))) this.problems.push(p);
-    else if (kept) {
-      this.left.quarantine++;
-      // Counted by the function the feed writes them with; a stored view counted its own.
-      const matching =
-        this.needle === '' || displayDomain(kept.domain_name).toLowerCase().includes(this.needle);
-      if (!this.base && matching) this.left.events += keptDeadlineEvents(kept).length;
-    }
+    // Its name as the filter matches it: normalised (a key however the API spelled it), and shown.
+    const name = kept && this.needle !== '' ? normalizeDomainName(kept.domain_name) : '';
+    const matching = name === '' || `${name} ${displayDomain(name).toLowerCase()}`.includes(this.needle);
+    if (index < PROBLEMS_KEPT || (name !== '' && name === this.needleName)) this.problems.push(p);
+    else if (kept && matching) this.keepSoonest(p, kept);
+    else if (kept) this.left.quarantine++;
     if (!kept || this.base || this.selection.purpose !== 'page') return;
     const row = timelineRowOf(kept, this.start);
-    if (row) this.addRow(row);
+    // Stored with a quarantine finding's fields too: the previous version checks a row as a domain finding.
+    const compat = { kind: 'quarantine', date_expiry: kept.restore_by, days_left: kept.days_to_restore };
+    if (row) this.addRow({ ...row, finding: { ...kept, ...compat, auto_renew: null } as KeptDeadline });
+  }
+
+  /**
+   * Offers a kept quarantine to the soonest carried; the one that falls out is counted, with its
+   * restore-by event as the feed writes it (keptDeadlineEvents; a stored view counted its own).
+   */
+  private keepSoonest(p: Problem, kept: KeptDeadline): void {
+    const by = kept.restore_by === null ? Number.POSITIVE_INFINITY : Date.parse(kept.restore_by);
+    const list = this.keptSoonest;
+    let at = list.length;
+    while (at > 0 && (list[at - 1] as { by: number }).by > by) at--;
+    list.splice(at, 0, { p, kept, by });
+    const out = list.length > DEADLINES_LISTED ? list.pop() : undefined;
+    if (out) this.left.quarantine++;
+    if (out && !this.base) this.left.events += keptDeadlineEvents(out.kept).length;
   }
 
   private omit(f: Finding): void {

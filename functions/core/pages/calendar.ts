@@ -9,17 +9,12 @@ import {
   eventDate,
   type FindingEvent,
   findingEvents,
-  keptDeadlineEvents,
-} from '../memory/feed-events';
-import {
-  briefThenFull,
   isKeptDeadline,
   type KeptDeadline,
+  keptDeadlineEvents,
   keptDeadlineOf,
-  RESPONSE_BUDGET_BYTES,
-  type ReportView,
-  responseBytes,
-} from '../memory/report-view';
+} from '../memory/feed-events';
+import { briefThenFull, RESPONSE_BUDGET_BYTES, type ReportView, responseBytes } from '../memory/report-view';
 import type { Report } from '../scan/scan';
 
 /**

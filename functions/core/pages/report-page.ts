@@ -17,14 +17,11 @@ import {
 } from '../findings/classify';
 import { changeNextStep, keptQuarantineStep, nextStep } from '../findings/next-step';
 import { type AuditEntry, auditLine } from '../memory/audit';
+import { type DeadlineOf, isKeptDeadline, keptDeadlineOf, quarantineOf } from '../memory/feed-events';
 import {
   briefThenFull,
   DEADLINES_LISTED,
-  type DeadlineOf,
   filterText,
-  isKeptDeadline,
-  keptDeadlineOf,
-  quarantineOf,
   RESPONSE_BUDGET_BYTES,
   type ReportView,
   responseBytes,
