@@ -55,7 +55,12 @@ export interface RegistryCounts {
   agree: number;
   disagree: number;
   readonly not_checkable: { no_rdap_service: number; no_expiration: number; not_found: number };
-  readonly not_checked: { budget: number; time: number; server_failed: number };
+  /**
+   * Not looked up (budget, time), at a failing server or one left alone (server_failed), or
+   * answered 400 or 410 for that name alone (name_refused: RdapQueryError, an answer of a server that
+   * works). Each candidate is counted once: checked, no_rdap_service, or one of these.
+   */
+  readonly not_checked: { budget: number; time: number; server_failed: number; name_refused: number };
 }
 
 /** What the check found. */
@@ -329,9 +334,12 @@ async function lookUp(
       return 'deadline';
     }
     if (!(error instanceof RdapError)) throw error;
-    counts.not_checked.server_failed++;
     // Named in a line of their own (serverProblems), not among the server's failures.
-    if (error instanceof RdapQueryError) return answeredForName(input, state, candidate, error);
+    if (error instanceof RdapQueryError) {
+      counts.not_checked.name_refused++;
+      return answeredForName(input, state, candidate, error);
+    }
+    counts.not_checked.server_failed++;
     state.notChecked++;
     state.failuresInRow++;
     // One line per server: the domain is left out, it is one of many.
@@ -528,6 +536,6 @@ function emptyCounts(candidates: readonly RegistryCandidate[]): RegistryCounts {
     agree: 0,
     disagree: 0,
     not_checkable: { no_rdap_service: 0, no_expiration: 0, not_found: 0 },
-    not_checked: { budget: 0, time: 0, server_failed: 0 },
+    not_checked: { budget: 0, time: 0, server_failed: 0, name_refused: 0 },
   };
 }
