@@ -20,7 +20,7 @@ const NOW = Date.parse('2026-11-22T06:00:00Z');
 const DAY = 86_400_000;
 const EXPIRY = NOW + 3 * DAY; // near expiry: a registry_unknown would be critical
 const bootstrap = RdapBootstrap.parse(
-  JSON.stringify({ services: [[['com'], ['https://rdap.example/']]] }),
+  JSON.stringify({ services: [[['com', 'nl'], ['https://rdap.example/']]] }),
   'test',
 );
 
@@ -113,6 +113,35 @@ describe('RDAP answers about one name (RFC 7480): 400 and 410', () => {
     // The three it answered are counted apart from the seven it was not asked: it answered them.
     expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 7, name_refused: 3 });
     expect(accounted(result.counts)).toBe(10);
+  });
+
+  it('leaves a server alone that answered once and then answers 400 to every lookup, after ten in a row, saying so once', async () => {
+    const { fetch, asked } = server((name) => (name === 'a0.com' ? record(name) : status(400)));
+    const { result } = await check(names('a', 40), fetch);
+    expect(asked).toHaveLength(11);
+    expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 29, name_refused: 10 });
+    expect(accounted(result.counts)).toBe(40);
+    const left = result.problems.filter((p) => /left alone/.test(p.reason));
+    expect(left).toHaveLength(1);
+    expect(left[0]?.reason).toMatch(/answered 10 lookups in a row with HTTP 400 or 410/);
+    expect(left[0]?.domains_not_checked).toBe(29);
+    expect(result.views.size).toBe(0);
+  });
+
+  it('keeps asking a server whose run of 400 and 410 answers a record or a 404 breaks', async () => {
+    // A record, nine 400s, a 404 (a ccTLD: no finding), nine 410s, and so on: never ten in a row.
+    const { fetch, asked } = server((name) => {
+      const n = Number(name.slice(1, -3)) % 20;
+      if (n === 0) return record(name);
+      if (n === 10) return status(404);
+      return status(n < 10 ? 400 : 410);
+    });
+    const domains = names('a', 60).map((d) => d.replace('.com', '.nl'));
+    const { result } = await check(domains, fetch);
+    expect(asked).toHaveLength(60);
+    expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 0, name_refused: 54 });
+    expect(accounted(result.counts)).toBe(60);
+    expect(result.problems.map((p) => p.reason).join('\n')).not.toMatch(/left alone/);
   });
 
   it('leaves a server alone that answers 403 to everything, after three lookups, without a finding', async () => {
