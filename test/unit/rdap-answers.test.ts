@@ -152,6 +152,16 @@ describe('RDAP answers about one name (RFC 7480): 400 and 410', () => {
     expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 10, name_refused: 0 });
     expect(result.problems[0]?.reason).toMatch(/refused .*HTTP 403.*left alone/);
   });
+
+  it('leaves a server alone at once whose 403 asks to wait longer than the check waits: rate limiting, by its own word', async () => {
+    const { fetch, asked } = server(
+      () => new Response('{}', { status: 403, headers: { 'retry-after': '3600' } }),
+    );
+    const { result } = await check(names('a', 10), fetch);
+    expect(asked).toHaveLength(1);
+    expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 10, name_refused: 0 });
+    expect(result.problems[0]?.reason).toMatch(/asked to wait 3600 s \(Retry-After\).*not asked again/);
+  });
 });
 
 describe('a 404 the server does not repeat', () => {
