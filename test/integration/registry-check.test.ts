@@ -31,7 +31,7 @@ type Report = {
     agree: number;
     disagree: number;
     not_checkable: { no_rdap_service: number; no_expiration: number; not_found: number };
-    not_checked: { budget: number; time: number; server_failed: number };
+    not_checked: { budget: number; time: number; server_failed: number; name_refused: number };
     problems: Array<{ server: string; severity: string; reason: string; domains_not_checked: number }>;
     bootstrap: { publication: string | null } | null;
   };

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { RdapBootstrap, shownSource } from '../../functions/core/registry/bootstrap';
 import { RdapClient } from '../../functions/core/registry/rdap-client';
 import { RdapError } from '../../functions/core/registry/rdap-errors';
-import { checkRegistry, type RegistryCandidate } from '../../functions/core/registry/registry-check';
+import {
+  checkRegistry,
+  type RegistryCandidate,
+  type RegistryCounts,
+} from '../../functions/core/registry/registry-check';
 import type { RawRecord } from '../../functions/simulator/portfolio';
 import { startRegistrySimulator } from '../../functions/simulator/registry';
 
@@ -16,7 +20,7 @@ const NOW = Date.parse('2026-11-22T06:00:00Z');
 const DAY = 86_400_000;
 const EXPIRY = NOW + 3 * DAY; // near expiry: a registry_unknown would be critical
 const bootstrap = RdapBootstrap.parse(
-  JSON.stringify({ services: [[['com'], ['https://rdap.example/']]] }),
+  JSON.stringify({ services: [[['com', 'nl'], ['https://rdap.example/']]] }),
   'test',
 );
 
@@ -54,6 +58,15 @@ function server(answer: (name: string, times: number) => Response) {
   return { fetch, asked };
 }
 
+/** Every candidate is checked, not checkable or not checked, once (the report's sum rule). */
+const accounted = (c: RegistryCounts) =>
+  c.checked +
+  c.not_checkable.no_rdap_service +
+  c.not_checked.budget +
+  c.not_checked.time +
+  c.not_checked.server_failed +
+  c.not_checked.name_refused;
+
 async function check(domains: readonly string[], fetch: typeof globalThis.fetch) {
   const client = new RdapClient({ fetch, sleep: async () => undefined, maxAttempts: 1 });
   const result = await checkRegistry({
@@ -75,7 +88,7 @@ describe('RDAP answers about one name (RFC 7480): 400 and 410', () => {
     const { result } = await check(['ok0.com', ...bad, ...names('ok', 4).slice(1)], fetch);
     expect(asked).toHaveLength(7);
     expect(result.counts).toMatchObject({ checked: 4, agree: 4, disagree: 0 });
-    expect(result.counts.not_checked.server_failed).toBe(3);
+    expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 0, name_refused: 3 });
     expect(result.views.size).toBe(0);
     expect(result.problems.map((p) => p.reason).join('\n')).not.toMatch(/left alone/);
     expect(result.problems.map((p) => p.reason).join('\n')).toMatch(/HTTP 400.*bad0\.com/);
@@ -97,7 +110,38 @@ describe('RDAP answers about one name (RFC 7480): 400 and 410', () => {
     const { result } = await check(names('a', 10), fetch);
     expect(asked).toHaveLength(3);
     expect(result.views.size).toBe(0);
-    expect(result.counts.not_checked.server_failed).toBe(10);
+    // The three it answered are counted apart from the seven it was not asked: it answered them.
+    expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 7, name_refused: 3 });
+    expect(accounted(result.counts)).toBe(10);
+  });
+
+  it('leaves a server alone that answered once and then answers 400 to every lookup, after ten in a row, saying so once', async () => {
+    const { fetch, asked } = server((name) => (name === 'a0.com' ? record(name) : status(400)));
+    const { result } = await check(names('a', 40), fetch);
+    expect(asked).toHaveLength(11);
+    expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 29, name_refused: 10 });
+    expect(accounted(result.counts)).toBe(40);
+    const left = result.problems.filter((p) => /left alone/.test(p.reason));
+    expect(left).toHaveLength(1);
+    expect(left[0]?.reason).toMatch(/answered 10 lookups in a row with HTTP 400 or 410/);
+    expect(left[0]?.domains_not_checked).toBe(29);
+    expect(result.views.size).toBe(0);
+  });
+
+  it('keeps asking a server whose run of 400 and 410 answers a record or a 404 breaks', async () => {
+    // A record, nine 400s, a 404 (a ccTLD: no finding), nine 410s, and so on: never ten in a row.
+    const { fetch, asked } = server((name) => {
+      const n = Number(name.slice(1, -3)) % 20;
+      if (n === 0) return record(name);
+      if (n === 10) return status(404);
+      return status(n < 10 ? 400 : 410);
+    });
+    const domains = names('a', 60).map((d) => d.replace('.com', '.nl'));
+    const { result } = await check(domains, fetch);
+    expect(asked).toHaveLength(60);
+    expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 0, name_refused: 54 });
+    expect(accounted(result.counts)).toBe(60);
+    expect(result.problems.map((p) => p.reason).join('\n')).not.toMatch(/left alone/);
   });
 
   it('leaves a server alone that answers 403 to everything, after three lookups, without a finding', async () => {
@@ -105,8 +149,18 @@ describe('RDAP answers about one name (RFC 7480): 400 and 410', () => {
     const { result } = await check(names('a', 10), fetch);
     expect(asked).toHaveLength(3);
     expect(result.views.size).toBe(0);
-    expect(result.counts.not_checked.server_failed).toBe(10);
+    expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 10, name_refused: 0 });
     expect(result.problems[0]?.reason).toMatch(/refused .*HTTP 403.*left alone/);
+  });
+
+  it('leaves a server alone at once whose 403 asks to wait longer than the check waits: rate limiting, by its own word', async () => {
+    const { fetch, asked } = server(
+      () => new Response('{}', { status: 403, headers: { 'retry-after': '3600' } }),
+    );
+    const { result } = await check(names('a', 10), fetch);
+    expect(asked).toHaveLength(1);
+    expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 10, name_refused: 0 });
+    expect(result.problems[0]?.reason).toMatch(/asked to wait 3600 s \(Retry-After\).*not asked again/);
   });
 });
 

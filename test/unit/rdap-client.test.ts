@@ -81,6 +81,60 @@ describe('RdapClient.lookupDomain', () => {
     expect(time.slept).toEqual([2000]);
   });
 
+  it('reads a 403 with Retry-After as rate limiting: waits exactly that long, then asks again', async () => {
+    const time = fakeTime();
+    const { fetch, calls } = scripted([
+      () => json('{"errorCode":403}', 403, { 'retry-after': '2' }),
+      () => json(domainBody('shop.com')),
+    ]);
+    const client = new RdapClient({ fetch, now: time.now, sleep: time.sleep, random: () => 0.5 });
+    expect((await client.lookupDomain(BASE, 'shop.com')).kind).toBe('found');
+    expect(calls).toHaveLength(2);
+    expect(time.slept).toEqual([2000]);
+  });
+
+  it('gives up on a server whose 403 asks to wait longer than the check waits, or past the deadline, without asking again', async () => {
+    const longer = scripted([() => json('{}', 403, { 'retry-after': '3600' })]);
+    const failure = await new RdapClient({ fetch: longer.fetch, ...fakeTime() })
+      .lookupDomain(BASE, 'shop.com')
+      .catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(RdapRateLimitError);
+    expect(failure).toMatchObject({ retryAfterMs: 3_600_000, status: 403 });
+    expect(longer.calls).toHaveLength(1);
+    const time = fakeTime();
+    const late = scripted([() => json('{}', 403, { 'retry-after': '20' })]);
+    const client = new RdapClient({ fetch: late.fetch, ...time, deadline: time.now() + 100 });
+    const cut = await client.lookupDomain(BASE, 'shop.com').catch((e: unknown) => e);
+    expect(cut).toBeInstanceOf(RdapRateLimitError);
+    expect(cut).toMatchObject({ retryAfterMs: 20_000, status: 403 });
+    expect(late.calls).toHaveLength(1);
+    expect(time.slept).toEqual([]);
+  });
+
+  it('fails a server that keeps answering 403 with Retry-After as rate limited, and a 403 without one at once as a refusal', async () => {
+    const time = fakeTime();
+    const kept = scripted([() => json('{}', 403, { 'retry-after': '1' })]);
+    const client = new RdapClient({ fetch: kept.fetch, now: time.now, sleep: time.sleep, random: () => 0.5 });
+    const failure = await client.lookupDomain(BASE, 'shop.com').catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(RdapRateLimitError);
+    expect((failure as Error).message).toMatch(/kept answering 403 with a Retry-After \(rate limited\)/);
+    expect(kept.calls).toHaveLength(3);
+    expect(time.slept).toEqual([1000, 1000]);
+    const refused = scripted([() => json('{}', 403)]);
+    const refusal = await new RdapClient({ fetch: refused.fetch, ...fakeTime() })
+      .lookupDomain(BASE, 'shop.com')
+      .catch((e: unknown) => e);
+    expect(refusal).toBeInstanceOf(RdapServerError);
+    expect(refused.calls).toHaveLength(1);
+    // A Retry-After that is no delay nor date asks for no wait: a refusal still.
+    const unread = scripted([() => json('{}', 403, { 'retry-after': 'soon' })]);
+    const refusedToo = await new RdapClient({ fetch: unread.fetch, ...fakeTime() })
+      .lookupDomain(BASE, 'shop.com')
+      .catch((e: unknown) => e);
+    expect(refusedToo).toBeInstanceOf(RdapServerError);
+    expect(unread.calls).toHaveLength(1);
+  });
+
   it('gives up on a server that asks to wait longer than the check waits, without asking again', async () => {
     const { fetch, calls } = scripted([() => json('{}', 429, { 'retry-after': '3600' })]);
     const client = new RdapClient({ fetch, ...fakeTime() });

@@ -65,7 +65,7 @@ describe('RdapClient against a hostile RDAP server on loopback', () => {
       budget: 10,
       policy: { toleranceDays: 2, criticalDays: 7 },
     });
-    expect(result.counts.not_checked).toEqual({ budget: 0, time: 1, server_failed: 0 });
+    expect(result.counts.not_checked).toEqual({ budget: 0, time: 1, server_failed: 0, name_refused: 0 });
     expect(result.problems).toEqual([]);
     expect(result.unconfirmed).toEqual(['held.com']);
   });

@@ -95,7 +95,7 @@ describe('checkRegistry', () => {
       queries: 3,
       checked: 3,
       agree: 3,
-      not_checked: { budget: 1, time: 0, server_failed: 0 },
+      not_checked: { budget: 1, time: 0, server_failed: 0, name_refused: 0 },
     });
   });
 
@@ -207,7 +207,7 @@ describe('checkRegistry', () => {
     expect(asked.filter((a) => a.startsWith('good.example'))).toEqual(
       Array.from({ length: 7 }, (_, i) => `good.example:g${i}.com`),
     );
-    expect(result.counts.not_checked).toEqual({ budget: 5, time: 0, server_failed: 10 });
+    expect(result.counts.not_checked).toEqual({ budget: 5, time: 0, server_failed: 10, name_refused: 0 });
   });
 
   it('names the ccTLD domains a registry does not know, at info, without a finding', async () => {
@@ -288,7 +288,7 @@ describe('checkRegistry', () => {
     expect(result.counts).toMatchObject({
       checked: 5,
       not_checkable: { not_found: 2, no_expiration: 3 },
-      not_checked: { budget: 0, time: 0, server_failed: 0 },
+      not_checked: { budget: 0, time: 0, server_failed: 0, name_refused: 0 },
     });
   });
 
@@ -374,7 +374,7 @@ describe('checkRegistry', () => {
     });
     expect(asked).toEqual(['down.example:r.be', 'good.example:a.com']);
     expect(result.counts.agree).toBe(1);
-    expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 2 });
+    expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 2, name_refused: 0 });
     expect(result.problems).toEqual([
       {
         server: 'https://down.example',
@@ -427,6 +427,11 @@ describe('checkRegistry at the size of a large account', () => {
       policy: POLICY,
     });
     expect(result.counts.queries).toBe(3);
-    expect(result.counts.not_checked).toEqual({ budget: 0, time: 0, server_failed: 200_000 });
+    expect(result.counts.not_checked).toEqual({
+      budget: 0,
+      time: 0,
+      server_failed: 200_000,
+      name_refused: 0,
+    });
   }, 60_000);
 });

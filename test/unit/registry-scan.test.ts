@@ -120,6 +120,16 @@ describe('the report’s registry section', () => {
     );
   });
 
+  it('does not count domains answered 400 or 410 as at a failing RDAP server: the digest says the server answered for the name', async () => {
+    const refusing = (async () => new Response('{}', { status: 400 })) as typeof fetch;
+    const { registry } = await run(candidatesOf(['a.nl', 'b.nl', 'c.nl']), undefined, refusing, 10);
+    expect(registry.not_checked).toEqual({ budget: 0, time: 0, server_failed: 0, name_refused: 3 });
+    const lines = registryDigestLines({ registry } as Report);
+    expect(lines[1]).toBe(
+      '  Not checked this time: 0 beyond the query budget, 0 out of time, 0 at a failing RDAP server, 3 its RDAP server answered for the name alone (HTTP 400 or 410: not read, or gone).',
+    );
+  });
+
   it('lists at most 100 re-checks it could not do, and counts the rest', async () => {
     const names = Array.from({ length: 150 }, (_, i) => `d${i}.t${i % 40}`);
     const { registry } = await run(candidatesOf(names), names);

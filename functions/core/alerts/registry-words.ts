@@ -81,7 +81,9 @@ export function registryDigestLines(report: Report): string[] {
   // would read as every domain checked and none disagreeing.
   const notFound = r.not_checkable.not_found;
   const notCheckable = r.not_checkable.no_rdap_service + r.not_checkable.no_expiration + notFound;
-  const notChecked = r.not_checked.budget + r.not_checked.time + r.not_checked.server_failed;
+  // A report written before name_refused was counted apart has none (those were in server_failed).
+  const refused = r.not_checked.name_refused ?? 0;
+  const notChecked = r.not_checked.budget + r.not_checked.time + r.not_checked.server_failed + refused;
   const source = r.bootstrap
     ? `bootstrap published ${r.bootstrap.publication ? isoDay(r.bootstrap.publication) : 'without a date'}${r.bootstrap.cached ? ', kept from an earlier read' : ''}`
     : 'no bootstrap';
@@ -94,7 +96,7 @@ export function registryDigestLines(report: Report): string[] {
     );
   if (notChecked)
     lines.push(
-      `  Not checked this time: ${r.not_checked.budget} beyond the query budget, ${r.not_checked.time} out of time, ${r.not_checked.server_failed} at a failing RDAP server.`,
+      `  Not checked this time: ${r.not_checked.budget} beyond the query budget, ${r.not_checked.time} out of time, ${r.not_checked.server_failed} at a failing RDAP server${refused ? `, ${refused} its RDAP server answered for the name alone (HTTP 400 or 410: not read, or gone)` : ''}.`,
     );
   for (const p of r.problems.slice(0, 10))
     lines.push(`  - (info) ${cutText(safeText(p.server), 120)}: ${cutText(safeText(p.reason), 300)}`);

@@ -140,6 +140,12 @@ export class RdapClient {
         continue;
       }
       if (answer.status === 404) return { kind: 'not_found', server };
+      // A 403 naming a wait is rate limiting (rateStatus): one still there after the retries is a 429's kept.
+      if (answer.status === 403 && parseRetryAfter(answer.retryAfter, this.now()) !== undefined)
+        throw new RdapRateLimitError(
+          `the RDAP server kept answering 403 with a Retry-After (rate limited) to ${what}`,
+          { status: 403, url },
+        );
       if (answer.status !== 200) throw RdapError.fromResponse({ status: answer.status, url }, what);
       return { kind: 'found', record: this.parse(answer, name, url, what), server };
     }
@@ -203,7 +209,7 @@ export class RdapClient {
     const shouldRetry = ({ error, attemptNumber }: RetryContext): RetryVerdict => {
       if (!(error instanceof RdapAttempt)) return false;
       const { startedAt, retryAfterMs } = error;
-      const status = error.answer?.status;
+      const status = error.answer && rateStatus(error.answer, retryAfterMs);
       const decision = retryDecision({
         attempt: attemptNumber,
         maxAttempts: this.maxAttempts,
@@ -290,7 +296,7 @@ export class RdapClient {
       return answer;
     }
     const retryAfterMs = parseRetryAfter(answer.retryAfter, this.now());
-    const waitAsked = answer.status === 429 || answer.status === 503;
+    const waitAsked = answer.status === 503 || rateStatus(answer, retryAfterMs) === 429;
     if (waitAsked && retryAfterMs !== undefined && retryAfterMs > this.maxRetryAfterMs) {
       // Honoured, not cut short (a 503 "down for maintenance" too): not asked again in this scan.
       limiter.controller.record({ kind: 'throttled', startedAt, now: this.now() });
@@ -347,6 +353,15 @@ export class RdapClient {
       retryable: RETRYABLE_CODES.has(code ?? ''),
     };
   }
+}
+
+/**
+ * The status the retry decision and the server's pace read: a 403 that names a Retry-After is rate
+ * limiting (some registries' gateways refuse over their quota that way, and say when to come back),
+ * honoured as a 429 is; a 403 without one is a refusal, not retried (docs/registry.md).
+ */
+function rateStatus(answer: Answer, retryAfterMs: number | undefined): number {
+  return answer.status === 403 && retryAfterMs !== undefined ? 429 : answer.status;
 }
 
 /** A Location header made absolute against the URL it answered; as sent when it is no URL (refused then). */

@@ -55,7 +55,12 @@ export interface RegistryCounts {
   agree: number;
   disagree: number;
   readonly not_checkable: { no_rdap_service: number; no_expiration: number; not_found: number };
-  readonly not_checked: { budget: number; time: number; server_failed: number };
+  /**
+   * Not looked up (budget, time), at a failing server or one left alone (server_failed), or
+   * answered 400 or 410 for that name alone (name_refused: RdapQueryError, an answer of a server that
+   * works). Each candidate is counted once: checked, no_rdap_service, or one of these.
+   */
+  readonly not_checked: { budget: number; time: number; server_failed: number; name_refused: number };
 }
 
 /** What the check found. */
@@ -83,6 +88,11 @@ export interface RegistryCheckInput {
   readonly policy: RegistryPolicy;
   /** Failed lookups in a row at one server before it is left alone for this scan. @default 3 */
   readonly failuresToStop?: number;
+  /**
+   * 400 or 410 answers in a row (no record nor 404 between) at a server that answered before, after
+   * which it is left alone for this scan: ten odd names in a row is no healthy registry. @default 10
+   */
+  readonly refusalsToStop?: number;
   /** Lookups in flight at once over every server. @default 16 */
   readonly concurrency?: number;
   /** Lookups in flight at once at one server (the client's own limit, RdapClient.concurrencyPerServer). @default 2 */
@@ -101,6 +111,8 @@ interface QueueItem {
 interface ServerState extends ServerTally {
   /** It has answered once: until then it gets one lookup at a time, so a dead server costs three. */
   answered: boolean;
+  /** Its 400 and 410 answers since its last record or 404 (answeredForName). */
+  refusalsInRow: number;
   /** Its domains in queue order; those before `head` are taken (an index, not shift(): linear at 200 000). */
   readonly items: QueueItem[];
   head: number;
@@ -179,6 +191,7 @@ function queueAt(servers: Map<string, ServerState>, item: QueueItem): void {
       active: 0,
       failuresInRow: 0,
       answered: false,
+      refusalsInRow: 0,
       stopped: false,
       asked: false,
       lastError: '',
@@ -312,6 +325,7 @@ async function lookUp(
   try {
     const answer = await input.client.lookupDomain(baseUrl, normalizeDomainName(candidate.domain_name));
     state.failuresInRow = 0;
+    state.refusalsInRow = 0;
     state.answered = true;
     counts.checked++;
     if (answer.kind === 'not_found') {
@@ -329,9 +343,12 @@ async function lookUp(
       return 'deadline';
     }
     if (!(error instanceof RdapError)) throw error;
-    counts.not_checked.server_failed++;
     // Named in a line of their own (serverProblems), not among the server's failures.
-    if (error instanceof RdapQueryError) return answeredForName(input, state, candidate, error);
+    if (error instanceof RdapQueryError) {
+      counts.not_checked.name_refused++;
+      return answeredForName(input, state, candidate, error);
+    }
+    counts.not_checked.server_failed++;
     state.notChecked++;
     state.failuresInRow++;
     // One line per server: the domain is left out, it is one of many.
@@ -347,8 +364,9 @@ async function lookUp(
 /**
  * A 400 or 410 (RdapQueryError): the server's word on that one name, neither its failure (a healthy
  * registry that refuses three odd names in a row is not left alone) nor its success (a failure run
- * goes on). Only a server that answered nothing else to its first lookups is left alone: it reads
- * none of our queries, and asking it the rest would spend them all.
+ * goes on). A server that answered nothing else to its first lookups, or that answered before and
+ * then nothing else to `refusalsToStop` lookups in a row, is left alone: it reads none of our
+ * queries (any more), and asking it the rest would spend its whole share of the budget.
  */
 function answeredForName(
   input: RegistryCheckInput,
@@ -359,12 +377,16 @@ function answeredForName(
   const named = state.perName.get(error.status) ?? [];
   named.push(cutText(safeText(candidate.domain_name), 80));
   state.perName.set(error.status, named);
-  let refused = 0;
-  for (const list of state.perName.values()) refused += list.length;
-  if (!state.answered && refused >= (input.failuresToStop ?? 3)) {
+  const run = ++state.refusalsInRow;
+  if (state.stopped) return 'failed'; // a lookup in flight when it was left alone: said once already
+  if (!state.answered && run >= (input.failuresToStop ?? 3)) {
     state.stopped = true;
     state.refusedAll = true;
-    state.lastError = `it answered ${refused} lookups with HTTP 400 or 410 before any record or 404: it reads none of the queries; left alone for the rest of this scan`;
+    state.lastError = `it answered ${run} lookups with HTTP 400 or 410 before any record or 404: it reads none of the queries; left alone for the rest of this scan`;
+  } else if (state.answered && run >= (input.refusalsToStop ?? 10)) {
+    state.stopped = true;
+    state.refusedAll = true;
+    state.lastError = `it answered ${run} lookups in a row with HTTP 400 or 410 after answering others with a record or a 404: it no longer reads the queries; left alone for the rest of this scan`;
   }
   return 'failed';
 }
@@ -528,6 +550,6 @@ function emptyCounts(candidates: readonly RegistryCandidate[]): RegistryCounts {
     agree: 0,
     disagree: 0,
     not_checkable: { no_rdap_service: 0, no_expiration: 0, not_found: 0 },
-    not_checked: { budget: 0, time: 0, server_failed: 0 },
+    not_checked: { budget: 0, time: 0, server_failed: 0, name_refused: 0 },
   };
 }

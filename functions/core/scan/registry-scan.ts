@@ -471,7 +471,7 @@ function unread(
     agree: 0,
     disagree: 0,
     not_checkable: { no_rdap_service: 0, no_expiration: 0, not_found: 0 },
-    not_checked: { budget: lookedUp.beyondBudget, time: 0, server_failed: list.length },
+    not_checked: { budget: lookedUp.beyondBudget, time: 0, server_failed: list.length, name_refused: 0 },
     ...bounded(
       [
         {
