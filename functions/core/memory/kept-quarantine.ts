@@ -7,7 +7,7 @@ import { escalationHours, sinceSnooze } from './escalation';
 import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
 import type { AlertMemory, DomainMemory, EscalationPolicy, FindingMemory } from './state';
-import { domainKey, newProblemKeys, problemKeysOf } from './state-bounds';
+import { domainKey, isNewProblemKey, problemKeysOf } from './state-bounds';
 import { believableRestoreBy } from './unjudged-memory';
 
 /** What a kept quarantine's problem record adds to its reason; after {@link DATES_ONLY}, so no quoted status can spell it. */
@@ -181,8 +181,10 @@ export function keptNews<R extends Report>(
   const keys = problemKeysOf(problems, c.report.source.incomplete);
   const { cadence } = said;
   const lastDays = new Set(keptInLastDays(problems, c.memory, c.nowMs, c.input));
+  // Asked of the whole set at once: more records than the state keeps keys of are known by its digest.
+  const isNew = isNewProblemKey(c.input.head, keys);
   const marked = problems.map((p, i) => {
-    const fresh = newProblemKeys(c.input.head, [keys[i] as string]) > 0;
+    const fresh = isKept(p) && isNew(keys[i] as string);
     const escalated = p.escalated_after_hours !== undefined;
     if (!isKept(p) || !(cadence || fresh || escalated || lastDays.has(p))) return p;
     return { ...p, news: true as const };

@@ -40,12 +40,24 @@ export function newProblemKeys(
   head: { readonly problem_keys: readonly string[]; readonly problem_keys_digest?: string },
   keys: readonly string[],
 ): number {
+  return keys.filter(isNewProblemKey(head, keys)).length;
+}
+
+/**
+ * Which of `keys` (every key of this scan, {@link problemKeysOf}) were not unreadable last time, as
+ * {@link newProblemKeys} counts them; built once, so a scan asks of each key in constant time. The
+ * same set as the last (by its digest, when there were more than a state keeps): none.
+ */
+export function isNewProblemKey(
+  head: { readonly problem_keys: readonly string[]; readonly problem_keys_digest?: string },
+  keys: readonly string[],
+): (key: string) => boolean {
   if (head.problem_keys_digest !== undefined && boundedProblemKeys(keys).digest === head.problem_keys_digest)
-    return 0;
+    return () => false;
   const old = new Set(head.problem_keys);
   // A key saved before keys carried what the record says (`domain:<name>`) is that record known.
   const before = (k: string) => (k.includes('~') ? k.slice(0, k.lastIndexOf('~')) : k);
-  return keys.filter((k) => !old.has(k) && !old.has(before(k))).length;
+  return (k) => !old.has(k) && !old.has(before(k));
 }
 
 /** Printable ASCII that JSON writes as it is (no quote, no backslash). */

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { keptNews } from '../../functions/core/memory/kept-quarantine';
+import type { ScanMemory } from '../../functions/core/memory/scan-memory';
+import { boundedProblemKeys, problemKeysOf } from '../../functions/core/memory/state-bounds';
+import type { Problem } from '../../functions/core/reseller/client';
+import { NOW_ISO, reportOf } from '../support/report';
+
+/**
+ * When a kept quarantine's problem record is news (keptNews): new since the last message, asked of
+ * the whole set of unreadable records at once, as the digest's "new unreadable records" count is.
+ */
+
+const kept: Problem = {
+  resource: 'domain',
+  key: 'zz-kept.nl',
+  page: 1,
+  reason: 'read by its dates only',
+  severity: 'critical',
+  dates_only: true,
+  kept_quarantine: true,
+  restore_by: '2026-12-20T06:00:00.000Z',
+};
+const broken = (n: number): Problem[] =>
+  Array.from({ length: n }, (_, i) => ({
+    resource: 'domain',
+    key: `broken-${i}.nl`,
+    page: 1,
+    reason: 'missing date_expiry',
+  }));
+
+/** keptNews of `problems` after a message that saved `saved`'s keys, publishing now (no cadence). */
+function newsOf(problems: Problem[], saved: Problem[]) {
+  const { kept: keys, digest } = boundedProblemKeys(problemKeysOf(saved, undefined));
+  const head = {
+    problem_keys: keys,
+    ...(digest ? { problem_keys_digest: digest } : {}),
+    last_published_at: '2026-11-22T05:00:00.000Z',
+  };
+  const out = keptNews(
+    {
+      report: reportOf([], problems),
+      memory: { prior: new Map() } as unknown as ScanMemory,
+      nowMs: Date.parse(NOW_ISO),
+      input: { head, policy: { repeat: { critical: 20 } } },
+    },
+    { publish: true, cadence: false },
+  );
+  return out.problems.find((p) => p.key === 'zz-kept.nl')?.news;
+}
+
+describe('a kept quarantine as news', () => {
+  it('is not news again among more unreadable records than the state keeps keys of, the set unchanged', () => {
+    // 1 500 records: the state keeps the first 1 000 keys and a digest of all; the kept one sorts last.
+    const problems = [...broken(1500), kept];
+    expect(newsOf(problems, problems)).toBeUndefined();
+  });
+
+  it('is news the first time it is unreadable, among many records or few', () => {
+    expect(newsOf([...broken(1500), kept], broken(1500))).toBe(true);
+    expect(newsOf([...broken(3), kept], broken(3))).toBe(true);
+  });
+
+  it('is not news again among few records', () => {
+    const problems = [...broken(3), kept];
+    expect(newsOf(problems, problems)).toBeUndefined();
+  });
+});
