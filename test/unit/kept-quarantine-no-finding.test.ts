@@ -121,3 +121,14 @@ describe('the words of a kept quarantine whose record was read by its dates only
     expect(item?.next).toContain('restore it there by 27 Nov 2026');
   });
 });
+
+describe('the chat line of a kept quarantine past its restore-by', () => {
+  it('says the restore-by has passed, not to restore it there by a day gone', () => {
+    // Restore by 27 Nov 2026 06:00 UTC; read kept a week past it.
+    const past = run([healthy], T0 + 25 * HOUR, keptState());
+    const later = run([healthy], T0 + 8 * 24 * HOUR, past.next).report as unknown as Report;
+    const item = chatItems(later).find((i) => i.name.includes('held.nl'));
+    expect(item?.next).toContain('has passed');
+    expect(item?.next).not.toMatch(/restore it there by 27 Nov 2026/);
+  });
+});

@@ -1,6 +1,6 @@
 import { cutText, displayDomain, plural, safeText } from '../base/text';
-import { type DomainFinding, type Finding, isDomainFinding } from '../findings/classify';
-import { changeNextStep, nextStep } from '../findings/next-step';
+import { type DomainFinding, daysLeft, type Finding, isDomainFinding } from '../findings/classify';
+import { changeNextStep, nextStep, restoreKeptStep } from '../findings/next-step';
 import type { ChangeKind, DomainChange } from '../memory/state';
 import type { Problem } from '../reseller/client';
 import { ACCOUNT_NAME } from '../scan/accounts';
@@ -115,17 +115,19 @@ function domainItem(f: DomainFinding, now: string, day: (iso: string) => string)
   };
 }
 
-/** A critical problem record; a kept quarantine's next step names the restore-by memory knows (`day`). */
-const unreadableItem = (p: Problem, day: (iso: string) => string): ChatItem => ({
+/**
+ * A critical problem record; a kept quarantine's next step names the restore-by memory knows
+ * (`day`), and that it has passed once it has, as a kept quarantine finding's does.
+ */
+const unreadableItem = (p: Problem, now: string, day: (iso: string) => string): ChatItem => ({
   severity: 'critical',
   name: chatName(p.key ?? '(no name)'),
   what: unreadableSays(p),
-  next:
-    p.kept_quarantine && p.restore_by
-      ? chatPlain(
-          `Check it in the reseller's control panel now: restore it there by ${day(p.restore_by)} if it is still in quarantine.`,
-        )
-      : "Check it in the reseller's control panel now: restore it there if it is in quarantine.",
+  next: p.kept_quarantine
+    ? chatPlain(
+        `Check it in the reseller's control panel now. ${restoreKeptStep({ restore_by: p.restore_by ?? null, days_to_restore: p.restore_by ? daysLeft(Date.parse(p.restore_by), Date.parse(now)) : null }, day)}`,
+      )
+    : "Check it in the reseller's control panel now: restore it there if it is in quarantine.",
 });
 
 /**
@@ -164,7 +166,7 @@ export function chatItems(report: Report, timeZone = 'UTC'): ChatItem[] {
       'change' in e
         ? changeItem(e.change)
         : 'problem' in e
-          ? unreadableItem(e.problem, day)
+          ? unreadableItem(e.problem, report.now, day)
           : findingItem(e.finding),
     ),
     ...(report.findings as readonly Finding[]).filter((f) => f.severity === 'warning').map(findingItem),

@@ -370,7 +370,7 @@ function keptStep(f: DomainFinding, day: DayFormat): string {
 }
 
 /** What to do about a quarantine memory keeps by its restore-by (null: not known), once checked. */
-function restoreKeptStep(
+export function restoreKeptStep(
   r: { readonly restore_by?: string | null; readonly days_to_restore?: number | null },
   day: DayFormat,
 ): string {
