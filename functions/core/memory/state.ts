@@ -1,13 +1,7 @@
 import * as z from 'zod';
 import { ConfigError, SentinelError } from '../base/errors';
 import { safeText } from '../base/text';
-import {
-  DOMAIN_FINDING_KINDS,
-  type DomainFindingKind,
-  type Finding,
-  SEVERITIES,
-  type Severity,
-} from '../findings/classify';
+import { DOMAIN_FINDING_KINDS, type Finding, SEVERITIES, type Severity } from '../findings/classify';
 import type { Domain } from '../reseller/schemas';
 import type { Escalation, Repeat } from '../scan/policies';
 import type { Report } from '../scan/scan';
@@ -243,111 +237,146 @@ export type ResolvedReason =
   | 'no_longer_pending'
   | 'no_longer_flagged';
 
+/*
+ * What is remembered, as a store keeps it: each schema reads a stored value back, and each type is
+ * what its schema reads (z.infer), so a field is declared once.
+ */
+const severity = z.enum(SEVERITIES);
+const domainKind = z.enum(DOMAIN_FINDING_KINDS);
+const findingKind = z.union([domainKind, z.literal('contact_pending_validation')]);
+
 /** A finding as remembered: enough to tell new from escalated from ongoing, and why it went away. */
-export interface FindingMemory {
-  readonly kind: Finding['kind'];
-  readonly severity: Severity;
+const FindingMemorySchema = z.object({
+  kind: findingKind,
+  severity,
   /** The ladder rung the finding stood on (see stageOf in escalation.ts); null off the ladder. */
-  readonly stage: number | null;
-  readonly date_expiry?: string;
+  stage: z.number().nullable(),
+  date_expiry: StoredDateTime.optional(),
   /** A quarantine read with its restore-by: a finding kept unjudged is judged by it (unjudged-memory.ts). */
-  readonly restore_by?: string;
-}
+  restore_by: StoredDateTime.optional(),
+});
+export type FindingMemory = Readonly<z.infer<typeof FindingMemorySchema>>;
 
 /** The last alert that carried a finding. */
-export interface AlertMemory extends Omit<FindingMemory, 'date_expiry' | 'restore_by'> {
+const AlertMemorySchema = FindingMemorySchema.omit({ date_expiry: true, restore_by: true }).extend({
   /** ISO 8601: the `now` of the scan that published it. */
-  readonly at: string;
+  at: StoredDateTime,
   /** ISO 8601: the first alert of this finding (its kind; once critical, as critical), or the end of a snooze since. Escalation counts from it. */
-  readonly first_at?: string;
+  first_at: StoredDateTime.optional(),
   /** The rung (stage) it was escalated at, once escalated (docs/policies.md); each rung escalates once. */
-  readonly escalated?: number | null;
+  escalated: z.number().nullable().optional(),
   /** Times this finding (kind, severity, rung) was published again by its repeat cadence (repeat.ts); absent: none. */
-  readonly repeats?: number;
-}
+  repeats: z.number().int().min(0).optional(),
+});
+export type AlertMemory = Readonly<z.infer<typeof AlertMemorySchema>>;
+
+const WatchedSchema = z.object(
+  Object.fromEntries(WATCHED_NAMES.map((name) => [name, WATCHED[name].schema.optional()])),
+) as unknown as z.ZodType<WatchedFields>;
 
 /** A snooze: silent until `until`, unless the finding gets worse than it was. */
-export interface Snooze {
+const SnoozeSchema = z.object({
   /** ISO 8601. */
-  readonly until: string;
+  until: StoredDateTime,
   /** ISO 8601: when it was snoozed. */
-  readonly at: string;
+  at: StoredDateTime,
   /** The finding as it was when snoozed: worse than this comes back at once. */
-  readonly kind: DomainFindingKind;
-  readonly severity: Severity;
-}
+  kind: domainKind,
+  severity,
+});
+export type Snooze = Readonly<z.infer<typeof SnoozeSchema>>;
 
 /** "We let this one go": silent while the expiry date, the status (kind) and auto-renew stay as they were. */
-export interface Acknowledgement {
+const AcknowledgementSchema = z.object({
   /** ISO 8601: when it was acknowledged. */
-  readonly at: string;
-  readonly kind: DomainFindingKind;
-  readonly severity: Severity;
-  readonly date_expiry: string;
-  readonly auto_renew: boolean | null;
-}
+  at: StoredDateTime,
+  kind: domainKind,
+  severity,
+  date_expiry: StoredDateTime,
+  auto_renew: z.boolean().nullable(),
+});
+export type Acknowledgement = Readonly<z.infer<typeof AcknowledgementSchema>>;
 
 /** What one domain carries of the actions taken on it (actions.ts). */
-export interface DomainActions {
-  readonly snooze?: Snooze;
-  readonly acknowledged?: Acknowledgement;
-}
+const DomainActionsSchema = z.object({
+  snooze: SnoozeSchema.optional(),
+  acknowledged: AcknowledgementSchema.optional(),
+});
+export type DomainActions = Readonly<z.infer<typeof DomainActionsSchema>>;
 
-/** Everything remembered of one domain. */
-export interface DomainMemory {
+/** Everything remembered of one domain, as a store keeps it. */
+export const DomainMemorySchema = z.object({
   /** The name (cut) when the memory is kept under a hash of it (see state-bounds.ts). */
-  readonly name?: string;
+  name: z.string().optional(),
   /**
    * The policy the domain fell under when last read: a domain that leaves the account is announced
    * to its group, and not at all when its policy lets it lapse (docs/policies.md).
    */
-  readonly group?: string;
-  readonly watched: WatchedFields;
-  readonly finding: FindingMemory | null;
-  readonly alerted: AlertMemory | null;
+  group: z.string().max(64).optional(),
+  watched: WatchedSchema,
+  finding: FindingMemorySchema.nullable(),
+  alerted: AlertMemorySchema.nullable(),
   /** Snooze and acknowledgement; absent when neither is set. */
-  readonly actions?: DomainActions;
-}
+  actions: DomainActionsSchema.optional(),
+});
+export type DomainMemory = Readonly<z.infer<typeof DomainMemorySchema>>;
 
 /** What the state keeps of a domain announced as gone (departures.ts): when, its name (cut when hashed), group and actions. */
-export type Departure = Pick<DomainMemory, 'name' | 'group' | 'actions'> & { readonly at: string };
+export const DepartureSchema = DomainMemorySchema.pick({ name: true, group: true, actions: true }).extend({
+  at: StoredDateTime,
+});
+export type Departure = Readonly<z.infer<typeof DepartureSchema>>;
 
-/** Everything remembered of one flagged contact. */
-export interface ContactMemory {
+/** Everything remembered of one flagged contact, as a store keeps it. */
+export const ContactMemorySchema = z.object({
   /** The handle (cut) when the memory is kept under a hash of it. */
-  readonly handle?: string;
-  readonly finding: FindingMemory;
-  readonly alerted: AlertMemory | null;
-}
+  handle: z.string().optional(),
+  finding: FindingMemorySchema,
+  alerted: AlertMemorySchema.nullable(),
+});
+export type ContactMemory = Readonly<z.infer<typeof ContactMemorySchema>>;
 
 /** How a state names its account without keeping its key (state-account.ts). */
-export interface AccountBinding {
+const AccountBindingSchema = z.object({
   /** base64url, 16 random bytes. */
-  readonly salt: string;
+  salt: z.string().regex(/^[A-Za-z0-9_-]{16,86}$/, 'not a salt (base64url)'),
   /** base64url of scrypt(key, salt), 32 bytes. */
-  readonly hash: string;
-}
+  hash: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'not a hash (base64url of 32 bytes)'),
+});
+export type AccountBinding = Readonly<z.infer<typeof AccountBindingSchema>>;
+
+/** The account-wide part of the state as a store keeps it (the contacts are read apart). */
+export const StateHeaderSchema = z.object({
+  version: z.literal(STATE_VERSION, {
+    error: (issue) =>
+      issue.input === undefined
+        ? 'missing'
+        : `written by another version of domain-sentinel (state format ${JSON.stringify(issue.input)}, this one reads ${STATE_VERSION})`,
+  }),
+  /** The reseller base URL the state belongs to; a store refuses to mix accounts. */
+  scope: z.string().nullable(),
+  /** The account (API key) the state belongs to, never the key itself; null until the first save. */
+  account: AccountBindingSchema.nullable(),
+  /** The first scan saved (the weekly summary counts from it until the first publish). */
+  started_at: StoredDateTime.nullable(),
+  last_scan_at: StoredDateTime.nullable(),
+  last_published_at: StoredDateTime.nullable(),
+  /** `domain:<name>` / `contact:<handle>` / `domain@page<n>` of the records that could not be read (bounded). */
+  problem_keys: z.array(z.string()),
+  /** The digest of every unreadable-record key, when there were more than `problem_keys` holds. */
+  problem_keys_digest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'not a sha256 digest')
+    .optional(),
+  /** The domains announced as gone (`left_account`), by memory key, for a while (departures.ts). */
+  departed: z.record(z.string(), DepartureSchema).optional(),
+});
 
 /** Everything remembered about one account but its domains (which are many, and read apart). */
-export interface StateHead {
-  readonly version: typeof STATE_VERSION;
-  /** The reseller base URL the state belongs to; a store refuses to mix accounts. */
-  readonly scope: string | null;
-  /** The account (API key) the state belongs to, never the key itself; null until the first save. */
-  readonly account: AccountBinding | null;
-  /** The first scan saved (the weekly summary counts from it until the first publish). */
-  readonly started_at: string | null;
-  readonly last_scan_at: string | null;
-  readonly last_published_at: string | null;
-  /** `domain:<name>` / `contact:<handle>` / `domain@page<n>` of the records that could not be read (bounded). */
-  readonly problem_keys: readonly string[];
-  /** The digest of every unreadable-record key, when there were more than `problem_keys` holds. */
-  readonly problem_keys_digest?: string;
+export type StateHead = Readonly<z.infer<typeof StateHeaderSchema>> & {
   /** By key: the handle, or a hash of it. */
   readonly contacts: Readonly<Record<string, ContactMemory>>;
-  /** The domains announced as gone (`left_account`), by memory key, for a while (departures.ts). */
-  readonly departed?: Readonly<Record<string, Departure>>;
-}
+};
 
 /** The state before the first scan. */
 export const EMPTY_HEAD: StateHead = {
@@ -447,80 +476,6 @@ export class StateConflictError extends StateError {
     this.heldUntil = options?.heldUntil;
   }
 }
-
-const severity = z.enum(SEVERITIES);
-const domainKind = z.enum(DOMAIN_FINDING_KINDS);
-const findingKind = z.union([domainKind, z.literal('contact_pending_validation')]);
-const FindingMemorySchema = z.object({
-  kind: findingKind,
-  severity,
-  stage: z.number().nullable(),
-  date_expiry: StoredDateTime.optional(),
-  restore_by: StoredDateTime.optional(),
-});
-const AlertMemorySchema = FindingMemorySchema.omit({ date_expiry: true, restore_by: true }).extend({
-  at: StoredDateTime,
-  first_at: StoredDateTime.optional(),
-  escalated: z.number().nullable().optional(),
-  repeats: z.number().int().min(0).optional(),
-});
-const WatchedSchema = z.object(
-  Object.fromEntries(WATCHED_NAMES.map((name) => [name, WATCHED[name].schema.optional()])),
-);
-const DomainActionsSchema = z.object({
-  snooze: z.object({ until: StoredDateTime, at: StoredDateTime, kind: domainKind, severity }).optional(),
-  acknowledged: z
-    .object({
-      at: StoredDateTime,
-      kind: domainKind,
-      severity,
-      date_expiry: StoredDateTime,
-      auto_renew: z.boolean().nullable(),
-    })
-    .optional(),
-});
-/** One domain's memory, as a store keeps it. */
-export const DomainMemorySchema = z.object({
-  name: z.string().optional(),
-  group: z.string().max(64).optional(),
-  watched: WatchedSchema,
-  finding: FindingMemorySchema.nullable(),
-  alerted: AlertMemorySchema.nullable(),
-  actions: DomainActionsSchema.optional(),
-});
-/** One contact's memory, as a store keeps it. */
-export const ContactMemorySchema = z.object({
-  handle: z.string().optional(),
-  finding: FindingMemorySchema,
-  alerted: AlertMemorySchema.nullable(),
-});
-const AccountBindingSchema = z.object({
-  salt: z.string().regex(/^[A-Za-z0-9_-]{16,86}$/, 'not a salt (base64url)'),
-  hash: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'not a hash (base64url of 32 bytes)'),
-});
-export const DepartureSchema = DomainMemorySchema.pick({ name: true, group: true, actions: true }).extend({
-  at: StoredDateTime,
-});
-/** The account-wide part of the state as a store keeps it (the contacts are read apart). */
-export const StateHeaderSchema = z.object({
-  version: z.literal(STATE_VERSION, {
-    error: (issue) =>
-      issue.input === undefined
-        ? 'missing'
-        : `written by another version of domain-sentinel (state format ${JSON.stringify(issue.input)}, this one reads ${STATE_VERSION})`,
-  }),
-  scope: z.string().nullable(),
-  account: AccountBindingSchema.nullable(),
-  started_at: StoredDateTime.nullable(),
-  last_scan_at: StoredDateTime.nullable(),
-  last_published_at: StoredDateTime.nullable(),
-  problem_keys: z.array(z.string()),
-  problem_keys_digest: z
-    .string()
-    .regex(/^[0-9a-f]{64}$/, 'not a sha256 digest')
-    .optional(),
-  departed: z.record(z.string(), DepartureSchema).optional(),
-});
 
 /**
  * A copy of a value `schema` checks with the keys it knows only, in the schema's order, at any
