@@ -41,6 +41,15 @@ describe('the report view of kept quarantines with no finding', () => {
     const view = viewOf(report, { purpose: 'page', query: `kept-${DEADLINES_LISTED + 1}.nl` });
     expect(view.problems.map((p) => p.key)).toContain(`kept-${DEADLINES_LISTED + 1}.nl`);
   });
+
+  it('carries a kept quarantine a filter matches by the words a quarantine finding is found by', () => {
+    const report = reportOf([], [...Array.from({ length: 150 }, (_, i) => unreadable(i)), kept('late.nl')]);
+    for (const query of ['quarantine', 'critical'])
+      expect(viewOf(report, { purpose: 'page', query }).problems.map((p) => p.key)).toContain('late.nl');
+    expect(viewOf(report, { purpose: 'page', query: 'expiring' }).problems.map((p) => p.key)).not.toContain(
+      'late.nl',
+    );
+  });
 });
 
 describe('the report view of kept quarantines, hostile', () => {

@@ -512,7 +512,8 @@ export class ReportViewBuilder implements ReportReader {
     const kept = keptDeadlineOf(p, this.start);
     // Its name as the filter matches it: normalised (a key however the API spelled it), and shown.
     const name = kept && this.needle !== '' ? normalizeDomainName(kept.domain_name) : '';
-    const matching = name === '' || `${name} ${displayDomain(name).toLowerCase()}`.includes(this.needle);
+    const matching =
+      name === '' || `${name} ${displayDomain(name).toLowerCase()} quarantine critical`.includes(this.needle);
     if (index < PROBLEMS_KEPT || (name !== '' && name === this.needleName)) this.problems.push(p);
     else if (kept && matching) this.keepSoonest(p, kept);
     else if (kept) this.left.quarantine++;

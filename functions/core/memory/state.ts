@@ -241,11 +241,18 @@ export type ResolvedReason =
  * What is remembered, as a store keeps it: each schema reads a stored value back, and each type is
  * what its schema reads (z.infer), so a field is declared once.
  */
+/** What a schema reads, read-only at every depth: a remembered value is never changed in place. */
+type Stored<S extends z.ZodType> = DeepReadonly<z.infer<S>>;
+type DeepReadonly<T> = T extends readonly (infer E)[]
+  ? readonly DeepReadonly<E>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
+
 const severity = z.enum(SEVERITIES);
 const domainKind = z.enum(DOMAIN_FINDING_KINDS);
 const findingKind = z.union([domainKind, z.literal('contact_pending_validation')]);
 
-/** A finding as remembered: enough to tell new from escalated from ongoing, and why it went away. */
 const FindingMemorySchema = z.object({
   kind: findingKind,
   severity,
@@ -255,9 +262,9 @@ const FindingMemorySchema = z.object({
   /** A quarantine read with its restore-by: a finding kept unjudged is judged by it (unjudged-memory.ts). */
   restore_by: StoredDateTime.optional(),
 });
-export type FindingMemory = Readonly<z.infer<typeof FindingMemorySchema>>;
+/** A finding as remembered: enough to tell new from escalated from ongoing, and why it went away. */
+export type FindingMemory = Stored<typeof FindingMemorySchema>;
 
-/** The last alert that carried a finding. */
 const AlertMemorySchema = FindingMemorySchema.omit({ date_expiry: true, restore_by: true }).extend({
   /** ISO 8601: the `now` of the scan that published it. */
   at: StoredDateTime,
@@ -268,13 +275,14 @@ const AlertMemorySchema = FindingMemorySchema.omit({ date_expiry: true, restore_
   /** Times this finding (kind, severity, rung) was published again by its repeat cadence (repeat.ts); absent: none. */
   repeats: z.number().int().min(0).optional(),
 });
-export type AlertMemory = Readonly<z.infer<typeof AlertMemorySchema>>;
+/** The last alert that carried a finding. */
+export type AlertMemory = Stored<typeof AlertMemorySchema>;
 
+/** The watched fields, read by the schema each has in WATCHED; typed as WatchedFields, which WATCHED gives. */
 const WatchedSchema = z.object(
   Object.fromEntries(WATCHED_NAMES.map((name) => [name, WATCHED[name].schema.optional()])),
 ) as unknown as z.ZodType<WatchedFields>;
 
-/** A snooze: silent until `until`, unless the finding gets worse than it was. */
 const SnoozeSchema = z.object({
   /** ISO 8601. */
   until: StoredDateTime,
@@ -284,9 +292,9 @@ const SnoozeSchema = z.object({
   kind: domainKind,
   severity,
 });
-export type Snooze = Readonly<z.infer<typeof SnoozeSchema>>;
+/** A snooze: silent until `until`, unless the finding gets worse than it was. */
+export type Snooze = Stored<typeof SnoozeSchema>;
 
-/** "We let this one go": silent while the expiry date, the status (kind) and auto-renew stay as they were. */
 const AcknowledgementSchema = z.object({
   /** ISO 8601: when it was acknowledged. */
   at: StoredDateTime,
@@ -295,16 +303,17 @@ const AcknowledgementSchema = z.object({
   date_expiry: StoredDateTime,
   auto_renew: z.boolean().nullable(),
 });
-export type Acknowledgement = Readonly<z.infer<typeof AcknowledgementSchema>>;
+/** "We let this one go": silent while the expiry date, the status (kind) and auto-renew stay as they were. */
+export type Acknowledgement = Stored<typeof AcknowledgementSchema>;
 
-/** What one domain carries of the actions taken on it (actions.ts). */
 const DomainActionsSchema = z.object({
   snooze: SnoozeSchema.optional(),
   acknowledged: AcknowledgementSchema.optional(),
 });
-export type DomainActions = Readonly<z.infer<typeof DomainActionsSchema>>;
+/** What one domain carries of the actions taken on it (actions.ts). */
+export type DomainActions = Stored<typeof DomainActionsSchema>;
 
-/** Everything remembered of one domain, as a store keeps it. */
+/** As a store keeps it: {@link DomainMemory}. */
 export const DomainMemorySchema = z.object({
   /** The name (cut) when the memory is kept under a hash of it (see state-bounds.ts). */
   name: z.string().optional(),
@@ -319,33 +328,36 @@ export const DomainMemorySchema = z.object({
   /** Snooze and acknowledgement; absent when neither is set. */
   actions: DomainActionsSchema.optional(),
 });
-export type DomainMemory = Readonly<z.infer<typeof DomainMemorySchema>>;
+/** Everything remembered of one domain, as a store keeps it. */
+export type DomainMemory = Stored<typeof DomainMemorySchema>;
 
-/** What the state keeps of a domain announced as gone (departures.ts): when, its name (cut when hashed), group and actions. */
+/** As a store keeps it: {@link Departure}. */
 export const DepartureSchema = DomainMemorySchema.pick({ name: true, group: true, actions: true }).extend({
   at: StoredDateTime,
 });
-export type Departure = Readonly<z.infer<typeof DepartureSchema>>;
+/** What the state keeps of a domain announced as gone (departures.ts): when, its name (cut when hashed), group and actions. */
+export type Departure = Stored<typeof DepartureSchema>;
 
-/** Everything remembered of one flagged contact, as a store keeps it. */
+/** As a store keeps it: {@link ContactMemory}. */
 export const ContactMemorySchema = z.object({
   /** The handle (cut) when the memory is kept under a hash of it. */
   handle: z.string().optional(),
   finding: FindingMemorySchema,
   alerted: AlertMemorySchema.nullable(),
 });
-export type ContactMemory = Readonly<z.infer<typeof ContactMemorySchema>>;
+/** Everything remembered of one flagged contact, as a store keeps it. */
+export type ContactMemory = Stored<typeof ContactMemorySchema>;
 
-/** How a state names its account without keeping its key (state-account.ts). */
 const AccountBindingSchema = z.object({
   /** base64url, 16 random bytes. */
   salt: z.string().regex(/^[A-Za-z0-9_-]{16,86}$/, 'not a salt (base64url)'),
   /** base64url of scrypt(key, salt), 32 bytes. */
   hash: z.string().regex(/^[A-Za-z0-9_-]{43}$/, 'not a hash (base64url of 32 bytes)'),
 });
-export type AccountBinding = Readonly<z.infer<typeof AccountBindingSchema>>;
+/** How a state names its account without keeping its key (state-account.ts). */
+export type AccountBinding = Stored<typeof AccountBindingSchema>;
 
-/** The account-wide part of the state as a store keeps it (the contacts are read apart). */
+/** As a store keeps it: {@link StateHead}. */
 export const StateHeaderSchema = z.object({
   version: z.literal(STATE_VERSION, {
     error: (issue) =>
@@ -373,7 +385,8 @@ export const StateHeaderSchema = z.object({
 });
 
 /** Everything remembered about one account but its domains (which are many, and read apart). */
-export type StateHead = Readonly<z.infer<typeof StateHeaderSchema>> & {
+/** The account-wide part of the state as a store keeps it (the contacts are read apart). */
+export type StateHead = Stored<typeof StateHeaderSchema> & {
   /** By key: the handle, or a hash of it. */
   readonly contacts: Readonly<Record<string, ContactMemory>>;
 };
