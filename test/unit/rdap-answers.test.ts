@@ -2,61 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { RdapBootstrap, shownSource } from '../../functions/core/registry/bootstrap';
 import { RdapClient } from '../../functions/core/registry/rdap-client';
 import { RdapError } from '../../functions/core/registry/rdap-errors';
-import {
-  checkRegistry,
-  type RegistryCandidate,
-  type RegistryCounts,
-} from '../../functions/core/registry/registry-check';
+import { checkRegistry, type RegistryCounts } from '../../functions/core/registry/registry-check';
 import type { RawRecord } from '../../functions/simulator/portfolio';
 import { startRegistrySimulator } from '../../functions/simulator/registry';
+import { candidate, checkAt, EXPIRY, NOW, names, record, server, status } from '../support/rdap-answers';
 
 /**
  * What an RDAP server answers besides a record and a 404 (RFC 7480 §5): a 400 or a 410 speaks of
  * one name, a 403 of the client; and a 404 that a server does not repeat (one broken backend behind
  * a load balancer) is no finding.
  */
-
-const NOW = Date.parse('2026-11-22T06:00:00Z');
-const DAY = 86_400_000;
-const EXPIRY = NOW + 3 * DAY; // near expiry: a registry_unknown would be critical
-const bootstrap = RdapBootstrap.parse(
-  JSON.stringify({ services: [[['com', 'nl'], ['https://rdap.example/']]] }),
-  'test',
-);
-
-const candidate = (name: string, rank: number): RegistryCandidate => ({
-  domain_name: name,
-  date_expiry: EXPIRY,
-  quarantine: false,
-  auto_renew: true,
-  registrant_handle: null,
-  reason: 'sample',
-  rank,
-});
-const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}.com`);
-
-const record = (name: string) =>
-  new Response(
-    JSON.stringify({
-      objectClassName: 'domain',
-      ldhName: name,
-      status: ['active'],
-      events: [{ eventAction: 'expiration', eventDate: new Date(EXPIRY).toISOString() }],
-    }),
-    { status: 200 },
-  );
-const status = (code: number) => new Response(`{"errorCode":${code}}`, { status: code });
-
-/** One RDAP server answering each request by its name and how often that name was asked. */
-function server(answer: (name: string, times: number) => Response) {
-  const asked: string[] = [];
-  const fetch = (async (url: string | URL | Request) => {
-    const name = new URL(String(url)).pathname.split('/').pop() as string;
-    asked.push(name);
-    return answer(name, asked.filter((n) => n === name).length);
-  }) as typeof globalThis.fetch;
-  return { fetch, asked };
-}
 
 /** Every candidate is checked, not checkable or not checked, once (the report's sum rule). */
 const accounted = (c: RegistryCounts) =>
@@ -67,19 +22,7 @@ const accounted = (c: RegistryCounts) =>
   c.not_checked.server_failed +
   c.not_checked.name_refused;
 
-async function check(domains: readonly string[], fetch: typeof globalThis.fetch) {
-  const client = new RdapClient({ fetch, sleep: async () => undefined, maxAttempts: 1 });
-  const result = await checkRegistry({
-    candidates: domains.map((d, i) => candidate(d, i)),
-    bootstrap,
-    client,
-    now: NOW,
-    budget: 100,
-    policy: { toleranceDays: 2, criticalDays: 7 },
-    concurrency: 1,
-  });
-  return { result, requests: client.requests };
-}
+const check = checkAt;
 
 describe('RDAP answers about one name (RFC 7480): 400 and 410', () => {
   it('does not leave a server alone for answering 400 to three names in a row: they are its answers for those names', async () => {

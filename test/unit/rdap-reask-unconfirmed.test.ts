@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { RdapBootstrap, shownSource } from '../../functions/core/registry/bootstrap';
+import { shownSource } from '../../functions/core/registry/bootstrap';
 import { RdapClient } from '../../functions/core/registry/rdap-client';
-import { checkRegistry, type RegistryCandidate } from '../../functions/core/registry/registry-check';
+import { checkAt, NOW, names, record, server, status } from '../support/rdap-answers';
 
 /**
  * A 404 that would be a finding is a finding only when the server repeats it: not when the server was
@@ -9,61 +9,7 @@ import { checkRegistry, type RegistryCandidate } from '../../functions/core/regi
  * scan's time); and the info line says why it is no finding.
  */
 
-const NOW = Date.parse('2026-11-22T06:00:00Z');
-const DAY = 86_400_000;
-const EXPIRY = NOW + 3 * DAY;
-const bootstrap = RdapBootstrap.parse(
-  JSON.stringify({ services: [[['com'], ['https://rdap.example/']]] }),
-  'test',
-);
-
-const candidate = (name: string, rank: number): RegistryCandidate => ({
-  domain_name: name,
-  date_expiry: EXPIRY,
-  quarantine: false,
-  auto_renew: true,
-  registrant_handle: null,
-  reason: 'sample',
-  rank,
-});
-const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}.com`);
-const record = (name: string) =>
-  new Response(
-    JSON.stringify({
-      objectClassName: 'domain',
-      ldhName: name,
-      status: ['active'],
-      events: [{ eventAction: 'expiration', eventDate: new Date(EXPIRY).toISOString() }],
-    }),
-    { status: 200 },
-  );
-const status = (code: number) => new Response(`{"errorCode":${code}}`, { status: code });
-
-function server(answer: (name: string, times: number) => Response) {
-  const asked: string[] = [];
-  const fetch = (async (url: string | URL | Request) => {
-    const name = new URL(String(url)).pathname.split('/').pop() as string;
-    asked.push(name);
-    return answer(name, asked.filter((n) => n === name).length);
-  }) as typeof globalThis.fetch;
-  return { fetch, asked };
-}
-
-async function check(
-  domains: readonly string[],
-  fetch: typeof globalThis.fetch,
-  client = new RdapClient({ fetch, sleep: async () => undefined, maxAttempts: 1 }),
-) {
-  return checkRegistry({
-    candidates: domains.map((d, i) => candidate(d, i)),
-    bootstrap,
-    client,
-    now: NOW,
-    budget: 100,
-    policy: { toleranceDays: 2, criticalDays: 7 },
-    concurrency: 1,
-  });
-}
+const check = async (...args: Parameters<typeof checkAt>) => (await checkAt(...args)).result;
 
 describe('a 404 not asked again is no finding', () => {
   it('makes no finding of a 404 at a server left alone before it could be asked again', async () => {
