@@ -5,9 +5,9 @@ import { viewFromText } from '../../functions/core/memory/report-store';
 import { DEADLINES_LISTED, responseBytes, viewOf } from '../../functions/core/memory/report-view';
 import type { DomainMemory } from '../../functions/core/memory/state';
 import { renderCalendar } from '../../functions/core/pages/calendar';
-import type { Problem } from '../../functions/core/reseller/client';
 import type { Report } from '../../functions/core/scan/scan';
 import { HOUR, T0 } from '../support/account-model';
+import { keptRecord, unreadable } from '../support/kept-records';
 import { reportOf } from '../support/report';
 import { heldInQuarantine, renewedUndocumented, scanUnjudged as run } from '../support/state-scan';
 import { EMPTY_STATE } from '../support/whole-state';
@@ -34,24 +34,6 @@ function readThenKept(): { judged: Report; kept: Report } {
   const kept = run([healthy], T0 + 25 * HOUR, second.next).report as unknown as Report;
   return { judged: first.report as unknown as Report, kept };
 }
-
-/** A problem record memory publishes as a kept quarantine, restore by 27 Nov 2026 06:00 UTC: critical unless snoozed. */
-const keptRecord = (name: string, snoozed = false): Problem => ({
-  resource: 'domain',
-  key: name,
-  page: 1,
-  reason: 'read by its dates only; last read in quarantine',
-  ...(snoozed ? {} : { severity: 'critical' as const }),
-  dates_only: true,
-  kept_quarantine: true,
-  restore_by: '2026-11-27T06:00:00.000Z',
-});
-const unreadable = (i: number): Problem => ({
-  resource: 'domain',
-  key: `broken-${i}.nl`,
-  page: 1,
-  reason: 'x',
-});
 
 async function* chunks(lines: Iterable<string>): AsyncIterable<string> {
   for (const line of lines) yield line;
@@ -81,7 +63,7 @@ describe('the calendar feed of a quarantine kept while its record gives no findi
   });
 
   it('has the event of a snoozed kept record, with its alarm, as a snoozed finding keeps its events', () => {
-    const ics = renderCalendar(reportOf([], [keptRecord('snoozed.nl', true)]));
+    const ics = renderCalendar(reportOf([], [keptRecord('snoozed.nl', { snoozed: true })]));
     expect(restoreBy(ics)?.summary).toBe(
       'Restore by: snoozed.nl (last day to restore, last read in quarantine)',
     );

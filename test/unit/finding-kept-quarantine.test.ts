@@ -4,6 +4,7 @@ import { parseSigningKeys, signLinkQuery } from '../../functions/core/links/link
 import { type ViewSelection, viewOf } from '../../functions/core/memory/report-view';
 import type { Problem } from '../../functions/core/reseller/client';
 import { createFindingHandler } from '../../functions/handlers/web-handler';
+import { keptRecord, unreadable } from '../support/kept-records';
 import { NOW_ISO, reportOf } from '../support/report';
 
 /**
@@ -16,29 +17,22 @@ import { NOW_ISO, reportOf } from '../support/report';
 
 const KEYS = parseSigningKeys('f'.repeat(40));
 const NOW = Date.parse(NOW_ISO);
-const kept: Problem = {
-  resource: 'domain',
-  key: 'kept.nl',
-  page: 1,
-  reason: 'read by its dates only; last read in quarantine, restore by 2026-11-25 06:00 UTC (days left: 3)',
-  severity: 'critical',
-  dates_only: true,
-  kept_quarantine: true,
+const kept = keptRecord('kept.nl', {
   restore_by: '2026-11-25T06:00:00.000Z',
-};
-const unreadable = (i: number): Problem => ({
-  resource: 'domain',
-  key: `broken-${i}.nl`,
-  page: 1,
-  reason: 'missing date_expiry',
+  reason: 'read by its dates only; last read in quarantine, restore by 2026-11-25 06:00 UTC (days left: 3)',
 });
 
-async function open(problems: Problem[]) {
+/** The finding page of kept.nl over a report of `problems`; `reads` learns each view the page reads. */
+async function open(problems: Problem[], reads: ViewSelection[] = []) {
   const logged: Array<Record<string, unknown>> = [];
   const report = reportOf([], problems);
+  const view = async (selection: ViewSelection) => {
+    reads.push(selection);
+    return viewOf(report, selection);
+  };
   const handler = createFindingHandler({
     secrets: { signingKeys: async () => KEYS } as never,
-    reports: () => ({ view: async (selection: ViewSelection) => viewOf(report, selection) }) as never,
+    reports: () => ({ view }) as never,
     silencing: async () => true,
     clock: () => NOW,
     log: (entry) => logged.push(entry),
@@ -79,30 +73,11 @@ describe('the finding page of a kept quarantine past the deadlines the view carr
       key: `early-${i}.nl`,
       restore_by: '2026-11-23T06:00:00.000Z',
     }));
-    const report = reportOf([], [...Array.from({ length: 150 }, (_, i) => unreadable(i)), ...others, kept]);
     const reads: ViewSelection[] = [];
-    const handler = createFindingHandler({
-      secrets: { signingKeys: async () => KEYS } as never,
-      reports: () =>
-        ({
-          view: async (selection: ViewSelection) => {
-            reads.push(selection);
-            return viewOf(report, selection);
-          },
-        }) as never,
-      silencing: async () => true,
-      clock: () => NOW,
-      log: () => undefined,
-    });
-    const query = signLinkQuery({ action: 'finding', subject: 'kept.nl', keys: KEYS, now: NOW });
-    const result = await handler({
-      httpMethod: 'GET',
-      resource: '/finding/{domain}',
-      pathParameters: { domain: 'kept.nl' },
-      queryStringParameters: Object.fromEntries(new URLSearchParams(query)),
-      headers: {},
-      requestContext: { identity: { sourceIp: '203.0.113.9' } },
-    } as unknown as APIGatewayProxyEvent);
+    const { result } = await open(
+      [...Array.from({ length: 150 }, (_, i) => unreadable(i)), ...others, kept],
+      reads,
+    );
     expect(result.body).toContain('kept.nl was last read in quarantine');
     // A filter reads the whole report (some 100 MB at a million domains): once is enough.
     expect(reads.filter((s) => s.query)).toHaveLength(1);

@@ -2,25 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { DEADLINES_LISTED, DomainFindingShape, viewOf } from '../../functions/core/memory/report-view';
 import { renderReportPage } from '../../functions/core/pages/report-page';
 import type { Problem } from '../../functions/core/reseller/client';
+import { keptRecord, unreadable } from '../support/kept-records';
 import { reportOf } from '../support/report';
 
-/** A problem record memory publishes as a kept quarantine (kept-quarantine.ts), restore by 27 Nov 2026. */
-const kept = (name: string): Problem => ({
-  resource: 'domain',
-  key: name,
-  page: 1,
-  reason: 'read by its dates only; last read in quarantine',
-  severity: 'critical',
-  dates_only: true,
-  kept_quarantine: true,
-  restore_by: '2026-11-27T06:00:00.000Z',
-});
-const unreadable = (i: number): Problem => ({
-  resource: 'domain',
-  key: `broken-${i}.nl`,
-  page: 1,
-  reason: 'missing date_expiry',
-});
+const kept = (name: string) => keptRecord(name);
 
 describe('the report view of kept quarantines with no finding', () => {
   it('carries a kept quarantine behind a hundred unreadable records, and counts those beyond the deadlines listed', () => {
