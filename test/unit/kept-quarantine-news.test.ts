@@ -41,6 +41,7 @@ function newsOf(problems: Problem[], saved: Problem[]) {
       report: reportOf([], problems),
       memory: { prior: new Map() } as unknown as ScanMemory,
       nowMs: Date.parse(NOW_ISO),
+      silencing: { lapsed: [] },
       input: { head, policy: { repeat: { critical: 20 } } },
     },
     { publish: true, cadence: false },

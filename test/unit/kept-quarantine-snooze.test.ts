@@ -4,7 +4,14 @@ import type { DomainMemory, Snooze } from '../../functions/core/memory/state';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import type { Report } from '../../functions/core/scan/scan';
 import { HOUR, T0 } from '../support/account-model';
-import { heldInQuarantine, renewedUndocumented, scanUnjudged as run, whysAt } from '../support/state-scan';
+import {
+  DAY,
+  domain,
+  heldInQuarantine,
+  renewedUndocumented,
+  scanUnjudged as run,
+  whysAt,
+} from '../support/state-scan';
 import { DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
 
 /**
@@ -53,16 +60,16 @@ describe('a snoozed quarantine kept while its record gives no finding', () => {
     expect(renderSms(after)).toContain('held.nl quarantine 28d left?');
   });
 
-  it('is a new unreadable record once, and escalates afterHours past the snooze end, once', () => {
+  it('is a new unreadable record once, news as its snooze ends, and escalates afterHours past that end, once', () => {
     const times = [20, 25, 31, 40, 50, 53, 55, 60].map((h) => T0 + h * HOUR);
     const whys = whysAt(times, snoozedState(), (now, s) => run([healthy], now, s, policy));
     expect(whys).toEqual([
       ['1 new unreadable record'],
       [],
+      ['1 snooze ended on a kept quarantine'],
+      [],
       [],
       ['1 unreadable records in quarantine repeated after 20 h'],
-      [],
-      [],
       ['1 critical not acted on, escalated'],
       [],
     ]);
@@ -112,5 +119,37 @@ describe('a kept quarantine whose record gives no finding, acknowledged or snooz
     expect(late.report.problems.map((p) => p.severity)).toEqual(['critical']);
     expect(late.next.domains['held.nl']?.actions).toBeUndefined();
     expect(late.why.filter((w) => w.includes('new unreadable'))).toEqual([]);
+    expect(late.why).toEqual(['1 snooze ended on a kept quarantine']);
+  });
+});
+
+describe('a kept quarantine whose snooze ends soon after the account last spoke', () => {
+  /** Snoozed until T0 + 30 h; another domain is new at T0 + 25 h, so the account spoke 5 h before the end. */
+  const other = domain('other.nl', T0, { auto_renew: false, date_expiry: T0 + 5 * DAY });
+  const chatty = (now: number, state: ScanState) =>
+    run(now >= T0 + 25 * HOUR ? [healthy, other] : [healthy], now, state, policy);
+
+  it('is news in the scan that sees the snooze end, and not again before the cadence', () => {
+    const times = [20, 25, 31, 35, 44].map((h) => T0 + h * HOUR);
+    const whys = whysAt(times, snoozedState(), chatty);
+    expect(whys).toEqual([
+      ['1 new unreadable record'],
+      ['1 new'],
+      ['1 snooze ended on a kept quarantine'],
+      [],
+      [],
+    ]);
+  });
+
+  it('is marked news for its group in that scan alone', () => {
+    const before = run([healthy], T0 + 20 * HOUR, snoozedState(), policy).next;
+    const spoke = chatty(T0 + 25 * HOUR, before).next;
+    const ended = chatty(T0 + 31 * HOUR, spoke);
+    expect(ended.publish).toBe(true);
+    expect(ended.report.problems.map((p) => [p.severity, p.news])).toEqual([['critical', true]]);
+    expect(ended.next.domains['held.nl']?.actions).toBeUndefined();
+    const next = chatty(T0 + 35 * HOUR, ended.next);
+    expect(next.publish).toBe(false);
+    expect(next.report.problems.map((p) => p.news)).toEqual([undefined]);
   });
 });

@@ -25,7 +25,7 @@ import {
 import { departureOf, nextDeparted } from './departures';
 import { escalationHours, missedWhileSilenced, nextAlertMemory } from './escalation';
 import { groupsHearing } from './group-news';
-import { keptInLastDays, keptNews, keptPriorAlert } from './kept-quarantine';
+import { keptInLastDays, keptNews, keptPriorAlert, keptSnoozeEnded } from './kept-quarantine';
 import { lastDaysRepeatDue, renewedOrRestored } from './renewal-memory';
 import { cadenceHours, carriedOn, nextRepeats, repeatDecision, repeatFor } from './repeat';
 import { resolution, resolveContacts, resolvedReason, sortEntries } from './resolutions';
@@ -244,6 +244,9 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   count(c.resolved.filter(news).length, 'resolved');
   countRepeats(c, count);
   count(c.escalated.size, 'critical not acted on, escalated');
+  // A kept quarantine critical again as its snooze ends: said now, as a snoozed finding is.
+  const ended = keptSnoozeEnded(c.report.problems, c.silencing.lapsed).length;
+  count(ended, ended === 1 ? 'snooze ended on a kept quarantine' : 'snoozes ended on kept quarantines');
   const fresh = newProblemKeys(c.input.head, problemKeysOf(c.report.problems, c.report.source.incomplete));
   count(fresh, fresh === 1 ? 'new unreadable record' : 'new unreadable records');
   // A record that says quarantine but cannot be read is as critical as a quarantine finding, and

@@ -3,6 +3,7 @@ import { LAST_DAYS } from '../findings/quarantine-periods';
 import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
 import { type DATES_ONLY, judgedByDatesOnly } from '../scan/scan-problems';
+import type { Lapse } from './actions';
 import { escalationHours, sinceSnooze } from './escalation';
 import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
@@ -160,6 +161,7 @@ interface Decided {
   readonly report: Report;
   readonly memory: ScanMemory;
   readonly nowMs: number;
+  readonly silencing: { readonly lapsed: readonly Lapse[] };
   readonly input: Parameters<typeof keptInLastDays>[3] & {
     readonly head: { readonly problem_keys: readonly string[]; readonly problem_keys_digest?: string };
   };
@@ -169,7 +171,7 @@ interface Decided {
  * The report with each kept quarantine the account's message announces or repeats now (`publish`:
  * a new unreadable record, every one when `cadence` (the critical records repeated on the critical
  * cadence, unreadableRepeats), one in its last days as {@link keptInLastDays} says, one that
- * escalates) marked `news`: alerts/groups.ts gives its
+ * escalates, one whose snooze ended now ({@link keptSnoozeEnded})) marked `news`: alerts/groups.ts gives its
  * group's message those, and group-news.ts groupsHearing counts the group heard.
  */
 export function keptNews<R extends Report>(
@@ -181,12 +183,14 @@ export function keptNews<R extends Report>(
   const keys = problemKeysOf(problems, c.report.source.incomplete);
   const { cadence } = said;
   const lastDays = new Set(keptInLastDays(problems, c.memory, c.nowMs, c.input));
+  const ended = new Set(keptSnoozeEnded(problems, c.silencing.lapsed));
   // Asked of the whole set at once: more records than the state keeps keys of are known by its digest.
   const isNew = isNewProblemKey(c.input.head, keys);
   const marked = problems.map((p, i) => {
     const fresh = isKept(p) && isNew(keys[i] as string);
     const escalated = p.escalated_after_hours !== undefined;
-    if (!isKept(p) || !(cadence || fresh || escalated || lastDays.has(p))) return p;
+    const due = cadence || fresh || escalated || lastDays.has(p) || ended.has(p);
+    if (!isKept(p) || !due) return p;
     return { ...p, news: true as const };
   });
   return { ...c.report, problems: marked };
@@ -219,4 +223,16 @@ export function keptInLastDays(
     const left = was ? restoreOf(was, nowMs).left : null;
     return left === null || left <= LAST_DAYS;
   });
+}
+
+/**
+ * The kept quarantines {@link withKeptQuarantines} published critical whose snooze this scan saw end
+ * or lapse early (`lapsed`: applyActions', its worse or last days): news once, as a snoozed
+ * quarantine finding is published again as its snooze ends, not at the account's next repeat of
+ * critical records. Memory drops the snooze with the message that says it (withActions), so the
+ * next scan does not see it end again.
+ */
+export function keptSnoozeEnded(problems: readonly Problem[], lapsed: readonly Lapse[]): Problem[] {
+  const ended = new Set(lapsed.filter((l) => l.action === 'snooze').map((l) => l.domain_name));
+  return problems.filter((p) => isKept(p) && ended.has(domainKey(p.key as string)));
 }
