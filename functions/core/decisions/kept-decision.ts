@@ -95,7 +95,7 @@ export function keptQuarantineWords(
     snoozedUntil === undefined
       ? 'Alerts say it until a record with a documented status shows it is out of quarantine.'
       : Number.isNaN(until)
-        ? 'A snooze of it held at the latest scan, so alerts leave it out until the snooze ends (or its last days to restore begin), then say it again.'
+        ? 'A snooze of it held at the latest scan, so alerts left it out: they say it again once the snooze ends or its last days to restore begin.'
         : `It is snoozed until ${utc(until)}: alerts leave it out until then (or until its last days to restore begin), then say it again.`;
   return {
     title: `${domain} was last read in quarantine`,
