@@ -26,6 +26,8 @@ const healthy = renewedUndocumented(held, T0);
 const events = (ics: string) =>
   new ICAL.Component(ICAL.parse(ics)).getAllSubcomponents('vevent').map((e) => new ICAL.Event(e));
 const restoreBy = (ics: string) => events(ics).find((e) => e.summary.startsWith('Restore by:'));
+const own = (ics: string) => events(ics).find((e) => e.summary.startsWith('Quarantine:'));
+const uidsOf = (ics: string) => events(ics).map((e) => e.uid);
 
 /** Read in quarantine at T0, then read healthy under an undocumented status (kept) a day on. */
 function readThenKept(): { judged: Report; kept: Report } {
@@ -59,7 +61,24 @@ describe('the calendar feed of a quarantine kept while its record gives no findi
     // The alarm a quarantine restore-by event has, as the event had while the record read.
     expect(ics).toContain('TRIGGER:-P7D');
     expect(renderCalendar(judged)).toContain('TRIGGER:-P7D');
-    expect(events(ics)).toHaveLength(1);
+    expect(events(ics)).toHaveLength(2);
+  });
+
+  it('keeps both events of the quarantine, under their UIDs, while its record reads quarantine, kept, then quarantine again', () => {
+    const first = run([held], T0, EMPTY_STATE);
+    const second = run([healthy], T0 + HOUR, first.next);
+    const kept = run([healthy], T0 + 25 * HOUR, second.next);
+    const again = run([held], T0 + 26 * HOUR, kept.next);
+    const [read, keptIcs, readAgain] = [first, kept, again].map((r) =>
+      renderCalendar(r.report as unknown as Report),
+    ) as [string, string, string];
+    expect(uidsOf(read)).toHaveLength(2);
+    expect(uidsOf(keptIcs)).toEqual(uidsOf(read));
+    expect(uidsOf(readAgain)).toEqual(uidsOf(read));
+    const keptOwn = own(keptIcs);
+    expect(keptOwn?.uid).toBe(own(read)?.uid);
+    expect(keptOwn?.summary).toBe('Quarantine: held.nl (last read in quarantine)');
+    expect(keptOwn?.description).toContain('as memory keeps it');
   });
 
   it('has the event of a snoozed kept record, with its alarm, as a snoozed finding keeps its events', () => {
@@ -105,7 +124,8 @@ describe('the calendar feed of a quarantine kept while its record gives no findi
     const keptOnes = Array.from({ length: DEADLINES_LISTED + 3 }, (_, i) => keptRecord(`kept-${i}.nl`));
     const report = reportOf([], [...Array.from({ length: 150 }, (_, i) => unreadable(i)), ...keptOnes]);
     const whole = renderCalendar(report);
-    expect(events(whole)).toHaveLength(DEADLINES_LISTED + 3);
+    // Each kept record with a known deadline: its own event and its restore-by event.
+    expect(events(whole)).toHaveLength(2 * (DEADLINES_LISTED + 3));
     expect(whole).not.toContain('did not fit');
     const stored = await viewFromText(
       chunks(reportLines(viewOf(report, { purpose: 'page' }))),
@@ -117,15 +137,17 @@ describe('the calendar feed of a quarantine kept while its record gives no findi
       viewOf(report, { purpose: 'page' }),
       stored,
     ]) {
-      expect(view.view?.urgentLeft?.events).toBe(3);
+      // The view counts the events the feed writes of those it left out: the feed's total, always.
+      expect(view.view?.urgentLeft?.events).toBe(6);
       const ics = renderCalendar(view);
       const uids = events(ics).map((e) => e.uid);
+      expect(uids.length + 6).toBe(events(whole).length);
       expect(uids).toEqual(
         events(whole)
           .map((e) => e.uid)
-          .slice(0, DEADLINES_LISTED),
+          .slice(0, 2 * DEADLINES_LISTED),
       );
-      expect(ics.replace(/\r\n /g, '')).toContain('3 critical or warning events did not fit');
+      expect(ics.replace(/\r\n /g, '')).toContain('6 critical or warning events did not fit');
     }
   });
 
@@ -138,6 +160,8 @@ describe('the calendar feed of a quarantine kept while its record gives no findi
     expect(responseBytes(ics)).toBeLessThanOrEqual(8_000);
     const written = events(ics).length;
     expect(written).toBeGreaterThan(10);
-    expect(ics.replace(/\r\n /g, '')).toContain(`${200 - written} critical or warning events did not fit`);
+    expect(ics.replace(/\r\n /g, '')).toContain(
+      `${2 * 200 - written} critical or warning events did not fit`,
+    );
   });
 });

@@ -66,6 +66,19 @@ describe('the finding page of a quarantine memory keeps while the record reads a
   });
 });
 
+describe('the finding page of a kept quarantine while a snooze of it holds', () => {
+  it('says the latest scan had it snoozed, not that alerts say it', async () => {
+    const snoozed = keptRecord('kept.nl', { restore_by: '2026-12-20T06:00:00.000Z', snoozed: true });
+    const { result } = await open([snoozed]);
+    expect(result.statusCode).toBe(200);
+    expect(result.body).toContain('kept.nl was last read in quarantine');
+    expect(result.body).not.toContain('Alerts say it until');
+    expect(result.body).toContain('A snooze of it held at the latest scan');
+    // Not snoozed: alerts say it.
+    expect((await open([kept])).result.body).toContain('Alerts say it until');
+  });
+});
+
 describe('the finding page of a kept quarantine past the deadlines the view carries', () => {
   it('reads the whole report once, not once for the finding and again for the record', async () => {
     const others = Array.from({ length: 30 }, (_, i) => ({

@@ -120,6 +120,31 @@ describe('the snooze link of a quarantine kept as remembered while its record re
     expect(JSON.parse(none.body).outcome).toBe('no_finding');
   });
 
+  it('says until when a snooze of it holds, not that alerts say it, when the record reads as nothing to report', async () => {
+    const renewed = renewedUndocumented(held, NOW);
+    const reseller = answering({ ...renewed, date_expiry: new Date(renewed.date_expiry).toISOString() });
+    const until = new Date(NOW + 2 * DAY).toISOString();
+    const snooze = {
+      until,
+      at: new Date(NOW - HOUR).toISOString(),
+      kind: 'quarantine',
+      severity: 'critical',
+    } as const;
+    const memory = { ...remembered(), actions: { snooze } } as DomainMemory;
+    const res = await handler(memory, reseller).handle('snooze', post('{"days":5}'));
+    const body = JSON.parse(res.body);
+    expect(body.outcome).toBe('kept_quarantine');
+    expect(body.message).not.toContain('Alerts say it until');
+    expect(body.message).toContain(`It is snoozed until ${until.replace('T', ' ').slice(0, 16)} UTC`);
+    // A snooze that ended holds nothing: alerts say it.
+    const ended = { ...snooze, until: new Date(NOW - 1).toISOString() };
+    const again = await handler({ ...memory, actions: { snooze: ended } }, reseller).handle(
+      'snooze',
+      post('{"days":5}'),
+    );
+    expect(JSON.parse(again.body).message).toContain('Alerts say it until');
+  });
+
   it('offers 30 days to an expired domain memory knows no quarantine of', async () => {
     const { handle, stored } = handler(undefined);
     const res = await handle('snooze', post('{"days":30}'));

@@ -7,8 +7,7 @@ import {
   SecretError,
   SentinelError,
 } from '../base/errors';
-import { normalizeDomainName } from '../base/text';
-import { type DomainFinding, daysLeft, severityRank } from '../findings/classify';
+import { type DomainFinding, severityRank } from '../findings/classify';
 import { checkActingLink, type GateRefusalKind, type GateResult, keyReadRefusal } from '../links/link-gate';
 import { type LinkFinding, type SigningKey, signLinkQuery } from '../links/links';
 import {
@@ -24,12 +23,16 @@ import {
   snoozeChoicesFor,
   snoozeOf,
 } from '../memory/actions';
-import { type DomainMemory, StateRefusedError } from '../memory/state';
+import { StateRefusedError } from '../memory/state';
 import { StateDamagedError } from '../memory/state-header';
-import { believableRestoreBy } from '../memory/unjudged-memory';
-import type { Problem } from '../reseller/client';
-import type { Domain } from '../reseller/schemas';
-import { undocumentedStatusProblem } from '../scan/scan-problems';
+import { type KeptQuarantine, keptQuarantineWords, utc } from './kept-decision';
+
+export {
+  type KeptQuarantine,
+  keptQuarantineIn,
+  keptQuarantineOf,
+  keptQuarantineWords,
+} from './kept-decision';
 
 /**
  * The snooze and acknowledge decisions, pure, in the way of functions/core/decisions/restore.ts: method,
@@ -47,46 +50,6 @@ export type SilenceAction = 'snooze' | 'acknowledge';
  */
 export class MemoryUnreadableError extends SentinelError {
   override readonly name: string = 'MemoryUnreadableError';
-}
-
-/**
- * A domain whose record reads as nothing to report under a status the API does not document, while
- * the scans' memory keeps it in quarantine (kept-quarantine.ts: the scan alerts it as a record that
- * says quarantine): its remembered restore-by, null when not known.
- */
-export interface KeptQuarantine {
-  readonly keptQuarantine: { readonly restore_by: string | null };
-}
-
-/**
- * The quarantine the scans' memory keeps of a domain whose record (`domain`) has a status the API
- * does not document, for when it gives no finding (its memory judged by the scan, unjudged-memory.ts
- * believableRestoreBy), or null. Pure.
- */
-export function keptQuarantineOf(
-  domain: Domain,
-  memory: DomainMemory | undefined,
-  nowMs: number,
-): KeptQuarantine | null {
-  if (memory?.finding?.kind !== 'quarantine' || undocumentedStatusProblem(domain, 1) === null) return null;
-  return { keptQuarantine: { restore_by: believableRestoreBy(memory.finding.restore_by, nowMs) } };
-}
-
-/**
- * The quarantine the scans' memory kept of `name` (normalised) in a report, for when its record gave
- * no finding: the problem record the scan published for it (`kept_quarantine`, as keptQuarantineOf
- * judges a record read now), its restore-by believed as there; or null. Pure.
- */
-export function keptQuarantineIn(
-  problems: readonly Problem[],
-  name: string,
-  nowMs: number,
-): KeptQuarantine | null {
-  const p = problems.find(
-    (q) => q.kept_quarantine === true && q.key !== null && normalizeDomainName(q.key) === name,
-  );
-  if (!p) return null;
-  return { keptQuarantine: { restore_by: believableRestoreBy(p.restore_by ?? undefined, nowMs) } };
 }
 
 /** What the decision needs: the domain's finding as it stands now, and the store the action goes to. */
@@ -248,7 +211,7 @@ async function findSilenceable(
   const { finding } = found;
   const domain = input.domain;
   if (finding && 'keptQuarantine' in finding)
-    return refuse(keptQuarantineOutcome(input, method, finding.keptQuarantine.restore_by));
+    return refuse(keptQuarantineOutcome(input, method, finding.keptQuarantine));
   if (!finding) {
     return refuse(
       outcome(
@@ -502,37 +465,18 @@ function silenced(
   };
 }
 
-/**
- * A domain memory keeps in quarantine while its record reads as nothing to report, in words: what
- * memory keeps, its restore-by (null: not known) and the next step (the scan alerts it daily as a
- * record that says quarantine). What its links answer: snooze and acknowledge, and its finding page.
- */
-export function keptQuarantineWords(
-  domain: string,
-  restoreBy: string | null,
-  nowMs: number,
-): { readonly title: string; readonly message: string } {
-  const by = restoreBy === null ? null : Date.parse(restoreBy);
-  const left = by === null ? null : daysLeft(by, nowMs);
-  const deadline =
-    by === null || left === null
-      ? 'its restore deadline is not known'
-      : left < 0
-        ? `its restore-by ${utc(by)} has PASSED`
-        : `restore by ${utc(by)} (${left === 0 ? 'the last day' : `${left} day${left === 1 ? '' : 's'} left`})`;
-  return {
-    title: `${domain} was last read in quarantine`,
-    message: `${domain}'s record now reads as nothing to report, with a status the reseller’s API does not document, and it was last read in quarantine: ${deadline}. Check it in the reseller’s control panel and, if it is still in quarantine, restore it there by then. Alerts say it until a record with a documented status shows it is out of quarantine.`,
-  };
-}
-
 /** A snooze or acknowledge link of a domain memory keeps in quarantine ({@link keptQuarantineWords}): nothing silenced. */
 function keptQuarantineOutcome(
   input: ActionInput,
   method: 'GET' | 'POST',
-  restoreBy: string | null,
+  kept: KeptQuarantine['keptQuarantine'],
 ): ActionOutcome {
-  const { title, message } = keptQuarantineWords(input.domain, restoreBy, input.now);
+  const { title, message } = keptQuarantineWords(
+    input.domain,
+    kept.restore_by,
+    input.now,
+    kept.snoozed_until,
+  );
   return outcome(
     'kept_quarantine',
     method === 'POST' ? 409 : 200,
@@ -540,8 +484,6 @@ function keptQuarantineOutcome(
     `${message} Nothing was ${input.action === 'snooze' ? 'snoozed' : 'acknowledged'}.`,
   );
 }
-
-const utc = (ms: number) => `${new Date(ms).toISOString().replace('T', ' ').slice(0, 16)} UTC`;
 
 /** Where a quarantine stands in (or past) its last days to restore, in words: "in its last days to restore, 3 days left (restore by …)". */
 export function lastDaysWords(found: DomainFinding): string {

@@ -117,7 +117,12 @@ export async function decideFindingPage(input: FindingPageInput): Promise<Findin
     return {
       kind: 'kept_quarantine',
       status: 200,
-      ...keptQuarantineWords(input.domain, found.keptQuarantine.restore_by, input.now),
+      ...keptQuarantineWords(
+        input.domain,
+        found.keptQuarantine.restore_by,
+        input.now,
+        found.keptQuarantine.snoozed_until,
+      ),
     };
   let keys: readonly SigningKey[];
   try {

@@ -63,16 +63,21 @@ export function findingEvents(f: DomainFinding): readonly FindingEvent[] {
 
 /**
  * The events of a quarantine memory keeps while its record gives no finding (a problem record
- * marked `kept_quarantine`, report-view.ts keptDeadlineOf), with a known restore-by: its last day
- * to restore, named as the quarantine's restore-by event was while its record read quarantine
- * ({@link findingEvents}: by that deadline alone), so the flip from read to kept (and back) keeps
- * the event and the user's reminders on it. None with the deadline not known. Snoozed or not, as
- * a snoozed finding's events stay.
+ * marked `kept_quarantine`, report-view.ts keptDeadlineOf), with a known restore-by: its own and
+ * its last day to restore, each named as {@link findingEvents} named it while its record read
+ * quarantine (the own event by kind `quarantine` and that deadline, the restore-by event by the
+ * deadline alone), so the flip from read to kept (and back) keeps both events and the user's
+ * reminders on them. None with the deadline not known. Snoozed or not, as a snoozed finding's
+ * events stay. The feed writes these and the report view counts them: one list for both.
  */
 export function keptDeadlineEvents(
   kept: { readonly restore_by: string | null } | null,
 ): readonly FindingEvent[] {
-  return kept?.restore_by ? [{ restoreBy: true, kind: 'restore_by', date: kept.restore_by }] : [];
+  if (!kept?.restore_by) return [];
+  return [
+    { restoreBy: false, kind: 'quarantine', date: kept.restore_by },
+    { restoreBy: true, kind: 'restore_by', date: kept.restore_by },
+  ];
 }
 
 /** A restore deadline memory keeps with no finding: a problem record marked `kept_quarantine` (kept-quarantine.ts), by its remembered restore-by (null: not known). */

@@ -526,7 +526,7 @@ export class ReportViewBuilder implements ReportReader {
 
   /**
    * Offers a kept quarantine to the soonest carried; the one that falls out is counted, with its
-   * restore-by event as the feed writes it (keptDeadlineEvents; a stored view counted its own).
+   * events as the feed writes them (keptDeadlineEvents; a stored view counted its own).
    */
   private keepSoonest(p: Problem, kept: KeptDeadline): void {
     const by = kept.restore_by === null ? Number.POSITIVE_INFINITY : Date.parse(kept.restore_by);

@@ -25,7 +25,8 @@ import type { Report } from '../scan/scan';
  * (`remembered`, docs/memory.md), on the remembered deadline: the UID it had while read in
  * quarantine, as urgent as that quarantine. So has one memory keeps while its record gives no
  * finding at all (a problem record marked `kept_quarantine`), snoozed or not, after the findings'
- * events: critical, under that UID too. All-day events float (they have no zone), so each is
+ * events: critical, under that UID too, with its own event under the UID it had while read
+ * ({@link keptDeadlineEvents}). All-day events float (they have no zone), so each is
  * dated as the day reads in the alert's time zone (ALERT_TIME_ZONE): dated in UTC, a deadline of
  * 18:00 in Los Angeles would show on the next day there, after it passed. UIDs are a hash of domain, kind and the UTC date (of the
  * finding memory judges by: {@link findingEvents}), so a calendar app that fetches the feed again
@@ -134,7 +135,7 @@ const day = (ms: number) => new Date(ms).toISOString().slice(0, 10).replace(/-/g
  * beyond the 256 MB the function had then.
  */
 interface FeedEvent {
-  /** Its finding, or the kept quarantine (with no finding) whose restore-by event it is. */
+  /** Its finding, or the kept quarantine (with no finding) whose event it is. */
   readonly finding: DomainFinding | KeptDeadline;
   /** A quarantined domain's restore-by event, rather than its own. */
   readonly restoreBy: boolean;
@@ -164,7 +165,7 @@ interface FeedContext {
 /** What an event says: its UID, day, summary, description and alarm. */
 function eventInput(e: FeedEvent, c: FeedContext): EventInput {
   const f = e.finding;
-  if (isKeptDeadline(f)) return keptInput(f, e.key, c);
+  if (isKeptDeadline(f)) return keptInput(f, e, c);
   const shown = plainDomain(f.domain_name);
   const dayFormat = c.format.day;
   if (!e.restoreBy) {
@@ -195,20 +196,31 @@ function eventInput(e: FeedEvent, c: FeedContext): EventInput {
 }
 
 /**
- * The restore-by event of a quarantine memory keeps while its record gives no finding: on the
- * remembered deadline's day, with the alarm a quarantine's restore-by has; its words say memory
- * keeps it, and the next step (as the report page lists it).
+ * An event of a quarantine memory keeps while its record gives no finding ({@link keptDeadlineEvents}):
+ * its own and its restore-by, both on the remembered deadline's day (the day its quarantine began
+ * is not in what memory publishes), the restore-by with the alarm a quarantine's restore-by has and
+ * the own without one, as a read quarantine's; their words say memory keeps it, and the next step
+ * (as the report page lists it).
  */
-function keptInput(kept: KeptDeadline, key: string, c: FeedContext): EventInput {
+function keptInput(kept: KeptDeadline, e: FeedEvent, c: FeedContext): EventInput {
   const shown = plainDomain(kept.domain_name);
   const deadline = Date.parse(kept.restore_by ?? '');
+  const words = `${restoreDeadlineText(kept, c.format.day)} (the deadline's day and time, as memory keeps it). ${keptQuarantineStep(kept, c.format.day)}`;
+  if (!e.restoreBy)
+    return {
+      uid: uidOf(e.key),
+      stamp: c.dtstamp,
+      start: c.dayOf(deadline - 1),
+      summary: `Quarantine: ${shown} (last read in quarantine)`,
+      description: () => `${shown}: last read in quarantine, shown on its last day to restore. ${words}`,
+      alarmDays: null,
+    };
   return {
-    uid: uidOf(key),
+    uid: uidOf(e.key),
     stamp: c.dtstamp,
     start: c.dayOf(deadline - 1),
     summary: `Restore by: ${shown} (last day to restore, last read in quarantine)`,
-    description: () =>
-      `${shown}: ${restoreDeadlineText(kept, c.format.day)} (the deadline's day and time, as memory keeps it). ${keptQuarantineStep(kept, c.format.day)}`,
+    description: () => `${shown}: ${words}`,
     alarmDays: deadline > c.now ? LAST_DAYS : null,
   };
 }
