@@ -4,12 +4,14 @@ import type { DomainMemory, Snooze } from '../../functions/core/memory/state';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import type { Report } from '../../functions/core/scan/scan';
 import { HOUR, T0 } from '../support/account-model';
+import { groupScanner } from '../support/group-scan';
 import {
   DAY,
   domain,
   heldInQuarantine,
   renewedUndocumented,
   scanUnjudged as run,
+  undocumentedProblems,
   whysAt,
 } from '../support/state-scan';
 import { DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
@@ -119,7 +121,11 @@ describe('a kept quarantine whose record gives no finding, acknowledged or snooz
     expect(late.report.problems.map((p) => p.severity)).toEqual(['critical']);
     expect(late.next.domains['held.nl']?.actions).toBeUndefined();
     expect(late.why.filter((w) => w.includes('new unreadable'))).toEqual([]);
-    expect(late.why).toEqual(['1 snooze ended on a kept quarantine']);
+    // The account last spoke at T0 (three days ago): the critical cadence is due too, and says it.
+    expect(late.why).toEqual([
+      '1 unreadable records in quarantine repeated after 20 h',
+      '1 snooze ended on a kept quarantine',
+    ]);
   });
 });
 
@@ -151,5 +157,49 @@ describe('a kept quarantine whose snooze ends soon after the account last spoke'
     const next = chatty(T0 + 35 * HOUR, ended.next);
     expect(next.publish).toBe(false);
     expect(next.report.problems.map((p) => p.news)).toEqual([undefined]);
+  });
+});
+
+describe('a kept quarantine whose snooze ends beside another kept quarantine due on the cadence', () => {
+  // Both in .nl quarantine since 20 days before T0 (not their last days); b.nl's group has recipients of its own.
+  const FILE = {
+    policies: [
+      {
+        name: 'watch',
+        match: { tags: ['watch'] },
+        alertEmails: ['watch@example.nl'],
+        minSeverity: 'critical',
+      },
+    ],
+  };
+  const { scan: scanWith } = groupScanner(FILE);
+  const scan = (read: readonly Domain[], now: number, state: ScanState) =>
+    scanWith(read, now, state, { problems: undocumentedProblems(read) });
+  const q = (name: string, tags: string[] = []) =>
+    domain(name, T0, {
+      auto_renew: false,
+      status: ['quarantine'],
+      date_expiry: T0 - 21 * DAY,
+      date_deleted: T0 - 20 * DAY,
+      tags,
+    });
+  const a = q('a.nl');
+  const b = q('b.nl', ['watch']);
+  const odd = [renewedUndocumented(a, T0, 365), renewedUndocumented(b, T0, 365)];
+
+  it('does not take the place of the cadence: the other one is still repeated to its group', () => {
+    const first = scan([a, b], T0, EMPTY_STATE).next;
+    const ends: Snooze = { ...snooze, until: iso(T0 + 21 * HOUR), at: iso(T0 + HOUR) };
+    const state: ScanState = {
+      ...first,
+      domains: {
+        ...first.domains,
+        'a.nl': { ...(first.domains['a.nl'] as DomainMemory), actions: { snooze: ends } },
+      },
+    };
+    const kept = scan(odd, T0 + HOUR, state);
+    const r = scan(odd, T0 + 22 * HOUR, kept.next);
+    expect(r.sent).toEqual(['account', 'watch']);
+    expect(r.result.why).toContain('1 snooze ended on a kept quarantine');
   });
 });

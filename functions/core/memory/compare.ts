@@ -244,9 +244,6 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   count(c.resolved.filter(news).length, 'resolved');
   countRepeats(c, count);
   count(c.escalated.size, 'critical not acted on, escalated');
-  // A kept quarantine critical again as its snooze ends: said now, as a snoozed finding is.
-  const ended = keptSnoozeEnded(c.report.problems, c.silencing.lapsed).length;
-  count(ended, ended === 1 ? 'snooze ended on a kept quarantine' : 'snoozes ended on kept quarantines');
   const fresh = newProblemKeys(c.input.head, problemKeysOf(c.report.problems, c.report.source.incomplete));
   count(fresh, fresh === 1 ? 'new unreadable record' : 'new unreadable records');
   // A record that says quarantine but cannot be read is as critical as a quarantine finding, and
@@ -261,6 +258,10 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
       count(r.count, r.what);
       if (r.of === 'quarantine' && r.count > 0) cadence = true;
     }
+  // A kept quarantine critical again as its snooze ends: said now, as a snoozed finding is; counted
+  // after the critical cadence, which it must not take the place of (the others' groups hear that).
+  const ended = keptSnoozeEnded(c.report.problems, c.silencing.lapsed).length;
+  count(ended, ended === 1 ? 'snooze ended on a kept quarantine' : 'snoozes ended on kept quarantines');
   const lastSpoke = head.last_published_at ?? head.started_at;
   if (
     why.length === 0 &&
