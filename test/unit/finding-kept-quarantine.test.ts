@@ -74,6 +74,9 @@ describe('the finding page of a kept quarantine while a snooze of it holds', () 
     expect(result.body).toContain('kept.nl was last read in quarantine');
     expect(result.body).not.toContain('Alerts say it until');
     expect(result.body).toContain('A snooze of it held at the latest scan');
+    // The digest still lists it (as an unreadable record): alerts did not leave it out.
+    expect(result.body).toContain('not as critical');
+    expect(result.body).not.toContain('left it out');
     // Not snoozed: alerts say it.
     expect((await open([kept])).result.body).toContain('Alerts say it until');
   });

@@ -136,6 +136,9 @@ describe('the snooze link of a quarantine kept as remembered while its record re
     expect(body.outcome).toBe('kept_quarantine');
     expect(body.message).not.toContain('Alerts say it until');
     expect(body.message).toContain(`It is snoozed until ${until.replace('T', ' ').slice(0, 16)} UTC`);
+    // The digest still lists it (as an unreadable record): alerts do not leave it out.
+    expect(body.message).toContain('not as critical');
+    expect(body.message).not.toContain('leave it out');
     // A snooze that ended holds nothing: alerts say it.
     const ended = { ...snooze, until: new Date(NOW - 1).toISOString() };
     const again = await handler({ ...memory, actions: { snooze: ended } }, reseller).handle(

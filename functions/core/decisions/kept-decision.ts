@@ -20,7 +20,7 @@ import { undocumentedStatusProblem } from '../scan/scan-problems';
  * A domain whose record reads as nothing to report, with a status the API does not document, while
  * the scans' memory keeps it in quarantine (kept-quarantine.ts: the scan alerts it as a record that
  * says quarantine): its remembered restore-by, null when not known; and, while a snooze of it holds
- * (alerts then leave it out), `snoozed_until`: when the snooze ends, null when not known.
+ * (alerts then list it, not as critical), `snoozed_until`: when the snooze ends, null when not known.
  */
 export interface KeptQuarantine {
   readonly keptQuarantine: { readonly restore_by: string | null; readonly snoozed_until?: string | null };
@@ -95,8 +95,8 @@ export function keptQuarantineWords(
     snoozedUntil === undefined
       ? 'Alerts say it until a record with a documented status shows it is out of quarantine.'
       : Number.isNaN(until)
-        ? 'A snooze of it held at the latest scan, so alerts left it out: they say it again once the snooze ends or its last days to restore begin.'
-        : `It is snoozed until ${utc(until)}: alerts leave it out until then (or until its last days to restore begin), then say it again.`;
+        ? 'A snooze of it held at the latest scan: alerts listed it, but not as critical, nor in the SMS, nor repeated; they say it as critical again once the snooze ends or its last days to restore begin.'
+        : `It is snoozed until ${utc(until)}: until then (or until its last days to restore begin) alerts list it, but not as critical, nor in the SMS, nor repeated; then they say it as critical again.`;
   return {
     title: `${domain} was last read in quarantine`,
     message: `${domain}'s record now reads as nothing to report, with a status the reseller’s API does not document, and it was last read in quarantine: ${deadline}. Check it in the reseller’s control panel and, if it is still in quarantine, restore it there by then. ${alerts}`,

@@ -77,7 +77,7 @@ export interface UrgentLeft {
   readonly warning: number;
   /** Of its list of domains a policy lets lapse. */
   readonly lapsing: number;
-  /** Of the feed's critical and warning events (a quarantine's restore-by day is one more; a kept quarantine's with no finding, one). */
+  /** Of the feed's critical and warning events (a quarantine's restore-by day is one more; a kept quarantine's with no finding, two). */
   readonly events: number;
   /** Domains with a restore deadline (of the whole report, filter or not): quarantine findings, read or kept as remembered, and kept quarantines among the unreadable records. */
   readonly quarantine: number;
