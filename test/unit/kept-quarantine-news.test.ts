@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keptNews } from '../../functions/core/memory/kept-quarantine';
 import type { ScanMemory } from '../../functions/core/memory/scan-memory';
-import { boundedProblemKeys, problemKeysOf } from '../../functions/core/memory/state-bounds';
+import { boundedProblemKeys, isNewProblemKey, problemKeysOf } from '../../functions/core/memory/state-bounds';
 import type { Problem } from '../../functions/core/reseller/client';
 import { NOW_ISO, reportOf } from '../support/report';
 
@@ -36,15 +36,18 @@ function newsOf(problems: Problem[], saved: Problem[]) {
     ...(digest ? { problem_keys_digest: digest } : {}),
     last_published_at: '2026-11-22T05:00:00.000Z',
   };
+  const report = reportOf([], problems);
+  // As decidePublish asks it (compare.ts): of the whole set of this scan's keys at once.
+  const now = problemKeysOf(problems, undefined);
   const out = keptNews(
     {
-      report: reportOf([], problems),
+      report,
       memory: { prior: new Map() } as unknown as ScanMemory,
       nowMs: Date.parse(NOW_ISO),
       silencing: { lapsed: [] },
       input: { head, policy: { repeat: { critical: 20 } } },
     },
-    { publish: true, cadence: false },
+    { publish: true, cadence: false, keys: now, isNew: isNewProblemKey(head, now) },
   );
   return out.problems.find((p) => p.key === 'zz-kept.nl')?.news;
 }

@@ -49,8 +49,8 @@ import {
   boundedProblemKeys,
   domainKey,
   isHashedKey,
+  isNewProblemKey,
   keyOf,
-  newProblemKeys,
   problemKeysOf,
   shownCut,
 } from './state-bounds';
@@ -244,7 +244,10 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   count(c.resolved.filter(news).length, 'resolved');
   countRepeats(c, count);
   count(c.escalated.size, 'critical not acted on, escalated');
-  const fresh = newProblemKeys(c.input.head, problemKeysOf(c.report.problems, c.report.source.incomplete));
+  // Which unreadable records are new, asked of the whole set once: counted here, marked by keptNews.
+  const keys = problemKeysOf(c.report.problems, c.report.source.incomplete);
+  const isNew = isNewProblemKey(c.input.head, keys);
+  const fresh = keys.filter(isNew).length;
   count(fresh, fresh === 1 ? 'new unreadable record' : 'new unreadable records');
   // A record that says quarantine but cannot be read is as critical as a quarantine finding, and
   // so is one whose domain memory knows as critical: repeated on the same rhythm until it is fixed.
@@ -277,7 +280,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         ? `first scan: nothing at ${minSeverity} or above`
         : `nothing new, escalated, changed or resolved at ${minSeverity} or above`,
     );
-  return { publish, why, kept: keptNews(c, { publish, cadence }) };
+  return { publish, why, kept: keptNews(c, { publish, cadence, keys, isNew }) };
 }
 
 /**

@@ -8,7 +8,7 @@ import { escalationHours, sinceSnooze } from './escalation';
 import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
 import type { AlertMemory, DomainMemory, EscalationPolicy, FindingMemory } from './state';
-import { domainKey, isNewProblemKey, problemKeysOf } from './state-bounds';
+import { domainKey } from './state-bounds';
 import { believableRestoreBy } from './unjudged-memory';
 
 /** What a kept quarantine's problem record adds to its reason; after {@link DATES_ONLY}, so no quoted status can spell it. */
@@ -176,16 +176,19 @@ interface Decided {
  */
 export function keptNews<R extends Report>(
   c: Decided & { readonly report: R },
-  said: { readonly publish: boolean; readonly cadence: boolean },
+  said: {
+    readonly publish: boolean;
+    readonly cadence: boolean;
+    /** The problem keys of `c.report` (problemKeysOf), and which are new since the last message (isNewProblemKey). */
+    readonly keys: readonly string[];
+    readonly isNew: (key: string) => boolean;
+  },
 ): R {
   const { problems } = c.report;
   if (!said.publish || !problems.some(isKept)) return c.report;
-  const keys = problemKeysOf(problems, c.report.source.incomplete);
-  const { cadence } = said;
+  const { cadence, keys, isNew } = said;
   const lastDays = new Set(keptInLastDays(problems, c.memory, c.nowMs, c.input));
   const ended = new Set(keptSnoozeEnded(problems, c.silencing.lapsed));
-  // Asked of the whole set at once: more records than the state keeps keys of are known by its digest.
-  const isNew = isNewProblemKey(c.input.head, keys);
   const marked = problems.map((p, i) => {
     const fresh = isKept(p) && isNew(keys[i] as string);
     const escalated = p.escalated_after_hours !== undefined;

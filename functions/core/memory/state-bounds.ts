@@ -35,18 +35,11 @@ export function boundedProblemKeys(keys: readonly string[]): { kept: string[]; d
     ? { kept: unique }
     : { kept: unique.slice(0, MAX_PROBLEM_KEYS), digest: sha256(unique.join('\n')) };
 }
-/** How many records are unreadable now that were not last time (keys of {@link problemKeysOf}); more than a state keeps, the same set (by its digest) is none. */
-export function newProblemKeys(
-  head: { readonly problem_keys: readonly string[]; readonly problem_keys_digest?: string },
-  keys: readonly string[],
-): number {
-  return keys.filter(isNewProblemKey(head, keys)).length;
-}
 
 /**
- * Which of `keys` (every key of this scan, {@link problemKeysOf}) were not unreadable last time, as
- * {@link newProblemKeys} counts them; built once, so a scan asks of each key in constant time. The
- * same set as the last (by its digest, when there were more than a state keeps): none.
+ * Which of `keys` (every key of this scan, {@link problemKeysOf}) were not unreadable last time;
+ * built once, so a scan asks of each key in constant time (compare.ts counts them, keptNews marks
+ * them). The same set as the last (by its digest, when there were more than a state keeps): none.
  */
 export function isNewProblemKey(
   head: { readonly problem_keys: readonly string[]; readonly problem_keys_digest?: string },
