@@ -109,8 +109,12 @@ describe('a token of letters only in a bootstrap URL path', () => {
     expect(shownSource('https://cdn.example/abcdefghiJklmnop_qrstuvwx-yz/dns.json')).toBe(
       'https://cdn.example/…/dns.json',
     );
+    // 16 characters or more is no plain short word, however it reads (rdap-shown-url.test.ts).
     expect(shownSource('https://cdn.example/registration-data/dns.json')).toBe(
-      'https://cdn.example/registration-data/dns.json',
+      'https://cdn.example/…/dns.json',
+    );
+    expect(shownSource('https://cdn.example/registry/dns.json')).toBe(
+      'https://cdn.example/registry/dns.json',
     );
     expect(shownSource('https://rdap.example/rdap-bootstrap.json')).toBe(
       'https://rdap.example/rdap-bootstrap.json',

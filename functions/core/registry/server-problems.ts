@@ -1,4 +1,5 @@
 import { plural } from '../base/text';
+import { shownOrigin } from './rdap-http';
 
 /**
  * What the registry check tells of each RDAP server where something went wrong: one info line per
@@ -9,7 +10,7 @@ import { plural } from '../base/text';
 
 /** What one RDAP server did in this check, when something went wrong there (always info). */
 export interface RegistryProblem {
-  /** The server's origin. */
+  /** The server's origin, as {@link shownOrigin} shows it (a token-like host label `…`). */
   readonly server: string;
   readonly severity: 'info';
   readonly reason: string;
@@ -54,7 +55,8 @@ const NOT_FOUND_NAMED = 5;
 /** One info line per server that failed, and one naming the domains a registry does not know. */
 export function serverProblems(servers: ReadonlyMap<string, ServerTally>): RegistryProblem[] {
   const problems: RegistryProblem[] = [];
-  for (const [server, state] of servers) {
+  for (const [origin, state] of servers) {
+    const server = shownOrigin(origin);
     if (state.lastError)
       problems.push({
         server,
