@@ -56,7 +56,7 @@ export interface RdapClientOptions {
   readonly now?: () => number;
 }
 
-/** A lookup's outcome: the record, or the registry does not know the name (404). */
+/** A lookup's outcome: the record, or the registry does not know the name (404, or 410 Gone). */
 export type RdapLookup =
   | { readonly kind: 'found'; readonly record: RegistryRecord; readonly server: string }
   | { readonly kind: 'not_found'; readonly server: string };
@@ -147,7 +147,9 @@ export class RdapClient {
         url = next;
         continue;
       }
-      if (answer.status === 404) return { kind: 'not_found', server };
+      // 410 (Gone) is no RDAP answer for a lookup (RFC 7480 §5.3 says 404), yet it says at least what
+      // a 404 does: taken as one, it is asked again and judged as one (docs/registry.md).
+      if (answer.status === 404 || answer.status === 410) return { kind: 'not_found', server };
       // A 403 naming a wait is rate limiting (rateStatus): one still there after the retries is a 429's kept.
       if (answer.status === 403 && parseRetryAfter(answer.retryAfter, this.now()) !== undefined)
         throw new RdapRateLimitError(

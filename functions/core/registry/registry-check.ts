@@ -58,7 +58,7 @@ export interface RegistryCounts {
   /**
    * Not looked up (budget, time), at a failing server or one left alone (server_failed; a would-be
    * finding's 404 not asked again counts in time or here, askUnknownAgain), or
-   * answered 400 or 410 for that name alone (name_refused: RdapQueryError, an answer of a server that
+   * answered 400 for that name alone (name_refused: RdapQueryError, an answer of a server that
    * works). Each candidate is counted once: checked, no_rdap_service, or one of these.
    */
   readonly not_checked: { budget: number; time: number; server_failed: number; name_refused: number };
@@ -90,7 +90,7 @@ export interface RegistryCheckInput {
   /** Failed lookups in a row at one server before it is left alone for this scan. @default 3 */
   readonly failuresToStop?: number;
   /**
-   * 400 or 410 answers in a row (no record nor 404 between) at a server that answered before, after
+   * 400 answers in a row (no record nor 404 between) at a server that answered before, after
    * which it is left alone for this scan: ten odd names in a row is no healthy registry. @default 10
    */
   readonly refusalsToStop?: number;
@@ -112,7 +112,7 @@ interface QueueItem {
 interface ServerState extends ServerTally {
   /** It has answered once: until then it gets one lookup at a time, so a dead server costs three. */
   answered: boolean;
-  /** Its 400 and 410 answers since its last record or 404 (answeredForName). */
+  /** Its 400 answers since its last record or 404 (answeredForName). */
   refusalsInRow: number;
   /** Its domains in queue order; those before `head` are taken (an index, not shift(): linear at 200 000). */
   readonly items: QueueItem[];
@@ -365,7 +365,7 @@ async function lookUp(
 }
 
 /**
- * A 400 or 410 (RdapQueryError): the server's word on that one name, neither its failure (a healthy
+ * A 400 (RdapQueryError): the server's word on that one name, neither its failure (a healthy
  * registry that refuses three odd names in a row is not left alone) nor its success (a failure run
  * goes on). A server that answered nothing else to its first lookups, or that answered before and
  * then nothing else to `refusalsToStop` lookups in a row, is left alone: it reads none of our
@@ -385,11 +385,11 @@ function answeredForName(
   if (!state.answered && run >= (input.failuresToStop ?? 3)) {
     state.stopped = true;
     state.refusedAll = true;
-    state.lastError = `it answered ${run} lookups with HTTP 400 or 410 before any record or 404: it reads none of the queries; left alone for the rest of this scan`;
+    state.lastError = `it answered ${run} lookups with HTTP 400 before any record or 404: it reads none of the queries; left alone for the rest of this scan`;
   } else if (state.answered && run >= (input.refusalsToStop ?? 10)) {
     state.stopped = true;
     state.refusedAll = true;
-    state.lastError = `it answered ${run} lookups in a row with HTTP 400 or 410 after answering others with a record or a 404: it no longer reads the queries; left alone for the rest of this scan`;
+    state.lastError = `it answered ${run} lookups in a row with HTTP 400 after answering others with a record or a 404: it no longer reads the queries; left alone for the rest of this scan`;
   }
   return 'failed';
 }

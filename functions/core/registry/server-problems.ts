@@ -5,7 +5,7 @@ import { shownOrigin } from './rdap-http';
  * What the registry check tells of each RDAP server where something went wrong: one info line per
  * server that failed, one naming the domains its registry does not know and why they are no findings,
  * one naming those it answered 404 once and could not be asked again (not checked), one per status
- * it answered about single names (400, 410).
+ * it answered about single names (400).
  */
 
 /** What one RDAP server did in this check, when something went wrong there (always info). */
@@ -33,9 +33,9 @@ export interface ServerTally {
   distrusted: boolean;
   /** Of those asked again, how many it answered with the domain: a 404 it does not repeat. */
   contradicted: number;
-  /** Names it answered 400 or 410 for (an answer about that name: RdapQueryError), by status. */
+  /** Names it answered 400 for (an answer about that name: RdapQueryError), by status. */
   readonly perName: Map<number, string[]>;
-  /** It answered only 400 or 410 to its first lookups, and was left alone: lastError says so itself. */
+  /** It answered only 400 to its first lookups, and was left alone: lastError says so itself. */
   refusedAll: boolean;
   /**
    * Its would-be findings' 404s that were not repeated because the second ask did not happen or got
@@ -71,7 +71,7 @@ export function serverProblems(servers: ReadonlyMap<string, ServerTally>): Regis
       problems.push({
         server,
         severity: 'info',
-        reason: `the registry does not know ${plural(state.notFound.length, 'domain')} the reseller lists (HTTP 404), e.g. ${state.notFound.slice(0, NOT_FOUND_NAMED).join(', ')}${state.distrusted ? distrustedBecause(state) : ''}: check them in the reseller's control panel`,
+        reason: `the registry does not know ${plural(state.notFound.length, 'domain')} the reseller lists (HTTP 404 or 410), e.g. ${state.notFound.slice(0, NOT_FOUND_NAMED).join(', ')}${state.distrusted ? distrustedBecause(state) : ''}: check them in the reseller's control panel`,
         domains_not_checked: 0,
       });
     if (state.unrepeated.length)
@@ -85,7 +85,7 @@ export function serverProblems(servers: ReadonlyMap<string, ServerTally>): Regis
       problems.push({
         server,
         severity: 'info',
-        reason: `it answered HTTP ${status} ${status === 410 ? '(Gone)' : '(Bad Request: it could not read the query for the name)'} for ${plural(named.length, 'domain')}, e.g. ${named.slice(0, NOT_FOUND_NAMED).join(', ')}: not checked, and no finding; check them in the reseller's control panel`,
+        reason: `it answered HTTP ${status} (Bad Request: it could not read the query for the name) for ${plural(named.length, 'domain')}, e.g. ${named.slice(0, NOT_FOUND_NAMED).join(', ')}: not checked, and no finding; check them in the reseller's control panel`,
         domains_not_checked: named.length,
       });
   }
