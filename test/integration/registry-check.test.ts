@@ -86,7 +86,7 @@ describe('scan --registry-check against the simulator’s registry side', () => 
     expect(checked.registry?.problems.map((p) => p.reason)).toContainEqual(
       expect.stringMatching(
         new RegExp(
-          `does not know 1 domain the reseller lists \\(HTTP 404\\), e\\.g\\. ${goneNl.replace(/\./g, '\\.')}:`,
+          `does not know 1 domain the reseller lists \\(HTTP 404 or 410\\), e\\.g\\. ${goneNl.replace(/\./g, '\\.')}:`,
         ),
       ),
     );
@@ -120,7 +120,7 @@ describe('scan --registry-check against the simulator’s registry side', () => 
       checked.findings.filter(isRegistryKind).map((f) => `${f.domain_name} ${f.kind} ${f.severity}`),
     ).toEqual([`${old} registry_unknown warning`]);
     expect(checked.registry?.problems.map((p) => p.reason)).toContainEqual(
-      expect.stringContaining(`does not know 1 domain the reseller lists (HTTP 404), e.g. ${fresh}:`),
+      expect.stringContaining(`does not know 1 domain the reseller lists (HTTP 404 or 410), e.g. ${fresh}:`),
     );
   });
 

@@ -24,7 +24,7 @@ const accounted = (c: RegistryCounts) =>
 
 const check = checkAt;
 
-describe('RDAP answers about one name (RFC 7480): 400 and 410', () => {
+describe('RDAP answers about one name (RFC 7480): 400, and 410 taken as 404', () => {
   it('does not leave a server alone for answering 400 to three names in a row: they are its answers for those names', async () => {
     const bad = names('bad', 3);
     const { fetch, asked } = server((name) => (name.startsWith('bad') ? status(400) : record(name)));
@@ -37,15 +37,38 @@ describe('RDAP answers about one name (RFC 7480): 400 and 410', () => {
     expect(result.problems.map((p) => p.reason).join('\n')).toMatch(/HTTP 400.*bad0\.com/);
   });
 
-  it('does not leave a server alone for answering 410 to three names in a row, and makes no finding of a 410', async () => {
+  it('takes a 410 (Gone) repeated as a 404: a finding that the registry does not know the domain, the server not left alone', async () => {
     const gone = names('gone', 3);
     const { fetch, asked } = server((name) => (name.startsWith('gone') ? status(410) : record(name)));
     const { result } = await check(['ok0.com', ...gone, 'ok1.com', 'ok2.com'], fetch);
-    expect(asked).toHaveLength(6);
-    expect(result.counts).toMatchObject({ agree: 3, disagree: 0 });
-    expect(result.views.size).toBe(0);
-    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(/HTTP 410.*gone0\.com/);
+    // Each 410 asked twice, as a 404 that would be a finding is.
+    expect(asked).toHaveLength(9);
+    expect(result.counts).toMatchObject({ checked: 6, agree: 3, disagree: 3 });
+    expect(result.counts.not_checked.name_refused).toBe(0);
+    expect([...result.views.values()].map((v) => v.kind)).toEqual([
+      'registry_unknown',
+      'registry_unknown',
+      'registry_unknown',
+    ]);
     expect(result.problems.map((p) => p.reason).join('\n')).not.toMatch(/left alone/);
+  });
+
+  it('makes no finding of a 410 the server does not repeat, nor of a ccTLD 410: the info line a 404 gets', async () => {
+    const { fetch } = server((name, times) =>
+      name === 'flaky.com'
+        ? times === 1
+          ? status(410)
+          : record(name)
+        : name === 'x.nl'
+          ? status(410)
+          : record(name),
+    );
+    const { result } = await check([...names('ok', 3), 'flaky.com', 'x.nl'], fetch);
+    expect(result.views.size).toBe(0);
+    expect(result.counts.not_checkable.not_found).toBe(1);
+    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(
+      /does not know 1 domain .*HTTP 404 or 410.*x\.nl/,
+    );
   });
 
   it('leaves a server alone that answers 400 to its first three lookups and nothing else: it reads no query of ours', async () => {
@@ -66,18 +89,18 @@ describe('RDAP answers about one name (RFC 7480): 400 and 410', () => {
     expect(accounted(result.counts)).toBe(40);
     const left = result.problems.filter((p) => /left alone/.test(p.reason));
     expect(left).toHaveLength(1);
-    expect(left[0]?.reason).toMatch(/answered 10 lookups in a row with HTTP 400 or 410/);
+    expect(left[0]?.reason).toMatch(/answered 10 lookups in a row with HTTP 400 after/);
     expect(left[0]?.domains_not_checked).toBe(29);
     expect(result.views.size).toBe(0);
   });
 
-  it('keeps asking a server whose run of 400 and 410 answers a record or a 404 breaks', async () => {
-    // A record, nine 400s, a 404 (a ccTLD: no finding), nine 410s, and so on: never ten in a row.
+  it('keeps asking a server whose run of 400 answers a record or a 404 breaks', async () => {
+    // A record, nine 400s, a 404 (a ccTLD: no finding), nine 400s, and so on: never ten in a row.
     const { fetch, asked } = server((name) => {
       const n = Number(name.slice(1, -3)) % 20;
       if (n === 0) return record(name);
       if (n === 10) return status(404);
-      return status(n < 10 ? 400 : 410);
+      return status(400);
     });
     const domains = names('a', 60).map((d) => d.replace('.com', '.nl'));
     const { result } = await check(domains, fetch);

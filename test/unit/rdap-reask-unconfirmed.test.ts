@@ -21,9 +21,29 @@ describe('a 404 not asked again is no finding', () => {
     expect(asked.filter((n) => n === 'lost.com')).toHaveLength(1);
     expect(result.views.has('lost.com')).toBe(false);
     expect(result.counts.disagree).toBe(0);
-    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(
-      /does not know 1 domain.*lost\.com.*not asked again/,
+    // Not a 404 the registry stood by: not checked (its server failed), not "does not know".
+    expect(result.counts).toMatchObject({
+      checked: 4,
+      not_checkable: { not_found: 0 },
+      not_checked: { server_failed: 4, time: 0 },
+    });
+    const reasons = result.problems.map((p) => p.reason).join('\n');
+    expect(reasons).toMatch(/answered HTTP 404 once for 1 domain.*lost\.com.*not asked again.*not checked/);
+    expect(reasons).not.toMatch(/does not know/);
+  });
+
+  it('counts a 404 at a server then left alone for a run of 400s as not checked, not as unknown to the registry', async () => {
+    const { fetch, asked } = server((name) =>
+      name.startsWith('known') ? record(name) : name === 'lost.com' ? status(404) : status(400),
     );
+    const result = await check([...names('known', 4), 'lost.com', ...names('odd', 10)], fetch);
+    expect(asked.filter((n) => n === 'lost.com')).toHaveLength(1);
+    expect(result.views.has('lost.com')).toBe(false);
+    expect(result.counts).toMatchObject({
+      checked: 4,
+      not_checkable: { not_found: 0 },
+      not_checked: { server_failed: 1, name_refused: 10 },
+    });
   });
 
   it('says why a 404 whose second ask got no answer (404 then 429) is no finding', async () => {
@@ -32,7 +52,14 @@ describe('a 404 not asked again is no finding', () => {
     );
     const result = await check([...names('known', 4), 'lost.com'], fetch);
     expect(result.views.has('lost.com')).toBe(false);
-    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(/lost\.com.*no answer when asked again/);
+    expect(result.counts).toMatchObject({
+      checked: 4,
+      not_checkable: { not_found: 0 },
+      not_checked: { server_failed: 1, time: 0 },
+    });
+    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(
+      /answered HTTP 404 once for 1 domain.*lost\.com.*no answer when asked again/,
+    );
   });
 
   it('says why a 404 whose second ask met the end of the scan time is no finding', async () => {
@@ -51,7 +78,15 @@ describe('a 404 not asked again is no finding', () => {
     });
     const result = await check(['lost.com', ...names('known', 4)], fetch, client);
     expect(result.views.has('lost.com')).toBe(false);
-    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(/lost\.com.*no answer when asked again/);
+    // Its second ask never happened: not checked for lack of time, not "the registry does not know it".
+    expect(result.counts).toMatchObject({
+      checked: 4,
+      not_checkable: { not_found: 0 },
+      not_checked: { time: 1, server_failed: 0 },
+    });
+    expect(result.problems.map((p) => p.reason).join('\n')).toMatch(
+      /answered HTTP 404 once for 1 domain.*lost\.com.*the scan's time ran out/,
+    );
   });
 });
 
@@ -74,8 +109,12 @@ describe('a token of letters only in a bootstrap URL path', () => {
     expect(shownSource('https://cdn.example/abcdefghiJklmnop_qrstuvwx-yz/dns.json')).toBe(
       'https://cdn.example/…/dns.json',
     );
+    // 16 characters or more is no plain short word, however it reads (rdap-shown-url.test.ts).
     expect(shownSource('https://cdn.example/registration-data/dns.json')).toBe(
-      'https://cdn.example/registration-data/dns.json',
+      'https://cdn.example/…/dns.json',
+    );
+    expect(shownSource('https://cdn.example/registry/dns.json')).toBe(
+      'https://cdn.example/registry/dns.json',
     );
     expect(shownSource('https://rdap.example/rdap-bootstrap.json')).toBe(
       'https://rdap.example/rdap-bootstrap.json',

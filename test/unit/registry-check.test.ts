@@ -224,7 +224,7 @@ describe('checkRegistry', () => {
     expect(result.views.size).toBe(0);
     expect(result.counts.not_checkable.not_found).toBe(2);
     expect(result.problems[0]?.reason).toMatch(
-      /does not know 2 domains the reseller lists \(HTTP 404\), e\.g\. gone\.nl, gone\.xn--p1ai/,
+      /does not know 2 domains the reseller lists \(HTTP 404 or 410\), e\.g\. gone\.nl, gone\.xn--p1ai/,
     );
   });
 
@@ -256,7 +256,9 @@ describe('checkRegistry', () => {
     expect(result.views.has('held.com')).toBe(false);
     expect(result.counts).toMatchObject({ checked: 5, disagree: 2, not_checkable: { not_found: 1 } });
     expect(result.problems.map((p) => p.reason)).toEqual([
-      expect.stringMatching(/does not know 1 domain the reseller lists \(HTTP 404\), e\.g\. held\.com:/),
+      expect.stringMatching(
+        /does not know 1 domain the reseller lists \(HTTP 404 or 410\), e\.g\. held\.com:/,
+      ),
     ]);
   });
 

@@ -9,7 +9,14 @@ import {
   RdapResponseError,
   RdapTimeoutError,
 } from './rdap-errors';
-import { originOf, rdapRedirectProblem, rdapUrlProblem, readBodyLimited } from './rdap-http';
+import {
+  originOf,
+  rdapRedirectProblem,
+  rdapUrlProblem,
+  readBodyLimited,
+  shownOrigin,
+  shownUrl,
+} from './rdap-http';
 
 /**
  * The RDAP client (RFC 7480, 7482): `GET <base>domain/<name>` with `Accept: application/rdap+json`.
@@ -49,7 +56,7 @@ export interface RdapClientOptions {
   readonly now?: () => number;
 }
 
-/** A lookup's outcome: the record, or the registry does not know the name (404). */
+/** A lookup's outcome: the record, or the registry does not know the name (404, or 410 Gone). */
 export type RdapLookup =
   | { readonly kind: 'found'; readonly record: RegistryRecord; readonly server: string }
   | { readonly kind: 'not_found'; readonly server: string };
@@ -117,12 +124,13 @@ export class RdapClient {
     for (let hop = 0; ; hop++) {
       const problem = rdapUrlProblem(url);
       if (problem)
-        throw new RdapResponseError(`${what} was sent to ${originOf(url)}, which ${problem}`, {
+        throw new RdapResponseError(`${what} was sent to ${shownOrigin(url)}, which ${problem}`, {
           status: 0,
           url,
         });
       const answer = await this.sendWithRetries(url, what);
-      const server = originOf(url);
+      // As reports show it: a token in a host label stays out (the pace is kept by originOf).
+      const server = shownOrigin(url);
       if (REDIRECTS.has(answer.status)) {
         if (hop >= MAX_REDIRECTS || !answer.location)
           throw new RdapResponseError(`${what} was redirected more than ${MAX_REDIRECTS} times, or nowhere`, {
@@ -133,13 +141,15 @@ export class RdapClient {
         const refused = rdapRedirectProblem(url, next);
         if (refused)
           throw new RdapResponseError(
-            `${what} was redirected from ${server} to ${originOf(next)}, which ${refused}`,
+            `${what} was redirected from ${server} to ${shownOrigin(next)}, which ${refused}`,
             { status: answer.status, url },
           );
         url = next;
         continue;
       }
-      if (answer.status === 404) return { kind: 'not_found', server };
+      // 410 (Gone) is no RDAP answer for a lookup (RFC 7480 §5.3 says 404), yet it says at least what
+      // a 404 does: taken as one, it is asked again and judged as one (docs/registry.md).
+      if (answer.status === 404 || answer.status === 410) return { kind: 'not_found', server };
       // A 403 naming a wait is rate limiting (rateStatus): one still there after the retries is a 429's kept.
       if (answer.status === 403 && parseRetryAfter(answer.retryAfter, this.now()) !== undefined)
         throw new RdapRateLimitError(
@@ -346,7 +356,12 @@ export class RdapClient {
     const code = errorCode(error);
     return {
       error: new RdapConnectionError(
-        `could not reach the RDAP server ${originOf(url)} (${code ?? (error as Error).message}) for ${what}`,
+        `could not reach the RDAP server ${shownOrigin(url)} (${
+          code ??
+          String((error as Error).message)
+            .split(url)
+            .join(shownUrl(url))
+        }) for ${what}`,
         facts,
         { cause: error },
       ),

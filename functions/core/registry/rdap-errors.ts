@@ -36,8 +36,6 @@ export class RdapError extends SentinelError {
         `the RDAP server could not read the query (HTTP 400 Bad Request) of ${what}`,
         facts,
       );
-    if (facts.status === 410)
-      return new RdapQueryError(`the RDAP server answered HTTP 410 (Gone) to ${what}`, facts);
     if (facts.status === 403)
       return new RdapServerError(
         `the RDAP server refused ${what} (HTTP 403 Forbidden: an access or rate policy)`,
@@ -51,8 +49,8 @@ export class RdapError extends SentinelError {
 
 /**
  * An answer about the one name asked, not about the server (RFC 7480 §5): 400, it could not read
- * the query for that name (a name its software does not take); 410, the object is gone. Neither is
- * the server's failure, nor a finding: the domain is left unchecked and named in an info line.
+ * the query for that name (a name its software does not take). Neither the server's failure nor a
+ * finding: the domain is left unchecked and named in an info line. (A 410 is taken as a 404.)
  */
 export class RdapQueryError extends RdapError {
   override readonly name: string = 'RdapQueryError';

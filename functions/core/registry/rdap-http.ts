@@ -74,10 +74,12 @@ function isLocalAddress(hostname: string): boolean {
 }
 
 /**
- * A URL as messages, logs and reports show it: without its userinfo, its query and fragment (`?…`
- * marks one left out: a presigned URL's query is a credential), and with every path segment that
- * may be a key written `…` (RDAP_BOOTSTRAP_URL or a bootstrap's server may carry a token in its
- * path, `https://cdn.example/<token>/dns.json`). What is not a URL shows its scheme only.
+ * A URL as messages, logs and reports show it: its scheme, its host with every label that may be a
+ * token written `…`, and its path with every segment that is not a plain short word written `…`;
+ * never its userinfo, query or fragment (`?…` marks one left out: a presigned URL's query is a
+ * credential). Enough to recognise the server (`https://rdap.example.nl/domain/…`), nothing a key
+ * could hide in: RDAP_BOOTSTRAP_URL or a bootstrap's server may carry a token anywhere, and no shape
+ * of token is foreseen. What is not a URL shows its scheme only.
  */
 export function shownUrl(url: string): string {
   let parsed: URL;
@@ -89,22 +91,56 @@ export function shownUrl(url: string): string {
   }
   const path = parsed.pathname
     .split('/')
-    .map((segment) => (mayBeKey(segment) ? '…' : segment))
+    .map((segment) => (segment === '' || isPlainWord(segment) ? segment : '…'))
     .join('/');
-  return `${parsed.protocol}//${parsed.host}${path}${parsed.search || parsed.hash ? '?…' : ''}`;
+  return `${shownHost(parsed)}${path}${parsed.search || parsed.hash ? '?…' : ''}`;
+}
+
+/** The origin of `url` as messages and reports show it: {@link originOf} with token-like host labels `…`. */
+export function shownOrigin(url: string): string {
+  try {
+    return shownHost(new URL(url));
+  } catch {
+    return shownUrl(url);
+  }
+}
+
+/** Scheme, host and port, each host label but the top-level one that may be a token written `…`. */
+function shownHost(parsed: URL): string {
+  const host =
+    isIPv4(parsed.hostname) || parsed.hostname.startsWith('[')
+      ? parsed.hostname
+      : parsed.hostname
+          .split('.')
+          .map((label, i, labels) => (i < labels.length - 1 && mayBeTokenLabel(label) ? '…' : label))
+          .join('.');
+  return `${parsed.protocol}//${host}${parsed.port ? `:${parsed.port}` : ''}`;
 }
 
 /**
- * A path segment that may be a secret: a `name=value` or `;` parameter, a percent-encoded one, one
- * of 16 characters or more with a digit or with both cases (a token, a hex or base64 key: one of
- * letters and digits has no digit once in twenty at 16 characters), or one over 40 characters.
- * Words, dates and file names (`rdap`, `v1`, `dns.json`, `2026-11-20`) are kept.
+ * A host label that may be a token (the URL parser has lowered its case): one of 16 characters or
+ * more, or of 8 or more mixing letters and digits (a CDN's or a tunnel's id), punycode (`xn--`) aside.
+ * Registry names (`verisign`, `identitydigital`, `nic`) are shorter and of letters.
  */
-function mayBeKey(segment: string): boolean {
+const mayBeTokenLabel = (label: string): boolean =>
+  label.length >= 16 ||
+  (label.length >= 8 && !label.startsWith('xn--') && /[0-9]/.test(label) && /[a-z]/.test(label));
+
+/**
+ * A path segment shown as it is: under 16 characters once a file extension is set aside (a token is
+ * rarely shorter, and below that a guessed one is no longer a key), of words joined by `-`, `_` or
+ * `.`, each letters of one case (or capitalised) with at most two digits after them (`v1`), or a
+ * number of at most four digits (`2026`). `rdap`, `domain`, `v1`, `dns.json`, `example.com` are shown;
+ * anything else (a token of any shape, `k=value`, a percent-encoded or longer name) is `…`.
+ */
+function isPlainWord(segment: string): boolean {
+  const stem = segment.replace(/\.[a-z]{2,4}$/i, '');
   return (
-    /[=;:@%]/.test(segment) ||
-    segment.length > 40 ||
-    (segment.length >= 16 && (/[0-9]/.test(segment) || (/[a-z]/.test(segment) && /[A-Z]/.test(segment))))
+    stem.length > 0 &&
+    stem.length < 16 &&
+    stem
+      .split(/[-_.]/)
+      .every((part) => /^(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)[0-9]{0,2}$/.test(part) || /^[0-9]{1,4}$/.test(part))
   );
 }
 

@@ -56,8 +56,9 @@ export interface RegistryCounts {
   disagree: number;
   readonly not_checkable: { no_rdap_service: number; no_expiration: number; not_found: number };
   /**
-   * Not looked up (budget, time), at a failing server or one left alone (server_failed), or
-   * answered 400 or 410 for that name alone (name_refused: RdapQueryError, an answer of a server that
+   * Not looked up (budget, time), at a failing server or one left alone (server_failed; a would-be
+   * finding's 404 not asked again counts in time or here, askUnknownAgain), or
+   * answered 400 for that name alone (name_refused: RdapQueryError, an answer of a server that
    * works). Each candidate is counted once: checked, no_rdap_service, or one of these.
    */
   readonly not_checked: { budget: number; time: number; server_failed: number; name_refused: number };
@@ -89,7 +90,7 @@ export interface RegistryCheckInput {
   /** Failed lookups in a row at one server before it is left alone for this scan. @default 3 */
   readonly failuresToStop?: number;
   /**
-   * 400 or 410 answers in a row (no record nor 404 between) at a server that answered before, after
+   * 400 answers in a row (no record nor 404 between) at a server that answered before, after
    * which it is left alone for this scan: ten odd names in a row is no healthy registry. @default 10
    */
   readonly refusalsToStop?: number;
@@ -111,7 +112,7 @@ interface QueueItem {
 interface ServerState extends ServerTally {
   /** It has answered once: until then it gets one lookup at a time, so a dead server costs three. */
   answered: boolean;
-  /** Its 400 and 410 answers since its last record or 404 (answeredForName). */
+  /** Its 400 answers since its last record or 404 (answeredForName). */
   refusalsInRow: number;
   /** Its domains in queue order; those before `head` are taken (an index, not shift(): linear at 200 000). */
   readonly items: QueueItem[];
@@ -203,8 +204,10 @@ function queueAt(servers: Map<string, ServerState>, item: QueueItem): void {
       contradicted: 0,
       perName: new Map(),
       refusedAll: false,
+      unrepeated: [],
       notAskedAgain: 0,
       unansweredAgain: 0,
+      outOfTimeAgain: 0,
     };
     servers.set(origin, state);
   }
@@ -362,7 +365,7 @@ async function lookUp(
 }
 
 /**
- * A 400 or 410 (RdapQueryError): the server's word on that one name, neither its failure (a healthy
+ * A 400 (RdapQueryError): the server's word on that one name, neither its failure (a healthy
  * registry that refuses three odd names in a row is not left alone) nor its success (a failure run
  * goes on). A server that answered nothing else to its first lookups, or that answered before and
  * then nothing else to `refusalsToStop` lookups in a row, is left alone: it reads none of our
@@ -382,11 +385,11 @@ function answeredForName(
   if (!state.answered && run >= (input.failuresToStop ?? 3)) {
     state.stopped = true;
     state.refusedAll = true;
-    state.lastError = `it answered ${run} lookups with HTTP 400 or 410 before any record or 404: it reads none of the queries; left alone for the rest of this scan`;
+    state.lastError = `it answered ${run} lookups with HTTP 400 before any record or 404: it reads none of the queries; left alone for the rest of this scan`;
   } else if (state.answered && run >= (input.refusalsToStop ?? 10)) {
     state.stopped = true;
     state.refusedAll = true;
-    state.lastError = `it answered ${run} lookups in a row with HTTP 400 or 410 after answering others with a record or a 404: it no longer reads the queries; left alone for the rest of this scan`;
+    state.lastError = `it answered ${run} lookups in a row with HTTP 400 after answering others with a record or a 404: it no longer reads the queries; left alone for the rest of this scan`;
   }
   return 'failed';
 }
@@ -422,8 +425,9 @@ function judgeFound(
  * client's gate of that server and within the scan's time; none at a server left alone, nor at one
  * whose 404s judgeUnknown would not believe whatever the second answers. A 404 repeated stays a
  * would-be finding; one answered with the domain is judged by that record, and its server counted
- * as contradicting itself (judgeUnknown then believes none of its 404s); one not answered again
- * (a failure, the deadline) is no finding: a 404 the scan could not confirm.
+ * as contradicting itself (judgeUnknown then believes none of its 404s); one not asked again (its
+ * server left alone, the deadline) or not answered (a failure) is no finding and not checked
+ * (unrepeated): a 404 the scan could not confirm.
  */
 async function askUnknownAgain(
   input: RegistryCheckInput,
@@ -440,11 +444,8 @@ async function askUnknownAgain(
       continue;
     }
     if (state.stopped) {
-      // Left alone before they could be asked again: 404s not repeated, so no findings.
-      for (const { candidate } of entries) {
-        state.notAskedAgain++;
-        if (notFound(result.counts, state, candidate) === 'silent') unconfirmed(result, candidate);
-      }
+      // Left alone before they could be asked again: 404s not repeated, so not checked.
+      for (const { candidate } of entries) unrepeated(result, state, candidate, 'left');
       continue;
     }
     for (const entry of entries) asks.push({ state, entry });
@@ -455,11 +456,8 @@ async function askUnknownAgain(
       const { state, entry } = ask;
       const again = await askAgain(input, entry.candidate);
       if (again === 'not_found') state.unknown.push(entry);
-      else if (again === 'unanswered') {
-        state.unansweredAgain++;
-        if (notFound(result.counts, state, entry.candidate) === 'silent')
-          unconfirmed(result, entry.candidate);
-      } else {
+      else if (again === 'failed' || again === 'time') unrepeated(result, state, entry.candidate, again);
+      else {
         state.contradicted++;
         const view = judgeFound(input, result.counts, entry.candidate, again, state);
         if (view === 'silent') unconfirmed(result, entry.candidate);
@@ -475,9 +473,9 @@ async function askUnknownAgain(
 async function askAgain(
   input: RegistryCheckInput,
   candidate: RegistryCandidate,
-): Promise<'not_found' | 'unanswered' | Extract<RdapLookup, { kind: 'found' }>> {
+): Promise<'not_found' | 'failed' | 'time' | Extract<RdapLookup, { kind: 'found' }>> {
   const service = input.bootstrap.serviceFor(candidate.domain_name);
-  if (!service) return 'unanswered';
+  if (!service) return 'failed';
   try {
     const answer = await input.client.lookupDomain(
       service.baseUrl,
@@ -485,9 +483,35 @@ async function askAgain(
     );
     return answer.kind === 'not_found' ? 'not_found' : answer;
   } catch (error) {
-    if (error instanceof RdapError) return 'unanswered';
+    if (error instanceof RdapDeadlineError) return 'time';
+    if (error instanceof RdapError) return 'failed';
     throw error;
   }
+}
+
+/**
+ * A would-be finding's 404 that was not repeated because the second ask did not happen (its server
+ * left alone, the scan's time) or got no answer: no finding, and not "the registry does not know it"
+ * either (one 404 is not the registry's word, askUnknownAgain). The domain was not checked: counted so,
+ * out of `checked`, named in a line of its own; memory keeps what it knew.
+ */
+function unrepeated(
+  result: RegistryCheckResult,
+  state: ServerState,
+  candidate: RegistryCandidate,
+  why: 'left' | 'failed' | 'time',
+): void {
+  result.counts.checked--;
+  if (why === 'time') {
+    result.counts.not_checked.time++;
+    state.outOfTimeAgain++;
+  } else {
+    result.counts.not_checked.server_failed++;
+    if (why === 'left') state.notAskedAgain++;
+    else state.unansweredAgain++;
+  }
+  state.unrepeated.push(cutText(safeText(candidate.domain_name), 80));
+  unconfirmed(result, candidate);
 }
 
 /** True when a server that knew `state.known` domains may be believed for `unknown` 404s (judgeUnknown's rule). */
