@@ -96,7 +96,7 @@ describe('scan --registry-check against the simulator’s registry side', () => 
       w.env,
     );
     expect(digest.stdout).toContain(
-      `- ${gone}: the registry does not know it (HTTP 404) while the reseller lists it as registered: deleted at the registry, or never registered`,
+      `- ${gone}: the registry does not know it (HTTP 404 or 410, asked twice) while the reseller lists it as registered: deleted at the registry, or never registered`,
     );
     expect(digest.stdout).toMatch(
       / {2}Next: Confirm it with a WHOIS or registry lookup, and ask the reseller now/,

@@ -260,7 +260,7 @@ describe('judgeNotFound', () => {
     };
     const f = withRegistryView(null, reseller(), view, NOW);
     expect(bothSides(f, () => 'x')).toBe(
-      'the registry does not know it (HTTP 404) while the reseller lists it as registered: deleted at the registry, or never registered',
+      'the registry does not know it (HTTP 404 or 410, asked twice) while the reseller lists it as registered: deleted at the registry, or never registered',
     );
     expect(registryNextStep(view, f.date_expiry)).toMatch(/^Confirm it with a WHOIS or registry lookup/);
   });

@@ -116,7 +116,7 @@ describe('the report’s registry section', () => {
     expect(registry.not_checkable.not_found).toBe(3);
     const lines = registryDigestLines({ registry } as Report);
     expect(lines[1]).toBe(
-      '  Not checkable: 0 in a TLD without RDAP, 0 whose registry publishes no expiry date, 3 the registry does not know (HTTP 404).',
+      '  Not checkable: 0 in a TLD without RDAP, 0 whose registry publishes no expiry date, 3 the registry does not know (HTTP 404 or 410).',
     );
   });
 
@@ -126,7 +126,7 @@ describe('the report’s registry section', () => {
     expect(registry.not_checked).toEqual({ budget: 0, time: 0, server_failed: 0, name_refused: 3 });
     const lines = registryDigestLines({ registry } as Report);
     expect(lines[1]).toBe(
-      '  Not checked this time: 0 beyond the query budget, 0 out of time, 0 at a failing RDAP server, 3 its RDAP server answered for the name alone (HTTP 400 or 410: not read, or gone).',
+      '  Not checked this time: 0 beyond the query budget, 0 out of time, 0 at a failing RDAP server, 3 its RDAP server answered for the name alone (HTTP 400: it could not read the query).',
     );
   });
 

@@ -35,7 +35,7 @@ export function describeRegistryView(view: RegistryView, resellerExpiry: string)
       return `the reseller lists it until ${isoDay(resellerExpiry)}; ${ends} ${isoDay(registry)}: ${why}`;
     }
     case 'registry_unknown':
-      return 'the registry does not know it (HTTP 404) while the reseller lists it as registered: deleted at the registry, or never registered';
+      return 'the registry does not know it (HTTP 404 or 410, asked twice) while the reseller lists it as registered: deleted at the registry, or never registered';
   }
 }
 
@@ -92,11 +92,11 @@ export function registryDigestLines(report: Report): string[] {
   ];
   if (notCheckable)
     lines.push(
-      `  Not checkable: ${r.not_checkable.no_rdap_service} in a TLD without RDAP, ${r.not_checkable.no_expiration} whose registry publishes no expiry date${notFound ? `, ${notFound} the registry does not know (HTTP 404)` : ''}.`,
+      `  Not checkable: ${r.not_checkable.no_rdap_service} in a TLD without RDAP, ${r.not_checkable.no_expiration} whose registry publishes no expiry date${notFound ? `, ${notFound} the registry does not know (HTTP 404 or 410)` : ''}.`,
     );
   if (notChecked)
     lines.push(
-      `  Not checked this time: ${r.not_checked.budget} beyond the query budget, ${r.not_checked.time} out of time, ${r.not_checked.server_failed} at a failing RDAP server${refused ? `, ${refused} its RDAP server answered for the name alone (HTTP 400 or 410: not read, or gone)` : ''}.`,
+      `  Not checked this time: ${r.not_checked.budget} beyond the query budget, ${r.not_checked.time} out of time, ${r.not_checked.server_failed} at a failing RDAP server${refused ? `, ${refused} its RDAP server answered for the name alone (HTTP 400: it could not read the query)` : ''}.`,
     );
   for (const p of r.problems.slice(0, 10))
     lines.push(`  - (info) ${cutText(safeText(p.server), 120)}: ${cutText(safeText(p.reason), 300)}`);

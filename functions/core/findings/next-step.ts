@@ -340,7 +340,7 @@ const REMEMBERED_WORDS: Readonly<Record<DomainFinding['kind'], string>> = {
   registry_redemption: 'in redemption at the registry',
   registry_hold: 'on hold at the registry',
   registry_expiry_mismatch: 'with another expiry date at the registry',
-  registry_unknown: 'unknown to its registry (HTTP 404)',
+  registry_unknown: 'unknown to its registry (HTTP 404 or 410)',
 };
 
 /** A finding kind memory kept, in words after "last read": `in quarantine`. */
