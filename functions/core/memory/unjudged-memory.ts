@@ -126,7 +126,8 @@ export function unreadableCriticalCount(
 }
 
 /**
- * How many records this scan could not read say the domain is in quarantine (critical), less those
+ * How many records this scan could not read say the domain is in quarantine (critical), less the
+ * kept quarantines (each due by its own last alert: kept-quarantine.ts keptRepeatsDue) and those
  * of a domain memory knows in a group that lets it lapse (`lapsing`): such a record is repeated on
  * the critical cadence, and a domain let lapse is never repeated (docs/policies.md), so its broken
  * record is said once, as new, and not paged daily after.
@@ -138,7 +139,7 @@ export function unreadableQuarantineCount(
 ): number {
   let n = 0;
   for (const p of problems) {
-    if (p.severity !== 'critical') continue;
+    if (p.severity !== 'critical' || p.kept_quarantine) continue;
     const group =
       p.resource === 'domain' && p.key !== null ? memory.prior.get(domainKey(p.key))?.group : undefined;
     if (!lapsing(group)) n++;
