@@ -25,7 +25,7 @@ import {
 } from './comparison';
 import { departureOf, nextDeparted } from './departures';
 import { escalationHours, missedWhileSilenced, nextAlertMemory } from './escalation';
-import { groupsHearing } from './group-news';
+import { groupsHearing, unreadableGroupNews } from './group-news';
 import {
   keptInLastDays,
   keptKeys,
@@ -296,7 +296,15 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         ? `first scan: nothing at ${minSeverity} or above`
         : `nothing new, escalated, changed or resolved at ${minSeverity} or above`,
     );
-  return { publish, why, kept: keptNews(c, { publish, due, keys, isNew }) };
+  const kept = keptNews(c, { publish, due, keys, isNew });
+  if (!publish || fresh === 0) return { publish, why, kept };
+  const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
+  const isFresh = (i: number) => isNew(keys[i] as string);
+  return {
+    publish,
+    why,
+    kept: { ...kept, problems: unreadableGroupNews(kept.problems, c.memory, c.nowMs, lapsing, isFresh) },
+  };
 }
 
 /**

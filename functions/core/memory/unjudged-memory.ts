@@ -116,13 +116,21 @@ export function unreadableCriticalCount(
     if (p.resource !== 'domain' || p.key === null || p.severity === 'critical') continue;
     const key = domainKey(p.key);
     if (counted.has(key) || (judgedByDatesOnly(p) && found.has(key))) continue;
-    const was = memory.prior.get(key);
-    if (was?.finding?.severity !== 'critical' || lapsing(was.group)) continue;
-    const snooze = was.actions?.snooze;
-    if (was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs)) continue;
+    if (!rememberedCritical(memory.prior.get(key), nowMs, lapsing)) continue;
     counted.add(key);
   }
   return counted.size - before;
+}
+
+/** Whether memory knows a domain (`was`) as critical, with no snooze or acknowledgement still holding and not let lapse. */
+export function rememberedCritical(
+  was: DomainMemory | undefined,
+  nowMs: number,
+  lapsing: (group: string | undefined) => boolean,
+): boolean {
+  if (was?.finding?.severity !== 'critical' || lapsing(was.group)) return false;
+  const snooze = was.actions?.snooze;
+  return !(was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs));
 }
 
 /**
