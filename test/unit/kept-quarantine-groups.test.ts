@@ -123,3 +123,55 @@ describe('a kept quarantine whose record gives no finding, in a group with recip
     expect(r.result.report.problems.every((p) => p.news === undefined)).toBe(true);
   });
 });
+
+describe('a kept quarantine due for its repeat while another group has news', () => {
+  // Two groups with recipients of their own: b.nl (watch) is kept in quarantine, a.nl (ops) has news.
+  const { scan: scanTwo } = groupScanner({
+    policies: [
+      { name: 'ops', match: { tags: ['ops'] }, alertEmails: ['ops@example.nl'] },
+      {
+        name: 'watch',
+        match: { tags: ['watch'] },
+        alertEmails: ['watch@example.nl'],
+        minSeverity: 'critical',
+      },
+    ],
+  });
+  // In .nl quarantine, restore by T0 + 20 days: not its last days, so repeated on the 20 h cadence alone.
+  const b: Domain = { ...heldInQuarantine(T0, 20), domain_name: 'b.nl', tags: ['watch'] };
+  const fine = renewedUndocumented(b, T0, 365);
+  const a = (expiresInDays: number): Domain => ({
+    ...b,
+    domain_name: 'a.nl',
+    tags: ['ops'],
+    status: ['ok'],
+    date_deleted: null,
+    date_expiry: T0 + expiresInDays * DAY,
+  });
+  const run = (read: readonly Domain[], hours: number, state: ScanState) =>
+    scanTwo(read, T0 + hours * HOUR, state, { problems: undocumentedProblems([fine]) });
+
+  /** b.nl alerted at T0 and kept from T0 + 1 h (new unreadable record, heard by its group then). */
+  function kept() {
+    const first = scanTwo([b, a(200)], T0, EMPTY_STATE);
+    const k = run([fine, a(200)], 1, first.next);
+    expect(k.sent).toEqual(['account', 'watch']);
+    return k.next;
+  }
+
+  it('is repeated to its group in a scan where another group has news', () => {
+    const r = run([fine, a(20)], 22, kept());
+    expect(r.result.why).toEqual(['1 escalated', '1 unreadable records in quarantine repeated after 20 h']);
+    expect(r.sent).toEqual(['account', 'ops', 'watch']);
+  });
+
+  it('is repeated to its group 20 h after the group last heard it, though the account spoke since', () => {
+    const news = run([fine, a(20)], 10, kept());
+    expect(news.sent).toEqual(['account', 'ops']);
+    const r = run([fine, a(20)], 22, news.next);
+    expect(r.result.why).toEqual(['1 unreadable records in quarantine repeated after 20 h']);
+    expect(r.sent).toEqual(['account', 'watch']);
+    // Heard now: not again at the next scan.
+    expect(run([fine, a(20)], 23, r.next).sent).toEqual([]);
+  });
+});

@@ -47,7 +47,7 @@ function newsOf(problems: Problem[], saved: Problem[]) {
       silencing: { lapsed: [] },
       input: { head, policy: { repeat: { critical: 20 } } },
     },
-    { publish: true, cadence: false, keys: now, isNew: isNewProblemKey(head, now) },
+    { publish: true, due: new Set(), keys: now, isNew: isNewProblemKey(head, now) },
   );
   return out.problems.find((p) => p.key === 'zz-kept.nl')?.news;
 }

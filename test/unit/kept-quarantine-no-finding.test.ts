@@ -120,6 +120,13 @@ describe('the words of a kept quarantine whose record was read by its dates only
     expect(item?.what).not.toContain('could not be read');
     expect(item?.next).toContain('restore it there by 27 Nov 2026');
   });
+
+  it('send the reader to the control panel once in the digest line under it, not twice', () => {
+    const detail = renderDigest(keptReport())
+      .split('\n')
+      .find((line) => line.includes('last read in quarantine, restore by'));
+    expect(detail?.match(/control panel/g)).toEqual(['control panel']);
+  });
 });
 
 describe('the chat line of a kept quarantine past its restore-by', () => {

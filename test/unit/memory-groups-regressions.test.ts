@@ -84,3 +84,22 @@ describe('memory with policy groups', () => {
     expect(later.result.publish).toBe(false);
   });
 });
+
+describe('a critical domain of a group with recipients of its own whose record breaks', () => {
+  it('tells the group, as the account is told, that its record can no longer be read', () => {
+    const expired = domain('shop.nl', T0, { tags: ['watch'], auto_renew: false, date_expiry: T0 - DAY });
+    const first = scan([expired], T0, EMPTY_STATE);
+    expect(first.sent).toEqual(['account', 'watch']);
+    const broken: Problem = {
+      resource: 'domain',
+      key: 'shop.nl',
+      page: 1,
+      reason: 'date_expiry: Invalid input',
+    };
+    const broke = scan([], T0 + HOUR, first.next, [broken]);
+    expect(broke.result.why).toEqual(['1 new unreadable record']);
+    expect(broke.sent).toEqual(['account', 'watch']);
+    const group = broke.plan.find((p) => p.group === 'watch');
+    expect(group?.report.problems.map((p) => p.key)).toEqual(['shop.nl']);
+  });
+});

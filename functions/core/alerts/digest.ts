@@ -6,6 +6,7 @@ import type { Problem } from '../reseller/client';
 import type { DomainPrice } from '../reseller/schemas';
 import { leftOutUrl } from '../scan/report-links';
 import type { Report } from '../scan/scan';
+import { DATES_ONLY } from '../scan/scan-problems';
 import {
   criticalCount,
   criticalProblems,
@@ -156,7 +157,9 @@ function contactItem(f: ContactFinding): Item {
 function unreadableItem(p: Problem): Item {
   const name = p.key === null ? '(no name)' : cutText(plainDomain(p.key), 2 * KEY_MAX);
   const first = `- ${name}: ${unreadableSays(p)}`;
-  const detail = `  ${cutText(safeText(p.reason), REASON_MAX)}; check it in the reseller's control panel`;
+  // A record read by its dates only says where to look already (scan-problems.ts DATES_ONLY): once is enough.
+  const reason = cutText(safeText(p.reason), REASON_MAX);
+  const detail = `  ${reason}${reason.includes(DATES_ONLY) ? '' : "; check it in the reseller's control panel"}`;
   // A kept quarantine nobody acted on is published again as a finding is (memory/kept-quarantine.ts).
   const hours = p.escalated_after_hours;
   const escalated = hours === undefined ? [] : [`  escalated: not acted on for ${plural(hours, 'hour')}`];

@@ -5,6 +5,7 @@ import {
   type Severity,
   severityRank,
 } from '../findings/classify';
+import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
 import { withActions } from './actions';
 import {
@@ -24,8 +25,15 @@ import {
 } from './comparison';
 import { departureOf, nextDeparted } from './departures';
 import { escalationHours, missedWhileSilenced, nextAlertMemory } from './escalation';
-import { groupsHearing } from './group-news';
-import { keptInLastDays, keptNews, keptPriorAlert, keptSnoozeEnded } from './kept-quarantine';
+import { groupsHearing, unreadableGroupNews } from './group-news';
+import {
+  keptInLastDays,
+  keptKeys,
+  keptNews,
+  keptPriorAlert,
+  keptRepeatsDue,
+  keptSnoozeEnded,
+} from './kept-quarantine';
 import { lastDaysRepeatDue, renewedOrRestored } from './renewal-memory';
 import { cadenceHours, carriedOn, nextRepeats, repeatDecision, repeatFor } from './repeat';
 import { resolution, resolveContacts, resolvedReason, sortEntries } from './resolutions';
@@ -234,8 +242,6 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   const { minSeverity } = policy;
   const why: string[] = [];
   const count = (n: number, what: string) => n > 0 && why.push(`${n} ${what}`);
-  // The critical records are repeated on the critical cadence now (kept quarantines too: keptNews).
-  let cadence = false;
   count(c.announced.filter((f) => f.change === 'new').length, 'new');
   count(c.announced.filter((f) => f.change === 'escalated').length, 'escalated');
   // What happens to a domain its policy lets lapse is never news (docs/policies.md).
@@ -250,21 +256,31 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   const fresh = keys.filter(isNew).length;
   count(fresh, fresh === 1 ? 'new unreadable record' : 'new unreadable records');
   // A record that says quarantine but cannot be read is as critical as a quarantine finding, and
-  // so is one whose domain memory knows as critical: repeated on the same rhythm until it is fixed.
-  if (
-    why.length === 0 &&
-    atOrAbove('critical', minSeverity) &&
-    head.last_published_at !== null &&
-    isDue(head.last_published_at, c.nowMs, policy.repeat.critical * HOUR_MS)
-  )
-    for (const r of unreadableRepeats(c.report, c.memory, c.nowMs, policy)) {
-      count(r.count, r.what);
-      if (r.of === 'quarantine' && r.count > 0) cadence = true;
-    }
+  // so is one whose domain memory knows as critical: repeated on the same rhythm until it is fixed,
+  // whatever else is news. Every message lists them, so the account's last one is when they were
+  // last said; a kept quarantine's group may not have heard that one: each is due by its own last alert.
+  const critical = atOrAbove('critical', minSeverity);
+  const hours = policy.repeat.critical;
+  const lastPublished = head.last_published_at;
+  const { problems } = c.report;
+  const ended = keptSnoozeEnded(problems, c.silencing.lapsed);
+  const told = new Set([...ended, ...keptInLastDays(problems, c.memory, c.nowMs, c.input)]);
+  const due = critical
+    ? keptRepeatsDue(
+        problems,
+        c.memory,
+        c.nowMs,
+        { hours, lastPublished },
+        (p, i) => told.has(p) || p.escalated_after_hours !== undefined || isNew(keys[i] as string),
+      )
+    : new Set<Problem>();
+  const spoke = critical && lastPublished !== null && isDue(lastPublished, c.nowMs, hours * HOUR_MS);
+  for (const r of spoke || due.size > 0 ? unreadableRepeats(c.report, c.memory, c.nowMs, policy) : [])
+    count((spoke ? r.count : 0) + (r.of === 'quarantine' ? due.size : 0), r.what);
   // A kept quarantine critical again as its snooze ends: said now, as a snoozed finding is; counted
   // after the critical cadence, which it must not take the place of (the others' groups hear that).
-  const ended = keptSnoozeEnded(c.report.problems, c.silencing.lapsed).length;
-  count(ended, ended === 1 ? 'snooze ended on a kept quarantine' : 'snoozes ended on kept quarantines');
+  const n = ended.length;
+  count(n, n === 1 ? 'snooze ended on a kept quarantine' : 'snoozes ended on kept quarantines');
   const lastSpoke = head.last_published_at ?? head.started_at;
   if (
     why.length === 0 &&
@@ -280,7 +296,15 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         ? `first scan: nothing at ${minSeverity} or above`
         : `nothing new, escalated, changed or resolved at ${minSeverity} or above`,
     );
-  return { publish, why, kept: keptNews(c, { publish, cadence, keys, isNew }) };
+  const kept = keptNews(c, { publish, due, keys, isNew });
+  if (!publish || fresh === 0) return { publish, why, kept };
+  const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
+  const isFresh = (i: number) => isNew(keys[i] as string);
+  return {
+    publish,
+    why,
+    kept: { ...kept, problems: unreadableGroupNews(kept.problems, c.memory, c.nowMs, lapsing, isFresh) },
+  };
 }
 
 /**
@@ -362,6 +386,7 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
   const domains = new Map<string, DomainMemory>();
   const changed = new Map<string, DomainMemory | null>();
   const lapsed = new Set(c.silencing.lapsed.map((l) => `${l.domain_name} ${l.action}`));
+  const kept = keptKeys(c.report.problems);
   const set = (key: string, made: DomainMemory) => {
     const was = prior.get(key);
     const next = withActions(made, was?.actions ?? c.back.get(key)?.actions, key, lapsed);
@@ -387,8 +412,11 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
       // so; past a snooze or an acknowledgement, counted from its end, as priorAlert counts a finding's.
       const next =
         (prev && j && carriedOn(prev, alertedNow(c, publish, j, prev, j.stage), c.repeated.has(key))) ||
-        (publish ? c.keptAlerts.get(key) : undefined) ||
-        (f ? undefined : keptPriorAlert(was, c.silencing.keptSilenced.has(key), c.nowMs));
+        (f
+          ? publish
+            ? c.keptAlerts.get(key)
+            : undefined
+          : keptAlerted(c, publish, key, was, kept.get(key)));
       // Its actions as set() keeps them, less those that lapsed: spread with the rest, a lapsed one stayed.
       const { actions: _kept, ...as } = was;
       set(key, { ...as, watched, group: read.group, ...(next ? { alerted: next } : {}) });
@@ -406,6 +434,29 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
     else domains.set(key, was);
   }
   return { domains, changed };
+}
+
+/**
+ * The last alert of a kept quarantine whose record gives no finding (`p`, published critical): as it
+ * was (less a snooze's time, keptPriorAlert), escalated when the message says so, and moved to now
+ * by a message its recipients hear (the account's, or its group's own when it has recipients of its
+ * own), so its critical cadence counts from what they were last told (keptRepeatsDue), as alertedNow
+ * moves a finding's.
+ */
+function keptAlerted(
+  c: Comparison,
+  publish: boolean,
+  key: string,
+  was: DomainMemory,
+  p: Problem | undefined,
+): AlertMemory | null | undefined {
+  const prev =
+    (publish ? c.keptAlerts.get(key) : undefined) ??
+    keptPriorAlert(was, c.silencing.keptSilenced.has(key), c.nowMs);
+  const group = p?.policy;
+  const unheard = group !== undefined && c.input.policy.ownRecipients?.has(group) && !c.heard.has(group);
+  if (!prev || !p || !publish || unheard) return prev;
+  return { ...prev, first_at: prev.first_at ?? prev.at, at: c.report.now };
 }
 
 /** A memory of nothing but watched fields (and its group), under its own name. */

@@ -9,6 +9,7 @@ import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
 import type { AlertMemory, DomainMemory, EscalationPolicy, FindingMemory } from './state';
 import { domainKey } from './state-bounds';
+import { isDue } from './state-time';
 import { believableRestoreBy } from './unjudged-memory';
 
 /** What a kept quarantine's problem record adds to its reason; after {@link DATES_ONLY}, so no quoted status can spell it. */
@@ -169,16 +170,17 @@ interface Decided {
 
 /**
  * The report with each kept quarantine the account's message announces or repeats now (`publish`:
- * a new unreadable record, every one when `cadence` (the critical records repeated on the critical
- * cadence, unreadableRepeats), one in its last days as {@link keptInLastDays} says, one that
- * escalates, one whose snooze ended now ({@link keptSnoozeEnded})) marked `news`: alerts/groups.ts gives its
- * group's message those, and group-news.ts groupsHearing counts the group heard.
+ * a new unreadable record, one in `due` ({@link keptRepeatsDue}), one in its last days as
+ * {@link keptInLastDays} says, one that escalates, one whose snooze ended now
+ * ({@link keptSnoozeEnded})) marked `news`: alerts/groups.ts gives its group's message those, and
+ * group-news.ts groupsHearing counts the group heard.
  */
 export function keptNews<R extends Report>(
   c: Decided & { readonly report: R },
   said: {
     readonly publish: boolean;
-    readonly cadence: boolean;
+    /** The kept quarantines repeated on the critical cadence now ({@link keptRepeatsDue}). */
+    readonly due: ReadonlySet<Problem>;
     /** The problem keys of `c.report` (problemKeysOf), and which are new since the last message (isNewProblemKey). */
     readonly keys: readonly string[];
     readonly isNew: (key: string) => boolean;
@@ -186,18 +188,47 @@ export function keptNews<R extends Report>(
 ): R {
   const { problems } = c.report;
   if (!said.publish || !problems.some(isKept)) return c.report;
-  const { cadence, keys, isNew } = said;
+  const { due: repeated, keys, isNew } = said;
   const lastDays = new Set(keptInLastDays(problems, c.memory, c.nowMs, c.input));
   const ended = new Set(keptSnoozeEnded(problems, c.silencing.lapsed));
   const marked = problems.map((p, i) => {
     const fresh = isKept(p) && isNew(keys[i] as string);
     const escalated = p.escalated_after_hours !== undefined;
-    const due = cadence || fresh || escalated || lastDays.has(p) || ended.has(p);
+    const due = repeated.has(p) || fresh || escalated || lastDays.has(p) || ended.has(p);
     if (!isKept(p) || !due) return p;
     return { ...p, news: true as const };
   });
   return { ...c.report, problems: marked };
 }
+
+/**
+ * The kept quarantines {@link withKeptQuarantines} published critical that are due on the critical
+ * cadence (`hours`): their domain's last alert, which moves when its recipients hear it (the
+ * account's, or its group's own: compare.ts keptAlerted), at least that long ago; one with none, by
+ * the account's last message (`lastPublished`). Judged each on its own, as a finding's repeat is,
+ * whatever else is news: a group whose kept quarantine is due is told, however often the account
+ * speaks. Less those `told` otherwise now (new, escalated, in their last days, snooze ended: by
+ * their index in `problems`), so no line of the log counts one twice.
+ */
+export function keptRepeatsDue(
+  problems: readonly Problem[],
+  memory: ScanMemory,
+  nowMs: number,
+  at: { readonly hours: number; readonly lastPublished: string | null },
+  told: (p: Problem, i: number) => boolean,
+): Set<Problem> {
+  return new Set(
+    problems.filter((p, i) => {
+      if (!isKept(p) || told(p, i)) return false;
+      const last = memory.prior.get(domainKey(p.key as string))?.alerted?.at ?? at.lastPublished;
+      return last !== null && isDue(last, nowMs, at.hours * HOUR_MS);
+    }),
+  );
+}
+
+/** The memory keys of the kept quarantines {@link withKeptQuarantines} published critical (no snooze holds). */
+export const keptKeys = (problems: readonly Problem[]): Map<string, Problem> =>
+  new Map(problems.filter(isKept).map((p) => [domainKey(p.key as string), p]));
 
 /**
  * The kept quarantines {@link withKeptQuarantines} published that are in their last days to

@@ -116,17 +116,26 @@ export function unreadableCriticalCount(
     if (p.resource !== 'domain' || p.key === null || p.severity === 'critical') continue;
     const key = domainKey(p.key);
     if (counted.has(key) || (judgedByDatesOnly(p) && found.has(key))) continue;
-    const was = memory.prior.get(key);
-    if (was?.finding?.severity !== 'critical' || lapsing(was.group)) continue;
-    const snooze = was.actions?.snooze;
-    if (was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs)) continue;
+    if (!rememberedCritical(memory.prior.get(key), nowMs, lapsing)) continue;
     counted.add(key);
   }
   return counted.size - before;
 }
 
+/** Whether memory knows a domain (`was`) as critical, with no snooze or acknowledgement still holding and not let lapse. */
+export function rememberedCritical(
+  was: DomainMemory | undefined,
+  nowMs: number,
+  lapsing: (group: string | undefined) => boolean,
+): boolean {
+  if (was?.finding?.severity !== 'critical' || lapsing(was.group)) return false;
+  const snooze = was.actions?.snooze;
+  return !(was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs));
+}
+
 /**
- * How many records this scan could not read say the domain is in quarantine (critical), less those
+ * How many records this scan could not read say the domain is in quarantine (critical), less the
+ * kept quarantines (each due by its own last alert: kept-quarantine.ts keptRepeatsDue) and those
  * of a domain memory knows in a group that lets it lapse (`lapsing`): such a record is repeated on
  * the critical cadence, and a domain let lapse is never repeated (docs/policies.md), so its broken
  * record is said once, as new, and not paged daily after.
@@ -138,7 +147,7 @@ export function unreadableQuarantineCount(
 ): number {
   let n = 0;
   for (const p of problems) {
-    if (p.severity !== 'critical') continue;
+    if (p.severity !== 'critical' || p.kept_quarantine) continue;
     const group =
       p.resource === 'domain' && p.key !== null ? memory.prior.get(domainKey(p.key))?.group : undefined;
     if (!lapsing(group)) n++;
