@@ -13,6 +13,7 @@ import {
   type KeptDeadline,
   keptDeadlineEvents,
   keptDeadlineOf,
+  quarantineOf,
 } from '../memory/feed-events';
 import { briefThenFull, RESPONSE_BUDGET_BYTES, type ReportView, responseBytes } from '../memory/report-view';
 import type { Report } from '../scan/scan';
@@ -24,8 +25,8 @@ import type { Report } from '../scan/scan';
  * still possible, and so has one memory keeps as a quarantine while its record reads another kind
  * (`remembered`, docs/memory.md), on the remembered deadline: the UID it had while read in
  * quarantine, as urgent as that quarantine. So has one memory keeps while its record gives no
- * finding at all (a problem record marked `kept_quarantine`), snoozed or not, after the findings'
- * events: critical, under that UID too, with its own event under the UID it had while read
+ * finding at all (a problem record marked `kept_quarantine`), snoozed or not: critical, among the
+ * critical findings' events by its deadline, under that UID too, with its own event under the UID it had while read
  * ({@link keptDeadlineEvents}). All-day events float (they have no zone), so each is
  * dated as the day reads in the alert's time zone (ALERT_TIME_ZONE): dated in UTC, a deadline of
  * 18:00 in Los Angeles would show on the next day there, after it passed. UIDs are a hash of domain, kind and the UTC date (of the
@@ -264,10 +265,22 @@ function eventText(input: EventInput, full: boolean): string {
 }
 
 /**
- * The events of `report`'s domain findings, most urgent first (the report's order), then those of
- * the quarantines memory keeps with no finding (its problem records' order, as the report view
- * counts them). UIDs are given here, in that order, so a duplicate's is the same whichever events
- * the feed then writes.
+ * Where a finding's events stand in the feed: the more urgent first ({@link urgencyOf}); among
+ * equals, a restore deadline (a quarantine's, read, kept as remembered or kept with no finding)
+ * before the rest, the soonest first, as the report orders its quarantines; else in the order given.
+ */
+function standing(f: DomainFinding | KeptDeadline): { readonly rank: number; readonly deadline: number } {
+  const q = isKeptDeadline(f) ? f : quarantineOf(f);
+  const by = q?.restore_by ? Date.parse(q.restore_by) : Number.NaN;
+  return { rank: severityRank(urgencyOf(f)), deadline: Number.isNaN(by) ? Number.MAX_SAFE_INTEGER : by };
+}
+
+/**
+ * The events of `report`'s domain findings and of the quarantines memory keeps with no finding,
+ * the most urgent first whatever they come from ({@link standing}): a feed too large for its
+ * budget keeps the first, so a kept quarantine (a domain days from being lost) is not left out
+ * for a warning. UIDs are given in the report's order (findings, then problem records, as the
+ * report view counts them), so a duplicate's is the same whichever events the feed then writes.
  */
 function eventsOf(report: Report): FeedEvent[] {
   // UIDs are told apart by what they hash (hashed only for the events written).
@@ -292,7 +305,10 @@ function eventsOf(report: Report): FeedEvent[] {
     for (const e of keptDeadlineEvents(kept))
       if (kept) events.push({ finding: kept, restoreBy: e.restoreBy, key: unique(kept, e.kind, e.date) });
   }
-  return events;
+  // A stable sort: a finding's events stay together, and equals stay in the report's order.
+  const standings = new Map(events.map((e) => [e.finding, standing(e.finding)]));
+  const at = (e: FeedEvent) => standings.get(e.finding) as ReturnType<typeof standing>;
+  return events.sort((a, b) => at(b).rank - at(a).rank || at(a).deadline - at(b).deadline);
 }
 
 export interface CalendarOptions {
