@@ -235,8 +235,9 @@ function eventText(input: EventInput, full: boolean): string {
   const end = contentLine('END:VEVENT');
   // SEQUENCE stays 0 (a brief event leaves it out: 0 is its default): the feed keeps no past, so a
   // revision it raised while a record reads kept would fall back when it reads as before, and RFC
-  // 5546 takes the lower one for a stale copy. At one SEQUENCE, the later DTSTAMP (the report's
-  // generated_at, later each scan) is the newer event.
+  // 5546 takes the lower one for a stale copy. At one SEQUENCE, the later DTSTAMP is the newer
+  // event: the time the feed is served (CalendarOptions.servedAt), later at each fetch whatever
+  // the clock of the scan that made the report did.
   if (!full) return [begin, uid, stamp, start, summary, end].join('');
   // Joined, not added: a string made with + is a tree of its pieces, several times its length in
   // memory, and a feed holds tens of thousands of these until it is written.
@@ -317,6 +318,12 @@ export interface CalendarOptions {
   readonly timeZone?: string;
   /** The most the answer may take, as the Lambda counts it. @default RESPONSE_BUDGET_BYTES */
   readonly budgetBytes?: number;
+  /**
+   * When the feed is served (epoch ms): every event's DTSTAMP. The serving clock's, not the scan's:
+   * a report made by a scan whose clock ran back reads as made before the last, and its events, at
+   * one SEQUENCE, as older copies (RFC 5546). @default the report's generated_at
+   */
+  readonly servedAt?: number;
 }
 
 /** The feed of `report`'s domain findings (a view of a stored report, or a whole report). */
@@ -326,7 +333,9 @@ export function renderCalendar(report: ReportView, options: CalendarOptions = {}
   const events = eventsOf(report);
   const timeZone = options.timeZone ?? 'UTC';
   const context: FeedContext = {
-    dtstamp: stamp(report.generated_at),
+    dtstamp: stamp(
+      options.servedAt === undefined ? report.generated_at : new Date(options.servedAt).toISOString(),
+    ),
     now: Date.parse(report.now),
     reportNow: report.now,
     criticalDays: report.policy?.critical_days ?? 7,
