@@ -142,6 +142,8 @@ interface FeedEvent {
   readonly restoreBy: boolean;
   /** What its UID is the hash of ({@link uidKey}). */
   readonly key: string;
+  /** Where it stands in the feed ({@link standing}). */
+  readonly standing: Standing;
 }
 
 interface EventInput {
@@ -265,12 +267,18 @@ function eventText(input: EventInput, full: boolean): string {
   ].join('');
 }
 
+/** Where a finding's events stand in the feed: its urgency's rank, and its restore-by (epoch ms). */
+interface Standing {
+  readonly rank: number;
+  readonly deadline: number;
+}
+
 /**
  * Where a finding's events stand in the feed: the more urgent first ({@link urgencyOf}); among
  * equals, a restore deadline (a quarantine's, read, kept as remembered or kept with no finding)
  * before the rest, the soonest first, as the report orders its quarantines; else in the order given.
  */
-function standing(f: DomainFinding | KeptDeadline): { readonly rank: number; readonly deadline: number } {
+function standing(f: DomainFinding | KeptDeadline): Standing {
   const q = isKeptDeadline(f) ? f : quarantineOf(f);
   const by = q?.restore_by ? Date.parse(q.restore_by) : Number.NaN;
   return { rank: severityRank(urgencyOf(f)), deadline: Number.isNaN(by) ? Number.MAX_SAFE_INTEGER : by };
@@ -296,20 +304,23 @@ function eventsOf(report: Report): FeedEvent[] {
   const events: FeedEvent[] = [];
   for (const f of report.findings) {
     if (!isDomainFinding(f)) continue;
+    const at = standing(f);
     for (const e of findingEvents(f))
-      events.push({ finding: f, restoreBy: e.restoreBy, key: unique(f, e.kind, e.date) });
+      events.push({ finding: f, restoreBy: e.restoreBy, key: unique(f, e.kind, e.date), standing: at });
   }
   const now = Date.parse(report.now);
   for (const p of report.problems) {
     const kept = keptDeadlineOf(p, now);
+    if (!kept) continue;
+    const at = standing(kept);
     // Counted by the same function in the view (report-view.ts), so its count of those it left out is the feed's.
     for (const e of keptDeadlineEvents(kept))
-      if (kept) events.push({ finding: kept, restoreBy: e.restoreBy, key: unique(kept, e.kind, e.date) });
+      events.push({ finding: kept, restoreBy: e.restoreBy, key: unique(kept, e.kind, e.date), standing: at });
   }
   // A stable sort: a finding's events stay together, and equals stay in the report's order.
-  const standings = new Map(events.map((e) => [e.finding, standing(e.finding)]));
-  const at = (e: FeedEvent) => standings.get(e.finding) as ReturnType<typeof standing>;
-  return events.sort((a, b) => at(b).rank - at(a).rank || at(a).deadline - at(b).deadline);
+  return events.sort(
+    (a, b) => b.standing.rank - a.standing.rank || a.standing.deadline - b.standing.deadline,
+  );
 }
 
 export interface CalendarOptions {
