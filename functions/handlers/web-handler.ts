@@ -71,11 +71,12 @@ export function createViewHandler(deps: ViewDeps) {
   return async (action: ReadOnlyAction, event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
     const method = event.httpMethod.toUpperCase();
     const token = event.queryStringParameters ?? {};
+    const now = clock();
     const decided = await decideView({
       action,
       method,
       token,
-      now: clock(),
+      now,
       signingKeys: () => deps.secrets.signingKeys(),
       // Read one element at a time: the view the page or the feed shows, never the whole report.
       latestReport: async () =>
@@ -88,7 +89,7 @@ export function createViewHandler(deps: ViewDeps) {
     // Rendered before the log line, so the log says what was answered (a report that fails to
     // render is a 503, not the 200 it was decided as).
     const audit = decided.kind === 'show' && action === 'report' ? await auditFor(deps) : undefined;
-    const { outcome, result } = render(action, method, decided, event, viewOptions(deps), audit);
+    const { outcome, result } = render(action, method, decided, event, viewOptions(deps, now), audit);
     deps.log({
       action,
       method: method.slice(0, 16),
@@ -170,12 +171,14 @@ function answerHeaders(action: ReadOnlyAction): Record<string, string> {
 interface ViewOptions {
   readonly accountLabel?: string;
   readonly timeZone?: string;
+  /** When the answer is made (epoch ms): the feed's DTSTAMP (calendar.ts). */
+  readonly servedAt?: number;
 }
 
-function viewOptions(deps: ViewDeps): ViewOptions {
+function viewOptions(deps: ViewDeps, servedAt: number): ViewOptions {
   const accountLabel = deps.accountLabel?.();
   const timeZone = deps.timeZone?.();
-  return { ...(accountLabel ? { accountLabel } : {}), ...(timeZone ? { timeZone } : {}) };
+  return { ...(accountLabel ? { accountLabel } : {}), ...(timeZone ? { timeZone } : {}), servedAt };
 }
 
 /** The audit trail's entries for the report page: undefined without a trail, null when it cannot be read. */

@@ -159,3 +159,33 @@ describe('HEAD answers the status GET answers', () => {
     expect((await none(pageEvent('HEAD', '/report.json'))).statusCode).toBe(404);
   });
 });
+
+/**
+ * At one SEQUENCE (always 0), a calendar following RFC 5546 takes the copy of an event with the
+ * later DTSTAMP as the newer: a feed whose DTSTAMP went back (a report made by a scan whose clock
+ * ran back) read as older than the one before, and its changes were ignored.
+ */
+describe("the calendar feed's DTSTAMP", () => {
+  it('never goes back when the scan that made the report had a clock behind the last one', async () => {
+    const HOUR = 3_600_000;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const first = { ...report, generated_at: iso(NOW + 2 * HOUR), now: iso(NOW + 2 * HOUR) };
+    // The next scan's clock ran back an hour: its report reads as made before the first.
+    const next = { ...report, generated_at: iso(NOW + HOUR), now: iso(NOW + HOUR) };
+    let served = first;
+    let at = NOW + 3 * HOUR;
+    const handler = createViewHandler({
+      secrets: { signingKeys: async () => keys } as never,
+      reports: () => ({ view: async () => served }) as never,
+      log: () => undefined,
+      clock: () => at,
+    });
+    const stampOf = (ics: string) => /\r\nDTSTAMP:(\d{8}T\d{6}Z)\r\n/.exec(ics)?.[1] ?? '';
+    const before = stampOf((await handler('calendar', eventFor('GET'))).body);
+    served = next;
+    at = NOW + 4 * HOUR;
+    const after = stampOf((await handler('calendar', eventFor('GET'))).body);
+    expect(before).toMatch(/^\d{8}T\d{6}Z$/);
+    expect(after > before).toBe(true);
+  });
+});

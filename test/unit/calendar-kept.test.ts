@@ -5,6 +5,7 @@ import { eventUid, renderCalendar } from '../../functions/core/pages/calendar';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import type { Report } from '../../functions/core/scan/scan';
 import { HOUR, T0 } from '../support/account-model';
+import { domainFinding, reportOf } from '../support/report';
 import { DAY, domain, heldInQuarantine, scanUnjudged } from '../support/state-scan';
 import { EMPTY_STATE, type ScanState } from '../support/whole-state';
 
@@ -146,5 +147,31 @@ describe('the calendar feed of a quarantine kept as remembered', () => {
     expect(restore(later).map((e) => e.startDate.toString())).toEqual(['2026-11-27']);
     expect(restore(later)[0]?.description).toContain('restore by 27 Nov 2026 06:00 UTC');
     expect(restore(later)[0]?.uid).toBe(restore(read)[0]?.uid);
+  });
+});
+
+describe('the calendar feed of a registry expiry mismatch kept as remembered', () => {
+  it('keeps the UID of its event while the registry is not checked again, and when it is', () => {
+    // The reseller's record ends in 20 days (a warning of its own), the registry's in 3.
+    const registry = {
+      kind: 'registry_expiry_mismatch',
+      severity: 'critical',
+      date_expiry: '2026-11-25T06:00:00.000Z',
+      days_left: 3,
+      status: [],
+      server: 'https://rdap.example',
+    } as const;
+    const read = domainFinding('ends.com', 'registry_expiry_mismatch', 'critical', 20, {
+      registry,
+      reseller_finding: { kind: 'expiring', severity: 'warning' },
+    });
+    // Not checked again: the record read alone, with the mismatch memory keeps (no registry date).
+    const kept = domainFinding('ends.com', 'expiring', 'critical', 20, {
+      remembered: { kind: 'registry_expiry_mismatch', severity: 'critical', because: 'registry_unconfirmed' },
+    });
+    const own = (f: DomainFinding) => events(renderCalendar(reportOf([f])))[0];
+    expect(own(read)?.startDate.toString()).toBe('2026-11-25');
+    expect(own(kept)?.uid).toBe(own(read)?.uid);
+    expect(eventUid(kept)).toBe(eventUid(read));
   });
 });

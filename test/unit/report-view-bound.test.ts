@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Finding } from '../../functions/core/findings/classify';
+import { type Finding, sortFindings } from '../../functions/core/findings/classify';
 import { reportLines } from '../../functions/core/memory/report-json';
 import { viewFromText } from '../../functions/core/memory/report-store';
 import { LEAST_ITEM_BYTES, type ReportView, viewOf } from '../../functions/core/memory/report-view';
@@ -89,7 +89,9 @@ describe('a view of more critical and warning findings than an answer can show',
   });
 
   it('gives the same feed, from the report or from the view kept beside it, and counts the events left out', async () => {
-    const report = account(3_000);
+    // In the order a scan puts its findings: the view keeps the first, the feed writes the most urgent first.
+    const whole = account(3_000);
+    const report = { ...whole, findings: sortFindings([...whole.findings]) };
     const every = renderCalendar(viewOf(report, { purpose: 'calendar' }), { budgetBytes: BUDGET });
     const bounded = viewOf(report, { purpose: 'calendar' }, BOUND);
     expect(bounded.findings.length).toBeLessThanOrEqual(BOUND + 50);

@@ -20,7 +20,7 @@ export interface FindingEvent {
   readonly restoreBy: boolean;
   /** What the event is named by (its UID is the hash of domain, this and `date`'s UTC day). */
   readonly kind: string;
-  /** ISO 8601. */
+  /** What the event is named by, ISO 8601 (not always the day it falls on: {@link nameDate}). */
   readonly date: string;
 }
 
@@ -29,6 +29,16 @@ export function eventDate(finding: DomainFinding): string {
   if (finding.kind === 'registry_expiry_mismatch' && finding.registry?.date_expiry)
     return finding.registry.date_expiry; // the registry's date is the one the domain ends on
   return finding.kind === 'quarantine' ? (finding.date_deleted ?? finding.date_expiry) : finding.date_expiry;
+}
+
+/**
+ * The date a finding's own event is named by: the day it falls on ({@link eventDate}), but a
+ * registry expiry mismatch's by the reseller's date, which it has read or kept: the registry's date
+ * is on it only when the registry was checked this scan (memory keeps none), so named by that one
+ * its UID changed each time the finding flipped between read and kept as remembered.
+ */
+function nameDate(f: DomainFinding): string {
+  return f.kind === 'registry_expiry_mismatch' ? f.date_expiry : eventDate(f);
 }
 
 /**
@@ -57,7 +67,7 @@ export function findingEvents(f: DomainFinding): readonly FindingEvent[] {
   const own: FindingEvent =
     deadline && judged.kind === 'quarantine'
       ? { restoreBy: false, kind: 'quarantine', date: deadline }
-      : { restoreBy: false, kind: judged.kind, date: eventDate(judged) };
+      : { restoreBy: false, kind: judged.kind, date: nameDate(judged) };
   return deadline ? [own, { restoreBy: true, kind: 'restore_by', date: deadline }] : [own];
 }
 

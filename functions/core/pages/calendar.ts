@@ -13,6 +13,7 @@ import {
   type KeptDeadline,
   keptDeadlineEvents,
   keptDeadlineOf,
+  quarantineOf,
 } from '../memory/feed-events';
 import { briefThenFull, RESPONSE_BUDGET_BYTES, type ReportView, responseBytes } from '../memory/report-view';
 import type { Report } from '../scan/scan';
@@ -24,8 +25,8 @@ import type { Report } from '../scan/scan';
  * still possible, and so has one memory keeps as a quarantine while its record reads another kind
  * (`remembered`, docs/memory.md), on the remembered deadline: the UID it had while read in
  * quarantine, as urgent as that quarantine. So has one memory keeps while its record gives no
- * finding at all (a problem record marked `kept_quarantine`), snoozed or not, after the findings'
- * events: critical, under that UID too, with its own event under the UID it had while read
+ * finding at all (a problem record marked `kept_quarantine`), snoozed or not: critical, among the
+ * critical findings' events by its deadline, under that UID too, with its own event under the UID it had while read
  * ({@link keptDeadlineEvents}). All-day events float (they have no zone), so each is
  * dated as the day reads in the alert's time zone (ALERT_TIME_ZONE): dated in UTC, a deadline of
  * 18:00 in Los Angeles would show on the next day there, after it passed. UIDs are a hash of domain, kind and the UTC date (of the
@@ -141,6 +142,8 @@ interface FeedEvent {
   readonly restoreBy: boolean;
   /** What its UID is the hash of ({@link uidKey}). */
   readonly key: string;
+  /** Where it stands in the feed ({@link standing}). */
+  readonly standing: Standing;
 }
 
 interface EventInput {
@@ -234,8 +237,9 @@ function eventText(input: EventInput, full: boolean): string {
   const end = contentLine('END:VEVENT');
   // SEQUENCE stays 0 (a brief event leaves it out: 0 is its default): the feed keeps no past, so a
   // revision it raised while a record reads kept would fall back when it reads as before, and RFC
-  // 5546 takes the lower one for a stale copy. At one SEQUENCE, the later DTSTAMP (the report's
-  // generated_at, later each scan) is the newer event.
+  // 5546 takes the lower one for a stale copy. At one SEQUENCE, the later DTSTAMP is the newer
+  // event: the time the feed is served (CalendarOptions.servedAt), later at each fetch whatever
+  // the clock of the scan that made the report did.
   if (!full) return [begin, uid, stamp, start, summary, end].join('');
   // Joined, not added: a string made with + is a tree of its pieces, several times its length in
   // memory, and a feed holds tens of thousands of these until it is written.
@@ -263,11 +267,29 @@ function eventText(input: EventInput, full: boolean): string {
   ].join('');
 }
 
+/** Where a finding's events stand in the feed: its urgency's rank, and its restore-by (epoch ms). */
+interface Standing {
+  readonly rank: number;
+  readonly deadline: number;
+}
+
 /**
- * The events of `report`'s domain findings, most urgent first (the report's order), then those of
- * the quarantines memory keeps with no finding (its problem records' order, as the report view
- * counts them). UIDs are given here, in that order, so a duplicate's is the same whichever events
- * the feed then writes.
+ * Where a finding's events stand in the feed: the more urgent first ({@link urgencyOf}); among
+ * equals, a restore deadline (a quarantine's, read, kept as remembered or kept with no finding)
+ * before the rest, the soonest first, as the report orders its quarantines; else in the order given.
+ */
+function standing(f: DomainFinding | KeptDeadline): Standing {
+  const q = isKeptDeadline(f) ? f : quarantineOf(f);
+  const by = q?.restore_by ? Date.parse(q.restore_by) : Number.NaN;
+  return { rank: severityRank(urgencyOf(f)), deadline: Number.isNaN(by) ? Number.MAX_SAFE_INTEGER : by };
+}
+
+/**
+ * The events of `report`'s domain findings and of the quarantines memory keeps with no finding,
+ * the most urgent first whatever they come from ({@link standing}): a feed too large for its
+ * budget keeps the first, so a kept quarantine (a domain days from being lost) is not left out
+ * for a warning. UIDs are given in the report's order (findings, then problem records, as the
+ * report view counts them), so a duplicate's is the same whichever events the feed then writes.
  */
 function eventsOf(report: Report): FeedEvent[] {
   // UIDs are told apart by what they hash (hashed only for the events written).
@@ -282,17 +304,23 @@ function eventsOf(report: Report): FeedEvent[] {
   const events: FeedEvent[] = [];
   for (const f of report.findings) {
     if (!isDomainFinding(f)) continue;
+    const at = standing(f);
     for (const e of findingEvents(f))
-      events.push({ finding: f, restoreBy: e.restoreBy, key: unique(f, e.kind, e.date) });
+      events.push({ finding: f, restoreBy: e.restoreBy, key: unique(f, e.kind, e.date), standing: at });
   }
   const now = Date.parse(report.now);
   for (const p of report.problems) {
     const kept = keptDeadlineOf(p, now);
+    if (!kept) continue;
+    const at = standing(kept);
     // Counted by the same function in the view (report-view.ts), so its count of those it left out is the feed's.
     for (const e of keptDeadlineEvents(kept))
-      if (kept) events.push({ finding: kept, restoreBy: e.restoreBy, key: unique(kept, e.kind, e.date) });
+      events.push({ finding: kept, restoreBy: e.restoreBy, key: unique(kept, e.kind, e.date), standing: at });
   }
-  return events;
+  // A stable sort: a finding's events stay together, and equals stay in the report's order.
+  return events.sort(
+    (a, b) => b.standing.rank - a.standing.rank || a.standing.deadline - b.standing.deadline,
+  );
 }
 
 export interface CalendarOptions {
@@ -301,6 +329,12 @@ export interface CalendarOptions {
   readonly timeZone?: string;
   /** The most the answer may take, as the Lambda counts it. @default RESPONSE_BUDGET_BYTES */
   readonly budgetBytes?: number;
+  /**
+   * When the feed is served (epoch ms): every event's DTSTAMP. The serving clock's, not the scan's:
+   * a report made by a scan whose clock ran back reads as made before the last, and its events, at
+   * one SEQUENCE, as older copies (RFC 5546). @default the report's generated_at
+   */
+  readonly servedAt?: number;
 }
 
 /** The feed of `report`'s domain findings (a view of a stored report, or a whole report). */
@@ -310,7 +344,9 @@ export function renderCalendar(report: ReportView, options: CalendarOptions = {}
   const events = eventsOf(report);
   const timeZone = options.timeZone ?? 'UTC';
   const context: FeedContext = {
-    dtstamp: stamp(report.generated_at),
+    dtstamp: stamp(
+      options.servedAt === undefined ? report.generated_at : new Date(options.servedAt).toISOString(),
+    ),
     now: Date.parse(report.now),
     reportNow: report.now,
     criticalDays: report.policy?.critical_days ?? 7,
