@@ -94,7 +94,8 @@ function restoreText({ by, left }: { by: string | null; left: number | null }): 
  * same as when critical (state-bounds.ts problemKey), so the snooze's end is no new unreadable
  * record. Let lapse: left as it was (unreadableCriticalCount judges those). It carries its group
  * (`policy`) as a finding does, so the group's message says it when the account's announces or
- * repeats it ({@link keptNews}). Pure.
+ * repeats it ({@link keptNews}). A domain listed twice (two spellings of one key) is kept once, by
+ * its first record: one critical row, one snooze's end, one calendar deadline. Pure.
  */
 export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'findings'>>(
   report: R,
@@ -103,11 +104,12 @@ export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'finding
   silence: { readonly lapsing?: ReadonlySet<string>; readonly silenced?: ReadonlySet<string> } = {},
 ): R {
   const found = new Set(report.findings.filter(isDomainFinding).map((f) => domainKey(f.domain_name)));
-  let changed = false;
+  // A domain listed twice (two spellings of one key) is one kept quarantine: the first record.
+  const marked = new Set<string>();
   const problems = report.problems.map((p) => {
     const kept = keptQuarantine(p, found, memory, silence.lapsing);
-    if (kept === null || p.key === null) return p;
-    changed = true;
+    if (kept === null || p.key === null || marked.has(domainKey(p.key))) return p;
+    marked.add(domainKey(p.key));
     const restore = restoreOf(kept.finding, nowMs);
     const snoozed = silence.silenced?.has(domainKey(p.key)) === true;
     return {
@@ -119,7 +121,7 @@ export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'finding
       restore_by: restore.by,
     };
   });
-  return changed ? { ...report, problems } : report;
+  return marked.size > 0 ? { ...report, problems } : report;
 }
 
 /**
