@@ -175,3 +175,46 @@ describe('a kept quarantine due for its repeat while another group has news', ()
     expect(run([fine, a(20)], 23, r.next).sent).toEqual([]);
   });
 });
+
+describe('a kept quarantine in its last days, in a group with recipients of its own, while another group has news every scan', () => {
+  // A critical cadence of 48 h: in its last days (restore by T0 + 5 days) it is repeated daily before that.
+  const { scan: scanTwo } = groupScanner({
+    repeat: { critical: 48 },
+    policies: [
+      { name: 'ops', match: { tags: ['ops'] }, alertEmails: ['ops@example.nl'] },
+      {
+        name: 'watch',
+        match: { tags: ['watch'] },
+        alertEmails: ['watch@example.nl'],
+        minSeverity: 'critical',
+      },
+    ],
+  });
+  const b: Domain = { ...heldInQuarantine(T0, 35), domain_name: 'b.nl', tags: ['watch'] };
+  const fine = renewedUndocumented(b, T0, 365);
+  /** A new domain of ops at each scan, expiring in 20 days: news to ops, and the account speaks. */
+  const newsAt = (hours: number): Domain => ({
+    ...b,
+    domain_name: `a-${hours}.nl`,
+    tags: ['ops'],
+    status: ['ok'],
+    date_deleted: null,
+    date_expiry: T0 + 20 * DAY,
+  });
+
+  it('is said to its group every day, though the account speaks every six hours', () => {
+    const first = scanTwo([b], T0, EMPTY_STATE);
+    let state = scanTwo([fine], T0 + HOUR, first.next, { problems: undocumentedProblems([fine]) }).next;
+    const heard: number[] = [];
+    for (let hours = 7; hours <= 73; hours += 6) {
+      const r = scanTwo([fine, newsAt(hours)], T0 + hours * HOUR, state, {
+        problems: undocumentedProblems([fine]),
+      });
+      expect(r.sent).toContain('ops');
+      if (r.sent.includes('watch')) heard.push(hours);
+      state = r.next;
+    }
+    // Heard at T0 + 1 h, then at the first scan 20 h or more after each time it heard.
+    expect(heard).toEqual([25, 49, 73]);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keptInLastDays } from '../../functions/core/memory/kept-quarantine';
+import { keptInLastDays, withKeptQuarantines } from '../../functions/core/memory/kept-quarantine';
 import { ScanMemory } from '../../functions/core/memory/scan-memory';
 import type { Problem } from '../../functions/core/reseller/client';
 import { judgedByDatesOnly, undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
@@ -58,5 +58,22 @@ describe('a kept quarantine published as a problem record', () => {
     const unmarked = problems.map(({ kept_quarantine: _mark, ...p }) => p);
     const now = T0 + 22 * HOUR;
     expect(keptInLastDays(unmarked, memoryOf(state), now, input(state))).toEqual([]);
+  });
+});
+
+describe('withKeptQuarantines', () => {
+  it('marks one record of a domain listed twice, under two spellings, kept', () => {
+    // Prepare: held.nl alerted in quarantine at T0, then read by its dates only as HELD.nl too.
+    const state = run([held], T0, EMPTY_STATE).next;
+    const memory = new ScanMemory();
+    for (const [key, value] of Object.entries(state.domains)) memory.remember(key, value);
+    const twice = [dated, { ...dated, key: 'HELD.nl' }];
+    // Act
+    const { problems } = withKeptQuarantines({ problems: twice, findings: [] }, memory, T0 + HOUR);
+    // Assess: the first is the kept quarantine, critical; the second stays the record it was.
+    expect(problems.map((p) => [p.key, p.kept_quarantine, p.severity])).toEqual([
+      ['held.nl', true, 'critical'],
+      ['HELD.nl', undefined, dated.severity],
+    ]);
   });
 });

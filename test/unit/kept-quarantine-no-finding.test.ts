@@ -127,6 +127,11 @@ describe('the words of a kept quarantine whose record was read by its dates only
       .find((line) => line.includes('last read in quarantine, restore by'));
     expect(detail?.match(/control panel/g)).toEqual(['control panel']);
   });
+
+  it('send the reader to the control panel once in its chat item, as in the digest', () => {
+    const [item] = chatItems(keptReport());
+    expect(`${item?.what} ${item?.next}`.match(/control panel/g)).toEqual(['control panel']);
+  });
 });
 
 describe('the chat line of a kept quarantine past its restore-by', () => {

@@ -94,7 +94,8 @@ function restoreText({ by, left }: { by: string | null; left: number | null }): 
  * same as when critical (state-bounds.ts problemKey), so the snooze's end is no new unreadable
  * record. Let lapse: left as it was (unreadableCriticalCount judges those). It carries its group
  * (`policy`) as a finding does, so the group's message says it when the account's announces or
- * repeats it ({@link keptNews}). Pure.
+ * repeats it ({@link keptNews}). A domain listed twice (two spellings of one key) is kept once, by
+ * its first record: one critical row, one snooze's end, one calendar deadline. Pure.
  */
 export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'findings'>>(
   report: R,
@@ -103,11 +104,12 @@ export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'finding
   silence: { readonly lapsing?: ReadonlySet<string>; readonly silenced?: ReadonlySet<string> } = {},
 ): R {
   const found = new Set(report.findings.filter(isDomainFinding).map((f) => domainKey(f.domain_name)));
-  let changed = false;
+  // A domain listed twice (two spellings of one key) is one kept quarantine: the first record.
+  const marked = new Set<string>();
   const problems = report.problems.map((p) => {
     const kept = keptQuarantine(p, found, memory, silence.lapsing);
-    if (kept === null || p.key === null) return p;
-    changed = true;
+    if (kept === null || p.key === null || marked.has(domainKey(p.key))) return p;
+    marked.add(domainKey(p.key));
     const restore = restoreOf(kept.finding, nowMs);
     const snoozed = silence.silenced?.has(domainKey(p.key)) === true;
     return {
@@ -119,7 +121,7 @@ export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'finding
       restore_by: restore.by,
     };
   });
-  return changed ? { ...report, problems } : report;
+  return marked.size > 0 ? { ...report, problems } : report;
 }
 
 /**
@@ -232,11 +234,12 @@ export const keptKeys = (problems: readonly Problem[]): Map<string, Problem> =>
 
 /**
  * The kept quarantines {@link withKeptQuarantines} published that are in their last days to
- * restore (LAST_DAYS, or unknown) and due daily: the last message at least LAST_DAYS_REPEAT_HOURS
- * ago (or in the future: a clock that ran back) and less than the critical cadence, which repeats
- * them otherwise (unreadableQuarantineCount); as a quarantine finding in its last days is
- * (lastDaysRepeatDue). Their domain's memory is kept as it was, its last alert too: the last
- * message is what said them.
+ * restore (LAST_DAYS, or unknown) and due daily: their domain's last alert (as {@link keptRepeatsDue}
+ * judges it: moved when its recipients hear it; none, the account's last message) at least
+ * LAST_DAYS_REPEAT_HOURS ago (or in the future: a clock that ran back) and less than the critical
+ * cadence, which repeats them otherwise; as a quarantine finding in its last days is
+ * (lastDaysRepeatDue). A group with recipients of its own hears its own daily, however often the
+ * account speaks for other news.
  */
 export function keptInLastDays(
   problems: readonly Problem[],
@@ -244,18 +247,17 @@ export function keptInLastDays(
   nowMs: number,
   input: { head: { last_published_at: string | null }; policy: { repeat: { critical: number } } },
 ): Problem[] {
-  const at = input.head.last_published_at;
-  const elapsed = at === null ? Number.NaN : nowMs - Date.parse(at);
-  const due =
-    Number.isFinite(elapsed) &&
-    (elapsed < 0 || elapsed >= LAST_DAYS_REPEAT_HOURS * HOUR_MS) &&
-    elapsed < input.policy.repeat.critical * HOUR_MS;
-  if (!due) return [];
   return problems.filter((p) => {
     if (!isKept(p) || p.key === null) return false;
-    const was = memory.prior.get(domainKey(p.key))?.finding;
-    const left = was ? restoreOf(was, nowMs).left : null;
-    return left === null || left <= LAST_DAYS;
+    const was = memory.prior.get(domainKey(p.key));
+    const at = was?.alerted?.at ?? input.head.last_published_at;
+    const elapsed = at === null ? Number.NaN : nowMs - Date.parse(at);
+    const due =
+      Number.isFinite(elapsed) &&
+      (elapsed < 0 || elapsed >= LAST_DAYS_REPEAT_HOURS * HOUR_MS) &&
+      elapsed < input.policy.repeat.critical * HOUR_MS;
+    const left = was?.finding ? restoreOf(was.finding, nowMs).left : null;
+    return due && (left === null || left <= LAST_DAYS);
   });
 }
 
