@@ -380,10 +380,11 @@ describe('auto mode on an account where nothing can be flagged', () => {
 describe('time budget', () => {
   it('reports what it read in the time budget, marked incomplete, and fails saying what to change', async () => {
     const portfolio = generatePortfolio({ domains: 2000, seed: 4, now: Date.parse(NOW) });
-    sim = await startSimulator({ portfolio, apiKey: KEY, maxPerPage: 20, latencyMs: 100 });
-    // 100 pages, two at a time, 100 ms each: some 5 s of reading for a budget of 1 s.
+    sim = await startSimulator({ portfolio, apiKey: KEY, maxPerPage: 20, latencyMs: 300 });
+    // 100 pages, two at a time, 300 ms each: some 15 s of reading for a budget of 3 s, which leaves
+    // a loaded machine (CI's two cores running other files) time to start and read some pages.
     const run = await runCli(
-      ['scan', '--json', '--dry-run', '--time-budget', '1', '--concurrency', '2', '--mode', 'full'],
+      ['scan', '--json', '--dry-run', '--time-budget', '3', '--concurrency', '2', '--mode', 'full'],
       { RESELLER_BASE_URL: sim.url, RESELLER_API_KEY: KEY },
     );
     expect(run.code).toBe(1);
