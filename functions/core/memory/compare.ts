@@ -275,7 +275,9 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
       )
     : new Set<Problem>();
   const spoke = critical && lastPublished !== null && isDue(lastPublished, c.nowMs, hours * HOUR_MS);
-  for (const r of spoke || due.size > 0 ? unreadableRepeats(c.report, c.memory, c.nowMs, policy) : [])
+  // A new record is counted as new alone (`fresh`), never as repeated too.
+  const said = { ...c.report, problems: problems.filter((_, i) => !isNew(keys[i] as string)) };
+  for (const r of spoke || due.size > 0 ? unreadableRepeats(said, c.memory, c.nowMs, policy) : [])
     count((spoke ? r.count : 0) + (r.of === 'quarantine' ? due.size : 0), r.what);
   // A kept quarantine critical again as its snooze ends: said now, as a snoozed finding is; counted
   // after the critical cadence, which it must not take the place of (the others' groups hear that).
