@@ -208,3 +208,34 @@ describe('a kept quarantine whose group hears other news of its own in between',
     expect(r.sent).toEqual(['account', 'watch']);
   });
 });
+
+describe('a kept quarantine in its last days, in a group with recipients of its own, critical repeated weekly', () => {
+  const { scan: scanWeekly } = groupScanner({ ...FILE, repeat: { critical: 'weekly' } });
+  const healthy = renewedUndocumented(held, T0, 365);
+  /** A domain of no group that is news to the account alone: new, so the account speaks every scan. */
+  const news = (i: number): Domain => ({
+    ...held,
+    domain_name: `news${i}.nl`,
+    tags: [],
+    status: ['ok'],
+    date_deleted: null,
+    date_expiry: T0 + 20 * DAY,
+  });
+
+  it('is repeated to the group daily by when the group last heard it, though the account speaks more often', () => {
+    const first = scanWeekly([held], T0, EMPTY_STATE);
+    let state = scanWeekly([healthy], T0 + HOUR, first.next, {
+      problems: undocumentedProblems([healthy]),
+    }).next;
+    const heard: number[] = [];
+    for (const h of [12, 24, 36, 48]) {
+      const read = [healthy, ...[12, 24, 36, 48].filter((n) => n <= h).map(news)];
+      const r = scanWeekly(read, T0 + h * HOUR, state, { problems: undocumentedProblems([healthy]) });
+      expect(r.sent[0]).toBe('account');
+      if (r.sent.includes('watch')) heard.push(h);
+      state = r.next;
+    }
+    // Restore by T0 + 5 days: its group hears it daily (20 h after it last did), not a week on.
+    expect(heard).toEqual([24, 48]);
+  });
+});

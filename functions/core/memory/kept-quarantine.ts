@@ -232,11 +232,12 @@ export const keptKeys = (problems: readonly Problem[]): Map<string, Problem> =>
 
 /**
  * The kept quarantines {@link withKeptQuarantines} published that are in their last days to
- * restore (LAST_DAYS, or unknown) and due daily: the last message at least LAST_DAYS_REPEAT_HOURS
- * ago (or in the future: a clock that ran back) and less than the critical cadence, which repeats
- * them otherwise (unreadableQuarantineCount); as a quarantine finding in its last days is
- * (lastDaysRepeatDue). Their domain's memory is kept as it was, its last alert too: the last
- * message is what said them.
+ * restore (LAST_DAYS, or unknown) and due daily: their domain's last alert (moved by a message its
+ * recipients hear it in, compare.ts keptAlerted; none: the account's last message) at least
+ * LAST_DAYS_REPEAT_HOURS ago (or in the future: a clock that ran back) and less than the critical
+ * cadence, which repeats them otherwise ({@link keptRepeatsDue}); as a quarantine finding in its
+ * last days is (lastDaysRepeatDue, by its own last alert too): a group with recipients of its own
+ * hears it daily however often the account speaks of other news.
  */
 export function keptInLastDays(
   problems: readonly Problem[],
@@ -244,18 +245,17 @@ export function keptInLastDays(
   nowMs: number,
   input: { head: { last_published_at: string | null }; policy: { repeat: { critical: number } } },
 ): Problem[] {
-  const at = input.head.last_published_at;
-  const elapsed = at === null ? Number.NaN : nowMs - Date.parse(at);
-  const due =
-    Number.isFinite(elapsed) &&
-    (elapsed < 0 || elapsed >= LAST_DAYS_REPEAT_HOURS * HOUR_MS) &&
-    elapsed < input.policy.repeat.critical * HOUR_MS;
-  if (!due) return [];
   return problems.filter((p) => {
     if (!isKept(p) || p.key === null) return false;
-    const was = memory.prior.get(domainKey(p.key))?.finding;
-    const left = was ? restoreOf(was, nowMs).left : null;
-    return left === null || left <= LAST_DAYS;
+    const was = memory.prior.get(domainKey(p.key));
+    const at = was?.alerted?.at ?? input.head.last_published_at;
+    const elapsed = at === null ? Number.NaN : nowMs - Date.parse(at);
+    const due =
+      Number.isFinite(elapsed) &&
+      (elapsed < 0 || elapsed >= LAST_DAYS_REPEAT_HOURS * HOUR_MS) &&
+      elapsed < input.policy.repeat.critical * HOUR_MS;
+    const left = was?.finding ? restoreOf(was.finding, nowMs).left : null;
+    return due && (left === null || left <= LAST_DAYS);
   });
 }
 
