@@ -218,3 +218,67 @@ describe('a kept quarantine in its last days, in a group with recipients of its 
     expect(heard).toEqual([25, 49, 73]);
   });
 });
+
+describe('a kept quarantine whose group hears other news of its own in between', () => {
+  // One group with recipients of its own that hears warnings: b.nl kept in quarantine, c.nl new news.
+  const { scan: scanOne } = groupScanner({
+    policies: [{ name: 'watch', match: { tags: ['watch'] }, alertEmails: ['watch@example.nl'] }],
+  });
+  // Restore by T0 + 20 days: not its last days, so repeated on the 20 h critical cadence alone.
+  const b: Domain = { ...heldInQuarantine(T0, 20), domain_name: 'b.nl', tags: ['watch'] };
+  const fine = renewedUndocumented(b, T0, 365);
+  const c: Domain = {
+    ...b,
+    domain_name: 'c.nl',
+    status: ['ok'],
+    date_deleted: null,
+    date_expiry: T0 + 20 * DAY,
+  };
+  const run = (read: readonly Domain[], hours: number, state: ScanState) =>
+    scanOne(read, T0 + hours * HOUR, state, { problems: undocumentedProblems([fine]) });
+
+  it('is repeated to the group 20 h after the group last heard it, not 20 h after news without it', () => {
+    const first = scanOne([b], T0, EMPTY_STATE);
+    const kept = run([fine], 1, first.next);
+    expect(kept.sent).toEqual(['account', 'watch']);
+    // The group hears of c.nl alone: its message carries no line of b.nl.
+    const other = run([fine, c], 10, kept.next);
+    expect(other.sent).toEqual(['account', 'watch']);
+    expect(other.plan.find((p) => p.group === 'watch')?.report.problems).toEqual([]);
+    // 21 h after the group last heard of b.nl: due, as it is to a group that heard nothing in between.
+    const r = run([fine, c], 22, other.next);
+    expect(r.result.why).toEqual(['1 unreadable records in quarantine repeated after 20 h']);
+    expect(r.sent).toEqual(['account', 'watch']);
+  });
+});
+
+describe('a kept quarantine in its last days, in a group with recipients of its own, critical repeated weekly', () => {
+  const { scan: scanWeekly } = groupScanner({ ...FILE, repeat: { critical: 'weekly' } });
+  const healthy = renewedUndocumented(held, T0, 365);
+  /** A domain of no group that is news to the account alone: new, so the account speaks every scan. */
+  const news = (i: number): Domain => ({
+    ...held,
+    domain_name: `news${i}.nl`,
+    tags: [],
+    status: ['ok'],
+    date_deleted: null,
+    date_expiry: T0 + 20 * DAY,
+  });
+
+  it('is repeated to the group daily by when the group last heard it, though the account speaks more often', () => {
+    const first = scanWeekly([held], T0, EMPTY_STATE);
+    let state = scanWeekly([healthy], T0 + HOUR, first.next, {
+      problems: undocumentedProblems([healthy]),
+    }).next;
+    const heard: number[] = [];
+    for (const h of [12, 24, 36, 48]) {
+      const read = [healthy, ...[12, 24, 36, 48].filter((n) => n <= h).map(news)];
+      const r = scanWeekly(read, T0 + h * HOUR, state, { problems: undocumentedProblems([healthy]) });
+      expect(r.sent[0]).toBe('account');
+      if (r.sent.includes('watch')) heard.push(h);
+      state = r.next;
+    }
+    // Restore by T0 + 5 days: its group hears it daily (20 h after it last did), not a week on.
+    expect(heard).toEqual([24, 48]);
+  });
+});

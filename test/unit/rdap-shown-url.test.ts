@@ -30,6 +30,16 @@ describe('shownUrl', () => {
     expect(shown).toBe('https://….rdap.example.nl/domain/example.nl');
   });
 
+  // Under 16 characters, each part a plain word alone: words joined by '-', '_' or '.' pass one by one.
+  it.each(['abc12-def34_gh5', 'x9.y8.z7.w6', 'k1-p2-q3-r4', '1234-5678-9012'])(
+    'hides the short token %s made of word-like parts',
+    (token) => {
+      expect(shownUrl(`https://cdn.example/rdap/${token}/dns.json`)).toBe(
+        'https://cdn.example/rdap/…/dns.json',
+      );
+    },
+  );
+
   it('drops userinfo, query and fragment, marking that a query was there', () => {
     const shown = shownUrl('https://user:s3cret@rdap.example.nl/domain/x.nl?key=qwertyuiopasdfgh#frag');
     expect(shown).toBe('https://rdap.example.nl/domain/x.nl?…');
@@ -44,6 +54,9 @@ describe('shownUrl', () => {
       'https://rdap.identitydigital.services/rdap/domain/x.org',
     );
     expect(shownUrl('https://data.iana.org/rdap/dns.json')).toBe('https://data.iana.org/rdap/dns.json');
+    expect(shownUrl('https://x.example/rdap-v2/2026-11-20/v1.2.3/')).toBe(
+      'https://x.example/rdap-v2/2026-11-20/v1.2.3/',
+    );
     expect(shownUrl('http://127.0.0.1:8443/rdap/com/domain/a.com')).toBe(
       'http://127.0.0.1:8443/rdap/com/domain/a.com',
     );

@@ -314,6 +314,14 @@ describe('compareWithState and records that may be quarantined', () => {
     expect(nextDay.why).toEqual(['1 unreadable records in quarantine repeated after 20 h']);
   });
 
+  it('counts a record that first says quarantine a day after the last message as new, not also as repeated', () => {
+    const expiring = [...healthy, domain('soon.nl', T0, { auto_renew: false, date_expiry: T0 + 20 * DAY })];
+    const spoke = run(expiring, T0, EMPTY_STATE);
+    expect(spoke.publish).toBe(true);
+    const broke = run(expiring, T0 + 21 * HOUR, spoke.next, { problems: quarantinedButUnreadable });
+    expect(broke.why).toEqual(['1 new unreadable record']);
+  });
+
   it('does not repeat an ordinary unreadable record', () => {
     const ordinary = [
       { resource: 'domain' as const, key: 'odd.nl', page: 1, reason: 'date_expiry: not a date' },

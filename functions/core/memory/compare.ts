@@ -124,7 +124,7 @@ export function compareMemory(input: CompareInput): CompareResult {
   );
   const next = {
     head: nextHead(c, publish, carriedContacts),
-    ...nextDomains(c, publish),
+    ...nextDomains(c, publish, kept),
   };
   sortEntries(c.changes, c.resolved);
   return {
@@ -275,7 +275,9 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
       )
     : new Set<Problem>();
   const spoke = critical && lastPublished !== null && isDue(lastPublished, c.nowMs, hours * HOUR_MS);
-  for (const r of spoke || due.size > 0 ? unreadableRepeats(c.report, c.memory, c.nowMs, policy) : [])
+  // A new record is counted as new alone (`fresh`), never as repeated too.
+  const said = { ...c.report, problems: problems.filter((_, i) => !isNew(keys[i] as string)) };
+  for (const r of spoke || due.size > 0 ? unreadableRepeats(said, c.memory, c.nowMs, policy) : [])
     count((spoke ? r.count : 0) + (r.of === 'quarantine' ? due.size : 0), r.what);
   // A kept quarantine critical again as its snooze ends: said now, as a snoozed finding is; counted
   // after the critical cadence, which it must not take the place of (the others' groups hear that).
@@ -381,12 +383,12 @@ function findingMemoryOf(c: Comparison, f: Finding): FindingMemory {
  * and alert, its actions less the lapsed; a domain not read and not gone as it was remembered.
  * Where nothing changed, the remembered object itself, so only what changed is written.
  */
-function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains' | 'changed'> {
+function nextDomains(c: Comparison, publish: boolean, said: Report): Pick<NextState, 'domains' | 'changed'> {
   const { prior, seen } = c.memory;
   const domains = new Map<string, DomainMemory>();
   const changed = new Map<string, DomainMemory | null>();
   const lapsed = new Set(c.silencing.lapsed.map((l) => `${l.domain_name} ${l.action}`));
-  const kept = keptKeys(c.report.problems);
+  const kept = keptKeys(said.problems);
   const set = (key: string, made: DomainMemory) => {
     const was = prior.get(key);
     const next = withActions(made, was?.actions ?? c.back.get(key)?.actions, key, lapsed);
@@ -437,11 +439,12 @@ function nextDomains(c: Comparison, publish: boolean): Pick<NextState, 'domains'
 }
 
 /**
- * The last alert of a kept quarantine whose record gives no finding (`p`, published critical): as it
- * was (less a snooze's time, keptPriorAlert), escalated when the message says so, and moved to now
- * by a message its recipients hear (the account's, or its group's own when it has recipients of its
- * own), so its critical cadence counts from what they were last told (keptRepeatsDue), as alertedNow
- * moves a finding's.
+ * The last alert of a kept quarantine whose record gives no finding (`p`, published critical, as the
+ * message says it: keptNews): as it was (less a snooze's time, keptPriorAlert), escalated when the
+ * message says so, and moved to now by a message its recipients hear it in (the account's, which
+ * lists every problem record; its group's own when it has recipients of its own, which carries it
+ * only as `news`: alerts/groups.ts), so its critical cadence counts from what they were last told
+ * (keptRepeatsDue). Not when the group hears other news alone: its repeat would wait on that.
  */
 function keptAlerted(
   c: Comparison,
@@ -454,7 +457,7 @@ function keptAlerted(
     (publish ? c.keptAlerts.get(key) : undefined) ??
     keptPriorAlert(was, c.silencing.keptSilenced.has(key), c.nowMs);
   const group = p?.policy;
-  const unheard = group !== undefined && c.input.policy.ownRecipients?.has(group) && !c.heard.has(group);
+  const unheard = group !== undefined && c.input.policy.ownRecipients?.has(group) && p?.news !== true;
   if (!prev || !p || !publish || unheard) return prev;
   return { ...prev, first_at: prev.first_at ?? prev.at, at: c.report.now };
 }

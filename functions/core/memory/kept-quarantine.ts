@@ -234,12 +234,12 @@ export const keptKeys = (problems: readonly Problem[]): Map<string, Problem> =>
 
 /**
  * The kept quarantines {@link withKeptQuarantines} published that are in their last days to
- * restore (LAST_DAYS, or unknown) and due daily: their domain's last alert (as {@link keptRepeatsDue}
- * judges it: moved when its recipients hear it; none, the account's last message) at least
+ * restore (LAST_DAYS, or unknown) and due daily: their domain's last alert (moved by a message its
+ * recipients hear it in, compare.ts keptAlerted; none: the account's last message) at least
  * LAST_DAYS_REPEAT_HOURS ago (or in the future: a clock that ran back) and less than the critical
- * cadence, which repeats them otherwise; as a quarantine finding in its last days is
- * (lastDaysRepeatDue). A group with recipients of its own hears its own daily, however often the
- * account speaks for other news.
+ * cadence, which repeats them otherwise ({@link keptRepeatsDue}); as a quarantine finding in its
+ * last days is (lastDaysRepeatDue, by its own last alert too): a group with recipients of its own
+ * hears it daily however often the account speaks of other news.
  */
 export function keptInLastDays(
   problems: readonly Problem[],

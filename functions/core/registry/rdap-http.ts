@@ -130,17 +130,22 @@ const mayBeTokenLabel = (label: string): boolean =>
  * A path segment shown as it is: under 16 characters once a file extension is set aside (a token is
  * rarely shorter, and below that a guessed one is no longer a key), of words joined by `-`, `_` or
  * `.`, each letters of one case (or capitalised) with at most two digits after them (`v1`), or a
- * number of at most four digits (`2026`). `rdap`, `domain`, `v1`, `dns.json`, `example.com` are shown;
+ * number of at most four digits (`2026`); one such part at most with letters and digits, and eight
+ * digits at most in all (`2026-11-20`). `rdap`, `domain`, `v1`, `dns.json`, `example.com` are shown;
  * anything else (a token of any shape, `k=value`, a percent-encoded or longer name) is `…`.
  */
 function isPlainWord(segment: string): boolean {
   const stem = segment.replace(/\.[a-z]{2,4}$/i, '');
+  const parts = stem.split(/[-_.]/);
   return (
     stem.length > 0 &&
     stem.length < 16 &&
-    stem
-      .split(/[-_.]/)
-      .every((part) => /^(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)[0-9]{0,2}$/.test(part) || /^[0-9]{1,4}$/.test(part))
+    parts.every(
+      (part) => /^(?:[a-z]+|[A-Z]+|[A-Z][a-z]+)[0-9]{0,2}$/.test(part) || /^[0-9]{1,4}$/.test(part),
+    ) &&
+    // Each part passing alone is not enough: `k1-p2-q3-r4` or `1234-5678-9012` is a token's shape.
+    parts.filter((part) => /[a-z]/i.test(part) && /[0-9]/.test(part)).length <= 1 &&
+    stem.replace(/[^0-9]/g, '').length <= 8
   );
 }
 
