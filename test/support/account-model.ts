@@ -16,6 +16,13 @@ import { compareWithState, DEFAULT_STATE_POLICY, type ScanState } from './whole-
 
 export const T0 = Date.parse('2026-11-22T06:00:00Z');
 export const HOUR = 3_600_000;
+
+/**
+ * The limit of a model's property test: a thousand or more scan sequences take 12 to 28 s on two
+ * cores shared with the rest of the suite, close to vitest's 30 s default. A limit, not a measure:
+ * a run that hangs still fails.
+ */
+export const PROPERTY_TIMEOUT_MS = 120_000;
 export const NAMES = ['a.nl', 'b.com', 'c.nl', 'd.eu', 'e.com'] as const;
 
 /** Why a read cut short (`incomplete`) was cut, as the problem it leaves names it. */

@@ -12,6 +12,7 @@ import {
   type Modelled,
   modelOf,
   nextScanAt,
+  PROPERTY_TIMEOUT_MS,
   readModel,
   stepOf,
   T0,
@@ -104,168 +105,172 @@ type Marked = DomainFinding & StatefulFinding & { repeated?: boolean };
 const sig = (f: Marked) => `${f.kind} ${f.severity} ${f.date_expiry}`;
 
 describe('memory between scans, with policy groups', () => {
-  it('gives each group its own news, within its cadence, and nothing of another group', () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 2, max: 5 }),
-        fc.array(fc.constantFrom<Group>(...GROUPS), { minLength: 5, maxLength: 5 }),
-        fc.array(step, { minLength: 1, maxLength: 40 }),
-        (size, initial, steps) => {
-          const model = modelOf(size, (i) => ({ tags: initial[i] ? [initial[i] as string] : [] }));
-          let now = T0;
-          let latest = now;
-          let out = scanModel(model, now, EMPTY_STATE, false);
-          let state = out.next;
-          /** When a group's message last carried each of its critical findings, by `group name`. */
-          const heard = new Map<string, { at: number; sig: string }>();
-          const lastFinding = new Map<string, Marked>();
-          const trace: unknown[] = [];
-          const hear = (o: typeof out) => {
-            for (const p of o.plan) {
-              if (p.group === undefined) continue;
-              for (const f of p.report.findings as Marked[])
-                if (isDomainFinding(f) && f.severity === 'critical')
-                  heard.set(`${p.group} ${f.domain_name}`, { at: now, sig: sig(f) });
-            }
-          };
-          hear(out);
-          for (const f of out.result.report.findings as Marked[])
-            if (isDomainFinding(f)) lastFinding.set(f.domain_name, f);
-          for (const s of steps) {
-            const before = now;
-            now = nextScanAt(now, latest, s.minutes);
-            latest = Math.max(latest, now);
-            const events: string[] = [];
-            for (const [i, e, n] of s.events) {
-              const m = model[i % size] as Modelled;
-              const name = m.record.domain_name;
-              events.push(`${name} ${e} ${n}`);
-              const f = lastFinding.get(name);
-              if (e === 'snooze' || e === 'ack')
-                state = withAction(state, name, e, f, n, before, now) ?? state;
-              else apply(m, e, n, now);
-            }
-            const prev = state;
-            out = scanModel(model, now, prev, s.incomplete);
-            const r = out.result;
-            trace.push({
-              at: (now - T0) / HOUR,
-              events,
-              incomplete: s.incomplete,
-              why: r.why,
-              sent: out.plan.map((p) => p.group ?? 'account'),
-            });
-            const where = () => JSON.stringify(trace);
-            const findings = (r.report.findings as Marked[]).filter(isDomainFinding) as Marked[];
-            const sentTo = new Map(out.plan.map((p) => [p.group ?? '', p.report]));
-            // Never another group's news: a group's message names its own domains alone.
-            for (const p of out.plan) {
-              if (p.group === undefined) {
-                for (const f of p.report.findings)
-                  expect(isDomainFinding(f) && f.let_lapse, `lapse in account message ${where()}`).not.toBe(
-                    true,
-                  );
-                continue;
+  it(
+    'gives each group its own news, within its cadence, and nothing of another group',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 2, max: 5 }),
+          fc.array(fc.constantFrom<Group>(...GROUPS), { minLength: 5, maxLength: 5 }),
+          fc.array(step, { minLength: 1, maxLength: 40 }),
+          (size, initial, steps) => {
+            const model = modelOf(size, (i) => ({ tags: initial[i] ? [initial[i] as string] : [] }));
+            let now = T0;
+            let latest = now;
+            let out = scanModel(model, now, EMPTY_STATE, false);
+            let state = out.next;
+            /** When a group's message last carried each of its critical findings, by `group name`. */
+            const heard = new Map<string, { at: number; sig: string }>();
+            const lastFinding = new Map<string, Marked>();
+            const trace: unknown[] = [];
+            const hear = (o: typeof out) => {
+              for (const p of o.plan) {
+                if (p.group === undefined) continue;
+                for (const f of p.report.findings as Marked[])
+                  if (isDomainFinding(f) && f.severity === 'critical')
+                    heard.set(`${p.group} ${f.domain_name}`, { at: now, sig: sig(f) });
               }
-              for (const f of p.report.findings)
-                if (isDomainFinding(f))
-                  expect(f.policy, `${f.domain_name} in group ${p.group} ${where()}`).toBe(p.group);
-              const st = p.report as unknown as {
-                changes: { policy?: string }[];
-                resolved: { policy?: string }[];
-              };
-              for (const e of [...st.changes, ...st.resolved])
-                expect(e.policy, `entry in group ${p.group} ${where()}`).toBe(p.group);
-            }
-            for (const f of findings) {
-              const name = f.domain_name;
-              const group = f.policy;
-              const silenced = f.snoozed_until !== undefined || f.acknowledged === true;
-              // Let lapse: never repeated, escalated or announced.
-              if (f.let_lapse) {
-                expect(
-                  { repeated: f.repeated, esc: f.escalated_after_hours },
-                  `${name} let lapse repeated or escalated ${where()}`,
-                ).toEqual({ repeated: undefined, esc: undefined });
-                continue;
-              }
-              // An escalation reaches the escalation recipients: in the account's message.
-              if (f.escalated_after_hours !== undefined)
-                expect(
-                  sentTo.get('')?.findings.some((x) => isDomainFinding(x) && x.domain_name === name),
-                  `${name} escalated outside the account message ${where()}`,
-                ).toBe(true);
-              if (group === undefined || !(group in CADENCE)) continue;
-              const msg = sentTo.get(group);
-              const carried =
-                msg?.findings.some((x) => isDomainFinding(x) && x.domain_name === name) === true;
-              // News of the group reaches the group.
-              if (!silenced && isNews(f) && LEVEL[group]?.includes(f.severity))
-                expect(carried, `${name} news (${f.change}) not sent to ${group} ${where()}`).toBe(true);
-              // Within its cadence: a critical finding the group last heard of its cadence ago.
-              const last = heard.get(`${group} ${name}`);
-              const repeats = prev.domains[name]?.alerted?.repeats ?? 0;
-              const cap = CAP[group];
-              const uncapped = cap === undefined || repeats < cap;
-              const cadence = CADENCE[group] as number;
-              if (f.severity === 'critical' && !silenced && last && last.sig === sig(f) && uncapped)
-                if (now - last.at >= cadence * HOUR || now < last.at)
-                  expect(
-                    carried,
-                    `${name} not heard by ${group} for ${(now - last.at) / HOUR} h ${where()}`,
-                  ).toBe(true);
-              // No storm: published again to the group only once its cadence passed.
-              // A quarantine in its last 7 days to restore is repeated daily (20 h) whatever the cadence,
-              // also one kept as remembered (its record not judged, read as another kind) by its restore-by.
-              const kept = prev.domains[name]?.finding;
-              const keptBy =
-                f.kind !== 'quarantine' && kept?.kind === 'quarantine' ? kept.restore_by : undefined;
-              const lastDays =
-                (f.kind === 'quarantine' &&
-                  typeof f.days_to_restore === 'number' &&
-                  f.days_to_restore <= 7) ||
-                (keptBy !== undefined && Math.floor((Date.parse(keptBy) - now) / 86_400_000) <= 7);
-              const floor = lastDays ? Math.min(cadence, 20) : cadence;
-              if (f.repeated && last && last.sig === sig(f) && now >= last.at)
-                expect(
-                  now - last.at >= floor * HOUR,
-                  `${name} repeated to ${group} after ${(now - last.at) / HOUR} h ${where()}`,
-                ).toBe(true);
-            }
-            // An unreadable record repeated for its criticality: of a domain not let lapse.
-            if (r.why.some((w) => /^\d+ unreadable records? (in quarantine|of critical)/.test(w))) {
-              const lapsing = (k: string | null) => prev.domains[k ?? '']?.group === 'lapse';
-              expect(
-                r.report.problems.some((p) => p.key !== null && !lapsing(p.key)),
-                `unreadable records of domains let lapse repeated ${where()}`,
-              ).toBe(true);
-            }
-            // A domain that left or came back reaches the group it was or is in.
-            for (const c of r.report.changes) {
-              if (c.kind !== 'left_account' && c.kind !== 'returned') continue;
-              if (c.policy === undefined || !(c.policy in CADENCE)) continue;
-              const msg = sentTo.get(c.policy) as unknown as {
-                changes: { kind: string; domain_name?: string }[];
-              };
-              expect(
-                msg?.changes.some((x) => x.kind === c.kind && x.domain_name === c.domain_name),
-                `${c.domain_name} ${c.kind} not sent to ${c.policy} ${where()}`,
-              ).toBe(true);
-            }
-            for (const f of findings) lastFinding.set(f.domain_name, f);
-            for (const name of out.read)
-              if (!findings.some((f) => f.domain_name === name)) lastFinding.delete(name);
-            // A group heard of a finding no more once it moved or changed: the sig check covers a change.
-            for (const f of findings)
-              for (const g of Object.keys(CADENCE))
-                if (g !== f.policy || f.snoozed_until || f.acknowledged)
-                  heard.delete(`${g} ${f.domain_name}`);
+            };
             hear(out);
-            state = parseState(JSON.parse(JSON.stringify(out.next)), 'state.json');
-          }
-        },
-      ),
-      { numRuns: 2000, seed: 20261127 },
-    );
-  });
+            for (const f of out.result.report.findings as Marked[])
+              if (isDomainFinding(f)) lastFinding.set(f.domain_name, f);
+            for (const s of steps) {
+              const before = now;
+              now = nextScanAt(now, latest, s.minutes);
+              latest = Math.max(latest, now);
+              const events: string[] = [];
+              for (const [i, e, n] of s.events) {
+                const m = model[i % size] as Modelled;
+                const name = m.record.domain_name;
+                events.push(`${name} ${e} ${n}`);
+                const f = lastFinding.get(name);
+                if (e === 'snooze' || e === 'ack')
+                  state = withAction(state, name, e, f, n, before, now) ?? state;
+                else apply(m, e, n, now);
+              }
+              const prev = state;
+              out = scanModel(model, now, prev, s.incomplete);
+              const r = out.result;
+              trace.push({
+                at: (now - T0) / HOUR,
+                events,
+                incomplete: s.incomplete,
+                why: r.why,
+                sent: out.plan.map((p) => p.group ?? 'account'),
+              });
+              const where = () => JSON.stringify(trace);
+              const findings = (r.report.findings as Marked[]).filter(isDomainFinding) as Marked[];
+              const sentTo = new Map(out.plan.map((p) => [p.group ?? '', p.report]));
+              // Never another group's news: a group's message names its own domains alone.
+              for (const p of out.plan) {
+                if (p.group === undefined) {
+                  for (const f of p.report.findings)
+                    expect(isDomainFinding(f) && f.let_lapse, `lapse in account message ${where()}`).not.toBe(
+                      true,
+                    );
+                  continue;
+                }
+                for (const f of p.report.findings)
+                  if (isDomainFinding(f))
+                    expect(f.policy, `${f.domain_name} in group ${p.group} ${where()}`).toBe(p.group);
+                const st = p.report as unknown as {
+                  changes: { policy?: string }[];
+                  resolved: { policy?: string }[];
+                };
+                for (const e of [...st.changes, ...st.resolved])
+                  expect(e.policy, `entry in group ${p.group} ${where()}`).toBe(p.group);
+              }
+              for (const f of findings) {
+                const name = f.domain_name;
+                const group = f.policy;
+                const silenced = f.snoozed_until !== undefined || f.acknowledged === true;
+                // Let lapse: never repeated, escalated or announced.
+                if (f.let_lapse) {
+                  expect(
+                    { repeated: f.repeated, esc: f.escalated_after_hours },
+                    `${name} let lapse repeated or escalated ${where()}`,
+                  ).toEqual({ repeated: undefined, esc: undefined });
+                  continue;
+                }
+                // An escalation reaches the escalation recipients: in the account's message.
+                if (f.escalated_after_hours !== undefined)
+                  expect(
+                    sentTo.get('')?.findings.some((x) => isDomainFinding(x) && x.domain_name === name),
+                    `${name} escalated outside the account message ${where()}`,
+                  ).toBe(true);
+                if (group === undefined || !(group in CADENCE)) continue;
+                const msg = sentTo.get(group);
+                const carried =
+                  msg?.findings.some((x) => isDomainFinding(x) && x.domain_name === name) === true;
+                // News of the group reaches the group.
+                if (!silenced && isNews(f) && LEVEL[group]?.includes(f.severity))
+                  expect(carried, `${name} news (${f.change}) not sent to ${group} ${where()}`).toBe(true);
+                // Within its cadence: a critical finding the group last heard of its cadence ago.
+                const last = heard.get(`${group} ${name}`);
+                const repeats = prev.domains[name]?.alerted?.repeats ?? 0;
+                const cap = CAP[group];
+                const uncapped = cap === undefined || repeats < cap;
+                const cadence = CADENCE[group] as number;
+                if (f.severity === 'critical' && !silenced && last && last.sig === sig(f) && uncapped)
+                  if (now - last.at >= cadence * HOUR || now < last.at)
+                    expect(
+                      carried,
+                      `${name} not heard by ${group} for ${(now - last.at) / HOUR} h ${where()}`,
+                    ).toBe(true);
+                // No storm: published again to the group only once its cadence passed.
+                // A quarantine in its last 7 days to restore is repeated daily (20 h) whatever the cadence,
+                // also one kept as remembered (its record not judged, read as another kind) by its restore-by.
+                const kept = prev.domains[name]?.finding;
+                const keptBy =
+                  f.kind !== 'quarantine' && kept?.kind === 'quarantine' ? kept.restore_by : undefined;
+                const lastDays =
+                  (f.kind === 'quarantine' &&
+                    typeof f.days_to_restore === 'number' &&
+                    f.days_to_restore <= 7) ||
+                  (keptBy !== undefined && Math.floor((Date.parse(keptBy) - now) / 86_400_000) <= 7);
+                const floor = lastDays ? Math.min(cadence, 20) : cadence;
+                if (f.repeated && last && last.sig === sig(f) && now >= last.at)
+                  expect(
+                    now - last.at >= floor * HOUR,
+                    `${name} repeated to ${group} after ${(now - last.at) / HOUR} h ${where()}`,
+                  ).toBe(true);
+              }
+              // An unreadable record repeated for its criticality: of a domain not let lapse.
+              if (r.why.some((w) => /^\d+ unreadable records? (in quarantine|of critical)/.test(w))) {
+                const lapsing = (k: string | null) => prev.domains[k ?? '']?.group === 'lapse';
+                expect(
+                  r.report.problems.some((p) => p.key !== null && !lapsing(p.key)),
+                  `unreadable records of domains let lapse repeated ${where()}`,
+                ).toBe(true);
+              }
+              // A domain that left or came back reaches the group it was or is in.
+              for (const c of r.report.changes) {
+                if (c.kind !== 'left_account' && c.kind !== 'returned') continue;
+                if (c.policy === undefined || !(c.policy in CADENCE)) continue;
+                const msg = sentTo.get(c.policy) as unknown as {
+                  changes: { kind: string; domain_name?: string }[];
+                };
+                expect(
+                  msg?.changes.some((x) => x.kind === c.kind && x.domain_name === c.domain_name),
+                  `${c.domain_name} ${c.kind} not sent to ${c.policy} ${where()}`,
+                ).toBe(true);
+              }
+              for (const f of findings) lastFinding.set(f.domain_name, f);
+              for (const name of out.read)
+                if (!findings.some((f) => f.domain_name === name)) lastFinding.delete(name);
+              // A group heard of a finding no more once it moved or changed: the sig check covers a change.
+              for (const f of findings)
+                for (const g of Object.keys(CADENCE))
+                  if (g !== f.policy || f.snoozed_until || f.acknowledged)
+                    heard.delete(`${g} ${f.domain_name}`);
+              hear(out);
+              state = parseState(JSON.parse(JSON.stringify(out.next)), 'state.json');
+            }
+          },
+        ),
+        { numRuns: 2000, seed: 20261127 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });

@@ -12,6 +12,7 @@ import {
   type Modelled,
   modelOf,
   nextScanAt,
+  PROPERTY_TIMEOUT_MS,
   scanModel,
   stepOf,
   T0,
@@ -308,15 +309,19 @@ function run(size: number, steps: readonly Step[], policyName: string) {
 }
 
 describe('memory of findings it keeps while their records cannot be judged, as a model', () => {
-  it('keeps what a person must hear over any sequence of judged and unjudged scans', () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 4 }),
-        fc.array(step, { minLength: 8, maxLength: 40 }),
-        fc.constantFrom(...Object.keys(POLICIES)),
-        run,
-      ),
-      { numRuns: 1000, seed: 20261128 },
-    );
-  });
+  it(
+    'keeps what a person must hear over any sequence of judged and unjudged scans',
+    () => {
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 1, max: 4 }),
+          fc.array(step, { minLength: 8, maxLength: 40 }),
+          fc.constantFrom(...Object.keys(POLICIES)),
+          run,
+        ),
+        { numRuns: 1000, seed: 20261128 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 });
