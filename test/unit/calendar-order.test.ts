@@ -45,4 +45,19 @@ describe('the order of the critical events', () => {
     const names = events(renderCalendar(report)).map((e) => e.summary.split(': ')[1]?.split(' ')[0]);
     expect(names).toEqual(['kept.nl', 'kept.nl', 'later.nl', 'later.nl', 'expired.nl']);
   });
+
+  it('puts a quarantine whose restore-by is not known first among them, as quiet hours take it as urgent', () => {
+    const later = domainFinding('later.nl', 'quarantine', 'critical', -10, {
+      restore_by: '2026-12-10T06:00:00.000Z',
+      days_to_restore: 18,
+    });
+    // A quarantine of a TLD whose quarantine period is not known: its own event, no restore-by one.
+    const unknown = domainFinding('unknown.io', 'quarantine', 'critical', -3, {
+      restore_by: null,
+      days_to_restore: null,
+    });
+    const report = reportOf([later, unknown], [keptRecord('kept.nl')]);
+    const names = events(renderCalendar(report)).map((e) => e.summary.split(': ')[1]?.split(' ')[0]);
+    expect(names).toEqual(['unknown.io', 'kept.nl', 'kept.nl', 'later.nl', 'later.nl']);
+  });
 });

@@ -282,3 +282,30 @@ describe('a kept quarantine in its last days, in a group with recipients of its 
     expect(heard).toEqual([24, 48]);
   });
 });
+
+describe('a kept quarantine in a group with a critical cadence of its own', () => {
+  // vip repeats its critical findings every 12 h; the top level every 20 h (the default).
+  const { scan: scanVip } = groupScanner({
+    policies: [
+      { name: 'vip', match: { tags: ['vip'] }, alertEmails: ['vip@example.nl'], repeat: { critical: 12 } },
+    ],
+  });
+  // Restore by T0 + 20 days: not its last days, so repeated on the critical cadence alone.
+  const b: Domain = { ...heldInQuarantine(T0, 20), domain_name: 'b.nl', tags: ['vip'] };
+  const fine = renewedUndocumented(b, T0, 365);
+  const run = (hours: number, state: ScanState) =>
+    scanVip([fine], T0 + hours * HOUR, state, { problems: undocumentedProblems([fine]) });
+
+  it("is repeated on its group's cadence, as its quarantine finding was, not the top level's", () => {
+    const first = scanVip([b], T0, EMPTY_STATE);
+    // Read in quarantine: its finding repeats every 12 h.
+    const judged = scanVip([b], T0 + 13 * HOUR, first.next);
+    expect(judged.result.why).toEqual(['1 critical repeated after 12 h']);
+    const kept = run(14, judged.next);
+    expect(kept.sent).toEqual(['account', 'vip']);
+    // 13 h after the group last heard it: due on vip's 12 h, as the finding was.
+    const r = run(27, kept.next);
+    expect(r.result.why).toEqual(["1 unreadable record in quarantine repeated on its group's cadence"]);
+    expect(r.sent).toEqual(['account', 'vip']);
+  });
+});

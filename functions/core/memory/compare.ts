@@ -27,6 +27,7 @@ import { departureOf, nextDeparted } from './departures';
 import { escalationHours, missedWhileSilenced, nextAlertMemory } from './escalation';
 import { groupsHearing, unreadableGroupNews } from './group-news';
 import {
+  keptCadence,
   keptInLastDays,
   keptKeys,
   keptNews,
@@ -270,15 +271,21 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         problems,
         c.memory,
         c.nowMs,
-        { hours, lastPublished },
+        { policy, lastPublished },
         (p, i) => told.has(p) || p.escalated_after_hours !== undefined || isNew(keys[i] as string),
       )
     : new Set<Problem>();
   const spoke = critical && lastPublished !== null && isDue(lastPublished, c.nowMs, hours * HOUR_MS);
   // A new record is counted as new alone (`fresh`), never as repeated too.
   const said = { ...c.report, problems: problems.filter((_, i) => !isNew(keys[i] as string)) };
-  for (const r of spoke || due.size > 0 ? unreadableRepeats(said, c.memory, c.nowMs, policy) : [])
-    count((spoke ? r.count : 0) + (r.of === 'quarantine' ? due.size : 0), r.what);
+  // Those due on their group's own cadence have a line of their own: the others' says the top level's hours.
+  const own = [...due].filter((p) => keptCadence(policy, p) !== hours).length;
+  for (const r of spoke || due.size > own ? unreadableRepeats(said, c.memory, c.nowMs, policy) : [])
+    count((spoke ? r.count : 0) + (r.of === 'quarantine' ? due.size - own : 0), r.what);
+  count(
+    own,
+    `unreadable record${own === 1 ? '' : 's'} in quarantine repeated on ${own === 1 ? 'its' : 'their'} group's cadence`,
+  );
   // A kept quarantine critical again as its snooze ends: said now, as a snoozed finding is; counted
   // after the critical cadence, which it must not take the place of (the others' groups hear that).
   const n = ended.length;

@@ -216,17 +216,32 @@ export function keptRepeatsDue(
   problems: readonly Problem[],
   memory: ScanMemory,
   nowMs: number,
-  at: { readonly hours: number; readonly lastPublished: string | null },
+  at: { readonly policy: CadencePolicy; readonly lastPublished: string | null },
   told: (p: Problem, i: number) => boolean,
 ): Set<Problem> {
   return new Set(
     problems.filter((p, i) => {
       if (!isKept(p) || told(p, i)) return false;
       const last = memory.prior.get(domainKey(p.key as string))?.alerted?.at ?? at.lastPublished;
-      return last !== null && isDue(last, nowMs, at.hours * HOUR_MS);
+      return last !== null && isDue(last, nowMs, keptCadence(at.policy, p) * HOUR_MS);
     }),
   );
 }
+
+/** The critical cadences a kept quarantine's repeat is judged by: the top level's, and each group's own. */
+interface CadencePolicy {
+  readonly repeat: { readonly critical: number };
+  readonly repeatByGroup?: ReadonlyMap<string, { readonly critical: number }>;
+}
+
+/**
+ * The hours between a kept quarantine's critical repeats: its group's own cadence (`policy`, as
+ * the record carries its group), else the top level's, as its quarantine finding's was (repeat.ts
+ * repeatFor): a domain in a group repeated every 12 h is not repeated less often once its record
+ * can no longer be judged.
+ */
+export const keptCadence = (policy: CadencePolicy, p: Problem): number =>
+  (p.policy !== undefined && policy.repeatByGroup?.get(p.policy)?.critical) || policy.repeat.critical;
 
 /** The memory keys of the kept quarantines {@link withKeptQuarantines} published critical (no snooze holds). */
 export const keptKeys = (problems: readonly Problem[]): Map<string, Problem> =>
@@ -245,7 +260,7 @@ export function keptInLastDays(
   problems: readonly Problem[],
   memory: ScanMemory,
   nowMs: number,
-  input: { head: { last_published_at: string | null }; policy: { repeat: { critical: number } } },
+  input: { head: { last_published_at: string | null }; policy: CadencePolicy },
 ): Problem[] {
   return problems.filter((p) => {
     if (!isKept(p) || p.key === null) return false;
@@ -255,7 +270,7 @@ export function keptInLastDays(
     const due =
       Number.isFinite(elapsed) &&
       (elapsed < 0 || elapsed >= LAST_DAYS_REPEAT_HOURS * HOUR_MS) &&
-      elapsed < input.policy.repeat.critical * HOUR_MS;
+      elapsed < keptCadence(input.policy, p) * HOUR_MS;
     const left = was?.finding ? restoreOf(was.finding, nowMs).left : null;
     return due && (left === null || left <= LAST_DAYS);
   });

@@ -281,7 +281,9 @@ interface Standing {
 function standing(f: DomainFinding | KeptDeadline): Standing {
   const q = isKeptDeadline(f) ? f : quarantineOf(f);
   const by = q?.restore_by ? Date.parse(q.restore_by) : Number.NaN;
-  return { rank: severityRank(urgencyOf(f)), deadline: Number.isNaN(by) ? Number.MAX_SAFE_INTEGER : by };
+  // A quarantine whose restore-by is not known may end any day: first, as quiet hours take it.
+  const unknown = q ? Number.MIN_SAFE_INTEGER : Number.MAX_SAFE_INTEGER;
+  return { rank: severityRank(urgencyOf(f)), deadline: Number.isNaN(by) ? unknown : by };
 }
 
 /**
