@@ -330,7 +330,12 @@ describe('decideRestore', () => {
 
   it.each([
     ['a 500', async () => Promise.reject(serverError()), 'HTTP 500'],
-    ['a connection reset after sending', async () => Promise.reject(reset()), 'a broken connection'],
+    [
+      'a connection refused (it never reached the reseller)',
+      async () =>
+        Promise.reject(new ConnectionError('refused', { status: 0, url: URL_, code: 'ECONNREFUSED' })),
+      'a broken connection',
+    ],
     ['a 200 with an error body', async () => ({ status: 200, bodyEmpty: false }), 'HTTP 200 with a body'],
   ] as const)(
     'after %s, re-checks: still in quarantine is 502 NOT restored, never "after retries"',
@@ -359,6 +364,18 @@ describe('decideRestore', () => {
         ),
       'HTTP 504',
     ],
+    [
+      'a 502 from the reseller gateway',
+      async () =>
+        Promise.reject(
+          new ServerError('the reseller API failed (HTTP 502) on restore of example.nl, sent once', {
+            status: 502,
+            url: URL_,
+          }),
+        ),
+      'HTTP 502',
+    ],
+    ['a connection reset after sending', async () => Promise.reject(reset()), 'a broken connection'],
   ] as const)(
     'after %s, still in quarantine is unknown (504) and keeps the claim: the accepted restore may still run',
     async (_n, restore, said) => {

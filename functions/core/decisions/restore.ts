@@ -1,6 +1,7 @@
 import {
   AuthenticationError,
   ConfigError,
+  ConnectionError,
   DeadlineError,
   NotFoundError,
   ResellerApiError,
@@ -14,7 +15,7 @@ import { checkActingLink } from '../links/link-gate';
 import type { SigningKey } from '../links/links';
 import { type AuditEntry, earlierRestoreLine } from '../memory/audit';
 import { shownCut } from '../memory/state-bounds';
-import type { ResellerClient, RestoreAnswer } from '../reseller/client';
+import { mayHaveArrived, type ResellerClient, type RestoreAnswer } from '../reseller/client';
 import type { Domain } from '../reseller/schemas';
 import { AGAIN_FIELD, againConfirmed, readEarlierRestore, resendUnconfirmed } from './restore-again';
 import { type RestoreOutcome, type RestoreOutcomeKind, storeFailedThen } from './restore-outcome';
@@ -497,9 +498,12 @@ async function restoreFailure(
     answered: status ? `HTTP ${status}` : 'a broken connection',
     detail,
     kind: status >= 200 && status < 300 ? 'reseller_unexpected' : 'reseller_unreachable',
-    // A 504 is the reseller's own gateway giving up waiting on its back end: our timeout in
-    // another's words, and the restore it forwarded may still be carried out.
-    stillQuarantinedIsUnknown: status === 504,
+    // A 504 is the reseller's own gateway giving up waiting on its back end, a 502 its gateway
+    // losing the back end's answer, a broken connection ours lost: each is no answer, and the
+    // restore that went out may still be carried out. "NOT restored" would give the claim up and
+    // leave no earlier restore to name: the next click paid again.
+    stillQuarantinedIsUnknown:
+      status === 502 || status === 504 || (error instanceof ConnectionError && mayHaveArrived(error)),
   });
 }
 
