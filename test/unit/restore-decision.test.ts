@@ -381,7 +381,10 @@ describe('decideRestore', () => {
     async (_n, restore, said) => {
       const { reseller, calls } = port(QUARANTINED, restore);
       const released: string[] = [];
-      const claim = { take: async () => true, release: async () => void released.push('released') };
+      const claim = {
+        take: async () => NOW + 15 * 60_000,
+        release: async () => void released.push('released'),
+      };
       const outcome = await decideRestore(input('POST', reseller, { claim }));
       expect(outcome).toMatchObject({ kind: 'outcome_unknown', status: 504, sent: true });
       expect(outcome.message).toContain(`answered the restore of example.nl with ${said}`);
@@ -420,6 +423,24 @@ describe('decideRestore', () => {
     expect(outcome).toMatchObject({ kind: 'outcome_unknown', status: 504 });
     expect(outcome.message).toMatch(
       /may or may not have been restored\. Check the domain’s status .* before trying again/,
+    );
+  });
+
+  it('says until when the domain is held when a refused restore could not give its claim up', async () => {
+    const refused = new RequestRejectedError('rejected', { status: 422, url: URL_ });
+    const { reseller } = port(QUARANTINED, async () => Promise.reject(refused));
+    const claim = {
+      take: async () => NOW + 15 * 60_000,
+      release: async () => Promise.reject(new Error('ProvisionedThroughputExceededException')),
+    };
+    const outcome = await decideRestore(input('POST', reseller, { claim }));
+    expect(outcome.kind).toBe('refused');
+    // NOW is 06:00; the claim holds 15 minutes: the next click before then is refused as "in progress".
+    expect(outcome.message).toContain(
+      'This restore’s hold on example.nl could not be given up, so another try is refused until 06:15 UTC.',
+    );
+    expect(outcome.detail).toContain(
+      'the restore claim could not be released: ProvisionedThroughputExceededException',
     );
   });
 

@@ -13,7 +13,7 @@ import { normalizeDomainName, safeText } from '../base/text';
 import { type QuarantineOverrides, restoreDeadline, tldOf } from '../findings/quarantine-periods';
 import { checkActingLink } from '../links/link-gate';
 import type { SigningKey } from '../links/links';
-import { type AuditEntry, earlierRestoreLine } from '../memory/audit';
+import { type AuditEntry, earlierRestoreLine, RESTORE_CLAIM_MS } from '../memory/audit';
 import { shownCut } from '../memory/state-bounds';
 import { mayHaveArrived, type ResellerClient, type RestoreAnswer } from '../reseller/client';
 import type { Domain } from '../reseller/schemas';
@@ -67,8 +67,8 @@ export interface RestoreInput {
 
 /** One request's claim on restoring its domain, in the state store (functions/core/memory/audit.ts). */
 export interface ClaimPort {
-  /** True when taken; false when another restore of the domain holds a live claim. */
-  take(): Promise<boolean>;
+  /** When the claim taken lapses (epoch ms); null when another restore of the domain holds a live claim. */
+  take(): Promise<number | null>;
   /** Gives the claim up: the restore certainly did not happen. */
   release(): Promise<void>;
 }
@@ -175,7 +175,7 @@ async function decideSigned(
  */
 async function claimedRestore(input: RestoreInput, claim: ClaimPort, exp: number): Promise<RestoreOutcome> {
   const domain = input.domain;
-  let taken: boolean;
+  let taken: number | null;
   try {
     taken = await claim.take();
   } catch (error) {
@@ -189,16 +189,27 @@ async function claimedRestore(input: RestoreInput, claim: ClaimPort, exp: number
       detail: `the restore claim could not be taken: ${errorDetail(error)}`,
     };
   }
-  if (!taken)
+  if (taken === null)
     return outcome(
       'restore_claimed',
       409,
       `${domain} is already being restored`,
-      `A restore of ${domain} is in progress or done (another request started it moments ago); nothing was sent again. ${CHECK_FIRST}`,
+      `A restore of ${domain} is in progress or done (another request started it within the last ${RESTORE_CLAIM_MS / 60_000} minutes, and holds the domain at most that long); nothing was sent again. ${CHECK_FIRST}`,
     );
   const decided = await lookUpAndRestore(input, 'POST', exp);
-  if (!CLAIM_KEPT_AFTER.has(decided.kind)) await claim.release().catch(() => undefined); // a claim not given up lapses
-  return decided;
+  if (CLAIM_KEPT_AFTER.has(decided.kind)) return decided;
+  try {
+    await claim.release();
+    return decided;
+  } catch (error) {
+    // The claim lapses on its own; until then every click reads "in progress", so this one is told when.
+    const lapses = new Date(Math.ceil(taken / 60_000) * 60_000).toISOString().slice(11, 16);
+    return {
+      ...decided,
+      message: `${decided.message} This restore’s hold on ${domain} could not be given up, so another try is refused until ${lapses} UTC.`,
+      detail: `${decided.detail ? `${decided.detail}; ` : ''}the restore claim could not be released: ${errorDetail(error)}`,
+    };
+  }
 }
 
 /** The look-up both GET and POST start with, and for a POST the restore. */
