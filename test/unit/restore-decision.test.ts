@@ -290,6 +290,27 @@ describe('decideRestore', () => {
     expect(outcome.message).toContain('It said: not in quarantine\\u202e');
   });
 
+  it.each([
+    [
+      'still in quarantine',
+      domainRecord('example.nl', ['quarantine']),
+      'example.nl was NOT restored: the reseller answered its restore with HTTP 404 (not found), yet its search finds example.nl in quarantine: not the answer for a domain it lacks (a wrong route, or the name spelled another way). Restore it in the reseller’s control panel before its restore-by date.',
+    ],
+    [
+      'gone from the account',
+      null,
+      'example.nl was NOT restored: the reseller answered its restore with HTTP 404 (not found), and its search no longer finds example.nl: it may have left the account. Check the domain’s status in the reseller’s control panel before trying again.',
+    ],
+  ] as const)(
+    'says what a 404 from the restore call means when a fresh look-up finds the domain %s',
+    async (_n, after, said) => {
+      const notFound = new NotFoundError('not found', { status: 404, url: URL_ });
+      const { reseller } = port(QUARANTINED, async () => Promise.reject(notFound), after);
+      const outcome = await decideRestore(input('POST', reseller));
+      expect(outcome).toMatchObject({ kind: 'refused', status: 409, message: said });
+    },
+  );
+
   it('answers 502 NOT restored when the reseller fails or cannot be reached', async () => {
     const down = new ConnectionError('could not reach', { status: 0, url: 'https://api.test' });
     const { reseller, calls } = port(down);

@@ -528,8 +528,9 @@ async function refusal(
   reseller: RestorePort,
 ): Promise<RestoreOutcome> {
   const detail = errorDetail(error);
+  let now: Domain | null | undefined;
   try {
-    const now = await reseller.findDomain(domain);
+    now = await reseller.findDomain(domain);
     if (now && !now.status.includes('quarantine')) {
       return {
         ...notInQuarantine(domain, now, 'POST'),
@@ -538,6 +539,15 @@ async function refusal(
     }
   } catch {
     // The refusal stands on its own; the look-up was only to explain it better.
+  }
+  // A 404 is no refusal: the search found the domain in quarantine a moment before, so "refused"
+  // would send the person away from a domain they can still restore by hand.
+  if (error instanceof NotFoundError && now !== undefined) {
+    const answered = `${domain} was NOT restored: the reseller answered its restore with HTTP 404 (not found),`;
+    const message = now
+      ? `${answered} yet its search finds ${domain} in quarantine: not the answer for a domain it lacks (a wrong route, or the name spelled another way). Restore it in the reseller’s control panel before its restore-by date.`
+      : `${answered} and its search no longer finds ${domain}: it may have left the account. ${CHECK_FIRST}`;
+    return { ...outcome('refused', 409, `${domain} was not restored`, message), detail };
   }
   const said = error.bodyExcerpt ? ` It said: ${safeText(error.bodyExcerpt).slice(0, 160)}` : '';
   return {
