@@ -208,17 +208,19 @@ describe('restore tells the truth', () => {
     });
   });
 
-  it('answers a 500 with NOT restored after one POST, never "after retries"', async () => {
+  it('answers a 500 as unknown after one POST, never "after retries", and sends nothing on the next click', async () => {
     const api = await reseller((res) => {
       res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"internal"}');
     });
     const endpoint = await restoreEndpoint(api.url);
     const { status, body } = await endpoint.post();
-    expect(status).toBe(502);
-    expect(body.message).toContain(
-      `${DOMAIN} was NOT restored: the reseller answered the restore with HTTP 500`,
-    );
+    expect(status).toBe(504);
+    expect(body.message).toContain(`answered the restore of ${DOMAIN} with HTTP 500`);
+    expect(body.message).not.toContain('NOT restored');
     expect(`${body.message} ${endpoint.logs.at(-1)?.detail}`).not.toMatch(/retries/);
+    // The reseller may have taken the restore before it failed: a second click pays for nothing twice.
+    const again = await endpoint.post();
+    expect(again.status).toBe(409);
     expect(api.calls.filter((c) => c.startsWith('POST'))).toHaveLength(1);
   });
 

@@ -350,7 +350,6 @@ describe('decideRestore', () => {
     );
 
   it.each([
-    ['a 500', async () => Promise.reject(serverError()), 'HTTP 500'],
     [
       'a connection refused (it never reached the reseller)',
       async () =>
@@ -397,6 +396,7 @@ describe('decideRestore', () => {
       'HTTP 502',
     ],
     ['a connection reset after sending', async () => Promise.reject(reset()), 'a broken connection'],
+    ['a 500', async () => Promise.reject(serverError()), 'HTTP 500'],
   ] as const)(
     'after %s, still in quarantine is unknown (504) and keeps the claim: the accepted restore may still run',
     async (_n, restore, said) => {

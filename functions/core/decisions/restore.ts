@@ -510,11 +510,15 @@ async function restoreFailure(
     detail,
     kind: status >= 200 && status < 300 ? 'reseller_unexpected' : 'reseller_unreachable',
     // A 504 is the reseller's own gateway giving up waiting on its back end, a 502 its gateway
-    // losing the back end's answer, a broken connection ours lost: each is no answer, and the
-    // restore that went out may still be carried out. "NOT restored" would give the claim up and
-    // leave no earlier restore to name: the next click paid again.
+    // losing the back end's answer, a 500 its back end failing at some point of the restore
+    // (before or after it was taken: it does not say), a broken connection ours lost: each may
+    // have left the restore carried out or queued. "NOT restored" would give the claim up and
+    // leave no earlier restore to name: the next click paid again. (A 503 is a refusal to start.)
     stillQuarantinedIsUnknown:
-      status === 502 || status === 504 || (error instanceof ConnectionError && mayHaveArrived(error)),
+      status === 500 ||
+      status === 502 ||
+      status === 504 ||
+      (error instanceof ConnectionError && mayHaveArrived(error)),
   });
 }
 
