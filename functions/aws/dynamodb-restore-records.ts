@@ -217,8 +217,19 @@ export async function recordAuditItem(where: ClaimTable, entry: AuditEntry): Pro
  * attempt that reached the reseller (two round trips: the counter, the item), its trim left to
  * {@link completeAuditItem}, after the restore. Resolves with the item's sort key.
  */
-export function beginAuditItem(where: ClaimTable, entry: AuditEntry): Promise<string> {
-  return putNumbered(where, SENT_PREFIX, entry);
+export async function beginAuditItem(where: ClaimTable, entry: AuditEntry): Promise<string> {
+  const sk = await numbered(where, SENT_PREFIX);
+  try {
+    await putAt(where, sk, entry);
+  } catch (error) {
+    // The item may have been written with only its answer lost. Nothing will be sent, and an entry
+    // left saying "sent, outcome unknown" would name a restore that never went out to the next click.
+    // (BatchWriteItem: the one delete the function's role is granted, lib/state-table.ts.)
+    const Key = { [PK.name]: { S: where.scope }, [SK.name]: { S: sk } };
+    await deleteBatch(where, [{ DeleteRequest: { Key } }]).catch(() => undefined);
+    throw error;
+  }
+  return sk;
 }
 
 /**
@@ -232,6 +243,13 @@ export async function completeAuditItem(where: ClaimTable, ref: string, entry: A
 
 /** Numbers `entry` by the atomic counter and writes it under `prefix`; resolves with its sort key. */
 async function putNumbered(where: ClaimTable, prefix: string, entry: AuditEntry): Promise<string> {
+  const sk = await numbered(where, prefix);
+  await putAt(where, sk, entry);
+  return sk;
+}
+
+/** The next sort key under `prefix`, by the atomic counter. */
+async function numbered(where: ClaimTable, prefix: string): Promise<string> {
   const counted = await wrap(where, 'number the restore attempt', () =>
     where.client.send(
       new UpdateItemCommand({
@@ -248,9 +266,7 @@ async function putNumbered(where: ClaimTable, prefix: string, entry: AuditEntry)
     throw new StateError(
       `could not number the restore attempt in ${where.location}: the counter ${AUDIT_COUNTER_SORT_KEY} holds ${JSON.stringify(counted.Attributes?.n?.N ?? null)}`,
     );
-  const sk = `${prefix}${String(sequence).padStart(16, '0')}`;
-  await putAt(where, sk, entry);
-  return sk;
+  return `${prefix}${String(sequence).padStart(16, '0')}`;
 }
 
 /** Writes `entry` as the item at sort key `sk`. */

@@ -167,7 +167,8 @@ function claimOf(
   return {
     take: async () => {
       const now = clock();
-      return (await store()).claimRestore(name, { owner, until: now + RESTORE_CLAIM_MS }, now);
+      const until = now + RESTORE_CLAIM_MS;
+      return (await (await store()).claimRestore(name, { owner, until }, now)) ? until : null;
     },
     release: async () => (await store()).releaseRestore(name, owner),
   };

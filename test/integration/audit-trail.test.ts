@@ -195,6 +195,28 @@ describe('the audit trail in DynamoDB (dynalite)', () => {
     expect(await one.listAudit()).toHaveLength(1);
   });
 
+  it('leaves no "sent, outcome unknown" behind when the write-ahead landed but its answer was lost', async () => {
+    const table = await newTable();
+    const real = db.client();
+    // The item is written, then the answer never arrives (the SDK's retries spent): nothing is sent.
+    const lossy = Object.create(real, {
+      send: {
+        value: async (command: unknown) => {
+          const out = await real.send(command as UpdateItemCommand);
+          const written = (command as UpdateItemCommand).input?.ExpressionAttributeValues?.[':a']?.S ?? '';
+          if (written.includes(RESTORE_SENDING)) throw new Error('socket hang up');
+          return out;
+        },
+      },
+    });
+    const store = new DynamoDbStateStore({ client: lossy, tableName: table, scope: SCOPE });
+    await expect(store.beginAudit(attempt(1, { outcome: RESTORE_SENDING }))).rejects.toThrow(
+      /socket hang up/,
+    );
+    // Else the next click read "a restore was sent at …, outcome unknown" of one never sent.
+    expect(await store.listAudit()).toEqual([]);
+  });
+
   it('leaves out an item that is not an entry', async () => {
     const table = await newTable();
     const store = new DynamoDbStateStore({ client: db.client(), tableName: table, scope: SCOPE });

@@ -174,40 +174,53 @@ describe('restore tells the truth', () => {
     expect(api.calls.filter((c) => c.startsWith('POST'))).toHaveLength(1);
   });
 
-  it('answers 502 NOT restored when a reset restore leaves the domain in quarantine, and restored when it does not', async () => {
-    const api = await reseller((_res, state, req) => {
-      state.restored = calls++ > 0;
-      req.socket.destroy();
+  it('answers a reset restore that leaves the domain in quarantine as unknown, and a second click sends nothing', async () => {
+    const api = await reseller((_res, _state, req) => {
+      req.socket.destroy(); // the reseller may have taken the restore before the connection broke
     });
-    let calls = 0;
     const endpoint = await restoreEndpoint(api.url);
     const first = await endpoint.post();
-    expect(first.status).toBe(502);
-    expect(first.body.message).toBe(
-      `${DOMAIN} was NOT restored: the reseller answered the restore with a broken connection, and a fresh look-up shows the domain still in quarantine. Please try again in a few minutes.`,
-    );
+    expect(first).toEqual({
+      status: 504,
+      body: {
+        outcome: 'outcome_unknown',
+        message: `The reseller answered the restore of ${DOMAIN} with a broken connection, so ${DOMAIN} may or may not have been restored. Check the domain’s status in the reseller’s control panel before trying again.`,
+      },
+    });
     const second = await endpoint.post();
-    expect(second).toEqual({
+    expect(second.status).toBe(409);
+    expect(second.body.outcome).toBe('restore_claimed');
+    expect(api.calls.filter((c) => c.startsWith('POST'))).toHaveLength(1);
+  });
+
+  it('answers restored when a reset restore left quarantine after all', async () => {
+    const api = await reseller((_res, state, req) => {
+      state.restored = true;
+      req.socket.destroy();
+    });
+    const { status, body } = await (await restoreEndpoint(api.url)).post();
+    expect({ status, body }).toEqual({
       status: 200,
       body: {
         outcome: 'restored',
         message: `${DOMAIN} has been restored from quarantine (confirmed by a fresh look-up of its status).`,
       },
     });
-    expect(api.calls.filter((c) => c.startsWith('POST'))).toHaveLength(2);
   });
 
-  it('answers a 500 with NOT restored after one POST, never "after retries"', async () => {
+  it('answers a 500 as unknown after one POST, never "after retries", and sends nothing on the next click', async () => {
     const api = await reseller((res) => {
       res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"internal"}');
     });
     const endpoint = await restoreEndpoint(api.url);
     const { status, body } = await endpoint.post();
-    expect(status).toBe(502);
-    expect(body.message).toContain(
-      `${DOMAIN} was NOT restored: the reseller answered the restore with HTTP 500`,
-    );
+    expect(status).toBe(504);
+    expect(body.message).toContain(`answered the restore of ${DOMAIN} with HTTP 500`);
+    expect(body.message).not.toContain('NOT restored');
     expect(`${body.message} ${endpoint.logs.at(-1)?.detail}`).not.toMatch(/retries/);
+    // The reseller may have taken the restore before it failed: a second click pays for nothing twice.
+    const again = await endpoint.post();
+    expect(again.status).toBe(409);
     expect(api.calls.filter((c) => c.startsWith('POST'))).toHaveLength(1);
   });
 

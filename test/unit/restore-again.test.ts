@@ -91,7 +91,10 @@ describe('a restore sent recently, with the domain still in quarantine', () => {
   it('a POST without the extra confirmation sends nothing (409) and gives its claim up', async () => {
     const { reseller, calls } = port();
     const released: string[] = [];
-    const claim = { take: async () => true, release: async () => void released.push('released') };
+    const claim = {
+      take: async () => NOW + 15 * 60_000,
+      release: async () => void released.push('released'),
+    };
     const decided = await decideRestore({
       ...input('POST', reseller, async () => [sent('outcome_unknown', AFTER_CLAIM)]),
       claim,

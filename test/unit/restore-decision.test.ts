@@ -290,6 +290,27 @@ describe('decideRestore', () => {
     expect(outcome.message).toContain('It said: not in quarantine\\u202e');
   });
 
+  it.each([
+    [
+      'still in quarantine',
+      domainRecord('example.nl', ['quarantine']),
+      'example.nl was NOT restored: the reseller answered its restore with HTTP 404 (not found), yet its search finds example.nl in quarantine: not the answer for a domain it lacks (a wrong route, or the name spelled another way). Restore it in the reseller’s control panel before its restore-by date.',
+    ],
+    [
+      'gone from the account',
+      null,
+      'example.nl was NOT restored: the reseller answered its restore with HTTP 404 (not found), and its search no longer finds example.nl: it may have left the account. Check the domain’s status in the reseller’s control panel before trying again.',
+    ],
+  ] as const)(
+    'says what a 404 from the restore call means when a fresh look-up finds the domain %s',
+    async (_n, after, said) => {
+      const notFound = new NotFoundError('not found', { status: 404, url: URL_ });
+      const { reseller } = port(QUARANTINED, async () => Promise.reject(notFound), after);
+      const outcome = await decideRestore(input('POST', reseller));
+      expect(outcome).toMatchObject({ kind: 'refused', status: 409, message: said });
+    },
+  );
+
   it('answers 502 NOT restored when the reseller fails or cannot be reached', async () => {
     const down = new ConnectionError('could not reach', { status: 0, url: 'https://api.test' });
     const { reseller, calls } = port(down);
@@ -329,8 +350,12 @@ describe('decideRestore', () => {
     );
 
   it.each([
-    ['a 500', async () => Promise.reject(serverError()), 'HTTP 500'],
-    ['a connection reset after sending', async () => Promise.reject(reset()), 'a broken connection'],
+    [
+      'a connection refused (it never reached the reseller)',
+      async () =>
+        Promise.reject(new ConnectionError('refused', { status: 0, url: URL_, code: 'ECONNREFUSED' })),
+      'a broken connection',
+    ],
     ['a 200 with an error body', async () => ({ status: 200, bodyEmpty: false }), 'HTTP 200 with a body'],
   ] as const)(
     'after %s, re-checks: still in quarantine is 502 NOT restored, never "after retries"',
@@ -359,12 +384,28 @@ describe('decideRestore', () => {
         ),
       'HTTP 504',
     ],
+    [
+      'a 502 from the reseller gateway',
+      async () =>
+        Promise.reject(
+          new ServerError('the reseller API failed (HTTP 502) on restore of example.nl, sent once', {
+            status: 502,
+            url: URL_,
+          }),
+        ),
+      'HTTP 502',
+    ],
+    ['a connection reset after sending', async () => Promise.reject(reset()), 'a broken connection'],
+    ['a 500', async () => Promise.reject(serverError()), 'HTTP 500'],
   ] as const)(
     'after %s, still in quarantine is unknown (504) and keeps the claim: the accepted restore may still run',
     async (_n, restore, said) => {
       const { reseller, calls } = port(QUARANTINED, restore);
       const released: string[] = [];
-      const claim = { take: async () => true, release: async () => void released.push('released') };
+      const claim = {
+        take: async () => NOW + 15 * 60_000,
+        release: async () => void released.push('released'),
+      };
       const outcome = await decideRestore(input('POST', reseller, { claim }));
       expect(outcome).toMatchObject({ kind: 'outcome_unknown', status: 504, sent: true });
       expect(outcome.message).toContain(`answered the restore of example.nl with ${said}`);
@@ -403,6 +444,24 @@ describe('decideRestore', () => {
     expect(outcome).toMatchObject({ kind: 'outcome_unknown', status: 504 });
     expect(outcome.message).toMatch(
       /may or may not have been restored\. Check the domain’s status .* before trying again/,
+    );
+  });
+
+  it('says until when the domain is held when a refused restore could not give its claim up', async () => {
+    const refused = new RequestRejectedError('rejected', { status: 422, url: URL_ });
+    const { reseller } = port(QUARANTINED, async () => Promise.reject(refused));
+    const claim = {
+      take: async () => NOW + 15 * 60_000,
+      release: async () => Promise.reject(new Error('ProvisionedThroughputExceededException')),
+    };
+    const outcome = await decideRestore(input('POST', reseller, { claim }));
+    expect(outcome.kind).toBe('refused');
+    // NOW is 06:00; the claim holds 15 minutes: the next click before then is refused as "in progress".
+    expect(outcome.message).toContain(
+      'This restore’s hold on example.nl could not be given up, so another try is refused until 06:15 UTC.',
+    );
+    expect(outcome.detail).toContain(
+      'the restore claim could not be released: ProvisionedThroughputExceededException',
     );
   });
 

@@ -1,6 +1,7 @@
 import {
   AuthenticationError,
   ConfigError,
+  ConnectionError,
   DeadlineError,
   NotFoundError,
   ResellerApiError,
@@ -12,9 +13,9 @@ import { normalizeDomainName, safeText } from '../base/text';
 import { type QuarantineOverrides, restoreDeadline, tldOf } from '../findings/quarantine-periods';
 import { checkActingLink } from '../links/link-gate';
 import type { SigningKey } from '../links/links';
-import { type AuditEntry, earlierRestoreLine } from '../memory/audit';
+import { type AuditEntry, earlierRestoreLine, RESTORE_CLAIM_MS } from '../memory/audit';
 import { shownCut } from '../memory/state-bounds';
-import type { ResellerClient, RestoreAnswer } from '../reseller/client';
+import { mayHaveArrived, type ResellerClient, type RestoreAnswer } from '../reseller/client';
 import type { Domain } from '../reseller/schemas';
 import { AGAIN_FIELD, againConfirmed, readEarlierRestore, resendUnconfirmed } from './restore-again';
 import { type RestoreOutcome, type RestoreOutcomeKind, storeFailedThen } from './restore-outcome';
@@ -66,8 +67,8 @@ export interface RestoreInput {
 
 /** One request's claim on restoring its domain, in the state store (functions/core/memory/audit.ts). */
 export interface ClaimPort {
-  /** True when taken; false when another restore of the domain holds a live claim. */
-  take(): Promise<boolean>;
+  /** When the claim taken lapses (epoch ms); null when another restore of the domain holds a live claim. */
+  take(): Promise<number | null>;
   /** Gives the claim up: the restore certainly did not happen. */
   release(): Promise<void>;
 }
@@ -174,7 +175,7 @@ async function decideSigned(
  */
 async function claimedRestore(input: RestoreInput, claim: ClaimPort, exp: number): Promise<RestoreOutcome> {
   const domain = input.domain;
-  let taken: boolean;
+  let taken: number | null;
   try {
     taken = await claim.take();
   } catch (error) {
@@ -188,16 +189,27 @@ async function claimedRestore(input: RestoreInput, claim: ClaimPort, exp: number
       detail: `the restore claim could not be taken: ${errorDetail(error)}`,
     };
   }
-  if (!taken)
+  if (taken === null)
     return outcome(
       'restore_claimed',
       409,
       `${domain} is already being restored`,
-      `A restore of ${domain} is in progress or done (another request started it moments ago); nothing was sent again. ${CHECK_FIRST}`,
+      `A restore of ${domain} is in progress or done (another request started it within the last ${RESTORE_CLAIM_MS / 60_000} minutes, and holds the domain at most that long); nothing was sent again. ${CHECK_FIRST}`,
     );
   const decided = await lookUpAndRestore(input, 'POST', exp);
-  if (!CLAIM_KEPT_AFTER.has(decided.kind)) await claim.release().catch(() => undefined); // a claim not given up lapses
-  return decided;
+  if (CLAIM_KEPT_AFTER.has(decided.kind)) return decided;
+  try {
+    await claim.release();
+    return decided;
+  } catch (error) {
+    // The claim lapses on its own; until then every click reads "in progress", so this one is told when.
+    const lapses = new Date(Math.ceil(taken / 60_000) * 60_000).toISOString().slice(11, 16);
+    return {
+      ...decided,
+      message: `${decided.message} This restore’s hold on ${domain} could not be given up, so another try is refused until ${lapses} UTC.`,
+      detail: `${decided.detail ? `${decided.detail}; ` : ''}the restore claim could not be released: ${errorDetail(error)}`,
+    };
+  }
 }
 
 /** The look-up both GET and POST start with, and for a POST the restore. */
@@ -497,9 +509,16 @@ async function restoreFailure(
     answered: status ? `HTTP ${status}` : 'a broken connection',
     detail,
     kind: status >= 200 && status < 300 ? 'reseller_unexpected' : 'reseller_unreachable',
-    // A 504 is the reseller's own gateway giving up waiting on its back end: our timeout in
-    // another's words, and the restore it forwarded may still be carried out.
-    stillQuarantinedIsUnknown: status === 504,
+    // A 504 is the reseller's own gateway giving up waiting on its back end, a 502 its gateway
+    // losing the back end's answer, a 500 its back end failing at some point of the restore
+    // (before or after it was taken: it does not say), a broken connection ours lost: each may
+    // have left the restore carried out or queued. "NOT restored" would give the claim up and
+    // leave no earlier restore to name: the next click paid again. (A 503 is a refusal to start.)
+    stillQuarantinedIsUnknown:
+      status === 500 ||
+      status === 502 ||
+      status === 504 ||
+      (error instanceof ConnectionError && mayHaveArrived(error)),
   });
 }
 
@@ -513,8 +532,9 @@ async function refusal(
   reseller: RestorePort,
 ): Promise<RestoreOutcome> {
   const detail = errorDetail(error);
+  let now: Domain | null | undefined;
   try {
-    const now = await reseller.findDomain(domain);
+    now = await reseller.findDomain(domain);
     if (now && !now.status.includes('quarantine')) {
       return {
         ...notInQuarantine(domain, now, 'POST'),
@@ -523,6 +543,15 @@ async function refusal(
     }
   } catch {
     // The refusal stands on its own; the look-up was only to explain it better.
+  }
+  // A 404 is no refusal: the search found the domain in quarantine a moment before, so "refused"
+  // would send the person away from a domain they can still restore by hand.
+  if (error instanceof NotFoundError && now !== undefined) {
+    const answered = `${domain} was NOT restored: the reseller answered its restore with HTTP 404 (not found),`;
+    const message = now
+      ? `${answered} yet its search finds ${domain} in quarantine: not the answer for a domain it lacks (a wrong route, or the name spelled another way). Restore it in the reseller’s control panel before its restore-by date.`
+      : `${answered} and its search no longer finds ${domain}: it may have left the account. ${CHECK_FIRST}`;
+    return { ...outcome('refused', 409, `${domain} was not restored`, message), detail };
   }
   const said = error.bodyExcerpt ? ` It said: ${safeText(error.bodyExcerpt).slice(0, 160)}` : '';
   return {

@@ -476,6 +476,9 @@ const MAX_RECORDS_PER_PAGE = 100_000;
 
 const NEVER_ARRIVED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 
+/** True when a connection failure may have carried the request to the reseller (anything but refused or unresolved). */
+export const mayHaveArrived = (error: ConnectionError): boolean => !NEVER_ARRIVED.has(error.code ?? '');
+
 const DOMAINS: Listing<Domain> = {
   path: '/v2/domains',
   resource: 'domain',
