@@ -309,3 +309,28 @@ describe('a kept quarantine in a group with a critical cadence of its own', () =
     expect(r.sent).toEqual(['account', 'vip']);
   });
 });
+
+describe('a kept quarantine in a group whose repeats are capped at 0', () => {
+  // vip's critical findings are never repeated ("cap": 0); its record can no longer be judged.
+  const { scan: scanCapped } = groupScanner({
+    policies: [
+      {
+        name: 'vip',
+        match: { tags: ['vip'] },
+        alertEmails: ['vip@example.nl'],
+        repeat: { critical: 12, cap: 0 },
+      },
+    ],
+  });
+  // Restore by T0 + 20 days: not its last days, so only the critical cadence repeats it.
+  const b: Domain = { ...heldInQuarantine(T0, 20), domain_name: 'b.nl', tags: ['vip'] };
+  const fine = renewedUndocumented(b, T0, 365);
+
+  it("is repeated on the group's cadence all the same, as docs/policies.md says", () => {
+    const first = scanCapped([b], T0, EMPTY_STATE);
+    const kept = scanCapped([fine], T0 + HOUR, first.next, { problems: undocumentedProblems([fine]) });
+    const r = scanCapped([fine], T0 + 13 * HOUR, kept.next, { problems: undocumentedProblems([fine]) });
+    expect(r.result.why).toEqual(["1 unreadable record in quarantine repeated on its group's cadence"]);
+    expect(r.sent).toEqual(['account', 'vip']);
+  });
+});

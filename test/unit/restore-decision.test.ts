@@ -357,6 +357,17 @@ describe('decideRestore', () => {
       'a broken connection',
     ],
     ['a 200 with an error body', async () => ({ status: 200, bodyEmpty: false }), 'HTTP 200 with a body'],
+    [
+      'a 503 (a refusal to start)',
+      async () =>
+        Promise.reject(
+          new ServerError('the reseller API failed (HTTP 503) on restore of example.nl, sent once', {
+            status: 503,
+            url: URL_,
+          }),
+        ),
+      'HTTP 503',
+    ],
   ] as const)(
     'after %s, re-checks: still in quarantine is 502 NOT restored, never "after retries"',
     async (_n, restore, said) => {
@@ -397,6 +408,17 @@ describe('decideRestore', () => {
     ],
     ['a connection reset after sending', async () => Promise.reject(reset()), 'a broken connection'],
     ['a 500', async () => Promise.reject(serverError()), 'HTTP 500'],
+    [
+      'a 524 from a CDN in front of the reseller (its origin took the request and did not answer in time)',
+      async () =>
+        Promise.reject(
+          new ServerError('the reseller API failed (HTTP 524) on restore of example.nl, sent once', {
+            status: 524,
+            url: URL_,
+          }),
+        ),
+      'HTTP 524',
+    ],
   ] as const)(
     'after %s, still in quarantine is unknown (504) and keeps the claim: the accepted restore may still run',
     async (_n, restore, said) => {

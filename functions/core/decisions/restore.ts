@@ -511,13 +511,12 @@ async function restoreFailure(
     kind: status >= 200 && status < 300 ? 'reseller_unexpected' : 'reseller_unreachable',
     // A 504 is the reseller's own gateway giving up waiting on its back end, a 502 its gateway
     // losing the back end's answer, a 500 its back end failing at some point of the restore
-    // (before or after it was taken: it does not say), a broken connection ours lost: each may
-    // have left the restore carried out or queued. "NOT restored" would give the claim up and
-    // leave no earlier restore to name: the next click paid again. (A 503 is a refusal to start.)
+    // (before or after it was taken: it does not say), a CDN's 520 to 524 its origin failing or
+    // silent after it took the request, a broken connection ours lost: each may have left the
+    // restore carried out or queued. "NOT restored" would give the claim up and leave no earlier
+    // restore to name: the next click paid again. Only a 501 and a 503 refuse to start.
     stillQuarantinedIsUnknown:
-      status === 500 ||
-      status === 502 ||
-      status === 504 ||
+      (status >= 500 && status !== 501 && status !== 503) ||
       (error instanceof ConnectionError && mayHaveArrived(error)),
   });
 }

@@ -80,7 +80,7 @@ export const RESENT_WINDOW_MS = 7 * 24 * 3_600_000;
 /**
  * The outcomes of a restore that went out and may have been carried out: written ahead and never
  * completed, `restored` (yet the domain still shows quarantine), `outcome_unknown` (a 202 still
- * queued, a 504, no answer). The outcomes a claim is kept after, and the one written ahead.
+ * queued, a 5xx but 501 and 503, a broken connection, no answer). The outcomes a claim is kept after, and the one written ahead.
  */
 export const MAY_HAVE_RESTORED: ReadonlySet<string> = new Set([
   RESTORE_SENDING,
