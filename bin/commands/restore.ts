@@ -155,7 +155,7 @@ async function claimRestore(
   }
   if (!taken)
     throw new SentinelError(
-      `${domain}: a restore of it is in progress or done (claimed in ${trail.location} moments ago); nothing was sent. Check its status (sentinel audit, or the reseller’s control panel) before trying again`,
+      `${domain}: a restore of it is in progress or done (claimed in ${trail.location} within the last ${RESTORE_CLAIM_MS / 60_000} minutes); nothing was sent. Check its status (sentinel audit, or the reseller’s control panel) before trying again`,
     );
   return { release: () => trail.releaseRestore(key, owner).catch(() => undefined) };
 }
