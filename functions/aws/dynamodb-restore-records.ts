@@ -15,10 +15,11 @@ import {
   type AuditEntry,
   AuditEntrySchema,
   CLAIM_CLOCK_SLACK_MS,
-  parseAuditEntries,
+  parseAuditEntry,
   RESTORE_CLAIM_MS,
   type RestoreClaim,
   refusalCountedOn,
+  trimAudit,
 } from '../core/memory/audit';
 import { StateError } from '../core/memory/state';
 import { STATE_TABLE_DEFINITION } from './state-table-definition';
@@ -171,7 +172,7 @@ function storedEntry(item: Record<string, AttributeValue>): unknown {
       ? { ...value, repeats: value.repeats + (Number.isSafeInteger(counted) ? counted : 0) }
       : value;
   } catch {
-    return null; // not JSON: not an entry this tool wrote; left out
+    return null; // not JSON: listed as an entry that could not be read
   }
 }
 
@@ -315,7 +316,11 @@ async function deleteBatch(where: ClaimTable, requests: WriteRequest[]): Promise
   }
 }
 
-/** The restore attempts kept, newest first by arrival; an item that does not parse is left out. */
+/**
+ * The restore attempts kept, newest first by arrival; an item that does not parse is listed as one
+ * that could not be read (parseAuditEntry), counted as sent when it is kept with the attempts that
+ * reached the reseller: it may be a restore written ahead, and maybe paid.
+ */
 export async function listAuditItems(where: ClaimTable): Promise<AuditEntry[]> {
   const [sent, refused] = await Promise.all([
     auditItems(where, SENT_PREFIX, false, where.signal),
@@ -323,5 +328,7 @@ export async function listAuditItems(where: ClaimTable): Promise<AuditEntry[]> {
   ]);
   const sequence = (item: Record<string, AttributeValue>) => Number((item[SK.name]?.S ?? '').slice(-16));
   const items = [...sent, ...refused].sort((a, b) => sequence(b) - sequence(a));
-  return parseAuditEntries(items.map(storedEntry));
+  return trimAudit(
+    items.map((item) => parseAuditEntry(storedEntry(item), (item[SK.name]?.S ?? '').startsWith(SENT_PREFIX))),
+  );
 }

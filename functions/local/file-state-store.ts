@@ -363,7 +363,7 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
       generation: content.generation as number,
       lease: leaseOf(content.lease),
       state,
-      // An entry that does not parse (a hand-edited file) is left out; the state is still read.
+      // An entry that does not parse (a hand-edited file) is kept as one that could not be read; the state is still read.
       ...(Array.isArray(content.audit) ? { audit: parseAuditEntries(content.audit) } : {}),
       ...(content.restores ? { restores: restoreClaimsOf(content.restores) } : {}),
     };

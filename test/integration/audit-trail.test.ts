@@ -4,9 +4,11 @@ import { join } from 'node:path';
 import { type AttributeValue, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
+import { readEarlierRestore } from '../../functions/core/decisions/restore-again';
 import {
   AUDIT_MAX_ENTRIES,
   AUDIT_MAX_REFUSALS,
+  AUDIT_UNREADABLE,
   type AuditEntry,
   type AuditTrail,
   auditEntry,
@@ -164,16 +166,36 @@ describe('the audit trail in the file store', () => {
   let n = 0;
   trailContract(async () => new FileStateStore(join(dir, `state-${++n}.json`)));
 
-  it('leaves out an entry a hand edit broke, and still reads the state', async () => {
+  it('lists an entry a hand edit broke as one that could not be read, names it before another restore, and still reads the state', async () => {
     const path = join(dir, 'edited.json');
     const store = new FileStateStore(path);
     await store.recordAudit(attempt(1));
-    await store.recordAudit(attempt(2));
+    await store.recordAudit(attempt(2, { outcome: 'outcome_unknown' }));
+    await store.recordAudit(attempt(3, { outcome: 'refused', sent: false }));
     const content = JSON.parse(await readFile(path, 'utf8'));
-    content.audit[0].status = 'two hundred';
+    content.audit[1].status = 'two hundred';
+    content.audit[2] = 'garbage';
     await writeFile(path, JSON.stringify(content));
-    expect((await store.listAudit()).map((e) => e.domain)).toEqual(['d1.nl']);
+    expect(await store.listAudit()).toMatchObject([
+      { domain: 'd3.nl', outcome: 'refused' },
+      { domain: 'd2.nl', outcome: AUDIT_UNREADABLE, sent: true, at: attempt(2).at },
+      { domain: '', outcome: AUDIT_UNREADABLE, sent: true, at: 'unknown' },
+    ]);
+    // The outcome_unknown restore of d2.nl may have been paid: the next one asks first.
+    const earlier = await readEarlierRestore(() => store.listAudit(), 'd2.nl', T0 + HOUR);
+    expect(earlier).toMatchObject({ ok: true, entry: { domain: 'd2.nl', outcome: AUDIT_UNREADABLE } });
+    // An entry whose domain does not read may be any domain's restore.
+    const other = await readEarlierRestore(() => store.listAudit(), 'other.nl', T0 + HOUR);
+    expect(other).toMatchObject({ ok: true, entry: { domain: '', outcome: AUDIT_UNREADABLE } });
     expect((await loadState(store, SCOPE)).generation).toBe(0);
+    // A later write keeps them, as entries that could not be read.
+    await store.recordAudit(attempt(4));
+    expect((await store.listAudit()).map((e) => e.outcome)).toEqual([
+      'restored',
+      'refused',
+      AUDIT_UNREADABLE,
+      AUDIT_UNREADABLE,
+    ]);
   });
 });
 
@@ -217,19 +239,33 @@ describe('the audit trail in DynamoDB (dynalite)', () => {
     expect(await store.listAudit()).toEqual([]);
   });
 
-  it('leaves out an item that is not an entry', async () => {
+  it('lists an item that does not parse as one that could not be read, and names one kept with the restores sent before another', async () => {
     const table = await newTable();
     const store = new DynamoDbStateStore({ client: db.client(), tableName: table, scope: SCOPE });
     await store.recordAudit(attempt(1));
-    await db.client().send(
-      new UpdateItemCommand({
-        TableName: table,
-        Key: { pk: { S: SCOPE }, sk: { S: 'audit#9999-12-31T00:00:00.000Z#ffffffff' } },
-        UpdateExpression: 'SET a = :a',
-        ExpressionAttributeValues: { ':a': { S: '{"not":"an entry"' } },
-      }),
+    const put = (sk: string, a: string) =>
+      db.client().send(
+        new UpdateItemCommand({
+          TableName: table,
+          Key: { pk: { S: SCOPE }, sk: { S: sk } },
+          UpdateExpression: 'SET a = :a',
+          ExpressionAttributeValues: { ':a': { S: a } },
+        }),
+      );
+    await put('audit#ref#0000000000000008', '{"not":"an entry"');
+    await put(
+      'audit#seq#0000000000000009',
+      JSON.stringify({ ...attempt(2, { outcome: RESTORE_SENDING }), via: 'sms' }),
     );
-    expect((await store.listAudit()).map((e) => e.domain)).toEqual(['d1.nl']);
+    expect(await store.listAudit()).toMatchObject([
+      { domain: 'd2.nl', outcome: AUDIT_UNREADABLE, sent: true },
+      { domain: '', outcome: AUDIT_UNREADABLE, sent: false },
+      { domain: 'd1.nl', outcome: 'restored' },
+    ]);
+    // A restore of d2.nl written ahead and maybe paid: the next one asks first; a refusal names nothing.
+    const earlier = await readEarlierRestore(() => store.listAudit(), 'd2.nl', T0 + HOUR);
+    expect(earlier).toMatchObject({ ok: true, entry: { domain: 'd2.nl', outcome: AUDIT_UNREADABLE } });
+    expect(await readEarlierRestore(() => store.listAudit(), 'd3.nl', T0 + HOUR)).toEqual({ ok: true });
   });
 
   it('a restore claim a hand edit left without a numeric until holds nothing, as in the file store', async () => {

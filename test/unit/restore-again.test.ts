@@ -3,8 +3,11 @@ import { decideRestore, type RestoreInput, type RestorePort } from '../../functi
 import { AGAIN_FIELD } from '../../functions/core/decisions/restore-again';
 import { parseSigningKeys, signRestoreLink } from '../../functions/core/links/links';
 import {
+  AUDIT_UNREADABLE,
   type AuditEntry,
   auditEntry,
+  auditLine,
+  parseAuditEntries,
   RESENT_WINDOW_MS,
   RESTORE_CLAIM_MS,
   RESTORE_SENDING,
@@ -197,5 +200,41 @@ describe('a restore sent recently, with the domain still in quarantine', () => {
     const { reseller } = port();
     const decided = await decideRestore(input('GET', reseller, async () => null));
     expect(decided.confirm?.earlierRestore).toBeUndefined();
+  });
+});
+
+describe('an entry of the trail that does not read', () => {
+  const unreadable = parseAuditEntries([{ ...sent(RESTORE_SENDING, AFTER_CLAIM), status: 'two hundred' }]);
+
+  it('is listed as one that could not be read, kept with the restores sent', () => {
+    expect(unreadable).toMatchObject([{ domain: DOMAIN, outcome: AUDIT_UNREADABLE, sent: true }]);
+    expect(unreadable.map((e) => auditLine(e))).toEqual([
+      `2026-11-22 05:44:00 UTC  ${DOMAIN}: an entry that could not be read; it may be a restore sent to the reseller`,
+    ]);
+  });
+
+  it('is named before another restore of its domain, which is sent only when asked for again', async () => {
+    const { reseller, calls } = port();
+    const page = await decideRestore(input('GET', reseller, async () => unreadable));
+    expect(page.confirm?.earlierRestore).toBe(
+      `An entry of the audit trail that could not be read may be a restore of ${DOMAIN} sent at 2026-11-22 05:44 UTC; a second restore may be charged again. Check the domain in the reseller’s control panel first.`,
+    );
+    const refused = await decideRestore(input('POST', reseller, async () => unreadable));
+    expect(refused.kind).toBe('resend_unconfirmed');
+    expect(calls).not.toContain(`restore ${DOMAIN}`);
+    const again = await decideRestore(
+      input('POST', reseller, async () => unreadable, {
+        [AGAIN_FIELD]: page.confirm?.earlierRestoreAt ?? '',
+      }),
+    );
+    expect(again.sent).toBe(true);
+  });
+
+  it('with no domain or time that reads, is named before a restore of any domain', async () => {
+    const { reseller } = port();
+    const page = await decideRestore(input('GET', reseller, async () => parseAuditEntries(['garbage'])));
+    expect(page.confirm?.earlierRestore).toBe(
+      `An entry of the audit trail that could not be read may be a restore of ${DOMAIN} sent at an unknown time; a second restore may be charged again. Check the domain in the reseller’s control panel first.`,
+    );
   });
 });

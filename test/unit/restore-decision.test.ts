@@ -4,6 +4,7 @@ import {
   ConnectionError,
   DeadlineError,
   NotFoundError,
+  RateLimitError,
   RequestRejectedError,
   ResellerApiError,
   SecretError,
@@ -288,6 +289,25 @@ describe('decideRestore', () => {
     const outcome = await decideRestore(input('POST', reseller));
     expect(outcome).toMatchObject({ kind: 'refused', status: 409 });
     expect(outcome.message).toContain('It said: not in quarantine\\u202e');
+  });
+
+  it('says a 429 to the restore call was a rate limit, that nothing was restored, and to try again in a minute', async () => {
+    const limited = new RateLimitError(
+      'rate limited by the reseller API (HTTP 429) on the restore, sent once',
+      {
+        status: 429,
+        url: URL_,
+      },
+    );
+    const { reseller } = port(QUARANTINED, async () => Promise.reject(limited), QUARANTINED);
+    const outcome = await decideRestore(input('POST', reseller));
+    expect(outcome).toMatchObject({
+      kind: 'refused',
+      status: 409,
+      title: 'example.nl was not restored',
+      message:
+        'example.nl was NOT restored: the reseller’s API is limiting how often it is called (HTTP 429, rate limited), so it did not take the restore: nothing was restored. Please try again in a minute.',
+    });
   });
 
   it.each([

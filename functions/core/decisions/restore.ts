@@ -552,6 +552,12 @@ async function refusal(
       : `${answered} and its search no longer finds ${domain}: it may have left the account. ${CHECK_FIRST}`;
     return { ...outcome('refused', 409, `${domain} was not restored`, message), detail };
   }
+  // A 429 is no refusal of this restore but of the pace of calls: "refused" sent the person away
+  // from a domain a restore a minute later would keep. (The error carries no Retry-After.)
+  if (error.status === 429) {
+    const message = `${domain} was NOT restored: the reseller’s API is limiting how often it is called (HTTP 429, rate limited), so it did not take the restore: nothing was restored. Please try again in a minute.`;
+    return { ...outcome('refused', 409, `${domain} was not restored`, message), detail };
+  }
   const said = error.bodyExcerpt ? ` It said: ${safeText(error.bodyExcerpt).slice(0, 160)}` : '';
   return {
     ...outcome(

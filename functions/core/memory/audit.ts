@@ -33,6 +33,12 @@ const FIELD_MAX = { domain: 253, outcome: 40, keyId: 64, client: 64, userAgent: 
  */
 export const RESTORE_SENDING = 'restore_sending';
 
+/**
+ * The outcome of an entry kept that does not read (a hand edit, a damaged item), in its place: it
+ * may have been a restore sent, and maybe paid, so it is listed and named before another is sent.
+ */
+export const AUDIT_UNREADABLE = 'unreadable';
+
 /** One restore attempt and its outcome. */
 export interface AuditEntry {
   readonly action: 'restore';
@@ -101,12 +107,14 @@ export function earlierRestoreOf(
   const name = normalizeDomainName(domain);
   return entries.find((entry) => {
     const at = Date.parse(entry.at);
+    // An entry that does not read, with no domain that does, may have been a restore of any.
+    const unreadable = entry.outcome === AUDIT_UNREADABLE;
     return (
       entry.sent &&
-      MAY_HAVE_RESTORED.has(entry.outcome) &&
+      (unreadable || MAY_HAVE_RESTORED.has(entry.outcome)) &&
       // A time that does not read (a hand edit) may be recent: named, as a restore named by mistake costs a checkbox.
       !(now - at >= RESENT_WINDOW_MS) &&
-      normalizeDomainName(entry.domain) === name
+      ((unreadable && entry.domain === '') || normalizeDomainName(entry.domain) === name)
     );
   });
 }
@@ -114,6 +122,8 @@ export function earlierRestoreOf(
 /** What the restore link's page and `sentinel restore` say of an earlier restore before sending another. */
 export function earlierRestoreLine(entry: AuditEntry, domain: string): string {
   const when = `${entry.at.replace('T', ' ').slice(0, 16)} UTC`;
+  if (entry.outcome === AUDIT_UNREADABLE)
+    return `An entry of the audit trail that could not be read may be a restore of ${domain} sent ${Number.isNaN(Date.parse(entry.at)) ? 'at an unknown time' : `at ${when}`}; a second restore may be charged again. Check the domain in the reseller’s control panel first.`;
   const how = entry.via === 'cli' ? 'by sentinel restore' : 'through a restore link';
   const outcome =
     entry.outcome === RESTORE_SENDING
@@ -231,7 +241,7 @@ export function auditEntry(input: {
   };
 }
 
-/** An entry as a store keeps it; one that does not parse is left out when the trail is read. */
+/** An entry as a store keeps it; one that does not parse is read as {@link parseAuditEntry} reads it. */
 export const AuditEntrySchema = z.object({
   action: z.literal('restore'),
   at: z.string().max(40),
@@ -289,18 +299,43 @@ export function trimAudit(entries: readonly AuditEntry[]): AuditEntry[] {
 }
 
 /**
- * The stored entries that parse, in the order the store keeps them (newest first by arrival),
- * trimmed as {@link trimAudit} trims. Never re-sorted by their times: a time is the recording
- * function's clock, which can step back, and an attempt sorted by it as the oldest was the next
- * one trimmed.
+ * A stored entry, or one that does not parse as an {@link AUDIT_UNREADABLE} entry in its place,
+ * with what of its time and domain still reads: left out, a restore written ahead (and maybe paid)
+ * was named before the next one no more, and a second restore went out without asking.
+ *
+ * @param sent whether an entry that does not parse counts as one that reached the reseller (where
+ *   the store keeps the two kinds apart, it knows; the file does not: it may have been).
+ */
+export function parseAuditEntry(value: unknown, sent = true): AuditEntry {
+  const parsed = AuditEntrySchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const raw: Record<string, unknown> = typeof value === 'object' && value !== null ? { ...value } : {};
+  const text = (field: unknown, max: number) =>
+    typeof field === 'string' && field.trim() !== '' ? cut(field, max) : null;
+  return {
+    action: 'restore',
+    at: text(raw.at, 40) ?? 'unknown',
+    domain: text(raw.domain, FIELD_MAX.domain) ?? '',
+    outcome: AUDIT_UNREADABLE,
+    status: 0,
+    via: raw.via === 'cli' ? 'cli' : 'web',
+    key_id: null,
+    client_ip: null,
+    user_agent: null,
+    sent,
+    link_expires: null,
+    repeats: 0,
+  };
+}
+
+/**
+ * The stored entries (one that does not parse as {@link parseAuditEntry} keeps it), in the order
+ * the store keeps them (newest first by arrival), trimmed as {@link trimAudit} trims. Never
+ * re-sorted by their times: a time is the recording function's clock, which can step back, and an
+ * attempt sorted by it as the oldest was the next one trimmed.
  */
 export function parseAuditEntries(values: readonly unknown[]): AuditEntry[] {
-  const entries: AuditEntry[] = [];
-  for (const value of values) {
-    const parsed = AuditEntrySchema.safeParse(value);
-    if (parsed.success) entries.push(parsed.data);
-  }
-  return trimAudit(entries);
+  return trimAudit(values.map((value) => parseAuditEntry(value)));
 }
 
 /**
@@ -320,6 +355,8 @@ export function auditLine(entry: AuditEntry, options: { readonly shortAddress?: 
   const repeats =
     entry.repeats > 0 ? `; and ${entry.repeats} more like it within the hour, counted, not kept` : '';
   // Written ahead and never completed: the function stopped after sending (or just before).
+  if (entry.outcome === AUDIT_UNREADABLE)
+    return `${when}  ${entry.domain || '?'}: an entry that could not be read${entry.sent ? '; it may be a restore sent to the reseller' : ''}`;
   const what =
     entry.outcome === RESTORE_SENDING
       ? 'sent, outcome unknown (no outcome was recorded after the restore went out) — check the domain’s status before trying again'
