@@ -28,6 +28,22 @@ const scan = (read: readonly Domain[], now: number, state: ScanState, escalation
 /** In .nl quarantine (40 days to restore) since 35 days before T0, in the group: restore by T0 + 5 days. */
 const held: Domain = { ...heldInQuarantine(T0, 35), tags: ['watch'] };
 
+/** Two groups with recipients of their own: ops hears every finding, watch critical ones alone. */
+const OPS_AND_WATCH = [
+  { name: 'ops', match: { tags: ['ops'] }, alertEmails: ['ops@example.nl'] },
+  { name: 'watch', match: { tags: ['watch'] }, alertEmails: ['watch@example.nl'], minSeverity: 'critical' },
+];
+
+/** `name`, in good standing (no quarantine) under `tags`, expiring `days` after T0: news, not kept. */
+const healthyDomain = (like: Domain, name: string, tags: string[], days: number): Domain => ({
+  ...like,
+  domain_name: name,
+  tags,
+  status: ['ok'],
+  date_deleted: null,
+  date_expiry: T0 + days * DAY,
+});
+
 /** The record read with an undocumented status, its expiry `days` on and auto-renew off. */
 const renewedOdd = (days: number): Domain => renewedUndocumented(held, T0, days, false);
 
@@ -127,27 +143,12 @@ describe('a kept quarantine whose record gives no finding, in a group with recip
 describe('a kept quarantine due for its repeat while another group has news', () => {
   // Two groups with recipients of their own: b.nl (watch) is kept in quarantine, a.nl (ops) has news.
   const { scan: scanTwo } = groupScanner({
-    policies: [
-      { name: 'ops', match: { tags: ['ops'] }, alertEmails: ['ops@example.nl'] },
-      {
-        name: 'watch',
-        match: { tags: ['watch'] },
-        alertEmails: ['watch@example.nl'],
-        minSeverity: 'critical',
-      },
-    ],
+    policies: OPS_AND_WATCH,
   });
   // In .nl quarantine, restore by T0 + 20 days: not its last days, so repeated on the 20 h cadence alone.
   const b: Domain = { ...heldInQuarantine(T0, 20), domain_name: 'b.nl', tags: ['watch'] };
   const fine = renewedUndocumented(b, T0, 365);
-  const a = (expiresInDays: number): Domain => ({
-    ...b,
-    domain_name: 'a.nl',
-    tags: ['ops'],
-    status: ['ok'],
-    date_deleted: null,
-    date_expiry: T0 + expiresInDays * DAY,
-  });
+  const a = (expiresInDays: number): Domain => healthyDomain(b, 'a.nl', ['ops'], expiresInDays);
   const run = (read: readonly Domain[], hours: number, state: ScanState) =>
     scanTwo(read, T0 + hours * HOUR, state, { problems: undocumentedProblems([fine]) });
 
@@ -180,27 +181,12 @@ describe('a kept quarantine in its last days, in a group with recipients of its 
   // A critical cadence of 48 h: in its last days (restore by T0 + 5 days) it is repeated daily before that.
   const { scan: scanTwo } = groupScanner({
     repeat: { critical: 48 },
-    policies: [
-      { name: 'ops', match: { tags: ['ops'] }, alertEmails: ['ops@example.nl'] },
-      {
-        name: 'watch',
-        match: { tags: ['watch'] },
-        alertEmails: ['watch@example.nl'],
-        minSeverity: 'critical',
-      },
-    ],
+    policies: OPS_AND_WATCH,
   });
   const b: Domain = { ...heldInQuarantine(T0, 35), domain_name: 'b.nl', tags: ['watch'] };
   const fine = renewedUndocumented(b, T0, 365);
   /** A new domain of ops at each scan, expiring in 20 days: news to ops, and the account speaks. */
-  const newsAt = (hours: number): Domain => ({
-    ...b,
-    domain_name: `a-${hours}.nl`,
-    tags: ['ops'],
-    status: ['ok'],
-    date_deleted: null,
-    date_expiry: T0 + 20 * DAY,
-  });
+  const newsAt = (hours: number): Domain => healthyDomain(b, `a-${hours}.nl`, ['ops'], 20);
 
   it('is said to its group every day, though the account speaks every six hours', () => {
     const first = scanTwo([b], T0, EMPTY_STATE);
@@ -227,13 +213,7 @@ describe('a kept quarantine whose group hears other news of its own in between',
   // Restore by T0 + 20 days: not its last days, so repeated on the 20 h critical cadence alone.
   const b: Domain = { ...heldInQuarantine(T0, 20), domain_name: 'b.nl', tags: ['watch'] };
   const fine = renewedUndocumented(b, T0, 365);
-  const c: Domain = {
-    ...b,
-    domain_name: 'c.nl',
-    status: ['ok'],
-    date_deleted: null,
-    date_expiry: T0 + 20 * DAY,
-  };
+  const c = healthyDomain(b, 'c.nl', ['watch'], 20);
   const run = (read: readonly Domain[], hours: number, state: ScanState) =>
     scanOne(read, T0 + hours * HOUR, state, { problems: undocumentedProblems([fine]) });
 
@@ -256,14 +236,7 @@ describe('a kept quarantine in its last days, in a group with recipients of its 
   const { scan: scanWeekly } = groupScanner({ ...FILE, repeat: { critical: 'weekly' } });
   const healthy = renewedUndocumented(held, T0, 365);
   /** A domain of no group that is news to the account alone: new, so the account speaks every scan. */
-  const news = (i: number): Domain => ({
-    ...held,
-    domain_name: `news${i}.nl`,
-    tags: [],
-    status: ['ok'],
-    date_deleted: null,
-    date_expiry: T0 + 20 * DAY,
-  });
+  const news = (i: number): Domain => healthyDomain(held, `news${i}.nl`, [], 20);
 
   it('is repeated to the group daily by when the group last heard it, though the account speaks more often', () => {
     const first = scanWeekly([held], T0, EMPTY_STATE);
