@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { keptNews } from '../../functions/core/memory/kept-quarantine';
-import type { ScanMemory } from '../../functions/core/memory/scan-memory';
 import { boundedProblemKeys, isNewProblemKey, problemKeysOf } from '../../functions/core/memory/state-bounds';
 import type { Problem } from '../../functions/core/reseller/client';
-import { NOW_ISO, reportOf } from '../support/report';
+import { reportOf } from '../support/report';
 
 /**
  * When a kept quarantine's problem record is news (keptNews): new since the last message, asked of
@@ -39,16 +38,14 @@ function newsOf(problems: Problem[], saved: Problem[]) {
   const report = reportOf([], problems);
   // As decidePublish asks it (compare.ts): of the whole set of this scan's keys at once.
   const now = problemKeysOf(problems, undefined);
-  const out = keptNews(
-    {
-      report,
-      memory: { prior: new Map() } as unknown as ScanMemory,
-      nowMs: Date.parse(NOW_ISO),
-      silencing: { lapsed: [] },
-      input: { head, policy: { repeat: { critical: 20 } } },
-    },
-    { publish: true, due: new Set(), keys: now, isNew: isNewProblemKey(head, now) },
-  );
+  const out = keptNews(report, {
+    publish: true,
+    due: new Set(),
+    lastDays: new Set(),
+    ended: new Set(),
+    keys: now,
+    isNew: isNewProblemKey(head, now),
+  });
   return out.problems.find((p) => p.key === 'zz-kept.nl')?.news;
 }
 

@@ -249,7 +249,12 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   const news = (x: InGroup & { kind?: string; severity: Severity }) => !x.let_lapse && worth(c, x);
   count(c.changes.filter(news).length, 'changed');
   count(c.resolved.filter(news).length, 'resolved');
-  countRepeats(c, count);
+  // The kept quarantines said now in their last days, and whose snooze ended: asked once, for the
+  // log's counts and for the news they are (keptNews).
+  const { problems } = c.report;
+  const lastDays = new Set(keptInLastDays(problems, c.memory, c.nowMs, c.input));
+  const ended = new Set(keptSnoozeEnded(problems, c.silencing.lapsed));
+  countRepeats(c, count, lastDays.size);
   count(c.escalated.size, 'critical not acted on, escalated');
   // Which unreadable records are new, asked of the whole set once: counted here, marked by keptNews.
   const keys = problemKeysOf(c.report.problems, c.report.source.incomplete);
@@ -263,9 +268,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   const critical = atOrAbove('critical', minSeverity);
   const hours = policy.repeat.critical;
   const lastPublished = head.last_published_at;
-  const { problems } = c.report;
-  const ended = keptSnoozeEnded(problems, c.silencing.lapsed);
-  const told = new Set([...ended, ...keptInLastDays(problems, c.memory, c.nowMs, c.input)]);
+  const told = new Set([...ended, ...lastDays]);
   const due = critical
     ? keptRepeatsDue(
         problems,
@@ -288,7 +291,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   );
   // A kept quarantine critical again as its snooze ends: said now, as a snoozed finding is; counted
   // after the critical cadence, which it must not take the place of (the others' groups hear that).
-  const n = ended.length;
+  const n = ended.size;
   count(n, n === 1 ? 'snooze ended on a kept quarantine' : 'snoozes ended on kept quarantines');
   const lastSpoke = head.last_published_at ?? head.started_at;
   if (
@@ -305,7 +308,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         ? `first scan: nothing at ${minSeverity} or above`
         : `nothing new, escalated, changed or resolved at ${minSeverity} or above`,
     );
-  const kept = keptNews(c, { publish, due, keys, isNew });
+  const kept = keptNews(c.report, { publish, due, lastDays, ended, keys, isNew });
   if (!publish || fresh === 0) return { publish, why, kept };
   const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
   const isFresh = (i: number) => isNew(keys[i] as string);
@@ -319,11 +322,16 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
 /**
  * The ongoing domain findings at the minimum severity, neither silenced nor let lapse, whose repeat
  * cadence is due and not capped (`1 critical repeated after 20 h`), then the quarantines in their
- * last days to restore, repeated daily whatever the cadence or its cap.
+ * last days to restore, repeated daily whatever the cadence or its cap, with the `keptLastDays`
+ * kept quarantines in theirs (decidePublish asked which).
  */
-function countRepeats(c: Comparison, count: (n: number, what: string) => unknown): void {
+function countRepeats(
+  c: Comparison,
+  count: (n: number, what: string) => unknown,
+  keptLastDays: number,
+): void {
   const by = new Map<string, number>();
-  let lastDays = keptInLastDays(c.report.problems, c.memory, c.nowMs, c.input).length;
+  let lastDays = keptLastDays;
   const prior = (name: string) => c.memory.priorOf(name);
   c.findings.forEach((f, i) => {
     if (f.change !== 'ongoing' || !isDomainFinding(f) || isSilenced(c, f)) return;

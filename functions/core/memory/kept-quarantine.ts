@@ -159,40 +159,30 @@ export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
 const isKept = (p: Problem): boolean =>
   p.kept_quarantine === true && p.key !== null && p.severity === 'critical';
 
-/** What the comparison (compare.ts) that decided `why` knows, for {@link keptNews}. */
-interface Decided {
-  readonly report: Report;
-  readonly memory: ScanMemory;
-  readonly nowMs: number;
-  readonly silencing: { readonly lapsed: readonly Lapse[] };
-  readonly input: Parameters<typeof keptInLastDays>[3] & {
-    readonly head: { readonly problem_keys: readonly string[]; readonly problem_keys_digest?: string };
-  };
-}
-
 /**
  * The report with each kept quarantine the account's message announces or repeats now (`publish`:
- * a new unreadable record, one in `due` ({@link keptRepeatsDue}), one in its last days as
- * {@link keptInLastDays} says, one that escalates, one whose snooze ended now
- * ({@link keptSnoozeEnded})) marked `news`: alerts/groups.ts gives its group's message those, and
- * group-news.ts groupsHearing counts the group heard.
+ * a new unreadable record, one in `due` ({@link keptRepeatsDue}), one in its last days
+ * (`lastDays`: {@link keptInLastDays}), one that escalates, one whose snooze ended now (`ended`:
+ * {@link keptSnoozeEnded})) marked `news`: alerts/groups.ts gives its group's message those, and
+ * group-news.ts groupsHearing counts the group heard. The sets are decidePublish's (compare.ts),
+ * which counted them for its log: asked once a scan.
  */
 export function keptNews<R extends Report>(
-  c: Decided & { readonly report: R },
+  report: R,
   said: {
     readonly publish: boolean;
     /** The kept quarantines repeated on the critical cadence now ({@link keptRepeatsDue}). */
     readonly due: ReadonlySet<Problem>;
-    /** The problem keys of `c.report` (problemKeysOf), and which are new since the last message (isNewProblemKey). */
+    readonly lastDays: ReadonlySet<Problem>;
+    readonly ended: ReadonlySet<Problem>;
+    /** The problem keys of `report` (problemKeysOf), and which are new since the last message (isNewProblemKey). */
     readonly keys: readonly string[];
     readonly isNew: (key: string) => boolean;
   },
 ): R {
-  const { problems } = c.report;
-  if (!said.publish || !problems.some(isKept)) return c.report;
-  const { due: repeated, keys, isNew } = said;
-  const lastDays = new Set(keptInLastDays(problems, c.memory, c.nowMs, c.input));
-  const ended = new Set(keptSnoozeEnded(problems, c.silencing.lapsed));
+  const { problems } = report;
+  if (!said.publish || !problems.some(isKept)) return report;
+  const { due: repeated, lastDays, ended, keys, isNew } = said;
   const marked = problems.map((p, i) => {
     const fresh = isKept(p) && isNew(keys[i] as string);
     const escalated = p.escalated_after_hours !== undefined;
@@ -200,7 +190,7 @@ export function keptNews<R extends Report>(
     if (!isKept(p) || !due) return p;
     return { ...p, news: true as const };
   });
-  return { ...c.report, problems: marked };
+  return { ...report, problems: marked };
 }
 
 /**
