@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeDomainName } from '../../functions/core/base/text';
-import { isNewProblemKey, problemKey } from '../../functions/core/memory/state-bounds';
+import { problemKey } from '../../functions/core/memory/state-bounds';
 import type { Problem } from '../../functions/core/reseller/paging';
 import { RecordRegistry } from '../../functions/core/reseller/record-registry';
 import { ContactSchema, describeIssues } from '../../functions/core/reseller/schemas';
@@ -35,14 +35,6 @@ describe('the key an unreadable twin is remembered by', () => {
     expect(problemKey(twinProblem('BÜCHER.nl', 'xn--bcher-kva.nl'))).toBe(
       problemKey(twinProblem('xn--bcher-kva.nl', 'BÜCHER.nl')),
     );
-  });
-
-  it('counts an unreadable record a state saved before the digest as known, not new', () => {
-    // A state saved before problem keys carried a digest knows `domain:<name>`: on the first scan
-    // after the upgrade, every record it knew unreadable counted as new and was published as news.
-    const problem: Problem = { resource: 'domain', key: 'bad.nl', page: 1, reason: 'date_expiry: missing' };
-    const keys = [problemKey(problem)];
-    expect(keys.filter(isNewProblemKey({ problem_keys: ['domain:bad.nl'] }, keys))).toEqual([]);
   });
 
   it('is one for a contact whose unreadable count of domains changes as domains are added', () => {

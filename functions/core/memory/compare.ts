@@ -63,7 +63,7 @@ import {
   problemKeysOf,
   shownCut,
 } from './state-bounds';
-import { isDue, notAfter } from './state-time';
+import { DAY_MS, HOUR_MS, isDue, notAfter } from './state-time';
 import { inReportOrder, unreadableRepeats, withRemembered } from './unjudged-memory';
 
 export type { CompareInput } from './comparison';
@@ -95,9 +95,6 @@ export interface CompareResult {
   /** The state to save once the message (if any) is delivered. */
   readonly next: NextState;
 }
-
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 
 /**
  * Compares this scan with the memory of the last one: marks each finding new, escalated or

@@ -1,6 +1,6 @@
 import { type DomainFinding, type Finding, isDomainFinding, severityRank } from '../findings/classify';
 import type { AlertMemory, DomainMemory, EscalationPolicy, FindingMemory, Snooze } from './state';
-import { isDue, notAfter } from './state-time';
+import { DAY_MS, HOUR_MS, isDue, notAfter } from './state-time';
 
 /**
  * Escalation (docs/policies.md): a critical finding that nobody acknowledged or snoozed within
@@ -9,9 +9,6 @@ import { isDue, notAfter } from './state-time';
  * threshold ladder.
  * Pure; compare.ts asks it per finding, and remembers the rung in the domain's `alerted`.
  */
-
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 
 /**
  * The rung a finding stands on, lower is more urgent: for `expiring`, the smallest threshold at

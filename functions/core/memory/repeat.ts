@@ -1,7 +1,7 @@
 import { type Finding, isDomainFinding, type Severity } from '../findings/classify';
 import { MAX_REPEAT_CAP, type Repeat } from '../scan/policies';
 import type { AlertMemory, StatePolicy } from './state';
-import { isDue } from './state-time';
+import { HOUR_MS, isDue } from './state-time';
 
 /**
  * The repeat cadence (docs/policies.md#repeat-cadence): an ongoing finding is published again once
@@ -11,8 +11,6 @@ import { isDue } from './state-time';
  * severity or rung). Escalation (escalation.ts) and the daily repeat in the last days to restore
  * (renewal-memory.ts) are deadlines, not repeats: the cap holds neither back. Pure.
  */
-
-const HOUR_MS = 3_600_000;
 
 /** What the cadence says of one ongoing finding now. */
 export type RepeatDecision = 'due' | 'capped' | 'not_due';

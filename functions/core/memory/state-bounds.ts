@@ -48,9 +48,7 @@ export function isNewProblemKey(
   if (head.problem_keys_digest !== undefined && boundedProblemKeys(keys).digest === head.problem_keys_digest)
     return () => false;
   const old = new Set(head.problem_keys);
-  // A key saved before keys carried what the record says (`domain:<name>`) is that record known.
-  const before = (k: string) => (k.includes('~') ? k.slice(0, k.lastIndexOf('~')) : k);
-  return (k) => !old.has(k) && !old.has(before(k));
+  return (k) => !old.has(k);
 }
 
 /** Printable ASCII that JSON writes as it is (no quote, no backslash). */

@@ -58,10 +58,7 @@ export function readStateHead(
   const version =
     typeof value === 'object' && value !== null ? (value as { version?: unknown }).version : undefined;
   if (version !== undefined && version !== STATE_VERSION) throw stateIssue(where, read.damage);
-  throw new StateDamagedError(
-    `the state in ${where} cannot be used (${read.damage}); correct that value, point --state elsewhere, or remove the state to start over`,
-    { ...damaged, damage: read.damage },
-  );
+  throw new StateDamagedError(stateIssue(where, read.damage).message, { ...damaged, damage: read.damage });
 }
 
 /**

@@ -10,14 +10,17 @@ import { parseRfc3339 } from '../reseller/schemas';
 /** How far a scan's `now` may run ahead of the machine's clock (clocks of two hosts differ a little). */
 export const CLOCK_TOLERANCE_MS = 5 * 60_000;
 
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+
 const iso = (ms: number) => new Date(ms).toISOString();
 
 function span(ms: number): string {
   const minutes = Math.round(ms / 60_000);
   if (minutes < 120) return `${minutes} minute${minutes === 1 ? '' : 's'}`;
-  const hours = Math.round(ms / 3_600_000);
+  const hours = Math.round(ms / HOUR_MS);
   if (hours < 48) return `${hours} hours`;
-  return `${Math.round(ms / 86_400_000)} days`;
+  return `${Math.round(ms / DAY_MS)} days`;
 }
 
 /**

@@ -384,7 +384,6 @@ export const StateHeaderSchema = z.object({
   departed: z.record(z.string(), DepartureSchema).optional(),
 });
 
-/** Everything remembered about one account but its domains (which are many, and read apart). */
 /** The account-wide part of the state as a store keeps it (the contacts are read apart). */
 export type StateHead = Stored<typeof StateHeaderSchema> & {
   /** By key: the handle, or a hash of it. */
