@@ -37,6 +37,11 @@ const COVERED_ELSEWHERE: ReadonlyArray<{
     why: 'the message is the second argument of conditional(); its callers pass the texts of the row',
   },
   {
+    construction: /^functions\/core\/memory\/state-header\.ts:\d+: new StateDamagedError\(stateIssue\(/,
+    row: '`the state in state.json cannot be used (domains["example.nl"].alerted.at: not an RFC 3339 date-time: "garbage"); correct that value, point --state elsewhere, or remove the state to start over`',
+    why: 'the damaged head says what stateIssue says of any state that cannot be used; its row shows the form',
+  },
+  {
     construction: /^functions\/core\/scan\/policies\.ts:\d+: new ConfigError\((top\.error|problems)/,
     row: '`policies file policies.json: policies[1] ("vip"): unknown key criticalDay; did you mean criticalDays?`',
     why: 'a policies file’s problems, each with its place, joined; the row shows the form',
