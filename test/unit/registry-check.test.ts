@@ -348,6 +348,40 @@ describe('checkRegistry', () => {
     ]);
   });
 
+  it('leaves a server alone that answered 404 or 410 to ten lookups and knew none: its places go to a registry that answers', async () => {
+    // A server answering 404 (or 410) to everything knows none of the domains asked, so none of its
+    // 404s is believed (judgeUnknown): asking it the rest spent the budget of the registries that answer.
+    const asked: string[] = [];
+    const fetch = (async (url: string | URL | Request) => {
+      const u = new URL(String(url));
+      const name = u.pathname.split('/').pop() as string;
+      asked.push(`${u.host}:${name}`);
+      if (u.host === 'down.example') return new Response('{"errorCode":410}', { status: 410 });
+      return domainObject(name, {
+        status: ['active'],
+        events: [{ eventAction: 'expiration', eventDate: new Date(EXPIRY).toISOString() }],
+      });
+    }) as typeof globalThis.fetch;
+    const gone = Array.from({ length: 30 }, (_, i) => candidate(`d${i}.be`, 'flagged', i));
+    const good = Array.from({ length: 30 }, (_, i) => candidate(`g${i}.com`, 'sample', i));
+    const result = await checkRegistry({
+      candidates: [...gone, ...good],
+      bootstrap,
+      client: client(fetch),
+      now: NOW,
+      budget: 40,
+      policy: POLICY,
+      perServer: 1,
+    });
+    expect(asked.filter((a) => a.startsWith('down.example'))).toHaveLength(10);
+    expect(asked.filter((a) => a.startsWith('good.example'))).toHaveLength(30);
+    expect(result.counts.agree).toBe(30);
+    expect(result.views.size).toBe(0);
+    expect(result.problems.map((p) => p.reason)).toContainEqual(
+      'it answered 10 lookups with HTTP 404 or 410 and knew none of the domains asked: its 404s say nothing of them; left alone for the rest of this scan',
+    );
+  });
+
   it("leaves only the server alone whose Retry-After ends past the scan's time: the others are still asked", async () => {
     const asked: string[] = [];
     const fetch = (async (url: string | URL | Request) => {

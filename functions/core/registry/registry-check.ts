@@ -94,6 +94,12 @@ export interface RegistryCheckInput {
    * which it is left alone for this scan: ten odd names in a row is no healthy registry. @default 10
    */
   readonly refusalsToStop?: number;
+  /**
+   * 404 (or 410) answers at a server that answered no lookup with a record, after which it is left
+   * alone for this scan: it knows none of the domains asked, so none of its 404s is believed
+   * (judgeUnknown), and asking it the rest would spend the budget of registries that answer. @default 10
+   */
+  readonly notFoundToStop?: number;
   /** Lookups in flight at once over every server. @default 16 */
   readonly concurrency?: number;
   /** Lookups in flight at once at one server (the client's own limit, RdapClient.concurrencyPerServer). @default 2 */
@@ -203,7 +209,7 @@ function queueAt(servers: Map<string, ServerState>, item: QueueItem): void {
       unknown: [],
       contradicted: 0,
       perName: new Map(),
-      refusedAll: false,
+      saysWhy: false,
       unrepeated: [],
       notAskedAgain: 0,
       unansweredAgain: 0,
@@ -333,11 +339,10 @@ async function lookUp(
     counts.checked++;
     if (answer.kind === 'not_found') {
       const unknown = notFoundView(candidate, input);
-      if (unknown) {
-        state.unknown.push({ candidate, view: { ...unknown, server: answer.server } });
-        return 'deferred';
-      }
-      return notFound(counts, state, candidate);
+      if (unknown) state.unknown.push({ candidate, view: { ...unknown, server: answer.server } });
+      const outcome = unknown ? 'deferred' : notFound(counts, state, candidate);
+      knowsNone(input, state);
+      return outcome;
     }
     return judgeFound(input, counts, candidate, answer, state);
   } catch (error) {
@@ -364,6 +369,15 @@ async function lookUp(
   }
 }
 
+/** Leaves a server alone once it answered `notFoundToStop` lookups with 404 and none with a record. */
+function knowsNone(input: RegistryCheckInput, state: ServerState): void {
+  const answered = state.unknown.length + state.notFound.length;
+  if (state.stopped || state.known > 0 || answered < (input.notFoundToStop ?? 10)) return;
+  state.stopped = true;
+  state.saysWhy = true;
+  state.lastError = `it answered ${answered} lookups with HTTP 404 or 410 and knew none of the domains asked: its 404s say nothing of them; left alone for the rest of this scan`;
+}
+
 /**
  * A 400 (RdapQueryError): the server's word on that one name, neither its failure (a healthy
  * registry that refuses three odd names in a row is not left alone) nor its success (a failure run
@@ -384,11 +398,11 @@ function answeredForName(
   if (state.stopped) return 'failed'; // a lookup in flight when it was left alone: said once already
   if (!state.answered && run >= (input.failuresToStop ?? 3)) {
     state.stopped = true;
-    state.refusedAll = true;
+    state.saysWhy = true;
     state.lastError = `it answered ${run} lookups with HTTP 400 before any record or 404: it reads none of the queries; left alone for the rest of this scan`;
   } else if (state.answered && run >= (input.refusalsToStop ?? 10)) {
     state.stopped = true;
-    state.refusedAll = true;
+    state.saysWhy = true;
     state.lastError = `it answered ${run} lookups in a row with HTTP 400 after answering others with a record or a 404: it no longer reads the queries; left alone for the rest of this scan`;
   }
   return 'failed';

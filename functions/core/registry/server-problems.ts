@@ -35,8 +35,8 @@ export interface ServerTally {
   contradicted: number;
   /** Names it answered 400 for (an answer about that name: RdapQueryError), by status. */
   readonly perName: Map<number, string[]>;
-  /** It answered only 400 to its first lookups, and was left alone: lastError says so itself. */
-  refusedAll: boolean;
+  /** It was left alone for what it answered (only 400s, only 404s): lastError says why itself. */
+  saysWhy: boolean;
   /**
    * Its would-be findings' 404s that were not repeated because the second ask did not happen or got
    * no answer: neither findings nor "the registry does not know it", but domains not checked.
@@ -62,7 +62,7 @@ export function serverProblems(servers: ReadonlyMap<string, ServerTally>): Regis
         server,
         severity: 'info',
         reason:
-          state.stopped && !state.asked && !state.refusedAll
+          state.stopped && !state.asked && !state.saysWhy
             ? `${state.lastError}; left alone for the rest of this scan after ${state.failuresInRow} failed lookups in a row`
             : state.lastError,
         domains_not_checked: state.notChecked,
