@@ -445,7 +445,7 @@ describe('decideRestore', () => {
       const { reseller, calls } = port(QUARANTINED, restore);
       const released: string[] = [];
       const claim = {
-        take: async () => NOW + 15 * 60_000,
+        take: async () => ({ taken: true, until: NOW + 15 * 60_000 }),
         release: async () => void released.push('released'),
       };
       const outcome = await decideRestore(input('POST', reseller, { claim }));
@@ -493,7 +493,7 @@ describe('decideRestore', () => {
     const refused = new RequestRejectedError('rejected', { status: 422, url: URL_ });
     const { reseller } = port(QUARANTINED, async () => Promise.reject(refused));
     const claim = {
-      take: async () => NOW + 15 * 60_000,
+      take: async () => ({ taken: true, until: NOW + 15 * 60_000 }),
       release: async () => Promise.reject(new Error('ProvisionedThroughputExceededException')),
     };
     const outcome = await decideRestore(input('POST', reseller, { claim }));
@@ -505,6 +505,27 @@ describe('decideRestore', () => {
     expect(outcome.detail).toContain(
       'the restore claim could not be released: ProvisionedThroughputExceededException',
     );
+  });
+
+  it('answers 409 with the time another restore’s claim lapses (the minute after), and calls nothing', async () => {
+    const { reseller, calls } = port(QUARANTINED);
+    const claim = {
+      take: async () => ({ taken: false, until: NOW + 12 * 60_000 + 30_000 }),
+      release: async () => undefined,
+    };
+    const outcome = await decideRestore(input('POST', reseller, { claim }));
+    expect(outcome).toMatchObject({ kind: 'restore_claimed', status: 409 });
+    expect(outcome.message).toBe(
+      'A restore of example.nl is in progress or done (another request started it within the last 15 minutes, and it holds the domain until 06:13 UTC: try again after that); nothing was sent again. Check the domain’s status in the reseller’s control panel before trying again.',
+    );
+    expect(calls).toEqual([]);
+  });
+
+  it('answers 409 with the claim’s longest life when the store does not say when the claim lapses', async () => {
+    const { reseller } = port(QUARANTINED);
+    const claim = { take: async () => ({ taken: false }), release: async () => undefined };
+    const outcome = await decideRestore(input('POST', reseller, { claim }));
+    expect(outcome.message).toContain('and it holds the domain at most 15 minutes); nothing was sent again.');
   });
 
   it('answers a refusal that lost a race with "not in quarantine (already restored?)", not "refused"', async () => {
