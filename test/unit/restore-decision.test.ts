@@ -376,6 +376,14 @@ describe('decideRestore', () => {
         Promise.reject(new ConnectionError('refused', { status: 0, url: URL_, code: 'ECONNREFUSED' })),
       'a broken connection',
     ],
+    [
+      'a connect timeout (undici writes no request before its connection opens)',
+      async () =>
+        Promise.reject(
+          new ConnectionError('connect timeout', { status: 0, url: URL_, code: 'UND_ERR_CONNECT_TIMEOUT' }),
+        ),
+      'a broken connection',
+    ],
     ['a 200 with an error body', async () => ({ status: 200, bodyEmpty: false }), 'HTTP 200 with a body'],
     [
       'a 503 (a refusal to start)',
