@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { EnvSecretSource } from '../../functions/aws/secrets';
 import { NotFoundError, SentinelError } from '../../functions/core/base/errors';
 import {
-  CLAIM_KEPT_AFTER,
   needsConsent,
   notRestoredFor404,
   type RestoreOutcome,
   restoreFromQuarantine,
   typedNameMatches,
 } from '../../functions/core/decisions/restore';
+import { claimHeldLine, settleClaim } from '../../functions/core/decisions/restore-claim';
 import {
   type RestoreDeadline,
   restoreDeadline,
@@ -17,6 +17,7 @@ import {
 import {
   type AuditTrail,
   auditEntry,
+  type ClaimAnswer,
   earlierRestoreLine,
   earlierRestoreOf,
   RESTORE_CLAIM_MS,
@@ -98,14 +99,14 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
     // Asked at the terminal, time passed: the look-up and the trail that decide are read after the claim.
     if (!yes) current = await lookAgainAfterAsking(client, trail, domain, { again, shown: resent }, warn);
   } catch (error) {
-    await claim.release();
+    await claim.release().catch(() => undefined); // the refusal says why nothing was sent; the claim lapses
     throw error;
   }
   const attempt = keeper(trail, domain, now, warn);
   // Written ahead of the restore, as the restore link writes it: a command killed while the
   // reseller carries it out (SIGKILL, a closed terminal) leaves "sent, outcome unknown", not nothing.
-  const outcome = await restoreFromQuarantine(client, current, current.domain_name, attempt.writeAhead);
-  if (!CLAIM_KEPT_AFTER.has(outcome.kind)) await claim.release();
+  const sent = await restoreFromQuarantine(client, current, current.domain_name, attempt.writeAhead);
+  const outcome = await settleClaim(sent, current.domain_name, claim, claim.until);
   await attempt.keep(outcome.kind, outcome.sent === true);
   // A stopped command ends on "interrupted" alone (bin/cli.ts): what the reseller may have done
   // (check the domain's status) is said before it.
@@ -140,24 +141,25 @@ async function claimRestore(
   trail: AuditTrail | null,
   domain: string,
   warn: (line: string) => void,
-): Promise<{ release: () => Promise<void> }> {
-  const none = { release: async () => undefined };
+): Promise<{ readonly release: () => Promise<void>; readonly until: number }> {
+  const now = Date.now();
+  const until = now + RESTORE_CLAIM_MS;
+  const none = { release: async () => undefined, until };
   if (!trail) return none;
   const owner = `cli-${randomBytes(6).toString('hex')}`;
   const key = domainKey(domain);
-  const now = Date.now();
-  let taken: boolean;
+  let claim: ClaimAnswer;
   try {
-    taken = await trail.claimRestore(key, { owner, until: now + RESTORE_CLAIM_MS }, now);
+    claim = await trail.claimRestore(key, { owner, until }, now);
   } catch (error) {
     warn(`warning: the restore could not be claimed in ${trail.location}: ${(error as Error).message}`);
     return none;
   }
-  if (!taken)
+  if (!claim.taken)
     throw new SentinelError(
-      `${domain}: a restore of it is in progress or done (claimed in ${trail.location} within the last ${RESTORE_CLAIM_MS / 60_000} minutes); nothing was sent. Check its status (sentinel audit, or the reseller’s control panel) before trying again`,
+      `${domain}: a restore of it is in progress or done (claimed in ${trail.location} within the last ${RESTORE_CLAIM_MS / 60_000} minutes, and ${claimHeldLine(claim.until)}); nothing was sent. Check its status (sentinel audit, or the reseller’s control panel) before trying again`,
     );
-  return { release: () => trail.releaseRestore(key, owner).catch(() => undefined) };
+  return { release: () => trail.releaseRestore(key, owner), until };
 }
 
 /**

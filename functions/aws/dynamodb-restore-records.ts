@@ -15,6 +15,7 @@ import {
   type AuditEntry,
   AuditEntrySchema,
   CLAIM_CLOCK_SLACK_MS,
+  type ClaimAnswer,
   parseAuditEntry,
   RESTORE_CLAIM_MS,
   type RestoreClaim,
@@ -76,37 +77,48 @@ async function updatedIf(where: ClaimTable, command: UpdateItemCommand): Promise
 
 /**
  * One conditional write of the whole claim: written when no claim item exists, or the one there lapsed (or is further
- * ahead than any claim is taken for, beyond the clocks' slack: a clock that ran ahead; or has no numeric expiry), or is the same owner's. False when
- * another's live claim holds the domain; nothing is written then.
+ * ahead than any claim is taken for, beyond the clocks' slack: a clock that ran ahead; or has no numeric expiry), or is the same owner's. Not
+ * taken when another's live claim holds the domain; nothing is written then, and the item the condition failed on
+ * (ALL_OLD, the same read) says until when.
  */
 export async function putRestoreClaim(
   where: ClaimTable,
   domain: string,
   claim: RestoreClaim,
   now: number,
-): Promise<boolean> {
-  return wrap(where, `claim the restore of ${domain}`, () =>
-    updatedIf(
-      where,
-      new UpdateItemCommand({
-        TableName: where.table,
-        Key: keyOf(where, domain),
-        UpdateExpression: 'SET #owner = :owner, #until = :until',
-        ConditionExpression:
-          // An until that is no number (a hand edit) compares false with everything: it holds
-          // nothing, as a claim the file store cannot read holds nothing, or it would hold for good.
-          'attribute_not_exists(#until) OR NOT attribute_type(#until, :number) OR #until <= :now OR #until > :far OR #owner = :owner',
-        ExpressionAttributeNames: { '#until': 'until', '#owner': 'owner' },
-        ExpressionAttributeValues: {
-          ':number': { S: 'N' },
-          ':now': { N: String(now) },
-          ':far': { N: String(now + RESTORE_CLAIM_MS + CLAIM_CLOCK_SLACK_MS) },
-          ':owner': { S: claim.owner },
-          ':until': { N: String(claim.until) },
-        },
-      }),
-    ),
-  );
+): Promise<ClaimAnswer> {
+  const far = now + RESTORE_CLAIM_MS + CLAIM_CLOCK_SLACK_MS;
+  return wrap(where, `claim the restore of ${domain}`, async () => {
+    try {
+      await where.client.send(
+        new UpdateItemCommand({
+          TableName: where.table,
+          Key: keyOf(where, domain),
+          UpdateExpression: 'SET #owner = :owner, #until = :until',
+          ConditionExpression:
+            // An until that is no number (a hand edit) compares false with everything: it holds
+            // nothing, as a claim the file store cannot read holds nothing, or it would hold for good.
+            'attribute_not_exists(#until) OR NOT attribute_type(#until, :number) OR #until <= :now OR #until > :far OR #owner = :owner',
+          ExpressionAttributeNames: { '#until': 'until', '#owner': 'owner' },
+          ExpressionAttributeValues: {
+            ':number': { S: 'N' },
+            ':now': { N: String(now) },
+            ':far': { N: String(far) },
+            ':owner': { S: claim.owner },
+            ':until': { N: String(claim.until) },
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { taken: true, until: claim.until };
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // Held by the condition, the until is in (now, far]; checked again, as an item is data. An
+      // emulator that returns no item (dynalite) leaves it unsaid.
+      const until = Number(error.Item?.until?.N);
+      return until > now && until <= far ? { taken: false, until } : { taken: false };
+    }
+  });
 }
 
 /** Ends `owner`'s claim on `domain` (lapsed at once; the next claim overwrites the item); nothing when it is another's. */

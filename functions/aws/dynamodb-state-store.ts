@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { ConfigError, errorLine } from '../core/base/errors';
 import { retry } from '../core/base/retry';
-import type { AuditEntry, AuditTrail, RestoreClaim } from '../core/memory/audit';
+import type { AuditEntry, AuditTrail, ClaimAnswer, RestoreClaim } from '../core/memory/audit';
 import {
   type ContactMemory,
   ContactMemorySchema,
@@ -377,7 +377,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
   }
 
   /** Takes the claim on restoring `domain`: one conditional write in the account's partition. */
-  claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<boolean> {
+  claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<ClaimAnswer> {
     return putRestoreClaim(this.claimTable(), domain, claim, now);
   }
 

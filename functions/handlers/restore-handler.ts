@@ -1,12 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { errorLine } from '../core/base/errors';
-import {
-  type ClaimPort,
-  decideRestore,
-  type RestoreOutcome,
-  type RestorePort,
-} from '../core/decisions/restore';
+import { decideRestore, type RestoreOutcome, type RestorePort } from '../core/decisions/restore';
+import type { ClaimPort } from '../core/decisions/restore-claim';
 import type { QuarantineOverrides } from '../core/findings/quarantine-periods';
 import type { SecretSource } from '../core/links/secrets';
 import {
@@ -167,8 +163,7 @@ function claimOf(
   return {
     take: async () => {
       const now = clock();
-      const until = now + RESTORE_CLAIM_MS;
-      return (await (await store()).claimRestore(name, { owner, until }, now)) ? until : null;
+      return (await store()).claimRestore(name, { owner, until: now + RESTORE_CLAIM_MS }, now);
     },
     release: async () => (await store()).releaseRestore(name, owner),
   };

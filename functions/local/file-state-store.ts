@@ -6,6 +6,7 @@ import { cutText, safeText } from '../core/base/text';
 import {
   type AuditEntry,
   type AuditTrail,
+  type ClaimAnswer,
   claimHolds,
   parseAuditEntries,
   type RestoreClaim,
@@ -212,15 +213,15 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   }
 
   /** Takes the claim on restoring `domain` under the file's lock, outside the generation protocol as the trail is. */
-  async claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<boolean> {
+  async claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<ClaimAnswer> {
     return this.locked(async () => {
       const current = (await this.readContent()) ?? EMPTY_CONTENT;
       const live = Object.entries(current.restores ?? {}).filter(([, held]) => claimHolds(held, now));
       const held = live.find(([name]) => name === domain)?.[1];
-      if (held && held.owner !== claim.owner) return false;
+      if (held && held.owner !== claim.owner) return { taken: false, until: held.until };
       const restores = Object.fromEntries([...live.filter(([name]) => name !== domain), [domain, claim]]);
       await this.write({ ...current, restores });
-      return true;
+      return { taken: true, until: claim.until };
     });
   }
 

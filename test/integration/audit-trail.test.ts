@@ -284,12 +284,13 @@ describe('the audit trail in DynamoDB (dynalite)', () => {
         }),
       );
       // Else every restore of the domain is answered 409 'in progress or done' for good.
-      expect(await store.claimRestore('lost.com', { owner: 'web-next', until: now + 60_000 }, now)).toBe(
-        true,
-      );
-      expect(await store.claimRestore('lost.com', { owner: 'web-third', until: now + 60_000 }, now)).toBe(
-        false,
-      );
+      expect(await store.claimRestore('lost.com', { owner: 'web-next', until: now + 60_000 }, now)).toEqual({
+        taken: true,
+        until: now + 60_000,
+      });
+      expect(
+        (await store.claimRestore('lost.com', { owner: 'web-third', until: now + 60_000 }, now)).taken,
+      ).toBe(false);
     }
   });
 

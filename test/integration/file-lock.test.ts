@@ -23,8 +23,9 @@ beforeEach(async () => {
 });
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
-const claim = (store: FileStateStore, owner: string) =>
-  store.claimRestore('lost.com', { owner, until: Date.now() + RESTORE_CLAIM_MS }, Date.now());
+/** Whether `owner` took the claim. */
+const claim = async (store: FileStateStore, owner: string) =>
+  (await store.claimRestore('lost.com', { owner, until: Date.now() + RESTORE_CLAIM_MS }, Date.now())).taken;
 
 /** A lock file as another holder leaves it, its time `ageMs` in the past. */
 async function lockHeldBy(owner: string, ageMs = 0): Promise<void> {

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import { EnvSecretSource } from '../../functions/aws/secrets';
@@ -129,10 +130,14 @@ describe.each(stores)('one paid restore per click, in %s', (_name, store, cliExt
     expect((await post()).outcome).toBe('restored');
     expect(sim.requests.filter((r) => r.path.endsWith('/restore'))).toHaveLength(2);
     const now = Date.now();
-    expect(await trail.claimRestore(DOMAIN, { owner: 'someone', until: now + 60_000 }, now)).toBe(false);
+    expect((await trail.claimRestore(DOMAIN, { owner: 'someone', until: now + 60_000 }, now)).taken).toBe(
+      false,
+    );
     // Lapsed, the claim is anyone's again.
     const later = now + RESTORE_CLAIM_MS + 1;
-    expect(await trail.claimRestore(DOMAIN, { owner: 'someone', until: later + 60_000 }, later)).toBe(true);
+    expect((await trail.claimRestore(DOMAIN, { owner: 'someone', until: later + 60_000 }, later)).taken).toBe(
+      true,
+    );
   });
 });
 
@@ -143,23 +148,68 @@ describe.each(stores)('restore claims across clocks, in %s', (_name, store) => {
     const laptop = lambda - 5_000; // 5 s behind
     // The click claims first; the laptop, a moment later in real time, reads its own clock.
     expect(
-      await trail.claimRestore(DOMAIN, { owner: 'web-1', until: lambda + RESTORE_CLAIM_MS }, lambda),
+      (await trail.claimRestore(DOMAIN, { owner: 'web-1', until: lambda + RESTORE_CLAIM_MS }, lambda)).taken,
     ).toBe(true);
     expect(
-      await trail.claimRestore(DOMAIN, { owner: 'cli-1', until: laptop + 1 + RESTORE_CLAIM_MS }, laptop + 1),
+      (await trail.claimRestore(DOMAIN, { owner: 'cli-1', until: laptop + 1 + RESTORE_CLAIM_MS }, laptop + 1))
+        .taken,
     ).toBe(false);
     // A claim from a clock that ran far ahead still holds nothing for good.
     const days = 24 * 3_600_000;
     expect(
-      await trail.claimRestore(
-        OTHER,
-        { owner: 'web-2', until: lambda + days },
-        lambda + days - RESTORE_CLAIM_MS,
-      ),
+      (
+        await trail.claimRestore(
+          OTHER,
+          { owner: 'web-2', until: lambda + days },
+          lambda + days - RESTORE_CLAIM_MS,
+        )
+      ).taken,
     ).toBe(true);
     expect(
-      await trail.claimRestore(OTHER, { owner: 'cli-2', until: lambda + RESTORE_CLAIM_MS }, lambda),
+      (await trail.claimRestore(OTHER, { owner: 'cli-2', until: lambda + RESTORE_CLAIM_MS }, lambda)).taken,
     ).toBe(true);
+  });
+});
+
+describe('sentinel restore says until when a domain is held', () => {
+  it('refused by another restore’s claim, names the minute it lapses', async () => {
+    const { sim, env, trail } = await stack(
+      async () => new FileStateStore(join(dir, `state-${++tables}.json`)),
+    );
+    const until = Date.now() + 10 * 60_000;
+    expect((await trail.claimRestore(DOMAIN, { owner: 'web-1', until }, Date.now())).taken).toBe(true);
+    const run = await runCli(['restore', DOMAIN, '--yes', '--state', trail.location], env);
+    const lapses = new Date(Math.ceil(until / 60_000) * 60_000).toISOString().slice(11, 16);
+    expect(sim.restoreCalls).toEqual([]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      `and it holds the domain until ${lapses} UTC: try again after that); nothing was sent.`,
+    );
+  });
+
+  it('whose claim could not be given up after a refused restore, says until when another try is refused', async () => {
+    const tableName = `claims-${++tables}`;
+    await createStateTable(db.client(), tableName);
+    const { sim, env, trail } = await stack(
+      async (scope) => new DynamoDbStateStore({ client: db.client(), tableName, scope }),
+    );
+    sim.injectFault({ fault: { kind: 'status', status: 422 }, match: (r) => r.path.endsWith('/restore') });
+    // The table takes the claim, then fails its release (a throttled write, say).
+    const real = db.client();
+    const releaseFails = {
+      send: (command: UpdateItemCommand) =>
+        command.input.UpdateExpression === 'SET #until = :lapsed'
+          ? Promise.reject(new Error('ProvisionedThroughputExceededException'))
+          : real.send(command),
+    } as unknown as DynamoDBClient;
+    const run = await runCli(['restore', DOMAIN, '--yes', '--state', trail.location], env, {
+      dynamodb: () => releaseFails,
+    });
+    expect(sim.requests.filter((r) => r.path.endsWith('/restore'))).toHaveLength(1);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(
+      /This restore’s hold on lost\.com could not be given up, so another try is refused until \d\d:\d\d UTC\. \(.*the restore claim could not be released: .*ProvisionedThroughputExceededException/,
+    );
   });
 });
 

@@ -95,7 +95,7 @@ describe('a restore sent recently, with the domain still in quarantine', () => {
     const { reseller, calls } = port();
     const released: string[] = [];
     const claim = {
-      take: async () => NOW + 15 * 60_000,
+      take: async () => ({ taken: true, until: NOW + 15 * 60_000 }),
       release: async () => void released.push('released'),
     };
     const decided = await decideRestore({

@@ -376,6 +376,14 @@ describe('decideRestore', () => {
         Promise.reject(new ConnectionError('refused', { status: 0, url: URL_, code: 'ECONNREFUSED' })),
       'a broken connection',
     ],
+    [
+      'a connect timeout (undici writes no request before its connection opens)',
+      async () =>
+        Promise.reject(
+          new ConnectionError('connect timeout', { status: 0, url: URL_, code: 'UND_ERR_CONNECT_TIMEOUT' }),
+        ),
+      'a broken connection',
+    ],
     ['a 200 with an error body', async () => ({ status: 200, bodyEmpty: false }), 'HTTP 200 with a body'],
     [
       'a 503 (a refusal to start)',
@@ -445,7 +453,7 @@ describe('decideRestore', () => {
       const { reseller, calls } = port(QUARANTINED, restore);
       const released: string[] = [];
       const claim = {
-        take: async () => NOW + 15 * 60_000,
+        take: async () => ({ taken: true, until: NOW + 15 * 60_000 }),
         release: async () => void released.push('released'),
       };
       const outcome = await decideRestore(input('POST', reseller, { claim }));
@@ -493,7 +501,7 @@ describe('decideRestore', () => {
     const refused = new RequestRejectedError('rejected', { status: 422, url: URL_ });
     const { reseller } = port(QUARANTINED, async () => Promise.reject(refused));
     const claim = {
-      take: async () => NOW + 15 * 60_000,
+      take: async () => ({ taken: true, until: NOW + 15 * 60_000 }),
       release: async () => Promise.reject(new Error('ProvisionedThroughputExceededException')),
     };
     const outcome = await decideRestore(input('POST', reseller, { claim }));
@@ -505,6 +513,27 @@ describe('decideRestore', () => {
     expect(outcome.detail).toContain(
       'the restore claim could not be released: ProvisionedThroughputExceededException',
     );
+  });
+
+  it('answers 409 with the time another restore’s claim lapses (the minute after), and calls nothing', async () => {
+    const { reseller, calls } = port(QUARANTINED);
+    const claim = {
+      take: async () => ({ taken: false, until: NOW + 12 * 60_000 + 30_000 }),
+      release: async () => undefined,
+    };
+    const outcome = await decideRestore(input('POST', reseller, { claim }));
+    expect(outcome).toMatchObject({ kind: 'restore_claimed', status: 409 });
+    expect(outcome.message).toBe(
+      'A restore of example.nl is in progress or done (another request started it within the last 15 minutes, and it holds the domain until 06:13 UTC: try again after that); nothing was sent again. Check the domain’s status in the reseller’s control panel before trying again.',
+    );
+    expect(calls).toEqual([]);
+  });
+
+  it('answers 409 with the claim’s longest life when the store does not say when the claim lapses', async () => {
+    const { reseller } = port(QUARANTINED);
+    const claim = { take: async () => ({ taken: false }), release: async () => undefined };
+    const outcome = await decideRestore(input('POST', reseller, { claim }));
+    expect(outcome.message).toContain('and it holds the domain at most 15 minutes); nothing was sent again.');
   });
 
   it('answers a refusal that lost a race with "not in quarantine (already restored?)", not "refused"', async () => {

@@ -13,11 +13,12 @@ import { normalizeDomainName, safeText } from '../base/text';
 import { type QuarantineOverrides, restoreDeadline, tldOf } from '../findings/quarantine-periods';
 import { checkActingLink } from '../links/link-gate';
 import type { SigningKey } from '../links/links';
-import { type AuditEntry, earlierRestoreLine, RESTORE_CLAIM_MS } from '../memory/audit';
+import { type AuditEntry, type ClaimAnswer, earlierRestoreLine, RESTORE_CLAIM_MS } from '../memory/audit';
 import { shownCut } from '../memory/state-bounds';
 import { mayHaveArrived, type ResellerClient, type RestoreAnswer } from '../reseller/client';
 import type { Domain } from '../reseller/schemas';
 import { AGAIN_FIELD, againConfirmed, readEarlierRestore, resendUnconfirmed } from './restore-again';
+import { type ClaimPort, claimHeldLine, settleClaim } from './restore-claim';
 import { type RestoreOutcome, type RestoreOutcomeKind, storeFailedThen } from './restore-outcome';
 
 export type { RestoreOutcome, RestoreOutcomeKind } from './restore-outcome';
@@ -64,21 +65,6 @@ export interface RestoreInput {
   /** The audit trail's entries, newest first; null without one. A throw refuses (functions/core/decisions/restore-again.ts). */
   readonly earlierRestores?: () => Promise<readonly AuditEntry[] | null>;
 }
-
-/** One request's claim on restoring its domain, in the state store (functions/core/memory/audit.ts). */
-export interface ClaimPort {
-  /** When the claim taken lapses (epoch ms); null when another restore of the domain holds a live claim. */
-  take(): Promise<number | null>;
-  /** Gives the claim up: the restore certainly did not happen. */
-  release(): Promise<void>;
-}
-
-/**
- * The outcomes after which the claim stays until it lapses: the domain was restored, or may have
- * been. Any other outcome sent no restore, or one the reseller clearly did not carry out, and
- * gives the claim up so the next click may try.
- */
-export const CLAIM_KEPT_AFTER: ReadonlySet<RestoreOutcomeKind> = new Set(['restored', 'outcome_unknown']);
 
 /** The form field holding the domain name as the person typed it. */
 export const CONFIRM_FIELD = 'confirm_domain';
@@ -175,7 +161,7 @@ async function decideSigned(
  */
 async function claimedRestore(input: RestoreInput, claim: ClaimPort, exp: number): Promise<RestoreOutcome> {
   const domain = input.domain;
-  let taken: number | null;
+  let taken: ClaimAnswer;
   try {
     taken = await claim.take();
   } catch (error) {
@@ -189,27 +175,15 @@ async function claimedRestore(input: RestoreInput, claim: ClaimPort, exp: number
       detail: `the restore claim could not be taken: ${errorDetail(error)}`,
     };
   }
-  if (taken === null)
+  if (!taken.taken)
     return outcome(
       'restore_claimed',
       409,
       `${domain} is already being restored`,
-      `A restore of ${domain} is in progress or done (another request started it within the last ${RESTORE_CLAIM_MS / 60_000} minutes, and holds the domain at most that long); nothing was sent again. ${CHECK_FIRST}`,
+      `A restore of ${domain} is in progress or done (another request started it within the last ${RESTORE_CLAIM_MS / 60_000} minutes, and ${claimHeldLine(taken.until)}); nothing was sent again. ${CHECK_FIRST}`,
     );
   const decided = await lookUpAndRestore(input, 'POST', exp);
-  if (CLAIM_KEPT_AFTER.has(decided.kind)) return decided;
-  try {
-    await claim.release();
-    return decided;
-  } catch (error) {
-    // The claim lapses on its own; until then every click reads "in progress", so this one is told when.
-    const lapses = new Date(Math.ceil(taken / 60_000) * 60_000).toISOString().slice(11, 16);
-    return {
-      ...decided,
-      message: `${decided.message} This restore’s hold on ${domain} could not be given up, so another try is refused until ${lapses} UTC.`,
-      detail: `${decided.detail ? `${decided.detail}; ` : ''}the restore claim could not be released: ${errorDetail(error)}`,
-    };
-  }
+  return settleClaim(decided, domain, claim, taken.until ?? input.now + RESTORE_CLAIM_MS);
 }
 
 /** The look-up both GET and POST start with, and for a POST the restore. */

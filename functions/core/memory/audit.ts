@@ -141,6 +141,16 @@ export interface RestoreClaim {
 }
 
 /**
+ * What a try at a restore's claim came to: `taken`, with `until` the claim's own lapse; or not, as
+ * another's live claim holds the domain, with `until` when that one lapses (absent when the store
+ * did not say): the 409 page and `sentinel restore` name it as the time to try again after.
+ */
+export interface ClaimAnswer {
+  readonly taken: boolean;
+  readonly until?: number;
+}
+
+/**
  * Where the trail is kept, and the claims that let one restore of a domain through at a time: the
  * state store (the file, or the DynamoDB table), in the account's own part of it.
  */
@@ -160,10 +170,10 @@ export interface AuditTrail {
   /** The entries kept, newest first. */
   listAudit(): Promise<AuditEntry[]>;
   /**
-   * Takes the claim on restoring `domain` (normalised name), conditionally: true when no live
-   * claim of another owner held it at `now`, false (nothing written) when one did.
+   * Takes the claim on restoring `domain` (normalised name), conditionally: taken when no live
+   * claim of another owner held it at `now`; not taken (nothing written) when one did, with its until.
    */
-  claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<boolean>;
+  claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<ClaimAnswer>;
   /** Gives `owner`'s claim on `domain` up (its restore certainly did not happen); nothing when it is not theirs. */
   releaseRestore(domain: string, owner: string): Promise<void>;
 }
@@ -190,12 +200,12 @@ export const claimHolds = (claim: RestoreClaim, now: number): boolean =>
 export class MemoryRestoreClaims implements Pick<AuditTrail, 'claimRestore' | 'releaseRestore'> {
   private readonly claims = new Map<string, RestoreClaim>();
 
-  async claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<boolean> {
+  async claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<ClaimAnswer> {
     for (const [name, held] of this.claims) if (!claimHolds(held, now)) this.claims.delete(name);
     const held = this.claims.get(domain);
-    if (held && held.owner !== claim.owner) return false;
+    if (held && held.owner !== claim.owner) return { taken: false, until: held.until };
     this.claims.set(domain, claim);
-    return true;
+    return { taken: true, until: claim.until };
   }
 
   async releaseRestore(domain: string, owner: string): Promise<void> {

@@ -474,7 +474,11 @@ export class ResellerClient {
  */
 const MAX_RECORDS_PER_PAGE = 100_000;
 
-const NEVER_ARRIVED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+// A connection that never opened (refused, unresolved, or undici's connect timeout, which covers the
+// TCP and TLS handshakes; the request is written only once they are done). A reset or a closed socket
+// cannot say whether the request went out: undici's error carries no such fact (its bytesWritten,
+// when given, counts a kept-alive socket's earlier requests), and bytes written reached only the kernel.
+const NEVER_ARRIVED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** True when a connection failure may have carried the request to the reseller (anything but refused or unresolved). */
 export const mayHaveArrived = (error: ConnectionError): boolean => !NEVER_ARRIVED.has(error.code ?? '');
