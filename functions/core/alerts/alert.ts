@@ -324,13 +324,20 @@ function smsQuarantineText(left: number | null | undefined, name: string): strin
 
 /**
  * What a critical problem record says of its domain in the digest and chat: one that says
- * quarantine but could not be read, or a kept quarantine (memory/kept-quarantine.ts, told by its
- * mark), whose record was read, by its dates only: it is last read in quarantine, not unreadable.
+ * quarantine but could not be read; a kept quarantine (memory/kept-quarantine.ts, told by its
+ * mark), whose record was read, by its dates only: it is last read in quarantine, not unreadable;
+ * or one critical by what memory last knew of its domain (`remembered_kind`: expired), its record
+ * not read, or read by its dates only with nothing to report.
  */
 export function unreadableSays(p: Problem): string {
-  return p.kept_quarantine
-    ? 'last read in quarantine; its record now reads as nothing to report, with a status the API does not document'
-    : 'says it is in quarantine, but its record could not be read, so it was not checked';
+  if (p.kept_quarantine)
+    return 'last read in quarantine; its record now reads as nothing to report, with a status the API does not document';
+  if (p.remembered_kind === undefined)
+    return 'says it is in quarantine, but its record could not be read, so it was not checked';
+  const was = `was ${rememberedWords(p.remembered_kind)} at the last scan`;
+  return p.dates_only
+    ? `${was}; its record now reads as nothing to report, with a status the API does not document`
+    : `${was}; its record could not be read now, so it was not checked`;
 }
 
 /**
@@ -339,10 +346,21 @@ export function unreadableSays(p: Problem): string {
  * finding kept as remembered is (`name LAST DAYS 3d to restore?`), `?` as its record does not say so.
  */
 function smsProblem(p: Problem, now: string): SmsItem {
-  const by = p.kept_quarantine ? p.restore_by : null;
+  const by = p.restore_by;
   const left = by ? daysLeft(Date.parse(by), Date.parse(now)) : null;
-  return { name: normalizeDomainName(p.key ?? '?'), says: (name) => `${smsQuarantineText(left, name)}?` };
+  const kind = p.remembered_kind ?? 'quarantine';
+  const says = kind === 'quarantine' ? (name: string) => smsQuarantineText(left, name) : smsKindText(kind);
+  return { name: normalizeDomainName(p.key ?? '?'), says: (name) => `${says(name)}?` };
 }
+
+/** A critical kind memory knew, as the SMS says a finding of it (`name expired`), by its kind alone. */
+const smsKindText =
+  (kind: string) =>
+  (name: string): string => {
+    if (kind === 'expired' || kind === 'renewal_failed') return `${name} ${kind.replace('_', ' ')}`;
+    if (isRegistryKind(kind)) return registry.registrySmsItem(name, { kind, date_expiry: null });
+    return `${name} ${toGsm7(kind.replace(/_/g, ' '))}`;
+  };
 
 function smsFindingText(f: DomainFinding, name: string): string {
   if (f.kind === 'quarantine') return smsQuarantineText(f.days_to_restore, name);
