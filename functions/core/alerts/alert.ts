@@ -189,17 +189,45 @@ export function headline(report: Report, terse = false): string {
   if (info) parts.push(`${info} info`);
   const unreadable = unreadableCount(report);
   if (unreadable) parts.push(terse ? `${unreadable} unreadable` : plural(unreadable, 'unreadable record'));
+  const read = problemCount(report) - unreadable;
+  if (read) parts.push(terse ? `${read} to look at` : `${plural(read, 'record')} to look at`);
   return parts.join(', ');
 }
 
 /** What a message's JSON left out of the report to fit SNS (message.ts): chat and webhooks read that JSON. */
 const omittedOf = (report: Report) =>
-  (report as { readonly omitted?: { readonly problems?: number; readonly critical_problems?: number } })
-    .omitted;
+  (
+    report as {
+      readonly omitted?: {
+        readonly problems?: number;
+        readonly unread_problems?: number;
+        readonly critical_problems?: number;
+      };
+    }
+  ).omitted;
 
-/** Unreadable records, those a message's cut left out included. */
-export const unreadableCount = (report: Report): number =>
+/**
+ * Whether a problem record was read: by its dates only (a status the API does not document, a
+ * kept quarantine or a remembered critical among them), or read and checked with its registrant
+ * given twice. The one decision of what "could not be read" counts, in every channel.
+ */
+export const recordWasRead = (p: Problem): boolean => p.dates_only === true || p.registrant_conflict === true;
+
+/** Problem records, read or not, those a message's cut left out included. */
+export const problemCount = (report: Report): number =>
   report.problems.length + (omittedOf(report)?.problems ?? 0);
+
+/**
+ * Records that could not be read ({@link recordWasRead}), those a message's cut left out included
+ * (a cut that does not say how many of those could not be read counts them all).
+ */
+export const unreadableCount = (report: Report): number => {
+  const omitted = omittedOf(report);
+  return (
+    report.problems.filter((p) => !recordWasRead(p)).length +
+    (omitted?.unread_problems ?? omitted?.problems ?? 0)
+  );
+};
 
 /** The changes since the last scan a report with memory carries; none without memory. */
 const changesOf = (report: Report): readonly DomainChange[] =>
@@ -521,7 +549,7 @@ export function truncateReport(
   report: Report,
   findingLimit: number,
   problemLimit = MESSAGE_PROBLEMS_KEPT,
-): Report & { truncated?: true; omitted?: { findings: number; problems: number } } {
+): Report & { truncated?: true; omitted?: { findings: number; problems: number; unread_problems: number } } {
   const findings = Math.max(0, report.findings.length - findingLimit);
   const problems = Math.max(0, report.problems.length - problemLimit);
   const kept = report.problems.slice(0, problemLimit).map((p) =>
@@ -538,7 +566,16 @@ export function truncateReport(
     ...report,
     findings: report.findings.slice(0, findingLimit),
     problems: kept,
-    ...(findings || problems ? { truncated: true as const, omitted: { findings, problems } } : {}),
+    ...(findings || problems
+      ? {
+          truncated: true as const,
+          omitted: {
+            findings,
+            problems,
+            unread_problems: report.problems.slice(problemLimit).filter((p) => !recordWasRead(p)).length,
+          },
+        }
+      : {}),
   };
 }
 
@@ -549,7 +586,7 @@ export function truncateReport(
  */
 export function alertSeverity(report: Report): Severity {
   if (criticalCount(report) > 0) return 'critical';
-  if (report.summary.warning > 0 || unreadableCount(report) > 0 || changesOf(report).length > 0)
+  if (report.summary.warning > 0 || problemCount(report) > 0 || changesOf(report).length > 0)
     return 'warning';
   return 'info';
 }

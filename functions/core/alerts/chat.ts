@@ -11,6 +11,7 @@ import {
   dateFormat,
   describeDomainFinding,
   headline,
+  problemCount,
   unreadableCount,
   unreadableSays,
 } from './alert';
@@ -383,9 +384,15 @@ function chatNextSteps(report: Report, items: readonly ChatItem[], reportUrl: st
     );
   if (items.some((i) => /expires|expired|renewal/.test(i.what)))
     nextSteps.push("Renew the expiring domains, or turn auto-renew on, in the reseller's control panel.");
-  if (unreadableCount(report))
+  const unread = unreadableCount(report);
+  if (unread)
     nextSteps.push(
-      `${plural(unreadableCount(report), 'record')} could not be read: check them in the reseller's control panel.`,
+      `${plural(unread, 'record')} could not be read: check ${unread === 1 ? 'it' : 'them'} in the reseller's control panel.`,
+    );
+  const read = problemCount(report) - unread;
+  if (read > 0)
+    nextSteps.push(
+      `${plural(read, 'record')} read ${read === 1 ? 'says' : 'say'} something to look at: see each one's reason.`,
     );
   if (reportUrl && reportUrl.length + 13 <= CUSTOM_NOTIFICATION_LIMITS.nextStep)
     nextSteps.push(`Full report: ${reportUrl}`);

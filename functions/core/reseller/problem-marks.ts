@@ -6,6 +6,11 @@ export interface KeptQuarantineMarks {
    */
   readonly dates_only?: true;
   /**
+   * Read and checked, its registrant handle given twice and the two disagreeing (scan/scan-problems.ts
+   * registrantConflictProblem): a record to look at, not one that could not be read.
+   */
+  readonly registrant_conflict?: true;
+  /**
    * Published by memory as a quarantine it keeps while this record gives no finding (memory/kept-quarantine.ts):
    * critical, or at the record's own severity while a snooze of it holds.
    */
