@@ -66,6 +66,21 @@ describe('an expired domain whose record can no longer be read', () => {
     expect(sms).toContain('gone.nl expired?');
   });
 
+  it('is one critical item when a record of its domain says quarantine already: its second record is left as it is', () => {
+    const first = scan([expired()], T0, EMPTY_STATE);
+    const says = { ...broken('gone.nl'), severity: 'critical' as const };
+    for (const twins of [
+      [says, broken('GONE.nl.')],
+      [broken('GONE.nl.'), says],
+    ]) {
+      const broke = scan([], T0 + HOUR, first.next, { problems: twins });
+      const { alert, json } = channels(broke.plan);
+      expect(alert.attributes.critical_count).toBe(1);
+      const marked = (json.problems as Problem[]).filter((p) => p.remembered_kind !== undefined);
+      expect(marked).toEqual([]);
+    }
+  });
+
   it('stays a warning while a snooze memory holds for it', () => {
     const first = scan([expired()], T0, EMPTY_STATE);
     const state = {
