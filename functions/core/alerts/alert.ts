@@ -189,17 +189,45 @@ export function headline(report: Report, terse = false): string {
   if (info) parts.push(`${info} info`);
   const unreadable = unreadableCount(report);
   if (unreadable) parts.push(terse ? `${unreadable} unreadable` : plural(unreadable, 'unreadable record'));
+  const read = problemCount(report) - unreadable;
+  if (read) parts.push(terse ? `${read} to look at` : `${plural(read, 'record')} to look at`);
   return parts.join(', ');
 }
 
 /** What a message's JSON left out of the report to fit SNS (message.ts): chat and webhooks read that JSON. */
 const omittedOf = (report: Report) =>
-  (report as { readonly omitted?: { readonly problems?: number; readonly critical_problems?: number } })
-    .omitted;
+  (
+    report as {
+      readonly omitted?: {
+        readonly problems?: number;
+        readonly unread_problems?: number;
+        readonly critical_problems?: number;
+      };
+    }
+  ).omitted;
 
-/** Unreadable records, those a message's cut left out included. */
-export const unreadableCount = (report: Report): number =>
+/**
+ * Whether a problem record was read: by its dates only (a status the API does not document, a
+ * kept quarantine or a remembered critical among them), or read and checked with its registrant
+ * given twice. The one decision of what "could not be read" counts, in every channel.
+ */
+export const recordWasRead = (p: Problem): boolean => p.dates_only === true || p.registrant_conflict === true;
+
+/** Problem records, read or not, those a message's cut left out included. */
+export const problemCount = (report: Report): number =>
   report.problems.length + (omittedOf(report)?.problems ?? 0);
+
+/**
+ * Records that could not be read ({@link recordWasRead}), those a message's cut left out included
+ * (a cut that does not say how many of those could not be read counts them all).
+ */
+export const unreadableCount = (report: Report): number => {
+  const omitted = omittedOf(report);
+  return (
+    report.problems.filter((p) => !recordWasRead(p)).length +
+    (omitted?.unread_problems ?? omitted?.problems ?? 0)
+  );
+};
 
 /** The changes since the last scan a report with memory carries; none without memory. */
 const changesOf = (report: Report): readonly DomainChange[] =>
@@ -324,13 +352,20 @@ function smsQuarantineText(left: number | null | undefined, name: string): strin
 
 /**
  * What a critical problem record says of its domain in the digest and chat: one that says
- * quarantine but could not be read, or a kept quarantine (memory/kept-quarantine.ts, told by its
- * mark), whose record was read, by its dates only: it is last read in quarantine, not unreadable.
+ * quarantine but could not be read; a kept quarantine (memory/kept-quarantine.ts, told by its
+ * mark), whose record was read, by its dates only: it is last read in quarantine, not unreadable;
+ * or one critical by what memory last knew of its domain (`remembered_kind`: expired), its record
+ * not read, or read by its dates only with nothing to report.
  */
 export function unreadableSays(p: Problem): string {
-  return p.kept_quarantine
-    ? 'last read in quarantine; its record now reads as nothing to report, with a status the API does not document'
-    : 'says it is in quarantine, but its record could not be read, so it was not checked';
+  if (p.kept_quarantine)
+    return 'last read in quarantine; its record now reads as nothing to report, with a status the API does not document';
+  if (p.remembered_kind === undefined)
+    return 'says it is in quarantine, but its record could not be read, so it was not checked';
+  const was = `was ${rememberedWords(p.remembered_kind)} at the last scan`;
+  return p.dates_only
+    ? `${was}; its record now reads as nothing to report, with a status the API does not document`
+    : `${was}; its record could not be read now, so it was not checked`;
 }
 
 /**
@@ -339,10 +374,21 @@ export function unreadableSays(p: Problem): string {
  * finding kept as remembered is (`name LAST DAYS 3d to restore?`), `?` as its record does not say so.
  */
 function smsProblem(p: Problem, now: string): SmsItem {
-  const by = p.kept_quarantine ? p.restore_by : null;
+  const by = p.restore_by;
   const left = by ? daysLeft(Date.parse(by), Date.parse(now)) : null;
-  return { name: normalizeDomainName(p.key ?? '?'), says: (name) => `${smsQuarantineText(left, name)}?` };
+  const kind = p.remembered_kind ?? 'quarantine';
+  const says = kind === 'quarantine' ? (name: string) => smsQuarantineText(left, name) : smsKindText(kind);
+  return { name: normalizeDomainName(p.key ?? '?'), says: (name) => `${says(name)}?` };
 }
+
+/** A critical kind memory knew, as the SMS says a finding of it (`name expired`), by its kind alone. */
+const smsKindText =
+  (kind: string) =>
+  (name: string): string => {
+    if (kind === 'expired' || kind === 'renewal_failed') return `${name} ${kind.replace('_', ' ')}`;
+    if (isRegistryKind(kind)) return registry.registrySmsItem(name, { kind, date_expiry: null });
+    return `${name} ${toGsm7(kind.replace(/_/g, ' '))}`;
+  };
 
 function smsFindingText(f: DomainFinding, name: string): string {
   if (f.kind === 'quarantine') return smsQuarantineText(f.days_to_restore, name);
@@ -503,7 +549,7 @@ export function truncateReport(
   report: Report,
   findingLimit: number,
   problemLimit = MESSAGE_PROBLEMS_KEPT,
-): Report & { truncated?: true; omitted?: { findings: number; problems: number } } {
+): Report & { truncated?: true; omitted?: { findings: number; problems: number; unread_problems: number } } {
   const findings = Math.max(0, report.findings.length - findingLimit);
   const problems = Math.max(0, report.problems.length - problemLimit);
   const kept = report.problems.slice(0, problemLimit).map((p) =>
@@ -520,7 +566,16 @@ export function truncateReport(
     ...report,
     findings: report.findings.slice(0, findingLimit),
     problems: kept,
-    ...(findings || problems ? { truncated: true as const, omitted: { findings, problems } } : {}),
+    ...(findings || problems
+      ? {
+          truncated: true as const,
+          omitted: {
+            findings,
+            problems,
+            unread_problems: report.problems.slice(problemLimit).filter((p) => !recordWasRead(p)).length,
+          },
+        }
+      : {}),
   };
 }
 
@@ -531,7 +586,7 @@ export function truncateReport(
  */
 export function alertSeverity(report: Report): Severity {
   if (criticalCount(report) > 0) return 'critical';
-  if (report.summary.warning > 0 || unreadableCount(report) > 0 || changesOf(report).length > 0)
+  if (report.summary.warning > 0 || problemCount(report) > 0 || changesOf(report).length > 0)
     return 'warning';
   return 'info';
 }

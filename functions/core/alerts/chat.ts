@@ -1,6 +1,6 @@
 import { cutText, displayDomain, plural, safeText } from '../base/text';
 import { type DomainFinding, daysLeft, type Finding, isDomainFinding } from '../findings/classify';
-import { changeNextStep, nextStep, restoreKeptStep } from '../findings/next-step';
+import { changeNextStep, nextStep, rememberedWords, restoreKeptStep } from '../findings/next-step';
 import type { ChangeKind, DomainChange } from '../memory/state';
 import type { Problem } from '../reseller/client';
 import { ACCOUNT_NAME } from '../scan/accounts';
@@ -11,6 +11,7 @@ import {
   dateFormat,
   describeDomainFinding,
   headline,
+  problemCount,
   unreadableCount,
   unreadableSays,
 } from './alert';
@@ -123,11 +124,16 @@ const unreadableItem = (p: Problem, now: string, day: (iso: string) => string): 
   severity: 'critical',
   name: chatName(p.key ?? '(no name)'),
   what: unreadableSays(p),
-  next: p.kept_quarantine
-    ? chatPlain(
-        `Check it in the reseller's control panel now. ${restoreKeptStep({ restore_by: p.restore_by ?? null, days_to_restore: p.restore_by ? daysLeft(Date.parse(p.restore_by), Date.parse(now)) : null }, day)}`,
-      )
-    : "Check it in the reseller's control panel now: restore it there if it is in quarantine.",
+  next:
+    p.kept_quarantine || p.remembered_kind === 'quarantine'
+      ? chatPlain(
+          `Check it in the reseller's control panel now. ${restoreKeptStep({ restore_by: p.restore_by ?? null, days_to_restore: p.restore_by ? daysLeft(Date.parse(p.restore_by), Date.parse(now)) : null }, day)}`,
+        )
+      : p.remembered_kind
+        ? chatPlain(
+            `Check it in the reseller's control panel now: it was last read ${rememberedWords(p.remembered_kind)}; renew or restore it there if it still is.`,
+          )
+        : "Check it in the reseller's control panel now: restore it there if it is in quarantine.",
 });
 
 /**
@@ -378,9 +384,15 @@ function chatNextSteps(report: Report, items: readonly ChatItem[], reportUrl: st
     );
   if (items.some((i) => /expires|expired|renewal/.test(i.what)))
     nextSteps.push("Renew the expiring domains, or turn auto-renew on, in the reseller's control panel.");
-  if (unreadableCount(report))
+  const unread = unreadableCount(report);
+  if (unread)
     nextSteps.push(
-      `${plural(unreadableCount(report), 'record')} could not be read: check them in the reseller's control panel.`,
+      `${plural(unread, 'record')} could not be read: check ${unread === 1 ? 'it' : 'them'} in the reseller's control panel.`,
+    );
+  const read = problemCount(report) - unread;
+  if (read > 0)
+    nextSteps.push(
+      `${plural(read, 'record')} read ${read === 1 ? 'says' : 'say'} something to look at: see each one's reason.`,
     );
   if (reportUrl && reportUrl.length + 13 <= CUSTOM_NOTIFICATION_LIMITS.nextStep)
     nextSteps.push(`Full report: ${reportUrl}`);

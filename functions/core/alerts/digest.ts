@@ -17,6 +17,7 @@ import {
   priceText,
   problemLine,
   type RenderOptions,
+  recordWasRead,
   renewalCostLine,
   unreadableSays,
 } from './alert';
@@ -493,19 +494,32 @@ function infoLines(report: Report): string[] {
   return out;
 }
 
-/** The unreadable records, the first of them within `maxBytes`, the rest counted. */
+/**
+ * The PROBLEMS header: how many records could not be read (alert.ts recordWasRead, as the subject
+ * and chat count them) and how many were read (by their dates only, or with a registrant given
+ * twice) and say something to look at.
+ */
+function problemsHeader(report: Report): string {
+  const all = report.problems.length;
+  const unread = report.problems.filter((p) => !recordWasRead(p)).length;
+  const was = (n: number) => (n === 1 ? 'was' : 'were');
+  const notRead = `could not be read and ${was(unread)} not checked`;
+  const read = `${was(all - unread)} read, and say${all - unread === 1 ? 's' : ''} something to look at`;
+  if (unread === all) return `PROBLEMS: ${plural(all, 'record')} ${notRead}:`;
+  if (unread === 0) return `PROBLEMS: ${plural(all, 'record')} ${read}:`;
+  return `PROBLEMS: ${plural(all, 'record')}: ${unread} ${notRead}; ${all - unread} ${read}:`;
+}
+
+/** The problem records, the first of them within `maxBytes`, the rest counted. */
 function problemLines(report: Report, maxBytes: number): string[] {
   if (report.problems.length === 0) return [];
-  const one = report.problems.length === 1;
   const lines = report.problems.slice(0, DIGEST_PROBLEMS_SHOWN).map(problemLine);
   const shown = linesWithin(lines, maxBytes);
-  const out = [
-    `PROBLEMS: ${plural(report.problems.length, 'record')} could not be read and ${one ? 'was' : 'were'} not checked:`,
-    ...lines.slice(0, shown),
-  ];
-  if (report.problems.length > shown)
+  const out = [problemsHeader(report), ...lines.slice(0, shown)];
+  const more = report.problems.length - shown;
+  if (more > 0)
     out.push(
-      `- and ${report.problems.length - shown} more unreadable records ${report.report_url ? `on the full report: ${report.report_url}#unreadable` : '(run a scan with --json for all of them)'}`,
+      `- and ${more} more ${report.problems.every((p) => !recordWasRead(p)) ? 'unreadable records' : 'records'} ${report.report_url ? `on the full report: ${report.report_url}#unreadable` : '(run a scan with --json for all of them)'}`,
     );
   out.push('');
   return out;

@@ -7,6 +7,7 @@ import {
   alertSeverity,
   criticalCount,
   type RenderOptions,
+  recordWasRead,
   renderSms,
   renderSubject,
   SNS_MAX_BYTES,
@@ -247,6 +248,7 @@ class JsonParts {
             omitted: {
               findings: r.findings.length - findings,
               problems: r.problems.length - problems,
+              unread_problems: r.problems.slice(problems).filter((p) => !recordWasRead(p)).length,
               // Chat and webhooks read this JSON: they count the critical ones it leaves out (alert.ts criticalCount).
               critical_problems: r.problems.slice(problems).filter((p) => p.severity === 'critical').length,
             },

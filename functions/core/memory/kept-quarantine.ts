@@ -10,7 +10,7 @@ import type { ScanMemory } from './scan-memory';
 import type { AlertMemory, DomainMemory, EscalationPolicy, FindingMemory } from './state';
 import { domainKey } from './state-bounds';
 import { isDue } from './state-time';
-import { believableRestoreBy } from './unjudged-memory';
+import { believableRestoreBy, rememberedCritical } from './unjudged-memory';
 
 /** What a kept quarantine's problem record adds to its reason; after {@link DATES_ONLY}, so no quoted status can spell it. */
 const KEPT = '; last read in quarantine, ';
@@ -106,22 +106,78 @@ export function withKeptQuarantines<R extends Pick<Report, 'problems' | 'finding
   const found = new Set(report.findings.filter(isDomainFinding).map((f) => domainKey(f.domain_name)));
   // A domain listed twice (two spellings of one key) is one kept quarantine: the first record.
   const marked = new Set<string>();
-  const problems = report.problems.map((p) => {
-    const kept = keptQuarantine(p, found, memory, silence.lapsing);
-    if (kept === null || p.key === null || marked.has(domainKey(p.key))) return p;
+  const kept = report.problems.map((p) => {
+    const was = keptQuarantine(p, found, memory, silence.lapsing);
+    if (was === null || p.key === null || marked.has(domainKey(p.key))) return p;
     marked.add(domainKey(p.key));
-    const restore = restoreOf(kept.finding, nowMs);
+    const restore = restoreOf(was.finding, nowMs);
     const snoozed = silence.silenced?.has(domainKey(p.key)) === true;
     return {
       ...p,
-      ...(kept.group === undefined ? {} : { policy: kept.group }),
+      ...(was.group === undefined ? {} : { policy: was.group }),
       ...(snoozed ? {} : { severity: 'critical' as const }),
       kept_quarantine: true as const,
       reason: `${p.reason}${KEPT}${restoreText(restore)}`,
       restore_by: restore.by,
     };
   });
-  return marked.size > 0 ? { ...report, problems } : report;
+  const problems = withRememberedCritical(kept, found, memory, nowMs, silence.lapsing);
+  return marked.size > 0 || problems !== kept ? { ...report, problems } : report;
+}
+
+/**
+ * `problems` with each record {@link keptCritical} marks critical by what memory knew of its
+ * domain, after the kept quarantines: a domain with a critical record already (one that says
+ * quarantine, a kept quarantine, snoozed or not) is one item by it, and a domain listed twice is
+ * marked once, by its first record. The same array when none is marked.
+ */
+function withRememberedCritical(
+  problems: Problem[],
+  found: ReadonlySet<string>,
+  memory: ScanMemory,
+  nowMs: number,
+  lapsing: ReadonlySet<string> | undefined,
+): Problem[] {
+  const critical = new Set(
+    problems.flatMap((p) =>
+      (p.severity === 'critical' || p.kept_quarantine) && p.resource === 'domain' && p.key !== null
+        ? [domainKey(p.key)]
+        : [],
+    ),
+  );
+  const before = critical.size;
+  const marked = problems.map((p) => {
+    if (p.key === null || critical.has(domainKey(p.key))) return p;
+    const said = keptCritical(p, found, memory, nowMs, lapsing);
+    if (said !== p) critical.add(domainKey(p.key));
+    return said;
+  });
+  return critical.size > before ? marked : problems;
+}
+
+/**
+ * `p` published critical when its record was not read at all, or read by its dates only gives no
+ * finding, and memory knows its domain as critical (rememberedCritical: no snooze or
+ * acknowledgement holds, not let lapse): marked with the kind memory knew (`remembered_kind`), in
+ * quarantine its remembered restore-by too, so every channel says it as that (`name expired?` in
+ * the SMS) and counts it critical, as a record that says quarantine is. A record read and judged
+ * (a registrant given twice) is left as it is: its finding, or none, is what stands. Else `p`.
+ */
+function keptCritical(
+  p: Problem,
+  found: ReadonlySet<string>,
+  memory: ScanMemory,
+  nowMs: number,
+  lapsing: ReadonlySet<string> | undefined,
+): Problem {
+  if (p.resource !== 'domain' || p.key === null || p.severity === 'critical') return p;
+  const key = domainKey(p.key);
+  if (found.has(key) || (memory.seen.has(key) && !judgedByDatesOnly(p))) return p;
+  const was = memory.prior.get(key);
+  const lapses = (g: string | undefined) => g !== undefined && lapsing?.has(g) === true;
+  if (!was?.finding || !rememberedCritical(was, nowMs, lapses)) return p;
+  const restore = was.finding.kind === 'quarantine' ? { restore_by: restoreOf(was.finding, nowMs).by } : {};
+  return { ...p, severity: 'critical', remembered_kind: was.finding.kind, ...restore };
 }
 
 /**

@@ -124,7 +124,8 @@ function boundProblemKey(key: string): string {
 export function problemKey(p: Problem, cut = false): string {
   if (p.key === null) return boundProblemKey(cut ? `${p.resource}@cut` : `${p.resource}@page${p.page}`);
   // A kept quarantine (memory/kept-quarantine.ts) says critical, snoozed or not: a snooze that ends is no news of the record.
-  const severity = p.kept_quarantine ? 'critical' : (p.severity ?? '');
+  // One critical by what memory knew (remembered_kind) is keyed by its record's own: none.
+  const severity = p.kept_quarantine ? 'critical' : p.remembered_kind ? '' : (p.severity ?? '');
   const says = sha256(`${severity} ${steadyReason(p.reason)}`).slice(0, 12);
   // A domain by its one form (as paging folds twins: case, trailing dot, punycode), so a twin's key is
   // one whichever of its spellings the server listed second.

@@ -106,14 +106,16 @@ export function unreadableCriticalCount(
   // One domain is one item: a domain with a critical record (one that says quarantine, a kept
   // quarantine) is counted by unreadableQuarantineCount, and a second record of a domain (its
   // registrant handle given twice) is not a second domain to repeat.
+  // One critical by what memory knows (remembered_kind, kept-quarantine.ts) is counted here.
+  const saysQuarantine = (p: Report['problems'][number]) => p.severity === 'critical' && !p.remembered_kind;
   const counted = new Set(
     problems.flatMap((p) =>
-      p.severity === 'critical' && p.resource === 'domain' && p.key !== null ? [domainKey(p.key)] : [],
+      saysQuarantine(p) && p.resource === 'domain' && p.key !== null ? [domainKey(p.key)] : [],
     ),
   );
   const before = counted.size;
   for (const p of problems) {
-    if (p.resource !== 'domain' || p.key === null || p.severity === 'critical') continue;
+    if (p.resource !== 'domain' || p.key === null || saysQuarantine(p)) continue;
     const key = domainKey(p.key);
     if (counted.has(key) || (judgedByDatesOnly(p) && found.has(key))) continue;
     if (!rememberedCritical(memory.prior.get(key), nowMs, lapsing)) continue;
@@ -135,6 +137,7 @@ export function rememberedCritical(
 
 /**
  * How many records this scan could not read say the domain is in quarantine (critical), less the
+ * records critical by what memory knows (`remembered_kind`: unreadableCriticalCount counts them), the
  * kept quarantines (each due by its own last alert: kept-quarantine.ts keptRepeatsDue) and those
  * of a domain memory knows in a group that lets it lapse (`lapsing`): such a record is repeated on
  * the critical cadence, and a domain let lapse is never repeated (docs/policies.md), so its broken
@@ -147,7 +150,7 @@ export function unreadableQuarantineCount(
 ): number {
   let n = 0;
   for (const p of problems) {
-    if (p.severity !== 'critical' || p.kept_quarantine) continue;
+    if (p.severity !== 'critical' || p.kept_quarantine || p.remembered_kind) continue;
     const group =
       p.resource === 'domain' && p.key !== null ? memory.prior.get(domainKey(p.key))?.group : undefined;
     if (!lapsing(group)) n++;

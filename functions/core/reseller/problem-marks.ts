@@ -6,10 +6,21 @@ export interface KeptQuarantineMarks {
    */
   readonly dates_only?: true;
   /**
+   * Read and checked, its registrant handle given twice and the two disagreeing (scan/scan-problems.ts
+   * registrantConflictProblem): a record to look at, not one that could not be read.
+   */
+  readonly registrant_conflict?: true;
+  /**
    * Published by memory as a quarantine it keeps while this record gives no finding (memory/kept-quarantine.ts):
    * critical, or at the record's own severity while a snooze of it holds.
    */
   readonly kept_quarantine?: true;
+  /**
+   * The critical finding memory last knew of a domain whose record could not be read, or read by its
+   * dates only gives none (memory/kept-quarantine.ts): published critical by it, said as what it
+   * was (`expired`). Its record's own severity is none: its problem key stays the record's.
+   */
+  readonly remembered_kind?: string;
   /** Its remembered restore-by, null unknown; quiet hours judge by it. */
   readonly restore_by?: string | null;
   /** Its group (the policy memory last read it under), as a finding's `policy`. */

@@ -48,6 +48,7 @@ export function registrantConflictProblem(domain: Domain, page: number): Problem
     key: domain.domain_name,
     page,
     reason: `the record gives its registrant handle twice, and the two disagree: registrant_handle ${examples}, registant_handle ${table} (the documentation spells the one field both ways); the domain was checked, named by registrant_handle; look at its registrant in the reseller's control panel`,
+    registrant_conflict: true,
   };
 }
 

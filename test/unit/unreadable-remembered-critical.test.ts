@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { chatNotificationOf } from '../../functions/core/alerts/chat';
+import { buildAlertMessage, reportJsonOf } from '../../functions/core/alerts/message';
+import type { Problem } from '../../functions/core/reseller/paging';
+import type { Domain } from '../../functions/core/reseller/schemas';
+import { HOUR, T0 } from '../support/account-model';
+import { groupScanner } from '../support/group-scan';
+import { DAY, domain } from '../support/state-scan';
+import { EMPTY_STATE } from '../support/whole-state';
+
+/**
+ * A domain memory last knew as critical (expired: days from being lost) whose record can no longer
+ * be read is a critical item in every channel of the account's message and its group's, said by
+ * what memory last knew: a broken record must not drop it to a warning, out of the SMS.
+ */
+
+const FILE = {
+  policies: [{ name: 'watch', match: { tags: ['watch'] }, alertEmails: ['watch@example.nl'] }],
+};
+const { scan } = groupScanner(FILE);
+
+const broken = (name: string): Problem => ({
+  resource: 'domain',
+  key: name,
+  page: 1,
+  reason: 'date_expiry: Invalid input',
+});
+
+/** Each channel of the message planned for `group` (the account's when undefined). */
+function channels(plan: ReturnType<typeof scan>['plan'], group?: string) {
+  const planned = plan.find((p) => p.group === group);
+  if (!planned) throw new Error(`no message for ${group ?? 'the account'}`);
+  const alert = buildAlertMessage(planned.report);
+  const { sms, email } = JSON.parse(alert.message) as { sms: string; email: string };
+  const chat = chatNotificationOf(alert);
+  return { alert, sms, email, chat: JSON.stringify(chat), json: JSON.parse(reportJsonOf(alert)) };
+}
+
+describe('an expired domain whose record can no longer be read', () => {
+  const expired = (tags: string[] = []): Domain =>
+    domain('gone.nl', T0, { auto_renew: false, date_expiry: T0 - 2 * DAY, tags });
+
+  it('is critical in the SMS, the subject, the digest, chat and the JSON, said as what memory last knew', () => {
+    const first = scan([expired(), domain('ok.nl', T0)], T0, EMPTY_STATE);
+    const broke = scan([domain('ok.nl', T0)], T0 + HOUR, first.next, { problems: [broken('gone.nl')] });
+    const { alert, sms, email, chat, json } = channels(broke.plan);
+    expect(alert.attributes.severity).toBe('critical');
+    expect(alert.attributes.critical_count).toBe(1);
+    expect(sms).toContain('1 critical: gone.nl expired?');
+    expect(alert.subject).toContain('1 critical');
+    expect(email).toContain(
+      '- gone.nl: was expired at the last scan; its record could not be read now, so it was not checked',
+    );
+    expect(chat).toContain('was expired at the last scan');
+    expect(json.problems).toEqual([
+      expect.objectContaining({ key: 'gone.nl', severity: 'critical', remembered_kind: 'expired' }),
+    ]);
+  });
+
+  it('is critical in the message of its policy group too', () => {
+    const first = scan([expired(['watch'])], T0, EMPTY_STATE);
+    const broke = scan([], T0 + HOUR, first.next, { problems: [broken('gone.nl')] });
+    expect(broke.sent).toEqual(['account', 'watch']);
+    const { alert, sms } = channels(broke.plan, 'watch');
+    expect(alert.attributes.severity).toBe('critical');
+    expect(sms).toContain('gone.nl expired?');
+  });
+
+  it('is one critical item when a record of its domain says quarantine already: its second record is left as it is', () => {
+    const first = scan([expired()], T0, EMPTY_STATE);
+    const says = { ...broken('gone.nl'), severity: 'critical' as const };
+    for (const twins of [
+      [says, broken('GONE.nl.')],
+      [broken('GONE.nl.'), says],
+    ]) {
+      const broke = scan([], T0 + HOUR, first.next, { problems: twins });
+      const { alert, json } = channels(broke.plan);
+      expect(alert.attributes.critical_count).toBe(1);
+      const marked = (json.problems as Problem[]).filter((p) => p.remembered_kind !== undefined);
+      expect(marked).toEqual([]);
+    }
+  });
+
+  it('stays a warning while a snooze memory holds for it', () => {
+    const first = scan([expired()], T0, EMPTY_STATE);
+    const state = {
+      ...first.next,
+      domains: Object.fromEntries(
+        Object.entries(first.next.domains).map(([k, v]) => [
+          k,
+          {
+            ...v,
+            actions: {
+              snooze: {
+                until: new Date(T0 + 5 * DAY).toISOString(),
+                at: new Date(T0).toISOString(),
+                kind: 'expired' as const,
+                severity: 'critical' as const,
+              },
+            },
+          },
+        ]),
+      ),
+    };
+    const broke = scan([], T0 + HOUR, state, { problems: [broken('gone.nl')] });
+    const { alert } = channels(broke.plan);
+    expect(alert.attributes.severity).toBe('warning');
+  });
+});
