@@ -410,6 +410,29 @@ describe('checkRegistry', () => {
     expect(result.views.get('x-deleted.com')?.kind).toBe('registry_unknown');
   });
 
+  it("does not leave a server alone for the 404s memory's re-checks expect (a domain it no longer knew, one in redemption)", async () => {
+    // Re-checks go first: a registry that dropped ten of the account's domains (believed last scan)
+    // answers them 404 again, which says nothing against it; left alone, the sample after them went
+    // unchecked every scan while memory kept the ten, and a further deletion was never found.
+    const gone = Array.from({ length: 12 }, (_, i) => ({
+      ...candidate(`x${i}.com`, 'recheck', i),
+      remembered: i % 2 ? ('registry_unknown' as const) : ('registry_redemption' as const),
+    }));
+    const sample = Array.from({ length: 20 }, (_, i) => candidate(`g${i}.com`, 'sample', i));
+    const result = await checkRegistry({
+      candidates: [...gone, ...sample, candidate('y-deleted.com', 'sample', 99)],
+      bootstrap,
+      client: client(knowing('g')),
+      now: NOW,
+      budget: 100,
+      policy: POLICY,
+      perServer: 1,
+    });
+    expect(result.counts.agree).toBe(20);
+    expect(result.counts.not_checked.server_failed).toBe(0);
+    expect(result.views.get('y-deleted.com')?.kind).toBe('registry_unknown');
+  });
+
   it("leaves only the server alone whose Retry-After ends past the scan's time: the others are still asked", async () => {
     const asked: string[] = [];
     const fetch = (async (url: string | URL | Request) => {

@@ -374,15 +374,15 @@ async function lookUp(
 }
 
 /**
- * Leaves a server alone once it answered `notFoundToStop` lookups with 404 and none with a record. A 404 the domain
- * explains is not counted (notFoundExplained): a registry that works gives it, and flagged domains are asked first.
+ * Leaves a server alone once it answered `notFoundToStop` lookups with 404 and none with a record, not counting
+ * a 404 the domain explains (notFoundExplained) or memory expects (asked first: re-checks, flagged, then the sample).
  */
 function knowsNone(input: RegistryCheckInput, state: ServerState, candidate: RegistryCandidate): void {
-  if (!notFoundExplained(candidate, input.now)) state.unexplainedNotFound++;
-  const answered = state.unexplainedNotFound;
-  if (state.stopped || state.known > 0 || answered < (input.notFoundToStop ?? 10)) return;
+  const expected = ['registry_unknown', 'registry_redemption'].includes(candidate.remembered ?? '');
+  if (!expected && !notFoundExplained(candidate, input.now)) state.unexplainedNotFound++;
+  if (state.stopped || state.known > 0 || state.unexplainedNotFound < (input.notFoundToStop ?? 10)) return;
   state.stopped = state.saysWhy = true;
-  state.lastError = `it answered ${answered} lookups with HTTP 404 or 410 and knew none of the domains asked: its 404s say nothing of them; left alone for the rest of this scan`;
+  state.lastError = `it answered ${state.unexplainedNotFound} lookups with HTTP 404 or 410 and knew none of the domains asked: its 404s say nothing of them; left alone for the rest of this scan`;
 }
 
 /**
