@@ -382,6 +382,57 @@ describe('checkRegistry', () => {
     );
   });
 
+  it('does not leave a server alone for 404s its domains explain (in quarantine, added within a day): the sample after them is asked', async () => {
+    // A reseller's flagged domains go first, and a quarantine's is a 404 a healthy gTLD registry
+    // gives (it purged the name); so may a registration of minutes ago. Ten of them said nothing of
+    // the server, yet left .com alone: its sample unchecked, a domain it no longer knows unfound.
+    const fetch = knowing('g');
+    const quarantined = Array.from({ length: 6 }, (_, i) => ({
+      ...candidate(`q${i}.com`, 'flagged', i),
+      quarantine: true,
+    }));
+    const added = Array.from({ length: 6 }, (_, i) => ({
+      ...candidate(`n${i}.com`, 'flagged', 10 + i),
+      date_created: NOW - 3_600_000,
+    }));
+    const sample = Array.from({ length: 20 }, (_, i) => candidate(`g${i}.com`, 'sample', i));
+    const result = await checkRegistry({
+      candidates: [...quarantined, ...added, ...sample, candidate('x-deleted.com', 'sample', 99)],
+      bootstrap,
+      client: client(fetch),
+      now: NOW,
+      budget: 100,
+      policy: POLICY,
+      perServer: 1,
+    });
+    expect(result.counts.agree).toBe(20);
+    expect(result.counts.not_checked.server_failed).toBe(0);
+    expect(result.views.get('x-deleted.com')?.kind).toBe('registry_unknown');
+  });
+
+  it("does not leave a server alone for the 404s memory's re-checks expect (a domain it no longer knew, one in redemption)", async () => {
+    // Re-checks go first: a registry that dropped ten of the account's domains (believed last scan)
+    // answers them 404 again, which says nothing against it; left alone, the sample after them went
+    // unchecked every scan while memory kept the ten, and a further deletion was never found.
+    const gone = Array.from({ length: 12 }, (_, i) => ({
+      ...candidate(`x${i}.com`, 'recheck', i),
+      remembered: i % 2 ? ('registry_unknown' as const) : ('registry_redemption' as const),
+    }));
+    const sample = Array.from({ length: 20 }, (_, i) => candidate(`g${i}.com`, 'sample', i));
+    const result = await checkRegistry({
+      candidates: [...gone, ...sample, candidate('y-deleted.com', 'sample', 99)],
+      bootstrap,
+      client: client(knowing('g')),
+      now: NOW,
+      budget: 100,
+      policy: POLICY,
+      perServer: 1,
+    });
+    expect(result.counts.agree).toBe(20);
+    expect(result.counts.not_checked.server_failed).toBe(0);
+    expect(result.views.get('y-deleted.com')?.kind).toBe('registry_unknown');
+  });
+
   it("leaves only the server alone whose Retry-After ends past the scan's time: the others are still asked", async () => {
     const asked: string[] = [];
     const fetch = (async (url: string | URL | Request) => {

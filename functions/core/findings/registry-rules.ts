@@ -144,13 +144,7 @@ export function judgeNotFound(
   now: number,
   policy: RegistryPolicy,
 ): Omit<RegistryView, 'server'> | null {
-  if (reseller.quarantine || !isGenericTld(reseller.domain_name)) return null;
-  // Registered minutes ago: its 404 may be the registry's lag or a cached answer from the
-  // availability check before it, not a deletion; it stays the info line a ccTLD's 404 is.
-  // A date_created more than a day ahead is not a registration at all (a wrong date): believed, it
-  // would keep a deleted domain silent until that date.
-  const added = reseller.date_created;
-  if (typeof added === 'number' && Math.abs(now - added) < NEWLY_ADDED_MS) return null;
+  if (!isGenericTld(reseller.domain_name) || notFoundExplained(reseller, now)) return null;
   const critical = reseller.date_expiry <= now + policy.criticalDays * DAY_MS;
   return {
     kind: 'registry_unknown',
@@ -159,6 +153,18 @@ export function judgeNotFound(
     days_left: null,
     status: [],
   };
+}
+
+/**
+ * True when the domain itself explains a 404 from a registry that works: the reseller lists it in
+ * quarantine (the registry may have purged it), or it was added within a day. Registered minutes
+ * ago, its 404 may be the registry's lag or a cached answer from the availability check before it,
+ * not a deletion. A date_created more than a day ahead is not a registration at all (a wrong date):
+ * believed, it would keep a deleted domain silent until that date.
+ */
+export function notFoundExplained(reseller: ResellerSide, now: number): boolean {
+  const added = reseller.date_created;
+  return reseller.quarantine || (typeof added === 'number' && Math.abs(now - added) < NEWLY_ADDED_MS);
 }
 
 /**

@@ -3,6 +3,7 @@ import type { RegistryFindingKind, RegistryView } from '../findings/classify';
 import {
   judgeNotFound,
   judgeRegistry,
+  notFoundExplained,
   type RegistryPolicy,
   type ResellerSide,
 } from '../findings/registry-rules';
@@ -124,6 +125,8 @@ interface ServerState extends ServerTally {
   readonly items: QueueItem[];
   head: number;
   active: number;
+  /** Its 404s for domains that do not explain one (knowsNone): neither in quarantine nor added within a day. */
+  unexplainedNotFound: number;
   /** Its 404s that would be findings (registry_unknown), asked again and judged once every lookup is done. */
   unknown: { readonly candidate: RegistryCandidate; readonly view: RegistryView }[];
 }
@@ -199,6 +202,7 @@ function queueAt(servers: Map<string, ServerState>, item: QueueItem): void {
       failuresInRow: 0,
       answered: false,
       refusalsInRow: 0,
+      unexplainedNotFound: 0,
       stopped: false,
       asked: false,
       lastError: '',
@@ -341,7 +345,7 @@ async function lookUp(
       const unknown = notFoundView(candidate, input);
       if (unknown) state.unknown.push({ candidate, view: { ...unknown, server: answer.server } });
       const outcome = unknown ? 'deferred' : notFound(counts, state, candidate);
-      knowsNone(input, state);
+      knowsNone(input, state, candidate);
       return outcome;
     }
     return judgeFound(input, counts, candidate, answer, state);
@@ -369,13 +373,16 @@ async function lookUp(
   }
 }
 
-/** Leaves a server alone once it answered `notFoundToStop` lookups with 404 and none with a record. */
-function knowsNone(input: RegistryCheckInput, state: ServerState): void {
-  const answered = state.unknown.length + state.notFound.length;
-  if (state.stopped || state.known > 0 || answered < (input.notFoundToStop ?? 10)) return;
-  state.stopped = true;
-  state.saysWhy = true;
-  state.lastError = `it answered ${answered} lookups with HTTP 404 or 410 and knew none of the domains asked: its 404s say nothing of them; left alone for the rest of this scan`;
+/**
+ * Leaves a server alone once it answered `notFoundToStop` lookups with 404 and none with a record, not counting
+ * a 404 the domain explains (notFoundExplained) or memory expects (asked first: re-checks, flagged, then the sample).
+ */
+function knowsNone(input: RegistryCheckInput, state: ServerState, candidate: RegistryCandidate): void {
+  const expected = ['registry_unknown', 'registry_redemption'].includes(candidate.remembered ?? '');
+  if (!expected && !notFoundExplained(candidate, input.now)) state.unexplainedNotFound++;
+  if (state.stopped || state.known > 0 || state.unexplainedNotFound < (input.notFoundToStop ?? 10)) return;
+  state.stopped = state.saysWhy = true;
+  state.lastError = `it answered ${state.unexplainedNotFound} lookups with HTTP 404 or 410 and knew none of the domains asked: its 404s say nothing of them; left alone for the rest of this scan`;
 }
 
 /**
