@@ -132,10 +132,15 @@ describe('the calendar feed of a quarantine kept while its record gives no findi
       { purpose: 'calendar' },
       'latest-view.json',
     );
+    // Every view carries them all: the feed has room for some 40 000 kept quarantines.
+    for (const view of [viewOf(report, { purpose: 'calendar' }), viewOf(report, { purpose: 'page' }), stored])
+      expect(renderCalendar(view)).toBe(whole);
+    // A view that carries 20 of them after the first hundred records (KEPT_CARRIED, lowered).
+    const bound = 2 * DEADLINES_LISTED;
     for (const view of [
-      viewOf(report, { purpose: 'calendar' }),
-      viewOf(report, { purpose: 'page' }),
-      stored,
+      viewOf(report, { purpose: 'calendar' }, bound),
+      viewOf(report, { purpose: 'page' }, bound),
+      viewOf(viewOf(report, { purpose: 'page' }, bound), { purpose: 'calendar' }, bound),
     ]) {
       // The view counts the events the feed writes of those it left out: the feed's total, always.
       expect(view.view?.urgentLeft?.events).toBe(6);

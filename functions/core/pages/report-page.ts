@@ -22,6 +22,7 @@ import {
   briefThenFull,
   DEADLINES_LISTED,
   filterText,
+  PROBLEMS_LISTED,
   RESPONSE_BUDGET_BYTES,
   type ReportView,
   responseBytes,
@@ -459,12 +460,16 @@ function leftOutOf(
 const tokenQuery = (token: Readonly<Record<string, string>>) =>
   new URLSearchParams(Object.entries(token).filter(([k]) => ['exp', 'kid', 'sig'].includes(k))).toString();
 
-/** The unreadable records the view carries, each on a line, and how many more the JSON lists. */
+/**
+ * The first unreadable records the view carries ({@link PROBLEMS_LISTED}: it carries many more kept
+ * quarantines, for the feed), each on a line, and how many more the JSON lists.
+ */
 function problemsHtml(report: ReportView): string {
   const total = report.view?.problemsTotal ?? report.problems.length;
   if (!total) return '';
-  const items = report.problems.map((p) => `<li>${escapeHtml(problemLine(p).slice(2))}</li>`).join('');
-  const rest = total - report.problems.length;
+  const listed = report.problems.slice(0, PROBLEMS_LISTED);
+  const items = listed.map((p) => `<li>${escapeHtml(problemLine(p).slice(2))}</li>`).join('');
+  const rest = total - listed.length;
   return `<h2 id="unreadable">Unreadable records (${total})</h2><p>They could not be read and were not checked: check them in the reseller's control panel.</p><ul class="items">${items}</ul>${rest > 0 ? `<p class="note">and ${rest} more in the JSON report</p>` : ''}`;
 }
 
