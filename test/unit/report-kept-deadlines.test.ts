@@ -3,7 +3,7 @@ import { DEADLINES_LISTED, DomainFindingShape, viewOf } from '../../functions/co
 import { renderReportPage } from '../../functions/core/pages/report-page';
 import type { Problem } from '../../functions/core/reseller/client';
 import { keptRecord, unreadable } from '../support/kept-records';
-import { reportOf } from '../support/report';
+import { domainFinding, NOW_ISO, reportOf } from '../support/report';
 
 const kept = (name: string) => keptRecord(name);
 
@@ -104,5 +104,31 @@ describe('the report view of kept quarantines, hostile', () => {
       domain_name: 'kept.nl',
       kept_quarantine: true,
     });
+  });
+});
+
+describe('the restore deadlines the page lists, on their last day', () => {
+  const HOUR = 3_600_000;
+  const at = (hours: number) => new Date(Date.parse(NOW_ISO) + hours * HOUR).toISOString();
+
+  it('lists a kept quarantine ending in an hour before quarantines ending later that day', () => {
+    // Twenty quarantines read as such, all on their last day (0 days left), ending in 20 hours.
+    const read = Array.from({ length: DEADLINES_LISTED }, (_, i) =>
+      domainFinding(`read-${i}.nl`, 'quarantine', 'critical', -30, {
+        date_deleted: at(-40 * 24 + 20),
+        restore_by: at(20),
+        days_to_restore: 0,
+      }),
+    );
+    const report = reportOf(read, [keptRecord('soonest.nl', { restore_by: at(1) })]);
+    for (const shown of [report, viewOf(report, { purpose: 'page' })]) {
+      const html = renderReportPage({ report: shown, token: {} });
+      const listed = html.slice(
+        html.indexOf('<ul class="items deadlines">'),
+        html.indexOf('</ul>', html.indexOf('<ul class="items deadlines">')),
+      );
+      expect(listed).toContain('<strong>soonest.nl</strong>');
+      expect(listed.indexOf('soonest.nl')).toBeLessThan(listed.indexOf('read-0.nl'));
+    }
   });
 });

@@ -269,10 +269,12 @@ function deadlinesHtml(report: ReportView): string {
   // A view carries the first of them and counts the rest (report-view.ts).
   const count = deadlines.length + (report.view?.urgentLeft?.quarantine ?? 0);
   if (count === 0) return '';
-  const left = (d: DeadlineOf) =>
-    typeof d.days_to_restore === 'number' && d.restore_by ? d.days_to_restore : Number.MAX_SAFE_INTEGER;
+  // By the deadline itself, not its whole days left: on the last day one ending in an hour comes
+  // before twenty ending tonight (the feed and the view order them so); unknown last.
+  const by = (d: DeadlineOf) => (d.restore_by ? Date.parse(d.restore_by) : Number.NaN);
+  const left = (d: DeadlineOf) => (Number.isNaN(by(d)) ? Number.POSITIVE_INFINITY : by(d));
   const items = deadlines
-    .sort((a, b) => left(a.of) - left(b.of))
+    .sort((a, b) => left(a.of) - left(b.of) || 0)
     .slice(0, DEADLINES_LISTED)
     .map(
       ({ of, step }) =>
