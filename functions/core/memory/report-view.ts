@@ -361,8 +361,7 @@ export class ReportViewBuilder implements ReportReader {
   private problemsTotal = 0;
   /** Kept quarantines past the first problem records, the soonest by restore-by (the scan orders records by page). */
   private keptSoonest: { readonly p: Problem; readonly kept: KeptDeadline; readonly by: number }[] = [];
-  /** Kept quarantines carried after the first problem records ({@link KEPT_CARRIED}). */
-  private readonly keptCarried: number;
+  private readonly keptCarried: number; // after the first problem records ({@link KEPT_CARRIED})
   private readonly needleName: string; // the filter as a domain name (normalizeDomainName)
   private changesTotal = 0;
   private rows: TimelineRow[] = [];
@@ -370,7 +369,7 @@ export class ReportViewBuilder implements ReportReader {
   private start = 0;
   private readonly needle: string;
   /** Critical and warning findings seen of each order the page and the feed keep them in. */
-  private readonly urgentSeen = { critical: 0, warning: 0, lapsing: 0, events: 0, quarantine: 0 };
+  private readonly urgentSeen = { critical: 0, warning: 0, lapsing: 0, events: 0, quarantine: 0, unknown: 0 };
   private readonly left = { critical: 0, warning: 0, lapsing: 0, events: 0, quarantine: 0, total: 0 };
   /** Set when the text is a view kept beside the report: its elements are already the ones to show. */
   private base: ViewNotes | null = null;
@@ -494,7 +493,9 @@ export class ReportViewBuilder implements ReportReader {
     // another kind has its restore-by event too.
     const events = domain ? findingEvents(f).length : 0;
     // A quarantine memory keeps while the record reads another kind has its deadline listed too.
-    const quarantine = quarantineOf(f) !== null;
+    const quarantine = quarantineOf(f);
+    // Its restore-by unknown, the feed puts it first (calendar.ts standing), a scan after the known: counted apart.
+    const unknown = quarantine !== null && Number.isNaN(Date.parse(quarantine.restore_by ?? ''));
     // The feed's view keeps the feed's order alone.
     const page = this.selection.purpose === 'page';
     // The page's lists come in this order, and it shows fewer than urgentKept items in all: a
@@ -503,9 +504,10 @@ export class ReportViewBuilder implements ReportReader {
     const before =
       list === 'critical' ? 0 : list === 'warning' ? seen.critical : seen.critical + seen.warning;
     const inList = page && matching && before + seen[list]++ < this.urgentKept;
-    const inFeed = matching && events > 0 && seen.events < this.urgentKept;
+    const inFeed =
+      matching && events > 0 && (unknown ? seen.unknown++ < this.urgentKept : seen.events < this.urgentKept);
     if (matching) seen.events += events;
-    const inDeadlines = page && quarantine && seen.quarantine++ < DEADLINES_LISTED;
+    const inDeadlines = page && quarantine !== null && seen.quarantine++ < DEADLINES_LISTED;
     if (inList || inFeed || inDeadlines) {
       this.findings.push(f);
       return;
