@@ -73,3 +73,16 @@ describe('the stored view of many kept quarantines', () => {
     expect(responseBytes(renderCalendar(view))).toBeLessThanOrEqual(RESPONSE_BUDGET_BYTES);
   });
 });
+
+describe('the kept quarantines a view carries, its restore-by unknown', () => {
+  it('carries one whose restore-by is unknown first, as the feed writes it first, behind more known ones than it carries', () => {
+    const keptOnes = Array.from({ length: 30 }, (_, i) => keptIn(`kept-${i}.nl`, 3 + i));
+    const first = Array.from({ length: 100 }, (_, i) => unreadable(i));
+    const report = reportOf([], [...first, ...keptOnes, keptRecord('unknown.nl', { restore_by: null })]);
+    // A view that carries 20 kept quarantines (KEPT_CARRIED, lowered).
+    const view = viewOf(report, { purpose: 'calendar' }, 2 * DEADLINES_LISTED);
+    expect(view.problems.filter((p) => p.kept_quarantine)).toHaveLength(DEADLINES_LISTED);
+    expect(view.problems[100]?.key).toBe('unknown.nl');
+    expect(renderCalendar(view)).toContain('SUMMARY:Quarantine: unknown.nl (last read in quarantine');
+  });
+});

@@ -543,15 +543,15 @@ export class ReportViewBuilder implements ReportReader {
     if (row) this.addRow({ ...row, finding: { ...kept, ...compat, auto_renew: null } as KeptDeadline });
   }
 
-  /** Offers a kept quarantine to the soonest carried, trimming now and then (soonestKept). */
+  /** Offers a kept quarantine to the soonest carried (unknown first, as the feed), trimming now and then. */
   private keepSoonest(p: Problem, kept: KeptDeadline): void {
-    const by = kept.restore_by === null ? Number.POSITIVE_INFINITY : Date.parse(kept.restore_by);
+    const by = kept.restore_by === null ? Number.NEGATIVE_INFINITY : Date.parse(kept.restore_by);
     this.keptSoonest.push({ p, kept, by });
     if (this.keptSoonest.length >= this.keptCarried * 2) this.keptSoonest = this.soonestKept();
   }
 
   /**
-   * The {@link keptCarried} soonest kept quarantines offered, by restore-by (unknown last); equal
+   * The {@link keptCarried} soonest kept quarantines offered, by restore-by (unknown first); equal
    * ones in the report's order, as the feed orders them (a stable sort). Those that fall out are
    * counted, with their events as the feed writes them (keptDeadlineEvents; a stored view counted
    * its own).
