@@ -115,9 +115,21 @@ describe('the calendar feed of a quarantine kept while its record gives no findi
     );
   });
 
-  it('has no event for a kept record with its restore deadline not known, nor for another record', () => {
+  it('has an event on the day of the scan for a kept record with its restore deadline not known, none for another record', () => {
+    // It may be days from being lost: left out, the feed said nothing of it at all.
     const unknown = { ...keptRecord('unknown.nl'), restore_by: null };
-    expect(events(renderCalendar(reportOf([], [unknown, unreadable(1)])))).toEqual([]);
+    const report = reportOf([], [unknown, unreadable(1)]);
+    const written = events(renderCalendar(report));
+    expect(written.map((e) => e.summary)).toEqual([
+      'Quarantine: unknown.nl (last read in quarantine, restore deadline unknown)',
+    ]);
+    expect(written[0]?.startDate.toString()).toBe(report.now.slice(0, 10));
+    expect(written[0]?.description).toContain('restore deadline unknown');
+    // Under one UID from scan to scan while its deadline stays unknown: the event moves to the new day.
+    const later = { ...report, now: '2026-11-23T06:00:00.000Z', generated_at: '2026-11-23T06:00:00.000Z' };
+    const next = events(renderCalendar(later));
+    expect(next[0]?.uid).toBe(written[0]?.uid);
+    expect(next[0]?.startDate.toString()).toBe('2026-11-23');
   });
 
   it('gives the same events, from the report or from its views, and counts those a view left out', async () => {
@@ -132,10 +144,15 @@ describe('the calendar feed of a quarantine kept while its record gives no findi
       { purpose: 'calendar' },
       'latest-view.json',
     );
+    // Every view carries them all: the feed has room for some 40 000 kept quarantines.
+    for (const view of [viewOf(report, { purpose: 'calendar' }), viewOf(report, { purpose: 'page' }), stored])
+      expect(renderCalendar(view)).toBe(whole);
+    // A view that carries 20 of them after the first hundred records (KEPT_CARRIED, lowered).
+    const bound = 2 * DEADLINES_LISTED;
     for (const view of [
-      viewOf(report, { purpose: 'calendar' }),
-      viewOf(report, { purpose: 'page' }),
-      stored,
+      viewOf(report, { purpose: 'calendar' }, bound),
+      viewOf(report, { purpose: 'page' }, bound),
+      viewOf(viewOf(report, { purpose: 'page' }, bound), { purpose: 'calendar' }, bound),
     ]) {
       // The view counts the events the feed writes of those it left out: the feed's total, always.
       expect(view.view?.urgentLeft?.events).toBe(6);

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { parseSigningKeys, signLinkQuery } from '../../functions/core/links/links';
-import { type ViewSelection, viewOf } from '../../functions/core/memory/report-view';
+import { DEADLINES_LISTED, type ViewSelection, viewOf } from '../../functions/core/memory/report-view';
 import type { Problem } from '../../functions/core/reseller/client';
 import { createFindingHandler } from '../../functions/handlers/web-handler';
 import { keptRecord, unreadable } from '../support/kept-records';
@@ -22,13 +22,16 @@ const kept = keptRecord('kept.nl', {
   reason: 'read by its dates only; last read in quarantine, restore by 2026-11-25 06:00 UTC (days left: 3)',
 });
 
-/** The finding page of kept.nl over a report of `problems`; `reads` learns each view the page reads. */
-async function open(problems: Problem[], reads: ViewSelection[] = []) {
+/**
+ * The finding page of kept.nl over a report of `problems`; `reads` learns each view the page reads,
+ * made with `urgentKept` (lowered: a view that carries fewer kept quarantines).
+ */
+async function open(problems: Problem[], reads: ViewSelection[] = [], urgentKept?: number) {
   const logged: Array<Record<string, unknown>> = [];
   const report = reportOf([], problems);
   const view = async (selection: ViewSelection) => {
     reads.push(selection);
-    return viewOf(report, selection);
+    return viewOf(report, selection, urgentKept);
   };
   const handler = createFindingHandler({
     secrets: { signingKeys: async () => KEYS } as never,
@@ -90,9 +93,11 @@ describe('the finding page of a kept quarantine past the deadlines the view carr
       restore_by: '2026-11-23T06:00:00.000Z',
     }));
     const reads: ViewSelection[] = [];
+    // A view that carries 20 kept quarantines after the first hundred records (KEPT_CARRIED, lowered).
     const { result } = await open(
       [...Array.from({ length: 150 }, (_, i) => unreadable(i)), ...others, kept],
       reads,
+      2 * DEADLINES_LISTED,
     );
     expect(result.body).toContain('kept.nl was last read in quarantine');
     // A filter reads the whole report (some 100 MB at a million domains): once is enough.

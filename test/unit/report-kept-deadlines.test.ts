@@ -3,17 +3,17 @@ import { DEADLINES_LISTED, DomainFindingShape, viewOf } from '../../functions/co
 import { renderReportPage } from '../../functions/core/pages/report-page';
 import type { Problem } from '../../functions/core/reseller/client';
 import { keptRecord, unreadable } from '../support/kept-records';
-import { reportOf } from '../support/report';
+import { domainFinding, NOW_ISO, reportOf } from '../support/report';
 
 const kept = (name: string) => keptRecord(name);
 
 describe('the report view of kept quarantines with no finding', () => {
-  it('carries a kept quarantine behind a hundred unreadable records, and counts those beyond the deadlines listed', () => {
+  it('carries every kept quarantine behind a hundred unreadable records, and the page counts those beyond the deadlines listed', () => {
     const keptOnes = Array.from({ length: DEADLINES_LISTED + 3 }, (_, i) => kept(`kept-${i}.nl`));
     const report = reportOf([], [...Array.from({ length: 150 }, (_, i) => unreadable(i)), ...keptOnes]);
     const view = viewOf(report, { purpose: 'page' });
-    expect(view.problems.filter((p) => p.kept_quarantine)).toHaveLength(DEADLINES_LISTED);
-    expect(view.view?.urgentLeft?.quarantine).toBe(3);
+    expect(view.problems.filter((p) => p.kept_quarantine)).toHaveLength(DEADLINES_LISTED + 3);
+    expect(view.view?.urgentLeft).toBeUndefined();
     expect(view.view?.timeline?.total).toBe(DEADLINES_LISTED + 3);
     const html = renderReportPage({ report: view, token: {} });
     expect(html).toContain(`<h2>Restore deadlines (${DEADLINES_LISTED + 3})</h2>`);
@@ -44,11 +44,14 @@ describe('the report view of kept quarantines, hostile', () => {
     restore_by: new Date(Date.parse('2026-11-22T06:00:00.000Z') + days * DAY).toISOString(),
   });
 
+  // A view that carries 20 kept quarantines after the first hundred records (KEPT_CARRIED, lowered).
+  const BOUND = 2 * DEADLINES_LISTED;
+
   it('carries the soonest restore deadlines of kept quarantines, not the first in the report', () => {
     // The scan sorts problem records by resource and page, not by deadline: the soonest one comes last.
     const keptOnes = Array.from({ length: DEADLINES_LISTED + 5 }, (_, i) => keptBy(`kept-${i}.nl`, 60 - i));
     const report = reportOf([], [...Array.from({ length: 150 }, (_, i) => unreadable(i)), ...keptOnes]);
-    const view = viewOf(report, { purpose: 'page' });
+    const view = viewOf(report, { purpose: 'page' }, BOUND);
     expect(view.problems.map((p) => p.key)).toContain(`kept-${DEADLINES_LISTED + 4}.nl`);
     const html = renderReportPage({ report: view, token: {} });
     const listed = html.slice(html.indexOf('<ul class="items deadlines">'));
@@ -60,8 +63,8 @@ describe('the report view of kept quarantines, hostile', () => {
   it('carries the soonest kept deadlines again when its stored view is read back', () => {
     const keptOnes = Array.from({ length: DEADLINES_LISTED + 5 }, (_, i) => keptBy(`kept-${i}.nl`, 60 - i));
     const report = reportOf([], [...Array.from({ length: 150 }, (_, i) => unreadable(i)), ...keptOnes]);
-    const view = viewOf(report, { purpose: 'page' });
-    const again = viewOf(view, { purpose: 'page' });
+    const view = viewOf(report, { purpose: 'page' }, BOUND);
+    const again = viewOf(view, { purpose: 'page' }, BOUND);
     expect(again.problems.map((p) => p.key)).toEqual(view.problems.map((p) => p.key));
     expect(again.view?.urgentLeft?.quarantine).toBe(5);
   });
@@ -101,5 +104,31 @@ describe('the report view of kept quarantines, hostile', () => {
       domain_name: 'kept.nl',
       kept_quarantine: true,
     });
+  });
+});
+
+describe('the restore deadlines the page lists, on their last day', () => {
+  const HOUR = 3_600_000;
+  const at = (hours: number) => new Date(Date.parse(NOW_ISO) + hours * HOUR).toISOString();
+
+  it('lists a kept quarantine ending in an hour before quarantines ending later that day', () => {
+    // Twenty quarantines read as such, all on their last day (0 days left), ending in 20 hours.
+    const read = Array.from({ length: DEADLINES_LISTED }, (_, i) =>
+      domainFinding(`read-${i}.nl`, 'quarantine', 'critical', -30, {
+        date_deleted: at(-40 * 24 + 20),
+        restore_by: at(20),
+        days_to_restore: 0,
+      }),
+    );
+    const report = reportOf(read, [keptRecord('soonest.nl', { restore_by: at(1) })]);
+    for (const shown of [report, viewOf(report, { purpose: 'page' })]) {
+      const html = renderReportPage({ report: shown, token: {} });
+      const listed = html.slice(
+        html.indexOf('<ul class="items deadlines">'),
+        html.indexOf('</ul>', html.indexOf('<ul class="items deadlines">')),
+      );
+      expect(listed).toContain('<strong>soonest.nl</strong>');
+      expect(listed.indexOf('soonest.nl')).toBeLessThan(listed.indexOf('read-0.nl'));
+    }
   });
 });

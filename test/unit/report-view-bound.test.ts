@@ -112,6 +112,29 @@ describe('a view of more critical and warning findings than an answer can show',
     );
   });
 
+  it('gives the feed a quarantine whose restore deadline is unknown, first as the feed puts it, behind more known ones than the bound', () => {
+    // A scan lists known deadlines first and an unknown one last; the feed puts the unknown first
+    // (it may end any day): the view must carry it however many known ones come before it.
+    const known = Array.from({ length: BOUND }, (_, i) =>
+      domainFinding(`known-${i}.nl`, 'quarantine', 'critical', -20, {
+        date_deleted: '2026-11-10T00:00:00.000Z',
+        restore_by: '2026-12-10T00:00:00.000Z',
+        days_to_restore: 18,
+      }),
+    );
+    const unknown = domainFinding('unknown.nl', 'quarantine', 'critical', -20, {
+      date_deleted: '2026-11-10T00:00:00.000Z',
+      restore_by: null,
+      days_to_restore: null,
+    });
+    const report = reportOf(sortFindings([unknown, ...known]));
+    expect(report.findings.at(-1)).toBe(unknown);
+    const every = renderCalendar(viewOf(report, { purpose: 'calendar' }), { budgetBytes: BUDGET });
+    expect(every).toContain('SUMMARY:Quarantine: unknown.nl');
+    for (const purpose of ['calendar', 'page'] as const)
+      expect(renderCalendar(viewOf(report, { purpose }, BOUND), { budgetBytes: BUDGET })).toBe(every);
+  });
+
   it('counts two events left out of the feed for a quarantine kept while its record reads expired', () => {
     // Read expired under a status the API does not document, kept as the quarantine it was read in:
     // the feed gives it its own event and one on the remembered restore-by.

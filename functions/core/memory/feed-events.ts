@@ -77,13 +77,16 @@ export function findingEvents(f: DomainFinding): readonly FindingEvent[] {
  * its last day to restore, each named as {@link findingEvents} named it while its record read
  * quarantine (the own event by kind `quarantine` and that deadline, the restore-by event by the
  * deadline alone), so the flip from read to kept (and back) keeps both events and the user's
- * reminders on them. None with the deadline not known. Snoozed or not, as a snoozed finding's
- * events stay. The feed writes these and the report view counts them: one list for both.
+ * reminders on them. With the deadline not known, its own event alone, named by no date (one UID
+ * while it stays unknown; the feed puts it on the scan's day): it may be days from being lost.
+ * Snoozed or not, as a snoozed finding's events stay. The feed writes these and the report view
+ * counts them: one list for both.
  */
 export function keptDeadlineEvents(
   kept: { readonly restore_by: string | null } | null,
 ): readonly FindingEvent[] {
-  if (!kept?.restore_by) return [];
+  if (!kept) return [];
+  if (!kept.restore_by) return [{ restoreBy: false, kind: 'quarantine', date: '' }];
   return [
     { restoreBy: false, kind: 'quarantine', date: kept.restore_by },
     { restoreBy: true, kind: 'restore_by', date: kept.restore_by },

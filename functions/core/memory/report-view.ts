@@ -36,7 +36,7 @@ import type { ReportList, ReportReader } from './report-json';
 export const INFO_LISTED = 1_000;
 /** Changes since the last scan listed on the page; the rest are counted. */
 export const CHANGES_LISTED = 1_000;
-/** Unreadable records carried (the page shows their number). */
+/** Unreadable records carried from the first (the page shows their number). */
 const PROBLEMS_KEPT = 100;
 /**
  * The fewest bytes an item of the page's lists takes as Lambda counts it: a brief item's own
@@ -46,6 +46,11 @@ const PROBLEMS_KEPT = 100;
 export const LEAST_ITEM_BYTES = 63;
 /** Domains with a restore deadline the page lists (quarantines, those memory keeps too); the rest are counted. */
 export const DEADLINES_LISTED = 20;
+/**
+ * Unreadable records the page lists, the first the view carries (the report's first, then the
+ * soonest kept quarantines: it carries {@link KEPT_CARRIED} for the feed); the rest are counted.
+ */
+export const PROBLEMS_LISTED = PROBLEMS_KEPT + DEADLINES_LISTED;
 /** Days the timeline looks ahead, and its rows; the rest are counted beneath it. */
 export const TIMELINE_DAYS = 90;
 export const TIMELINE_ROWS = 60;
@@ -119,6 +124,14 @@ export const RESPONSE_BUDGET_BYTES = 5 * 1024 * 1024;
  * the view keeps the first of each of their orders and counts the rest ({@link UrgentLeft}).
  */
 export const URGENT_KEPT = Math.ceil(RESPONSE_BUDGET_BYTES / LEAST_ITEM_BYTES);
+
+/**
+ * Kept quarantines (restore deadlines with no finding) a view carries after the first problem
+ * records, the soonest by restore-by: the feed writes two events of each, each more than
+ * {@link LEAST_ITEM_BYTES}, so no feed holds more (at 20, a domain days from being lost was left
+ * out of a feed with room for it). At 100 000 kept quarantines the stored view is some 9 MB.
+ */
+export const KEPT_CARRIED = Math.ceil(URGENT_KEPT / 2);
 
 /** Bytes `text` takes as a JSON string's content (UTF-8, escapes counted). */
 export function responseBytes(text: string): number {
@@ -347,7 +360,8 @@ export class ReportViewBuilder implements ReportReader {
   private findingCount = 0;
   private problemsTotal = 0;
   /** Kept quarantines past the first problem records, the soonest by restore-by (the scan orders records by page). */
-  private readonly keptSoonest: { readonly p: Problem; readonly kept: KeptDeadline; by: number }[] = [];
+  private keptSoonest: { readonly p: Problem; readonly kept: KeptDeadline; readonly by: number }[] = [];
+  private readonly keptCarried: number; // after the first problem records ({@link KEPT_CARRIED})
   private readonly needleName: string; // the filter as a domain name (normalizeDomainName)
   private changesTotal = 0;
   private rows: TimelineRow[] = [];
@@ -355,7 +369,7 @@ export class ReportViewBuilder implements ReportReader {
   private start = 0;
   private readonly needle: string;
   /** Critical and warning findings seen of each order the page and the feed keep them in. */
-  private readonly urgentSeen = { critical: 0, warning: 0, lapsing: 0, events: 0, quarantine: 0 };
+  private readonly urgentSeen = { critical: 0, warning: 0, lapsing: 0, events: 0, quarantine: 0, unknown: 0 };
   private readonly left = { critical: 0, warning: 0, lapsing: 0, events: 0, quarantine: 0, total: 0 };
   /** Set when the text is a view kept beside the report: its elements are already the ones to show. */
   private base: ViewNotes | null = null;
@@ -365,6 +379,7 @@ export class ReportViewBuilder implements ReportReader {
     private readonly selection: ViewSelection,
     private readonly urgentKept = URGENT_KEPT,
   ) {
+    this.keptCarried = Math.max(DEADLINES_LISTED, Math.ceil(urgentKept / 2));
     this.needle = filterText(selection.query).toLowerCase();
     this.needleName = this.needle === '' ? '' : normalizeDomainName(this.needle);
   }
@@ -432,6 +447,7 @@ export class ReportViewBuilder implements ReportReader {
   result(): ReportView {
     if (!this.head_) throw new ViewDataError('root: no report');
     const rows = this.sortedRows();
+    this.keptSoonest = this.soonestKept();
     const base = this.base;
     const view: ViewNotes = base
       ? {
@@ -477,7 +493,9 @@ export class ReportViewBuilder implements ReportReader {
     // another kind has its restore-by event too.
     const events = domain ? findingEvents(f).length : 0;
     // A quarantine memory keeps while the record reads another kind has its deadline listed too.
-    const quarantine = quarantineOf(f) !== null;
+    const quarantine = quarantineOf(f);
+    // Its restore-by unknown, the feed puts it first (calendar.ts standing), a scan after the known: counted apart.
+    const unknown = quarantine !== null && Number.isNaN(Date.parse(quarantine.restore_by ?? ''));
     // The feed's view keeps the feed's order alone.
     const page = this.selection.purpose === 'page';
     // The page's lists come in this order, and it shows fewer than urgentKept items in all: a
@@ -486,9 +504,10 @@ export class ReportViewBuilder implements ReportReader {
     const before =
       list === 'critical' ? 0 : list === 'warning' ? seen.critical : seen.critical + seen.warning;
     const inList = page && matching && before + seen[list]++ < this.urgentKept;
-    const inFeed = matching && events > 0 && seen.events < this.urgentKept;
+    const inFeed =
+      matching && events > 0 && (unknown ? seen.unknown++ < this.urgentKept : seen.events < this.urgentKept);
     if (matching) seen.events += events;
-    const inDeadlines = page && quarantine && seen.quarantine++ < DEADLINES_LISTED;
+    const inDeadlines = page && quarantine !== null && seen.quarantine++ < DEADLINES_LISTED;
     if (inList || inFeed || inDeadlines) {
       this.findings.push(f);
       return;
@@ -504,7 +523,7 @@ export class ReportViewBuilder implements ReportReader {
   /**
    * Keeps the first {@link PROBLEMS_KEPT} problem records; of the kept quarantines after them (restore
    * deadlines with no finding), the one the filter names (the finding page looks it up so) and the
-   * {@link DEADLINES_LISTED} soonest it matches, counting the rest (keepSoonest). On the page, a
+   * {@link KEPT_CARRIED} soonest it matches, counting the rest (soonestKept). On the page, a
    * kept quarantine's restore-by is a timeline row.
    */
   private problem(p: Problem): void {
@@ -524,19 +543,26 @@ export class ReportViewBuilder implements ReportReader {
     if (row) this.addRow({ ...row, finding: { ...kept, ...compat, auto_renew: null } as KeptDeadline });
   }
 
-  /**
-   * Offers a kept quarantine to the soonest carried; the one that falls out is counted, with its
-   * events as the feed writes them (keptDeadlineEvents; a stored view counted its own).
-   */
+  /** Offers a kept quarantine to the soonest carried (unknown first, as the feed), trimming now and then. */
   private keepSoonest(p: Problem, kept: KeptDeadline): void {
-    const by = kept.restore_by === null ? Number.POSITIVE_INFINITY : Date.parse(kept.restore_by);
-    const list = this.keptSoonest;
-    let at = list.length;
-    while (at > 0 && (list[at - 1] as { by: number }).by > by) at--;
-    list.splice(at, 0, { p, kept, by });
-    const out = list.length > DEADLINES_LISTED ? list.pop() : undefined;
-    if (out) this.left.quarantine++;
-    if (out && !this.base) this.left.events += keptDeadlineEvents(out.kept).length;
+    const by = kept.restore_by === null ? Number.NEGATIVE_INFINITY : Date.parse(kept.restore_by);
+    this.keptSoonest.push({ p, kept, by });
+    if (this.keptSoonest.length >= this.keptCarried * 2) this.keptSoonest = this.soonestKept();
+  }
+
+  /**
+   * The {@link keptCarried} soonest kept quarantines offered, by restore-by (unknown first); equal
+   * ones in the report's order, as the feed orders them (a stable sort). Those that fall out are
+   * counted, with their events as the feed writes them (keptDeadlineEvents; a stored view counted
+   * its own).
+   */
+  private soonestKept(): typeof this.keptSoonest {
+    const sorted = this.keptSoonest.sort((a, b) => a.by - b.by);
+    for (const out of sorted.slice(this.keptCarried)) {
+      this.left.quarantine++;
+      if (!this.base) this.left.events += keptDeadlineEvents(out.kept).length;
+    }
+    return sorted.slice(0, this.keptCarried);
   }
 
   private omit(f: Finding): void {

@@ -208,7 +208,19 @@ function eventInput(e: FeedEvent, c: FeedContext): EventInput {
 function keptInput(kept: KeptDeadline, e: FeedEvent, c: FeedContext): EventInput {
   const shown = plainDomain(kept.domain_name);
   const deadline = Date.parse(kept.restore_by ?? '');
-  const words = `${restoreDeadlineText(kept, c.format.day)} (the deadline's day and time, as memory keeps it). ${keptQuarantineStep(kept, c.format.day)}`;
+  const step = keptQuarantineStep(kept, c.format.day);
+  // Its deadline not known: on the scan's day, each scan (keptDeadlineEvents), no alarm as a read quarantine's.
+  if (Number.isNaN(deadline))
+    return {
+      uid: uidOf(e.key),
+      stamp: c.dtstamp,
+      start: c.dayOf(c.now),
+      summary: `Quarantine: ${shown} (last read in quarantine, restore deadline unknown)`,
+      description: () =>
+        `${shown}: last read in quarantine, ${restoreDeadlineText(kept, c.format.day)}. ${step}`,
+      alarmDays: null,
+    };
+  const words = `${restoreDeadlineText(kept, c.format.day)} (the deadline's day and time, as memory keeps it). ${step}`;
   if (!e.restoreBy)
     return {
       uid: uidOf(e.key),

@@ -22,6 +22,7 @@ import {
   briefThenFull,
   DEADLINES_LISTED,
   filterText,
+  PROBLEMS_LISTED,
   RESPONSE_BUDGET_BYTES,
   type ReportView,
   responseBytes,
@@ -268,10 +269,12 @@ function deadlinesHtml(report: ReportView): string {
   // A view carries the first of them and counts the rest (report-view.ts).
   const count = deadlines.length + (report.view?.urgentLeft?.quarantine ?? 0);
   if (count === 0) return '';
-  const left = (d: DeadlineOf) =>
-    typeof d.days_to_restore === 'number' && d.restore_by ? d.days_to_restore : Number.MAX_SAFE_INTEGER;
+  // By the deadline itself, not its whole days left: on the last day one ending in an hour comes
+  // before twenty ending tonight (the feed and the view order them so); unknown last.
+  const by = (d: DeadlineOf) => (d.restore_by ? Date.parse(d.restore_by) : Number.NaN);
+  const left = (d: DeadlineOf) => (Number.isNaN(by(d)) ? Number.POSITIVE_INFINITY : by(d));
   const items = deadlines
-    .sort((a, b) => left(a.of) - left(b.of))
+    .sort((a, b) => left(a.of) - left(b.of) || 0)
     .slice(0, DEADLINES_LISTED)
     .map(
       ({ of, step }) =>
@@ -459,12 +462,16 @@ function leftOutOf(
 const tokenQuery = (token: Readonly<Record<string, string>>) =>
   new URLSearchParams(Object.entries(token).filter(([k]) => ['exp', 'kid', 'sig'].includes(k))).toString();
 
-/** The unreadable records the view carries, each on a line, and how many more the JSON lists. */
+/**
+ * The first unreadable records the view carries ({@link PROBLEMS_LISTED}: it carries many more kept
+ * quarantines, for the feed), each on a line, and how many more the JSON lists.
+ */
 function problemsHtml(report: ReportView): string {
   const total = report.view?.problemsTotal ?? report.problems.length;
   if (!total) return '';
-  const items = report.problems.map((p) => `<li>${escapeHtml(problemLine(p).slice(2))}</li>`).join('');
-  const rest = total - report.problems.length;
+  const listed = report.problems.slice(0, PROBLEMS_LISTED);
+  const items = listed.map((p) => `<li>${escapeHtml(problemLine(p).slice(2))}</li>`).join('');
+  const rest = total - listed.length;
   return `<h2 id="unreadable">Unreadable records (${total})</h2><p>They could not be read and were not checked: check them in the reseller's control panel.</p><ul class="items">${items}</ul>${rest > 0 ? `<p class="note">and ${rest} more in the JSON report</p>` : ''}`;
 }
 
