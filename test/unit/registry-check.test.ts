@@ -433,6 +433,27 @@ describe('checkRegistry', () => {
     expect(result.views.get('y-deleted.com')?.kind).toBe('registry_unknown');
   });
 
+  it('keeps saying why a server was left alone for its 404s when a lookup in flight then fails', async () => {
+    let n = 0;
+    const fetch = (async () =>
+      ++n <= 10
+        ? new Response('{"errorCode":404}', { status: 404 })
+        : new Response('{}', { status: 503 })) as typeof globalThis.fetch;
+    const result = await checkRegistry({
+      candidates: Array.from({ length: 20 }, (_, i) => candidate(`d${i}.be`, 'sample', i)),
+      bootstrap,
+      client: client(fetch),
+      now: NOW,
+      budget: 20,
+      policy: POLICY,
+      perServer: 2,
+    });
+    expect(n).toBe(11); // the eleventh was in flight when the tenth 404 left the server alone
+    expect(result.problems.map((p) => p.reason)).toContainEqual(
+      'it answered 10 lookups with HTTP 404 or 410 and knew none of the domains asked: its 404s say nothing of them; left alone for the rest of this scan',
+    );
+  });
+
   it("leaves only the server alone whose Retry-After ends past the scan's time: the others are still asked", async () => {
     const asked: string[] = [];
     const fetch = (async (url: string | URL | Request) => {

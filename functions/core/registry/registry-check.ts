@@ -365,7 +365,7 @@ async function lookUp(
     state.failuresInRow++;
     // One line per server: the domain is left out, it is one of many.
     const message = error.message.replace(/the RDAP lookup of [^\s:,]+/, 'a lookup');
-    state.lastError = cutText(safeText(message), 300);
+    if (!state.saysWhy) state.lastError = cutText(safeText(message), 300); // a lookup in flight when left alone for its answers
     // A server that asked for a wait the scan cannot make says so itself ("it is not asked again").
     state.asked = error instanceof RdapRateLimitError && error.retryAfterMs !== undefined;
     if (state.asked || state.failuresInRow >= (input.failuresToStop ?? 3)) state.stopped = true;
