@@ -8,7 +8,11 @@ import {
   restoreFromQuarantine,
   typedNameMatches,
 } from '../../functions/core/decisions/restore';
-import { claimHeldLine, settleClaim } from '../../functions/core/decisions/restore-claim';
+import {
+  claimHeldLine,
+  claimNotReleasedLine,
+  settleClaim,
+} from '../../functions/core/decisions/restore-claim';
 import {
   type RestoreDeadline,
   restoreDeadline,
@@ -99,7 +103,12 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
     // Asked at the terminal, time passed: the look-up and the trail that decide are read after the claim.
     if (!yes) current = await lookAgainAfterAsking(client, trail, domain, { again, shown: resent }, warn);
   } catch (error) {
-    await claim.release().catch(() => undefined); // the refusal says why nothing was sent; the claim lapses
+    // The refusal says why nothing was sent, and, when its claim could not be given up, until when it holds.
+    const held = await claim.release().then(
+      () => null,
+      () => claimNotReleasedLine(domain, claim.until),
+    );
+    if (held && error instanceof Error) error.message = `${error.message} ${held}`;
     throw error;
   }
   const attempt = keeper(trail, domain, now, warn);
@@ -311,7 +320,11 @@ function confirmedLine(domain: string, outcome: RestoreOutcome): string {
 function notRestoredLine(outcome: RestoreOutcome): string {
   // The link's page for a refused key is generic (it speaks to whoever holds a link); at the
   // terminal the operator reads the reason itself.
-  if (outcome.kind === 'reseller_auth_failed') return `${outcome.detail ?? outcome.message}`;
+  // Its claim held on still says until when (the page's message carries it; the detail does not).
+  if (outcome.kind === 'reseller_auth_failed')
+    return [outcome.detail ?? outcome.message, outcome.detail ? outcome.claimHeld : undefined]
+      .filter(Boolean)
+      .join(' ');
   return `${outcome.message}${outcome.detail ? ` (${outcome.detail})` : ''}`;
 }
 

@@ -187,14 +187,12 @@ describe('sentinel restore says until when a domain is held', () => {
     );
   });
 
-  it('whose claim could not be given up after a refused restore, says until when another try is refused', async () => {
+  it('whose claim could not be given up after it refused to restore a domain restored while it asked, says until when', async () => {
     const tableName = `claims-${++tables}`;
     await createStateTable(db.client(), tableName);
     const { sim, env, trail } = await stack(
       async (scope) => new DynamoDbStateStore({ client: db.client(), tableName, scope }),
     );
-    sim.injectFault({ fault: { kind: 'status', status: 422 }, match: (r) => r.path.endsWith('/restore') });
-    // The table takes the claim, then fails its release (a throttled write, say).
     const real = db.client();
     const releaseFails = {
       send: (command: UpdateItemCommand) =>
@@ -202,15 +200,56 @@ describe('sentinel restore says until when a domain is held', () => {
           ? Promise.reject(new Error('ProvisionedThroughputExceededException'))
           : real.send(command),
     } as unknown as DynamoDBClient;
-    const run = await runCli(['restore', DOMAIN, '--yes', '--state', trail.location], env, {
+    const run = await runCli(['restore', DOMAIN, '--state', trail.location], env, {
       dynamodb: () => releaseFails,
+      // Restored in the control panel while the person typed the name.
+      ask: async () => {
+        (sim.domain(DOMAIN) as { status: string[] }).status = ['registered'];
+        return DOMAIN;
+      },
     });
-    expect(sim.requests.filter((r) => r.path.endsWith('/restore'))).toHaveLength(1);
+    expect(sim.requests.filter((r) => r.path.endsWith('/restore'))).toHaveLength(0);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(
-      /This restore’s hold on lost\.com could not be given up, so another try is refused until \d\d:\d\d UTC\. \(.*the restore claim could not be released: .*ProvisionedThroughputExceededException/,
+      /lost\.com is not in quarantine \(already restored\?\): its status is registered This restore’s hold on lost\.com could not be given up, so another try is refused until \d\d:\d\d UTC\./,
     );
   });
+
+  it.each([
+    [
+      422,
+      /This restore’s hold on lost\.com could not be given up, so another try is refused until \d\d:\d\d UTC\. \(.*the restore claim could not be released: .*ProvisionedThroughputExceededException/,
+    ],
+    // A refused key: the terminal shows the reason itself, and still until when the domain is held.
+    [
+      401,
+      /the restore claim could not be released: .*ProvisionedThroughputExceededException This restore’s hold on lost\.com could not be given up, so another try is refused until \d\d:\d\d UTC\./,
+    ],
+  ])(
+    'whose claim could not be given up after a restore refused with HTTP %i, says until when another try is refused',
+    async (status, said) => {
+      const tableName = `claims-${++tables}`;
+      await createStateTable(db.client(), tableName);
+      const { sim, env, trail } = await stack(
+        async (scope) => new DynamoDbStateStore({ client: db.client(), tableName, scope }),
+      );
+      sim.injectFault({ fault: { kind: 'status', status }, match: (r) => r.path.endsWith('/restore') });
+      // The table takes the claim, then fails its release (a throttled write, say).
+      const real = db.client();
+      const releaseFails = {
+        send: (command: UpdateItemCommand) =>
+          command.input.UpdateExpression === 'SET #until = :lapsed'
+            ? Promise.reject(new Error('ProvisionedThroughputExceededException'))
+            : real.send(command),
+      } as unknown as DynamoDBClient;
+      const run = await runCli(['restore', DOMAIN, '--yes', '--state', trail.location], env, {
+        dynamodb: () => releaseFails,
+      });
+      expect(sim.requests.filter((r) => r.path.endsWith('/restore'))).toHaveLength(1);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(said);
+    },
+  );
 });
 
 describe.each(stores)('an audit trail no link can flush, in %s', (_name, store) => {

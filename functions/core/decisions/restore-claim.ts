@@ -36,7 +36,7 @@ export const claimHeldLine = (until: number | undefined): string =>
     : `it holds the domain until ${lapseMinute(until)}: try again after that`;
 
 /** What the restore link's page and `sentinel restore` add when a restore's claim, lapsing at `until`, could not be given up. */
-const claimNotReleasedLine = (domain: string, until: number): string =>
+export const claimNotReleasedLine = (domain: string, until: number): string =>
   `This restore’s hold on ${domain} could not be given up, so another try is refused until ${lapseMinute(until)}.`;
 
 /**
@@ -56,9 +56,11 @@ export async function settleClaim(
     await claim.release();
     return decided;
   } catch (error) {
+    const held = claimNotReleasedLine(domain, until);
     return {
       ...decided,
-      message: `${decided.message} ${claimNotReleasedLine(domain, until)}`,
+      message: `${decided.message} ${held}`,
+      claimHeld: held,
       detail: `${decided.detail ? `${decided.detail}; ` : ''}the restore claim could not be released: ${errorDetail(error)}`,
     };
   }

@@ -44,6 +44,8 @@ export interface RestoreOutcome {
   readonly attempt?: true;
   /** Set once the restore call went out to the reseller: the outcome may have cost money. */
   readonly sent?: true;
+  /** Set when its claim on the domain could not be given up: until when another try is refused (in `message` too). */
+  readonly claimHeld?: string;
   /** Present on `confirm`: what the confirmation page shows. */
   readonly confirm?: {
     readonly quarantinedSince: number | null;
