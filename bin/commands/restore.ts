@@ -98,19 +98,12 @@ export async function runRestore(args: ParsedArgs, io: CliIo): Promise<number> {
     }
   }
   const claim = await claimRestore(trail, domain, warn);
-  let current = found;
-  try {
-    // Asked at the terminal, time passed: the look-up and the trail that decide are read after the claim.
-    if (!yes) current = await lookAgainAfterAsking(client, trail, domain, { again, shown: resent }, warn);
-  } catch (error) {
-    // The refusal says why nothing was sent, and, when its claim could not be given up, until when it holds.
-    const held = await claim.release().then(
-      () => null,
-      () => claimNotReleasedLine(domain, claim.until),
-    );
-    if (held && error instanceof Error) error.message = `${error.message} ${held}`;
-    throw error;
-  }
+  // Asked at the terminal, time passed: the look-up and the trail that decide are read after the claim.
+  const current = yes
+    ? found
+    : await underClaim(claim, domain, () =>
+        lookAgainAfterAsking(client, trail, domain, { again, shown: resent }, warn),
+      );
   const attempt = keeper(trail, domain, now, warn);
   // Written ahead of the restore, as the restore link writes it: a command killed while the
   // reseller carries it out (SIGKILL, a closed terminal) leaves "sent, outcome unknown", not nothing.
@@ -138,6 +131,27 @@ async function checkedTrailOf(
   const flag = str(args.values.state);
   await checkStateFileOf(flag, env, flagsOf(restore), named);
   return auditTrailFor(flag, env, io.dynamodb, flagsOf(restore), named);
+}
+
+/**
+ * `step` run under the restore's claim: a refusal gives the claim up and says why nothing was sent,
+ * and, when the claim could not be given up, until when it holds the domain.
+ */
+async function underClaim<T>(
+  claim: { readonly release: () => Promise<void>; readonly until: number },
+  domain: string,
+  step: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    const held = await claim.release().then(
+      () => null,
+      () => claimNotReleasedLine(domain, claim.until),
+    );
+    if (held && error instanceof Error) error.message = `${error.message} ${held}`;
+    throw error;
+  }
 }
 
 /**
