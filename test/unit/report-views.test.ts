@@ -263,6 +263,21 @@ describe('renderReportPage', () => {
     expect(html).toContain('domain odd.nl on page 2: date_expiry: bad');
   });
 
+  it('calls its records problem records, not unreadable, when one of them was read (by its dates only)', () => {
+    const read = reportOf(
+      [],
+      [
+        { resource: 'domain', key: 'odd.nl', page: 2, reason: 'date_expiry: bad' },
+        { resource: 'domain', key: 'held.nl', page: 2, reason: 'status "pendingDelete" …', dates_only: true },
+      ],
+    );
+    const html = renderReportPage({ report: read, token });
+    expect(html).toContain('<a href="#unreadable">Problem records (2)</a>');
+    expect(html).toContain('<h2 id="unreadable">Problem records (2)</h2>');
+    expect(html).toContain('or read and found something to look at (each says which)');
+    expect(html).not.toContain('Unreadable records');
+  });
+
   it('lists exactly what an alert left out when opened from its link, and the whole report once a newer scan replaced it', () => {
     const many = reportOf([
       ...['c1', 'c2', 'c3'].map((n) => domainFinding(`${n}.nl`, 'expired', 'critical', -1)),

@@ -4,6 +4,7 @@ import {
   describeDomainFinding,
   headline,
   problemLine,
+  recordWasRead,
   renewalCostLine,
   restoreDeadlineText,
 } from '../alerts/alert';
@@ -463,6 +464,18 @@ const tokenQuery = (token: Readonly<Record<string, string>>) =>
   new URLSearchParams(Object.entries(token).filter(([k]) => ['exp', 'kid', 'sig'].includes(k))).toString();
 
 /**
+ * Whether every problem record could not be read (alert.ts recordWasRead, as the digest counts
+ * them): known only when the page has them all, so a view that carries some says "problem records".
+ */
+const allUnread = (report: ReportView): boolean =>
+  (report.view?.problemsTotal ?? report.problems.length) === report.problems.length &&
+  report.problems.every((p) => !recordWasRead(p));
+
+/** The title of the page's problem records: unreadable when none of them was read. */
+const problemsTitle = (report: ReportView): string =>
+  allUnread(report) ? 'Unreadable records' : 'Problem records';
+
+/**
  * The first unreadable records the view carries ({@link PROBLEMS_LISTED}: it carries many more kept
  * quarantines, for the feed), each on a line, and how many more the JSON lists.
  */
@@ -472,7 +485,10 @@ function problemsHtml(report: ReportView): string {
   const listed = report.problems.slice(0, PROBLEMS_LISTED);
   const items = listed.map((p) => `<li>${escapeHtml(problemLine(p).slice(2))}</li>`).join('');
   const rest = total - listed.length;
-  return `<h2 id="unreadable">Unreadable records (${total})</h2><p>They could not be read and were not checked: check them in the reseller's control panel.</p><ul class="items">${items}</ul>${rest > 0 ? `<p class="note">and ${rest} more in the JSON report</p>` : ''}`;
+  const said = allUnread(report)
+    ? 'They could not be read and were not checked'
+    : 'Records the scan could not read and did not check, or read and found something to look at (each says which)';
+  return `<h2 id="unreadable">${problemsTitle(report)} (${total})</h2><p>${said}: check them in the reseller's control panel.</p><ul class="items">${items}</ul>${rest > 0 ? `<p class="note">and ${rest} more in the JSON report</p>` : ''}`;
 }
 
 const listItem = (f: Finding, now: string): ListItem => ({
@@ -555,7 +571,7 @@ export function renderReportPage(input: ReportPageInput): string {
   const problemCount = report.view?.problemsTotal ?? report.problems.length;
   const links = [
     `<a href="report.json?${escapeHtml(self)}">JSON</a>`,
-    problemCount ? `<a href="#unreadable">Unreadable records (${problemCount})</a>` : '',
+    problemCount ? `<a href="#unreadable">${problemsTitle(report)} (${problemCount})</a>` : '',
   ].join('');
   // What comes before and after the lists, made once: the page is measured without the lists first.
   const before = `<h1>domain-sentinel${escapeHtml(label)}</h1>
