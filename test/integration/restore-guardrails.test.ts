@@ -171,6 +171,17 @@ describe.each(stores)('restore claims across clocks, in %s', (_name, store) => {
   });
 });
 
+/** A DynamoDB client on dynalite whose table takes a restore claim, then fails its release (a throttled write, say). */
+function releaseFailing(): DynamoDBClient {
+  const real = db.client();
+  return {
+    send: (command: UpdateItemCommand) =>
+      command.input.UpdateExpression === 'SET #until = :lapsed'
+        ? Promise.reject(new Error('ProvisionedThroughputExceededException'))
+        : real.send(command),
+  } as unknown as DynamoDBClient;
+}
+
 describe('sentinel restore says until when a domain is held', () => {
   it('refused by another restore’s claim, names the minute it lapses', async () => {
     const { sim, env, trail } = await stack(
@@ -193,13 +204,7 @@ describe('sentinel restore says until when a domain is held', () => {
     const { sim, env, trail } = await stack(
       async (scope) => new DynamoDbStateStore({ client: db.client(), tableName, scope }),
     );
-    const real = db.client();
-    const releaseFails = {
-      send: (command: UpdateItemCommand) =>
-        command.input.UpdateExpression === 'SET #until = :lapsed'
-          ? Promise.reject(new Error('ProvisionedThroughputExceededException'))
-          : real.send(command),
-    } as unknown as DynamoDBClient;
+    const releaseFails = releaseFailing();
     const run = await runCli(['restore', DOMAIN, '--state', trail.location], env, {
       dynamodb: () => releaseFails,
       // Restored in the control panel while the person typed the name.
@@ -234,14 +239,7 @@ describe('sentinel restore says until when a domain is held', () => {
         async (scope) => new DynamoDbStateStore({ client: db.client(), tableName, scope }),
       );
       sim.injectFault({ fault: { kind: 'status', status }, match: (r) => r.path.endsWith('/restore') });
-      // The table takes the claim, then fails its release (a throttled write, say).
-      const real = db.client();
-      const releaseFails = {
-        send: (command: UpdateItemCommand) =>
-          command.input.UpdateExpression === 'SET #until = :lapsed'
-            ? Promise.reject(new Error('ProvisionedThroughputExceededException'))
-            : real.send(command),
-      } as unknown as DynamoDBClient;
+      const releaseFails = releaseFailing();
       const run = await runCli(['restore', DOMAIN, '--yes', '--state', trail.location], env, {
         dynamodb: () => releaseFails,
       });

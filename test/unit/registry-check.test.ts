@@ -72,6 +72,13 @@ const client = (fetch: typeof globalThis.fetch) =>
   new RdapClient({ fetch, sleep: async () => undefined, maxAttempts: 1 });
 const POLICY = { toleranceDays: 2, criticalDays: 7 };
 
+/** One check of `candidates` at the registries `fetch` answers for, with the test's clock and policy. */
+const checkAt = (
+  fetch: typeof globalThis.fetch,
+  candidates: readonly RegistryCandidate[],
+  limits: { readonly budget: number; readonly perServer: number },
+) => checkRegistry({ candidates, bootstrap, client: client(fetch), now: NOW, policy: POLICY, ...limits });
+
 describe('checkRegistry', () => {
   it('spends the budget on re-checks first, then flagged domains, then the sample by rank', async () => {
     const { fetch, asked } = servers();
@@ -364,15 +371,7 @@ describe('checkRegistry', () => {
     }) as typeof globalThis.fetch;
     const gone = Array.from({ length: 30 }, (_, i) => candidate(`d${i}.be`, 'flagged', i));
     const good = Array.from({ length: 30 }, (_, i) => candidate(`g${i}.com`, 'sample', i));
-    const result = await checkRegistry({
-      candidates: [...gone, ...good],
-      bootstrap,
-      client: client(fetch),
-      now: NOW,
-      budget: 40,
-      policy: POLICY,
-      perServer: 1,
-    });
+    const result = await checkAt(fetch, [...gone, ...good], { budget: 40, perServer: 1 });
     expect(asked.filter((a) => a.startsWith('down.example'))).toHaveLength(10);
     expect(asked.filter((a) => a.startsWith('good.example'))).toHaveLength(30);
     expect(result.counts.agree).toBe(30);
@@ -396,15 +395,11 @@ describe('checkRegistry', () => {
       date_created: NOW - 3_600_000,
     }));
     const sample = Array.from({ length: 20 }, (_, i) => candidate(`g${i}.com`, 'sample', i));
-    const result = await checkRegistry({
-      candidates: [...quarantined, ...added, ...sample, candidate('x-deleted.com', 'sample', 99)],
-      bootstrap,
-      client: client(fetch),
-      now: NOW,
-      budget: 100,
-      policy: POLICY,
-      perServer: 1,
-    });
+    const result = await checkAt(
+      fetch,
+      [...quarantined, ...added, ...sample, candidate('x-deleted.com', 'sample', 99)],
+      { budget: 100, perServer: 1 },
+    );
     expect(result.counts.agree).toBe(20);
     expect(result.counts.not_checked.server_failed).toBe(0);
     expect(result.views.get('x-deleted.com')?.kind).toBe('registry_unknown');
@@ -419,15 +414,11 @@ describe('checkRegistry', () => {
       remembered: i % 2 ? ('registry_unknown' as const) : ('registry_redemption' as const),
     }));
     const sample = Array.from({ length: 20 }, (_, i) => candidate(`g${i}.com`, 'sample', i));
-    const result = await checkRegistry({
-      candidates: [...gone, ...sample, candidate('y-deleted.com', 'sample', 99)],
-      bootstrap,
-      client: client(knowing('g')),
-      now: NOW,
-      budget: 100,
-      policy: POLICY,
-      perServer: 1,
-    });
+    const result = await checkAt(
+      knowing('g'),
+      [...gone, ...sample, candidate('y-deleted.com', 'sample', 99)],
+      { budget: 100, perServer: 1 },
+    );
     expect(result.counts.agree).toBe(20);
     expect(result.counts.not_checked.server_failed).toBe(0);
     expect(result.views.get('y-deleted.com')?.kind).toBe('registry_unknown');
@@ -439,15 +430,11 @@ describe('checkRegistry', () => {
       ++n <= 10
         ? new Response('{"errorCode":404}', { status: 404 })
         : new Response('{}', { status: 503 })) as typeof globalThis.fetch;
-    const result = await checkRegistry({
-      candidates: Array.from({ length: 20 }, (_, i) => candidate(`d${i}.be`, 'sample', i)),
-      bootstrap,
-      client: client(fetch),
-      now: NOW,
-      budget: 20,
-      policy: POLICY,
-      perServer: 2,
-    });
+    const result = await checkAt(
+      fetch,
+      Array.from({ length: 20 }, (_, i) => candidate(`d${i}.be`, 'sample', i)),
+      { budget: 20, perServer: 2 },
+    );
     expect(n).toBe(11); // the eleventh was in flight when the tenth 404 left the server alone
     expect(result.problems.map((p) => p.reason)).toContainEqual(
       'it answered 10 lookups with HTTP 404 or 410 and knew none of the domains asked: its 404s say nothing of them; left alone for the rest of this scan',
