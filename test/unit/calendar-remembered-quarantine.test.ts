@@ -1,9 +1,10 @@
 import ICAL from 'ical.js';
 import { describe, expect, it } from 'vitest';
+import type { DomainFinding } from '../../functions/core/findings/classify';
 import { renderCalendar } from '../../functions/core/pages/calendar';
 import type { Problem } from '../../functions/core/reseller/client';
 import type { Report } from '../../functions/core/scan/scan';
-import { HOUR, T0 } from '../support/account-model';
+import { HOUR, T0, withAction } from '../support/account-model';
 import { heldInQuarantine, scanWithState } from '../support/state-scan';
 import { EMPTY_STATE } from '../support/whole-state';
 
@@ -34,5 +35,29 @@ describe('the calendar feed of a quarantine whose record can no longer be read',
     const restoreBy = after.find((e) => e.summary.startsWith('Restore by:'));
     expect(restoreBy?.startDate.toString()).toBe('2026-11-27');
     expect(restoreBy?.description).toContain('its record could not be read');
+  });
+
+  it('keeps them while a snooze or an acknowledgement of it holds, as a snoozed quarantine finding keeps its own', () => {
+    // 30 days to restore: a snooze and an acknowledgement are offered (not in the last days).
+    const first = scanWithState([heldInQuarantine(T0, 10)], T0, EMPTY_STATE);
+    const shown = first.report.findings[0] as DomainFinding;
+    const acked = withAction(first.next, 'held.nl', 'ack', shown, 0, T0, T0);
+    const mem = first.next.domains['held.nl'];
+    if (!acked || !mem) throw new Error('no acknowledgement of held.nl');
+    const until = new Date(T0 + 5 * 24 * HOUR).toISOString();
+    const snooze = {
+      until,
+      at: new Date(T0).toISOString(),
+      kind: 'quarantine' as const,
+      severity: 'critical' as const,
+    };
+    const snoozed = { ...first.next, domains: { 'held.nl': { ...mem, actions: { snooze } } } };
+    for (const quiet of [acked, snoozed]) {
+      const broke = scanWithState([], T0 + HOUR, quiet, { problems: [broken] });
+      expect(broke.report.problems).toEqual([expect.not.objectContaining({ severity: 'critical' })]);
+      const before = events(renderCalendar(first.report as unknown as Report));
+      const after = events(renderCalendar(broke.report as unknown as Report));
+      expect(after.map((e) => e.uid)).toEqual(before.map((e) => e.uid));
+    }
   });
 });

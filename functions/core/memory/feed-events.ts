@@ -113,13 +113,12 @@ export const isKeptDeadline = (f: Finding | KeptDeadline): f is KeptDeadline =>
   (f as { kept_quarantine?: unknown }).kept_quarantine === true;
 
 /**
- * The kept deadline of a problem record with a domain name marked `kept_quarantine`, or published
- * critical as the quarantine memory knew (`remembered_kind`): a record that breaks must not take its
+ * The kept deadline of a problem record with a domain name marked `kept_quarantine`, or marked
+ * with the quarantine memory knew (`remembered_kind`, snoozed or not): a record that breaks must not take its
  * domain's restore-by events (and the reminders on them) out of the feed. Else null.
  */
 export function keptDeadlineOf(p: Problem, nowMs: number): KeptDeadline | null {
-  const remembered = p.remembered_kind === 'quarantine' && p.severity === 'critical';
-  if ((p.kept_quarantine !== true && !remembered) || p.key === null) return null;
+  if ((p.kept_quarantine !== true && p.remembered_kind !== 'quarantine') || p.key === null) return null;
   const by = p.restore_by ? Date.parse(p.restore_by) : Number.NaN;
   const known = !Number.isNaN(by);
   return {

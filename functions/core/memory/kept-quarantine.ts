@@ -160,7 +160,8 @@ function withRememberedCritical(
  * finding, and memory knows its domain as critical (rememberedCritical: no snooze or
  * acknowledgement holds, not let lapse): marked with the kind memory knew (`remembered_kind`), in
  * quarantine its remembered restore-by too, so every channel says it as that (`name expired?` in
- * the SMS) and counts it critical, as a record that says quarantine is. A record read and judged
+ * the SMS) and counts it critical, as a record that says quarantine is; a quarantine silenced
+ * (a snooze, an acknowledgement, let lapse) is marked at its record's severity. A record read and judged
  * (a registrant given twice) is left as it is: its finding, or none, is what stands. Else `p`.
  */
 function keptCritical(
@@ -175,9 +176,18 @@ function keptCritical(
   if (found.has(key) || (memory.seen.has(key) && !judgedByDatesOnly(p))) return p;
   const was = memory.prior.get(key);
   const lapses = (g: string | undefined) => g !== undefined && lapsing?.has(g) === true;
-  if (!was?.finding || !rememberedCritical(was, nowMs, lapses)) return p;
-  const restore = was.finding.kind === 'quarantine' ? { restore_by: restoreOf(was.finding, nowMs).by } : {};
-  return { ...p, severity: 'critical', remembered_kind: was.finding.kind, ...restore };
+  if (was?.finding?.severity !== 'critical') return p;
+  const loud = rememberedCritical(was, nowMs, lapses);
+  const quarantine = was.finding.kind === 'quarantine';
+  // Silenced, a quarantine keeps its mark and restore-by (not its severity): its restore deadline
+  // stays in the feed and on the page, as a snoozed quarantine finding's does.
+  if (!loud && !quarantine) return p;
+  return {
+    ...p,
+    ...(loud ? { severity: 'critical' as const } : {}),
+    remembered_kind: was.finding.kind,
+    ...(quarantine ? { restore_by: restoreOf(was.finding, nowMs).by } : {}),
+  };
 }
 
 /**
