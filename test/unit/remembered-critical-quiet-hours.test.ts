@@ -3,7 +3,7 @@ import { smsDisposition } from '../../functions/core/alerts/groups';
 import type { Problem } from '../../functions/core/reseller/client';
 import { parseQuietHours } from '../../functions/core/scan/quiet-hours';
 import type { Report } from '../../functions/core/scan/scan';
-import { HOUR, T0 } from '../support/account-model';
+import { T0 } from '../support/account-model';
 import { DAY, domain, scanWithState } from '../support/state-scan';
 import { EMPTY_STATE } from '../support/whole-state';
 
