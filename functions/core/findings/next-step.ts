@@ -384,13 +384,21 @@ export function restoreKeptStep(
 
 /**
  * The step of a quarantine memory keeps while the record gives no finding at all (a problem record
- * marked `kept_quarantine`, memory/kept-quarantine.ts): as a kept quarantine finding's.
+ * marked `kept_quarantine`, memory/kept-quarantine.ts; `unread`: one that could not be read at all):
+ * as a kept quarantine finding's.
  */
 export function keptQuarantineStep(
-  kept: { readonly restore_by: string | null; readonly days_to_restore: number | null },
+  kept: {
+    readonly restore_by: string | null;
+    readonly days_to_restore: number | null;
+    readonly unread?: true;
+  },
   day: DayFormat = utcDay,
 ): string {
-  return `Check it in ${PANEL} now: it was last read in quarantine, and its record now reads as nothing to report, with a status the API does not document. ${restoreKeptStep(kept, day)}`;
+  const now = kept.unread
+    ? 'its record could not be read now'
+    : 'its record now reads as nothing to report, with a status the API does not document';
+  return `Check it in ${PANEL} now: it was last read in quarantine, and ${now}. ${restoreKeptStep(kept, day)}`;
 }
 
 /** The next step of a finding, one line. */

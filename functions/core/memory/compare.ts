@@ -443,9 +443,14 @@ function nextDomains(c: Comparison, publish: boolean, said: Report): Pick<NextSt
     }
   for (const [key, was] of prior) {
     if (domains.has(key)) continue;
-    // Not read: gone from an account read whole, else carried over as it was.
+    // Not read: gone from an account read whole, else carried over as it was; a quarantine memory
+    // knew, said by its unreadable record, with its last alert moved as a kept quarantine's.
     if (c.complete && !c.unreadableDomains.has(key)) changed.set(key, null);
-    else domains.set(key, was);
+    else {
+      const alerted = kept.has(key) ? keptAlerted(c, publish, key, was, kept.get(key)) : undefined;
+      if (alerted === undefined || alerted === was.alerted) domains.set(key, was);
+      else set(key, { ...was, alerted });
+    }
   }
   return { domains, changed };
 }

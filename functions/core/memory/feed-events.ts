@@ -93,22 +93,32 @@ export function keptDeadlineEvents(
   ];
 }
 
-/** A restore deadline memory keeps with no finding: a problem record marked `kept_quarantine` (kept-quarantine.ts), by its remembered restore-by (null: not known). */
+/**
+ * A restore deadline memory keeps with no finding, by its remembered restore-by (null: not known): a
+ * problem record marked `kept_quarantine`, or one published critical as a quarantine memory knew
+ * (`remembered_kind`, kept-quarantine.ts keptCritical) whose record could not be read (`unread`).
+ */
 export interface KeptDeadline {
   readonly domain_name: string;
   readonly severity: 'critical';
   readonly kept_quarantine: true;
   readonly restore_by: string | null;
   readonly days_to_restore: number | null;
+  /** Its record could not be read at all (rather than read as nothing to report). */
+  readonly unread?: true;
 }
 
 /** A kept quarantine's deadline, rather than a finding. */
 export const isKeptDeadline = (f: Finding | KeptDeadline): f is KeptDeadline =>
   (f as { kept_quarantine?: unknown }).kept_quarantine === true;
 
-/** The kept deadline of a problem record marked `kept_quarantine` with a domain name, else null. */
+/**
+ * The kept deadline of a problem record with a domain name marked `kept_quarantine`, or marked
+ * with the quarantine memory knew (`remembered_kind`, snoozed or not): a record that breaks must not take its
+ * domain's restore-by events (and the reminders on them) out of the feed. Else null.
+ */
 export function keptDeadlineOf(p: Problem, nowMs: number): KeptDeadline | null {
-  if (p.kept_quarantine !== true || p.key === null) return null;
+  if ((p.kept_quarantine !== true && p.remembered_kind !== 'quarantine') || p.key === null) return null;
   const by = p.restore_by ? Date.parse(p.restore_by) : Number.NaN;
   const known = !Number.isNaN(by);
   return {
@@ -117,6 +127,7 @@ export function keptDeadlineOf(p: Problem, nowMs: number): KeptDeadline | null {
     kept_quarantine: true,
     restore_by: known ? new Date(by).toISOString() : null,
     days_to_restore: known ? daysLeft(by, nowMs) : null,
+    ...(p.kept_quarantine !== true && p.dates_only !== true ? { unread: true as const } : {}),
   };
 }
 

@@ -160,7 +160,8 @@ function withRememberedCritical(
  * finding, and memory knows its domain as critical (rememberedCritical: no snooze or
  * acknowledgement holds, not let lapse): marked with the kind memory knew (`remembered_kind`), in
  * quarantine its remembered restore-by too, so every channel says it as that (`name expired?` in
- * the SMS) and counts it critical, as a record that says quarantine is. A record read and judged
+ * the SMS) and counts it critical, as a record that says quarantine is; a quarantine silenced
+ * (a snooze, an acknowledgement, let lapse) is marked at its record's severity. A record read and judged
  * (a registrant given twice) is left as it is: its finding, or none, is what stands. Else `p`.
  */
 function keptCritical(
@@ -175,9 +176,18 @@ function keptCritical(
   if (found.has(key) || (memory.seen.has(key) && !judgedByDatesOnly(p))) return p;
   const was = memory.prior.get(key);
   const lapses = (g: string | undefined) => g !== undefined && lapsing?.has(g) === true;
-  if (!was?.finding || !rememberedCritical(was, nowMs, lapses)) return p;
-  const restore = was.finding.kind === 'quarantine' ? { restore_by: restoreOf(was.finding, nowMs).by } : {};
-  return { ...p, severity: 'critical', remembered_kind: was.finding.kind, ...restore };
+  if (was?.finding?.severity !== 'critical') return p;
+  const loud = rememberedCritical(was, nowMs, lapses);
+  const quarantine = was.finding.kind === 'quarantine';
+  // Silenced, a quarantine keeps its mark and restore-by (not its severity): its restore deadline
+  // stays in the feed and on the page, as a snoozed quarantine finding's does.
+  if (!loud && !quarantine) return p;
+  return {
+    ...p,
+    ...(loud ? { severity: 'critical' as const } : {}),
+    remembered_kind: was.finding.kind,
+    ...(quarantine ? { restore_by: restoreOf(was.finding, nowMs).by } : {}),
+  };
 }
 
 /**
@@ -289,12 +299,29 @@ interface CadencePolicy {
 export const keptCadence = (policy: CadencePolicy, p: Problem): number =>
   (p.policy !== undefined && policy.repeatByGroup?.get(p.policy)?.critical) || policy.repeat.critical;
 
-/** The memory keys of the kept quarantines {@link withKeptQuarantines} published critical (no snooze holds). */
-export const keptKeys = (problems: readonly Problem[]): Map<string, Problem> =>
-  new Map(problems.filter(isKept).map((p) => [domainKey(p.key as string), p]));
+/**
+ * Whether a problem record is published critical as the quarantine memory knew of its domain
+ * ({@link keptCritical}: its record could not be read): in its last days it is repeated daily, as
+ * a kept quarantine is ({@link keptInLastDays}), by its own last alert.
+ */
+const isRememberedQuarantine = (p: Problem): boolean =>
+  p.remembered_kind === 'quarantine' && p.key !== null && p.severity === 'critical';
 
 /**
- * The kept quarantines {@link withKeptQuarantines} published that are in their last days to
+ * The memory keys of the kept quarantines {@link withKeptQuarantines} published critical (no snooze
+ * holds), and of the quarantines memory knew whose record could not be read: their last alert
+ * moves with each message that says them (compare.ts keptAlerted), their daily repeat counts from it.
+ */
+export const keptKeys = (problems: readonly Problem[]): Map<string, Problem> =>
+  new Map(
+    problems
+      .filter((p) => isKept(p) || isRememberedQuarantine(p))
+      .map((p) => [domainKey(p.key as string), p]),
+  );
+
+/**
+ * The kept quarantines {@link withKeptQuarantines} published, and the quarantines memory knew whose
+ * record could not be read ({@link isRememberedQuarantine}), that are in their last days to
  * restore (LAST_DAYS, or unknown) and due daily: their domain's last alert (moved by a message its
  * recipients hear it in, compare.ts keptAlerted; none: the account's last message) at least
  * LAST_DAYS_REPEAT_HOURS ago (or in the future: a clock that ran back) and less than the critical
@@ -309,7 +336,7 @@ export function keptInLastDays(
   input: { head: { last_published_at: string | null }; policy: CadencePolicy },
 ): Problem[] {
   return problems.filter((p) => {
-    if (!isKept(p) || p.key === null) return false;
+    if ((!isKept(p) && !isRememberedQuarantine(p)) || p.key === null) return false;
     const was = memory.prior.get(domainKey(p.key));
     const at = was?.alerted?.at ?? input.head.last_published_at;
     const elapsed = at === null ? Number.NaN : nowMs - Date.parse(at);

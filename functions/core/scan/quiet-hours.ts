@@ -120,16 +120,19 @@ export function quietUntil(now: number, window: QuietHours, zone: string): strin
  * restore-by is unknown (nothing shows it is further), as is the registry's redemption or hold and
  * a record that says quarantine but could not be read (one memory keeps in quarantine, its
  * restore-by remembered, as a quarantine finding). An expiry already past is not one: the
- * domain's next deadline is its restore-by, once it is in quarantine.
+ * domain's next deadline is its restore-by, once it is in quarantine; nor is a record critical as
+ * the expired domain memory knew (`remembered_kind`), which stands for that finding.
  */
 export function hasUrgentDeadline(
   report: { readonly findings: readonly Finding[]; readonly problems: readonly Problem[] },
   now: number,
 ): boolean {
-  // A quarantine memory keeps (its restore-by remembered) as a quarantine finding; any other
-  // critical record, its deadline unknown, as urgent.
+  // A quarantine memory keeps (its restore-by remembered) as a quarantine finding; one critical
+  // as an expired domain memory knew (remembered_kind) as an expired finding: its expiry has
+  // passed; any other critical record, its deadline unknown, as urgent.
   const urgentProblem = (p: Problem) =>
-    typeof p.restore_by !== 'string' || Date.parse(p.restore_by) - now <= URGENT_WITHIN_MS;
+    p.remembered_kind !== 'expired' &&
+    (typeof p.restore_by !== 'string' || Date.parse(p.restore_by) - now <= URGENT_WITHIN_MS);
   if (report.problems.some((p) => p.severity === 'critical' && urgentProblem(p))) return true;
   return report.findings.some((f) => {
     if (f.severity !== 'critical' || !isDomainFinding(f)) return false;
