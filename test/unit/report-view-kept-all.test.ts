@@ -55,6 +55,15 @@ describe('the stored view of many kept quarantines', () => {
     expect(unreadableList).toContain(`and ${650 - PROBLEMS_LISTED} more in the JSON report`);
   });
 
+  it('lists a kept quarantine whose restore-by is unknown among the page’s deadlines, first, before 30 known ones', async () => {
+    const known = Array.from({ length: 30 }, (_, i) => keptIn(`kept-${i}.nl`, 2 + i));
+    const unknown = keptRecord('unknown.nl', { restore_by: null });
+    const html = renderReportPage({ report: await stored([...known, unknown], 'page'), token: {} });
+    const deadlines = html.slice(html.indexOf('<h2>Restore deadlines'), html.indexOf('<form class="filter"'));
+    expect(deadlines.indexOf('unknown.nl')).toBeGreaterThan(0);
+    expect(deadlines.indexOf('unknown.nl')).toBeLessThan(deadlines.indexOf('kept-0.nl'));
+  });
+
   it('carries no more kept quarantines than the feed could hold of 100 000, the soonest, and counts the rest', () => {
     // A kept quarantine has two events; each takes more than LEAST_ITEM_BYTES: no feed holds more.
     expect(KEPT_CARRIED).toBe(Math.ceil(URGENT_KEPT / 2));

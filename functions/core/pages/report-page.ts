@@ -271,9 +271,10 @@ function deadlinesHtml(report: ReportView): string {
   const count = deadlines.length + (report.view?.urgentLeft?.quarantine ?? 0);
   if (count === 0) return '';
   // By the deadline itself, not its whole days left: on the last day one ending in an hour comes
-  // before twenty ending tonight (the feed and the view order them so); unknown last.
+  // before twenty ending tonight; unknown first (nothing shows it is further): the feed and the view
+  // order them so, and the view carries an unknown one before the known.
   const by = (d: DeadlineOf) => (d.restore_by ? Date.parse(d.restore_by) : Number.NaN);
-  const left = (d: DeadlineOf) => (Number.isNaN(by(d)) ? Number.POSITIVE_INFINITY : by(d));
+  const left = (d: DeadlineOf) => (Number.isNaN(by(d)) ? Number.NEGATIVE_INFINITY : by(d));
   const items = deadlines
     .sort((a, b) => left(a.of) - left(b.of) || 0)
     .slice(0, DEADLINES_LISTED)
