@@ -407,6 +407,22 @@ describe('renderSubject', () => {
     );
   });
 
+  it('keeps every count whole beside records that were read, saying all problem records as one count when short of room', () => {
+    const read = { ...problemOf('held.nl'), dates_only: true as const };
+    const report = reportOf([quarantine, warning], [problemOf('a.nl'), read]);
+    const huge = {
+      ...report,
+      source: { ...report.source, incomplete: 'out of time' },
+      summary: { critical: 3, warning: 20_000, info: 20_000 },
+      omitted: { problems: 39_998, unread_problems: 19_999 },
+    };
+    const subject = renderSubject(huge, 'Acme Reseller Holdings International B.V');
+    expect(subject.length).toBeLessThan(100);
+    expect(subject).toBe(
+      'domain-sentinel [Acme Reselle...]: INCOMPLETE, 3 critical, 20000 warning, 20000 info, 40000 records',
+    );
+  });
+
   it('keeps every count whole in an incomplete read of a huge account, saying INCOMPLETE shorter', () => {
     const report = reportOf([quarantine, warning], [problemOf('a.nl')]);
     const huge = {

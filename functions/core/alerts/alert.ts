@@ -179,7 +179,7 @@ export function problemLine(p: Problem): string {
 
 /**
  * Counts for the subject and the heading. `terse`: the same in fewer words (`INCOMPLETE`,
- * `N unreadable`), for a title whose room would otherwise cut a count.
+ * `N unreadable`, or `N records` when some were read), for a title whose room would otherwise cut a count.
  */
 export function headline(report: Report, terse = false): string {
   const { warning, info } = report.summary;
@@ -188,9 +188,13 @@ export function headline(report: Report, terse = false): string {
   if (report.source.incomplete) parts.unshift(terse ? 'INCOMPLETE' : 'INCOMPLETE read');
   if (info) parts.push(`${info} info`);
   const unreadable = unreadableCount(report);
-  if (unreadable) parts.push(terse ? `${unreadable} unreadable` : plural(unreadable, 'unreadable record'));
   const read = problemCount(report) - unreadable;
-  if (read) parts.push(terse ? `${read} to look at` : `${plural(read, 'record')} to look at`);
+  // Terse, the records read and those not as one count: the body says which is which.
+  if (terse && read) parts.push(plural(unreadable + read, 'record'));
+  else {
+    if (unreadable) parts.push(terse ? `${unreadable} unreadable` : plural(unreadable, 'unreadable record'));
+    if (read) parts.push(`${plural(read, 'record')} to look at`);
+  }
   return parts.join(', ');
 }
 
