@@ -258,7 +258,10 @@ export function reportReaches(report: Report, level: Severity): boolean {
   );
 }
 
-/** Records that could not be checked but say the domain is in quarantine: critical items too. */
+/**
+ * Problem records published critical: one that says quarantine but could not be read, a kept
+ * quarantine, or one critical by what memory last knew of its domain (`remembered_kind`).
+ */
 export const criticalProblems = (report: Report): readonly Problem[] =>
   report.problems.filter((p) => p.severity === 'critical');
 
@@ -274,8 +277,8 @@ export function criticalChangeCount(report: Report): number {
 }
 
 /**
- * What an alert counts as critical: critical findings, unreadable records that say quarantine, and
- * critical changes. One count for the subject, the SMS, the digest, chat and the `severity`
+ * What an alert counts as critical: critical findings, critical problem records ({@link criticalProblems}),
+ * and critical changes. One count for the subject, the SMS, the digest, chat and the `severity`
  * attribute the SMS subscriptions filter on, so a domain that left the account reaches the phone.
  */
 export const criticalCount = (report: Report): number =>
