@@ -529,11 +529,13 @@ describe('decideRestore', () => {
     expect(calls).toEqual([]);
   });
 
+  // A claim taken by a clock running ahead holds up to CLAIM_CLOCK_SLACK_MS past its 15 minutes (audit.ts):
+  // "at most 15 minutes" was not the longest it can hold.
   it('answers 409 with the claim’s longest life when the store does not say when the claim lapses', async () => {
     const { reseller } = port(QUARANTINED);
     const claim = { take: async () => ({ taken: false }), release: async () => undefined };
     const outcome = await decideRestore(input('POST', reseller, { claim }));
-    expect(outcome.message).toContain('and it holds the domain at most 15 minutes); nothing was sent again.');
+    expect(outcome.message).toContain('and it holds the domain at most 30 minutes); nothing was sent again.');
   });
 
   it('answers a refusal that lost a race with "not in quarantine (already restored?)", not "refused"', async () => {

@@ -1,4 +1,4 @@
-import { type ClaimAnswer, RESTORE_CLAIM_MS } from '../memory/audit';
+import { CLAIM_CLOCK_SLACK_MS, type ClaimAnswer, RESTORE_CLAIM_MS } from '../memory/audit';
 import type { RestoreOutcome, RestoreOutcomeKind } from './restore-outcome';
 
 /**
@@ -28,11 +28,12 @@ const lapseMinute = (until: number): string =>
 
 /**
  * How long another restore's claim holds `domain`, as the restore link's 409 page and
- * `sentinel restore` say it: until its lapse, when the store said, else at most the claim's life.
+ * `sentinel restore` say it: until its lapse, when the store said, else the longest a claim can
+ * hold (its life, and the slack a claim taken by a clock running ahead is allowed: claimHolds).
  */
 export const claimHeldLine = (until: number | undefined): string =>
   until === undefined
-    ? `it holds the domain at most ${RESTORE_CLAIM_MS / 60_000} minutes`
+    ? `it holds the domain at most ${(RESTORE_CLAIM_MS + CLAIM_CLOCK_SLACK_MS) / 60_000} minutes`
     : `it holds the domain until ${lapseMinute(until)}: try again after that`;
 
 /** What the restore link's page and `sentinel restore` add when a restore's claim, lapsing at `until`, could not be given up. */
