@@ -92,7 +92,7 @@ function restoreText({ by, left }: { by: string | null; left: number | null }): 
  * for (`silenced`, keys: actions.ts keptSilenced) says the same, at the severity its record gives
  * (never critical, in no SMS, never repeated or escalated): marked kept, its record's key is the
  * same as when critical (state-bounds.ts problemKey), so the snooze's end is no new unreadable
- * record. Let lapse: left as it was (unreadableCriticalCount judges those). It carries its group
+ * record. Let lapse: left as it was (keptCritical marks it, never critical). It carries its group
  * (`policy`) as a finding does, so the group's message says it when the account's announces or
  * repeats it ({@link keptNews}). A domain listed twice (two spellings of one key) is kept once, by
  * its first record: one critical row, one snooze's end, one calendar deadline. Pure.
