@@ -139,3 +139,22 @@ describe('an expired domain read again with its registrant handle given twice', 
     expect(again.result.why).toEqual(['1 resolved']);
   });
 });
+
+describe('a group’s expired domain read again with its registrant handle given twice', () => {
+  it('sends the group nothing for that record: it was read, and its finding is ongoing', () => {
+    const read = domain('gone.nl', T0, {
+      auto_renew: false,
+      date_expiry: T0 - 2 * DAY,
+      tags: ['watch'],
+      registrant_conflict: ['C1', 'C2'],
+    });
+    const first = scan([{ ...read, registrant_conflict: undefined }], T0, EMPTY_STATE);
+    expect(first.sent).toEqual(['account', 'watch']);
+    // The record is new: the account's message says it; the group's domain was read and judged.
+    const again = scan([read], T0 + HOUR, first.next, {
+      problems: [registrantConflictProblem(read, 1) as Problem],
+    });
+    expect(again.sent).toEqual(['account']);
+    expect(again.result.report.problems).toEqual([expect.not.objectContaining({ news: true })]);
+  });
+});

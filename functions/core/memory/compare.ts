@@ -312,7 +312,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   return {
     publish,
     why,
-    kept: { ...kept, problems: unreadableGroupNews(kept.problems, c.memory, c.nowMs, lapsing, isFresh) },
+    kept: { ...kept, problems: unreadableGroupNews(kept.problems, c.memory, lapsing, isFresh) },
   };
 }
 

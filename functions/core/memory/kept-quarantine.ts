@@ -10,7 +10,7 @@ import type { ScanMemory } from './scan-memory';
 import type { AlertMemory, DomainMemory, EscalationPolicy, FindingMemory } from './state';
 import { domainKey } from './state-bounds';
 import { isDue } from './state-time';
-import { believableRestoreBy, rememberedCritical } from './unjudged-memory';
+import { believableRestoreBy } from './unjudged-memory';
 
 /** What a kept quarantine's problem record adds to its reason; after {@link DATES_ONLY}, so no quoted status can spell it. */
 const KEPT = '; last read in quarantine, ';
@@ -188,6 +188,17 @@ function keptCritical(
     remembered_kind: was.finding.kind,
     ...(quarantine ? { restore_by: restoreOf(was.finding, nowMs).by } : {}),
   };
+}
+
+/** Whether memory knows a domain (`was`) as critical, with no snooze or acknowledgement still holding and not let lapse. */
+function rememberedCritical(
+  was: DomainMemory | undefined,
+  nowMs: number,
+  lapsing: (group: string | undefined) => boolean,
+): boolean {
+  if (was?.finding?.severity !== 'critical' || lapsing(was.group)) return false;
+  const snooze = was.actions?.snooze;
+  return !(was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs));
 }
 
 /**

@@ -100,17 +100,6 @@ export function rememberedCriticalCount(problems: Report['problems']): number {
   return new Set(marked).size;
 }
 
-/** Whether memory knows a domain (`was`) as critical, with no snooze or acknowledgement still holding and not let lapse. */
-export function rememberedCritical(
-  was: DomainMemory | undefined,
-  nowMs: number,
-  lapsing: (group: string | undefined) => boolean,
-): boolean {
-  if (was?.finding?.severity !== 'critical' || lapsing(was.group)) return false;
-  const snooze = was.actions?.snooze;
-  return !(was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs));
-}
-
 /**
  * How many records this scan could not read say the domain is in quarantine (critical), less the
  * records critical by what memory knows (`remembered_kind`: rememberedCriticalCount counts them), the
