@@ -9,7 +9,7 @@ import { countingFetch } from '../aws/metrics';
 import { SCAN_SDK_TIMEOUTS, uploadTimeoutMs } from '../aws/sdk-timeouts';
 import type { SecretSource } from '../aws/secrets';
 import { chatTargetOf, snsSender } from '../aws/sns-publish';
-import { truncateReport } from '../core/alerts/alert';
+import { truncateReport, unreadableCount } from '../core/alerts/alert';
 import { ConfigError, errorLine, withKeySource } from '../core/base/errors';
 import type { ReportStore } from '../core/memory/report-store';
 import { loadStatePolicy, STATE_ENV } from '../core/memory/state-config';
@@ -372,7 +372,9 @@ function addScanMetrics(metrics: ScheduledScanDeps['metrics'], report: Report, d
   metrics.addMetric(METRICS.criticalFindings, MetricUnit.Count, report.summary.critical);
   metrics.addMetric(METRICS.warningFindings, MetricUnit.Count, report.summary.warning);
   metrics.addMetric(METRICS.domainsScanned, MetricUnit.Count, report.stats.domains_scanned);
-  metrics.addMetric(METRICS.unreadableRecords, MetricUnit.Count, report.problems.length);
+  // The records that could not be read, as every channel counts them: not those read by their dates
+  // only or with their registrant given twice, which are problem records too.
+  metrics.addMetric(METRICS.unreadableRecords, MetricUnit.Count, unreadableCount(report));
   // Last: only a scan that read everything and delivered its alert counts as completed.
   if (failure) throw failure;
   metrics.addMetric(METRICS.scanCompleted, MetricUnit.Count, 1);

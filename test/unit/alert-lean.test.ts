@@ -44,6 +44,24 @@ describe('a report whose small fields alone pass SNS limit', () => {
     expect(chatNotificationOf(alert).content.title).toContain('40 critical');
   });
 
+  it('says how many of the records it left out could not be read, so chat does not count a record read as unreadable', () => {
+    const quarantine = Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`tld${i}`, 30]));
+    const problems = [
+      { resource: 'domain' as const, key: 'broken.nl', page: 1, reason: 'date_expiry: Invalid input' },
+      {
+        resource: 'domain' as const,
+        key: 'odd.nl',
+        page: 1,
+        reason: 'status "pending_delete"',
+        dates_only: true as const,
+      },
+    ];
+    const report = { ...base, problems, policy: { ...base.policy, quarantine_days: quarantine } } as Report;
+    const alert = buildAlertMessage(report);
+    expect(JSON.parse(reportJsonOf(alert)).omitted).toMatchObject({ problems: 2, unread_problems: 1 });
+    expect(chatNotificationOf(alert).metadata.additionalContext).toMatchObject({ unreadableRecords: '1' });
+  });
+
   it('cuts the e-mail where its room ends when its own fixed lines pass the limit, saying so', () => {
     // The digest bounds its variable sections (digest-fixed-bounds.test.ts); a heading no bound
     // holds (an account label of 300 000 characters) is what the net is for.

@@ -38,7 +38,7 @@ import { DEFAULT_STATE_POLICY, EMPTY_STATE, parseState } from '../support/whole-
  * again. 1 000 runs on a fixed seed (about 8 s). Taking out any of these fixes makes it fail:
  * compare.ts countRepeats `|| (j.kind !== f.kind && lastDaysDue(f))` and `worth(c, j)` (eaca2bf);
  * actions.ts applyActions `?? lastDays`; repeat.ts carriedOn keeping `escalated`; unjudged-memory.ts
- * judgedAs `sooner(…)` and unreadableCriticalCount's records read by their dates only (970eeb3);
+ * judgedAs `sooner(…)`;
  * a snooze of a kept quarantine whose record gives no finding holds as the finding's would, and
  * stays in memory (actions.ts applyActions `kept`, kept-quarantine.ts withKeptQuarantines `silenced`).
  */

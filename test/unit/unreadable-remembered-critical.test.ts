@@ -3,6 +3,7 @@ import { chatNotificationOf } from '../../functions/core/alerts/chat';
 import { buildAlertMessage, reportJsonOf } from '../../functions/core/alerts/message';
 import type { Problem } from '../../functions/core/reseller/paging';
 import type { Domain } from '../../functions/core/reseller/schemas';
+import { registrantConflictProblem } from '../../functions/core/scan/scan-problems';
 import { HOUR, T0 } from '../support/account-model';
 import { groupScanner } from '../support/group-scan';
 import { DAY, domain } from '../support/state-scan';
@@ -105,5 +106,55 @@ describe('an expired domain whose record can no longer be read', () => {
     const broke = scan([], T0 + HOUR, state, { problems: [broken('gone.nl')] });
     const { alert } = channels(broke.plan);
     expect(alert.attributes.severity).toBe('warning');
+  });
+});
+
+describe('an expired domain read again with its registrant handle given twice', () => {
+  // Never repeated (`cap: 0`), so the critical cadence has nothing of its own to say of it.
+  const { scan: quiet } = groupScanner({ policies: [], repeat: { cap: 0 } });
+  const read = (): Domain =>
+    domain('gone.nl', T0, {
+      auto_renew: false,
+      date_expiry: T0 - 2 * DAY,
+      registrant_conflict: ['C1', 'C2'],
+    });
+  const conflict = (d: Domain) => registrantConflictProblem(d, 1) as Problem;
+
+  it('is no unreadable record of a critical finding: its record was read, and nothing is published for it', () => {
+    const first = quiet([read()], T0, EMPTY_STATE, { problems: [conflict(read())] });
+    expect(first.result.publish).toBe(true);
+    // The critical cadence is due (21 h): only a record memory must stand for would be repeated.
+    const again = quiet([read()], T0 + 21 * HOUR, first.next, { problems: [conflict(read())] });
+    expect(again.result.report.problems).toEqual([
+      expect.not.objectContaining({ remembered_kind: expect.anything() }),
+    ]);
+    expect(again.result.why.join('; ')).not.toContain('unreadable records of critical findings');
+    expect(again.result.publish).toBe(false);
+  });
+
+  it('renewed since, is said resolved, with no unreadable record of a critical finding in the log', () => {
+    const first = quiet([read()], T0, EMPTY_STATE, { problems: [conflict(read())] });
+    const renewed = domain('gone.nl', T0, { registrant_conflict: ['C1', 'C2'] });
+    const again = quiet([renewed], T0 + 21 * HOUR, first.next, { problems: [conflict(renewed)] });
+    expect(again.result.why).toEqual(['1 resolved']);
+  });
+});
+
+describe('a group’s expired domain read again with its registrant handle given twice', () => {
+  it('sends the group nothing for that record: it was read, and its finding is ongoing', () => {
+    const read = domain('gone.nl', T0, {
+      auto_renew: false,
+      date_expiry: T0 - 2 * DAY,
+      tags: ['watch'],
+      registrant_conflict: ['C1', 'C2'],
+    });
+    const first = scan([{ ...read, registrant_conflict: undefined }], T0, EMPTY_STATE);
+    expect(first.sent).toEqual(['account', 'watch']);
+    // The record is new: the account's message says it; the group's domain was read and judged.
+    const again = scan([read], T0 + HOUR, first.next, {
+      problems: [registrantConflictProblem(read, 1) as Problem],
+    });
+    expect(again.sent).toEqual(['account']);
+    expect(again.result.report.problems).toEqual([expect.not.objectContaining({ news: true })]);
   });
 });

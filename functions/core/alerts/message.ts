@@ -411,6 +411,7 @@ function leanJson(report: Report): string {
     omitted: {
       findings: report.findings.length,
       problems: report.problems.length,
+      unread_problems: report.problems.filter((p) => !recordWasRead(p)).length,
       critical_problems: report.problems.filter((p) => p.severity === 'critical').length,
     },
     omitted_fields: Object.keys(fields).filter(

@@ -277,10 +277,10 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
     : new Set<Problem>();
   const spoke = critical && lastPublished !== null && isDue(lastPublished, c.nowMs, hours * HOUR_MS);
   // A new record is counted as new alone (`fresh`), never as repeated too.
-  const said = { ...c.report, problems: problems.filter((_, i) => !isNew(keys[i] as string)) };
+  const said = problems.filter((_, i) => !isNew(keys[i] as string));
   // Those due on their group's own cadence have a line of their own: the others' says the top level's hours.
   const own = [...due].filter((p) => keptCadence(policy, p) !== hours).length;
-  for (const r of spoke || due.size > own ? unreadableRepeats(said, c.memory, c.nowMs, policy) : [])
+  for (const r of spoke || due.size > own ? unreadableRepeats(said, c.memory, policy) : [])
     count((spoke ? r.count : 0) + (r.of === 'quarantine' ? due.size - own : 0), r.what);
   count(
     own,
@@ -312,7 +312,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   return {
     publish,
     why,
-    kept: { ...kept, problems: unreadableGroupNews(kept.problems, c.memory, c.nowMs, lapsing, isFresh) },
+    kept: { ...kept, problems: unreadableGroupNews(kept.problems, c.memory, lapsing, isFresh) },
   };
 }
 

@@ -3,7 +3,6 @@ import type { Problem } from '../reseller/client';
 import type { ScanMemory } from './scan-memory';
 import type { InGroup, StatefulFinding, StatePolicy } from './state';
 import { domainKey } from './state-bounds';
-import { rememberedCritical } from './unjudged-memory';
 
 /**
  * Whether a finding is news to its group: without memory, every finding is; with it (the finding
@@ -72,24 +71,23 @@ export function groupsHearing(
 
 /**
  * The problems with each new unreadable record (`fresh`, by its index) of a domain in a group memory
- * knows (not let lapse), critical by what it says (quarantine) or by what memory knows of it
- * (rememberedCritical), given that group (`policy`) and marked `news`, as a kept quarantine is
+ * knows (not let lapse), published critical: by what it says (quarantine) or by what memory knows of
+ * it (`remembered_kind`: kept-quarantine.ts keptCritical decides, and leaves a record read and
+ * checked as it is), given that group (`policy`) and marked `news`, as a kept quarantine is
  * (kept-quarantine.ts keptNews): a group whose critical domain's record breaks hears it when the
  * account does, not only the account. Its repeats on the critical cadence are the account's alone.
  */
 export function unreadableGroupNews(
   problems: readonly Problem[],
   memory: ScanMemory,
-  nowMs: number,
   lapsing: (group: string | undefined) => boolean,
   fresh: (i: number) => boolean,
 ): Problem[] {
   return problems.map((p, i) => {
-    if (p.news || p.resource !== 'domain' || p.key === null || !fresh(i)) return p;
-    const was = memory.prior.get(domainKey(p.key));
-    const group = was?.group;
+    if (p.news || p.severity !== 'critical' || p.resource !== 'domain' || p.key === null || !fresh(i))
+      return p;
+    const group = memory.prior.get(domainKey(p.key))?.group;
     if (group === undefined || lapsing(group)) return p;
-    if (p.severity !== 'critical' && !rememberedCritical(was, nowMs, lapsing)) return p;
     return { ...p, policy: group, news: true as const };
   });
 }

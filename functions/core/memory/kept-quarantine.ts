@@ -10,7 +10,7 @@ import type { ScanMemory } from './scan-memory';
 import type { AlertMemory, DomainMemory, EscalationPolicy, FindingMemory } from './state';
 import { domainKey } from './state-bounds';
 import { isDue } from './state-time';
-import { believableRestoreBy, rememberedCritical } from './unjudged-memory';
+import { believableRestoreBy } from './unjudged-memory';
 
 /** What a kept quarantine's problem record adds to its reason; after {@link DATES_ONLY}, so no quoted status can spell it. */
 const KEPT = '; last read in quarantine, ';
@@ -92,7 +92,7 @@ function restoreText({ by, left }: { by: string | null; left: number | null }): 
  * for (`silenced`, keys: actions.ts keptSilenced) says the same, at the severity its record gives
  * (never critical, in no SMS, never repeated or escalated): marked kept, its record's key is the
  * same as when critical (state-bounds.ts problemKey), so the snooze's end is no new unreadable
- * record. Let lapse: left as it was (unreadableCriticalCount judges those). It carries its group
+ * record. Let lapse: left as it was (keptCritical marks it, never critical). It carries its group
  * (`policy`) as a finding does, so the group's message says it when the account's announces or
  * repeats it ({@link keptNews}). A domain listed twice (two spellings of one key) is kept once, by
  * its first record: one critical row, one snooze's end, one calendar deadline. Pure.
@@ -188,6 +188,17 @@ function keptCritical(
     remembered_kind: was.finding.kind,
     ...(quarantine ? { restore_by: restoreOf(was.finding, nowMs).by } : {}),
   };
+}
+
+/** Whether memory knows a domain (`was`) as critical, with no snooze or acknowledgement still holding and not let lapse. */
+function rememberedCritical(
+  was: DomainMemory | undefined,
+  nowMs: number,
+  lapsing: (group: string | undefined) => boolean,
+): boolean {
+  if (was?.finding?.severity !== 'critical' || lapsing(was.group)) return false;
+  const snooze = was.actions?.snooze;
+  return !(was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs));
 }
 
 /**

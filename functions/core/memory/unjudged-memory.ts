@@ -49,13 +49,12 @@ export function unjudgedKeys(report: Report, memory: ScanMemory): Set<string> {
 
 /**
  * The records this scan could not read that are repeated on the critical cadence, with what the log
- * says of them: those that say quarantine, and those of a domain memory knows as critical (also one
- * read by its dates only that gives no finding: its finding is kept as remembered, yet in no report).
+ * says of them: those that say quarantine, and those published critical by what memory knew of
+ * their domain ({@link rememberedCriticalCount}).
  */
 export function unreadableRepeats(
-  { problems, findings }: Pick<Report, 'problems' | 'findings'>,
+  problems: Report['problems'],
   memory: ScanMemory,
-  nowMs: number,
   policy: Pick<StatePolicy, 'repeat' | 'lapsing'>,
 ): UnreadableRepeat[] {
   const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
@@ -68,7 +67,7 @@ export function unreadableRepeats(
     },
     {
       of: 'critical',
-      count: unreadableCriticalCount(problems, memory, nowMs, lapsing, findings),
+      count: rememberedCriticalCount(problems),
       what: `unreadable records of critical findings ${after}`,
     },
   ];
@@ -86,58 +85,24 @@ export interface UnreadableRepeat {
 }
 
 /**
- * How many records this scan could not read at all (a named domain), or read by their dates only
- * without a finding (`findings`: the report's), whose domain memory knows as critical (expired, in quarantine, a renewal that failed), with no
- * snooze or acknowledgement still holding and not in a group that lets it lapse (`lapsing`). What
- * is remembered of a record that cannot be read stays true until a read says otherwise: such a
- * record is repeated on the critical cadence as one that says quarantine is, so an expired domain
- * whose record broke is not silent after its one "new unreadable record". Counted per domain, less
- * the domains a critical record already counts (unreadableQuarantineCount).
+ * How many domains have a record published critical by what memory knew of them (`remembered_kind`,
+ * severity critical: kept-quarantine.ts keptCritical decides which, the one place that does: not
+ * read at all or read by its dates only without a finding, no snooze or acknowledgement holding,
+ * not let lapse, no record of it critical already). What is remembered of a record that cannot be
+ * read stays true until a read says otherwise: such a record is repeated on the critical cadence
+ * as one that says quarantine is, so an expired domain whose record broke is not silent after its
+ * one "new unreadable record". A record read and judged (a registrant given twice) is never one.
  */
-export function unreadableCriticalCount(
-  problems: Report['problems'],
-  memory: ScanMemory,
-  nowMs: number,
-  lapsing: (group: string | undefined) => boolean,
-  findings: Report['findings'] = [],
-): number {
-  // A record read by its dates only that gives a finding is repeated as that finding (compare.ts).
-  const found = new Set(findings.filter(isDomainFinding).map((f) => domainKey(f.domain_name)));
-  // One domain is one item: a domain with a critical record (one that says quarantine, a kept
-  // quarantine) is counted by unreadableQuarantineCount, and a second record of a domain (its
-  // registrant handle given twice) is not a second domain to repeat.
-  // One critical by what memory knows (remembered_kind, kept-quarantine.ts) is counted here.
-  const saysQuarantine = (p: Report['problems'][number]) => p.severity === 'critical' && !p.remembered_kind;
-  const counted = new Set(
-    problems.flatMap((p) =>
-      saysQuarantine(p) && p.resource === 'domain' && p.key !== null ? [domainKey(p.key)] : [],
-    ),
+export function rememberedCriticalCount(problems: Report['problems']): number {
+  const marked = problems.flatMap((p) =>
+    p.remembered_kind !== undefined && p.severity === 'critical' && p.key !== null ? [domainKey(p.key)] : [],
   );
-  const before = counted.size;
-  for (const p of problems) {
-    if (p.resource !== 'domain' || p.key === null || saysQuarantine(p)) continue;
-    const key = domainKey(p.key);
-    if (counted.has(key) || (judgedByDatesOnly(p) && found.has(key))) continue;
-    if (!rememberedCritical(memory.prior.get(key), nowMs, lapsing)) continue;
-    counted.add(key);
-  }
-  return counted.size - before;
-}
-
-/** Whether memory knows a domain (`was`) as critical, with no snooze or acknowledgement still holding and not let lapse. */
-export function rememberedCritical(
-  was: DomainMemory | undefined,
-  nowMs: number,
-  lapsing: (group: string | undefined) => boolean,
-): boolean {
-  if (was?.finding?.severity !== 'critical' || lapsing(was.group)) return false;
-  const snooze = was.actions?.snooze;
-  return !(was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs));
+  return new Set(marked).size;
 }
 
 /**
  * How many records this scan could not read say the domain is in quarantine (critical), less the
- * records critical by what memory knows (`remembered_kind`: unreadableCriticalCount counts them), the
+ * records critical by what memory knows (`remembered_kind`: rememberedCriticalCount counts them), the
  * kept quarantines (each due by its own last alert: kept-quarantine.ts keptRepeatsDue) and those
  * of a domain memory knows in a group that lets it lapse (`lapsing`): such a record is repeated on
  * the critical cadence, and a domain let lapse is never repeated (docs/policies.md), so its broken

@@ -572,6 +572,7 @@ export const METRICS = {
   criticalFindings: 'CriticalFindings',
   warningFindings: 'WarningFindings',
   domainsScanned: 'DomainsScanned',
+  /** Records that could not be read (alerts/alert.ts unreadableCount): not those read by their dates only or with their registrant given twice. */
   unreadableRecords: 'UnreadableRecords',
   /** HTTP requests sent to the reseller API, retries included, and those answered 429. */
   resellerRequests: 'ResellerRequests',
