@@ -21,12 +21,11 @@ export const SHARDS = 16;
 /**
  * The buckets a domain is filed in by the hash of its key: 2^16, fixed, so no save ever lays the
  * memory out anew. A memory is some 270 bytes, and a write pays a unit a KB of its item. At
- * 1 000 000 domains a bucket holds about 15 (4 KB: 5 units a changed bucket, and a first save
- * writes fewer units than 131 072 buckets of 8 would); at 100 000 about 1.5 (a changed domain
- * costs about one unit); at 10 000 000 about 150 (40 KB, parts past {@link PART_BYTES} beyond).
- * 2^17 would halve a change's units at a million and give accounts below some 130 000 domains an
- * item (a whole unit) each for a quarter of one; 2^15 would double them at a million. `#meta`
- * keeps the count as `layout`: a state laid out in another is another release's.
+ * 1 000 000 domains a bucket holds about 15 (4 KB: 5 units a changed bucket, 330 000 for a first
+ * save); at 100 000 about 1.5 (a changed domain about one unit); at 10 000 000 about 150 (40 KB,
+ * parts past {@link PART_BYTES} beyond). 2^17 would make a change at a million 3 units, but a first
+ * save 390 000 and a read twice the items to parse; 2^15 would make a change 9. `#meta` keeps the
+ * count as `layout`: a state laid out in another is another release's.
  */
 export const BUCKETS = 0x10000;
 /** A bucket whose memories outgrow this is written as several parts (`.1`, `.2`…), far below the 400 KB limit. */
@@ -49,7 +48,7 @@ export interface ItemScope {
 }
 
 /** What the store learnt opening a state, for the writes that follow. */
-export interface Layout {
+export interface Known {
   /** Contact items as loaded (sort key → body), to write only what changed. */
   readonly contacts: ReadonlyMap<string, string>;
   /** Parts loaded per bucket, once the domains were read. */
@@ -79,7 +78,7 @@ export interface Stoppable {
 /** For a first save (the state read holds no bucket) with a time to keep (StateWrite.saveBy): what stops it once that time came. */
 export function stoppableOf(
   write: Pick<StateWrite, 'all' | 'saveBy'>,
-  known: Layout,
+  known: Known,
   clock: () => number,
 ): Stoppable | undefined {
   const saveBy = write.saveBy;
@@ -166,7 +165,7 @@ export function itemJson(
 /** A scan's save: the buckets holding a changed domain, and those to write again. */
 export function planAll(
   at: ItemScope,
-  known: Layout,
+  known: Known,
   changed: ReadonlyMap<string, DomainMemory | null>,
   all: ReadonlyMap<string, DomainMemory>,
   stoppable?: Stoppable,
@@ -184,7 +183,7 @@ export function planAll(
  */
 export async function planChanges(
   at: ItemScope,
-  known: Layout,
+  known: Known,
   changed: ReadonlyMap<string, DomainMemory | null>,
   readBucket: (bucket: number, parts: Uint8Array) => Promise<Map<string, unknown>>,
 ): Promise<Iterable<WriteRequest>> {
@@ -219,7 +218,7 @@ function* bucketWrites(
   at: ItemScope,
   members: ReadonlyMap<number, readonly string[]>,
   memory: (key: string) => DomainMemory,
-  known: Pick<Layout, 'generation'>,
+  known: Pick<Known, 'generation'>,
   parts: Uint8Array | undefined,
   stoppable?: Stoppable,
 ): Generator<WriteRequest> {

@@ -41,7 +41,7 @@ import {
   type ItemScope,
   itemJson,
   itemKey,
-  type Layout,
+  type Known,
   planAll,
   planChanges,
   SHARDS,
@@ -115,7 +115,7 @@ export interface DynamoDbStateStoreOptions {
  * items; the last write moves the generation on and releases the lease, conditional on still
  * holding it.
  */
-export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail {
+export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail {
   readonly location: string;
   private readonly client: DynamoDBClient;
   private readonly table: string;
@@ -145,7 +145,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     this.at = { scope: options.scope, location: this.location, where: `${this.location} (${options.scope})` };
   }
 
-  protected async readHead(): Promise<{ opened: OpenedState; known: Layout }> {
+  protected async readHead(): Promise<{ opened: OpenedState; known: Known }> {
     const bodies = new Map<string, string>();
     // Keys are data: an object without a prototype, so no key can reach JavaScript's own machinery.
     const contacts: Record<string, ContactMemory> = Object.create(null);

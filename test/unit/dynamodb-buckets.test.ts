@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BUCKETS, type ItemScope, type Layout, planAll } from '../../functions/aws/dynamodb-buckets';
+import { BUCKETS, type ItemScope, type Known, planAll } from '../../functions/aws/dynamodb-buckets';
 import type { DomainMemory } from '../../functions/core/memory/state';
 import { keysOfOneBucket } from '../support/one-bucket';
 
@@ -20,7 +20,7 @@ describe('planAll', () => {
       alerted: null,
     });
     const all = new Map(keysOfOneBucket(16, '.nl').map((key, n) => [key, memory(n)] as const));
-    const known: Layout = {
+    const known: Known = {
       contacts: new Map(),
       parts: new Uint8Array(BUCKETS),
       dirty: new Set(),
