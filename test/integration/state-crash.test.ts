@@ -112,6 +112,40 @@ describe('a DynamoDB save killed part-way', () => {
     for (const [key, value] of Object.entries(saved.state.domains)) expect(value).toEqual(all.get(key));
   });
 
+  // A state saved before the account had a domain (an empty first scan) remembers none either: the
+  // save that first writes every domain is a first save, which keeps what it wrote by its time.
+  it('keeps what the first save of domains wrote by its time when an earlier save wrote none', async () => {
+    const tableName = await table();
+    let now = Date.parse('2026-11-23T06:00:00.000Z');
+    const slow = db.client();
+    slow.middlewareStack.add(
+      (next, context) => async (args) => {
+        const out = await next(args);
+        if (context.commandName === 'BatchWriteItemCommand') now += 1_000;
+        return out;
+      },
+      { step: 'initialize' },
+    );
+    const store = new DynamoDbStateStore({ client: slow, tableName, scope: SCOPE, clock: () => now });
+    await store.claim(0, { owner: 'a', expiresAt: now + LEASE_MS });
+    await saveState(store, stateOf({}, '2026-11-22T06:00:00.000Z'), await loadState(store), 'a');
+    const opened = await store.open(SCOPE);
+    await store.read(opened, new ScanMemory());
+    await store.claim(1, { owner: 'b', expiresAt: now + LEASE_MS });
+    const all = new Map(Array.from({ length: 2_000 }, (_, i) => [`d${i}.nl`, memory('NEW')] as const));
+    const outcome = await store.save(opened, 'b', {
+      head: opened.head,
+      changed: all,
+      all,
+      saveBy: now + 3_000,
+    });
+    expect(outcome?.of).toBe(2_000);
+    expect(outcome?.kept).toBeGreaterThan(0);
+    expect(outcome?.kept).toBeLessThan(2_000);
+    const saved = await loadState(new DynamoDbStateStore({ client: db.client(), tableName, scope: SCOPE }));
+    expect([saved.generation, Object.keys(saved.state.domains).length]).toEqual([2, outcome?.kept]);
+  });
+
   // What docs/memory.md promises of a save killed between its batches: buckets of the next
   // generation beside the others under the old #meta, each domain's memory whole (at least once).
   it('leaves each domain its old or its new memory whole, under the old #meta, when killed between batches', async () => {
