@@ -6,9 +6,9 @@ import type { StateWrite } from '../use-cases/state-store';
 import { STATE_TABLE_DEFINITION } from './state-table-definition';
 
 /**
- * How the DynamoDB store lays the domains' memories out in items: buckets of a few domains under
- * a power-of-two bucket count, spread over shard partitions, each bucket one item (or parts), and
- * what a save writes and deletes. The queries and writes themselves are dynamodb-state-store.ts's.
+ * How the DynamoDB store lays the domains' memories out in items: a fixed number of buckets,
+ * spread over shard partitions, each bucket one item (or parts), and what a save writes. The
+ * queries and writes themselves are dynamodb-state-store.ts's.
  */
 
 const { partitionKey: PK, sortKey: SK } = STATE_TABLE_DEFINITION;
@@ -19,20 +19,23 @@ const { partitionKey: PK, sortKey: SK } = STATE_TABLE_DEFINITION;
  */
 export const SHARDS = 16;
 /**
- * Domains per bucket item: about 8 memories of some 270 bytes make a 2 KB item (2 write units),
- * where one item per domain would pay a whole unit for a quarter of one. The bucket count is a
- * power of two chosen at the first save and doubled (every item written anew under the next
- * count, switched to in the one conditional write of `#meta`) when the account outgrows it.
+ * The buckets a domain is filed in by the hash of its key: 2^16, fixed, so no save ever lays the
+ * memory out anew. A memory is some 270 bytes, and a write pays a unit a KB of its item. At
+ * 1 000 000 domains a bucket holds about 15 (4 KB: 5 units a changed bucket, 330 000 for a first
+ * save); at 100 000 about 1.5 (a changed domain about one unit); at 10 000 000 about 150 (40 KB,
+ * parts past {@link PART_BYTES} beyond). 2^17 would make a change at a million 3 units, but a first
+ * save 390 000 and a read twice the items to parse; 2^15 would make a change 9. `#meta` keeps the
+ * count as `layout`: a state laid out in another is another release's.
  */
-const BUCKET_TARGET = 8;
-const BUCKET_MAX = 16;
+export const BUCKETS = 0x10000;
 /** A bucket whose memories outgrow this is written as several parts (`.1`, `.2`…), far below the 400 KB limit. */
 const PART_BYTES = 300 * 1024;
 /** DynamoDB's limits (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html). */
 const MAX_ITEM_BYTES = 400 * 1024;
 const MAX_SORT_KEY_BYTES = 1024;
 
-const BUCKET_SK = /^b(\d{1,2})#([0-9a-f]{1,8})(?:\.(\d{1,4}))?$/;
+/** `b#0a3f`, `b#0a3f.1`; read in another spelling too (`b#a3f.0`), which the next save moves to its own. */
+const BUCKET_SK = /^b#([0-9a-f]{1,4})(?:\.(\d{1,4}))?$/;
 
 /** The account whose items these are, and how messages name it. */
 export interface ItemScope {
@@ -45,33 +48,26 @@ export interface ItemScope {
 }
 
 /** What the store learnt opening a state, for the writes that follow. */
-export interface Layout {
-  /** The bucket exponent in force; null before the first save. */
-  readonly exponent: number | null;
+export interface Known {
   /** Contact items as loaded (sort key → body), to write only what changed. */
   readonly contacts: ReadonlyMap<string, string>;
-  /** Parts loaded per bucket in force, once the domains were read. */
+  /** Parts loaded per bucket, once the domains were read. */
   parts?: Uint8Array;
   /** Buckets to write again whatever changed (a memory filed in the wrong one, or twice). */
   readonly dirty: Set<number>;
-  /** Items outside the layout in force (a resize whose cleanup failed): deleted after the next save. */
-  readonly garbage: Array<readonly [string, string]>;
+  /**
+   * Items of the shards read as no bucket: those of a first save killed before it committed
+   * (deleted before the next save writes), or of another spelling or no bucket (after it commits).
+   */
+  readonly stray: Array<readonly [pk: string, sk: string]>;
   /** The generation opened: a save tags each bucket item it writes with the next one (`g`). */
   readonly generation: number;
 }
 
-/** What a save writes: its bucket writes, the layout it leaves in force, and what goes once it committed. */
-export interface Plan {
-  readonly exponent: number | null;
-  readonly writes: Iterable<WriteRequest>;
-  readonly cleanup: Iterable<WriteRequest>;
-}
-
 /**
- * A save of every domain that may stop early (StateWrite.saveBy): `stop` is asked before each
- * bucket's first write of a new layout, `kept` counts the domains of the buckets begun (each begun
- * bucket is written whole), and `stopped` says that it stopped. A first save (nothing remembered to
- * lose) keeps what it wrote; a resize gives the new layout up and writes the changes in the old one.
+ * A first save (nothing remembered, so nothing to lose) that may stop early (StateWrite.saveBy):
+ * `stop` is asked before each bucket's first write, `kept` counts the domains of the buckets begun
+ * (each begun bucket is written whole), and `stopped` says that it stopped.
  */
 export interface Stoppable {
   readonly stop: () => boolean;
@@ -79,18 +75,20 @@ export interface Stoppable {
   stopped?: true;
 }
 
-/** For a save of every domain with a time to keep (StateWrite.saveBy): what stops it once that time came. */
+/** For a first save (the state read holds no bucket) with a time to keep (StateWrite.saveBy): what stops it once that time came. */
 export function stoppableOf(
   write: Pick<StateWrite, 'all' | 'saveBy'>,
+  known: Known,
   clock: () => number,
 ): Stoppable | undefined {
   const saveBy = write.saveBy;
-  if (!write.all || saveBy === undefined) return undefined;
+  const holdsNone = known.parts !== undefined && !known.parts.some((parts) => parts > 0);
+  if (!write.all || saveBy === undefined || !holdsNone) return undefined;
   return { stop: () => clock() >= saveBy, kept: 0 };
 }
 
-/** The bucket of `key` under 2^`exponent` buckets. */
-export const bucketOf = (key: string, exponent: number): number => fnv1a(key) & ((1 << exponent) - 1);
+/** The bucket of `key`. */
+export const bucketOf = (key: string): number => fnv1a(key) & (BUCKETS - 1);
 
 /** The partition of bucket `bucket`'s items. */
 export const shardPk = (at: ItemScope, bucket: number): string => `${at.scope}#${bucket % SHARDS}`;
@@ -101,19 +99,9 @@ export const itemKey = (pk: string, sk: string): Record<string, AttributeValue> 
   [SK.name]: { S: sk },
 });
 
-/** The sort key of part `part` of bucket `bucket` under 2^`exponent` buckets. */
-export function bucketSk(exponent: number, bucket: number, part = 0): string {
-  const digits = Math.max(1, Math.ceil(exponent / 4));
-  return `b${exponent}#${bucket.toString(16).padStart(digits, '0')}${part > 0 ? `.${part}` : ''}`;
-}
-
-/** The bucket exponent for `count` domains: about {@link BUCKET_TARGET} a bucket, at least `from`. */
-function exponentFor(count: number, from: number | null): number {
-  let exponent = from ?? 0;
-  if (from === null) while ((1 << exponent) * BUCKET_TARGET < count) exponent++;
-  while (count > BUCKET_MAX * (1 << exponent)) exponent++;
-  return exponent;
-}
+/** The sort key of part `part` of bucket `bucket`. */
+export const bucketSk = (bucket: number, part = 0): string =>
+  `b#${bucket.toString(16).padStart(4, '0')}${part > 0 ? `.${part}` : ''}`;
 
 /**
  * Fails before anything is written when an item would break DynamoDB's limits (sort key 1 024
@@ -136,27 +124,22 @@ export function checkItemSize(at: ItemScope, sk: string, body: string, pk = at.s
 }
 
 /**
- * A bucket item of the layout in force: its bucket, part and members; null for anything else.
- * One whose memories cannot be read has none, and says why in `damage`: reported, not dropped in
- * silence, and not the end of the scan either (its domains are compared as if seen for the first time).
+ * A bucket item: its bucket, part and members; null for anything else. One whose memories cannot
+ * be read has none, and says why in `damage`: reported, not dropped in silence, and not the end of
+ * the scan either (its domains are compared as if seen for the first time).
  */
-export function bucketItem(
-  item: Record<string, AttributeValue>,
-  exponent: number | null,
-): {
+export function bucketItem(item: Record<string, AttributeValue>): {
   bucket: number;
   part: number;
   members: Array<[string, unknown]>;
   damage?: string;
-  /** The generation the item was written for (`g`); undefined for one written before items had it. */
+  /** The generation the item was written for (`g`). */
   written?: string;
 } | null {
-  const sk = item[SK.name]?.S ?? '';
-  const match = BUCKET_SK.exec(sk);
-  if (!match || exponent === null || Number(match[1]) !== exponent) return null;
-  const bucket = Number.parseInt(match[2] as string, 16);
-  if (bucket >= 1 << exponent) return null;
-  const part = Number(match[3] ?? 0);
+  const match = BUCKET_SK.exec(item[SK.name]?.S ?? '');
+  if (!match) return null;
+  const bucket = Number.parseInt(match[1] as string, 16);
+  const part = Number(match[2] ?? 0);
   const written = item.g?.N;
   const at = { bucket, part, ...(written !== undefined ? { written } : {}) };
   const read = itemJson(item.m?.S);
@@ -179,68 +162,19 @@ export function itemJson(
   }
 }
 
-/**
- * A scan's save: the buckets holding a changed domain, or every bucket under a new layout. A resize
- * that `stoppable` stops before it wrote every bucket is given up: the buckets of the changed domains
- * are written in the old layout instead (`exponent` then says the old one, once the writes are
- * done), and the items it wrote of the new one, never read as the old one's (their sort keys name
- * their layout), are the next save's garbage: deleted after it, or written over or deleted before
- * the switch by the next resize (staleOfNewLayout).
- */
+/** A scan's save: the buckets holding a changed domain, and those to write again. */
 export function planAll(
   at: ItemScope,
-  known: Layout,
+  known: Known,
   changed: ReadonlyMap<string, DomainMemory | null>,
   all: ReadonlyMap<string, DomainMemory>,
   stoppable?: Stoppable,
-): Plan {
-  const exponent = exponentFor(all.size, known.exponent);
-  const memory = (key: string) => all.get(key) as DomainMemory;
-  if (exponent === known.exponent)
-    return {
-      exponent,
-      writes: inPlace(at, known, changed, all, exponent),
-      cleanup: cleanupWrites(at, known, null),
-    };
-  const members = new Map<number, string[]>();
-  for (const key of all.keys()) {
-    const bucket = bucketOf(key, exponent);
-    const list = members.get(bucket);
-    if (list) list.push(key);
-    else members.set(bucket, [key]);
-  }
-  const written = new Uint8Array(1 << exponent);
-  const old = known.exponent;
-  // A first save that stopped keeps what it wrote; a resize that stopped keeps the old layout.
-  const gaveUp = () => old !== null && stoppable?.stopped === true;
-  return {
-    get exponent() {
-      return gaveUp() ? old : exponent;
-    },
-    writes: (function* () {
-      yield* bucketWrites(at, exponent, members, memory, known, undefined, written, stoppable);
-      if (old !== null && gaveUp()) yield* inPlace(at, known, changed, all, old);
-      else yield* staleOfNewLayout(at, known, exponent, written);
-    })(),
-    cleanup: (function* () {
-      yield* cleanupWrites(at, known, gaveUp() ? null : exponent);
-    })(),
-  };
-}
-
-/** The writes of a save in the layout in force: the buckets of the changed domains, and those to write again. */
-function inPlace(
-  at: ItemScope,
-  known: Layout,
-  changed: ReadonlyMap<string, DomainMemory | null>,
-  all: ReadonlyMap<string, DomainMemory>,
-  exponent: number,
-): Generator<WriteRequest> {
+): Iterable<WriteRequest> {
   const members = new Map<number, string[]>([...known.dirty].map((bucket) => [bucket, []]));
-  for (const key of changed.keys()) members.set(bucketOf(key, exponent), []);
-  for (const key of all.keys()) members.get(bucketOf(key, exponent))?.push(key);
+  for (const key of changed.keys()) members.set(bucketOf(key), []);
+  for (const key of all.keys()) members.get(bucketOf(key))?.push(key);
   const memory = (key: string) => all.get(key) as DomainMemory;
-  return bucketWrites(at, exponent, members, memory, known, known.parts);
+  return bucketWrites(at, members, memory, known, known.parts, stoppable);
 }
 
 /**
@@ -249,19 +183,17 @@ function inPlace(
  */
 export async function planChanges(
   at: ItemScope,
-  known: Layout,
+  known: Known,
   changed: ReadonlyMap<string, DomainMemory | null>,
-  readBucket: (exponent: number, bucket: number, parts: Uint8Array) => Promise<Map<string, unknown>>,
-): Promise<Plan> {
-  if (changed.size === 0) return { exponent: known.exponent, writes: [], cleanup: [] };
-  const exponent = known.exponent ?? exponentFor(changed.size, null);
+  readBucket: (bucket: number, parts: Uint8Array) => Promise<Map<string, unknown>>,
+): Promise<Iterable<WriteRequest>> {
   const members = new Map<number, string[]>();
   const values = new Map<string, unknown>();
-  const parts = new Uint8Array(1 << exponent);
-  for (const bucket of new Set([...changed.keys()].map((key) => bucketOf(key, exponent)))) {
-    const read =
-      known.exponent === null ? new Map<string, unknown>() : await readBucket(exponent, bucket, parts);
-    for (const [key, value] of changed) if (bucketOf(key, exponent) === bucket) read.set(key, value);
+  const parts = new Uint8Array(BUCKETS);
+  for (const bucket of new Set([...changed.keys()].map(bucketOf))) {
+    // Before the first save, nothing in the shards was ever committed.
+    const read = known.generation === 0 ? new Map<string, unknown>() : await readBucket(bucket, parts);
+    for (const [key, value] of changed) if (bucketOf(key) === bucket) read.set(key, value);
     const list: string[] = [];
     for (const [key, value] of read) {
       if (value === null) continue;
@@ -274,22 +206,20 @@ export async function planChanges(
     const value = values.get(key);
     return changed.has(key) ? (value as DomainMemory) : readDomainMemory(value, key, at.where);
   };
-  return { exponent, writes: bucketWrites(at, exponent, members, memory, known, parts), cleanup: [] };
+  return bucketWrites(at, members, memory, known, parts);
 }
 
 /**
  * The writes of the given buckets, made one bucket at a time as the writers ask for them: each
  * bucket's memories as one item (or parts past {@link PART_BYTES}), and deletes for parts no
- * longer needed (`parts`: how many each bucket had; absent after a resize, which drops them all).
+ * longer needed (`parts`: how many each bucket had).
  */
 function* bucketWrites(
   at: ItemScope,
-  exponent: number,
   members: ReadonlyMap<number, readonly string[]>,
   memory: (key: string) => DomainMemory,
-  known: Pick<Layout, 'generation'>,
+  known: Pick<Known, 'generation'>,
   parts: Uint8Array | undefined,
-  written?: Uint8Array,
   stoppable?: Stoppable,
 ): Generator<WriteRequest> {
   // Every part of a bucket says which save wrote it: parts of two saves are a torn bucket.
@@ -306,7 +236,7 @@ function* bucketWrites(
     // In UTF-8 bytes, as DynamoDB counts an item: a name of three-byte characters is three times its length.
     let bodyBytes = 0;
     const put = (): WriteRequest => {
-      const sk = bucketSk(exponent, bucket, part++);
+      const sk = bucketSk(bucket, part++);
       const text = `{${body}}`;
       body = '';
       bodyBytes = 0;
@@ -321,47 +251,7 @@ function* bucketWrites(
       bodyBytes += entryBytes + 1;
     }
     if (body) yield put();
-    if (written) written[bucket] = Math.min(part, 255);
     for (let old = part; old < (parts?.[bucket] ?? 0); old++)
-      yield { DeleteRequest: { Key: itemKey(pk, bucketSk(exponent, bucket, old)) } };
+      yield { DeleteRequest: { Key: itemKey(pk, bucketSk(bucket, old)) } };
   }
-}
-
-/**
- * Deletes for the items of the layout a resize (or first save) switches to that an earlier one left
- * behind (failed or killed before switching) and this one did not write again (a bucket now empty,
- * a part fewer): made before the switch, so none of them is ever read as a bucket of the layout in
- * force, which would bring back memories no save committed. `written`: the parts this save wrote.
- */
-function* staleOfNewLayout(
-  at: ItemScope,
-  known: Layout,
-  exponent: number,
-  written: Uint8Array,
-): Generator<WriteRequest> {
-  for (const [pk, sk] of known.garbage) {
-    const match = BUCKET_SK.exec(sk);
-    if (!match || Number(match[1]) !== exponent) continue;
-    const bucket = Number.parseInt(match[2] as string, 16);
-    const part = Number(match[3] ?? 0);
-    const rewritten =
-      sk === bucketSk(exponent, bucket, part) && pk === shardPk(at, bucket) && part < (written[bucket] ?? 0);
-    if (!rewritten) yield { DeleteRequest: { Key: itemKey(pk, sk) } };
-  }
-}
-
-/**
- * What to delete once a save committed: items outside the layout in force, and after a resize (to
- * `resizedTo`) every item of the old one; items of the new layout are {@link staleOfNewLayout}'s.
- */
-function* cleanupWrites(at: ItemScope, known: Layout, resizedTo: number | null): Generator<WriteRequest> {
-  for (const [pk, sk] of known.garbage) {
-    const match = BUCKET_SK.exec(sk);
-    if (!(resizedTo !== null && match && Number(match[1]) === resizedTo))
-      yield { DeleteRequest: { Key: itemKey(pk, sk) } };
-  }
-  if (resizedTo === null || known.exponent === null || !known.parts) return;
-  for (let bucket = 0; bucket < known.parts.length; bucket++)
-    for (let part = 0; part < (known.parts[bucket] as number); part++)
-      yield { DeleteRequest: { Key: itemKey(shardPk(at, bucket), bucketSk(known.exponent, bucket, part)) } };
 }

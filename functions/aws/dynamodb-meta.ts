@@ -1,24 +1,23 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { EMPTY_HEAD, StateError, type StateHead } from '../core/memory/state';
+import { EMPTY_HEAD, StateError, type StateHead, stateIssue } from '../core/memory/state';
 import { readStateHead, StateDamagedError } from '../core/memory/state-header';
 import type { Lease } from '../use-cases/state-store';
-import type { ItemScope } from './dynamodb-buckets';
+import { BUCKETS, type ItemScope } from './dynamodb-buckets';
 import { META_SORT_KEY } from './state-table-definition';
 
 /**
  * The `#meta` item of an account's partition read back: its generation and lease (what the
- * protocol's conditional writes are made on), its account-wide part (`h`) and the bucket layout.
- * A generation that is not a whole number is refused (a StateError): every claim is conditional
- * on it, so no scan may publish on it. An account-wide part or a layout that does not read back is
- * damage (StateDamagedError, with the generation): a scan alerts without memory under the lease,
- * and writes nothing else.
+ * protocol's conditional writes are made on), its account-wide part (`h`) and the bucket layout
+ * (`layout`, the bucket count). A generation that is not a whole number is refused (a StateError):
+ * every claim is conditional on it, so no scan may publish on it. An account-wide part or a layout
+ * that does not read back is damage (StateDamagedError, with the generation): a scan alerts without
+ * memory under the lease, and writes nothing else. A layout of another bucket count is another
+ * release's, refused as a state of another format version is.
  */
 export interface MetaRead {
   readonly head: StateHead;
   readonly generation: number;
   readonly lease: Lease | null;
-  /** The bucket count's exponent; null before the first save. */
-  readonly exponent: number | null;
 }
 
 /** What `meta` (undefined: none yet) holds; `contacts` as read apart. */
@@ -39,30 +38,28 @@ export function readMeta(
       `the state item ${META_SORT_KEY} in ${at.where} has no account-wide part (h) as text; reset the state`,
       { item: META_SORT_KEY, damage: 'h: not text', generation },
     );
-  // Read as absent, every bucket would be taken for garbage and its domains forgotten in silence.
-  // Every save writes it (NULL until a domain's memory is first written): gone after one, it is damage.
-  const layout = meta?.layout?.NULL === true ? undefined : meta?.layout;
-  const exponent = layout !== undefined ? Number(layout.N) : null;
-  if (meta?.layout === undefined && generation > 0)
+  // Every save writes it: gone after one, it is damage (and read as absent, no bucket would be read).
+  const layout = meta?.layout;
+  if (layout === undefined && generation > 0)
     throw new StateDamagedError(
       `the state item ${META_SORT_KEY} in ${at.where} has no bucket layout (layout) after a save; reset the state`,
       { item: META_SORT_KEY, damage: 'layout: missing', generation },
     );
-  if (layout !== undefined && layout.N === undefined)
+  if (layout !== undefined && layout.N === undefined && layout.NULL !== true)
     throw new StateDamagedError(
       `the state item ${META_SORT_KEY} in ${at.where} has no bucket layout (layout) as a number; reset the state`,
       { item: META_SORT_KEY, damage: 'layout: not a number', generation },
     );
-  if (exponent !== null && !(Number.isInteger(exponent) && exponent >= 0 && exponent <= 28))
-    throw new StateDamagedError(
-      `the state in ${at.where} names a bucket layout it cannot have (${exponent}); reset the state`,
-      { item: META_SORT_KEY, damage: `layout: ${exponent} is not a bucket layout`, generation },
+  if (layout !== undefined && layout.N !== String(BUCKETS))
+    throw stateIssue(
+      at.where,
+      `layout: written by another version of domain-sentinel (bucket layout ${layout.N ?? 'null'}, this one reads ${BUCKETS})`,
     );
   const lease =
     meta?.lease_owner?.S && meta.lease_expires?.N
       ? { owner: meta.lease_owner.S, expiresAt: Number(meta.lease_expires.N) }
       : null;
-  return { head: headOf(at, meta?.h?.S, contacts, generation), generation, lease, exponent };
+  return { head: headOf(at, meta?.h?.S, contacts, generation), generation, lease };
 }
 
 function headOf(

@@ -33,6 +33,7 @@ import {
   type StateWrite,
 } from '../use-cases/state-store';
 import {
+  BUCKETS,
   bucketItem,
   bucketOf,
   bucketSk,
@@ -40,7 +41,7 @@ import {
   type ItemScope,
   itemJson,
   itemKey,
-  type Layout,
+  type Known,
   planAll,
   planChanges,
   SHARDS,
@@ -114,7 +115,7 @@ export interface DynamoDbStateStoreOptions {
  * items; the last write moves the generation on and releases the lease, conditional on still
  * holding it.
  */
-export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail {
+export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail {
   readonly location: string;
   private readonly client: DynamoDBClient;
   private readonly table: string;
@@ -144,7 +145,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
     this.at = { scope: options.scope, location: this.location, where: `${this.location} (${options.scope})` };
   }
 
-  protected async readHead(): Promise<{ opened: OpenedState; known: Layout }> {
+  protected async readHead(): Promise<{ opened: OpenedState; known: Known }> {
     const bodies = new Map<string, string>();
     // Keys are data: an object without a prototype, so no key can reach JavaScript's own machinery.
     const contacts: Record<string, ContactMemory> = Object.create(null);
@@ -173,15 +174,14 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
         meta ??= page.find((item) => item[SK.name]?.S === META_SORT_KEY);
     };
     await Promise.all([readMeta(), readContacts()]);
-    const { head, generation, lease, exponent } = readMetaItem(this.at, meta, contacts);
+    const { head, generation, lease } = readMetaItem(this.at, meta, contacts);
     const opened: OpenedState = { head, generation, lease, ...(damaged.length ? { damaged } : {}) };
-    return { opened, known: { exponent, contacts: bodies, dirty: new Set(), garbage: [], generation } };
+    return { opened, known: { contacts: bodies, dirty: new Set(), stray: [], generation } };
   }
 
   protected async readMemories(opened: OpenedState, sink: MemorySink, signal?: AbortSignal): Promise<void> {
     const known = this.knownOf(opened);
-    const exponent = known.exponent;
-    const parts = new Uint8Array(exponent === null ? 0 : 1 << exponent);
+    const parts = new Uint8Array(BUCKETS);
     const shard = async (n: number) => {
       const pk = `${this.at.scope}#${n}`;
       let taken = 0;
@@ -191,15 +191,16 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
         for (const item of page) {
           if (++taken % YIELD_EVERY === 0) await new Promise(setImmediate);
           const sk = item[SK.name]?.S ?? '';
-          const found = bucketItem(item, exponent);
+          // Before the first save, every item here is a killed first save's, which no save committed.
+          const found = opened.generation === 0 ? null : bucketItem(item);
           if (!found || found.bucket % SHARDS !== n) {
-            known.garbage.push([pk, sk]);
+            known.stray.push([pk, sk]);
             continue;
           }
           parts[found.bucket] = Math.max(parts[found.bucket] as number, Math.min(found.part + 1, 255));
-          // A sort key of another spelling (b0#0.0, hand-written): its bucket written again at its own, it deleted.
-          if (sk !== bucketSk(exponent as number, found.bucket, found.part)) {
-            known.garbage.push([pk, sk]);
+          // A sort key of another spelling (b#0.0, hand-written): its bucket written again at its own, it deleted.
+          if (sk !== bucketSk(found.bucket, found.part)) {
+            known.stray.push([pk, sk]);
             known.dirty.add(found.bucket);
           }
           if (first?.bucket !== found.bucket) first = { bucket: found.bucket, written: found.written };
@@ -215,7 +216,7 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
           for (const [key, value] of found.members) {
             // A memory filed in the wrong bucket, or a second one of a key, or one that cannot be
             // read, is written again where it belongs, and its bucket without it.
-            const own = bucketOf(key, exponent as number);
+            const own = bucketOf(key);
             if (own !== found.bucket) known.dirty.add(found.bucket).add(own);
             if (!sink.memory(key, value)) known.dirty.add(found.bucket);
           }
@@ -230,9 +231,8 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
   }
 
   async readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
-    const exponent = this.knownOf(opened).exponent;
-    if (exponent === null) return undefined;
-    const members = await this.readBucket(exponent, bucketOf(key, exponent));
+    if (opened.generation === 0) return undefined;
+    const members = await this.readBucket(bucketOf(key));
     const value = members.get(key);
     // A memory filed in another bucket (the next scan moves it) is not looked for: that would read them all.
     return value === undefined ? undefined : readDomainMemory(value, key, this.at.where);
@@ -285,19 +285,20 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
       renewed = this.clock();
       await this.renewLease(opened.generation, owner, true);
     };
-    const stoppable = stoppableOf(write, this.clock);
-    const plan = write.all
+    const stray = known.stray.map(([pk, sk]) => ({ DeleteRequest: { Key: itemKey(pk, sk) } }));
+    // What a killed first save left goes before this one writes: none of it may be committed with it.
+    if (opened.generation === 0) await this.writeAll(stray.splice(0), keepLease);
+    const stoppable = stoppableOf(write, known, this.clock);
+    const writes = write.all
       ? planAll(this.at, known, write.changed, write.all, stoppable)
-      : await planChanges(this.at, known, write.changed, (exponent, bucket, parts) =>
-          this.readBucket(exponent, bucket, parts),
-        );
-    await this.writeAll(plan.writes, keepLease);
+      : await planChanges(this.at, known, write.changed, (bucket, parts) => this.readBucket(bucket, parts));
+    await this.writeAll(writes, keepLease);
     await this.writeAll(contactWrites, keepLease);
     await this.conditional(
       new UpdateItemCommand({
         TableName: this.table,
         Key: this.key(META_SORT_KEY),
-        // The layout always: NULL while no domain was ever written, so a #meta without one is damage.
+        // The layout always, so a #meta without one after a save is damage.
         UpdateExpression:
           'SET generation = :next, h = :h, layout = :layout REMOVE lease_owner, lease_expires',
         ConditionExpression: 'generation = :g AND lease_owner = :o',
@@ -306,17 +307,14 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
           ':next': { N: String(opened.generation + 1) },
           ':o': { S: owner },
           ':h': { S: headerJson },
-          ':layout': plan.exponent !== null ? { N: String(plan.exponent) } : { NULL: true },
+          ':layout': { N: String(BUCKETS) },
         },
       }),
       `the state lease on ${this.location} was lost before the state was saved`,
     );
-    // Items of the layout left behind are never read again (the generation moved on under another
-    // layout), so deleting them needs no lease; if it fails, the next save finds them and tries again.
-    await this.writeAll(plan.cleanup).catch(() => undefined);
-    const of = write.all?.size ?? 0;
-    if (!stoppable?.stopped) return undefined;
-    return known.exponent === null ? { kept: stoppable.kept, of } : { kept: of, of, resizeGivenUp: true };
+    // Items read as no bucket stay so, so deleting them needs no lease; if it fails, the next save tries again.
+    await this.writeAll(stray).catch(() => undefined);
+    return stoppable?.stopped ? { kept: stoppable.kept, of: write.all?.size ?? 0 } : undefined;
   }
 
   /**
@@ -401,16 +399,12 @@ export class DynamoDbStateStore extends StateStore<Layout> implements AuditTrail
   }
 
   /** One bucket's stored members, by key (each as stored); `parts` learns how many items it had. */
-  private async readBucket(
-    exponent: number,
-    bucket: number,
-    parts?: Uint8Array,
-  ): Promise<Map<string, unknown>> {
+  private async readBucket(bucket: number, parts?: Uint8Array): Promise<Map<string, unknown>> {
     const members = new Map<string, unknown>();
     let first: { written: string | undefined } | undefined;
-    for await (const page of this.pages(shardPk(this.at, bucket), bucketSk(exponent, bucket)))
+    for await (const page of this.pages(shardPk(this.at, bucket), bucketSk(bucket)))
       for (const item of page) {
-        const found = bucketItem(item, exponent);
+        const found = bucketItem(item);
         if (found?.bucket !== bucket) continue;
         first ??= { written: found.written };
         // A link's step must not write a damaged (or torn) bucket over: the scan reports it before it heals it.

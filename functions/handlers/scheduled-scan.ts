@@ -336,7 +336,6 @@ function loggedOutcome(
     published: stateful.published,
     ...(stateful.damaged ? { stateNotWritten: stateful.damaged.message } : {}),
     ...(stateful.savedInPart ? { stateSavedInPart: stateful.savedInPart.message } : {}),
-    ...(stateful.resizeGivenUp ? { stateResizeGivenUp: stateful.resizeGivenUp.message } : {}),
   });
   return published;
 }

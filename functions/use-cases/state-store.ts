@@ -70,18 +70,16 @@ export interface StateWrite {
    * Epoch ms after which a first save (nothing remembered yet, so nothing to lose) starts writing no
    * more domains and saves those written as the next generation: a first save too long for the time
    * left (a Lambda's timeout) keeps what fits, where being killed would keep none and the next scan
-   * would announce every finding again, every run. A save that lays every domain out anew (the
-   * account outgrew its layout) gives that up instead, and saves the changes in the layout it had.
-   * Absent: everything is written.
+   * would announce every finding again, every run. Absent, or a state that remembers domains:
+   * everything is written.
    */
   readonly saveBy?: number;
 }
 
-/** A save that ran out of its time (StateWrite.saveBy): domains `kept` of `of`, or the resize given up. */
+/** A first save that ran out of its time (StateWrite.saveBy): domains `kept` of `of`. */
 export interface SavedInPart {
   readonly kept: number;
   readonly of: number;
-  readonly resizeGivenUp?: true;
 }
 
 /** How long a one-domain step holds the lease: a write takes milliseconds. */

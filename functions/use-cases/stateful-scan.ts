@@ -84,13 +84,6 @@ export interface StatefulScanOutcome {
    * announces the others again and saves them): the run must fail with this, naming what to raise.
    */
   readonly savedInPart?: StateError;
-  /**
-   * A save that was to lay the memory out in more buckets (the account outgrew its layout) ran out
-   * of time and saved the changes in the layout it had: every change is saved and the alert stands,
-   * so the run need not fail (a failed run is tried again twice, each time reading the account and
-   * giving the same resize up); to be logged, naming what to raise.
-   */
-  readonly resizeGivenUp?: StateError;
 }
 
 /**
@@ -301,7 +294,7 @@ async function saveOrRelease(
   next: NextState,
   published: Published | null,
   saveBy: number | undefined,
-): Promise<Pick<StatefulScanOutcome, 'savedInPart' | 'resizeGivenUp'>> {
+): Promise<Pick<StatefulScanOutcome, 'savedInPart'>> {
   let inPart: SavedInPart | undefined;
   try {
     inPart = await store.save(opened, owner, {
@@ -321,12 +314,6 @@ async function saveOrRelease(
       { cause: error },
     );
   }
-  if (inPart?.resizeGivenUp)
-    return {
-      resizeGivenUp: new StateError(
-        `the save to ${store.location} ran out of the time left before it had laid the memory of ${inPart.of} domains out in the larger bucket layout the account has grown to, and saved this scan's changes in the layout it had instead (nothing is lost); every run tries again until one has the time; raise the scan function's timeout (scanTimeoutMinutes, up to Lambda's 15 minutes)`,
-      ),
-    };
   return inPart
     ? {
         savedInPart: new StateError(

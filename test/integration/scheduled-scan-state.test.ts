@@ -256,47 +256,13 @@ describe('the scan Lambda whose first save does not fit the time left', () => {
       await large.close();
     }
   });
-
-  it('gives a resize the time left cannot hold up, saves the changes in place, logs why, and completes', async () => {
-    const growing = await startSimulator({
-      portfolio: generatePortfolio({ domains: 2_000, seed: 11, now: NOW }),
-      apiKey: KEY,
-    });
-    try {
-      await createStateTable(db.client(), 'resize-state');
-      const topicArn = await emulator.topic('resize-state');
-      let slow = false;
-      const { run, metrics, logged } = slowSaves('resize-state', topicArn, growing, () => slow);
-      await handleScheduledScan(run(0), 3_600_000);
-      const before = await memories('resize-state', growing.url);
-      expect(before).toBeGreaterThan(1_900);
-      // The account more than doubles: the next save would lay every memory out in more buckets.
-      const model = growing.domain(
-        generatePortfolio({ domains: 2_000, seed: 11, now: NOW }).domains[0]?.domain_name as string,
-      );
-      for (let i = 0; i < 2_200; i++)
-        growing.updateDomain(`grown-${i}.nl`, { ...model, domain_name: `grown-${i}.nl` });
-      slow = true;
-      metrics.length = 0;
-      logged.length = 0;
-      await handleScheduledScan(run(3_600_000), 120_000);
-      const said = logged.find((entry) => entry.stateResizeGivenUp !== undefined)?.stateResizeGivenUp;
-      expect(said).toMatch(
-        /^the save to dynamodb:resize-state ran out of the time left before it had laid the memory of \d+ domains out in the larger bucket layout .*\(scanTimeoutMinutes, up to Lambda's 15 minutes\)$/,
-      );
-      expect(metrics).toContain('ScanCompleted');
-      expect(await memories('resize-state', growing.url)).toBe(before + 2_200);
-    } finally {
-      await growing.close();
-    }
-  });
 });
 
 /**
  * A Lambda's runs against `sim` over the table `table`, whose every BatchWriteItem of memories takes
- * a minute of the Lambda's clock while `slow()` says so; what the runs log is kept in `logged`.
+ * a minute of the Lambda's clock.
  */
-function slowSaves(table: string, topicArn: string, sim: Simulator, slow: () => boolean = () => true) {
+function slowSaves(table: string, topicArn: string, sim: Simulator) {
   let offset = 0;
   const dynamodb = db.client();
   dynamodb.middlewareStack.add(
@@ -304,13 +270,12 @@ function slowSaves(table: string, topicArn: string, sim: Simulator, slow: () => 
       const out = await next(args);
       const input = args.input as { RequestItems?: Record<string, Array<{ PutRequest?: unknown }>> };
       const first = Object.values(input.RequestItems ?? {})[0]?.[0];
-      if (slow() && context.commandName === 'BatchWriteItemCommand' && first?.PutRequest) offset += 60_000;
+      if (context.commandName === 'BatchWriteItemCommand' && first?.PutRequest) offset += 60_000;
       return out;
     },
     { step: 'initialize' },
   );
   const metrics: string[] = [];
-  const logged: Array<Record<string, unknown>> = [];
   const run = (shift: number): ScheduledScanDeps => ({
     ...lambdaDeps(table, topicArn, metrics)(0),
     env: {
@@ -320,18 +285,12 @@ function slowSaves(table: string, topicArn: string, sim: Simulator, slow: () => 
       STATE_TABLE_NAME: table,
     },
     dynamodb,
-    logger: {
-      info: (_message: string, ...extra: unknown[]) => {
-        logged.push((extra[0] ?? {}) as Record<string, unknown>);
-      },
-      error: () => undefined,
-    },
     clock: () => Date.now() + shift + offset,
   });
-  return { run, metrics, logged, restart: () => (offset = 0) };
+  return { run, metrics, restart: () => (offset = 0) };
 }
 
-/** How many domains the table's state of `scope` remembers (each once, whatever layout holds it). */
+/** How many domains the table's state of `scope` remembers (each once). */
 async function memories(table: string, scope: string): Promise<number> {
   const keys = new Set<string>();
   for (let shard = 0; shard < 16; shard++) {

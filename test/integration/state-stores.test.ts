@@ -14,7 +14,7 @@ import {
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bucketOf } from '../../functions/aws/dynamodb-buckets';
+import { bucketOf, bucketSk, shardPk } from '../../functions/aws/dynamodb-buckets';
 import { createStateTable, DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import { ScanMemory } from '../../functions/core/memory/scan-memory';
 import { type DomainMemory, StateConflictError, StateError } from '../../functions/core/memory/state';
@@ -22,6 +22,7 @@ import { StateDamagedError } from '../../functions/core/memory/state-header';
 import { FileStateStore } from '../../functions/local/file-state-store';
 import type { StateStore } from '../../functions/use-cases/state-store';
 import { startDynalite } from '../support/dynalite';
+import { keysOfOneBucket } from '../support/one-bucket';
 import { reportOf } from '../support/report';
 import { domain, scanWithState } from '../support/state-scan';
 import { EMPTY_STATE, loadState, type ScanState, saveState } from '../support/whole-state';
@@ -198,6 +199,12 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     }
   });
 
+  /** Two domains of one bucket, its item's sort key and partition. */
+  const [d0, d1] = keysOfOneBucket(2, '.nl') as [string, string];
+  const sk = bucketSk(bucketOf(d0));
+  const at = { scope: 'http://reseller.test', location: '', where: '' };
+  const pk = shardPk(at, bucketOf(d0));
+
   it("reads one domain's memory with one query, of its own bucket", async () => {
     const store = await open();
     const names = Array.from({ length: 200 }, (_, i) => `d${i}.nl`);
@@ -222,7 +229,8 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
 
   it('keeps domains in buckets over 16 partitions, writes only the bucket that changed, and deletes what left', async () => {
     const store = await open();
-    const names = Array.from({ length: 60 }, (_, i) => `d${i}.nl`);
+    // d0 and d1 share their bucket.
+    const names = [d0, d1, ...Array.from({ length: 58 }, (_, i) => `d${i}.nl`)];
     const empty = await loadState(store);
     await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
     await saveState(store, stateWith(names), empty, 'a');
@@ -245,10 +253,12 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     // The account's partition: the meta item; no domain there.
     expect((await itemsOf('http://reseller.test')).map((i) => i.sk?.S)).toEqual(['#meta']);
     const buckets = await shards();
-    // 60 domains in 8 buckets of about 8 (2 KB items), spread over the shard partitions.
-    expect(buckets.length).toBeGreaterThan(1);
-    expect(buckets.length).toBeLessThanOrEqual(8);
-    expect(new Set(buckets.map((i) => i.pk?.S)).size).toBe(buckets.length);
+    // 60 domains, each in the item of its bucket, each bucket in its shard partition.
+    const keyOf = (bucket: number) => `${shardPk(at, bucket)} ${bucketSk(bucket)}`;
+    expect(buckets.map((i) => `${i.pk?.S} ${i.sk?.S}`).sort()).toEqual(
+      [...new Set(names.map((name) => keyOf(bucketOf(name))))].sort(),
+    );
+    expect(new Set(buckets.map((i) => i.pk?.S)).size).toBeGreaterThan(1);
     expect(buckets.reduce((n, i) => n + Object.keys(JSON.parse(i.m?.S ?? '{}')).length, 0)).toBe(60);
 
     const sent = recordCommands(client);
@@ -261,76 +271,16 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     const changed = stateWith(names.slice(1));
     await counting.claim(1, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
     await saveState(counting, changed, again, 'b');
-    // Only d0.nl left: its bucket is written again without it, in one batch; nothing else is written.
+    // Only d0 left: its bucket is written again without it, in one batch; nothing else is written.
     const writes = sent.filter((s) => s.command === 'BatchWriteItemCommand');
     expect(writes).toHaveLength(1);
     const input = writes[0]?.input as { RequestItems: Record<string, unknown[]> };
     const requests = Object.values(input.RequestItems).flat();
     expect(requests).toHaveLength(1);
     const put = (requests[0] as { PutRequest: { Item: Record<string, { S: string }> } }).PutRequest.Item;
-    expect(Object.keys(JSON.parse(put.m?.S ?? '{}'))).not.toContain('d0.nl');
+    expect(Object.keys(JSON.parse(put.m?.S ?? '{}'))).toEqual([d1]);
     expect((await shards()).reduce((n, i) => n + Object.keys(JSON.parse(i.m?.S ?? '{}')).length, 0)).toBe(59);
     expect((await loadState(counting)).state).toEqual(changed);
-  });
-
-  it('leaves nothing of a resize that failed part-way once the next resize commits, even when its clean-up fails: no memory comes back', async () => {
-    const store = await open();
-    const loaded = await loadState(store);
-    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
-    await saveState(store, stateWith(['d0.nl']), loaded, 'a');
-    // Scan A outgrows one bucket (40 domains: 4 buckets) and writes every bucket of the new
-    // layout, but its save fails before the layout is switched to.
-    const failing = db.client();
-    failing.middlewareStack.add(
-      (next, context) => async (args) => {
-        const input = args.input as { UpdateExpression?: string };
-        if (
-          context.commandName === 'UpdateItemCommand' &&
-          input.UpdateExpression?.startsWith('SET generation = :next')
-        )
-          throw new Error('the save of scan A fails here');
-        return next(args);
-      },
-      { step: 'initialize' },
-    );
-    const scanA = new DynamoDbStateStore({
-      client: failing,
-      tableName: `state-${table}`,
-      scope: 'http://reseller.test',
-    });
-    const beforeA = await loadState(scanA);
-    const namesA = Array.from({ length: 40 }, (_, i) => `a${i}.nl`);
-    await scanA.claim(1, { owner: 'A', expiresAt: Date.now() + LEASE_MS });
-    await expect(saveState(scanA, stateWith(namesA), beforeA, 'A')).rejects.toThrow(/scan A fails here/);
-    await scanA.release(1, 'A');
-    // Scan B outgrows it too, but holds no domain of bucket 3: it writes no item there. Its
-    // clean-up after the switch fails (throttled), as it may: what B saved must be the state still.
-    let committed = false;
-    const afterCommitFails = db.client();
-    afterCommitFails.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (committed && context.commandName === 'BatchWriteItemCommand') throw new Error('throttled');
-        const out = await next(args);
-        const input = args.input as { UpdateExpression?: string };
-        if (input.UpdateExpression?.startsWith('SET generation = :next')) committed = true;
-        return out;
-      },
-      { step: 'initialize' },
-    );
-    const scanB = new DynamoDbStateStore({
-      client: afterCommitFails,
-      tableName: `state-${table}`,
-      scope: 'http://reseller.test',
-    });
-    const namesB = Array.from({ length: 200 }, (_, i) => `b${i}.nl`)
-      .filter((name) => bucketOf(name, 2) !== 3)
-      .slice(0, 40);
-    const beforeB = await loadState(scanB);
-    await scanB.claim(1, { owner: 'B', expiresAt: Date.now() + LEASE_MS });
-    await saveState(scanB, stateWith(namesB), beforeB, 'B');
-    expect(committed).toBe(true);
-    // What B saved is the state: none of A's domains, which no scan ever committed.
-    expect(Object.keys((await loadState(store)).state.domains).sort()).toEqual([...namesB].sort());
   });
 
   it('writes again what a BatchWriteItem left unprocessed (throttled), until every item is in', async () => {
@@ -450,7 +400,7 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
   });
 
   it.each([
-    ['is not JSON', { S: '{"d0.nl":' }, 'its memory text is not JSON'],
+    ['is not JSON', { S: `{"${d0}":` }, 'its memory text is not JSON'],
     ['holds its memories as a number', { N: '1' }, 'it holds no memory as text'],
     ['holds a list', { S: '[1]' }, 'it is not a set of domain memories'],
   ])(
@@ -459,9 +409,9 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
       const store = await open();
       const empty = await loadState(store);
       await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
-      await saveState(store, stateWith(['d0.nl', 'd1.nl']), empty, 'a');
+      await saveState(store, stateWith([d0, d1]), empty, 'a');
       const [bucket] = await shardItems();
-      expect(bucket?.sk?.S).toBe('b0#0');
+      expect(bucket?.sk?.S).toBe(sk);
       await db.client().send(new PutItemCommand({ TableName: `state-${table}`, Item: { ...bucket, m } }));
       const opened = await store.open('http://reseller.test');
       const memory = new ScanMemory();
@@ -471,74 +421,76 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
       expect(problems).toEqual([
         expect.objectContaining({
           resource: 'state',
-          key: 'b0#0',
+          key: sk,
           reason: expect.stringContaining(`(${reason})`),
         }),
       ]);
       // The save writes the damaged bucket again from what the scan holds: the damage is gone.
       await store.claim(opened.generation, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
-      const d1 = stateWith(['d1.nl']).domains['d1.nl'] as DomainMemory;
+      const kept = stateWith([d1]).domains[d1] as DomainMemory;
       await store.save(opened, 'b', {
         head: opened.head,
-        changed: new Map([['d1.nl', d1]]),
-        all: new Map([['d1.nl', d1]]),
+        changed: new Map([[d1, kept]]),
+        all: new Map([[d1, kept]]),
       });
       const healed = new ScanMemory();
       await store.read(await store.open('http://reseller.test'), healed);
-      expect([...healed.prior.keys()]).toEqual(['d1.nl']);
+      expect([...healed.prior.keys()]).toEqual([d1]);
       expect(healed.keyFindings(reportOf([])).report.problems).toEqual([]);
     },
   );
 
-  // A hand-written or foreign sort key of a bucket (b0#0.0 for b0#0) was read but never written
+  // A hand-written or foreign sort key of a bucket (b#0a3f.0 for b#0a3f) was read but never written
   // again or deleted: the next save that changed the bucket left the stale copy beside it.
   it('moves a bucket item with an odd sort key to its own at the next save and deletes the odd one', async () => {
     const store = await open();
     await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
-    await saveState(store, stateWith(['d0.nl', 'd1.nl']), await loadState(store), 'a');
+    await saveState(store, stateWith([d0, d1]), await loadState(store), 'a');
     const [bucket] = await shardItems();
-    expect(bucket?.sk?.S).toBe('b0#0');
+    expect(bucket?.sk?.S).toBe(sk);
     await db
       .client()
-      .send(new PutItemCommand({ TableName: `state-${table}`, Item: { ...bucket, sk: { S: 'b0#0.0' } } }));
+      .send(new PutItemCommand({ TableName: `state-${table}`, Item: { ...bucket, sk: { S: `${sk}.0` } } }));
     await db.client().send(
       new DeleteItemCommand({
         TableName: `state-${table}`,
-        Key: { pk: bucket?.pk as AttributeValue, sk: { S: 'b0#0' } },
+        Key: { pk: bucket?.pk as AttributeValue, sk: { S: sk } },
       }),
     );
     const opened = await store.open('http://reseller.test');
     const memory = new ScanMemory();
     await store.read(opened, memory);
-    expect([...memory.prior.keys()].sort()).toEqual(['d0.nl', 'd1.nl']);
+    expect([...memory.prior.keys()].sort()).toEqual([d0, d1].sort());
     await store.claim(opened.generation, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
-    const all = stateWith(['d0.nl', 'd1.nl']).domains as Record<string, DomainMemory>;
+    const all = stateWith([d0, d1]).domains as Record<string, DomainMemory>;
     await store.save(opened, 'b', {
       head: opened.head,
       changed: new Map(),
       all: new Map(Object.entries(all)),
     });
-    expect((await shardItems()).map((item) => item.sk?.S)).toEqual(['b0#0']);
+    expect((await shardItems()).map((item) => item.sk?.S)).toEqual([sk]);
     const again = new ScanMemory();
     await store.read(await store.open('http://reseller.test'), again);
-    expect([...again.prior.keys()].sort()).toEqual(['d0.nl', 'd1.nl']);
+    expect([...again.prior.keys()].sort()).toEqual([d0, d1].sort());
   });
 
   // A link's step (a snooze) must not write over a damaged bucket before a scan has reported it.
   it('refuses a snooze in a damaged bucket, naming the item, and leaves the item as it was', async () => {
     const store = await open();
     await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
-    await saveState(store, stateWith(['d0.nl']), await loadState(store), 'a');
-    const Item = { pk: { S: 'http://reseller.test#0' }, sk: { S: 'b0#0' }, m: { S: '{"d0.nl":' } };
+    await saveState(store, stateWith([d0]), await loadState(store), 'a');
+    const Item = { pk: { S: pk }, sk: { S: sk }, m: { S: `{"${d0}":` } };
     await db.client().send(new PutItemCommand({ TableName: `state-${table}`, Item }));
-    const snooze = store.updateDomain('http://reseller.test', 'd0.nl', (memory) => memory as DomainMemory, {
+    const snooze = store.updateDomain('http://reseller.test', d0, (memory) => memory as DomainMemory, {
       owner: 'link',
       clock: Date.now,
       attempts: 1,
       backoffMs: 1,
     });
     await expect(snooze).rejects.toThrow(
-      /the state item b0#0 in dynamodb:state-\d+ \(http:\/\/reseller\.test\) cannot be read \(its memory text is not JSON\); the next scan reports it/,
+      new RegExp(
+        `the state item ${sk} in dynamodb:state-\\d+ \\(http://reseller\\.test\\) cannot be read \\(its memory text is not JSON\\); the next scan reports it`,
+      ),
     );
     const stored = await db.client().send(
       new QueryCommand({
@@ -547,7 +499,7 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
         ExpressionAttributeValues: { ':pk': Item.pk },
       }),
     );
-    expect(stored.Items?.find((item) => item.sk?.S === 'b0#0')?.m).toEqual(Item.m);
+    expect(stored.Items?.find((item) => item.sk?.S === sk)?.m).toEqual(Item.m);
   });
 
   // One damaged contact item stopped every alert of the account until someone reset the state.
@@ -677,9 +629,39 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     },
   );
 
-  // Its layout is chosen by the first save that writes a domain: one before that writes it NULL,
-  // which the refusal of a layout removed after a save (above) must not take for one lost.
-  it('opens a state whose saves wrote no domain yet, its layout still to be chosen', async () => {
+  // The buckets are a fixed count, kept as the layout: a state of another count (the resizing
+  // layout of an unreleased build kept its exponent there, or NULL) is another release's state.
+  it.each([
+    [{ N: '8' }, '8'],
+    [{ NULL: true }, 'null'],
+  ])(
+    'refuses a #meta item of another bucket layout (%o) as a state of another version, not as damage',
+    async (value, shown) => {
+      const store = await open();
+      await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+      await saveState(store, stateWith(['d0.nl']), await loadState(store), 'a');
+      await db.client().send(
+        new UpdateItemCommand({
+          TableName: `state-${table}`,
+          Key: { pk: { S: 'http://reseller.test' }, sk: { S: '#meta' } },
+          UpdateExpression: 'SET layout = :v',
+          ExpressionAttributeValues: { ':v': value },
+        }),
+      );
+      const error = await store.open('http://reseller.test').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StateError);
+      expect(error).not.toBeInstanceOf(StateDamagedError);
+      expect((error as Error).message).toMatch(
+        new RegExp(
+          `^the state in dynamodb:state-\\d+ \\(http://reseller\\.test\\) cannot be used \\(layout: written by another version of domain-sentinel \\(bucket layout ${shown}, this one reads 65536\\)\\); correct that value, point --state elsewhere, or remove the state to start over$`,
+        ),
+      );
+    },
+  );
+
+  // A save that wrote no domain writes the layout too, which the refusal of a layout removed after
+  // a save (above) must not take for one lost.
+  it('opens a state whose saves wrote no domain yet', async () => {
     const store = await open();
     const opened = await store.open('http://reseller.test');
     await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });

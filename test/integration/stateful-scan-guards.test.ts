@@ -85,32 +85,6 @@ describe('runStatefulScan guards', () => {
     ).resolves.toMatchObject({ saved: true });
   });
 
-  // A resize given up at saveBy saved every change in the old layout: nothing is lost and the alert
-  // stands, so the run does not fail (its retries would give the same resize up again).
-  it('says a resize given up for lack of time saved every change, without failing the run', async () => {
-    const path = join(dir, 'resize.json');
-    const file = new FileStateStore(path);
-    const gaveUp: StateStore = Object.assign(Object.create(file) as StateStore, {
-      save: async (...args: Parameters<StateStore['save']>) => {
-        await file.save(...args);
-        return { kept: 1, of: 1, resizeGivenUp: true as const };
-      },
-    });
-    const outcome = await runStatefulScan({
-      job: job(R - HOUR),
-      store: gaveUp,
-      policy: DEFAULT_STATE_POLICY,
-      publish,
-      saveBy: R,
-    });
-    expect(outcome.saved).toBe(true);
-    expect(outcome.savedInPart).toBeUndefined();
-    expect(outcome.resizeGivenUp?.message).toBe(
-      `the save to ${path} ran out of the time left before it had laid the memory of 1 domains out in the larger bucket layout the account has grown to, and saved this scan's changes in the layout it had instead (nothing is lost); every run tries again until one has the time; raise the scan function's timeout (scanTimeoutMinutes, up to Lambda's 15 minutes)`,
-    );
-    expect((await loadState(file, sim.url)).generation).toBe(1);
-  });
-
   it('leaves a scan that lost the race to a later one unpublished and unsaved (superseded)', async () => {
     const store = new FileStateStore(join(dir, 'race.json'));
     let raced = false;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type ItemScope, type Layout, planAll } from '../../functions/aws/dynamodb-buckets';
+import { BUCKETS, type ItemScope, type Known, planAll } from '../../functions/aws/dynamodb-buckets';
 import type { DomainMemory } from '../../functions/core/memory/state';
+import { keysOfOneBucket } from '../support/one-bucket';
 
 const at: ItemScope = {
   scope: 'http://reseller.test',
@@ -18,17 +19,15 @@ describe('planAll', () => {
       finding: null,
       alerted: null,
     });
-    const all = new Map(Array.from({ length: 16 }, (_, n) => [`d${n}.nl`, memory(n)] as const));
-    const known: Layout = {
-      exponent: 0,
+    const all = new Map(keysOfOneBucket(16, '.nl').map((key, n) => [key, memory(n)] as const));
+    const known: Known = {
       contacts: new Map(),
-      parts: new Uint8Array(1),
+      parts: new Uint8Array(BUCKETS),
       dirty: new Set(),
-      garbage: [],
+      stray: [],
       generation: 1,
     };
-    const plan = planAll(at, known, all, all);
-    const items = [...plan.writes].map((w) => w.PutRequest?.Item);
+    const items = [...planAll(at, known, all, all)].map((w) => w.PutRequest?.Item);
     expect(items.length).toBeGreaterThanOrEqual(3);
     for (const item of items) expect(Buffer.byteLength(item?.m?.S ?? '')).toBeLessThan(400 * 1024);
     const kept = items.flatMap((item) => Object.keys(JSON.parse(item?.m?.S ?? '{}')));
