@@ -38,12 +38,16 @@ afterEach(async () => {
   close = undefined;
 });
 
-/** The check of `candidates` at a `.com` registry on loopback that knows every name but those starting `deleted`. */
-async function checkAtRegistry(candidates: readonly RegistryCandidate[], perServer?: number) {
-  const registry = await startRdapRegistry({
-    tlds: ['com'],
-    known: (name) => (name.startsWith('deleted') ? null : EXPIRY),
-  });
+/**
+ * The check of `candidates` at a `.com` registry on loopback that knows every name but those
+ * starting `deleted` (or as `known` says).
+ */
+async function checkAtRegistry(
+  candidates: readonly RegistryCandidate[],
+  perServer?: number,
+  known = (name: string): number | null => (name.startsWith('deleted') ? null : EXPIRY),
+) {
+  const registry = await startRdapRegistry({ tlds: ['com'], known });
   close = registry.close;
   const result = await checkRegistry({
     candidates,
@@ -106,5 +110,23 @@ describe('checkRegistry at a working registry whose first answers are 404s for d
     expect(asked).toHaveLength(13);
     expect(result.views.size).toBe(0);
     expect(result.counts.not_checked.server_failed).toBe(17);
+  });
+});
+
+describe('checkRegistry at a registry that breaks in the middle of the scan', () => {
+  it('leaves it alone once it answers 404 to ten lookups in a row and three controls: its 404s after records it gave are no findings', async () => {
+    // A backend that fails over to an empty database answers 404 for every name from then on: after
+    // thirty records, twenty 404s passed judgeUnknown (no more unknown than known) and, asked again,
+    // 404 again: twenty domains the registry holds announced as deleted there, critical near expiry.
+    let answered = 0;
+    const { result, found, asked } = await checkAtRegistry(many('kept', 60, 'sample'), 1, () =>
+      ++answered <= 30 ? EXPIRY : null,
+    );
+    expect(found).toEqual([]);
+    expect(asked).toHaveLength(43);
+    expect(result.counts).toMatchObject({ agree: 30, not_checked: { server_failed: 17 + 13 } });
+    expect(result.problems.map((p) => p.reason)).toContainEqual(
+      'it answered 13 lookups in a row with HTTP 404 or 410 after knowing 30 of the domains asked, not even 3 the reseller lists as active asked to confirm it: its 404s say nothing of them; left alone for the rest of this scan',
+    );
   });
 });

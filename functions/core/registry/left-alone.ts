@@ -8,8 +8,10 @@ import type { ServerTally } from './server-problems';
  * domain asked (knowsNone), or 400s to every name (answeredForName). Such a server would spend its
  * whole share of the budget on answers that check nothing; but a working registry may answer ten
  * 404s in a row too, for domains deleted there, and those are the findings the check exists for.
- * So ten 404s with no record put the server in doubt, and it is left alone only once a few control
- * lookups (domains the reseller lists as plainly active, from the sample first) are 404s as well.
+ * So ten 404s in a row, no record between, put the server in doubt (from its first lookup, or after
+ * a backend broke mid-scan: its 404s, repeated when asked again, became findings), and it is left
+ * alone only once a few control lookups (domains the reseller lists as plainly active, from the
+ * sample first) are 404s as well.
  */
 
 /** A domain asked, as these rules read it (registry-check's RegistryCandidate). */
@@ -24,7 +26,7 @@ export interface AnswerRuns extends ServerTally {
   answered: boolean;
   /** Its 400 answers since its last record or 404 (answeredForName). */
   refusalsInRow: number;
-  /** Its 404s for domains that do not explain one (knowsNone): neither in quarantine nor added within a day. */
+  /** Its 404s since its last record for domains that do not explain one (knowsNone): neither in quarantine nor added within a day. */
   unexplainedNotFound: number;
   /** Control lookups started while it was in doubt (takeControl), and of them answered 404. */
   controlsAsked: number;
@@ -43,14 +45,21 @@ export interface LeaveAloneLimits {
 export const CONTROLS = 3;
 
 /**
- * True while a server has answered `notFoundToStop` lookups with a 404 its domain does not explain
- * and none with a record: its next lookup is a control (takeControl), one at a time, and a record
- * from any lookup ends the doubt for good. Not counted: a 404 the domain explains
+ * True while a server has answered `notFoundToStop` lookups in a row with a 404 its domain does not
+ * explain, no record between (from its first lookup, or since a backend broke mid-scan): its next
+ * lookup is a control (takeControl), one at a time, and a record from any lookup ends the doubt
+ * (knowsOne). Not counted: a 404 the domain explains
  * (notFoundExplained) or memory expects (a re-check of a domain the registry no longer knew or had
  * in redemption): re-checks and flagged domains are asked first, and a registry that works gives those.
  */
 export const inDoubt = (limits: LeaveAloneLimits, state: AnswerRuns): boolean =>
-  !state.stopped && state.known === 0 && state.unexplainedNotFound >= (limits.notFoundToStop ?? 10);
+  !state.stopped && state.unexplainedNotFound >= (limits.notFoundToStop ?? 10);
+
+/** A record: the server knows a domain asked, so the 404s before it start no doubt, and a doubt ends. */
+export function knowsOne(state: AnswerRuns): void {
+  state.known++;
+  state.unexplainedNotFound = state.controlsAsked = state.controlsNotFound = 0;
+}
 
 /** A domain whose 404 at a registry that works would be news: listed, active, not expired. */
 const plainlyActive = (candidate: AskedDomain, now: number): boolean =>
@@ -100,11 +109,14 @@ export function knowsNone(limits: LeaveAloneLimits, state: AnswerRuns, candidate
 }
 
 function knewNone(state: AnswerRuns): void {
+  const knew = state.known
+    ? ` after knowing ${state.known} of the domains asked`
+    : ' and knew none of the domains asked';
   const controls = state.controlsNotFound
     ? `, not even ${state.controlsNotFound} the reseller lists as active asked to confirm it`
     : ' (and the reseller lists none of the rest as active, to confirm it)';
   state.stopped = state.saysWhy = true;
-  state.lastError = `it answered ${state.unexplainedNotFound} lookups with HTTP 404 or 410 and knew none of the domains asked${controls}: its 404s say nothing of them; left alone for the rest of this scan`;
+  state.lastError = `it answered ${state.unexplainedNotFound} lookups${state.known ? ' in a row' : ''} with HTTP 404 or 410${knew}${controls}: its 404s say nothing of them; left alone for the rest of this scan`;
 }
 
 /**

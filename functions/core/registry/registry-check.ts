@@ -7,7 +7,7 @@ import {
   type ResellerSide,
 } from '../findings/registry-rules';
 import type { RdapBootstrap } from './bootstrap';
-import { type AnswerRuns, answeredForName, inDoubt, knowsNone, takeControl } from './left-alone';
+import { type AnswerRuns, answeredForName, inDoubt, knowsNone, knowsOne, takeControl } from './left-alone';
 import { type RdapClient, RdapDeadlineError, type RdapLookup } from './rdap-client';
 import { RdapError, RdapQueryError, RdapRateLimitError } from './rdap-errors';
 import { type RegistryProblem, serverProblems } from './server-problems';
@@ -96,10 +96,10 @@ export interface RegistryCheckInput {
    */
   readonly refusalsToStop?: number;
   /**
-   * 404 (or 410) answers at a server that answered no lookup with a record, after which it is in
-   * doubt (left-alone.ts): left alone for this scan when its control lookups are 404s too, as it
-   * then knows none of the domains asked (none of its 404s is believed, judgeUnknown), and asking
-   * it the rest would spend the budget of registries that answer. @default 10
+   * 404 (or 410) answers in a row at a server, no record between, after which it is in doubt
+   * (left-alone.ts): left alone for this scan when its control lookups are 404s too, as its 404s
+   * then say nothing of the domains asked, and asking it the rest would spend the budget of
+   * registries that answer. @default 10
    */
   readonly notFoundToStop?: number;
   /** Lookups in flight at once over every server. @default 16 */
@@ -379,7 +379,7 @@ function judgeFound(
   answer: Extract<RdapLookup, { kind: 'found' }>,
   state: ServerState,
 ): RegistryView | null | 'silent' {
-  state.known++;
+  knowsOne(state);
   const judged = judgeRegistry(candidate, answer.record, input.now, input.policy);
   if (judged.kind === 'no_expiration') {
     counts.not_checkable.no_expiration++;
