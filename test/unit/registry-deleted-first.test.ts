@@ -129,4 +129,19 @@ describe('checkRegistry at a registry that breaks in the middle of the scan', ()
       'it answered 13 lookups in a row with HTTP 404 or 410 after knowing 30 of the domains asked, not even 3 the reseller lists as active asked to confirm it: its 404s say nothing of them; left alone for the rest of this scan',
     );
   });
+
+  it('goes on at a registry that knew domains when no domain the reseller lists as active is left to confirm it: ten deleted near the end are still findings', async () => {
+    const sample = [
+      ...many('kept', 30, 'sample'),
+      ...many('deleted', 10, 'sample'),
+      ...many('deleted-q', 5, 'sample', { quarantine: true }),
+    ].map((c, i) => ({ ...c, rank: i }));
+    const { result, found } = await checkAtRegistry(sample, 1);
+    expect(found).toEqual(
+      many('deleted', 10, 'sample')
+        .map((c) => `${c.domain_name} registry_unknown warning`)
+        .sort(),
+    );
+    expect(result.counts).toMatchObject({ agree: 30, not_checked: { server_failed: 0 } });
+  });
 });

@@ -71,8 +71,8 @@ const expectedNotFound = (candidate: AskedDomain): boolean =>
 /**
  * Puts a control first in a server's queue: the first plainly active domain of the sample left (a
  * hash picks those; the flagged are picked for their troubles, which come together, and the first
- * ten were next to each other in line), else the first plainly active one. None left: the server is
- * left alone, as nothing it could answer would tell a working registry from a broken one.
+ * ten were next to each other in line), else the first plainly active one. None left: a server that
+ * knew none is left alone, one that knew some is out of doubt.
  */
 export function takeControl(
   limits: LeaveAloneLimits,
@@ -89,7 +89,11 @@ export function takeControl(
     }
   }
   if (chosen < 0) {
-    knewNone(state);
+    // Nothing left to tell a working registry from a broken one. One that knew none: its 404s are
+    // believed neither way, so the rest would only spend the budget. One that knew some: its run of
+    // 404s is judged as any (asked again, believed when it knew as many), rather than left unchecked.
+    if (state.known) state.unexplainedNotFound = state.controlsAsked = state.controlsNotFound = 0;
+    else knewNone(state);
     return;
   }
   const [control] = state.items.splice(chosen, 1);
