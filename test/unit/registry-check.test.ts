@@ -355,9 +355,10 @@ describe('checkRegistry', () => {
     ]);
   });
 
-  it('leaves a server alone that answered 404 or 410 to ten lookups and knew none: its places go to a registry that answers', async () => {
+  it('leaves a server alone that answered 404 or 410 to ten lookups and three controls and knew none: its places go to a registry that answers', async () => {
     // A server answering 404 (or 410) to everything knows none of the domains asked, so none of its
     // 404s is believed (judgeUnknown): asking it the rest spent the budget of the registries that answer.
+    // Three controls after the ten (left-alone.ts) tell it from a registry whose first ten were deleted.
     const asked: string[] = [];
     const fetch = (async (url: string | URL | Request) => {
       const u = new URL(String(url));
@@ -372,12 +373,12 @@ describe('checkRegistry', () => {
     const gone = Array.from({ length: 30 }, (_, i) => candidate(`d${i}.be`, 'flagged', i));
     const good = Array.from({ length: 30 }, (_, i) => candidate(`g${i}.com`, 'sample', i));
     const result = await checkAt(fetch, [...gone, ...good], { budget: 40, perServer: 1 });
-    expect(asked.filter((a) => a.startsWith('down.example'))).toHaveLength(10);
-    expect(asked.filter((a) => a.startsWith('good.example'))).toHaveLength(30);
-    expect(result.counts.agree).toBe(30);
+    expect(asked.filter((a) => a.startsWith('down.example'))).toHaveLength(13);
+    expect(asked.filter((a) => a.startsWith('good.example'))).toHaveLength(27);
+    expect(result.counts.agree).toBe(27);
     expect(result.views.size).toBe(0);
     expect(result.problems.map((p) => p.reason)).toContainEqual(
-      'it answered 10 lookups with HTTP 404 or 410 and knew none of the domains asked: its 404s say nothing of them; left alone for the rest of this scan',
+      'it answered 13 lookups with HTTP 404 or 410 and knew none of the domains asked, not even 3 the reseller lists as active asked to confirm it: its 404s say nothing of them; left alone for the rest of this scan',
     );
   });
 
@@ -424,20 +425,21 @@ describe('checkRegistry', () => {
     expect(result.views.get('y-deleted.com')?.kind).toBe('registry_unknown');
   });
 
-  it('keeps saying why a server was left alone for its 404s when a lookup in flight then fails', async () => {
+  it('asks the controls of a server in doubt one at a time, after the lookup in flight when the tenth 404 came', async () => {
     let n = 0;
-    const fetch = (async () =>
-      ++n <= 10
-        ? new Response('{"errorCode":404}', { status: 404 })
-        : new Response('{}', { status: 503 })) as typeof globalThis.fetch;
+    const fetch = (async () => {
+      n++;
+      return new Response('{"errorCode":404}', { status: 404 });
+    }) as typeof globalThis.fetch;
     const result = await checkAt(
       fetch,
       Array.from({ length: 20 }, (_, i) => candidate(`d${i}.be`, 'sample', i)),
       { budget: 20, perServer: 2 },
     );
-    expect(n).toBe(11); // the eleventh was in flight when the tenth 404 left the server alone
+    expect(n).toBe(14); // ten, the eleventh in flight (no control), then three controls
+    expect(result.counts.not_checked.server_failed).toBe(6);
     expect(result.problems.map((p) => p.reason)).toContainEqual(
-      'it answered 10 lookups with HTTP 404 or 410 and knew none of the domains asked: its 404s say nothing of them; left alone for the rest of this scan',
+      'it answered 14 lookups with HTTP 404 or 410 and knew none of the domains asked, not even 3 the reseller lists as active asked to confirm it: its 404s say nothing of them; left alone for the rest of this scan',
     );
   });
 

@@ -3,14 +3,14 @@ import type { RegistryFindingKind, RegistryView } from '../findings/classify';
 import {
   judgeNotFound,
   judgeRegistry,
-  notFoundExplained,
   type RegistryPolicy,
   type ResellerSide,
 } from '../findings/registry-rules';
 import type { RdapBootstrap } from './bootstrap';
+import { type AnswerRuns, answeredForName, inDoubt, knowsNone, knowsOne, takeControl } from './left-alone';
 import { type RdapClient, RdapDeadlineError, type RdapLookup } from './rdap-client';
 import { RdapError, RdapQueryError, RdapRateLimitError } from './rdap-errors';
-import { type RegistryProblem, type ServerTally, serverProblems } from './server-problems';
+import { type RegistryProblem, serverProblems } from './server-problems';
 
 /**
  * One registry check: the chosen domains looked up at their registries' RDAP servers, within a
@@ -96,9 +96,10 @@ export interface RegistryCheckInput {
    */
   readonly refusalsToStop?: number;
   /**
-   * 404 (or 410) answers at a server that answered no lookup with a record, after which it is left
-   * alone for this scan: it knows none of the domains asked, so none of its 404s is believed
-   * (judgeUnknown), and asking it the rest would spend the budget of registries that answer. @default 10
+   * 404 (or 410) answers in a row at a server, no record between, after which it is in doubt
+   * (left-alone.ts): left alone for this scan when its control lookups are 404s too, as its 404s
+   * then say nothing of the domains asked, and asking it the rest would spend the budget of
+   * registries that answer. @default 10
    */
   readonly notFoundToStop?: number;
   /** Lookups in flight at once over every server. @default 16 */
@@ -116,17 +117,11 @@ interface QueueItem {
 }
 
 /** One server: its domains still to look up, and what happened there. */
-interface ServerState extends ServerTally {
-  /** It has answered once: until then it gets one lookup at a time, so a dead server costs three. */
-  answered: boolean;
-  /** Its 400 answers since its last record or 404 (answeredForName). */
-  refusalsInRow: number;
+interface ServerState extends AnswerRuns {
   /** Its domains in queue order; those before `head` are taken (an index, not shift(): linear at 200 000). */
   readonly items: QueueItem[];
   head: number;
   active: number;
-  /** Its 404s for domains that do not explain one (knowsNone): neither in quarantine nor added within a day. */
-  unexplainedNotFound: number;
   /** Its 404s that would be findings (registry_unknown), asked again and judged once every lookup is done. */
   unknown: { readonly candidate: RegistryCandidate; readonly view: RegistryView }[];
 }
@@ -203,6 +198,8 @@ function queueAt(servers: Map<string, ServerState>, item: QueueItem): void {
       answered: false,
       refusalsInRow: 0,
       unexplainedNotFound: 0,
+      controlsAsked: 0,
+      controlsNotFound: 0,
       stopped: false,
       asked: false,
       lastError: '',
@@ -256,6 +253,7 @@ class LookupRun {
         await this.untilALookupEnds();
         continue;
       }
+      if (!this.outOfTime && inDoubt(this.input, state)) takeControl(this.input, state);
       const item = state.items[state.head++] as QueueItem;
       if (this.outOfTime || state.stopped) {
         this.skip(state, item);
@@ -289,7 +287,7 @@ class LookupRun {
     for (const state of this.servers.values())
       if (
         state.items.length > state.head &&
-        state.active < (state.answered ? this.perServer : 1) &&
+        state.active < (state.answered && !inDoubt(this.input, state) ? this.perServer : 1) &&
         (!best || first(state) < first(best))
       )
         best = state;
@@ -373,48 +371,6 @@ async function lookUp(
   }
 }
 
-/**
- * Leaves a server alone once it answered `notFoundToStop` lookups with 404 and none with a record, not counting
- * a 404 the domain explains (notFoundExplained) or memory expects (asked first: re-checks, flagged, then the sample).
- */
-function knowsNone(input: RegistryCheckInput, state: ServerState, candidate: RegistryCandidate): void {
-  const expected = ['registry_unknown', 'registry_redemption'].includes(candidate.remembered ?? '');
-  if (!expected && !notFoundExplained(candidate, input.now)) state.unexplainedNotFound++;
-  if (state.stopped || state.known > 0 || state.unexplainedNotFound < (input.notFoundToStop ?? 10)) return;
-  state.stopped = state.saysWhy = true;
-  state.lastError = `it answered ${state.unexplainedNotFound} lookups with HTTP 404 or 410 and knew none of the domains asked: its 404s say nothing of them; left alone for the rest of this scan`;
-}
-
-/**
- * A 400 (RdapQueryError): the server's word on that one name, neither its failure (a healthy
- * registry that refuses three odd names in a row is not left alone) nor its success (a failure run
- * goes on). A server that answered nothing else to its first lookups, or that answered before and
- * then nothing else to `refusalsToStop` lookups in a row, is left alone: it reads none of our
- * queries (any more), and asking it the rest would spend its whole share of the budget.
- */
-function answeredForName(
-  input: RegistryCheckInput,
-  state: ServerState,
-  candidate: RegistryCandidate,
-  error: RdapQueryError,
-): 'failed' {
-  const named = state.perName.get(error.status) ?? [];
-  named.push(cutText(safeText(candidate.domain_name), 80));
-  state.perName.set(error.status, named);
-  const run = ++state.refusalsInRow;
-  if (state.stopped) return 'failed'; // a lookup in flight when it was left alone: said once already
-  if (!state.answered && run >= (input.failuresToStop ?? 3)) {
-    state.stopped = true;
-    state.saysWhy = true;
-    state.lastError = `it answered ${run} lookups with HTTP 400 before any record or 404: it reads none of the queries; left alone for the rest of this scan`;
-  } else if (state.answered && run >= (input.refusalsToStop ?? 10)) {
-    state.stopped = true;
-    state.saysWhy = true;
-    state.lastError = `it answered ${run} lookups in a row with HTTP 400 after answering others with a record or a 404: it no longer reads the queries; left alone for the rest of this scan`;
-  }
-  return 'failed';
-}
-
 /** A domain object, judged: the view when the registry disagrees, null when not, `silent` when it tells a re-check nothing. */
 function judgeFound(
   input: RegistryCheckInput,
@@ -423,7 +379,7 @@ function judgeFound(
   answer: Extract<RdapLookup, { kind: 'found' }>,
   state: ServerState,
 ): RegistryView | null | 'silent' {
-  state.known++;
+  knowsOne(state);
   const judged = judgeRegistry(candidate, answer.record, input.now, input.policy);
   if (judged.kind === 'no_expiration') {
     counts.not_checkable.no_expiration++;
