@@ -31,6 +31,13 @@ export interface AnswerRuns extends ServerTally {
   /** Control lookups started while it was in doubt (takeControl), and of them answered 404. */
   controlsAsked: number;
   controlsNotFound: number;
+  /**
+   * Where takeControl's searches go on (queue indexes): before `activeFrom` no domain is plainly
+   * active, before `sampleFrom` none of the sample is. Scanned once, so a long run of expired domains
+   * costs each doubt nothing more (at 200 000 domains a rescan per doubt was billions of reads).
+   */
+  activeFrom: number;
+  sampleFrom: number;
 }
 
 /** The limits of registry-check's input these rules read. */
@@ -78,17 +85,12 @@ export function takeControl(
   limits: LeaveAloneLimits,
   state: AnswerRuns & { readonly items: { readonly candidate: AskedDomain }[]; readonly head: number },
 ): void {
-  let chosen = -1;
-  for (let i = state.head; i < state.items.length; i++) {
-    const candidate = (state.items[i] as (typeof state.items)[number]).candidate;
-    if (!plainlyActive(candidate, limits.now)) continue;
-    if (chosen < 0) chosen = i;
-    if (candidate.reason === 'sample') {
-      chosen = i;
-      break;
-    }
-  }
-  if (chosen < 0) {
+  const { items, head } = state;
+  const active = (i: number) => plainlyActive((items[i] as (typeof items)[number]).candidate, limits.now);
+  let first = Math.max(head, state.activeFrom);
+  while (first < items.length && !active(first)) first++;
+  if (first === items.length) {
+    state.activeFrom = first;
     // Nothing left to tell a working registry from a broken one. One that knew none: its 404s are
     // believed neither way, so the rest would only spend the budget. One that knew some: its run of
     // 404s is judged as any (asked again, believed when it knew as many), rather than left unchecked.
@@ -96,8 +98,14 @@ export function takeControl(
     else knewNone(state);
     return;
   }
-  const [control] = state.items.splice(chosen, 1);
-  if (control) state.items.splice(state.head, 0, control);
+  let sample = Math.max(first, state.sampleFrom);
+  while (sample < items.length && !(items[sample]?.candidate.reason === 'sample' && active(sample))) sample++;
+  const chosen = sample < items.length ? sample : first;
+  const [control] = items.splice(chosen, 1);
+  if (control) items.splice(head, 0, control);
+  // The move shifted what lay between head and `chosen` one on: still searched, still without one.
+  state.activeFrom = first + 1;
+  state.sampleFrom = sample < items.length ? sample + 1 : sample;
   state.controlsAsked++;
 }
 
