@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RdapBootstrap } from '../../functions/core/registry/bootstrap';
+import { type AnswerRuns, takeControl } from '../../functions/core/registry/left-alone';
 import { RdapClient } from '../../functions/core/registry/rdap-client';
 import { checkRegistry, type RegistryCandidate } from '../../functions/core/registry/registry-check';
 
@@ -66,5 +67,77 @@ describe('checkRegistry control lookups', () => {
     });
     expect(result.counts.queries).toBe(4020);
     expect(reads.n).toBeLessThan(20 * 4020);
+  });
+});
+
+describe('takeControl', () => {
+  const ask = (name: string, reason: RegistryCandidate['reason'], expiry = NOW + 200 * DAY) => ({
+    candidate: {
+      domain_name: name,
+      date_expiry: expiry,
+      quarantine: false,
+      auto_renew: true,
+      registrant_handle: null,
+      reason,
+    },
+  });
+  const runs = (): AnswerRuns => ({
+    failuresInRow: 0,
+    stopped: false,
+    asked: false,
+    lastError: '',
+    notChecked: 0,
+    notFound: [],
+    known: 1,
+    distrusted: false,
+    contradicted: 0,
+    perName: new Map(),
+    saysWhy: false,
+    unrepeated: [],
+    notAskedAgain: 0,
+    unansweredAgain: 0,
+    outOfTimeAgain: 0,
+    answered: true,
+    refusalsInRow: 0,
+    unexplainedNotFound: 10,
+    controlsAsked: 0,
+    controlsNotFound: 0,
+    activeFrom: 0,
+    sampleFrom: 0,
+  });
+
+  it('asks the sample first, then the others in queue order, a domain queued since among them, searching on where it stopped', () => {
+    const expired = NOW - DAY;
+    const state = {
+      ...runs(),
+      head: 0,
+      items: [
+        ask('x1.com', 'flagged', expired),
+        ask('f1.com', 'flagged'),
+        ask('x2.com', 'flagged', expired),
+        ask('s1.com', 'sample'),
+        ask('x3.com', 'sample', expired),
+        ask('s2.com', 'sample'),
+        ask('f2.com', 'recheck'),
+      ],
+    };
+    const controls: string[] = [];
+    const next = () => {
+      const before = state.controlsAsked;
+      takeControl({ now: NOW }, state);
+      if (state.controlsAsked > before) controls.push(state.items[state.head++]?.candidate.domain_name ?? '');
+    };
+    for (let i = 0; i < 3; i++) next();
+    state.items.push(ask('s3.com', 'sample')); // queued since (a place another server left)
+    next();
+    next();
+    expect(controls).toEqual(['s1.com', 's2.com', 'f1.com', 's3.com', 'f2.com']);
+    next(); // none left: a server that knew some is out of doubt
+    expect(state.unexplainedNotFound).toBe(0);
+    expect(state.items.slice(state.head).map((i) => i.candidate.domain_name)).toEqual([
+      'x1.com',
+      'x2.com',
+      'x3.com',
+    ]);
   });
 });
