@@ -79,7 +79,7 @@ const expectedNotFound = (candidate: AskedDomain): boolean =>
  * Puts a control first in a server's queue: the first plainly active domain of the sample left (a
  * hash picks those; the flagged are picked for their troubles, which come together, and the first
  * ten were next to each other in line), else the first plainly active one. None left: a server that
- * knew none is left alone, one that knew some is out of doubt.
+ * knew none, or whose controls were 404s, is left alone; one that knew some is out of doubt.
  */
 export function takeControl(
   limits: LeaveAloneLimits,
@@ -91,10 +91,13 @@ export function takeControl(
   while (first < items.length && !active(first)) first++;
   if (first === items.length) {
     state.activeFrom = first;
-    // Nothing left to tell a working registry from a broken one. One that knew none: its 404s are
-    // believed neither way, so the rest would only spend the budget. One that knew some: its run of
-    // 404s is judged as any (asked again, believed when it knew as many), rather than left unchecked.
-    if (state.known) state.unexplainedNotFound = state.controlsAsked = state.controlsNotFound = 0;
+    // Nothing left to tell a working registry from a broken one. One that knew none, or whose controls
+    // were 404s too (no record: that ends a doubt; a backend broken mid-scan, the rest expired domains):
+    // its 404s are believed neither way, so the rest would only spend the budget. One that knew some
+    // and no control said otherwise: its run of 404s is judged as any (asked again, believed when it
+    // knew as many), rather than left unchecked.
+    if (state.known && !state.controlsNotFound)
+      state.unexplainedNotFound = state.controlsAsked = state.controlsNotFound = 0;
     else knewNone(state);
     return;
   }
