@@ -144,4 +144,24 @@ describe('checkRegistry at a registry that breaks in the middle of the scan', ()
     );
     expect(result.counts).toMatchObject({ agree: 30, not_checked: { server_failed: 0 } });
   });
+
+  it('leaves it alone when the controls it could be asked were 404s too and none is left: its expired domains after them are no findings', async () => {
+    // Broken after thirty records: ten 404s put it in doubt, the two domains left that the reseller
+    // lists as active answered 404 as controls, then only expired domains (never controls) are left.
+    // Going on made its fifteen 404s of those, and the twelve before, critical and warning findings.
+    let answered = 0;
+    const sample = [
+      ...many('kept', 42, 'sample'),
+      ...many('lapsed', 15, 'sample', { date_expiry: NOW - 3 * DAY }),
+    ].map((c, i) => ({ ...c, rank: i }));
+    const { result, found, asked } = await checkAtRegistry(sample, 1, () =>
+      ++answered <= 30 ? EXPIRY : null,
+    );
+    expect(found).toEqual([]);
+    expect(asked).toHaveLength(42);
+    expect(result.counts).toMatchObject({ agree: 30, not_checked: { server_failed: 15 + 12 } });
+    expect(result.problems.map((p) => p.reason)).toContainEqual(
+      'it answered 12 lookups in a row with HTTP 404 or 410 after knowing 30 of the domains asked, not even 2 the reseller lists as active asked to confirm it: its 404s say nothing of them; left alone for the rest of this scan',
+    );
+  });
 });

@@ -217,6 +217,10 @@ const omittedOf = (report: Report) =>
  */
 export const recordWasRead = (p: Problem): boolean => p.dates_only === true || p.registrant_conflict === true;
 
+/** How many of `problems` could not be read ({@link recordWasRead}): what every count of unreadable records says. */
+export const unreadIn = (problems: readonly Problem[]): number =>
+  problems.filter((p) => !recordWasRead(p)).length;
+
 /** Problem records, read or not, those a message's cut left out included. */
 export const problemCount = (report: Report): number =>
   report.problems.length + (omittedOf(report)?.problems ?? 0);
@@ -227,10 +231,7 @@ export const problemCount = (report: Report): number =>
  */
 export const unreadableCount = (report: Report): number => {
   const omitted = omittedOf(report);
-  return (
-    report.problems.filter((p) => !recordWasRead(p)).length +
-    (omitted?.unread_problems ?? omitted?.problems ?? 0)
-  );
+  return unreadIn(report.problems) + (omitted?.unread_problems ?? omitted?.problems ?? 0);
 };
 
 /** The changes since the last scan a report with memory carries; none without memory. */
@@ -579,7 +580,7 @@ export function truncateReport(
           omitted: {
             findings,
             problems,
-            unread_problems: report.problems.slice(problemLimit).filter((p) => !recordWasRead(p)).length,
+            unread_problems: unreadIn(report.problems.slice(problemLimit)),
           },
         }
       : {}),

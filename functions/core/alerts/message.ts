@@ -7,10 +7,10 @@ import {
   alertSeverity,
   criticalCount,
   type RenderOptions,
-  recordWasRead,
   renderSms,
   renderSubject,
   SNS_MAX_BYTES,
+  unreadIn,
 } from './alert';
 import { composeDigest, DIGEST_MAX_BYTES, type DigestCounts } from './digest';
 
@@ -248,7 +248,7 @@ class JsonParts {
             omitted: {
               findings: r.findings.length - findings,
               problems: r.problems.length - problems,
-              unread_problems: r.problems.slice(problems).filter((p) => !recordWasRead(p)).length,
+              unread_problems: unreadIn(r.problems.slice(problems)),
               // Chat and webhooks read this JSON: they count the critical ones it leaves out (alert.ts criticalCount).
               critical_problems: r.problems.slice(problems).filter((p) => p.severity === 'critical').length,
             },
@@ -411,7 +411,7 @@ function leanJson(report: Report): string {
     omitted: {
       findings: report.findings.length,
       problems: report.problems.length,
-      unread_problems: report.problems.filter((p) => !recordWasRead(p)).length,
+      unread_problems: unreadIn(report.problems),
       critical_problems: report.problems.filter((p) => p.severity === 'critical').length,
     },
     omitted_fields: Object.keys(fields).filter(

@@ -31,6 +31,13 @@ export interface AnswerRuns extends ServerTally {
   /** Control lookups started while it was in doubt (takeControl), and of them answered 404. */
   controlsAsked: number;
   controlsNotFound: number;
+  /**
+   * Where takeControl's searches go on (queue indexes): before `activeFrom` no domain is plainly
+   * active, before `sampleFrom` none of the sample is. Scanned once, so a long run of expired domains
+   * costs each doubt nothing more (at 200 000 domains a rescan per doubt was billions of reads).
+   */
+  activeFrom: number;
+  sampleFrom: number;
 }
 
 /** The limits of registry-check's input these rules read. */
@@ -72,32 +79,36 @@ const expectedNotFound = (candidate: AskedDomain): boolean =>
  * Puts a control first in a server's queue: the first plainly active domain of the sample left (a
  * hash picks those; the flagged are picked for their troubles, which come together, and the first
  * ten were next to each other in line), else the first plainly active one. None left: a server that
- * knew none is left alone, one that knew some is out of doubt.
+ * knew none, or whose controls were 404s, is left alone; one that knew some is out of doubt.
  */
 export function takeControl(
   limits: LeaveAloneLimits,
   state: AnswerRuns & { readonly items: { readonly candidate: AskedDomain }[]; readonly head: number },
 ): void {
-  let chosen = -1;
-  for (let i = state.head; i < state.items.length; i++) {
-    const candidate = (state.items[i] as (typeof state.items)[number]).candidate;
-    if (!plainlyActive(candidate, limits.now)) continue;
-    if (chosen < 0) chosen = i;
-    if (candidate.reason === 'sample') {
-      chosen = i;
-      break;
-    }
-  }
-  if (chosen < 0) {
-    // Nothing left to tell a working registry from a broken one. One that knew none: its 404s are
-    // believed neither way, so the rest would only spend the budget. One that knew some: its run of
-    // 404s is judged as any (asked again, believed when it knew as many), rather than left unchecked.
-    if (state.known) state.unexplainedNotFound = state.controlsAsked = state.controlsNotFound = 0;
+  const { items, head } = state;
+  const active = (i: number) => plainlyActive((items[i] as (typeof items)[number]).candidate, limits.now);
+  let first = Math.max(head, state.activeFrom);
+  while (first < items.length && !active(first)) first++;
+  if (first === items.length) {
+    state.activeFrom = first;
+    // Nothing left to tell a working registry from a broken one. One that knew none, or whose controls
+    // were 404s too (no record: that ends a doubt; a backend broken mid-scan, the rest expired domains):
+    // its 404s are believed neither way, so the rest would only spend the budget. One that knew some
+    // and no control said otherwise: its run of 404s is judged as any (asked again, believed when it
+    // knew as many), rather than left unchecked.
+    if (state.known && !state.controlsNotFound)
+      state.unexplainedNotFound = state.controlsAsked = state.controlsNotFound = 0;
     else knewNone(state);
     return;
   }
-  const [control] = state.items.splice(chosen, 1);
-  if (control) state.items.splice(state.head, 0, control);
+  let sample = Math.max(first, state.sampleFrom);
+  while (sample < items.length && !(items[sample]?.candidate.reason === 'sample' && active(sample))) sample++;
+  const chosen = sample < items.length ? sample : first;
+  const [control] = items.splice(chosen, 1);
+  if (control) items.splice(head, 0, control);
+  // The move shifted what lay between head and `chosen` one on: still searched, still without one.
+  state.activeFrom = first + 1;
+  state.sampleFrom = sample < items.length ? sample + 1 : sample;
   state.controlsAsked++;
 }
 

@@ -200,6 +200,8 @@ function queueAt(servers: Map<string, ServerState>, item: QueueItem): void {
       unexplainedNotFound: 0,
       controlsAsked: 0,
       controlsNotFound: 0,
+      activeFrom: 0,
+      sampleFrom: 0,
       stopped: false,
       asked: false,
       lastError: '',
