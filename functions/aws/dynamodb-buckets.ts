@@ -55,10 +55,7 @@ export interface Known {
   parts?: Uint8Array;
   /** Buckets to write again whatever changed (a memory filed in the wrong one, or twice). */
   readonly dirty: Set<number>;
-  /**
-   * Items of the shards read as no bucket: those of a first save killed before it committed
-   * (deleted before the next save writes), or of another spelling or no bucket (after it commits).
-   */
+  /** Items of the shards read as no bucket, or as one in another spelling: deleted once the next save committed. */
   readonly stray: Array<readonly [pk: string, sk: string]>;
   /** The generation opened: a save tags each bucket item it writes with the next one (`g`). */
   readonly generation: number;

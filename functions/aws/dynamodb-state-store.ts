@@ -182,8 +182,11 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
   protected async readMemories(opened: OpenedState, sink: MemorySink, signal?: AbortSignal): Promise<void> {
     const known = this.knownOf(opened);
     const parts = new Uint8Array(BUCKETS);
+    known.parts = parts;
+    // Before the first save, nothing in the shards was ever committed: it is the first save's to delete.
+    if (opened.generation === 0) return;
     const shard = async (n: number) => {
-      const pk = `${this.at.scope}#${n}`;
+      const pk = shardPk(this.at, n);
       let taken = 0;
       // A bucket's parts come one after the other (their sort keys): the first one's save, to compare.
       let first: { bucket: number; written: string | undefined; torn?: true } | undefined;
@@ -191,8 +194,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
         for (const item of page) {
           if (++taken % YIELD_EVERY === 0) await new Promise(setImmediate);
           const sk = item[SK.name]?.S ?? '';
-          // Before the first save, every item here is a killed first save's, which no save committed.
-          const found = opened.generation === 0 ? null : bucketItem(item);
+          const found = bucketItem(item);
           if (!found || found.bucket % SHARDS !== n) {
             known.stray.push([pk, sk]);
             continue;
@@ -227,7 +229,6 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       while (next < SHARDS) await shard(next++);
     };
     await Promise.all(Array.from({ length: READ_CONCURRENCY }, reader));
-    known.parts = parts;
   }
 
   async readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
@@ -285,9 +286,10 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       renewed = this.clock();
       await this.renewLease(opened.generation, owner, true);
     };
-    const stray = known.stray.map(([pk, sk]) => ({ DeleteRequest: { Key: itemKey(pk, sk) } }));
     // What a killed first save left goes before this one writes: none of it may be committed with it.
-    if (opened.generation === 0) await this.writeAll(stray.splice(0), keepLease);
+    // Listed now, under the lease, not as this state was read (a snooze reads none; a scan may have
+    // read before another first save wrote and was killed).
+    if (opened.generation === 0) await this.writeAll(await this.deletesOf(this.shards()), keepLease);
     const stoppable = stoppableOf(write, known, this.clock);
     const writes = write.all
       ? planAll(this.at, known, write.changed, write.all, stoppable)
@@ -313,6 +315,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       `the state lease on ${this.location} was lost before the state was saved`,
     );
     // Items read as no bucket stay so, so deleting them needs no lease; if it fails, the next save tries again.
+    const stray = known.stray.map(([pk, sk]) => ({ DeleteRequest: { Key: itemKey(pk, sk) } }));
     await this.writeAll(stray).catch(() => undefined);
     return stoppable?.stopped ? { kept: stoppable.kept, of: write.all?.size ?? 0 } : undefined;
   }
@@ -389,13 +392,24 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
 
   /** Deletes this account's state and audit trail (its partition and its shards); returns how many items went. */
   async clear(): Promise<number> {
+    const deletes = await this.deletesOf([this.at.scope, ...this.shards()]);
+    await this.writeAll(deletes);
+    return deletes.length;
+  }
+
+  /** The partition keys of this account's shards. */
+  private shards(): string[] {
+    return Array.from({ length: SHARDS }, (_, n) => `${this.at.scope}#${n}`);
+  }
+
+  /** A delete of every item the partitions `pks` hold now. */
+  private async deletesOf(pks: readonly string[]): Promise<WriteRequest[]> {
     const deletes: WriteRequest[] = [];
-    for (const pk of [this.at.scope, ...Array.from({ length: SHARDS }, (_, n) => `${this.at.scope}#${n}`)])
+    for (const pk of pks)
       for await (const page of this.pages(pk))
         for (const item of page)
           deletes.push({ DeleteRequest: { Key: itemKey(pk, item[SK.name]?.S ?? '') } });
-    await this.writeAll(deletes);
-    return deletes.length;
+    return deletes;
   }
 
   /** One bucket's stored members, by key (each as stored); `parts` learns how many items it had. */

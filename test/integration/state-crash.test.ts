@@ -146,6 +146,53 @@ describe('a DynamoDB save killed part-way', () => {
     expect([saved.generation, Object.keys(saved.state.domains).length]).toEqual([2, outcome?.kept]);
   });
 
+  // Found by a review: a snooze (one domain's step) on a state never committed was a first save
+  // too, but it read none of the shards, so it deleted nothing of a killed first save: its items
+  // were committed with the snooze's generation and read as memory from then on.
+  it('commits nothing of a killed first save with a snooze on the state it never committed', async () => {
+    const tableName = await table();
+    const killed = new DynamoDbStateStore({ client: dying(db.client(), 2, 0), tableName, scope: SCOPE });
+    const before = await loadState(killed);
+    await killed.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    const ghosts = Array.from({ length: 200 }, (_, i) => [`ghost${i}.nl`, memory('GHOST')] as const);
+    await expect(
+      saveState(killed, stateOf(Object.fromEntries(ghosts), '2026-11-22T06:00:00.000Z'), before, 'a'),
+    ).rejects.toThrow(/killed/);
+    await killed.release(0, 'a');
+    const store = new DynamoDbStateStore({ client: db.client(), tableName, scope: SCOPE });
+    await store.updateDomain(SCOPE, 'snoozed.nl', () => memory('SNOOZED'), {
+      owner: 'link',
+      clock: Date.now,
+      attempts: 1,
+      backoffMs: 1,
+    });
+    const saved = await loadState(store);
+    expect([saved.generation, saved.state.domains]).toEqual([1, { 'snoozed.nl': memory('SNOOZED') }]);
+  });
+
+  // Found by a review: a first save deleted what a killed first save left as its scan had read it,
+  // which can be long before its claim. A scan that read the empty state while another held the
+  // lease, and claimed once that one was killed and its lease lapsed, committed what the killed
+  // one had written in every bucket it did not write itself.
+  it('commits nothing of a first save killed after the next first scan read the state', async () => {
+    const tableName = await table();
+    const store = new DynamoDbStateStore({ client: db.client(), tableName, scope: SCOPE });
+    const late = await loadState(store);
+    const killed = new DynamoDbStateStore({ client: dying(db.client(), 2, 0), tableName, scope: SCOPE });
+    const before = await loadState(killed);
+    await killed.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    const ghosts = Array.from({ length: 200 }, (_, i) => [`ghost${i}.nl`, memory('GHOST')] as const);
+    await expect(
+      saveState(killed, stateOf(Object.fromEntries(ghosts), '2026-11-22T06:00:00.000Z'), before, 'a'),
+    ).rejects.toThrow(/killed/);
+    await killed.release(0, 'a');
+    await store.claim(0, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
+    const mine = stateOf({ 'mine.nl': memory('MINE') }, '2026-11-23T06:00:00.000Z');
+    await saveState(store, mine, late, 'b');
+    const saved = await loadState(store);
+    expect([saved.generation, saved.state.domains]).toEqual([1, mine.domains]);
+  });
+
   // What docs/memory.md promises of a save killed between its batches: buckets of the next
   // generation beside the others under the old #meta, each domain's memory whole (at least once).
   it('leaves each domain its old or its new memory whole, under the old #meta, when killed between batches', async () => {
