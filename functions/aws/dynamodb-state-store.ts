@@ -34,6 +34,7 @@ import {
 } from '../use-cases/state-store';
 import {
   BUCKETS,
+  type BucketItem,
   bucketItem,
   bucketOf,
   bucketSk,
@@ -47,6 +48,9 @@ import {
   SHARDS,
   shardPk,
   stoppableOf,
+  TORN,
+  takeBucket,
+  tornPart,
 } from './dynamodb-buckets';
 import { readMeta as readMetaItem } from './dynamodb-meta';
 import {
@@ -79,8 +83,6 @@ const SHARD_SUFFIX_BYTES = 3;
  */
 const RENEWED_LEASE_MS = 120_000;
 const RENEW_EVERY_MS = 30_000;
-/** Why a bucket whose parts were written by different saves is a problem record. */
-const TORN = 'its parts were written by different saves, one of which did not finish';
 /** Bucket items taken in between two turns of the event loop, so the account's answers keep flowing. */
 const YIELD_EVERY = 16;
 /**
@@ -188,8 +190,8 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     const shard = async (n: number) => {
       const pk = shardPk(this.at, n);
       let taken = 0;
-      // A bucket's parts come one after the other (their sort keys): the first one's save, to compare.
-      let first: { bucket: number; written: string | undefined; torn?: true } | undefined;
+      // A bucket's parts come one after the other (their sort keys), to be checked together.
+      let run: Array<readonly [sk: string, found: BucketItem]> = [];
       for await (const page of this.pages(pk, undefined, signal))
         for (const item of page) {
           if (++taken % YIELD_EVERY === 0) await new Promise(setImmediate);
@@ -199,30 +201,16 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
             known.stray.push([pk, sk]);
             continue;
           }
+          if (run[0] && run[0][1].bucket !== found.bucket) run = takeBucket(run, sink, known);
+          run.push([sk, found]);
           parts[found.bucket] = Math.max(parts[found.bucket] as number, Math.min(found.part + 1, 255));
           // A sort key of another spelling (b#0.0, hand-written): its bucket written again at its own, it deleted.
           if (sk !== bucketSk(found.bucket, found.part)) {
             known.stray.push([pk, sk]);
             known.dirty.add(found.bucket);
           }
-          if (first?.bucket !== found.bucket) first = { bucket: found.bucket, written: found.written };
-          // A save killed between the parts of a bucket it wrote over: a memory that moved from
-          // one part to another may be in neither. Reported, not forgotten in silence.
-          const torn = first.written !== found.written && !first.torn;
-          if (torn) first.torn = true;
-          const damage = found.damage ?? (torn ? TORN : undefined);
-          if (damage !== undefined) {
-            sink.damaged(sk, damage);
-            known.dirty.add(found.bucket);
-          }
-          for (const [key, value] of found.members) {
-            // A memory filed in the wrong bucket, or a second one of a key, or one that cannot be
-            // read, is written again where it belongs, and its bucket without it.
-            const own = bucketOf(key);
-            if (own !== found.bucket) known.dirty.add(found.bucket).add(own);
-            if (!sink.memory(key, value)) known.dirty.add(found.bucket);
-          }
         }
+      takeBucket(run, sink, known);
     };
     let next = 0;
     const reader = async () => {
@@ -415,21 +403,23 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
   /** One bucket's stored members, by key (each as stored); `parts` learns how many items it had. */
   private async readBucket(bucket: number, parts?: Uint8Array): Promise<Map<string, unknown>> {
     const members = new Map<string, unknown>();
-    let first: { written: string | undefined } | undefined;
+    const read: BucketItem[] = [];
+    // A link's step must not write a damaged (or torn) bucket over: the scan reports it before it heals it.
+    const refuse = (sk: string | undefined, damage: string) =>
+      new StateError(
+        `the state item ${sk} in ${this.at.where} cannot be read (${damage}); the next scan reports it and writes it again`,
+      );
     for await (const page of this.pages(shardPk(this.at, bucket), bucketSk(bucket)))
       for (const item of page) {
         const found = bucketItem(item);
         if (found?.bucket !== bucket) continue;
-        first ??= { written: found.written };
-        // A link's step must not write a damaged (or torn) bucket over: the scan reports it before it heals it.
-        const damage = found.damage ?? (first.written !== found.written ? TORN : undefined);
-        if (damage !== undefined)
-          throw new StateError(
-            `the state item ${item[SK.name]?.S} in ${this.at.where} cannot be read (${damage}); the next scan reports it and writes it again`,
-          );
-        if (parts) parts[bucket] = Math.max(parts[bucket] as number, found.part + 1);
+        if (found.damage !== undefined) throw refuse(item[SK.name]?.S, found.damage);
+        read.push(found);
+        if (parts) parts[bucket] = Math.max(parts[bucket] as number, Math.min(found.part + 1, 255));
         for (const [key, value] of found.members) if (!members.has(key)) members.set(key, value);
       }
+    const torn = tornPart(bucket, read);
+    if (torn !== undefined) throw refuse(torn, TORN);
     return members;
   }
 
