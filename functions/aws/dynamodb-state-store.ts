@@ -197,15 +197,16 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
           if (++taken % YIELD_EVERY === 0) await new Promise(setImmediate);
           const sk = item[SK.name]?.S ?? '';
           const found = bucketItem(item);
-          if (!found || found.bucket % SHARDS !== n) {
+          if (!found) {
             known.stray.push([pk, sk]);
             continue;
           }
           if (run[0] && run[0][1].bucket !== found.bucket) run = takeBucket(run, sink, known);
           run.push([sk, found]);
           parts[found.bucket] = Math.max(parts[found.bucket] as number, Math.min(found.part + 1, 255));
-          // A sort key of another spelling (b#0.0, hand-written): its bucket written again at its own, it deleted.
-          if (sk !== bucketSk(found.bucket, found.part)) {
+          // A sort key of another spelling (b#0.0, hand-written), or in another shard: its bucket
+          // written again at its own, it deleted.
+          if (sk !== bucketSk(found.bucket, found.part) || found.bucket % SHARDS !== n) {
             known.stray.push([pk, sk]);
             known.dirty.add(found.bucket);
           }
