@@ -198,6 +198,8 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
           const sk = item[SK.name]?.S ?? '';
           const found = bucketItem(item);
           if (!found) {
+            // Deleted once the next save committed: not in silence, whatever memories it held.
+            if (sk.startsWith('b#')) sink.damaged(sk, 'its sort key names no bucket');
             known.stray.push([pk, sk]);
             continue;
           }
