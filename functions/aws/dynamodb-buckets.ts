@@ -2,7 +2,7 @@ import type { AttributeValue, WriteRequest } from '@aws-sdk/client-dynamodb';
 import { fnv1a } from '../core/base/hash';
 import { type DomainMemory, encodeMemory, readDomainMemory, StateError } from '../core/memory/state';
 import { shownCut } from '../core/memory/state-bounds';
-import type { StateWrite } from '../use-cases/state-store';
+import type { MemorySink, StateWrite } from '../use-cases/state-store';
 import { STATE_TABLE_DEFINITION } from './state-table-definition';
 
 /**
@@ -55,10 +55,7 @@ export interface Known {
   parts?: Uint8Array;
   /** Buckets to write again whatever changed (a memory filed in the wrong one, or twice). */
   readonly dirty: Set<number>;
-  /**
-   * Items of the shards read as no bucket: those of a first save killed before it committed
-   * (deleted before the next save writes), or of another spelling or no bucket (after it commits).
-   */
+  /** Items of the shards read as no bucket, or as one in another spelling: deleted once the next save committed. */
   readonly stray: Array<readonly [pk: string, sk: string]>;
   /** The generation opened: a save tags each bucket item it writes with the next one (`g`). */
   readonly generation: number;
@@ -123,25 +120,97 @@ export function checkItemSize(at: ItemScope, sk: string, body: string, pk = at.s
     );
 }
 
+/** A bucket item as read (bucketItem). */
+export interface BucketItem {
+  readonly bucket: number;
+  readonly part: number;
+  readonly members: Array<[string, unknown]>;
+  readonly damage?: string;
+  /** The generation the item was written for (`g`). */
+  readonly written?: string;
+  /** How many parts its save wrote of the bucket (`n`; absent on items written before it was kept). */
+  readonly count?: string;
+}
+
+/** Why a bucket whose parts were written by different saves is a problem record. */
+export const TORN = 'its parts were written by different saves, one of which did not finish';
+
+/**
+ * The sort key of the part that shows a bucket torn, from its parts as read (in any order): the
+ * first written by another save than the first part, or, all of one save, the first part that save
+ * wrote and is missing or it did not write. Undefined when the bucket is whole. A save killed
+ * between the parts of a bucket it wrote over leaves one torn: a memory that moved from one part to
+ * another (or into a part the bucket did not have) may be in neither.
+ */
+export function tornPart(bucket: number, parts: ReadonlyArray<BucketItem>): string | undefined {
+  const first = parts[0];
+  if (!first) return undefined;
+  const other = parts.find((p) => p.written !== first.written || p.count !== first.count);
+  if (other) return bucketSk(bucket, other.part);
+  if (first.count === undefined) return undefined;
+  const count = Number(first.count);
+  const have = new Set(parts.map((p) => p.part));
+  for (let part = 0; part < count; part++) if (!have.has(part)) return bucketSk(bucket, part);
+  const extra = parts.find((p) => p.part >= count);
+  return extra && bucketSk(bucket, extra.part);
+}
+
+/**
+ * Hands the memories of one bucket's parts (`run`, as read) to `sink`, reporting each part that
+ * cannot be read and a torn bucket (tornPart): not forgotten in silence, and written again at the
+ * next save. Returns an empty run for the next bucket.
+ */
+export function takeBucket(
+  run: ReadonlyArray<readonly [sk: string, found: BucketItem]>,
+  sink: MemorySink,
+  known: Known,
+): Array<readonly [string, BucketItem]> {
+  const first = run[0]?.[1];
+  if (!first) return [];
+  const reported = new Set<string>();
+  for (const [sk, found] of run) {
+    if (found.damage !== undefined) {
+      sink.damaged(sk, found.damage);
+      reported.add(bucketSk(found.bucket, found.part));
+      known.dirty.add(found.bucket);
+    }
+    for (const [key, value] of found.members) {
+      // A memory filed in the wrong bucket, or a second one of a key, or one that cannot be
+      // read, is written again where it belongs, and its bucket without it.
+      const own = bucketOf(key);
+      if (own !== found.bucket) known.dirty.add(found.bucket).add(own);
+      if (!sink.memory(key, value)) known.dirty.add(found.bucket);
+    }
+  }
+  const torn = tornPart(
+    first.bucket,
+    run.map(([, found]) => found),
+  );
+  if (torn !== undefined && !reported.has(torn)) {
+    sink.damaged(torn, TORN);
+    known.dirty.add(first.bucket);
+  }
+  return [];
+}
+
 /**
  * A bucket item: its bucket, part and members; null for anything else. One whose memories cannot
  * be read has none, and says why in `damage`: reported, not dropped in silence, and not the end of
  * the scan either (its domains are compared as if seen for the first time).
  */
-export function bucketItem(item: Record<string, AttributeValue>): {
-  bucket: number;
-  part: number;
-  members: Array<[string, unknown]>;
-  damage?: string;
-  /** The generation the item was written for (`g`). */
-  written?: string;
-} | null {
+export function bucketItem(item: Record<string, AttributeValue>): BucketItem | null {
   const match = BUCKET_SK.exec(item[SK.name]?.S ?? '');
   if (!match) return null;
   const bucket = Number.parseInt(match[1] as string, 16);
   const part = Number(match[2] ?? 0);
   const written = item.g?.N;
-  const at = { bucket, part, ...(written !== undefined ? { written } : {}) };
+  const count = item.n?.N;
+  const at = {
+    bucket,
+    part,
+    ...(written !== undefined ? { written } : {}),
+    ...(count !== undefined ? { count } : {}),
+  };
   const read = itemJson(item.m?.S);
   if ('damage' in read) return { ...at, members: [], damage: read.damage };
   const members = read.value;
@@ -231,27 +300,36 @@ function* bucketWrites(
     }
     if (stoppable) stoppable.kept += keys.length;
     const pk = shardPk(at, bucket);
-    let part = 0;
-    let body = '';
-    // In UTF-8 bytes, as DynamoDB counts an item: a name of three-byte characters is three times its length.
-    let bodyBytes = 0;
-    const put = (): WriteRequest => {
-      const sk = bucketSk(bucket, part++);
-      const text = `{${body}}`;
-      body = '';
-      bodyBytes = 0;
+    const bodies = partBodies(keys, memory);
+    // And how many parts it wrote: a part that never came (killed) tears the bucket too.
+    const n = { N: String(bodies.length) };
+    for (const [part, text] of bodies.entries()) {
+      const sk = bucketSk(bucket, part);
       checkItemSize(at, sk, text, pk);
-      return { PutRequest: { Item: { ...itemKey(pk, sk), m: { S: text }, g } } };
-    };
-    for (const key of keys) {
-      const entry = `${JSON.stringify(key)}:${encodeMemory(memory(key))}`;
-      const entryBytes = Buffer.byteLength(entry, 'utf8');
-      if (body && bodyBytes + entryBytes + 2 > PART_BYTES) yield put();
-      body = body ? `${body},${entry}` : entry;
-      bodyBytes += entryBytes + 1;
+      yield { PutRequest: { Item: { ...itemKey(pk, sk), m: { S: text }, g, n } } };
     }
-    if (body) yield put();
-    for (let old = part; old < (parts?.[bucket] ?? 0); old++)
+    for (let old = bodies.length; old < (parts?.[bucket] ?? 0); old++)
       yield { DeleteRequest: { Key: itemKey(pk, bucketSk(bucket, old)) } };
   }
+}
+
+/** The memory texts of one bucket's parts: a part each {@link PART_BYTES}, none when it holds no domain. */
+function partBodies(keys: readonly string[], memory: (key: string) => DomainMemory): string[] {
+  const bodies: string[] = [];
+  let body = '';
+  // In UTF-8 bytes, as DynamoDB counts an item: a name of three-byte characters is three times its length.
+  let bodyBytes = 0;
+  for (const key of keys) {
+    const entry = `${JSON.stringify(key)}:${encodeMemory(memory(key))}`;
+    const entryBytes = Buffer.byteLength(entry, 'utf8');
+    if (body && bodyBytes + entryBytes + 2 > PART_BYTES) {
+      bodies.push(`{${body}}`);
+      body = '';
+      bodyBytes = 0;
+    }
+    body = body ? `${body},${entry}` : entry;
+    bodyBytes += entryBytes + 1;
+  }
+  if (body) bodies.push(`{${body}}`);
+  return bodies;
 }

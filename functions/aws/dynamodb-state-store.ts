@@ -34,6 +34,7 @@ import {
 } from '../use-cases/state-store';
 import {
   BUCKETS,
+  type BucketItem,
   bucketItem,
   bucketOf,
   bucketSk,
@@ -47,6 +48,9 @@ import {
   SHARDS,
   shardPk,
   stoppableOf,
+  TORN,
+  takeBucket,
+  tornPart,
 } from './dynamodb-buckets';
 import { readMeta as readMetaItem } from './dynamodb-meta';
 import {
@@ -79,8 +83,6 @@ const SHARD_SUFFIX_BYTES = 3;
  */
 const RENEWED_LEASE_MS = 120_000;
 const RENEW_EVERY_MS = 30_000;
-/** Why a bucket whose parts were written by different saves is a problem record. */
-const TORN = 'its parts were written by different saves, one of which did not finish';
 /** Bucket items taken in between two turns of the event loop, so the account's answers keep flowing. */
 const YIELD_EVERY = 16;
 /**
@@ -182,52 +184,42 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
   protected async readMemories(opened: OpenedState, sink: MemorySink, signal?: AbortSignal): Promise<void> {
     const known = this.knownOf(opened);
     const parts = new Uint8Array(BUCKETS);
+    known.parts = parts;
+    // Before the first save, nothing in the shards was ever committed: it is the first save's to delete.
+    if (opened.generation === 0) return;
     const shard = async (n: number) => {
-      const pk = `${this.at.scope}#${n}`;
+      const pk = shardPk(this.at, n);
       let taken = 0;
-      // A bucket's parts come one after the other (their sort keys): the first one's save, to compare.
-      let first: { bucket: number; written: string | undefined; torn?: true } | undefined;
+      // A bucket's parts come one after the other (their sort keys), to be checked together.
+      let run: Array<readonly [sk: string, found: BucketItem]> = [];
       for await (const page of this.pages(pk, undefined, signal))
         for (const item of page) {
           if (++taken % YIELD_EVERY === 0) await new Promise(setImmediate);
           const sk = item[SK.name]?.S ?? '';
-          // Before the first save, every item here is a killed first save's, which no save committed.
-          const found = opened.generation === 0 ? null : bucketItem(item);
-          if (!found || found.bucket % SHARDS !== n) {
+          const found = bucketItem(item);
+          if (!found) {
+            // Deleted once the next save committed: not in silence, whatever memories it held.
+            if (sk.startsWith('b#')) sink.damaged(sk, 'its sort key names no bucket');
             known.stray.push([pk, sk]);
             continue;
           }
+          if (run[0] && run[0][1].bucket !== found.bucket) run = takeBucket(run, sink, known);
+          run.push([sk, found]);
           parts[found.bucket] = Math.max(parts[found.bucket] as number, Math.min(found.part + 1, 255));
-          // A sort key of another spelling (b#0.0, hand-written): its bucket written again at its own, it deleted.
-          if (sk !== bucketSk(found.bucket, found.part)) {
+          // A sort key of another spelling (b#0.0, hand-written), or in another shard: its bucket
+          // written again at its own, it deleted.
+          if (sk !== bucketSk(found.bucket, found.part) || found.bucket % SHARDS !== n) {
             known.stray.push([pk, sk]);
             known.dirty.add(found.bucket);
           }
-          if (first?.bucket !== found.bucket) first = { bucket: found.bucket, written: found.written };
-          // A save killed between the parts of a bucket it wrote over: a memory that moved from
-          // one part to another may be in neither. Reported, not forgotten in silence.
-          const torn = first.written !== found.written && !first.torn;
-          if (torn) first.torn = true;
-          const damage = found.damage ?? (torn ? TORN : undefined);
-          if (damage !== undefined) {
-            sink.damaged(sk, damage);
-            known.dirty.add(found.bucket);
-          }
-          for (const [key, value] of found.members) {
-            // A memory filed in the wrong bucket, or a second one of a key, or one that cannot be
-            // read, is written again where it belongs, and its bucket without it.
-            const own = bucketOf(key);
-            if (own !== found.bucket) known.dirty.add(found.bucket).add(own);
-            if (!sink.memory(key, value)) known.dirty.add(found.bucket);
-          }
         }
+      takeBucket(run, sink, known);
     };
     let next = 0;
     const reader = async () => {
       while (next < SHARDS) await shard(next++);
     };
     await Promise.all(Array.from({ length: READ_CONCURRENCY }, reader));
-    known.parts = parts;
   }
 
   async readDomain(opened: OpenedState, key: string): Promise<DomainMemory | undefined> {
@@ -285,9 +277,10 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       renewed = this.clock();
       await this.renewLease(opened.generation, owner, true);
     };
-    const stray = known.stray.map(([pk, sk]) => ({ DeleteRequest: { Key: itemKey(pk, sk) } }));
     // What a killed first save left goes before this one writes: none of it may be committed with it.
-    if (opened.generation === 0) await this.writeAll(stray.splice(0), keepLease);
+    // Listed now, under the lease, not as this state was read (a snooze reads none; a scan may have
+    // read before another first save wrote and was killed).
+    if (opened.generation === 0) await this.writeAll(await this.deletesOf(this.shards()), keepLease);
     const stoppable = stoppableOf(write, known, this.clock);
     const writes = write.all
       ? planAll(this.at, known, write.changed, write.all, stoppable)
@@ -313,6 +306,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       `the state lease on ${this.location} was lost before the state was saved`,
     );
     // Items read as no bucket stay so, so deleting them needs no lease; if it fails, the next save tries again.
+    const stray = known.stray.map(([pk, sk]) => ({ DeleteRequest: { Key: itemKey(pk, sk) } }));
     await this.writeAll(stray).catch(() => undefined);
     return stoppable?.stopped ? { kept: stoppable.kept, of: write.all?.size ?? 0 } : undefined;
   }
@@ -389,33 +383,46 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
 
   /** Deletes this account's state and audit trail (its partition and its shards); returns how many items went. */
   async clear(): Promise<number> {
+    const deletes = await this.deletesOf([this.at.scope, ...this.shards()]);
+    await this.writeAll(deletes);
+    return deletes.length;
+  }
+
+  /** The partition keys of this account's shards. */
+  private shards(): string[] {
+    return Array.from({ length: SHARDS }, (_, n) => `${this.at.scope}#${n}`);
+  }
+
+  /** A delete of every item the partitions `pks` hold now. */
+  private async deletesOf(pks: readonly string[]): Promise<WriteRequest[]> {
     const deletes: WriteRequest[] = [];
-    for (const pk of [this.at.scope, ...Array.from({ length: SHARDS }, (_, n) => `${this.at.scope}#${n}`)])
+    for (const pk of pks)
       for await (const page of this.pages(pk))
         for (const item of page)
           deletes.push({ DeleteRequest: { Key: itemKey(pk, item[SK.name]?.S ?? '') } });
-    await this.writeAll(deletes);
-    return deletes.length;
+    return deletes;
   }
 
   /** One bucket's stored members, by key (each as stored); `parts` learns how many items it had. */
   private async readBucket(bucket: number, parts?: Uint8Array): Promise<Map<string, unknown>> {
     const members = new Map<string, unknown>();
-    let first: { written: string | undefined } | undefined;
+    const read: BucketItem[] = [];
+    // A link's step must not write a damaged (or torn) bucket over: the scan reports it before it heals it.
+    const refuse = (sk: string | undefined, damage: string) =>
+      new StateError(
+        `the state item ${sk} in ${this.at.where} cannot be read (${damage}); the next scan reports it and writes it again`,
+      );
     for await (const page of this.pages(shardPk(this.at, bucket), bucketSk(bucket)))
       for (const item of page) {
         const found = bucketItem(item);
         if (found?.bucket !== bucket) continue;
-        first ??= { written: found.written };
-        // A link's step must not write a damaged (or torn) bucket over: the scan reports it before it heals it.
-        const damage = found.damage ?? (first.written !== found.written ? TORN : undefined);
-        if (damage !== undefined)
-          throw new StateError(
-            `the state item ${item[SK.name]?.S} in ${this.at.where} cannot be read (${damage}); the next scan reports it and writes it again`,
-          );
-        if (parts) parts[bucket] = Math.max(parts[bucket] as number, found.part + 1);
+        if (found.damage !== undefined) throw refuse(item[SK.name]?.S, found.damage);
+        read.push(found);
+        if (parts) parts[bucket] = Math.max(parts[bucket] as number, Math.min(found.part + 1, 255));
         for (const [key, value] of found.members) if (!members.has(key)) members.set(key, value);
       }
+    const torn = tornPart(bucket, read);
+    if (torn !== undefined) throw refuse(torn, TORN);
     return members;
   }
 

@@ -146,6 +146,53 @@ describe('a DynamoDB save killed part-way', () => {
     expect([saved.generation, Object.keys(saved.state.domains).length]).toEqual([2, outcome?.kept]);
   });
 
+  // Found by a review: a snooze (one domain's step) on a state never committed was a first save
+  // too, but it read none of the shards, so it deleted nothing of a killed first save: its items
+  // were committed with the snooze's generation and read as memory from then on.
+  it('commits nothing of a killed first save with a snooze on the state it never committed', async () => {
+    const tableName = await table();
+    const killed = new DynamoDbStateStore({ client: dying(db.client(), 2, 0), tableName, scope: SCOPE });
+    const before = await loadState(killed);
+    await killed.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    const ghosts = Array.from({ length: 200 }, (_, i) => [`ghost${i}.nl`, memory('GHOST')] as const);
+    await expect(
+      saveState(killed, stateOf(Object.fromEntries(ghosts), '2026-11-22T06:00:00.000Z'), before, 'a'),
+    ).rejects.toThrow(/killed/);
+    await killed.release(0, 'a');
+    const store = new DynamoDbStateStore({ client: db.client(), tableName, scope: SCOPE });
+    await store.updateDomain(SCOPE, 'snoozed.nl', () => memory('SNOOZED'), {
+      owner: 'link',
+      clock: Date.now,
+      attempts: 1,
+      backoffMs: 1,
+    });
+    const saved = await loadState(store);
+    expect([saved.generation, saved.state.domains]).toEqual([1, { 'snoozed.nl': memory('SNOOZED') }]);
+  });
+
+  // Found by a review: a first save deleted what a killed first save left as its scan had read it,
+  // which can be long before its claim. A scan that read the empty state while another held the
+  // lease, and claimed once that one was killed and its lease lapsed, committed what the killed
+  // one had written in every bucket it did not write itself.
+  it('commits nothing of a first save killed after the next first scan read the state', async () => {
+    const tableName = await table();
+    const store = new DynamoDbStateStore({ client: db.client(), tableName, scope: SCOPE });
+    const late = await loadState(store);
+    const killed = new DynamoDbStateStore({ client: dying(db.client(), 2, 0), tableName, scope: SCOPE });
+    const before = await loadState(killed);
+    await killed.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    const ghosts = Array.from({ length: 200 }, (_, i) => [`ghost${i}.nl`, memory('GHOST')] as const);
+    await expect(
+      saveState(killed, stateOf(Object.fromEntries(ghosts), '2026-11-22T06:00:00.000Z'), before, 'a'),
+    ).rejects.toThrow(/killed/);
+    await killed.release(0, 'a');
+    await store.claim(0, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
+    const mine = stateOf({ 'mine.nl': memory('MINE') }, '2026-11-23T06:00:00.000Z');
+    await saveState(store, mine, late, 'b');
+    const saved = await loadState(store);
+    expect([saved.generation, saved.state.domains]).toEqual([1, mine.domains]);
+  });
+
   // What docs/memory.md promises of a save killed between its batches: buckets of the next
   // generation beside the others under the old #meta, each domain's memory whole (at least once).
   it('leaves each domain its old or its new memory whole, under the old #meta, when killed between batches', async () => {
@@ -233,6 +280,56 @@ describe('a DynamoDB save killed part-way', () => {
     };
     await store.read(await store.open(SCOPE), healed);
     expect([...healed.prior.keys()].sort()).toEqual([...names].sort());
+  });
+
+  // Found by a review: a bucket that grows past 300 KB is written as parts it did not have. A save
+  // killed after its first part left that part alone, of one save: nothing disagreed, and the
+  // memories written to the later parts were forgotten in silence (announced as new again, their
+  // snoozes gone). Each part says how many its save wrote now: one missing is a torn bucket.
+  it('reports a bucket that a killed save was cutting into more parts, instead of forgetting in silence', async () => {
+    const tableName = await table();
+    const store = new DynamoDbStateStore({ client: db.client(), tableName, scope: SCOPE });
+    const names = keysOfOneBucket(3, '.nl');
+    const sized = (handle: string, bytes: number): DomainMemory => ({
+      ...memory(handle),
+      name: 'x'.repeat(bytes),
+    });
+    // 3 domains of 90 KB: one part; then of 150 KB: two.
+    const g1 = stateOf(
+      Object.fromEntries(names.map((k) => [k, sized('OLD', 90_000)])),
+      '2026-11-22T06:00:00.000Z',
+    );
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, g1, await loadState(store), 'a');
+    const g2 = stateOf(
+      Object.fromEntries(names.map((k) => [k, sized('NEW', 150_000)])),
+      '2026-11-23T06:00:00.000Z',
+    );
+    const killed = new DynamoDbStateStore({ client: dying(db.client(), 0, 1), tableName, scope: SCOPE });
+    const before = await loadState(killed);
+    await killed.claim(1, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
+    await expect(saveState(killed, g2, before, 'b')).rejects.toThrow(/killed/);
+    await killed.release(1, 'b');
+    const read = new ScanMemory();
+    const damaged: string[] = [];
+    const keep = read.damaged.bind(read);
+    read.damaged = (item, reason) => {
+      damaged.push(`${item}: ${reason}`);
+      keep(item, reason);
+    };
+    await store.read(await store.open(SCOPE), read);
+    expect(names.filter((k) => !read.prior.has(k))).toHaveLength(1);
+    expect(damaged).toEqual([
+      `${bucketSk(bucketOf(names[0] as string), 1)}: its parts were written by different saves, one of which did not finish`,
+    ]);
+    // A snooze does not write it over before a scan reported it.
+    const snooze = store.updateDomain(SCOPE, names[0] as string, (m) => m as DomainMemory, {
+      owner: 'link',
+      clock: Date.now,
+      attempts: 1,
+      backoffMs: 1,
+    });
+    await expect(snooze).rejects.toThrow(/cannot be read \(its parts were written by different saves/);
   });
 });
 
