@@ -706,7 +706,7 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
       expect(error).not.toBeInstanceOf(StateDamagedError);
       expect((error as Error).message).toMatch(
         new RegExp(
-          `^the state in dynamodb:state-\\d+ \\(http://reseller\\.test\\) cannot be used \\(layout: written by another version of domain-sentinel \\(bucket layout ${shown}, this one reads 65536\\)\\); correct that value, point --state elsewhere, or remove the state to start over$`,
+          `^the state in dynamodb:state-\\d+ \\(http://reseller\\.test\\) cannot be used \\(layout: written by another version of domain-sentinel \\(bucket layout ${shown}, this one reads 16384\\)\\); correct that value, point --state elsewhere, or remove the state to start over$`,
         ),
       );
     },

@@ -2,10 +2,10 @@ import { bucketOf } from '../../functions/aws/dynamodb-buckets';
 
 /**
  * `count` distinct domain keys of one bucket of the DynamoDB state, each a stem of 3 characters a
- * round (9 rounds for 300 to 512 keys) and then `tail`. A bucket is FNV-1a's low 16 bits, which
- * depend on the low 16 bits of its state only: two pieces that meet in one bucket after a stem
+ * round (9 rounds for 300 to 512 keys) and then `tail`. A bucket is FNV-1a's low 14 bits, which
+ * depend on the low 14 bits of its state only: two pieces that meet in one bucket after a stem
  * leave every stem of that state in one state again, so each round finds such a pair after the
- * stems so far and doubles them, where drawing keys at random would take some 65 536 a key.
+ * stems so far and doubles them, where drawing keys at random would take some 16 384 a key.
  */
 export function keysOfOneBucket(count: number, tail: string): string[] {
   let stems = [''];
