@@ -55,7 +55,7 @@ export function renderOverviewPage(lines: readonly OverviewLine[]): string {
   return renderPage(
     'domain-sentinel accounts',
     `<h1>domain-sentinel: ${lines.length} account${lines.length === 1 ? '' : 's'}</h1>
-<p>${critical} critical finding${critical === 1 ? '' : 's'} across all accounts. Each line is the account’s last completed scan.</p>
+<p>${critical} critical item${critical === 1 ? '' : 's'} across all accounts. Each line is the account’s last completed scan.</p>
 <table><thead><tr><th>account</th><th>critical</th><th>warning</th><th>info</th><th>problem records</th><th>last scan</th><th></th></tr></thead>
 <tbody>${lines.map(lineHtml).join('')}</tbody></table>`,
     STYLE,

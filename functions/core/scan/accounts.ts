@@ -1,10 +1,12 @@
 import { createHmac } from 'node:crypto';
 import * as z from 'zod';
+import { criticalCount } from '../alerts/alert';
 import { ConfigError } from '../base/errors';
 import type { SigningKey } from '../links/links';
 import type { SecretSource } from '../links/secrets';
 import { type RawSettings, SETTINGS, type SettingName, ssmParameterName } from './config';
 import { POLICIES_MAX_CHARS } from './policies';
+import type { Report } from './scan';
 
 /**
  * Several reseller accounts in one deployment: how an account is named, what one scan of one
@@ -207,6 +209,7 @@ export const AccountSummarySchema = z.object({
   account: accountName,
   label: z.string().max(40).optional(),
   generated_at: z.string().max(40),
+  /** `critical`: the critical items its alert counted (alerts/alert.ts criticalCount), not its critical findings alone. */
   summary: z.object({ critical: z.number(), warning: z.number(), info: z.number() }),
   problems: z.number(),
   domains_scanned: z.number(),
@@ -219,27 +222,17 @@ export type AccountSummary = z.output<typeof AccountSummarySchema>;
 /** The object (or file) beside an account's latest report that holds its summary. */
 export const ACCOUNT_SUMMARY_KEY = 'summary.json';
 
-/** An account's summary from its report. */
-export function accountSummaryOf(
-  report: {
-    readonly generated_at: string;
-    readonly summary: AccountSummary['summary'];
-    readonly problems: readonly unknown[];
-    readonly stats: { readonly domains_scanned: number };
-    readonly source?: { readonly incomplete?: string };
-  },
-  account: string,
-  label?: string,
-): AccountSummary {
+/**
+ * An account's summary from its report: its critical items as its alert counted them (a record that
+ * says quarantine, a domain that left the account: not findings, but critical), so the overview
+ * never shows 0 beside an alert that said 1.
+ */
+export function accountSummaryOf(report: Report, account: string, label?: string): AccountSummary {
   return {
     account,
     ...(label && label !== account ? { label } : {}),
     generated_at: report.generated_at,
-    summary: {
-      critical: report.summary.critical,
-      warning: report.summary.warning,
-      info: report.summary.info,
-    },
+    summary: { critical: criticalCount(report), warning: report.summary.warning, info: report.summary.info },
     problems: report.problems.length,
     domains_scanned: report.stats.domains_scanned,
     ...(report.source?.incomplete === undefined ? {} : { incomplete: true as const }),
