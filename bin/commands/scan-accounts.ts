@@ -1,4 +1,5 @@
 import { EnvSecretSource } from '../../functions/aws/secrets';
+import { accountSummaryOf } from '../../functions/core/alerts/account-summary';
 import { headline, reportReaches } from '../../functions/core/alerts/alert';
 import { withKeySource } from '../../functions/core/base/errors';
 import { SEVERITIES, type Severity } from '../../functions/core/findings/classify';
@@ -8,7 +9,6 @@ import {
   accountRawSettings,
   accountScope,
   accountSecrets,
-  accountSummaryOf,
   overviewLinkPath,
   overviewSigningKeys,
 } from '../../functions/core/scan/accounts';

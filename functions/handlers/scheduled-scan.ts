@@ -9,6 +9,7 @@ import { countingFetch } from '../aws/metrics';
 import { SCAN_SDK_TIMEOUTS, uploadTimeoutMs } from '../aws/sdk-timeouts';
 import type { SecretSource } from '../aws/secrets';
 import { chatTargetOf, snsSender } from '../aws/sns-publish';
+import { accountSummaryOf } from '../core/alerts/account-summary';
 import { truncateReport, unreadableCount } from '../core/alerts/alert';
 import { ConfigError, errorLine, withKeySource } from '../core/base/errors';
 import type { ReportStore } from '../core/memory/report-store';
@@ -25,7 +26,6 @@ import {
   accountRawSettings,
   accountScope,
   accountSecrets,
-  accountSummaryOf,
   deployedItem,
   isAccountEvent,
   parseAccountInput,

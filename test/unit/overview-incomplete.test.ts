@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { accountSummaryOf } from '../../functions/core/alerts/account-summary';
 import { renderOverviewPage } from '../../functions/core/pages/overview-page';
-import { accountSummaryOf } from '../../functions/core/scan/accounts';
 import type { Report } from '../../functions/core/scan/scan';
 
 const report = (incomplete?: string) =>

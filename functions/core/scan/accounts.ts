@@ -1,12 +1,10 @@
 import { createHmac } from 'node:crypto';
 import * as z from 'zod';
-import { criticalCount } from '../alerts/alert';
 import { ConfigError } from '../base/errors';
 import type { SigningKey } from '../links/links';
 import type { SecretSource } from '../links/secrets';
 import { type RawSettings, SETTINGS, type SettingName, ssmParameterName } from './config';
 import { POLICIES_MAX_CHARS } from './policies';
-import type { Report } from './scan';
 
 /**
  * Several reseller accounts in one deployment: how an account is named, what one scan of one
@@ -221,23 +219,6 @@ export type AccountSummary = z.output<typeof AccountSummarySchema>;
 
 /** The object (or file) beside an account's latest report that holds its summary. */
 export const ACCOUNT_SUMMARY_KEY = 'summary.json';
-
-/**
- * An account's summary from its report: its critical items as its alert counted them (a record that
- * says quarantine, a domain that left the account: not findings, but critical), so the overview
- * never shows 0 beside an alert that said 1.
- */
-export function accountSummaryOf(report: Report, account: string, label?: string): AccountSummary {
-  return {
-    account,
-    ...(label && label !== account ? { label } : {}),
-    generated_at: report.generated_at,
-    summary: { critical: criticalCount(report), warning: report.summary.warning, info: report.summary.info },
-    problems: report.problems.length,
-    domains_scanned: report.stats.domains_scanned,
-    ...(report.source?.incomplete === undefined ? {} : { incomplete: true as const }),
-  };
-}
 
 /** Where the overview reads each account's summary and the web function the deployment's accounts. */
 export interface AccountSummaryStore {
