@@ -440,6 +440,21 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     },
   );
 
+  /** A scan's read of both domains (it finds them), and its save of them all as the next generation. */
+  async function readAndSaveAll(store: DynamoDbStateStore): Promise<void> {
+    const opened = await store.open('http://reseller.test');
+    const memory = new ScanMemory();
+    await store.read(opened, memory);
+    expect([...memory.prior.keys()].sort()).toEqual([d0, d1].sort());
+    await store.claim(opened.generation, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
+    const all = stateWith([d0, d1]).domains as Record<string, DomainMemory>;
+    await store.save(opened, 'b', {
+      head: opened.head,
+      changed: new Map(),
+      all: new Map(Object.entries(all)),
+    });
+  }
+
   // A hand-written or foreign sort key of a bucket (b#0a3f.0 for b#0a3f) was read but never written
   // again or deleted: the next save that changed the bucket left the stale copy beside it.
   it('moves a bucket item with an odd sort key to its own at the next save and deletes the odd one', async () => {
@@ -457,17 +472,7 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
         Key: { pk: bucket?.pk as AttributeValue, sk: { S: sk } },
       }),
     );
-    const opened = await store.open('http://reseller.test');
-    const memory = new ScanMemory();
-    await store.read(opened, memory);
-    expect([...memory.prior.keys()].sort()).toEqual([d0, d1].sort());
-    await store.claim(opened.generation, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
-    const all = stateWith([d0, d1]).domains as Record<string, DomainMemory>;
-    await store.save(opened, 'b', {
-      head: opened.head,
-      changed: new Map(),
-      all: new Map(Object.entries(all)),
-    });
+    await readAndSaveAll(store);
     expect((await shardItems()).map((item) => item.sk?.S)).toEqual([sk]);
     const again = new ScanMemory();
     await store.read(await store.open('http://reseller.test'), again);
@@ -489,17 +494,7 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     await db
       .client()
       .send(new DeleteItemCommand({ TableName: `state-${table}`, Key: { pk: { S: own }, sk: { S: sk } } }));
-    const opened = await store.open('http://reseller.test');
-    const memory = new ScanMemory();
-    await store.read(opened, memory);
-    expect([...memory.prior.keys()].sort()).toEqual([d0, d1].sort());
-    await store.claim(opened.generation, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
-    const all = stateWith([d0, d1]).domains as Record<string, DomainMemory>;
-    await store.save(opened, 'b', {
-      head: opened.head,
-      changed: new Map(),
-      all: new Map(Object.entries(all)),
-    });
+    await readAndSaveAll(store);
     expect((await shardItems()).map((item) => [item.pk?.S, item.sk?.S])).toEqual([[own, sk]]);
   });
 
