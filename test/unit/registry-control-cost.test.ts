@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RdapBootstrap } from '../../functions/core/registry/bootstrap';
-import { type AnswerRuns, takeControl } from '../../functions/core/registry/left-alone';
+import { type AnswerRuns, freshRuns, takeControl } from '../../functions/core/registry/left-alone';
 import { RdapClient } from '../../functions/core/registry/rdap-client';
 import { checkRegistry, type RegistryCandidate } from '../../functions/core/registry/registry-check';
 
@@ -81,30 +81,7 @@ describe('takeControl', () => {
       reason,
     },
   });
-  const runs = (): AnswerRuns => ({
-    failuresInRow: 0,
-    stopped: false,
-    asked: false,
-    lastError: '',
-    notChecked: 0,
-    notFound: [],
-    known: 1,
-    distrusted: false,
-    contradicted: 0,
-    perName: new Map(),
-    saysWhy: false,
-    unrepeated: [],
-    notAskedAgain: 0,
-    unansweredAgain: 0,
-    outOfTimeAgain: 0,
-    answered: true,
-    refusalsInRow: 0,
-    unexplainedNotFound: 10,
-    controlsAsked: 0,
-    controlsNotFound: 0,
-    activeFrom: 0,
-    sampleFrom: 0,
-  });
+  const runs = (): AnswerRuns => ({ ...freshRuns(), known: 1, answered: true, unexplainedNotFound: 10 });
 
   it('asks the sample first, then the others in queue order, a domain queued since among them, searching on where it stopped', () => {
     const expired = NOW - DAY;

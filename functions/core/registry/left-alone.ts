@@ -48,6 +48,32 @@ export interface LeaveAloneLimits {
   readonly notFoundToStop?: number;
 }
 
+/** A server's tally before its first lookup. */
+export const freshRuns = (): AnswerRuns => ({
+  failuresInRow: 0,
+  answered: false,
+  refusalsInRow: 0,
+  unexplainedNotFound: 0,
+  controlsAsked: 0,
+  controlsNotFound: 0,
+  activeFrom: 0,
+  sampleFrom: 0,
+  stopped: false,
+  asked: false,
+  lastError: '',
+  notChecked: 0,
+  notFound: [],
+  known: 0,
+  distrusted: false,
+  contradicted: 0,
+  perName: new Map(),
+  saysWhy: false,
+  unrepeated: [],
+  notAskedAgain: 0,
+  unansweredAgain: 0,
+  outOfTimeAgain: 0,
+});
+
 /** Control lookups that must answer 404 too before a server in doubt is left alone. */
 export const CONTROLS = 3;
 

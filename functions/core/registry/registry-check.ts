@@ -7,7 +7,15 @@ import {
   type ResellerSide,
 } from '../findings/registry-rules';
 import type { RdapBootstrap } from './bootstrap';
-import { type AnswerRuns, answeredForName, inDoubt, knowsNone, knowsOne, takeControl } from './left-alone';
+import {
+  type AnswerRuns,
+  answeredForName,
+  freshRuns,
+  inDoubt,
+  knowsNone,
+  knowsOne,
+  takeControl,
+} from './left-alone';
 import { type RdapClient, RdapDeadlineError, type RdapLookup } from './rdap-client';
 import { RdapError, RdapQueryError, RdapRateLimitError } from './rdap-errors';
 import { type RegistryProblem, serverProblems } from './server-problems';
@@ -190,34 +198,7 @@ function queueAt(servers: Map<string, ServerState>, item: QueueItem): void {
   const origin = new URL(item.baseUrl).origin;
   let state = servers.get(origin);
   if (!state) {
-    state = {
-      items: [],
-      head: 0,
-      active: 0,
-      failuresInRow: 0,
-      answered: false,
-      refusalsInRow: 0,
-      unexplainedNotFound: 0,
-      controlsAsked: 0,
-      controlsNotFound: 0,
-      activeFrom: 0,
-      sampleFrom: 0,
-      stopped: false,
-      asked: false,
-      lastError: '',
-      notChecked: 0,
-      notFound: [],
-      known: 0,
-      distrusted: false,
-      unknown: [],
-      contradicted: 0,
-      perName: new Map(),
-      saysWhy: false,
-      unrepeated: [],
-      notAskedAgain: 0,
-      unansweredAgain: 0,
-      outOfTimeAgain: 0,
-    };
+    state = { ...freshRuns(), items: [], head: 0, active: 0, unknown: [] };
     servers.set(origin, state);
   }
   state.items.push(item);
