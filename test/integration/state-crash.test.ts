@@ -146,6 +146,18 @@ describe('a DynamoDB save killed part-way', () => {
     expect([saved.generation, Object.keys(saved.state.domains).length]).toEqual([2, outcome?.kept]);
   });
 
+  /**
+   * The save of `next` as generation 2 into `tableName`, killed once its first item is written; its
+   * lease given up, as a lapse would.
+   */
+  async function killSecondSave(tableName: string, next: ScanState): Promise<void> {
+    const killed = new DynamoDbStateStore({ client: dying(db.client(), 0, 1), tableName, scope: SCOPE });
+    const before = await loadState(killed);
+    await killed.claim(1, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
+    await expect(saveState(killed, next, before, 'b')).rejects.toThrow(/killed/);
+    await killed.release(1, 'b');
+  }
+
   /** A first save of 200 ghost domains into `tableName`, killed after its first writes (nothing committed). */
   async function killFirstSave(tableName: string): Promise<void> {
     const killed = new DynamoDbStateStore({ client: dying(db.client(), 2, 0), tableName, scope: SCOPE });
@@ -237,12 +249,7 @@ describe('a DynamoDB save killed part-way', () => {
       Object.fromEntries([...names].reverse().map((k) => [k, big('NEW')])),
       '2026-11-23T06:00:00.000Z',
     );
-    const killed = new DynamoDbStateStore({ client: dying(db.client(), 0, 1), tableName, scope: SCOPE });
-    const before = await loadState(killed);
-    await killed.claim(1, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
-    await expect(saveState(killed, g2, before, 'b')).rejects.toThrow(/killed/);
-    // Its lease lapses (given up here, as a lapse would).
-    await killed.release(1, 'b');
+    await killSecondSave(tableName, g2);
     const opened = await store.open(SCOPE);
     const read = new ScanMemory();
     const damaged: Array<[string, string]> = [];
@@ -303,11 +310,7 @@ describe('a DynamoDB save killed part-way', () => {
       Object.fromEntries(names.map((k) => [k, sized('NEW', 150_000)])),
       '2026-11-23T06:00:00.000Z',
     );
-    const killed = new DynamoDbStateStore({ client: dying(db.client(), 0, 1), tableName, scope: SCOPE });
-    const before = await loadState(killed);
-    await killed.claim(1, { owner: 'b', expiresAt: Date.now() + LEASE_MS });
-    await expect(saveState(killed, g2, before, 'b')).rejects.toThrow(/killed/);
-    await killed.release(1, 'b');
+    await killSecondSave(tableName, g2);
     const read = new ScanMemory();
     const damaged: string[] = [];
     const keep = read.damaged.bind(read);
