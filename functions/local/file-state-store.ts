@@ -6,11 +6,12 @@ import { cutText, safeText } from '../core/base/text';
 import {
   type AuditEntry,
   type AuditTrail,
+  auditCompleted,
+  auditWith,
   type ClaimAnswer,
-  claimHolds,
+  MemoryRestoreClaims,
   parseAuditEntries,
   type RestoreClaim,
-  refusalCountedOn,
   trimAudit,
 } from '../core/memory/audit';
 import {
@@ -129,10 +130,9 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   }
 
   async claim(generation: number, lease: Lease): Promise<void> {
-    await this.locked(async () => {
-      const current = (await this.readContent()) ?? EMPTY_CONTENT;
+    await this.update((current) => {
       this.check(current, generation, lease.owner);
-      await this.write({ ...current, generation, lease });
+      return { ...current, generation, lease };
     });
   }
 
@@ -157,11 +157,11 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   }
 
   protected async dropLease(generation: number, owner: string): Promise<void> {
-    await this.locked(async () => {
-      const current = await this.readContent();
-      if (!current || current.generation !== generation || current.lease?.owner !== owner) return;
-      await this.write({ ...current, lease: null });
-    });
+    await this.update((current) =>
+      current.generation === generation && current.lease?.owner === owner
+        ? { ...current, lease: null }
+        : null,
+    );
   }
 
   /** The file's lock for as long as `fn` runs, once no other scan holds a lease in the file: every claim and save takes that lock and checks that lease. */
@@ -173,66 +173,45 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   }
 
   /**
-   * Adds a restore attempt to the trail in the same file, newest first, trimmed by trimAudit (a
-   * refusal never pushes out an attempt that reached the reseller), a refusal beyond its link's
-   * hourly share counted on the last one kept. Under the file's lock, but outside the generation
-   * protocol: an attempt is kept whatever a scan is doing, and changes nothing a scan decides on.
+   * The restore trail and claims (functions/core/memory/audit.ts) are kept in the same file, under
+   * its lock but outside the generation protocol: an attempt is kept whatever a scan is doing, and
+   * changes nothing a scan decides on.
    */
   async recordAudit(entry: AuditEntry): Promise<void> {
-    await this.locked(async () => {
-      const current = (await this.readContent()) ?? EMPTY_CONTENT;
-      const audit = [...(current.audit ?? [])];
-      const countOn = entry.sent ? null : refusalCountedOn(audit, entry);
-      const counted = countOn === null ? undefined : audit[countOn];
-      if (counted && countOn !== null) audit[countOn] = { ...counted, repeats: counted.repeats + 1 };
-      else audit.unshift(entry);
-      await this.write({ ...current, audit: trimAudit(audit) });
-    });
+    await this.update((current) => ({ ...current, audit: auditWith(current.audit ?? [], entry) }));
   }
 
   /** Keeps a restore about to be sent (one locked write), under a random id the outcome replaces it by. */
   async beginAudit(entry: AuditEntry): Promise<string> {
     const id = randomBytes(8).toString('hex');
-    await this.locked(async () => {
-      const current = (await this.readContent()) ?? EMPTY_CONTENT;
-      await this.write({ ...current, audit: trimAudit([{ ...entry, id }, ...(current.audit ?? [])]) });
-    });
+    await this.update((current) => ({
+      ...current,
+      audit: trimAudit([{ ...entry, id }, ...(current.audit ?? [])]),
+    }));
     return id;
   }
 
-  /** Replaces the entry written ahead under `ref` by its outcome, in its place; one gone meanwhile is added as the newest. */
   async completeAudit(ref: string, entry: AuditEntry): Promise<void> {
-    await this.locked(async () => {
-      const current = (await this.readContent()) ?? EMPTY_CONTENT;
-      const audit = [...(current.audit ?? [])];
-      const at = audit.findIndex((kept) => kept.id === ref);
-      if (at >= 0) audit[at] = entry;
-      else audit.unshift(entry);
-      await this.write({ ...current, audit: trimAudit(audit) });
-    });
+    await this.update((current) => ({ ...current, audit: auditCompleted(current.audit ?? [], ref, entry) }));
   }
 
-  /** Takes the claim on restoring `domain` under the file's lock, outside the generation protocol as the trail is. */
+  /** Takes the claim on restoring `domain` as one process's claims do, the file's kept between processes. */
   async claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<ClaimAnswer> {
-    return this.locked(async () => {
-      const current = (await this.readContent()) ?? EMPTY_CONTENT;
-      const live = Object.entries(current.restores ?? {}).filter(([, held]) => claimHolds(held, now));
-      const held = live.find(([name]) => name === domain)?.[1];
-      if (held && held.owner !== claim.owner) return { taken: false, until: held.until };
-      const restores = Object.fromEntries([...live.filter(([name]) => name !== domain), [domain, claim]]);
-      await this.write({ ...current, restores });
-      return { taken: true, until: claim.until };
+    let answer: ClaimAnswer = { taken: false };
+    await this.update(async (current) => {
+      const claims = new MemoryRestoreClaims(current.restores);
+      answer = await claims.claimRestore(domain, claim, now);
+      return answer.taken ? { ...current, restores: claims.held() } : null;
     });
+    return answer;
   }
 
   async releaseRestore(domain: string, owner: string): Promise<void> {
-    await this.locked(async () => {
-      const current = await this.readContent();
-      if (!current?.restores || current.restores[domain]?.owner !== owner) return;
-      const restores = Object.fromEntries(
-        Object.entries(current.restores).filter(([name]) => name !== domain),
-      );
-      await this.write({ ...current, restores });
+    await this.update(async (current) => {
+      if (current.restores?.[domain]?.owner !== owner) return null;
+      const claims = new MemoryRestoreClaims(current.restores);
+      await claims.releaseRestore(domain, owner);
+      return { ...current, restores: claims.held() };
     });
   }
 
@@ -394,6 +373,16 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
       });
     }
     await syncDirectory(dir);
+  }
+
+  /** Writes what `change` makes of the file (or of an empty state), under its lock; null writes nothing. */
+  private async update(
+    change: (current: FileContent) => FileContent | null | Promise<FileContent | null>,
+  ): Promise<void> {
+    await this.locked(async () => {
+      const next = await change((await this.readContent()) ?? EMPTY_CONTENT);
+      if (next) await this.write(next);
+    });
   }
 
   /** Runs `fn` holding the file's lock (functions/local/file-lock.ts): one caller at a time. */

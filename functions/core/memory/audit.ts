@@ -198,7 +198,17 @@ export const claimHolds = (claim: RestoreClaim, now: number): boolean =>
  * with no state): one process is then the only place a restore starts from.
  */
 export class MemoryRestoreClaims implements Pick<AuditTrail, 'claimRestore' | 'releaseRestore'> {
-  private readonly claims = new Map<string, RestoreClaim>();
+  private readonly claims: Map<string, RestoreClaim>;
+
+  /** @param held claims kept elsewhere (the state file's), taken up to be tried and written back by {@link held}. */
+  constructor(held: Readonly<Record<string, RestoreClaim>> = {}) {
+    this.claims = new Map(Object.entries(held));
+  }
+
+  /** The claims kept, by domain, as the state file stores them. */
+  held(): Record<string, RestoreClaim> {
+    return Object.fromEntries(this.claims);
+  }
 
   async claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<ClaimAnswer> {
     for (const [name, held] of this.claims) if (!claimHolds(held, now)) this.claims.delete(name);
@@ -296,6 +306,26 @@ export function refusalCountedOn(refusals: readonly AuditEntry[], entry: AuditEn
     newest ??= index;
   });
   return seen >= REFUSALS_PER_LINK_HOUR ? newest : null;
+}
+
+/**
+ * The trail with `entry` added, newest first and trimmed: a refusal beyond its link's hourly share
+ * is counted on the last one kept (a refusal never pushes out an attempt that reached the reseller).
+ */
+export function auditWith(audit: readonly AuditEntry[], entry: AuditEntry): AuditEntry[] {
+  const countOn = entry.sent ? null : refusalCountedOn(audit, entry);
+  const counted = countOn === null ? undefined : audit[countOn];
+  return trimAudit(
+    counted && countOn !== null
+      ? audit.with(countOn, { ...counted, repeats: counted.repeats + 1 })
+      : [entry, ...audit],
+  );
+}
+
+/** The trail with the entry written ahead under `ref` replaced by its outcome, in its place; one gone meanwhile is added as the newest. */
+export function auditCompleted(audit: readonly AuditEntry[], ref: string, entry: AuditEntry): AuditEntry[] {
+  const at = audit.findIndex((kept) => kept.id === ref);
+  return trimAudit(at < 0 ? [entry, ...audit] : audit.with(at, entry));
 }
 
 /**
