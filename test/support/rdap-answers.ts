@@ -25,6 +25,13 @@ export const candidate = (name: string, rank: number): RegistryCandidate => ({
   reason: 'sample',
   rank,
 });
+/** A candidate far from expiry (a 404 for it is news, not explained by a near date), for the ten-404 rule's tests. */
+export const farCandidate = (
+  name: string,
+  reason: RegistryCandidate['reason'],
+  rank = 0,
+  extra: Partial<RegistryCandidate> = {},
+): RegistryCandidate => ({ ...candidate(name, rank), date_expiry: NOW + 200 * DAY, reason, ...extra });
 export const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}.com`);
 
 /** The registry's record of `name`: active, expiring when the reseller says. */

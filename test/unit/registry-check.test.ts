@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { RdapBootstrap } from '../../functions/core/registry/bootstrap';
 import { RdapClient } from '../../functions/core/registry/rdap-client';
 import { checkRegistry, type RegistryCandidate } from '../../functions/core/registry/registry-check';
+import { farCandidate } from '../support/rdap-answers';
 
 const NOW = Date.parse('2026-11-22T06:00:00Z');
 const DAY = 86_400_000;
@@ -18,15 +19,7 @@ const bootstrap = RdapBootstrap.parse(
   'test',
 );
 
-const candidate = (name: string, reason: RegistryCandidate['reason'], rank = 0): RegistryCandidate => ({
-  domain_name: name,
-  date_expiry: EXPIRY,
-  quarantine: false,
-  auto_renew: true,
-  registrant_handle: null,
-  reason,
-  rank,
-});
+const candidate = farCandidate;
 
 /** RDAP servers in one fetch: good.example agrees except for stale.com; down.example answers 503. */
 function servers() {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RdapClient } from '../../functions/core/registry/rdap-client';
 import { checkRegistry, type RegistryCandidate } from '../../functions/core/registry/registry-check';
+import { farCandidate } from '../support/rdap-answers';
 import { startRdapRegistry } from '../support/rdap-registry';
 
 /**
@@ -14,21 +15,7 @@ const DAY = 86_400_000;
 const EXPIRY = NOW + 200 * DAY;
 const POLICY = { toleranceDays: 2, criticalDays: 7 };
 
-const candidate = (
-  name: string,
-  reason: RegistryCandidate['reason'],
-  rank: number,
-  extra: Partial<RegistryCandidate> = {},
-): RegistryCandidate => ({
-  domain_name: name,
-  date_expiry: EXPIRY,
-  quarantine: false,
-  auto_renew: true,
-  registrant_handle: null,
-  reason,
-  rank,
-  ...extra,
-});
+const candidate = farCandidate;
 const many = (prefix: string, n: number, reason: RegistryCandidate['reason'], extra = {}) =>
   Array.from({ length: n }, (_, i) => candidate(`${prefix}${i}.com`, reason, i, extra));
 

@@ -91,6 +91,11 @@ export const inDoubt = (limits: LeaveAloneLimits, state: AnswerRuns): boolean =>
 /** A record: the server knows a domain asked, so the 404s before it start no doubt, and a doubt ends. */
 export function knowsOne(state: AnswerRuns): void {
   state.known++;
+  endDoubt(state);
+}
+
+/** The 404s so far are judged as any, and the controls of a doubt forgotten. */
+function endDoubt(state: AnswerRuns): void {
   state.unexplainedNotFound = state.controlsAsked = state.controlsNotFound = 0;
 }
 
@@ -122,8 +127,7 @@ export function takeControl(
     // its 404s are believed neither way, so the rest would only spend the budget. One that knew some
     // and no control said otherwise: its run of 404s is judged as any (asked again, believed when it
     // knew as many), rather than left unchecked.
-    if (state.known && !state.controlsNotFound)
-      state.unexplainedNotFound = state.controlsAsked = state.controlsNotFound = 0;
+    if (state.known && !state.controlsNotFound) endDoubt(state);
     else knewNone(state);
     return;
   }
