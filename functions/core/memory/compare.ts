@@ -28,12 +28,11 @@ import { departureOf, nextDeparted } from './departures';
 import { escalationHours, missedWhileSilenced, nextAlertMemory } from './escalation';
 import { groupsHearing, unreadableGroupNews } from './group-news';
 import {
-  keptCadence,
+  criticalRepeats,
   keptInLastDays,
   keptKeys,
   keptNews,
   keptPriorAlert,
-  keptRepeatsDue,
   keptSnoozeEnded,
 } from './kept-quarantine';
 import { lastDaysRepeatDue, renewedOrRestored } from './renewal-memory';
@@ -57,8 +56,8 @@ import {
   type WatchedFields,
 } from './state';
 import { boundedProblemKeys, domainKey, isHashedKey, isNewProblemKey, keyOf, shownCut } from './state-bounds';
-import { DAY_MS, HOUR_MS, isDue, notAfter } from './state-time';
-import { inReportOrder, unreadableRepeats, withRemembered } from './unjudged-memory';
+import { DAY_MS, isDue, notAfter } from './state-time';
+import { inReportOrder, withRemembered } from './unjudged-memory';
 
 export type { CompareInput } from './comparison';
 
@@ -227,40 +226,45 @@ const membership = (of: { domain_name: string } & InGroup, back: boolean): Domai
   after: back ? 'in the account' : 'not in the account',
 });
 
-/** Counts `n` of something in the log's words: `what` alone, or `many` for more than one. */
-type Count = (n: number, what: string, many?: string) => void;
-
 /** Step seven: whether to speak, why (or why not) in words for the log, and the kept quarantines said (keptNews). */
 function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: Report } {
   const { policy, head } = c.input;
   const { minSeverity } = policy;
   const why: string[] = [];
-  const count: Count = (n, what, many = what) => {
-    if (n > 0) why.push(`${n} ${n === 1 ? what : many}`);
-  };
+  const count = (n: number, what: string, many = what) => n > 0 && why.push(`${n} ${n === 1 ? what : many}`);
   count(c.announced.filter((f) => f.change === 'new').length, 'new');
   count(c.announced.filter((f) => f.change === 'escalated').length, 'escalated');
   // What happens to a domain its policy lets lapse is never news (docs/policies.md).
   const news = (x: InGroup & { kind?: string; severity: Severity }) => !x.let_lapse && worth(c, x);
   count(c.changes.filter(news).length, 'changed');
   count(c.resolved.filter(news).length, 'resolved');
-  // Asked once, for the log's counts and for the news they are (keptNews).
+  // The kept quarantines in their last days, and whose snooze ended, and which unreadable records are
+  // new: asked once, for the log's counts and for the news they are (keptNews).
   const { problems } = c.report;
   const keys = c.problemKeys;
-  const said = {
-    lastDays: new Set(keptInLastDays(problems, c.memory, c.nowMs, c.input)),
-    ended: new Set(keptSnoozeEnded(problems, c.silencing.lapsed)),
-    keys,
-    isNew: isNewProblemKey(head, keys),
-  };
-  countRepeats(c, count, said.lastDays.size);
+  const isNew = isNewProblemKey(head, keys);
+  const fresh = (i: number) => isNew(keys[i] as string);
+  const lastDays = new Set(keptInLastDays(problems, c.memory, c.nowMs, c.input));
+  const ended = new Set(keptSnoozeEnded(problems, c.silencing.lapsed));
+  countRepeats(c, count, lastDays.size);
   count(c.escalated.size, 'critical not acted on, escalated');
-  const fresh = keys.filter(said.isNew).length;
-  count(fresh, 'new unreadable record', 'new unreadable records');
-  const due = countUnreadableRepeats(c, count, said);
+  const freshCount = keys.filter(isNew).length;
+  count(freshCount, 'new unreadable record', 'new unreadable records');
+  const told = (p: Problem) => ended.has(p) || lastDays.has(p) || p.escalated_after_hours !== undefined;
+  const { due, lines } = atOrAbove('critical', minSeverity)
+    ? criticalRepeats(
+        problems,
+        c.memory,
+        c.nowMs,
+        { policy, lastPublished: head.last_published_at },
+        told,
+        fresh,
+      )
+    : { due: new Set<Problem>(), lines: [] };
+  for (const [n, what] of lines) count(n, what);
   // A kept quarantine critical again as its snooze ends: said now, as a snoozed finding is; counted
   // after the critical cadence, which it must not take the place of (the others' groups hear that).
-  count(said.ended.size, 'snooze ended on a kept quarantine', 'snoozes ended on kept quarantines');
+  count(ended.size, 'snooze ended on a kept quarantine', 'snoozes ended on kept quarantines');
   const lastSpoke = head.last_published_at ?? head.started_at;
   const every = policy.summaryEveryDays;
   if (why.length === 0 && every > 0 && lastSpoke !== null && isDue(lastSpoke, c.nowMs, every * DAY_MS))
@@ -272,61 +276,14 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         ? `first scan: nothing at ${minSeverity} or above`
         : `nothing new, escalated, changed or resolved at ${minSeverity} or above`,
     );
-  const kept = keptNews(c.report, { publish, due, ...said });
-  if (!publish || fresh === 0) return { publish, why, kept };
+  const kept = keptNews(c.report, { publish, due, lastDays, ended, keys, isNew });
+  if (!publish || freshCount === 0) return { publish, why, kept };
   const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
-  const isFresh = (i: number) => said.isNew(keys[i] as string);
   return {
     publish,
     why,
-    kept: { ...kept, problems: unreadableGroupNews(kept.problems, c.memory, lapsing, isFresh) },
+    kept: { ...kept, problems: unreadableGroupNews(kept.problems, c.memory, lapsing, fresh) },
   };
-}
-
-/**
- * A record that says quarantine but cannot be read is as critical as a quarantine finding, and so
- * is one whose domain memory knows as critical: repeated on the same rhythm until it is fixed,
- * whatever else is news. Every message lists them, so the account's last one is when they were last
- * said; a kept quarantine's group may not have heard that one: each is due by its own last alert.
- * Counts them, and returns the kept quarantines due (keptRepeatsDue).
- */
-function countUnreadableRepeats(
-  c: Comparison,
-  count: Count,
-  said: {
-    readonly lastDays: ReadonlySet<Problem>;
-    readonly ended: ReadonlySet<Problem>;
-    readonly keys: readonly string[];
-    readonly isNew: (key: string) => boolean;
-  },
-): Set<Problem> {
-  const { policy, head } = c.input;
-  if (!atOrAbove('critical', policy.minSeverity)) return new Set();
-  const { problems } = c.report;
-  const hours = policy.repeat.critical;
-  const lastPublished = head.last_published_at;
-  const fresh = (i: number) => said.isNew(said.keys[i] as string);
-  const told = new Set([...said.ended, ...said.lastDays]);
-  const due = keptRepeatsDue(
-    problems,
-    c.memory,
-    c.nowMs,
-    { policy, lastPublished },
-    (p, i) => told.has(p) || p.escalated_after_hours !== undefined || fresh(i),
-  );
-  const spoke = lastPublished !== null && isDue(lastPublished, c.nowMs, hours * HOUR_MS);
-  // A new record is counted as new alone, never as repeated too.
-  const repeatable = problems.filter((_, i) => !fresh(i));
-  // Those due on their group's own cadence have a line of their own: the others' says the top level's hours.
-  const own = [...due].filter((p) => keptCadence(policy, p) !== hours).length;
-  for (const r of spoke || due.size > own ? unreadableRepeats(repeatable, c.memory, policy) : [])
-    count((spoke ? r.count : 0) + (r.of === 'quarantine' ? due.size - own : 0), r.what);
-  count(
-    own,
-    "unreadable record in quarantine repeated on its group's cadence",
-    "unreadable records in quarantine repeated on their group's cadence",
-  );
-  return due;
 }
 
 /**
@@ -481,7 +438,7 @@ function nextMemory(
  * message says so, and moved to now by a message its recipients hear it in (the account's, which
  * lists every problem record; its group's own when it has recipients of its own, which carries it
  * only as `news`: alerts/groups.ts), so its critical cadence counts from what they were last told
- * (keptRepeatsDue). Not when the group hears other news alone: its repeat would wait on that.
+ * (criticalRepeats). Not when the group hears other news alone: its repeat would wait on that.
  */
 function keptAlerted(
   c: Comparison,
