@@ -59,14 +59,6 @@ import { boundedProblemKeys, domainKey, isHashedKey, isNewProblemKey, keyOf, sho
 import { DAY_MS, isDue, notAfter } from './state-time';
 import { inReportOrder, withRemembered } from './unjudged-memory';
 
-export type { CompareInput } from './comparison';
-
-/**
- * The comparison of one scan with the memory of the last one, as named steps: renewals memory knows
- * of, findings keyed and silenced, each finding marked, the remembered domains walked (departures,
- * field changes, resolved findings), the contacts, whether to publish, and what to remember next. Pure.
- */
-
 /** What to remember next. */
 export interface NextState {
   readonly head: StateHead;
@@ -90,10 +82,11 @@ export interface CompareResult {
 }
 
 /**
- * Compares this scan with the memory of the last one: marks each finding new, escalated or
- * ongoing; lists the changes to watched fields of the domains read, and those that left the account (only from a
- * read proven complete: full mode, every unreadable record identified); lists what was resolved;
- * decides whether to publish; and says what to remember once that is done.
+ * Compares this scan with the memory of the last one, as named steps (pure): renewals memory knows
+ * of, findings keyed and silenced (comparison.ts prepare); each finding marked new, escalated or
+ * ongoing; the remembered domains walked: the changes to watched fields of those read, those that
+ * left the account (only from a read proven complete: full mode, every unreadable record
+ * identified), what was resolved; the contacts; whether to publish; what to remember once that is done.
  *
  * Escalated: the severity rose, or the finding stands on a lower rung of the threshold ladder
  * than when last seen, however many runs were missed in between (30 → 5 days left escalates once,
@@ -187,7 +180,11 @@ function walkRemembered(c: Comparison): void {
   for (const [key, was] of c.memory.prior) {
     const seen = c.memory.seen.get(key);
     if (!seen && !c.findingByKey.has(key)) {
-      if (c.complete && !c.unreadableDomains.has(key)) leftAccount(c, key, was);
+      if (!c.complete || c.unreadableDomains.has(key)) continue;
+      const of = { domain_name: was.name ?? key, ...inGroup(c, was.group) };
+      c.changes.push(membership(of, false));
+      if (was.finding) c.resolved.push(resolution(of, was.finding, 'left_account'));
+      c.left.set(key, departureOf(was, c.report.now));
       continue;
     }
     const watched = nextWatched(c, key);
@@ -208,13 +205,6 @@ function walkRemembered(c: Comparison): void {
     if (seen)
       c.changes.push(membership({ domain_name: shownName(seen.name, key), ...inGroup(c, seen.group) }, true));
   }
-}
-
-function leftAccount(c: Comparison, key: string, was: DomainMemory): void {
-  const of = { domain_name: was.name ?? key, ...inGroup(c, was.group) };
-  c.changes.push(membership(of, false));
-  if (was.finding) c.resolved.push(resolution(of, was.finding, 'left_account'));
-  c.left.set(key, departureOf(was, c.report.now));
 }
 
 /** A domain back in the account (a warning), or gone from it (critical). */

@@ -32,13 +32,6 @@ import type {
 import { domainKey, isHashedKey, problemKeysOf, shownCut } from './state-bounds';
 import { judgedAs, unjudgedKeys } from './unjudged-memory';
 
-/**
- * What the steps of the comparison (compare.ts) share: its input, the report as memory sees it
- * (renewals memory knows of, findings keyed, snoozes applied, kept quarantines published), what the
- * steps find, and the judgements each step asks of a finding (its group's level, its rung, whether
- * it is silenced, its last alert). Pure.
- */
-
 export interface CompareInput {
   readonly report: Report;
   /** The last scan's memory of the domains and what this scan read of them. */
@@ -52,7 +45,12 @@ export interface CompareInput {
   readonly account?: AccountBinding;
 }
 
-/** What the steps share: the report as memory sees it, and what they find. */
+/**
+ * What the steps of the comparison (compare.ts) share: its input, the report as memory sees it
+ * (renewals memory knows of, findings keyed, snoozes applied, kept quarantines published), and what
+ * the steps find. The judgements each step asks of a finding (its group's level, its rung, whether
+ * it is silenced, its last alert) follow. Pure.
+ */
 export interface Comparison {
   readonly input: CompareInput;
   readonly memory: ScanMemory;
