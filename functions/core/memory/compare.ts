@@ -19,6 +19,7 @@ import {
   nextWatched,
   prepare,
   priorAlert,
+  priorFinding,
   shownName,
   stageIn,
   worth,
@@ -27,12 +28,11 @@ import { departureOf, nextDeparted } from './departures';
 import { escalationHours, missedWhileSilenced, nextAlertMemory } from './escalation';
 import { groupsHearing, unreadableGroupNews } from './group-news';
 import {
-  keptCadence,
+  criticalRepeats,
   keptInLastDays,
   keptKeys,
   keptNews,
   keptPriorAlert,
-  keptRepeatsDue,
   keptSnoozeEnded,
 } from './kept-quarantine';
 import { lastDaysRepeatDue, renewedOrRestored } from './renewal-memory';
@@ -42,6 +42,7 @@ import {
   type AlertMemory,
   type Change,
   type ContactMemory,
+  type DomainChange,
   type DomainMemory,
   type FindingMemory,
   fieldChanges,
@@ -54,25 +55,9 @@ import {
   sameWatched,
   type WatchedFields,
 } from './state';
-import {
-  boundedProblemKeys,
-  domainKey,
-  isHashedKey,
-  isNewProblemKey,
-  keyOf,
-  problemKeysOf,
-  shownCut,
-} from './state-bounds';
-import { DAY_MS, HOUR_MS, isDue, notAfter } from './state-time';
-import { inReportOrder, unreadableRepeats, withRemembered } from './unjudged-memory';
-
-export type { CompareInput } from './comparison';
-
-/**
- * The comparison of one scan with the memory of the last one, as named steps: renewals memory knows
- * of, findings keyed and silenced, each finding marked, the remembered domains walked (departures,
- * field changes, resolved findings), the contacts, whether to publish, and what to remember next. Pure.
- */
+import { boundedProblemKeys, domainKey, isHashedKey, isNewProblemKey, keyOf, shownCut } from './state-bounds';
+import { DAY_MS, isDue, notAfter } from './state-time';
+import { inReportOrder, withRemembered } from './unjudged-memory';
 
 /** What to remember next. */
 export interface NextState {
@@ -97,10 +82,11 @@ export interface CompareResult {
 }
 
 /**
- * Compares this scan with the memory of the last one: marks each finding new, escalated or
- * ongoing; lists the changes to watched fields of the domains read, and those that left the account (only from a
- * read proven complete: full mode, every unreadable record identified); lists what was resolved;
- * decides whether to publish; and says what to remember once that is done.
+ * Compares this scan with the memory of the last one, as named steps (pure): renewals memory knows
+ * of, findings keyed and silenced (comparison.ts prepare); each finding marked new, escalated or
+ * ongoing; the remembered domains walked: the changes to watched fields of those read, those that
+ * left the account (only from a read proven complete: full mode, every unreadable record
+ * identified), what was resolved; the contacts; whether to publish; what to remember once that is done.
  *
  * Escalated: the severity rose, or the finding stands on a lower rung of the threshold ladder
  * than when last seen, however many runs were missed in between (30 → 5 days left escalates once,
@@ -113,7 +99,7 @@ export function compareMemory(input: CompareInput): CompareResult {
   const c = prepare(input);
   markFindings(c);
   walkRemembered(c);
-  const carriedContacts = resolveContacts(c, c.report.findings, c.resolved);
+  const carriedContacts = resolveContacts(c.priorContacts, c.report, c.resolved);
   const { publish, why, kept } = decidePublish(c);
   c.heard = groupsHearing(
     { ...c, report: kept },
@@ -135,36 +121,12 @@ export function compareMemory(input: CompareInput): CompareResult {
   };
 }
 
-/** Step four: each finding new, escalated or ongoing; a renewed or lessened one resolves the old. */
+/** Step four: each finding new, escalated or ongoing, said as memory judges it, and announced when news. */
 function markFindings(c: Comparison): void {
   for (const f of c.report.findings) {
-    const dom = isDomainFinding(f);
-    const key = dom ? domainKey(f.domain_name) : '';
-    const prev = dom
-      ? (c.memory.prior.get(key)?.finding ?? undefined)
-      : c.priorContacts.get(keyOf(f.handle))?.finding;
-    let change: Change = 'ongoing';
-    const renewal = dom && renewedOrRestored(prev, f);
-    if (!prev) change = 'new';
-    else if (dom && c.unconfirmed.has(key)) change = 'ongoing';
-    else if (dom && (renewal || severityRank(f.severity) < severityRank(prev.severity))) {
-      // Renewed but still flagged (e.g. renewed for too short a term), or fell in severity
-      // (auto-renew turned on): the old finding is resolved, with what stands now.
-      const reason = resolvedReason(prev, f, nextWatched(c, key));
-      const of = { domain_name: shownName(f.domain_name, key), ...inGroup(c, f.policy) };
-      c.resolved.push(resolution(of, prev, reason, f));
-      c.resolvedKeys.add(key);
-      if (renewal) change = 'new';
-    } else if (
-      severityRank(f.severity) > severityRank(prev.severity) ||
-      lower(stageIn(c, f), prev.stage) ||
-      prev.kind !== f.kind // another kind at the same severity and rung: a renewal that failed
-    ) {
-      change = 'escalated';
-    } else if (dom && missedWhileSilenced(c.memory.prior.get(key), f, stageIn(c, f), isSilenced(c, f))) {
-      change = 'escalated'; // worse than its last alert while a snooze held: said once the silence ends
-    }
-    const j = dom ? judged(c, key, f) : undefined;
+    const key = isDomainFinding(f) ? domainKey(f.domain_name) : '';
+    const change = changeOf(c, f, key);
+    const j = isDomainFinding(f) ? judged(c, key, f) : undefined;
     const hours = j
       ? escalationHours(j, priorAlert(c, key, f), {
           policy: c.input.policy.escalation,
@@ -184,6 +146,32 @@ function markFindings(c: Comparison): void {
   }
 }
 
+/** What a finding is beside the one remembered; a renewed or lessened domain finding resolves that one. */
+function changeOf(c: Comparison, f: Finding, key: string): Change {
+  const dom = isDomainFinding(f);
+  const prev = dom ? priorFinding(c, key) : c.priorContacts.get(keyOf(f.handle))?.finding;
+  if (!prev) return 'new';
+  if (dom && c.unconfirmed.has(key)) return 'ongoing';
+  const renewal = dom && renewedOrRestored(prev, f);
+  if (dom && (renewal || severityRank(f.severity) < severityRank(prev.severity))) {
+    // Renewed but still flagged (e.g. renewed for too short a term), or fell in severity
+    // (auto-renew turned on): the old finding is resolved, with what stands now.
+    const of = { domain_name: shownName(f.domain_name, key), ...inGroup(c, f.policy) };
+    c.resolved.push(resolution(of, prev, resolvedReason(prev, f, nextWatched(c, key)), f));
+    c.resolvedKeys.add(key);
+    return renewal ? 'new' : 'ongoing';
+  }
+  if (
+    severityRank(f.severity) > severityRank(prev.severity) ||
+    lower(stageIn(c, f), prev.stage) ||
+    prev.kind !== f.kind // another kind at the same severity and rung: a renewal that failed
+  )
+    return 'escalated';
+  // Worse than its last alert while a snooze held: said once the silence ends.
+  const missed = dom && missedWhileSilenced(c.memory.prior.get(key), f, stageIn(c, f), isSilenced(c, f));
+  return missed ? 'escalated' : 'ongoing';
+}
+
 /**
  * Step five, every domain remembered: one not read by a complete scan left the account; one read
  * shows what changed in its watched fields; a finding it had and has no more is resolved.
@@ -192,112 +180,85 @@ function walkRemembered(c: Comparison): void {
   for (const [key, was] of c.memory.prior) {
     const seen = c.memory.seen.get(key);
     if (!seen && !c.findingByKey.has(key)) {
-      if (c.complete && !c.unreadableDomains.has(key)) leftAccount(c, key, was);
+      if (!c.complete || c.unreadableDomains.has(key)) continue;
+      const of = { domain_name: was.name ?? key, ...inGroup(c, was.group) };
+      c.changes.push(membership(of, false));
+      if (was.finding) c.resolved.push(resolution(of, was.finding, 'left_account'));
+      c.left.set(key, departureOf(was, c.report.now));
       continue;
     }
     const watched = nextWatched(c, key);
-    const name = seen ? shownName(seen.name, key) : (was.name ?? key);
-    const group = inGroup(c, seen ? seen.group : was.group);
+    const of = {
+      domain_name: seen ? shownName(seen.name, key) : (was.name ?? key),
+      ...inGroup(c, seen ? seen.group : was.group),
+    };
     // Said even when another record could not be read: the next scan compares with what this saves.
     if (c.report.source.mode === 'full' && seen && watched && !sameWatched(was.watched, seen.watched))
-      for (const change of fieldChanges(name, was.watched, watched)) c.changes.push({ ...change, ...group });
+      for (const change of fieldChanges(of.domain_name, was.watched, watched))
+        c.changes.push({ ...change, ...of });
     if (was.finding && !c.findingByKey.has(key) && !c.unconfirmed.has(key))
-      c.resolved.push(
-        resolution({ domain_name: name, ...group }, was.finding, resolvedReason(was.finding, null, watched)),
-      );
+      c.resolved.push(resolution(of, was.finding, resolvedReason(was.finding, null, watched)));
   }
   // Announced as gone, listed again: back (its findings are new, its snooze holds again).
   for (const key of c.back.keys()) {
     const seen = c.memory.seen.get(key);
-    if (!seen) continue;
-    const of = { domain_name: shownName(seen.name, key), ...inGroup(c, seen.group) };
-    c.changes.push({
-      ...of,
-      kind: 'returned',
-      severity: 'warning',
-      before: 'not in the account',
-      after: 'in the account',
-    });
+    if (seen)
+      c.changes.push(membership({ domain_name: shownName(seen.name, key), ...inGroup(c, seen.group) }, true));
   }
 }
 
-function leftAccount(c: Comparison, key: string, was: DomainMemory): void {
-  const of = { domain_name: was.name ?? key, ...inGroup(c, was.group) };
-  c.changes.push({
-    ...of,
-    kind: 'left_account',
-    severity: 'critical',
-    before: 'in the account',
-    after: 'not in the account',
-  });
-  if (was.finding) c.resolved.push(resolution(of, was.finding, 'left_account'));
-  c.left.set(key, departureOf(was, c.report.now));
-}
+/** A domain back in the account (a warning), or gone from it (critical). */
+const membership = (of: { domain_name: string } & InGroup, back: boolean): DomainChange => ({
+  ...of,
+  kind: back ? 'returned' : 'left_account',
+  severity: back ? 'warning' : 'critical',
+  before: back ? 'not in the account' : 'in the account',
+  after: back ? 'in the account' : 'not in the account',
+});
 
 /** Step seven: whether to speak, why (or why not) in words for the log, and the kept quarantines said (keptNews). */
 function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: Report } {
   const { policy, head } = c.input;
   const { minSeverity } = policy;
   const why: string[] = [];
-  const count = (n: number, what: string) => n > 0 && why.push(`${n} ${what}`);
+  const count = (n: number, what: string, many = what) => n > 0 && why.push(`${n} ${n === 1 ? what : many}`);
   count(c.announced.filter((f) => f.change === 'new').length, 'new');
   count(c.announced.filter((f) => f.change === 'escalated').length, 'escalated');
   // What happens to a domain its policy lets lapse is never news (docs/policies.md).
   const news = (x: InGroup & { kind?: string; severity: Severity }) => !x.let_lapse && worth(c, x);
   count(c.changes.filter(news).length, 'changed');
   count(c.resolved.filter(news).length, 'resolved');
-  // The kept quarantines said now in their last days, and whose snooze ended: asked once, for the
-  // log's counts and for the news they are (keptNews).
+  // The kept quarantines in their last days, and whose snooze ended, and which unreadable records are
+  // new: asked once, for the log's counts and for the news they are (keptNews).
   const { problems } = c.report;
+  const keys = c.problemKeys;
+  const isNew = isNewProblemKey(head, keys);
+  const fresh = (i: number) => isNew(keys[i] as string);
   const lastDays = new Set(keptInLastDays(problems, c.memory, c.nowMs, c.input));
   const ended = new Set(keptSnoozeEnded(problems, c.silencing.lapsed));
   countRepeats(c, count, lastDays.size);
   count(c.escalated.size, 'critical not acted on, escalated');
-  // Which unreadable records are new, asked of the whole set once: counted here, marked by keptNews.
-  const keys = problemKeysOf(c.report.problems, c.report.source.incomplete);
-  const isNew = isNewProblemKey(c.input.head, keys);
-  const fresh = keys.filter(isNew).length;
-  count(fresh, fresh === 1 ? 'new unreadable record' : 'new unreadable records');
-  // A record that says quarantine but cannot be read is as critical as a quarantine finding, and
-  // so is one whose domain memory knows as critical: repeated on the same rhythm until it is fixed,
-  // whatever else is news. Every message lists them, so the account's last one is when they were
-  // last said; a kept quarantine's group may not have heard that one: each is due by its own last alert.
-  const critical = atOrAbove('critical', minSeverity);
-  const hours = policy.repeat.critical;
-  const lastPublished = head.last_published_at;
-  const told = new Set([...ended, ...lastDays]);
-  const due = critical
-    ? keptRepeatsDue(
+  const freshCount = keys.filter(isNew).length;
+  count(freshCount, 'new unreadable record', 'new unreadable records');
+  const told = (p: Problem) => ended.has(p) || lastDays.has(p) || p.escalated_after_hours !== undefined;
+  const { due, lines } = atOrAbove('critical', minSeverity)
+    ? criticalRepeats(
         problems,
         c.memory,
         c.nowMs,
-        { policy, lastPublished },
-        (p, i) => told.has(p) || p.escalated_after_hours !== undefined || isNew(keys[i] as string),
+        { policy, lastPublished: head.last_published_at },
+        told,
+        fresh,
       )
-    : new Set<Problem>();
-  const spoke = critical && lastPublished !== null && isDue(lastPublished, c.nowMs, hours * HOUR_MS);
-  // A new record is counted as new alone (`fresh`), never as repeated too.
-  const said = problems.filter((_, i) => !isNew(keys[i] as string));
-  // Those due on their group's own cadence have a line of their own: the others' says the top level's hours.
-  const own = [...due].filter((p) => keptCadence(policy, p) !== hours).length;
-  for (const r of spoke || due.size > own ? unreadableRepeats(said, c.memory, policy) : [])
-    count((spoke ? r.count : 0) + (r.of === 'quarantine' ? due.size - own : 0), r.what);
-  count(
-    own,
-    `unreadable record${own === 1 ? '' : 's'} in quarantine repeated on ${own === 1 ? 'its' : 'their'} group's cadence`,
-  );
+    : { due: new Set<Problem>(), lines: [] };
+  for (const [n, what] of lines) count(n, what);
   // A kept quarantine critical again as its snooze ends: said now, as a snoozed finding is; counted
   // after the critical cadence, which it must not take the place of (the others' groups hear that).
-  const n = ended.size;
-  count(n, n === 1 ? 'snooze ended on a kept quarantine' : 'snoozes ended on kept quarantines');
+  count(ended.size, 'snooze ended on a kept quarantine', 'snoozes ended on kept quarantines');
   const lastSpoke = head.last_published_at ?? head.started_at;
-  if (
-    why.length === 0 &&
-    policy.summaryEveryDays > 0 &&
-    lastSpoke !== null &&
-    isDue(lastSpoke, c.nowMs, policy.summaryEveryDays * DAY_MS)
-  )
-    why.push(`summary: nothing published for ${policy.summaryEveryDays} days`);
+  const every = policy.summaryEveryDays;
+  if (why.length === 0 && every > 0 && lastSpoke !== null && isDue(lastSpoke, c.nowMs, every * DAY_MS))
+    why.push(`summary: nothing published for ${every} days`);
   const publish = why.length > 0;
   if (!publish)
     why.push(
@@ -306,13 +267,12 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         : `nothing new, escalated, changed or resolved at ${minSeverity} or above`,
     );
   const kept = keptNews(c.report, { publish, due, lastDays, ended, keys, isNew });
-  if (!publish || fresh === 0) return { publish, why, kept };
+  if (!publish || freshCount === 0) return { publish, why, kept };
   const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
-  const isFresh = (i: number) => isNew(keys[i] as string);
   return {
     publish,
     why,
-    kept: { ...kept, problems: unreadableGroupNews(kept.problems, c.memory, lapsing, isFresh) },
+    kept: { ...kept, problems: unreadableGroupNews(kept.problems, c.memory, lapsing, fresh) },
   };
 }
 
@@ -391,68 +351,75 @@ function findingMemoryOf(c: Comparison, f: Finding): FindingMemory {
 }
 
 /**
- * Step eight, each domain's next memory: what was read (renewal watch as decided) with its finding
- * and alert, its actions less the lapsed; a domain not read and not gone as it was remembered.
- * Where nothing changed, the remembered object itself, so only what changed is written.
+ * Step eight, each domain's next memory, with its actions less the lapsed. Where nothing changed,
+ * the remembered object itself, so only what changed is written.
  */
 function nextDomains(c: Comparison, publish: boolean, said: Report): Pick<NextState, 'domains' | 'changed'> {
-  const { prior, seen } = c.memory;
   const domains = new Map<string, DomainMemory>();
   const changed = new Map<string, DomainMemory | null>();
   const lapsed = new Set(c.silencing.lapsed.map((l) => `${l.domain_name} ${l.action}`));
   const kept = keptKeys(said.problems);
-  const set = (key: string, made: DomainMemory) => {
-    const was = prior.get(key);
-    const next = withActions(made, was?.actions ?? c.back.get(key)?.actions, key, lapsed);
-    if (was && sameMemory(was, next)) domains.set(key, was);
+  for (const key of everyDomain(c)) {
+    const was = c.memory.prior.get(key);
+    const made = nextMemory(c, publish, key, kept);
+    if (made === null) changed.set(key, null);
+    else if (made === was) domains.set(key, was);
     else {
-      domains.set(key, next);
-      changed.set(key, next);
-    }
-  };
-  for (const [key, read] of seen) {
-    const f = c.findingByKey.get(key);
-    const watched = nextWatched(c, key) ?? read.watched;
-    const was = prior.get(key);
-    // Most of an account: read as remembered, nothing to say. The remembered memory stays as it is.
-    if (!f && was && isQuiet(was) && read.group === was.group && sameWatched(was.watched, watched))
-      domains.set(key, was);
-    // A finding not confirmed or judged this time: its finding and alert as they were, the alert's
-    // time moved on by a message that carried it (kept, every scan past its cadence repeated it).
-    else if (was && c.unconfirmed.has(key)) {
-      const prev = f && priorAlert(c, key, f);
-      const j = f && judged(c, key, f);
-      // A kept quarantine with no finding keeps its last alert, marked escalated once a message said
-      // so; past a snooze or an acknowledgement, counted from its end, as priorAlert counts a finding's.
-      const next =
-        (prev && j && carriedOn(prev, alertedNow(c, publish, j, prev, j.stage), c.repeated.has(key))) ||
-        (f
-          ? publish
-            ? c.keptAlerts.get(key)
-            : undefined
-          : keptAlerted(c, publish, key, was, kept.get(key)));
-      // Its actions as set() keeps them, less those that lapsed: spread with the rest, a lapsed one stayed.
-      const { actions: _kept, ...as } = was;
-      set(key, { ...as, watched, group: read.group, ...(next ? { alerted: next } : {}) });
-    } else set(key, memoryOf(c, publish, key, read, watched, f));
-  }
-  for (const [key, f] of c.findingByKey)
-    if (!seen.has(key)) {
-      const read = { name: f.domain_name, ...(f.policy === undefined ? {} : { group: f.policy }) };
-      set(key, memoryOf(c, publish, key, read, prior.get(key)?.watched ?? {}, f));
-    }
-  for (const [key, was] of prior) {
-    if (domains.has(key)) continue;
-    // Not read: gone from an account read whole, else carried over as it was; a quarantine memory
-    // knew, said by its unreadable record, with its last alert moved as a kept quarantine's.
-    if (c.complete && !c.unreadableDomains.has(key)) changed.set(key, null);
-    else {
-      const alerted = kept.has(key) ? keptAlerted(c, publish, key, was, kept.get(key)) : undefined;
-      if (alerted === undefined || alerted === was.alerted) domains.set(key, was);
-      else set(key, { ...was, alerted });
+      const next = withActions(made, was?.actions ?? c.back.get(key)?.actions, key, lapsed);
+      const same = was && sameMemory(was, next);
+      domains.set(key, same ? was : next);
+      if (!same) changed.set(key, next);
     }
   }
   return { domains, changed };
+}
+
+/** The keys of the domains read, then of those found but not read, then of the rest remembered. */
+function* everyDomain({ memory: { seen, prior }, findingByKey }: Comparison): Generator<string> {
+  yield* seen.keys();
+  for (const key of findingByKey.keys()) if (!seen.has(key)) yield key;
+  for (const key of prior.keys()) if (!seen.has(key) && !findingByKey.has(key)) yield key;
+}
+
+/**
+ * A domain's next memory: what was read (renewal watch as decided) with its finding and alert; a
+ * domain not read and not gone as it was remembered (null: gone). The remembered object itself
+ * when it stays as it is.
+ */
+function nextMemory(
+  c: Comparison,
+  publish: boolean,
+  key: string,
+  kept: ReadonlyMap<string, Problem>,
+): DomainMemory | null {
+  const was = c.memory.prior.get(key);
+  const read = c.memory.seen.get(key);
+  const f = c.findingByKey.get(key);
+  if (!read && f)
+    return memoryOf(c, publish, key, { name: f.domain_name, group: f.policy }, was?.watched ?? {}, f);
+  if (!read) {
+    // Not read: gone from an account read whole, else carried over as it was; a quarantine memory
+    // knew, said by its unreadable record, with its last alert moved as a kept quarantine's.
+    if (c.left.has(key) || !was) return null;
+    const alerted = kept.has(key) ? keptAlerted(c, publish, key, was, kept.get(key)) : undefined;
+    return alerted === undefined || alerted === was.alerted ? was : { ...was, alerted };
+  }
+  const watched = nextWatched(c, key) ?? read.watched;
+  // Most of an account: read as remembered, nothing to say. The remembered memory stays as it is.
+  if (!f && was && isQuiet(was) && read.group === was.group && sameWatched(was.watched, watched)) return was;
+  if (!was || !c.unconfirmed.has(key)) return memoryOf(c, publish, key, read, watched, f);
+  // A finding not confirmed or judged this time: its finding and alert as they were, the alert's
+  // time moved on by a message that carried it (kept, every scan past its cadence repeated it).
+  const prev = f && priorAlert(c, key, f);
+  const j = f && judged(c, key, f);
+  // A kept quarantine with no finding keeps its last alert, marked escalated once a message said
+  // so; past a snooze or an acknowledgement, counted from its end, as priorAlert counts a finding's.
+  const next =
+    (prev && j && carriedOn(prev, alertedNow(c, publish, j, prev, j.stage), c.repeated.has(key))) ||
+    (f ? (publish ? c.keptAlerts.get(key) : undefined) : keptAlerted(c, publish, key, was, kept.get(key)));
+  // Its actions as nextDomains keeps them, less those that lapsed: spread with the rest, a lapsed one stayed.
+  const { actions: _kept, ...as } = was;
+  return { ...as, watched, group: read.group, ...(next ? { alerted: next } : {}) };
 }
 
 /**
@@ -461,7 +428,7 @@ function nextDomains(c: Comparison, publish: boolean, said: Report): Pick<NextSt
  * message says so, and moved to now by a message its recipients hear it in (the account's, which
  * lists every problem record; its group's own when it has recipients of its own, which carries it
  * only as `news`: alerts/groups.ts), so its critical cadence counts from what they were last told
- * (keptRepeatsDue). Not when the group hears other news alone: its repeat would wait on that.
+ * (criticalRepeats). Not when the group hears other news alone: its repeat would wait on that.
  */
 function keptAlerted(
   c: Comparison,
@@ -486,20 +453,16 @@ function memoryOf(
   c: Comparison,
   publish: boolean,
   key: string,
-  read: { readonly name: string; readonly group?: string },
+  read: { readonly name: string; readonly group?: string | undefined },
   watched: WatchedFields,
   f: DomainFinding | undefined,
 ): DomainMemory {
-  const named = {
-    ...(key.charCodeAt(0) === 0x23 ? { name: shownCut(read.name) } : {}),
-    ...(read.group === undefined ? {} : { group: read.group }),
-  };
-  if (!f) return { ...named, watched, finding: null, alerted: null };
   return {
-    ...named,
+    ...(isHashedKey(key) ? { name: shownCut(read.name) } : {}),
+    ...(read.group === undefined ? {} : { group: read.group }),
     watched,
-    finding: findingMemoryOf(c, f),
-    alerted: alertedNow(c, publish, f, priorAlert(c, key, f)),
+    finding: f ? findingMemoryOf(c, f) : null,
+    alerted: f ? alertedNow(c, publish, f, priorAlert(c, key, f)) : null,
   };
 }
 
@@ -518,7 +481,7 @@ function nextHead(c: Comparison, publish: boolean, contacts: Record<string, Cont
   }
   // Bounded: past the cap, a digest of them all tells the next scan whether the set changed.
   const departed = nextDeparted(head, c.left, c.back, c.nowMs);
-  const { kept, digest } = boundedProblemKeys(problemKeysOf(c.report.problems, c.report.source.incomplete));
+  const { kept, digest } = boundedProblemKeys(c.problemKeys);
   return {
     version: STATE_VERSION,
     scope: c.input.scope ?? head.scope,

@@ -2,6 +2,7 @@ import {
   type DomainFinding,
   type Finding,
   isDomainFinding,
+  type RememberedFinding,
   type Severity,
   severityRank,
 } from '../findings/classify';
@@ -20,6 +21,7 @@ import type {
   ContactMemory,
   Departure,
   DomainChange,
+  FindingMemory,
   InGroup,
   Resolution,
   StatefulFinding,
@@ -27,15 +29,8 @@ import type {
   StatePolicy,
   WatchedFields,
 } from './state';
-import { domainKey, isHashedKey, keyOf, shownCut } from './state-bounds';
-import { judgedAs, unjudgedKeys, type withRemembered } from './unjudged-memory';
-
-/**
- * What the steps of the comparison (compare.ts) share: its input, the report as memory sees it
- * (renewals memory knows of, findings keyed, snoozes applied, kept quarantines published), what the
- * steps find, and the judgements each step asks of a finding (its group's level, its rung, whether
- * it is silenced, its last alert). Pure.
- */
+import { domainKey, isHashedKey, problemKeysOf, shownCut } from './state-bounds';
+import { judgedAs, unjudgedKeys } from './unjudged-memory';
 
 export interface CompareInput {
   readonly report: Report;
@@ -50,7 +45,12 @@ export interface CompareInput {
   readonly account?: AccountBinding;
 }
 
-/** What the steps share: the report as memory sees it, and what they find. */
+/**
+ * What the steps of the comparison (compare.ts) share: its input, the report as memory sees it
+ * (renewals memory knows of, findings keyed, snoozes applied, kept quarantines published), and what
+ * the steps find. The judgements each step asks of a finding (its group's level, its rung, whether
+ * it is silenced, its last alert) follow. Pure.
+ */
 export interface Comparison {
   readonly input: CompareInput;
   readonly memory: ScanMemory;
@@ -61,13 +61,13 @@ export interface Comparison {
   readonly silencing: AppliedActions;
   /** Next watched fields where the renewal watch kept is not the one read (see stepRenewals). */
   readonly watchedNext: ReadonlyMap<string, WatchedFields>;
+  /** The read proved the whole account: full mode, and every unreadable domain record named. */
   readonly complete: boolean;
   readonly unreadableDomains: ReadonlySet<string>;
-  readonly unreadableContacts: ReadonlySet<string>;
-  /** A contact record (or the whole list) could not be read and is not named: any contact may be it. */
-  readonly contactsUnread: boolean;
+  /** The report's unreadable records under their keys (problemKeysOf), in its order. */
+  readonly problemKeys: readonly string[];
   /** Remembered findings this scan could not confirm or judge (a registry check not done, a status the API does not document): kept as they were, by why (the registry named when both): as their channels say it. */
-  readonly unconfirmed: ReadonlyMap<string, NonNullable<Parameters<typeof withRemembered>[2]>>;
+  readonly unconfirmed: ReadonlyMap<string, NonNullable<RememberedFinding['because']>>;
   readonly priorContacts: ReadonlyMap<string, ContactMemory>;
   readonly findings: StatefulFinding[];
   /** New or escalated findings at the minimum severity, not silenced: what the message announces. */
@@ -91,46 +91,20 @@ export interface Comparison {
 
 /** Steps one to three: renewals only memory knows of, findings under their keys, snoozes applied. */
 export function prepare(input: CompareInput): Comparison {
-  const { memory } = input;
+  const { memory, policy } = input;
   const nowMs = Date.parse(input.report.now);
   const renewals = memory.stepRenewals(nowMs);
   const keyed = memory.keyFindings(withFailedRenewals(input.report, renewals.failed));
-  // Snoozed and acknowledged findings stay in the report, marked, and are never announced; an
-  // action that lapsed (expired, worse, changed, resolved) is dropped from the next state.
   const back = returning(input.head, memory.seen, memory.prior, nowMs);
-  const actions = new Map([...returningActions(back), ...memory.actions()]);
   const unconfirmed = new Map([
     ...[...unjudgedKeys(keyed.report, memory)].map((k) => [k, 'status_undocumented'] as const),
     ...[...unconfirmedRegistryKeys(keyed.report, memory)].map((k) => [k, 'registry_unconfirmed'] as const),
   ]);
-  // A finding kept as remembered is silenced no further than the remembered one's last days.
-  const kept = (f: DomainFinding) => {
-    const key = domainKey(f.domain_name);
-    return unconfirmed.has(key) ? judgedAs(f, memory.prior.get(key)?.finding, nowMs, null) : f;
-  };
-  // One with no finding whose finding memory keeps: its snooze judged against that one, not resolved.
-  const keptOnly = (key: string) => {
-    const was = memory.prior.get(key)?.finding;
-    return was && unconfirmed.has(key) && !keyed.findingByKey.has(key)
-      ? keptFindingOf(key, was, nowMs)
-      : undefined;
-  };
-  const silencing = applyActions(keyed.report, actions, nowMs, domainKey, kept, keptOnly);
-  const silence = { lapsing: input.policy.lapsing, silenced: silencing.keptSilenced };
-  const escalating = withKeptEscalations(
-    withKeptQuarantines(silencing.report, memory, nowMs, silence),
-    memory,
-    nowMs,
-    input.policy.escalation,
-  );
-  const report = escalating.report;
-  const unreadableDomains = new Set<string>();
-  const unreadableContacts = new Set<string>();
-  for (const p of report.problems) {
-    if (p.key === null) continue;
-    if (p.resource === 'domain') unreadableDomains.add(domainKey(p.key));
-    else if (p.resource === 'contact') unreadableContacts.add(keyOf(p.key.toLowerCase())).add(keyOf(p.key));
-  }
+  const silencing = applySnoozes(memory, nowMs, keyed, back, unconfirmed);
+  const silence = { lapsing: policy.lapsing, silenced: silencing.keptSilenced };
+  const kept = withKeptQuarantines(silencing.report, memory, nowMs, silence);
+  const { report, alerts } = withKeptEscalations(kept, memory, nowMs, policy.escalation);
+  const domainProblems = report.problems.filter((p) => p.resource === 'domain');
   return {
     input,
     memory,
@@ -140,12 +114,9 @@ export function prepare(input: CompareInput): Comparison {
     silencing,
     watchedNext: renewals.next,
     // A record that could not be read may be any domain: then nobody can be said to have left.
-    complete:
-      report.source.mode === 'full' &&
-      report.problems.every((p) => p.resource !== 'domain' || p.key !== null),
-    unreadableDomains,
-    unreadableContacts,
-    contactsUnread: report.problems.some((p) => p.resource === 'contact' && p.key === null),
+    complete: report.source.mode === 'full' && domainProblems.every((p) => p.key !== null),
+    unreadableDomains: new Set(domainProblems.flatMap((p) => (p.key === null ? [] : [domainKey(p.key)]))),
+    problemKeys: problemKeysOf(report.problems, report.source.incomplete),
     unconfirmed,
     priorContacts: new Map(Object.entries(input.head.contacts)),
     findings: [],
@@ -155,11 +126,38 @@ export function prepare(input: CompareInput): Comparison {
     resolvedKeys: new Set(),
     left: new Map(),
     back,
-    escalated: new Set(escalating.alerts.keys()),
-    keptAlerts: escalating.alerts,
+    escalated: new Set(alerts.keys()),
+    keptAlerts: alerts,
     repeated: new Set(),
     heard: new Set(),
   };
+}
+
+/**
+ * Snoozed and acknowledged findings stay in the report, marked, and are never announced; an action
+ * that lapsed (expired, worse, changed, resolved) is dropped from the next state. A finding kept as
+ * remembered is silenced no further than the remembered one's last days; one with no finding whose
+ * finding memory keeps has its snooze judged against that one, and is not resolved.
+ */
+function applySnoozes(
+  memory: ScanMemory,
+  nowMs: number,
+  keyed: { readonly report: Report; readonly findingByKey: ReadonlyMap<string, DomainFinding> },
+  back: ReadonlyMap<string, Departure>,
+  unconfirmed: ReadonlyMap<string, unknown>,
+): AppliedActions {
+  const actions = new Map([...returningActions(back), ...memory.actions()]);
+  const kept = (f: DomainFinding) => {
+    const key = domainKey(f.domain_name);
+    return unconfirmed.has(key) ? judgedAs(f, memory.prior.get(key)?.finding, nowMs, null) : f;
+  };
+  const keptOnly = (key: string) => {
+    const was = memory.prior.get(key)?.finding;
+    return was && unconfirmed.has(key) && !keyed.findingByKey.has(key)
+      ? keptFindingOf(key, was, nowMs)
+      : undefined;
+  };
+  return applyActions(keyed.report, actions, nowMs, domainKey, kept, keptOnly);
 }
 
 export const atOrAbove = (s: Severity, level: Severity) => severityRank(s) >= severityRank(level);
@@ -169,20 +167,21 @@ export const worth = (
   x: { readonly kind?: string; readonly severity: Severity; readonly policy?: string },
 ) =>
   atOrAbove(newsLevel(x), (x.policy !== undefined && p.minSeverityByGroup?.get(x.policy)) || p.minSeverity);
+/** The finding memory keeps of a domain, if any. */
+export const priorFinding = (c: Comparison, key: string): FindingMemory | undefined =>
+  c.memory.prior.get(key)?.finding ?? undefined;
 /** The rung a finding stands on, by its group's alertThresholds, else the deployment's; never back up (heldStage). */
-export const stageIn = ({ input: { policy: p }, memory }: Comparison, f: Finding) =>
-  heldStage(
-    stageOf(
-      f,
-      (isDomainFinding(f) && f.policy !== undefined && p.thresholdsByGroup?.get(f.policy)) || p.thresholds,
-    ),
-    isDomainFinding(f) ? (memory.prior.get(domainKey(f.domain_name))?.finding ?? undefined) : undefined,
-    f,
-  );
+export const stageIn = (c: Comparison, f: Finding) => {
+  const { policy: p } = c.input;
+  const group = isDomainFinding(f) && f.policy !== undefined ? p.thresholdsByGroup?.get(f.policy) : undefined;
+  const was = isDomainFinding(f) ? priorFinding(c, domainKey(f.domain_name)) : undefined;
+  return heldStage(stageOf(f, group || p.thresholds), was, f);
+};
 export const lower = (a: number | null, b: number | null) => a !== null && (b === null || a < b);
 /** Snoozed, acknowledged or let lapse: never announced, escalated or repeated, nor remembered as alerted. */
 export const isSilenced = (c: Comparison, f: Finding) =>
   isDomainFinding(f) && (f.let_lapse === true || c.silencing.silenced.has(f.domain_name));
+
 /** How a name is shown in changes and resolved entries: as read, or cut when it is kept under a hash. */
 export const shownName = (name: string, key: string) => (isHashedKey(key) ? shownCut(name) : name);
 
@@ -194,7 +193,7 @@ export function inGroup(c: Comparison, group: string | undefined): InGroup {
 
 /** A domain finding as memory judges it: one kept as remembered (unconfirmed, unjudged) as that one. */
 export const judged = (c: Comparison, key: string, f: DomainFinding) =>
-  judgedAs(f, c.unconfirmed.has(key) ? c.memory.prior.get(key)?.finding : undefined, c.nowMs, stageIn(c, f));
+  judgedAs(f, c.unconfirmed.has(key) ? priorFinding(c, key) : undefined, c.nowMs, stageIn(c, f));
 
 /** A domain's last alert (none once resolved); past a snooze or acknowledgement, escalation counts from its end. */
 export function priorAlert(c: Comparison, key: string, f: Finding): AlertMemory | null | undefined {

@@ -7,10 +7,10 @@ import type { Lapse } from './actions';
 import { escalationHours, sinceSnooze } from './escalation';
 import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
-import type { AlertMemory, DomainMemory, EscalationPolicy, FindingMemory } from './state';
+import type { AlertMemory, DomainMemory, EscalationPolicy, FindingMemory, StatePolicy } from './state';
 import { domainKey } from './state-bounds';
 import { isDue } from './state-time';
-import { believableRestoreBy } from './unjudged-memory';
+import { believableRestoreBy, rememberedCriticalCount, unreadableQuarantineCount } from './unjudged-memory';
 
 /** What a kept quarantine's problem record adds to its reason; after {@link DATES_ONLY}, so no quoted status can spell it. */
 const KEPT = '; last read in quarantine, ';
@@ -238,7 +238,7 @@ const isKept = (p: Problem): boolean =>
 
 /**
  * The report with each kept quarantine the account's message announces or repeats now (`publish`:
- * a new unreadable record, one in `due` ({@link keptRepeatsDue}), one in its last days
+ * a new unreadable record, one in `due` ({@link criticalRepeats}), one in its last days
  * (`lastDays`: {@link keptInLastDays}), one that escalates, one whose snooze ended now (`ended`:
  * {@link keptSnoozeEnded})) marked `news`: alerts/groups.ts gives its group's message those, and
  * group-news.ts groupsHearing counts the group heard. The sets are decidePublish's (compare.ts),
@@ -248,7 +248,7 @@ export function keptNews<R extends Report>(
   report: R,
   said: {
     readonly publish: boolean;
-    /** The kept quarantines repeated on the critical cadence now ({@link keptRepeatsDue}). */
+    /** The kept quarantines repeated on the critical cadence now ({@link criticalRepeats}). */
     readonly due: ReadonlySet<Problem>;
     readonly lastDays: ReadonlySet<Problem>;
     readonly ended: ReadonlySet<Problem>;
@@ -271,28 +271,56 @@ export function keptNews<R extends Report>(
 }
 
 /**
- * The kept quarantines {@link withKeptQuarantines} published critical that are due on the critical
- * cadence (`hours`): their domain's last alert, which moves when its recipients hear it (the
- * account's, or its group's own: compare.ts keptAlerted), at least that long ago; one with none, by
- * the account's last message (`lastPublished`). Judged each on its own, as a finding's repeat is,
- * whatever else is news: a group whose kept quarantine is due is told, however often the account
- * speaks. Less those `told` otherwise now (new, escalated, in their last days, snooze ended: by
- * their index in `problems`), so no line of the log counts one twice.
+ * The records this scan could not read that are repeated on the critical cadence now, with the
+ * log's lines for them. A record that says quarantine is as critical as a quarantine finding, and so
+ * is one published critical by what memory knew of its domain ({@link rememberedCriticalCount}):
+ * repeated on the same rhythm until it is fixed, whatever else is news. Every message lists them,
+ * so the account's last one (`lastPublished`) is when they were last said. A kept quarantine's group
+ * may not have heard that one: each is due by its own last alert, which moves when its recipients
+ * hear it (the account's, or its group's own: compare.ts keptAlerted), or by the account's last
+ * message when it has none; on its group's cadence, which gets a line of its own (`due`). Less those
+ * `told` otherwise now (escalated, in their last days, snooze ended) and the new ones (`fresh`, by
+ * their index in `problems`: counted as new alone), so no line of the log counts one twice.
  */
-export function keptRepeatsDue(
+export function criticalRepeats(
   problems: readonly Problem[],
   memory: ScanMemory,
   nowMs: number,
-  at: { readonly policy: CadencePolicy; readonly lastPublished: string | null },
-  told: (p: Problem, i: number) => boolean,
-): Set<Problem> {
-  return new Set(
+  at: {
+    readonly policy: CadencePolicy & Pick<StatePolicy, 'lapsing'>;
+    readonly lastPublished: string | null;
+  },
+  told: (p: Problem) => boolean,
+  fresh: (i: number) => boolean,
+): { due: Set<Problem>; lines: [number, string][] } {
+  const { policy, lastPublished } = at;
+  const hours = policy.repeat.critical;
+  const due = new Set(
     problems.filter((p, i) => {
-      if (!isKept(p) || told(p, i)) return false;
-      const last = memory.prior.get(domainKey(p.key as string))?.alerted?.at ?? at.lastPublished;
-      return last !== null && isDue(last, nowMs, keptCadence(at.policy, p) * HOUR_MS);
+      if (!isKept(p) || told(p) || fresh(i)) return false;
+      const last = memory.prior.get(domainKey(p.key as string))?.alerted?.at ?? lastPublished;
+      return last !== null && isDue(last, nowMs, keptCadence(policy, p) * HOUR_MS);
     }),
   );
+  const spoke = lastPublished !== null && isDue(lastPublished, nowMs, hours * HOUR_MS);
+  const own = [...due].filter((p) => keptCadence(policy, p) !== hours).length;
+  const said = problems.filter((_, i) => !fresh(i));
+  const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
+  const quarantines = spoke ? unreadableQuarantineCount(said, memory, lapsing) : 0;
+  const lines: [number, string][] = [];
+  if (spoke || due.size > own)
+    lines.push(
+      [quarantines + due.size - own, `unreadable records in quarantine repeated after ${hours} h`],
+      [
+        spoke ? rememberedCriticalCount(said) : 0,
+        `unreadable records of critical findings repeated after ${hours} h`,
+      ],
+    );
+  const its =
+    own === 1
+      ? 'unreadable record in quarantine repeated on its'
+      : 'unreadable records in quarantine repeated on their';
+  return { due, lines: [...lines, [own, `${its} group's cadence`]] };
 }
 
 /** The critical cadences a kept quarantine's repeat is judged by: the top level's, and each group's own. */
@@ -336,7 +364,7 @@ export const keptKeys = (problems: readonly Problem[]): Map<string, Problem> =>
  * restore (LAST_DAYS, or unknown) and due daily: their domain's last alert (moved by a message its
  * recipients hear it in, compare.ts keptAlerted; none: the account's last message) at least
  * LAST_DAYS_REPEAT_HOURS ago (or in the future: a clock that ran back) and less than the critical
- * cadence, which repeats them otherwise ({@link keptRepeatsDue}); as a quarantine finding in its
+ * cadence, which repeats them otherwise ({@link criticalRepeats}); as a quarantine finding in its
  * last days is (lastDaysRepeatDue, by its own last alert too): a group with recipients of its own
  * hears it daily however often the account speaks of other news.
  */

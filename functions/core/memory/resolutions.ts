@@ -1,5 +1,6 @@
 import type { DomainFinding, Finding } from '../findings/classify';
 import { isDomainFinding, severityRank } from '../findings/classify';
+import type { Report } from '../scan/scan';
 import type {
   ContactMemory,
   DomainChange,
@@ -51,39 +52,32 @@ export function sortEntries(changes: DomainChange[], resolved: Resolution[]): vo
   resolved.sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || order(a, b));
 }
 
-/** What the comparison knows of the contacts this scan read, or could not (compare.ts). */
-export interface ContactReading {
-  readonly priorContacts: ReadonlyMap<string, ContactMemory>;
-  /** A contact record (or the whole list) could not be read and is not named: any contact may be it. */
-  readonly contactsUnread: boolean;
-  readonly unreadableContacts: ReadonlySet<string>;
-}
-
 /**
- * Step six of the comparison: contacts no longer pending are resolved (pushed to `resolved`); an
- * unreadable one is carried over as it was, and every one when a contact that could not be read is
- * not named (the list failed): nothing was learnt of them, and "no longer pending" would tell the
- * reader to stop chasing a validation. Returns the contacts carried over.
+ * Step six of the comparison: contacts no longer pending are resolved (pushed to `resolved`); one
+ * whose record could not be read is carried over as it was, and every one when a contact that could
+ * not be read is not named (the list failed): nothing was learnt of them, and "no longer pending"
+ * would tell the reader to stop chasing a validation. Returns the contacts carried over.
  */
 export function resolveContacts(
-  c: ContactReading,
-  findings: readonly Finding[],
+  prior: ReadonlyMap<string, ContactMemory>,
+  report: Pick<Report, 'findings' | 'problems'>,
   resolved: Resolution[],
 ): Record<string, ContactMemory> {
+  const unread = report.problems.filter((p) => p.resource === 'contact');
+  const listUnread = unread.some((p) => p.key === null);
+  const unreadable = new Set(
+    unread.flatMap((p) => (p.key === null ? [] : [keyOf(p.key.toLowerCase()), keyOf(p.key)])),
+  );
+  const flagged = new Set(report.findings.flatMap((f) => (isDomainFinding(f) ? [] : [keyOf(f.handle)])));
   const carried: Record<string, ContactMemory> = {};
-  const flagged = new Set<string>();
-  for (const f of findings) if (!isDomainFinding(f)) flagged.add(keyOf(f.handle));
-  for (const [key, remembered] of c.priorContacts) {
+  for (const [key, remembered] of prior) {
     if (flagged.has(key)) continue;
-    if (
-      c.contactsUnread ||
-      c.unreadableContacts.has(key) ||
-      (isPlainKey(key) && c.unreadableContacts.has(keyOf(key.toLowerCase())))
-    ) {
+    if (listUnread || unreadable.has(key) || (isPlainKey(key) && unreadable.has(keyOf(key.toLowerCase()))))
       carried[key] = remembered;
-      continue;
-    }
-    resolved.push(resolution({ handle: remembered.handle ?? key }, remembered.finding, 'no_longer_pending'));
+    else
+      resolved.push(
+        resolution({ handle: remembered.handle ?? key }, remembered.finding, 'no_longer_pending'),
+      );
   }
   return carried;
 }

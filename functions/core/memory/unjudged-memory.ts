@@ -15,7 +15,7 @@ import type { Report } from '../scan/scan';
 import { judgedByDatesOnly, undocumentedStatusProblem } from '../scan/scan-problems';
 import { renewedOrRestored } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
-import type { DomainMemory, FindingMemory, StatePolicy } from './state';
+import type { DomainMemory, FindingMemory } from './state';
 import { domainKey } from './state-bounds';
 
 /**
@@ -48,43 +48,6 @@ export function unjudgedKeys(report: Report, memory: ScanMemory): Set<string> {
 }
 
 /**
- * The records this scan could not read that are repeated on the critical cadence, with what the log
- * says of them: those that say quarantine, and those published critical by what memory knew of
- * their domain ({@link rememberedCriticalCount}).
- */
-export function unreadableRepeats(
-  problems: Report['problems'],
-  memory: ScanMemory,
-  policy: Pick<StatePolicy, 'repeat' | 'lapsing'>,
-): UnreadableRepeat[] {
-  const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
-  const after = `repeated after ${policy.repeat.critical} h`;
-  return [
-    {
-      of: 'quarantine',
-      count: unreadableQuarantineCount(problems, memory, lapsing),
-      what: `unreadable records in quarantine ${after}`,
-    },
-    {
-      of: 'critical',
-      count: rememberedCriticalCount(problems),
-      what: `unreadable records of critical findings ${after}`,
-    },
-  ];
-}
-
-/**
- * Records repeated on the critical cadence, with what the log says of them: `of` says which (those
- * that say quarantine, kept quarantines among them; those of a critical finding memory knows), so
- * code asks it, never the log's words.
- */
-export interface UnreadableRepeat {
-  readonly of: 'quarantine' | 'critical';
-  readonly count: number;
-  readonly what: string;
-}
-
-/**
  * How many domains have a record published critical by what memory knew of them (`remembered_kind`,
  * severity critical: kept-quarantine.ts keptCritical decides which, the one place that does: not
  * read at all or read by its dates only without a finding, no snooze or acknowledgement holding,
@@ -103,7 +66,7 @@ export function rememberedCriticalCount(problems: Report['problems']): number {
 /**
  * How many records this scan could not read say the domain is in quarantine (critical), less the
  * records critical by what memory knows (`remembered_kind`: rememberedCriticalCount counts them), the
- * kept quarantines (each due by its own last alert: kept-quarantine.ts keptRepeatsDue) and those
+ * kept quarantines (each due by its own last alert: kept-quarantine.ts criticalRepeats) and those
  * of a domain memory knows in a group that lets it lapse (`lapsing`): such a record is repeated on
  * the critical cadence, and a domain let lapse is never repeated (docs/policies.md), so its broken
  * record is said once, as new, and not paged daily after.
