@@ -103,23 +103,37 @@ export const bucketSk = (bucket: number, part = 0): string =>
   `b#${bucket.toString(16).padStart(4, '0')}${part > 0 ? `.${part}` : ''}`;
 
 /**
- * Fails before anything is written when an item would break DynamoDB's limits (sort key 1 024
+ * Fails before anything is written when `item` would break DynamoDB's limits (sort key 1 024
  * bytes, item 400 KB). The comparison bounds every name and field and buckets are cut into parts,
  * so this names a bug rather than the reseller's data; it still says which item.
  */
-export function checkItemSize(at: ItemScope, sk: string, body: string, pk = at.scope): void {
+export function checkItemSize(at: ItemScope, item: Record<string, AttributeValue>): void {
+  const sk = item[SK.name]?.S ?? '';
   const keyBytes = Buffer.byteLength(sk, 'utf8');
-  const bytes =
-    Buffer.byteLength(pk, 'utf8') +
-    keyBytes +
-    Buffer.byteLength(body, 'utf8') +
-    PK.name.length +
-    SK.name.length +
-    1;
+  const bytes = itemBytes(item);
   if (keyBytes > MAX_SORT_KEY_BYTES || bytes > MAX_ITEM_BYTES)
     throw new StateError(
       `${at.location}: the state item ${JSON.stringify(shownCut(sk))} would be ${bytes} bytes (sort key ${keyBytes}), over DynamoDB's limits (${MAX_ITEM_BYTES} bytes an item, ${MAX_SORT_KEY_BYTES} a sort key); nothing was written`,
     );
+}
+
+/**
+ * An item's size as DynamoDB counts it ("Item size calculations"): every attribute's name and
+ * value in UTF-8 bytes, a number one byte per two digits and one more (an upper bound: DynamoDB
+ * trims leading and trailing zeros), a null or a boolean one byte.
+ */
+function itemBytes(item: Record<string, AttributeValue>): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(item)) {
+    const size =
+      value.S !== undefined
+        ? Buffer.byteLength(value.S, 'utf8')
+        : value.N !== undefined
+          ? Math.ceil(value.N.length / 2) + 1
+          : 1;
+    bytes += Buffer.byteLength(name, 'utf8') + size;
+  }
+  return bytes;
 }
 
 /** A bucket item as read (bucketItem). */
@@ -306,9 +320,9 @@ function* bucketWrites(
     // And how many parts it wrote: a part that never came (killed) tears the bucket too.
     const n = { N: String(bodies.length) };
     for (const [part, text] of bodies.entries()) {
-      const sk = bucketSk(bucket, part);
-      checkItemSize(at, sk, text, pk);
-      yield { PutRequest: { Item: { ...itemKey(pk, sk), m: { S: text }, g, n } } };
+      const item = { ...itemKey(pk, bucketSk(bucket, part)), m: { S: text }, g, n };
+      checkItemSize(at, item);
+      yield { PutRequest: { Item: item } };
     }
     for (let old = bodies.length; old < (parts?.[bucket] ?? 0); old++)
       yield { DeleteRequest: { Key: itemKey(pk, bucketSk(bucket, old)) } };

@@ -267,7 +267,10 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     const known = this.knownOf(opened);
     const { contacts, ...header } = write.head;
     const headerJson = JSON.stringify(header);
-    checkItemSize(this.at, META_SORT_KEY, headerJson);
+    // #meta as the save leaves it: the lease removed, the next generation and the layout set.
+    const next = { N: String(opened.generation + 1) };
+    const layout = { N: String(BUCKETS) };
+    checkItemSize(this.at, { ...this.key(META_SORT_KEY), generation: next, h: { S: headerJson }, layout });
     const contactWrites = write.all ? this.contactWrites(contacts, known.contacts) : [];
     await this.renewLease(opened.generation, owner, false);
     let renewed = this.clock();
@@ -297,10 +300,10 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
         ConditionExpression: 'generation = :g AND lease_owner = :o',
         ExpressionAttributeValues: {
           ':g': { N: String(opened.generation) },
-          ':next': { N: String(opened.generation + 1) },
+          ':next': next,
           ':o': { S: owner },
           ':h': { S: headerJson },
-          ':layout': { N: String(BUCKETS) },
+          ':layout': layout,
         },
       }),
       `the state lease on ${this.location} was lost before the state was saved`,
@@ -439,8 +442,9 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     const writes: WriteRequest[] = [];
     for (const [sk, body] of after)
       if (before.get(sk) !== body) {
-        checkItemSize(this.at, sk, body);
-        writes.push({ PutRequest: { Item: { ...this.key(sk), m: { S: body } } } });
+        const item = { ...this.key(sk), m: { S: body } };
+        checkItemSize(this.at, item);
+        writes.push({ PutRequest: { Item: item } });
       }
     for (const sk of before.keys()) if (!after.has(sk)) writes.push({ DeleteRequest: { Key: this.key(sk) } });
     return writes;
