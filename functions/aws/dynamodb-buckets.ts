@@ -138,18 +138,20 @@ function itemBytes(item: Record<string, AttributeValue>): number {
 
 /** A bucket item as read (bucketItem). */
 export interface BucketItem {
+  /** Its sort key as read (in any spelling). */
+  readonly sk: string;
   readonly bucket: number;
   readonly part: number;
   readonly members: Array<[string, unknown]>;
   readonly damage?: string;
   /** The generation the item was written for (`g`). */
-  readonly written?: string;
+  readonly written?: string | undefined;
   /** How many parts its save wrote of the bucket (`n`; absent on items written before it was kept). */
-  readonly count?: string;
+  readonly count?: string | undefined;
 }
 
 /** Why a bucket whose parts were written by different saves is a problem record. */
-export const TORN = 'its parts were written by different saves, one of which did not finish';
+const TORN = 'its parts were written by different saves, one of which did not finish';
 
 /**
  * The sort key of the part that shows a bucket torn, from its parts as read (in any order): the
@@ -158,55 +160,51 @@ export const TORN = 'its parts were written by different saves, one of which did
  * between the parts of a bucket it wrote over leaves one torn: a memory that moved from one part to
  * another (or into a part the bucket did not have) may be in neither.
  */
-export function tornPart(bucket: number, parts: ReadonlyArray<BucketItem>): string | undefined {
+function tornPart(parts: readonly BucketItem[]): string | undefined {
   const first = parts[0];
   if (!first) return undefined;
   const other = parts.find((p) => p.written !== first.written || p.count !== first.count);
-  if (other) return bucketSk(bucket, other.part);
+  if (other) return bucketSk(first.bucket, other.part);
   if (first.count === undefined) return undefined;
   const count = Number(first.count);
   const have = new Set(parts.map((p) => p.part));
-  for (let part = 0; part < count; part++) if (!have.has(part)) return bucketSk(bucket, part);
+  for (let part = 0; part < count; part++) if (!have.has(part)) return bucketSk(first.bucket, part);
   const extra = parts.find((p) => p.part >= count);
-  return extra && bucketSk(bucket, extra.part);
+  return extra && bucketSk(first.bucket, extra.part);
 }
 
 /**
  * Hands the memories of one bucket's parts (`run`, as read) to `sink`, reporting each part that
- * cannot be read and a torn bucket (tornPart): not forgotten in silence, and written again at the
- * next save. Returns an empty run for the next bucket.
+ * cannot be read and a torn bucket (tornPart): not forgotten in silence, and the bucket added to
+ * `dirty`, to be written again at the next save. `parts` learns how many items the bucket has.
  */
 export function takeBucket(
-  run: ReadonlyArray<readonly [sk: string, found: BucketItem]>,
+  run: readonly BucketItem[],
   sink: MemorySink,
-  known: Known,
-): Array<readonly [string, BucketItem]> {
-  const first = run[0]?.[1];
-  if (!first) return [];
+  dirty: Set<number>,
+  parts?: Uint8Array,
+): void {
   const reported = new Set<string>();
-  for (const [sk, found] of run) {
+  for (const found of run) {
+    if (parts) parts[found.bucket] = Math.max(parts[found.bucket] as number, Math.min(found.part + 1, 255));
     if (found.damage !== undefined) {
-      sink.damaged(sk, found.damage);
+      sink.damaged(found.sk, found.damage);
       reported.add(bucketSk(found.bucket, found.part));
-      known.dirty.add(found.bucket);
+      dirty.add(found.bucket);
     }
     for (const [key, value] of found.members) {
       // A memory filed in the wrong bucket, or a second one of a key, or one that cannot be
       // read, is written again where it belongs, and its bucket without it.
       const own = bucketOf(key);
-      if (own !== found.bucket) known.dirty.add(found.bucket).add(own);
-      if (!sink.memory(key, value)) known.dirty.add(found.bucket);
+      if (own !== found.bucket) dirty.add(found.bucket).add(own);
+      if (!sink.memory(key, value)) dirty.add(found.bucket);
     }
   }
-  const torn = tornPart(
-    first.bucket,
-    run.map(([, found]) => found),
-  );
+  const torn = tornPart(run);
   if (torn !== undefined && !reported.has(torn)) {
     sink.damaged(torn, TORN);
-    known.dirty.add(first.bucket);
+    dirty.add((run[0] as BucketItem).bucket);
   }
-  return [];
 }
 
 /**
@@ -215,18 +213,11 @@ export function takeBucket(
  * the scan either (its domains are compared as if seen for the first time).
  */
 export function bucketItem(item: Record<string, AttributeValue>): BucketItem | null {
-  const match = BUCKET_SK.exec(item[SK.name]?.S ?? '');
+  const sk = item[SK.name]?.S ?? '';
+  const match = BUCKET_SK.exec(sk);
   if (!match) return null;
   const bucket = Number.parseInt(match[1] as string, 16);
-  const part = Number(match[2] ?? 0);
-  const written = item.g?.N;
-  const count = item.n?.N;
-  const at = {
-    bucket,
-    part,
-    ...(written !== undefined ? { written } : {}),
-    ...(count !== undefined ? { count } : {}),
-  };
+  const at = { sk, bucket, part: Number(match[2] ?? 0), written: item.g?.N, count: item.n?.N };
   const read = itemJson(item.m?.S);
   if ('damage' in read) return { ...at, members: [], damage: read.damage };
   const members = read.value;
@@ -279,13 +270,11 @@ export async function planChanges(
     // Before the first save, nothing in the shards was ever committed.
     const read = known.generation === 0 ? new Map<string, unknown>() : await readBucket(bucket, parts);
     for (const [key, value] of changed) if (bucketOf(key) === bucket) read.set(key, value);
-    const list: string[] = [];
-    for (const [key, value] of read) {
-      if (value === null) continue;
-      values.set(key, value);
-      list.push(key);
-    }
-    members.set(bucket, list);
+    for (const [key, value] of read) if (value !== null) values.set(key, value);
+    members.set(
+      bucket,
+      [...read.keys()].filter((key) => read.get(key) !== null),
+    );
   }
   const memory = (key: string) => {
     const value = values.get(key);
