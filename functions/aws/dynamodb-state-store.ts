@@ -170,13 +170,9 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
           const read = contactOf(item.m?.S, key);
           // Not skipped in silence, and not the end of the scan: a problem record, written again
           // at the save (its body stands for none, so the save puts or deletes the item).
-          if (typeof read === 'string') {
-            damaged.push([sk, read]);
-            bodies.set(sk, '');
-          } else {
-            contacts[key] = read;
-            bodies.set(sk, item.m?.S as string);
-          }
+          if (typeof read === 'string') damaged.push([sk, read]);
+          else contacts[key] = read;
+          bodies.set(sk, typeof read === 'string' ? '' : (item.m?.S as string));
         }
     };
     let meta: Record<string, AttributeValue> | undefined;
