@@ -103,39 +103,55 @@ export const bucketSk = (bucket: number, part = 0): string =>
   `b#${bucket.toString(16).padStart(4, '0')}${part > 0 ? `.${part}` : ''}`;
 
 /**
- * Fails before anything is written when an item would break DynamoDB's limits (sort key 1 024
+ * Fails before anything is written when `item` would break DynamoDB's limits (sort key 1 024
  * bytes, item 400 KB). The comparison bounds every name and field and buckets are cut into parts,
  * so this names a bug rather than the reseller's data; it still says which item.
  */
-export function checkItemSize(at: ItemScope, sk: string, body: string, pk = at.scope): void {
+export function checkItemSize(at: ItemScope, item: Record<string, AttributeValue>): void {
+  const sk = item[SK.name]?.S ?? '';
   const keyBytes = Buffer.byteLength(sk, 'utf8');
-  const bytes =
-    Buffer.byteLength(pk, 'utf8') +
-    keyBytes +
-    Buffer.byteLength(body, 'utf8') +
-    PK.name.length +
-    SK.name.length +
-    1;
+  const bytes = itemBytes(item);
   if (keyBytes > MAX_SORT_KEY_BYTES || bytes > MAX_ITEM_BYTES)
     throw new StateError(
       `${at.location}: the state item ${JSON.stringify(shownCut(sk))} would be ${bytes} bytes (sort key ${keyBytes}), over DynamoDB's limits (${MAX_ITEM_BYTES} bytes an item, ${MAX_SORT_KEY_BYTES} a sort key); nothing was written`,
     );
 }
 
+/**
+ * An item's size as DynamoDB counts it ("Item size calculations"): every attribute's name and
+ * value in UTF-8 bytes, a number one byte per two digits and one more (an upper bound: DynamoDB
+ * trims leading and trailing zeros), a null or a boolean one byte.
+ */
+function itemBytes(item: Record<string, AttributeValue>): number {
+  let bytes = 0;
+  for (const [name, value] of Object.entries(item)) {
+    const size =
+      value.S !== undefined
+        ? Buffer.byteLength(value.S, 'utf8')
+        : value.N !== undefined
+          ? Math.ceil(value.N.length / 2) + 1
+          : 1;
+    bytes += Buffer.byteLength(name, 'utf8') + size;
+  }
+  return bytes;
+}
+
 /** A bucket item as read (bucketItem). */
 export interface BucketItem {
+  /** Its sort key as read (in any spelling). */
+  readonly sk: string;
   readonly bucket: number;
   readonly part: number;
   readonly members: Array<[string, unknown]>;
   readonly damage?: string;
   /** The generation the item was written for (`g`). */
-  readonly written?: string;
+  readonly written?: string | undefined;
   /** How many parts its save wrote of the bucket (`n`; absent on items written before it was kept). */
-  readonly count?: string;
+  readonly count?: string | undefined;
 }
 
 /** Why a bucket whose parts were written by different saves is a problem record. */
-export const TORN = 'its parts were written by different saves, one of which did not finish';
+const TORN = 'its parts were written by different saves, one of which did not finish';
 
 /**
  * The sort key of the part that shows a bucket torn, from its parts as read (in any order): the
@@ -144,55 +160,51 @@ export const TORN = 'its parts were written by different saves, one of which did
  * between the parts of a bucket it wrote over leaves one torn: a memory that moved from one part to
  * another (or into a part the bucket did not have) may be in neither.
  */
-export function tornPart(bucket: number, parts: ReadonlyArray<BucketItem>): string | undefined {
+function tornPart(parts: readonly BucketItem[]): string | undefined {
   const first = parts[0];
   if (!first) return undefined;
   const other = parts.find((p) => p.written !== first.written || p.count !== first.count);
-  if (other) return bucketSk(bucket, other.part);
+  if (other) return bucketSk(first.bucket, other.part);
   if (first.count === undefined) return undefined;
   const count = Number(first.count);
   const have = new Set(parts.map((p) => p.part));
-  for (let part = 0; part < count; part++) if (!have.has(part)) return bucketSk(bucket, part);
+  for (let part = 0; part < count; part++) if (!have.has(part)) return bucketSk(first.bucket, part);
   const extra = parts.find((p) => p.part >= count);
-  return extra && bucketSk(bucket, extra.part);
+  return extra && bucketSk(first.bucket, extra.part);
 }
 
 /**
  * Hands the memories of one bucket's parts (`run`, as read) to `sink`, reporting each part that
- * cannot be read and a torn bucket (tornPart): not forgotten in silence, and written again at the
- * next save. Returns an empty run for the next bucket.
+ * cannot be read and a torn bucket (tornPart): not forgotten in silence, and the bucket added to
+ * `dirty`, to be written again at the next save. `parts` learns how many items the bucket has.
  */
 export function takeBucket(
-  run: ReadonlyArray<readonly [sk: string, found: BucketItem]>,
+  run: readonly BucketItem[],
   sink: MemorySink,
-  known: Known,
-): Array<readonly [string, BucketItem]> {
-  const first = run[0]?.[1];
-  if (!first) return [];
+  dirty: Set<number>,
+  parts?: Uint8Array,
+): void {
   const reported = new Set<string>();
-  for (const [sk, found] of run) {
+  for (const found of run) {
+    if (parts) parts[found.bucket] = Math.max(parts[found.bucket] as number, Math.min(found.part + 1, 255));
     if (found.damage !== undefined) {
-      sink.damaged(sk, found.damage);
+      sink.damaged(found.sk, found.damage);
       reported.add(bucketSk(found.bucket, found.part));
-      known.dirty.add(found.bucket);
+      dirty.add(found.bucket);
     }
     for (const [key, value] of found.members) {
       // A memory filed in the wrong bucket, or a second one of a key, or one that cannot be
       // read, is written again where it belongs, and its bucket without it.
       const own = bucketOf(key);
-      if (own !== found.bucket) known.dirty.add(found.bucket).add(own);
-      if (!sink.memory(key, value)) known.dirty.add(found.bucket);
+      if (own !== found.bucket) dirty.add(found.bucket).add(own);
+      if (!sink.memory(key, value)) dirty.add(found.bucket);
     }
   }
-  const torn = tornPart(
-    first.bucket,
-    run.map(([, found]) => found),
-  );
+  const torn = tornPart(run);
   if (torn !== undefined && !reported.has(torn)) {
     sink.damaged(torn, TORN);
-    known.dirty.add(first.bucket);
+    dirty.add((run[0] as BucketItem).bucket);
   }
-  return [];
 }
 
 /**
@@ -201,18 +213,11 @@ export function takeBucket(
  * the scan either (its domains are compared as if seen for the first time).
  */
 export function bucketItem(item: Record<string, AttributeValue>): BucketItem | null {
-  const match = BUCKET_SK.exec(item[SK.name]?.S ?? '');
+  const sk = item[SK.name]?.S ?? '';
+  const match = BUCKET_SK.exec(sk);
   if (!match) return null;
   const bucket = Number.parseInt(match[1] as string, 16);
-  const part = Number(match[2] ?? 0);
-  const written = item.g?.N;
-  const count = item.n?.N;
-  const at = {
-    bucket,
-    part,
-    ...(written !== undefined ? { written } : {}),
-    ...(count !== undefined ? { count } : {}),
-  };
+  const at = { sk, bucket, part: Number(match[2] ?? 0), written: item.g?.N, count: item.n?.N };
   const read = itemJson(item.m?.S);
   if ('damage' in read) return { ...at, members: [], damage: read.damage };
   const members = read.value;
@@ -265,13 +270,11 @@ export async function planChanges(
     // Before the first save, nothing in the shards was ever committed.
     const read = known.generation === 0 ? new Map<string, unknown>() : await readBucket(bucket, parts);
     for (const [key, value] of changed) if (bucketOf(key) === bucket) read.set(key, value);
-    const list: string[] = [];
-    for (const [key, value] of read) {
-      if (value === null) continue;
-      values.set(key, value);
-      list.push(key);
-    }
-    members.set(bucket, list);
+    for (const [key, value] of read) if (value !== null) values.set(key, value);
+    members.set(
+      bucket,
+      [...read.keys()].filter((key) => read.get(key) !== null),
+    );
   }
   const memory = (key: string) => {
     const value = values.get(key);
@@ -306,9 +309,9 @@ function* bucketWrites(
     // And how many parts it wrote: a part that never came (killed) tears the bucket too.
     const n = { N: String(bodies.length) };
     for (const [part, text] of bodies.entries()) {
-      const sk = bucketSk(bucket, part);
-      checkItemSize(at, sk, text, pk);
-      yield { PutRequest: { Item: { ...itemKey(pk, sk), m: { S: text }, g, n } } };
+      const item = { ...itemKey(pk, bucketSk(bucket, part)), m: { S: text }, g, n };
+      checkItemSize(at, item);
+      yield { PutRequest: { Item: item } };
     }
     for (let old = bodies.length; old < (parts?.[bucket] ?? 0); old++)
       yield { DeleteRequest: { Key: itemKey(pk, bucketSk(bucket, old)) } };

@@ -26,58 +26,51 @@ export function readMeta(
   meta: Record<string, AttributeValue> | undefined,
   contacts: StateHead['contacts'],
 ): MetaRead {
+  const { generation: stored, h, layout, lease_owner: owner, lease_expires: expires } = meta ?? {};
   // Read as 0, a damaged generation would tell every scan "another scan moved the state on".
-  if (meta?.generation !== undefined && !/^\d{1,15}$/.test(meta.generation.N ?? ''))
+  if (stored !== undefined && !/^\d{1,15}$/.test(stored.N ?? ''))
     throw new StateError(
       `the state item ${META_SORT_KEY} in ${at.where} has no generation as a whole number; reset the state`,
     );
-  const generation = meta?.generation?.N !== undefined ? Number(meta.generation.N) : 0;
+  const generation = Number(stored?.N ?? 0);
+  const damaged = (damage: string) => ({ item: META_SORT_KEY, damage, generation });
   // Gone after a save, the account-wide part would open as empty: every memory taken for a first scan's.
-  if ((meta?.h !== undefined || generation > 0) && meta?.h?.S === undefined)
+  if ((h !== undefined || generation > 0) && h?.S === undefined)
     throw new StateDamagedError(
       `the state item ${META_SORT_KEY} in ${at.where} has no account-wide part (h) as text; reset the state`,
-      { item: META_SORT_KEY, damage: 'h: not text', generation },
+      damaged('h: not text'),
     );
   // Every save writes it: gone after one, it is damage (and read as absent, no bucket would be read).
-  const layout = meta?.layout;
   if (layout === undefined && generation > 0)
     throw new StateDamagedError(
       `the state item ${META_SORT_KEY} in ${at.where} has no bucket layout (layout) after a save; reset the state`,
-      { item: META_SORT_KEY, damage: 'layout: missing', generation },
+      damaged('layout: missing'),
     );
   if (layout !== undefined && layout.N === undefined && layout.NULL !== true)
     throw new StateDamagedError(
       `the state item ${META_SORT_KEY} in ${at.where} has no bucket layout (layout) as a number; reset the state`,
-      { item: META_SORT_KEY, damage: 'layout: not a number', generation },
+      damaged('layout: not a number'),
     );
   if (layout !== undefined && layout.N !== String(BUCKETS))
     throw stateIssue(
       at.where,
       `layout: written by another version of domain-sentinel (bucket layout ${layout.N ?? 'null'}, this one reads ${BUCKETS})`,
     );
-  const lease =
-    meta?.lease_owner?.S && meta.lease_expires?.N
-      ? { owner: meta.lease_owner.S, expiresAt: Number(meta.lease_expires.N) }
-      : null;
-  return { head: headOf(at, meta?.h?.S, contacts, generation), generation, lease };
-}
-
-function headOf(
-  at: ItemScope,
-  text: string | undefined,
-  contacts: StateHead['contacts'],
-  generation: number,
-): StateHead {
-  if (text === undefined) return { ...EMPTY_HEAD, contacts };
+  const lease = owner?.S && expires?.N ? { owner: owner.S, expiresAt: Number(expires.N) } : null;
+  if (h?.S === undefined) return { head: { ...EMPTY_HEAD, contacts }, generation, lease };
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(h.S);
   } catch (error) {
     throw new StateDamagedError(
       `the state item ${META_SORT_KEY} in ${at.where} is not JSON; reset the state`,
-      { item: META_SORT_KEY, damage: 'h: not JSON', generation },
+      damaged('h: not JSON'),
       { cause: error },
     );
   }
-  return readStateHead(value, contacts, at.where, { item: META_SORT_KEY, generation });
+  return {
+    head: readStateHead(value, contacts, at.where, { item: META_SORT_KEY, generation }),
+    generation,
+    lease,
+  };
 }

@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { ConfigError, errorLine } from '../core/base/errors';
 import { retry } from '../core/base/retry';
-import type { AuditEntry, AuditTrail, ClaimAnswer, RestoreClaim } from '../core/memory/audit';
+import type { AuditEntry, AuditTrail, RestoreClaim } from '../core/memory/audit';
 import {
   type ContactMemory,
   ContactMemorySchema,
@@ -48,9 +48,7 @@ import {
   SHARDS,
   shardPk,
   stoppableOf,
-  TORN,
   takeBucket,
-  tornPart,
 } from './dynamodb-buckets';
 import { readMeta as readMetaItem } from './dynamodb-meta';
 import {
@@ -83,6 +81,18 @@ const SHARD_SUFFIX_BYTES = 3;
  */
 const RENEWED_LEASE_MS = 120_000;
 const RENEW_EVERY_MS = 30_000;
+/** The lease is `:o`'s on generation `:g`: every write of `#meta` after the claim is conditional on it. */
+const HELD = 'generation = :g AND lease_owner = :o';
+/**
+ * The claim's condition: generation `:g` still stands, and its lease is free, ours, or no lease. A
+ * lease further ahead than any is taken for was taken by a clock that ran ahead: lapsed. One whose
+ * owner is no text or whose expiry no number is no lease (as the state's read finds it): a damaged
+ * lease must not hold the state for good.
+ */
+const CLAIMABLE =
+  '(attribute_not_exists(generation) OR generation = :g) AND ' +
+  '(attribute_not_exists(lease_owner) OR lease_owner = :o OR NOT attribute_type(lease_owner, :text) ' +
+  'OR NOT attribute_type(lease_expires, :number) OR lease_expires < :now OR lease_expires > :far)';
 /** Bucket items taken in between two turns of the event loop, so the account's answers keep flowing. */
 const YIELD_EVERY = 16;
 /**
@@ -160,13 +170,9 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
           const read = contactOf(item.m?.S, key);
           // Not skipped in silence, and not the end of the scan: a problem record, written again
           // at the save (its body stands for none, so the save puts or deletes the item).
-          if (typeof read === 'string') {
-            damaged.push([sk, read]);
-            bodies.set(sk, '');
-          } else {
-            contacts[key] = read;
-            bodies.set(sk, item.m?.S as string);
-          }
+          if (typeof read === 'string') damaged.push([sk, read]);
+          else contacts[key] = read;
+          bodies.set(sk, typeof read === 'string' ? '' : (item.m?.S as string));
         }
     };
     let meta: Record<string, AttributeValue> | undefined;
@@ -191,29 +197,31 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       const pk = shardPk(this.at, n);
       let taken = 0;
       // A bucket's parts come one after the other (their sort keys), to be checked together.
-      let run: Array<readonly [sk: string, found: BucketItem]> = [];
+      let run: BucketItem[] = [];
       for await (const page of this.pages(pk, undefined, signal))
         for (const item of page) {
           if (++taken % YIELD_EVERY === 0) await new Promise(setImmediate);
-          const sk = item[SK.name]?.S ?? '';
           const found = bucketItem(item);
           if (!found) {
+            const sk = item[SK.name]?.S ?? '';
             // Deleted once the next save committed: not in silence, whatever memories it held.
             if (sk.startsWith('b#')) sink.damaged(sk, 'its sort key names no bucket');
             known.stray.push([pk, sk]);
             continue;
           }
-          if (run[0] && run[0][1].bucket !== found.bucket) run = takeBucket(run, sink, known);
-          run.push([sk, found]);
-          parts[found.bucket] = Math.max(parts[found.bucket] as number, Math.min(found.part + 1, 255));
+          if (run[0] && run[0].bucket !== found.bucket) {
+            takeBucket(run, sink, known.dirty, parts);
+            run = [];
+          }
+          run.push(found);
           // A sort key of another spelling (b#0.0, hand-written), or in another shard: its bucket
           // written again at its own, it deleted.
-          if (sk !== bucketSk(found.bucket, found.part) || found.bucket % SHARDS !== n) {
-            known.stray.push([pk, sk]);
+          if (found.sk !== bucketSk(found.bucket, found.part) || found.bucket % SHARDS !== n) {
+            known.stray.push([pk, found.sk]);
             known.dirty.add(found.bucket);
           }
         }
-      takeBucket(run, sink, known);
+      takeBucket(run, sink, known.dirty, parts);
     };
     let next = 0;
     const reader = async () => {
@@ -232,28 +240,14 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
 
   async claim(generation: number, lease: Lease): Promise<void> {
     const now = this.clock();
+    const update = 'SET generation = if_not_exists(generation, :g), lease_owner = :o, lease_expires = :e';
     await this.conditional(
-      new UpdateItemCommand({
-        TableName: this.table,
-        Key: this.key(META_SORT_KEY),
-        UpdateExpression:
-          'SET generation = if_not_exists(generation, :g), lease_owner = :o, lease_expires = :e',
-        // A lease further ahead than any is taken for was taken by a clock that ran ahead: lapsed.
-        // One whose owner is no text or whose expiry no number is no lease (as the state's read
-        // finds it): a damaged lease must not hold the state for good.
-        ConditionExpression:
-          '(attribute_not_exists(generation) OR generation = :g) AND ' +
-          '(attribute_not_exists(lease_owner) OR lease_owner = :o OR NOT attribute_type(lease_owner, :text) ' +
-          'OR NOT attribute_type(lease_expires, :number) OR lease_expires < :now OR lease_expires > :far)',
-        ExpressionAttributeValues: {
-          ':g': { N: String(generation) },
-          ':o': { S: lease.owner },
-          ':e': { N: String(lease.expiresAt) },
-          ':now': { N: String(now) },
-          ':far': { N: String(now + MAX_LEASE_MS) },
-          ':text': { S: 'S' },
-          ':number': { S: 'N' },
-        },
+      this.updateMeta(generation, lease.owner, update, CLAIMABLE, {
+        ':e': { N: String(lease.expiresAt) },
+        ':now': { N: String(now) },
+        ':far': { N: String(now + MAX_LEASE_MS) },
+        ':text': { S: 'S' },
+        ':number': { S: 'N' },
       }),
       `another scan moved the state on or holds its lease (${this.location}, generation ${generation})`,
     ).catch(async (error: unknown) => {
@@ -266,16 +260,23 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
   async save(opened: OpenedState, owner: string, write: StateWrite): Promise<SavedInPart | undefined> {
     const known = this.knownOf(opened);
     const { contacts, ...header } = write.head;
-    const headerJson = JSON.stringify(header);
-    checkItemSize(this.at, META_SORT_KEY, headerJson);
+    // #meta as the save leaves it: the lease removed, the next generation and the layout set.
+    const next = { N: String(opened.generation + 1) };
+    const layout = { N: String(BUCKETS) };
+    const meta = { ...this.key(META_SORT_KEY), generation: next, h: { S: JSON.stringify(header) }, layout };
+    checkItemSize(this.at, meta);
     const contactWrites = write.all ? this.contactWrites(contacts, known.contacts) : [];
-    await this.renewLease(opened.generation, owner, false);
+    // Item writes are not conditional (BatchWriteItem cannot be): the lease must still be ours,
+    // checked first with its own end (a snooze's 15 s stay 15 s), then made to last.
+    const held = (update: string, values?: Record<string, AttributeValue>) =>
+      this.conditional(this.updateMeta(opened.generation, owner, update, HELD, values));
+    await held('SET lease_owner = :o');
     let renewed = this.clock();
     // Before each batch, once the last renewal is RENEW_EVERY_MS old: the lease never lapses mid-save.
     const keepLease = async () => {
       if (this.clock() - renewed < RENEW_EVERY_MS) return;
       renewed = this.clock();
-      await this.renewLease(opened.generation, owner, true);
+      await held('SET lease_expires = :e', { ':e': { N: String(renewed + RENEWED_LEASE_MS) } });
     };
     // What a killed first save left goes before this one writes: none of it may be committed with it.
     // Listed now, under the lease, not as this state was read (a snooze reads none; a scan may have
@@ -287,24 +288,9 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       : await planChanges(this.at, known, write.changed, (bucket, parts) => this.readBucket(bucket, parts));
     await this.writeAll(writes, keepLease);
     await this.writeAll(contactWrites, keepLease);
-    await this.conditional(
-      new UpdateItemCommand({
-        TableName: this.table,
-        Key: this.key(META_SORT_KEY),
-        // The layout always, so a #meta without one after a save is damage.
-        UpdateExpression:
-          'SET generation = :next, h = :h, layout = :layout REMOVE lease_owner, lease_expires',
-        ConditionExpression: 'generation = :g AND lease_owner = :o',
-        ExpressionAttributeValues: {
-          ':g': { N: String(opened.generation) },
-          ':next': { N: String(opened.generation + 1) },
-          ':o': { S: owner },
-          ':h': { S: headerJson },
-          ':layout': { N: String(BUCKETS) },
-        },
-      }),
-      `the state lease on ${this.location} was lost before the state was saved`,
-    );
+    // The layout always, so a #meta without one after a save is damage.
+    const commit = 'SET generation = :next, h = :h, layout = :layout REMOVE lease_owner, lease_expires';
+    await held(commit, { ':next': next, ':h': meta.h, ':layout': layout });
     // Items read as no bucket stay so, so deleting them needs no lease; if it fails, the next save tries again.
     const stray = known.stray.map(([pk, sk]) => ({ DeleteRequest: { Key: itemKey(pk, sk) } }));
     await this.writeAll(stray).catch(() => undefined);
@@ -317,13 +303,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
    * {@link RELEASE_AFTER_STOP_MS} from the stop, after which the lease is left to lapse.
    */
   protected async dropLease(generation: number, owner: string): Promise<void> {
-    const command = new UpdateItemCommand({
-      TableName: this.table,
-      Key: this.key(META_SORT_KEY),
-      UpdateExpression: 'REMOVE lease_owner, lease_expires',
-      ConditionExpression: 'generation = :g AND lease_owner = :o',
-      ExpressionAttributeValues: { ':g': { N: String(generation) }, ':o': { S: owner } },
-    });
+    const command = this.updateMeta(generation, owner, 'REMOVE lease_owner, lease_expires', HELD);
     const run = this.signal;
     if (!run) return void (await this.client.send(command));
     const bound = new AbortController();
@@ -350,32 +330,21 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     }
   }
 
-  /** Adds a restore attempt (dynamodb-restore-records.ts): a refusal never pushes out an attempt that reached the reseller. */
-  recordAudit(entry: AuditEntry): Promise<void> {
-    return recordAuditItem(this.claimTable(), entry);
-  }
-
+  // The audit trail and the restore claims (dynamodb-restore-records.ts), in the account's partition.
+  /** A refusal never pushes out an attempt that reached the reseller. */
+  readonly recordAudit = (entry: AuditEntry) => recordAuditItem(this.claimTable(), entry);
   /** A restore written ahead (two round trips), then its outcome written over it in place (one, and the trim). */
-  beginAudit(entry: AuditEntry): Promise<string> {
-    return beginAuditItem(this.claimTable(), entry);
-  }
-  completeAudit(ref: string, entry: AuditEntry): Promise<void> {
-    return completeAuditItem(this.claimTable(), ref, entry);
-  }
-
-  /** The restore attempts kept, newest first; an item that does not parse is left out. */
-  listAudit(): Promise<AuditEntry[]> {
-    return listAuditItems({ ...this.claimTable(), ...(this.signal ? { signal: this.signal } : {}) });
-  }
-
-  /** Takes the claim on restoring `domain`: one conditional write in the account's partition. */
-  claimRestore(domain: string, claim: RestoreClaim, now: number): Promise<ClaimAnswer> {
-    return putRestoreClaim(this.claimTable(), domain, claim, now);
-  }
-
-  releaseRestore(domain: string, owner: string): Promise<void> {
-    return endRestoreClaim(this.claimTable(), domain, owner);
-  }
+  readonly beginAudit = (entry: AuditEntry) => beginAuditItem(this.claimTable(), entry);
+  readonly completeAudit = (ref: string, entry: AuditEntry) =>
+    completeAuditItem(this.claimTable(), ref, entry);
+  /** Newest first; an item that does not parse is left out. */
+  readonly listAudit = () =>
+    listAuditItems({ ...this.claimTable(), ...(this.signal ? { signal: this.signal } : {}) });
+  /** One conditional write in the account's partition. */
+  readonly claimRestore = (domain: string, claim: RestoreClaim, now: number) =>
+    putRestoreClaim(this.claimTable(), domain, claim, now);
+  readonly releaseRestore = (domain: string, owner: string) =>
+    endRestoreClaim(this.claimTable(), domain, owner);
 
   private claimTable() {
     return { client: this.client, table: this.table, scope: this.at.scope, location: this.location };
@@ -405,24 +374,23 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
 
   /** One bucket's stored members, by key (each as stored); `parts` learns how many items it had. */
   private async readBucket(bucket: number, parts?: Uint8Array): Promise<Map<string, unknown>> {
-    const members = new Map<string, unknown>();
-    const read: BucketItem[] = [];
-    // A link's step must not write a damaged (or torn) bucket over: the scan reports it before it heals it.
-    const refuse = (sk: string | undefined, damage: string) =>
-      new StateError(
-        `the state item ${sk} in ${this.at.where} cannot be read (${damage}); the next scan reports it and writes it again`,
-      );
+    const run: BucketItem[] = [];
     for await (const page of this.pages(shardPk(this.at, bucket), bucketSk(bucket)))
       for (const item of page) {
         const found = bucketItem(item);
-        if (found?.bucket !== bucket) continue;
-        if (found.damage !== undefined) throw refuse(item[SK.name]?.S, found.damage);
-        read.push(found);
-        if (parts) parts[bucket] = Math.max(parts[bucket] as number, Math.min(found.part + 1, 255));
-        for (const [key, value] of found.members) if (!members.has(key)) members.set(key, value);
+        if (found?.bucket === bucket) run.push(found);
       }
-    const torn = tornPart(bucket, read);
-    if (torn !== undefined) throw refuse(torn, TORN);
+    const members = new Map<string, unknown>();
+    const sink: MemorySink = {
+      memory: (key, value) => !members.has(key) && members.set(key, value) !== undefined,
+      // A link's step must not write a damaged (or torn) bucket over: the scan reports it before it heals it.
+      damaged: (sk, damage) => {
+        throw new StateError(
+          `the state item ${sk} in ${this.at.where} cannot be read (${damage}); the next scan reports it and writes it again`,
+        );
+      },
+    };
+    takeBucket(run, sink, new Set(), parts);
     return members;
   }
 
@@ -430,18 +398,17 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     contacts: StateHead['contacts'],
     before: ReadonlyMap<string, string>,
   ): WriteRequest[] {
-    const after = new Map<string, string>();
-    for (const [handle, memory] of Object.entries(contacts))
-      after.set(
-        `${CONTACT_PREFIX}${handle}`,
-        JSON.stringify(readContactMemory(memory, handle, this.at.where)),
-      );
     const writes: WriteRequest[] = [];
-    for (const [sk, body] of after)
-      if (before.get(sk) !== body) {
-        checkItemSize(this.at, sk, body);
-        writes.push({ PutRequest: { Item: { ...this.key(sk), m: { S: body } } } });
-      }
+    const after = new Set<string>();
+    for (const [handle, memory] of Object.entries(contacts)) {
+      const sk = `${CONTACT_PREFIX}${handle}`;
+      const body = JSON.stringify(readContactMemory(memory, handle, this.at.where));
+      after.add(sk);
+      if (before.get(sk) === body) continue;
+      const item = { ...this.key(sk), m: { S: body } };
+      checkItemSize(this.at, item);
+      writes.push({ PutRequest: { Item: item } });
+    }
     for (const sk of before.keys()) if (!after.has(sk)) writes.push({ DeleteRequest: { Key: this.key(sk) } });
     return writes;
   }
@@ -455,14 +422,13 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     let startKey: Record<string, AttributeValue> | undefined;
     do {
       if (signal?.aborted) return;
+      const sk =
+        prefix === undefined ? undefined : { name: { '#sk': SK.name }, value: { ':prefix': { S: prefix } } };
       const input: QueryCommandInput = {
         TableName: this.table,
-        KeyConditionExpression: `#pk = :pk${prefix === undefined ? '' : ' AND begins_with(#sk, :prefix)'}`,
-        ExpressionAttributeNames: { '#pk': PK.name, ...(prefix === undefined ? {} : { '#sk': SK.name }) },
-        ExpressionAttributeValues: {
-          ':pk': { S: pk },
-          ...(prefix === undefined ? {} : { ':prefix': { S: prefix } }),
-        },
+        KeyConditionExpression: sk ? '#pk = :pk AND begins_with(#sk, :prefix)' : '#pk = :pk',
+        ExpressionAttributeNames: { '#pk': PK.name, ...sk?.name },
+        ExpressionAttributeValues: { ':pk': { S: pk }, ...sk?.value },
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
       };
@@ -475,58 +441,25 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
   }
 
   /**
-   * Item writes are not conditional (BatchWriteItem cannot be): the lease must still be ours. With
-   * `extend`, it is made to last {@link RENEWED_LEASE_MS} from now; without, it keeps its own end
-   * (a snooze's 15 s stay 15 s).
-   */
-  private async renewLease(generation: number, owner: string, extend: boolean): Promise<void> {
-    await this.conditional(
-      new UpdateItemCommand({
-        TableName: this.table,
-        Key: this.key(META_SORT_KEY),
-        UpdateExpression: extend ? 'SET lease_expires = :e' : 'SET lease_owner = :o',
-        ConditionExpression: 'generation = :g AND lease_owner = :o',
-        ExpressionAttributeValues: {
-          ':g': { N: String(generation) },
-          ':o': { S: owner },
-          ...(extend ? { ':e': { N: String(this.clock() + RENEWED_LEASE_MS) } } : {}),
-        },
-      }),
-      `the state lease on ${this.location} was lost before the state was saved`,
-    );
-  }
-
-  /**
    * Writes every request, {@link BATCH} a call and {@link WRITE_CONCURRENCY} calls at once, taking
    * the next batch from `requests` only when a writer is free: a first save of a million domains
    * holds a few hundred items at a time, not all of them. The first failure stops the others.
    * `beforeBatch` runs before each batch is sent (a long save renews its lease there).
    */
   private async writeAll(requests: Iterable<WriteRequest>, beforeBatch?: () => Promise<void>): Promise<void> {
-    const source = requests[Symbol.iterator]();
-    let failed = false;
-    const take = (): WriteRequest[] => {
-      const batch: WriteRequest[] = [];
-      for (let next = source.next(); !next.done; next = source.next()) {
-        batch.push(next.value);
-        if (batch.length === BATCH) break;
-      }
-      return batch;
-    };
+    const batches = batchesOf(requests);
+    let failure: { error: unknown } | undefined;
     const writer = async () => {
-      for (let batch = take(); !failed && batch.length > 0; batch = take()) {
+      for (let next = batches.next(); !failure && !next.done; next = batches.next())
         try {
           await beforeBatch?.();
-          await this.batchWrite(batch);
+          await this.batchWrite(next.value);
         } catch (error) {
-          failed = true;
-          throw error;
+          failure ??= { error };
         }
-      }
     };
-    const outcomes = await Promise.allSettled(Array.from({ length: WRITE_CONCURRENCY }, writer));
-    const failure = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-    if (failure) throw failure.reason;
+    await Promise.all(Array.from({ length: WRITE_CONCURRENCY }, writer));
+    if (failure) throw failure.error;
   }
 
   /** One BatchWriteItem, its unprocessed (throttled) items tried again after a full-jitter backoff. */
@@ -549,7 +482,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
         minTimeout: 100,
         maxTimeout: 3_000,
         randomize: true,
-        ...(this.signal ? { signal: this.signal } : {}),
+        signal: this.signal,
         shouldRetry: ({ error }) => error instanceof UnprocessedItemsError,
       },
     );
@@ -559,7 +492,27 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     return itemKey(this.at.scope, sk);
   }
 
-  private async conditional(command: UpdateItemCommand, conflict: string): Promise<void> {
+  /** An UpdateItem of `#meta` made on generation `:g` and owner `:o`, as the lease's conditions name them. */
+  private updateMeta(
+    generation: number,
+    owner: string,
+    update: string,
+    condition: string,
+    values: Record<string, AttributeValue> = {},
+  ): UpdateItemCommand {
+    return new UpdateItemCommand({
+      TableName: this.table,
+      Key: this.key(META_SORT_KEY),
+      UpdateExpression: update,
+      ConditionExpression: condition,
+      ExpressionAttributeValues: { ':g': { N: String(generation) }, ':o': { S: owner }, ...values },
+    });
+  }
+
+  private async conditional(
+    command: UpdateItemCommand,
+    conflict = `the state lease on ${this.location} was lost before the state was saved`,
+  ): Promise<void> {
     try {
       await this.client.send(command, this.abort);
     } catch (error) {
@@ -576,6 +529,19 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       throw new StateError(`could not ${what} in ${this.location}: ${errorLine(error)}`, { cause: error });
     }
   }
+}
+
+/** `requests` {@link BATCH} at a time, taken only as they are asked for. */
+function* batchesOf(requests: Iterable<WriteRequest>): Generator<WriteRequest[]> {
+  let batch: WriteRequest[] = [];
+  for (const request of requests) {
+    batch.push(request);
+    if (batch.length === BATCH) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
 }
 
 /** A contact item's memory, or why it cannot be read. */
