@@ -155,6 +155,17 @@ const messageProblem = (p: Report['problems'][number]) =>
     ? { ...p, key: p.key === null ? null : cutText(p.key, KEY_MAX), reason: cutText(p.reason, REASON_MAX) }
     : p;
 
+/**
+ * What a cut JSON's `omitted` says of the problem records it leaves out: how many, how many of
+ * them could not be read, and how many are critical (chat and webhooks read this JSON: they count
+ * those the cut left out, alert.ts criticalCount).
+ */
+const problemsLeftOut = (problems: Report['problems']) => ({
+  problems: problems.length,
+  unread_problems: unreadIn(problems),
+  critical_problems: problems.filter((p) => p.severity === 'critical').length,
+});
+
 /** How many of the first unreadable records the JSON keeps: at most {@link PROBLEMS_KEPT}, within {@link PROBLEMS_MAX_BYTES}. */
 function problemsKept(problems: Report['problems']): number {
   let used = 0;
@@ -247,10 +258,7 @@ class JsonParts {
             truncated: true,
             omitted: {
               findings: r.findings.length - findings,
-              problems: r.problems.length - problems,
-              unread_problems: unreadIn(r.problems.slice(problems)),
-              // Chat and webhooks read this JSON: they count the critical ones it leaves out (alert.ts criticalCount).
-              critical_problems: r.problems.slice(problems).filter((p) => p.severity === 'critical').length,
+              ...problemsLeftOut(r.problems.slice(problems)),
             },
           }),
     });
@@ -408,12 +416,7 @@ function leanJson(report: Report): string {
     source: pick(report.source as Record<string, unknown>, LEAN_SOURCE_FIELDS),
     policy: pick(report.policy as Record<string, unknown>, ['expiry_days', 'critical_days']),
     truncated: true,
-    omitted: {
-      findings: report.findings.length,
-      problems: report.problems.length,
-      unread_problems: unreadIn(report.problems),
-      critical_problems: report.problems.filter((p) => p.severity === 'critical').length,
-    },
+    omitted: { findings: report.findings.length, ...problemsLeftOut(report.problems) },
     omitted_fields: Object.keys(fields).filter(
       (k) => !LEAN_FIELDS.includes(k) && !['source', 'findings', 'problems'].includes(k),
     ),
