@@ -166,6 +166,35 @@ const problemsLeftOut = (problems: Report['problems']) => ({
   critical_problems: problems.filter((p) => p.severity === 'critical').length,
 });
 
+/**
+ * The report cut to `findingLimit` findings and the first `problemLimit` problem records (names and
+ * reasons cut as in the message), the cut stated in it as in the message's JSON (`truncated: true`,
+ * `omitted`): for the log.
+ */
+export function truncateReport(
+  report: Report,
+  findingLimit: number,
+  problemLimit = PROBLEMS_KEPT,
+): Report & { truncated?: true; omitted?: { findings: number } & ReturnType<typeof problemsLeftOut> } {
+  const kept = report.problems.slice(0, problemLimit).map(messageProblem);
+  const whole = report.findings.length <= findingLimit && report.problems.length <= problemLimit;
+  if (whole && kept.every((p, i) => p === report.problems[i])) return report;
+  return {
+    ...report,
+    findings: report.findings.slice(0, findingLimit),
+    problems: kept,
+    ...(whole
+      ? {}
+      : {
+          truncated: true as const,
+          omitted: {
+            findings: Math.max(0, report.findings.length - findingLimit),
+            ...problemsLeftOut(report.problems.slice(problemLimit)),
+          },
+        }),
+  };
+}
+
 /** How many of the first unreadable records the JSON keeps: at most {@link PROBLEMS_KEPT}, within {@link PROBLEMS_MAX_BYTES}. */
 function problemsKept(problems: Report['problems']): number {
   let used = 0;
