@@ -264,6 +264,20 @@ export function reportReaches(report: Report, level: Severity): boolean {
 export const criticalProblems = (report: Report): readonly Problem[] =>
   report.problems.filter((p) => p.severity === 'critical');
 
+/**
+ * How many critical items `problems` hold ({@link criticalProblems}): a domain's records once, by its
+ * normalised name (memory's key: one the reseller lists under two spellings is one domain), as a
+ * remembered critical is counted; a record without a domain name once each.
+ */
+export const criticalIn = (problems: readonly Problem[]): number =>
+  new Set(
+    problems.flatMap((p, i) =>
+      p.severity !== 'critical'
+        ? []
+        : [p.resource === 'domain' && p.key !== null ? normalizeDomainName(p.key) : i],
+    ),
+  ).size;
+
 /** Changes since the last scan that memory calls critical (`left_account`: a domain transferred out or deleted). */
 export const criticalChanges = (report: Report): readonly DomainChange[] =>
   changesOf(report).filter((c) => c.severity === 'critical');
@@ -282,7 +296,7 @@ export function criticalChangeCount(report: Report): number {
  */
 export const criticalCount = (report: Report): number =>
   report.summary.critical +
-  criticalProblems(report).length +
+  criticalIn(report.problems) +
   (omittedOf(report)?.critical_problems ?? 0) +
   criticalChangeCount(report);
 

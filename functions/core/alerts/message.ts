@@ -6,6 +6,7 @@ import type { Report } from '../scan/scan';
 import {
   alertSeverity,
   criticalCount,
+  criticalIn,
   type RenderOptions,
   renderSms,
   renderSubject,
@@ -156,14 +157,14 @@ const messageProblem = (p: Report['problems'][number]) =>
     : p;
 
 /**
- * What a cut JSON's `omitted` says of the problem records it leaves out: how many, how many of
- * them could not be read, and how many are critical (chat and webhooks read this JSON: they count
- * those the cut left out, alert.ts criticalCount).
+ * What a cut JSON's `omitted` says of the problem records past the first `kept`: how many, how many
+ * of them could not be read, and how many critical items the cut takes away (chat and webhooks read
+ * this JSON: the kept and the left out together count what the whole did, alert.ts criticalCount).
  */
-const problemsLeftOut = (problems: Report['problems']) => ({
-  problems: problems.length,
-  unread_problems: unreadIn(problems),
-  critical_problems: problems.filter((p) => p.severity === 'critical').length,
+const problemsLeftOut = (problems: Report['problems'], kept: number) => ({
+  problems: Math.max(0, problems.length - kept),
+  unread_problems: unreadIn(problems.slice(kept)),
+  critical_problems: criticalIn(problems) - criticalIn(problems.slice(0, kept)),
 });
 
 /**
@@ -189,7 +190,7 @@ export function truncateReport(
           truncated: true as const,
           omitted: {
             findings: Math.max(0, report.findings.length - findingLimit),
-            ...problemsLeftOut(report.problems.slice(problemLimit)),
+            ...problemsLeftOut(report.problems, problemLimit),
           },
         }),
   };
@@ -287,7 +288,7 @@ class JsonParts {
             truncated: true,
             omitted: {
               findings: r.findings.length - findings,
-              ...problemsLeftOut(r.problems.slice(problems)),
+              ...problemsLeftOut(r.problems, problems),
             },
           }),
     });
@@ -445,7 +446,7 @@ function leanJson(report: Report): string {
     source: pick(report.source as Record<string, unknown>, LEAN_SOURCE_FIELDS),
     policy: pick(report.policy as Record<string, unknown>, ['expiry_days', 'critical_days']),
     truncated: true,
-    omitted: { findings: report.findings.length, ...problemsLeftOut(report.problems) },
+    omitted: { findings: report.findings.length, ...problemsLeftOut(report.problems, 0) },
     omitted_fields: Object.keys(fields).filter(
       (k) => !LEAN_FIELDS.includes(k) && !['source', 'findings', 'problems'].includes(k),
     ),
