@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { criticalCount } from '../../functions/core/alerts/alert';
 import { buildAlertMessage, reportJsonOf, truncateReport } from '../../functions/core/alerts/message';
 import type { ScanMemory } from '../../functions/core/memory/scan-memory';
-import { unreadableRepeats } from '../../functions/core/memory/unjudged-memory';
+import { unreadableQuarantineCount } from '../../functions/core/memory/unjudged-memory';
 import type { Report } from '../../functions/core/scan/scan';
 import { reportOf } from '../support/report';
 
@@ -17,20 +17,20 @@ const inQuarantine = (key: string): Problem => ({
 /** One domain the reseller lists twice, under two spellings (case and a trailing dot), each record saying quarantine. */
 const twoSpellings = () => reportOf([], [inQuarantine('Bloem.NL'), inQuarantine('bloem.nl.')]);
 const noMemory = { prior: new Map() } as unknown as ScanMemory;
-const policy = { repeat: { critical: 20, warning: 164 } };
+const noneLapse = () => false;
 
 describe('a domain listed under two spellings whose records both say quarantine', () => {
   it('is one critical item in the alert, its attributes and the log', () => {
     // Act
     const report = twoSpellings();
     const alert = buildAlertMessage(report);
-    const [quarantine] = unreadableRepeats(report.problems, noMemory, policy);
+    const repeatedInLog = unreadableQuarantineCount(report.problems, noMemory, noneLapse);
 
     // Assess
     expect(criticalCount(report)).toBe(1);
     expect(alert.attributes.critical_count).toBe(1);
     expect(alert.subject).toContain('1 critical');
-    expect(quarantine?.count).toBe(1);
+    expect(repeatedInLog).toBe(1);
   });
 
   it('is one critical item when a cut leaves one spelling out', () => {
