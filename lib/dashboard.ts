@@ -20,7 +20,7 @@ export interface SentinelDashboardProps {
 
 /**
  * One CloudWatch dashboard per copy: is the scan keeping up (duration against its timeout, domains
- * read, requests and 429s), what did it find and send (findings by severity, publishes), what did
+ * read, requests and 429s), what did it find and send (critical items and warning findings, publishes), what did
  * people do with the links (web outcomes), and what failed (errors, throttles, 5xx). Every metric
  * comes from the factory beside what it measures, the same the alarms read.
  */
@@ -57,7 +57,7 @@ export class SentinelDashboard extends Construct {
             scan.unreadableRecords({ label: 'unreadable records' }),
           ]),
           graph(
-            'Findings by severity',
+            'Critical items and warning findings',
             [scan.criticalFindings({ label: 'critical' }), scan.warningFindings({ label: 'warning' })],
             { stacked: true },
           ),
@@ -93,7 +93,7 @@ export class SentinelDashboard extends Construct {
         ...(props.accounts
           ? [
               [
-                graph('Critical findings per account', [scan.perAccount(METRICS.criticalFindings)]),
+                graph('Critical items per account', [scan.perAccount(METRICS.criticalFindings)]),
                 graph('Scans completed per account', [scan.perAccount(METRICS.scanCompleted)]),
                 graph('Scans failed per account', [scan.perAccount(METRICS.scanFailed)]),
               ],

@@ -264,6 +264,7 @@ export class ScanMetrics extends CustomMetricFactory {
     return this.whole(METRICS.unreadableRecords, reading);
   }
 
+  /** The critical items as the alert counts them (alerts/alert.ts criticalCount), under the metric's old name. */
   criticalFindings(reading: MetricReading = {}): cloudwatch.IMetric {
     return this.whole(METRICS.criticalFindings, reading);
   }

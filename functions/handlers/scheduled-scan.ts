@@ -10,7 +10,8 @@ import { SCAN_SDK_TIMEOUTS, uploadTimeoutMs } from '../aws/sdk-timeouts';
 import type { SecretSource } from '../aws/secrets';
 import { chatTargetOf, snsSender } from '../aws/sns-publish';
 import { accountSummaryOf } from '../core/alerts/account-summary';
-import { truncateReport, unreadableCount } from '../core/alerts/alert';
+import { criticalCount, unreadableCount } from '../core/alerts/alert';
+import { truncateReport } from '../core/alerts/message';
 import { ConfigError, errorLine, withKeySource } from '../core/base/errors';
 import type { ReportStore } from '../core/memory/report-store';
 import { loadStatePolicy, STATE_ENV } from '../core/memory/state-config';
@@ -368,7 +369,9 @@ async function deliverStateless(
  */
 function addScanMetrics(metrics: ScheduledScanDeps['metrics'], report: Report, damaged?: Error): void {
   const failure = damaged ?? incompleteScanError(report);
-  metrics.addMetric(METRICS.criticalFindings, MetricUnit.Count, report.summary.critical);
+  // The critical items as the alert and the accounts overview count them (a record that says
+  // quarantine, a domain that left the account), so the dashboard never shows 0 beside an alert that said 1.
+  metrics.addMetric(METRICS.criticalFindings, MetricUnit.Count, criticalCount(report));
   metrics.addMetric(METRICS.warningFindings, MetricUnit.Count, report.summary.warning);
   metrics.addMetric(METRICS.domainsScanned, MetricUnit.Count, report.stats.domains_scanned);
   // The records that could not be read, as every channel counts them: not those read by their dates

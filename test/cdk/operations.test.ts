@@ -57,12 +57,12 @@ describe('dashboard', () => {
     );
   });
 
-  it('shows domains read, findings by severity, requests and 429s of this deployment’s scan', () => {
+  it('shows domains read, critical items and warning findings, requests and 429s of this deployment’s scan', () => {
     const scan = (metric: string) =>
       `["DomainSentinel","${metric}","deployment","DomainSentinel","service","scan"`;
     expect(metricsOf(/Domains read/)).toContain(scan('DomainsScanned'));
-    expect(metricsOf(/Findings/)).toContain(scan('CriticalFindings'));
-    expect(metricsOf(/Findings/)).toContain(scan('WarningFindings'));
+    expect(metricsOf(/Critical items/)).toContain(scan('CriticalFindings'));
+    expect(metricsOf(/Critical items/)).toContain(scan('WarningFindings'));
     expect(metricsOf(/429/)).toContain(scan('ResellerRequests'));
     expect(metricsOf(/429/)).toContain(scan('ResellerThrottled'));
   });

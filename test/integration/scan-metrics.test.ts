@@ -46,3 +46,15 @@ describe('the UnreadableRecords metric', () => {
     expect(emitted.get('UnreadableRecords')).toBe(1);
   });
 });
+
+describe('the CriticalFindings metric', () => {
+  it('counts the critical items the alert counts: a record that says quarantine but could not be read among them', async () => {
+    // Prepare: a domain in quarantine whose record cannot be read (no finding, a critical problem record).
+    const domains = [quarantinedRecord('broken.nl', { date_expiry: 'not a date' })];
+    // Act
+    const emitted = await metricsOf(domains);
+    // Assess: what the alert's subject and critical_count say (alerts/alert.ts criticalCount), not 0.
+    expect(emitted.get('UnreadableRecords')).toBe(1);
+    expect(emitted.get('CriticalFindings')).toBe(1);
+  });
+});

@@ -34,8 +34,6 @@ import * as registry from './registry-words';
 
 /** SNS's limit for the whole message, attributes included. */
 export const SNS_MAX_BYTES = 262_144;
-/** Unreadable records a cut report keeps. */
-const MESSAGE_PROBLEMS_KEPT = 100;
 /** A problem's reason is cut to this many characters in alerts (a hostile record can hold megabytes). */
 const REASON_MAX = 300;
 /** A name or handle is cut to this many characters in alerts (a valid domain name has at most 253). */
@@ -266,6 +264,20 @@ export function reportReaches(report: Report, level: Severity): boolean {
 export const criticalProblems = (report: Report): readonly Problem[] =>
   report.problems.filter((p) => p.severity === 'critical');
 
+/**
+ * How many critical items `problems` hold ({@link criticalProblems}): a domain's records once, by its
+ * normalised name (memory's key: one the reseller lists under two spellings is one domain), as a
+ * remembered critical is counted; a record without a domain name once each.
+ */
+export const criticalIn = (problems: readonly Problem[]): number =>
+  new Set(
+    problems.flatMap((p, i) =>
+      p.severity !== 'critical'
+        ? []
+        : [p.resource === 'domain' && p.key !== null ? normalizeDomainName(p.key) : i],
+    ),
+  ).size;
+
 /** Changes since the last scan that memory calls critical (`left_account`: a domain transferred out or deleted). */
 export const criticalChanges = (report: Report): readonly DomainChange[] =>
   changesOf(report).filter((c) => c.severity === 'critical');
@@ -284,7 +296,7 @@ export function criticalChangeCount(report: Report): number {
  */
 export const criticalCount = (report: Report): number =>
   report.summary.critical +
-  criticalProblems(report).length +
+  criticalIn(report.problems) +
   (omittedOf(report)?.critical_problems ?? 0) +
   criticalChangeCount(report);
 
@@ -547,44 +559,6 @@ export function renderSubject(report: Report, accountLabel?: string): string {
   const room = roomBeside(counts);
   const shown = label.length <= room ? label : room > 3 ? `${label.slice(0, room - 3).trimEnd()}...` : '';
   return `domain-sentinel${shown ? ` [${shown}]` : ''}${counts}`.slice(0, SUBJECT_MAX).trim();
-}
-
-/**
- * The report cut to `findingLimit` findings and `problemLimit` unreadable records (reasons cut to a
- * few hundred characters), the cut stated in it (`truncated: true`, `omitted`): for the log.
- */
-export function truncateReport(
-  report: Report,
-  findingLimit: number,
-  problemLimit = MESSAGE_PROBLEMS_KEPT,
-): Report & { truncated?: true; omitted?: { findings: number; problems: number; unread_problems: number } } {
-  const findings = Math.max(0, report.findings.length - findingLimit);
-  const problems = Math.max(0, report.problems.length - problemLimit);
-  const kept = report.problems.slice(0, problemLimit).map((p) =>
-    p.reason.length > REASON_MAX || (p.key?.length ?? 0) > KEY_MAX
-      ? {
-          ...p,
-          key: p.key === null ? null : cutText(p.key, KEY_MAX),
-          reason: cutText(p.reason, REASON_MAX),
-        }
-      : p,
-  );
-  if (findings === 0 && problems === 0 && kept.every((p, i) => p === report.problems[i])) return report;
-  return {
-    ...report,
-    findings: report.findings.slice(0, findingLimit),
-    problems: kept,
-    ...(findings || problems
-      ? {
-          truncated: true as const,
-          omitted: {
-            findings,
-            problems,
-            unread_problems: unreadIn(report.problems.slice(problemLimit)),
-          },
-        }
-      : {}),
-  };
 }
 
 /**

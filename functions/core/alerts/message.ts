@@ -6,6 +6,7 @@ import type { Report } from '../scan/scan';
 import {
   alertSeverity,
   criticalCount,
+  criticalIn,
   type RenderOptions,
   renderSms,
   renderSubject,
@@ -155,6 +156,46 @@ const messageProblem = (p: Report['problems'][number]) =>
     ? { ...p, key: p.key === null ? null : cutText(p.key, KEY_MAX), reason: cutText(p.reason, REASON_MAX) }
     : p;
 
+/**
+ * What a cut JSON's `omitted` says of the problem records past the first `kept`: how many, how many
+ * of them could not be read, and how many critical items the cut takes away (chat and webhooks read
+ * this JSON: the kept and the left out together count what the whole did, alert.ts criticalCount).
+ */
+const problemsLeftOut = (problems: Report['problems'], kept: number) => ({
+  problems: Math.max(0, problems.length - kept),
+  unread_problems: unreadIn(problems.slice(kept)),
+  critical_problems: criticalIn(problems) - criticalIn(problems.slice(0, kept)),
+});
+
+/**
+ * The report cut to `findingLimit` findings and the first `problemLimit` problem records (names and
+ * reasons cut as in the message), the cut stated in it as in the message's JSON (`truncated: true`,
+ * `omitted`): for the log.
+ */
+export function truncateReport(
+  report: Report,
+  findingLimit: number,
+  problemLimit = PROBLEMS_KEPT,
+): Report & { truncated?: true; omitted?: { findings: number } & ReturnType<typeof problemsLeftOut> } {
+  const kept = report.problems.slice(0, problemLimit).map(messageProblem);
+  const whole = report.findings.length <= findingLimit && report.problems.length <= problemLimit;
+  if (whole && kept.every((p, i) => p === report.problems[i])) return report;
+  return {
+    ...report,
+    findings: report.findings.slice(0, findingLimit),
+    problems: kept,
+    ...(whole
+      ? {}
+      : {
+          truncated: true as const,
+          omitted: {
+            findings: Math.max(0, report.findings.length - findingLimit),
+            ...problemsLeftOut(report.problems, problemLimit),
+          },
+        }),
+  };
+}
+
 /** How many of the first unreadable records the JSON keeps: at most {@link PROBLEMS_KEPT}, within {@link PROBLEMS_MAX_BYTES}. */
 function problemsKept(problems: Report['problems']): number {
   let used = 0;
@@ -247,10 +288,7 @@ class JsonParts {
             truncated: true,
             omitted: {
               findings: r.findings.length - findings,
-              problems: r.problems.length - problems,
-              unread_problems: unreadIn(r.problems.slice(problems)),
-              // Chat and webhooks read this JSON: they count the critical ones it leaves out (alert.ts criticalCount).
-              critical_problems: r.problems.slice(problems).filter((p) => p.severity === 'critical').length,
+              ...problemsLeftOut(r.problems, problems),
             },
           }),
     });
@@ -408,12 +446,7 @@ function leanJson(report: Report): string {
     source: pick(report.source as Record<string, unknown>, LEAN_SOURCE_FIELDS),
     policy: pick(report.policy as Record<string, unknown>, ['expiry_days', 'critical_days']),
     truncated: true,
-    omitted: {
-      findings: report.findings.length,
-      problems: report.problems.length,
-      unread_problems: unreadIn(report.problems),
-      critical_problems: report.problems.filter((p) => p.severity === 'critical').length,
-    },
+    omitted: { findings: report.findings.length, ...problemsLeftOut(report.problems, 0) },
     omitted_fields: Object.keys(fields).filter(
       (k) => !LEAN_FIELDS.includes(k) && !['source', 'findings', 'problems'].includes(k),
     ),

@@ -64,7 +64,8 @@ export function rememberedCriticalCount(problems: Report['problems']): number {
 }
 
 /**
- * How many records this scan could not read say the domain is in quarantine (critical), less the
+ * How many domains whose record this scan could not read say quarantine (critical; a domain listed
+ * under two spellings once), less the
  * records critical by what memory knows (`remembered_kind`: rememberedCriticalCount counts them), the
  * kept quarantines (each due by its own last alert: kept-quarantine.ts criticalRepeats) and those
  * of a domain memory knows in a group that lets it lapse (`lapsing`): such a record is repeated on
@@ -76,14 +77,14 @@ export function unreadableQuarantineCount(
   memory: ScanMemory,
   lapsing: (group: string | undefined) => boolean,
 ): number {
-  let n = 0;
-  for (const p of problems) {
+  // A domain once, however many spellings the reseller lists it under (alerts/alert.ts criticalIn).
+  const said = new Set<string | number>();
+  for (const [i, p] of problems.entries()) {
     if (p.severity !== 'critical' || p.kept_quarantine || p.remembered_kind) continue;
-    const group =
-      p.resource === 'domain' && p.key !== null ? memory.prior.get(domainKey(p.key))?.group : undefined;
-    if (!lapsing(group)) n++;
+    const key = p.resource === 'domain' && p.key !== null ? domainKey(p.key) : undefined;
+    if (!lapsing(key === undefined ? undefined : memory.prior.get(key)?.group)) said.add(key ?? i);
   }
-  return n;
+  return said.size;
 }
 
 /** A domain finding as memory judges it, on its rung. */

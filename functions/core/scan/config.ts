@@ -569,6 +569,7 @@ export const METRICS = {
   namespace: 'DomainSentinel',
   service: 'scan',
   scanCompleted: 'ScanCompleted',
+  /** Critical items as the alert counts them (alerts/alert.ts criticalCount): the name kept from when it counted findings alone. */
   criticalFindings: 'CriticalFindings',
   warningFindings: 'WarningFindings',
   domainsScanned: 'DomainsScanned',
