@@ -93,6 +93,14 @@ const CLAIMABLE =
   '(attribute_not_exists(generation) OR generation = :g) AND ' +
   '(attribute_not_exists(lease_owner) OR lease_owner = :o OR NOT attribute_type(lease_owner, :text) ' +
   'OR NOT attribute_type(lease_expires, :number) OR lease_expires < :now OR lease_expires > :far)';
+/**
+ * A lease as every claim adds it to #meta (owners are some 30 characters; 64 allowed): a save checks
+ * #meta with this room, or one saved within a lease of 400 KB would fail every claim after it.
+ */
+const LEASE_ROOM = {
+  lease_owner: { S: 'o'.repeat(64) },
+  lease_expires: { N: String(Number.MAX_SAFE_INTEGER) },
+} as const satisfies Record<string, AttributeValue>;
 /** Bucket items taken in between two turns of the event loop, so the account's answers keep flowing. */
 const YIELD_EVERY = 16;
 /**
@@ -264,7 +272,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     const next = { N: String(opened.generation + 1) };
     const layout = { N: String(BUCKETS) };
     const meta = { ...this.key(META_SORT_KEY), generation: next, h: { S: JSON.stringify(header) }, layout };
-    checkItemSize(this.at, meta);
+    checkItemSize(this.at, { ...meta, ...LEASE_ROOM });
     const contactWrites = write.all ? this.contactWrites(contacts, known.contacts) : [];
     // Item writes are not conditional (BatchWriteItem cannot be): the lease must still be ours,
     // checked first with its own end (a snooze's 15 s stay 15 s), then made to last.

@@ -48,17 +48,40 @@ describe('the DynamoDB store’s item size check', () => {
       scope: SCOPE,
     });
     const opened = await store.open(SCOPE);
-    // #meta after the save: its key, h, generation 1 (10 + 2 bytes) and layout 16384 (6 + 4).
+    // #meta after the save: its key, h, generation 1 (10 + 2 bytes) and layout 16384 (6 + 4), with
+    // room for the next claim's lease: lease_owner of 64 characters (11 + 64), lease_expires of 16
+    // digits (13 + 9).
     const head = (scope: string) => ({ ...EMPTY_HEAD, scope });
     const { contacts: _, ...header } = head('');
     const fixed =
-      Buffer.byteLength(`pk${SCOPE}sk#metah`) + 12 + 10 + Buffer.byteLength(JSON.stringify(header));
+      Buffer.byteLength(`pk${SCOPE}sk#metah`) + 12 + 10 + 75 + 22 + Buffer.byteLength(JSON.stringify(header));
     const over = { head: head('x'.repeat(MAX_ITEM_BYTES - fixed + 1)), changed: new Map() };
     send.mockClear();
     // Act / Assess: refused by name, and nothing sent.
     await expect(store.save(opened, 'scan-1', over)).rejects.toThrow(
       /the state item "#meta" would be 409601 bytes .*over DynamoDB's limits/,
     );
+    expect(send.mock.calls.filter(([command]) => !(command instanceof QueryCommand))).toEqual([]);
+  });
+
+  it('leaves #meta room for the next claim’s lease, so a save at the edge cannot lock the state', async () => {
+    // Prepare: a head whose #meta fits 400 KB with 20 bytes to spare: too few for a lease
+    // (lease_owner and lease_expires, some 60 bytes), which every later claim adds to #meta.
+    const send = vi.fn(async (_command: unknown) => ({}));
+    const store = new DynamoDbStateStore({
+      client: { send } as unknown as DynamoDBClient,
+      tableName: 'state',
+      scope: SCOPE,
+    });
+    const opened = await store.open(SCOPE);
+    const head = (scope: string) => ({ ...EMPTY_HEAD, scope });
+    const { contacts: _, ...header } = head('');
+    const fixed =
+      Buffer.byteLength(`pk${SCOPE}sk#metah`) + 12 + 10 + Buffer.byteLength(JSON.stringify(header));
+    const edge = { head: head('x'.repeat(MAX_ITEM_BYTES - fixed - 20)), changed: new Map() };
+    send.mockClear();
+    // Act / Assess: refused by name before anything is sent, not saved to be refused by every claim after.
+    await expect(store.save(opened, 'scan-1', edge)).rejects.toThrow(/the state item "#meta" would be/);
     expect(send.mock.calls.filter(([command]) => !(command instanceof QueryCommand))).toEqual([]);
   });
 });
