@@ -3,7 +3,10 @@ import type { DomainFinding } from '../../functions/core/findings/classify';
 import { snoozeOf } from '../../functions/core/memory/actions';
 import { readStateHead } from '../../functions/core/memory/state-header';
 import type { Domain } from '../../functions/core/reseller/schemas';
-import { undocumentedStatusProblem } from '../../functions/core/scan/scan-problems';
+import {
+  registrantConflictProblem,
+  undocumentedStatusProblem,
+} from '../../functions/core/scan/scan-problems';
 import { DAY, domain, scanOf, scanWithState } from '../support/state-scan';
 import { compareWithState, DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
 
@@ -90,6 +93,22 @@ describe('memory over sequences of scans', () => {
     expect(b.why).toEqual(['1 new unreadable record']);
     const again = run(ok, T0 + 5 * HOUR, b.next, { problems: [problem(status('transferredOut'))] });
     expect(again.publish).toBe(false);
+  });
+
+  it('says a new record that was read (its registrant given twice) is one to look at, not an unreadable one', () => {
+    const twice = registrantConflictProblem(
+      { ...domain('twice.nl', T0), registrant_conflict: ['H-1', 'H-2'] } as Domain,
+      1,
+    );
+    if (!twice) throw new Error('the scan made no problem of that record');
+    const broken = {
+      resource: 'domain' as const,
+      key: 'x.nl',
+      page: 1,
+      reason: 'date_expiry: Invalid input',
+    };
+    const first = run([domain('a.nl', T0)], T0, EMPTY_STATE, { problems: [twice, broken] });
+    expect(first.why).toEqual(['1 new unreadable record', '1 new record to look at']);
   });
 });
 

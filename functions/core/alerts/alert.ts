@@ -25,6 +25,7 @@ import type { Problem } from '../reseller/client';
 import type { DomainPrice } from '../reseller/schemas';
 import type { RenewalCosts } from '../scan/renewal-costs';
 import type { Report } from '../scan/scan';
+import { unreadIn } from '../scan/scan-problems';
 import * as registry from './registry-words';
 
 /**
@@ -208,23 +209,12 @@ const omittedOf = (report: Report) =>
     }
   ).omitted;
 
-/**
- * Whether a problem record was read: by its dates only (a status the API does not document, a
- * kept quarantine or a remembered critical among them), or read and checked with its registrant
- * given twice. The one decision of what "could not be read" counts, in every channel.
- */
-export const recordWasRead = (p: Problem): boolean => p.dates_only === true || p.registrant_conflict === true;
-
-/** How many of `problems` could not be read ({@link recordWasRead}): what every count of unreadable records says. */
-export const unreadIn = (problems: readonly Problem[]): number =>
-  problems.filter((p) => !recordWasRead(p)).length;
-
 /** Problem records, read or not, those a message's cut left out included. */
 export const problemCount = (report: Report): number =>
   report.problems.length + (omittedOf(report)?.problems ?? 0);
 
 /**
- * Records that could not be read ({@link recordWasRead}), those a message's cut left out included
+ * Records that could not be read ((scan-problems.ts recordWasRead)), those a message's cut left out included
  * (a cut that does not say how many of those could not be read counts them all).
  */
 export const unreadableCount = (report: Report): number => {

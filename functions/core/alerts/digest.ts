@@ -6,7 +6,7 @@ import type { Problem } from '../reseller/client';
 import type { DomainPrice } from '../reseller/schemas';
 import { leftOutUrl } from '../scan/report-links';
 import type { Report } from '../scan/scan';
-import { DATES_ONLY } from '../scan/scan-problems';
+import { DATES_ONLY, recordWasRead, unreadIn } from '../scan/scan-problems';
 import {
   criticalCount,
   criticalProblems,
@@ -17,7 +17,6 @@ import {
   priceText,
   problemLine,
   type RenderOptions,
-  recordWasRead,
   renewalCostLine,
   unreadableSays,
 } from './alert';
@@ -495,13 +494,13 @@ function infoLines(report: Report): string[] {
 }
 
 /**
- * The PROBLEMS header: how many records could not be read (alert.ts recordWasRead, as the subject
+ * The PROBLEMS header: how many records could not be read (scan-problems.ts recordWasRead, as the subject
  * and chat count them) and how many were read (by their dates only, or with a registrant given
  * twice) and say something to look at.
  */
 function problemsHeader(report: Report): string {
   const all = report.problems.length;
-  const unread = report.problems.filter((p) => !recordWasRead(p)).length;
+  const unread = unreadIn(report.problems);
   const was = (n: number) => (n === 1 ? 'was' : 'were');
   const notRead = `could not be read and ${was(unread)} not checked`;
   const read = `${was(all - unread)} read, and say${all - unread === 1 ? 's' : ''} something to look at`;

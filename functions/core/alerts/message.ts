@@ -3,6 +3,7 @@ import type { Severity } from '../findings/classify';
 import { jsonElement } from '../memory/report-json';
 import { responseBytes } from '../memory/report-view';
 import type { Report } from '../scan/scan';
+import { unreadIn } from '../scan/scan-problems';
 import {
   alertSeverity,
   criticalCount,
@@ -11,7 +12,6 @@ import {
   renderSms,
   renderSubject,
   SNS_MAX_BYTES,
-  unreadIn,
 } from './alert';
 import { composeDigest, DIGEST_MAX_BYTES, type DigestCounts } from './digest';
 

@@ -7,6 +7,7 @@ import {
 } from '../findings/classify';
 import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
+import { unreadIn } from '../scan/scan-problems';
 import { withActions } from './actions';
 import {
   atOrAbove,
@@ -238,8 +239,12 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   const ended = new Set(keptSnoozeEnded(problems, c.silencing.lapsed));
   countRepeats(c, count, lastDays.size);
   count(c.escalated.size, 'critical not acted on, escalated');
-  const freshCount = keys.filter(isNew).length;
-  count(freshCount, 'new unreadable record', 'new unreadable records');
+  const freshOnes = problems.filter((_, i) => fresh(i));
+  const freshCount = freshOnes.length;
+  // A new record read by its dates or with its registrant given twice was read: not an unreadable one.
+  const unread = unreadIn(freshOnes);
+  count(unread, 'new unreadable record', 'new unreadable records');
+  count(freshCount - unread, 'new record to look at', 'new records to look at');
   const told = (p: Problem) => ended.has(p) || lastDays.has(p) || p.escalated_after_hours !== undefined;
   const { due, lines } = atOrAbove('critical', minSeverity)
     ? criticalRepeats(

@@ -4,7 +4,6 @@ import {
   describeDomainFinding,
   headline,
   problemLine,
-  recordWasRead,
   renewalCostLine,
   restoreDeadlineText,
 } from '../alerts/alert';
@@ -34,6 +33,7 @@ import {
   timelineRowOf,
 } from '../memory/report-view';
 import type { Report } from '../scan/scan';
+import { recordWasRead } from '../scan/scan-problems';
 import { escapeHtml, renderPage, SECURITY_HEADERS, styleSource } from './restore-page';
 
 /**
@@ -465,7 +465,7 @@ const tokenQuery = (token: Readonly<Record<string, string>>) =>
   new URLSearchParams(Object.entries(token).filter(([k]) => ['exp', 'kid', 'sig'].includes(k))).toString();
 
 /**
- * Whether every problem record could not be read (alert.ts recordWasRead, as the digest counts
+ * Whether every problem record could not be read (scan-problems.ts recordWasRead, as the digest counts
  * them): known only when the page has them all, so a view that carries some says "problem records".
  */
 const allUnread = (report: ReportView): boolean =>

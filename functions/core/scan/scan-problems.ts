@@ -84,3 +84,14 @@ export function sortProblems(problems: Problem[]): void {
       a.page - b.page,
   );
 }
+
+/**
+ * Whether a problem record was read: by its dates only (a status the API does not document, a
+ * kept quarantine or a remembered critical among them), or read and checked with its registrant
+ * given twice. The one decision of what "could not be read" counts, in every channel.
+ */
+export const recordWasRead = (p: Problem): boolean => p.dates_only === true || p.registrant_conflict === true;
+
+/** How many of `problems` could not be read ({@link recordWasRead}): what every count of unreadable records says. */
+export const unreadIn = (problems: readonly Problem[]): number =>
+  problems.filter((p) => !recordWasRead(p)).length;
