@@ -20,7 +20,7 @@ import { DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/wh
  * A quarantine snoozed, then kept by memory while its record, read by its dates only (a status the
  * API does not document), gives no finding: the snooze holds for the kept quarantine as it would for
  * the quarantine finding (silent until it ends, escalation counted from its end), and survives the
- * scans that read the record so; the record is a new unreadable record once.
+ * scans that read the record so; the record is a new problem record once (read by its dates: a record to look at).
  */
 
 /** In .nl quarantine (40 days to restore) since 10 days before T0: 30 days to restore. */
@@ -62,11 +62,11 @@ describe('a snoozed quarantine kept while its record gives no finding', () => {
     expect(renderSms(after)).toContain('held.nl quarantine 28d left?');
   });
 
-  it('is a new unreadable record once, news as its snooze ends, and escalates afterHours past that end, once', () => {
+  it('is a new problem record once, news as its snooze ends, and escalates afterHours past that end, once', () => {
     const times = [20, 25, 31, 40, 50, 53, 55, 60].map((h) => T0 + h * HOUR);
     const whys = whysAt(times, snoozedState(), (now, s) => run([healthy], now, s, policy));
     expect(whys).toEqual([
-      ['1 new unreadable record'],
+      ['1 new record to look at'],
       [],
       ['1 snooze ended on a kept quarantine'],
       [],
@@ -98,7 +98,7 @@ describe('a kept quarantine whose record gives no finding, acknowledged or snooz
     expect(now.next.domains['held.nl']?.actions).toBeUndefined();
     const times = [20, 25, 40].map((h) => T0 + h * HOUR);
     expect(whysAt(times, state, (at, s) => run([healthy], at, s, policy))).toEqual([
-      ['1 new unreadable record'],
+      ['1 new record to look at'],
       [],
       ['1 unreadable records in quarantine repeated after 20 h'],
     ]);
@@ -136,7 +136,7 @@ describe('a kept quarantine whose snooze ends soon after the account last spoke'
     const times = [20, 25, 31, 35, 44].map((h) => T0 + h * HOUR);
     const whys = whysAt(times, snoozedState(), chatty);
     expect(whys).toEqual([
-      ['1 new unreadable record'],
+      ['1 new record to look at'],
       ['1 new'],
       ['1 snooze ended on a kept quarantine'],
       [],
