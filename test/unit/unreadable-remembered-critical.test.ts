@@ -109,6 +109,22 @@ describe('an expired domain whose record can no longer be read', () => {
   });
 });
 
+describe('an expired domain whose record broke, under "cap": 0', () => {
+  // docs/policies.md: its record no longer says whether it is still expired, so no cap lets it fall silent.
+  const { scan: capped } = groupScanner({ policies: [], repeat: { cap: 0 } });
+  const expired = domain('gone.nl', T0, { auto_renew: false, date_expiry: T0 - 2 * DAY });
+
+  it('is repeated on the critical cadence all the same, as a kept quarantine is', () => {
+    const first = capped([expired, domain('ok.nl', T0)], T0, EMPTY_STATE);
+    const broke = capped([domain('ok.nl', T0)], T0 + HOUR, first.next, { problems: [broken('gone.nl')] });
+    expect(broke.result.publish).toBe(true);
+    const soon = capped([domain('ok.nl', T0)], T0 + 2 * HOUR, broke.next, { problems: [broken('gone.nl')] });
+    expect(soon.result.publish).toBe(false);
+    const due = capped([domain('ok.nl', T0)], T0 + 22 * HOUR, soon.next, { problems: [broken('gone.nl')] });
+    expect(due.result.why).toEqual(['1 unreadable records of critical findings repeated after 20 h']);
+  });
+});
+
 describe('an expired domain read again with its registrant handle given twice', () => {
   // Never repeated (`cap: 0`), so the critical cadence has nothing of its own to say of it.
   const { scan: quiet } = groupScanner({ policies: [], repeat: { cap: 0 } });
