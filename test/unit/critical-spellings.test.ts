@@ -47,4 +47,16 @@ describe('a domain listed under two spellings whose records both say quarantine'
   it('is still two critical items when the two records are two domains', () => {
     expect(criticalCount(reportOf([], [inQuarantine('bloem.nl'), inQuarantine('bloem.be')]))).toBe(2);
   });
+
+  it('is counted alike in the whole report and the message JSON when a name is too long to carry whole', () => {
+    // Prepare: a hostile listing's names past the message's cut (260 characters), one with a trailing dot.
+    const long = 'a'.repeat(260);
+    const report = reportOf([], [inQuarantine(long), inQuarantine(`${long}.`)]);
+
+    // Act
+    const json = JSON.parse(reportJsonOf(buildAlertMessage(report))) as Report;
+
+    // Assess: chat counts from the JSON what the subject counts from the report.
+    expect(criticalCount(json)).toBe(criticalCount(report));
+  });
 });

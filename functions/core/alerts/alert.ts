@@ -264,7 +264,8 @@ export const criticalIn = (problems: readonly Problem[]): number =>
     problems.flatMap((p, i) =>
       p.severity !== 'critical'
         ? []
-        : [p.resource === 'domain' && p.key !== null ? normalizeDomainName(p.key) : i],
+        : // Cut first as the message's JSON carries a key (message.ts), so chat counts from it what this does.
+          [p.resource === 'domain' && p.key !== null ? normalizeDomainName(cutText(p.key, KEY_MAX)) : i],
     ),
   ).size;
 
