@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { criticalCount } from '../../functions/core/alerts/alert';
+import { criticalCount, renderSms } from '../../functions/core/alerts/alert';
+import { renderDigest } from '../../functions/core/alerts/digest';
 import { buildAlertMessage, reportJsonOf, truncateReport } from '../../functions/core/alerts/message';
 import type { ScanMemory } from '../../functions/core/memory/scan-memory';
 import { unreadableQuarantineCount } from '../../functions/core/memory/unjudged-memory';
@@ -31,6 +32,17 @@ describe('a domain listed under two spellings whose records both say quarantine'
     expect(alert.attributes.critical_count).toBe(1);
     expect(alert.subject).toContain('1 critical');
     expect(repeatedInLog).toBe(1);
+  });
+
+  it('is named once as one critical item in the SMS and the digest, as the subject counts it', () => {
+    // Act
+    const report = twoSpellings();
+    const digest = renderDigest(report);
+
+    // Assess: the second spelling stays among the records that could not be read.
+    expect(renderSms(report)).toBe('1 critical: bloem.nl quarantine?');
+    expect(digest).toContain('CRITICAL (1)\n- Bloem.NL: says it is in quarantine');
+    expect(digest).toContain('- domain bloem.nl. on page 1');
   });
 
   it('is one critical item when a cut leaves one spelling out', () => {
