@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { criticalCount } from '../../functions/core/alerts/alert';
+import { criticalCount, renderSms } from '../../functions/core/alerts/alert';
+import { renderDigest } from '../../functions/core/alerts/digest';
 import { buildAlertMessage, reportJsonOf, truncateReport } from '../../functions/core/alerts/message';
 import type { ScanMemory } from '../../functions/core/memory/scan-memory';
 import { unreadableQuarantineCount } from '../../functions/core/memory/unjudged-memory';
@@ -33,6 +34,17 @@ describe('a domain listed under two spellings whose records both say quarantine'
     expect(repeatedInLog).toBe(1);
   });
 
+  it('is named once as one critical item in the SMS and the digest, as the subject counts it', () => {
+    // Act
+    const report = twoSpellings();
+    const digest = renderDigest(report);
+
+    // Assess: the second spelling stays among the records that could not be read.
+    expect(renderSms(report)).toBe('1 critical: bloem.nl quarantine?');
+    expect(digest).toContain('CRITICAL (1)\n- Bloem.NL: says it is in quarantine');
+    expect(digest).toContain('- domain bloem.nl. on page 1');
+  });
+
   it('is one critical item when a cut leaves one spelling out', () => {
     // Act: the log's cut and the message's JSON each keep the first record only.
     const report = twoSpellings();
@@ -46,5 +58,17 @@ describe('a domain listed under two spellings whose records both say quarantine'
 
   it('is still two critical items when the two records are two domains', () => {
     expect(criticalCount(reportOf([], [inQuarantine('bloem.nl'), inQuarantine('bloem.be')]))).toBe(2);
+  });
+
+  it('is counted alike in the whole report and the message JSON when a name is too long to carry whole', () => {
+    // Prepare: a hostile listing's names past the message's cut (260 characters), one with a trailing dot.
+    const long = 'a'.repeat(260);
+    const report = reportOf([], [inQuarantine(long), inQuarantine(`${long}.`)]);
+
+    // Act
+    const json = JSON.parse(reportJsonOf(buildAlertMessage(report))) as Report;
+
+    // Assess: chat counts from the JSON what the subject counts from the report.
+    expect(criticalCount(json)).toBe(criticalCount(report));
   });
 });

@@ -247,26 +247,35 @@ export function reportReaches(report: Report, level: Severity): boolean {
   );
 }
 
+/** What a critical record is counted by: its domain's normalised name (cut as the message's JSON carries it, message.ts), else its place. */
+const criticalKey = (p: Problem, i: number): string | number =>
+  p.resource === 'domain' && p.key !== null ? normalizeDomainName(cutText(p.key, KEY_MAX)) : i;
+
+/** The critical records of `problems`, the first of each domain's only (a domain listed under two spellings is one item). */
+function firstCritical(problems: readonly Problem[]): Problem[] {
+  const seen = new Set<string | number>();
+  return problems.filter((p, i) => {
+    const key = criticalKey(p, i);
+    if (p.severity !== 'critical' || seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
 /**
  * Problem records published critical: one that says quarantine but could not be read, a kept
- * quarantine, or one critical by what memory last knew of its domain (`remembered_kind`).
+ * quarantine, or one critical by what memory last knew of its domain (`remembered_kind`); a domain
+ * the reseller lists under two spellings by its first record, as memory keys it and {@link criticalIn}
+ * counts it (the other stays among the records to look at).
  */
-export const criticalProblems = (report: Report): readonly Problem[] =>
-  report.problems.filter((p) => p.severity === 'critical');
+export const criticalProblems = (report: Report): readonly Problem[] => firstCritical(report.problems);
 
 /**
  * How many critical items `problems` hold ({@link criticalProblems}): a domain's records once, by its
  * normalised name (memory's key: one the reseller lists under two spellings is one domain), as a
  * remembered critical is counted; a record without a domain name once each.
  */
-export const criticalIn = (problems: readonly Problem[]): number =>
-  new Set(
-    problems.flatMap((p, i) =>
-      p.severity !== 'critical'
-        ? []
-        : [p.resource === 'domain' && p.key !== null ? normalizeDomainName(p.key) : i],
-    ),
-  ).size;
+export const criticalIn = (problems: readonly Problem[]): number => firstCritical(problems).length;
 
 /** Changes since the last scan that memory calls critical (`left_account`: a domain transferred out or deleted). */
 export const criticalChanges = (report: Report): readonly DomainChange[] =>
