@@ -1,4 +1,17 @@
-import { bucketOf } from '../../functions/aws/dynamodb-buckets';
+import { BUCKETS, bucketOf, type ItemScope, type Known } from '../../functions/aws/dynamodb-buckets';
+
+export const SCOPE = 'http://reseller.test';
+/** The account a planned write is for, as the DynamoDB store names it. */
+export const AT: ItemScope = { scope: SCOPE, location: 'dynamodb:state', where: `dynamodb:state (${SCOPE})` };
+
+/** What a store knows of a state it has just opened at generation 1 with nothing in it: what planAll plans a first save from. */
+export const emptyKnown = (): Known => ({
+  contacts: new Map(),
+  parts: new Uint8Array(BUCKETS),
+  dirty: new Set(),
+  stray: [],
+  generation: 1,
+});
 
 /**
  * `count` distinct domain keys of one bucket of the DynamoDB state, each a stem of 3 characters a

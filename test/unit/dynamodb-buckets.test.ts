@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BUCKETS, type ItemScope, type Known, planAll } from '../../functions/aws/dynamodb-buckets';
+import { planAll } from '../../functions/aws/dynamodb-buckets';
 import type { DomainMemory } from '../../functions/core/memory/state';
-import { keysOfOneBucket } from '../support/one-bucket';
-
-const at: ItemScope = {
-  scope: 'http://reseller.test',
-  location: 'dynamodb:state',
-  where: 'dynamodb:state (http://reseller.test)',
-};
+import { AT, emptyKnown, keysOfOneBucket } from '../support/one-bucket';
 
 describe('planAll', () => {
   it('cuts a bucket into parts by the bytes DynamoDB counts, not by characters', () => {
@@ -20,14 +14,8 @@ describe('planAll', () => {
       alerted: null,
     });
     const all = new Map(keysOfOneBucket(16, '.nl').map((key, n) => [key, memory(n)] as const));
-    const known: Known = {
-      contacts: new Map(),
-      parts: new Uint8Array(BUCKETS),
-      dirty: new Set(),
-      stray: [],
-      generation: 1,
-    };
-    const items = [...planAll(at, known, all, all)].map((w) => w.PutRequest?.Item);
+    const known = emptyKnown();
+    const items = [...planAll(AT, known, all, all)].map((w) => w.PutRequest?.Item);
     expect(items.length).toBeGreaterThanOrEqual(3);
     for (const item of items) expect(Buffer.byteLength(item?.m?.S ?? '')).toBeLessThan(400 * 1024);
     const kept = items.flatMap((item) => Object.keys(JSON.parse(item?.m?.S ?? '{}')));

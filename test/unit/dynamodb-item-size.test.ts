@@ -1,29 +1,42 @@
 import { type DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
-import { BUCKETS, type ItemScope, type Known, planAll } from '../../functions/aws/dynamodb-buckets';
+import { planAll } from '../../functions/aws/dynamodb-buckets';
 import { DynamoDbStateStore } from '../../functions/aws/dynamodb-state-store';
 import { type DomainMemory, EMPTY_HEAD } from '../../functions/core/memory/state';
+import { AT, emptyKnown, SCOPE } from '../support/one-bucket';
 
 // DynamoDB counts an item as the UTF-8 bytes of its attribute names and values, a number as one
 // byte per two digits and one more (docs: "DynamoDB item sizes and formats"); 400 KB at most.
 const MAX_ITEM_BYTES = 400 * 1024;
-const SCOPE = 'http://reseller.test';
-const at: ItemScope = { scope: SCOPE, location: 'dynamodb:state', where: `dynamodb:state (${SCOPE})` };
 
 /** The writes of a first save's one bucket holding one memory whose name is `name`. */
 function writesOf(name: string) {
   const all = new Map<string, DomainMemory>([
     ['example.nl', { name, watched: {}, finding: null, alerted: null }],
   ]);
-  const known: Known = {
-    contacts: new Map(),
-    parts: new Uint8Array(BUCKETS),
-    dirty: new Set(),
-    stray: [],
-    generation: 1,
-  };
-  return () => [...planAll(at, known, all, all)];
+  return () => [...planAll(AT, emptyKnown(), all, all)];
 }
+
+/** A store on a table that answers every query with nothing, its state opened, and its calls cleared. */
+async function storeOnStub() {
+  const send = vi.fn(async (_command: unknown) => ({}));
+  const store = new DynamoDbStateStore({
+    client: { send } as unknown as DynamoDBClient,
+    tableName: 'state',
+    scope: SCOPE,
+  });
+  const opened = await store.open(SCOPE);
+  send.mockClear();
+  /** The requests sent besides queries: none, when a save is refused before it writes. */
+  const writes = () => send.mock.calls.filter(([command]) => !(command instanceof QueryCommand));
+  return { store, opened, writes };
+}
+
+const head = (scope: string) => ({ ...EMPTY_HEAD, scope });
+/** #meta's bytes after a save of an empty head: its key, h, generation 1 (10 + 2) and layout 16384 (6 + 4). */
+const { contacts: _, ...emptyHeader } = head('');
+const META_BYTES =
+  Buffer.byteLength(`pk${SCOPE}sk#metah`) + 12 + 10 + Buffer.byteLength(JSON.stringify(emptyHeader));
 
 describe('the DynamoDB store’s item size check', () => {
   it('counts a bucket item’s generation (g) and part count (n) as DynamoDB does', () => {
@@ -40,48 +53,24 @@ describe('the DynamoDB store’s item size check', () => {
   });
 
   it('counts #meta’s generation and layout before a save writes anything', async () => {
-    // Prepare: a store on a table that answers every query with nothing.
-    const send = vi.fn(async (_command: unknown) => ({}));
-    const store = new DynamoDbStateStore({
-      client: { send } as unknown as DynamoDBClient,
-      tableName: 'state',
-      scope: SCOPE,
-    });
-    const opened = await store.open(SCOPE);
-    // #meta after the save: its key, h, generation 1 (10 + 2 bytes) and layout 16384 (6 + 4), with
-    // room for the next claim's lease: lease_owner of 64 characters (11 + 64), lease_expires of 16
-    // digits (13 + 9).
-    const head = (scope: string) => ({ ...EMPTY_HEAD, scope });
-    const { contacts: _, ...header } = head('');
-    const fixed =
-      Buffer.byteLength(`pk${SCOPE}sk#metah`) + 12 + 10 + 75 + 22 + Buffer.byteLength(JSON.stringify(header));
-    const over = { head: head('x'.repeat(MAX_ITEM_BYTES - fixed + 1)), changed: new Map() };
-    send.mockClear();
+    const { store, opened, writes } = await storeOnStub();
+    // Prepare: with room for the next claim's lease besides: lease_owner of 64 characters (11 + 64),
+    // lease_expires of 16 digits (13 + 9); one byte over.
+    const over = { head: head('x'.repeat(MAX_ITEM_BYTES - META_BYTES - 75 - 22 + 1)), changed: new Map() };
     // Act / Assess: refused by name, and nothing sent.
     await expect(store.save(opened, 'scan-1', over)).rejects.toThrow(
       /the state item "#meta" would be 409601 bytes .*over DynamoDB's limits/,
     );
-    expect(send.mock.calls.filter(([command]) => !(command instanceof QueryCommand))).toEqual([]);
+    expect(writes()).toEqual([]);
   });
 
   it('leaves #meta room for the next claim’s lease, so a save at the edge cannot lock the state', async () => {
+    const { store, opened, writes } = await storeOnStub();
     // Prepare: a head whose #meta fits 400 KB with 20 bytes to spare: too few for a lease
     // (lease_owner and lease_expires, some 60 bytes), which every later claim adds to #meta.
-    const send = vi.fn(async (_command: unknown) => ({}));
-    const store = new DynamoDbStateStore({
-      client: { send } as unknown as DynamoDBClient,
-      tableName: 'state',
-      scope: SCOPE,
-    });
-    const opened = await store.open(SCOPE);
-    const head = (scope: string) => ({ ...EMPTY_HEAD, scope });
-    const { contacts: _, ...header } = head('');
-    const fixed =
-      Buffer.byteLength(`pk${SCOPE}sk#metah`) + 12 + 10 + Buffer.byteLength(JSON.stringify(header));
-    const edge = { head: head('x'.repeat(MAX_ITEM_BYTES - fixed - 20)), changed: new Map() };
-    send.mockClear();
+    const edge = { head: head('x'.repeat(MAX_ITEM_BYTES - META_BYTES - 20)), changed: new Map() };
     // Act / Assess: refused by name before anything is sent, not saved to be refused by every claim after.
     await expect(store.save(opened, 'scan-1', edge)).rejects.toThrow(/the state item "#meta" would be/);
-    expect(send.mock.calls.filter(([command]) => !(command instanceof QueryCommand))).toEqual([]);
+    expect(writes()).toEqual([]);
   });
 });
