@@ -111,7 +111,7 @@ describe('a kept quarantine whose record gives no finding, in a group with recip
     expect(first.sent).toEqual(['account', 'watch']);
     const kept = scan([fine], T0 + HOUR, first.next);
     const r = scan([fine], T0 + 22 * HOUR, kept.next);
-    expect(r.result.why).toEqual(['1 unreadable records in quarantine repeated after 20 h']);
+    expect(r.result.why).toEqual(['1 unreadable record in quarantine repeated after 20 h']);
     expect(r.sent).toEqual(['account', 'watch']);
   });
 
@@ -162,7 +162,7 @@ describe('a kept quarantine due for its repeat while another group has news', ()
 
   it('is repeated to its group in a scan where another group has news', () => {
     const r = run([fine, a(20)], 22, kept());
-    expect(r.result.why).toEqual(['1 escalated', '1 unreadable records in quarantine repeated after 20 h']);
+    expect(r.result.why).toEqual(['1 escalated', '1 unreadable record in quarantine repeated after 20 h']);
     expect(r.sent).toEqual(['account', 'ops', 'watch']);
   });
 
@@ -170,7 +170,7 @@ describe('a kept quarantine due for its repeat while another group has news', ()
     const news = run([fine, a(20)], 10, kept());
     expect(news.sent).toEqual(['account', 'ops']);
     const r = run([fine, a(20)], 22, news.next);
-    expect(r.result.why).toEqual(['1 unreadable records in quarantine repeated after 20 h']);
+    expect(r.result.why).toEqual(['1 unreadable record in quarantine repeated after 20 h']);
     expect(r.sent).toEqual(['account', 'watch']);
     // Heard now: not again at the next scan.
     expect(run([fine, a(20)], 23, r.next).sent).toEqual([]);
@@ -227,7 +227,7 @@ describe('a kept quarantine whose group hears other news of its own in between',
     expect(other.plan.find((p) => p.group === 'watch')?.report.problems).toEqual([]);
     // 21 h after the group last heard of b.nl: due, as it is to a group that heard nothing in between.
     const r = run([fine, c], 22, other.next);
-    expect(r.result.why).toEqual(['1 unreadable records in quarantine repeated after 20 h']);
+    expect(r.result.why).toEqual(['1 unreadable record in quarantine repeated after 20 h']);
     expect(r.sent).toEqual(['account', 'watch']);
   });
 });

@@ -103,7 +103,7 @@ describe('a kept quarantine whose domain has a second problem record (its regist
     const first = run([held], T0, EMPTY_STATE);
     const state = scan(T0 + HOUR, first.next).next;
     expect(scan(T0 + 22 * HOUR, state).why).toEqual([
-      '1 unreadable records in quarantine repeated after 20 h',
+      '1 unreadable record in quarantine repeated after 20 h',
     ]);
   });
 });

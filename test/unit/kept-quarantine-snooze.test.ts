@@ -71,7 +71,7 @@ describe('a snoozed quarantine kept while its record gives no finding', () => {
       ['1 snooze ended on a kept quarantine'],
       [],
       [],
-      ['1 unreadable records in quarantine repeated after 20 h'],
+      ['1 unreadable record in quarantine repeated after 20 h'],
       ['1 critical not acted on, escalated'],
       [],
     ]);
@@ -100,7 +100,7 @@ describe('a kept quarantine whose record gives no finding, acknowledged or snooz
     expect(whysAt(times, state, (at, s) => run([healthy], at, s, policy))).toEqual([
       ['1 new record to look at'],
       [],
-      ['1 unreadable records in quarantine repeated after 20 h'],
+      ['1 unreadable record in quarantine repeated after 20 h'],
     ]);
   });
 

@@ -236,7 +236,7 @@ describe('memory between scans, with policy groups', () => {
                   ).toBe(true);
               }
               // An unreadable record repeated for its criticality: of a domain not let lapse.
-              if (r.why.some((w) => /^\d+ unreadable records? (in quarantine|of critical)/.test(w))) {
+              if (r.why.some((w) => /^\d+ unreadable records? (in quarantine|of (a )?critical)/.test(w))) {
                 const lapsing = (k: string | null) => prev.domains[k ?? '']?.group === 'lapse';
                 expect(
                   r.report.problems.some((p) => p.key !== null && !lapsing(p.key)),

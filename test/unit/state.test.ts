@@ -311,7 +311,7 @@ describe('compareWithState and records that may be quarantined', () => {
     expect(sameDay.publish).toBe(false);
     const nextDay = run(healthy, T0 + 21 * HOUR, first.next, { problems: quarantinedButUnreadable });
     expect(nextDay.publish).toBe(true);
-    expect(nextDay.why).toEqual(['1 unreadable records in quarantine repeated after 20 h']);
+    expect(nextDay.why).toEqual(['1 unreadable record in quarantine repeated after 20 h']);
   });
 
   it('counts a record that first says quarantine a day after the last message as new, not also as repeated', () => {

@@ -121,7 +121,7 @@ describe('an expired domain whose record broke, under "cap": 0', () => {
     const soon = capped([domain('ok.nl', T0)], T0 + 2 * HOUR, broke.next, { problems: [broken('gone.nl')] });
     expect(soon.result.publish).toBe(false);
     const due = capped([domain('ok.nl', T0)], T0 + 22 * HOUR, soon.next, { problems: [broken('gone.nl')] });
-    expect(due.result.why).toEqual(['1 unreadable records of critical findings repeated after 20 h']);
+    expect(due.result.why).toEqual(['1 unreadable record of a critical finding repeated after 20 h']);
   });
 });
 
@@ -144,7 +144,7 @@ describe('an expired domain read again with its registrant handle given twice', 
     expect(again.result.report.problems).toEqual([
       expect.not.objectContaining({ remembered_kind: expect.anything() }),
     ]);
-    expect(again.result.why.join('; ')).not.toContain('unreadable records of critical findings');
+    expect(again.result.why.join('; ')).not.toMatch(/unreadable records? of (a )?critical findings?/);
     expect(again.result.publish).toBe(false);
   });
 

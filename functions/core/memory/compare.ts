@@ -256,7 +256,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         fresh,
       )
     : { due: new Set<Problem>(), lines: [] };
-  for (const [n, what] of lines) count(n, what);
+  for (const [n, one, many] of lines) count(n, one, many);
   // A kept quarantine critical again as its snooze ends: said now, as a snoozed finding is; counted
   // after the critical cadence, which it must not take the place of (the others' groups hear that).
   count(ended.size, 'snooze ended on a kept quarantine', 'snoozes ended on kept quarantines');

@@ -270,6 +270,9 @@ export function keptNews<R extends Report>(
   return { ...report, problems: marked };
 }
 
+/** A line of the publish log: how many, said for one and for more (`1 unreadable record …`, `2 unreadable records …`). */
+export type LogLine = readonly [n: number, one: string, many: string];
+
 /**
  * The records this scan could not read that are repeated on the critical cadence now, with the
  * log's lines for them. A record that says quarantine is as critical as a quarantine finding, and so
@@ -292,7 +295,7 @@ export function criticalRepeats(
   },
   told: (p: Problem) => boolean,
   fresh: (i: number) => boolean,
-): { due: Set<Problem>; lines: [number, string][] } {
+): { due: Set<Problem>; lines: LogLine[] } {
   const { policy, lastPublished } = at;
   const hours = policy.repeat.critical;
   const due = new Set(
@@ -307,20 +310,26 @@ export function criticalRepeats(
   const said = problems.filter((_, i) => !fresh(i));
   const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
   const quarantines = spoke ? unreadableQuarantineCount(said, memory, lapsing) : 0;
-  const lines: [number, string][] = [];
+  const lines: LogLine[] = [];
   if (spoke || due.size > own)
     lines.push(
-      [quarantines + due.size - own, `unreadable records in quarantine repeated after ${hours} h`],
+      [
+        quarantines + due.size - own,
+        `unreadable record in quarantine repeated after ${hours} h`,
+        `unreadable records in quarantine repeated after ${hours} h`,
+      ],
       [
         spoke ? rememberedCriticalCount(said) : 0,
+        `unreadable record of a critical finding repeated after ${hours} h`,
         `unreadable records of critical findings repeated after ${hours} h`,
       ],
     );
-  const its =
-    own === 1
-      ? 'unreadable record in quarantine repeated on its'
-      : 'unreadable records in quarantine repeated on their';
-  return { due, lines: [...lines, [own, `${its} group's cadence`]] };
+  const cadence: LogLine = [
+    own,
+    "unreadable record in quarantine repeated on its group's cadence",
+    "unreadable records in quarantine repeated on their group's cadence",
+  ];
+  return { due, lines: [...lines, cadence] };
 }
 
 /** The critical cadences a kept quarantine's repeat is judged by: the top level's, and each group's own. */
