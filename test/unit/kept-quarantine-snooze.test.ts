@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderSms } from '../../functions/core/alerts/alert';
+import type { DomainFinding } from '../../functions/core/findings/classify';
+import { snoozeOf } from '../../functions/core/memory/actions';
 import type { DomainMemory, Snooze } from '../../functions/core/memory/state';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import type { Report } from '../../functions/core/scan/scan';
@@ -75,6 +77,48 @@ describe('a snoozed quarantine kept while its record gives no finding', () => {
       ['1 critical not acted on, escalated'],
       [],
     ]);
+  });
+});
+
+describe('a kept quarantine snoozed from an alert that showed it expired, last read in quarantine', () => {
+  /** The finding of held.nl a scan at `now` shows. */
+  const shownAt = (read: Domain, now: number, state: ScanState) => {
+    const r = run([read], now, state, policy);
+    const f = r.report.findings.find((x) => 'domain_name' in x && x.domain_name === 'held.nl');
+    return { next: r.next, shown: f as DomainFinding };
+  };
+  /** held.nl's state with `snooze` beside its memory. */
+  const withSnooze = (state: ScanState, s: Snooze): ScanState => ({
+    ...state,
+    domains: {
+      ...state.domains,
+      'held.nl': { ...(state.domains['held.nl'] as DomainMemory), actions: { snooze: s } },
+    },
+  });
+
+  it('holds the snooze when the record then gives no finding: nothing got worse', () => {
+    // Read in quarantine at T0, then by its dates only (expired) while memory keeps the quarantine.
+    const first = run([held], T0, EMPTY_STATE, policy).next;
+    const { next, shown } = shownAt({ ...held, status: ['pendingDelete'] }, T0 + HOUR, first);
+    expect([shown.kind, shown.remembered?.kind]).toEqual(['expired', 'quarantine']);
+    // Snoozed from the alert's link, as the alert showed it; then the record gives no finding.
+    const made = snoozeOf(shown, 1, T0 + 2 * HOUR);
+    const r = run([healthy], T0 + 3 * HOUR, withSnooze(next, made), policy);
+    expect(r.report.problems.map((p) => p.severity === 'critical')).toEqual([false]);
+    expect(r.why).not.toContain('1 snooze ended on a kept quarantine');
+    expect(r.next.domains['held.nl']?.actions?.snooze).toEqual(made);
+  });
+
+  it('still ends a snooze of a domain that was only expired, as it enters quarantine', () => {
+    const expired = domain('held.nl', T0, { auto_renew: false, status: ['expired'], date_expiry: T0 - DAY });
+    const { next, shown } = shownAt(expired, T0, EMPTY_STATE);
+    expect([shown.kind, shown.remembered]).toEqual(['expired', undefined]);
+    const made = snoozeOf(shown, 7, T0 + HOUR);
+    const worse = run([heldInQuarantine(T0 + 2 * HOUR, 0)], T0 + 2 * HOUR, withSnooze(next, made), policy);
+    expect(worse.report.findings.map((f) => [f.severity, 'snoozed_until' in f])).toEqual([
+      ['critical', false],
+    ]);
+    expect(worse.next.domains['held.nl']?.actions).toBeUndefined();
   });
 });
 

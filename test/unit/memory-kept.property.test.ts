@@ -217,7 +217,9 @@ function run(size: number, steps: readonly Step[], policyName: string) {
       const left = typeof by === 'number' ? daysLeft(by, now) : null;
       /** In its last days to restore or past them, by what memory knows (unknown: maybe). */
       const lastDays = by !== undefined && (left === null || left <= 7);
-      const hardLastDays = left !== null && left <= 7;
+      // What the record itself says of its last days is not lost by a remembered restore-by not known.
+      const readLeft = readBy == null ? null : daysLeft(readBy, now);
+      const hardLastDays = (left !== null && left <= 7) || (readLeft !== null && readLeft <= 7);
       const tag = `${name}${kept ? ' (kept quarantine)' : ''}`;
       // (b) Memory keeps the quarantine and its restore-by while the records read are not judged.
       if (quarantined.has(name)) {

@@ -124,15 +124,20 @@ export function snoozeChoicesFor(finding: DomainFinding): readonly number[] {
   return [...new Set(SNOOZE_CHOICES.map((days) => Math.min(days, cap)))];
 }
 
-/** A snooze of `finding` for `days` days from `now` (epoch ms); a quarantine's ends as its last days begin. */
+/**
+ * A snooze of `finding` for `days` days from `now` (epoch ms); a quarantine's ends as its last days
+ * begin. It remembers the finding as memory judges it ({@link restoring}): one shown as another kind
+ * while memory keeps its quarantine snoozes that quarantine, so the quarantine kept is not "worse".
+ */
 export function snoozeOf(finding: DomainFinding, days: number, now: number): Snooze {
   const ends = silenceEndsAt(finding) ?? Number.POSITIVE_INFINITY;
+  const judged = restoring(finding);
   return {
     // Never past the last instant a four-digit year holds: the state could not read it back.
     until: new Date(Math.min(now + days * DAY_MS, ends, MAX_INSTANT_MS)).toISOString(),
     at: new Date(now).toISOString(),
-    kind: finding.kind,
-    severity: finding.severity,
+    kind: judged.kind,
+    severity: judged.severity,
   };
 }
 
