@@ -94,7 +94,7 @@ const CLAIMABLE =
   '(attribute_not_exists(lease_owner) OR lease_owner = :o OR NOT attribute_type(lease_owner, :text) ' +
   'OR NOT attribute_type(lease_expires, :number) OR lease_expires < :now OR lease_expires > :far)';
 /**
- * A lease as every claim adds it to #meta (owners are some 30 characters; 64 allowed): a save checks
+ * A lease as every claim adds it to #meta (owners are 15 to 27 characters; 64 allowed): a save checks
  * #meta with this room, or one saved within a lease of 400 KB would fail every claim after it.
  */
 const LEASE_ROOM = {
