@@ -35,6 +35,7 @@ import {
   keptNews,
   keptPriorAlert,
   keptSnoozeEnded,
+  lapsesIn,
 } from './kept-quarantine';
 import { lastDaysRepeatDue, renewedOrRestored } from './renewal-memory';
 import { cadenceHours, carriedOn, nextRepeats, repeatDecision, repeatFor } from './repeat';
@@ -273,7 +274,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
     );
   const kept = keptNews(c.report, { publish, due, lastDays, ended, keys, isNew });
   if (!publish || freshCount === 0) return { publish, why, kept };
-  const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
+  const lapsing = lapsesIn(policy.lapsing);
   return {
     publish,
     why,

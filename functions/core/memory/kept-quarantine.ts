@@ -175,7 +175,7 @@ function keptCritical(
   const key = domainKey(p.key);
   if (found.has(key) || (memory.seen.has(key) && !judgedByDatesOnly(p))) return p;
   const was = memory.prior.get(key);
-  const lapses = (g: string | undefined) => g !== undefined && lapsing?.has(g) === true;
+  const lapses = lapsesIn(lapsing);
   if (was?.finding?.severity !== 'critical') return p;
   const loud = rememberedCritical(was, nowMs, lapses);
   const quarantine = was.finding.kind === 'quarantine';
@@ -270,6 +270,12 @@ export function keptNews<R extends Report>(
   return { ...report, problems: marked };
 }
 
+/** Whether a domain of group `g` is let lapse, by the groups that let theirs lapse (`lapsing`, docs/policies.md). */
+export const lapsesIn =
+  (lapsing: ReadonlySet<string> | undefined) =>
+  (g: string | undefined): boolean =>
+    g !== undefined && lapsing?.has(g) === true;
+
 /** A line of the publish log: how many, said for one and for more (`1 unreadable record …`, `2 unreadable records …`). */
 export type LogLine = readonly [n: number, one: string, many: string];
 
@@ -308,7 +314,7 @@ export function criticalRepeats(
   const spoke = lastPublished !== null && isDue(lastPublished, nowMs, hours * HOUR_MS);
   const own = [...due].filter((p) => keptCadence(policy, p) !== hours).length;
   const said = problems.filter((_, i) => !fresh(i));
-  const lapsing = (g: string | undefined) => g !== undefined && policy.lapsing?.has(g) === true;
+  const lapsing = lapsesIn(policy.lapsing);
   const quarantines = spoke ? unreadableQuarantineCount(said, memory, lapsing) : 0;
   const lines: LogLine[] = [];
   if (spoke || due.size > own)
