@@ -222,9 +222,8 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
             run = [];
           }
           run.push(found);
-          // A sort key of another spelling (b#0.0, hand-written), or in another shard: its bucket
-          // written again at its own, it deleted.
-          if (found.sk !== bucketSk(found.bucket, found.part) || found.bucket % SHARDS !== n) {
+          // In another shard (moved by hand): its memories kept, its bucket written again in its own, it deleted.
+          if (found.bucket % SHARDS !== n) {
             known.stray.push([pk, found.sk]);
             known.dirty.add(found.bucket);
           }
