@@ -314,13 +314,17 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     const run = this.signal;
     if (!run) return void (await this.client.send(command));
     const bound = new AbortController();
-    const stop = () => setTimeout(() => bound.abort(run.reason), RELEASE_AFTER_STOP_MS).unref();
+    let timer: NodeJS.Timeout | undefined;
+    const stop = () => {
+      timer = setTimeout(() => bound.abort(run.reason), RELEASE_AFTER_STOP_MS).unref();
+    };
     if (run.aborted) stop();
     else run.addEventListener('abort', stop, { once: true });
     try {
       await this.client.send(command, { abortSignal: bound.signal });
     } finally {
       run.removeEventListener('abort', stop);
+      clearTimeout(timer);
     }
   }
 
