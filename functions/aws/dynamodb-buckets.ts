@@ -145,7 +145,7 @@ export interface BucketItem {
   readonly damage?: string;
   /** The generation the item was written for (`g`). */
   readonly written?: string | undefined;
-  /** How many parts its save wrote of the bucket (`n`); undefined only on an item damaged for want of it. */
+  /** How many parts its save wrote of the bucket (`n`); undefined only on an item damaged for want of it or of `g`. */
   readonly count?: number | undefined;
 }
 
@@ -160,7 +160,7 @@ const TORN = 'its parts were written by different saves, one of which did not fi
  * another (or into a part the bucket did not have) may be in neither.
  */
 function tornPart(parts: readonly BucketItem[]): string | undefined {
-  // A part that does not say how many its save wrote is damage, reported as such.
+  // A part that does not say which save wrote it and how many parts is damage, reported as such.
   const first = parts.find((p) => p.count !== undefined);
   if (first?.count === undefined) return undefined;
   const count = first.count;
@@ -218,17 +218,20 @@ export function bucketItem(item: Record<string, AttributeValue>): BucketItem | n
   const match = BUCKET_SK.exec(sk);
   if (!match) return null;
   const bucket = Number.parseInt(match[1] as string, 16);
+  const written = item.g?.N;
   const n = Number(item.n?.N);
-  const count = Number.isSafeInteger(n) && n > 0 ? n : undefined;
-  const at = { sk, bucket, part: Number(match[2] ?? 0), written: item.g?.N, count };
+  // Every save writes both: without them, the item cannot show its bucket whole (tornPart).
+  const count = written !== undefined && Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  const at = { sk, bucket, part: Number(match[2] ?? 0), written, count };
   const read = itemJson(item.m?.S);
   if ('damage' in read) return { ...at, members: [], damage: read.damage };
   const members = read.value;
   if (typeof members !== 'object' || members === null || Array.isArray(members))
     return { ...at, members: [], damage: 'it is not a set of domain memories' };
-  // Every save writes its count: without one, the item cannot show its bucket whole (tornPart).
-  if (count === undefined)
-    return { ...at, members: [], damage: 'it does not say how many parts its save wrote (n)' };
+  if (count === undefined) {
+    const missing = written === undefined ? 'which save wrote it (g)' : 'how many parts its save wrote (n)';
+    return { ...at, members: [], damage: `it does not say ${missing}` };
+  }
   return { ...at, members: Object.entries(members) };
 }
 

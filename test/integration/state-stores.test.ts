@@ -416,6 +416,11 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
       'it does not say how many parts its save wrote (n)',
     ],
     [
+      'does not say which save wrote it',
+      ({ g: _, ...item }: Item) => item,
+      'it does not say which save wrote it (g)',
+    ],
+    [
       'says its save wrote no part',
       (item: Item) => ({ ...item, n: { N: '0' } }),
       'it does not say how many parts its save wrote (n)',
