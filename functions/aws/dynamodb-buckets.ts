@@ -36,8 +36,8 @@ const PART_BYTES = 300 * 1024;
 const MAX_ITEM_BYTES = 400 * 1024;
 const MAX_SORT_KEY_BYTES = 1024;
 
-/** `b#0a3f`, `b#0a3f.1`; read in another spelling too (`b#a3f.0`), which the next save moves to its own. */
-const BUCKET_SK = /^b#([0-9a-f]{1,4})(?:\.(\d{1,4}))?$/;
+/** `b#0a3f`, `b#0a3f.1` (bucketSk): any other spelling (`b#a3f`, `b#0a3f.0`) names no bucket. */
+const BUCKET_SK = /^b#([0-9a-f]{4})(?:\.([1-9]\d{0,3}))?$/;
 
 /** The account whose items these are, and how messages name it. */
 export interface ItemScope {
@@ -57,7 +57,7 @@ export interface Known {
   parts?: Uint8Array;
   /** Buckets to write again whatever changed (a memory filed in the wrong one, or twice). */
   readonly dirty: Set<number>;
-  /** Items of the shards read as no bucket, or as one in another spelling: deleted once the next save committed. */
+  /** Items of the shards read as no bucket, or as one of another shard: deleted once the next save committed. */
   readonly stray: Array<readonly [pk: string, sk: string]>;
   /** The generation opened: a save tags each bucket item it writes with the next one (`g`). */
   readonly generation: number;
@@ -138,7 +138,6 @@ function itemBytes(item: Record<string, AttributeValue>): number {
 
 /** A bucket item as read (bucketItem). */
 export interface BucketItem {
-  /** Its sort key as read (in any spelling). */
   readonly sk: string;
   readonly bucket: number;
   readonly part: number;
@@ -146,8 +145,8 @@ export interface BucketItem {
   readonly damage?: string;
   /** The generation the item was written for (`g`). */
   readonly written?: string | undefined;
-  /** How many parts its save wrote of the bucket (`n`; absent on items written before it was kept). */
-  readonly count?: string | undefined;
+  /** How many parts its save wrote of the bucket (`n`); undefined only on an item damaged for want of it or of `g`. */
+  readonly count?: number | undefined;
 }
 
 /** Why a bucket whose parts were written by different saves is a problem record. */
@@ -161,12 +160,14 @@ const TORN = 'its parts were written by different saves, one of which did not fi
  * another (or into a part the bucket did not have) may be in neither.
  */
 function tornPart(parts: readonly BucketItem[]): string | undefined {
-  const first = parts[0];
-  if (!first) return undefined;
-  const other = parts.find((p) => p.written !== first.written || p.count !== first.count);
+  // A part that does not say which save wrote it and how many parts is damage, reported as such.
+  const first = parts.find((p) => p.count !== undefined);
+  if (first?.count === undefined) return undefined;
+  const count = first.count;
+  const other = parts.find(
+    (p) => p.count !== undefined && (p.written !== first.written || p.count !== count),
+  );
   if (other) return bucketSk(first.bucket, other.part);
-  if (first.count === undefined) return undefined;
-  const count = Number(first.count);
   const have = new Set(parts.map((p) => p.part));
   for (let part = 0; part < count; part++) if (!have.has(part)) return bucketSk(first.bucket, part);
   const extra = parts.find((p) => p.part >= count);
@@ -217,13 +218,21 @@ export function bucketItem(item: Record<string, AttributeValue>): BucketItem | n
   const match = BUCKET_SK.exec(sk);
   if (!match) return null;
   const bucket = Number.parseInt(match[1] as string, 16);
-  const at = { sk, bucket, part: Number(match[2] ?? 0), written: item.g?.N, count: item.n?.N };
+  const written = item.g?.N;
+  const n = Number(item.n?.N);
+  // Every save writes both: without them, the item cannot show its bucket whole (tornPart).
+  const count = written !== undefined && Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  const at = { sk, bucket, part: Number(match[2] ?? 0), written, count };
   const read = itemJson(item.m?.S);
   if ('damage' in read) return { ...at, members: [], damage: read.damage };
   const members = read.value;
-  return typeof members === 'object' && members !== null && !Array.isArray(members)
-    ? { ...at, members: Object.entries(members) }
-    : { ...at, members: [], damage: 'it is not a set of domain memories' };
+  if (typeof members !== 'object' || members === null || Array.isArray(members))
+    return { ...at, members: [], damage: 'it is not a set of domain memories' };
+  if (count === undefined) {
+    const missing = written === undefined ? 'which save wrote it (g)' : 'how many parts its save wrote (n)';
+    return { ...at, members: [], damage: `it does not say ${missing}` };
+  }
+  return { ...at, members: Object.entries(members) };
 }
 
 /** An item's memory text (`m`) as JSON, or why it cannot be read. */

@@ -46,7 +46,7 @@ export function readMeta(
       `the state item ${META_SORT_KEY} in ${at.where} has no bucket layout (layout) after a save; reset the state`,
       damaged('layout: missing'),
     );
-  if (layout !== undefined && layout.N === undefined && layout.NULL !== true)
+  if (layout !== undefined && layout.N === undefined)
     throw new StateDamagedError(
       `the state item ${META_SORT_KEY} in ${at.where} has no bucket layout (layout) as a number; reset the state`,
       damaged('layout: not a number'),
@@ -54,7 +54,7 @@ export function readMeta(
   if (layout !== undefined && layout.N !== String(BUCKETS))
     throw stateIssue(
       at.where,
-      `layout: written by another version of domain-sentinel (bucket layout ${layout.N ?? 'null'}, this one reads ${BUCKETS})`,
+      `layout: written by another version of domain-sentinel (bucket layout ${layout.N}, this one reads ${BUCKETS})`,
     );
   const lease = owner?.S && expires?.N ? { owner: owner.S, expiresAt: Number(expires.N) } : null;
   if (h?.S === undefined) return { head: { ...EMPTY_HEAD, contacts }, generation, lease };

@@ -222,9 +222,8 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
             run = [];
           }
           run.push(found);
-          // A sort key of another spelling (b#0.0, hand-written), or in another shard: its bucket
-          // written again at its own, it deleted.
-          if (found.sk !== bucketSk(found.bucket, found.part) || found.bucket % SHARDS !== n) {
+          // In another shard (moved by hand): its memories kept, its bucket written again in its own, it deleted.
+          if (found.bucket % SHARDS !== n) {
             known.stray.push([pk, found.sk]);
             known.dirty.add(found.bucket);
           }
@@ -315,13 +314,17 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     const run = this.signal;
     if (!run) return void (await this.client.send(command));
     const bound = new AbortController();
-    const stop = () => setTimeout(() => bound.abort(run.reason), RELEASE_AFTER_STOP_MS).unref();
+    let timer: NodeJS.Timeout | undefined;
+    const stop = () => {
+      timer = setTimeout(() => bound.abort(run.reason), RELEASE_AFTER_STOP_MS).unref();
+    };
     if (run.aborted) stop();
     else run.addEventListener('abort', stop, { once: true });
     try {
       await this.client.send(command, { abortSignal: bound.signal });
     } finally {
       run.removeEventListener('abort', stop);
+      clearTimeout(timer);
     }
   }
 
