@@ -228,5 +228,8 @@ describe("a group's expired domain whose record broke, its group with a critical
       expect.objectContaining({ key: 'gone.nl', escalated_after_hours: 25, news: true }),
     ]);
     expect(runs[1]?.sent).toEqual(['account', 'vip']);
+    const { alert, email } = channels((runs[1] as (typeof runs)[number]).plan);
+    expect(alert.attributes.escalation).toBe('true');
+    expect(email).toContain('  escalated: not acted on for 25 hours');
   });
 });

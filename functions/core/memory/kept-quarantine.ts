@@ -330,34 +330,23 @@ export function criticalRepeats(
   const spoke = lastPublished !== null && isDue(lastPublished, nowMs, hours * HOUR_MS);
   const said = problems.filter((_, i) => !fresh(i));
   const quarantines = spoke ? unreadableQuarantineCount(said, memory, lapsesIn(policy.lapsing)) : 0;
-  /** How many due are kept quarantines (else remembered criticals) on the top level's cadence (else their group's). */
-  const n = (quarantine: boolean, top: boolean) =>
-    [...due].filter(
+  /** The line of those due that are kept quarantines (else remembered criticals), on the top cadence (else their group's). */
+  const line = (quarantine: boolean, top: boolean, more = 0): LogLine => {
+    const n = [...due].filter(
       (p) => (p.kept_quarantine === true) === quarantine && (keptCadence(policy, p) === hours) === top,
     ).length;
-  const lines: LogLine[] = [
-    [
-      quarantines + n(true, true),
-      `unreadable record in quarantine repeated after ${hours} h`,
-      `unreadable records in quarantine repeated after ${hours} h`,
-    ],
-    [
-      n(false, true),
-      `unreadable record of a critical finding repeated after ${hours} h`,
-      `unreadable records of critical findings repeated after ${hours} h`,
-    ],
-    [
-      n(true, false),
-      "unreadable record in quarantine repeated on its group's cadence",
-      "unreadable records in quarantine repeated on their group's cadence",
-    ],
-    [
-      n(false, false),
-      "unreadable record of a critical finding repeated on its group's cadence",
-      "unreadable records of critical findings repeated on their group's cadence",
-    ],
-  ];
-  return { due, lines };
+    const [one, many] = quarantine
+      ? ['record in quarantine', 'records in quarantine']
+      : ['record of a critical finding', 'records of critical findings'];
+    const [its, their] = top
+      ? [`after ${hours} h`, `after ${hours} h`]
+      : ["on its group's cadence", "on their group's cadence"];
+    return [n + more, `unreadable ${one} repeated ${its}`, `unreadable ${many} repeated ${their}`];
+  };
+  return {
+    due,
+    lines: [line(true, true, quarantines), line(false, true), line(true, false), line(false, false)],
+  };
 }
 
 /** The critical cadences a record {@link isKept} is repeated by: the top level's, and each group's own. */
