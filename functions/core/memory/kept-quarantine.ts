@@ -157,8 +157,8 @@ function withRememberedCritical(
 
 /**
  * `p` published critical when its record was not read at all, or read by its dates only gives no
- * finding, and memory knows its domain as critical (rememberedCritical: no snooze or
- * acknowledgement holds, not let lapse): marked with the kind memory knew (`remembered_kind`) and
+ * finding, and memory knows its domain as critical (no snooze or acknowledgement holds, not let
+ * lapse): marked with the kind memory knew (`remembered_kind`) and
  * its group (`policy`), in quarantine its remembered restore-by too, so every channel says it as
  * that (`name expired?` in the SMS) and counts it critical, and it stands for its finding as a
  * kept quarantine does ({@link isKept}); a quarantine silenced (a snooze, an acknowledgement, let
@@ -176,9 +176,11 @@ function keptCritical(
   const key = domainKey(p.key);
   if (found.has(key) || (memory.seen.has(key) && !judgedByDatesOnly(p))) return p;
   const was = memory.prior.get(key);
-  const lapses = lapsesIn(lapsing);
   if (was?.finding?.severity !== 'critical') return p;
-  const loud = rememberedCritical(was, nowMs, lapses);
+  // Loud unless let lapse, or a snooze or an acknowledgement still holds.
+  const snooze = was.actions?.snooze;
+  const silenced = was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs);
+  const loud = !silenced && !lapsesIn(lapsing)(was.group);
   const quarantine = was.finding.kind === 'quarantine';
   // Silenced, a quarantine keeps its mark and restore-by (not its severity): its restore deadline
   // stays in the feed and on the page, as a snoozed quarantine finding's does.
@@ -190,17 +192,6 @@ function keptCritical(
     remembered_kind: was.finding.kind,
     ...(quarantine ? { restore_by: restoreOf(was.finding, nowMs).by } : {}),
   };
-}
-
-/** Whether memory knows a domain (`was`) as critical, with no snooze or acknowledgement still holding and not let lapse. */
-function rememberedCritical(
-  was: DomainMemory | undefined,
-  nowMs: number,
-  lapsing: (group: string | undefined) => boolean,
-): boolean {
-  if (was?.finding?.severity !== 'critical' || lapsing(was.group)) return false;
-  const snooze = was.actions?.snooze;
-  return !(was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs));
 }
 
 /**
