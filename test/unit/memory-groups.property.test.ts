@@ -27,7 +27,8 @@ import { EMPTY_STATE, parseState, type ScanState } from '../support/whole-state'
  * of its own, critical every 48 h, at most 2 repeats), `lapse` (letLapse) or none — moved between
  * groups now and then, over up to 40 scans with every domain event, snoozes and cut reads. The
  * messages are the ones alerts/groups.ts plans from the comparison. What a group relies on: it hears
- * each of its own critical findings within its cadence, never another group's news, of its domain
+ * each of its own critical findings within its cadence (and a record of its domain published critical
+ * by what memory knew, whatever the cap), never another group's news, of its domain
  * that left or came back; a domain let lapse is never repeated nor escalated, nor its unreadable
  * record repeated; an escalation reaches the account's message (the escalation recipients); no
  * finding is published to a group twice within its cadence. 2 000 runs on a fixed seed (about 2 s);
@@ -121,6 +122,8 @@ describe('memory between scans, with policy groups', () => {
             let state = out.next;
             /** When a group's message last carried each of its critical findings, by `group name`. */
             const heard = new Map<string, { at: number; sig: string }>();
+            /** When a group's message last carried each problem record of its domains, by `group key`. */
+            const heardRecord = new Map<string, number>();
             const lastFinding = new Map<string, Marked>();
             const trace: unknown[] = [];
             const hear = (o: typeof out) => {
@@ -235,6 +238,24 @@ describe('memory between scans, with policy groups', () => {
                     `${name} repeated to ${group} after ${(now - last.at) / HOUR} h ${where()}`,
                   ).toBe(true);
               }
+              // A record published critical by what memory knew of a group's domain (a kept quarantine,
+              // an expired domain whose record broke) stands for its finding: the group hears it within
+              // its cadence, counted from when it last heard of the domain critical, whatever the cap.
+              for (const p of r.report.problems) {
+                const group = prev.domains[p.key ?? '']?.group;
+                if (p.key === null || group === undefined || !(group in CADENCE)) continue;
+                if (p.severity !== 'critical' || (!p.kept_quarantine && p.remembered_kind === undefined))
+                  continue;
+                const at = Math.max(
+                  heard.get(`${group} ${p.key}`)?.at ?? 0,
+                  heardRecord.get(`${group} ${p.key}`) ?? 0,
+                );
+                if (at > 0 && (now - at >= (CADENCE[group] as number) * HOUR || now < at))
+                  expect(
+                    sentTo.get(group)?.problems.some((x) => x.key === p.key),
+                    `${p.key} record not heard by ${group} for ${(now - at) / HOUR} h ${where()}`,
+                  ).toBe(true);
+              }
               // An unreadable record repeated for its criticality: of a domain not let lapse.
               if (r.why.some((w) => /^\d+ unreadable records? (in quarantine|of (a )?critical)/.test(w))) {
                 const lapsing = (k: string | null) => prev.domains[k ?? '']?.group === 'lapse';
@@ -264,6 +285,9 @@ describe('memory between scans, with policy groups', () => {
                   if (g !== f.policy || f.snoozed_until || f.acknowledged)
                     heard.delete(`${g} ${f.domain_name}`);
               hear(out);
+              for (const p of out.plan)
+                for (const x of p.group === undefined ? [] : p.report.problems)
+                  if (x.key !== null) heardRecord.set(`${p.group} ${x.key}`, now);
               state = parseState(JSON.parse(JSON.stringify(out.next)), 'state.json');
             }
           },

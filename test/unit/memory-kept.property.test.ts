@@ -35,8 +35,8 @@ import { DEFAULT_STATE_POLICY, EMPTY_STATE, parseState } from '../support/whole-
  * resolution; an escalation is said once until a resolution or a silence; nothing critical goes
  * silent past its cadence (no cap) unless snoozed or acknowledged before its last days; a snooze
  * holds until it ends, the finding is worse, or the last days begin, and once ended never silences
- * again; a message that lists a record that could not be read, published critical as the quarantine
- * memory knew, tells its recipients of it, so its hours count from that message. 1 000 runs on a
+ * again; a message that lists a record that could not be read, published critical as the finding
+ * memory knew (of any kind), tells its recipients of it, so its hours count from that message. 1 000 runs on a
  * fixed seed (about 8 s). Taking out any of these fixes makes it fail:
  * compare.ts countRepeats `|| (j.kind !== f.kind && lastDaysDue(f))` and `worth(c, j)` (eaca2bf);
  * actions.ts applyActions `?? lastDays`; repeat.ts carriedOn keeping `escalated`; unjudged-memory.ts
@@ -307,12 +307,12 @@ function run(size: number, steps: readonly Step[], policyName: string) {
         heardAt.delete(name);
         lastFinding.delete(name);
       }
-    // A record that could not be read, published critical as the quarantine memory knew, told the
-    // recipients of it: its hours count from this message (docs/memory.md, docs/policies.md
-    // "Hours, counted from the last alert that carried the finding").
+    // A record that could not be read, published critical as the finding memory knew (a quarantine,
+    // an expired domain: any kind), told the recipients of it: its hours count from this message
+    // (docs/memory.md, docs/policies.md "Hours, counted from the last alert that carried the finding").
     if (r.publish)
       for (const p of r.report.problems)
-        if (p.key !== null && p.remembered_kind === 'quarantine' && p.severity === 'critical')
+        if (p.key !== null && p.remembered_kind !== undefined && p.severity === 'critical')
           heardAt.set(p.key, now);
     observe(findings, r.publish);
     state = next;

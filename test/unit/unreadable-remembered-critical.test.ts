@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { chatNotificationOf } from '../../functions/core/alerts/chat';
 import { buildAlertMessage, reportJsonOf } from '../../functions/core/alerts/message';
+import type { StatePolicy } from '../../functions/core/memory/state';
 import type { Problem } from '../../functions/core/reseller/paging';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { registrantConflictProblem } from '../../functions/core/scan/scan-problems';
 import { HOUR, T0 } from '../support/account-model';
 import { groupScanner } from '../support/group-scan';
 import { DAY, domain } from '../support/state-scan';
-import { EMPTY_STATE } from '../support/whole-state';
+import { EMPTY_STATE, type ScanState } from '../support/whole-state';
 
 /**
  * A domain memory last knew as critical (expired: days from being lost) whose record can no longer
@@ -172,5 +173,63 @@ describe('a group’s expired domain read again with its registrant handle given
     });
     expect(again.sent).toEqual(['account']);
     expect(again.result.report.problems).toEqual([expect.not.objectContaining({ news: true })]);
+  });
+});
+
+describe("a group's expired domain whose record broke, its group with a critical cadence of its own", () => {
+  // vip repeats its critical findings every 6 h; the account every 24 h.
+  const { scan: scanVip } = groupScanner({
+    repeat: { critical: 24 },
+    policies: [
+      { name: 'vip', match: { tags: ['vip'] }, alertEmails: ['vip@example.nl'], repeat: { critical: 6 } },
+    ],
+  });
+  const expired = domain('gone.nl', T0, { auto_renew: false, date_expiry: T0 - 2 * DAY, tags: ['vip'] });
+  const run = (hours: number, state: ScanState, escalation?: StatePolicy['escalation']) =>
+    scanVip([], T0 + hours * HOUR, state, {
+      problems: [broken('gone.nl')],
+      ...(escalation ? { escalation } : {}),
+    });
+
+  it("is repeated on its group's cadence by its own last alert, as its expired finding was, not the account's", () => {
+    const first = scanVip([expired], T0, EMPTY_STATE);
+    expect(first.sent).toEqual(['account', 'vip']);
+    const broke = run(1, first.next);
+    expect(broke.sent).toEqual(['account', 'vip']);
+    expect(run(6, broke.next).result.publish).toBe(false);
+    const due = run(8, broke.next);
+    expect(due.result.why).toEqual([
+      "1 unreadable record of a critical finding repeated on its group's cadence",
+    ]);
+    expect(due.sent).toEqual(['account', 'vip']);
+    expect(due.plan.find((p) => p.group === 'vip')?.report.problems).toEqual([
+      expect.objectContaining({
+        key: 'gone.nl',
+        severity: 'critical',
+        policy: 'vip',
+        remembered_kind: 'expired',
+      }),
+    ]);
+    // Heard now: its hours start again.
+    expect(run(9, due.next).result.publish).toBe(false);
+  });
+
+  it('escalates once, afterHours past its first critical alert, its expiry within withinDays', () => {
+    const escalation = { afterHours: 24, withinDays: 7 };
+    let state = run(1, scanVip([expired], T0, EMPTY_STATE, { escalation }).next, escalation).next;
+    const runs = [20, 25, 30, 49].map((h) => {
+      const r = run(h, state, escalation);
+      state = r.next;
+      return r;
+    });
+    const escalated = runs.map((r) => r.result.why.includes('1 critical not acted on, escalated'));
+    expect(escalated).toEqual([false, true, false, false]);
+    expect(runs[1]?.result.report.problems).toEqual([
+      expect.objectContaining({ key: 'gone.nl', escalated_after_hours: 25, news: true }),
+    ]);
+    expect(runs[1]?.sent).toEqual(['account', 'vip']);
+    const { alert, email } = channels((runs[1] as (typeof runs)[number]).plan);
+    expect(alert.attributes.escalation).toBe('true');
+    expect(email).toContain('  escalated: not acted on for 25 hours');
   });
 });

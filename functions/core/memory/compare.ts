@@ -218,7 +218,7 @@ const membership = (of: { domain_name: string } & InGroup, back: boolean): Domai
   after: back ? 'in the account' : 'not in the account',
 });
 
-/** Step seven: whether to speak, why (or why not) in words for the log, and the kept quarantines said (keptNews). */
+/** Step seven: whether to speak, why (or why not) in words for the log, and the records critical by what memory knew said (keptNews). */
 function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: Report } {
   const { policy, head } = c.input;
   const { minSeverity } = policy;
@@ -404,8 +404,8 @@ function nextMemory(
   if (!read && f)
     return memoryOf(c, publish, key, { name: f.domain_name, group: f.policy }, was?.watched ?? {}, f);
   if (!read) {
-    // Not read: gone from an account read whole, else carried over as it was; a quarantine memory
-    // knew, said by its unreadable record, with its last alert moved as a kept quarantine's.
+    // Not read: gone from an account read whole, else carried over as it was; a critical finding
+    // memory knew, said by its unreadable record, with its last alert moved as a kept quarantine's.
     if (c.left.has(key) || !was) return null;
     const alerted = kept.has(key) ? keptAlerted(c, publish, key, was, kept.get(key)) : undefined;
     return alerted === undefined || alerted === was.alerted ? was : { ...was, alerted };
@@ -418,8 +418,9 @@ function nextMemory(
   // time moved on by a message that carried it (kept, every scan past its cadence repeated it).
   const prev = f && priorAlert(c, key, f);
   const j = f && judged(c, key, f);
-  // A kept quarantine with no finding keeps its last alert, marked escalated once a message said
-  // so; past a snooze or an acknowledgement, counted from its end, as priorAlert counts a finding's.
+  // A record critical by what memory knew, with no finding, keeps its last alert, marked escalated
+  // once a message said so; past a snooze or an acknowledgement, counted from its end, as
+  // priorAlert counts a finding's.
   const next =
     (prev && j && carriedOn(prev, alertedNow(c, publish, j, prev, j.stage), c.repeated.has(key))) ||
     (f ? (publish ? c.keptAlerts.get(key) : undefined) : keptAlerted(c, publish, key, was, kept.get(key)));
@@ -429,8 +430,8 @@ function nextMemory(
 }
 
 /**
- * The last alert of a kept quarantine whose record gives no finding (`p`, published critical, as the
- * message says it: keptNews): as it was (less a snooze's time, keptPriorAlert), escalated when the
+ * The last alert of a domain whose record gives no finding (`p`, published critical by what
+ * memory knew, as the message says it: keptNews): as it was (less a snooze's time, keptPriorAlert), escalated when the
  * message says so, and moved to now by a message its recipients hear it in (the account's, which
  * lists every problem record; its group's own when it has recipients of its own, which carries it
  * only as `news`: alerts/groups.ts), so its critical cadence counts from what they were last told

@@ -79,9 +79,9 @@ export interface Comparison {
   /** Domains that left now, and those memory knew only as gone that are back (departures.ts). */
   readonly left: Map<string, Departure>;
   readonly back: ReadonlyMap<string, Departure>;
-  /** Domains whose critical finding, or kept quarantine's record (kept-quarantine.ts), escalates now (escalation.ts). */
+  /** Domains whose critical finding, or record critical by what memory knew (kept-quarantine.ts), escalates now (escalation.ts). */
   readonly escalated: Set<string>;
-  /** The last alert each kept quarantine that escalates now remembers once published (withKeptEscalations). */
+  /** The last alert each record critical by what memory knew that escalates now remembers once published (withKeptEscalations). */
   readonly keptAlerts: ReadonlyMap<string, AlertMemory>;
   /** Domains whose ongoing finding is published again now by its repeat cadence (repeat.ts). */
   readonly repeated: Set<string>;

@@ -71,11 +71,10 @@ export function groupsHearing(
 
 /**
  * The problems with each new unreadable record (`fresh`, by its index) of a domain in a group memory
- * knows (not let lapse), published critical: by what it says (quarantine) or by what memory knows of
- * it (`remembered_kind`: kept-quarantine.ts keptCritical decides, and leaves a record read and
- * checked as it is), given that group (`policy`) and marked `news`, as a kept quarantine is
- * (kept-quarantine.ts keptNews): a group whose critical domain's record breaks hears it when the
- * account does, not only the account. Its repeats on the critical cadence are the account's alone.
+ * knows (not let lapse) that says quarantine (critical), given that group (`policy`) and marked
+ * `news`, as a record critical by what memory knew is (kept-quarantine.ts keptNews): a group whose
+ * domain's record breaks hears it when the account does, not only the account. Its repeats on the
+ * critical cadence are the account's alone (it is no finding memory knew to stand for).
  */
 export function unreadableGroupNews(
   problems: readonly Problem[],

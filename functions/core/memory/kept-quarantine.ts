@@ -10,7 +10,7 @@ import type { ScanMemory } from './scan-memory';
 import type { AlertMemory, DomainMemory, EscalationPolicy, FindingMemory, StatePolicy } from './state';
 import { domainKey } from './state-bounds';
 import { isDue } from './state-time';
-import { believableRestoreBy, rememberedCriticalCount, unreadableQuarantineCount } from './unjudged-memory';
+import { believableRestoreBy, unreadableQuarantineCount } from './unjudged-memory';
 
 /** What a kept quarantine's problem record adds to its reason; after {@link DATES_ONLY}, so no quoted status can spell it. */
 const KEPT = '; last read in quarantine, ';
@@ -157,12 +157,13 @@ function withRememberedCritical(
 
 /**
  * `p` published critical when its record was not read at all, or read by its dates only gives no
- * finding, and memory knows its domain as critical (rememberedCritical: no snooze or
- * acknowledgement holds, not let lapse): marked with the kind memory knew (`remembered_kind`), in
- * quarantine its remembered restore-by too, so every channel says it as that (`name expired?` in
- * the SMS) and counts it critical, as a record that says quarantine is; a quarantine silenced
- * (a snooze, an acknowledgement, let lapse) is marked at its record's severity. A record read and judged
- * (a registrant given twice) is left as it is: its finding, or none, is what stands. Else `p`.
+ * finding, and memory knows its domain as critical (no snooze or acknowledgement holds, not let
+ * lapse): marked with the kind memory knew (`remembered_kind`) and
+ * its group (`policy`), in quarantine its remembered restore-by too, so every channel says it as
+ * that (`name expired?` in the SMS) and counts it critical, and it stands for its finding as a
+ * kept quarantine does ({@link isKept}); a quarantine silenced (a snooze, an acknowledgement, let
+ * lapse) is marked at its record's severity. A record read and judged (a registrant given twice)
+ * is left as it is: its finding, or none, is what stands. Else `p`.
  */
 function keptCritical(
   p: Problem,
@@ -175,38 +176,31 @@ function keptCritical(
   const key = domainKey(p.key);
   if (found.has(key) || (memory.seen.has(key) && !judgedByDatesOnly(p))) return p;
   const was = memory.prior.get(key);
-  const lapses = lapsesIn(lapsing);
   if (was?.finding?.severity !== 'critical') return p;
-  const loud = rememberedCritical(was, nowMs, lapses);
+  // Loud unless let lapse, or a snooze or an acknowledgement still holds.
+  const snooze = was.actions?.snooze;
+  const silenced = was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs);
+  const loud = !silenced && !lapsesIn(lapsing)(was.group);
   const quarantine = was.finding.kind === 'quarantine';
   // Silenced, a quarantine keeps its mark and restore-by (not its severity): its restore deadline
   // stays in the feed and on the page, as a snoozed quarantine finding's does.
   if (!loud && !quarantine) return p;
   return {
     ...p,
+    ...(was.group === undefined ? {} : { policy: was.group }),
     ...(loud ? { severity: 'critical' as const } : {}),
     remembered_kind: was.finding.kind,
     ...(quarantine ? { restore_by: restoreOf(was.finding, nowMs).by } : {}),
   };
 }
 
-/** Whether memory knows a domain (`was`) as critical, with no snooze or acknowledgement still holding and not let lapse. */
-function rememberedCritical(
-  was: DomainMemory | undefined,
-  nowMs: number,
-  lapsing: (group: string | undefined) => boolean,
-): boolean {
-  if (was?.finding?.severity !== 'critical' || lapsing(was.group)) return false;
-  const snooze = was.actions?.snooze;
-  return !(was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs));
-}
-
 /**
- * The report with each kept quarantine {@link withKeptQuarantines} published that escalates now
- * marked `escalated_after_hours`, as a quarantine finding nobody acted on is (escalation.ts,
- * docs/policies.md): critical, first alerted as a quarantine `afterHours` ago or more (its domain's
- * last alert, which memory keeps from the finding it had; a snooze that ended restarts the count),
- * its restore-by (else its expiry) within `withinDays`, not yet escalated on its one rung (-1).
+ * The report with each record published critical by what memory knew ({@link isKept}) that
+ * escalates now marked `escalated_after_hours`, as its finding nobody acted on would be
+ * (escalation.ts, docs/policies.md): first alerted as that finding `afterHours` ago or more (its
+ * domain's last alert, which memory keeps from the finding it had; a snooze that ended restarts the
+ * count), its remembered deadline (a quarantine's restore-by, else its expiry) within `withinDays`,
+ * not yet escalated on the rung memory knew it on (a quarantine's: -1).
  * `alerts`: for each, the last alert its domain remembers once the message carrying it goes out,
  * so the next scan does not escalate it again. Pure.
  */
@@ -222,23 +216,36 @@ export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
     const key = p.key === null ? null : domainKey(p.key);
     const was = key === null ? undefined : memory.prior.get(key);
     if (!isKept(p) || key === null || !was?.finding) return p;
-    const quarantine = keptFindingOf(p.key as string, was.finding, nowMs);
+    const finding = keptFindingOf(p.key as string, was.finding, nowMs);
     const prev = keptPriorAlert(was, false, nowMs);
-    const hours = escalationHours(quarantine, prev, { policy, nowMs, stage: -1, silenced: false });
+    const stage = was.finding.stage;
+    const hours = escalationHours(finding, prev, { policy, nowMs, stage, silenced: false });
     if (hours === null || !prev) return p;
-    alerts.set(key, { ...prev, escalated: -1 });
+    alerts.set(key, { ...prev, escalated: stage });
     return { ...p, escalated_after_hours: hours };
   });
   return { report: alerts.size > 0 ? { ...report, problems } : report, alerts };
 }
 
-/** Whether a problem record is a kept quarantine {@link withKeptQuarantines} published critical (no snooze holds). */
+/**
+ * Whether a problem record is published critical by what memory knew of its domain: a kept
+ * quarantine ({@link withKeptQuarantines}, no snooze holds) or a remembered critical
+ * ({@link keptCritical}). Either stands for its finding: repeated on its group's critical cadence by
+ * its own last alert ({@link criticalRepeats}), escalated ({@link withKeptEscalations}), news to its
+ * group ({@link keptNews}), its last alert moved by the messages that say it ({@link keptKeys}).
+ */
 const isKept = (p: Problem): boolean =>
-  p.kept_quarantine === true && p.key !== null && p.severity === 'critical';
+  (p.kept_quarantine === true || p.remembered_kind !== undefined) &&
+  p.key !== null &&
+  p.severity === 'critical';
+
+/** Whether a record {@link isKept} stands for a quarantine: only a quarantine has last days to restore. */
+const isKeptQuarantine = (p: Problem): boolean =>
+  isKept(p) && (p.kept_quarantine === true || p.remembered_kind === 'quarantine');
 
 /**
- * The report with each kept quarantine the account's message announces or repeats now (`publish`:
- * a new unreadable record, one in `due` ({@link criticalRepeats}), one in its last days
+ * The report with each record {@link isKept} the account's message announces or repeats now (`publish`:
+ * a new unreadable record, one in `due` ({@link criticalRepeats}), a kept quarantine in its last days
  * (`lastDays`: {@link keptInLastDays}), one that escalates, one whose snooze ended now (`ended`:
  * {@link keptSnoozeEnded})) marked `news`: alerts/groups.ts gives its group's message those, and
  * group-news.ts groupsHearing counts the group heard. The sets are decidePublish's (compare.ts),
@@ -248,7 +255,7 @@ export function keptNews<R extends Report>(
   report: R,
   said: {
     readonly publish: boolean;
-    /** The kept quarantines repeated on the critical cadence now ({@link criticalRepeats}). */
+    /** The records {@link isKept} repeated on the critical cadence now ({@link criticalRepeats}). */
     readonly due: ReadonlySet<Problem>;
     readonly lastDays: ReadonlySet<Problem>;
     readonly ended: ReadonlySet<Problem>;
@@ -281,15 +288,15 @@ export type LogLine = readonly [n: number, one: string, many: string];
 
 /**
  * The records this scan could not read that are repeated on the critical cadence now, with the
- * log's lines for them. A record that says quarantine is as critical as a quarantine finding, and so
- * is one published critical by what memory knew of its domain ({@link rememberedCriticalCount}):
- * repeated on the same rhythm until it is fixed, whatever else is news. Every message lists them,
- * so the account's last one (`lastPublished`) is when they were last said. A kept quarantine's group
- * may not have heard that one: each is due by its own last alert, which moves when its recipients
+ * log's lines for them. A record that says quarantine is as critical as a quarantine finding:
+ * repeated on the top level's rhythm until it is fixed, whatever else is news; every message lists
+ * them, so the account's last one (`lastPublished`) is when they were last said. One published
+ * critical by what memory knew ({@link isKept}) stands for its finding, whose group may not have
+ * heard that message: each is due (`due`) by its own last alert, which moves when its recipients
  * hear it (the account's, or its group's own: compare.ts keptAlerted), or by the account's last
- * message when it has none; on its group's cadence, which gets a line of its own (`due`). Less those
- * `told` otherwise now (escalated, in their last days, snooze ended) and the new ones (`fresh`, by
- * their index in `problems`: counted as new alone), so no line of the log counts one twice.
+ * message when it has none, on its group's cadence (a line of its own), whatever the cap. Less
+ * those `told` otherwise now (escalated, in their last days, snooze ended) and the new ones
+ * (`fresh`, by their index in `problems`: counted as new alone), so no line of the log counts one twice.
  */
 export function criticalRepeats(
   problems: readonly Problem[],
@@ -312,41 +319,36 @@ export function criticalRepeats(
     }),
   );
   const spoke = lastPublished !== null && isDue(lastPublished, nowMs, hours * HOUR_MS);
-  const own = [...due].filter((p) => keptCadence(policy, p) !== hours).length;
   const said = problems.filter((_, i) => !fresh(i));
-  const lapsing = lapsesIn(policy.lapsing);
-  const quarantines = spoke ? unreadableQuarantineCount(said, memory, lapsing) : 0;
-  const lines: LogLine[] = [];
-  if (spoke || due.size > own)
-    lines.push(
-      [
-        quarantines + due.size - own,
-        `unreadable record in quarantine repeated after ${hours} h`,
-        `unreadable records in quarantine repeated after ${hours} h`,
-      ],
-      [
-        spoke ? rememberedCriticalCount(said) : 0,
-        `unreadable record of a critical finding repeated after ${hours} h`,
-        `unreadable records of critical findings repeated after ${hours} h`,
-      ],
-    );
-  const cadence: LogLine = [
-    own,
-    "unreadable record in quarantine repeated on its group's cadence",
-    "unreadable records in quarantine repeated on their group's cadence",
-  ];
-  return { due, lines: [...lines, cadence] };
+  const quarantines = spoke ? unreadableQuarantineCount(said, memory, lapsesIn(policy.lapsing)) : 0;
+  /** The line of those due that are kept quarantines (else remembered criticals), on the top cadence (else their group's). */
+  const line = (quarantine: boolean, top: boolean, more = 0): LogLine => {
+    const n = [...due].filter(
+      (p) => (p.kept_quarantine === true) === quarantine && (keptCadence(policy, p) === hours) === top,
+    ).length;
+    const [one, many] = quarantine
+      ? ['record in quarantine', 'records in quarantine']
+      : ['record of a critical finding', 'records of critical findings'];
+    const [its, their] = top
+      ? [`after ${hours} h`, `after ${hours} h`]
+      : ["on its group's cadence", "on their group's cadence"];
+    return [n + more, `unreadable ${one} repeated ${its}`, `unreadable ${many} repeated ${their}`];
+  };
+  return {
+    due,
+    lines: [line(true, true, quarantines), line(false, true), line(true, false), line(false, false)],
+  };
 }
 
-/** The critical cadences a kept quarantine's repeat is judged by: the top level's, and each group's own. */
+/** The critical cadences a record {@link isKept} is repeated by: the top level's, and each group's own. */
 interface CadencePolicy {
   readonly repeat: { readonly critical: number };
   readonly repeatByGroup?: ReadonlyMap<string, { readonly critical: number }>;
 }
 
 /**
- * The hours between a kept quarantine's critical repeats: its group's own cadence (`policy`, as
- * the record carries its group), else the top level's, as its quarantine finding's was (repeat.ts
+ * The hours between the critical repeats of a record {@link isKept}: its group's own cadence
+ * (`policy`, as the record carries its group), else the top level's, as its finding's was (repeat.ts
  * repeatFor): a domain in a group repeated every 12 h is not repeated less often once its record
  * can no longer be judged.
  */
@@ -354,28 +356,15 @@ export const keptCadence = (policy: CadencePolicy, p: Problem): number =>
   (p.policy !== undefined && policy.repeatByGroup?.get(p.policy)?.critical) || policy.repeat.critical;
 
 /**
- * Whether a problem record is published critical as the quarantine memory knew of its domain
- * ({@link keptCritical}: its record could not be read): in its last days it is repeated daily, as
- * a kept quarantine is ({@link keptInLastDays}), by its own last alert.
- */
-const isRememberedQuarantine = (p: Problem): boolean =>
-  p.remembered_kind === 'quarantine' && p.key !== null && p.severity === 'critical';
-
-/**
- * The memory keys of the kept quarantines {@link withKeptQuarantines} published critical (no snooze
- * holds), and of the quarantines memory knew whose record could not be read: their last alert
- * moves with each message that says them (compare.ts keptAlerted), their daily repeat counts from it.
+ * The memory keys of the records published critical by what memory knew ({@link isKept}): their
+ * last alert moves with each message that says them (compare.ts keptAlerted), their repeats count from it.
  */
 export const keptKeys = (problems: readonly Problem[]): Map<string, Problem> =>
-  new Map(
-    problems
-      .filter((p) => isKept(p) || isRememberedQuarantine(p))
-      .map((p) => [domainKey(p.key as string), p]),
-  );
+  new Map(problems.filter(isKept).map((p) => [domainKey(p.key as string), p]));
 
 /**
- * The kept quarantines {@link withKeptQuarantines} published, and the quarantines memory knew whose
- * record could not be read ({@link isRememberedQuarantine}), that are in their last days to
+ * The records published critical as the quarantine memory knew ({@link isKeptQuarantine}: a kept
+ * quarantine, or one whose record could not be read), that are in their last days to
  * restore (LAST_DAYS, or unknown) and due daily: their domain's last alert (moved by a message its
  * recipients hear it in, compare.ts keptAlerted; none: the account's last message) at least
  * LAST_DAYS_REPEAT_HOURS ago (or in the future: a clock that ran back) and less than the critical
@@ -390,7 +379,7 @@ export function keptInLastDays(
   input: { head: { last_published_at: string | null }; policy: CadencePolicy },
 ): Problem[] {
   return problems.filter((p) => {
-    if ((!isKept(p) && !isRememberedQuarantine(p)) || p.key === null) return false;
+    if (!isKeptQuarantine(p) || p.key === null) return false;
     const was = memory.prior.get(domainKey(p.key));
     const at = was?.alerted?.at ?? input.head.last_published_at;
     const elapsed = at === null ? Number.NaN : nowMs - Date.parse(at);
@@ -405,12 +394,13 @@ export function keptInLastDays(
 
 /**
  * The kept quarantines {@link withKeptQuarantines} published critical whose snooze this scan saw end
- * or lapse early (`lapsed`: applyActions', its worse or last days): news once, as a snoozed
+ * or lapse early (a remembered critical's snooze that ended leaves its last alert as it was: due at
+ * once by {@link criticalRepeats}) (`lapsed`: applyActions', its worse or last days): news once, as a snoozed
  * quarantine finding is published again as its snooze ends, not at the account's next repeat of
  * critical records. Memory drops the snooze with the message that says it (withActions), so the
  * next scan does not see it end again.
  */
 export function keptSnoozeEnded(problems: readonly Problem[], lapsed: readonly Lapse[]): Problem[] {
   const ended = new Set(lapsed.filter((l) => l.action === 'snooze').map((l) => l.domain_name));
-  return problems.filter((p) => isKept(p) && ended.has(domainKey(p.key as string)));
+  return problems.filter((p) => p.kept_quarantine && isKept(p) && ended.has(domainKey(p.key as string)));
 }

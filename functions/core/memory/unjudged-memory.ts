@@ -48,26 +48,9 @@ export function unjudgedKeys(report: Report, memory: ScanMemory): Set<string> {
 }
 
 /**
- * How many domains have a record published critical by what memory knew of them (`remembered_kind`,
- * severity critical: kept-quarantine.ts keptCritical decides which, the one place that does: not
- * read at all or read by its dates only without a finding, no snooze or acknowledgement holding,
- * not let lapse, no record of it critical already). What is remembered of a record that cannot be
- * read stays true until a read says otherwise: such a record is repeated on the critical cadence
- * as one that says quarantine is, so an expired domain whose record broke is not silent after its
- * one "new unreadable record". A record read and judged (a registrant given twice) is never one.
- */
-export function rememberedCriticalCount(problems: Report['problems']): number {
-  const marked = problems.flatMap((p) =>
-    p.remembered_kind !== undefined && p.severity === 'critical' && p.key !== null ? [domainKey(p.key)] : [],
-  );
-  return new Set(marked).size;
-}
-
-/**
  * How many domains whose record this scan could not read say quarantine (critical; a domain listed
- * under two spellings once), less the
- * records critical by what memory knows (`remembered_kind`: rememberedCriticalCount counts them), the
- * kept quarantines (each due by its own last alert: kept-quarantine.ts criticalRepeats) and those
+ * under two spellings once), less the records published critical by what memory knew (a kept
+ * quarantine, `remembered_kind`: each due by its own last alert, kept-quarantine.ts criticalRepeats) and those
  * of a domain memory knows in a group that lets it lapse (`lapsing`): such a record is repeated on
  * the critical cadence, and a domain let lapse is never repeated (docs/policies.md), so its broken
  * record is said once, as new, and not paged daily after.
