@@ -21,13 +21,10 @@ const quarantine = (restoreInDays: number, severity: DomainFinding['severity'] =
     restore_by: new Date(NOW + restoreInDays * DAY).toISOString(),
   }) as unknown as DomainFinding;
 
-const alerted = (hoursAgo: number, more: Partial<AlertMemory> = {}): AlertMemory => ({
-  kind: 'quarantine',
-  severity: 'critical',
-  stage: -1,
-  at: new Date(NOW - hoursAgo * HOUR).toISOString(),
-  ...more,
-});
+const alerted = (hoursAgo: number, more: Partial<AlertMemory> = {}): AlertMemory => {
+  const at = new Date(NOW - hoursAgo * HOUR).toISOString();
+  return { kind: 'quarantine', severity: 'critical', stage: -1, at, first_at: at, ...more };
+};
 
 const input = (more: Partial<Parameters<typeof escalationHours>[2]> = {}) => ({
   policy: POLICY,

@@ -41,6 +41,7 @@ const findings: readonly RepeatedFinding[] = [
 const alertOf = (f: RepeatedFinding, at: number, repeats: number): AlertMemory => ({
   ...f,
   at: new Date(at).toISOString(),
+  first_at: new Date(at).toISOString(),
   ...(repeats > 0 ? { repeats } : {}),
 });
 

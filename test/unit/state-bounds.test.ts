@@ -202,7 +202,7 @@ describe('stored times', () => {
       domains: {
         'q.nl': {
           ...memory,
-          alerted: { kind: 'quarantine', severity: 'critical', stage: -1, at: future },
+          alerted: { kind: 'quarantine', severity: 'critical', stage: -1, at: future, first_at: future },
         },
       },
     };

@@ -32,7 +32,10 @@ const findingMemory = fc.record({
 const memory = fc.record({
   watched: fc.record({ auto_renew: fc.option(fc.boolean(), { nil: null }) }),
   finding: fc.option(findingMemory, { nil: null }),
-  alerted: fc.option(fc.record({ kind, severity, stage: fc.constant(null), at: storedTime }), { nil: null }),
+  alerted: fc.option(
+    fc.record({ kind, severity, stage: fc.constant(null), at: storedTime, first_at: storedTime }),
+    { nil: null },
+  ),
 });
 /** Names a hostile store could hold besides the quarantined domain's own memory. */
 const otherName = fc.constantFrom(

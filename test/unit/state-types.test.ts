@@ -5,6 +5,7 @@ import {
   DomainMemorySchema,
   EMPTY_HEAD,
   type FindingMemory,
+  readDomainMemory,
   type StateHead,
 } from '../../functions/core/memory/state';
 
@@ -33,5 +34,20 @@ describe('the types of what is remembered', () => {
   it('are what the schema reads back', () => {
     const memory: DomainMemory = { watched: {}, finding: null, alerted: null };
     expect(DomainMemorySchema.parse(memory)).toEqual(memory);
+  });
+
+  // Every alert memory this version writes has its first alert (nextAlertMemory); one without is no
+  // format of a release (issue 32: no compatibility code), and reads as damage, not as `at`.
+  it('refuse an alert memory without its first alert (first_at)', () => {
+    const at = '2026-11-20T06:00:00.000Z';
+    const alerted = { kind: 'expired', severity: 'critical', stage: 0, at };
+    const memory = { watched: {}, finding: null, alerted };
+    expect(() => readDomainMemory(memory, 'x.nl', 'state.json')).toThrow('domains["x.nl"].alerted.first_at');
+    expect(
+      readDomainMemory({ ...memory, alerted: { ...alerted, first_at: at } }, 'x.nl', 'state.json'),
+    ).toEqual({
+      ...memory,
+      alerted: { ...alerted, first_at: at },
+    });
   });
 });

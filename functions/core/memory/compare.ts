@@ -450,7 +450,7 @@ function keptAlerted(
   const group = p?.policy;
   const unheard = group !== undefined && c.input.policy.ownRecipients?.has(group) && p?.news !== true;
   if (!prev || !p || !publish || unheard) return prev;
-  return { ...prev, first_at: prev.first_at ?? prev.at, at: c.report.now };
+  return { ...prev, at: c.report.now };
 }
 
 /** A memory of nothing but watched fields (and its group), under its own name. */

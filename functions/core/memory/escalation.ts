@@ -57,7 +57,7 @@ export function sinceSnooze(
 ): AlertMemory | null | undefined {
   if (!alerted || !snooze) return alerted;
   const ends = Math.min(Date.parse(snooze.until), nowMs);
-  const first = Date.parse(alerted.first_at ?? alerted.at);
+  const first = Date.parse(alerted.first_at);
   if (!(first < ends) && !(first > nowMs)) return alerted;
   const { escalated: _before, ...rest } = alerted;
   return { ...rest, first_at: new Date(ends).toISOString() };
@@ -97,7 +97,7 @@ export function escalationHours(
   if (!prev || prev.kind !== f.kind || prev.severity !== 'critical') return null;
   if (prev.escalated !== undefined && prev.escalated === stage) return null;
   // A stored time in the future counts as due (isDue): a clock that jumped never holds an escalation back.
-  const first = prev.first_at ?? prev.at;
+  const first = prev.first_at;
   if (!isDue(first, nowMs, policy.afterHours * HOUR_MS)) return null;
   const left = DUE_NOW.has(f.kind) ? 0 : Date.parse(deadlineOf(f)) - nowMs;
   if (!(left <= policy.withinDays * DAY_MS)) return null;
@@ -125,7 +125,7 @@ export function nextAlertMemory(
     severity: f.severity,
     stage: now.stage,
     at: now.at,
-    first_at: same ? notAfter(same.first_at ?? same.at, now.at) : now.at,
+    first_at: same ? notAfter(same.first_at, now.at) : now.at,
     ...(escalated !== undefined ? { escalated } : {}),
   };
 }

@@ -269,7 +269,7 @@ const AlertMemorySchema = FindingMemorySchema.omit({ date_expiry: true, restore_
   /** ISO 8601: the `now` of the scan that published it. */
   at: StoredDateTime,
   /** ISO 8601: the first alert of this finding (its kind; once critical, as critical), or the end of a snooze since. Escalation counts from it. */
-  first_at: StoredDateTime.optional(),
+  first_at: StoredDateTime,
   /** The rung (stage) it was escalated at, once escalated (docs/policies.md); each rung escalates once. */
   escalated: z.number().nullable().optional(),
   /** Times this finding (kind, severity, rung) was published again by its repeat cadence (repeat.ts); absent: none. */
