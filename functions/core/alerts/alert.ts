@@ -214,7 +214,7 @@ export const problemCount = (report: Report): number =>
   report.problems.length + (omittedOf(report)?.problems ?? 0);
 
 /**
- * Records that could not be read (scan-problems.ts recordWasRead), those a message's cut left out included
+ * Records that could not be read (scan-problems.ts unreadable), those a message's cut left out included
  * (a cut that does not say how many of those could not be read counts them all).
  */
 export const unreadableCount = (report: Report): number => {
