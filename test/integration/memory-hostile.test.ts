@@ -160,8 +160,9 @@ describe('2. a stored date that does not parse', () => {
       const damaged = await scan(R - 12 * DAY);
       expect(damaged.code).toBe(0);
       // lost.nl is new again; kept.nl's memory held: it is a repeat, as it would have been.
+      // Its damaged memory is a record to look at, not an unreadable reseller record: lost.nl was checked.
       expect(damaged.stdout).toMatch(
-        /^published alert \S+ to \S+ \(1 new, 1 critical repeated after 20 h, 1 new unreadable record\)/,
+        /^published alert \S+ to \S+ \(1 new, 1 critical repeated after 20 h, 1 new record to look at\)/,
       );
       const [report] = await messages();
       expect(report.problems).toEqual([
@@ -669,7 +670,7 @@ describe.each([
       );
       expect(damaged.stdout).toMatch(
         new RegExp(
-          `^published alert \\S+ to \\S+ \\(1 new, 1 new unreadable record\\)\\nstate in ${state.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} not written: it cannot be read, and is left as it is for a person to look at\\n$`,
+          `^published alert \\S+ to \\S+ \\(1 new, 1 new record to look at\\)\\nstate in ${state.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} not written: it cannot be read, and is left as it is for a person to look at\\n$`,
         ),
       );
       const [report] = await messages();

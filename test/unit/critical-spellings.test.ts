@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { criticalCount, renderSms } from '../../functions/core/alerts/alert';
+import { criticalCount, criticalProblems, renderSms } from '../../functions/core/alerts/alert';
+import { chatNotificationOf } from '../../functions/core/alerts/chat';
 import { renderDigest } from '../../functions/core/alerts/digest';
 import { buildAlertMessage, reportJsonOf, truncateReport } from '../../functions/core/alerts/message';
 import type { ScanMemory } from '../../functions/core/memory/scan-memory';
 import { unreadableQuarantineCount } from '../../functions/core/memory/unjudged-memory';
 import type { Report } from '../../functions/core/scan/scan';
-import { reportOf } from '../support/report';
+import { domainFinding, reportOf } from '../support/report';
 
 type Problem = Report['problems'][number];
 const inQuarantine = (key: string): Problem => ({
@@ -70,5 +71,85 @@ describe('a domain listed under two spellings whose records both say quarantine'
 
     // Assess: chat counts from the JSON what the subject counts from the report.
     expect(criticalCount(json)).toBe(criticalCount(report));
+  });
+});
+
+/** bloem.nl read in quarantine: a critical finding. */
+const quarantineFinding = () =>
+  domainFinding('bloem.nl', 'quarantine', 'critical', -25, {
+    date_deleted: '2026-11-02T09:00:00.000Z',
+    restore_by: '2026-12-02T09:00:00.000Z',
+    days_to_restore: 10,
+  });
+/** A second record of bloem.nl, spelled otherwise, that says quarantine: not checked, so a critical problem record. */
+const secondRecord: Problem = {
+  resource: 'domain',
+  key: 'Bloem.NL.',
+  page: 2,
+  reason:
+    'duplicate domain name (case, trailing dot): "bloem.nl" and "Bloem.NL."; only the first was checked',
+  severity: 'critical',
+};
+
+describe('a domain read as a critical finding whose second record is a critical problem record', () => {
+  it('is one critical item in every channel, the record still among those to look at', () => {
+    // Prepare
+    const report = reportOf([quarantineFinding()], [secondRecord]);
+
+    // Act
+    const alert = buildAlertMessage(report);
+    const json = JSON.parse(reportJsonOf(alert)) as Report;
+    const chat = chatNotificationOf(alert);
+    const digest = renderDigest(report);
+
+    // Assess
+    expect(criticalCount(report)).toBe(1);
+    expect(alert.attributes.critical_count).toBe(1);
+    expect(alert.attributes.severity).toBe('critical');
+    expect(alert.subject).toBe('domain-sentinel: 1 critical, 0 warning, 1 unreadable record');
+    expect(renderSms(report)).toBe('1 critical: bloem.nl quarantine 10d left');
+    expect(criticalProblems(report)).toEqual([]);
+    expect(digest).toContain('CRITICAL (1)\n- bloem.nl: in quarantine');
+    expect(digest).toContain('- domain Bloem.NL. on page 2: duplicate domain name');
+    expect(criticalCount(json)).toBe(1);
+    expect(chat.content.keywords).toContain('1 critical');
+    expect(chat.content.title).toContain('1 critical');
+  });
+
+  it('is one critical item in the log and the JSON when a cut leaves the finding out and keeps the record', () => {
+    // Prepare
+    const report = reportOf([quarantineFinding()], [secondRecord]);
+
+    // Act: the log's cut keeps no finding and the record.
+    const logged = truncateReport(report, 0, 1);
+
+    // Assess: the record stands for its domain where the finding is not carried, and the sum holds.
+    expect(criticalCount(logged)).toBe(1);
+    expect(criticalCount(truncateReport(report, 1, 0))).toBe(1);
+  });
+
+  it('is one critical item when the problem record comes first and the finding second', () => {
+    // Prepare: the first record could not be read (says quarantine), the second was read in quarantine.
+    const unread: Problem = {
+      ...secondRecord,
+      key: 'bloem.nl',
+      page: 1,
+      reason: 'status quarantine, record unreadable',
+    };
+    const report = reportOf([domainFinding('Bloem.NL.', 'quarantine', 'critical', -25)], [unread]);
+
+    // Act
+    const alert = buildAlertMessage(report);
+
+    // Assess
+    expect(criticalCount(report)).toBe(1);
+    expect(alert.attributes.critical_count).toBe(1);
+    expect(renderSms(report)).toMatch(/^1 critical: bloem\.nl /);
+    expect(renderDigest(report)).toContain('- domain bloem.nl on page 1: status quarantine');
+  });
+
+  it('is still two critical items when the record is of another domain', () => {
+    const other = { ...secondRecord, key: 'bloem.be' };
+    expect(criticalCount(reportOf([quarantineFinding()], [other]))).toBe(2);
   });
 });

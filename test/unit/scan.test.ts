@@ -606,7 +606,7 @@ describe('a domain record giving its registrant handle under both spellings the 
         page: 1,
         reason:
           'the record gives its registrant handle twice, and the two disagree: registrant_handle "C1", registant_handle "C2" (the documentation spells the one field both ways); the domain was checked, named by registrant_handle; look at its registrant in the reseller\'s control panel',
-        // Marked as read and checked: counted as a record to look at, not an unreadable one (scan-problems.ts recordWasRead).
+        // Marked as read and checked: counted as a record to look at, not an unreadable one (scan-problems.ts unreadable).
         registrant_conflict: true,
       },
     ]);

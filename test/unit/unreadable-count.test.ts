@@ -34,10 +34,10 @@ describe('problem records that were read are not counted as unreadable', () => {
   const alert = buildAlertMessage(reportOf([], [datesOnly, twice, broken]));
   const email = (JSON.parse(alert.message) as { email: string }).email;
 
-  it('says in the digest which records could not be read and which were read', () => {
+  it('says in the digest which records could not be read and which say something to look at', () => {
     expect(email).not.toContain('3 records could not be read');
     expect(email).toContain(
-      'PROBLEMS: 3 records: 1 could not be read and was not checked; 2 were read, and say something to look at:',
+      'PROBLEMS: 3 records: 1 could not be read and was not checked; 2 say something to look at:',
     );
   });
 
@@ -55,5 +55,54 @@ describe('problem records that were read are not counted as unreadable', () => {
     expect(read.attributes.severity).toBe('warning');
     expect(read.subject).toContain('2 records to look at');
     expect(read.subject).not.toContain('unreadable');
+  });
+});
+
+/**
+ * A damaged item of our own stored state (memory/scan-memory.ts, `resource: 'state'`) was counted
+ * among the unreadable records, which the digest says "could not be read and were not checked" and
+ * chat sends to the reseller's control panel: its domains were checked (as if seen for the first
+ * time), and the reseller has no such record. It is now a record to look at, shown as a state item.
+ */
+describe('a damaged item of the stored state is not an unreadable reseller record', () => {
+  const damaged: Report['problems'][number] = {
+    resource: 'state',
+    key: 'bloem.nl',
+    page: 0,
+    reason:
+      'could not be read (domains["bloem.nl"].alerted.at: not an RFC 3339 date-time): what it remembers was checked again and compared as if seen for the first time',
+  };
+  const broken: Report['problems'][number] = {
+    resource: 'domain',
+    key: 'broken.nl',
+    page: 2,
+    reason: 'date_expiry: Invalid input',
+  };
+
+  it('is counted apart from the record that could not be read, in the subject, the digest and chat', () => {
+    // Act
+    const alert = buildAlertMessage(reportOf([], [broken, damaged]));
+    const email = (JSON.parse(alert.message) as { email: string }).email;
+    const chat = chatNotificationOf(alert);
+
+    // Assess
+    expect(alert.subject).toContain('1 unreadable record, 1 record to look at');
+    expect(email).toContain(
+      'PROBLEMS: 2 records: 1 could not be read and was not checked; 1 says something to look at:',
+    );
+    expect(email).toContain('- state item bloem.nl: could not be read');
+    expect(chat.metadata.additionalContext.unreadableRecords).toBe('1');
+  });
+
+  it("alone sends no one to the reseller's control panel", () => {
+    // Act
+    const alert = buildAlertMessage(reportOf([], [damaged]));
+    const chat = chatNotificationOf(alert);
+
+    // Assess
+    expect(alert.subject).toContain('1 record to look at');
+    expect(alert.subject).not.toContain('unreadable');
+    expect(chat.metadata.additionalContext.unreadableRecords).toBe('0');
+    expect(chat.content.nextSteps?.join('\n')).not.toContain("reseller's control panel");
   });
 });

@@ -214,7 +214,7 @@ export const problemCount = (report: Report): number =>
   report.problems.length + (omittedOf(report)?.problems ?? 0);
 
 /**
- * Records that could not be read (scan-problems.ts recordWasRead), those a message's cut left out included
+ * Records that could not be read (scan-problems.ts unreadable), those a message's cut left out included
  * (a cut that does not say how many of those could not be read counts them all).
  */
 export const unreadableCount = (report: Report): number => {
@@ -247,35 +247,59 @@ export function reportReaches(report: Report, level: Severity): boolean {
   );
 }
 
-/** What a critical record is counted by: its domain's normalised name (cut as the message's JSON carries it, message.ts), else its place. */
-const criticalKey = (p: Problem, i: number): string | number =>
-  p.resource === 'domain' && p.key !== null ? normalizeDomainName(cutText(p.key, KEY_MAX)) : i;
+/** A domain's name as a critical item is counted by: normalised (memory's key), cut as the message's JSON carries it (message.ts). */
+const criticalName = (name: string): string => normalizeDomainName(cutText(name, KEY_MAX));
 
-/** The critical records of `problems`, the first of each domain's only (a domain listed under two spellings is one item). */
-function firstCritical(problems: readonly Problem[]): Problem[] {
+/** What a critical record is counted by: its domain's name ({@link criticalName}), else its place. */
+const criticalKey = (p: Problem, i: number): string | number =>
+  p.resource === 'domain' && p.key !== null ? criticalName(p.key) : i;
+
+/**
+ * The critical records of `problems` that are critical items of their own: a domain's first only (a
+ * domain listed under two spellings is one item), and none of a domain with a critical finding among
+ * `findings` (listed twice, one record read in quarantine: that finding is its item).
+ */
+function firstCritical(problems: readonly Problem[], findings: readonly Finding[]): Problem[] {
+  if (!problems.some((p) => p.severity === 'critical')) return [];
+  const found = criticalFindingNames(findings);
   const seen = new Set<string | number>();
   return problems.filter((p, i) => {
     const key = criticalKey(p, i);
-    if (p.severity !== 'critical' || seen.has(key)) return false;
+    if (p.severity !== 'critical' || seen.has(key) || found.has(key)) return false;
     seen.add(key);
     return true;
   });
 }
 
+/** The names of the domains with a critical finding, made once a list: an alert asks a dozen times, of up to a million findings. */
+const criticalNamesOf = new WeakMap<readonly Finding[], ReadonlySet<string | number>>();
+
+function criticalFindingNames(findings: readonly Finding[]): ReadonlySet<string | number> {
+  const known = criticalNamesOf.get(findings);
+  if (known) return known;
+  const names = new Set<string>();
+  for (const f of findings)
+    if (f.severity === 'critical' && isDomainFinding(f)) names.add(criticalName(f.domain_name));
+  criticalNamesOf.set(findings, names);
+  return names;
+}
+
 /**
  * Problem records published critical: one that says quarantine but could not be read, a kept
  * quarantine, or one critical by what memory last knew of its domain (`remembered_kind`); a domain
- * the reseller lists under two spellings by its first record, as memory keys it and {@link criticalIn}
- * counts it (the other stays among the records to look at).
+ * by its first record (two spellings are one domain, as memory keys it), and none of a domain a
+ * critical finding names: as {@link criticalIn} counts them (the others stay among the records to look at).
  */
-export const criticalProblems = (report: Report): readonly Problem[] => firstCritical(report.problems);
+export const criticalProblems = (report: Report): readonly Problem[] =>
+  firstCritical(report.problems, report.findings);
 
 /**
- * How many critical items `problems` hold ({@link criticalProblems}): a domain's records once, by its
- * normalised name (memory's key: one the reseller lists under two spellings is one domain), as a
- * remembered critical is counted; a record without a domain name once each.
+ * How many critical items `problems` hold ({@link criticalProblems}) beside the critical `findings`:
+ * a domain's records once, by its normalised name (memory's key), and not at all when a critical
+ * finding counts the domain; a record without a domain name once each.
  */
-export const criticalIn = (problems: readonly Problem[]): number => firstCritical(problems).length;
+export const criticalIn = (problems: readonly Problem[], findings: readonly Finding[]): number =>
+  firstCritical(problems, findings).length;
 
 /** Changes since the last scan that memory calls critical (`left_account`: a domain transferred out or deleted). */
 export const criticalChanges = (report: Report): readonly DomainChange[] =>
@@ -295,7 +319,7 @@ export function criticalChangeCount(report: Report): number {
  */
 export const criticalCount = (report: Report): number =>
   report.summary.critical +
-  criticalIn(report.problems) +
+  criticalIn(report.problems, report.findings) +
   (omittedOf(report)?.critical_problems ?? 0) +
   criticalChangeCount(report);
 

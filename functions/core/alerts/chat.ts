@@ -392,7 +392,7 @@ function chatNextSteps(report: Report, items: readonly ChatItem[], reportUrl: st
   const read = problemCount(report) - unread;
   if (read > 0)
     nextSteps.push(
-      `${plural(read, 'record')} read ${read === 1 ? 'says' : 'say'} something to look at: see each one's reason.`,
+      `${plural(read, 'record')} ${read === 1 ? 'says' : 'say'} something to look at: see each one's reason.`,
     );
   if (reportUrl && reportUrl.length + 13 <= CUSTOM_NOTIFICATION_LIMITS.nextStep)
     nextSteps.push(`Full report: ${reportUrl}`);

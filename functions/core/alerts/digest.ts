@@ -6,7 +6,7 @@ import type { Problem } from '../reseller/client';
 import type { DomainPrice } from '../reseller/schemas';
 import { leftOutUrl } from '../scan/report-links';
 import type { Report } from '../scan/scan';
-import { DATES_ONLY, recordWasRead, unreadIn } from '../scan/scan-problems';
+import { DATES_ONLY, unreadable, unreadIn } from '../scan/scan-problems';
 import {
   criticalCount,
   criticalProblems,
@@ -494,16 +494,16 @@ function infoLines(report: Report): string[] {
 }
 
 /**
- * The PROBLEMS header: how many records could not be read (scan-problems.ts recordWasRead, as the subject
- * and chat count them) and how many were read (by their dates only, or with a registrant given
- * twice) and say something to look at.
+ * The PROBLEMS header: how many records could not be read (scan-problems.ts unreadable, as the subject
+ * and chat count them) and how many say something to look at (read by their dates only, or with a
+ * registrant given twice; a damaged item of our own state).
  */
 function problemsHeader(report: Report): string {
   const all = report.problems.length;
   const unread = unreadIn(report.problems);
   const was = (n: number) => (n === 1 ? 'was' : 'were');
   const notRead = `could not be read and ${was(unread)} not checked`;
-  const read = `${was(all - unread)} read, and say${all - unread === 1 ? 's' : ''} something to look at`;
+  const read = `say${all - unread === 1 ? 's' : ''} something to look at`;
   if (unread === all) return `PROBLEMS: ${plural(all, 'record')} ${notRead}:`;
   if (unread === 0) return `PROBLEMS: ${plural(all, 'record')} ${read}:`;
   return `PROBLEMS: ${plural(all, 'record')}: ${unread} ${notRead}; ${all - unread} ${read}:`;
@@ -518,7 +518,7 @@ function problemLines(report: Report, maxBytes: number): string[] {
   const more = report.problems.length - shown;
   if (more > 0)
     out.push(
-      `- and ${more} more ${report.problems.every((p) => !recordWasRead(p)) ? 'unreadable records' : 'records'} ${report.report_url ? `on the full report: ${report.report_url}#unreadable` : '(run a scan with --json for all of them)'}`,
+      `- and ${more} more ${report.problems.every(unreadable) ? 'unreadable records' : 'records'} ${report.report_url ? `on the full report: ${report.report_url}#unreadable` : '(run a scan with --json for all of them)'}`,
     );
   out.push('');
   return out;

@@ -160,11 +160,16 @@ const messageProblem = (p: Report['problems'][number]) =>
  * What a cut JSON's `omitted` says of the problem records past the first `kept`: how many, how many
  * of them could not be read, and how many critical items the cut takes away (chat and webhooks read
  * this JSON: the kept and the left out together count what the whole did, alert.ts criticalCount).
+ * A kept record of a domain whose critical finding the cut left out (past the first `findingsKept`)
+ * is counted from the JSON in its finding's stead, so the cut takes that one away here (which can
+ * leave `critical_problems` below zero).
  */
-const problemsLeftOut = (problems: Report['problems'], kept: number) => ({
-  problems: Math.max(0, problems.length - kept),
-  unread_problems: unreadIn(problems.slice(kept)),
-  critical_problems: criticalIn(problems) - criticalIn(problems.slice(0, kept)),
+const problemsLeftOut = (report: Report, findingsKept: number, kept: number) => ({
+  problems: Math.max(0, report.problems.length - kept),
+  unread_problems: unreadIn(report.problems.slice(kept)),
+  critical_problems:
+    criticalIn(report.problems, report.findings) -
+    criticalIn(report.problems.slice(0, kept), report.findings.slice(0, findingsKept)),
 });
 
 /**
@@ -190,7 +195,7 @@ export function truncateReport(
           truncated: true as const,
           omitted: {
             findings: Math.max(0, report.findings.length - findingLimit),
-            ...problemsLeftOut(report.problems, problemLimit),
+            ...problemsLeftOut(report, findingLimit, problemLimit),
           },
         }),
   };
@@ -288,7 +293,7 @@ class JsonParts {
             truncated: true,
             omitted: {
               findings: r.findings.length - findings,
-              ...problemsLeftOut(r.problems, problems),
+              ...problemsLeftOut(r, findings, problems),
             },
           }),
     });
@@ -446,7 +451,7 @@ function leanJson(report: Report): string {
     source: pick(report.source as Record<string, unknown>, LEAN_SOURCE_FIELDS),
     policy: pick(report.policy as Record<string, unknown>, ['expiry_days', 'critical_days']),
     truncated: true,
-    omitted: { findings: report.findings.length, ...problemsLeftOut(report.problems, 0) },
+    omitted: { findings: report.findings.length, ...problemsLeftOut(report, 0, 0) },
     omitted_fields: Object.keys(fields).filter(
       (k) => !LEAN_FIELDS.includes(k) && !['source', 'findings', 'problems'].includes(k),
     ),

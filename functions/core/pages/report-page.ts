@@ -33,7 +33,7 @@ import {
   timelineRowOf,
 } from '../memory/report-view';
 import type { Report } from '../scan/scan';
-import { recordWasRead } from '../scan/scan-problems';
+import { unreadable } from '../scan/scan-problems';
 import { escapeHtml, renderPage, SECURITY_HEADERS, styleSource } from './restore-page';
 
 /**
@@ -465,12 +465,12 @@ const tokenQuery = (token: Readonly<Record<string, string>>) =>
   new URLSearchParams(Object.entries(token).filter(([k]) => ['exp', 'kid', 'sig'].includes(k))).toString();
 
 /**
- * Whether every problem record could not be read (scan-problems.ts recordWasRead, as the digest counts
+ * Whether every problem record could not be read (scan-problems.ts unreadable, as the digest counts
  * them): known only when the page has them all, so a view that carries some says "problem records".
  */
 const allUnread = (report: ReportView): boolean =>
   (report.view?.problemsTotal ?? report.problems.length) === report.problems.length &&
-  report.problems.every((p) => !recordWasRead(p));
+  report.problems.every(unreadable);
 
 /** The title of the page's problem records: unreadable when none of them was read. */
 const problemsTitle = (report: ReportView): string =>

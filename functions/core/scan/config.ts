@@ -573,7 +573,7 @@ export const METRICS = {
   criticalFindings: 'CriticalFindings',
   warningFindings: 'WarningFindings',
   domainsScanned: 'DomainsScanned',
-  /** Records that could not be read (alerts/alert.ts unreadableCount): not those read by their dates only or with their registrant given twice. */
+  /** The reseller's records that could not be read (alerts/alert.ts unreadableCount): not those read by their dates only or with their registrant given twice, nor damaged state. */
   unreadableRecords: 'UnreadableRecords',
   /** HTTP requests sent to the reseller API, retries included, and those answered 429. */
   resellerRequests: 'ResellerRequests',

@@ -86,12 +86,14 @@ export function sortProblems(problems: Problem[]): void {
 }
 
 /**
- * Whether a problem record was read: by its dates only (a status the API does not document, a
- * kept quarantine or a remembered critical among them), or read and checked with its registrant
- * given twice. The one decision of what "could not be read" counts, in every channel.
+ * Whether a problem record is an unreadable record: one of the reseller's that the scan could not
+ * read, so its domain was not checked. Not one read by its dates only (a status the API does not
+ * document, a kept quarantine or a remembered critical among them), nor one read and checked with its
+ * registrant given twice, nor a damaged item of our own stored state (`state`: its domains were checked,
+ * as if seen for the first time). The one decision of what "could not be read" counts, in every channel.
  */
-export const recordWasRead = (p: Problem): boolean => p.dates_only === true || p.registrant_conflict === true;
+export const unreadable = (p: Problem): boolean =>
+  p.resource !== 'state' && p.dates_only !== true && p.registrant_conflict !== true;
 
-/** How many of `problems` could not be read ({@link recordWasRead}): what every count of unreadable records says. */
-export const unreadIn = (problems: readonly Problem[]): number =>
-  problems.filter((p) => !recordWasRead(p)).length;
+/** How many of `problems` are {@link unreadable}: what every count of unreadable records says. */
+export const unreadIn = (problems: readonly Problem[]): number => problems.filter(unreadable).length;
