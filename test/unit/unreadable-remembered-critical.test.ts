@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { chatNotificationOf } from '../../functions/core/alerts/chat';
 import { buildAlertMessage, reportJsonOf } from '../../functions/core/alerts/message';
+import type { DomainFinding } from '../../functions/core/findings/classify';
 import type { StatePolicy } from '../../functions/core/memory/state';
 import type { Problem } from '../../functions/core/reseller/paging';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { registrantConflictProblem } from '../../functions/core/scan/scan-problems';
-import { HOUR, T0 } from '../support/account-model';
+import { HOUR, T0, withAction } from '../support/account-model';
 import { groupScanner } from '../support/group-scan';
-import { DAY, domain } from '../support/state-scan';
+import { DAY, domain, heldInQuarantine } from '../support/state-scan';
 import { EMPTY_STATE, type ScanState } from '../support/whole-state';
 
 /**
@@ -231,5 +232,40 @@ describe("a group's expired domain whose record broke, its group with a critical
     const { alert, email } = channels((runs[1] as (typeof runs)[number]).plan);
     expect(alert.attributes.escalation).toBe('true');
     expect(email).toContain('  escalated: not acted on for 25 hours');
+  });
+});
+
+describe('an acknowledged quarantine whose record can no longer be read', () => {
+  // Restore by T0 + 15 days: its last 7 days to restore begin at T0 + 8 days.
+  const { scan: plain } = groupScanner({ policies: [] });
+
+  it('is critical and heard daily in its last days to restore, as its quarantine finding would be', () => {
+    const first = plain([heldInQuarantine(T0, 25)], T0, EMPTY_STATE);
+    const shown = first.result.report.findings[0] as DomainFinding;
+    let state = withAction(first.next, 'held.nl', 'ack', shown, 0, T0, T0);
+    if (!state) throw new Error('held.nl could not be acknowledged');
+    const heard: boolean[] = [];
+    for (let day = 1; day <= 12; day++) {
+      const r = plain([], T0 + day * DAY, state, { problems: [broken('held.nl')] });
+      if (day >= 9) heard.push(r.result.publish && r.result.report.problems[0]?.severity === 'critical');
+      state = r.next;
+    }
+    expect(heard).toEqual([true, true, true, true]);
+  });
+
+  it('escalates once in its last days, afterHours after its acknowledgement lapsed, as its finding would', () => {
+    const escalation = { afterHours: 24, withinDays: 7 };
+    const first = plain([heldInQuarantine(T0, 25)], T0, EMPTY_STATE, { escalation });
+    const shown = first.result.report.findings[0] as DomainFinding;
+    let state = withAction(first.next, 'held.nl', 'ack', shown, 0, T0, T0);
+    if (!state) throw new Error('held.nl could not be acknowledged');
+    const escalated: number[] = [];
+    for (let day = 1; day <= 12; day++) {
+      const r = plain([], T0 + day * DAY, state, { problems: [broken('held.nl')], escalation });
+      if (r.result.why.includes('1 critical not acted on, escalated')) escalated.push(day);
+      state = r.next;
+    }
+    // Its last days begin at day 8, the acknowledgement lapsing then: 24 hours on, day 9.
+    expect(escalated).toEqual([9]);
   });
 });

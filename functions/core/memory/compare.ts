@@ -408,7 +408,11 @@ function nextMemory(
     // memory knew, said by its unreadable record, with its last alert moved as a kept quarantine's.
     if (c.left.has(key) || !was) return null;
     const alerted = kept.has(key) ? keptAlerted(c, publish, key, was, kept.get(key)) : undefined;
-    return alerted === undefined || alerted === was.alerted ? was : { ...was, alerted };
+    if (alerted === undefined || alerted === was.alerted) return was;
+    // Loud, so no action silences it (ended, or in a quarantine's last days): nextDomains keeps those
+    // that did not lapse, so escalation counts from now, not again from each scan's end of one.
+    const { actions: _kept, ...as } = was;
+    return { ...as, alerted };
   }
   const watched = nextWatched(c, key) ?? read.watched;
   // Most of an account: read as remembered, nothing to say. The remembered memory stays as it is.

@@ -3,7 +3,7 @@ import { LAST_DAYS } from '../findings/quarantine-periods';
 import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
 import { type DATES_ONLY, judgedByDatesOnly } from '../scan/scan-problems';
-import type { Lapse } from './actions';
+import { cannotBeSilenced, type Lapse } from './actions';
 import { escalationHours, sinceSnooze } from './escalation';
 import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
@@ -177,11 +177,13 @@ function keptCritical(
   if (found.has(key) || (memory.seen.has(key) && !judgedByDatesOnly(p))) return p;
   const was = memory.prior.get(key);
   if (was?.finding?.severity !== 'critical') return p;
-  // Loud unless let lapse, or a snooze or an acknowledgement still holds.
-  const snooze = was.actions?.snooze;
-  const silenced = was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs);
-  const loud = !silenced && !lapsesIn(lapsing)(was.group);
   const quarantine = was.finding.kind === 'quarantine';
+  // Loud unless let lapse, or a snooze or an acknowledgement still holds: never in a quarantine's
+  // last days to restore, which are heard whatever anyone chose (actions.ts applyActions).
+  const lastDays = quarantine && cannotBeSilenced(keptFindingOf(p.key, was.finding, nowMs));
+  const snooze = was.actions?.snooze;
+  const silenced = !lastDays && (was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs));
+  const loud = !silenced && !lapsesIn(lapsing)(was.group);
   // Silenced, a quarantine keeps its mark and restore-by (not its severity): its restore deadline
   // stays in the feed and on the page, as a snoozed quarantine finding's does.
   if (!loud && !quarantine) return p;
