@@ -3,10 +3,14 @@ import { criticalCount, criticalProblems, renderSms } from '../../functions/core
 import { chatNotificationOf } from '../../functions/core/alerts/chat';
 import { renderDigest } from '../../functions/core/alerts/digest';
 import { buildAlertMessage, reportJsonOf, truncateReport } from '../../functions/core/alerts/message';
+import { type DomainFinding, isDomainFinding } from '../../functions/core/findings/classify';
+import { alertView, snoozeOf } from '../../functions/core/memory/actions';
 import type { ScanMemory } from '../../functions/core/memory/scan-memory';
 import { unreadableQuarantineCount } from '../../functions/core/memory/unjudged-memory';
 import type { Report } from '../../functions/core/scan/scan';
 import { domainFinding, reportOf } from '../support/report';
+import { DAY, domain, scanWithState } from '../support/state-scan';
+import { DEFAULT_STATE_POLICY, EMPTY_STATE, type ScanState } from '../support/whole-state';
 
 type Problem = Report['problems'][number];
 const inQuarantine = (key: string): Problem => ({
@@ -26,7 +30,7 @@ describe('a domain listed under two spellings whose records both say quarantine'
     // Act
     const report = twoSpellings();
     const alert = buildAlertMessage(report);
-    const repeatedInLog = unreadableQuarantineCount(report.problems, noMemory, noneLapse);
+    const repeatedInLog = unreadableQuarantineCount(report.problems, report.findings, noMemory, noneLapse);
 
     // Assess
     expect(criticalCount(report)).toBe(1);
@@ -151,5 +155,78 @@ describe('a domain read as a critical finding whose second record is a critical 
   it('is still two critical items when the record is of another domain', () => {
     const other = { ...secondRecord, key: 'bloem.be' };
     expect(criticalCount(reportOf([quarantineFinding()], [other]))).toBe(2);
+  });
+});
+
+describe('the publish log of a domain read as a critical finding whose second record says quarantine', () => {
+  const T0 = Date.parse('2026-11-22T06:00:00Z');
+  const HOUR = 3_600_000;
+  /** bloem.nl read in quarantine (21 days to restore), and listed again under another spelling, unreadable. */
+  const listedTwice = (now: number, state: ScanState, policy = DEFAULT_STATE_POLICY) =>
+    scanWithState(
+      [
+        domain('bloem.nl', T0, {
+          status: ['quarantine'],
+          auto_renew: false,
+          date_expiry: T0 - 10 * DAY,
+          date_deleted: T0 - 9 * DAY,
+        }),
+      ],
+      now,
+      state,
+      { problems: [secondRecord], policy },
+    );
+
+  it('counts the record in no unreadable quarantine repeat: the finding is its critical item', () => {
+    // Prepare
+    const report = reportOf([quarantineFinding()], [secondRecord]);
+
+    // Act
+    const repeatedInLog = unreadableQuarantineCount(report.problems, report.findings, noMemory, noneLapse);
+
+    // Assess
+    expect(repeatedInLog).toBe(0);
+  });
+
+  it('repeats the finding on the critical cadence and not the record beside it', () => {
+    // Prepare
+    const first = listedTwice(T0, EMPTY_STATE);
+
+    // Act
+    const nextDay = listedTwice(T0 + 21 * HOUR, first.next);
+
+    // Assess
+    expect(first.publish).toBe(true);
+    expect(nextDay.why).toEqual(['1 critical repeated after 20 h']);
+  });
+
+  it('repeats the record when a snooze keeps the finding out of the alert: the record is then its critical item', () => {
+    // Prepare: the finding snoozed for a week after the first alert.
+    const first = listedTwice(T0, EMPTY_STATE);
+    const found = first.report.findings.find(isDomainFinding) as DomainFinding;
+    const memory = first.next.domains['bloem.nl'];
+    const state = {
+      ...first.next,
+      domains: { 'bloem.nl': { ...memory, actions: { snooze: snoozeOf(found, 7, T0 + HOUR) } } },
+    } as ScanState;
+
+    // Act
+    const nextDay = listedTwice(T0 + 21 * HOUR, state);
+
+    // Assess: the alert names the record as its one critical item, and the log says why it speaks.
+    expect(criticalCount(alertView(nextDay.report, nextDay.silenced))).toBe(1);
+    expect(nextDay.why).toEqual(['1 unreadable record in quarantine repeated after 20 h']);
+  });
+
+  it('does not publish for the record once the finding has used its repeats', () => {
+    // Prepare: no repeats after the first alert.
+    const policy = { ...DEFAULT_STATE_POLICY, repeat: { ...DEFAULT_STATE_POLICY.repeat, cap: 0 } };
+    const first = listedTwice(T0, EMPTY_STATE, policy);
+
+    // Act
+    const nextDay = listedTwice(T0 + 21 * HOUR, first.next, policy);
+
+    // Assess
+    expect(nextDay.publish).toBe(false);
   });
 });

@@ -278,6 +278,35 @@ describe('renderReportPage', () => {
     expect(html).not.toContain('Unreadable records');
   });
 
+  /** A damaged item of our own state: its remedy is in its reason, not in the reseller's control panel. */
+  const damagedState = {
+    resource: 'state' as const,
+    key: 'bloem.nl',
+    page: 0,
+    reason: "could not be read (not JSON): … this scan's save writes it again",
+  };
+
+  it("sends no one to the reseller's control panel for a damaged item of its own state", () => {
+    const html = renderReportPage({ report: reportOf([], [damagedState]), token });
+    const section = html.slice(html.indexOf('<h2 id="unreadable">'));
+    expect(section).toContain('<h2 id="unreadable">Problem records (1)</h2>');
+    expect(section).toContain('state item bloem.nl: could not be read');
+    expect(section).not.toContain('control panel');
+    expect(section).toContain("Items of this monitor's own stored state that could not be read");
+  });
+
+  it("sends the reseller's records to its control panel and leaves a state item to its own remedy", () => {
+    const both = reportOf(
+      [],
+      [{ resource: 'domain', key: 'odd.nl', page: 2, reason: 'date_expiry: bad' }, damagedState],
+    );
+    const html = renderReportPage({ report: both, token });
+    expect(html).not.toContain('check them in the reseller');
+    expect(html).toContain(
+      "check the reseller's records in its control panel; a state item is of this monitor's own stored state and says what mends it",
+    );
+  });
+
   it('lists exactly what an alert left out when opened from its link, and the whole report once a newer scan replaced it', () => {
     const many = reportOf([
       ...['c1', 'c2', 'c3'].map((n) => domainFinding(`${n}.nl`, 'expired', 'critical', -1)),

@@ -25,7 +25,7 @@ import type { Problem } from '../reseller/client';
 import type { DomainPrice } from '../reseller/schemas';
 import type { RenewalCosts } from '../scan/renewal-costs';
 import type { Report } from '../scan/scan';
-import { unreadIn } from '../scan/scan-problems';
+import { criticalRecords, unreadIn } from '../scan/scan-problems';
 import * as registry from './registry-words';
 
 /**
@@ -247,43 +247,6 @@ export function reportReaches(report: Report, level: Severity): boolean {
   );
 }
 
-/** A domain's name as a critical item is counted by: normalised (memory's key), cut as the message's JSON carries it (message.ts). */
-const criticalName = (name: string): string => normalizeDomainName(cutText(name, KEY_MAX));
-
-/** What a critical record is counted by: its domain's name ({@link criticalName}), else its place. */
-const criticalKey = (p: Problem, i: number): string | number =>
-  p.resource === 'domain' && p.key !== null ? criticalName(p.key) : i;
-
-/**
- * The critical records of `problems` that are critical items of their own: a domain's first only (a
- * domain listed under two spellings is one item), and none of a domain with a critical finding among
- * `findings` (listed twice, one record read in quarantine: that finding is its item).
- */
-function firstCritical(problems: readonly Problem[], findings: readonly Finding[]): Problem[] {
-  if (!problems.some((p) => p.severity === 'critical')) return [];
-  const found = criticalFindingNames(findings);
-  const seen = new Set<string | number>();
-  return problems.filter((p, i) => {
-    const key = criticalKey(p, i);
-    if (p.severity !== 'critical' || seen.has(key) || found.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
-}
-
-/** The names of the domains with a critical finding, made once a list: an alert asks a dozen times, of up to a million findings. */
-const criticalNamesOf = new WeakMap<readonly Finding[], ReadonlySet<string | number>>();
-
-function criticalFindingNames(findings: readonly Finding[]): ReadonlySet<string | number> {
-  const known = criticalNamesOf.get(findings);
-  if (known) return known;
-  const names = new Set<string>();
-  for (const f of findings)
-    if (f.severity === 'critical' && isDomainFinding(f)) names.add(criticalName(f.domain_name));
-  criticalNamesOf.set(findings, names);
-  return names;
-}
-
 /**
  * Problem records published critical: one that says quarantine but could not be read, a kept
  * quarantine, or one critical by what memory last knew of its domain (`remembered_kind`); a domain
@@ -291,7 +254,7 @@ function criticalFindingNames(findings: readonly Finding[]): ReadonlySet<string 
  * critical finding names: as {@link criticalIn} counts them (the others stay among the records to look at).
  */
 export const criticalProblems = (report: Report): readonly Problem[] =>
-  firstCritical(report.problems, report.findings);
+  criticalRecords(report.problems, report.findings);
 
 /**
  * How many critical items `problems` hold ({@link criticalProblems}) beside the critical `findings`:
@@ -299,7 +262,7 @@ export const criticalProblems = (report: Report): readonly Problem[] =>
  * finding counts the domain; a record without a domain name once each.
  */
 export const criticalIn = (problems: readonly Problem[], findings: readonly Finding[]): number =>
-  firstCritical(problems, findings).length;
+  criticalRecords(problems, findings).length;
 
 /** Changes since the last scan that memory calls critical (`left_account`: a domain transferred out or deleted). */
 export const criticalChanges = (report: Report): readonly DomainChange[] =>

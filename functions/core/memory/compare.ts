@@ -8,7 +8,7 @@ import {
 import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
 import { unreadIn } from '../scan/scan-problems';
-import { withActions } from './actions';
+import { alertView, withActions } from './actions';
 import {
   atOrAbove,
   type CompareInput,
@@ -252,7 +252,11 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         problems,
         c.memory,
         c.nowMs,
-        { policy, lastPublished: head.last_published_at },
+        {
+          policy,
+          lastPublished: head.last_published_at,
+          findings: alertView({ ...c.report, findings: c.findings }, c.silencing.silenced).findings,
+        },
         told,
         fresh,
       )

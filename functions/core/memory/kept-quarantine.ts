@@ -307,6 +307,8 @@ export function criticalRepeats(
   at: {
     readonly policy: CadencePolicy & Pick<StatePolicy, 'lapsing'>;
     readonly lastPublished: string | null;
+    /** The findings as the alert says them (actions.ts alertView): a record beside its domain's critical finding is no critical item. */
+    readonly findings: Report['findings'];
   },
   told: (p: Problem) => boolean,
   fresh: (i: number) => boolean,
@@ -322,7 +324,9 @@ export function criticalRepeats(
   );
   const spoke = lastPublished !== null && isDue(lastPublished, nowMs, hours * HOUR_MS);
   const said = problems.filter((_, i) => !fresh(i));
-  const quarantines = spoke ? unreadableQuarantineCount(said, memory, lapsesIn(policy.lapsing)) : 0;
+  const quarantines = spoke
+    ? unreadableQuarantineCount(said, at.findings, memory, lapsesIn(policy.lapsing))
+    : 0;
   /** The line of those due that are kept quarantines (else remembered criticals), on the top cadence (else their group's). */
   const line = (quarantine: boolean, top: boolean, more = 0): LogLine => {
     const n = [...due].filter(

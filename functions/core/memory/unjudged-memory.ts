@@ -12,7 +12,7 @@ import { DATE_DELETED_LEEWAY_MS, MAX_QUARANTINE_DAYS } from '../findings/quarant
 import { isRegistryKind } from '../findings/registry-rules';
 import { type Domain, parseRfc3339 } from '../reseller/schemas';
 import type { Report } from '../scan/scan';
-import { judgedByDatesOnly, undocumentedStatusProblem } from '../scan/scan-problems';
+import { criticalRecords, judgedByDatesOnly, undocumentedStatusProblem } from '../scan/scan-problems';
 import { renewedOrRestored } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
 import type { DomainMemory, FindingMemory } from './state';
@@ -48,26 +48,26 @@ export function unjudgedKeys(report: Report, memory: ScanMemory): Set<string> {
 }
 
 /**
- * How many domains whose record this scan could not read say quarantine (critical; a domain listed
- * under two spellings once), less the records published critical by what memory knew (a kept
- * quarantine, `remembered_kind`: each due by its own last alert, kept-quarantine.ts criticalRepeats) and those
- * of a domain memory knows in a group that lets it lapse (`lapsing`): such a record is repeated on
- * the critical cadence, and a domain let lapse is never repeated (docs/policies.md), so its broken
- * record is said once, as new, and not paged daily after.
+ * How many domains whose record this scan could not read say quarantine and are critical items of
+ * their own (criticalRecords, as the alerts count them: a domain listed under two spellings once,
+ * none whose domain a critical finding of `findings`, as published, already names), less the records
+ * published critical by what memory knew (a kept quarantine, `remembered_kind`: each due by its own
+ * last alert, kept-quarantine.ts criticalRepeats) and those of a domain memory knows in a group that
+ * lets it lapse (`lapsing`): such a record is repeated on the critical cadence, and a domain let
+ * lapse is never repeated (docs/policies.md), so its broken record is said once, as new, and not
+ * paged daily after. A record beside its domain's critical finding is repeated with that finding.
  */
 export function unreadableQuarantineCount(
   problems: Report['problems'],
+  findings: Report['findings'],
   memory: ScanMemory,
   lapsing: (group: string | undefined) => boolean,
 ): number {
-  // A domain once, however many spellings the reseller lists it under (alerts/alert.ts criticalIn).
-  const said = new Set<string | number>();
-  for (const [i, p] of problems.entries()) {
-    if (p.severity !== 'critical' || p.kept_quarantine || p.remembered_kind) continue;
+  return criticalRecords(problems, findings).filter((p) => {
+    if (p.kept_quarantine || p.remembered_kind) return false;
     const key = p.resource === 'domain' && p.key !== null ? domainKey(p.key) : undefined;
-    if (!lapsing(key === undefined ? undefined : memory.prior.get(key)?.group)) said.add(key ?? i);
-  }
-  return said.size;
+    return !lapsing(key === undefined ? undefined : memory.prior.get(key)?.group);
+  }).length;
 }
 
 /** A domain finding as memory judges it, on its rung. */

@@ -173,8 +173,7 @@ function briefHtml(f: Finding, now: string): string {
 /**
  * The timeline of the next {@link TIMELINE_DAYS} days: one row per domain, a dot on its expiry
  * date or a square on its restore-by day (quarantine, one memory keeps among them), coloured by
- * severity; weekly ticks. A
- * restore-by day already past stands at today. Pure SVG, scaled to the screen.
+ * severity; weekly ticks. A restore-by day already past stands at today. Pure SVG, scaled to the screen.
  */
 export function renderTimeline(report: ReportView): string {
   const start = Date.parse(report.now);
@@ -477,8 +476,9 @@ const problemsTitle = (report: ReportView): string =>
   allUnread(report) ? 'Unreadable records' : 'Problem records';
 
 /**
- * The first unreadable records the view carries ({@link PROBLEMS_LISTED}: it carries many more kept
- * quarantines, for the feed), each on a line, and how many more the JSON lists.
+ * The first problem records the view carries ({@link PROBLEMS_LISTED}: it carries more kept quarantines,
+ * for the feed), each on a line, how many more the JSON lists, and where to look: the reseller's
+ * control panel, or for a damaged item of our own state its reason (scan-memory.ts).
  */
 function problemsHtml(report: ReportView): string {
   const total = report.view?.problemsTotal ?? report.problems.length;
@@ -486,10 +486,17 @@ function problemsHtml(report: ReportView): string {
   const listed = report.problems.slice(0, PROBLEMS_LISTED);
   const items = listed.map((p) => `<li>${escapeHtml(problemLine(p).slice(2))}</li>`).join('');
   const rest = total - listed.length;
+  const ours = listed.filter((p) => p.resource === 'state').length;
+  const read =
+    'Records the scan could not read and did not check, or read and found something to look at (each says which)';
   const said = allUnread(report)
-    ? 'They could not be read and were not checked'
-    : 'Records the scan could not read and did not check, or read and found something to look at (each says which)';
-  return `<h2 id="unreadable">${problemsTitle(report)} (${total})</h2><p>${said}: check them in the reseller's control panel.</p><ul class="items">${items}</ul>${rest > 0 ? `<p class="note">and ${rest} more in the JSON report</p>` : ''}`;
+    ? "They could not be read and were not checked: check them in the reseller's control panel"
+    : ours === 0
+      ? `${read}: check them in the reseller's control panel`
+      : ours === listed.length
+        ? "Items of this monitor's own stored state that could not be read, not the reseller's records: each says what mends it"
+        : `${read}: check the reseller's records in its control panel; a state item is of this monitor's own stored state and says what mends it`;
+  return `<h2 id="unreadable">${problemsTitle(report)} (${total})</h2><p>${said}.</p><ul class="items">${items}</ul>${rest > 0 ? `<p class="note">and ${rest} more in the JSON report</p>` : ''}`;
 }
 
 const listItem = (f: Finding, now: string): ListItem => ({

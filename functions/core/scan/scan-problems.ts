@@ -1,4 +1,5 @@
-import { cutText } from '../base/text';
+import { cutText, normalizeDomainName } from '../base/text';
+import { type Finding, isDomainFinding } from '../findings/classify';
 import type { Problem } from '../reseller/client';
 import { DOCUMENTED_DOMAIN_STATUSES, type Domain } from '../reseller/schemas';
 
@@ -97,3 +98,46 @@ export const unreadable = (p: Problem): boolean =>
 
 /** How many of `problems` are {@link unreadable}: what every count of unreadable records says. */
 export const unreadIn = (problems: readonly Problem[]): number => problems.filter(unreadable).length;
+
+/** A name is cut to this many characters in an alert's JSON (alerts/message.ts), and counted as cut. */
+const KEY_MAX = 260;
+
+/** A domain's name as a critical item is counted by: normalised (memory's key), cut as the message's JSON carries it (message.ts). */
+const criticalName = (name: string): string => normalizeDomainName(cutText(name, KEY_MAX));
+
+/** What a critical record is counted by: its domain's name ({@link criticalName}), else its place. */
+const criticalKey = (p: Problem, i: number): string | number =>
+  p.resource === 'domain' && p.key !== null ? criticalName(p.key) : i;
+
+/**
+ * The critical records of `problems` that are critical items of their own: a domain's first only (a
+ * domain listed under two spellings is one item), and none of a domain with a critical finding among
+ * `findings` (listed twice, one record read in quarantine: that finding is its item; the record stays
+ * among the records to look at). The one rule the alerts count critical items by (alert.ts
+ * criticalProblems) and memory repeats unreadable quarantines by (unjudged-memory.ts
+ * unreadableQuarantineCount), so no channel and no repeat says a domain twice.
+ */
+export function criticalRecords(problems: readonly Problem[], findings: readonly Finding[]): Problem[] {
+  if (!problems.some((p) => p.severity === 'critical')) return [];
+  const found = criticalFindingNames(findings);
+  const seen = new Set<string | number>();
+  return problems.filter((p, i) => {
+    const key = criticalKey(p, i);
+    if (p.severity !== 'critical' || seen.has(key) || found.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** The names of the domains with a critical finding, made once a list: an alert asks a dozen times, of up to a million findings. */
+const criticalNamesOf = new WeakMap<readonly Finding[], ReadonlySet<string | number>>();
+
+function criticalFindingNames(findings: readonly Finding[]): ReadonlySet<string | number> {
+  const known = criticalNamesOf.get(findings);
+  if (known) return known;
+  const names = new Set<string>();
+  for (const f of findings)
+    if (f.severity === 'critical' && isDomainFinding(f)) names.add(criticalName(f.domain_name));
+  criticalNamesOf.set(findings, names);
+  return names;
+}
