@@ -25,7 +25,7 @@ import type { Problem } from '../reseller/client';
 import type { DomainPrice } from '../reseller/schemas';
 import type { RenewalCosts } from '../scan/renewal-costs';
 import type { Report } from '../scan/scan';
-import { criticalRecords, unreadIn } from '../scan/scan-problems';
+import { criticalRecords, KEY_MAX, unreadIn } from '../scan/scan-problems';
 import * as registry from './registry-words';
 
 /**
@@ -37,8 +37,6 @@ import * as registry from './registry-words';
 export const SNS_MAX_BYTES = 262_144;
 /** A problem's reason is cut to this many characters in alerts (a hostile record can hold megabytes). */
 const REASON_MAX = 300;
-/** A name or handle is cut to this many characters in alerts (a valid domain name has at most 253). */
-const KEY_MAX = 260;
 const SMS_MAX = 160;
 
 /**

@@ -6,7 +6,7 @@ import type { Problem } from '../reseller/client';
 import type { DomainPrice } from '../reseller/schemas';
 import { leftOutUrl } from '../scan/report-links';
 import type { Report } from '../scan/scan';
-import { DATES_ONLY, unreadable, unreadIn } from '../scan/scan-problems';
+import { DATES_ONLY, KEY_MAX, unreadable, unreadIn } from '../scan/scan-problems';
 import {
   criticalCount,
   criticalProblems,
@@ -58,7 +58,6 @@ const INFO_NAMES_SHOWN = 10;
 /** Unreadable records listed in the digest; the rest are counted. */
 const DIGEST_PROBLEMS_SHOWN = 20;
 const REASON_MAX = 300;
-const KEY_MAX = 260;
 /** Items from the first that keep their full form when not all can be named, within a share of the budget. */
 const FULL_FIRST = 10;
 const FULL_FIRST_SHARE = 0.1;

@@ -3,7 +3,7 @@ import type { Severity } from '../findings/classify';
 import { jsonElement } from '../memory/report-json';
 import { responseBytes } from '../memory/report-view';
 import type { Report } from '../scan/scan';
-import { unreadIn } from '../scan/scan-problems';
+import { KEY_MAX, unreadIn } from '../scan/scan-problems';
 import {
   alertSeverity,
   criticalCount,
@@ -75,7 +75,6 @@ const measuredWith =
 const JSON_FINDINGS_RESERVE = 24 * 1024;
 /** A problem's reason is cut to this many characters in the message. */
 const REASON_MAX = 300;
-const KEY_MAX = 260;
 const PROBLEMS_KEPT = 100;
 /**
  * The most the unreadable records take in the JSON before the digest is given its room: a key or

@@ -400,8 +400,9 @@ export function keptInLastDays(
 
 /**
  * The kept quarantines {@link withKeptQuarantines} published critical whose snooze this scan saw end
- * or lapse early (a remembered critical's snooze that ended leaves its last alert as it was: due at
- * once by {@link criticalRepeats}) (`lapsed`: applyActions', its worse or last days): news once, as a snoozed
+ * or lapse early (`lapsed`: applyActions', its worse or last days; a remembered critical's snooze
+ * that ended is due by its cadence from its last alert, {@link criticalRepeats}, as a readable
+ * finding's is): news once, as a snoozed
  * quarantine finding is published again as its snooze ends, not at the account's next repeat of
  * critical records. Memory drops the snooze with the message that says it (withActions), so the
  * next scan does not see it end again.

@@ -99,8 +99,8 @@ export const unreadable = (p: Problem): boolean =>
 /** How many of `problems` are {@link unreadable}: what every count of unreadable records says. */
 export const unreadIn = (problems: readonly Problem[]): number => problems.filter(unreadable).length;
 
-/** A name is cut to this many characters in an alert's JSON (alerts/message.ts), and counted as cut. */
-const KEY_MAX = 260;
+/** A name or handle is cut to this many characters in alerts and their JSON (a valid domain name has at most 253), and counted as cut. */
+export const KEY_MAX = 260;
 
 /** A domain's name as a critical item is counted by: normalised (memory's key), cut as the message's JSON carries it (message.ts). */
 const criticalName = (name: string): string => normalizeDomainName(cutText(name, KEY_MAX));
