@@ -269,3 +269,40 @@ describe('an acknowledged quarantine whose record can no longer be read', () => 
     expect(escalated).toEqual([9]);
   });
 });
+
+describe('an expiring domain whose record can no longer be read', () => {
+  // 6 days left at T0: on the 7-day rung, the 3-day rung from day 3, the 1-day rung from day 5, expired from day 6.
+  const escalation = { afterHours: 24, withinDays: 7 };
+  const soon = (tags: string[] = []) =>
+    domain('soon.nl', T0, { auto_renew: false, date_expiry: T0 + 6 * DAY, tags });
+
+  /** The days from 2 to 9 a scan escalated soon.nl on, read at T0 and T0 + 25 h, then read (`readable`) or not. */
+  function escalatedDays(scanner: typeof scan, read: Domain, readable: boolean): number[] {
+    let state = scanner([read], T0, EMPTY_STATE, { escalation }).next;
+    state = scanner([read], T0 + 25 * HOUR, state, { escalation }).next;
+    const days: number[] = [];
+    for (let day = 2; day <= 9; day++) {
+      const now = T0 + day * DAY;
+      const r = readable
+        ? scanner([read], now, state, { escalation })
+        : scanner([], now, state, { problems: [broken('soon.nl')], escalation });
+      if (r.result.why.includes('1 critical not acted on, escalated')) days.push(day);
+      state = r.next;
+    }
+    return days;
+  }
+
+  it('escalates on each lower rung and once expired, on the same days as its readable record would', () => {
+    const { scan: plain } = groupScanner({ policies: [] });
+    expect(escalatedDays(plain, soon(), true)).toEqual([3, 5, 7]);
+    expect(escalatedDays(plain, soon(), false)).toEqual([3, 5, 7]);
+  });
+
+  it("steps down its group's alertThresholds, not the deployment's", () => {
+    const { scan: slow } = groupScanner({
+      policies: [{ name: 'slow', match: { tags: ['slow'] }, alertThresholds: [2] }],
+    });
+    expect(escalatedDays(slow, soon(['slow']), true)).toEqual([4, 7]);
+    expect(escalatedDays(slow, soon(['slow']), false)).toEqual([4, 7]);
+  });
+});

@@ -103,7 +103,7 @@ export function prepare(input: CompareInput): Comparison {
   const silencing = applySnoozes(memory, nowMs, keyed, back, unconfirmed);
   const silence = { lapsing: policy.lapsing, silenced: silencing.keptSilenced };
   const kept = withKeptQuarantines(silencing.report, memory, nowMs, silence);
-  const { report, alerts } = withKeptEscalations(kept, memory, nowMs, policy.escalation);
+  const { report, alerts } = withKeptEscalations(kept, memory, nowMs, policy);
   const domainProblems = report.problems.filter((p) => p.resource === 'domain');
   return {
     input,

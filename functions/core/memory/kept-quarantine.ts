@@ -4,10 +4,10 @@ import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
 import { type DATES_ONLY, judgedByDatesOnly } from '../scan/scan-problems';
 import { cannotBeSilenced, type Lapse } from './actions';
-import { escalationHours, sinceSnooze } from './escalation';
+import { escalationHours, heldStage, sinceSnooze, stageOf } from './escalation';
 import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
-import type { AlertMemory, DomainMemory, EscalationPolicy, FindingMemory, StatePolicy } from './state';
+import type { AlertMemory, DomainMemory, FindingMemory, StatePolicy } from './state';
 import { domainKey } from './state-bounds';
 import { isDue } from './state-time';
 import { believableRestoreBy, unreadableQuarantineCount } from './unjudged-memory';
@@ -33,17 +33,19 @@ function keptQuarantine(
 
 /**
  * The finding memory keeps for a domain whose record gives none (`key`, its remembered finding
- * `was`): its kind, severity and expiry remembered, in quarantine its restore-by (null: unknown).
- * What a snooze is judged against while memory keeps it (actions.ts applyActions), and what
- * escalates (withKeptEscalations). Pure.
+ * `was`): its kind, severity and expiry remembered, its days left to that expiry at `nowMs`, in
+ * quarantine its restore-by (null: unknown). What a snooze is judged against while memory keeps it
+ * (actions.ts applyActions), and what escalates (withKeptEscalations). Pure.
  */
 export function keptFindingOf(key: string, was: FindingMemory, nowMs: number): DomainFinding {
   const quarantine = was.kind === 'quarantine' ? restoreOf(was, nowMs) : null;
+  const date_expiry = was.date_expiry ?? new Date(nowMs).toISOString();
   return {
     kind: was.kind,
     severity: was.severity,
     domain_name: key,
-    date_expiry: was.date_expiry ?? new Date(nowMs).toISOString(),
+    date_expiry,
+    days_left: daysLeft(Date.parse(date_expiry), nowMs),
     ...(quarantine ? { restore_by: quarantine.by, days_to_restore: quarantine.left } : {}),
   } as unknown as DomainFinding;
 }
@@ -202,7 +204,10 @@ function keptCritical(
  * (escalation.ts, docs/policies.md): first alerted as that finding `afterHours` ago or more (its
  * domain's last alert, which memory keeps from the finding it had; a snooze that ended restarts the
  * count), its remembered deadline (a quarantine's restore-by, else its expiry) within `withinDays`,
- * not yet escalated on the rung memory knew it on (a quarantine's: -1).
+ * once per rung: the rung its remembered expiry stands on now by its group's thresholds (`policy`,
+ * as the record carries its group; else the deployment's), never higher than memory knew (heldStage),
+ * as a readable record's finding steps down its rungs and turns expired with time alone ({@link keptFindingNow}).
+ * A quarantine has one rung (-1).
  * `alerts`: for each, the last alert its domain remembers once the message carrying it goes out,
  * so the next scan does not escalate it again. Pure.
  */
@@ -210,23 +215,52 @@ export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
   report: R,
   memory: ScanMemory,
   nowMs: number,
-  policy: EscalationPolicy | undefined,
+  policy: Pick<StatePolicy, 'escalation' | 'thresholds' | 'thresholdsByGroup'>,
 ): { report: R; alerts: ReadonlyMap<string, AlertMemory> } {
   const alerts = new Map<string, AlertMemory>();
-  if (!policy || !report.problems.some(isKept)) return { report, alerts };
+  if (!policy.escalation || !report.problems.some(isKept)) return { report, alerts };
   const problems = report.problems.map((p) => {
     const key = p.key === null ? null : domainKey(p.key);
     const was = key === null ? undefined : memory.prior.get(key);
     if (!isKept(p) || key === null || !was?.finding) return p;
-    const finding = keptFindingOf(p.key as string, was.finding, nowMs);
-    const prev = keptPriorAlert(was, false, nowMs);
-    const stage = was.finding.stage;
-    const hours = escalationHours(finding, prev, { policy, nowMs, stage, silenced: false });
+    const { finding, prev } = keptFindingNow(p.key as string, was, was.finding, nowMs);
+    const rungs = (p.policy !== undefined && policy.thresholdsByGroup?.get(p.policy)) || policy.thresholds;
+    const stage = heldStage(stageOf(finding, rungs), was.finding, finding);
+    const input = { policy: policy.escalation, nowMs, stage, silenced: false };
+    const hours = escalationHours(finding, prev, input);
     if (hours === null || !prev) return p;
     alerts.set(key, { ...prev, escalated: stage });
     return { ...p, escalated_after_hours: hours };
   });
   return { report: alerts.size > 0 ? { ...report, problems } : report, alerts };
+}
+
+/**
+ * The finding a record {@link isKept} stands for at `nowMs` ({@link keptFindingOf}: the finding
+ * its domain's memory `was` remembers), and its last alert as escalation counts from it
+ * ({@link keptPriorAlert}). Once its remembered expiry has passed, an `expiring` finding is
+ * `expired`, as classify reads a record then; its alert, still of the expiring one, counts as the
+ * expired one's from that expiry (or a later end of a snooze; an unreadable time: the expiry), not
+ * escalated yet: a readable record's expired finding is another finding, first alerted at the
+ * first scan past its expiry.
+ */
+function keptFindingNow(
+  key: string,
+  was: DomainMemory,
+  remembered: FindingMemory,
+  nowMs: number,
+): { finding: DomainFinding; prev: AlertMemory | null | undefined } {
+  const kept = keptFindingOf(key, remembered, nowMs);
+  const prev = keptPriorAlert(was, false, nowMs);
+  const expiry = Date.parse(kept.date_expiry);
+  if (remembered.kind !== 'expiring' || remembered.date_expiry === undefined || !(expiry <= nowMs))
+    return { finding: kept, prev };
+  const finding = { ...kept, kind: 'expired' } as DomainFinding;
+  if (prev?.kind !== 'expiring') return { finding, prev };
+  const { escalated: _expiring, ...rest } = prev;
+  const first = Date.parse(prev.first_at);
+  const first_at = new Date(first > expiry ? first : expiry).toISOString();
+  return { finding, prev: { ...rest, kind: 'expired', first_at } };
 }
 
 /**
