@@ -306,3 +306,38 @@ describe('an expiring domain whose record can no longer be read', () => {
     expect(escalatedDays(slow, soon(['slow']), false)).toEqual([4, 7]);
   });
 });
+
+describe('a silenced expiring domain whose record can no longer be read', () => {
+  // Expires at T0 + 3 days (critical: no auto-renew), silenced at T0 for 10 days; unreadable from day 1.
+  const { scan: plain } = groupScanner({ policies: [] });
+  const soon = domain('soon.nl', T0, { auto_renew: false, date_expiry: T0 + 3 * DAY });
+
+  /** The days from 1 to 6 soon.nl was published critical on, silenced by `action`, then read (`readable`) or not. */
+  function criticalDays(action: 'snooze' | 'ack', readable: boolean): number[] {
+    const first = plain([soon], T0, EMPTY_STATE);
+    const shown = first.result.report.findings[0] as DomainFinding;
+    const silenced = withAction(first.next, 'soon.nl', action, shown, 10, T0, T0);
+    if (!silenced) throw new Error(`soon.nl could not be silenced (${action})`);
+    let state: ScanState = silenced;
+    const days: number[] = [];
+    for (let day = 1; day <= 6; day++) {
+      const now = T0 + day * DAY + HOUR;
+      const r = readable
+        ? plain([soon], now, state)
+        : plain([], now, state, { problems: [broken('soon.nl')] });
+      if (r.result.publish && channels(r.plan).alert.attributes.severity === 'critical') days.push(day);
+      state = r.next;
+    }
+    return days;
+  }
+
+  it('snoozed past its expiry, is critical from the first scan past it, as its readable record is', () => {
+    expect(criticalDays('snooze', true)).toEqual([3, 4, 5, 6]);
+    expect(criticalDays('snooze', false)).toEqual([3, 4, 5, 6]);
+  });
+
+  it('acknowledged, is critical from the first scan past its expiry, as its readable record is', () => {
+    expect(criticalDays('ack', true)).toEqual([3, 4, 5, 6]);
+    expect(criticalDays('ack', false)).toEqual([3, 4, 5, 6]);
+  });
+});

@@ -3,7 +3,7 @@ import { LAST_DAYS } from '../findings/quarantine-periods';
 import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
 import { type DATES_ONLY, judgedByDatesOnly } from '../scan/scan-problems';
-import { cannotBeSilenced, type Lapse } from './actions';
+import { cannotBeSilenced, type Lapse, snoozeLapse } from './actions';
 import { escalationHours, heldStage, sinceSnooze, stageOf } from './escalation';
 import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
@@ -33,15 +33,18 @@ function keptQuarantine(
 
 /**
  * The finding memory keeps for a domain whose record gives none (`key`, its remembered finding
- * `was`): its kind, severity and expiry remembered, its days left to that expiry at `nowMs`, in
- * quarantine its restore-by (null: unknown). What a snooze is judged against while memory keeps it
- * (actions.ts applyActions), and what escalates (withKeptEscalations). Pure.
+ * `was`) as it stands at `nowMs`: its severity and expiry remembered, its days left to that expiry,
+ * its kind (an `expiring` one `expired` once that expiry has passed, as classify reads a record
+ * then), in quarantine its restore-by (null: unknown). What a snooze or an acknowledgement is
+ * judged against while memory keeps it (actions.ts applyActions, {@link keptCritical}), and what
+ * escalates ({@link keptFindingNow}). Pure.
  */
 export function keptFindingOf(key: string, was: FindingMemory, nowMs: number): DomainFinding {
   const quarantine = was.kind === 'quarantine' ? restoreOf(was, nowMs) : null;
   const date_expiry = was.date_expiry ?? new Date(nowMs).toISOString();
+  const passed = was.kind === 'expiring' && was.date_expiry !== undefined && Date.parse(date_expiry) <= nowMs;
   return {
-    kind: was.kind,
+    kind: passed ? 'expired' : was.kind,
     severity: was.severity,
     domain_name: key,
     date_expiry,
@@ -180,11 +183,14 @@ function keptCritical(
   const was = memory.prior.get(key);
   if (was?.finding?.severity !== 'critical') return p;
   const quarantine = was.finding.kind === 'quarantine';
-  // Loud unless let lapse, or a snooze or an acknowledgement still holds: never in a quarantine's
-  // last days to restore, which are heard whatever anyone chose (actions.ts applyActions).
-  const lastDays = quarantine && cannotBeSilenced(keptFindingOf(p.key, was.finding, nowMs));
-  const snooze = was.actions?.snooze;
-  const silenced = !lastDays && (was.actions?.acknowledged || (snooze && Date.parse(snooze.until) > nowMs));
+  // Loud unless let lapse, or a snooze or an acknowledgement still holds, judged against the finding
+  // as it stands now (keptFindingOf), as actions.ts applyActions judges one read: a snooze lapses at
+  // its end, when worse (expiring turned expired) or in a quarantine's last days to restore, which
+  // are heard whatever anyone chose; an acknowledgement then too, or once the kind turned (changed).
+  const now = keptFindingOf(p.key, was.finding, nowMs);
+  const { snooze, acknowledged } = was.actions ?? {};
+  const acked = acknowledged !== undefined && now.kind === was.finding.kind && !cannotBeSilenced(now);
+  const silenced = acked || (snooze !== undefined && snoozeLapse(snooze, now, nowMs) === null);
   const loud = !silenced && !lapsesIn(lapsing)(was.group);
   // Silenced, a quarantine keeps its mark and restore-by (not its severity): its restore deadline
   // stays in the feed and on the page, as a snoozed quarantine finding's does.
@@ -239,7 +245,7 @@ export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
  * The finding a record {@link isKept} stands for at `nowMs` ({@link keptFindingOf}: the finding
  * its domain's memory `was` remembers), and its last alert as escalation counts from it
  * ({@link keptPriorAlert}). Once its remembered expiry has passed, an `expiring` finding is
- * `expired`, as classify reads a record then; its alert, still of the expiring one, counts as the
+ * `expired` (keptFindingOf); its alert, still of the expiring one, counts as the
  * expired one's from that expiry (or a later end of a snooze; an unreadable time: the expiry), not
  * escalated yet: a readable record's expired finding is another finding, first alerted at the
  * first scan past its expiry.
@@ -250,13 +256,10 @@ function keptFindingNow(
   remembered: FindingMemory,
   nowMs: number,
 ): { finding: DomainFinding; prev: AlertMemory | null | undefined } {
-  const kept = keptFindingOf(key, remembered, nowMs);
+  const finding = keptFindingOf(key, remembered, nowMs);
   const prev = keptPriorAlert(was, false, nowMs);
-  const expiry = Date.parse(kept.date_expiry);
-  if (remembered.kind !== 'expiring' || remembered.date_expiry === undefined || !(expiry <= nowMs))
-    return { finding: kept, prev };
-  const finding = { ...kept, kind: 'expired' } as DomainFinding;
-  if (prev?.kind !== 'expiring') return { finding, prev };
+  if (finding.kind === remembered.kind || prev?.kind !== 'expiring') return { finding, prev };
+  const expiry = Date.parse(finding.date_expiry);
   const { escalated: _expiring, ...rest } = prev;
   const first = Date.parse(prev.first_at);
   const first_at = new Date(first > expiry ? first : expiry).toISOString();
