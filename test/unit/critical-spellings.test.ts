@@ -229,4 +229,19 @@ describe('the publish log of a domain read as a critical finding whose second re
     // Assess
     expect(nextDay.publish).toBe(false);
   });
+
+  it('repeats the record once an expired finding beside it has used its repeats: no last days repeat that finding', () => {
+    // Prepare: bloem.nl read expired, its second record says quarantine; no repeats after the first alert.
+    const policy = { ...DEFAULT_STATE_POLICY, repeat: { ...DEFAULT_STATE_POLICY.repeat, cap: 0 } };
+    const expired = domain('bloem.nl', T0, { auto_renew: false, date_expiry: T0 - 2 * DAY });
+    const scan = (now: number, state: ScanState) =>
+      scanWithState([expired], now, state, { problems: [secondRecord], policy });
+    const first = scan(T0, EMPTY_STATE);
+
+    // Act
+    const nextDay = scan(T0 + 21 * HOUR, first.next);
+
+    // Assess: the record that says quarantine is repeated on the critical cadence, as with no finding beside it.
+    expect(nextDay.why).toEqual(['1 unreadable record in quarantine repeated after 20 h']);
+  });
 });

@@ -8,7 +8,7 @@ import {
 import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
 import { unreadIn } from '../scan/scan-problems';
-import { alertView, withActions } from './actions';
+import { withActions } from './actions';
 import {
   atOrAbove,
   type CompareInput,
@@ -255,7 +255,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         {
           policy,
           lastPublished: head.last_published_at,
-          findings: alertView({ ...c.report, findings: c.findings }, c.silencing.silenced).findings,
+          findings: saidWith(c),
         },
         told,
         fresh,
@@ -285,6 +285,22 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
     kept: { ...kept, problems: unreadableGroupNews(kept.problems, c.memory, lapsing, fresh) },
   };
 }
+
+/**
+ * The findings a record that says quarantine beside its domain's is said with (criticalRepeats,
+ * scan-problems.ts criticalRecords): those this message announces or repeats (countRepeats marked
+ * them first), and a quarantine, whose last days to restore are repeated whatever the cap. Not one
+ * silenced (the alert leaves it out), nor another capped: an expired finding that has used its
+ * repeats must not take the record's critical cadence with it, as nothing else repeats that quarantine.
+ */
+const saidWith = (c: Comparison): Finding[] =>
+  c.findings.filter(
+    (f) =>
+      !(isDomainFinding(f) && c.silencing.silenced.has(f.domain_name)) &&
+      (f.change !== 'ongoing' ||
+        f.repeated === true ||
+        (isDomainFinding(f) && (f.kind === 'quarantine' || f.remembered?.kind === 'quarantine'))),
+  );
 
 /**
  * The ongoing domain findings at the minimum severity, neither silenced nor let lapse, whose repeat

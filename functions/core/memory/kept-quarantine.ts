@@ -344,7 +344,7 @@ export function criticalRepeats(
   at: {
     readonly policy: CadencePolicy & Pick<StatePolicy, 'lapsing'>;
     readonly lastPublished: string | null;
-    /** The findings as the alert says them (actions.ts alertView): a record beside its domain's critical finding is no critical item. */
+    /** The findings a record beside its domain's critical finding is said with (compare.ts saidWith): it is repeated with one of them, not on its own. */
     readonly findings: Report['findings'];
   },
   told: (p: Problem) => boolean,

@@ -50,12 +50,13 @@ export function unjudgedKeys(report: Report, memory: ScanMemory): Set<string> {
 /**
  * How many domains whose record this scan could not read say quarantine and are critical items of
  * their own (criticalRecords, as the alerts count them: a domain listed under two spellings once,
- * none whose domain a critical finding of `findings`, as published, already names), less the records
+ * none whose domain a critical finding of `findings` already names), less the records
  * published critical by what memory knew (a kept quarantine, `remembered_kind`: each due by its own
  * last alert, kept-quarantine.ts criticalRepeats) and those of a domain memory knows in a group that
  * lets it lapse (`lapsing`): such a record is repeated on the critical cadence, and a domain let
  * lapse is never repeated (docs/policies.md), so its broken record is said once, as new, and not
- * paged daily after. A record beside its domain's critical finding is repeated with that finding.
+ * paged daily after. A record beside its domain's critical finding is repeated with that finding
+ * (compare.ts saidWith): on its own once that finding is capped or silenced, unless it is a quarantine.
  */
 export function unreadableQuarantineCount(
   problems: Report['problems'],
