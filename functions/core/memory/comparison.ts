@@ -9,7 +9,7 @@ import {
 import type { Report } from '../scan/scan';
 import { type AppliedActions, applyActions } from './actions';
 import { returning, returningActions } from './departures';
-import { heldStage, sinceSnooze, stageOf } from './escalation';
+import { rungOf, sinceSnooze, stageOf } from './escalation';
 import { newsLevel } from './group-news';
 import { keptFindingOf, withKeptEscalations, withKeptQuarantines } from './kept-quarantine';
 import { unconfirmedRegistryKeys } from './registry-memory';
@@ -171,12 +171,10 @@ export const worth = (
 export const priorFinding = (c: Comparison, key: string): FindingMemory | undefined =>
   c.memory.prior.get(key)?.finding ?? undefined;
 /** The rung a finding stands on, by its group's alertThresholds, else the deployment's; never back up (heldStage). */
-export const stageIn = (c: Comparison, f: Finding) => {
-  const { policy: p } = c.input;
-  const group = isDomainFinding(f) && f.policy !== undefined ? p.thresholdsByGroup?.get(f.policy) : undefined;
-  const was = isDomainFinding(f) ? priorFinding(c, domainKey(f.domain_name)) : undefined;
-  return heldStage(stageOf(f, group || p.thresholds), was, f);
-};
+export const stageIn = (c: Comparison, f: Finding) =>
+  isDomainFinding(f)
+    ? rungOf(c.input.policy, f.policy, f, priorFinding(c, domainKey(f.domain_name)))
+    : stageOf(f, c.input.policy.thresholds);
 export const lower = (a: number | null, b: number | null) => a !== null && (b === null || a < b);
 /** Snoozed, acknowledged or let lapse: never announced, escalated or repeated, nor remembered as alerted. */
 export const isSilenced = (c: Comparison, f: Finding) =>

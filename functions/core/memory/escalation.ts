@@ -1,5 +1,12 @@
 import { type DomainFinding, type Finding, isDomainFinding, severityRank } from '../findings/classify';
-import type { AlertMemory, DomainMemory, EscalationPolicy, FindingMemory, Snooze } from './state';
+import type {
+  AlertMemory,
+  DomainMemory,
+  EscalationPolicy,
+  FindingMemory,
+  Snooze,
+  StatePolicy,
+} from './state';
 import { DAY_MS, HOUR_MS, isDue, notAfter } from './state-time';
 
 /**
@@ -24,6 +31,23 @@ export function stageOf(finding: Finding, thresholds: readonly number[]): number
   for (const t of thresholds) if (finding.days_left <= t && (stage === null || t < stage)) stage = t;
   return stage;
 }
+
+/**
+ * The rung `f` stands on by the thresholds of its policy `group` (its `alertThresholds`), else the
+ * deployment's, never higher than the rung memory knew (`prev`, {@link heldStage}): the one rule a
+ * finding read (comparison.ts stageIn) and a finding memory keeps (kept-quarantine.ts) are put on a rung by.
+ */
+export const rungOf = (
+  policy: Pick<StatePolicy, 'thresholds' | 'thresholdsByGroup'>,
+  group: string | undefined,
+  f: Finding,
+  prev: FindingMemory | undefined,
+): number | null =>
+  heldStage(
+    stageOf(f, (group !== undefined && policy.thresholdsByGroup?.get(group)) || policy.thresholds),
+    prev,
+    f,
+  );
 
 /**
  * The rung of a finding remembered as `prev`: `stage`, read at the scan's time, but never higher

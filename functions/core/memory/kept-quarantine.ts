@@ -4,7 +4,7 @@ import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
 import { type DATES_ONLY, judgedByDatesOnly } from '../scan/scan-problems';
 import { cannotBeSilenced, type Lapse, snoozeLapse } from './actions';
-import { escalationHours, heldStage, sinceSnooze, stageOf } from './escalation';
+import { escalationHours, rungOf, sinceSnooze } from './escalation';
 import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
 import type { AlertMemory, DomainMemory, FindingMemory, StatePolicy } from './state';
@@ -230,8 +230,7 @@ export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
     const was = key === null ? undefined : memory.prior.get(key);
     if (!isKept(p) || key === null || !was?.finding) return p;
     const { finding, prev } = keptFindingNow(p.key as string, was, was.finding, nowMs);
-    const rungs = (p.policy !== undefined && policy.thresholdsByGroup?.get(p.policy)) || policy.thresholds;
-    const stage = heldStage(stageOf(finding, rungs), was.finding, finding);
+    const stage = rungOf(policy, p.policy, finding, was.finding);
     const input = { policy: policy.escalation, nowMs, stage, silenced: false };
     const hours = escalationHours(finding, prev, input);
     if (hours === null || !prev) return p;
