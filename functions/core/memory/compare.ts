@@ -30,6 +30,8 @@ import { escalationHours, missedWhileSilenced, nextAlertMemory } from './escalat
 import { groupsHearing, unreadableGroupNews } from './group-news';
 import {
   criticalRepeats,
+  expiredAlertOf,
+  keptExpiryPassed,
   keptInLastDays,
   keptKeys,
   keptNews,
@@ -238,6 +240,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   const fresh = (i: number) => isNew(keys[i] as string);
   const lastDays = new Set(keptInLastDays(problems, c.memory, c.nowMs, c.input));
   const ended = new Set(keptSnoozeEnded(problems, c.silencing.lapsed));
+  const passed = new Set(keptExpiryPassed(problems, c.memory));
   countRepeats(c, count, lastDays.size);
   count(c.escalated.size, 'critical not acted on, escalated');
   const freshOnes = problems.filter((_, i) => fresh(i));
@@ -246,7 +249,8 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   const unread = unreadIn(freshOnes);
   count(unread, 'new unreadable record', 'new unreadable records');
   count(freshCount - unread, 'new record to look at', 'new records to look at');
-  const told = (p: Problem) => ended.has(p) || lastDays.has(p) || p.escalated_after_hours !== undefined;
+  const told = (p: Problem) =>
+    ended.has(p) || lastDays.has(p) || passed.has(p) || p.escalated_after_hours !== undefined;
   const { due, lines } = atOrAbove('critical', minSeverity)
     ? criticalRepeats(
         problems,
@@ -265,6 +269,12 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   // A kept quarantine critical again as its snooze ends: said now, as a snoozed finding is; counted
   // after the critical cadence, which it must not take the place of (the others' groups hear that).
   count(ended.size, 'snooze ended on a kept quarantine', 'snoozes ended on kept quarantines');
+  // Expired by its remembered expiry: said now, as a readable record turning expired is escalated at once.
+  count(
+    [...passed].filter((p) => p.escalated_after_hours === undefined).length,
+    'unreadable record past its remembered expiry',
+    'unreadable records past their remembered expiry',
+  );
   const lastSpoke = head.last_published_at ?? head.started_at;
   const every = policy.summaryEveryDays;
   if (why.length === 0 && every > 0 && lastSpoke !== null && isDue(lastSpoke, c.nowMs, every * DAY_MS))
@@ -276,7 +286,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         ? `first scan: nothing at ${minSeverity} or above`
         : `nothing new, escalated, changed or resolved at ${minSeverity} or above`,
     );
-  const kept = keptNews(c.report, { publish, due, lastDays, ended, keys, isNew });
+  const kept = keptNews(c.report, { publish, due, lastDays, ended, passed, keys, isNew });
   if (!publish || freshCount === 0) return { publish, why, kept };
   const lapsing = lapsesIn(policy.lapsing);
   return {
@@ -474,7 +484,9 @@ function keptAlerted(
   const group = p?.policy;
   const unheard = group !== undefined && c.input.policy.ownRecipients?.has(group) && p?.news !== true;
   if (!prev || !p || !publish || unheard) return prev;
-  return { ...prev, at: c.report.now };
+  // Said expired by its remembered expiry (keptExpiryPassed): remembered as said, so not news again.
+  const said = p.remembered_expiry === undefined ? prev : expiredAlertOf(prev, p.remembered_expiry);
+  return { ...said, at: c.report.now };
 }
 
 /** A memory of nothing but watched fields (and its group), under its own name. */

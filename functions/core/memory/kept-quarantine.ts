@@ -163,8 +163,9 @@ function withRememberedCritical(
 /**
  * `p` published critical when its record was not read at all, or read by its dates only gives no
  * finding, and memory knows its domain as critical (no snooze or acknowledgement holds, not let
- * lapse): marked with the kind memory knew (`remembered_kind`) and
- * its group (`policy`), in quarantine its remembered restore-by too, so every channel says it as
+ * lapse): marked with the kind memory knew as it stands now (`remembered_kind`, keptFindingOf: an
+ * `expiring` one `expired` once its remembered expiry has passed, with that expiry, `remembered_expiry`)
+ * and its group (`policy`), in quarantine its remembered restore-by too, so every channel says it as
  * that (`name expired?` in the SMS) and counts it critical, and it stands for its finding as a
  * kept quarantine does ({@link isKept}); a quarantine silenced (a snooze, an acknowledgement, let
  * lapse) is marked at its record's severity. A record read and judged (a registrant given twice)
@@ -199,7 +200,8 @@ function keptCritical(
     ...p,
     ...(was.group === undefined ? {} : { policy: was.group }),
     ...(loud ? { severity: 'critical' as const } : {}),
-    remembered_kind: was.finding.kind,
+    remembered_kind: now.kind,
+    ...(now.kind !== was.finding.kind ? { remembered_expiry: now.date_expiry } : {}),
     ...(quarantine ? { restore_by: restoreOf(was.finding, nowMs).by } : {}),
   };
 }
@@ -257,13 +259,38 @@ function keptFindingNow(
 ): { finding: DomainFinding; prev: AlertMemory | null | undefined } {
   const finding = keptFindingOf(key, remembered, nowMs);
   const prev = keptPriorAlert(was, false, nowMs);
-  if (finding.kind === remembered.kind || prev?.kind !== 'expiring') return { finding, prev };
-  const expiry = Date.parse(finding.date_expiry);
-  const { escalated: _expiring, ...rest } = prev;
-  const first = Date.parse(prev.first_at);
-  const first_at = new Date(first > expiry ? first : expiry).toISOString();
-  return { finding, prev: { ...rest, kind: 'expired', first_at } };
+  if (finding.kind === remembered.kind) return { finding, prev };
+  return { finding, prev: prev && expiredAlertOf(prev, finding.date_expiry) };
 }
+
+/**
+ * The last alert of a domain memory knew as `expiring`, once its remembered `expiry` has passed, as
+ * the expired one's: first at that expiry (or a later end of a snooze; an unreadable time: the
+ * expiry), not escalated yet. What escalation counts from ({@link keptFindingNow}), and what a
+ * message that says it expired leaves in memory (compare.ts keptAlerted), so the next scan does
+ * not tell it again ({@link keptExpiryPassed}). Any other alert as it is.
+ */
+export function expiredAlertOf(prev: AlertMemory, expiry: string): AlertMemory {
+  if (prev.kind !== 'expiring') return prev;
+  const { escalated: _expiring, ...rest } = prev;
+  const [first, at] = [Date.parse(prev.first_at), Date.parse(expiry)];
+  const first_at = new Date(first > at ? first : at).toISOString();
+  return { ...rest, kind: 'expired', first_at };
+}
+
+/**
+ * The records {@link isKept} of a domain memory knew as `expiring` whose remembered expiry has passed
+ * (`remembered_expiry`, keptCritical) since its last alert, which still says it expiring: news now,
+ * as a readable record's finding turning expired is (escalated at once, compare.ts changeOf), not at
+ * its next repeat. The message that says it leaves its alert as the expired one's ({@link expiredAlertOf}).
+ */
+export const keptExpiryPassed = (problems: readonly Problem[], memory: ScanMemory): Problem[] =>
+  problems.filter(
+    (p) =>
+      isKept(p) &&
+      p.remembered_expiry !== undefined &&
+      memory.prior.get(domainKey(p.key as string))?.alerted?.kind === 'expiring',
+  );
 
 /**
  * Whether a problem record is published critical by what memory knew of its domain: a kept
@@ -285,7 +312,7 @@ const isKeptQuarantine = (p: Problem): boolean =>
  * The report with each record {@link isKept} the account's message announces or repeats now (`publish`:
  * a new unreadable record, one in `due` ({@link criticalRepeats}), a kept quarantine in its last days
  * (`lastDays`: {@link keptInLastDays}), one that escalates, one whose snooze ended now (`ended`:
- * {@link keptSnoozeEnded})) marked `news`: alerts/groups.ts gives its group's message those, and
+ * {@link keptSnoozeEnded}), one past its remembered expiry now (`passed`: {@link keptExpiryPassed})) marked `news`: alerts/groups.ts gives its group's message those, and
  * group-news.ts groupsHearing counts the group heard. The sets are decidePublish's (compare.ts),
  * which counted them for its log: asked once a scan.
  */
@@ -297,6 +324,8 @@ export function keptNews<R extends Report>(
     readonly due: ReadonlySet<Problem>;
     readonly lastDays: ReadonlySet<Problem>;
     readonly ended: ReadonlySet<Problem>;
+    /** The records past their remembered expiry since their last alert ({@link keptExpiryPassed}). */
+    readonly passed: ReadonlySet<Problem>;
     /** The problem keys of `report` (problemKeysOf), and which are new since the last message (isNewProblemKey). */
     readonly keys: readonly string[];
     readonly isNew: (key: string) => boolean;
@@ -304,11 +333,11 @@ export function keptNews<R extends Report>(
 ): R {
   const { problems } = report;
   if (!said.publish || !problems.some(isKept)) return report;
-  const { due: repeated, lastDays, ended, keys, isNew } = said;
+  const { due: repeated, lastDays, ended, passed, keys, isNew } = said;
   const marked = problems.map((p, i) => {
     const fresh = isKept(p) && isNew(keys[i] as string);
     const escalated = p.escalated_after_hours !== undefined;
-    const due = repeated.has(p) || fresh || escalated || lastDays.has(p) || ended.has(p);
+    const due = repeated.has(p) || fresh || escalated || lastDays.has(p) || ended.has(p) || passed.has(p);
     if (!isKept(p) || !due) return p;
     return { ...p, news: true as const };
   });

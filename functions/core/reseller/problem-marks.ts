@@ -21,6 +21,11 @@ export interface KeptQuarantineMarks {
    * was (`expired`). Its record's own severity is none: its problem key stays the record's.
    */
   readonly remembered_kind?: string;
+  /**
+   * The expiry memory last read of a domain it knew as `expiring`, once that expiry has passed: its
+   * `remembered_kind` is then `expired`, inferred from that date, not read (memory/kept-quarantine.ts).
+   */
+  readonly remembered_expiry?: string;
   /** Its remembered restore-by, null unknown; quiet hours judge by it. */
   readonly restore_by?: string | null;
   /** Its group (the policy memory last read it under), as a finding's `policy`. */
