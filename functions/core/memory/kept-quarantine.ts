@@ -26,10 +26,19 @@ function keptQuarantine(
   if (!judgedByDatesOnly(p) || p.key === null || p.severity === 'critical' || found.has(domainKey(p.key)))
     return null;
   const was = memory.prior.get(domainKey(p.key));
-  if (was?.finding?.kind !== 'quarantine' || (was.group !== undefined && lapsing?.has(was.group)))
+  if (
+    !hasFinding(was) ||
+    was.finding.kind !== 'quarantine' ||
+    (was.group !== undefined && lapsing?.has(was.group))
+  )
     return null;
-  return { ...was, finding: was.finding };
+  return was;
 }
+
+/** Whether memory `was` remembers a finding of its domain. */
+const hasFinding = (
+  was: DomainMemory | undefined,
+): was is DomainMemory & { readonly finding: FindingMemory } => was?.finding != null;
 
 /**
  * The finding memory keeps for a domain whose record gives none (`key`, its remembered finding
@@ -230,8 +239,8 @@ export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
   const problems = report.problems.map((p) => {
     const key = p.key === null ? null : domainKey(p.key);
     const was = key === null ? undefined : memory.prior.get(key);
-    if (!isKept(p) || key === null || !was?.finding) return p;
-    const { finding, prev } = keptFindingNow(p.key as string, was, was.finding, nowMs);
+    if (!isKept(p) || key === null || !hasFinding(was)) return p;
+    const { finding, prev } = keptFindingNow(p.key as string, was, nowMs);
     const stage = rungOf(policy, p.policy, finding, was.finding);
     const input = { policy: policy.escalation, nowMs, stage, silenced: false };
     const hours = escalationHours(finding, prev, input);
@@ -253,10 +262,10 @@ export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
  */
 function keptFindingNow(
   key: string,
-  was: DomainMemory,
-  remembered: FindingMemory,
+  was: DomainMemory & { readonly finding: FindingMemory },
   nowMs: number,
 ): { finding: DomainFinding; prev: AlertMemory | null | undefined } {
+  const remembered = was.finding;
   const finding = keptFindingOf(key, remembered, nowMs);
   const prev = keptPriorAlert(was, false, nowMs);
   if (finding.kind === remembered.kind) return { finding, prev };
