@@ -259,7 +259,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         {
           policy,
           lastPublished: head.last_published_at,
-          findings: saidWith(c),
+          findings: () => saidWith(c),
         },
         told,
         fresh,

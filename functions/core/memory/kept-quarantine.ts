@@ -381,8 +381,12 @@ export function criticalRepeats(
   at: {
     readonly policy: CadencePolicy & Pick<StatePolicy, 'lapsing'>;
     readonly lastPublished: string | null;
-    /** The findings a record beside its domain's critical finding is said with (compare.ts saidWith): it is repeated with one of them, not on its own. */
-    readonly findings: Report['findings'];
+    /**
+     * The findings a record beside its domain's critical finding is said with (compare.ts saidWith):
+     * it is repeated with one of them, not on its own. Asked only when such a record may be due: a
+     * scan of many findings and no record that says quarantine does not filter them all.
+     */
+    readonly findings: () => Report['findings'];
   },
   told: (p: Problem) => boolean,
   fresh: (i: number) => boolean,
@@ -398,9 +402,11 @@ export function criticalRepeats(
   );
   const spoke = lastPublished !== null && isDue(lastPublished, nowMs, hours * HOUR_MS);
   const said = problems.filter((_, i) => !fresh(i));
-  const quarantines = spoke
-    ? unreadableQuarantineCount(said, at.findings, memory, lapsesIn(policy.lapsing))
-    : 0;
+  // Only a critical record memory does not stand for can count (unreadableQuarantineCount).
+  const quarantines =
+    spoke && said.some((p) => p.severity === 'critical' && !p.kept_quarantine && !p.remembered_kind)
+      ? unreadableQuarantineCount(said, at.findings(), memory, lapsesIn(policy.lapsing))
+      : 0;
   /** The line of those due that are kept quarantines (else remembered criticals), on the top cadence (else their group's). */
   const line = (quarantine: boolean, top: boolean, more = 0): LogLine => {
     const n = [...due].filter(
