@@ -44,7 +44,7 @@ function newsOf(problems: Problem[], saved: Problem[]) {
     due: new Set(),
     lastDays: new Set(),
     ended: new Set(),
-    passed: new Set(),
+    worse: new Set(),
     keys: now,
     isNew: isNewProblemKey(head, now),
   });

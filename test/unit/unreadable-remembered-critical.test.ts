@@ -404,3 +404,22 @@ describe('an expiring domain whose record can no longer be read, once its rememb
     expect(channels(past.plan, 'watch').sms).toContain('soon.nl expired?');
   });
 });
+
+describe('an expiring domain whose record can no longer be read, on a lower rung by its remembered expiry', () => {
+  // Two days and 3 hours left at T0 (the 3-day rung), one day and 20 hours at T0 + 7 h (the 1-day
+  // rung); unreadable from T0 + 1 h. The critical cadence (20 h) is not due again before T0 + 21 h.
+  const soon = domain('soon.nl', T0, { auto_renew: false, date_expiry: T0 + 2 * DAY + 3 * HOUR });
+  const first = () => scan([soon], T0, EMPTY_STATE);
+
+  it('is news in the first scan on that rung, as its readable record is escalated, and only then', () => {
+    const read = scan([soon], T0 + 7 * HOUR, scan([soon], T0 + HOUR, first().next).next);
+    expect(read.result.why).toEqual(['1 escalated']);
+    const broke = scan([], T0 + HOUR, first().next, { problems: [broken('soon.nl')] });
+    const lower = scan([], T0 + 7 * HOUR, broke.next, { problems: [broken('soon.nl')] });
+    expect(lower.result.why).toEqual(['1 unreadable record on a lower rung by its remembered expiry']);
+    expect(lower.result.report.problems).toEqual([expect.objectContaining({ key: 'soon.nl', news: true })]);
+    expect(channels(lower.plan).sms).toContain('soon.nl expiring?');
+    const again = scan([], T0 + 8 * HOUR, lower.next, { problems: [broken('soon.nl')] });
+    expect(again.result.publish).toBe(false);
+  });
+});

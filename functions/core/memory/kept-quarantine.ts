@@ -277,7 +277,7 @@ function keptFindingNow(
  * the expired one's: first at that expiry (or a later end of a snooze; an unreadable time: the
  * expiry), not escalated yet. What escalation counts from ({@link keptFindingNow}), and what a
  * message that says it expired leaves in memory (compare.ts keptAlerted), so the next scan does
- * not tell it again ({@link keptExpiryPassed}). Any other alert as it is.
+ * not tell it again ({@link keptWorse}). Any other alert as it is.
  */
 export function expiredAlertOf(prev: AlertMemory, expiry: string): AlertMemory {
   if (prev.kind !== 'expiring') return prev;
@@ -287,19 +287,53 @@ export function expiredAlertOf(prev: AlertMemory, expiry: string): AlertMemory {
   return { ...rest, kind: 'expired', first_at };
 }
 
+/** The thresholds a record's rung is read by (escalation.ts rungOf). */
+type RungPolicy = Pick<StatePolicy, 'thresholds' | 'thresholdsByGroup'>;
+
 /**
- * The records {@link isKept} of a domain memory knew as `expiring` whose remembered expiry has passed
- * (`remembered_expiry`, keptCritical) since its last alert, which still says it expiring: news now,
- * as a readable record's finding turning expired is (escalated at once, compare.ts changeOf), not at
- * its next repeat. The message that says it leaves its alert as the expired one's ({@link expiredAlertOf}).
+ * The last alert `prev` of a domain memory knows as `expiring` (`was`), whose record gives no
+ * finding, as a message that says its record now leaves it: on the rung its remembered expiry
+ * stands on now by its group's thresholds (`group`, escalation.ts rungOf) when lower, and once that
+ * expiry has passed, the expired one's ({@link expiredAlertOf}). `prev` itself when neither: what
+ * memory last told is what stands. Any other alert as it is.
  */
-export const keptExpiryPassed = (problems: readonly Problem[], memory: ScanMemory): Problem[] =>
-  problems.filter(
-    (p) =>
-      isKept(p) &&
-      p.remembered_expiry !== undefined &&
-      memory.prior.get(domainKey(p.key as string))?.alerted?.kind === 'expiring',
-  );
+export function keptAlertSaid(
+  prev: AlertMemory,
+  key: string,
+  was: DomainMemory,
+  nowMs: number,
+  at: { readonly policy: RungPolicy; readonly group: string | undefined },
+): AlertMemory {
+  if (!hasFinding(was) || was.finding.kind !== 'expiring' || prev.kind !== 'expiring') return prev;
+  const finding = keptFindingOf(key, was.finding, nowMs);
+  const rung = rungOf(at.policy, at.group, finding, was.finding);
+  const said = finding.kind === was.finding.kind ? prev : expiredAlertOf(prev, finding.date_expiry);
+  const lower = rung !== null && (prev.stage === null || rung < prev.stage);
+  return lower ? { ...said, stage: rung } : said;
+}
+
+/**
+ * The records {@link isKept} of a domain memory knew as `expiring` that stand worse now than their
+ * last alert said ({@link keptAlertSaid}): on a lower rung by their remembered expiry, or past it
+ * (`remembered_expiry`, keptCritical). News now, as a readable record's finding on a lower rung or
+ * turned expired is (escalated at once, compare.ts changeOf), not at its next repeat; the message
+ * that says it leaves its alert so (compare.ts keptAlerted), so the next scan does not tell it again.
+ */
+export const keptWorse = (
+  problems: readonly Problem[],
+  memory: ScanMemory,
+  nowMs: number,
+  policy: RungPolicy,
+): Problem[] =>
+  problems.filter((p) => {
+    const was = isKept(p) ? memory.prior.get(domainKey(p.key as string)) : undefined;
+    const last = was?.alerted;
+    return (
+      !!was &&
+      !!last &&
+      keptAlertSaid(last, p.key as string, was, nowMs, { policy, group: p.policy }) !== last
+    );
+  });
 
 /**
  * Whether a problem record is published critical by what memory knew of its domain: a kept
@@ -321,7 +355,7 @@ const isKeptQuarantine = (p: Problem): boolean =>
  * The report with each record {@link isKept} the account's message announces or repeats now (`publish`:
  * a new unreadable record, one in `due` ({@link criticalRepeats}), a kept quarantine in its last days
  * (`lastDays`: {@link keptInLastDays}), one that escalates, one whose snooze ended now (`ended`:
- * {@link keptSnoozeEnded}), one past its remembered expiry now (`passed`: {@link keptExpiryPassed})) marked `news`: alerts/groups.ts gives its group's message those, and
+ * {@link keptSnoozeEnded}), one worse by its remembered expiry (`worse`: {@link keptWorse})) marked `news`: alerts/groups.ts gives its group's message those, and
  * group-news.ts groupsHearing counts the group heard. The sets are decidePublish's (compare.ts),
  * which counted them for its log: asked once a scan.
  */
@@ -333,8 +367,8 @@ export function keptNews<R extends Report>(
     readonly due: ReadonlySet<Problem>;
     readonly lastDays: ReadonlySet<Problem>;
     readonly ended: ReadonlySet<Problem>;
-    /** The records past their remembered expiry since their last alert ({@link keptExpiryPassed}). */
-    readonly passed: ReadonlySet<Problem>;
+    /** The records worse by their remembered expiry than their last alert said ({@link keptWorse}). */
+    readonly worse: ReadonlySet<Problem>;
     /** The problem keys of `report` (problemKeysOf), and which are new since the last message (isNewProblemKey). */
     readonly keys: readonly string[];
     readonly isNew: (key: string) => boolean;
@@ -342,11 +376,11 @@ export function keptNews<R extends Report>(
 ): R {
   const { problems } = report;
   if (!said.publish || !problems.some(isKept)) return report;
-  const { due: repeated, lastDays, ended, passed, keys, isNew } = said;
+  const { due: repeated, lastDays, ended, worse, keys, isNew } = said;
   const marked = problems.map((p, i) => {
     const fresh = isKept(p) && isNew(keys[i] as string);
     const escalated = p.escalated_after_hours !== undefined;
-    const due = repeated.has(p) || fresh || escalated || lastDays.has(p) || ended.has(p) || passed.has(p);
+    const due = repeated.has(p) || fresh || escalated || lastDays.has(p) || ended.has(p) || worse.has(p);
     if (!isKept(p) || !due) return p;
     return { ...p, news: true as const };
   });
