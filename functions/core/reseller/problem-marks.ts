@@ -18,7 +18,9 @@ export interface KeptQuarantineMarks {
   /**
    * The critical finding memory last knew of a domain whose record could not be read, or read by its
    * dates only gives none (memory/kept-quarantine.ts): published critical by it, said as what it
-   * was (`expired`). Its record's own severity is none: its problem key stays the record's.
+   * was (`expired`), or as memory infers it now (`expired` once an `expiring` one's remembered
+   * expiry has passed, {@link remembered_expiry}). Its record's own severity is none: its problem key
+   * stays the record's.
    */
   readonly remembered_kind?: string;
   /**
