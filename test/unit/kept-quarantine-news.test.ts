@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { keptNews } from '../../functions/core/memory/kept-quarantine';
+import { criticalRepeats, keptNews } from '../../functions/core/memory/kept-quarantine';
+import { ScanMemory } from '../../functions/core/memory/scan-memory';
 import { boundedProblemKeys, isNewProblemKey, problemKeysOf } from '../../functions/core/memory/state-bounds';
 import type { Problem } from '../../functions/core/reseller/client';
 import { reportOf } from '../support/report';
@@ -43,6 +44,7 @@ function newsOf(problems: Problem[], saved: Problem[]) {
     due: new Set(),
     lastDays: new Set(),
     ended: new Set(),
+    worse: new Set(),
     keys: now,
     isNew: isNewProblemKey(head, now),
   });
@@ -64,5 +66,50 @@ describe('a kept quarantine as news', () => {
   it('is not news again among few records', () => {
     const problems = [...broken(3), kept];
     expect(newsOf(problems, problems)).toBeUndefined();
+  });
+});
+
+describe('criticalRepeats', () => {
+  const at = (findings: () => never[]) => ({
+    policy: { repeat: { critical: 20 } },
+    lastPublished: '2026-11-21T05:00:00.000Z',
+    findings,
+  });
+  const now = Date.parse('2026-11-22T06:00:00.000Z');
+  const never = () => false;
+
+  it('does not ask which findings its records are said with when no record that says quarantine is critical', () => {
+    const asked: string[] = [];
+    const findings = () => {
+      asked.push('findings');
+      return [];
+    };
+    const { lines } = criticalRepeats(
+      [kept, ...broken(2)],
+      new ScanMemory(),
+      now,
+      at(findings),
+      never,
+      never,
+    );
+    expect(asked).toEqual([]);
+    // The kept quarantine is due by its own (no alert remembered: the last message's) cadence.
+    expect(lines.map(([n]) => n)).toEqual([1, 0, 0, 0]);
+  });
+
+  it('asks once a record that says quarantine, not one memory stands for, is critical and due', () => {
+    const says: Problem = { ...(broken(1)[0] as Problem), severity: 'critical' };
+    const asked: string[] = [];
+    const findings = () => {
+      asked.push('findings');
+      return [];
+    };
+    const { lines } = criticalRepeats([says], new ScanMemory(), now, at(findings), never, never);
+    expect(asked).toEqual(['findings']);
+    expect(lines[0]).toEqual([
+      1,
+      'unreadable record in quarantine repeated after 20 h',
+      'unreadable records in quarantine repeated after 20 h',
+    ]);
   });
 });

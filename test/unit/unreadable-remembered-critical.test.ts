@@ -341,3 +341,85 @@ describe('a silenced expiring domain whose record can no longer be read', () => 
     expect(criticalDays('ack', false)).toEqual([3, 4, 5, 6]);
   });
 });
+
+describe('an expiring domain whose record can no longer be read, once its remembered expiry passes', () => {
+  // Expires at T0 + 12 h (critical: no auto-renew); unreadable from T0 + 1 h, when that is said.
+  // The critical cadence (20 h) is not due again before T0 + 21 h: the passing must not wait for it.
+  const EXPIRY = T0 + 12 * HOUR;
+  const soon = (tags: string[] = []) =>
+    domain('soon.nl', T0, { auto_renew: false, date_expiry: EXPIRY, tags });
+  const unread = (hours: number, state: ScanState) =>
+    scan([], T0 + hours * HOUR, state, { problems: [broken('soon.nl')] });
+  const brokenAt1h = (tags?: string[]) => unread(1, scan([soon(tags)], T0, EMPTY_STATE).next);
+
+  it('is said expiring until then', () => {
+    const { sms, email, json } = channels(brokenAt1h().plan);
+    expect(sms).toContain('soon.nl expiring?');
+    expect(email).toContain('- soon.nl: was expiring at the last scan;');
+    expect(json.problems).toEqual([expect.objectContaining({ remembered_kind: 'expiring' })]);
+  });
+
+  it('is said expired, by the expiry memory read, in the SMS, the digest, chat and the JSON', () => {
+    const past = unread(13, brokenAt1h().next);
+    const { alert, sms, email, chat, json } = channels(past.plan);
+    expect(alert.attributes.severity).toBe('critical');
+    expect(sms).toContain('1 critical: soon.nl expired?');
+    expect(email).toContain(
+      '- soon.nl: probably expired: its expiry date memory last read, 22 Nov 2026, has passed; its record could not be read now, so it was not checked',
+    );
+    expect(email).not.toContain('was expiring');
+    expect(chat).toContain('probably expired: its expiry date memory last read, 22 Nov 2026, has passed');
+    expect(chat).not.toContain('was expiring');
+    expect(json.problems).toEqual([
+      expect.objectContaining({
+        key: 'soon.nl',
+        severity: 'critical',
+        remembered_kind: 'expired',
+        remembered_expiry: new Date(EXPIRY).toISOString(),
+      }),
+    ]);
+  });
+
+  it('is news in the first scan past its expiry, as its readable record turning expired is, and only then', () => {
+    const read = scan(
+      [soon()],
+      T0 + 13 * HOUR,
+      scan([soon()], T0 + HOUR, scan([soon()], T0, EMPTY_STATE).next).next,
+    );
+    expect(read.result.publish).toBe(true);
+    const past = unread(13, brokenAt1h().next);
+    expect(past.result.why).toEqual(['1 unreadable record past its remembered expiry']);
+    expect(past.result.report.problems).toEqual([expect.objectContaining({ key: 'soon.nl', news: true })]);
+    expect(unread(14, past.next).result.publish).toBe(false);
+    // Its critical cadence counts from the message that said it expired.
+    expect(unread(32, past.next).result.publish).toBe(false);
+    expect(unread(34, past.next).result.why).toEqual([
+      '1 unreadable record of a critical finding repeated after 20 h',
+    ]);
+  });
+
+  it("is news to its group's own recipients in that scan too", () => {
+    const past = unread(13, brokenAt1h(['watch']).next);
+    expect(past.sent).toEqual(['account', 'watch']);
+    expect(channels(past.plan, 'watch').sms).toContain('soon.nl expired?');
+  });
+});
+
+describe('an expiring domain whose record can no longer be read, on a lower rung by its remembered expiry', () => {
+  // Two days and 3 hours left at T0 (the 3-day rung), one day and 20 hours at T0 + 7 h (the 1-day
+  // rung); unreadable from T0 + 1 h. The critical cadence (20 h) is not due again before T0 + 21 h.
+  const soon = domain('soon.nl', T0, { auto_renew: false, date_expiry: T0 + 2 * DAY + 3 * HOUR });
+  const first = () => scan([soon], T0, EMPTY_STATE);
+
+  it('is news in the first scan on that rung, as its readable record is escalated, and only then', () => {
+    const read = scan([soon], T0 + 7 * HOUR, scan([soon], T0 + HOUR, first().next).next);
+    expect(read.result.why).toEqual(['1 escalated']);
+    const broke = scan([], T0 + HOUR, first().next, { problems: [broken('soon.nl')] });
+    const lower = scan([], T0 + 7 * HOUR, broke.next, { problems: [broken('soon.nl')] });
+    expect(lower.result.why).toEqual(['1 unreadable record on a lower rung by its remembered expiry']);
+    expect(lower.result.report.problems).toEqual([expect.objectContaining({ key: 'soon.nl', news: true })]);
+    expect(channels(lower.plan).sms).toContain('soon.nl expiring?');
+    const again = scan([], T0 + 8 * HOUR, lower.next, { problems: [broken('soon.nl')] });
+    expect(again.result.publish).toBe(false);
+  });
+});

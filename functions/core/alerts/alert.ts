@@ -17,7 +17,7 @@ import {
   type Severity,
   severityRank,
 } from '../findings/classify';
-import { type DayFormat, dayFormatIn, deadlineText, rememberedWords } from '../findings/next-step';
+import { type DayFormat, dayFormatIn, deadlineText, rememberedWords, utcDay } from '../findings/next-step';
 import { LAST_DAYS } from '../findings/quarantine-periods';
 import { isRegistryKind } from '../findings/registry-rules';
 import type { DomainChange } from '../memory/state';
@@ -359,14 +359,19 @@ function smsQuarantineText(left: number | null | undefined, name: string): strin
  * quarantine but could not be read; a kept quarantine (memory/kept-quarantine.ts, told by its
  * mark), whose record was read, by its dates only: it is last read in quarantine, not unreadable;
  * or one critical by what memory last knew of its domain (`remembered_kind`: expired), its record
- * not read, or read by its dates only with nothing to report.
+ * not read, or read by its dates only with nothing to report. One memory knew as expiring whose
+ * expiry (`remembered_expiry`, on `day`) has passed since is said expired by that date, as what
+ * memory infers, not what was read.
  */
-export function unreadableSays(p: Problem): string {
+export function unreadableSays(p: Problem, day: (iso: string) => string = utcDay): string {
   if (p.kept_quarantine)
     return 'last read in quarantine; its record now reads as nothing to report, with a status the API does not document';
   if (p.remembered_kind === undefined)
     return 'says it is in quarantine, but its record could not be read, so it was not checked';
-  const was = `was ${rememberedWords(p.remembered_kind)} at the last scan`;
+  const was =
+    p.remembered_expiry === undefined
+      ? `was ${rememberedWords(p.remembered_kind)} at the last scan`
+      : `probably expired: its expiry date memory last read, ${day(p.remembered_expiry)}, has passed`;
   return p.dates_only
     ? `${was}; its record now reads as nothing to report, with a status the API does not document`
     : `${was}; its record could not be read now, so it was not checked`;

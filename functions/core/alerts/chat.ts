@@ -123,17 +123,21 @@ function domainItem(f: DomainFinding, now: string, day: (iso: string) => string)
 const unreadableItem = (p: Problem, now: string, day: (iso: string) => string): ChatItem => ({
   severity: 'critical',
   name: chatName(p.key ?? '(no name)'),
-  what: unreadableSays(p),
+  what: unreadableSays(p, day),
   next:
     p.kept_quarantine || p.remembered_kind === 'quarantine'
       ? chatPlain(
           `Check it in the reseller's control panel now. ${restoreKeptStep({ restore_by: p.restore_by ?? null, days_to_restore: p.restore_by ? daysLeft(Date.parse(p.restore_by), Date.parse(now)) : null }, day)}`,
         )
-      : p.remembered_kind
+      : p.remembered_expiry
         ? chatPlain(
-            `Check it in the reseller's control panel now: it was last read ${rememberedWords(p.remembered_kind)}; renew or restore it there if it still is.`,
+            `Check it in the reseller's control panel now: its expiry date memory last read, ${day(p.remembered_expiry)}, has passed; renew or restore it there if it has not been renewed.`,
           )
-        : "Check it in the reseller's control panel now: restore it there if it is in quarantine.",
+        : p.remembered_kind
+          ? chatPlain(
+              `Check it in the reseller's control panel now: it was last read ${rememberedWords(p.remembered_kind)}; renew or restore it there if it still is.`,
+            )
+          : "Check it in the reseller's control panel now: restore it there if it is in quarantine.",
 });
 
 /**

@@ -153,9 +153,9 @@ function contactItem(f: ContactFinding): Item {
   };
 }
 
-function unreadableItem(p: Problem): Item {
+function unreadableItem(p: Problem, day: (iso: string) => string): Item {
   const name = p.key === null ? '(no name)' : cutText(plainDomain(p.key), 2 * KEY_MAX);
-  const first = `- ${name}: ${unreadableSays(p)}`;
+  const first = `- ${name}: ${unreadableSays(p, day)}`;
   // A record read by its dates only says where to look already (scan-problems.ts DATES_ONLY): once is enough.
   const reason = cutText(safeText(p.reason), REASON_MAX);
   const detail = `  ${reason}${reason.includes(DATES_ONLY) ? '' : "; check it in the reseller's control panel"}`;
@@ -208,7 +208,7 @@ class Items {
       const source = this.#sources[i] as Problem | Finding;
       item =
         'resource' in source
-          ? unreadableItem(source)
+          ? unreadableItem(source, this.day)
           : isDomainFinding(source)
             ? domainItem(source, this.report.now, this.day)
             : contactItem(source);

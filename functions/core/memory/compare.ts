@@ -30,11 +30,13 @@ import { escalationHours, missedWhileSilenced, nextAlertMemory } from './escalat
 import { groupsHearing, unreadableGroupNews } from './group-news';
 import {
   criticalRepeats,
+  keptAlertSaid,
   keptInLastDays,
   keptKeys,
   keptNews,
   keptPriorAlert,
   keptSnoozeEnded,
+  keptWorse,
   lapsesIn,
 } from './kept-quarantine';
 import { lastDaysRepeatDue, renewedOrRestored } from './renewal-memory';
@@ -238,6 +240,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   const fresh = (i: number) => isNew(keys[i] as string);
   const lastDays = new Set(keptInLastDays(problems, c.memory, c.nowMs, c.input));
   const ended = new Set(keptSnoozeEnded(problems, c.silencing.lapsed));
+  const worse = new Set(keptWorse(problems, c.memory, c.nowMs, policy));
   countRepeats(c, count, lastDays.size);
   count(c.escalated.size, 'critical not acted on, escalated');
   const freshOnes = problems.filter((_, i) => fresh(i));
@@ -246,7 +249,8 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   const unread = unreadIn(freshOnes);
   count(unread, 'new unreadable record', 'new unreadable records');
   count(freshCount - unread, 'new record to look at', 'new records to look at');
-  const told = (p: Problem) => ended.has(p) || lastDays.has(p) || p.escalated_after_hours !== undefined;
+  const told = (p: Problem) =>
+    ended.has(p) || lastDays.has(p) || worse.has(p) || p.escalated_after_hours !== undefined;
   const { due, lines } = atOrAbove('critical', minSeverity)
     ? criticalRepeats(
         problems,
@@ -255,7 +259,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         {
           policy,
           lastPublished: head.last_published_at,
-          findings: saidWith(c),
+          findings: () => saidWith(c),
         },
         told,
         fresh,
@@ -265,6 +269,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
   // A kept quarantine critical again as its snooze ends: said now, as a snoozed finding is; counted
   // after the critical cadence, which it must not take the place of (the others' groups hear that).
   count(ended.size, 'snooze ended on a kept quarantine', 'snoozes ended on kept quarantines');
+  countWorse(worse, count);
   const lastSpoke = head.last_published_at ?? head.started_at;
   const every = policy.summaryEveryDays;
   if (why.length === 0 && every > 0 && lastSpoke !== null && isDue(lastSpoke, c.nowMs, every * DAY_MS))
@@ -276,7 +281,7 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
         ? `first scan: nothing at ${minSeverity} or above`
         : `nothing new, escalated, changed or resolved at ${minSeverity} or above`,
     );
-  const kept = keptNews(c.report, { publish, due, lastDays, ended, keys, isNew });
+  const kept = keptNews(c.report, { publish, due, lastDays, ended, worse, keys, isNew });
   if (!publish || freshCount === 0) return { publish, why, kept };
   const lapsing = lapsesIn(policy.lapsing);
   return {
@@ -284,6 +289,29 @@ function decidePublish(c: Comparison): { publish: boolean; why: string[]; kept: 
     why,
     kept: { ...kept, problems: unreadableGroupNews(kept.problems, c.memory, lapsing, fresh) },
   };
+}
+
+/**
+ * The log's lines for the records worse by their remembered expiry (keptWorse): said now, as a
+ * readable record on a lower rung or turned expired is escalated at once; one escalated now is
+ * counted as that.
+ */
+function countWorse(
+  worse: ReadonlySet<Problem>,
+  count: (n: number, what: string, many: string) => unknown,
+): void {
+  const now = [...worse].filter((p) => p.escalated_after_hours === undefined);
+  const passed = now.filter((p) => p.remembered_expiry !== undefined).length;
+  count(
+    passed,
+    'unreadable record past its remembered expiry',
+    'unreadable records past their remembered expiry',
+  );
+  count(
+    now.length - passed,
+    'unreadable record on a lower rung by its remembered expiry',
+    'unreadable records on a lower rung by their remembered expiry',
+  );
 }
 
 /**
@@ -474,7 +502,9 @@ function keptAlerted(
   const group = p?.policy;
   const unheard = group !== undefined && c.input.policy.ownRecipients?.has(group) && p?.news !== true;
   if (!prev || !p || !publish || unheard) return prev;
-  return { ...prev, at: c.report.now };
+  // Said on its rung, or expired, by its remembered expiry (keptWorse): remembered as said, so not news again.
+  const said = keptAlertSaid(prev, key, was, c.nowMs, { policy: c.input.policy, group });
+  return { ...said, at: c.report.now };
 }
 
 /** A memory of nothing but watched fields (and its group), under its own name. */

@@ -26,10 +26,19 @@ function keptQuarantine(
   if (!judgedByDatesOnly(p) || p.key === null || p.severity === 'critical' || found.has(domainKey(p.key)))
     return null;
   const was = memory.prior.get(domainKey(p.key));
-  if (was?.finding?.kind !== 'quarantine' || (was.group !== undefined && lapsing?.has(was.group)))
+  if (
+    !hasFinding(was) ||
+    was.finding.kind !== 'quarantine' ||
+    (was.group !== undefined && lapsing?.has(was.group))
+  )
     return null;
-  return { ...was, finding: was.finding };
+  return was;
 }
+
+/** Whether memory `was` remembers a finding of its domain. */
+const hasFinding = (
+  was: DomainMemory | undefined,
+): was is DomainMemory & { readonly finding: FindingMemory } => was?.finding != null;
 
 /**
  * The finding memory keeps for a domain whose record gives none (`key`, its remembered finding
@@ -163,8 +172,9 @@ function withRememberedCritical(
 /**
  * `p` published critical when its record was not read at all, or read by its dates only gives no
  * finding, and memory knows its domain as critical (no snooze or acknowledgement holds, not let
- * lapse): marked with the kind memory knew (`remembered_kind`) and
- * its group (`policy`), in quarantine its remembered restore-by too, so every channel says it as
+ * lapse): marked with the kind memory knew as it stands now (`remembered_kind`, keptFindingOf: an
+ * `expiring` one `expired` once its remembered expiry has passed, with that expiry, `remembered_expiry`)
+ * and its group (`policy`), in quarantine its remembered restore-by too, so every channel says it as
  * that (`name expired?` in the SMS) and counts it critical, and it stands for its finding as a
  * kept quarantine does ({@link isKept}); a quarantine silenced (a snooze, an acknowledgement, let
  * lapse) is marked at its record's severity. A record read and judged (a registrant given twice)
@@ -199,7 +209,8 @@ function keptCritical(
     ...p,
     ...(was.group === undefined ? {} : { policy: was.group }),
     ...(loud ? { severity: 'critical' as const } : {}),
-    remembered_kind: was.finding.kind,
+    remembered_kind: now.kind,
+    ...(now.kind !== was.finding.kind ? { remembered_expiry: now.date_expiry } : {}),
     ...(quarantine ? { restore_by: restoreOf(was.finding, nowMs).by } : {}),
   };
 }
@@ -228,8 +239,8 @@ export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
   const problems = report.problems.map((p) => {
     const key = p.key === null ? null : domainKey(p.key);
     const was = key === null ? undefined : memory.prior.get(key);
-    if (!isKept(p) || key === null || !was?.finding) return p;
-    const { finding, prev } = keptFindingNow(p.key as string, was, was.finding, nowMs);
+    if (!isKept(p) || key === null || !hasFinding(was)) return p;
+    const { finding, prev } = keptFindingNow(p.key as string, was, nowMs);
     const stage = rungOf(policy, p.policy, finding, was.finding);
     const input = { policy: policy.escalation, nowMs, stage, silenced: false };
     const hours = escalationHours(finding, prev, input);
@@ -251,19 +262,78 @@ export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
  */
 function keptFindingNow(
   key: string,
-  was: DomainMemory,
-  remembered: FindingMemory,
+  was: DomainMemory & { readonly finding: FindingMemory },
   nowMs: number,
 ): { finding: DomainFinding; prev: AlertMemory | null | undefined } {
+  const remembered = was.finding;
   const finding = keptFindingOf(key, remembered, nowMs);
   const prev = keptPriorAlert(was, false, nowMs);
-  if (finding.kind === remembered.kind || prev?.kind !== 'expiring') return { finding, prev };
-  const expiry = Date.parse(finding.date_expiry);
-  const { escalated: _expiring, ...rest } = prev;
-  const first = Date.parse(prev.first_at);
-  const first_at = new Date(first > expiry ? first : expiry).toISOString();
-  return { finding, prev: { ...rest, kind: 'expired', first_at } };
+  if (finding.kind === remembered.kind) return { finding, prev };
+  return { finding, prev: prev && expiredAlertOf(prev, finding.date_expiry) };
 }
+
+/**
+ * The last alert of a domain memory knew as `expiring`, once its remembered `expiry` has passed, as
+ * the expired one's: first at that expiry (or a later end of a snooze; an unreadable time: the
+ * expiry), not escalated yet. What escalation counts from ({@link keptFindingNow}), and what a
+ * message that says it expired leaves in memory (compare.ts keptAlerted), so the next scan does
+ * not tell it again ({@link keptWorse}). Any other alert as it is.
+ */
+export function expiredAlertOf(prev: AlertMemory, expiry: string): AlertMemory {
+  if (prev.kind !== 'expiring') return prev;
+  const { escalated: _expiring, ...rest } = prev;
+  const [first, at] = [Date.parse(prev.first_at), Date.parse(expiry)];
+  const first_at = new Date(first > at ? first : at).toISOString();
+  return { ...rest, kind: 'expired', first_at };
+}
+
+/** The thresholds a record's rung is read by (escalation.ts rungOf). */
+type RungPolicy = Pick<StatePolicy, 'thresholds' | 'thresholdsByGroup'>;
+
+/**
+ * The last alert `prev` of a domain memory knows as `expiring` (`was`), whose record gives no
+ * finding, as a message that says its record now leaves it: on the rung its remembered expiry
+ * stands on now by its group's thresholds (`group`, escalation.ts rungOf) when lower, and once that
+ * expiry has passed, the expired one's ({@link expiredAlertOf}). `prev` itself when neither: what
+ * memory last told is what stands. Any other alert as it is.
+ */
+export function keptAlertSaid(
+  prev: AlertMemory,
+  key: string,
+  was: DomainMemory,
+  nowMs: number,
+  at: { readonly policy: RungPolicy; readonly group: string | undefined },
+): AlertMemory {
+  if (!hasFinding(was) || was.finding.kind !== 'expiring' || prev.kind !== 'expiring') return prev;
+  const finding = keptFindingOf(key, was.finding, nowMs);
+  const rung = rungOf(at.policy, at.group, finding, was.finding);
+  const said = finding.kind === was.finding.kind ? prev : expiredAlertOf(prev, finding.date_expiry);
+  const lower = rung !== null && (prev.stage === null || rung < prev.stage);
+  return lower ? { ...said, stage: rung } : said;
+}
+
+/**
+ * The records {@link isKept} of a domain memory knew as `expiring` that stand worse now than their
+ * last alert said ({@link keptAlertSaid}): on a lower rung by their remembered expiry, or past it
+ * (`remembered_expiry`, keptCritical). News now, as a readable record's finding on a lower rung or
+ * turned expired is (escalated at once, compare.ts changeOf), not at its next repeat; the message
+ * that says it leaves its alert so (compare.ts keptAlerted), so the next scan does not tell it again.
+ */
+export const keptWorse = (
+  problems: readonly Problem[],
+  memory: ScanMemory,
+  nowMs: number,
+  policy: RungPolicy,
+): Problem[] =>
+  problems.filter((p) => {
+    const was = isKept(p) ? memory.prior.get(domainKey(p.key as string)) : undefined;
+    const last = was?.alerted;
+    return (
+      !!was &&
+      !!last &&
+      keptAlertSaid(last, p.key as string, was, nowMs, { policy, group: p.policy }) !== last
+    );
+  });
 
 /**
  * Whether a problem record is published critical by what memory knew of its domain: a kept
@@ -285,7 +355,7 @@ const isKeptQuarantine = (p: Problem): boolean =>
  * The report with each record {@link isKept} the account's message announces or repeats now (`publish`:
  * a new unreadable record, one in `due` ({@link criticalRepeats}), a kept quarantine in its last days
  * (`lastDays`: {@link keptInLastDays}), one that escalates, one whose snooze ended now (`ended`:
- * {@link keptSnoozeEnded})) marked `news`: alerts/groups.ts gives its group's message those, and
+ * {@link keptSnoozeEnded}), one worse by its remembered expiry (`worse`: {@link keptWorse})) marked `news`: alerts/groups.ts gives its group's message those, and
  * group-news.ts groupsHearing counts the group heard. The sets are decidePublish's (compare.ts),
  * which counted them for its log: asked once a scan.
  */
@@ -297,6 +367,8 @@ export function keptNews<R extends Report>(
     readonly due: ReadonlySet<Problem>;
     readonly lastDays: ReadonlySet<Problem>;
     readonly ended: ReadonlySet<Problem>;
+    /** The records worse by their remembered expiry than their last alert said ({@link keptWorse}). */
+    readonly worse: ReadonlySet<Problem>;
     /** The problem keys of `report` (problemKeysOf), and which are new since the last message (isNewProblemKey). */
     readonly keys: readonly string[];
     readonly isNew: (key: string) => boolean;
@@ -304,11 +376,11 @@ export function keptNews<R extends Report>(
 ): R {
   const { problems } = report;
   if (!said.publish || !problems.some(isKept)) return report;
-  const { due: repeated, lastDays, ended, keys, isNew } = said;
+  const { due: repeated, lastDays, ended, worse, keys, isNew } = said;
   const marked = problems.map((p, i) => {
     const fresh = isKept(p) && isNew(keys[i] as string);
     const escalated = p.escalated_after_hours !== undefined;
-    const due = repeated.has(p) || fresh || escalated || lastDays.has(p) || ended.has(p);
+    const due = repeated.has(p) || fresh || escalated || lastDays.has(p) || ended.has(p) || worse.has(p);
     if (!isKept(p) || !due) return p;
     return { ...p, news: true as const };
   });
@@ -343,8 +415,12 @@ export function criticalRepeats(
   at: {
     readonly policy: CadencePolicy & Pick<StatePolicy, 'lapsing'>;
     readonly lastPublished: string | null;
-    /** The findings a record beside its domain's critical finding is said with (compare.ts saidWith): it is repeated with one of them, not on its own. */
-    readonly findings: Report['findings'];
+    /**
+     * The findings a record beside its domain's critical finding is said with (compare.ts saidWith):
+     * it is repeated with one of them, not on its own. Asked only when such a record may be due: a
+     * scan of many findings and no record that says quarantine does not filter them all.
+     */
+    readonly findings: () => Report['findings'];
   },
   told: (p: Problem) => boolean,
   fresh: (i: number) => boolean,
@@ -360,9 +436,11 @@ export function criticalRepeats(
   );
   const spoke = lastPublished !== null && isDue(lastPublished, nowMs, hours * HOUR_MS);
   const said = problems.filter((_, i) => !fresh(i));
-  const quarantines = spoke
-    ? unreadableQuarantineCount(said, at.findings, memory, lapsesIn(policy.lapsing))
-    : 0;
+  // Only a critical record memory does not stand for can count (unreadableQuarantineCount).
+  const quarantines =
+    spoke && said.some((p) => p.severity === 'critical' && !p.kept_quarantine && !p.remembered_kind)
+      ? unreadableQuarantineCount(said, at.findings(), memory, lapsesIn(policy.lapsing))
+      : 0;
   /** The line of those due that are kept quarantines (else remembered criticals), on the top cadence (else their group's). */
   const line = (quarantine: boolean, top: boolean, more = 0): LogLine => {
     const n = [...due].filter(

@@ -18,9 +18,16 @@ export interface KeptQuarantineMarks {
   /**
    * The critical finding memory last knew of a domain whose record could not be read, or read by its
    * dates only gives none (memory/kept-quarantine.ts): published critical by it, said as what it
-   * was (`expired`). Its record's own severity is none: its problem key stays the record's.
+   * was (`expired`), or as memory infers it now (`expired` once an `expiring` one's remembered
+   * expiry has passed, {@link remembered_expiry}). Its record's own severity is none: its problem key
+   * stays the record's.
    */
   readonly remembered_kind?: string;
+  /**
+   * The expiry memory last read of a domain it knew as `expiring`, once that expiry has passed: its
+   * `remembered_kind` is then `expired`, inferred from that date, not read (memory/kept-quarantine.ts).
+   */
+  readonly remembered_expiry?: string;
   /** Its remembered restore-by, null unknown; quiet hours judge by it. */
   readonly restore_by?: string | null;
   /** Its group (the policy memory last read it under), as a finding's `policy`. */
