@@ -4,7 +4,7 @@ import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
 import { type DATES_ONLY, judgedByDatesOnly } from '../scan/scan-problems';
 import { cannotBeSilenced, type Lapse, snoozeLapse } from './actions';
-import { escalationHours, rungOf, sinceSnooze } from './escalation';
+import { escalationHours, keptAlertAs, rungOf, sinceSnooze } from './escalation';
 import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
 import type { AlertMemory, DomainMemory, FindingMemory, StatePolicy } from './state';
@@ -54,9 +54,10 @@ export function keptFindingOf(key: string, was: FindingMemory, nowMs: number): D
 }
 
 /**
- * A kept quarantine's last alert as escalation counts from it: after a snooze (ended, or lapsed
+ * A kept finding's last alert as escalation counts from it: after a snooze (ended, or lapsed
  * early) or an acknowledgement (lapsed now), from its end (sinceSnooze), as a quarantine finding's
- * (comparison.ts priorAlert); while one silences it, as it was.
+ * (comparison.ts priorAlert); an expiring one's, its expiry passed, as the expired one's
+ * (keptAlertAs); while one silences it, as it was.
  */
 export function keptPriorAlert(
   was: DomainMemory | undefined,
@@ -65,7 +66,8 @@ export function keptPriorAlert(
 ): AlertMemory | null | undefined {
   if (silenced) return was?.alerted;
   const ended = was?.actions?.acknowledged ? { until: new Date(nowMs).toISOString() } : was?.actions?.snooze;
-  return sinceSnooze(was?.alerted, ended, nowMs);
+  const prev = sinceSnooze(was?.alerted, ended, nowMs);
+  return was?.finding ? keptAlertAs(prev, keptFindingOf(was.name ?? '', was.finding, nowMs)) : prev;
 }
 
 /** The restore-by memory knows, and the days left to it (null: not known). */
@@ -243,11 +245,8 @@ export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
 /**
  * The finding a record {@link isKept} stands for at `nowMs` ({@link keptFindingOf}: the finding
  * its domain's memory `was` remembers), and its last alert as escalation counts from it
- * ({@link keptPriorAlert}). Once its remembered expiry has passed, an `expiring` finding is
- * `expired` (keptFindingOf); its alert, still of the expiring one, counts as the
- * expired one's from that expiry (or a later end of a snooze; an unreadable time: the expiry), not
- * escalated yet: a readable record's expired finding is another finding, first alerted at the
- * first scan past its expiry.
+ * ({@link keptPriorAlert}: once its remembered expiry has passed, the expired finding's, first
+ * alerted at that expiry).
  */
 function keptFindingNow(
   key: string,
@@ -255,14 +254,7 @@ function keptFindingNow(
   remembered: FindingMemory,
   nowMs: number,
 ): { finding: DomainFinding; prev: AlertMemory | null | undefined } {
-  const finding = keptFindingOf(key, remembered, nowMs);
-  const prev = keptPriorAlert(was, false, nowMs);
-  if (finding.kind === remembered.kind || prev?.kind !== 'expiring') return { finding, prev };
-  const expiry = Date.parse(finding.date_expiry);
-  const { escalated: _expiring, ...rest } = prev;
-  const first = Date.parse(prev.first_at);
-  const first_at = new Date(first > expiry ? first : expiry).toISOString();
-  return { finding, prev: { ...rest, kind: 'expired', first_at } };
+  return { finding: keptFindingOf(key, remembered, nowMs), prev: keptPriorAlert(was, false, nowMs) };
 }
 
 /**
