@@ -30,7 +30,7 @@ import type {
   WatchedFields,
 } from './state';
 import { domainKey, isHashedKey, problemKeysOf, shownCut } from './state-bounds';
-import { judgedAs, unjudgedKeys } from './unjudged-memory';
+import { type JudgedFinding, judgedAs, unjudgedKeys } from './unjudged-memory';
 
 export interface CompareInput {
   readonly report: Report;
@@ -189,9 +189,14 @@ export function inGroup(c: Comparison, group: string | undefined): InGroup {
   return c.input.policy.lapsing?.has(group) ? { policy: group, let_lapse: true } : { policy: group };
 }
 
-/** A domain finding as memory judges it: one kept as remembered (unconfirmed, unjudged) as that one. */
-export const judged = (c: Comparison, key: string, f: DomainFinding) =>
-  judgedAs(f, c.unconfirmed.has(key) ? priorFinding(c, key) : undefined, c.nowMs, stageIn(c, f));
+/**
+ * A domain finding as memory judges it: one kept as remembered (unconfirmed, unjudged) as that one,
+ * on the rung its remembered expiry stands on now (stageIn), as a read one steps down its rungs.
+ */
+export function judged(c: Comparison, key: string, f: DomainFinding): JudgedFinding {
+  const j = judgedAs(f, c.unconfirmed.has(key) ? priorFinding(c, key) : undefined, c.nowMs, null);
+  return { ...j, stage: stageIn(c, j) };
+}
 
 /** A domain's last alert (none once resolved); past a snooze or acknowledgement, escalation counts from its end. */
 export function priorAlert(c: Comparison, key: string, f: Finding): AlertMemory | null | undefined {
