@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { buildAlertMessage } from '../../functions/core/alerts/message';
 import type { Problem } from '../../functions/core/reseller/paging';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { HOUR, T0 } from '../support/account-model';
@@ -60,6 +61,28 @@ describe('an expiring domain whose record reads a status the API does not docume
 
   it('escalates on each lower rung and once expired, as its readable record would', () => {
     expect(escalatedAt(() => odd)).toEqual(READABLE);
+  });
+
+  it('escalates as the critical finding memory judges, in the SMS the escalation recipients get', () => {
+    let state = scan([soon], T0, EMPTY_STATE, { escalation }).next;
+    state = scan([soon], T0 + 25 * HOUR, state, { escalation }).next;
+    const problems = undocumentedProblems([odd]);
+    state = scan([odd], T0 + 48 * HOUR, state, { problems, escalation }).next;
+    const r = scan([odd], T0 + 72 * HOUR, state, { problems, escalation });
+    const planned = r.plan.find((p) => p.group === undefined);
+    if (!planned) throw new Error('no message for the account');
+    const alert = buildAlertMessage(planned.report);
+    expect(alert.attributes).toEqual(
+      expect.objectContaining({ escalation: 'true', severity: 'critical', critical_count: 1 }),
+    );
+    expect(JSON.parse(alert.message).sms).toContain('soon.nl');
+    expect(r.result.report.findings[0]).toEqual(
+      expect.objectContaining({
+        severity: 'critical',
+        escalated_after_hours: 72,
+        remembered: expect.objectContaining({ kind: 'expiring', severity: 'critical' }),
+      }),
+    );
   });
 
   it('is repeated once per rung under a repeat cap, as its readable record is, not silenced by the cap nor repeated past it', () => {

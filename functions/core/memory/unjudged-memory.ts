@@ -136,14 +136,17 @@ export function judgedAs(
 }
 
 /**
- * `f` as published when memory judges it as a kept finding (`j`, judgedAs) of another kind, or a
- * quarantine with another restore-by (the remembered one): marked `remembered`, so each channel
- * says what memory judges it by, not only what the record reads (an expired record of a domain
- * last read in quarantine, 3 days to restore). Else `f` as it is. Pure.
+ * `f` as published when memory judges it as a kept finding (`j`, judgedAs) of another kind, of a
+ * higher severity (an expiring domain remembered critical whose record reads auto-renew on, info),
+ * or a quarantine with another restore-by (the remembered one): marked `remembered`, so each
+ * channel says what memory judges it by, not only what the record reads (an expired record of a
+ * domain last read in quarantine, 3 days to restore). Else `f` as it is. Pure.
  */
 export function withRemembered(f: Finding, j: JudgedFinding, why?: RememberedFinding['because']): Finding {
   const quarantine = j.kind === 'quarantine';
-  if (!isDomainFinding(f) || (j.kind === f.kind && (!quarantine || j.restore_by === f.restore_by))) return f;
+  const higher = severityRank(j.severity) > severityRank(f.severity);
+  if (!isDomainFinding(f) || (j.kind === f.kind && !higher && (!quarantine || j.restore_by === f.restore_by)))
+    return f;
   const by = quarantine
     ? { restore_by: j.restore_by ?? null, days_to_restore: j.days_to_restore ?? null }
     : {};
@@ -152,7 +155,7 @@ export function withRemembered(f: Finding, j: JudgedFinding, why?: RememberedFin
   const because = why ?? (isRegistryKind(j.kind) ? 'registry_unconfirmed' : 'status_undocumented');
   // Published at the severity memory judges it by when that is higher: read as info (auto-renew
   // off) it sat in the digest's INFO count, out of the SMS, under "nothing critical", while repeated.
-  const severity = severityRank(j.severity) > severityRank(f.severity) ? j.severity : f.severity;
+  const severity = higher ? j.severity : f.severity;
   return { ...f, severity, remembered: { kind: j.kind, severity: j.severity, ...by, because } };
 }
 
