@@ -63,6 +63,12 @@ describe('an expiring domain whose record reads a status the API does not docume
     expect(escalatedAt(() => odd)).toEqual(READABLE);
   });
 
+  it('escalates once expired when its record reads a later expiry, as its record unreadable would', () => {
+    // A year on, auto-renew off: an info finding memory does not take for a renewal (unjudgedKeys).
+    const moved: Domain = { ...odd, auto_renew: false, date_expiry: T0 + 400 * DAY };
+    expect(escalatedAt(() => moved)).toEqual(READABLE);
+  });
+
   it('escalates as the critical finding memory judges, in the SMS the escalation recipients get', () => {
     let state = scan([soon], T0, EMPTY_STATE, { escalation }).next;
     state = scan([soon], T0 + 25 * HOUR, state, { escalation }).next;

@@ -97,7 +97,8 @@ function sooner(remembered: string | null, read: string | null | undefined): str
 /**
  * The finding memory judges for a domain: `f` as read on its rung (`stage`), unless its finding is
  * kept as remembered (`kept`: a record not judged or confirmed this scan) at least as severe, then
- * `f` with the kind, severity and expiry remembered, on the rung remembered, and in quarantine the
+ * `f` with the kind (an `expiring` one `expired` once its remembered expiry passed, as kept-quarantine.ts
+ * keptFindingOf says it), severity and expiry remembered, on the rung remembered, and in quarantine the
  * restore-by remembered (null, unknown, in a state saved before it was kept or when it cannot be
  * true: maybe its last days), or the read one when the record says a sooner one.
  * So the repeat cadence and its cap, the last days to restore and escalation judge the finding
@@ -124,9 +125,11 @@ export function judgedAs(
     restore_by: by,
     days_to_restore: by === null ? null : daysLeft(Date.parse(by), nowMs),
   };
+  // Its remembered expiry passed, an expiring finding is expired, as classify reads a record then.
+  const passed = kept.kind === 'expiring' && Date.parse(expiry) <= nowMs;
   return {
     ...rest,
-    kind: kept.kind,
+    kind: passed ? 'expired' : kept.kind,
     severity: kept.severity,
     date_expiry: expiry,
     days_left: daysLeft(Date.parse(expiry), nowMs),
