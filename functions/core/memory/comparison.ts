@@ -9,7 +9,7 @@ import {
 import type { Report } from '../scan/scan';
 import { type AppliedActions, applyActions } from './actions';
 import { returning, returningActions } from './departures';
-import { rungOf, sinceSnooze, stageOf } from './escalation';
+import { keptAlertAs, rungOf, sinceSnooze, stageOf } from './escalation';
 import { newsLevel } from './group-news';
 import { keptFindingOf, withKeptEscalations, withKeptQuarantines } from './kept-quarantine';
 import { unconfirmedRegistryKeys } from './registry-memory';
@@ -30,7 +30,7 @@ import type {
   WatchedFields,
 } from './state';
 import { domainKey, isHashedKey, problemKeysOf, shownCut } from './state-bounds';
-import { judgedAs, unjudgedKeys } from './unjudged-memory';
+import { type JudgedFinding, judgedAs, unjudgedKeys } from './unjudged-memory';
 
 export interface CompareInput {
   readonly report: Report;
@@ -189,17 +189,28 @@ export function inGroup(c: Comparison, group: string | undefined): InGroup {
   return c.input.policy.lapsing?.has(group) ? { policy: group, let_lapse: true } : { policy: group };
 }
 
-/** A domain finding as memory judges it: one kept as remembered (unconfirmed, unjudged) as that one. */
-export const judged = (c: Comparison, key: string, f: DomainFinding) =>
-  judgedAs(f, c.unconfirmed.has(key) ? priorFinding(c, key) : undefined, c.nowMs, stageIn(c, f));
+/**
+ * A domain finding as memory judges it: one kept as remembered (unconfirmed, unjudged) as that one,
+ * on the rung its remembered expiry stands on now (stageIn), as a read one steps down its rungs.
+ */
+export function judged(c: Comparison, key: string, f: DomainFinding): JudgedFinding {
+  const j = judgedAs(f, c.unconfirmed.has(key) ? priorFinding(c, key) : undefined, c.nowMs, null);
+  return { ...j, stage: stageIn(c, j) };
+}
 
-/** A domain's last alert (none once resolved); past a snooze or acknowledgement, escalation counts from its end. */
+/**
+ * A domain's last alert (none once resolved); past a snooze or acknowledgement, escalation counts
+ * from its end; of a finding kept as remembered (unconfirmed, unjudged), as the alert of the finding
+ * memory judges now (keptAlertAs: an expiring one's, its expiry passed, the expired one's).
+ */
 export function priorAlert(c: Comparison, key: string, f: Finding): AlertMemory | null | undefined {
   if (c.resolvedKeys.has(key)) return null;
   const was = c.memory.prior.get(key);
+  if (isSilenced(c, f)) return was?.alerted;
   // Kept yet not silencing: an acknowledgement that lapses now (a quarantine's last days begin).
   const ended = was?.actions?.acknowledged ? { until: c.report.now } : was?.actions?.snooze;
-  return isSilenced(c, f) ? was?.alerted : sinceSnooze(was?.alerted, ended, c.nowMs);
+  const prev = sinceSnooze(was?.alerted, ended, c.nowMs);
+  return isDomainFinding(f) && c.unconfirmed.has(key) ? keptAlertAs(prev, judged(c, key, f)) : prev;
 }
 
 /** The watched fields a domain read by this scan remembers next: as read, with the renewal watch decided. */

@@ -88,6 +88,27 @@ export function sinceSnooze(
 }
 
 /**
+ * The last alert `prev` of a finding memory keeps (a record that gives none: kept-quarantine.ts
+ * keptFindingOf; one it cannot judge: unjudged-memory.ts judgedAs), as the alert of the finding it
+ * stands for now (`now`): once its remembered expiry has passed, an `expiring` finding is `expired`,
+ * and its alert, still of the expiring one, is the expired one's, first alerted at that expiry (at
+ * the first alert when later: a snooze that ended), not escalated yet; as a readable record's
+ * expired finding is another finding, first alerted at the first scan past its expiry. Memory keeps
+ * it so (compare.ts keptAlerted, carriedOn): the record read again finds the expired finding's first
+ * alert, and its `afterHours` go on rather than start again.
+ */
+export function keptAlertAs(
+  prev: AlertMemory | null | undefined,
+  now: Pick<DomainFinding, 'kind' | 'date_expiry'>,
+): AlertMemory | null | undefined {
+  if (now.kind !== 'expired' || prev?.kind !== 'expiring') return prev;
+  const expiry = Date.parse(now.date_expiry);
+  const { escalated: _expiring, ...rest } = prev;
+  const first = Date.parse(prev.first_at);
+  return { ...rest, kind: 'expired', first_at: new Date(first > expiry ? first : expiry).toISOString() };
+}
+
+/**
  * The deadline a person must act by: restore-by in quarantine (when known), the registry's expiry
  * on a mismatch (the day the domain ends on, as quiet hours judge it), else the expiry.
  */

@@ -4,7 +4,7 @@ import type { Problem } from '../reseller/client';
 import type { Report } from '../scan/scan';
 import { type DATES_ONLY, judgedByDatesOnly } from '../scan/scan-problems';
 import { cannotBeSilenced, type Lapse, snoozeLapse } from './actions';
-import { escalationHours, rungOf, sinceSnooze } from './escalation';
+import { escalationHours, keptAlertAs, rungOf, sinceSnooze } from './escalation';
 import { LAST_DAYS_REPEAT_HOURS } from './renewal-memory';
 import type { ScanMemory } from './scan-memory';
 import type { AlertMemory, DomainMemory, FindingMemory, StatePolicy } from './state';
@@ -63,9 +63,10 @@ export function keptFindingOf(key: string, was: FindingMemory, nowMs: number): D
 }
 
 /**
- * A kept quarantine's last alert as escalation counts from it: after a snooze (ended, or lapsed
+ * A kept finding's last alert as escalation counts from it: after a snooze (ended, or lapsed
  * early) or an acknowledgement (lapsed now), from its end (sinceSnooze), as a quarantine finding's
- * (comparison.ts priorAlert); while one silences it, as it was.
+ * (comparison.ts priorAlert); an expiring one's, its expiry passed, as the expired one's
+ * (keptAlertAs); while one silences it, as it was.
  */
 export function keptPriorAlert(
   was: DomainMemory | undefined,
@@ -74,7 +75,8 @@ export function keptPriorAlert(
 ): AlertMemory | null | undefined {
   if (silenced) return was?.alerted;
   const ended = was?.actions?.acknowledged ? { until: new Date(nowMs).toISOString() } : was?.actions?.snooze;
-  return sinceSnooze(was?.alerted, ended, nowMs);
+  const prev = sinceSnooze(was?.alerted, ended, nowMs);
+  return was?.finding ? keptAlertAs(prev, keptFindingOf(was.name ?? '', was.finding, nowMs)) : prev;
 }
 
 /** The restore-by memory knows, and the days left to it (null: not known). */
@@ -254,37 +256,15 @@ export function withKeptEscalations<R extends Pick<Report, 'problems'>>(
 /**
  * The finding a record {@link isKept} stands for at `nowMs` ({@link keptFindingOf}: the finding
  * its domain's memory `was` remembers), and its last alert as escalation counts from it
- * ({@link keptPriorAlert}). Once its remembered expiry has passed, an `expiring` finding is
- * `expired` (keptFindingOf); its alert, still of the expiring one, counts as the
- * expired one's from that expiry (or a later end of a snooze; an unreadable time: the expiry), not
- * escalated yet: a readable record's expired finding is another finding, first alerted at the
- * first scan past its expiry.
+ * ({@link keptPriorAlert}: once its remembered expiry has passed, the expired finding's, first
+ * alerted at that expiry).
  */
 function keptFindingNow(
   key: string,
   was: DomainMemory & { readonly finding: FindingMemory },
   nowMs: number,
 ): { finding: DomainFinding; prev: AlertMemory | null | undefined } {
-  const remembered = was.finding;
-  const finding = keptFindingOf(key, remembered, nowMs);
-  const prev = keptPriorAlert(was, false, nowMs);
-  if (finding.kind === remembered.kind) return { finding, prev };
-  return { finding, prev: prev && expiredAlertOf(prev, finding.date_expiry) };
-}
-
-/**
- * The last alert of a domain memory knew as `expiring`, once its remembered `expiry` has passed, as
- * the expired one's: first at that expiry (or a later end of a snooze; an unreadable time: the
- * expiry), not escalated yet. What escalation counts from ({@link keptFindingNow}), and what a
- * message that says it expired leaves in memory (compare.ts keptAlerted), so the next scan does
- * not tell it again ({@link keptWorse}). Any other alert as it is.
- */
-export function expiredAlertOf(prev: AlertMemory, expiry: string): AlertMemory {
-  if (prev.kind !== 'expiring') return prev;
-  const { escalated: _expiring, ...rest } = prev;
-  const [first, at] = [Date.parse(prev.first_at), Date.parse(expiry)];
-  const first_at = new Date(first > at ? first : at).toISOString();
-  return { ...rest, kind: 'expired', first_at };
+  return { finding: keptFindingOf(key, was.finding, nowMs), prev: keptPriorAlert(was, false, nowMs) };
 }
 
 /** The thresholds a record's rung is read by (escalation.ts rungOf). */
@@ -294,7 +274,7 @@ type RungPolicy = Pick<StatePolicy, 'thresholds' | 'thresholdsByGroup'>;
  * The last alert `prev` of a domain memory knows as `expiring` (`was`), whose record gives no
  * finding, as a message that says its record now leaves it: on the rung its remembered expiry
  * stands on now by its group's thresholds (`group`, escalation.ts rungOf) when lower, and once that
- * expiry has passed, the expired one's ({@link expiredAlertOf}). `prev` itself when neither: what
+ * expiry has passed, the expired one's (escalation.ts keptAlertAs). `prev` itself when neither: what
  * memory last told is what stands. Any other alert as it is.
  */
 export function keptAlertSaid(
@@ -307,7 +287,7 @@ export function keptAlertSaid(
   if (!hasFinding(was) || was.finding.kind !== 'expiring' || prev.kind !== 'expiring') return prev;
   const finding = keptFindingOf(key, was.finding, nowMs);
   const rung = rungOf(at.policy, at.group, finding, was.finding);
-  const said = finding.kind === was.finding.kind ? prev : expiredAlertOf(prev, finding.date_expiry);
+  const said = keptAlertAs(prev, finding) ?? prev;
   const lower = rung !== null && (prev.stage === null || rung < prev.stage);
   return lower ? { ...said, stage: rung } : said;
 }

@@ -68,10 +68,13 @@ export function nextRepeats(
 
 /**
  * The last alert of a finding kept as it was (a record this scan could not judge or confirm, whose
- * finding as read may be another): `prev` with the time of `next` (what this scan remembers as
- * alerted of the finding as read) and one more repeat when this scan repeated it. It stays the alert
- * of the finding remembered (kind, rung, escalation), so its cadence counts from this message and
- * the next scan is not due again; an escalation said now is kept. Undefined when this scan did not alert it.
+ * finding as read may be another): `prev` with the time and rung of `next` (what this scan remembers
+ * as alerted of the finding as memory judges it) and one more repeat when this scan repeated it. It
+ * stays the alert of the finding remembered (kind, escalation), so its cadence counts from this
+ * message and the next scan is not due again; an escalation said now is kept. Its rung is the one
+ * its remembered expiry stands on now (comparison.ts judged): a lower one starts the count of
+ * repeats again, as for a finding read, so the cap holds it on each rung once its repeats are used.
+ * Undefined when this scan did not alert it.
  */
 export function carriedOn(
   prev: AlertMemory,
@@ -79,8 +82,9 @@ export function carriedOn(
   repeatedNow: boolean,
 ): AlertMemory | undefined {
   if (next === null || next === prev) return undefined;
-  const repeats = nextRepeats(prev, prev, repeatedNow);
-  const { repeats: _was, escalated, ...rest } = prev;
+  const now = { ...prev, stage: next.stage };
+  const repeats = nextRepeats(prev, now, repeatedNow);
+  const { repeats: _was, escalated, ...rest } = now;
   // An escalation said now is remembered (its rung), as for any finding: said once.
   const rung = next.escalated ?? escalated;
   return {

@@ -97,7 +97,8 @@ function sooner(remembered: string | null, read: string | null | undefined): str
 /**
  * The finding memory judges for a domain: `f` as read on its rung (`stage`), unless its finding is
  * kept as remembered (`kept`: a record not judged or confirmed this scan) at least as severe, then
- * `f` with the kind, severity and expiry remembered, on the rung remembered, and in quarantine the
+ * `f` with the kind (an `expiring` one `expired` once its remembered expiry passed, as kept-quarantine.ts
+ * keptFindingOf says it), severity and expiry remembered, on the rung remembered, and in quarantine the
  * restore-by remembered (null, unknown, in a state saved before it was kept or when it cannot be
  * true: maybe its last days), or the read one when the record says a sooner one.
  * So the repeat cadence and its cap, the last days to restore and escalation judge the finding
@@ -124,9 +125,11 @@ export function judgedAs(
     restore_by: by,
     days_to_restore: by === null ? null : daysLeft(Date.parse(by), nowMs),
   };
+  // Its remembered expiry passed, an expiring finding is expired, as classify reads a record then.
+  const passed = kept.kind === 'expiring' && Date.parse(expiry) <= nowMs;
   return {
     ...rest,
-    kind: kept.kind,
+    kind: passed ? 'expired' : kept.kind,
     severity: kept.severity,
     date_expiry: expiry,
     days_left: daysLeft(Date.parse(expiry), nowMs),
@@ -136,14 +139,17 @@ export function judgedAs(
 }
 
 /**
- * `f` as published when memory judges it as a kept finding (`j`, judgedAs) of another kind, or a
- * quarantine with another restore-by (the remembered one): marked `remembered`, so each channel
- * says what memory judges it by, not only what the record reads (an expired record of a domain
- * last read in quarantine, 3 days to restore). Else `f` as it is. Pure.
+ * `f` as published when memory judges it as a kept finding (`j`, judgedAs) of another kind, of a
+ * higher severity (an expiring domain remembered critical whose record reads auto-renew on, info),
+ * or a quarantine with another restore-by (the remembered one): marked `remembered`, so each
+ * channel says what memory judges it by, not only what the record reads (an expired record of a
+ * domain last read in quarantine, 3 days to restore). Else `f` as it is. Pure.
  */
 export function withRemembered(f: Finding, j: JudgedFinding, why?: RememberedFinding['because']): Finding {
   const quarantine = j.kind === 'quarantine';
-  if (!isDomainFinding(f) || (j.kind === f.kind && (!quarantine || j.restore_by === f.restore_by))) return f;
+  const higher = severityRank(j.severity) > severityRank(f.severity);
+  if (!isDomainFinding(f) || (j.kind === f.kind && !higher && (!quarantine || j.restore_by === f.restore_by)))
+    return f;
   const by = quarantine
     ? { restore_by: j.restore_by ?? null, days_to_restore: j.days_to_restore ?? null }
     : {};
@@ -152,7 +158,7 @@ export function withRemembered(f: Finding, j: JudgedFinding, why?: RememberedFin
   const because = why ?? (isRegistryKind(j.kind) ? 'registry_unconfirmed' : 'status_undocumented');
   // Published at the severity memory judges it by when that is higher: read as info (auto-renew
   // off) it sat in the digest's INFO count, out of the SMS, under "nothing critical", while repeated.
-  const severity = severityRank(j.severity) > severityRank(f.severity) ? j.severity : f.severity;
+  const severity = higher ? j.severity : f.severity;
   return { ...f, severity, remembered: { kind: j.kind, severity: j.severity, ...by, because } };
 }
 
