@@ -331,14 +331,8 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
   /** Given up at once when `fn` fails. The claim and the release write the lease's attributes of `#meta` only, never `h` or `layout`. */
   async holdDamaged<T>(damaged: StateDamagedError, lease: Lease, fn: () => Promise<T>): Promise<T> {
     if (damaged.item !== META_SORT_KEY || damaged.generation === undefined) throw damaged;
-    await this.claim(damaged.generation, lease);
-    try {
-      // Kept once the alert is out, until it lapses: a retry of this run finds the state held.
-      return await fn();
-    } catch (error) {
-      await this.release(damaged.generation, lease.owner);
-      throw error;
-    }
+    // Kept once the alert is out, until it lapses: a retry of this run finds the state held.
+    return this.leased(damaged.generation, lease, fn);
   }
 
   // The audit trail and the restore claims (dynamodb-restore-records.ts), in the account's partition.

@@ -172,22 +172,28 @@ export abstract class StateStore<Known = unknown> {
   }
 
   /**
-   * One conditional step of the protocol on `opened` (a snooze, a rebind): the lease for a moment,
-   * the write `next` makes, and the lease given up unsaved when that fails.
+   * Runs `fn` holding `lease` on `generation`: claimed first (StateConflictError when another scan
+   * moved the state on or holds it), given up unsaved when `fn` fails, so the next try can claim at once.
    */
+  async leased<T>(generation: number, lease: Lease, fn: () => Promise<T>): Promise<T> {
+    await this.claim(generation, lease);
+    try {
+      return await fn();
+    } catch (error) {
+      await this.release(generation, lease.owner);
+      throw error;
+    }
+  }
+
+  /** One conditional step of the protocol on `opened` (a snooze, a rebind): the lease for a moment, and the write `next` makes. */
   async step(
     opened: OpenedState,
     owner: string,
     now: number,
     next: () => Promise<StateWrite>,
   ): Promise<void> {
-    await this.claim(opened.generation, { owner, expiresAt: now + STEP_LEASE_MS });
-    try {
-      await this.save(opened, owner, await next());
-    } catch (error) {
-      await this.release(opened.generation, owner);
-      throw error;
-    }
+    const lease = { owner, expiresAt: now + STEP_LEASE_MS };
+    await this.leased(opened.generation, lease, async () => this.save(opened, owner, await next()));
   }
 
   /**
