@@ -45,14 +45,16 @@ import {
   type Known,
   planAll,
   planChanges,
+  readMeta as readMetaItem,
   SHARDS,
   shardPk,
   stoppableOf,
   takeBucket,
 } from './dynamodb-buckets';
-import { readMeta as readMetaItem } from './dynamodb-meta';
+
 import {
   beginAuditItem,
+  type ClaimTable,
   completeAuditItem,
   endRestoreClaim,
   listAuditItems,
@@ -144,6 +146,8 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
   private readonly signal: AbortSignal | undefined;
   /** The options of every request: the run's stop ends it. */
   private readonly abort: { abortSignal: AbortSignal } | undefined;
+  /** Where the audit trail and the restore claims are kept (dynamodb-restore-records.ts). */
+  private readonly records: ClaimTable;
 
   constructor(options: DynamoDbStateStoreOptions) {
     super();
@@ -163,6 +167,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     this.abort = options.signal ? { abortSignal: options.signal } : undefined;
     this.location = `dynamodb:${options.tableName}`;
     this.at = { scope: options.scope, location: this.location, where: `${this.location} (${options.scope})` };
+    this.records = { ...this.at, client: options.client, table: options.tableName, signal: options.signal };
   }
 
   protected async readHead(): Promise<{ opened: OpenedState; known: Known }> {
@@ -268,9 +273,9 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     const known = this.knownOf(opened);
     const { contacts, ...header } = write.head;
     // #meta as the save leaves it: the lease removed, the next generation and the layout set.
-    const next = { N: String(opened.generation + 1) };
-    const layout = { N: String(BUCKETS) };
-    const meta = { ...this.key(META_SORT_KEY), generation: next, h: { S: JSON.stringify(header) }, layout };
+    const [next, layout] = [{ N: String(opened.generation + 1) }, { N: String(BUCKETS) }];
+    const h = { S: JSON.stringify(header) };
+    const meta = { ...itemKey(this.at.scope, META_SORT_KEY), generation: next, h, layout };
     checkItemSize(this.at, { ...meta, ...LEASE_ROOM });
     const contactWrites = write.all ? this.contactWrites(contacts, known.contacts) : [];
     // Item writes are not conditional (BatchWriteItem cannot be): the lease must still be ours,
@@ -297,7 +302,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     await this.writeAll(contactWrites, keepLease);
     // The layout always, so a #meta without one after a save is damage.
     const commit = 'SET generation = :next, h = :h, layout = :layout REMOVE lease_owner, lease_expires';
-    await held(commit, { ':next': next, ':h': meta.h, ':layout': layout });
+    await held(commit, { ':next': next, ':h': h, ':layout': layout });
     // Items read as no bucket stay so, so deleting them needs no lease; if it fails, the next save tries again.
     const stray = known.stray.map(([pk, sk]) => ({ DeleteRequest: { Key: itemKey(pk, sk) } }));
     await this.writeAll(stray).catch(() => undefined);
@@ -335,25 +340,18 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     return this.leased(damaged.generation, lease, fn);
   }
 
-  // The audit trail and the restore claims (dynamodb-restore-records.ts), in the account's partition.
+  // The audit trail and the restore claims, in the account's partition; only a listing ends at the run's stop.
   /** A refusal never pushes out an attempt that reached the reseller. */
-  readonly recordAudit = (entry: AuditEntry) => recordAuditItem(this.claimTable(), entry);
+  readonly recordAudit = (entry: AuditEntry) => recordAuditItem(this.records, entry);
   /** A restore written ahead (two round trips), then its outcome written over it in place (one, and the trim). */
-  readonly beginAudit = (entry: AuditEntry) => beginAuditItem(this.claimTable(), entry);
-  readonly completeAudit = (ref: string, entry: AuditEntry) =>
-    completeAuditItem(this.claimTable(), ref, entry);
+  readonly beginAudit = (entry: AuditEntry) => beginAuditItem(this.records, entry);
+  readonly completeAudit = (ref: string, entry: AuditEntry) => completeAuditItem(this.records, ref, entry);
   /** Newest first; an item that does not parse is left out. */
-  readonly listAudit = () =>
-    listAuditItems({ ...this.claimTable(), ...(this.signal ? { signal: this.signal } : {}) });
+  readonly listAudit = () => listAuditItems(this.records);
   /** One conditional write in the account's partition. */
   readonly claimRestore = (domain: string, claim: RestoreClaim, now: number) =>
-    putRestoreClaim(this.claimTable(), domain, claim, now);
-  readonly releaseRestore = (domain: string, owner: string) =>
-    endRestoreClaim(this.claimTable(), domain, owner);
-
-  private claimTable() {
-    return { client: this.client, table: this.table, scope: this.at.scope, location: this.location };
-  }
+    putRestoreClaim(this.records, domain, claim, now);
+  readonly releaseRestore = (domain: string, owner: string) => endRestoreClaim(this.records, domain, owner);
 
   /** Deletes this account's state and audit trail (its partition and its shards); returns how many items went. */
   async clear(): Promise<number> {
@@ -410,11 +408,12 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       const body = JSON.stringify(readContactMemory(memory, handle, this.at.where));
       after.add(sk);
       if (before.get(sk) === body) continue;
-      const item = { ...this.key(sk), m: { S: body } };
+      const item = { ...itemKey(this.at.scope, sk), m: { S: body } };
       checkItemSize(this.at, item);
       writes.push({ PutRequest: { Item: item } });
     }
-    for (const sk of before.keys()) if (!after.has(sk)) writes.push({ DeleteRequest: { Key: this.key(sk) } });
+    for (const sk of before.keys())
+      if (!after.has(sk)) writes.push({ DeleteRequest: { Key: itemKey(this.at.scope, sk) } });
     return writes;
   }
 
@@ -493,10 +492,6 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     );
   }
 
-  private key(sk: string): Record<string, AttributeValue> {
-    return itemKey(this.at.scope, sk);
-  }
-
   /** An UpdateItem of `#meta` made on generation `:g` and owner `:o`, as the lease's conditions name them. */
   private updateMeta(
     generation: number,
@@ -507,7 +502,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
   ): UpdateItemCommand {
     return new UpdateItemCommand({
       TableName: this.table,
-      Key: this.key(META_SORT_KEY),
+      Key: itemKey(this.at.scope, META_SORT_KEY),
       UpdateExpression: update,
       ConditionExpression: condition,
       ExpressionAttributeValues: { ':g': { N: String(generation) }, ':o': { S: owner }, ...values },
