@@ -87,15 +87,13 @@ export interface FileStateStoreOptions {
  * The file is read and written whole: for a laptop and accounts of some ten thousand domains.
  */
 export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>> implements AuditTrail {
-  readonly location: string;
   private resolved: Promise<string> | undefined;
 
   constructor(
-    path: string,
+    readonly location: string,
     private readonly options: FileStateStoreOptions = {},
   ) {
     super();
-    this.location = path;
   }
 
   /** The file the path names: a symbolic link is followed, so the file read is the file written. */
@@ -167,7 +165,8 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   /** The file's lock for as long as `fn` runs, once no other scan holds a lease in the file: every claim and save takes that lock and checks that lease. */
   async holdDamaged<T>(_damaged: StateDamagedError, lease: Lease, fn: () => Promise<T>): Promise<T> {
     return this.locked(async () => {
-      this.checkLease(await this.storedLease(), lease.owner);
+      // The lease as stored, read past any damage of the rest (none when it cannot be read).
+      this.checkLease(leaseOf((await this.readJson())?.value?.lease), lease.owner);
       return fn();
     });
   }
@@ -231,24 +230,17 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
           if (error instanceof StateDamagedError) return true;
           // A file with the state's format marker whose values do not read (a generation that is
           // not a whole number, another version's): the error names the reset as the remedy.
-          if (error instanceof StateError && (await this.hasFormatMarker())) return true;
+          if (
+            error instanceof StateError &&
+            (await this.readJson().catch(() => null))?.value?.format === FORMAT
+          )
+            return true;
           throw error;
         },
       );
       await rm(await this.path, { force: true });
       return existed;
     });
-  }
-
-  /** Whether the file is JSON carrying this store's format marker, whatever else it holds. */
-  private async hasFormatMarker(): Promise<boolean> {
-    try {
-      return (
-        (JSON.parse((await this.readText()) ?? 'null') as Partial<FileContent> | null)?.format === FORMAT
-      );
-    } catch {
-      return false;
-    }
   }
 
   /** Fails unless the file is still at `generation` and no one else holds a live lease. */
@@ -269,45 +261,35 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   }
 
   private async readContent(): Promise<FileContent | null> {
-    const text = await this.readText();
-    if (text === null) return null;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch (error) {
-      const reason = notJsonReason(error);
-      throw new StateDamagedError(
-        `the state file ${this.location} is not JSON (${reason}); remove it to start over`,
-        { item: this.location, damage: `not JSON (${reason})` },
-        { cause: error },
-      );
-    }
-    return this.contentOf(raw as Partial<FileContent> | null);
+    const json = await this.readJson();
+    if (json?.notJson === undefined) return json && this.contentOf(json.value);
+    const reason = notJsonReason(json.notJson);
+    throw new StateDamagedError(
+      `the state file ${this.location} is not JSON (${reason}); remove it to start over`,
+      { item: this.location, damage: `not JSON (${reason})` },
+      { cause: json.notJson },
+    );
   }
 
-  /** The file's text; null when there is none. */
-  private async readText(): Promise<string | null> {
+  /** The file as JSON, whatever it holds (`notJson` when it is not); null when there is no file. */
+  private async readJson(): Promise<{ value?: Partial<FileContent> | null; notJson?: unknown } | null> {
+    let text: string;
     try {
-      return await readRegularFile(await this.path);
+      text = await readRegularFile(await this.path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw new StateError(`cannot read the state file ${this.location}: ${(error as Error).message}`, {
         cause: error,
       });
     }
-  }
-
-  /** The lease as stored, read past any damage of the rest; null when none can be read. */
-  private async storedLease(): Promise<Lease | null> {
     try {
-      return leaseOf((JSON.parse((await this.readText()) ?? 'null') as Partial<FileContent> | null)?.lease);
-    } catch (error) {
-      if (error instanceof SyntaxError) return null;
-      throw error;
+      return { value: JSON.parse(text) };
+    } catch (notJson) {
+      return { notJson };
     }
   }
 
-  private contentOf(content: Partial<FileContent> | null): FileContent {
+  private contentOf(content: Partial<FileContent> | null | undefined): FileContent {
     if (content?.format !== FORMAT)
       throw new StateError(
         `${this.location} is not a domain-sentinel state file; point --state elsewhere, or remove it to start over`,
