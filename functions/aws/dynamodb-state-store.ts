@@ -72,10 +72,8 @@ const BATCH = 25;
 const WRITE_CONCURRENCY = 16;
 /** Tries again for the items a BatchWriteItem left unprocessed (throttled), with full-jitter backoff. */
 const UNPROCESSED_RETRIES = 10;
-/** DynamoDB's limit (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html). */
-const MAX_PARTITION_KEY_BYTES = 2048;
-/** Room a shard's partition key needs beside the scope (`#15`). */
-const SHARD_SUFFIX_BYTES = 3;
+/** DynamoDB's 2 048 bytes a partition key (ServiceQuotas.html), less the room a shard's needs beside the scope (`#15`). */
+const MAX_SCOPE_BYTES = 2048 - 3;
 /**
  * How long a save keeps its lease from each renewal, and how often it renews while it writes: item
  * writes cannot be conditional (BatchWriteItem), so a save longer than its lease would let another
@@ -139,35 +137,29 @@ export interface DynamoDbStateStoreOptions {
  */
 export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail {
   readonly location: string;
-  private readonly client: DynamoDBClient;
-  private readonly table: string;
+  /** The client, the table and the run's stop; the audit trail and the restore claims are kept there too (dynamodb-restore-records.ts). */
+  private readonly db: ClaimTable;
   private readonly at: ItemScope;
   private readonly clock: () => number;
-  private readonly signal: AbortSignal | undefined;
   /** The options of every request: the run's stop ends it. */
   private readonly abort: { abortSignal: AbortSignal } | undefined;
-  /** Where the audit trail and the restore claims are kept (dynamodb-restore-records.ts). */
-  private readonly records: ClaimTable;
 
   constructor(options: DynamoDbStateStoreOptions) {
     super();
-    if (Buffer.byteLength(options.scope, 'utf8') > MAX_PARTITION_KEY_BYTES - SHARD_SUFFIX_BYTES)
+    if (Buffer.byteLength(options.scope, 'utf8') > MAX_SCOPE_BYTES)
       throw new ConfigError(
-        `the reseller base URL is longer than the ${MAX_PARTITION_KEY_BYTES - SHARD_SUFFIX_BYTES} bytes a DynamoDB partition key holds beside a shard number; the state table keeps each account under its base URL`,
+        `the reseller base URL is longer than the ${MAX_SCOPE_BYTES} bytes a DynamoDB partition key holds beside a shard number; the state table keeps each account under its base URL`,
       );
     // A base URL never holds '#' (settings refuse a fragment): no account's partition can be another's shard.
     if (options.scope.includes('#'))
       throw new ConfigError(
         'the reseller base URL must not contain "#"; the state table keys shards with it',
       );
-    this.client = options.client;
-    this.table = options.tableName;
     this.clock = options.clock ?? Date.now;
-    this.signal = options.signal;
     this.abort = options.signal ? { abortSignal: options.signal } : undefined;
     this.location = `dynamodb:${options.tableName}`;
     this.at = { scope: options.scope, location: this.location, where: `${this.location} (${options.scope})` };
-    this.records = { ...this.at, client: options.client, table: options.tableName, signal: options.signal };
+    this.db = { ...this.at, client: options.client, table: options.tableName, signal: options.signal };
   }
 
   protected async readHead(): Promise<{ opened: OpenedState; known: Known }> {
@@ -264,7 +256,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       `another scan moved the state on or holds its lease (${this.location}, generation ${generation})`,
     ).catch(async (error: unknown) => {
       // A claim the run's stop cut off may have reached the table: its lease is released at once.
-      if (this.signal?.aborted) await this.release(generation, lease.owner);
+      if (this.db.signal?.aborted) await this.release(generation, lease.owner);
       throw error;
     });
   }
@@ -316,8 +308,8 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
    */
   protected async dropLease(generation: number, owner: string): Promise<void> {
     const command = this.updateMeta(generation, owner, 'REMOVE lease_owner, lease_expires', HELD);
-    const run = this.signal;
-    if (!run) return void (await this.client.send(command));
+    const run = this.db.signal;
+    if (!run) return void (await this.db.client.send(command));
     const bound = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const stop = () => {
@@ -326,7 +318,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     if (run.aborted) stop();
     else run.addEventListener('abort', stop, { once: true });
     try {
-      await this.client.send(command, { abortSignal: bound.signal });
+      await this.db.client.send(command, { abortSignal: bound.signal });
     } finally {
       run.removeEventListener('abort', stop);
       clearTimeout(timer);
@@ -342,16 +334,16 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
 
   // The audit trail and the restore claims, in the account's partition; only a listing ends at the run's stop.
   /** A refusal never pushes out an attempt that reached the reseller. */
-  readonly recordAudit = (entry: AuditEntry) => recordAuditItem(this.records, entry);
+  readonly recordAudit = (entry: AuditEntry) => recordAuditItem(this.db, entry);
   /** A restore written ahead (two round trips), then its outcome written over it in place (one, and the trim). */
-  readonly beginAudit = (entry: AuditEntry) => beginAuditItem(this.records, entry);
-  readonly completeAudit = (ref: string, entry: AuditEntry) => completeAuditItem(this.records, ref, entry);
+  readonly beginAudit = (entry: AuditEntry) => beginAuditItem(this.db, entry);
+  readonly completeAudit = (ref: string, entry: AuditEntry) => completeAuditItem(this.db, ref, entry);
   /** Newest first; an item that does not parse is left out. */
-  readonly listAudit = () => listAuditItems(this.records);
+  readonly listAudit = () => listAuditItems(this.db);
   /** One conditional write in the account's partition. */
   readonly claimRestore = (domain: string, claim: RestoreClaim, now: number) =>
-    putRestoreClaim(this.records, domain, claim, now);
-  readonly releaseRestore = (domain: string, owner: string) => endRestoreClaim(this.records, domain, owner);
+    putRestoreClaim(this.db, domain, claim, now);
+  readonly releaseRestore = (domain: string, owner: string) => endRestoreClaim(this.db, domain, owner);
 
   /** Deletes this account's state and audit trail (its partition and its shards); returns how many items went. */
   async clear(): Promise<number> {
@@ -423,22 +415,20 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     prefix?: string,
     signal?: AbortSignal,
   ): AsyncGenerator<Array<Record<string, AttributeValue>>> {
+    const by =
+      prefix === undefined ? undefined : { name: { '#sk': SK.name }, value: { ':prefix': { S: prefix } } };
+    const input: QueryCommandInput = {
+      TableName: this.db.table,
+      KeyConditionExpression: by ? '#pk = :pk AND begins_with(#sk, :prefix)' : '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': PK.name, ...by?.name },
+      ExpressionAttributeValues: { ':pk': { S: pk }, ...by?.value },
+      ConsistentRead: true,
+    };
     let startKey: Record<string, AttributeValue> | undefined;
     do {
       if (signal?.aborted) return;
-      const sk =
-        prefix === undefined ? undefined : { name: { '#sk': SK.name }, value: { ':prefix': { S: prefix } } };
-      const input: QueryCommandInput = {
-        TableName: this.table,
-        KeyConditionExpression: sk ? '#pk = :pk AND begins_with(#sk, :prefix)' : '#pk = :pk',
-        ExpressionAttributeNames: { '#pk': PK.name, ...sk?.name },
-        ExpressionAttributeValues: { ':pk': { S: pk }, ...sk?.value },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      };
-      const page = await this.wrap('read the state', () =>
-        this.client.send(new QueryCommand(input), this.abort),
-      );
+      const query = new QueryCommand({ ...input, ExclusiveStartKey: startKey });
+      const page = await this.wrap('read the state', () => this.db.client.send(query, this.abort));
       yield page.Items ?? [];
       startKey = page.LastEvaluatedKey;
     } while (startKey);
@@ -473,9 +463,12 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       async () => {
         const batch = pending;
         const out = await this.wrap('write the state', () =>
-          this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: batch } }), this.abort),
+          this.db.client.send(
+            new BatchWriteItemCommand({ RequestItems: { [this.db.table]: batch } }),
+            this.abort,
+          ),
         );
-        pending = out.UnprocessedItems?.[this.table] ?? [];
+        pending = out.UnprocessedItems?.[this.db.table] ?? [];
         if (pending.length > 0)
           throw new UnprocessedItemsError(
             `${this.location}: ${pending.length} state items stayed unprocessed after ${UNPROCESSED_RETRIES} retries (throttled?)`,
@@ -486,7 +479,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
         minTimeout: 100,
         maxTimeout: 3_000,
         randomize: true,
-        signal: this.signal,
+        signal: this.db.signal,
         shouldRetry: ({ error }) => error instanceof UnprocessedItemsError,
       },
     );
@@ -501,7 +494,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     values: Record<string, AttributeValue> = {},
   ): UpdateItemCommand {
     return new UpdateItemCommand({
-      TableName: this.table,
+      TableName: this.db.table,
       Key: itemKey(this.at.scope, META_SORT_KEY),
       UpdateExpression: update,
       ConditionExpression: condition,
@@ -514,7 +507,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     conflict = `the state lease on ${this.location} was lost before the state was saved`,
   ): Promise<void> {
     try {
-      await this.client.send(command, this.abort);
+      await this.db.client.send(command, this.abort);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException)
         throw new StateConflictError(conflict, { cause: error });

@@ -254,9 +254,6 @@ const shellWord = (word: string): string =>
 /** A path the command line reads as a path, not as an option: `-state.json` as `./-state.json`. */
 const pathWord = (path: string): string => (path.startsWith('-') ? `./${path}` : path);
 
-/** The exact `sentinel state rebind …` that binds the state `selector` names to a rotated key. */
-export const rebindCommand = (selector: StateSelector): string => stateCommand('rebind', selector);
-
 /** The exact `sentinel state reset|rebind …` for the state `selector` names. */
 export function stateCommand(sub: 'reset' | 'rebind', selector: StateSelector): string {
   const words = ['sentinel', 'state', sub, pathWord(selector.state)];
@@ -284,10 +281,10 @@ export async function accountFor(
   // An account of an accounts file has a state of its own: only its own key can have been rotated.
   if (selector?.account)
     throw new StateRefusedError(
-      `the state in ${location} (${head.scope ?? selector.account.name}) was bound to another API key than account ${selector.account.name}'s; if its key was rotated: ${rebindCommand(selector)}`,
+      `the state in ${location} (${head.scope ?? selector.account.name}) was bound to another API key than account ${selector.account.name}'s; if its key was rotated: ${stateCommand('rebind', selector)}`,
     );
   throw new StateRefusedError(
-    `the state in ${location} belongs to another account of ${head.scope ?? 'this reseller'} (it was bound to another API key); use another --state for each account, or if this account's key was rotated: ${rebindCommand(selector ?? { state: location })}`,
+    `the state in ${location} belongs to another account of ${head.scope ?? 'this reseller'} (it was bound to another API key); use another --state for each account, or if this account's key was rotated: ${stateCommand('rebind', selector ?? { state: location })}`,
   );
 }
 

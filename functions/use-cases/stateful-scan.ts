@@ -104,21 +104,18 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
     throw error;
   });
   // Checked before the account is read: a refused scan costs no request.
-  checkScanTime(input, clock, opened instanceof StateDamagedError ? null : opened.head.last_scan_at);
+  const last = opened instanceof StateDamagedError ? null : opened.head.last_scan_at;
+  const timeProblem = input.allowClockSkew ? null : scanTimeProblem(input.job.now, clock(), last);
+  if (timeProblem)
+    throw new StateRefusedError(
+      `${timeProblem}: refused; pass --allow-clock-skew to scan anyway (a replay, or a clock that was wrong)`,
+    );
   if (opened instanceof StateDamagedError) return scanDamaged(input, opened, { scope, clock, owner });
   const apiKey = await input.job.secrets.apiKey();
-  const scan: ScanInProgress = {
-    input,
-    scope,
-    clock,
-    owner,
-    apiKey,
-    opened,
-    account: await accountFor(opened.head, apiKey, store.location, input.rebind),
-    memory: new ScanMemory(),
-    report: undefined as unknown as Report,
-  };
-  scan.report = await readBoth((signal) => store.read(opened, scan.memory, signal), scan.memory, input.job);
+  const account = await accountFor(opened.head, apiKey, store.location, input.rebind);
+  const memory = new ScanMemory();
+  const report = await readBoth((signal) => store.read(opened, memory, signal), memory, input.job);
+  const scan: ScanInProgress = { input, scope, clock, owner, apiKey, opened, account, memory, report };
   return retry((attempt) => decideAndSave(scan, attempt - 1), {
     retries: Number.POSITIVE_INFINITY,
     minTimeout: 100,
@@ -136,15 +133,6 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
       { cause: error },
     );
   });
-}
-
-/** Refuses a scan whose time is ahead of the clock, or before the state's last scan (`last`, as stored). */
-function checkScanTime(input: StatefulScanInput, clock: () => number, last: string | null): void {
-  const timeProblem = input.allowClockSkew ? null : scanTimeProblem(input.job.now, clock(), last);
-  if (timeProblem)
-    throw new StateRefusedError(
-      `${timeProblem}: refused; pass --allow-clock-skew to scan anyway (a replay, or a clock that was wrong)`,
-    );
 }
 
 /**
@@ -181,8 +169,8 @@ async function scanDamaged(
     damaged,
     { cause: damaged },
   );
-  if (!input.publish) return { result, published: null, saved: false, conflicts: 0, damaged: failure };
-  const publish = input.publish;
+  const { publish } = input;
+  if (!publish) return { result, published: null, saved: false, conflicts: 0, damaged: failure };
   // Held for as long as a lease may be once the alert is out (a table's store keeps it): the run
   // fails, and Lambda's two retries of it, minutes later, find the state held and send nothing.
   const published = await store
@@ -211,7 +199,7 @@ interface ScanInProgress {
   opened: OpenedState;
   account: AccountBinding;
   readonly memory: ScanMemory;
-  report: Report;
+  readonly report: Report;
   /** The last comparison made: what a superseded scan reports. */
   last?: CompareResult;
 }
