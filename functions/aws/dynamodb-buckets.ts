@@ -11,7 +11,7 @@ import {
 } from '../core/memory/state';
 import { shownCut } from '../core/memory/state-bounds';
 import { readStateHead, StateDamagedError } from '../core/memory/state-header';
-import type { MemorySink, OpenedState, StateWrite } from '../use-cases/state-store';
+import type { MemorySink, OpenedState } from '../use-cases/state-store';
 import { META_SORT_KEY, STATE_TABLE_DEFINITION } from './state-table-definition';
 
 /**
@@ -81,18 +81,6 @@ export interface Stoppable {
   readonly stop: () => boolean;
   kept: number;
   stopped?: true;
-}
-
-/** For a first save (the state read holds no bucket) with a time to keep (StateWrite.saveBy): what stops it once that time came. */
-export function stoppableOf(
-  write: Pick<StateWrite, 'all' | 'saveBy'>,
-  known: Known,
-  clock: () => number,
-): Stoppable | undefined {
-  const saveBy = write.saveBy;
-  const holdsNone = known.parts !== undefined && !known.parts.some((parts) => parts > 0);
-  if (!write.all || saveBy === undefined || !holdsNone) return undefined;
-  return { stop: () => clock() >= saveBy, kept: 0 };
 }
 
 /** The bucket of `key`. */

@@ -12,9 +12,6 @@ import { ConfigError, errorLine } from '../core/base/errors';
 import { retry } from '../core/base/retry';
 import type { AuditEntry, AuditTrail, RestoreClaim } from '../core/memory/audit';
 import {
-  type ContactMemory,
-  ContactMemorySchema,
-  checked,
   type DomainMemory,
   readContactMemory,
   readDomainMemory,
@@ -28,6 +25,7 @@ import {
   MAX_LEASE_MS,
   type MemorySink,
   type OpenedState,
+  readContacts,
   type SavedInPart,
   StateStore,
   type StateWrite,
@@ -47,8 +45,8 @@ import {
   planChanges,
   readMeta as readMetaItem,
   SHARDS,
+  type Stoppable,
   shardPk,
-  stoppableOf,
   takeBucket,
 } from './dynamodb-buckets';
 
@@ -163,22 +161,10 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
   }
 
   protected async readHead(): Promise<{ opened: OpenedState; known: Known }> {
-    const bodies = new Map<string, string>();
-    // Keys are data: an object without a prototype, so no key can reach JavaScript's own machinery.
-    const contacts: Record<string, ContactMemory> = Object.create(null);
-    const damaged: Array<[string, string]> = [];
-    const readContacts = async () => {
+    const stored: Array<[sk: string, body: string | undefined]> = [];
+    const readContactItems = async () => {
       for await (const page of this.pages(this.at.scope, CONTACT_PREFIX))
-        for (const item of page) {
-          const sk = item[SK.name]?.S ?? '';
-          const key = sk.slice(CONTACT_PREFIX.length);
-          const read = contactOf(item.m?.S, key);
-          // Not skipped in silence, and not the end of the scan: a problem record, written again
-          // at the save (its body stands for none, so the save puts or deletes the item).
-          if (typeof read === 'string') damaged.push([sk, read]);
-          else contacts[key] = read;
-          bodies.set(sk, typeof read === 'string' ? '' : (item.m?.S as string));
-        }
+        for (const item of page) stored.push([item[SK.name]?.S ?? '', item.m?.S]);
     };
     let meta: Record<string, AttributeValue> | undefined;
     // A query, not GetItem: the function's role allows Query, UpdateItem and BatchWriteItem only.
@@ -186,9 +172,15 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       for await (const page of this.pages(this.at.scope, META_SORT_KEY))
         meta ??= page.find((item) => item[SK.name]?.S === META_SORT_KEY);
     };
-    await Promise.all([readMeta(), readContacts()]);
+    await Promise.all([readMeta(), readContactItems()]);
+    const { contacts, ...problems } = readContacts(
+      stored.map(([sk, body]) => [sk, sk.slice(CONTACT_PREFIX.length), itemJson(body)]),
+    );
+    // One that cannot be read is written again at the save: its body stands for none, so the save puts or deletes it.
+    const unread = new Set(problems.damaged?.map(([sk]) => sk));
+    const bodies = new Map(stored.map(([sk, body]) => [sk, unread.has(sk) ? '' : (body as string)]));
     const { head, generation, lease } = readMetaItem(this.at, meta, contacts);
-    const opened: OpenedState = { head, generation, lease, ...(damaged.length ? { damaged } : {}) };
+    const opened: OpenedState = { head, generation, lease, ...problems };
     return { opened, known: { contacts: bodies, dirty: new Set(), stray: [], generation } };
   }
 
@@ -286,7 +278,10 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     // Listed now, under the lease, not as this state was read (a snooze reads none; a scan may have
     // read before another first save wrote and was killed).
     if (opened.generation === 0) await this.writeAll(await this.deletesOf(this.shards()), keepLease);
-    const stoppable = stoppableOf(write, known, this.clock);
+    const { saveBy } = write;
+    // A first save (the state read holds no bucket) with a time to keep stops once that time came.
+    const first = write.all && saveBy !== undefined && known.parts?.every((parts) => parts === 0);
+    const stoppable = first ? ({ stop: () => this.clock() >= saveBy, kept: 0 } as Stoppable) : undefined;
     const writes = write.all
       ? planAll(this.at, known, write.changed, write.all, stoppable)
       : await planChanges(this.at, known, write.changed, (bucket, parts) => this.readBucket(bucket, parts));
@@ -535,13 +530,6 @@ function* batchesOf(requests: Iterable<WriteRequest>): Generator<WriteRequest[]>
     }
   }
   if (batch.length > 0) yield batch;
-}
-
-/** A contact item's memory, or why it cannot be read. */
-function contactOf(body: string | undefined, key: string): ContactMemory | string {
-  const text = itemJson(body);
-  const read = 'damage' in text ? text : checked(ContactMemorySchema, text.value, ['contacts', key]);
-  return 'damage' in read ? read.damage : (read as ContactMemory);
 }
 
 /** Items a BatchWriteItem left unprocessed (throttled): tried again, and the last try's error if they stay so. */

@@ -15,9 +15,6 @@ import {
   trimAudit,
 } from '../core/memory/audit';
 import {
-  type ContactMemory,
-  ContactMemorySchema,
-  checked,
   type DomainMemory,
   EMPTY_HEAD,
   encodeMemory,
@@ -33,6 +30,7 @@ import {
   leaseHolds,
   type MemorySink,
   type OpenedState,
+  readContacts,
   StateStore,
   type StateWrite,
 } from '../use-cases/state-store';
@@ -110,11 +108,10 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   protected async readHead(): Promise<{ opened: OpenedState; known: Readonly<Record<string, unknown>> }> {
     const { state, generation, lease } = (await this.readContent()) ?? EMPTY_CONTENT;
     const { domains, contacts: stored, ...head } = state;
-    const { contacts, damaged } = contactsOf(stored);
-    return {
-      opened: { head: { ...head, contacts }, generation, lease, ...(damaged.length ? { damaged } : {}) },
-      known: domains,
-    };
+    const { contacts, ...problems } = readContacts(
+      Object.entries(stored).map(([key, value]) => [key, key, { value }]),
+    );
+    return { opened: { head: { ...head, contacts }, generation, lease, ...problems }, known: domains };
   }
 
   protected async readMemories(opened: OpenedState, sink: MemorySink): Promise<void> {
@@ -371,24 +368,6 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   private async locked<T>(fn: () => Promise<T>): Promise<T> {
     return withFileLock(await this.path, this.location, fn, this.options.lockWaitMs);
   }
-}
-
-/**
- * The contacts as stored, each checked (keys are data, so the record has no prototype), and those
- * that could not be read: problem records of the scan, whose save writes them again.
- */
-function contactsOf(stored: Readonly<Record<string, unknown>>): {
-  contacts: StateHead['contacts'];
-  damaged: Array<[string, string]>;
-} {
-  const contacts: Record<string, ContactMemory> = Object.create(null);
-  const damaged: Array<[string, string]> = [];
-  for (const [key, memory] of Object.entries(stored)) {
-    const read = checked(ContactMemorySchema, memory, ['contacts', key]);
-    if ('damage' in read) damaged.push([key, read.damage]);
-    else contacts[key] = read as ContactMemory;
-  }
-  return { contacts, damaged };
 }
 
 /** A lease as stored, when it reads as one (a hand edit may have broken it: then none). */

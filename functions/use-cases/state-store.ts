@@ -2,6 +2,8 @@ import { retry } from '../core/base/retry';
 import type { ScanMemory } from '../core/memory/scan-memory';
 import {
   type AccountBinding,
+  type ContactMemory,
+  ContactMemorySchema,
   checked,
   type DomainMemory,
   DomainMemorySchema,
@@ -57,6 +59,24 @@ export interface OpenedState {
    * problem records of the scan that reads this state (StateStore.read), which writes them again.
    */
   readonly damaged?: ReadonlyArray<readonly [item: string, reason: string]>;
+}
+
+/**
+ * The flagged contacts as a store found them (`item` names each in a problem record; `found`, its
+ * value or why it cannot be read), checked. Keys are data: the record has no prototype. One that
+ * cannot be read is a problem record of the scan (OpenedState.damaged), whose save writes it again.
+ */
+export function readContacts(
+  stored: Iterable<readonly [item: string, key: string, found: { value: unknown } | { damage: string }]>,
+): Pick<OpenedState, 'damaged'> & { readonly contacts: StateHead['contacts'] } {
+  const contacts: Record<string, ContactMemory> = Object.create(null);
+  const damaged: Array<[string, string]> = [];
+  for (const [item, key, found] of stored) {
+    const read = 'damage' in found ? found : checked(ContactMemorySchema, found.value, ['contacts', key]);
+    if ('damage' in read) damaged.push([item, read.damage]);
+    else contacts[key] = read as ContactMemory;
+  }
+  return { contacts, ...(damaged.length ? { damaged } : {}) };
 }
 
 /** What one step of the protocol writes as the next generation. */
