@@ -48,13 +48,10 @@ const MAX_SORT_KEY_BYTES = 1024;
 /** `b#0a3f`, `b#0a3f.1` (bucketSk): any other spelling (`b#a3f`, `b#0a3f.0`) names no bucket. */
 const BUCKET_SK = /^b#([0-9a-f]{4})(?:\.([1-9]\d{0,3}))?$/;
 
-/** The account whose items these are, and how messages name it. */
+/** The account whose items these are (`scope`: its partition key), and how messages name it: `location` `dynamodb:TABLE`, `where` `dynamodb:TABLE (scope)`. */
 export interface ItemScope {
-  /** Its partition key: the reseller base URL, or an account's own scope. */
   readonly scope: string;
-  /** `dynamodb:TABLE`. */
   readonly location: string;
-  /** `dynamodb:TABLE (scope)`. */
   readonly where: string;
 }
 

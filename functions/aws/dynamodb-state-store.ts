@@ -521,14 +521,8 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
 
 /** `requests` {@link BATCH} at a time, taken only as they are asked for. */
 function* batchesOf(requests: Iterable<WriteRequest>): Generator<WriteRequest[]> {
-  let batch: WriteRequest[] = [];
-  for (const request of requests) {
-    batch.push(request);
-    if (batch.length === BATCH) {
-      yield batch;
-      batch = [];
-    }
-  }
+  const batch: WriteRequest[] = [];
+  for (const request of requests) if (batch.push(request) === BATCH) yield batch.splice(0);
   if (batch.length > 0) yield batch;
 }
 

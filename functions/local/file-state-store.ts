@@ -68,10 +68,7 @@ const EMPTY_CONTENT: FileContent = {
 };
 
 export interface FileStateStoreOptions {
-  /**
-   * Runs after the temporary file is written and synced, before the rename: tests throw here to
-   * play a crash at the worst moment.
-   */
+  /** Runs after the temporary file is written and synced, before the rename: a test's crash at the worst moment. */
   readonly beforeRename?: (tempPath: string) => Promise<void>;
   /** How long to wait for another process's lock on the file (10 s). */
   readonly lockWaitMs?: number;
