@@ -1,14 +1,23 @@
 import type { AttributeValue, WriteRequest } from '@aws-sdk/client-dynamodb';
 import { fnv1a } from '../core/base/hash';
-import { type DomainMemory, encodeMemory, readDomainMemory, StateError } from '../core/memory/state';
+import {
+  type DomainMemory,
+  EMPTY_HEAD,
+  encodeMemory,
+  readDomainMemory,
+  StateError,
+  type StateHead,
+  stateIssue,
+} from '../core/memory/state';
 import { shownCut } from '../core/memory/state-bounds';
-import type { MemorySink, StateWrite } from '../use-cases/state-store';
-import { STATE_TABLE_DEFINITION } from './state-table-definition';
+import { readStateHead, StateDamagedError } from '../core/memory/state-header';
+import type { MemorySink, OpenedState } from '../use-cases/state-store';
+import { META_SORT_KEY, STATE_TABLE_DEFINITION } from './state-table-definition';
 
 /**
- * How the DynamoDB store lays the domains' memories out in items: a fixed number of buckets,
- * spread over shard partitions, each bucket one item (or parts), and what a save writes. The
- * queries and writes themselves are dynamodb-state-store.ts's.
+ * How the DynamoDB store lays the state out in items: the `#meta` item read back (readMeta), and the
+ * domains' memories in a fixed number of buckets, spread over shard partitions, each bucket one item
+ * (or parts), and what a save writes. The queries and writes themselves are dynamodb-state-store.ts's.
  */
 
 const { partitionKey: PK, sortKey: SK } = STATE_TABLE_DEFINITION;
@@ -39,13 +48,10 @@ const MAX_SORT_KEY_BYTES = 1024;
 /** `b#0a3f`, `b#0a3f.1` (bucketSk): any other spelling (`b#a3f`, `b#0a3f.0`) names no bucket. */
 const BUCKET_SK = /^b#([0-9a-f]{4})(?:\.([1-9]\d{0,3}))?$/;
 
-/** The account whose items these are, and how messages name it. */
+/** The account whose items these are (`scope`: its partition key), and how messages name it: `location` `dynamodb:TABLE`, `where` `dynamodb:TABLE (scope)`. */
 export interface ItemScope {
-  /** Its partition key: the reseller base URL, or an account's own scope. */
   readonly scope: string;
-  /** `dynamodb:TABLE`. */
   readonly location: string;
-  /** `dynamodb:TABLE (scope)`. */
   readonly where: string;
 }
 
@@ -72,18 +78,6 @@ export interface Stoppable {
   readonly stop: () => boolean;
   kept: number;
   stopped?: true;
-}
-
-/** For a first save (the state read holds no bucket) with a time to keep (StateWrite.saveBy): what stops it once that time came. */
-export function stoppableOf(
-  write: Pick<StateWrite, 'all' | 'saveBy'>,
-  known: Known,
-  clock: () => number,
-): Stoppable | undefined {
-  const saveBy = write.saveBy;
-  const holdsNone = known.parts !== undefined && !known.parts.some((parts) => parts > 0);
-  if (!write.all || saveBy === undefined || !holdsNone) return undefined;
-  return { stop: () => clock() >= saveBy, kept: 0 };
 }
 
 /** The bucket of `key`. */
@@ -346,4 +340,60 @@ function partBodies(keys: readonly string[], memory: (key: string) => DomainMemo
   }
   if (body) bodies.push(`{${body}}`);
   return bodies;
+}
+
+/**
+ * The `#meta` item of an account's partition (undefined: none yet) read back, `contacts` as read
+ * apart: its generation and lease (what the protocol's conditional writes are made on), its
+ * account-wide part (`h`) and the bucket layout (`layout`, the bucket count). A generation that is
+ * not a whole number is refused (a StateError): every claim is conditional on it, so no scan may
+ * publish on it. An account-wide part or a layout that does not read back is damage
+ * (StateDamagedError, with the generation): a scan alerts without memory under the lease, and
+ * writes nothing else. A layout of another bucket count is another release's, refused as a state of
+ * another format version is.
+ */
+export function readMeta(
+  at: ItemScope,
+  meta: Record<string, AttributeValue> | undefined,
+  contacts: StateHead['contacts'],
+): Omit<OpenedState, 'damaged'> {
+  const { generation: stored, h, layout, lease_owner: owner, lease_expires: expires } = meta ?? {};
+  // Read as 0, a damaged generation would tell every scan "another scan moved the state on".
+  if (stored !== undefined && !/^\d{1,15}$/.test(stored.N ?? ''))
+    throw new StateError(
+      `the state item ${META_SORT_KEY} in ${at.where} has no generation as a whole number; reset the state`,
+    );
+  const generation = Number(stored?.N ?? 0);
+  const damaged = (what: string, damage: string, cause?: unknown) =>
+    new StateDamagedError(
+      `the state item ${META_SORT_KEY} in ${at.where} ${what}; reset the state`,
+      { item: META_SORT_KEY, damage, generation },
+      cause === undefined ? undefined : { cause },
+    );
+  // Gone after a save, the account-wide part would open as empty: every memory taken for a first scan's.
+  if ((h !== undefined || generation > 0) && h?.S === undefined)
+    throw damaged('has no account-wide part (h) as text', 'h: not text');
+  // Every save writes it: gone after one, it is damage (and read as absent, no bucket would be read).
+  if (layout === undefined && generation > 0)
+    throw damaged('has no bucket layout (layout) after a save', 'layout: missing');
+  if (layout !== undefined && layout.N === undefined)
+    throw damaged('has no bucket layout (layout) as a number', 'layout: not a number');
+  if (layout !== undefined && layout.N !== String(BUCKETS))
+    throw stateIssue(
+      at.where,
+      `layout: written by another version of domain-sentinel (bucket layout ${layout.N}, this one reads ${BUCKETS})`,
+    );
+  const lease = owner?.S && expires?.N ? { owner: owner.S, expiresAt: Number(expires.N) } : null;
+  if (h?.S === undefined) return { head: { ...EMPTY_HEAD, contacts }, generation, lease };
+  let value: unknown;
+  try {
+    value = JSON.parse(h.S);
+  } catch (error) {
+    throw damaged('is not JSON', 'h: not JSON', error);
+  }
+  return {
+    head: readStateHead(value, contacts, at.where, { item: META_SORT_KEY, generation }),
+    generation,
+    lease,
+  };
 }

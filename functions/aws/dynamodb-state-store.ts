@@ -12,9 +12,6 @@ import { ConfigError, errorLine } from '../core/base/errors';
 import { retry } from '../core/base/retry';
 import type { AuditEntry, AuditTrail, RestoreClaim } from '../core/memory/audit';
 import {
-  type ContactMemory,
-  ContactMemorySchema,
-  checked,
   type DomainMemory,
   readContactMemory,
   readDomainMemory,
@@ -28,6 +25,7 @@ import {
   MAX_LEASE_MS,
   type MemorySink,
   type OpenedState,
+  readContacts,
   type SavedInPart,
   StateStore,
   type StateWrite,
@@ -45,14 +43,16 @@ import {
   type Known,
   planAll,
   planChanges,
+  readMeta as readMetaItem,
   SHARDS,
+  type Stoppable,
   shardPk,
-  stoppableOf,
   takeBucket,
 } from './dynamodb-buckets';
-import { readMeta as readMetaItem } from './dynamodb-meta';
+
 import {
   beginAuditItem,
+  type ClaimTable,
   completeAuditItem,
   endRestoreClaim,
   listAuditItems,
@@ -70,10 +70,8 @@ const BATCH = 25;
 const WRITE_CONCURRENCY = 16;
 /** Tries again for the items a BatchWriteItem left unprocessed (throttled), with full-jitter backoff. */
 const UNPROCESSED_RETRIES = 10;
-/** DynamoDB's limit (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html). */
-const MAX_PARTITION_KEY_BYTES = 2048;
-/** Room a shard's partition key needs beside the scope (`#15`). */
-const SHARD_SUFFIX_BYTES = 3;
+/** DynamoDB's 2 048 bytes a partition key (ServiceQuotas.html), less the room a shard's needs beside the scope (`#15`). */
+const MAX_SCOPE_BYTES = 2048 - 3;
 /**
  * How long a save keeps its lease from each renewal, and how often it renews while it writes: item
  * writes cannot be conditional (BatchWriteItem), so a save longer than its lease would let another
@@ -137,51 +135,36 @@ export interface DynamoDbStateStoreOptions {
  */
 export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail {
   readonly location: string;
-  private readonly client: DynamoDBClient;
-  private readonly table: string;
+  /** The client, the table and the run's stop; the audit trail and the restore claims are kept there too (dynamodb-restore-records.ts). */
+  private readonly db: ClaimTable;
   private readonly at: ItemScope;
   private readonly clock: () => number;
-  private readonly signal: AbortSignal | undefined;
   /** The options of every request: the run's stop ends it. */
   private readonly abort: { abortSignal: AbortSignal } | undefined;
 
   constructor(options: DynamoDbStateStoreOptions) {
     super();
-    if (Buffer.byteLength(options.scope, 'utf8') > MAX_PARTITION_KEY_BYTES - SHARD_SUFFIX_BYTES)
+    if (Buffer.byteLength(options.scope, 'utf8') > MAX_SCOPE_BYTES)
       throw new ConfigError(
-        `the reseller base URL is longer than the ${MAX_PARTITION_KEY_BYTES - SHARD_SUFFIX_BYTES} bytes a DynamoDB partition key holds beside a shard number; the state table keeps each account under its base URL`,
+        `the reseller base URL is longer than the ${MAX_SCOPE_BYTES} bytes a DynamoDB partition key holds beside a shard number; the state table keeps each account under its base URL`,
       );
     // A base URL never holds '#' (settings refuse a fragment): no account's partition can be another's shard.
     if (options.scope.includes('#'))
       throw new ConfigError(
         'the reseller base URL must not contain "#"; the state table keys shards with it',
       );
-    this.client = options.client;
-    this.table = options.tableName;
     this.clock = options.clock ?? Date.now;
-    this.signal = options.signal;
     this.abort = options.signal ? { abortSignal: options.signal } : undefined;
     this.location = `dynamodb:${options.tableName}`;
     this.at = { scope: options.scope, location: this.location, where: `${this.location} (${options.scope})` };
+    this.db = { ...this.at, client: options.client, table: options.tableName, signal: options.signal };
   }
 
   protected async readHead(): Promise<{ opened: OpenedState; known: Known }> {
-    const bodies = new Map<string, string>();
-    // Keys are data: an object without a prototype, so no key can reach JavaScript's own machinery.
-    const contacts: Record<string, ContactMemory> = Object.create(null);
-    const damaged: Array<[string, string]> = [];
-    const readContacts = async () => {
+    const stored: Array<[sk: string, body: string | undefined]> = [];
+    const readContactItems = async () => {
       for await (const page of this.pages(this.at.scope, CONTACT_PREFIX))
-        for (const item of page) {
-          const sk = item[SK.name]?.S ?? '';
-          const key = sk.slice(CONTACT_PREFIX.length);
-          const read = contactOf(item.m?.S, key);
-          // Not skipped in silence, and not the end of the scan: a problem record, written again
-          // at the save (its body stands for none, so the save puts or deletes the item).
-          if (typeof read === 'string') damaged.push([sk, read]);
-          else contacts[key] = read;
-          bodies.set(sk, typeof read === 'string' ? '' : (item.m?.S as string));
-        }
+        for (const item of page) stored.push([item[SK.name]?.S ?? '', item.m?.S]);
     };
     let meta: Record<string, AttributeValue> | undefined;
     // A query, not GetItem: the function's role allows Query, UpdateItem and BatchWriteItem only.
@@ -189,9 +172,15 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       for await (const page of this.pages(this.at.scope, META_SORT_KEY))
         meta ??= page.find((item) => item[SK.name]?.S === META_SORT_KEY);
     };
-    await Promise.all([readMeta(), readContacts()]);
+    await Promise.all([readMeta(), readContactItems()]);
+    const { contacts, ...problems } = readContacts(
+      stored.map(([sk, body]) => [sk, sk.slice(CONTACT_PREFIX.length), itemJson(body)]),
+    );
+    // One that cannot be read is written again at the save: its body stands for none, so the save puts or deletes it.
+    const unread = new Set(problems.damaged?.map(([sk]) => sk));
+    const bodies = new Map(stored.map(([sk, body]) => [sk, unread.has(sk) ? '' : (body as string)]));
     const { head, generation, lease } = readMetaItem(this.at, meta, contacts);
-    const opened: OpenedState = { head, generation, lease, ...(damaged.length ? { damaged } : {}) };
+    const opened: OpenedState = { head, generation, lease, ...problems };
     return { opened, known: { contacts: bodies, dirty: new Set(), stray: [], generation } };
   }
 
@@ -259,7 +248,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       `another scan moved the state on or holds its lease (${this.location}, generation ${generation})`,
     ).catch(async (error: unknown) => {
       // A claim the run's stop cut off may have reached the table: its lease is released at once.
-      if (this.signal?.aborted) await this.release(generation, lease.owner);
+      if (this.db.signal?.aborted) await this.release(generation, lease.owner);
       throw error;
     });
   }
@@ -268,9 +257,9 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     const known = this.knownOf(opened);
     const { contacts, ...header } = write.head;
     // #meta as the save leaves it: the lease removed, the next generation and the layout set.
-    const next = { N: String(opened.generation + 1) };
-    const layout = { N: String(BUCKETS) };
-    const meta = { ...this.key(META_SORT_KEY), generation: next, h: { S: JSON.stringify(header) }, layout };
+    const [next, layout] = [{ N: String(opened.generation + 1) }, { N: String(BUCKETS) }];
+    const h = { S: JSON.stringify(header) };
+    const meta = { ...itemKey(this.at.scope, META_SORT_KEY), generation: next, h, layout };
     checkItemSize(this.at, { ...meta, ...LEASE_ROOM });
     const contactWrites = write.all ? this.contactWrites(contacts, known.contacts) : [];
     // Item writes are not conditional (BatchWriteItem cannot be): the lease must still be ours,
@@ -289,7 +278,10 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     // Listed now, under the lease, not as this state was read (a snooze reads none; a scan may have
     // read before another first save wrote and was killed).
     if (opened.generation === 0) await this.writeAll(await this.deletesOf(this.shards()), keepLease);
-    const stoppable = stoppableOf(write, known, this.clock);
+    const { saveBy } = write;
+    // A first save (the state read holds no bucket) with a time to keep stops once that time came.
+    const first = write.all && saveBy !== undefined && known.parts?.every((parts) => parts === 0);
+    const stoppable = first ? ({ stop: () => this.clock() >= saveBy, kept: 0 } as Stoppable) : undefined;
     const writes = write.all
       ? planAll(this.at, known, write.changed, write.all, stoppable)
       : await planChanges(this.at, known, write.changed, (bucket, parts) => this.readBucket(bucket, parts));
@@ -297,7 +289,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     await this.writeAll(contactWrites, keepLease);
     // The layout always, so a #meta without one after a save is damage.
     const commit = 'SET generation = :next, h = :h, layout = :layout REMOVE lease_owner, lease_expires';
-    await held(commit, { ':next': next, ':h': meta.h, ':layout': layout });
+    await held(commit, { ':next': next, ':h': h, ':layout': layout });
     // Items read as no bucket stay so, so deleting them needs no lease; if it fails, the next save tries again.
     const stray = known.stray.map(([pk, sk]) => ({ DeleteRequest: { Key: itemKey(pk, sk) } }));
     await this.writeAll(stray).catch(() => undefined);
@@ -311,8 +303,8 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
    */
   protected async dropLease(generation: number, owner: string): Promise<void> {
     const command = this.updateMeta(generation, owner, 'REMOVE lease_owner, lease_expires', HELD);
-    const run = this.signal;
-    if (!run) return void (await this.client.send(command));
+    const run = this.db.signal;
+    if (!run) return void (await this.db.client.send(command));
     const bound = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const stop = () => {
@@ -321,7 +313,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     if (run.aborted) stop();
     else run.addEventListener('abort', stop, { once: true });
     try {
-      await this.client.send(command, { abortSignal: bound.signal });
+      await this.db.client.send(command, { abortSignal: bound.signal });
     } finally {
       run.removeEventListener('abort', stop);
       clearTimeout(timer);
@@ -331,35 +323,22 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
   /** Given up at once when `fn` fails. The claim and the release write the lease's attributes of `#meta` only, never `h` or `layout`. */
   async holdDamaged<T>(damaged: StateDamagedError, lease: Lease, fn: () => Promise<T>): Promise<T> {
     if (damaged.item !== META_SORT_KEY || damaged.generation === undefined) throw damaged;
-    await this.claim(damaged.generation, lease);
-    try {
-      // Kept once the alert is out, until it lapses: a retry of this run finds the state held.
-      return await fn();
-    } catch (error) {
-      await this.release(damaged.generation, lease.owner);
-      throw error;
-    }
+    // Kept once the alert is out, until it lapses: a retry of this run finds the state held.
+    return this.leased(damaged.generation, lease, fn);
   }
 
-  // The audit trail and the restore claims (dynamodb-restore-records.ts), in the account's partition.
+  // The audit trail and the restore claims, in the account's partition; only a listing ends at the run's stop.
   /** A refusal never pushes out an attempt that reached the reseller. */
-  readonly recordAudit = (entry: AuditEntry) => recordAuditItem(this.claimTable(), entry);
+  readonly recordAudit = (entry: AuditEntry) => recordAuditItem(this.db, entry);
   /** A restore written ahead (two round trips), then its outcome written over it in place (one, and the trim). */
-  readonly beginAudit = (entry: AuditEntry) => beginAuditItem(this.claimTable(), entry);
-  readonly completeAudit = (ref: string, entry: AuditEntry) =>
-    completeAuditItem(this.claimTable(), ref, entry);
+  readonly beginAudit = (entry: AuditEntry) => beginAuditItem(this.db, entry);
+  readonly completeAudit = (ref: string, entry: AuditEntry) => completeAuditItem(this.db, ref, entry);
   /** Newest first; an item that does not parse is left out. */
-  readonly listAudit = () =>
-    listAuditItems({ ...this.claimTable(), ...(this.signal ? { signal: this.signal } : {}) });
+  readonly listAudit = () => listAuditItems(this.db);
   /** One conditional write in the account's partition. */
   readonly claimRestore = (domain: string, claim: RestoreClaim, now: number) =>
-    putRestoreClaim(this.claimTable(), domain, claim, now);
-  readonly releaseRestore = (domain: string, owner: string) =>
-    endRestoreClaim(this.claimTable(), domain, owner);
-
-  private claimTable() {
-    return { client: this.client, table: this.table, scope: this.at.scope, location: this.location };
-  }
+    putRestoreClaim(this.db, domain, claim, now);
+  readonly releaseRestore = (domain: string, owner: string) => endRestoreClaim(this.db, domain, owner);
 
   /** Deletes this account's state and audit trail (its partition and its shards); returns how many items went. */
   async clear(): Promise<number> {
@@ -416,11 +395,12 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       const body = JSON.stringify(readContactMemory(memory, handle, this.at.where));
       after.add(sk);
       if (before.get(sk) === body) continue;
-      const item = { ...this.key(sk), m: { S: body } };
+      const item = { ...itemKey(this.at.scope, sk), m: { S: body } };
       checkItemSize(this.at, item);
       writes.push({ PutRequest: { Item: item } });
     }
-    for (const sk of before.keys()) if (!after.has(sk)) writes.push({ DeleteRequest: { Key: this.key(sk) } });
+    for (const sk of before.keys())
+      if (!after.has(sk)) writes.push({ DeleteRequest: { Key: itemKey(this.at.scope, sk) } });
     return writes;
   }
 
@@ -430,22 +410,20 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     prefix?: string,
     signal?: AbortSignal,
   ): AsyncGenerator<Array<Record<string, AttributeValue>>> {
+    const by =
+      prefix === undefined ? undefined : { name: { '#sk': SK.name }, value: { ':prefix': { S: prefix } } };
+    const input: QueryCommandInput = {
+      TableName: this.db.table,
+      KeyConditionExpression: by ? '#pk = :pk AND begins_with(#sk, :prefix)' : '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': PK.name, ...by?.name },
+      ExpressionAttributeValues: { ':pk': { S: pk }, ...by?.value },
+      ConsistentRead: true,
+    };
     let startKey: Record<string, AttributeValue> | undefined;
     do {
       if (signal?.aborted) return;
-      const sk =
-        prefix === undefined ? undefined : { name: { '#sk': SK.name }, value: { ':prefix': { S: prefix } } };
-      const input: QueryCommandInput = {
-        TableName: this.table,
-        KeyConditionExpression: sk ? '#pk = :pk AND begins_with(#sk, :prefix)' : '#pk = :pk',
-        ExpressionAttributeNames: { '#pk': PK.name, ...sk?.name },
-        ExpressionAttributeValues: { ':pk': { S: pk }, ...sk?.value },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      };
-      const page = await this.wrap('read the state', () =>
-        this.client.send(new QueryCommand(input), this.abort),
-      );
+      const query = new QueryCommand({ ...input, ExclusiveStartKey: startKey });
+      const page = await this.wrap('read the state', () => this.db.client.send(query, this.abort));
       yield page.Items ?? [];
       startKey = page.LastEvaluatedKey;
     } while (startKey);
@@ -480,9 +458,12 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
       async () => {
         const batch = pending;
         const out = await this.wrap('write the state', () =>
-          this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: batch } }), this.abort),
+          this.db.client.send(
+            new BatchWriteItemCommand({ RequestItems: { [this.db.table]: batch } }),
+            this.abort,
+          ),
         );
-        pending = out.UnprocessedItems?.[this.table] ?? [];
+        pending = out.UnprocessedItems?.[this.db.table] ?? [];
         if (pending.length > 0)
           throw new UnprocessedItemsError(
             `${this.location}: ${pending.length} state items stayed unprocessed after ${UNPROCESSED_RETRIES} retries (throttled?)`,
@@ -493,14 +474,10 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
         minTimeout: 100,
         maxTimeout: 3_000,
         randomize: true,
-        signal: this.signal,
+        signal: this.db.signal,
         shouldRetry: ({ error }) => error instanceof UnprocessedItemsError,
       },
     );
-  }
-
-  private key(sk: string): Record<string, AttributeValue> {
-    return itemKey(this.at.scope, sk);
   }
 
   /** An UpdateItem of `#meta` made on generation `:g` and owner `:o`, as the lease's conditions name them. */
@@ -512,8 +489,8 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     values: Record<string, AttributeValue> = {},
   ): UpdateItemCommand {
     return new UpdateItemCommand({
-      TableName: this.table,
-      Key: this.key(META_SORT_KEY),
+      TableName: this.db.table,
+      Key: itemKey(this.at.scope, META_SORT_KEY),
       UpdateExpression: update,
       ConditionExpression: condition,
       ExpressionAttributeValues: { ':g': { N: String(generation) }, ':o': { S: owner }, ...values },
@@ -525,7 +502,7 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
     conflict = `the state lease on ${this.location} was lost before the state was saved`,
   ): Promise<void> {
     try {
-      await this.client.send(command, this.abort);
+      await this.db.client.send(command, this.abort);
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException)
         throw new StateConflictError(conflict, { cause: error });
@@ -544,22 +521,9 @@ export class DynamoDbStateStore extends StateStore<Known> implements AuditTrail 
 
 /** `requests` {@link BATCH} at a time, taken only as they are asked for. */
 function* batchesOf(requests: Iterable<WriteRequest>): Generator<WriteRequest[]> {
-  let batch: WriteRequest[] = [];
-  for (const request of requests) {
-    batch.push(request);
-    if (batch.length === BATCH) {
-      yield batch;
-      batch = [];
-    }
-  }
+  const batch: WriteRequest[] = [];
+  for (const request of requests) if (batch.push(request) === BATCH) yield batch.splice(0);
   if (batch.length > 0) yield batch;
-}
-
-/** A contact item's memory, or why it cannot be read. */
-function contactOf(body: string | undefined, key: string): ContactMemory | string {
-  const text = itemJson(body);
-  const read = 'damage' in text ? text : checked(ContactMemorySchema, text.value, ['contacts', key]);
-  return 'damage' in read ? read.damage : (read as ContactMemory);
 }
 
 /** Items a BatchWriteItem left unprocessed (throttled): tried again, and the last try's error if they stay so. */

@@ -15,9 +15,6 @@ import {
   trimAudit,
 } from '../core/memory/audit';
 import {
-  type ContactMemory,
-  ContactMemorySchema,
-  checked,
   type DomainMemory,
   EMPTY_HEAD,
   encodeMemory,
@@ -33,6 +30,7 @@ import {
   leaseHolds,
   type MemorySink,
   type OpenedState,
+  readContacts,
   StateStore,
   type StateWrite,
 } from '../use-cases/state-store';
@@ -70,10 +68,7 @@ const EMPTY_CONTENT: FileContent = {
 };
 
 export interface FileStateStoreOptions {
-  /**
-   * Runs after the temporary file is written and synced, before the rename: tests throw here to
-   * play a crash at the worst moment.
-   */
+  /** Runs after the temporary file is written and synced, before the rename: a test's crash at the worst moment. */
   readonly beforeRename?: (tempPath: string) => Promise<void>;
   /** How long to wait for another process's lock on the file (10 s). */
   readonly lockWaitMs?: number;
@@ -87,15 +82,13 @@ export interface FileStateStoreOptions {
  * The file is read and written whole: for a laptop and accounts of some ten thousand domains.
  */
 export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>> implements AuditTrail {
-  readonly location: string;
   private resolved: Promise<string> | undefined;
 
   constructor(
-    path: string,
+    readonly location: string,
     private readonly options: FileStateStoreOptions = {},
   ) {
     super();
-    this.location = path;
   }
 
   /** The file the path names: a symbolic link is followed, so the file read is the file written. */
@@ -112,11 +105,10 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   protected async readHead(): Promise<{ opened: OpenedState; known: Readonly<Record<string, unknown>> }> {
     const { state, generation, lease } = (await this.readContent()) ?? EMPTY_CONTENT;
     const { domains, contacts: stored, ...head } = state;
-    const { contacts, damaged } = contactsOf(stored);
-    return {
-      opened: { head: { ...head, contacts }, generation, lease, ...(damaged.length ? { damaged } : {}) },
-      known: domains,
-    };
+    const { contacts, ...problems } = readContacts(
+      Object.entries(stored).map(([key, value]) => [key, key, { value }]),
+    );
+    return { opened: { head: { ...head, contacts }, generation, lease, ...problems }, known: domains };
   }
 
   protected async readMemories(opened: OpenedState, sink: MemorySink): Promise<void> {
@@ -167,7 +159,8 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   /** The file's lock for as long as `fn` runs, once no other scan holds a lease in the file: every claim and save takes that lock and checks that lease. */
   async holdDamaged<T>(_damaged: StateDamagedError, lease: Lease, fn: () => Promise<T>): Promise<T> {
     return this.locked(async () => {
-      this.checkLease(await this.storedLease(), lease.owner);
+      // The lease as stored, read past any damage of the rest (none when it cannot be read).
+      this.checkLease(leaseOf((await this.readJson())?.value?.lease), lease.owner);
       return fn();
     });
   }
@@ -231,24 +224,17 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
           if (error instanceof StateDamagedError) return true;
           // A file with the state's format marker whose values do not read (a generation that is
           // not a whole number, another version's): the error names the reset as the remedy.
-          if (error instanceof StateError && (await this.hasFormatMarker())) return true;
+          if (
+            error instanceof StateError &&
+            (await this.readJson().catch(() => null))?.value?.format === FORMAT
+          )
+            return true;
           throw error;
         },
       );
       await rm(await this.path, { force: true });
       return existed;
     });
-  }
-
-  /** Whether the file is JSON carrying this store's format marker, whatever else it holds. */
-  private async hasFormatMarker(): Promise<boolean> {
-    try {
-      return (
-        (JSON.parse((await this.readText()) ?? 'null') as Partial<FileContent> | null)?.format === FORMAT
-      );
-    } catch {
-      return false;
-    }
   }
 
   /** Fails unless the file is still at `generation` and no one else holds a live lease. */
@@ -269,45 +255,35 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   }
 
   private async readContent(): Promise<FileContent | null> {
-    const text = await this.readText();
-    if (text === null) return null;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch (error) {
-      const reason = notJsonReason(error);
-      throw new StateDamagedError(
-        `the state file ${this.location} is not JSON (${reason}); remove it to start over`,
-        { item: this.location, damage: `not JSON (${reason})` },
-        { cause: error },
-      );
-    }
-    return this.contentOf(raw as Partial<FileContent> | null);
+    const json = await this.readJson();
+    if (json?.notJson === undefined) return json && this.contentOf(json.value);
+    const reason = notJsonReason(json.notJson);
+    throw new StateDamagedError(
+      `the state file ${this.location} is not JSON (${reason}); remove it to start over`,
+      { item: this.location, damage: `not JSON (${reason})` },
+      { cause: json.notJson },
+    );
   }
 
-  /** The file's text; null when there is none. */
-  private async readText(): Promise<string | null> {
+  /** The file as JSON, whatever it holds (`notJson` when it is not); null when there is no file. */
+  private async readJson(): Promise<{ value?: Partial<FileContent> | null; notJson?: unknown } | null> {
+    let text: string;
     try {
-      return await readRegularFile(await this.path);
+      text = await readRegularFile(await this.path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw new StateError(`cannot read the state file ${this.location}: ${(error as Error).message}`, {
         cause: error,
       });
     }
-  }
-
-  /** The lease as stored, read past any damage of the rest; null when none can be read. */
-  private async storedLease(): Promise<Lease | null> {
     try {
-      return leaseOf((JSON.parse((await this.readText()) ?? 'null') as Partial<FileContent> | null)?.lease);
-    } catch (error) {
-      if (error instanceof SyntaxError) return null;
-      throw error;
+      return { value: JSON.parse(text) };
+    } catch (notJson) {
+      return { notJson };
     }
   }
 
-  private contentOf(content: Partial<FileContent> | null): FileContent {
+  private contentOf(content: Partial<FileContent> | null | undefined): FileContent {
     if (content?.format !== FORMAT)
       throw new StateError(
         `${this.location} is not a domain-sentinel state file; point --state elsewhere, or remove it to start over`,
@@ -389,24 +365,6 @@ export class FileStateStore extends StateStore<Readonly<Record<string, unknown>>
   private async locked<T>(fn: () => Promise<T>): Promise<T> {
     return withFileLock(await this.path, this.location, fn, this.options.lockWaitMs);
   }
-}
-
-/**
- * The contacts as stored, each checked (keys are data, so the record has no prototype), and those
- * that could not be read: problem records of the scan, whose save writes them again.
- */
-function contactsOf(stored: Readonly<Record<string, unknown>>): {
-  contacts: StateHead['contacts'];
-  damaged: Array<[string, string]>;
-} {
-  const contacts: Record<string, ContactMemory> = Object.create(null);
-  const damaged: Array<[string, string]> = [];
-  for (const [key, memory] of Object.entries(stored)) {
-    const read = checked(ContactMemorySchema, memory, ['contacts', key]);
-    if ('damage' in read) damaged.push([key, read.damage]);
-    else contacts[key] = read as ContactMemory;
-  }
-  return { contacts, damaged };
 }
 
 /** A lease as stored, when it reads as one (a hand edit may have broken it: then none). */

@@ -2,6 +2,8 @@ import { retry } from '../core/base/retry';
 import type { ScanMemory } from '../core/memory/scan-memory';
 import {
   type AccountBinding,
+  type ContactMemory,
+  ContactMemorySchema,
   checked,
   type DomainMemory,
   DomainMemorySchema,
@@ -57,6 +59,24 @@ export interface OpenedState {
    * problem records of the scan that reads this state (StateStore.read), which writes them again.
    */
   readonly damaged?: ReadonlyArray<readonly [item: string, reason: string]>;
+}
+
+/**
+ * The flagged contacts as a store found them (`item` names each in a problem record; `found`, its
+ * value or why it cannot be read), checked. Keys are data: the record has no prototype. One that
+ * cannot be read is a problem record of the scan (OpenedState.damaged), whose save writes it again.
+ */
+export function readContacts(
+  stored: Iterable<readonly [item: string, key: string, found: { value: unknown } | { damage: string }]>,
+): Pick<OpenedState, 'damaged'> & { readonly contacts: StateHead['contacts'] } {
+  const contacts: Record<string, ContactMemory> = Object.create(null);
+  const damaged: Array<[string, string]> = [];
+  for (const [item, key, found] of stored) {
+    const read = 'damage' in found ? found : checked(ContactMemorySchema, found.value, ['contacts', key]);
+    if ('damage' in read) damaged.push([item, read.damage]);
+    else contacts[key] = read as ContactMemory;
+  }
+  return { contacts, ...(damaged.length ? { damaged } : {}) };
 }
 
 /** What one step of the protocol writes as the next generation. */
@@ -172,22 +192,28 @@ export abstract class StateStore<Known = unknown> {
   }
 
   /**
-   * One conditional step of the protocol on `opened` (a snooze, a rebind): the lease for a moment,
-   * the write `next` makes, and the lease given up unsaved when that fails.
+   * Runs `fn` holding `lease` on `generation`: claimed first (StateConflictError when another scan
+   * moved the state on or holds it), given up unsaved when `fn` fails, so the next try can claim at once.
    */
+  async leased<T>(generation: number, lease: Lease, fn: () => Promise<T>): Promise<T> {
+    await this.claim(generation, lease);
+    try {
+      return await fn();
+    } catch (error) {
+      await this.release(generation, lease.owner);
+      throw error;
+    }
+  }
+
+  /** One conditional step of the protocol on `opened` (a snooze, a rebind): the lease for a moment, and the write `next` makes. */
   async step(
     opened: OpenedState,
     owner: string,
     now: number,
     next: () => Promise<StateWrite>,
   ): Promise<void> {
-    await this.claim(opened.generation, { owner, expiresAt: now + STEP_LEASE_MS });
-    try {
-      await this.save(opened, owner, await next());
-    } catch (error) {
-      await this.release(opened.generation, owner);
-      throw error;
-    }
+    const lease = { owner, expiresAt: now + STEP_LEASE_MS };
+    await this.leased(opened.generation, lease, async () => this.save(opened, owner, await next()));
   }
 
   /**
@@ -248,9 +274,6 @@ const shellWord = (word: string): string =>
 /** A path the command line reads as a path, not as an option: `-state.json` as `./-state.json`. */
 const pathWord = (path: string): string => (path.startsWith('-') ? `./${path}` : path);
 
-/** The exact `sentinel state rebind …` that binds the state `selector` names to a rotated key. */
-export const rebindCommand = (selector: StateSelector): string => stateCommand('rebind', selector);
-
 /** The exact `sentinel state reset|rebind …` for the state `selector` names. */
 export function stateCommand(sub: 'reset' | 'rebind', selector: StateSelector): string {
   const words = ['sentinel', 'state', sub, pathWord(selector.state)];
@@ -278,10 +301,10 @@ export async function accountFor(
   // An account of an accounts file has a state of its own: only its own key can have been rotated.
   if (selector?.account)
     throw new StateRefusedError(
-      `the state in ${location} (${head.scope ?? selector.account.name}) was bound to another API key than account ${selector.account.name}'s; if its key was rotated: ${rebindCommand(selector)}`,
+      `the state in ${location} (${head.scope ?? selector.account.name}) was bound to another API key than account ${selector.account.name}'s; if its key was rotated: ${stateCommand('rebind', selector)}`,
     );
   throw new StateRefusedError(
-    `the state in ${location} belongs to another account of ${head.scope ?? 'this reseller'} (it was bound to another API key); use another --state for each account, or if this account's key was rotated: ${rebindCommand(selector ?? { state: location })}`,
+    `the state in ${location} belongs to another account of ${head.scope ?? 'this reseller'} (it was bound to another API key); use another --state for each account, or if this account's key was rotated: ${stateCommand('rebind', selector ?? { state: location })}`,
   );
 }
 

@@ -22,7 +22,6 @@ import {
   accountFor,
   MAX_LEASE_MS,
   type OpenedState,
-  type SavedInPart,
   type StateSelector,
   type StateStore,
   stateCommand,
@@ -105,21 +104,18 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
     throw error;
   });
   // Checked before the account is read: a refused scan costs no request.
-  checkScanTime(input, clock, opened instanceof StateDamagedError ? null : opened.head.last_scan_at);
+  const last = opened instanceof StateDamagedError ? null : opened.head.last_scan_at;
+  const timeProblem = input.allowClockSkew ? null : scanTimeProblem(input.job.now, clock(), last);
+  if (timeProblem)
+    throw new StateRefusedError(
+      `${timeProblem}: refused; pass --allow-clock-skew to scan anyway (a replay, or a clock that was wrong)`,
+    );
   if (opened instanceof StateDamagedError) return scanDamaged(input, opened, { scope, clock, owner });
   const apiKey = await input.job.secrets.apiKey();
-  const scan: ScanInProgress = {
-    input,
-    scope,
-    clock,
-    owner,
-    apiKey,
-    opened,
-    account: await accountFor(opened.head, apiKey, store.location, input.rebind),
-    memory: new ScanMemory(),
-    report: undefined as unknown as Report,
-  };
-  scan.report = await readBoth((signal) => store.read(opened, scan.memory, signal), scan.memory, input.job);
+  const account = await accountFor(opened.head, apiKey, store.location, input.rebind);
+  const memory = new ScanMemory();
+  const report = await readBoth((signal) => store.read(opened, memory, signal), memory, input.job);
+  const scan: ScanInProgress = { input, scope, clock, owner, apiKey, opened, account, memory, report };
   return retry((attempt) => decideAndSave(scan, attempt - 1), {
     retries: Number.POSITIVE_INFINITY,
     minTimeout: 100,
@@ -137,15 +133,6 @@ export async function runStatefulScan(input: StatefulScanInput): Promise<Statefu
       { cause: error },
     );
   });
-}
-
-/** Refuses a scan whose time is ahead of the clock, or before the state's last scan (`last`, as stored). */
-function checkScanTime(input: StatefulScanInput, clock: () => number, last: string | null): void {
-  const timeProblem = input.allowClockSkew ? null : scanTimeProblem(input.job.now, clock(), last);
-  if (timeProblem)
-    throw new StateRefusedError(
-      `${timeProblem}: refused; pass --allow-clock-skew to scan anyway (a replay, or a clock that was wrong)`,
-    );
 }
 
 /**
@@ -182,8 +169,8 @@ async function scanDamaged(
     damaged,
     { cause: damaged },
   );
-  if (!input.publish) return { result, published: null, saved: false, conflicts: 0, damaged: failure };
-  const publish = input.publish;
+  const { publish } = input;
+  if (!publish) return { result, published: null, saved: false, conflicts: 0, damaged: failure };
   // Held for as long as a lease may be once the alert is out (a table's store keeps it): the run
   // fails, and Lambda's two retries of it, minutes later, find the state held and send nothing.
   const published = await store
@@ -212,7 +199,7 @@ interface ScanInProgress {
   opened: OpenedState;
   account: AccountBinding;
   readonly memory: ScanMemory;
-  report: Report;
+  readonly report: Report;
   /** The last comparison made: what a superseded scan reports. */
   last?: CompareResult;
 }
@@ -243,22 +230,18 @@ async function decideAndSave(scan: ScanInProgress, conflicts: number): Promise<S
     report: await signReportLinks(compared.report, input.job, { silencing: true, owned: true }),
   };
   scan.last = result;
-  if (!input.publish) return { result, published: null, saved: false, conflicts };
+  const { publish } = input;
+  if (!publish) return { result, published: null, saved: false, conflicts };
   const opened = scan.opened;
   // Another scan moved the state on or holds it: a StateConflictError, and the next try re-reads.
-  await store.claim(opened.generation, { owner, expiresAt: clock() + LEASE_MS });
-  let published: Published | null = null;
-  try {
+  // A keep, publish or save that fails gives the lease back, and its failure is what is reported.
+  return store.leased(opened.generation, { owner, expiresAt: clock() + LEASE_MS }, async () => {
     await input.keep?.(result.report);
     // Snoozed and acknowledged domains stay in the report and the state, but not in the message.
-    if (result.publish) published = await input.publish(alertView(result.report, result.silenced));
-  } catch (error) {
-    // The keep or publish failure is what to report (release never fails: a lease lapses by itself).
-    await store.release(opened.generation, owner);
-    throw error;
-  }
-  const short = await saveOrRelease(store, opened, owner, result.next, published, input.saveBy);
-  return { result, published, saved: true, conflicts, ...short };
+    const published = result.publish ? await publish(alertView(result.report, result.silenced)) : null;
+    const short = await saveNext(store, opened, owner, result.next, published, input.saveBy);
+    return { result, published, saved: true, conflicts, ...short };
+  });
 }
 
 /**
@@ -286,8 +269,8 @@ async function reread(scan: ScanInProgress): Promise<Omit<StatefulScanOutcome, '
   return null;
 }
 
-/** Saves the next state, or gives the lease back and says what failed (and whether the alert went out). */
-async function saveOrRelease(
+/** Saves the next state under the lease, or says what failed (and whether the alert went out); the lease is then released. */
+async function saveNext(
   store: StateStore,
   opened: OpenedState,
   owner: string,
@@ -295,25 +278,18 @@ async function saveOrRelease(
   published: Published | null,
   saveBy: number | undefined,
 ): Promise<Pick<StatefulScanOutcome, 'savedInPart'>> {
-  let inPart: SavedInPart | undefined;
-  try {
-    inPart = await store.save(opened, owner, {
-      head: next.head,
-      changed: next.changed,
-      all: next.domains,
-      ...(saveBy !== undefined ? { saveBy } : {}),
+  const write = { head: next.head, changed: next.changed, all: next.domains };
+  const inPart = await store
+    .save(opened, owner, saveBy === undefined ? write : { ...write, saveBy })
+    .catch((error: unknown) => {
+      const what = (error as Error).message;
+      throw new StateError(
+        published
+          ? `the alert was published (${published.messageId}) but the state could not be saved to ${store.location} (${what}); the lease was released and the next scan will announce the same again`
+          : `the state could not be saved to ${store.location} (${what}); the lease was released, nothing was published`,
+        { cause: error },
+      );
     });
-  } catch (error) {
-    // Never leave the lease behind: the next scan must be able to try again at once.
-    await store.release(opened.generation, owner);
-    const what = (error as Error).message;
-    throw new StateError(
-      published
-        ? `the alert was published (${published.messageId}) but the state could not be saved to ${store.location} (${what}); the lease was released and the next scan will announce the same again`
-        : `the state could not be saved to ${store.location} (${what}); the lease was released, nothing was published`,
-      { cause: error },
-    );
-  }
   return inPart
     ? {
         savedInPart: new StateError(

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { rebindCommand } from '../../functions/use-cases/state-store';
+import { stateCommand } from '../../functions/use-cases/state-store';
 
 /** The words a POSIX shell reads from `line`, one per line (printf prints each argument it gets). */
 const shellWords = (line: string): string[] =>
@@ -12,7 +12,7 @@ describe('the refusal’s sentinel state rebind command', () => {
   it('names the state, the account and its accounts file, and the base URL, as words a shell reads back exactly', () => {
     const state = "/home/o'brien/my state.json";
     const file = '/home/ops/accounts $(touch x).json';
-    const line = rebindCommand({
+    const line = stateCommand('rebind', {
       state,
       account: { name: 'brand-a', accountsFile: file },
       baseUrl: 'https://api.reseller.example',
@@ -32,16 +32,19 @@ describe('the refusal’s sentinel state rebind command', () => {
   });
 
   it('leaves plain words bare, and names only the state for one account of RESELLER_API_KEY', () => {
-    expect(rebindCommand({ state: 'dynamodb:sentinel-state' })).toBe(
+    expect(stateCommand('rebind', { state: 'dynamodb:sentinel-state' })).toBe(
       'sentinel state rebind dynamodb:sentinel-state --yes',
     );
     expect(
-      rebindCommand({ state: '.sentinel/state.json', account: { name: 'a', accountsFile: 'x.json' } }),
+      stateCommand('rebind', {
+        state: '.sentinel/state.json',
+        account: { name: 'a', accountsFile: 'x.json' },
+      }),
     ).toBe('sentinel state rebind .sentinel/state.json --account a --accounts x.json --yes');
   });
 
   it('never lets a path be read as an option: a path starting with - is given as ./-…', () => {
-    const line = rebindCommand({
+    const line = stateCommand('rebind', {
       state: '-state.json',
       account: { name: 'a', accountsFile: '--accounts.json' },
     });
