@@ -317,6 +317,83 @@ describe('DynamoDbStateStore (dynalite, real SDK)', () => {
     expect((await loadState(store)).state).toEqual(stateWith(names));
   });
 
+  // Found untested by a review of the stores' refactor (issue 32), which built each query's input
+  // once and its ExclusiveStartKey per page: dynalite pages at 1 MB, so no test read a second page.
+  it('reads every page of every query: #meta, the contacts and the shards, each page asked for once', async () => {
+    const store = await open();
+    const contacts = Object.fromEntries(
+      Array.from({ length: 9 }, (_, i) => [
+        `C-${i}`,
+        { finding: { kind: 'contact_pending_validation', severity: 'warning', stage: null }, alerted: null },
+      ]),
+    ) as ScanState['contacts'];
+    const saved = stateWith(
+      Array.from({ length: 300 }, (_, i) => `d${i}.nl`),
+      { contacts },
+    );
+    await store.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+    await saveState(store, saved, await loadState(store), 'a');
+    const client = db.client();
+    const asked = new Set<string>();
+    let later = 0;
+    // Pages of 2 items: a query that does not go on from where its last page ended reads a page twice.
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'QueryCommand') return next(args);
+        const input = args.input as QueryCommandInput;
+        const page = JSON.stringify([input.ExpressionAttributeValues, input.ExclusiveStartKey ?? null]);
+        if (asked.has(page)) throw new Error(`a page asked for twice: ${page}`);
+        asked.add(page);
+        if (input.ExclusiveStartKey) later++;
+        return next({ ...args, input: { ...input, Limit: 2 } });
+      },
+      { step: 'initialize' },
+    );
+    const paged = new DynamoDbStateStore({
+      client,
+      tableName: `state-${table}`,
+      scope: 'http://reseller.test',
+    });
+    expect((await loadState(paged)).state).toEqual(saved);
+    // More pages after a first than the 16 shards and the contacts' partition: every query went on past its first.
+    expect(later).toBeGreaterThan(17);
+  });
+
+  it('writes 25 items a BatchWriteItem, the rest in the next, and sends no empty batch', async () => {
+    const contact = {
+      finding: { kind: 'contact_pending_validation', severity: 'warning', stage: null },
+      alerted: null,
+    };
+    const batches = async (count: number) => {
+      const store = await open();
+      const client = db.client();
+      const sent = recordCommands(client);
+      const writing = new DynamoDbStateStore({
+        client,
+        tableName: `state-${table}`,
+        scope: 'http://reseller.test',
+      });
+      const contacts = Object.fromEntries(
+        Array.from({ length: count }, (_, i) => [`C-${i}`, contact]),
+      ) as ScanState['contacts'];
+      await writing.claim(0, { owner: 'a', expiresAt: Date.now() + LEASE_MS });
+      // No domain: the contacts are the only items written.
+      await saveState(writing, stateWith([], { contacts }), await loadState(writing), 'a');
+      expect(Object.keys((await loadState(store)).state.contacts)).toHaveLength(count);
+      return sent
+        .filter((s) => s.command === 'BatchWriteItemCommand')
+        .map(
+          (s) =>
+            Object.values((s.input as { RequestItems: Record<string, unknown[]> }).RequestItems)[0]?.length,
+        );
+    };
+    expect(await batches(0)).toEqual([]);
+    expect(await batches(1)).toEqual([1]);
+    expect(await batches(25)).toEqual([25]);
+    expect(await batches(26)).toEqual([25, 1]);
+    expect(await batches(51)).toEqual([25, 25, 1]);
+  });
+
   // Found by a review: the lease was checked once before a save's writes, never renewed. A save
   // longer than the lease (a throttled first save of a million domains) let another scan claim the
   // same generation while this one still wrote its buckets, unconditionally: the two scans' writes
