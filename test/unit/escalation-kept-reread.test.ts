@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildAlertMessage } from '../../functions/core/alerts/message';
+import { keptFindingOf } from '../../functions/core/memory/kept-quarantine';
 import type { Problem } from '../../functions/core/reseller/paging';
 import type { Domain } from '../../functions/core/reseller/schemas';
 import { HOUR, T0 } from '../support/account-model';
@@ -108,5 +109,46 @@ describe('an expiring domain whose record reads a status the API does not docume
     // First said at T0, repeated once (hour 20); said on the 3-day (60) and 1-day (100) rungs, repeated once on each.
     expect(published(() => soon)).toEqual([20, 60, 80, 100, 120]);
     expect(published(() => odd)).toEqual([20, 60, 80, 100, 120]);
+  });
+});
+
+describe('a warning domain whose record reads a status the API does not document, with a lesser finding', () => {
+  // 20 days left, no auto-renew: a warning (critical within 7 days). Its record then reads pendingRenew
+  // and an expiry a year on, an info finding memory does not take for a renewal: it keeps the warning.
+  const far = domain('far.nl', T0, { auto_renew: false, date_expiry: T0 + 20 * DAY });
+  const odd: Domain = { ...far, status: ['pendingRenew'], date_expiry: T0 + 400 * DAY };
+
+  it('is published critical once its remembered expiry has passed, as its readable record is', () => {
+    let state = scan([far], T0, EMPTY_STATE).next;
+    state = scan([odd], T0 + DAY, state, { problems: undocumentedProblems([odd]) }).next;
+    const after = T0 + 20 * DAY + HOUR;
+    const readable = scan([far], after, state).result.report.findings[0];
+    expect(readable).toEqual(expect.objectContaining({ kind: 'expired', severity: 'critical' }));
+    const r = scan([odd], after, state, { problems: undocumentedProblems([odd]) });
+    expect(r.result.publish).toBe(true);
+    expect(r.result.report.findings[0]).toEqual(
+      expect.objectContaining({
+        domain_name: 'far.nl',
+        severity: 'critical',
+        remembered: expect.objectContaining({ kind: 'expired', severity: 'critical' }),
+      }),
+    );
+  });
+});
+
+describe('a remembered warning whose record gives no finding (keptFindingOf)', () => {
+  it('stands as expired and critical once its remembered expiry has passed', () => {
+    const was = {
+      kind: 'expiring',
+      severity: 'warning',
+      stage: 0,
+      date_expiry: new Date(T0).toISOString(),
+    } as const;
+    expect(keptFindingOf('far.nl', was, T0 - HOUR)).toEqual(
+      expect.objectContaining({ kind: 'expiring', severity: 'warning' }),
+    );
+    expect(keptFindingOf('far.nl', was, T0 + HOUR)).toEqual(
+      expect.objectContaining({ kind: 'expired', severity: 'critical' }),
+    );
   });
 });

@@ -43,8 +43,8 @@ const hasFinding = (
 /**
  * The finding memory keeps for a domain whose record gives none (`key`, its remembered finding
  * `was`) as it stands at `nowMs`: its severity and expiry remembered, its days left to that expiry,
- * its kind (an `expiring` one `expired` once that expiry has passed, as classify reads a record
- * then), in quarantine its restore-by (null: unknown). What a snooze or an acknowledgement is
+ * its kind (an `expiring` one `expired`, critical, once that expiry has passed, as classify reads a
+ * record then), in quarantine its restore-by (null: unknown). What a snooze or an acknowledgement is
  * judged against while memory keeps it (actions.ts applyActions, {@link keptCritical}), and what
  * escalates ({@link keptFindingNow}). Pure.
  */
@@ -54,7 +54,7 @@ export function keptFindingOf(key: string, was: FindingMemory, nowMs: number): D
   const passed = was.kind === 'expiring' && was.date_expiry !== undefined && Date.parse(date_expiry) <= nowMs;
   return {
     kind: passed ? 'expired' : was.kind,
-    severity: was.severity,
+    severity: passed ? 'critical' : was.severity,
     domain_name: key,
     date_expiry,
     days_left: daysLeft(Date.parse(date_expiry), nowMs),

@@ -125,12 +125,13 @@ export function judgedAs(
     restore_by: by,
     days_to_restore: by === null ? null : daysLeft(Date.parse(by), nowMs),
   };
-  // Its remembered expiry passed, an expiring finding is expired, as classify reads a record then.
+  // Its remembered expiry passed, an expiring finding is expired, critical, as classify reads a record
+  // then: one remembered as a warning is not said expired at a warning's severity, out of the SMS.
   const passed = kept.kind === 'expiring' && Date.parse(expiry) <= nowMs;
   return {
     ...rest,
     kind: passed ? 'expired' : kept.kind,
-    severity: kept.severity,
+    severity: passed ? 'critical' : kept.severity,
     date_expiry: expiry,
     days_left: daysLeft(Date.parse(expiry), nowMs),
     ...(kept.kind === 'quarantine' ? quarantine : {}),
