@@ -91,6 +91,26 @@ describe('an expiring domain whose record reads a status the API does not docume
     );
   });
 
+  it('is news at once on each lower rung and once past its remembered expiry, as its readable record is', () => {
+    // No escalation: what is said of it is its change, not the afterHours of its first alert.
+    const moved: Domain = { ...odd, auto_renew: false, date_expiry: T0 + 400 * DAY };
+    /** The hours, every 4 up to hour 168, a message said soon.nl escalated, read as `read` is. */
+    const escalatedEvery4h = (read: Domain) => {
+      let state = scan([soon], T0, EMPTY_STATE).next;
+      const hours: number[] = [];
+      for (let h = 4; h <= 168; h += 4) {
+        const r = scan([read], T0 + h * HOUR, state, { problems: undocumentedProblems([read]) });
+        if (r.result.why.includes('1 escalated')) hours.push(h);
+        state = r.next;
+      }
+      return hours;
+    };
+    // Days left counted down (floored): the 3-day rung from hour 52, the 1-day rung from 100, expired at 144.
+    expect(escalatedEvery4h(soon)).toEqual([52, 100, 144]);
+    expect(escalatedEvery4h(odd)).toEqual([52, 100, 144]);
+    expect(escalatedEvery4h(moved)).toEqual([52, 100, 144]);
+  });
+
   it('is repeated once per rung under a repeat cap, as its readable record is, not silenced by the cap nor repeated past it', () => {
     const { scan: capped } = groupScanner({ policies: [], repeat: { cap: 1 } });
     /** The hours, every 20 up to its expiry at hour 144, a message went out, soon.nl read as `record(hour)` says. */
