@@ -185,7 +185,9 @@ function changeOf(c: Comparison, f: Finding, key: string): Change {
  */
 function keptWorseThanSaid(c: Comparison, key: string, f: DomainFinding): boolean {
   const last = c.memory.prior.get(key)?.alerted;
-  if (!last) return false;
+  // Silenced (snoozed, let lapse), its alert stays as said: not marked escalated scan after scan,
+  // but once the silence ends (a step missed while snoozed, as missedWhileSilenced).
+  if (!last || isSilenced(c, f)) return false;
   const j = judged(c, key, f);
   return keptAlertAs(last, j) !== last || lower(j.stage, last.stage);
 }
