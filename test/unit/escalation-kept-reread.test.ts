@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { buildAlertMessage } from '../../functions/core/alerts/message';
+import type { DomainFinding } from '../../functions/core/findings/classify';
 import { keptFindingOf } from '../../functions/core/memory/kept-quarantine';
 import type { Problem } from '../../functions/core/reseller/paging';
 import type { Domain } from '../../functions/core/reseller/schemas';
-import { HOUR, T0 } from '../support/account-model';
+import { HOUR, T0, withAction } from '../support/account-model';
 import { groupScanner } from '../support/group-scan';
 import { DAY, domain, undocumentedProblems } from '../support/state-scan';
-import { EMPTY_STATE } from '../support/whole-state';
+import { EMPTY_STATE, type ScanState } from '../support/whole-state';
 
 /**
  * Escalation (escalation.ts, docs/policies.md#escalation) of a critical domain whose record could
@@ -90,6 +91,40 @@ describe('an expiring domain whose record reads a status the API does not docume
         remembered: expect.objectContaining({ kind: 'expiring', severity: 'critical' }),
       }),
     );
+  });
+
+  it('is news at once on each lower rung and once past its remembered expiry, as its readable record is', () => {
+    // No escalation: what is said of it is its change, not the afterHours of its first alert.
+    const moved: Domain = { ...odd, auto_renew: false, date_expiry: T0 + 400 * DAY };
+    /** The hours, every 4 up to hour 168, a message said soon.nl escalated, read as `read` is. */
+    const escalatedEvery4h = (read: Domain) => {
+      let state = scan([soon], T0, EMPTY_STATE).next;
+      const hours: number[] = [];
+      for (let h = 4; h <= 168; h += 4) {
+        const r = scan([read], T0 + h * HOUR, state, { problems: undocumentedProblems([read]) });
+        if (r.result.why.includes('1 escalated')) hours.push(h);
+        state = r.next;
+      }
+      return hours;
+    };
+    // Days left counted down (floored): the 3-day rung from hour 52, the 1-day rung from 100, expired at 144.
+    expect(escalatedEvery4h(soon)).toEqual([52, 100, 144]);
+    expect(escalatedEvery4h(odd)).toEqual([52, 100, 144]);
+    expect(escalatedEvery4h(moved)).toEqual([52, 100, 144]);
+  });
+
+  it('snoozed, is not marked escalated scan after scan on a lower rung, and is said so once the snooze ends', () => {
+    const first = scan([soon], T0, EMPTY_STATE);
+    const shown = first.result.report.findings[0] as DomainFinding;
+    let state = withAction(first.next, 'soon.nl', 'snooze', shown, 3, T0, T0) as ScanState;
+    const changes: string[] = [];
+    // The 3-day rung from hour 52; the snooze ends at hour 72.
+    for (const h of [52, 56, 60, 76, 80]) {
+      const r = scan([odd], T0 + h * HOUR, state, { problems: undocumentedProblems([odd]) });
+      changes.push((r.result.report.findings[0] as { change: string }).change);
+      state = r.next;
+    }
+    expect(changes).toEqual(['ongoing', 'ongoing', 'ongoing', 'escalated', 'ongoing']);
   });
 
   it('is repeated once per rung under a repeat cap, as its readable record is, not silenced by the cap nor repeated past it', () => {

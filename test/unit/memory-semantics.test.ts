@@ -171,11 +171,12 @@ describe('memory of a record the scan could not judge', () => {
       kind: 'expiring',
       severity: 'critical',
     });
-    // Moved forward but still flagged: ongoing, not resolved and new.
+    // Moved forward but still flagged: kept, not resolved and new; on the 3-day rung by its
+    // remembered expiry (7-day when last said), escalated as its readable record would be.
     const soon = { ...odd, date_expiry: T0 + 20 * DAY };
     const still = run([soon], T0 + 2 * DAY, first.next, { problems: undocumented(soon) });
     expect(still.report.resolved).toEqual([]);
-    expect(findingOf(still, 'odd.nl')?.change).toBe('ongoing');
+    expect(findingOf(still, 'odd.nl')?.change).toBe('escalated');
     // The status is documented again: the record can be judged, and it is renewed.
     const judged = run([{ ...odd, status: ['registered'] }], T0 + 3 * DAY, unjudged.next);
     expect(judged.report.resolved).toMatchObject([

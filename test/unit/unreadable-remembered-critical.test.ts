@@ -8,7 +8,7 @@ import type { Domain } from '../../functions/core/reseller/schemas';
 import { registrantConflictProblem } from '../../functions/core/scan/scan-problems';
 import { HOUR, T0, withAction } from '../support/account-model';
 import { groupScanner } from '../support/group-scan';
-import { DAY, domain, heldInQuarantine } from '../support/state-scan';
+import { DAY, domain, heldInQuarantine, undocumentedProblems } from '../support/state-scan';
 import { EMPTY_STATE, type ScanState } from '../support/whole-state';
 
 /**
@@ -334,6 +334,22 @@ describe('a silenced expiring domain whose record can no longer be read', () => 
   it('snoozed past its expiry, is critical from the first scan past it, as its readable record is', () => {
     expect(criticalDays('snooze', true)).toEqual([3, 4, 5, 6]);
     expect(criticalDays('snooze', false)).toEqual([3, 4, 5, 6]);
+  });
+
+  it('snoozed, whose record reads a status the API does not document and a later expiry, is critical from the first scan past its remembered expiry', () => {
+    // Memory keeps the critical finding (unjudgedKeys: a later expiry may be a transfer out), and
+    // turns it expired at its remembered expiry (judgedAs): worse than what was snoozed.
+    const moved: Domain = { ...soon, status: ['pendingTransfer'], date_expiry: T0 + 400 * DAY };
+    const first = plain([soon], T0, EMPTY_STATE);
+    const shown = first.result.report.findings[0] as DomainFinding;
+    let state = withAction(first.next, 'soon.nl', 'snooze', shown, 10, T0, T0) as ScanState;
+    const days: number[] = [];
+    for (let day = 1; day <= 6; day++) {
+      const r = plain([moved], T0 + day * DAY + HOUR, state, { problems: undocumentedProblems([moved]) });
+      if (r.result.publish && channels(r.plan).alert.attributes.severity === 'critical') days.push(day);
+      state = r.next;
+    }
+    expect(days).toEqual([3, 4, 5, 6]);
   });
 
   it('acknowledged, is critical from the first scan past its expiry, as its readable record is', () => {

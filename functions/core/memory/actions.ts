@@ -218,12 +218,22 @@ export function applyActions(
     if (!own) return f;
     seen.add(name);
     let marked: DomainFinding = f;
-    const lastDays = cannotBeSilenced(judged(f)) ? 'last_days' : null;
+    const j = judged(f);
+    const lastDays = cannotBeSilenced(j) ? 'last_days' : null;
     // A snooze made after this scan's time (a replay of the past, or a clock that ran ahead when it
     // was made) cannot silence it: it could not have been made yet. It is kept for later scans.
     const notYet = own.snooze && Date.parse(own.snooze.at) - now > CLOCK_TOLERANCE_MS;
     if (own.snooze && !notYet) {
-      const reason = snoozeLapse(own.snooze, f, now) ?? lastDays;
+      // Turned expired since the snooze by the expiry memory keeps (judgedAs), though its record
+      // reads another finding: worse, as a record read turning expired is. Only that: a snooze made
+      // of the finding as read while memory kept it is judged against what it was made of.
+      const expiredSince =
+        j !== f &&
+        j.kind === 'expired' &&
+        own.snooze.kind !== 'expired' &&
+        Date.parse(j.date_expiry) > Date.parse(own.snooze.at);
+      const worse = expiredSince ? 'worse' : null;
+      const reason = snoozeLapse(own.snooze, f, now) ?? worse ?? lastDays;
       if (reason) lapsed.push({ domain_name: name, action: 'snooze', reason });
       else marked = { ...marked, snoozed_until: own.snooze.until };
     }

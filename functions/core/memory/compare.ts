@@ -26,7 +26,7 @@ import {
   worth,
 } from './comparison';
 import { departureOf, nextDeparted } from './departures';
-import { escalationHours, missedWhileSilenced, nextAlertMemory } from './escalation';
+import { escalationHours, keptAlertAs, missedWhileSilenced, nextAlertMemory } from './escalation';
 import { groupsHearing, unreadableGroupNews } from './group-news';
 import {
   criticalRepeats,
@@ -146,7 +146,8 @@ function markFindings(c: Comparison): void {
       ...(hours !== null ? { escalated_after_hours: hours } : {}),
     } as StatefulFinding;
     c.findings.push(marked);
-    if (change !== 'ongoing' && worth(c, f) && !isSilenced(c, f)) c.announced.push(marked);
+    // At the level memory judges it by (withRemembered): a kept critical read as info is news too.
+    if (change !== 'ongoing' && worth(c, marked) && !isSilenced(c, f)) c.announced.push(marked);
   }
 }
 
@@ -155,7 +156,7 @@ function changeOf(c: Comparison, f: Finding, key: string): Change {
   const dom = isDomainFinding(f);
   const prev = dom ? priorFinding(c, key) : c.priorContacts.get(keyOf(f.handle))?.finding;
   if (!prev) return 'new';
-  if (dom && c.unconfirmed.has(key)) return 'ongoing';
+  if (dom && c.unconfirmed.has(key)) return keptWorseThanSaid(c, key, f) ? 'escalated' : 'ongoing';
   const renewal = dom && renewedOrRestored(prev, f);
   if (dom && (renewal || severityRank(f.severity) < severityRank(prev.severity))) {
     // Renewed but still flagged (e.g. renewed for too short a term), or fell in severity
@@ -174,6 +175,21 @@ function changeOf(c: Comparison, f: Finding, key: string): Change {
   // Worse than its last alert while a snooze held: said once the silence ends.
   const missed = dom && missedWhileSilenced(c.memory.prior.get(key), f, stageIn(c, f), isSilenced(c, f));
   return missed ? 'escalated' : 'ongoing';
+}
+
+/**
+ * Whether a finding kept as remembered (unconfirmed, unjudged) stands worse now than its last alert
+ * said: on a lower rung by its remembered expiry, or past that expiry (keptAlertAs). News at once,
+ * as a read finding on a lower rung or turned expired is, and as a record with none is (keptWorse),
+ * not at its next repeat; the message leaves its alert so (carriedOn), so the next scan does not say it again.
+ */
+function keptWorseThanSaid(c: Comparison, key: string, f: DomainFinding): boolean {
+  const last = c.memory.prior.get(key)?.alerted;
+  // Silenced (snoozed, let lapse), its alert stays as said: not marked escalated scan after scan,
+  // but once the silence ends (a step missed while snoozed, as missedWhileSilenced).
+  if (!last || isSilenced(c, f)) return false;
+  const j = judged(c, key, f);
+  return keptAlertAs(last, j) !== last || lower(j.stage, last.stage);
 }
 
 /**
