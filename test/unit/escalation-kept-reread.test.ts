@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { describeDomainFinding } from '../../functions/core/alerts/alert';
 import { buildAlertMessage } from '../../functions/core/alerts/message';
 import type { DomainFinding } from '../../functions/core/findings/classify';
+import { nextStep, utcDay } from '../../functions/core/findings/next-step';
 import { keptFindingOf } from '../../functions/core/memory/kept-quarantine';
 import type { Problem } from '../../functions/core/reseller/paging';
 import type { Domain } from '../../functions/core/reseller/schemas';
@@ -185,5 +187,28 @@ describe('a remembered warning whose record gives no finding (keptFindingOf)', (
     expect(keptFindingOf('far.nl', was, T0 + HOUR)).toEqual(
       expect.objectContaining({ kind: 'expired', severity: 'critical' }),
     );
+  });
+});
+
+describe('the words of a critical domain memory keeps while its record reads a later expiry', () => {
+  // soon.nl expires at T0 + 6 days; its record then reads pendingRenew, no auto-renew, a year on.
+  const moved: Domain = { ...soon, status: ['pendingRenew'], date_expiry: T0 + 400 * DAY };
+
+  it('say it probably expired on its remembered expiry, not that it was read expired, nor a future day', () => {
+    let state = scan([soon], T0, EMPTY_STATE).next;
+    state = scan([moved], T0 + DAY, state, { problems: undocumentedProblems([moved]) }).next;
+    const now = T0 + 7 * DAY;
+    const f = scan([moved], now, state, { problems: undocumentedProblems([moved]) }).result.report
+      .findings[0];
+    if (!f || !('domain_name' in f)) throw new Error('no finding for soon.nl');
+    const words = describeDomainFinding(f, new Date(now).toISOString(), utcDay);
+    const step = nextStep(f, utcDay);
+    const remembered = utcDay(new Date(T0 + 6 * DAY).toISOString());
+    const read = utcDay(new Date(T0 + 400 * DAY).toISOString());
+    expect(words).toContain(`probably expired: its expiry date memory last read, ${remembered}, has passed`);
+    expect(words).not.toContain('last read expired');
+    expect(step).toContain(`its expiry date memory last read, ${remembered}, has passed`);
+    expect(step).not.toContain(`expired ${read}`);
+    expect(step).not.toContain('last read expired');
   });
 });

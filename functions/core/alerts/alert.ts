@@ -17,7 +17,14 @@ import {
   type Severity,
   severityRank,
 } from '../findings/classify';
-import { type DayFormat, dayFormatIn, deadlineText, rememberedWords, utcDay } from '../findings/next-step';
+import {
+  type DayFormat,
+  dayFormatIn,
+  deadlineText,
+  inferredExpiry,
+  rememberedWords,
+  utcDay,
+} from '../findings/next-step';
 import { LAST_DAYS } from '../findings/quarantine-periods';
 import { isRegistryKind } from '../findings/registry-rules';
 import type { DomainChange } from '../memory/state';
@@ -80,7 +87,10 @@ export function describeDomainFinding(f: DomainFinding, now: string, day: DayFor
   if (!r) return read;
   // Kept as remembered (docs/memory.md): what memory judges it by first, then what the record says.
   const deadline = r.kind === 'quarantine' ? `, ${restoreDeadlineText(asRemembered(f), day)}` : '';
-  return `last read ${rememberedWords(r.kind)}${deadline}; its record now says ${read}${r.because === 'registry_unconfirmed' ? ', and the registry could not be checked this scan' : ', with a status the API does not document'}`;
+  const last = r.date_expiry
+    ? `probably expired: ${inferredExpiry(r.date_expiry, day)}`
+    : `last read ${rememberedWords(r.kind)}`;
+  return `${last}${deadline}; its record now says ${read}${r.because === 'registry_unconfirmed' ? ', and the registry could not be checked this scan' : ', with a status the API does not document'}`;
 }
 
 function describeResellerFinding(f: registry.ResellerSideFinding, now: string, day: registry.Day): string {
@@ -371,7 +381,7 @@ export function unreadableSays(p: Problem, day: (iso: string) => string = utcDay
   const was =
     p.remembered_expiry === undefined
       ? `was ${rememberedWords(p.remembered_kind)} at the last scan`
-      : `probably expired: its expiry date memory last read, ${day(p.remembered_expiry)}, has passed`;
+      : `probably expired: ${inferredExpiry(p.remembered_expiry, day)}`;
   return p.dates_only
     ? `${was}; its record now reads as nothing to report, with a status the API does not document`
     : `${was}; its record could not be read now, so it was not checked`;

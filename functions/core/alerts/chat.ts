@@ -1,6 +1,12 @@
 import { cutText, displayDomain, plural, safeText } from '../base/text';
 import { type DomainFinding, daysLeft, type Finding, isDomainFinding } from '../findings/classify';
-import { changeNextStep, nextStep, rememberedWords, restoreKeptStep } from '../findings/next-step';
+import {
+  changeNextStep,
+  inferredExpiry,
+  nextStep,
+  rememberedWords,
+  restoreKeptStep,
+} from '../findings/next-step';
 import type { ChangeKind, DomainChange } from '../memory/state';
 import type { Problem } from '../reseller/client';
 import { ACCOUNT_NAME } from '../scan/accounts';
@@ -131,7 +137,7 @@ const unreadableItem = (p: Problem, now: string, day: (iso: string) => string): 
         )
       : p.remembered_expiry
         ? chatPlain(
-            `Check it in the reseller's control panel now: its expiry date memory last read, ${day(p.remembered_expiry)}, has passed; renew or restore it there if it has not been renewed.`,
+            `Check it in the reseller's control panel now: ${inferredExpiry(p.remembered_expiry, day)}; renew or restore it there if it has not been renewed.`,
           )
         : p.remembered_kind
           ? chatPlain(

@@ -136,6 +136,11 @@ export interface RememberedFinding {
   readonly restore_by?: string | null;
   /** A remembered quarantine: whole days left to restore, as `days_to_restore`; null when unknown. */
   readonly days_to_restore?: number | null;
+  /**
+   * An `expired` memory infers, not read: the expiry it last read, which has passed since (the
+   * record reads another). Absent when the kind is what was read.
+   */
+  readonly date_expiry?: string;
   /** Why it is kept: the record's status is not documented, or the registry could not be checked. */
   readonly because: 'status_undocumented' | 'registry_unconfirmed';
 }

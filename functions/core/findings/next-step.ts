@@ -344,6 +344,10 @@ const REMEMBERED_WORDS: Readonly<Record<DomainFinding['kind'], string>> = {
 };
 
 /** A finding kind memory kept, in words after "last read": `in quarantine`. */
+/** An expiry memory last read that has passed since, the domain's record not saying so: an inference, said as one. */
+export const inferredExpiry = (expiry: string, day: (iso: string) => string): string =>
+  `its expiry date memory last read, ${day(expiry)}, has passed`;
+
 export const rememberedWords = (kind: string): string =>
   Object.hasOwn(REMEMBERED_WORDS, kind)
     ? REMEMBERED_WORDS[kind as DomainFinding['kind']]
@@ -360,7 +364,10 @@ function keptStep(f: DomainFinding, day: DayFormat): string {
     r.because === 'registry_unconfirmed'
       ? 'the registry could not be checked this scan'
       : 'its record now has a status the API does not document';
-  const head = `Check it in ${PANEL} now: it was last read ${rememberedWords(r.kind)}, and ${why}.`;
+  const last = r.date_expiry
+    ? inferredExpiry(r.date_expiry, day)
+    : `it was last read ${rememberedWords(r.kind)}`;
+  const head = `Check it in ${PANEL} now: ${last}, and ${why}.`;
   const entry = Object.hasOwn(FINDING_NEXT_STEPS, r.kind)
     ? (FINDING_NEXT_STEPS[r.kind] as NextStepEntry<DomainFinding>)
     : undefined;

@@ -46,10 +46,8 @@ const PROBLEMS_KEPT = 100;
 export const LEAST_ITEM_BYTES = 63;
 /** Domains with a restore deadline the page lists (quarantines, those memory keeps too); the rest are counted. */
 export const DEADLINES_LISTED = 20;
-/**
- * Unreadable records the page lists, the first the view carries (the report's first, then the
- * soonest kept quarantines: it carries {@link KEPT_CARRIED} for the feed); the rest are counted.
- */
+/** Unreadable records the page lists, the first the view carries (the report's first, then the soonest
+ * kept quarantines: it carries {@link KEPT_CARRIED} for the feed); the rest are counted. */
 export const PROBLEMS_LISTED = PROBLEMS_KEPT + DEADLINES_LISTED;
 /** Days the timeline looks ahead, and its rows; the rest are counted beneath it. */
 export const TIMELINE_DAYS = 90;
@@ -261,6 +259,7 @@ export const DomainFindingShape = z.looseObject({
       severity,
       restore_by: dateTime.nullable().optional(),
       days_to_restore: z.number().nullable().optional(),
+      date_expiry: dateTime.optional(),
       because: z.enum(['status_undocumented', 'registry_unconfirmed']),
     })
     .optional(),

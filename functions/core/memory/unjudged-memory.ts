@@ -160,7 +160,10 @@ export function withRemembered(f: Finding, j: JudgedFinding, why?: RememberedFin
   // Published at the severity memory judges it by when that is higher: read as info (auto-renew
   // off) it sat in the digest's INFO count, out of the SMS, under "nothing critical", while repeated.
   const severity = higher ? j.severity : f.severity;
-  return { ...f, severity, remembered: { kind: j.kind, severity: j.severity, ...by, because } };
+  // Expired by the expiry memory last read (judgedAs), not as read: that expiry, for the words.
+  const inferred =
+    j.kind === 'expired' && j.date_expiry !== f.date_expiry ? { date_expiry: j.date_expiry } : {};
+  return { ...f, severity, remembered: { kind: j.kind, severity: j.severity, ...by, ...inferred, because } };
 }
 
 /**
